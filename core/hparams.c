@@ -1,0 +1,211 @@
+/* core/hparams.c - typed hyperparameters (see hparams.h). */
+#include "core/hparams.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ob_hp_defaults(ob_hp_values *hv, const ob_hp_def *defs, int n)
+{
+    memset(hv, 0, sizeof *hv);
+    hv->defs = defs;
+    hv->n = n;
+    for (int i = 0; i < n && i < OB_HP_MAX; i++) hv->v[i] = defs[i].def;
+}
+
+int ob_hp_index(const ob_hp_def *defs, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(defs[i].name, name) == 0) return i;
+    return -1;
+}
+
+double ob_hp_get(const ob_hp_values *hv, const char *name)
+{
+    int i = ob_hp_index(hv->defs, hv->n, name);
+    return i < 0 ? NAN : hv->v[i];
+}
+
+int ob_parse_double(const char *s, double *out)
+{
+    if (!s || !*s || isspace((unsigned char)*s)) return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE) return -1;
+    *out = v;
+    return 0;
+}
+
+int ob_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int c = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            d[i][j] = c;
+        }
+    return d[la][lb];
+}
+
+const char *ob_closest_name(const char *word, const char *const *cands, int n)
+{
+    const char *best = NULL;
+    int bd = 1 << 30;
+    for (int i = 0; i < n; i++) {
+        int dd = ob_edit_distance(word, cands[i]);
+        if (dd < bd) {
+            bd = dd;
+            best = cands[i];
+        }
+    }
+    size_t lw = strlen(word);
+    int limit = lw <= 4 ? 1 : (lw <= 8 ? 2 : 3);
+    return bd <= limit ? best : NULL;
+}
+
+static int enum_index(const char *choices, const char *text)
+{
+    int idx = 0;
+    const char *p = choices;
+    size_t lt = strlen(text);
+    while (p && *p) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == lt && strncmp(p, text, len) == 0) return idx;
+        idx++;
+        p = bar ? bar + 1 : NULL;
+    }
+    return -1;
+}
+
+static void enum_name(const char *choices, int index, char *buf, size_t n)
+{
+    const char *p = choices;
+    for (int i = 0; p && i < index; i++) {
+        p = strchr(p, '|');
+        if (p) p++;
+    }
+    if (!p) {
+        snprintf(buf, n, "%d", index);
+        return;
+    }
+    const char *bar = strchr(p, '|');
+    size_t len = bar ? (size_t)(bar - p) : strlen(p);
+    if (len >= n) len = n - 1;
+    memcpy(buf, p, len);
+    buf[len] = '\0';
+}
+
+void ob_hp_format(const ob_hp_def *d, double v, char *buf, size_t n)
+{
+    switch (d->kind) {
+    case OB_HP_BOOL: snprintf(buf, n, "%s", v != 0 ? "true" : "false"); break;
+    case OB_HP_INT: snprintf(buf, n, "%lld", (long long)v); break;
+    case OB_HP_ENUM: enum_name(d->choices, (int)v, buf, n); break;
+    default: snprintf(buf, n, "%.9g", v); break;
+    }
+}
+
+static void range_text(const ob_hp_def *d, char *buf, size_t n)
+{
+    char lo[32], hi[32];
+    snprintf(lo, sizeof lo, "%g", d->min);
+    snprintf(hi, sizeof hi, "%g", d->max);
+    if (isinf(d->max))
+        snprintf(buf, n, "%s %s", d->min_open ? ">" : ">=", lo);
+    else
+        snprintf(buf, n, "in %s%s, %s%s", d->min_open ? "(" : "[", lo, hi, d->max_open ? ")" : "]");
+}
+
+ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
+                    const char *text, ob_err *e)
+{
+    int i = ob_hp_index(hv->defs, hv->n, key);
+    if (i < 0) {
+        const char *names[OB_HP_MAX] = {0};
+        for (int k = 0; k < hv->n; k++) names[k] = hv->defs[k].name;
+        const char *near = ob_closest_name(key, names, hv->n);
+        char all[512] = "";
+        for (int k = 0; k < hv->n; k++) {
+            strncat(all, hv->defs[k].name, sizeof all - strlen(all) - 3);
+            if (k + 1 < hv->n) strncat(all, ", ", sizeof all - strlen(all) - 1);
+        }
+        if (near)
+            return ob_fail(e, OB_ERR_INPUT, "%s has no hyperparameter '%s' (did you mean '%s'?)",
+                           owner, key, near);
+        return ob_fail(e, OB_ERR_INPUT, "%s has no hyperparameter '%s'; it has: %s", owner, key, all);
+    }
+    const ob_hp_def *d = &hv->defs[i];
+    double v;
+    if (d->kind == OB_HP_BOOL) {
+        if (!strcmp(text, "true") || !strcmp(text, "1") || !strcmp(text, "yes") || !strcmp(text, "on"))
+            v = 1;
+        else if (!strcmp(text, "false") || !strcmp(text, "0") || !strcmp(text, "no") || !strcmp(text, "off"))
+            v = 0;
+        else
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a boolean (use true or false)",
+                           owner, key, text);
+    } else if (d->kind == OB_HP_ENUM) {
+        int k = enum_index(d->choices, text);
+        if (k < 0)
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not one of %s", owner, key, text, d->choices);
+        v = k;
+    } else {
+        if (ob_parse_double(text, &v) != 0 || !isfinite(v))
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a number", owner, key, text);
+        if (d->kind == OB_HP_INT && v != floor(v))
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a whole number", owner, key, text);
+        int bad_lo = d->min_open ? !(v > d->min) : !(v >= d->min);
+        int bad_hi = d->max_open ? !(v < d->max) : !(v <= d->max);
+        if (bad_lo || bad_hi) {
+            char r[96];
+            range_text(d, r, sizeof r);
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s = %s is out of range: it must be %s",
+                           owner, key, text, r);
+        }
+    }
+    hv->v[i] = v;
+    hv->set[i] = 1;
+    return OB_OK;
+}
+
+ob_status ob_hp_set_list(ob_hp_values *hv, const char *owner, const char *list, ob_err *e)
+{
+    char buf[2048];
+    if (strlen(list) >= sizeof buf)
+        return ob_fail(e, OB_ERR_INPUT, "settings list too long");
+    strcpy(buf, list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            return ob_fail(e, OB_ERR_INPUT, "setting '%s' has no '=' (expected key=value)", tok);
+        *eq = '\0';
+        OB_TRY(ob_hp_set(hv, owner, tok, eq + 1, e));
+    }
+    return OB_OK;
+}
+
+void ob_hp_to_json(const ob_hp_values *hv, char *buf, size_t n)
+{
+    size_t len = 0;
+    len += (size_t)snprintf(buf + len, n - len, "{");
+    for (int i = 0; i < hv->n && len < n; i++) {
+        char val[64];
+        ob_hp_format(&hv->defs[i], hv->v[i], val, sizeof val);
+        int quoted = hv->defs[i].kind == OB_HP_ENUM;
+        len += (size_t)snprintf(buf + len, n - len, "%s\"%s\":%s%s%s", i ? "," : "",
+                                hv->defs[i].name, quoted ? "\"" : "", val, quoted ? "\"" : "");
+    }
+    if (len < n) snprintf(buf + len, n - len, "}");
+}

@@ -1,0 +1,84 @@
+/* core/ob.c - error values (see ob.h). */
+#include "core/ob.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+ob_status ob_fail(ob_err *e, ob_status s, const char *fmt, ...)
+{
+    if (e) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        va_end(ap);
+        e->status = s;
+    }
+    return s;
+}
+
+ob_status ob_fail_at(ob_err *e, ob_status s, const char *file, int line,
+                     const char *fmt, ...)
+{
+    if (e) {
+        char body[900];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(body, sizeof body, fmt, ap);
+        va_end(ap);
+        snprintf(e->msg, sizeof e->msg, "%s (at %s:%d)", body, file, line);
+        e->status = s;
+    }
+    return s;
+}
+
+ob_status ob_err_prefix(ob_err *e, const char *fmt, ...)
+{
+    if (!e) return OB_ERR_INTERNAL;
+    char out[sizeof e->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, sizeof out, fmt, ap);
+    va_end(ap);
+    size_t used = n < 0 ? 0 : ((size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
+    size_t rest = strlen(e->msg);
+    if (rest > sizeof out - 1 - used) rest = sizeof out - 1 - used;
+    memcpy(out + used, e->msg, rest);
+    out[used + rest] = '\0';
+    memcpy(e->msg, out, sizeof out);
+    return e->status;
+}
+
+void ob_err_clear(ob_err *e)
+{
+    if (e) {
+        e->status = OB_OK;
+        e->msg[0] = '\0';
+    }
+}
+
+int ob_exit_code(ob_status s)
+{
+    switch (s) {
+    case OB_OK: return 0;
+    case OB_ERR_INPUT: return 2;
+    case OB_ERR_INTERRUPTED: return 130;
+    default: return 1;
+    }
+}
+
+const char *ob_status_name(ob_status s)
+{
+    switch (s) {
+    case OB_OK: return "ok";
+    case OB_ERR_INTERNAL: return "internal error";
+    case OB_ERR_INPUT: return "bad input";
+    case OB_ERR_IO: return "i/o error";
+    case OB_ERR_DB: return "database error";
+    case OB_ERR_BACKEND: return "backend error";
+    case OB_ERR_NOMEM: return "out of memory";
+    case OB_ERR_UNSUPPORTED: return "unsupported";
+    case OB_ERR_INTERRUPTED: return "interrupted";
+    }
+    return "unknown";
+}

@@ -1,0 +1,56 @@
+/* harness/main.c - the `optbench` program: dispatch to a subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness/commands.h"
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *help;
+} command;
+
+static const command commands[] = {
+    {"run", ob_cmd_run, "run a matrix of workloads x optimizers x learning rates x seeds"},
+    {"list", ob_cmd_list, "list workloads and optimizers with their hyperparameters"},
+    {"report", ob_cmd_report, "write CSV tables, gnuplot scripts and plots from a database"},
+    {"replay", ob_cmd_replay, "apply an optimizer to a recorded gradient sequence (conformance)"},
+    {"ortho", ob_cmd_ortho, "Newton-Schulz orthogonalization accuracy study"},
+};
+#define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "optbench %s - benchmark deep-learning optimizers honestly\n\n"
+            "usage: optbench COMMAND [options]   (optbench COMMAND --help for each)\n\n"
+            "commands:\n",
+            OB_VERSION);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+    fprintf(f,
+            "\nexample:\n"
+            "  optbench run --workloads quadratic,rosenbrock --optimizers sgd,adam \\\n"
+            "               --lrs 0.001,0.01,0.1 --seeds 3 --steps 200 --db results.db\n"
+            "  optbench report --db results.db --out report/\n\n"
+            "exit status: 0 success, 1 failure, 2 bad input\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("optbench %s\n", OB_VERSION);
+        return 0;
+    }
+    for (int i = 0; i < N_COMMANDS; i++)
+        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "optbench: unknown command '%s' (run 'optbench --help' for the list)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,51 @@
+/* optimizers/sgd.c - torch.optim.SGD: momentum, dampening, nesterov, weight decay (L2). */
+#include <math.h>
+
+#include "optimizers/optim_impl.h"
+
+static const ob_hp_def sgd_hp[] = {
+    {"lr", OB_HP_FLOAT, 1e-3, 0, INFINITY, 1, 0, NULL, "learning rate"},
+    {"momentum", OB_HP_FLOAT, 0.0, 0, 1, 0, 1, NULL, "momentum factor"},
+    {"dampening", OB_HP_FLOAT, 0.0, 0, 1, 0, 0, NULL, "dampening for momentum"},
+    {"nesterov", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "Nesterov momentum (needs momentum > 0, dampening 0)"},
+    {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty added to the gradient"},
+};
+
+static double sgd_state(const ob_hp_values *hp)
+{
+    return ob_hp_get(hp, "momentum") != 0 ? 1.0 : 0.0;
+}
+
+static ob_status sgd_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
+{
+    (void)g;
+    *r = (ob_rule){0};
+    r->kind = OB_RULE_SGD;
+    r->momentum = (float)ob_optim_hp(o, "momentum");
+    r->dampening = (float)ob_optim_hp(o, "dampening");
+    r->nesterov = ob_optim_hp(o, "nesterov") != 0;
+    r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
+    r->n_state = r->momentum != 0 ? 1 : 0;
+    if (r->nesterov && (r->momentum <= 0 || r->dampening != 0))
+        return ob_fail(e, OB_ERR_INPUT, "sgd.nesterov = true requires momentum > 0 and dampening = 0");
+    return OB_OK;
+}
+
+static void sgd_step(const ob_optim *o, int g, int64_t t, double lr, ob_rule_step *s)
+{
+    (void)o;
+    (void)g;
+    s->lr = (float)lr;
+    s->t = (float)t;
+}
+
+const ob_optimizer_def ob_opt_sgd = {
+    .name = "sgd",
+    .summary = "stochastic gradient descent with momentum (torch.optim.SGD)",
+    .hp = sgd_hp,
+    .n_hp = (int)(sizeof sgd_hp / sizeof sgd_hp[0]),
+    .state_per_param = sgd_state,
+    .route = NULL,
+    .group_rule = sgd_rule,
+    .group_step = sgd_step,
+};

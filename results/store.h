@@ -1,0 +1,102 @@
+/* results/store.h - the SQLite store, the source of truth of every benchmark.
+ *
+ * Schema (version OB_SCHEMA_VERSION, kept in PRAGMA user_version and in the
+ * `meta` table; documented in results/schema.sql and the README):
+ *   meta(key, value)                        application id, schema version
+ *   benchmarks(id, name, config, git_rev, host, backend, device, created_at, finished_at)
+ *   runs(id, benchmark_id, cell, workload, workload_params, optimizer, hparams, lr, seed,
+ *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
+ *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
+ *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error)
+ *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
+ *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
+ *   events(id, run_id, step, kind, detail)
+ * status is one of pending|running|done|diverged|failed|interrupted.
+ * The database runs in WAL mode with a busy timeout; curve points arrive in
+ * batches, each batch one transaction; statements are prepared once.
+ */
+#ifndef OB_RESULTS_STORE_H
+#define OB_RESULTS_STORE_H
+
+#include <stdint.h>
+
+#include "core/ob.h"
+
+#define OB_SCHEMA_VERSION 1
+#define OB_APPLICATION_ID 0x4f424e43 /* 'OBNC', PRAGMA application_id */
+
+typedef struct ob_store ob_store;
+
+typedef enum ob_open_mode {
+    OB_STORE_CREATE,   /* create when missing; an existing file must be an optbench db */
+    OB_STORE_EXISTING, /* must exist and be an optbench db (read-write) */
+    OB_STORE_READONLY  /* must exist; opened read-only */
+} ob_open_mode;
+
+typedef struct ob_run_spec {
+    int64_t cell;              /* index of the cell in the expanded matrix */
+    const char *workload;
+    const char *workload_params; /* JSON */
+    const char *optimizer;
+    const char *hparams;       /* JSON, every optimizer hyperparameter and training setting */
+    double lr;
+    int64_t seed;
+    const char *backend;
+    const char *device;
+    int64_t steps;             /* planned */
+} ob_run_spec;
+
+typedef struct ob_run_result {
+    const char *status;        /* done|diverged|failed|interrupted */
+    int64_t steps_done;
+    double final_loss;         /* mean training loss over the last 10% of steps; NaN if none */
+    double best_loss;
+    double eval_loss, eval_metric, loss_floor; /* NaN when not measured */
+    int64_t peak_mem_bytes;
+    int64_t state_bytes;
+    double step_ms_median, step_ms_p90;
+    double items_per_sec;      /* NaN when the workload has no items */
+    int64_t diverged_step;     /* -1 when not diverged */
+    double wall_s;
+    const char *error;         /* NULL when none */
+} ob_run_result;
+
+typedef struct ob_curve_point {
+    int64_t step;
+    double loss, grad_norm, lr;
+} ob_curve_point;
+
+typedef struct ob_eval_point {
+    int64_t step;
+    double loss, metric;
+} ob_eval_point;
+
+typedef struct ob_event {
+    int64_t step;
+    const char *kind;          /* "skipped_step", "diverged", "rollback", ... */
+    const char *detail;
+} ob_event;
+
+/* Open (and create/migrate) a store. A file that is not an optbench database
+ * gives OB_ERR_INPUT with a message naming it; nothing in it is changed. */
+ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_err *e);
+void ob_store_close(ob_store *s);
+/* The underlying connection, for read-only queries by results/ and plots/. */
+struct sqlite3 *ob_store_db(ob_store *s);
+
+ob_status ob_store_begin_benchmark(ob_store *s, const char *name, const char *config_text,
+                                   const char *git_rev, const char *host, const char *backend,
+                                   const char *device, int64_t *bench_id, ob_err *e);
+ob_status ob_store_finish_benchmark(ob_store *s, int64_t bench_id, ob_err *e);
+/* Insert the rows of a whole matrix as `pending` in one transaction. ids[i]
+ * receives the run id of specs[i]. */
+ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n,
+                            int64_t *ids, ob_err *e);
+ob_status ob_store_run_started(ob_store *s, int64_t run_id, ob_err *e);
+/* One transaction: curve points, eval points and events of a run. */
+ob_status ob_store_append(ob_store *s, int64_t run_id, const ob_curve_point *pts, int n_pts,
+                          const ob_eval_point *evals, int n_evals, const ob_event *events,
+                          int n_events, ob_err *e);
+ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *r, ob_err *e);
+
+#endif

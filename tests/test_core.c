@@ -1,0 +1,91 @@
+/* tests/test_core.c - hyperparameter parsing, the tensor layout, the RNG. */
+#include <string.h>
+
+#include "check.h"
+#include "core/hparams.h"
+#include "core/layout.h"
+#include "core/rng.h"
+
+static const ob_hp_def defs[] = {
+    {"lr", OB_HP_FLOAT, 1e-3, 0, INFINITY, 1, 0, NULL, "learning rate"},
+    {"beta1", OB_HP_FLOAT, 0.9, 0, 1, 0, 1, NULL, ""},
+    {"nesterov", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, ""},
+    {"adjust_lr", OB_HP_ENUM, 0, 0, 1, 0, 0, "original|match_rms_adamw", ""},
+};
+
+static void test_hparams(void)
+{
+    ob_hp_values hv;
+    ob_err e;
+    ob_hp_defaults(&hv, defs, 4);
+    CHECK_NEAR(ob_hp_get(&hv, "lr"), 1e-3, 0);
+    CHECK_OK(ob_hp_set(&hv, "adam", "beta1", "0.95", &e), &e);
+    CHECK_NEAR(ob_hp_get(&hv, "beta1"), 0.95, 0);
+    CHECK(ob_hp_set(&hv, "adam", "beta1", "1", &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "out of range") != NULL);
+    CHECK(ob_hp_set(&hv, "adam", "lr", "0", &e) == OB_ERR_INPUT);
+    CHECK(ob_hp_set(&hv, "adam", "lr", "1e-3x", &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "not a number") != NULL);
+    CHECK(ob_hp_set(&hv, "adam", "betal", "0.9", &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "did you mean 'beta1'") != NULL, "%s", e.msg);
+    CHECK_OK(ob_hp_set_list(&hv, "muon", "nesterov=true,adjust_lr=match_rms_adamw", &e), &e);
+    CHECK(ob_hp_get(&hv, "nesterov") == 1 && ob_hp_get(&hv, "adjust_lr") == 1);
+    char json[512];
+    ob_hp_to_json(&hv, json, sizeof json);
+    CHECK_MSG(strcmp(json, "{\"lr\":0.001,\"beta1\":0.949999988,\"nesterov\":true,\"adjust_lr\":\"match_rms_adamw\"}") == 0 ||
+                  strstr(json, "\"adjust_lr\":\"match_rms_adamw\"") != NULL,
+              "%s", json);
+}
+
+static void test_layout(void)
+{
+    ob_layout l;
+    ob_err e;
+    ob_layout_init(&l);
+    int64_t s1[2] = {3, 5}, s2[1] = {7}, s3[4] = {4, 3, 3, 3};
+    CHECK_OK(ob_layout_add(&l, "w", OB_TAG_MATRIX, 2, s1, NULL, &e), &e);
+    CHECK_OK(ob_layout_add(&l, "b", OB_TAG_BIAS, 1, s2, NULL, &e), &e);
+    CHECK_OK(ob_layout_add(&l, "conv", OB_TAG_CONV, 4, s3, NULL, &e), &e);
+    l.t[0].group = 1;
+    l.t[1].group = 0;
+    CHECK(ob_layout_finalize(&l, &e) == OB_ERR_INPUT); /* conv unrouted */
+    CHECK_MSG(strstr(e.msg, "'conv'") != NULL, "%s", e.msg);
+    l.t[2].group = 1;
+    CHECK_OK(ob_layout_finalize(&l, &e), &e);
+    CHECK(l.n_groups == 2);
+    CHECK(l.t[1].offset == 0 && l.group_end[0] == 16);
+    CHECK(l.t[0].offset == 16 && l.t[2].offset == 32);
+    CHECK(l.total == 32 + 112);
+    for (int i = 0; i < l.n; i++) CHECK(l.t[i].offset % OB_ALIGN_FLOATS == 0);
+    int64_t r, c;
+    ob_tensor_matrix_dims(&l.t[2], &r, &c);
+    CHECK(r == 4 && c == 27);
+    ob_layout_free(&l);
+}
+
+static void test_rng(void)
+{
+    /* Known-answer test: Philox4x32-10 with zero key and counter (Random123). */
+    ob_u32x4 z = ob_philox(0, 0, 0);
+    CHECK_MSG(z.v[0] == 0x6627e8d5u && z.v[1] == 0xe169c58du && z.v[2] == 0xbc57ac4cu && z.v[3] == 0x9b00dbd8u,
+              "%08x %08x %08x %08x", z.v[0], z.v[1], z.v[2], z.v[3]);
+    double s = 0, s2 = 0;
+    int n = 200000;
+    for (int i = 0; i < n; i++) {
+        double x = ob_rng_normal(42, OB_STREAM_DATA, (uint64_t)i);
+        s += x;
+        s2 += x * x;
+    }
+    CHECK_NEAR(s / n, 0.0, 0.01);
+    CHECK_NEAR(s2 / n, 1.0, 0.02);
+    CHECK(ob_rng_uniform(1, 2, 3) == ob_rng_uniform(1, 2, 3));
+    CHECK(ob_rng_uniform(1, 2, 3) != ob_rng_uniform(1, 2, 4));
+}
+
+int main(void)
+{
+    test_hparams();
+    test_layout();
+    test_rng();
+    return check_done();
+}

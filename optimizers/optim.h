@@ -66,6 +66,12 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
  * rec receives loss, grad norm and the skip flag. */
 ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const float *loss,
                         int64_t t, ob_step_record *rec, ob_err *e);
+/* Steps the run will take (schedules need it); call before the first step. */
+void ob_optim_set_total_steps(ob_optim *o, int64_t total_steps);
+/* Events the optimizer raised since the last call (rollback, ...): returns 1
+ * and fills the fields while one is pending, 0 when none is left. */
+int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, char *detail,
+                       size_t detail_n);
 /* Learning rate the schedule gives at step t (host arithmetic). */
 double ob_optim_lr(const ob_optim *o, int64_t t);
 size_t ob_optim_state_bytes(const ob_optim *o);

@@ -22,6 +22,7 @@ struct ob_optim {
     ob_group group[OB_MAX_GROUPS];
     ob_step_stats *stats_dev;
     size_t state_bytes;
+    int64_t total_steps;
 };
 
 /* Hyperparameter of the optimizer / of training by name (must exist). */

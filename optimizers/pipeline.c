@@ -132,6 +132,23 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
     return OB_OK;
 }
 
+void ob_optim_set_total_steps(ob_optim *o, int64_t total_steps)
+{
+    o->total_steps = total_steps;
+}
+
+int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, char *detail,
+                       size_t detail_n)
+{
+    (void)o;
+    (void)step;
+    (void)kind;
+    (void)kind_n;
+    (void)detail;
+    (void)detail_n;
+    return 0;
+}
+
 double ob_optim_lr(const ob_optim *o, int64_t t)
 {
     (void)t;

@@ -100,14 +100,28 @@ static ob_status cpu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t se
     return OB_OK;
 }
 
+/* Sums in double over fixed chunks, combined in chunk order: the result does
+ * not depend on the number of threads or their timing (bitwise repeatable). */
+#define RED_CHUNK 8192
+
 static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float *y, float *out,
                          ob_err *e)
 {
     (void)dev;
     (void)e;
+    int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
+    double stack[64], *part = nc <= 64 ? stack : malloc((size_t)nc * sizeof *part);
+    if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+#pragma omp parallel for if (n > PAR_MIN)
+    for (int64_t c = 0; c < nc; c++) {
+        double s = 0;
+        int64_t hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
+        for (int64_t i = c * RED_CHUNK; i < hi; i++) s += (double)x[i] * y[i];
+        part[c] = s;
+    }
     double s = 0;
-#pragma omp parallel for reduction(+ : s) if (n > PAR_MIN)
-    for (int64_t i = 0; i < n; i++) s += (double)x[i] * y[i];
+    for (int64_t c = 0; c < nc; c++) s += part[c];
+    if (part != stack) free(part);
     *out = (float)s;
     return OB_OK;
 }
@@ -137,18 +151,28 @@ static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_st
                                 ob_err *e)
 {
     (void)dev;
-    (void)e;
-    double s = 0, bad = 0;
-#pragma omp parallel for reduction(+ : s, bad) if (n > PAR_MIN)
-    for (int64_t i = 0; i < n; i++) {
-        float x = g[i];
-        if (isfinite(x))
-            s += (double)x * x;
-        else
-            bad += 1;
+    int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
+    double stack[128], *part = nc <= 64 ? stack : malloc((size_t)(2 * nc) * sizeof *part);
+    if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+#pragma omp parallel for if (n > PAR_MIN)
+    for (int64_t c = 0; c < nc; c++) {
+        double s = 0, bad = 0;
+        int64_t hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
+        for (int64_t i = c * RED_CHUNK; i < hi; i++) {
+            float x = g[i];
+            if (isfinite(x))
+                s += (double)x * x;
+            else
+                bad += 1;
+        }
+        part[2 * c] = s;
+        part[2 * c + 1] = bad;
     }
-    st->sumsq += s;
-    st->nonfinite += bad;
+    for (int64_t c = 0; c < nc; c++) {
+        st->sumsq += part[2 * c];
+        st->nonfinite += part[2 * c + 1];
+    }
+    if (part != stack) free(part);
     return OB_OK;
 }
 

@@ -24,6 +24,8 @@
 
 typedef struct ob_device ob_device;
 
+#define OB_TIMER_SLOTS 512
+
 typedef struct ob_backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -40,6 +42,13 @@ typedef struct ob_backend_ops {
     ob_status (*sync)(ob_device *dev, ob_err *e);
     /* Bytes free / total on the device as the driver reports them (optional). */
     ob_status (*mem_info)(ob_device *dev, size_t *free_b, size_t *total_b, ob_err *e);
+
+    /* --- timing (required): marks on the device's timeline, read later ---
+     * timer_mark records "now" in slot (0 <= slot < OB_TIMER_SLOTS) without
+     * waiting; timer_read gives the milliseconds between two marks, waiting
+     * for them when needed. CPU: the monotonic clock; CUDA: events. */
+    ob_status (*timer_mark)(ob_device *dev, int slot, ob_err *e);
+    ob_status (*timer_read)(ob_device *dev, int slot_begin, int slot_end, double *ms, ob_err *e);
 
     /* --- elementwise and reductions --- */
     ob_status (*fill)(ob_device *dev, float *x, float v, int64_t n, ob_err *e);

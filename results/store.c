@@ -1,0 +1,574 @@
+/* results/store.c - the SQLite store (see store.h and results/schema.sql).
+ *
+ * Opening is careful: before anything is written, the file is checked to be
+ * either missing (created), an empty file / empty SQLite database (initialized),
+ * or an optbench database of a schema this build knows (application_id and
+ * user_version read through a read-only connection). Anything else is refused
+ * with OB_ERR_INPUT and the file is left exactly as it was. Writes use
+ * statements prepared once per store and kept in it; a matrix of runs and each
+ * batch of curve points go in one transaction each (WAL, synchronous=NORMAL).
+ */
+#include "results/store.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* The schema: the same text as results/schema.sql (tests/test_store.c checks
+ * that the two create identical tables). */
+static const char schema_sql[] =
+    "-- results/schema.sql - the optbench results database, schema version 1.\n"
+    "--\n"
+    "-- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43\n"
+    "-- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats\n"
+    "-- both in readable form. results/store.c embeds exactly this text (a unit test\n"
+    "-- checks that the two agree) and creates it in one transaction. The database runs\n"
+    "-- in WAL mode. Times are UTC ISO-8601 text (\"2024-05-01T12:00:00.000Z\"); a value\n"
+    "-- that was not measured is NULL (the C API uses NaN, or -1 for diverged_step).\n"
+    "\n"
+    "CREATE TABLE IF NOT EXISTS meta (\n"
+    "    key   TEXT PRIMARY KEY,       -- 'application', 'schema_version', 'created_by'\n"
+    "    value TEXT NOT NULL\n"
+    ");\n"
+    "\n"
+    "-- One row per invocation of `optbench run` (a nightly job adds one per night).\n"
+    "CREATE TABLE IF NOT EXISTS benchmarks (\n"
+    "    id          INTEGER PRIMARY KEY,\n"
+    "    name        TEXT,             -- config name or a label given on the command line\n"
+    "    config      TEXT,             -- the effective configuration (YAML text)\n"
+    "    git_rev     TEXT,             -- revision of the optbench source that ran it\n"
+    "    host        TEXT,\n"
+    "    backend     TEXT,             -- cpu | cuda\n"
+    "    device      TEXT,             -- e.g. \"CPU (2 threads)\" or the GPU name\n"
+    "    created_at  TEXT NOT NULL,\n"
+    "    finished_at TEXT              -- NULL while running or when interrupted\n"
+    ");\n"
+    "\n"
+    "-- One row per cell of the matrix (workload x optimizer x hyperparameters x lr x seed).\n"
+    "CREATE TABLE IF NOT EXISTS runs (\n"
+    "    id              INTEGER PRIMARY KEY,\n"
+    "    benchmark_id    INTEGER REFERENCES benchmarks(id),\n"
+    "    cell            INTEGER,      -- index of the cell in the expanded matrix\n"
+    "    workload        TEXT NOT NULL,\n"
+    "    workload_params TEXT,         -- JSON object\n"
+    "    optimizer       TEXT NOT NULL,\n"
+    "    hparams         TEXT,         -- JSON object: optimizer hyperparameters and training settings\n"
+    "    lr              REAL NOT NULL,\n"
+    "    seed            INTEGER NOT NULL,\n"
+    "    backend         TEXT,\n"
+    "    device          TEXT,\n"
+    "    status          TEXT NOT NULL DEFAULT 'pending'\n"
+    "                    CHECK (status IN ('pending','running','done','diverged','failed','interrupted')),\n"
+    "    steps           INTEGER,      -- planned number of steps\n"
+    "    steps_done      INTEGER,\n"
+    "    final_loss      REAL,         -- mean training loss over the last 10% of steps\n"
+    "    best_loss       REAL,         -- lowest training loss seen\n"
+    "    eval_loss       REAL,         -- final held-out loss\n"
+    "    eval_metric     REAL,         -- final held-out metric (accuracy for classifiers)\n"
+    "    loss_floor      REAL,         -- the workload's irreducible loss, when known\n"
+    "    peak_mem_bytes  INTEGER,      -- high-water mark of backend allocations\n"
+    "    state_bytes     INTEGER,      -- bytes of optimizer state\n"
+    "    step_ms_median  REAL,         -- per-step time after warm-up, recording excluded\n"
+    "    step_ms_p90     REAL,\n"
+    "    items_per_sec   REAL,         -- examples (or tokens) per second\n"
+    "    diverged_step   INTEGER,      -- first step judged diverged; NULL when not\n"
+    "    wall_s          REAL,         -- wall time of the whole run\n"
+    "    started_at      TEXT,\n"
+    "    finished_at     TEXT,\n"
+    "    error           TEXT          -- message of a failed run\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
+    "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
+    "\n"
+    "-- Training curve: one row per recorded step.\n"
+    "CREATE TABLE IF NOT EXISTS curves (\n"
+    "    run_id    INTEGER NOT NULL REFERENCES runs(id),\n"
+    "    step      INTEGER NOT NULL,\n"
+    "    loss      REAL,\n"
+    "    grad_norm REAL,\n"
+    "    lr        REAL,               -- learning rate in effect (after the schedule)\n"
+    "    PRIMARY KEY (run_id, step)\n"
+    ") WITHOUT ROWID;\n"
+    "\n"
+    "-- Held-out evaluations: one row per evaluation.\n"
+    "CREATE TABLE IF NOT EXISTS evals (\n"
+    "    run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "    step   INTEGER NOT NULL,\n"
+    "    loss   REAL,\n"
+    "    metric REAL,\n"
+    "    PRIMARY KEY (run_id, step)\n"
+    ") WITHOUT ROWID;\n"
+    "\n"
+    "-- Things that happened during a run: skipped steps, divergence, rollbacks.\n"
+    "CREATE TABLE IF NOT EXISTS events (\n"
+    "    id     INTEGER PRIMARY KEY,\n"
+    "    run_id INTEGER NOT NULL REFERENCES runs(id),\n"
+    "    step   INTEGER,\n"
+    "    kind   TEXT NOT NULL,\n"
+    "    detail TEXT\n"
+    ");\n"
+    "CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id);\n";
+
+/* Migrations: migrations[v] brings a database from schema version v+1 to v+2.
+ * Version 1 is the first; nothing to migrate yet. */
+static const char *const migrations[] = {NULL};
+#define N_MIGRATIONS 0
+
+enum {
+    ST_BEGIN_BENCH,
+    ST_FINISH_BENCH,
+    ST_ADD_RUN,
+    ST_RUN_STARTED,
+    ST_CURVE,
+    ST_EVAL,
+    ST_EVENT,
+    ST_FINISH_RUN,
+    ST_COUNT
+};
+
+static const char *const stmt_sql[ST_COUNT] = {
+    [ST_BEGIN_BENCH] =
+        "INSERT INTO benchmarks (name, config, git_rev, host, backend, device, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+    [ST_FINISH_BENCH] =
+        "UPDATE benchmarks SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
+    [ST_ADD_RUN] =
+        "INSERT INTO runs (benchmark_id, cell, workload, workload_params, optimizer, hparams, "
+        "lr, seed, backend, device, status, steps) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', ?11)",
+    [ST_RUN_STARTED] =
+        "UPDATE runs SET status = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
+        "WHERE id = ?1",
+    [ST_CURVE] = "INSERT OR REPLACE INTO curves (run_id, step, loss, grad_norm, lr) "
+                 "VALUES (?1, ?2, ?3, ?4, ?5)",
+    [ST_EVAL] = "INSERT OR REPLACE INTO evals (run_id, step, loss, metric) VALUES (?1, ?2, ?3, ?4)",
+    [ST_EVENT] = "INSERT INTO events (run_id, step, kind, detail) VALUES (?1, ?2, ?3, ?4)",
+    [ST_FINISH_RUN] =
+        "UPDATE runs SET status = ?2, steps_done = ?3, final_loss = ?4, best_loss = ?5, "
+        "eval_loss = ?6, eval_metric = ?7, loss_floor = ?8, peak_mem_bytes = ?9, "
+        "state_bytes = ?10, step_ms_median = ?11, step_ms_p90 = ?12, items_per_sec = ?13, "
+        "diverged_step = ?14, wall_s = ?15, error = ?16, "
+        "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
+};
+
+struct ob_store {
+    sqlite3 *db;
+    int readonly;
+    sqlite3_stmt *st[ST_COUNT]; /* prepared on first use, finalized at close */
+    char path[512];
+};
+
+static ob_status db_fail(ob_store *s, ob_err *e, const char *what)
+{
+    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
+}
+
+static ob_status exec(ob_store *s, const char *sql, ob_err *e)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        ob_fail(e, OB_ERR_DB, "database '%s': %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+        sqlite3_free(msg);
+        return OB_ERR_DB;
+    }
+    return OB_OK;
+}
+
+static ob_status stmt(ob_store *s, int which, sqlite3_stmt **out, ob_err *e)
+{
+    if (s->readonly)
+        return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
+    if (!s->st[which] &&
+        sqlite3_prepare_v3(s->db, stmt_sql[which], -1, SQLITE_PREPARE_PERSISTENT, &s->st[which],
+                           NULL) != SQLITE_OK)
+        return db_fail(s, e, "preparing a statement");
+    sqlite3_reset(s->st[which]);
+    sqlite3_clear_bindings(s->st[which]);
+    *out = s->st[which];
+    return OB_OK;
+}
+
+/* Bind helpers: NULL text, NaN reals and negative "absent" integers become SQL NULL. */
+static void bind_text(sqlite3_stmt *q, int i, const char *v)
+{
+    if (v) sqlite3_bind_text(q, i, v, -1, SQLITE_TRANSIENT);
+    else sqlite3_bind_null(q, i);
+}
+static void bind_real(sqlite3_stmt *q, int i, double v)
+{
+    if (isnan(v)) sqlite3_bind_null(q, i);
+    else sqlite3_bind_double(q, i, v);
+}
+static void bind_opt_int(sqlite3_stmt *q, int i, int64_t v)
+{
+    if (v < 0) sqlite3_bind_null(q, i);
+    else sqlite3_bind_int64(q, i, v);
+}
+
+static ob_status step_done(ob_store *s, sqlite3_stmt *q, ob_err *e, const char *what)
+{
+    int rc = sqlite3_step(q);
+    ob_status st = OB_OK;
+    if (rc != SQLITE_DONE) st = db_fail(s, e, what);
+    sqlite3_reset(q);
+    return st;
+}
+
+static ob_status begin(ob_store *s, ob_err *e) { return exec(s, "BEGIN IMMEDIATE", e); }
+
+static ob_status commit_or_rollback(ob_store *s, ob_status st, ob_err *e)
+{
+    if (st == OB_OK) st = exec(s, "COMMIT", e);
+    if (st != OB_OK && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return st;
+}
+
+/* ---- opening --------------------------------------------------------------- */
+
+typedef struct probe {
+    int exists;       /* the file exists */
+    int fresh;        /* missing, empty, or an SQLite db with no objects: initialize */
+    int version;      /* user_version of an existing optbench db */
+} probe;
+
+/* Decide what the file at path is without writing to it. */
+static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_err *e)
+{
+    memset(p, 0, sizeof *p);
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno != ENOENT)
+            return ob_fail(e, OB_ERR_INPUT, "database '%s': %s", path, strerror(errno));
+        if (mode != OB_STORE_CREATE)
+            return ob_fail(e, OB_ERR_INPUT, "database '%s' does not exist", path);
+        p->fresh = 1;
+        return OB_OK;
+    }
+    p->exists = 1;
+    if (!S_ISREG(sb.st_mode))
+        return ob_fail(e, OB_ERR_INPUT, "database '%s' is not a regular file", path);
+    FILE *f = fopen(path, "rb");
+    if (!f) return ob_fail(e, OB_ERR_INPUT, "cannot read database '%s': %s", path, strerror(errno));
+    unsigned char hdr[100];
+    size_t n = fread(hdr, 1, sizeof hdr, f);
+    fclose(f);
+    if (n == 0) {
+        if (mode != OB_STORE_CREATE)
+            return ob_fail(e, OB_ERR_INPUT, "database '%s' is an empty file, not an optbench database",
+                           path);
+        p->fresh = 1;
+        return OB_OK;
+    }
+    if (n < sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "'%s' is not an SQLite database, so not an optbench results database "
+                       "(left unchanged)", path);
+
+    /* An SQLite file: ask it, through a read-only connection, what it holds. */
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
+    long long app = 0, ver = 0, objects = 0;
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 5000);
+        sqlite3_stmt *q = NULL;
+        rc = sqlite3_prepare_v2(db,
+                                "SELECT (SELECT application_id FROM pragma_application_id), "
+                                "(SELECT user_version FROM pragma_user_version), "
+                                "(SELECT count(*) FROM sqlite_master)",
+                                -1, &q, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+            app = sqlite3_column_int64(q, 0);
+            ver = sqlite3_column_int64(q, 1);
+            objects = sqlite3_column_int64(q, 2);
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(q);
+    }
+    if (rc != SQLITE_OK) {
+        ob_fail(e, OB_ERR_INPUT, "database '%s' cannot be read: %s", path,
+                db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return OB_ERR_INPUT;
+    }
+    sqlite3_close(db);
+    if ((uint32_t)app != (uint32_t)OB_APPLICATION_ID) {
+        if (app == 0 && ver == 0 && objects == 0 && mode == OB_STORE_CREATE) {
+            p->fresh = 1; /* an empty SQLite database */
+            return OB_OK;
+        }
+        return ob_fail(e, OB_ERR_INPUT,
+                       "'%s' is an SQLite database but not an optbench results database "
+                       "(application_id 0x%08x, expected 0x%08x); left unchanged",
+                       path, (unsigned)app, (unsigned)OB_APPLICATION_ID);
+    }
+    if (ver > OB_SCHEMA_VERSION)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "database '%s' has schema version %lld, newer than this optbench "
+                       "understands (%d); use a newer optbench", path, ver, OB_SCHEMA_VERSION);
+    if (ver < 1)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "database '%s' is marked as optbench but has no schema version; "
+                       "it is damaged or was not written by optbench", path);
+    p->version = (int)ver;
+    return OB_OK;
+}
+
+static ob_status create_schema(ob_store *s, ob_err *e)
+{
+    OB_TRY(begin(s, e));
+    /* Another process may have created it between the probe and this lock. */
+    sqlite3_stmt *q = NULL;
+    long long app = 0, ver = 0, objects = 0;
+    ob_status st = OB_OK;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT (SELECT application_id FROM pragma_application_id), "
+                           "(SELECT user_version FROM pragma_user_version), "
+                           "(SELECT count(*) FROM sqlite_master)", -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_step(q) != SQLITE_ROW) {
+        st = db_fail(s, e, "reading the schema version");
+    } else {
+        app = sqlite3_column_int64(q, 0);
+        ver = sqlite3_column_int64(q, 1);
+        objects = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_finalize(q);
+    if (st == OB_OK && (uint32_t)app == (uint32_t)OB_APPLICATION_ID && ver == OB_SCHEMA_VERSION)
+        return commit_or_rollback(s, OB_OK, e);
+    if (st == OB_OK && (app != 0 || ver != 0 || objects != 0))
+        st = ob_fail(e, OB_ERR_INPUT, "database '%s' changed while being opened; not touching it",
+                     s->path);
+    if (st == OB_OK) st = exec(s, schema_sql, e);
+    if (st == OB_OK) {
+        char sql[512];
+        snprintf(sql, sizeof sql,
+                 "PRAGMA application_id = %d; PRAGMA user_version = %d;"
+                 "INSERT INTO meta (key, value) VALUES ('application', 'optbench'),"
+                 " ('schema_version', '%d'), ('created_by', 'optbench %s');",
+                 (int)OB_APPLICATION_ID, OB_SCHEMA_VERSION, OB_SCHEMA_VERSION,
+#ifdef OB_VERSION
+                 OB_VERSION
+#else
+                 "?"
+#endif
+        );
+        st = exec(s, sql, e);
+    }
+    return commit_or_rollback(s, st, e);
+}
+
+static ob_status migrate(ob_store *s, int from, ob_err *e)
+{
+    if (from >= OB_SCHEMA_VERSION) return OB_OK;
+    OB_TRY(begin(s, e));
+    ob_status st = OB_OK;
+    for (int v = from; v < OB_SCHEMA_VERSION && st == OB_OK; v++) {
+        if (v - 1 >= N_MIGRATIONS || !migrations[v - 1]) {
+            st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "no migration from schema version %d", v);
+            break;
+        }
+        st = exec(s, migrations[v - 1], e);
+    }
+    if (st == OB_OK) {
+        char sql[256];
+        snprintf(sql, sizeof sql,
+                 "PRAGMA user_version = %d; UPDATE meta SET value = '%d' WHERE key = 'schema_version';",
+                 OB_SCHEMA_VERSION, OB_SCHEMA_VERSION);
+        st = exec(s, sql, e);
+    }
+    return commit_or_rollback(s, st, e);
+}
+
+ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_err *e)
+{
+    *out = NULL;
+    if (!path || !*path) return ob_fail(e, OB_ERR_INPUT, "no database file given");
+    probe p;
+    OB_TRY(probe_file(path, mode, &p, e));
+
+    ob_store *s = calloc(1, sizeof *s);
+    if (!s) return ob_fail(e, OB_ERR_NOMEM, "out of memory opening '%s'", path);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    s->readonly = mode == OB_STORE_READONLY;
+    int flags = s->readonly ? SQLITE_OPEN_READONLY
+                            : SQLITE_OPEN_READWRITE | (mode == OB_STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
+    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+        ob_status st = ob_fail(e, mode == OB_STORE_CREATE ? OB_ERR_IO : OB_ERR_INPUT,
+                               "cannot open database '%s': %s", path,
+                               s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        ob_store_close(s);
+        return st;
+    }
+    sqlite3_busy_timeout(s->db, 10000);
+    ob_status st = OB_OK;
+    if (!s->readonly) {
+        st = exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+                     "PRAGMA foreign_keys = ON;", e);
+        if (st == OB_OK) st = p.fresh ? create_schema(s, e) : migrate(s, p.version, e);
+    } else {
+        st = exec(s, "PRAGMA query_only = ON;", e);
+    }
+    if (st != OB_OK) {
+        ob_store_close(s);
+        return st;
+    }
+    *out = s;
+    return OB_OK;
+}
+
+void ob_store_close(ob_store *s)
+{
+    if (!s) return;
+    for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->st[i]);
+    sqlite3_close_v2(s->db);
+    free(s);
+}
+
+struct sqlite3 *ob_store_db(ob_store *s) { return s ? s->db : NULL; }
+
+const char *ob_store_path(ob_store *s) { return s ? s->path : ""; }
+
+/* ---- writing ------------------------------------------------------------- */
+
+ob_status ob_store_begin_benchmark(ob_store *s, const char *name, const char *config_text,
+                                   const char *git_rev, const char *host, const char *backend,
+                                   const char *device, int64_t *bench_id, ob_err *e)
+{
+    sqlite3_stmt *q;
+    OB_TRY(stmt(s, ST_BEGIN_BENCH, &q, e));
+    bind_text(q, 1, name);
+    bind_text(q, 2, config_text);
+    bind_text(q, 3, git_rev);
+    bind_text(q, 4, host);
+    bind_text(q, 5, backend);
+    bind_text(q, 6, device);
+    OB_TRY(step_done(s, q, e, "recording the benchmark"));
+    if (bench_id) *bench_id = sqlite3_last_insert_rowid(s->db);
+    return OB_OK;
+}
+
+static ob_status update_one(ob_store *s, sqlite3_stmt *q, const char *what, int64_t id, ob_err *e)
+{
+    OB_TRY(step_done(s, q, e, what));
+    if (sqlite3_changes(s->db) != 1)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%s: no row with id %lld in '%s'", what,
+                                (long long)id, s->path);
+    return OB_OK;
+}
+
+ob_status ob_store_finish_benchmark(ob_store *s, int64_t bench_id, ob_err *e)
+{
+    sqlite3_stmt *q;
+    OB_TRY(stmt(s, ST_FINISH_BENCH, &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    return update_one(s, q, "finishing the benchmark", bench_id, e);
+}
+
+ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n,
+                            int64_t *ids, ob_err *e)
+{
+    sqlite3_stmt *q;
+    OB_TRY(stmt(s, ST_ADD_RUN, &q, e));
+    for (int i = 0; i < n; i++)
+        if (!specs[i].workload || !specs[i].optimizer)
+            return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "run spec %d has no workload/optimizer", i);
+    OB_TRY(begin(s, e));
+    ob_status st = OB_OK;
+    for (int i = 0; i < n && st == OB_OK; i++) {
+        const ob_run_spec *r = &specs[i];
+        sqlite3_clear_bindings(q);
+        if (bench_id > 0) sqlite3_bind_int64(q, 1, bench_id);
+        sqlite3_bind_int64(q, 2, r->cell);
+        bind_text(q, 3, r->workload);
+        bind_text(q, 4, r->workload_params);
+        bind_text(q, 5, r->optimizer);
+        bind_text(q, 6, r->hparams);
+        sqlite3_bind_double(q, 7, r->lr);
+        sqlite3_bind_int64(q, 8, r->seed);
+        bind_text(q, 9, r->backend);
+        bind_text(q, 10, r->device);
+        sqlite3_bind_int64(q, 11, r->steps);
+        st = step_done(s, q, e, "adding runs");
+        if (st == OB_OK && ids) ids[i] = sqlite3_last_insert_rowid(s->db);
+    }
+    return commit_or_rollback(s, st, e);
+}
+
+ob_status ob_store_run_started(ob_store *s, int64_t run_id, ob_err *e)
+{
+    sqlite3_stmt *q;
+    OB_TRY(stmt(s, ST_RUN_STARTED, &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    return update_one(s, q, "marking the run started", run_id, e);
+}
+
+ob_status ob_store_append(ob_store *s, int64_t run_id, const ob_curve_point *pts, int n_pts,
+                          const ob_eval_point *evals, int n_evals, const ob_event *events,
+                          int n_events, ob_err *e)
+{
+    if (n_pts <= 0 && n_evals <= 0 && n_events <= 0) return OB_OK;
+    sqlite3_stmt *qc, *qe, *qv;
+    OB_TRY(stmt(s, ST_CURVE, &qc, e));
+    OB_TRY(stmt(s, ST_EVAL, &qe, e));
+    OB_TRY(stmt(s, ST_EVENT, &qv, e));
+    OB_TRY(begin(s, e));
+    ob_status st = OB_OK;
+    for (int i = 0; i < n_pts && st == OB_OK; i++) {
+        sqlite3_bind_int64(qc, 1, run_id);
+        sqlite3_bind_int64(qc, 2, pts[i].step);
+        bind_real(qc, 3, pts[i].loss);
+        bind_real(qc, 4, pts[i].grad_norm);
+        bind_real(qc, 5, pts[i].lr);
+        st = step_done(s, qc, e, "appending curve points");
+    }
+    for (int i = 0; i < n_evals && st == OB_OK; i++) {
+        sqlite3_bind_int64(qe, 1, run_id);
+        sqlite3_bind_int64(qe, 2, evals[i].step);
+        bind_real(qe, 3, evals[i].loss);
+        bind_real(qe, 4, evals[i].metric);
+        st = step_done(s, qe, e, "appending evaluations");
+    }
+    for (int i = 0; i < n_events && st == OB_OK; i++) {
+        sqlite3_clear_bindings(qv);
+        sqlite3_bind_int64(qv, 1, run_id);
+        sqlite3_bind_int64(qv, 2, events[i].step);
+        bind_text(qv, 3, events[i].kind ? events[i].kind : "event");
+        bind_text(qv, 4, events[i].detail);
+        st = step_done(s, qv, e, "appending events");
+    }
+    return commit_or_rollback(s, st, e);
+}
+
+ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *r, ob_err *e)
+{
+    static const char *const ok_status[] = {"done", "diverged", "failed", "interrupted",
+                                            "running", "pending"};
+    int known = 0;
+    for (size_t i = 0; r->status && i < sizeof ok_status / sizeof ok_status[0]; i++)
+        known |= !strcmp(r->status, ok_status[i]);
+    if (!known)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "run %lld: unknown status '%s'",
+                                (long long)run_id, r->status ? r->status : "(null)");
+    sqlite3_stmt *q;
+    OB_TRY(stmt(s, ST_FINISH_RUN, &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    bind_text(q, 2, r->status);
+    sqlite3_bind_int64(q, 3, r->steps_done);
+    bind_real(q, 4, r->final_loss);
+    bind_real(q, 5, r->best_loss);
+    bind_real(q, 6, r->eval_loss);
+    bind_real(q, 7, r->eval_metric);
+    bind_real(q, 8, r->loss_floor);
+    bind_opt_int(q, 9, r->peak_mem_bytes);
+    bind_opt_int(q, 10, r->state_bytes);
+    bind_real(q, 11, r->step_ms_median);
+    bind_real(q, 12, r->step_ms_p90);
+    bind_real(q, 13, r->items_per_sec);
+    bind_opt_int(q, 14, r->diverged_step);
+    bind_real(q, 15, r->wall_s);
+    bind_text(q, 16, r->error);
+    return update_one(s, q, "recording the run's result", run_id, e);
+}

@@ -83,6 +83,8 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
 void ob_store_close(ob_store *s);
 /* The underlying connection, for read-only queries by results/ and plots/. */
 struct sqlite3 *ob_store_db(ob_store *s);
+/* The file name the store was opened with (for messages). */
+const char *ob_store_path(ob_store *s);
 
 ob_status ob_store_begin_benchmark(ob_store *s, const char *name, const char *config_text,
                                    const char *git_rev, const char *host, const char *backend,

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -26,17 +27,40 @@ static int cpu_probe(char *desc, size_t n)
     return 1;
 }
 
+typedef struct cpu_impl {
+    struct timespec marks[OB_TIMER_SLOTS];
+} cpu_impl;
+
 static ob_status cpu_open(ob_device *dev, int index, ob_err *e)
 {
     (void)index;
-    (void)e;
     cpu_probe(dev->desc, sizeof dev->desc);
+    dev->impl = calloc(1, sizeof(cpu_impl));
+    if (!dev->impl) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     return OB_OK;
 }
 
 static void cpu_close(ob_device *dev)
 {
-    (void)dev;
+    free(dev->impl);
+    dev->impl = NULL;
+}
+
+static ob_status cpu_timer_mark(ob_device *dev, int slot, ob_err *e)
+{
+    if (slot < 0 || slot >= OB_TIMER_SLOTS)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "timer slot %d out of range", slot);
+    clock_gettime(CLOCK_MONOTONIC, &((cpu_impl *)dev->impl)->marks[slot]);
+    return OB_OK;
+}
+
+static ob_status cpu_timer_read(ob_device *dev, int a, int b, double *ms, ob_err *e)
+{
+    if (a < 0 || a >= OB_TIMER_SLOTS || b < 0 || b >= OB_TIMER_SLOTS)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "timer slot out of range");
+    const struct timespec *m = ((cpu_impl *)dev->impl)->marks;
+    *ms = (double)(m[b].tv_sec - m[a].tv_sec) * 1e3 + (double)(m[b].tv_nsec - m[a].tv_nsec) * 1e-6;
+    return OB_OK;
 }
 
 static ob_status cpu_alloc(ob_device *dev, size_t bytes, void **out, ob_err *e)
@@ -230,6 +254,8 @@ const ob_backend_ops ob_cpu_backend = {
     .copy = cpu_memcpy,
     .sync = cpu_sync,
     .mem_info = NULL,
+    .timer_mark = cpu_timer_mark,
+    .timer_read = cpu_timer_read,
     .fill = cpu_fill,
     .axpby = cpu_axpby,
     .rng_normal = cpu_rng_normal,

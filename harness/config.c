@@ -1,0 +1,439 @@
+/* harness/config.c - the benchmark configuration: YAML (libyaml document
+ * API, so every node has its line) and flag-form parsing. See config.h. */
+#include "harness/config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "core/hparams.h"
+
+void ob_config_init(ob_config *c)
+{
+    memset(c, 0, sizeof *c);
+    c->steps = 200;
+    strcpy(c->backend, "auto");
+    strcpy(c->name, "optbench");
+}
+
+void ob_config_free(ob_config *c)
+{
+    free(c->text);
+    c->text = NULL;
+}
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
+    size_t k = 0;
+    while (s[k] == ' ' || s[k] == '\t') k++;
+    if (k) memmove(s, s + k, n - k + 1);
+}
+
+ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const char *what,
+                              const char *origin, ob_err *e)
+{
+    char buf[2048];
+    if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: %s list too long", origin, what);
+    strcpy(buf, list);
+    *n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        trim(tok);
+        if (!*tok) continue;
+        if (*n == OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: more than %d %s", origin, OB_CFG_MAX_LIST, what);
+        if (strlen(tok) >= 64) return ob_fail(e, OB_ERR_INPUT, "%s: %s name '%s' is too long", origin, what, tok);
+        for (int i = 0; i < *n; i++)
+            if (!strcmp(dst[i], tok))
+                return ob_fail(e, OB_ERR_INPUT, "%s: %s '%s' is listed twice", origin, what, tok);
+        strcpy(dst[(*n)++], tok);
+    }
+    if (*n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of %s is empty", origin, what);
+    return OB_OK;
+}
+
+ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin, ob_err *e)
+{
+    char buf[2048];
+    if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: lr list too long", origin);
+    strcpy(buf, list);
+    l->n = 0;
+    snprintf(l->origin, sizeof l->origin, "%s", origin);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        trim(tok);
+        double v;
+        if (ob_parse_double(tok, &v) != 0 || !isfinite(v))
+            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is not a number", origin, tok);
+        if (v <= 0)
+            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);
+        if (l->n == OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: more than %d learning rates", origin, OB_CFG_MAX_LIST);
+        l->v[l->n++] = v;
+    }
+    if (l->n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of learning rates is empty", origin);
+    return OB_OK;
+}
+
+static ob_status parse_int(const char *s, int64_t lo, int64_t *out, const char *what, const char *origin, ob_err *e)
+{
+    double v;
+    if (ob_parse_double(s, &v) != 0 || v != floor(v) || fabs(v) > 9e15)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s '%s' is not a whole number", origin, what, s);
+    if (v < (double)lo)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s must be >= %lld (got %s)", origin, what, (long long)lo, s);
+    *out = (int64_t)v;
+    return OB_OK;
+}
+
+/* "3" means seeds 0,1,2; "4,9" (or is_list) lists them. */
+ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const char *origin, ob_err *e)
+{
+    snprintf(c->origin_seeds, sizeof c->origin_seeds, "%s", origin);
+    if (!is_list && !strchr(text, ',')) {
+        int64_t n;
+        OB_TRY(parse_int(text, 1, &n, "seeds (a count, or a list like 4,9)", origin, e));
+        if (n > OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
+        c->n_seeds = (int)n;
+        for (int i = 0; i < n; i++) c->seeds[i] = i;
+        return OB_OK;
+    }
+    char buf[2048];
+    if (strlen(text) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: seed list too long", origin);
+    strcpy(buf, text);
+    c->n_seeds = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        trim(tok);
+        int64_t s;
+        OB_TRY(parse_int(tok, 0, &s, "seed", origin, e));
+        if (c->n_seeds == OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
+        for (int i = 0; i < c->n_seeds; i++)
+            if (c->seeds[i] == s) return ob_fail(e, OB_ERR_INPUT, "%s: seed %lld is listed twice", origin, (long long)s);
+        c->seeds[c->n_seeds++] = s;
+    }
+    if (c->n_seeds == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of seeds is empty", origin);
+    return OB_OK;
+}
+
+ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key, const char *value,
+                                const char *origin, ob_err *e)
+{
+    if (strlen(owner) >= 64 || strlen(key) >= 64 || strlen(value) >= 128)
+        return ob_fail(e, OB_ERR_INPUT, "%s: setting '%s.%s' is too long", origin, owner, key);
+    /* A later setting of the same key replaces an earlier one (flags over file). */
+    for (int i = 0; i < c->n_settings; i++) {
+        ob_setting *s = &c->settings[i];
+        if (!strcmp(s->owner, owner) && !strcmp(s->key, key)) {
+            snprintf(s->value, sizeof s->value, "%s", value);
+            snprintf(s->origin, sizeof s->origin, "%s", origin);
+            return OB_OK;
+        }
+    }
+    if (c->n_settings == OB_CFG_MAX_SETTINGS) return ob_fail(e, OB_ERR_INPUT, "%s: too many settings", origin);
+    ob_setting *s = &c->settings[c->n_settings++];
+    snprintf(s->owner, sizeof s->owner, "%s", owner);
+    snprintf(s->key, sizeof s->key, "%s", key);
+    snprintf(s->value, sizeof s->value, "%s", value);
+    snprintf(s->origin, sizeof s->origin, "%s", origin);
+    return OB_OK;
+}
+
+ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e)
+{
+    const char *eq = strchr(assignment, '=');
+    const char *dot = strchr(assignment, '.');
+    if (!eq || !dot || dot > eq || dot == assignment || dot + 1 == eq)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s '%s': expected OWNER.KEY=VALUE, e.g. adam.beta2=0.95 or train.clip_norm=1",
+                       origin, assignment);
+    char owner[64], key[64];
+    size_t lo = (size_t)(dot - assignment), lk = (size_t)(eq - dot - 1);
+    if (lo >= sizeof owner || lk >= sizeof key) return ob_fail(e, OB_ERR_INPUT, "%s '%s': name too long", origin, assignment);
+    memcpy(owner, assignment, lo);
+    owner[lo] = '\0';
+    memcpy(key, dot + 1, lk);
+    key[lk] = '\0';
+    if (!eq[1]) return ob_fail(e, OB_ERR_INPUT, "%s '%s': the value is empty", origin, assignment);
+    return ob_config_add_setting(c, owner, key, eq + 1, origin, e);
+}
+
+const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer)
+{
+    const ob_lr_list *global = NULL;
+    for (int i = 0; i < c->n_lr_lists; i++) {
+        if (!strcmp(c->lrs[i].optimizer, optimizer)) return &c->lrs[i];
+        if (!c->lrs[i].optimizer[0]) global = &c->lrs[i];
+    }
+    return global;
+}
+
+/* ---- YAML ------------------------------------------------------------------ */
+
+typedef struct ycx {
+    yaml_document_t *doc;
+    const char *path;
+    ob_config *c;
+    ob_err *e;
+} ycx;
+
+static void where(const ycx *y, const yaml_node_t *n, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s:%lu", y->path, (unsigned long)n->start_mark.line + 1);
+}
+
+static const char *kind_name(const yaml_node_t *n)
+{
+    switch (n->type) {
+    case YAML_SCALAR_NODE: return "a scalar";
+    case YAML_SEQUENCE_NODE: return "a list";
+    case YAML_MAPPING_NODE: return "a mapping";
+    default: return "nothing";
+    }
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+/* A scalar, or a list of scalars joined by commas. */
+static ob_status list_text(const ycx *y, const yaml_node_t *n, const char *key, char *out, size_t len)
+{
+    char at[256];
+    where(y, n, at, sizeof at);
+    if (n->type == YAML_SCALAR_NODE) {
+        if (strlen(scalar(n)) >= len) return ob_fail(y->e, OB_ERR_INPUT, "%s: %s: value too long", at, key);
+        strcpy(out, scalar(n));
+        return OB_OK;
+    }
+    if (n->type != YAML_SEQUENCE_NODE)
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: %s must be a list or a comma-separated string, not %s", at, key, kind_name(n));
+    out[0] = '\0';
+    size_t used = 0;
+    int count = 0;
+    for (yaml_node_item_t *it = n->data.sequence.items.start; it < n->data.sequence.items.top; it++) {
+        yaml_node_t *item = yaml_document_get_node(y->doc, *it);
+        if (item->type != YAML_SCALAR_NODE) {
+            where(y, item, at, sizeof at);
+            return ob_fail(y->e, OB_ERR_INPUT, "%s: %s: each entry must be a scalar, not %s", at, key, kind_name(item));
+        }
+        size_t l = strlen(scalar(item));
+        if (used + l + 2 >= len) return ob_fail(y->e, OB_ERR_INPUT, "%s: %s: list too long", at, key);
+        if (count++) out[used++] = ',';
+        memcpy(out + used, scalar(item), l + 1);
+        used += l;
+    }
+    if (count == 0) return ob_fail(y->e, OB_ERR_INPUT, "%s: %s is an empty list", at, key);
+    return OB_OK;
+}
+
+static ob_status want_scalar(const ycx *y, const yaml_node_t *n, const char *key)
+{
+    if (n->type == YAML_SCALAR_NODE) return OB_OK;
+    char at[256];
+    where(y, n, at, sizeof at);
+    return ob_fail(y->e, OB_ERR_INPUT, "%s: %s must be a single value, not %s", at, key, kind_name(n));
+}
+
+/* Iterate a mapping, rejecting duplicate keys. */
+typedef ob_status (*pair_fn)(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg);
+
+static ob_status each_pair(const ycx *y, const yaml_node_t *map, const char *what, pair_fn fn, void *arg)
+{
+    char at[256];
+    if (map->type != YAML_MAPPING_NODE) {
+        where(y, map, at, sizeof at);
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: %s must be a mapping (key: value), not %s", at, what, kind_name(map));
+    }
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(y->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(y->doc, p->value);
+        if (k->type != YAML_SCALAR_NODE) {
+            where(y, k, at, sizeof at);
+            return ob_fail(y->e, OB_ERR_INPUT, "%s: keys of %s must be plain names", at, what);
+        }
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *k2 = yaml_document_get_node(y->doc, q->key);
+            if (k2->type == YAML_SCALAR_NODE && !strcmp(scalar(k2), scalar(k))) {
+                where(y, k, at, sizeof at);
+                return ob_fail(y->e, OB_ERR_INPUT, "%s: key '%s' appears twice in %s (first at line %lu)", at,
+                               scalar(k), what, (unsigned long)k2->start_mark.line + 1);
+            }
+        }
+        OB_TRY(fn(y, k, v, arg));
+    }
+    return OB_OK;
+}
+
+static ob_status owner_values(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
+{
+    const char *owner = arg;
+    char at[256];
+    where(y, k, at, sizeof at);
+    OB_TRY(want_scalar(y, v, scalar(k)));
+    return ob_config_add_setting(y->c, owner, scalar(k), scalar(v), at, y->e);
+}
+
+static ob_status owner_map(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
+{
+    (void)arg;
+    char what[128];
+    snprintf(what, sizeof what, "the settings of '%s'", scalar(k));
+    return each_pair(y, v, what, owner_values, (void *)scalar(k));
+}
+
+static ob_status lr_map(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
+{
+    (void)arg;
+    char at[256], text[2048];
+    ob_config *c = y->c;
+    where(y, v, at, sizeof at);
+    OB_TRY(list_text(y, v, "lrs", text, sizeof text));
+    if (c->n_lr_lists == OB_CFG_MAX_LIST) return ob_fail(y->e, OB_ERR_INPUT, "%s: too many lr lists", at);
+    ob_lr_list *l = &c->lrs[c->n_lr_lists];
+    memset(l, 0, sizeof *l);
+    snprintf(l->optimizer, sizeof l->optimizer, "%s", scalar(k));
+    OB_TRY(ob_config_set_lrs(l, text, at, y->e));
+    c->n_lr_lists++;
+    return OB_OK;
+}
+
+static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
+                                       "eval_every", "backend", "db", "hparams", "workload_params", "train"};
+
+static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
+{
+    (void)arg;
+    ob_config *c = y->c;
+    ob_err *e = y->e;
+    const char *key = scalar(k);
+    char at[256], text[2048];
+    where(y, k, at, sizeof at);
+    if (!strcmp(key, "name")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->name, sizeof c->name, "%s", scalar(v));
+    } else if (!strcmp(key, "workloads")) {
+        OB_TRY(list_text(y, v, key, text, sizeof text));
+        snprintf(c->origin_workloads, sizeof c->origin_workloads, "%s", at);
+        OB_TRY(ob_config_set_names(c->workloads, &c->n_workloads, text, "workloads", at, e));
+    } else if (!strcmp(key, "optimizers")) {
+        OB_TRY(list_text(y, v, key, text, sizeof text));
+        snprintf(c->origin_optimizers, sizeof c->origin_optimizers, "%s", at);
+        OB_TRY(ob_config_set_names(c->optimizers, &c->n_optimizers, text, "optimizers", at, e));
+    } else if (!strcmp(key, "lrs")) {
+        if (v->type == YAML_MAPPING_NODE) return each_pair(y, v, "lrs", lr_map, NULL);
+        OB_TRY(list_text(y, v, key, text, sizeof text));
+        ob_lr_list *l = NULL;
+        for (int i = 0; i < c->n_lr_lists; i++)
+            if (!c->lrs[i].optimizer[0]) l = &c->lrs[i];
+        if (!l) l = &c->lrs[c->n_lr_lists++];
+        memset(l, 0, sizeof *l);
+        OB_TRY(ob_config_set_lrs(l, text, at, e));
+    } else if (!strcmp(key, "seeds")) {
+        OB_TRY(list_text(y, v, key, text, sizeof text));
+        OB_TRY(ob_config_set_seeds(c, text, v->type == YAML_SEQUENCE_NODE, at, e));
+    } else if (!strcmp(key, "steps")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->origin_steps, sizeof c->origin_steps, "%s", at);
+        OB_TRY(parse_int(scalar(v), 1, &c->steps, "steps", at, e));
+    } else if (!strcmp(key, "eval_every")) {
+        OB_TRY(want_scalar(y, v, key));
+        OB_TRY(parse_int(scalar(v), 0, &c->eval_every, "eval_every", at, e));
+    } else if (!strcmp(key, "backend")) {
+        OB_TRY(want_scalar(y, v, key));
+        const char *b = scalar(v);
+        if (strcmp(b, "cpu") && strcmp(b, "cuda") && strcmp(b, "auto"))
+            return ob_fail(e, OB_ERR_INPUT, "%s: backend '%s' is not one of cpu, cuda, auto", at, b);
+        snprintf(c->backend, sizeof c->backend, "%s", b);
+    } else if (!strcmp(key, "db")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->db, sizeof c->db, "%s", scalar(v));
+    } else if (!strcmp(key, "hparams") || !strcmp(key, "workload_params")) {
+        return each_pair(y, v, key, owner_map, NULL);
+    } else if (!strcmp(key, "train")) {
+        return each_pair(y, v, key, owner_values, (void *)"train");
+    } else {
+        const char *near = ob_closest_name(key, top_keys, (int)(sizeof top_keys / sizeof top_keys[0]));
+        if (near) return ob_fail(e, OB_ERR_INPUT, "%s: unknown key '%s' (did you mean '%s'?)", at, key, near);
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
+                       "eval_every, backend, db, hparams, workload_params, train",
+                       at, key);
+    }
+    return OB_OK;
+}
+
+ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, ob_err *e)
+{
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (!yaml_parser_initialize(&parser)) return ob_fail(e, OB_ERR_NOMEM, "cannot initialise the YAML parser");
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
+    if (!yaml_parser_load(&parser, &doc)) {
+        ob_status s = ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s%s%s", path,
+                              (unsigned long)parser.problem_mark.line + 1,
+                              (unsigned long)parser.problem_mark.column + 1,
+                              parser.problem ? parser.problem : "malformed document",
+                              parser.context ? " " : "", parser.context ? parser.context : "");
+        yaml_parser_delete(&parser);
+        return s;
+    }
+    ob_status s = OB_OK;
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (!root) {
+        s = ob_fail(e, OB_ERR_INPUT, "%s: the configuration is empty", path);
+    } else {
+        ycx y = {&doc, path, c, e};
+        s = each_pair(&y, root, "the configuration", top_pair, NULL);
+    }
+    yaml_document_delete(&doc);
+    yaml_parser_delete(&parser);
+    return s;
+}
+
+ob_status ob_config_load_file(ob_config *c, const char *path, ob_err *e)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return ob_fail(e, OB_ERR_INPUT, "cannot open config file '%s': %s", path, strerror(errno));
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 4096 + 1 > cap) {
+            cap = cap ? cap * 2 : 8192;
+            if (cap > (16u << 20)) {
+                free(buf);
+                fclose(f);
+                return ob_fail(e, OB_ERR_INPUT, "config file '%s' is larger than 16 MiB", path);
+            }
+            char *nb = realloc(buf, cap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return ob_fail(e, OB_ERR_NOMEM, "out of memory reading '%s'", path);
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, 4096, f);
+        len += got;
+        if (got < 4096) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return ob_fail(e, OB_ERR_INPUT, "cannot read config file '%s'", path);
+    }
+    buf[len] = '\0';
+    if (strlen(buf) != len) {
+        free(buf);
+        return ob_fail(e, OB_ERR_INPUT, "config file '%s' contains a NUL byte; it is not a YAML text file", path);
+    }
+    free(c->text);
+    c->text = buf;
+    snprintf(c->path, sizeof c->path, "%s", path);
+    return ob_config_load_text(c, buf, path, e);
+}

@@ -1,0 +1,88 @@
+/* harness/config.h - what to run: the benchmark configuration.
+ *
+ * A configuration comes from a YAML file (libyaml), from flags, or both
+ * (flags override the file). It names the matrix (workloads x optimizers x
+ * learning rates x seeds), the run length, the backend and the database, and
+ * carries hyperparameter settings addressed as OWNER.KEY where OWNER is an
+ * optimizer, a workload or `train` (the pipeline settings). Every setting
+ * remembers where it came from (file:line or the flag) for error messages.
+ *
+ * YAML form (every key optional except what the flags do not give):
+ *   name: nightly
+ *   workloads: [quadratic, rosenbrock]      # or "quadratic,rosenbrock"
+ *   optimizers: [sgd, adam]
+ *   lrs: [0.001, 0.01, 0.1]                 # or per optimizer: {sgd: [0.1], adam: [0.001]}
+ *   seeds: 3                                # 0,1,2; or a list [4, 9]
+ *   steps: 200
+ *   eval_every: 50
+ *   backend: auto                           # cpu | cuda | auto
+ *   db: results.db
+ *   hparams: {adam: {beta2: 0.95}}          # per optimizer
+ *   workload_params: {quadratic: {dim: 50}} # per workload
+ *   train: {clip_norm: 1.0}                 # pipeline settings for every run
+ */
+#ifndef OB_HARNESS_CONFIG_H
+#define OB_HARNESS_CONFIG_H
+
+#include <stdint.h>
+
+#include "core/ob.h"
+
+#define OB_CFG_MAX_LIST 64
+#define OB_CFG_MAX_SETTINGS 256
+
+typedef struct ob_setting {
+    char owner[64];
+    char key[64];
+    char value[128];
+    char origin[256]; /* "config.yaml:12" or "--set" */
+} ob_setting;
+
+typedef struct ob_lr_list {
+    char optimizer[64]; /* "" for the global list */
+    int n;
+    double v[OB_CFG_MAX_LIST];
+    char origin[256];
+} ob_lr_list;
+
+typedef struct ob_config {
+    char name[128];
+    char path[1024];            /* config file, "" when flags only */
+    char *text;                 /* the config file's text (stored with the benchmark) */
+    int n_workloads, n_optimizers, n_seeds, n_lr_lists;
+    char workloads[OB_CFG_MAX_LIST][64];
+    char optimizers[OB_CFG_MAX_LIST][64];
+    int64_t seeds[OB_CFG_MAX_LIST];
+    ob_lr_list lrs[OB_CFG_MAX_LIST]; /* [0] may be the global list */
+    int64_t steps;
+    int64_t eval_every;         /* 0: at the end only */
+    char backend[16];
+    char db[1024];
+    int n_settings;
+    ob_setting settings[OB_CFG_MAX_SETTINGS];
+    /* where each list came from, for messages */
+    char origin_workloads[256], origin_optimizers[256], origin_seeds[256], origin_steps[256];
+} ob_config;
+
+void ob_config_init(ob_config *c);
+void ob_config_free(ob_config *c);
+/* Load a YAML file into c (on top of what c holds). */
+ob_status ob_config_load_file(ob_config *c, const char *path, ob_err *e);
+/* Parse YAML text (path names it in messages). */
+ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, ob_err *e);
+
+/* Flag-form parsers (also used by the YAML loader for string values). */
+ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const char *what,
+                              const char *origin, ob_err *e);
+ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin, ob_err *e);
+/* "3" is seeds 0,1,2; "4,9" lists them; is_list forces the list reading ("5" = seed 5). */
+ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const char *origin, ob_err *e);
+/* "owner.key=value" */
+ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e);
+ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key, const char *value,
+                                const char *origin, ob_err *e);
+
+/* Learning rates for an optimizer: its own list, else the global one; NULL if neither. */
+const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer);
+
+#endif

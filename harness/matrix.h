@@ -1,0 +1,38 @@
+/* harness/matrix.h - expansion of a configuration into cells.
+ *
+ * A cell is one run: (workload, optimizer, lr, seed) with the fully resolved
+ * hyperparameters of the workload, the optimizer and the training pipeline.
+ * Order: workload, then optimizer, then lr, then seed (the cell index is the
+ * position in that order, stable for a given configuration). Expansion
+ * validates every name and every setting, so nothing runs or is written
+ * when any of them is wrong.
+ */
+#ifndef OB_HARNESS_MATRIX_H
+#define OB_HARNESS_MATRIX_H
+
+#include <stdio.h>
+
+#include "core/hparams.h"
+#include "harness/config.h"
+#include "optimizers/optim.h"
+#include "workloads/workload.h"
+
+typedef struct ob_cell {
+    int64_t index;
+    const ob_workload_def *wl;
+    const ob_optimizer_def *opt;
+    double lr;
+    int64_t seed;
+    ob_hp_values wl_hp, opt_hp, train_hp;
+} ob_cell;
+
+typedef struct ob_matrix {
+    ob_cell *cells;
+    int n;
+} ob_matrix;
+
+/* Notes (settings for owners that are not in the matrix) go to notes (may be NULL). */
+ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e);
+void ob_matrix_free(ob_matrix *m);
+
+#endif

@@ -1,0 +1,400 @@
+/* tests/test_store.c - the SQLite store: round trip of every column, schema
+ * version and application id, results/schema.sql agreeing with the embedded
+ * schema, batched writes (one commit per batch, counted with a commit hook),
+ * atomic batches, and refusal of foreign, garbage, newer and missing files
+ * without changing them. */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "results/store.h"
+
+static char dir[256];
+
+static void path_in(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
+
+static char *slurp(const char *path, long *len)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)*len + 1);
+    if (fread(buf, 1, (size_t)*len, f) != (size_t)*len) *len = -1;
+    buf[*len < 0 ? 0 : *len] = 0;
+    fclose(f);
+    return buf;
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q;
+    long long v = -999;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    else
+        fprintf(stderr, "query failed: %s: %s\n", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    return v;
+}
+
+static double q_real(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q;
+    double v = -999;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_type(q, 0) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static void q_text(sqlite3 *db, const char *sql, char *out, size_t n)
+{
+    sqlite3_stmt *q;
+    out[0] = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
+        sqlite3_column_text(q, 0))
+        snprintf(out, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+}
+
+static int commits;
+static int on_commit(void *arg)
+{
+    (void)arg;
+    commits++;
+    return 0;
+}
+
+/* Every table/index of a database as one string, for comparing schemas. */
+static void schema_of(sqlite3 *db, char *out, size_t n)
+{
+    sqlite3_stmt *q;
+    out[0] = 0;
+    size_t used = 0;
+    sqlite3_prepare_v2(db,
+                       "SELECT type, name, coalesce(sql, '') FROM sqlite_master "
+                       "WHERE name NOT LIKE 'sqlite_%' ORDER BY name", -1, &q, NULL);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int w = snprintf(out + used, n - used, "%s %s %s\n", sqlite3_column_text(q, 0),
+                         sqlite3_column_text(q, 1), sqlite3_column_text(q, 2));
+        if (w > 0 && (size_t)w < n - used) used += (size_t)w;
+    }
+    sqlite3_finalize(q);
+}
+
+static void test_create_and_round_trip(void)
+{
+    char p[512];
+    path_in(p, sizeof p, "rt.db");
+    ob_err e = {0};
+    ob_store *s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    sqlite3 *db = ob_store_db(s);
+    CHECK(q_int(db, "PRAGMA user_version") == OB_SCHEMA_VERSION);
+    CHECK(q_int(db, "PRAGMA application_id") == OB_APPLICATION_ID);
+    char txt[256];
+    q_text(db, "PRAGMA journal_mode", txt, sizeof txt);
+    CHECK(!strcmp(txt, "wal"));
+    q_text(db, "SELECT value FROM meta WHERE key = 'schema_version'", txt, sizeof txt);
+    CHECK(atoi(txt) == OB_SCHEMA_VERSION);
+    q_text(db, "SELECT value FROM meta WHERE key = 'application'", txt, sizeof txt);
+    CHECK(!strcmp(txt, "optbench"));
+
+    int64_t bench = 0;
+    CHECK_OK(ob_store_begin_benchmark(s, "nightly", "steps: 10\n", "abc123", "host1", "cpu",
+                                      "CPU", &bench, &e), &e);
+    CHECK(bench > 0);
+    ob_run_spec specs[2] = {
+        {.cell = 0, .workload = "quadratic", .workload_params = "{\"dim\":8}", .optimizer = "adam",
+         .hparams = "{\"beta2\":0.95}", .lr = 0.01, .seed = 3, .backend = "cpu", .device = "CPU",
+         .steps = 100},
+        {.cell = 1, .workload = "rosenbrock", .workload_params = "{}", .optimizer = "sgd",
+         .hparams = "{\"momentum\":0.9}", .lr = 1e-3, .seed = 0, .backend = "cpu", .device = "CPU",
+         .steps = 50},
+    };
+    int64_t ids[2] = {0, 0};
+    CHECK_OK(ob_store_add_runs(s, bench, specs, 2, ids, &e), &e);
+    CHECK(ids[0] > 0 && ids[1] == ids[0] + 1);
+    CHECK(q_int(db, "SELECT count(*) FROM runs WHERE status = 'pending'") == 2);
+    CHECK_OK(ob_store_run_started(s, ids[0], &e), &e);
+
+    ob_curve_point pts[3] = {{0, 4.0, 2.0, 0.01}, {1, 3.0, 1.5, 0.01}, {2, 2.5, NAN, 0.005}};
+    ob_eval_point ev[1] = {{2, 2.75, 0.5}};
+    ob_event evt[1] = {{1, "skipped_step", "non-finite gradient (3 values)"}};
+    CHECK_OK(ob_store_append(s, ids[0], pts, 3, ev, 1, evt, 1, &e), &e);
+    ob_run_result r = {.status = "done", .steps_done = 100, .final_loss = 2.5, .best_loss = 2.25,
+                       .eval_loss = 2.75, .eval_metric = 0.5, .loss_floor = NAN,
+                       .peak_mem_bytes = 123456789012LL, .state_bytes = 64, .step_ms_median = 1.5,
+                       .step_ms_p90 = 2.5, .items_per_sec = NAN, .diverged_step = -1,
+                       .wall_s = 0.25, .error = NULL};
+    CHECK_OK(ob_store_finish_run(s, ids[0], &r, &e), &e);
+    ob_run_result r2 = {.status = "diverged", .steps_done = 7, .final_loss = INFINITY,
+                        .best_loss = 1.0, .eval_loss = NAN, .eval_metric = NAN, .loss_floor = NAN,
+                        .peak_mem_bytes = 10, .state_bytes = 0, .step_ms_median = NAN,
+                        .step_ms_p90 = NAN, .items_per_sec = NAN, .diverged_step = 7,
+                        .wall_s = 0.1, .error = "loss is not finite"};
+    CHECK_OK(ob_store_finish_run(s, ids[1], &r2, &e), &e);
+    CHECK_OK(ob_store_finish_benchmark(s, bench, &e), &e);
+    /* An unknown status is a bug in the caller, refused. */
+    ob_run_result bad = r;
+    bad.status = "finished";
+    CHECK(ob_store_finish_run(s, ids[0], &bad, &e) == OB_ERR_INTERNAL);
+    /* Updating a run that does not exist is an error, not a silent no-op. */
+    CHECK(ob_store_run_started(s, 999999, &e) != OB_OK);
+    ob_store_close(s);
+
+    /* Reopen read-only and read everything back. */
+    s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_READONLY, &s, &e), &e);
+    if (!s) return;
+    db = ob_store_db(s);
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT workload || '|' || optimizer || '|' || hparams || '|' || "
+                              "workload_params || '|' || status FROM runs WHERE id = %lld",
+             (long long)ids[0]);
+    q_text(db, sql, txt, sizeof txt);
+    CHECK_MSG(!strcmp(txt, "quadratic|adam|{\"beta2\":0.95}|{\"dim\":8}|done"), "%s", txt);
+    snprintf(sql, sizeof sql, "SELECT lr FROM runs WHERE id = %lld", (long long)ids[0]);
+    CHECK(q_real(db, sql) == 0.01);
+    snprintf(sql, sizeof sql, "SELECT peak_mem_bytes FROM runs WHERE id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 123456789012LL);
+    snprintf(sql, sizeof sql, "SELECT final_loss FROM runs WHERE id = %lld", (long long)ids[0]);
+    CHECK(q_real(db, sql) == 2.5);
+    snprintf(sql, sizeof sql, "SELECT loss_floor IS NULL AND items_per_sec IS NULL AND "
+                              "diverged_step IS NULL AND error IS NULL AND finished_at IS NOT NULL "
+                              "AND started_at IS NOT NULL FROM runs WHERE id = %lld",
+             (long long)ids[0]);
+    CHECK(q_int(db, sql) == 1);
+    snprintf(sql, sizeof sql, "SELECT diverged_step FROM runs WHERE id = %lld", (long long)ids[1]);
+    CHECK(q_int(db, sql) == 7);
+    snprintf(sql, sizeof sql, "SELECT final_loss FROM runs WHERE id = %lld", (long long)ids[1]);
+    CHECK(isinf(q_real(db, sql)));
+    snprintf(sql, sizeof sql, "SELECT error FROM runs WHERE id = %lld", (long long)ids[1]);
+    q_text(db, sql, txt, sizeof txt);
+    CHECK(!strcmp(txt, "loss is not finite"));
+    CHECK(q_int(db, "SELECT count(*) FROM curves") == 3);
+    CHECK(q_real(db, "SELECT sum(loss) FROM curves") == 9.5);
+    CHECK(q_int(db, "SELECT count(*) FROM curves WHERE grad_norm IS NULL") == 1);
+    CHECK(q_real(db, "SELECT lr FROM curves WHERE step = 2") == 0.005);
+    CHECK(q_real(db, "SELECT metric FROM evals WHERE step = 2") == 0.5);
+    q_text(db, "SELECT kind || ':' || step || ':' || detail FROM events", txt, sizeof txt);
+    CHECK(!strcmp(txt, "skipped_step:1:non-finite gradient (3 values)"));
+    q_text(db, "SELECT name || '|' || config || '|' || git_rev || '|' || host FROM benchmarks", txt,
+           sizeof txt);
+    CHECK(!strcmp(txt, "nightly|steps: 10\n|abc123|host1"));
+    CHECK(q_int(db, "SELECT finished_at IS NOT NULL FROM benchmarks") == 1);
+    CHECK(q_int(db, "SELECT count(*) FROM runs WHERE benchmark_id = 1") == 2);
+    /* A read-only store refuses writes. */
+    int64_t b2;
+    CHECK(ob_store_begin_benchmark(s, "x", NULL, NULL, NULL, NULL, NULL, &b2, &e) == OB_ERR_INPUT);
+    ob_store_close(s);
+
+    /* Reopening with CREATE keeps the data (no re-creation). */
+    s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    if (s) {
+        CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM runs") == 2);
+        CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM meta") == 3);
+        ob_store_close(s);
+    }
+}
+
+static void test_schema_file_matches(void)
+{
+    const char *src = getenv("OB_SOURCE_DIR");
+    char p[512];
+    snprintf(p, sizeof p, "%s/results/schema.sql", src ? src : "..");
+    long len = 0;
+    char *text = slurp(p, &len);
+    CHECK_MSG(text != NULL, "cannot read %s", p);
+    if (!text) return;
+    sqlite3 *mem;
+    sqlite3_open(":memory:", &mem);
+    CHECK(sqlite3_exec(mem, text, NULL, NULL, NULL) == SQLITE_OK);
+    char a[16384], b[16384];
+    schema_of(mem, a, sizeof a);
+    sqlite3_close(mem);
+    free(text);
+
+    char dbp[512];
+    path_in(dbp, sizeof dbp, "schema.db");
+    ob_err e = {0};
+    ob_store *s = NULL;
+    CHECK_OK(ob_store_open(dbp, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    schema_of(ob_store_db(s), b, sizeof b);
+    ob_store_close(s);
+    CHECK_MSG(strlen(a) > 100 && !strcmp(a, b), "results/schema.sql and the embedded schema differ");
+}
+
+static void test_batched_writes(void)
+{
+    char p[512];
+    path_in(p, sizeof p, "batch.db");
+    ob_err e = {0};
+    ob_store *s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    sqlite3 *db = ob_store_db(s);
+    enum { NR = 200, NP = 20000 };
+    ob_run_spec *specs = calloc(NR, sizeof *specs);
+    int64_t *ids = calloc(NR, sizeof *ids);
+    for (int i = 0; i < NR; i++)
+        specs[i] = (ob_run_spec){.cell = i, .workload = "quadratic", .optimizer = "sgd",
+                                 .hparams = "{}", .lr = 0.1, .seed = i, .steps = NP};
+    sqlite3_commit_hook(db, on_commit, NULL);
+    commits = 0;
+    CHECK_OK(ob_store_add_runs(s, 0, specs, NR, ids, &e), &e);
+    CHECK_MSG(commits == 1, "add_runs used %d commits", commits);
+    CHECK(q_int(db, "SELECT count(*) FROM runs WHERE benchmark_id IS NULL") == NR);
+
+    ob_curve_point *pts = malloc(NP * sizeof *pts);
+    for (int i = 0; i < NP; i++) pts[i] = (ob_curve_point){i, 1.0 / (i + 1), 0.5, 0.1};
+    commits = 0;
+    CHECK_OK(ob_store_append(s, ids[0], pts, NP, NULL, 0, NULL, 0, &e), &e);
+    CHECK_MSG(commits == 1, "append of %d points used %d commits", NP, commits);
+    CHECK(q_int(db, "SELECT count(*) FROM curves") == NP);
+    CHECK(q_int(db, "SELECT max(step) FROM curves") == NP - 1);
+
+    /* Rewriting steps (a resumed run) replaces them instead of failing. */
+    pts[0].loss = 42.0;
+    CHECK_OK(ob_store_append(s, ids[0], pts, 1, NULL, 0, NULL, 0, &e), &e);
+    CHECK(q_real(db, "SELECT loss FROM curves WHERE step = 0") == 42.0);
+    CHECK(q_int(db, "SELECT count(*) FROM curves") == NP);
+
+    /* A batch that fails part-way leaves nothing behind (run 999999 does not exist). */
+    ob_event evt = {5, "x", NULL};
+    ob_status st = ob_store_append(s, 999999, pts, 100, NULL, 0, &evt, 1, &e);
+    CHECK(st == OB_ERR_DB);
+    CHECK(q_int(db, "SELECT count(*) FROM curves") == NP);
+    CHECK(q_int(db, "SELECT count(*) FROM events") == 0);
+    /* and the store still works afterwards */
+    CHECK_OK(ob_store_append(s, ids[1], pts, 10, NULL, 0, &evt, 1, &e), &e);
+    CHECK(q_int(db, "SELECT count(*) FROM curves") == NP + 10);
+    sqlite3_commit_hook(db, NULL, NULL);
+    ob_store_close(s);
+    free(pts);
+    free(specs);
+    free(ids);
+}
+
+/* The open of path with mode must fail with OB_ERR_INPUT and leave the bytes as they were. */
+static void expect_refused(const char *path, ob_open_mode mode, const char *must_mention)
+{
+    long len0 = 0, len1 = 0;
+    char *before = slurp(path, &len0);
+    ob_err e = {0};
+    ob_store *s = (ob_store *)1;
+    ob_status st = ob_store_open(path, mode, &s, &e);
+    CHECK_MSG(st == OB_ERR_INPUT, "%s: status %d (%s)", path, (int)st, e.msg);
+    CHECK(s == NULL);
+    CHECK_MSG(strstr(e.msg, path) != NULL, "message does not name the file: %s", e.msg);
+    if (must_mention) CHECK_MSG(strstr(e.msg, must_mention) != NULL, "'%s' not in: %s", must_mention, e.msg);
+    char *after = slurp(path, &len1);
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        /* nothing to compare */
+    } else if (before) {
+        CHECK_MSG(after && len0 == len1 && !memcmp(before, after, (size_t)len0),
+                  "%s changed by a refused open", path);
+    } else {
+        CHECK_MSG(after == NULL, "%s created by a refused open", path);
+    }
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    CHECK_MSG(access(wal, F_OK) != 0, "%s created", wal);
+    snprintf(wal, sizeof wal, "%s-journal", path);
+    CHECK_MSG(access(wal, F_OK) != 0, "%s created", wal);
+    free(before);
+    free(after);
+}
+
+static void test_refusals(void)
+{
+    char p[512];
+    /* A text file (e.g. a config given by mistake). */
+    path_in(p, sizeof p, "garbage.db");
+    FILE *f = fopen(p, "wb");
+    fputs("workloads: [quadratic]\noptimizers: [adam]\n", f);
+    fclose(f);
+    expect_refused(p, OB_STORE_CREATE, "not an SQLite database");
+    expect_refused(p, OB_STORE_EXISTING, "not an SQLite database");
+    expect_refused(p, OB_STORE_READONLY, "not an SQLite database");
+
+    /* A short binary file. */
+    path_in(p, sizeof p, "short.db");
+    f = fopen(p, "wb");
+    fputs("SQLite", f);
+    fclose(f);
+    expect_refused(p, OB_STORE_CREATE, "not an SQLite database");
+
+    /* Somebody else's SQLite database. */
+    path_in(p, sizeof p, "foreign.db");
+    sqlite3 *db;
+    sqlite3_open(p, &db);
+    sqlite3_exec(db, "CREATE TABLE runs(x); INSERT INTO runs VALUES (1);", NULL, NULL, NULL);
+    sqlite3_close(db);
+    expect_refused(p, OB_STORE_CREATE, "not an optbench results database");
+    expect_refused(p, OB_STORE_EXISTING, "not an optbench results database");
+    expect_refused(p, OB_STORE_READONLY, "not an optbench results database");
+
+    /* An optbench database from a newer version. */
+    path_in(p, sizeof p, "newer.db");
+    ob_err e = {0};
+    ob_store *s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    ob_store_close(s);
+    sqlite3_open(p, &db);
+    sqlite3_exec(db, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE;", NULL, NULL, NULL);
+    sqlite3_close(db);
+    expect_refused(p, OB_STORE_CREATE, "newer");
+    expect_refused(p, OB_STORE_READONLY, "newer");
+
+    /* Missing files are only created in CREATE mode. */
+    path_in(p, sizeof p, "missing.db");
+    expect_refused(p, OB_STORE_EXISTING, "does not exist");
+    expect_refused(p, OB_STORE_READONLY, "does not exist");
+
+    /* A directory. */
+    expect_refused(dir, OB_STORE_CREATE, "not a regular file");
+
+    /* An empty file is a fine place to create a store. */
+    path_in(p, sizeof p, "empty.db");
+    f = fopen(p, "wb");
+    fclose(f);
+    expect_refused(p, OB_STORE_EXISTING, "empty");
+    s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    if (s) {
+        CHECK(q_int(ob_store_db(s), "PRAGMA user_version") == OB_SCHEMA_VERSION);
+        ob_store_close(s);
+    }
+    CHECK(ob_store_open("", OB_STORE_CREATE, &s, &e) == OB_ERR_INPUT);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "%s/ob_test_store_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_create_and_round_trip();
+    test_schema_file_matches();
+    test_batched_writes();
+    test_refusals();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}

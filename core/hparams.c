@@ -52,6 +52,10 @@ int ob_edit_distance(const char *a, const char *b)
             int c = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
             if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
             if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
+            /* a swap of two neighbours counts as one edit (Damerau) */
+            if (i > 1 && j > 1 && tolower((unsigned char)a[i - 1]) == tolower((unsigned char)b[j - 2]) &&
+                tolower((unsigned char)a[i - 2]) == tolower((unsigned char)b[j - 1]) && d[i - 2][j - 2] + 1 < c)
+                c = d[i - 2][j - 2] + 1;
             d[i][j] = c;
         }
     return d[la][lb];

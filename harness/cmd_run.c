@@ -163,13 +163,13 @@ int ob_cmd_run(int argc, char **argv)
         ob_matrix_free(&m);
         goto fail;
     }
-    fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
     ob_store *store = NULL;
     if (ob_store_open(cfg.db, OB_STORE_CREATE, &store, &e) != OB_OK) {
         ob_device_close(&dev);
         ob_matrix_free(&m);
         goto fail;
     }
+    fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
     fprintf(stderr, "optbench: %d cells, %lld steps each, into %s\n", m.n, (long long)cfg.steps, cfg.db);
     ob_run_summary sum;
     ob_status s = ob_run_matrix(&cfg, &m, &dev, store, &sum, &e);

@@ -22,6 +22,10 @@
 #include "core/ob.h"
 #include "optimizers/rules.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct ob_device ob_device;
 
 #define OB_TIMER_SLOTS 512
@@ -115,4 +119,7 @@ void ob_dev_free(ob_device *dev, void *p);
 void ob_dev_reset_peak(ob_device *dev);
 ob_status ob_dev_require(const ob_device *dev, const void *slot, const char *op, ob_err *e);
 
+#ifdef __cplusplus
+}
+#endif
 #endif

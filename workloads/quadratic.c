@@ -24,6 +24,8 @@ static const ob_hp_def quad_hp[] = {
     {"noise", OB_HP_FLOAT, 0.01, 0, INFINITY, 0, 0, NULL, "std of the Gaussian gradient noise"},
     {"init_scale", OB_HP_FLOAT, 1.0, 0, INFINITY, 1, 0, NULL, "std of the start point around x*"},
     {"problem_seed", OB_HP_INT, 0, 0, 1e9, 0, 0, NULL, "seed of A and x* (fixed across run seeds)"},
+    {"inject_nan_step", OB_HP_INT, 0, 0, 1e12, 0, 0, NULL,
+     "fault injection: the gradient has a NaN at this step (1-based; 0 never)"},
 };
 
 typedef struct quad {
@@ -31,6 +33,7 @@ typedef struct quad {
     int64_t d;
     double cond, noise, init_scale;
     uint64_t problem_seed;
+    int64_t inject_nan_step;
     int64_t off_x;          /* offset of "x" in the arenas */
     float *A, *xstar;       /* device: (d, d), (d) */
     float *diff, *tmp;      /* device scratch: (d), (d) */
@@ -134,6 +137,8 @@ static ob_status quad_train_step(ob_workload *w, const float *params, float *gra
                                     (uint64_t)step * (uint64_t)q->d, 0.0f, (float)q->noise, e));
         OB_TRY(dev->ops->axpby(dev, q->d, 1.0f, q->tmp, 1.0f, g, e));
     }
+    if (q->inject_nan_step > 0 && step + 1 == q->inject_nan_step)
+        OB_TRY(dev->ops->fill(dev, g, NAN, 1, e));
     return OB_OK;
 }
 
@@ -185,6 +190,7 @@ static ob_status quad_create(const ob_workload_def *d, const ob_hp_values *hp, o
     q->noise = ob_hp_get(hp, "noise");
     q->init_scale = ob_hp_get(hp, "init_scale");
     q->problem_seed = (uint64_t)ob_hp_get(hp, "problem_seed");
+    q->inject_nan_step = (int64_t)ob_hp_get(hp, "inject_nan_step");
     *out = &q->base;
     return OB_OK;
 }

@@ -1,0 +1,63 @@
+/* results/dataset.h - the runs of a results database, loaded for analysis.
+ *
+ * A dataset is the set of cells of one database (optionally one benchmark):
+ * when a cell (workload, workload parameters, optimizer, hyperparameters, lr,
+ * seed) was run more than once, the latest finished run counts. Runs are
+ * grouped by workload and by optimizer configuration: the optimizer name plus,
+ * when one workload holds several configurations of the same optimizer, the
+ * hyperparameters that tell them apart ("adam beta2=0.95"). Labels never
+ * contain commas, so gnuplot can read them from CSV.
+ */
+#ifndef OB_RESULTS_DATASET_H
+#define OB_RESULTS_DATASET_H
+
+#include <stdint.h>
+
+#include "core/ob.h"
+
+struct sqlite3;
+
+typedef struct ob_rrun {
+    int64_t id, benchmark_id, cell, seed;
+    char *workload, *workload_params, *optimizer, *hparams, *status, *error;
+    char *opt_key;             /* hparams without "lr": identifies the optimizer configuration */
+    double lr;
+    int64_t steps, steps_done; /* -1 when unknown */
+    int64_t diverged_step;     /* -1 when not diverged */
+    int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
+    double final_loss, best_loss, eval_loss, eval_metric, loss_floor;    /* NaN when unknown */
+    double step_ms_median, step_ms_p90, items_per_sec, wall_s;           /* NaN when unknown */
+    int wl, opt;               /* indices into the dataset's workload and optimizer labels */
+    int finished;              /* status done or diverged */
+    int diverged;              /* status diverged */
+    /* the training curve, after ob_dataset_load_curves */
+    int64_t n_curve;
+    int64_t *c_step;           /* (n_curve,) */
+    double *c_loss;            /* (n_curve,) */
+} ob_rrun;
+
+typedef struct ob_dataset {
+    ob_rrun *runs;
+    int n;
+    char **wl_labels;          /* (n_wl,) e.g. "quadratic", or "quadratic cond=1e+06" */
+    char **wl_names;           /* (n_wl,) the workload name of each label */
+    int n_wl;
+    char **opt_labels;         /* (n_opt,) e.g. "adam", or "adam beta2=0.95" */
+    char **opt_names;          /* (n_opt,) the optimizer name of each label */
+    int n_opt;
+    int n_superseded;          /* rows not counted because the cell was run again later */
+    int64_t benchmark_id;      /* the benchmark loaded, 0 for all */
+} ob_dataset;
+
+/* Load the runs of db. benchmark_id > 0 restricts to that benchmark; 0 takes
+ * every run (latest per cell); -1 takes the latest benchmark. */
+ob_status ob_dataset_load(struct sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e);
+/* Read the training curves of every run from db (step, loss). */
+ob_status ob_dataset_load_curves(struct sqlite3 *db, ob_dataset *d, ob_err *e);
+void ob_dataset_free(ob_dataset *d);
+
+/* Index of a label, -1 when absent. */
+int ob_dataset_find_wl(const ob_dataset *d, const char *label);
+int ob_dataset_find_opt(const ob_dataset *d, const char *label);
+
+#endif

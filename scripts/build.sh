@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds optbench into build/ (or $OB_BUILD_DIR). The CUDA
+# backend is compiled whenever nvcc is found (OB_CUDA=AUTO), also on machines
+# without a GPU; set OB_CUDA=OFF to skip it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${OB_BUILD_DIR:-build}
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=${OB_BUILD_TYPE:-RelWithDebInfo} -DOB_CUDA=${OB_CUDA:-AUTO} ${OB_CMAKE_ARGS:-} >/dev/null
+cmake --build "$build" -j"$(nproc)"

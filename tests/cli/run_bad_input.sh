@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Bad input: a one-line message naming the offending value (and the config
+# file's line), exit status 2, and nothing written to the database.
+set -uo pipefail
+: "${OPTBENCH:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+expect() { # expect "message part" args...
+  local want=$1; shift
+  "$OPTBENCH" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -ne 2 ] || ! grep -qF -- "$want" "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
+    echo "FAIL: optbench $*: rc=$rc, stderr:"; cat "$tmp/err"; fails=$((fails+1))
+  else
+    echo "ok: $(cat "$tmp/err")"
+  fi
+}
+# a database with one finished benchmark, whose bytes must not change
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --db "$tmp/keep.db" 2>/dev/null
+sum_before=$(cat "$tmp/keep.db"* | md5sum)
+base=(run --workloads quadratic --optimizers sgd --steps 5 --db "$tmp/keep.db")
+expect "unknown workload 'quadratc' (did you mean 'quadratic'?)" run --workloads quadratc --optimizers sgd --db "$tmp/keep.db"
+expect "unknown optimizer 'adma' (did you mean 'adam'?)" run --workloads quadratic --optimizers adma --db "$tmp/keep.db"
+expect "adam has no hyperparameter 'beta3'" run --workloads quadratic --optimizers adam --set adam.beta3=0.9 --db "$tmp/keep.db"
+expect "learning rate '1e-3x' is not a number" "${base[@]}" --lrs 0.1,1e-3x
+expect "learning rate -0.1 must be > 0" "${base[@]}" --lrs -0.1
+expect "--steps 'abc'" "${base[@]}" --steps abc
+expect "adam.beta2 = 1 is out of range" run --workloads quadratic --optimizers adam --set adam.beta2=1 --db "$tmp/keep.db"
+expect "unknown option '--stpes'" "${base[@]}" --stpes 3
+printf 'workloads: quadratic\noptimizers: sgd\nlrs: [0.1, 0]\n' >"$tmp/bad.yaml"
+expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/keep.db"
+printf 'workloads: quadratic\noptimizers: sgd\nsteps: 10\nsetps: 3\n' >"$tmp/bad2.yaml"
+expect "bad2.yaml:4: unknown key 'setps' (did you mean 'steps'?)" run "$tmp/bad2.yaml" --db "$tmp/keep.db"
+expect "cannot open config file" run "$tmp/none.yaml"
+# a file that is not an optbench database is refused and left as it was
+echo "precious text, not a database" >"$tmp/notes.txt"
+cp "$tmp/notes.txt" "$tmp/notes.orig"
+expect "notes.txt" "${base[@]/$tmp\/keep.db/$tmp/notes.txt}"
+cmp -s "$tmp/notes.txt" "$tmp/notes.orig" || { echo "FAIL: a foreign file was modified"; fails=$((fails+1)); }
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$tmp/other.db"
+expect "other.db" "${base[@]/$tmp\/keep.db/$tmp/other.db}"
+sum_after=$(cat "$tmp/keep.db"* | md5sum)
+[ "$sum_before" = "$sum_after" ] || { echo "FAIL: the database changed"; fails=$((fails+1)); }
+echo "$fails failed"
+[ $fails -eq 0 ]

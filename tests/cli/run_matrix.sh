@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The example matrix of the README: every cell has a row, done with its full
+# curve or diverged with the step; adam at lr 0.01 ends far below its start.
+set -euo pipefail
+: "${OPTBENCH:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
+  --seeds 3 --steps 200 --db "$tmp/r.db" >"$tmp/out" 2>"$tmp/err"
+grep -q "backend auto -> cpu" "$tmp/err"
+[ "$(grep -c '^\[[0-9]*/36\]' "$tmp/err")" = 36 ]   # one plain line per cell in a pipe
+python3 - "$tmp/r.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+q = lambda s: db.execute(s).fetchall()
+assert q("select count(*) from runs")[0][0] == 36, "one row per cell"
+bad = q("select id, status from runs where status not in ('done','diverged')")
+assert not bad, bad
+for rid, steps_done in q("select id, steps_done from runs where status='done'"):
+    n = q(f"select count(*), min(step), max(step) from curves where run_id={rid}")[0]
+    assert n == (200, 1, 200), (rid, n)
+for rid, ds in q("select id, diverged_step from runs where status='diverged'"):
+    assert ds is not None and ds >= 1, rid
+    assert q(f"select count(*) from events where run_id={rid} and kind='diverged'")[0][0] == 1
+for w in ("quadratic", "rosenbrock"):
+    for rid, final in q(f"select id, final_loss from runs where workload='{w}' and optimizer='adam' and lr=0.01"):
+        first = q(f"select loss from curves where run_id={rid} and step=1")[0][0]
+        assert final < first / 10, (w, rid, first, final)
+assert q("select count(*) from benchmarks")[0][0] == 1
+assert q("select count(*) from runs where step_ms_median is null and status='done'")[0][0] == 0
+print("matrix ok")
+PY

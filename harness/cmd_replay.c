@@ -1,9 +1,244 @@
-/* harness/cmd_replay.c - `optbench replay` (not built yet). */
+/* harness/cmd_replay.c - `optbench replay`: apply an optimizer to a recorded
+ * gradient sequence and write the parameters after every step.
+ *
+ * This is the conformance path (against PyTorch, JAX, a paper): the same
+ * pipeline as a training run (ob_optim_route/setup/step on the CPU backend)
+ * over a layout of one tensor, tagged matrix when it is 2-D (so Muon and ROOT
+ * route it to their main group), conv when 4-D, vector otherwise.
+ * Inputs are CSV (libcsv); the output has 9 significant digits, enough to
+ * round-trip float32.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "harness/commands.h"
+#include "kernels/backend.h"
+#include "optimizers/optim.h"
+#include "optimizers/rows.h"
+
+static void replay_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: optbench replay --optimizer NAME --shape RxC|N --init FILE --grads FILE --out FILE\n"
+            "                       [--set k=v,k=v] [--route RULE]\n\n"
+            "Applies an optimizer to a recorded gradient sequence and writes the parameters\n"
+            "after every step: a check of optbench against another framework.\n\n"
+            "  --optimizer NAME  any optimizer of `optbench list`\n"
+            "  --shape S         parameter shape: 8x6 (a matrix), 40 (a vector), or up to 4 dims\n"
+            "  --init FILE       one CSV row: the initial parameters, row-major\n"
+            "  --grads FILE      one CSV row per step: the gradient of that step\n"
+            "  --out FILE        one CSV row per step: the parameters after it ('-': stdout)\n"
+            "  --set k=v,...     optimizer hyperparameters (lr=0.01,beta2=0.95); train.KEY=V for\n"
+            "                    pipeline settings (train.clip_norm=1, train.schedule=cosine);\n"
+            "                    text settings too (coeff_file=FILE for root)\n"
+            "  --route RULE      a routing rule, e.g. 'tag=matrix -> adamw' (repeatable)\n\n"
+            "exit status: 0 ok, 1 failure, 2 bad input (the message names file, line, column)\n");
+}
+
+static int parse_shape(const char *s, int *ndim, int64_t *shape)
+{
+    *ndim = 0;
+    const char *p = s;
+    while (*p) {
+        if (*ndim == OB_MAX_DIMS) return -1;
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (end == p || v <= 0 || errno) return -1;
+        shape[(*ndim)++] = v;
+        p = end;
+        if (*p == 'x') {
+            p++;
+            if (!*p) return -1;
+        } else if (*p) {
+            return -1;
+        }
+    }
+    return *ndim > 0 ? 0 : -1;
+}
+
+/* k=v,k=v: train.KEY to the training settings, known hyperparameters to the
+ * optimizer, anything else is a text setting given to the optimizer later. */
+static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_values *hp, ob_hp_values *train,
+                            char (*text)[2][1024], int *n_text, ob_err *e)
+{
+    char buf[4096];
+    if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "--set: list too long");
+    strcpy(buf, list);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq) return ob_fail(e, OB_ERR_INPUT, "--set: '%s' has no '=' (expected key=value)", tok);
+        *eq = '\0';
+        const char *k = tok, *v = eq + 1;
+        if (!strncmp(k, "train.", 6)) {
+            OB_TRY(ob_hp_set(train, "train", k + 6, v, e));
+        } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 || !d->options || !strstr(d->options, k)) {
+            OB_TRY(ob_hp_set(hp, d->name, k, v, e));
+        } else {
+            if (*n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: too many text settings");
+            snprintf(text[*n_text][0], sizeof text[0][0], "%s", k);
+            snprintf(text[*n_text][1], sizeof text[0][1], "%s", v);
+            (*n_text)++;
+        }
+    }
+    return OB_OK;
+}
+
+static ob_status replay(const char *opt_name, const char *shape_s, const char *sets, const char **routes,
+                        int n_routes, const char *init_path, const char *grads_path, const char *out_path,
+                        ob_err *e)
+{
+    const ob_optimizer_def *d = ob_optimizer_find(opt_name);
+    if (!d) return ob_optimizer_unknown(opt_name, e);
+    int ndim;
+    int64_t shape[OB_MAX_DIMS];
+    if (parse_shape(shape_s, &ndim, shape) != 0)
+        return ob_fail(e, OB_ERR_INPUT, "--shape '%s' is not a shape like 8x6 or 40", shape_s);
+    int64_t numel = 1;
+    for (int i = 0; i < ndim; i++) numel *= shape[i];
+
+    ob_hp_values hp, train;
+    ob_hp_defaults(&hp, d->hp, d->n_hp);
+    ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
+    char text[8][2][1024];
+    int n_text = 0;
+    if (sets) OB_TRY(apply_sets(sets, d, &hp, &train, text, &n_text, e));
+
+    ob_rows init, grads;
+    OB_TRY(ob_rows_read(init_path, ',', &init, e));
+    ob_status st = ob_rows_read(grads_path, ',', &grads, e);
+    if (st != OB_OK) {
+        ob_rows_free(&init);
+        return st;
+    }
+    ob_device dev = {0};
+    ob_layout lay;
+    ob_layout_init(&lay);
+    ob_optim *o = NULL;
+    FILE *out = NULL;
+    float *p = NULL, *g = NULL, *loss = NULL;
+    ob_step_record *rec = NULL;
+    float *host = NULL;
+
+    if (init.n != 1 || init.len[0] != numel) {
+        st = ob_fail(e, OB_ERR_INPUT, "%s: expected one row of %lld values (shape %s); found %d row%s%s", init_path,
+                     (long long)numel, shape_s, init.n, init.n == 1 ? "" : "s",
+                     init.n == 1 ? (init.len[0] < numel ? " that is too short" : " that is too long") : "");
+        goto out;
+    }
+    if (grads.n == 0) {
+        st = ob_fail(e, OB_ERR_INPUT, "%s: no gradient rows", grads_path);
+        goto out;
+    }
+    for (int r = 0; r < grads.n; r++)
+        if (grads.len[r] != numel) {
+            st = ob_fail(e, OB_ERR_INPUT, "%s:%d: %d values; the shape %s needs %lld", grads_path, grads.line[r],
+                         grads.len[r], shape_s, (long long)numel);
+            goto out;
+        }
+
+    ob_tag tag = ndim == 2 ? OB_TAG_MATRIX : ndim == 4 ? OB_TAG_CONV : OB_TAG_VECTOR;
+#define CK(call)                       \
+    do {                               \
+        if ((st = (call)) != OB_OK) goto out; \
+    } while (0)
+    CK(ob_device_open(&dev, "cpu", 0, e));
+    CK(ob_layout_add(&lay, "param", tag, ndim, shape, NULL, e));
+    CK(ob_optim_create(d, &hp, &train, &o, e));
+    for (int i = 0; i < n_text; i++) CK(ob_optim_set_option(o, text[i][0], text[i][1], e));
+    for (int i = 0; i < n_routes; i++) CK(ob_optim_add_route(o, routes[i], e));
+    CK(ob_optim_route(o, &lay, e));
+    CK(ob_layout_finalize(&lay, e));
+    size_t bytes = (size_t)lay.total * sizeof(float);
+    CK(ob_dev_alloc(&dev, bytes, (void **)&p, e));
+    CK(ob_dev_alloc(&dev, bytes, (void **)&g, e));
+    CK(ob_dev_alloc(&dev, sizeof(float), (void **)&loss, e));
+    CK(ob_dev_alloc(&dev, sizeof(ob_step_record), (void **)&rec, e));
+    CK(ob_optim_setup(o, &dev, &lay, e));
+    ob_optim_set_total_steps(o, grads.n);
+    host = malloc((size_t)numel * sizeof *host);
+    if (!host) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    const int64_t off = lay.t[0].offset;
+    for (int64_t i = 0; i < numel; i++) host[i] = (float)init.v[0][i];
+    CK(dev.ops->upload(&dev, p + off, host, (size_t)numel * sizeof *host, e));
+    const float zero = 0.0f;
+    CK(dev.ops->upload(&dev, loss, &zero, sizeof zero, e));
+
+    out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
+    if (!out) {
+        st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", out_path, strerror(errno));
+        goto out;
+    }
+    for (int t = 1; t <= grads.n; t++) {
+        for (int64_t i = 0; i < numel; i++) host[i] = (float)grads.v[t - 1][i];
+        CK(dev.ops->upload(&dev, g + off, host, (size_t)numel * sizeof *host, e));
+        CK(ob_optim_step(o, p, g, loss, t, rec, e));
+        CK(dev.ops->download(&dev, host, p + off, (size_t)numel * sizeof *host, e));
+        for (int64_t i = 0; i < numel; i++) fprintf(out, "%s%.9g", i ? "," : "", (double)host[i]);
+        fputc('\n', out);
+    }
+    if (ferror(out)) st = ob_fail(e, OB_ERR_IO, "error writing '%s'", out_path);
+#undef CK
+out:
+    if (out && out != stdout && fclose(out) != 0 && st == OB_OK)
+        st = ob_fail(e, OB_ERR_IO, "error writing '%s': %s", out_path, strerror(errno));
+    free(host);
+    ob_optim_destroy(o);
+    ob_layout_free(&lay);
+    if (dev.ops) ob_device_close(&dev);
+    ob_rows_free(&init);
+    ob_rows_free(&grads);
+    return st;
+}
 
 int ob_cmd_replay(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return ob_cli_error(1, "'replay' is not available in this build yet");
+    const char *opt = NULL, *shape = NULL, *init = NULL, *grads = NULL, *outp = NULL;
+    const char *routes[16];
+    int n_routes = 0;
+    char sets[4096] = "";
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            replay_usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc)
+            return ob_cli_error(2, "%s needs a value (see optbench replay --help)", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--optimizer"))
+            opt = v;
+        else if (!strcmp(a, "--shape"))
+            shape = v;
+        else if (!strcmp(a, "--init"))
+            init = v;
+        else if (!strcmp(a, "--grads"))
+            grads = v;
+        else if (!strcmp(a, "--out"))
+            outp = v;
+        else if (!strcmp(a, "--set")) {
+            if (strlen(sets) + strlen(v) + 2 >= sizeof sets) return ob_cli_error(2, "--set: too long");
+            if (sets[0]) strcat(sets, ",");
+            strcat(sets, v);
+        } else if (!strcmp(a, "--route")) {
+            if (n_routes == 16) return ob_cli_error(2, "--route: at most 16");
+            routes[n_routes++] = v;
+        } else {
+            return ob_cli_error(2, "replay: unknown option '%s' (see optbench replay --help)", a);
+        }
+    }
+    const char *missing = !opt ? "--optimizer" : !shape ? "--shape" : !init ? "--init" : !grads ? "--grads"
+                        : !outp ? "--out" : NULL;
+    if (missing) return ob_cli_error(2, "replay needs %s (see optbench replay --help)", missing);
+    ob_err e;
+    ob_err_clear(&e);
+    ob_status st = replay(opt, shape, sets[0] ? sets : NULL, routes, n_routes, init, grads, outp, &e);
+    if (st != OB_OK) return ob_cli_error(ob_exit_code(st), "%s", e.msg);
+    return 0;
 }

@@ -1,9 +1,129 @@
-/* harness/cmd_report.c - `optbench report` (not built yet). */
+/* harness/cmd_report.c - `optbench report`: turn a results database into a
+ * report folder (CSV tables, gnuplot scripts, PNG/SVG figures, summary.md,
+ * index.html). The work is in plots/report.c; this file parses the flags. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hparams.h"
 #include "harness/commands.h"
+#include "plots/report.h"
+
+static void report_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: optbench report --db FILE --out DIR [options]\n\n"
+            "Writes CSV tables, one gnuplot script per figure, the figures as PNG and SVG (when\n"
+            "gnuplot is installed), summary.md and index.html into DIR.\n\n"
+            "options:\n"
+            "  --db FILE              results database written by `optbench run`\n"
+            "  --out DIR              report folder (created when missing)\n"
+            "  --benchmark ID         only the runs of benchmark ID, or 'latest'; default: every\n"
+            "                         run (the latest run of each cell)\n"
+            "  --target WORKLOAD=LOSS target loss for time to target (repeatable); default: 1.1 x\n"
+            "                         the best median final loss any optimizer reached\n"
+            "  --tol FRACTION         tolerance of the lr sensitivity range (default 0.1)\n"
+            "  --tau-max X            end of the performance profile's tau range (default 4)\n"
+            "  --profile-by time|steps  what the performance profile compares (default time)\n"
+            "  --no-render            write the scripts but do not run gnuplot\n");
+}
 
 int ob_cmd_report(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return ob_cli_error(1, "'report' is not available in this build yet");
+    ob_report_opts o;
+    memset(&o, 0, sizeof o);
+    ob_stats_opts_default(&o.stats);
+    o.log = stdout;
+    const char *twl[64];
+    double tval[64];
+    char *owned[64];
+    int nt = 0;
+    int rc = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            report_usage(stdout);
+            goto out;
+        } else if (!strcmp(a, "--no-render")) {
+            o.no_render = 1;
+            continue;
+        }
+        if (strncmp(a, "--", 2) != 0) {
+            rc = ob_cli_error(2, "report: unexpected argument '%s' (see optbench report --help)", a);
+            goto out;
+        }
+        if (!v) {
+            rc = ob_cli_error(2, "report: %s needs a value", a);
+            goto out;
+        }
+        i++;
+        if (!strcmp(a, "--db")) {
+            o.db_path = v;
+        } else if (!strcmp(a, "--out")) {
+            o.out_dir = v;
+        } else if (!strcmp(a, "--benchmark")) {
+            double x;
+            if (!strcmp(v, "latest")) o.benchmark_id = -1;
+            else if (!strcmp(v, "all")) o.benchmark_id = 0;
+            else if (ob_parse_double(v, &x) == 0 && x >= 1 && x == (double)(long long)x) o.benchmark_id = (int64_t)x;
+            else {
+                rc = ob_cli_error(2, "report: --benchmark '%s' is not a benchmark id, 'latest' or 'all'", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--target")) {
+            const char *eq = strchr(v, '=');
+            double x;
+            if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || nt >= 64) {
+                rc = ob_cli_error(2, "report: --target '%s' is not WORKLOAD=LOSS", v);
+                goto out;
+            }
+            owned[nt] = strndup(v, (size_t)(eq - v));
+            twl[nt] = owned[nt];
+            tval[nt++] = x;
+        } else if (!strcmp(a, "--tol")) {
+            if (ob_parse_double(v, &o.stats.tol) != 0 || !(o.stats.tol >= 0)) {
+                rc = ob_cli_error(2, "report: --tol '%s' is not a non-negative number", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--tau-max")) {
+            if (ob_parse_double(v, &o.stats.tau_max) != 0 || !(o.stats.tau_max > 1)) {
+                rc = ob_cli_error(2, "report: --tau-max '%s' is not a number above 1", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--profile-by")) {
+            if (!strcmp(v, "time")) o.stats.profile_by_steps = 0;
+            else if (!strcmp(v, "steps")) o.stats.profile_by_steps = 1;
+            else {
+                rc = ob_cli_error(2, "report: --profile-by '%s' is not 'time' or 'steps'", v);
+                goto out;
+            }
+        } else {
+            rc = ob_cli_error(2, "report: unknown option '%s' (see optbench report --help)", a);
+            goto out;
+        }
+    }
+    if (!o.db_path || !o.out_dir) {
+        report_usage(stderr);
+        rc = ob_cli_error(2, "report: --db and --out are required");
+        goto out;
+    }
+    o.stats.n_targets = nt;
+    o.stats.target_wl = twl;
+    o.stats.target_val = tval;
+    ob_err e = {0};
+    ob_report_result res;
+    ob_status st = ob_report_write(&o, &res, &e);
+    if (st != OB_OK) {
+        rc = ob_cli_error(ob_exit_code(st), "report: %s", e.msg);
+        goto out;
+    }
+    printf("optbench: report of %d runs (%d workload x optimizer groups) in %s: %d figures, %d rendered"
+           "%s; open %s/index.html\n",
+           res.n_runs, res.n_groups, o.out_dir, res.n_figures, res.n_rendered,
+           res.gnuplot_found ? "" : " (gnuplot not installed)", o.out_dir);
+    rc = res.n_render_failed ? 1 : 0;
+out:
+    for (int i = 0; i < nt; i++) free(owned[i]);
+    return rc;
 }

@@ -9,6 +9,7 @@ int ob_cmd_list(int argc, char **argv);
 int ob_cmd_report(int argc, char **argv);
 int ob_cmd_replay(int argc, char **argv);
 int ob_cmd_ortho(int argc, char **argv);
+int ob_cmd_bench_step(int argc, char **argv);
 
 /* Print "optbench: <msg>" to stderr and return the exit code of status. */
 int ob_cli_error(int status, const char *fmt, ...)

@@ -15,6 +15,8 @@ void ob_config_init(ob_config *c)
 {
     memset(c, 0, sizeof *c);
     c->steps = 200;
+    c->checkpoint_every = OB_CKPT_EVERY_DEFAULT;
+    c->checkpoint_keep = OB_CKPT_KEEP_DEFAULT;
     strcpy(c->backend, "auto");
     strcpy(c->name, "optbench");
 }
@@ -161,6 +163,75 @@ ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *or
     return ob_config_add_setting(c, owner, key, eq + 1, origin, e);
 }
 
+ob_status ob_config_set_shard(ob_config *c, const char *text, const char *origin, ob_err *e)
+{
+    const char *slash = strchr(text, '/');
+    char a[32], b[32];
+    size_t la = slash ? (size_t)(slash - text) : 0;
+    double k, n;
+    if (!slash || la == 0 || la >= sizeof a || strlen(slash + 1) >= sizeof b)
+        return ob_fail(e, OB_ERR_INPUT, "%s '%s': expected K/N, e.g. 0/4 (shard K of N, 0 <= K < N)",
+                       origin, text);
+    memcpy(a, text, la);
+    a[la] = '\0';
+    snprintf(b, sizeof b, "%s", slash + 1);
+    if (ob_parse_double(a, &k) != 0 || ob_parse_double(b, &n) != 0 || k != floor(k) || n != floor(n) ||
+        n < 1 || n > 1e6 || k < 0 || k >= n)
+        return ob_fail(e, OB_ERR_INPUT, "%s '%s': expected K/N with whole numbers 0 <= K < N <= 1000000",
+                       origin, text);
+    c->shard_k = (int)k;
+    c->shard_n = (int)n;
+    snprintf(c->shard_origin, sizeof c->shard_origin, "%s", origin);
+    return OB_OK;
+}
+
+ob_status ob_config_shard_from_env(ob_config *c, int *used, ob_err *e)
+{
+    if (used) *used = 0;
+    if (c->shard_n > 0) return OB_OK;
+    const char *id = getenv("SLURM_ARRAY_TASK_ID"), *count = getenv("SLURM_ARRAY_TASK_COUNT");
+    const char *min = getenv("SLURM_ARRAY_TASK_MIN");
+    if (!id || !count || !*id || !*count) return OB_OK;
+    double k, n, m = 0;
+    if (ob_parse_double(id, &k) != 0 || k != floor(k) || ob_parse_double(count, &n) != 0 || n != floor(n) ||
+        (min && *min && (ob_parse_double(min, &m) != 0 || m != floor(m))))
+        return ob_fail(e, OB_ERR_INPUT,
+                       "SLURM_ARRAY_TASK_ID='%s' / SLURM_ARRAY_TASK_COUNT='%s' are not whole numbers", id, count);
+    k -= m;
+    if (n < 1 || n > 1e6 || k < 0 || k >= n)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "SLURM_ARRAY_TASK_ID=%s (minus SLURM_ARRAY_TASK_MIN=%s) is outside 0..%g of "
+                       "SLURM_ARRAY_TASK_COUNT=%s; submit with --array=0-%g, or give --shard K/N",
+                       id, min && *min ? min : "0", n - 1, count, n - 1);
+    c->shard_k = (int)k;
+    c->shard_n = (int)n;
+    snprintf(c->shard_origin, sizeof c->shard_origin, "SLURM_ARRAY_TASK_ID");
+    if (used) *used = 1;
+    return OB_OK;
+}
+
+ob_status ob_config_set_devices(ob_config *c, const char *list, const char *origin, ob_err *e)
+{
+    char buf[1024];
+    if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: device list too long", origin);
+    strcpy(buf, list);
+    c->n_devices = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        trim(tok);
+        int64_t d;
+        OB_TRY(parse_int(tok, 0, &d, "device index", origin, e));
+        if (d > 1023) return ob_fail(e, OB_ERR_INPUT, "%s: device index %s is too large", origin, tok);
+        if (c->n_devices == OB_CFG_MAX_DEVICES)
+            return ob_fail(e, OB_ERR_INPUT, "%s: more than %d devices", origin, OB_CFG_MAX_DEVICES);
+        for (int i = 0; i < c->n_devices; i++)
+            if (c->devices[i] == d) return ob_fail(e, OB_ERR_INPUT, "%s: device %s is listed twice", origin, tok);
+        c->devices[c->n_devices++] = (int)d;
+    }
+    if (c->n_devices == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of devices is empty", origin);
+    return OB_OK;
+}
+
 const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer)
 {
     const ob_lr_list *global = NULL;
@@ -303,7 +374,8 @@ static ob_status lr_map(const ycx *y, const yaml_node_t *k, const yaml_node_t *v
 }
 
 static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
-                                       "eval_every", "backend", "db", "hparams", "workload_params", "train"};
+                                       "eval_every", "backend", "db", "hparams", "workload_params", "train",
+                                       "checkpoint_every", "checkpoint_keep", "checkpoint_dir"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -352,6 +424,20 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     } else if (!strcmp(key, "db")) {
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->db, sizeof c->db, "%s", scalar(v));
+    } else if (!strcmp(key, "checkpoint_every")) {
+        OB_TRY(want_scalar(y, v, key));
+        OB_TRY(parse_int(scalar(v), 0, &c->checkpoint_every, "checkpoint_every", at, e));
+    } else if (!strcmp(key, "checkpoint_keep")) {
+        int64_t k;
+        OB_TRY(want_scalar(y, v, key));
+        OB_TRY(parse_int(scalar(v), 1, &k, "checkpoint_keep", at, e));
+        if (k > 100) return ob_fail(e, OB_ERR_INPUT, "%s: checkpoint_keep must be <= 100 (got %s)", at, scalar(v));
+        c->checkpoint_keep = (int)k;
+    } else if (!strcmp(key, "checkpoint_dir")) {
+        OB_TRY(want_scalar(y, v, key));
+        if (!*scalar(v) || strlen(scalar(v)) >= sizeof c->checkpoint_dir - 64)
+            return ob_fail(e, OB_ERR_INPUT, "%s: checkpoint_dir is empty or too long", at);
+        snprintf(c->checkpoint_dir, sizeof c->checkpoint_dir, "%s", scalar(v));
     } else if (!strcmp(key, "hparams") || !strcmp(key, "workload_params")) {
         return each_pair(y, v, key, owner_map, NULL);
     } else if (!strcmp(key, "train")) {
@@ -361,7 +447,8 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         if (near) return ob_fail(e, OB_ERR_INPUT, "%s: unknown key '%s' (did you mean '%s'?)", at, key, near);
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
-                       "eval_every, backend, db, hparams, workload_params, train",
+                       "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
+                       "checkpoint_keep, checkpoint_dir",
                        at, key);
     }
     return OB_OK;

@@ -20,6 +20,12 @@
  *   hparams: {adam: {beta2: 0.95}}          # per optimizer
  *   workload_params: {quadratic: {dim: 50}} # per workload
  *   train: {clip_norm: 1.0}                 # pipeline settings for every run
+ *   checkpoint_every: 1000                  # steps between checkpoints (0: only on a stop)
+ *   checkpoint_keep: 2                      # newest checkpoints kept per run
+ *   checkpoint_dir: ckpt/                   # default: DB.ckpt/ beside the database
+ * Resume, sharding and devices are flags only (--resume, --shard K/N,
+ * --devices 0,1); with no --shard, Slurm's SLURM_ARRAY_TASK_ID and
+ * SLURM_ARRAY_TASK_COUNT give the shard (ob_config_shard_from_env).
  */
 #ifndef OB_HARNESS_CONFIG_H
 #define OB_HARNESS_CONFIG_H
@@ -30,6 +36,9 @@
 
 #define OB_CFG_MAX_LIST 64
 #define OB_CFG_MAX_SETTINGS 256
+#define OB_CFG_MAX_DEVICES 64
+#define OB_CKPT_EVERY_DEFAULT 1000
+#define OB_CKPT_KEEP_DEFAULT 2
 
 typedef struct ob_setting {
     char owner[64];
@@ -62,6 +71,16 @@ typedef struct ob_config {
     ob_setting settings[OB_CFG_MAX_SETTINGS];
     /* where each list came from, for messages */
     char origin_workloads[256], origin_optimizers[256], origin_seeds[256], origin_steps[256];
+    /* checkpoints, resume, sharding, devices (harness/run.c) */
+    int64_t checkpoint_every;   /* steps between checkpoints; 0: only on a clean stop */
+    int checkpoint_keep;        /* newest checkpoints kept per run (>= 1) */
+    char checkpoint_dir[1024];  /* "": DB.ckpt beside the database */
+    int resume;                 /* continue the matching benchmark of the database */
+    int shard_k, shard_n;       /* run the cells with index % shard_n == shard_k; n 0: all */
+    char shard_origin[64];      /* "--shard" or "SLURM_ARRAY_TASK_ID" */
+    int n_devices;              /* > 0: one cell per device at a time, concurrently */
+    int devices[OB_CFG_MAX_DEVICES];
+    char dump_params[1024];     /* debugging: write each finished cell's parameters here */
 } ob_config;
 
 void ob_config_init(ob_config *c);
@@ -81,6 +100,15 @@ ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const
 ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e);
 ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key, const char *value,
                                 const char *origin, ob_err *e);
+
+/* "K/N" with 0 <= K < N. */
+ob_status ob_config_set_shard(ob_config *c, const char *text, const char *origin, ob_err *e);
+/* With no shard set: SLURM_ARRAY_TASK_ID (minus SLURM_ARRAY_TASK_MIN when
+ * set) of SLURM_ARRAY_TASK_COUNT, when both are in the environment. *used
+ * (may be NULL) says whether they were. */
+ob_status ob_config_shard_from_env(ob_config *c, int *used, ob_err *e);
+/* "0,1,3": device indices, no repeats. */
+ob_status ob_config_set_devices(ob_config *c, const char *list, const char *origin, ob_err *e);
 
 /* Learning rates for an optimizer: its own list, else the global one; NULL if neither. */
 const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer);

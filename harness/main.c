@@ -16,6 +16,7 @@ static const command commands[] = {
     {"report", ob_cmd_report, "write CSV tables, gnuplot scripts and plots from a database"},
     {"replay", ob_cmd_replay, "apply an optimizer to a recorded gradient sequence (conformance)"},
     {"ortho", ob_cmd_ortho, "Newton-Schulz orthogonalization accuracy study"},
+    {"bench-step", ob_cmd_bench_step, "time the optimizer step alone and its memory bandwidth"},
 };
 #define N_COMMANDS (int)(sizeof commands / sizeof commands[0])
 
@@ -26,7 +27,7 @@ static void usage(FILE *f)
             "usage: optbench COMMAND [options]   (optbench COMMAND --help for each)\n\n"
             "commands:\n",
             OB_VERSION);
-    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].help);
+    for (int i = 0; i < N_COMMANDS; i++) fprintf(f, "  %-11s %s\n", commands[i].name, commands[i].help);
     fprintf(f,
             "\nexample:\n"
             "  optbench run --workloads quadratic,rosenbrock --optimizers sgd,adam \\\n"

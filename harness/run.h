@@ -1,6 +1,25 @@
-/* harness/run.h - the run loop: every cell of a matrix, on one device, into
- * one store. A cell that fails or diverges is recorded as such and the
- * matrix goes on; only a failing store stops it. */
+/* harness/run.h - the run loop: every cell of a matrix (or of one shard of
+ * it), on one device or one cell per device at a time, into one store. A
+ * cell that fails or diverges is recorded as such and the matrix goes on;
+ * only a failing store (or checkpoint folder) stops it, and a SIGINT/SIGTERM
+ * (harness/signals.h) stops it cleanly after a checkpoint.
+ *
+ * Checkpoints (harness/checkpoint.h) of run ID live in DB.ckpt/run-ID/ beside
+ * the database (or CHECKPOINT_DIR/run-ID/), every cfg->checkpoint_every steps
+ * and at a clean stop; the newest cfg->checkpoint_keep are kept, and the
+ * folder is deleted when the run is done or diverged. A lock file in that
+ * folder (flock) makes sure that two processes never run the same cell; it
+ * goes away with its process, however that ends.
+ *
+ * With cfg->resume, the newest benchmark of the database with exactly this
+ * matrix (and shard) is continued: finished cells are skipped, interrupted,
+ * running and failed ones continue from their newest valid checkpoint (an
+ * older one when the newest is damaged; from the start when none is usable),
+ * after their curve points, evaluations and events beyond the checkpoint's
+ * step are deleted in one transaction. On the CPU the continued run is bit
+ * for bit the run that was not interrupted. Without a matching benchmark a
+ * new one is started.
+ */
 #ifndef OB_HARNESS_RUN_H
 #define OB_HARNESS_RUN_H
 
@@ -11,7 +30,11 @@
 
 typedef struct ob_run_summary {
     int done, diverged, failed, interrupted;
+    int skipped;   /* finished before this process started (--resume) */
+    int resumed;   /* continued from a checkpoint */
+    int busy;      /* being run by another process: left to it */
     int64_t bench_id;
+    int stop_signal; /* SIGINT/SIGTERM that stopped the matrix, 0 when none */
 } ob_run_summary;
 
 /* Steps excluded from step-time statistics at the start of every run. */
@@ -19,6 +42,11 @@ typedef struct ob_run_summary {
 /* Steps whose records are kept on the device between copies to the host. */
 #define OB_FLUSH_STEPS 64
 
+/* Run the matrix m (the cells of shard cfg->shard_k of cfg->shard_n when
+ * shard_n > 0) on dev into store. With cfg->n_devices > 0, dev is not used:
+ * one thread per listed device opens that device of cfg->backend and its
+ * own connection to the store, and each takes the next cell when it is
+ * free. Returns OB_ERR_INTERRUPTED after a clean stop by signal. */
 ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
                         ob_run_summary *sum, ob_err *e);
 
@@ -27,5 +55,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
 void ob_curve_summary(const double *loss, int64_t n, double *final_loss, double *best_loss);
 /* Quantile q in [0,1] of x (n > 0) with linear interpolation; x is sorted in place. */
 double ob_quantile_inplace(double *x, int64_t n, double q);
+/* The folder of run run_id's checkpoints for a configuration and database. */
+void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, int64_t run_id, char *buf, size_t n);
 
 #endif

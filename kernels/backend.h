@@ -30,6 +30,20 @@ typedef struct ob_device ob_device;
 
 #define OB_TIMER_SLOTS 512
 
+/* Arguments of the synth_images op. Image b of a batch is image number
+ * index0 + b of (seed, stream): its label, circular shift (dy, dx) in
+ * [-max_shift, max_shift] and contrast in [contrast_lo, contrast_hi] come from
+ * ob_philox(seed, stream, index0 + b); its pixels are
+ *   out[b,y,x,c] = contrast * templates[label, (y-dy) mod H, (x-dx) mod W, c]
+ *                  + noise * ob_rng_normal(seed, stream + 1, (index0 + b) * H*W*C + (y*W + x)*C + c)
+ * so every backend draws the same images (core/rng.h). */
+typedef struct ob_image_synth {
+    int B, H, W, C, K;
+    int max_shift;
+    float noise, contrast_lo, contrast_hi;
+    uint64_t seed, stream, index0;
+} ob_image_synth;
+
 typedef struct ob_backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -87,9 +101,126 @@ typedef struct ob_backend_ops {
                                   const ob_step_stats *stats, float *p, const float *g,
                                   float *const *s, int64_t n, ob_err *e);
 
+    /* --- matrix optimizers (optional; Muon and ROOT require them) ---
+     * Each works on a batch of vectors x_b = x + b*stride (b < batch) of n floats. */
+    /* x_b /= (add_eps ? ||x_b|| + eps : max(||x_b||, eps)); the norm is summed in
+     * double in a fixed order (bitwise repeatable). */
+    ob_status (*batched_normalize)(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
+                                   float eps, int add_eps, ob_err *e);
+    /* out[b] (device) = the q-quantile of |x_b|, linear interpolation between
+     * order statistics (numpy's default). A selection (radix select over the float
+     * bits), never a sort. work: batch*stride floats of scratch. */
+    ob_status (*abs_quantile)(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,
+                              double q, float *out, float *work, ob_err *e);
+    /* x_b = clamp(x_b, -(thr[b] + add), thr[b] + add); thr in device memory. */
+    ob_status (*clamp_abs)(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
+                           const float *thr, float add, ob_err *e);
+
+    /* --- studies (optional) --- */
+    /* Reduced SVD of the row-major (rows x cols) A, computed in double: singular
+     * values s (min(rows, cols), descending) and, when q != NULL, the polar factor
+     * Q = U V^T (rows x cols). All pointers device memory; A is not modified. */
+    ob_status (*svd_polar)(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
+                           ob_err *e);
+
     /* --- workload kernels (optional; a workload checks before use) --- */
     /* Rosenbrock in n dims: loss (device) and gradient g. */
     ob_status (*rosenbrock)(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
+
+    /* --- neural-network layers (optional; the bert and cnn workloads) ---
+     * llm.c-style forward/backward pairs over flat float buffers, shapes in the
+     * comments, row-major; images are NHWC. Index arrays (tokens, positions,
+     * targets, labels) are int32 device arrays. Backward ops ACCUMULATE (+=) into
+     * parameter gradients (dw, db, dwte, ...; the workload zeroes the gradient
+     * arena once per step) and OVERWRITE activation gradients (dinp, ...) unless
+     * the comment says "+=". Every reduction has a fixed order (no float atomics,
+     * no thread-count dependence): bitwise repeatable. */
+    /* out (N,C) = wte[tokens[n]] + wpe[n % T]; wpe may be NULL. */
+    ob_status (*embedding_forward)(ob_device *dev, float *out, const int32_t *tokens, const float *wte,
+                                   const float *wpe, int N, int T, int C, ob_err *e);
+    /* dwte (V,C) += scatter of dout (N,C) by tokens; dwpe (T,C) += dout by n % T (may be NULL). */
+    ob_status (*embedding_backward)(ob_device *dev, float *dwte, float *dwpe, const float *dout,
+                                    const int32_t *tokens, int N, int T, int C, int V, ob_err *e);
+    /* out (N,C) = (inp - mean) * rstd * w + b per row (eps 1e-5); mean, rstd (N) kept for backward. */
+    ob_status (*layernorm_forward)(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+                                   const float *w, const float *b, int N, int C, ob_err *e);
+    /* dinp (N,C) +=, dw (C) +=, db (C) += from dout (N,C). */
+    ob_status (*layernorm_backward)(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+                                    const float *inp, const float *w, const float *mean, const float *rstd,
+                                    int N, int C, ob_err *e);
+    /* x (N,C) += b (C) on every row. */
+    ob_status (*bias_add)(ob_device *dev, float *x, const float *b, int N, int C, ob_err *e);
+    /* db (C) += column sums of dout (N,C). */
+    ob_status (*bias_backward)(ob_device *dev, float *db, const float *dout, int N, int C, ob_err *e);
+    /* GELU, tanh approximation: out (n) = gelu(inp); out may alias inp. */
+    ob_status (*gelu_forward)(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
+    /* dinp (n) = gelu'(inp) * dout; dinp may alias dout. */
+    ob_status (*gelu_backward)(ob_device *dev, float *dinp, const float *inp, const float *dout, int64_t n,
+                               ob_err *e);
+    /* src (B,T,nsec,NH,HS) -> dst (nsec,B,NH,T,HS): qkv rows to per-head q|k|v (nsec 3);
+     * also the backward of heads_merge. */
+    ob_status (*heads_split)(ob_device *dev, float *dst, const float *src, int B, int T, int nsec, int NH,
+                             int HS, ob_err *e);
+    /* src (nsec,B,NH,T,HS) -> dst (B,T,nsec,NH,HS): per-head outputs back to rows (nsec 1);
+     * also the backward of heads_split. */
+    ob_status (*heads_merge)(ob_device *dev, float *dst, const float *src, int B, int T, int nsec, int NH,
+                             int HS, ob_err *e);
+    /* x (R,L) = softmax of each row, in place (no mask: bidirectional attention). */
+    ob_status (*softmax_forward)(ob_device *dev, float *x, int R, int L, ob_err *e);
+    /* dx (R,L) = y * (dy - sum_row(dy * y)) with y the softmax output; dx may alias dy. */
+    ob_status (*softmax_backward)(ob_device *dev, float *dx, const float *dy, const float *y, int R, int L,
+                                  ob_err *e);
+    /* out (M,C) = inp[idx[m]] rows of inp (N,C). */
+    ob_status (*rows_gather)(ob_device *dev, float *out, const float *inp, const int32_t *idx, int M, int C,
+                             ob_err *e);
+    /* dinp[idx[m]] (rows of (N,C)) += dout (M,C); the idx are distinct. */
+    ob_status (*rows_scatter_add)(ob_device *dev, float *dinp, const float *dout, const int32_t *idx, int M,
+                                  int C, ob_err *e);
+    /* Softmax cross-entropy of logits (M,V) against targets (M): probs (M,V) (may
+     * alias logits), losses (M) = -log p[target], *loss (device) = mean of losses
+     * (0 when M == 0), *correct (device, may be NULL) = count of argmax == target
+     * (first maximum). Sums in double, in row order. */
+    ob_status (*xent_forward)(ob_device *dev, float *probs, float *losses, const float *logits,
+                              const int32_t *targets, int M, int V, float *loss, float *correct, ob_err *e);
+    /* dlogits (M,V) = (probs - onehot(targets)) * scale (scale = 1/M for a mean); may alias probs. */
+    ob_status (*xent_backward)(ob_device *dev, float *dlogits, const float *probs, const int32_t *targets,
+                               int M, int V, float scale, ob_err *e);
+    /* col (B*Ho*Wo, Cin*K*K) from inp (B,H,W,Cin), zero padding; column order
+     * (ci, ky, kx) matches a (Cout, Cin, K, K) kernel. Ho = (H + 2 pad - K) / stride + 1. */
+    ob_status (*im2col)(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
+                        int stride, int pad, ob_err *e);
+    /* dinp (B,H,W,Cin) = sum of the dcol (B*Ho*Wo, Cin*K*K) entries that read each pixel. */
+    ob_status (*col2im)(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
+                        int stride, int pad, ob_err *e);
+    /* Group norm of inp (B,HW,C) over (HW, C/G) per (b, g), eps 1e-5, then * w (C) + b (C);
+     * mean, rstd (B,G) kept for backward. */
+    ob_status (*groupnorm_forward)(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+                                   const float *w, const float *b, int B, int HW, int C, int G, ob_err *e);
+    /* dinp (B,HW,C) = (overwritten), dw (C) +=, db (C) += from dout (B,HW,C). */
+    ob_status (*groupnorm_backward)(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+                                    const float *inp, const float *w, const float *mean, const float *rstd,
+                                    int B, int HW, int C, int G, ob_err *e);
+    /* out (n) = max(inp, 0); may alias. */
+    ob_status (*relu_forward)(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
+    /* dinp (n) = dout * (out > 0), out the forward's output; dinp may alias dout. */
+    ob_status (*relu_backward)(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
+                               ob_err *e);
+    /* 2x2 max pooling, stride 2: inp (B,H,W,C) -> out (B,H/2,W/2,C) (H, W even). */
+    ob_status (*maxpool2_forward)(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
+                                  ob_err *e);
+    /* dinp (B,H,W,C) = dout routed to the first maximum of each window, 0 elsewhere. */
+    ob_status (*maxpool2_backward)(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
+                                   int H, int W, int C, ob_err *e);
+    /* Global average pooling: out (B,C) = mean over HW of inp (B,HW,C). */
+    ob_status (*avgpool_forward)(ob_device *dev, float *out, const float *inp, int B, int HW, int C,
+                                 ob_err *e);
+    /* dinp (B,HW,C) = dout (B,C) / HW. */
+    ob_status (*avgpool_backward)(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C,
+                                  ob_err *e);
+    /* Class-conditional synthetic images (see struct ob_image_synth; a is host memory):
+     * out (B,H,W,C), labels (B), from templates (K,H,W,C). */
+    ob_status (*synth_images)(ob_device *dev, const struct ob_image_synth *a, float *out, int32_t *labels,
+                              const float *templates, ob_err *e);
 } ob_backend_ops;
 
 struct ob_device {

@@ -7,13 +7,15 @@
  *      the arenas and has its own rule and hyperparameters;
  *   2. global gradient statistics in one pass (norm, count of non-finite);
  *   3. clip scale (clip_norm) and the guard's skip flag, on the device;
- *   4. the update, one fused pass per group (elementwise rules) or the
- *      group's matrix update (Muon, ROOT);
+ *   4. the update, one fused pass per group (elementwise rules) or, for a
+ *      matrix group (Muon, ROOT), momentum into a workspace, Newton-Schulz on
+ *      batches of same-shape matrices (strided-batched GEMM), then the update;
  *   5. the exceptional: a skipped step is recorded; the harness turns runs of
- *      bad steps into divergence.
+ *      bad steps into divergence; on_nonfinite = rollback restores the last
+ *      good snapshot, stop ends the run (ob_optim_stopped).
  *
- * Training settings shared by every optimizer (clipping, guard, divergence)
- * are a hyperparameter table of their own: ob_train_hp_defs.
+ * Training settings shared by every optimizer (schedule, clipping, guard,
+ * divergence) are a hyperparameter table of their own: ob_train_hp_defs.
  */
 #ifndef OB_OPTIMIZERS_OPTIM_H
 #define OB_OPTIMIZERS_OPTIM_H
@@ -28,6 +30,7 @@
 
 typedef struct ob_optim ob_optim;
 typedef struct ob_optimizer_def ob_optimizer_def;
+typedef struct ob_matrix_plan ob_matrix_plan; /* optim_impl.h */
 
 struct ob_optimizer_def {
     const char *name;
@@ -37,12 +40,25 @@ struct ob_optimizer_def {
     /* Floats of optimizer state per parameter for these settings (for a
      * routed optimizer: per parameter of its main group). */
     double (*state_per_param)(const ob_hp_values *hp);
-    /* Assign t->group for every tensor (NULL: everything in group 0). */
-    ob_status (*route)(ob_optim *o, ob_layout *l, ob_err *e);
-    /* Build the elementwise rule of group g (constants for the whole run). */
+    /* Names of the groups (NULL-terminated; NULL: one group named like the
+     * optimizer). Group 0 is the main group; "main" names it too. */
+    const char *const *groups;
+    /* Routing rules that follow the user's (NULL-terminated; NULL: "* -> main").
+     * An optimizer with an enum hyperparameter routing=hybrid|explicit drops
+     * them when it is explicit. */
+    const char *const *default_routes;
+    /* Build the elementwise rule of group g (constants for the whole run). For
+     * a matrix group: the momentum rule that feeds Newton-Schulz. */
     ob_status (*group_rule)(const ob_optim *o, int g, ob_rule *rule, ob_err *e);
-    /* Per-step scalars of group g at step t (1-based) with scheduled lr. */
-    void (*group_step)(const ob_optim *o, int g, int64_t t, double lr, ob_rule_step *s);
+    /* Matrix groups (Muon, ROOT): fill the plan and return 1; 0 for an
+     * elementwise group. NULL: every group is elementwise. */
+    int (*group_matrix)(const ob_optim *o, int g, ob_matrix_plan *plan);
+    /* Per-step scalars of group g at update t (1-based); lr_scale is the
+     * schedule's factor (scheduled lr / lr) that every group's lr follows. */
+    void (*group_step)(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_step *s);
+    /* Settings that are text, not numbers (NULL: none): "coeff_file". */
+    const char *options;
+    ob_status (*set_option)(ob_optim *o, const char *key, const char *value, ob_err *e);
 };
 
 /* Training settings common to all optimizers (clip_norm, diverge_factor, ...). */
@@ -56,16 +72,40 @@ ob_status ob_optimizer_unknown(const char *name, ob_err *e);
 
 ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
                           const ob_hp_values *train, ob_optim **out, ob_err *e);
-/* Route every tensor of l to a group (before ob_layout_finalize). */
+/* Routing rules, added before ob_optim_route and tried in the order given,
+ * before the optimizer's defaults; the first match decides. The form is
+ * "MATCH -> GROUP": MATCH is "*" or terms joined by spaces, '&' or ',':
+ *   tag=T[|T...]   (matrix, bias, norm, embedding, head, conv, vector)
+ *   ndim=N[|N...]
+ *   name=GLOB      (fnmatch pattern on the parameter name, e.g. "*.bias")
+ * GROUP is one of the optimizer's groups ("main", "muon", "adamw", ...).
+ * Example: ob_optim_add_route("tag=embedding|head -> adamw"). A bad rule is
+ * OB_ERR_INPUT naming it. */
+ob_status ob_optim_add_route(ob_optim *o, const char *rule, ob_err *e);
+/* Text-valued settings (the keys of def->options, e.g. root's coeff_file),
+ * and "route" (same as ob_optim_add_route). OB_ERR_INPUT for an unknown key. */
+ob_status ob_optim_set_option(ob_optim *o, const char *key, const char *value, ob_err *e);
+/* Route every tensor of l to a group (before ob_layout_finalize). A
+ * parameter no rule matches, or a non-matrix in a matrix group, is
+ * OB_ERR_INPUT naming it. */
 ob_status ob_optim_route(ob_optim *o, ob_layout *l, ob_err *e);
 /* Human summary of the routing: one line per group with its tensors. */
 void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf, size_t n);
 /* Allocate optimizer state on dev for the finalized layout l. */
 ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err *e);
 /* Step t (1-based): params -= update(grads). loss and rec are device pointers;
- * rec receives loss, grad norm and the skip flag. */
+ * rec receives loss, grad norm, the scheduled lr and the skip flag. t drives the
+ * schedule; the rules count their own updates (bias corrections and the like),
+ * which a rollback winds back. With train.on_nonfinite = skip (the default) a
+ * bad step is skipped on the device with no host synchronisation (and still
+ * counts as an update); rollback and stop read the guard's flag each step. */
 ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const float *loss,
                         int64_t t, ob_step_record *rec, ob_err *e);
+/* 1 once the guard has ended the run: on_nonfinite = stop at the first bad
+ * step, rollback after max_bad_steps consecutive bad steps. *step gets the
+ * step and why a sentence. Later ob_optim_step calls fill rec and change
+ * nothing. The caller marks the run diverged at *step. */
+int ob_optim_stopped(const ob_optim *o, int64_t *step, char *why, size_t why_n);
 /* Steps the run will take (schedules need it); call before the first step. */
 void ob_optim_set_total_steps(ob_optim *o, int64_t total_steps);
 /* Events the optimizer raised since the last call (rollback, ...): returns 1
@@ -74,7 +114,21 @@ int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, ch
                        size_t detail_n);
 /* Learning rate the schedule gives at step t (host arithmetic). */
 double ob_optim_lr(const ob_optim *o, int64_t t);
+/* Bytes of optimizer state (every state role of every group, padding
+ * included); workspaces and rollback snapshots are not state. */
 size_t ob_optim_state_bytes(const ob_optim *o);
+
+/* Every piece of state a run needs to continue bit for bit (checkpoints):
+ * device buffers (on_device = 1) and host-side values (on_device = 0, e.g.
+ * running products, bad-step counters). Fills up to max entries and returns
+ * how many there are. Names are stable across versions of a checkpoint. */
+typedef struct ob_state_blob {
+    char name[48];
+    void *ptr;
+    size_t bytes;
+    int on_device;
+} ob_state_blob;
+int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max);
 void ob_optim_destroy(ob_optim *o);
 
 #endif

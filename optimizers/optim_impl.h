@@ -1,17 +1,78 @@
 /* optimizers/optim_impl.h - the optimizer object, for files of optimizers/.
- * Not part of the harness's view (optim.h). */
+ * Not part of the harness's view (optim.h).
+ *
+ * A group is an elementwise group (one fused rule over its arena range) or a
+ * matrix group (Muon, ROOT): its tensors are bucketed by matrix shape, and
+ * each bucket runs momentum -> [clamp at a quantile] -> normalize ->
+ * Newton-Schulz -> update on a batch of same-shape matrices in a workspace.
+ */
 #ifndef OB_OPTIMIZERS_OPTIM_IMPL_H
 #define OB_OPTIMIZERS_OPTIM_IMPL_H
 
+#include "optimizers/newton_schulz.h"
 #include "optimizers/optim.h"
+
+/* How the learning rate of a matrix scales with its shape (torch.optim.Muon's
+ * adjust_lr_fn). */
+typedef enum ob_lr_adjust {
+    OB_LR_ADJUST_ORIGINAL = 0, /* sqrt(max(1, rows/cols)) */
+    OB_LR_ADJUST_MATCH_RMS,    /* 0.2 * sqrt(max(rows, cols)) */
+    OB_LR_ADJUST_NONE          /* 1 */
+} ob_lr_adjust;
+
+/* What a matrix group does between its momentum rule and its update. */
+struct ob_matrix_plan {
+    float quantile;      /* > 0: clamp u to +-(q-quantile of |u| + quantile_add) (ROOT) */
+    float quantile_add;
+    float norm_eps;      /* X0 = u / max(||u||_F, eps), or u / (||u||_F + eps) with norm_add_eps */
+    int norm_add_eps;
+    int ns_steps;
+    int lr_adjust;       /* ob_lr_adjust */
+    float weight_decay;  /* decoupled: p *= 1 - lr*wd */
+    /* Newton-Schulz (a, b, c) for a (dmin x dmax) matrix. */
+    void (*coeffs)(const ob_optim *o, int64_t dmin, int64_t dmax, float abc[3]);
+};
+
+/* A batch of same-shape matrices of a matrix group (at most a workspace full). */
+typedef struct ob_bucket {
+    int64_t rows, cols;  /* matrix view (conv kernels: out x in*kh*kw) */
+    int count;
+    int first;           /* index into ob_group.members */
+    float abc[3];
+    float lr_scale;      /* ob_lr_adjust for this shape */
+} ob_bucket;
 
 typedef struct ob_group {
     int64_t begin, end;                  /* float range in the arenas */
-    ob_rule rule;
-    float *state[OB_RULE_MAX_STATE];     /* device arrays of the whole layout size, or NULL */
+    ob_rule rule;                        /* elementwise rule, or a matrix group's momentum rule */
+    float *state[OB_RULE_MAX_STATE];     /* device arrays over [begin, end), or NULL */
     ob_rule_step *step_dev;              /* per-step scalars in device memory */
+    int is_matrix;
+    ob_matrix_plan plan;
+    int *members;                        /* layout indices, bucket by bucket */
+    ob_bucket *buckets;
+    int n_buckets;
 } ob_group;
 
+typedef struct ob_route_rule {
+    unsigned tags;        /* bit per ob_tag; 0: any */
+    unsigned ndims;       /* bit per ndim; 0: any */
+    char pattern[OB_NAME_MAX]; /* fnmatch on the name; "" any */
+    int group;
+    char text[160];       /* as written, for messages */
+} ob_route_rule;
+
+#define OB_MAX_ROUTES 32
+#define OB_MAX_EVENTS 32
+
+typedef struct ob_event {
+    int64_t step;
+    char kind[32];
+    char detail[192];
+} ob_event;
+
+/* Any state added to ob_optim or ob_group that changes during a run must be
+ * listed by ob_optim_state_blobs (pipeline.c), or checkpoints lose it. */
 struct ob_optim {
     const ob_optimizer_def *def;
     ob_hp_values hp;
@@ -23,14 +84,86 @@ struct ob_optim {
     ob_step_stats *stats_dev;
     size_t state_bytes;
     int64_t total_steps;
+
+    /* routing */
+    ob_route_rule routes[OB_MAX_ROUTES];
+    int n_routes;
+
+    /* matrix groups: workspace shared by every bucket (sized for the largest) */
+    float *ws_x, *ws_x2, *ws_a, *ws_b, *ws_thr;
+
+    /* extra Newton-Schulz coefficients (root's coeff_file) */
+    ob_ns_coeff *coeffs;
+    int n_coeffs;
+    char coeff_file[1024];
+
+    /* the update count the rules see (state that checkpoints and rollback keep) */
+    int64_t t;
+    /* nadam: running product of mu_i up to mu_t_cached (a cache of a function of t) */
+    int64_t mu_t_cached;
+    double mu_product;
+
+    /* the guard */
+    int guard_mode;         /* 0 skip, 1 rollback, 2 stop */
+    int64_t bad_streak;     /* consecutive bad steps (rollback, stop) */
+    int stopped;
+    int64_t stopped_step;
+    char stopped_why[192];
+    float *snap_params;     /* rollback: copies of the params and every state role */
+    float *snap_state[OB_MAX_GROUPS][OB_RULE_MAX_STATE];
+    int64_t snap_t;         /* update count of the snapshot; -1 before the first */
+    int64_t snap_step;      /* harness step of the snapshot */
+    float *params_seen;     /* params pointer of the first step */
+
+    ob_event events[OB_MAX_EVENTS];
+    int n_events;
 };
 
 /* Hyperparameter of the optimizer / of training by name (must exist). */
 double ob_optim_hp(const ob_optim *o, const char *name);
 double ob_optim_train_hp(const ob_optim *o, const char *name);
+/* Raise an event for ob_optim_pop_event. */
+void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
+
+/* Scheduled learning rate at harness step t (1-based) of total for base lr
+ * (schedule.c); train holds the schedule settings. */
+double ob_schedule_lr(const ob_hp_values *train, double lr, int64_t t, int64_t total);
+/* OB_ERR_INPUT when schedule settings contradict each other (or lr). */
+ob_status ob_schedule_check(const ob_hp_values *train, double lr, ob_err *e);
+
+/* Shared by adam, adamw and the AdamW group of the hybrid optimizers. */
+void ob_adam_rule(ob_rule *r, double beta1, double beta2, double eps, double wd, int decoupled,
+                  int amsgrad);
+void ob_adam_step(ob_rule_step *s, double lr, int64_t t, double beta1, double beta2);
+/* The AdamW group of muon/root: hyperparameters adamw_lr, adamw_beta1/2, adamw_eps, adamw_wd. */
+void ob_hybrid_adamw_rule(const ob_optim *o, ob_rule *r);
+void ob_hybrid_adamw_step(const ob_optim *o, int64_t t, double lr_scale, ob_rule_step *s);
+/* Hybrid routing: 2-D matrices and 4-D conv kernels to the main group, the rest to adamw. */
+extern const char *const ob_hybrid_routes[];
+/* Hyperparameters of the hybrid optimizers' routing and AdamW group (the
+ * defaults of the reference hybrid Muon: lr 3e-4, betas (0.9, 0.95), eps 1e-10, no decay). */
+#define OB_HYBRID_HP                                                                               \
+    {"routing", OB_HP_ENUM, 0, 0, 1, 0, 0, "hybrid|explicit",                                      \
+     "hybrid: 2-D hidden weights (and conv kernels) here, the rest to AdamW; explicit: only "      \
+     "the routes given"},                                                                          \
+    {"adamw_lr", OB_HP_FLOAT, 3e-4, 0, INFINITY, 1, 0, NULL, "learning rate of the AdamW group"},  \
+    {"adamw_beta1", OB_HP_FLOAT, 0.9, 0, 1, 0, 1, NULL, "AdamW group: decay of the first moment"}, \
+    {"adamw_beta2", OB_HP_FLOAT, 0.95, 0, 1, 0, 1, NULL, "AdamW group: decay of the second moment"}, \
+    {"adamw_eps", OB_HP_FLOAT, 1e-10, 0, INFINITY, 0, 0, NULL, "AdamW group: added to the denominator"}, \
+    {"adamw_wd", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "AdamW group: decoupled weight decay"}
 
 /* Optimizers of the library, defined in their own files. */
 extern const ob_optimizer_def ob_opt_sgd;
 extern const ob_optimizer_def ob_opt_adam;
+extern const ob_optimizer_def ob_opt_adamw;
+extern const ob_optimizer_def ob_opt_nadam;
+extern const ob_optimizer_def ob_opt_radam;
+extern const ob_optimizer_def ob_opt_adamax;
+extern const ob_optimizer_def ob_opt_adagrad;
+extern const ob_optimizer_def ob_opt_adadelta;
+extern const ob_optimizer_def ob_opt_rmsprop;
+extern const ob_optimizer_def ob_opt_lion;
+extern const ob_optimizer_def ob_opt_muon;
+extern const ob_optimizer_def ob_opt_root;
 
 #endif

@@ -1,6 +1,9 @@
 /* optimizers/pipeline.c - routing, statistics, guard and fused update: the
- * step every optimizer runs through (see optim.h). */
+ * step every optimizer runs through (see optim.h), the matrix groups of Muon
+ * and ROOT, and the non-finite guard's rollback snapshots. */
+#include <fnmatch.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +17,30 @@ const ob_hp_def ob_train_hp_defs[] = {
      "a run whose loss exceeds this multiple of its first loss is diverged"},
     {"max_bad_steps", OB_HP_INT, 10, 1, 1e9, 0, 0, NULL,
      "consecutive non-finite (skipped) steps after which a run is diverged"},
+    {"schedule", OB_HP_ENUM, 0, 0, 4, 0, 0, "constant|warmup|cosine|warmup_cosine|wsd",
+     "learning-rate schedule (wsd: warmup, stable, linear decay)"},
+    {"warmup_steps", OB_HP_INT, 0, 0, 1e12, 0, 0, NULL,
+     "steps of linear warmup from lr/warmup_steps to lr (warmup, warmup_cosine, wsd)"},
+    {"min_lr", OB_HP_FLOAT, 0.0, 0.0, INFINITY, 0, 0, NULL,
+     "learning rate the decay ends at (cosine, warmup_cosine, wsd)"},
+    {"decay_frac", OB_HP_FLOAT, 0.2, 0.0, 1.0, 0, 0, NULL,
+     "fraction of the run spent in wsd's final linear decay"},
+    {"on_nonfinite", OB_HP_ENUM, 0, 0, 2, 0, 0, "skip|rollback|stop",
+     "a step with a non-finite gradient or loss: skip it, restore the last good snapshot, or end the run as diverged"},
+    {"snapshot_every", OB_HP_INT, 100, 1, 1e12, 0, 0, NULL,
+     "on_nonfinite=rollback: steps between snapshots of parameters and optimizer state"},
 };
 const int ob_train_hp_count = (int)(sizeof ob_train_hp_defs / sizeof ob_train_hp_defs[0]);
 
+enum { GUARD_SKIP = 0, GUARD_ROLLBACK = 1, GUARD_STOP = 2 };
+
+/* Workspace of a matrix group: matrices per batch are capped so that one batch
+ * holds at most this many floats (unless a single matrix is larger). */
+#define WS_BATCH_FLOATS ((int64_t)1 << 24)
+
 static const ob_optimizer_def *const registry[] = {
-    &ob_opt_sgd,
-    &ob_opt_adam,
+    &ob_opt_sgd, &ob_opt_adam, &ob_opt_adamw, &ob_opt_nadam, &ob_opt_radam, &ob_opt_adamax,
+    &ob_opt_adagrad, &ob_opt_adadelta, &ob_opt_rmsprop, &ob_opt_lion, &ob_opt_muon, &ob_opt_root,
 };
 
 const ob_optimizer_def *const *ob_optimizers(int *n)
@@ -64,22 +85,194 @@ double ob_optim_train_hp(const ob_optim *o, const char *name)
     return ob_hp_get(&o->train, name);
 }
 
-ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
-                          const ob_hp_values *train, ob_optim **out, ob_err *e)
+void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...)
 {
-    ob_optim *o = calloc(1, sizeof *o);
-    if (!o) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    o->def = d;
-    o->hp = *hp;
-    o->train = *train;
-    *out = o;
+    if (o->n_events == OB_MAX_EVENTS) return; /* the caller pops every step batch */
+    ob_event *ev = &o->events[o->n_events++];
+    ev->step = step;
+    snprintf(ev->kind, sizeof ev->kind, "%s", kind);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ev->detail, sizeof ev->detail, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- groups and routing -------------------------------------------------- */
+
+static int n_group_names(const ob_optimizer_def *d)
+{
+    int n = 0;
+    if (!d->groups) return 1;
+    while (d->groups[n]) n++;
+    return n;
+}
+
+static const char *group_name(const ob_optimizer_def *d, int g)
+{
+    if (!d->groups) return g == 0 ? d->name : "?";
+    return g < n_group_names(d) ? d->groups[g] : "?";
+}
+
+static void trim(char *s)
+{
+    size_t n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\t')) s[--n] = '\0';
+    size_t k = 0;
+    while (s[k] == ' ' || s[k] == '\t') k++;
+    memmove(s, s + k, n - k + 1);
+}
+
+static ob_status parse_route(const ob_optimizer_def *d, const char *text, ob_route_rule *r, ob_err *e)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->text, sizeof r->text, "%s", text);
+    const char *arrow = strstr(text, "->");
+    if (!arrow || strlen(text) >= sizeof r->text)
+        return ob_fail(e, OB_ERR_INPUT, "%s: route '%s' is not of the form 'MATCH -> GROUP' "
+                       "(e.g. 'tag=embedding -> adamw')", d->name, text);
+    char match[160], target[64];
+    snprintf(match, sizeof match, "%.*s", (int)(arrow - text), text);
+    snprintf(target, sizeof target, "%s", arrow + 2);
+    trim(match);
+    trim(target);
+    r->group = -1;
+    if (!strcmp(target, "main")) r->group = 0;
+    for (int g = 0; g < n_group_names(d) && r->group < 0; g++)
+        if (!strcmp(target, group_name(d, g))) r->group = g;
+    if (r->group < 0) {
+        char names[128] = "main";
+        for (int g = 0; g < n_group_names(d); g++) {
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, group_name(d, g), sizeof names - strlen(names) - 1);
+        }
+        return ob_fail(e, OB_ERR_INPUT, "%s: route '%s': no group '%s' (groups: %s)", d->name, text, target,
+                       names);
+    }
+    if (!strcmp(match, "*")) return OB_OK;
+    char *save = NULL;
+    for (char *term = strtok_r(match, " \t&,", &save); term; term = strtok_r(NULL, " \t&,", &save)) {
+        char *eq = strchr(term, '=');
+        if (!eq)
+            return ob_fail(e, OB_ERR_INPUT, "%s: route '%s': term '%s' is not key=value (keys: tag, ndim, name)",
+                           d->name, text, term);
+        *eq = '\0';
+        const char *key = term, *val = eq + 1;
+        if (!strcmp(key, "name")) {
+            if (strlen(val) >= sizeof r->pattern)
+                return ob_fail(e, OB_ERR_INPUT, "%s: route '%s': pattern too long", d->name, text);
+            strcpy(r->pattern, val);
+            continue;
+        }
+        int is_tag = !strcmp(key, "tag"), is_ndim = !strcmp(key, "ndim");
+        if (!is_tag && !is_ndim)
+            return ob_fail(e, OB_ERR_INPUT, "%s: route '%s': unknown key '%s' (keys: tag, ndim, name)", d->name,
+                           text, key);
+        char vals[128];
+        snprintf(vals, sizeof vals, "%s", val);
+        char *s2 = NULL;
+        for (char *v = strtok_r(vals, "|", &s2); v; v = strtok_r(NULL, "|", &s2)) {
+            if (is_tag) {
+                int t = ob_tag_parse(v);
+                if (t < 0) {
+                    char known[128] = "";
+                    for (int k = 0; k < OB_TAG_COUNT; k++) {
+                        if (k) strncat(known, ", ", sizeof known - strlen(known) - 1);
+                        strncat(known, ob_tag_name((ob_tag)k), sizeof known - strlen(known) - 1);
+                    }
+                    return ob_fail(e, OB_ERR_INPUT, "%s: route '%s': unknown tag '%s' (tags: %s)", d->name, text,
+                                   v, known);
+                }
+                r->tags |= 1u << t;
+            } else {
+                double nd;
+                if (ob_parse_double(v, &nd) != 0 || nd != floor(nd) || nd < 1 || nd > OB_MAX_DIMS)
+                    return ob_fail(e, OB_ERR_INPUT, "%s: route '%s': ndim '%s' is not in 1..%d", d->name, text, v,
+                                   OB_MAX_DIMS);
+                r->ndims |= 1u << (int)nd;
+            }
+        }
+    }
     return OB_OK;
+}
+
+static int route_matches(const ob_route_rule *r, const ob_tensor *t)
+{
+    if (r->tags && !(r->tags & (1u << t->tag))) return 0;
+    if (r->ndims && !(r->ndims & (1u << t->ndim))) return 0;
+    if (r->pattern[0] && fnmatch(r->pattern, t->name, 0) != 0) return 0;
+    return 1;
+}
+
+ob_status ob_optim_add_route(ob_optim *o, const char *rule, ob_err *e)
+{
+    if (o->n_routes == OB_MAX_ROUTES)
+        return ob_fail(e, OB_ERR_INPUT, "%s: at most %d routing rules", o->def->name, OB_MAX_ROUTES);
+    OB_TRY(parse_route(o->def, rule, &o->routes[o->n_routes], e));
+    o->n_routes++;
+    return OB_OK;
+}
+
+ob_status ob_optim_set_option(ob_optim *o, const char *key, const char *value, ob_err *e)
+{
+    if (!strcmp(key, "route")) return ob_optim_add_route(o, value, e);
+    if (o->def->set_option && o->def->options) {
+        char opts[256];
+        snprintf(opts, sizeof opts, "%s", o->def->options);
+        char *save = NULL;
+        for (char *k = strtok_r(opts, ",", &save); k; k = strtok_r(NULL, ",", &save))
+            if (!strcmp(k, key)) return o->def->set_option(o, key, value, e);
+    }
+    return ob_fail(e, OB_ERR_INPUT, "%s has no text setting '%s' (it has: route%s%s)", o->def->name, key,
+                   o->def->options ? ", " : "", o->def->options ? o->def->options : "");
+}
+
+static int group_plan(const ob_optim *o, int g, ob_matrix_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    return o->def->group_matrix ? o->def->group_matrix(o, g, plan) : 0;
+}
+
+static void tensor_desc(const ob_tensor *t, char *buf, size_t n)
+{
+    size_t len = (size_t)snprintf(buf, n, "'%s' (tag %s, shape ", t->name, ob_tag_name(t->tag));
+    for (int d = 0; d < t->ndim && len < n; d++)
+        len += (size_t)snprintf(buf + len, n - len, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
+    if (len < n) snprintf(buf + len, n - len, ")");
 }
 
 ob_status ob_optim_route(ob_optim *o, ob_layout *l, ob_err *e)
 {
-    if (o->def->route) return o->def->route(o, l, e);
-    for (int i = 0; i < l->n; i++) l->t[i].group = 0;
+    const ob_optimizer_def *d = o->def;
+    ob_route_rule defaults[16];
+    int n_def = 0;
+    int explicit_only = ob_hp_index(o->hp.defs, o->hp.n, "routing") >= 0 && ob_optim_hp(o, "routing") != 0;
+    if (!explicit_only) {
+        static const char *const everything[] = {"* -> main", NULL};
+        const char *const *dr = d->default_routes ? d->default_routes : everything;
+        for (; *dr && n_def < 16; dr++) OB_TRY(parse_route(d, *dr, &defaults[n_def++], e));
+    }
+    for (int i = 0; i < l->n; i++) {
+        ob_tensor *t = &l->t[i];
+        t->group = -1;
+        for (int k = 0; k < o->n_routes && t->group < 0; k++)
+            if (route_matches(&o->routes[k], t)) t->group = o->routes[k].group;
+        for (int k = 0; k < n_def && t->group < 0; k++)
+            if (route_matches(&defaults[k], t)) t->group = defaults[k].group;
+        char desc[160];
+        tensor_desc(t, desc, sizeof desc);
+        if (t->group < 0)
+            return ob_fail(e, OB_ERR_INPUT,
+                           "%s: parameter %s matches no routing rule%s; add one, e.g. route 'name=%s -> %s'",
+                           d->name, desc, explicit_only ? " (routing = explicit)" : "", t->name,
+                           group_name(d, n_group_names(d) - 1));
+        ob_matrix_plan plan;
+        if (group_plan(o, t->group, &plan) && t->ndim != 2 && t->ndim != 4)
+            return ob_fail(e, OB_ERR_INPUT,
+                           "%s: parameter %s is routed to the matrix group '%s', which updates 2-D matrices "
+                           "(and 4-D conv kernels) only; route it elsewhere, e.g. 'name=%s -> %s'",
+                           d->name, desc, group_name(d, t->group), t->name,
+                           group_name(d, n_group_names(d) - 1));
+    }
     return OB_OK;
 }
 
@@ -91,12 +284,13 @@ void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf,
     for (int i = 0; i < l->n; i++)
         if (l->t[i].group > max_g) max_g = l->t[i].group;
     for (int g = 0; g <= max_g && len < n; g++) {
-        ob_rule rule;
-        ob_err ignore;
-        const char *what = o->def->name;
-        if (o->def->group_rule && o->def->group_rule(o, g, &rule, &ignore) == OB_OK)
-            what = rule.kind == OB_RULE_ADAM ? (rule.decoupled_wd ? "adamw" : "adam") : o->def->name;
-        len += (size_t)snprintf(buf + len, n - len, "    group %d (%s):", g, what);
+        int count = 0;
+        for (int i = 0; i < l->n; i++) count += l->t[i].group == g;
+        if (!count) continue;
+        ob_matrix_plan plan;
+        int mat = group_plan(o, g, &plan);
+        len += (size_t)snprintf(buf + len, n - len, "    group %d (%s%s):", g, group_name(o->def, g),
+                                mat ? ", Newton-Schulz on matrices" : "");
         for (int i = 0; i < l->n && len < n; i++) {
             if (l->t[i].group != g) continue;
             char shape[64] = "";
@@ -110,6 +304,80 @@ void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf,
     }
 }
 
+/* ---- creation and setup --------------------------------------------------- */
+
+ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
+                          const ob_hp_values *train, ob_optim **out, ob_err *e)
+{
+    *out = NULL;
+    OB_TRY(ob_schedule_check(train, ob_hp_get(hp, "lr"), e));
+    ob_optim *o = calloc(1, sizeof *o);
+    if (!o) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    o->def = d;
+    o->hp = *hp;
+    o->train = *train;
+    o->guard_mode = (int)ob_hp_get(train, "on_nonfinite");
+    o->snap_t = -1;
+    *out = o;
+    return OB_OK;
+}
+
+/* Bucket the tensors of matrix group g by matrix shape, in layout order. */
+static ob_status build_buckets(ob_optim *o, int g, const ob_layout *l, int64_t *ws_x, int64_t *ws_s,
+                               int *ws_count, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    int n = 0;
+    for (int i = 0; i < l->n; i++) n += l->t[i].group == g;
+    gr->members = malloc((size_t)(n ? n : 1) * sizeof *gr->members);
+    gr->buckets = malloc((size_t)(n ? n : 1) * sizeof *gr->buckets);
+    unsigned char *done = calloc((size_t)l->n + 1, 1);
+    if (!gr->members || !gr->buckets || !done) {
+        free(done);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    int m = 0;
+    gr->n_buckets = 0;
+    for (int i = 0; i < l->n; i++) {
+        if (l->t[i].group != g || done[i]) continue;
+        int64_t rows, cols;
+        ob_tensor_matrix_dims(&l->t[i], &rows, &cols);
+        int64_t sx = ob_ns_stride(rows * cols);
+        int64_t dmin = rows < cols ? rows : cols, dmax = rows < cols ? cols : rows;
+        int64_t ss = ob_ns_stride(dmin * dmin);
+        int cap = (int)(WS_BATCH_FLOATS / sx);
+        if (cap < 1) cap = 1;
+        ob_bucket *b = NULL;
+        for (int j = i; j < l->n; j++) {
+            int64_t r2, c2;
+            if (l->t[j].group != g || done[j]) continue;
+            ob_tensor_matrix_dims(&l->t[j], &r2, &c2);
+            if (r2 != rows || c2 != cols) continue;
+            if (!b || b->count == cap) {
+                b = &gr->buckets[gr->n_buckets++];
+                memset(b, 0, sizeof *b);
+                b->rows = rows;
+                b->cols = cols;
+                b->first = m;
+                gr->plan.coeffs(o, dmin, dmax, b->abc);
+                switch (gr->plan.lr_adjust) {
+                case OB_LR_ADJUST_ORIGINAL: b->lr_scale = (float)sqrt(fmax(1.0, (double)rows / (double)cols)); break;
+                case OB_LR_ADJUST_MATCH_RMS: b->lr_scale = (float)(0.2 * sqrt((double)dmax)); break;
+                default: b->lr_scale = 1.0f; break;
+                }
+            }
+            gr->members[m++] = j;
+            b->count++;
+            done[j] = 1;
+            if ((int64_t)b->count * sx > *ws_x) *ws_x = (int64_t)b->count * sx;
+            if ((int64_t)b->count * ss > *ws_s) *ws_s = (int64_t)b->count * ss;
+            if (b->count > *ws_count) *ws_count = b->count;
+        }
+    }
+    free(done);
+    return OB_OK;
+}
+
 ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err *e)
 {
     o->dev = dev;
@@ -117,17 +385,50 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
     o->n_groups = l->n_groups;
     o->state_bytes = 0;
     OB_TRY(ob_dev_alloc(dev, sizeof(ob_step_stats), (void **)&o->stats_dev, e));
+    int64_t ws_x = 0, ws_s = 0;
+    int ws_count = 0, need_thr = 0;
     for (int g = 0; g < o->n_groups; g++) {
         ob_group *gr = &o->group[g];
         gr->begin = l->group_begin[g];
         gr->end = l->group_end[g];
         OB_TRY(o->def->group_rule(o, g, &gr->rule, e));
-        size_t bytes = (size_t)(gr->end - gr->begin) * sizeof(float);
+        gr->is_matrix = group_plan(o, g, &gr->plan);
+        int64_t n = gr->end - gr->begin;
+        if (n == 0) continue; /* a group no parameter was routed to */
+        size_t bytes = (size_t)n * sizeof(float);
         for (int k = 0; k < gr->rule.n_state; k++) {
             OB_TRY(ob_dev_alloc(dev, bytes, (void **)&gr->state[k], e));
+            if (gr->rule.state_init[k] != 0.0f)
+                OB_TRY(dev->ops->fill(dev, gr->state[k], gr->rule.state_init[k], n, e));
             o->state_bytes += bytes;
         }
         OB_TRY(ob_dev_alloc(dev, sizeof(ob_rule_step), (void **)&gr->step_dev, e));
+        if (gr->is_matrix) {
+            const ob_backend_ops *ops = dev->ops;
+            OB_TRY(ob_dev_require(dev, (const void *)ops->batched_normalize, "batched_normalize", e));
+            if (gr->plan.quantile > 0) {
+                OB_TRY(ob_dev_require(dev, (const void *)ops->abs_quantile, "abs_quantile", e));
+                OB_TRY(ob_dev_require(dev, (const void *)ops->clamp_abs, "clamp_abs", e));
+                need_thr = 1;
+            }
+            OB_TRY(build_buckets(o, g, l, &ws_x, &ws_s, &ws_count, e));
+        }
+    }
+    if (ws_x > 0) {
+        OB_TRY(ob_dev_alloc(dev, (size_t)ws_x * sizeof(float), (void **)&o->ws_x, e));
+        OB_TRY(ob_dev_alloc(dev, (size_t)ws_x * sizeof(float), (void **)&o->ws_x2, e));
+        OB_TRY(ob_dev_alloc(dev, (size_t)ws_s * sizeof(float), (void **)&o->ws_a, e));
+        OB_TRY(ob_dev_alloc(dev, (size_t)ws_s * sizeof(float), (void **)&o->ws_b, e));
+        if (need_thr) OB_TRY(ob_dev_alloc(dev, (size_t)ws_count * sizeof(float), (void **)&o->ws_thr, e));
+    }
+    if (o->guard_mode == GUARD_ROLLBACK) {
+        OB_TRY(ob_dev_alloc(dev, (size_t)l->total * sizeof(float), (void **)&o->snap_params, e));
+        for (int g = 0; g < o->n_groups; g++) {
+            ob_group *gr = &o->group[g];
+            for (int k = 0; k < gr->rule.n_state && gr->end > gr->begin; k++)
+                OB_TRY(ob_dev_alloc(dev, (size_t)(gr->end - gr->begin) * sizeof(float),
+                                    (void **)&o->snap_state[g][k], e));
+        }
     }
     return OB_OK;
 }
@@ -140,19 +441,134 @@ void ob_optim_set_total_steps(ob_optim *o, int64_t total_steps)
 int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, char *detail,
                        size_t detail_n)
 {
-    (void)o;
-    (void)step;
-    (void)kind;
-    (void)kind_n;
-    (void)detail;
-    (void)detail_n;
-    return 0;
+    if (o->n_events == 0) return 0;
+    const ob_event *ev = &o->events[0];
+    *step = ev->step;
+    snprintf(kind, kind_n, "%s", ev->kind);
+    snprintf(detail, detail_n, "%s", ev->detail);
+    memmove(&o->events[0], &o->events[1], (size_t)(o->n_events - 1) * sizeof o->events[0]);
+    o->n_events--;
+    return 1;
+}
+
+int ob_optim_stopped(const ob_optim *o, int64_t *step, char *why, size_t why_n)
+{
+    if (!o->stopped) return 0;
+    if (step) *step = o->stopped_step;
+    if (why) snprintf(why, why_n, "%s", o->stopped_why);
+    return 1;
 }
 
 double ob_optim_lr(const ob_optim *o, int64_t t)
 {
-    (void)t;
-    return ob_optim_hp(o, "lr");
+    return ob_schedule_lr(&o->train, ob_optim_hp(o, "lr"), t, o->total_steps);
+}
+
+/* ---- the step ------------------------------------------------------------- */
+
+/* Momentum -> [clamp] -> normalize -> Newton-Schulz -> update, bucket by bucket. */
+static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, const float *grads, ob_err *e)
+{
+    ob_device *dev = o->dev;
+    const ob_backend_ops *ops = dev->ops;
+    const ob_layout *l = o->layout;
+    const ob_matrix_plan *pl = &gr->plan;
+    for (int bi = 0; bi < gr->n_buckets; bi++) {
+        const ob_bucket *b = &gr->buckets[bi];
+        const int64_t n = b->rows * b->cols;
+        const int64_t sx = ob_ns_stride(n);
+        const int64_t dmin = b->rows < b->cols ? b->rows : b->cols;
+        const int64_t ss = ob_ns_stride(dmin * dmin);
+        for (int i = 0; i < b->count; i++) {
+            const ob_tensor *t = &l->t[gr->members[b->first + i]];
+            float *st[OB_RULE_MAX_STATE] = {gr->state[0] + (t->offset - gr->begin), NULL, NULL};
+            OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, o->ws_x + i * sx,
+                                         grads + t->offset, st, n, e));
+        }
+        if (pl->quantile > 0) {
+            OB_TRY(ops->abs_quantile(dev, o->ws_x, b->count, n, sx, pl->quantile, o->ws_thr, o->ws_x2, e));
+            OB_TRY(ops->clamp_abs(dev, o->ws_x, b->count, n, sx, o->ws_thr, pl->quantile_add, e));
+        }
+        OB_TRY(ops->batched_normalize(dev, o->ws_x, b->count, n, sx, pl->norm_eps, pl->norm_add_eps, e));
+        float *res;
+        OB_TRY(ob_ns_iterate(dev, o->ws_x, o->ws_x2, o->ws_a, o->ws_b, b->count, b->rows, b->cols, sx, ss,
+                             b->abc, 1, pl->ns_steps, &res, e));
+        ob_rule apply = {0};
+        apply.kind = OB_RULE_MATRIX_APPLY;
+        apply.n_state = 1;
+        apply.weight_decay = pl->weight_decay;
+        apply.c[0] = b->lr_scale;
+        for (int i = 0; i < b->count; i++) {
+            const ob_tensor *t = &l->t[gr->members[b->first + i]];
+            float *st[OB_RULE_MAX_STATE] = {res + i * sx, NULL, NULL};
+            OB_TRY(ops->elementwise_step(dev, &apply, gr->step_dev, o->stats_dev, params + t->offset,
+                                         grads + t->offset, st, n, e));
+        }
+    }
+    return OB_OK;
+}
+
+/* Copy params and every state role into the snapshot (to = 1) or back. */
+static ob_status snapshot_copy(ob_optim *o, float *params, int to, ob_err *e)
+{
+    ob_device *dev = o->dev;
+    size_t pb = (size_t)o->layout->total * sizeof(float);
+    OB_TRY(dev->ops->copy(dev, to ? o->snap_params : params, to ? params : o->snap_params, pb, e));
+    for (int g = 0; g < o->n_groups; g++) {
+        ob_group *gr = &o->group[g];
+        size_t bytes = (size_t)(gr->end - gr->begin) * sizeof(float);
+        for (int k = 0; k < gr->rule.n_state && bytes; k++)
+            OB_TRY(dev->ops->copy(dev, to ? o->snap_state[g][k] : gr->state[k],
+                                  to ? gr->state[k] : o->snap_state[g][k], bytes, e));
+    }
+    return OB_OK;
+}
+
+/* rollback / stop: the host learns whether step t was bad and acts on it. */
+static ob_status guard_after(ob_optim *o, float *params, int64_t t, ob_err *e)
+{
+    ob_step_stats st;
+    OB_TRY(o->dev->ops->download(o->dev, &st, o->stats_dev, sizeof st, e));
+    if (st.skip == 0.0f) {
+        o->bad_streak = 0;
+        int64_t every = (int64_t)ob_optim_train_hp(o, "snapshot_every");
+        if (o->guard_mode == GUARD_ROLLBACK && o->t % every == 0) {
+            OB_TRY(snapshot_copy(o, params, 1, e));
+            o->snap_t = o->t;
+            o->snap_step = t;
+        }
+        return OB_OK;
+    }
+    o->t--; /* the update did not happen */
+    o->bad_streak++;
+    char what[64];
+    if (st.nonfinite > 0)
+        snprintf(what, sizeof what, "%.0f non-finite gradient values", st.nonfinite);
+    else
+        snprintf(what, sizeof what, "a non-finite loss");
+    int64_t max_bad = (int64_t)ob_optim_train_hp(o, "max_bad_steps");
+    if (o->guard_mode == GUARD_STOP) {
+        o->stopped = 1;
+        o->stopped_step = t;
+        snprintf(o->stopped_why, sizeof o->stopped_why, "%s at step %lld (train.on_nonfinite = stop)", what,
+                 (long long)t);
+        ob_optim_event(o, t, "stopped", "%s", o->stopped_why);
+        return OB_OK;
+    }
+    OB_TRY(snapshot_copy(o, params, 0, e));
+    o->t = o->snap_t;
+    ob_optim_event(o, t, "rollback",
+                   "%s at step %lld: parameters and optimizer state restored from step %lld", what,
+                   (long long)t, (long long)o->snap_step);
+    if (o->bad_streak >= max_bad) {
+        o->stopped = 1;
+        o->stopped_step = t - o->bad_streak + 1;
+        snprintf(o->stopped_why, sizeof o->stopped_why,
+                 "%lld consecutive non-finite steps despite rollback (train.max_bad_steps = %lld)",
+                 (long long)o->bad_streak, (long long)max_bad);
+        ob_optim_event(o, o->stopped_step, "stopped", "%s", o->stopped_why);
+    }
+    return OB_OK;
 }
 
 ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const float *loss,
@@ -160,23 +576,86 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
 {
     ob_device *dev = o->dev;
     const ob_backend_ops *ops = dev->ops;
+    if (o->guard_mode == GUARD_ROLLBACK && o->snap_t < 0) {
+        OB_TRY(snapshot_copy(o, params, 1, e));
+        o->snap_t = o->t;
+        o->snap_step = t - 1;
+    }
     const ob_step_stats zero = {0};
     OB_TRY(ops->upload(dev, o->stats_dev, &zero, sizeof zero, e));
     OB_TRY(ops->grad_stats(dev, grads, o->layout->total, o->stats_dev, e));
     OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, (float)ob_optim_train_hp(o, "clip_norm"), rec, e));
     double lr = ob_optim_lr(o, t);
+    if (rec) {
+        float lrf = (float)lr;
+        OB_TRY(ops->upload(dev, &rec->lr, &lrf, sizeof lrf, e));
+    }
+    if (o->stopped) return OB_OK;
+    o->t++;
+    double base = ob_optim_hp(o, "lr");
+    double lr_scale = base > 0 ? lr / base : 1.0;
     for (int g = 0; g < o->n_groups; g++) {
         ob_group *gr = &o->group[g];
+        if (gr->end == gr->begin) continue;
         ob_rule_step s;
         memset(&s, 0, sizeof s);
-        o->def->group_step(o, g, t, lr, &s);
+        o->def->group_step(o, g, o->t, lr_scale, &s);
         OB_TRY(ops->upload(dev, gr->step_dev, &s, sizeof s, e));
-        float *st[OB_RULE_MAX_STATE] = {0};
-        for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k];
-        OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, params + gr->begin,
-                                     grads + gr->begin, st, gr->end - gr->begin, e));
+        if (gr->is_matrix) {
+            OB_TRY(matrix_group_step(o, gr, params, grads, e));
+        } else {
+            float *st[OB_RULE_MAX_STATE] = {0};
+            for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k];
+            OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, params + gr->begin,
+                                         grads + gr->begin, st, gr->end - gr->begin, e));
+        }
     }
+    if (o->guard_mode != GUARD_SKIP) OB_TRY(guard_after(o, params, t, e));
     return OB_OK;
+}
+
+/* ---- state ---------------------------------------------------------------- */
+
+static void blob(ob_state_blob *out, int max, int *n, const char *name, void *ptr, size_t bytes, int on_device)
+{
+    if (*n < max) {
+        snprintf(out[*n].name, sizeof out[*n].name, "%s", name);
+        out[*n].ptr = ptr;
+        out[*n].bytes = bytes;
+        out[*n].on_device = on_device;
+    }
+    (*n)++;
+}
+
+int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
+{
+    int n = 0;
+    char name[48];
+    for (int g = 0; g < o->n_groups; g++) {
+        ob_group *gr = &o->group[g];
+        size_t bytes = (size_t)(gr->end - gr->begin) * sizeof(float);
+        if (!bytes) continue;
+        for (int k = 0; k < gr->rule.n_state; k++) {
+            snprintf(name, sizeof name, "group%d.state%d", g, k);
+            blob(out, max, &n, name, gr->state[k], bytes, 1);
+        }
+    }
+    blob(out, max, &n, "optim.t", &o->t, sizeof o->t, 0);
+    blob(out, max, &n, "guard.bad_streak", &o->bad_streak, sizeof o->bad_streak, 0);
+    if (o->guard_mode == GUARD_ROLLBACK) {
+        blob(out, max, &n, "guard.snap_t", &o->snap_t, sizeof o->snap_t, 0);
+        blob(out, max, &n, "guard.snap_step", &o->snap_step, sizeof o->snap_step, 0);
+        blob(out, max, &n, "guard.snap_params", o->snap_params, (size_t)o->layout->total * sizeof(float), 1);
+        for (int g = 0; g < o->n_groups; g++) {
+            ob_group *gr = &o->group[g];
+            size_t bytes = (size_t)(gr->end - gr->begin) * sizeof(float);
+            for (int k = 0; k < gr->rule.n_state && bytes; k++) {
+                snprintf(name, sizeof name, "guard.snap_group%d.state%d", g, k);
+                blob(out, max, &n, name, o->snap_state[g][k], bytes, 1);
+            }
+        }
+    }
+    return n;
 }
 
 size_t ob_optim_state_bytes(const ob_optim *o)
@@ -190,9 +669,23 @@ void ob_optim_destroy(ob_optim *o)
     if (o->dev) {
         ob_dev_free(o->dev, o->stats_dev);
         for (int g = 0; g < o->n_groups; g++) {
-            for (int k = 0; k < OB_RULE_MAX_STATE; k++) ob_dev_free(o->dev, o->group[g].state[k]);
+            for (int k = 0; k < OB_RULE_MAX_STATE; k++) {
+                ob_dev_free(o->dev, o->group[g].state[k]);
+                ob_dev_free(o->dev, o->snap_state[g][k]);
+            }
             ob_dev_free(o->dev, o->group[g].step_dev);
         }
+        ob_dev_free(o->dev, o->ws_x);
+        ob_dev_free(o->dev, o->ws_x2);
+        ob_dev_free(o->dev, o->ws_a);
+        ob_dev_free(o->dev, o->ws_b);
+        ob_dev_free(o->dev, o->ws_thr);
+        ob_dev_free(o->dev, o->snap_params);
     }
+    for (int g = 0; g < OB_MAX_GROUPS; g++) {
+        free(o->group[g].members);
+        free(o->group[g].buckets);
+    }
+    free(o->coeffs);
     free(o);
 }

@@ -7,8 +7,16 @@
  *
  * Conventions: g has already been multiplied by the clip scale; constants
  * that do not change during a run live in ob_rule (passed by value), values
- * that change per step (lr, bias corrections) in ob_rule_step (device memory).
- * Semantics follow torch.optim unless a rule says otherwise.
+ * that change per step (lr, bias corrections, products of per-step factors)
+ * in ob_rule_step, computed once per step on the host and read from device
+ * memory. No rule calls anything host-only. Semantics follow torch.optim
+ * unless a rule says otherwise.
+ *
+ * Matrix optimizers (Muon, ROOT) use three rules of this file around their
+ * Newton-Schulz iteration: a momentum rule that writes the matrix to
+ * orthogonalize into the "p" slot (a workspace, not the parameters), and
+ * OB_RULE_MATRIX_APPLY, which reads the orthogonalized matrix from state
+ * role 0 and updates the parameters.
  */
 #ifndef OB_OPTIMIZERS_RULES_H
 #define OB_OPTIMIZERS_RULES_H
@@ -60,12 +68,25 @@ OB_HD static inline void ob_stats_finish(ob_step_stats *st, const float *loss, f
 }
 
 typedef enum ob_rule_kind {
-    OB_RULE_SGD = 0,  /* s0 = momentum buffer */
-    OB_RULE_ADAM,     /* s0 = exp_avg, s1 = exp_avg_sq, s2 = max_exp_avg_sq (amsgrad) */
+    OB_RULE_SGD = 0,      /* s0 = momentum buffer */
+    OB_RULE_ADAM,         /* s0 = exp_avg, s1 = exp_avg_sq, s2 = max_exp_avg_sq (amsgrad); AdamW */
+    OB_RULE_NADAM,        /* s0 = exp_avg, s1 = exp_avg_sq */
+    OB_RULE_RADAM,        /* s0 = exp_avg, s1 = exp_avg_sq */
+    OB_RULE_ADAMAX,       /* s0 = exp_avg, s1 = exp_inf */
+    OB_RULE_ADAGRAD,      /* s0 = sum of squares (starts at initial_accumulator_value) */
+    OB_RULE_ADADELTA,     /* s0 = square_avg, s1 = acc_delta */
+    OB_RULE_RMSPROP,      /* s0 = square_avg, then grad_avg (centered), then momentum buffer */
+    OB_RULE_LION,         /* s0 = exp_avg */
+    OB_RULE_MUON_MOMENTUM,/* p = out (workspace), s0 = momentum buffer; lerp momentum */
+    OB_RULE_ROOT_MOMENTUM,/* p = out (workspace), s0 = momentum buffer; M = mu M + g */
+    OB_RULE_MATRIX_APPLY, /* p = parameters, s0 = orthogonalized update O (read only) */
     OB_RULE_COUNT
 } ob_rule_kind;
 
 #define OB_RULE_MAX_STATE 3
+
+/* ob_rule.flags */
+#define OB_RULE_CENTERED 1 /* rmsprop: centered */
 
 typedef struct ob_rule {
     int kind;          /* ob_rule_kind */
@@ -73,13 +94,14 @@ typedef struct ob_rule {
     int nesterov;
     int amsgrad;
     int decoupled_wd;  /* AdamW-style p *= 1 - lr*wd instead of g += wd*p */
-    int flags;         /* rule-specific switches */
+    int flags;         /* rule-specific switches (OB_RULE_CENTERED) */
     float weight_decay;
     float momentum;
     float dampening;
     float beta1, beta2;
     float eps;
-    float c[6];        /* rule-specific constants */
+    float c[6];        /* rule-specific constants (see each rule) */
+    float state_init[OB_RULE_MAX_STATE]; /* value each state role starts at (setup only) */
 } ob_rule;
 
 typedef struct ob_rule_step {
@@ -87,10 +109,23 @@ typedef struct ob_rule_step {
     float t;           /* step number, 1-based, as torch counts */
     float bc1;         /* 1 - beta1^t */
     float bc2;         /* 1 - beta2^t */
-    float c[4];        /* rule-specific per-step scalars */
+    float c[4];        /* rule-specific per-step scalars (see each rule) */
 } ob_rule_step;
 
-/* torch.optim.SGD */
+/* Weight decay of the torch optimizers with an L2 penalty (returns the new g)
+ * or, with decoupled_wd, AdamW's p *= 1 - lr*wd. */
+OB_HD static inline float ob_rule_weight_decay(const ob_rule *r, const ob_rule_step *s, float *p, float g)
+{
+    if (r->weight_decay != 0.0f) {
+        if (r->decoupled_wd)
+            *p *= 1.0f - s->lr * r->weight_decay;
+        else
+            g += r->weight_decay * *p;
+    }
+    return g;
+}
+
+/* torch.optim.SGD (the first step copies g into the momentum buffer) */
 OB_HD static inline void ob_rule_sgd(const ob_rule *r, const ob_rule_step *s, float *p, float g,
                                      float *buf)
 {
@@ -107,12 +142,7 @@ OB_HD static inline void ob_rule_sgd(const ob_rule *r, const ob_rule_step *s, fl
 OB_HD static inline void ob_rule_adam(const ob_rule *r, const ob_rule_step *s, float *p, float g,
                                       float *m, float *v, float *vmax)
 {
-    if (r->weight_decay != 0.0f) {
-        if (r->decoupled_wd)
-            *p *= 1.0f - s->lr * r->weight_decay;
-        else
-            g += r->weight_decay * *p;
-    }
+    g = ob_rule_weight_decay(r, s, p, g);
     float mm = *m + (1.0f - r->beta1) * (g - *m); /* torch: exp_avg.lerp_(g, 1-beta1) */
     float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
     *m = mm;
@@ -127,7 +157,137 @@ OB_HD static inline void ob_rule_adam(const ob_rule *r, const ob_rule_step *s, f
     *p -= step_size * (mm / denom);
 }
 
-/* Apply rule r to element i. s[k] are the state arrays (NULL beyond n_state). */
+/* torch.optim.NAdam. Per step: c[0] = lr (1 - mu_t) / (1 - prod_{i<=t} mu_i),
+ * c[1] = lr mu_{t+1} / (1 - prod_{i<=t+1} mu_i), bc2; mu_t = beta1 (1 - 0.5 * 0.96^(t psi)). */
+OB_HD static inline void ob_rule_nadam(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                       float *m, float *v)
+{
+    g = ob_rule_weight_decay(r, s, p, g);
+    float mm = *m + (1.0f - r->beta1) * (g - *m);
+    float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
+    *m = mm;
+    *v = vv;
+    float denom = sqrtf(vv / s->bc2) + r->eps;
+    *p -= s->c[0] * (g / denom);
+    *p -= s->c[1] * (mm / denom);
+}
+
+/* torch.optim.RAdam. Per step: c[1] = 1 when the variance is tractable
+ * (rho_t > 5), then c[0] = lr * rect * sqrt(bc2) / bc1 and the step is
+ * c[0] m / (sqrt(v) + eps); else c[0] = lr / bc1 and the step is c[0] m. */
+OB_HD static inline void ob_rule_radam(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                       float *m, float *v)
+{
+    g = ob_rule_weight_decay(r, s, p, g);
+    float mm = *m + (1.0f - r->beta1) * (g - *m);
+    float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
+    *m = mm;
+    *v = vv;
+    if (s->c[1] != 0.0f)
+        *p -= s->c[0] * (mm / (sqrtf(vv) + r->eps));
+    else
+        *p -= s->c[0] * mm;
+}
+
+/* torch.optim.Adamax: u = max(beta2 u, |g| + eps); p -= lr/bc1 * m / u. */
+OB_HD static inline void ob_rule_adamax(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                        float *m, float *u)
+{
+    g = ob_rule_weight_decay(r, s, p, g);
+    float mm = *m + (1.0f - r->beta1) * (g - *m);
+    float a = r->beta2 * *u, b = fabsf(g) + r->eps;
+    float uu = a > b ? a : b;
+    *m = mm;
+    *u = uu;
+    *p -= (s->lr / s->bc1) * (mm / uu);
+}
+
+/* torch.optim.Adagrad. Per step: c[0] = lr / (1 + (t - 1) lr_decay). */
+OB_HD static inline void ob_rule_adagrad(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                         float *sum)
+{
+    g = ob_rule_weight_decay(r, s, p, g);
+    float ss = *sum + g * g;
+    *sum = ss;
+    *p -= s->c[0] * (g / (sqrtf(ss) + r->eps));
+}
+
+/* torch.optim.Adadelta (rho in beta2). */
+OB_HD static inline void ob_rule_adadelta(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                          float *sq, float *acc)
+{
+    g = ob_rule_weight_decay(r, s, p, g);
+    const float rho = r->beta2;
+    float q = rho * *sq + (1.0f - rho) * g * g;
+    float delta = sqrtf(*acc + r->eps) / sqrtf(q + r->eps) * g;
+    *sq = q;
+    *acc = rho * *acc + (1.0f - rho) * delta * delta;
+    *p -= s->lr * delta;
+}
+
+/* torch.optim.RMSprop (alpha in beta2). gavg is NULL unless centered, buf NULL
+ * unless momentum > 0. Centered: where rounding makes sq - gavg^2 negative (torch
+ * takes sqrt and gets NaN) the variance is taken as 0. */
+OB_HD static inline void ob_rule_rmsprop(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                         float *sq, float *gavg, float *buf)
+{
+    g = ob_rule_weight_decay(r, s, p, g);
+    const float alpha = r->beta2;
+    float q = alpha * *sq + (1.0f - alpha) * g * g;
+    *sq = q;
+    float var = q;
+    if (gavg) {
+        float ga = *gavg + (1.0f - alpha) * (g - *gavg);
+        *gavg = ga;
+        var = q - ga * ga;
+        if (var < 0.0f) var = 0.0f;
+    }
+    float avg = sqrtf(var) + r->eps;
+    if (buf) {
+        float b = r->momentum * *buf + g / avg;
+        *buf = b;
+        *p -= s->lr * b;
+    } else {
+        *p -= s->lr * (g / avg);
+    }
+}
+
+/* Lion (Chen et al. 2023): p = p (1 - lr wd) - lr sign(lerp(m, g, 1-beta1));
+ * m = lerp(m, g, 1-beta2). sign(0) = 0. */
+OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                      float *m)
+{
+    float c = *m + (1.0f - r->beta1) * (g - *m);
+    float sg = c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : 0.0f);
+    *p = *p * (1.0f - s->lr * r->weight_decay) - s->lr * sg;
+    *m = *m + (1.0f - r->beta2) * (g - *m);
+}
+
+/* torch.optim.Muon's momentum: M = lerp(M, g, 1-mu); out = nesterov ? lerp(g, M, mu) : M. */
+OB_HD static inline void ob_rule_muon_momentum(const ob_rule *r, float *out, float g, float *mbuf)
+{
+    float mm = *mbuf + (1.0f - r->momentum) * (g - *mbuf);
+    *mbuf = mm;
+    *out = r->nesterov ? g + r->momentum * (mm - g) : mm;
+}
+
+/* ROOT's momentum: M = mu M + g; out = nesterov ? g + mu M : M. */
+OB_HD static inline void ob_rule_root_momentum(const ob_rule *r, float *out, float g, float *mbuf)
+{
+    float mm = r->momentum * *mbuf + g;
+    *mbuf = mm;
+    *out = r->nesterov ? g + r->momentum * mm : mm;
+}
+
+/* The update of an orthogonalized matrix O: p = p (1 - lr wd) - lr c[0] O,
+ * c[0] the shape's learning-rate scale (per tensor). */
+OB_HD static inline void ob_rule_matrix_apply(const ob_rule *r, const ob_rule_step *s, float *p,
+                                              const float *o)
+{
+    *p = *p * (1.0f - s->lr * r->weight_decay) - s->lr * r->c[0] * *o;
+}
+
+/* Apply rule r to element i. st[k] are the state arrays (NULL beyond n_state). */
 OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, float clip_scale,
                                        float *p, const float *g, float *const *st, long long i)
 {
@@ -137,6 +297,22 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_ADAM:
         ob_rule_adam(r, s, &p[i], gi, &st[0][i], &st[1][i], r->amsgrad ? &st[2][i] : (float *)0);
         break;
+    case OB_RULE_NADAM: ob_rule_nadam(r, s, &p[i], gi, &st[0][i], &st[1][i]); break;
+    case OB_RULE_RADAM: ob_rule_radam(r, s, &p[i], gi, &st[0][i], &st[1][i]); break;
+    case OB_RULE_ADAMAX: ob_rule_adamax(r, s, &p[i], gi, &st[0][i], &st[1][i]); break;
+    case OB_RULE_ADAGRAD: ob_rule_adagrad(r, s, &p[i], gi, &st[0][i]); break;
+    case OB_RULE_ADADELTA: ob_rule_adadelta(r, s, &p[i], gi, &st[0][i], &st[1][i]); break;
+    case OB_RULE_RMSPROP: {
+        int centered = (r->flags & OB_RULE_CENTERED) != 0;
+        float *ga = centered ? &st[1][i] : (float *)0;
+        float *buf = r->momentum != 0.0f ? &st[centered ? 2 : 1][i] : (float *)0;
+        ob_rule_rmsprop(r, s, &p[i], gi, &st[0][i], ga, buf);
+        break;
+    }
+    case OB_RULE_LION: ob_rule_lion(r, s, &p[i], gi, &st[0][i]); break;
+    case OB_RULE_MUON_MOMENTUM: ob_rule_muon_momentum(r, &p[i], gi, &st[0][i]); break;
+    case OB_RULE_ROOT_MOMENTUM: ob_rule_root_momentum(r, &p[i], gi, &st[0][i]); break;
+    case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(r, s, &p[i], &st[0][i]); break;
     default: break;
     }
 }

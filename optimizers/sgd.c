@@ -31,11 +31,10 @@ static ob_status sgd_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     return OB_OK;
 }
 
-static void sgd_step(const ob_optim *o, int g, int64_t t, double lr, ob_rule_step *s)
+static void sgd_step(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_step *s)
 {
-    (void)o;
     (void)g;
-    s->lr = (float)lr;
+    s->lr = (float)(lr_scale * ob_optim_hp(o, "lr"));
     s->t = (float)t;
 }
 
@@ -45,7 +44,6 @@ const ob_optimizer_def ob_opt_sgd = {
     .hp = sgd_hp,
     .n_hp = (int)(sizeof sgd_hp / sizeof sgd_hp[0]),
     .state_per_param = sgd_state,
-    .route = NULL,
     .group_rule = sgd_rule,
     .group_step = sgd_step,
 };

@@ -1,4 +1,4 @@
--- results/schema.sql - the optbench results database, schema version 1.
+-- results/schema.sql - the optbench results database, schema version 2.
 --
 -- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43
 -- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats
@@ -22,7 +22,9 @@ CREATE TABLE IF NOT EXISTS benchmarks (
     backend     TEXT,             -- cpu | cuda
     device      TEXT,             -- e.g. "CPU (2 threads)" or the GPU name
     created_at  TEXT NOT NULL,
-    finished_at TEXT              -- NULL while running or when interrupted
+    finished_at TEXT,             -- NULL while running or when interrupted
+    shard       TEXT,             -- "K/N" when this process ran shard K of N (v2)
+    provenance  TEXT              -- JSON: the sources of a merged benchmark (v2)
 );
 
 -- One row per cell of the matrix (workload x optimizer x hyperparameters x lr x seed).
@@ -56,7 +58,8 @@ CREATE TABLE IF NOT EXISTS runs (
     wall_s          REAL,         -- wall time of the whole run
     started_at      TEXT,
     finished_at     TEXT,
-    error           TEXT          -- message of a failed run
+    error           TEXT,         -- message of a failed run
+    origin          TEXT          -- merged runs: "FILE:run ID" it was copied from (v2)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

@@ -17,11 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* The schema: the same text as results/schema.sql (tests/test_store.c checks
  * that the two create identical tables). */
 static const char schema_sql[] =
-    "-- results/schema.sql - the optbench results database, schema version 1.\n"
+    "-- results/schema.sql - the optbench results database, schema version 2.\n"
     "--\n"
     "-- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43\n"
     "-- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats\n"
@@ -45,7 +46,9 @@ static const char schema_sql[] =
     "    backend     TEXT,             -- cpu | cuda\n"
     "    device      TEXT,             -- e.g. \"CPU (2 threads)\" or the GPU name\n"
     "    created_at  TEXT NOT NULL,\n"
-    "    finished_at TEXT              -- NULL while running or when interrupted\n"
+    "    finished_at TEXT,             -- NULL while running or when interrupted\n"
+    "    shard       TEXT,             -- \"K/N\" when this process ran shard K of N (v2)\n"
+    "    provenance  TEXT              -- JSON: the sources of a merged benchmark (v2)\n"
     ");\n"
     "\n"
     "-- One row per cell of the matrix (workload x optimizer x hyperparameters x lr x seed).\n"
@@ -79,7 +82,8 @@ static const char schema_sql[] =
     "    wall_s          REAL,         -- wall time of the whole run\n"
     "    started_at      TEXT,\n"
     "    finished_at     TEXT,\n"
-    "    error           TEXT          -- message of a failed run\n"
+    "    error           TEXT,         -- message of a failed run\n"
+    "    origin          TEXT          -- merged runs: \"FILE:run ID\" it was copied from (v2)\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
     "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
@@ -114,9 +118,14 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS events_by_run ON events (run_id);\n";
 
 /* Migrations: migrations[v] brings a database from schema version v+1 to v+2.
- * Version 1 is the first; nothing to migrate yet. */
-static const char *const migrations[] = {NULL};
-#define N_MIGRATIONS 0
+ * 1 -> 2: provenance of sharded and merged benchmarks (columns appended, so a
+ * migrated database has the same columns in the same order as a new one). */
+static const char *const migrations[] = {
+    "ALTER TABLE benchmarks ADD COLUMN shard TEXT;"
+    "ALTER TABLE benchmarks ADD COLUMN provenance TEXT;"
+    "ALTER TABLE runs ADD COLUMN origin TEXT;",
+};
+#define N_MIGRATIONS 1
 
 enum {
     ST_BEGIN_BENCH,
@@ -218,7 +227,20 @@ static ob_status step_done(ob_store *s, sqlite3_stmt *q, ob_err *e, const char *
     return st;
 }
 
-static ob_status begin(ob_store *s, ob_err *e) { return exec(s, "BEGIN IMMEDIATE", e); }
+/* A write transaction. Another process holding the write lock longer than the
+ * busy timeout (a long transaction of a concurrent `optbench run`) is waited
+ * out a few more times before giving up: concurrent writers lose nothing. */
+#define OB_STORE_BUSY_RETRIES 6
+static ob_status begin(ob_store *s, ob_err *e)
+{
+    for (int i = 0;; i++) {
+        int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) return OB_OK;
+        if ((rc & 0xff) != SQLITE_BUSY || i == OB_STORE_BUSY_RETRIES)
+            return db_fail(s, e, "starting a write transaction");
+        sqlite3_sleep(100 * (i + 1));
+    }
+}
 
 static ob_status commit_or_rollback(ob_store *s, ob_status st, ob_err *e)
 {
@@ -317,6 +339,29 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
     return OB_OK;
 }
 
+/* Writing needs the file and its folder (SQLite keeps NAME-wal and NAME-shm
+ * beside it): say so before SQLite gives a less direct message. */
+static ob_status check_writable(const char *path, ob_err *e)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, W_OK) != 0)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "database '%s' is read-only (%s); optbench writes results into it: make it "
+                       "writable or give another --db (nothing was changed)", path, strerror(errno));
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    if (access(dir, W_OK | X_OK) != 0 && errno != ENOENT)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "the folder '%s' of database '%s' is not writable (%s); SQLite keeps its "
+                       "journal files beside the database (nothing was changed)", dir, path,
+                       strerror(errno));
+    return OB_OK;
+}
+
 static ob_status create_schema(ob_store *s, ob_err *e)
 {
     OB_TRY(begin(s, e));
@@ -386,6 +431,7 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
 {
     *out = NULL;
     if (!path || !*path) return ob_fail(e, OB_ERR_INPUT, "no database file given");
+    if (mode != OB_STORE_READONLY) OB_TRY(check_writable(path, e));
     probe p;
     OB_TRY(probe_file(path, mode, &p, e));
 
@@ -404,6 +450,13 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
     }
     sqlite3_busy_timeout(s->db, 10000);
     ob_status st = OB_OK;
+    if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1) {
+        st = ob_fail(e, OB_ERR_INPUT,
+                     "database '%s' can only be read here (read-only file system?); optbench "
+                     "writes results into it: give another --db (nothing was changed)", path);
+        ob_store_close(s);
+        return st;
+    }
     if (!s->readonly) {
         st = exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
                      "PRAGMA foreign_keys = ON;", e);
@@ -571,4 +624,161 @@ ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *
     bind_real(q, 15, r->wall_s);
     bind_text(q, 16, r->error);
     return update_one(s, q, "recording the run's result", run_id, e);
+}
+
+/* ---- resume, sharding and merge ------------------------------------------ */
+
+/* One-off statements (not on a hot path): prepared per call. */
+static ob_status prep(ob_store *s, const char *sql, sqlite3_stmt **q, ob_err *e)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(*q);
+        *q = NULL;
+        return db_fail(s, e, "preparing a statement");
+    }
+    return OB_OK;
+}
+
+ob_status ob_store_set_benchmark_origin(ob_store *s, int64_t bench_id, const char *shard,
+                                        const char *provenance, ob_err *e)
+{
+    if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
+    sqlite3_stmt *q;
+    OB_TRY(prep(s, "UPDATE benchmarks SET shard = ?2, provenance = ?3 WHERE id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    bind_text(q, 2, shard);
+    bind_text(q, 3, provenance);
+    ob_status st = step_done(s, q, e, "recording the benchmark's shard");
+    sqlite3_finalize(q);
+    return st;
+}
+
+static int text_eq(sqlite3_stmt *q, int col, const char *v)
+{
+    const char *t = (const char *)sqlite3_column_text(q, col);
+    if (!t || !v) return !t && !v;
+    return strcmp(t, v) == 0;
+}
+
+ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_spec *specs, int n,
+                                  int64_t *bench_id, int64_t *run_ids, char *why, size_t why_n,
+                                  ob_err *e)
+{
+    *bench_id = 0;
+    if (why && why_n) snprintf(why, why_n, "no earlier benchmark %s%s", shard ? "of shard " : "",
+                               shard ? shard : "");
+    sqlite3_stmt *qb = NULL, *qr = NULL;
+    OB_TRY(prep(s, "SELECT id FROM benchmarks WHERE shard IS ?1 AND provenance IS NULL "
+                   "ORDER BY id DESC LIMIT 64", &qb, e));
+    ob_status st = prep(s, "SELECT id, cell, workload, workload_params, optimizer, hparams, lr, "
+                           "seed, steps FROM runs WHERE benchmark_id = ?1 ORDER BY cell, id", &qr, e);
+    bind_text(qb, 1, shard);
+    int first = 1, rc;
+    while (st == OB_OK && !*bench_id && (rc = sqlite3_step(qb)) == SQLITE_ROW) {
+        int64_t b = sqlite3_column_int64(qb, 0);
+        sqlite3_reset(qr);
+        sqlite3_bind_int64(qr, 1, b);
+        int i = 0, ok = 1;
+        char diff[256] = "";
+        while (ok && (rc = sqlite3_step(qr)) == SQLITE_ROW) {
+            if (i >= n) {
+                ok = 0;
+                snprintf(diff, sizeof diff, "it has more cells than this matrix (%d)", n);
+                break;
+            }
+            const ob_run_spec *r = &specs[i];
+            const char *what = NULL;
+            if (sqlite3_column_int64(qr, 1) != r->cell) what = "cell index";
+            else if (!text_eq(qr, 2, r->workload)) what = "workload";
+            else if (!text_eq(qr, 3, r->workload_params)) what = "workload parameters";
+            else if (!text_eq(qr, 4, r->optimizer)) what = "optimizer";
+            else if (!text_eq(qr, 5, r->hparams)) what = "hyperparameters";
+            else if (sqlite3_column_double(qr, 6) != r->lr) what = "learning rate";
+            else if (sqlite3_column_int64(qr, 7) != r->seed) what = "seed";
+            else if (sqlite3_column_int64(qr, 8) != r->steps) what = "steps";
+            if (what) {
+                ok = 0;
+                snprintf(diff, sizeof diff, "its cell %lld has another %s", (long long)r->cell, what);
+                break;
+            }
+            run_ids[i++] = sqlite3_column_int64(qr, 0);
+        }
+        if (ok && rc != SQLITE_DONE) st = db_fail(s, e, "reading the runs of a benchmark");
+        if (st == OB_OK && ok && i != n) {
+            ok = 0;
+            snprintf(diff, sizeof diff, "it has %d cells, this matrix %d", i, n);
+        }
+        if (st == OB_OK && ok) *bench_id = b;
+        else if (first && why && why_n)
+            snprintf(why, why_n, "the newest benchmark%s%s (%lld) differs: %s", shard ? " of shard " : "",
+                     shard ? shard : "", (long long)b, diff);
+        first = 0;
+    }
+    sqlite3_finalize(qb);
+    sqlite3_finalize(qr);
+    return st;
+}
+
+ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e)
+{
+    sqlite3_stmt *q;
+    OB_TRY(prep(s, "SELECT status FROM runs WHERE id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    ob_status st = OB_OK;
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        snprintf(status, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    else if (rc == SQLITE_DONE)
+        st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "no run %lld in '%s'", (long long)run_id, s->path);
+    else
+        st = db_fail(s, e, "reading a run's status");
+    sqlite3_finalize(q);
+    return st;
+}
+
+ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err *e)
+{
+    if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
+    static const char *const sql[] = {
+        "DELETE FROM curves WHERE run_id = ?1 AND step > ?2",
+        "DELETE FROM evals WHERE run_id = ?1 AND step > ?2",
+        "DELETE FROM events WHERE run_id = ?1 AND (step > ?2 OR step IS NULL OR kind = 'diverged')",
+        "UPDATE runs SET status = 'running', steps_done = max(?2, 0), final_loss = NULL, "
+        "best_loss = NULL, eval_loss = NULL, eval_metric = NULL, step_ms_median = NULL, "
+        "step_ms_p90 = NULL, items_per_sec = NULL, diverged_step = NULL, finished_at = NULL, "
+        "error = NULL, started_at = coalesce(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) "
+        "WHERE id = ?1",
+    };
+    OB_TRY(begin(s, e));
+    ob_status st = OB_OK;
+    for (size_t i = 0; i < sizeof sql / sizeof sql[0] && st == OB_OK; i++) {
+        sqlite3_stmt *q = NULL;
+        st = prep(s, sql[i], &q, e);
+        if (st != OB_OK) break;
+        sqlite3_bind_int64(q, 1, run_id);
+        sqlite3_bind_int64(q, 2, after < 0 ? -1 : after);
+        st = step_done(s, q, e, "preparing a run to resume");
+        sqlite3_finalize(q);
+    }
+    return commit_or_rollback(s, st, e);
+}
+
+ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double *loss, int64_t *n,
+                               ob_err *e)
+{
+    *n = 0;
+    sqlite3_stmt *q;
+    OB_TRY(prep(s, "SELECT step, loss FROM curves WHERE run_id = ?1 AND step BETWEEN 1 AND ?2 "
+                   "ORDER BY step", &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    sqlite3_bind_int64(q, 2, upto);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t step = sqlite3_column_int64(q, 0);
+        if (step != *n + 1) break; /* a gap: only the leading steps count */
+        loss[(*n)++] = sqlite3_column_type(q, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 1);
+    }
+    ob_status st = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? OB_OK : db_fail(s, e, "reading a curve");
+    sqlite3_finalize(q);
+    return st;
 }

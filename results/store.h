@@ -3,11 +3,12 @@
  * Schema (version OB_SCHEMA_VERSION, kept in PRAGMA user_version and in the
  * `meta` table; documented in results/schema.sql and the README):
  *   meta(key, value)                        application id, schema version
- *   benchmarks(id, name, config, git_rev, host, backend, device, created_at, finished_at)
+ *   benchmarks(id, name, config, git_rev, host, backend, device, created_at, finished_at,
+ *              shard, provenance)
  *   runs(id, benchmark_id, cell, workload, workload_params, optimizer, hparams, lr, seed,
  *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
  *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
- *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error)
+ *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin)
  *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
  *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
  *   events(id, run_id, step, kind, detail)
@@ -22,7 +23,7 @@
 
 #include "core/ob.h"
 
-#define OB_SCHEMA_VERSION 1
+#define OB_SCHEMA_VERSION 2
 #define OB_APPLICATION_ID 0x4f424e43 /* 'OBNC', PRAGMA application_id */
 
 typedef struct ob_store ob_store;
@@ -100,5 +101,29 @@ ob_status ob_store_append(ob_store *s, int64_t run_id, const ob_curve_point *pts
                           const ob_eval_point *evals, int n_evals, const ob_event *events,
                           int n_events, ob_err *e);
 ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *r, ob_err *e);
+
+/* ---- resume, sharding and merge (harness/run.c, harness/merge.c) ---- */
+
+/* Shard ("K/N") and provenance (JSON) of a benchmark; NULL leaves a field NULL. */
+ob_status ob_store_set_benchmark_origin(ob_store *s, int64_t bench_id, const char *shard,
+                                        const char *provenance, ob_err *e);
+/* The newest benchmark (not a merged one) of this shard (NULL: unsharded)
+ * whose runs are exactly specs, in cell order: same cell index, workload,
+ * parameters, optimizer, hyperparameters, lr, seed and steps. *bench_id = 0
+ * when there is none, and why (may be NULL) then says how the newest
+ * candidate differs. run_ids[i] receives the run of specs[i]. */
+ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_spec *specs, int n,
+                                  int64_t *bench_id, int64_t *run_ids, char *why, size_t why_n,
+                                  ob_err *e);
+/* Status of a run: pending|running|done|diverged|failed|interrupted. */
+ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
+/* One transaction: drop a run's curve points, evaluations and events after
+ * step `after` (after < 0: all of them) and its 'diverged' events, clear its
+ * result and mark it running, so that it can continue from that step. */
+ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err *e);
+/* Training losses of steps 1..upto of a run into loss[0..upto-1] (NaN for a
+ * NULL loss); *n receives how many leading steps 1, 2, ... are present. */
+ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double *loss, int64_t *n,
+                               ob_err *e);
 
 #endif

@@ -13,6 +13,7 @@
 #include "core/rng.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu.h"
+#include "kernels/cpu/nn_cpu.h"
 
 /* Loops shorter than this run on one thread: forking costs more than it saves. */
 #define PAR_MIN 32768
@@ -222,23 +223,34 @@ static ob_status cpu_elementwise_step(ob_device *dev, const ob_rule *rule, const
     float *st3[OB_RULE_MAX_STATE] = {0};
     for (int k = 0; k < r.n_state && k < OB_RULE_MAX_STATE; k++) st3[k] = s[k];
     float *s0 = st3[0], *s1 = st3[1], *s2 = st3[2];
-    (void)s1;
-    (void)s2;
+    const int centered = (r.flags & OB_RULE_CENTERED) != 0;
+    float *ga = centered ? s1 : NULL, *mb = r.momentum != 0.0f ? (centered ? s2 : s1) : NULL;
     /* The switch sits outside the loops: each loop body is one inlined rule. */
+#define RULE_LOOP(call)                                  \
+    _Pragma("omp parallel for if (n > PAR_MIN)")         \
+    for (int64_t i = 0; i < n; i++) call;                \
+    break
     switch (r.kind) {
-    case OB_RULE_SGD:
-#pragma omp parallel for if (n > PAR_MIN)
-        for (int64_t i = 0; i < n; i++) ob_rule_sgd(&r, &step, &p[i], g[i] * clip, s0 ? &s0[i] : NULL);
-        break;
+    case OB_RULE_SGD: RULE_LOOP(ob_rule_sgd(&r, &step, &p[i], g[i] * clip, s0 ? &s0[i] : NULL));
     case OB_RULE_ADAM:
-#pragma omp parallel for if (n > PAR_MIN)
-        for (int64_t i = 0; i < n; i++)
-            ob_rule_adam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i], r.amsgrad ? &s2[i] : NULL);
-        break;
+        RULE_LOOP(ob_rule_adam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i], r.amsgrad ? &s2[i] : NULL));
+    case OB_RULE_NADAM: RULE_LOOP(ob_rule_nadam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
+    case OB_RULE_RADAM: RULE_LOOP(ob_rule_radam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
+    case OB_RULE_ADAMAX: RULE_LOOP(ob_rule_adamax(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
+    case OB_RULE_ADAGRAD: RULE_LOOP(ob_rule_adagrad(&r, &step, &p[i], g[i] * clip, &s0[i]));
+    case OB_RULE_ADADELTA: RULE_LOOP(ob_rule_adadelta(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
+    case OB_RULE_RMSPROP:
+        RULE_LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], ga ? &ga[i] : NULL,
+                                  mb ? &mb[i] : NULL));
+    case OB_RULE_LION: RULE_LOOP(ob_rule_lion(&r, &step, &p[i], g[i] * clip, &s0[i]));
+    case OB_RULE_MUON_MOMENTUM: RULE_LOOP(ob_rule_muon_momentum(&r, &p[i], g[i] * clip, &s0[i]));
+    case OB_RULE_ROOT_MOMENTUM: RULE_LOOP(ob_rule_root_momentum(&r, &p[i], g[i] * clip, &s0[i]));
+    case OB_RULE_MATRIX_APPLY: RULE_LOOP(ob_rule_matrix_apply(&r, &step, &p[i], &s0[i]));
     default:
         for (int64_t i = 0; i < n; i++) ob_rule_apply(&r, &step, clip, p, g, st3, i);
         break;
     }
+#undef RULE_LOOP
     return OB_OK;
 }
 
@@ -265,5 +277,37 @@ const ob_backend_ops ob_cpu_backend = {
     .grad_stats = cpu_grad_stats,
     .finish_stats = cpu_finish_stats,
     .elementwise_step = cpu_elementwise_step,
+    .batched_normalize = ob_cpu_batched_normalize,
+    .abs_quantile = ob_cpu_abs_quantile,
+    .clamp_abs = ob_cpu_clamp_abs,
+    .svd_polar = ob_cpu_svd_polar,
     .rosenbrock = ob_cpu_rosenbrock,
+    /* neural-network layers (kernels/cpu/nn_cpu.c, conv_cpu.c) */
+    .embedding_forward = ob_cpu_embedding_forward,
+    .embedding_backward = ob_cpu_embedding_backward,
+    .layernorm_forward = ob_cpu_layernorm_forward,
+    .layernorm_backward = ob_cpu_layernorm_backward,
+    .bias_add = ob_cpu_bias_add,
+    .bias_backward = ob_cpu_bias_backward,
+    .gelu_forward = ob_cpu_gelu_forward,
+    .gelu_backward = ob_cpu_gelu_backward,
+    .heads_split = ob_cpu_heads_split,
+    .heads_merge = ob_cpu_heads_merge,
+    .softmax_forward = ob_cpu_softmax_forward,
+    .softmax_backward = ob_cpu_softmax_backward,
+    .rows_gather = ob_cpu_rows_gather,
+    .rows_scatter_add = ob_cpu_rows_scatter_add,
+    .xent_forward = ob_cpu_xent_forward,
+    .xent_backward = ob_cpu_xent_backward,
+    .im2col = ob_cpu_im2col,
+    .col2im = ob_cpu_col2im,
+    .groupnorm_forward = ob_cpu_groupnorm_forward,
+    .groupnorm_backward = ob_cpu_groupnorm_backward,
+    .relu_forward = ob_cpu_relu_forward,
+    .relu_backward = ob_cpu_relu_backward,
+    .maxpool2_forward = ob_cpu_maxpool2_forward,
+    .maxpool2_backward = ob_cpu_maxpool2_backward,
+    .avgpool_forward = ob_cpu_avgpool_forward,
+    .avgpool_backward = ob_cpu_avgpool_backward,
+    .synth_images = ob_cpu_synth_images,
 };

@@ -6,4 +6,14 @@
 
 ob_status ob_cpu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
 
+/* matrix_cpu.c: the matrix-optimizer and study ops (see backend.h) */
+ob_status ob_cpu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
+                                   float eps, int add_eps, ob_err *e);
+ob_status ob_cpu_abs_quantile(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,
+                              double q, float *out, float *work, ob_err *e);
+ob_status ob_cpu_clamp_abs(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
+                           const float *thr, float add, ob_err *e);
+ob_status ob_cpu_svd_polar(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
+                           ob_err *e);
+
 #endif

@@ -1,0 +1,395 @@
+/* harness/cmd_bench_step.c - `optbench bench-step`: the optimizer step alone.
+ *
+ * Builds a synthetic layout of K same-shaped 2-D tensors totalling about N
+ * parameters, runs it through the real pipeline (ob_optim_step: gradient
+ * statistics, guard, clip scale, the fused update per group, matrix updates),
+ * and times many steps with the backend's timers (CUDA events on the GPU, the
+ * monotonic clock on the CPU), reporting the median over repeats.
+ *
+ * Bandwidth is counted against the optimizer's minimal traffic: each
+ * parameter read and written, its gradient read, each state float read and
+ * written once, i.e. 12 + 8 * (state floats per parameter) bytes:
+ *
+ *   SGD 12 | SGD+momentum, Lion, Adagrad, RMSprop, Muon 20 | Adam, AdamW 28 | AMSGrad 36
+ *
+ * The state floats come from what the optimizer allocated
+ * (ob_optim_state_bytes), so the table follows the optimizer's settings.
+ * The same run measures a device-to-device copy moving the same number of
+ * bytes (read + written) and reports the step's fraction of that bandwidth.
+ * The pipeline also reads the gradients once for the global statistics
+ * (4 more bytes per parameter); the time of that pass alone is reported too.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hparams.h"
+#include "core/layout.h"
+#include "core/rng.h"
+#include "harness/commands.h"
+#include "kernels/backend.h"
+#include "optimizers/optim.h"
+
+#define BS_MAX_REPEATS 64
+
+typedef struct bs_args {
+    const char *optimizer;
+    const char *backend;
+    int64_t params;
+    int64_t tensors;
+    int64_t rows, cols; /* from --shape, else derived */
+    int64_t iters;      /* per repeat; 0 = automatic */
+    int repeats;
+    int warmup;
+    const char *sets[32];
+    int n_sets;
+} bs_args;
+
+static void bs_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: optbench bench-step --optimizer NAME --params N [--tensors K] [--shape RxC]\n"
+            "                           [--backend cpu|cuda|auto] [--iters I] [--repeats R]\n"
+            "                           [--warmup W] [--set KEY=VALUE ...]\n\n"
+            "Times the optimizer step alone (the whole pipeline: gradient statistics, guard,\n"
+            "clipping, update) on K synthetic 2-D tensors totalling about N parameters, and\n"
+            "reports ms/step, the bandwidth of the optimizer's minimal traffic (bytes read and\n"
+            "written per parameter: 12 + 8 x state floats) and its fraction of a device-to-device\n"
+            "copy measured in the same run.\n\n"
+            "  --params N     total parameters (suffixes k, M, G: 100M, 1G)\n"
+            "  --tensors K    number of tensors (default 1), each RxC with R = floor(sqrt(N/K)),\n"
+            "                 C = floor((N/K)/R)\n"
+            "  --shape RxC    shape of each tensor instead (then --params is optional)\n"
+            "  --iters I      steps per timed repeat (default: about 50 ms of work per repeat)\n"
+            "  --repeats R    timed repeats, the median is reported (default 5)\n"
+            "  --warmup W     untimed steps first (default 3)\n"
+            "  --set K=V      optimizer or training hyperparameter (lr=0.01, weight_decay=0.1, ...)\n\n"
+            "The last line is machine-readable: 'result: key=value ...'.\n");
+}
+
+/* "100M", "1e8", "2G", "4096" -> count; -1 when malformed. */
+static int64_t bs_parse_count(const char *s)
+{
+    char buf[64];
+    size_t n = strlen(s);
+    if (n == 0 || n >= sizeof buf) return -1;
+    memcpy(buf, s, n + 1);
+    double mult = 1;
+    char last = buf[n - 1];
+    if (last == 'k' || last == 'K') mult = 1e3;
+    if (last == 'm' || last == 'M') mult = 1e6;
+    if (last == 'g' || last == 'G' || last == 'b' || last == 'B') mult = 1e9;
+    if (mult != 1) buf[n - 1] = '\0';
+    double v;
+    if (ob_parse_double(buf, &v) != 0 || !(v >= 0) || v * mult > 9e15) return -1;
+    v *= mult;
+    if (v != floor(v)) return -1;
+    return (int64_t)v;
+}
+
+static int bs_parse(int argc, char **argv, bs_args *a)
+{
+    memset(a, 0, sizeof *a);
+    a->backend = "auto";
+    a->tensors = 1;
+    a->repeats = 5;
+    a->warmup = 3;
+    a->params = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i];
+        if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+            bs_usage(stdout);
+            return -1;
+        }
+        if (i + 1 >= argc) return ob_cli_error(2, "bench-step: %s needs a value (see --help)", k);
+        const char *v = argv[++i];
+        int64_t x;
+        if (!strcmp(k, "--optimizer")) {
+            a->optimizer = v;
+        } else if (!strcmp(k, "--backend")) {
+            a->backend = v;
+        } else if (!strcmp(k, "--params")) {
+            if ((x = bs_parse_count(v)) < 1) return ob_cli_error(2, "bench-step: --params '%s' is not a positive count", v);
+            a->params = x;
+        } else if (!strcmp(k, "--tensors")) {
+            if ((x = bs_parse_count(v)) < 1 || x > 10000000)
+                return ob_cli_error(2, "bench-step: --tensors '%s' is not a count in [1, 1e7]", v);
+            a->tensors = x;
+        } else if (!strcmp(k, "--shape")) {
+            long long r, c;
+            char tail;
+            if (sscanf(v, "%lldx%lld%c", &r, &c, &tail) != 2 || r < 1 || c < 1)
+                return ob_cli_error(2, "bench-step: --shape '%s' is not RxC (e.g. 1024x1024)", v);
+            a->rows = r;
+            a->cols = c;
+        } else if (!strcmp(k, "--iters")) {
+            if ((x = bs_parse_count(v)) < 1 || x > 1000000)
+                return ob_cli_error(2, "bench-step: --iters '%s' is not a count in [1, 1e6]", v);
+            a->iters = x;
+        } else if (!strcmp(k, "--repeats")) {
+            if ((x = bs_parse_count(v)) < 1 || x > BS_MAX_REPEATS)
+                return ob_cli_error(2, "bench-step: --repeats '%s' is not in [1, %d]", v, BS_MAX_REPEATS);
+            a->repeats = (int)x;
+        } else if (!strcmp(k, "--warmup")) {
+            if ((x = bs_parse_count(v)) < 0 || x > 100000)
+                return ob_cli_error(2, "bench-step: --warmup '%s' is not a count in [0, 1e5]", v);
+            a->warmup = (int)x;
+        } else if (!strcmp(k, "--set")) {
+            if (a->n_sets >= (int)(sizeof a->sets / sizeof a->sets[0]))
+                return ob_cli_error(2, "bench-step: too many --set");
+            a->sets[a->n_sets++] = v;
+        } else {
+            return ob_cli_error(2, "bench-step: unknown option '%s' (see --help)", k);
+        }
+    }
+    if (!a->optimizer) return ob_cli_error(2, "bench-step: --optimizer NAME is required (see --help)");
+    if (a->params < 0 && !a->rows) return ob_cli_error(2, "bench-step: --params N or --shape RxC is required");
+    if (!a->rows) {
+        int64_t per = a->params / a->tensors;
+        if (per < 1)
+            return ob_cli_error(2, "bench-step: --params %lld is fewer than --tensors %lld", (long long)a->params,
+                                (long long)a->tensors);
+        int64_t r = (int64_t)floor(sqrt((double)per));
+        while (r > 1 && r * r > per) r--;
+        while ((r + 1) * (r + 1) <= per) r++;
+        a->rows = r;
+        a->cols = per / r;
+    }
+    return 0;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Times `iters` calls of a step function per repeat; returns the median ms per call. */
+typedef ob_status (*bs_fn)(void *ctx, int64_t i, ob_err *e);
+
+static ob_status bs_time(ob_device *dev, bs_fn fn, void *ctx, int64_t *counter, int repeats, int64_t iters,
+                         double *med, double *lo, double *hi, ob_err *e)
+{
+    double ms[BS_MAX_REPEATS];
+    for (int r = 0; r < repeats; r++) {
+        OB_TRY(dev->ops->timer_mark(dev, 2 * r, e));
+        for (int64_t i = 0; i < iters; i++) OB_TRY(fn(ctx, (*counter)++, e));
+        OB_TRY(dev->ops->timer_mark(dev, 2 * r + 1, e));
+    }
+    for (int r = 0; r < repeats; r++) {
+        OB_TRY(dev->ops->timer_read(dev, 2 * r, 2 * r + 1, &ms[r], e));
+        ms[r] /= (double)iters;
+    }
+    qsort(ms, (size_t)repeats, sizeof ms[0], cmp_double);
+    *med = repeats % 2 ? ms[repeats / 2] : 0.5 * (ms[repeats / 2 - 1] + ms[repeats / 2]);
+    *lo = ms[0];
+    *hi = ms[repeats - 1];
+    return OB_OK;
+}
+
+typedef struct bs_ctx {
+    ob_device *dev;
+    ob_optim *opt;
+    float *params, *grads, *loss;
+    ob_step_record *rec;
+    ob_step_stats *stats;
+    int64_t total;
+    void *copy_a, *copy_b;
+    size_t copy_bytes;
+} bs_ctx;
+
+static ob_status bs_step(void *p, int64_t i, ob_err *e)
+{
+    bs_ctx *c = p;
+    return ob_optim_step(c->opt, c->params, c->grads, c->loss, i + 1, c->rec, e);
+}
+
+static ob_status bs_stats(void *p, int64_t i, ob_err *e)
+{
+    bs_ctx *c = p;
+    (void)i;
+    const ob_backend_ops *ops = c->dev->ops;
+    OB_TRY(ops->grad_stats(c->dev, c->grads, c->total, c->stats, e));
+    return ops->finish_stats(c->dev, c->stats, c->loss, 0.0f, NULL, e);
+}
+
+static ob_status bs_copy(void *p, int64_t i, ob_err *e)
+{
+    bs_ctx *c = p;
+    /* alternate directions so that neither buffer stays hot in a cache */
+    if (i % 2) return c->dev->ops->copy(c->dev, c->copy_a, c->copy_b, c->copy_bytes, e);
+    return c->dev->ops->copy(c->dev, c->copy_b, c->copy_a, c->copy_bytes, e);
+}
+
+/* Iterations per repeat: about target_ms of work, from one timed call. */
+static ob_status bs_pick_iters(ob_device *dev, bs_fn fn, void *ctx, int64_t *counter, double target_ms,
+                               int64_t *iters, ob_err *e)
+{
+    double med, lo, hi;
+    OB_TRY(bs_time(dev, fn, ctx, counter, 1, 1, &med, &lo, &hi, e));
+    int64_t n = med > 0 ? (int64_t)(target_ms / med) : 1000;
+    if (n < 1) n = 1;
+    if (n > 1000) n = 1000;
+    *iters = n;
+    return OB_OK;
+}
+
+static ob_status bs_run(const bs_args *a, ob_err *e)
+{
+    const ob_optimizer_def *def = ob_optimizer_find(a->optimizer);
+    if (!def) return ob_optimizer_unknown(a->optimizer, e);
+    ob_hp_values hp, train;
+    ob_hp_defaults(&hp, def->hp, def->n_hp);
+    ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
+    for (int i = 0; i < a->n_sets; i++) {
+        const char *eq = strchr(a->sets[i], '=');
+        if (!eq) return ob_fail(e, OB_ERR_INPUT, "--set '%s' is not KEY=VALUE", a->sets[i]);
+        char key[64];
+        size_t kl = (size_t)(eq - a->sets[i]);
+        if (kl == 0 || kl >= sizeof key) return ob_fail(e, OB_ERR_INPUT, "--set '%s': bad key", a->sets[i]);
+        memcpy(key, a->sets[i], kl);
+        key[kl] = '\0';
+        if (ob_hp_index(def->hp, def->n_hp, key) < 0 && ob_hp_index(ob_train_hp_defs, ob_train_hp_count, key) >= 0)
+            OB_TRY(ob_hp_set(&train, "train", key, eq + 1, e));
+        else
+            OB_TRY(ob_hp_set(&hp, def->name, key, eq + 1, e));
+    }
+
+    ob_device dev;
+    memset(&dev, 0, sizeof dev);
+    ob_layout lay;
+    ob_layout_init(&lay);
+    ob_optim *opt = NULL;
+    bs_ctx c;
+    memset(&c, 0, sizeof c);
+    ob_status st = OB_OK;
+#define CK(call)                              \
+    do {                                      \
+        if ((st = (call)) != OB_OK) goto out; \
+    } while (0)
+
+    CK(ob_device_open(&dev, a->backend, 0, e));
+    for (int64_t k = 0; k < a->tensors; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "w%lld", (long long)k);
+        int64_t shape[2] = {a->rows, a->cols};
+        CK(ob_layout_add(&lay, name, OB_TAG_MATRIX, 2, shape, NULL, e));
+    }
+    CK(ob_optim_create(def, &hp, &train, &opt, e));
+    CK(ob_optim_route(opt, &lay, e));
+    CK(ob_layout_finalize(&lay, e));
+    const int64_t n_params = ob_layout_numel(&lay);
+    c.dev = &dev;
+    c.opt = opt;
+    c.total = lay.total;
+    size_t arena = (size_t)lay.total * sizeof(float);
+    CK(ob_dev_alloc(&dev, arena, (void **)&c.params, e));
+    CK(ob_dev_alloc(&dev, arena, (void **)&c.grads, e));
+    CK(ob_dev_alloc(&dev, sizeof(float), (void **)&c.loss, e));
+    CK(ob_dev_alloc(&dev, sizeof(ob_step_record), (void **)&c.rec, e));
+    CK(ob_dev_alloc(&dev, sizeof(ob_step_stats), (void **)&c.stats, e));
+    CK(ob_optim_setup(opt, &dev, &lay, e));
+    const int64_t total_steps = (int64_t)a->warmup + 2 + (int64_t)a->repeats * (a->iters ? a->iters : 1000);
+    ob_optim_set_total_steps(opt, total_steps);
+    /* Parameters N(0, 0.02), gradients N(0, 1e-3): finite, never zero. */
+    CK(dev.ops->rng_normal(&dev, c.params, lay.total, 1, OB_STREAM_INIT, 0, 0.0f, 0.02f, e));
+    CK(dev.ops->rng_normal(&dev, c.grads, lay.total, 1, OB_STREAM_NOISE, 0, 0.0f, 1e-3f, e));
+    const float one = 1.0f;
+    CK(dev.ops->upload(&dev, c.loss, &one, sizeof one, e));
+
+    const double state_floats = (double)ob_optim_state_bytes(opt) / sizeof(float) / (double)lay.total;
+    const double bytes_per_param = 12.0 + 8.0 * state_floats;
+    const double traffic = bytes_per_param * (double)n_params;
+
+    /* the copy: same bytes read + written as the step's minimal traffic,
+     * halved until the two buffers fit */
+    size_t want = (size_t)(traffic / 2);
+    if (want < 4096) want = 4096;
+    for (;;) {
+        ob_err ce;
+        if (ob_dev_alloc(&dev, want, &c.copy_a, &ce) == OB_OK) {
+            if (ob_dev_alloc(&dev, want, &c.copy_b, &ce) == OB_OK) break;
+            ob_dev_free(&dev, c.copy_a);
+            c.copy_a = NULL;
+        }
+        if (want <= ((size_t)1 << 24) || ce.status != OB_ERR_NOMEM) {
+            st = ob_fail(e, ce.status, "bench-step: cannot allocate the copy buffers: %s", ce.msg);
+            goto out;
+        }
+        want /= 2;
+    }
+    c.copy_bytes = want;
+    CK(dev.ops->fill(&dev, c.copy_a, 1.0f, (int64_t)(want / sizeof(float)), e));
+
+    const int is_cpu = !strcmp(dev.ops->name, "cpu");
+    const double target_ms = is_cpu ? 200.0 : 50.0;
+    int64_t counter = 0;
+    for (int i = 0; i < a->warmup; i++) CK(bs_step(&c, counter++, e));
+    int64_t iters = a->iters;
+    if (!iters) CK(bs_pick_iters(&dev, bs_step, &c, &counter, target_ms, &iters, e));
+    double step_ms, step_lo, step_hi;
+    CK(bs_time(&dev, bs_step, &c, &counter, a->repeats, iters, &step_ms, &step_lo, &step_hi, e));
+    /* the gradient-statistics pass alone */
+    int64_t sc = 0, stats_iters = iters;
+    double stats_ms, lo, hi;
+    CK(bs_stats(&c, sc++, e));
+    CK(bs_time(&dev, bs_stats, &c, &sc, a->repeats, stats_iters, &stats_ms, &lo, &hi, e));
+    /* the copy */
+    int64_t cc = 0, copy_iters = 0;
+    CK(bs_copy(&c, cc++, e));
+    CK(bs_pick_iters(&dev, bs_copy, &c, &cc, target_ms, &copy_iters, e));
+    double copy_ms;
+    CK(bs_time(&dev, bs_copy, &c, &cc, a->repeats, copy_iters, &copy_ms, &lo, &hi, e));
+    CK(dev.ops->sync(&dev, e));
+
+    /* the run must have stayed finite: the last record is not a skipped step */
+    ob_step_record rec;
+    CK(dev.ops->download(&dev, &rec, c.rec, sizeof rec, e));
+
+    const double gbs = traffic / (step_ms * 1e-3) / 1e9;
+    const double copy_gbs = 2.0 * (double)c.copy_bytes / (copy_ms * 1e-3) / 1e9;
+    const double stats_gbs = 4.0 * (double)n_params / (stats_ms * 1e-3) / 1e9;
+    size_t free_b = 0, total_b = 0;
+    if (dev.ops->mem_info) (void)dev.ops->mem_info(&dev, &free_b, &total_b, e);
+
+    printf("bench-step: %s on %s\n", def->name, dev.desc);
+    printf("  layout     %lld tensors of %lldx%lld = %lld parameters (%lld floats with padding)\n",
+           (long long)a->tensors, (long long)a->rows, (long long)a->cols, (long long)n_params,
+           (long long)lay.total);
+    printf("  step       %.4f ms (median of %d x %lld steps; min %.4f, max %.4f)\n", step_ms, a->repeats,
+           (long long)iters, step_lo, step_hi);
+    printf("  traffic    %.0f B/param minimal (%.2f state floats/param) -> %.1f GB/s\n", bytes_per_param,
+           state_floats, gbs);
+    printf("  copy       %.1f GB/s (device-to-device, %.3f GB each way, read + written)\n", copy_gbs,
+           (double)c.copy_bytes / 1e9);
+    printf("  fraction   %.3f of the copy bandwidth\n", gbs / copy_gbs);
+    printf("  stats pass %.4f ms (gradient norm and non-finite count, %.1f GB/s)\n", stats_ms, stats_gbs);
+    printf("  memory     peak %.3f GB through the allocator, state %.3f GB\n", (double)dev.bytes_peak / 1e9,
+           (double)ob_optim_state_bytes(opt) / 1e9);
+    if (rec.skipped != 0.0f) printf("  warning    the last step was skipped by the guard (non-finite)\n");
+    printf("result: optimizer=%s backend=%s params=%lld tensors=%lld shape=%lldx%lld ms=%.6f gbps=%.3f "
+           "copy_gbps=%.3f fraction=%.4f bytes_per_param=%.0f stats_ms=%.6f peak_bytes=%zu\n",
+           def->name, dev.ops->name, (long long)n_params, (long long)a->tensors, (long long)a->rows,
+           (long long)a->cols, step_ms, gbs, copy_gbs, gbs / copy_gbs, bytes_per_param, stats_ms,
+           dev.bytes_peak);
+#undef CK
+out:
+    ob_optim_destroy(opt);
+    ob_layout_free(&lay);
+    if (dev.ops) ob_device_close(&dev);
+    return st;
+}
+
+int ob_cmd_bench_step(int argc, char **argv)
+{
+    bs_args a;
+    int rc = bs_parse(argc, argv, &a);
+    if (rc < 0) return 0; /* --help */
+    if (rc) return rc;
+    ob_err e;
+    ob_err_clear(&e);
+    ob_status s = bs_run(&a, &e);
+    if (s != OB_OK) return ob_cli_error(ob_exit_code(s), "bench-step: %s", e.msg);
+    return 0;
+}

@@ -1,0 +1,74 @@
+/* kernels/cpu/nn_cpu.h - CPU kernels of the neural-network layer ops (the
+ * "neural-network layers" section of kernels/backend.h): transformer layers
+ * and cross-entropy in nn_cpu.c, convolution-network layers and the synthetic
+ * image generator in conv_cpu.c. Each is the backend slot of the same name. */
+#ifndef OB_KERNELS_CPU_NN_CPU_H
+#define OB_KERNELS_CPU_NN_CPU_H
+
+#include "kernels/backend.h"
+
+/* nn_cpu.c */
+ob_status ob_cpu_embedding_forward(ob_device *dev, float *out, const int32_t *tokens, const float *wte,
+                                   const float *wpe, int N, int T, int C, ob_err *e);
+ob_status ob_cpu_embedding_backward(ob_device *dev, float *dwte, float *dwpe, const float *dout,
+                                    const int32_t *tokens, int N, int T, int C, int V, ob_err *e);
+ob_status ob_cpu_layernorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+                                   const float *w, const float *b, int N, int C, ob_err *e);
+ob_status ob_cpu_layernorm_backward(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+                                    const float *inp, const float *w, const float *mean, const float *rstd,
+                                    int N, int C, ob_err *e);
+ob_status ob_cpu_bias_add(ob_device *dev, float *x, const float *b, int N, int C, ob_err *e);
+ob_status ob_cpu_bias_backward(ob_device *dev, float *db, const float *dout, int N, int C, ob_err *e);
+ob_status ob_cpu_gelu_forward(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
+ob_status ob_cpu_gelu_backward(ob_device *dev, float *dinp, const float *inp, const float *dout, int64_t n,
+                               ob_err *e);
+ob_status ob_cpu_heads_split(ob_device *dev, float *dst, const float *src, int B, int T, int nsec, int NH,
+                             int HS, ob_err *e);
+ob_status ob_cpu_heads_merge(ob_device *dev, float *dst, const float *src, int B, int T, int nsec, int NH,
+                             int HS, ob_err *e);
+ob_status ob_cpu_softmax_forward(ob_device *dev, float *x, int R, int L, ob_err *e);
+ob_status ob_cpu_softmax_backward(ob_device *dev, float *dx, const float *dy, const float *y, int R, int L,
+                                  ob_err *e);
+ob_status ob_cpu_rows_gather(ob_device *dev, float *out, const float *inp, const int32_t *idx, int M, int C,
+                             ob_err *e);
+ob_status ob_cpu_rows_scatter_add(ob_device *dev, float *dinp, const float *dout, const int32_t *idx, int M,
+                                  int C, ob_err *e);
+ob_status ob_cpu_xent_forward(ob_device *dev, float *probs, float *losses, const float *logits,
+                              const int32_t *targets, int M, int V, float *loss, float *correct, ob_err *e);
+ob_status ob_cpu_xent_backward(ob_device *dev, float *dlogits, const float *probs, const int32_t *targets,
+                               int M, int V, float scale, ob_err *e);
+
+/* conv_cpu.c */
+ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
+                        int stride, int pad, ob_err *e);
+ob_status ob_cpu_col2im(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
+                        int stride, int pad, ob_err *e);
+ob_status ob_cpu_groupnorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+                                   const float *w, const float *b, int B, int HW, int C, int G, ob_err *e);
+ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+                                    const float *inp, const float *w, const float *mean, const float *rstd,
+                                    int B, int HW, int C, int G, ob_err *e);
+ob_status ob_cpu_relu_forward(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
+ob_status ob_cpu_relu_backward(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
+                               ob_err *e);
+ob_status ob_cpu_maxpool2_forward(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
+                                  ob_err *e);
+ob_status ob_cpu_maxpool2_backward(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
+                                   int H, int W, int C, ob_err *e);
+ob_status ob_cpu_avgpool_forward(ob_device *dev, float *out, const float *inp, int B, int HW, int C,
+                                 ob_err *e);
+ob_status ob_cpu_avgpool_backward(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C,
+                                  ob_err *e);
+ob_status ob_cpu_synth_images(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels,
+                              const float *templates, ob_err *e);
+
+/* Fixed row chunking for column reductions: rows [n0, n1) of chunk c of nch
+ * chunks, nch depending only on N (never on the thread count), so the sums
+ * are bitwise repeatable. Partial sums per chunk are combined in order. */
+#define OB_CPU_RED_CHUNKS 64
+static inline int ob_cpu_red_nchunks(int64_t N)
+{
+    return N < OB_CPU_RED_CHUNKS ? (int)(N > 0 ? N : 1) : OB_CPU_RED_CHUNKS;
+}
+
+#endif

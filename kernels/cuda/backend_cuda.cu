@@ -1,0 +1,334 @@
+/* kernels/cuda/backend_cuda.cu - the CUDA backend: device detection and
+ * opening, memory, copies, timers (CUDA events), and the ops table.
+ *
+ * The kernels live beside this file by concern (elementwise and reductions,
+ * BLAS, the fused optimizer step, workload kernels); this file collects them
+ * into one const table. Every CUDA / cuBLAS / cuSOLVER call is checked and a
+ * failure becomes an ob_err with the op's name and the library's message.
+ * The probe never fails hard: without a driver or a device it says why and
+ * returns 0, so `--backend auto` falls back to the CPU.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cuda/cuda_common.cuh"
+
+/* ---- errors ---------------------------------------------------------------- */
+
+ob_status ob_cu_fail(ob_err *e, cudaError_t err, const char *op, const char *call, const char *file,
+                     int line)
+{
+    ob_status s = err == cudaErrorMemoryAllocation ? OB_ERR_NOMEM : OB_ERR_BACKEND;
+    return ob_fail_at(e, s, file, line, "cuda %s: %s failed: %s (%s)", op, call,
+                      cudaGetErrorString(err), cudaGetErrorName(err));
+}
+
+ob_status ob_cublas_fail(ob_err *e, cublasStatus_t st, const char *op, const char *call,
+                         const char *file, int line)
+{
+    ob_status s = st == CUBLAS_STATUS_ALLOC_FAILED ? OB_ERR_NOMEM : OB_ERR_BACKEND;
+    return ob_fail_at(e, s, file, line, "cuda %s: %s failed: %s (%s, cuBLAS status %d)", op, call,
+                      cublasGetStatusString(st), cublasGetStatusName(st), (int)st);
+}
+
+ob_status ob_cusolver_fail(ob_err *e, cusolverStatus_t st, const char *op, const char *call,
+                           const char *file, int line)
+{
+    ob_status s = st == CUSOLVER_STATUS_ALLOC_FAILED ? OB_ERR_NOMEM : OB_ERR_BACKEND;
+    return ob_fail_at(e, s, file, line, "cuda %s: %s failed: cuSOLVER status %d", op, call, (int)st);
+}
+
+/* ---- probe and open -------------------------------------------------------- */
+
+/* A kernel that every build has: used to ask whether this build's machine
+ * code (or PTX) can run on the device at all. */
+static __global__ void cu_noop_kernel(void) {}
+
+static int cuda_probe(char *desc, size_t n)
+{
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess) {
+        snprintf(desc, n, "the CUDA runtime reports: %s (%s)", cudaGetErrorString(err),
+                 cudaGetErrorName(err));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (count <= 0) {
+        snprintf(desc, n, "no CUDA device is visible (CUDA_VISIBLE_DEVICES=%s)",
+                 getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
+        return 0;
+    }
+    cudaDeviceProp prop;
+    err = cudaGetDeviceProperties(&prop, 0);
+    if (err != cudaSuccess) {
+        snprintf(desc, n, "cudaGetDeviceProperties failed: %s", cudaGetErrorString(err));
+        (void)cudaGetLastError();
+        return 0;
+    }
+    cudaFuncAttributes attr;
+    err = cudaFuncGetAttributes(&attr, cu_noop_kernel);
+    if (err != cudaSuccess) {
+        snprintf(desc, n,
+                 "%s (sm_%d%d) cannot run this build's kernels: %s; rebuild with "
+                 "-DCMAKE_CUDA_ARCHITECTURES=%d%d",
+                 prop.name, prop.major, prop.minor, cudaGetErrorString(err), prop.major, prop.minor);
+        (void)cudaGetLastError();
+        return 0;
+    }
+    snprintf(desc, n, "cuda: %d device%s, first: %s (sm_%d%d)", count, count > 1 ? "s" : "",
+             prop.name, prop.major, prop.minor);
+    return count;
+}
+
+static void cuda_close(ob_device *dev)
+{
+    cuda_impl *c = cu_impl(dev);
+    if (!c) return;
+    if (c->stream) (void)cudaStreamSynchronize(c->stream);
+    for (int i = 0; i < OB_TIMER_SLOTS; i++)
+        if (c->marks[i]) (void)cudaEventDestroy(c->marks[i]);
+    for (int i = 0; i < OB_CU_STAGE_SLOTS; i++)
+        if (c->stage_ev[i]) (void)cudaEventDestroy(c->stage_ev[i]);
+    if (c->stage) (void)cudaFreeHost(c->stage);
+    if (c->red_part) (void)cudaFree(c->red_part);
+    if (c->scratch) (void)cudaFree(c->scratch);
+    if (c->solver) (void)cusolverDnDestroy(c->solver);
+    if (c->blas) (void)cublasDestroy(c->blas);
+    if (c->stream) (void)cudaStreamDestroy(c->stream);
+    (void)cudaGetLastError();
+    free(c);
+    dev->impl = NULL;
+}
+
+static ob_status cuda_open_impl(ob_device *dev, int index, ob_err *e)
+{
+    cuda_impl *c = cu_impl(dev);
+    int count = 0;
+    OB_CU(e, "open", cudaGetDeviceCount(&count));
+    if (index < 0 || index >= count)
+        return ob_fail(e, OB_ERR_INPUT, "CUDA device %d does not exist (%d visible)", index, count);
+    OB_CU(e, "open", cudaSetDevice(index));
+    cudaDeviceProp prop;
+    OB_CU(e, "open", cudaGetDeviceProperties(&prop, index));
+    c->sm_count = prop.multiProcessorCount > 0 ? prop.multiProcessorCount : 1;
+    cudaFuncAttributes attr;
+    cudaError_t err = cudaFuncGetAttributes(&attr, cu_noop_kernel);
+    if (err != cudaSuccess)
+        return ob_fail(e, OB_ERR_BACKEND,
+                       "cuda open: %s (sm_%d%d) cannot run this build's kernels: %s; rebuild with "
+                       "-DCMAKE_CUDA_ARCHITECTURES=%d%d",
+                       prop.name, prop.major, prop.minor, cudaGetErrorString(err), prop.major,
+                       prop.minor);
+    OB_CU(e, "open", cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    OB_CUBLAS(e, "open", cublasCreate(&c->blas));
+    OB_CUBLAS(e, "open", cublasSetStream(c->blas, c->stream));
+    const char *tf = getenv("OPTBENCH_TF32");
+    c->tf32 = tf && tf[0] == '1';
+    OB_CUBLAS(e, "open",
+              cublasSetMathMode(c->blas, c->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    OB_CU(e, "open", cudaMalloc((void **)&c->red_part, 2 * OB_CU_RED_MAX_BLOCKS * sizeof(double)));
+    /* Pinned staging for small uploads; without it uploads still work. */
+    if (cudaHostAlloc((void **)&c->stage, (size_t)OB_CU_STAGE_SLOTS * OB_CU_STAGE_BYTES,
+                      cudaHostAllocDefault) != cudaSuccess) {
+        c->stage = NULL;
+        (void)cudaGetLastError();
+    } else {
+        for (int i = 0; i < OB_CU_STAGE_SLOTS; i++)
+            OB_CU(e, "open", cudaEventCreateWithFlags(&c->stage_ev[i], cudaEventDisableTiming));
+    }
+    size_t free_b = 0, total_b = 0;
+    OB_CU(e, "open", cudaMemGetInfo(&free_b, &total_b));
+    snprintf(dev->desc, sizeof dev->desc, "cuda: %.120s (sm_%d%d, %d SMs, %.1f GiB, tf32 %s)", prop.name,
+             prop.major, prop.minor, prop.multiProcessorCount, (double)total_b / (1024.0 * 1024 * 1024),
+             c->tf32 ? "on" : "off");
+    return OB_OK;
+}
+
+static ob_status cuda_open(ob_device *dev, int index, ob_err *e)
+{
+    dev->impl = calloc(1, sizeof(cuda_impl));
+    if (!dev->impl) return ob_fail(e, OB_ERR_NOMEM, "out of host memory");
+    ob_status s = cuda_open_impl(dev, index, e);
+    if (s != OB_OK) cuda_close(dev);
+    return s;
+}
+
+/* ---- memory ---------------------------------------------------------------- */
+
+static ob_status cuda_alloc(ob_device *dev, size_t bytes, void **out, ob_err *e)
+{
+    *out = NULL;
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, bytes);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        size_t free_b = 0, total_b = 0;
+        (void)cudaMemGetInfo(&free_b, &total_b);
+        (void)cudaGetLastError();
+        return ob_fail(e, err == cudaErrorMemoryAllocation ? OB_ERR_NOMEM : OB_ERR_BACKEND,
+                       "cuda alloc: cudaMalloc of %zu bytes failed: %s (%.2f GiB free of %.2f GiB)",
+                       bytes, cudaGetErrorString(err), (double)free_b / (1 << 30),
+                       (double)total_b / (1 << 30));
+    }
+    /* The contract of ob_dev_alloc: memory starts zeroed (in stream order). */
+    err = cudaMemsetAsync(p, 0, bytes, cu_impl(dev)->stream);
+    if (err != cudaSuccess) {
+        (void)cudaFree(p);
+        return ob_cu_fail(e, err, "alloc", "cudaMemsetAsync", __FILE__, __LINE__);
+    }
+    *out = p;
+    return OB_OK;
+}
+
+ob_status ob_cu_scratch(ob_device *dev, size_t bytes, void **out, ob_err *e)
+{
+    cuda_impl *c = cu_impl(dev);
+    if (bytes > c->scratch_bytes) {
+        size_t want = bytes + bytes / 4 + 4096;
+        if (c->scratch) {
+            OB_CU(e, "scratch", cudaStreamSynchronize(c->stream));
+            OB_CU(e, "scratch", cudaFree(c->scratch));
+            c->scratch = NULL;
+            c->scratch_bytes = 0;
+        }
+        void *p = NULL;
+        cudaError_t err = cudaMalloc(&p, want);
+        if (err != cudaSuccess) {
+            (void)cudaGetLastError();
+            return ob_fail(e, err == cudaErrorMemoryAllocation ? OB_ERR_NOMEM : OB_ERR_BACKEND,
+                           "cuda scratch: cudaMalloc of %zu bytes failed: %s", want,
+                           cudaGetErrorString(err));
+        }
+        c->scratch = p;
+        c->scratch_bytes = want;
+    }
+    *out = c->scratch;
+    return OB_OK;
+}
+
+static void cuda_release(ob_device *dev, void *p)
+{
+    (void)dev;
+    if (p && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+}
+
+static ob_status cuda_upload(ob_device *dev, void *dst, const void *src, size_t bytes, ob_err *e)
+{
+    if (!bytes) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    if (c->stage && bytes <= OB_CU_STAGE_BYTES) {
+        int slot = c->stage_next;
+        c->stage_next = (slot + 1) % OB_CU_STAGE_SLOTS;
+        if (c->stage_pending[slot]) OB_CU(e, "upload", cudaEventSynchronize(c->stage_ev[slot]));
+        unsigned char *buf = c->stage + (size_t)slot * OB_CU_STAGE_BYTES;
+        memcpy(buf, src, bytes);
+        OB_CU(e, "upload", cudaMemcpyAsync(dst, buf, bytes, cudaMemcpyHostToDevice, c->stream));
+        OB_CU(e, "upload", cudaEventRecord(c->stage_ev[slot], c->stream));
+        c->stage_pending[slot] = 1;
+        return OB_OK;
+    }
+    /* From pageable memory the call returns once src has been staged. */
+    OB_CU(e, "upload", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
+    return OB_OK;
+}
+
+static ob_status cuda_download(ob_device *dev, void *dst, const void *src, size_t bytes, ob_err *e)
+{
+    if (!bytes) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    OB_CU(e, "download", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream));
+    OB_CU(e, "download", cudaStreamSynchronize(c->stream));
+    return OB_OK;
+}
+
+static ob_status cuda_copy(ob_device *dev, void *dst, const void *src, size_t bytes, ob_err *e)
+{
+    if (!bytes || dst == src) return OB_OK;
+    OB_CU(e, "copy", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, cu_impl(dev)->stream));
+    return OB_OK;
+}
+
+static ob_status cuda_sync(ob_device *dev, ob_err *e)
+{
+    OB_CU(e, "sync", cudaStreamSynchronize(cu_impl(dev)->stream));
+    return OB_OK;
+}
+
+static ob_status cuda_mem_info(ob_device *dev, size_t *free_b, size_t *total_b, ob_err *e)
+{
+    (void)dev;
+    OB_CU(e, "mem_info", cudaMemGetInfo(free_b, total_b));
+    return OB_OK;
+}
+
+/* ---- timers: one event per slot, created on first use ------------------------ */
+
+static ob_status cuda_timer_mark(ob_device *dev, int slot, ob_err *e)
+{
+    if (slot < 0 || slot >= OB_TIMER_SLOTS)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "timer slot %d out of range", slot);
+    cuda_impl *c = cu_impl(dev);
+    if (!c->marks[slot]) OB_CU(e, "timer_mark", cudaEventCreate(&c->marks[slot]));
+    OB_CU(e, "timer_mark", cudaEventRecord(c->marks[slot], c->stream));
+    return OB_OK;
+}
+
+static ob_status cuda_timer_read(ob_device *dev, int a, int b, double *ms, ob_err *e)
+{
+    if (a < 0 || a >= OB_TIMER_SLOTS || b < 0 || b >= OB_TIMER_SLOTS)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "timer slot out of range");
+    cuda_impl *c = cu_impl(dev);
+    if (!c->marks[a] || !c->marks[b])
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "timer slot %d or %d was never marked", a, b);
+    float f = 0;
+    OB_CU(e, "timer_read", cudaEventSynchronize(c->marks[b]));
+    OB_CU(e, "timer_read", cudaEventElapsedTime(&f, c->marks[a], c->marks[b]));
+    *ms = f;
+    return OB_OK;
+}
+
+/* ---- the table --------------------------------------------------------------- */
+
+/* Filled by assignment rather than designated initializers: C++ requires
+ * those in declaration order, and slots are added to backend.h over time. */
+static ob_backend_ops cuda_make_ops(void)
+{
+    ob_backend_ops o;
+    memset(&o, 0, sizeof o);
+    o.name = "cuda";
+    o.probe = cuda_probe;
+    o.open = cuda_open;
+    o.close = cuda_close;
+    o.alloc = cuda_alloc;
+    o.release = cuda_release;
+    o.upload = cuda_upload;
+    o.download = cuda_download;
+    o.copy = cuda_copy;
+    o.sync = cuda_sync;
+    o.mem_info = cuda_mem_info;
+    o.timer_mark = cuda_timer_mark;
+    o.timer_read = cuda_timer_read;
+    o.fill = ob_cu_fill;
+    o.axpby = ob_cu_axpby;
+    o.rng_normal = ob_cu_rng_normal;
+    o.dot = ob_cu_dot;
+    o.gemm = ob_cu_gemm;
+    o.gemm_strided_batched = ob_cu_gemm_sb;
+    o.grad_stats = ob_cu_grad_stats;
+    o.finish_stats = ob_cu_finish_stats;
+    o.elementwise_step = ob_cu_elementwise_step;
+    o.batched_normalize = ob_cu_batched_normalize;
+    o.abs_quantile = ob_cu_abs_quantile;
+    o.clamp_abs = ob_cu_clamp_abs;
+    o.svd_polar = ob_cu_svd_polar;
+    o.rosenbrock = ob_cu_rosenbrock;
+    return o;
+}
+
+extern "C" const ob_backend_ops *ob_cuda_backend_ops(void)
+{
+    static const ob_backend_ops ops = cuda_make_ops(); /* initialised once, thread-safe */
+    return &ops;
+}

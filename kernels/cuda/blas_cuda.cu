@@ -1,0 +1,41 @@
+/* kernels/cuda/blas_cuda.cu - matrix products through cuBLAS.
+ *
+ * backend.h speaks row-major: C(m,n) = alpha op(A)(m,k) op(B)(k,n) + beta C.
+ * cuBLAS is column-major, and a row-major matrix read column-major is its
+ * transpose, so we ask cuBLAS for C^T(n,m) = op(B)^T(n,k) op(A)^T(k,m): the
+ * operands swap places, the transpose flags stay with their operand, and the
+ * leading dimensions are the row-major ones unchanged. TF32 is off unless the
+ * device was opened with OPTBENCH_TF32=1 (cuda_impl.tf32).
+ */
+#include "kernels/cuda/cuda_common.cuh"
+
+ob_status ob_cu_gemm(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha, const float *A,
+                     int lda, const float *B, int ldb, float beta, float *C, int ldc, ob_err *e)
+{
+    if (m < 0 || n < 0 || k < 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda gemm: negative size m=%d n=%d k=%d", m, n, k);
+    if (m == 0 || n == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    OB_CUBLAS(e, "gemm",
+              cublasSgemm(c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m,
+                          k, &alpha, B, ldb, A, lda, &beta, C, ldc));
+    return OB_OK;
+}
+
+ob_status ob_cu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha,
+                        const float *A, int lda, int64_t sa, const float *B, int ldb, int64_t sb,
+                        float beta, float *C, int ldc, int64_t sc, int batch, ob_err *e)
+{
+    if (m < 0 || n < 0 || k < 0 || batch < 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
+                                "cuda gemm_strided_batched: negative size m=%d n=%d k=%d batch=%d", m,
+                                n, k, batch);
+    if (m == 0 || n == 0 || batch == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    OB_CUBLAS(e, "gemm_strided_batched",
+              cublasSgemmStridedBatched(c->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                        ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, B, ldb,
+                                        (long long)sb, A, lda, (long long)sa, &beta, C, ldc,
+                                        (long long)sc, batch));
+    return OB_OK;
+}

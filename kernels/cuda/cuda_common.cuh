@@ -1,0 +1,172 @@
+/* kernels/cuda/cuda_common.cuh - shared by the files of the CUDA backend:
+ * the backend-private device state, error checking that turns every CUDA,
+ * cuBLAS and cuSOLVER failure into an ob_err naming the op, and launch sizes.
+ *
+ * Every op runs on the device's one stream (cuda_impl.stream): ops are
+ * ordered among themselves, and nothing waits for the GPU except download,
+ * sync, timer_read and the release of memory.
+ */
+#ifndef OB_KERNELS_CUDA_COMMON_CUH
+#define OB_KERNELS_CUDA_COMMON_CUH
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusolverDn.h>
+#include <stdint.h>
+
+#include "kernels/backend.h"
+
+/* Small uploads (per-step scalars, zeroed statistics) go through pinned
+ * staging slots so that they never make the host wait for the stream. */
+#define OB_CU_STAGE_SLOTS 64
+#define OB_CU_STAGE_BYTES 4096
+
+/* Deterministic reductions: a grid whose size depends only on n, each thread
+ * summing a fixed set of elements in order, a fixed tree within the block,
+ * then one block combining the partial sums in block order. */
+#define OB_CU_RED_THREADS 256
+#define OB_CU_RED_MAX_BLOCKS 1024
+
+typedef struct cuda_impl {
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    cusolverDnHandle_t solver; /* created on first use */
+    int sm_count;
+    int tf32;                  /* cuBLAS may use TF32 tensor cores (OPTBENCH_TF32=1) */
+    cudaEvent_t marks[OB_TIMER_SLOTS];
+    double *red_part;          /* (2 * OB_CU_RED_MAX_BLOCKS) partial sums */
+    void *scratch;             /* grow-only scratch of ops that need more (ob_cu_scratch) */
+    size_t scratch_bytes;
+    unsigned char *stage;      /* pinned (OB_CU_STAGE_SLOTS * OB_CU_STAGE_BYTES), or NULL */
+    cudaEvent_t stage_ev[OB_CU_STAGE_SLOTS];
+    int stage_pending[OB_CU_STAGE_SLOTS];
+    int stage_next;
+} cuda_impl;
+
+static inline cuda_impl *cu_impl(ob_device *dev)
+{
+    return (cuda_impl *)dev->impl;
+}
+
+ob_status ob_cu_fail(ob_err *e, cudaError_t err, const char *op, const char *call, const char *file,
+                     int line);
+ob_status ob_cublas_fail(ob_err *e, cublasStatus_t st, const char *op, const char *call,
+                         const char *file, int line);
+ob_status ob_cusolver_fail(ob_err *e, cusolverStatus_t st, const char *op, const char *call,
+                           const char *file, int line);
+
+/* Check a CUDA runtime call inside an op named `op`; return the error status. */
+#define OB_CU(e, op, call)                                                              \
+    do {                                                                                \
+        cudaError_t ob_cu_err_ = (call);                                                \
+        if (ob_cu_err_ != cudaSuccess)                                                  \
+            return ob_cu_fail((e), ob_cu_err_, (op), #call, __FILE__, __LINE__);        \
+    } while (0)
+/* After a kernel launch: configuration errors and errors of earlier work. */
+#define OB_CU_LAUNCHED(e, op) OB_CU(e, op, cudaGetLastError())
+#define OB_CUBLAS(e, op, call)                                                          \
+    do {                                                                                \
+        cublasStatus_t ob_cb_st_ = (call);                                              \
+        if (ob_cb_st_ != CUBLAS_STATUS_SUCCESS)                                         \
+            return ob_cublas_fail((e), ob_cb_st_, (op), #call, __FILE__, __LINE__);     \
+    } while (0)
+#define OB_CUSOLVER(e, op, call)                                                        \
+    do {                                                                                \
+        cusolverStatus_t ob_cs_st_ = (call);                                            \
+        if (ob_cs_st_ != CUSOLVER_STATUS_SUCCESS)                                       \
+            return ob_cusolver_fail((e), ob_cs_st_, (op), #call, __FILE__, __LINE__);   \
+    } while (0)
+
+/* Blocks for a grid-stride loop over `work` items with `threads` per block:
+ * enough to fill the device (8 blocks of 256 per SM), never more than needed. */
+static inline unsigned cu_grid(const ob_device *dev, int64_t work, int threads)
+{
+    int64_t need = (work + threads - 1) / threads;
+    int64_t cap = (int64_t)((const cuda_impl *)dev->impl)->sm_count * (2048 / threads);
+    if (cap < 1) cap = 1;
+    if (need < 1) need = 1;
+    return (unsigned)(need < cap ? need : cap);
+}
+
+/* Blocks of a deterministic reduction over n items: a function of n alone. */
+static inline unsigned cu_red_blocks(int64_t n)
+{
+    int64_t b = (n + OB_CU_RED_THREADS * 16 - 1) / (OB_CU_RED_THREADS * 16);
+    if (b < 1) b = 1;
+    if (b > OB_CU_RED_MAX_BLOCKS) b = OB_CU_RED_MAX_BLOCKS;
+    return (unsigned)b;
+}
+
+static inline int cu_aligned16(const void *p)
+{
+    return ((uintptr_t)p & 15u) == 0;
+}
+
+/* Sum (a, b) over the block in a fixed tree; thread 0 gets the totals.
+ * blockDim.x must be OB_CU_RED_THREADS. */
+static __device__ __forceinline__ void cu_block_sum2(double &a, double &b)
+{
+    __shared__ double sa[OB_CU_RED_THREADS / 32], sb[OB_CU_RED_THREADS / 32];
+    for (int o = 16; o > 0; o >>= 1) {
+        a += __shfl_down_sync(0xffffffffu, a, o);
+        b += __shfl_down_sync(0xffffffffu, b, o);
+    }
+    int w = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (lane == 0) {
+        sa[w] = a;
+        sb[w] = b;
+    }
+    __syncthreads();
+    if (w == 0) {
+        a = lane < OB_CU_RED_THREADS / 32 ? sa[lane] : 0.0;
+        b = lane < OB_CU_RED_THREADS / 32 ? sb[lane] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) {
+            a += __shfl_down_sync(0xffffffffu, a, o);
+            b += __shfl_down_sync(0xffffffffu, b, o);
+        }
+    }
+    __syncthreads(); /* sa/sb may be reused by a second call */
+}
+
+/* What the final pass of a reduction does with the totals (a, b). */
+enum cu_red_epilogue {
+    CU_RED_STORE_FLOAT = 0, /* out_f[0] = (float)a */
+    CU_RED_ADD_STATS = 1    /* stats->sumsq += a; stats->nonfinite += b */
+};
+
+/* Scratch device memory of at least `bytes` for the op in progress (valid until
+ * the next call; grows by reallocation, which waits for the device). */
+ob_status ob_cu_scratch(ob_device *dev, size_t bytes, void **out, ob_err *e);
+
+/* Second pass: combine `blocks` partial pairs (part[2*i], part[2*i+1]) in order. */
+ob_status ob_cu_reduce_finish(ob_device *dev, int blocks, int epilogue, float *out_f,
+                              ob_step_stats *stats, const char *op, ob_err *e);
+
+/* Per-file op implementations collected into the table in backend_cuda.cu. */
+ob_status ob_cu_fill(ob_device *dev, float *x, float v, int64_t n, ob_err *e);
+ob_status ob_cu_axpby(ob_device *dev, int64_t n, float a, const float *x, float b, float *y, ob_err *e);
+ob_status ob_cu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t seed, uint64_t stream,
+                           uint64_t offset, float mean, float std, ob_err *e);
+ob_status ob_cu_dot(ob_device *dev, int64_t n, const float *x, const float *y, float *out, ob_err *e);
+ob_status ob_cu_gemm(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha, const float *A,
+                     int lda, const float *B, int ldb, float beta, float *C, int ldc, ob_err *e);
+ob_status ob_cu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha,
+                        const float *A, int lda, int64_t sa, const float *B, int ldb, int64_t sb,
+                        float beta, float *C, int ldc, int64_t sc, int batch, ob_err *e);
+ob_status ob_cu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *stats, ob_err *e);
+ob_status ob_cu_finish_stats(ob_device *dev, ob_step_stats *stats, const float *loss, float clip_norm,
+                             ob_step_record *rec, ob_err *e);
+ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                 const ob_step_stats *stats, float *p, const float *g,
+                                 float *const *s, int64_t n, ob_err *e);
+ob_status ob_cu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
+                                  float eps, int add_eps, ob_err *e);
+ob_status ob_cu_abs_quantile(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,
+                             double q, float *out, float *work, ob_err *e);
+ob_status ob_cu_clamp_abs(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
+                          const float *thr, float add, ob_err *e);
+ob_status ob_cu_svd_polar(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
+                          ob_err *e);
+ob_status ob_cu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
+
+#endif

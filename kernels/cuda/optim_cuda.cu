@@ -1,0 +1,155 @@
+/* kernels/cuda/optim_cuda.cu - the fused optimizer step of the CUDA backend.
+ *
+ * One launch updates a whole group (a contiguous range of the flat arenas,
+ * every tensor of the group at once): parameters, gradients and up to
+ * OB_RULE_MAX_STATE state roles, with 16-byte (float4) loads and stores when
+ * every pointer is 16-byte aligned (the layout aligns groups to 64 bytes) and
+ * a scalar tail. The per-element math is ob_rule_apply of optimizers/rules.h,
+ * the same function the CPU backend runs. Nothing comes from the host during
+ * the step: the clip scale and the skip flag are read from the device
+ * statistics, the per-step scalars (lr, bias corrections) from device memory.
+ *
+ * The kernel is instantiated per rule kind and per number of state roles, so
+ * the rule's switch folds away and the state lives in registers; the host
+ * picks the instance (every kind below OB_RULE_COUNT has one).
+ */
+#include "kernels/cuda/cuda_common.cuh"
+
+#define EW_THREADS 256
+
+/* Bitwise: did any lane change? */
+static __device__ __forceinline__ bool changed4(float4 old, const float *a)
+{
+    return (__float_as_uint(old.x) ^ __float_as_uint(a[0])) | (__float_as_uint(old.y) ^ __float_as_uint(a[1])) |
+           (__float_as_uint(old.z) ^ __float_as_uint(a[2])) | (__float_as_uint(old.w) ^ __float_as_uint(a[3]));
+}
+
+/* One element through the shared rule, its state in registers. Rules whose
+ * state roles depend on a run-time switch get their roles resolved here at
+ * compile time (a pointer that is NULL or not at run time would push the
+ * state into local memory); every other kind goes through ob_rule_apply. */
+template <int KIND, int NS>
+static __device__ __forceinline__ void ew_lane(const ob_rule &rr, const ob_rule_step &step, float clip,
+                                               float &p, float g, float &v0, float &v1, float &v2)
+{
+    if constexpr (KIND == OB_RULE_ADAM && NS == 3) {
+        ob_rule_adam(&rr, &step, &p, g * clip, &v0, &v1, &v2); /* vmax is used only with amsgrad */
+    } else if constexpr (KIND == OB_RULE_ADAM && NS == 2) {
+        ob_rule_adam(&rr, &step, &p, g * clip, &v0, &v1, (float *)0); /* host checked: no amsgrad */
+    } else if constexpr (KIND == OB_RULE_RMSPROP && NS == 1) {
+        ob_rule_rmsprop(&rr, &step, &p, g * clip, &v0, (float *)0, (float *)0);
+    } else if constexpr (KIND == OB_RULE_RMSPROP && NS == 2) {
+        if (rr.flags & OB_RULE_CENTERED)
+            ob_rule_rmsprop(&rr, &step, &p, g * clip, &v0, &v1, (float *)0);
+        else
+            ob_rule_rmsprop(&rr, &step, &p, g * clip, &v0, (float *)0, &v1);
+    } else if constexpr (KIND == OB_RULE_RMSPROP && NS == 3) {
+        ob_rule_rmsprop(&rr, &step, &p, g * clip, &v0, &v1, &v2);
+    } else {
+        float *st[OB_RULE_MAX_STATE] = {NS > 0 ? &v0 : (float *)0, NS > 1 ? &v1 : (float *)0,
+                                        NS > 2 ? &v2 : (float *)0};
+        ob_rule_apply(&rr, &step, clip, &p, &g, st, 0);
+    }
+}
+
+template <int KIND, int NS>
+static __global__ void __launch_bounds__(EW_THREADS)
+    ew_step_kernel(ob_rule r, const ob_rule_step *__restrict__ sc,
+                   const ob_step_stats *__restrict__ stats, float *__restrict__ p,
+                   const float *__restrict__ g, float *__restrict__ s0, float *__restrict__ s1,
+                   float *__restrict__ s2, int64_t n, int vec)
+{
+    if (stats->skip != 0.0f) return; /* the guard: this step changes nothing */
+    const float clip = stats->clip_scale;
+    const ob_rule_step step = *sc;
+    ob_rule rr = r;
+    rr.kind = KIND; /* a compile-time constant for the rule's switch */
+    int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    int64_t i0 = 0;
+    if (vec) {
+        int64_t n4 = n >> 2;
+        for (int64_t j = tid; j < n4; j += stride) {
+            float4 P = reinterpret_cast<float4 *>(p)[j];
+            float4 G = reinterpret_cast<const float4 *>(g)[j];
+            float4 S0 = make_float4(0.f, 0.f, 0.f, 0.f), S1 = S0, S2 = S0;
+            if (NS > 0) S0 = reinterpret_cast<float4 *>(s0)[j];
+            if (NS > 1) S1 = reinterpret_cast<float4 *>(s1)[j];
+            if (NS > 2) S2 = reinterpret_cast<float4 *>(s2)[j];
+            float pa[4] = {P.x, P.y, P.z, P.w}, ga[4] = {G.x, G.y, G.z, G.w};
+            float a0[4] = {S0.x, S0.y, S0.z, S0.w}, a1[4] = {S1.x, S1.y, S1.z, S1.w},
+                  a2[4] = {S2.x, S2.y, S2.z, S2.w};
+#pragma unroll
+            for (int l = 0; l < 4; l++) ew_lane<KIND, NS>(rr, step, clip, pa[l], ga[l], a0[l], a1[l], a2[l]);
+            reinterpret_cast<float4 *>(p)[j] = make_float4(pa[0], pa[1], pa[2], pa[3]);
+            /* A role the rule only reads (the orthogonalized update of
+             * OB_RULE_MATRIX_APPLY) is not written back: 4 bytes less per element. */
+            if (NS > 0 && changed4(S0, a0)) reinterpret_cast<float4 *>(s0)[j] = make_float4(a0[0], a0[1], a0[2], a0[3]);
+            if (NS > 1 && changed4(S1, a1)) reinterpret_cast<float4 *>(s1)[j] = make_float4(a1[0], a1[1], a1[2], a1[3]);
+            if (NS > 2 && changed4(S2, a2)) reinterpret_cast<float4 *>(s2)[j] = make_float4(a2[0], a2[1], a2[2], a2[3]);
+        }
+        i0 = n4 << 2;
+    }
+    float *st[OB_RULE_MAX_STATE] = {NS > 0 ? s0 : (float *)0, NS > 1 ? s1 : (float *)0,
+                                    NS > 2 ? s2 : (float *)0};
+    for (int64_t i = i0 + tid; i < n; i += stride) ob_rule_apply(&rr, &step, clip, p, g, st, i);
+}
+
+typedef void (*ew_kernel_fn)(ob_rule, const ob_rule_step *, const ob_step_stats *, float *,
+                             const float *, float *, float *, float *, int64_t, int);
+
+/* The instance for (kind, n_state), found by walking the kinds at compile time. */
+template <int K>
+struct ew_pick {
+    static ew_kernel_fn get(int kind, int ns)
+    {
+        if (kind != K) return ew_pick<K + 1>::get(kind, ns);
+        switch (ns) {
+        case 0: return ew_step_kernel<K, 0>;
+        case 1: return ew_step_kernel<K, 1>;
+        case 2: return ew_step_kernel<K, 2>;
+        case 3: return ew_step_kernel<K, 3>;
+        default: return (ew_kernel_fn)0;
+        }
+    }
+};
+template <>
+struct ew_pick<OB_RULE_COUNT> {
+    static ew_kernel_fn get(int, int) { return (ew_kernel_fn)0; }
+};
+
+ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                 const ob_step_stats *stats, float *p, const float *g,
+                                 float *const *s, int64_t n, ob_err *e)
+{
+    if (n <= 0) return OB_OK;
+    int ns = rule->n_state;
+    if (ns < 0 || ns > OB_RULE_MAX_STATE || ns > 3)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: rule kind %d has %d state roles",
+                                rule->kind, ns);
+    ew_kernel_fn fn = ew_pick<0>::get(rule->kind, ns);
+    if (!fn)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: unknown rule kind %d",
+                                rule->kind);
+    /* The role layouts ew_lane resolves at compile time must match the rule. */
+    int centered = (rule->flags & OB_RULE_CENTERED) != 0;
+    if ((rule->kind == OB_RULE_ADAM && ns != 2 + (rule->amsgrad != 0)) ||
+        (rule->kind == OB_RULE_RMSPROP && ns != 1 + centered + (rule->momentum != 0.0f)))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
+                                "cuda elementwise_step: rule kind %d with %d state roles does not match "
+                                "its switches",
+                                rule->kind, ns);
+    float *st[3] = {0, 0, 0};
+    int vec = cu_aligned16(p) && cu_aligned16(g);
+    for (int k = 0; k < ns; k++) {
+        st[k] = s[k];
+        if (!st[k])
+            return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: state role %d is NULL", k);
+        vec = vec && cu_aligned16(st[k]);
+    }
+    int64_t work = vec ? (n >> 2) : n;
+    fn<<<cu_grid(dev, work, EW_THREADS), EW_THREADS, 0, cu_impl(dev)->stream>>>(
+        *rule, sc, stats, p, g, st[0], st[1], st[2], n, vec);
+    OB_CU_LAUNCHED(e, "elementwise_step");
+    return OB_OK;
+}

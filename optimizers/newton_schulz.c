@@ -1,0 +1,118 @@
+/* optimizers/newton_schulz.c - batched Newton-Schulz through the backend's
+ * GEMM slots, the Muon and ROOT coefficient tables, coefficient files. */
+#include "optimizers/newton_schulz.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizers/rows.h"
+
+const float ob_ns_muon_abc[3] = {3.4445f, -4.7750f, 2.0315f};
+
+/* He et al. 2025 (ROOT), keyed by (min dim, max dim). */
+static const ob_ns_coeff root_table[] = {
+    {2048, 2048, {3.4916f, -4.8224f, 2.1095f}},
+    {2048, 3072, {3.4509f, -4.5790f, 1.9325f}},
+    {2048, 8192, {2.9794f, -3.6674f, 1.6207f}},
+    {2048, 16384, {3.1943f, -3.8221f, 1.5322f}},
+};
+
+int ob_ns_table_lookup(const ob_ns_coeff *t, int n, int64_t dmin, int64_t dmax, float abc[3])
+{
+    for (int i = n - 1; i >= 0; i--)
+        if (t[i].dmin == dmin && t[i].dmax == dmax) {
+            memcpy(abc, t[i].abc, 3 * sizeof(float));
+            return 1;
+        }
+    return 0;
+}
+
+int ob_ns_root_lookup(int64_t dmin, int64_t dmax, float abc[3])
+{
+    return ob_ns_table_lookup(root_table, (int)(sizeof root_table / sizeof root_table[0]), dmin, dmax, abc);
+}
+
+ob_status ob_ns_coeffs_load(const char *path, ob_ns_coeff **out, int *n, ob_err *e)
+{
+    *out = NULL;
+    *n = 0;
+    ob_rows r;
+    OB_TRY(ob_rows_read(path, '\t', &r, e));
+    ob_ns_coeff *t = malloc((size_t)(r.n ? r.n : 1) * sizeof *t);
+    if (!t) {
+        ob_rows_free(&r);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < r.n; i++) {
+        const double *v = r.v[i];
+        if (r.len[i] != 5 || v[0] < 1 || v[1] < 1 || v[0] != (int64_t)v[0] || v[1] != (int64_t)v[1]) {
+            ob_status st = ob_fail(e, OB_ERR_INPUT,
+                                   "%s:%d: expected 'rows<TAB>cols<TAB>a<TAB>b<TAB>c' with whole "
+                                   "positive rows and cols (%d fields found)",
+                                   path, r.line[i], r.len[i]);
+            free(t);
+            ob_rows_free(&r);
+            return st;
+        }
+        int64_t a = (int64_t)v[0], b = (int64_t)v[1];
+        t[i].dmin = a < b ? a : b;
+        t[i].dmax = a < b ? b : a;
+        for (int k = 0; k < 3; k++) t[i].abc[k] = (float)v[2 + k];
+    }
+    *out = t;
+    *n = r.n;
+    ob_rows_free(&r);
+    return OB_OK;
+}
+
+ob_status ob_ns_coeffs_append(const char *path, int64_t rows, int64_t cols, const float abc[3],
+                              const char *comment, ob_err *e)
+{
+    FILE *f = fopen(path, "a");
+    if (!f) return ob_fail(e, OB_ERR_IO, "cannot open '%s' for appending: %s", path, strerror(errno));
+    if (comment) fprintf(f, "# %s\n", comment);
+    fprintf(f, "%lld\t%lld\t%.6f\t%.6f\t%.6f\n", (long long)rows, (long long)cols, (double)abc[0],
+            (double)abc[1], (double)abc[2]);
+    if (fclose(f) != 0) return ob_fail(e, OB_ERR_IO, "error writing '%s': %s", path, strerror(errno));
+    return OB_OK;
+}
+
+ob_status ob_ns_iterate(ob_device *dev, float *x, float *x2, float *a, float *b, int batch,
+                        int64_t rows, int64_t cols, int64_t sx, int64_t ss, const float *abc,
+                        int n_abc, int steps, float **out, ob_err *e)
+{
+    const ob_backend_ops *ops = dev->ops;
+    OB_TRY(ob_dev_require(dev, (const void *)ops->gemm_strided_batched, "gemm_strided_batched", e));
+    const int r = (int)rows, c = (int)cols;
+    const int wide = rows <= cols;
+    const int s = wide ? r : c;
+    for (int k = 0; k < steps; k++) {
+        const float *q = abc + 3 * (k < n_abc ? k : n_abc - 1);
+        /* A = X X^T (wide) or X^T X (tall): (s, s) */
+        if (wide)
+            OB_TRY(ops->gemm_strided_batched(dev, 0, 1, s, s, c, 1.0f, x, c, sx, x, c, sx, 0.0f, a, s, ss,
+                                             batch, e));
+        else
+            OB_TRY(ops->gemm_strided_batched(dev, 1, 0, s, s, r, 1.0f, x, c, sx, x, c, sx, 0.0f, a, s, ss,
+                                             batch, e));
+        /* B = c A A + b A */
+        OB_TRY(ops->gemm_strided_batched(dev, 0, 0, s, s, s, q[2], a, s, ss, a, s, ss, 0.0f, b, s, ss,
+                                         batch, e));
+        OB_TRY(ops->axpby(dev, (int64_t)batch * ss, q[1], a, 1.0f, b, e));
+        /* X2 = B X (wide) or X B (tall), then X2 += a X */
+        if (wide)
+            OB_TRY(ops->gemm_strided_batched(dev, 0, 0, r, c, r, 1.0f, b, s, ss, x, c, sx, 0.0f, x2, c, sx,
+                                             batch, e));
+        else
+            OB_TRY(ops->gemm_strided_batched(dev, 0, 0, r, c, c, 1.0f, x, c, sx, b, s, ss, 0.0f, x2, c, sx,
+                                             batch, e));
+        OB_TRY(ops->axpby(dev, (int64_t)batch * sx, q[0], x, 1.0f, x2, e));
+        float *t = x;
+        x = x2;
+        x2 = t;
+    }
+    *out = x;
+    return OB_OK;
+}

@@ -1,0 +1,130 @@
+/* optimizers/rows.c - numeric rows through libcsv (see rows.h). Lines are fed
+ * to the parser one at a time so that every message names its line. */
+#include "optimizers/rows.h"
+
+#include <csv.h>
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hparams.h"
+
+typedef struct row_ctx {
+    const char *path;
+    int line;
+    int col;            /* fields seen in this row */
+    double *vals;
+    int cap;
+    ob_err *e;
+    ob_status st;
+} row_ctx;
+
+static void on_field(void *field, size_t len, void *data)
+{
+    row_ctx *c = data;
+    c->col++;
+    if (c->st != OB_OK) return;
+    const char *s = field ? (const char *)field : "";
+    (void)len;
+    double v;
+    if (ob_parse_double(s, &v) != 0) {
+        c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: '%s' is not a number", c->path, c->line,
+                        c->col, s);
+        return;
+    }
+    if (!isfinite(v)) {
+        c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: '%s' is not finite (NaN and inf are not allowed)",
+                        c->path, c->line, c->col, s);
+        return;
+    }
+    if (c->col > c->cap) {
+        int cap = c->cap ? 2 * c->cap : 64;
+        double *nv = realloc(c->vals, (size_t)cap * sizeof *nv);
+        if (!nv) {
+            c->st = ob_fail(c->e, OB_ERR_NOMEM, "out of memory reading %s", c->path);
+            return;
+        }
+        c->vals = nv;
+        c->cap = cap;
+    }
+    c->vals[c->col - 1] = v;
+}
+
+static int blank_or_comment(const char *s)
+{
+    while (*s && isspace((unsigned char)*s)) s++;
+    return *s == '\0' || *s == '#';
+}
+
+static ob_status push_row(ob_rows *r, int *cap, const double *vals, int n, int line, ob_err *e)
+{
+    if (r->n == *cap) {
+        int nc = *cap ? 2 * *cap : 16;
+        int *len = realloc(r->len, (size_t)nc * sizeof *len);
+        if (len) r->len = len;
+        int *ln = realloc(r->line, (size_t)nc * sizeof *ln);
+        if (ln) r->line = ln;
+        double **v = realloc(r->v, (size_t)nc * sizeof *v);
+        if (v) r->v = v;
+        if (!len || !ln || !v) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d rows", nc);
+        *cap = nc;
+    }
+    double *copy = malloc((size_t)(n ? n : 1) * sizeof *copy);
+    if (!copy) return ob_fail(e, OB_ERR_NOMEM, "out of memory for a row of %d values", n);
+    memcpy(copy, vals, (size_t)n * sizeof *copy);
+    r->len[r->n] = n;
+    r->line[r->n] = line;
+    r->v[r->n] = copy;
+    r->n++;
+    return OB_OK;
+}
+
+ob_status ob_rows_read(const char *path, char delim, ob_rows *out, ob_err *e)
+{
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "r");
+    if (!f) return ob_fail(e, OB_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
+    struct csv_parser p;
+    if (csv_init(&p, CSV_APPEND_NULL) != 0) {
+        fclose(f);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory for the CSV parser");
+    }
+    csv_set_delim(&p, (unsigned char)delim);
+    row_ctx c = {.path = path, .e = e, .st = OB_OK};
+    char *buf = NULL;
+    size_t cap = 0;
+    ssize_t got;
+    int row_cap = 0;
+    while (c.st == OB_OK && (got = getline(&buf, &cap, f)) >= 0) {
+        c.line++;
+        while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\r')) buf[--got] = '\0';
+        if (blank_or_comment(buf)) continue;
+        c.col = 0;
+        if (csv_parse(&p, buf, (size_t)got, on_field, NULL, &c) != (size_t)got ||
+            csv_fini(&p, on_field, NULL, &c) != 0) {
+            if (c.st == OB_OK)
+                c.st = ob_fail(e, OB_ERR_INPUT, "%s:%d: %s", path, c.line, csv_strerror(csv_error(&p)));
+            break;
+        }
+        if (c.st == OB_OK) c.st = push_row(out, &row_cap, c.vals, c.col, c.line, e);
+    }
+    if (c.st == OB_OK && ferror(f)) c.st = ob_fail(e, OB_ERR_IO, "error reading '%s'", path);
+    free(buf);
+    free(c.vals);
+    csv_free(&p);
+    fclose(f);
+    if (c.st != OB_OK) ob_rows_free(out);
+    return c.st;
+}
+
+void ob_rows_free(ob_rows *r)
+{
+    for (int i = 0; i < r->n; i++) free(r->v[i]);
+    free(r->v);
+    free(r->len);
+    free(r->line);
+    memset(r, 0, sizeof *r);
+}

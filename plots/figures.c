@@ -1,0 +1,539 @@
+/* plots/figures.c - the report's gnuplot scripts (see figures.h).
+ *
+ * Figures: per workload the training loss at each optimizer's best lr (median
+ * over seeds, min-max band, the loss floor when known), held-out loss and
+ * metric, and final loss vs lr (sensitivity); over all workloads the step time
+ * and memory bars, time to target, and the performance profile. Series are
+ * selected from the long CSV tables by workload and optimizer with a small
+ * gnuplot function sel(), so each script reads the documented tables as they are.
+ */
+#include "plots/figures.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "results/export.h"
+
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
+#define N_PALETTE 10
+
+#define FIG_W 1000
+#define FIG_H 620
+
+/* A gnuplot string literal body: backslashes and double quotes escaped. */
+static void gp_str(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 2 < n; s++) {
+        if (*s == '"' || *s == '\\') out[k++] = '\\';
+        out[k++] = *s;
+    }
+    out[k] = 0;
+}
+
+typedef struct script {
+    FILE *f;
+    char stem[256];
+    char path[1024];
+} script;
+
+static ob_status script_open(script *sc, const char *dir, const char *stem, const char *what,
+                             const char *reads, ob_err *e)
+{
+    snprintf(sc->stem, sizeof sc->stem, "%s", stem);
+    snprintf(sc->path, sizeof sc->path, "%s/%s.gp", dir, stem);
+    sc->f = fopen(sc->path, "w");
+    if (!sc->f) return ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", sc->path, strerror(errno));
+    fprintf(sc->f,
+            "# %s.gp - %s\n"
+            "# Reads %s. Run `gnuplot %s.gp` in this folder to redraw %s.png and %s.svg.\n"
+            "load 'style.gp'\n"
+            "set output '%s.png'\n",
+            stem, what, reads, stem, stem, stem, stem);
+    return OB_OK;
+}
+
+static ob_status script_close(script *sc, ob_err *e)
+{
+    fprintf(sc->f,
+            "\n# the same figure as SVG\n"
+            "set terminal svg size %d,%d dynamic font \"Sans,12\" background rgb \"white\" noenhanced\n"
+            "set output '%s.svg'\n"
+            "replot\n"
+            "set output\n",
+            FIG_W, FIG_H, sc->stem);
+    int bad = ferror(sc->f);
+    if (fclose(sc->f) != 0) bad = 1;
+    if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", sc->path);
+    return OB_OK;
+}
+
+static ob_figure *add_fig(ob_figures *out, const char *stem, int wl, const char *title,
+                          const char *fmt, ...)
+{
+    out->f = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
+    ob_figure *f = &out->f[out->n++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->stem, sizeof f->stem, "%s", stem);
+    snprintf(f->title, sizeof f->title, "%s", title);
+    f->wl = wl;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(f->caption, sizeof f->caption, fmt, ap);
+    va_end(ap);
+    return f;
+}
+
+static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/style.gp", dir);
+    FILE *f = fopen(path, "w");
+    if (!f) return ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    fprintf(f,
+            "# style.gp - the look shared by every figure of this report (each NAME.gp loads it).\n"
+            "# Change size, fonts or colours here, then rerun the scripts: gnuplot NAME.gp\n"
+            "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+            "    set terminal pngcairo size %d,%d font \"Sans,11\" noenhanced\n"
+            "} else {\n"
+            "    set terminal png size %d,%d noenhanced\n"
+            "}\n"
+            "set datafile separator comma\n"
+            "set grid xtics ytics lc rgb \"#dddddd\" lt 1 dt 1\n"
+            "set border 3\n"
+            "set xtics nomirror\n"
+            "set ytics nomirror\n"
+            "set key below left Left reverse maxrows 4 samplen 2.5 width 4\n"
+            "set style fill transparent solid 0.18 noborder\n"
+            "# one colour per optimizer, the same in every figure:\n",
+            FIG_W, FIG_H, FIG_W, FIG_H);
+    for (int o = 0; o < d->n_opt; o++)
+        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt 7 ps 1.1 dt %d   # %s\n", o + 1,
+                palette[o % N_PALETTE], 1 + (o / N_PALETTE) % 4, d->opt_labels[o]);
+    if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"%s\" lw 2 pt 7\n", palette[0]);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", path);
+    return OB_OK;
+}
+
+/* Positive finite range of values, for the log-scale decision. */
+typedef struct range {
+    double lo, hi;
+} range;
+static void range_add(range *r, double v)
+{
+    if (!(v > 0) || !isfinite(v)) return;
+    if (isnan(r->lo) || v < r->lo) r->lo = v;
+    if (isnan(r->hi) || v > r->hi) r->hi = v;
+}
+/* Log scale when the values span two decades or more. */
+static int spans_decades(const range *r) { return !isnan(r->lo) && r->hi / r->lo >= 100.0; }
+
+static void lr_text(double lr, char *buf, size_t n) { snprintf(buf, n, "%.3g", lr); }
+
+/* ---- per-workload figures ---------------------------------------------------- */
+
+static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+                          const char *slug, ob_figures *out, ob_err *e)
+{
+    range r = {NAN, NAN};
+    int seeds = 0, any = 0;
+    double floor_v = NAN;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->best < 0) continue;
+        any = 1;
+        if (g->n_best_runs > seeds) seeds = g->n_best_runs;
+        if (!isnan(g->loss_floor)) floor_v = g->loss_floor;
+        for (int i = 0; i < g->n_best_runs; i++) {
+            const ob_rrun *run = &d->runs[g->best_runs[i]];
+            for (int64_t j = 0; j < run->n_curve; j++) range_add(&r, run->c_loss[j]);
+        }
+    }
+    if (!any) return OB_OK;
+    char stem[300], wq[512];
+    snprintf(stem, sizeof stem, "loss_%s", slug);
+    gp_str(d->wl_labels[w], wq, sizeof wq);
+    int logy = spans_decades(&r);
+    script sc;
+    OB_TRY(script_open(&sc, dir, stem, "training loss vs step, each optimizer at its best lr",
+                       "curves_best.csv (workload, optimizer, lr, seeds, step, loss_median, "
+                       "loss_min, loss_max)", e));
+    FILE *f = sc.f;
+    fprintf(f,
+            "set title \"%s: training loss, each optimizer at its best learning rate\\n"
+            "line = median over seeds (up to %d), band = min to max over seeds\"\n"
+            "set xlabel \"step\"\n"
+            "set ylabel \"training loss%s\"\n"
+            "%s\n"
+            "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
+            "plot \\\n",
+            wq, seeds, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
+    int first = 1;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->best < 0) continue;
+        char oq[512], lr[32];
+        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        lr_text(g->best_lr, lr, sizeof lr);
+        fprintf(f,
+                "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle, \\\n"
+                "  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with lines lt %d title \"%s (lr %s)\"",
+                first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, oq, lr);
+        first = 0;
+    }
+    int floor_drawn = !isnan(floor_v) && (!logy || floor_v > 0);
+    if (floor_drawn)
+        fprintf(f, ", \\\n  %.17g with lines lc rgb \"black\" lw 1.5 dt 2 title \"loss floor (%.4g)\"",
+                floor_v, floor_v);
+    fprintf(f, "\n");
+    OB_TRY(script_close(&sc, e));
+    add_fig(out, stem, w, "Training loss",
+            "Training loss against step for each optimizer at its best learning rate (the lr "
+            "with the lowest median final loss). The line is the median over seeds, the shaded "
+            "band spans the best and worst seed.%s%s",
+            logy ? " The y axis is logarithmic." : "",
+            floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "");
+    return OB_OK;
+}
+
+static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+                        const char *slug, ob_figures *out, ob_err *e)
+{
+    range r = {NAN, NAN}, xr = {NAN, NAN};
+    int any = 0, any_div = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w) continue;
+        for (int i = 0; i < g->n_lr; i++) {
+            range_add(&xr, g->lrs[i].lr);
+            range_add(&r, g->lrs[i].med);
+            range_add(&r, g->lrs[i].min_finite);
+            range_add(&r, g->lrs[i].max_finite);
+            any_div |= g->lrs[i].n_diverged > 0;
+            any = 1;
+        }
+    }
+    if (!any) return OB_OK;
+    char stem[300], wq[512];
+    snprintf(stem, sizeof stem, "lr_%s", slug);
+    gp_str(d->wl_labels[w], wq, sizeof wq);
+    int logy = spans_decades(&r);
+    script sc;
+    OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
+                       "lr_sweep.csv (workload, optimizer, lr, runs, finished, diverged, "
+                       "final_median, final_min, final_max, ..., is_best in column 14)", e));
+    FILE *f = sc.f;
+    fprintf(f,
+            "set title \"%s: final training loss vs learning rate\\n"
+            "line = median over seeds, band = min to max over seeds that did not diverge, "
+            "open circle = best lr\"\n"
+            "set xlabel \"learning rate (log scale)\"\n"
+            "set ylabel \"final loss, mean over the last 10%% of steps%s\"\n"
+            "set logscale x\n"
+            "set format x \"%%g\"\n"
+            "set xrange [%.6g:%.6g]\n"
+            "%s\n"
+            "set y2range [0:1]\n"
+            "unset y2tics\n"
+            "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
+            "plot \\\n",
+            wq, logy ? " (log scale)" : "", xr.lo / 1.5, xr.hi * 1.5,
+            logy ? "set logscale y" : "unset logscale y", wq);
+    int first = 1, nth = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w) continue;
+        char oq[512];
+        double mark_y = 0.97 - 0.035 * (nth++ % 8); /* one row of marks per optimizer */
+        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        int lt = g->opt + 1;
+        fprintf(f,
+                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps 3 lw 2 notitle, \\\n"
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps 2 lw 3 notitle",
+                first ? "" : ", \\\n", oq, lt, oq, lt, oq, oq, lt, oq, mark_y, lt);
+        first = 0;
+    }
+    if (any_div)
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps 2 lw 3 title \"x along the top: "
+                   "some seeds diverged at this lr\"");
+    fprintf(f, "\n");
+    OB_TRY(script_close(&sc, e));
+    add_fig(out, stem, w, "Learning-rate sensitivity",
+            "Final training loss (mean over the last 10%% of steps) against the learning rate, "
+            "one line per optimizer: the median over seeds, with a band from the best to the worst "
+            "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s A flat, "
+            "wide valley means the optimizer is easy to tune.",
+            any_div ? " An x along the top edge marks a learning rate where at least one seed "
+                      "diverged; where most seeds diverged the line has a gap." : "",
+            logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
+    return OB_OK;
+}
+
+static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+                           const char *slug, ob_figures *out, ob_err *e)
+{
+    int any_loss = 0, any_metric = 0;
+    range r = {NAN, NAN};
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->best < 0) continue;
+        for (int i = 0; i < g->n_best_runs; i++) {
+            const ob_rrun *run = &d->runs[g->best_runs[i]];
+            if (!isnan(run->eval_loss)) any_loss = 1;
+            if (!isnan(run->eval_metric)) any_metric = 1;
+            /* held-out loss spans about what the training loss spans */
+            for (int64_t j = 0; j < run->n_curve; j++) range_add(&r, run->c_loss[j]);
+        }
+        range_add(&r, g->eval_loss.min);
+        range_add(&r, g->eval_loss.max);
+    }
+    char wq[512];
+    gp_str(d->wl_labels[w], wq, sizeof wq);
+    for (int which = 0; which < 2; which++) {
+        if (which == 0 && !any_loss) continue;
+        if (which == 1 && !any_metric) continue;
+        char stem[300];
+        snprintf(stem, sizeof stem, "%s_%s", which ? "eval_metric" : "eval_loss", slug);
+        script sc;
+        OB_TRY(script_open(&sc, dir, stem,
+                           which ? "held-out metric vs step at the best lr" : "held-out loss vs step at the best lr",
+                           "evals_best.csv (workload, optimizer, lr, seeds, step, eval_loss_median, "
+                           "eval_loss_min, eval_loss_max, eval_metric_median, eval_metric_min, "
+                           "eval_metric_max)", e));
+        FILE *f = sc.f;
+        int logy = which == 0 && spans_decades(&r);
+        fprintf(f,
+                "set title \"%s: held-out %s during training, each optimizer at its best learning rate\\n"
+                "line = median over seeds, band = min to max over seeds\"\n"
+                "set xlabel \"step\"\n"
+                "set ylabel \"held-out %s%s\"\n"
+                "%s\n"
+                "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
+                "plot \\\n",
+                wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
+                logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
+        int first = 1;
+        int c0 = which ? 9 : 6;
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (g->wl != w || g->best < 0) continue;
+            char oq[512], lr[32];
+            gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+            lr_text(g->best_lr, lr, sizeof lr);
+            fprintf(f,
+                    "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):%d with filledcurves lt %d notitle, \\\n"
+                    "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d ps 0.6 title \"%s (lr %s)\"",
+                    first ? "" : ", \\\n", oq, c0 + 1, c0 + 2, g->opt + 1, oq, c0, g->opt + 1, oq, lr);
+            first = 0;
+        }
+        fprintf(f, "\n");
+        OB_TRY(script_close(&sc, e));
+        add_fig(out, stem, w, which ? "Held-out metric" : "Held-out loss",
+                "%s on held-out data at each evaluation, for each optimizer at its best learning "
+                "rate: median over seeds with a min-max band.%s",
+                which ? "The workload's metric (accuracy for classifiers; higher is better)"
+                      : "Loss (lower is better)",
+                logy ? " The y axis is logarithmic." : "");
+    }
+    return OB_OK;
+}
+
+/* ---- figures over all workloads ---------------------------------------------- */
+
+static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *dir, int kind,
+                          ob_figures *out, ob_err *e)
+{
+    /* kind 0: step time, 1: peak memory, 2: optimizer state, 3: time to target */
+    static const char *const stems[] = {"step_time", "memory_peak", "memory_state", "time_to_target"};
+    static const char *const files[] = {"bars_step_ms.csv", "bars_peak_mem.csv",
+                                        "bars_state_bytes.csv", "bars_time_to_target.csv"};
+    range r = {NAN, NAN};
+    int any = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        double v = kind == 0 ? g->step_ms_median
+                 : kind == 1 ? (g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN)
+                 : kind == 2 ? (g->state_bytes >= 0 ? (double)g->state_bytes : NAN)
+                             : g->tt_time_s;
+        if (isfinite(v) && v >= 0) any = 1;
+        range_add(&r, v);
+    }
+    if (!any || d->n_opt == 0) return OB_OK;
+    double scale = 1;
+    const char *unit = "";
+    if (kind == 1 || kind == 2) {
+        double hi = isnan(r.hi) ? 0 : r.hi;
+        if (hi >= 1024.0 * 1024 * 1024) scale = 1024.0 * 1024 * 1024, unit = "GiB";
+        else if (hi >= 1024.0 * 1024) scale = 1024.0 * 1024, unit = "MiB";
+        else if (hi >= 1024.0) scale = 1024.0, unit = "KiB";
+        else unit = "bytes";
+    }
+    int logy = spans_decades(&r);
+    script sc;
+    char reads[128];
+    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer)", files[kind]);
+    static const char *const what[] = {"median time per training step", "peak device memory",
+                                       "optimizer state size", "training time to reach the target loss"};
+    OB_TRY(script_open(&sc, dir, stems[kind], what[kind], reads, e));
+    FILE *f = sc.f;
+    const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
+                      : kind == 1 ? "Peak device memory per run (parameters, gradients, optimizer state, activations)"
+                      : kind == 2 ? "Optimizer state size"
+                                  : "Training time to reach the target loss (missing bar = never reached)";
+    char ylabel[128];
+    if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
+    else if (kind == 3) snprintf(ylabel, sizeof ylabel, "seconds of training");
+    else snprintf(ylabel, sizeof ylabel, "%s", unit);
+    int p = scale >= 1024.0 * 1024 * 1024 ? 3 : scale >= 1024.0 * 1024 ? 2 : scale > 1 ? 1 : 0;
+    char using[64];
+    if (p) snprintf(using, sizeof using, "(column(i) / 1024**%d)", p);
+    else snprintf(using, sizeof using, "i");
+    fprintf(f,
+            "set title \"%s\"\n"
+            "set ylabel \"%s%s\"\n"
+            "set xlabel \"workload\"\n"
+            "set style data histograms\n"
+            "set style histogram clustered gap 1\n"
+            "set style fill solid 0.85 border rgb \"#333333\"\n"
+            "set boxwidth 0.9\n"
+            "set xtics nomirror scale 0\n"
+            "set grid noxtics ytics\n"
+            "%s\n"
+            "%s"
+            "set key autotitle columnheader\n"
+            "plot for [i=2:%d] '%s' using %s:xtic(1) lt (i-1)\n",
+            title, ylabel, logy ? " (log scale)" : "",
+            logy ? "set logscale y" : "unset logscale y",
+            logy ? "" : "set yrange [0:*]\n", d->n_opt + 1, files[kind], using);
+    OB_TRY(script_close(&sc, e));
+    static const char *const caps[] = {
+        "Median time of one training step (forward, backward and optimizer update; the first "
+        "steps are a warm-up and not counted), per workload and optimizer.",
+        "Largest amount of device memory allocated at once during a run, per workload and optimizer.",
+        "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
+        "Estimated training time until the smoothed training loss first reaches the workload's "
+        "target (see the time-to-target table): steps to target times the median step time, at "
+        "the learning rate that got there first. A missing bar means the optimizer never "
+        "reached the target at any learning rate."};
+    add_fig(out, stems[kind], -1,
+            kind == 0 ? "Step time" : kind == 1 ? "Peak memory" : kind == 2 ? "Optimizer state" : "Time to target",
+            "%s%s", caps[kind], logy ? " The y axis is logarithmic." : "");
+    return OB_OK;
+}
+
+static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
+                             ob_figures *out, ob_err *e)
+{
+    if (s->profile_workloads == 0 || d->n_opt == 0) return OB_OK;
+    script sc;
+    OB_TRY(script_open(&sc, dir, "profile", "performance profile over workloads (Dolan-More)",
+                       "profile.csv (tau, then one column per optimizer)", e));
+    FILE *f = sc.f;
+    fprintf(f,
+            "set title \"Performance profile over %d workload%s: how often is each optimizer within a "
+            "factor tau of the fastest?\\n(%s to reach each workload's target loss; legend: area "
+            "under the curve, 1 = fastest everywhere)\"\n"
+            "set xlabel \"tau (time to target / fastest optimizer's time to target)\"\n"
+            "set ylabel \"fraction of workloads\"\n"
+            "set xrange [1:%g]\n"
+            "set yrange [0:1.05]\n"
+            "set key below left\n"
+            "plot \\\n",
+            s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
+            s->profile_by_steps ? "steps" : "training time", s->tau_max);
+    for (int o = 0; o < d->n_opt; o++) {
+        char oq[512];
+        gp_str(d->opt_labels[o], oq, sizeof oq);
+        /* later lines thinner and dashed, so coinciding curves stay visible */
+        double lw = 4.5 - 1.0 * (o % 4);
+        fprintf(f, "%s  'profile.csv' skip 1 using 1:%d with steps lt %d lw %.1f dt %d title \"%s (area %.2f)\"",
+                o ? ", \\\n" : "", o + 2, o + 1, lw, 1 + o % 5, oq, isnan(s->area[o]) ? 0.0 : s->area[o]);
+    }
+    fprintf(f, "\n");
+    OB_TRY(script_close(&sc, e));
+    add_fig(out, "profile", -1, "Performance profile",
+            "For each optimizer, the fraction of workloads (y) on which its %s to reach the target "
+            "loss is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
+            "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
+            "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
+            "optimizer reached the target on are left out (%d used).",
+            s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->profile_workloads);
+    return OB_OK;
+}
+
+ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_figures *out,
+                           ob_err *e)
+{
+    memset(out, 0, sizeof *out);
+    OB_TRY(write_style(d, dir, e));
+    for (int w = 0; w < d->n_wl; w++) {
+        char slug[256];
+        ob_slug(d->wl_labels[w], slug, sizeof slug);
+        OB_TRY(fig_loss(d, s, w, dir, slug, out, e));
+        OB_TRY(fig_evals(d, s, w, dir, slug, out, e));
+        OB_TRY(fig_lr(d, s, w, dir, slug, out, e));
+    }
+    for (int kind = 0; kind < 4; kind++) OB_TRY(fig_bars(d, s, dir, kind, out, e));
+    OB_TRY(fig_profile(d, s, dir, out, e));
+    return OB_OK;
+}
+
+void ob_figures_free(ob_figures *f)
+{
+    free(f->f);
+    memset(f, 0, sizeof *f);
+}
+
+int ob_gnuplot_find(char *buf, size_t n)
+{
+    const char *path = getenv("PATH");
+    if (!path) return 0;
+    const char *p = path;
+    while (*p) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        if (len > 0) {
+            snprintf(buf, n, "%.*s/gnuplot", (int)len, p);
+            struct stat sb;
+            if (stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) && access(buf, X_OK) == 0) return 1;
+        }
+        if (!colon) break;
+        p = colon + 1;
+    }
+    return 0;
+}
+
+int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (chdir(dir) != 0) _exit(126);
+        int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execl(gnuplot, "gnuplot", script_name, (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}

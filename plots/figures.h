@@ -1,0 +1,41 @@
+/* plots/figures.h - gnuplot scripts for the report's figures, and rendering.
+ *
+ * One script per figure, written next to the CSV tables it reads (the report
+ * folder is gnuplot's working directory). Each script loads style.gp (terminal,
+ * fonts, one colour per optimizer), draws the figure to NAME.png, then replots
+ * it to NAME.svg; a reader can edit and rerun any of them with
+ * `gnuplot NAME.gp` inside the report folder.
+ */
+#ifndef OB_PLOTS_FIGURES_H
+#define OB_PLOTS_FIGURES_H
+
+#include <stdio.h>
+
+#include "core/ob.h"
+#include "results/dataset.h"
+#include "results/stats.h"
+
+typedef struct ob_figure {
+    char stem[256];    /* file name without extension: STEM.gp, STEM.png, STEM.svg */
+    char title[256];   /* one line, for the report's text */
+    char caption[768]; /* how to read it */
+    int wl;            /* workload label index, -1 for a figure over all workloads */
+} ob_figure;
+
+typedef struct ob_figures {
+    ob_figure *f;
+    int n;
+} ob_figures;
+
+/* Write style.gp and every figure's script into dir. */
+ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_figures *out,
+                           ob_err *e);
+void ob_figures_free(ob_figures *f);
+
+/* Path of gnuplot on PATH (buf), or 0 when it is not installed. */
+int ob_gnuplot_find(char *buf, size_t n);
+/* Run one script with dir as the working directory; its messages go to
+ * dir/gnuplot.log. Returns 0 on success. */
+int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name);
+
+#endif

@@ -1,0 +1,582 @@
+/* plots/report.c - `optbench report` (see report.h): load, compute, export,
+ * write the figure scripts, render them, and write summary.md and index.html.
+ *
+ * The two documents are written side by side through a tiny writer (doc_*)
+ * so they always hold the same tables: Markdown for a CI job summary or a
+ * repository, HTML with the figures inline for a browser.
+ */
+#include "plots/report.h"
+
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "plots/figures.h"
+#include "results/dataset.h"
+#include "results/export.h"
+#include "results/store.h"
+
+ob_status ob_mkdirs(const char *path, ob_err *e)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    size_t len = strlen(buf);
+    for (size_t i = 1; i <= len; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return ob_fail(e, OB_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
+        buf[i] = c;
+    }
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return ob_fail(e, OB_ERR_INPUT, "output '%s' exists and is not a folder", path);
+    return OB_OK;
+}
+
+/* ---- a writer of Markdown and HTML at once ------------------------------------ */
+
+typedef struct doc {
+    FILE *md, *html;
+    int in_row, col;
+} doc;
+
+static void html_esc(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void md_cell_esc(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputs("\\|", f);
+        else if (*s == '\n') fputc(' ', f);
+        else fputc(*s, f);
+    }
+}
+
+static void doc_h(doc *d, int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(d->md, "\n%.*s %s\n\n", level, "######", buf);
+    fprintf(d->html, "<h%d>", level);
+    html_esc(d->html, buf);
+    fprintf(d->html, "</h%d>\n", level);
+}
+
+static void doc_p(doc *d, const char *fmt, ...)
+{
+    char buf[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(d->md, "%s\n\n", buf);
+    fputs("<p>", d->html);
+    html_esc(d->html, buf);
+    fputs("</p>\n", d->html);
+}
+
+static void doc_table(doc *d, int n, const char *const *hdr)
+{
+    fputs("|", d->md);
+    for (int i = 0; i < n; i++) {
+        fputc(' ', d->md);
+        md_cell_esc(d->md, hdr[i]);
+        fputs(" |", d->md);
+    }
+    fputs("\n|", d->md);
+    for (int i = 0; i < n; i++) fputs(i < 2 ? " --- |" : " ---: |", d->md);
+    fputs("\n", d->md);
+    fputs("<table>\n<thead><tr>", d->html);
+    for (int i = 0; i < n; i++) {
+        fputs("<th>", d->html);
+        html_esc(d->html, hdr[i]);
+        fputs("</th>", d->html);
+    }
+    fputs("</tr></thead>\n<tbody>\n", d->html);
+}
+
+static void doc_cell(doc *d, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (!d->in_row) {
+        fputs("|", d->md);
+        fputs("<tr>", d->html);
+        d->in_row = 1;
+        d->col = 0;
+    }
+    fputc(' ', d->md);
+    md_cell_esc(d->md, buf);
+    fputs(" |", d->md);
+    fputs(d->col < 2 ? "<td>" : "<td class=\"n\">", d->html);
+    html_esc(d->html, buf);
+    fputs("</td>", d->html);
+    d->col++;
+}
+
+static void doc_row_end(doc *d)
+{
+    fputs("\n", d->md);
+    fputs("</tr>\n", d->html);
+    d->in_row = 0;
+}
+
+static void doc_table_end(doc *d)
+{
+    fputs("\n", d->md);
+    fputs("</tbody></table>\n", d->html);
+}
+
+static void doc_figure(doc *d, const ob_figure *f, int rendered)
+{
+    if (rendered) {
+        fprintf(d->md, "![%s](%s.png)\n\n*%s* (`%s.gp`, [SVG](%s.svg))\n\n", f->title, f->stem,
+                f->caption, f->stem, f->stem);
+        fprintf(d->html, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", f->stem, f->stem);
+        html_esc(d->html, f->title);
+        fprintf(d->html, "\"></a><figcaption><b>");
+    } else {
+        fprintf(d->md, "*%s: not rendered; run `gnuplot %s.gp` in this folder.* %s\n\n", f->title,
+                f->stem, f->caption);
+        fprintf(d->html, "<figure class=\"missing\"><div>Not rendered: run <code>gnuplot %s.gp</code> "
+                         "in this folder.</div><figcaption><b>", f->stem);
+    }
+    html_esc(d->html, f->title);
+    fputs(".</b> ", d->html);
+    html_esc(d->html, f->caption);
+    fprintf(d->html, " <span class=\"src\">(<a href=\"%s.gp\">%s.gp</a>)</span></figcaption></figure>\n",
+            f->stem, f->stem);
+}
+
+/* ---- number formatting for the documents ----------------------------------- */
+
+static const char *num(double v, char *buf, size_t n)
+{
+    if (isnan(v)) snprintf(buf, n, "-");
+    else if (isinf(v)) snprintf(buf, n, v > 0 ? "inf" : "-inf");
+    else snprintf(buf, n, "%.4g", v);
+    return buf;
+}
+
+static const char *bytes_text(int64_t b, char *buf, size_t n)
+{
+    if (b < 0) snprintf(buf, n, "-");
+    else if (b >= 1024LL * 1024 * 1024) snprintf(buf, n, "%.2f GiB", b / (1024.0 * 1024 * 1024));
+    else if (b >= 1024LL * 1024) snprintf(buf, n, "%.2f MiB", b / (1024.0 * 1024));
+    else if (b >= 1024) snprintf(buf, n, "%.1f KiB", b / 1024.0);
+    else snprintf(buf, n, "%lld B", (long long)b);
+    return buf;
+}
+
+static const char *secs_text(double s, char *buf, size_t n)
+{
+    if (isnan(s)) snprintf(buf, n, "-");
+    else if (isinf(s)) snprintf(buf, n, "not reached");
+    else if (s < 1) snprintf(buf, n, "%.3g ms", s * 1000);
+    else if (s < 120) snprintf(buf, n, "%.3g s", s);
+    else snprintf(buf, n, "%.3g min", s / 60);
+    return buf;
+}
+
+/* ---- the documents ------------------------------------------------------------ */
+
+static const char css[] =
+    "body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;max-width:1100px;"
+    "margin:2em auto;padding:0 1em;color:#222;line-height:1.45}"
+    "h1{border-bottom:2px solid #ddd;padding-bottom:.3em}h2{margin-top:2em;border-bottom:1px solid #eee}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:.9em}"
+    "th,td{border:1px solid #ddd;padding:.3em .6em;vertical-align:top}th{background:#f5f5f5}"
+    "td.n{text-align:right;font-variant-numeric:tabular-nums}tr:nth-child(even){background:#fafafa}"
+    "figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #eee}"
+    "figcaption{font-size:.9em;color:#444;margin-top:.4em}.src{color:#888}"
+    "figure.missing div{padding:2em;background:#fff3f3;border:1px dashed #c99}"
+    "code{background:#f3f3f3;padding:0 .2em}";
+
+typedef struct bench_info {
+    int n;
+    char first[256], last[256];
+} bench_info;
+
+static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT id, coalesce(name, ''), coalesce(git_rev, '?'), coalesce(host, '?'), "
+                           "coalesce(backend, '?'), coalesce(device, '?'), created_at, "
+                           "coalesce(finished_at, 'not finished') FROM benchmarks "
+                           "WHERE (?1 > 0 AND id = ?1) OR (?1 <= 0 AND id IN "
+                           "(SELECT DISTINCT benchmark_id FROM runs)) ORDER BY id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(q, 1, d->benchmark_id);
+    int n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        n++;
+        if (n > 5) continue;
+        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s, %s), started %s, finished %s.",
+              (long long)sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+              (const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3),
+              (const char *)sqlite3_column_text(q, 4), (const char *)sqlite3_column_text(q, 5),
+              (const char *)sqlite3_column_text(q, 6), (const char *)sqlite3_column_text(q, 7));
+    }
+    if (n > 5) doc_p(dc, "... and %d more benchmarks in this database.", n - 5);
+    sqlite3_finalize(q);
+}
+
+static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+                       const ob_figures *figs, const int *rendered, int gnuplot_found, doc *dc)
+{
+    char b1[64], b2[64], b3[64], b4[64];
+    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
+    ob_stats_rank(s, rank);
+
+    doc_h(dc, 1, "optbench report");
+    int n_done = 0, n_div = 0, n_fail = 0, n_other = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (!strcmp(d->runs[i].status, "done")) n_done++;
+        else if (d->runs[i].diverged) n_div++;
+        else if (!strcmp(d->runs[i].status, "failed")) n_fail++;
+        else n_other++;
+    }
+    time_t now = time(NULL);
+    char when[64];
+    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    doc_p(dc, "Database %s, %d runs over %d workloads and %d optimizer configurations: %d done, "
+              "%d diverged, %d failed, %d not finished. Generated %s by optbench %s.",
+          o->db_path, d->n, d->n_wl, d->n_opt, n_done, n_div, n_fail, n_other, when,
+#ifdef OB_VERSION
+          OB_VERSION
+#else
+          "?"
+#endif
+    );
+    if (d->n_superseded)
+        doc_p(dc, "%d older runs of cells that were run again are not counted (the latest run of each "
+                  "cell is).", d->n_superseded);
+    describe_benchmarks(db, d, dc);
+    if (!gnuplot_found)
+        doc_p(dc, "gnuplot was not found, so the figures are not rendered: install gnuplot and run "
+                  "`gnuplot NAME.gp` for each script in this folder.");
+
+    doc_h(dc, 2, "How to read this report");
+    doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps. Each optimizer is "
+              "shown at its best learning rate, the one with the lowest median final loss over seeds "
+              "(a diverged seed counts as infinitely bad). Optimizers are ranked by that median. The "
+              "95%% interval is a percentile bootstrap of the median over seeds (%d resamples); with "
+              "few seeds it is close to the min-max range.", OB_BOOTSTRAP_B);
+    doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
+              "best lr whose median final loss is within %g%% of the best, found by linear "
+              "interpolation in log(lr) between grid points; a value marked >= reaches the edge of the "
+              "tried grid and is a lower bound. Loss at 0.5x / 2x lr: the median final loss "
+              "interpolated in log(lr) at half and twice the best lr (- when outside the grid). Seed CV: "
+              "standard deviation / mean of the final loss over seeds at the best lr.",
+          100 * o->stats.tol);
+    doc_p(dc, "Time to target: a run reaches the target at the first step where its training loss, "
+              "averaged over the last 1%% of recorded steps, is at or below the workload's target "
+              "(by default 1.1 x the best median final loss any optimizer reached there). Per lr the "
+              "median over seeds counts; the optimizer's time is the best over lrs. Training time is "
+              "steps x median step time (recording and evaluation excluded). 'not reached' means "
+              "censored: no lr got there within the run.");
+
+    /* ---- per workload ---- */
+    for (int w = 0; w < d->n_wl; w++) {
+        doc_h(dc, 2, "Workload %s", d->wl_labels[w]);
+        static const char *const hdr[] = {"rank", "optimizer", "best lr", "final loss (median)",
+                                          "95% CI", "min - max", "held-out loss", "held-out metric",
+                                          "lr range (decades)", "loss at 0.5x / 2x lr", "seed CV",
+                                          "diverged runs", "first diverged lr"};
+        doc_table(dc, 13, hdr);
+        for (int r = 1; r <= s->n_g; r++)
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || rank[k] != r) continue;
+                doc_cell(dc, "%d", r);
+                doc_cell(dc, "%s", d->opt_labels[g->opt]);
+                doc_cell(dc, "%s", g->best < 0 ? "none (all diverged)" : num(g->best_lr, b1, sizeof b1));
+                doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
+                doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
+                doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
+                doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
+                doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
+                doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
+                         isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.2f", g->width_decades), b1));
+                doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
+                doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
+                                   : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));
+                doc_cell(dc, "%d / %d", g->n_diverged, g->n_finished);
+                doc_cell(dc, "%s", num(g->first_div_lr, b1, sizeof b1));
+                doc_row_end(dc);
+            }
+        doc_table_end(dc);
+
+        doc_p(dc, "Time to target: target loss %s (%s).", num(s->target[w], b1, sizeof b1),
+              s->target_given[w] ? "given" : "1.1 x the best median final loss");
+        static const char *const thdr[] = {"rank", "optimizer", "steps to target", "training time",
+                                           "at lr"};
+        doc_table(dc, 5, thdr);
+        /* rank by time (or steps) */
+        int n_here = 0;
+        int order[512];
+        for (int k = 0; k < s->n_g && n_here < 512; k++)
+            if (s->g[k].wl == w) order[n_here++] = k;
+        for (int i = 1; i < n_here; i++) {
+            int v = order[i], j = i - 1;
+            double tv = s->profile_by_steps ? s->g[v].tt_steps : s->g[v].tt_time_s;
+            if (isnan(tv)) tv = s->g[v].tt_steps * 1e30;
+            while (j >= 0) {
+                double tj = s->profile_by_steps ? s->g[order[j]].tt_steps : s->g[order[j]].tt_time_s;
+                if (isnan(tj)) tj = s->g[order[j]].tt_steps * 1e30;
+                if (tj <= tv) break;
+                order[j + 1] = order[j];
+                j--;
+            }
+            order[j + 1] = v;
+        }
+        for (int i = 0; i < n_here; i++) {
+            const ob_group *g = &s->g[order[i]];
+            doc_cell(dc, "%d", i + 1);
+            doc_cell(dc, "%s", d->opt_labels[g->opt]);
+            doc_cell(dc, "%s", g->tt_censored ? "not reached" : num(g->tt_steps, b1, sizeof b1));
+            doc_cell(dc, "%s", g->tt_censored ? "not reached" : secs_text(g->tt_time_s, b1, sizeof b1));
+            doc_cell(dc, "%s", num(g->tt_lr, b1, sizeof b1));
+            doc_row_end(dc);
+        }
+        doc_table_end(dc);
+        for (int f = 0; f < figs->n; f++)
+            if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);
+    }
+
+    /* ---- cost ---- */
+    doc_h(dc, 2, "Cost: step time and memory");
+    doc_p(dc, "Median and 90th percentile of the time per training step (after a warm-up; "
+              "recording excluded), the overhead relative to sgd on the same workload, peak device "
+              "memory and optimizer state. Rows are ordered by step time within each workload.");
+    static const char *const chdr[] = {"workload", "optimizer", "step ms (median)", "step ms (p90)",
+                                       "vs sgd", "items/s", "peak memory", "optimizer state"};
+    doc_table(dc, 8, chdr);
+    for (int w = 0; w < d->n_wl; w++) {
+        int order[512], n_here = 0;
+        for (int k = 0; k < s->n_g && n_here < 512; k++)
+            if (s->g[k].wl == w) order[n_here++] = k;
+        for (int i = 1; i < n_here; i++) {
+            int v = order[i], j = i - 1;
+            double tv = isnan(s->g[v].step_ms_median) ? INFINITY : s->g[v].step_ms_median;
+            while (j >= 0 && (isnan(s->g[order[j]].step_ms_median) ? INFINITY : s->g[order[j]].step_ms_median) > tv) {
+                order[j + 1] = order[j];
+                j--;
+            }
+            order[j + 1] = v;
+        }
+        for (int i = 0; i < n_here; i++) {
+            const ob_group *g = &s->g[order[i]];
+            doc_cell(dc, "%s", d->wl_labels[w]);
+            doc_cell(dc, "%s", d->opt_labels[g->opt]);
+            doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
+            doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
+            doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
+                               : (snprintf(b1, sizeof b1, "%+.0f%%", 100 * g->overhead_vs_sgd), b1));
+            doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
+            doc_cell(dc, "%s", bytes_text(g->peak_mem_bytes, b3, sizeof b3));
+            doc_cell(dc, "%s", bytes_text(g->state_bytes, b4, sizeof b4));
+            doc_row_end(dc);
+        }
+    }
+    doc_table_end(dc);
+    for (int f = 0; f < figs->n; f++)
+        if (figs->f[f].wl < 0 && strcmp(figs->f[f].stem, "profile") && strcmp(figs->f[f].stem, "time_to_target"))
+            doc_figure(dc, &figs->f[f], rendered[f]);
+
+    /* ---- profile ---- */
+    doc_h(dc, 2, "Across workloads: time to target and performance profile");
+    doc_p(dc, "The performance profile (Dolan and More, as in AlgoPerf) counts, for each optimizer, "
+              "the fraction of workloads on which its %s to the target is within a factor tau of the "
+              "fastest optimizer there; the score is the area under that curve for tau in [1, %g], "
+              "normalized so 1 means fastest on every workload and 0 means never within %gx. %d of %d "
+              "workloads entered (a workload where no optimizer reached its target is left out).",
+          s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
+          s->profile_workloads, d->n_wl);
+    static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads won",
+                                       "workloads reached"};
+    doc_table(dc, 5, phdr);
+    for (int r = 1; r <= d->n_opt; r++)
+        for (int op = 0; op < d->n_opt; op++) {
+            int rk = 1;
+            double mine = isnan(s->area[op]) ? -1 : s->area[op];
+            for (int j = 0; j < d->n_opt; j++) {
+                double other = isnan(s->area[j]) ? -1 : s->area[j];
+                if (j != op && (other > mine || (other == mine && j < op))) rk++;
+            }
+            if (rk != r) continue;
+            int reached = 0;
+            for (int k = 0; k < s->n_g; k++)
+                if (s->g[k].opt == op && !s->g[k].tt_censored) reached++;
+            doc_cell(dc, "%d", r);
+            doc_cell(dc, "%s", d->opt_labels[op]);
+            doc_cell(dc, "%s", isnan(s->area[op]) ? "-" : (snprintf(b1, sizeof b1, "%.3f", s->area[op]), b1));
+            doc_cell(dc, "%s", isnan(s->rho[op]) ? "-"
+                               : (snprintf(b1, sizeof b1, "%.0f of %d", s->rho[op] * s->profile_workloads,
+                                           s->profile_workloads), b1));
+            doc_cell(dc, "%d", reached);
+            doc_row_end(dc);
+        }
+    doc_table_end(dc);
+    for (int f = 0; f < figs->n; f++)
+        if (!strcmp(figs->f[f].stem, "profile") || !strcmp(figs->f[f].stem, "time_to_target"))
+            doc_figure(dc, &figs->f[f], rendered[f]);
+
+    /* ---- problems ---- */
+    int n_bad = 0;
+    for (int i = 0; i < d->n; i++)
+        if (!d->runs[i].finished) n_bad++;
+    if (n_bad) {
+        doc_h(dc, 2, "Runs that did not finish");
+        static const char *const fhdr[] = {"run", "workload", "optimizer", "lr", "seed", "status", "error"};
+        doc_table(dc, 7, fhdr);
+        for (int i = 0; i < d->n; i++) {
+            const ob_rrun *r = &d->runs[i];
+            if (r->finished) continue;
+            doc_cell(dc, "%lld", (long long)r->id);
+            doc_cell(dc, "%s", d->wl_labels[r->wl]);
+            doc_cell(dc, "%s", d->opt_labels[r->opt]);
+            doc_cell(dc, "%s", num(r->lr, b1, sizeof b1));
+            doc_cell(dc, "%lld", (long long)r->seed);
+            doc_cell(dc, "%s", r->status);
+            doc_cell(dc, "%s", r->error ? r->error : "");
+            doc_row_end(dc);
+        }
+        doc_table_end(dc);
+    }
+
+    /* ---- files ---- */
+    doc_h(dc, 2, "Files in this folder");
+    doc_p(dc, "Every table above is a CSV file (text quoted, empty = not measured, inf = diverged or "
+              "never reached). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
+              "it and run `gnuplot NAME.gp` here to redraw NAME.png and NAME.svg. style.gp holds the "
+              "shared look (size, fonts, one colour per optimizer).");
+    static const char *const fh[] = {"file", "contents", "columns"};
+    doc_table(dc, 3, fh);
+    int nd;
+    const ob_file_doc *docs = ob_export_docs(&nd);
+    for (int i = 0; i < nd; i++) {
+        doc_cell(dc, "%s", docs[i].name);
+        doc_cell(dc, "%s", docs[i].what);
+        doc_cell(dc, "%s", docs[i].columns);
+        doc_row_end(dc);
+    }
+    doc_table_end(dc);
+    free(rank);
+}
+
+ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)
+{
+    memset(res, 0, sizeof *res);
+    FILE *log = o->log;
+    ob_store *store = NULL;
+    OB_TRY(ob_store_open(o->db_path, OB_STORE_READONLY, &store, e));
+    sqlite3 *db = ob_store_db(store);
+    ob_dataset d;
+    ob_stats s;
+    ob_figures figs = {0};
+    int *rendered = NULL;
+    memset(&s, 0, sizeof s);
+    ob_status st = ob_dataset_load(db, o->benchmark_id, &d, e);
+    if (st != OB_OK) {
+        ob_store_close(store);
+        return st;
+    }
+    if (d.n == 0) {
+        st = ob_fail(e, OB_ERR_INPUT, "database '%s' holds no runs%s", o->db_path,
+                     o->benchmark_id > 0 ? " for that benchmark" : "");
+        goto done;
+    }
+    if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) goto done;
+    if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
+    if ((st = ob_mkdirs(o->out_dir, e)) != OB_OK) goto done;
+    res->n_runs = d.n;
+    res->n_groups = s.n_g;
+    if ((st = ob_export_tables(db, &d, &s, o->out_dir, e)) != OB_OK) goto done;
+    if ((st = ob_figures_write(&d, &s, o->out_dir, &figs, e)) != OB_OK) goto done;
+    res->n_figures = figs.n;
+    rendered = calloc((size_t)figs.n + 1, sizeof *rendered);
+
+    char gp[1024];
+    res->gnuplot_found = ob_gnuplot_find(gp, sizeof gp);
+    if (o->no_render) {
+        if (log) fprintf(log, "optbench: not rendering (--no-render); run `gnuplot NAME.gp` in %s\n", o->out_dir);
+    } else if (!res->gnuplot_found) {
+        if (log)
+            fprintf(log, "optbench: gnuplot not found on PATH: wrote the scripts and CSV files but no "
+                         "images; install gnuplot and run `gnuplot NAME.gp` in %s\n", o->out_dir);
+    } else {
+        char logpath[1100];
+        snprintf(logpath, sizeof logpath, "%s/gnuplot.log", o->out_dir);
+        remove(logpath);
+        for (int i = 0; i < figs.n; i++) {
+            char script_name[300];
+            snprintf(script_name, sizeof script_name, "%s.gp", figs.f[i].stem);
+            int rc = ob_gnuplot_run(gp, o->out_dir, script_name);
+            char png[1400];
+            snprintf(png, sizeof png, "%s/%s.png", o->out_dir, figs.f[i].stem);
+            struct stat sb;
+            rendered[i] = rc == 0 && stat(png, &sb) == 0 && sb.st_size > 0;
+            if (rendered[i]) res->n_rendered++;
+            else res->n_render_failed++;
+        }
+        if (log && res->n_render_failed)
+            fprintf(log, "optbench: gnuplot failed on %d of %d figures; see %s\n", res->n_render_failed,
+                    figs.n, logpath);
+    }
+
+    /* summary.md and index.html */
+    {
+        char p1[1100], p2[1100];
+        snprintf(p1, sizeof p1, "%s/summary.md", o->out_dir);
+        snprintf(p2, sizeof p2, "%s/index.html", o->out_dir);
+        doc dc = {fopen(p1, "w"), fopen(p2, "w"), 0, 0};
+        if (!dc.md || !dc.html) {
+            st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", !dc.md ? p1 : p2, strerror(errno));
+            if (dc.md) fclose(dc.md);
+            if (dc.html) fclose(dc.html);
+            goto done;
+        }
+        fprintf(dc.html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                         "<title>optbench report</title>\n<style>%s</style></head><body>\n", css);
+        write_docs(db, o, &d, &s, &figs, rendered, res->gnuplot_found && !o->no_render, &dc);
+        fputs("</body></html>\n", dc.html);
+        int bad = ferror(dc.md) || ferror(dc.html);
+        if (fclose(dc.md) != 0) bad = 1;
+        if (fclose(dc.html) != 0) bad = 1;
+        if (bad) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", o->out_dir);
+    }
+done:
+    free(rendered);
+    ob_figures_free(&figs);
+    ob_stats_free(&s);
+    ob_dataset_free(&d);
+    ob_store_close(store);
+    return st;
+}

@@ -1,0 +1,36 @@
+/* plots/report.h - `optbench report`: a results database to a report folder.
+ *
+ * The folder gets the CSV tables (results/export.h), one gnuplot script per
+ * figure plus style.gp (plots/figures.h), the rendered PNG and SVG files when
+ * gnuplot is installed, summary.md (the tables, ranked) and index.html (the
+ * same with the figures inline).
+ */
+#ifndef OB_PLOTS_REPORT_H
+#define OB_PLOTS_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/ob.h"
+#include "results/stats.h"
+
+typedef struct ob_report_opts {
+    const char *db_path;
+    const char *out_dir;
+    int64_t benchmark_id;   /* 0: every run (latest per cell), -1: latest benchmark, >0: that one */
+    ob_stats_opts stats;
+    int no_render;          /* write scripts only, even when gnuplot is installed */
+    FILE *log;              /* progress lines; NULL for none */
+} ob_report_opts;
+
+typedef struct ob_report_result {
+    int n_runs, n_groups, n_figures, n_rendered, n_render_failed;
+    int gnuplot_found;
+} ob_report_result;
+
+ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e);
+
+/* mkdir -p */
+ob_status ob_mkdirs(const char *path, ob_err *e);
+
+#endif

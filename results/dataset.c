@@ -1,0 +1,415 @@
+/* results/dataset.c - loading runs and curves for analysis (see dataset.h).
+ *
+ * The database does the selection (latest finished run per cell, with a window
+ * function) and the JSON work (json_remove of "lr", json_tree to find the
+ * hyperparameters that tell configurations apart); this file only collects the
+ * rows and builds the labels.
+ */
+#include "results/dataset.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *dup_text(sqlite3_stmt *q, int col)
+{
+    const unsigned char *t = sqlite3_column_text(q, col);
+    return strdup(t ? (const char *)t : "");
+}
+static double col_real(sqlite3_stmt *q, int col)
+{
+    return sqlite3_column_type(q, col) == SQLITE_NULL ? NAN : sqlite3_column_double(q, col);
+}
+static int64_t col_int(sqlite3_stmt *q, int col)
+{
+    return sqlite3_column_type(q, col) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, col);
+}
+
+static ob_status db_fail(sqlite3 *db, ob_err *e, const char *what)
+{
+    return ob_fail(e, OB_ERR_DB, "%s: %s", what, sqlite3_errmsg(db));
+}
+
+/* ---- labels ---------------------------------------------------------------- */
+
+typedef struct kvs {
+    int n;
+    char **k, **v;
+} kvs;
+
+static void kvs_free(kvs *a)
+{
+    for (int i = 0; i < a->n; i++) {
+        free(a->k[i]);
+        free(a->v[i]);
+    }
+    free(a->k);
+    free(a->v);
+    memset(a, 0, sizeof *a);
+}
+
+/* The leaves of a JSON object as key=value text ("$.train.clip_norm" -> "clip_norm"). */
+static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
+{
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT fullkey, CASE type WHEN 'true' THEN 'true' WHEN 'false' THEN "
+                           "'false' WHEN 'null' THEN 'null' WHEN 'real' THEN printf('%g', atom) "
+                           "ELSE CAST(atom AS TEXT) END FROM json_tree(?1) "
+                           "WHERE json_valid(?1) AND type NOT IN ('object', 'array')",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(db, e, "reading hyperparameters");
+    sqlite3_bind_text(q, 1, json, -1, SQLITE_STATIC);
+    int cap = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        if (out->n == cap) {
+            cap = cap ? 2 * cap : 16;
+            out->k = realloc(out->k, (size_t)cap * sizeof *out->k);
+            out->v = realloc(out->v, (size_t)cap * sizeof *out->v);
+        }
+        const char *k = (const char *)sqlite3_column_text(q, 0);
+        const char *v = (const char *)sqlite3_column_text(q, 1);
+        if (k && !strncmp(k, "$.", 2)) k += 2;
+        if (k && !strncmp(k, "train.", 6)) k += 6;
+        out->k[out->n] = strdup(k ? k : "?");
+        out->v[out->n] = strdup(v ? v : "");
+        out->n++;
+    }
+    sqlite3_finalize(q);
+    return OB_OK;
+}
+
+static const char *kvs_get(const kvs *a, const char *k)
+{
+    for (int i = 0; i < a->n; i++)
+        if (!strcmp(a->k[i], k)) return a->v[i];
+    return "-";
+}
+
+/* Labels for n configurations of one name. present is (n, nb): present[u * nb
+ * + b] when configuration u occurs in bucket b (a workload). A key tells
+ * configurations apart when two configurations present in the same bucket
+ * differ in it; the label is the name plus those keys' values ("adam
+ * beta2=0.95"). Keys that differ only between buckets (settings that follow
+ * the workload) stay out, so one configuration has one label everywhere. */
+static ob_status make_labels(sqlite3 *db, const char *name, char **jsons, int n, const char *present,
+                             int nb, char **labels, ob_err *e)
+{
+    kvs *kv = calloc((size_t)n + 1, sizeof *kv);
+    ob_status st = OB_OK;
+    for (int i = 0; i < n && st == OB_OK && n > 1; i++) st = json_leaves(db, jsons[i], &kv[i], e);
+    /* the union of keys, in order of first appearance */
+    int nk = 0, capk = 0;
+    const char **keys = NULL;
+    char *dist = NULL;
+    for (int j = 0; j < n && st == OB_OK; j++)
+        for (int a = 0; a < kv[j].n; a++) {
+            int seen = 0;
+            for (int t = 0; t < nk && !seen; t++) seen = !strcmp(keys[t], kv[j].k[a]);
+            if (seen) continue;
+            if (nk == capk) {
+                capk = capk ? 2 * capk : 32;
+                keys = realloc(keys, (size_t)capk * sizeof *keys);
+            }
+            keys[nk++] = kv[j].k[a];
+        }
+    dist = calloc((size_t)nk + 1, 1);
+    for (int t = 0; t < nk; t++)
+        for (int b = 0; b < nb && !dist[t]; b++)
+            for (int u = 0; u < n && !dist[t]; u++)
+                for (int v = u + 1; v < n && !dist[t]; v++)
+                    if (present[u * nb + b] && present[v * nb + b] &&
+                        strcmp(kvs_get(&kv[u], keys[t]), kvs_get(&kv[v], keys[t])))
+                        dist[t] = 1;
+    for (int i = 0; i < n && st == OB_OK; i++) {
+        char buf[512];
+        size_t len = (size_t)snprintf(buf, sizeof buf, "%s", name);
+        for (int t = 0; t < nk && len < sizeof buf; t++)
+            if (dist[t]) len += (size_t)snprintf(buf + len, sizeof buf - len, " %s=%s", keys[t], kvs_get(&kv[i], keys[t]));
+        for (char *c = buf; *c; c++)
+            if (*c == ',' || *c == '"' || *c == '\n' || *c == '\\') *c = ';';
+        labels[i] = strdup(buf);
+    }
+    /* Configurations in one bucket that still share a label (not JSON): number them. */
+    for (int i = 0; i < n && st == OB_OK; i++)
+        for (int j = i + 1; j < n; j++) {
+            int together = 0;
+            for (int b = 0; b < nb; b++) together |= present[i * nb + b] && present[j * nb + b];
+            if (together && !strcmp(labels[i], labels[j])) {
+                char buf[600];
+                snprintf(buf, sizeof buf, "%s #%d", labels[j], j + 1);
+                free(labels[j]);
+                labels[j] = strdup(buf);
+            }
+        }
+    for (int i = 0; i < n; i++) kvs_free(&kv[i]);
+    free(kv);
+    free(keys);
+    free(dist);
+    return st;
+}
+
+static int add_label(char ***labels, char ***names, int *n, const char *label, const char *name)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*labels)[i], label)) return i;
+    *labels = realloc(*labels, (size_t)(*n + 1) * sizeof **labels);
+    *names = realloc(*names, (size_t)(*n + 1) * sizeof **names);
+    (*labels)[*n] = strdup(label);
+    (*names)[*n] = strdup(name);
+    return (*n)++;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Distinct strings of a list: index of s, appending it when new. */
+static int intern(char ***list, int *n, const char *s)
+{
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*list)[i], s)) return i;
+    *list = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+    (*list)[*n] = (char *)s;
+    return (*n)++;
+}
+
+/* Assign r->wl and r->opt and fill the label lists. Runs are ordered by
+ * workload, workload_params, optimizer, opt_key. */
+static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
+{
+    ob_status st = OB_OK;
+    int *cfg = calloc((size_t)d->n + 1, sizeof *cfg);
+    /* workloads: per workload name, its distinct parameter sets (one bucket) */
+    for (int i = 0; i < d->n && st == OB_OK;) {
+        int j = i;
+        while (j < d->n && !strcmp(d->runs[j].workload, d->runs[i].workload)) j++;
+        char **u = NULL;
+        int nu = 0;
+        for (int r = i; r < j; r++) cfg[r] = intern(&u, &nu, d->runs[r].workload_params);
+        char *present = malloc((size_t)nu + 1);
+        memset(present, 1, (size_t)nu + 1);
+        char **labels = calloc((size_t)nu + 1, sizeof *labels);
+        st = make_labels(db, d->runs[i].workload, u, nu, present, 1, labels, e);
+        for (int r = i; r < j && st == OB_OK; r++)
+            d->runs[r].wl = add_label(&d->wl_labels, &d->wl_names, &d->n_wl, labels[cfg[r]], d->runs[i].workload);
+        for (int c = 0; c < nu; c++) free(labels[c]);
+        free(labels);
+        free(present);
+        free(u);
+        i = j;
+    }
+    /* optimizers: per optimizer name over all workloads, buckets = workloads */
+    char **glabels = NULL, **gnames = NULL;
+    int ng = 0;
+    int *run_label = calloc((size_t)d->n + 1, sizeof *run_label);
+    char *done = calloc((size_t)d->n + 1, 1);
+    for (int i = 0; i < d->n && st == OB_OK; i++) {
+        if (done[i]) continue;
+        const char *name = d->runs[i].optimizer;
+        char **u = NULL;
+        int nu = 0;
+        for (int r = i; r < d->n; r++)
+            if (!strcmp(d->runs[r].optimizer, name)) cfg[r] = intern(&u, &nu, d->runs[r].opt_key);
+        int nb = d->n_wl;
+        char *present = calloc((size_t)nu * nb + 1, 1);
+        for (int r = i; r < d->n; r++)
+            if (!strcmp(d->runs[r].optimizer, name)) present[cfg[r] * nb + d->runs[r].wl] = 1;
+        char **labels = calloc((size_t)nu + 1, sizeof *labels);
+        st = make_labels(db, name, u, nu, present, nb, labels, e);
+        for (int r = i; r < d->n && st == OB_OK; r++)
+            if (!strcmp(d->runs[r].optimizer, name)) {
+                run_label[r] = add_label(&glabels, &gnames, &ng, labels[cfg[r]], name);
+                done[r] = 1;
+            }
+        for (int c = 0; c < nu; c++) free(labels[c]);
+        free(labels);
+        free(present);
+        free(u);
+    }
+    /* sorted label order: stable colours and table order across reports */
+    if (st == OB_OK) {
+        d->opt_labels = calloc((size_t)ng + 1, sizeof *d->opt_labels);
+        d->opt_names = calloc((size_t)ng + 1, sizeof *d->opt_names);
+        for (int i = 0; i < ng; i++) d->opt_labels[i] = strdup(glabels[i]);
+        qsort(d->opt_labels, (size_t)ng, sizeof *d->opt_labels, cmp_str);
+        d->n_opt = ng;
+        for (int i = 0; i < ng; i++)
+            for (int g = 0; g < ng; g++)
+                if (!strcmp(d->opt_labels[i], glabels[g])) d->opt_names[i] = strdup(gnames[g]);
+        for (int r = 0; r < d->n; r++) d->runs[r].opt = ob_dataset_find_opt(d, glabels[run_label[r]]);
+    }
+    for (int i = 0; i < ng; i++) {
+        free(glabels[i]);
+        free(gnames[i]);
+    }
+    free(glabels);
+    free(gnames);
+    free(run_label);
+    free(done);
+    free(cfg);
+    return st;
+}
+
+/* ---- loading ------------------------------------------------------------- */
+
+ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e)
+{
+    memset(d, 0, sizeof *d);
+    sqlite3_stmt *q;
+    if (benchmark_id < 0) {
+        if (sqlite3_prepare_v2(db, "SELECT max(id) FROM benchmarks", -1, &q, NULL) != SQLITE_OK)
+            return db_fail(db, e, "finding the latest benchmark");
+        benchmark_id = sqlite3_step(q) == SQLITE_ROW ? col_int(q, 0) : -1;
+        sqlite3_finalize(q);
+        if (benchmark_id <= 0) return ob_fail(e, OB_ERR_INPUT, "the database holds no benchmark");
+    }
+    d->benchmark_id = benchmark_id;
+    static const char sql[] =
+        "SELECT id, benchmark_id, cell, workload, coalesce(workload_params, '{}'), optimizer, "
+        " coalesce(hparams, '{}'), "
+        " CASE WHEN json_valid(hparams) THEN json_remove(hparams, '$.lr') ELSE coalesce(hparams, '') END AS opt_key, "
+        " lr, seed, status, error, steps, steps_done, diverged_step, peak_mem_bytes, state_bytes, "
+        " final_loss, best_loss, eval_loss, eval_metric, loss_floor, step_ms_median, step_ms_p90, "
+        " items_per_sec, wall_s, rn "
+        "FROM (SELECT *, row_number() OVER (PARTITION BY workload, coalesce(workload_params, ''), "
+        "      optimizer, coalesce(hparams, ''), lr, seed "
+        "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
+        "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) "
+        "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id";
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
+    sqlite3_bind_int64(q, 1, benchmark_id);
+    int cap = 0, rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (sqlite3_column_int64(q, 26) > 1) {
+            d->n_superseded++;
+            continue;
+        }
+        if (d->n == cap) {
+            cap = cap ? 2 * cap : 64;
+            d->runs = realloc(d->runs, (size_t)cap * sizeof *d->runs);
+        }
+        ob_rrun *r = &d->runs[d->n++];
+        memset(r, 0, sizeof *r);
+        r->id = sqlite3_column_int64(q, 0);
+        r->benchmark_id = col_int(q, 1);
+        r->cell = col_int(q, 2);
+        r->workload = dup_text(q, 3);
+        r->workload_params = dup_text(q, 4);
+        r->optimizer = dup_text(q, 5);
+        r->hparams = dup_text(q, 6);
+        r->opt_key = dup_text(q, 7);
+        r->lr = col_real(q, 8);
+        r->seed = col_int(q, 9);
+        r->status = dup_text(q, 10);
+        r->error = sqlite3_column_type(q, 11) == SQLITE_NULL ? NULL : dup_text(q, 11);
+        r->steps = col_int(q, 12);
+        r->steps_done = col_int(q, 13);
+        r->diverged_step = col_int(q, 14);
+        r->peak_mem_bytes = col_int(q, 15);
+        r->state_bytes = col_int(q, 16);
+        r->final_loss = col_real(q, 17);
+        r->best_loss = col_real(q, 18);
+        r->eval_loss = col_real(q, 19);
+        r->eval_metric = col_real(q, 20);
+        r->loss_floor = col_real(q, 21);
+        r->step_ms_median = col_real(q, 22);
+        r->step_ms_p90 = col_real(q, 23);
+        r->items_per_sec = col_real(q, 24);
+        r->wall_s = col_real(q, 25);
+        r->diverged = !strcmp(r->status, "diverged");
+        r->finished = r->diverged || !strcmp(r->status, "done");
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) {
+        ob_dataset_free(d);
+        return db_fail(db, e, "reading runs");
+    }
+    ob_status st = build_labels(db, d, e);
+    if (st != OB_OK) ob_dataset_free(d);
+    return st;
+}
+
+ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT step, loss FROM curves WHERE run_id = ?1 ORDER BY step", -1,
+                           &q, NULL) != SQLITE_OK)
+        return db_fail(db, e, "reading curves");
+    for (int i = 0; i < d->n; i++) {
+        ob_rrun *r = &d->runs[i];
+        free(r->c_step);
+        free(r->c_loss);
+        r->c_step = NULL;
+        r->c_loss = NULL;
+        r->n_curve = 0;
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, r->id);
+        int64_t cap = 0;
+        int rc;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            if (r->n_curve == cap) {
+                cap = cap ? 2 * cap : 256;
+                r->c_step = realloc(r->c_step, (size_t)cap * sizeof *r->c_step);
+                r->c_loss = realloc(r->c_loss, (size_t)cap * sizeof *r->c_loss);
+            }
+            r->c_step[r->n_curve] = sqlite3_column_int64(q, 0);
+            r->c_loss[r->n_curve] = col_real(q, 1);
+            r->n_curve++;
+        }
+        if (rc != SQLITE_DONE) {
+            sqlite3_finalize(q);
+            return db_fail(db, e, "reading curves");
+        }
+    }
+    sqlite3_finalize(q);
+    return OB_OK;
+}
+
+void ob_dataset_free(ob_dataset *d)
+{
+    for (int i = 0; i < d->n; i++) {
+        ob_rrun *r = &d->runs[i];
+        free(r->workload);
+        free(r->workload_params);
+        free(r->optimizer);
+        free(r->hparams);
+        free(r->opt_key);
+        free(r->status);
+        free(r->error);
+        free(r->c_step);
+        free(r->c_loss);
+    }
+    free(d->runs);
+    for (int i = 0; i < d->n_wl; i++) {
+        free(d->wl_labels[i]);
+        free(d->wl_names[i]);
+    }
+    for (int i = 0; i < d->n_opt; i++) {
+        free(d->opt_labels[i]);
+        free(d->opt_names[i]);
+    }
+    free(d->wl_labels);
+    free(d->wl_names);
+    free(d->opt_labels);
+    free(d->opt_names);
+    memset(d, 0, sizeof *d);
+}
+
+int ob_dataset_find_wl(const ob_dataset *d, const char *label)
+{
+    for (int i = 0; i < d->n_wl; i++)
+        if (!strcmp(d->wl_labels[i], label)) return i;
+    return -1;
+}
+
+int ob_dataset_find_opt(const ob_dataset *d, const char *label)
+{
+    for (int i = 0; i < d->n_opt; i++)
+        if (!strcmp(d->opt_labels[i], label)) return i;
+    return -1;
+}

@@ -1,0 +1,631 @@
+/* results/export.c - the CSV tables of a report (see export.h).
+ *
+ * Tables by concern: runs, curves and evals as recorded; summary, lr_sweep,
+ * time_to_target, cost and profile from results/stats; curves_best and
+ * evals_best (median/min/max over seeds at the best lr, at most
+ * OB_PLOT_MAX_POINTS steps per series) and the wide bars_* tables shaped for
+ * the gnuplot figures.
+ */
+#include "results/export.h"
+
+#include <csv.h>
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- CSV writing ------------------------------------------------------------ */
+
+ob_status ob_csv_open(ob_csv *c, const char *dir, const char *name, const char *const *header,
+                      int n_header, ob_err *e)
+{
+    memset(c, 0, sizeof *c);
+    snprintf(c->path, sizeof c->path, "%s/%s", dir, name);
+    c->f = fopen(c->path, "w");
+    if (!c->f) return ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", c->path, strerror(errno));
+    for (int i = 0; i < n_header; i++) ob_csv_str(c, header[i]);
+    ob_csv_row(c);
+    return OB_OK;
+}
+
+static void sep(ob_csv *c)
+{
+    if (c->col++) fputc(',', c->f);
+}
+
+void ob_csv_str(ob_csv *c, const char *s)
+{
+    sep(c);
+    if (s) csv_fwrite(c->f, s, strlen(s));
+}
+
+void ob_fmt_num(double v, char *buf, size_t n)
+{
+    if (isnan(v)) {
+        buf[0] = 0;
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, n, "%s", v > 0 ? "inf" : "-inf");
+        return;
+    }
+    for (int prec = 6; prec <= 17; prec++) {
+        snprintf(buf, n, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+void ob_csv_num(ob_csv *c, double v)
+{
+    char buf[64];
+    ob_fmt_num(v, buf, sizeof buf);
+    sep(c);
+    fputs(buf, c->f);
+}
+
+void ob_csv_int(ob_csv *c, int64_t v)
+{
+    sep(c);
+    fprintf(c->f, "%lld", (long long)v);
+}
+
+void ob_csv_opt_int(ob_csv *c, int64_t v)
+{
+    if (v < 0) sep(c);
+    else ob_csv_int(c, v);
+}
+
+void ob_csv_row(ob_csv *c)
+{
+    fputc('\n', c->f);
+    c->col = 0;
+}
+
+ob_status ob_csv_close(ob_csv *c, ob_err *e)
+{
+    if (!c->f) return OB_OK;
+    int bad = ferror(c->f);
+    if (fclose(c->f) != 0) bad = 1;
+    c->f = NULL;
+    if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed: %s", c->path, strerror(errno));
+    return OB_OK;
+}
+
+void ob_slug(const char *label, char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *p = label; *p && k + 1 < n; p++) {
+        char ch = *p;
+        if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+            ch == '.' || ch == '-' || ch == '_')
+            out[k++] = ch;
+        else if (ch == '=')
+            out[k++] = '-';
+        else if (k > 0 && out[k - 1] != '_')
+            out[k++] = '_';
+    }
+    out[k] = 0;
+}
+
+/* ---- docs ------------------------------------------------------------------ */
+
+static const ob_file_doc docs[] = {
+    {"runs.csv", "one row per run (the latest run of each cell)",
+     "run_id, benchmark_id, workload, optimizer, lr, seed, status (done|diverged|failed|"
+     "interrupted|pending|running), steps (planned), steps_done, final_loss (mean training loss "
+     "over the last 10% of steps), best_loss, eval_loss, eval_metric, loss_floor, diverged_step, "
+     "step_ms_median, step_ms_p90, items_per_sec, peak_mem_bytes, state_bytes, wall_s, "
+     "workload_params (JSON), hparams (JSON), error"},
+    {"curves.csv", "every recorded training step of every run",
+     "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
+     "(lr in effect at that step)"},
+    {"evals.csv", "every held-out evaluation of every run",
+     "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric"},
+    {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
+     "workload, optimizer, rank (1 = lowest median final loss), best_lr, seeds (at the best lr), "
+     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% bootstrap interval of the "
+     "median), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
+     "lr_width_decades (lr range within tolerance of the best), lr_width_open (1 when the range "
+     "reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr, seed_cv, "
+     "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
+    {"lr_sweep.csv", "one row per workload x optimizer x lr",
+     "workload, optimizer, lr, runs, finished, diverged, final_median (inf when most seeds "
+     "diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
+     "eval_metric_median, steps_to_target, time_to_target_s (medians over seeds; inf = not "
+     "reached), is_best (1 at the best lr)"},
+    {"curves_best.csv", "training loss at the best lr over seeds, per workload x optimizer",
+     "workload, optimizer, lr, seeds, step, loss_median, loss_min, loss_max"},
+    {"evals_best.csv", "held-out loss and metric at the best lr over seeds",
+     "workload, optimizer, lr, seeds, step, eval_loss_median, eval_loss_min, eval_loss_max, "
+     "eval_metric_median, eval_metric_min, eval_metric_max"},
+    {"time_to_target.csv", "steps and training time to reach each workload's target loss",
+     "workload, target, target_source (given | default = 1.1 x best median final loss), "
+     "optimizer, rank, steps, time_s (inf = censored: never reached), lr (the lr that got there "
+     "first), censored (1/0)"},
+    {"cost.csv", "per-step cost per workload x optimizer",
+     "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
+     "slower than sgd), items_per_sec, peak_mem_bytes, state_bytes"},
+    {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
+     "tau, then one column per optimizer"},
+    {"profile_area.csv", "area under each optimizer's performance profile over [1, tau_max]",
+     "optimizer, area (normalized to [0, 1]; 1 = fastest on every workload), rank, workloads"},
+    {"bars_step_ms.csv", "median step time (ms), one row per workload, one column per optimizer",
+     "workload, then one column per optimizer"},
+    {"bars_peak_mem.csv", "peak memory (bytes), one row per workload, one column per optimizer",
+     "workload, then one column per optimizer"},
+    {"bars_state_bytes.csv", "optimizer state (bytes), one row per workload, one column per optimizer",
+     "workload, then one column per optimizer"},
+    {"bars_time_to_target.csv", "training time to target (s), one row per workload, one column per "
+     "optimizer; empty when not reached",
+     "workload, then one column per optimizer"},
+};
+
+const ob_file_doc *ob_export_docs(int *n)
+{
+    *n = (int)(sizeof docs / sizeof docs[0]);
+    return docs;
+}
+
+/* ---- ranking ---------------------------------------------------------------- */
+
+void ob_stats_rank(const ob_stats *s, int *rank)
+{
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        int r = 1;
+        double mine = isnan(g->final.median) ? INFINITY : g->final.median;
+        for (int j = 0; j < s->n_g; j++) {
+            const ob_group *h = &s->g[j];
+            if (j == k || h->wl != g->wl) continue;
+            double other = isnan(h->final.median) ? INFINITY : h->final.median;
+            if (other < mine || (other == mine && j < k)) r++;
+        }
+        rank[k] = r;
+    }
+}
+
+/* ---- per-step series over seeds ------------------------------------------- */
+
+typedef struct series {
+    int64_t n;
+    const int64_t *step;
+    const double *v, *v2; /* v2 optional (metric beside loss) */
+} series;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Write one row per step (thinned) with median/min/max of v (and v2) over the
+ * series that have that step; the row starts with the given prefix writer. */
+static void write_over_seeds(ob_csv *c, const series *ss, int k, const char *wl, const char *opt,
+                             double lr, int with_v2)
+{
+    int64_t total = 0;
+    for (int i = 0; i < k; i++) total += ss[i].n;
+    if (total == 0) return;
+    int64_t *steps = malloc((size_t)total * sizeof *steps);
+    int64_t m = 0;
+    for (int i = 0; i < k; i++)
+        for (int64_t j = 0; j < ss[i].n; j++) steps[m++] = ss[i].step[j];
+    qsort(steps, (size_t)m, sizeof *steps, cmp_i64);
+    int64_t u = 0;
+    for (int64_t j = 0; j < m; j++)
+        if (u == 0 || steps[j] != steps[u - 1]) steps[u++] = steps[j];
+    int64_t stride = (u + OB_PLOT_MAX_POINTS - 1) / OB_PLOT_MAX_POINTS;
+    if (stride < 1) stride = 1;
+    int64_t *pos = calloc((size_t)k, sizeof *pos);
+    double *a = malloc((size_t)k * sizeof *a), *b = malloc((size_t)k * sizeof *b);
+    for (int64_t j = 0; j < u; j++) {
+        int64_t st = steps[j];
+        int na = 0;
+        for (int i = 0; i < k; i++) {
+            while (pos[i] < ss[i].n && ss[i].step[pos[i]] < st) pos[i]++;
+            if (pos[i] < ss[i].n && ss[i].step[pos[i]] == st) {
+                a[na] = ss[i].v[pos[i]];
+                b[na] = with_v2 ? ss[i].v2[pos[i]] : NAN;
+                na++;
+            }
+        }
+        if (j % stride != 0 && j != u - 1) continue;
+        ob_csv_str(c, wl);
+        ob_csv_str(c, opt);
+        ob_csv_num(c, lr);
+        ob_csv_int(c, na);
+        ob_csv_int(c, st);
+        const double *vals[2] = {a, b};
+        for (int t = 0; t < (with_v2 ? 2 : 1); t++) {
+            /* band over finite values; the median keeps +inf (a diverged seed) */
+            double fin[64];
+            int nf = 0;
+            for (int i = 0; i < na && nf < 64; i++)
+                if (isfinite(vals[t][i])) fin[nf++] = vals[t][i];
+            ob_csv_num(c, ob_stat_median(vals[t], na));
+            ob_csv_num(c, ob_stat_min(fin, nf));
+            ob_csv_num(c, ob_stat_max(fin, nf));
+        }
+        ob_csv_row(c);
+    }
+    free(pos);
+    free(a);
+    free(b);
+    free(steps);
+}
+
+/* ---- the tables ------------------------------------------------------------ */
+
+#define HDR(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
+static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
+{
+    ob_csv c;
+    OB_TRY(ob_csv_open(&c, dir, "runs.csv",
+                       HDR("run_id", "benchmark_id", "workload", "optimizer", "lr", "seed", "status",
+                           "steps", "steps_done", "final_loss", "best_loss", "eval_loss",
+                           "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
+                           "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
+                           "workload_params", "hparams", "error"),
+                       e));
+    for (int i = 0; i < d->n; i++) {
+        const ob_rrun *r = &d->runs[i];
+        ob_csv_int(&c, r->id);
+        ob_csv_opt_int(&c, r->benchmark_id);
+        ob_csv_str(&c, d->wl_labels[r->wl]);
+        ob_csv_str(&c, d->opt_labels[r->opt]);
+        ob_csv_num(&c, r->lr);
+        ob_csv_int(&c, r->seed);
+        ob_csv_str(&c, r->status);
+        ob_csv_opt_int(&c, r->steps);
+        ob_csv_opt_int(&c, r->steps_done);
+        ob_csv_num(&c, r->final_loss);
+        ob_csv_num(&c, r->best_loss);
+        ob_csv_num(&c, r->eval_loss);
+        ob_csv_num(&c, r->eval_metric);
+        ob_csv_num(&c, r->loss_floor);
+        ob_csv_opt_int(&c, r->diverged_step);
+        ob_csv_num(&c, r->step_ms_median);
+        ob_csv_num(&c, r->step_ms_p90);
+        ob_csv_num(&c, r->items_per_sec);
+        ob_csv_opt_int(&c, r->peak_mem_bytes);
+        ob_csv_opt_int(&c, r->state_bytes);
+        ob_csv_num(&c, r->wall_s);
+        ob_csv_str(&c, r->workload_params);
+        ob_csv_str(&c, r->hparams);
+        ob_csv_str(&c, r->error);
+        ob_csv_row(&c);
+    }
+    return ob_csv_close(&c, e);
+}
+
+static ob_status write_recorded(sqlite3 *db, const ob_dataset *d, const char *dir, ob_err *e)
+{
+    ob_csv c;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(ob_csv_open(&c, dir, "curves.csv",
+                       HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "loss",
+                           "grad_norm", "step_lr"),
+                       e));
+    ob_status st = OB_OK;
+    if (sqlite3_prepare_v2(db, "SELECT step, loss, grad_norm, lr FROM curves WHERE run_id = ?1 "
+                               "ORDER BY step", -1, &q, NULL) != SQLITE_OK)
+        st = ob_fail(e, OB_ERR_DB, "reading curves: %s", sqlite3_errmsg(db));
+    for (int i = 0; i < d->n && st == OB_OK; i++) {
+        const ob_rrun *r = &d->runs[i];
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, r->id);
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            ob_csv_int(&c, r->id);
+            ob_csv_str(&c, d->wl_labels[r->wl]);
+            ob_csv_str(&c, d->opt_labels[r->opt]);
+            ob_csv_num(&c, r->lr);
+            ob_csv_int(&c, r->seed);
+            ob_csv_int(&c, sqlite3_column_int64(q, 0));
+            for (int k = 1; k <= 3; k++)
+                ob_csv_num(&c, sqlite3_column_type(q, k) == SQLITE_NULL ? NAN : sqlite3_column_double(q, k));
+            ob_csv_row(&c);
+        }
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    ob_status st2 = ob_csv_close(&c, e);
+    if (st != OB_OK) return st;
+    OB_TRY(st2);
+
+    OB_TRY(ob_csv_open(&c, dir, "evals.csv",
+                       HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "eval_loss",
+                           "eval_metric"),
+                       e));
+    if (sqlite3_prepare_v2(db, "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step",
+                           -1, &q, NULL) != SQLITE_OK)
+        st = ob_fail(e, OB_ERR_DB, "reading evals: %s", sqlite3_errmsg(db));
+    for (int i = 0; i < d->n && st == OB_OK; i++) {
+        const ob_rrun *r = &d->runs[i];
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, r->id);
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            ob_csv_int(&c, r->id);
+            ob_csv_str(&c, d->wl_labels[r->wl]);
+            ob_csv_str(&c, d->opt_labels[r->opt]);
+            ob_csv_num(&c, r->lr);
+            ob_csv_int(&c, r->seed);
+            ob_csv_int(&c, sqlite3_column_int64(q, 0));
+            for (int k = 1; k <= 2; k++)
+                ob_csv_num(&c, sqlite3_column_type(q, k) == SQLITE_NULL ? NAN : sqlite3_column_double(q, k));
+            ob_csv_row(&c);
+        }
+    }
+    sqlite3_finalize(q);
+    st2 = ob_csv_close(&c, e);
+    return st != OB_OK ? st : st2;
+}
+
+static void spread_cols(ob_csv *c, const ob_spread *s)
+{
+    ob_csv_num(c, s->median);
+    ob_csv_num(c, s->min);
+    ob_csv_num(c, s->max);
+    ob_csv_num(c, s->ci_lo);
+    ob_csv_num(c, s->ci_hi);
+}
+
+static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int *rank,
+                               const char *dir, ob_err *e)
+{
+    ob_csv c;
+    OB_TRY(ob_csv_open(&c, dir, "summary.csv",
+                       HDR("workload", "optimizer", "rank", "best_lr", "seeds", "final_median",
+                           "final_min", "final_max", "final_ci_lo", "final_ci_hi", "eval_loss_median",
+                           "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi",
+                           "eval_metric_median", "eval_metric_min", "eval_metric_max",
+                           "eval_metric_ci_lo", "eval_metric_ci_hi", "lr_width_decades",
+                           "lr_width_open", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
+                           "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr"),
+                       e));
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        ob_csv_str(&c, d->wl_labels[g->wl]);
+        ob_csv_str(&c, d->opt_labels[g->opt]);
+        ob_csv_int(&c, rank[k]);
+        ob_csv_num(&c, g->best_lr);
+        ob_csv_int(&c, g->final.n);
+        spread_cols(&c, &g->final);
+        spread_cols(&c, &g->eval_loss);
+        spread_cols(&c, &g->eval_metric);
+        ob_csv_num(&c, g->width_decades);
+        ob_csv_int(&c, g->width_open_lo || g->width_open_hi);
+        ob_csv_num(&c, g->loss_half);
+        ob_csv_num(&c, g->loss_double);
+        ob_csv_num(&c, g->seed_cv);
+        ob_csv_int(&c, g->n_runs);
+        ob_csv_int(&c, g->n_finished);
+        ob_csv_int(&c, g->n_diverged);
+        ob_csv_int(&c, g->n_failed);
+        ob_csv_num(&c, g->div_rate);
+        ob_csv_num(&c, g->first_div_lr);
+        ob_csv_row(&c);
+    }
+    OB_TRY(ob_csv_close(&c, e));
+
+    OB_TRY(ob_csv_open(&c, dir, "lr_sweep.csv",
+                       HDR("workload", "optimizer", "lr", "runs", "finished", "diverged",
+                           "final_median", "final_min", "final_max", "eval_loss_median",
+                           "eval_metric_median", "steps_to_target", "time_to_target_s", "is_best"),
+                       e));
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        for (int i = 0; i < g->n_lr; i++) {
+            const ob_lr_point *p = &g->lrs[i];
+            ob_csv_str(&c, d->wl_labels[g->wl]);
+            ob_csv_str(&c, d->opt_labels[g->opt]);
+            ob_csv_num(&c, p->lr);
+            ob_csv_int(&c, p->n_runs);
+            ob_csv_int(&c, p->n_finished);
+            ob_csv_int(&c, p->n_diverged);
+            ob_csv_num(&c, p->med);
+            ob_csv_num(&c, p->min_finite);
+            ob_csv_num(&c, p->max_finite);
+            ob_csv_num(&c, p->eval_med);
+            ob_csv_num(&c, p->metric_med);
+            ob_csv_num(&c, p->tt_steps);
+            ob_csv_num(&c, p->tt_time_s);
+            ob_csv_int(&c, i == g->best);
+            ob_csv_row(&c);
+        }
+    }
+    return ob_csv_close(&c, e);
+}
+
+static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_stats *s,
+                                   const char *dir, ob_err *e)
+{
+    ob_csv c;
+    OB_TRY(ob_csv_open(&c, dir, "curves_best.csv",
+                       HDR("workload", "optimizer", "lr", "seeds", "step", "loss_median", "loss_min",
+                           "loss_max"),
+                       e));
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        series ss[64];
+        int n = 0;
+        for (int i = 0; i < g->n_best_runs && n < 64; i++) {
+            const ob_rrun *r = &d->runs[g->best_runs[i]];
+            ss[n++] = (series){r->n_curve, r->c_step, r->c_loss, NULL};
+        }
+        write_over_seeds(&c, ss, n, d->wl_labels[g->wl], d->opt_labels[g->opt], g->best_lr, 0);
+    }
+    OB_TRY(ob_csv_close(&c, e));
+
+    OB_TRY(ob_csv_open(&c, dir, "evals_best.csv",
+                       HDR("workload", "optimizer", "lr", "seeds", "step", "eval_loss_median",
+                           "eval_loss_min", "eval_loss_max", "eval_metric_median", "eval_metric_min",
+                           "eval_metric_max"),
+                       e));
+    sqlite3_stmt *q = NULL;
+    ob_status st = OB_OK;
+    if (sqlite3_prepare_v2(db, "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step",
+                           -1, &q, NULL) != SQLITE_OK)
+        st = ob_fail(e, OB_ERR_DB, "reading evals: %s", sqlite3_errmsg(db));
+    for (int k = 0; k < s->n_g && st == OB_OK; k++) {
+        const ob_group *g = &s->g[k];
+        series ss[64];
+        int64_t *steps[64];
+        double *loss[64], *metric[64];
+        int n = 0;
+        for (int i = 0; i < g->n_best_runs && n < 64; i++) {
+            const ob_rrun *r = &d->runs[g->best_runs[i]];
+            int64_t cap = 64, m = 0;
+            steps[n] = malloc((size_t)cap * sizeof **steps);
+            loss[n] = malloc((size_t)cap * sizeof **loss);
+            metric[n] = malloc((size_t)cap * sizeof **metric);
+            sqlite3_reset(q);
+            sqlite3_bind_int64(q, 1, r->id);
+            while (sqlite3_step(q) == SQLITE_ROW) {
+                if (m == cap) {
+                    cap *= 2;
+                    steps[n] = realloc(steps[n], (size_t)cap * sizeof **steps);
+                    loss[n] = realloc(loss[n], (size_t)cap * sizeof **loss);
+                    metric[n] = realloc(metric[n], (size_t)cap * sizeof **metric);
+                }
+                steps[n][m] = sqlite3_column_int64(q, 0);
+                loss[n][m] = sqlite3_column_type(q, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 1);
+                metric[n][m] = sqlite3_column_type(q, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 2);
+                m++;
+            }
+            ss[n] = (series){m, steps[n], loss[n], metric[n]};
+            n++;
+        }
+        write_over_seeds(&c, ss, n, d->wl_labels[g->wl], d->opt_labels[g->opt], g->best_lr, 1);
+        for (int i = 0; i < n; i++) {
+            free(steps[i]);
+            free(loss[i]);
+            free(metric[i]);
+        }
+    }
+    sqlite3_finalize(q);
+    ob_status st2 = ob_csv_close(&c, e);
+    return st != OB_OK ? st : st2;
+}
+
+static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    ob_csv c;
+    OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
+                       HDR("workload", "target", "target_source", "optimizer", "rank", "steps",
+                           "time_s", "lr", "censored"),
+                       e));
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        double mine = s->profile_by_steps ? g->tt_steps : g->tt_time_s;
+        if (isnan(mine)) mine = INFINITY;
+        int rank = 1;
+        for (int j = 0; j < s->n_g; j++) {
+            const ob_group *h = &s->g[j];
+            if (j == k || h->wl != g->wl) continue;
+            double other = s->profile_by_steps ? h->tt_steps : h->tt_time_s;
+            if (isnan(other)) other = INFINITY;
+            if (other < mine || (other == mine && j < k)) rank++;
+        }
+        ob_csv_str(&c, d->wl_labels[g->wl]);
+        ob_csv_num(&c, s->target[g->wl]);
+        ob_csv_str(&c, s->target_given[g->wl] ? "given" : "default");
+        ob_csv_str(&c, d->opt_labels[g->opt]);
+        ob_csv_int(&c, rank);
+        ob_csv_num(&c, g->tt_steps);
+        ob_csv_num(&c, g->tt_time_s);
+        ob_csv_num(&c, g->tt_lr);
+        ob_csv_int(&c, g->tt_censored);
+        ob_csv_row(&c);
+    }
+    OB_TRY(ob_csv_close(&c, e));
+
+    OB_TRY(ob_csv_open(&c, dir, "cost.csv",
+                       HDR("workload", "optimizer", "step_ms_median", "step_ms_p90", "overhead_vs_sgd",
+                           "items_per_sec", "peak_mem_bytes", "state_bytes"),
+                       e));
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        ob_csv_str(&c, d->wl_labels[g->wl]);
+        ob_csv_str(&c, d->opt_labels[g->opt]);
+        ob_csv_num(&c, g->step_ms_median);
+        ob_csv_num(&c, g->step_ms_p90);
+        ob_csv_num(&c, g->overhead_vs_sgd);
+        ob_csv_num(&c, g->items_per_sec);
+        ob_csv_opt_int(&c, g->peak_mem_bytes);
+        ob_csv_opt_int(&c, g->state_bytes);
+        ob_csv_row(&c);
+    }
+    OB_TRY(ob_csv_close(&c, e));
+
+    /* wide tables for the bar charts and the profile */
+    const char **hdr = malloc(((size_t)d->n_opt + 1) * sizeof *hdr);
+    static const char *const bars[] = {"bars_step_ms.csv", "bars_peak_mem.csv",
+                                       "bars_state_bytes.csv", "bars_time_to_target.csv"};
+    ob_status st = OB_OK;
+    for (int b = 0; b < 4 && st == OB_OK; b++) {
+        hdr[0] = "workload";
+        for (int o = 0; o < d->n_opt; o++) hdr[o + 1] = d->opt_labels[o];
+        if ((st = ob_csv_open(&c, dir, bars[b], hdr, d->n_opt + 1, e)) != OB_OK) break;
+        for (int w = 0; w < d->n_wl; w++) {
+            ob_csv_str(&c, d->wl_labels[w]);
+            for (int o = 0; o < d->n_opt; o++) {
+                const ob_group *g = ob_stats_group(s, w, o);
+                double v = NAN;
+                if (g) {
+                    if (b == 0) v = g->step_ms_median;
+                    else if (b == 1) v = g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN;
+                    else if (b == 2) v = g->state_bytes >= 0 ? (double)g->state_bytes : NAN;
+                    else v = isfinite(g->tt_time_s) ? g->tt_time_s : NAN;
+                }
+                ob_csv_num(&c, v);
+            }
+            ob_csv_row(&c);
+        }
+        st = ob_csv_close(&c, e);
+    }
+    if (st == OB_OK) {
+        hdr[0] = "tau";
+        for (int o = 0; o < d->n_opt; o++) hdr[o + 1] = d->opt_labels[o];
+        st = ob_csv_open(&c, dir, "profile.csv", hdr, d->n_opt + 1, e);
+        for (int t = 0; t < s->n_tau && st == OB_OK; t++) {
+            ob_csv_num(&c, s->taus[t]);
+            for (int o = 0; o < d->n_opt; o++) ob_csv_num(&c, s->rho[t * d->n_opt + o]);
+            ob_csv_row(&c);
+        }
+        if (st == OB_OK) st = ob_csv_close(&c, e);
+    }
+    free(hdr);
+    OB_TRY(st);
+
+    OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads"), e));
+    for (int o = 0; o < d->n_opt; o++) {
+        int rank = 1;
+        double mine = isnan(s->area[o]) ? -1 : s->area[o];
+        for (int j = 0; j < d->n_opt; j++) {
+            double other = isnan(s->area[j]) ? -1 : s->area[j];
+            if (j != o && (other > mine || (other == mine && j < o))) rank++;
+        }
+        ob_csv_str(&c, d->opt_labels[o]);
+        ob_csv_num(&c, s->area[o]);
+        ob_csv_int(&c, rank);
+        ob_csv_int(&c, s->profile_workloads);
+        ob_csv_row(&c);
+    }
+    return ob_csv_close(&c, e);
+}
+
+ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, const char *dir,
+                           ob_err *e)
+{
+    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
+    ob_stats_rank(s, rank);
+    ob_status st = write_runs(d, dir, e);
+    if (st == OB_OK) st = write_recorded(db, d, dir, e);
+    if (st == OB_OK) st = write_summary(d, s, rank, dir, e);
+    if (st == OB_OK) st = write_best_series(db, d, s, dir, e);
+    if (st == OB_OK) st = write_targets_cost(d, s, dir, e);
+    free(rank);
+    return st;
+}

@@ -1,0 +1,61 @@
+/* results/export.h - CSV export of a results database (through libcsv).
+ *
+ * Every table of the report is a CSV file with a header row: text fields are
+ * quoted by libcsv's csv_fwrite, numbers are written plain (shortest form that
+ * reads back exactly), an unknown value is an empty field, a diverged value is
+ * "inf". Labels contain no commas, so gnuplot (which splits quoted fields at
+ * commas) reads every table except the JSON columns at the end of runs.csv.
+ * ob_export_docs lists each file with its columns for the report's text.
+ */
+#ifndef OB_RESULTS_EXPORT_H
+#define OB_RESULTS_EXPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/ob.h"
+#include "results/dataset.h"
+#include "results/stats.h"
+
+struct sqlite3;
+
+/* One CSV file being written. */
+typedef struct ob_csv {
+    FILE *f;
+    int col;                  /* fields written in the current row */
+    char path[1024];
+} ob_csv;
+
+ob_status ob_csv_open(ob_csv *c, const char *dir, const char *name, const char *const *header,
+                      int n_header, ob_err *e);
+void ob_csv_str(ob_csv *c, const char *s);     /* quoted by csv_fwrite; NULL is empty */
+void ob_csv_num(ob_csv *c, double v);          /* NaN is empty, +-inf is "inf"/"-inf" */
+void ob_csv_int(ob_csv *c, int64_t v);
+void ob_csv_opt_int(ob_csv *c, int64_t v);     /* negative is empty (unknown) */
+void ob_csv_row(ob_csv *c);                    /* end the row */
+ob_status ob_csv_close(ob_csv *c, ob_err *e);  /* reports a failed write */
+
+/* Shortest decimal text of v that reads back as v ("" for NaN, "inf"). */
+void ob_fmt_num(double v, char *buf, size_t n);
+
+/* A file-name-safe form of a label ("adam beta2=0.95" -> "adam_beta2-0.95"). */
+void ob_slug(const char *label, char *out, size_t n);
+
+/* At most this many points per series in the per-figure tables (curves_best, evals_best). */
+#define OB_PLOT_MAX_POINTS 2000
+
+/* Write every CSV table of the report into dir. */
+ob_status ob_export_tables(struct sqlite3 *db, const ob_dataset *d, const ob_stats *s,
+                           const char *dir, ob_err *e);
+
+typedef struct ob_file_doc {
+    const char *name, *what, *columns;
+} ob_file_doc;
+/* The files ob_export_tables writes, with their columns; n gets the count. */
+const ob_file_doc *ob_export_docs(int *n);
+
+/* Ranks within each workload (1 = best) by median final loss at the best lr;
+ * rank[k] for group k. Unranked (all diverged) groups come last. */
+void ob_stats_rank(const ob_stats *s, int *rank);
+
+#endif

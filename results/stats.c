@@ -1,0 +1,565 @@
+/* results/stats.c - summary statistics of a results database (see stats.h
+ * for the definitions). Everything here is deterministic: sorts, sums in a
+ * fixed order, and a bootstrap driven by the counter-based Philox generator. */
+#include "results/stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+
+/* ---- numeric helpers ------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Copy the non-NaN values of x into a sorted buffer; returns their count. */
+static int sorted_copy(const double *x, int n, double **out)
+{
+    double *b = malloc(((size_t)n + 1) * sizeof *b);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) b[m++] = x[i];
+    qsort(b, (size_t)m, sizeof *b, cmp_double);
+    *out = b;
+    return m;
+}
+
+static double quantile_sorted(const double *b, int m, double q)
+{
+    if (m <= 0) return NAN;
+    double pos = q * (double)(m - 1);
+    int lo = (int)floor(pos);
+    if (lo < 0) lo = 0;
+    if (lo > m - 1) lo = m - 1;
+    int hi = lo + 1 < m ? lo + 1 : lo;
+    double f = pos - (double)lo;
+    if (f <= 0 || b[lo] == b[hi]) return b[lo];
+    if (isinf(b[hi]) || isinf(b[lo])) return isinf(b[hi]) ? b[hi] : b[lo];
+    return b[lo] + f * (b[hi] - b[lo]);
+}
+
+double ob_stat_quantile(const double *x, int n, double q)
+{
+    double *b;
+    int m = sorted_copy(x, n, &b);
+    double v = quantile_sorted(b, m, q);
+    free(b);
+    return v;
+}
+
+double ob_stat_median(const double *x, int n) { return ob_stat_quantile(x, n, 0.5); }
+
+double ob_stat_mean(const double *x, int n)
+{
+    double s = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) {
+            s += x[i];
+            m++;
+        }
+    return m ? s / m : NAN;
+}
+
+double ob_stat_sd(const double *x, int n)
+{
+    double mu = ob_stat_mean(x, n);
+    if (isinf(mu)) return NAN;
+    double s = 0;
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i])) {
+            s += (x[i] - mu) * (x[i] - mu);
+            m++;
+        }
+    return m >= 2 ? sqrt(s / (m - 1)) : NAN;
+}
+
+double ob_stat_min(const double *x, int n)
+{
+    double v = NAN;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i]) && (isnan(v) || x[i] < v)) v = x[i];
+    return v;
+}
+
+double ob_stat_max(const double *x, int n)
+{
+    double v = NAN;
+    for (int i = 0; i < n; i++)
+        if (!isnan(x[i]) && (isnan(v) || x[i] > v)) v = x[i];
+    return v;
+}
+
+void ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
+                              double *lo, double *hi)
+{
+    double *b;
+    int m = sorted_copy(x, n, &b);
+    *lo = *hi = NAN;
+    if (m == 0 || B <= 0) {
+        free(b);
+        return;
+    }
+    double *meds = malloc((size_t)B * sizeof *meds);
+    double *s = malloc((size_t)m * sizeof *s);
+    for (int r = 0; r < B; r++) {
+        for (int i = 0; i < m; i++)
+            s[i] = b[ob_rng_below(seed, OB_STREAM_MISC | (uint64_t)r, (uint64_t)i, (uint32_t)m)];
+        qsort(s, (size_t)m, sizeof *s, cmp_double);
+        meds[r] = quantile_sorted(s, m, 0.5);
+    }
+    qsort(meds, (size_t)B, sizeof *meds, cmp_double);
+    *lo = quantile_sorted(meds, B, (1 - level) / 2);
+    *hi = quantile_sorted(meds, B, 1 - (1 - level) / 2);
+    free(s);
+    free(meds);
+    free(b);
+}
+
+static int same_lr(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
+
+double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
+{
+    if (n <= 0 || !(at > 0)) return NAN;
+    for (int i = 0; i < n; i++)
+        if (same_lr(at, lr[i])) return v[i];
+    if (at < lr[0] || at > lr[n - 1]) return NAN;
+    int i = 0;
+    while (i + 1 < n && lr[i + 1] < at) i++;
+    double t = (log10(at) - log10(lr[i])) / (log10(lr[i + 1]) - log10(lr[i]));
+    double a = v[i], b = v[i + 1];
+    if (isfinite(a) && isfinite(b)) return a + t * (b - a);
+    if (t < 0.5) return a;
+    if (t > 0.5) return b;
+    return a > b ? a : b;
+}
+
+double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double tol,
+                        int *open_lo, int *open_hi)
+{
+    *open_lo = *open_hi = 0;
+    if (best < 0 || best >= n || !isfinite(med[best])) return NAN;
+    double thr = med[best] + tol * fabs(med[best]);
+    int j = best;
+    while (j + 1 < n && med[j + 1] <= thr) j++;
+    double hi;
+    if (j == n - 1) {
+        hi = log10(lr[j]);
+        *open_hi = 1;
+    } else if (!isfinite(med[j + 1])) {
+        hi = log10(lr[j]);
+    } else {
+        double f = (thr - med[j]) / (med[j + 1] - med[j]);
+        hi = log10(lr[j]) + f * (log10(lr[j + 1]) - log10(lr[j]));
+    }
+    int k = best;
+    while (k - 1 >= 0 && med[k - 1] <= thr) k--;
+    double lo;
+    if (k == 0) {
+        lo = log10(lr[0]);
+        *open_lo = 1;
+    } else if (!isfinite(med[k - 1])) {
+        lo = log10(lr[k]);
+    } else {
+        double f = (thr - med[k]) / (med[k - 1] - med[k]);
+        lo = log10(lr[k]) - f * (log10(lr[k]) - log10(lr[k - 1]));
+    }
+    return hi - lo;
+}
+
+int64_t ob_stat_first_reach(const double *loss, int64_t n, double target)
+{
+    if (isnan(target)) return -1;
+    int64_t w = n / 100 > 1 ? n / 100 : 1;
+    double sum = 0;
+    int64_t cnt = 0, n_inf = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (i % 1024 == 0 && i > 0) {
+            /* recompute the window sum now and then: no drift from subtraction */
+            sum = 0;
+            cnt = 0;
+            n_inf = 0;
+            for (int64_t j = i - w > -1 ? i - w : 0; j < i; j++) {
+                if (isinf(loss[j])) n_inf++;
+                else if (!isnan(loss[j])) {
+                    sum += loss[j];
+                    cnt++;
+                }
+            }
+        }
+        if (isinf(loss[i])) n_inf++;
+        else if (!isnan(loss[i])) {
+            sum += loss[i];
+            cnt++;
+        }
+        if (i - w >= 0) {
+            double old = loss[i - w];
+            if (isinf(old)) n_inf--;
+            else if (!isnan(old)) {
+                sum -= old;
+                cnt--;
+            }
+        }
+        if (n_inf == 0 && cnt > 0 && sum / (double)cnt <= target) return i;
+    }
+    return -1;
+}
+
+void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
+                     double tau_max, double *rho, double *area, int *n_used)
+{
+    for (int k = 0; k < n_tau * n_o; k++) rho[k] = 0;
+    for (int o = 0; o < n_o; o++) area[o] = 0;
+    int used = 0;
+    for (int w = 0; w < n_w; w++) {
+        double best = INFINITY;
+        for (int o = 0; o < n_o; o++) {
+            double v = t[w * n_o + o];
+            if (!isnan(v) && v < best) best = v;
+        }
+        if (!isfinite(best)) continue;
+        used++;
+        for (int o = 0; o < n_o; o++) {
+            double v = t[w * n_o + o];
+            if (isnan(v) || !isfinite(v)) continue;
+            double r = best > 0 ? v / best : (v > 0 ? INFINITY : 1.0);
+            for (int k = 0; k < n_tau; k++)
+                if (r <= taus[k]) rho[k * n_o + o] += 1;
+            if (r < tau_max) area[o] += (tau_max - (r > 1 ? r : 1)) / (tau_max - 1);
+        }
+    }
+    for (int k = 0; k < n_tau * n_o; k++) rho[k] = used ? rho[k] / used : NAN;
+    for (int o = 0; o < n_o; o++) area[o] = used ? area[o] / used : NAN;
+    *n_used = used;
+}
+
+/* ---- the statistics of a dataset ------------------------------------------ */
+
+void ob_stats_opts_default(ob_stats_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->tol = 0.1;
+    o->target_factor = 1.1;
+    o->tau_max = 4.0;
+}
+
+static void spread_of(const double *x, int n, ob_spread *s)
+{
+    double *b;
+    int m = sorted_copy(x, n, &b);
+    s->n = m;
+    s->median = quantile_sorted(b, m, 0.5);
+    s->min = m ? b[0] : NAN;
+    s->max = m ? b[m - 1] : NAN;
+    ob_stat_bootstrap_median(b, m, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &s->ci_lo, &s->ci_hi);
+    free(b);
+}
+
+static int cmp_run_lr(const void *a, const void *b, const ob_dataset *d)
+{
+    const ob_rrun *x = &d->runs[*(const int *)a], *y = &d->runs[*(const int *)b];
+    if (x->lr != y->lr) return x->lr < y->lr ? -1 : 1;
+    return (x->seed > y->seed) - (x->seed < y->seed);
+}
+/* qsort has no context argument in C11: sort indices by insertion (groups are small). */
+static void sort_runs(int *idx, int n, const ob_dataset *d)
+{
+    for (int i = 1; i < n; i++) {
+        int v = idx[i], j = i - 1;
+        while (j >= 0 && cmp_run_lr(&idx[j], &v, d) > 0) {
+            idx[j + 1] = idx[j];
+            j--;
+        }
+        idx[j + 1] = v;
+    }
+}
+
+static double run_final(const ob_rrun *r) { return r->diverged ? INFINITY : r->final_loss; }
+
+static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol)
+{
+    double *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    double *tmp2 = malloc(((size_t)n + 1) * sizeof *tmp2);
+    double *tmp3 = malloc(((size_t)n + 1) * sizeof *tmp3);
+    g->n_runs = n;
+    g->lrs = calloc((size_t)n + 1, sizeof *g->lrs);
+    g->first_div_lr = NAN;
+    for (int a = 0; a < n;) {
+        int b = a;
+        while (b < n && d->runs[idx[b]].lr == d->runs[idx[a]].lr) b++;
+        ob_lr_point *p = &g->lrs[g->n_lr];
+        p->lr = d->runs[idx[a]].lr;
+        p->n_runs = b - a;
+        int m = 0, me = 0;
+        for (int k = a; k < b; k++) {
+            const ob_rrun *r = &d->runs[idx[k]];
+            if (r->finished) {
+                p->n_finished++;
+                tmp[m++] = run_final(r);
+            } else if (!strcmp(r->status, "failed")) {
+                g->n_failed++;
+            } else {
+                g->n_unfinished++;
+            }
+            if (r->diverged) p->n_diverged++;
+            if (r->finished && !r->diverged) {
+                tmp2[me] = r->eval_loss;
+                tmp3[me++] = r->eval_metric;
+            }
+        }
+        p->med = ob_stat_median(tmp, m);
+        p->min = ob_stat_min(tmp, m);
+        p->max = ob_stat_max(tmp, m);
+        p->min_finite = p->max_finite = NAN;
+        for (int k = 0; k < m; k++)
+            if (isfinite(tmp[k])) {
+                if (isnan(p->min_finite) || tmp[k] < p->min_finite) p->min_finite = tmp[k];
+                if (isnan(p->max_finite) || tmp[k] > p->max_finite) p->max_finite = tmp[k];
+            }
+        p->eval_med = ob_stat_median(tmp2, me);
+        p->metric_med = ob_stat_median(tmp3, me);
+        p->tt_steps = p->tt_time_s = NAN;
+        g->n_finished += p->n_finished;
+        g->n_diverged += p->n_diverged;
+        if (p->n_diverged && isnan(g->first_div_lr)) g->first_div_lr = p->lr;
+        if (p->n_finished) g->n_lr++;
+        else memset(p, 0, sizeof *p); /* an lr with no finished run is not a grid point */
+        a = b;
+    }
+    g->div_rate = g->n_finished ? (double)g->n_diverged / g->n_finished : NAN;
+
+    /* best lr */
+    g->best = -1;
+    for (int i = 0; i < g->n_lr; i++)
+        if (isfinite(g->lrs[i].med) && (g->best < 0 || g->lrs[i].med < g->lrs[g->best].med)) g->best = i;
+    g->best_lr = g->best >= 0 ? g->lrs[g->best].lr : NAN;
+    g->width_decades = g->loss_half = g->loss_double = g->seed_cv = NAN;
+    memset(&g->final, 0, sizeof g->final);
+    g->final.median = g->final.min = g->final.max = g->final.ci_lo = g->final.ci_hi = NAN;
+    g->eval_loss = g->eval_metric = g->final;
+    if (g->best >= 0) {
+        int m = 0, me = 0;
+        g->best_runs = malloc(((size_t)n + 1) * sizeof *g->best_runs);
+        for (int k = 0; k < n; k++) {
+            const ob_rrun *r = &d->runs[idx[k]];
+            if (r->lr != g->best_lr || !r->finished) continue;
+            g->best_runs[g->n_best_runs++] = idx[k];
+            tmp[m++] = run_final(r);
+            if (!r->diverged) {
+                tmp2[me] = r->eval_loss;
+                tmp3[me++] = r->eval_metric;
+            }
+        }
+        spread_of(tmp, m, &g->final);
+        spread_of(tmp2, me, &g->eval_loss);
+        spread_of(tmp3, me, &g->eval_metric);
+        double sd = ob_stat_sd(tmp, m), mu = ob_stat_mean(tmp, m);
+        if (isinf(mu)) g->seed_cv = INFINITY;
+        else if (m >= 2 && mu != 0) g->seed_cv = sd / fabs(mu);
+
+        double *lrv = malloc(((size_t)g->n_lr + 1) * sizeof *lrv);
+        double *medv = malloc(((size_t)g->n_lr + 1) * sizeof *medv);
+        for (int i = 0; i < g->n_lr; i++) {
+            lrv[i] = g->lrs[i].lr;
+            medv[i] = g->lrs[i].med;
+        }
+        g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, tol, &g->width_open_lo,
+                                            &g->width_open_hi);
+        g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);
+        g->loss_double = ob_stat_interp_loglr(lrv, medv, g->n_lr, 2.0 * g->best_lr);
+        free(lrv);
+        free(medv);
+    }
+
+    /* cost */
+    int m1 = 0, m2 = 0, m3 = 0, m4 = 0;
+    double *a1 = malloc(((size_t)n + 1) * sizeof *a1), *a4 = malloc(((size_t)n + 1) * sizeof *a4);
+    g->peak_mem_bytes = g->state_bytes = -1;
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (!isnan(r->step_ms_median)) a1[m1++] = r->step_ms_median;
+        if (!isnan(r->step_ms_p90)) tmp[m2++] = r->step_ms_p90;
+        if (!isnan(r->items_per_sec)) tmp2[m3++] = r->items_per_sec;
+        if (!isnan(r->loss_floor)) a4[m4++] = r->loss_floor;
+        if (r->peak_mem_bytes > g->peak_mem_bytes) g->peak_mem_bytes = r->peak_mem_bytes;
+        if (r->state_bytes > g->state_bytes) g->state_bytes = r->state_bytes;
+    }
+    g->step_ms_median = ob_stat_median(a1, m1);
+    g->step_ms_p90 = ob_stat_median(tmp, m2);
+    g->items_per_sec = ob_stat_median(tmp2, m3);
+    g->loss_floor = ob_stat_median(a4, m4);
+    g->overhead_vs_sgd = NAN;
+    free(a1);
+    free(a4);
+    free(tmp);
+    free(tmp2);
+    free(tmp3);
+}
+
+/* Time to target of every lr point of g and of g itself. */
+static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target)
+{
+    g->tt_steps = g->tt_time_s = INFINITY;
+    g->tt_lr = NAN;
+    g->tt_censored = 1;
+    double *st = malloc(((size_t)n + 1) * sizeof *st), *tm = malloc(((size_t)n + 1) * sizeof *tm);
+    double best_steps_lr = NAN;
+    int have_time = 0;
+    for (int i = 0; i < g->n_lr; i++) {
+        ob_lr_point *p = &g->lrs[i];
+        int m = 0;
+        for (int k = 0; k < n; k++) {
+            const ob_rrun *r = &d->runs[idx[k]];
+            if (r->lr != p->lr || !r->finished) continue;
+            int64_t at = ob_stat_first_reach(r->c_loss, r->n_curve, target);
+            if (at < 0) {
+                st[m] = tm[m] = INFINITY;
+            } else {
+                st[m] = (double)r->c_step[at];
+                tm[m] = st[m] * r->step_ms_median / 1000.0; /* NaN when not timed */
+            }
+            m++;
+        }
+        p->tt_steps = ob_stat_median(st, m);
+        p->tt_time_s = ob_stat_median(tm, m);
+        if (p->tt_steps < g->tt_steps) {
+            g->tt_steps = p->tt_steps;
+            best_steps_lr = p->lr;
+        }
+        if (!isnan(p->tt_time_s)) {
+            have_time = 1;
+            if (p->tt_time_s < g->tt_time_s) {
+                g->tt_time_s = p->tt_time_s;
+                g->tt_lr = p->lr;
+            }
+        }
+    }
+    if (!have_time) g->tt_time_s = isinf(g->tt_steps) ? INFINITY : NAN;
+    if (isnan(g->tt_lr) && isfinite(g->tt_steps)) g->tt_lr = best_steps_lr;
+    g->tt_censored = !isfinite(g->tt_steps);
+    free(st);
+    free(tm);
+}
+
+ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e)
+{
+    memset(s, 0, sizeof *s);
+    s->n_wl = d->n_wl;
+    s->n_opt = d->n_opt;
+    s->tau_max = o->tau_max > 1 ? o->tau_max : 4.0;
+    s->profile_by_steps = o->profile_by_steps;
+    for (int i = 0; i < o->n_targets; i++) {
+        int found = 0;
+        for (int w = 0; w < d->n_wl; w++)
+            found |= !strcmp(o->target_wl[i], d->wl_labels[w]) || !strcmp(o->target_wl[i], d->wl_names[w]);
+        if (!found)
+            return ob_fail(e, OB_ERR_INPUT, "target for workload '%s': no such workload in the database",
+                           o->target_wl[i]);
+    }
+    int *gi = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *gi);
+    for (int k = 0; k < d->n_wl * d->n_opt; k++) gi[k] = -1;
+    for (int r = 0; r < d->n; r++) gi[d->runs[r].wl * d->n_opt + d->runs[r].opt] = 0;
+    int ng = 0;
+    for (int k = 0; k < d->n_wl * d->n_opt; k++)
+        if (gi[k] == 0) gi[k] = ng++;
+    s->g = calloc((size_t)ng + 1, sizeof *s->g);
+    s->n_g = ng;
+    int *idx = malloc(((size_t)d->n + 1) * sizeof *idx);
+    int **members = calloc((size_t)ng + 1, sizeof *members);
+    int *counts = calloc((size_t)ng + 1, sizeof *counts);
+    for (int w = 0; w < d->n_wl; w++)
+        for (int op = 0; op < d->n_opt; op++) {
+            int k = gi[w * d->n_opt + op];
+            if (k < 0) continue;
+            int n = 0;
+            for (int r = 0; r < d->n; r++)
+                if (d->runs[r].wl == w && d->runs[r].opt == op) idx[n++] = r;
+            sort_runs(idx, n, d);
+            members[k] = malloc((size_t)n * sizeof **members);
+            memcpy(members[k], idx, (size_t)n * sizeof *idx);
+            counts[k] = n;
+            s->g[k].wl = w;
+            s->g[k].opt = op;
+            group_basic(d, &s->g[k], idx, n, o->tol);
+        }
+    /* targets, sgd step time, time to target */
+    s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);
+    s->target_given = calloc((size_t)d->n_wl + 1, sizeof *s->target_given);
+    double *tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
+    for (int w = 0; w < d->n_wl; w++) {
+        s->target[w] = NAN;
+        for (int i = 0; i < o->n_targets; i++)
+            if (!strcmp(o->target_wl[i], d->wl_labels[w]) || !strcmp(o->target_wl[i], d->wl_names[w])) {
+                s->target[w] = o->target_val[i];
+                s->target_given[w] = 1;
+            }
+        if (!s->target_given[w]) {
+            double best = INFINITY;
+            for (int k = 0; k < ng; k++)
+                if (s->g[k].wl == w && s->g[k].final.median < best) best = s->g[k].final.median;
+            if (isfinite(best)) s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
+        }
+        int m = 0;
+        for (int r = 0; r < d->n; r++)
+            if (d->runs[r].wl == w && !strcmp(d->runs[r].optimizer, "sgd") && !isnan(d->runs[r].step_ms_median))
+                tmp[m++] = d->runs[r].step_ms_median;
+        double sgd_ms = ob_stat_median(tmp, m);
+        for (int k = 0; k < ng; k++) {
+            if (s->g[k].wl != w) continue;
+            if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
+            group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w]);
+        }
+    }
+    free(tmp);
+    /* performance profile */
+    double *t = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *t);
+    for (int w = 0; w < d->n_wl; w++)
+        for (int op = 0; op < d->n_opt; op++) {
+            int k = gi[w * d->n_opt + op];
+            double v = INFINITY;
+            if (k >= 0) v = o->profile_by_steps ? s->g[k].tt_steps : s->g[k].tt_time_s;
+            t[w * d->n_opt + op] = isnan(v) ? INFINITY : v;
+        }
+    s->n_tau = 301;
+    s->taus = malloc((size_t)s->n_tau * sizeof *s->taus);
+    for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
+    s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
+    s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
+    ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
+                    &s->profile_workloads);
+    free(t);
+    for (int k = 0; k < ng; k++) free(members[k]);
+    free(members);
+    free(counts);
+    free(idx);
+    free(gi);
+    return OB_OK;
+}
+
+void ob_stats_free(ob_stats *s)
+{
+    for (int k = 0; k < s->n_g; k++) {
+        free(s->g[k].lrs);
+        free(s->g[k].best_runs);
+    }
+    free(s->g);
+    free(s->target);
+    free(s->target_given);
+    free(s->taus);
+    free(s->rho);
+    free(s->area);
+    memset(s, 0, sizeof *s);
+}
+
+const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt)
+{
+    for (int k = 0; k < s->n_g; k++)
+        if (s->g[k].wl == wl && s->g[k].opt == opt) return &s->g[k];
+    return NULL;
+}

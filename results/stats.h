@@ -1,0 +1,145 @@
+/* results/stats.h - summary statistics of a results database.
+ *
+ * Definitions (the report's documentation repeats them):
+ * - A run's final loss is the mean training loss over its last 10% of steps
+ *   (recorded by the run loop). A diverged run counts as +inf when runs are
+ *   ranked or a median is taken; failed and unfinished runs are left out.
+ * - best lr of a (workload, optimizer configuration) group: the lr with the
+ *   lowest median final loss over seeds; ties go to the smaller lr.
+ * - At the best lr: median, min, max and a 95% percentile-bootstrap interval
+ *   of the median (OB_BOOTSTRAP_B resamples, fixed Philox seed, so repeatable)
+ *   of final loss, held-out loss and held-out metric.
+ * - lr sensitivity width: log10(hi / lo) in decades, where [lo, hi] is the
+ *   range around the best lr whose median final loss is within tol of the best
+ *   (m <= best + tol * |best|). Each end is found by linear interpolation of
+ *   the median in log10(lr) between the last grid lr inside and the first
+ *   outside; an end next to a diverged lr is the last lr inside; an end at the
+ *   edge of the grid is open (the width is then a lower bound).
+ * - loss at 0.5x / 2x the best lr: the median final loss interpolated linearly
+ *   in log10(lr) between the two grid lrs around it; when one of them diverged,
+ *   the value of the one nearer in log10(lr) (ties: the worse); NaN outside the grid.
+ * - seed sensitivity: coefficient of variation (sample sd / mean) of final loss
+ *   across seeds at the best lr; NaN with fewer than 2 seeds.
+ * - divergence rate: diverged / finished runs over the whole grid; first
+ *   diverged lr: the smallest lr where some seed diverged.
+ * - time to target: a run reaches the target at the first recorded step where
+ *   the trailing mean of the loss over w recorded points (w = 1% of the points,
+ *   at least 1) is <= target. Per lr the median over seeds (unreached = +inf);
+ *   the group's value is the minimum over lrs; +inf = censored (never reached).
+ *   Wall time to target = step x the run's median step time (training time,
+ *   recording and evaluation excluded). Default target per workload: the best
+ *   median final loss any optimizer reached there, times 1.1.
+ * - step time: median over the group's runs of their median (and p90) step
+ *   time; overhead vs sgd = this / the same over all sgd runs of the workload - 1.
+ *   peak memory and state bytes: the largest value over the group's runs.
+ * - performance profile (Dolan & More): r(w, o) = t(w, o) / min_o t(w, o) with
+ *   t the time to target; rho_o(tau) = fraction of workloads with r <= tau, for
+ *   tau in [1, tau_max]; area = integral of rho_o over [1, tau_max] divided by
+ *   (tau_max - 1), in [0, 1]. Workloads no optimizer reached are left out.
+ */
+#ifndef OB_RESULTS_STATS_H
+#define OB_RESULTS_STATS_H
+
+#include <stdint.h>
+
+#include "core/ob.h"
+#include "results/dataset.h"
+
+#define OB_BOOTSTRAP_B 2000
+#define OB_BOOTSTRAP_SEED 0x0b57a75ull
+
+/* ---- numeric helpers (NaN values are ignored; +inf sorts last) ------------- */
+/* Quantile by linear interpolation between order statistics (R type 7). */
+double ob_stat_quantile(const double *x, int n, double q);
+double ob_stat_median(const double *x, int n);
+double ob_stat_mean(const double *x, int n);
+double ob_stat_sd(const double *x, int n);            /* sample sd (n - 1) */
+double ob_stat_min(const double *x, int n);
+double ob_stat_max(const double *x, int n);
+/* 95% (level) percentile-bootstrap interval of the median; B resamples. */
+void ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
+                              double *lo, double *hi);
+/* Value at `at` of points (lr[i], v[i]) (lr ascending) by the rule above. */
+double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at);
+/* Sensitivity width in decades around index best (see above). */
+double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double tol,
+                        int *open_lo, int *open_hi);
+/* Index of the first point reaching target, -1 when never (see above). */
+int64_t ob_stat_first_reach(const double *loss, int64_t n, double target);
+/* Performance profile: t is (n_w, n_o), +inf when not reached. rho is
+ * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used. */
+void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
+                     double tau_max, double *rho, double *area, int *n_used);
+
+/* ---- the statistics of a dataset ------------------------------------------ */
+
+typedef struct ob_spread {
+    int n;                      /* values that entered (finite or +inf) */
+    double median, min, max, ci_lo, ci_hi;
+} ob_spread;
+
+typedef struct ob_lr_point {
+    double lr;
+    int n_runs, n_finished, n_diverged;
+    double med, min, max;       /* final loss over finished seeds (diverged = +inf) */
+    double min_finite, max_finite;
+    double eval_med, metric_med;
+    double tt_steps, tt_time_s; /* median over seeds of steps / seconds to target */
+} ob_lr_point;
+
+typedef struct ob_group {
+    int wl, opt;                /* dataset label indices */
+    int n_runs, n_finished, n_diverged, n_failed, n_unfinished;
+    int n_lr;
+    ob_lr_point *lrs;           /* (n_lr,) ascending lr */
+    int best;                   /* index into lrs; -1 when no lr has a finite median */
+    double best_lr;
+    ob_spread final, eval_loss, eval_metric;
+    double width_decades;
+    int width_open_lo, width_open_hi;
+    double loss_half, loss_double; /* median final loss at 0.5x and 2x the best lr */
+    double seed_cv;
+    double div_rate, first_div_lr; /* first_div_lr NaN when none diverged */
+    double tt_steps, tt_time_s, tt_lr; /* +inf when censored; tt_lr NaN then */
+    int tt_censored;
+    double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
+    int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
+    double loss_floor;          /* NaN when unknown */
+    int *best_runs, n_best_runs; /* dataset run indices at the best lr */
+} ob_group;
+
+typedef struct ob_stats_opts {
+    double tol;                 /* lr sensitivity tolerance, default 0.1 */
+    int n_targets;              /* explicit targets per workload label */
+    const char **target_wl;
+    const double *target_val;
+    double target_factor;       /* default 1.1 */
+    double tau_max;             /* default 4 */
+    int profile_by_steps;       /* 0: wall time to target (default), 1: steps */
+} ob_stats_opts;
+
+void ob_stats_opts_default(ob_stats_opts *o);
+
+typedef struct ob_stats {
+    ob_group *g;
+    int n_g;                    /* groups ordered by workload, then optimizer label */
+    int n_wl, n_opt;
+    double *target;             /* (n_wl,) target loss per workload; NaN when none */
+    int *target_given;          /* (n_wl,) 1 when set by the user */
+    /* performance profile */
+    int n_tau;
+    double *taus;               /* (n_tau,) */
+    double *rho;                /* (n_tau, n_opt) */
+    double *area;               /* (n_opt,) */
+    int profile_workloads;      /* workloads that entered the profile */
+    double tau_max;
+    int profile_by_steps;
+} ob_stats;
+
+/* Compute every statistic; d must have its curves loaded for time to target. */
+ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e);
+void ob_stats_free(ob_stats *s);
+/* The group of (wl, opt), NULL when that pair has no runs. */
+const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt);
+
+#endif

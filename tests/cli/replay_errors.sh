@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `optbench replay` on bad input: one line naming the file, line and column
+# (or the flag), exit status 2; and a good run writes one row per step with
+# enough digits to round-trip float32.
+set -uo pipefail
+: "${OPTBENCH:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+expect() { # expect "message part" args...
+  local want=$1; shift
+  "$OPTBENCH" replay "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -ne 2 ] || ! grep -qF -- "$want" "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 1 ]; then
+    echo "FAIL: replay $*: rc=$rc, stderr:"; cat "$tmp/err"; fails=$((fails+1))
+  else
+    echo "ok: $(cat "$tmp/err")"
+  fi
+}
+printf '1,2,3,4,5,6\n' >"$tmp/init.csv"
+printf '0.5,0.5,0.5,0.5,0.5,0.5\n0.25,0.25,0.25,0.25,0.25,0.25\n' >"$tmp/grads.csv"
+printf '0.5,0.5,0.5\n' >"$tmp/short.csv"
+printf '0.5,0.5,0.5,0.5,0.5,0.5\n0.1,0.2,abc,0.4,0.5,0.6\n' >"$tmp/word.csv"
+printf '0.5,0.5,0.5,0.5,0.5,0.5\n\n0.1,0.2,0.3,0.4,0.5,nan\n' >"$tmp/nan.csv"
+printf '0.5,0.5,0.5,0.5,0.5,0.5\n0.5,0.5,0.5,0.5,0.5\n' >"$tmp/ragged.csv"
+ok=(--optimizer sgd --shape 2x3 --init "$tmp/init.csv" --out "$tmp/o.csv")
+expect "word.csv:2: column 3: 'abc' is not a number" "${ok[@]}" --grads "$tmp/word.csv"
+expect "nan.csv:3: column 6: 'nan' is not finite" "${ok[@]}" --grads "$tmp/nan.csv"
+expect "ragged.csv:2: 5 values; the shape 2x3 needs 6" "${ok[@]}" --grads "$tmp/ragged.csv"
+expect "short.csv: expected one row of 6 values (shape 2x3); found 1 row that is too short" \
+  --optimizer sgd --shape 2x3 --init "$tmp/short.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
+expect "--shape '2x' is not a shape" --optimizer sgd --shape 2x --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
+expect "unknown optimizer 'adma' (did you mean 'adam'?)" --optimizer adma --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
+expect "sgd has no hyperparameter 'mom'" "${ok[@]}" --grads "$tmp/grads.csv" --set mom=0.9
+expect "train.schedule: 'cosin' is not one of" "${ok[@]}" --grads "$tmp/grads.csv" --set train.schedule=cosin
+expect "cannot open" "${ok[@]}" --grads "$tmp/missing.csv"
+expect "replay needs --out" --optimizer sgd --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv"
+expect "route 'tag=matrx -> adamw': unknown tag 'matrx'" --optimizer muon --shape 2x3 --init "$tmp/init.csv" \
+  --grads "$tmp/grads.csv" --out "$tmp/o.csv" --route 'tag=matrx -> adamw'
+expect "muon: parameter 'param' (tag vector, shape 6) matches no routing rule (routing = explicit)" \
+  --optimizer muon --shape 6 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv" \
+  --set routing=explicit --route 'tag=matrix -> muon'
+
+# a good run: two rows; sgd lr=0.1: 1 - 0.1*0.5 = 0.95, then 0.95 - 0.1*0.25 (float32 arithmetic)
+if "$OPTBENCH" replay "${ok[@]}" --grads "$tmp/grads.csv" --set lr=0.1 && [ "$(wc -l <"$tmp/o.csv")" -eq 2 ] &&
+   [ "$(head -1 "$tmp/o.csv" | cut -d, -f1)" = "0.949999988" ] &&
+   [ "$(tail -1 "$tmp/o.csv" | cut -d, -f1)" = "0.925000012" ]; then
+  echo "ok: good run"
+else
+  echo "FAIL: good run:"; cat "$tmp/o.csv"; fails=$((fails+1))
+fi
+echo "$fails failed"
+[ "$fails" -eq 0 ]

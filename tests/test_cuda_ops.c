@@ -1,0 +1,741 @@
+/* tests/test_cuda_ops.c - the CUDA backend against the CPU backend (label "cuda").
+ *
+ * Every op the CUDA table fills runs on both backends on the same inputs and
+ * the results are compared with the tolerances below; then a 20-step
+ * trajectory of every small workload x every optimizer runs through the whole
+ * pipeline on both. Without a CUDA device (or in a build without CUDA) the
+ * program exits 77, which ctest reports as skipped, never as passed.
+ *
+ * Tolerances (fp32 everywhere, TF32 off), and why:
+ *   fill, axpby, clamp_abs, abs_quantile        exact: same arithmetic, a selection
+ *   rng_normal                                  1e-6 relative: device log/cos in double
+ *                                               differ from libm in the last bits
+ *   dot, grad_stats, batched_normalize, norms   1e-6 relative (sums in double, other order)
+ *   gemm, gemm_strided_batched                  1e-5 of max|C| (other summation order)
+ *   elementwise rules (3 steps)                 2e-5 relative, floor 1e-6: nvcc fuses
+ *                                               multiply-adds (FMA), gcc does not
+ *   rosenbrock                                  1e-6 relative (rounding made explicit)
+ *   svd_polar                                   1e-4 (both in double, then float)
+ *   trajectories (20 steps)                     loss 2e-3 relative (+1e-6 of the first
+ *                                               loss), final parameters 2e-3 relative L2
+ * The GPU's reductions must also repeat bitwise (two runs of dot compared exactly).
+ *
+ * OB_TEST_PEER=cpu compares the CPU backend with itself: it exercises this
+ * test's own logic on a machine without a GPU (and must then pass exactly).
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/layout.h"
+#include "core/rng.h"
+#include "kernels/backend.h"
+#include "optimizers/optim.h"
+#include "workloads/workload.h"
+
+static ob_device cpu, gpu;
+static ob_err err;
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static float *dev_put(ob_device *d, const float *h, int64_t n)
+{
+    float *p = NULL;
+    if (ob_dev_alloc(d, (size_t)(n > 0 ? n : 1) * sizeof(float), (void **)&p, &err) != OB_OK) {
+        fprintf(stderr, "alloc failed: %s\n", err.msg);
+        exit(1);
+    }
+    if (h && n > 0 && d->ops->upload(d, p, h, (size_t)n * sizeof(float), &err) != OB_OK) {
+        fprintf(stderr, "upload failed: %s\n", err.msg);
+        exit(1);
+    }
+    return p;
+}
+
+static void dev_get(ob_device *d, float *h, const float *p, int64_t n)
+{
+    if (d->ops->download(d, h, p, (size_t)n * sizeof(float), &err) != OB_OK) {
+        fprintf(stderr, "download failed: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+static void randn(float *x, int64_t n, uint64_t seed, float scale)
+{
+    for (int64_t i = 0; i < n; i++) x[i] = scale * ob_rng_normal(seed, OB_STREAM_MISC, (uint64_t)i);
+}
+
+/* max over i of |a-b| / max(|a|, floor); NaN in one and not the other is infinite. */
+static double max_rel(const float *a, const float *b, int64_t n, double floor_)
+{
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(a[i]) || isnan(b[i])) {
+            if (isnan(a[i]) != isnan(b[i])) return INFINITY;
+            continue;
+        }
+        if (a[i] == b[i]) continue;
+        double d = fabs((double)a[i] - (double)b[i]) / fmax(fabs((double)a[i]), floor_);
+        if (d > m) m = d;
+    }
+    return m;
+}
+
+static int bitwise_equal(const float *a, const float *b, int64_t n)
+{
+    return memcmp(a, b, (size_t)n * sizeof(float)) == 0;
+}
+
+#define OK(call)                                                              \
+    do {                                                                      \
+        ob_status s_ = (call);                                                \
+        if (s_ != OB_OK) {                                                    \
+            fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, err.msg); \
+            ob_t_fail++;                                                      \
+            return;                                                           \
+        }                                                                     \
+    } while (0)
+
+/* ---- the table ------------------------------------------------------------------- */
+
+/* Slots the CPU fills and CUDA does not (the struct is a name and then
+ * function pointers only). */
+static int table_gaps(const ob_backend_ops *c, const ob_backend_ops *g, int verbose)
+{
+    typedef void (*fp)(void);
+    size_t first = offsetof(ob_backend_ops, probe);
+    size_t n = (sizeof(ob_backend_ops) - first) / sizeof(fp);
+    const unsigned char *cb = (const unsigned char *)c + first, *gb = (const unsigned char *)g + first;
+    int gaps = 0;
+    for (size_t i = 0; i < n; i++) {
+        fp cf, gf;
+        memcpy(&cf, cb + i * sizeof(fp), sizeof cf);
+        memcpy(&gf, gb + i * sizeof(fp), sizeof gf);
+        if (cf && !gf) {
+            gaps++;
+            if (verbose) fprintf(stderr, "note: the CUDA table lacks slot %zu (counted after 'name') that the CPU fills\n", i);
+        }
+    }
+    return gaps;
+}
+
+/* ---- ops ------------------------------------------------------------------------ */
+
+static void test_fill_axpby_rng(void)
+{
+    const int64_t n = 100003;
+    float *hx = malloc(n * sizeof *hx), *hy = malloc(n * sizeof *hy), *a = malloc(n * sizeof *a),
+          *b = malloc(n * sizeof *b);
+    randn(hx, n, 1, 1.0f);
+    randn(hy, n, 2, 3.0f);
+    float *cx = dev_put(&cpu, hx, n), *cy = dev_put(&cpu, hy, n);
+    float *gx = dev_put(&gpu, hx, n), *gy = dev_put(&gpu, hy, n);
+    OK(cpu.ops->axpby(&cpu, n, 0.7f, cx, -1.3f, cy, &err));
+    OK(gpu.ops->axpby(&gpu, n, 0.7f, gx, -1.3f, gy, &err));
+    dev_get(&cpu, a, cy, n);
+    dev_get(&gpu, b, gy, n);
+    CHECK_MSG(bitwise_equal(a, b, n), "axpby differs: max rel %g", max_rel(a, b, n, 1e-30));
+    /* aliased x == y, as the quadratic workload uses it */
+    OK(cpu.ops->axpby(&cpu, n, 0.0f, cy, 0.5f, cy, &err));
+    OK(gpu.ops->axpby(&gpu, n, 0.0f, gy, 0.5f, gy, &err));
+    dev_get(&cpu, a, cy, n);
+    dev_get(&gpu, b, gy, n);
+    CHECK_MSG(bitwise_equal(a, b, n), "aliased axpby differs");
+
+    OK(cpu.ops->fill(&cpu, cx, -2.5f, n - 1, &err));
+    OK(gpu.ops->fill(&gpu, gx, -2.5f, n - 1, &err));
+    dev_get(&cpu, a, cx, n);
+    dev_get(&gpu, b, gx, n);
+    CHECK_MSG(bitwise_equal(a, b, n), "fill differs (or wrote past n)");
+
+    OK(cpu.ops->rng_normal(&cpu, cx, n, 42, OB_STREAM_NOISE + 3, 12345, 0.5f, 2.0f, &err));
+    OK(gpu.ops->rng_normal(&gpu, gx, n, 42, OB_STREAM_NOISE + 3, 12345, 0.5f, 2.0f, &err));
+    dev_get(&cpu, a, cx, n);
+    dev_get(&gpu, b, gx, n);
+    double r = max_rel(a, b, n, 1e-3);
+    CHECK_MSG(r <= 1e-6, "rng_normal: max rel diff %g", r);
+    /* the host generator itself is the reference */
+    CHECK_NEAR(a[7], 0.5f + 2.0f * ob_rng_normal(42, OB_STREAM_NOISE + 3, 12345 + 7), 0);
+    ob_dev_free(&cpu, cx);
+    ob_dev_free(&cpu, cy);
+    ob_dev_free(&gpu, gx);
+    ob_dev_free(&gpu, gy);
+    free(hx);
+    free(hy);
+    free(a);
+    free(b);
+}
+
+static void test_dot_stats(void)
+{
+    const int64_t sizes[] = {1, 5, 4099, 1000003};
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        int64_t n = sizes[si];
+        float *hx = malloc(n * sizeof *hx), *hy = malloc(n * sizeof *hy);
+        randn(hx, n, 3 + si, 1.0f);
+        randn(hy, n, 4 + si, 1.0f);
+        /* misaligned views (offset 1) take the scalar path */
+        for (int off = 0; off < 2 && off < n; off++) {
+            int64_t m = n - off;
+            float *cx = dev_put(&cpu, hx, n), *cy = dev_put(&cpu, hy, n), *co = dev_put(&cpu, NULL, 1);
+            float *gx = dev_put(&gpu, hx, n), *gy = dev_put(&gpu, hy, n), *go = dev_put(&gpu, NULL, 1);
+            float rc, rg, rg2;
+            OK(cpu.ops->dot(&cpu, m, cx + off, cy + off, co, &err));
+            OK(gpu.ops->dot(&gpu, m, gx + off, gy + off, go, &err));
+            dev_get(&cpu, &rc, co, 1);
+            dev_get(&gpu, &rg, go, 1);
+            OK(gpu.ops->dot(&gpu, m, gx + off, gy + off, go, &err));
+            dev_get(&gpu, &rg2, go, 1);
+            CHECK_MSG(fabs(rc - rg) <= 1e-6 * fmax(fabs(rc), 1e-3), "dot n=%lld off=%d: cpu %.9g cuda %.9g",
+                      (long long)m, off, rc, rg);
+            CHECK_MSG(memcmp(&rg, &rg2, sizeof rg) == 0, "dot is not bitwise repeatable on CUDA");
+
+            /* gradient statistics with planted non-finite values; accumulates */
+            if (m > 3) {
+                float bad[3] = {NAN, INFINITY, -INFINITY};
+                OK(cpu.ops->upload(&cpu, cx + off + 1, bad, sizeof bad, &err));
+                OK(gpu.ops->upload(&gpu, gx + off + 1, bad, sizeof bad, &err));
+            }
+            ob_step_stats s0 = {1.5, 2.0, 0, 0, 0, 0}, sc, sg;
+            ob_step_stats *cs, *gs;
+            OK(ob_dev_alloc(&cpu, sizeof s0, (void **)&cs, &err));
+            OK(ob_dev_alloc(&gpu, sizeof s0, (void **)&gs, &err));
+            OK(cpu.ops->upload(&cpu, cs, &s0, sizeof s0, &err));
+            OK(gpu.ops->upload(&gpu, gs, &s0, sizeof s0, &err));
+            OK(cpu.ops->grad_stats(&cpu, cx + off, m, cs, &err));
+            OK(gpu.ops->grad_stats(&gpu, gx + off, m, gs, &err));
+            OK(cpu.ops->download(&cpu, &sc, cs, sizeof sc, &err));
+            OK(gpu.ops->download(&gpu, &sg, gs, sizeof sg, &err));
+            CHECK_MSG(sc.nonfinite == sg.nonfinite, "grad_stats non-finite: cpu %g cuda %g", sc.nonfinite,
+                      sg.nonfinite);
+            CHECK_MSG(fabs(sc.sumsq - sg.sumsq) <= 1e-12 * sc.sumsq, "grad_stats sumsq: cpu %.17g cuda %.17g",
+                      sc.sumsq, sg.sumsq);
+
+            /* finish_stats: clip and guard */
+            float loss_h[2] = {3.0f, NAN};
+            for (int li = 0; li < 2; li++) {
+                float *cl = dev_put(&cpu, &loss_h[li], 1), *gl = dev_put(&gpu, &loss_h[li], 1);
+                ob_step_record rcc, rgg, *crec, *grec;
+                OK(ob_dev_alloc(&cpu, sizeof rcc, (void **)&crec, &err));
+                OK(ob_dev_alloc(&gpu, sizeof rgg, (void **)&grec, &err));
+                ob_step_stats clean = {sc.sumsq, 0, 0, 0, 0, 0};
+                OK(cpu.ops->upload(&cpu, cs, &clean, sizeof clean, &err));
+                OK(gpu.ops->upload(&gpu, gs, &clean, sizeof clean, &err));
+                OK(cpu.ops->finish_stats(&cpu, cs, cl, 0.5f, crec, &err));
+                OK(gpu.ops->finish_stats(&gpu, gs, gl, 0.5f, grec, &err));
+                OK(cpu.ops->download(&cpu, &sc, cs, sizeof sc, &err));
+                OK(gpu.ops->download(&gpu, &sg, gs, sizeof sg, &err));
+                OK(cpu.ops->download(&cpu, &rcc, crec, sizeof rcc, &err));
+                OK(gpu.ops->download(&gpu, &rgg, grec, sizeof rgg, &err));
+                CHECK(sc.skip == sg.skip && rcc.skipped == rgg.skipped);
+                CHECK_MSG(fabs(sc.clip_scale - sg.clip_scale) <= 1e-6 * sc.clip_scale,
+                          "clip_scale cpu %.9g cuda %.9g", sc.clip_scale, sg.clip_scale);
+                CHECK(isnan(sc.grad_norm) == isnan(sg.grad_norm));
+                if (!isnan(sc.grad_norm))
+                    CHECK_MSG(fabs(sc.grad_norm - sg.grad_norm) <= 1e-6 * sc.grad_norm, "grad_norm");
+                CHECK(isnan(rcc.loss) == isnan(rgg.loss));
+                ob_dev_free(&cpu, cl);
+                ob_dev_free(&gpu, gl);
+                ob_dev_free(&cpu, crec);
+                ob_dev_free(&gpu, grec);
+            }
+            ob_dev_free(&cpu, cs);
+            ob_dev_free(&gpu, gs);
+            ob_dev_free(&cpu, cx);
+            ob_dev_free(&cpu, cy);
+            ob_dev_free(&cpu, co);
+            ob_dev_free(&gpu, gx);
+            ob_dev_free(&gpu, gy);
+            ob_dev_free(&gpu, go);
+        }
+        free(hx);
+        free(hy);
+    }
+}
+
+static void test_gemm(void)
+{
+    const int m = 37, n = 29, k = 53, batch = 3;
+    /* storage big enough for every transpose with padded leading dimensions */
+    const int lda = 64, ldb = 64, ldc = 40;
+    const int64_t sa = 64 * 64, sb = 64 * 64, sc = 64 * 40;
+    int64_t na = sa * batch, nb = sb * batch, nc = sc * batch;
+    float *ha = malloc(na * sizeof *ha), *hb = malloc(nb * sizeof *hb), *hc = malloc(nc * sizeof *hc);
+    float *rc = malloc(nc * sizeof *rc), *rg = malloc(nc * sizeof *rg);
+    randn(ha, na, 10, 1.0f);
+    randn(hb, nb, 11, 1.0f);
+    randn(hc, nc, 12, 1.0f);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int batched = 0; batched < 2; batched++) {
+                float *ca = dev_put(&cpu, ha, na), *cb = dev_put(&cpu, hb, nb), *cc = dev_put(&cpu, hc, nc);
+                float *ga = dev_put(&gpu, ha, na), *gb = dev_put(&gpu, hb, nb), *gc = dev_put(&gpu, hc, nc);
+                if (batched) {
+                    OK(cpu.ops->gemm_strided_batched(&cpu, ta, tb, m, n, k, 0.75f, ca, lda, sa, cb, ldb, sb, 0.5f,
+                                                     cc, ldc, sc, batch, &err));
+                    OK(gpu.ops->gemm_strided_batched(&gpu, ta, tb, m, n, k, 0.75f, ga, lda, sa, gb, ldb, sb, 0.5f,
+                                                     gc, ldc, sc, batch, &err));
+                } else {
+                    OK(cpu.ops->gemm(&cpu, ta, tb, m, n, k, 0.75f, ca, lda, cb, ldb, 0.5f, cc, ldc, &err));
+                    OK(gpu.ops->gemm(&gpu, ta, tb, m, n, k, 0.75f, ga, lda, gb, ldb, 0.5f, gc, ldc, &err));
+                }
+                dev_get(&cpu, rc, cc, nc);
+                dev_get(&gpu, rg, gc, nc);
+                double mx = 0, d = 0;
+                for (int64_t i = 0; i < nc; i++) {
+                    mx = fmax(mx, fabs(rc[i]));
+                    d = fmax(d, fabs((double)rc[i] - rg[i]));
+                }
+                CHECK_MSG(d <= 1e-5 * mx, "gemm ta=%d tb=%d batched=%d: max diff %g of max %g", ta, tb, batched, d,
+                          mx);
+                /* the padding beyond n columns is untouched */
+                CHECK_MSG(rg[ldc - 1] == hc[ldc - 1], "gemm wrote outside C");
+                ob_dev_free(&cpu, ca);
+                ob_dev_free(&cpu, cb);
+                ob_dev_free(&cpu, cc);
+                ob_dev_free(&gpu, ga);
+                ob_dev_free(&gpu, gb);
+                ob_dev_free(&gpu, gc);
+            }
+    free(ha);
+    free(hb);
+    free(hc);
+    free(rc);
+    free(rg);
+}
+
+/* ---- the fused update: every rule kind ---------------------------------------------- */
+
+typedef struct rule_case {
+    const char *name;
+    ob_rule r;
+    int positive_state; /* state roles hold non-negative values (second moments) */
+} rule_case;
+
+static int rule_cases(rule_case *out)
+{
+    int n = 0;
+    ob_rule b;
+    memset(&b, 0, sizeof b);
+    b.beta1 = 0.9f;
+    b.beta2 = 0.99f;
+    b.eps = 1e-8f;
+#define ADD(nm, kind_, ns, pos, ...)           \
+    do {                                       \
+        out[n].name = nm;                      \
+        out[n].r = b;                          \
+        out[n].r.kind = kind_;                 \
+        out[n].r.n_state = ns;                 \
+        out[n].positive_state = pos;           \
+        {                                      \
+            ob_rule *r = &out[n].r;            \
+            (void)r;                           \
+            __VA_ARGS__;                       \
+        }                                      \
+        n++;                                   \
+    } while (0)
+    ADD("sgd", OB_RULE_SGD, 0, 0, r->weight_decay = 0.01f);
+    ADD("sgd-momentum-nesterov", OB_RULE_SGD, 1, 0, r->momentum = 0.9f; r->nesterov = 1);
+    ADD("sgd-momentum-dampening", OB_RULE_SGD, 1, 0, r->momentum = 0.8f; r->dampening = 0.1f; r->weight_decay = 1e-3f);
+    ADD("adam-l2", OB_RULE_ADAM, 2, 1, r->weight_decay = 0.01f);
+    ADD("adamw", OB_RULE_ADAM, 2, 1, r->weight_decay = 0.1f; r->decoupled_wd = 1);
+    ADD("adam-amsgrad", OB_RULE_ADAM, 3, 1, r->amsgrad = 1);
+    ADD("nadam", OB_RULE_NADAM, 2, 1, r->weight_decay = 0.01f);
+    ADD("radam", OB_RULE_RADAM, 2, 1, (void)0);
+    ADD("adamax", OB_RULE_ADAMAX, 2, 1, (void)0);
+    ADD("adagrad", OB_RULE_ADAGRAD, 1, 1, r->eps = 1e-10f);
+    ADD("adadelta", OB_RULE_ADADELTA, 2, 1, r->eps = 1e-6f);
+    ADD("rmsprop", OB_RULE_RMSPROP, 1, 1, r->eps = 1e-8f);
+    ADD("rmsprop-centered", OB_RULE_RMSPROP, 2, 1, r->flags = OB_RULE_CENTERED);
+    ADD("rmsprop-momentum", OB_RULE_RMSPROP, 2, 1, r->momentum = 0.9f);
+    ADD("rmsprop-centered-momentum", OB_RULE_RMSPROP, 3, 1, r->flags = OB_RULE_CENTERED; r->momentum = 0.9f);
+    ADD("lion", OB_RULE_LION, 1, 0, r->weight_decay = 0.1f);
+    ADD("muon-momentum", OB_RULE_MUON_MOMENTUM, 1, 0, r->momentum = 0.95f; r->nesterov = 1);
+    ADD("root-momentum", OB_RULE_ROOT_MOMENTUM, 1, 0, r->momentum = 0.95f);
+    ADD("matrix-apply", OB_RULE_MATRIX_APPLY, 1, 0, r->weight_decay = 0.1f; r->c[0] = 0.2f);
+#undef ADD
+    return n;
+}
+
+static void test_rules(void)
+{
+    rule_case cases[32];
+    int nc = rule_cases(cases);
+    /* every kind the rules header knows is covered here */
+    int seen[OB_RULE_COUNT] = {0};
+    for (int i = 0; i < nc; i++) seen[cases[i].r.kind] = 1;
+    for (int k = 0; k < OB_RULE_COUNT; k++) CHECK_MSG(seen[k], "rule kind %d has no parity case in this test", k);
+
+    const int64_t n = 4099; /* a float4 body and a scalar tail */
+    float *hp = malloc(n * sizeof *hp), *hg = malloc(n * sizeof *hg), *hs[3], *a = malloc(n * sizeof *a),
+          *b = malloc(n * sizeof *b);
+    for (int k = 0; k < 3; k++) hs[k] = malloc(n * sizeof *hs[k]);
+    for (int ci = 0; ci < nc; ci++) {
+        const rule_case *rc = &cases[ci];
+        for (int off = 0; off < 2; off++) { /* off = 1: misaligned, the scalar path */
+            for (int skip = 0; skip < 2; skip++) {
+                int64_t m = n - off;
+                randn(hp, n, 100 + ci, 0.5f);
+                randn(hg, n, 200 + ci, 0.1f);
+                for (int k = 0; k < 3; k++) {
+                    randn(hs[k], n, 300 + 10 * ci + k, 0.05f);
+                    if (rc->positive_state)
+                        for (int64_t i = 0; i < n; i++) hs[k][i] = fabsf(hs[k][i]);
+                }
+                hg[17] = 0.0f; /* sign(0) and friends */
+                float *cp = dev_put(&cpu, hp, n), *cg = dev_put(&cpu, hg, n), *gp = dev_put(&gpu, hp, n),
+                      *gg = dev_put(&gpu, hg, n);
+                float *cs[3] = {0}, *gs[3] = {0}, *cso[3] = {0}, *gso[3] = {0};
+                for (int k = 0; k < rc->r.n_state; k++) {
+                    cs[k] = dev_put(&cpu, hs[k], n);
+                    gs[k] = dev_put(&gpu, hs[k], n);
+                    cso[k] = cs[k] + off;
+                    gso[k] = gs[k] + off;
+                }
+                ob_step_stats st = {0, 0, 0, 0.8f, (float)skip, 0};
+                ob_step_stats *cst, *gst;
+                ob_rule_step *csc, *gsc;
+                OK(ob_dev_alloc(&cpu, sizeof st, (void **)&cst, &err));
+                OK(ob_dev_alloc(&gpu, sizeof st, (void **)&gst, &err));
+                OK(ob_dev_alloc(&cpu, sizeof(ob_rule_step), (void **)&csc, &err));
+                OK(ob_dev_alloc(&gpu, sizeof(ob_rule_step), (void **)&gsc, &err));
+                OK(cpu.ops->upload(&cpu, cst, &st, sizeof st, &err));
+                OK(gpu.ops->upload(&gpu, gst, &st, sizeof st, &err));
+                for (int t = 1; t <= 3; t++) {
+                    ob_rule_step s;
+                    memset(&s, 0, sizeof s);
+                    s.lr = 0.01f;
+                    s.t = (float)t;
+                    s.bc1 = (float)(1.0 - pow(0.9, t));
+                    s.bc2 = (float)(1.0 - pow(0.99, t));
+                    s.c[0] = 0.004f;
+                    s.c[1] = t == 2 ? 0.0f : 0.003f; /* radam: both branches */
+                    OK(cpu.ops->upload(&cpu, csc, &s, sizeof s, &err));
+                    OK(gpu.ops->upload(&gpu, gsc, &s, sizeof s, &err));
+                    OK(cpu.ops->elementwise_step(&cpu, &rc->r, csc, cst, cp + off, cg + off, cso, m, &err));
+                    OK(gpu.ops->elementwise_step(&gpu, &rc->r, gsc, gst, gp + off, gg + off, gso, m, &err));
+                }
+                dev_get(&cpu, a, cp, n);
+                dev_get(&gpu, b, gp, n);
+                double r = max_rel(a, b, n, 1e-6);
+                CHECK_MSG(r <= 2e-5, "%s (off %d, skip %d): parameters differ, max rel %g", rc->name, off, skip, r);
+                if (skip) CHECK_MSG(bitwise_equal(b, hp, n), "%s: a skipped step changed the parameters", rc->name);
+                for (int k = 0; k < rc->r.n_state; k++) {
+                    dev_get(&cpu, a, cs[k], n);
+                    dev_get(&gpu, b, gs[k], n);
+                    r = max_rel(a, b, n, 1e-6);
+                    CHECK_MSG(r <= 2e-5, "%s (off %d): state %d differs, max rel %g", rc->name, off, k, r);
+                    if (off) CHECK_MSG(a[0] == hs[k][0] && b[0] == hs[k][0], "%s: wrote before the range", rc->name);
+                    ob_dev_free(&cpu, cs[k]);
+                    ob_dev_free(&gpu, gs[k]);
+                }
+                ob_dev_free(&cpu, cp);
+                ob_dev_free(&cpu, cg);
+                ob_dev_free(&gpu, gp);
+                ob_dev_free(&gpu, gg);
+                ob_dev_free(&cpu, cst);
+                ob_dev_free(&gpu, gst);
+                ob_dev_free(&cpu, csc);
+                ob_dev_free(&gpu, gsc);
+            }
+        }
+    }
+    free(hp);
+    free(hg);
+    free(a);
+    free(b);
+    for (int k = 0; k < 3; k++) free(hs[k]);
+}
+
+/* ---- matrix-optimizer ops and the SVD ------------------------------------------------ */
+
+static void test_matrix_ops(void)
+{
+    if (!cpu.ops->batched_normalize || !gpu.ops->batched_normalize) return;
+    const int batch = 3;
+    const int64_t ns[] = {1, 7, 1000, 70001};
+    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+        int64_t n = ns[ni], stride = n + 5, tot = stride * batch;
+        float *h = malloc(tot * sizeof *h), *a = malloc(tot * sizeof *a), *b = malloc(tot * sizeof *b);
+        randn(h, tot, 500 + ni, 1.0f);
+        /* ties: quantize one matrix to a few levels */
+        for (int64_t i = 0; i < n; i++) h[stride + i] = roundf(h[stride + i] * 2.0f) / 2.0f;
+        for (int add_eps = 0; add_eps < 2; add_eps++) {
+            float *c = dev_put(&cpu, h, tot), *g = dev_put(&gpu, h, tot);
+            OK(cpu.ops->batched_normalize(&cpu, c, batch, n, stride, 1e-7f, add_eps, &err));
+            OK(gpu.ops->batched_normalize(&gpu, g, batch, n, stride, 1e-7f, add_eps, &err));
+            dev_get(&cpu, a, c, tot);
+            dev_get(&gpu, b, g, tot);
+            double r = max_rel(a, b, tot, 1e-6);
+            CHECK_MSG(r <= 1e-6, "batched_normalize n=%lld: max rel %g", (long long)n, r);
+            CHECK_MSG(a[n] == h[n] && b[n] == h[n], "batched_normalize wrote into the stride gap");
+            ob_dev_free(&cpu, c);
+            ob_dev_free(&gpu, g);
+        }
+        const double qs[] = {0.0, 0.37, 0.5, 0.9, 1.0};
+        for (size_t qi = 0; qi < sizeof qs / sizeof qs[0]; qi++) {
+            float *c = dev_put(&cpu, h, tot), *g = dev_put(&gpu, h, tot);
+            float *cw = dev_put(&cpu, NULL, tot), *gw = dev_put(&gpu, NULL, tot);
+            float *co = dev_put(&cpu, NULL, batch), *go = dev_put(&gpu, NULL, batch);
+            float qc[3], qg[3];
+            OK(cpu.ops->abs_quantile(&cpu, c, batch, n, stride, qs[qi], co, cw, &err));
+            OK(gpu.ops->abs_quantile(&gpu, g, batch, n, stride, qs[qi], go, gw, &err));
+            dev_get(&cpu, qc, co, batch);
+            dev_get(&gpu, qg, go, batch);
+            for (int bi = 0; bi < batch; bi++)
+                CHECK_MSG(qc[bi] == qg[bi], "abs_quantile n=%lld q=%g matrix %d: cpu %.9g cuda %.9g", (long long)n,
+                          qs[qi], bi, qc[bi], qg[bi]);
+            /* clamp at the quantile (+ add) */
+            OK(cpu.ops->clamp_abs(&cpu, c, batch, n, stride, co, 0.01f, &err));
+            OK(gpu.ops->clamp_abs(&gpu, g, batch, n, stride, go, 0.01f, &err));
+            dev_get(&cpu, a, c, tot);
+            dev_get(&gpu, b, g, tot);
+            CHECK_MSG(bitwise_equal(a, b, tot), "clamp_abs n=%lld q=%g differs", (long long)n, qs[qi]);
+            ob_dev_free(&cpu, c);
+            ob_dev_free(&gpu, g);
+            ob_dev_free(&cpu, cw);
+            ob_dev_free(&gpu, gw);
+            ob_dev_free(&cpu, co);
+            ob_dev_free(&gpu, go);
+        }
+        free(h);
+        free(a);
+        free(b);
+    }
+}
+
+static void test_svd(void)
+{
+    if (!cpu.ops->svd_polar || !gpu.ops->svd_polar) return;
+    const int shapes[][2] = {{5, 8}, {8, 5}, {6, 6}};
+    for (int si = 0; si < 3; si++) {
+        int r = shapes[si][0], c = shapes[si][1], k = r < c ? r : c;
+        float h[64], sc[8], sg[8], qc[64], qg[64];
+        randn(h, r * c, 700 + si, 1.0f);
+        float *ca = dev_put(&cpu, h, r * c), *ga = dev_put(&gpu, h, r * c);
+        float *cs = dev_put(&cpu, NULL, k), *gs = dev_put(&gpu, NULL, k);
+        float *cq = dev_put(&cpu, NULL, r * c), *gq = dev_put(&gpu, NULL, r * c);
+        OK(cpu.ops->svd_polar(&cpu, r, c, ca, cs, cq, &err));
+        OK(gpu.ops->svd_polar(&gpu, r, c, ga, gs, gq, &err));
+        dev_get(&cpu, sc, cs, k);
+        dev_get(&gpu, sg, gs, k);
+        dev_get(&cpu, qc, cq, r * c);
+        dev_get(&gpu, qg, gq, r * c);
+        double ds = max_rel(sc, sg, k, 1e-3), dq = 0;
+        for (int i = 0; i < r * c; i++) dq = fmax(dq, fabs((double)qc[i] - qg[i]));
+        CHECK_MSG(ds <= 1e-4, "svd_polar %dx%d: singular values max rel %g", r, c, ds);
+        CHECK_MSG(dq <= 1e-4, "svd_polar %dx%d: polar factor max diff %g", r, c, dq);
+        ob_dev_free(&cpu, ca);
+        ob_dev_free(&gpu, ga);
+        ob_dev_free(&cpu, cs);
+        ob_dev_free(&gpu, gs);
+        ob_dev_free(&cpu, cq);
+        ob_dev_free(&gpu, gq);
+    }
+}
+
+static void test_rosenbrock(void)
+{
+    const int64_t ns[] = {2, 10, 5003};
+    for (size_t ni = 0; ni < 3; ni++) {
+        int64_t n = ns[ni];
+        float *h = malloc(n * sizeof *h), *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+        randn(h, n, 900 + ni, 1.5f);
+        float *cx = dev_put(&cpu, h, n), *gx = dev_put(&gpu, h, n);
+        float *cg = dev_put(&cpu, NULL, n), *gg = dev_put(&gpu, NULL, n);
+        float *cl = dev_put(&cpu, NULL, 1), *gl = dev_put(&gpu, NULL, 1), lc, lg;
+        OK(cpu.ops->rosenbrock(&cpu, cx, n, cl, cg, &err));
+        OK(gpu.ops->rosenbrock(&gpu, gx, n, gl, gg, &err));
+        dev_get(&cpu, a, cg, n);
+        dev_get(&gpu, b, gg, n);
+        dev_get(&cpu, &lc, cl, 1);
+        dev_get(&gpu, &lg, gl, 1);
+        double r = max_rel(a, b, n, 1e-6);
+        CHECK_MSG(r <= 1e-6, "rosenbrock n=%lld gradient: max rel %g%s", (long long)n, r,
+                  bitwise_equal(a, b, n) ? "" : " (not bitwise)");
+        CHECK_MSG(fabs(lc - lg) <= 1e-6 * fabs(lc), "rosenbrock loss: cpu %.9g cuda %.9g", lc, lg);
+        ob_dev_free(&cpu, cx);
+        ob_dev_free(&gpu, gx);
+        ob_dev_free(&cpu, cg);
+        ob_dev_free(&gpu, gg);
+        ob_dev_free(&cpu, cl);
+        ob_dev_free(&gpu, gl);
+        free(h);
+        free(a);
+        free(b);
+    }
+}
+
+/* ---- trajectories ------------------------------------------------------------------------ */
+
+#define TRAJ_STEPS 20
+#define TRAJ_MAX_PARAMS 4000000
+
+typedef struct traj {
+    float loss[TRAJ_STEPS];
+    float *params; /* host copy of the final parameters (malloc) */
+    int64_t total;
+    int too_big;
+} traj;
+
+static ob_status traj_run(ob_device *dev, const ob_workload_def *wd, const ob_optimizer_def *od, traj *out,
+                          ob_err *e)
+{
+    ob_hp_values whp, ohp, thp;
+    ob_hp_defaults(&whp, wd->hp, wd->n_hp);
+    ob_hp_defaults(&ohp, od->hp, od->n_hp);
+    ob_hp_defaults(&thp, ob_train_hp_defs, ob_train_hp_count);
+    ob_workload *w = NULL;
+    ob_optim *o = NULL;
+    ob_layout l;
+    ob_layout_init(&l);
+    float *params = NULL, *grads = NULL, *loss = NULL;
+    ob_step_record *rec = NULL;
+    ob_status st = OB_OK;
+#define T(call)                               \
+    do {                                      \
+        if ((st = (call)) != OB_OK) goto out; \
+    } while (0)
+    memset(out, 0, sizeof *out);
+    T(wd->create(wd, &whp, dev, 1, &w, e));
+    T(w->vt->describe(w, &l, e));
+    if (ob_layout_numel(&l) > TRAJ_MAX_PARAMS) {
+        out->too_big = 1;
+        goto out;
+    }
+    T(ob_optim_create(od, &ohp, &thp, &o, e));
+    T(ob_optim_route(o, &l, e));
+    T(ob_layout_finalize(&l, e));
+    T(ob_dev_alloc(dev, (size_t)l.total * sizeof(float), (void **)&params, e));
+    T(ob_dev_alloc(dev, (size_t)l.total * sizeof(float), (void **)&grads, e));
+    T(ob_dev_alloc(dev, TRAJ_STEPS * sizeof(float), (void **)&loss, e));
+    T(ob_dev_alloc(dev, TRAJ_STEPS * sizeof(ob_step_record), (void **)&rec, e));
+    T(w->vt->setup(w, &l, e));
+    T(ob_optim_setup(o, dev, &l, e));
+    ob_optim_set_total_steps(o, TRAJ_STEPS);
+    T(w->vt->init_params(w, params, e));
+    for (int t = 1; t <= TRAJ_STEPS; t++) {
+        T(w->vt->train_step(w, params, grads, t - 1, &loss[t - 1], e));
+        T(ob_optim_step(o, params, grads, &loss[t - 1], t, &rec[t - 1], e));
+    }
+    T(dev->ops->download(dev, out->loss, loss, sizeof out->loss, e));
+    out->total = l.total;
+    out->params = malloc((size_t)l.total * sizeof(float));
+    if (!out->params) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    T(dev->ops->download(dev, out->params, params, (size_t)l.total * sizeof(float), e));
+#undef T
+out:
+    ob_optim_destroy(o);
+    if (w) w->vt->destroy(w);
+    ob_layout_free(&l);
+    ob_dev_free(dev, params);
+    ob_dev_free(dev, grads);
+    ob_dev_free(dev, loss);
+    ob_dev_free(dev, rec);
+    return st;
+}
+
+static void test_trajectories(void)
+{
+    int nw, no;
+    const ob_workload_def *const *wds = ob_workloads(&nw);
+    const ob_optimizer_def *const *ods = ob_optimizers(&no);
+    for (int wi = 0; wi < nw; wi++) {
+        for (int oi = 0; oi < no; oi++) {
+            traj tc, tg;
+            ob_err ec, eg;
+            ob_err_clear(&ec);
+            ob_err_clear(&eg);
+            ob_status sc = traj_run(&cpu, wds[wi], ods[oi], &tc, &ec);
+            if (sc == OB_OK && tc.too_big) {
+                printf("  trajectory %s x %s: skipped (more than %d parameters)\n", wds[wi]->name, ods[oi]->name,
+                       TRAJ_MAX_PARAMS);
+                break;
+            }
+            ob_status sg = traj_run(&gpu, wds[wi], ods[oi], &tg, &eg);
+            if (sc != OB_OK) {
+                /* a combination the CPU refuses (e.g. a matrix optimizer on a vector
+                 * workload) must be refused the same way on CUDA */
+                CHECK_MSG(sg == sc, "%s x %s: cpu failed (%s) but cuda gave %d (%s)", wds[wi]->name, ods[oi]->name,
+                          ec.msg, (int)sg, eg.msg);
+                free(tg.params);
+                continue;
+            }
+            CHECK_MSG(sg == OB_OK, "%s x %s on cuda: %s", wds[wi]->name, ods[oi]->name, eg.msg);
+            if (sg != OB_OK) {
+                free(tc.params);
+                continue;
+            }
+            double worst = 0;
+            int bad_step = -1;
+            for (int t = 0; t < TRAJ_STEPS; t++) {
+                double a = tc.loss[t], b = tg.loss[t];
+                if (isnan(a) && isnan(b)) continue;
+                double d = fabs(a - b) / (fmax(fabs(a), fabs(b)) + 1e-6 * fabs(tc.loss[0]) + 1e-30);
+                if (!(d <= worst)) {
+                    worst = isnan(d) ? INFINITY : d;
+                    if (!(d <= 2e-3) && bad_step < 0) bad_step = t;
+                }
+            }
+            CHECK_MSG(worst <= 2e-3, "%s x %s: losses differ from step %d (cpu %.7g, cuda %.7g), worst rel %g",
+                      wds[wi]->name, ods[oi]->name, bad_step + 1, bad_step >= 0 ? tc.loss[bad_step] : 0.0,
+                      bad_step >= 0 ? tg.loss[bad_step] : 0.0, worst);
+            double num = 0, den = 0;
+            for (int64_t i = 0; i < tc.total; i++) {
+                double d = (double)tc.params[i] - tg.params[i];
+                num += d * d;
+                den += (double)tc.params[i] * tc.params[i];
+            }
+            double rel = sqrt(num / (den > 0 ? den : 1));
+            CHECK_MSG(rel <= 2e-3, "%s x %s: final parameters differ, relative L2 %g", wds[wi]->name,
+                      ods[oi]->name, rel);
+            printf("  trajectory %-12s x %-10s loss %.6g -> %.6g, worst step rel %.2g, params rel %.2g\n",
+                   wds[wi]->name, ods[oi]->name, tc.loss[0], tc.loss[TRAJ_STEPS - 1], worst, rel);
+            free(tc.params);
+            free(tg.params);
+        }
+    }
+}
+
+int main(void)
+{
+    const char *peer = getenv("OB_TEST_PEER");
+    const ob_backend_ops *cu = ob_cuda_backend_ops();
+    int self_check = peer && !strcmp(peer, "cpu");
+    if (!self_check) {
+        if (!cu) {
+            printf("skipped: this build has no CUDA backend\n");
+            return 77;
+        }
+        int gaps = table_gaps(&ob_cpu_backend, cu, 1);
+        char desc[256] = "";
+        if (!cu->probe(desc, sizeof desc)) {
+            printf("skipped: no CUDA device: %s (%d op slot%s the CPU fills are missing on CUDA)\n", desc, gaps,
+                   gaps == 1 ? "" : "s");
+            return 77;
+        }
+        CHECK_MSG(gaps == 0, "%d op slots the CPU backend fills are NULL in the CUDA table", gaps);
+    }
+    if (ob_device_open(&cpu, "cpu", 0, &err) != OB_OK ||
+        ob_device_open(&gpu, self_check ? "cpu" : "cuda", 0, &err) != OB_OK) {
+        fprintf(stderr, "cannot open the devices: %s\n", err.msg);
+        return 1;
+    }
+    printf("comparing %s\n     with %s\n", gpu.desc, cpu.desc);
+    test_fill_axpby_rng();
+    test_dot_stats();
+    test_gemm();
+    test_rules();
+    test_matrix_ops();
+    test_svd();
+    test_rosenbrock();
+    test_trajectories();
+    ob_device_close(&gpu);
+    ob_device_close(&cpu);
+    return check_done();
+}

@@ -1,0 +1,338 @@
+/* tests/test_stats.c - results/stats against hand computation: quantiles,
+ * bootstrap, log-lr interpolation, sensitivity width, time to target with
+ * smoothing and censoring, the performance profile, and every statistic of the
+ * reference database of tests/test_stats_db.h (values worked out below). */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "results/dataset.h"
+#include "results/stats.h"
+#include "results/store.h"
+#include "test_stats_db.h"
+
+static void test_helpers(void)
+{
+    double a[] = {3, 1, 2};
+    CHECK(ob_stat_median(a, 3) == 2);
+    double b[] = {4, 1, 3, 2};
+    CHECK(ob_stat_median(b, 4) == 2.5);
+    double c[10];
+    for (int i = 0; i < 10; i++) c[i] = i + 1;
+    CHECK_NEAR(ob_stat_quantile(c, 10, 0.9), 9.1, 1e-12);
+    double d[] = {1, INFINITY};
+    CHECK(isinf(ob_stat_median(d, 2)));
+    double e[] = {1, 2, INFINITY};
+    CHECK(ob_stat_median(e, 3) == 2);
+    double f[] = {NAN, 5, NAN, 7};
+    CHECK(ob_stat_median(f, 4) == 6);
+    double g[] = {INFINITY, INFINITY};
+    CHECK(isinf(ob_stat_median(g, 2)));
+    CHECK(isnan(ob_stat_median(f, 0)));
+    double h[] = {2, 4, 4, 4, 5, 5, 7, 9};
+    CHECK_NEAR(ob_stat_mean(h, 8), 5.0, 1e-12);
+    CHECK_NEAR(ob_stat_sd(h, 8), sqrt(32.0 / 7.0), 1e-12);
+    CHECK(isnan(ob_stat_sd(h, 1)));
+}
+
+static void test_bootstrap(void)
+{
+    double lo, hi;
+    double one[] = {3.5};
+    ob_stat_bootstrap_median(one, 1, 2000, 1, 0.95, &lo, &hi);
+    CHECK(lo == 3.5 && hi == 3.5);
+    /* two values: resampled medians are 1 (p 1/4), 1.5 (1/2), 2 (1/4) */
+    double two[] = {2, 1};
+    ob_stat_bootstrap_median(two, 2, 2000, 1, 0.95, &lo, &hi);
+    CHECK(lo == 1 && hi == 2);
+    /* three values: P(median = min) = 7/27 > 2.5%, so the interval is [min, max] */
+    double three[] = {1.2, 0.8, 1.0};
+    ob_stat_bootstrap_median(three, 3, 2000, 7, 0.95, &lo, &hi);
+    CHECK(lo == 0.8 && hi == 1.2);
+    /* 101 values 0..100: the interval holds the median, lies inside, is repeatable */
+    double many[101];
+    for (int i = 0; i < 101; i++) many[i] = (i * 37) % 101;
+    double lo2, hi2;
+    ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo, &hi);
+    ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo2, &hi2);
+    CHECK(lo == lo2 && hi == hi2);
+    CHECK_MSG(lo < 50 && hi > 50 && lo > 30 && hi < 70, "CI [%g, %g]", lo, hi);
+}
+
+static void test_interp_width(void)
+{
+    double lr[] = {1e-3, 1e-2, 1e-1};
+    double v[] = {4, 1, 2};
+    CHECK_NEAR(ob_stat_interp_loglr(lr, v, 3, 5e-3), 4 - 3 * log10(5.0), 1e-12);
+    CHECK_NEAR(ob_stat_interp_loglr(lr, v, 3, 2e-2), 1 + log10(2.0), 1e-12);
+    CHECK(ob_stat_interp_loglr(lr, v, 3, 1e-2) == 1);
+    CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 5e-4)));
+    CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 0.2)));
+    double vi[] = {4, 1, INFINITY};
+    CHECK(ob_stat_interp_loglr(lr, vi, 3, 2e-2) == 1);       /* nearer: 0.01 */
+    CHECK(isinf(ob_stat_interp_loglr(lr, vi, 3, 5e-2)));     /* nearer: 0.1, diverged */
+
+    double lr5[] = {1e-4, 1e-3, 1e-2, 1e-1, 1};
+    double m5[] = {10, 2, 1, 1.05, 3};
+    int olo, ohi;
+    /* threshold 1.1: right end -1 + (1.1 - 1.05) / (3 - 1.05); left end -2 - 0.1 */
+    double want = (-1 + 0.05 / 1.95) - (-2.1);
+    CHECK_NEAR(ob_stat_lr_width(lr5, m5, 5, 2, 0.1, &olo, &ohi), want, 1e-12);
+    CHECK(olo == 0 && ohi == 0);
+    double m2[] = {1, 1.05};
+    CHECK_NEAR(ob_stat_lr_width(lr, m2, 2, 0, 0.1, &olo, &ohi), 1.0, 1e-12);
+    CHECK(olo == 1 && ohi == 1);
+    double lr4[] = {1e-3, 1e-2, 1e-1, 1};
+    double m4[] = {INFINITY, 1, 1.05, INFINITY};
+    CHECK_NEAR(ob_stat_lr_width(lr4, m4, 4, 1, 0.1, &olo, &ohi), 1.0, 1e-12);
+    CHECK(olo == 0 && ohi == 0);
+    CHECK(isnan(ob_stat_lr_width(lr4, m4, 4, 0, 0.1, &olo, &ohi)));
+}
+
+static void test_first_reach(void)
+{
+    double l[10] = {5, 4, 3, 2, 1, 1, 1, 1, 1, 1};
+    CHECK(ob_stat_first_reach(l, 10, 2.5) == 3);
+    CHECK(ob_stat_first_reach(l, 10, 0.5) == -1);
+    CHECK(ob_stat_first_reach(l, 10, NAN) == -1);
+    /* 300 points: window 3; a lone dip at 100 does not count, the plateau from 150 does (at 152) */
+    double *m = malloc(300 * sizeof *m);
+    for (int i = 0; i < 300; i++) m[i] = i < 150 ? 10 : 1;
+    m[100] = 1;
+    CHECK(ob_stat_first_reach(m, 300, 2) == 152);
+    /* an infinite value in the window blocks, NaN (skipped step) is ignored */
+    m[152] = INFINITY;
+    CHECK(ob_stat_first_reach(m, 300, 2) == 155);
+    m[152] = NAN; /* window 150..152 holds 1, 1 and a skipped step */
+    CHECK(ob_stat_first_reach(m, 300, 2) == 152);
+    /* long curve (window 50): cancellation after the large values stays far below the target */
+    double *big = malloc(5000 * sizeof *big);
+    for (int i = 0; i < 5000; i++) big[i] = i < 4000 ? 1e6 : 1e-6;
+    CHECK(ob_stat_first_reach(big, 5000, 2e-6) == 4049);
+    free(big);
+    free(m);
+}
+
+static void test_profile(void)
+{
+    /* 3 workloads x 3 optimizers; the third workload nobody reached */
+    double t[9] = {1, 2, INFINITY, 4, 2, 3, INFINITY, INFINITY, INFINITY};
+    double taus[4] = {1, 1.5, 2, 4};
+    double rho[12], area[3];
+    int used;
+    ob_stat_profile(t, 3, 3, taus, 4, 4.0, rho, area, &used);
+    CHECK(used == 2);
+    CHECK(rho[0 * 3 + 0] == 0.5 && rho[0 * 3 + 1] == 0.5 && rho[0 * 3 + 2] == 0);
+    CHECK(rho[1 * 3 + 2] == 0.5 && rho[1 * 3 + 0] == 0.5);
+    CHECK(rho[2 * 3 + 0] == 1 && rho[2 * 3 + 1] == 1 && rho[2 * 3 + 2] == 0.5);
+    /* areas: o0 = (1 + 2/3) / 2, o1 = (2/3 + 1) / 2, o2 = (0 + 2.5/3) / 2 */
+    CHECK_NEAR(area[0], 5.0 / 6, 1e-12);
+    CHECK_NEAR(area[1], 5.0 / 6, 1e-12);
+    CHECK_NEAR(area[2], 2.5 / 6, 1e-12);
+}
+
+static const ob_group *grp(const ob_dataset *d, const ob_stats *s, const char *wl, const char *opt)
+{
+    int w = ob_dataset_find_wl(d, wl), o = ob_dataset_find_opt(d, opt);
+    return w < 0 || o < 0 ? NULL : ob_stats_group(s, w, o);
+}
+
+static void test_reference(const char *path)
+{
+    ob_err e = {0};
+    ob_store *st = NULL;
+    CHECK_OK(ob_store_open(path, OB_STORE_READONLY, &st, &e), &e);
+    if (!st) return;
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(st), 0, &d, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(ob_store_db(st), &d, &e), &e);
+    CHECK(d.n == 24);
+    CHECK(d.n_superseded == 1);
+    CHECK(d.n_wl == 2 && d.n_opt == 2);
+    CHECK(!strcmp(d.opt_labels[0], "adam") && !strcmp(d.opt_labels[1], "sgd"));
+    CHECK(!strcmp(d.wl_labels[0], "quad") && !strcmp(d.wl_labels[1], "rosen"));
+
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    ob_stats s;
+    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
+    CHECK(s.n_g == 4);
+    const ob_group *qa = grp(&d, &s, "quad", "adam"), *qs = grp(&d, &s, "quad", "sgd");
+    const ob_group *ra = grp(&d, &s, "rosen", "adam"), *rs = grp(&d, &s, "rosen", "sgd");
+    CHECK(qa && qs && ra && rs);
+    if (!qa || !qs || !ra || !rs) return;
+
+    /* quad / adam: lr medians 4, 1.0, 1.08 (one seed of 0.1 diverged) */
+    CHECK(qa->n_lr == 3);
+    CHECK(qa->best_lr == 0.01);
+    CHECK_NEAR(qa->final.median, 1.0, 1e-12);
+    CHECK(qa->final.min == 0.8 && qa->final.max == 1.2);
+    CHECK(qa->final.ci_lo == 0.8 && qa->final.ci_hi == 1.2);
+    CHECK(qa->final.n == 3);
+    CHECK_NEAR(qa->eval_loss.median, 1.5, 1e-12);
+    CHECK_NEAR(qa->eval_loss.min, 1.3, 1e-12);
+    CHECK_NEAR(qa->eval_loss.max, 1.7, 1e-12);
+    CHECK_NEAR(qa->eval_metric.median, 0.9, 1e-12);
+    CHECK_NEAR(qa->lrs[2].med, 1.08, 1e-12);
+    CHECK(qa->lrs[2].n_diverged == 1);
+    CHECK_NEAR(qa->width_decades, 2 + 0.1 / 3 - 1, 1e-12); /* -1 - (-2 - 0.1/3) */
+    CHECK(qa->width_open_hi == 1 && qa->width_open_lo == 0);
+    CHECK_NEAR(qa->loss_half, 4 - 3 * log10(5.0), 1e-12);
+    CHECK_NEAR(qa->loss_double, 1 + 0.08 * log10(2.0), 1e-12);
+    CHECK_NEAR(qa->seed_cv, 0.2, 1e-12);
+    CHECK_NEAR(qa->div_rate, 1.0 / 9, 1e-12);
+    CHECK(qa->first_div_lr == 0.1);
+    CHECK(qa->n_runs == 9 && qa->n_finished == 9 && qa->n_diverged == 1 && qa->n_failed == 0);
+
+    /* quad / sgd: lr medians 7, 2.2, inf (all diverged at 0.1); a failed and a pending run */
+    CHECK(qs->best_lr == 0.01);
+    CHECK_NEAR(qs->final.median, 2.2, 1e-12);
+    CHECK(isinf(qs->lrs[2].med));
+    CHECK_NEAR(qs->width_decades, 0.22 / 4.8, 1e-12);
+    CHECK(qs->width_open_lo == 0 && qs->width_open_hi == 0);
+    CHECK_NEAR(qs->loss_half, 7 - 4.8 * log10(5.0), 1e-12);
+    CHECK_NEAR(qs->loss_double, 2.2, 1e-12);
+    CHECK_NEAR(qs->seed_cv, 0.2 / 2.2, 1e-12);
+    CHECK_NEAR(qs->div_rate, 3.0 / 9, 1e-12);
+    CHECK(qs->first_div_lr == 0.1);
+    CHECK(qs->n_runs == 11 && qs->n_failed == 1 && qs->n_unfinished == 1);
+
+    /* targets: 1.1 x best median (quad 1.0 -> 1.1, rosen 0.5 -> 0.55) */
+    CHECK_NEAR(s.target[0], 1.1, 1e-12);
+    CHECK_NEAR(s.target[1], 0.55, 1e-12);
+    /* quad / adam reaches 1.1 at step 20 at lr 0.01 (median of 20, never, 20), at step 10
+     * at lr 0.1 (10, 10, diverged): the best lr for speed is 0.1 */
+    CHECK(qa->lrs[1].tt_steps == 20);
+    CHECK(qa->lrs[2].tt_steps == 10);
+    CHECK(isinf(qa->lrs[0].tt_steps));
+    CHECK(qa->tt_steps == 10 && qa->tt_lr == 0.1 && !qa->tt_censored);
+    CHECK_NEAR(qa->tt_time_s, 10 * 2.0 / 1000, 1e-15);
+    /* quad / sgd never gets below 2: censored */
+    CHECK(qs->tt_censored && isinf(qs->tt_steps) && isinf(qs->tt_time_s) && isnan(qs->tt_lr));
+    /* rosen: adam at step 10 (2 ms/step), sgd at step 4 (1 ms/step) */
+    CHECK(ra->tt_steps == 10 && rs->tt_steps == 4);
+    CHECK_NEAR(rs->tt_time_s, 0.004, 1e-15);
+    CHECK(ra->width_decades == 0 && ra->width_open_lo && ra->width_open_hi);
+    CHECK(isnan(ra->loss_half) && isnan(ra->loss_double));
+    CHECK(ra->seed_cv == 0);
+
+    /* cost */
+    CHECK(qa->step_ms_median == 2.0 && qa->step_ms_p90 == 3.0);
+    CHECK_NEAR(qa->overhead_vs_sgd, 1.0, 1e-12);
+    CHECK_NEAR(qs->overhead_vs_sgd, 0.0, 1e-12);
+    CHECK(qa->peak_mem_bytes == 4098 && qa->state_bytes == 800);
+    CHECK(qs->peak_mem_bytes == 2048 && qs->state_bytes == 400);
+
+    /* profile by time: quad adam 1 (sgd censored); rosen sgd 1, adam 0.02 / 0.004 = 5 */
+    CHECK(s.profile_workloads == 2);
+    int ia = 0, is = 1;
+    CHECK(s.rho[0 * 2 + ia] == 0.5 && s.rho[0 * 2 + is] == 0.5);
+    CHECK(s.rho[(s.n_tau - 1) * 2 + ia] == 0.5);
+    CHECK_NEAR(s.area[ia], 0.5, 1e-12);
+    CHECK_NEAR(s.area[is], 0.5, 1e-12);
+    ob_stats_free(&s);
+
+    /* profile by steps: rosen adam 10 / 4 = 2.5 -> area adam (1 + 1.5/3) / 2 */
+    o.profile_by_steps = 1;
+    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
+    CHECK_NEAR(s.area[ia], 0.75, 1e-12);
+    CHECK_NEAR(s.area[is], 0.5, 1e-12);
+    CHECK(s.taus[150] == 2.5 && s.rho[150 * 2 + ia] == 1.0 && s.rho[149 * 2 + ia] == 0.5);
+    ob_stats_free(&s);
+
+    /* tolerance 0.5: adam's left end moves to -2 - 0.5/3 */
+    ob_stats_opts_default(&o);
+    o.tol = 0.5;
+    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
+    qa = grp(&d, &s, "quad", "adam");
+    CHECK_NEAR(qa->width_decades, 1 + 0.5 / 3, 1e-12);
+    ob_stats_free(&s);
+
+    /* a given target: quad 2.5 -> adam 8 steps (at lr 0.1), sgd 20 steps (at lr 0.01) */
+    ob_stats_opts_default(&o);
+    const char *tw[] = {"quad"};
+    double tv[] = {2.5};
+    o.n_targets = 1;
+    o.target_wl = tw;
+    o.target_val = tv;
+    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
+    qa = grp(&d, &s, "quad", "adam");
+    qs = grp(&d, &s, "quad", "sgd");
+    CHECK(s.target_given[0] && s.target[0] == 2.5 && !s.target_given[1]);
+    CHECK(qa->tt_steps == 8 && qa->tt_lr == 0.1);
+    CHECK(qa->lrs[1].tt_steps == 17);
+    CHECK(qs->tt_steps == 20 && qs->tt_lr == 0.01);
+    CHECK_NEAR(qs->tt_time_s, 0.02, 1e-15);
+    ob_stats_free(&s);
+    const char *bad[] = {"nosuch"};
+    o.target_wl = bad;
+    CHECK(ob_stats_compute(&d, &o, &s, &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "nosuch") != NULL);
+
+    ob_dataset_free(&d);
+    /* only the latest benchmark / a given one */
+    CHECK_OK(ob_dataset_load(ob_store_db(st), -1, &d, &e), &e);
+    CHECK(d.n == 24 && d.benchmark_id == 1);
+    ob_dataset_free(&d);
+    CHECK_OK(ob_dataset_load(ob_store_db(st), 5, &d, &e), &e);
+    CHECK(d.n == 0);
+    ob_dataset_free(&d);
+    ob_store_close(st);
+}
+
+/* Labels: configurations of one optimizer that differ on a workload are told
+ * apart by the differing key; settings that follow the workload are not shown. */
+static void test_labels(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.95,\"bs\":8", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.999,\"bs\":8", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"B", "adam", "\"beta2\":0.999,\"bs\":16", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"B", "sgd", "\"bs\":16", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"B", "sgd", "\"bs\":16", 0.1, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK(d.n_opt == 3);
+    if (d.n_opt == 3) {
+        CHECK_MSG(!strcmp(d.opt_labels[0], "adam beta2=0.95"), "%s", d.opt_labels[0]);
+        CHECK_MSG(!strcmp(d.opt_labels[1], "adam beta2=0.999"), "%s", d.opt_labels[1]);
+        CHECK(!strcmp(d.opt_labels[2], "sgd"));
+    }
+    /* the run on B with beta2 0.999 has the same label as on A */
+    int n_999 = 0;
+    for (int i = 0; i < d.n; i++)
+        if (d.runs[i].opt == 1) n_999++;
+    CHECK(n_999 == 2);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
+int main(void)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/ob_test_stats_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) return 1;
+    char p[512];
+    test_helpers();
+    test_bootstrap();
+    test_interp_width();
+    test_first_reach();
+    test_profile();
+    snprintf(p, sizeof p, "%s/ref.db", dir);
+    CHECK(fx_build_reference(p) == 0);
+    test_reference(p);
+    snprintf(p, sizeof p, "%s/labels.db", dir);
+    test_labels(p);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}

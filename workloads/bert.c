@@ -1,0 +1,611 @@
+/* workloads/bert.c - a BERT-like encoder trained on masked tokens.
+ *
+ * Model (llm.c style: flat buffers, one gemm per matrix product, shapes in
+ * comments; B batch, T sequence, C width, NH heads, HS = C/NH, F mlp width,
+ * V vocabulary, N = B*T, M = number of masked targets in the batch):
+ *   x_0 = wte[tokens] + wpe[t]                                   (N, C)
+ *   for each of L blocks (pre-LayerNorm, bidirectional attention):
+ *     x = x + proj(attention(qkv(LN1(x))))                       (N, C)
+ *     x = x + fc2(gelu(fc(LN2(x))))                              (N, C)
+ *   h = LNf(x)[target positions]                                 (M, C)
+ *   logits = h @ W_head^T + b_head                               (M, V)
+ *   loss = mean cross-entropy against the clean target tokens
+ * W_head is the token embedding wte when tie_head=1 (the default), else its
+ * own (V, C) tensor tagged head. Parameters are tagged for routing: wte/wpe
+ * embedding, the (out, in) weight matrices matrix, their biases bias, the
+ * LayerNorm gains and shifts norm, the head head/bias.
+ *
+ * Everything in a step runs through the backend table (kernels/backend.h);
+ * the backward ops accumulate parameter gradients into the zeroed gradient
+ * arena. The residual stream's gradient lives in one buffer that every
+ * block's backward updates in place (LayerNorm backward adds into it).
+ *
+ * Data (workloads/bert_data.h): the batch of step s is sequences s*B ..
+ * s*B+B-1 of (run seed, OB_STREAM_DATA), generated on the host (the Markov
+ * chain is sequential per sequence and the batch is B*T integers) and
+ * uploaded: tokens (N), target positions (M) and target tokens (M). The
+ * held-out set is eval_batches*B sequences of (data_seed, OB_STREAM_EVAL),
+ * disjoint from training; its exact Bayes-optimal loss is the floor reported
+ * by evaluate. The language depends on data_seed only, so runs with different
+ * seeds train on the same task and share the floor. A batch holds at most
+ * Mcap = N*p + 8 sd + 16 targets (p = mask_prob); the rare excess (beyond 8
+ * standard deviations) is left out of the loss.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "workloads/bert_data.h"
+#include "workloads/workload.h"
+
+/* Hyperparameters; presets differ only in defaults. */
+#define BERT_HP(B, T, V, L, D, H, EB)                                                                      \
+    {                                                                                                      \
+        {"batch", OB_HP_INT, B, 1, 1 << 20, 0, 0, NULL, "sequences per step"},                             \
+        {"seq", OB_HP_INT, T, 2, 1 << 16, 0, 0, NULL, "sequence length T"},                                \
+        {"vocab", OB_HP_INT, V, 3, 1 << 22, 0, 0, NULL, "vocabulary size V, [MASK] included"},             \
+        {"layers", OB_HP_INT, L, 1, 256, 0, 0, NULL, "transformer blocks L"},                              \
+        {"dim", OB_HP_INT, D, 1, 1 << 16, 0, 0, NULL, "model width C"},                                    \
+        {"heads", OB_HP_INT, H, 1, 1024, 0, 0, NULL, "attention heads NH (must divide dim)"},              \
+        {"mlp_ratio", OB_HP_INT, 4, 1, 64, 0, 0, NULL, "MLP width F = mlp_ratio * dim"},                   \
+        {"tie_head", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "output head shares the token embedding"},          \
+        {"head_bias", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "output head has a bias (V)"},                      \
+        {"init_std", OB_HP_FLOAT, 0.02, 0, INFINITY, 1, 0, NULL,                                           \
+         "std of the normal init (residual projections: init_std/sqrt(2L))"},                              \
+        {"mask_prob", OB_HP_FLOAT, 0.15, 0, 1, 1, 0, NULL, "probability that a position is a target"},     \
+        {"mask_token_frac", OB_HP_FLOAT, 0.8, 0, 1, 0, 0, NULL, "targets shown as [MASK]"},                \
+        {"random_token_frac", OB_HP_FLOAT, 0.1, 0, 1, 0, 0, NULL, "targets shown as a random token"},      \
+        {"topics", OB_HP_INT, 4, 1, 64, 0, 0, NULL, "hidden topics of the language"},                      \
+        {"branch", OB_HP_INT, 8, 1, 1024, 0, 0, NULL, "successors per token in the chain"},                \
+        {"zipf", OB_HP_FLOAT, 1.1, 0, 10, 0, 0, NULL, "exponent of the Zipf-like unigram"},                \
+        {"topic_switch", OB_HP_FLOAT, 0.02, 0, 1, 0, 0, NULL, "probability of a topic change per token"}, \
+        {"topic_spread", OB_HP_FLOAT, 1.5, 0, 10, 0, 0, NULL,                                              \
+         "sigma of the log-normal per-topic successor weights"},                                           \
+        {"data_seed", OB_HP_INT, 0, 0, 1e9, 0, 0, NULL, "seed of the language and the held-out set"},     \
+        {"eval_batches", OB_HP_INT, EB, 1, 1 << 16, 0, 0, NULL, "held-out batches per evaluation"},        \
+    }
+
+static const ob_hp_def bert_tiny_hp[] = BERT_HP(32, 32, 256, 2, 64, 4, 16);
+static const ob_hp_def bert_small_hp[] = BERT_HP(16, 128, 8192, 4, 256, 4, 8);
+static const ob_hp_def bert_base_hp[] = BERT_HP(32, 128, 30522, 12, 768, 12, 4);
+
+/* Per-layer parameter slots, in layout order. */
+enum { P_LN1W, P_LN1B, P_QKVW, P_QKVB, P_PROJW, P_PROJB, P_LN2W, P_LN2B, P_FCW, P_FCB, P_FC2W, P_FC2B, P_PER_LAYER };
+enum { INIT_NORMAL, INIT_ONE, INIT_ZERO };
+
+typedef struct pslot {
+    char name[OB_NAME_MAX];
+    ob_tag tag;
+    int ndim;
+    int64_t shape[2];
+    int init;
+    float std;
+    int64_t off;
+} pslot;
+
+typedef struct layer_acts {
+    float *ln1, *ln1_mean, *ln1_rstd; /* (N,C), (N), (N) */
+    float *qkvr;                      /* (3, B, NH, T, HS) q|k|v per head */
+    float *att;                       /* (B, NH, T, T) attention probabilities */
+    float *atty;                      /* (N, C) attention output, heads merged */
+    float *res_mid;                   /* (N, C) residual after attention */
+    float *ln2, *ln2_mean, *ln2_rstd; /* (N,C), (N), (N) */
+    float *fch, *fch_gelu;            /* (N, F) */
+} layer_acts;
+
+typedef struct bert {
+    ob_workload base;
+    int B, T, V, L, C, NH, HS, F, N, Mcap;
+    int tie, head_bias, eval_batches;
+    double init_std;
+    uint64_t data_seed;
+    ob_lang lang;
+    double floor;
+    /* parameters: [wte, wpe, L * P_PER_LAYER, lnf.w, lnf.b, (head.w), (head.b)] */
+    pslot *ps;
+    int nps, i_lnf, i_headw, i_headb;
+    int64_t grad_total;
+    /* device activations */
+    float *res;        /* (L+1, N, C) residual stream entering each block; [L] enters LNf */
+    layer_acts *la;    /* (L) */
+    float *qkv;        /* (N, 3C) scratch */
+    float *atty_h;     /* (B, NH, T, HS) scratch */
+    float *lnf, *lnf_mean, *lnf_rstd; /* (N,C), (N), (N) */
+    float *hm;         /* (Mcap, C) final hidden rows of the targets */
+    float *logits;     /* (Mcap, V), probabilities after the forward, then their gradient */
+    float *losses;     /* (Mcap) */
+    float *loss_eval, *correct; /* device scalars */
+    /* device gradient scratch */
+    float *dres;       /* (N, C) gradient of the residual stream */
+    float *dln;        /* (N, C) */
+    float *datty;      /* (N, C) */
+    float *dfg;        /* (N, F) */
+    float *dqkv;       /* (N, 3C) */
+    float *dqkvr;      /* (3, B, NH, T, HS) */
+    float *datty_h;    /* (B, NH, T, HS) */
+    float *datt;       /* (B, NH, T, T) */
+    float *dhm;        /* (Mcap, C) */
+    /* inputs: device (int32) and host staging */
+    int32_t *tok_d, *pos_d, *tgt_d;  /* (N), (Mcap), (Mcap) */
+    int32_t *tok_h, *pos_h, *tgt_h;  /* (N), (N), (N) host */
+    int M;                           /* targets of the uploaded batch */
+    /* held-out set (host) */
+    int32_t *ev_tok, *ev_pos, *ev_tgt; /* (EB, N), (EB, Mcap), (EB, Mcap) */
+    int *ev_M;                          /* (EB) */
+} bert;
+
+#define PARAM(m, params, i) ((params) + (m)->ps[(i)].off)
+#define LP(m, params, l, j) ((params) + (m)->ps[2 + (l) * P_PER_LAYER + (j)].off)
+
+static void add_slot(bert *m, const char *name, ob_tag tag, int ndim, int64_t s0, int64_t s1, int init,
+                     float std)
+{
+    pslot *p = &m->ps[m->nps++];
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", name);
+    p->tag = tag;
+    p->ndim = ndim;
+    p->shape[0] = s0;
+    p->shape[1] = s1;
+    p->init = init;
+    p->std = std;
+    p->off = -1;
+}
+
+static ob_status bert_describe(ob_workload *w, ob_layout *l, ob_err *e)
+{
+    bert *m = (bert *)w;
+    for (int i = 0; i < m->nps; i++)
+        OB_TRY(ob_layout_add(l, m->ps[i].name, m->ps[i].tag, m->ps[i].ndim, m->ps[i].shape, NULL, e));
+    return OB_OK;
+}
+
+#define DALLOC(ptr, count, type) OB_TRY(ob_dev_alloc(dev, (size_t)(count) * sizeof(type), (void **)&(ptr), e))
+
+static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
+{
+    bert *m = (bert *)w;
+    ob_device *dev = w->dev;
+#define NEED(op) OB_TRY(ob_dev_require(dev, (const void *)dev->ops->op, #op, e))
+    NEED(embedding_forward);
+    NEED(embedding_backward);
+    NEED(layernorm_forward);
+    NEED(layernorm_backward);
+    NEED(bias_add);
+    NEED(bias_backward);
+    NEED(gelu_forward);
+    NEED(gelu_backward);
+    NEED(heads_split);
+    NEED(heads_merge);
+    NEED(softmax_forward);
+    NEED(softmax_backward);
+    NEED(rows_gather);
+    NEED(rows_scatter_add);
+    NEED(xent_forward);
+    NEED(xent_backward);
+#undef NEED
+    for (int i = 0; i < m->nps; i++) {
+        int k = ob_layout_find(l, m->ps[i].name);
+        if (k < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "bert: tensor '%s' missing from the layout", m->ps[i].name);
+        m->ps[i].off = l->t[k].offset;
+    }
+    m->grad_total = l->total;
+    const int64_t N = m->N, C = m->C, F = m->F, L = m->L, V = m->V, Mc = m->Mcap;
+    const int64_t TT = (int64_t)m->B * m->NH * m->T * m->T;
+    DALLOC(m->res, (L + 1) * N * C, float);
+    m->la = calloc((size_t)L, sizeof *m->la);
+    if (!m->la) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < L; i++) {
+        layer_acts *a = &m->la[i];
+        DALLOC(a->ln1, N * C, float);
+        DALLOC(a->ln1_mean, N, float);
+        DALLOC(a->ln1_rstd, N, float);
+        DALLOC(a->qkvr, 3 * N * C, float);
+        DALLOC(a->att, TT, float);
+        DALLOC(a->atty, N * C, float);
+        DALLOC(a->res_mid, N * C, float);
+        DALLOC(a->ln2, N * C, float);
+        DALLOC(a->ln2_mean, N, float);
+        DALLOC(a->ln2_rstd, N, float);
+        DALLOC(a->fch, N * F, float);
+        DALLOC(a->fch_gelu, N * F, float);
+    }
+    DALLOC(m->qkv, 3 * N * C, float);
+    DALLOC(m->atty_h, N * C, float);
+    DALLOC(m->lnf, N * C, float);
+    DALLOC(m->lnf_mean, N, float);
+    DALLOC(m->lnf_rstd, N, float);
+    DALLOC(m->hm, Mc * C, float);
+    DALLOC(m->logits, Mc * V, float);
+    DALLOC(m->losses, Mc, float);
+    DALLOC(m->loss_eval, 1, float);
+    DALLOC(m->correct, 1, float);
+    DALLOC(m->dres, N * C, float);
+    DALLOC(m->dln, N * C, float);
+    DALLOC(m->datty, N * C, float);
+    DALLOC(m->dfg, N * F, float);
+    DALLOC(m->dqkv, 3 * N * C, float);
+    DALLOC(m->dqkvr, 3 * N * C, float);
+    DALLOC(m->datty_h, N * C, float);
+    DALLOC(m->datt, TT, float);
+    DALLOC(m->dhm, Mc * C, float);
+    DALLOC(m->tok_d, N, int32_t);
+    DALLOC(m->pos_d, Mc, int32_t);
+    DALLOC(m->tgt_d, Mc, int32_t);
+    m->tok_h = malloc((size_t)N * sizeof *m->tok_h);
+    m->pos_h = malloc((size_t)N * sizeof *m->pos_h);
+    m->tgt_h = malloc((size_t)N * sizeof *m->tgt_h);
+    /* held-out set and its floor */
+    const int EB = m->eval_batches;
+    m->ev_tok = malloc((size_t)EB * N * sizeof *m->ev_tok);
+    m->ev_pos = malloc((size_t)EB * Mc * sizeof *m->ev_pos);
+    m->ev_tgt = malloc((size_t)EB * Mc * sizeof *m->ev_tgt);
+    m->ev_M = malloc((size_t)EB * sizeof *m->ev_M);
+    if (!m->tok_h || !m->pos_h || !m->tgt_h || !m->ev_tok || !m->ev_pos || !m->ev_tgt || !m->ev_M)
+        return ob_fail(e, OB_ERR_NOMEM, "bert: out of host memory");
+    for (int b = 0; b < EB; b++) {
+        int M;
+        ob_lang_batch(&m->lang, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * m->B, m->B, m->T, m->ev_tok + b * N,
+                      m->pos_h, m->tgt_h, &M);
+        if (M > m->Mcap) M = m->Mcap;
+        memcpy(m->ev_pos + b * Mc, m->pos_h, (size_t)M * sizeof *m->pos_h);
+        memcpy(m->ev_tgt + b * Mc, m->tgt_h, (size_t)M * sizeof *m->tgt_h);
+        m->ev_M[b] = M;
+    }
+    return ob_lang_floor(&m->lang, m->data_seed, OB_STREAM_EVAL, 0, EB * m->B, m->T, &m->floor, e);
+}
+
+static ob_status bert_init(ob_workload *w, float *params, ob_err *e)
+{
+    bert *m = (bert *)w;
+    ob_device *dev = w->dev;
+    for (int i = 0; i < m->nps; i++) {
+        pslot *p = &m->ps[i];
+        int64_t n = p->shape[0] * (p->ndim > 1 ? p->shape[1] : 1);
+        float *x = params + p->off;
+        if (p->init == INIT_NORMAL)
+            OB_TRY(dev->ops->rng_normal(dev, x, n, w->seed, OB_STREAM_INIT + (uint64_t)i, 0, 0.0f, p->std, e));
+        else
+            OB_TRY(dev->ops->fill(dev, x, p->init == INIT_ONE ? 1.0f : 0.0f, n, e));
+    }
+    return OB_OK;
+}
+
+/* Upload a batch: tokens (N), target positions and tokens (M <= Mcap). */
+static ob_status upload_batch(bert *m, const int32_t *tok, const int32_t *pos, const int32_t *tgt, int M,
+                              ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    OB_TRY(dev->ops->upload(dev, m->tok_d, tok, (size_t)m->N * sizeof *tok, e));
+    if (M > 0) {
+        OB_TRY(dev->ops->upload(dev, m->pos_d, pos, (size_t)M * sizeof *pos, e));
+        OB_TRY(dev->ops->upload(dev, m->tgt_d, tgt, (size_t)M * sizeof *tgt, e));
+    }
+    m->M = M;
+    return OB_OK;
+}
+
+#define GEMM(ta, tb, mm, nn, kk, alpha, A, lda, Bm, ldb, beta, Cm, ldc) \
+    OB_TRY(ops->gemm(dev, ta, tb, mm, nn, kk, alpha, A, lda, Bm, ldb, beta, Cm, ldc, e))
+#define GEMM_SB(ta, tb, mm, nn, kk, alpha, A, lda, sa, Bm, ldb, sb, beta, Cm, ldc, sc, cnt)                    \
+    OB_TRY(ops->gemm_strided_batched(dev, ta, tb, mm, nn, kk, alpha, A, lda, sa, Bm, ldb, sb, beta, Cm, ldc, \
+                                     sc, cnt, e))
+
+/* Forward on the uploaded batch: *loss (device) = mean masked cross-entropy;
+ * *correct (device, may be NULL) = targets whose argmax is right. */
+static ob_status bert_forward(bert *m, const float *params, float *loss, float *correct, ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    const ob_backend_ops *ops = dev->ops;
+    const int B = m->B, T = m->T, C = m->C, NH = m->NH, HS = m->HS, F = m->F, N = m->N, V = m->V, M = m->M;
+    const int BNH = B * NH;
+    const int64_t NC = (int64_t)N * C, THS = (int64_t)T * HS, TT = (int64_t)T * T;
+    const float scale = 1.0f / sqrtf((float)HS);
+    const float *wte = PARAM(m, params, 0), *wpe = PARAM(m, params, 1);
+    OB_TRY(ops->embedding_forward(dev, m->res, m->tok_d, wte, wpe, N, T, C, e)); /* (N, C) */
+    for (int l = 0; l < m->L; l++) {
+        layer_acts *a = &m->la[l];
+        const float *x = m->res + l * NC;
+        float *xo = m->res + (l + 1) * NC;
+        const float *q = a->qkvr, *k = a->qkvr + NC, *v = a->qkvr + 2 * NC;
+        /* attention */
+        OB_TRY(ops->layernorm_forward(dev, a->ln1, a->ln1_mean, a->ln1_rstd, x, LP(m, params, l, P_LN1W),
+                                      LP(m, params, l, P_LN1B), N, C, e));
+        GEMM(0, 1, N, 3 * C, C, 1.0f, a->ln1, C, LP(m, params, l, P_QKVW), C, 0.0f, m->qkv, 3 * C); /* (N, 3C) */
+        OB_TRY(ops->bias_add(dev, m->qkv, LP(m, params, l, P_QKVB), N, 3 * C, e));
+        OB_TRY(ops->heads_split(dev, a->qkvr, m->qkv, B, T, 3, NH, HS, e)); /* 3 x (B, NH, T, HS) */
+        GEMM_SB(0, 1, T, T, HS, scale, q, HS, THS, k, HS, THS, 0.0f, a->att, T, TT, BNH); /* (B, NH, T, T) */
+        OB_TRY(ops->softmax_forward(dev, a->att, BNH * T, T, e));
+        GEMM_SB(0, 0, T, HS, T, 1.0f, a->att, T, TT, v, HS, THS, 0.0f, m->atty_h, HS, THS, BNH); /* (B,NH,T,HS) */
+        OB_TRY(ops->heads_merge(dev, a->atty, m->atty_h, B, T, 1, NH, HS, e)); /* (N, C) */
+        OB_TRY(ops->copy(dev, a->res_mid, x, (size_t)NC * sizeof(float), e));
+        GEMM(0, 1, N, C, C, 1.0f, a->atty, C, LP(m, params, l, P_PROJW), C, 1.0f, a->res_mid, C);
+        OB_TRY(ops->bias_add(dev, a->res_mid, LP(m, params, l, P_PROJB), N, C, e));
+        /* MLP */
+        OB_TRY(ops->layernorm_forward(dev, a->ln2, a->ln2_mean, a->ln2_rstd, a->res_mid, LP(m, params, l, P_LN2W),
+                                      LP(m, params, l, P_LN2B), N, C, e));
+        GEMM(0, 1, N, F, C, 1.0f, a->ln2, C, LP(m, params, l, P_FCW), C, 0.0f, a->fch, F); /* (N, F) */
+        OB_TRY(ops->bias_add(dev, a->fch, LP(m, params, l, P_FCB), N, F, e));
+        OB_TRY(ops->gelu_forward(dev, a->fch_gelu, a->fch, (int64_t)N * F, e));
+        OB_TRY(ops->copy(dev, xo, a->res_mid, (size_t)NC * sizeof(float), e));
+        GEMM(0, 1, N, C, F, 1.0f, a->fch_gelu, F, LP(m, params, l, P_FC2W), F, 1.0f, xo, C); /* (N, C) */
+        OB_TRY(ops->bias_add(dev, xo, LP(m, params, l, P_FC2B), N, C, e));
+    }
+    OB_TRY(ops->layernorm_forward(dev, m->lnf, m->lnf_mean, m->lnf_rstd, m->res + (int64_t)m->L * NC,
+                                  PARAM(m, params, m->i_lnf), PARAM(m, params, m->i_lnf + 1), N, C, e));
+    if (M > 0) {
+        const float *wh = m->tie ? wte : PARAM(m, params, m->i_headw);
+        OB_TRY(ops->rows_gather(dev, m->hm, m->lnf, m->pos_d, M, C, e));           /* (M, C) */
+        GEMM(0, 1, M, V, C, 1.0f, m->hm, C, wh, C, 0.0f, m->logits, V);          /* (M, V) */
+        if (m->head_bias) OB_TRY(ops->bias_add(dev, m->logits, PARAM(m, params, m->i_headb), M, V, e));
+    }
+    return ops->xent_forward(dev, m->logits, m->losses, m->logits, m->tgt_d, M, V, loss, correct, e);
+}
+
+/* Backward of bert_forward (same batch); grads must be zero on entry. */
+static ob_status bert_backward(bert *m, const float *params, float *grads, ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    const ob_backend_ops *ops = dev->ops;
+    const int B = m->B, T = m->T, C = m->C, NH = m->NH, HS = m->HS, F = m->F, N = m->N, V = m->V, M = m->M;
+    const int BNH = B * NH;
+    const int64_t NC = (int64_t)N * C, THS = (int64_t)T * HS, TT = (int64_t)T * T;
+    const float scale = 1.0f / sqrtf((float)HS);
+    OB_TRY(ops->fill(dev, m->dres, 0.0f, NC, e));
+    if (M > 0) {
+        const float *wh = m->tie ? PARAM(m, params, 0) : PARAM(m, params, m->i_headw);
+        float *dwh = m->tie ? PARAM(m, grads, 0) : PARAM(m, grads, m->i_headw);
+        OB_TRY(ops->xent_backward(dev, m->logits, m->logits, m->tgt_d, M, V, 1.0f / (float)M, e)); /* (M, V) */
+        if (m->head_bias) OB_TRY(ops->bias_backward(dev, PARAM(m, grads, m->i_headb), m->logits, M, V, e));
+        GEMM(0, 0, M, C, V, 1.0f, m->logits, V, wh, C, 0.0f, m->dhm, C);  /* dh (M, C) */
+        GEMM(1, 0, V, C, M, 1.0f, m->logits, V, m->hm, C, 1.0f, dwh, C);  /* dW_head (V, C) */
+        OB_TRY(ops->fill(dev, m->dln, 0.0f, NC, e));
+        OB_TRY(ops->rows_scatter_add(dev, m->dln, m->dhm, m->pos_d, M, C, e)); /* (N, C) */
+        OB_TRY(ops->layernorm_backward(dev, m->dres, PARAM(m, grads, m->i_lnf), PARAM(m, grads, m->i_lnf + 1),
+                                       m->dln, m->res + (int64_t)m->L * NC, PARAM(m, params, m->i_lnf),
+                                       m->lnf_mean, m->lnf_rstd, N, C, e));
+    }
+    for (int l = m->L - 1; l >= 0; l--) {
+        layer_acts *a = &m->la[l];
+        const float *x = m->res + l * NC;
+        const float *q = a->qkvr, *k = a->qkvr + NC, *v = a->qkvr + 2 * NC;
+        float *dq = m->dqkvr, *dk = m->dqkvr + NC, *dv = m->dqkvr + 2 * NC;
+        /* MLP: dres is the gradient of the block output */
+        OB_TRY(ops->bias_backward(dev, LP(m, grads, l, P_FC2B), m->dres, N, C, e));
+        GEMM(0, 0, N, F, C, 1.0f, m->dres, C, LP(m, params, l, P_FC2W), F, 0.0f, m->dfg, F); /* (N, F) */
+        GEMM(1, 0, C, F, N, 1.0f, m->dres, C, a->fch_gelu, F, 1.0f, LP(m, grads, l, P_FC2W), F);
+        OB_TRY(ops->gelu_backward(dev, m->dfg, a->fch, m->dfg, (int64_t)N * F, e));
+        OB_TRY(ops->bias_backward(dev, LP(m, grads, l, P_FCB), m->dfg, N, F, e));
+        GEMM(0, 0, N, C, F, 1.0f, m->dfg, F, LP(m, params, l, P_FCW), C, 0.0f, m->dln, C); /* (N, C) */
+        GEMM(1, 0, F, C, N, 1.0f, m->dfg, F, a->ln2, C, 1.0f, LP(m, grads, l, P_FCW), C);
+        OB_TRY(ops->layernorm_backward(dev, m->dres, LP(m, grads, l, P_LN2W), LP(m, grads, l, P_LN2B), m->dln,
+                                       a->res_mid, LP(m, params, l, P_LN2W), a->ln2_mean, a->ln2_rstd, N, C, e));
+        /* attention: dres is now the gradient of res_mid */
+        OB_TRY(ops->bias_backward(dev, LP(m, grads, l, P_PROJB), m->dres, N, C, e));
+        GEMM(0, 0, N, C, C, 1.0f, m->dres, C, LP(m, params, l, P_PROJW), C, 0.0f, m->datty, C); /* (N, C) */
+        GEMM(1, 0, C, C, N, 1.0f, m->dres, C, a->atty, C, 1.0f, LP(m, grads, l, P_PROJW), C);
+        OB_TRY(ops->heads_split(dev, m->datty_h, m->datty, B, T, 1, NH, HS, e)); /* (B, NH, T, HS) */
+        GEMM_SB(0, 1, T, T, HS, 1.0f, m->datty_h, HS, THS, v, HS, THS, 0.0f, m->datt, T, TT, BNH); /* datt */
+        GEMM_SB(1, 0, T, HS, T, 1.0f, a->att, T, TT, m->datty_h, HS, THS, 0.0f, dv, HS, THS, BNH);  /* dv */
+        OB_TRY(ops->softmax_backward(dev, m->datt, m->datt, a->att, BNH * T, T, e));            /* dpreatt */
+        GEMM_SB(0, 0, T, HS, T, scale, m->datt, T, TT, k, HS, THS, 0.0f, dq, HS, THS, BNH);       /* dq */
+        GEMM_SB(1, 0, T, HS, T, scale, m->datt, T, TT, q, HS, THS, 0.0f, dk, HS, THS, BNH);       /* dk */
+        OB_TRY(ops->heads_merge(dev, m->dqkv, m->dqkvr, B, T, 3, NH, HS, e)); /* (N, 3C) */
+        OB_TRY(ops->bias_backward(dev, LP(m, grads, l, P_QKVB), m->dqkv, N, 3 * C, e));
+        GEMM(0, 0, N, C, 3 * C, 1.0f, m->dqkv, 3 * C, LP(m, params, l, P_QKVW), C, 0.0f, m->dln, C);
+        GEMM(1, 0, 3 * C, C, N, 1.0f, m->dqkv, 3 * C, a->ln1, C, 1.0f, LP(m, grads, l, P_QKVW), C);
+        OB_TRY(ops->layernorm_backward(dev, m->dres, LP(m, grads, l, P_LN1W), LP(m, grads, l, P_LN1B), m->dln, x,
+                                       LP(m, params, l, P_LN1W), a->ln1_mean, a->ln1_rstd, N, C, e));
+    }
+    return ops->embedding_backward(dev, PARAM(m, grads, 0), PARAM(m, grads, 1), m->dres, m->tok_d, N, T, C, V, e);
+}
+
+static ob_status bert_train_step(ob_workload *w, const float *params, float *grads, int64_t step, float *loss,
+                                 ob_err *e)
+{
+    bert *m = (bert *)w;
+    ob_device *dev = w->dev;
+    int M;
+    ob_lang_batch(&m->lang, w->seed, OB_STREAM_DATA, (uint64_t)step * (uint64_t)m->B, m->B, m->T, m->tok_h,
+                  m->pos_h, m->tgt_h, &M);
+    if (M > m->Mcap) M = m->Mcap;
+    OB_TRY(upload_batch(m, m->tok_h, m->pos_h, m->tgt_h, M, e));
+    OB_TRY(dev->ops->fill(dev, grads, 0.0f, m->grad_total, e));
+    OB_TRY(bert_forward(m, params, loss, NULL, e));
+    return bert_backward(m, params, grads, e);
+}
+
+static ob_status bert_evaluate(ob_workload *w, const float *params, ob_eval *out, ob_err *e)
+{
+    bert *m = (bert *)w;
+    ob_device *dev = w->dev;
+    double tot = 0.0, hits = 0.0;
+    long long cnt = 0;
+    for (int b = 0; b < m->eval_batches; b++) {
+        int M = m->ev_M[b];
+        OB_TRY(upload_batch(m, m->ev_tok + (int64_t)b * m->N, m->ev_pos + (int64_t)b * m->Mcap,
+                            m->ev_tgt + (int64_t)b * m->Mcap, M, e));
+        OB_TRY(bert_forward(m, params, m->loss_eval, m->correct, e));
+        float l, c;
+        OB_TRY(dev->ops->download(dev, &l, m->loss_eval, sizeof l, e));
+        OB_TRY(dev->ops->download(dev, &c, m->correct, sizeof c, e));
+        tot += (double)l * M;
+        hits += c;
+        cnt += M;
+    }
+    out->loss = cnt ? tot / (double)cnt : NAN;
+    out->metric = cnt ? hits / (double)cnt : NAN;
+    out->floor = m->floor;
+    return OB_OK;
+}
+
+static void bert_destroy(ob_workload *w)
+{
+    bert *m = (bert *)w;
+    ob_device *dev = w->dev;
+    if (m->la)
+        for (int i = 0; i < m->L; i++) {
+            layer_acts *a = &m->la[i];
+            float *ptrs[] = {a->ln1, a->ln1_mean, a->ln1_rstd, a->qkvr, a->att, a->atty, a->res_mid,
+                             a->ln2, a->ln2_mean, a->ln2_rstd, a->fch, a->fch_gelu};
+            for (size_t j = 0; j < sizeof ptrs / sizeof ptrs[0]; j++) ob_dev_free(dev, ptrs[j]);
+        }
+    float *ptrs[] = {m->res, m->qkv, m->atty_h, m->lnf, m->lnf_mean, m->lnf_rstd, m->hm, m->logits, m->losses,
+                     m->loss_eval, m->correct, m->dres, m->dln, m->datty, m->dfg, m->dqkv, m->dqkvr,
+                     m->datty_h, m->datt, m->dhm};
+    for (size_t j = 0; j < sizeof ptrs / sizeof ptrs[0]; j++) ob_dev_free(dev, ptrs[j]);
+    ob_dev_free(dev, m->tok_d);
+    ob_dev_free(dev, m->pos_d);
+    ob_dev_free(dev, m->tgt_d);
+    free(m->la);
+    free(m->tok_h);
+    free(m->pos_h);
+    free(m->tgt_h);
+    free(m->ev_tok);
+    free(m->ev_pos);
+    free(m->ev_tgt);
+    free(m->ev_M);
+    free(m->ps);
+    ob_lang_free(&m->lang);
+    free(m);
+}
+
+static const ob_workload_vt bert_vt = {
+    .describe = bert_describe,
+    .setup = bert_setup,
+    .init_params = bert_init,
+    .train_step = bert_train_step,
+    .evaluate = bert_evaluate,
+    .destroy = bert_destroy,
+};
+
+static ob_status bert_create(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev, uint64_t seed,
+                             ob_workload **out, ob_err *e)
+{
+    *out = NULL;
+    int B = (int)ob_hp_get(hp, "batch"), T = (int)ob_hp_get(hp, "seq"), V = (int)ob_hp_get(hp, "vocab");
+    int L = (int)ob_hp_get(hp, "layers"), C = (int)ob_hp_get(hp, "dim"), NH = (int)ob_hp_get(hp, "heads");
+    int F = C * (int)ob_hp_get(hp, "mlp_ratio");
+    if (C % NH != 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: dim=%d is not a multiple of heads=%d", d->name, C, NH);
+    if ((int64_t)B * T > (1 << 24))
+        return ob_fail(e, OB_ERR_INPUT, "%s: batch*seq = %lld tokens per step is too many (at most 16777216)",
+                       d->name, (long long)B * T);
+    bert *m = calloc(1, sizeof *m);
+    if (!m) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    m->base.vt = &bert_vt;
+    m->base.def = d;
+    m->base.dev = dev;
+    m->base.seed = seed;
+    m->B = B;
+    m->T = T;
+    m->V = V;
+    m->L = L;
+    m->C = C;
+    m->NH = NH;
+    m->HS = C / NH;
+    m->F = F;
+    m->N = B * T;
+    m->base.items_per_step = (int64_t)B * T;
+    m->tie = ob_hp_get(hp, "tie_head") != 0;
+    m->head_bias = ob_hp_get(hp, "head_bias") != 0;
+    m->init_std = ob_hp_get(hp, "init_std");
+    m->data_seed = (uint64_t)ob_hp_get(hp, "data_seed");
+    m->eval_batches = (int)ob_hp_get(hp, "eval_batches");
+    double p = ob_hp_get(hp, "mask_prob");
+    double cap = m->N * p + 8.0 * sqrt(m->N * p * (1.0 - p)) + 16.0;
+    m->Mcap = cap >= m->N ? m->N : (int)cap;
+    ob_lang_config lc = {
+        .vocab = V,
+        .topics = (int)ob_hp_get(hp, "topics"),
+        .branch = (int)ob_hp_get(hp, "branch"),
+        .zipf = ob_hp_get(hp, "zipf"),
+        .topic_switch = ob_hp_get(hp, "topic_switch"),
+        .topic_spread = ob_hp_get(hp, "topic_spread"),
+        .mask_prob = p,
+        .mask_token_frac = ob_hp_get(hp, "mask_token_frac"),
+        .random_token_frac = ob_hp_get(hp, "random_token_frac"),
+    };
+    ob_status s = ob_lang_build(&m->lang, &lc, m->data_seed, e);
+    if (s != OB_OK) {
+        ob_err_prefix(e, "%s: ", d->name);
+        free(m);
+        return s;
+    }
+    m->ps = calloc((size_t)(L * P_PER_LAYER + 6), sizeof *m->ps);
+    if (!m->ps) {
+        ob_lang_free(&m->lang);
+        free(m);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    const float sd = (float)m->init_std, sd_res = (float)(m->init_std / sqrt(2.0 * L));
+    add_slot(m, "wte", OB_TAG_EMBEDDING, 2, V, C, INIT_NORMAL, sd);
+    add_slot(m, "wpe", OB_TAG_EMBEDDING, 2, T, C, INIT_NORMAL, sd);
+    for (int l = 0; l < L; l++) {
+        char nm[OB_NAME_MAX];
+#define SLOT(suffix, tag, nd, s0, s1, init, std)                      \
+    do {                                                              \
+        snprintf(nm, sizeof nm, "h%d.%s", l, suffix);                 \
+        add_slot(m, nm, tag, nd, s0, s1, init, std);                  \
+    } while (0)
+        SLOT("ln1.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
+        SLOT("ln1.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
+        SLOT("attn.qkv.w", OB_TAG_MATRIX, 2, 3 * C, C, INIT_NORMAL, sd);
+        SLOT("attn.qkv.b", OB_TAG_BIAS, 1, 3 * C, 0, INIT_ZERO, 0);
+        SLOT("attn.proj.w", OB_TAG_MATRIX, 2, C, C, INIT_NORMAL, sd_res);
+        SLOT("attn.proj.b", OB_TAG_BIAS, 1, C, 0, INIT_ZERO, 0);
+        SLOT("ln2.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
+        SLOT("ln2.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
+        SLOT("mlp.fc.w", OB_TAG_MATRIX, 2, F, C, INIT_NORMAL, sd);
+        SLOT("mlp.fc.b", OB_TAG_BIAS, 1, F, 0, INIT_ZERO, 0);
+        SLOT("mlp.proj.w", OB_TAG_MATRIX, 2, C, F, INIT_NORMAL, sd_res);
+        SLOT("mlp.proj.b", OB_TAG_BIAS, 1, C, 0, INIT_ZERO, 0);
+#undef SLOT
+    }
+    m->i_lnf = m->nps;
+    add_slot(m, "lnf.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
+    add_slot(m, "lnf.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
+    m->i_headw = m->i_headb = -1;
+    if (!m->tie) {
+        m->i_headw = m->nps;
+        add_slot(m, "head.w", OB_TAG_HEAD, 2, V, C, INIT_NORMAL, sd);
+    }
+    if (m->head_bias) {
+        m->i_headb = m->nps;
+        add_slot(m, "head.b", OB_TAG_BIAS, 1, V, 0, INIT_ZERO, 0);
+    }
+    *out = &m->base;
+    return OB_OK;
+}
+
+const ob_workload_def ob_wl_bert_tiny = {
+    .name = "bert-tiny",
+    .summary = "BERT-like encoder, masked tokens of a synthetic topic Markov language (2 layers, d 64, CI-fast)",
+    .hp = bert_tiny_hp,
+    .n_hp = (int)(sizeof bert_tiny_hp / sizeof bert_tiny_hp[0]),
+    .metric_name = "accuracy",
+    .items_name = "tokens",
+    .create = bert_create,
+};
+
+const ob_workload_def ob_wl_bert_small = {
+    .name = "bert-small",
+    .summary = "BERT-like encoder, masked tokens (4 layers, d 256, seq 128, vocab 8192)",
+    .hp = bert_small_hp,
+    .n_hp = (int)(sizeof bert_small_hp / sizeof bert_small_hp[0]),
+    .metric_name = "accuracy",
+    .items_name = "tokens",
+    .create = bert_create,
+};
+
+const ob_workload_def ob_wl_bert_base = {
+    .name = "bert-base",
+    .summary = "BERT-base-sized encoder, masked tokens (12 layers, d 768, 12 heads, seq 128, vocab 30522; GPU)",
+    .hp = bert_base_hp,
+    .n_hp = (int)(sizeof bert_base_hp / sizeof bert_base_hp[0]),
+    .metric_name = "accuracy",
+    .items_name = "tokens",
+    .create = bert_create,
+};

@@ -222,17 +222,22 @@ static ob_status bs_copy(void *p, int64_t i, ob_err *e)
     return c->dev->ops->copy(c->dev, c->copy_b, c->copy_a, c->copy_bytes, e);
 }
 
-/* Iterations per repeat: about target_ms of work, from one timed call. */
+/* Iterations per repeat: about target_ms of work, measured on growing runs. */
 static ob_status bs_pick_iters(ob_device *dev, bs_fn fn, void *ctx, int64_t *counter, double target_ms,
                                int64_t *iters, ob_err *e)
 {
-    double med, lo, hi;
-    OB_TRY(bs_time(dev, fn, ctx, counter, 1, 1, &med, &lo, &hi, e));
-    int64_t n = med > 0 ? (int64_t)(target_ms / med) : 1000;
-    if (n < 1) n = 1;
-    if (n > 1000) n = 1000;
-    *iters = n;
-    return OB_OK;
+    int64_t n = 1;
+    for (;;) {
+        double med, lo, hi;
+        OB_TRY(bs_time(dev, fn, ctx, counter, 1, n, &med, &lo, &hi, e));
+        double total = med * (double)n;
+        if (total >= target_ms / 4 || n >= 10000) {
+            int64_t k = med > 0 ? (int64_t)(target_ms / med) : 10000;
+            *iters = k < 1 ? 1 : (k > 10000 ? 10000 : k);
+            return OB_OK;
+        }
+        n *= 4;
+    }
 }
 
 static ob_status bs_run(const bs_args *a, ob_err *e)
@@ -361,10 +366,13 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
            (long long)iters, step_lo, step_hi);
     printf("  traffic    %.0f B/param minimal (%.2f state floats/param) -> %.1f GB/s\n", bytes_per_param,
            state_floats, gbs);
-    printf("  copy       %.1f GB/s (device-to-device, %.3f GB each way, read + written)\n", copy_gbs,
-           (double)c.copy_bytes / 1e9);
+    printf("  copy       %.1f GB/s (%s, %.3f GB copied, counted read + written)\n", copy_gbs,
+           is_cpu ? "memmove" : "device-to-device", (double)c.copy_bytes / 1e9);
     printf("  fraction   %.3f of the copy bandwidth\n", gbs / copy_gbs);
     printf("  stats pass %.4f ms (gradient norm and non-finite count, %.1f GB/s)\n", stats_ms, stats_gbs);
+    if (step_ms > stats_ms)
+        printf("  update     ~%.4f ms without the stats pass (step - stats) -> %.3f of the copy bandwidth\n",
+               step_ms - stats_ms, traffic / ((step_ms - stats_ms) * 1e-3) / 1e9 / copy_gbs);
     printf("  memory     peak %.3f GB through the allocator, state %.3f GB\n", (double)dev.bytes_peak / 1e9,
            (double)ob_optim_state_bytes(opt) / 1e9);
     if (rec.skipped != 0.0f) printf("  warning    the last step was skipped by the guard (non-finite)\n");

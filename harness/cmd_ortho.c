@@ -1,9 +1,270 @@
-/* harness/cmd_ortho.c - `optbench ortho` (not built yet). */
+/* harness/cmd_ortho.c - `optbench ortho`: how close Newton-Schulz gets to the
+ * exact polar factor U V^T, per shape and coefficient set, on Gaussian
+ * matrices and on matrices with a heavy-tailed spectrum (the precision study
+ * of the ROOT paper); and `--fit RxC`, which searches shape-specific (a, b, c)
+ * and can append them to a coefficient file that root reads (coeff_file).
+ * The study itself is optimizers/ns_study.c. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "harness/commands.h"
+#include "optimizers/newton_schulz.h"
+#include "optimizers/ns_study.h"
+
+static void ortho_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: optbench ortho [--shapes 64x64,128x256] [--coeffs muon,root,FILE] [--steps 5]\n"
+            "                      [--samples 4] [--seed 0] [--backend cpu|cuda|auto]\n"
+            "       optbench ortho --fit RxC [--steps 5] [--samples 4] [--seed 0] [--start muon|root|FILE]\n"
+            "                      [--evals 400] [--append FILE]\n\n"
+            "Measures Newton-Schulz orthogonalization against the exact polar factor U V^T\n"
+            "(SVD, in double): the relative Frobenius error ||NS(A) - U V^T|| / ||U V^T|| and the\n"
+            "range of the singular values after the iteration, on Gaussian matrices and on\n"
+            "matrices with a heavy-tailed (log-normal) spectrum.\n\n"
+            "  --shapes RxC,...   matrix shapes (default 64x64,128x256)\n"
+            "  --coeffs SETS      muon (3.4445, -4.7750, 2.0315), root (the ROOT authors' table\n"
+            "                     for the shape, Muon's otherwise), or a coefficient file\n"
+            "  --steps N          Newton-Schulz iterations (default 5)\n"
+            "  --samples N        matrices per shape and spectrum (default 4)\n"
+            "  --fit RxC          search (a, b, c) minimizing the error on Gaussian RxC samples\n"
+            "                     (Nelder-Mead from --start, default muon), then measure it\n"
+            "  --append FILE      with --fit: append 'rows cols a b c' to FILE (root's coeff_file)\n\n"
+            "Coefficient files are tab-separated lines 'rows cols a b c'; '#' starts a comment.\n"
+            "exit status: 0 ok, 1 failure, 2 bad input\n");
+}
+
+static int parse_shape(const char *s, int *rows, int *cols)
+{
+    char *end;
+    long r = strtol(s, &end, 10);
+    if (end == s || *end != 'x' || r <= 0 || r > 65536) return -1;
+    const char *c0 = end + 1;
+    long c = strtol(c0, &end, 10);
+    if (end == c0 || *end || c <= 0 || c > 65536) return -1;
+    *rows = (int)r;
+    *cols = (int)c;
+    return 0;
+}
+
+typedef struct coeff_set {
+    char name[256];
+    int is_root, is_file;
+    ob_ns_coeff *table;
+    int n;
+} coeff_set;
+
+/* abc for this set and shape: 0 when a file has no line for it */
+static int set_abc(const coeff_set *c, int rows, int cols, float abc[3], char *note, size_t n)
+{
+    int64_t dmin = rows < cols ? rows : cols, dmax = rows < cols ? cols : rows;
+    note[0] = '\0';
+    if (c->is_file) return ob_ns_table_lookup(c->table, c->n, dmin, dmax, abc);
+    if (c->is_root && ob_ns_root_lookup(dmin, dmax, abc)) return 1;
+    memcpy(abc, ob_ns_muon_abc, sizeof ob_ns_muon_abc);
+    if (c->is_root) snprintf(note, n, " (no table entry: Muon's)");
+    return 1;
+}
+
+static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_set *sets, int n_sets, int steps,
+                       int samples, uint64_t seed, ob_err *e)
+{
+    printf("Newton-Schulz, %d steps, %d samples per shape and spectrum, on %s\n", steps, samples, dev->desc);
+    printf("error = ||NS(A) - U V^T||_F / ||U V^T||_F (mean and max over samples); sv = singular values of NS(A)\n\n");
+    printf("%-11s %-9s %-22s %-30s %10s %10s %8s %8s\n", "shape", "spectrum", "coeffs", "a, b, c", "err_mean",
+           "err_max", "sv_min", "sv_max");
+    for (int si = 0; si < n_shapes; si++) {
+        int rows, cols;
+        parse_shape(shapes[si], &rows, &cols);
+        for (int spec = 0; spec < 2; spec++) {
+            ob_ortho_set s;
+            OB_TRY(ob_ortho_make(dev, (ob_spectrum)spec, samples, rows, cols, seed, &s, e));
+            for (int ci = 0; ci < n_sets; ci++) {
+                float abc[3];
+                char note[64], abc_text[48];
+                if (!set_abc(&sets[ci], rows, cols, abc, note, sizeof note)) {
+                    printf("%-11s %-9s %-22.22s (no line for this shape)\n", shapes[si],
+                           spec ? "heavy" : "gaussian", sets[ci].name);
+                    continue;
+                }
+                ob_ortho_stats st;
+                ob_status r = ob_ortho_measure(&s, abc, steps, &st, e);
+                if (r != OB_OK) {
+                    ob_ortho_free(&s);
+                    return r;
+                }
+                snprintf(abc_text, sizeof abc_text, "%.4f, %.4f, %.4f", (double)abc[0], (double)abc[1],
+                         (double)abc[2]);
+                printf("%-11s %-9s %-22.22s %-30s %10.4e %10.4e %8.4f %8.4f%s\n", shapes[si],
+                       spec ? "heavy" : "gaussian", sets[ci].name, abc_text, st.err_mean, st.err_max, st.sv_min,
+                       st.sv_max, note);
+            }
+            ob_ortho_free(&s);
+        }
+    }
+    return OB_OK;
+}
+
+static ob_status fit(ob_device *dev, const char *shape, const coeff_set *start_set, int steps, int samples,
+                     uint64_t seed, int max_evals, const char *append, ob_err *e)
+{
+    int rows, cols;
+    parse_shape(shape, &rows, &cols);
+    float start_f[3];
+    char note[64];
+    if (!set_abc(start_set, rows, cols, start_f, note, sizeof note))
+        return ob_fail(e, OB_ERR_INPUT, "--start %s has no line for %s", start_set->name, shape);
+    ob_ortho_set s;
+    OB_TRY(ob_ortho_make(dev, OB_SPECTRUM_GAUSSIAN, samples, rows, cols, seed, &s, e));
+    double start[3] = {start_f[0], start_f[1], start_f[2]}, best[3];
+    int evals = ob_ortho_fit(&s, steps, start, max_evals, best);
+    float best_f[3] = {(float)best[0], (float)best[1], (float)best[2]};
+    /* measured with the real iteration, beside the reference sets */
+    const float *refs[3] = {ob_ns_muon_abc, start_f, best_f};
+    const char *names[3] = {"muon", "start", "fitted"};
+    float root_abc[3];
+    int have_root = ob_ns_root_lookup(rows < cols ? rows : cols, rows < cols ? cols : rows, root_abc);
+    printf("fit %s: %d Gaussian samples, %d steps, %d evaluations (Nelder-Mead on the singular values)\n", shape,
+           samples, steps, evals);
+    printf("%-8s %-32s %12s %12s %8s %8s\n", "coeffs", "a, b, c", "err (model)", "err (NS)", "sv_min", "sv_max");
+    double fitted_err = 0;
+    for (int i = 0; i < 3 + have_root; i++) {
+        const float *abc = i < 3 ? refs[i] : root_abc;
+        double d[3] = {abc[0], abc[1], abc[2]};
+        ob_ortho_stats st;
+        ob_status r = ob_ortho_measure(&s, abc, steps, &st, e);
+        if (r != OB_OK) {
+            ob_ortho_free(&s);
+            return r;
+        }
+        if (i == 2) fitted_err = st.err_mean;
+        char t[48];
+        snprintf(t, sizeof t, "%.6f, %.6f, %.6f", (double)abc[0], (double)abc[1], (double)abc[2]);
+        printf("%-8s %-32s %12.6e %12.6e %8.4f %8.4f\n", i < 3 ? names[i] : "root", t,
+               ob_ortho_scalar_error(&s, d, steps), st.err_mean, st.sv_min, st.sv_max);
+    }
+    ob_ortho_free(&s);
+    printf("%d\t%d\t%.6f\t%.6f\t%.6f\n", rows, cols, best[0], best[1], best[2]);
+    if (append) {
+        char comment[256];
+        snprintf(comment, sizeof comment, "optbench ortho --fit %s --steps %d --samples %d --seed %llu: error %.4e",
+                 shape, steps, samples, (unsigned long long)seed, fitted_err);
+        OB_TRY(ob_ns_coeffs_append(append, rows, cols, best_f, comment, e));
+        printf("appended to %s\n", append);
+    }
+    return OB_OK;
+}
+
+static ob_status parse_sets(const char *list, coeff_set *sets, int *n, int max, ob_err *e)
+{
+    char buf[2048];
+    snprintf(buf, sizeof buf, "%s", list);
+    char *save = NULL;
+    *n = 0;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (*n == max) return ob_fail(e, OB_ERR_INPUT, "--coeffs: at most %d sets", max);
+        coeff_set *c = &sets[(*n)++];
+        memset(c, 0, sizeof *c);
+        snprintf(c->name, sizeof c->name, "%s", tok);
+        if (!strcmp(tok, "muon")) continue;
+        if (!strcmp(tok, "root")) {
+            c->is_root = 1;
+            continue;
+        }
+        c->is_file = 1;
+        ob_status st = ob_ns_coeffs_load(tok, &c->table, &c->n, e);
+        if (st != OB_OK) return ob_err_prefix(e, "--coeffs: ");
+    }
+    if (*n == 0) return ob_fail(e, OB_ERR_INPUT, "--coeffs: no coefficient sets given");
+    return OB_OK;
+}
+
+static int parse_int(const char *flag, const char *v, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || errno || x < lo || x > hi) {
+        ob_cli_error(2, "%s '%s' is not a whole number in %d..%d", flag, v, lo, hi);
+        return 0;
+    }
+    *out = (int)x;
+    return 1;
+}
 
 int ob_cmd_ortho(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return ob_cli_error(1, "'ortho' is not available in this build yet");
+    const char *shapes_arg = "64x64,128x256", *coeffs_arg = "muon,root", *backend = "cpu";
+    const char *fit_shape = NULL, *append = NULL, *start_arg = "muon";
+    int steps = 5, samples = 4, seed = 0, evals = 400;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            ortho_usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) return ob_cli_error(2, "%s needs a value (see optbench ortho --help)", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--shapes"))
+            shapes_arg = v;
+        else if (!strcmp(a, "--coeffs"))
+            coeffs_arg = v;
+        else if (!strcmp(a, "--backend"))
+            backend = v;
+        else if (!strcmp(a, "--fit"))
+            fit_shape = v;
+        else if (!strcmp(a, "--append"))
+            append = v;
+        else if (!strcmp(a, "--start"))
+            start_arg = v;
+        else if (!strcmp(a, "--steps")) {
+            if (!parse_int(a, v, 1, 99, &steps)) return 2;
+        } else if (!strcmp(a, "--samples")) {
+            if (!parse_int(a, v, 1, 1000, &samples)) return 2;
+        } else if (!strcmp(a, "--seed")) {
+            if (!parse_int(a, v, 0, 2147483647, &seed)) return 2;
+        } else if (!strcmp(a, "--evals")) {
+            if (!parse_int(a, v, 10, 1000000, &evals)) return 2;
+        } else {
+            return ob_cli_error(2, "ortho: unknown option '%s' (see optbench ortho --help)", a);
+        }
+    }
+    if (append && !fit_shape) return ob_cli_error(2, "--append needs --fit RxC");
+    int r, c;
+    char shapes[32][32];
+    int n_shapes = 0;
+    if (fit_shape) {
+        if (parse_shape(fit_shape, &r, &c) != 0) return ob_cli_error(2, "--fit '%s' is not a shape like 512x2048", fit_shape);
+    } else {
+        char buf[1024];
+        snprintf(buf, sizeof buf, "%s", shapes_arg);
+        char *save = NULL;
+        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            if (parse_shape(tok, &r, &c) != 0 || strlen(tok) >= sizeof shapes[0])
+                return ob_cli_error(2, "--shapes: '%s' is not a shape like 256x256", tok);
+            if (n_shapes == 32) return ob_cli_error(2, "--shapes: at most 32 shapes");
+            strcpy(shapes[n_shapes++], tok);
+        }
+        if (n_shapes == 0) return ob_cli_error(2, "--shapes: no shapes given");
+    }
+    ob_err e;
+    ob_err_clear(&e);
+    coeff_set sets[16];
+    int n_sets = 0;
+    ob_status st = parse_sets(fit_shape ? start_arg : coeffs_arg, sets, &n_sets, 16, &e);
+    if (st == OB_OK && fit_shape && n_sets != 1) st = ob_fail(&e, OB_ERR_INPUT, "--start takes one set");
+    ob_device dev = {0};
+    if (st == OB_OK) st = ob_device_open(&dev, backend, 0, &e);
+    if (st == OB_OK) {
+        if (fit_shape)
+            st = fit(&dev, fit_shape, &sets[0], steps, samples, (uint64_t)seed, evals, append, &e);
+        else
+            st = study(&dev, shapes, n_shapes, sets, n_sets, steps, samples, (uint64_t)seed, &e);
+    }
+    if (dev.ops) ob_device_close(&dev);
+    for (int i = 0; i < n_sets; i++) free(sets[i].table);
+    if (st != OB_OK) return ob_cli_error(ob_exit_code(st), "%s", e.msg);
+    return 0;
 }

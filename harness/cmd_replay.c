@@ -2,7 +2,8 @@
  * gradient sequence and write the parameters after every step.
  *
  * This is the conformance path (against PyTorch, JAX, a paper): the same
- * pipeline as a training run (ob_optim_route/setup/step on the CPU backend)
+ * pipeline as a training run (ob_optim_route/setup/step, on the CPU backend
+ * unless --backend says otherwise)
  * over a layout of one tensor, tagged matrix when it is 2-D (so Muon and ROOT
  * route it to their main group), conv when 4-D, vector otherwise.
  * Inputs are CSV (libcsv); the output has 9 significant digits, enough to
@@ -22,7 +23,7 @@ static void replay_usage(FILE *f)
 {
     fprintf(f,
             "usage: optbench replay --optimizer NAME --shape RxC|N --init FILE --grads FILE --out FILE\n"
-            "                       [--set k=v,k=v] [--route RULE]\n\n"
+            "                       [--set k=v,k=v] [--route RULE] [--backend cpu|cuda|auto]\n\n"
             "Applies an optimizer to a recorded gradient sequence and writes the parameters\n"
             "after every step: a check of optbench against another framework.\n\n"
             "  --optimizer NAME  any optimizer of `optbench list`\n"
@@ -33,7 +34,8 @@ static void replay_usage(FILE *f)
             "  --set k=v,...     optimizer hyperparameters (lr=0.01,beta2=0.95); train.KEY=V for\n"
             "                    pipeline settings (train.clip_norm=1, train.schedule=cosine);\n"
             "                    text settings too (coeff_file=FILE for root)\n"
-            "  --route RULE      a routing rule, e.g. 'tag=matrix -> adamw' (repeatable)\n\n"
+            "  --route RULE      a routing rule, e.g. 'tag=matrix -> adamw' (repeatable)\n"
+            "  --backend B       where the steps run (default cpu)\n\n"
             "exit status: 0 ok, 1 failure, 2 bad input (the message names file, line, column)\n");
 }
 
@@ -87,7 +89,7 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
     return OB_OK;
 }
 
-static ob_status replay(const char *opt_name, const char *shape_s, const char *sets, const char **routes,
+static ob_status replay(const char *backend, const char *opt_name, const char *shape_s, const char *sets, const char **routes,
                         int n_routes, const char *init_path, const char *grads_path, const char *out_path,
                         ob_err *e)
 {
@@ -145,7 +147,7 @@ static ob_status replay(const char *opt_name, const char *shape_s, const char *s
     do {                               \
         if ((st = (call)) != OB_OK) goto out; \
     } while (0)
-    CK(ob_device_open(&dev, "cpu", 0, e));
+    CK(ob_device_open(&dev, backend, 0, e));
     CK(ob_layout_add(&lay, "param", tag, ndim, shape, NULL, e));
     CK(ob_optim_create(d, &hp, &train, &o, e));
     for (int i = 0; i < n_text; i++) CK(ob_optim_set_option(o, text[i][0], text[i][1], e));
@@ -199,7 +201,7 @@ out:
 
 int ob_cmd_replay(int argc, char **argv)
 {
-    const char *opt = NULL, *shape = NULL, *init = NULL, *grads = NULL, *outp = NULL;
+    const char *opt = NULL, *shape = NULL, *init = NULL, *grads = NULL, *outp = NULL, *backend = "cpu";
     const char *routes[16];
     int n_routes = 0;
     char sets[4096] = "";
@@ -222,6 +224,8 @@ int ob_cmd_replay(int argc, char **argv)
             grads = v;
         else if (!strcmp(a, "--out"))
             outp = v;
+        else if (!strcmp(a, "--backend"))
+            backend = v;
         else if (!strcmp(a, "--set")) {
             if (strlen(sets) + strlen(v) + 2 >= sizeof sets) return ob_cli_error(2, "--set: too long");
             if (sets[0]) strcat(sets, ",");
@@ -238,7 +242,7 @@ int ob_cmd_replay(int argc, char **argv)
     if (missing) return ob_cli_error(2, "replay needs %s (see optbench replay --help)", missing);
     ob_err e;
     ob_err_clear(&e);
-    ob_status st = replay(opt, shape, sets[0] ? sets : NULL, routes, n_routes, init, grads, outp, &e);
+    ob_status st = replay(backend, opt, shape, sets[0] ? sets : NULL, routes, n_routes, init, grads, outp, &e);
     if (st != OB_OK) return ob_cli_error(ob_exit_code(st), "%s", e.msg);
     return 0;
 }

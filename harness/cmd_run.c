@@ -8,6 +8,7 @@
 #include "harness/config.h"
 #include "harness/matrix.h"
 #include "harness/run.h"
+#include "harness/signals.h"
 #include "results/store.h"
 
 static void run_usage(FILE *f)
@@ -31,7 +32,23 @@ static void run_usage(FILE *f)
             "                         a workload, or 'train' for the pipeline settings)\n"
             "  --name NAME            name of this benchmark in the database\n"
             "  --dry-run              print the matrix and the parameter routing, run nothing\n\n"
-            "exit status: 0 all cells done or diverged, 1 a cell failed, 2 bad input\n");
+            "surviving faults and sharing the work:\n"
+            "  --checkpoint-every N   checkpoint every N steps (default %d; 0: only on a stop)\n"
+            "  --checkpoint-keep K    newest checkpoints kept per run (default %d)\n"
+            "  --checkpoint-dir DIR   where checkpoints go (default: DB.ckpt/ beside the database)\n"
+            "  --resume               continue this matrix in the database: skip finished cells,\n"
+            "                         continue interrupted ones from their newest valid checkpoint\n"
+            "                         (starts a new benchmark when none matches)\n"
+            "  --shard K/N            run only the cells whose index is K mod N (default: from\n"
+            "                         SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT when set)\n"
+            "  --devices 0,1,...      one cell per device at a time, concurrently\n"
+            "  --dump-params DIR      (debugging) write each finished cell's parameters to\n"
+            "                         DIR/cell-INDEX.f32\n\n"
+            "SIGINT or SIGTERM: the current step finishes, the run is checkpointed and marked\n"
+            "interrupted, and optbench exits 130 / 143; a second SIGINT stops at once.\n\n"
+            "exit status: 0 all cells done or diverged, 1 a cell failed, 2 bad input,\n"
+            "130/143 stopped by SIGINT/SIGTERM (continue with --resume)\n",
+            OB_CKPT_EVERY_DEFAULT, OB_CKPT_KEEP_DEFAULT);
 }
 
 static int need_arg(int i, int argc, char **argv)
@@ -48,8 +65,10 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     printf("%d cells (%d workloads x %d optimizers x lrs x %d seeds), %lld steps each\n", m->n,
            c->n_workloads, c->n_optimizers, c->n_seeds ? c->n_seeds : 1, (long long)c->steps);
     printf("%6s  %-14s %-10s %-10s %6s\n", "cell", "workload", "optimizer", "lr", "seed");
+    if (c->shard_n > 0) printf("shard %d/%d: the cells whose index is %d mod %d\n", c->shard_k, c->shard_n, c->shard_k, c->shard_n);
     for (int i = 0; i < m->n; i++) {
         const ob_cell *x = &m->cells[i];
+        if (c->shard_n > 0 && x->index % c->shard_n != c->shard_k) continue;
         printf("%6lld  %-14s %-10s %-10g %6lld\n", (long long)x->index, x->wl->name, x->opt->name, x->lr,
                (long long)x->seed);
     }
@@ -100,7 +119,8 @@ int ob_cmd_run(int argc, char **argv)
             return 0;
         }
         if (argv[i][0] == '-' && argv[i][1] == '-') {
-            if (strcmp(argv[i], "--dry-run") != 0) i++; /* skip the flag's value */
+            if (strcmp(argv[i], "--dry-run") != 0 && strcmp(argv[i], "--resume") != 0)
+                i++; /* skip the flag's value */
             continue;
         }
         if (cfg.path[0]) {
@@ -114,6 +134,10 @@ int ob_cmd_run(int argc, char **argv)
         if (a[0] != '-' || a[1] != '-') continue;
         if (!strcmp(a, "--dry-run")) {
             dry = 1;
+            continue;
+        }
+        if (!strcmp(a, "--resume")) {
+            cfg.resume = 1;
             continue;
         }
         if (!need_arg(i, argc, argv)) {
@@ -144,13 +168,48 @@ int ob_cmd_run(int argc, char **argv)
             else snprintf(cfg.backend, sizeof cfg.backend, "%s", v);
         } else if (!strcmp(a, "--set")) s = ob_config_add_set(&cfg, v, "--set", &e);
         else if (!strcmp(a, "--name")) snprintf(cfg.name, sizeof cfg.name, "%s", v);
+        else if (!strcmp(a, "--checkpoint-every") || !strcmp(a, "--checkpoint-keep")) {
+            double d;
+            int every = !strcmp(a, "--checkpoint-every");
+            if (ob_parse_double(v, &d) != 0 || d != floor(d) || d < (every ? 0 : 1) || d > (every ? 1e12 : 100))
+                s = ob_fail(&e, OB_ERR_INPUT, "%s '%s': expected a whole number %s", a, v,
+                            every ? ">= 0" : "in 1..100");
+            else if (every) cfg.checkpoint_every = (int64_t)d;
+            else cfg.checkpoint_keep = (int)d;
+        } else if (!strcmp(a, "--checkpoint-dir")) {
+            if (!*v || strlen(v) >= sizeof cfg.checkpoint_dir - 64)
+                s = ob_fail(&e, OB_ERR_INPUT, "--checkpoint-dir '%s': empty or too long", v);
+            else snprintf(cfg.checkpoint_dir, sizeof cfg.checkpoint_dir, "%s", v);
+        } else if (!strcmp(a, "--shard")) s = ob_config_set_shard(&cfg, v, "--shard", &e);
+        else if (!strcmp(a, "--devices")) s = ob_config_set_devices(&cfg, v, "--devices", &e);
+        else if (!strcmp(a, "--dump-params")) {
+            if (!*v || strlen(v) >= sizeof cfg.dump_params - 64)
+                s = ob_fail(&e, OB_ERR_INPUT, "--dump-params '%s': empty or too long", v);
+            else snprintf(cfg.dump_params, sizeof cfg.dump_params, "%s", v);
+        }
         else s = ob_fail(&e, OB_ERR_INPUT, "unknown option '%s' (see optbench run --help)", a);
         if (s != OB_OK) goto fail;
     }
     if (!cfg.db[0]) snprintf(cfg.db, sizeof cfg.db, "optbench.db");
+    int from_env = 0;
+    if (ob_config_shard_from_env(&cfg, &from_env, &e) != OB_OK) goto fail;
 
     ob_matrix m;
     if (ob_matrix_expand(&cfg, &m, stderr, &e) != OB_OK) goto fail;
+    if (cfg.shard_n > 0)
+        fprintf(stderr, "optbench: shard %d/%d%s: the cells whose index is %d mod %d\n", cfg.shard_k, cfg.shard_n,
+                from_env ? " (from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT)" : "", cfg.shard_k, cfg.shard_n);
+    if (cfg.n_devices > 0 && !strcmp(cfg.backend, "auto")) {
+        /* one backend for every device: take it now */
+        const ob_backend_ops *cu = ob_cuda_backend_ops();
+        char d[256];
+        snprintf(cfg.backend, sizeof cfg.backend, "%s", cu && cu->probe(d, sizeof d) ? "cuda" : "cpu");
+    }
+    if (cfg.n_devices > 0 && !strcmp(cfg.backend, "cpu") && !dry)
+        fprintf(stderr,
+                "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores "
+                "(the cpu backend has one device; each listed index is one more worker)\n",
+                cfg.n_devices);
     if (dry) {
         print_dry_run(&cfg, &m);
         ob_matrix_free(&m);
@@ -159,26 +218,45 @@ int ob_cmd_run(int argc, char **argv)
     }
 
     ob_device dev;
-    if (ob_device_open(&dev, cfg.backend, 0, &e) != OB_OK) {
+    memset(&dev, 0, sizeof dev);
+    int first_dev = cfg.n_devices > 0 ? cfg.devices[0] : 0;
+    if (ob_device_open(&dev, cfg.backend, first_dev, &e) != OB_OK) {
         ob_matrix_free(&m);
         goto fail;
+    }
+    if (cfg.n_devices > 0) {
+        /* each worker opens its own device; this one only checked the first */
+        fprintf(stderr, "optbench: backend %s -> %s, devices", cfg.backend, dev.ops->name);
+        for (int i = 0; i < cfg.n_devices; i++) fprintf(stderr, "%s%d", i ? "," : " ", cfg.devices[i]);
+        fprintf(stderr, " (%s)\n", dev.desc);
+        ob_device_close(&dev);
     }
     ob_store *store = NULL;
     if (ob_store_open(cfg.db, OB_STORE_CREATE, &store, &e) != OB_OK) {
-        ob_device_close(&dev);
+        if (cfg.n_devices == 0) ob_device_close(&dev);
         ob_matrix_free(&m);
         goto fail;
     }
-    fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
+    if (cfg.n_devices == 0) fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
     fprintf(stderr, "optbench: %d cells, %lld steps each, into %s\n", m.n, (long long)cfg.steps, cfg.db);
     ob_run_summary sum;
-    ob_status s = ob_run_matrix(&cfg, &m, &dev, store, &sum, &e);
+    ob_signals_install();
+    ob_status s = ob_run_matrix(&cfg, &m, cfg.n_devices > 0 ? NULL : &dev, store, &sum, &e);
+    ob_signals_restore();
     ob_store_close(store);
-    ob_device_close(&dev);
+    if (cfg.n_devices == 0) ob_device_close(&dev);
     ob_matrix_free(&m);
+    if (s == OB_ERR_INTERRUPTED && sum.stop_signal) {
+        ob_config_free(&cfg);
+        ob_cli_error(1, "%s", e.msg);
+        return ob_signal_exit_code(sum.stop_signal);
+    }
     if (s != OB_OK) goto fail;
-    fprintf(stderr, "optbench: %d done, %d diverged, %d failed; benchmark %lld in %s\n", sum.done, sum.diverged,
-            sum.failed, (long long)sum.bench_id, cfg.db);
+    fprintf(stderr, "optbench: %d done, %d diverged, %d failed", sum.done, sum.diverged, sum.failed);
+    if (sum.skipped) fprintf(stderr, ", %d finished before", sum.skipped);
+    if (sum.resumed) fprintf(stderr, ", %d continued from a checkpoint", sum.resumed);
+    if (sum.busy) fprintf(stderr, ", %d left to another process", sum.busy);
+    fprintf(stderr, "; benchmark %lld in %s\n", (long long)sum.bench_id, cfg.db);
     fprintf(stderr, "optbench: next: optbench report --db %s --out report/\n", cfg.db);
     rc = sum.failed ? 1 : 0;
     ob_config_free(&cfg);

@@ -7,8 +7,11 @@
 int ob_cmd_run(int argc, char **argv);
 int ob_cmd_list(int argc, char **argv);
 int ob_cmd_report(int argc, char **argv);
+int ob_cmd_compare(int argc, char **argv);
+int ob_cmd_history(int argc, char **argv);
 int ob_cmd_replay(int argc, char **argv);
 int ob_cmd_ortho(int argc, char **argv);
+int ob_cmd_merge(int argc, char **argv);
 int ob_cmd_bench_step(int argc, char **argv);
 
 /* Print "optbench: <msg>" to stderr and return the exit code of status. */

@@ -428,11 +428,11 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         OB_TRY(want_scalar(y, v, key));
         OB_TRY(parse_int(scalar(v), 0, &c->checkpoint_every, "checkpoint_every", at, e));
     } else if (!strcmp(key, "checkpoint_keep")) {
-        int64_t k;
+        int64_t keep;
         OB_TRY(want_scalar(y, v, key));
-        OB_TRY(parse_int(scalar(v), 1, &k, "checkpoint_keep", at, e));
-        if (k > 100) return ob_fail(e, OB_ERR_INPUT, "%s: checkpoint_keep must be <= 100 (got %s)", at, scalar(v));
-        c->checkpoint_keep = (int)k;
+        OB_TRY(parse_int(scalar(v), 1, &keep, "checkpoint_keep", at, e));
+        if (keep > 100) return ob_fail(e, OB_ERR_INPUT, "%s: checkpoint_keep must be <= 100 (got %s)", at, scalar(v));
+        c->checkpoint_keep = (int)keep;
     } else if (!strcmp(key, "checkpoint_dir")) {
         OB_TRY(want_scalar(y, v, key));
         if (!*scalar(v) || strlen(scalar(v)) >= sizeof c->checkpoint_dir - 64)

@@ -14,8 +14,11 @@ static const command commands[] = {
     {"run", ob_cmd_run, "run a matrix of workloads x optimizers x learning rates x seeds"},
     {"list", ob_cmd_list, "list workloads and optimizers with their hyperparameters"},
     {"report", ob_cmd_report, "write CSV tables, gnuplot scripts and plots from a database"},
+    {"compare", ob_cmd_compare, "compare a candidate database against a baseline (regression gate)"},
+    {"history", ob_cmd_history, "print and plot a metric over the benchmarks of a database"},
     {"replay", ob_cmd_replay, "apply an optimizer to a recorded gradient sequence (conformance)"},
     {"ortho", ob_cmd_ortho, "Newton-Schulz orthogonalization accuracy study"},
+    {"merge", ob_cmd_merge, "combine shard databases into one (each cell once, with provenance)"},
     {"bench-step", ob_cmd_bench_step, "time the optimizer step alone and its memory bandwidth"},
 };
 #define N_COMMANDS (int)(sizeof commands / sizeof commands[0])

@@ -3,22 +3,42 @@
  * Per cell: build the workload and optimizer, lay out the arenas, then train.
  * A step is train_step + ob_optim_step on the device, bracketed by timer
  * marks; its loss, grad norm and skip flag land in a device record. Every
- * OB_FLUSH_STEPS steps (and at each evaluation and the end) the records come
- * to the host in one copy, the step times are read, the guard's events and
- * divergence are decided, and the batch goes to the store in one
- * transaction. Nothing is written per step.
+ * OB_FLUSH_STEPS steps (and at each evaluation, checkpoint, stop and the end)
+ * the records come to the host in one copy, the step times are read, the
+ * guard's events and divergence are decided, and the batch goes to the store
+ * in one transaction. Nothing is written per step.
+ *
+ * A checkpoint is written only right after a flush has been committed, so the
+ * database always holds every curve point up to the newest checkpoint's step;
+ * points after it (written before a kill) are deleted when the run resumes.
+ * The checkpoint holds the parameter arena, every optimizer state blob
+ * (ob_optim_state_blobs), the run loop's counters (first loss, bad-step
+ * streak, last evaluation, wall time) and the step times; the losses of the
+ * steps before it come back from the database's curve, so the summary
+ * statistics of a resumed run are those of the uninterrupted one. Data,
+ * noise and schedules are functions of (seed, step) and need nothing saved.
  */
 #include "harness/run.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
+#include "harness/checkpoint.h"
 #include "harness/progress.h"
+#include "harness/signals.h"
 
 static double now_s(void)
 {
@@ -58,6 +78,12 @@ void ob_curve_summary(const double *loss, int64_t n, double *final_loss, double 
     if (cnt) *final_loss = s / (double)cnt;
     for (int64_t i = 0; i < n; i++)
         if (isfinite(loss[i]) && (isnan(*best_loss) || loss[i] < *best_loss)) *best_loss = loss[i];
+}
+
+void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, int64_t run_id, char *buf, size_t n)
+{
+    if (c->checkpoint_dir[0]) snprintf(buf, n, "%s/run-%lld", c->checkpoint_dir, (long long)run_id);
+    else snprintf(buf, n, "%s.ckpt/run-%lld", db_path, (long long)run_id);
 }
 
 /* Everything a cell owns; freed in one place whatever happened. */
@@ -107,12 +133,39 @@ static void add_event(cell_state *cs, int64_t step, const char *kind, const char
     cs->n_events++;
 }
 
-typedef struct run_ctx {
+/* One cell to run: its cell of the matrix, its row and its stored spec. */
+typedef struct job {
+    const ob_cell *cell;
+    const ob_run_spec *spec;
+    int64_t run_id;
+    int pos; /* position in this process's list (progress) */
+} job;
+
+/* The matrix as the workers share it. */
+typedef struct matrix_ctx {
     const ob_config *cfg;
-    ob_device *dev;
-    ob_store *store;
+    int64_t bench_id;
+    const char *db_path;
+    job *jobs;
+    int n_jobs, next;
+    int multi;              /* several workers: progress lines only at the end of a cell */
+    pthread_mutex_t mu;     /* guards next, sum, prog, stop, fail */
+    ob_run_summary *sum;
     ob_progress *prog;
-} run_ctx;
+    int stop;               /* take no more cells */
+    ob_status fail;         /* the failure that ended the matrix */
+    ob_err fail_err;
+} matrix_ctx;
+
+/* The run loop's own state that a checkpoint carries (section "run"). */
+typedef struct run_state {
+    double first_loss;
+    int64_t bad_streak;
+    int64_t have_eval;
+    double eval_loss, eval_metric, eval_floor;
+    double wall_s;
+    int64_t reserved;
+} run_state;
 
 /* Evaluate and append one eval point; NaN metrics when the workload fails to. */
 static ob_status eval_now(cell_state *cs, int64_t step, ob_eval *ev, ob_eval_point *pt, ob_err *e)
@@ -124,15 +177,237 @@ static ob_status eval_now(cell_state *cs, int64_t step, ob_eval *ev, ob_eval_poi
     return OB_OK;
 }
 
-/* Train one cell. Returns a non-OK status only for store failures (which end
- * the matrix); everything else is reported in res (status failed). */
-static ob_status run_cell(run_ctx *x, const ob_cell *cell, int64_t run_id, ob_run_result *res,
-                          char *errbuf, size_t errlen, ob_err *store_err)
+/* The identity of a run as a checkpoint records it: a checkpoint is only
+ * used by the run it was written for, in the same database. */
+static void spec_text(const matrix_ctx *x, const job *j, char *buf, size_t n)
 {
-    ob_device *dev = x->dev;
+    const ob_run_spec *r = j->spec;
+    snprintf(buf, n,
+             "optbench run checkpoint\nbenchmark=%lld run=%lld cell=%lld\nworkload=%s\n"
+             "workload_params=%s\noptimizer=%s\nhparams=%s\nlr=%a seed=%lld steps=%lld\n",
+             (long long)x->bench_id, (long long)j->run_id, (long long)r->cell, r->workload,
+             r->workload_params ? r->workload_params : "", r->optimizer, r->hparams ? r->hparams : "",
+             r->lr, (long long)r->seed, (long long)r->steps);
+}
+
+/* The tensor table, so that a checkpoint of another layout is refused. */
+static char *layout_text(const ob_layout *l)
+{
+    size_t cap = 64 + (size_t)l->n * (OB_NAME_MAX + 160), len = 0;
+    char *b = malloc(cap);
+    if (!b) return NULL;
+    len += (size_t)snprintf(b + len, cap - len, "total=%lld groups=%d\n", (long long)l->total, l->n_groups);
+    for (int i = 0; i < l->n; i++) {
+        const ob_tensor *t = &l->t[i];
+        len += (size_t)snprintf(b + len, cap - len, "%s tag=%d group=%d offset=%lld shape=", t->name,
+                                (int)t->tag, t->group, (long long)t->offset);
+        for (int d = 0; d < t->ndim; d++)
+            len += (size_t)snprintf(b + len, cap - len, "%s%lld", d ? "x" : "", (long long)t->shape[d]);
+        len += (size_t)snprintf(b + len, cap - len, "\n");
+    }
+    return b;
+}
+
+#define MAX_BLOBS 200
+
+/* Write the checkpoint of a cell after `step` steps. */
+static ob_status write_checkpoint(const matrix_ctx *x, const job *j, ob_device *dev, cell_state *cs,
+                                  int64_t step, const run_state *rs, const char *dir, ob_err *e)
+{
+    ob_state_blob blobs[MAX_BLOBS];
+    int nb = ob_optim_state_blobs(cs->opt, blobs, MAX_BLOBS);
+    if (nb > MAX_BLOBS || nb + 8 > OB_CKPT_MAX_SECTIONS)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%d optimizer state blobs; checkpoints hold %d", nb,
+                                MAX_BLOBS);
+    ob_ckpt_section sec[OB_CKPT_MAX_SECTIONS];
+    void *host[MAX_BLOBS + 1] = {0};
+    char spec[8192];
+    spec_text(x, j, spec, sizeof spec);
+    char *lay = layout_text(&cs->lay);
+    ob_status s = lay ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory for a checkpoint");
+    int n = 0;
+    size_t pbytes = (size_t)cs->lay.total * sizeof(float);
+    if (s == OB_OK && !(host[0] = malloc(pbytes ? pbytes : 1)))
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for a checkpoint");
+    if (s == OB_OK) s = dev->ops->download(dev, host[0], cs->params, pbytes, e);
+    if (s == OB_OK) {
+        sec[n++] = (ob_ckpt_section){"spec", spec, strlen(spec)};
+        sec[n++] = (ob_ckpt_section){"layout", lay, strlen(lay)};
+        sec[n++] = (ob_ckpt_section){"backend", dev->ops->name, strlen(dev->ops->name)};
+        sec[n++] = (ob_ckpt_section){"run", rs, sizeof *rs};
+        sec[n++] = (ob_ckpt_section){"step_ms", cs->step_ms, (uint64_t)step * sizeof(double)};
+        sec[n++] = (ob_ckpt_section){"params", host[0], pbytes};
+    }
+    for (int i = 0; i < nb && s == OB_OK; i++) {
+        ob_ckpt_section *q = &sec[n++];
+        snprintf(q->name, sizeof q->name, "opt.%.47s", blobs[i].name);
+        q->bytes = blobs[i].bytes;
+        if (!blobs[i].on_device) {
+            q->data = blobs[i].ptr;
+            continue;
+        }
+        if (!(host[i + 1] = malloc(blobs[i].bytes ? blobs[i].bytes : 1))) {
+            s = ob_fail(e, OB_ERR_NOMEM, "out of memory for a checkpoint");
+            break;
+        }
+        s = dev->ops->download(dev, host[i + 1], blobs[i].ptr, blobs[i].bytes, e);
+        q->data = host[i + 1];
+    }
+    if (s == OB_OK) s = ob_ckpt_write(dir, step, sec, n, x->cfg->checkpoint_keep, e);
+    for (int i = 0; i <= nb; i++) free(host[i]);
+    free(lay);
+    return s;
+}
+
+/* Is checkpoint c usable by this cell? Fills why when not. */
+static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const ob_ckpt *c,
+                        ob_state_blob *blobs, int nb, char *why, size_t wn)
+{
+    char spec[8192];
+    spec_text(x, j, spec, sizeof spec);
+    const ob_ckpt_section *s = ob_ckpt_find(c, "spec");
+    if (!s || s->bytes != strlen(spec) || memcmp(s->data, spec, s->bytes) != 0) {
+        snprintf(why, wn, "it was written for another run or configuration");
+        return 0;
+    }
+    char *lay = layout_text(&cs->lay);
+    s = ob_ckpt_find(c, "layout");
+    int ok = lay && s && s->bytes == strlen(lay) && memcmp(s->data, lay, s->bytes) == 0;
+    free(lay);
+    if (!ok) {
+        snprintf(why, wn, "its parameter layout differs from this build's");
+        return 0;
+    }
+    if (c->step < 1 || c->step >= x->cfg->steps) {
+        snprintf(why, wn, "its step %lld is outside 1..%lld", (long long)c->step, (long long)x->cfg->steps - 1);
+        return 0;
+    }
+    s = ob_ckpt_find(c, "run");
+    const ob_ckpt_section *ms = ob_ckpt_find(c, "step_ms"), *ps = ob_ckpt_find(c, "params");
+    if (!s || s->bytes != sizeof(run_state) || !ms || ms->bytes != (uint64_t)c->step * sizeof(double) || !ps ||
+        ps->bytes != (uint64_t)cs->lay.total * sizeof(float)) {
+        snprintf(why, wn, "a section is missing or has the wrong size");
+        return 0;
+    }
+    int n_opt = 0;
+    for (int i = 0; i < c->n; i++) n_opt += !strncmp(c->sec[i].name, "opt.", 4);
+    if (n_opt != nb) {
+        snprintf(why, wn, "it holds %d optimizer state blobs, this optimizer has %d", n_opt, nb);
+        return 0;
+    }
+    for (int i = 0; i < nb; i++) {
+        char name[OB_CKPT_NAME_MAX];
+        snprintf(name, sizeof name, "opt.%.47s", blobs[i].name);
+        s = ob_ckpt_find(c, name);
+        if (!s || s->bytes != blobs[i].bytes) {
+            snprintf(why, wn, "optimizer state '%.47s' is missing or has another size", blobs[i].name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Continue from the newest usable checkpoint: restores parameters, optimizer
+ * state, run state, step times and (from the store) the losses. *from gets
+ * the step (0: none usable; the cell starts over). */
+static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device *dev, ob_store *store,
+                                    cell_state *cs, const char *dir, run_state *rs, int64_t *from,
+                                    ob_err *e, ob_err *store_err, ob_status *sst)
+{
+    *from = 0;
+    int64_t steps[64];
+    int n = ob_ckpt_list(dir, steps, 64);
+    ob_state_blob blobs[MAX_BLOBS];
+    int nb = ob_optim_state_blobs(cs->opt, blobs, MAX_BLOBS);
+    if (nb > MAX_BLOBS) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%d optimizer state blobs", nb);
+    for (int i = 0; i < n; i++) {
+        char path[1200], why[600];
+        ob_ckpt_path(dir, steps[i], path, sizeof path);
+        ob_ckpt c;
+        ob_err ce;
+        ob_err_clear(&ce);
+        if (ob_ckpt_read(path, &c, &ce) != OB_OK) {
+            fprintf(stderr, "optbench: run %lld: skipping %s\n", (long long)j->run_id, ce.msg);
+            continue;
+        }
+        if (!ckpt_matches(x, j, cs, &c, blobs, nb, why, sizeof why)) {
+            fprintf(stderr, "optbench: run %lld: skipping checkpoint '%s': %s\n", (long long)j->run_id, path, why);
+            ob_ckpt_free(&c);
+            continue;
+        }
+        int64_t have = 0;
+        if ((*sst = ob_store_read_losses(store, j->run_id, c.step, cs->losses, &have, store_err)) != OB_OK) {
+            ob_ckpt_free(&c);
+            return OB_OK;
+        }
+        if (have != c.step) {
+            fprintf(stderr,
+                    "optbench: run %lld: skipping checkpoint '%s': the database holds the curve only up "
+                    "to step %lld\n", (long long)j->run_id, path, (long long)have);
+            ob_ckpt_free(&c);
+            continue;
+        }
+        const ob_ckpt_section *be = ob_ckpt_find(&c, "backend");
+        if (be && (be->bytes != strlen(dev->ops->name) || memcmp(be->data, dev->ops->name, be->bytes)))
+            fprintf(stderr,
+                    "optbench: note: run %lld: resuming on %s from a checkpoint of another backend; the "
+                    "rest of the curve is not bit for bit what the other backend gives\n",
+                    (long long)j->run_id, dev->ops->name);
+        const ob_ckpt_section *ps = ob_ckpt_find(&c, "params");
+        ob_status s = dev->ops->upload(dev, cs->params, ps->data, (size_t)ps->bytes, e);
+        for (int k = 0; k < nb && s == OB_OK; k++) {
+            char name[OB_CKPT_NAME_MAX];
+            snprintf(name, sizeof name, "opt.%.47s", blobs[k].name);
+            const ob_ckpt_section *b = ob_ckpt_find(&c, name);
+            if (blobs[k].on_device) s = dev->ops->upload(dev, blobs[k].ptr, b->data, blobs[k].bytes, e);
+            else memcpy(blobs[k].ptr, b->data, blobs[k].bytes);
+        }
+        if (s == OB_OK) {
+            memcpy(rs, ob_ckpt_find(&c, "run")->data, sizeof *rs);
+            memcpy(cs->step_ms, ob_ckpt_find(&c, "step_ms")->data, (size_t)c.step * sizeof(double));
+            *from = c.step;
+        }
+        ob_ckpt_free(&c);
+        return s;
+    }
+    return OB_OK;
+}
+
+static ob_status dump_params(const ob_config *c, const ob_cell *cell, ob_device *dev, cell_state *cs,
+                             ob_err *e)
+{
+    OB_TRY(ob_mkdir_p(c->dump_params, e));
+    size_t bytes = (size_t)cs->lay.total * sizeof(float);
+    float *h = malloc(bytes ? bytes : 1);
+    if (!h) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_status s = dev->ops->download(dev, h, cs->params, bytes, e);
+    char path[1200];
+    snprintf(path, sizeof path, "%s/cell-%lld.f32", c->dump_params, (long long)cell->index);
+    if (s == OB_OK) {
+        FILE *f = fopen(path, "wb");
+        int bad = !f || fwrite(h, 1, bytes, f) != bytes;
+        if (f && fclose(f) != 0) bad = 1;
+        if (bad) s = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    }
+    free(h);
+    return s;
+}
+
+/* Train one cell. Returns a non-OK status only for store failures (which end
+ * the matrix, store_err says why); everything else is reported in res. A
+ * checkpoint that cannot be written also ends the matrix (*stop_matrix),
+ * after the run is recorded as interrupted. */
+static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store *store, int continuing,
+                          const char *ckdir, ob_run_result *res, char *errbuf, size_t errlen,
+                          ob_err *store_err, int *stop_matrix, int *resumed_from)
+{
+    const ob_cell *cell = j->cell;
+    const int64_t run_id = j->run_id;
     const ob_backend_ops *ops = dev->ops;
-    const int64_t steps = x->cfg->steps;
-    const int64_t eval_every = x->cfg->eval_every;
+    const ob_config *cfg = x->cfg;
+    const int64_t steps = cfg->steps;
+    const int64_t eval_every = cfg->eval_every;
+    const int64_t ckpt_every = cfg->checkpoint_every;
     const double diverge_factor = ob_hp_get(&cell->train_hp, "diverge_factor");
     const int64_t max_bad = (int64_t)ob_hp_get(&cell->train_hp, "max_bad_steps");
     cell_state cs;
@@ -141,12 +416,14 @@ static ob_status run_cell(run_ctx *x, const ob_cell *cell, int64_t run_id, ob_ru
     ob_err e;
     ob_err_clear(&e);
     double t_start = now_s();
-    int64_t done = 0, diverged_step = -1, bad_streak = 0;
-    double first_loss = NAN;
+    int64_t done = 0, diverged_step = -1, bad_streak = 0, start = 0;
+    double first_loss = NAN, wall_before = 0;
     ob_eval last_eval = {NAN, NAN, NAN};
     int have_eval = 0;
     ob_status st = OB_OK;
     ob_status sst = OB_OK; /* store status */
+    *stop_matrix = 0;
+    *resumed_from = 0;
 
     ob_dev_reset_peak(dev);
     size_t base_bytes = dev->bytes_in_use;
@@ -184,34 +461,57 @@ static ob_status run_cell(run_ctx *x, const ob_cell *cell, int64_t run_id, ob_ru
         st = ob_fail(&e, OB_ERR_NOMEM, "out of memory for the curve of %lld steps", (long long)steps);
         goto out;
     }
-    CKS(ob_store_run_started(x->store, run_id, store_err));
-    if (eval_every > 0) {
+    if (continuing) {
+        run_state rs;
+        CK(restore_checkpoint(x, j, dev, store, &cs, ckdir, &rs, &start, &e, store_err, &sst));
+        if (sst != OB_OK) goto out;
+        if (start > 0) {
+            done = start;
+            first_loss = rs.first_loss;
+            bad_streak = rs.bad_streak;
+            have_eval = rs.have_eval != 0;
+            last_eval = (ob_eval){rs.eval_loss, rs.eval_metric, rs.eval_floor};
+            wall_before = rs.wall_s;
+            *resumed_from = (int)(start < INT32_MAX ? start : INT32_MAX);
+        }
+        /* Curve points, evaluations and events after the checkpoint go, in one
+         * transaction (all of them when the cell starts over). */
+        CKS(ob_store_resume_run(store, run_id, start > 0 ? start : -1, store_err));
+    } else {
+        CKS(ob_store_run_started(store, run_id, store_err));
+    }
+    if (eval_every > 0 && start == 0) {
         ob_eval_point ep;
         CK(eval_now(&cs, 0, &last_eval, &ep, &e));
-        CKS(ob_store_append(x->store, run_id, NULL, 0, &ep, 1, NULL, 0, store_err));
+        CKS(ob_store_append(store, run_id, NULL, 0, &ep, 1, NULL, 0, store_err));
     }
 
-    int64_t batch_start = 1;
-    for (int64_t t = 1; t <= steps; t++) {
+    int64_t batch_start = start + 1;
+    for (int64_t t = start + 1; t <= steps; t++) {
         int k = (int)(t - batch_start);
         CK(ops->timer_mark(dev, 2 * k, &e));
         CK(cs.wl->vt->train_step(cs.wl, cs.params, cs.grads, t - 1, &cs.loss_dev[k], &e));
         CK(ob_optim_step(cs.opt, cs.params, cs.grads, &cs.loss_dev[k], t, &cs.rec_dev[k], &e));
         CK(ops->timer_mark(dev, 2 * k + 1, &e));
         int eval_due = eval_every > 0 && t % eval_every == 0;
-        if (k + 1 < OB_FLUSH_STEPS && t < steps && !eval_due) continue;
+        int ckpt_due = ckpt_every > 0 && t % ckpt_every == 0 && t < steps;
+        int stop_now = ob_signal_pending() != 0 && t < steps;
+        if (k + 1 < OB_FLUSH_STEPS && t < steps && !eval_due && !ckpt_due && !stop_now) continue;
 
         /* ---- flush: records to the host, decide, store ---- */
         int nb = k + 1;
         ob_step_record recs[OB_FLUSH_STEPS];
         CK(ops->download(dev, recs, cs.rec_dev, (size_t)nb * sizeof *recs, &e));
+        int64_t stop_step = -1;
+        char stop_why[200] = "";
+        int stopped = ob_optim_stopped(cs.opt, &stop_step, stop_why, sizeof stop_why);
         int n_pts = 0;
         cs.n_events = 0;
-        for (int j = 0; j < nb && diverged_step < 0; j++) {
-            int64_t step = batch_start + j;
+        for (int jj = 0; jj < nb && diverged_step < 0; jj++) {
+            int64_t step = batch_start + jj;
             double ms;
-            CK(ops->timer_read(dev, 2 * j, 2 * j + 1, &ms, &e));
-            ob_step_record *r = &recs[j];
+            CK(ops->timer_read(dev, 2 * jj, 2 * jj + 1, &ms, &e));
+            ob_step_record *r = &recs[jj];
             cs.losses[done] = r->loss;
             cs.step_ms[done] = ms;
             done++;
@@ -238,6 +538,10 @@ static ob_status run_cell(run_ctx *x, const ob_cell *cell, int64_t run_id, ob_ru
                               (double)r->loss, diverge_factor, first_loss);
                 }
             }
+            if (diverged_step < 0 && stopped && step >= stop_step) {
+                diverged_step = stop_step;
+                add_event(&cs, stop_step, "diverged", "%s", stop_why[0] ? stop_why : "the guard stopped the run");
+            }
         }
         {
             int64_t ev_step;
@@ -255,10 +559,27 @@ static ob_status run_cell(run_ctx *x, const ob_cell *cell, int64_t run_id, ob_ru
             have_eval = 1;
             n_ep = 1;
         }
-        CKS(ob_store_append(x->store, run_id, cs.pts, n_pts, &ep, n_ep, cs.events, cs.n_events, store_err));
-        ob_progress_cell_step(x->prog, t, steps, cs.losses[done - 1]);
+        CKS(ob_store_append(store, run_id, cs.pts, n_pts, &ep, n_ep, cs.events, cs.n_events, store_err));
+        if (!x->multi) ob_progress_cell_step(x->prog, t, steps, cs.losses[done - 1]);
         batch_start = t + 1;
         if (diverged_step >= 0) break;
+        if (ckpt_due || stop_now) {
+            /* the flush above is committed: the database holds steps 1..t */
+            run_state rs = {first_loss, bad_streak, have_eval, last_eval.loss, last_eval.metric,
+                            last_eval.floor, wall_before + now_s() - t_start, 0};
+            ob_err ce;
+            ob_err_clear(&ce);
+            if (write_checkpoint(x, j, dev, &cs, t, &rs, ckdir, &ce) != OB_OK) {
+                st = ob_fail(&e, OB_ERR_INTERRUPTED, "%s", ce.msg);
+                *stop_matrix = 1;
+                goto out;
+            }
+        }
+        if (stop_now) {
+            st = ob_fail(&e, OB_ERR_INTERRUPTED, "stopped by %s after step %lld (checkpointed)",
+                         ob_signal_pending() == SIGTERM ? "SIGTERM" : "SIGINT", (long long)t);
+            goto out;
+        }
     }
     if (diverged_step < 0 && !have_eval) {
         ob_eval_point ep;
@@ -266,6 +587,7 @@ static ob_status run_cell(run_ctx *x, const ob_cell *cell, int64_t run_id, ob_ru
         have_eval = 1;
     }
     res->status = diverged_step >= 0 ? "diverged" : "done";
+    if (cfg->dump_params[0]) CK(dump_params(cfg, cell, dev, &cs, &e));
 
 out:
     res->steps_done = done;
@@ -292,7 +614,7 @@ out:
         if (cs.wl && cs.wl->items_per_step > 0 && res->step_ms_median > 0)
             res->items_per_sec = (double)cs.wl->items_per_step / (res->step_ms_median * 1e-3);
     }
-    res->wall_s = now_s() - t_start;
+    res->wall_s = wall_before + now_s() - t_start;
     res->error = NULL;
     if (st != OB_OK) {
         res->status = st == OB_ERR_INTERRUPTED ? "interrupted" : "failed";
@@ -305,73 +627,313 @@ out:
     return sst;
 }
 
+static void record_failure(matrix_ctx *x, const ob_err *e)
+{
+    pthread_mutex_lock(&x->mu);
+    if (x->fail == OB_OK) {
+        x->fail = e->status != OB_OK ? e->status : OB_ERR_INTERNAL;
+        x->fail_err = *e;
+    }
+    x->stop = 1;
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* Take the cell's lock: 1 taken (*fd holds it), 0 another process has it. */
+static int lock_cell(const char *dir, int *fd, ob_err *e, ob_status *s)
+{
+    *fd = -1;
+    *s = ob_mkdir_p(dir, e);
+    if (*s != OB_OK) return 0;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/lock", dir);
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (f < 0) {
+        *s = ob_fail(e, OB_ERR_IO, "cannot create the lock file '%s': %s", path, strerror(errno));
+        return 0;
+    }
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        int busy = errno == EWOULDBLOCK;
+        if (!busy) *s = ob_fail(e, OB_ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
+        close(f);
+        return 0;
+    }
+    *fd = f;
+    return 1;
+}
+
+/* One cell, start to end: lock, status check, train, record, report. */
+static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const job *j, ob_err *e)
+{
+    char ckdir[1100];
+    ob_run_checkpoint_dir(x->cfg, x->db_path, j->run_id, ckdir, sizeof ckdir);
+    int fd;
+    ob_status s = OB_OK;
+    if (!lock_cell(ckdir, &fd, e, &s)) {
+        if (s != OB_OK) return s;
+        pthread_mutex_lock(&x->mu);
+        x->sum->busy++;
+        pthread_mutex_unlock(&x->mu);
+        fprintf(stderr, "optbench: cell %lld (run %lld) is being run by another process; leaving it\n",
+                (long long)j->cell->index, (long long)j->run_id);
+        return OB_OK;
+    }
+    char status[32];
+    if ((s = ob_store_run_status(store, j->run_id, status, sizeof status, e)) != OB_OK) {
+        close(fd);
+        return s;
+    }
+    if (!strcmp(status, "done") || !strcmp(status, "diverged")) {
+        /* finished by another process since the plan was made */
+        ob_ckpt_remove_all(ckdir);
+        close(fd);
+        pthread_mutex_lock(&x->mu);
+        x->sum->skipped++;
+        pthread_mutex_unlock(&x->mu);
+        return OB_OK;
+    }
+    int continuing = strcmp(status, "pending") != 0;
+    const ob_cell *cell = j->cell;
+    if (!x->multi) ob_progress_cell_begin(x->prog, j->pos, cell->wl->name, cell->opt->name, cell->lr, cell->seed);
+    ob_run_result res;
+    memset(&res, 0, sizeof res);
+    char errbuf[1024];
+    int stop_matrix = 0, resumed_from = 0;
+    s = run_cell(x, j, dev, store, continuing, ckdir, &res, errbuf, sizeof errbuf, e, &stop_matrix,
+                 &resumed_from);
+    if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
+    if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged")))
+        ob_ckpt_remove_all(ckdir);
+    close(fd);
+    if (s != OB_OK) return s;
+    pthread_mutex_lock(&x->mu);
+    if (!strcmp(res.status, "done")) x->sum->done++;
+    else if (!strcmp(res.status, "diverged")) x->sum->diverged++;
+    else if (!strcmp(res.status, "interrupted")) x->sum->interrupted++;
+    else x->sum->failed++;
+    if (resumed_from > 0) x->sum->resumed++;
+    if (x->multi)
+        ob_progress_cell_begin(x->prog, j->pos, cell->wl->name, cell->opt->name, cell->lr, cell->seed);
+    ob_progress_cell_end(x->prog, res.status, res.final_loss, res.steps_done, res.diverged_step, res.wall_s,
+                         res.error);
+    pthread_mutex_unlock(&x->mu);
+    if (stop_matrix) {
+        ob_fail(e, OB_ERR_IO, "%s", errbuf);
+        return OB_ERR_IO;
+    }
+    return OB_OK;
+}
+
+static void worker_loop(matrix_ctx *x, ob_device *dev, ob_store *store)
+{
+    for (;;) {
+        pthread_mutex_lock(&x->mu);
+        int i = (x->stop || ob_signal_pending() || x->next >= x->n_jobs) ? -1 : x->next++;
+        pthread_mutex_unlock(&x->mu);
+        if (i < 0) break;
+        ob_err e;
+        ob_err_clear(&e);
+        if (run_job(x, dev, store, &x->jobs[i], &e) != OB_OK) {
+            record_failure(x, &e);
+            break;
+        }
+    }
+}
+
+typedef struct worker_arg {
+    matrix_ctx *x;
+    int device;
+    int omp_threads;
+} worker_arg;
+
+static void *worker_main(void *p)
+{
+    worker_arg *w = p;
+    matrix_ctx *x = w->x;
+    ob_err e;
+    ob_err_clear(&e);
+#ifdef _OPENMP
+    if (w->omp_threads > 0) omp_set_num_threads(w->omp_threads);
+#endif
+    ob_device dev;
+    if (ob_device_open(&dev, x->cfg->backend, w->device, &e) != OB_OK) {
+        ob_err_prefix(&e, "device %d: ", w->device);
+        record_failure(x, &e);
+        return NULL;
+    }
+    ob_store *store = NULL;
+    if (ob_store_open(x->db_path, OB_STORE_EXISTING, &store, &e) != OB_OK) {
+        record_failure(x, &e);
+        ob_device_close(&dev);
+        return NULL;
+    }
+    worker_loop(x, &dev, store);
+    ob_store_close(store);
+    ob_device_close(&dev);
+    return NULL;
+}
+
+static int is_finished(const char *status)
+{
+    return !strcmp(status, "done") || !strcmp(status, "diverged");
+}
+
 ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
                         ob_run_summary *sum, ob_err *e)
 {
     memset(sum, 0, sizeof *sum);
     char host[256] = "unknown";
     gethostname(host, sizeof host - 1);
-    int64_t bench_id;
-    OB_TRY(ob_store_begin_benchmark(store, c->name, c->text ? c->text : "", OB_GIT_REV, host,
-                                    dev->ops->name, dev->desc, &bench_id, e));
-    sum->bench_id = bench_id;
+    char shard[64] = "";
+    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
 
-    ob_run_spec *specs = calloc((size_t)m->n, sizeof *specs);
-    int64_t *ids = calloc((size_t)m->n, sizeof *ids);
-    char (*wjson)[1024] = calloc((size_t)m->n, sizeof *wjson);
-    char (*ojson)[2048] = calloc((size_t)m->n, sizeof *ojson);
+    /* the cells of this process: all, or those of its shard */
+    int n = 0;
+    for (int i = 0; i < m->n; i++)
+        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) n++;
+    ob_run_spec *specs = calloc((size_t)(n ? n : 1), sizeof *specs);
+    const ob_cell **cells = calloc((size_t)(n ? n : 1), sizeof *cells);
+    int64_t *ids = calloc((size_t)(n ? n : 1), sizeof *ids);
+    char (*wjson)[1024] = calloc((size_t)(n ? n : 1), sizeof *wjson);
+    char (*ojson)[2048] = calloc((size_t)(n ? n : 1), sizeof *ojson);
+    job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
     ob_status s = OB_OK;
-    if (!specs || !ids || !wjson || !ojson) {
-        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", m->n);
+    ob_progress *prog = NULL;
+    matrix_ctx x;
+    memset(&x, 0, sizeof x);
+    pthread_mutex_init(&x.mu, NULL);
+    if (!specs || !cells || !ids || !wjson || !ojson || !jobs) {
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
         goto done;
     }
-    for (int i = 0; i < m->n; i++) {
+    for (int i = 0, k = 0; i < m->n; i++) {
         const ob_cell *cell = &m->cells[i];
+        if (c->shard_n > 0 && cell->index % c->shard_n != c->shard_k) continue;
         char opt[1400], train[600];
-        ob_hp_to_json(&cell->wl_hp, wjson[i], sizeof wjson[i]);
+        ob_hp_to_json(&cell->wl_hp, wjson[k], sizeof wjson[k]);
         ob_hp_to_json(&cell->opt_hp, opt, sizeof opt);
         ob_hp_to_json(&cell->train_hp, train, sizeof train);
         opt[strlen(opt) - 1] = '\0'; /* drop '}' and merge the training settings */
-        snprintf(ojson[i], sizeof ojson[i], "%s,\"train\":%s}", opt, train);
-        specs[i] = (ob_run_spec){
+        snprintf(ojson[k], sizeof ojson[k], "%s,\"train\":%s}", opt, train);
+        specs[k] = (ob_run_spec){
             .cell = cell->index,
             .workload = cell->wl->name,
-            .workload_params = wjson[i],
+            .workload_params = wjson[k],
             .optimizer = cell->opt->name,
-            .hparams = ojson[i],
+            .hparams = ojson[k],
             .lr = cell->lr,
             .seed = cell->seed,
-            .backend = dev->ops->name,
-            .device = dev->desc,
+            .backend = dev ? dev->ops->name : c->backend,
+            .device = dev ? dev->desc : "",
             .steps = c->steps,
         };
+        cells[k++] = cell;
     }
-    if ((s = ob_store_add_runs(store, bench_id, specs, m->n, ids, e)) != OB_OK) goto done;
 
-    ob_progress *prog = ob_progress_new(m->n, c->steps, stderr);
-    run_ctx x = {c, dev, store, prog};
-    for (int i = 0; i < m->n; i++) {
-        const ob_cell *cell = &m->cells[i];
-        ob_progress_cell_begin(prog, i, cell->wl->name, cell->opt->name, cell->lr, cell->seed);
-        ob_run_result res;
-        memset(&res, 0, sizeof res);
-        char errbuf[1024];
-        s = run_cell(&x, cell, ids[i], &res, errbuf, sizeof errbuf, e);
-        if (s != OB_OK) break;
-        if (!strcmp(res.status, "done")) sum->done++;
-        else if (!strcmp(res.status, "diverged")) sum->diverged++;
-        else if (!strcmp(res.status, "interrupted")) sum->interrupted++;
-        else sum->failed++;
-        if ((s = ob_store_finish_run(store, ids[i], &res, e)) != OB_OK) break;
-        ob_progress_cell_end(prog, res.status, res.final_loss, res.steps_done, res.diverged_step,
-                             res.wall_s, res.error);
+    int64_t bench_id = 0;
+    if (c->resume) {
+        char why[512];
+        if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, why,
+                                         sizeof why, e)) != OB_OK)
+            goto done;
+        if (!bench_id)
+            fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);
     }
-    ob_progress_free(prog);
-    if (s == OB_OK) s = ob_store_finish_benchmark(store, bench_id, e);
+    const char *backend_name = dev ? dev->ops->name : c->backend;
+    const char *device_desc = dev ? dev->desc : "several devices";
+    if (!bench_id) {
+        if ((s = ob_store_begin_benchmark(store, c->name, c->text ? c->text : "", OB_GIT_REV, host,
+                                          backend_name, device_desc, &bench_id, e)) != OB_OK)
+            goto done;
+        if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, NULL, e)) != OB_OK) goto done;
+        if ((s = ob_store_add_runs(store, bench_id, specs, n, ids, e)) != OB_OK) goto done;
+    }
+    sum->bench_id = bench_id;
+
+    /* the plan: every cell not finished yet */
+    int n_jobs = 0, n_cont = 0;
+    for (int k = 0; k < n; k++) {
+        if (c->resume) {
+            char status[32];
+            if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto done;
+            if (is_finished(status)) {
+                /* a process killed between recording the result and deleting
+                 * the checkpoints leaves them behind: they are of no use now */
+                char ckdir[1100];
+                ob_run_checkpoint_dir(c, ob_store_path(store), ids[k], ckdir, sizeof ckdir);
+                ob_ckpt_remove_all(ckdir);
+                sum->skipped++;
+                continue;
+            }
+            n_cont += strcmp(status, "pending") != 0;
+        }
+        jobs[n_jobs] = (job){cells[k], &specs[k], ids[k], n_jobs};
+        n_jobs++;
+    }
+    if (c->resume)
+        fprintf(stderr,
+                "optbench: --resume: benchmark %lld: %d of %d cells finished before, %d to continue, "
+                "%d to start\n", (long long)bench_id, sum->skipped, n, n_cont, n_jobs - n_cont);
+
+    prog = ob_progress_new(n_jobs, c->steps, stderr);
+    x.cfg = c;
+    x.bench_id = bench_id;
+    x.db_path = ob_store_path(store);
+    x.jobs = jobs;
+    x.n_jobs = n_jobs;
+    x.sum = sum;
+    x.prog = prog;
+    x.multi = c->n_devices > 0;
+    if (!x.multi) {
+        worker_loop(&x, dev, store);
+    } else {
+        pthread_t th[OB_CFG_MAX_DEVICES];
+        worker_arg args[OB_CFG_MAX_DEVICES];
+        int started = 0, omp = 0;
+#ifdef _OPENMP
+        if (!strcmp(c->backend, "cpu")) omp = omp_get_max_threads() / c->n_devices;
+        if (!strcmp(c->backend, "cpu") && omp < 1) omp = 1;
+#endif
+        for (int i = 0; i < c->n_devices; i++) {
+            args[i] = (worker_arg){&x, c->devices[i], omp};
+            if (pthread_create(&th[i], NULL, worker_main, &args[i]) != 0) {
+                ob_err te;
+                ob_fail(&te, OB_ERR_INTERNAL, "cannot start a thread for device %d", c->devices[i]);
+                record_failure(&x, &te);
+                break;
+            }
+            started++;
+        }
+        for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    }
+    if (x.fail != OB_OK) {
+        *e = x.fail_err;
+        s = x.fail;
+        goto done;
+    }
+    if (ob_signal_pending()) {
+        sum->stop_signal = ob_signal_pending();
+        s = ob_fail(e, OB_ERR_INTERRUPTED,
+                    "stopped by %s: %d run%s checkpointed and marked interrupted; run the same command "
+                    "with --resume to continue",
+                    sum->stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", sum->interrupted,
+                    sum->interrupted == 1 ? "" : "s");
+        goto done;
+    }
+    if (!sum->busy) s = ob_store_finish_benchmark(store, bench_id, e);
 done:
+    ob_progress_free(prog);
+    if (!c->checkpoint_dir[0]) {
+        /* DB.ckpt goes when no run left anything in it */
+        char root[1100];
+        snprintf(root, sizeof root, "%s.ckpt", ob_store_path(store));
+        rmdir(root);
+    }
+    pthread_mutex_destroy(&x.mu);
     free(specs);
+    free(cells);
     free(ids);
     free(wjson);
     free(ojson);
+    free(jobs);
     return s;
 }

@@ -395,7 +395,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     char ylabel[128];
     if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
     else if (kind == 3) snprintf(ylabel, sizeof ylabel, "seconds of training");
-    else snprintf(ylabel, sizeof ylabel, "%s", unit);
+    else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", unit);
     int p = scale >= 1024.0 * 1024 * 1024 ? 3 : scale >= 1024.0 * 1024 ? 2 : scale > 1 ? 1 : 0;
     char using[64];
     if (p) snprintf(using, sizeof using, "(column(i) / 1024**%d)", p);

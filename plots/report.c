@@ -290,7 +290,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of the best, found by linear "
               "interpolation in log(lr) between grid points; a value marked >= reaches the edge of the "
-              "tried grid and is a lower bound. Loss at 0.5x / 2x lr: the median final loss "
+              "tried grid and is a lower bound; a best lr marked (grid edge) is the smallest or "
+              "largest lr tried, so a wider grid may find a better one. Loss at 0.5x / 2x lr: the median final loss "
               "interpolated in log(lr) at half and twice the best lr (- when outside the grid). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr.",
           100 * o->stats.tol);
@@ -315,7 +316,10 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                 if (g->wl != w || rank[k] != r) continue;
                 doc_cell(dc, "%d", r);
                 doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                doc_cell(dc, "%s", g->best < 0 ? "none (all diverged)" : num(g->best_lr, b1, sizeof b1));
+                if (g->best < 0) doc_cell(dc, "none (all diverged)");
+                else if (g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1))
+                    doc_cell(dc, "%s (grid edge)", num(g->best_lr, b1, sizeof b1));
+                else doc_cell(dc, "%s", num(g->best_lr, b1, sizeof b1));
                 doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
                 doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
                 doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));

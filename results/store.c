@@ -442,7 +442,7 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
     int flags = s->readonly ? SQLITE_OPEN_READONLY
                             : SQLITE_OPEN_READWRITE | (mode == OB_STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
-        ob_status st = ob_fail(e, mode == OB_STORE_CREATE ? OB_ERR_IO : OB_ERR_INPUT,
+        ob_status st = ob_fail(e, OB_ERR_INPUT,
                                "cannot open database '%s': %s", path,
                                s->db ? sqlite3_errmsg(s->db) : "out of memory");
         ob_store_close(s);
@@ -665,8 +665,8 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
                                   ob_err *e)
 {
     *bench_id = 0;
-    if (why && why_n) snprintf(why, why_n, "no earlier benchmark %s%s", shard ? "of shard " : "",
-                               shard ? shard : "");
+    if (why && why_n) snprintf(why, why_n, "no earlier benchmark%s%s in '%s'", shard ? " of shard " : "",
+                               shard ? shard : "", s->path);
     sqlite3_stmt *qb = NULL, *qr = NULL;
     OB_TRY(prep(s, "SELECT id FROM benchmarks WHERE shard IS ?1 AND provenance IS NULL "
                    "ORDER BY id DESC LIMIT 64", &qb, e));

@@ -10,7 +10,7 @@ static void check_config(const char *sets)
         wl_rig_close(&r);
         return;
     }
-    int bad = wl_rig_gradcheck(&r, 5, 1e-2, 5e-3, 5e-5, getenv("OB_VERBOSE") != NULL);
+    int bad = wl_rig_gradcheck(&r, 5, 1e-2, 1, 5e-3, 3e-7, getenv("OB_VERBOSE") != NULL);
     CHECK_MSG(bad == 0, "%d tensors of bert (%s) disagree with finite differences", bad, sets);
     wl_rig_close(&r);
 }

@@ -12,7 +12,7 @@ static void check_config(const char *sets)
         wl_rig_close(&r);
         return;
     }
-    int bad = wl_rig_gradcheck(&r, 2, 1e-3, 1e-2, 1e-4, getenv("OB_VERBOSE") != NULL);
+    int bad = wl_rig_gradcheck(&r, 2, 1e-3, 3, 1e-2, 1e-7, getenv("OB_VERBOSE") != NULL);
     CHECK_MSG(bad == 0, "%d tensors of cnn (%s) disagree with finite differences", bad, sets);
     wl_rig_close(&r);
 }

@@ -14,6 +14,9 @@
 
 #include "results/store.h"
 
+/* the error of the failed run: a comma, quotes and a newline, for CSV quoting */
+#define FX_ERROR_TEXT "planted failure: \"x\", then y\nsecond line"
+
 typedef struct fx_run {
     const char *wl, *opt, *extra; /* extra: more hparams JSON members, e.g. "\"beta2\":0.95" */
     double lr;
@@ -63,7 +66,7 @@ static inline int64_t fx_add(ob_store *s, int64_t bench, const fx_run *r)
                          .peak_mem_bytes = r->peak, .state_bytes = r->state,
                          .step_ms_median = r->step_ms, .step_ms_p90 = r->p90,
                          .items_per_sec = NAN, .diverged_step = div ? 7 : -1, .wall_s = 1.0,
-                         .error = !strcmp(r->status, "failed") ? "planted failure" : NULL};
+                         .error = !strcmp(r->status, "failed") ? FX_ERROR_TEXT : NULL};
     if (ob_store_finish_run(s, id, &res, &e) != OB_OK) {
         fprintf(stderr, "fx_add: %s\n", e.msg);
         exit(1);

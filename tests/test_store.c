@@ -365,6 +365,10 @@ static void test_refusals(void)
     expect_refused(p, OB_STORE_EXISTING, "does not exist");
     expect_refused(p, OB_STORE_READONLY, "does not exist");
 
+    /* A folder that does not exist. */
+    path_in(p, sizeof p, "no/such/folder.db");
+    expect_refused(p, OB_STORE_CREATE, "cannot open");
+
     /* A directory. */
     expect_refused(dir, OB_STORE_CREATE, "not a regular file");
 

@@ -84,42 +84,61 @@ static double wl_rig_loss(wl_rig *r, int64_t step)
     return *r->loss;
 }
 
-/* Directional-derivative check of every tensor: for a random unit direction v
- * inside the tensor, compare g.v with the central difference of the loss.
- * Returns the number of tensors outside atol + rtol * max(|g.v|, |fd|). */
-static int wl_rig_gradcheck(wl_rig *r, int64_t step, double h, double rtol, double atol, int verbose)
+/* Central difference of the loss along direction v (unit, inside tensor t). */
+static double wl_rig_fd(wl_rig *r, const ob_tensor *t, const float *p0, const double *v, int64_t step, double h)
+{
+    for (int64_t j = 0; j < t->numel; j++) r->p[t->offset + j] = (float)(p0[t->offset + j] + h * v[j]);
+    double lp = wl_rig_loss(r, step);
+    for (int64_t j = 0; j < t->numel; j++) r->p[t->offset + j] = (float)(p0[t->offset + j] - h * v[j]);
+    double lm = wl_rig_loss(r, step);
+    memcpy(r->p + t->offset, p0 + t->offset, (size_t)t->numel * sizeof(float));
+    return (lp - lm) / (2.0 * h);
+}
+
+/* Directional-derivative check of every tensor, along a random unit direction
+ * and along the tensor's own gradient (largest signal): compares g.v with the
+ * central difference of the loss at step sizes h, h/2, ... (nh of them) and
+ * passes when one of them agrees within atol + rtol * max(|g.v|, |fd|), where
+ * atol = noise * max(1, |loss|) / h is the float32 rounding of the loss seen
+ * through the difference. Several sizes let a piecewise-linear model (ReLU,
+ * max pooling) pass where the largest step crosses a kink; a wrong gradient
+ * matches at none. Returns the number of failed checks. */
+static int wl_rig_gradcheck(wl_rig *r, int64_t step, double h, int nh, double rtol, double noise, int verbose)
 {
     int64_t total = r->lay.total;
     float *g = malloc((size_t)total * sizeof *g), *p0 = malloc((size_t)total * sizeof *p0);
-    wl_rig_loss(r, step);
+    double l0 = fabs(wl_rig_loss(r, step));
     memcpy(g, r->g, (size_t)total * sizeof *g);
     memcpy(p0, r->p, (size_t)total * sizeof *p0);
     int bad = 0;
     for (int i = 0; i < r->lay.n; i++) {
         const ob_tensor *t = &r->lay.t[i];
-        double *v = malloc((size_t)t->numel * sizeof *v), nn = 0.0, ana = 0.0;
-        for (int64_t j = 0; j < t->numel; j++) {
-            v[j] = ob_rng_normal(7, OB_STREAM_MISC + (uint64_t)i, (uint64_t)j);
-            nn += v[j] * v[j];
+        double *v = malloc((size_t)t->numel * sizeof *v);
+        for (int dir = 0; dir < 2; dir++) {
+            double nn = 0.0, ana = 0.0;
+            for (int64_t j = 0; j < t->numel; j++) {
+                v[j] = dir == 0 ? ob_rng_normal(7, OB_STREAM_MISC + (uint64_t)i, (uint64_t)j) : g[t->offset + j];
+                nn += v[j] * v[j];
+            }
+            if (nn == 0.0) continue;
+            nn = sqrt(nn);
+            for (int64_t j = 0; j < t->numel; j++) {
+                v[j] /= nn;
+                ana += v[j] * g[t->offset + j];
+            }
+            int ok = 0;
+            double hk = h, fd = 0.0, tol = 0.0;
+            for (int k = 0; k < nh && !ok; k++, hk /= 2) {
+                fd = wl_rig_fd(r, t, p0, v, step, hk);
+                tol = noise * fmax(1.0, l0) / hk + rtol * fmax(fabs(ana), fabs(fd));
+                ok = fabs(fd - ana) <= tol;
+            }
+            if (!ok || verbose)
+                fprintf(stderr, "  %-20s %s g.v %+.6e  fd %+.6e (h %.1e)  diff %.2e  tol %.2e%s\n", t->name,
+                        dir ? "grad" : "rand", ana, fd, hk * 2, fabs(fd - ana), tol,
+                        ok ? "" : "  <-- MISMATCH");
+            bad += !ok;
         }
-        nn = sqrt(nn);
-        for (int64_t j = 0; j < t->numel; j++) {
-            v[j] /= nn;
-            ana += v[j] * g[t->offset + j];
-        }
-        for (int64_t j = 0; j < t->numel; j++) r->p[t->offset + j] = (float)(p0[t->offset + j] + h * v[j]);
-        double lp = wl_rig_loss(r, step);
-        for (int64_t j = 0; j < t->numel; j++) r->p[t->offset + j] = (float)(p0[t->offset + j] - h * v[j]);
-        double lm = wl_rig_loss(r, step);
-        memcpy(r->p + t->offset, p0 + t->offset, (size_t)t->numel * sizeof(float));
-        /* the perturbation actually applied is the float-rounded one */
-        double fd = (lp - lm) / (2.0 * h);
-        double tol = atol + rtol * fmax(fabs(ana), fabs(fd));
-        int ok = fabs(fd - ana) <= tol;
-        if (!ok || verbose)
-            fprintf(stderr, "  %-20s g.v %+.6e  fd %+.6e  diff %.2e  tol %.2e%s\n", t->name, ana, fd,
-                    fabs(fd - ana), tol, ok ? "" : "  <-- MISMATCH");
-        bad += !ok;
         free(v);
     }
     free(g);

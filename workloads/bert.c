@@ -41,7 +41,7 @@
 #include "workloads/workload.h"
 
 /* Hyperparameters; presets differ only in defaults. */
-#define BERT_HP(B, T, V, L, D, H, EB)                                                                      \
+#define BERT_HP(B, T, V, L, D, H, EB, STD)                                                                      \
     {                                                                                                      \
         {"batch", OB_HP_INT, B, 1, 1 << 20, 0, 0, NULL, "sequences per step"},                             \
         {"seq", OB_HP_INT, T, 2, 1 << 16, 0, 0, NULL, "sequence length T"},                                \
@@ -52,7 +52,7 @@
         {"mlp_ratio", OB_HP_INT, 4, 1, 64, 0, 0, NULL, "MLP width F = mlp_ratio * dim"},                   \
         {"tie_head", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "output head shares the token embedding"},          \
         {"head_bias", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "output head has a bias (V)"},                      \
-        {"init_std", OB_HP_FLOAT, 0.02, 0, INFINITY, 1, 0, NULL,                                           \
+        {"init_std", OB_HP_FLOAT, STD, 0, INFINITY, 1, 0, NULL,                                           \
          "std of the normal init (residual projections: init_std/sqrt(2L))"},                              \
         {"mask_prob", OB_HP_FLOAT, 0.15, 0, 1, 1, 0, NULL, "probability that a position is a target"},     \
         {"mask_token_frac", OB_HP_FLOAT, 0.8, 0, 1, 0, 0, NULL, "targets shown as [MASK]"},                \
@@ -67,9 +67,9 @@
         {"eval_batches", OB_HP_INT, EB, 1, 1 << 16, 0, 0, NULL, "held-out batches per evaluation"},        \
     }
 
-static const ob_hp_def bert_tiny_hp[] = BERT_HP(32, 32, 256, 2, 64, 4, 16);
-static const ob_hp_def bert_small_hp[] = BERT_HP(16, 128, 8192, 4, 256, 4, 8);
-static const ob_hp_def bert_base_hp[] = BERT_HP(32, 128, 30522, 12, 768, 12, 4);
+static const ob_hp_def bert_tiny_hp[] = BERT_HP(32, 32, 256, 2, 64, 4, 16, 0.1);
+static const ob_hp_def bert_small_hp[] = BERT_HP(16, 128, 8192, 4, 256, 4, 8, 0.05);
+static const ob_hp_def bert_base_hp[] = BERT_HP(32, 128, 30522, 12, 768, 12, 4, 0.02);
 
 /* Per-layer parameter slots, in layout order. */
 enum { P_LN1W, P_LN1B, P_QKVW, P_QKVB, P_PROJW, P_PROJB, P_LN2W, P_LN2B, P_FCW, P_FCB, P_FC2W, P_FC2B, P_PER_LAYER };

@@ -46,8 +46,8 @@
         {"max_shift", OB_HP_INT, 4, 0, 4096, 0, 0, NULL, "largest circular shift in pixels"},             \
         {"contrast_lo", OB_HP_FLOAT, 0.5, 0, INFINITY, 0, 0, NULL, "smallest template contrast"},         \
         {"contrast_hi", OB_HP_FLOAT, 1.5, 0, INFINITY, 0, 0, NULL, "largest template contrast"},          \
-        {"confusable_pairs", OB_HP_INT, 2, 0, 50000, 0, 0, NULL, "class pairs that look alike"},           \
-        {"confusion", OB_HP_FLOAT, 0.6, 0, INFINITY, 0, 0, NULL,                                          \
+        {"confusable_pairs", OB_HP_INT, 3, 0, 50000, 0, 0, NULL, "class pairs that look alike"},           \
+        {"confusion", OB_HP_FLOAT, 0.35, 0, INFINITY, 0, 0, NULL,                                          \
          "size of the difference within a confusable pair (smaller: harder)"},                            \
         {"data_seed", OB_HP_INT, 0, 0, 1e9, 0, 0, NULL, "seed of the class templates and held-out set"}, \
         {"eval_batches", OB_HP_INT, EB, 1, 1 << 16, 0, 0, NULL, "held-out batches per evaluation"},       \

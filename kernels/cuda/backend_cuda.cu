@@ -324,6 +324,8 @@ static ob_backend_ops cuda_make_ops(void)
     o.clamp_abs = ob_cu_clamp_abs;
     o.svd_polar = ob_cu_svd_polar;
     o.rosenbrock = ob_cu_rosenbrock;
+    ob_cu_fill_nn_ops(&o);
+    ob_cu_fill_conv_ops(&o);
     return o;
 }
 

@@ -142,6 +142,19 @@ ob_status ob_cu_scratch(ob_device *dev, size_t bytes, void **out, ob_err *e);
 ob_status ob_cu_reduce_finish(ob_device *dev, int blocks, int epilogue, float *out_f,
                               ob_step_stats *stats, const char *op, ob_err *e);
 
+/* Row chunks of the column reductions of the layer backward passes: the same
+ * boundaries as the CPU (OB_CPU_RED_CHUNKS), N * c / nch, so the sums agree. */
+#define OB_CU_COL_CHUNKS 64
+
+/* Column sums (nn_cuda.cu): mode 0 LayerNorm (dw += sum dout*xhat, db += sum dout),
+ * 1 bias (db only), 2 group norm (mean/rstd per (row / HW, column / (C/G))). */
+ob_status ob_cu_colsums(ob_device *dev, int mode, float *dw, float *db, const float *dout, const float *inp,
+                        const float *mean, const float *rstd, int64_t N, int C, int HW, int G, const char *op,
+                        ob_err *e);
+/* The layer slots of nn_cuda.cu and conv_cuda.cu. */
+void ob_cu_fill_nn_ops(ob_backend_ops *o);
+void ob_cu_fill_conv_ops(ob_backend_ops *o);
+
 /* Per-file op implementations collected into the table in backend_cuda.cu. */
 ob_status ob_cu_fill(ob_device *dev, float *x, float v, int64_t n, ob_err *e);
 ob_status ob_cu_axpby(ob_device *dev, int64_t n, float a, const float *x, float b, float *y, ob_err *e);

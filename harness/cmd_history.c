@@ -1,0 +1,306 @@
+/* harness/cmd_history.c - `optbench history`: one metric over the benchmarks
+ * of a database (a nightly job appends one benchmark per night), by date and
+ * git revision, printed as a table and, with --out, written as history.csv
+ * with a gnuplot script (history.gp) rendered to PNG and SVG for trend charts.
+ *
+ * Each benchmark is summarized on its own with results/stats (the value of a
+ * workload x optimizer series is the statistic at that night's best lr).
+ */
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/hparams.h"
+#include "harness/commands.h"
+#include "plots/figures.h"
+#include "plots/report.h"
+#include "results/dataset.h"
+#include "results/export.h"
+#include "results/stats.h"
+#include "results/store.h"
+
+typedef struct metric_def {
+    const char *name, *label;
+    int needs_curves, lower_is_better;
+} metric_def;
+
+static const metric_def metrics[] = {
+    {"final_loss", "median final training loss at the best lr", 0, 1},
+    {"eval_loss", "median held-out loss at the best lr", 0, 1},
+    {"eval_metric", "median held-out metric at the best lr", 0, 0},
+    {"best_lr", "best learning rate", 0, 1},
+    {"step_ms", "median step time (ms)", 0, 1},
+    {"peak_mem", "peak memory (bytes)", 0, 1},
+    {"state_bytes", "optimizer state (bytes)", 0, 1},
+    {"divergence_rate", "fraction of runs that diverged", 0, 1},
+    {"steps_to_target", "steps to the target loss (1.1 x that night's best)", 1, 1},
+};
+#define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
+
+static double metric_value(int m, const ob_group *g)
+{
+    switch (m) {
+    case 0: return g->final.median;
+    case 1: return g->eval_loss.median;
+    case 2: return g->eval_metric.median;
+    case 3: return g->best_lr;
+    case 4: return g->step_ms_median;
+    case 5: return g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN;
+    case 6: return g->state_bytes >= 0 ? (double)g->state_bytes : NAN;
+    case 7: return g->div_rate;
+    default: return g->tt_steps;
+    }
+}
+
+static void history_usage(FILE *f)
+{
+    fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n\n"
+               "Prints one metric per benchmark (by date and git revision) for each workload x optimizer;\n"
+               "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg.\n\n"
+               "metrics:\n");
+    for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-16s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
+}
+
+typedef struct series {
+    char *label;   /* "workload optimizer" */
+    double *v;     /* (n_bench,) */
+} series;
+
+int ob_cmd_history(int argc, char **argv)
+{
+    const char *db_path = NULL, *out = NULL, *wl_filter = NULL, *opt_filter = NULL;
+    int m = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            history_usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc || strncmp(a, "--", 2) != 0)
+            return ob_cli_error(2, "history: unexpected argument '%s' (see optbench history --help)", a);
+        const char *v = argv[++i];
+        if (!strcmp(a, "--db")) db_path = v;
+        else if (!strcmp(a, "--out")) out = v;
+        else if (!strcmp(a, "--workload")) wl_filter = v;
+        else if (!strcmp(a, "--optimizer")) opt_filter = v;
+        else if (!strcmp(a, "--metric")) {
+            m = -1;
+            for (int k = 0; k < N_METRICS; k++)
+                if (!strcmp(v, metrics[k].name)) m = k;
+            if (m < 0) {
+                const char *names[N_METRICS];
+                for (int k = 0; k < N_METRICS; k++) names[k] = metrics[k].name;
+                const char *near = ob_closest_name(v, names, N_METRICS);
+                return ob_cli_error(2, "history: unknown metric '%s'%s%s%s (see optbench history --help)", v,
+                                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+            }
+        } else
+            return ob_cli_error(2, "history: unknown option '%s' (see optbench history --help)", a);
+    }
+    if (!db_path) {
+        history_usage(stderr);
+        return ob_cli_error(2, "history: --db is required");
+    }
+    ob_err e = {0};
+    ob_store *store = NULL;
+    if (ob_store_open(db_path, OB_STORE_READONLY, &store, &e) != OB_OK)
+        return ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
+    sqlite3 *db = ob_store_db(store);
+    sqlite3_stmt *q;
+    int rc = 0;
+    int nb = 0;
+    int64_t *bid = NULL;
+    char **bdate = NULL, **brev = NULL;
+    series *ser = NULL;
+    int ns = 0;
+    if (sqlite3_prepare_v2(db, "SELECT id, substr(created_at, 1, 16), coalesce(git_rev, '?') FROM benchmarks "
+                               "WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) ORDER BY created_at, id",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = ob_cli_error(1, "history: %s: %s", db_path, sqlite3_errmsg(db));
+        goto done;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        bid = realloc(bid, (size_t)(nb + 1) * sizeof *bid);
+        bdate = realloc(bdate, (size_t)(nb + 1) * sizeof *bdate);
+        brev = realloc(brev, (size_t)(nb + 1) * sizeof *brev);
+        bid[nb] = sqlite3_column_int64(q, 0);
+        bdate[nb] = strdup((const char *)sqlite3_column_text(q, 1));
+        char *t = strchr(bdate[nb], 'T');
+        if (t) *t = ' ';
+        const char *rev = (const char *)sqlite3_column_text(q, 2);
+        brev[nb] = strndup(rev, 12);
+        nb++;
+    }
+    sqlite3_finalize(q);
+    if (nb == 0) {
+        rc = ob_cli_error(2, "history: database '%s' holds no benchmark with runs", db_path);
+        goto done;
+    }
+    for (int b = 0; b < nb && rc == 0; b++) {
+        ob_dataset d;
+        ob_stats s;
+        if (ob_dataset_load(db, bid[b], &d, &e) != OB_OK) {
+            rc = ob_cli_error(1, "history: %s", e.msg);
+            break;
+        }
+        ob_stats_opts so;
+        ob_stats_opts_default(&so);
+        if ((metrics[m].needs_curves && ob_dataset_load_curves(db, &d, &e) != OB_OK) ||
+            ob_stats_compute(&d, &so, &s, &e) != OB_OK) {
+            rc = ob_cli_error(1, "history: %s", e.msg);
+            ob_dataset_free(&d);
+            break;
+        }
+        for (int k = 0; k < s.n_g; k++) {
+            const ob_group *g = &s.g[k];
+            const char *wl = d.wl_labels[g->wl], *op = d.opt_labels[g->opt];
+            if ((wl_filter && strcmp(wl_filter, wl) && strcmp(wl_filter, d.wl_names[g->wl])) ||
+                (opt_filter && strcmp(opt_filter, op) && strcmp(opt_filter, d.opt_names[g->opt])))
+                continue;
+            char label[512];
+            snprintf(label, sizeof label, "%s %s", wl, op);
+            int idx = -1;
+            for (int j = 0; j < ns; j++)
+                if (!strcmp(ser[j].label, label)) idx = j;
+            if (idx < 0) {
+                ser = realloc(ser, (size_t)(ns + 1) * sizeof *ser);
+                ser[ns].label = strdup(label);
+                ser[ns].v = malloc((size_t)nb * sizeof(double));
+                for (int j = 0; j < nb; j++) ser[ns].v[j] = NAN;
+                idx = ns++;
+            }
+            ser[idx].v[b] = metric_value(m, g);
+        }
+        ob_stats_free(&s);
+        ob_dataset_free(&d);
+    }
+    if (rc) goto done;
+    if (ns == 0) {
+        rc = ob_cli_error(2, "history: no runs match%s%s%s%s", wl_filter ? " workload " : "",
+                          wl_filter ? wl_filter : "", opt_filter ? " optimizer " : "", opt_filter ? opt_filter : "");
+        goto done;
+    }
+    /* the table */
+    printf("%s over %d benchmarks in %s (%s is better)\n", metrics[m].label, nb, db_path,
+           metrics[m].lower_is_better ? "lower" : "higher");
+    printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
+    for (int j = 0; j < ns; j++) printf(" %14.14s", ser[j].label);
+    printf("\n");
+    for (int b = 0; b < nb; b++) {
+        printf("%-6lld %-17s %-13s", (long long)bid[b], bdate[b], brev[b]);
+        for (int j = 0; j < ns; j++) {
+            char buf[64];
+            if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
+            else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
+            printf(" %14s", buf);
+        }
+        printf("\n");
+    }
+    if (out) {
+        if (ob_mkdirs(out, &e) != OB_OK) {
+            rc = ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
+            goto done;
+        }
+        const char **hdr = malloc((size_t)(ns + 4) * sizeof *hdr);
+        hdr[0] = "benchmark_id";
+        hdr[1] = "created_at";
+        hdr[2] = "git_rev";
+        hdr[3] = "label";
+        for (int j = 0; j < ns; j++) hdr[4 + j] = ser[j].label;
+        ob_csv c;
+        ob_status st = ob_csv_open(&c, out, "history.csv", hdr, ns + 4, &e);
+        free(hdr);
+        for (int b = 0; b < nb && st == OB_OK; b++) {
+            char lab[128];
+            snprintf(lab, sizeof lab, "%.10s %s", bdate[b], brev[b]);
+            ob_csv_int(&c, bid[b]);
+            ob_csv_str(&c, bdate[b]);
+            ob_csv_str(&c, brev[b]);
+            ob_csv_str(&c, lab);
+            for (int j = 0; j < ns; j++) ob_csv_num(&c, ser[j].v[b]);
+            ob_csv_row(&c);
+        }
+        if (st == OB_OK) st = ob_csv_close(&c, &e);
+        if (st != OB_OK) {
+            rc = ob_cli_error(1, "history: %s", e.msg);
+            goto done;
+        }
+        /* log scale when the series span two decades */
+        double lo = NAN, hi = NAN;
+        for (int j = 0; j < ns; j++)
+            for (int b = 0; b < nb; b++) {
+                double v = ser[j].v[b];
+                if (!(v > 0) || !isfinite(v)) continue;
+                if (isnan(lo) || v < lo) lo = v;
+                if (isnan(hi) || v > hi) hi = v;
+            }
+        char gpp[1024];
+        snprintf(gpp, sizeof gpp, "%s/history.gp", out);
+        FILE *f = fopen(gpp, "w");
+        if (!f) {
+            rc = ob_cli_error(1, "history: cannot write '%s'", gpp);
+            goto done;
+        }
+        fprintf(f,
+                "# history.gp - %s per benchmark, one line per workload x optimizer.\n"
+                "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
+                "# series). Run `gnuplot history.gp` in this folder to redraw history.png and history.svg.\n"
+                "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+                "    set terminal pngcairo size 1000,620 font \"Sans,11\" noenhanced\n"
+                "} else {\n"
+                "    set terminal png size 1000,620 noenhanced\n"
+                "}\n"
+                "set output 'history.png'\n"
+                "set datafile separator comma\n"
+                "set title \"%s over %d benchmarks (%s is better)\"\n"
+                "set xlabel \"benchmark (date and git revision)\" offset 0,-1\n"
+                "set bmargin 8\n"
+                "set ylabel \"%s%s\"\n"
+                "%s\n"
+                "set grid xtics ytics lc rgb \"#dddddd\"\n"
+                "set xtics nomirror\n"
+                "set key below left maxrows 4\n"
+                "set offsets 0.3, 0.3, 0, 0\n"
+                "# tick labels: the date and the first 8 characters of the revision, on two lines\n"
+                "tick(d, r) = d[1:10] . \"\\n\" . r[1:8]\n"
+                "plot for [i=5:%d] 'history.csv' using 0:i:xtic(tick(strcol(2), strcol(3))) with linespoints lw 2 pt 7 title columnheader(i)\n"
+                "\n# the same figure as SVG\n"
+                "set terminal svg size 1000,620 dynamic font \"Sans,12\" background rgb \"white\" noenhanced\n"
+                "set output 'history.svg'\n"
+                "replot\n"
+                "set output\n",
+                metrics[m].label, metrics[m].label, nb, metrics[m].lower_is_better ? "lower" : "higher",
+                metrics[m].label, !isnan(lo) && hi / lo >= 100 ? " (log scale)" : "",
+                !isnan(lo) && hi / lo >= 100 ? "set logscale y" : "unset logscale y", ns + 4);
+        if (ferror(f) | fclose(f)) {
+            rc = ob_cli_error(1, "history: writing '%s' failed", gpp);
+            goto done;
+        }
+        char gp[1024];
+        if (!ob_gnuplot_find(gp, sizeof gp)) {
+            printf("optbench: gnuplot not found on PATH: wrote %s/history.csv and history.gp; run "
+                   "`gnuplot history.gp` there to draw it\n", out);
+        } else if (ob_gnuplot_run(gp, out, "history.gp") != 0) {
+            rc = ob_cli_error(1, "history: gnuplot failed on %s/history.gp (see %s/gnuplot.log)", out, out);
+        } else {
+            printf("optbench: wrote %s/history.csv, history.gp, history.png and history.svg\n", out);
+        }
+    }
+done:
+    for (int j = 0; j < ns; j++) {
+        free(ser[j].label);
+        free(ser[j].v);
+    }
+    free(ser);
+    for (int b = 0; b < nb; b++) {
+        free(bdate[b]);
+        free(brev[b]);
+    }
+    free(bdate);
+    free(brev);
+    free(bid);
+    ob_store_close(store);
+    return rc;
+}

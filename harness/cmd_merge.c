@@ -1,0 +1,60 @@
+/* harness/cmd_merge.c - `optbench merge`: shard databases into one. */
+#include <stdio.h>
+#include <string.h>
+
+#include "harness/commands.h"
+#include "harness/merge.h"
+
+static void merge_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: optbench merge --out ALL.db SHARD.db [SHARD.db ...] [--name NAME]\n\n"
+            "Combines results databases (the shards of a sweep, e.g. one per Slurm array task)\n"
+            "into a new database with one benchmark. Each cell (workload, parameters, optimizer,\n"
+            "hyperparameters, lr, seed, steps) appears once: a finished run wins over a failed,\n"
+            "interrupted or pending one; among equals the first database given wins. Two finished\n"
+            "runs of a cell that disagree are reported as conflicts (the first is kept). The merged\n"
+            "benchmark's provenance column (JSON) lists every input benchmark: file, shard, host,\n"
+            "git revision, device, times and runs taken; each run's origin column says which\n"
+            "file and run it came from. The inputs are only read; ALL.db must not exist.\n\n"
+            "options:\n"
+            "  --out FILE     the new database (required)\n"
+            "  --name NAME    name of the merged benchmark (default: the inputs' name)\n\n"
+            "exit status: 0 merged (conflicts, if any, reported), 1 failure, 2 bad input\n");
+}
+
+int ob_cmd_merge(int argc, char **argv)
+{
+    const char *out = NULL, *name = NULL;
+    const char *in[1024];
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            merge_usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--out") || !strcmp(a, "--name")) {
+            if (i + 1 >= argc) return ob_cli_error(2, "%s needs a value (see optbench merge --help)", a);
+            if (!strcmp(a, "--out")) out = argv[++i];
+            else name = argv[++i];
+            continue;
+        }
+        if (a[0] == '-' && a[1] == '-')
+            return ob_cli_error(2, "unknown option '%s' (see optbench merge --help)", a);
+        if (n == (int)(sizeof in / sizeof in[0])) return ob_cli_error(2, "more than %d input databases", n);
+        in[n++] = a;
+    }
+    if (!out) return ob_cli_error(2, "merge needs --out FILE (see optbench merge --help)");
+    if (n == 0) return ob_cli_error(2, "merge needs at least one input database (see optbench merge --help)");
+    ob_merge_report r;
+    ob_err e;
+    ob_err_clear(&e);
+    if (ob_merge(out, in, n, name, stderr, &r, &e) != OB_OK) return ob_cli_error(ob_exit_code(e.status), "%s", e.msg);
+    fprintf(stderr,
+            "optbench: merged %d runs of %d benchmarks in %d databases into %s (benchmark %lld): %d cells, "
+            "%d duplicates left out, %d conflicts%s, %d cells not finished\n",
+            r.runs_in, r.benchmarks, r.sources, out, (long long)r.bench_id, r.cells, r.duplicates, r.conflicts,
+            r.conflicts ? " (the first run kept; see above)" : "", r.unfinished);
+    return 0;
+}

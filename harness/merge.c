@@ -1,0 +1,674 @@
+/* harness/merge.c - combine results databases into a new one (see merge.h).
+ *
+ * Rows are copied column by column by name (the columns the input and the
+ * output share), so inputs of an older schema version merge too. The whole
+ * output is written in one transaction.
+ */
+#include "harness/merge.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "results/store.h"
+
+/* ---- a growing string, for the provenance JSON ---------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+    int oom;
+} sbuf;
+
+static void sb_put(sbuf *b, const char *s, size_t len)
+{
+    if (b->oom) return;
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 1024;
+        while (cap < b->n + len + 1) cap *= 2;
+        char *np = realloc(b->p, cap);
+        if (!np) {
+            b->oom = 1;
+            return;
+        }
+        b->p = np;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, len);
+    b->n += len;
+    b->p[b->n] = '\0';
+}
+
+static void sb_printf(sbuf *b, const char *fmt, ...) OB_PRINTF(2, 3);
+static void sb_printf(sbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (k < 0) return;
+    if ((size_t)k < sizeof tmp) {
+        sb_put(b, tmp, (size_t)k);
+        return;
+    }
+    char *big = malloc((size_t)k + 1);
+    if (!big) {
+        b->oom = 1;
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)k + 1, fmt, ap);
+    va_end(ap);
+    sb_put(b, big, (size_t)k);
+    free(big);
+}
+
+/* A JSON string (or null). */
+static void sb_json(sbuf *b, const char *s)
+{
+    if (!s) {
+        sb_put(b, "null", 4);
+        return;
+    }
+    sb_put(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char esc[2] = {'\\', (char)*p};
+            sb_put(b, esc, 2);
+        } else if (*p < 0x20) {
+            sb_printf(b, "\\u%04x", *p);
+        } else {
+            sb_put(b, (const char *)p, 1);
+        }
+    }
+    sb_put(b, "\"", 1);
+}
+
+/* ---- inputs --------------------------------------------------------------- */
+
+typedef struct src_bench {
+    int64_t id;
+    char *name, *config, *git_rev, *host, *backend, *device, *created_at, *finished_at, *shard,
+        *provenance;
+    int runs, taken;
+} src_bench;
+
+typedef struct source {
+    const char *path;
+    ob_store *store;
+    sqlite3 *db;
+    src_bench *b;
+    int nb;
+} source;
+
+/* A candidate run: where it is, its cell key and what decides between duplicates. */
+typedef struct cand {
+    int src;
+    int64_t run_id, bench_id, cell;
+    char *key;         /* cell identity */
+    char *label;       /* for messages: workload optimizer lr seed */
+    char status[16];
+    int rank;
+    int order;         /* position in the inputs, for ties */
+    int64_t steps_done, diverged_step;
+    double final_loss;
+    int chosen;
+} cand;
+
+static char *dup_col(sqlite3_stmt *q, int i)
+{
+    const unsigned char *t = sqlite3_column_text(q, i);
+    return t ? strdup((const char *)t) : NULL;
+}
+
+static int status_rank(const char *s)
+{
+    if (!strcmp(s, "done") || !strcmp(s, "diverged")) return 3;
+    if (!strcmp(s, "failed")) return 2;
+    if (!strcmp(s, "interrupted") || !strcmp(s, "running")) return 1;
+    return 0;
+}
+
+static ob_status sql_fail(sqlite3 *db, const char *path, const char *what, ob_err *e)
+{
+    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s", path, what, sqlite3_errmsg(db));
+}
+
+/* Does table have column col in db? */
+static int has_column(sqlite3 *db, const char *table, const char *col)
+{
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?1", table);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return 0;
+    sqlite3_bind_text(q, 1, col, -1, SQLITE_STATIC);
+    int yes = sqlite3_step(q) == SQLITE_ROW;
+    sqlite3_finalize(q);
+    return yes;
+}
+
+static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap, ob_err *e)
+{
+    int v2 = has_column(s->db, "benchmarks", "shard");
+    const char *bsql = v2 ? "SELECT id, name, config, git_rev, host, backend, device, created_at, finished_at, "
+                            "shard, provenance FROM benchmarks ORDER BY id"
+                          : "SELECT id, name, config, git_rev, host, backend, device, created_at, finished_at, "
+                            "NULL, NULL FROM benchmarks ORDER BY id";
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(s->db, bsql, -1, &q, NULL) != SQLITE_OK)
+        return sql_fail(s->db, s->path, "reading its benchmarks", e);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        src_bench *nb = realloc(s->b, (size_t)(s->nb + 1) * sizeof *nb);
+        if (!nb) {
+            sqlite3_finalize(q);
+            return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        }
+        s->b = nb;
+        src_bench *b = &s->b[s->nb++];
+        memset(b, 0, sizeof *b);
+        b->id = sqlite3_column_int64(q, 0);
+        b->name = dup_col(q, 1);
+        b->config = dup_col(q, 2);
+        b->git_rev = dup_col(q, 3);
+        b->host = dup_col(q, 4);
+        b->backend = dup_col(q, 5);
+        b->device = dup_col(q, 6);
+        b->created_at = dup_col(q, 7);
+        b->finished_at = dup_col(q, 8);
+        b->shard = dup_col(q, 9);
+        b->provenance = dup_col(q, 10);
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return sql_fail(s->db, s->path, "reading its benchmarks", e);
+
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT id, benchmark_id, workload, workload_params, optimizer, hparams, lr, seed, "
+                           "steps, status, steps_done, final_loss, diverged_step, cell FROM runs ORDER BY id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return sql_fail(s->db, s->path, "reading its runs", e);
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (*nc == *cap) {
+            int ncap = *cap ? *cap * 2 : 256;
+            cand *n2 = realloc(*cands, (size_t)ncap * sizeof *n2);
+            if (!n2) {
+                sqlite3_finalize(q);
+                return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+            }
+            *cands = n2;
+            *cap = ncap;
+        }
+        cand *c = &(*cands)[*nc];
+        memset(c, 0, sizeof *c);
+        c->src = idx;
+        c->order = *nc;
+        c->run_id = sqlite3_column_int64(q, 0);
+        c->bench_id = sqlite3_column_int64(q, 1);
+        const char *wl = (const char *)sqlite3_column_text(q, 2);
+        const char *wp = (const char *)sqlite3_column_text(q, 3);
+        const char *op = (const char *)sqlite3_column_text(q, 4);
+        const char *hp = (const char *)sqlite3_column_text(q, 5);
+        double lr = sqlite3_column_double(q, 6);
+        long long seed = sqlite3_column_int64(q, 7);
+        long long steps = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8);
+        const char *st = (const char *)sqlite3_column_text(q, 9);
+        size_t kl = strlen(wl ? wl : "") + strlen(wp ? wp : "") + strlen(op ? op : "") + strlen(hp ? hp : "") + 128;
+        c->key = malloc(kl);
+        c->label = malloc(256);
+        if (!c->key || !c->label) {
+            free(c->key);
+            free(c->label);
+            sqlite3_finalize(q);
+            return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        }
+        snprintf(c->key, kl, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld", wl ? wl : "", wp ? wp : "",
+                 op ? op : "", hp ? hp : "", lr, seed, steps);
+        snprintf(c->label, 256, "%s %s lr=%g seed=%lld", wl ? wl : "?", op ? op : "?", lr, seed);
+        snprintf(c->status, sizeof c->status, "%s", st ? st : "pending");
+        c->rank = status_rank(c->status);
+        c->steps_done = sqlite3_column_type(q, 10) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 10);
+        c->final_loss = sqlite3_column_type(q, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 11);
+        c->diverged_step = sqlite3_column_type(q, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 12);
+        c->cell = sqlite3_column_type(q, 13) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 13);
+        (*nc)++;
+        for (int i = 0; i < s->nb; i++)
+            if (s->b[i].id == c->bench_id) s->b[i].runs++;
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return sql_fail(s->db, s->path, "reading its runs", e);
+    return OB_OK;
+}
+
+/* Sort: by cell, then best first (rank, then input order). */
+static int cmp_cand(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    int k = strcmp(x->key, y->key);
+    if (k) return k;
+    if (x->rank != y->rank) return y->rank - x->rank;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+/* Output order: by cell index, then input order. */
+static int cmp_cell(const void *a, const void *b)
+{
+    const cand *x = a, *y = b;
+    if (x->cell != y->cell) return (x->cell > y->cell) - (x->cell < y->cell);
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static int same_result(const cand *a, const cand *b)
+{
+    if (strcmp(a->status, b->status) || a->steps_done != b->steps_done || a->diverged_step != b->diverged_step)
+        return 0;
+    if (isnan(a->final_loss) || isnan(b->final_loss)) return isnan(a->final_loss) && isnan(b->final_loss);
+    return a->final_loss == b->final_loss;
+}
+
+/* ---- copying ---------------------------------------------------------------- */
+
+/* Column names of table in db, minus the ones in skip (NULL-terminated). */
+static int columns(sqlite3 *db, const char *table, char cols[][64], int max, const char *const *skip)
+{
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s') ORDER BY cid", table);
+    sqlite3_stmt *q;
+    int n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return 0;
+    while (sqlite3_step(q) == SQLITE_ROW && n < max) {
+        const char *c = (const char *)sqlite3_column_text(q, 0);
+        int skipped = 0;
+        for (int i = 0; skip && skip[i]; i++) skipped |= !strcmp(skip[i], c);
+        if (!skipped && strlen(c) < 64) snprintf(cols[n++], 64, "%s", c);
+    }
+    sqlite3_finalize(q);
+    return n;
+}
+
+#define MAX_COLS 64
+
+/* A copier of one table's rows of a run: SELECT shared columns from the
+ * source, INSERT them (plus the fixed leading columns) into the output. */
+typedef struct copier {
+    sqlite3_stmt *sel, *ins;
+    int n; /* shared columns */
+} copier;
+
+static ob_status copier_init(copier *cp, sqlite3 *src, const char *src_path, sqlite3 *out, const char *table,
+                             const char *key_col, const char *const *fixed, const char *const *skip, ob_err *e)
+{
+    memset(cp, 0, sizeof cp[0]);
+    char scols[MAX_COLS][64], ocols[MAX_COLS][64];
+    int ns = columns(src, table, scols, MAX_COLS, skip), no = columns(out, table, ocols, MAX_COLS, skip);
+    sbuf sel = {0}, ins = {0}, vals = {0};
+    sb_printf(&sel, "SELECT ");
+    sb_printf(&ins, "INSERT INTO %s (", table);
+    int nf = 0;
+    for (; fixed && fixed[nf]; nf++) {
+        sb_printf(&ins, "%s%s", nf ? ", " : "", fixed[nf]);
+        sb_printf(&vals, "%s?%d", nf ? ", " : "", nf + 1);
+    }
+    for (int i = 0; i < ns; i++) {
+        int shared = 0;
+        for (int k = 0; k < no; k++) shared |= !strcmp(scols[i], ocols[k]);
+        if (!shared) continue;
+        sb_printf(&sel, "%s\"%s\"", cp->n ? ", " : "", scols[i]);
+        sb_printf(&ins, "%s\"%s\"", nf + cp->n ? ", " : "", scols[i]);
+        sb_printf(&vals, "%s?%d", nf + cp->n ? ", " : "", nf + cp->n + 1);
+        cp->n++;
+    }
+    if (!cp->n) sb_printf(&sel, "NULL");
+    sb_printf(&sel, " FROM %s WHERE %s = ?1", table, key_col);
+    if (!strcmp(table, "curves") || !strcmp(table, "evals")) sb_printf(&sel, " ORDER BY step");
+    else if (!strcmp(table, "events")) sb_printf(&sel, " ORDER BY id");
+    sb_printf(&ins, ") VALUES (%s)", vals.p ? vals.p : "");
+    ob_status s = OB_OK;
+    if (sel.oom || ins.oom || vals.oom) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    else if (sqlite3_prepare_v2(src, sel.p, -1, &cp->sel, NULL) != SQLITE_OK)
+        s = sql_fail(src, src_path, "reading rows to merge", e);
+    else if (sqlite3_prepare_v2(out, ins.p, -1, &cp->ins, NULL) != SQLITE_OK)
+        s = sql_fail(out, "output", "preparing the merge", e);
+    free(sel.p);
+    free(ins.p);
+    free(vals.p);
+    return s;
+}
+
+static void copier_free(copier *cp)
+{
+    sqlite3_finalize(cp->sel);
+    sqlite3_finalize(cp->ins);
+    memset(cp, 0, sizeof *cp);
+}
+
+/* Copy the rows with key_col = key; the fixed leading columns get
+ * fixed_text[i] when that is given, else fixed_int[i]. Returns the number of
+ * rows, -1 on error. */
+static int64_t copier_run(copier *cp, int64_t key, const int64_t *fixed_int, const char *const *fixed_text,
+                          int nf)
+{
+    sqlite3_reset(cp->sel);
+    sqlite3_bind_int64(cp->sel, 1, key);
+    int64_t n = 0;
+    int rc;
+    while ((rc = sqlite3_step(cp->sel)) == SQLITE_ROW) {
+        sqlite3_reset(cp->ins);
+        sqlite3_clear_bindings(cp->ins);
+        for (int i = 0; i < nf; i++) {
+            if (fixed_text && fixed_text[i]) sqlite3_bind_text(cp->ins, i + 1, fixed_text[i], -1, SQLITE_TRANSIENT);
+            else sqlite3_bind_int64(cp->ins, i + 1, fixed_int[i]);
+        }
+        for (int i = 0; i < cp->n; i++) sqlite3_bind_value(cp->ins, nf + i + 1, sqlite3_column_value(cp->sel, i));
+        if (sqlite3_step(cp->ins) != SQLITE_DONE) return -1;
+        n++;
+    }
+    return rc == SQLITE_DONE ? n : -1;
+}
+
+/* ---- the merge ---------------------------------------------------------------- */
+
+static const char *common(const char *a, const char *b)
+{
+    if (!a || !b) return a ? a : b;
+    return strcmp(a, b) ? "mixed" : a;
+}
+
+static void free_sources(source *src, int n)
+{
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < src[i].nb; k++) {
+            src_bench *b = &src[i].b[k];
+            free(b->name);
+            free(b->config);
+            free(b->git_rev);
+            free(b->host);
+            free(b->backend);
+            free(b->device);
+            free(b->created_at);
+            free(b->finished_at);
+            free(b->shard);
+            free(b->provenance);
+        }
+        free(src[i].b);
+        ob_store_close(src[i].store);
+    }
+}
+
+static ob_status write_output(sqlite3 *out, const char *out_path, source *src, int n, cand *cands, int nc,
+                              const char *name, sbuf *conflicts, ob_merge_report *rep, ob_err *e)
+{
+    /* the merged benchmark's row */
+    const char *bname = name, *config = NULL, *git = NULL, *host = NULL, *backend = NULL, *device = NULL;
+    const char *created = NULL, *finished = NULL;
+    int first = 1, all_finished = 1, config_differs = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < src[i].nb; k++) {
+            src_bench *b = &src[i].b[k];
+            if (first) {
+                if (!bname) bname = b->name;
+                config = b->config;
+                git = b->git_rev;
+                host = b->host;
+                backend = b->backend;
+                device = b->device;
+                created = b->created_at;
+                finished = b->finished_at;
+                first = 0;
+            } else {
+                if (!name) bname = common(bname, b->name);
+                if ((config && b->config && strcmp(config, b->config)) || (!config) != (!b->config)) config_differs = 1;
+                git = common(git, b->git_rev);
+                host = common(host, b->host);
+                backend = common(backend, b->backend);
+                device = common(device, b->device);
+                if (b->created_at && (!created || strcmp(b->created_at, created) < 0)) created = b->created_at;
+                if (b->finished_at && (!finished || strcmp(b->finished_at, finished) > 0)) finished = b->finished_at;
+            }
+            if (!b->finished_at) all_finished = 0;
+        }
+    if (!all_finished || rep->unfinished) finished = NULL;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(out,
+                           "INSERT INTO benchmarks (name, config, git_rev, host, backend, device, created_at, "
+                           "finished_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
+                           "coalesce(?7, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), ?8)",
+                           -1, &q, NULL) != SQLITE_OK)
+        return sql_fail(out, out_path, "recording the merged benchmark", e);
+    const char *vals[8] = {bname ? bname : "merged", config, git, host, backend, device, created, finished};
+    for (int i = 0; i < 8; i++) {
+        if (vals[i]) sqlite3_bind_text(q, i + 1, vals[i], -1, SQLITE_TRANSIENT);
+        else sqlite3_bind_null(q, i + 1);
+    }
+    int rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE) return sql_fail(out, out_path, "recording the merged benchmark", e);
+    rep->bench_id = sqlite3_last_insert_rowid(out);
+
+    /* the runs, in cell order, with their curves, evaluations and events */
+    static const char *const skip_run[] = {"id", "benchmark_id", "origin", NULL};
+    static const char *const fix_run[] = {"benchmark_id", "origin", NULL};
+    static const char *const skip_child[] = {"run_id", "id", NULL};
+    static const char *const fix_child[] = {"run_id", NULL};
+    static const char *const child[3] = {"curves", "evals", "events"};
+    copier(*cp)[4] = calloc((size_t)n, sizeof *cp);
+    sqlite3_stmt **qo = calloc((size_t)n, sizeof *qo);
+    ob_status s = cp && qo ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n && s == OB_OK; i++) {
+        s = copier_init(&cp[i][0], src[i].db, src[i].path, out, "runs", "id", fix_run, skip_run, e);
+        for (int t = 0; t < 3 && s == OB_OK; t++)
+            s = copier_init(&cp[i][t + 1], src[i].db, src[i].path, out, child[t], "run_id", fix_child,
+                            skip_child, e);
+        if (s == OB_OK && has_column(src[i].db, "runs", "origin") &&
+            sqlite3_prepare_v2(src[i].db, "SELECT origin FROM runs WHERE id = ?1", -1, &qo[i], NULL) != SQLITE_OK)
+            s = sql_fail(src[i].db, src[i].path, "reading run origins", e);
+    }
+    qsort(cands, (size_t)nc, sizeof *cands, cmp_cell);
+    for (int k = 0; k < nc && s == OB_OK; k++) {
+        cand *c = &cands[k];
+        if (!c->chosen) continue;
+        int i = c->src;
+        char origin[1400];
+        snprintf(origin, sizeof origin, "%s:run %lld", src[i].path, (long long)c->run_id);
+        if (qo[i]) {
+            sqlite3_reset(qo[i]);
+            sqlite3_bind_int64(qo[i], 1, c->run_id);
+            if (sqlite3_step(qo[i]) == SQLITE_ROW && sqlite3_column_type(qo[i], 0) != SQLITE_NULL) {
+                size_t l = strlen(origin);
+                snprintf(origin + l, sizeof origin - l, " <- %s", (const char *)sqlite3_column_text(qo[i], 0));
+            }
+        }
+        const int64_t fi[2] = {rep->bench_id, 0};
+        const char *ft[2] = {NULL, origin};
+        if (copier_run(&cp[i][0], c->run_id, fi, ft, 2) != 1) {
+            s = sql_fail(out, out_path, "copying a run", e);
+            break;
+        }
+        int64_t new_id = sqlite3_last_insert_rowid(out);
+        for (int t = 1; t < 4 && s == OB_OK; t++)
+            if (copier_run(&cp[i][t], c->run_id, &new_id, NULL, 1) < 0)
+                s = sql_fail(out, out_path, "copying curves, evaluations and events", e);
+        for (int b = 0; b < src[i].nb; b++)
+            if (src[i].b[b].id == c->bench_id) src[i].b[b].taken++;
+    }
+    for (int i = 0; i < n && cp && qo; i++) {
+        sqlite3_finalize(qo[i]);
+        for (int t = 0; t < 4; t++) copier_free(&cp[i][t]);
+    }
+    free(cp);
+    free(qo);
+    if (s != OB_OK) return s;
+
+    /* provenance */
+    sbuf p = {0};
+    sb_printf(&p, "{\"merged_by\":\"optbench %s\",\"cells\":%d,\"duplicates\":%d,\"unfinished\":%d,", OB_VERSION,
+              rep->cells, rep->duplicates, rep->unfinished);
+    sb_printf(&p, "\"configs_differ\":%s,\"sources\":[", config_differs ? "true" : "false");
+    int nsrc = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < src[i].nb; k++) {
+            src_bench *b = &src[i].b[k];
+            sb_printf(&p, "%s{\"file\":", nsrc++ ? "," : "");
+            sb_json(&p, src[i].path);
+            sb_printf(&p, ",\"benchmark\":%lld,\"name\":", (long long)b->id);
+            sb_json(&p, b->name);
+            sb_printf(&p, ",\"shard\":");
+            sb_json(&p, b->shard);
+            sb_printf(&p, ",\"host\":");
+            sb_json(&p, b->host);
+            sb_printf(&p, ",\"git_rev\":");
+            sb_json(&p, b->git_rev);
+            sb_printf(&p, ",\"backend\":");
+            sb_json(&p, b->backend);
+            sb_printf(&p, ",\"device\":");
+            sb_json(&p, b->device);
+            sb_printf(&p, ",\"created_at\":");
+            sb_json(&p, b->created_at);
+            sb_printf(&p, ",\"finished_at\":");
+            sb_json(&p, b->finished_at);
+            sb_printf(&p, ",\"runs\":%d,\"taken\":%d,\"provenance\":", b->runs, b->taken);
+            /* a merged input's own provenance, as it is (it is JSON we wrote) */
+            if (b->provenance && b->provenance[0] == '{') sb_put(&p, b->provenance, strlen(b->provenance));
+            else sb_json(&p, b->provenance);
+            sb_printf(&p, "}");
+        }
+    sb_printf(&p, "],\"conflicts\":[%s]}", conflicts->p ? conflicts->p : "");
+    if (p.oom) {
+        free(p.p);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    if (sqlite3_prepare_v2(out, "UPDATE benchmarks SET provenance = ?2 WHERE id = ?1", -1, &q, NULL) != SQLITE_OK) {
+        free(p.p);
+        return sql_fail(out, out_path, "recording the provenance", e);
+    }
+    sqlite3_bind_int64(q, 1, rep->bench_id);
+    sqlite3_bind_text(q, 2, p.p, -1, SQLITE_TRANSIENT);
+    rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    free(p.p);
+    if (rc != SQLITE_DONE) return sql_fail(out, out_path, "recording the provenance", e);
+    return OB_OK;
+}
+
+ob_status ob_merge(const char *out, const char *const *inputs, int n, const char *name, FILE *log,
+                   ob_merge_report *rep, ob_err *e)
+{
+    memset(rep, 0, sizeof *rep);
+    if (n < 1) return ob_fail(e, OB_ERR_INPUT, "merge: no input databases given");
+    struct stat sb;
+    if (stat(out, &sb) == 0 && !(S_ISREG(sb.st_mode) && sb.st_size == 0))
+        return ob_fail(e, OB_ERR_INPUT,
+                       "merge: '%s' already exists; merge writes a new database (nothing was changed)", out);
+    for (int i = 0; i < n; i++) {
+        char ri[PATH_MAX];
+        if (!realpath(inputs[i], ri))
+            return ob_fail(e, OB_ERR_INPUT, "merge: input '%s': %s", inputs[i], strerror(errno));
+        for (int k = 0; k < i; k++) {
+            char rk[PATH_MAX];
+            if (realpath(inputs[k], rk) && !strcmp(ri, rk))
+                return ob_fail(e, OB_ERR_INPUT, "merge: '%s' is given twice", inputs[i]);
+        }
+    }
+    source *src = calloc((size_t)n, sizeof *src);
+    if (!src) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    cand *cands = NULL;
+    int nc = 0, cap = 0;
+    ob_status s = OB_OK;
+    for (int i = 0; i < n && s == OB_OK; i++) {
+        src[i].path = inputs[i];
+        s = ob_store_open(inputs[i], OB_STORE_READONLY, &src[i].store, e);
+        if (s != OB_OK) break;
+        src[i].db = ob_store_db(src[i].store);
+        s = load_source(&src[i], i, &cands, &nc, &cap, e);
+        rep->benchmarks += src[i].nb;
+    }
+    rep->sources = n;
+    rep->runs_in = nc;
+    sbuf conflicts = {0};
+    if (s == OB_OK) {
+        /* decide: the best run of each cell */
+        qsort(cands, (size_t)nc, sizeof *cands, cmp_cand);
+        for (int i = 0; i < nc;) {
+            int j = i + 1;
+            while (j < nc && !strcmp(cands[j].key, cands[i].key)) j++;
+            cand *best = &cands[i];
+            best->chosen = 1;
+            rep->cells++;
+            if (best->rank < 2) rep->unfinished++;
+            for (int k = i + 1; k < j; k++) {
+                cand *o = &cands[k];
+                rep->duplicates++;
+                if (best->rank == 3 && o->rank == 3 && !same_result(best, o)) {
+                    rep->conflicts++;
+                    char a[160], b[160];
+                    snprintf(a, sizeof a, "%s, %lld steps, final loss %.9g", best->status,
+                             (long long)best->steps_done, best->final_loss);
+                    snprintf(b, sizeof b, "%s, %lld steps, final loss %.9g", o->status, (long long)o->steps_done,
+                             o->final_loss);
+                    if (log)
+                        fprintf(log,
+                                "optbench: merge: conflict: %s: %s run %lld (%s) and %s run %lld (%s) disagree; "
+                                "kept the first\n",
+                                best->label, src[best->src].path, (long long)best->run_id, a, src[o->src].path,
+                                (long long)o->run_id, b);
+                    sb_printf(&conflicts, "%s{\"cell\":", rep->conflicts > 1 ? "," : "");
+                    sb_json(&conflicts, best->label);
+                    char ka[1300], kb[1300];
+                    snprintf(ka, sizeof ka, "%s:run %lld", src[best->src].path, (long long)best->run_id);
+                    snprintf(kb, sizeof kb, "%s:run %lld", src[o->src].path, (long long)o->run_id);
+                    sb_printf(&conflicts, ",\"kept\":");
+                    sb_json(&conflicts, ka);
+                    sb_printf(&conflicts, ",\"kept_result\":");
+                    sb_json(&conflicts, a);
+                    sb_printf(&conflicts, ",\"dropped\":");
+                    sb_json(&conflicts, kb);
+                    sb_printf(&conflicts, ",\"dropped_result\":");
+                    sb_json(&conflicts, b);
+                    sb_printf(&conflicts, "}");
+                }
+            }
+            i = j;
+        }
+        if (conflicts.oom) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    ob_store *os = NULL;
+    int created = 0;
+    if (s == OB_OK) {
+        s = ob_store_open(out, OB_STORE_CREATE, &os, e);
+        created = s == OB_OK;
+    }
+    if (s == OB_OK) {
+        sqlite3 *odb = ob_store_db(os);
+        if (sqlite3_exec(odb, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+            s = sql_fail(odb, out, "starting the merge", e);
+        if (s == OB_OK) s = write_output(odb, out, src, n, cands, nc, name, &conflicts, rep, e);
+        if (s == OB_OK && sqlite3_exec(odb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+            s = sql_fail(odb, out, "committing the merge", e);
+        if (s != OB_OK) sqlite3_exec(odb, "ROLLBACK", NULL, NULL, NULL);
+    }
+    ob_store_close(os);
+    if (s != OB_OK && created) {
+        /* the output is ours and incomplete: remove it */
+        char p[PATH_MAX + 8];
+        unlink(out);
+        snprintf(p, sizeof p, "%s-wal", out);
+        unlink(p);
+        snprintf(p, sizeof p, "%s-shm", out);
+        unlink(p);
+    }
+    free(conflicts.p);
+    for (int i = 0; i < nc; i++) {
+        free(cands[i].key);
+        free(cands[i].label);
+    }
+    free(cands);
+    free_sources(src, n);
+    free(src);
+    return s;
+}

@@ -1,0 +1,51 @@
+/* optimizers/ns_study.h - how well Newton-Schulz orthogonalizes, and fitting
+ * shape-specific coefficients (`optbench ortho`).
+ *
+ * Samples are (batch, rows, cols) matrices on the device: Gaussian, or with a
+ * heavy-tailed spectrum (L diag(s) R, L and R random with orthonormal columns
+ * / rows, s log-normal). The reference is the exact polar factor U V^T of each
+ * sample (the backend's SVD slot, computed in double). The error of a
+ * coefficient set is ||NS(A) - U V^T||_F / ||U V^T||_F after normalizing A by
+ * its Frobenius norm, as Muon does.
+ *
+ * Fitting uses a property of the iteration: on A = U S V^T it acts on each
+ * singular value alone (NS(A) = U p(S) V^T with p the composed quintic), so
+ * the error is sqrt(mean_i (p(s_i / ||A||_F) - 1)^2) up to rounding. The
+ * search (Nelder-Mead over (a, b, c)) evaluates that on the samples' singular
+ * values; the result is then measured with the real iteration.
+ */
+#ifndef OB_OPTIMIZERS_NS_STUDY_H
+#define OB_OPTIMIZERS_NS_STUDY_H
+
+#include "kernels/backend.h"
+
+typedef enum ob_spectrum { OB_SPECTRUM_GAUSSIAN = 0, OB_SPECTRUM_HEAVY } ob_spectrum;
+
+typedef struct ob_ortho_set {
+    ob_device *dev;
+    int batch, rows, cols, k;   /* k = min(rows, cols) */
+    int64_t stride;             /* floats per matrix in the buffers (ob_ns_stride) */
+    float *a;                   /* (batch, stride) samples, device */
+    float *q;                   /* their polar factors, device */
+    double *sv;                 /* (batch, k) singular values / ||A||_F, host */
+    float *x, *x2, *ga, *gb;    /* Newton-Schulz workspace, device */
+    float *scratch;             /* device floats for dot products */
+} ob_ortho_set;
+
+typedef struct ob_ortho_stats {
+    double err_mean, err_max;   /* relative Frobenius error against U V^T */
+    double sv_min, sv_max;      /* singular values of NS(A) over the batch */
+} ob_ortho_stats;
+
+/* Draw batch samples (seed, spectrum) and their exact polar factors. */
+ob_status ob_ortho_make(ob_device *dev, ob_spectrum spec, int batch, int rows, int cols, uint64_t seed,
+                        ob_ortho_set *s, ob_err *e);
+void ob_ortho_free(ob_ortho_set *s);
+/* steps iterations with abc on every sample, measured against U V^T. */
+ob_status ob_ortho_measure(ob_ortho_set *s, const float abc[3], int steps, ob_ortho_stats *out, ob_err *e);
+/* The error predicted from the singular values alone (mean over the batch). */
+double ob_ortho_scalar_error(const ob_ortho_set *s, const double abc[3], int steps);
+/* Nelder-Mead from start; returns the number of evaluations, out the best. */
+int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int max_evals, double out[3]);
+
+#endif

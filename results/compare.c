@@ -1,0 +1,577 @@
+/* results/compare.c - candidate vs baseline (see compare.h for the rules).
+ *
+ * Both databases are loaded as datasets (latest finished run per cell); the
+ * cells are matched by a key string after sorting both sides; groups are
+ * formed from the baseline's identity of each matched cell; each quantity gets
+ * a verdict, and the three report writers print the same judgement.
+ */
+#include "results/compare.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results/stats.h"
+
+void ob_compare_opts_default(ob_compare_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->loss_tol = 0.05;
+    o->metric_tol = 0.01;
+    o->time_tol = 0.10;
+    o->check_memory = 1;
+}
+
+const char *ob_verdict_name(ob_verdict v)
+{
+    switch (v) {
+    case OB_SAME: return "same";
+    case OB_BETTER: return "better";
+    case OB_WORSE: return "worse";
+    case OB_NODATA: return "no data";
+    }
+    return "?";
+}
+
+typedef struct keyed {
+    char *key;   /* cell key */
+    char *gkey;  /* group key: the cell key without lr and seed */
+    int run;     /* index into the dataset */
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
+}
+
+static keyed *make_keys(const ob_dataset *d)
+{
+    keyed *k = calloc((size_t)d->n + 1, sizeof *k);
+    for (int i = 0; i < d->n; i++) {
+        const ob_rrun *r = &d->runs[i];
+        size_t n = strlen(r->workload) + strlen(r->workload_params) + strlen(r->optimizer) +
+                   strlen(r->hparams) + strlen(r->opt_key) + 128;
+        k[i].key = malloc(n);
+        k[i].gkey = malloc(n);
+        snprintf(k[i].key, n, "%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%lld", r->workload, r->workload_params,
+                 r->optimizer, r->hparams, r->lr, (long long)r->seed);
+        snprintf(k[i].gkey, n, "%s\x1f%s\x1f%s\x1f%s", r->workload, r->workload_params, r->optimizer,
+                 r->opt_key);
+        k[i].run = i;
+    }
+    qsort(k, (size_t)d->n, sizeof *k, cmp_keyed);
+    return k;
+}
+
+static void free_keys(keyed *k, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(k[i].key);
+        free(k[i].gkey);
+    }
+    free(k);
+}
+
+static double run_final(const ob_rrun *r) { return r->diverged ? INFINITY : r->final_loss; }
+
+static double rel_change(double c, double b)
+{
+    if (isinf(b) && isinf(c)) return 0;
+    if (isinf(b)) return -INFINITY;
+    if (isinf(c)) return INFINITY;
+    double den = fabs(b) > 1e-300 ? fabs(b) : 1e-300;
+    return (c - b) / den;
+}
+
+/* Verdict of paired changes x (higher = worse when worse_up) with a minimum effect. */
+static void judge_pairs(ob_cmp_quantity *q, const double *x, int n, double tol, int worse_up)
+{
+    q->n = n;
+    q->effect = q->ci_lo = q->ci_hi = NAN;
+    if (n == 0) {
+        q->v = OB_NODATA;
+        return;
+    }
+    q->effect = ob_stat_median(x, n);
+    ob_stat_bootstrap_median(x, n, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &q->ci_lo, &q->ci_hi);
+    int up = q->ci_lo > 0 && q->effect > tol;
+    int down = q->ci_hi < 0 && q->effect < -tol;
+    q->v = up ? (worse_up ? OB_WORSE : OB_BETTER) : down ? (worse_up ? OB_BETTER : OB_WORSE) : OB_SAME;
+}
+
+typedef struct pair {
+    int b, c; /* run indices */
+} pair;
+
+static void judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
+                        const ob_compare_opts *o, ob_cmp_group *g)
+{
+    double *x = calloc((size_t)n + 1, sizeof *x), *y = calloc((size_t)n + 1, sizeof *y);
+    /* the baseline's best lr over the matched cells */
+    g->best_lr = NAN;
+    double best_med = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double lr = B->runs[p[i].b].lr;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = B->runs[p[j].b].lr == lr;
+        if (seen) continue;
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (B->runs[p[j].b].lr == lr && B->runs[p[j].b].finished) x[m++] = run_final(&B->runs[p[j].b]);
+        double med = ob_stat_median(x, m);
+        if (med < best_med || (med == best_med && lr < g->best_lr)) {
+            best_med = med;
+            g->best_lr = lr;
+        }
+    }
+    /* final loss at the best lr, paired over seeds */
+    int m = 0;
+    double bl[512], cl[512];
+    int nb = 0;
+    for (int i = 0; i < n; i++) {
+        const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+        if (rb->lr != g->best_lr || !rb->finished || !rc->finished) continue;
+        x[m++] = rel_change(run_final(rc), run_final(rb));
+        if (nb < 512) {
+            bl[nb] = run_final(rb);
+            cl[nb++] = run_final(rc);
+        }
+    }
+    judge_pairs(&g->loss, x, m, o->loss_tol, 1);
+    g->loss.base = ob_stat_median(bl, nb);
+    g->loss.cand = ob_stat_median(cl, nb);
+    /* held-out metric (or held-out loss) at the best lr */
+    m = 0;
+    nb = 0;
+    for (int i = 0; i < n; i++) {
+        const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+        if (rb->lr != g->best_lr || !rb->finished || !rc->finished || rb->diverged || rc->diverged) continue;
+        if (isnan(rb->eval_metric) || isnan(rc->eval_metric)) continue;
+        x[m++] = rc->eval_metric - rb->eval_metric;
+        if (nb < 512) {
+            bl[nb] = rb->eval_metric;
+            cl[nb++] = rc->eval_metric;
+        }
+    }
+    if (m > 0) {
+        judge_pairs(&g->metric, x, m, o->metric_tol, 0);
+    } else {
+        g->metric_is_loss = 1;
+        for (int i = 0; i < n; i++) {
+            const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+            if (rb->lr != g->best_lr || !rb->finished || !rc->finished || rb->diverged || rc->diverged) continue;
+            if (isnan(rb->eval_loss) || isnan(rc->eval_loss)) continue;
+            x[m++] = rel_change(rc->eval_loss, rb->eval_loss);
+            if (nb < 512) {
+                bl[nb] = rb->eval_loss;
+                cl[nb++] = rc->eval_loss;
+            }
+        }
+        judge_pairs(&g->metric, x, m, o->loss_tol, 1);
+    }
+    g->metric.base = ob_stat_median(bl, nb);
+    g->metric.cand = ob_stat_median(cl, nb);
+    /* step time: ratio of medians over matched cells that both timed */
+    m = 0;
+    for (int i = 0; i < n; i++) {
+        const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+        if (isnan(rb->step_ms_median) || isnan(rc->step_ms_median)) continue;
+        x[m] = rb->step_ms_median;
+        y[m++] = rc->step_ms_median;
+    }
+    g->time.n = m;
+    g->time.base = ob_stat_median(x, m);
+    g->time.cand = ob_stat_median(y, m);
+    g->time.effect = m && g->time.base > 0 ? g->time.cand / g->time.base - 1 : NAN;
+    g->time.ci_lo = g->time.ci_hi = NAN;
+    if (m == 0 || o->time_tol < 0 || isnan(g->time.effect)) g->time.v = OB_NODATA;
+    else g->time.v = g->time.effect > o->time_tol ? OB_WORSE : g->time.effect < -o->time_tol ? OB_BETTER : OB_SAME;
+    /* memory, exactly */
+    for (int kind = 0; kind < 2; kind++) {
+        ob_cmp_quantity *q = kind ? &g->state : &g->peak_mem;
+        int64_t mb = -1, mc = -1;
+        int cnt = 0;
+        for (int i = 0; i < n; i++) {
+            const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+            int64_t vb = kind ? rb->state_bytes : rb->peak_mem_bytes;
+            int64_t vc = kind ? rc->state_bytes : rc->peak_mem_bytes;
+            if (vb < 0 || vc < 0) continue;
+            cnt++;
+            if (vb > mb) mb = vb;
+            if (vc > mc) mc = vc;
+        }
+        q->n = cnt;
+        q->base = cnt ? (double)mb : NAN;
+        q->cand = cnt ? (double)mc : NAN;
+        q->effect = cnt && mb > 0 ? (double)mc / (double)mb - 1 : NAN;
+        q->ci_lo = q->ci_hi = NAN;
+        q->v = !cnt || !o->check_memory ? OB_NODATA : mc > mb ? OB_WORSE : mc < mb ? OB_BETTER : OB_SAME;
+    }
+    /* cells that finished before and do not now */
+    for (int i = 0; i < n; i++)
+        if (B->runs[p[i].b].finished && !C->runs[p[i].c].finished) g->n_new_failures++;
+    g->n_matched = n;
+
+    const ob_cmp_quantity *qs[5] = {&g->loss, &g->metric, &g->time, &g->peak_mem, &g->state};
+    int worse = g->n_new_failures > 0, better = 0;
+    for (int i = 0; i < 5; i++) {
+        worse |= qs[i]->v == OB_WORSE;
+        better |= qs[i]->v == OB_BETTER;
+    }
+    g->overall = worse ? OB_WORSE : better ? OB_BETTER : OB_SAME;
+    /* the reasons, one clause each */
+    size_t len = 0;
+    g->detail[0] = 0;
+#define ADD(...)                                                                              \
+    do {                                                                                      \
+        if (len < sizeof g->detail)                                                           \
+            len += (size_t)snprintf(g->detail + len, sizeof g->detail - len, __VA_ARGS__);    \
+    } while (0)
+    if (g->loss.v == OB_WORSE)
+        ADD("final loss at lr %g worse by %+.1f%% (median over %d seeds, 95%% CI %+.1f%% to %+.1f%%; %.4g -> %.4g); ",
+            g->best_lr, 100 * g->loss.effect, g->loss.n, 100 * g->loss.ci_lo, 100 * g->loss.ci_hi,
+            g->loss.base, g->loss.cand);
+    if (g->metric.v == OB_WORSE) {
+        if (g->metric_is_loss)
+            ADD("held-out loss worse by %+.1f%% (95%% CI %+.1f%% to %+.1f%%); ", 100 * g->metric.effect,
+                100 * g->metric.ci_lo, 100 * g->metric.ci_hi);
+        else
+            ADD("held-out metric worse by %+.4g (95%% CI %+.4g to %+.4g; %.4g -> %.4g); ", g->metric.effect,
+                g->metric.ci_lo, g->metric.ci_hi, g->metric.base, g->metric.cand);
+    }
+    if (g->time.v == OB_WORSE)
+        ADD("step time %+.0f%% (%.4g ms -> %.4g ms, tolerance %.0f%%); ", 100 * g->time.effect, g->time.base,
+            g->time.cand, 100 * o->time_tol);
+    if (g->peak_mem.v == OB_WORSE)
+        ADD("peak memory %.0f -> %.0f bytes; ", g->peak_mem.base, g->peak_mem.cand);
+    if (g->state.v == OB_WORSE)
+        ADD("optimizer state %.0f -> %.0f bytes; ", g->state.base, g->state.cand);
+    if (g->n_new_failures) ADD("%d cells finished in the baseline but not in the candidate; ", g->n_new_failures);
+#undef ADD
+    if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
+    free(x);
+    free(y);
+}
+
+static void add_cell(ob_cmp_cell **list, int *n, const ob_dataset *d, int run)
+{
+    *list = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+    const ob_rrun *r = &d->runs[run];
+    ob_cmp_cell *c = &(*list)[(*n)++];
+    c->workload = strdup(d->wl_labels[r->wl]);
+    c->optimizer = strdup(d->opt_labels[r->opt]);
+    c->status = strdup(r->status);
+    c->lr = r->lr;
+    c->seed = r->seed;
+}
+
+ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o, ob_compare *out,
+                         ob_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->opts = *o;
+    ob_dataset B, C;
+    OB_TRY(ob_dataset_load(base, o->base_bench, &B, e));
+    ob_status st = ob_dataset_load(cand, o->cand_bench, &C, e);
+    if (st != OB_OK) {
+        ob_dataset_free(&B);
+        return st;
+    }
+    if (B.n == 0 || C.n == 0) {
+        st = ob_fail(e, OB_ERR_INPUT, "the %s database holds no runs to compare", B.n == 0 ? "baseline" : "candidate");
+        ob_dataset_free(&B);
+        ob_dataset_free(&C);
+        return st;
+    }
+    keyed *kb = make_keys(&B), *kc = make_keys(&C);
+    pair *pairs = malloc(((size_t)B.n + 1) * sizeof *pairs);
+    char **pg = malloc(((size_t)B.n + 1) * sizeof *pg);
+    int np = 0, i = 0, j = 0;
+    while (i < B.n || j < C.n) {
+        int c = i >= B.n ? 1 : j >= C.n ? -1 : strcmp(kb[i].key, kc[j].key);
+        if (c == 0) {
+            pairs[np] = (pair){kb[i].run, kc[j].run};
+            pg[np++] = kb[i].gkey;
+            i++;
+            j++;
+        } else if (c < 0) {
+            add_cell(&out->only_base, &out->n_only_base, &B, kb[i++].run);
+        } else {
+            add_cell(&out->only_cand, &out->n_only_cand, &C, kc[j++].run);
+        }
+    }
+    out->n_matched = np;
+    if (np == 0) {
+        st = ob_fail(e, OB_ERR_INPUT,
+                     "no cell of the candidate matches the baseline (same workload, optimizer, "
+                     "hyperparameters, lr and seed): %d baseline and %d candidate cells",
+                     B.n, C.n);
+    } else {
+        /* groups in the baseline's order of workload and optimizer label */
+        char *used = calloc((size_t)np, 1);
+        pair *gp = malloc((size_t)np * sizeof *gp);
+        for (int w = 0; w < B.n_wl; w++)
+            for (int op = 0; op < B.n_opt; op++)
+                for (int a = 0; a < np; a++) {
+                    if (used[a]) continue;
+                    const ob_rrun *r = &B.runs[pairs[a].b];
+                    if (r->wl != w || r->opt != op) continue;
+                    int n = 0;
+                    for (int b = a; b < np; b++)
+                        if (!used[b] && !strcmp(pg[b], pg[a])) {
+                            gp[n++] = pairs[b];
+                            used[b] = 1;
+                        }
+                    out->g = realloc(out->g, (size_t)(out->n_g + 1) * sizeof *out->g);
+                    ob_cmp_group *g = &out->g[out->n_g++];
+                    memset(g, 0, sizeof *g);
+                    g->workload = strdup(B.wl_labels[w]);
+                    g->optimizer = strdup(B.opt_labels[op]);
+                    judge_group(&B, &C, gp, n, o, g);
+                    if (g->overall == OB_WORSE) out->n_worse++;
+                    if (g->overall == OB_BETTER) out->n_better++;
+                }
+        free(used);
+        free(gp);
+        out->regression = out->n_worse > 0 || (o->strict && (out->n_only_base || out->n_only_cand));
+    }
+    free(pairs);
+    free(pg);
+    free_keys(kb, B.n);
+    free_keys(kc, C.n);
+    ob_dataset_free(&B);
+    ob_dataset_free(&C);
+    if (st != OB_OK) ob_compare_free(out);
+    return st;
+}
+
+void ob_compare_free(ob_compare *c)
+{
+    for (int i = 0; i < c->n_g; i++) {
+        free(c->g[i].workload);
+        free(c->g[i].optimizer);
+    }
+    free(c->g);
+    for (int k = 0; k < 2; k++) {
+        ob_cmp_cell *l = k ? c->only_cand : c->only_base;
+        int n = k ? c->n_only_cand : c->n_only_base;
+        for (int i = 0; i < n; i++) {
+            free(l[i].workload);
+            free(l[i].optimizer);
+            free(l[i].status);
+        }
+        free(l);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+/* ---- writers ------------------------------------------------------------------- */
+
+static const char *pct(double v, char *buf, size_t n)
+{
+    if (isnan(v)) snprintf(buf, n, "-");
+    else if (isinf(v)) snprintf(buf, n, v > 0 ? "+inf" : "-inf");
+    else snprintf(buf, n, "%+.1f%%", 100 * v);
+    return buf;
+}
+
+static void quantity_text(const ob_cmp_quantity *q, int absolute, char *buf, size_t n)
+{
+    char a[32], b[32], c[32];
+    if (q->v == OB_NODATA) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    if (absolute)
+        snprintf(buf, n, "%+.4g [%+.4g, %+.4g] %s", q->effect, q->ci_lo, q->ci_hi, ob_verdict_name(q->v));
+    else if (!isnan(q->ci_lo))
+        snprintf(buf, n, "%s [%s, %s] %s", pct(q->effect, a, sizeof a), pct(q->ci_lo, b, sizeof b),
+                 pct(q->ci_hi, c, sizeof c), ob_verdict_name(q->v));
+    else
+        snprintf(buf, n, "%s %s", pct(q->effect, a, sizeof a), ob_verdict_name(q->v));
+}
+
+static void memory_text(const ob_cmp_group *g, char *buf, size_t n)
+{
+    if (g->peak_mem.v == OB_NODATA && g->state.v == OB_NODATA) {
+        snprintf(buf, n, "-");
+        return;
+    }
+    ob_verdict v = g->peak_mem.v == OB_WORSE || g->state.v == OB_WORSE ? OB_WORSE
+                 : g->peak_mem.v == OB_BETTER || g->state.v == OB_BETTER ? OB_BETTER : OB_SAME;
+    if (g->peak_mem.v != OB_NODATA && g->peak_mem.base != g->peak_mem.cand)
+        snprintf(buf, n, "peak %.0f -> %.0f B %s", g->peak_mem.base, g->peak_mem.cand, ob_verdict_name(v));
+    else if (g->state.v != OB_NODATA && g->state.base != g->state.cand)
+        snprintf(buf, n, "state %.0f -> %.0f B %s", g->state.base, g->state.cand, ob_verdict_name(v));
+    else
+        snprintf(buf, n, "%s", ob_verdict_name(v));
+}
+
+void ob_compare_print(const ob_compare *c, FILE *f)
+{
+    fprintf(f, "%-18s %-20s %-30s %-30s %-16s %-22s %s\n", "workload", "optimizer", "final loss (at best lr)",
+            "held-out", "step time", "memory", "verdict");
+    for (int i = 0; i < c->n_g; i++) {
+        const ob_cmp_group *g = &c->g[i];
+        char l[96], m[96], t[64], mem[96];
+        quantity_text(&g->loss, 0, l, sizeof l);
+        quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
+        quantity_text(&g->time, 0, t, sizeof t);
+        memory_text(g, mem, sizeof mem);
+        char mm[110];
+        snprintf(mm, sizeof mm, "%s%s", g->metric_is_loss && g->metric.v != OB_NODATA ? "loss " : "", m);
+        fprintf(f, "%-18s %-20s %-30s %-30s %-16s %-22s %s%s\n", g->workload, g->optimizer, l, mm, t, mem,
+                g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
+                g->n_new_failures ? " (new failures)" : "");
+    }
+    for (int k = 0; k < 2; k++) {
+        const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
+        int n = k ? c->n_only_cand : c->n_only_base;
+        if (!n) continue;
+        fprintf(f, "%d cells only in the %s%s:\n", n, k ? "candidate" : "baseline",
+                c->opts.strict ? " (strict: a failure)" : "");
+        for (int i = 0; i < n; i++)
+            fprintf(f, "  %s %s lr=%g seed=%lld (%s)\n", l[i].workload, l[i].optimizer, l[i].lr,
+                    (long long)l[i].seed, l[i].status);
+    }
+}
+
+static void md_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') fputs("\\|", f);
+        else fputc(*s, f);
+    }
+}
+
+void ob_compare_markdown(const ob_compare *c, const char *base_name, const char *cand_name, FILE *f)
+{
+    fprintf(f, "## optbench compare: %s\n\n", c->regression ? "regression" : "no regression");
+    fprintf(f, "Baseline `%s`, candidate `%s`: %d matched cells in %d workload x optimizer groups; "
+               "%d worse, %d better, %d cells only in the baseline, %d only in the candidate.\n\n",
+            base_name, cand_name, c->n_matched, c->n_g, c->n_worse, c->n_better, c->n_only_base,
+            c->n_only_cand);
+    fprintf(f, "| workload | optimizer | final loss (at best lr) | held-out | step time | memory | verdict |\n"
+               "| --- | --- | --- | --- | --- | --- | --- |\n");
+    for (int i = 0; i < c->n_g; i++) {
+        const ob_cmp_group *g = &c->g[i];
+        char l[96], m[96], t[64], mem[96];
+        quantity_text(&g->loss, 0, l, sizeof l);
+        quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
+        quantity_text(&g->time, 0, t, sizeof t);
+        memory_text(g, mem, sizeof mem);
+        fputs("| ", f);
+        md_text(f, g->workload);
+        fputs(" | ", f);
+        md_text(f, g->optimizer);
+        fprintf(f, " | %s | %s%s | %s | %s | %s |\n", l, g->metric_is_loss ? "loss " : "", m, t, mem,
+                g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall));
+    }
+    int any = 0;
+    for (int i = 0; i < c->n_g; i++)
+        if (c->g[i].detail[0]) {
+            if (!any) fprintf(f, "\n### What got worse\n\n");
+            any = 1;
+            fputs("- ", f);
+            md_text(f, c->g[i].workload);
+            fputs(" / ", f);
+            md_text(f, c->g[i].optimizer);
+            fprintf(f, ": %s\n", c->g[i].detail);
+        }
+    for (int k = 0; k < 2; k++) {
+        const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
+        int n = k ? c->n_only_cand : c->n_only_base;
+        if (!n) continue;
+        fprintf(f, "\n### Cells only in the %s (%d)\n\n", k ? "candidate" : "baseline", n);
+        for (int i = 0; i < n; i++)
+            fprintf(f, "- %s / %s, lr %g, seed %lld (%s)\n", l[i].workload, l[i].optimizer, l[i].lr,
+                    (long long)l[i].seed, l[i].status);
+    }
+    fprintf(f, "\nThresholds: final loss judged paired over seeds at the baseline's best lr, worse when "
+               "the 95%% bootstrap interval of the median relative change is above 0 and the change "
+               "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
+            100 * c->opts.loss_tol, c->opts.metric_tol);
+    if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
+    else fprintf(f, "step time beyond +-%.0f%%; ", 100 * c->opts.time_tol);
+    fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly" : "not judged");
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t') fputc(' ', f);
+            else fputc(*s, f);
+        }
+    }
+}
+
+void ob_compare_junit(const ob_compare *c, FILE *f)
+{
+    int one_sided = c->n_only_base + c->n_only_cand > 0;
+    int tests = c->n_g + (one_sided ? 1 : 0);
+    int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0);
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+               "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n"
+               "  <testsuite name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n",
+            tests, failures, tests, failures);
+    for (int i = 0; i < c->n_g; i++) {
+        const ob_cmp_group *g = &c->g[i];
+        fputs("    <testcase classname=\"optbench.", f);
+        xml_text(f, g->workload);
+        fputs("\" name=\"", f);
+        xml_text(f, g->optimizer);
+        fputs("\" time=\"0\">\n", f);
+        char l[96], m[96], t[64], mem[96];
+        quantity_text(&g->loss, 0, l, sizeof l);
+        quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
+        quantity_text(&g->time, 0, t, sizeof t);
+        memory_text(g, mem, sizeof mem);
+        if (g->overall == OB_WORSE) {
+            fputs("      <failure type=\"regression\" message=\"", f);
+            xml_text(f, g->detail);
+            fputs("\">", f);
+            xml_text(f, g->detail);
+            fputs("</failure>\n", f);
+        }
+        fputs("      <system-out>", f);
+        char line[512];
+        snprintf(line, sizeof line, "%d matched cells; final loss %s; held-out %s%s; step time %s; memory %s",
+                 g->n_matched, l, g->metric_is_loss ? "loss " : "", m, t, mem);
+        xml_text(f, line);
+        fputs("</system-out>\n    </testcase>\n", f);
+    }
+    if (one_sided) {
+        fputs("    <testcase classname=\"optbench.cells\" name=\"cells on one side only\" time=\"0\">\n", f);
+        char msg[256];
+        snprintf(msg, sizeof msg, "%d cells only in the baseline, %d only in the candidate", c->n_only_base,
+                 c->n_only_cand);
+        if (c->opts.strict) {
+            fputs("      <failure type=\"missing\" message=\"", f);
+            xml_text(f, msg);
+            fputs("\"/>\n", f);
+        }
+        fputs("      <system-out>", f);
+        xml_text(f, msg);
+        fputs("\n", f);
+        for (int k = 0; k < 2; k++) {
+            const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
+            int n = k ? c->n_only_cand : c->n_only_base;
+            for (int i = 0; i < n; i++) {
+                snprintf(msg, sizeof msg, "only in the %s: %s %s lr=%g seed=%lld (%s)\n",
+                         k ? "candidate" : "baseline", l[i].workload, l[i].optimizer, l[i].lr,
+                         (long long)l[i].seed, l[i].status);
+                xml_text(f, msg);
+            }
+        }
+        fputs("</system-out>\n    </testcase>\n", f);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+}

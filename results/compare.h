@@ -1,0 +1,92 @@
+/* results/compare.h - comparison of a candidate results database against a
+ * baseline, for a nightly regression gate.
+ *
+ * Cells are matched by workload, workload parameters, optimizer,
+ * hyperparameters (JSON text), lr and seed (the latest finished run of each
+ * cell on each side). Per workload x optimizer configuration:
+ * - final loss, at the baseline's best lr, paired over seeds: the relative
+ *   change r_s = (candidate - baseline) / |baseline| per seed (a newly diverged
+ *   seed is +inf). The effect is the median of r_s with a 95% percentile-
+ *   bootstrap interval; worse when the interval lies above 0 and the effect
+ *   exceeds loss_tol (better: the mirror image); otherwise within noise. With
+ *   2 or 3 seeds this means "worse on every seed by more than loss_tol".
+ * - held-out metric (higher is better) the same way with absolute differences
+ *   and metric_tol; when a workload has no metric, the held-out loss is judged
+ *   like the final loss.
+ * - step time: the ratio of the medians over matched cells; worse above
+ *   1 + time_tol, better below 1 - time_tol.
+ * - peak memory and optimizer state bytes: the largest value over matched
+ *   cells, exactly (any increase is worse).
+ * - a cell that finished in the baseline and failed in the candidate is worse.
+ * Cells present on one side only are listed; they fail the comparison only
+ * with strict.
+ */
+#ifndef OB_RESULTS_COMPARE_H
+#define OB_RESULTS_COMPARE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/ob.h"
+#include "results/dataset.h"
+
+typedef struct ob_compare_opts {
+    double loss_tol;     /* minimum relative effect on final loss (default 0.05) */
+    double metric_tol;   /* minimum absolute effect on the held-out metric (default 0.01) */
+    double time_tol;     /* relative tolerance on step time (default 0.10); < 0: not judged */
+    int check_memory;    /* judge memory exactly (default 1) */
+    int strict;          /* cells on one side only fail the comparison */
+    int64_t base_bench, cand_bench; /* as ob_dataset_load: 0 all, -1 latest, > 0 that one */
+} ob_compare_opts;
+
+void ob_compare_opts_default(ob_compare_opts *o);
+
+typedef enum ob_verdict { OB_SAME = 0, OB_BETTER = 1, OB_WORSE = 2, OB_NODATA = 3 } ob_verdict;
+const char *ob_verdict_name(ob_verdict v);
+
+typedef struct ob_cmp_quantity {
+    ob_verdict v;
+    int n;                    /* pairs / cells that entered */
+    double base, cand;        /* medians (loss, metric, step ms) or maxima (memory) */
+    double effect, ci_lo, ci_hi; /* relative (loss, time) or absolute (metric) change */
+} ob_cmp_quantity;
+
+typedef struct ob_cmp_group {
+    char *workload, *optimizer; /* labels (of the baseline when present there) */
+    double best_lr;           /* the baseline's best lr, where loss and metric are judged */
+    int metric_is_loss;       /* the held-out quantity judged is the loss (no metric) */
+    ob_cmp_quantity loss, metric, time, peak_mem, state;
+    int n_matched, n_new_failures;
+    ob_verdict overall;
+    char detail[1024];        /* one line per regression, for JUnit and Markdown */
+} ob_cmp_group;
+
+typedef struct ob_cmp_cell {
+    char *workload, *optimizer, *status;
+    double lr;
+    int64_t seed;
+} ob_cmp_cell;
+
+typedef struct ob_compare {
+    ob_cmp_group *g;
+    int n_g;
+    ob_cmp_cell *only_base, *only_cand;
+    int n_only_base, n_only_cand;
+    int n_matched;
+    int n_worse, n_better;    /* groups */
+    int regression;           /* the gate's answer: 1 when something got worse */
+    ob_compare_opts opts;
+} ob_compare;
+
+/* Compare two open databases. OB_ERR_INPUT when a side has no runs or no cell matches. */
+ob_status ob_compare_dbs(struct sqlite3 *base, struct sqlite3 *cand, const ob_compare_opts *o,
+                         ob_compare *out, ob_err *e);
+void ob_compare_free(ob_compare *c);
+
+/* Reports: a plain-text table, Markdown for a CI job summary, JUnit XML with
+ * one test case per workload x optimizer. */
+void ob_compare_print(const ob_compare *c, FILE *f);
+void ob_compare_markdown(const ob_compare *c, const char *base_name, const char *cand_name, FILE *f);
+void ob_compare_junit(const ob_compare *c, FILE *f);
+
+#endif

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# `optbench bench-step` on the CPU: small layouts through the real pipeline,
+# the machine-readable result line, and the bad-input paths (exit 2).
+set -uo pipefail
+: "${OPTBENCH:?}"
+fail=0
+check() { # description, command...
+  local what="$1"; shift
+  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
+}
+
+out=$("$OPTBENCH" bench-step --optimizer adam --params 20000 --tensors 3 --backend cpu --iters 5 --repeats 3 --warmup 1 2>&1)
+rc=$?
+echo "$out"
+check "adam runs (rc $rc)" test "$rc" -eq 0
+res=$(printf '%s\n' "$out" | grep '^result:')
+check "a result line" test -n "$res"
+check "adam counts 28 B/param" grep -q 'bytes_per_param=28 ' <<<"$res"
+check "3 tensors of 81x82" grep -q 'tensors=3 shape=81x82 ' <<<"$res"
+check "params = 3*81*82" grep -q 'params=19926 ' <<<"$res"
+ms=$(sed -n 's/.* ms=\([0-9.]*\) .*/\1/p' <<<"$res")
+check "positive step time ($ms)" awk -v m="$ms" 'BEGIN { exit !(m > 0) }'
+
+for spec in "sgd 12" "sgd:momentum=0.9 20" "adam:amsgrad=true 36" "adamw 28" "lion 20"; do
+  set -- $spec
+  opt=${1%%:*}; want=$2; sets=()
+  [ "$opt" != "$1" ] && sets=(--set "${1#*:}")
+  if "$OPTBENCH" list 2>/dev/null | grep -q "^ *$opt\b" || [ "$opt" = sgd ] || [ "$opt" = adam ]; then
+    r=$("$OPTBENCH" bench-step --optimizer "$opt" "${sets[@]}" --shape 64x64 --tensors 2 --backend cpu --iters 3 --repeats 1 --warmup 1 2>&1 | grep '^result:')
+    check "$1 counts $want B/param: $r" grep -q "bytes_per_param=$want " <<<"$r"
+  fi
+done
+
+# matrix optimizers when this build has them
+for opt in muon root; do
+  if "$OPTBENCH" bench-step --optimizer "$opt" --shape 32x48 --tensors 4 --backend cpu --iters 2 --repeats 1 --warmup 1 >/tmp/ob_bs_$$ 2>&1; then
+    check "$opt result line" grep -q '^result: optimizer='"$opt" /tmp/ob_bs_$$
+  elif grep -q "unknown optimizer" /tmp/ob_bs_$$; then
+    echo "note: no $opt in this build"
+  else
+    cat /tmp/ob_bs_$$; echo "FAIL: $opt"; fail=1
+  fi
+done
+rm -f /tmp/ob_bs_$$
+
+# bad input: exit 2 and a message naming the value
+bad() { # expected-substring, args...
+  local want="$1"; shift
+  local msg; msg=$("$OPTBENCH" bench-step "$@" 2>&1); local rc=$?
+  if [ $rc -ne 2 ] || ! grep -q -- "$want" <<<"$msg"; then echo "FAIL: bench-step $* -> rc $rc: $msg"; fail=1; fi
+}
+bad "adamm" --optimizer adamm --params 1000
+bad "--params" --optimizer adam --params 12x
+bad "--params N or --shape" --optimizer adam
+bad "--optimizer NAME is required" --params 1000
+bad "--shape" --optimizer adam --shape 10by10
+bad "unknown option" --optimizer adam --params 1000 --paramz 3
+bad "fewer than --tensors" --optimizer adam --params 10 --tensors 20
+bad "betaX" --optimizer adam --params 1000 --set betaX=0.9 --backend cpu
+bad "unknown backend" --optimizer adam --params 1000 --backend tpu
+"$OPTBENCH" bench-step --help | grep -q "minimal traffic" || { echo "FAIL: --help"; fail=1; }
+exit $fail

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# `optbench compare`, the nightly regression gate, end to end: identical
+# databases and a deterministic rerun pass (exit 0); a planted regression
+# (worse final loss on every seed, a slower step) fails (exit 1); cells on one
+# side only are listed and fail only with --strict; unusable input exits 2.
+# The JUnit XML is validated with python3's xml.etree and counted.
+set -uo pipefail
+: "${OPTBENCH:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # description, command...
+  local what="$1"; shift
+  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
+}
+have_py=0
+python3 -c 'import sqlite3, xml.etree.ElementTree' 2>/dev/null && have_py=1
+junit_counts() { # file -> "tests failures testcases"
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites", root.tag
+cases = root.findall("./testsuite/testcase")
+fails = [c for c in cases if c.find("failure") is not None]
+assert int(root.get("tests")) == len(cases)
+assert int(root.get("failures")) == len(fails)
+print(len(cases), len(fails), " ".join(c.get("classname") + "/" + c.get("name") for c in fails))
+PY
+}
+compare() { # expected rc, args...
+  local want=$1; shift
+  "$OPTBENCH" compare "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -ne "$want" ]; then echo "FAIL: compare $* -> rc $rc (want $want)"; cat "$tmp/out" "$tmp/err"; fail=1; fi
+}
+
+run() { # db
+  "$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
+    --seeds 2 --steps 60 --eval-every 30 --backend cpu --db "$1" >"$tmp/run.log" 2>&1
+}
+run "$tmp/base.db"
+check "baseline written" test -s "$tmp/base.db"
+cp "$tmp/base.db" "$tmp/cand.db"
+
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/ok.md" --junit "$tmp/ok.xml"
+check "identical: no regression" grep -q 'no regression' "$tmp/out"
+check "markdown written" grep -q '^## optbench compare: no regression' "$tmp/ok.md"
+if [ $have_py = 1 ]; then
+  c=$(junit_counts "$tmp/ok.xml"); rc=$?
+  check "JUnit XML parses (identical)" test $rc -eq 0
+  check "4 test cases, 0 failures: $c" test "${c%% *}" = 4 -a "$(cut -d' ' -f2 <<<"$c")" = 0
+fi
+
+# a second, independent run of the same matrix: same losses (deterministic);
+# step times of two runs on a shared machine differ, so time is not judged here
+run "$tmp/rerun.db"
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/rerun.db" --time-tol off
+
+if [ $have_py = 1 ]; then
+  # plant a regression: adam 50% worse on quadratic on every seed, sgd twice as slow
+  python3 - "$tmp/cand.db" <<'PY'
+import sys, sqlite3
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE runs SET final_loss = final_loss * 1.5 WHERE optimizer = 'adam' AND workload = 'quadratic'")
+db.execute("UPDATE runs SET step_ms_median = step_ms_median * 2 WHERE optimizer = 'sgd'")
+db.commit()
+PY
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/bad.md" --junit "$tmp/bad.xml"
+  check "says REGRESSION" grep -q 'REGRESSION' "$tmp/out"
+  check "markdown: regression" grep -q '^## optbench compare: regression' "$tmp/bad.md"
+  check "markdown names the loss" grep -q 'quadratic / adam: final loss at lr' "$tmp/bad.md"
+  c=$(junit_counts "$tmp/bad.xml"); rc=$?
+  check "JUnit XML parses (regression)" test $rc -eq 0
+  check "3 failing cases (adam loss, sgd time x2): $c" test "$(cut -d' ' -f2 <<<"$c")" = 3
+  check "adam on quadratic fails" grep -q 'optbench.quadratic/adam' <<<"$c"
+  # with time off and a 60% loss tolerance it passes
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --loss-tol 0.6
+
+  # one-sided cells: listed; --strict fails
+  cp "$tmp/base.db" "$tmp/fewer.db"
+  python3 - "$tmp/fewer.db" <<'PY'
+import sys, sqlite3
+db = sqlite3.connect(sys.argv[1])
+rid = db.execute("SELECT max(id) FROM runs").fetchone()[0]
+for t in ("curves", "evals", "events"):
+    db.execute(f"DELETE FROM {t} WHERE run_id = ?", (rid,))
+db.execute("DELETE FROM runs WHERE id = ?", (rid,))
+db.commit()
+PY
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/fewer.db" --junit "$tmp/few.xml"
+  check "lists the missing cell" grep -q '1 cells only in the baseline' "$tmp/out"
+  c=$(junit_counts "$tmp/few.xml"); rc=$?
+  check "JUnit with a one-sided case parses: $c" test $rc -eq 0 -a "${c%% *}" = 5
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/fewer.db" --strict
+else
+  echo "python3 not available: planted-regression and XML checks skipped"
+fi
+
+# unusable input: exit 2
+printf 'not a database\n' >"$tmp/text.db"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/text.db"
+check "names the file" grep -q 'text.db' "$tmp/err"
+compare 2 --baseline "$tmp/missing.db" --candidate "$tmp/base.db"
+compare 2 --baseline "$tmp/base.db"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --loss-tol -1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate 1
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.5 --seeds 1 --steps 10 --backend cpu \
+  --db "$tmp/other.db" >/dev/null 2>&1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/other.db"
+check "says nothing matches" grep -q 'no cell of the candidate matches' "$tmp/err"
+
+exit $fail

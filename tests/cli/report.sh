@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `optbench report` and `optbench history` end to end: a small real matrix,
+# the report folder (CSV, scripts, PNG/SVG when gnuplot is installed,
+# summary.md, index.html), the same without gnuplot on PATH, a second
+# benchmark in the same database for history, and the bad-input paths.
+set -uo pipefail
+: "${OPTBENCH:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # description, command...
+  local what="$1"; shift
+  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
+}
+bad_input() { # description, expected stderr part, args...
+  local what="$1" want="$2"; shift 2
+  "$OPTBENCH" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -ne 2 ] || ! grep -qF -- "$want" "$tmp/err"; then
+    echo "FAIL: $what: rc=$rc (want 2), stderr:"; cat "$tmp/err"; fail=1
+  fi
+}
+
+db="$tmp/a.db"
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
+  --seeds 2 --steps 60 --eval-every 20 --backend cpu --name first --db "$db" >"$tmp/run.log" 2>&1
+check "run finishes (see below)" test -f "$db" || cat "$tmp/run.log"
+
+"$OPTBENCH" report --db "$db" --out "$tmp/rep" >"$tmp/out" 2>&1; rc=$?
+cat "$tmp/out"
+check "report exits 0 (rc $rc)" test $rc -eq 0
+for f in runs.csv curves.csv evals.csv summary.csv lr_sweep.csv curves_best.csv time_to_target.csv \
+         cost.csv profile.csv summary.md index.html style.gp loss_quadratic.gp lr_quadratic.gp \
+         loss_rosenbrock.gp lr_rosenbrock.gp step_time.gp memory_peak.gp profile.gp; do
+  check "report wrote $f" test -s "$tmp/rep/$f"
+done
+check "runs.csv has a row per run (24 + header)" test "$(grep -c '^[0-9]' "$tmp/rep/runs.csv")" -eq 24
+check "summary.md ranks the quadratic workload" grep -q '^## Workload quadratic' "$tmp/rep/summary.md"
+check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"
+if command -v gnuplot >/dev/null 2>&1; then
+  for s in loss_quadratic lr_quadratic loss_rosenbrock lr_rosenbrock step_time profile; do
+    check "$s.png is a PNG" sh -c "head -c 4 '$tmp/rep/$s.png' | od -An -c | grep -q 'P   N   G'"
+    check "$s.svg is an SVG" grep -q '</svg>' "$tmp/rep/$s.svg"
+    check "index.html shows $s" grep -q "src=\"$s.png\"" "$tmp/rep/index.html"
+  done
+  # a script reruns by hand in the report folder
+  rm -f "$tmp/rep/lr_quadratic.png"
+  (cd "$tmp/rep" && gnuplot lr_quadratic.gp) >/dev/null 2>&1
+  check "lr_quadratic.gp reruns by hand" test -s "$tmp/rep/lr_quadratic.png"
+else
+  echo "gnuplot not installed: rendering not checked"
+fi
+
+# without gnuplot: scripts and CSVs, a clear message, exit 0
+PATH=/nonexistent "$OPTBENCH" report --db "$db" --out "$tmp/rep2" >"$tmp/out" 2>&1; rc=$?
+check "report without gnuplot exits 0 (rc $rc)" test $rc -eq 0
+check "says gnuplot is missing" grep -q 'gnuplot not found' "$tmp/out"
+check "still writes scripts" test -s "$tmp/rep2/loss_quadratic.gp"
+check "no PNG without gnuplot" test ! -e "$tmp/rep2/loss_quadratic.png"
+check "page says how to render" grep -q 'Not rendered' "$tmp/rep2/index.html"
+
+# history over two benchmarks
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.01,0.1 \
+  --seeds 2 --steps 60 --backend cpu --name second --db "$db" >"$tmp/run2.log" 2>&1
+"$OPTBENCH" history --db "$db" --out "$tmp/hist" >"$tmp/out" 2>&1; rc=$?
+cat "$tmp/out"
+check "history exits 0 (rc $rc)" test $rc -eq 0
+check "history prints both benchmarks" test "$(grep -cE '^[12] ' "$tmp/out")" -eq 2
+check "history.csv has 2 rows" test "$(grep -c '^[0-9]' "$tmp/hist/history.csv")" -eq 2
+check "history.gp written" test -s "$tmp/hist/history.gp"
+if command -v gnuplot >/dev/null 2>&1; then check "history.png rendered" test -s "$tmp/hist/history.png"; fi
+"$OPTBENCH" history --db "$db" --metric step_ms --workload quadratic --optimizer adam >"$tmp/out" 2>&1
+check "history of one series" grep -q 'quadratic adam' "$tmp/out"
+bad_input "history: unknown metric" "did you mean 'final_loss'" history --db "$db" --metric final_los
+bad_input "history: no --db" "--db is required" history
+
+# bad input: exit 2, one line naming the problem, nothing changed
+printf 'workloads: [quadratic]\n' >"$tmp/config.yaml"
+sum=$(cksum <"$tmp/config.yaml")
+bad_input "report on a text file" "config.yaml" report --db "$tmp/config.yaml" --out "$tmp/x"
+check "text file unchanged" test "$(cksum <"$tmp/config.yaml")" = "$sum"
+check "no report folder for bad input" test ! -e "$tmp/x"
+bad_input "report on a missing file" "does not exist" report --db "$tmp/missing.db" --out "$tmp/x"
+check "missing db not created" test ! -e "$tmp/missing.db"
+bad_input "report without --out" "--db and --out are required" report --db "$db"
+bad_input "report --benchmark x" "--benchmark 'x'" report --db "$db" --out "$tmp/x" --benchmark x
+bad_input "report --target without =" "--target 'quadratic'" report --db "$db" --out "$tmp/x" --target quadratic
+bad_input "report --target unknown workload" "nosuch" report --db "$db" --out "$tmp/x" --target nosuch=1
+bad_input "report unknown flag" "--colour" report --db "$db" --out "$tmp/x" --colour red
+
+exit $fail

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# SIGKILL at random moments, then --resume: the finished database holds the
+# same loss curves, evaluations, events and results, bit for bit, as an
+# uninterrupted run, no curve point lost or duplicated, and the final
+# parameters (--dump-params) are byte-identical. The kill delays are random
+# and printed (OB_KILL_SEED=N repeats a sequence).
+set -uo pipefail
+: "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+RANDOM=${OB_KILL_SEED:-$$}
+args=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.01 --seeds 2 --steps 4000
+      --eval-every 100 --checkpoint-every 50 --checkpoint-keep 2
+      --set sgd.momentum=0.9 --set quadratic.dim=128 --set quadratic.inject_nan_step=700 --backend cpu)
+"$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" --dump-params "$tmp/ref" 2>"$tmp/ref.err" || { cat "$tmp/ref.err"; exit 1; }
+kills=0
+for round in 1 2 3 4 5 6; do
+  "$OPTBENCH" "${args[@]}" --db "$tmp/k.db" --dump-params "$tmp/k" --resume >/dev/null 2>"$tmp/k$round.err" &
+  pid=$!
+  delay=$(printf "0.%02d" $((5 + RANDOM % 75)))
+  sleep "$delay"
+  if kill -9 $pid 2>/dev/null; then kills=$((kills+1)); echo "round $round: SIGKILL after ${delay}s"; fi
+  wait $pid 2>/dev/null
+  ls "$tmp"/k.db.ckpt 2>/dev/null | tr '\n' ' '; echo
+done
+"$OPTBENCH" "${args[@]}" --db "$tmp/k.db" --dump-params "$tmp/k" --resume 2>"$tmp/final.err" || { cat "$tmp/final.err"; exit 1; }
+grep -h "resume" "$tmp"/k*.err "$tmp/final.err" | sort | uniq -c | head -20
+fails=0
+[ $kills -ge 3 ] || { echo "FAIL: only $kills kills landed while running"; fails=$((fails+1)); }
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/k.db" || fails=$((fails+1))
+for f in "$tmp"/ref/cell-*.f32; do
+  cmp -s "$f" "$tmp/k/$(basename "$f")" || { echo "FAIL: parameters differ: $(basename "$f")"; fails=$((fails+1)); }
+done
+[ "$(ls "$tmp"/ref | wc -l)" = 16 ] || { echo "FAIL: expected 16 parameter dumps"; fails=$((fails+1)); }
+nb=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('select count(distinct benchmark_id) from runs').fetchone()[0])" "$tmp/k.db")
+[ "$nb" = 1 ] || { echo "FAIL: $nb benchmarks hold runs; resume should continue one"; fails=$((fails+1)); }
+[ ! -e "$tmp/k.db.ckpt" ] || { echo "FAIL: checkpoints left after every run finished: $(ls -R "$tmp/k.db.ckpt")"; fails=$((fails+1)); }
+echo "$fails failed"
+[ $fails -eq 0 ]

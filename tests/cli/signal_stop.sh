@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# SIGINT / SIGTERM: the current step finishes, the run is checkpointed and
+# marked interrupted, the exit status is 130 / 143, and --resume then gives
+# the uninterrupted results bit for bit. Two SIGINTs in a row stop at once
+# (exit 130) and lose nothing either.
+set -uo pipefail
+: "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1]).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --steps 4000 --eval-every 500
+      --checkpoint-every 100 --set sgd.momentum=0.9 --set quadratic.dim=128 --backend cpu)
+"$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" --dump-params "$tmp/ref" 2>/dev/null || { echo "reference run failed"; exit 1; }
+
+for sig in INT TERM; do
+  want=$([ $sig = INT ] && echo 130 || echo 143)
+  db="$tmp/$sig.db"
+  "$OPTBENCH" "${args[@]}" --db "$db" --dump-params "$tmp/$sig" >/dev/null 2>"$tmp/$sig.err" &
+  pid=$!
+  sleep 0.4
+  kill -$sig $pid
+  wait $pid; rc=$?
+  [ $rc = $want ] || fail "SIG$sig: exit status $rc, expected $want"
+  grep -q "stopped by SIG$sig" "$tmp/$sig.err" || fail "SIG$sig: no message: $(cat "$tmp/$sig.err")"
+  grep -q "with --resume" "$tmp/$sig.err" || fail "SIG$sig: the message does not say how to continue"
+  st=$(q "$db" "select status, steps_done from runs where status not in ('done','pending')")
+  echo "SIG$sig: exit $rc; $(q "$db" "select count(*) from runs where status='done'") done, interrupted: $st"
+  case "$st" in interrupted\|*) ;; *) fail "SIG$sig: expected one interrupted run, got '$st'";; esac
+  step=${st#interrupted|}
+  rid=$(q "$db" "select id from runs where status='interrupted'")
+  [ -f "$(printf '%s.ckpt/run-%s/ckpt-%012d.obck' "$db" "$rid" "$step")" ] || fail "SIG$sig: no checkpoint at the stop (step $step)"
+  [ "$(q "$db" "select count(*) from curves where run_id=$rid")" = "$step" ] || fail "SIG$sig: curve of the interrupted run is not steps 1..$step"
+  [ "$(q "$db" "select finished_at is null from benchmarks")" = 1 ] || fail "SIG$sig: the benchmark is marked finished"
+  "$OPTBENCH" "${args[@]}" --db "$db" --dump-params "$tmp/$sig" --resume 2>"$tmp/$sig.resume.err" || fail "SIG$sig: resume failed: $(cat "$tmp/$sig.resume.err")"
+  grep -q "1 continued from a checkpoint" "$tmp/$sig.resume.err" || fail "SIG$sig: resume did not continue from the checkpoint: $(tail -2 "$tmp/$sig.resume.err")"
+  python3 "$here/resume_compare.py" "$tmp/ref.db" "$db" || fail "SIG$sig: results differ after resume"
+  for f in "$tmp"/ref/*.f32; do cmp -s "$f" "$tmp/$sig/$(basename "$f")" || fail "SIG$sig: parameters differ: $(basename "$f")"; done
+done
+
+# two SIGINTs in a row: out at once; the database and the checkpoints stay usable
+big=(run --workloads quadratic --optimizers adam --steps 3000 --checkpoint-every 100 --set quadratic.dim=1500 --backend cpu)
+"$OPTBENCH" "${big[@]}" --db "$tmp/bigref.db" 2>/dev/null || fail "large reference run failed"
+"$OPTBENCH" "${big[@]}" --db "$tmp/twice.db" >/dev/null 2>"$tmp/twice.err" &
+pid=$!
+sleep 1
+kill -INT $pid; kill -INT $pid
+wait $pid; rc=$?
+[ $rc = 130 ] || fail "two SIGINTs: exit status $rc, expected 130"
+grep -q "second interrupt: stopping now" "$tmp/twice.err" || fail "two SIGINTs: no immediate stop: $(cat "$tmp/twice.err")"
+echo "two SIGINTs: exit $rc, run $(q "$tmp/twice.db" "select status, steps_done from runs")"
+"$OPTBENCH" "${big[@]}" --db "$tmp/twice.db" --resume 2>"$tmp/twice.resume.err" || fail "resume after two SIGINTs failed: $(cat "$tmp/twice.resume.err")"
+python3 "$here/resume_compare.py" "$tmp/bigref.db" "$tmp/twice.db" || fail "results differ after two SIGINTs and resume"
+echo "$fails failed"
+[ $fails -eq 0 ]

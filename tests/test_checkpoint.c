@@ -1,0 +1,300 @@
+/* tests/test_checkpoint.c - checkpoint files and the store's resume support:
+ * CRC-32C against its check value, encode/parse round trip, atomic writes
+ * that keep the newest K, refusal of every truncation and of corrupted
+ * bytes (with a message, never a crash), the listing that resume walks
+ * newest first, and the store calls resume relies on (find the matching
+ * benchmark, read a curve's leading losses, drop what follows a step in one
+ * transaction). */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "harness/checkpoint.h"
+#include "harness/config.h"
+#include "results/store.h"
+
+static char dir[256];
+
+static void test_crc(void)
+{
+    CHECK(ob_crc32c(0, "123456789", 9) == 0xE3069283u);
+    CHECK(ob_crc32c(0, "", 0) == 0);
+    /* incremental = one pass, whatever the split (exercises the 8-byte path) */
+    char buf[1000];
+    for (int i = 0; i < 1000; i++) buf[i] = (char)(i * 31 + 7);
+    uint32_t whole = ob_crc32c(0, buf, sizeof buf);
+    for (int cut = 0; cut < 1000; cut += 37) CHECK(ob_crc32c(ob_crc32c(0, buf, (size_t)cut), buf + cut, 1000 - (size_t)cut) == whole);
+}
+
+static void make_sections(ob_ckpt_section *s, float *params, int n)
+{
+    for (int i = 0; i < n; i++) params[i] = (float)i * 0.25f - 3.0f;
+    static const char spec[] = "optbench run checkpoint\nrun=1\n";
+    static const double run[3] = {1.5, -2.0, 42.0};
+    s[0] = (ob_ckpt_section){"spec", spec, sizeof spec - 1};
+    s[1] = (ob_ckpt_section){"params", params, (uint64_t)n * sizeof(float)};
+    s[2] = (ob_ckpt_section){"run", run, sizeof run};
+    s[3] = (ob_ckpt_section){"empty", NULL, 0};
+}
+
+static void test_round_trip_and_damage(void)
+{
+    float params[100];
+    ob_ckpt_section s[4];
+    make_sections(s, params, 100);
+    unsigned char *buf;
+    size_t len;
+    ob_err e;
+    CHECK_OK(ob_ckpt_encode(123, s, 4, &buf, &len, &e), &e);
+    ob_ckpt c;
+    CHECK_OK(ob_ckpt_parse(buf, len, &c, &e), &e);
+    CHECK(c.step == 123 && c.n == 4);
+    const ob_ckpt_section *p = ob_ckpt_find(&c, "params");
+    CHECK(p && p->bytes == sizeof params && !memcmp(p->data, params, sizeof params));
+    CHECK(ob_ckpt_find(&c, "empty") && ob_ckpt_find(&c, "empty")->bytes == 0);
+    CHECK(ob_ckpt_find(&c, "nothing") == NULL);
+
+    /* every truncation is refused with a message */
+    int refused = 0;
+    for (size_t l = 0; l < len; l++) {
+        ob_err_clear(&e);
+        if (ob_ckpt_parse(buf, l, &c, &e) == OB_ERR_INPUT && e.msg[0]) refused++;
+    }
+    CHECK(refused == (int)len);
+    /* every corrupted byte is refused (CRC-32C catches every error burst of <= 32 bits) */
+    refused = 0;
+    for (size_t i = 0; i < len; i++) {
+        buf[i] ^= 0x5a;
+        if (ob_ckpt_parse(buf, len, &c, &e) == OB_ERR_INPUT) refused++;
+        buf[i] ^= 0x5a;
+    }
+    CHECK(refused == (int)len);
+    buf[40] ^= 1;
+    ob_ckpt_parse(buf, len, &c, &e);
+    CHECK_MSG(strstr(e.msg, "checksum") != NULL, "%s", e.msg);
+    buf[40] ^= 1;
+    free(buf);
+}
+
+static int exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+static void test_write_keep_and_list(void)
+{
+    char d[300], path[400];
+    snprintf(d, sizeof d, "%s/run-1/nested", dir);
+    float params[64];
+    ob_ckpt_section s[4];
+    make_sections(s, params, 64);
+    ob_err e;
+    for (int64_t step = 10; step <= 50; step += 10) CHECK_OK(ob_ckpt_write(d, step, s, 4, 2, &e), &e);
+    int64_t steps[8];
+    int n = ob_ckpt_list(d, steps, 8);
+    CHECK(n == 2 && steps[0] == 50 && steps[1] == 40);
+    ob_ckpt_path(d, 30, path, sizeof path);
+    CHECK(!exists(path));
+    /* a leftover temporary file (a write that was killed) is not a checkpoint, and goes */
+    snprintf(path, sizeof path, "%s/ckpt-000000000060.obck.tmp", d);
+    FILE *f = fopen(path, "wb");
+    fputs("half a checkpoint", f);
+    fclose(f);
+    CHECK(ob_ckpt_list(d, steps, 8) == 2);
+    CHECK_OK(ob_ckpt_write(d, 70, s, 4, 2, &e), &e);
+    CHECK(!exists(path));
+    n = ob_ckpt_list(d, steps, 8);
+    CHECK(n == 2 && steps[0] == 70 && steps[1] == 50);
+
+    /* read back; a damaged newest file is an error naming it, the older one reads */
+    ob_ckpt c;
+    ob_ckpt_path(d, 70, path, sizeof path);
+    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    CHECK(c.step == 70 && c.n == 4);
+    ob_ckpt_free(&c);
+    f = fopen(path, "r+b");
+    fseek(f, 60, SEEK_SET);
+    fputc('X', f);
+    fclose(f);
+    CHECK(ob_ckpt_read(path, &c, &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "checksum") && strstr(e.msg, "ckpt-000000000070"), "%s", e.msg);
+    ob_ckpt_path(d, 50, path, sizeof path);
+    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    ob_ckpt_free(&c);
+    /* truncated on disk */
+    truncate(path, 50);
+    CHECK(ob_ckpt_read(path, &c, &e) == OB_ERR_INPUT && strstr(e.msg, "truncated"));
+
+    ob_ckpt_remove_all(d);
+    CHECK(!exists(d));
+    CHECK(ob_ckpt_list(d, steps, 8) == 0);
+    /* a folder that cannot be created is an I/O error, not a crash */
+    snprintf(path, sizeof path, "%s/file", dir);
+    f = fopen(path, "wb");
+    fclose(f);
+    snprintf(d, sizeof d, "%s/file/sub", dir);
+    CHECK(ob_ckpt_write(d, 1, s, 4, 2, &e) == OB_ERR_IO);
+}
+
+static long long q_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *q;
+    long long v = -999;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    return v;
+}
+
+static void test_store_resume(void)
+{
+    char path[300];
+    snprintf(path, sizeof path, "%s/resume.db", dir);
+    ob_store *s;
+    ob_err e;
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_run_spec spec[2] = {
+        {.cell = 0, .workload = "quadratic", .workload_params = "{}", .optimizer = "sgd", .hparams = "{\"lr\":0.1}",
+         .lr = 0.1, .seed = 0, .steps = 10},
+        {.cell = 1, .workload = "quadratic", .workload_params = "{}", .optimizer = "adam",
+         .hparams = "{\"lr\":0.01}", .lr = 0.01, .seed = 0, .steps = 10},
+    };
+    int64_t b1, b2, ids[2], found, fids[2];
+    char why[256];
+    CHECK_OK(ob_store_begin_benchmark(s, "x", "", "rev", "host", "cpu", "dev", &b1, &e), &e);
+    CHECK_OK(ob_store_add_runs(s, b1, spec, 2, ids, &e), &e);
+    /* a second benchmark of shard 0/2 with the same cells */
+    CHECK_OK(ob_store_begin_benchmark(s, "x", "", "rev", "host", "cpu", "dev", &b2, &e), &e);
+    CHECK_OK(ob_store_set_benchmark_origin(s, b2, "0/2", NULL, &e), &e);
+    CHECK_OK(ob_store_add_runs(s, b2, spec, 2, fids, &e), &e);
+
+    CHECK_OK(ob_store_find_benchmark(s, NULL, spec, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK(found == b1 && fids[0] == ids[0] && fids[1] == ids[1]);
+    CHECK_OK(ob_store_find_benchmark(s, "0/2", spec, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK(found == b2);
+    CHECK_OK(ob_store_find_benchmark(s, "1/2", spec, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK(found == 0);
+    ob_run_spec other[2] = {spec[0], spec[1]};
+    other[1].steps = 20;
+    CHECK_OK(ob_store_find_benchmark(s, NULL, other, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK_MSG(found == 0 && strstr(why, "steps"), "%s", why);
+    CHECK_OK(ob_store_find_benchmark(s, NULL, spec, 1, &found, fids, why, sizeof why, &e), &e);
+    CHECK(found == 0);
+
+    /* a run with 8 curve points, evaluations at 0, 4, 8, a skipped step at 6 and a divergence event at 3 */
+    ob_curve_point pts[8];
+    for (int i = 0; i < 8; i++) pts[i] = (ob_curve_point){i + 1, i == 2 ? NAN : 10.0 - i, 1, 0.1};
+    ob_eval_point ev[3] = {{0, 1, NAN}, {4, 2, NAN}, {8, 3, NAN}};
+    ob_event evs[2] = {{6, "skipped_step", "x"}, {3, "diverged", "y"}};
+    CHECK_OK(ob_store_run_started(s, ids[0], &e), &e);
+    CHECK_OK(ob_store_append(s, ids[0], pts, 8, ev, 3, evs, 2, &e), &e);
+    double loss[10];
+    int64_t n;
+    CHECK_OK(ob_store_read_losses(s, ids[0], 5, loss, &n, &e), &e);
+    CHECK(n == 5 && loss[0] == 10.0 && isnan(loss[2]) && loss[4] == 6.0);
+    CHECK_OK(ob_store_read_losses(s, ids[0], 10, loss, &n, &e), &e);
+    CHECK(n == 8);
+    char st[32];
+    CHECK_OK(ob_store_run_status(s, ids[0], st, sizeof st, &e), &e);
+    CHECK(!strcmp(st, "running"));
+
+    CHECK_OK(ob_store_resume_run(s, ids[0], 4, &e), &e);
+    sqlite3 *db = ob_store_db(s);
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM curves WHERE run_id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 4);
+    snprintf(sql, sizeof sql, "SELECT max(step) FROM evals WHERE run_id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 4);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM events WHERE run_id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 0); /* step 6 is after, 'diverged' always goes */
+    snprintf(sql, sizeof sql, "SELECT steps_done FROM runs WHERE id = %lld AND status = 'running'", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 4);
+    /* the rest of the curve arrives again: no duplicate, nothing missing */
+    CHECK_OK(ob_store_append(s, ids[0], pts + 4, 4, NULL, 0, NULL, 0, &e), &e);
+    CHECK_OK(ob_store_read_losses(s, ids[0], 8, loss, &n, &e), &e);
+    CHECK(n == 8);
+    /* start over */
+    CHECK_OK(ob_store_resume_run(s, ids[0], -1, &e), &e);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM curves WHERE run_id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 0);
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM evals WHERE run_id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 0);
+    ob_store_close(s);
+}
+
+static void test_shard_and_devices_parsing(void)
+{
+    ob_config c;
+    ob_err e;
+    ob_config_init(&c);
+    CHECK_OK(ob_config_set_shard(&c, "2/5", "--shard", &e), &e);
+    CHECK(c.shard_k == 2 && c.shard_n == 5);
+    const char *bad[] = {"5/5", "-1/3", "1", "a/b", "1/0", "1.5/3", "/3", "1/", "1/3/4"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ob_err_clear(&e);
+        CHECK_MSG(ob_config_set_shard(&c, bad[i], "--shard", &e) == OB_ERR_INPUT && strstr(e.msg, bad[i]), "%s: %s",
+                  bad[i], e.msg);
+    }
+    ob_config_init(&c);
+    setenv("SLURM_ARRAY_TASK_ID", "7", 1);
+    setenv("SLURM_ARRAY_TASK_COUNT", "4", 1);
+    setenv("SLURM_ARRAY_TASK_MIN", "5", 1);
+    int used;
+    CHECK_OK(ob_config_shard_from_env(&c, &used, &e), &e);
+    CHECK(used && c.shard_k == 2 && c.shard_n == 4);
+    ob_config_init(&c);
+    setenv("SLURM_ARRAY_TASK_ID", "9", 1);
+    CHECK(ob_config_shard_from_env(&c, &used, &e) == OB_ERR_INPUT && strstr(e.msg, "--array"));
+    /* a flag wins over the environment */
+    ob_config_init(&c);
+    CHECK_OK(ob_config_set_shard(&c, "0/2", "--shard", &e), &e);
+    CHECK_OK(ob_config_shard_from_env(&c, &used, &e), &e);
+    CHECK(!used && c.shard_k == 0 && c.shard_n == 2);
+    unsetenv("SLURM_ARRAY_TASK_ID");
+    unsetenv("SLURM_ARRAY_TASK_COUNT");
+    unsetenv("SLURM_ARRAY_TASK_MIN");
+    ob_config_init(&c);
+    CHECK_OK(ob_config_shard_from_env(&c, &used, &e), &e);
+    CHECK(!used && c.shard_n == 0);
+
+    CHECK_OK(ob_config_set_devices(&c, "0, 1,3", "--devices", &e), &e);
+    CHECK(c.n_devices == 3 && c.devices[2] == 3);
+    CHECK(ob_config_set_devices(&c, "0,0", "--devices", &e) == OB_ERR_INPUT && strstr(e.msg, "twice"));
+    CHECK(ob_config_set_devices(&c, "x", "--devices", &e) == OB_ERR_INPUT);
+    CHECK(ob_config_set_devices(&c, "-1", "--devices", &e) == OB_ERR_INPUT);
+    CHECK(ob_config_set_devices(&c, ",", "--devices", &e) == OB_ERR_INPUT && strstr(e.msg, "empty"));
+
+    /* the config keys */
+    ob_config_init(&c);
+    CHECK_OK(ob_config_load_text(&c, "checkpoint_every: 25\ncheckpoint_keep: 3\ncheckpoint_dir: /x/y\n", "c.yaml", &e), &e);
+    CHECK(c.checkpoint_every == 25 && c.checkpoint_keep == 3 && !strcmp(c.checkpoint_dir, "/x/y"));
+    ob_config_init(&c);
+    CHECK(ob_config_load_text(&c, "checkpoint_keep: 0\n", "c.yaml", &e) == OB_ERR_INPUT && strstr(e.msg, "c.yaml:1"));
+    CHECK(ob_config_load_text(&c, "checkpoint_every: -5\n", "c.yaml", &e) == OB_ERR_INPUT);
+    CHECK(ob_config_load_text(&c, "checkpoint_evry: 5\n", "c.yaml", &e) == OB_ERR_INPUT &&
+          strstr(e.msg, "did you mean 'checkpoint_every'"));
+    ob_config_free(&c);
+}
+
+int main(void)
+{
+    snprintf(dir, sizeof dir, "%s/ob_test_ckpt_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_crc();
+    test_round_trip_and_damage();
+    test_write_keep_and_list();
+    test_store_resume();
+    test_shard_and_devices_parsing();
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}

@@ -1,0 +1,279 @@
+/* tests/test_compare.c - the regression gate against planted changes:
+ * identical databases and within-noise changes pass; worse loss on every
+ * seed, a slower step, more memory, a worse held-out metric and a newly failed
+ * cell are flagged; mixed changes stay within noise; improvements are called
+ * better; one-sided cells are listed (and fail only with strict); databases
+ * with nothing in common are unusable input. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "results/compare.h"
+#include "results/store.h"
+#include "test_stats_db.h"
+
+typedef struct mod {
+    double loss_mul[3];      /* quad/adam final loss, per seed */
+    double metric_add;       /* quad/adam held-out metric */
+    double time_mul;         /* rosen/sgd step time */
+    int64_t mem_add;         /* quad/sgd peak memory */
+    int fail_seed;           /* rosen/adam lr 0.1: this seed failed (-1 none) */
+    int drop_cell;           /* leave out quad/sgd lr 0.01 seed 2 */
+    int extra_cell;          /* add quad/sgd lr 1 seed 0 */
+    double noise[3];         /* every final loss x (1 + noise[seed]) */
+} mod;
+
+static mod none(void)
+{
+    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}};
+    return m;
+}
+
+static void build(const char *path, const mod *m)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    if (ob_store_open(path, OB_STORE_CREATE, &s, &e) != OB_OK) {
+        fprintf(stderr, "%s\n", e.msg);
+        exit(1);
+    }
+    static const char *const wls[2] = {"quad", "rosen"}, *const opts[2] = {"adam", "sgd"};
+    static const double lrs[2] = {0.01, 0.1};
+    for (int w = 0; w < 2; w++)
+        for (int o = 0; o < 2; o++)
+            for (int l = 0; l < 2; l++)
+                for (int seed = 0; seed < 3; seed++) {
+                    if (m->drop_cell && w == 0 && o == 1 && l == 0 && seed == 2) continue;
+                    double f = 1.0 + 2 * w + o - 0.5 * l + 0.01 * seed;
+                    f *= 1 + m->noise[seed];
+                    double metric = w == 0 ? 0.8 + 0.01 * seed : NAN;
+                    double ms = (o == 0 ? 2.0 : 1.0) + 0.01 * seed;
+                    int64_t peak = o == 0 ? 4096 : 2048;
+                    if (w == 0 && o == 0) {
+                        f *= m->loss_mul[seed];
+                        metric += m->metric_add;
+                    }
+                    if (w == 1 && o == 1) ms *= m->time_mul;
+                    if (w == 0 && o == 1) peak += m->mem_add;
+                    const char *status = w == 1 && o == 0 && l == 1 && seed == m->fail_seed ? "failed" : "done";
+                    fx_add(s, 0, &(fx_run){wls[w], opts[o], NULL, lrs[l], seed, status, f, 5, ms, ms * 1.2,
+                                           peak, o == 0 ? 800 : 400, f + 0.1, metric, 20});
+                }
+    if (m->extra_cell)
+        fx_add(s, 0, &(fx_run){"quad", "sgd", NULL, 1.0, 0, "done", 9, 5, 1, 1.2, 2048, 400, 9.1, 0.5, 20});
+    ob_store_close(s);
+}
+
+static ob_compare run_cmp(const char *a, const char *b, const ob_compare_opts *o, ob_status *st)
+{
+    ob_err e = {0};
+    ob_store *sa = NULL, *sb = NULL;
+    ob_compare c;
+    memset(&c, 0, sizeof c);
+    ob_store_open(a, OB_STORE_READONLY, &sa, &e);
+    ob_store_open(b, OB_STORE_READONLY, &sb, &e);
+    *st = ob_compare_dbs(ob_store_db(sa), ob_store_db(sb), o, &c, &e);
+    if (*st != OB_OK) printf("compare: %s\n", e.msg);
+    ob_store_close(sa);
+    ob_store_close(sb);
+    return c;
+}
+
+static const ob_cmp_group *grp(const ob_compare *c, const char *wl, const char *opt)
+{
+    for (int i = 0; i < c->n_g; i++)
+        if (!strcmp(c->g[i].workload, wl) && !strcmp(c->g[i].optimizer, opt)) return &c->g[i];
+    return NULL;
+}
+
+int main(void)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/ob_test_compare_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) return 1;
+    char base[512], cand[512];
+    snprintf(base, sizeof base, "%s/base.db", dir);
+    snprintf(cand, sizeof cand, "%s/cand.db", dir);
+    mod m = none();
+    build(base, &m);
+    ob_compare_opts o;
+    ob_compare_opts_default(&o);
+    ob_status st;
+    ob_compare c;
+
+    /* identical */
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && !c.regression && c.n_matched == 24 && c.n_g == 4 && c.n_worse == 0 && c.n_better == 0);
+    for (int i = 0; i < c.n_g; i++) {
+        CHECK(c.g[i].overall == OB_SAME && c.g[i].loss.v == OB_SAME && c.g[i].loss.effect == 0);
+        CHECK(c.g[i].best_lr == 0.1 && c.g[i].loss.n == 3);
+    }
+    const ob_cmp_group *g = grp(&c, "quad", "adam");
+    CHECK(g && !g->metric_is_loss && g->metric.v == OB_SAME);
+    g = grp(&c, "rosen", "adam");
+    CHECK(g && g->metric_is_loss); /* no metric on rosen: held-out loss judged */
+    ob_compare_free(&c);
+
+    /* within noise: +2%, -1%, +3% on every final loss, step time +5% */
+    m = none();
+    m.noise[0] = 0.02, m.noise[1] = -0.01, m.noise[2] = 0.03;
+    m.time_mul = 1.05;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && !c.regression && c.n_worse == 0);
+    g = grp(&c, "quad", "adam");
+    CHECK(g && g->loss.v == OB_SAME && fabs(g->loss.effect - 0.02) < 1e-9);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(g && g->time.v == OB_SAME && fabs(g->time.effect - 0.05) < 1e-9);
+    ob_compare_free(&c);
+
+    /* planted regression: adam on quad 30% worse on every seed, sgd on rosen 50% slower */
+    m = none();
+    m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 1.3;
+    m.time_mul = 1.5;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && c.regression && c.n_worse == 2);
+    g = grp(&c, "quad", "adam");
+    CHECK(g && g->loss.v == OB_WORSE && g->overall == OB_WORSE);
+    CHECK(g && fabs(g->loss.effect - 0.3) < 1e-9 && fabs(g->loss.ci_lo - 0.3) < 1e-9);
+    CHECK(g && strstr(g->detail, "final loss at lr 0.1 worse by +30.0%") != NULL);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(g && g->time.v == OB_WORSE && g->loss.v == OB_SAME && strstr(g->detail, "step time +50%"));
+    g = grp(&c, "quad", "sgd");
+    CHECK(g && g->overall == OB_SAME);
+    /* the reports say so */
+    char p[600];
+    snprintf(p, sizeof p, "%s/cmp.md", dir);
+    FILE *f = fopen(p, "w");
+    ob_compare_markdown(&c, "base.db", "cand.db", f);
+    fclose(f);
+    f = fopen(p, "r");
+    char buf[16384];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "## optbench compare: regression") && strstr(buf, "| quad | adam |") &&
+          strstr(buf, "**worse**") && strstr(buf, "What got worse"));
+    snprintf(p, sizeof p, "%s/cmp.xml", dir);
+    f = fopen(p, "w");
+    ob_compare_junit(&c, f);
+    fclose(f);
+    f = fopen(p, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "<testsuites") && strstr(buf, "tests=\"4\" failures=\"2\"") &&
+          strstr(buf, "<testcase classname=\"optbench.quad\" name=\"adam\"") &&
+          strstr(buf, "<failure type=\"regression\""));
+    ob_compare_free(&c);
+
+    /* the tolerance decides: at loss_tol 0.5 a 30% change is noise */
+    o.loss_tol = 0.5;
+    o.time_tol = -1;
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && !c.regression);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(g && g->time.v == OB_NODATA);
+    ob_compare_free(&c);
+    ob_compare_opts_default(&o);
+
+    /* mixed: +30%, -30%, 0 -> the interval spans 0: within noise */
+    m = none();
+    m.loss_mul[0] = 1.3, m.loss_mul[1] = 0.7, m.loss_mul[2] = 1.0;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK(st == OB_OK && !c.regression && g && g->loss.v == OB_SAME && g->loss.ci_lo < 0 && g->loss.ci_hi > 0);
+    ob_compare_free(&c);
+
+    /* better on every seed */
+    m = none();
+    m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 0.7;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK(st == OB_OK && !c.regression && c.n_better == 1 && g && g->loss.v == OB_BETTER && g->overall == OB_BETTER);
+    ob_compare_free(&c);
+
+    /* one byte more peak memory is worse (exact); --no-memory ignores it */
+    m = none();
+    m.mem_add = 1;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "quad", "sgd");
+    CHECK(st == OB_OK && c.regression && g && g->peak_mem.v == OB_WORSE && g->peak_mem.cand == 2049);
+    ob_compare_free(&c);
+    o.check_memory = 0;
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && !c.regression);
+    ob_compare_free(&c);
+    ob_compare_opts_default(&o);
+
+    /* held-out metric (accuracy) 0.05 lower on every seed */
+    m = none();
+    m.metric_add = -0.05;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK(st == OB_OK && c.regression && g && g->metric.v == OB_WORSE && fabs(g->metric.effect + 0.05) < 1e-9);
+    CHECK(g && strstr(g->detail, "held-out metric worse"));
+    ob_compare_free(&c);
+
+    /* a cell that finished before fails now */
+    m = none();
+    m.fail_seed = 1;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "adam");
+    CHECK(st == OB_OK && c.regression && g && g->n_new_failures == 1 && g->overall == OB_WORSE);
+    ob_compare_free(&c);
+
+    /* one-sided cells: listed, not a regression unless strict */
+    m = none();
+    m.drop_cell = 1;
+    m.extra_cell = 1;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && !c.regression && c.n_only_base == 1 && c.n_only_cand == 1 && c.n_matched == 23);
+    CHECK(c.n_only_base == 1 && !strcmp(c.only_base[0].workload, "quad") && c.only_base[0].seed == 2 &&
+          c.only_base[0].lr == 0.01);
+    CHECK(c.n_only_cand == 1 && c.only_cand[0].lr == 1.0);
+    ob_compare_free(&c);
+    o.strict = 1;
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && c.regression && c.n_worse == 0);
+    ob_compare_free(&c);
+    ob_compare_opts_default(&o);
+
+    /* nothing in common: unusable */
+    snprintf(cand, sizeof cand, "%s/other.db", dir);
+    {
+        ob_err e = {0};
+        ob_store *s = NULL;
+        ob_store_open(cand, OB_STORE_CREATE, &s, &e);
+        fx_add(s, 0, &(fx_run){"other", "adam", NULL, 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 20});
+        ob_store_close(s);
+    }
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_ERR_INPUT);
+    /* an empty optbench database: unusable */
+    snprintf(cand, sizeof cand, "%s/empty.db", dir);
+    {
+        ob_err e = {0};
+        ob_store *s = NULL;
+        ob_store_open(cand, OB_STORE_CREATE, &s, &e);
+        ob_store_close(s);
+    }
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_ERR_INPUT);
+
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}

@@ -1,0 +1,162 @@
+/* tests/test_ns.c - Newton-Schulz on the backend against the exact polar
+ * factor U V^T from the SVD (LAPACKE): the convergent cubic iteration reaches
+ * it on wide and tall matrices; Muon's quintic puts every singular value in
+ * its band after 5 steps; a batch equals its matrices done one by one; the
+ * SVD slot itself gives an orthonormal Q with Q^T A symmetric; the coefficient
+ * tables and files. */
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "optimizers/newton_schulz.h"
+
+static double rel_err(const float *a, const float *b, int64_t n)
+{
+    double d = 0, s = 0;
+    for (int64_t i = 0; i < n; i++) {
+        d += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        s += (double)b[i] * b[i];
+    }
+    return sqrt(d / s);
+}
+
+/* NS on a batch of `batch` random rows x cols matrices; returns the result buffer. */
+static void ns_batch(ob_device *dev, int batch, int rows, int cols, const float *abc, int steps, float *in,
+                     float *out)
+{
+    ob_err e;
+    int64_t n = (int64_t)rows * cols, sx = ob_ns_stride(n);
+    int s = rows < cols ? rows : cols;
+    int64_t ss = ob_ns_stride((int64_t)s * s);
+    float *x, *x2, *a, *b, *res;
+    CHECK_OK(ob_dev_alloc(dev, (size_t)(batch * sx) * 4, (void **)&x, &e), &e);
+    CHECK_OK(ob_dev_alloc(dev, (size_t)(batch * sx) * 4, (void **)&x2, &e), &e);
+    CHECK_OK(ob_dev_alloc(dev, (size_t)(batch * ss) * 4, (void **)&a, &e), &e);
+    CHECK_OK(ob_dev_alloc(dev, (size_t)(batch * ss) * 4, (void **)&b, &e), &e);
+    for (int k = 0; k < batch; k++) memcpy(x + k * sx, in + k * n, (size_t)n * 4);
+    CHECK_OK(dev->ops->batched_normalize(dev, x, batch, n, sx, 1e-7f, 0, &e), &e);
+    CHECK_OK(ob_ns_iterate(dev, x, x2, a, b, batch, rows, cols, sx, ss, abc, 1, steps, &res, &e), &e);
+    for (int k = 0; k < batch; k++) memcpy(out + k * n, res + k * sx, (size_t)n * 4);
+    ob_dev_free(dev, x);
+    ob_dev_free(dev, x2);
+    ob_dev_free(dev, a);
+    ob_dev_free(dev, b);
+}
+
+static void test_polar_slot(ob_device *dev)
+{
+    ob_err e;
+    const int r = 7, c = 4;
+    float A[28], Q[28], s[4];
+    for (int i = 0; i < r * c; i++) A[i] = ob_rng_normal(5, 0, (uint64_t)i);
+    CHECK_OK(dev->ops->svd_polar(dev, r, c, A, s, Q, &e), &e);
+    double fro = 0, ss = 0;
+    for (int i = 0; i < r * c; i++) fro += (double)A[i] * A[i];
+    for (int i = 0; i < c; i++) ss += (double)s[i] * s[i];
+    CHECK_NEAR(ss, fro, 1e-4 * fro);
+    for (int i = 1; i < c; i++) CHECK(s[i] <= s[i - 1]);
+    for (int i = 0; i < c; i++)
+        for (int j = 0; j < c; j++) {
+            double qq = 0, qa = 0, aq = 0;
+            for (int k = 0; k < r; k++) {
+                qq += (double)Q[k * c + i] * Q[k * c + j];
+                qa += (double)Q[k * c + i] * A[k * c + j];
+                aq += (double)Q[k * c + j] * A[k * c + i];
+            }
+            CHECK_NEAR(qq, i == j ? 1.0 : 0.0, 1e-5);
+            CHECK_NEAR(qa, aq, 1e-4); /* Q^T A = V S V^T is symmetric */
+        }
+}
+
+static void test_converges_to_polar(ob_device *dev, int rows, int cols)
+{
+    ob_err e;
+    const int batch = 3;
+    int64_t n = (int64_t)rows * cols;
+    float *in = malloc((size_t)(batch * n) * 4), *out = malloc((size_t)(batch * n) * 4);
+    float *q = malloc((size_t)n * 4), *sv = malloc((size_t)(rows < cols ? rows : cols) * 4);
+    for (int64_t i = 0; i < batch * n; i++) in[i] = ob_rng_normal(9, (uint64_t)rows, (uint64_t)i);
+    const float cubic[3] = {1.5f, -0.5f, 0.0f};
+    ns_batch(dev, batch, rows, cols, cubic, 40, in, out);
+    for (int k = 0; k < batch; k++) {
+        CHECK_OK(dev->ops->svd_polar(dev, rows, cols, in + k * n, sv, q, &e), &e);
+        double err = rel_err(out + k * n, q, n);
+        CHECK_MSG(err < 1e-4, "%dx%d matrix %d: cubic Newton-Schulz is %.3g from U V^T", rows, cols, k, err);
+    }
+    /* the batch equals the matrices done one at a time */
+    float *one = malloc((size_t)n * 4);
+    ns_batch(dev, 1, rows, cols, cubic, 40, in + 2 * n, one);
+    CHECK(rel_err(one, out + 2 * n, n) < 1e-6);
+    free(one);
+    free(in);
+    free(out);
+    free(q);
+    free(sv);
+}
+
+static void test_muon_band(ob_device *dev, int rows, int cols)
+{
+    ob_err e;
+    int64_t n = (int64_t)rows * cols;
+    int k = rows < cols ? rows : cols;
+    float *in = malloc((size_t)n * 4), *out = malloc((size_t)n * 4), *q = malloc((size_t)n * 4);
+    float *sv = malloc((size_t)k * 4);
+    for (int64_t i = 0; i < n; i++) in[i] = ob_rng_normal(13, (uint64_t)cols, (uint64_t)i);
+    ns_batch(dev, 1, rows, cols, ob_ns_muon_abc, 5, in, out);
+    CHECK_OK(dev->ops->svd_polar(dev, rows, cols, out, sv, NULL, &e), &e);
+    /* a well-conditioned matrix: every singular value lands in Muon's band around 1 */
+    CHECK_MSG(sv[0] < 1.25f && sv[k - 1] > 0.6f, "%dx%d: singular values in [%g, %g]", rows, cols,
+              (double)sv[k - 1], (double)sv[0]);
+    CHECK_OK(dev->ops->svd_polar(dev, rows, cols, in, sv, q, &e), &e);
+    double err = rel_err(out, q, n);
+    CHECK_MSG(err > 0.01 && err < 0.35, "%dx%d: Muon 5 steps is %.3g from U V^T", rows, cols, err);
+    free(in);
+    free(out);
+    free(q);
+    free(sv);
+}
+
+static void test_tables(void)
+{
+    float abc[3];
+    CHECK(ob_ns_root_lookup(2048, 2048, abc) && abc[0] == 3.4916f && abc[2] == 2.1095f);
+    CHECK(ob_ns_root_lookup(2048, 8192, abc) && abc[1] == -3.6674f);
+    CHECK(!ob_ns_root_lookup(1024, 1024, abc));
+    char path[] = "/tmp/ob_coeffs_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    ob_err e;
+    const float mine[3] = {3.0f, -4.0f, 1.75f};
+    CHECK_OK(ob_ns_coeffs_append(path, 512, 128, mine, "fitted for a test", &e), &e);
+    const float newer[3] = {3.5f, -4.5f, 1.5f};
+    CHECK_OK(ob_ns_coeffs_append(path, 128, 512, newer, NULL, &e), &e);
+    ob_ns_coeff *t;
+    int n;
+    CHECK_OK(ob_ns_coeffs_load(path, &t, &n, &e), &e);
+    CHECK(n == 2);
+    CHECK(ob_ns_table_lookup(t, n, 128, 512, abc) && abc[0] == 3.5f); /* the last line wins */
+    free(t);
+    FILE *f = fopen(path, "a");
+    fputs("64\t64\t1.0\n", f);
+    fclose(f);
+    CHECK(ob_ns_coeffs_load(path, &t, &n, &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, ":4: expected 'rows<TAB>cols<TAB>a<TAB>b<TAB>c'") != NULL);
+    unlink(path);
+}
+
+int main(void)
+{
+    ob_device dev;
+    ob_err e;
+    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
+    test_polar_slot(&dev);
+    test_converges_to_polar(&dev, 16, 40);
+    test_converges_to_polar(&dev, 40, 16);
+    test_converges_to_polar(&dev, 24, 24);
+    test_muon_band(&dev, 32, 128);
+    test_muon_band(&dev, 128, 32);
+    test_tables();
+    ob_device_close(&dev);
+    return check_done();
+}

@@ -1,0 +1,92 @@
+/* tests/test_ns_study.c - the orthogonalization study behind `optbench ortho`:
+ * the error predicted from the singular values equals the error of the real
+ * iteration; the fit improves on its start and its line lands in a
+ * coefficient file that root reads; bad input to the command is exit 2. */
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "harness/commands.h"
+#include "optimizers/newton_schulz.h"
+#include "optimizers/ns_study.h"
+#include "optimizers/optim.h"
+
+static void test_model_matches_iteration(ob_device *dev)
+{
+    ob_err e;
+    for (int spec = 0; spec < 2; spec++) {
+        ob_ortho_set s;
+        CHECK_OK(ob_ortho_make(dev, (ob_spectrum)spec, 3, 24, 40, 1, &s, &e), &e);
+        ob_ortho_stats st;
+        CHECK_OK(ob_ortho_measure(&s, ob_ns_muon_abc, 5, &st, &e), &e);
+        double abc[3] = {ob_ns_muon_abc[0], ob_ns_muon_abc[1], ob_ns_muon_abc[2]};
+        double model = ob_ortho_scalar_error(&s, abc, 5);
+        CHECK_MSG(fabs(model - st.err_mean) < 1e-3 * st.err_mean, "spectrum %d: model %g, iteration %g", spec, model,
+                  st.err_mean);
+        CHECK(st.err_max >= st.err_mean && st.sv_min <= st.sv_max && st.sv_max < 1.3);
+        /* many cubic steps converge: the error goes to ~0 */
+        const float cubic[3] = {1.5f, -0.5f, 0.0f};
+        CHECK_OK(ob_ortho_measure(&s, cubic, 60, &st, &e), &e);
+        CHECK_MSG(st.err_max < 1e-3 || spec == 1, "cubic: %g", st.err_max);
+        /* fitting from Muon's coefficients does at least as well on the same samples */
+        double best[3];
+        int evals = ob_ortho_fit(&s, 5, abc, 300, best);
+        CHECK(evals > 10 && evals <= 310);
+        CHECK(ob_ortho_scalar_error(&s, best, 5) <= model);
+        ob_ortho_free(&s);
+    }
+}
+
+static void test_command(void)
+{
+    char path[] = "/tmp/ob_fit_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    unlink(path);
+    char *fit[] = {"ortho", "--fit", "24x40", "--samples", "2", "--evals", "200", "--append", path};
+    CHECK(ob_cmd_ortho(9, fit) == 0);
+    ob_ns_coeff *t;
+    int n;
+    ob_err e;
+    CHECK_OK(ob_ns_coeffs_load(path, &t, &n, &e), &e);
+    float abc[3];
+    CHECK(n == 1 && ob_ns_table_lookup(t, n, 24, 40, abc) && abc[0] != ob_ns_muon_abc[0]);
+    free(t);
+    /* root takes the file */
+    const ob_optimizer_def *d = ob_optimizer_find("root");
+    ob_hp_values hp, tr;
+    ob_hp_defaults(&hp, d->hp, d->n_hp);
+    ob_hp_defaults(&tr, ob_train_hp_defs, ob_train_hp_count);
+    ob_optim *o;
+    CHECK_OK(ob_optim_create(d, &hp, &tr, &o, &e), &e);
+    CHECK_OK(ob_optim_set_option(o, "coeff_file", path, &e), &e);
+    ob_optim_destroy(o);
+    /* the study with the file as a set */
+    char *study[] = {"ortho", "--shapes", "24x40,8x8", "--coeffs", "muon,root", "--samples", "1"};
+    CHECK(ob_cmd_ortho(7, study) == 0);
+    char sets[300];
+    snprintf(sets, sizeof sets, "muon,%s", path);
+    char *study2[] = {"ortho", "--shapes", "40x24", "--coeffs", sets, "--samples", "1"};
+    CHECK(ob_cmd_ortho(7, study2) == 0);
+    unlink(path);
+    /* bad input */
+    char *bad1[] = {"ortho", "--shapes", "64by64"};
+    CHECK(ob_cmd_ortho(3, bad1) == 2);
+    char *bad2[] = {"ortho", "--coeffs", "/nonexistent/c.tsv"};
+    CHECK(ob_cmd_ortho(3, bad2) == 2);
+    char *bad3[] = {"ortho", "--append", "x.tsv"};
+    CHECK(ob_cmd_ortho(3, bad3) == 2);
+    char *bad4[] = {"ortho", "--steps", "0"};
+    CHECK(ob_cmd_ortho(3, bad4) == 2);
+}
+
+int main(void)
+{
+    ob_device dev;
+    ob_err e;
+    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
+    test_model_matches_iteration(&dev);
+    ob_device_close(&dev);
+    test_command();
+    return check_done();
+}

@@ -1,0 +1,333 @@
+/* tests/test_optim.c - the pipeline around the rules: routing (hybrid
+ * defaults, user rules, explicit routing and the error for an unrouted
+ * parameter, non-matrices in a matrix group, bad rules), exact state bytes,
+ * matrix groups (a batch of same-shape matrices and a conv kernel give what
+ * each gives alone), text options, the guard's rollback after a planted NaN,
+ * stop, and the state a checkpoint keeps. */
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "optimizers/optim.h"
+
+typedef struct tensor_spec {
+    const char *name;
+    ob_tag tag;
+    int ndim;
+    int64_t shape[4];
+} tensor_spec;
+
+static const tensor_spec model[] = {
+    {"emb", OB_TAG_EMBEDDING, 2, {50, 16}}, {"l1.w", OB_TAG_MATRIX, 2, {16, 32}},
+    {"l1.b", OB_TAG_BIAS, 1, {32}},         {"ln.g", OB_TAG_NORM, 1, {16}},
+    {"conv.w", OB_TAG_CONV, 4, {8, 3, 3, 3}}, {"head.w", OB_TAG_HEAD, 2, {16, 10}},
+    {"l2.w", OB_TAG_MATRIX, 2, {16, 32}},
+};
+#define N_MODEL (int)(sizeof model / sizeof model[0])
+
+typedef struct rig {
+    ob_device dev;
+    ob_layout lay;
+    ob_optim *o;
+    float *p, *g, *loss;
+    ob_step_record *rec;
+} rig;
+
+/* Create + routes + route; 0 and the error in *e when routing fails. */
+static int rig_route(rig *r, const char *opt, const char *sets, const char *train, const tensor_spec *ts, int nt,
+                     const char *const *routes, ob_err *e)
+{
+    memset(r, 0, sizeof *r);
+    ob_layout_init(&r->lay);
+    for (int i = 0; i < nt; i++)
+        CHECK_OK(ob_layout_add(&r->lay, ts[i].name, ts[i].tag, ts[i].ndim, ts[i].shape, NULL, e), e);
+    const ob_optimizer_def *d = ob_optimizer_find(opt);
+    ob_hp_values hp, tr;
+    ob_hp_defaults(&hp, d->hp, d->n_hp);
+    ob_hp_defaults(&tr, ob_train_hp_defs, ob_train_hp_count);
+    if (sets) CHECK_OK(ob_hp_set_list(&hp, opt, sets, e), e);
+    if (train) CHECK_OK(ob_hp_set_list(&tr, "train", train, e), e);
+    CHECK_OK(ob_optim_create(d, &hp, &tr, &r->o, e), e);
+    for (; routes && *routes; routes++)
+        if (ob_optim_add_route(r->o, *routes, e) != OB_OK) return 0;
+    return ob_optim_route(r->o, &r->lay, e) == OB_OK;
+}
+
+static void rig_setup(rig *r)
+{
+    ob_err e;
+    CHECK_OK(ob_layout_finalize(&r->lay, &e), &e);
+    CHECK_OK(ob_device_open(&r->dev, "cpu", 0, &e), &e);
+    size_t bytes = (size_t)r->lay.total * sizeof(float);
+    CHECK_OK(ob_dev_alloc(&r->dev, bytes, (void **)&r->p, &e), &e);
+    CHECK_OK(ob_dev_alloc(&r->dev, bytes, (void **)&r->g, &e), &e);
+    CHECK_OK(ob_dev_alloc(&r->dev, sizeof(float), (void **)&r->loss, &e), &e);
+    CHECK_OK(ob_dev_alloc(&r->dev, sizeof(ob_step_record), (void **)&r->rec, &e), &e);
+    CHECK_OK(ob_optim_setup(r->o, &r->dev, &r->lay, &e), &e);
+    ob_optim_set_total_steps(r->o, 100);
+}
+
+static void rig_close(rig *r)
+{
+    ob_optim_destroy(r->o);
+    ob_layout_free(&r->lay);
+    if (r->dev.ops) ob_device_close(&r->dev);
+}
+
+static int group_of(const rig *r, const char *name)
+{
+    int i = ob_layout_find(&r->lay, name);
+    return i < 0 ? -99 : r->lay.t[i].group;
+}
+
+static void test_hybrid_routing(void)
+{
+    rig r;
+    ob_err e;
+    CHECK(rig_route(&r, "muon", NULL, NULL, model, N_MODEL, NULL, &e));
+    CHECK(group_of(&r, "l1.w") == 0 && group_of(&r, "l2.w") == 0 && group_of(&r, "conv.w") == 0);
+    CHECK(group_of(&r, "emb") == 1 && group_of(&r, "head.w") == 1 && group_of(&r, "l1.b") == 1 &&
+          group_of(&r, "ln.g") == 1);
+    char buf[1024];
+    ob_optim_describe_routing(r.o, &r.lay, buf, sizeof buf);
+    CHECK(strstr(buf, "group 0 (muon, Newton-Schulz on matrices): l1.w[16x32] conv.w[8x3x3x3] l2.w[16x32]") != NULL);
+    CHECK(strstr(buf, "group 1 (adamw): emb[50x16] l1.b[32] ln.g[16] head.w[16x10]") != NULL);
+    rig_close(&r);
+
+    /* user rules come first, in order */
+    const char *const mine[] = {"name=l2.* -> adamw", "tag=embedding|head & ndim=2 -> main", NULL};
+    CHECK(rig_route(&r, "root", NULL, NULL, model, N_MODEL, mine, &e));
+    CHECK(group_of(&r, "l2.w") == 1 && group_of(&r, "emb") == 0 && group_of(&r, "head.w") == 0 &&
+          group_of(&r, "l1.w") == 0);
+    rig_close(&r);
+
+    /* explicit routing: a parameter no rule matches is an error naming it */
+    const char *const only[] = {"tag=matrix -> muon", "ndim=1 -> adamw", NULL};
+    CHECK(!rig_route(&r, "muon", "routing=explicit", NULL, model, N_MODEL, only, &e));
+    CHECK(e.status == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "muon: parameter 'emb' (tag embedding, shape 50x16) matches no routing rule") != NULL);
+    rig_close(&r);
+
+    /* a non-matrix routed to the matrix group */
+    const char *const bias[] = {"tag=bias -> muon", NULL};
+    CHECK(!rig_route(&r, "muon", NULL, NULL, model, N_MODEL, bias, &e));
+    CHECK(strstr(e.msg, "parameter 'l1.b' (tag bias, shape 32) is routed to the matrix group 'muon'") != NULL);
+    rig_close(&r);
+
+    /* bad rules */
+    const char *const bad[][2] = {{"tag=matrix adamw", NULL}, {"tag=matirx -> adamw", NULL},
+                                  {"ndim=7 -> adamw", NULL},  {"shape=2 -> adamw", NULL},
+                                  {"* -> sgd", NULL}};
+    const char *want[] = {"is not of the form 'MATCH -> GROUP'", "unknown tag 'matirx'", "ndim '7' is not in 1..4",
+                          "unknown key 'shape'", "no group 'sgd' (groups: main, muon, adamw)"};
+    for (int i = 0; i < 5; i++) {
+        CHECK(!rig_route(&r, "muon", NULL, NULL, model, N_MODEL, bad[i], &e));
+        CHECK_MSG(e.status == OB_ERR_INPUT && strstr(e.msg, want[i]), "%s", e.msg);
+        rig_close(&r);
+    }
+    /* single-group optimizers route everything to it */
+    CHECK(rig_route(&r, "lion", NULL, NULL, model, N_MODEL, NULL, &e));
+    for (int i = 0; i < N_MODEL; i++) CHECK(r.lay.t[i].group == 0);
+    rig_close(&r);
+}
+
+static void test_state_bytes(void)
+{
+    rig r;
+    ob_err e;
+    CHECK(rig_route(&r, "muon", NULL, NULL, model, N_MODEL, NULL, &e));
+    rig_setup(&r);
+    int64_t g0 = r.lay.group_end[0] - r.lay.group_begin[0], g1 = r.lay.group_end[1] - r.lay.group_begin[1];
+    /* muon: 1 float per matrix element; the AdamW group: 2 per element; padding included */
+    CHECK(ob_optim_state_bytes(r.o) == (size_t)(g0 + 2 * g1) * sizeof(float));
+    rig_close(&r);
+    CHECK(rig_route(&r, "rmsprop", "centered=true,momentum=0.9", NULL, model, N_MODEL, NULL, &e));
+    rig_setup(&r);
+    CHECK(ob_optim_state_bytes(r.o) == (size_t)(3 * r.lay.total) * sizeof(float));
+    rig_close(&r);
+    CHECK(rig_route(&r, "sgd", NULL, NULL, model, N_MODEL, NULL, &e));
+    rig_setup(&r);
+    CHECK(ob_optim_state_bytes(r.o) == 0);
+    rig_close(&r);
+}
+
+static void fill_grads(rig *r, int step)
+{
+    for (int i = 0; i < r->lay.n; i++) {
+        const ob_tensor *t = &r->lay.t[i];
+        for (int64_t k = 0; k < t->numel; k++)
+            r->g[t->offset + k] = ob_rng_normal(77, (uint64_t)(step * 100 + (t->name[0] + t->name[1])), (uint64_t)k);
+    }
+}
+
+static void fill_params(rig *r)
+{
+    for (int i = 0; i < r->lay.n; i++) {
+        const ob_tensor *t = &r->lay.t[i];
+        for (int64_t k = 0; k < t->numel; k++)
+            r->p[t->offset + k] = 0.1f * ob_rng_normal(78, (uint64_t)t->name[0], (uint64_t)k);
+    }
+}
+
+/* A tensor in a batch (or a conv kernel) is updated as it is alone. */
+static void test_matrix_batches(void)
+{
+    rig all, one;
+    ob_err e;
+    CHECK(rig_route(&all, "root", NULL, NULL, model, N_MODEL, NULL, &e));
+    rig_setup(&all);
+    fill_params(&all);
+    const tensor_spec solo[] = {{"l2.w", OB_TAG_MATRIX, 2, {16, 32}}, {"conv.w", OB_TAG_MATRIX, 2, {8, 27}}};
+    /* three steps of each tensor alone, with the gradients the full model gets */
+    float *want[2];
+    for (int k = 0; k < 2; k++) {
+        CHECK(rig_route(&one, "root", NULL, NULL, &solo[k], 1, NULL, &e));
+        rig_setup(&one);
+        const ob_tensor *ta = &all.lay.t[ob_layout_find(&all.lay, solo[k].name)], *to = &one.lay.t[0];
+        memcpy(one.p + to->offset, all.p + ta->offset, (size_t)ta->numel * 4);
+        for (int s = 1; s <= 3; s++) {
+            fill_grads(&all, s);
+            memcpy(one.g + to->offset, all.g + ta->offset, (size_t)ta->numel * 4);
+            CHECK_OK(ob_optim_step(one.o, one.p, one.g, one.loss, s, one.rec, &e), &e);
+        }
+        want[k] = malloc((size_t)to->numel * 4);
+        memcpy(want[k], one.p + to->offset, (size_t)to->numel * 4);
+        rig_close(&one);
+    }
+    for (int s = 1; s <= 3; s++) {
+        fill_grads(&all, s);
+        CHECK_OK(ob_optim_step(all.o, all.p, all.g, all.loss, s, all.rec, &e), &e);
+    }
+    for (int k = 0; k < 2; k++) {
+        const ob_tensor *ta = &all.lay.t[ob_layout_find(&all.lay, solo[k].name)];
+        double worst = 0;
+        for (int64_t i = 0; i < ta->numel; i++) worst = fmax(worst, fabs(all.p[ta->offset + i] - want[k][i]));
+        CHECK_MSG(worst < 1e-6, "%s: %g from the tensor alone", solo[k].name, worst);
+        free(want[k]);
+    }
+    rig_close(&all);
+}
+
+static void test_options(void)
+{
+    rig r;
+    ob_err e;
+    CHECK(rig_route(&r, "muon", NULL, NULL, model, 1, NULL, &e));
+    CHECK(ob_optim_set_option(r.o, "coeff_file", "x.tsv", &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "muon has no text setting 'coeff_file' (it has: route)") != NULL);
+    CHECK_OK(ob_optim_set_option(r.o, "route", "tag=embedding -> main", &e), &e);
+    rig_close(&r);
+    CHECK(rig_route(&r, "root", NULL, NULL, model, 1, NULL, &e));
+    CHECK(ob_optim_set_option(r.o, "coeff_file", "/nonexistent/c.tsv", &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "cannot open '/nonexistent/c.tsv'") != NULL);
+    rig_close(&r);
+}
+
+/* Rollback: a planted NaN at step 6 restores the snapshot of update 4; the
+ * run then continues exactly as a run that never saw steps 5 and 6. */
+static void test_rollback(void)
+{
+    const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {20}}};
+    rig a, b;
+    ob_err e;
+    CHECK(rig_route(&a, "adam", "lr=0.01", "on_nonfinite=rollback,snapshot_every=2", v, 1, NULL, &e));
+    rig_setup(&a);
+    CHECK(rig_route(&b, "adam", "lr=0.01", NULL, v, 1, NULL, &e));
+    rig_setup(&b);
+    for (int i = 0; i < 20; i++) a.p[i] = b.p[i] = (float)i / 20;
+    float grads[8][20];
+    for (int s = 0; s < 8; s++)
+        for (int i = 0; i < 20; i++) grads[s][i] = ob_rng_normal(5, (uint64_t)s, (uint64_t)i);
+    for (int s = 1; s <= 5; s++) {
+        memcpy(a.g, grads[s - 1], sizeof grads[0]);
+        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, s, a.rec, &e), &e);
+    }
+    memcpy(a.g, grads[5], sizeof grads[0]);
+    a.g[7] = NAN;
+    CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 6, a.rec, &e), &e);
+    CHECK(a.rec->skipped == 1);
+    int64_t st;
+    char kind[32], detail[192];
+    CHECK(ob_optim_pop_event(a.o, &st, kind, sizeof kind, detail, sizeof detail) == 1);
+    CHECK(st == 6 && !strcmp(kind, "rollback"));
+    CHECK_MSG(strstr(detail, "1 non-finite gradient values at step 6: parameters and optimizer state restored from "
+                             "step 4") != NULL, "%s", detail);
+    CHECK(ob_optim_pop_event(a.o, &st, kind, sizeof kind, detail, sizeof detail) == 0);
+    CHECK(!ob_optim_stopped(a.o, NULL, NULL, 0));
+    /* the reference: steps 1-4, then step 7's gradient as its fifth update */
+    for (int s = 1; s <= 4; s++) {
+        memcpy(b.g, grads[s - 1], sizeof grads[0]);
+        CHECK_OK(ob_optim_step(b.o, b.p, b.g, b.loss, s, b.rec, &e), &e);
+    }
+    CHECK(memcmp(a.p, b.p, sizeof grads[0]) == 0);
+    memcpy(a.g, grads[6], sizeof grads[0]);
+    memcpy(b.g, grads[6], sizeof grads[0]);
+    CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 7, a.rec, &e), &e);
+    CHECK_OK(ob_optim_step(b.o, b.p, b.g, b.loss, 5, b.rec, &e), &e);
+    CHECK(memcmp(a.p, b.p, sizeof grads[0]) == 0);
+    /* the update count is state a checkpoint keeps */
+    ob_state_blob blobs[16];
+    int nb = ob_optim_state_blobs(a.o, blobs, 16);
+    int have_t = 0, have_snap = 0;
+    for (int i = 0; i < nb && i < 16; i++) {
+        if (!strcmp(blobs[i].name, "optim.t")) have_t = *(int64_t *)blobs[i].ptr == 5;
+        if (!strcmp(blobs[i].name, "guard.snap_params")) have_snap = 1;
+    }
+    CHECK(have_t && have_snap);
+    rig_close(&a);
+    rig_close(&b);
+
+    /* max_bad_steps consecutive bad steps despite rollback: stopped */
+    CHECK(rig_route(&a, "sgd", "lr=0.1", "on_nonfinite=rollback,max_bad_steps=2", v, 1, NULL, &e));
+    rig_setup(&a);
+    a.g[0] = 1;
+    CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 1, a.rec, &e), &e);
+    *a.loss = INFINITY;
+    CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 2, a.rec, &e), &e);
+    CHECK(!ob_optim_stopped(a.o, NULL, NULL, 0));
+    CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 3, a.rec, &e), &e);
+    char why[192];
+    CHECK(ob_optim_stopped(a.o, &st, why, sizeof why) && st == 2);
+    CHECK(strstr(why, "2 consecutive non-finite steps despite rollback") != NULL);
+    CHECK_NEAR(a.p[0], 0.0, 0); /* rolled back to the start (snapshot of update 0) */
+    rig_close(&a);
+}
+
+static void test_stop(void)
+{
+    const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {4}}};
+    rig r;
+    ob_err e;
+    CHECK(rig_route(&r, "sgd", "lr=0.1", "on_nonfinite=stop", v, 1, NULL, &e));
+    rig_setup(&r);
+    r.g[0] = 1;
+    CHECK_OK(ob_optim_step(r.o, r.p, r.g, r.loss, 1, r.rec, &e), &e);
+    CHECK_NEAR(r.p[0], -0.1, 1e-7);
+    r.g[1] = NAN;
+    CHECK_OK(ob_optim_step(r.o, r.p, r.g, r.loss, 2, r.rec, &e), &e);
+    int64_t st;
+    char why[192];
+    CHECK(ob_optim_stopped(r.o, &st, why, sizeof why) && st == 2);
+    CHECK(strstr(why, "non-finite gradient values at step 2 (train.on_nonfinite = stop)") != NULL);
+    /* later steps fill the record and change nothing */
+    r.g[1] = 0;
+    *r.loss = 3;
+    CHECK_OK(ob_optim_step(r.o, r.p, r.g, r.loss, 3, r.rec, &e), &e);
+    CHECK_NEAR(r.p[0], -0.1, 1e-7);
+    CHECK(r.rec->loss == 3);
+    char kind[32], detail[192];
+    CHECK(ob_optim_pop_event(r.o, &st, kind, sizeof kind, detail, sizeof detail) && !strcmp(kind, "stopped"));
+    rig_close(&r);
+}
+
+int main(void)
+{
+    test_hybrid_routing();
+    test_state_bytes();
+    test_matrix_batches();
+    test_options();
+    test_rollback();
+    test_stop();
+    return check_done();
+}

@@ -1,0 +1,340 @@
+/* tests/test_report.c - `optbench report` on the reference database: every
+ * documented CSV file exists and reads back through libcsv's parser with the
+ * right values (quoting of commas, quotes and newlines included), the gnuplot
+ * scripts read those CSVs and write PNG and SVG, summary.md and index.html hold
+ * the ranked tables, gnuplot renders every figure when installed, and bad
+ * databases are refused. */
+#include <csv.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "plots/figures.h"
+#include "plots/report.h"
+#include "results/export.h"
+#include "test_stats_db.h"
+
+/* ---- a CSV file read back with libcsv ---------------------------------------- */
+
+typedef struct table {
+    int rows, cols;       /* rows include the header */
+    char **cell;          /* (rows, cols) */
+    int cap, row_cols, bad_width;
+} table;
+
+static void on_field(void *s, size_t len, void *data)
+{
+    table *t = data;
+    int r = t->rows, c = t->row_cols++;
+    if (r == 0) t->cols = t->row_cols; /* the header decides the width */
+    if (c >= t->cols) {
+        t->bad_width = 1;
+        return;
+    }
+    int need = r * t->cols + c + 1;
+    if (need > t->cap) {
+        int cap = 2 * need + 64;
+        t->cell = realloc(t->cell, (size_t)cap * sizeof *t->cell);
+        for (int i = t->cap; i < cap; i++) t->cell[i] = NULL;
+        t->cap = cap;
+    }
+    char *v = malloc(len + 1);
+    memcpy(v, s, len);
+    v[len] = 0;
+    t->cell[r * t->cols + c] = v;
+}
+
+static void on_row(int ch, void *data)
+{
+    (void)ch;
+    table *t = data;
+    if (t->rows > 0 && t->row_cols != t->cols) t->bad_width = 1;
+    t->rows++;
+    t->row_cols = 0;
+}
+
+static int read_table(const char *dir, const char *name, table *t)
+{
+    memset(t, 0, sizeof *t);
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return -1;
+    struct csv_parser cp;
+    csv_init(&cp, CSV_STRICT | CSV_STRICT_FINI);
+    char buf[4096];
+    size_t n;
+    int ok = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (csv_parse(&cp, buf, n, on_field, on_row, t) != n) ok = -1;
+    if (csv_fini(&cp, on_field, on_row, t) != 0) ok = -1;
+    csv_free(&cp);
+    fclose(f);
+    return ok || t->bad_width ? -1 : 0;
+}
+
+static const char *cell(const table *t, int r, const char *col)
+{
+    for (int c = 0; c < t->cols; c++)
+        if (t->cell[c] && !strcmp(t->cell[c], col)) return t->cell[r * t->cols + c] ? t->cell[r * t->cols + c] : "";
+    return NULL;
+}
+
+/* Row index where column a == va and column b == vb, -1 when none. */
+static int find_row(const table *t, const char *a, const char *va, const char *b, const char *vb)
+{
+    for (int r = 1; r < t->rows; r++) {
+        const char *x = cell(t, r, a), *y = b ? cell(t, r, b) : NULL;
+        if (x && !strcmp(x, va) && (!b || (y && !strcmp(y, vb)))) return r;
+    }
+    return -1;
+}
+
+static void free_table(table *t)
+{
+    for (int i = 0; i < t->rows * t->cols && i < t->cap; i++) free(t->cell[i]);
+    free(t->cell);
+    memset(t, 0, sizeof *t);
+}
+
+static char *slurp(const char *dir, const char *name)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    size_t got = fread(b, 1, (size_t)n, f);
+    b[got] = 0;
+    fclose(f);
+    return b;
+}
+
+static int file_starts(const char *dir, const char *name, const char *magic, size_t n)
+{
+    char *b = slurp(dir, name);
+    int ok = b && strlen(b) >= n && !memcmp(b, magic, n);
+    free(b);
+    return ok;
+}
+
+static double num_of(const char *s) { return s && *s ? strtod(s, NULL) : NAN; }
+
+static void test_tables(const char *db, const char *out)
+{
+    ob_report_opts o;
+    memset(&o, 0, sizeof o);
+    ob_stats_opts_default(&o.stats);
+    o.db_path = db;
+    o.out_dir = out;
+    o.no_render = 1;
+    ob_report_result res;
+    ob_err e = {0};
+    CHECK_OK(ob_report_write(&o, &res, &e), &e);
+    CHECK(res.n_runs == 24 && res.n_groups == 4 && res.n_figures > 0 && res.n_rendered == 0);
+
+    int nd;
+    const ob_file_doc *docs = ob_export_docs(&nd);
+    for (int i = 0; i < nd; i++) {
+        table t;
+        CHECK_MSG(read_table(out, docs[i].name, &t) == 0, "%s does not parse as CSV", docs[i].name);
+        CHECK_MSG(t.rows >= 2, "%s has no data rows", docs[i].name);
+        free_table(&t);
+    }
+
+    table t;
+    CHECK(read_table(out, "summary.csv", &t) == 0);
+    int r = find_row(&t, "workload", "quad", "optimizer", "adam");
+    CHECK(r > 0);
+    if (r > 0) {
+        CHECK(!strcmp(cell(&t, r, "rank"), "1"));
+        CHECK(num_of(cell(&t, r, "best_lr")) == 0.01);
+        CHECK(num_of(cell(&t, r, "final_median")) == 1.0);
+        CHECK(num_of(cell(&t, r, "final_ci_lo")) == 0.8 && num_of(cell(&t, r, "final_ci_hi")) == 1.2);
+        CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
+        CHECK(!strcmp(cell(&t, r, "lr_width_open"), "1"));
+        CHECK_NEAR(num_of(cell(&t, r, "divergence_rate")), 1.0 / 9, 1e-15);
+        CHECK(num_of(cell(&t, r, "first_diverged_lr")) == 0.1);
+    }
+    r = find_row(&t, "workload", "quad", "optimizer", "sgd");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "rank"), "2") && !strcmp(cell(&t, r, "failed"), "1"));
+    free_table(&t);
+
+    /* runs.csv: text quoted by libcsv survives commas, quotes and newlines */
+    CHECK(read_table(out, "runs.csv", &t) == 0);
+    r = find_row(&t, "status", "failed", NULL, NULL);
+    CHECK(r > 0);
+    if (r > 0) {
+        CHECK_MSG(!strcmp(cell(&t, r, "error"), FX_ERROR_TEXT), "error read back as '%s'", cell(&t, r, "error"));
+        CHECK(!strcmp(cell(&t, r, "hparams"), "{\"lr\":0.01,\"train\":{\"clip_norm\":0}}"));
+        CHECK(!strcmp(cell(&t, r, "final_loss"), "")); /* not measured: empty */
+    }
+    r = find_row(&t, "status", "diverged", "optimizer", "adam");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "diverged_step"), "7"));
+    CHECK(t.rows == 25);
+    free_table(&t);
+
+    CHECK(read_table(out, "time_to_target.csv", &t) == 0);
+    r = find_row(&t, "workload", "quad", "optimizer", "sgd");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "censored"), "1") && !strcmp(cell(&t, r, "steps"), "inf"));
+    r = find_row(&t, "workload", "quad", "optimizer", "adam");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "steps"), "10") && num_of(cell(&t, r, "lr")) == 0.1 &&
+          !strcmp(cell(&t, r, "target_source"), "default"));
+    free_table(&t);
+
+    CHECK(read_table(out, "lr_sweep.csv", &t) == 0);
+    CHECK(t.rows == 1 + 3 + 3 + 1 + 1);
+    for (int i = 1; i < t.rows; i++)
+        if (!strcmp(cell(&t, i, "workload"), "quad") && !strcmp(cell(&t, i, "optimizer"), "sgd") &&
+            num_of(cell(&t, i, "lr")) == 0.1)
+            CHECK(!strcmp(cell(&t, i, "final_median"), "inf") && !strcmp(cell(&t, i, "diverged"), "3") &&
+                  !strcmp(cell(&t, i, "final_min"), ""));
+    free_table(&t);
+
+    CHECK(read_table(out, "curves_best.csv", &t) == 0);
+    r = find_row(&t, "workload", "quad", "optimizer", "adam");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "step"), "0") && !strcmp(cell(&t, r, "seeds"), "3"));
+    /* step 0 of adam at lr 0.01: L = f + 10 for f = 1.0, 1.2, 0.8 */
+    CHECK(r > 0 && num_of(cell(&t, r, "loss_median")) == 11 && num_of(cell(&t, r, "loss_min")) == 10.8 &&
+          num_of(cell(&t, r, "loss_max")) == 11.2);
+    CHECK(t.rows == 1 + 4 * 50);
+    free_table(&t);
+
+    CHECK(read_table(out, "profile.csv", &t) == 0);
+    CHECK(t.cols == 3 && !strcmp(t.cell[0], "tau") && !strcmp(t.cell[1], "adam") && !strcmp(t.cell[2], "sgd"));
+    CHECK(t.rows == 302);
+    free_table(&t);
+
+    CHECK(read_table(out, "bars_time_to_target.csv", &t) == 0);
+    r = find_row(&t, "workload", "quad", NULL, NULL);
+    CHECK(r > 0 && !strcmp(cell(&t, r, "sgd"), "") && num_of(cell(&t, r, "adam")) == 0.02);
+    free_table(&t);
+
+    /* scripts */
+    char *gp = slurp(out, "loss_quad.gp");
+    CHECK(gp && strstr(gp, "load 'style.gp'") && strstr(gp, "'curves_best.csv'") &&
+          strstr(gp, "set output 'loss_quad.png'") && strstr(gp, "set output 'loss_quad.svg'") &&
+          strstr(gp, "set xlabel \"step\"") && strstr(gp, "title \"adam (lr 0.01)\""));
+    free(gp);
+    gp = slurp(out, "lr_quad.gp");
+    CHECK(gp && strstr(gp, "set logscale x") && strstr(gp, "'lr_sweep.csv'") &&
+          strstr(gp, "some seeds diverged"));
+    free(gp);
+    gp = slurp(out, "style.gp");
+    CHECK(gp && strstr(gp, "pngcairo") && strstr(gp, "set datafile separator comma") && strstr(gp, "# adam"));
+    free(gp);
+    static const char *const scripts[] = {"eval_loss_quad.gp", "eval_metric_quad.gp", "lr_rosen.gp",
+                                          "step_time.gp", "memory_peak.gp", "memory_state.gp",
+                                          "time_to_target.gp", "profile.gp"};
+    for (size_t i = 0; i < sizeof scripts / sizeof *scripts; i++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", out, scripts[i]);
+        CHECK_MSG(access(p, R_OK) == 0, "%s missing", scripts[i]);
+    }
+    /* rosen has no metric: no metric figure */
+    char p[600];
+    snprintf(p, sizeof p, "%s/eval_metric_rosen.gp", out);
+    CHECK(access(p, F_OK) != 0);
+
+    /* documents */
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "## Workload quad") && strstr(md, "| 1 | adam | 0.01 | 1 | 0.8 - 1.2 |") &&
+          strstr(md, "| 2 | sgd |") && strstr(md, "not reached") && strstr(md, "gnuplot loss_quad.gp") &&
+          strstr(md, "runs.csv") && strstr(md, "Runs that did not finish"));
+    free(md);
+    char *html = slurp(out, "index.html");
+    CHECK(html && strstr(html, "<!DOCTYPE html>") && strstr(html, "<td>adam</td>") &&
+          strstr(html, "Not rendered") && strstr(html, "&quot;x&quot;") && strstr(html, "</html>"));
+    free(html);
+}
+
+static void test_render(const char *db, const char *out)
+{
+    char gp[1024];
+    if (!ob_gnuplot_find(gp, sizeof gp)) {
+        printf("gnuplot not installed: rendering not tested\n");
+        return;
+    }
+    ob_report_opts o;
+    memset(&o, 0, sizeof o);
+    ob_stats_opts_default(&o.stats);
+    o.db_path = db;
+    o.out_dir = out;
+    ob_report_result res;
+    ob_err e = {0};
+    CHECK_OK(ob_report_write(&o, &res, &e), &e);
+    CHECK(res.gnuplot_found && res.n_rendered == res.n_figures && res.n_render_failed == 0);
+    static const char *const stems[] = {"loss_quad", "lr_quad", "eval_loss_quad", "eval_metric_quad",
+                                        "loss_rosen", "step_time", "memory_peak", "time_to_target", "profile"};
+    for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
+        char png[300], svg[300];
+        snprintf(png, sizeof png, "%s.png", stems[i]);
+        snprintf(svg, sizeof svg, "%s.svg", stems[i]);
+        CHECK_MSG(file_starts(out, png, "\x89PNG", 4), "%s is not a PNG", png);
+        char *s = slurp(out, svg);
+        CHECK_MSG(s && strstr(s, "<svg") && strstr(s, "</svg>"), "%s is not an SVG", svg);
+        free(s);
+    }
+    char *html = slurp(out, "index.html");
+    CHECK(html && strstr(html, "<img src=\"loss_quad.png\"") && !strstr(html, "Not rendered"));
+    free(html);
+}
+
+static void test_refusals(const char *dir)
+{
+    ob_report_opts o;
+    memset(&o, 0, sizeof o);
+    ob_stats_opts_default(&o.stats);
+    char db[600], out[600];
+    snprintf(out, sizeof out, "%s/never", dir);
+    o.out_dir = out;
+    o.no_render = 1;
+    ob_report_result res;
+    ob_err e = {0};
+    /* a text file */
+    snprintf(db, sizeof db, "%s/notes.txt", dir);
+    FILE *f = fopen(db, "w");
+    fputs("hello, world\n", f);
+    fclose(f);
+    o.db_path = db;
+    CHECK(ob_report_write(&o, &res, &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "notes.txt") != NULL);
+    /* a missing file */
+    snprintf(db, sizeof db, "%s/missing.db", dir);
+    CHECK(ob_report_write(&o, &res, &e) == OB_ERR_INPUT);
+    CHECK(access(db, F_OK) != 0);
+    /* an optbench database without runs */
+    snprintf(db, sizeof db, "%s/empty.db", dir);
+    ob_store *s = NULL;
+    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &s, &e), &e);
+    ob_store_close(s);
+    CHECK(ob_report_write(&o, &res, &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "no runs") != NULL);
+    CHECK(access(out, F_OK) != 0); /* nothing written */
+}
+
+int main(void)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, "%s/ob_test_report_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!mkdtemp(dir)) return 1;
+    char db[512], out[512];
+    snprintf(db, sizeof db, "%s/ref.db", dir);
+    CHECK(fx_build_reference(db) == 0);
+    snprintf(out, sizeof out, "%s/report", dir);
+    test_tables(db, out);
+    snprintf(out, sizeof out, "%s/rendered/sub", dir);
+    test_render(db, out);
+    test_refusals(dir);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    return check_done();
+}

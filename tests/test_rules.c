@@ -1,0 +1,267 @@
+/* tests/test_rules.c - the per-element rules of optimizers/rules.h against
+ * steps computed by hand (the arithmetic is spelled out beside each check),
+ * and ob_rule_apply's dispatch against the direct calls. */
+#include <string.h>
+
+#include "check.h"
+#include "optimizers/rules.h"
+
+static ob_rule rule(int kind)
+{
+    ob_rule r;
+    memset(&r, 0, sizeof r);
+    r.kind = kind;
+    return r;
+}
+
+static ob_rule_step step(float lr, float t)
+{
+    ob_rule_step s;
+    memset(&s, 0, sizeof s);
+    s.lr = lr;
+    s.t = t;
+    return s;
+}
+
+static void test_sgd(void)
+{
+    ob_rule r = rule(OB_RULE_SGD);
+    ob_rule_step s = step(0.1f, 1);
+    float p = 1.0f;
+    ob_rule_sgd(&r, &s, &p, 0.5f, NULL);
+    CHECK_NEAR(p, 0.95, 1e-7); /* 1 - 0.1*0.5 */
+    r.momentum = 0.9f;
+    r.dampening = 0.5f;
+    float buf = 0;
+    p = 1.0f;
+    ob_rule_sgd(&r, &s, &p, 0.5f, &buf); /* t=1: buf = g = 0.5; p = 1 - 0.05 */
+    CHECK_NEAR(buf, 0.5, 1e-7);
+    CHECK_NEAR(p, 0.95, 1e-7);
+    s.t = 2;
+    ob_rule_sgd(&r, &s, &p, 1.0f, &buf); /* buf = 0.9*0.5 + 0.5*1 = 0.95; p = 0.95 - 0.095 */
+    CHECK_NEAR(buf, 0.95, 1e-7);
+    CHECK_NEAR(p, 0.855, 1e-6);
+    r.dampening = 0;
+    r.nesterov = 1;
+    r.weight_decay = 0.1f;
+    buf = 1.0f;
+    p = 2.0f;
+    ob_rule_sgd(&r, &s, &p, 0.3f, &buf); /* g = 0.3 + 0.2 = 0.5; buf = 0.9 + 0.5 = 1.4; d = 0.5 + 1.26 = 1.76 */
+    CHECK_NEAR(buf, 1.4, 1e-6);
+    CHECK_NEAR(p, 2.0 - 0.176, 1e-6);
+}
+
+static void test_adam_family(void)
+{
+    ob_rule r = rule(OB_RULE_ADAM);
+    r.beta1 = 0.9f;
+    r.beta2 = 0.99f;
+    r.eps = 0;
+    ob_rule_step s = step(0.01f, 1);
+    s.bc1 = 0.1f;
+    s.bc2 = 0.01f;
+    float p = 1, m = 0, v = 0, vmax = 0;
+    /* m = 0.2, v = 0.04, m/bc1 = 2, sqrt(v/bc2) = 2: p -= 0.01 */
+    ob_rule_adam(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(m, 0.2, 1e-7);
+    CHECK_NEAR(v, 0.04, 1e-7);
+    CHECK_NEAR(p, 0.99, 1e-6);
+    /* AdamW: p *= 1 - lr*wd first; amsgrad keeps the max of v */
+    r.decoupled_wd = 1;
+    r.weight_decay = 0.5f;
+    r.amsgrad = 1;
+    p = 1;
+    m = 0;
+    v = 0;
+    vmax = 1.0f; /* larger than the new v: denominator sqrt(1/0.01) = 10 */
+    ob_rule_adam(&r, &s, &p, 2.0f, &m, &v, &vmax);
+    CHECK_NEAR(vmax, 1.0, 0);
+    CHECK_NEAR(p, 0.995 - 0.01 * 2.0 / 10.0, 1e-6);
+
+    /* Adamax: u = max(0.99*0.5, |-1| + 0) = 1; m = -0.1; p -= (0.01/0.1) * -0.1/1 */
+    ob_rule ax = rule(OB_RULE_ADAMAX);
+    ax.beta1 = 0.9f;
+    ax.beta2 = 0.99f;
+    float u = 0.5f;
+    p = 1;
+    m = 0;
+    ob_rule_adamax(&ax, &s, &p, -1.0f, &m, &u);
+    CHECK_NEAR(u, 1.0, 1e-7);
+    CHECK_NEAR(p, 1.01, 1e-6);
+
+    /* NAdam: the step sizes are per-step scalars: p -= c0 g/d + c1 m/d, d = sqrt(v/bc2) + eps */
+    ob_rule na = rule(OB_RULE_NADAM);
+    na.beta1 = 0.9f;
+    na.beta2 = 0.99f;
+    ob_rule_step sn = s;
+    sn.c[0] = 0.5f;
+    sn.c[1] = 0.25f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_nadam(&na, &sn, &p, 2.0f, &m, &v); /* m = 0.2, d = 2: p -= 0.5*1 + 0.25*0.1 */
+    CHECK_NEAR(p, 1 - 0.525, 1e-6);
+
+    /* RAdam: c1 = 0 -> p -= c0 m; c1 = 1 -> p -= c0 m / (sqrt(v) + eps) */
+    ob_rule ra = rule(OB_RULE_RADAM);
+    ra.beta1 = 0.9f;
+    ra.beta2 = 0.99f;
+    ob_rule_step sr = s;
+    sr.c[0] = 0.1f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_radam(&ra, &sr, &p, 2.0f, &m, &v); /* m = 0.2: p -= 0.02 */
+    CHECK_NEAR(p, 0.98, 1e-6);
+    sr.c[1] = 1;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_radam(&ra, &sr, &p, 2.0f, &m, &v); /* m = 0.2, sqrt(v) = 0.2: p -= 0.1 */
+    CHECK_NEAR(p, 0.9, 1e-6);
+}
+
+static void test_ada(void)
+{
+    /* Adagrad: sum = 0.1 + 4 = 4.1 (+ wd: g = 2 + 0.1*1 = 2.1 -> sum 0.1 + 4.41) */
+    ob_rule r = rule(OB_RULE_ADAGRAD);
+    r.weight_decay = 0.1f;
+    ob_rule_step s = step(0.1f, 1);
+    s.c[0] = 0.1f;
+    float p = 1, sum = 0.1f;
+    ob_rule_adagrad(&r, &s, &p, 2.0f, &sum);
+    CHECK_NEAR(sum, 4.51, 1e-6);
+    CHECK_NEAR(p, 1 - 0.1 * 2.1 / sqrt(4.51), 1e-6);
+
+    /* Adadelta, rho 0.5, eps 0: sq = 0.5*4 = 2; delta = sqrt(acc=2)/sqrt(2) * 2 = 2; acc = 1 + 2 = 3 */
+    ob_rule d = rule(OB_RULE_ADADELTA);
+    d.beta2 = 0.5f;
+    ob_rule_step s1 = step(1.0f, 1);
+    float sq = 0, acc = 2;
+    p = 1;
+    ob_rule_adadelta(&d, &s1, &p, 2.0f, &sq, &acc);
+    CHECK_NEAR(sq, 2.0, 1e-6);
+    CHECK_NEAR(acc, 3.0, 1e-6);
+    CHECK_NEAR(p, -1.0, 1e-6);
+
+    /* RMSprop alpha 0.75, centered, momentum 0.5: sq = 0.25*4 = 1; ga = 0.5; var = 0.75;
+     * buf = 0.5*1 + 2/sqrt(0.75); p -= 0.1 buf */
+    ob_rule rm = rule(OB_RULE_RMSPROP);
+    rm.beta2 = 0.75f;
+    rm.momentum = 0.5f;
+    rm.flags = OB_RULE_CENTERED;
+    sq = 0;
+    float ga = 0, buf = 1;
+    p = 1;
+    ob_rule_step s2 = step(0.1f, 1);
+    ob_rule_rmsprop(&rm, &s2, &p, 2.0f, &sq, &ga, &buf);
+    CHECK_NEAR(ga, 0.5, 1e-7);
+    CHECK_NEAR(buf, 0.5 + 2 / sqrt(0.75), 1e-6);
+    CHECK_NEAR(p, 1 - 0.1 * (0.5 + 2 / sqrt(0.75)), 1e-6);
+    /* rounding that makes sq - ga^2 negative gives a zero variance, not NaN */
+    sq = 0;
+    ga = 1.0f;
+    buf = 0;
+    p = 0;
+    rm.eps = 1.0f;
+    ob_rule_rmsprop(&rm, &s2, &p, 1.0f, &sq, &ga, &buf);
+    CHECK(isfinite(p));
+}
+
+static void test_lion_and_matrix(void)
+{
+    ob_rule r = rule(OB_RULE_LION);
+    r.beta1 = 0.9f;
+    r.beta2 = 0.99f;
+    r.weight_decay = 0.5f;
+    ob_rule_step s = step(0.1f, 1);
+    float p = 1, m = 1;
+    /* c = 0.9 - 0.1*... : lerp(1, -2, 0.1) = 0.7 > 0; p = 1*(1-0.05) - 0.1; m = lerp(1, -2, 0.01) = 0.97 */
+    ob_rule_lion(&r, &s, &p, -2.0f, &m);
+    CHECK_NEAR(p, 0.85, 1e-6);
+    CHECK_NEAR(m, 0.97, 1e-6);
+    m = 0;
+    p = 1;
+    ob_rule_lion(&r, &s, &p, 0.0f, &m); /* sign(0) = 0: only the decay */
+    CHECK_NEAR(p, 0.95, 1e-7);
+
+    /* Muon momentum: M = lerp(1, 3, 0.05) = 1.1; nesterov out = lerp(3, 1.1, 0.95) = 1.195 */
+    ob_rule mu = rule(OB_RULE_MUON_MOMENTUM);
+    mu.momentum = 0.95f;
+    mu.nesterov = 1;
+    float out = 0, mb = 1;
+    ob_rule_muon_momentum(&mu, &out, 3.0f, &mb);
+    CHECK_NEAR(mb, 1.1, 1e-6);
+    CHECK_NEAR(out, 1.195, 1e-6);
+    /* ROOT momentum: M = 0.5*1 + 3 = 3.5; out = 3 + 0.5*3.5 = 4.75; without nesterov out = M */
+    ob_rule ro = rule(OB_RULE_ROOT_MOMENTUM);
+    ro.momentum = 0.5f;
+    ro.nesterov = 1;
+    mb = 1;
+    ob_rule_root_momentum(&ro, &out, 3.0f, &mb);
+    CHECK_NEAR(mb, 3.5, 1e-6);
+    CHECK_NEAR(out, 4.75, 1e-6);
+    ro.nesterov = 0;
+    ob_rule_root_momentum(&ro, &out, 1.0f, &mb);
+    CHECK_NEAR(out, 2.75, 1e-6);
+    /* apply: p = 2*(1 - 0.1*0.5) - 0.1*3*0.5 */
+    ob_rule ap = rule(OB_RULE_MATRIX_APPLY);
+    ap.weight_decay = 0.5f;
+    ap.c[0] = 3.0f;
+    float o = 0.5f;
+    p = 2;
+    ob_rule_matrix_apply(&ap, &s, &p, &o);
+    CHECK_NEAR(p, 1.9 - 0.15, 1e-6);
+}
+
+/* ob_rule_apply (what the CUDA kernel calls) does what the direct calls do. */
+static void test_dispatch(void)
+{
+    for (int kind = 0; kind < OB_RULE_COUNT; kind++) {
+        ob_rule r = rule(kind);
+        r.beta1 = 0.8f;
+        r.beta2 = 0.9f;
+        r.eps = 1e-3f;
+        r.momentum = 0.5f;
+        r.weight_decay = 0.01f;
+        r.flags = OB_RULE_CENTERED;
+        r.c[0] = 1.5f;
+        r.n_state = 3;
+        ob_rule_step s = step(0.01f, 3);
+        s.bc1 = 0.5f;
+        s.bc2 = 0.3f;
+        s.c[0] = 0.02f;
+        s.c[1] = 0.01f;
+        float pa[1] = {1}, ga[1] = {0.4f}, a0[1] = {0.1f}, a1[1] = {0.2f}, a2[1] = {0.3f};
+        float pb = 1, b0 = 0.1f, b1 = 0.2f, b2 = 0.3f;
+        float *st[3] = {a0, a1, a2};
+        ob_rule_apply(&r, &s, 0.5f, pa, ga, st, 0);
+        float g = 0.2f; /* 0.4 * clip 0.5 */
+        switch (kind) {
+        case OB_RULE_SGD: ob_rule_sgd(&r, &s, &pb, g, &b0); break;
+        case OB_RULE_ADAM: ob_rule_adam(&r, &s, &pb, g, &b0, &b1, NULL); break;
+        case OB_RULE_NADAM: ob_rule_nadam(&r, &s, &pb, g, &b0, &b1); break;
+        case OB_RULE_RADAM: ob_rule_radam(&r, &s, &pb, g, &b0, &b1); break;
+        case OB_RULE_ADAMAX: ob_rule_adamax(&r, &s, &pb, g, &b0, &b1); break;
+        case OB_RULE_ADAGRAD: ob_rule_adagrad(&r, &s, &pb, g, &b0); break;
+        case OB_RULE_ADADELTA: ob_rule_adadelta(&r, &s, &pb, g, &b0, &b1); break;
+        case OB_RULE_RMSPROP: ob_rule_rmsprop(&r, &s, &pb, g, &b0, &b1, &b2); break;
+        case OB_RULE_LION: ob_rule_lion(&r, &s, &pb, g, &b0); break;
+        case OB_RULE_MUON_MOMENTUM: ob_rule_muon_momentum(&r, &pb, g, &b0); break;
+        case OB_RULE_ROOT_MOMENTUM: ob_rule_root_momentum(&r, &pb, g, &b0); break;
+        case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(&r, &s, &pb, &b0); break;
+        }
+        CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
+                  (double)pa[0], (double)pb);
+    }
+}
+
+int main(void)
+{
+    test_sgd();
+    test_adam_family();
+    test_ada();
+    test_lion_and_matrix();
+    test_dispatch();
+    return check_done();
+}

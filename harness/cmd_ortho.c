@@ -19,7 +19,7 @@ static void ortho_usage(FILE *f)
             "usage: optbench ortho [--shapes 64x64,128x256] [--coeffs muon,root,FILE] [--steps 5]\n"
             "                      [--samples 4] [--seed 0] [--backend cpu|cuda|auto]\n"
             "       optbench ortho --fit RxC [--steps 5] [--samples 4] [--seed 0] [--start muon|root|FILE]\n"
-            "                      [--evals 400] [--append FILE]\n\n"
+            "                      [--spectrum gaussian|heavy] [--evals 400] [--append FILE]\n\n"
             "Measures Newton-Schulz orthogonalization against the exact polar factor U V^T\n"
             "(SVD, in double): the relative Frobenius error ||NS(A) - U V^T|| / ||U V^T|| and the\n"
             "range of the singular values after the iteration, on Gaussian matrices and on\n"
@@ -29,8 +29,9 @@ static void ortho_usage(FILE *f)
             "                     for the shape, Muon's otherwise), or a coefficient file\n"
             "  --steps N          Newton-Schulz iterations (default 5)\n"
             "  --samples N        matrices per shape and spectrum (default 4)\n"
-            "  --fit RxC          search (a, b, c) minimizing the error on Gaussian RxC samples\n"
+            "  --fit RxC          search (a, b, c) minimizing the mean error on RxC samples\n"
             "                     (Nelder-Mead from --start, default muon), then measure it\n"
+            "  --spectrum S       samples of the fit: gaussian (default) or heavy\n"
             "  --append FILE      with --fit: append 'rows cols a b c' to FILE (root's coeff_file)\n\n"
             "Coefficient files are tab-separated lines 'rows cols a b c'; '#' starts a comment.\n"
             "exit status: 0 ok, 1 failure, 2 bad input\n");
@@ -107,8 +108,8 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
     return OB_OK;
 }
 
-static ob_status fit(ob_device *dev, const char *shape, const coeff_set *start_set, int steps, int samples,
-                     uint64_t seed, int max_evals, const char *append, ob_err *e)
+static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const coeff_set *start_set, int steps,
+                     int samples, uint64_t seed, int max_evals, const char *append, ob_err *e)
 {
     int rows, cols;
     parse_shape(shape, &rows, &cols);
@@ -117,7 +118,7 @@ static ob_status fit(ob_device *dev, const char *shape, const coeff_set *start_s
     if (!set_abc(start_set, rows, cols, start_f, note, sizeof note))
         return ob_fail(e, OB_ERR_INPUT, "--start %s has no line for %s", start_set->name, shape);
     ob_ortho_set s;
-    OB_TRY(ob_ortho_make(dev, OB_SPECTRUM_GAUSSIAN, samples, rows, cols, seed, &s, e));
+    OB_TRY(ob_ortho_make(dev, spec, samples, rows, cols, seed, &s, e));
     double start[3] = {start_f[0], start_f[1], start_f[2]}, best[3];
     int evals = ob_ortho_fit(&s, steps, start, max_evals, best);
     float best_f[3] = {(float)best[0], (float)best[1], (float)best[2]};
@@ -126,8 +127,9 @@ static ob_status fit(ob_device *dev, const char *shape, const coeff_set *start_s
     const char *names[3] = {"muon", "start", "fitted"};
     float root_abc[3];
     int have_root = ob_ns_root_lookup(rows < cols ? rows : cols, rows < cols ? cols : rows, root_abc);
-    printf("fit %s: %d Gaussian samples, %d steps, %d evaluations (Nelder-Mead on the singular values)\n", shape,
-           samples, steps, evals);
+    const char *spec_name = spec == OB_SPECTRUM_HEAVY ? "heavy" : "gaussian";
+    printf("fit %s: %d %s samples, %d steps, %d evaluations (Nelder-Mead on the singular values)\n", shape, samples,
+           spec_name, steps, evals);
     printf("%-8s %-32s %12s %12s %8s %8s\n", "coeffs", "a, b, c", "err (model)", "err (NS)", "sv_min", "sv_max");
     double fitted_err = 0;
     for (int i = 0; i < 3 + have_root; i++) {
@@ -149,8 +151,9 @@ static ob_status fit(ob_device *dev, const char *shape, const coeff_set *start_s
     printf("%d\t%d\t%.6f\t%.6f\t%.6f\n", rows, cols, best[0], best[1], best[2]);
     if (append) {
         char comment[256];
-        snprintf(comment, sizeof comment, "optbench ortho --fit %s --steps %d --samples %d --seed %llu: error %.4e",
-                 shape, steps, samples, (unsigned long long)seed, fitted_err);
+        snprintf(comment, sizeof comment,
+                 "optbench ortho --fit %s --spectrum %s --steps %d --samples %d --seed %llu: error %.4e", shape,
+                 spec_name, steps, samples, (unsigned long long)seed, fitted_err);
         OB_TRY(ob_ns_coeffs_append(append, rows, cols, best_f, comment, e));
         printf("appended to %s\n", append);
     }
@@ -197,7 +200,7 @@ static int parse_int(const char *flag, const char *v, int lo, int hi, int *out)
 int ob_cmd_ortho(int argc, char **argv)
 {
     const char *shapes_arg = "64x64,128x256", *coeffs_arg = "muon,root", *backend = "cpu";
-    const char *fit_shape = NULL, *append = NULL, *start_arg = "muon";
+    const char *fit_shape = NULL, *append = NULL, *start_arg = "muon", *spectrum = "gaussian";
     int steps = 5, samples = 4, seed = 0, evals = 400;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -219,6 +222,8 @@ int ob_cmd_ortho(int argc, char **argv)
             append = v;
         else if (!strcmp(a, "--start"))
             start_arg = v;
+        else if (!strcmp(a, "--spectrum"))
+            spectrum = v;
         else if (!strcmp(a, "--steps")) {
             if (!parse_int(a, v, 1, 99, &steps)) return 2;
         } else if (!strcmp(a, "--samples")) {
@@ -232,6 +237,9 @@ int ob_cmd_ortho(int argc, char **argv)
         }
     }
     if (append && !fit_shape) return ob_cli_error(2, "--append needs --fit RxC");
+    if (strcmp(spectrum, "gaussian") && strcmp(spectrum, "heavy"))
+        return ob_cli_error(2, "--spectrum '%s': use gaussian or heavy", spectrum);
+    ob_spectrum spec = strcmp(spectrum, "heavy") ? OB_SPECTRUM_GAUSSIAN : OB_SPECTRUM_HEAVY;
     int r, c;
     char shapes[32][32];
     int n_shapes = 0;
@@ -259,7 +267,7 @@ int ob_cmd_ortho(int argc, char **argv)
     if (st == OB_OK) st = ob_device_open(&dev, backend, 0, &e);
     if (st == OB_OK) {
         if (fit_shape)
-            st = fit(&dev, fit_shape, &sets[0], steps, samples, (uint64_t)seed, evals, append, &e);
+            st = fit(&dev, fit_shape, spec, &sets[0], steps, samples, (uint64_t)seed, evals, append, &e);
         else
             st = study(&dev, shapes, n_shapes, sets, n_sets, steps, samples, (uint64_t)seed, &e);
     }

@@ -90,7 +90,7 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         char buf[8192];
         if (x->wl->create(x->wl, &x->wl_hp, &dev, (uint64_t)x->seed, &w, &e) == OB_OK &&
             w->vt->describe(w, &l, &e) == OB_OK &&
-            ob_optim_create(x->opt, &x->opt_hp, &x->train_hp, &o, &e) == OB_OK &&
+            ob_cell_make_optim(x, &o, &e) == OB_OK &&
             ob_optim_route(o, &l, &e) == OB_OK) {
             ob_optim_describe_routing(o, &l, buf, sizeof buf);
             printf("  %s x %s: %d tensors, %lld parameters\n%s", x->wl->name, x->opt->name, l.n,

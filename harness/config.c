@@ -126,8 +126,9 @@ ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key
 {
     if (strlen(owner) >= 64 || strlen(key) >= 64 || strlen(value) >= 128)
         return ob_fail(e, OB_ERR_INPUT, "%s: setting '%s.%s' is too long", origin, owner, key);
-    /* A later setting of the same key replaces an earlier one (flags over file). */
-    for (int i = 0; i < c->n_settings; i++) {
+    /* A later setting of the same key replaces an earlier one (flags over
+     * file); routing rules accumulate, in order. */
+    for (int i = 0; strcmp(key, "route") != 0 && i < c->n_settings; i++) {
         ob_setting *s = &c->settings[i];
         if (!strcmp(s->owner, owner) && !strcmp(s->key, key)) {
             snprintf(s->value, sizeof s->value, "%s", value);
@@ -345,6 +346,16 @@ static ob_status owner_values(const ycx *y, const yaml_node_t *k, const yaml_nod
     const char *owner = arg;
     char at[256];
     where(y, k, at, sizeof at);
+    /* route: a list of rules, each its own setting, in order */
+    if (!strcmp(scalar(k), "route") && v->type == YAML_SEQUENCE_NODE) {
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            yaml_node_t *item = yaml_document_get_node(y->doc, *it);
+            where(y, item, at, sizeof at);
+            OB_TRY(want_scalar(y, item, "route"));
+            OB_TRY(ob_config_add_setting(y->c, owner, "route", scalar(item), at, y->e));
+        }
+        return OB_OK;
+    }
     OB_TRY(want_scalar(y, v, scalar(k)));
     return ob_config_add_setting(y->c, owner, scalar(k), scalar(v), at, y->e);
 }

@@ -4,11 +4,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Is key a text setting of optimizer d ("route", or listed in d->options)? */
+static int is_option(const ob_optimizer_def *d, const char *key)
+{
+    if (!d) return 0;
+    if (!strcmp(key, "route")) return 1;
+    if (!d->options) return 0;
+    size_t lk = strlen(key);
+    for (const char *p = d->options; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == lk && !strncmp(p, key, lk)) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
 static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_values *hv, ob_err *e)
 {
+    const ob_optimizer_def *od = ob_optimizer_find(owner);
     for (int i = 0; i < c->n_settings; i++) {
         const ob_setting *s = &c->settings[i];
         if (strcmp(s->owner, owner) != 0) continue;
+        if (is_option(od, s->key)) continue; /* text settings: ob_cell_make_optim */
         if (ob_hp_set(hv, owner, s->key, s->value, e) != OB_OK) return ob_err_prefix(e, "%s: ", s->origin);
     }
     return OB_OK;
@@ -90,10 +109,29 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
             ob_hp_values ohp;
             ob_hp_defaults(&ohp, od->hp, od->n_hp);
             if (apply_settings(c, od->name, &ohp, e) != OB_OK) goto fail;
+            const ob_setting *opts[OB_MAX_CELL_OPTIONS];
+            int n_opts = 0;
+            for (int i = 0; i < c->n_settings; i++) {
+                if (strcmp(c->settings[i].owner, od->name) || !is_option(od, c->settings[i].key)) continue;
+                if (n_opts == OB_MAX_CELL_OPTIONS) {
+                    ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[i].origin,
+                            OB_MAX_CELL_OPTIONS, od->name);
+                    goto fail;
+                }
+                opts[n_opts++] = &c->settings[i];
+            }
             const ob_lr_list *l = ob_config_lrs_for(c, od->name);
             int n_lr = l ? l->n : 1;
             for (int k = 0; k < n_lr; k++) {
                 double lr = l ? l->v[k] : ob_hp_get(&ohp, "lr");
+                if (k == 0) { /* validate the text settings once per optimizer */
+                    ob_cell probe = {.opt = od, .opt_hp = ohp, .train_hp = train, .n_options = n_opts};
+                    memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
+                    ob_optim *made = NULL;
+                    ob_status st = ob_cell_make_optim(&probe, &made, e);
+                    ob_optim_destroy(made);
+                    if (st != OB_OK) goto fail;
+                }
                 for (int s = 0; s < n_seeds; s++) {
                     ob_cell *cell = &m->cells[m->n];
                     cell->index = m->n;
@@ -104,6 +142,8 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
                     cell->wl_hp = whp;
                     cell->opt_hp = ohp;
                     cell->train_hp = train;
+                    cell->n_options = n_opts;
+                    memcpy(cell->options, opts, (size_t)n_opts * sizeof opts[0]);
                     int li = ob_hp_index(od->hp, od->n_hp, "lr");
                     if (li >= 0) {
                         cell->opt_hp.v[li] = lr;
@@ -118,6 +158,21 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
 fail:
     ob_matrix_free(m);
     return e->status;
+}
+
+ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e)
+{
+    *out = NULL;
+    OB_TRY(ob_optim_create(cell->opt, &cell->opt_hp, &cell->train_hp, out, e));
+    for (int i = 0; i < cell->n_options; i++) {
+        const ob_setting *s = cell->options[i];
+        if (ob_optim_set_option(*out, s->key, s->value, e) != OB_OK) {
+            ob_optim_destroy(*out);
+            *out = NULL;
+            return ob_err_prefix(e, "%s: ", s->origin);
+        }
+    }
+    return OB_OK;
 }
 
 void ob_matrix_free(ob_matrix *m)

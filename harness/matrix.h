@@ -17,6 +17,8 @@
 #include "optimizers/optim.h"
 #include "workloads/workload.h"
 
+#define OB_MAX_CELL_OPTIONS 32
+
 typedef struct ob_cell {
     int64_t index;
     const ob_workload_def *wl;
@@ -24,6 +26,10 @@ typedef struct ob_cell {
     double lr;
     int64_t seed;
     ob_hp_values wl_hp, opt_hp, train_hp;
+    /* text settings of the optimizer (route rules, coeff_file), in order;
+     * they point into the configuration, which outlives the matrix */
+    int n_options;
+    const ob_setting *options[OB_MAX_CELL_OPTIONS];
 } ob_cell;
 
 typedef struct ob_matrix {
@@ -34,5 +40,7 @@ typedef struct ob_matrix {
 /* Notes (settings for owners that are not in the matrix) go to notes (may be NULL). */
 ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e);
 void ob_matrix_free(ob_matrix *m);
+/* The cell's optimizer: created with its hyperparameters, text settings applied. */
+ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e);
 
 #endif

@@ -439,7 +439,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
 
     CK(cell->wl->create(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, &cs.wl, &e));
     CK(cs.wl->vt->describe(cs.wl, &cs.lay, &e));
-    CK(ob_optim_create(cell->opt, &cell->opt_hp, &cell->train_hp, &cs.opt, &e));
+    CK(ob_cell_make_optim(cell, &cs.opt, &e));
     CK(ob_optim_route(cs.opt, &cs.lay, &e));
     CK(ob_layout_finalize(&cs.lay, &e));
     size_t arena = (size_t)cs.lay.total * sizeof(float);
@@ -908,6 +908,11 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     if (x.fail != OB_OK) {
         *e = x.fail_err;
         s = x.fail;
+        if (s == OB_ERR_DB || s == OB_ERR_IO) {
+            size_t l = strlen(e->msg);
+            snprintf(e->msg + l, sizeof e->msg - l,
+                     "; once that is fixed, run the same command with --resume to continue");
+        }
         goto done;
     }
     if (ob_signal_pending()) {
@@ -919,7 +924,10 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
                     sum->interrupted == 1 ? "" : "s");
         goto done;
     }
-    if (!sum->busy) s = ob_store_finish_benchmark(store, bench_id, e);
+    /* finished when no cell is left to anyone (another process may still run some) */
+    int open_runs = 0;
+    s = ob_store_unfinished_runs(store, bench_id, &open_runs, e);
+    if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, bench_id, e);
 done:
     ob_progress_free(prog);
     if (!c->checkpoint_dir[0]) {

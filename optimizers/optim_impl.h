@@ -63,7 +63,7 @@ typedef struct ob_route_rule {
 } ob_route_rule;
 
 #define OB_MAX_ROUTES 32
-#define OB_MAX_EVENTS 32
+#define OB_MAX_EVENTS 160 /* > 2 per step between two pops of the run loop */
 
 typedef struct ob_event {
     int64_t step;

@@ -147,7 +147,7 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
 {
     range r = {NAN, NAN};
     int seeds = 0, any = 0;
-    double floor_v = NAN;
+    double floor_v = NAN, start = NAN; /* the largest loss at the first recorded step */
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w || g->best < 0) continue;
@@ -157,9 +157,18 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         for (int i = 0; i < g->n_best_runs; i++) {
             const ob_rrun *run = &d->runs[g->best_runs[i]];
             for (int64_t j = 0; j < run->n_curve; j++) range_add(&r, run->c_loss[j]);
+            if (run->n_curve > 0 && isfinite(run->c_loss[0]) && (isnan(start) || run->c_loss[0] > start))
+                start = run->c_loss[0];
         }
     }
     if (!any) return OB_OK;
+    /* early spikes far above the starting loss would flatten everything else: cut them */
+    int capped = start > 0 && r.hi > 1.5 * start;
+    if (capped) r.hi = 1.5 * start;
+    char cap[160] = "";
+    if (capped)
+        snprintf(cap, sizeof cap, "# spikes above 1.5x the starting loss are cut off at the top\n"
+                                  "set yrange [*:%.6g]\n", 1.5 * start);
     char stem[300], wq[512];
     snprintf(stem, sizeof stem, "loss_%s", slug);
     gp_str(d->wl_labels[w], wq, sizeof wq);
@@ -175,9 +184,10 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
             "set xlabel \"step\"\n"
             "set ylabel \"training loss%s\"\n"
             "%s\n"
+            "%s"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
             "plot \\\n",
-            wq, seeds, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
+            wq, seeds, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", cap, wq);
     int first = 1;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -200,8 +210,9 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     add_fig(out, stem, w, "Training loss",
             "Training loss against step for each optimizer at its best learning rate (the lr "
             "with the lowest median final loss). The line is the median over seeds, the shaded "
-            "band spans the best and worst seed.%s%s",
+            "band spans the best and worst seed.%s%s%s",
             logy ? " The y axis is logarithmic." : "",
+            capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
             floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "");
     return OB_OK;
 }

@@ -171,16 +171,25 @@ struct ob_store {
     char path[512];
 };
 
+/* What a full disk (or a file size limit) looks like to SQLite. */
+static const char *io_hint(ob_store *s)
+{
+    int rc = sqlite3_extended_errcode(s->db) & 0xff;
+    return rc == SQLITE_FULL || rc == SQLITE_IOERR
+               ? " (is the disk full? the transaction was rolled back; what was stored before is kept)"
+               : "";
+}
+
 static ob_status db_fail(ob_store *s, ob_err *e, const char *what)
 {
-    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s", s->path, what, sqlite3_errmsg(s->db));
+    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s%s", s->path, what, sqlite3_errmsg(s->db), io_hint(s));
 }
 
 static ob_status exec(ob_store *s, const char *sql, ob_err *e)
 {
     char *msg = NULL;
     if (sqlite3_exec(s->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        ob_fail(e, OB_ERR_DB, "database '%s': %s", s->path, msg ? msg : sqlite3_errmsg(s->db));
+        ob_fail(e, OB_ERR_DB, "database '%s': %s%s", s->path, msg ? msg : sqlite3_errmsg(s->db), io_hint(s));
         sqlite3_free(msg);
         return OB_ERR_DB;
     }
@@ -490,7 +499,7 @@ ob_status ob_store_begin_benchmark(ob_store *s, const char *name, const char *co
                                    const char *git_rev, const char *host, const char *backend,
                                    const char *device, int64_t *bench_id, ob_err *e)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(stmt(s, ST_BEGIN_BENCH, &q, e));
     bind_text(q, 1, name);
     bind_text(q, 2, config_text);
@@ -514,7 +523,7 @@ static ob_status update_one(ob_store *s, sqlite3_stmt *q, const char *what, int6
 
 ob_status ob_store_finish_benchmark(ob_store *s, int64_t bench_id, ob_err *e)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(stmt(s, ST_FINISH_BENCH, &q, e));
     sqlite3_bind_int64(q, 1, bench_id);
     return update_one(s, q, "finishing the benchmark", bench_id, e);
@@ -523,7 +532,7 @@ ob_status ob_store_finish_benchmark(ob_store *s, int64_t bench_id, ob_err *e)
 ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n,
                             int64_t *ids, ob_err *e)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(stmt(s, ST_ADD_RUN, &q, e));
     for (int i = 0; i < n; i++)
         if (!specs[i].workload || !specs[i].optimizer)
@@ -552,7 +561,7 @@ ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *sp
 
 ob_status ob_store_run_started(ob_store *s, int64_t run_id, ob_err *e)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(stmt(s, ST_RUN_STARTED, &q, e));
     sqlite3_bind_int64(q, 1, run_id);
     return update_one(s, q, "marking the run started", run_id, e);
@@ -563,7 +572,7 @@ ob_status ob_store_append(ob_store *s, int64_t run_id, const ob_curve_point *pts
                           int n_events, ob_err *e)
 {
     if (n_pts <= 0 && n_evals <= 0 && n_events <= 0) return OB_OK;
-    sqlite3_stmt *qc, *qe, *qv;
+    sqlite3_stmt *qc = NULL, *qe = NULL, *qv = NULL;
     OB_TRY(stmt(s, ST_CURVE, &qc, e));
     OB_TRY(stmt(s, ST_EVAL, &qe, e));
     OB_TRY(stmt(s, ST_EVENT, &qv, e));
@@ -605,7 +614,7 @@ ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *
     if (!known)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "run %lld: unknown status '%s'",
                                 (long long)run_id, r->status ? r->status : "(null)");
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(stmt(s, ST_FINISH_RUN, &q, e));
     sqlite3_bind_int64(q, 1, run_id);
     bind_text(q, 2, r->status);
@@ -643,7 +652,7 @@ ob_status ob_store_set_benchmark_origin(ob_store *s, int64_t bench_id, const cha
                                         const char *provenance, ob_err *e)
 {
     if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(prep(s, "UPDATE benchmarks SET shard = ?2, provenance = ?3 WHERE id = ?1", &q, e));
     sqlite3_bind_int64(q, 1, bench_id);
     bind_text(q, 2, shard);
@@ -721,7 +730,7 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
 
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e)
 {
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(prep(s, "SELECT status FROM runs WHERE id = ?1", &q, e));
     sqlite3_bind_int64(q, 1, run_id);
     ob_status st = OB_OK;
@@ -767,7 +776,7 @@ ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double
                                ob_err *e)
 {
     *n = 0;
-    sqlite3_stmt *q;
+    sqlite3_stmt *q = NULL;
     OB_TRY(prep(s, "SELECT step, loss FROM curves WHERE run_id = ?1 AND step BETWEEN 1 AND ?2 "
                    "ORDER BY step", &q, e));
     sqlite3_bind_int64(q, 1, run_id);
@@ -779,6 +788,20 @@ ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double
         loss[(*n)++] = sqlite3_column_type(q, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 1);
     }
     ob_status st = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? OB_OK : db_fail(s, e, "reading a curve");
+    sqlite3_finalize(q);
+    return st;
+}
+
+ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int *n, ob_err *e)
+{
+    *n = 0;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT count(*) FROM runs WHERE benchmark_id = ?1 AND "
+                   "status IN ('pending', 'running', 'interrupted')", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    ob_status st = OB_OK;
+    if (sqlite3_step(q) == SQLITE_ROW) *n = sqlite3_column_int(q, 0);
+    else st = db_fail(s, e, "counting unfinished runs");
     sqlite3_finalize(q);
     return st;
 }

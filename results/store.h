@@ -121,6 +121,8 @@ ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t 
  * step `after` (after < 0: all of them) and its 'diverged' events, clear its
  * result and mark it running, so that it can continue from that step. */
 ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err *e);
+/* Runs of a benchmark that are pending, running or interrupted. */
+ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int *n, ob_err *e);
 /* Training losses of steps 1..upto of a run into loss[0..upto-1] (NaN for a
  * NULL loss); *n receives how many leading steps 1, 2, ... are present. */
 ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double *loss, int64_t *n,

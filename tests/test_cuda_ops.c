@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 #include "core/layout.h"
@@ -568,10 +569,345 @@ static void test_rosenbrock(void)
     }
 }
 
+/* ---- neural-network layers --------------------------------------------------------------- */
+
+/* A buffer on both devices with the same contents. */
+typedef struct twin {
+    float *c, *g;
+    int64_t n;
+} twin;
+
+static twin tw_new(const float *h, int64_t n)
+{
+    twin t = {dev_put(&cpu, h, n), dev_put(&gpu, h, n), n};
+    return t;
+}
+
+static twin tw_randn(int64_t n, uint64_t seed, float scale)
+{
+    float *h = malloc((size_t)n * sizeof *h);
+    randn(h, n, seed, scale);
+    twin t = tw_new(h, n);
+    free(h);
+    return t;
+}
+
+static void *dev_put_i32(ob_device *d, const int32_t *h, int64_t n)
+{
+    void *p = NULL;
+    if (ob_dev_alloc(d, (size_t)n * sizeof(int32_t), &p, &err) != OB_OK ||
+        d->ops->upload(d, p, h, (size_t)n * sizeof(int32_t), &err) != OB_OK) {
+        fprintf(stderr, "int upload failed: %s\n", err.msg);
+        exit(1);
+    }
+    return p;
+}
+
+/* Compare the two copies; tol 0 means bitwise. */
+static void tw_check(const char *what, twin t, double tol, double floor_)
+{
+    float *a = malloc((size_t)t.n * sizeof *a), *b = malloc((size_t)t.n * sizeof *b);
+    dev_get(&cpu, a, t.c, t.n);
+    dev_get(&gpu, b, t.g, t.n);
+    if (tol == 0)
+        CHECK_MSG(bitwise_equal(a, b, t.n), "%s: not bitwise equal (max rel %g)", what, max_rel(a, b, t.n, 1e-30));
+    else {
+        double r = max_rel(a, b, t.n, floor_);
+        CHECK_MSG(r <= tol, "%s: max rel diff %g > %g", what, r, tol);
+    }
+    free(a);
+    free(b);
+}
+
+static void tw_free(twin t)
+{
+    ob_dev_free(&cpu, t.c);
+    ob_dev_free(&gpu, t.g);
+}
+
+#define BOTH(call_c, call_g)           \
+    do {                               \
+        OK(call_c);                    \
+        OK(call_g);                    \
+    } while (0)
+
+static void test_nn_ops(void)
+{
+    const ob_backend_ops *C_ = cpu.ops, *G_ = gpu.ops;
+    if (!C_->embedding_forward || !G_->embedding_forward) return;
+    /* embedding: N = 40 positions of T = 8, C = 24, V = 50 (tokens repeat) */
+    {
+        int N = 40, T = 8, C = 24, V = 50;
+        int32_t tok[40];
+        for (int i = 0; i < N; i++) tok[i] = (int32_t)ob_rng_below(5, OB_STREAM_MISC, (uint64_t)i, i < 20 ? 6 : (uint32_t)V);
+        void *tc = dev_put_i32(&cpu, tok, N), *tg = dev_put_i32(&gpu, tok, N);
+        twin wte = tw_randn((int64_t)V * C, 1001, 1.0f), wpe = tw_randn((int64_t)T * C, 1002, 1.0f);
+        twin out = tw_new(NULL, (int64_t)N * C), dout = tw_randn((int64_t)N * C, 1003, 1.0f);
+        BOTH(C_->embedding_forward(&cpu, out.c, tc, wte.c, wpe.c, N, T, C, &err),
+             G_->embedding_forward(&gpu, out.g, tg, wte.g, wpe.g, N, T, C, &err));
+        tw_check("embedding_forward", out, 0, 0);
+        BOTH(C_->embedding_forward(&cpu, out.c, tc, wte.c, NULL, N, T, C, &err),
+             G_->embedding_forward(&gpu, out.g, tg, wte.g, NULL, N, T, C, &err));
+        tw_check("embedding_forward (no positions)", out, 0, 0);
+        BOTH(C_->embedding_backward(&cpu, wte.c, wpe.c, dout.c, tc, N, T, C, V, &err),
+             G_->embedding_backward(&gpu, wte.g, wpe.g, dout.g, tg, N, T, C, V, &err));
+        tw_check("embedding_backward dwte", wte, 0, 0);
+        tw_check("embedding_backward dwpe", wpe, 0, 0);
+        tw_free(wte);
+        tw_free(wpe);
+        tw_free(out);
+        tw_free(dout);
+        ob_dev_free(&cpu, tc);
+        ob_dev_free(&gpu, tg);
+    }
+    /* LayerNorm, bias: N = 33 rows of C = 70 */
+    {
+        int N = 33, C = 70;
+        twin x = tw_randn((int64_t)N * C, 1101, 2.0f), w = tw_randn(C, 1102, 1.0f), b = tw_randn(C, 1103, 1.0f);
+        twin out = tw_new(NULL, (int64_t)N * C), mean = tw_new(NULL, N), rstd = tw_new(NULL, N);
+        twin dout = tw_randn((int64_t)N * C, 1104, 1.0f), dinp = tw_randn((int64_t)N * C, 1105, 1.0f);
+        twin dw = tw_randn(C, 1106, 1.0f), db = tw_randn(C, 1107, 1.0f);
+        BOTH(C_->layernorm_forward(&cpu, out.c, mean.c, rstd.c, x.c, w.c, b.c, N, C, &err),
+             G_->layernorm_forward(&gpu, out.g, mean.g, rstd.g, x.g, w.g, b.g, N, C, &err));
+        tw_check("layernorm_forward out", out, 1e-5, 1e-3);
+        tw_check("layernorm_forward mean", mean, 1e-5, 1e-3);
+        tw_check("layernorm_forward rstd", rstd, 1e-5, 1e-3);
+        /* backward from the CPU's statistics, so only the op itself is compared */
+        float *hm = malloc(N * sizeof *hm), *hr = malloc(N * sizeof *hr);
+        dev_get(&cpu, hm, mean.c, N);
+        dev_get(&cpu, hr, rstd.c, N);
+        OK(G_->upload(&gpu, mean.g, hm, N * sizeof *hm, &err));
+        OK(G_->upload(&gpu, rstd.g, hr, N * sizeof *hr, &err));
+        free(hm);
+        free(hr);
+        BOTH(C_->layernorm_backward(&cpu, dinp.c, dw.c, db.c, dout.c, x.c, w.c, mean.c, rstd.c, N, C, &err),
+             G_->layernorm_backward(&gpu, dinp.g, dw.g, db.g, dout.g, x.g, w.g, mean.g, rstd.g, N, C, &err));
+        tw_check("layernorm_backward dinp", dinp, 1e-4, 1e-2);
+        tw_check("layernorm_backward dw (same chunks as the CPU)", dw, 0, 0);
+        tw_check("layernorm_backward db (same chunks as the CPU)", db, 0, 0);
+        BOTH(C_->bias_add(&cpu, out.c, b.c, N, C, &err), G_->bias_add(&gpu, out.g, b.g, N, C, &err));
+        tw_check("bias_add", out, 1e-5, 1e-3);
+        BOTH(C_->bias_backward(&cpu, db.c, dout.c, N, C, &err), G_->bias_backward(&gpu, db.g, dout.g, N, C, &err));
+        tw_check("bias_backward", db, 0, 0);
+        twin big = tw_randn((int64_t)1000 * 3, 1108, 1.0f), bb = tw_randn(3, 1109, 1.0f);
+        BOTH(C_->bias_backward(&cpu, bb.c, big.c, 1000, 3, &err), G_->bias_backward(&gpu, bb.g, big.g, 1000, 3, &err));
+        tw_check("bias_backward (64 chunks)", bb, 0, 0);
+        tw_free(big);
+        tw_free(bb);
+        /* GELU and ReLU, in place too */
+        BOTH(C_->gelu_forward(&cpu, out.c, x.c, (int64_t)N * C, &err),
+             G_->gelu_forward(&gpu, out.g, x.g, (int64_t)N * C, &err));
+        tw_check("gelu_forward", out, 1e-5, 1e-4);
+        BOTH(C_->gelu_backward(&cpu, dout.c, x.c, dout.c, (int64_t)N * C, &err),
+             G_->gelu_backward(&gpu, dout.g, x.g, dout.g, (int64_t)N * C, &err));
+        tw_check("gelu_backward (in place)", dout, 1e-5, 1e-4);
+        if (C_->relu_forward && G_->relu_forward) {
+            BOTH(C_->relu_forward(&cpu, out.c, x.c, (int64_t)N * C, &err),
+                 G_->relu_forward(&gpu, out.g, x.g, (int64_t)N * C, &err));
+            tw_check("relu_forward", out, 0, 0);
+            BOTH(C_->relu_backward(&cpu, dinp.c, out.c, dout.c, (int64_t)N * C, &err),
+                 G_->relu_backward(&gpu, dinp.g, out.g, dout.g, (int64_t)N * C, &err));
+            tw_check("relu_backward", dinp, 0, 0);
+        }
+        tw_free(x);
+        tw_free(w);
+        tw_free(b);
+        tw_free(out);
+        tw_free(mean);
+        tw_free(rstd);
+        tw_free(dout);
+        tw_free(dinp);
+        tw_free(dw);
+        tw_free(db);
+    }
+    /* heads, softmax */
+    {
+        int B = 2, T = 5, nsec = 3, NH = 4, HS = 8;
+        int64_t n = (int64_t)B * T * nsec * NH * HS;
+        twin src = tw_randn(n, 1201, 1.0f), dst = tw_new(NULL, n), back = tw_new(NULL, n);
+        BOTH(C_->heads_split(&cpu, dst.c, src.c, B, T, nsec, NH, HS, &err),
+             G_->heads_split(&gpu, dst.g, src.g, B, T, nsec, NH, HS, &err));
+        tw_check("heads_split", dst, 0, 0);
+        BOTH(C_->heads_merge(&cpu, back.c, dst.c, B, T, nsec, NH, HS, &err),
+             G_->heads_merge(&gpu, back.g, dst.g, B, T, nsec, NH, HS, &err));
+        tw_check("heads_merge", back, 0, 0);
+        tw_free(src);
+        tw_free(dst);
+        tw_free(back);
+        int R = 50, L = 37;
+        twin x = tw_randn((int64_t)R * L, 1202, 3.0f), dy = tw_randn((int64_t)R * L, 1203, 1.0f);
+        BOTH(C_->softmax_forward(&cpu, x.c, R, L, &err), G_->softmax_forward(&gpu, x.g, R, L, &err));
+        tw_check("softmax_forward", x, 1e-5, 1e-6);
+        BOTH(C_->softmax_backward(&cpu, dy.c, dy.c, x.c, R, L, &err),
+             G_->softmax_backward(&gpu, dy.g, dy.g, x.g, R, L, &err));
+        tw_check("softmax_backward (in place)", dy, 2e-4, 1e-3);
+        tw_free(x);
+        tw_free(dy);
+    }
+    /* rows, cross-entropy */
+    {
+        int Nr = 20, M = 7, C = 33;
+        int32_t idx[7] = {3, 19, 0, 7, 8, 12, 5};
+        void *ic = dev_put_i32(&cpu, idx, M), *ig = dev_put_i32(&gpu, idx, M);
+        twin inp = tw_randn((int64_t)Nr * C, 1301, 1.0f), out = tw_new(NULL, (int64_t)M * C);
+        BOTH(C_->rows_gather(&cpu, out.c, inp.c, ic, M, C, &err), G_->rows_gather(&gpu, out.g, inp.g, ig, M, C, &err));
+        tw_check("rows_gather", out, 0, 0);
+        BOTH(C_->rows_scatter_add(&cpu, inp.c, out.c, ic, M, C, &err),
+             G_->rows_scatter_add(&gpu, inp.g, out.g, ig, M, C, &err));
+        tw_check("rows_scatter_add", inp, 0, 0);
+        tw_free(inp);
+        tw_free(out);
+        ob_dev_free(&cpu, ic);
+        ob_dev_free(&gpu, ig);
+
+        int V = 1000;
+        M = 9;
+        int32_t tg[9];
+        for (int i = 0; i < M; i++) tg[i] = (int32_t)ob_rng_below(6, OB_STREAM_MISC, (uint64_t)i, (uint32_t)V);
+        float *hl = malloc((size_t)M * V * sizeof *hl);
+        randn(hl, (int64_t)M * V, 1302, 2.0f);
+        hl[3 * V + tg[3]] = 50.0f;                         /* a correct argmax */
+        hl[4 * V + 10] = hl[4 * V + 20] = 60.0f;           /* a tie: the first wins */
+        for (int v = 0; v < V; v++) hl[5 * V + v] = 1.0f; /* all equal: argmax 0 */
+        void *tcx = dev_put_i32(&cpu, tg, M), *tgx = dev_put_i32(&gpu, tg, M);
+        twin logits = tw_new(hl, (int64_t)M * V), probs = tw_new(NULL, (int64_t)M * V), losses = tw_new(NULL, M);
+        twin loss = tw_new(NULL, 1), correct = tw_new(NULL, 1);
+        BOTH(C_->xent_forward(&cpu, probs.c, losses.c, logits.c, tcx, M, V, loss.c, correct.c, &err),
+             G_->xent_forward(&gpu, probs.g, losses.g, logits.g, tgx, M, V, loss.g, correct.g, &err));
+        tw_check("xent_forward probs", probs, 1e-5, 1e-7);
+        tw_check("xent_forward losses", losses, 1e-5, 1e-3);
+        tw_check("xent_forward loss", loss, 1e-5, 1e-3);
+        tw_check("xent_forward correct", correct, 0, 0);
+        /* in place: probs over the logits, and no correct count */
+        BOTH(C_->xent_forward(&cpu, logits.c, losses.c, logits.c, tcx, M, V, loss.c, NULL, &err),
+             G_->xent_forward(&gpu, logits.g, losses.g, logits.g, tgx, M, V, loss.g, NULL, &err));
+        tw_check("xent_forward in place", logits, 1e-5, 1e-7);
+        BOTH(C_->xent_backward(&cpu, probs.c, probs.c, tcx, M, V, 1.0f / M, &err),
+             G_->xent_backward(&gpu, probs.g, probs.g, tgx, M, V, 1.0f / M, &err));
+        tw_check("xent_backward", probs, 1e-5, 1e-7);
+        free(hl);
+        tw_free(logits);
+        tw_free(probs);
+        tw_free(losses);
+        tw_free(loss);
+        tw_free(correct);
+        ob_dev_free(&cpu, tcx);
+        ob_dev_free(&gpu, tgx);
+    }
+    if (!C_->im2col || !G_->im2col) return;
+    /* convolution pieces */
+    {
+        int B = 2, H = 7, W = 6, Cin = 3, K = 3;
+        for (int stride = 1; stride <= 2; stride++)
+            for (int pad = 0; pad <= 1; pad++) {
+                int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1;
+                int64_t ncol = (int64_t)B * Ho * Wo * Cin * K * K, ninp = (int64_t)B * H * W * Cin;
+                twin inp = tw_randn(ninp, 1401, 1.0f), col = tw_new(NULL, ncol), dcol = tw_randn(ncol, 1402, 1.0f);
+                BOTH(C_->im2col(&cpu, col.c, inp.c, B, H, W, Cin, K, stride, pad, &err),
+                     G_->im2col(&gpu, col.g, inp.g, B, H, W, Cin, K, stride, pad, &err));
+                tw_check("im2col", col, 0, 0);
+                BOTH(C_->col2im(&cpu, inp.c, dcol.c, B, H, W, Cin, K, stride, pad, &err),
+                     G_->col2im(&gpu, inp.g, dcol.g, B, H, W, Cin, K, stride, pad, &err));
+                tw_check("col2im", inp, 0, 0);
+                tw_free(inp);
+                tw_free(col);
+                tw_free(dcol);
+            }
+        int HW = 12, Cc = 8, G = 4;
+        int64_t n = (int64_t)B * HW * Cc;
+        twin x = tw_randn(n, 1403, 2.0f), w = tw_randn(Cc, 1404, 1.0f), b = tw_randn(Cc, 1405, 1.0f);
+        twin out = tw_new(NULL, n), mean = tw_new(NULL, B * G), rstd = tw_new(NULL, B * G);
+        twin dout = tw_randn(n, 1406, 1.0f), dinp = tw_new(NULL, n), dw = tw_randn(Cc, 1407, 1.0f),
+             db = tw_randn(Cc, 1408, 1.0f);
+        BOTH(C_->groupnorm_forward(&cpu, out.c, mean.c, rstd.c, x.c, w.c, b.c, B, HW, Cc, G, &err),
+             G_->groupnorm_forward(&gpu, out.g, mean.g, rstd.g, x.g, w.g, b.g, B, HW, Cc, G, &err));
+        tw_check("groupnorm_forward out", out, 1e-5, 1e-3);
+        tw_check("groupnorm_forward mean", mean, 1e-5, 1e-3);
+        tw_check("groupnorm_forward rstd", rstd, 1e-5, 1e-3);
+        float hm[8], hr[8];
+        dev_get(&cpu, hm, mean.c, B * G);
+        dev_get(&cpu, hr, rstd.c, B * G);
+        OK(G_->upload(&gpu, mean.g, hm, sizeof(float) * B * G, &err));
+        OK(G_->upload(&gpu, rstd.g, hr, sizeof(float) * B * G, &err));
+        BOTH(C_->groupnorm_backward(&cpu, dinp.c, dw.c, db.c, dout.c, x.c, w.c, mean.c, rstd.c, B, HW, Cc, G, &err),
+             G_->groupnorm_backward(&gpu, dinp.g, dw.g, db.g, dout.g, x.g, w.g, mean.g, rstd.g, B, HW, Cc, G, &err));
+        tw_check("groupnorm_backward dinp", dinp, 1e-4, 1e-2);
+        tw_check("groupnorm_backward dw (same chunks as the CPU)", dw, 0, 0);
+        tw_check("groupnorm_backward db (same chunks as the CPU)", db, 0, 0);
+        tw_free(x);
+        tw_free(w);
+        tw_free(b);
+        tw_free(out);
+        tw_free(mean);
+        tw_free(rstd);
+        tw_free(dout);
+        tw_free(dinp);
+        tw_free(dw);
+        tw_free(db);
+        /* pooling */
+        int Hp = 6, Wp = 4, Cp = 5;
+        int64_t np = (int64_t)B * Hp * Wp * Cp, no = np / 4;
+        float *hp = malloc(np * sizeof *hp);
+        randn(hp, np, 1409, 1.0f);
+        hp[0] = hp[Cp] = 3.0f; /* a tie inside one window: the first wins */
+        twin pin = tw_new(hp, np), pout = tw_new(NULL, no), pd = tw_randn(no, 1410, 1.0f), pdin = tw_new(NULL, np);
+        BOTH(C_->maxpool2_forward(&cpu, pout.c, pin.c, B, Hp, Wp, Cp, &err),
+             G_->maxpool2_forward(&gpu, pout.g, pin.g, B, Hp, Wp, Cp, &err));
+        tw_check("maxpool2_forward", pout, 0, 0);
+        BOTH(C_->maxpool2_backward(&cpu, pdin.c, pd.c, pin.c, B, Hp, Wp, Cp, &err),
+             G_->maxpool2_backward(&gpu, pdin.g, pd.g, pin.g, B, Hp, Wp, Cp, &err));
+        tw_check("maxpool2_backward", pdin, 0, 0);
+        twin avg = tw_new(NULL, (int64_t)B * Cp), davg = tw_randn((int64_t)B * Cp, 1411, 1.0f);
+        BOTH(C_->avgpool_forward(&cpu, avg.c, pin.c, B, Hp * Wp, Cp, &err),
+             G_->avgpool_forward(&gpu, avg.g, pin.g, B, Hp * Wp, Cp, &err));
+        tw_check("avgpool_forward", avg, 0, 0);
+        BOTH(C_->avgpool_backward(&cpu, pin.c, davg.c, B, Hp * Wp, Cp, &err),
+             G_->avgpool_backward(&gpu, pin.g, davg.g, B, Hp * Wp, Cp, &err));
+        tw_check("avgpool_backward", pin, 0, 0);
+        free(hp);
+        tw_free(pin);
+        tw_free(pout);
+        tw_free(pd);
+        tw_free(pdin);
+        tw_free(avg);
+        tw_free(davg);
+    }
+    if (C_->synth_images && G_->synth_images) {
+        ob_image_synth a;
+        memset(&a, 0, sizeof a);
+        a.B = 3;
+        a.H = 8;
+        a.W = 8;
+        a.C = 3;
+        a.K = 5;
+        a.max_shift = 2;
+        a.noise = 0.1f;
+        a.contrast_lo = 0.5f;
+        a.contrast_hi = 1.5f;
+        a.seed = 9;
+        a.stream = OB_STREAM_DATA + 4;
+        a.index0 = 77;
+        int64_t img = (int64_t)a.B * a.H * a.W * a.C;
+        twin tmpl = tw_randn((int64_t)a.K * a.H * a.W * a.C, 1501, 1.0f), out = tw_new(NULL, img);
+        int32_t lc[3] = {-1, -1, -1}, lg[3] = {-2, -2, -2};
+        void *lbc = dev_put_i32(&cpu, lc, 3), *lbg = dev_put_i32(&gpu, lg, 3);
+        BOTH(C_->synth_images(&cpu, &a, out.c, lbc, tmpl.c, &err), G_->synth_images(&gpu, &a, out.g, lbg, tmpl.g, &err));
+        tw_check("synth_images", out, 1e-6, 1e-3);
+        OK(C_->download(&cpu, lc, lbc, sizeof lc, &err));
+        OK(G_->download(&gpu, lg, lbg, sizeof lg, &err));
+        CHECK_MSG(!memcmp(lc, lg, sizeof lc), "synth_images labels: cpu %d %d %d cuda %d %d %d", lc[0], lc[1], lc[2],
+                  lg[0], lg[1], lg[2]);
+        tw_free(tmpl);
+        tw_free(out);
+        ob_dev_free(&cpu, lbc);
+        ob_dev_free(&gpu, lbg);
+    }
+}
+
 /* ---- trajectories ------------------------------------------------------------------------ */
 
 #define TRAJ_STEPS 20
-#define TRAJ_MAX_PARAMS 4000000
+#define TRAJ_MAX_PARAMS 500000
 
 typedef struct traj {
     float loss[TRAJ_STEPS];
@@ -645,10 +981,21 @@ static void test_trajectories(void)
     int nw, no;
     const ob_workload_def *const *wds = ob_workloads(&nw);
     const ob_optimizer_def *const *ods = ob_optimizers(&no);
+    const char *only = getenv("OB_TEST_WORKLOADS"); /* comma list, to narrow a run by hand */
     for (int wi = 0; wi < nw; wi++) {
+        if (only && !strstr(only, wds[wi]->name)) continue;
+        /* Network workloads cost seconds per trajectory on the CPU: a spread
+         * of optimizers (elementwise, sign, matrix) rather than all of them. */
+        int network = !strcmp(wds[wi]->name, "quadratic") || !strcmp(wds[wi]->name, "rosenbrock") ? 0 : 1;
         for (int oi = 0; oi < no; oi++) {
+            const char *on = ods[oi]->name;
+            if (network && strcmp(on, "sgd") && strcmp(on, "adamw") && strcmp(on, "lion") && strcmp(on, "muon") &&
+                strcmp(on, "root"))
+                continue;
             traj tc, tg;
             ob_err ec, eg;
+            struct timespec t0, t1;
+            clock_gettime(CLOCK_MONOTONIC, &t0);
             ob_err_clear(&ec);
             ob_err_clear(&eg);
             ob_status sc = traj_run(&cpu, wds[wi], ods[oi], &tc, &ec);
@@ -694,8 +1041,12 @@ static void test_trajectories(void)
             double rel = sqrt(num / (den > 0 ? den : 1));
             CHECK_MSG(rel <= 2e-3, "%s x %s: final parameters differ, relative L2 %g", wds[wi]->name,
                       ods[oi]->name, rel);
-            printf("  trajectory %-12s x %-10s loss %.6g -> %.6g, worst step rel %.2g, params rel %.2g\n",
-                   wds[wi]->name, ods[oi]->name, tc.loss[0], tc.loss[TRAJ_STEPS - 1], worst, rel);
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            printf("  trajectory %-12s x %-10s %8lld params, loss %.6g -> %.6g, worst step rel %.2g, params rel "
+                   "%.2g (%.1f s)\n",
+                   wds[wi]->name, ods[oi]->name, (long long)tc.total, tc.loss[0], tc.loss[TRAJ_STEPS - 1], worst, rel,
+                   (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec));
+            fflush(stdout);
             free(tc.params);
             free(tg.params);
         }
@@ -734,6 +1085,7 @@ int main(void)
     test_matrix_ops();
     test_svd();
     test_rosenbrock();
+    test_nn_ops();
     test_trajectories();
     ob_device_close(&gpu);
     ob_device_close(&cpu);

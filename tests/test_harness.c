@@ -98,6 +98,30 @@ static void test_yaml_bad(void)
     expect_bad("workloads: quadratic,quadratic\noptimizers: adam\n", "listed twice");
 }
 
+static void test_text_options(void)
+{
+    ob_config c;
+    ob_err e;
+    CHECK_OK(load(&c,
+                  "workloads: quadratic\noptimizers: [muon]\n"
+                  "hparams:\n  muon:\n    route: [\"tag=vector -> adamw\"]\n    momentum: 0.9\n",
+                  &e),
+             &e);
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK(m.n == 1 && m.cells[0].n_options == 1 && !strcmp(m.cells[0].options[0]->key, "route"));
+    CHECK_NEAR(ob_hp_get(&m.cells[0].opt_hp, "momentum"), 0.9, 0);
+    ob_optim *o = NULL;
+    CHECK_OK(ob_cell_make_optim(&m.cells[0], &o, &e), &e);
+    ob_optim_destroy(o);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    expect_bad("workloads: quadratic\noptimizers: [muon]\nhparams:\n  muon: {route: \"tag=matrix => adamw\"}\n",
+               "t.yaml:4: muon: route");
+    expect_bad("workloads: quadratic\noptimizers: [root]\nhparams:\n  root: {coeff_file: /nonexistent/c.tsv}\n",
+               "t.yaml:4:");
+}
+
 static void test_flags(void)
 {
     ob_config c;
@@ -137,6 +161,7 @@ int main(void)
 {
     test_yaml_ok();
     test_yaml_bad();
+    test_text_options();
     test_flags();
     test_stats();
     return check_done();

@@ -22,7 +22,7 @@ typedef struct wl_rig {
 } wl_rig;
 
 /* opt (may be NULL): optimizer name and its "k=v" settings route and step. */
-static int wl_rig_open(wl_rig *r, const char *name, const char *sets, uint64_t seed, const char *opt,
+static inline int wl_rig_open(wl_rig *r, const char *name, const char *sets, uint64_t seed, const char *opt,
                        const char *opt_sets)
 {
     ob_err e;
@@ -68,7 +68,7 @@ static int wl_rig_open(wl_rig *r, const char *name, const char *sets, uint64_t s
     return 1;
 }
 
-static void wl_rig_close(wl_rig *r)
+static inline void wl_rig_close(wl_rig *r)
 {
     if (r->w) r->w->vt->destroy(r->w);
     if (r->opt) ob_optim_destroy(r->opt);
@@ -77,7 +77,7 @@ static void wl_rig_close(wl_rig *r)
 }
 
 /* Loss of step `step` at the current parameters (gradients into r->g). */
-static double wl_rig_loss(wl_rig *r, int64_t step)
+static inline double wl_rig_loss(wl_rig *r, int64_t step)
 {
     ob_err e;
     CHECK_OK(r->w->vt->train_step(r->w, r->p, r->g, step, r->loss, &e), &e);
@@ -85,7 +85,7 @@ static double wl_rig_loss(wl_rig *r, int64_t step)
 }
 
 /* Central difference of the loss along direction v (unit, inside tensor t). */
-static double wl_rig_fd(wl_rig *r, const ob_tensor *t, const float *p0, const double *v, int64_t step, double h)
+static inline double wl_rig_fd(wl_rig *r, const ob_tensor *t, const float *p0, const double *v, int64_t step, double h)
 {
     for (int64_t j = 0; j < t->numel; j++) r->p[t->offset + j] = (float)(p0[t->offset + j] + h * v[j]);
     double lp = wl_rig_loss(r, step);
@@ -103,7 +103,7 @@ static double wl_rig_fd(wl_rig *r, const ob_tensor *t, const float *p0, const do
  * through the difference. Several sizes let a piecewise-linear model (ReLU,
  * max pooling) pass where the largest step crosses a kink; a wrong gradient
  * matches at none. Returns the number of failed checks. */
-static int wl_rig_gradcheck(wl_rig *r, int64_t step, double h, int nh, double rtol, double noise, int verbose)
+static inline int wl_rig_gradcheck(wl_rig *r, int64_t step, double h, int nh, double rtol, double noise, int verbose)
 {
     int64_t total = r->lay.total;
     float *g = malloc((size_t)total * sizeof *g), *p0 = malloc((size_t)total * sizeof *p0);

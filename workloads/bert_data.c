@@ -2,6 +2,7 @@
  * construction, sampling with BERT-style masking, and the exact Bayes-optimal
  * masked-token loss by forward-backward (see bert_data.h for the model). */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +39,7 @@ void ob_lang_free(ob_lang *g)
     free(g->succ);
     free(g->trans);
     free(g->trans_cdf);
+    free(g->trans_rks);
     free(g->unigram);
     free(g->unigram_cdf);
     memset(g, 0, sizeof *g);
@@ -55,16 +57,18 @@ ob_status ob_lang_build(ob_lang *g, const ob_lang_config *cfg, uint64_t data_see
         return ob_fail(e, OB_ERR_INPUT, "bert: mask_token_frac + random_token_frac = %g exceeds 1",
                        cfg->mask_token_frac + cfg->random_token_frac);
     g->cfg = *cfg;
+    g->data_seed = data_seed;
     g->n_real = V - 1;
     g->mask_id = V - 1;
     const int R = g->n_real;
     g->succ = malloc((size_t)R * K * sizeof *g->succ);
     g->trans = malloc((size_t)S * R * K * sizeof *g->trans);
     g->trans_cdf = malloc((size_t)S * R * K * sizeof *g->trans_cdf);
+    g->trans_rks = malloc((size_t)S * R * K * sizeof *g->trans_rks);
     g->unigram = malloc((size_t)R * sizeof *g->unigram);
     g->unigram_cdf = malloc((size_t)R * sizeof *g->unigram_cdf);
     unsigned char *used = calloc((size_t)R, 1);
-    if (!g->succ || !g->trans || !g->trans_cdf || !g->unigram || !g->unigram_cdf || !used) {
+    if (!g->succ || !g->trans || !g->trans_cdf || !g->trans_rks || !g->unigram || !g->unigram_cdf || !used) {
         free(used);
         ob_lang_free(g);
         return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for a language of %d tokens", V);
@@ -114,6 +118,7 @@ ob_status ob_lang_build(ob_lang *g, const ob_lang_config *cfg, uint64_t data_see
                 g->trans_cdf[row + k] = cum;
             }
             g->trans_cdf[row + K - 1] = 1.0;
+            for (int k = 0; k < K; k++) g->trans_rks[((int64_t)v * K + k) * S + s] = g->trans[row + k];
         }
     return OB_OK;
 }
@@ -193,137 +198,252 @@ static void emission(const ob_lang *g, int y, int target, double *base, double *
     }
 }
 
-static double vec_sum(const double *v, int64_t n)
-{
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++) s += v[i];
-    return s;
-}
+/* Forward-backward over nb sequences at once. Messages are (R, S, nb)
+ * arrays, sequences innermost: every transition probability read from memory
+ * serves the nb sequences (the chain's tables are megabytes for a large
+ * vocabulary, so one sequence at a time is bound by memory bandwidth). */
+#define FB_BATCH 8
 
-static void vec_scale(double *v, int64_t n, double a)
-{
-    for (int64_t i = 0; i < n; i++) v[i] *= a;
-}
-
-/* Topic mixing of a (S, R) array in place: out(s,x) = cs a(s,x) + co sum_s' a(s',x). */
-static void mix_topics(const ob_lang *g, double *a)
+/* Topic mixing in place: out(x,s,j) = cs a(x,s,j) + co sum_s' a(x,s',j). */
+static void mix_topics(const ob_lang *g, double *a, int nb)
 {
     const int S = g->cfg.topics, R = g->n_real;
     if (S == 1) return;
     const double co = g->cfg.topic_switch / (S - 1), cs = 1.0 - g->cfg.topic_switch - co;
     for (int x = 0; x < R; x++) {
-        double tot = 0.0;
-        for (int s = 0; s < S; s++) tot += a[(int64_t)s * R + x];
-        for (int s = 0; s < S; s++) a[(int64_t)s * R + x] = cs * a[(int64_t)s * R + x] + co * tot;
+        double *ax = a + (int64_t)x * S * nb, tot[FB_BATCH] = {0};
+        for (int s = 0; s < S; s++)
+            for (int j = 0; j < nb; j++) tot[j] += ax[s * nb + j];
+        for (int s = 0; s < S; s++)
+            for (int j = 0; j < nb; j++) ax[s * nb + j] = cs * ax[s * nb + j] + co * tot[j];
     }
 }
 
-ob_status ob_lang_seq_nll(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,
-                          double *nll, int *n_targets, ob_err *e)
+/* a = m * e_t per sequence (emission of y[j*T + t]), then each sequence's
+ * slice of a (and, when norm_to is not NULL, rescaled to sum to norm_to). */
+static void apply_emission(const ob_lang *g, double *a, const double *m, int nb, int T, int t, const int32_t *y,
+                           double norm_to)
+{
+    const int S = g->cfg.topics, R = g->n_real;
+    double base[FB_BATCH], delta[FB_BATCH], z[FB_BATCH] = {0};
+    for (int j = 0; j < nb; j++) emission(g, y[(int64_t)j * T + t], 0, &base[j], &delta[j]);
+    for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
+        for (int j = 0; j < nb; j++) {
+            double v = m[vs * nb + j] * base[j];
+            a[vs * nb + j] = v;
+            z[j] += v;
+        }
+    for (int j = 0; j < nb; j++) {
+        int yj = y[(int64_t)j * T + t];
+        if (delta[j] == 0.0) continue;
+        for (int s = 0; s < S; s++) {
+            int64_t i = ((int64_t)yj * S + s) * nb + j;
+            a[i] += m[i] * delta[j];
+            z[j] += m[i] * delta[j];
+        }
+    }
+    for (int j = 0; j < nb; j++) z[j] = norm_to / z[j];
+    for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
+        for (int j = 0; j < nb; j++) a[vs * nb + j] *= z[j];
+}
+
+/* nll[j], cnt[j] for the nb sequences x, y, tgt (each (nb, T)). */
+static ob_status lang_nll_batch(const ob_lang *g, int nb, int T, const int32_t *x, const int32_t *y,
+                                const uint8_t *tgt, double *nll, int *cnt, ob_err *e)
 {
     const int S = g->cfg.topics, K = g->cfg.branch, R = g->n_real;
-    const int64_t SR = (int64_t)S * R;
-    int nt = 0;
-    for (int t = 0; t < T; t++) nt += tgt[t] != 0;
-    *n_targets = nt;
-    *nll = 0.0;
-    if (nt == 0) return OB_OK;
+    const int64_t W = (int64_t)R * S * nb; /* floats of one message */
+    int ntot = 0, any_t = 0;
+    uint8_t *tany = calloc((size_t)T, 1);  /* some sequence has a target at t */
+    int *slot_of = malloc((size_t)T * sizeof *slot_of);
+    for (int j = 0; j < nb; j++) {
+        cnt[j] = 0;
+        nll[j] = 0.0;
+        for (int t = 0; t < T; t++) cnt[j] += tgt[(int64_t)j * T + t] != 0;
+    }
+    if (!tany || !slot_of) {
+        free(tany);
+        free(slot_of);
+        return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
+    }
+    for (int t = 0; t < T; t++) {
+        for (int j = 0; j < nb; j++) tany[t] |= tgt[(int64_t)j * T + t] != 0;
+        slot_of[t] = tany[t] ? ntot++ : -1;
+        any_t |= tany[t];
+    }
+    if (!any_t) {
+        free(tany);
+        free(slot_of);
+        return OB_OK;
+    }
     /* a: forward message, m: prediction, bt: backward message, h: scratch, store: m at targets */
-    double *a = malloc((size_t)SR * sizeof *a), *m = malloc((size_t)SR * sizeof *m);
-    double *bt = malloc((size_t)SR * sizeof *bt), *h = malloc((size_t)SR * sizeof *h);
-    double *store = malloc((size_t)nt * (size_t)SR * sizeof *store);
+    double *a = malloc((size_t)W * sizeof *a), *m = malloc((size_t)W * sizeof *m);
+    double *bt = malloc((size_t)W * sizeof *bt), *h = malloc((size_t)W * sizeof *h);
+    double *store = malloc((size_t)ntot * (size_t)W * sizeof *store);
     if (!a || !m || !bt || !h || !store) {
         free(a);
         free(m);
         free(bt);
         free(h);
         free(store);
+        free(tany);
+        free(slot_of);
         return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
     }
-    /* Forward: m_t = prediction of (topic, token) at t from y_<t; a_t = m_t e_t. */
-    int slot = 0;
+    /* Forward: m_t = prediction of (token, topic) at t from y_<t; a_t = m_t e_t. */
     for (int t = 0; t < T; t++) {
         if (t == 0) {
-            for (int s = 0; s < S; s++)
-                for (int v = 0; v < R; v++) m[(int64_t)s * R + v] = g->unigram[v] / S;
+            for (int v = 0; v < R; v++)
+                for (int i = 0; i < S * nb; i++) m[(int64_t)v * S * nb + i] = g->unigram[v] / S;
         } else {
-            mix_topics(g, a);
-            memset(m, 0, (size_t)SR * sizeof *m);
-            for (int s = 0; s < S; s++) {
-                const double *as = a + (int64_t)s * R;
-                double *ms = m + (int64_t)s * R;
-                for (int v = 0; v < R; v++) {
-                    double gv = as[v];
-                    if (gv == 0.0) continue;
-                    const int32_t *sv = g->succ + (int64_t)v * K;
-                    const double *pv = g->trans + ((int64_t)s * R + v) * K;
-                    for (int k = 0; k < K; k++) ms[sv[k]] += gv * pv[k];
+            mix_topics(g, a, nb);
+            memset(m, 0, (size_t)W * sizeof *m);
+            for (int v = 0; v < R; v++) {
+                const double *av = a + (int64_t)v * S * nb;
+                const int32_t *sv = g->succ + (int64_t)v * K;
+                const double *pv = g->trans_rks + (int64_t)v * K * S;
+                for (int k = 0; k < K; k++) {
+                    double *ms = m + (int64_t)sv[k] * S * nb;
+                    const double *pk = pv + (int64_t)k * S;
+                    for (int s2 = 0; s2 < S; s2++) {
+                        const double w = pk[s2];
+                        for (int j = 0; j < nb; j++) ms[s2 * nb + j] += av[s2 * nb + j] * w;
+                    }
                 }
             }
         }
-        if (tgt[t]) memcpy(store + (int64_t)slot++ * SR, m, (size_t)SR * sizeof *m);
-        double base, delta;
-        emission(g, y[t], 0, &base, &delta);
-        for (int64_t i = 0; i < SR; i++) a[i] = m[i] * base;
-        if (delta != 0.0)
-            for (int s = 0; s < S; s++) a[(int64_t)s * R + y[t]] += m[(int64_t)s * R + y[t]] * delta;
-        double z = vec_sum(a, SR);
-        vec_scale(a, SR, 1.0 / z);
+        if (tany[t]) memcpy(store + (int64_t)slot_of[t] * W, m, (size_t)W * sizeof *m);
+        apply_emission(g, a, m, nb, T, t, y, 1.0);
     }
-    /* Backward: bt_t(s, v) = P(y_>t | topic s, token v at t), rescaled. */
-    for (int64_t i = 0; i < SR; i++) bt[i] = 1.0;
-    double total = 0.0;
+    /* Backward: bt_t(v, s) = P(y_>t | token v, topic s at t), rescaled. */
+    for (int64_t i = 0; i < W; i++) bt[i] = 1.0;
     for (int t = T - 1; t >= 0; t--) {
-        if (tgt[t]) {
-            const double *mt = store + (int64_t)--slot * SR;
-            double base, delta, zt = 0.0, pt = 0.0;
-            emission(g, y[t], 1, &base, &delta);
-            for (int v = 0; v < R; v++) {
-                double q = 0.0;
-                for (int s = 0; s < S; s++) q += mt[(int64_t)s * R + v] * bt[(int64_t)s * R + v];
-                q *= base + (v == y[t] ? delta : 0.0);
-                zt += q;
-                if (v == x[t]) pt = q;
+        if (tany[t]) {
+            const double *mt = store + (int64_t)slot_of[t] * W;
+            for (int j = 0; j < nb; j++) {
+                if (!tgt[(int64_t)j * T + t]) continue;
+                int yj = y[(int64_t)j * T + t], xj = x[(int64_t)j * T + t];
+                double base, delta, zt = 0.0, pt = 0.0;
+                emission(g, yj, 1, &base, &delta);
+                for (int v = 0; v < R; v++) {
+                    double q = 0.0;
+                    for (int s2 = 0; s2 < S; s2++) {
+                        int64_t i = ((int64_t)v * S + s2) * nb + j;
+                        q += mt[i] * bt[i];
+                    }
+                    q *= base + (v == yj ? delta : 0.0);
+                    zt += q;
+                    if (v == xj) pt = q;
+                }
+                nll[j] += -log(pt / zt);
             }
-            total += -log(pt / zt);
         }
         if (t == 0) break;
-        /* h(s, v) = e_t(v) bt(s, v); bt(s, u) = sum_k A_s(u, succ) h(s, succ); mix topics. */
-        double base, delta;
-        emission(g, y[t], 0, &base, &delta);
-        for (int64_t i = 0; i < SR; i++) h[i] = bt[i] * base;
-        if (delta != 0.0)
-            for (int s = 0; s < S; s++) h[(int64_t)s * R + y[t]] += bt[(int64_t)s * R + y[t]] * delta;
-        for (int s = 0; s < S; s++) {
-            const double *hs = h + (int64_t)s * R;
-            double *bs = bt + (int64_t)s * R;
-            for (int u = 0; u < R; u++) {
-                const int32_t *su = g->succ + (int64_t)u * K;
-                const double *pu = g->trans + ((int64_t)s * R + u) * K;
-                double acc = 0.0;
-                for (int k = 0; k < K; k++) acc += pu[k] * hs[su[k]];
-                bs[u] = acc;
+        /* h = e_t bt; bt(u, s) = sum_k A_s(u, succ) h(succ, s); mix topics; rescale. */
+        apply_emission(g, h, bt, nb, T, t, y, 1.0);
+        for (int u = 0; u < R; u++) {
+            const int32_t *su = g->succ + (int64_t)u * K;
+            const double *pu = g->trans_rks + (int64_t)u * K * S;
+            double *bu = bt + (int64_t)u * S * nb;
+            for (int i = 0; i < S * nb; i++) bu[i] = 0.0;
+            for (int k = 0; k < K; k++) {
+                const double *hk = h + (int64_t)su[k] * S * nb, *pk = pu + (int64_t)k * S;
+                for (int s2 = 0; s2 < S; s2++) {
+                    const double w = pk[s2];
+                    for (int j = 0; j < nb; j++) bu[s2 * nb + j] += w * hk[s2 * nb + j];
+                }
             }
         }
-        mix_topics(g, bt);
-        double z = vec_sum(bt, SR);
-        vec_scale(bt, SR, (double)SR / z);
+        mix_topics(g, bt, nb);
+        /* rescale each sequence's slice to mean 1 */
+        double z[FB_BATCH] = {0};
+        for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
+            for (int j = 0; j < nb; j++) z[j] += bt[vs * nb + j];
+        for (int j = 0; j < nb; j++) z[j] = (double)R * S / z[j];
+        for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
+            for (int j = 0; j < nb; j++) bt[vs * nb + j] *= z[j];
     }
-    *nll = total;
     free(a);
     free(m);
     free(bt);
     free(h);
     free(store);
+    free(tany);
+    free(slot_of);
     return OB_OK;
+}
+
+ob_status ob_lang_seq_nll(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,
+                          double *nll, int *n_targets, ob_err *e)
+{
+    return lang_nll_batch(g, 1, T, x, y, tgt, nll, n_targets, e);
+}
+
+static ob_status lang_floor_compute(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int n,
+                                    int T, double *floor_out, ob_err *e);
+
+/* Floors already computed in this process (a matrix creates the same
+ * workload for every optimizer, learning rate and seed): the key is the
+ * language's configuration and the sequences. */
+typedef struct floor_memo {
+    ob_lang_config cfg;
+    uint64_t data_seed_tag, seed, stream, first;
+    int n, T, used;
+    double value;
+} floor_memo;
+#define FLOOR_MEMO_N 8
+static floor_memo floor_memo_tab[FLOOR_MEMO_N];
+static int floor_memo_next;
+static pthread_mutex_t floor_memo_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int memo_match(const floor_memo *f, const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int n,
+                      int T)
+{
+    const ob_lang_config *a = &f->cfg, *b = &g->cfg;
+    int same = a->vocab == b->vocab && a->topics == b->topics && a->branch == b->branch && a->zipf == b->zipf &&
+               a->topic_switch == b->topic_switch && a->topic_spread == b->topic_spread &&
+               a->mask_prob == b->mask_prob && a->mask_token_frac == b->mask_token_frac &&
+               a->random_token_frac == b->random_token_frac;
+    return f->used && same && f->data_seed_tag == g->data_seed &&
+           f->seed == seed && f->stream == stream && f->first == first && f->n == n && f->T == T;
 }
 
 ob_status ob_lang_floor(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int n, int T,
                         double *floor_out, ob_err *e)
 {
+    pthread_mutex_lock(&floor_memo_lock);
+    for (int i = 0; i < FLOOR_MEMO_N; i++)
+        if (memo_match(&floor_memo_tab[i], g, seed, stream, first, n, T)) {
+            *floor_out = floor_memo_tab[i].value;
+            pthread_mutex_unlock(&floor_memo_lock);
+            return OB_OK;
+        }
+    pthread_mutex_unlock(&floor_memo_lock);
+    OB_TRY(lang_floor_compute(g, seed, stream, first, n, T, floor_out, e));
+    pthread_mutex_lock(&floor_memo_lock);
+    floor_memo *f = &floor_memo_tab[floor_memo_next];
+    floor_memo_next = (floor_memo_next + 1) % FLOOR_MEMO_N;
+    memset(f, 0, sizeof *f);
+    f->cfg = g->cfg;
+    f->data_seed_tag = g->data_seed;
+    f->seed = seed;
+    f->stream = stream;
+    f->first = first;
+    f->n = n;
+    f->T = T;
+    f->value = *floor_out;
+    f->used = 1;
+    pthread_mutex_unlock(&floor_memo_lock);
+    return OB_OK;
+}
+
+static ob_status lang_floor_compute(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int n, int T,
+                                    double *floor_out, ob_err *e)
+{
+    const int nbatch = (n + FB_BATCH - 1) / FB_BATCH;
     double *nll = calloc((size_t)(n > 0 ? n : 1), sizeof *nll);
     int *cnt = calloc((size_t)(n > 0 ? n : 1), sizeof *cnt);
-    ob_status *st = calloc((size_t)(n > 0 ? n : 1), sizeof *st);
+    ob_status *st = calloc((size_t)(nbatch > 0 ? nbatch : 1), sizeof *st);
     if (!nll || !cnt || !st) {
         free(nll);
         free(cnt);
@@ -331,15 +451,18 @@ ob_status ob_lang_floor(const ob_lang *g, uint64_t seed, uint64_t stream, uint64
         return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
     }
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int i = 0; i < n; i++) {
-        int32_t *x = malloc((size_t)T * sizeof *x), *y = malloc((size_t)T * sizeof *y);
-        uint8_t *tg = malloc((size_t)T);
+    for (int bi = 0; bi < nbatch; bi++) {
+        int i0 = bi * FB_BATCH, nb = n - i0 < FB_BATCH ? n - i0 : FB_BATCH;
+        int32_t *x = malloc((size_t)nb * T * sizeof *x), *y = malloc((size_t)nb * T * sizeof *y);
+        uint8_t *tg = malloc((size_t)nb * T);
         if (!x || !y || !tg) {
-            st[i] = OB_ERR_NOMEM;
+            st[bi] = OB_ERR_NOMEM;
         } else {
-            ob_lang_sample(g, seed, stream, first + (uint64_t)i, T, x, y, tg);
+            for (int j = 0; j < nb; j++)
+                ob_lang_sample(g, seed, stream, first + (uint64_t)(i0 + j), T, x + (int64_t)j * T,
+                               y + (int64_t)j * T, tg + (int64_t)j * T);
             ob_err ignore;
-            st[i] = ob_lang_seq_nll(g, T, x, y, tg, &nll[i], &cnt[i], &ignore);
+            st[bi] = lang_nll_batch(g, nb, T, x, y, tg, nll + i0, cnt + i0, &ignore);
         }
         free(x);
         free(y);
@@ -348,8 +471,9 @@ ob_status ob_lang_floor(const ob_lang *g, uint64_t seed, uint64_t stream, uint64
     double tot = 0.0;
     long long c = 0;
     ob_status s = OB_OK;
+    for (int bi = 0; bi < nbatch; bi++)
+        if (st[bi] != OB_OK) s = st[bi];
     for (int i = 0; i < n; i++) {
-        if (st[i] != OB_OK) s = st[i];
         tot += nll[i];
         c += cnt[i];
     }

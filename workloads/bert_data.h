@@ -58,11 +58,13 @@ typedef struct ob_lang_config {
 
 typedef struct ob_lang {
     ob_lang_config cfg;
+    uint64_t data_seed;   /* the language's seed */
     int n_real;           /* V - 1 */
     int mask_id;          /* V - 1 */
     int32_t *succ;        /* (n_real, K) successor tokens */
     double *trans;        /* (S, n_real, K) transition probabilities, rows sum to 1 */
     double *trans_cdf;    /* (S, n_real, K) cumulative, last entry 1 */
+    double *trans_rks;    /* (n_real, K, S) the same probabilities, topics innermost (floor) */
     double *unigram;      /* (n_real) start distribution u */
     double *unigram_cdf;  /* (n_real) */
 } ob_lang;
@@ -90,7 +92,8 @@ ob_status ob_lang_seq_nll(const ob_lang *g, int T, const int32_t *x, const int32
 
 /* Mean Bayes-optimal masked-token loss over sequences first .. first+n-1 of
  * (seed, stream) (NaN when they hold no target). OpenMP over sequences, summed
- * in sequence order. */
+ * in sequence order; remembered for the process (the same language and
+ * sequences are not computed twice: a matrix of runs shares one floor). */
 ob_status ob_lang_floor(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int n, int T,
                         double *floor_out, ob_err *e);
 

@@ -18,6 +18,31 @@
 /* Loops with less work than this run on one thread. */
 #define NN_PAR_MIN 16384
 
+/* exp(x) in float that the compiler vectorizes (libm's expf/tanhf are
+ * scalar calls): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two-part ln2),
+ * e^r by its degree-7 Taylor polynomial (relative error below 2e-7, about
+ * one ulp), 2^n through the exponent bits. x is clamped to [-87, 88]: e^-87
+ * is 1.6e-38 (softmax underflows to that instead of 0). Deterministic. */
+static inline float nn_expf(float x)
+{
+    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
+    float r = x - n * 0.693145751953125f;
+    r = r - n * 1.42860682030941723e-6f;
+    float p = 1.0f + r * (1.0f + r * (0.5f + r * (0.166666672f + r * (0.0416666679f + r * (0.00833333377f +
+                                                                    r * (0.00138888892f + r * 0.000198412701f))))));
+    int32_t bits = ((int32_t)n + 127) << 23;
+    float scale;
+    memcpy(&scale, &bits, sizeof scale);
+    return p * scale;
+}
+
+/* tanh(u) = 1 - 2 / (e^{2u} + 1); absolute error about 1e-7. */
+static inline float nn_tanhf(float u)
+{
+    return 1.0f - 2.0f / (nn_expf(2.0f * u) + 1.0f);
+}
+
 ob_status ob_cpu_embedding_forward(ob_device *dev, float *out, const int32_t *tokens, const float *wte,
                                    const float *wpe, int N, int T, int C, ob_err *e)
 {
@@ -180,10 +205,10 @@ ob_status ob_cpu_gelu_forward(ob_device *dev, float *out, const float *inp, int6
 {
     (void)dev;
     (void)e;
-#pragma omp parallel for if (n > NN_PAR_MIN)
+#pragma omp parallel for simd if (n > NN_PAR_MIN)
     for (int64_t i = 0; i < n; i++) {
         float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + 0.044715f * x * x * x)));
+        out[i] = 0.5f * x * (1.0f + nn_tanhf(GELU_K * (x + 0.044715f * x * x * x)));
     }
     return OB_OK;
 }
@@ -193,11 +218,11 @@ ob_status ob_cpu_gelu_backward(ob_device *dev, float *dinp, const float *inp, co
 {
     (void)dev;
     (void)e;
-#pragma omp parallel for if (n > NN_PAR_MIN)
+#pragma omp parallel for simd if (n > NN_PAR_MIN)
     for (int64_t i = 0; i < n; i++) {
         float x = inp[i];
         float u = GELU_K * (x + 0.044715f * x * x * x);
-        float t = tanhf(u);
+        float t = nn_tanhf(u);
         float sech2 = 1.0f - t * t;
         float g = 0.5f * (1.0f + t) + 0.5f * x * sech2 * GELU_K * (1.0f + 3.0f * 0.044715f * x * x);
         dinp[i] = g * dout[i];
@@ -252,11 +277,10 @@ ob_status ob_cpu_softmax_forward(ob_device *dev, float *x, int R, int L, ob_err 
         float *row = x + (int64_t)r * L; /* (L) */
         float mx = -INFINITY;
         for (int i = 0; i < L; i++) mx = row[i] > mx ? row[i] : mx;
+#pragma omp simd
+        for (int i = 0; i < L; i++) row[i] = nn_expf(row[i] - mx);
         float s = 0.0f;
-        for (int i = 0; i < L; i++) {
-            row[i] = expf(row[i] - mx);
-            s += row[i];
-        }
+        for (int i = 0; i < L; i++) s += row[i];
         float inv = 1.0f / s;
         for (int i = 0; i < L; i++) row[i] *= inv;
     }
@@ -322,12 +346,14 @@ ob_status ob_cpu_xent_forward(ob_device *dev, float *probs, float *losses, const
                 mx = l[v];
                 arg = v;
             }
+        float lt = l[t]; /* before p overwrites an aliased l */
+#pragma omp simd
+        for (int v = 0; v < V; v++) p[v] = nn_expf(l[v] - mx);
         double s = 0.0;
-        for (int v = 0; v < V; v++) s += exp((double)(l[v] - mx));
-        float lt = l[t];
-        losses[m] = (float)(log(s) - (double)(lt - mx)); /* before p overwrites an aliased l */
+        for (int v = 0; v < V; v++) s += p[v];
+        losses[m] = (float)(log(s) - (double)(lt - mx));
         float inv = (float)(1.0 / s);
-        for (int v = 0; v < V; v++) p[v] = expf(l[v] - mx) * inv;
+        for (int v = 0; v < V; v++) p[v] *= inv;
         if (hit) hit[m] = arg == t;
     }
     double s = 0.0, c = 0.0;

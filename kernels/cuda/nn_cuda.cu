@@ -73,7 +73,8 @@ static __global__ void embedding_seg_kernel(float *__restrict__ dwte, const floa
     int end = i + 1;
     while (end < N && keys[end] == tok) end++;
     float *gw = dwte + (int64_t)tok * C;
-    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+    int c = blockIdx.y * blockDim.x + threadIdx.x; /* grid.y: channel blocks */
+    if (c < C) {
         float s = gw[c];
         for (int k = i; k < end; k++) s = __fadd_rn(s, dout[(int64_t)pos[k] * C + c]);
         gw[c] = s;
@@ -113,7 +114,8 @@ static ob_status cu_embedding_backward(ob_device *dev, float *dwte, float *dwpe,
     iota_kernel<<<cu_grid(dev, N, NN_THREADS), NN_THREADS, 0, s>>>(pos_in, N);
     OB_CU_LAUNCHED(e, op);
     OB_CU(e, op, cub::DeviceRadixSort::SortPairs(buf + ints, temp, tokens, keys, pos_in, pos, N, 0, end_bit, s));
-    embedding_seg_kernel<<<N, 128, 0, s>>>(dwte, dout, keys, pos, N, C);
+    dim3 grid((unsigned)N, (unsigned)((C + 127) / 128));
+    embedding_seg_kernel<<<grid, 128, 0, s>>>(dwte, dout, keys, pos, N, C);
     OB_CU_LAUNCHED(e, op);
     if (dwpe) {
         embedding_pos_kernel<<<cu_grid(dev, (int64_t)T * C, NN_THREADS), NN_THREADS, 0, s>>>(dwpe, dout, N, T, C);

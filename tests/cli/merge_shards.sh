@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# optbench merge: shards (one by --shard, one by Slurm's variables) plus an
+# overlapping shard, a partial copy and a disagreeing copy merge into one
+# database holding each cell once, with the results of the unsharded run,
+# duplicates left out, the conflict reported, every input benchmark in the
+# provenance and every run's origin. An input of the older schema version
+# merges too; an existing output and a foreign file are refused untouched.
+set -uo pipefail
+: "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+M=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 300 --eval-every 100 --backend cpu --name sweep)
+"$OPTBENCH" "${M[@]}" --db "$tmp/ref.db" 2>/dev/null || { echo "reference run failed"; exit 1; }
+"$OPTBENCH" "${M[@]}" --shard 0/3 --db "$tmp/s0.db" 2>/dev/null || fail "shard 0/3"
+"$OPTBENCH" "${M[@]}" --shard 1/3 --db "$tmp/s1.db" 2>/dev/null || fail "shard 1/3"
+SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3 "$OPTBENCH" "${M[@]}" --db "$tmp/s2.db" 2>"$tmp/err" || fail "shard from Slurm"
+grep -q "shard 2/3 (from SLURM_ARRAY_TASK_ID" "$tmp/err" || fail "the Slurm shard is not announced: $(cat "$tmp/err")"
+"$OPTBENCH" "${M[@]}" --shard 1/3 --db "$tmp/dup.db" 2>/dev/null || fail "overlapping shard"
+cp "$tmp/s2.db" "$tmp/partial.db"
+q "$tmp/partial.db" "update runs set status='interrupted', final_loss=null where cell=2" >/dev/null
+cp "$tmp/s0.db" "$tmp/conflict.db"
+q "$tmp/conflict.db" "update runs set final_loss = final_loss * 1.5 where cell=3" >/dev/null
+for s in 0 1 2; do echo "shard $s: cells $(q "$tmp/s$s.db" "select group_concat(cell) from runs"), shard column $(q "$tmp/s$s.db" "select shard from benchmarks")"; done
+
+"$OPTBENCH" merge --out "$tmp/all.db" "$tmp/partial.db" "$tmp/s0.db" "$tmp/s1.db" "$tmp/s2.db" "$tmp/dup.db" "$tmp/conflict.db" 2>"$tmp/merge.err"
+rc=$?; cat "$tmp/merge.err"
+[ $rc = 0 ] || fail "merge: exit status $rc"
+grep -q "conflict: quadratic sgd lr=0.03 seed=1" "$tmp/merge.err" || fail "the conflict is not reported"
+grep -q "16 cells, 16 duplicates left out, 1 conflicts" "$tmp/merge.err" || fail "unexpected counts"
+[ "$(q "$tmp/all.db" "select count(*), count(distinct cell), count(origin) from runs")" = "16|16|16" ] || fail "not each cell once with its origin"
+[ "$(q "$tmp/all.db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "a partial run was preferred to a finished one"
+q "$tmp/all.db" "select origin from runs where cell=2"
+q "$tmp/all.db" "select origin from runs where cell=2" | grep -q "s2.db:run" || fail "cell 2 should come from s2.db (partial.db has it interrupted)"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/all.db" || fail "merged results differ from the unsharded run"
+python3 - "$tmp/all.db" <<'PY' || fail "provenance"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select name, provenance, finished_at from benchmarks").fetchall()
+assert len(rows) == 1, rows
+name, prov, fin = rows[0]
+p = json.loads(prov)
+assert name == "sweep", name
+assert fin is not None
+assert len(p["sources"]) == 6, len(p["sources"])
+assert sorted(s["shard"] for s in p["sources"]) == ["0/3", "0/3", "1/3", "1/3", "2/3", "2/3"], p["sources"]
+assert sum(s["taken"] for s in p["sources"]) == 16
+assert all(s["git_rev"] and s["host"] and s["created_at"] for s in p["sources"])
+assert len(p["conflicts"]) == 1 and "conflict.db" in p["conflicts"][0]["dropped"], p["conflicts"]
+assert p["duplicates"] == 16 and p["cells"] == 16
+print("provenance ok:", [(s["file"].split("/")[-1], s["shard"], s["taken"]) for s in p["sources"]])
+PY
+
+# an existing output is refused and left as it was
+sum=$(md5sum <"$tmp/all.db")
+"$OPTBENCH" merge --out "$tmp/all.db" "$tmp/s0.db" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "already exists" "$tmp/err" || fail "existing output: exit $rc, $(cat "$tmp/err")"
+[ "$sum" = "$(md5sum <"$tmp/all.db")" ] || fail "the existing output changed"
+# a file that is not an optbench database: refused, no output left behind
+echo "some notes" >"$tmp/notes.txt"
+"$OPTBENCH" merge --out "$tmp/x.db" "$tmp/s0.db" "$tmp/notes.txt" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "notes.txt" "$tmp/err" && [ ! -e "$tmp/x.db" ] || fail "foreign input: exit $rc, $(cat "$tmp/err")"
+"$OPTBENCH" merge --out "$tmp/x.db" 2>"$tmp/err"; [ $? = 2 ] || fail "merge without inputs"
+"$OPTBENCH" merge "$tmp/s0.db" 2>"$tmp/err"; [ $? = 2 ] && grep -q -- "--out" "$tmp/err" || fail "merge without --out"
+
+# an input of schema version 1, and a merged database merged again (provenance nests)
+cp "$tmp/s0.db" "$tmp/v1.db"
+python3 - "$tmp/v1.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+for sql in ("ALTER TABLE benchmarks DROP COLUMN shard", "ALTER TABLE benchmarks DROP COLUMN provenance",
+            "ALTER TABLE runs DROP COLUMN origin", "PRAGMA user_version = 1"):
+    db.execute(sql)
+PY
+"$OPTBENCH" merge --out "$tmp/again.db" --name again "$tmp/v1.db" "$tmp/all.db" 2>"$tmp/err" || fail "merge of a version-1 input: $(cat "$tmp/err")"
+[ "$(q "$tmp/v1.db" "pragma user_version")" = 1 ] || fail "an input was changed (migrated)"
+python3 - "$tmp/again.db" <<'PY' || fail "nested provenance"
+import json, sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+name, prov = db.execute("select name, provenance from benchmarks").fetchone()
+p = json.loads(prov)
+assert name == "again"
+inner = [s["provenance"] for s in p["sources"] if s["provenance"]]
+assert len(inner) == 1 and len(inner[0]["sources"]) == 6, inner
+assert db.execute("select count(*) from runs").fetchone()[0] == 16
+o = db.execute("select origin from runs where origin like '%<-%'").fetchall()
+assert o, "origins of the merged input are chained"
+print("nested provenance ok;", p["duplicates"], "duplicates")
+PY
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Damaged or unusable checkpoints: a checksum mismatch, a truncated file,
+# garbage, a checkpoint of another run, a checkpoint newer than the curve
+# the database holds. Each is reported and skipped; the run continues from
+# the newest usable one (or from the start) and ends bit for bit as the
+# uninterrupted run. Also runs two cells at once with --devices on the CPU.
+set -uo pipefail
+: "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.01 --steps 12000 --eval-every 1000
+      --checkpoint-every 100 --checkpoint-keep 3 --set sgd.momentum=0.9 --set quadratic.dim=128 --backend cpu)
+"$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" 2>/dev/null || { echo "reference run failed"; exit 1; }
+db="$tmp/t.db"
+
+# Start (or continue) with two cells at a time and stop both with SIGINT.
+interrupt() {
+  "$OPTBENCH" "${args[@]}" --db "$db" --devices 0,1 --resume >/dev/null 2>"$tmp/int.err" &
+  local pid=$!
+  sleep "$1"
+  kill -INT $pid; wait $pid; local rc=$?
+  [ $rc = 130 ] || fail "interrupt: exit status $rc: $(cat "$tmp/int.err")"
+}
+newest() { ls "$db.ckpt/run-$1"/ckpt-*.obck | tail -1; }
+resume() { # resume WHAT-TO-EXPECT-IN-STDERR
+  "$OPTBENCH" "${args[@]}" --db "$db" --resume >/dev/null 2>"$tmp/res.err" || fail "resume failed: $(cat "$tmp/res.err")"
+  grep -q -- "$1" "$tmp/res.err" || fail "resume: expected '$1' in: $(cat "$tmp/res.err")"
+  grep "skipping" "$tmp/res.err" | sed 's/^/  /'
+  python3 "$here/resume_compare.py" "$tmp/ref.db" "$db" >"$tmp/cmp.out" || { fail "results differ"; cat "$tmp/cmp.out"; }
+  rm -rf "$db" "$db"-* "$db.ckpt"
+}
+
+# 1. the newest checkpoint of each run is damaged: the one before is used
+interrupt 0.5
+echo "interrupted: $(q "$db" "select id, status, steps_done from runs" | tr '\n' ' ')"
+for r in 1 2; do
+  f=$(newest $r); python3 - "$f" <<'PY'
+import sys; p = sys.argv[1]; b = bytearray(open(p, 'rb').read()); b[len(b) // 2] ^= 0x40; open(p, 'wb').write(b)
+PY
+done
+resume "checksum mismatch"
+
+# 2. every checkpoint truncated, or garbage: the runs start over
+interrupt 0.5
+for f in "$db".ckpt/run-1/ckpt-*.obck; do truncate -s 100 "$f"; done
+for f in "$db".ckpt/run-2/ckpt-*.obck; do printf "not a checkpoint at all, just text that is long enough to have a header %.0s" 1 2 >"$f"; done
+resume "bad magic"
+grep -q "truncated" "$tmp/res.err" || fail "no message about the truncated checkpoints"
+
+# 3. a checkpoint of the other run, placed as the newest: refused by its identity
+interrupt 0.5
+s=$(basename "$(newest 2)"); s=${s#ckpt-}; s=$((10#${s%.obck} + 7))
+cp "$(newest 1)" "$(printf '%s.ckpt/run-2/ckpt-%012d.obck' "$db" $s)"
+resume "written for another run"
+
+# 4. the database lost the tail of a curve (a power cut with synchronous=NORMAL):
+#    a checkpoint past what the curve holds is skipped
+interrupt 0.5
+st=$(q "$db" "select steps_done from runs where id=1")
+q "$db" "delete from curves where run_id=1 and step > $((st - 1))" >/dev/null
+resume "holds the curve only up to step $((st - 1))"
+
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Databases that cannot take what optbench writes: a read-only file, a
+# read-only folder, a full disk (a file size limit), and an older schema
+# version. Each gives a clear message; nothing already stored is lost; after
+# a full disk, --resume completes the matrix with the uninterrupted results.
+set -uo pipefail
+: "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+small=(run --workloads quadratic --optimizers sgd --steps 20 --backend cpu)
+
+# Permissions do not stop root: run the read-only cases as an unprivileged user.
+as_user=()
+if [ "$(id -u)" = 0 ]; then
+  if command -v setpriv >/dev/null; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  else echo "skipped: root without setpriv cannot test read-only files"; exit 77; fi
+fi
+
+# 1. a read-only database file
+mkdir -m 777 "$tmp/rw"
+"$OPTBENCH" "${small[@]}" --db "$tmp/rw/ro.db" 2>/dev/null || fail "setup run failed"
+chmod 444 "$tmp/rw/ro.db"; chmod 777 "$tmp/rw"
+sum=$(cat "$tmp/rw/ro.db"* | md5sum)
+"${as_user[@]}" "$OPTBENCH" "${small[@]}" --db "$tmp/rw/ro.db" >/dev/null 2>"$tmp/err"; rc=$?
+echo "read-only file: exit $rc: $(cat "$tmp/err")"
+[ $rc = 2 ] && grep -q "is read-only" "$tmp/err" && [ "$(wc -l <"$tmp/err")" = 1 ] || fail "read-only file: exit $rc, $(cat "$tmp/err")"
+[ "$sum" = "$(cat "$tmp/rw/ro.db"* | md5sum)" ] || fail "the read-only database changed"
+
+# 2. a writable database in a read-only folder (SQLite needs its -wal and -shm files)
+mkdir "$tmp/rofolder"
+"$OPTBENCH" "${small[@]}" --db "$tmp/rofolder/x.db" 2>/dev/null || fail "setup run failed"
+chmod 666 "$tmp/rofolder/x.db"; chmod 555 "$tmp/rofolder"
+"${as_user[@]}" "$OPTBENCH" "${small[@]}" --db "$tmp/rofolder/x.db" >/dev/null 2>"$tmp/err"; rc=$?
+echo "read-only folder: exit $rc: $(cat "$tmp/err")"
+[ $rc = 2 ] && grep -q "is not writable" "$tmp/err" || fail "read-only folder: exit $rc, $(cat "$tmp/err")"
+chmod 755 "$tmp/rofolder"
+
+# 3. a full disk: a file size limit the database outgrows mid-matrix
+args=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.01,0.1 --steps 2000 --eval-every 200
+      --checkpoint-every 500 --backend cpu)
+"$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" 2>/dev/null || fail "reference run failed"
+( ulimit -f 400; trap '' XFSZ; exec "$OPTBENCH" "${args[@]}" --db "$tmp/full.db" ) >/dev/null 2>"$tmp/err"; rc=$?
+echo "full disk: exit $rc: $(tail -1 "$tmp/err")"
+[ $rc = 1 ] || fail "full disk: exit status $rc (expected 1)"
+grep -Eq "database or disk is full|disk I/O error|File too large|No space" "$tmp/err" || fail "full disk: unclear message: $(cat "$tmp/err")"
+before=$(q "$tmp/full.db" "select count(*) from curves")
+done_before=$(q "$tmp/full.db" "select count(*) from runs where status in ('done','diverged')")
+echo "full disk: $done_before runs finished and $before curve points stored before the disk filled"
+[ "$before" -gt 0 ] || fail "nothing was stored before the disk filled"
+"$OPTBENCH" "${args[@]}" --db "$tmp/full.db" --resume 2>"$tmp/err" || fail "resume after a full disk failed: $(cat "$tmp/err")"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/full.db" || fail "results differ after the full disk and resume"
+
+# 4. an older schema version (1): migrated in place, nothing of it lost
+"$OPTBENCH" "${small[@]}" --db "$tmp/old.db" --name old 2>/dev/null || fail "setup run failed"
+q "$tmp/old.db" "select count(*) from benchmarks" >/dev/null
+python3 - "$tmp/old.db" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1], isolation_level=None)
+for sql in ("ALTER TABLE benchmarks DROP COLUMN shard", "ALTER TABLE benchmarks DROP COLUMN provenance",
+            "ALTER TABLE runs DROP COLUMN origin", "PRAGMA user_version = 1",
+            "UPDATE meta SET value = '1' WHERE key = 'schema_version'"):
+    db.execute(sql)
+PY
+[ "$(q "$tmp/old.db" "pragma user_version")" = 1 ] || fail "could not make a version-1 database"
+curves_before=$(q "$tmp/old.db" "select count(*), sum(loss) from curves")
+"$OPTBENCH" "${small[@]}" --db "$tmp/old.db" --name new 2>"$tmp/err" || fail "run on a version-1 database failed: $(cat "$tmp/err")"
+[ "$(q "$tmp/old.db" "pragma user_version")" = 2 ] || fail "not migrated to version 2"
+[ "$(q "$tmp/old.db" "select group_concat(name) from benchmarks")" = "old,new" ] || fail "benchmarks after migration: $(q "$tmp/old.db" "select name from benchmarks")"
+[ "$(q "$tmp/old.db" "select count(*), sum(loss) from curves where run_id = 1")" = "$curves_before" ] || fail "the old curve changed"
+echo "older schema: migrated to version $(q "$tmp/old.db" "pragma user_version"), old rows kept"
+
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -408,6 +408,8 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         snprintf(c->origin_optimizers, sizeof c->origin_optimizers, "%s", at);
         OB_TRY(ob_config_set_names(c->optimizers, &c->n_optimizers, text, "optimizers", at, e));
     } else if (!strcmp(key, "lrs")) {
+        if (v->type == YAML_MAPPING_NODE && v->data.mapping.pairs.start == v->data.mapping.pairs.top)
+            return ob_fail(e, OB_ERR_INPUT, "%s: lrs is an empty mapping (give {optimizer: [lr, ...]} or a list)", at);
         if (v->type == YAML_MAPPING_NODE) return each_pair(y, v, "lrs", lr_map, NULL);
         OB_TRY(list_text(y, v, key, text, sizeof text));
         ob_lr_list *l = NULL;
@@ -489,6 +491,22 @@ ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, 
         s = each_pair(&y, root, "the configuration", top_pair, NULL);
     }
     yaml_document_delete(&doc);
+    if (s == OB_OK) {
+        /* one configuration is one YAML document: a second one would be ignored */
+        yaml_document_t more;
+        if (!yaml_parser_load(&parser, &more)) {
+            s = ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s", path,
+                        (unsigned long)parser.problem_mark.line + 1, (unsigned long)parser.problem_mark.column + 1,
+                        parser.problem ? parser.problem : "malformed document");
+        } else {
+            yaml_node_t *r2 = yaml_document_get_root_node(&more);
+            if (r2)
+                s = ob_fail(e, OB_ERR_INPUT,
+                            "%s:%lu: a second YAML document ('---'); a configuration is one document", path,
+                            (unsigned long)more.start_mark.line + 1);
+            yaml_document_delete(&more);
+        }
+    }
     yaml_parser_delete(&parser);
     return s;
 }

@@ -772,6 +772,28 @@ static void *worker_main(void *p)
     return NULL;
 }
 
+/* The optimizer's text settings (route rules, coeff_file), in order, as
+ * ',"options":["route=...",...]' (empty when none): they are part of the
+ * cell's identity, in the database and for --resume. */
+static void options_json(const ob_cell *cell, char *buf, size_t n)
+{
+    size_t l = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < cell->n_options && l + 8 < n; i++) {
+        const ob_setting *o = cell->options[i];
+        l += (size_t)snprintf(buf + l, n - l, "%s\"", i ? "," : ",\"options\":[");
+        char kv[200];
+        snprintf(kv, sizeof kv, "%s=%s", o->key, o->value);
+        for (const char *p = kv; *p && l + 8 < n; p++) {
+            if (*p == '"' || *p == '\\') buf[l++] = '\\';
+            if ((unsigned char)*p >= 0x20) buf[l++] = *p;
+        }
+        if (l + 3 < n) buf[l++] = '"';
+        buf[l] = '\0';
+    }
+    if (cell->n_options && l + 2 < n) snprintf(buf + l, n - l, "]");
+}
+
 static int is_finished(const char *status)
 {
     return !strcmp(status, "done") || !strcmp(status, "diverged");
@@ -794,7 +816,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     const ob_cell **cells = calloc((size_t)(n ? n : 1), sizeof *cells);
     int64_t *ids = calloc((size_t)(n ? n : 1), sizeof *ids);
     char (*wjson)[1024] = calloc((size_t)(n ? n : 1), sizeof *wjson);
-    char (*ojson)[2048] = calloc((size_t)(n ? n : 1), sizeof *ojson);
+    char (*ojson)[4096] = calloc((size_t)(n ? n : 1), sizeof *ojson);
     job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
     ob_status s = OB_OK;
     ob_progress *prog = NULL;
@@ -805,15 +827,20 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
         goto done;
     }
+    /* with --devices, each cell runs on whichever device is free */
+    char devices_desc[256] = "";
+    for (int i = 0, l = 0; i < c->n_devices && l < (int)sizeof devices_desc; i++)
+        l += snprintf(devices_desc + l, sizeof devices_desc - (size_t)l, "%s%d", i ? "," : "devices ", c->devices[i]);
     for (int i = 0, k = 0; i < m->n; i++) {
         const ob_cell *cell = &m->cells[i];
         if (c->shard_n > 0 && cell->index % c->shard_n != c->shard_k) continue;
-        char opt[1400], train[600];
+        char opt[1400], train[600], optj[2000];
         ob_hp_to_json(&cell->wl_hp, wjson[k], sizeof wjson[k]);
         ob_hp_to_json(&cell->opt_hp, opt, sizeof opt);
         ob_hp_to_json(&cell->train_hp, train, sizeof train);
         opt[strlen(opt) - 1] = '\0'; /* drop '}' and merge the training settings */
-        snprintf(ojson[k], sizeof ojson[k], "%s,\"train\":%s}", opt, train);
+        options_json(cell, optj, sizeof optj);
+        snprintf(ojson[k], sizeof ojson[k], "%s,\"train\":%s%s}", opt, train, optj);
         specs[k] = (ob_run_spec){
             .cell = cell->index,
             .workload = cell->wl->name,
@@ -823,13 +850,14 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
             .lr = cell->lr,
             .seed = cell->seed,
             .backend = dev ? dev->ops->name : c->backend,
-            .device = dev ? dev->desc : "",
+            .device = dev ? dev->desc : devices_desc,
             .steps = c->steps,
         };
         cells[k++] = cell;
     }
 
     int64_t bench_id = 0;
+    int resumed_bench = 0;
     if (c->resume) {
         char why[512];
         if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, why,
@@ -837,9 +865,10 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
             goto done;
         if (!bench_id)
             fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);
+        resumed_bench = bench_id != 0;
     }
     const char *backend_name = dev ? dev->ops->name : c->backend;
-    const char *device_desc = dev ? dev->desc : "several devices";
+    const char *device_desc = dev ? dev->desc : devices_desc;
     if (!bench_id) {
         if ((s = ob_store_begin_benchmark(store, c->name, c->text ? c->text : "", OB_GIT_REV, host,
                                           backend_name, device_desc, &bench_id, e)) != OB_OK)
@@ -852,7 +881,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     /* the plan: every cell not finished yet */
     int n_jobs = 0, n_cont = 0;
     for (int k = 0; k < n; k++) {
-        if (c->resume) {
+        if (resumed_bench) {
             char status[32];
             if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto done;
             if (is_finished(status)) {
@@ -869,7 +898,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         jobs[n_jobs] = (job){cells[k], &specs[k], ids[k], n_jobs};
         n_jobs++;
     }
-    if (c->resume)
+    if (resumed_bench)
         fprintf(stderr,
                 "optbench: --resume: benchmark %lld: %d of %d cells finished before, %d to continue, "
                 "%d to start\n", (long long)bench_id, sum->skipped, n, n_cont, n_jobs - n_cont);

@@ -185,11 +185,13 @@ typedef struct ob_backend_ops {
     /* dlogits (M,V) = (probs - onehot(targets)) * scale (scale = 1/M for a mean); may alias probs. */
     ob_status (*xent_backward)(ob_device *dev, float *dlogits, const float *probs, const int32_t *targets,
                                int M, int V, float scale, ob_err *e);
-    /* col (B*Ho*Wo, Cin*K*K) from inp (B,H,W,Cin), zero padding; column order
-     * (ci, ky, kx) matches a (Cout, Cin, K, K) kernel. Ho = (H + 2 pad - K) / stride + 1. */
+    /* col (B*Ho*Wo, K*K*Cin) from inp (B,H,W,Cin), zero padding; column order
+     * (ky, kx, ci) (contiguous channels): it matches a kernel laid out (Cout, K, K, Cin)
+     * (a (Cout, Cin, K, K) tensor goes through heads_split(.., Cout, Cin, 1, K*K, 1) first).
+     * Ho = (H + 2 pad - K) / stride + 1. */
     ob_status (*im2col)(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e);
-    /* dinp (B,H,W,Cin) = sum of the dcol (B*Ho*Wo, Cin*K*K) entries that read each pixel. */
+    /* dinp (B,H,W,Cin) = sum of the dcol (B*Ho*Wo, K*K*Cin) entries that read each pixel. */
     ob_status (*col2im)(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e);
     /* Group norm of inp (B,HW,C) over (HW, C/G) per (b, g), eps 1e-5, then * w (C) + b (C);

@@ -21,9 +21,13 @@
 
 #include "results/export.h"
 
+/* 16 distinguishable colours (the first ten are the common "tab10"); beyond
+ * them the colours repeat with dashes. */
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22"};
-#define N_PALETTE 10
+                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+                                      "#000080", "#808000", "#00a087", "#f0a0c0", "#a05000",
+                                      "#4daf4a"};
+#define N_PALETTE 16
 
 #define FIG_W 1000
 #define FIG_H 620
@@ -424,7 +428,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "%s\n"
             "%s"
             "set key autotitle columnheader\n"
-            "plot for [i=2:%d] '%s' using %s:xtic(1) lt (i-1)\n",
+            "plot for [i=2:%d] '%s' using %s:xtic(1) lc (i-1)\n",
             title, ylabel, logy ? " (log scale)" : "",
             logy ? "set logscale y" : "unset logscale y",
             logy ? "" : "set yrange [0:*]\n", d->n_opt + 1, files[kind], using);

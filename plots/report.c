@@ -296,7 +296,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "standard deviation / mean of the final loss over seeds at the best lr.",
           100 * o->stats.tol);
     doc_p(dc, "Time to target: a run reaches the target at the first step where its training loss, "
-              "averaged over the last 1%% of recorded steps, is at or below the workload's target "
+              "averaged over a trailing window of 10%% of its recorded steps (the window of the final loss), is at or below the workload's target "
               "(by default 1.1 x the best median final loss any optimizer reached there). Per lr the "
               "median over seeds counts; the optimizer's time is the best over lrs. Training time is "
               "steps x median step time (recording and evaluation excluded). 'not reached' means "

@@ -288,6 +288,8 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     pair *pairs = malloc(((size_t)B.n + 1) * sizeof *pairs);
     char **pg = malloc(((size_t)B.n + 1) * sizeof *pg);
     int np = 0, i = 0, j = 0;
+    int *ub = malloc(((size_t)B.n + 1) * sizeof *ub), *uc = malloc(((size_t)C.n + 1) * sizeof *uc);
+    int nub = 0, nuc = 0;
     while (i < B.n || j < C.n) {
         int c = i >= B.n ? 1 : j >= C.n ? -1 : strcmp(kb[i].key, kc[j].key);
         if (c == 0) {
@@ -296,11 +298,45 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             i++;
             j++;
         } else if (c < 0) {
-            add_cell(&out->only_base, &out->n_only_base, &B, kb[i++].run);
+            ub[nub++] = i++;
         } else {
-            add_cell(&out->only_cand, &out->n_only_cand, &C, kc[j++].run);
+            uc[nuc++] = j++;
         }
     }
+    /* Second pass: the same workload, optimizer, lr and seed whose hyperparameter
+     * text differs (a hyperparameter was added, or a default changed), when that
+     * pairing is unambiguous on both sides. */
+    for (int a = 0; a < nub; a++) {
+        const ob_rrun *rb = &B.runs[kb[ub[a]].run];
+        int hit = -1, n_hit = 0, n_twin = 0;
+        for (int b = 0; b < nuc; b++) {
+            if (uc[b] < 0) continue;
+            const ob_rrun *rc = &C.runs[kc[uc[b]].run];
+            if (!strcmp(rb->workload, rc->workload) && !strcmp(rb->workload_params, rc->workload_params) &&
+                !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed) {
+                hit = b;
+                n_hit++;
+            }
+        }
+        for (int a2 = 0; a2 < nub; a2++) {
+            if (a2 == a || ub[a2] < 0) continue;
+            const ob_rrun *r2 = &B.runs[kb[ub[a2]].run];
+            n_twin += !strcmp(rb->workload, r2->workload) && !strcmp(rb->workload_params, r2->workload_params) &&
+                      !strcmp(rb->optimizer, r2->optimizer) && rb->lr == r2->lr && rb->seed == r2->seed;
+        }
+        if (n_hit != 1 || n_twin != 0) continue;
+        pairs[np] = (pair){kb[ub[a]].run, kc[uc[hit]].run};
+        pg[np++] = kb[ub[a]].gkey;
+        out->n_relaxed++;
+        ub[a] = -1;
+        uc[hit] = -1;
+    }
+    for (int a = 0; a < nub; a++)
+        if (ub[a] >= 0) add_cell(&out->only_base, &out->n_only_base, &B, kb[ub[a]].run);
+    for (int b = 0; b < nuc; b++)
+        if (uc[b] >= 0) add_cell(&out->only_cand, &out->n_only_cand, &C, kc[uc[b]].run);
+    free(ub);
+    free(uc);
     out->n_matched = np;
     if (np == 0) {
         st = ob_fail(e, OB_ERR_INPUT,
@@ -425,6 +461,9 @@ void ob_compare_print(const ob_compare *c, FILE *f)
                 g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
                 g->n_new_failures ? " (new failures)" : "");
     }
+    if (c->n_relaxed)
+        fprintf(f, "note: %d cells matched although their hyperparameter text differs (a hyperparameter "
+                   "was added or its default changed)\n", c->n_relaxed);
     for (int k = 0; k < 2; k++) {
         const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
         int n = k ? c->n_only_cand : c->n_only_base;
@@ -468,6 +507,9 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         fprintf(f, " | %s | %s%s | %s | %s | %s |\n", l, g->metric_is_loss ? "loss " : "", m, t, mem,
                 g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall));
     }
+    if (c->n_relaxed)
+        fprintf(f, "\nNote: %d cells matched although their hyperparameter text differs (a hyperparameter "
+                   "was added or its default changed).\n", c->n_relaxed);
     int any = 0;
     for (int i = 0; i < c->n_g; i++)
         if (c->g[i].detail[0]) {

@@ -18,8 +18,11 @@
  * - peak memory and optimizer state bytes: the largest value over matched
  *   cells, exactly (any increase is worse).
  * - a cell that finished in the baseline and failed in the candidate is worse.
- * Cells present on one side only are listed; they fail the comparison only
- * with strict.
+ * A cell without an exact partner is still paired with the one cell of the
+ * other side that has the same workload, optimizer, lr and seed but another
+ * hyperparameter text (a hyperparameter was added or a default changed), and
+ * counted in n_relaxed. Cells present on one side only are listed; they fail
+ * the comparison only with strict.
  */
 #ifndef OB_RESULTS_COMPARE_H
 #define OB_RESULTS_COMPARE_H
@@ -73,6 +76,7 @@ typedef struct ob_compare {
     ob_cmp_cell *only_base, *only_cand;
     int n_only_base, n_only_cand;
     int n_matched;
+    int n_relaxed;            /* of them, matched with differing hyperparameter text */
     int n_worse, n_better;    /* groups */
     int regression;           /* the gate's answer: 1 when something got worse */
     ob_compare_opts opts;

@@ -176,7 +176,7 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
 int64_t ob_stat_first_reach(const double *loss, int64_t n, double target)
 {
     if (isnan(target)) return -1;
-    int64_t w = n / 100 > 1 ? n / 100 : 1;
+    int64_t w = n / 10 > 1 ? n / 10 : 1; /* the final loss's window: 10% of the points */
     double sum = 0;
     int64_t cnt = 0, n_inf = 0;
     for (int64_t i = 0; i < n; i++) {

@@ -23,8 +23,9 @@
  * - divergence rate: diverged / finished runs over the whole grid; first
  *   diverged lr: the smallest lr where some seed diverged.
  * - time to target: a run reaches the target at the first recorded step where
- *   the trailing mean of the loss over w recorded points (w = 1% of the points,
- *   at least 1) is <= target. Per lr the median over seeds (unreached = +inf);
+ *   the trailing mean of the loss over w recorded points (w = 10% of the points,
+ *   at least 1: the same window as the final loss, so per-step noise of small
+ *   batches does not count as reaching it) is <= target. Per lr the median over seeds (unreached = +inf);
  *   the group's value is the minimum over lrs; +inf = censored (never reached).
  *   Wall time to target = step x the run's median step time (training time,
  *   recording and evaluation excluded). Default target per workload: the best

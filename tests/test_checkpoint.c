@@ -4,7 +4,8 @@
  * bytes (with a message, never a crash), the listing that resume walks
  * newest first, and the store calls resume relies on (find the matching
  * benchmark, read a curve's leading losses, drop what follows a step in one
- * transaction). */
+ * transaction), and the configuration's checkpoint, shard and device
+ * settings. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,6 +279,16 @@ static void test_shard_and_devices_parsing(void)
     CHECK(ob_config_load_text(&c, "checkpoint_every: -5\n", "c.yaml", &e) == OB_ERR_INPUT);
     CHECK(ob_config_load_text(&c, "checkpoint_evry: 5\n", "c.yaml", &e) == OB_ERR_INPUT &&
           strstr(e.msg, "did you mean 'checkpoint_every'"));
+    /* input the loader used to take silently: an empty lrs mapping, a second document */
+    ob_config_init(&c);
+    CHECK(ob_config_load_text(&c, "workloads: quadratic\nlrs: {}\n", "c.yaml", &e) == OB_ERR_INPUT &&
+          strstr(e.msg, "c.yaml:2: lrs is an empty mapping"));
+    ob_config_init(&c);
+    CHECK(ob_config_load_text(&c, "steps: 5\n---\nsteps: 7\n", "c.yaml", &e) == OB_ERR_INPUT &&
+          strstr(e.msg, "c.yaml:2: a second YAML document"));
+    ob_config_init(&c);
+    CHECK_OK(ob_config_load_text(&c, "---\nsteps: 5\n...\n", "c.yaml", &e), &e);
+    CHECK(c.steps == 5);
     ob_config_free(&c);
 }
 

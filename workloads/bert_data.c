@@ -247,10 +247,12 @@ static void apply_emission(const ob_lang *g, double *a, const double *m, int nb,
         for (int j = 0; j < nb; j++) a[vs * nb + j] *= z[j];
 }
 
-/* nll[j], cnt[j] for the nb sequences x, y, tgt (each (nb, T)). */
-static ob_status lang_nll_batch(const ob_lang *g, int nb, int T, const int32_t *x, const int32_t *y,
-                                const uint8_t *tgt, double *nll, int *cnt, ob_err *e)
+/* nll[j], cnt[j] for FB_BATCH sequences x, y, tgt (each (FB_BATCH, T)). The
+ * batch size is a constant so that the innermost loops vectorize. */
+static ob_status lang_nll_block(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,
+                                double *nll, int *cnt, ob_err *e)
 {
+    enum { nb = FB_BATCH };
     const int S = g->cfg.topics, K = g->cfg.branch, R = g->n_real;
     const int64_t W = (int64_t)R * S * nb; /* floats of one message */
     int ntot = 0, any_t = 0;
@@ -307,6 +309,7 @@ static ob_status lang_nll_batch(const ob_lang *g, int nb, int T, const int32_t *
                     const double *pk = pv + (int64_t)k * S;
                     for (int s2 = 0; s2 < S; s2++) {
                         const double w = pk[s2];
+#pragma omp simd
                         for (int j = 0; j < nb; j++) ms[s2 * nb + j] += av[s2 * nb + j] * w;
                     }
                 }
@@ -350,6 +353,7 @@ static ob_status lang_nll_batch(const ob_lang *g, int nb, int T, const int32_t *
                 const double *hk = h + (int64_t)su[k] * S * nb, *pk = pu + (int64_t)k * S;
                 for (int s2 = 0; s2 < S; s2++) {
                     const double w = pk[s2];
+#pragma omp simd
                     for (int j = 0; j < nb; j++) bu[s2 * nb + j] += w * hk[s2 * nb + j];
                 }
             }
@@ -371,6 +375,38 @@ static ob_status lang_nll_batch(const ob_lang *g, int nb, int T, const int32_t *
     free(tany);
     free(slot_of);
     return OB_OK;
+}
+
+/* nb <= FB_BATCH sequences: padded with copies of the first, without targets. */
+static ob_status lang_nll_batch(const ob_lang *g, int nb, int T, const int32_t *x, const int32_t *y,
+                                const uint8_t *tgt, double *nll, int *cnt, ob_err *e)
+{
+    if (nb == FB_BATCH) return lang_nll_block(g, T, x, y, tgt, nll, cnt, e);
+    size_t n = (size_t)FB_BATCH * T;
+    int32_t *px = malloc(n * sizeof *px), *py = malloc(n * sizeof *py);
+    uint8_t *pt = calloc(n, 1);
+    double pn[FB_BATCH];
+    int pc[FB_BATCH];
+    ob_status s = OB_OK;
+    if (!px || !py || !pt) {
+        s = ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
+    } else {
+        for (int j = 0; j < FB_BATCH; j++) {
+            int src = j < nb ? j : 0;
+            memcpy(px + (size_t)j * T, x + (size_t)src * T, (size_t)T * sizeof *px);
+            memcpy(py + (size_t)j * T, y + (size_t)src * T, (size_t)T * sizeof *py);
+            if (j < nb) memcpy(pt + (size_t)j * T, tgt + (size_t)j * T, (size_t)T);
+        }
+        s = lang_nll_block(g, T, px, py, pt, pn, pc, e);
+        for (int j = 0; j < nb; j++) {
+            nll[j] = pn[j];
+            cnt[j] = pc[j];
+        }
+    }
+    free(px);
+    free(py);
+    free(pt);
+    return s;
 }
 
 ob_status ob_lang_seq_nll(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,

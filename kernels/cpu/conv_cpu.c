@@ -17,166 +17,200 @@
 
 #define CONV_PAR_MIN 16384
 
-/* col (B*Ho*Wo, Cin*K*K), inp (B,H,W,Cin) */
+/* col (B*Ho*Wo, K*K*Cin), inp (B,H,W,Cin): each column row is the K*K
+ * window pixels in (ky, kx) order, each a contiguous copy of its Cin
+ * channels (zeros outside the image). */
 ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e)
 {
     (void)dev;
     (void)e;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1;
-    int KK = K * K;
-    int64_t KC = (int64_t)Cin * KK, rows = (int64_t)B * Ho * Wo;
+    int64_t KC = (int64_t)Cin * K * K, rows = (int64_t)B * Ho * Wo;
+    const size_t seg = (size_t)Cin * sizeof(float);
 #pragma omp parallel for if (rows * KC > CONV_PAR_MIN)
     for (int64_t r = 0; r < rows; r++) {
         int b = (int)(r / ((int64_t)Ho * Wo)), rem = (int)(r % ((int64_t)Ho * Wo));
         int oy = rem / Wo, ox = rem % Wo;
-        float *dst = col + r * KC; /* (Cin, K, K) */
+        float *dst = col + r * KC; /* (K, K, Cin) */
         for (int ky = 0; ky < K; ky++) {
             int iy = oy * stride + ky - pad;
-            for (int kx = 0; kx < K; kx++) {
+            for (int kx = 0; kx < K; kx++, dst += Cin) {
                 int ix = ox * stride + kx - pad;
-                float *d = dst + ky * K + kx;
-                if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
-                    for (int ci = 0; ci < Cin; ci++) d[(int64_t)ci * KK] = 0.0f;
-                } else {
-                    const float *px = inp + (((int64_t)b * H + iy) * W + ix) * Cin;
-                    for (int ci = 0; ci < Cin; ci++) d[(int64_t)ci * KK] = px[ci];
-                }
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W)
+                    memset(dst, 0, seg);
+                else
+                    memcpy(dst, inp + (((int64_t)b * H + iy) * W + ix) * Cin, seg);
             }
         }
     }
     return OB_OK;
 }
 
-/* Gather form: every input pixel sums the column entries that read it, in
- * (ky, kx) order. dinp (B,H,W,Cin), dcol (B*Ho*Wo, Cin*K*K). */
+/* Scatter form, one image per task: the column rows of image b are added to
+ * its pixels in row order, (ky, kx) order within a row, so every sum has a
+ * fixed order. dinp (B,H,W,Cin), dcol (B*Ho*Wo, K*K*Cin). */
 ob_status ob_cpu_col2im(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e)
 {
     (void)dev;
     (void)e;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1;
-    int KK = K * K;
-    int64_t KC = (int64_t)Cin * KK;
-#pragma omp parallel for if ((int64_t)B * H * W * Cin * KK > CONV_PAR_MIN)
-    for (int by = 0; by < B * H; by++) {
-        int b = by / H, iy = by % H;
-        for (int ix = 0; ix < W; ix++) {
-            float *d = dinp + (((int64_t)b * H + iy) * W + ix) * Cin; /* (Cin) */
-            for (int ci = 0; ci < Cin; ci++) d[ci] = 0.0f;
-            for (int ky = 0; ky < K; ky++) {
-                int ny = iy + pad - ky;
-                if (ny < 0 || ny % stride) continue;
-                int oy = ny / stride;
-                if (oy >= Ho) continue;
-                for (int kx = 0; kx < K; kx++) {
-                    int nx = ix + pad - kx;
-                    if (nx < 0 || nx % stride) continue;
-                    int ox = nx / stride;
-                    if (ox >= Wo) continue;
-                    const float *s = dcol + (((int64_t)b * Ho + oy) * Wo + ox) * KC + ky * K + kx;
-                    for (int ci = 0; ci < Cin; ci++) d[ci] += s[(int64_t)ci * KK];
+    int64_t KC = (int64_t)Cin * K * K, img = (int64_t)H * W * Cin;
+#pragma omp parallel for if ((int64_t)B * Ho * Wo * KC > CONV_PAR_MIN)
+    for (int b = 0; b < B; b++) {
+        float *d = dinp + b * img;
+        memset(d, 0, (size_t)img * sizeof *d);
+        for (int oy = 0; oy < Ho; oy++)
+            for (int ox = 0; ox < Wo; ox++) {
+                const float *s = dcol + (((int64_t)b * Ho + oy) * Wo + ox) * KC; /* (K, K, Cin) */
+                for (int ky = 0; ky < K; ky++) {
+                    int iy = oy * stride + ky - pad;
+                    for (int kx = 0; kx < K; kx++, s += Cin) {
+                        int ix = ox * stride + kx - pad;
+                        if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
+                        float *px = d + ((int64_t)iy * W + ix) * Cin;
+#pragma omp simd
+                        for (int ci = 0; ci < Cin; ci++) px[ci] += s[ci];
+                    }
                 }
             }
-        }
     }
     return OB_OK;
 }
 
-/* inp, out (B,HW,C); mean, rstd (B,G) */
+/* Group norm, one image per task. Per-channel sums run over the pixels with
+ * the channels innermost (contiguous, vectorized), in double, in pixel order;
+ * groups combine their channels in order. inp, out (B,HW,C); mean, rstd (B,G). */
 ob_status ob_cpu_groupnorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
                                    const float *w, const float *b, int B, int HW, int C, int G, ob_err *e)
 {
     (void)dev;
-    (void)e;
-    int Cg = C / G;
-    double cnt = (double)HW * Cg;
-#pragma omp parallel for if ((int64_t)B * HW * C > CONV_PAR_MIN)
-    for (int bg = 0; bg < B * G; bg++) {
-        int bi = bg / G, g = bg % G;
-        const float *x = inp + (int64_t)bi * HW * C + (int64_t)g * Cg;
-        float *o = out + (int64_t)bi * HW * C + (int64_t)g * Cg;
-        double s = 0.0;
-        for (int p = 0; p < HW; p++)
-            for (int c = 0; c < Cg; c++) s += x[(int64_t)p * C + c];
-        float m = (float)(s / cnt);
-        double v = 0.0;
-        for (int p = 0; p < HW; p++)
-            for (int c = 0; c < Cg; c++) {
-                double d = (double)x[(int64_t)p * C + c] - m;
-                v += d * d;
-            }
-        float r = (float)(1.0 / sqrt(v / cnt + 1e-5));
-        const float *wg = w + g * Cg, *bgp = b + g * Cg;
-        for (int p = 0; p < HW; p++)
-            for (int c = 0; c < Cg; c++)
-                o[(int64_t)p * C + c] = (x[(int64_t)p * C + c] - m) * r * wg[c] + bgp[c];
-        mean[bg] = m;
-        rstd[bg] = r;
+    const int Cg = C / G;
+    const double cnt = (double)HW * Cg;
+    double *work = malloc((size_t)B * 2 * (size_t)C * sizeof *work); /* (B, 2, C) */
+    float *coef = malloc((size_t)B * 3 * (size_t)C * sizeof *coef);  /* (B, 3, C) */
+    if (!work || !coef) {
+        free(work);
+        free(coef);
+        return ob_fail(e, OB_ERR_NOMEM, "groupnorm_forward: out of memory");
     }
+#pragma omp parallel for if ((int64_t)B * HW * C > CONV_PAR_MIN)
+    for (int bi = 0; bi < B; bi++) {
+        const float *x = inp + (int64_t)bi * HW * C;
+        float *o = out + (int64_t)bi * HW * C;
+        double *cs = work + (size_t)bi * 2 * C, *cv = cs + C;
+        float *mc = coef + (size_t)bi * 3 * C, *sc = mc + C, *sh = sc + C;
+        for (int c = 0; c < C; c++) cs[c] = cv[c] = 0.0;
+        for (int p = 0; p < HW; p++) {
+            const float *xp = x + (int64_t)p * C;
+#pragma omp simd
+            for (int c = 0; c < C; c++) cs[c] += xp[c];
+        }
+        for (int g = 0; g < G; g++) {
+            double t = 0.0;
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) t += cs[c];
+            float m = (float)(t / cnt);
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) mc[c] = m;
+            mean[bi * G + g] = m;
+        }
+        for (int p = 0; p < HW; p++) {
+            const float *xp = x + (int64_t)p * C;
+#pragma omp simd
+            for (int c = 0; c < C; c++) {
+                double d = (double)xp[c] - mc[c];
+                cv[c] += d * d;
+            }
+        }
+        for (int g = 0; g < G; g++) {
+            double t = 0.0;
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) t += cv[c];
+            float r = (float)(1.0 / sqrt(t / cnt + 1e-5));
+            rstd[bi * G + g] = r;
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+                sc[c] = r * w[c];
+                sh[c] = b[c] - mc[c] * sc[c];
+            }
+        }
+        for (int p = 0; p < HW; p++) {
+            const float *xp = x + (int64_t)p * C;
+            float *op = o + (int64_t)p * C;
+#pragma omp simd
+            for (int c = 0; c < C; c++) op[c] = xp[c] * sc[c] + sh[c];
+        }
+    }
+    free(work);
+    free(coef);
     return OB_OK;
 }
 
+/* One image per task: per-channel sums of dout and dout * (x - mean) (kept
+ * per image, then added over the images in order for dw, db), then
+ * dinp = rstd (dout w - mean_g(dout w) - xhat mean_g(dout w xhat)). */
 ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
                                     const float *inp, const float *w, const float *mean, const float *rstd,
                                     int B, int HW, int C, int G, ob_err *e)
 {
     (void)dev;
-    int Cg = C / G;
-    double cnt = (double)HW * Cg;
-    /* dinp, per (b, g) */
-#pragma omp parallel for if ((int64_t)B * HW * C > CONV_PAR_MIN)
-    for (int bg = 0; bg < B * G; bg++) {
-        int bi = bg / G, g = bg % G;
-        int64_t base = (int64_t)bi * HW * C + (int64_t)g * Cg;
-        const float *x = inp + base, *d = dout + base, *wg = w + g * Cg;
-        float *dx = dinp + base;
-        float m = mean[bg], r = rstd[bg];
-        double s1 = 0.0, s2 = 0.0;
-        for (int p = 0; p < HW; p++)
-            for (int c = 0; c < Cg; c++) {
-                int64_t i = (int64_t)p * C + c;
-                float dn = d[i] * wg[c];
-                s1 += dn;
-                s2 += (double)dn * ((x[i] - m) * r);
-            }
-        float m1 = (float)(s1 / cnt), m2 = (float)(s2 / cnt);
-        for (int p = 0; p < HW; p++)
-            for (int c = 0; c < Cg; c++) {
-                int64_t i = (int64_t)p * C + c;
-                float xh = (x[i] - m) * r;
-                dx[i] = (d[i] * wg[c] - m1 - xh * m2) * r;
-            }
+    const int Cg = C / G;
+    const double cnt = (double)HW * Cg;
+    double *work = malloc((size_t)B * 2 * (size_t)C * sizeof *work); /* (B, 2, C) */
+    float *coef = malloc((size_t)B * 4 * (size_t)C * sizeof *coef);  /* (B, 4, C) */
+    if (!work || !coef) {
+        free(work);
+        free(coef);
+        return ob_fail(e, OB_ERR_NOMEM, "groupnorm_backward: out of memory");
     }
-    /* dw, db over the B*HW rows, fixed chunks */
-    int64_t N = (int64_t)B * HW;
-    int nch = ob_cpu_red_nchunks(N);
-    double *part = calloc((size_t)nch * 2 * (size_t)C, sizeof *part);
-    if (!part) return ob_fail(e, OB_ERR_NOMEM, "groupnorm_backward: out of memory");
-#pragma omp parallel for if (N * C > CONV_PAR_MIN)
-    for (int ch = 0; ch < nch; ch++) {
-        int64_t n0 = N * ch / nch, n1 = N * (ch + 1) / nch;
-        double *pw = part + (size_t)ch * 2 * (size_t)C, *pb = pw + C;
-        for (int64_t n = n0; n < n1; n++) {
-            int bi = (int)(n / HW);
-            const float *x = inp + n * C, *d = dout + n * C;
+#pragma omp parallel for if ((int64_t)B * HW * C > CONV_PAR_MIN)
+    for (int bi = 0; bi < B; bi++) {
+        const float *x = inp + (int64_t)bi * HW * C, *d = dout + (int64_t)bi * HW * C;
+        float *dx = dinp + (int64_t)bi * HW * C;
+        double *s1 = work + (size_t)bi * 2 * C, *s2 = s1 + C;
+        float *mc = coef + (size_t)bi * 4 * C, *ca = mc + C, *cb = ca + C, *cc = cb + C;
+        for (int c = 0; c < C; c++) {
+            mc[c] = mean[bi * G + c / Cg];
+            s1[c] = s2[c] = 0.0;
+        }
+        for (int p = 0; p < HW; p++) {
+            const float *xp = x + (int64_t)p * C, *dp = d + (int64_t)p * C;
+#pragma omp simd
             for (int c = 0; c < C; c++) {
-                int bg = bi * G + c / Cg;
-                pw[c] += (double)d[c] * ((x[c] - mean[bg]) * rstd[bg]);
-                pb[c] += d[c];
+                s1[c] += dp[c];
+                s2[c] += (double)dp[c] * (xp[c] - mc[c]);
             }
+        }
+        for (int g = 0; g < G; g++) {
+            float r = rstd[bi * G + g];
+            double t1 = 0.0, t2 = 0.0;
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+                t1 += w[c] * s1[c];
+                t2 += w[c] * s2[c] * r;
+            }
+            float m1 = (float)(t1 / cnt), m2 = (float)(t2 / cnt);
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+                ca[c] = w[c] * r;    /* dout coefficient */
+                cb[c] = -m2 * r * r; /* (x - mean) coefficient */
+                cc[c] = -m1 * r;
+            }
+        }
+        for (int p = 0; p < HW; p++) {
+            const float *xp = x + (int64_t)p * C, *dp = d + (int64_t)p * C;
+            float *dxp = dx + (int64_t)p * C;
+#pragma omp simd
+            for (int c = 0; c < C; c++) dxp[c] = dp[c] * ca[c] + (xp[c] - mc[c]) * cb[c] + cc[c];
         }
     }
     for (int c = 0; c < C; c++) {
-        double sw = 0, sb = 0;
-        for (int ch = 0; ch < nch; ch++) {
-            sw += part[(size_t)ch * 2 * (size_t)C + c];
-            sb += part[(size_t)ch * 2 * (size_t)C + C + c];
+        double sw = 0.0, sb = 0.0;
+        for (int bi = 0; bi < B; bi++) {
+            sw += work[(size_t)bi * 2 * C + C + c] * rstd[bi * G + c / Cg];
+            sb += work[(size_t)bi * 2 * C + c];
         }
         dw[c] += (float)sw;
         db[c] += (float)sb;
     }
-    free(part);
+    free(work);
+    free(coef);
     return OB_OK;
 }
 
@@ -184,8 +218,11 @@ ob_status ob_cpu_relu_forward(ob_device *dev, float *out, const float *inp, int6
 {
     (void)dev;
     (void)e;
-#pragma omp parallel for if (n > CONV_PAR_MIN)
-    for (int64_t i = 0; i < n; i++) out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+#pragma omp parallel for simd if (n > CONV_PAR_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        float x = inp[i];
+        out[i] = x > 0.0f ? x : 0.0f;
+    }
     return OB_OK;
 }
 
@@ -194,8 +231,11 @@ ob_status ob_cpu_relu_backward(ob_device *dev, float *dinp, const float *out, co
 {
     (void)dev;
     (void)e;
-#pragma omp parallel for if (n > CONV_PAR_MIN)
-    for (int64_t i = 0; i < n; i++) dinp[i] = out[i] > 0.0f ? dout[i] : 0.0f;
+#pragma omp parallel for simd if (n > CONV_PAR_MIN)
+    for (int64_t i = 0; i < n; i++) {
+        float d = dout[i], o = out[i]; /* both loaded: a select, not a branch */
+        dinp[i] = o > 0.0f ? d : 0.0f;
+    }
     return OB_OK;
 }
 
@@ -213,18 +253,19 @@ ob_status ob_cpu_maxpool2_forward(ob_device *dev, float *out, const float *inp, 
             const float *p00 = inp + (((int64_t)b * H + 2 * oy) * W + 2 * ox) * C;
             const float *p01 = p00 + C, *p10 = p00 + (int64_t)W * C, *p11 = p10 + C;
             float *o = out + (((int64_t)b * Ho + oy) * Wo + ox) * C;
+#pragma omp simd
             for (int c = 0; c < C; c++) {
-                float m = p00[c];
-                m = p01[c] > m ? p01[c] : m;
-                m = p10[c] > m ? p10[c] : m;
-                m = p11[c] > m ? p11[c] : m;
-                o[c] = m;
+                float a0 = p00[c], a1 = p01[c], a2 = p10[c], a3 = p11[c];
+                float m01 = a1 > a0 ? a1 : a0, m23 = a3 > a2 ? a3 : a2;
+                o[c] = m23 > m01 ? m23 : m01;
             }
         }
     }
     return OB_OK;
 }
 
+/* The gradient goes to the first maximum of each window in the order
+ * (0,0), (0,1), (1,0), (1,1); written branch-free. */
 ob_status ob_cpu_maxpool2_backward(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
                                    int H, int W, int C, ob_err *e)
 {
@@ -236,17 +277,22 @@ ob_status ob_cpu_maxpool2_backward(ob_device *dev, float *dinp, const float *dou
         int b = by / Ho, oy = by % Ho;
         for (int ox = 0; ox < Wo; ox++) {
             int64_t i00 = (((int64_t)b * H + 2 * oy) * W + 2 * ox) * C;
-            int64_t idx[4] = {i00, i00 + C, i00 + (int64_t)W * C, i00 + (int64_t)W * C + C};
+            const float *p00 = inp + i00, *p01 = p00 + C, *p10 = p00 + (int64_t)W * C, *p11 = p10 + C;
+            float *d00 = dinp + i00, *d01 = d00 + C, *d10 = d00 + (int64_t)W * C, *d11 = d10 + C;
             const float *d = dout + (((int64_t)b * Ho + oy) * Wo + ox) * C;
+#pragma omp simd
             for (int c = 0; c < C; c++) {
-                int arg = 0;
-                float m = inp[idx[0] + c];
-                for (int k = 1; k < 4; k++)
-                    if (inp[idx[k] + c] > m) {
-                        m = inp[idx[k] + c];
-                        arg = k;
-                    }
-                for (int k = 0; k < 4; k++) dinp[idx[k] + c] = k == arg ? d[c] : 0.0f;
+                float a0 = p00[c], a1 = p01[c], a2 = p10[c], a3 = p11[c], g = d[c];
+                float m01 = a1 > a0 ? a1 : a0, m23 = a3 > a2 ? a3 : a2;
+                float m = m23 > m01 ? m23 : m01;
+                float t0 = a0 == m ? 1.0f : 0.0f;
+                float t1 = (a1 == m ? 1.0f : 0.0f) * (1.0f - t0);
+                float t2 = (a2 == m ? 1.0f : 0.0f) * (1.0f - t0) * (1.0f - t1);
+                float t3 = 1.0f - t0 - t1 - t2;
+                d00[c] = g * t0;
+                d01[c] = g * t1;
+                d10[c] = g * t2;
+                d11[c] = g * t3;
             }
         }
     }

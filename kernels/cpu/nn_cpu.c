@@ -22,10 +22,14 @@
  * scalar calls): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two-part ln2),
  * e^r by its degree-7 Taylor polynomial (relative error below 2e-7, about
  * one ulp), 2^n through the exponent bits. x is clamped to [-87, 88]: e^-87
- * is 1.6e-38 (softmax underflows to that instead of 0). Deterministic. */
+ * is 1.6e-38 (softmax underflows to that instead of 0); an infinite x gives
+ * NaN (only a diverged run has one). Deterministic. */
 static inline float nn_expf(float x)
 {
-    x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
+    float lo = x < -87.0f ? 1.0f : 0.0f; /* clamp by arithmetic: the loops stay vectorizable */
+    x = x + lo * (-87.0f - x);
+    float hi = x > 88.0f ? 1.0f : 0.0f;
+    x = x + hi * (88.0f - x);
     float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
     float r = x - n * 0.693145751953125f;
     r = r - n * 1.42860682030941723e-6f;

@@ -106,7 +106,19 @@ static __global__ void __launch_bounds__(OB_CU_RED_THREADS)
     if (vec) {
         int64_t n4 = n >> 2;
         const float4 *x4 = (const float4 *)x, *y4 = (const float4 *)y;
-        for (int64_t j = tid; j < n4; j += stride) {
+        int64_t j = tid;
+        for (; j + stride < n4; j += 2 * stride) { /* two loads of each in flight */
+            float4 u0 = x4[j], v0 = y4[j], u1 = x4[j + stride], v1 = y4[j + stride];
+            a += (double)u0.x * v0.x;
+            a += (double)u0.y * v0.y;
+            a += (double)u0.z * v0.z;
+            a += (double)u0.w * v0.w;
+            a += (double)u1.x * v1.x;
+            a += (double)u1.y * v1.y;
+            a += (double)u1.z * v1.z;
+            a += (double)u1.w * v1.w;
+        }
+        for (; j < n4; j += stride) {
             float4 u = x4[j], v = y4[j];
             a += (double)u.x * v.x;
             a += (double)u.y * v.y;
@@ -152,7 +164,20 @@ static __global__ void __launch_bounds__(OB_CU_RED_THREADS)
     if (vec) {
         int64_t n4 = n >> 2;
         const float4 *g4 = (const float4 *)g;
-        for (int64_t j = tid; j < n4; j += stride) {
+        int64_t j = tid;
+        for (; j + 3 * stride < n4; j += 4 * stride) { /* four loads in flight */
+            float4 u[4];
+#pragma unroll
+            for (int k = 0; k < 4; k++) u[k] = g4[j + k * stride];
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                gstat_one(u[k].x, a, b);
+                gstat_one(u[k].y, a, b);
+                gstat_one(u[k].z, a, b);
+                gstat_one(u[k].w, a, b);
+            }
+        }
+        for (; j < n4; j += stride) {
             float4 u = g4[j];
             gstat_one(u.x, a, b);
             gstat_one(u.y, a, b);

@@ -18,7 +18,10 @@ args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --steps 4
 for sig in INT TERM; do
   want=$([ $sig = INT ] && echo 130 || echo 143)
   db="$tmp/$sig.db"
-  "$OPTBENCH" "${args[@]}" --db "$db" --dump-params "$tmp/$sig" >/dev/null 2>"$tmp/$sig.err" &
+  # SIGTERM: checkpoints in a folder of their own (--checkpoint-dir)
+  ck=(); ckroot="$db.ckpt"
+  [ $sig = TERM ] && { ck=(--checkpoint-dir "$tmp/ckdir"); ckroot="$tmp/ckdir"; }
+  "$OPTBENCH" "${args[@]}" "${ck[@]}" --db "$db" --dump-params "$tmp/$sig" >/dev/null 2>"$tmp/$sig.err" &
   pid=$!
   sleep 0.4
   kill -$sig $pid
@@ -31,13 +34,14 @@ for sig in INT TERM; do
   case "$st" in interrupted\|*) ;; *) fail "SIG$sig: expected one interrupted run, got '$st'";; esac
   step=${st#interrupted|}
   rid=$(q "$db" "select id from runs where status='interrupted'")
-  [ -f "$(printf '%s.ckpt/run-%s/ckpt-%012d.obck' "$db" "$rid" "$step")" ] || fail "SIG$sig: no checkpoint at the stop (step $step)"
+  [ -f "$(printf '%s/run-%s/ckpt-%012d.obck' "$ckroot" "$rid" "$step")" ] || fail "SIG$sig: no checkpoint at the stop (step $step) in $ckroot"
   [ "$(q "$db" "select count(*) from curves where run_id=$rid")" = "$step" ] || fail "SIG$sig: curve of the interrupted run is not steps 1..$step"
   [ "$(q "$db" "select finished_at is null from benchmarks")" = 1 ] || fail "SIG$sig: the benchmark is marked finished"
-  "$OPTBENCH" "${args[@]}" --db "$db" --dump-params "$tmp/$sig" --resume 2>"$tmp/$sig.resume.err" || fail "SIG$sig: resume failed: $(cat "$tmp/$sig.resume.err")"
+  "$OPTBENCH" "${args[@]}" "${ck[@]}" --db "$db" --dump-params "$tmp/$sig" --resume 2>"$tmp/$sig.resume.err" || fail "SIG$sig: resume failed: $(cat "$tmp/$sig.resume.err")"
   grep -q "1 continued from a checkpoint" "$tmp/$sig.resume.err" || fail "SIG$sig: resume did not continue from the checkpoint: $(tail -2 "$tmp/$sig.resume.err")"
   python3 "$here/resume_compare.py" "$tmp/ref.db" "$db" || fail "SIG$sig: results differ after resume"
   for f in "$tmp"/ref/*.f32; do cmp -s "$f" "$tmp/$sig/$(basename "$f")" || fail "SIG$sig: parameters differ: $(basename "$f")"; done
+  [ -z "$(ls -A "$ckroot" 2>/dev/null)" ] || fail "SIG$sig: checkpoints left in $ckroot after the runs finished"
 done
 
 # two SIGINTs in a row: out at once; the database and the checkpoints stay

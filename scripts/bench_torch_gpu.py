@@ -1,0 +1,215 @@
+#!/usr/bin/env python3
+"""scripts/bench_torch_gpu.py - PyTorch timings beside `optbench bench-step`.
+
+Times torch's optimizer steps on the same synthetic layouts as bench-step
+(K tensors of R x C, R = floor(sqrt(N/K)), C = floor((N/K)/R), or an explicit
+shape), on the same GPU, with the same method: warm-up, iterations chosen for
+about 50 ms per repeat, CUDA events, median of repeats. Also a device-to-device
+copy of the same bytes (read + written) and, on request, a training step of a
+BERT-like encoder in eager PyTorch with the sizes of optbench's bert workload
+(pre-LayerNorm, tanh GELU, tied head with bias, masked-token cross-entropy).
+fp32 throughout, TF32 off.
+
+Cases: --case IMPL,PARAMS,TENSORS[,RxC] with IMPL one of
+  adamw-fused   torch.optim.AdamW(fused=True)
+  adamw-foreach torch.optim.AdamW(foreach=True)
+  sgd-fused     torch.optim.SGD(momentum=0.9, fused=True)
+  muon          torch.optim.Muon (2-D parameters; its own Newton-Schulz precision)
+Writes one JSON object per line to --out (and a readable line per case to
+stdout). Without torch or a GPU it says so and exits 0 with no cases.
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+
+def parse_count(s):
+    mult = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9, "b": 1e9, "B": 1e9}
+    if s and s[-1] in mult:
+        return int(float(s[:-1]) * mult[s[-1]])
+    return int(float(s))
+
+
+def layout(params, tensors, shape):
+    """The shapes bench-step uses (harness/cmd_bench_step.c)."""
+    if shape:
+        r, c = (int(v) for v in shape.lower().split("x"))
+        return tensors, r, c
+    per = params // tensors
+    r = max(1, math.isqrt(per))
+    return tensors, r, per // r
+
+
+def timed(torch, fn, target_ms=50.0, repeats=5, warmup=3, max_iters=10000):
+    """Median ms per call of fn over repeats, iterations sized to ~target_ms."""
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    n = 1
+    while True:
+        start.record()
+        for _ in range(n):
+            fn()
+        end.record()
+        end.synchronize()
+        total = start.elapsed_time(end)
+        if total >= target_ms / 4 or n >= max_iters:
+            per = total / n
+            break
+        n *= 4
+    iters = max(1, min(max_iters, int(target_ms / per) if per > 0 else max_iters))
+    times = []
+    for _ in range(repeats):
+        start.record()
+        for _ in range(iters):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / iters)
+    times.sort()
+    mid = len(times) // 2
+    med = times[mid] if len(times) % 2 else 0.5 * (times[mid - 1] + times[mid])
+    return med, times[0], times[-1], iters
+
+
+def bench_case(torch, impl, params, tensors, shape):
+    k, r, c = layout(params, tensors, shape)
+    n = k * r * c
+    ps = [torch.nn.Parameter(torch.randn(r, c, device="cuda") * 0.02) for _ in range(k)]
+    for p in ps:
+        p.grad = torch.randn_like(p) * 1e-3
+    if impl == "adamw-fused":
+        opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, fused=True), 28
+    elif impl == "adamw-foreach":
+        opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, foreach=True), 28
+    elif impl == "sgd-fused":
+        opt, bpp = torch.optim.SGD(ps, lr=1e-3, momentum=0.9, fused=True), 20
+    elif impl == "muon":
+        if not hasattr(torch.optim, "Muon"):
+            raise RuntimeError("this torch has no torch.optim.Muon")
+        opt, bpp = torch.optim.Muon(ps, lr=0.02, weight_decay=0.1, momentum=0.95, nesterov=True), 20
+    else:
+        raise ValueError("unknown impl " + impl)
+    ms, lo, hi, iters = timed(torch, opt.step)
+    # copy of the same bytes (read + written): bpp * n / 2 bytes each way
+    words = max(1024, (bpp * n // 2) // 4)
+    try:
+        a = torch.empty(words, device="cuda", dtype=torch.float32).fill_(1.0)
+        b = torch.empty_like(a)
+        cms, _, _, _ = timed(torch, lambda: b.copy_(a))
+        copy_gbps = 2.0 * words * 4 / (cms * 1e-3) / 1e9
+        del a, b
+    except RuntimeError:  # out of memory: skip the copy
+        copy_gbps = float("nan")
+    gbps = bpp * n / (ms * 1e-3) / 1e9
+    del opt, ps
+    torch.cuda.empty_cache()
+    return {"kind": "optim", "impl": impl, "params": n, "tensors": k, "shape": "%dx%d" % (r, c), "ms": ms,
+            "ms_min": lo, "ms_max": hi, "iters": iters, "bytes_per_param": bpp, "gbps": gbps,
+            "copy_gbps": copy_gbps, "fraction": gbps / copy_gbps if copy_gbps == copy_gbps else None}
+
+
+def bench_bert(torch, spec):
+    """One training step (forward, backward, fused AdamW) of the bert workload's model."""
+    B, T, V, L, C, H = (int(v) for v in spec.split(","))
+    F = 4 * C
+    nn, fn = torch.nn, torch.nn.functional
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.wte = nn.Parameter(torch.randn(V, C) * 0.02)
+            self.wpe = nn.Parameter(torch.randn(T, C) * 0.02)
+            act = lambda x: fn.gelu(x, approximate="tanh")  # noqa: E731
+            self.blocks = nn.ModuleList(
+                [nn.TransformerEncoderLayer(C, H, F, dropout=0.0, activation=act, batch_first=True,
+                                            norm_first=True) for _ in range(L)])
+            self.lnf = nn.LayerNorm(C)
+            self.head_bias = nn.Parameter(torch.zeros(V))
+
+        def forward(self, tokens, pos, targets):
+            x = self.wte[tokens] + self.wpe[None, :, :]
+            for blk in self.blocks:
+                x = blk(x)
+            h = self.lnf(x).reshape(B * T, C)[pos]
+            logits = h @ self.wte.t() + self.head_bias
+            return fn.cross_entropy(logits, targets)
+
+    model = Model().cuda()
+    n_params = sum(p.numel() for p in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    g = torch.Generator(device="cuda").manual_seed(0)
+    tokens = torch.randint(0, V, (B, T), device="cuda", generator=g)
+    M = int(0.15 * B * T)
+    pos = torch.randperm(B * T, device="cuda", generator=g)[:M]
+    targets = torch.randint(0, V, (M,), device="cuda", generator=g)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss = model(tokens, pos, targets)
+        loss.backward()
+        opt.step()
+
+    ms, lo, hi, iters = timed(torch, step, target_ms=500.0, repeats=3, warmup=3, max_iters=50)
+    return {"kind": "bert", "impl": "torch-eager-fp32", "spec": spec, "params": n_params, "ms": ms, "ms_min": lo,
+            "ms_max": hi, "iters": iters, "tokens_per_s": B * T / (ms * 1e-3)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", action="append", default=[], help="IMPL,PARAMS,TENSORS[,RxC]")
+    ap.add_argument("--bert", help="B,T,V,L,C,H of the bert model to time")
+    ap.add_argument("--out", help="JSON lines file")
+    ap.add_argument("--budget", type=float, default=150.0, help="seconds; later cases are skipped past it")
+    args = ap.parse_args()
+    t0 = time.time()
+    out = open(args.out, "w") if args.out else None
+
+    def emit(rec):
+        line = json.dumps(rec)
+        if out:
+            out.write(line + "\n")
+            out.flush()
+        print("torch:", line, flush=True)
+
+    try:
+        import torch
+    except Exception as ex:  # no torch here
+        emit({"kind": "info", "available": False, "why": "import torch failed: %s" % ex})
+        return 0
+    if not torch.cuda.is_available():
+        emit({"kind": "info", "available": False, "why": "torch sees no CUDA device"})
+        return 0
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    emit({"kind": "info", "available": True, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
+    status = 0
+    for case in args.case:
+        if time.time() - t0 > args.budget:
+            emit({"kind": "skipped", "case": case, "why": "time budget"})
+            continue
+        parts = case.split(",")
+        try:
+            rec = bench_case(torch, parts[0], parse_count(parts[1]), int(parts[2]), parts[3] if len(parts) > 3 else None)
+            emit(rec)
+        except Exception as ex:
+            emit({"kind": "error", "case": case, "why": str(ex)[:300]})
+            status = 1
+            torch.cuda.empty_cache()
+    if args.bert:
+        if time.time() - t0 > args.budget:
+            emit({"kind": "skipped", "case": "bert " + args.bert, "why": "time budget"})
+        else:
+            try:
+                emit(bench_bert(torch, args.bert))
+            except Exception as ex:
+                emit({"kind": "error", "case": "bert " + args.bert, "why": str(ex)[:300]})
+                status = 1
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

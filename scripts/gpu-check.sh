@@ -1,0 +1,326 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh - the GPU check of optbench, one command, under 8 minutes
+# on an H200:
+#   1. configure and build for sm_90 (CUDA backend on) in a fresh build folder;
+#   2. ctest -L cuda (every op and 20-step trajectories, CUDA against the CPU);
+#   3. optbench bench-step for sgd, adamw, lion, muon, root at 1M, 100M and 1B
+#      parameters and with 1000 small tensors;
+#   4. short bert-base and cnn-base training runs (when those workloads exist);
+#   5. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
+#      1000 tensors, SGD(fused), torch.optim.Muon and an eager BERT step of the
+#      same sizes, timed in the same run (scripts/bench_torch_gpu.py).
+# A summary table goes to stdout; logs go to $OUT (at most 8 files) or, without
+# $OUT, to out/gpu-check/. Every step runs under `timeout` inside one global
+# deadline (OB_GPU_BUDGET seconds, default 460), so the script ends in time
+# even when a step hangs; a step that would start too late is skipped.
+#
+# Dependencies: when the system lacks SQLite, libyaml, OpenBLAS, LAPACKE or
+# libcsv development files, the script unpacks .gpudeps/root.tar.gz (made
+# beforehand on a Debian machine by scripts/gpu-deps.sh) and builds against
+# it (OB_GPU_FORCE_BUNDLE=1 uses the bundle even when the system has them).
+# Exit status 0 only when the build, the cuda tests (run, not skipped),
+# every bench-step and every training run succeeded.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+START=$(date +%s)
+BUDGET=${OB_GPU_BUDGET:-460}
+DEADLINE=$((START + BUDGET))
+WORK=${OB_GPU_WORK:-/tmp/optbench-gpu-check}
+BUILD=$WORK/build
+LOGS=$WORK/logs
+DEST=${OUT:-$ROOT/out/gpu-check}
+NPROC=$(nproc 2>/dev/null || echo 8)
+ARCH=${OB_CUDA_ARCH:-90}
+rm -rf "$WORK"
+mkdir -p "$BUILD" "$LOGS" "$DEST"
+FAILED=()
+STEPS_FILE=$LOGS/steps.txt
+: >"$STEPS_FILE"
+
+say() { printf '[%4ss] %s\n' "$(($(date +%s) - START))" "$*"; }
+
+# run_step NAME LIMIT_S CMD... : output to $LOGS/NAME.log, bounded by LIMIT_S and
+# the global deadline; prints one status line (and the log's tail on failure).
+run_step() {
+  local name=$1 limit=$2
+  shift 2
+  local now left t0 rc=0 st
+  now=$(date +%s)
+  left=$((DEADLINE - now))
+  if ((left < 15)); then
+    say "SKIP  $name (global time budget spent)"
+    echo "$name SKIP 0" >>"$STEPS_FILE"
+    FAILED+=("$name(skipped)")
+    return 3
+  fi
+  ((limit > left)) && limit=$left
+  t0=$(date +%s)
+  timeout -k 10 "$limit" "$@" >"$LOGS/$name.log" 2>&1 || rc=$?
+  local dt=$(($(date +%s) - t0))
+  if ((rc == 0)); then st=ok; elif ((rc == 124 || rc == 137)); then st="TIMEOUT(${limit}s)"; else st="FAIL(rc=$rc)"; fi
+  echo "$name $st $dt" >>"$STEPS_FILE"
+  say "$(printf '%-6s %-34s %4ss' "${st%%(*}" "$name" "$dt")"
+  if ((rc != 0)); then
+    FAILED+=("$name")
+    echo "---- last lines of $name.log ----"
+    tail -n 25 "$LOGS/$name.log" || true
+    echo "----"
+  fi
+  return $rc
+}
+
+# ---- 0. the machine ----------------------------------------------------------------
+{
+  echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "host: $(hostname 2>/dev/null || echo unknown), $NPROC cpus"
+  echo "tree: $(cd "$ROOT" && (git rev-parse --short HEAD 2>/dev/null || echo 'no git')) $(cd "$ROOT" && (git status --porcelain 2>/dev/null | wc -l) || true) changed files"
+  (timeout 20 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm,clocks.mem,power.limit --format=csv 2>&1) || echo "nvidia-smi failed"
+  (command -v nvcc >/dev/null && nvcc --version | tail -n 2) || (test -x /usr/local/cuda/bin/nvcc && /usr/local/cuda/bin/nvcc --version | tail -n 2) || echo "no nvcc on PATH"
+  cmake --version 2>&1 | head -n 1 || true
+  (c++ --version 2>&1 || gcc --version 2>&1) | head -n 1 || true
+  (timeout 60 python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())' 2>&1) || echo "python3/torch: unavailable"
+} >"$LOGS/env.log" 2>&1 || true
+say "machine: $(grep -m1 -i -E 'h100|h200|nvidia|failed' "$LOGS/env.log" || echo '?')"
+if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+
+# ---- 1. dependencies and build -------------------------------------------------------
+CMAKE_EXTRA=()
+have_system_deps() {
+  command -v pkg-config >/dev/null && pkg-config --exists sqlite3 yaml-0.1 openblas lapacke 2>/dev/null &&
+    { [ -f /usr/include/csv.h ] || [ -f /usr/local/include/csv.h ]; }
+}
+if [ -z "${OB_GPU_FORCE_BUNDLE:-}" ] && have_system_deps; then
+  say "dependencies: from the system"
+elif [ -f "$ROOT/.gpudeps/root.tar.gz" ]; then
+  D=$WORK/deps
+  mkdir -p "$D"
+  tar -C "$D" -xzf "$ROOT/.gpudeps/root.tar.gz"
+  D=$D/root
+  MA=$(sed -n 's/^multiarch=//p' "$ROOT/.gpudeps/MANIFEST" 2>/dev/null || true)
+  MA=${MA:-x86_64-linux-gnu}
+  L=$D/usr/lib/$MA
+  export PKG_CONFIG_LIBDIR=$L/pkgconfig:$D/usr/share/pkgconfig
+  export PKG_CONFIG_SYSROOT_DIR=$D
+  export CPATH=$D/usr/include${CPATH:+:$CPATH}
+  export LIBRARY_PATH=$L:$L/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
+  export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  CMAKE_EXTRA+=(-DCSV_INCLUDE_DIR="$D/usr/include" -DCSV_LIBRARY="$L/libcsv.so"
+                -DCBLAS_INCLUDE_DIR="$D/usr/include/$MA/openblas-pthread")
+  command -v pkg-config >/dev/null || say "warning: no pkg-config on this machine; the configure step will fail"
+  say "dependencies: unpacked .gpudeps ($(sed -n 2p "$ROOT/.gpudeps/MANIFEST" 2>/dev/null))"
+else
+  say "dependencies: MISSING (no system SQLite/libyaml/OpenBLAS/LAPACKE/libcsv and no .gpudeps/root.tar.gz;"
+  say "              run scripts/gpu-deps.sh on a Debian machine and ship .gpudeps with the tree)"
+fi
+GEN=()
+command -v ninja >/dev/null && GEN=(-G Ninja)
+BUILD_OK=0
+if run_step configure 150 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DOB_CUDA=ON -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "${CMAKE_EXTRA[@]}"; then
+  if run_step build 300 cmake --build "$BUILD" -j "$NPROC"; then BUILD_OK=1; fi
+fi
+OPTBENCH=$BUILD/optbench
+GPU_OK=0
+if ((BUILD_OK)); then
+  if run_step gpu-probe 60 "$OPTBENCH" bench-step --optimizer sgd --params 4096 --backend cuda --iters 1 \
+    --repeats 1 --warmup 0; then
+    GPU_OK=1
+    say "device: $(sed -n 's/^bench-step: sgd on //p' "$LOGS/gpu-probe.log")"
+  else
+    say "optbench sees no usable GPU: the benchmark and training steps are skipped"
+  fi
+fi
+
+# ---- 2. the cuda tests -----------------------------------------------------------------------
+if ((BUILD_OK)); then
+  if run_step ctest-cuda 240 ctest --test-dir "$BUILD" -L cuda --output-on-failure --no-tests=error; then
+    if grep -q -E 'Skipped|No tests were found' "$LOGS/ctest-cuda.log"; then
+      say "FAIL   ctest-cuda: tests were skipped, so the tests did not see a usable GPU"
+      FAILED+=("ctest-cuda(skipped)")
+    fi
+  fi
+  # the test's own output (per-op lines), kept with the logs
+  cp "$BUILD/Testing/Temporary/LastTest.log" "$LOGS/ctest-cuda-detail.log" 2>/dev/null || true
+fi
+
+# ---- 3. bench-step ---------------------------------------------------------------------------
+BENCH=$LOGS/bench-results.txt
+: >"$BENCH"
+bench() { # NAME LIMIT ARGS...
+  local name=$1 limit=$2
+  shift 2
+  if run_step "bench-$name" "$limit" "$OPTBENCH" bench-step --backend cuda --repeats 3 --warmup 2 "$@"; then
+    grep '^result:' "$LOGS/bench-$name.log" | sed "s/^result:/result: case=$name/" >>"$BENCH" || true
+  fi
+  return 0
+}
+if ((GPU_OK)); then
+  for opt in adamw sgd lion; do
+    sets=()
+    [ "$opt" = sgd ] && sets=(--set momentum=0.9)
+    [ "$opt" = adamw ] && sets=(--set weight_decay=0.01)
+    bench "$opt-1M" 40 --optimizer "$opt" "${sets[@]}" --params 1M
+    bench "$opt-100M" 60 --optimizer "$opt" "${sets[@]}" --params 100M
+    bench "$opt-1B" 90 --optimizer "$opt" "${sets[@]}" --params 1G
+    bench "$opt-1000x64x64" 40 --optimizer "$opt" "${sets[@]}" --tensors 1000 --shape 64x64
+  done
+  for opt in muon root; do
+    bench "$opt-1M" 40 --optimizer "$opt" --shape 1000x1000
+    bench "$opt-1000x64x64" 60 --optimizer "$opt" --tensors 1000 --shape 64x64
+    bench "$opt-100M" 90 --optimizer "$opt" --tensors 96 --shape 1024x1024
+  done
+  for opt in muon root; do # the slowest last: 954 matrices of 1024x1024 = 1.0B
+    bench "$opt-1B" 120 --optimizer "$opt" --tensors 954 --shape 1024x1024 --warmup 1 --iters 1
+  done
+fi
+
+# ---- 4. training runs ---------------------------------------------------------------------------
+RUNS=$LOGS/runs-results.txt
+: >"$RUNS"
+train() { # NAME WORKLOAD OPTIMIZER STEPS LIMIT
+  local name=$1 wl=$2 opt=$3 steps=$4 limit=$5 db=$WORK/$1.db
+  if ! grep -q -E "^  $wl( |$)" <<<"$LIST"; then
+    say "skip   run-$name (no workload $wl in this build)"
+    return 0
+  fi
+  if run_step "run-$name" "$limit" "$OPTBENCH" run --workloads "$wl" --optimizers "$opt" --steps "$steps" \
+    --seeds 1 --backend cuda --db "$db" --checkpoint-every 0 --name "gpu-check-$name"; then
+    echo "run: name=$name db=$db" >>"$RUNS"
+  fi
+  return 0
+}
+LIST=$( ((BUILD_OK)) && "$OPTBENCH" list 2>/dev/null || true)
+if ((GPU_OK)); then
+  train bert-base-adamw bert-base adamw 200 90
+  train cnn-base-adamw cnn-base adamw 200 90
+  train bert-base-muon bert-base muon 200 90
+fi
+
+# ---- 5. torch, side by side ----------------------------------------------------------------------
+TORCH=$LOGS/torch.jsonl
+: >"$TORCH"
+if command -v python3 >/dev/null && timeout 60 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  left=$((DEADLINE - $(date +%s) - 20))
+  if ((left > 30)); then
+    run_step torch "$((left + 10))" env PYTHONUNBUFFERED=1 python3 "$ROOT/scripts/bench_torch_gpu.py" --out "$TORCH" \
+      --budget "$((left - 40 > 20 ? left - 40 : 20))" \
+      --case adamw-fused,1M,1 --case adamw-fused,100M,1 --case adamw-foreach,0,1000,64x64 \
+      --case adamw-fused,0,1000,64x64 --case sgd-fused,1M,1 --case sgd-fused,100M,1 \
+      --case muon,0,1,1000x1000 --case muon,0,1000,64x64 --case muon,0,96,1024x1024 \
+      --case adamw-fused,1G,1 --case sgd-fused,1G,1 \
+      --bert 32,128,30522,12,768,12 || true
+  else
+    say "skip   torch (global time budget spent)"
+  fi
+else
+  say "skip   torch (python3 with a CUDA torch is not available)"
+fi
+
+# ---- summary -------------------------------------------------------------------------------------
+SUMMARY=$LOGS/summary.txt
+if command -v python3 >/dev/null; then
+  python3 - "$BENCH" "$TORCH" "$RUNS" "$STEPS_FILE" >"$SUMMARY" 2>&1 <<'PY' || echo "(summary script failed)" >>"$SUMMARY"
+import json, sqlite3, sys
+bench_f, torch_f, runs_f, steps_f = sys.argv[1:5]
+
+def kv(line):
+    out = {}
+    for tok in line.split()[1:]:
+        if "=" in tok:
+            k, v = tok.split("=", 1)
+            out[k] = v
+    return out
+
+ours = [kv(l) for l in open(bench_f) if l.startswith("result:")]
+torch = []
+for l in open(torch_f):
+    try:
+        torch.append(json.loads(l))
+    except ValueError:
+        pass
+info = [t for t in torch if t.get("kind") == "info"]
+tor = {}
+for t in torch:
+    if t.get("kind") == "optim":
+        tor[(t["impl"], int(t["params"]), int(t["tensors"]), t["shape"])] = t
+peer = {"adamw": ["adamw-fused", "adamw-foreach"], "sgd": ["sgd-fused"], "muon": ["muon"]}
+
+print("optbench bench-step (CUDA, fp32; step = the whole pipeline incl. the gradient-statistics pass)")
+hdr = "%-22s %12s %-14s %10s %9s %9s %8s  %s" % ("case", "params", "shape", "ms/step", "GB/s", "copy GB/s", "of copy", "torch (ms, ours/torch time)")
+print(hdr)
+print("-" * len(hdr))
+for r in ours:
+    key_p, key_k, key_s = int(r["params"]), int(r["tensors"]), r["shape"]
+    cmp = []
+    for impl in peer.get(r["optimizer"], []):
+        t = tor.get((impl, key_p, key_k, key_s))
+        if t:
+            cmp.append("%s %.4f (x%.2f)" % (impl, t["ms"], float(r["ms"]) / t["ms"]))
+    print("%-22s %12s %-14s %10.4f %9.1f %9.1f %8.3f  %s" % (
+        r.get("case", r["optimizer"]), r["params"], "%sx%s" % (r["tensors"], r["shape"]), float(r["ms"]),
+        float(r["gbps"]), float(r["copy_gbps"]), float(r["fraction"]), "; ".join(cmp) or "-"))
+if not ours:
+    print("(no bench-step results)")
+
+print()
+print("training runs (optbench run, CUDA)")
+torch_bert = [t for t in torch if t.get("kind") == "bert"]
+for l in open(runs_f):
+    r = kv(l)
+    try:
+        db = sqlite3.connect(r["db"])
+        for row in db.execute("SELECT workload, optimizer, status, steps_done, step_ms_median, step_ms_p90, "
+                              "items_per_sec, final_loss, eval_loss, eval_metric, peak_mem_bytes FROM runs"):
+            wl, opt, st, steps, med, p90, ips, fl, el, em, peak = row
+            extra = ""
+            if wl == "bert-base" and torch_bert and med:
+                tb = torch_bert[0]
+                extra = "  torch eager %.2f ms/step -> ours/torch time x%.2f" % (tb["ms"], med / tb["ms"])
+            print("  %-10s %-6s %-8s steps %-4s %8.2f ms/step (p90 %.2f)  %10.0f items/s  loss %.4g  eval %.4g  metric %s  peak %.2f GB%s" % (
+                wl, opt, st, steps, med or float("nan"), p90 or float("nan"), ips or 0, fl if fl is not None else float("nan"),
+                el if el is not None else float("nan"), "%.4g" % em if em is not None else "-", (peak or 0) / 1e9, extra))
+    except Exception as ex:
+        print("  %s: cannot read %s: %s" % (r.get("name"), r.get("db"), ex))
+if torch_bert:
+    tb = torch_bert[0]
+    print("  torch eager BERT step (%s, %d params): %.2f ms/step, %.0f tokens/s" % (tb["spec"], tb["params"], tb["ms"], tb["tokens_per_s"]))
+for t in torch:
+    if t.get("kind") in ("error", "skipped"):
+        print("  torch %s: %s (%s)" % (t["kind"], t.get("case"), t.get("why")))
+for t in info:
+    print("  torch: %s" % ({k: v for k, v in t.items() if k != "kind"}))
+
+print()
+print("steps")
+for l in open(steps_f):
+    p = l.split()
+    if len(p) >= 3:
+        print("  %-34s %-16s %5ss" % (p[0], p[1], p[2]))
+PY
+else
+  { echo "(no python3: raw results)"; cat "$BENCH" "$STEPS_FILE"; } >"$SUMMARY"
+fi
+echo
+echo "==================== optbench gpu-check summary ===================="
+cat "$SUMMARY"
+TOTAL=$(($(date +%s) - START))
+if ((${#FAILED[@]})); then
+  echo "RESULT: FAILED steps: ${FAILED[*]}   (total ${TOTAL}s)"
+else
+  echo "RESULT: all steps passed   (total ${TOTAL}s)"
+fi
+
+# ---- logs: at most 8 files in the destination ---------------------------------------------------
+{
+  cp "$SUMMARY" "$DEST/summary.txt"
+  cp "$LOGS/env.log" "$DEST/env.log"
+  cat "$LOGS"/configure.log "$LOGS"/build.log >"$DEST/build.log" 2>/dev/null || true
+  cat "$LOGS"/ctest-cuda.log "$LOGS"/ctest-cuda-detail.log >"$DEST/tests.log" 2>/dev/null || true
+  for f in "$LOGS"/bench-*.log; do [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }; done >"$DEST/bench.log" 2>/dev/null || true
+  for f in "$LOGS"/run-*.log; do [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }; done >"$DEST/runs.log" 2>/dev/null || true
+  { cat "$LOGS/torch.log" 2>/dev/null; echo "==== torch.jsonl"; cat "$TORCH"; } >"$DEST/torch.log" 2>/dev/null || true
+  tar -C "$WORK" -czf "$DEST/all.tar.gz" logs $(cd "$WORK" && ls ./*.db 2>/dev/null) 2>/dev/null || true
+} || true
+echo "logs: $DEST"
+((${#FAILED[@]} == 0))

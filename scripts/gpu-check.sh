@@ -147,10 +147,11 @@ fi
 # ---- 3. bench-step ---------------------------------------------------------------------------
 BENCH=$LOGS/bench-results.txt
 : >"$BENCH"
-bench() { # NAME LIMIT ARGS...
+BENCH_ENV=(OPTBENCH_TF32=0)
+bench() { # NAME LIMIT ARGS...  (environment for the program: BENCH_ENV)
   local name=$1 limit=$2
   shift 2
-  if run_step "bench-$name" "$limit" "$OPTBENCH" bench-step --backend cuda --repeats 3 --warmup 2 "$@"; then
+  if run_step "bench-$name" "$limit" env "${BENCH_ENV[@]}" "$OPTBENCH" bench-step --backend cuda --repeats 3 --warmup 2 "$@"; then
     grep '^result:' "$LOGS/bench-$name.log" | sed "s/^result:/result: case=$name/" >>"$BENCH" || true
   fi
   return 0
@@ -170,6 +171,10 @@ if ((GPU_OK)); then
     bench "$opt-1000x64x64" 60 --optimizer "$opt" --tensors 1000 --shape 64x64
     bench "$opt-100M" 90 --optimizer "$opt" --tensors 96 --shape 1024x1024
   done
+  # Newton-Schulz with TF32 tensor cores (cuBLAS math mode), same shapes
+  BENCH_ENV=(OPTBENCH_TF32=1)
+  bench "muon-100M-tf32" 60 --optimizer muon --tensors 96 --shape 1024x1024
+  BENCH_ENV=(OPTBENCH_TF32=0)
   for opt in muon root; do # the slowest last: 954 matrices of 1024x1024 = 1.0B
     bench "$opt-1B" 120 --optimizer "$opt" --tensors 954 --shape 1024x1024 --warmup 1 --iters 1
   done

@@ -7,12 +7,18 @@
  * program exits 77, which ctest reports as skipped, never as passed.
  *
  * Tolerances (fp32 everywhere, TF32 off), and why:
- *   fill, axpby, clamp_abs, abs_quantile        exact: same arithmetic, a selection
- *   rng_normal                                  1e-6 relative: device log/cos in double
- *                                               differ from libm in the last bits
+ * (relative with a floor: |a - b| <= tol * max(|a|, floor), the floor being the
+ * values' scale where an output can cancel to near zero)
+ *   fill, axpby, clamp_abs, abs_quantile,       exact: same arithmetic, a selection,
+ *   embedding, heads, rows, im2col/col2im,      or sums in the CPU's order
+ *   pooling, relu, bias/norm parameter grads
+ *   rng_normal, synth_images                    1e-6 / 1e-5 (floor 1): device log/cos in
+ *                                               double differ from libm in the last bits
+ *   layer outputs (norms, gelu, softmax, xent)  1e-5 .. 1e-4: float sums in another
+ *                                               order, device expf/tanhf
  *   dot, grad_stats, batched_normalize, norms   1e-6 relative (sums in double, other order)
  *   gemm, gemm_strided_batched                  1e-5 of max|C| (other summation order)
- *   elementwise rules (3 steps)                 2e-5 relative, floor 1e-6; expected
+ *   elementwise rules (3 steps)                 2e-5 (floor 1e-2 / 1e-3); expected
  *                                               bitwise (the CUDA step is built without
  *                                               FMA contraction) and reported when not
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
@@ -159,7 +165,7 @@ static void test_fill_axpby_rng(void)
     OK(gpu.ops->rng_normal(&gpu, gx, n, 42, OB_STREAM_NOISE + 3, 12345, 0.5f, 2.0f, &err));
     dev_get(&cpu, a, cx, n);
     dev_get(&gpu, b, gx, n);
-    double r = max_rel(a, b, n, 1e-3);
+    double r = max_rel(a, b, n, 1.0);
     CHECK_MSG(r <= 1e-6, "rng_normal: max rel diff %g", r);
     /* the host generator itself is the reference */
     CHECK_NEAR(a[7], 0.5f + 2.0f * ob_rng_normal(42, OB_STREAM_NOISE + 3, 12345 + 7), 0);
@@ -215,7 +221,7 @@ static void test_dot_stats(void)
             OK(gpu.ops->download(&gpu, &sg, gs, sizeof sg, &err));
             CHECK_MSG(sc.nonfinite == sg.nonfinite, "grad_stats non-finite: cpu %g cuda %g", sc.nonfinite,
                       sg.nonfinite);
-            CHECK_MSG(fabs(sc.sumsq - sg.sumsq) <= 1e-12 * sc.sumsq, "grad_stats sumsq: cpu %.17g cuda %.17g",
+            CHECK_MSG(fabs(sc.sumsq - sg.sumsq) <= 1e-10 * sc.sumsq, "grad_stats sumsq: cpu %.17g cuda %.17g",
                       sc.sumsq, sg.sumsq);
 
             /* finish_stats: clip and guard */
@@ -424,7 +430,7 @@ static void test_rules(void)
                 }
                 dev_get(&cpu, a, cp, n);
                 dev_get(&gpu, b, gp, n);
-                double r = max_rel(a, b, n, 1e-6);
+                double r = max_rel(a, b, n, 1e-2);
                 CHECK_MSG(r <= 2e-5, "%s (off %d, skip %d): parameters differ, max rel %g", rc->name, off, skip, r);
                 if (r <= 2e-5 && !bitwise_equal(a, b, n))
                     printf("  note: rule %s (off %d) agrees within %.2g but not bitwise\n", rc->name, off, r);
@@ -432,7 +438,7 @@ static void test_rules(void)
                 for (int k = 0; k < rc->r.n_state; k++) {
                     dev_get(&cpu, a, cs[k], n);
                     dev_get(&gpu, b, gs[k], n);
-                    r = max_rel(a, b, n, 1e-6);
+                    r = max_rel(a, b, n, 1e-3);
                     CHECK_MSG(r <= 2e-5, "%s (off %d): state %d differs, max rel %g", rc->name, off, k, r);
                     if (off) CHECK_MSG(a[0] == hs[k][0] && b[0] == hs[k][0], "%s: wrote before the range", rc->name);
                     ob_dev_free(&cpu, cs[k]);
@@ -475,7 +481,7 @@ static void test_matrix_ops(void)
             OK(gpu.ops->batched_normalize(&gpu, g, batch, n, stride, 1e-7f, add_eps, &err));
             dev_get(&cpu, a, c, tot);
             dev_get(&gpu, b, g, tot);
-            double r = max_rel(a, b, tot, 1e-6);
+            double r = max_rel(a, b, tot, 1e-3);
             CHECK_MSG(r <= 1e-6, "batched_normalize n=%lld: max rel %g", (long long)n, r);
             CHECK_MSG(a[n] == h[n] && b[n] == h[n], "batched_normalize wrote into the stride gap");
             ob_dev_free(&cpu, c);
@@ -675,9 +681,9 @@ static void test_nn_ops(void)
         twin dw = tw_randn(C, 1106, 1.0f), db = tw_randn(C, 1107, 1.0f);
         BOTH(C_->layernorm_forward(&cpu, out.c, mean.c, rstd.c, x.c, w.c, b.c, N, C, &err),
              G_->layernorm_forward(&gpu, out.g, mean.g, rstd.g, x.g, w.g, b.g, N, C, &err));
-        tw_check("layernorm_forward out", out, 1e-5, 1e-3);
-        tw_check("layernorm_forward mean", mean, 1e-5, 1e-3);
-        tw_check("layernorm_forward rstd", rstd, 1e-5, 1e-3);
+        tw_check("layernorm_forward out", out, 1e-5, 1.0);
+        tw_check("layernorm_forward mean", mean, 1e-5, 1.0);
+        tw_check("layernorm_forward rstd", rstd, 1e-5, 1.0);
         /* backward from the CPU's statistics, so only the op itself is compared */
         float *hm = malloc(N * sizeof *hm), *hr = malloc(N * sizeof *hr);
         dev_get(&cpu, hm, mean.c, N);
@@ -688,11 +694,11 @@ static void test_nn_ops(void)
         free(hr);
         BOTH(C_->layernorm_backward(&cpu, dinp.c, dw.c, db.c, dout.c, x.c, w.c, mean.c, rstd.c, N, C, &err),
              G_->layernorm_backward(&gpu, dinp.g, dw.g, db.g, dout.g, x.g, w.g, mean.g, rstd.g, N, C, &err));
-        tw_check("layernorm_backward dinp", dinp, 1e-4, 1e-2);
+        tw_check("layernorm_backward dinp", dinp, 1e-4, 1.0);
         tw_check("layernorm_backward dw (same chunks as the CPU)", dw, 0, 0);
         tw_check("layernorm_backward db (same chunks as the CPU)", db, 0, 0);
         BOTH(C_->bias_add(&cpu, out.c, b.c, N, C, &err), G_->bias_add(&gpu, out.g, b.g, N, C, &err));
-        tw_check("bias_add", out, 1e-5, 1e-3);
+        tw_check("bias_add", out, 1e-5, 1.0);
         BOTH(C_->bias_backward(&cpu, db.c, dout.c, N, C, &err), G_->bias_backward(&gpu, db.g, dout.g, N, C, &err));
         tw_check("bias_backward", db, 0, 0);
         twin big = tw_randn((int64_t)1000 * 3, 1108, 1.0f), bb = tw_randn(3, 1109, 1.0f);
@@ -703,17 +709,17 @@ static void test_nn_ops(void)
         /* GELU and ReLU, in place too */
         BOTH(C_->gelu_forward(&cpu, out.c, x.c, (int64_t)N * C, &err),
              G_->gelu_forward(&gpu, out.g, x.g, (int64_t)N * C, &err));
-        tw_check("gelu_forward", out, 1e-5, 1e-4);
+        tw_check("gelu_forward", out, 1e-5, 1.0);
         BOTH(C_->gelu_backward(&cpu, dout.c, x.c, dout.c, (int64_t)N * C, &err),
              G_->gelu_backward(&gpu, dout.g, x.g, dout.g, (int64_t)N * C, &err));
-        tw_check("gelu_backward (in place)", dout, 1e-5, 1e-4);
+        tw_check("gelu_backward (in place)", dout, 1e-5, 1.0);
         if (C_->relu_forward && G_->relu_forward) {
             BOTH(C_->relu_forward(&cpu, out.c, x.c, (int64_t)N * C, &err),
                  G_->relu_forward(&gpu, out.g, x.g, (int64_t)N * C, &err));
             tw_check("relu_forward", out, 0, 0);
             BOTH(C_->relu_backward(&cpu, dinp.c, out.c, dout.c, (int64_t)N * C, &err),
                  G_->relu_backward(&gpu, dinp.g, out.g, dout.g, (int64_t)N * C, &err));
-            tw_check("relu_backward", dinp, 0, 0);
+            tw_check("relu_backward (of the gelu_backward results)", dinp, 1e-5, 1.0);
         }
         tw_free(x);
         tw_free(w);
@@ -743,10 +749,10 @@ static void test_nn_ops(void)
         int R = 50, L = 37;
         twin x = tw_randn((int64_t)R * L, 1202, 3.0f), dy = tw_randn((int64_t)R * L, 1203, 1.0f);
         BOTH(C_->softmax_forward(&cpu, x.c, R, L, &err), G_->softmax_forward(&gpu, x.g, R, L, &err));
-        tw_check("softmax_forward", x, 1e-5, 1e-6);
+        tw_check("softmax_forward", x, 1e-5, 1e-3);
         BOTH(C_->softmax_backward(&cpu, dy.c, dy.c, x.c, R, L, &err),
              G_->softmax_backward(&gpu, dy.g, dy.g, x.g, R, L, &err));
-        tw_check("softmax_backward (in place)", dy, 2e-4, 1e-3);
+        tw_check("softmax_backward (in place)", dy, 1e-4, 1e-2);
         tw_free(x);
         tw_free(dy);
     }
@@ -790,7 +796,7 @@ static void test_nn_ops(void)
         tw_check("xent_forward in place", logits, 1e-5, 1e-7);
         BOTH(C_->xent_backward(&cpu, probs.c, probs.c, tcx, M, V, 1.0f / M, &err),
              G_->xent_backward(&gpu, probs.g, probs.g, tgx, M, V, 1.0f / M, &err));
-        tw_check("xent_backward", probs, 1e-5, 1e-7);
+        tw_check("xent_backward", probs, 1e-5, 1e-4);
         free(hl);
         tw_free(logits);
         tw_free(probs);
@@ -827,9 +833,9 @@ static void test_nn_ops(void)
              db = tw_randn(Cc, 1408, 1.0f);
         BOTH(C_->groupnorm_forward(&cpu, out.c, mean.c, rstd.c, x.c, w.c, b.c, B, HW, Cc, G, &err),
              G_->groupnorm_forward(&gpu, out.g, mean.g, rstd.g, x.g, w.g, b.g, B, HW, Cc, G, &err));
-        tw_check("groupnorm_forward out", out, 1e-5, 1e-3);
-        tw_check("groupnorm_forward mean", mean, 1e-5, 1e-3);
-        tw_check("groupnorm_forward rstd", rstd, 1e-5, 1e-3);
+        tw_check("groupnorm_forward out", out, 1e-5, 1.0);
+        tw_check("groupnorm_forward mean", mean, 1e-5, 1.0);
+        tw_check("groupnorm_forward rstd", rstd, 1e-5, 1.0);
         float hm[8], hr[8];
         dev_get(&cpu, hm, mean.c, B * G);
         dev_get(&cpu, hr, rstd.c, B * G);
@@ -837,7 +843,7 @@ static void test_nn_ops(void)
         OK(G_->upload(&gpu, rstd.g, hr, sizeof(float) * B * G, &err));
         BOTH(C_->groupnorm_backward(&cpu, dinp.c, dw.c, db.c, dout.c, x.c, w.c, mean.c, rstd.c, B, HW, Cc, G, &err),
              G_->groupnorm_backward(&gpu, dinp.g, dw.g, db.g, dout.g, x.g, w.g, mean.g, rstd.g, B, HW, Cc, G, &err));
-        tw_check("groupnorm_backward dinp", dinp, 1e-4, 1e-2);
+        tw_check("groupnorm_backward dinp", dinp, 1e-4, 1.0);
         tw_check("groupnorm_backward dw (same chunks as the CPU)", dw, 0, 0);
         tw_check("groupnorm_backward db (same chunks as the CPU)", db, 0, 0);
         tw_free(x);
@@ -898,7 +904,7 @@ static void test_nn_ops(void)
         int32_t lc[3] = {-1, -1, -1}, lg[3] = {-2, -2, -2};
         void *lbc = dev_put_i32(&cpu, lc, 3), *lbg = dev_put_i32(&gpu, lg, 3);
         BOTH(C_->synth_images(&cpu, &a, out.c, lbc, tmpl.c, &err), G_->synth_images(&gpu, &a, out.g, lbg, tmpl.g, &err));
-        tw_check("synth_images", out, 1e-6, 1e-3);
+        tw_check("synth_images", out, 1e-5, 1.0);
         OK(C_->download(&cpu, lc, lbc, sizeof lc, &err));
         OK(G_->download(&gpu, lg, lbg, sizeof lg, &err));
         CHECK_MSG(!memcmp(lc, lg, sizeof lc), "synth_images labels: cpu %d %d %d cuda %d %d %d", lc[0], lc[1], lc[2],
@@ -1073,6 +1079,13 @@ int main(void)
         int gaps = table_gaps(&ob_cpu_backend, cu, 1);
         char desc[256] = "";
         if (!cu->probe(desc, sizeof desc)) {
+            /* Without a device: --backend cuda is refused with the reason, auto takes the CPU. */
+            ob_device d;
+            CHECK(ob_device_open(&d, "cuda", 0, &err) == OB_ERR_INPUT && strstr(err.msg, "no usable CUDA device"));
+            CHECK_OK(ob_device_open(&d, "auto", 0, &err), &err);
+            CHECK(d.ops == &ob_cpu_backend);
+            ob_device_close(&d);
+            if (ob_t_fail) return check_done();
             printf("skipped: no CUDA device: %s (%d op slot%s the CPU fills are missing on CUDA)\n", desc, gaps,
                    gaps == 1 ? "" : "s");
             return 77;

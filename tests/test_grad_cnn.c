@@ -22,5 +22,10 @@ int main(void)
     check_config("image=8,batch=4,classes=3,width=4,stages=2,depth=1,groups=2,residual=0,eval_batches=1,noise=0.5");
     check_config("image=8,batch=3,classes=3,width=4,stages=2,depth=2,groups=2,residual=1,eval_batches=1,noise=0.5");
     check_config("image=6,batch=2,classes=4,width=2,stages=1,depth=2,groups=1,residual=0,channels=2,eval_batches=1");
+    /* one image per im2col chunk: the chunked convolution */
+    check_config("image=8,batch=3,classes=3,width=4,stages=2,depth=1,groups=2,residual=1,eval_batches=1,noise=0.5,"
+                 "conv_chunk_kib=1");
+    check_config("image=8,batch=4,classes=3,width=4,stages=2,depth=1,groups=2,residual=0,eval_batches=1,noise=0.5,"
+                 "conv_chunk_kib=1");
     return check_done();
 }

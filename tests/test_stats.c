@@ -258,22 +258,23 @@ static void test_reference(const char *path)
     CHECK_NEAR(qa->width_decades, 1 + 0.5 / 3, 1e-12);
     ob_stats_free(&s);
 
-    /* a given target: quad 2.5. adam at lr 0.01: 19, 20, 19 (median 19); at lr 0.1: 10, 10,
-     * never (10). sgd at lr 0.01 (f 2.0, 2.2, 2.4): 22, 22, 23 (22) */
+    /* a given target: quad 2.45 (no ties with the window means). adam at lr 0.01 (f 1.0,
+     * 1.2, 0.8): 20, 20, 19 (median 20); at lr 0.1: 10, 10, never (10). sgd at lr 0.01
+     * (f 2.0, 2.2, 2.4): 22, 23, 24 (23) */
     ob_stats_opts_default(&o);
     const char *tw[] = {"quad"};
-    double tv[] = {2.5};
+    double tv[] = {2.45};
     o.n_targets = 1;
     o.target_wl = tw;
     o.target_val = tv;
     CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
     qa = grp(&d, &s, "quad", "adam");
     qs = grp(&d, &s, "quad", "sgd");
-    CHECK(s.target_given[0] && s.target[0] == 2.5 && !s.target_given[1]);
+    CHECK(s.target_given[0] && s.target[0] == 2.45 && !s.target_given[1]);
     CHECK(qa->tt_steps == 10 && qa->tt_lr == 0.1);
-    CHECK(qa->lrs[1].tt_steps == 19);
-    CHECK(qs->tt_steps == 22 && qs->tt_lr == 0.01);
-    CHECK_NEAR(qs->tt_time_s, 0.022, 1e-15);
+    CHECK(qa->lrs[1].tt_steps == 20);
+    CHECK(qs->tt_steps == 23 && qs->tt_lr == 0.01);
+    CHECK_NEAR(qs->tt_time_s, 0.023, 1e-15);
     ob_stats_free(&s);
     const char *bad[] = {"nosuch"};
     o.target_wl = bad;

@@ -50,6 +50,8 @@
         {"confusion", OB_HP_FLOAT, 0.35, 0, INFINITY, 0, 0, NULL,                                          \
          "size of the difference within a confusable pair (smaller: harder)"},                            \
         {"data_seed", OB_HP_INT, 0, 0, 1e9, 0, 0, NULL, "seed of the class templates and held-out set"}, \
+        {"conv_chunk_kib", OB_HP_INT, 0, 0, 1 << 30, 0, 0, NULL,                                         \
+         "im2col columns per gemm, KiB (0: 1024 on the CPU, the whole batch on a GPU)"},                \
         {"eval_batches", OB_HP_INT, EB, 1, 1 << 16, 0, 0, NULL, "held-out batches per evaluation"},       \
     }
 
@@ -613,7 +615,8 @@ static ob_status cnn_create(const ob_workload_def *d, const ob_hp_values *hp, ob
     /* On the CPU a convolution runs a few images at a time so that their
      * im2col columns (about 1 MiB) stay in cache between im2col and the gemm;
      * a GPU takes the whole batch in one gemm. */
-    m->chunk_bytes = strcmp(dev->ops->name, "cpu") == 0 ? (int64_t)1 << 20 : 0;
+    int64_t kib = (int64_t)ob_hp_get(hp, "conv_chunk_kib");
+    m->chunk_bytes = kib > 0 ? kib << 10 : (strcmp(dev->ops->name, "cpu") == 0 ? (int64_t)1 << 20 : 0);
     ob_status s = OB_OK;
     if (m->clo > m->chi)
         s = ob_fail(e, OB_ERR_INPUT, "%s: contrast_lo=%g exceeds contrast_hi=%g", d->name, m->clo, m->chi);

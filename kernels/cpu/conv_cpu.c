@@ -27,7 +27,6 @@ ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int
     (void)e;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1;
     int64_t KC = (int64_t)Cin * K * K, rows = (int64_t)B * Ho * Wo;
-    const size_t seg = (size_t)Cin * sizeof(float);
 #pragma omp parallel for if (rows * KC > CONV_PAR_MIN)
     for (int64_t r = 0; r < rows; r++) {
         int b = (int)(r / ((int64_t)Ho * Wo)), rem = (int)(r % ((int64_t)Ho * Wo));
@@ -37,10 +36,12 @@ ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int
             int iy = oy * stride + ky - pad;
             for (int kx = 0; kx < K; kx++, dst += Cin) {
                 int ix = ox * stride + kx - pad;
-                if (iy < 0 || iy >= H || ix < 0 || ix >= W)
-                    memset(dst, 0, seg);
-                else
-                    memcpy(dst, inp + (((int64_t)b * H + iy) * W + ix) * Cin, seg);
+                if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
+                    for (int ci = 0; ci < Cin; ci++) dst[ci] = 0.0f;
+                } else {
+                    const float *px = inp + (((int64_t)b * H + iy) * W + ix) * Cin;
+                    for (int ci = 0; ci < Cin; ci++) dst[ci] = px[ci];
+                }
             }
         }
     }
@@ -101,31 +102,29 @@ ob_status ob_cpu_groupnorm_forward(ob_device *dev, float *out, float *mean, floa
         float *o = out + (int64_t)bi * HW * C;
         double *cs = work + (size_t)bi * 2 * C, *cv = cs + C;
         float *mc = coef + (size_t)bi * 3 * C, *sc = mc + C, *sh = sc + C;
+        /* one pass: sums of x and x^2 in double (no cancellation worth the name
+         * for activations whose mean is within 1e6 standard deviations) */
         for (int c = 0; c < C; c++) cs[c] = cv[c] = 0.0;
         for (int p = 0; p < HW; p++) {
             const float *xp = x + (int64_t)p * C;
 #pragma omp simd
-            for (int c = 0; c < C; c++) cs[c] += xp[c];
-        }
-        for (int g = 0; g < G; g++) {
-            double t = 0.0;
-            for (int c = g * Cg; c < (g + 1) * Cg; c++) t += cs[c];
-            float m = (float)(t / cnt);
-            for (int c = g * Cg; c < (g + 1) * Cg; c++) mc[c] = m;
-            mean[bi * G + g] = m;
-        }
-        for (int p = 0; p < HW; p++) {
-            const float *xp = x + (int64_t)p * C;
-#pragma omp simd
             for (int c = 0; c < C; c++) {
-                double d = (double)xp[c] - mc[c];
-                cv[c] += d * d;
+                double v = xp[c];
+                cs[c] += v;
+                cv[c] += v * v;
             }
         }
         for (int g = 0; g < G; g++) {
-            double t = 0.0;
-            for (int c = g * Cg; c < (g + 1) * Cg; c++) t += cv[c];
-            float r = (float)(1.0 / sqrt(t / cnt + 1e-5));
+            double t = 0.0, t2 = 0.0;
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+                t += cs[c];
+                t2 += cv[c];
+            }
+            double md = t / cnt, var = t2 / cnt - md * md;
+            float m = (float)md;
+            float r = (float)(1.0 / sqrt((var > 0.0 ? var : 0.0) + 1e-5));
+            for (int c = g * Cg; c < (g + 1) * Cg; c++) mc[c] = m;
+            mean[bi * G + g] = m;
             rstd[bi * G + g] = r;
             for (int c = g * Cg; c < (g + 1) * Cg; c++) {
                 sc[c] = r * w[c];
@@ -283,16 +282,13 @@ ob_status ob_cpu_maxpool2_backward(ob_device *dev, float *dinp, const float *dou
 #pragma omp simd
             for (int c = 0; c < C; c++) {
                 float a0 = p00[c], a1 = p01[c], a2 = p10[c], a3 = p11[c], g = d[c];
+                float s01 = a1 > a0 ? 1.0f : 0.0f, s23 = a3 > a2 ? 1.0f : 0.0f; /* 1: the second wins */
                 float m01 = a1 > a0 ? a1 : a0, m23 = a3 > a2 ? a3 : a2;
-                float m = m23 > m01 ? m23 : m01;
-                float t0 = a0 == m ? 1.0f : 0.0f;
-                float t1 = (a1 == m ? 1.0f : 0.0f) * (1.0f - t0);
-                float t2 = (a2 == m ? 1.0f : 0.0f) * (1.0f - t0) * (1.0f - t1);
-                float t3 = 1.0f - t0 - t1 - t2;
-                d00[c] = g * t0;
-                d01[c] = g * t1;
-                d10[c] = g * t2;
-                d11[c] = g * t3;
+                float sh = m23 > m01 ? 1.0f : 0.0f; /* 1: the lower pair wins */
+                d00[c] = g * (1.0f - sh) * (1.0f - s01);
+                d01[c] = g * (1.0f - sh) * s01;
+                d10[c] = g * sh * (1.0f - s23);
+                d11[c] = g * sh * s23;
             }
         }
     }

@@ -246,9 +246,11 @@ ob_status ob_cpu_heads_split(ob_device *dev, float *dst, const float *src, int B
         int b = bt / T, t = bt % T;
         const float *row = src + (int64_t)bt * nsec * C;
         for (int s = 0; s < nsec; s++)
-            for (int h = 0; h < NH; h++)
-                memcpy(dst + s * sec + (((int64_t)b * NH + h) * T + t) * HS, row + s * C + (int64_t)h * HS,
-                       (size_t)HS * sizeof(float));
+            for (int h = 0; h < NH; h++) {
+                float *d = dst + s * sec + (((int64_t)b * NH + h) * T + t) * HS;
+                const float *r = row + s * C + (int64_t)h * HS;
+                for (int i = 0; i < HS; i++) d[i] = r[i];
+            }
     }
     return OB_OK;
 }
@@ -265,9 +267,11 @@ ob_status ob_cpu_heads_merge(ob_device *dev, float *dst, const float *src, int B
         int b = bt / T, t = bt % T;
         float *row = dst + (int64_t)bt * nsec * C;
         for (int s = 0; s < nsec; s++)
-            for (int h = 0; h < NH; h++)
-                memcpy(row + s * C + (int64_t)h * HS, src + s * sec + (((int64_t)b * NH + h) * T + t) * HS,
-                       (size_t)HS * sizeof(float));
+            for (int h = 0; h < NH; h++) {
+                float *d = row + s * C + (int64_t)h * HS;
+                const float *r = src + s * sec + (((int64_t)b * NH + h) * T + t) * HS;
+                for (int i = 0; i < HS; i++) d[i] = r[i];
+            }
     }
     return OB_OK;
 }

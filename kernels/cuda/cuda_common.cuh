@@ -16,10 +16,12 @@
 
 #include "kernels/backend.h"
 
-/* Small uploads (per-step scalars, zeroed statistics) go through pinned
- * staging slots so that they never make the host wait for the stream. */
+/* Uploads up to OB_CU_STAGE_BYTES (per-step scalars, zeroed statistics, a
+ * batch of token ids) go through pinned staging slots, so that they are truly
+ * asynchronous and never make the host wait for the stream (a copy from
+ * pageable memory may). A slot is reused once its copy has completed. */
 #define OB_CU_STAGE_SLOTS 64
-#define OB_CU_STAGE_BYTES 4096
+#define OB_CU_STAGE_BYTES 65536
 
 /* Deterministic reductions: a grid whose size depends only on n, each thread
  * summing a fixed set of elements in order, a fixed tree within the block,

@@ -14,6 +14,11 @@ damps the noise of a shared machine.
 Requires /usr/bin/python3 with torch (Debian: apt-get install python3-torch).
 Prints one line per workload: ms/step of each, items/s and the ratio
 (torch time / optbench time; above 1 means optbench is faster).
+
+--openblas-coretype sets OPENBLAS_CORETYPE for both programs (PyTorch's
+matrix products go through the same OpenBLAS): Debian's OpenBLAS 0.3.21 does
+not recognize AMD Zen 4 and picks its Haswell (AVX2) kernels there; SkylakeX
+selects the AVX-512 ones (about twice the sgemm throughput on such a CPU).
 """
 import argparse
 import os
@@ -133,6 +138,19 @@ def torch_models():
     return torch, Bert, Cnn
 
 
+def time_torch_subprocess(name, threads, steps, warmup, env):
+    """Runs time_torch in a fresh interpreter (so OPENBLAS_CORETYPE applies)."""
+    code = ("import sys; sys.path.insert(0, %r); import bench_torch_cpu as b; "
+            "ms, items = b.time_torch(%r, b.PRESETS[%r], %d, %d, %d); print(ms, items)"
+            % (os.path.dirname(os.path.abspath(__file__)), name, name, threads, steps, warmup))
+    r = subprocess.run([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if r.returncode != 0:
+        sys.exit(f"torch timing of {name} failed:\n{r.stderr}")
+    ms, items = r.stdout.split()
+    return float(ms), int(items)
+
+
 def time_torch(name, p, threads, steps, warmup):
     torch, Bert, Cnn = torch_models()
     torch.set_num_threads(threads)
@@ -169,10 +187,9 @@ def time_torch(name, p, threads, steps, warmup):
     return statistics.median(times), items
 
 
-def time_optbench(exe, name, threads, steps):
+def time_optbench(exe, name, threads, steps, env):
     with tempfile.TemporaryDirectory() as d:
         db = os.path.join(d, "bench.db")
-        env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
         cmd = [exe, "run", "--workloads", name, "--optimizers", "sgd", "--lrs", "0.001", "--seeds", "1",
                "--steps", str(steps + 5), "--backend", "cpu", "--db", db, "--checkpoint-every", "0",
                "--set", name + ".eval_batches=1"]
@@ -192,15 +209,18 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=10, help="timed steps (after 5 warm-up steps)")
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds; the best median is kept")
+    ap.add_argument("--openblas-coretype", default=None, help="OPENBLAS_CORETYPE for both (e.g. SkylakeX)")
     a = ap.parse_args()
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+    if a.openblas_coretype:
+        env["OPENBLAS_CORETYPE"] = a.openblas_coretype
     print("workload    threads  optbench ms/step  torch ms/step  optbench items/s  torch items/s  "
           "ratio (torch/optbench)")
     for name in a.workloads.split(","):
-        p = PRESETS[name]
         ob, tt, items = [], [], 0
         for _ in range(a.rounds):
-            ob.append(time_optbench(a.optbench, name, a.threads, a.steps)[0])
-            ms, items = time_torch(name, p, a.threads, a.steps, 5)
+            ob.append(time_optbench(a.optbench, name, a.threads, a.steps, env)[0])
+            ms, items = time_torch_subprocess(name, a.threads, a.steps, 5, env)
             tt.append(ms)
         o, t = min(ob), min(tt)
         print(f"{name:<11} {a.threads:>7}  {o:>16.1f}  {t:>13.1f}  {items / o * 1e3:>16.0f}  "

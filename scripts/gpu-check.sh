@@ -5,10 +5,11 @@
 #   2. ctest -L cuda (every op and 20-step trajectories, CUDA against the CPU);
 #   3. optbench bench-step for sgd, adamw, lion, muon, root at 1M, 100M and 1B
 #      parameters and with 1000 small tensors;
-#   4. short bert-base and cnn-base training runs (when those workloads exist);
-#   5. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
-#      1000 tensors, SGD(fused), torch.optim.Muon and an eager BERT step of the
-#      same sizes, timed in the same run (scripts/bench_torch_gpu.py).
+#   4. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
+#      1000 tensors, SGD(fused) and torch.optim.Muon on the same shapes
+#      (scripts/bench_torch_gpu.py);
+#   5. short bert-base and cnn-base training runs (when those workloads exist)
+#      and the same BERT model's training step in eager PyTorch.
 # A summary table goes to stdout; logs go to $OUT (at most 8 files) or, without
 # $OUT, to out/gpu-check/. Every step runs under `timeout` inside one global
 # deadline (OB_GPU_BUDGET seconds, default 460), so the script ends in time
@@ -180,7 +181,38 @@ if ((GPU_OK)); then
   done
 fi
 
-# ---- 4. training runs ---------------------------------------------------------------------------
+# ---- 4. torch's optimizer steps, side by side ------------------------------------------------------
+TORCH=$LOGS/torch.jsonl
+: >"$TORCH"
+HAVE_TORCH=0
+if command -v python3 >/dev/null &&
+  timeout 60 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  HAVE_TORCH=1
+else
+  say "skip   torch (python3 with a CUDA torch is not available)"
+fi
+torch_run() { # NAME MAX_S ARGS... : bench_torch_gpu.py within MAX_S and the deadline
+  local name=$1 max=$2 left
+  shift 2
+  left=$((DEADLINE - $(date +%s) - 15))
+  ((left > max)) && left=$max
+  if ((left < 25)); then
+    say "skip   $name (global time budget spent)"
+    return 0
+  fi
+  run_step "$name" "$left" env PYTHONUNBUFFERED=1 python3 "$ROOT/scripts/bench_torch_gpu.py" --out "$LOGS/$name.jsonl" \
+    --budget "$((left - 20))" "$@" || true
+  cat "$LOGS/$name.jsonl" >>"$TORCH" 2>/dev/null || true
+}
+if ((HAVE_TORCH)); then
+  torch_run torch-optim 120 \
+    --case adamw-fused,1M,1 --case adamw-fused,100M,1 --case adamw-foreach,0,1000,64x64 \
+    --case adamw-fused,0,1000,64x64 --case sgd-fused,1M,1 --case sgd-fused,100M,1 \
+    --case muon,0,1,1000x1000 --case muon,0,1000,64x64 --case muon,0,96,1024x1024 \
+    --case adamw-fused,1G,1 --case sgd-fused,1G,1
+fi
+
+# ---- 5. training runs ---------------------------------------------------------------------------
 RUNS=$LOGS/runs-results.txt
 : >"$RUNS"
 train() { # NAME WORKLOAD OPTIMIZER STEPS LIMIT
@@ -199,27 +231,13 @@ LIST=$( ((BUILD_OK)) && "$OPTBENCH" list 2>/dev/null || true)
 if ((GPU_OK)); then
   train bert-base-adamw bert-base adamw 200 90
   train cnn-base-adamw cnn-base adamw 200 90
-  train bert-base-muon bert-base muon 200 90
 fi
-
-# ---- 5. torch, side by side ----------------------------------------------------------------------
-TORCH=$LOGS/torch.jsonl
-: >"$TORCH"
-if command -v python3 >/dev/null && timeout 60 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  left=$((DEADLINE - $(date +%s) - 20))
-  if ((left > 30)); then
-    run_step torch "$((left + 10))" env PYTHONUNBUFFERED=1 python3 "$ROOT/scripts/bench_torch_gpu.py" --out "$TORCH" \
-      --budget "$((left - 40 > 20 ? left - 40 : 20))" \
-      --case adamw-fused,1M,1 --case adamw-fused,100M,1 --case adamw-foreach,0,1000,64x64 \
-      --case adamw-fused,0,1000,64x64 --case sgd-fused,1M,1 --case sgd-fused,100M,1 \
-      --case muon,0,1,1000x1000 --case muon,0,1000,64x64 --case muon,0,96,1024x1024 \
-      --case adamw-fused,1G,1 --case sgd-fused,1G,1 \
-      --bert 32,128,30522,12,768,12 || true
-  else
-    say "skip   torch (global time budget spent)"
-  fi
-else
-  say "skip   torch (python3 with a CUDA torch is not available)"
+# the same BERT model in eager PyTorch (sizes of the bert-base preset)
+if ((HAVE_TORCH)) && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
+  torch_run torch-bert 60 --bert 32,128,30522,12,768,12
+fi
+if ((GPU_OK)); then
+  train bert-base-muon bert-base muon 200 60
 fi
 
 # ---- summary -------------------------------------------------------------------------------------
@@ -324,7 +342,7 @@ fi
   cat "$LOGS"/ctest-cuda.log "$LOGS"/ctest-cuda-detail.log >"$DEST/tests.log" 2>/dev/null || true
   for f in "$LOGS"/bench-*.log; do [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }; done >"$DEST/bench.log" 2>/dev/null || true
   for f in "$LOGS"/run-*.log; do [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }; done >"$DEST/runs.log" 2>/dev/null || true
-  { cat "$LOGS/torch.log" 2>/dev/null; echo "==== torch.jsonl"; cat "$TORCH"; } >"$DEST/torch.log" 2>/dev/null || true
+  { cat "$LOGS"/torch-*.log 2>/dev/null; echo "==== torch.jsonl"; cat "$TORCH"; } >"$DEST/torch.log" 2>/dev/null || true
   tar -C "$WORK" -czf "$DEST/all.tar.gz" logs $(cd "$WORK" && ls ./*.db 2>/dev/null) 2>/dev/null || true
 } || true
 echo "logs: $DEST"

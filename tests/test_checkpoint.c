@@ -4,18 +4,21 @@
  * bytes (with a message, never a crash), the listing that resume walks
  * newest first, and the store calls resume relies on (find the matching
  * benchmark, read a curve's leading losses, drop what follows a step in one
- * transaction), and the configuration's checkpoint, shard and device
- * settings. */
+ * transaction), the configuration's checkpoint, shard and device
+ * settings, and the signal handlers (a second SIGINT stops at once). */
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "harness/checkpoint.h"
 #include "harness/config.h"
+#include "harness/signals.h"
 #include "results/store.h"
 
 static char dir[256];
@@ -292,6 +295,44 @@ static void test_shard_and_devices_parsing(void)
     ob_config_free(&c);
 }
 
+/* The handlers: the first SIGINT or SIGTERM only raises the flag; a second
+ * SIGINT ends the process at once with status 130. */
+static void test_signals(void)
+{
+    CHECK(ob_signal_exit_code(SIGINT) == 130 && ob_signal_exit_code(SIGTERM) == 143);
+    ob_signals_install();
+    ob_signal_clear();
+    CHECK(ob_signal_pending() == 0);
+    raise(SIGTERM);
+    CHECK(ob_signal_pending() == SIGTERM);
+    ob_signal_clear();
+    raise(SIGINT);
+    CHECK(ob_signal_pending() == SIGINT);
+    ob_signal_clear();
+    ob_signals_restore();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        ob_signals_install();
+        raise(SIGINT);
+        if (ob_signal_pending() != SIGINT) _exit(3);
+        raise(SIGINT); /* does not return */
+        _exit(4);
+    }
+    int wst = 0;
+    CHECK(pid > 0 && waitpid(pid, &wst, 0) == pid);
+    CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 130, "status %d", wst);
+    pid = fork();
+    if (pid == 0) { /* a second SIGTERM does not cut the checkpoint short */
+        ob_signals_install();
+        raise(SIGTERM);
+        raise(SIGTERM);
+        _exit(ob_signal_pending() == SIGTERM ? 0 : 5);
+    }
+    CHECK(pid > 0 && waitpid(pid, &wst, 0) == pid);
+    CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "status %d", wst);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/ob_test_ckpt_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -304,6 +345,7 @@ int main(void)
     test_write_keep_and_list();
     test_store_resume();
     test_shard_and_devices_parsing();
+    test_signals();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -37,9 +37,11 @@ ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int
             for (int kx = 0; kx < K; kx++, dst += Cin) {
                 int ix = ox * stride + kx - pad;
                 if (iy < 0 || iy >= H || ix < 0 || ix >= W) {
+#pragma omp simd
                     for (int ci = 0; ci < Cin; ci++) dst[ci] = 0.0f;
                 } else {
                     const float *px = inp + (((int64_t)b * H + iy) * W + ix) * Cin;
+#pragma omp simd
                     for (int ci = 0; ci < Cin; ci++) dst[ci] = px[ci];
                 }
             }
@@ -48,34 +50,39 @@ ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int
     return OB_OK;
 }
 
-/* Scatter form, one image per task: the column rows of image b are added to
- * its pixels in row order, (ky, kx) order within a row, so every sum has a
- * fixed order. dinp (B,H,W,Cin), dcol (B*Ho*Wo, K*K*Cin). */
+/* Gather form: every input pixel sums the column entries that read it, in
+ * (ky, kx) order (no write races; the CUDA kernel sums in the same order).
+ * dinp (B,H,W,Cin), dcol (B*Ho*Wo, K*K*Cin). */
 ob_status ob_cpu_col2im(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e)
 {
     (void)dev;
     (void)e;
     int Ho = (H + 2 * pad - K) / stride + 1, Wo = (W + 2 * pad - K) / stride + 1;
-    int64_t KC = (int64_t)Cin * K * K, img = (int64_t)H * W * Cin;
+    int64_t KC = (int64_t)Cin * K * K;
 #pragma omp parallel for if ((int64_t)B * Ho * Wo * KC > CONV_PAR_MIN)
-    for (int b = 0; b < B; b++) {
-        float *d = dinp + b * img;
-        memset(d, 0, (size_t)img * sizeof *d);
-        for (int oy = 0; oy < Ho; oy++)
-            for (int ox = 0; ox < Wo; ox++) {
-                const float *s = dcol + (((int64_t)b * Ho + oy) * Wo + ox) * KC; /* (K, K, Cin) */
-                for (int ky = 0; ky < K; ky++) {
-                    int iy = oy * stride + ky - pad;
-                    for (int kx = 0; kx < K; kx++, s += Cin) {
-                        int ix = ox * stride + kx - pad;
-                        if (iy < 0 || iy >= H || ix < 0 || ix >= W) continue;
-                        float *px = d + ((int64_t)iy * W + ix) * Cin;
+    for (int by = 0; by < B * H; by++) {
+        int b = by / H, iy = by % H;
+        for (int ix = 0; ix < W; ix++) {
+            float *d = dinp + (((int64_t)b * H + iy) * W + ix) * Cin; /* (Cin) */
 #pragma omp simd
-                        for (int ci = 0; ci < Cin; ci++) px[ci] += s[ci];
-                    }
+            for (int ci = 0; ci < Cin; ci++) d[ci] = 0.0f;
+            for (int ky = 0; ky < K; ky++) {
+                int ny = iy + pad - ky;
+                if (ny < 0 || ny % stride) continue;
+                int oy = ny / stride;
+                if (oy >= Ho) continue;
+                for (int kx = 0; kx < K; kx++) {
+                    int nx = ix + pad - kx;
+                    if (nx < 0 || nx % stride) continue;
+                    int ox = nx / stride;
+                    if (ox >= Wo) continue;
+                    const float *src = dcol + (((int64_t)b * Ho + oy) * Wo + ox) * KC + (int64_t)(ky * K + kx) * Cin;
+#pragma omp simd
+                    for (int ci = 0; ci < Cin; ci++) d[ci] += src[ci];
                 }
             }
+        }
     }
     return OB_OK;
 }
@@ -143,9 +150,11 @@ ob_status ob_cpu_groupnorm_forward(ob_device *dev, float *out, float *mean, floa
     return OB_OK;
 }
 
-/* One image per task: per-channel sums of dout and dout * (x - mean) (kept
- * per image, then added over the images in order for dw, db), then
- * dinp = rstd (dout w - mean_g(dout w) - xhat mean_g(dout w xhat)). */
+/* dinp one image per task: per-channel sums of dout and dout * (x - mean),
+ * then dinp = rstd (dout w - mean_g(dout w) - xhat mean_g(dout w xhat)).
+ * dw, db: column sums over fixed row chunks of the (B*HW, C) rows, each chunk
+ * in row order in double, chunks combined in order (the CUDA kernel uses the
+ * same chunks: equal bit for bit). */
 ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
                                     const float *inp, const float *w, const float *mean, const float *rstd,
                                     int B, int HW, int C, int G, ob_err *e)
@@ -153,11 +162,17 @@ ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, floa
     (void)dev;
     const int Cg = C / G;
     const double cnt = (double)HW * Cg;
-    double *work = malloc((size_t)B * 2 * (size_t)C * sizeof *work); /* (B, 2, C) */
-    float *coef = malloc((size_t)B * 4 * (size_t)C * sizeof *coef);  /* (B, 4, C) */
-    if (!work || !coef) {
+    const int64_t N = (int64_t)B * HW;
+    const int nch = ob_cpu_red_nchunks(N);
+    double *work = malloc((size_t)B * 2 * (size_t)C * sizeof *work);   /* (B, 2, C) */
+    float *coef = malloc((size_t)B * 4 * (size_t)C * sizeof *coef);    /* (B, 4, C) */
+    double *part = calloc((size_t)nch * 2 * (size_t)C, sizeof *part);  /* (nch, 2, C) */
+    float *mr = malloc((size_t)nch * 2 * (size_t)C * sizeof *mr);      /* (nch, 2, C) */
+    if (!work || !coef || !part || !mr) {
         free(work);
         free(coef);
+        free(part);
+        free(mr);
         return ob_fail(e, OB_ERR_NOMEM, "groupnorm_backward: out of memory");
     }
 #pragma omp parallel for if ((int64_t)B * HW * C > CONV_PAR_MIN)
@@ -199,17 +214,43 @@ ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, floa
             for (int c = 0; c < C; c++) dxp[c] = dp[c] * ca[c] + (xp[c] - mc[c]) * cb[c] + cc[c];
         }
     }
+#pragma omp parallel for if (N * C > CONV_PAR_MIN)
+    for (int ch = 0; ch < nch; ch++) {
+        int64_t n0 = N * ch / nch, n1 = N * (ch + 1) / nch;
+        double *pw = part + (size_t)ch * 2 * C, *pb = pw + C;
+        float *m = mr + (size_t)ch * 2 * C, *r = m + C;
+        int cur = -1;
+        for (int64_t n = n0; n < n1; n++) {
+            int bi = (int)(n / HW);
+            if (bi != cur) { /* this image's mean and rstd per channel */
+                for (int c = 0; c < C; c++) {
+                    m[c] = mean[bi * G + c / Cg];
+                    r[c] = rstd[bi * G + c / Cg];
+                }
+                cur = bi;
+            }
+            const float *x = inp + n * C, *d = dout + n * C;
+#pragma omp simd
+            for (int c = 0; c < C; c++) {
+                float xh = (x[c] - m[c]) * r[c];
+                pw[c] += (double)d[c] * xh;
+                pb[c] += d[c];
+            }
+        }
+    }
     for (int c = 0; c < C; c++) {
-        double sw = 0.0, sb = 0.0;
-        for (int bi = 0; bi < B; bi++) {
-            sw += work[(size_t)bi * 2 * C + C + c] * rstd[bi * G + c / Cg];
-            sb += work[(size_t)bi * 2 * C + c];
+        double sw = 0, sb = 0;
+        for (int ch = 0; ch < nch; ch++) {
+            sw += part[(size_t)ch * 2 * C + c];
+            sb += part[(size_t)ch * 2 * C + C + c];
         }
         dw[c] += (float)sw;
         db[c] += (float)sb;
     }
     free(work);
     free(coef);
+    free(part);
+    free(mr);
     return OB_OK;
 }
 

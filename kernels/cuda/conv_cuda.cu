@@ -6,11 +6,13 @@
  * global average pooling and the class-conditional synthetic images. Images
  * are NHWC.
  *
- * col2im gathers (each input pixel sums its column entries in the CPU's
- * (ky, kx) order: no atomics, bitwise the CPU's result); average pooling sums
- * each (b, c) in pixel order like the CPU; the group-norm parameter gradients
- * use the shared chunked column sums (nn_cuda.cu). The synthetic images use
- * the same Philox draws as the CPU (core/rng.h).
+ * col2im gathers (each input pixel sums its column entries in the order the
+ * CPU scatters them: no atomics, bitwise the CPU's result); average pooling
+ * sums each (b, c) in pixel order like the CPU; group norm repeats the CPU's
+ * staged sums with explicit rounding, its parameter gradients use the shared
+ * chunked column sums (nn_cuda.cu). The synthetic images use the same Philox
+ * draws as the CPU (core/rng.h). Everything here matches the CPU bit for bit
+ * except where a Philox normal goes through the device's log/cos.
  */
 #include "core/rng.h"
 #include "kernels/cuda/cuda_common.cuh"
@@ -19,17 +21,18 @@
 
 /* ---- im2col / col2im --------------------------------------------------------------------- */
 
-/* One block per column row r = (b, oy, ox); threads over (ci, ky, kx). */
+/* One block per column row r = (b, oy, ox); threads over (ky, kx, ci), the
+ * column order of backend.h (channels contiguous). */
 static __global__ void im2col_kernel(float *__restrict__ col, const float *__restrict__ inp, int H, int W, int Cin,
                                      int K, int stride, int pad, int Ho, int Wo)
 {
     int64_t r = blockIdx.x;
     int b = (int)(r / ((int64_t)Ho * Wo)), rem = (int)(r % ((int64_t)Ho * Wo));
     int oy = rem / Wo, ox = rem % Wo;
-    int KK = K * K, KC = Cin * KK;
+    int KC = Cin * K * K;
     float *dst = col + r * KC;
     for (int j = threadIdx.x; j < KC; j += blockDim.x) {
-        int ci = j / KK, k = j % KK, ky = k / K, kx = k % K;
+        int ci = j % Cin, k = j / Cin, ky = k / K, kx = k % K;
         int iy = oy * stride + ky - pad, ix = ox * stride + kx - pad;
         float v = 0.0f;
         if (iy >= 0 && iy < H && ix >= 0 && ix < W) v = inp[(((int64_t)b * H + iy) * W + ix) * Cin + ci];
@@ -49,13 +52,14 @@ static ob_status cu_im2col(ob_device *dev, float *col, const float *inp, int B, 
     return OB_OK;
 }
 
-/* One thread per input element (b, iy, ix, ci). */
+/* One thread per input element (b, iy, ix, ci), gathering the column entries
+ * that read it in the CPU's scatter order: output rows (oy, ox) ascending
+ * (each reads the pixel through exactly one (ky, kx)). */
 static __global__ void col2im_kernel(float *__restrict__ dinp, const float *__restrict__ dcol, int B, int H, int W,
                                      int Cin, int K, int stride, int pad, int Ho, int Wo)
 {
     int64_t total = (int64_t)B * H * W * Cin, step = (int64_t)gridDim.x * blockDim.x;
-    int KK = K * K;
-    int64_t KC = (int64_t)Cin * KK;
+    int64_t KC = (int64_t)Cin * K * K;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
         int ci = (int)(i % Cin);
         int64_t pix = i / Cin;
@@ -63,17 +67,16 @@ static __global__ void col2im_kernel(float *__restrict__ dinp, const float *__re
         int64_t by = pix / W;
         int iy = (int)(by % H), b = (int)(by / H);
         float d = 0.0f;
-        for (int ky = 0; ky < K; ky++) {
-            int ny = iy + pad - ky;
-            if (ny < 0 || ny % stride) continue;
-            int oy = ny / stride;
-            if (oy >= Ho) continue;
-            for (int kx = 0; kx < K; kx++) {
-                int nx = ix + pad - kx;
-                if (nx < 0 || nx % stride) continue;
-                int ox = nx / stride;
-                if (ox >= Wo) continue;
-                d = __fadd_rn(d, dcol[(((int64_t)b * Ho + oy) * Wo + ox) * KC + (int64_t)ci * KK + ky * K + kx]);
+        /* the first output row / column whose window reaches this pixel (ky, kx <= K - 1) */
+        int ty = iy + pad - (K - 1), tx = ix + pad - (K - 1);
+        int oy0 = ty > 0 ? (ty + stride - 1) / stride : 0, ox0 = tx > 0 ? (tx + stride - 1) / stride : 0;
+        for (int oy = oy0; oy < Ho; oy++) {
+            int ky = iy + pad - oy * stride;
+            if (ky < 0) break; /* grows more negative with oy */
+            for (int ox = ox0; ox < Wo; ox++) {
+                int kx = ix + pad - ox * stride;
+                if (kx < 0) break;
+                d = __fadd_rn(d, dcol[(((int64_t)b * Ho + oy) * Wo + ox) * KC + ((int64_t)ky * K + kx) * Cin + ci]);
             }
         }
         dinp[i] = d;
@@ -92,100 +95,164 @@ static ob_status cu_col2im(ob_device *dev, float *dinp, const float *dcol, int B
     return OB_OK;
 }
 
-/* ---- group norm: one block per (b, g) -------------------------------------------------------- */
+/* ---- group norm ---------------------------------------------------------------------------------
+ * The CPU's arithmetic, stage by stage: per-channel sums over the pixels in
+ * pixel order (double), per-group sums over the channels in channel order,
+ * then per-channel coefficients and one elementwise pass; rounding made
+ * explicit, so the results are the CPU's bit for bit. */
 
-static __global__ void __launch_bounds__(OB_CU_RED_THREADS)
-    groupnorm_fwd_kernel(float *__restrict__ out, float *__restrict__ mean, float *__restrict__ rstd,
-                         const float *__restrict__ inp, const float *__restrict__ w, const float *__restrict__ b,
-                         int HW, int C, int G)
+/* Thread per (b, c): cs = sum_p x, cv = sum_p x^2 (forward) or
+ * s1 = sum_p dout, s2 = sum_p dout * (x - mean) (backward). work (B, 2, C). */
+template <int BACKWARD>
+static __global__ void gn_chan_kernel(double *__restrict__ work, const float *__restrict__ inp,
+                                      const float *__restrict__ dout, const float *__restrict__ mean, int B, int HW,
+                                      int C, int G)
 {
-    __shared__ float s_m, s_r;
-    int bg = blockIdx.x, bi = bg / G, g = bg % G, Cg = C / G;
-    int64_t base = (int64_t)bi * HW * C + (int64_t)g * Cg, cnt_i = (int64_t)HW * Cg;
-    const double cnt = (double)cnt_i;
-    const float *x = inp + base;
-    float *o = out + base;
-    double s = 0.0, unused = 0.0;
-    for (int64_t k = threadIdx.x; k < cnt_i; k += blockDim.x) s += x[(k / Cg) * C + k % Cg];
-    cu_block_sum2(s, unused);
-    if (threadIdx.x == 0) s_m = (float)(s / cnt);
-    __syncthreads();
-    const float m = s_m;
-    double v = 0.0;
-    unused = 0.0;
-    for (int64_t k = threadIdx.x; k < cnt_i; k += blockDim.x) {
-        double d = (double)x[(k / Cg) * C + k % Cg] - m;
-        v += d * d;
+    int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (int64_t)B * C) return;
+    int bi = (int)(i / C), c = (int)(i % C), Cg = C / G;
+    const float *x = inp + (int64_t)bi * HW * C + c;
+    double a = 0.0, q = 0.0;
+    if (!BACKWARD) {
+        for (int p = 0; p < HW; p++) {
+            double v = x[(int64_t)p * C];
+            a = __dadd_rn(a, v);
+            q = __dadd_rn(q, __dmul_rn(v, v));
+        }
+    } else {
+        const float *d = dout + (int64_t)bi * HW * C + c;
+        const float mc = mean[bi * G + c / Cg];
+        for (int p = 0; p < HW; p++) {
+            float dv = d[(int64_t)p * C];
+            a = __dadd_rn(a, (double)dv);
+            q = __dadd_rn(q, __dmul_rn((double)dv, (double)__fsub_rn(x[(int64_t)p * C], mc)));
+        }
     }
-    cu_block_sum2(v, unused);
-    if (threadIdx.x == 0) {
-        s_r = (float)(1.0 / sqrt(v / cnt + 1e-5));
-        mean[bg] = m;
-        rstd[bg] = s_r;
+    work[(int64_t)bi * 2 * C + c] = a;
+    work[(int64_t)bi * 2 * C + C + c] = q;
+}
+
+/* Thread per (b, g): the group's statistics and the per-channel coefficients.
+ * forward: coef (B, 2, C) = scale, shift; backward: coef (B, 3, C) = ca, cb, cc. */
+template <int BACKWARD>
+static __global__ void gn_group_kernel(float *__restrict__ coef, float *__restrict__ mean, float *__restrict__ rstd,
+                                       const double *__restrict__ work, const float *__restrict__ w,
+                                       const float *__restrict__ b, int B, int HW, int C, int G)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= B * G) return;
+    int bi = i / G, g = i % G, Cg = C / G;
+    const double cnt = (double)HW * Cg;
+    const double *s1 = work + (int64_t)bi * 2 * C, *s2 = s1 + C;
+    if (!BACKWARD) {
+        float *sc = coef + (int64_t)bi * 2 * C, *sh = sc + C;
+        double t = 0.0, t2 = 0.0;
+        for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+            t = __dadd_rn(t, s1[c]);
+            t2 = __dadd_rn(t2, s2[c]);
+        }
+        double md = __ddiv_rn(t, cnt), var = __dsub_rn(__ddiv_rn(t2, cnt), __dmul_rn(md, md));
+        float m = (float)md;
+        float r = (float)__ddiv_rn(1.0, __dsqrt_rn(__dadd_rn(var > 0.0 ? var : 0.0, 1e-5)));
+        mean[i] = m;
+        rstd[i] = r;
+        for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+            sc[c] = __fmul_rn(r, w[c]);
+            sh[c] = __fsub_rn(b[c], __fmul_rn(m, sc[c]));
+        }
+    } else {
+        float *ca = coef + (int64_t)bi * 3 * C, *cb = ca + C, *cc = cb + C;
+        const float r = rstd[i];
+        double t1 = 0.0, t2 = 0.0;
+        for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+            t1 = __dadd_rn(t1, __dmul_rn((double)w[c], s1[c]));
+            t2 = __dadd_rn(t2, __dmul_rn(__dmul_rn((double)w[c], s2[c]), (double)r));
+        }
+        float m1 = (float)__ddiv_rn(t1, cnt), m2 = (float)__ddiv_rn(t2, cnt);
+        for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+            ca[c] = __fmul_rn(w[c], r);
+            cb[c] = __fmul_rn(__fmul_rn(-m2, r), r);
+            cc[c] = __fmul_rn(-m1, r);
+        }
     }
-    __syncthreads();
-    const float r = s_r;
-    const float *wg = w + g * Cg, *bgp = b + g * Cg;
-    for (int64_t k = threadIdx.x; k < cnt_i; k += blockDim.x) {
-        int64_t i = (k / Cg) * C + k % Cg;
-        int c = (int)(k % Cg);
-        o[i] = __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(x[i], m), r), wg[c]), bgp[c]);
+}
+
+/* Elementwise: forward out = x * scale + shift; backward
+ * dinp = dout * ca + (x - mean) * cb + cc. */
+template <int BACKWARD>
+static __global__ void gn_apply_kernel(float *__restrict__ out, const float *__restrict__ inp,
+                                       const float *__restrict__ dout, const float *__restrict__ coef,
+                                       const float *__restrict__ mean, int B, int HW, int C, int G)
+{
+    int64_t total = (int64_t)B * HW * C, step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < total; i += step) {
+        int c = (int)(i % C);
+        int64_t bi = i / ((int64_t)HW * C);
+        if (!BACKWARD) {
+            const float *sc = coef + bi * 2 * C;
+            out[i] = __fadd_rn(__fmul_rn(inp[i], sc[c]), sc[C + c]);
+        } else {
+            const float *ca = coef + bi * 3 * C;
+            float mc = mean[bi * G + c / (C / G)];
+            out[i] = __fadd_rn(__fadd_rn(__fmul_rn(dout[i], ca[c]), __fmul_rn(__fsub_rn(inp[i], mc), ca[C + c])),
+                               ca[2 * C + c]);
+        }
     }
+}
+
+/* Scratch for the group-norm stages: work (B, 2, C) doubles, then coef (B, 3, C) floats. */
+static ob_status gn_scratch(ob_device *dev, int B, int C, double **work, float **coef, ob_err *e)
+{
+    size_t wbytes = ((size_t)B * 2 * C * sizeof(double) + 255) / 256 * 256;
+    unsigned char *buf = NULL;
+    OB_TRY(ob_cu_scratch(dev, wbytes + (size_t)B * 3 * C * sizeof(float), (void **)&buf, e));
+    *work = (double *)buf;
+    *coef = (float *)(buf + wbytes);
+    return OB_OK;
 }
 
 static ob_status cu_groupnorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
                                       const float *w, const float *b, int B, int HW, int C, int G, ob_err *e)
 {
-    if (B * G <= 0) return OB_OK;
-    groupnorm_fwd_kernel<<<B * G, OB_CU_RED_THREADS, 0, cu_impl(dev)->stream>>>(out, mean, rstd, inp, w, b, HW, C,
-                                                                                  G);
-    OB_CU_LAUNCHED(e, "groupnorm_forward");
+    if (B <= 0 || C <= 0 || G <= 0) return OB_OK;
+    const char *op = "groupnorm_forward";
+    cudaStream_t s = cu_impl(dev)->stream;
+    double *work;
+    float *coef;
+    OB_TRY(gn_scratch(dev, B, C, &work, &coef, e));
+    int64_t bc = (int64_t)B * C;
+    gn_chan_kernel<0><<<(unsigned)((bc + 127) / 128), 128, 0, s>>>(work, inp, NULL, NULL, B, HW, C, G);
+    OB_CU_LAUNCHED(e, op);
+    gn_group_kernel<0><<<(B * G + 127) / 128, 128, 0, s>>>(coef, mean, rstd, work, w, b, B, HW, C, G);
+    OB_CU_LAUNCHED(e, op);
+    int64_t total = (int64_t)B * HW * C;
+    gn_apply_kernel<0><<<cu_grid(dev, total, CV_THREADS), CV_THREADS, 0, s>>>(out, inp, NULL, coef, mean, B, HW, C,
+                                                                              G);
+    OB_CU_LAUNCHED(e, op);
     return OB_OK;
-}
-
-static __global__ void __launch_bounds__(OB_CU_RED_THREADS)
-    groupnorm_bwd_kernel(float *__restrict__ dinp, const float *__restrict__ dout, const float *__restrict__ inp,
-                         const float *__restrict__ w, const float *__restrict__ mean, const float *__restrict__ rstd,
-                         int HW, int C, int G)
-{
-    __shared__ float s_m1, s_m2;
-    int bg = blockIdx.x, bi = bg / G, g = bg % G, Cg = C / G;
-    int64_t base = (int64_t)bi * HW * C + (int64_t)g * Cg, cnt_i = (int64_t)HW * Cg;
-    const double cnt = (double)cnt_i;
-    const float *x = inp + base, *d = dout + base, *wg = w + g * Cg;
-    float *dx = dinp + base;
-    const float m = mean[bg], r = rstd[bg];
-    double s1 = 0.0, s2 = 0.0;
-    for (int64_t k = threadIdx.x; k < cnt_i; k += blockDim.x) {
-        int64_t i = (k / Cg) * C + k % Cg;
-        float dn = __fmul_rn(d[i], wg[k % Cg]);
-        s1 += dn;
-        s2 += (double)dn * __fmul_rn(__fsub_rn(x[i], m), r);
-    }
-    cu_block_sum2(s1, s2);
-    if (threadIdx.x == 0) {
-        s_m1 = (float)(s1 / cnt);
-        s_m2 = (float)(s2 / cnt);
-    }
-    __syncthreads();
-    const float m1 = s_m1, m2 = s_m2;
-    for (int64_t k = threadIdx.x; k < cnt_i; k += blockDim.x) {
-        int64_t i = (k / Cg) * C + k % Cg;
-        float xh = __fmul_rn(__fsub_rn(x[i], m), r);
-        float t = __fsub_rn(__fsub_rn(__fmul_rn(d[i], wg[k % Cg]), m1), __fmul_rn(xh, m2));
-        dx[i] = __fmul_rn(t, r);
-    }
 }
 
 static ob_status cu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
                                        const float *inp, const float *w, const float *mean, const float *rstd, int B,
                                        int HW, int C, int G, ob_err *e)
 {
-    if (B * G <= 0) return OB_OK;
-    groupnorm_bwd_kernel<<<B * G, OB_CU_RED_THREADS, 0, cu_impl(dev)->stream>>>(dinp, dout, inp, w, mean, rstd, HW,
-                                                                                  C, G);
-    OB_CU_LAUNCHED(e, "groupnorm_backward");
-    return ob_cu_colsums(dev, 2, dw, db, dout, inp, mean, rstd, (int64_t)B * HW, C, HW, G, "groupnorm_backward", e);
+    if (B <= 0 || C <= 0 || G <= 0) return OB_OK;
+    const char *op = "groupnorm_backward";
+    cudaStream_t s = cu_impl(dev)->stream;
+    double *work;
+    float *coef;
+    OB_TRY(gn_scratch(dev, B, C, &work, &coef, e));
+    int64_t bc = (int64_t)B * C;
+    gn_chan_kernel<1><<<(unsigned)((bc + 127) / 128), 128, 0, s>>>(work, inp, dout, mean, B, HW, C, G);
+    OB_CU_LAUNCHED(e, op);
+    gn_group_kernel<1><<<(B * G + 127) / 128, 128, 0, s>>>(coef, NULL, (float *)rstd, work, w, NULL, B, HW, C, G);
+    OB_CU_LAUNCHED(e, op);
+    int64_t total = (int64_t)B * HW * C;
+    gn_apply_kernel<1><<<cu_grid(dev, total, CV_THREADS), CV_THREADS, 0, s>>>(dinp, inp, dout, coef, mean, B, HW, C,
+                                                                              G);
+    OB_CU_LAUNCHED(e, op);
+    /* dw, db: the CPU's row chunks (nn_cuda.cu), after the stages above in stream order */
+    return ob_cu_colsums(dev, 2, dw, db, dout, inp, mean, rstd, (int64_t)B * HW, C, HW, G, op, e);
 }
 
 /* ---- ReLU ------------------------------------------------------------------------------------- */
@@ -237,24 +304,17 @@ static __global__ void maxpool2_kernel(float *__restrict__ a, const float *__res
         int oy = (int)(by % Ho), bb = (int)(by / Ho);
         int64_t i00 = (((int64_t)bb * H + 2 * oy) * W + 2 * ox) * C + c;
         int64_t idx[4] = {i00, i00 + C, i00 + (int64_t)W * C, i00 + (int64_t)W * C + C};
-        if (!BACKWARD) { /* a = out, inp the input */
-            float m = inp[idx[0]];
-            m = inp[idx[1]] > m ? inp[idx[1]] : m;
-            m = inp[idx[2]] > m ? inp[idx[2]] : m;
-            m = inp[idx[3]] > m ? inp[idx[3]] : m;
-            a[i] = m;
-        } else { /* a = dinp, b = dout */
-            int arg = 0;
-            float m = inp[idx[0]];
-#pragma unroll
-            for (int k = 1; k < 4; k++)
-                if (inp[idx[k]] > m) {
-                    m = inp[idx[k]];
-                    arg = k;
-                }
-            float d = b[i];
-#pragma unroll
-            for (int k = 0; k < 4; k++) a[idx[k]] = k == arg ? d : 0.0f;
+        float a0 = inp[idx[0]], a1 = inp[idx[1]], a2 = inp[idx[2]], a3 = inp[idx[3]];
+        float m01 = a1 > a0 ? a1 : a0, m23 = a3 > a2 ? a3 : a2;
+        if (!BACKWARD) { /* a = out */
+            a[i] = m23 > m01 ? m23 : m01;
+        } else { /* a = dinp, b = dout: the first maximum in (0,0), (0,1), (1,0), (1,1) order, as the CPU writes it */
+            float g = b[i];
+            float s01 = a1 > a0 ? 1.0f : 0.0f, s23 = a3 > a2 ? 1.0f : 0.0f, sh = m23 > m01 ? 1.0f : 0.0f;
+            a[idx[0]] = g * (1.0f - sh) * (1.0f - s01);
+            a[idx[1]] = g * (1.0f - sh) * s01;
+            a[idx[2]] = g * sh * (1.0f - s23);
+            a[idx[3]] = g * sh * s23;
         }
     }
 }

@@ -6,12 +6,15 @@
  * row softmax, row gather/scatter and softmax cross-entropy. Matrix products
  * go through the backend's gemm (cuBLAS).
  *
- * Determinism: no float atomics anywhere. Row reductions are fixed warp or
- * block trees. Column reductions (dw, db of LayerNorm, the bias gradient)
- * use the CPU's row chunks (OB_CU_COL_CHUNKS, the same boundaries) and sum
- * each chunk in row order in double, so they equal the CPU's bit for bit.
- * The embedding gradient sorts the token positions (CUB's stable radix sort)
- * and adds each token's rows in position order, as the CPU does.
+ * Determinism, and the CPU's bits: no float atomics anywhere. Row sums that
+ * the CPU takes in order (LayerNorm statistics, the softmax and cross-entropy
+ * normalizers) are taken in the same order by one lane of the row's warp or
+ * block, with explicit rounding, and exp/tanh are the CPU's own polynomial
+ * (nn_expf), so these layers give the CPU's results bit for bit. Column
+ * reductions (dw, db of LayerNorm, the bias gradient) use the CPU's row chunks
+ * (OB_CU_COL_CHUNKS, the same boundaries), each chunk summed in row order in
+ * double. The embedding gradient sorts the token positions (CUB's stable radix
+ * sort) and adds each token's rows in position order, as the CPU does.
  */
 #include <cub/cub.cuh>
 
@@ -19,16 +22,39 @@
 
 #define NN_THREADS 256
 
-static __device__ __forceinline__ float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
 static __device__ __forceinline__ float warp_max(float v)
 {
     for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
+}
+
+/* The CPU's exp and tanh (kernels/cpu/nn_cpu.c: nn_expf, nn_tanhf), operation
+ * for operation with explicit rounding, so that the two backends agree bit for
+ * bit: x clamped to [-87, 88] by arithmetic, x = n ln2 + r (Cody-Waite), e^r by
+ * its degree-7 Taylor polynomial, 2^n through the exponent bits. */
+static __device__ __forceinline__ float nn_expf(float x)
+{
+    float lo = x < -87.0f ? 1.0f : 0.0f;
+    x = __fadd_rn(x, __fmul_rn(lo, __fsub_rn(-87.0f, x)));
+    float hi = x > 88.0f ? 1.0f : 0.0f;
+    x = __fadd_rn(x, __fmul_rn(hi, __fsub_rn(88.0f, x)));
+    float n = __fsub_rn(__fadd_rn(__fmul_rn(x, 1.44269504088896341f), 12582912.0f), 12582912.0f);
+    float r = __fsub_rn(x, __fmul_rn(n, 0.693145751953125f));
+    r = __fsub_rn(r, __fmul_rn(n, 1.42860682030941723e-6f));
+    float p = __fadd_rn(0.00138888892f, __fmul_rn(r, 0.000198412701f));
+    p = __fadd_rn(0.00833333377f, __fmul_rn(r, p));
+    p = __fadd_rn(0.0416666679f, __fmul_rn(r, p));
+    p = __fadd_rn(0.166666672f, __fmul_rn(r, p));
+    p = __fadd_rn(0.5f, __fmul_rn(r, p));
+    p = __fadd_rn(1.0f, __fmul_rn(r, p));
+    p = __fadd_rn(1.0f, __fmul_rn(r, p));
+    int bits = ((int)n + 127) << 23;
+    return __fmul_rn(p, __int_as_float(bits));
+}
+
+static __device__ __forceinline__ float nn_tanhf(float u)
+{
+    return __fsub_rn(1.0f, __fdiv_rn(2.0f, __fadd_rn(nn_expf(__fmul_rn(2.0f, u)), 1.0f)));
 }
 
 /* ---- embedding ----------------------------------------------------------------------- */
@@ -126,6 +152,9 @@ static ob_status cu_embedding_backward(ob_device *dev, float *dwte, float *dwpe,
 
 /* ---- LayerNorm: one warp per row ------------------------------------------------------------- */
 
+/* One warp per row. The mean and variance are summed in float in column
+ * order by lane 0 (as the CPU sums them: the same bits; a row of 768 costs a
+ * few microseconds), the rest is spread over the warp. */
 static __global__ void layernorm_fwd_kernel(float *__restrict__ out, float *__restrict__ mean,
                                             float *__restrict__ rstd, const float *__restrict__ inp,
                                             const float *__restrict__ w, const float *__restrict__ b, int N, int C)
@@ -134,22 +163,24 @@ static __global__ void layernorm_fwd_kernel(float *__restrict__ out, float *__re
     if (n >= N) return;
     const float *x = inp + (int64_t)n * C;
     float *o = out + (int64_t)n * C;
-    float s = 0.0f;
-    for (int c = lane; c < C; c += 32) s += x[c];
-    float m = warp_sum(s) / (float)C;
-    float v = 0.0f;
-    for (int c = lane; c < C; c += 32) {
-        float d = x[c] - m;
-        v += d * d;
-    }
-    v = warp_sum(v) / (float)C;
-    float r = 1.0f / sqrtf(v + 1e-5f);
-    for (int c = lane; c < C; c += 32)
-        o[c] = __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(x[c], m), r), w[c]), b[c]);
+    float m = 0.0f, r = 0.0f;
     if (lane == 0) {
+        for (int c = 0; c < C; c++) m = __fadd_rn(m, x[c]);
+        m = __fdiv_rn(m, (float)C);
+        float v = 0.0f;
+        for (int c = 0; c < C; c++) {
+            float d = __fsub_rn(x[c], m);
+            v = __fadd_rn(v, __fmul_rn(d, d));
+        }
+        v = __fdiv_rn(v, (float)C);
+        r = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(v, 1e-5f)));
         mean[n] = m;
         rstd[n] = r;
     }
+    m = __shfl_sync(0xffffffffu, m, 0);
+    r = __shfl_sync(0xffffffffu, r, 0);
+    for (int c = lane; c < C; c += 32)
+        o[c] = __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(x[c], m), r), w[c]), b[c]);
 }
 
 static ob_status cu_layernorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
@@ -163,6 +194,7 @@ static ob_status cu_layernorm_forward(ob_device *dev, float *out, float *mean, f
     return OB_OK;
 }
 
+/* One warp per row; the two row means summed by lane 0 in column order, as the CPU does. */
 static __global__ void layernorm_bwd_dinp_kernel(float *__restrict__ dinp, const float *__restrict__ dout,
                                                  const float *__restrict__ inp, const float *__restrict__ w,
                                                  const float *__restrict__ mean, const float *__restrict__ rstd,
@@ -173,14 +205,19 @@ static __global__ void layernorm_bwd_dinp_kernel(float *__restrict__ dinp, const
     const float *x = inp + (int64_t)n * C, *d = dout + (int64_t)n * C;
     float *dx = dinp + (int64_t)n * C;
     const float m = mean[n], s = rstd[n];
-    float a = 0.0f, bsum = 0.0f;
-    for (int c = lane; c < C; c += 32) {
-        float xh = __fmul_rn(__fsub_rn(x[c], m), s);
-        float dn = __fmul_rn(w[c], d[c]);
-        a += dn;
-        bsum += dn * xh;
+    float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+    if (lane == 0) {
+        for (int c = 0; c < C; c++) {
+            float xh = __fmul_rn(__fsub_rn(x[c], m), s);
+            float dn = __fmul_rn(w[c], d[c]);
+            dnorm_mean = __fadd_rn(dnorm_mean, dn);
+            dnorm_norm_mean = __fadd_rn(dnorm_norm_mean, __fmul_rn(dn, xh));
+        }
+        dnorm_mean = __fdiv_rn(dnorm_mean, (float)C);
+        dnorm_norm_mean = __fdiv_rn(dnorm_norm_mean, (float)C);
     }
-    float dnorm_mean = warp_sum(a) / (float)C, dnorm_norm_mean = warp_sum(bsum) / (float)C;
+    dnorm_mean = __shfl_sync(0xffffffffu, dnorm_mean, 0);
+    dnorm_norm_mean = __shfl_sync(0xffffffffu, dnorm_norm_mean, 0);
     for (int c = lane; c < C; c += 32) {
         float xh = __fmul_rn(__fsub_rn(x[c], m), s);
         float dn = __fmul_rn(w[c], d[c]);
@@ -293,12 +330,17 @@ static ob_status cu_bias_backward(ob_device *dev, float *db, const float *dout, 
 
 #define GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
 
+static __device__ __forceinline__ float gelu_u(float x) /* GELU_K * (x + 0.044715 x^3) */
+{
+    return __fmul_rn(GELU_K, __fadd_rn(x, __fmul_rn(__fmul_rn(__fmul_rn(0.044715f, x), x), x)));
+}
+
 static __global__ void gelu_fwd_kernel(float *out, const float *inp, int64_t n)
 {
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         float x = inp[i];
-        out[i] = 0.5f * x * (1.0f + tanhf(GELU_K * (x + 0.044715f * x * x * x)));
+        out[i] = __fmul_rn(__fmul_rn(0.5f, x), __fadd_rn(1.0f, nn_tanhf(gelu_u(x))));
     }
 }
 
@@ -307,11 +349,12 @@ static __global__ void gelu_bwd_kernel(float *dinp, const float *inp, const floa
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
         float x = inp[i];
-        float u = GELU_K * (x + 0.044715f * x * x * x);
-        float t = tanhf(u);
-        float sech2 = 1.0f - t * t;
-        float g = 0.5f * (1.0f + t) + 0.5f * x * sech2 * GELU_K * (1.0f + 3.0f * 0.044715f * x * x);
-        dinp[i] = g * dout[i];
+        float t = nn_tanhf(gelu_u(x));
+        float sech2 = __fsub_rn(1.0f, __fmul_rn(t, t));
+        float a = __fmul_rn(0.5f, __fadd_rn(1.0f, t));
+        float b = __fmul_rn(__fmul_rn(__fmul_rn(__fmul_rn(0.5f, x), sech2), GELU_K),
+                            __fadd_rn(1.0f, __fmul_rn(__fmul_rn(3.0f * 0.044715f, x), x)));
+        dinp[i] = __fmul_rn(__fadd_rn(a, b), dout[i]);
     }
 }
 
@@ -373,21 +416,22 @@ static ob_status cu_heads_merge(ob_device *dev, float *dst, const float *src, in
 
 /* ---- row softmax: one warp per row ----------------------------------------------------------------- */
 
+/* One warp per row: the max over the warp (exact), the exps spread over the
+ * warp, their float sum by lane 0 in column order (the CPU's bits). */
 static __global__ void softmax_fwd_kernel(float *__restrict__ x, int R, int L)
 {
     int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;
     if (r >= R) return;
     float *row = x + (int64_t)r * L;
     float mx = -INFINITY;
-    for (int i = lane; i < L; i += 32) mx = fmaxf(mx, row[i]);
+    for (int i = lane; i < L; i += 32) mx = row[i] > mx ? row[i] : mx;
     mx = warp_max(mx);
+    for (int i = lane; i < L; i += 32) row[i] = nn_expf(__fsub_rn(row[i], mx));
+    __syncwarp();
     float s = 0.0f;
-    for (int i = lane; i < L; i += 32) {
-        float v = expf(row[i] - mx);
-        row[i] = v;
-        s += v;
-    }
-    float inv = 1.0f / warp_sum(s);
+    if (lane == 0)
+        for (int i = 0; i < L; i++) s = __fadd_rn(s, row[i]);
+    float inv = __fdiv_rn(1.0f, __shfl_sync(0xffffffffu, s, 0));
     for (int i = lane; i < L; i += 32) row[i] = __fmul_rn(row[i], inv);
 }
 
@@ -398,8 +442,9 @@ static __global__ void softmax_bwd_kernel(float *dx, const float *dy, const floa
     const float *yr = y + (int64_t)r * L, *dyr = dy + (int64_t)r * L;
     float *dxr = dx + (int64_t)r * L;
     float s = 0.0f;
-    for (int i = lane; i < L; i += 32) s += dyr[i] * yr[i];
-    s = warp_sum(s);
+    if (lane == 0)
+        for (int i = 0; i < L; i++) s = __fadd_rn(s, __fmul_rn(dyr[i], yr[i]));
+    s = __shfl_sync(0xffffffffu, s, 0); /* every read of dy is before any write of dx (they may alias) */
     for (int i = lane; i < L; i += 32) dxr[i] = __fmul_rn(yr[i], __fsub_rn(dyr[i], s));
 }
 
@@ -504,37 +549,34 @@ static __global__ void __launch_bounds__(XENT_THREADS)
     }
     __syncthreads();
     mx = s_mx;
-    /* sum of exp in double */
-    double s = 0.0, unused = 0.0;
-    for (int v = tid; v < V; v += XENT_THREADS) s += exp((double)(l[v] - mx));
-    cu_block_sum2(s, unused);
-    if (tid == 0) s_sum = s;
     const int t = targets[m];
     const float lt = l[t];
-    __syncthreads(); /* every read of l is done before p (which may alias it) is written */
-    s = s_sum;
-    if (tid == 0) {
-        losses[m] = (float)(log(s) - (double)(lt - mx));
+    __syncthreads(); /* every thread has read l[t] before p (which may alias l) is written */
+    for (int v = tid; v < V; v += XENT_THREADS) p[v] = nn_expf(__fsub_rn(l[v], mx));
+    __syncthreads();
+    if (tid == 0) { /* the CPU's sum: double, in column order */
+        double s = 0.0;
+        for (int v = 0; v < V; v++) s = __dadd_rn(s, (double)p[v]);
+        s_sum = s;
+        losses[m] = (float)__dsub_rn(log(s), (double)__fsub_rn(lt, mx));
         if (hit) hit[m] = s_arg == t ? 1.0f : 0.0f;
     }
-    float inv = (float)(1.0 / s);
-    for (int v = tid; v < V; v += XENT_THREADS) p[v] = __fmul_rn(expf(l[v] - mx), inv);
+    __syncthreads();
+    float inv = (float)__ddiv_rn(1.0, s_sum);
+    for (int v = tid; v < V; v += XENT_THREADS) p[v] = __fmul_rn(p[v], inv);
 }
 
-/* One block: the mean loss and the hit count, in double, fixed order. */
+/* The mean loss and the hit count, in double, in row order (one thread, as the CPU). */
 static __global__ void xent_mean_kernel(const float *__restrict__ losses, const float *__restrict__ hit, int M,
                                         float *loss, float *correct)
 {
     double s = 0.0, c = 0.0;
-    for (int m = threadIdx.x; m < M; m += blockDim.x) {
-        s += losses[m];
-        if (hit) c += hit[m];
+    for (int m = 0; m < M; m++) {
+        s = __dadd_rn(s, (double)losses[m]);
+        if (hit) c = __dadd_rn(c, (double)hit[m]);
     }
-    cu_block_sum2(s, c);
-    if (threadIdx.x == 0) {
-        *loss = M > 0 ? (float)(s / M) : 0.0f;
-        if (correct) *correct = (float)c;
-    }
+    *loss = M > 0 ? (float)__ddiv_rn(s, (double)M) : 0.0f;
+    if (correct) *correct = (float)c;
 }
 
 static ob_status cu_xent_forward(ob_device *dev, float *probs, float *losses, const float *logits,
@@ -547,7 +589,7 @@ static ob_status cu_xent_forward(ob_device *dev, float *probs, float *losses, co
         xent_fwd_kernel<<<M, XENT_THREADS, 0, s>>>(probs, losses, logits, targets, V, hit);
         OB_CU_LAUNCHED(e, "xent_forward");
     }
-    xent_mean_kernel<<<1, OB_CU_RED_THREADS, 0, s>>>(losses, hit, M, loss, correct);
+    xent_mean_kernel<<<1, 1, 0, s>>>(losses, hit, M, loss, correct);
     OB_CU_LAUNCHED(e, "xent_forward");
     return OB_OK;
 }

@@ -17,11 +17,15 @@ args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.01 --steps 12000 -
 "$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" 2>/dev/null || { echo "reference run failed"; exit 1; }
 db="$tmp/t.db"
 
-# Start (or continue) with two cells at a time and stop both with SIGINT.
+# Start (or continue) with two cells at a time and stop both with SIGINT
+# once each has written a few checkpoints.
 interrupt() {
   "$OPTBENCH" "${args[@]}" --db "$db" --devices 0,1 --resume >/dev/null 2>"$tmp/int.err" &
   local pid=$!
-  sleep "$1"
+  for _ in $(seq 400); do
+    [ "$(ls "$db".ckpt/run-1 "$db".ckpt/run-2 2>/dev/null | grep -c 'obck$')" -ge 4 ] && break
+    sleep 0.05
+  done
   kill -INT $pid; wait $pid; local rc=$?
   [ $rc = 130 ] || fail "interrupt: exit status $rc: $(cat "$tmp/int.err")"
 }
@@ -35,7 +39,7 @@ resume() { # resume WHAT-TO-EXPECT-IN-STDERR
 }
 
 # 1. the newest checkpoint of each run is damaged: the one before is used
-interrupt 0.5
+interrupt
 echo "interrupted: $(q "$db" "select id, status, steps_done from runs" | tr '\n' ' ')"
 for r in 1 2; do
   f=$(newest $r); python3 - "$f" <<'PY'
@@ -45,21 +49,21 @@ done
 resume "checksum mismatch"
 
 # 2. every checkpoint truncated, or garbage: the runs start over
-interrupt 0.5
+interrupt
 for f in "$db".ckpt/run-1/ckpt-*.obck; do truncate -s 100 "$f"; done
 for f in "$db".ckpt/run-2/ckpt-*.obck; do printf "not a checkpoint at all, just text that is long enough to have a header %.0s" 1 2 >"$f"; done
 resume "bad magic"
 grep -q "truncated" "$tmp/res.err" || fail "no message about the truncated checkpoints"
 
 # 3. a checkpoint of the other run, placed as the newest: refused by its identity
-interrupt 0.5
+interrupt
 s=$(basename "$(newest 2)"); s=${s#ckpt-}; s=$((10#${s%.obck} + 7))
 cp "$(newest 1)" "$(printf '%s.ckpt/run-2/ckpt-%012d.obck' "$db" $s)"
 resume "written for another run"
 
 # 4. the database lost the tail of a curve (a power cut with synchronous=NORMAL):
 #    a checkpoint past what the curve holds is skipped
-interrupt 0.5
+interrupt
 st=$(q "$db" "select steps_done from runs where id=1")
 q "$db" "delete from curves where run_id=1 and step > $((st - 1))" >/dev/null
 resume "holds the curve only up to step $((st - 1))"

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Bitwise resume for every optimizer: all the elementwise ones on the
+# quadratic (with a warmup-cosine schedule and the rollback guard tripped by
+# a planted NaN, so schedule position, update counts and rollback snapshots
+# must all come back from the checkpoint), killed with SIGKILL while cells
+# are under way; and the matrix optimizers (muon, root: Newton-Schulz on
+# the conv net's matrices) stopped by SIGINT. Each --resume ends exactly as
+# the uninterrupted run.
+set -uo pipefail
+: "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+RANDOM=${OB_KILL_SEED:-$$}
+
+opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion
+A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --checkpoint-every 25
+   --set quadratic.dim=64 --set quadratic.inject_nan_step=130 --set sgd.momentum=0.9 --set sgd.nesterov=true
+   --set adam.amsgrad=true --set rmsprop.centered=true --set rmsprop.momentum=0.5
+   --set train.schedule=warmup_cosine --set train.warmup_steps=50
+   --set train.on_nonfinite=rollback --set train.snapshot_every=40 --backend cpu)
+"$OPTBENCH" "${A[@]}" --db "$tmp/a_ref.db" --dump-params "$tmp/a_ref" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
+grep -c "rollback" "$tmp/err" >/dev/null
+# Six of the ten runs, at random, are each killed a random moment after
+# their first checkpoint (runs are numbered 1..10 in cell order).
+targets=$(python3 -c "import random,sys; random.seed(int(sys.argv[1])); print(*sorted(random.sample(range(1, 11), 6)))" $RANDOM)
+echo "SIGKILL in runs: $targets"
+kills=0
+for r in $targets; do
+  "$OPTBENCH" "${A[@]}" --db "$tmp/a.db" --dump-params "$tmp/a" --resume >/dev/null 2>"$tmp/a$r.err" &
+  pid=$!
+  for _ in $(seq 3000); do
+    compgen -G "$tmp/a.db.ckpt/run-$r/ckpt-*.obck" >/dev/null && break
+    kill -0 $pid 2>/dev/null || break
+    sleep 0.005
+  done
+  sleep "0.0$((RANDOM % 10))"
+  kill -9 $pid 2>/dev/null && kills=$((kills+1))
+  wait $pid 2>/dev/null
+done
+"$OPTBENCH" "${A[@]}" --db "$tmp/a.db" --dump-params "$tmp/a" --resume 2>"$tmp/err" || fail "final resume: $(cat "$tmp/err")"
+echo "elementwise optimizers: $kills SIGKILLs; $(tail -2 "$tmp/err" | head -1)"
+[ $kills = 6 ] || fail "only $kills kills landed while running"
+python3 "$here/resume_compare.py" "$tmp/a_ref.db" "$tmp/a.db" || fail "elementwise optimizers: results differ"
+for f in "$tmp"/a_ref/*.f32; do cmp -s "$f" "$tmp/a/$(basename "$f")" || fail "parameters differ: $(basename "$f")"; done
+python3 - "$tmp/a.db" <<'PY' || fail "the rollback guard did not act"
+import sqlite3, sys
+n = sqlite3.connect(sys.argv[1]).execute("select count(*) from events where detail like '%rollback%'").fetchone()[0]
+assert n > 0, n
+PY
+
+# matrix optimizers on the conv net, stopped by SIGINT after the first checkpoint
+B=(run --workloads cnn-tiny --optimizers muon,root --steps 16 --checkpoint-every 4 --eval-every 8 --backend cpu)
+"$OPTBENCH" "${B[@]}" --db "$tmp/b_ref.db" --dump-params "$tmp/b_ref" 2>/dev/null || fail "conv net reference"
+for round in 1 2; do
+  "$OPTBENCH" "${B[@]}" --db "$tmp/b.db" --dump-params "$tmp/b" --resume >/dev/null 2>"$tmp/b.err" &
+  pid=$!
+  for _ in $(seq 3000); do compgen -G "$tmp/b.db.ckpt/run-$round/ckpt-*.obck" >/dev/null && break; sleep 0.01; done
+  kill -INT $pid; wait $pid; rc=$?
+  [ $rc = 130 ] || fail "conv net round $round: exit $rc: $(cat "$tmp/b.err")"
+done
+"$OPTBENCH" "${B[@]}" --db "$tmp/b.db" --dump-params "$tmp/b" --resume 2>"$tmp/err" || fail "conv net resume: $(cat "$tmp/err")"
+echo "matrix optimizers: $(tail -2 "$tmp/err" | head -1)"
+python3 "$here/resume_compare.py" "$tmp/b_ref.db" "$tmp/b.db" || fail "matrix optimizers: results differ"
+for f in "$tmp"/b_ref/*.f32; do cmp -s "$f" "$tmp/b/$(basename "$f")" || fail "parameters differ: $(basename "$f")"; done
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -16,6 +16,13 @@
  * evaluation identical. Conv kernels are (out, in, K, K) tensors tagged conv,
  * group-norm gains/shifts norm, the classifier head and bias.
  *
+ * A convolution is im2col (columns in (ky, kx, ci) order, channels
+ * contiguous) and one gemm per chunk of images against the kernel permuted to
+ * (Cout, K, K, Cin) by heads_split; its gradient is permuted back by
+ * heads_merge. On the CPU a chunk holds about 1 MiB of columns (they stay in
+ * cache between im2col and the gemm; conv_chunk_kib overrides), on a GPU the
+ * whole batch.
+ *
  * Data: class templates (workloads/cnn_data.h) built once from data_seed and
  * uploaded; the batch of step s is images s*B .. s*B+B-1 of (run seed,
  * OB_STREAM_DATA), drawn on the device by the synth_images op. The held-out

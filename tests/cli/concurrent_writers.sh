@@ -42,7 +42,7 @@ echo "two matrices: $r finished runs, $c curve points (want $want)"
 # 3. a second process joins with --resume: each cell runs once, in one process or the other
 db="$tmp/join.db"
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" 2>"$tmp/a.err" & a=$!
-sleep 0.5
+for _ in $(seq 400); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --resume 2>"$tmp/b.err" & b=$!
 wait $a || fail "first process failed: $(cat "$tmp/a.err")"
 wait $b || fail "joining process failed: $(cat "$tmp/b.err")"

@@ -2,8 +2,8 @@
 # SIGKILL at random moments, then --resume: the finished database holds the
 # same loss curves, evaluations, events and results, bit for bit, as an
 # uninterrupted run, no curve point lost or duplicated, and the final
-# parameters (--dump-params) are byte-identical. The kill delays are random
-# and printed (OB_KILL_SEED=N repeats a sequence).
+# parameters (--dump-params) are byte-identical. Where and when the kills
+# land is random and printed (OB_KILL_SEED=N repeats a choice).
 set -uo pipefail
 : "${OPTBENCH:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,20 +14,42 @@ args=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.0
       --eval-every 100 --checkpoint-every 50 --checkpoint-keep 2
       --set sgd.momentum=0.9 --set quadratic.dim=128 --set quadratic.inject_nan_step=700 --backend cpu)
 "$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" --dump-params "$tmp/ref" 2>"$tmp/ref.err" || { cat "$tmp/ref.err"; exit 1; }
+# Round 0 kills a random moment after the start (creating the database,
+# the benchmark, the first steps); then six of the runs that train to the
+# end, chosen at random, are each killed a random moment after their first
+# checkpoint (runs are numbered 1..16 in cell order in both databases):
+# mid-step, mid-flush, mid-write.
+targets=$(python3 - "$tmp/ref.db" $RANDOM <<'PY'
+import random, sqlite3, sys
+# runs that train to the end (the diverging ones stop before a checkpoint)
+ids = [r[0] for r in sqlite3.connect(sys.argv[1]).execute("select id from runs where status = 'done'")]
+random.seed(int(sys.argv[2]))
+print(*sorted(random.sample(ids, 6)))
+PY
+)
+echo "SIGKILL at the start, then in runs: $targets"
 kills=0
-for round in 1 2 3 4 5 6; do
-  "$OPTBENCH" "${args[@]}" --db "$tmp/k.db" --dump-params "$tmp/k" --resume >/dev/null 2>"$tmp/k$round.err" &
+for r in 0 $targets; do
+  "$OPTBENCH" "${args[@]}" --db "$tmp/k.db" --dump-params "$tmp/k" --resume >/dev/null 2>"$tmp/k$r.err" &
   pid=$!
-  delay=$(printf "0.%02d" $((5 + RANDOM % 75)))
-  sleep "$delay"
-  if kill -9 $pid 2>/dev/null; then kills=$((kills+1)); echo "round $round: SIGKILL after ${delay}s"; fi
+  if [ $r = 0 ]; then
+    sleep "0.0$((RANDOM % 5))"
+  else
+    for _ in $(seq 3000); do
+      compgen -G "$tmp/k.db.ckpt/run-$r/ckpt-*.obck" >/dev/null && break
+      kill -0 $pid 2>/dev/null || break
+      sleep 0.005
+    done
+    sleep "0.0$((RANDOM % 10))"
+  fi
+  if kill -9 $pid 2>/dev/null; then kills=$((kills+1)); fi
   wait $pid 2>/dev/null
-  ls "$tmp"/k.db.ckpt 2>/dev/null | tr '\n' ' '; echo
+  echo "after run $r: $(ls "$tmp"/k.db.ckpt 2>/dev/null | tr '\n' ' ')"
 done
 "$OPTBENCH" "${args[@]}" --db "$tmp/k.db" --dump-params "$tmp/k" --resume 2>"$tmp/final.err" || { cat "$tmp/final.err"; exit 1; }
 grep -h "resume" "$tmp"/k*.err "$tmp/final.err" | sort | uniq -c | head -20
 fails=0
-[ $kills -ge 3 ] || { echo "FAIL: only $kills kills landed while running"; fails=$((fails+1)); }
+[ $kills = 7 ] || { echo "FAIL: only $kills kills landed while running"; fails=$((fails+1)); }
 python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/k.db" || fails=$((fails+1))
 for f in "$tmp"/ref/cell-*.f32; do
   cmp -s "$f" "$tmp/k/$(basename "$f")" || { echo "FAIL: parameters differ: $(basename "$f")"; fails=$((fails+1)); }

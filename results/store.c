@@ -467,9 +467,21 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
         return st;
     }
     if (!s->readonly) {
-        st = exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
-                     "PRAGMA foreign_keys = ON;", e);
-        if (st == OB_OK) st = p.fresh ? create_schema(s, e) : migrate(s, p.version, e);
+        /* Two processes creating one database at once: switching a new file
+         * to WAL and creating the schema need locks that SQLite may refuse
+         * at once (SQLITE_BUSY without calling the busy handler); retry for
+         * up to about 20 s before giving up. */
+        for (int attempt = 0;; attempt++) {
+            st = exec(s, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; "
+                         "PRAGMA foreign_keys = ON;", e);
+            if (st == OB_OK) st = p.fresh ? create_schema(s, e) : migrate(s, p.version, e);
+            if (st == OB_OK || (sqlite3_errcode(s->db) & 0xff) != SQLITE_BUSY || attempt == 200) break;
+            sqlite3_sleep(20 + (attempt % 5) * 20);
+            if (p.fresh) { /* the other process may have finished creating it */
+                probe q;
+                if (probe_file(path, mode, &q, e) == OB_OK) p = q;
+            }
+        }
     } else {
         st = exec(s, "PRAGMA query_only = ON;", e);
     }

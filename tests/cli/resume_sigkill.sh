@@ -40,7 +40,7 @@ for r in 0 $targets; do
       kill -0 $pid 2>/dev/null || break
       sleep 0.005
     done
-    sleep "0.0$((RANDOM % 10))"
+    sleep "0.00$((RANDOM % 10))"   # 0-9 ms: inside the run on a fast, idle machine too
   fi
   if kill -9 $pid 2>/dev/null; then kills=$((kills+1)); fi
   wait $pid 2>/dev/null
@@ -49,7 +49,10 @@ done
 "$OPTBENCH" "${args[@]}" --db "$tmp/k.db" --dump-params "$tmp/k" --resume 2>"$tmp/final.err" || { cat "$tmp/final.err"; exit 1; }
 grep -h "resume" "$tmp"/k*.err "$tmp/final.err" | sort | uniq -c | head -20
 fails=0
-[ $kills = 7 ] || { echo "FAIL: only $kills kills landed while running"; fails=$((fails+1)); }
+# A kill lands only while the process runs; on a very fast machine the
+# remaining matrix can finish first. Most must land for the test to mean much.
+echo "$kills of 7 kills landed while running"
+[ $kills -ge 5 ] || { echo "FAIL: only $kills kills landed while running"; fails=$((fails+1)); }
 python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/k.db" || fails=$((fails+1))
 for f in "$tmp"/ref/cell-*.f32; do
   cmp -s "$f" "$tmp/k/$(basename "$f")" || { echo "FAIL: parameters differ: $(basename "$f")"; fails=$((fails+1)); }

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git python3
-      libsqlite3-dev libcsv-dev libyaml-dev libopenblas-dev liblapacke-dev
+      libsqlite3-dev libcsv-dev libyaml-dev libopenblas-dev libopenblas0-openmp liblapacke-dev
       gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -77,6 +77,18 @@ const char *ob_closest_name(const char *word, const char *const *cands, int n)
     return bd <= limit ? best : NULL;
 }
 
+ob_status ob_fail_unknown(ob_err *e, const char *what, const char *name, const char *const *known, int n)
+{
+    const char *near = ob_closest_name(name, known, n);
+    if (near) return ob_fail(e, OB_ERR_INPUT, "unknown %s '%s' (did you mean '%s'?)", what, name, near);
+    char list[512] = "";
+    for (int i = 0; i < n; i++) {
+        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, known[i], sizeof list - strlen(list) - 1);
+    }
+    return ob_fail(e, OB_ERR_INPUT, "unknown %s '%s'; known: %s", what, name, list);
+}
+
 static int enum_index(const char *choices, const char *text)
 {
     int idx = 0;

@@ -50,6 +50,9 @@ void ob_hp_format(const ob_hp_def *d, double v, char *buf, size_t n);
 /* "did you mean" support: closest candidate within a small edit distance. */
 const char *ob_closest_name(const char *word, const char *const *cands, int n);
 int ob_edit_distance(const char *a, const char *b);
+/* OB_ERR_INPUT "unknown WHAT 'name' (did you mean 'x'?)", or with the list of
+ * known names when none is close. */
+ob_status ob_fail_unknown(ob_err *e, const char *what, const char *name, const char *const *known, int n);
 /* Parse a full double with no trailing junk; 0 on success. */
 int ob_parse_double(const char *s, double *out);
 

@@ -63,16 +63,8 @@ ob_status ob_optimizer_unknown(const char *name, ob_err *e)
     int n;
     const ob_optimizer_def *const *all = ob_optimizers(&n);
     const char *names[64];
-    char list[512] = "";
-    for (int i = 0; i < n && i < 64; i++) {
-        names[i] = all[i]->name;
-        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
-        strncat(list, all[i]->name, sizeof list - strlen(list) - 1);
-    }
-    const char *near = ob_closest_name(name, names, n < 64 ? n : 64);
-    if (near)
-        return ob_fail(e, OB_ERR_INPUT, "unknown optimizer '%s' (did you mean '%s'?)", name, near);
-    return ob_fail(e, OB_ERR_INPUT, "unknown optimizer '%s'; known: %s", name, list);
+    for (int i = 0; i < n && i < 64; i++) names[i] = all[i]->name;
+    return ob_fail_unknown(e, "optimizer", name, names, n < 64 ? n : 64);
 }
 
 double ob_optim_hp(const ob_optim *o, const char *name)

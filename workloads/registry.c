@@ -38,14 +38,6 @@ ob_status ob_workload_unknown(const char *name, ob_err *e)
     int n;
     const ob_workload_def *const *all = ob_workloads(&n);
     const char *names[64];
-    char list[512] = "";
-    for (int i = 0; i < n && i < 64; i++) {
-        names[i] = all[i]->name;
-        if (i) strncat(list, ", ", sizeof list - strlen(list) - 1);
-        strncat(list, all[i]->name, sizeof list - strlen(list) - 1);
-    }
-    const char *near = ob_closest_name(name, names, n < 64 ? n : 64);
-    if (near)
-        return ob_fail(e, OB_ERR_INPUT, "unknown workload '%s' (did you mean '%s'?)", name, near);
-    return ob_fail(e, OB_ERR_INPUT, "unknown workload '%s'; known: %s", name, list);
+    for (int i = 0; i < n && i < 64; i++) names[i] = all[i]->name;
+    return ob_fail_unknown(e, "workload", name, names, n < 64 ? n : 64);
 }

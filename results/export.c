@@ -300,18 +300,19 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
     return ob_csv_close(&c, e);
 }
 
-static ob_status write_recorded(sqlite3 *db, const ob_dataset *d, const char *dir, ob_err *e)
+/* One CSV of per-step series (curves, evals): for every run of d, the rows of
+ * sql (bound to the run id; column 0 the step, then n_values numbers, NULL
+ * written as NaN) after the run's identifying columns. */
+static ob_status write_series(sqlite3 *db, const ob_dataset *d, const char *dir, const char *name,
+                              const char *const *header, int n_header, const char *sql,
+                              int n_values, ob_err *e)
 {
     ob_csv c;
     sqlite3_stmt *q = NULL;
-    OB_TRY(ob_csv_open(&c, dir, "curves.csv",
-                       HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "loss",
-                           "grad_norm", "step_lr"),
-                       e));
+    OB_TRY(ob_csv_open(&c, dir, name, header, n_header, e));
     ob_status st = OB_OK;
-    if (sqlite3_prepare_v2(db, "SELECT step, loss, grad_norm, lr FROM curves WHERE run_id = ?1 "
-                               "ORDER BY step", -1, &q, NULL) != SQLITE_OK)
-        st = ob_fail(e, OB_ERR_DB, "reading curves: %s", sqlite3_errmsg(db));
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        st = ob_fail(e, OB_ERR_DB, "writing %s: %s", name, sqlite3_errmsg(db));
     for (int i = 0; i < d->n && st == OB_OK; i++) {
         const ob_rrun *r = &d->runs[i];
         sqlite3_reset(q);
@@ -323,43 +324,26 @@ static ob_status write_recorded(sqlite3 *db, const ob_dataset *d, const char *di
             ob_csv_num(&c, r->lr);
             ob_csv_int(&c, r->seed);
             ob_csv_int(&c, sqlite3_column_int64(q, 0));
-            for (int k = 1; k <= 3; k++)
+            for (int k = 1; k <= n_values; k++)
                 ob_csv_num(&c, sqlite3_column_type(q, k) == SQLITE_NULL ? NAN : sqlite3_column_double(q, k));
             ob_csv_row(&c);
         }
     }
     sqlite3_finalize(q);
-    q = NULL;
     ob_status st2 = ob_csv_close(&c, e);
-    if (st != OB_OK) return st;
-    OB_TRY(st2);
-
-    OB_TRY(ob_csv_open(&c, dir, "evals.csv",
-                       HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "eval_loss",
-                           "eval_metric"),
-                       e));
-    if (sqlite3_prepare_v2(db, "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step",
-                           -1, &q, NULL) != SQLITE_OK)
-        st = ob_fail(e, OB_ERR_DB, "reading evals: %s", sqlite3_errmsg(db));
-    for (int i = 0; i < d->n && st == OB_OK; i++) {
-        const ob_rrun *r = &d->runs[i];
-        sqlite3_reset(q);
-        sqlite3_bind_int64(q, 1, r->id);
-        while (sqlite3_step(q) == SQLITE_ROW) {
-            ob_csv_int(&c, r->id);
-            ob_csv_str(&c, d->wl_labels[r->wl]);
-            ob_csv_str(&c, d->opt_labels[r->opt]);
-            ob_csv_num(&c, r->lr);
-            ob_csv_int(&c, r->seed);
-            ob_csv_int(&c, sqlite3_column_int64(q, 0));
-            for (int k = 1; k <= 2; k++)
-                ob_csv_num(&c, sqlite3_column_type(q, k) == SQLITE_NULL ? NAN : sqlite3_column_double(q, k));
-            ob_csv_row(&c);
-        }
-    }
-    sqlite3_finalize(q);
-    st2 = ob_csv_close(&c, e);
     return st != OB_OK ? st : st2;
+}
+
+static ob_status write_recorded(sqlite3 *db, const ob_dataset *d, const char *dir, ob_err *e)
+{
+    OB_TRY(write_series(db, d, dir, "curves.csv",
+                        HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "loss", "grad_norm",
+                            "step_lr"),
+                        "SELECT step, loss, grad_norm, lr FROM curves WHERE run_id = ?1 ORDER BY step", 3, e));
+    return write_series(db, d, dir, "evals.csv",
+                        HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "eval_loss",
+                            "eval_metric"),
+                        "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step", 2, e);
 }
 
 static void spread_cols(ob_csv *c, const ob_spread *s)

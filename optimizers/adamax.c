@@ -22,13 +22,7 @@ static ob_status adamax_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
 {
     (void)g;
     (void)e;
-    *r = (ob_rule){0};
-    r->kind = OB_RULE_ADAMAX;
-    r->beta1 = (float)ob_optim_hp(o, "beta1");
-    r->beta2 = (float)ob_optim_hp(o, "beta2");
-    r->eps = (float)ob_optim_hp(o, "eps");
-    r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
-    r->n_state = 2;
+    ob_optim_beta_rule(o, OB_RULE_ADAMAX, r);
     return OB_OK;
 }
 

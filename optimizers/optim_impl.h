@@ -122,6 +122,10 @@ struct ob_optim {
 /* Hyperparameter of the optimizer / of training by name (must exist). */
 double ob_optim_hp(const ob_optim *o, const char *name);
 double ob_optim_train_hp(const ob_optim *o, const char *name);
+/* The rule of an Adam-like optimizer: kind, beta1, beta2, eps, weight_decay
+ * (decoupled when the optimizer has decoupled_weight_decay set), two state
+ * roles. */
+void ob_optim_beta_rule(const ob_optim *o, int kind, ob_rule *r);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
 

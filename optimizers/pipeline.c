@@ -72,6 +72,19 @@ double ob_optim_hp(const ob_optim *o, const char *name)
     return ob_hp_get(&o->hp, name);
 }
 
+void ob_optim_beta_rule(const ob_optim *o, int kind, ob_rule *r)
+{
+    *r = (ob_rule){0};
+    r->kind = kind;
+    r->beta1 = (float)ob_optim_hp(o, "beta1");
+    r->beta2 = (float)ob_optim_hp(o, "beta2");
+    r->eps = (float)ob_optim_hp(o, "eps");
+    r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
+    r->decoupled_wd = ob_hp_index(o->hp.defs, o->hp.n, "decoupled_weight_decay") >= 0 &&
+                      ob_optim_hp(o, "decoupled_weight_decay") != 0;
+    r->n_state = 2;
+}
+
 double ob_optim_train_hp(const ob_optim *o, const char *name)
 {
     return ob_hp_get(&o->train, name);

@@ -25,14 +25,7 @@ static ob_status radam_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
 {
     (void)g;
     (void)e;
-    *r = (ob_rule){0};
-    r->kind = OB_RULE_RADAM;
-    r->beta1 = (float)ob_optim_hp(o, "beta1");
-    r->beta2 = (float)ob_optim_hp(o, "beta2");
-    r->eps = (float)ob_optim_hp(o, "eps");
-    r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
-    r->decoupled_wd = ob_optim_hp(o, "decoupled_weight_decay") != 0;
-    r->n_state = 2;
+    ob_optim_beta_rule(o, OB_RULE_RADAM, r);
     return OB_OK;
 }
 

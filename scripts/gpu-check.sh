@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh - the GPU check of optbench, one command, under 8 minutes
 # on an H200:
-#   1. configure and build for sm_90 (CUDA backend on) in a fresh build folder;
-#   2. ctest -L cuda (every op and 20-step trajectories, CUDA against the CPU);
+#   1. configure and build for sm_90 (CUDA backend on) in a fresh build folder,
+#      or use the CUDA build carried in .gpudeps/prebuilt.tar.gz (below);
+#   2. ctest -L cuda (every op and 20-step trajectories, CUDA against the CPU),
+#      or the carried test_cuda_* programs;
 #   3. optbench bench-step for sgd, adamw, lion, muon, root at 1M, 100M and 1B
 #      parameters and with 1000 small tensors;
 #   4. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
@@ -85,43 +87,88 @@ run_step() {
 say "machine: $(grep -m1 -i -E 'h100|h200|nvidia|failed' "$LOGS/env.log" || echo '?')"
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
 
-# ---- 1. dependencies and build -------------------------------------------------------
-CMAKE_EXTRA=()
-have_system_deps() {
-  command -v pkg-config >/dev/null && pkg-config --exists sqlite3 yaml-0.1 openblas lapacke 2>/dev/null &&
-    { [ -f /usr/include/csv.h ] || [ -f /usr/local/include/csv.h ]; }
+# ---- 1. the program: a carried build, else build here ------------------------------------
+# .gpudeps/prebuilt.tar.gz (scripts/gpu-deps.sh --prebuilt BUILD) holds a CUDA
+# build made elsewhere with its non-CUDA libraries; it is used when every
+# library it loads resolves here (CUDA's from this machine), which saves the
+# build's minutes. OB_GPU_FORCE_BUILD=1 builds even then.
+OPTBENCH=
+TEST_CUDA=()
+MODE=none
+# prebuilt_ready: unpacks the carried build, completes LD_LIBRARY_PATH with the
+# folders that hold the CUDA libraries it needs, and checks that it starts.
+prebuilt_ready() {
+  [ -z "${OB_GPU_FORCE_BUILD:-}" ] && [ -f "$ROOT/.gpudeps/prebuilt.tar.gz" ] || return 1
+  tar -C "$WORK" -xzf "$ROOT/.gpudeps/prebuilt.tar.gz" || return 1
+  local P=$WORK/prebuilt so f missing
+  export LD_LIBRARY_PATH=$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  missing=$(ldd "$P"/bin/* 2>/dev/null | awk '/not found/ {print $1}' | sort -u)
+  for so in $missing; do
+    f=$(find /usr/local /usr/lib /usr/lib64 /opt -name "$so" \( -type f -o -type l \) 2>/dev/null | head -n 1)
+    if [ -n "$f" ]; then
+      LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$f")
+    fi
+  done
+  missing=$(ldd "$P"/bin/* 2>/dev/null | awk '/not found/ {print $1}' | sort -u | tr '\n' ' ')
+  if [ -n "$missing" ]; then
+    say "prebuilt: unresolved libraries: $missing"
+    return 1
+  fi
+  "$P/bin/optbench" --version >"$LOGS/prebuilt.log" 2>&1 || { say "prebuilt: does not start: $(head -c 300 "$LOGS/prebuilt.log")"; return 1; }
+  {
+    cat "$P/MANIFEST"
+    echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+    ldd "$P/bin/optbench"
+  } >>"$LOGS/prebuilt.log" 2>&1
+  OPTBENCH=$P/bin/optbench
+  for f in "$P"/bin/test_cuda_*; do [ -x "$f" ] && TEST_CUDA+=("$f"); done
+  return 0
 }
-if [ -z "${OB_GPU_FORCE_BUNDLE:-}" ] && have_system_deps; then
-  say "dependencies: from the system"
-elif [ -f "$ROOT/.gpudeps/root.tar.gz" ]; then
-  D=$WORK/deps
-  mkdir -p "$D"
-  tar -C "$D" -xzf "$ROOT/.gpudeps/root.tar.gz"
-  D=$D/root
-  MA=$(sed -n 's/^multiarch=//p' "$ROOT/.gpudeps/MANIFEST" 2>/dev/null || true)
-  MA=${MA:-x86_64-linux-gnu}
-  L=$D/usr/lib/$MA
-  export PKG_CONFIG_LIBDIR=$L/pkgconfig:$D/usr/share/pkgconfig
-  export PKG_CONFIG_SYSROOT_DIR=$D
-  export CPATH=$D/usr/include${CPATH:+:$CPATH}
-  export LIBRARY_PATH=$L:$L/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
-  export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  CMAKE_EXTRA+=(-DCSV_INCLUDE_DIR="$D/usr/include" -DCSV_LIBRARY="$L/libcsv.so"
-                -DCBLAS_INCLUDE_DIR="$D/usr/include/$MA/openblas-pthread")
-  command -v pkg-config >/dev/null || say "warning: no pkg-config on this machine; the configure step will fail"
-  say "dependencies: unpacked .gpudeps ($(sed -n 2p "$ROOT/.gpudeps/MANIFEST" 2>/dev/null))"
-else
-  say "dependencies: MISSING (no system SQLite/libyaml/OpenBLAS/LAPACKE/libcsv and no .gpudeps/root.tar.gz;"
-  say "              run scripts/gpu-deps.sh on a Debian machine and ship .gpudeps with the tree)"
-fi
-GEN=()
-command -v ninja >/dev/null && GEN=(-G Ninja)
 BUILD_OK=0
-if run_step configure 150 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DOB_CUDA=ON -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "${CMAKE_EXTRA[@]}"; then
-  if run_step build 300 cmake --build "$BUILD" -j "$NPROC"; then BUILD_OK=1; fi
+if prebuilt_ready; then
+  BUILD_OK=1
+  MODE=prebuilt
+  say "program: carried build ($(sed -n 's/^source=//p' "$WORK/prebuilt/MANIFEST"), $(sed -n 's/^built=//p' "$WORK/prebuilt/MANIFEST"))"
+else
+  CMAKE_EXTRA=()
+  have_system_deps() {
+    command -v pkg-config >/dev/null && pkg-config --exists sqlite3 yaml-0.1 openblas lapacke 2>/dev/null &&
+      { [ -f /usr/include/csv.h ] || [ -f /usr/local/include/csv.h ]; }
+  }
+  if [ -z "${OB_GPU_FORCE_BUNDLE:-}" ] && have_system_deps; then
+    say "dependencies: from the system"
+  elif [ -f "$ROOT/.gpudeps/root.tar.gz" ]; then
+    D=$WORK/deps
+    mkdir -p "$D"
+    tar -C "$D" -xzf "$ROOT/.gpudeps/root.tar.gz"
+    D=$D/root
+    MA=$(sed -n 's/^multiarch=//p' "$ROOT/.gpudeps/MANIFEST" 2>/dev/null || true)
+    MA=${MA:-x86_64-linux-gnu}
+    L=$D/usr/lib/$MA
+    export PKG_CONFIG_LIBDIR=$L/pkgconfig:$D/usr/share/pkgconfig
+    export PKG_CONFIG_SYSROOT_DIR=$D
+    export CPATH=$D/usr/include${CPATH:+:$CPATH}
+    export LIBRARY_PATH=$L:$L/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}
+    export LD_LIBRARY_PATH=$L:$L/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    CMAKE_EXTRA+=(-DCSV_INCLUDE_DIR="$D/usr/include" -DCSV_LIBRARY="$L/libcsv.so"
+                  -DCBLAS_INCLUDE_DIR="$D/usr/include/$MA/openblas-pthread")
+    command -v pkg-config >/dev/null || say "warning: no pkg-config on this machine; the configure step will fail"
+    say "dependencies: unpacked .gpudeps ($(sed -n 2p "$ROOT/.gpudeps/MANIFEST" 2>/dev/null))"
+  else
+    say "dependencies: MISSING (no system SQLite/libyaml/OpenBLAS/LAPACKE/libcsv and no .gpudeps/root.tar.gz;"
+    say "              run scripts/gpu-deps.sh on a Debian machine and ship .gpudeps with the tree)"
+  fi
+  GEN=()
+  command -v ninja >/dev/null && GEN=(-G Ninja)
+  if run_step configure 150 cmake -S "$ROOT" -B "$BUILD" "${GEN[@]}" -DOB_CUDA=ON -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CUDA_ARCHITECTURES="$ARCH" "${CMAKE_EXTRA[@]}"; then
+    if run_step build 300 cmake --build "$BUILD" -j "$NPROC"; then
+      BUILD_OK=1
+      MODE=built
+      OPTBENCH=$BUILD/optbench
+    fi
+  fi
 fi
-OPTBENCH=$BUILD/optbench
 GPU_OK=0
 if ((BUILD_OK)); then
   if run_step gpu-probe 60 "$OPTBENCH" bench-step --optimizer sgd --params 4096 --backend cuda --iters 1 \
@@ -134,7 +181,7 @@ if ((BUILD_OK)); then
 fi
 
 # ---- 2. the cuda tests -----------------------------------------------------------------------
-if ((BUILD_OK)); then
+if ((BUILD_OK)) && [ "$MODE" = built ]; then
   if run_step ctest-cuda 240 ctest --test-dir "$BUILD" -L cuda --output-on-failure --no-tests=error; then
     if grep -q -E 'Skipped|No tests were found' "$LOGS/ctest-cuda.log"; then
       say "FAIL   ctest-cuda: tests were skipped, so the tests did not see a usable GPU"
@@ -143,6 +190,14 @@ if ((BUILD_OK)); then
   fi
   # the test's own output (per-op lines), kept with the logs
   cp "$BUILD/Testing/Temporary/LastTest.log" "$LOGS/ctest-cuda-detail.log" 2>/dev/null || true
+elif ((BUILD_OK)); then
+  # the carried test programs, run as ctest runs them (exit 77: skipped, a failure here)
+  for t in "${TEST_CUDA[@]}"; do
+    rc=0
+    run_step "$(basename "$t")" 240 env OB_SOURCE_DIR="$ROOT" OMP_NUM_THREADS="$NPROC" "$t" || rc=$?
+    ((rc == 77)) && say "FAIL   $(basename "$t"): skipped, so the test did not see a usable GPU"
+    cat "$LOGS/$(basename "$t").log" >>"$LOGS/ctest-cuda.log"
+  done
 fi
 
 # ---- 3. bench-step ---------------------------------------------------------------------------
@@ -269,8 +324,9 @@ for t in torch:
         tor[(t["impl"], int(t["params"]), int(t["tensors"]), t["shape"])] = t
 peer = {"adamw": ["adamw-fused", "adamw-foreach"], "sgd": ["sgd-fused"], "muon": ["muon"]}
 
-print("optbench bench-step (CUDA, fp32; step = the whole pipeline incl. the gradient-statistics pass)")
-hdr = "%-22s %12s %-14s %10s %9s %9s %8s  %s" % ("case", "params", "shape", "ms/step", "GB/s", "copy GB/s", "of copy", "torch (ms, ours/torch time)")
+print("optbench bench-step (CUDA, fp32; step = the whole pipeline incl. the gradient-statistics pass;")
+print("  'of copy' = minimal traffic / step time / copy bandwidth; 'upd only' = the same without the stats pass)")
+hdr = "%-22s %12s %-14s %10s %9s %9s %9s %8s %8s  %s" % ("case", "params", "shape", "ms/step", "stats ms", "GB/s", "copy GB/s", "of copy", "upd only", "torch (ms, ours/torch time)")
 print(hdr)
 print("-" * len(hdr))
 for r in ours:
@@ -280,9 +336,11 @@ for r in ours:
         t = tor.get((impl, key_p, key_k, key_s))
         if t:
             cmp.append("%s %.4f (x%.2f)" % (impl, t["ms"], float(r["ms"]) / t["ms"]))
-    print("%-22s %12s %-14s %10.4f %9.1f %9.1f %8.3f  %s" % (
-        r.get("case", r["optimizer"]), r["params"], "%sx%s" % (r["tensors"], r["shape"]), float(r["ms"]),
-        float(r["gbps"]), float(r["copy_gbps"]), float(r["fraction"]), "; ".join(cmp) or "-"))
+    ms, sms = float(r["ms"]), float(r.get("stats_ms", "nan"))
+    upd = float(r["fraction"]) * ms / (ms - sms) if ms > sms else float("nan")
+    print("%-22s %12s %-14s %10.4f %9.4f %9.1f %9.1f %8.3f %8.3f  %s" % (
+        r.get("case", r["optimizer"]), r["params"], "%sx%s" % (r["tensors"], r["shape"]), ms, sms,
+        float(r["gbps"]), float(r["copy_gbps"]), float(r["fraction"]), upd, "; ".join(cmp) or "-"))
 if not ours:
     print("(no bench-step results)")
 

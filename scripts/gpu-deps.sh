@@ -6,9 +6,25 @@
 # scripts/gpu-check.sh uses .gpudeps/root when the system lacks them. Run it
 # here (it uses apt-get download, no root needed), then ship .gpudeps with the
 # tree (about 18 MB compressed, 52 MB unpacked).
+#
+#   scripts/gpu-deps.sh [--prebuilt BUILD_DIR]
+#
+# --prebuilt BUILD_DIR also packs a CUDA build made here (cmake -DOB_CUDA=ON
+# -DCMAKE_CUDA_ARCHITECTURES=90) into .gpudeps/prebuilt.tar.gz: the optbench
+# program, the test_cuda_* programs and the shared libraries they load that
+# are neither the C/C++ runtime nor CUDA's own (those come from the GPU
+# machine). scripts/gpu-check.sh runs it when every library resolves there,
+# which saves the build's minutes of a short device lease; otherwise it builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dest=.gpudeps
+prebuilt=
+if [ "${1:-}" = --prebuilt ]; then
+  prebuilt=${2:?--prebuilt needs the build folder}
+  [ -x "$prebuilt/optbench" ] || { echo "gpu-deps: no $prebuilt/optbench (build with -DOB_CUDA=ON first)" >&2; exit 2; }
+  grep -q '^OB_CUDA:STRING=ON' "$prebuilt/CMakeCache.txt" 2>/dev/null ||
+    { echo "gpu-deps: $prebuilt was not configured with -DOB_CUDA=ON" >&2; exit 2; }
+fi
 pkgs=(libsqlite3-dev libsqlite3-0 libyaml-dev libyaml-0-2 libcsv-dev libcsv3
       libopenblas-pthread-dev libopenblas0-pthread liblapacke-dev liblapacke libtmglib3
       libgfortran5 libquadmath0)
@@ -38,3 +54,30 @@ for so in libblas.so.3 liblapack.so.3; do ln -sf "openblas-pthread/$so" "$lib/$s
 } >"$dest/MANIFEST"
 tar -C "$tmp" -czf "$dest/root.tar.gz" root
 echo "gpu-deps: $(du -h "$dest/root.tar.gz" | cut -f1) in $dest/root.tar.gz"
+
+if [ -n "$prebuilt" ]; then
+  pb="$tmp/prebuilt"
+  mkdir -p "$pb/bin" "$pb/lib"
+  progs=("$prebuilt/optbench")
+  for t in "$prebuilt"/tests/test_cuda_*; do [ -x "$t" ] && progs+=("$t"); done
+  cp "${progs[@]}" "$pb/bin/"
+  # The loaded libraries, less the C/C++ runtime and CUDA's (the GPU machine's
+  # own driver-matched copies are used there).
+  ldd "${progs[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
+    while read -r name path; do
+      case "$name" in
+        libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
+        libcu*|libnv*|libnccl*) ;;
+        *) cp -L "$path" "$pb/lib/$name" ;;
+      esac
+    done
+  {
+    src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$prebuilt/CMakeCache.txt")
+    echo "source=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git -C "$src" diff --quiet HEAD 2>/dev/null || echo '+changes')"
+    echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
+    grep -E '^(CMAKE_BUILD_TYPE|CMAKE_CUDA_ARCHITECTURES|OB_CUDA):' "$prebuilt/CMakeCache.txt"
+    (cd "$pb" && ls bin lib)
+  } >"$pb/MANIFEST"
+  tar -C "$tmp" -czf "$dest/prebuilt.tar.gz" prebuilt
+  echo "gpu-deps: $(du -h "$dest/prebuilt.tar.gz" | cut -f1) in $dest/prebuilt.tar.gz (from $prebuilt)"
+fi

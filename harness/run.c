@@ -409,6 +409,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
     const int64_t eval_every = cfg->eval_every;
     const int64_t ckpt_every = cfg->checkpoint_every;
     const double diverge_factor = ob_hp_get(&cell->train_hp, "diverge_factor");
+    const int no_guard = (int)ob_hp_get(&cell->train_hp, "on_nonfinite") == OB_GUARD_NONE;
     const int64_t max_bad = (int64_t)ob_hp_get(&cell->train_hp, "max_bad_steps");
     cell_state cs;
     memset(&cs, 0, sizeof cs);
@@ -521,7 +522,12 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
             cs.pts[n_pts].lr = ob_optim_lr(cs.opt, step);
             n_pts++;
             if (step == 1) first_loss = r->loss;
-            if (r->skipped != 0.0f) {
+            if (r->skipped != 0.0f && no_guard) {
+                /* train.on_nonfinite = none: the step was applied as is */
+                diverged_step = step;
+                add_event(&cs, step, "diverged", "non-finite %s at step %lld, applied (train.on_nonfinite = none)",
+                          isfinite(r->loss) ? "gradient" : "loss", (long long)step);
+            } else if (r->skipped != 0.0f) {
                 bad_streak++;
                 add_event(&cs, step, "skipped_step", "non-finite %s; update skipped",
                           isfinite(r->loss) ? "gradient" : "loss");

@@ -100,6 +100,13 @@ typedef struct ob_backend_ops {
     ob_status (*elementwise_step)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                   const ob_step_stats *stats, float *p, const float *g,
                                   float *const *s, int64_t n, ob_err *e);
+    /* (optional) elementwise_step that also adds its range's gradient
+     * statistics to stats (as grad_stats), reading g once. The pipeline uses it
+     * when nothing must be known before the update (train.on_nonfinite = none,
+     * no clipping) and calls finish_stats after the update. */
+    ob_status (*elementwise_step_stats)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                        ob_step_stats *stats, float *p, const float *g, float *const *s,
+                                        int64_t n, ob_err *e);
 
     /* --- matrix optimizers (optional; Muon and ROOT require them) ---
      * Each works on a batch of vectors x_b = x + b*stride (b < batch) of n floats. */

@@ -7,12 +7,15 @@
  *      the arenas and has its own rule and hyperparameters;
  *   2. global gradient statistics in one pass (norm, count of non-finite);
  *   3. clip scale (clip_norm) and the guard's skip flag, on the device;
+ *      (with on_nonfinite = none and no clipping nothing is needed before the
+ *      update: 2 is then summed inside the update kernels and 3 follows 4);
  *   4. the update, one fused pass per group (elementwise rules) or, for a
  *      matrix group (Muon, ROOT), momentum into a workspace, Newton-Schulz on
  *      batches of same-shape matrices (strided-batched GEMM), then the update;
  *   5. the exceptional: a skipped step is recorded; the harness turns runs of
  *      bad steps into divergence; on_nonfinite = rollback restores the last
- *      good snapshot, stop ends the run (ob_optim_stopped).
+ *      good snapshot, stop ends the run (ob_optim_stopped); none applies the
+ *      step as torch.optim does and the harness ends the run as diverged.
  *
  * Training settings shared by every optimizer (schedule, clipping, guard,
  * divergence) are a hyperparameter table of their own: ob_train_hp_defs.
@@ -64,6 +67,8 @@ struct ob_optimizer_def {
 /* Training settings common to all optimizers (clip_norm, diverge_factor, ...). */
 extern const ob_hp_def ob_train_hp_defs[];
 extern const int ob_train_hp_count;
+/* The values of train.on_nonfinite, in the order of its enum. */
+enum ob_guard_mode { OB_GUARD_SKIP = 0, OB_GUARD_ROLLBACK = 1, OB_GUARD_STOP = 2, OB_GUARD_NONE = 3 };
 
 const ob_optimizer_def *const *ob_optimizers(int *n);
 const ob_optimizer_def *ob_optimizer_find(const char *name);

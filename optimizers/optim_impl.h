@@ -104,7 +104,7 @@ struct ob_optim {
     double mu_product;
 
     /* the guard */
-    int guard_mode;         /* 0 skip, 1 rollback, 2 stop */
+    int guard_mode;         /* 0 skip, 1 rollback, 2 stop, 3 none */
     int64_t bad_streak;     /* consecutive bad steps (rollback, stop) */
     int stopped;
     int64_t stopped_step;

@@ -25,14 +25,14 @@ const ob_hp_def ob_train_hp_defs[] = {
      "learning rate the decay ends at (cosine, warmup_cosine, wsd)"},
     {"decay_frac", OB_HP_FLOAT, 0.2, 0.0, 1.0, 0, 0, NULL,
      "fraction of the run spent in wsd's final linear decay"},
-    {"on_nonfinite", OB_HP_ENUM, 0, 0, 2, 0, 0, "skip|rollback|stop",
-     "a step with a non-finite gradient or loss: skip it, restore the last good snapshot, or end the run as diverged"},
+    {"on_nonfinite", OB_HP_ENUM, 0, 0, 3, 0, 0, "skip|rollback|stop|none",
+     "a step with a non-finite gradient or loss: skip it, restore the last good snapshot, end the run as diverged, "
+     "or (none) apply it as torch.optim does and end the run as diverged"},
     {"snapshot_every", OB_HP_INT, 100, 1, 1e12, 0, 0, NULL,
      "on_nonfinite=rollback: steps between snapshots of parameters and optimizer state"},
 };
 const int ob_train_hp_count = (int)(sizeof ob_train_hp_defs / sizeof ob_train_hp_defs[0]);
 
-enum { GUARD_SKIP = 0, GUARD_ROLLBACK = 1, GUARD_STOP = 2 };
 
 /* Workspace of a matrix group: matrices per batch are capped so that one batch
  * holds at most this many floats (unless a single matrix is larger). */
@@ -429,7 +429,7 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
         OB_TRY(ob_dev_alloc(dev, (size_t)ws_s * sizeof(float), (void **)&o->ws_b, e));
         if (need_thr) OB_TRY(ob_dev_alloc(dev, (size_t)ws_count * sizeof(float), (void **)&o->ws_thr, e));
     }
-    if (o->guard_mode == GUARD_ROLLBACK) {
+    if (o->guard_mode == OB_GUARD_ROLLBACK) {
         OB_TRY(ob_dev_alloc(dev, (size_t)l->total * sizeof(float), (void **)&o->snap_params, e));
         for (int g = 0; g < o->n_groups; g++) {
             ob_group *gr = &o->group[g];
@@ -540,7 +540,7 @@ static ob_status guard_after(ob_optim *o, float *params, int64_t t, ob_err *e)
     if (st.skip == 0.0f) {
         o->bad_streak = 0;
         int64_t every = (int64_t)ob_optim_train_hp(o, "snapshot_every");
-        if (o->guard_mode == GUARD_ROLLBACK && o->t % every == 0) {
+        if (o->guard_mode == OB_GUARD_ROLLBACK && o->t % every == 0) {
             OB_TRY(snapshot_copy(o, params, 1, e));
             o->snap_t = o->t;
             o->snap_step = t;
@@ -555,7 +555,7 @@ static ob_status guard_after(ob_optim *o, float *params, int64_t t, ob_err *e)
     else
         snprintf(what, sizeof what, "a non-finite loss");
     int64_t max_bad = (int64_t)ob_optim_train_hp(o, "max_bad_steps");
-    if (o->guard_mode == GUARD_STOP) {
+    if (o->guard_mode == OB_GUARD_STOP) {
         o->stopped = 1;
         o->stopped_step = t;
         snprintf(o->stopped_why, sizeof o->stopped_why, "%s at step %lld (train.on_nonfinite = stop)", what,
@@ -584,21 +584,34 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
 {
     ob_device *dev = o->dev;
     const ob_backend_ops *ops = dev->ops;
-    if (o->guard_mode == GUARD_ROLLBACK && o->snap_t < 0) {
+    if (o->guard_mode == OB_GUARD_ROLLBACK && o->snap_t < 0) {
         OB_TRY(snapshot_copy(o, params, 1, e));
         o->snap_t = o->t;
         o->snap_step = t - 1;
     }
-    const ob_step_stats zero = {0};
-    OB_TRY(ops->upload(dev, o->stats_dev, &zero, sizeof zero, e));
-    OB_TRY(ops->grad_stats(dev, grads, o->layout->total, o->stats_dev, e));
-    OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, (float)ob_optim_train_hp(o, "clip_norm"), rec, e));
+    const float clip_norm = (float)ob_optim_train_hp(o, "clip_norm");
+    /* With no guard and no clipping nothing has to be known before the update:
+     * the statistics are then summed by the update kernels themselves (one
+     * read of the gradients instead of two) and finished after it. */
+    const int fused = o->guard_mode == OB_GUARD_NONE && clip_norm <= 0.0f && ops->elementwise_step_stats;
+    ob_step_stats init;
+    memset(&init, 0, sizeof init);
+    init.clip_scale = 1.0f;
+    init.guard = o->guard_mode == OB_GUARD_NONE ? 0.0f : 1.0f;
+    OB_TRY(ops->upload(dev, o->stats_dev, &init, sizeof init, e));
+    if (!fused) {
+        OB_TRY(ops->grad_stats(dev, grads, o->layout->total, o->stats_dev, e));
+        OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
+    }
     double lr = ob_optim_lr(o, t);
     if (rec) {
         float lrf = (float)lr;
         OB_TRY(ops->upload(dev, &rec->lr, &lrf, sizeof lrf, e));
     }
-    if (o->stopped) return OB_OK;
+    if (o->stopped) {
+        if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
+        return OB_OK;
+    }
     o->t++;
     double base = ob_optim_hp(o, "lr");
     double lr_scale = base > 0 ? lr / base : 1.0;
@@ -610,15 +623,21 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
         o->def->group_step(o, g, o->t, lr_scale, &s);
         OB_TRY(ops->upload(dev, gr->step_dev, &s, sizeof s, e));
         if (gr->is_matrix) {
+            if (fused) OB_TRY(ops->grad_stats(dev, grads + gr->begin, gr->end - gr->begin, o->stats_dev, e));
             OB_TRY(matrix_group_step(o, gr, params, grads, e));
         } else {
             float *st[OB_RULE_MAX_STATE] = {0};
             for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k];
-            OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, params + gr->begin,
-                                         grads + gr->begin, st, gr->end - gr->begin, e));
+            if (fused)
+                OB_TRY(ops->elementwise_step_stats(dev, &gr->rule, gr->step_dev, o->stats_dev, params + gr->begin,
+                                                   grads + gr->begin, st, gr->end - gr->begin, e));
+            else
+                OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, params + gr->begin,
+                                             grads + gr->begin, st, gr->end - gr->begin, e));
         }
     }
-    if (o->guard_mode != GUARD_SKIP) OB_TRY(guard_after(o, params, t, e));
+    if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
+    if (o->guard_mode == OB_GUARD_ROLLBACK || o->guard_mode == OB_GUARD_STOP) OB_TRY(guard_after(o, params, t, e));
     return OB_OK;
 }
 
@@ -650,7 +669,7 @@ int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
     }
     blob(out, max, &n, "optim.t", &o->t, sizeof o->t, 0);
     blob(out, max, &n, "guard.bad_streak", &o->bad_streak, sizeof o->bad_streak, 0);
-    if (o->guard_mode == GUARD_ROLLBACK) {
+    if (o->guard_mode == OB_GUARD_ROLLBACK) {
         blob(out, max, &n, "guard.snap_t", &o->snap_t, sizeof o->snap_t, 0);
         blob(out, max, &n, "guard.snap_step", &o->snap_step, sizeof o->snap_step, 0);
         blob(out, max, &n, "guard.snap_params", o->snap_params, (size_t)o->layout->total * sizeof(float), 1);

@@ -34,7 +34,8 @@ typedef struct ob_step_stats {
     float grad_norm;     /* sqrt(sumsq), set by finish_stats */
     float clip_scale;    /* min(1, clip_norm / (grad_norm + 1e-6)); 1 without clipping */
     float skip;          /* 1 when the step must change nothing (guard) */
-    float pad;
+    float guard;         /* set before the step: 1 a non-finite step is skipped (skip,
+                            rollback, stop), 0 it is applied (train.on_nonfinite = none) */
 } ob_step_stats;
 
 /* One training step as recorded in the curve; filled on the device, copied to
@@ -43,7 +44,8 @@ typedef struct ob_step_record {
     float loss;
     float grad_norm;
     float lr;
-    float skipped; /* 1 when the guard skipped this step */
+    float skipped; /* 1 when the step saw a non-finite gradient or loss: skipped
+                      by the guard, or applied as is with train.on_nonfinite = none */
 } ob_step_record;
 
 /* The guard and the clip scale, from the accumulated statistics and the loss
@@ -59,11 +61,11 @@ OB_HD static inline void ob_stats_finish(ob_step_stats *st, const float *loss, f
         float c = clip_norm / (norm + 1e-6f);
         st->clip_scale = c < 1.0f ? c : 1.0f;
     }
-    st->skip = bad ? 1.0f : 0.0f;
+    st->skip = bad && st->guard != 0.0f ? 1.0f : 0.0f;
     if (rec) {
         rec->loss = *loss;
         rec->grad_norm = st->grad_norm;
-        rec->skipped = st->skip;
+        rec->skipped = bad ? 1.0f : 0.0f;
     }
 }
 

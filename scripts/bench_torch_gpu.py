@@ -14,7 +14,9 @@ Cases: --case IMPL,PARAMS,TENSORS[,RxC] with IMPL one of
   adamw-fused   torch.optim.AdamW(fused=True)
   adamw-foreach torch.optim.AdamW(foreach=True)
   sgd-fused     torch.optim.SGD(momentum=0.9, fused=True)
-  muon          torch.optim.Muon (2-D parameters; its own Newton-Schulz precision)
+  muon          torch.optim.Muon (2-D parameters; its Newton-Schulz runs in bf16)
+  muon-fp32     torch.optim.Muon with the same Newton-Schulz iteration in fp32
+                (its module function replaced for the case), to compare at fp32
 Writes one JSON object per line to --out (and a readable line per case to
 stdout). Without torch or a GPU it says so and exits 0 with no cases.
 """
@@ -75,6 +77,20 @@ def timed(torch, fn, target_ms=50.0, repeats=5, warmup=3, max_iters=10000):
     return med, times[0], times[-1], iters
 
 
+def ns_fp32(grad, ns_coefficients, ns_steps, eps, use_addmm=False):
+    """torch.optim.Muon's Newton-Schulz iteration, kept in fp32 instead of bf16."""
+    a, b, c = ns_coefficients
+    x = grad.float()
+    tall = grad.size(0) > grad.size(1)
+    if tall:
+        x = x.T
+    x = x / x.norm().clamp(min=eps)
+    for _ in range(ns_steps):
+        gram = x @ x.T
+        x = a * x + (b * gram + c * (gram @ gram)) @ x
+    return x.T if tall else x
+
+
 def bench_case(torch, impl, params, tensors, shape):
     k, r, c = layout(params, tensors, shape)
     n = k * r * c
@@ -87,13 +103,22 @@ def bench_case(torch, impl, params, tensors, shape):
         opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, foreach=True), 28
     elif impl == "sgd-fused":
         opt, bpp = torch.optim.SGD(ps, lr=1e-3, momentum=0.9, fused=True), 20
-    elif impl == "muon":
+    elif impl in ("muon", "muon-fp32"):
         if not hasattr(torch.optim, "Muon"):
             raise RuntimeError("this torch has no torch.optim.Muon")
         opt, bpp = torch.optim.Muon(ps, lr=0.02, weight_decay=0.1, momentum=0.95, nesterov=True), 20
     else:
         raise ValueError("unknown impl " + impl)
-    ms, lo, hi, iters = timed(torch, opt.step)
+    patched = None
+    if impl == "muon-fp32":
+        import torch.optim._muon as muon_mod
+        patched = (muon_mod, muon_mod._zeropower_via_newtonschulz)
+        muon_mod._zeropower_via_newtonschulz = ns_fp32
+    try:
+        ms, lo, hi, iters = timed(torch, opt.step)
+    finally:
+        if patched:
+            patched[0]._zeropower_via_newtonschulz = patched[1]
     # copy of the same bytes (read + written): bpp * n / 2 bytes each way
     words = max(1024, (bpp * n // 2) // 4)
     try:

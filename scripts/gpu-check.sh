@@ -222,14 +222,30 @@ if ((GPU_OK)); then
     bench "$opt-1B" 90 --optimizer "$opt" "${sets[@]}" --params 1G
     bench "$opt-1000x64x64" 40 --optimizer "$opt" "${sets[@]}" --tensors 1000 --shape 64x64
   done
+  # no guard (train.on_nonfinite = none, torch.optim's behaviour): the
+  # gradient statistics are summed inside the update, one read of the gradient
+  for opt in adamw sgd lion; do
+    sets=(--set on_nonfinite=none)
+    [ "$opt" = sgd ] && sets+=(--set momentum=0.9)
+    [ "$opt" = adamw ] && sets+=(--set weight_decay=0.01)
+    bench "$opt-100M-noguard" 60 --optimizer "$opt" "${sets[@]}" --params 100M
+    bench "$opt-1B-noguard" 90 --optimizer "$opt" "${sets[@]}" --params 1G
+    bench "$opt-1000x64x64-noguard" 40 --optimizer "$opt" "${sets[@]}" --tensors 1000 --shape 64x64
+  done
   for opt in muon root; do
     bench "$opt-1M" 40 --optimizer "$opt" --shape 1000x1000
     bench "$opt-1000x64x64" 60 --optimizer "$opt" --tensors 1000 --shape 64x64
     bench "$opt-100M" 90 --optimizer "$opt" --tensors 96 --shape 1024x1024
   done
-  # Newton-Schulz with TF32 tensor cores (cuBLAS math mode), same shapes
-  BENCH_ENV=(OPTBENCH_TF32=1)
+  # Newton-Schulz products on tensor cores: TF32, and bf16 (torch.optim.Muon's precision)
+  BENCH_ENV=(OPTBENCH_MATMUL_PRECISION=high)
   bench "muon-100M-tf32" 60 --optimizer muon --tensors 96 --shape 1024x1024
+  BENCH_ENV=(OPTBENCH_MATMUL_PRECISION=medium)
+  for opt in muon root; do
+    bench "$opt-1M-bf16" 40 --optimizer "$opt" --shape 1000x1000
+    bench "$opt-1000x64x64-bf16" 60 --optimizer "$opt" --tensors 1000 --shape 64x64
+    bench "$opt-100M-bf16" 60 --optimizer "$opt" --tensors 96 --shape 1024x1024
+  done
   BENCH_ENV=(OPTBENCH_TF32=0)
   for opt in muon root; do # the slowest last: 954 matrices of 1024x1024 = 1.0B
     bench "$opt-1B" 120 --optimizer "$opt" --tensors 954 --shape 1024x1024 --warmup 1 --iters 1
@@ -260,10 +276,11 @@ torch_run() { # NAME MAX_S ARGS... : bench_torch_gpu.py within MAX_S and the dea
   cat "$LOGS/$name.jsonl" >>"$TORCH" 2>/dev/null || true
 }
 if ((HAVE_TORCH)); then
-  torch_run torch-optim 120 \
+  torch_run torch-optim 150 \
     --case adamw-fused,1M,1 --case adamw-fused,100M,1 --case adamw-foreach,0,1000,64x64 \
     --case adamw-fused,0,1000,64x64 --case sgd-fused,1M,1 --case sgd-fused,100M,1 \
     --case muon,0,1,1000x1000 --case muon,0,1000,64x64 --case muon,0,96,1024x1024 \
+    --case muon-fp32,0,1,1000x1000 --case muon-fp32,0,96,1024x1024 --case muon-fp32,0,1000,64x64 \
     --case adamw-fused,1G,1 --case sgd-fused,1G,1
 fi
 
@@ -322,7 +339,7 @@ tor = {}
 for t in torch:
     if t.get("kind") == "optim":
         tor[(t["impl"], int(t["params"]), int(t["tensors"]), t["shape"])] = t
-peer = {"adamw": ["adamw-fused", "adamw-foreach"], "sgd": ["sgd-fused"], "muon": ["muon"]}
+peer = {"adamw": ["adamw-fused", "adamw-foreach"], "sgd": ["sgd-fused"], "muon": ["muon-fp32", "muon"]}
 
 print("optbench bench-step (CUDA, fp32; step = the whole pipeline incl. the gradient-statistics pass;")
 print("  'of copy' = minimal traffic / step time / copy bandwidth; 'upd only' = the same without the stats pass)")
@@ -332,10 +349,14 @@ print("-" * len(hdr))
 for r in ours:
     key_p, key_k, key_s = int(r["params"]), int(r["tensors"]), r["shape"]
     cmp = []
-    for impl in peer.get(r["optimizer"], []):
+    impls = peer.get(r["optimizer"], [])
+    if r.get("case", "").endswith("-bf16"):
+        impls = [i for i in impls if i == "muon"]  # torch.optim.Muon's own precision is bf16
+    for impl in impls:
         t = tor.get((impl, key_p, key_k, key_s))
         if t:
-            cmp.append("%s %.4f (x%.2f)" % (impl, t["ms"], float(r["ms"]) / t["ms"]))
+            label = "muon-bf16" if impl == "muon" else impl
+            cmp.append("%s %.4f (x%.2f)" % (label, t["ms"], float(r["ms"]) / t["ms"]))
     ms, sms = float(r["ms"]), float(r.get("stats_ms", "nan"))
     upd = float(r["fraction"]) * ms / (ms - sms) if ms > sms else float("nan")
     print("%-22s %12s %-14s %10.4f %9.4f %9.1f %9.1f %8.3f %8.3f  %s" % (

@@ -387,7 +387,8 @@ static void test_rules(void)
     for (int ci = 0; ci < nc; ci++) {
         const rule_case *rc = &cases[ci];
         for (int off = 0; off < 2; off++) { /* off = 1: misaligned, the scalar path */
-            for (int skip = 0; skip < 2; skip++) {
+            for (int sk = 0; sk < 4; sk++) { /* sk & 2: elementwise_step_stats (statistics summed in the update) */
+                const int skip = sk & 1, fused = sk >> 1;
                 int64_t m = n - off;
                 randn(hp, n, 100 + ci, 0.5f);
                 randn(hg, n, 200 + ci, 0.1f);
@@ -397,6 +398,7 @@ static void test_rules(void)
                         for (int64_t i = 0; i < n; i++) hs[k][i] = fabsf(hs[k][i]);
                 }
                 hg[17] = 0.0f; /* sign(0) and friends */
+                if (fused && skip) hg[100] = NAN; /* counted, and nothing changes */
                 float *cp = dev_put(&cpu, hp, n), *cg = dev_put(&cpu, hg, n), *gp = dev_put(&gpu, hp, n),
                       *gg = dev_put(&gpu, hg, n);
                 float *cs[3] = {0}, *gs[3] = {0}, *cso[3] = {0}, *gso[3] = {0};
@@ -426,8 +428,27 @@ static void test_rules(void)
                     s.c[1] = t == 2 ? 0.0f : 0.003f; /* radam: both branches */
                     OK(cpu.ops->upload(&cpu, csc, &s, sizeof s, &err));
                     OK(gpu.ops->upload(&gpu, gsc, &s, sizeof s, &err));
-                    OK(cpu.ops->elementwise_step(&cpu, &rc->r, csc, cst, cp + off, cg + off, cso, m, &err));
-                    OK(gpu.ops->elementwise_step(&gpu, &rc->r, gsc, gst, gp + off, gg + off, gso, m, &err));
+                    if (fused) {
+                        OK(cpu.ops->elementwise_step_stats(&cpu, &rc->r, csc, cst, cp + off, cg + off, cso, m, &err));
+                        OK(gpu.ops->elementwise_step_stats(&gpu, &rc->r, gsc, gst, gp + off, gg + off, gso, m, &err));
+                    } else {
+                        OK(cpu.ops->elementwise_step(&cpu, &rc->r, csc, cst, cp + off, cg + off, cso, m, &err));
+                        OK(gpu.ops->elementwise_step(&gpu, &rc->r, gsc, gst, gp + off, gg + off, gso, m, &err));
+                    }
+                }
+                if (fused) { /* three steps of statistics: the CPU's chunked sums against the grid's */
+                    ob_step_stats sc_, sg_;
+                    OK(cpu.ops->download(&cpu, &sc_, cst, sizeof sc_, &err));
+                    OK(gpu.ops->download(&gpu, &sg_, gst, sizeof sg_, &err));
+                    double ref = 0;
+                    for (int64_t i = off; i < n; i++)
+                        if (isfinite(hg[i])) ref += 3.0 * (double)hg[i] * hg[i];
+                    CHECK_MSG(fabs(sc_.sumsq - ref) <= 1e-12 * ref && fabs(sg_.sumsq - ref) <= 1e-12 * ref,
+                              "%s (off %d): fused statistics sumsq cpu %.17g cuda %.17g, expected %.17g", rc->name,
+                              off, sc_.sumsq, sg_.sumsq, ref);
+                    CHECK_MSG(sc_.nonfinite == (skip ? 3 : 0) && sg_.nonfinite == (skip ? 3 : 0),
+                              "%s: fused statistics count %g (cpu) %g (cuda) non-finite values", rc->name,
+                              sc_.nonfinite, sg_.nonfinite);
                 }
                 dev_get(&cpu, a, cp, n);
                 dev_get(&gpu, b, gp, n);

@@ -4,6 +4,7 @@
  * matrix groups (a batch of same-shape matrices and a conv kernel give what
  * each gives alone), text options, the guard's rollback after a planted NaN,
  * stop, and the state a checkpoint keeps. */
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -321,6 +322,46 @@ static void test_stop(void)
     rig_close(&r);
 }
 
+/* on_nonfinite = none: with no clipping the statistics are summed inside the
+ * update (elementwise_step_stats); parameters, state and the recorded norm
+ * must be those of the two-pass path, and a non-finite step is applied. */
+static void test_no_guard(void)
+{
+    /* several statistics chunks, a matrix group (Muon) and an elementwise one */
+    const tensor_spec v[] = {{"w", OB_TAG_MATRIX, 2, {96, 400}}, {"b", OB_TAG_BIAS, 1, {9000}}};
+    const char *opts[] = {"adamw", "muon"};
+    for (int oi = 0; oi < 2; oi++) {
+        rig a, b;
+        ob_err e;
+        CHECK(rig_route(&a, opts[oi], "lr=0.01", "on_nonfinite=none", v, 2, NULL, &e));
+        rig_setup(&a);
+        CHECK(rig_route(&b, opts[oi], "lr=0.01", NULL, v, 2, NULL, &e));
+        rig_setup(&b);
+        int64_t n = a.lay.total;
+        CHECK(n == b.lay.total);
+        for (int64_t i = 0; i < n; i++) a.p[i] = b.p[i] = 0.1f * ob_rng_normal(3, 0, (uint64_t)i);
+        for (int s = 1; s <= 4; s++) {
+            for (int64_t i = 0; i < n; i++) a.g[i] = b.g[i] = ob_rng_normal(4, (uint64_t)s, (uint64_t)i);
+            *a.loss = *b.loss = 1.0f;
+            CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, s, a.rec, &e), &e);
+            CHECK_OK(ob_optim_step(b.o, b.p, b.g, b.loss, s, b.rec, &e), &e);
+            CHECK_MSG(memcmp(a.p, b.p, (size_t)n * sizeof(float)) == 0, "%s: fused statistics changed the update",
+                      opts[oi]);
+            CHECK_MSG(a.rec->grad_norm == b.rec->grad_norm && a.rec->skipped == 0,
+                      "%s: recorded norm %.9g vs %.9g", opts[oi], (double)a.rec->grad_norm, (double)b.rec->grad_norm);
+        }
+        /* a NaN gradient: applied (the parameter becomes NaN), flagged, not stopped */
+        const ob_tensor *tb = &a.lay.t[ob_layout_find(&a.lay, "b")];
+        int64_t k = tb->offset + tb->numel - 1;
+        a.g[k] = NAN;
+        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 5, a.rec, &e), &e);
+        CHECK(a.rec->skipped == 1 && isnan(a.rec->grad_norm) && isnan(a.p[k]));
+        CHECK(!ob_optim_stopped(a.o, NULL, NULL, 0));
+        rig_close(&a);
+        rig_close(&b);
+    }
+}
+
 int main(void)
 {
     test_hybrid_routing();
@@ -329,5 +370,6 @@ int main(void)
     test_options();
     test_rollback();
     test_stop();
+    test_no_guard();
     return check_done();
 }

@@ -210,25 +210,18 @@ static ob_status cpu_finish_stats(ob_device *dev, ob_step_stats *st, const float
     return OB_OK;
 }
 
-static ob_status cpu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
-                                      const ob_step_stats *st, float *p, const float *g,
-                                      float *const *s, int64_t n, ob_err *e)
+/* One rule over [lo, hi) of the arrays; the switch sits outside the loops, so
+ * each loop body is one inlined rule (and vectorizes). */
+static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, float *p, const float *g,
+                      float *const *st3, int64_t lo, int64_t hi)
 {
-    (void)dev;
-    (void)e;
-    if (st->skip != 0.0f) return OB_OK;
-    const float clip = st->clip_scale;
     const ob_rule r = *rule;
     const ob_rule_step step = *sc;
-    float *st3[OB_RULE_MAX_STATE] = {0};
-    for (int k = 0; k < r.n_state && k < OB_RULE_MAX_STATE; k++) st3[k] = s[k];
     float *s0 = st3[0], *s1 = st3[1], *s2 = st3[2];
     const int centered = (r.flags & OB_RULE_CENTERED) != 0;
     float *ga = centered ? s1 : NULL, *mb = r.momentum != 0.0f ? (centered ? s2 : s1) : NULL;
-    /* The switch sits outside the loops: each loop body is one inlined rule. */
-#define RULE_LOOP(call)                                  \
-    _Pragma("omp parallel for if (n > PAR_MIN)")         \
-    for (int64_t i = 0; i < n; i++) call;                \
+#define RULE_LOOP(call)                      \
+    for (int64_t i = lo; i < hi; i++) call; \
     break
     switch (r.kind) {
     case OB_RULE_SGD: RULE_LOOP(ob_rule_sgd(&r, &step, &p[i], g[i] * clip, s0 ? &s0[i] : NULL));
@@ -247,10 +240,65 @@ static ob_status cpu_elementwise_step(ob_device *dev, const ob_rule *rule, const
     case OB_RULE_ROOT_MOMENTUM: RULE_LOOP(ob_rule_root_momentum(&r, &p[i], g[i] * clip, &s0[i]));
     case OB_RULE_MATRIX_APPLY: RULE_LOOP(ob_rule_matrix_apply(&r, &step, &p[i], &s0[i]));
     default:
-        for (int64_t i = 0; i < n; i++) ob_rule_apply(&r, &step, clip, p, g, st3, i);
+        for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;
     }
 #undef RULE_LOOP
+}
+
+static ob_status cpu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                      const ob_step_stats *st, float *p, const float *g,
+                                      float *const *s, int64_t n, ob_err *e)
+{
+    (void)dev;
+    (void)e;
+    if (st->skip != 0.0f) return OB_OK;
+    const float clip = st->clip_scale;
+    float *st3[OB_RULE_MAX_STATE] = {0};
+    for (int k = 0; k < rule->n_state && k < OB_RULE_MAX_STATE; k++) st3[k] = s[k];
+    int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
+#pragma omp parallel for if (n > PAR_MIN)
+    for (int64_t c = 0; c < nc; c++)
+        rule_span(rule, sc, clip, p, g, st3, c * RED_CHUNK, (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n);
+    return OB_OK;
+}
+
+/* The update and the gradient statistics in one sweep: each chunk's
+ * statistics are summed while the chunk is in cache, in cpu_grad_stats'
+ * chunks and order (the same sums, bit for bit). */
+static ob_status cpu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                            ob_step_stats *st, float *p, const float *g, float *const *s,
+                                            int64_t n, ob_err *e)
+{
+    (void)dev;
+    if (n <= 0) return OB_OK;
+    const int skip = st->skip != 0.0f;
+    const float clip = st->clip_scale;
+    float *st3[OB_RULE_MAX_STATE] = {0};
+    for (int k = 0; k < rule->n_state && k < OB_RULE_MAX_STATE; k++) st3[k] = s[k];
+    int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
+    double stack[128], *part = nc <= 64 ? stack : malloc((size_t)(2 * nc) * sizeof *part);
+    if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+#pragma omp parallel for if (n > PAR_MIN)
+    for (int64_t c = 0; c < nc; c++) {
+        int64_t lo = c * RED_CHUNK, hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
+        double sq = 0, bad = 0;
+        for (int64_t i = lo; i < hi; i++) {
+            float x = g[i];
+            if (isfinite(x))
+                sq += (double)x * x;
+            else
+                bad += 1;
+        }
+        part[2 * c] = sq;
+        part[2 * c + 1] = bad;
+        if (!skip) rule_span(rule, sc, clip, p, g, st3, lo, hi);
+    }
+    for (int64_t c = 0; c < nc; c++) {
+        st->sumsq += part[2 * c];
+        st->nonfinite += part[2 * c + 1];
+    }
+    if (part != stack) free(part);
     return OB_OK;
 }
 
@@ -277,6 +325,7 @@ const ob_backend_ops ob_cpu_backend = {
     .grad_stats = cpu_grad_stats,
     .finish_stats = cpu_finish_stats,
     .elementwise_step = cpu_elementwise_step,
+    .elementwise_step_stats = cpu_elementwise_step_stats,
     .batched_normalize = ob_cpu_batched_normalize,
     .abs_quantile = ob_cpu_abs_quantile,
     .clamp_abs = ob_cpu_clamp_abs,

@@ -124,10 +124,24 @@ static ob_status cuda_open_impl(ob_device *dev, int index, ob_err *e)
     OB_CU(e, "open", cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     OB_CUBLAS(e, "open", cublasCreate(&c->blas));
     OB_CUBLAS(e, "open", cublasSetStream(c->blas, c->stream));
-    const char *tf = getenv("OPTBENCH_TF32");
-    c->tf32 = tf && tf[0] == '1';
-    OB_CUBLAS(e, "open",
-              cublasSetMathMode(c->blas, c->tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
+    /* OPTBENCH_MATMUL_PRECISION = highest | high | medium (torch's names for
+     * fp32, TF32 and bf16 products of fp32 matrices); OPTBENCH_TF32=1 is high. */
+    const char *mp = getenv("OPTBENCH_MATMUL_PRECISION"), *tf = getenv("OPTBENCH_TF32");
+    c->matmul = tf && tf[0] == '1' ? 1 : 0;
+    if (mp && *mp) {
+        if (!strcmp(mp, "highest"))
+            c->matmul = 0;
+        else if (!strcmp(mp, "high"))
+            c->matmul = 1;
+        else if (!strcmp(mp, "medium"))
+            c->matmul = 2;
+        else
+            return ob_fail(e, OB_ERR_INPUT,
+                           "OPTBENCH_MATMUL_PRECISION='%.40s' is not one of highest (fp32), high (tf32), medium "
+                           "(bf16); unset it for fp32",
+                           mp);
+    }
+    OB_CUBLAS(e, "open", cublasSetMathMode(c->blas, CUBLAS_DEFAULT_MATH));
     OB_CU(e, "open", cudaMalloc((void **)&c->red_part, 2 * OB_CU_RED_MAX_BLOCKS * sizeof(double)));
     /* Pinned staging for small uploads; without it uploads still work. */
     if (cudaHostAlloc((void **)&c->stage, (size_t)OB_CU_STAGE_SLOTS * OB_CU_STAGE_BYTES,
@@ -140,9 +154,9 @@ static ob_status cuda_open_impl(ob_device *dev, int index, ob_err *e)
     }
     size_t free_b = 0, total_b = 0;
     OB_CU(e, "open", cudaMemGetInfo(&free_b, &total_b));
-    snprintf(dev->desc, sizeof dev->desc, "cuda: %.120s (sm_%d%d, %d SMs, %.1f GiB, tf32 %s)", prop.name,
+    snprintf(dev->desc, sizeof dev->desc, "cuda: %.120s (sm_%d%d, %d SMs, %.1f GiB, matmul %s)", prop.name,
              prop.major, prop.minor, prop.multiProcessorCount, (double)total_b / (1024.0 * 1024 * 1024),
-             c->tf32 ? "on" : "off");
+             c->matmul == 2 ? "bf16" : c->matmul == 1 ? "tf32" : "fp32");
     return OB_OK;
 }
 
@@ -319,6 +333,7 @@ static ob_backend_ops cuda_make_ops(void)
     o.grad_stats = ob_cu_grad_stats;
     o.finish_stats = ob_cu_finish_stats;
     o.elementwise_step = ob_cu_elementwise_step;
+    o.elementwise_step_stats = ob_cu_elementwise_step_stats;
     o.batched_normalize = ob_cu_batched_normalize;
     o.abs_quantile = ob_cu_abs_quantile;
     o.clamp_abs = ob_cu_clamp_abs;

@@ -53,8 +53,8 @@ static ob_status cu_im2col(ob_device *dev, float *col, const float *inp, int B, 
 }
 
 /* One thread per input element (b, iy, ix, ci), gathering the column entries
- * that read it in the CPU's scatter order: output rows (oy, ox) ascending
- * (each reads the pixel through exactly one (ky, kx)). */
+ * that read it in the CPU's order: (ky, kx) ascending, i.e. output rows and
+ * columns descending (each reads the pixel through exactly one (ky, kx)). */
 static __global__ void col2im_kernel(float *__restrict__ dinp, const float *__restrict__ dcol, int B, int H, int W,
                                      int Cin, int K, int stride, int pad, int Ho, int Wo)
 {
@@ -67,15 +67,16 @@ static __global__ void col2im_kernel(float *__restrict__ dinp, const float *__re
         int64_t by = pix / W;
         int iy = (int)(by % H), b = (int)(by / H);
         float d = 0.0f;
-        /* the first output row / column whose window reaches this pixel (ky, kx <= K - 1) */
-        int ty = iy + pad - (K - 1), tx = ix + pad - (K - 1);
-        int oy0 = ty > 0 ? (ty + stride - 1) / stride : 0, ox0 = tx > 0 ? (tx + stride - 1) / stride : 0;
-        for (int oy = oy0; oy < Ho; oy++) {
-            int ky = iy + pad - oy * stride;
-            if (ky < 0) break; /* grows more negative with oy */
-            for (int ox = ox0; ox < Wo; ox++) {
-                int kx = ix + pad - ox * stride;
-                if (kx < 0) break;
+        for (int ky = 0; ky < K; ky++) {
+            int ny = iy + pad - ky;
+            if (ny < 0 || ny % stride) continue;
+            int oy = ny / stride;
+            if (oy >= Ho) continue;
+            for (int kx = 0; kx < K; kx++) {
+                int nx = ix + pad - kx;
+                if (nx < 0 || nx % stride) continue;
+                int ox = nx / stride;
+                if (ox >= Wo) continue;
                 d = __fadd_rn(d, dcol[(((int64_t)b * Ho + oy) * Wo + ox) * KC + ((int64_t)ky * K + kx) * Cin + ci]);
             }
         }

@@ -34,7 +34,9 @@ typedef struct cuda_impl {
     cublasHandle_t blas;
     cusolverDnHandle_t solver; /* created on first use */
     int sm_count;
-    int tf32;                  /* cuBLAS may use TF32 tensor cores (OPTBENCH_TF32=1) */
+    int matmul;                /* fp32 GEMM precision, torch.set_float32_matmul_precision's levels:
+                                  0 highest (fp32), 1 high (TF32 tensor cores), 2 medium (bf16
+                                  tensor cores, fp32 accumulation); OPTBENCH_MATMUL_PRECISION */
     cudaEvent_t marks[OB_TIMER_SLOTS];
     double *red_part;          /* (2 * OB_CU_RED_MAX_BLOCKS) partial sums */
     void *scratch;             /* grow-only scratch of ops that need more (ob_cu_scratch) */
@@ -130,6 +132,15 @@ static __device__ __forceinline__ void cu_block_sum2(double &a, double &b)
     __syncthreads(); /* sa/sb may be reused by a second call */
 }
 
+/* One gradient value into the statistics: a += g^2 when finite, else b += 1. */
+static __device__ __forceinline__ void cu_gstat_one(float v, double &a, double &b)
+{
+    if (isfinite(v))
+        a += (double)v * v;
+    else
+        b += 1.0;
+}
+
 /* What the final pass of a reduction does with the totals (a, b). */
 enum cu_red_epilogue {
     CU_RED_STORE_FLOAT = 0, /* out_f[0] = (float)a */
@@ -174,6 +185,9 @@ ob_status ob_cu_finish_stats(ob_device *dev, ob_step_stats *stats, const float *
 ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                  const ob_step_stats *stats, float *p, const float *g,
                                  float *const *s, int64_t n, ob_err *e);
+ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                       ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
+                                       ob_err *e);
 ob_status ob_cu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
                                   float eps, int add_eps, ob_err *e);
 ob_status ob_cu_abs_quantile(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,

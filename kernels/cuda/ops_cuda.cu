@@ -145,14 +145,6 @@ ob_status ob_cu_dot(ob_device *dev, int64_t n, const float *x, const float *y, f
     return ob_cu_reduce_finish(dev, (int)blocks, CU_RED_STORE_FLOAT, out, NULL, "dot", e);
 }
 
-static __device__ __forceinline__ void gstat_one(float v, double &a, double &b)
-{
-    if (isfinite(v))
-        a += (double)v * v;
-    else
-        b += 1.0;
-}
-
 /* part[2*block] = sum of squares of finite g, part[2*block+1] = count of non-finite. */
 static __global__ void __launch_bounds__(OB_CU_RED_THREADS)
     grad_stats_kernel(const float *__restrict__ g, int64_t n, int vec, double *__restrict__ part)
@@ -171,22 +163,22 @@ static __global__ void __launch_bounds__(OB_CU_RED_THREADS)
             for (int k = 0; k < 4; k++) u[k] = g4[j + k * stride];
 #pragma unroll
             for (int k = 0; k < 4; k++) {
-                gstat_one(u[k].x, a, b);
-                gstat_one(u[k].y, a, b);
-                gstat_one(u[k].z, a, b);
-                gstat_one(u[k].w, a, b);
+                cu_gstat_one(u[k].x, a, b);
+                cu_gstat_one(u[k].y, a, b);
+                cu_gstat_one(u[k].z, a, b);
+                cu_gstat_one(u[k].w, a, b);
             }
         }
         for (; j < n4; j += stride) {
             float4 u = g4[j];
-            gstat_one(u.x, a, b);
-            gstat_one(u.y, a, b);
-            gstat_one(u.z, a, b);
-            gstat_one(u.w, a, b);
+            cu_gstat_one(u.x, a, b);
+            cu_gstat_one(u.y, a, b);
+            cu_gstat_one(u.z, a, b);
+            cu_gstat_one(u.w, a, b);
         }
         i0 = n4 << 2;
     }
-    for (int64_t i = i0 + tid; i < n; i += stride) gstat_one(g[i], a, b);
+    for (int64_t i = i0 + tid; i < n; i += stride) cu_gstat_one(g[i], a, b);
     cu_block_sum2(a, b);
     if (threadIdx.x == 0) {
         part[2 * blockIdx.x] = a;

@@ -52,14 +52,18 @@ static __device__ __forceinline__ void ew_lane(const ob_rule &rr, const ob_rule_
     }
 }
 
-template <int KIND, int NS>
+/* STATS: also sum the gradient statistics of the range (as grad_stats, from
+ * the unclipped gradient) into part[2 * block], part[2 * block + 1]; the
+ * grid is then at most OB_CU_RED_MAX_BLOCKS blocks of OB_CU_RED_THREADS. */
+template <int KIND, int NS, bool STATS>
 static __global__ void __launch_bounds__(EW_THREADS)
     ew_step_kernel(ob_rule r, const ob_rule_step *__restrict__ sc,
                    const ob_step_stats *__restrict__ stats, float *__restrict__ p,
                    const float *__restrict__ g, float *__restrict__ s0, float *__restrict__ s1,
-                   float *__restrict__ s2, int64_t n, int vec)
+                   float *__restrict__ s2, int64_t n, int vec, double *__restrict__ part)
 {
-    if (stats->skip != 0.0f) return; /* the guard: this step changes nothing */
+    const bool skip = stats->skip != 0.0f; /* the guard: this step changes nothing */
+    if (!STATS && skip) return;
     const float clip = stats->clip_scale;
     const ob_rule_step step = *sc;
     ob_rule rr = r;
@@ -67,11 +71,19 @@ static __global__ void __launch_bounds__(EW_THREADS)
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     int64_t i0 = 0;
+    double sq = 0.0, bad = 0.0;
     if (vec) {
         int64_t n4 = n >> 2;
         for (int64_t j = tid; j < n4; j += stride) {
-            float4 P = reinterpret_cast<float4 *>(p)[j];
             float4 G = reinterpret_cast<const float4 *>(g)[j];
+            if (STATS) {
+                cu_gstat_one(G.x, sq, bad);
+                cu_gstat_one(G.y, sq, bad);
+                cu_gstat_one(G.z, sq, bad);
+                cu_gstat_one(G.w, sq, bad);
+                if (skip) continue;
+            }
+            float4 P = reinterpret_cast<float4 *>(p)[j];
             float4 S0 = make_float4(0.f, 0.f, 0.f, 0.f), S1 = S0, S2 = S0;
             if (NS > 0) S0 = reinterpret_cast<float4 *>(s0)[j];
             if (NS > 1) S1 = reinterpret_cast<float4 *>(s1)[j];
@@ -92,42 +104,53 @@ static __global__ void __launch_bounds__(EW_THREADS)
     }
     float *st[OB_RULE_MAX_STATE] = {NS > 0 ? s0 : (float *)0, NS > 1 ? s1 : (float *)0,
                                     NS > 2 ? s2 : (float *)0};
-    for (int64_t i = i0 + tid; i < n; i += stride) ob_rule_apply(&rr, &step, clip, p, g, st, i);
+    for (int64_t i = i0 + tid; i < n; i += stride) {
+        if (STATS) cu_gstat_one(g[i], sq, bad);
+        if (!skip) ob_rule_apply(&rr, &step, clip, p, g, st, i);
+    }
+    if (STATS) {
+        cu_block_sum2(sq, bad);
+        if (threadIdx.x == 0) {
+            part[2 * blockIdx.x] = sq;
+            part[2 * blockIdx.x + 1] = bad;
+        }
+    }
 }
 
 typedef void (*ew_kernel_fn)(ob_rule, const ob_rule_step *, const ob_step_stats *, float *,
-                             const float *, float *, float *, float *, int64_t, int);
+                             const float *, float *, float *, float *, int64_t, int, double *);
 
-/* The instance for (kind, n_state), found by walking the kinds at compile time. */
+/* The instance for (kind, n_state, stats), found by walking the kinds at compile time. */
 template <int K>
 struct ew_pick {
+    template <bool STATS>
     static ew_kernel_fn get(int kind, int ns)
     {
-        if (kind != K) return ew_pick<K + 1>::get(kind, ns);
+        if (kind != K) return ew_pick<K + 1>::template get<STATS>(kind, ns);
         switch (ns) {
-        case 0: return ew_step_kernel<K, 0>;
-        case 1: return ew_step_kernel<K, 1>;
-        case 2: return ew_step_kernel<K, 2>;
-        case 3: return ew_step_kernel<K, 3>;
+        case 0: return ew_step_kernel<K, 0, STATS>;
+        case 1: return ew_step_kernel<K, 1, STATS>;
+        case 2: return ew_step_kernel<K, 2, STATS>;
+        case 3: return ew_step_kernel<K, 3, STATS>;
         default: return (ew_kernel_fn)0;
         }
     }
 };
 template <>
 struct ew_pick<OB_RULE_COUNT> {
+    template <bool STATS>
     static ew_kernel_fn get(int, int) { return (ew_kernel_fn)0; }
 };
 
-ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
-                                 const ob_step_stats *stats, float *p, const float *g,
-                                 float *const *s, int64_t n, ob_err *e)
+static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc, ob_step_stats *stats,
+                           float *p, const float *g, float *const *s, int64_t n, bool with_stats, ob_err *e)
 {
     if (n <= 0) return OB_OK;
     int ns = rule->n_state;
     if (ns < 0 || ns > OB_RULE_MAX_STATE || ns > 3)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: rule kind %d has %d state roles",
                                 rule->kind, ns);
-    ew_kernel_fn fn = ew_pick<0>::get(rule->kind, ns);
+    ew_kernel_fn fn = with_stats ? ew_pick<0>::get<true>(rule->kind, ns) : ew_pick<0>::get<false>(rule->kind, ns);
     if (!fn)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: unknown rule kind %d",
                                 rule->kind);
@@ -148,8 +171,27 @@ ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_r
         vec = vec && cu_aligned16(st[k]);
     }
     int64_t work = vec ? (n >> 2) : n;
-    fn<<<cu_grid(dev, work, EW_THREADS), EW_THREADS, 0, cu_impl(dev)->stream>>>(
-        *rule, sc, stats, p, g, st[0], st[1], st[2], n, vec);
+    unsigned blocks = cu_grid(dev, work, EW_THREADS);
+    if (with_stats && blocks > OB_CU_RED_MAX_BLOCKS) blocks = OB_CU_RED_MAX_BLOCKS;
+    cuda_impl *c = cu_impl(dev);
+    fn<<<blocks, EW_THREADS, 0, c->stream>>>(*rule, sc, stats, p, g, st[0], st[1], st[2], n, vec,
+                                              with_stats ? c->red_part : (double *)0);
     OB_CU_LAUNCHED(e, "elementwise_step");
+    if (with_stats)
+        return ob_cu_reduce_finish(dev, (int)blocks, CU_RED_ADD_STATS, NULL, stats, "elementwise_step_stats", e);
     return OB_OK;
+}
+
+ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                 const ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
+                                 ob_err *e)
+{
+    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, false, e);
+}
+
+ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                       ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
+                                       ob_err *e)
+{
+    return ew_launch(dev, rule, sc, stats, p, g, s, n, true, e);
 }

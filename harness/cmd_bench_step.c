@@ -17,7 +17,13 @@
  * The same run measures a device-to-device copy moving the same number of
  * bytes (read + written) and reports the step's fraction of that bandwidth.
  * The pipeline also reads the gradients once for the global statistics
- * (4 more bytes per parameter); the time of that pass alone is reported too.
+ * (4 more bytes per parameter) unless train.on_nonfinite = none, where they
+ * are summed inside the update; the time of that pass alone is reported too.
+ *
+ * Two gradient buffers drawn independently alternate from step to step. With
+ * one constant gradient the optimizer state would settle on a fixed point in
+ * float arithmetic, stop changing, and no longer be written back (the CUDA
+ * update skips unchanged stores): fewer bytes than any real training step.
  */
 #include <math.h>
 #include <stdio.h>
@@ -191,7 +197,7 @@ static ob_status bs_time(ob_device *dev, bs_fn fn, void *ctx, int64_t *counter, 
 typedef struct bs_ctx {
     ob_device *dev;
     ob_optim *opt;
-    float *params, *grads, *loss;
+    float *params, *grads, *grads2, *loss;
     ob_step_record *rec;
     ob_step_stats *stats;
     int64_t total;
@@ -202,7 +208,7 @@ typedef struct bs_ctx {
 static ob_status bs_step(void *p, int64_t i, ob_err *e)
 {
     bs_ctx *c = p;
-    return ob_optim_step(c->opt, c->params, c->grads, c->loss, i + 1, c->rec, e);
+    return ob_optim_step(c->opt, c->params, i % 2 ? c->grads2 : c->grads, c->loss, i + 1, c->rec, e);
 }
 
 static ob_status bs_stats(void *p, int64_t i, ob_err *e)
@@ -291,6 +297,7 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     size_t arena = (size_t)lay.total * sizeof(float);
     CK(ob_dev_alloc(&dev, arena, (void **)&c.params, e));
     CK(ob_dev_alloc(&dev, arena, (void **)&c.grads, e));
+    CK(ob_dev_alloc(&dev, arena, (void **)&c.grads2, e));
     CK(ob_dev_alloc(&dev, sizeof(float), (void **)&c.loss, e));
     CK(ob_dev_alloc(&dev, sizeof(ob_step_record), (void **)&c.rec, e));
     CK(ob_dev_alloc(&dev, sizeof(ob_step_stats), (void **)&c.stats, e));
@@ -300,6 +307,7 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     /* Parameters N(0, 0.02), gradients N(0, 1e-3): finite, never zero. */
     CK(dev.ops->rng_normal(&dev, c.params, lay.total, 1, OB_STREAM_INIT, 0, 0.0f, 0.02f, e));
     CK(dev.ops->rng_normal(&dev, c.grads, lay.total, 1, OB_STREAM_NOISE, 0, 0.0f, 1e-3f, e));
+    CK(dev.ops->rng_normal(&dev, c.grads2, lay.total, 2, OB_STREAM_NOISE, 0, 0.0f, 1e-3f, e));
     const float one = 1.0f;
     CK(dev.ops->upload(&dev, c.loss, &one, sizeof one, e));
 

@@ -312,6 +312,39 @@ if ((GPU_OK)); then
   train bert-base-muon bert-base muon 200 60
 fi
 
+# ---- 6. where a bert-base step spends its time (Nsight Compute, when present) -------------------
+# Kernel durations of two training steps and one held-out batch, one metric
+# (gpu__time_duration), the clocks left as they are; the CSV stays in the logs
+# archive and the largest kernels are summed into the log. OB_GPU_PROFILE=0 skips it.
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1 || true)
+if ((GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ] && [ -n "$NCU" ] && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
+  run_step profile-bert-base 150 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv \
+    --print-units base --launch-count 2000 -o /dev/null --log-file "$LOGS/ncu-bert-base.csv" \
+    "$OPTBENCH" run --workloads bert-base --optimizers adamw --steps 2 --seeds 1 --backend cuda \
+    --set bert-base.eval_batches=1 --db "$WORK/profile.db" --checkpoint-every 0 || true
+  if [ -s "$LOGS/ncu-bert-base.csv" ] && command -v python3 >/dev/null; then
+    python3 - "$LOGS/ncu-bert-base.csv" >>"$LOGS/profile-bert-base.log" 2>&1 <<'PY' || true
+import csv, sys, collections
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+hdr, body = rows[0], rows[1:]
+ki, vi, ii = hdr.index("Kernel Name"), hdr.index("Metric Value"), hdr.index("ID")
+tot = collections.Counter(); cnt = collections.Counter()
+for r in body:
+    try:
+        ns = float(r[vi].replace(",", ""))
+    except ValueError:
+        continue
+    name = r[ki].split("(")[0][:90]
+    tot[name] += ns; cnt[name] += 1
+all_ns = sum(tot.values())
+print("kernel time over the profiled launches: %.2f ms in %d launches" % (all_ns / 1e6, sum(cnt.values())))
+for name, ns in tot.most_common(40):
+    print("%9.3f ms %5.1f%% %6d  %s" % (ns / 1e6, 100 * ns / all_ns, cnt[name], name))
+PY
+    tail -n 42 "$LOGS/profile-bert-base.log"
+  fi
+fi
+
 # ---- summary -------------------------------------------------------------------------------------
 SUMMARY=$LOGS/summary.txt
 if command -v python3 >/dev/null; then

@@ -287,14 +287,15 @@ fi
 # ---- 5. training runs ---------------------------------------------------------------------------
 RUNS=$LOGS/runs-results.txt
 : >"$RUNS"
-train() { # NAME WORKLOAD OPTIMIZER STEPS LIMIT
+train() { # NAME WORKLOAD OPTIMIZER STEPS LIMIT [ARGS...]
   local name=$1 wl=$2 opt=$3 steps=$4 limit=$5 db=$WORK/$1.db
+  shift 5
   if ! grep -q -E "^  $wl( |$)" <<<"$LIST"; then
     say "skip   run-$name (no workload $wl in this build)"
     return 0
   fi
   if run_step "run-$name" "$limit" "$OPTBENCH" run --workloads "$wl" --optimizers "$opt" --steps "$steps" \
-    --seeds 1 --backend cuda --db "$db" --checkpoint-every 0 --name "gpu-check-$name"; then
+    --seeds 1 --backend cuda --db "$db" --checkpoint-every 0 --name "gpu-check-$name" "$@"; then
     echo "run: name=$name db=$db" >>"$RUNS"
   fi
   return 0
@@ -302,6 +303,8 @@ train() { # NAME WORKLOAD OPTIMIZER STEPS LIMIT
 LIST=$( ((BUILD_OK)) && "$OPTBENCH" list 2>/dev/null || true)
 if ((GPU_OK)); then
   train bert-base-adamw bert-base adamw 200 90
+  # as torch's loop does it: no guard, so no separate gradient-statistics pass
+  train bert-base-adamw-noguard bert-base adamw 200 90 --set train.on_nonfinite=none
   train cnn-base-adamw cnn-base adamw 200 90
 fi
 # the same BERT model in eager PyTorch (sizes of the bert-base preset)
@@ -319,13 +322,15 @@ fi
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1 || true)
 if ((GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ] && [ -n "$NCU" ] && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
   run_step profile-bert-base 150 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv \
-    --print-units base --launch-count 2000 -o /dev/null --log-file "$LOGS/ncu-bert-base.csv" \
+    --print-units base --launch-count 1500 --log-file "$LOGS/ncu-bert-base.csv" \
     "$OPTBENCH" run --workloads bert-base --optimizers adamw --steps 2 --seeds 1 --backend cuda \
     --set bert-base.eval_batches=1 --db "$WORK/profile.db" --checkpoint-every 0 || true
   if [ -s "$LOGS/ncu-bert-base.csv" ] && command -v python3 >/dev/null; then
     python3 - "$LOGS/ncu-bert-base.csv" >>"$LOGS/profile-bert-base.log" 2>&1 <<'PY' || true
 import csv, sys, collections
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+if not rows:
+    sys.exit("no kernel rows in the Nsight Compute log")
 hdr, body = rows[0], rows[1:]
 ki, vi, ii = hdr.index("Kernel Name"), hdr.index("Metric Value"), hdr.index("ID")
 tot = collections.Counter(); cnt = collections.Counter()
@@ -412,8 +417,8 @@ for l in open(runs_f):
             if wl == "bert-base" and torch_bert and med:
                 tb = torch_bert[0]
                 extra = "  torch eager %.2f ms/step -> ours/torch time x%.2f" % (tb["ms"], med / tb["ms"])
-            print("  %-10s %-6s %-8s steps %-4s %8.2f ms/step (p90 %.2f)  %10.0f items/s  loss %.4g  eval %.4g  metric %s  peak %.2f GB%s" % (
-                wl, opt, st, steps, med or float("nan"), p90 or float("nan"), ips or 0, fl if fl is not None else float("nan"),
+            print("  %-24s %-10s %-6s %-8s steps %-4s %8.2f ms/step (p90 %.2f)  %10.0f items/s  loss %.4g  eval %.4g  metric %s  peak %.2f GB%s" % (
+                r.get("name", ""), wl, opt, st, steps, med or float("nan"), p90 or float("nan"), ips or 0, fl if fl is not None else float("nan"),
                 el if el is not None else float("nan"), "%.4g" % em if em is not None else "-", (peak or 0) / 1e9, extra))
     except Exception as ex:
         print("  %s: cannot read %s: %s" % (r.get("name"), r.get("db"), ex))

@@ -7,10 +7,13 @@
  * go through the backend's gemm (cuBLAS).
  *
  * Determinism, and the CPU's bits: no float atomics anywhere. Row sums that
- * the CPU takes in order (LayerNorm statistics, the softmax and cross-entropy
- * normalizers) are taken in the same order by one lane of the row's warp or
- * block, with explicit rounding, and exp/tanh are the CPU's own polynomial
- * (nn_expf), so these layers give the CPU's results bit for bit. Column
+ * the CPU takes in order (the softmax and cross-entropy normalizers) are taken
+ * in the same order by one lane of the row's warp or block, with explicit
+ * rounding, and exp/tanh are the CPU's own polynomial (nn_expf), so these
+ * layers give the CPU's results bit for bit. LayerNorm's row statistics are
+ * summed by the whole warp in a fixed tree instead (a serial sum per row made
+ * each LayerNorm several times slower): repeatable, and within rounding of
+ * the CPU. Column
  * reductions (dw, db of LayerNorm, the bias gradient) use the CPU's row chunks
  * (OB_CU_COL_CHUNKS, the same boundaries), each chunk summed in row order in
  * double. The embedding gradient sorts the token positions (CUB's stable radix
@@ -152,9 +155,18 @@ static ob_status cu_embedding_backward(ob_device *dev, float *dwte, float *dwpe,
 
 /* ---- LayerNorm: one warp per row ------------------------------------------------------------- */
 
-/* One warp per row. The mean and variance are summed in float in column
- * order by lane 0 (as the CPU sums them: the same bits; a row of 768 costs a
- * few microseconds), the rest is spread over the warp. */
+/* The sum over a warp in a fixed butterfly: every lane gets the same bits. */
+static __device__ __forceinline__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+/* One warp per row: each lane sums its columns (lane, lane + 32, ...) in
+ * order, then the warp combines the 32 partial sums in a fixed tree (the
+ * same bits every run; not the CPU's column-order sum, so outputs agree
+ * with the CPU to rounding, see tests/test_cuda_ops.c). Two passes: the mean,
+ * then the variance about it. */
 static __global__ void layernorm_fwd_kernel(float *__restrict__ out, float *__restrict__ mean,
                                             float *__restrict__ rstd, const float *__restrict__ inp,
                                             const float *__restrict__ w, const float *__restrict__ b, int N, int C)
@@ -163,24 +175,20 @@ static __global__ void layernorm_fwd_kernel(float *__restrict__ out, float *__re
     if (n >= N) return;
     const float *x = inp + (int64_t)n * C;
     float *o = out + (int64_t)n * C;
-    float m = 0.0f, r = 0.0f;
+    float m = 0.0f, v = 0.0f;
+    for (int c = lane; c < C; c += 32) m += x[c];
+    m = warp_sum(m) / (float)C;
+    for (int c = lane; c < C; c += 32) {
+        float d = x[c] - m;
+        v += d * d;
+    }
+    v = warp_sum(v) / (float)C;
+    float r = 1.0f / sqrtf(v + 1e-5f);
     if (lane == 0) {
-        for (int c = 0; c < C; c++) m = __fadd_rn(m, x[c]);
-        m = __fdiv_rn(m, (float)C);
-        float v = 0.0f;
-        for (int c = 0; c < C; c++) {
-            float d = __fsub_rn(x[c], m);
-            v = __fadd_rn(v, __fmul_rn(d, d));
-        }
-        v = __fdiv_rn(v, (float)C);
-        r = __fdiv_rn(1.0f, __fsqrt_rn(__fadd_rn(v, 1e-5f)));
         mean[n] = m;
         rstd[n] = r;
     }
-    m = __shfl_sync(0xffffffffu, m, 0);
-    r = __shfl_sync(0xffffffffu, r, 0);
-    for (int c = lane; c < C; c += 32)
-        o[c] = __fadd_rn(__fmul_rn(__fmul_rn(__fsub_rn(x[c], m), r), w[c]), b[c]);
+    for (int c = lane; c < C; c += 32) o[c] = (x[c] - m) * r * w[c] + b[c];
 }
 
 static ob_status cu_layernorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
@@ -194,7 +202,7 @@ static ob_status cu_layernorm_forward(ob_device *dev, float *out, float *mean, f
     return OB_OK;
 }
 
-/* One warp per row; the two row means summed by lane 0 in column order, as the CPU does. */
+/* One warp per row; the two row means summed as in the forward pass. */
 static __global__ void layernorm_bwd_dinp_kernel(float *__restrict__ dinp, const float *__restrict__ dout,
                                                  const float *__restrict__ inp, const float *__restrict__ w,
                                                  const float *__restrict__ mean, const float *__restrict__ rstd,
@@ -206,23 +214,18 @@ static __global__ void layernorm_bwd_dinp_kernel(float *__restrict__ dinp, const
     float *dx = dinp + (int64_t)n * C;
     const float m = mean[n], s = rstd[n];
     float dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-    if (lane == 0) {
-        for (int c = 0; c < C; c++) {
-            float xh = __fmul_rn(__fsub_rn(x[c], m), s);
-            float dn = __fmul_rn(w[c], d[c]);
-            dnorm_mean = __fadd_rn(dnorm_mean, dn);
-            dnorm_norm_mean = __fadd_rn(dnorm_norm_mean, __fmul_rn(dn, xh));
-        }
-        dnorm_mean = __fdiv_rn(dnorm_mean, (float)C);
-        dnorm_norm_mean = __fdiv_rn(dnorm_norm_mean, (float)C);
-    }
-    dnorm_mean = __shfl_sync(0xffffffffu, dnorm_mean, 0);
-    dnorm_norm_mean = __shfl_sync(0xffffffffu, dnorm_norm_mean, 0);
     for (int c = lane; c < C; c += 32) {
-        float xh = __fmul_rn(__fsub_rn(x[c], m), s);
-        float dn = __fmul_rn(w[c], d[c]);
-        float t = __fsub_rn(__fsub_rn(dn, dnorm_mean), __fmul_rn(xh, dnorm_norm_mean));
-        dx[c] = __fadd_rn(dx[c], __fmul_rn(t, s));
+        float xh = (x[c] - m) * s;
+        float dn = w[c] * d[c];
+        dnorm_mean += dn;
+        dnorm_norm_mean += dn * xh;
+    }
+    dnorm_mean = warp_sum(dnorm_mean) / (float)C;
+    dnorm_norm_mean = warp_sum(dnorm_norm_mean) / (float)C;
+    for (int c = lane; c < C; c += 32) {
+        float xh = (x[c] - m) * s;
+        float dn = w[c] * d[c];
+        dx[c] += (dn - dnorm_mean - xh * dnorm_norm_mean) * s;
     }
 }
 

@@ -213,7 +213,7 @@ static void put_header(unsigned char *h, int64_t step, int n, uint64_t total)
 ob_status ob_ckpt_encode(int64_t step, const ob_ckpt_section *secs, int n, unsigned char **out,
                          size_t *len, ob_err *e)
 {
-    uint64_t total;
+    uint64_t total = 0;
     OB_TRY(check_sections(secs, n, &total, e));
     unsigned char *b = malloc((size_t)total);
     if (!b) return ob_fail(e, OB_ERR_NOMEM, "out of memory for a checkpoint of %llu bytes",
@@ -360,7 +360,7 @@ static void fsync_dir(const char *dir)
 ob_status ob_ckpt_write(const char *dir, int64_t step, const ob_ckpt_section *secs, int n, int keep,
                         ob_err *e)
 {
-    uint64_t total;
+    uint64_t total = 0;
     OB_TRY(check_sections(secs, n, &total, e));
     OB_TRY(ob_mkdir_p(dir, e));
     char path[1100], tmp[1110];

@@ -77,7 +77,7 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
     printf("%-11s %-9s %-22s %-30s %10s %10s %8s %8s\n", "shape", "spectrum", "coeffs", "a, b, c", "err_mean",
            "err_max", "sv_min", "sv_max");
     for (int si = 0; si < n_shapes; si++) {
-        int rows, cols;
+        int rows = 0, cols = 0;
         parse_shape(shapes[si], &rows, &cols);
         for (int spec = 0; spec < 2; spec++) {
             ob_ortho_set s;
@@ -111,7 +111,7 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
 static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const coeff_set *start_set, int steps,
                      int samples, uint64_t seed, int max_evals, const char *append, ob_err *e)
 {
-    int rows, cols;
+    int rows = 0, cols = 0;
     parse_shape(shape, &rows, &cols);
     float start_f[3];
     char note[64];

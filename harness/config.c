@@ -96,7 +96,7 @@ ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const
 {
     snprintf(c->origin_seeds, sizeof c->origin_seeds, "%s", origin);
     if (!is_list && !strchr(text, ',')) {
-        int64_t n;
+        int64_t n = 0;
         OB_TRY(parse_int(text, 1, &n, "seeds (a count, or a list like 4,9)", origin, e));
         if (n > OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
         c->n_seeds = (int)n;
@@ -110,7 +110,7 @@ ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         trim(tok);
-        int64_t s;
+        int64_t s = 0;
         OB_TRY(parse_int(tok, 0, &s, "seed", origin, e));
         if (c->n_seeds == OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
         for (int i = 0; i < c->n_seeds; i++)
@@ -220,7 +220,7 @@ ob_status ob_config_set_devices(ob_config *c, const char *list, const char *orig
     char *save = NULL;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         trim(tok);
-        int64_t d;
+        int64_t d = 0;
         OB_TRY(parse_int(tok, 0, &d, "device index", origin, e));
         if (d > 1023) return ob_fail(e, OB_ERR_INPUT, "%s: device index %s is too large", origin, tok);
         if (c->n_devices == OB_CFG_MAX_DEVICES)
@@ -441,7 +441,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         OB_TRY(want_scalar(y, v, key));
         OB_TRY(parse_int(scalar(v), 0, &c->checkpoint_every, "checkpoint_every", at, e));
     } else if (!strcmp(key, "checkpoint_keep")) {
-        int64_t keep;
+        int64_t keep = 0;
         OB_TRY(want_scalar(y, v, key));
         OB_TRY(parse_int(scalar(v), 1, &keep, "checkpoint_keep", at, e));
         if (keep > 100) return ob_fail(e, OB_ERR_INPUT, "%s: checkpoint_keep must be <= 100 (got %s)", at, scalar(v));

@@ -201,6 +201,18 @@ typedef struct ob_backend_ops {
     /* dinp (B,H,W,Cin) = sum of the dcol (B*Ho*Wo, K*K*Cin) entries that read each pixel. */
     ob_status (*col2im)(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e);
+    /* (optional, all three or none) A direct convolution, for a backend with a
+     * faster path than im2col + gemm for some shapes (the CPU: stride 1 on an
+     * AVX-512 CPU); conv_supported says for which, at run time. Kernels
+     * (Cout, Cin, K, K), images NHWC, zero padding, Ho = (H + 2 pad - K) / stride + 1. */
+    int (*conv_supported)(const ob_device *dev, int Cin, int Cout, int K, int stride, int pad);
+    /* out (B,Ho,Wo,Cout) = conv of inp (B,H,W,Cin) with w. */
+    ob_status (*conv_forward)(ob_device *dev, float *out, const float *inp, const float *w, int B, int H, int W,
+                              int Cin, int Cout, int K, int stride, int pad, ob_err *e);
+    /* From dout (B,Ho,Wo,Cout): dinp (B,H,W,Cin) overwritten (skipped when NULL), dw (Cout,Cin,K,K) +=. */
+    ob_status (*conv_backward)(ob_device *dev, float *dinp, float *dw, const float *dout, const float *inp,
+                               const float *w, int B, int H, int W, int Cin, int Cout, int K, int stride, int pad,
+                               ob_err *e);
     /* Group norm of inp (B,HW,C) over (HW, C/G) per (b, g), eps 1e-5, then * w (C) + b (C);
      * mean, rstd (B,G) kept for backward. */
     ob_status (*groupnorm_forward)(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,

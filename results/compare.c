@@ -127,7 +127,7 @@ static void judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p,
     }
     /* final loss at the best lr, paired over seeds */
     int m = 0;
-    double bl[512], cl[512];
+    double bl[512] = {0}, cl[512] = {0};
     int nb = 0;
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
@@ -421,10 +421,11 @@ static void quantity_text(const ob_cmp_quantity *q, int absolute, char *buf, siz
     }
     if (absolute)
         snprintf(buf, n, "%+.4g [%+.4g, %+.4g] %s", q->effect, q->ci_lo, q->ci_hi, ob_verdict_name(q->v));
-    else if (!isnan(q->ci_lo))
-        snprintf(buf, n, "%s [%s, %s] %s", pct(q->effect, a, sizeof a), pct(q->ci_lo, b, sizeof b),
-                 pct(q->ci_hi, c, sizeof c), ob_verdict_name(q->v));
-    else
+    else if (!isnan(q->ci_lo)) {
+        if (snprintf(buf, n, "%s [%s, %s] %s", pct(q->effect, a, sizeof a), pct(q->ci_lo, b, sizeof b),
+                     pct(q->ci_hi, c, sizeof c), ob_verdict_name(q->v)) >= (int)n)
+            buf[n - 1] = '\0'; /* cut to the cell */
+    } else
         snprintf(buf, n, "%s %s", pct(q->effect, a, sizeof a), ob_verdict_name(q->v));
 }
 

@@ -121,7 +121,13 @@ static int table_gaps(const ob_backend_ops *c, const ob_backend_ops *g, int verb
     size_t n = (sizeof(ob_backend_ops) - first) / sizeof(fp);
     const unsigned char *cb = (const unsigned char *)c + first, *gb = (const unsigned char *)g + first;
     int gaps = 0;
+    /* optional accelerations a backend may leave out (callers fall back) */
+    const size_t optional[] = {offsetof(ob_backend_ops, conv_supported), offsetof(ob_backend_ops, conv_forward),
+                               offsetof(ob_backend_ops, conv_backward)};
     for (size_t i = 0; i < n; i++) {
+        int opt = 0;
+        for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++) opt |= first + i * sizeof(fp) == optional[k];
+        if (opt) continue;
         fp cf, gf;
         memcpy(&cf, cb + i * sizeof(fp), sizeof cf);
         memcpy(&gf, gb + i * sizeof(fp), sizeof gf);

@@ -21,7 +21,9 @@
  * (Cout, K, K, Cin) by heads_split; its gradient is permuted back by
  * heads_merge. On the CPU a chunk holds about 1 MiB of columns (they stay in
  * cache between im2col and the gemm; conv_chunk_kib overrides), on a GPU the
- * whole batch.
+ * whole batch. A backend with a direct convolution for a unit's shape
+ * (conv_supported: the CPU's AVX-512 kernels for stride 1) runs that instead,
+ * straight from the (Cout, Cin, K, K) kernel, with no column matrix.
  *
  * Data: class templates (workloads/cnn_data.h) built once from data_seed and
  * uploaded; the batch of step s is images s*B .. s*B+B-1 of (run seed,
@@ -82,6 +84,7 @@ typedef struct pslot {
 typedef struct cunit {
     int cin, cout, k, stride, pad, H, W, Ho, Wo, relu;
     int ipc;                    /* images per im2col chunk */
+    int direct;                 /* CPU direct convolution (no im2col) */
     int i_w, i_gw, i_gb;        /* parameter slots */
     const float *in;            /* (B, H, W, cin), not owned */
     float *conv;                /* (B, Ho, Wo, cout) */
@@ -167,13 +170,16 @@ static int add_unit(cnn *m, const char *name, int cin, int cout, int k, int stri
     u->Ho = (H + 2 * u->pad - k) / stride + 1;
     u->Wo = (W + 2 * u->pad - k) / stride + 1;
     u->relu = relu;
+    const ob_backend_ops *ops = m->base.dev->ops;
+    u->direct = ops->conv_supported && ops->conv_forward && ops->conv_backward &&
+                ops->conv_supported(m->base.dev, cin, cout, k, stride, u->pad);
     char nm[OB_NAME_MAX];
     int64_t ws[4] = {cout, cin, k, k}, cs[1] = {cout};
-    snprintf(nm, sizeof nm, "%s.conv.w", name);
+    snprintf(nm, sizeof nm, "%.40s.conv.w", name);
     u->i_w = add_slot(m, nm, OB_TAG_CONV, 4, ws, INIT_NORMAL, (float)sqrt(2.0 / (cin * k * k)));
-    snprintf(nm, sizeof nm, "%s.gn.w", name);
+    snprintf(nm, sizeof nm, "%.40s.gn.w", name);
     u->i_gw = add_slot(m, nm, OB_TAG_NORM, 1, cs, INIT_ONE, 0);
-    snprintf(nm, sizeof nm, "%s.gn.b", name);
+    snprintf(nm, sizeof nm, "%.40s.gn.b", name);
     u->i_gb = add_slot(m, nm, OB_TAG_NORM, 1, cs, INIT_ZERO, 0);
     int64_t per_img = (int64_t)u->Ho * u->Wo * cin * k * k; /* column floats of one image */
     u->ipc = m->B;
@@ -182,11 +188,11 @@ static int add_unit(cnn *m, const char *name, int cin, int cout, int k, int stri
         u->ipc = fit < 1 ? 1 : (fit > m->B ? m->B : (int)fit);
     }
     int64_t act = (int64_t)m->B * u->Ho * u->Wo * cout, col = (int64_t)u->ipc * per_img;
-    if ((int64_t)cout * cin * k * k > m->max_w) m->max_w = (int64_t)cout * cin * k * k;
+    if (!u->direct && (int64_t)cout * cin * k * k > m->max_w) m->max_w = (int64_t)cout * cin * k * k;
     int64_t inp = (int64_t)m->B * H * W * cin;
     if (act > m->max_act) m->max_act = act;
     if (inp > m->max_act) m->max_act = inp;
-    if (col > m->max_col) m->max_col = col;
+    if (!u->direct && col > m->max_col) m->max_col = col;
     return m->nunits++;
 }
 
@@ -395,14 +401,19 @@ static ob_status unit_forward(cnn *m, cunit *u, const float *params, ob_err *e)
     ob_device *dev = m->base.dev;
     const ob_backend_ops *ops = dev->ops;
     const int B = m->B, rows = B * u->Ho * u->Wo, kc = u->cin * u->k * u->k, hwo = u->Ho * u->Wo;
-    const float *w;
-    OB_TRY(kernel_perm(m, u, params, &w, e));
-    for (int b0 = 0; b0 < B; b0 += u->ipc) {
-        int nb = B - b0 < u->ipc ? B - b0 : u->ipc;
-        OB_TRY(ops->im2col(dev, m->col, u->in + (int64_t)b0 * u->H * u->W * u->cin, nb, u->H, u->W, u->cin, u->k,
-                           u->stride, u->pad, e)); /* (nb*Ho*Wo, kc) */
-        OB_TRY(ops->gemm(dev, 0, 1, nb * hwo, u->cout, kc, 1.0f, m->col, kc, w, kc, 0.0f,
-                         u->conv + (int64_t)b0 * hwo * u->cout, u->cout, e)); /* (nb, Ho, Wo, cout) */
+    if (u->direct) { /* the backend's direct convolution, straight from the (cout, cin, K, K) kernel */
+        OB_TRY(ops->conv_forward(dev, u->conv, u->in, PARAM(m, params, u->i_w), B, u->H, u->W, u->cin, u->cout, u->k,
+                                   u->stride, u->pad, e)); /* (B, Ho, Wo, cout) */
+    } else {
+        const float *w;
+        OB_TRY(kernel_perm(m, u, params, &w, e));
+        for (int b0 = 0; b0 < B; b0 += u->ipc) {
+            int nb = B - b0 < u->ipc ? B - b0 : u->ipc;
+            OB_TRY(ops->im2col(dev, m->col, u->in + (int64_t)b0 * u->H * u->W * u->cin, nb, u->H, u->W, u->cin,
+                               u->k, u->stride, u->pad, e)); /* (nb*Ho*Wo, kc) */
+            OB_TRY(ops->gemm(dev, 0, 1, nb * hwo, u->cout, kc, 1.0f, m->col, kc, w, kc, 0.0f,
+                             u->conv + (int64_t)b0 * hwo * u->cout, u->cout, e)); /* (nb, Ho, Wo, cout) */
+        }
     }
     OB_TRY(ops->groupnorm_forward(dev, u->out, u->mean, u->rstd, u->conv, PARAM(m, params, u->i_gw),
                                   PARAM(m, params, u->i_gb), B, u->Ho * u->Wo, u->cout, m->G, e));
@@ -426,6 +437,9 @@ static ob_status unit_backward(cnn *m, cunit *u, const float *params, float *gra
     OB_TRY(ops->groupnorm_backward(dev, m->sb, PARAM(m, grads, u->i_gw), PARAM(m, grads, u->i_gb), g, u->conv,
                                    PARAM(m, params, u->i_gw), u->mean, u->rstd, B, u->Ho * u->Wo, u->cout, m->G,
                                    e)); /* dconv (rows, cout) */
+    if (u->direct) /* dW += and dinp from the direct convolution */
+        return ops->conv_backward(dev, dinp, PARAM(m, grads, u->i_w), m->sb, u->in, PARAM(m, params, u->i_w), B, u->H,
+                                    u->W, u->cin, u->cout, u->k, u->stride, u->pad, e);
     const int hwo = u->Ho * u->Wo;
     const int64_t img_in = (int64_t)u->H * u->W * u->cin;
     const float *w;

@@ -302,6 +302,12 @@ static ob_status cpu_elementwise_step_stats(ob_device *dev, const ob_rule *rule,
     return OB_OK;
 }
 
+static int cpu_conv_supported(const ob_device *dev, int Cin, int Cout, int K, int stride, int pad)
+{
+    (void)dev;
+    return ob_cpu_conv_direct_ok(Cin, Cout, K, stride, pad);
+}
+
 const ob_backend_ops ob_cpu_backend = {
     .name = "cpu",
     .probe = cpu_probe,
@@ -350,6 +356,9 @@ const ob_backend_ops ob_cpu_backend = {
     .xent_backward = ob_cpu_xent_backward,
     .im2col = ob_cpu_im2col,
     .col2im = ob_cpu_col2im,
+    .conv_supported = cpu_conv_supported,
+    .conv_forward = ob_cpu_conv_forward,
+    .conv_backward = ob_cpu_conv_backward,
     .groupnorm_forward = ob_cpu_groupnorm_forward,
     .groupnorm_backward = ob_cpu_groupnorm_backward,
     .relu_forward = ob_cpu_relu_forward,

@@ -7,6 +7,14 @@
  * over independent outputs; col2im gathers (no scatter races) and the
  * parameter-gradient reductions sum fixed row chunks in order, so results are
  * bitwise repeatable for any thread count.
+ *
+ * This file is compiled twice: on its own (the portable build, for the
+ * baseline x86-64 or any other CPU, and the public entry points ob_cpu_*) and,
+ * on x86-64 with GCC, once more from conv_avx512.c under target("avx512f")
+ * with CONV_ISA avx512. The entry points take the AVX-512 build when the CPU
+ * has it (these loops are bound by the vector width: about 10% of a cnn-small
+ * step). Both give the same bits: ISO C mode contracts no multiply-add, and
+ * the loops vectorize only across independent lanes (channels), never a sum.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -17,10 +25,26 @@
 
 #define CONV_PAR_MIN 16384
 
+/* The AVX-512 build exists (see conv_avx512.c). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CONV_HAVE_AVX512 1
+#else
+#define CONV_HAVE_AVX512 0
+#endif
+
+/* ISA(relu_forward) is ob_cpu_relu_forward_base in the portable build and
+ * ob_cpu_relu_forward_avx512 in the AVX-512 one. */
+#ifndef CONV_ISA
+#define CONV_ISA base
+#endif
+#define CONV_CAT2(a, b) ob_cpu_##a##_##b
+#define CONV_CAT(a, b) CONV_CAT2(a, b)
+#define ISA(name) CONV_CAT(name, CONV_ISA)
+
 /* col (B*Ho*Wo, K*K*Cin), inp (B,H,W,Cin): each column row is the K*K
  * window pixels in (ky, kx) order, each a contiguous copy of its Cin
  * channels (zeros outside the image). */
-ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
+ob_status ISA(im2col)(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e)
 {
     (void)dev;
@@ -53,7 +77,7 @@ ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int
 /* Gather form: every input pixel sums the column entries that read it, in
  * (ky, kx) order (no write races; the CUDA kernel sums in the same order).
  * dinp (B,H,W,Cin), dcol (B*Ho*Wo, K*K*Cin). */
-ob_status ob_cpu_col2im(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
+ob_status ISA(col2im)(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
                         int stride, int pad, ob_err *e)
 {
     (void)dev;
@@ -90,7 +114,7 @@ ob_status ob_cpu_col2im(ob_device *dev, float *dinp, const float *dcol, int B, i
 /* Group norm, one image per task. Per-channel sums run over the pixels with
  * the channels innermost (contiguous, vectorized), in double, in pixel order;
  * groups combine their channels in order. inp, out (B,HW,C); mean, rstd (B,G). */
-ob_status ob_cpu_groupnorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+ob_status ISA(groupnorm_forward)(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
                                    const float *w, const float *b, int B, int HW, int C, int G, ob_err *e)
 {
     (void)dev;
@@ -155,7 +179,7 @@ ob_status ob_cpu_groupnorm_forward(ob_device *dev, float *out, float *mean, floa
  * dw, db: column sums over fixed row chunks of the (B*HW, C) rows, each chunk
  * in row order in double, chunks combined in order (the CUDA kernel uses the
  * same chunks: equal bit for bit). */
-ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+ob_status ISA(groupnorm_backward)(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
                                     const float *inp, const float *w, const float *mean, const float *rstd,
                                     int B, int HW, int C, int G, ob_err *e)
 {
@@ -254,7 +278,7 @@ ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, floa
     return OB_OK;
 }
 
-ob_status ob_cpu_relu_forward(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e)
+ob_status ISA(relu_forward)(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e)
 {
     (void)dev;
     (void)e;
@@ -266,7 +290,7 @@ ob_status ob_cpu_relu_forward(ob_device *dev, float *out, const float *inp, int6
     return OB_OK;
 }
 
-ob_status ob_cpu_relu_backward(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
+ob_status ISA(relu_backward)(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
                                ob_err *e)
 {
     (void)dev;
@@ -280,7 +304,7 @@ ob_status ob_cpu_relu_backward(ob_device *dev, float *dinp, const float *out, co
 }
 
 /* inp (B,H,W,C) -> out (B,H/2,W/2,C) */
-ob_status ob_cpu_maxpool2_forward(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
+ob_status ISA(maxpool2_forward)(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
                                   ob_err *e)
 {
     (void)dev;
@@ -306,7 +330,7 @@ ob_status ob_cpu_maxpool2_forward(ob_device *dev, float *out, const float *inp, 
 
 /* The gradient goes to the first maximum of each window in the order
  * (0,0), (0,1), (1,0), (1,1); written branch-free. */
-ob_status ob_cpu_maxpool2_backward(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
+ob_status ISA(maxpool2_backward)(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
                                    int H, int W, int C, ob_err *e)
 {
     (void)dev;
@@ -337,7 +361,7 @@ ob_status ob_cpu_maxpool2_backward(ob_device *dev, float *dinp, const float *dou
 }
 
 /* inp (B,HW,C) -> out (B,C) */
-ob_status ob_cpu_avgpool_forward(ob_device *dev, float *out, const float *inp, int B, int HW, int C,
+ob_status ISA(avgpool_forward)(ob_device *dev, float *out, const float *inp, int B, int HW, int C,
                                  ob_err *e)
 {
     (void)dev;
@@ -356,7 +380,7 @@ ob_status ob_cpu_avgpool_forward(ob_device *dev, float *out, const float *inp, i
     return OB_OK;
 }
 
-ob_status ob_cpu_avgpool_backward(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C,
+ob_status ISA(avgpool_backward)(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C,
                                   ob_err *e)
 {
     (void)dev;
@@ -371,7 +395,7 @@ ob_status ob_cpu_avgpool_backward(ob_device *dev, float *dinp, const float *dout
     return OB_OK;
 }
 
-ob_status ob_cpu_synth_images(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels,
+ob_status ISA(synth_images)(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels,
                               const float *templates, ob_err *e)
 {
     (void)dev;
@@ -405,3 +429,80 @@ ob_status ob_cpu_synth_images(ob_device *dev, const ob_image_synth *a, float *ou
     }
     return OB_OK;
 }
+
+/* ---- entry points (the portable build only): the AVX-512 build when the CPU has it ---- */
+#if !defined(CONV_AVX512_BUILD)
+
+#if CONV_HAVE_AVX512
+#define CONV_PICK(name) (__builtin_cpu_supports("avx512f") ? ob_cpu_##name##_avx512 : ob_cpu_##name##_base)
+#else
+#define CONV_PICK(name) ob_cpu_##name##_base
+#endif
+
+ob_status ob_cpu_im2col(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
+                        int stride, int pad, ob_err *e)
+{
+    return CONV_PICK(im2col)(dev, col, inp, B, H, W, Cin, K, stride, pad, e);
+}
+
+ob_status ob_cpu_col2im(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
+                        int stride, int pad, ob_err *e)
+{
+    return CONV_PICK(col2im)(dev, dinp, dcol, B, H, W, Cin, K, stride, pad, e);
+}
+
+ob_status ob_cpu_groupnorm_forward(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+                                   const float *w, const float *b, int B, int HW, int C, int G, ob_err *e)
+{
+    return CONV_PICK(groupnorm_forward)(dev, out, mean, rstd, inp, w, b, B, HW, C, G, e);
+}
+
+ob_status ob_cpu_groupnorm_backward(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+                                    const float *inp, const float *w, const float *mean, const float *rstd,
+                                    int B, int HW, int C, int G, ob_err *e)
+{
+    return CONV_PICK(groupnorm_backward)(dev, dinp, dw, db, dout, inp, w, mean, rstd, B, HW, C, G, e);
+}
+
+ob_status ob_cpu_relu_forward(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e)
+{
+    return CONV_PICK(relu_forward)(dev, out, inp, n, e);
+}
+
+ob_status ob_cpu_relu_backward(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
+                               ob_err *e)
+{
+    return CONV_PICK(relu_backward)(dev, dinp, out, dout, n, e);
+}
+
+ob_status ob_cpu_maxpool2_forward(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
+                                  ob_err *e)
+{
+    return CONV_PICK(maxpool2_forward)(dev, out, inp, B, H, W, C, e);
+}
+
+ob_status ob_cpu_maxpool2_backward(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
+                                   int H, int W, int C, ob_err *e)
+{
+    return CONV_PICK(maxpool2_backward)(dev, dinp, dout, inp, B, H, W, C, e);
+}
+
+ob_status ob_cpu_avgpool_forward(ob_device *dev, float *out, const float *inp, int B, int HW, int C,
+                                 ob_err *e)
+{
+    return CONV_PICK(avgpool_forward)(dev, out, inp, B, HW, C, e);
+}
+
+ob_status ob_cpu_avgpool_backward(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C,
+                                  ob_err *e)
+{
+    return CONV_PICK(avgpool_backward)(dev, dinp, dout, B, HW, C, e);
+}
+
+ob_status ob_cpu_synth_images(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels,
+                              const float *templates, ob_err *e)
+{
+    return CONV_PICK(synth_images)(dev, a, out, labels, templates, e);
+}
+
+#endif

@@ -62,6 +62,68 @@ ob_status ob_cpu_avgpool_backward(ob_device *dev, float *dinp, const float *dout
 ob_status ob_cpu_synth_images(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels,
                               const float *templates, ob_err *e);
 
+/* The two builds of each conv_cpu.c op behind the entry points above: portable
+ * (_base) and AVX-512 (_avx512, x86-64 with GCC only; call it only when
+ * __builtin_cpu_supports("avx512f")). They give the same bits. */
+ob_status ob_cpu_im2col_base(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
+                             int stride, int pad, ob_err *e);
+ob_status ob_cpu_im2col_avx512(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
+                               int stride, int pad, ob_err *e);
+ob_status ob_cpu_col2im_base(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
+                             int stride, int pad, ob_err *e);
+ob_status ob_cpu_col2im_avx512(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
+                               int stride, int pad, ob_err *e);
+ob_status ob_cpu_groupnorm_forward_base(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+                                        const float *w, const float *b, int B, int HW, int C, int G, ob_err *e);
+ob_status ob_cpu_groupnorm_forward_avx512(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
+                                          const float *w, const float *b, int B, int HW, int C, int G, ob_err *e);
+ob_status ob_cpu_groupnorm_backward_base(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+                                         const float *inp, const float *w, const float *mean, const float *rstd,
+                                         int B, int HW, int C, int G, ob_err *e);
+ob_status ob_cpu_groupnorm_backward_avx512(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
+                                           const float *inp, const float *w, const float *mean, const float *rstd,
+                                           int B, int HW, int C, int G, ob_err *e);
+ob_status ob_cpu_relu_forward_base(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
+ob_status ob_cpu_relu_forward_avx512(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
+ob_status ob_cpu_relu_backward_base(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
+                                    ob_err *e);
+ob_status ob_cpu_relu_backward_avx512(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
+                                      ob_err *e);
+ob_status ob_cpu_maxpool2_forward_base(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
+                                       ob_err *e);
+ob_status ob_cpu_maxpool2_forward_avx512(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
+                                         ob_err *e);
+ob_status ob_cpu_maxpool2_backward_base(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
+                                        int H, int W, int C, ob_err *e);
+ob_status ob_cpu_maxpool2_backward_avx512(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
+                                          int H, int W, int C, ob_err *e);
+ob_status ob_cpu_avgpool_forward_base(ob_device *dev, float *out, const float *inp, int B, int HW, int C, ob_err
+                                      *e);
+ob_status ob_cpu_avgpool_forward_avx512(ob_device *dev, float *out, const float *inp, int B, int HW, int C, ob_err
+                                        *e);
+ob_status ob_cpu_avgpool_backward_base(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C, ob_err
+                                       *e);
+ob_status ob_cpu_avgpool_backward_avx512(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C,
+                                         ob_err *e);
+ob_status ob_cpu_synth_images_base(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels, const
+                                   float *templates, ob_err *e);
+ob_status ob_cpu_synth_images_avx512(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels, const
+                                     float *templates, ob_err *e);
+
+/* conv_direct.c: direct convolution (stride 1, zero padding 0 <= pad < K) on
+ * x86-64 CPUs with AVX-512F; ob_cpu_conv_direct_ok says whether this build and
+ * CPU have it for a shape (otherwise the two return OB_ERR_UNSUPPORTED and the
+ * caller uses im2col + gemm). Kernels are (Cout, Cin, K, K), images NHWC;
+ * bitwise repeatable for any thread count. */
+int ob_cpu_conv_direct_ok(int Cin, int Cout, int K, int stride, int pad);
+/* out (B,Ho,Wo,Cout) = conv of inp (B,H,W,Cin) with w (Cout,Cin,K,K); Ho = H + 2 pad - K + 1. */
+ob_status ob_cpu_conv_forward(ob_device *dev, float *out, const float *inp, const float *w, int B, int H, int W,
+                              int Cin, int Cout, int K, int stride, int pad, ob_err *e);
+/* From dout (B,Ho,Wo,Cout): dinp (B,H,W,Cin) overwritten (skipped when NULL), dw (Cout,Cin,K,K) +=. */
+ob_status ob_cpu_conv_backward(ob_device *dev, float *dinp, float *dw, const float *dout, const float *inp,
+                               const float *w, int B, int H, int W, int Cin, int Cout, int K, int stride, int pad,
+                               ob_err *e);
+
 /* Fixed row chunking for column reductions: rows [n0, n1) of chunk c of nch
  * chunks, nch depending only on N (never on the thread count), so the sums
  * are bitwise repeatable. Partial sums per chunk are combined in order. */

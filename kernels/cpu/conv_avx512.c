@@ -1,0 +1,13 @@
+/* kernels/cpu/conv_avx512.c - the convolution-network layers of conv_cpu.c
+ * compiled for AVX-512: the same source under target("avx512f"), its
+ * functions suffixed _avx512 (see the head of conv_cpu.c); conv_cpu.c's entry
+ * points call them when the CPU has AVX-512F. Elsewhere (another CPU
+ * architecture or compiler) this file is empty. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC target("avx512f")
+#define CONV_ISA avx512
+#define CONV_AVX512_BUILD 1
+#include "kernels/cpu/conv_cpu.c"
+#else
+typedef int ob_conv_avx512_unused; /* ISO C: a translation unit declares something */
+#endif

@@ -28,6 +28,7 @@
  * then one block combining the partial sums in block order. */
 #define OB_CU_RED_THREADS 256
 #define OB_CU_RED_MAX_BLOCKS 1024
+#define OB_CU_OCC_SLOTS 128
 
 typedef struct cuda_impl {
     cudaStream_t stream;
@@ -45,6 +46,10 @@ typedef struct cuda_impl {
     cudaEvent_t stage_ev[OB_CU_STAGE_SLOTS];
     int stage_pending[OB_CU_STAGE_SLOTS];
     int stage_next;
+    /* resident blocks per SM of kernels launched with cu_grid_resident (a small cache) */
+    const void *occ_fn[OB_CU_OCC_SLOTS];
+    int occ_blocks[OB_CU_OCC_SLOTS];
+    int occ_n;
 } cuda_impl;
 
 static inline cuda_impl *cu_impl(ob_device *dev)
@@ -99,6 +104,31 @@ static inline unsigned cu_red_blocks(int64_t n)
     if (b < 1) b = 1;
     if (b > OB_CU_RED_MAX_BLOCKS) b = OB_CU_RED_MAX_BLOCKS;
     return (unsigned)b;
+}
+
+/* Blocks for a grid-stride kernel: enough for `work` items, at most what the
+ * SMs hold at once for this kernel (its registers decide: a 48-register
+ * kernel of 256 threads fits 5 blocks per SM, not 8), so the grid is one wave
+ * and no SM idles through a partial second wave. */
+static inline unsigned cu_grid_resident(ob_device *dev, const void *fn, int64_t work, int threads)
+{
+    cuda_impl *c = (cuda_impl *)dev->impl;
+    int per_sm = 0;
+    for (int i = 0; i < c->occ_n; i++)
+        if (c->occ_fn[i] == fn) per_sm = c->occ_blocks[i];
+    if (per_sm == 0) {
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, 0) != cudaSuccess || per_sm < 1) {
+            (void)cudaGetLastError();
+            per_sm = 1;
+        }
+        if (c->occ_n < OB_CU_OCC_SLOTS) {
+            c->occ_fn[c->occ_n] = fn;
+            c->occ_blocks[c->occ_n++] = per_sm;
+        }
+    }
+    int64_t need = (work + threads - 1) / threads, cap = (int64_t)c->sm_count * per_sm;
+    if (need < 1) need = 1;
+    return (unsigned)(need < cap ? need : cap);
 }
 
 static inline int cu_aligned16(const void *p)

@@ -171,7 +171,7 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
         vec = vec && cu_aligned16(st[k]);
     }
     int64_t work = vec ? (n >> 2) : n;
-    unsigned blocks = cu_grid(dev, work, EW_THREADS);
+    unsigned blocks = cu_grid_resident(dev, (const void *)fn, work, EW_THREADS);
     if (with_stats && blocks > OB_CU_RED_MAX_BLOCKS) blocks = OB_CU_RED_MAX_BLOCKS;
     cuda_impl *c = cu_impl(dev);
     fn<<<blocks, EW_THREADS, 0, c->stream>>>(*rule, sc, stats, p, g, st[0], st[1], st[2], n, vec,

@@ -6,12 +6,17 @@
 #   2. ctest -L cuda (every op and 20-step trajectories, CUDA against the CPU),
 #      or the carried test_cuda_* programs;
 #   3. optbench bench-step for sgd, adamw, lion, muon, root at 1M, 100M and 1B
-#      parameters and with 1000 small tensors;
+#      parameters and with 1000 small tensors; the elementwise ones also with
+#      train.on_nonfinite=none (statistics summed inside the update), Muon and
+#      ROOT also with Newton-Schulz on TF32 / bf16 tensor cores
+#      (OPTBENCH_MATMUL_PRECISION);
 #   4. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
-#      1000 tensors, SGD(fused) and torch.optim.Muon on the same shapes
-#      (scripts/bench_torch_gpu.py);
+#      1000 tensors, SGD(fused) and torch.optim.Muon (bf16, and with its
+#      Newton-Schulz in fp32) on the same shapes (scripts/bench_torch_gpu.py);
 #   5. short bert-base and cnn-base training runs (when those workloads exist)
-#      and the same BERT model's training step in eager PyTorch.
+#      and the same BERT model's training step in eager PyTorch;
+#   6. where Nsight Compute (ncu) is installed, the kernel times of two
+#      bert-base steps, summed per kernel (OB_GPU_PROFILE=0 skips it).
 # A summary table goes to stdout; logs go to $OUT (at most 8 files) or, without
 # $OUT, to out/gpu-check/. Every step runs under `timeout` inside one global
 # deadline (OB_GPU_BUDGET seconds, default 460), so the script ends in time
@@ -21,6 +26,9 @@
 # libcsv development files, the script unpacks .gpudeps/root.tar.gz (made
 # beforehand on a Debian machine by scripts/gpu-deps.sh) and builds against
 # it (OB_GPU_FORCE_BUNDLE=1 uses the bundle even when the system has them).
+# A machine without those libraries can also run a CUDA build made elsewhere:
+# scripts/gpu-deps.sh --prebuilt BUILD_DIR packs it into .gpudeps/prebuilt.tar.gz
+# (OB_GPU_FORCE_BUILD=1 builds anyway).
 # Exit status 0 only when the build, the cuda tests (run, not skipped),
 # every bench-step and every training run succeeded.
 set -euo pipefail

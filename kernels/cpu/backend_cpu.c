@@ -172,6 +172,21 @@ static ob_status cpu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k
     return OB_OK;
 }
 
+/* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the others, in index order. */
+static void chunk_stats(const float *g, int64_t lo, int64_t hi, double *out)
+{
+    double s = 0, bad = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        float x = g[i];
+        if (isfinite(x))
+            s += (double)x * x;
+        else
+            bad += 1;
+    }
+    out[0] = s;
+    out[1] = bad;
+}
+
 static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *st,
                                 ob_err *e)
 {
@@ -180,19 +195,8 @@ static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_st
     double stack[128], *part = nc <= 64 ? stack : malloc((size_t)(2 * nc) * sizeof *part);
     if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
 #pragma omp parallel for if (n > PAR_MIN)
-    for (int64_t c = 0; c < nc; c++) {
-        double s = 0, bad = 0;
-        int64_t hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
-        for (int64_t i = c * RED_CHUNK; i < hi; i++) {
-            float x = g[i];
-            if (isfinite(x))
-                s += (double)x * x;
-            else
-                bad += 1;
-        }
-        part[2 * c] = s;
-        part[2 * c + 1] = bad;
-    }
+    for (int64_t c = 0; c < nc; c++)
+        chunk_stats(g, c * RED_CHUNK, (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n, part + 2 * c);
     for (int64_t c = 0; c < nc; c++) {
         st->sumsq += part[2 * c];
         st->nonfinite += part[2 * c + 1];
@@ -282,16 +286,7 @@ static ob_status cpu_elementwise_step_stats(ob_device *dev, const ob_rule *rule,
 #pragma omp parallel for if (n > PAR_MIN)
     for (int64_t c = 0; c < nc; c++) {
         int64_t lo = c * RED_CHUNK, hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
-        double sq = 0, bad = 0;
-        for (int64_t i = lo; i < hi; i++) {
-            float x = g[i];
-            if (isfinite(x))
-                sq += (double)x * x;
-            else
-                bad += 1;
-        }
-        part[2 * c] = sq;
-        part[2 * c + 1] = bad;
+        chunk_stats(g, lo, hi, part + 2 * c);
         if (!skip) rule_span(rule, sc, clip, p, g, st3, lo, hi);
     }
     for (int64_t c = 0; c < nc; c++) {

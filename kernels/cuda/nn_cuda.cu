@@ -6,14 +6,14 @@
  * row softmax, row gather/scatter and softmax cross-entropy. Matrix products
  * go through the backend's gemm (cuBLAS).
  *
- * Determinism, and the CPU's bits: no float atomics anywhere. Row sums that
- * the CPU takes in order (the softmax and cross-entropy normalizers) are taken
- * in the same order by one lane of the row's warp or block, with explicit
- * rounding, and exp/tanh are the CPU's own polynomial (nn_expf), so these
- * layers give the CPU's results bit for bit. LayerNorm's row statistics are
- * summed by the whole warp in a fixed tree instead (a serial sum per row made
- * each LayerNorm several times slower): repeatable, and within rounding of
- * the CPU. Column
+ * Determinism, and the CPU's bits: no float atomics anywhere. exp/tanh are
+ * the CPU's own polynomial (nn_expf) and elementwise work uses the CPU's
+ * rounding, but row sums (LayerNorm's statistics, the softmax and
+ * cross-entropy normalizers) are summed by the whole warp or block in a fixed
+ * tree rather than in the CPU's column order (one lane summing a row
+ * serially made these kernels several times slower; the cross-entropy's
+ * 30522-column rows took 1.4 ms of a bert-base step): repeatable bit for bit,
+ * and within rounding of the CPU (the cross-entropy sums in double). Column
  * reductions (dw, db of LayerNorm, the bias gradient) use the CPU's row chunks
  * (OB_CU_COL_CHUNKS, the same boundaries), each chunk summed in row order in
  * double. The embedding gradient sorts the token positions (CUB's stable radix
@@ -429,12 +429,13 @@ static __global__ void softmax_fwd_kernel(float *__restrict__ x, int R, int L)
     float mx = -INFINITY;
     for (int i = lane; i < L; i += 32) mx = row[i] > mx ? row[i] : mx;
     mx = warp_max(mx);
-    for (int i = lane; i < L; i += 32) row[i] = nn_expf(__fsub_rn(row[i], mx));
-    __syncwarp();
-    float s = 0.0f;
-    if (lane == 0)
-        for (int i = 0; i < L; i++) s = __fadd_rn(s, row[i]);
-    float inv = __fdiv_rn(1.0f, __shfl_sync(0xffffffffu, s, 0));
+    float s = 0.0f; /* each lane its own columns, then the warp's fixed tree */
+    for (int i = lane; i < L; i += 32) {
+        float v = nn_expf(__fsub_rn(row[i], mx));
+        row[i] = v;
+        s = __fadd_rn(s, v);
+    }
+    float inv = __fdiv_rn(1.0f, warp_sum(s));
     for (int i = lane; i < L; i += 32) row[i] = __fmul_rn(row[i], inv);
 }
 
@@ -444,10 +445,9 @@ static __global__ void softmax_bwd_kernel(float *dx, const float *dy, const floa
     if (r >= R) return;
     const float *yr = y + (int64_t)r * L, *dyr = dy + (int64_t)r * L;
     float *dxr = dx + (int64_t)r * L;
-    float s = 0.0f;
-    if (lane == 0)
-        for (int i = 0; i < L; i++) s = __fadd_rn(s, __fmul_rn(dyr[i], yr[i]));
-    s = __shfl_sync(0xffffffffu, s, 0); /* every read of dy is before any write of dx (they may alias) */
+    float s = 0.0f; /* each lane reads and later writes only its own columns (dx may alias dy) */
+    for (int i = lane; i < L; i += 32) s = __fadd_rn(s, __fmul_rn(dyr[i], yr[i]));
+    s = warp_sum(s);
     for (int i = lane; i < L; i += 32) dxr[i] = __fmul_rn(yr[i], __fsub_rn(dyr[i], s));
 }
 
@@ -516,7 +516,7 @@ static __global__ void __launch_bounds__(XENT_THREADS)
     __shared__ int sarg[XENT_THREADS / 32];
     __shared__ float s_mx;
     __shared__ int s_arg;
-    __shared__ double s_sum;
+    __shared__ double s_sum, ssum[XENT_THREADS / 32];
     int m = blockIdx.x, tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
     const float *l = logits + (int64_t)m * V;
     float *p = probs + (int64_t)m * V;
@@ -555,11 +555,21 @@ static __global__ void __launch_bounds__(XENT_THREADS)
     const int t = targets[m];
     const float lt = l[t];
     __syncthreads(); /* every thread has read l[t] before p (which may alias l) is written */
-    for (int v = tid; v < V; v += XENT_THREADS) p[v] = nn_expf(__fsub_rn(l[v], mx));
+    /* the normalizer in double: each thread its own columns in order, then a
+     * fixed tree (warps, then the block's warps in order); as the CPU's
+     * column-order double sum to within double rounding */
+    double s = 0.0;
+    for (int v = tid; v < V; v += XENT_THREADS) {
+        float ev = nn_expf(__fsub_rn(l[v], mx));
+        p[v] = ev;
+        s = __dadd_rn(s, (double)ev);
+    }
+    for (int o = 16; o > 0; o >>= 1) s = __dadd_rn(s, __shfl_down_sync(0xffffffffu, s, o));
+    if (lane == 0) ssum[w] = s;
     __syncthreads();
-    if (tid == 0) { /* the CPU's sum: double, in column order */
-        double s = 0.0;
-        for (int v = 0; v < V; v++) s = __dadd_rn(s, (double)p[v]);
+    if (tid == 0) {
+        s = 0.0;
+        for (int k = 0; k < XENT_THREADS / 32; k++) s = __dadd_rn(s, ssum[k]);
         s_sum = s;
         losses[m] = (float)__dsub_rn(log(s), (double)__fsub_rn(lt, mx));
         if (hit) hit[m] = s_arg == t ? 1.0f : 0.0f;

@@ -16,8 +16,8 @@
 static void ortho_usage(FILE *f)
 {
     fprintf(f,
-            "usage: optbench ortho [--shapes 64x64,128x256] [--coeffs muon,root,FILE] [--steps 5]\n"
-            "                      [--samples 4] [--seed 0] [--backend cpu|cuda|auto]\n"
+            "usage: optbench ortho [--shapes 64x64,128x256] [--coeffs muon,root,polar_express,FILE]\n"
+            "                      [--steps 5] [--samples 4] [--seed 0] [--backend cpu|cuda|auto]\n"
             "       optbench ortho --fit RxC [--steps 5] [--samples 4] [--seed 0] [--start muon|root|FILE]\n"
             "                      [--spectrum gaussian|heavy] [--evals 400] [--append FILE]\n\n"
             "Measures Newton-Schulz orthogonalization against the exact polar factor U V^T\n"
@@ -26,11 +26,14 @@ static void ortho_usage(FILE *f)
             "matrices with a heavy-tailed (log-normal) spectrum.\n\n"
             "  --shapes RxC,...   matrix shapes (default 64x64,128x256)\n"
             "  --coeffs SETS      muon (3.4445, -4.7750, 2.0315), root (the ROOT authors' table\n"
-            "                     for the shape, Muon's otherwise), or a coefficient file\n"
+            "                     for the shape, Muon's otherwise), polar_express (a triple per\n"
+            "                     iteration, arXiv 2505.16932 Algorithm 1, as muon.ns_coeffs=\n"
+            "                     polar_express), or a coefficient file (default muon,root)\n"
             "  --steps N          Newton-Schulz iterations (default 5)\n"
             "  --samples N        matrices per shape and spectrum (default 4)\n"
-            "  --fit RxC          search (a, b, c) minimizing the mean error on RxC samples\n"
-            "                     (Nelder-Mead from --start, default muon), then measure it\n"
+            "  --fit RxC          search one (a, b, c) for every iteration minimizing the mean\n"
+            "                     error on RxC samples (Nelder-Mead from --start, default muon),\n"
+            "                     then measure it beside muon, root and polar_express\n"
             "  --spectrum S       samples of the fit: gaussian (default) or heavy\n"
             "  --append FILE      with --fit: append 'rows cols a b c' to FILE (root's coeff_file)\n\n"
             "Coefficient files are tab-separated lines 'rows cols a b c'; '#' starts a comment.\n"
@@ -52,21 +55,33 @@ static int parse_shape(const char *s, int *rows, int *cols)
 
 typedef struct coeff_set {
     char name[256];
-    int is_root, is_file;
+    int is_root, is_file, is_pe;
     ob_ns_coeff *table;
     int n;
 } coeff_set;
 
-/* abc for this set and shape: 0 when a file has no line for it */
-static int set_abc(const coeff_set *c, int rows, int cols, float abc[3], char *note, size_t n)
+/* The triples of this set for this shape, one per iteration (the last
+ * repeats); returns how many, 0 when a file has no line for the shape. */
+static int set_abc(const coeff_set *c, int rows, int cols, float abc[][3], char *note, size_t n)
 {
     int64_t dmin = rows < cols ? rows : cols, dmax = rows < cols ? cols : rows;
     note[0] = '\0';
-    if (c->is_file) return ob_ns_table_lookup(c->table, c->n, dmin, dmax, abc);
-    if (c->is_root && ob_ns_root_lookup(dmin, dmax, abc)) return 1;
-    memcpy(abc, ob_ns_muon_abc, sizeof ob_ns_muon_abc);
+    if (c->is_pe) return ob_ns_polar_express(abc);
+    if (c->is_file) return ob_ns_table_lookup(c->table, c->n, dmin, dmax, abc[0]);
+    if (c->is_root && ob_ns_root_lookup(dmin, dmax, abc[0])) return 1;
+    memcpy(abc[0], ob_ns_muon_abc, sizeof ob_ns_muon_abc);
     if (c->is_root) snprintf(note, n, " (no table entry: Muon's)");
     return 1;
+}
+
+/* "a, b, c" of a fixed set, or what a schedule is */
+static void abc_text(const float abc[][3], int n_abc, int digits, char *t, size_t n)
+{
+    if (n_abc > 1)
+        snprintf(t, n, "a triple per iteration (%d)", n_abc);
+    else
+        snprintf(t, n, "%.*f, %.*f, %.*f", digits, (double)abc[0][0], digits, (double)abc[0][1], digits,
+                 (double)abc[0][2]);
 }
 
 static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_set *sets, int n_sets, int steps,
@@ -83,23 +98,23 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
             ob_ortho_set s;
             OB_TRY(ob_ortho_make(dev, (ob_spectrum)spec, samples, rows, cols, seed, &s, e));
             for (int ci = 0; ci < n_sets; ci++) {
-                float abc[3];
-                char note[64], abc_text[48];
-                if (!set_abc(&sets[ci], rows, cols, abc, note, sizeof note)) {
+                float abc[OB_NS_MAX_SCHEDULE][3];
+                char note[64], text[48];
+                int n_abc = set_abc(&sets[ci], rows, cols, abc, note, sizeof note);
+                if (n_abc == 0) {
                     printf("%-11s %-9s %-22.22s (no line for this shape)\n", shapes[si],
                            spec ? "heavy" : "gaussian", sets[ci].name);
                     continue;
                 }
                 ob_ortho_stats st;
-                ob_status r = ob_ortho_measure(&s, abc, steps, &st, e);
+                ob_status r = ob_ortho_measure(&s, &abc[0][0], n_abc, steps, &st, e);
                 if (r != OB_OK) {
                     ob_ortho_free(&s);
                     return r;
                 }
-                snprintf(abc_text, sizeof abc_text, "%.4f, %.4f, %.4f", (double)abc[0], (double)abc[1],
-                         (double)abc[2]);
+                abc_text(abc, n_abc, 4, text, sizeof text);
                 printf("%-11s %-9s %-22.22s %-30s %10.4e %10.4e %8.4f %8.4f%s\n", shapes[si],
-                       spec ? "heavy" : "gaussian", sets[ci].name, abc_text, st.err_mean, st.err_max, st.sv_min,
+                       spec ? "heavy" : "gaussian", sets[ci].name, text, st.err_mean, st.err_max, st.sv_min,
                        st.sv_max, note);
             }
             ob_ortho_free(&s);
@@ -113,39 +128,48 @@ static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const 
 {
     int rows = 0, cols = 0;
     parse_shape(shape, &rows, &cols);
-    float start_f[3];
+    float start_f[OB_NS_MAX_SCHEDULE][3];
     char note[64];
-    if (!set_abc(start_set, rows, cols, start_f, note, sizeof note))
-        return ob_fail(e, OB_ERR_INPUT, "--start %s has no line for %s", start_set->name, shape);
+    int n_start = set_abc(start_set, rows, cols, start_f, note, sizeof note);
+    if (n_start == 0) return ob_fail(e, OB_ERR_INPUT, "--start %s has no line for %s", start_set->name, shape);
+    if (n_start > 1)
+        return ob_fail(e, OB_ERR_INPUT, "--start %s: the fit starts from one fixed triple (muon, root or a file)",
+                       start_set->name);
     ob_ortho_set s;
     OB_TRY(ob_ortho_make(dev, spec, samples, rows, cols, seed, &s, e));
-    double start[3] = {start_f[0], start_f[1], start_f[2]}, best[3];
+    double start[3] = {start_f[0][0], start_f[0][1], start_f[0][2]}, best[3];
     int evals = ob_ortho_fit(&s, steps, start, max_evals, best);
     float best_f[3] = {(float)best[0], (float)best[1], (float)best[2]};
     /* measured with the real iteration, beside the reference sets */
-    const float *refs[3] = {ob_ns_muon_abc, start_f, best_f};
-    const char *names[3] = {"muon", "start", "fitted"};
-    float root_abc[3];
-    int have_root = ob_ns_root_lookup(rows < cols ? rows : cols, rows < cols ? cols : rows, root_abc);
+    float ref[5][OB_NS_MAX_SCHEDULE][3];
+    int n_ref[5];
+    const char *names[5] = {"muon", "start", "fitted", "root", "polar_express"};
+    memcpy(ref[0][0], ob_ns_muon_abc, sizeof ref[0][0]);
+    memcpy(ref[1][0], start_f[0], sizeof ref[1][0]);
+    memcpy(ref[2][0], best_f, sizeof ref[2][0]);
+    n_ref[0] = n_ref[1] = n_ref[2] = 1;
+    n_ref[3] = ob_ns_root_lookup(rows < cols ? rows : cols, rows < cols ? cols : rows, ref[3][0]);
+    n_ref[4] = ob_ns_polar_express(ref[4]);
     const char *spec_name = spec == OB_SPECTRUM_HEAVY ? "heavy" : "gaussian";
     printf("fit %s: %d %s samples, %d steps, %d evaluations (Nelder-Mead on the singular values)\n", shape, samples,
            spec_name, steps, evals);
-    printf("%-8s %-32s %12s %12s %8s %8s\n", "coeffs", "a, b, c", "err (model)", "err (NS)", "sv_min", "sv_max");
+    printf("%-13s %-32s %12s %12s %8s %8s\n", "coeffs", "a, b, c", "err (model)", "err (NS)", "sv_min", "sv_max");
     double fitted_err = 0;
-    for (int i = 0; i < 3 + have_root; i++) {
-        const float *abc = i < 3 ? refs[i] : root_abc;
-        double d[3] = {abc[0], abc[1], abc[2]};
+    for (int i = 0; i < 5; i++) {
+        if (n_ref[i] == 0) continue; /* root has no table entry for the shape */
+        double d[OB_NS_MAX_SCHEDULE * 3];
+        for (int k = 0; k < 3 * n_ref[i]; k++) d[k] = ref[i][k / 3][k % 3];
         ob_ortho_stats st;
-        ob_status r = ob_ortho_measure(&s, abc, steps, &st, e);
+        ob_status r = ob_ortho_measure(&s, &ref[i][0][0], n_ref[i], steps, &st, e);
         if (r != OB_OK) {
             ob_ortho_free(&s);
             return r;
         }
         if (i == 2) fitted_err = st.err_mean;
         char t[48];
-        snprintf(t, sizeof t, "%.6f, %.6f, %.6f", (double)abc[0], (double)abc[1], (double)abc[2]);
-        printf("%-8s %-32s %12.6e %12.6e %8.4f %8.4f\n", i < 3 ? names[i] : "root", t,
-               ob_ortho_scalar_error(&s, d, steps), st.err_mean, st.sv_min, st.sv_max);
+        abc_text(ref[i], n_ref[i], 6, t, sizeof t);
+        printf("%-13s %-32s %12.6e %12.6e %8.4f %8.4f\n", names[i], t, ob_ortho_scalar_error(&s, d, n_ref[i], steps),
+               st.err_mean, st.sv_min, st.sv_max);
     }
     ob_ortho_free(&s);
     printf("%d\t%d\t%.6f\t%.6f\t%.6f\n", rows, cols, best[0], best[1], best[2]);
@@ -174,6 +198,10 @@ static ob_status parse_sets(const char *list, coeff_set *sets, int *n, int max, 
         if (!strcmp(tok, "muon")) continue;
         if (!strcmp(tok, "root")) {
             c->is_root = 1;
+            continue;
+        }
+        if (!strcmp(tok, "polar_express")) {
+            c->is_pe = 1;
             continue;
         }
         c->is_file = 1;

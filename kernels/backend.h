@@ -86,6 +86,14 @@ typedef struct ob_backend_ops {
                                       float alpha, const float *A, int lda, int64_t stride_a,
                                       const float *B, int ldb, int64_t stride_b, float beta, float *C,
                                       int ldc, int64_t stride_c, int batch, ob_err *e);
+    /* (optional) Gram products of a batch: C_b = alpha A_b A_b^T + beta C_b
+     * (trans 0, A_b (n,k)) or alpha A_b^T A_b + beta C_b (trans 1, A_b (k,n)),
+     * A_b = A + b*stride_a, C_b (n,n) = C + b*stride_c; both triangles of C_b are
+     * written and equal. About half the flops of the same gemm; Newton-Schulz
+     * takes it for X X^T and for A A (A symmetric) when the backend has it. */
+    ob_status (*syrk_strided_batched)(ob_device *dev, int trans, int n, int k, float alpha, const float *A,
+                                      int lda, int64_t stride_a, float beta, float *C, int ldc, int64_t stride_c,
+                                      int batch, ob_err *e);
 
     /* --- optimizer pipeline --- */
     /* stats->sumsq += sum g^2, stats->nonfinite += count(!isfinite(g)) over n. */

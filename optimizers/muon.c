@@ -1,6 +1,9 @@
 /* optimizers/muon.c - Muon with the semantics of torch.optim.Muon (PyTorch >= 2.9):
  *   M = lerp(M, g, 1 - momentum); u = nesterov ? lerp(g, M, momentum) : M
  *   X0 = u / max(||u||_F, eps); ns_steps Newton-Schulz iterations with (a, b, c)
+ *   (ns_coeffs=polar_express: Polar Express's triple per iteration, arXiv
+ *   2505.16932 Algorithm 1, with its X0 = u / (1.01 ||u||_F + eps); an
+ *   extension, not part of torch.optim.Muon)
  *   p *= 1 - lr*wd; p -= lr * scale * X, scale = sqrt(max(1, rows/cols))
  *   (adjust_lr=original) or 0.2 * sqrt(max(rows, cols)) (match_rms_adamw).
  * Group 0 holds 2-D matrices (conv kernels as out x in*kh*kw); with the default
@@ -19,6 +22,8 @@ static const ob_hp_def muon_hp[] = {
     {"ns_a", OB_HP_FLOAT, 3.4445, -INFINITY, INFINITY, 0, 0, NULL, "Newton-Schulz coefficient a"},
     {"ns_b", OB_HP_FLOAT, -4.7750, -INFINITY, INFINITY, 0, 0, NULL, "Newton-Schulz coefficient b"},
     {"ns_c", OB_HP_FLOAT, 2.0315, -INFINITY, INFINITY, 0, 0, NULL, "Newton-Schulz coefficient c"},
+    {"ns_coeffs", OB_HP_ENUM, 0, 0, 1, 0, 0, "fixed|polar_express",
+     "fixed: (ns_a, ns_b, ns_c) every iteration (torch); polar_express: a triple per iteration (arXiv 2505.16932)"},
     {"adjust_lr", OB_HP_ENUM, 0, 0, 1, 0, 0, "original|match_rms_adamw",
      "lr scale per matrix: sqrt(max(1, rows/cols)) or 0.2*sqrt(max(rows, cols))"},
     OB_HYBRID_HP,
@@ -47,20 +52,34 @@ static ob_status muon_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     return OB_OK;
 }
 
-static void muon_coeffs(const ob_optim *o, int64_t dmin, int64_t dmax, float abc[3])
+static int muon_polar_express(const ob_optim *o)
+{
+    return ob_optim_hp(o, "ns_coeffs") != 0;
+}
+
+static int muon_coeffs(const ob_optim *o, int64_t dmin, int64_t dmax, float abc[][3])
 {
     (void)dmin;
     (void)dmax;
-    abc[0] = (float)ob_optim_hp(o, "ns_a");
-    abc[1] = (float)ob_optim_hp(o, "ns_b");
-    abc[2] = (float)ob_optim_hp(o, "ns_c");
+    if (muon_polar_express(o)) return ob_ns_polar_express(abc);
+    abc[0][0] = (float)ob_optim_hp(o, "ns_a");
+    abc[0][1] = (float)ob_optim_hp(o, "ns_b");
+    abc[0][2] = (float)ob_optim_hp(o, "ns_c");
+    return 1;
 }
 
 static int muon_matrix(const ob_optim *o, int g, ob_matrix_plan *p)
 {
     if (g != 0) return 0;
-    p->norm_eps = (float)ob_optim_hp(o, "eps");
-    p->norm_add_eps = 0;
+    if (muon_polar_express(o)) {
+        /* u / (1.01 ||u|| + eps) = (u / (||u|| + eps/1.01)) / 1.01; the last
+         * division is folded into the first triple (ob_ns_polar_express) */
+        p->norm_eps = (float)(ob_optim_hp(o, "eps") / 1.01);
+        p->norm_add_eps = 1;
+    } else {
+        p->norm_eps = (float)ob_optim_hp(o, "eps");
+        p->norm_add_eps = 0;
+    }
     p->ns_steps = (int)ob_optim_hp(o, "ns_steps");
     p->lr_adjust = ob_optim_hp(o, "adjust_lr") != 0 ? OB_LR_ADJUST_MATCH_RMS : OB_LR_ADJUST_ORIGINAL;
     p->weight_decay = (float)ob_optim_hp(o, "weight_decay");

@@ -27,6 +27,24 @@ typedef struct ob_ns_coeff {
 /* Muon's fixed coefficients (3.4445, -4.7750, 2.0315). */
 extern const float ob_ns_muon_abc[3];
 
+/* Most per-iteration triples a schedule holds; iterations past the last
+ * triple repeat it. */
+#define OB_NS_MAX_SCHEDULE 8
+
+/* Polar Express (Amsel, Persson, Musco, Gower 2025, arXiv 2505.16932,
+ * Algorithm 1): a different quintic per iteration, each optimal in the sup
+ * norm for the singular-value interval the previous ones leave, so the
+ * iteration converges (the fixed Muon quintic plateaus near 0.3 error).
+ * Algorithm 1 normalizes X0 = G / (1.01 ||G||_F + 1e-7) and divides the first
+ * seven triples by the safety factor 1.01 (a/1.01, b/1.01^3, c/1.01^5); the
+ * eighth, (1.875, -1.25, 0.375), repeats from then on. Fills abc with the 8
+ * triples, the normalization's 1.01 folded into the first (see
+ * ob_ns_fold_scale), so that X0 = G / ||G||_F as for the other sets; returns 8. */
+int ob_ns_polar_express(float abc[][3]);
+/* The triple of p(x / s) from that of p(x): (a/s, b/s^3, c/s^5), computed in
+ * double. Running it on X equals running the original on X / s. */
+void ob_ns_fold_scale(float abc[3], double s);
+
 /* The ROOT authors' table: 1 and abc when (dmin, dmax) is tabulated, else 0. */
 int ob_ns_root_lookup(int64_t dmin, int64_t dmax, float abc[3]);
 /* Lookup in a loaded table (the last line for a shape wins). */

@@ -132,7 +132,8 @@ fail:
     return st;
 }
 
-ob_status ob_ortho_measure(ob_ortho_set *s, const float abc[3], int steps, ob_ortho_stats *out, ob_err *e)
+ob_status ob_ortho_measure(ob_ortho_set *s, const float *abc, int n_abc, int steps, ob_ortho_stats *out,
+                           ob_err *e)
 {
     ob_device *dev = s->dev;
     const ob_backend_ops *ops = dev->ops;
@@ -142,7 +143,7 @@ ob_status ob_ortho_measure(ob_ortho_set *s, const float abc[3], int steps, ob_or
     OB_TRY(ops->batched_normalize(dev, s->x, s->batch, n, s->stride, 1e-7f, 0, e));
     float *res;
     float *other = s->x2;
-    OB_TRY(ob_ns_iterate(dev, s->x, s->x2, s->ga, s->gb, s->batch, s->rows, s->cols, s->stride, ss, abc, 1, steps,
+    OB_TRY(ob_ns_iterate(dev, s->x, s->x2, s->ga, s->gb, s->batch, s->rows, s->cols, s->stride, ss, abc, n_abc, steps,
                          &res, e));
     if (res == s->x2) other = s->x;
     out->err_mean = out->err_max = 0;
@@ -174,7 +175,7 @@ ob_status ob_ortho_measure(ob_ortho_set *s, const float abc[3], int steps, ob_or
     return st;
 }
 
-double ob_ortho_scalar_error(const ob_ortho_set *s, const double abc[3], int steps)
+double ob_ortho_scalar_error(const ob_ortho_set *s, const double *abc, int n_abc, int steps)
 {
     double total = 0;
     for (int b = 0; b < s->batch; b++) {
@@ -182,8 +183,9 @@ double ob_ortho_scalar_error(const ob_ortho_set *s, const double abc[3], int ste
         for (int i = 0; i < s->k; i++) {
             double x = s->sv[b * s->k + i];
             for (int t = 0; t < steps; t++) {
+                const double *q = abc + 3 * (t < n_abc ? t : n_abc - 1);
                 double x2 = x * x;
-                x = x * (abc[0] + x2 * (abc[1] + x2 * abc[2]));
+                x = x * (q[0] + x2 * (q[1] + x2 * q[2]));
             }
             sum += (x - 1) * (x - 1);
         }
@@ -201,7 +203,7 @@ int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int ma
     for (int i = 0; i < 4; i++) {
         memcpy(p[i], start, sizeof p[i]);
         if (i > 0) p[i][i - 1] += 0.1 * (fabs(start[i - 1]) > 0.5 ? fabs(start[i - 1]) : 0.5);
-        f[i] = ob_ortho_scalar_error(s, p[i], steps);
+        f[i] = ob_ortho_scalar_error(s, p[i], 1, steps);
         evals++;
     }
     while (evals < max_evals) {
@@ -223,11 +225,11 @@ int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int ma
         double c[3], xr[3], xe[3], xc[3];
         for (int d = 0; d < 3; d++) c[d] = (p[0][d] + p[1][d] + p[2][d]) / 3;
         for (int d = 0; d < 3; d++) xr[d] = c[d] + (c[d] - p[3][d]);
-        double fr = ob_ortho_scalar_error(s, xr, steps);
+        double fr = ob_ortho_scalar_error(s, xr, 1, steps);
         evals++;
         if (fr < f[0]) {
             for (int d = 0; d < 3; d++) xe[d] = c[d] + 2 * (c[d] - p[3][d]);
-            double fe = ob_ortho_scalar_error(s, xe, steps);
+            double fe = ob_ortho_scalar_error(s, xe, 1, steps);
             evals++;
             if (fe < fr) {
                 memcpy(p[3], xe, sizeof xe);
@@ -242,7 +244,7 @@ int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int ma
         } else {
             int outside = fr < f[3];
             for (int d = 0; d < 3; d++) xc[d] = outside ? c[d] + 0.5 * (xr[d] - c[d]) : c[d] + 0.5 * (p[3][d] - c[d]);
-            double fc = ob_ortho_scalar_error(s, xc, steps);
+            double fc = ob_ortho_scalar_error(s, xc, 1, steps);
             evals++;
             if (fc < (outside ? fr : f[3])) {
                 memcpy(p[3], xc, sizeof xc);
@@ -250,7 +252,7 @@ int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int ma
             } else {
                 for (int i = 1; i < 4; i++) {
                     for (int d = 0; d < 3; d++) p[i][d] = p[0][d] + 0.5 * (p[i][d] - p[0][d]);
-                    f[i] = ob_ortho_scalar_error(s, p[i], steps);
+                    f[i] = ob_ortho_scalar_error(s, p[i], 1, steps);
                     evals++;
                 }
             }

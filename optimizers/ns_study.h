@@ -41,10 +41,13 @@ typedef struct ob_ortho_stats {
 ob_status ob_ortho_make(ob_device *dev, ob_spectrum spec, int batch, int rows, int cols, uint64_t seed,
                         ob_ortho_set *s, ob_err *e);
 void ob_ortho_free(ob_ortho_set *s);
-/* steps iterations with abc on every sample, measured against U V^T. */
-ob_status ob_ortho_measure(ob_ortho_set *s, const float abc[3], int steps, ob_ortho_stats *out, ob_err *e);
-/* The error predicted from the singular values alone (mean over the batch). */
-double ob_ortho_scalar_error(const ob_ortho_set *s, const double abc[3], int steps);
+/* steps iterations on every sample, iteration k with the triple
+ * abc[3 min(k, n_abc - 1) ..], measured against U V^T. */
+ob_status ob_ortho_measure(ob_ortho_set *s, const float *abc, int n_abc, int steps, ob_ortho_stats *out,
+                           ob_err *e);
+/* The error predicted from the singular values alone (mean over the batch),
+ * triples as for ob_ortho_measure. */
+double ob_ortho_scalar_error(const ob_ortho_set *s, const double *abc, int n_abc, int steps);
 /* Nelder-Mead from start; returns the number of evaluations, out the best. */
 int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int max_evals, double out[3]);
 

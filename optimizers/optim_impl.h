@@ -29,8 +29,9 @@ struct ob_matrix_plan {
     int ns_steps;
     int lr_adjust;       /* ob_lr_adjust */
     float weight_decay;  /* decoupled: p *= 1 - lr*wd */
-    /* Newton-Schulz (a, b, c) for a (dmin x dmax) matrix. */
-    void (*coeffs)(const ob_optim *o, int64_t dmin, int64_t dmax, float abc[3]);
+    /* Newton-Schulz triples (a, b, c) for a (dmin x dmax) matrix, one per
+     * iteration (the last repeats); returns how many, 1..OB_NS_MAX_SCHEDULE. */
+    int (*coeffs)(const ob_optim *o, int64_t dmin, int64_t dmax, float abc[][3]);
 };
 
 /* A batch of same-shape matrices of a matrix group (at most a workspace full). */
@@ -38,7 +39,8 @@ typedef struct ob_bucket {
     int64_t rows, cols;  /* matrix view (conv kernels: out x in*kh*kw) */
     int count;
     int first;           /* index into ob_group.members */
-    float abc[3];
+    float abc[OB_NS_MAX_SCHEDULE][3]; /* Newton-Schulz triples per iteration */
+    int n_abc;
     float lr_scale;      /* ob_lr_adjust for this shape */
 } ob_bucket;
 

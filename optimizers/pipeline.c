@@ -367,7 +367,7 @@ static ob_status build_buckets(ob_optim *o, int g, const ob_layout *l, int64_t *
                 b->rows = rows;
                 b->cols = cols;
                 b->first = m;
-                gr->plan.coeffs(o, dmin, dmax, b->abc);
+                b->n_abc = gr->plan.coeffs(o, dmin, dmax, b->abc);
                 switch (gr->plan.lr_adjust) {
                 case OB_LR_ADJUST_ORIGINAL: b->lr_scale = (float)sqrt(fmax(1.0, (double)rows / (double)cols)); break;
                 case OB_LR_ADJUST_MATCH_RMS: b->lr_scale = (float)(0.2 * sqrt((double)dmax)); break;
@@ -500,7 +500,7 @@ static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, con
         OB_TRY(ops->batched_normalize(dev, o->ws_x, b->count, n, sx, pl->norm_eps, pl->norm_add_eps, e));
         float *res;
         OB_TRY(ob_ns_iterate(dev, o->ws_x, o->ws_x2, o->ws_a, o->ws_b, b->count, b->rows, b->cols, sx, ss,
-                             b->abc, 1, pl->ns_steps, &res, e));
+                             &b->abc[0][0], b->n_abc, pl->ns_steps, &res, e));
         ob_rule apply = {0};
         apply.kind = OB_RULE_MATRIX_APPLY;
         apply.n_state = 1;

@@ -51,11 +51,12 @@ static ob_status root_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     return OB_OK;
 }
 
-static void root_coeffs(const ob_optim *o, int64_t dmin, int64_t dmax, float abc[3])
+static int root_coeffs(const ob_optim *o, int64_t dmin, int64_t dmax, float abc[][3])
 {
-    if (ob_ns_table_lookup(o->coeffs, o->n_coeffs, dmin, dmax, abc)) return;
-    if (ob_ns_root_lookup(dmin, dmax, abc)) return;
-    memcpy(abc, ob_ns_muon_abc, sizeof ob_ns_muon_abc);
+    if (ob_ns_table_lookup(o->coeffs, o->n_coeffs, dmin, dmax, abc[0])) return 1;
+    if (ob_ns_root_lookup(dmin, dmax, abc[0])) return 1;
+    memcpy(abc[0], ob_ns_muon_abc, sizeof ob_ns_muon_abc);
+    return 1;
 }
 
 static int root_matrix(const ob_optim *o, int g, ob_matrix_plan *p)

@@ -2,8 +2,9 @@
  * factor U V^T from the SVD (LAPACKE): the convergent cubic iteration reaches
  * it on wide and tall matrices; Muon's quintic puts every singular value in
  * its band after 5 steps; a batch equals its matrices done one by one; the
- * SVD slot itself gives an orthonormal Q with Q^T A symmetric; the coefficient
- * tables and files. */
+ * SVD slot itself gives an orthonormal Q with Q^T A symmetric; the Gram
+ * product slot (syrk) equals the gemm it replaces, and the iteration through
+ * it equals the one through gemm; the coefficient tables and files. */
 #include <string.h>
 #include <unistd.h>
 
@@ -117,6 +118,64 @@ static void test_muon_band(ob_device *dev, int rows, int cols)
     free(sv);
 }
 
+/* syrk_strided_batched against gemm_strided_batched: C = alpha op(A) op(A)^T + beta C,
+ * both triangles, a batch with padding strides, both transposes. */
+static void test_syrk_slot(ob_device *dev)
+{
+    ob_err e;
+    const ob_backend_ops *ops = dev->ops;
+    if (!OB_HAS(dev, syrk_strided_batched)) return;
+    for (int trans = 0; trans < 2; trans++) {
+        const int n = 45, k = 70, batch = 3, lda = trans ? n : k, ldc = n + 3;
+        const int64_t sa = (int64_t)k * n + 5, sc = (int64_t)n * ldc + 7;
+        float *A = malloc((size_t)(batch * sa) * 4), *C1 = malloc((size_t)(batch * sc) * 4),
+              *C2 = malloc((size_t)(batch * sc) * 4);
+        for (int64_t i = 0; i < batch * sa; i++) A[i] = ob_rng_normal(3, (uint64_t)trans, (uint64_t)i);
+        for (int64_t i = 0; i < batch * sc; i++) C1[i] = C2[i] = ob_rng_normal(4, 0, (uint64_t)i);
+        for (int b = 0; b < batch; b++) /* beta C must be symmetric for the result to be */
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < i; j++) C1[b * sc + i * ldc + j] = C2[b * sc + i * ldc + j] = C1[b * sc + j * ldc + i];
+        CHECK_OK(ops->syrk_strided_batched(dev, trans, n, k, 0.75f, A, lda, sa, 0.5f, C1, ldc, sc, batch, &e), &e);
+        CHECK_OK(ops->gemm_strided_batched(dev, trans, !trans, n, n, k, 0.75f, A, lda, sa, A, lda, sa, 0.5f, C2, ldc,
+                                           sc, batch, &e),
+                 &e);
+        double worst = 0;
+        int asym = 0;
+        for (int b = 0; b < batch; b++)
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < ldc; j++) {
+                    int64_t at = b * sc + i * ldc + j;
+                    double d = fabs((double)C1[at] - C2[at]);
+                    if (d > worst) worst = d;
+                    if (j < n && C1[at] != C1[b * sc + j * ldc + i]) asym++;
+                }
+        CHECK_MSG(worst < 1e-4, "syrk trans=%d: %g from gemm", trans, worst);
+        CHECK_MSG(asym == 0, "syrk trans=%d: %d entries differ from their mirror", trans, asym);
+        free(A);
+        free(C1);
+        free(C2);
+    }
+    /* Newton-Schulz through syrk equals Newton-Schulz through gemm alone */
+    ob_backend_ops no_syrk = *ops;
+    no_syrk.syrk_strided_batched = NULL;
+    for (int tall = 0; tall < 2; tall++) {
+        const int rows = tall ? 48 : 20, cols = tall ? 20 : 48, batch = 2;
+        const int64_t n = (int64_t)rows * cols;
+        float *in = malloc((size_t)(batch * n) * 4), *o1 = malloc((size_t)(batch * n) * 4),
+              *o2 = malloc((size_t)(batch * n) * 4);
+        for (int64_t i = 0; i < batch * n; i++) in[i] = ob_rng_normal(21, (uint64_t)tall, (uint64_t)i);
+        ns_batch(dev, batch, rows, cols, ob_ns_muon_abc, 5, in, o1);
+        dev->ops = &no_syrk; /* the same device (its allocation records) without the slot */
+        ns_batch(dev, batch, rows, cols, ob_ns_muon_abc, 5, in, o2);
+        dev->ops = ops;
+        double err = rel_err(o1, o2, batch * n);
+        CHECK_MSG(err < 1e-5, "%dx%d: syrk and gemm iterations differ by %g", rows, cols, err);
+        free(in);
+        free(o1);
+        free(o2);
+    }
+}
+
 static void test_tables(void)
 {
     float abc[3];
@@ -156,6 +215,7 @@ int main(void)
     test_converges_to_polar(&dev, 24, 24);
     test_muon_band(&dev, 32, 128);
     test_muon_band(&dev, 128, 32);
+    test_syrk_slot(&dev);
     test_tables();
     ob_device_close(&dev);
     return check_done();

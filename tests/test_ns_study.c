@@ -18,23 +18,55 @@ static void test_model_matches_iteration(ob_device *dev)
         ob_ortho_set s;
         CHECK_OK(ob_ortho_make(dev, (ob_spectrum)spec, 3, 24, 40, 1, &s, &e), &e);
         ob_ortho_stats st;
-        CHECK_OK(ob_ortho_measure(&s, ob_ns_muon_abc, 5, &st, &e), &e);
+        CHECK_OK(ob_ortho_measure(&s, ob_ns_muon_abc, 1, 5, &st, &e), &e);
         double abc[3] = {ob_ns_muon_abc[0], ob_ns_muon_abc[1], ob_ns_muon_abc[2]};
-        double model = ob_ortho_scalar_error(&s, abc, 5);
+        double model = ob_ortho_scalar_error(&s, abc, 1, 5);
         CHECK_MSG(fabs(model - st.err_mean) < 1e-3 * st.err_mean, "spectrum %d: model %g, iteration %g", spec, model,
                   st.err_mean);
         CHECK(st.err_max >= st.err_mean && st.sv_min <= st.sv_max && st.sv_max < 1.3);
         /* many cubic steps converge: the error goes to ~0 */
         const float cubic[3] = {1.5f, -0.5f, 0.0f};
-        CHECK_OK(ob_ortho_measure(&s, cubic, 60, &st, &e), &e);
+        CHECK_OK(ob_ortho_measure(&s, cubic, 1, 60, &st, &e), &e);
         CHECK_MSG(st.err_max < 1e-3 || spec == 1, "cubic: %g", st.err_max);
         /* fitting from Muon's coefficients does at least as well on the same samples */
         double best[3];
         int evals = ob_ortho_fit(&s, 5, abc, 300, best);
         CHECK(evals > 10 && evals <= 310);
-        CHECK(ob_ortho_scalar_error(&s, best, 5) <= model);
+        CHECK(ob_ortho_scalar_error(&s, best, 1, 5) <= model);
+        /* Polar Express: the model holds for a schedule too; five steps beat
+         * Muon's, and ten converge on the Gaussian samples (the heavy ones keep
+         * singular values too small for ten steps) */
+        float pe[OB_NS_MAX_SCHEDULE][3];
+        double ped[OB_NS_MAX_SCHEDULE * 3];
+        int n_pe = ob_ns_polar_express(pe);
+        for (int k = 0; k < 3 * n_pe; k++) ped[k] = pe[k / 3][k % 3];
+        ob_ortho_stats pst;
+        CHECK_OK(ob_ortho_measure(&s, &pe[0][0], n_pe, 5, &pst, &e), &e);
+        double pmodel = ob_ortho_scalar_error(&s, ped, n_pe, 5);
+        CHECK_MSG(fabs(pmodel - pst.err_mean) < 1e-3 * pst.err_mean, "polar express: model %g, iteration %g", pmodel,
+                  pst.err_mean);
+        CHECK_MSG(pst.err_mean < 0.6 * model, "polar express %g vs muon %g", pst.err_mean, model);
+        CHECK_OK(ob_ortho_measure(&s, &pe[0][0], n_pe, 10, &pst, &e), &e);
+        CHECK_MSG(spec == 1 || (pst.err_max < 1e-4 && fabs(pst.sv_max - 1) < 1e-4), "polar express, 10 steps: %g",
+                  pst.err_max);
         ob_ortho_free(&s);
     }
+}
+
+/* The table: Algorithm 1 of arXiv 2505.16932 with its safety factor, the
+ * normalization's 1.01 folded into the first triple. */
+static void test_polar_express_table(void)
+{
+    float t[OB_NS_MAX_SCHEDULE][3];
+    CHECK(ob_ns_polar_express(t) == 8);
+    const double s2 = 1.01 * 1.01;
+    CHECK(fabs(t[0][0] - 8.28721201814563 / s2) < 1e-6 && fabs(t[0][1] + 23.595886519098837 / (s2 * s2 * s2)) < 1e-5 &&
+          fabs(t[0][2] - 17.300387312530933 / (s2 * s2 * s2 * s2 * s2)) < 1e-5);
+    CHECK(fabs(t[4][0] - 2.300652019954817 / 1.01) < 1e-6 && fabs(t[4][2] - 0.4188073119525673 / pow(1.01, 5)) < 1e-7);
+    CHECK(t[7][0] == 1.875f && t[7][1] == -1.25f && t[7][2] == 0.375f);
+    float abc[3] = {2.0f, -1.0f, 0.5f};
+    ob_ns_fold_scale(abc, 2.0);
+    CHECK(abc[0] == 1.0f && abc[1] == -0.125f && abc[2] == 0.015625f);
 }
 
 static void test_command(void)
@@ -68,6 +100,8 @@ static void test_command(void)
     snprintf(sets, sizeof sets, "muon,%s", path);
     char *study2[] = {"ortho", "--shapes", "40x24", "--coeffs", sets, "--samples", "1"};
     CHECK(ob_cmd_ortho(7, study2) == 0);
+    char *study3[] = {"ortho", "--shapes", "16x24", "--coeffs", "polar_express,muon", "--samples", "1", "--steps", "9"};
+    CHECK(ob_cmd_ortho(9, study3) == 0);
     unlink(path);
     /* bad input */
     char *bad1[] = {"ortho", "--shapes", "64by64"};
@@ -78,6 +112,8 @@ static void test_command(void)
     CHECK(ob_cmd_ortho(3, bad3) == 2);
     char *bad4[] = {"ortho", "--steps", "0"};
     CHECK(ob_cmd_ortho(3, bad4) == 2);
+    char *bad5[] = {"ortho", "--fit", "16x24", "--start", "polar_express"};
+    CHECK(ob_cmd_ortho(5, bad5) == 2);
 }
 
 int main(void)
@@ -87,6 +123,7 @@ int main(void)
     CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
     test_model_matches_iteration(&dev);
     ob_device_close(&dev);
+    test_polar_express_table();
     test_command();
     return check_done();
 }

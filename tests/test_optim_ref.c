@@ -261,8 +261,25 @@ static void ref_lion(ref *r, double *p, const double *g, int t)
     }
 }
 
-/* Newton-Schulz on the rows x cols u (in place), tall matrices transposed. */
-static void ns_ref(double *u, int rows, int cols, double a, double b, double c, int steps, double eps, int add_eps)
+/* Polar Express (arXiv 2505.16932, Algorithm 1) as printed; ns_ref applies
+ * its safety factor 1.01 to all but the last triple. */
+static const double polar_express[8][3] = {
+    {8.28721201814563, -23.595886519098837, 17.300387312530933},
+    {4.107059111542203, -2.9478499167379106, 0.5448431082926601},
+    {3.9486908534822946, -2.908902115962949, 0.5518191394370137},
+    {3.3184196573706015, -2.488488024314874, 0.51004894012372},
+    {2.300652019954817, -1.6689039845747493, 0.4188073119525673},
+    {1.891301407787398, -1.2679958271945868, 0.37680408948524835},
+    {1.8750014808534479, -1.2500016453999487, 0.3750001645474248},
+    {1.875, -1.25, 0.375},
+};
+
+/* Newton-Schulz on the rows x cols u (in place), tall matrices transposed;
+ * X0 = u / max(||u||, eps), or u / (nmul ||u|| + eps) with add_eps. With pe,
+ * iteration k uses Polar Express's k-th triple (the last one repeating),
+ * else (a, b, c). */
+static void ns_ref(double *u, int rows, int cols, double a, double b, double c, int pe, int steps, double eps,
+                   int add_eps, double nmul)
 {
     int tall = rows > cols, n = tall ? cols : rows, m = tall ? rows : cols;
     static double x[MAXN], x2[MAXN], A[MAXN], B[MAXN];
@@ -277,9 +294,15 @@ static void ns_ref(double *u, int rows, int cols, double a, double b, double c, 
     double nrm = 0;
     for (int i = 0; i < n * m; i++) nrm += x[i] * x[i];
     nrm = sqrt(nrm);
-    double d = add_eps ? nrm + eps : fmax(nrm, eps);
+    double d = add_eps ? nmul * nrm + eps : fmax(nrm, eps);
     for (int i = 0; i < n * m; i++) x[i] /= d;
     for (int k = 0; k < steps; k++) {
+        if (pe) {
+            const double *q = polar_express[k < 7 ? k : 7], sf = k < 7 ? 1.01 : 1.0;
+            a = q[0] / sf;
+            b = q[1] / (sf * sf * sf);
+            c = q[2] / (sf * sf * sf * sf * sf);
+        }
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++) {
                 double s = 0;
@@ -316,7 +339,8 @@ static void ref_muon(ref *r, double *p, const double *g, int t)
         *b = *b + (1 - mu) * (g[i] - *b);
         u[i] = nest ? g[i] + mu * (*b - g[i]) : *b;
     }
-    ns_ref(u, r->rows, r->cols, 3.4445, -4.7750, 2.0315, (int)HP("ns_steps", 5), 1e-7, 0);
+    int pe = strstr(cur_sets, "ns_coeffs=polar_express") != NULL;
+    ns_ref(u, r->rows, r->cols, 3.4445, -4.7750, 2.0315, pe, (int)HP("ns_steps", 5), HP("eps", 1e-7), pe, 1.01);
     double scale = match ? 0.2 * sqrt(fmax(r->rows, r->cols)) : sqrt(fmax(1.0, (double)r->rows / r->cols));
     for (int i = 0; i < r->n; i++) p[i] = p[i] * (1 - lr * wd) - lr * scale * u[i];
 }
@@ -345,7 +369,7 @@ static void ref_root(ref *r, double *p, const double *g, int t)
     double th = lo + 1 < r->n ? sorted[lo] + (sorted[lo + 1] - sorted[lo]) * (pos - lo) : sorted[lo];
     th += 1e-9;
     for (int i = 0; i < r->n; i++) u[i] = fmax(-th, fmin(th, u[i]));
-    ns_ref(u, r->rows, r->cols, 3.4445, -4.7750, 2.0315, 5, 1e-7, 1);
+    ns_ref(u, r->rows, r->cols, 3.4445, -4.7750, 2.0315, 0, 5, 1e-7, 1, 1.0);
     double scale = 0.2 * sqrt(fmax(r->rows, r->cols));
     for (int i = 0; i < r->n; i++) p[i] = p[i] * (1 - lr * wd) - lr * scale * u[i];
 }
@@ -382,6 +406,9 @@ static const rcase cases[] = {
     {"muon_match_rms", "muon", "12x20", "lr=0.02,adjust_lr=match_rms_adamw,nesterov=false,weight_decay=0.05", 5, 1e-4,
      ref_muon, NULL},
     {"muon_tall_default", "muon", "20x12", "lr=0.01", 5, 1e-4, ref_muon, NULL},
+    {"muon_polar_express", "muon", "12x20", "lr=0.02,ns_coeffs=polar_express", 5, 1e-4, ref_muon, NULL},
+    {"muon_polar_express_tall_9", "muon", "20x12", "lr=0.02,ns_coeffs=polar_express,ns_steps=9,eps=0.001", 5, 1e-4,
+     ref_muon, NULL},
     {"muon_vector_to_adamw", "muon", "16", "adamw_lr=0.01,adamw_wd=0.1", 8, 1e-5, ref_hybrid_adamw, NULL},
     {"muon_routed_adamw", "muon", "6x4", "adamw_lr=0.01,adamw_beta2=0.99", 8, 1e-5, ref_hybrid_adamw,
      "tag=matrix -> adamw"},

@@ -172,6 +172,29 @@ static ob_status cpu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k
     return OB_OK;
 }
 
+/* OpenBLAS ssyrk fills the upper triangle; the lower one is copied from it
+ * in 32 x 32 tiles (a row-by-column copy of a large matrix misses the cache
+ * on every read). */
+static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alpha, const float *A, int lda,
+                             int64_t sa, float beta, float *C, int ldc, int64_t sc, int batch, ob_err *e)
+{
+    (void)dev;
+    (void)e;
+    enum { TILE = 32 };
+    for (int b = 0; b < batch; b++) {
+        float *c = C + b * sc;
+        cblas_ssyrk(CblasRowMajor, CblasUpper, trans ? CblasTrans : CblasNoTrans, n, k, alpha, A + b * sa, lda, beta,
+                    c, ldc);
+        for (int i0 = 0; i0 < n; i0 += TILE)
+            for (int j0 = 0; j0 <= i0; j0 += TILE) {
+                int i1 = i0 + TILE < n ? i0 + TILE : n, j1 = j0 + TILE < n ? j0 + TILE : n;
+                for (int i = i0; i < i1; i++)
+                    for (int j = j0; j < j1 && j < i; j++) c[(int64_t)i * ldc + j] = c[(int64_t)j * ldc + i];
+            }
+    }
+    return OB_OK;
+}
+
 /* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the others, in index order. */
 static void chunk_stats(const float *g, int64_t lo, int64_t hi, double *out)
 {
@@ -323,6 +346,7 @@ const ob_backend_ops ob_cpu_backend = {
     .dot = cpu_dot,
     .gemm = cpu_gemm,
     .gemm_strided_batched = cpu_gemm_sb,
+    .syrk_strided_batched = cpu_syrk_sb,
     .grad_stats = cpu_grad_stats,
     .finish_stats = cpu_finish_stats,
     .elementwise_step = cpu_elementwise_step,

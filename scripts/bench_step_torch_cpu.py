@@ -16,11 +16,19 @@ in torch ops as torch.optim.Muon writes it: lerp momentum, Nesterov, five
 Newton-Schulz iterations (3.4445, -4.7750, 2.0315) in fp32 on the wide
 orientation, decoupled weight decay, the lr scaled by sqrt(max(1, R/C)).
 """
+import os
 import statistics
 import sys
 import time
 
-import torch
+# torch.set_num_threads does not reach OpenBLAS's own pool (Debian's torch
+# calls OpenBLAS for matrix products): fix its thread count before it loads
+_i = 3 if len(sys.argv) > 1 and sys.argv[1] == "--muon" else 2
+_threads_arg = sys.argv[_i] if len(sys.argv) > _i else "2"
+os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads_arg)
+os.environ.setdefault("OMP_NUM_THREADS", _threads_arg)
+
+import torch  # noqa: E402
 
 
 def timed(step, label):

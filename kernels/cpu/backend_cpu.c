@@ -18,13 +18,22 @@
 /* Loops shorter than this run on one thread: forking costs more than it saves. */
 #define PAR_MIN 32768
 
+/* "cpu: 2 threads, OpenBLAS 0.3.21 (Cooperlake kernels)": which kernels ran
+ * (OpenBLAS picks them per CPU; OPENBLAS_CORETYPE overrides) is part of what a
+ * result means. */
 static int cpu_probe(char *desc, size_t n)
 {
+    char version[32] = "";
+    const char *config = openblas_get_config(); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
+    if (config && !strncmp(config, "OpenBLAS ", 9)) sscanf(config + 9, "%31s", version);
+    const char *core = openblas_get_corename();
 #ifdef _OPENMP
-    snprintf(desc, n, "cpu: %d threads, OpenBLAS", omp_get_max_threads());
+    int threads = omp_get_max_threads();
 #else
-    snprintf(desc, n, "cpu: 1 thread, OpenBLAS");
+    int threads = 1;
 #endif
+    snprintf(desc, n, "cpu: %d thread%s, OpenBLAS%s%s (%s kernels)", threads, threads == 1 ? "" : "s",
+             version[0] ? " " : "", version, core ? core : "unknown");
     return 1;
 }
 

@@ -14,7 +14,8 @@
 #      1000 tensors, SGD(fused) and torch.optim.Muon (bf16, and with its
 #      Newton-Schulz in fp32) on the same shapes (scripts/bench_torch_gpu.py);
 #   5. short bert-base and cnn-base training runs (when those workloads exist)
-#      and the same BERT model's training step in eager PyTorch;
+#      and the same BERT model's training step in eager PyTorch; then the
+#      default benchmark (configs/default.yaml) on CUDA (OB_GPU_DEFAULT=0 skips);
 #   6. where Nsight Compute (ncu) is installed, the kernel times of two
 #      bert-base steps, summed per kernel (OB_GPU_PROFILE=0 skips it).
 # A summary table goes to stdout; logs go to $OUT (at most 8 files) or, without
@@ -323,6 +324,17 @@ if ((GPU_OK)); then
   train bert-base-muon bert-base muon 200 60
 fi
 
+# ---- 5b. the default benchmark on the GPU -----------------------------------------------------
+# scripts/bench.sh's matrix (configs/default.yaml: small workloads, where launch
+# latency rather than arithmetic sets the step time) through the whole harness
+# on CUDA; the summary gives runs per status and the median step per workload.
+# OB_GPU_DEFAULT=0 skips it.
+DEFAULT_DB=$WORK/default.db
+if ((GPU_OK)) && [ "${OB_GPU_DEFAULT:-1}" != 0 ]; then
+  run_step default-bench 120 "$OPTBENCH" run "$ROOT/configs/default.yaml" --backend cuda --db "$DEFAULT_DB" \
+    --checkpoint-every 0 || true
+fi
+
 # ---- 6. where a bert-base step spends its time (Nsight Compute, when present) -------------------
 # Kernel durations of two training steps and one held-out batch, one metric
 # (gpu__time_duration), the clocks left as they are; the CSV stays in the logs
@@ -361,9 +373,9 @@ fi
 # ---- summary -------------------------------------------------------------------------------------
 SUMMARY=$LOGS/summary.txt
 if command -v python3 >/dev/null; then
-  python3 - "$BENCH" "$TORCH" "$RUNS" "$STEPS_FILE" >"$SUMMARY" 2>&1 <<'PY' || echo "(summary script failed)" >>"$SUMMARY"
-import json, sqlite3, sys
-bench_f, torch_f, runs_f, steps_f = sys.argv[1:5]
+  python3 - "$BENCH" "$TORCH" "$RUNS" "$STEPS_FILE" "$DEFAULT_DB" >"$SUMMARY" 2>&1 <<'PY' || echo "(summary script failed)" >>"$SUMMARY"
+import json, os, sqlite3, statistics, sys
+bench_f, torch_f, runs_f, steps_f, default_db = sys.argv[1:6]
 
 def kv(line):
     out = {}
@@ -438,6 +450,22 @@ for t in torch:
         print("  torch %s: %s (%s)" % (t["kind"], t.get("case"), t.get("why")))
 for t in info:
     print("  torch: %s" % ({k: v for k, v in t.items() if k != "kind"}))
+
+if os.path.exists(default_db):
+    print()
+    print("default benchmark (configs/default.yaml, CUDA)")
+    try:
+        db = sqlite3.connect(default_db)
+        by = db.execute("SELECT status, COUNT(*) FROM runs GROUP BY status").fetchall()
+        print("  runs: " + ", ".join("%d %s" % (n, st) for st, n in by))
+        for wl, in db.execute("SELECT DISTINCT workload FROM runs ORDER BY workload").fetchall():
+            meds = [m for m, in db.execute("SELECT step_ms_median FROM runs WHERE workload = ? AND step_ms_median "
+                                           "IS NOT NULL", (wl,))]
+            if meds:
+                print("  %-12s median step %.3f ms (min %.3f, max %.3f over %d runs)" % (
+                    wl, statistics.median(meds), min(meds), max(meds), len(meds)))
+    except Exception as ex:
+        print("  cannot read %s: %s" % (default_db, ex))
 
 print()
 print("steps")

@@ -87,9 +87,13 @@ static void abc_text(const float abc[][3], int n_abc, int digits, char *t, size_
 static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_set *sets, int n_sets, int steps,
                        int samples, uint64_t seed, ob_err *e)
 {
-    printf("Newton-Schulz, %d steps, %d samples per shape and spectrum, on %s\n", steps, samples, dev->desc);
+    printf("Newton-Schulz, %d step%s, %d sample%s per shape and spectrum, on %s\n", steps, steps == 1 ? "" : "s",
+           samples, samples == 1 ? "" : "s", dev->desc);
     printf("error = ||NS(A) - U V^T||_F / ||U V^T||_F (mean and max over samples); sv = singular values of NS(A)\n\n");
-    printf("%-11s %-9s %-22s %-30s %10s %10s %8s %8s\n", "shape", "spectrum", "coeffs", "a, b, c", "err_mean",
+    int w = 13; /* the coefficient sets' column: as wide as the longest name (a file's path) */
+    for (int ci = 0; ci < n_sets; ci++)
+        if ((int)strlen(sets[ci].name) > w) w = (int)strlen(sets[ci].name);
+    printf("%-11s %-9s %-*s %-30s %10s %10s %8s %8s\n", "shape", "spectrum", w, "coeffs", "a, b, c", "err_mean",
            "err_max", "sv_min", "sv_max");
     for (int si = 0; si < n_shapes; si++) {
         int rows = 0, cols = 0;
@@ -102,8 +106,8 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
                 char note[64], text[48];
                 int n_abc = set_abc(&sets[ci], rows, cols, abc, note, sizeof note);
                 if (n_abc == 0) {
-                    printf("%-11s %-9s %-22.22s (no line for this shape)\n", shapes[si],
-                           spec ? "heavy" : "gaussian", sets[ci].name);
+                    printf("%-11s %-9s %-*s (no line for this shape)\n", shapes[si],
+                           spec ? "heavy" : "gaussian", w, sets[ci].name);
                     continue;
                 }
                 ob_ortho_stats st;
@@ -113,8 +117,8 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
                     return r;
                 }
                 abc_text(abc, n_abc, 4, text, sizeof text);
-                printf("%-11s %-9s %-22.22s %-30s %10.4e %10.4e %8.4f %8.4f%s\n", shapes[si],
-                       spec ? "heavy" : "gaussian", sets[ci].name, text, st.err_mean, st.err_max, st.sv_min,
+                printf("%-11s %-9s %-*s %-30s %10.4e %10.4e %8.4f %8.4f%s\n", shapes[si],
+                       spec ? "heavy" : "gaussian", w, sets[ci].name, text, st.err_mean, st.err_max, st.sv_min,
                        st.sv_max, note);
             }
             ob_ortho_free(&s);
@@ -151,8 +155,8 @@ static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const 
     n_ref[3] = ob_ns_root_lookup(rows < cols ? rows : cols, rows < cols ? cols : rows, ref[3][0]);
     n_ref[4] = ob_ns_polar_express(ref[4]);
     const char *spec_name = spec == OB_SPECTRUM_HEAVY ? "heavy" : "gaussian";
-    printf("fit %s: %d %s samples, %d steps, %d evaluations (Nelder-Mead on the singular values)\n", shape, samples,
-           spec_name, steps, evals);
+    printf("fit %s: %d %s sample%s, %d step%s, %d evaluations (Nelder-Mead on the singular values)\n", shape,
+           samples, spec_name, samples == 1 ? "" : "s", steps, steps == 1 ? "" : "s", evals);
     printf("%-13s %-32s %12s %12s %8s %8s\n", "coeffs", "a, b, c", "err (model)", "err (NS)", "sv_min", "sv_max");
     double fitted_err = 0;
     for (int i = 0; i < 5; i++) {

@@ -165,6 +165,9 @@ static int bs_parse(int argc, char **argv, bs_args *a)
     return 0;
 }
 
+/* "1 tensor", "2 tensors" */
+static const char *plural(int64_t n, const char *one, const char *many) { return n == 1 ? one : many; }
+
 static int cmp_double(const void *x, const void *y)
 {
     double a = *(const double *)x, b = *(const double *)y;
@@ -367,11 +370,13 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     if (dev.ops->mem_info) (void)dev.ops->mem_info(&dev, &free_b, &total_b, e);
 
     printf("bench-step: %s on %s\n", def->name, dev.desc);
-    printf("  layout     %lld tensors of %lldx%lld = %lld parameters (%lld floats with padding)\n",
-           (long long)a->tensors, (long long)a->rows, (long long)a->cols, (long long)n_params,
-           (long long)lay.total);
-    printf("  step       %.4f ms (median of %d x %lld steps; min %.4f, max %.4f)\n", step_ms, a->repeats,
-           (long long)iters, step_lo, step_hi);
+    printf("  layout     %lld %s of %lldx%lld = %lld %s (%lld %s with padding)\n", (long long)a->tensors,
+           plural(a->tensors, "tensor", "tensors"), (long long)a->rows, (long long)a->cols, (long long)n_params,
+           plural(n_params, "parameter", "parameters"), (long long)lay.total,
+           plural(lay.total, "float", "floats"));
+    printf("  step       %.4f ms (median of %d %s of %lld %s; min %.4f, max %.4f)\n", step_ms, a->repeats,
+           plural(a->repeats, "repeat", "repeats"), (long long)iters, plural(iters, "step", "steps"), step_lo,
+           step_hi);
     printf("  traffic    %.0f B/param minimal (%.2f state floats/param) -> %.1f GB/s\n", bytes_per_param,
            state_floats, gbs);
     printf("  copy       %.1f GB/s (%s, %.3f GB copied, counted read + written)\n", copy_gbs,

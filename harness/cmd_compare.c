@@ -14,13 +14,26 @@ static void compare_usage(FILE *f)
 {
     fprintf(f,
             "usage: optbench compare --baseline A.db --candidate B.db [options]\n\n"
-            "Matches runs by workload, optimizer, hyperparameters, lr and seed and reports, per\n"
-            "workload x optimizer, whether final loss, held-out metric, step time and memory got\n"
-            "worse, better or stayed within noise.\n\n"
+            "Matches runs by workload, workload parameters (e.g. --set quadratic.noise=2 makes\n"
+            "other cells), optimizer, hyperparameters, lr and seed and reports, per workload x\n"
+            "optimizer, whether final loss, held-out metric, step time and memory got worse,\n"
+            "better or stayed within noise.\n\n"
+            "Final loss and held-out metric are judged at the baseline's best lr, paired over\n"
+            "seeds: worse when the 95%% bootstrap interval of the median change lies above 0 and\n"
+            "the change exceeds the tolerance (with 2-3 seeds: worse on every seed).\n"
+            "Step time is each run's median (p50) step time, paired over the matched cells the\n"
+            "same way: worse when the median slowdown exceeds --time-tol and shows on the cells\n"
+            "together. Cells whose p90 step time is more than %.0f%% above their median on one side\n"
+            "only (a busy machine) are left out; a group with mostly such cells is shown as\n"
+            "'unsteady, not judged'. Step times are comparable only between runs on the same,\n"
+            "otherwise idle machine: use --time-tol off when the baseline ran on another machine\n"
+            "(another CI runner, CPU or GPU), when either ran beside other work (a shared or\n"
+            "virtual machine, parallel jobs), or when the note says every group moved together.\n\n"
             "options:\n"
             "  --loss-tol F        minimum relative change of final loss that counts (default 0.05)\n"
             "  --metric-tol F      minimum absolute change of the held-out metric (default 0.01)\n"
-            "  --time-tol F        relative tolerance on step time (default 0.10), or 'off'\n"
+            "  --time-tol F|off    minimum relative change of step time that counts (default 0.10);\n"
+            "                      off: step time is not judged (see above)\n"
             "  --no-memory         do not judge memory (default: any increase is worse)\n"
             "  --strict            cells present on one side only fail the comparison\n"
             "  --baseline-benchmark ID|latest|all   runs of the baseline to use (default all)\n"
@@ -28,7 +41,8 @@ static void compare_usage(FILE *f)
             "  --markdown FILE     write a Markdown summary (for a CI job summary)\n"
             "  --junit FILE        write JUnit XML, one test case per workload x optimizer\n"
             "  --quiet             print only the verdict line\n\n"
-            "exit status: 0 no regression, 1 regression, 2 unusable input\n");
+            "exit status: 0 no regression, 1 regression, 2 unusable input\n",
+            100 * OB_TIME_UNSTEADY);
 }
 
 static int parse_bench(const char *v, int64_t *out)

@@ -4,7 +4,12 @@
  * with a gnuplot script (history.gp) rendered to PNG and SVG for trend charts.
  *
  * Each benchmark is summarized on its own with results/stats (the value of a
- * workload x optimizer series is the statistic at that night's best lr).
+ * workload x optimizer series is the statistic at that night's best lr). A
+ * series is one workload with one set of workload parameters and one optimizer
+ * configuration (hyperparameters), labelled as the report over the whole
+ * database labels them ("quadratic noise=2 adam"): a night that ran another
+ * problem starts another series instead of looking like a jump. Colours are the
+ * report's, one per optimizer configuration; point types tell workloads apart.
  */
 #include <math.h>
 #include <sqlite3.h>
@@ -58,15 +63,50 @@ static void history_usage(FILE *f)
 {
     fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n\n"
                "Prints one metric per benchmark (by date and git revision) for each workload x optimizer;\n"
-               "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg.\n\n"
+               "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg.\n"
+               "A series is one workload with one set of workload parameters and one optimizer with one\n"
+               "set of hyperparameters: a benchmark run with e.g. --set quadratic.noise=2 gets its own\n"
+               "series (\"quadratic noise=2 adam\"), never a point in another. --workload and --optimizer\n"
+               "take a name (all its series) or a label. Colours are the report's, one per optimizer.\n\n"
                "metrics:\n");
     for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-16s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
 }
 
 typedef struct series {
-    char *label;   /* "workload optimizer" */
+    char *label;   /* "workload optimizer", the labels of the whole database */
+    int wl, opt;   /* label indices in the whole database's dataset */
     double *v;     /* (n_bench,) */
 } series;
+
+/* The report's palette (plots/figures.c, static there): colour of optimizer
+ * label o is PALETTE[o % 16], dashes 1 + (o / 16) % 4; keep the two in step. */
+static const char *const history_palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
+                                              "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
+                                              "#000080", "#808000", "#00a087", "#f0a0c0", "#a05000",
+                                              "#4daf4a"};
+#define HISTORY_PALETTE 16
+/* point types per workload label: filled circle, square, triangles, diamond, pentagon */
+static const int history_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
+#define HISTORY_POINTS 12
+
+/* The run of the whole database with r's workload, workload parameters,
+ * optimizer and optimizer configuration; -1 when none. */
+static int find_like(const ob_dataset *all, const ob_rrun *r)
+{
+    for (int i = 0; i < all->n; i++) {
+        const ob_rrun *a = &all->runs[i];
+        if (!strcmp(a->workload, r->workload) && !strcmp(a->workload_params, r->workload_params) &&
+            !strcmp(a->optimizer, r->optimizer) && !strcmp(a->opt_key, r->opt_key))
+            return i;
+    }
+    return -1;
+}
+
+static int cmp_series(const void *a, const void *b)
+{
+    const series *x = a, *y = b;
+    return x->wl != y->wl ? x->wl - y->wl : x->opt - y->opt;
+}
 
 int ob_cmd_history(int argc, char **argv)
 {
@@ -115,6 +155,8 @@ int ob_cmd_history(int argc, char **argv)
     char **bdate = NULL, **brev = NULL;
     series *ser = NULL;
     int ns = 0;
+    ob_dataset all;
+    int have_all = 0;
     if (sqlite3_prepare_v2(db, "SELECT id, substr(created_at, 1, 16), coalesce(git_rev, '?') FROM benchmarks "
                                "WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) ORDER BY created_at, id",
                            -1, &q, NULL) != SQLITE_OK) {
@@ -138,6 +180,13 @@ int ob_cmd_history(int argc, char **argv)
         rc = ob_cli_error(2, "history: database '%s' holds no benchmark with runs", db_path);
         goto done;
     }
+    /* the labels of the whole database: they tell workload parameters and
+     * optimizer configurations apart wherever the benchmarks differ in them */
+    if (ob_dataset_load(db, 0, &all, &e) != OB_OK) {
+        rc = ob_cli_error(1, "history: %s", e.msg);
+        goto done;
+    }
+    have_all = 1;
     for (int b = 0; b < nb && rc == 0; b++) {
         ob_dataset d;
         ob_stats s;
@@ -155,18 +204,29 @@ int ob_cmd_history(int argc, char **argv)
         }
         for (int k = 0; k < s.n_g; k++) {
             const ob_group *g = &s.g[k];
-            const char *wl = d.wl_labels[g->wl], *op = d.opt_labels[g->opt];
-            if ((wl_filter && strcmp(wl_filter, wl) && strcmp(wl_filter, d.wl_names[g->wl])) ||
-                (opt_filter && strcmp(opt_filter, op) && strcmp(opt_filter, d.opt_names[g->opt])))
+            /* the group's runs share workload parameters and optimizer configuration */
+            int run = -1;
+            for (int r = 0; r < d.n && run < 0; r++)
+                if (d.runs[r].wl == g->wl && d.runs[r].opt == g->opt) run = r;
+            int like = run < 0 ? -1 : find_like(&all, &d.runs[run]);
+            if (like < 0) continue;
+            int gw = all.runs[like].wl, go = all.runs[like].opt;
+            const char *wl = all.wl_labels[gw], *op = all.opt_labels[go];
+            if ((wl_filter && strcmp(wl_filter, wl) && strcmp(wl_filter, all.wl_names[gw]) &&
+                 strcmp(wl_filter, d.wl_labels[g->wl])) ||
+                (opt_filter && strcmp(opt_filter, op) && strcmp(opt_filter, all.opt_names[go]) &&
+                 strcmp(opt_filter, d.opt_labels[g->opt])))
                 continue;
-            char label[512];
-            snprintf(label, sizeof label, "%s %s", wl, op);
             int idx = -1;
             for (int j = 0; j < ns; j++)
-                if (!strcmp(ser[j].label, label)) idx = j;
+                if (ser[j].wl == gw && ser[j].opt == go) idx = j;
             if (idx < 0) {
+                char label[512];
+                snprintf(label, sizeof label, "%s %s", wl, op);
                 ser = realloc(ser, (size_t)(ns + 1) * sizeof *ser);
                 ser[ns].label = strdup(label);
+                ser[ns].wl = gw;
+                ser[ns].opt = go;
                 ser[ns].v = malloc((size_t)nb * sizeof(double));
                 for (int j = 0; j < nb; j++) ser[ns].v[j] = NAN;
                 idx = ns++;
@@ -182,11 +242,14 @@ int ob_cmd_history(int argc, char **argv)
                           wl_filter ? wl_filter : "", opt_filter ? " optimizer " : "", opt_filter ? opt_filter : "");
         goto done;
     }
-    /* the table */
+    /* series in the whole database's order: workload label, then optimizer label */
+    qsort(ser, (size_t)ns, sizeof *ser, cmp_series);
+    /* the table: each column as wide as its label */
     printf("%s over %d benchmarks in %s (%s is better)\n", metrics[m].label, nb, db_path,
            metrics[m].lower_is_better ? "lower" : "higher");
     printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
-    for (int j = 0; j < ns; j++) printf(" %14.14s", ser[j].label);
+    for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
+                                        ser[j].label);
     printf("\n");
     for (int b = 0; b < nb; b++) {
         printf("%-6lld %-17s %-13s", (long long)bid[b], bdate[b], brev[b]);
@@ -194,10 +257,37 @@ int ob_cmd_history(int argc, char **argv)
             char buf[64];
             if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
             else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
-            printf(" %14s", buf);
+            printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10, buf);
         }
         printf("\n");
     }
+    /* say why a workload or an optimizer has more than one series */
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < ns; j++) {
+            const char *name = pass ? all.opt_names[ser[j].opt] : all.wl_names[ser[j].wl];
+            int first = 1, several = 0;
+            for (int k = 0; k < ns; k++) {
+                const char *nk = pass ? all.opt_names[ser[k].opt] : all.wl_names[ser[k].wl];
+                int same_label = pass ? ser[k].opt == ser[j].opt : ser[k].wl == ser[j].wl;
+                if (strcmp(nk, name)) continue;
+                if (k < j) first = 0;
+                if (!same_label) several = 1;
+            }
+            if (!first || !several) continue;
+            printf("note: %s ran with different %s across these benchmarks; each set is its own series (",
+                   name, pass ? "hyperparameters" : "workload parameters");
+            int any = 0;
+            for (int k = 0; k < ns; k++) {
+                const char *nk = pass ? all.opt_names[ser[k].opt] : all.wl_names[ser[k].wl];
+                const char *lk = pass ? all.opt_labels[ser[k].opt] : all.wl_labels[ser[k].wl];
+                int dup = 0;
+                for (int q2 = 0; q2 < k; q2++)
+                    dup |= pass ? ser[q2].opt == ser[k].opt : ser[q2].wl == ser[k].wl;
+                if (strcmp(nk, name) || dup) continue;
+                printf("%s'%s'", any++ ? ", " : "", lk);
+            }
+            printf("), so a change between them is a different problem, not a regression\n");
+        }
     if (out) {
         if (ob_mkdirs(out, &e) != OB_OK) {
             rc = ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
@@ -214,7 +304,7 @@ int ob_cmd_history(int argc, char **argv)
         free(hdr);
         for (int b = 0; b < nb && st == OB_OK; b++) {
             char lab[128];
-            snprintf(lab, sizeof lab, "%.10s %s", bdate[b], brev[b]);
+            snprintf(lab, sizeof lab, "%s #%lld %s", bdate[b], (long long)bid[b], brev[b]);
             ob_csv_int(&c, bid[b]);
             ob_csv_str(&c, bdate[b]);
             ob_csv_str(&c, brev[b]);
@@ -243,10 +333,15 @@ int ob_cmd_history(int argc, char **argv)
             rc = ob_cli_error(1, "history: cannot write '%s'", gpp);
             goto done;
         }
+        /* tick labels: date and time, then benchmark id and revision; many
+         * benchmarks get one rotated line each */
+        const int rotate = nb > 12;
         fprintf(f,
                 "# history.gp - %s per benchmark, one line per workload x optimizer.\n"
                 "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
                 "# series). Run `gnuplot history.gp` in this folder to redraw history.png and history.svg.\n"
+                "# A series is one workload with one set of its parameters and one optimizer\n"
+                "# configuration; colours are the report's (one per optimizer), point types the workload.\n"
                 "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
                 "    set terminal pngcairo size 1000,620 font \"Sans,11\" noenhanced\n"
                 "} else {\n"
@@ -255,25 +350,39 @@ int ob_cmd_history(int argc, char **argv)
                 "set output 'history.png'\n"
                 "set datafile separator comma\n"
                 "set title \"%s over %d benchmarks (%s is better)\"\n"
-                "set xlabel \"benchmark (date and git revision)\" offset 0,-1\n"
-                "set bmargin 8\n"
+                "set xlabel \"benchmark (UTC date and time, #id%s)\" offset 0,-1\n"
+                "set bmargin %d\n"
                 "set ylabel \"%s%s\"\n"
                 "%s\n"
                 "set grid xtics ytics lc rgb \"#dddddd\"\n"
-                "set xtics nomirror\n"
+                "set xtics nomirror%s\n"
                 "set key below left maxrows 4\n"
                 "set offsets 0.3, 0.3, 0, 0\n"
-                "# tick labels: the date and the first 8 characters of the revision, on two lines\n"
-                "tick(d, r) = d[1:10] . \"\\n\" . r[1:8]\n"
-                "plot for [i=5:%d] 'history.csv' using 0:i:xtic(tick(strcol(2), strcol(3))) with linespoints lw 2 pt 7 title columnheader(i)\n"
+                "%s\n"
+                "plot",
+                metrics[m].label, metrics[m].label, nb, metrics[m].lower_is_better ? "lower" : "higher",
+                rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8, metrics[m].label, !isnan(lo) && hi / lo >= 100 ? " (log scale)" : "",
+                !isnan(lo) && hi / lo >= 100 ? "set logscale y" : "unset logscale y",
+                rotate ? " rotate by 40 right\nset lmargin 16" : "",
+                rotate ? "tick(i, d, r) = d[1:16] . \" #\" . i"
+                       : "tick(i, d, r) = d[1:16] . \"\\n#\" . i . \" \" . r[1:8]");
+        for (int j = 0; j < ns; j++) {
+            int o = ser[j].opt;
+            fprintf(f,
+                    "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps 1.1 "
+                    "title columnheader(%d)",
+                    j ? ", \\\n    " : "", 5 + j,
+                    j ? "" : ":xtic(tick(strcol(1), strcol(2), strcol(3)))",
+                    history_palette[o % HISTORY_PALETTE], 1 + (o / HISTORY_PALETTE) % 4,
+                    history_points[ser[j].wl % HISTORY_POINTS], 5 + j);
+        }
+        fprintf(f,
+                "\n"
                 "\n# the same figure as SVG\n"
                 "set terminal svg size 1000,620 dynamic font \"Sans,12\" background rgb \"white\" noenhanced\n"
                 "set output 'history.svg'\n"
                 "replot\n"
-                "set output\n",
-                metrics[m].label, metrics[m].label, nb, metrics[m].lower_is_better ? "lower" : "higher",
-                metrics[m].label, !isnan(lo) && hi / lo >= 100 ? " (log scale)" : "",
-                !isnan(lo) && hi / lo >= 100 ? "set logscale y" : "unset logscale y", ns + 4);
+                "set output\n");
         if (ferror(f) | fclose(f)) {
             rc = ob_cli_error(1, "history: writing '%s' failed", gpp);
             goto done;
@@ -289,6 +398,7 @@ int ob_cmd_history(int argc, char **argv)
         }
     }
 done:
+    if (have_all) ob_dataset_free(&all);
     for (int j = 0; j < ns; j++) {
         free(ser[j].label);
         free(ser[j].v);

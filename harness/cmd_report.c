@@ -18,8 +18,9 @@ static void report_usage(FILE *f)
             "options:\n"
             "  --db FILE              results database written by `optbench run`\n"
             "  --out DIR              report folder (created when missing)\n"
-            "  --benchmark ID         only the runs of benchmark ID, or 'latest'; default: every\n"
-            "                         run (the latest run of each cell)\n"
+            "  --benchmark ID|latest|all  only the runs of benchmark ID, or of the latest\n"
+            "                         benchmark; 'all' (the default): every run, the latest run\n"
+            "                         of each cell\n"
             "  --target WORKLOAD=LOSS target loss for time to target (repeatable); default: 1.1 x\n"
             "                         the best median final loss any optimizer reached\n"
             "  --tol FRACTION         tolerance of the lr sensitivity range (default 0.1)\n"
@@ -104,8 +105,10 @@ int ob_cmd_report(int argc, char **argv)
         }
     }
     if (!o.db_path || !o.out_dir) {
-        report_usage(stderr);
-        rc = ob_cli_error(2, "report: --db and --out are required");
+        rc = ob_cli_error(2, "report: %s (see optbench report --help)",
+                          !o.db_path && !o.out_dir ? "--db and --out are required"
+                          : !o.db_path            ? "--db FILE is required (the results database)"
+                                                  : "--out DIR is required (the report folder)");
         goto out;
     }
     o.stats.n_targets = nt;
@@ -118,10 +121,14 @@ int ob_cmd_report(int argc, char **argv)
         rc = ob_cli_error(ob_exit_code(st), "report: %s", e.msg);
         goto out;
     }
+    char dir[1024];
+    ob_path_trim(o.out_dir, dir, sizeof dir);
+    char skipped[64] = "";
+    if (res.n_skipped) snprintf(skipped, sizeof skipped, ", %d without data not drawn", res.n_skipped);
     printf("optbench: report of %d runs (%d workload x optimizer groups) in %s: %d figures, %d rendered"
-           "%s; open %s/index.html\n",
-           res.n_runs, res.n_groups, o.out_dir, res.n_figures, res.n_rendered,
-           res.gnuplot_found ? "" : " (gnuplot not installed)", o.out_dir);
+           "%s%s; open %s/index.html\n",
+           res.n_runs, res.n_groups, dir, res.n_figures, res.n_rendered, skipped,
+           res.gnuplot_found ? "" : " (gnuplot not installed)", dir);
     rc = res.n_render_failed ? 1 : 0;
 out:
     for (int i = 0; i < nt; i++) free(owned[i]);

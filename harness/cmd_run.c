@@ -30,8 +30,14 @@ static void run_usage(FILE *f)
             "  --set OWNER.KEY=VALUE  a hyperparameter: adam.beta2=0.95, quadratic.dim=50,\n"
             "                         train.clip_norm=1 (repeatable; OWNER is an optimizer,\n"
             "                         a workload, or 'train' for the pipeline settings)\n"
+            "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
+            "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
             "  --dry-run              print the matrix and the parameter routing, run nothing\n\n"
+            "The routing of every workload x optimizer pair is checked before anything runs: a\n"
+            "routing rule that fails is bad input. A pair whose optimizer's own lr reaches no\n"
+            "parameter (muon or root on quadratic or rosenbrock: all goes to their AdamW group,\n"
+            "whose lr is adamw_lr) gets a warning; leave such pairs out with --exclude.\n\n"
             "surviving faults and sharing the work:\n"
             "  --checkpoint-every N   checkpoint every N steps (default %d; 0: only on a stop)\n"
             "  --checkpoint-keep K    newest checkpoints kept per run (default %d)\n"
@@ -51,19 +57,94 @@ static void run_usage(FILE *f)
             OB_CKPT_EVERY_DEFAULT, OB_CKPT_KEEP_DEFAULT);
 }
 
-static int need_arg(int i, int argc, char **argv)
+/* The flags of run; value: whether a value follows. */
+typedef struct run_flag {
+    const char *name;
+    int value;
+} run_flag;
+
+static const run_flag run_flags[] = {
+    {"--workloads", 1},        {"--optimizers", 1},      {"--lrs", 1},           {"--seeds", 1},
+    {"--steps", 1},            {"--eval-every", 1},      {"--db", 1},            {"--backend", 1},
+    {"--set", 1},              {"--exclude", 1},         {"--name", 1},          {"--dry-run", 0},
+    {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
+    {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
+};
+#define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
+
+static const run_flag *find_flag(const char *a)
 {
-    if (i + 1 >= argc) {
-        ob_cli_error(2, "%s needs a value (see optbench run --help)", argv[i]);
-        return 0;
+    for (int i = 0; i < N_RUN_FLAGS; i++)
+        if (!strcmp(a, run_flags[i].name)) return &run_flags[i];
+    return NULL;
+}
+
+/* An argument that is an option ("--x", "-x"), not a value or a file. */
+static int is_option(const char *a)
+{
+    return a[0] == '-' && a[1] != '\0' && !(a[1] >= '0' && a[1] <= '9') && a[1] != '.';
+}
+
+/* Check the shape of the command line before anything is read: every option
+ * is known, and one that takes a value has one (a word starting with "--" is
+ * the next option, not a value). *config gets the config file (or NULL). */
+static ob_status check_args(int argc, char **argv, const char **config, ob_err *e)
+{
+    *config = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!is_option(a)) {
+            if (*config)
+                return ob_fail(e, OB_ERR_INPUT, "more than one config file given ('%s' and '%s')", *config, a);
+            *config = a;
+            continue;
+        }
+        const run_flag *f = find_flag(a);
+        if (!f) {
+            const char *eq = strchr(a, '=');
+            char head[64];
+            if (eq && (size_t)(eq - a) < sizeof head) {
+                memcpy(head, a, (size_t)(eq - a));
+                head[eq - a] = '\0';
+                if (find_flag(head) && find_flag(head)->value)
+                    return ob_fail(e, OB_ERR_INPUT, "unknown option '%s' (write '%s %s')", a, head, eq + 1);
+            }
+            const char *names[N_RUN_FLAGS];
+            for (int k = 0; k < N_RUN_FLAGS; k++) names[k] = run_flags[k].name;
+            const char *near = ob_closest_name(a, names, N_RUN_FLAGS);
+            if (near) return ob_fail(e, OB_ERR_INPUT, "unknown option '%s' (did you mean '%s'?)", a, near);
+            return ob_fail(e, OB_ERR_INPUT, "unknown option '%s' (see optbench run --help)", a);
+        }
+        if (!f->value) continue;
+        if (i + 1 >= argc || (argv[i + 1][0] == '-' && argv[i + 1][1] == '-'))
+            return ob_fail(e, OB_ERR_INPUT, "%s needs a value%s%s%s (see optbench run --help)", a,
+                           i + 1 < argc ? "; the next argument '" : "", i + 1 < argc ? argv[i + 1] : "",
+                           i + 1 < argc ? "' is an option" : "");
+        i++;
     }
-    return 1;
+    return OB_OK;
+}
+
+/* A whole-number flag value in [lo, hi]. */
+static ob_status flag_int(const char *flag, const char *v, int64_t lo, int64_t hi, int64_t *out, ob_err *e)
+{
+    double d;
+    if (ob_parse_double(v, &d) != 0 || d != floor(d) || d < (double)lo)
+        return ob_fail(e, OB_ERR_INPUT, "%s '%s': expected a whole number >= %lld", flag, v, (long long)lo);
+    if (d > (double)hi)
+        return ob_fail(e, OB_ERR_INPUT, "%s '%s': out of range (max %lld)", flag, v, (long long)hi);
+    *out = (int64_t)d;
+    return OB_OK;
 }
 
 static void print_dry_run(const ob_config *c, const ob_matrix *m)
 {
-    printf("%d cells (%d workloads x %d optimizers x lrs x %d seeds), %lld steps each\n", m->n,
-           c->n_workloads, c->n_optimizers, c->n_seeds ? c->n_seeds : 1, (long long)c->steps);
+    printf("%d cells (%d workloads x %d optimizers x lrs x %d seeds", m->n, c->n_workloads, c->n_optimizers,
+           c->n_seeds ? c->n_seeds : 1);
+    if (m->n_excluded_pairs)
+        printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
+               m->n_excluded_pairs == 1 ? "" : "s");
+    printf("), %lld steps each\n", (long long)c->steps);
     printf("%6s  %-14s %-10s %-10s %6s\n", "cell", "workload", "optimizer", "lr", "seed");
     if (c->shard_n > 0) printf("shard %d/%d: the cells whose index is %d mod %d\n", c->shard_k, c->shard_n, c->shard_k, c->shard_n);
     for (int i = 0; i < m->n; i++) {
@@ -72,37 +153,11 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         printf("%6lld  %-14s %-10s %-10g %6lld\n", (long long)x->index, x->wl->name, x->opt->name, x->lr,
                (long long)x->seed);
     }
-    /* Routing: which parameter goes to which group, per workload x optimizer. */
-    ob_device dev;
+    /* Routing: which parameter goes to which group, per workload x optimizer
+     * (checked before: this cannot fail on the input) */
     ob_err e;
-    if (ob_device_open(&dev, "cpu", 0, &e) != OB_OK) return;
-    printf("\nparameter routing:\n");
-    for (int i = 0; i < m->n; i++) {
-        const ob_cell *x = &m->cells[i];
-        int first = 1;
-        for (int j = 0; j < i; j++)
-            if (m->cells[j].wl == x->wl && m->cells[j].opt == x->opt) first = 0;
-        if (!first) continue;
-        ob_workload *w = NULL;
-        ob_optim *o = NULL;
-        ob_layout l;
-        ob_layout_init(&l);
-        char buf[8192];
-        if (x->wl->create(x->wl, &x->wl_hp, &dev, (uint64_t)x->seed, &w, &e) == OB_OK &&
-            w->vt->describe(w, &l, &e) == OB_OK &&
-            ob_cell_make_optim(x, &o, &e) == OB_OK &&
-            ob_optim_route(o, &l, &e) == OB_OK) {
-            ob_optim_describe_routing(o, &l, buf, sizeof buf);
-            printf("  %s x %s: %d tensors, %lld parameters\n%s", x->wl->name, x->opt->name, l.n,
-                   (long long)ob_layout_numel(&l), buf);
-        } else {
-            printf("  %s x %s: %s\n", x->wl->name, x->opt->name, e.msg);
-        }
-        ob_optim_destroy(o);
-        if (w) w->vt->destroy(w);
-        ob_layout_free(&l);
-    }
-    ob_device_close(&dev);
+    ob_err_clear(&e);
+    if (ob_matrix_check_routing(c, m, NULL, stdout, &e) != OB_OK) printf("  %s\n", e.msg);
 }
 
 int ob_cmd_run(int argc, char **argv)
@@ -112,26 +167,19 @@ int ob_cmd_run(int argc, char **argv)
     ob_err e;
     ob_err_clear(&e);
     int dry = 0, rc = 0;
-    /* The config file first, so that flags override it whatever their order. */
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             run_usage(stdout);
             return 0;
         }
-        if (argv[i][0] == '-' && argv[i][1] == '-') {
-            if (strcmp(argv[i], "--dry-run") != 0 && strcmp(argv[i], "--resume") != 0)
-                i++; /* skip the flag's value */
-            continue;
-        }
-        if (cfg.path[0]) {
-            ob_config_free(&cfg);
-            return ob_cli_error(2, "more than one config file given ('%s' and '%s')", cfg.path, argv[i]);
-        }
-        if (ob_config_load_file(&cfg, argv[i], &e) != OB_OK) goto fail;
-    }
+    /* The shape of the command line, then the config file, so that flags
+     * override it whatever their order. */
+    const char *config = NULL;
+    if (check_args(argc, argv, &config, &e) != OB_OK) goto fail;
+    if (config && ob_config_load_file(&cfg, config, &e) != OB_OK) goto fail;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (a[0] != '-' || a[1] != '-') continue;
+        if (!is_option(a)) continue;
         if (!strcmp(a, "--dry-run")) {
             dry = 1;
             continue;
@@ -140,42 +188,34 @@ int ob_cmd_run(int argc, char **argv)
             cfg.resume = 1;
             continue;
         }
-        if (!need_arg(i, argc, argv)) {
-            ob_config_free(&cfg);
-            return 2;
-        }
         const char *v = argv[++i];
         ob_status s = OB_OK;
-        if (!strcmp(a, "--workloads")) s = ob_config_set_names(cfg.workloads, &cfg.n_workloads, v, "workloads", "--workloads", &e);
-        else if (!strcmp(a, "--optimizers")) s = ob_config_set_names(cfg.optimizers, &cfg.n_optimizers, v, "optimizers", "--optimizers", &e);
-        else if (!strcmp(a, "--lrs")) {
+        if (!strcmp(a, "--workloads")) {
+            snprintf(cfg.origin_workloads, sizeof cfg.origin_workloads, "--workloads");
+            s = ob_config_set_names(cfg.workloads, &cfg.n_workloads, v, "workloads", "--workloads", &e);
+        } else if (!strcmp(a, "--optimizers")) {
+            snprintf(cfg.origin_optimizers, sizeof cfg.origin_optimizers, "--optimizers");
+            s = ob_config_set_names(cfg.optimizers, &cfg.n_optimizers, v, "optimizers", "--optimizers", &e);
+        } else if (!strcmp(a, "--lrs")) {
             /* the flag replaces every list of the file */
             cfg.n_lr_lists = 1;
             memset(&cfg.lrs[0], 0, sizeof cfg.lrs[0]);
             s = ob_config_set_lrs(&cfg.lrs[0], v, "--lrs", &e);
         } else if (!strcmp(a, "--seeds")) s = ob_config_set_seeds(&cfg, v, 0, "--seeds", &e);
-        else if (!strcmp(a, "--steps") || !strcmp(a, "--eval-every")) {
-            double d;
-            int steps = !strcmp(a, "--steps");
-            if (ob_parse_double(v, &d) != 0 || d != floor(d) || d < (steps ? 1 : 0) || d > 1e12)
-                s = ob_fail(&e, OB_ERR_INPUT, "%s '%s': expected a whole number %s", a, v, steps ? ">= 1" : ">= 0");
-            else if (steps) cfg.steps = (int64_t)d;
-            else cfg.eval_every = (int64_t)d;
-        } else if (!strcmp(a, "--db")) snprintf(cfg.db, sizeof cfg.db, "%s", v);
+        else if (!strcmp(a, "--steps")) s = flag_int(a, v, 1, OB_CFG_MAX_STEPS, &cfg.steps, &e);
+        else if (!strcmp(a, "--eval-every")) s = flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg.eval_every, &e);
+        else if (!strcmp(a, "--db")) snprintf(cfg.db, sizeof cfg.db, "%s", v);
         else if (!strcmp(a, "--backend")) {
             if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
                 s = ob_fail(&e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);
             else snprintf(cfg.backend, sizeof cfg.backend, "%s", v);
         } else if (!strcmp(a, "--set")) s = ob_config_add_set(&cfg, v, "--set", &e);
         else if (!strcmp(a, "--name")) snprintf(cfg.name, sizeof cfg.name, "%s", v);
-        else if (!strcmp(a, "--checkpoint-every") || !strcmp(a, "--checkpoint-keep")) {
-            double d;
-            int every = !strcmp(a, "--checkpoint-every");
-            if (ob_parse_double(v, &d) != 0 || d != floor(d) || d < (every ? 0 : 1) || d > (every ? 1e12 : 100))
-                s = ob_fail(&e, OB_ERR_INPUT, "%s '%s': expected a whole number %s", a, v,
-                            every ? ">= 0" : "in 1..100");
-            else if (every) cfg.checkpoint_every = (int64_t)d;
-            else cfg.checkpoint_keep = (int)d;
+        else if (!strcmp(a, "--exclude")) s = ob_config_add_exclude_text(&cfg, v, "--exclude", &e);
+        else if (!strcmp(a, "--checkpoint-every")) s = flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg.checkpoint_every, &e);
+        else if (!strcmp(a, "--checkpoint-keep")) {
+            int64_t keep = 0;
+            if ((s = flag_int(a, v, 1, 100, &keep, &e)) == OB_OK) cfg.checkpoint_keep = (int)keep;
         } else if (!strcmp(a, "--checkpoint-dir")) {
             if (!*v || strlen(v) >= sizeof cfg.checkpoint_dir - 64)
                 s = ob_fail(&e, OB_ERR_INPUT, "--checkpoint-dir '%s': empty or too long", v);
@@ -196,6 +236,11 @@ int ob_cmd_run(int argc, char **argv)
 
     ob_matrix m;
     if (ob_matrix_expand(&cfg, &m, stderr, &e) != OB_OK) goto fail;
+    /* every pair's routing, before anything is written */
+    if (ob_matrix_check_routing(&cfg, &m, stderr, NULL, &e) != OB_OK) {
+        ob_matrix_free(&m);
+        goto fail;
+    }
     if (cfg.shard_n > 0)
         fprintf(stderr, "optbench: shard %d/%d%s: the cells whose index is %d mod %d\n", cfg.shard_k, cfg.shard_n,
                 from_env ? " (from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT)" : "", cfg.shard_k, cfg.shard_n);
@@ -266,16 +311,79 @@ fail:
     return ob_cli_error(ob_exit_code(e.status), "%s", e.msg);
 }
 
-static void print_hparams(const ob_hp_def *d, int n, const char *indent)
+/* ---- list ------------------------------------------------------------------ */
+
+typedef struct list_widths {
+    int name, value, kind;
+} list_widths;
+
+static const char *hp_kind(const ob_hp_def *d)
+{
+    switch (d->kind) {
+    case OB_HP_BOOL: return "bool";
+    case OB_HP_INT: return "int";
+    case OB_HP_ENUM: return "enum";
+    default: return "float";
+    }
+}
+
+static void widen(list_widths *w, const char *name, const char *value, const char *kind)
+{
+    int n = (int)strlen(name), v = (int)strlen(value), k = (int)strlen(kind);
+    if (n > w->name) w->name = n;
+    if (v > w->value) w->value = v;
+    if (k > w->kind) w->kind = k;
+}
+
+static void widen_hparams(list_widths *w, const ob_hp_def *d, int n)
 {
     for (int i = 0; i < n; i++) {
         char v[64];
         ob_hp_format(&d[i], d[i].def, v, sizeof v);
-        char kind[96];
-        if (d[i].kind == OB_HP_ENUM) snprintf(kind, sizeof kind, "one of %s", d[i].choices);
-        else snprintf(kind, sizeof kind, "%s", d[i].kind == OB_HP_BOOL ? "bool" : d[i].kind == OB_HP_INT ? "int" : "float");
-        printf("%s%-24s %-12s %-22s %s\n", indent, d[i].name, v, kind, d[i].help ? d[i].help : "");
+        widen(w, d[i].name, v, hp_kind(&d[i]));
     }
+}
+
+static void print_row(const list_widths *w, const char *name, const char *value, const char *kind,
+                      const char *choices, const char *help)
+{
+    printf("      %-*s  %-*s  %-*s  %s%s%s%s\n", w->name, name, w->value, value, w->kind, kind,
+           choices ? "one of " : "", choices ? choices : "", choices && help && *help ? "; " : "", help ? help : "");
+}
+
+static void print_hparams(const list_widths *w, const ob_hp_def *d, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char v[64];
+        ob_hp_format(&d[i], d[i].def, v, sizeof v);
+        print_row(w, d[i].name, v, hp_kind(&d[i]), d[i].kind == OB_HP_ENUM ? d[i].choices : NULL, d[i].help);
+    }
+}
+
+/* The text settings of an optimizer (set with --set, not numbers): route
+ * where it has more than one group, and those of d->options. */
+static int text_settings(const ob_optimizer_def *d, char (*names)[64], const char **helps, int max, char *groups,
+                         size_t gn)
+{
+    int n = 0;
+    groups[0] = '\0';
+    for (int g = 0; d->groups && d->groups[g]; g++)
+        snprintf(groups + strlen(groups), gn - strlen(groups), "%s%s", g ? ", " : "", d->groups[g]);
+    if (d->groups && d->groups[0] && d->groups[1] && n < max) {
+        snprintf(names[n], sizeof names[n], "route");
+        helps[n++] = "a rule 'MATCH -> GROUP', tried before the default routing (repeatable; a list in a config)";
+    }
+    char opts[256];
+    snprintf(opts, sizeof opts, "%s", d->options ? d->options : "");
+    char *save = NULL;
+    for (char *k = strtok_r(opts, ",", &save); k && n < max; k = strtok_r(NULL, ",", &save)) {
+        snprintf(names[n], sizeof names[n], "%s", k);
+        helps[n++] = !strcmp(k, "coeff_file")
+                         ? "TSV file of Newton-Schulz coefficients per matrix shape, tried before the built-in "
+                           "table (e.g. configs/root_coeffs.example.tsv)"
+                         : "text setting";
+    }
+    return n;
 }
 
 int ob_cmd_list(int argc, char **argv)
@@ -283,31 +391,68 @@ int ob_cmd_list(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: optbench list\n\nPrints every workload and optimizer with its hyperparameters\n"
-                   "(name, default, type, meaning) and each optimizer's state size per parameter.\n");
+                   "(name, default, type, meaning), the text settings of the optimizers that have\n"
+                   "them (route, coeff_file), each optimizer's state size per parameter, and the\n"
+                   "training settings.\n");
             return 0;
         }
+        if (is_option(argv[i]))
+            return ob_cli_error(2, "unknown option '%s' (optbench list takes none but --help)", argv[i]);
         return ob_cli_error(2, "list takes no arguments (got '%s')", argv[i]);
     }
     int nw, no;
     const ob_workload_def *const *w = ob_workloads(&nw);
     const ob_optimizer_def *const *o = ob_optimizers(&no);
+    /* one set of column widths for the whole listing */
+    list_widths lw = {0, 0, 0};
+    widen(&lw, "name", "default", "type");
+    for (int i = 0; i < nw; i++) widen_hparams(&lw, w[i]->hp, w[i]->n_hp);
+    for (int i = 0; i < no; i++) {
+        widen_hparams(&lw, o[i]->hp, o[i]->n_hp);
+        char names[8][64];
+        const char *helps[8];
+        char groups[256];
+        int nt = text_settings(o[i], names, helps, 8, groups, sizeof groups);
+        for (int k = 0; k < nt; k++) widen(&lw, names[k], "-", "text");
+    }
+    widen_hparams(&lw, ob_train_hp_defs, ob_train_hp_count);
+
     printf("WORKLOADS (set with --set WORKLOAD.KEY=VALUE)\n\n");
+    print_row(&lw, "name", "default", "type", NULL, "meaning");
+    printf("\n");
     for (int i = 0; i < nw; i++) {
         printf("  %s - %s\n", w[i]->name, w[i]->summary);
-        print_hparams(w[i]->hp, w[i]->n_hp, "      ");
+        print_hparams(&lw, w[i]->hp, w[i]->n_hp);
         printf("\n");
     }
     printf("OPTIMIZERS (set with --set OPTIMIZER.KEY=VALUE; state = floats kept per parameter)\n\n");
+    print_row(&lw, "name", "default", "type", NULL, "meaning");
+    printf("\n");
     for (int i = 0; i < no; i++) {
         ob_hp_values hv;
         ob_hp_defaults(&hv, o[i]->hp, o[i]->n_hp);
         double sp = o[i]->state_per_param ? o[i]->state_per_param(&hv) : NAN;
-        printf("  %s - %s\n      state: %g floats per parameter (%g bytes) with the defaults\n", o[i]->name,
-               o[i]->summary, sp, sp * 4);
-        print_hparams(o[i]->hp, o[i]->n_hp, "      ");
+        printf("  %s - %s\n", o[i]->name, o[i]->summary);
+        if (isfinite(sp))
+            printf("      state: %g float%s per parameter (%g bytes) with the defaults\n", sp, sp == 1 ? "" : "s",
+                   sp * 4);
+        print_hparams(&lw, o[i]->hp, o[i]->n_hp);
+        char names[8][64];
+        const char *helps[8];
+        char groups[256];
+        int nt = text_settings(o[i], names, helps, 8, groups, sizeof groups);
+        for (int k = 0; k < nt; k++) {
+            char help[512];
+            if (!strcmp(names[k], "route"))
+                snprintf(help, sizeof help, "%s; groups: %s", helps[k], groups);
+            else
+                snprintf(help, sizeof help, "%s", helps[k]);
+            print_row(&lw, names[k], "-", "text", NULL, help);
+        }
         printf("\n");
     }
     printf("TRAINING SETTINGS (set with --set train.KEY=VALUE or 'train:' in the config)\n\n");
-    print_hparams(ob_train_hp_defs, ob_train_hp_count, "      ");
+    print_row(&lw, "name", "default", "type", NULL, "meaning");
+    print_hparams(&lw, ob_train_hp_defs, ob_train_hp_count);
     return 0;
 }

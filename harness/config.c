@@ -36,18 +36,42 @@ static void trim(char *s)
     if (k) memmove(s, s + k, n - k + 1);
 }
 
+/* Split list at commas into items (trimmed, in place in buf). An empty
+ * item ("0.1,,0.2", a comma at an end) is an error; a list that is empty
+ * (or blank) as a whole gives *n = 0. */
+static ob_status split_items(const char *list, char *buf, size_t bufsz, char **items, int max, int *n,
+                             const char *what, const char *origin, ob_err *e)
+{
+    *n = 0;
+    if (strlen(list) >= bufsz) return ob_fail(e, OB_ERR_INPUT, "%s: %s list too long", origin, what);
+    strcpy(buf, list);
+    if (!buf[strspn(buf, " \t")]) return OB_OK; /* empty as a whole: the caller says so */
+    int pos = 0;
+    for (char *p = buf;;) {
+        char *comma = strchr(p, ',');
+        if (comma) *comma = '\0';
+        trim(p);
+        pos++;
+        if (!*p)
+            return ob_fail(e, OB_ERR_INPUT, "%s: '%s': item %d is empty (two commas, or a comma at an end)",
+                           origin, list, pos);
+        if (*n == max) return ob_fail(e, OB_ERR_INPUT, "%s: more than %d %s", origin, max, what);
+        items[(*n)++] = p;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    return OB_OK;
+}
+
 ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const char *what,
                               const char *origin, ob_err *e)
 {
-    char buf[2048];
-    if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: %s list too long", origin, what);
-    strcpy(buf, list);
+    char buf[2048], *items[OB_CFG_MAX_LIST];
+    int k = 0;
     *n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        trim(tok);
-        if (!*tok) continue;
-        if (*n == OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: more than %d %s", origin, OB_CFG_MAX_LIST, what);
+    OB_TRY(split_items(list, buf, sizeof buf, items, OB_CFG_MAX_LIST, &k, what, origin, e));
+    for (int j = 0; j < k; j++) {
+        const char *tok = items[j];
         if (strlen(tok) >= 64) return ob_fail(e, OB_ERR_INPUT, "%s: %s name '%s' is too long", origin, what, tok);
         for (int i = 0; i < *n; i++)
             if (!strcmp(dst[i], tok))
@@ -60,33 +84,34 @@ ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const c
 
 ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin, ob_err *e)
 {
-    char buf[2048];
-    if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: lr list too long", origin);
-    strcpy(buf, list);
+    char buf[2048], *items[OB_CFG_MAX_LIST];
+    int k = 0;
     l->n = 0;
     snprintf(l->origin, sizeof l->origin, "%s", origin);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        trim(tok);
+    OB_TRY(split_items(list, buf, sizeof buf, items, OB_CFG_MAX_LIST, &k, "learning rates", origin, e));
+    for (int j = 0; j < k; j++) {
+        const char *tok = items[j];
         double v;
         if (ob_parse_double(tok, &v) != 0 || !isfinite(v))
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is not a number", origin, tok);
         if (v <= 0)
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);
-        if (l->n == OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: more than %d learning rates", origin, OB_CFG_MAX_LIST);
         l->v[l->n++] = v;
     }
     if (l->n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of learning rates is empty", origin);
     return OB_OK;
 }
 
-static ob_status parse_int(const char *s, int64_t lo, int64_t *out, const char *what, const char *origin, ob_err *e)
+ob_status ob_config_parse_int(const char *s, int64_t lo, int64_t hi, const char *what, const char *origin,
+                              int64_t *out, ob_err *e)
 {
     double v;
-    if (ob_parse_double(s, &v) != 0 || v != floor(v) || fabs(v) > 9e15)
+    if (ob_parse_double(s, &v) != 0 || v != floor(v))
         return ob_fail(e, OB_ERR_INPUT, "%s: %s '%s' is not a whole number", origin, what, s);
     if (v < (double)lo)
         return ob_fail(e, OB_ERR_INPUT, "%s: %s must be >= %lld (got %s)", origin, what, (long long)lo, s);
+    if (v > (double)hi)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s %s is out of range (max %lld)", origin, what, s, (long long)hi);
     *out = (int64_t)v;
     return OB_OK;
 }
@@ -97,22 +122,19 @@ ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const
     snprintf(c->origin_seeds, sizeof c->origin_seeds, "%s", origin);
     if (!is_list && !strchr(text, ',')) {
         int64_t n = 0;
-        OB_TRY(parse_int(text, 1, &n, "seeds (a count, or a list like 4,9)", origin, e));
+        OB_TRY(ob_config_parse_int(text, 1, OB_CFG_MAX_SEED, "seeds (a count, or a list like 4,9)", origin, &n, e));
         if (n > OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
         c->n_seeds = (int)n;
         for (int i = 0; i < n; i++) c->seeds[i] = i;
         return OB_OK;
     }
-    char buf[2048];
-    if (strlen(text) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: seed list too long", origin);
-    strcpy(buf, text);
+    char buf[2048], *items[OB_CFG_MAX_LIST];
+    int k = 0;
     c->n_seeds = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        trim(tok);
+    OB_TRY(split_items(text, buf, sizeof buf, items, OB_CFG_MAX_LIST, &k, "seeds", origin, e));
+    for (int j = 0; j < k; j++) {
         int64_t s = 0;
-        OB_TRY(parse_int(tok, 0, &s, "seed", origin, e));
-        if (c->n_seeds == OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
+        OB_TRY(ob_config_parse_int(items[j], 0, OB_CFG_MAX_SEED, "seed", origin, &s, e));
         for (int i = 0; i < c->n_seeds; i++)
             if (c->seeds[i] == s) return ob_fail(e, OB_ERR_INPUT, "%s: seed %lld is listed twice", origin, (long long)s);
         c->seeds[c->n_seeds++] = s;
@@ -213,24 +235,64 @@ ob_status ob_config_shard_from_env(ob_config *c, int *used, ob_err *e)
 
 ob_status ob_config_set_devices(ob_config *c, const char *list, const char *origin, ob_err *e)
 {
-    char buf[1024];
-    if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "%s: device list too long", origin);
-    strcpy(buf, list);
+    char buf[1024], *items[OB_CFG_MAX_DEVICES];
+    int k = 0;
     c->n_devices = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        trim(tok);
+    OB_TRY(split_items(list, buf, sizeof buf, items, OB_CFG_MAX_DEVICES, &k, "devices", origin, e));
+    for (int j = 0; j < k; j++) {
         int64_t d = 0;
-        OB_TRY(parse_int(tok, 0, &d, "device index", origin, e));
-        if (d > 1023) return ob_fail(e, OB_ERR_INPUT, "%s: device index %s is too large", origin, tok);
-        if (c->n_devices == OB_CFG_MAX_DEVICES)
-            return ob_fail(e, OB_ERR_INPUT, "%s: more than %d devices", origin, OB_CFG_MAX_DEVICES);
+        OB_TRY(ob_config_parse_int(items[j], 0, 1023, "device index", origin, &d, e));
         for (int i = 0; i < c->n_devices; i++)
-            if (c->devices[i] == d) return ob_fail(e, OB_ERR_INPUT, "%s: device %s is listed twice", origin, tok);
+            if (c->devices[i] == d)
+                return ob_fail(e, OB_ERR_INPUT, "%s: device %s is listed twice", origin, items[j]);
         c->devices[c->n_devices++] = (int)d;
     }
     if (c->n_devices == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of devices is empty", origin);
     return OB_OK;
+}
+
+ob_status ob_config_add_exclude(ob_config *c, const char *workload, const char *optimizer, const char *origin,
+                                ob_err *e)
+{
+    if (!*workload || !*optimizer)
+        return ob_fail(e, OB_ERR_INPUT, "%s: exclude: a workload and an optimizer name are needed", origin);
+    if (strlen(workload) >= 64 || strlen(optimizer) >= 64)
+        return ob_fail(e, OB_ERR_INPUT, "%s: exclude: name too long", origin);
+    if (ob_config_excluded(c, workload, optimizer)) return OB_OK;
+    if (c->n_excludes == OB_CFG_MAX_EXCLUDES)
+        return ob_fail(e, OB_ERR_INPUT, "%s: exclude: more than %d pairs", origin, OB_CFG_MAX_EXCLUDES);
+    ob_exclude *x = &c->excludes[c->n_excludes++];
+    snprintf(x->workload, sizeof x->workload, "%s", workload);
+    snprintf(x->optimizer, sizeof x->optimizer, "%s", optimizer);
+    snprintf(x->origin, sizeof x->origin, "%s", origin);
+    return OB_OK;
+}
+
+ob_status ob_config_add_exclude_text(ob_config *c, const char *text, const char *origin, ob_err *e)
+{
+    const char *colon = strchr(text, ':');
+    char wl[64];
+    size_t lw = colon ? (size_t)(colon - text) : 0;
+    if (!colon || lw == 0 || lw >= sizeof wl || !colon[1])
+        return ob_fail(e, OB_ERR_INPUT, "%s '%s': expected WORKLOAD:OPTIMIZER[,OPTIMIZER...], e.g. quadratic:muon,root",
+                       origin, text);
+    memcpy(wl, text, lw);
+    wl[lw] = '\0';
+    trim(wl);
+    char buf[2048], *items[OB_CFG_MAX_LIST];
+    int k = 0;
+    OB_TRY(split_items(colon + 1, buf, sizeof buf, items, OB_CFG_MAX_LIST, &k, "optimizers", origin, e));
+    if (k == 0) return ob_fail(e, OB_ERR_INPUT, "%s '%s': no optimizer after ':'", origin, text);
+    for (int i = 0; i < k; i++) OB_TRY(ob_config_add_exclude(c, wl, items[i], origin, e));
+    return OB_OK;
+}
+
+const ob_exclude *ob_config_excluded(const ob_config *c, const char *workload, const char *optimizer)
+{
+    for (int i = 0; i < c->n_excludes; i++)
+        if (!strcmp(c->excludes[i].workload, workload) && !strcmp(c->excludes[i].optimizer, optimizer))
+            return &c->excludes[i];
+    return NULL;
 }
 
 const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer)
@@ -384,9 +446,37 @@ static ob_status lr_map(const ycx *y, const yaml_node_t *k, const yaml_node_t *v
     return OB_OK;
 }
 
+/* exclude: {WORKLOAD: [OPTIMIZER, ...]}; each name keeps its own line */
+static ob_status exclude_map(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
+{
+    (void)arg;
+    char at[256], text[2048];
+    if (v->type == YAML_SEQUENCE_NODE) {
+        if (v->data.sequence.items.start == v->data.sequence.items.top) {
+            where(y, v, at, sizeof at);
+            return ob_fail(y->e, OB_ERR_INPUT, "%s: exclude: '%s' has an empty list of optimizers", at, scalar(k));
+        }
+        for (yaml_node_item_t *it = v->data.sequence.items.start; it < v->data.sequence.items.top; it++) {
+            yaml_node_t *item = yaml_document_get_node(y->doc, *it);
+            where(y, item, at, sizeof at);
+            OB_TRY(want_scalar(y, item, "each entry of exclude"));
+            OB_TRY(ob_config_add_exclude(y->c, scalar(k), scalar(item), at, y->e));
+        }
+        return OB_OK;
+    }
+    where(y, v, at, sizeof at);
+    OB_TRY(list_text(y, v, "exclude", text, sizeof text));
+    char buf[2048], *items[OB_CFG_MAX_LIST];
+    int n = 0;
+    OB_TRY(split_items(text, buf, sizeof buf, items, OB_CFG_MAX_LIST, &n, "optimizers", at, y->e));
+    if (n == 0) return ob_fail(y->e, OB_ERR_INPUT, "%s: exclude: '%s' has an empty list of optimizers", at, scalar(k));
+    for (int i = 0; i < n; i++) OB_TRY(ob_config_add_exclude(y->c, scalar(k), items[i], at, y->e));
+    return OB_OK;
+}
+
 static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
-                                       "checkpoint_every", "checkpoint_keep", "checkpoint_dir"};
+                                       "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -424,10 +514,10 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     } else if (!strcmp(key, "steps")) {
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_steps, sizeof c->origin_steps, "%s", at);
-        OB_TRY(parse_int(scalar(v), 1, &c->steps, "steps", at, e));
+        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_CFG_MAX_STEPS, "steps", at, &c->steps, e));
     } else if (!strcmp(key, "eval_every")) {
         OB_TRY(want_scalar(y, v, key));
-        OB_TRY(parse_int(scalar(v), 0, &c->eval_every, "eval_every", at, e));
+        OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_STEPS, "eval_every", at, &c->eval_every, e));
     } else if (!strcmp(key, "backend")) {
         OB_TRY(want_scalar(y, v, key));
         const char *b = scalar(v);
@@ -439,12 +529,11 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         snprintf(c->db, sizeof c->db, "%s", scalar(v));
     } else if (!strcmp(key, "checkpoint_every")) {
         OB_TRY(want_scalar(y, v, key));
-        OB_TRY(parse_int(scalar(v), 0, &c->checkpoint_every, "checkpoint_every", at, e));
+        OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_STEPS, "checkpoint_every", at, &c->checkpoint_every, e));
     } else if (!strcmp(key, "checkpoint_keep")) {
         int64_t keep = 0;
         OB_TRY(want_scalar(y, v, key));
-        OB_TRY(parse_int(scalar(v), 1, &keep, "checkpoint_keep", at, e));
-        if (keep > 100) return ob_fail(e, OB_ERR_INPUT, "%s: checkpoint_keep must be <= 100 (got %s)", at, scalar(v));
+        OB_TRY(ob_config_parse_int(scalar(v), 1, 100, "checkpoint_keep", at, &keep, e));
         c->checkpoint_keep = (int)keep;
     } else if (!strcmp(key, "checkpoint_dir")) {
         OB_TRY(want_scalar(y, v, key));
@@ -455,13 +544,15 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return each_pair(y, v, key, owner_map, NULL);
     } else if (!strcmp(key, "train")) {
         return each_pair(y, v, key, owner_values, (void *)"train");
+    } else if (!strcmp(key, "exclude")) {
+        return each_pair(y, v, "exclude (workload: [optimizer, ...])", exclude_map, NULL);
     } else {
         const char *near = ob_closest_name(key, top_keys, (int)(sizeof top_keys / sizeof top_keys[0]));
         if (near) return ob_fail(e, OB_ERR_INPUT, "%s: unknown key '%s' (did you mean '%s'?)", at, key, near);
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir",
+                       "checkpoint_keep, checkpoint_dir, exclude",
                        at, key);
     }
     return OB_OK;

@@ -23,6 +23,7 @@
  *   checkpoint_every: 1000                  # steps between checkpoints (0: only on a stop)
  *   checkpoint_keep: 2                      # newest checkpoints kept per run
  *   checkpoint_dir: ckpt/                   # default: DB.ckpt/ beside the database
+ *   exclude: {quadratic: [muon, root]}      # (workload, optimizer) pairs left out
  * Resume, sharding and devices are flags only (--resume, --shard K/N,
  * --devices 0,1); with no --shard, Slurm's SLURM_ARRAY_TASK_ID and
  * SLURM_ARRAY_TASK_COUNT give the shard (ob_config_shard_from_env).
@@ -39,6 +40,9 @@
 #define OB_CFG_MAX_DEVICES 64
 #define OB_CKPT_EVERY_DEFAULT 1000
 #define OB_CKPT_KEEP_DEFAULT 2
+#define OB_CFG_MAX_EXCLUDES 128
+#define OB_CFG_MAX_STEPS 1000000000000LL    /* steps, eval_every, checkpoint_every */
+#define OB_CFG_MAX_SEED 9000000000000000LL  /* seeds are exact in a double below 2^53 */
 
 typedef struct ob_setting {
     char owner[64];
@@ -53,6 +57,13 @@ typedef struct ob_lr_list {
     double v[OB_CFG_MAX_LIST];
     char origin[256];
 } ob_lr_list;
+
+/* A (workload, optimizer) pair left out of the matrix. */
+typedef struct ob_exclude {
+    char workload[64];
+    char optimizer[64];
+    char origin[256];
+} ob_exclude;
 
 typedef struct ob_config {
     char name[128];
@@ -81,6 +92,8 @@ typedef struct ob_config {
     int n_devices;              /* > 0: one cell per device at a time, concurrently */
     int devices[OB_CFG_MAX_DEVICES];
     char dump_params[1024];     /* debugging: write each finished cell's parameters here */
+    int n_excludes;             /* pairs left out of the matrix (names checked by ob_matrix_expand) */
+    ob_exclude excludes[OB_CFG_MAX_EXCLUDES];
 } ob_config;
 
 void ob_config_init(ob_config *c);
@@ -100,6 +113,20 @@ ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const
 ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e);
 ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key, const char *value,
                                 const char *origin, ob_err *e);
+
+/* A whole number in [lo, hi]: "ORIGIN: WHAT 'S' is not a whole number",
+ * "... must be >= LO", "... is out of range (max HI)". */
+ob_status ob_config_parse_int(const char *s, int64_t lo, int64_t hi, const char *what, const char *origin,
+                              int64_t *out, ob_err *e);
+
+/* Leave the pair (workload, optimizer) out of the matrix (a repeat is no
+ * error). The names are checked by ob_matrix_expand. */
+ob_status ob_config_add_exclude(ob_config *c, const char *workload, const char *optimizer, const char *origin,
+                                ob_err *e);
+/* Flag form: "WORKLOAD:OPTIMIZER[,OPTIMIZER...]". */
+ob_status ob_config_add_exclude_text(ob_config *c, const char *text, const char *origin, ob_err *e);
+/* The exclusion of (workload, optimizer), or NULL when the pair is in the matrix. */
+const ob_exclude *ob_config_excluded(const ob_config *c, const char *workload, const char *optimizer);
 
 /* "K/N" with 0 <= K < N. */
 ob_status ob_config_set_shard(ob_config *c, const char *text, const char *origin, ob_err *e);

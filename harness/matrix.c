@@ -33,6 +33,37 @@ static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_val
     return OB_OK;
 }
 
+static int in_list(const char (*names)[64], int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], name)) return 1;
+    return 0;
+}
+
+/* Exclusions name a known workload and optimizer; one whose pair is not in
+ * the matrix is noted, like a setting for an owner that is not in it. */
+static ob_status check_excludes(const ob_config *c, FILE *notes, ob_err *e)
+{
+    for (int i = 0; i < c->n_excludes; i++) {
+        const ob_exclude *x = &c->excludes[i];
+        if (!ob_workload_find(x->workload)) {
+            ob_workload_unknown(x->workload, e);
+            return ob_err_prefix(e, "%s: %s", x->origin, x->origin[0] == '-' ? "" : "exclude: ");
+        }
+        if (!ob_optimizer_find(x->optimizer)) {
+            ob_optimizer_unknown(x->optimizer, e);
+            return ob_err_prefix(e, "%s: %s", x->origin, x->origin[0] == '-' ? "" : "exclude: ");
+        }
+        const char *missing = !in_list(c->workloads, c->n_workloads, x->workload)     ? x->workload
+                              : !in_list(c->optimizers, c->n_optimizers, x->optimizer) ? x->optimizer
+                                                                                        : NULL;
+        if (missing && notes)
+            fprintf(notes, "optbench: note: %s: '%s' is not in this matrix; exclusion of %s x %s is unused\n",
+                    x->origin, missing, x->workload, x->optimizer);
+    }
+    return OB_OK;
+}
+
 static int owner_known(const char *owner)
 {
     return !strcmp(owner, "train") || ob_optimizer_find(owner) || ob_workload_find(owner);
@@ -75,14 +106,27 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     if (c->n_optimizers == 0)
         return ob_fail(e, OB_ERR_INPUT, "no optimizers given (--optimizers or 'optimizers:' in the config)");
     for (int i = 0; i < c->n_workloads; i++)
-        if (!ob_workload_find(c->workloads[i])) return ob_workload_unknown(c->workloads[i], e);
-    for (int i = 0; i < c->n_optimizers; i++)
-        if (!ob_optimizer_find(c->optimizers[i])) return ob_optimizer_unknown(c->optimizers[i], e);
-    for (int i = 0; i < c->n_lr_lists; i++)
-        if (c->lrs[i].optimizer[0] && !ob_optimizer_find(c->lrs[i].optimizer)) {
-            ob_optimizer_unknown(c->lrs[i].optimizer, e);
-            return ob_err_prefix(e, "%s: lrs: ", c->lrs[i].origin);
+        if (!ob_workload_find(c->workloads[i])) {
+            ob_workload_unknown(c->workloads[i], e);
+            return c->origin_workloads[0] ? ob_err_prefix(e, "%s: ", c->origin_workloads) : e->status;
         }
+    for (int i = 0; i < c->n_optimizers; i++)
+        if (!ob_optimizer_find(c->optimizers[i])) {
+            ob_optimizer_unknown(c->optimizers[i], e);
+            return c->origin_optimizers[0] ? ob_err_prefix(e, "%s: ", c->origin_optimizers) : e->status;
+        }
+    for (int i = 0; i < c->n_lr_lists; i++) {
+        const ob_lr_list *l = &c->lrs[i];
+        if (!l->optimizer[0]) continue;
+        if (!ob_optimizer_find(l->optimizer)) {
+            ob_optimizer_unknown(l->optimizer, e);
+            return ob_err_prefix(e, "%s: lrs: ", l->origin);
+        }
+        if (!in_list(c->optimizers, c->n_optimizers, l->optimizer) && notes)
+            fprintf(notes, "optbench: note: %s: '%s' is not in this matrix; its lrs are unused\n", l->origin,
+                    l->optimizer);
+    }
+    OB_TRY(check_excludes(c, notes, e));
     OB_TRY(check_owners(c, notes, e));
 
     ob_hp_values train;
@@ -91,10 +135,18 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
 
     int n_seeds = c->n_seeds ? c->n_seeds : 1;
     int64_t total = 0;
-    for (int o = 0; o < c->n_optimizers; o++) {
-        const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[o]);
-        total += (int64_t)c->n_workloads * (l ? l->n : 1) * n_seeds;
-    }
+    for (int w = 0; w < c->n_workloads; w++)
+        for (int o = 0; o < c->n_optimizers; o++) {
+            if (ob_config_excluded(c, c->workloads[w], c->optimizers[o])) {
+                m->n_excluded_pairs++;
+                continue;
+            }
+            const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[o]);
+            total += (int64_t)(l ? l->n : 1) * n_seeds;
+        }
+    if (total == 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: every (workload, optimizer) pair is excluded; the matrix is empty",
+                       c->excludes[0].origin);
     if (total > 1000000) return ob_fail(e, OB_ERR_INPUT, "the matrix has %lld cells; at most 1000000", (long long)total);
     m->cells = calloc((size_t)total, sizeof *m->cells);
     if (!m->cells) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %lld cells", (long long)total);
@@ -122,16 +174,17 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
             }
             const ob_lr_list *l = ob_config_lrs_for(c, od->name);
             int n_lr = l ? l->n : 1;
+            { /* validate the text settings (also of an excluded pair) */
+                ob_cell probe = {.opt = od, .opt_hp = ohp, .train_hp = train, .n_options = n_opts};
+                memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
+                ob_optim *made = NULL;
+                ob_status st = ob_cell_make_optim(&probe, &made, e);
+                ob_optim_destroy(made);
+                if (st != OB_OK) goto fail;
+            }
+            if (ob_config_excluded(c, wd->name, od->name)) continue;
             for (int k = 0; k < n_lr; k++) {
                 double lr = l ? l->v[k] : ob_hp_get(&ohp, "lr");
-                if (k == 0) { /* validate the text settings once per optimizer */
-                    ob_cell probe = {.opt = od, .opt_hp = ohp, .train_hp = train, .n_options = n_opts};
-                    memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
-                    ob_optim *made = NULL;
-                    ob_status st = ob_cell_make_optim(&probe, &made, e);
-                    ob_optim_destroy(made);
-                    if (st != OB_OK) goto fail;
-                }
                 for (int s = 0; s < n_seeds; s++) {
                     ob_cell *cell = &m->cells[m->n];
                     cell->index = m->n;
@@ -158,6 +211,169 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
 fail:
     ob_matrix_free(m);
     return e->status;
+}
+
+/* ---- routing of every (workload, optimizer) pair ---------------------------- */
+
+static int n_groups(const ob_optimizer_def *d)
+{
+    int n = 0;
+    while (d->groups && d->groups[n]) n++;
+    return n ? n : 1;
+}
+
+static const char *group_label(const ob_optimizer_def *d, int g)
+{
+    return d->groups && g < n_groups(d) ? d->groups[g] : d->name;
+}
+
+/* The cell's optimizer, routed on l; *out (may be NULL) keeps it. */
+static ob_status route_cell(const ob_cell *x, ob_layout *l, ob_optim **out, ob_err *e)
+{
+    ob_optim *o = NULL;
+    ob_status s = ob_cell_make_optim(x, &o, e);
+    if (s == OB_OK) s = ob_optim_route(o, l, e);
+    if (s == OB_OK && out) *out = o;
+    else ob_optim_destroy(o);
+    return s;
+}
+
+static const ob_setting *find_setting(const ob_config *c, const char *owner, const char *key)
+{
+    const ob_setting *found = NULL;
+    for (int i = 0; i < c->n_settings; i++)
+        if (!strcmp(c->settings[i].owner, owner) && !strcmp(c->settings[i].key, key)) found = &c->settings[i];
+    return found;
+}
+
+/* Routing x's parameters failed (e): name the user's rule that did it. With
+ * hybrid routing (forced for the search, so that no parameter is left
+ * without a rule) the first k rules fail for the first time when rule k
+ * sends a parameter where it cannot go. When none does, explicit routing
+ * left a parameter without a rule: name where routing=explicit was set. */
+static ob_status blame_route(const ob_config *c, const ob_cell *x, ob_layout *l, ob_err *e)
+{
+    ob_cell probe = *x;
+    int ri = ob_hp_index(x->opt->hp, x->opt->n_hp, "routing");
+    if (ri >= 0) {
+        probe.opt_hp.v[ri] = 0; /* hybrid */
+        probe.opt_hp.set[ri] = 1;
+    }
+    int n_route = 0;
+    for (int i = 0; i < x->n_options; i++) n_route += !strcmp(x->options[i]->key, "route");
+    for (int k = 1; k <= n_route; k++) {
+        const ob_setting *rule = NULL;
+        probe.n_options = 0;
+        for (int i = 0, seen = 0; i < x->n_options; i++) {
+            if (!strcmp(x->options[i]->key, "route")) {
+                if (seen++ >= k) continue;
+                rule = x->options[i];
+            }
+            probe.options[probe.n_options++] = x->options[i];
+        }
+        ob_err e2;
+        ob_err_clear(&e2);
+        if (route_cell(&probe, l, NULL, &e2) != OB_OK)
+            return ob_fail(e, e2.status, "%s: routing rule '%s' of %s fails on %s: %s", rule->origin, rule->value,
+                           x->opt->name, x->wl->name, e2.msg);
+    }
+    const ob_setting *how = ri >= 0 ? find_setting(c, x->opt->name, "routing") : NULL;
+    if (how)
+        return ob_err_prefix(e, "%s: %s.routing=%s on %s: ", how->origin, x->opt->name, how->value, x->wl->name);
+    return ob_err_prefix(e, "%s x %s: ", x->wl->name, x->opt->name);
+}
+
+/* The optimizer's own lr reaches no parameter of the pair (cells [first,
+ * end) of m): say so, which group the parameters went to, what to do. */
+static void warn_lr_unused(const ob_matrix *m, int first, int end, const ob_layout *l, FILE *warn)
+{
+    const ob_cell *x = &m->cells[first];
+    const ob_optimizer_def *d = x->opt;
+    char went[512] = "", lrs[512] = "";
+    size_t wl = 0, ll = 0;
+    int n_lr = 0;
+    for (int g = 1; g < n_groups(d) && wl < sizeof went; g++) {
+        int count = 0;
+        for (int i = 0; i < l->n; i++) count += l->t[i].group == g;
+        if (!count) continue;
+        char hp[96], val[64] = "", uses[256] = "";
+        snprintf(hp, sizeof hp, "%s_lr", group_label(d, g));
+        int hi = ob_hp_index(d->hp, d->n_hp, hp);
+        if (hi >= 0) {
+            ob_hp_format(&d->hp[hi], x->opt_hp.v[hi], val, sizeof val);
+            snprintf(uses, sizeof uses, ", which uses %s.%s = %s", d->name, hp, val);
+        }
+        wl += (size_t)snprintf(went + wl, sizeof went - wl, "%s%d tensor%s went to its '%s' group%s", wl ? "; " : "",
+                               count, count == 1 ? "" : "s", group_label(d, g), uses);
+    }
+    for (int i = first; i < end && ll < sizeof lrs; i++) {
+        if (i > first && m->cells[i].lr == m->cells[i - 1].lr) continue;
+        ll += (size_t)snprintf(lrs + ll, sizeof lrs - ll, "%s%g", n_lr ? ", " : "", m->cells[i].lr);
+        n_lr++;
+    }
+    char tune[160] = "";
+    if (ob_hp_index(d->hp, d->n_hp, "adamw_lr") >= 0)
+        snprintf(tune, sizeof tune, "tune %s.adamw_lr instead (--set %s.adamw_lr=VALUE, one run per value) or ",
+                 d->name, d->name);
+    fprintf(warn,
+            "optbench: warning: %s x %s: %s's lr reaches no parameter (%s), so %s%s%s; %s"
+            "leave the pair out (exclude: {%s: [%s]} in the config, or --exclude %s:%s)\n",
+            x->wl->name, d->name, d->name, went, n_lr > 1 ? "its lrs " : "its lr ", lrs,
+            n_lr > 1 ? " give identical runs" : " is not used by its runs", tune, x->wl->name, d->name,
+            x->wl->name, d->name);
+}
+
+static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, int end, ob_device *dev, FILE *warn,
+                            FILE *describe, ob_err *e)
+{
+    const ob_cell *x = &m->cells[first];
+    ob_workload *w = NULL;
+    ob_optim *o = NULL;
+    ob_layout l;
+    ob_layout_init(&l);
+    ob_status s = x->wl->create(x->wl, &x->wl_hp, dev, (uint64_t)x->seed, &w, e);
+    if (s == OB_OK) s = w->vt->describe(w, &l, e);
+    if (s != OB_OK) {
+        if (s != OB_ERR_INPUT) { /* not the input's fault (memory): each run records it */
+            if (describe) fprintf(describe, "  %s x %s: %s\n", x->wl->name, x->opt->name, e->msg);
+            s = OB_OK;
+        }
+        goto done;
+    }
+    s = route_cell(x, &l, &o, e);
+    if (s == OB_ERR_INPUT) s = blame_route(c, x, &l, e);
+    if (s != OB_OK) goto done;
+    if (describe) {
+        char buf[8192];
+        ob_optim_describe_routing(o, &l, buf, sizeof buf);
+        fprintf(describe, "  %s x %s: %d tensor%s, %lld parameters\n%s", x->wl->name, x->opt->name, l.n,
+                l.n == 1 ? "" : "s", (long long)ob_layout_numel(&l), buf);
+    }
+    int in_main = 0;
+    for (int i = 0; i < l.n; i++) in_main += l.t[i].group == 0;
+    if (warn && n_groups(x->opt) > 1 && !in_main && l.n > 0) warn_lr_unused(m, first, end, &l, warn);
+done:
+    ob_optim_destroy(o);
+    if (w) w->vt->destroy(w);
+    ob_layout_free(&l);
+    return s;
+}
+
+ob_status ob_matrix_check_routing(const ob_config *c, const ob_matrix *m, FILE *warn, FILE *describe, ob_err *e)
+{
+    ob_device dev;
+    memset(&dev, 0, sizeof dev);
+    OB_TRY(ob_device_open(&dev, "cpu", 0, e));
+    if (describe) fprintf(describe, "\nparameter routing:\n");
+    ob_status s = OB_OK;
+    /* the cells of a pair are consecutive (order: workload, optimizer, lr, seed) */
+    for (int i = 0, end; i < m->n && s == OB_OK; i = end) {
+        for (end = i + 1; end < m->n && m->cells[end].wl == m->cells[i].wl && m->cells[end].opt == m->cells[i].opt;)
+            end++;
+        s = check_pair(c, m, i, end, &dev, warn, describe, e);
+    }
+    ob_device_close(&dev);
+    return s;
 }
 
 ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e)

@@ -3,9 +3,11 @@
  * A cell is one run: (workload, optimizer, lr, seed) with the fully resolved
  * hyperparameters of the workload, the optimizer and the training pipeline.
  * Order: workload, then optimizer, then lr, then seed (the cell index is the
- * position in that order, stable for a given configuration). Expansion
+ * position in that order, stable for a given configuration); the pairs
+ * (workload, optimizer) the configuration excludes have no cells. Expansion
  * validates every name and every setting, so nothing runs or is written
- * when any of them is wrong.
+ * when any of them is wrong; ob_matrix_check_routing then validates the
+ * parameter routing of every pair.
  */
 #ifndef OB_HARNESS_MATRIX_H
 #define OB_HARNESS_MATRIX_H
@@ -35,11 +37,22 @@ typedef struct ob_cell {
 typedef struct ob_matrix {
     ob_cell *cells;
     int n;
+    int n_excluded_pairs; /* (workload, optimizer) pairs of the lists left out by 'exclude' */
 } ob_matrix;
 
 /* Notes (settings for owners that are not in the matrix) go to notes (may be NULL). */
 ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e);
 void ob_matrix_free(ob_matrix *m);
+/* Route the parameters of every (workload, optimizer) pair of m, as each
+ * run will, on a description of the workload made on the CPU (no parameters
+ * are allocated), before anything is run or written. A routing rule that
+ * fails is OB_ERR_INPUT naming the rule and where it was given (config
+ * file:line or --set); so is a workload setting the workload refuses.
+ * Warnings go to warn (may be NULL): a pair whose optimizer's own lr reaches
+ * no parameter (muon or root on a workload without hidden matrices: every
+ * parameter in the AdamW group), so that its lrs label identical runs.
+ * With describe non-NULL, each pair's routing is printed there (--dry-run). */
+ob_status ob_matrix_check_routing(const ob_config *c, const ob_matrix *m, FILE *warn, FILE *describe, ob_err *e);
 /* The cell's optimizer: created with its hyperparameters, text settings applied. */
 ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e);
 

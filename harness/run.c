@@ -560,7 +560,9 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
         }
         ob_eval_point ep;
         int n_ep = 0;
-        if (diverged_step < 0 && (eval_due || (t == steps && eval_every > 0))) {
+        /* the end of the run is always evaluated and stored like any other
+         * evaluation (with eval_every = 0 it is the only one) */
+        if (diverged_step < 0 && (eval_due || t == steps)) {
             CK(eval_now(&cs, t, &last_eval, &ep, &e));
             have_eval = 1;
             n_ep = 1;
@@ -590,6 +592,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
     if (diverged_step < 0 && !have_eval) {
         ob_eval_point ep;
         CK(eval_now(&cs, done, &last_eval, &ep, &e));
+        CKS(ob_store_append(store, run_id, NULL, 0, &ep, 1, NULL, 0, store_err));
         have_eval = 1;
     }
     res->status = diverged_step >= 0 ? "diverged" : "done";

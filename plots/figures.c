@@ -296,76 +296,168 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     return OB_OK;
 }
 
+static void add_skipped(ob_figures *out, const char *stem, int wl, const char *title, const char *why)
+{
+    out->skipped = realloc(out->skipped, (size_t)(out->n_skipped + 1) * sizeof *out->skipped);
+    ob_figure *f = &out->skipped[out->n_skipped++];
+    memset(f, 0, sizeof *f);
+    snprintf(f->stem, sizeof f->stem, "%s", stem);
+    snprintf(f->title, sizeof f->title, "%s", title);
+    snprintf(f->caption, sizeof f->caption, "%s", why);
+    f->wl = wl;
+}
+
 static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                            const char *slug, ob_figures *out, ob_err *e)
 {
-    int any_loss = 0, any_metric = 0;
-    range r = {NAN, NAN};
+    /* what the evals table holds for the runs at the best lrs (evals_best.csv
+     * is made of exactly those rows), and what the runs table says */
+    int any_loss = 0, any_metric = 0, final_loss = 0, final_metric = 0, n_opt_here = 0;
+    int64_t max_evals = 0;
+    range r = {NAN, NAN}, er = {NAN, NAN};
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w || g->best < 0) continue;
+        n_opt_here++;
         for (int i = 0; i < g->n_best_runs; i++) {
             const ob_rrun *run = &d->runs[g->best_runs[i]];
-            if (!isnan(run->eval_loss)) any_loss = 1;
-            if (!isnan(run->eval_metric)) any_metric = 1;
+            if (run->n_eval_loss > 0) any_loss = 1;
+            if (run->n_eval_metric > 0) any_metric = 1;
+            if (!isnan(run->eval_loss)) final_loss = 1;
+            if (!isnan(run->eval_metric)) final_metric = 1;
+            if (run->n_evals > max_evals) max_evals = run->n_evals;
             /* held-out loss spans about what the training loss spans */
             for (int64_t j = 0; j < run->n_curve; j++) range_add(&r, run->c_loss[j]);
         }
         range_add(&r, g->eval_loss.min);
         range_add(&r, g->eval_loss.max);
+        range_add(&er, g->eval_loss.min);
+        range_add(&er, g->eval_loss.max);
     }
+    if (n_opt_here == 0) return OB_OK;
+    /* one evaluation per run (the end of training, eval_every 0): a point per
+     * optimizer with its spread, not a curve of one point */
+    int at_end = max_evals <= 1;
     char wq[512];
     gp_str(d->wl_labels[w], wq, sizeof wq);
     for (int which = 0; which < 2; which++) {
-        if (which == 0 && !any_loss) continue;
-        if (which == 1 && !any_metric) continue;
         char stem[300];
         snprintf(stem, sizeof stem, "%s_%s", which ? "eval_metric" : "eval_loss", slug);
+        const char *fig_title = which ? "Held-out metric" : "Held-out loss";
+        if (!(which ? any_metric : any_loss)) {
+            /* no rows to draw: no script; say why when the runs have a value */
+            if (which ? final_metric : final_loss)
+                add_skipped(out, stem, w, fig_title,
+                            "Not drawn: the database's evals table has no held-out evaluations of "
+                            "these runs (an optbench older than this one kept the end-of-run "
+                            "evaluation only in runs.eval_loss); the final held-out values are in "
+                            "the table above.");
+            continue;
+        }
         script sc;
         OB_TRY(script_open(&sc, dir, stem,
-                           which ? "held-out metric vs step at the best lr" : "held-out loss vs step at the best lr",
+                           which ? "held-out metric at the best lr" : "held-out loss at the best lr",
                            "evals_best.csv (workload, optimizer, lr, seeds, step, eval_loss_median, "
                            "eval_loss_min, eval_loss_max, eval_metric_median, eval_metric_min, "
                            "eval_metric_max)", e));
         FILE *f = sc.f;
-        int logy = which == 0 && spans_decades(&r);
-        fprintf(f,
-                "set title \"%s: held-out %s during training, each optimizer at its best learning rate\\n"
-                "line = median over seeds, band = min to max over seeds\"\n"
-                "set xlabel \"step\"\n"
-                "set ylabel \"held-out %s%s\"\n"
-                "%s\n"
-                "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
-                "plot \\\n",
-                wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
-                logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
-        int first = 1;
+        int logy = which == 0 && spans_decades(at_end ? &er : &r);
         int c0 = which ? 9 : 6;
-        for (int k = 0; k < s->n_g; k++) {
-            const ob_group *g = &s->g[k];
-            if (g->wl != w || g->best < 0) continue;
-            char oq[512], lr[32];
-            gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-            lr_text(g->best_lr, lr, sizeof lr);
+        if (at_end) {
             fprintf(f,
-                    "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):%d with filledcurves lt %d notitle, \\\n"
-                    "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d ps 0.6 title \"%s (lr %s)\"",
-                    first ? "" : ", \\\n", oq, c0 + 1, c0 + 2, g->opt + 1, oq, c0, g->opt + 1, oq, lr);
-            first = 0;
+                    "set title \"%s: held-out %s at the end of training, each optimizer at its best "
+                    "learning rate\\npoint = median over seeds, bar = min to max over seeds\"\n"
+                    "set xlabel \"optimizer (learning rate)\"\n"
+                    "set ylabel \"held-out %s%s\"\n"
+                    "%s\n"
+                    "set xrange [-0.6:%d.6]\n"
+                    "set grid noxtics ytics\n"
+                    "set offsets 0, 0, graph 0.06, graph 0.06\n"
+                    "unset key\n"
+                    "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
+                    "set xtics nomirror scale 0%s (",
+                    wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
+                    logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
+                    n_opt_here - 1, wq, n_opt_here > 5 ? " rotate by -25" : "");
+            int x = 0;
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || g->best < 0) continue;
+                char oq[512], lr[32];
+                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                lr_text(g->best_lr, lr, sizeof lr);
+                fprintf(f, "%s\"%s (%s)\" %d", x ? ", " : "", oq, lr, x);
+                x++;
+            }
+            fprintf(f, ")\nplot \\\n");
+            x = 0;
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || g->best < 0) continue;
+                char oq[512];
+                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                /* every column selected, so other rows do not stretch the autoscale */
+                fprintf(f, "%s  'evals_best.csv' skip 1 using (%d):(sel(\"%s\") ? $%d : NaN):"
+                           "(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
+                           "with yerrorbars lt %d pt 7 ps 1.8 lw 2 notitle",
+                        x ? ", \\\n" : "", x, oq, c0, oq, c0 + 1, oq, c0 + 2, g->opt + 1);
+                x++;
+            }
+            fprintf(f, "\n");
+        } else {
+            fprintf(f,
+                    "set title \"%s: held-out %s during training, each optimizer at its best learning rate\\n"
+                    "line = median over seeds, band = min to max over seeds\"\n"
+                    "set xlabel \"step\"\n"
+                    "set ylabel \"held-out %s%s\"\n"
+                    "%s\n"
+                    "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
+                    "plot \\\n",
+                    wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
+                    logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
+            int first = 1;
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || g->best < 0) continue;
+                char oq[512], lr[32];
+                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                lr_text(g->best_lr, lr, sizeof lr);
+                fprintf(f,
+                        "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) with filledcurves lt %d notitle, \\\n"
+                        "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d ps 0.6 title \"%s (lr %s)\"",
+                        first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1, oq, c0, g->opt + 1, oq, lr);
+                first = 0;
+            }
+            fprintf(f, "\n");
         }
-        fprintf(f, "\n");
         OB_TRY(script_close(&sc, e));
-        add_fig(out, stem, w, which ? "Held-out metric" : "Held-out loss",
-                "%s on held-out data at each evaluation, for each optimizer at its best learning "
-                "rate: median over seeds with a min-max band.%s",
-                which ? "The workload's metric (accuracy for classifiers; higher is better)"
-                      : "Loss (lower is better)",
-                logy ? " The y axis is logarithmic." : "");
+        if (at_end)
+            add_fig(out, stem, w, fig_title,
+                    "%s on held-out data at the end of training (the only evaluation of each run; "
+                    "`--eval-every N` evaluates during training too), for each optimizer at its best "
+                    "learning rate: the point is the median over seeds, the bar spans the best and "
+                    "worst seed.%s",
+                    which ? "The workload's metric (accuracy for classifiers; higher is better)"
+                          : "Loss (lower is better)",
+                    logy ? " The y axis is logarithmic." : "");
+        else
+            add_fig(out, stem, w, fig_title,
+                    "%s on held-out data at each evaluation, for each optimizer at its best learning "
+                    "rate: median over seeds with a min-max band.%s",
+                    which ? "The workload's metric (accuracy for classifiers; higher is better)"
+                          : "Loss (lower is better)",
+                    logy ? " The y axis is logarithmic." : "");
     }
     return OB_OK;
 }
 
 /* ---- figures over all workloads ---------------------------------------------- */
+
+/* x position of optimizer o's bar in the group of workload w, and the width
+ * of one bar slot: each workload is a group of n_opt slots plus one slot of
+ * gap, centred on x = w (the row index of the bars_*.csv tables). */
+static double bar_slot(int n_opt) { return 1.0 / (n_opt + 1); }
+static double bar_x(int w, int o, int n_opt) { return w + (o - (n_opt - 1) / 2.0) * bar_slot(n_opt); }
 
 static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *dir, int kind,
                           ob_figures *out, ob_err *e)
@@ -374,18 +466,48 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     static const char *const stems[] = {"step_time", "memory_peak", "memory_state", "time_to_target"};
     static const char *const files[] = {"bars_step_ms.csv", "bars_peak_mem.csv",
                                         "bars_state_bytes.csv", "bars_time_to_target.csv"};
+    static const char *const fig_titles[] = {"Step time", "Peak memory", "Optimizer state", "Time to target"};
+    if (d->n_opt == 0 || d->n_wl == 0) return OB_OK;
+    /* what each slot shows: 0 nothing (no runs, or not measured), 1 a bar,
+     * 2 a zero value (a "0 B" mark), 3 not reached, 4 reached but untimed */
+    int n_slots = d->n_wl * d->n_opt;
+    int *what = calloc((size_t)n_slots, sizeof *what);
+    if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     range r = {NAN, NAN};
-    int any = 0;
-    for (int k = 0; k < s->n_g; k++) {
-        const ob_group *g = &s->g[k];
-        double v = kind == 0 ? g->step_ms_median
-                 : kind == 1 ? (g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN)
-                 : kind == 2 ? (g->state_bytes >= 0 ? (double)g->state_bytes : NAN)
-                             : g->tt_time_s;
-        if (isfinite(v) && v >= 0) any = 1;
-        range_add(&r, v);
+    int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0;
+    for (int w = 0; w < d->n_wl; w++)
+        for (int o = 0; o < d->n_opt; o++) {
+            const ob_group *g = ob_stats_group(s, w, o);
+            if (!g) continue;
+            n_groups++;
+            int *m = &what[w * d->n_opt + o];
+            if (kind == 3) {
+                if (g->tt_censored) *m = 3, n_unreached++;
+                else if (!isfinite(g->tt_time_s)) *m = 4, n_untimed++;
+                else *m = 1, n_bars++;
+                if (*m == 1) range_add(&r, g->tt_time_s);
+                continue;
+            }
+            double v = kind == 0 ? g->step_ms_median
+                     : kind == 1 ? (g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN)
+                                 : (g->state_bytes >= 0 ? (double)g->state_bytes : NAN);
+            if (!isfinite(v) || v < 0) continue;
+            if (v == 0) *m = 2, n_zero++;
+            else *m = 1, n_bars++;
+            range_add(&r, v);
+        }
+    if (n_groups == 0 || (n_bars == 0 && n_zero == 0)) {
+        free(what);
+        static const char *const why[] = {
+            "Not drawn: no run recorded a step time.",
+            "Not drawn: no run recorded its peak memory.",
+            "Not drawn: no run recorded its optimizer state size.",
+            "Not drawn: no optimizer reached the target loss on any workload (see the time-to-target "
+            "tables), so there is no time to show."};
+        if (n_groups > 0) add_skipped(out, stems[kind], -1, fig_titles[kind], why[kind]);
+        return OB_OK;
     }
-    if (!any || d->n_opt == 0) return OB_OK;
+    /* units */
     double scale = 1;
     const char *unit = "";
     if (kind == 1 || kind == 2) {
@@ -394,44 +516,85 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         else if (hi >= 1024.0 * 1024) scale = 1024.0 * 1024, unit = "MiB";
         else if (hi >= 1024.0) scale = 1024.0, unit = "KiB";
         else unit = "bytes";
+    } else if (kind == 3) {
+        double hi = isnan(r.hi) ? 0 : r.hi;
+        if (hi < 1) scale = 1e-3, unit = "milliseconds";
+        else if (hi >= 120) scale = 60, unit = "minutes";
+        else unit = "seconds";
     }
     int logy = spans_decades(&r);
+    char yrange[128];
+    if (isnan(r.hi)) snprintf(yrange, sizeof yrange, "set yrange [0:1]");
+    else if (logy) snprintf(yrange, sizeof yrange, "set yrange [%.6g:%.6g]", r.lo / scale / 2.5, r.hi / scale * 2.5);
+    else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", r.hi / scale * 1.12);
     script sc;
-    char reads[128];
-    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer)", files[kind]);
-    static const char *const what[] = {"median time per training step", "peak device memory",
-                                       "optimizer state size", "training time to reach the target loss"};
-    OB_TRY(script_open(&sc, dir, stems[kind], what[kind], reads, e));
+    char reads[160];
+    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty = no bar)", files[kind]);
+    static const char *const what_txt[] = {"median time per training step", "peak device memory",
+                                           "optimizer state size", "training time to reach the target loss"};
+    ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
+    if (st != OB_OK) {
+        free(what);
+        return st;
+    }
     FILE *f = sc.f;
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
                       : kind == 1 ? "Peak device memory per run (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
-                                  : "Training time to reach the target loss (missing bar = never reached)";
+                                  : "Training time to reach the target loss, at the lr that got there first\\n"
+                                    "(steps to target: median over seeds; \\\"not reached\\\": the median run never got there)";
     char ylabel[128];
     if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
-    else if (kind == 3) snprintf(ylabel, sizeof ylabel, "seconds of training");
+    else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
     else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", unit);
-    int p = scale >= 1024.0 * 1024 * 1024 ? 3 : scale >= 1024.0 * 1024 ? 2 : scale > 1 ? 1 : 0;
-    char using[64];
-    if (p) snprintf(using, sizeof using, "(column(i) / 1024**%d)", p);
-    else snprintf(using, sizeof using, "i");
+    double slot = bar_slot(d->n_opt);
     fprintf(f,
             "set title \"%s\"\n"
             "set ylabel \"%s%s\"\n"
             "set xlabel \"workload\"\n"
-            "set style data histograms\n"
-            "set style histogram clustered gap 1\n"
             "set style fill solid 0.85 border rgb \"#333333\"\n"
-            "set boxwidth 0.9\n"
-            "set xtics nomirror scale 0\n"
-            "set grid noxtics ytics\n"
-            "%s\n"
-            "%s"
-            "set key autotitle columnheader\n"
-            "plot for [i=2:%d] '%s' using %s:xtic(1) lc (i-1)\n",
-            title, ylabel, logy ? " (log scale)" : "",
-            logy ? "set logscale y" : "unset logscale y",
-            logy ? "" : "set yrange [0:*]\n", d->n_opt + 1, files[kind], using);
+            "# one group of bars per workload (row r of the table at x = r), one slot per optimizer\n"
+            "slot = %.17g\n"
+            "off(i) = (i - 2 - (%d - 1) / 2.0) * slot   # column i is optimizer i - 1\n"
+            "set boxwidth 0.9 * slot absolute\n"
+            "set xrange [-0.5:%d.5]\n"
+            "set xtics nomirror scale 0%s (",
+            title, ylabel, logy ? " (log scale)" : "", slot, d->n_opt, d->n_wl - 1,
+            d->n_wl > 5 ? " rotate by -25" : "");
+    for (int w = 0; w < d->n_wl; w++) {
+        char wq[512];
+        gp_str(d->wl_labels[w], wq, sizeof wq);
+        fprintf(f, "%s\"%s\" %d", w ? ", " : "", wq, w);
+    }
+    fprintf(f, ")\n"
+               "set grid noxtics ytics\n"
+               "%s\n"
+               "%s\n",
+            logy ? "set logscale y" : "unset logscale y", yrange);
+    /* marks for what has no bar */
+    for (int w = 0; w < d->n_wl; w++)
+        for (int o = 0; o < d->n_opt; o++) {
+            int m = what[w * d->n_opt + o];
+            double x = bar_x(w, o, d->n_opt);
+            if (m == 2)
+                fprintf(f, "set label \"0 B\" at first %.6g, graph 0.025 center front tc lt %d\n", x, o + 1);
+            else if (m == 3 || m == 4)
+                fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc lt %d\n",
+                        m == 3 ? "not reached" : "step time unknown", x, o + 1);
+        }
+    char using[64];
+    if (kind == 0 || scale == 1) snprintf(using, sizeof using, "(column(i))");
+    else snprintf(using, sizeof using, "(column(i) / %.17g)", scale);
+    fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with boxes lt (i - 1) notitle",
+            d->n_opt + 1, files[kind], using);
+    /* the legend names every optimizer, also one without a single bar */
+    for (int o = 0; o < d->n_opt; o++) {
+        char oq[512];
+        gp_str(d->opt_labels[o], oq, sizeof oq);
+        fprintf(f, ", \\\n  NaN with boxes lt %d title \"%s\"", o + 1, oq);
+    }
+    fprintf(f, "\n");
+    free(what);
     OB_TRY(script_close(&sc, e));
     static const char *const caps[] = {
         "Median time of one training step (forward, backward and optimizer update; the first "
@@ -439,19 +602,36 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "Largest amount of device memory allocated at once during a run, per workload and optimizer.",
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
         "Estimated training time until the smoothed training loss first reaches the workload's "
-        "target (see the time-to-target table): steps to target times the median step time, at "
-        "the learning rate that got there first. A missing bar means the optimizer never "
-        "reached the target at any learning rate."};
-    add_fig(out, stems[kind], -1,
-            kind == 0 ? "Step time" : kind == 1 ? "Peak memory" : kind == 2 ? "Optimizer state" : "Time to target",
-            "%s%s", caps[kind], logy ? " The y axis is logarithmic." : "");
+        "target (see the time-to-target tables): steps to target (the median over seeds) times the "
+        "median step time, at the learning rate that got there first."};
+    char extra[400] = "";
+    if (kind == 3 && n_unreached)
+        snprintf(extra, sizeof extra,
+                 " \"not reached\" marks an optimizer whose median over seeds never reached the target "
+                 "at any learning rate (half or more of the seeds never got there): it has no time to "
+                 "show.%s", n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "");
+    else if (kind == 3 && n_untimed)
+        snprintf(extra, sizeof extra, " \"step time unknown\": reached, but no step time was recorded.");
+    else if (n_zero)
+        snprintf(extra, sizeof extra,
+                 " \"0 B\" marks an optimizer that %s (for example sgd without momentum): its bar has "
+                 "zero height%s.",
+                 kind == 2 ? "keeps no state" : "allocated nothing", logy ? " and cannot be drawn on the log scale" : "");
+    add_fig(out, stems[kind], -1, fig_titles[kind], "%s%s%s", caps[kind], extra,
+            logy ? " The y axis is logarithmic." : "");
     return OB_OK;
 }
 
 static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
                              ob_figures *out, ob_err *e)
 {
-    if (s->profile_workloads == 0 || d->n_opt == 0) return OB_OK;
+    if (d->n_opt == 0) return OB_OK;
+    if (s->profile_workloads == 0) {
+        add_skipped(out, "profile", -1, "Performance profile",
+                    "Not drawn: no optimizer reached the target loss on any workload, so no workload "
+                    "enters the profile.");
+        return OB_OK;
+    }
     script sc;
     OB_TRY(script_open(&sc, dir, "profile", "performance profile over workloads (Dolan-More)",
                        "profile.csv (tau, then one column per optimizer)", e));
@@ -508,6 +688,7 @@ ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *d
 void ob_figures_free(ob_figures *f)
 {
     free(f->f);
+    free(f->skipped);
     memset(f, 0, sizeof *f);
 }
 

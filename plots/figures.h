@@ -25,9 +25,14 @@ typedef struct ob_figure {
 typedef struct ob_figures {
     ob_figure *f;
     int n;
+    /* figures that were not drawn because they would have no data: stem and
+     * title as above, caption says why (the report shows it as a note) */
+    ob_figure *skipped;
+    int n_skipped;
 } ob_figures;
 
-/* Write style.gp and every figure's script into dir. */
+/* Write style.gp and every figure's script into dir. A figure that would
+ * have no data gets no script; it is listed in out->skipped instead. */
 ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_figures *out,
                            ob_err *e);
 void ob_figures_free(ob_figures *f);

@@ -21,6 +21,13 @@
 #include "results/export.h"
 #include "results/store.h"
 
+void ob_path_trim(const char *path, char *out, size_t n)
+{
+    snprintf(out, n, "%s", path);
+    size_t l = strlen(out);
+    while (l > 1 && out[l - 1] == '/') out[--l] = '\0';
+}
+
 ob_status ob_mkdirs(const char *path, ob_err *e)
 {
     char buf[1024];
@@ -150,9 +157,16 @@ static void doc_table_end(doc *d)
     fputs("</tbody></table>\n", d->html);
 }
 
+/* rendered: 1 drawn, 0 not attempted (no gnuplot, --no-render), -1 gnuplot failed */
 static void doc_figure(doc *d, const ob_figure *f, int rendered)
 {
-    if (rendered) {
+    if (rendered < 0) {
+        fprintf(d->md, "*%s: gnuplot failed on `%s.gp`; its messages are in gnuplot.log.* %s\n\n", f->title,
+                f->stem, f->caption);
+        fprintf(d->html, "<figure class=\"missing\"><div>Not rendered: gnuplot failed on <code>%s.gp</code>; "
+                         "its messages are in <a href=\"gnuplot.log\">gnuplot.log</a>.</div><figcaption><b>",
+                f->stem);
+    } else if (rendered) {
         fprintf(d->md, "![%s](%s.png)\n\n*%s* (`%s.gp`, [SVG](%s.svg))\n\n", f->title, f->stem,
                 f->caption, f->stem, f->stem);
         fprintf(d->html, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", f->stem, f->stem);
@@ -169,6 +183,17 @@ static void doc_figure(doc *d, const ob_figure *f, int rendered)
     html_esc(d->html, f->caption);
     fprintf(d->html, " <span class=\"src\">(<a href=\"%s.gp\">%s.gp</a>)</span></figcaption></figure>\n",
             f->stem, f->stem);
+}
+
+/* A figure that was not drawn because it would have no data: a note. */
+static void doc_skipped(doc *d, const ob_figure *f)
+{
+    fprintf(d->md, "*%s: %s*\n\n", f->title, f->caption);
+    fputs("<p class=\"skipped\"><b>", d->html);
+    html_esc(d->html, f->title);
+    fputs(":</b> ", d->html);
+    html_esc(d->html, f->caption);
+    fputs("</p>\n", d->html);
 }
 
 /* ---- number formatting for the documents ----------------------------------- */
@@ -213,6 +238,7 @@ static const char css[] =
     "figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #eee}"
     "figcaption{font-size:.9em;color:#444;margin-top:.4em}.src{color:#888}"
     "figure.missing div{padding:2em;background:#fff3f3;border:1px dashed #c99}"
+    "p.skipped{font-size:.9em;color:#555;background:#f7f7f7;border-left:3px solid #ccc;padding:.4em .8em}"
     "code{background:#f3f3f3;padding:0 .2em}";
 
 typedef struct bench_info {
@@ -298,9 +324,12 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     doc_p(dc, "Time to target: a run reaches the target at the first step where its training loss, "
               "averaged over a trailing window of 10%% of its recorded steps (the window of the final loss), is at or below the workload's target "
               "(by default 1.1 x the best median final loss any optimizer reached there). Per lr the "
-              "median over seeds counts; the optimizer's time is the best over lrs. Training time is "
+              "median over seeds counts (so a step count like 64.5 is the mean of the two middle seeds); "
+              "the optimizer's time is the best over lrs. Training time is "
               "steps x median step time (recording and evaluation excluded). 'not reached' means "
-              "censored: no lr got there within the run.");
+              "censored: at no lr did the median over seeds get there within the run (half or more "
+              "of the seeds never did). Only optimizers that reached the target are ranked; the "
+              "others are listed after them without a rank.");
 
     /* ---- per workload ---- */
     for (int w = 0; w < d->n_wl; w++) {
@@ -338,8 +367,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
 
         doc_p(dc, "Time to target: target loss %s (%s).", num(s->target[w], b1, sizeof b1),
               s->target_given[w] ? "given" : "1.1 x the best median final loss");
-        static const char *const thdr[] = {"rank", "optimizer", "steps to target", "training time",
-                                           "at lr"};
+        static const char *const thdr[] = {"rank", "optimizer", "steps to target (median over seeds)",
+                                           "training time", "at lr"};
         doc_table(dc, 5, thdr);
         /* rank by time (or steps) */
         int n_here = 0;
@@ -359,18 +388,38 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
             }
             order[j + 1] = v;
         }
+        /* only optimizers that reached the target are ranked; the others
+         * (censored) follow, unranked, in label order */
+        int n_reached = 0;
         for (int i = 0; i < n_here; i++) {
             const ob_group *g = &s->g[order[i]];
-            doc_cell(dc, "%d", i + 1);
+            if (g->tt_censored) continue;
+            doc_cell(dc, "%d", ++n_reached);
             doc_cell(dc, "%s", d->opt_labels[g->opt]);
-            doc_cell(dc, "%s", g->tt_censored ? "not reached" : num(g->tt_steps, b1, sizeof b1));
-            doc_cell(dc, "%s", g->tt_censored ? "not reached" : secs_text(g->tt_time_s, b1, sizeof b1));
+            doc_cell(dc, "%s", num(g->tt_steps, b1, sizeof b1));
+            doc_cell(dc, "%s", secs_text(g->tt_time_s, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->tt_lr, b1, sizeof b1));
             doc_row_end(dc);
         }
+        for (int i = 0; i < n_here; i++) {
+            const ob_group *g = &s->g[order[i]];
+            if (!g->tt_censored) continue;
+            doc_cell(dc, "-");
+            doc_cell(dc, "%s", d->opt_labels[g->opt]);
+            doc_cell(dc, "not reached");
+            doc_cell(dc, "not reached");
+            doc_cell(dc, "-");
+            doc_row_end(dc);
+        }
         doc_table_end(dc);
+        if (n_reached == 0 && n_here > 0)
+            doc_p(dc, "No optimizer reached the target on %s (a median over seeds is 'not reached' when "
+                      "half or more of the seeds never got there), so none is ranked%s.",
+                  d->wl_labels[w], s->target_given[w] ? "" : "; `--target WORKLOAD=LOSS` sets a looser target");
         for (int f = 0; f < figs->n; f++)
             if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);
+        for (int f = 0; f < figs->n_skipped; f++)
+            if (figs->skipped[f].wl == w) doc_skipped(dc, &figs->skipped[f]);
     }
 
     /* ---- cost ---- */
@@ -412,6 +461,10 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     for (int f = 0; f < figs->n; f++)
         if (figs->f[f].wl < 0 && strcmp(figs->f[f].stem, "profile") && strcmp(figs->f[f].stem, "time_to_target"))
             doc_figure(dc, &figs->f[f], rendered[f]);
+    for (int f = 0; f < figs->n_skipped; f++)
+        if (figs->skipped[f].wl < 0 && strcmp(figs->skipped[f].stem, "profile") &&
+            strcmp(figs->skipped[f].stem, "time_to_target"))
+            doc_skipped(dc, &figs->skipped[f]);
 
     /* ---- profile ---- */
     doc_h(dc, 2, "Across workloads: time to target and performance profile");
@@ -450,6 +503,9 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     for (int f = 0; f < figs->n; f++)
         if (!strcmp(figs->f[f].stem, "profile") || !strcmp(figs->f[f].stem, "time_to_target"))
             doc_figure(dc, &figs->f[f], rendered[f]);
+    for (int f = 0; f < figs->n_skipped; f++)
+        if (!strcmp(figs->skipped[f].stem, "profile") || !strcmp(figs->skipped[f].stem, "time_to_target"))
+            doc_skipped(dc, &figs->skipped[f]);
 
     /* ---- problems ---- */
     int n_bad = 0;
@@ -498,6 +554,8 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
 {
     memset(res, 0, sizeof *res);
     FILE *log = o->log;
+    char dir[1024];
+    ob_path_trim(o->out_dir, dir, sizeof dir);
     ob_store *store = NULL;
     OB_TRY(ob_store_open(o->db_path, OB_STORE_READONLY, &store, e));
     sqlite3 *db = ob_store_db(store);
@@ -518,36 +576,61 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     }
     if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) goto done;
     if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
-    if ((st = ob_mkdirs(o->out_dir, e)) != OB_OK) goto done;
+    if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
     res->n_runs = d.n;
     res->n_groups = s.n_g;
-    if ((st = ob_export_tables(db, &d, &s, o->out_dir, e)) != OB_OK) goto done;
-    if ((st = ob_figures_write(&d, &s, o->out_dir, &figs, e)) != OB_OK) goto done;
+    if ((st = ob_export_tables(db, &d, &s, dir, e)) != OB_OK) goto done;
+    if ((st = ob_figures_write(&d, &s, dir, &figs, e)) != OB_OK) goto done;
     res->n_figures = figs.n;
+    res->n_skipped = figs.n_skipped;
     rendered = calloc((size_t)figs.n + 1, sizeof *rendered);
+    /* a figure without data has no script: files of it from an earlier report
+     * in this folder would be stale (an empty PNG, a script that fails) */
+    for (int i = 0; i < figs.n_skipped; i++)
+        for (int x = 0; x < 3; x++) {
+            static const char *const ext[] = {"gp", "png", "svg"};
+            char p[1400];
+            snprintf(p, sizeof p, "%s/%s.%s", dir, figs.skipped[i].stem, ext[x]);
+            remove(p);
+        }
+    if (log && figs.n_skipped) {
+        char names[600] = "";
+        size_t l = 0;
+        for (int i = 0; i < figs.n_skipped && l + 80 < sizeof names; i++)
+            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", figs.skipped[i].stem);
+        fprintf(log, "optbench: note: %d figure%s without data not drawn (%s); index.html says why\n",
+                figs.n_skipped, figs.n_skipped == 1 ? "" : "s", names);
+    }
 
     char gp[1024];
     res->gnuplot_found = ob_gnuplot_find(gp, sizeof gp);
     if (o->no_render) {
-        if (log) fprintf(log, "optbench: not rendering (--no-render); run `gnuplot NAME.gp` in %s\n", o->out_dir);
+        if (log) fprintf(log, "optbench: not rendering (--no-render); run `gnuplot NAME.gp` in %s\n", dir);
     } else if (!res->gnuplot_found) {
         if (log)
             fprintf(log, "optbench: gnuplot not found on PATH: wrote the scripts and CSV files but no "
-                         "images; install gnuplot and run `gnuplot NAME.gp` in %s\n", o->out_dir);
+                         "images; install gnuplot and run `gnuplot NAME.gp` in %s\n", dir);
     } else {
         char logpath[1100];
-        snprintf(logpath, sizeof logpath, "%s/gnuplot.log", o->out_dir);
+        snprintf(logpath, sizeof logpath, "%s/gnuplot.log", dir);
         remove(logpath);
         for (int i = 0; i < figs.n; i++) {
             char script_name[300];
             snprintf(script_name, sizeof script_name, "%s.gp", figs.f[i].stem);
-            int rc = ob_gnuplot_run(gp, o->out_dir, script_name);
+            int rc = ob_gnuplot_run(gp, dir, script_name);
             char png[1400];
-            snprintf(png, sizeof png, "%s/%s.png", o->out_dir, figs.f[i].stem);
+            snprintf(png, sizeof png, "%s/%s.png", dir, figs.f[i].stem);
             struct stat sb;
-            rendered[i] = rc == 0 && stat(png, &sb) == 0 && sb.st_size > 0;
-            if (rendered[i]) res->n_rendered++;
-            else res->n_render_failed++;
+            rendered[i] = rc == 0 && stat(png, &sb) == 0 && sb.st_size > 0 ? 1 : -1;
+            if (rendered[i] > 0) {
+                res->n_rendered++;
+            } else {
+                /* no empty images left behind: the page says what failed */
+                res->n_render_failed++;
+                if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
+                snprintf(png, sizeof png, "%s/%s.svg", dir, figs.f[i].stem);
+                if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
+            }
         }
         if (log && res->n_render_failed)
             fprintf(log, "optbench: gnuplot failed on %d of %d figures; see %s\n", res->n_render_failed,
@@ -557,8 +640,8 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     /* summary.md and index.html */
     {
         char p1[1100], p2[1100];
-        snprintf(p1, sizeof p1, "%s/summary.md", o->out_dir);
-        snprintf(p2, sizeof p2, "%s/index.html", o->out_dir);
+        snprintf(p1, sizeof p1, "%s/summary.md", dir);
+        snprintf(p2, sizeof p2, "%s/index.html", dir);
         doc dc = {fopen(p1, "w"), fopen(p2, "w"), 0, 0};
         if (!dc.md || !dc.html) {
             st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", !dc.md ? p1 : p2, strerror(errno));
@@ -574,7 +657,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         int bad = ferror(dc.md) || ferror(dc.html);
         if (fclose(dc.md) != 0) bad = 1;
         if (fclose(dc.html) != 0) bad = 1;
-        if (bad) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", o->out_dir);
+        if (bad) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", dir);
     }
 done:
     free(rendered);

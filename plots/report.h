@@ -25,10 +25,14 @@ typedef struct ob_report_opts {
 
 typedef struct ob_report_result {
     int n_runs, n_groups, n_figures, n_rendered, n_render_failed;
+    int n_skipped;          /* figures not drawn because they would have no data (a note instead) */
     int gnuplot_found;
 } ob_report_result;
 
 ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e);
+
+/* path without trailing slashes ("report/" -> "report"; "/" stays), for joining */
+void ob_path_trim(const char *path, char *out, size_t n);
 
 /* mkdir -p */
 ob_status ob_mkdirs(const char *path, ob_err *e);

@@ -34,6 +34,35 @@ const char *ob_verdict_name(ob_verdict v)
     return "?";
 }
 
+int ob_compare_time_unsteady(double base_p50, double base_p90, double cand_p50, double cand_p90)
+{
+    double sb = base_p50 > 0 && base_p90 >= base_p50 ? base_p90 / base_p50 - 1 : 0;
+    double sc = cand_p50 > 0 && cand_p90 >= cand_p50 ? cand_p90 / cand_p50 - 1 : 0;
+    return (sc > OB_TIME_UNSTEADY && sc > 2 * sb) || (sb > OB_TIME_UNSTEADY && sb > 2 * sc);
+}
+
+const char *ob_compare_bytes(double v, int sign, char *buf, size_t n)
+{
+    static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    if (isnan(v)) {
+        snprintf(buf, n, "-");
+        return buf;
+    }
+    const char *sg = v < 0 ? "-" : sign ? "+" : "";
+    double a = fabs(v);
+    int u = 0;
+    while (a >= 1024 && u < 4) {
+        a /= 1024;
+        u++;
+    }
+    /* three significant digits, whole bytes exactly */
+    if (u == 0) snprintf(buf, n, "%s%.0f B", sg, a);
+    else if (a >= 100) snprintf(buf, n, "%s%.0f %s", sg, a, unit[u]);
+    else if (a >= 10) snprintf(buf, n, "%s%.1f %s", sg, a, unit[u]);
+    else snprintf(buf, n, "%s%.2f %s", sg, a, unit[u]);
+    return buf;
+}
+
 typedef struct keyed {
     char *key;   /* cell key */
     char *gkey;  /* group key: the cell key without lr and seed */
@@ -172,21 +201,39 @@ static void judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p,
     }
     g->metric.base = ob_stat_median(bl, nb);
     g->metric.cand = ob_stat_median(cl, nb);
-    /* step time: ratio of medians over matched cells that both timed */
+    /* step time: per cell, the relative change of the run's median (p50) step
+     * time, paired like the loss (a slowdown must show on the cells together,
+     * not in one of them); cells whose timing was unsteady on one side only (a
+     * busy machine) are left out, and a group with mostly such cells is not
+     * judged. y holds every timed cell's change, for the report. */
     m = 0;
+    nb = 0;
+    int timed = 0;
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
-        if (isnan(rb->step_ms_median) || isnan(rc->step_ms_median)) continue;
-        x[m] = rb->step_ms_median;
-        y[m++] = rc->step_ms_median;
+        if (!(rb->step_ms_median > 0) || !(rc->step_ms_median > 0)) continue;
+        double r = rc->step_ms_median / rb->step_ms_median - 1;
+        y[timed++] = r;
+        if (ob_compare_time_unsteady(rb->step_ms_median, rb->step_ms_p90, rc->step_ms_median, rc->step_ms_p90)) {
+            g->time_unsteady++;
+            continue;
+        }
+        x[m++] = r;
+        if (nb < 512) {
+            bl[nb] = rb->step_ms_median;
+            cl[nb++] = rc->step_ms_median;
+        }
     }
-    g->time.n = m;
-    g->time.base = ob_stat_median(x, m);
-    g->time.cand = ob_stat_median(y, m);
-    g->time.effect = m && g->time.base > 0 ? g->time.cand / g->time.base - 1 : NAN;
-    g->time.ci_lo = g->time.ci_hi = NAN;
-    if (m == 0 || o->time_tol < 0 || isnan(g->time.effect)) g->time.v = OB_NODATA;
-    else g->time.v = g->time.effect > o->time_tol ? OB_WORSE : g->time.effect < -o->time_tol ? OB_BETTER : OB_SAME;
+    g->time_cells = timed;
+    if (o->time_tol >= 0 && timed > 0 && 2 * g->time_unsteady > timed) {
+        g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
+        judge_pairs(&g->time, y, 0, 0, 1);
+        g->time.effect = ob_stat_median(y, timed);
+    } else {
+        judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1);
+    }
+    g->time.base = ob_stat_median(bl, nb);
+    g->time.cand = ob_stat_median(cl, nb);
     /* memory, exactly */
     for (int kind = 0; kind < 2; kind++) {
         ob_cmp_quantity *q = kind ? &g->state : &g->peak_mem;
@@ -241,17 +288,68 @@ static void judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p,
                 g->metric.ci_lo, g->metric.ci_hi, g->metric.base, g->metric.cand);
     }
     if (g->time.v == OB_WORSE)
-        ADD("step time %+.0f%% (%.4g ms -> %.4g ms, tolerance %.0f%%); ", 100 * g->time.effect, g->time.base,
-            g->time.cand, 100 * o->time_tol);
+        ADD("step time %+.0f%% (median over %d cells of the per-run median step time, 95%% CI %+.0f%% to "
+            "%+.0f%%; %.4g ms -> %.4g ms, tolerance %.0f%%); ",
+            100 * g->time.effect, g->time.n, 100 * g->time.ci_lo, 100 * g->time.ci_hi, g->time.base, g->time.cand,
+            100 * o->time_tol);
+    char b1[32], b2[32], b3[32];
     if (g->peak_mem.v == OB_WORSE)
-        ADD("peak memory %.0f -> %.0f bytes; ", g->peak_mem.base, g->peak_mem.cand);
+        ADD("peak memory %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->peak_mem.base, 0, b1, sizeof b1),
+            ob_compare_bytes(g->peak_mem.cand, 0, b2, sizeof b2),
+            ob_compare_bytes(g->peak_mem.cand - g->peak_mem.base, 1, b3, sizeof b3), g->peak_mem.base,
+            g->peak_mem.cand);
     if (g->state.v == OB_WORSE)
-        ADD("optimizer state %.0f -> %.0f bytes; ", g->state.base, g->state.cand);
+        ADD("optimizer state %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->state.base, 0, b1, sizeof b1),
+            ob_compare_bytes(g->state.cand, 0, b2, sizeof b2),
+            ob_compare_bytes(g->state.cand - g->state.base, 1, b3, sizeof b3), g->state.base, g->state.cand);
     if (g->n_new_failures) ADD("%d cells finished in the baseline but not in the candidate; ", g->n_new_failures);
 #undef ADD
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
     free(x);
     free(y);
+}
+
+/* When no cell matched: the first baseline cell that would match a candidate
+ * cell but for its workload parameters, and the parameters that differ, as
+ * "; e.g. quadratic's workload parameters differ: noise 0.01 in the baseline,
+ * 2 in the candidate". Empty when there is none. */
+static void params_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, char *buf, size_t n)
+{
+    buf[0] = 0;
+    const ob_rrun *hb = NULL, *hc = NULL;
+    for (int i = 0; i < B->n && !hb; i++)
+        for (int j = 0; j < C->n && !hb; j++) {
+            const ob_rrun *rb = &B->runs[i], *rc = &C->runs[j];
+            if (!strcmp(rb->workload, rc->workload) && strcmp(rb->workload_params, rc->workload_params) &&
+                !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed) {
+                hb = rb;
+                hc = rc;
+            }
+        }
+    if (!hb) return;
+    size_t len = (size_t)snprintf(buf, n, "; e.g. %s's workload parameters differ:", hb->workload);
+    static const char sql[] =
+        "SELECT x.key, x.value, (SELECT y.value FROM json_each(?2) y WHERE y.key = x.key) FROM json_each(?1) x "
+        "WHERE x.value IS NOT (SELECT y.value FROM json_each(?2) y WHERE y.key = x.key) "
+        "UNION ALL SELECT y.key, NULL, y.value FROM json_each(?2) y "
+        "WHERE y.key NOT IN (SELECT key FROM json_each(?1))";
+    sqlite3_stmt *q = NULL;
+    int k = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, hb->workload_params, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, hc->workload_params, -1, SQLITE_STATIC);
+        while (sqlite3_step(q) == SQLITE_ROW && len < n) {
+            const char *key = (const char *)sqlite3_column_text(q, 0);
+            const char *vb = (const char *)sqlite3_column_text(q, 1);
+            const char *vc = (const char *)sqlite3_column_text(q, 2);
+            len += (size_t)snprintf(buf + len, n - len, "%s %s %s in the baseline, %s in the candidate",
+                                    k++ ? ";" : "", key ? key : "?", vb ? vb : "(absent)", vc ? vc : "(absent)");
+        }
+    }
+    sqlite3_finalize(q);
+    if (k == 0 && len < n) /* not JSON objects: the texts */
+        snprintf(buf + len, n - len, " %s in the baseline, %s in the candidate", hb->workload_params,
+                 hc->workload_params);
 }
 
 static void add_cell(ob_cmp_cell **list, int *n, const ob_dataset *d, int run)
@@ -271,6 +369,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
 {
     memset(out, 0, sizeof *out);
     out->opts = *o;
+    out->time_shift = NAN;
     ob_dataset B, C;
     OB_TRY(ob_dataset_load(base, o->base_bench, &B, e));
     ob_status st = ob_dataset_load(cand, o->cand_bench, &C, e);
@@ -339,10 +438,12 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     free(uc);
     out->n_matched = np;
     if (np == 0) {
+        char why[640];
+        params_hint(base, &B, &C, why, sizeof why);
         st = ob_fail(e, OB_ERR_INPUT,
-                     "no cell of the candidate matches the baseline (same workload, optimizer, "
-                     "hyperparameters, lr and seed): %d baseline and %d candidate cells",
-                     B.n, C.n);
+                     "no cell of the candidate matches the baseline (same workload, workload parameters, "
+                     "optimizer, hyperparameters, lr and seed): %d baseline and %d candidate cells%s",
+                     B.n, C.n, why);
     } else {
         /* groups in the baseline's order of workload and optimizer label */
         char *used = calloc((size_t)np, 1);
@@ -370,6 +471,20 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
                 }
         free(used);
         free(gp);
+        /* a shift common to every judged group: the machine rather than one optimizer */
+        out->time_shift = NAN;
+        double *eff = malloc(((size_t)out->n_g + 1) * sizeof *eff);
+        int ne = 0, up = 0, down = 0;
+        for (int k = 0; k < out->n_g; k++) {
+            const ob_cmp_group *g = &out->g[k];
+            if (g->time_not_judged) out->n_time_not_judged++;
+            if (g->time.v == OB_NODATA || isnan(g->time.effect)) continue;
+            eff[ne++] = g->time.effect;
+            up += g->time.effect > o->time_tol;
+            down += g->time.effect < -o->time_tol;
+        }
+        if (ne >= 2 && (up == ne || down == ne)) out->time_shift = ob_stat_median(eff, ne);
+        free(eff);
         out->regression = out->n_worse > 0 || (o->strict && (out->n_only_base || out->n_only_cand));
     }
     free(pairs);
@@ -437,34 +552,92 @@ static void memory_text(const ob_cmp_group *g, char *buf, size_t n)
     }
     ob_verdict v = g->peak_mem.v == OB_WORSE || g->state.v == OB_WORSE ? OB_WORSE
                  : g->peak_mem.v == OB_BETTER || g->state.v == OB_BETTER ? OB_BETTER : OB_SAME;
-    if (g->peak_mem.v != OB_NODATA && g->peak_mem.base != g->peak_mem.cand)
-        snprintf(buf, n, "peak %.0f -> %.0f B %s", g->peak_mem.base, g->peak_mem.cand, ob_verdict_name(v));
-    else if (g->state.v != OB_NODATA && g->state.base != g->state.cand)
-        snprintf(buf, n, "state %.0f -> %.0f B %s", g->state.base, g->state.cand, ob_verdict_name(v));
-    else
+    const ob_cmp_quantity *q = g->peak_mem.v != OB_NODATA && g->peak_mem.base != g->peak_mem.cand ? &g->peak_mem
+                             : g->state.v != OB_NODATA && g->state.base != g->state.cand ? &g->state : NULL;
+    if (q) {
+        char a[32], b[32], d[32];
+        ob_compare_bytes(q->base, 0, a, sizeof a);
+        ob_compare_bytes(q->cand, 0, b, sizeof b);
+        ob_compare_bytes(q->cand - q->base, 1, d, sizeof d);
+        /* the same rounded value on both sides: the difference says what changed */
+        if (!strcmp(a, b)) snprintf(buf, n, "%s %s (%s) %s", q == &g->peak_mem ? "peak" : "state", a, d, ob_verdict_name(v));
+        else snprintf(buf, n, "%s %s -> %s %s", q == &g->peak_mem ? "peak" : "state", a, b, ob_verdict_name(v));
+    } else
         snprintf(buf, n, "%s", ob_verdict_name(v));
+}
+
+static void time_text(const ob_cmp_group *g, char *buf, size_t n)
+{
+    char a[32];
+    if (g->time_not_judged)
+        snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
+    else
+        quantity_text(&g->time, 0, buf, n);
+}
+
+/* The cells of one group's row, as the three writers show them. */
+typedef struct row_text {
+    char l[96], m[110], t[96], mem[96];
+} row_text;
+
+static void row_texts(const ob_cmp_group *g, row_text *r)
+{
+    char m[96];
+    quantity_text(&g->loss, 0, r->l, sizeof r->l);
+    quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
+    snprintf(r->m, sizeof r->m, "%s%s", g->metric_is_loss && g->metric.v != OB_NODATA ? "loss " : "", m);
+    time_text(g, r->t, sizeof r->t);
+    memory_text(g, r->mem, sizeof r->mem);
+}
+
+/* Notes below the table, in text (md = 0) or Markdown. */
+static void print_notes(const ob_compare *c, FILE *f, int md)
+{
+    const char *lead = md ? "\nNote: " : "note: ";
+    if (c->n_relaxed)
+        fprintf(f, "%s%d cells matched although their hyperparameter text differs (a hyperparameter "
+                   "was added or its default changed)%s\n", lead, c->n_relaxed, md ? "." : "");
+    if (c->n_time_not_judged)
+        fprintf(f, "%sstep time not judged in %d group%s: most of their cells ran with unsteady step times "
+                   "(p90 more than %.0f%% above the median on one side only; a busy machine); rerun them on "
+                   "a quiet machine%s\n", lead, c->n_time_not_judged, c->n_time_not_judged == 1 ? "" : "s",
+                100 * OB_TIME_UNSTEADY, md ? "." : "");
+    if (!isnan(c->time_shift)) {
+        char a[32];
+        fprintf(f, "%sstep time moved the same way in every group (median %s): more likely the machine "
+                   "(another one, or busier) than an optimizer, unless a change touched all of them; "
+                   "compare step times only between runs on one quiet machine, else use --time-tol off%s\n",
+                lead, pct(c->time_shift, a, sizeof a), md ? "." : "");
+    }
 }
 
 void ob_compare_print(const ob_compare *c, FILE *f)
 {
-    fprintf(f, "%-18s %-20s %-30s %-30s %-16s %-22s %s\n", "workload", "optimizer", "final loss (at best lr)",
-            "held-out", "step time", "memory", "verdict");
+    /* columns as wide as their longest cell, so long values keep the verdicts aligned */
+    enum { NC = 7 };
+    static const char *const head[NC] = {"workload", "optimizer", "final loss (at best lr)", "held-out",
+                                         "step time", "memory", "verdict"};
+    int w[NC];
+    for (int k = 0; k < NC; k++) w[k] = (int)strlen(head[k]);
+    row_text *rt = calloc((size_t)c->n_g + 1, sizeof *rt);
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
-        char l[96], m[96], t[64], mem[96];
-        quantity_text(&g->loss, 0, l, sizeof l);
-        quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
-        quantity_text(&g->time, 0, t, sizeof t);
-        memory_text(g, mem, sizeof mem);
-        char mm[110];
-        snprintf(mm, sizeof mm, "%s%s", g->metric_is_loss && g->metric.v != OB_NODATA ? "loss " : "", m);
-        fprintf(f, "%-18s %-20s %-30s %-30s %-16s %-22s %s%s\n", g->workload, g->optimizer, l, mm, t, mem,
+        row_texts(g, &rt[i]);
+        const char *cell[NC - 1] = {g->workload, g->optimizer, rt[i].l, rt[i].m, rt[i].t, rt[i].mem};
+        for (int k = 0; k < NC - 1; k++)
+            if ((int)strlen(cell[k]) > w[k]) w[k] = (int)strlen(cell[k]);
+    }
+    for (int k = 0; k < NC - 1; k++) fprintf(f, "%-*s  ", w[k], head[k]);
+    fprintf(f, "%s\n", head[NC - 1]);
+    for (int i = 0; i < c->n_g; i++) {
+        const ob_cmp_group *g = &c->g[i];
+        fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", w[0], g->workload, w[1], g->optimizer, w[2],
+                rt[i].l, w[3], rt[i].m, w[4], rt[i].t, w[5], rt[i].mem,
                 g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
                 g->n_new_failures ? " (new failures)" : "");
     }
-    if (c->n_relaxed)
-        fprintf(f, "note: %d cells matched although their hyperparameter text differs (a hyperparameter "
-                   "was added or its default changed)\n", c->n_relaxed);
+    free(rt);
+    print_notes(c, f, 0);
     for (int k = 0; k < 2; k++) {
         const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
         int n = k ? c->n_only_cand : c->n_only_base;
@@ -496,21 +669,16 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
                "| --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
-        char l[96], m[96], t[64], mem[96];
-        quantity_text(&g->loss, 0, l, sizeof l);
-        quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
-        quantity_text(&g->time, 0, t, sizeof t);
-        memory_text(g, mem, sizeof mem);
+        row_text r;
+        row_texts(g, &r);
         fputs("| ", f);
         md_text(f, g->workload);
         fputs(" | ", f);
         md_text(f, g->optimizer);
-        fprintf(f, " | %s | %s%s | %s | %s | %s |\n", l, g->metric_is_loss ? "loss " : "", m, t, mem,
+        fprintf(f, " | %s | %s | %s | %s | %s |\n", r.l, r.m, r.t, r.mem,
                 g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall));
     }
-    if (c->n_relaxed)
-        fprintf(f, "\nNote: %d cells matched although their hyperparameter text differs (a hyperparameter "
-                   "was added or its default changed).\n", c->n_relaxed);
+    print_notes(c, f, 1);
     int any = 0;
     for (int i = 0; i < c->n_g; i++)
         if (c->g[i].detail[0]) {
@@ -536,7 +704,9 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
                "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
             100 * c->opts.loss_tol, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
-    else fprintf(f, "step time beyond +-%.0f%%; ", 100 * c->opts.time_tol);
+    else
+        fprintf(f, "step time (each run's median step time, paired over cells like the final loss) beyond "
+                   "+-%.0f%%, cells with unsteady timing left out; ", 100 * c->opts.time_tol);
     fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly" : "not judged");
 }
 
@@ -572,11 +742,8 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
         fputs("\" name=\"", f);
         xml_text(f, g->optimizer);
         fputs("\" time=\"0\">\n", f);
-        char l[96], m[96], t[64], mem[96];
-        quantity_text(&g->loss, 0, l, sizeof l);
-        quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
-        quantity_text(&g->time, 0, t, sizeof t);
-        memory_text(g, mem, sizeof mem);
+        row_text r;
+        row_texts(g, &r);
         if (g->overall == OB_WORSE) {
             fputs("      <failure type=\"regression\" message=\"", f);
             xml_text(f, g->detail);
@@ -586,8 +753,8 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
         }
         fputs("      <system-out>", f);
         char line[512];
-        snprintf(line, sizeof line, "%d matched cells; final loss %s; held-out %s%s; step time %s; memory %s",
-                 g->n_matched, l, g->metric_is_loss ? "loss " : "", m, t, mem);
+        snprintf(line, sizeof line, "%d matched cells; final loss %s; held-out %s; step time %s; memory %s",
+                 g->n_matched, r.l, r.m, r.t, r.mem);
         xml_text(f, line);
         fputs("</system-out>\n    </testcase>\n", f);
     }

@@ -13,8 +13,17 @@
  * - held-out metric (higher is better) the same way with absolute differences
  *   and metric_tol; when a workload has no metric, the held-out loss is judged
  *   like the final loss.
- * - step time: the ratio of the medians over matched cells; worse above
- *   1 + time_tol, better below 1 - time_tol.
+ * - step time: per matched cell, the relative change of the run's median (p50)
+ *   step time, paired like the final loss: worse when the median change
+ *   exceeds time_tol and its 95% bootstrap interval lies above 0 (with 2-3
+ *   cells: every cell slower), better the mirror image. A cell whose timing
+ *   was unsteady on one side only (p90/p50 - 1 above OB_TIME_UNSTEADY and
+ *   above twice the other side's: the machine was busy) is left out; when
+ *   more than half of a group's cells are, its step time is not judged
+ *   (time_not_judged) and the raw median change is only shown. When every
+ *   judged group moved the same way beyond time_tol the comparison notes a
+ *   machine-wide shift (time_shift): another or a busier machine, or a change
+ *   shared by all of them; the verdicts stand.
  * - peak memory and optimizer state bytes: the largest value over matched
  *   cells, exactly (any increase is worse).
  * - a cell that finished in the baseline and failed in the candidate is worse.
@@ -59,6 +68,9 @@ typedef struct ob_cmp_group {
     double best_lr;           /* the baseline's best lr, where loss and metric are judged */
     int metric_is_loss;       /* the held-out quantity judged is the loss (no metric) */
     ob_cmp_quantity loss, metric, time, peak_mem, state;
+    int time_cells;           /* matched cells timed on both sides */
+    int time_unsteady;        /* of them, left out: timing unsteady on one side */
+    int time_not_judged;      /* more than half unsteady: step time has no verdict */
     int n_matched, n_new_failures;
     ob_verdict overall;
     char detail[1024];        /* one line per regression, for JUnit and Markdown */
@@ -79,10 +91,27 @@ typedef struct ob_compare {
     int n_relaxed;            /* of them, matched with differing hyperparameter text */
     int n_worse, n_better;    /* groups */
     int regression;           /* the gate's answer: 1 when something got worse */
+    int n_time_not_judged;    /* groups whose step time was too unsteady to judge */
+    double time_shift;        /* median change of step time over the judged groups' effects,
+                               * when they all moved the same way beyond time_tol (at least 2
+                               * groups); NaN otherwise */
     ob_compare_opts opts;
 } ob_compare;
 
-/* Compare two open databases. OB_ERR_INPUT when a side has no runs or no cell matches. */
+/* Step-time spread (p90 / p50 - 1) above which a run's timing counts as unsteady. */
+#define OB_TIME_UNSTEADY 0.25
+
+/* 1 when the timing of one side of a matched cell is unsteady and the other's
+ * is not (see above); unknown p90s (NaN) count as steady. */
+int ob_compare_time_unsteady(double base_p50, double base_p90, double cand_p50, double cand_p90);
+
+/* A byte count for people: "512 B", "16.7 MiB", "1.25 GiB" (three significant
+ * digits); with sign, a leading '+' on positive values. "-" for NaN. */
+const char *ob_compare_bytes(double v, int sign, char *buf, size_t n);
+
+/* Compare two open databases. OB_ERR_INPUT when a side has no runs or no cell
+ * matches; the message then names what differs when the cells would match but
+ * for their workload parameters. */
 ob_status ob_compare_dbs(struct sqlite3 *base, struct sqlite3 *cand, const ob_compare_opts *o,
                          ob_compare *out, ob_err *e);
 void ob_compare_free(ob_compare *c);

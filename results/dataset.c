@@ -367,6 +367,22 @@ ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
         }
     }
     sqlite3_finalize(q);
+    if (sqlite3_prepare_v2(db, "SELECT count(*), count(loss), count(metric) FROM evals WHERE run_id = ?1",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(db, e, "reading evals");
+    for (int i = 0; i < d->n; i++) {
+        ob_rrun *r = &d->runs[i];
+        sqlite3_reset(q);
+        sqlite3_bind_int64(q, 1, r->id);
+        if (sqlite3_step(q) != SQLITE_ROW) {
+            sqlite3_finalize(q);
+            return db_fail(db, e, "reading evals");
+        }
+        r->n_evals = sqlite3_column_int64(q, 0);
+        r->n_eval_loss = sqlite3_column_int64(q, 1);
+        r->n_eval_metric = sqlite3_column_int64(q, 2);
+    }
+    sqlite3_finalize(q);
     return OB_OK;
 }
 

@@ -34,6 +34,10 @@ typedef struct ob_rrun {
     int64_t n_curve;
     int64_t *c_step;           /* (n_curve,) */
     double *c_loss;            /* (n_curve,) */
+    /* the rows of the evals table, after ob_dataset_load_curves: how many, and
+     * how many hold a loss and a metric (a database written before every run
+     * stored its final evaluation there may have none beside runs.eval_loss) */
+    int64_t n_evals, n_eval_loss, n_eval_metric;
 } ob_rrun;
 
 typedef struct ob_dataset {
@@ -52,7 +56,8 @@ typedef struct ob_dataset {
 /* Load the runs of db. benchmark_id > 0 restricts to that benchmark; 0 takes
  * every run (latest per cell); -1 takes the latest benchmark. */
 ob_status ob_dataset_load(struct sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e);
-/* Read the training curves of every run from db (step, loss). */
+/* Read the training curves of every run from db (step, loss) and count its
+ * evaluations (n_evals, n_eval_loss, n_eval_metric). */
 ob_status ob_dataset_load_curves(struct sqlite3 *db, ob_dataset *d, ob_err *e);
 void ob_dataset_free(ob_dataset *d);
 

@@ -141,8 +141,9 @@ static const ob_file_doc docs[] = {
      "eval_metric_median, eval_metric_min, eval_metric_max"},
     {"time_to_target.csv", "steps and training time to reach each workload's target loss",
      "workload, target, target_source (given | default = 1.1 x best median final loss), "
-     "optimizer, rank, steps, time_s (inf = censored: never reached), lr (the lr that got there "
-     "first), censored (1/0)"},
+     "optimizer, rank (1 = fastest; empty when not reached), steps (median over seeds, so 64.5 "
+     "can occur; inf = censored: the median run never reached it), time_s (inf = censored), lr "
+     "(the lr that got there first), censored (1/0)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes, state_bytes"},
@@ -502,21 +503,27 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
+        /* only groups that reached the target are ranked (censored: empty);
+         * reached but untimed ones rank after the timed ones, by steps */
         double mine = s->profile_by_steps ? g->tt_steps : g->tt_time_s;
-        if (isnan(mine)) mine = INFINITY;
+        int m_untimed = isnan(mine);
+        if (m_untimed) mine = g->tt_steps;
         int rank = 1;
         for (int j = 0; j < s->n_g; j++) {
             const ob_group *h = &s->g[j];
-            if (j == k || h->wl != g->wl) continue;
+            if (j == k || h->wl != g->wl || h->tt_censored) continue;
             double other = s->profile_by_steps ? h->tt_steps : h->tt_time_s;
-            if (isnan(other)) other = INFINITY;
-            if (other < mine || (other == mine && j < k)) rank++;
+            int h_untimed = isnan(other);
+            if (h_untimed) other = h->tt_steps;
+            if (h_untimed < m_untimed ||
+                (h_untimed == m_untimed && (other < mine || (other == mine && j < k))))
+                rank++;
         }
         ob_csv_str(&c, d->wl_labels[g->wl]);
         ob_csv_num(&c, s->target[g->wl]);
         ob_csv_str(&c, s->target_given[g->wl] ? "given" : "default");
         ob_csv_str(&c, d->opt_labels[g->opt]);
-        ob_csv_int(&c, rank);
+        ob_csv_opt_int(&c, g->tt_censored ? -1 : rank);
         ob_csv_num(&c, g->tt_steps);
         ob_csv_num(&c, g->tt_time_s);
         ob_csv_num(&c, g->tt_lr);

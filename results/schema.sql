@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS curves (
     PRIMARY KEY (run_id, step)
 ) WITHOUT ROWID;
 
--- Held-out evaluations: one row per evaluation.
+-- Held-out evaluations: one row per evaluation; every run that finished without diverging has
+-- one at its final step (the only one when eval_every is 0).
 CREATE TABLE IF NOT EXISTS evals (
     run_id INTEGER NOT NULL REFERENCES runs(id),
     step   INTEGER NOT NULL,

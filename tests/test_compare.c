@@ -3,7 +3,10 @@
  * seed, a slower step, more memory, a worse held-out metric and a newly failed
  * cell are flagged; mixed changes stay within noise; improvements are called
  * better; one-sided cells are listed (and fail only with strict); databases
- * with nothing in common are unusable input. */
+ * with nothing in common are unusable input. Step time: a slowdown with
+ * unsteady timing (a busy machine) is not judged, one that does not show on
+ * the cells together is within noise, a shift of every group is noted. The
+ * text table shows memory in KiB/MiB and keeps its columns aligned. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,11 +27,14 @@ typedef struct mod {
     int extra_cell;          /* add quad/sgd lr 1 seed 0 */
     double noise[3];         /* every final loss x (1 + noise[seed]) */
     const char *adam_extra;  /* more hyperparameters of adam (a newly added one) */
+    double time_seed[3];     /* rosen/sgd step time (p50 and p90), per seed */
+    double p90_mul;          /* rosen/sgd p90 step time only (unsteady timing) */
+    double time_all;         /* every cell's step time (p50 and p90) */
 } mod;
 
 static mod none(void)
 {
-    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL};
+    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL, {1, 1, 1}, 1, 1};
     return m;
 }
 
@@ -57,10 +63,12 @@ static void build(const char *path, const mod *m)
                         f *= m->loss_mul[seed];
                         metric += m->metric_add;
                     }
-                    if (w == 1 && o == 1) ms *= m->time_mul;
+                    if (w == 1 && o == 1) ms *= m->time_mul * m->time_seed[seed];
+                    ms *= m->time_all;
+                    double p90 = ms * 1.2 * (w == 1 && o == 1 ? m->p90_mul : 1);
                     if (w == 0 && o == 1) peak += m->mem_add;
                     const char *status = w == 1 && o == 0 && l == 1 && seed == m->fail_seed ? "failed" : "done";
-                    fx_add(s, 0, &(fx_run){wls[w], opts[o], o == 0 ? m->adam_extra : NULL, lrs[l], seed, status, f, 5, ms, ms * 1.2,
+                    fx_add(s, 0, &(fx_run){wls[w], opts[o], o == 0 ? m->adam_extra : NULL, lrs[l], seed, status, f, 5, ms, p90,
                                            peak, o == 0 ? 800 : 400, f + 0.1, metric, 20});
                 }
     if (m->extra_cell)
@@ -81,6 +89,35 @@ static ob_compare run_cmp(const char *a, const char *b, const ob_compare_opts *o
     ob_store_close(sa);
     ob_store_close(sb);
     return c;
+}
+
+/* The memory cell of a group's row in the text table. */
+static void memory_line(const ob_cmp_group *g, char *out, size_t n)
+{
+    out[0] = 0;
+    if (!g) return;
+    ob_compare c;
+    memset(&c, 0, sizeof c);
+    c.g = (ob_cmp_group *)g;
+    c.n_g = 1;
+    c.time_shift = NAN;
+    char buf[2048] = {0};
+    FILE *f = tmpfile();
+    if (!f) return;
+    ob_compare_print(&c, f);
+    rewind(f);
+    size_t k = fread(buf, 1, sizeof buf - 1, f);
+    buf[k] = 0;
+    fclose(f);
+    /* the header's "memory" column, in the second line */
+    char *row = strchr(buf, '\n');
+    const char *h = strstr(buf, "memory"), *v = strstr(buf, "verdict");
+    if (!row || !h || !v) return;
+    row++;
+    size_t a = (size_t)(h - buf), b = (size_t)(v - buf);
+    if (strlen(row) < b) return;
+    snprintf(out, n, "%.*s", (int)(b - a), row + a);
+    for (size_t i = strlen(out); i > 0 && out[i - 1] == ' '; i--) out[i - 1] = 0;
 }
 
 static const ob_cmp_group *grp(const ob_compare *c, const char *wl, const char *opt)
@@ -259,6 +296,169 @@ int main(void)
     CHECK(st == OB_OK && !c.regression && c.n_matched == 24 && c.n_relaxed == 12 && c.n_only_base == 0 &&
           c.n_only_cand == 0 && c.n_g == 4);
     ob_compare_free(&c);
+
+    /* step time on a busy machine: rosen/sgd 13x slower with p90 at 1.6x p50 (the
+     * baseline's 1.2x): unsteady, so not judged and not a regression */
+    m = none();
+    m.time_mul = 13;
+    m.p90_mul = 1.6 / 1.2;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && !c.regression && c.n_worse == 0 && c.n_time_not_judged == 1);
+    CHECK(g && g->time.v == OB_NODATA && g->time_not_judged && g->time_unsteady == 6 && g->time_cells == 6);
+    CHECK(g && fabs(g->time.effect - 12) < 1e-9); /* the raw change is still shown */
+    snprintf(p, sizeof p, "%s/busy.txt", dir);
+    f = fopen(p, "w");
+    ob_compare_print(&c, f);
+    fclose(f);
+    f = fopen(p, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "+1200.0% unsteady, not judged") && strstr(buf, "note: step time not judged in 1 group"));
+    ob_compare_free(&c);
+    /* the same slowdown with steady timing (p90 scaled alike) is a regression */
+    m.p90_mul = 1;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && !g->time_not_judged &&
+          fabs(g->time.effect - 12) < 1e-9 && strstr(g->detail, "step time +1200%"));
+    ob_compare_free(&c);
+
+    /* a slowdown that does not show on the cells together: +50% on seeds 0
+     * and 1, -10% on seed 2 (the ratio of the medians would say +50%) */
+    m = none();
+    m.time_seed[0] = m.time_seed[1] = 1.5;
+    m.time_seed[2] = 0.9;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && !c.regression && g && g->time.v == OB_SAME && g->time.n == 6 && g->time.ci_lo < 0);
+    ob_compare_free(&c);
+    /* +50% on every seed is */
+    m.time_seed[2] = 1.5;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && fabs(g->time.effect - 0.5) < 1e-9);
+    CHECK(isnan(c.time_shift)); /* one group moved, not the machine */
+    ob_compare_free(&c);
+
+    /* every step 3x slower: each group is worse, and the note names a machine-wide shift */
+    m = none();
+    m.time_all = 3;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && c.regression && c.n_worse == 4 && fabs(c.time_shift - 2) < 1e-9);
+    f = fopen(p, "w");
+    ob_compare_print(&c, f);
+    fclose(f);
+    f = fopen(p, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "note: step time moved the same way in every group (median +200.0%)") &&
+          strstr(buf, "--time-tol off"));
+    ob_compare_free(&c);
+
+    /* timing steadiness */
+    CHECK(!ob_compare_time_unsteady(1, 1.2, 13, 15.6)); /* slower, same spread */
+    CHECK(ob_compare_time_unsteady(1, 1.02, 13, 18.6)); /* the candidate's p90 43% above its median */
+    CHECK(ob_compare_time_unsteady(13, 18.6, 1, 1.02)); /* the baseline's */
+    CHECK(!ob_compare_time_unsteady(1, 1.3, 1, 1.35));  /* both unsteady alike: compared */
+    CHECK(!ob_compare_time_unsteady(1, NAN, 2, NAN));   /* unknown p90: steady */
+
+    /* bytes for people */
+    char bb[32];
+    CHECK(!strcmp(ob_compare_bytes(512, 0, bb, sizeof bb), "512 B"));
+    CHECK(!strcmp(ob_compare_bytes(17489828, 0, bb, sizeof bb), "16.7 MiB"));
+    CHECK(!strcmp(ob_compare_bytes(4096, 1, bb, sizeof bb), "+4.00 KiB"));
+    CHECK(!strcmp(ob_compare_bytes(-2048, 1, bb, sizeof bb), "-2.00 KiB"));
+    CHECK(!strcmp(ob_compare_bytes(1.5 * 1024 * 1024 * 1024, 0, bb, sizeof bb), "1.50 GiB"));
+    CHECK(!strcmp(ob_compare_bytes(300 * 1024, 0, bb, sizeof bb), "300 KiB"));
+    CHECK(!strcmp(ob_compare_bytes(NAN, 0, bb, sizeof bb), "-"));
+
+    /* the text table: memory in KiB/MiB, and long values keep the columns (and
+     * the verdicts) aligned; Markdown and JUnit say the same */
+    m = none();
+    m.mem_add = 17493924 - 2048;
+    m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 0.8;
+    m.time_mul = 13;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && c.regression);
+    f = fopen(p, "w");
+    ob_compare_print(&c, f);
+    fclose(f);
+    f = fopen(p, "r");
+    {
+        char line[1024];
+        int col = -1, rows = 0, aligned = 1;
+        while (fgets(line, sizeof line, f) && strncmp(line, "note", 4)) {
+            char *v = strstr(line, "verdict");
+            if (col < 0 && v) {
+                col = (int)(v - line);
+                continue;
+            }
+            rows++;
+            /* the verdict starts at the header's column, after two spaces */
+            aligned &= col > 2 && (int)strlen(line) > col && line[col - 1] == ' ' && line[col - 2] == ' ' &&
+                       line[col] != ' ' &&
+                       (!strncmp(line + col, "same", 4) || !strncmp(line + col, "WORSE", 5) ||
+                        !strncmp(line + col, "better", 6));
+        }
+        CHECK_MSG(rows == 4 && aligned, "rows %d, verdict column %d", rows, col);
+    }
+    rewind(f);
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "peak 2.00 KiB -> 16.7 MiB worse") && !strstr(buf, "17493924"));
+    CHECK(strstr(buf, "-20.0% [-20.0%, -20.0%] better"));
+    snprintf(p, sizeof p, "%s/cmp.md", dir);
+    f = fopen(p, "w");
+    ob_compare_markdown(&c, "base.db", "cand.db", f);
+    fclose(f);
+    f = fopen(p, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "| quad | sgd | +0.0% [+0.0%, +0.0%] same | ") &&
+          strstr(buf, " | peak 2.00 KiB -> 16.7 MiB worse | **worse** |") &&
+          strstr(buf, "- quad / sgd: peak memory 2.00 KiB -> 16.7 MiB (+16.7 MiB; 2048 -> 17493924 bytes)") &&
+          strstr(buf, "| quad | adam | -20.0% [-20.0%, -20.0%] better |"));
+    snprintf(p, sizeof p, "%s/cmp.xml", dir);
+    f = fopen(p, "w");
+    ob_compare_junit(&c, f);
+    fclose(f);
+    f = fopen(p, "r");
+    n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = 0;
+    fclose(f);
+    CHECK(strstr(buf, "tests=\"4\" failures=\"2\"") &&
+          strstr(buf, "memory peak 2.00 KiB -&gt; 16.7 MiB worse</system-out>") &&
+          strstr(buf, "step time +1200% (median over 6 cells"));
+    ob_compare_free(&c);
+    /* a change too small for the rounding shows as the difference:
+     * 17489828 -> 17493924 bytes */
+    {
+        char base2[512];
+        snprintf(base2, sizeof base2, "%s/base2.db", dir);
+        m = none();
+        m.mem_add = 17489828 - 2048;
+        build(base2, &m);
+        m.mem_add += 4096;
+        build(cand, &m);
+        c = run_cmp(base2, cand, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        char mt[96];
+        memory_line(g, mt, sizeof mt);
+        CHECK_MSG(st == OB_OK && c.regression && !strcmp(mt, "peak 16.7 MiB (+4.00 KiB) worse"), "%s", mt);
+        CHECK(g && strstr(g->detail, "peak memory 16.7 MiB -> 16.7 MiB (+4.00 KiB; 17489828 -> 17493924 bytes)"));
+        ob_compare_free(&c);
+    }
 
     /* nothing in common: unusable */
     snprintf(cand, sizeof cand, "%s/other.db", dir);

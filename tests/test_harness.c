@@ -139,6 +139,163 @@ static void test_flags(void)
     ob_config_free(&c);
 }
 
+/* The text written to the temporary stream f (closed). */
+static void read_back(FILE *f, char *buf, size_t n)
+{
+    rewind(f);
+    size_t got = fread(buf, 1, n - 1, f);
+    buf[got] = '\0';
+    fclose(f);
+}
+
+static void test_bad_values(void)
+{
+    /* an empty item is an error, not skipped */
+    expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: \"0.1,,0.2\"\n", "t.yaml:3: '0.1,,0.2': item 2 is empty");
+    expect_bad("workloads: quadratic,\noptimizers: sgd\n", "t.yaml:1: 'quadratic,': item 2 is empty");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nseeds: \"1,,2\"\n", "item 2 is empty");
+    ob_config c;
+    ob_err e;
+    ob_config_init(&c);
+    CHECK(ob_config_set_lrs(&c.lrs[0], "0.1,,0.2", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "item 2 is empty"));
+    CHECK(ob_config_set_lrs(&c.lrs[0], ",0.1", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "item 1 is empty"));
+    CHECK(ob_config_set_lrs(&c.lrs[0], " ", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "is empty"));
+    CHECK(ob_config_set_devices(&c, "0,,1", "--devices", &e) == OB_ERR_INPUT && strstr(e.msg, "item 2 is empty"));
+    CHECK(ob_config_set_devices(&c, "0, 1", "--devices", &e) == OB_OK && c.n_devices == 2 && c.devices[1] == 1);
+    CHECK(ob_config_set_devices(&c, "5000", "--devices", &e) == OB_ERR_INPUT && strstr(e.msg, "out of range (max 1023)"));
+    ob_config_free(&c);
+    /* a whole number out of range says so */
+    expect_bad("workloads: quadratic\noptimizers: sgd\nsteps: 99999999999999999999\n",
+               "t.yaml:3: steps 99999999999999999999 is out of range (max 1000000000000)");
+    expect_bad("workloads: quadratic\noptimizers: sgd\ncheckpoint_keep: 101\n", "checkpoint_keep 101 is out of range (max 100)");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nsteps: 1.5\n", "t.yaml:3: steps '1.5' is not a whole number");
+    /* unknown names in the lists carry file:line like every other config error */
+    expect_bad("workloads: quadratic\noptimizers: [sgd, adamm]\n", "t.yaml:2: unknown optimizer 'adamm' (did you mean 'adam'?)");
+    expect_bad("name: x\nworkloads: [quadratc]\noptimizers: [sgd]\n", "t.yaml:2: unknown workload 'quadratc'");
+}
+
+static void test_lrs_note(void)
+{
+    ob_config c;
+    ob_err e;
+    CHECK_OK(load(&c, "workloads: quadratic\noptimizers: adam\nlrs:\n  adam: [0.01]\n  sgd: [0.1]\n", &e), &e);
+    FILE *notes = tmpfile();
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, notes, &e), &e);
+    CHECK(m.n == 1);
+    ob_matrix_free(&m);
+    char buf[1024];
+    read_back(notes, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "optbench: note: t.yaml:5: 'sgd' is not in this matrix; its lrs are unused") != NULL, "%s", buf);
+    ob_config_free(&c);
+}
+
+static void test_exclude(void)
+{
+    ob_config c;
+    ob_err e;
+    CHECK_OK(load(&c,
+                  "workloads: [quadratic, rosenbrock, cnn-tiny]\noptimizers: [sgd, muon, root]\nlrs: [0.1, 0.2]\n"
+                  "seeds: 2\nexclude:\n  quadratic: [muon, root]\n  rosenbrock: \"muon,root\"\n  bert-tiny: [sgd]\n",
+                  &e),
+             &e);
+    CHECK(c.n_excludes == 5 && !strcmp(c.excludes[0].origin, "t.yaml:6") && !strcmp(c.excludes[2].origin, "t.yaml:7"));
+    FILE *notes = tmpfile();
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, notes, &e), &e);
+    CHECK(m.n == (3 * 3 - 4) * 2 * 2 && m.n_excluded_pairs == 4);
+    for (int i = 0; i < m.n; i++) {
+        CHECK(m.cells[i].index == i);
+        CHECK(!(strcmp(m.cells[i].wl->name, "cnn-tiny") && strcmp(m.cells[i].opt->name, "sgd")));
+    }
+    CHECK(!strcmp(m.cells[4].wl->name, "rosenbrock") && !strcmp(m.cells[8].opt->name, "sgd"));
+    char buf[1024];
+    read_back(notes, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "t.yaml:8: 'bert-tiny' is not in this matrix; exclusion of bert-tiny x sgd is unused"), "%s", buf);
+    /* every pair routes; no pair is left whose lr reaches nothing */
+    FILE *warn = tmpfile();
+    CHECK_OK(ob_matrix_check_routing(&c, &m, warn, NULL, &e), &e);
+    read_back(warn, buf, sizeof buf);
+    CHECK_MSG(buf[0] == '\0', "%s", buf);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+
+    /* flag form, and a repeat is no error */
+    ob_config_init(&c);
+    CHECK_OK(ob_config_add_exclude_text(&c, "quadratic:muon, root", "--exclude", &e), &e);
+    CHECK_OK(ob_config_add_exclude_text(&c, "quadratic:muon", "--exclude", &e), &e);
+    CHECK(c.n_excludes == 2 && ob_config_excluded(&c, "quadratic", "root") && !ob_config_excluded(&c, "root", "quadratic"));
+    CHECK(ob_config_add_exclude_text(&c, "quadratic", "--exclude", &e) == OB_ERR_INPUT && strstr(e.msg, "WORKLOAD:OPTIMIZER"));
+    CHECK(ob_config_add_exclude_text(&c, "quadratic:muon,,root", "--exclude", &e) == OB_ERR_INPUT);
+    ob_config_free(&c);
+
+    expect_bad("workloads: quadratic\noptimizers: [sgd, muon]\nexclude:\n  quadratic: [sgd,\n    muonn]\n",
+               "t.yaml:5: exclude: unknown optimizer 'muonn' (did you mean 'muon'?)");
+    expect_bad("workloads: quadratic\noptimizers: [sgd, muon]\nexclude:\n  quadratc: [muon]\n",
+               "t.yaml:4: exclude: unknown workload 'quadratc' (did you mean 'quadratic'?)");
+    expect_bad("workloads: quadratic\noptimizers: [sgd, muon]\nexclude:\n  quadratic: [muon, sgd]\n",
+               "every (workload, optimizer) pair is excluded");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nexclude: [quadratic]\n", "t.yaml:3: exclude (workload: [optimizer, ...]) must be a mapping");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nexclude:\n  quadratic: []\n", "t.yaml:4: exclude: 'quadratic' has an empty list");
+    /* an excluded pair's settings are still checked */
+    expect_bad("workloads: quadratic\noptimizers: [sgd, muon]\nexclude: {quadratic: [muon]}\n"
+               "hparams:\n  muon: {route: \"tag=matrx -> adamw\"}\n",
+               "t.yaml:5: muon: route");
+}
+
+/* Expand text and check the routing of every pair; the warnings in warn. */
+static ob_status route_all(const char *text, char *warn, size_t n, ob_err *e)
+{
+    ob_config c;
+    ob_matrix m;
+    ob_status s = load(&c, text, e);
+    if (s == OB_OK) s = ob_matrix_expand(&c, &m, NULL, e);
+    if (s == OB_OK) {
+        FILE *w = tmpfile();
+        s = ob_matrix_check_routing(&c, &m, w, NULL, e);
+        read_back(w, warn, n);
+        ob_matrix_free(&m);
+    }
+    ob_config_free(&c);
+    return s;
+}
+
+static void test_routing_check(void)
+{
+    char warn[4096];
+    ob_err e;
+    /* a rule that fails on a workload is bad input naming the rule and its line */
+    ob_status s = route_all("workloads: [cnn-tiny, quadratic]\noptimizers: [muon]\nhparams:\n  muon:\n"
+                            "    route: [\"tag=matrix -> muon\",\n            \"tag=vector -> muon\"]\n",
+                            warn, sizeof warn, &e);
+    CHECK(s == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "t.yaml:6: routing rule 'tag=vector -> muon' of muon fails on quadratic: muon: parameter 'x'"),
+              "%s", e.msg);
+    /* explicit routing that leaves a parameter without a rule names where it was set */
+    s = route_all("workloads: quadratic\noptimizers: [root]\nhparams:\n  root:\n    routing: explicit\n"
+                  "    route: [\"tag=matrix -> root\"]\n",
+                  warn, sizeof warn, &e);
+    CHECK(s == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "t.yaml:5: root.routing=explicit on quadratic: root: parameter 'x'") &&
+                  strstr(e.msg, "matches no routing rule"),
+              "%s", e.msg);
+    /* a swept lr that reaches no parameter: one warning per such pair */
+    CHECK_OK(route_all("workloads: [quadratic, cnn-tiny]\noptimizers: [sgd, muon]\nlrs: [0.01, 0.1]\n", warn, sizeof warn,
+                       &e),
+             &e);
+    CHECK_MSG(strstr(warn, "optbench: warning: quadratic x muon: muon's lr reaches no parameter (1 tensor went to its "
+                           "'adamw' group, which uses muon.adamw_lr = 0.0003), so its lrs 0.01, 0.1 give identical runs; "
+                           "tune muon.adamw_lr instead") != NULL,
+              "%s", warn);
+    CHECK_MSG(strstr(warn, "exclude: {quadratic: [muon]}") != NULL, "%s", warn);
+    CHECK_MSG(strstr(warn, "cnn-tiny") == NULL && strstr(warn, "sgd") == NULL, "%s", warn);
+    /* routing everything to the AdamW group on purpose is warned about too */
+    CHECK_OK(route_all("workloads: cnn-tiny\noptimizers: root\nhparams: {root: {route: \"* -> adamw\"}}\n", warn,
+                       sizeof warn, &e),
+             &e);
+    CHECK_MSG(strstr(warn, "cnn-tiny x root: root's lr reaches no parameter") != NULL, "%s", warn);
+}
+
 static void test_stats(void)
 {
     double loss[20];
@@ -163,6 +320,10 @@ int main(void)
     test_yaml_bad();
     test_text_options();
     test_flags();
+    test_bad_values();
+    test_lrs_note();
+    test_exclude();
+    test_routing_check();
     test_stats();
     return check_done();
 }

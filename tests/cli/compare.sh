@@ -2,7 +2,8 @@
 # `optbench compare`, the nightly regression gate, end to end: identical
 # databases and a deterministic rerun pass (exit 0); a planted regression
 # (worse final loss on every seed, a slower step) fails (exit 1); cells on one
-# side only are listed and fail only with --strict; unusable input exits 2.
+# side only are listed and fail only with --strict; unusable input exits 2, and
+# a workload parameter that differs (--set quadratic.noise=2) is named.
 # The JUnit XML is validated with python3's xml.etree and counted.
 set -uo pipefail
 : "${OPTBENCH:?}"
@@ -56,12 +57,13 @@ run "$tmp/rerun.db"
 compare 0 --baseline "$tmp/base.db" --candidate "$tmp/rerun.db" --time-tol off
 
 if [ $have_py = 1 ]; then
-  # plant a regression: adam 50% worse on quadratic on every seed, sgd twice as slow
+  # plant a regression: adam 50% worse on quadratic on every seed, sgd twice as
+  # slow (p50 and p90: a steady slowdown)
   python3 - "$tmp/cand.db" <<'PY'
 import sys, sqlite3
 db = sqlite3.connect(sys.argv[1])
 db.execute("UPDATE runs SET final_loss = final_loss * 1.5 WHERE optimizer = 'adam' AND workload = 'quadratic'")
-db.execute("UPDATE runs SET step_ms_median = step_ms_median * 2 WHERE optimizer = 'sgd'")
+db.execute("UPDATE runs SET step_ms_median = step_ms_median * 2, step_ms_p90 = step_ms_p90 * 2 WHERE optimizer = 'sgd'")
 db.commit()
 PY
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/bad.md" --junit "$tmp/bad.xml"
@@ -107,5 +109,20 @@ compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate 1
   --db "$tmp/other.db" >/dev/null 2>&1
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/other.db"
 check "says nothing matches" grep -q 'no cell of the candidate matches' "$tmp/err"
+check "says workload parameters are matched" grep -q 'same workload, workload parameters, optimizer' "$tmp/err"
+check "the message is one line" test "$(wc -l <"$tmp/err")" -eq 1
+
+# the same matrix with one workload parameter changed: nothing matches, and the
+# message names the parameter and both values
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
+  --seeds 2 --steps 60 --eval-every 30 --backend cpu --set quadratic.noise=2 \
+  --db "$tmp/noise.db" >/dev/null 2>&1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/noise.db"
+check "names the differing parameter: $(cat "$tmp/err")" \
+  grep -qE "quadratic's workload parameters differ: noise [0-9.e-]+ in the baseline, 2 in the candidate" "$tmp/err"
+check "still one line" test "$(wc -l <"$tmp/err")" -eq 1
+"$OPTBENCH" compare --help >"$tmp/help" 2>&1
+check "--help: workload parameters are matched" grep -q 'workload parameters' "$tmp/help"
+check "--help: when to use --time-tol off" grep -q 'use --time-tol off when' "$tmp/help"
 
 exit $fail

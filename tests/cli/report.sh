@@ -81,7 +81,20 @@ check "text file unchanged" test "$(cksum <"$tmp/config.yaml")" = "$sum"
 check "no report folder for bad input" test ! -e "$tmp/x"
 bad_input "report on a missing file" "does not exist" report --db "$tmp/missing.db" --out "$tmp/x"
 check "missing db not created" test ! -e "$tmp/missing.db"
-bad_input "report without --out" "--db and --out are required" report --db "$db"
+bad_input "report without --out" "--out DIR is required" report --db "$db"
+bad_input "report without --db" "--db FILE is required" report --out "$tmp/x"
+bad_input "report without --db and --out" "--db and --out are required" report
+# a missing flag is one line naming it, not the whole usage
+"$OPTBENCH" report --db "$db" >"$tmp/out" 2>"$tmp/err"
+check "report without --out: one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+check "report without --out: no usage on stdout" test ! -s "$tmp/out"
+"$OPTBENCH" report >"$tmp/out" 2>"$tmp/err"
+check "report without flags: one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+"$OPTBENCH" report --help >"$tmp/out" 2>&1; rc=$?
+check "report --help exits 0 (rc $rc)" test $rc -eq 0
+check "report --help documents --benchmark ID|latest|all" grep -qF -- '--benchmark ID|latest|all' "$tmp/out"
+"$OPTBENCH" report --db "$db" --out "$tmp/all" --benchmark all --no-render >"$tmp/out" 2>&1; rc=$?
+check "report --benchmark all exits 0 (rc $rc)" test $rc -eq 0
 bad_input "report --benchmark x" "--benchmark 'x'" report --db "$db" --out "$tmp/x" --benchmark x
 bad_input "report --target without =" "--target 'quadratic'" report --db "$db" --out "$tmp/x" --target quadratic
 bad_input "report --target unknown workload" "nosuch" report --db "$db" --out "$tmp/x" --target nosuch=1

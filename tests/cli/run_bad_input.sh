@@ -39,6 +39,38 @@ expect "notes.txt" "${base[@]/$tmp\/keep.db/$tmp/notes.txt}"
 cmp -s "$tmp/notes.txt" "$tmp/notes.orig" || { echo "FAIL: a foreign file was modified"; fails=$((fails+1)); }
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('create table t(x)'); c.commit()" "$tmp/other.db"
 expect "other.db" "${base[@]/$tmp\/keep.db/$tmp/other.db}"
+# a flag never takes the next option as its value, and an unknown one is named
+expect "unknown option '--bogus' (see optbench run --help)" "${base[@]}" --bogus --db "$tmp/keep.db"
+expect "--steps needs a value; the next argument '--db' is an option" run --workloads quadratic --optimizers sgd --steps --db "$tmp/keep.db"
+expect "unknown option '--dryrun' (did you mean '--dry-run'?)" "${base[@]}" --dryrun
+expect "--db needs a value" "${base[@]}" --db
+expect "unknown option '--steps=10' (write '--steps 10')" "${base[@]}" --steps=10
+expect "--seeds needs a value" "${base[@]}" --seeds --dry-run
+expect "unknown option '-x'" "${base[@]}" -x
+# lists with an empty item, numbers out of range
+expect "--lrs: '0.1,,0.2': item 2 is empty" "${base[@]}" --lrs 0.1,,0.2
+expect "--workloads: 'quadratic,': item 2 is empty" "${base[@]}" --workloads quadratic,
+expect "--steps '99999999999999999999': out of range (max 1000000000000)" "${base[@]}" --steps 99999999999999999999
+printf 'workloads: quadratic\noptimizers: [sgd, adamm]\n' >"$tmp/bad3.yaml"
+expect "bad3.yaml:2: unknown optimizer 'adamm' (did you mean 'adam'?)" run "$tmp/bad3.yaml" --db "$tmp/keep.db"
+printf 'workloads: quadratic\noptimizers: sgd\nsteps: 99999999999999999999\n' >"$tmp/bad4.yaml"
+expect "bad4.yaml:3: steps 99999999999999999999 is out of range (max 1000000000000)" run "$tmp/bad4.yaml" --db "$tmp/keep.db"
+expect "--optimizers: unknown optimizer 'adamm'" run --workloads quadratic --optimizers sgd,adamm --db "$tmp/keep.db"
+# exclusions name known workloads and optimizers
+printf 'workloads: quadratic\noptimizers: [sgd, muon]\nexclude:\n  quadratic: [sgd,\n    muonn]\n' >"$tmp/bad5.yaml"
+expect "bad5.yaml:5: exclude: unknown optimizer 'muonn' (did you mean 'muon'?)" run "$tmp/bad5.yaml" --db "$tmp/keep.db"
+expect "--exclude: unknown workload 'quadratc' (did you mean 'quadratic'?)" "${base[@]}" --exclude quadratc:sgd
+expect "every (workload, optimizer) pair is excluded" "${base[@]}" --exclude quadratic:sgd
+# a routing rule that fails on a workload is bad input, with --dry-run or not,
+# and names the rule: nothing is created
+rt=(run --workloads quadratic --optimizers muon --steps 5 --set 'muon.route=tag=vector -> muon')
+expect "--set: routing rule 'tag=vector -> muon' of muon fails on quadratic" "${rt[@]}" --dry-run --db "$tmp/new.db"
+expect "--set: routing rule 'tag=vector -> muon' of muon fails on quadratic" "${rt[@]}" --db "$tmp/new.db"
+printf 'workloads: quadratic\noptimizers: muon\nhparams:\n  muon:\n    route: ["tag=matrix -> muon", "tag=vector -> muon"]\n' >"$tmp/bad6.yaml"
+expect "bad6.yaml:5: routing rule 'tag=vector -> muon' of muon fails on quadratic" run "$tmp/bad6.yaml" --db "$tmp/new.db"
+expect "routing rule 'tag=vector -> muon'" "${rt[@]}" --db "$tmp/keep.db"
+[ ! -e "$tmp/new.db" ] || { echo "FAIL: bad routing created $tmp/new.db"; fails=$((fails+1)); }
+expect "unknown option '--bogus'" list --bogus
 sum_after=$(cat "$tmp/keep.db"* | md5sum)
 [ "$sum_before" = "$sum_after" ] || { echo "FAIL: the database changed"; fails=$((fails+1)); }
 echo "$fails failed"

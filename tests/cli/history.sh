@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# `optbench history` keeps different problems apart: a night run with another
+# workload parameter (--set quadratic.noise=2) or other hyperparameters
+# (--set adam.beta2=0.95) starts its own series (labelled as the report labels
+# it, and explained in a note) instead of showing as a jump in one line; tick
+# labels tell benchmarks of one day apart (time, benchmark id); the plot's
+# colours are the report's, one per optimizer configuration.
+set -uo pipefail
+: "${OPTBENCH:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # description, command...
+  local what="$1"; shift
+  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
+}
+db="$tmp/h.db"
+run() { # optimizers, more args...
+  local opts=$1; shift
+  "$OPTBENCH" run --workloads quadratic --optimizers "$opts" --lrs 0.01,0.1 --seeds 2 --steps 40 \
+    --backend cpu --db "$db" "$@" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run $*"; cat "$tmp/run.log"; exit 1; }
+}
+run sgd,adam
+run sgd,adam --set quadratic.noise=2
+run sgd,adam
+"$OPTBENCH" history --db "$db" --out "$tmp/h" >"$tmp/out" 2>&1; rc=$?
+cat "$tmp/out"
+check "history exits 0 (rc $rc)" test $rc -eq 0
+hdr=$(grep '^bench ' "$tmp/out")
+check "a series per workload parameter set" grep -q 'quadratic noise=2 adam' <<<"$hdr"
+check "the default set is labelled too" grep -qE 'quadratic noise=[0-9.e-]+ adam' <<<"$(sed 's/quadratic noise=2 adam//' <<<"$hdr")"
+check "4 series (2 problems x 2 optimizers)" test "$(head -1 "$tmp/h/history.csv" | tr ',' '\n' | grep -c 'quadratic noise=')" -eq 4
+# benchmark 2 has values only in the noise=2 series, 1 and 3 only in the others
+python3 - "$tmp/h/history.csv" <<'PY' || fail=1
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hdr, data = rows[0], rows[1:]
+n2 = [i for i, h in enumerate(hdr) if h.startswith("quadratic noise=2 ")]
+other = [i for i, h in enumerate(hdr) if h.startswith("quadratic noise=") and i not in n2]
+assert len(n2) == 2 and len(other) == 2, hdr
+for r in data:
+    mine, theirs = (n2, other) if r[0] == "2" else (other, n2)
+    assert all(r[i] != "" for i in mine) and all(r[i] == "" for i in theirs), ("mixed series", r)
+# tick labels: one per benchmark, all different although the dates are the same
+labels = [r[3] for r in data]
+assert len(set(labels)) == len(labels), ("tick labels repeat", labels)
+assert all("#" + r[0] in r[3] for r in data), labels
+PY
+check "a note explains the split" grep -q "^note: quadratic ran with different workload parameters" "$tmp/out"
+check "ticks: date, time, id and revision" grep -qF 'tick(i, d, r) = d[1:16] . "\n#" . i . " " . r[1:8]' "$tmp/h/history.gp"
+
+# another optimizer configuration: its own series, and the report's colours
+run adam --set adam.beta2=0.95
+"$OPTBENCH" history --db "$db" --out "$tmp/h2" >"$tmp/out" 2>&1; rc=$?
+check "history exits 0 (rc $rc)" test $rc -eq 0
+check "a note on the hyperparameters" grep -q "^note: adam ran with different hyperparameters" "$tmp/out"
+check "beta2=0.95 is its own series" grep -q 'adam beta2=0.95' <<<"$(grep '^bench ' "$tmp/out")"
+"$OPTBENCH" report --db "$db" --out "$tmp/rep" --no-render >/dev/null 2>&1
+check "report written" test -s "$tmp/rep/style.gp"
+python3 - "$tmp/rep/style.gp" "$tmp/h2/history.gp" "$tmp/h2/history.csv" <<'PY' || fail=1
+import csv, re, sys
+style = {}
+for line in open(sys.argv[1]):
+    m = re.match(r'set linetype \d+ lc rgb "(#[0-9a-f]{6})".*#\s*(.+?)\s*$', line)
+    if m:
+        style[m.group(2)] = m.group(1)
+assert len(style) == 3, style   # adam beta2=0.95, adam beta2=0.999, sgd
+hdr = next(csv.reader(open(sys.argv[3])))
+seen = 0
+for m in re.finditer(r'lc rgb "(#[0-9a-f]{6})".*?columnheader\((\d+)\)', open(sys.argv[2]).read()):
+    label = hdr[int(m.group(2)) - 1]
+    opt = [o for o in style if label.endswith(" " + o)]
+    assert len(opt) == 1, (label, style)
+    assert style[opt[0]] == m.group(1), (label, m.group(1), "report:", style[opt[0]])
+    seen += 1
+assert seen == len(hdr) - 4, (seen, hdr)
+PY
+if command -v gnuplot >/dev/null 2>&1; then check "history.png rendered" test -s "$tmp/h2/history.png"; fi
+
+# one series asked for by its workload name keeps both parameter sets
+"$OPTBENCH" history --db "$db" --workload quadratic --optimizer sgd >"$tmp/out" 2>&1
+check "--workload by name: both sets" test "$(grep '^bench ' "$tmp/out" | grep -o 'quadratic noise=' | wc -l)" -eq 2
+exit $fail

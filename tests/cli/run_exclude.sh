@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# muon and root send 2-D hidden weights to Newton-Schulz (their lr) and the
+# rest to their AdamW group (adamw_lr): on a workload without hidden matrices
+# their lr reaches no parameter, which run says at --dry-run and at run time;
+# 'exclude' (config) / --exclude (flag) leaves such pairs out of the matrix,
+# and the shipped configs do, with run counts in their comments that match.
+set -uo pipefail
+: "${OPTBENCH:?}" "${OB_SOURCE_DIR:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+m=(run --workloads quadratic,cnn-tiny --optimizers muon,root,sgd --lrs 0.01,0.02 --steps 3 --backend cpu)
+"$OPTBENCH" "${m[@]}" --dry-run >"$tmp/out" 2>"$tmp/err" || fail "dry run: rc=$?"
+for o in muon root; do
+  grep -q "^optbench: warning: quadratic x $o: $o's lr reaches no parameter (1 tensor went to its 'adamw' group, which uses $o.adamw_lr = 0.0003), so its lrs 0.01, 0.02 give identical runs; tune $o.adamw_lr instead.*--exclude quadratic:$o)$" "$tmp/err" \
+    || fail "no warning for quadratic x $o at --dry-run: $(cat "$tmp/err")"
+done
+[ "$(grep -c warning "$tmp/err")" = 2 ] || fail "warnings for other pairs: $(cat "$tmp/err")"
+grep -q "^12 cells" "$tmp/out" || fail "dry run: $(head -1 "$tmp/out")"
+
+# at run time too, before anything runs
+"$OPTBENCH" "${m[@]}" --workloads quadratic --db "$tmp/r.db" >/dev/null 2>"$tmp/err" || fail "run: rc=$?"
+[ "$(grep -c "lr reaches no parameter" "$tmp/err")" = 2 ] || fail "run time: $(cat "$tmp/err")"
+[ "$(grep -n "lr reaches no parameter" "$tmp/err" | head -1 | cut -d: -f1)" -lt "$(grep -n '^\[1/' "$tmp/err" | cut -d: -f1)" ] \
+  || fail "the warning comes after the first cell"
+
+# one lr (the default): no identical runs, but the lr shown is still not used
+"$OPTBENCH" run --workloads rosenbrock --optimizers muon --dry-run >/dev/null 2>"$tmp/err"
+grep -q "rosenbrock x muon: muon's lr reaches no parameter .*its lr 0.001 is not used by its runs" "$tmp/err" \
+  || fail "one lr: $(cat "$tmp/err")"
+
+# --exclude leaves the pairs out: no warning, 4 cells fewer each
+"$OPTBENCH" "${m[@]}" --exclude quadratic:muon --exclude quadratic:root --dry-run >"$tmp/out" 2>"$tmp/err" || fail "exclude: rc=$?"
+[ ! -s "$tmp/err" ] || fail "exclude: stderr: $(cat "$tmp/err")"
+grep -q "^8 cells (2 workloads x 3 optimizers x lrs x 1 seeds, less 2 excluded (workload, optimizer) pairs)" "$tmp/out" \
+  || fail "exclude: $(head -1 "$tmp/out")"
+grep -Eq "quadratic +(muon|root) " "$tmp/out" && fail "an excluded pair has cells"
+grep -Eq "cnn-tiny +muon " "$tmp/out" || fail "cnn-tiny x muon is gone too"
+
+# the same in a config file, and lrs for an optimizer outside the matrix is noted
+cat >"$tmp/x.yaml" <<'Y'
+workloads: [quadratic, cnn-tiny]
+optimizers: [muon, sgd]
+lrs: {muon: [0.01, 0.02], sgd: [0.1], adam: [0.001]}
+exclude:
+  quadratic: [muon]
+  rosenbrock: [sgd]
+Y
+"$OPTBENCH" run "$tmp/x.yaml" --steps 2 --backend cpu --db "$tmp/x.db" >/dev/null 2>"$tmp/err" || fail "config: rc=$?"
+grep -q "^optbench: note: .*x.yaml:3: 'adam' is not in this matrix; its lrs are unused$" "$tmp/err" || fail "no lrs note: $(cat "$tmp/err")"
+grep -q "^optbench: note: .*x.yaml:6: 'rosenbrock' is not in this matrix; exclusion of rosenbrock x sgd is unused$" "$tmp/err" \
+  || fail "no exclusion note: $(cat "$tmp/err")"
+grep -q warning "$tmp/err" && fail "config: a warning: $(cat "$tmp/err")"
+python3 - "$tmp/x.db" <<'PY' || fail "config: the database"
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+rows = db.execute("select workload, optimizer, count(*) from runs group by 1, 2 order by 1, 2").fetchall()
+assert rows == [("cnn-tiny", "muon", 2), ("cnn-tiny", "sgd", 1), ("quadratic", "sgd", 1)], rows
+PY
+
+# the shipped configs: no pair whose lr reaches no parameter, and the run
+# count their comments give
+for cfg in default nightly; do
+  f="$OB_SOURCE_DIR/configs/$cfg.yaml"
+  "$OPTBENCH" run "$f" --dry-run >"$tmp/out" 2>"$tmp/err" || fail "$cfg: rc=$?"
+  grep -q "lr reaches no parameter" "$tmp/err" && fail "$cfg.yaml: $(cat "$tmp/err")"
+  n=$(sed -n '1s/^\([0-9]*\) cells.*/\1/p' "$tmp/out")
+  said=$(grep -o '[0-9]* runs' "$f" | head -1 | cut -d' ' -f1)
+  [ -n "$n" ] && [ "$n" = "$said" ] || fail "$cfg.yaml: the comment says '$said runs', the matrix has $n cells"
+  echo "ok: $cfg.yaml: $n runs"
+done
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -469,16 +469,20 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     static const char *const fig_titles[] = {"Step time", "Peak memory", "Optimizer state", "Time to target"};
     if (d->n_opt == 0 || d->n_wl == 0) return OB_OK;
     /* what each slot shows: 0 nothing (no runs, or not measured), 1 a bar,
-     * 2 a zero value (a "0 B" mark), 3 not reached, 4 reached but untimed */
+     * 2 a zero value (a "0 B" mark), 3 not reached, 4 reached but untimed,
+     * 5 a pair left out of the matrix (a "not run" mark) */
     int n_slots = d->n_wl * d->n_opt;
     int *what = calloc((size_t)n_slots, sizeof *what);
     if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     range r = {NAN, NAN};
-    int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0;
+    int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0;
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
             const ob_group *g = ob_stats_group(s, w, o);
-            if (!g) continue;
+            if (!g) {
+                what[w * d->n_opt + o] = 5, n_notrun++;
+                continue;
+            }
             n_groups++;
             int *m = &what[w * d->n_opt + o];
             if (kind == 3) {
@@ -542,7 +546,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                       : kind == 1 ? "Peak device memory per run (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
                                   : "Training time to reach the target loss, at the lr that got there first\\n"
-                                    "(steps to target: median over seeds; \\\"not reached\\\": the median run never got there)";
+                                    "(steps to target of the median run; \\\"not reached\\\": it never got there)";
     char ylabel[128];
     if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
     else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
@@ -551,7 +555,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     fprintf(f,
             "set title \"%s\"\n"
             "set ylabel \"%s%s\"\n"
-            "set xlabel \"workload\"\n"
+            "unset xlabel\n"
             "set style fill solid 0.85 border rgb \"#333333\"\n"
             "# one group of bars per workload (row r of the table at x = r), one slot per optimizer\n"
             "slot = %.17g\n"
@@ -570,7 +574,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                "set grid noxtics ytics\n"
                "%s\n"
                "%s\n",
-            logy ? "set logscale y" : "unset logscale y", yrange);
+            logy ? "set logscale y\nset format y \"%g\"" : "unset logscale y", yrange);
     /* marks for what has no bar */
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
@@ -581,6 +585,9 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             else if (m == 3 || m == 4)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc lt %d\n",
                         m == 3 ? "not reached" : "step time unknown", x, o + 1);
+            else if (m == 5)
+                fprintf(f, "set label \"not run\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
+                        x);
         }
     char using[64];
     if (kind == 0 || scale == 1) snprintf(using, sizeof using, "(column(i))");
@@ -602,13 +609,14 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "Largest amount of device memory allocated at once during a run, per workload and optimizer.",
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
         "Estimated training time until the smoothed training loss first reaches the workload's "
-        "target (see the time-to-target tables): steps to target (the median over seeds) times the "
+        "target (see the time-to-target tables): steps to target (of the median run over seeds) times the "
         "median step time, at the learning rate that got there first."};
     char extra[400] = "";
+    const char *notrun = n_notrun ? " \"not run\": the pair was left out of the matrix." : "";
     if (kind == 3 && n_unreached)
         snprintf(extra, sizeof extra,
                  " \"not reached\" marks an optimizer whose median over seeds never reached the target "
-                 "at any learning rate (half or more of the seeds never got there): it has no time to "
+                 "at any learning rate: it has no time to "
                  "show.%s", n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "");
     else if (kind == 3 && n_untimed)
         snprintf(extra, sizeof extra, " \"step time unknown\": reached, but no step time was recorded.");
@@ -617,7 +625,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                  " \"0 B\" marks an optimizer that %s (for example sgd without momentum): its bar has "
                  "zero height%s.",
                  kind == 2 ? "keeps no state" : "allocated nothing", logy ? " and cannot be drawn on the log scale" : "");
-    add_fig(out, stems[kind], -1, fig_titles[kind], "%s%s%s", caps[kind], extra,
+    add_fig(out, stems[kind], -1, fig_titles[kind], "%s%s%s%s", caps[kind], extra, notrun,
             logy ? " The y axis is logarithmic." : "");
     return OB_OK;
 }

@@ -321,14 +321,14 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "interpolated in log(lr) at half and twice the best lr (- when outside the grid). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr.",
           100 * o->stats.tol);
-    doc_p(dc, "Time to target: a run reaches the target at the first step where its training loss, "
-              "averaged over a trailing window of 10%% of its recorded steps (the window of the final loss), is at or below the workload's target "
-              "(by default 1.1 x the best median final loss any optimizer reached there). Per lr the "
-              "median over seeds counts (so a step count like 64.5 is the mean of the two middle seeds); "
-              "the optimizer's time is the best over lrs. Training time is "
-              "steps x median step time (recording and evaluation excluded). 'not reached' means "
-              "censored: at no lr did the median over seeds get there within the run (half or more "
-              "of the seeds never did). Only optimizers that reached the target are ranked; the "
+    doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
+              "the last 10%% of its recorded steps (the window of the final loss). Per lr, the steps "
+              "to target are the first step at which the median over seeds of the trailing loss is "
+              "at or below the workload's target (by default 1.1 x the best median final loss any "
+              "optimizer reached there, so the best optimizer always gets there); the optimizer's "
+              "time is the best over lrs. Training time is steps x median step time (recording and "
+              "evaluation excluded). 'not reached' means censored: at no lr did the median over "
+              "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank.");
 
     /* ---- per workload ---- */
@@ -367,7 +367,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
 
         doc_p(dc, "Time to target: target loss %s (%s).", num(s->target[w], b1, sizeof b1),
               s->target_given[w] ? "given" : "1.1 x the best median final loss");
-        static const char *const thdr[] = {"rank", "optimizer", "steps to target (median over seeds)",
+        static const char *const thdr[] = {"rank", "optimizer", "steps to target (median run)",
                                            "training time", "at lr"};
         doc_table(dc, 5, thdr);
         /* rank by time (or steps) */
@@ -413,8 +413,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
         }
         doc_table_end(dc);
         if (n_reached == 0 && n_here > 0)
-            doc_p(dc, "No optimizer reached the target on %s (a median over seeds is 'not reached' when "
-                      "half or more of the seeds never got there), so none is ranked%s.",
+            doc_p(dc, "No optimizer reached the target on %s (the median over seeds of the trailing loss never "
+                      "got there), so none is ranked%s.",
                   d->wl_labels[w], s->target_given[w] ? "" : "; `--target WORKLOAD=LOSS` sets a looser target");
         for (int f = 0; f < figs->n; f++)
             if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);

@@ -141,8 +141,8 @@ static const ob_file_doc docs[] = {
      "eval_metric_median, eval_metric_min, eval_metric_max"},
     {"time_to_target.csv", "steps and training time to reach each workload's target loss",
      "workload, target, target_source (given | default = 1.1 x best median final loss), "
-     "optimizer, rank (1 = fastest; empty when not reached), steps (median over seeds, so 64.5 "
-     "can occur; inf = censored: the median run never reached it), time_s (inf = censored), lr "
+     "optimizer, rank (1 = fastest; empty when not reached), steps (the first step at which "
+     "the median over seeds of the trailing loss reached it; inf = censored: it never did), time_s (inf = censored), lr "
      "(the lr that got there first), censored (1/0)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "

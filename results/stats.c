@@ -173,9 +173,8 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
     return hi - lo;
 }
 
-int64_t ob_stat_first_reach(const double *loss, int64_t n, double target)
+void ob_stat_trailing_mean(const double *loss, int64_t n, double *out)
 {
-    if (isnan(target)) return -1;
     int64_t w = n / 10 > 1 ? n / 10 : 1; /* the final loss's window: 10% of the points */
     double sum = 0;
     int64_t cnt = 0, n_inf = 0;
@@ -206,9 +205,55 @@ int64_t ob_stat_first_reach(const double *loss, int64_t n, double target)
                 cnt--;
             }
         }
-        if (n_inf == 0 && cnt > 0 && sum / (double)cnt <= target) return i;
+        out[i] = n_inf == 0 && cnt > 0 ? sum / (double)cnt : INFINITY;
     }
-    return -1;
+}
+
+int64_t ob_stat_first_reach(const double *loss, int64_t n, double target)
+{
+    if (isnan(target) || n <= 0) return -1;
+    double *tm = malloc((size_t)n * sizeof *tm);
+    if (!tm) return -1;
+    ob_stat_trailing_mean(loss, n, tm);
+    int64_t at = -1;
+    for (int64_t i = 0; i < n && at < 0; i++)
+        if (tm[i] <= target) at = i;
+    free(tm);
+    return at;
+}
+
+int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                   const int64_t *n, const int *diverged, double target)
+{
+    if (isnan(target) || m <= 0) return -1;
+    double **tm = calloc((size_t)m, sizeof *tm);
+    int64_t *pos = calloc((size_t)m, sizeof *pos);
+    double *cur = malloc((size_t)m * sizeof *cur);
+    int64_t at = -1;
+    int ok = tm && pos && cur;
+    for (int k = 0; ok && k < m; k++) {
+        tm[k] = malloc(((size_t)n[k] + 1) * sizeof *tm[k]);
+        ok = tm[k] != NULL;
+        if (ok) ob_stat_trailing_mean(loss[k], n[k], tm[k]);
+    }
+    for (int k = 0; ok && k < m; k++) cur[k] = INFINITY; /* not reached before its first point */
+    while (ok && at < 0) {
+        int64_t s = INT64_MAX;
+        for (int k = 0; k < m; k++)
+            if (pos[k] < n[k] && steps[k][pos[k]] < s) s = steps[k][pos[k]];
+        if (s == INT64_MAX) break;
+        for (int k = 0; k < m; k++) {
+            if (pos[k] < n[k] && steps[k][pos[k]] == s) cur[k] = tm[k][pos[k]++];
+            else if (pos[k] == n[k] && diverged[k] && (n[k] == 0 || steps[k][n[k] - 1] < s))
+                cur[k] = INFINITY; /* a diverged run stays infinitely bad after it stopped */
+        }
+        if (ob_stat_median(cur, m) <= target) at = s;
+    }
+    for (int k = 0; tm && k < m; k++) free(tm[k]);
+    free(tm);
+    free(pos);
+    free(cur);
+    return at;
 }
 
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
@@ -402,32 +447,37 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
     free(tmp3);
 }
 
-/* Time to target of every lr point of g and of g itself. */
+/* Time to target of every lr point of g and of g itself: per lr, the first step at which
+ * the median over seeds of the trailing-mean loss reaches the target (see stats.h). */
 static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = NAN;
     g->tt_censored = 1;
-    double *st = malloc(((size_t)n + 1) * sizeof *st), *tm = malloc(((size_t)n + 1) * sizeof *tm);
+    const int64_t **st = malloc(((size_t)n + 1) * sizeof *st);
+    const double **ls = malloc(((size_t)n + 1) * sizeof *ls);
+    int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
+    int *div = malloc(((size_t)n + 1) * sizeof *div);
+    double *ms = malloc(((size_t)n + 1) * sizeof *ms);
     double best_steps_lr = NAN;
     int have_time = 0;
-    for (int i = 0; i < g->n_lr; i++) {
+    for (int i = 0; st && ls && len && div && ms && i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
-        int m = 0;
+        int m = 0, mt = 0;
         for (int k = 0; k < n; k++) {
             const ob_rrun *r = &d->runs[idx[k]];
             if (r->lr != p->lr || !r->finished) continue;
-            int64_t at = ob_stat_first_reach(r->c_loss, r->n_curve, target);
-            if (at < 0) {
-                st[m] = tm[m] = INFINITY;
-            } else {
-                st[m] = (double)r->c_step[at];
-                tm[m] = st[m] * r->step_ms_median / 1000.0; /* NaN when not timed */
-            }
+            st[m] = r->c_step;
+            ls[m] = r->c_loss;
+            len[m] = r->n_curve;
+            div[m] = r->diverged;
             m++;
+            if (!isnan(r->step_ms_median)) ms[mt++] = r->step_ms_median;
         }
-        p->tt_steps = ob_stat_median(st, m);
-        p->tt_time_s = ob_stat_median(tm, m);
+        int64_t at = ob_stat_median_first_reach(m, st, ls, len, div, target);
+        p->tt_steps = at < 0 ? INFINITY : (double)at;
+        /* NaN when no run was timed */
+        p->tt_time_s = at < 0 ? INFINITY : (double)at * ob_stat_median(ms, mt) / 1000.0;
         if (p->tt_steps < g->tt_steps) {
             g->tt_steps = p->tt_steps;
             best_steps_lr = p->lr;
@@ -444,7 +494,10 @@ static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *id
     if (isnan(g->tt_lr) && isfinite(g->tt_steps)) g->tt_lr = best_steps_lr;
     g->tt_censored = !isfinite(g->tt_steps);
     free(st);
-    free(tm);
+    free(ls);
+    free(len);
+    free(div);
+    free(ms);
 }
 
 ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e)

@@ -22,14 +22,19 @@
  *   across seeds at the best lr; NaN with fewer than 2 seeds.
  * - divergence rate: diverged / finished runs over the whole grid; first
  *   diverged lr: the smallest lr where some seed diverged.
- * - time to target: a run reaches the target at the first recorded step where
- *   the trailing mean of the loss over w recorded points (w = 10% of the points,
- *   at least 1: the same window as the final loss, so per-step noise of small
- *   batches does not count as reaching it) is <= target. Per lr the median over seeds (unreached = +inf);
- *   the group's value is the minimum over lrs; +inf = censored (never reached).
- *   Wall time to target = step x the run's median step time (training time,
- *   recording and evaluation excluded). Default target per workload: the best
- *   median final loss any optimizer reached there, times 1.1.
+ * - time to target: a run's trailing loss at a recorded step is the mean of the
+ *   loss over the last w recorded points (w = 10% of the points, at least 1: the
+ *   same window as the final loss, so per-step noise of small batches does not
+ *   count as reaching it); a window holding a non-finite loss is +inf. Per lr,
+ *   the steps to target are the first recorded step at which the median over
+ *   seeds of the trailing loss is <= target (a diverged seed is +inf after it
+ *   stopped). Its end point is the median final loss, so the optimizer and lr
+ *   that set the default target always reach it, for any number of seeds. The
+ *   group's value is the minimum over lrs; +inf = censored (never reached).
+ *   Wall time to target = steps x the median over seeds of the runs' median
+ *   step time (training time, recording and evaluation excluded). Default
+ *   target per workload: the best median final loss any optimizer reached
+ *   there, times 1.1.
  * - step time: median over the group's runs of their median (and p90) step
  *   time; overhead vs sgd = this / the same over all sgd runs of the workload - 1.
  *   peak memory and state bytes: the largest value over the group's runs.
@@ -65,8 +70,16 @@ double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
 /* Sensitivity width in decades around index best (see above). */
 double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double tol,
                         int *open_lo, int *open_hi);
-/* Index of the first point reaching target, -1 when never (see above). */
+/* The trailing loss of each of the n points (see time to target above). */
+void ob_stat_trailing_mean(const double *loss, int64_t n, double *out);
+/* Index of the first point whose trailing loss is <= target, -1 when never. */
 int64_t ob_stat_first_reach(const double *loss, int64_t n, double target);
+/* First recorded step (a step value, not an index) at which the median over
+ * the m runs (curve k: steps[k], loss[k], n[k] points) of the trailing loss is
+ * <= target; a run counts +inf before its first point and, when diverged[k],
+ * after its last; -1 when never. */
+int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                   const int64_t *n, const int *diverged, double target);
 /* Performance profile: t is (n_w, n_o), +inf when not reached. rho is
  * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used. */
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,

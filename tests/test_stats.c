@@ -137,6 +137,46 @@ static void test_profile(void)
     CHECK_NEAR(area[2], 2.5 / 6, 1e-12);
 }
 
+/* Steps to target of the median run: two seeds that end at 0.8 and 1.2 (median final
+ * loss 1.0, default target 1.1) reach it together although one seed never does alone. */
+static void test_median_first_reach(void)
+{
+    enum { N = 50 };
+    int64_t st[N], st2[10];
+    double a[N], b[N], c[10];
+    for (int i = 0; i < N; i++) {
+        st[i] = i + 1;
+        a[i] = i < 20 ? 2 : 0.8;
+        b[i] = i < 20 ? 2 : 1.2;
+    }
+    for (int i = 0; i < 10; i++) {
+        st2[i] = i + 1;
+        c[i] = 0.5; /* good, then diverged at step 10 */
+    }
+    CHECK(ob_stat_first_reach(b, N, 1.1) == -1);
+    /* window 5; with k plateau points the mean of the two windows is 2 - 0.2 k: k = 5 at index 24 */
+    const int64_t *s2[] = {st, st};
+    const double *l2[] = {a, b};
+    int64_t n2[] = {N, N};
+    int d2[] = {0, 0};
+    CHECK(ob_stat_median_first_reach(2, s2, l2, n2, d2, 1.1) == 25);
+    CHECK(ob_stat_median_first_reach(2, s2, l2, n2, d2, 0.9) == -1);
+    CHECK(ob_stat_median_first_reach(2, s2, l2, n2, d2, NAN) == -1);
+    CHECK(ob_stat_median_first_reach(0, s2, l2, n2, d2, 1.1) == -1);
+    /* a third seed that diverged after 10 good steps counts +inf afterwards: the median is b */
+    const int64_t *s3[] = {st, st, st2};
+    const double *l3[] = {a, b, c};
+    int64_t n3[] = {N, N, 10};
+    int d3[] = {0, 0, 1};
+    CHECK(ob_stat_median_first_reach(3, s3, l3, n3, d3, 1.1) == -1);
+    /* not diverged (a shorter curve that finished): it keeps its last value, 0.5, and the
+     * median is a: (2 (5 - k) + 0.8 k) / 5 <= 1.1 from k = 4, index 23 */
+    d3[2] = 0;
+    CHECK(ob_stat_median_first_reach(3, s3, l3, n3, d3, 1.1) == 24);
+    /* one seed alone: the same as ob_stat_first_reach, as a step */
+    CHECK(ob_stat_median_first_reach(1, s2, l2, n2, d2, 1.1) == st[ob_stat_first_reach(a, N, 1.1)]);
+}
+
 static const ob_group *grp(const ob_dataset *d, const ob_stats *s, const char *wl, const char *opt)
 {
     int w = ob_dataset_find_wl(d, wl), o = ob_dataset_find_opt(d, opt);
@@ -333,6 +373,7 @@ int main(void)
     test_bootstrap();
     test_interp_width();
     test_first_reach();
+    test_median_first_reach();
     test_profile();
     snprintf(p, sizeof p, "%s/ref.db", dir);
     CHECK(fx_build_reference(p) == 0);

@@ -24,7 +24,7 @@ A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --
 "$OPTBENCH" "${A[@]}" --db "$tmp/a_ref.db" --dump-params "$tmp/a_ref" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 grep -c "rollback" "$tmp/err" >/dev/null
 # Six of the ten runs (of those that train to the end), at random, are each
-# killed a random moment after their first checkpoint (runs are numbered
+# killed 0-9 ms after their first checkpoint (runs are numbered
 # 1..10 in cell order in both databases).
 targets=$(python3 - "$tmp/a_ref.db" $RANDOM <<'PY'
 import random, sqlite3, sys
@@ -43,7 +43,9 @@ for r in $targets; do
     kill -0 $pid 2>/dev/null || break
     sleep 0.005
   done
-  sleep "0.0$((RANDOM % 10))"
+  # 0-9 ms: a run lasts about 50 ms here (less on a faster machine), so the
+  # kill lands inside run r, also when r is the last cell of the matrix
+  sleep "0.00$((RANDOM % 10))"
   kill -9 $pid 2>/dev/null && kills=$((kills+1))
   wait $pid 2>/dev/null
 done

@@ -1,7 +1,7 @@
 /* harness/cmd_history.c - `optbench history`: one metric over the benchmarks
  * of a database (a nightly job appends one benchmark per night), by date and
  * git revision, printed as a table and, with --out, written as history.csv
- * with a gnuplot script (history.gp) rendered to PNG and SVG for trend charts.
+ * with a gnuplot script (history.gp) rendered to PNG, SVG and PDF for trend charts.
  *
  * Each benchmark is summarized on its own with results/stats (the value of a
  * workload x optimizer series is the statistic at that night's best lr). A
@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/hparams.h"
 #include "harness/commands.h"
@@ -63,7 +64,7 @@ static void history_usage(FILE *f)
 {
     fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n\n"
                "Prints one metric per benchmark (by date and git revision) for each workload x optimizer;\n"
-               "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg.\n"
+               "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg/.pdf.\n"
                "A series is one workload with one set of workload parameters and one optimizer with one\n"
                "set of hyperparameters: a benchmark run with e.g. --set quadratic.noise=2 gets its own\n"
                "series (\"quadratic noise=2 adam\"), never a point in another. --workload and --optimizer\n"
@@ -339,7 +340,7 @@ int ob_cmd_history(int argc, char **argv)
         fprintf(f,
                 "# history.gp - %s per benchmark, one line per workload x optimizer.\n"
                 "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
-                "# series). Run `gnuplot history.gp` in this folder to redraw history.png and history.svg.\n"
+                "# series). Run `gnuplot history.gp` in this folder to redraw history.png, .svg and .pdf.\n"
                 "# A series is one workload with one set of its parameters and one optimizer\n"
                 "# configuration; colours are the report's (one per optimizer), point types the workload.\n"
                 "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
@@ -348,6 +349,7 @@ int ob_cmd_history(int argc, char **argv)
                 "    set terminal png size 1000,620 noenhanced\n"
                 "}\n"
                 "set output 'history.png'\n"
+                "PS = 1.1   # point size\n"
                 "set datafile separator comma\n"
                 "set title \"%s over %d benchmarks (%s is better)\"\n"
                 "set xlabel \"benchmark (UTC date and time, #id%s)\" offset 0,-1\n"
@@ -369,7 +371,7 @@ int ob_cmd_history(int argc, char **argv)
         for (int j = 0; j < ns; j++) {
             int o = ser[j].opt;
             fprintf(f,
-                    "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps 1.1 "
+                    "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS "
                     "title columnheader(%d)",
                     j ? ", \\\n    " : "", 5 + j,
                     j ? "" : ":xtic(tick(strcol(1), strcol(2), strcol(3)))",
@@ -383,6 +385,8 @@ int ob_cmd_history(int argc, char **argv)
                 "set output 'history.svg'\n"
                 "replot\n"
                 "set output\n");
+        ob_gp_write_pdf(f, "history", rotate ? "    PS = 0.5\n    set key height 1\n    set bmargin 14\n"
+                                              : "    PS = 0.5\n    set key height 1\n    set bmargin 11\n");
         if (ferror(f) | fclose(f)) {
             rc = ob_cli_error(1, "history: writing '%s' failed", gpp);
             goto done;
@@ -394,7 +398,12 @@ int ob_cmd_history(int argc, char **argv)
         } else if (ob_gnuplot_run(gp, out, "history.gp") != 0) {
             rc = ob_cli_error(1, "history: gnuplot failed on %s/history.gp (see %s/gnuplot.log)", out, out);
         } else {
-            printf("optbench: wrote %s/history.csv, history.gp, history.png and history.svg\n", out);
+            char pdf[1100];
+            snprintf(pdf, sizeof pdf, "%s/history.pdf", out);
+            struct stat sb;
+            int has_pdf = stat(pdf, &sb) == 0 && sb.st_size > 0;
+            printf("optbench: wrote %s/history.csv, history.gp, history.png%s history.svg%s\n", out,
+                   has_pdf ? "," : " and", has_pdf ? " and history.pdf" : "");
         }
     }
 done:

@@ -13,7 +13,7 @@ static void report_usage(FILE *f)
 {
     fprintf(f,
             "usage: optbench report --db FILE --out DIR [options]\n\n"
-            "Writes CSV tables, one gnuplot script per figure, the figures as PNG and SVG (when\n"
+            "Writes CSV tables, one gnuplot script per figure, the figures as PNG, SVG and PDF (when\n"
             "gnuplot is installed), summary.md and index.html into DIR.\n\n"
             "options:\n"
             "  --db FILE              results database written by `optbench run`\n"

@@ -45,23 +45,41 @@ static void gp_str(const char *s, char *out, size_t n)
 
 typedef struct script {
     FILE *f;
+    int no_key; /* the figure has no legend */
     char stem[256];
     char path[1024];
 } script;
 
+void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
+{
+    /* 6.5 x 4 inches (a page's text width) with a 9-point font: fits a paper
+     * at its natural size; pdfcairo is in Debian's gnuplot-nox */
+    fprintf(f,
+            "\n# the same figure as PDF (vector, for papers), where gnuplot has pdfcairo\n"
+            "if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") > 0) {\n"
+            "    set terminal pdfcairo size 6.5in,4.03in font \"Sans,9\" linewidth 0.8 noenhanced\n"
+            "%s"
+            "    set output '%s.pdf'\n"
+            "    replot\n"
+            "    set output\n"
+            "}\n",
+            extra ? extra : "", stem);
+}
+
 static ob_status script_open(script *sc, const char *dir, const char *stem, const char *what,
                              const char *reads, ob_err *e)
 {
+    sc->no_key = 0;
     snprintf(sc->stem, sizeof sc->stem, "%s", stem);
     snprintf(sc->path, sizeof sc->path, "%s/%s.gp", dir, stem);
     sc->f = fopen(sc->path, "w");
     if (!sc->f) return ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", sc->path, strerror(errno));
     fprintf(sc->f,
             "# %s.gp - %s\n"
-            "# Reads %s. Run `gnuplot %s.gp` in this folder to redraw %s.png and %s.svg.\n"
+            "# Reads %s. Run `gnuplot %s.gp` in this folder to redraw %s.png, .svg and .pdf.\n"
             "load 'style.gp'\n"
             "set output '%s.png'\n",
-            stem, what, reads, stem, stem, stem, stem);
+            stem, what, reads, stem, stem, stem);
     return OB_OK;
 }
 
@@ -74,6 +92,8 @@ static ob_status script_close(script *sc, ob_err *e)
             "replot\n"
             "set output\n",
             FIG_W, FIG_H, sc->stem);
+    ob_gp_write_pdf(sc->f, sc->stem,
+                    sc->no_key ? NULL : "    set key height 1   # room between the x label and the legend\n");
     int bad = ferror(sc->f);
     if (fclose(sc->f) != 0) bad = 1;
     if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", sc->path);
@@ -360,6 +380,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                            "evals_best.csv (workload, optimizer, lr, seeds, step, eval_loss_median, "
                            "eval_loss_min, eval_loss_max, eval_metric_median, eval_metric_min, "
                            "eval_metric_max)", e));
+        sc.no_key = at_end;
         FILE *f = sc.f;
         int logy = which == 0 && spans_decades(at_end ? &er : &r);
         int c0 = which ? 9 : 6;

@@ -16,10 +16,11 @@
 #include "results/stats.h"
 
 typedef struct ob_figure {
-    char stem[256];    /* file name without extension: STEM.gp, STEM.png, STEM.svg */
+    char stem[256];    /* file name without extension: STEM.gp, STEM.png, STEM.svg, STEM.pdf */
     char title[256];   /* one line, for the report's text */
     char caption[768]; /* how to read it */
     int wl;            /* workload label index, -1 for a figure over all workloads */
+    int has_pdf;       /* set by the report after rendering: STEM.pdf was written */
 } ob_figure;
 
 typedef struct ob_figures {
@@ -39,6 +40,10 @@ void ob_figures_free(ob_figures *f);
 
 /* Path of gnuplot on PATH (buf), or 0 when it is not installed. */
 int ob_gnuplot_find(char *buf, size_t n);
+/* Appends to a gnuplot script the lines that replot its figure as STEM.pdf
+ * (pdfcairo, page-width size) where the gnuplot running it has pdfcairo;
+ * extra (NULL: none): gnuplot lines run before the replot, for that size. */
+void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra);
 /* Run one script with dir as the working directory; its messages go to
  * dir/gnuplot.log. Returns 0 on success. */
 int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name);

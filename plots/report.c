@@ -167,8 +167,10 @@ static void doc_figure(doc *d, const ob_figure *f, int rendered)
                          "its messages are in <a href=\"gnuplot.log\">gnuplot.log</a>.</div><figcaption><b>",
                 f->stem);
     } else if (rendered) {
-        fprintf(d->md, "![%s](%s.png)\n\n*%s* (`%s.gp`, [SVG](%s.svg))\n\n", f->title, f->stem,
-                f->caption, f->stem, f->stem);
+        fprintf(d->md, "![%s](%s.png)\n\n*%s* (`%s.gp`, [SVG](%s.svg)", f->title, f->stem, f->caption,
+                f->stem, f->stem);
+        if (f->has_pdf) fprintf(d->md, ", [PDF](%s.pdf)", f->stem);
+        fprintf(d->md, ")\n\n");
         fprintf(d->html, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", f->stem, f->stem);
         html_esc(d->html, f->title);
         fprintf(d->html, "\"></a><figcaption><b>");
@@ -181,8 +183,9 @@ static void doc_figure(doc *d, const ob_figure *f, int rendered)
     html_esc(d->html, f->title);
     fputs(".</b> ", d->html);
     html_esc(d->html, f->caption);
-    fprintf(d->html, " <span class=\"src\">(<a href=\"%s.gp\">%s.gp</a>)</span></figcaption></figure>\n",
-            f->stem, f->stem);
+    fprintf(d->html, " <span class=\"src\">(<a href=\"%s.gp\">%s.gp</a>", f->stem, f->stem);
+    if (rendered > 0 && f->has_pdf) fprintf(d->html, ", <a href=\"%s.pdf\">PDF</a>", f->stem);
+    fprintf(d->html, ")</span></figcaption></figure>\n");
 }
 
 /* A figure that was not drawn because it would have no data: a note. */
@@ -534,8 +537,9 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     doc_h(dc, 2, "Files in this folder");
     doc_p(dc, "Every table above is a CSV file (text quoted, empty = not measured, inf = diverged or "
               "never reached). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
-              "it and run `gnuplot NAME.gp` here to redraw NAME.png and NAME.svg. style.gp holds the "
-              "shared look (size, fonts, one colour per optimizer).");
+              "it and run `gnuplot NAME.gp` here to redraw NAME.png, NAME.svg and NAME.pdf (vector, "
+              "6.5 x 4 inches with 9-point text, for a paper; where gnuplot has pdfcairo). style.gp "
+              "holds the shared look (size, fonts, one colour per optimizer).");
     static const char *const fh[] = {"file", "contents", "columns"};
     doc_table(dc, 3, fh);
     int nd;
@@ -587,8 +591,8 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     /* a figure without data has no script: files of it from an earlier report
      * in this folder would be stale (an empty PNG, a script that fails) */
     for (int i = 0; i < figs.n_skipped; i++)
-        for (int x = 0; x < 3; x++) {
-            static const char *const ext[] = {"gp", "png", "svg"};
+        for (int x = 0; x < 4; x++) {
+            static const char *const ext[] = {"gp", "png", "svg", "pdf"};
             char p[1400];
             snprintf(p, sizeof p, "%s/%s.%s", dir, figs.skipped[i].stem, ext[x]);
             remove(p);
@@ -622,6 +626,9 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
             snprintf(png, sizeof png, "%s/%s.png", dir, figs.f[i].stem);
             struct stat sb;
             rendered[i] = rc == 0 && stat(png, &sb) == 0 && sb.st_size > 0 ? 1 : -1;
+            char pdf[1400];
+            snprintf(pdf, sizeof pdf, "%s/%s.pdf", dir, figs.f[i].stem);
+            figs.f[i].has_pdf = rendered[i] > 0 && stat(pdf, &sb) == 0 && sb.st_size > 0;
             if (rendered[i] > 0) {
                 res->n_rendered++;
             } else {
@@ -630,6 +637,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
                 if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
                 snprintf(png, sizeof png, "%s/%s.svg", dir, figs.f[i].stem);
                 if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
+                if (stat(pdf, &sb) == 0 && sb.st_size == 0) remove(pdf);
             }
         }
         if (log && res->n_render_failed)

@@ -273,18 +273,26 @@ static void test_render(const char *db, const char *out)
     CHECK(res.gnuplot_found && res.n_rendered == res.n_figures && res.n_render_failed == 0);
     static const char *const stems[] = {"loss_quad", "lr_quad", "eval_loss_quad", "eval_metric_quad",
                                         "loss_rosen", "step_time", "memory_peak", "time_to_target", "profile"};
+    /* PDF where this gnuplot has the pdfcairo terminal (Debian's gnuplot-nox has) */
+    int pdfcairo = system("gnuplot -e 'set terminal' 2>&1 | grep -q pdfcairo") == 0;
     for (size_t i = 0; i < sizeof stems / sizeof *stems; i++) {
-        char png[300], svg[300];
+        char png[300], svg[300], pdf[300];
         snprintf(png, sizeof png, "%s.png", stems[i]);
         snprintf(svg, sizeof svg, "%s.svg", stems[i]);
+        snprintf(pdf, sizeof pdf, "%s.pdf", stems[i]);
         CHECK_MSG(file_starts(out, png, "\x89PNG", 4), "%s is not a PNG", png);
         char *s = slurp(out, svg);
         CHECK_MSG(s && strstr(s, "<svg") && strstr(s, "</svg>"), "%s is not an SVG", svg);
         free(s);
+        if (pdfcairo) CHECK_MSG(file_starts(out, pdf, "%PDF", 4), "%s is not a PDF", pdf);
     }
     char *html = slurp(out, "index.html");
     CHECK(html && strstr(html, "<img src=\"loss_quad.png\"") && !strstr(html, "Not rendered"));
+    CHECK(html && !strstr(html, "loss_quad.pdf") == !pdfcairo);
     free(html);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && !strstr(md, "[PDF](loss_quad.pdf)") == !pdfcairo);
+    free(md);
 }
 
 static void test_refusals(const char *dir)

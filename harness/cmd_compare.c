@@ -140,10 +140,11 @@ int ob_cmd_compare(int argc, char **argv)
         else ob_compare_junit(&c, f);
         if (ferror(f) | fclose(f)) rc = ob_cli_error(1, "compare: writing '%s' failed", paths[k]);
     }
-    printf("optbench compare: %s (%d matched cells, %d groups: %d worse, %d better; %d cells only in the "
+    printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
            "baseline, %d only in the candidate)\n",
-           c.regression ? "REGRESSION" : "no regression", c.n_matched, c.n_g, c.n_worse, c.n_better,
-           c.n_only_base, c.n_only_cand);
+           c.regression ? "REGRESSION" : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
+           c.n_g == 1 ? "" : "s", c.n_worse, c.n_better, c.n_only_base, c.n_only_base == 1 ? "" : "s",
+           c.n_only_cand);
     ob_compare_free(&c);
     return rc;
 }

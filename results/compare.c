@@ -83,8 +83,8 @@ static keyed *make_keys(const ob_dataset *d)
                    strlen(r->hparams) + strlen(r->opt_key) + 128;
         k[i].key = malloc(n);
         k[i].gkey = malloc(n);
-        snprintf(k[i].key, n, "%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%lld", r->workload, r->workload_params,
-                 r->optimizer, r->hparams, r->lr, (long long)r->seed);
+        snprintf(k[i].key, n, "%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%lld\x1f%lld", r->workload, r->workload_params,
+                 r->optimizer, r->hparams, r->lr, (long long)r->seed, (long long)r->steps);
         snprintf(k[i].gkey, n, "%s\x1f%s\x1f%s\x1f%s", r->workload, r->workload_params, r->optimizer,
                  r->opt_key);
         k[i].run = i;
@@ -309,35 +309,22 @@ static void judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p,
     free(y);
 }
 
-/* When no cell matched: the first baseline cell that would match a candidate
- * cell but for its workload parameters, and the parameters that differ, as
- * "; e.g. quadratic's workload parameters differ: noise 0.01 in the baseline,
- * 2 in the candidate". Empty when there is none. */
-static void params_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, char *buf, size_t n)
+/* The keys of two JSON objects whose values differ, appended to buf as
+ * " KEY A in the baseline, B in the candidate" separated by ';'. Returns how
+ * many; 0 when they are not JSON objects or do not differ. */
+static int json_diff(sqlite3 *db, const char *a, const char *b, char *buf, size_t n)
 {
-    buf[0] = 0;
-    const ob_rrun *hb = NULL, *hc = NULL;
-    for (int i = 0; i < B->n && !hb; i++)
-        for (int j = 0; j < C->n && !hb; j++) {
-            const ob_rrun *rb = &B->runs[i], *rc = &C->runs[j];
-            if (!strcmp(rb->workload, rc->workload) && strcmp(rb->workload_params, rc->workload_params) &&
-                !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed) {
-                hb = rb;
-                hc = rc;
-            }
-        }
-    if (!hb) return;
-    size_t len = (size_t)snprintf(buf, n, "; e.g. %s's workload parameters differ:", hb->workload);
     static const char sql[] =
         "SELECT x.key, x.value, (SELECT y.value FROM json_each(?2) y WHERE y.key = x.key) FROM json_each(?1) x "
         "WHERE x.value IS NOT (SELECT y.value FROM json_each(?2) y WHERE y.key = x.key) "
         "UNION ALL SELECT y.key, NULL, y.value FROM json_each(?2) y "
         "WHERE y.key NOT IN (SELECT key FROM json_each(?1))";
+    size_t len = strlen(buf);
     sqlite3_stmt *q = NULL;
     int k = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(q, 1, hb->workload_params, -1, SQLITE_STATIC);
-        sqlite3_bind_text(q, 2, hc->workload_params, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 1, a, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, b, -1, SQLITE_STATIC);
         while (sqlite3_step(q) == SQLITE_ROW && len < n) {
             const char *key = (const char *)sqlite3_column_text(q, 0);
             const char *vb = (const char *)sqlite3_column_text(q, 1);
@@ -347,9 +334,43 @@ static void params_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, c
         }
     }
     sqlite3_finalize(q);
-    if (k == 0 && len < n) /* not JSON objects: the texts */
+    return k;
+}
+
+/* When no cell matched: the first baseline cell that would match a candidate
+ * cell but for its workload parameters, and the parameters that differ, as
+ * "; e.g. quadratic's workload parameters differ: noise 0.01 in the baseline,
+ * 2 in the candidate"; else the first that would match but for its number of
+ * steps. Empty when there is none. */
+static void params_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, char *buf, size_t n)
+{
+    buf[0] = 0;
+    const ob_rrun *hb = NULL, *hc = NULL, *sb = NULL, *sc = NULL;
+    for (int i = 0; i < B->n && !hb; i++)
+        for (int j = 0; j < C->n && !hb; j++) {
+            const ob_rrun *rb = &B->runs[i], *rc = &C->runs[j];
+            if (strcmp(rb->workload, rc->workload) || strcmp(rb->optimizer, rc->optimizer) ||
+                rb->lr != rc->lr || rb->seed != rc->seed)
+                continue;
+            if (strcmp(rb->workload_params, rc->workload_params)) {
+                hb = rb;
+                hc = rc;
+            } else if (!sb && rb->steps != rc->steps) {
+                sb = rb;
+                sc = rc;
+            }
+        }
+    if (!hb) {
+        if (sb)
+            snprintf(buf, n, "; e.g. %s with %s ran %lld steps in the baseline, %lld in the candidate (final "
+                             "losses after different numbers of steps do not compare)",
+                     sb->workload, sb->optimizer, (long long)sb->steps, (long long)sc->steps);
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, n, "; e.g. %s's workload parameters differ:", hb->workload);
+    if (json_diff(db, hb->workload_params, hc->workload_params, buf, n) == 0 && len < n)
         snprintf(buf + len, n - len, " %s in the baseline, %s in the candidate", hb->workload_params,
-                 hc->workload_params);
+                 hc->workload_params); /* not JSON objects: the texts */
 }
 
 static void add_cell(ob_cmp_cell **list, int *n, const ob_dataset *d, int run)
@@ -412,7 +433,8 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             if (uc[b] < 0) continue;
             const ob_rrun *rc = &C.runs[kc[uc[b]].run];
             if (!strcmp(rb->workload, rc->workload) && !strcmp(rb->workload_params, rc->workload_params) &&
-                !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed) {
+                !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed &&
+                rb->steps == rc->steps) {
                 hit = b;
                 n_hit++;
             }
@@ -421,12 +443,18 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             if (a2 == a || ub[a2] < 0) continue;
             const ob_rrun *r2 = &B.runs[kb[ub[a2]].run];
             n_twin += !strcmp(rb->workload, r2->workload) && !strcmp(rb->workload_params, r2->workload_params) &&
-                      !strcmp(rb->optimizer, r2->optimizer) && rb->lr == r2->lr && rb->seed == r2->seed;
+                      !strcmp(rb->optimizer, r2->optimizer) && rb->lr == r2->lr && rb->seed == r2->seed &&
+                      rb->steps == r2->steps;
         }
         if (n_hit != 1 || n_twin != 0) continue;
         pairs[np] = (pair){kb[ub[a]].run, kc[uc[hit]].run};
         pg[np++] = kb[ub[a]].gkey;
-        out->n_relaxed++;
+        if (out->n_relaxed++ == 0) {
+            const ob_rrun *rc = &C.runs[kc[uc[hit]].run];
+            snprintf(out->relaxed_note, sizeof out->relaxed_note, "e.g. %s on %s:", rb->optimizer, rb->workload);
+            if (json_diff(base, rb->hparams, rc->hparams, out->relaxed_note, sizeof out->relaxed_note) == 0)
+                out->relaxed_note[0] = 0;
+        }
         ub[a] = -1;
         uc[hit] = -1;
     }
@@ -442,7 +470,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         params_hint(base, &B, &C, why, sizeof why);
         st = ob_fail(e, OB_ERR_INPUT,
                      "no cell of the candidate matches the baseline (same workload, workload parameters, "
-                     "optimizer, hyperparameters, lr and seed): %d baseline and %d candidate cells%s",
+                     "optimizer, hyperparameters, lr, seed and steps): %d baseline and %d candidate cells%s",
                      B.n, C.n, why);
     } else {
         /* groups in the baseline's order of workload and optimizer label */
@@ -595,8 +623,11 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
 {
     const char *lead = md ? "\nNote: " : "note: ";
     if (c->n_relaxed)
-        fprintf(f, "%s%d cells matched although their hyperparameter text differs (a hyperparameter "
-                   "was added or its default changed)%s\n", lead, c->n_relaxed, md ? "." : "");
+        fprintf(f, "%s%d cell%s matched although %s hyperparameters differ%s%s (meant for a hyperparameter "
+                   "added, or a default changed, between versions; when you changed one on purpose, the "
+                   "verdict compares two configurations)%s\n",
+                lead, c->n_relaxed, c->n_relaxed == 1 ? "" : "s", c->n_relaxed == 1 ? "its" : "their",
+                c->relaxed_note[0] ? ", " : "", c->relaxed_note, md ? "." : "");
     if (c->n_time_not_judged)
         fprintf(f, "%sstep time not judged in %d group%s: most of their cells ran with unsteady step times "
                    "(p90 more than %.0f%% above the median on one side only; a busy machine); rerun them on "

@@ -27,10 +27,12 @@
  * - peak memory and optimizer state bytes: the largest value over matched
  *   cells, exactly (any increase is worse).
  * - a cell that finished in the baseline and failed in the candidate is worse.
- * A cell without an exact partner is still paired with the one cell of the
- * other side that has the same workload, optimizer, lr and seed but another
- * hyperparameter text (a hyperparameter was added or a default changed), and
- * counted in n_relaxed. Cells present on one side only are listed; they fail
+ * Cells match by workload, workload parameters, optimizer, hyperparameters,
+ * lr, seed and planned steps. A cell without an exact partner is still paired
+ * with the one cell of the other side that has the same workload, workload
+ * parameters, optimizer, lr, seed and steps but another hyperparameter text (a
+ * hyperparameter was added or a default changed), counted in n_relaxed, its
+ * differences named in relaxed_note. Cells present on one side only are listed; they fail
  * the comparison only with strict.
  */
 #ifndef OB_RESULTS_COMPARE_H
@@ -89,6 +91,8 @@ typedef struct ob_compare {
     int n_only_base, n_only_cand;
     int n_matched;
     int n_relaxed;            /* of them, matched with differing hyperparameter text */
+    char relaxed_note[512];   /* the first such pair's differences: "e.g. sgd on quadratic: momentum
+                               * 0 in the baseline, 0.5 in the candidate"; empty when none */
     int n_worse, n_better;    /* groups */
     int regression;           /* the gate's answer: 1 when something got worse */
     int n_time_not_judged;    /* groups whose step time was too unsteady to judge */

@@ -139,8 +139,19 @@ static ob_status flag_int(const char *flag, const char *v, int64_t lo, int64_t h
 
 static void print_dry_run(const ob_config *c, const ob_matrix *m)
 {
-    printf("%d cells (%d workloads x %d optimizers x lrs x %d seeds", m->n, c->n_workloads, c->n_optimizers,
-           c->n_seeds ? c->n_seeds : 1);
+    int n_lr = -1; /* the lrs per optimizer when all have as many, else 0 */
+    for (int o = 0; o < c->n_optimizers; o++) {
+        const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[o]);
+        int k = l ? l->n : 1;
+        n_lr = n_lr < 0 || n_lr == k ? k : 0;
+    }
+    char lrs[48];
+    if (n_lr > 0) snprintf(lrs, sizeof lrs, "%d lr%s", n_lr, n_lr == 1 ? "" : "s");
+    else snprintf(lrs, sizeof lrs, "the lrs of each");
+    int n_seeds = c->n_seeds ? c->n_seeds : 1;
+    printf("%d cell%s (%d workload%s x %d optimizer%s x %s x %d seed%s", m->n, m->n == 1 ? "" : "s",
+           c->n_workloads, c->n_workloads == 1 ? "" : "s", c->n_optimizers, c->n_optimizers == 1 ? "" : "s", lrs,
+           n_seeds, n_seeds == 1 ? "" : "s");
     if (m->n_excluded_pairs)
         printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
                m->n_excluded_pairs == 1 ? "" : "s");

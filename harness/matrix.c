@@ -98,6 +98,46 @@ static ob_status check_owners(const ob_config *c, FILE *notes, ob_err *e)
     return OB_OK;
 }
 
+/* Settings of an optimizer or workload that is not in the matrix are unused
+ * (check_owners notes them), but checked all the same: a misspelt key or a
+ * value out of range is an error now, not when the owner joins the matrix. */
+static ob_status check_unused_settings(const ob_config *c, const ob_hp_values *train, ob_err *e)
+{
+    for (int i = 0; i < c->n_settings; i++) {
+        const char *owner = c->settings[i].owner;
+        if (!strcmp(owner, "train") || in_list(c->optimizers, c->n_optimizers, owner) ||
+            in_list(c->workloads, c->n_workloads, owner))
+            continue;
+        int first = 1; /* each owner once */
+        for (int j = 0; j < i && first; j++) first = strcmp(c->settings[j].owner, owner) != 0;
+        if (!first) continue;
+        ob_hp_values hv;
+        const ob_workload_def *wd = ob_workload_find(owner);
+        if (wd) {
+            ob_hp_defaults(&hv, wd->hp, wd->n_hp);
+            OB_TRY(apply_settings(c, owner, &hv, e));
+            continue;
+        }
+        const ob_optimizer_def *od = ob_optimizer_find(owner);
+        if (!od) continue; /* check_owners refused it */
+        ob_hp_defaults(&hv, od->hp, od->n_hp);
+        OB_TRY(apply_settings(c, owner, &hv, e));
+        ob_cell probe = {.opt = od, .opt_hp = hv, .train_hp = *train};
+        for (int k = 0; k < c->n_settings; k++) {
+            if (strcmp(c->settings[k].owner, owner) || !is_option(od, c->settings[k].key)) continue;
+            if (probe.n_options == OB_MAX_CELL_OPTIONS)
+                return ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[k].origin,
+                               OB_MAX_CELL_OPTIONS, owner);
+            probe.options[probe.n_options++] = &c->settings[k];
+        }
+        ob_optim *made = NULL;
+        ob_status st = ob_cell_make_optim(&probe, &made, e);
+        ob_optim_destroy(made);
+        if (st != OB_OK) return st;
+    }
+    return OB_OK;
+}
+
 ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e)
 {
     memset(m, 0, sizeof *m);
@@ -127,11 +167,13 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
                     l->optimizer);
     }
     OB_TRY(check_excludes(c, notes, e));
-    OB_TRY(check_owners(c, notes, e));
+    OB_TRY(check_owners(c, NULL, e));
 
     ob_hp_values train;
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
     OB_TRY(apply_settings(c, "train", &train, e));
+    OB_TRY(check_unused_settings(c, &train, e));
+    OB_TRY(check_owners(c, notes, e)); /* valid: now note the unused ones */
 
     int n_seeds = c->n_seeds ? c->n_seeds : 1;
     int64_t total = 0;
@@ -323,8 +365,44 @@ static void warn_lr_unused(const ob_matrix *m, int first, int end, const ob_layo
             x->wl->name, d->name);
 }
 
+/* The user's routing rules seen over the matrix's pairs: a rule that matches
+ * no parameter of any workload is most likely a misspelt name or tag. */
+typedef struct rule_seen {
+    const ob_setting *rule;
+    int matched, n_pairs;
+    char example[160]; /* a parameter name of a workload it was tried on */
+    const char *workload; /* the first workload it was tried on */
+} rule_seen;
+
+#define MAX_RULES_SEEN 64
+
+static void note_rules(const ob_cell *x, const ob_optim *o, const ob_layout *l, rule_seen *seen, int *n_seen)
+{
+    for (int i = 0, k = 0; i < x->n_options; i++) {
+        if (strcmp(x->options[i]->key, "route")) continue;
+        int j = 0;
+        while (j < *n_seen && seen[j].rule != x->options[i]) j++;
+        if (j == *n_seen) {
+            if (*n_seen == MAX_RULES_SEEN) return;
+            memset(&seen[j], 0, sizeof seen[j]);
+            seen[j].rule = x->options[i];
+            seen[j].workload = x->wl->name;
+            (*n_seen)++;
+        }
+        seen[j].n_pairs++;
+        seen[j].matched |= ob_optim_route_matches_any(o, k, l);
+        if (!seen[j].example[0] && l->n > 0) {
+            /* a name with a dot shows the naming best */
+            int t = 0;
+            while (t < l->n - 1 && !strchr(l->t[t].name, '.')) t++;
+            snprintf(seen[j].example, sizeof seen[j].example, "%s", l->t[t].name);
+        }
+        k++;
+    }
+}
+
 static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, int end, ob_device *dev, FILE *warn,
-                            FILE *describe, ob_err *e)
+                            FILE *describe, rule_seen *seen, int *n_seen, ob_err *e)
 {
     const ob_cell *x = &m->cells[first];
     ob_workload *w = NULL;
@@ -349,6 +427,7 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
         fprintf(describe, "  %s x %s: %d tensor%s, %lld parameters\n%s", x->wl->name, x->opt->name, l.n,
                 l.n == 1 ? "" : "s", (long long)ob_layout_numel(&l), buf);
     }
+    note_rules(x, o, &l, seen, n_seen);
     int in_main = 0;
     for (int i = 0; i < l.n; i++) in_main += l.t[i].group == 0;
     if (warn && n_groups(x->opt) > 1 && !in_main && l.n > 0) warn_lr_unused(m, first, end, &l, warn);
@@ -366,13 +445,23 @@ ob_status ob_matrix_check_routing(const ob_config *c, const ob_matrix *m, FILE *
     OB_TRY(ob_device_open(&dev, "cpu", 0, e));
     if (describe) fprintf(describe, "\nparameter routing:\n");
     ob_status s = OB_OK;
+    rule_seen seen[MAX_RULES_SEEN];
+    int n_seen = 0;
     /* the cells of a pair are consecutive (order: workload, optimizer, lr, seed) */
     for (int i = 0, end; i < m->n && s == OB_OK; i = end) {
         for (end = i + 1; end < m->n && m->cells[end].wl == m->cells[i].wl && m->cells[end].opt == m->cells[i].opt;)
             end++;
-        s = check_pair(c, m, i, end, &dev, warn, describe, e);
+        s = check_pair(c, m, i, end, &dev, warn, describe, seen, &n_seen, e);
     }
     ob_device_close(&dev);
+    for (int j = 0; j < n_seen && s == OB_OK && warn; j++)
+        if (!seen[j].matched)
+            fprintf(warn,
+                    "optbench: warning: %s: routing rule '%s' of %s matches no parameter of %s%s (parameter "
+                    "names look like '%s'; `optbench run --dry-run` lists them with their tags)\n",
+                    seen[j].rule->origin, seen[j].rule->value, seen[j].rule->owner,
+                    seen[j].n_pairs == 1 ? "" : "any workload", seen[j].n_pairs == 1 ? seen[j].workload : "",
+                    seen[j].example);
     return s;
 }
 

@@ -94,6 +94,10 @@ ob_status ob_optim_set_option(ob_optim *o, const char *key, const char *value, o
  * parameter no rule matches, or a non-matrix in a matrix group, is
  * OB_ERR_INPUT naming it. */
 ob_status ob_optim_route(ob_optim *o, ob_layout *l, ob_err *e);
+/* How many user routing rules o has (ob_optim_add_route), and whether rule k
+ * matches any tensor of l (whether or not an earlier rule took it first). */
+int ob_optim_n_routes(const ob_optim *o);
+int ob_optim_route_matches_any(const ob_optim *o, int k, const ob_layout *l);
 /* Human summary of the routing: one line per group with its tensors. */
 void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf, size_t n);
 /* Allocate optimizer state on dev for the finalized layout l. */

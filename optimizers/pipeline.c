@@ -211,6 +211,16 @@ static int route_matches(const ob_route_rule *r, const ob_tensor *t)
     return 1;
 }
 
+int ob_optim_n_routes(const ob_optim *o) { return o->n_routes; }
+
+int ob_optim_route_matches_any(const ob_optim *o, int k, const ob_layout *l)
+{
+    if (k < 0 || k >= o->n_routes) return 0;
+    for (int i = 0; i < l->n; i++)
+        if (route_matches(&o->routes[k], &l->t[i])) return 1;
+    return 0;
+}
+
 ob_status ob_optim_add_route(ob_optim *o, const char *rule, ob_err *e)
 {
     if (o->n_routes == OB_MAX_ROUTES)

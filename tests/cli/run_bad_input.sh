@@ -26,6 +26,10 @@ expect "learning rate '1e-3x' is not a number" "${base[@]}" --lrs 0.1,1e-3x
 expect "learning rate -0.1 must be > 0" "${base[@]}" --lrs -0.1
 expect "--steps 'abc'" "${base[@]}" --steps abc
 expect "adam.beta2 = 1 is out of range" run --workloads quadratic --optimizers adam --set adam.beta2=1 --db "$tmp/keep.db"
+# settings of an optimizer or workload outside the matrix are checked all the same
+expect "adam has no hyperparameter 'bta2' (did you mean 'beta2'?)" "${base[@]}" --set adam.bta2=0.9
+expect "nadam.formula: 'torch3' is not one of" "${base[@]}" --set nadam.formula=torch3
+expect "bert-tiny has no hyperparameter 'dmodel'" "${base[@]}" --set bert-tiny.dmodel=3
 expect "unknown option '--stpes'" "${base[@]}" --stpes 3
 printf 'workloads: quadratic\noptimizers: sgd\nlrs: [0.1, 0]\n' >"$tmp/bad.yaml"
 expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/keep.db"

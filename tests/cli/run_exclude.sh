@@ -31,10 +31,17 @@ grep -q "^12 cells" "$tmp/out" || fail "dry run: $(head -1 "$tmp/out")"
 grep -q "rosenbrock x muon: muon's lr reaches no parameter .*its lr 0.001 is not used by its runs" "$tmp/err" \
   || fail "one lr: $(cat "$tmp/err")"
 
+# a routing rule that matches no parameter of any workload is warned about, once
+"$OPTBENCH" run --workloads bert-tiny,cnn-tiny --optimizers muon --set 'muon.route=name=*.bias -> adamw' \
+  --set 'muon.route=tag=head -> muon' --dry-run >/dev/null 2>"$tmp/err" || fail "rule warning: rc=$?"
+[ "$(grep -c "routing rule 'name=\*.bias -> adamw' of muon matches no parameter of any workload" "$tmp/err")" = 1 ] \
+  || fail "rule warning: $(cat "$tmp/err")"
+grep -q "tag=head" "$tmp/err" && fail "a rule that matches (tag=head) was warned about"
+
 # --exclude leaves the pairs out: no warning, 4 cells fewer each
 "$OPTBENCH" "${m[@]}" --exclude quadratic:muon --exclude quadratic:root --dry-run >"$tmp/out" 2>"$tmp/err" || fail "exclude: rc=$?"
 [ ! -s "$tmp/err" ] || fail "exclude: stderr: $(cat "$tmp/err")"
-grep -q "^8 cells (2 workloads x 3 optimizers x lrs x 1 seeds, less 2 excluded (workload, optimizer) pairs)" "$tmp/out" \
+grep -q "^8 cells (2 workloads x 3 optimizers x 2 lrs x 1 seed, less 2 excluded (workload, optimizer) pairs)" "$tmp/out" \
   || fail "exclude: $(head -1 "$tmp/out")"
 grep -Eq "quadratic +(muon|root) " "$tmp/out" && fail "an excluded pair has cells"
 grep -Eq "cnn-tiny +muon " "$tmp/out" || fail "cnn-tiny x muon is gone too"

@@ -55,7 +55,7 @@ typedef struct bs_args {
 static void bs_usage(FILE *f)
 {
     fprintf(f,
-            "usage: optbench bench-step --optimizer NAME --params N [--tensors K] [--shape RxC]\n"
+            "usage: optbench bench-step --optimizer NAME (--params N | --shape RxC) [--tensors K]\n"
             "                           [--backend cpu|cuda|auto] [--iters I] [--repeats R]\n"
             "                           [--warmup W] [--set KEY=VALUE ...]\n\n"
             "Times the optimizer step alone (the whole pipeline: gradient statistics, guard,\n"
@@ -66,11 +66,12 @@ static void bs_usage(FILE *f)
             "  --params N     total parameters (suffixes k, M, G: 100M, 1G)\n"
             "  --tensors K    number of tensors (default 1), each RxC with R = floor(sqrt(N/K)),\n"
             "                 C = floor((N/K)/R)\n"
-            "  --shape RxC    shape of each tensor instead (then --params is optional)\n"
+            "  --shape RxC    shape of each tensor instead of --params\n"
             "  --iters I      steps per timed repeat (default: about 50 ms of work per repeat)\n"
             "  --repeats R    timed repeats, the median is reported (default 5)\n"
             "  --warmup W     untimed steps first (default 3)\n"
-            "  --set K=V      optimizer or training hyperparameter (lr=0.01, weight_decay=0.1, ...)\n\n"
+            "  --set K=V[,K=V...]  optimizer or training hyperparameters, as in run: lr=0.01,\n"
+            "                 adamw.weight_decay=0.1, train.on_nonfinite=none (the prefixes optional)\n\n"
             "The last line is machine-readable: 'result: key=value ...'.\n");
 }
 
@@ -151,6 +152,9 @@ static int bs_parse(int argc, char **argv, bs_args *a)
     }
     if (!a->optimizer) return ob_cli_error(2, "bench-step: --optimizer NAME is required (see --help)");
     if (a->params < 0 && !a->rows) return ob_cli_error(2, "bench-step: --params N or --shape RxC is required");
+    if (a->params >= 0 && a->rows)
+        return ob_cli_error(2, "bench-step: give --params N (with --tensors K) or --shape RxC (with --tensors K), "
+                               "not both");
     if (!a->rows) {
         int64_t per = a->params / a->tensors;
         if (per < 1)
@@ -256,18 +260,32 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     ob_hp_values hp, train;
     ob_hp_defaults(&hp, def->hp, def->n_hp);
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
+    /* --set KEY=VALUE[,KEY=VALUE...]; KEY may carry the optimizer's name or
+     * 'train.' in front, as in `optbench run --set` */
     for (int i = 0; i < a->n_sets; i++) {
-        const char *eq = strchr(a->sets[i], '=');
-        if (!eq) return ob_fail(e, OB_ERR_INPUT, "--set '%s' is not KEY=VALUE", a->sets[i]);
-        char key[64];
-        size_t kl = (size_t)(eq - a->sets[i]);
-        if (kl == 0 || kl >= sizeof key) return ob_fail(e, OB_ERR_INPUT, "--set '%s': bad key", a->sets[i]);
-        memcpy(key, a->sets[i], kl);
-        key[kl] = '\0';
-        if (ob_hp_index(def->hp, def->n_hp, key) < 0 && ob_hp_index(ob_train_hp_defs, ob_train_hp_count, key) >= 0)
-            OB_TRY(ob_hp_set(&train, "train", key, eq + 1, e));
-        else
-            OB_TRY(ob_hp_set(&hp, def->name, key, eq + 1, e));
+        char list[512];
+        if (strlen(a->sets[i]) >= sizeof list) return ob_fail(e, OB_ERR_INPUT, "--set '%s': too long", a->sets[i]);
+        snprintf(list, sizeof list, "%s", a->sets[i]);
+        char *save = NULL;
+        for (char *item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(item, '=');
+            if (!eq || eq == item) return ob_fail(e, OB_ERR_INPUT, "--set '%s' is not KEY=VALUE", item);
+            *eq = '\0';
+            const char *key = item, *val = eq + 1;
+            int to_train = 0;
+            size_t on = strlen(def->name);
+            if (!strncmp(key, "train.", 6)) {
+                key += 6;
+                to_train = 1;
+            } else if (!strncmp(key, def->name, on) && key[on] == '.') {
+                key += on + 1;
+            } else if (ob_hp_index(def->hp, def->n_hp, key) < 0 &&
+                       ob_hp_index(ob_train_hp_defs, ob_train_hp_count, key) >= 0) {
+                to_train = 1;
+            }
+            if (to_train) OB_TRY(ob_hp_set(&train, "train", key, val, e));
+            else OB_TRY(ob_hp_set(&hp, def->name, key, val, e));
+        }
     }
 
     ob_device dev;

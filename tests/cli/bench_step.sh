@@ -58,5 +58,12 @@ bad "unknown option" --optimizer adam --params 1000 --paramz 3
 bad "fewer than --tensors" --optimizer adam --params 10 --tensors 20
 bad "betaX" --optimizer adam --params 1000 --set betaX=0.9 --backend cpu
 bad "unknown backend" --optimizer adam --params 1000 --backend tpu
+bad "not both" --optimizer adam --params 1000 --shape 10x10
+bad "train has no hyperparameter 'bogus'" --optimizer adam --params 1000 --set train.bogus=1 --backend cpu
+# --set as in run: a list, and the optimizer's or train's prefix
+for set in lr=0.01,weight_decay=0.1 adam.lr=0.01 train.on_nonfinite=none on_nonfinite=none,train.clip_norm=1; do
+  "$OPTBENCH" bench-step --optimizer adam --shape 32x32 --backend cpu --repeats 1 --iters 2 --warmup 0 \
+    --set "$set" >/dev/null 2>&1 || { echo "FAIL: --set $set"; fail=1; }
+done
 "$OPTBENCH" bench-step --help | grep -q "minimal traffic" || { echo "FAIL: --help"; fail=1; }
 exit $fail

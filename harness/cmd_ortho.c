@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "core/hparams.h"
 #include "harness/commands.h"
 #include "optimizers/newton_schulz.h"
 #include "optimizers/ns_study.h"
@@ -75,10 +77,12 @@ static int set_abc(const coeff_set *c, int rows, int cols, float abc[][3], char 
 }
 
 /* "a, b, c" of a fixed set, or what a schedule is */
-static void abc_text(const float abc[][3], int n_abc, int digits, char *t, size_t n)
+static void abc_text(const float abc[][3], int n_abc, int steps, int digits, char *t, size_t n)
 {
-    if (n_abc > 1)
-        snprintf(t, n, "a triple per iteration (%d)", n_abc);
+    if (n_abc > 1 && steps <= n_abc)
+        snprintf(t, n, "per iteration, %d of %d", steps, n_abc);
+    else if (n_abc > 1)
+        snprintf(t, n, "per iteration, %d + %d x last", n_abc, steps - n_abc);
     else
         snprintf(t, n, "%.*f, %.*f, %.*f", digits, (double)abc[0][0], digits, (double)abc[0][1], digits,
                  (double)abc[0][2]);
@@ -103,7 +107,7 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
             OB_TRY(ob_ortho_make(dev, (ob_spectrum)spec, samples, rows, cols, seed, &s, e));
             for (int ci = 0; ci < n_sets; ci++) {
                 float abc[OB_NS_MAX_SCHEDULE][3];
-                char note[64], text[48];
+                char note[64], text[64];
                 int n_abc = set_abc(&sets[ci], rows, cols, abc, note, sizeof note);
                 if (n_abc == 0) {
                     printf("%-11s %-9s %-*s (no line for this shape)\n", shapes[si],
@@ -116,7 +120,7 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
                     ob_ortho_free(&s);
                     return r;
                 }
-                abc_text(abc, n_abc, 4, text, sizeof text);
+                abc_text(abc, n_abc, steps, 4, text, sizeof text);
                 printf("%-11s %-9s %-*s %-30s %10.4e %10.4e %8.4f %8.4f%s\n", shapes[si],
                        spec ? "heavy" : "gaussian", w, sets[ci].name, text, st.err_mean, st.err_max, st.sv_min,
                        st.sv_max, note);
@@ -170,8 +174,8 @@ static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const 
             return r;
         }
         if (i == 2) fitted_err = st.err_mean;
-        char t[48];
-        abc_text(ref[i], n_ref[i], 6, t, sizeof t);
+        char t[64];
+        abc_text(ref[i], n_ref[i], steps, 6, t, sizeof t);
         printf("%-13s %-32s %12.6e %12.6e %8.4f %8.4f\n", names[i], t, ob_ortho_scalar_error(&s, d, n_ref[i], steps),
                st.err_mean, st.sv_min, st.sv_max);
     }
@@ -209,6 +213,11 @@ static ob_status parse_sets(const char *list, coeff_set *sets, int *n, int max, 
             continue;
         }
         c->is_file = 1;
+        static const char *const known[] = {"muon", "root", "polar_express"};
+        const char *near = ob_closest_name(tok, known, 3);
+        if (near && !strchr(tok, '/') && !strchr(tok, '.') && access(tok, F_OK) != 0)
+            return ob_fail(e, OB_ERR_INPUT, "--coeffs: unknown coefficient set '%s' (did you mean '%s'?); a "
+                           "file of coefficients is named by its path", tok, near);
         ob_status st = ob_ns_coeffs_load(tok, &c->table, &c->n, e);
         if (st != OB_OK) return ob_err_prefix(e, "--coeffs: ");
     }

@@ -22,7 +22,7 @@ static void run_usage(FILE *f)
             "  --workloads A,B        workloads to run (optbench list shows them)\n"
             "  --optimizers X,Y       optimizers to run\n"
             "  --lrs 0.001,0.01       learning rates (default: each optimizer's default lr)\n"
-            "  --seeds N | A,B        N seeds 0..N-1, or the listed seeds (default 1)\n"
+            "  --seeds N | A,B | A..B N seeds 0..N-1, the listed seeds, or seeds A to B (default 1)\n"
             "  --steps N              training steps per run (default 200)\n"
             "  --eval-every N         held-out evaluation every N steps (default: at the end)\n"
             "  --db FILE              database to create or add to (default optbench.db)\n"

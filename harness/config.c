@@ -75,7 +75,7 @@ ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const c
         if (strlen(tok) >= 64) return ob_fail(e, OB_ERR_INPUT, "%s: %s name '%s' is too long", origin, what, tok);
         for (int i = 0; i < *n; i++)
             if (!strcmp(dst[i], tok))
-                return ob_fail(e, OB_ERR_INPUT, "%s: %s '%s' is listed twice", origin, what, tok);
+                return ob_fail(e, OB_ERR_INPUT, "%s: '%s' is listed twice in the %s", origin, tok, what);
         strcpy(dst[(*n)++], tok);
     }
     if (*n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of %s is empty", origin, what);
@@ -92,8 +92,14 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
     for (int j = 0; j < k; j++) {
         const char *tok = items[j];
         double v;
-        if (ob_parse_double(tok, &v) != 0 || !isfinite(v))
+        if (ob_parse_double(tok, &v) != 0 || !isfinite(v)) {
+            char *end;
+            double x = strtod(tok, &end);
+            if (end != tok && *end == '\0' && (isinf(x) || x == 0))
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is out of range (a double holds "
+                               "about 1e-308 to 1e308)", origin, tok);
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is not a number", origin, tok);
+        }
         if (v <= 0)
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);
         l->v[l->n++] = v;
@@ -116,10 +122,26 @@ ob_status ob_config_parse_int(const char *s, int64_t lo, int64_t hi, const char 
     return OB_OK;
 }
 
-/* "3" means seeds 0,1,2; "4,9" (or is_list) lists them. */
+/* "3" means seeds 0,1,2; "4,9" (or is_list) lists them; "7..9" is 7,8,9. */
 ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const char *origin, ob_err *e)
 {
     snprintf(c->origin_seeds, sizeof c->origin_seeds, "%s", origin);
+    const char *dots = strstr(text, "..");
+    if (!is_list && dots && !strchr(text, ',')) {
+        char lo_s[64];
+        size_t ll = (size_t)(dots - text);
+        if (ll == 0 || ll >= sizeof lo_s)
+            return ob_fail(e, OB_ERR_INPUT, "%s: seeds '%s' is not a range A..B", origin, text);
+        memcpy(lo_s, text, ll);
+        lo_s[ll] = '\0';
+        int64_t lo = 0, hi = 0;
+        OB_TRY(ob_config_parse_int(lo_s, 0, OB_CFG_MAX_SEED, "first seed of the range", origin, &lo, e));
+        OB_TRY(ob_config_parse_int(dots + 2, lo, OB_CFG_MAX_SEED, "last seed of the range", origin, &hi, e));
+        if (hi - lo + 1 > OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
+        c->n_seeds = (int)(hi - lo + 1);
+        for (int i = 0; i < c->n_seeds; i++) c->seeds[i] = lo + i;
+        return OB_OK;
+    }
     if (!is_list && !strchr(text, ',')) {
         int64_t n = 0;
         OB_TRY(ob_config_parse_int(text, 1, OB_CFG_MAX_SEED, "seeds (a count, or a list like 4,9)", origin, &n, e));

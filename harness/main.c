@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/hparams.h"
 #include "harness/commands.h"
 
 typedef struct command {
@@ -55,6 +56,12 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "optbench: unknown command '%s' (run 'optbench --help' for the list)\n", argv[1]);
+    const char *names[N_COMMANDS];
+    for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
+    const char *near = ob_closest_name(argv[1], names, N_COMMANDS);
+    if (near)
+        fprintf(stderr, "optbench: unknown command '%s' (did you mean '%s'?)\n", argv[1], near);
+    else
+        fprintf(stderr, "optbench: unknown command '%s' (run 'optbench --help' for the list)\n", argv[1]);
     return 2;
 }

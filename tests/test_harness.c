@@ -136,6 +136,12 @@ static void test_flags(void)
     CHECK(ob_config_set_seeds(&c, "4,9", 0, "--seeds", &e) == OB_OK && c.n_seeds == 2 && c.seeds[1] == 9);
     CHECK(ob_config_set_seeds(&c, "0", 0, "--seeds", &e) == OB_ERR_INPUT);
     CHECK(ob_config_set_seeds(&c, "2", 0, "--seeds", &e) == OB_OK && c.n_seeds == 2 && c.seeds[1] == 1);
+    /* a range: one seed alone, or a block */
+    CHECK(ob_config_set_seeds(&c, "7..7", 0, "--seeds", &e) == OB_OK && c.n_seeds == 1 && c.seeds[0] == 7);
+    CHECK(ob_config_set_seeds(&c, "10..13", 0, "--seeds", &e) == OB_OK && c.n_seeds == 4 && c.seeds[0] == 10 &&
+          c.seeds[3] == 13);
+    CHECK(ob_config_set_seeds(&c, "9..7", 0, "--seeds", &e) == OB_ERR_INPUT && strstr(e.msg, ">= 9"));
+    CHECK(ob_config_set_seeds(&c, "..7", 0, "--seeds", &e) == OB_ERR_INPUT && strstr(e.msg, "not a range"));
     ob_config_free(&c);
 }
 

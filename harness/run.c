@@ -610,8 +610,10 @@ out:
     res->state_bytes = cs.opt ? (int64_t)ob_optim_state_bytes(cs.opt) : 0;
     res->step_ms_median = res->step_ms_p90 = NAN;
     res->items_per_sec = NAN;
-    if (done > 0 && cs.step_ms) {
-        int64_t skip = done > OB_WARMUP_STEPS ? OB_WARMUP_STEPS : 0;
+    /* step time after the warm-up only: a run that ended within it (e.g.
+     * diverged at step 2) has none, rather than a warm-up figure */
+    if (done > OB_WARMUP_STEPS && cs.step_ms) {
+        int64_t skip = OB_WARMUP_STEPS;
         int64_t n = done - skip;
         double *tmp = malloc((size_t)n * sizeof *tmp);
         if (tmp) {

@@ -567,7 +567,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                       : kind == 1 ? "Peak device memory per run (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
                                   : "Training time to reach the target loss, at the lr that got there first\\n"
-                                    "(steps to target of the median run; \\\"not reached\\\": it never got there)";
+                                    "(steps at which the median over seeds reached it x median step time; \\\"not reached\\\": it never did)";
     char ylabel[128];
     if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
     else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
@@ -630,7 +630,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "Largest amount of device memory allocated at once during a run, per workload and optimizer.",
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
         "Estimated training time until the smoothed training loss first reaches the workload's "
-        "target (see the time-to-target tables): steps to target (of the median run over seeds) times the "
+        "target (see the time-to-target tables): steps to target (the first step at which the median over seeds reached it) times the "
         "median step time, at the learning rate that got there first."};
     char extra[400] = "";
     const char *notrun = n_notrun ? " \"not run\": the pair was left out of the matrix." : "";

@@ -313,9 +313,12 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     doc_h(dc, 2, "How to read this report");
     doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps. Each optimizer is "
               "shown at its best learning rate, the one with the lowest median final loss over seeds "
-              "(a diverged seed counts as infinitely bad). Optimizers are ranked by that median. The "
-              "95%% interval is a percentile bootstrap of the median over seeds (%d resamples); with "
-              "few seeds it is close to the min-max range.", OB_BOOTSTRAP_B);
+              "(a diverged seed counts as infinitely bad). Optimizers are ranked by that median; one "
+              "whose every run diverged has no rank. The 'seeds' column gives how many seeds that median "
+              "is over: with two it is their mean, and rankings whose min-max ranges overlap are not "
+              "a finding. The 95%% interval is a percentile bootstrap of the median over seeds (%d "
+              "resamples); with 3 seeds or fewer it can only return (nearly) the min-max range, so it "
+              "is shown as '-' there: run more seeds for an interval.", OB_BOOTSTRAP_B);
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of the best, found by linear "
               "interpolation in log(lr) between grid points; a value marked >= reaches the edge of the "
@@ -337,28 +340,33 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     /* ---- per workload ---- */
     for (int w = 0; w < d->n_wl; w++) {
         doc_h(dc, 2, "Workload %s", d->wl_labels[w]);
-        static const char *const hdr[] = {"rank", "optimizer", "best lr", "final loss (median)",
+        static const char *const hdr[] = {"rank", "optimizer", "best lr", "seeds", "final loss (median)",
                                           "95% CI", "min - max", "held-out loss", "held-out metric",
-                                          "lr range (decades)", "loss at 0.5x / 2x lr", "seed CV",
-                                          "diverged runs", "first diverged lr"};
-        doc_table(dc, 13, hdr);
-        for (int r = 1; r <= s->n_g; r++)
+                                          "lr range (decades)", "loss at 0.5x / 2x lr (interpolated)",
+                                          "seed CV", "diverged runs", "first diverged lr"};
+        doc_table(dc, 14, hdr);
+        /* ranked first, then the unranked (rank 0) */
+        for (int r = 1; r <= s->n_g + 1; r++)
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
-                if (g->wl != w || rank[k] != r) continue;
-                doc_cell(dc, "%d", r);
+                if (g->wl != w || rank[k] != (r <= s->n_g ? r : 0)) continue;
+                if (rank[k] > 0) doc_cell(dc, "%d", r);
+                else doc_cell(dc, "-");
                 doc_cell(dc, "%s", d->opt_labels[g->opt]);
                 if (g->best < 0) doc_cell(dc, "none (all diverged)");
                 else if (g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1))
                     doc_cell(dc, "%s (grid edge)", num(g->best_lr, b1, sizeof b1));
                 else doc_cell(dc, "%s", num(g->best_lr, b1, sizeof b1));
+                doc_cell(dc, "%d", g->final.n);
                 doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
-                doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
-                doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
+                if (g->final.n <= 3) doc_cell(dc, "-");
+                else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
+                if (isnan(g->final.min) && isnan(g->final.max)) doc_cell(dc, "-");
+                else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
                 doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
                 doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
                 doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
-                         isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.2f", g->width_decades), b1));
+                         isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
                 doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
                 doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
                                    : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));
@@ -368,10 +376,13 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
             }
         doc_table_end(dc);
 
-        doc_p(dc, "Time to target: target loss %s (%s).", num(s->target[w], b1, sizeof b1),
-              s->target_given[w] ? "given" : "1.1 x the best median final loss");
-        static const char *const thdr[] = {"rank", "optimizer", "steps to target (median run)",
-                                           "training time", "at lr"};
+        doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
+              s->target_given[w] ? "given" : "1.1 x the best median final loss",
+              s->profile_by_steps ? "steps (--profile-by steps)"
+                                  : "estimated training time, steps x median step time (--profile-by steps "
+                                    "ranks by steps, which a busy machine cannot distort)");
+        static const char *const thdr[] = {"rank", "optimizer", "steps to target",
+                                           "training time (est.)", "at lr"};
         doc_table(dc, 5, thdr);
         /* rank by time (or steps) */
         int n_here = 0;

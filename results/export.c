@@ -123,7 +123,7 @@ static const ob_file_doc docs[] = {
     {"evals.csv", "every held-out evaluation of every run",
      "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric"},
     {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
-     "workload, optimizer, rank (1 = lowest median final loss), best_lr, seeds (at the best lr), "
+     "workload, optimizer, rank (1 = lowest median final loss; empty when every run diverged), best_lr, seeds (at the best lr), "
      "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% bootstrap interval of the "
      "median), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
      "lr_width_decades (lr range within tolerance of the best), lr_width_open (1 when the range "
@@ -176,6 +176,10 @@ void ob_stats_rank(const ob_stats *s, int *rank)
         const ob_group *g = &s->g[k];
         int r = 1;
         double mine = isnan(g->final.median) ? INFINITY : g->final.median;
+        if (isinf(mine)) { /* nothing finished without diverging: no rank */
+            rank[k] = 0;
+            continue;
+        }
         for (int j = 0; j < s->n_g; j++) {
             const ob_group *h = &s->g[j];
             if (j == k || h->wl != g->wl) continue;
@@ -373,7 +377,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
         const ob_group *g = &s->g[k];
         ob_csv_str(&c, d->wl_labels[g->wl]);
         ob_csv_str(&c, d->opt_labels[g->opt]);
-        ob_csv_int(&c, rank[k]);
+        ob_csv_opt_int(&c, rank[k] > 0 ? rank[k] : -1);
         ob_csv_num(&c, g->best_lr);
         ob_csv_int(&c, g->final.n);
         spread_cols(&c, &g->final);

@@ -56,6 +56,6 @@ const ob_file_doc *ob_export_docs(int *n);
 
 /* Ranks within each workload (1 = best) by median final loss at the best lr;
  * rank[k] for group k. Unranked (all diverged) groups come last. */
-void ob_stats_rank(const ob_stats *s, int *rank);
+void ob_stats_rank(const ob_stats *s, int *rank); /* 0: unranked (no finite median) */
 
 #endif

@@ -245,7 +245,7 @@ static void test_tables(const char *db, const char *out)
 
     /* documents */
     char *md = slurp(out, "summary.md");
-    CHECK(md && strstr(md, "## Workload quad") && strstr(md, "| 1 | adam | 0.01 | 1 | 0.8 - 1.2 |") &&
+    CHECK(md && strstr(md, "## Workload quad") && strstr(md, "| 1 | adam | 0.01 | 3 | 1 | - | 0.8 - 1.2 |") &&
           strstr(md, "| 2 | sgd |") && strstr(md, "not reached") && strstr(md, "gnuplot loss_quad.gp") &&
           strstr(md, "runs.csv") && strstr(md, "Runs that did not finish"));
     free(md);

@@ -311,7 +311,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s A flat, "
             "wide valley means the optimizer is easy to tune.",
             any_div ? " An x along the top edge marks a learning rate where at least one seed "
-                      "diverged; where most seeds diverged the line has a gap." : "",
+                      "diverged; where half the seeds or more diverged the median is infinite and the line has a gap." : "",
             logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
     return OB_OK;
 }

@@ -486,7 +486,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "the fraction of workloads on which its %s to the target is within a factor tau of the "
               "fastest optimizer there; the score is the area under that curve for tau in [1, %g], "
               "normalized so 1 means fastest on every workload and 0 means never within %gx. %d of %d "
-              "workloads entered (a workload where no optimizer reached its target is left out).",
+              "workloads entered (a workload where no optimizer reached its target is left out; an "
+              "optimizer left out of a workload's matrix counts as not reaching the target there).",
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
     static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads won",

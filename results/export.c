@@ -130,9 +130,10 @@ static const ob_file_doc docs[] = {
      "reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr, seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
-     "workload, optimizer, lr, runs, finished, diverged, final_median (inf when most seeds "
-     "diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
-     "eval_metric_median, steps_to_target, time_to_target_s (medians over seeds; inf = not "
+     "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
+     "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
+     "eval_metric_median, steps_to_target (the first step at which the median over seeds of the "
+     "trailing loss reached the target), time_to_target_s (steps x median step time; inf = not "
      "reached), is_best (1 at the best lr)"},
     {"curves_best.csv", "training loss at the best lr over seeds, per workload x optimizer",
      "workload, optimizer, lr, seeds, step, loss_median, loss_min, loss_max"},

@@ -448,8 +448,11 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
 }
 
 /* Time to target of every lr point of g and of g itself: per lr, the first step at which
- * the median over seeds of the trailing-mean loss reaches the target (see stats.h). */
-static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target)
+ * the median over seeds of the trailing-mean loss reaches the target (see stats.h). The
+ * group's steps, time and lr all come from one lr: the fastest by time (by steps with
+ * by_steps, or when no run was timed). */
+static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
+                                 int by_steps)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = NAN;
@@ -459,8 +462,6 @@ static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *id
     int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
     int *div = malloc(((size_t)n + 1) * sizeof *div);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
-    double best_steps_lr = NAN;
-    int have_time = 0;
     for (int i = 0; st && ls && len && div && ms && i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
         int m = 0, mt = 0;
@@ -478,21 +479,25 @@ static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *id
         p->tt_steps = at < 0 ? INFINITY : (double)at;
         /* NaN when no run was timed */
         p->tt_time_s = at < 0 ? INFINITY : (double)at * ob_stat_median(ms, mt) / 1000.0;
-        if (p->tt_steps < g->tt_steps) {
-            g->tt_steps = p->tt_steps;
-            best_steps_lr = p->lr;
-        }
-        if (!isnan(p->tt_time_s)) {
-            have_time = 1;
-            if (p->tt_time_s < g->tt_time_s) {
-                g->tt_time_s = p->tt_time_s;
-                g->tt_lr = p->lr;
-            }
-        }
     }
-    if (!have_time) g->tt_time_s = isinf(g->tt_steps) ? INFINITY : NAN;
-    if (isnan(g->tt_lr) && isfinite(g->tt_steps)) g->tt_lr = best_steps_lr;
-    g->tt_censored = !isfinite(g->tt_steps);
+    int timed = 0;
+    for (int i = 0; i < g->n_lr; i++) timed |= isfinite(g->lrs[i].tt_time_s);
+    int best = -1;
+    for (int i = 0; i < g->n_lr; i++) {
+        const ob_lr_point *p = &g->lrs[i];
+        if (!isfinite(p->tt_steps)) continue;
+        double key = by_steps || !timed ? p->tt_steps : p->tt_time_s;
+        double cur = best < 0 ? INFINITY
+                   : by_steps || !timed ? g->lrs[best].tt_steps : g->lrs[best].tt_time_s;
+        if (isnan(key)) continue; /* reached but untimed, while others were timed */
+        if (key < cur) best = i;
+    }
+    if (best >= 0) {
+        g->tt_steps = g->lrs[best].tt_steps;
+        g->tt_time_s = g->lrs[best].tt_time_s; /* NaN when untimed */
+        g->tt_lr = g->lrs[best].lr;
+        g->tt_censored = 0;
+    }
     free(st);
     free(ls);
     free(len);
@@ -566,7 +571,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
         for (int k = 0; k < ng; k++) {
             if (s->g[k].wl != w) continue;
             if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
-            group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w]);
+            group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps);
         }
     }
     free(tmp);

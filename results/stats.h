@@ -19,18 +19,22 @@
  *   in log10(lr) between the two grid lrs around it; when one of them diverged,
  *   the value of the one nearer in log10(lr) (ties: the worse); NaN outside the grid.
  * - seed sensitivity: coefficient of variation (sample sd / mean) of final loss
- *   across seeds at the best lr; NaN with fewer than 2 seeds.
+ *   across seeds at the best lr (sd / |mean|); NaN with fewer than 2 seeds,
+ *   +inf when a seed at the best lr diverged.
  * - divergence rate: diverged / finished runs over the whole grid; first
  *   diverged lr: the smallest lr where some seed diverged.
  * - time to target: a run's trailing loss at a recorded step is the mean of the
  *   loss over the last w recorded points (w = 10% of the points, at least 1: the
  *   same window as the final loss, so per-step noise of small batches does not
- *   count as reaching it); a window holding a non-finite loss is +inf. Per lr,
+ *   count as reaching it; the first w - 1 points average the points so far);
+ *   a window holding an infinite loss is +inf, a missing loss (NaN: a skipped
+ *   step) is left out of its window. Per lr,
  *   the steps to target are the first recorded step at which the median over
  *   seeds of the trailing loss is <= target (a diverged seed is +inf after it
  *   stopped). Its end point is the median final loss, so the optimizer and lr
  *   that set the default target always reach it, for any number of seeds. The
- *   group's value is the minimum over lrs; +inf = censored (never reached).
+ *   group's steps, time and lr all come from one lr, the fastest by time (by
+ *   steps with profile_by_steps, or when no run was timed); +inf = censored.
  *   Wall time to target = steps x the median over seeds of the runs' median
  *   step time (training time, recording and evaluation excluded). Default
  *   target per workload: the best median final loss any optimizer reached

@@ -280,10 +280,19 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "%s\n"
             "set y2range [0:1]\n"
             "unset y2tics\n"
-            "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
-            "plot \\\n",
+            "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
             wq, logy ? " (log scale)" : "", xr.lo / 1.5, xr.hi * 1.5,
             logy ? "set logscale y" : "unset logscale y", wq);
+    if (any_div) {
+        /* a strip along the top for the divergence marks (one row per
+         * optimizer, below): the data stay under it */
+        int rows = 0;
+        for (int k = 0; k < s->n_g; k++) rows += s->g[k].wl == w;
+        if (rows > 8) rows = 8;
+        double frac = 0.05 + 0.035 * rows;
+        fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
+    }
+    fprintf(f, "plot \\\n");
     int first = 1, nth = 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];

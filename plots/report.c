@@ -265,10 +265,14 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     while (sqlite3_step(q) == SQLITE_ROW) {
         n++;
         if (n > 5) continue;
-        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s, %s), started %s, finished %s.",
+        /* the device description names the backend first ("cpu: 2 threads, ..."): not twice */
+        const char *be = (const char *)sqlite3_column_text(q, 4), *dv = (const char *)sqlite3_column_text(q, 5);
+        size_t bl = strlen(be);
+        int dup = !strncmp(dv, be, bl) && dv[bl] == ':';
+        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s%s%s), started %s, finished %s.",
               (long long)sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
               (const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3),
-              (const char *)sqlite3_column_text(q, 4), (const char *)sqlite3_column_text(q, 5),
+              dup ? "" : be, dup ? "" : ", ", dv,
               (const char *)sqlite3_column_text(q, 6), (const char *)sqlite3_column_text(q, 7));
     }
     if (n > 5) doc_p(dc, "... and %d more benchmarks in this database.", n - 5);

@@ -444,10 +444,16 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     doc_h(dc, 2, "Cost: step time and memory");
     doc_p(dc, "Median and 90th percentile of the time per training step (after a warm-up; "
               "recording excluded), the overhead relative to sgd on the same workload, peak device "
-              "memory and optimizer state. Rows are ordered by step time within each workload.");
+              "memory and optimizer state. Rows are ordered by step time within each workload. 'runs "
+              "differ' is how much the slowest run's median step time exceeds the fastest's within the "
+              "group: the runs do the same work, so more than %.0f%% means the machine's speed changed "
+              "during the benchmark (other load, frequency scaling), and step times, overheads and time-to-target rankings there are not a "
+              "property of the optimizer (re-time on an idle machine, or rank time to target by steps "
+              "with --profile-by steps).", 100 * OB_STEP_SPREAD_UNSTEADY);
     static const char *const chdr[] = {"workload", "optimizer", "step ms (median)", "step ms (p90)",
-                                       "vs sgd", "items/s", "peak memory", "optimizer state"};
-    doc_table(dc, 8, chdr);
+                                       "runs differ", "vs sgd", "items/s", "peak memory", "optimizer state"};
+    doc_table(dc, 9, chdr);
+    int n_unsteady = 0;
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
         for (int k = 0; k < s->n_g && n_here < 512; k++)
@@ -467,6 +473,12 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
             doc_cell(dc, "%s", d->opt_labels[g->opt]);
             doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
+            if (isnan(g->step_ms_spread)) doc_cell(dc, "-");
+            else {
+                int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
+                n_unsteady += unsteady;
+                doc_cell(dc, "%+.0f%%%s", 100 * g->step_ms_spread, unsteady ? " (unsteady)" : "");
+            }
             doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
                                : (snprintf(b1, sizeof b1, "%+.0f%%", 100 * g->overhead_vs_sgd), b1));
             doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
@@ -476,6 +488,11 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
         }
     }
     doc_table_end(dc);
+    if (n_unsteady)
+        doc_p(dc, "Note: in %d group%s the runs' step times differ by more than %.0f%% (marked "
+                  "'unsteady'); their step times and time-to-target rankings reflect the machine, not "
+                  "only the optimizer.",
+              n_unsteady, n_unsteady == 1 ? "" : "s", 100 * OB_STEP_SPREAD_UNSTEADY);
     for (int f = 0; f < figs->n; f++)
         if (figs->f[f].wl < 0 && strcmp(figs->f[f].stem, "profile") && strcmp(figs->f[f].stem, "time_to_target"))
             doc_figure(dc, &figs->f[f], rendered[f]);

@@ -436,6 +436,7 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
         if (r->state_bytes > g->state_bytes) g->state_bytes = r->state_bytes;
     }
     g->step_ms_median = ob_stat_median(a1, m1);
+    g->step_ms_spread = m1 >= 2 && ob_stat_min(a1, m1) > 0 ? ob_stat_max(a1, m1) / ob_stat_min(a1, m1) - 1 : NAN;
     g->step_ms_p90 = ob_stat_median(tmp, m2);
     g->items_per_sec = ob_stat_median(tmp2, m3);
     g->loss_floor = ob_stat_median(a4, m4);

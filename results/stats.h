@@ -56,6 +56,7 @@
 #include "results/dataset.h"
 
 #define OB_BOOTSTRAP_B 2000
+#define OB_STEP_SPREAD_UNSTEADY 0.25
 #define OB_BOOTSTRAP_SEED 0x0b57a75ull
 
 /* ---- numeric helpers (NaN values are ignored; +inf sorts last) ------------- */
@@ -121,6 +122,8 @@ typedef struct ob_group {
     double tt_steps, tt_time_s, tt_lr; /* +inf when censored; tt_lr NaN then */
     int tt_censored;
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
+    double step_ms_spread;      /* largest / smallest run median step time - 1 (NaN < 2 runs):
+                                 * more than OB_STEP_SPREAD_UNSTEADY means a busy machine */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
     double loss_floor;          /* NaN when unknown */
     int *best_runs, n_best_runs; /* dataset run indices at the best lr */

@@ -225,19 +225,36 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
                 first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, oq, lr);
         first = 0;
     }
+    /* an optimizer whose every run diverged has no curve: the legend still names it */
+    char all_div[256] = "";
+    size_t adl = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->best >= 0) continue;
+        char oq[512];
+        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        fprintf(f, ", \\\n  NaN with lines lt %d title \"%s (every run diverged)\"", g->opt + 1, oq);
+        if (adl < sizeof all_div)
+            adl += (size_t)snprintf(all_div + adl, sizeof all_div - adl, "%s%s", adl ? ", " : "",
+                                    d->opt_labels[g->opt]);
+    }
     int floor_drawn = !isnan(floor_v) && (!logy || floor_v > 0);
     if (floor_drawn)
         fprintf(f, ", \\\n  %.17g with lines lc rgb \"black\" lw 1.5 dt 2 title \"loss floor (%.4g)\"",
                 floor_v, floor_v);
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
+    char div_note[320] = "";
+    if (all_div[0])
+        snprintf(div_note, sizeof div_note, " Every run of %s diverged at every lr: no curve to draw.", all_div);
     add_fig(out, stem, w, "Training loss",
             "Training loss against step for each optimizer at its best learning rate (the lr "
             "with the lowest median final loss). The line is the median over seeds, the shaded "
-            "band spans the best and worst seed.%s%s%s",
+            "band spans the best and worst seed.%s%s%s%s",
             logy ? " The y axis is logarithmic." : "",
             capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
-            floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "");
+            floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "",
+            div_note);
     return OB_OK;
 }
 

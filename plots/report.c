@@ -20,6 +20,7 @@
 #include "results/dataset.h"
 #include "results/export.h"
 #include "results/store.h"
+#include "workloads/workload.h"
 
 void ob_path_trim(const char *path, char *out, size_t n)
 {
@@ -344,10 +345,15 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     /* ---- per workload ---- */
     for (int w = 0; w < d->n_wl; w++) {
         doc_h(dc, 2, "Workload %s", d->wl_labels[w]);
-        static const char *const hdr[] = {"rank", "optimizer", "best lr", "seeds", "final loss (median)",
-                                          "95% CI", "min - max", "held-out loss", "held-out metric",
-                                          "lr range (decades)", "loss at 0.5x / 2x lr (interpolated)",
-                                          "seed CV", "diverged runs", "first diverged lr"};
+        /* the metric by its name where the workload is known (accuracy) */
+        const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
+        char metric_hdr[96];
+        snprintf(metric_hdr, sizeof metric_hdr, "held-out %s",
+                 wdef && wdef->metric_name ? wdef->metric_name : "metric");
+        const char *const hdr[] = {"rank", "optimizer", "best lr", "seeds", "final loss (median)",
+                                   "95% CI", "min - max", "held-out loss", metric_hdr,
+                                   "lr range (decades)", "loss at 0.5x / 2x lr (interpolated)",
+                                   "seed CV", "diverged runs", "first diverged lr"};
         doc_table(dc, 14, hdr);
         /* ranked first, then the unranked (rank 0) */
         for (int r = 1; r <= s->n_g + 1; r++)

@@ -487,7 +487,13 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
             }
             doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
                                : (snprintf(b1, sizeof b1, "%+.0f%%", 100 * g->overhead_vs_sgd), b1));
-            doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
+            if (isfinite(g->items_per_sec) && g->items_per_sec >= 1e4 && g->items_per_sec < 1e12) {
+                /* 4 significant digits, written out: 225900, not 2.259e+05 */
+                double mag = pow(10, floor(log10(g->items_per_sec)) - 3);
+                doc_cell(dc, "%.0f", round(g->items_per_sec / mag) * mag);
+            } else {
+                doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
+            }
             doc_cell(dc, "%s", bytes_text(g->peak_mem_bytes, b3, sizeof b3));
             doc_cell(dc, "%s", bytes_text(g->state_bytes, b4, sizeof b4));
             doc_row_end(dc);

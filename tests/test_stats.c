@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "results/dataset.h"
+#include "results/export.h"
 #include "results/stats.h"
 #include "results/store.h"
 #include "test_stats_db.h"
@@ -334,6 +335,53 @@ static void test_reference(const char *path)
 
 /* Labels: configurations of one optimizer that differ on a workload are told
  * apart by the differing key; settings that follow the workload are not shown. */
+/* Time to target takes steps, time and lr from one lr: here the lr that gets there in
+ * fewer steps (0.01: 10 steps of 10 ms) is not the one that gets there sooner (0.1: 20
+ * steps of 1 ms). And an optimizer whose every run diverged has no rank. */
+static void test_tt_one_lr(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 1.0, 10, 10, 10, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.1, 0, "done", 1.0, 20, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "lion", NULL, 0.01, 0, "diverged", 0, 0, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "lion", NULL, 0.1, 0, "diverged", 0, 0, 1, 1, 1, 1, 1, 1, 0});
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    const char *tw[] = {"W"};
+    double tv[] = {2.45}; /* reached at step T (see test_reference) */
+    o.n_targets = 1;
+    o.target_wl = tw;
+    o.target_val = tv;
+    for (int by_steps = 0; by_steps < 2; by_steps++) {
+        o.profile_by_steps = by_steps;
+        ob_stats st;
+        CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+        const ob_group *g = grp(&d, &st, "W", "adam");
+        CHECK(g != NULL);
+        if (g && !by_steps)
+            CHECK_MSG(g->tt_lr == 0.1 && g->tt_steps == 20 && fabs(g->tt_time_s - 0.020) < 1e-12,
+                      "by time: lr %g, %g steps, %g s", g->tt_lr, g->tt_steps, g->tt_time_s);
+        if (g && by_steps)
+            CHECK_MSG(g->tt_lr == 0.01 && g->tt_steps == 10 && fabs(g->tt_time_s - 0.100) < 1e-12,
+                      "by steps: lr %g, %g steps, %g s", g->tt_lr, g->tt_steps, g->tt_time_s);
+        int rank[4] = {-1, -1, -1, -1};
+        if (st.n_g <= 4) ob_stats_rank(&st, rank);
+        const ob_group *gl = grp(&d, &st, "W", "lion");
+        for (int k = 0; k < st.n_g && k < 4; k++)
+            CHECK(&st.g[k] == g ? rank[k] == 1 : &st.g[k] == gl ? rank[k] == 0 : 1);
+        ob_stats_free(&st);
+    }
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 static void test_labels(const char *path)
 {
     ob_err e = {0};
@@ -378,6 +426,8 @@ int main(void)
     snprintf(p, sizeof p, "%s/ref.db", dir);
     CHECK(fx_build_reference(p) == 0);
     test_reference(p);
+    snprintf(p, sizeof p, "%s/tt.db", dir);
+    test_tt_one_lr(p);
     snprintf(p, sizeof p, "%s/labels.db", dir);
     test_labels(p);
     char cmd[600];

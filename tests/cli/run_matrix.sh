@@ -30,3 +30,14 @@ assert q("select count(*) from benchmarks")[0][0] == 1
 assert q("select count(*) from runs where step_ms_median is null and status='done'")[0][0] == 0
 print("matrix ok")
 PY
+# a run that ends within the 5 warm-up steps records no step time (not a warm-up figure)
+tmp2=$(mktemp -d)
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 3 --db "$tmp2/short.db" --backend cpu >/dev/null 2>&1 || exit 1
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 6 --db "$tmp2/short.db" --backend cpu >/dev/null 2>&1 || exit 1
+python3 - "$tmp2/short.db" <<'PY' || { rm -rf "$tmp2"; exit 1; }
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select steps, step_ms_median from runs order by steps").fetchall()
+assert rows[0] == (3, None) and rows[1][0] == 6 and rows[1][1] is not None, rows
+print("warm-up rule ok")
+PY
+rm -rf "$tmp2"

@@ -336,8 +336,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "the last 10%% of its recorded steps (the window of the final loss). Per lr, the steps "
               "to target are the first step at which the median over seeds of the trailing loss is "
               "at or below the workload's target (by default 1.1 x the best median final loss any "
-              "optimizer reached there, so the best optimizer always gets there); the optimizer's "
-              "time is the best over lrs. Training time is steps x median step time (recording and "
+              "optimizer reached there, so the best optimizer always gets there); each optimizer is "
+              "shown at its fastest lr, its steps and time both from that lr. Training time is steps x median step time (recording and "
               "evaluation excluded). 'not reached' means censored: at no lr did the median over "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank.");

@@ -92,6 +92,34 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
     for (int j = 0; j < k; j++) {
         const char *tok = items[j];
         double v;
+        if (strchr(tok, ':')) { /* A:B:N, N points log-spaced from A to B */
+            char t[128];
+            snprintf(t, sizeof t, "%s", tok);
+            char *c1 = strchr(t, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+            double a = 0, b = 0, nn = 0;
+            if (!c2 || strchr(c2 + 1, ':'))
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates '%s' is not a grid FROM:TO:N (e.g. 1e-4:1e-1:7)",
+                               origin, tok);
+            *c1 = *c2 = '\0';
+            if (ob_parse_double(t, &a) != 0 || ob_parse_double(c1 + 1, &b) != 0 || ob_parse_double(c2 + 1, &nn) != 0 ||
+                !(a > 0) || !(b > a) || !isfinite(b) || nn != floor(nn) || nn < 2)
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%s': FROM:TO:N needs 0 < FROM < TO and a "
+                               "whole N >= 2 (e.g. 1e-4:1e-1:7)", origin, tok);
+            if (l->n + nn > OB_CFG_MAX_LIST)
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: at most %d in all", origin, OB_CFG_MAX_LIST);
+            int n = (int)nn;
+            for (int i = 0; i < n; i++) {
+                /* exact at the ends; 3 significant digits between, so that the lrs print and match cleanly */
+                double x = i == 0 ? a : i == n - 1 ? b : a * pow(b / a, (double)i / (n - 1));
+                if (i > 0 && i < n - 1) {
+                    char r[32];
+                    snprintf(r, sizeof r, "%.3g", x);
+                    x = strtod(r, NULL);
+                }
+                l->v[l->n++] = x;
+            }
+            continue;
+        }
         if (ob_parse_double(tok, &v) != 0 || !isfinite(v)) {
             char *end;
             double x = strtod(tok, &end);

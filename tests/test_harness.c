@@ -136,6 +136,19 @@ static void test_flags(void)
     CHECK(ob_config_set_seeds(&c, "4,9", 0, "--seeds", &e) == OB_OK && c.n_seeds == 2 && c.seeds[1] == 9);
     CHECK(ob_config_set_seeds(&c, "0", 0, "--seeds", &e) == OB_ERR_INPUT);
     CHECK(ob_config_set_seeds(&c, "2", 0, "--seeds", &e) == OB_OK && c.n_seeds == 2 && c.seeds[1] == 1);
+    /* a log-spaced lr grid FROM:TO:N, ends exact, 3 significant digits between */
+    {
+        ob_lr_list l;
+        memset(&l, 0, sizeof l);
+        CHECK(ob_config_set_lrs(&l, "1e-4:1e-1:7", "--lrs", &e) == OB_OK && l.n == 7);
+        CHECK(l.v[0] == 1e-4 && l.v[1] == 0.000316 && l.v[3] == 0.00316 && l.v[6] == 0.1);
+        CHECK(ob_config_set_lrs(&l, "0.5,1e-3:1e-2:2", "--lrs", &e) == OB_OK && l.n == 3 && l.v[0] == 0.5 &&
+              l.v[2] == 1e-2);
+        CHECK(ob_config_set_lrs(&l, "1e-1:1e-4:7", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "FROM < TO"));
+        CHECK(ob_config_set_lrs(&l, "1e-4:1e-1:1", "--lrs", &e) == OB_ERR_INPUT);
+        CHECK(ob_config_set_lrs(&l, "1e-4:1e-1", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "FROM:TO:N"));
+        CHECK(ob_config_set_lrs(&l, "1e-5:1e2:65", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "at most"));
+    }
     /* a range: one seed alone, or a block */
     CHECK(ob_config_set_seeds(&c, "7..7", 0, "--seeds", &e) == OB_OK && c.n_seeds == 1 && c.seeds[0] == 7);
     CHECK(ob_config_set_seeds(&c, "10..13", 0, "--seeds", &e) == OB_OK && c.n_seeds == 4 && c.seeds[0] == 10 &&

@@ -93,7 +93,9 @@ static ob_status script_close(script *sc, ob_err *e)
             "set output\n",
             FIG_W, FIG_H, sc->stem);
     ob_gp_write_pdf(sc->f, sc->stem,
-                    sc->no_key ? NULL : "    set key height 1   # room between the x label and the legend\n");
+                    sc->no_key ? "    PS = 0.5\n    set pointsize 0.55\n"
+                               : "    PS = 0.5\n    set pointsize 0.55\n"
+                                 "    set key height 1   # room between the x label and the legend\n");
     int bad = ferror(sc->f);
     if (fclose(sc->f) != 0) bad = 1;
     if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", sc->path);
@@ -136,12 +138,20 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
             "set xtics nomirror\n"
             "set ytics nomirror\n"
             "set key below left Left reverse maxrows 4 samplen 2.5 width 4\n"
+            "# marker size: PS scales the explicit sizes, pointsize the others (the PDF sets both smaller)\n"
+            "PS = 1\n"
+            "set pointsize 1.1\n"
             "set style fill transparent solid 0.18 noborder\n"
             "# one colour per optimizer, the same in every figure:\n",
             FIG_W, FIG_H, FIG_W, FIG_H);
     for (int o = 0; o < d->n_opt; o++)
-        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt 7 ps 1.1 dt %d   # %s\n", o + 1,
-                palette[o % N_PALETTE], 1 + (o / N_PALETTE) % 4, d->opt_labels[o]);
+    {
+        /* a marker shape per optimizer as well as a colour: curves that lie on top of each
+         * other, and figures printed in grey, still tell the optimizers apart */
+        static const int shapes[] = {7, 5, 9, 11, 13, 15, 1, 2, 3, 6, 4, 8};
+        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1,
+                palette[o % N_PALETTE], shapes[o % 12], 1 + (o / N_PALETTE) % 4, d->opt_labels[o]);
+    }
     if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"%s\" lw 2 pt 7\n", palette[0]);
     int bad = ferror(f);
     if (fclose(f) != 0) bad = 1;
@@ -165,6 +175,19 @@ static int spans_decades(const range *r) { return !isnan(r->lo) && r->hi / r->lo
 static void lr_text(double lr, char *buf, size_t n) { snprintf(buf, n, "%.3g", lr); }
 
 /* ---- per-workload figures ---------------------------------------------------- */
+
+/* Marker interval of a curve: about 12 markers, each optimizer's a little
+ * shifted (by its index) so that markers of curves on top of each other do not
+ * cover one another. */
+static int point_every(const ob_group *g, const ob_dataset *d, int k)
+{
+    int64_t n = 0;
+    for (int i = 0; i < g->n_best_runs; i++)
+        if (d->runs[g->best_runs[i]].n_curve > n) n = d->runs[g->best_runs[i]].n_curve;
+    int every = (int)(n / 12);
+    if (every < 1) every = 1;
+    return every + k % 3;
+}
 
 static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                           const char *slug, ob_figures *out, ob_err *e)
@@ -221,8 +244,9 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         lr_text(g->best_lr, lr, sizeof lr);
         fprintf(f,
                 "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle, \\\n"
-                "  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with lines lt %d title \"%s (lr %s)\"",
-                first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, oq, lr);
+                "  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
+                "title \"%s (lr %s)\"",
+                first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, point_every(g, d, k), oq, lr);
         first = 0;
     }
     /* an optimizer whose every run diverged has no curve: the legend still names it */
@@ -321,13 +345,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         fprintf(f,
                 "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps 3 lw 2 notitle, \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps 2 lw 3 notitle",
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                 first ? "" : ", \\\n", oq, lt, oq, lt, oq, oq, lt, oq, mark_y, lt);
         first = 0;
     }
     if (any_div)
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps 2 lw 3 title \"x along the top: "
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x along the top: "
                    "some seeds diverged at this lr\"");
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
@@ -446,7 +470,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 /* every column selected, so other rows do not stretch the autoscale */
                 fprintf(f, "%s  'evals_best.csv' skip 1 using (%d):(sel(\"%s\") ? $%d : NaN):"
                            "(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
-                           "with yerrorbars lt %d pt 7 ps 1.8 lw 2 notitle",
+                           "with yerrorbars lt %d pt 7 ps (1.8 * PS) lw 2 notitle",
                         x ? ", \\\n" : "", x, oq, c0, oq, c0 + 1, oq, c0 + 2, g->opt + 1);
                 x++;
             }
@@ -471,7 +495,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 lr_text(g->best_lr, lr, sizeof lr);
                 fprintf(f,
                         "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) with filledcurves lt %d notitle, \\\n"
-                        "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d ps 0.6 title \"%s (lr %s)\"",
+                        "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d ps (0.6 * PS) title \"%s (lr %s)\"",
                         first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1, oq, c0, g->opt + 1, oq, lr);
                 first = 0;
             }

@@ -142,7 +142,7 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
             "PS = 1\n"
             "set pointsize 1.1\n"
             "set style fill transparent solid 0.18 noborder\n"
-            "# one colour per optimizer, the same in every figure:\n",
+            "# one colour and marker shape per optimizer, the same in every figure:\n",
             FIG_W, FIG_H, FIG_W, FIG_H);
     for (int o = 0; o < d->n_opt; o++)
     {

@@ -584,7 +584,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "never reached). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
               "it and run `gnuplot NAME.gp` here to redraw NAME.png, NAME.svg and NAME.pdf (vector, "
               "6.5 x 4 inches with 9-point text, for a paper; where gnuplot has pdfcairo). style.gp "
-              "holds the shared look (size, fonts, one colour per optimizer).");
+              "holds the shared look (size, fonts, one colour and marker shape per optimizer).");
     static const char *const fh[] = {"file", "contents", "columns"};
     doc_table(dc, 3, fh);
     int nd;

@@ -94,6 +94,8 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
         double v;
         if (strchr(tok, ':')) { /* A:B:N, N points log-spaced from A to B */
             char t[128];
+            if (strlen(tok) >= sizeof t)
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%.40s...' is too long", origin, tok);
             snprintf(t, sizeof t, "%s", tok);
             char *c1 = strchr(t, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
             double a = 0, b = 0, nn = 0;

@@ -84,13 +84,17 @@ static __mmask16 lane_mask(int valid) /* the first min(max(valid, 0), 16) lanes 
  * images, so small maps waste no lanes); a task is PG blocks, for which every
  * 32-channel block of the kernel is applied in turn (its inputs stay in
  * cache). Pixels outside the image read the zero row. */
-TGT static void conv_pixels(float *out, const float *inp, const float *wp, const float *zero, int B, int H, int W,
-                            int Ci, int Co, int CoP, int K, int pad)
+/* One task of conv_pixels (a function of its own under the AVX-512 target:
+ * the body of an OpenMP region is outlined by the compiler, and clang does
+ * not give the outlined function the enclosing function's target). */
+TGT __attribute__((noinline)) static void conv_pixels_task(float *out, const float *inp, const float *wp,
+                                                           const float *zero, int B, int H, int W, int Ci, int Co,
+                                                           int CoP, int K, int pad, int64_t task)
 {
     const int Ho = H + 2 * pad - K + 1, Wo = W + 2 * pad - K + 1, ncb = CoP / CB;
-    const int64_t hwo = (int64_t)Ho * Wo, npix = B * hwo, nblk = (npix + DP - 1) / DP, ntask = (nblk + PG - 1) / PG;
-#pragma omp parallel for schedule(static)
-    for (int64_t task = 0; task < ntask; task++) {
+    const int64_t hwo = (int64_t)Ho * Wo, npix = B * hwo, nblk = (npix + DP - 1) / DP;
+    (void)B;
+    {
         const int64_t pb1 = (task + 1) * PG < nblk ? (task + 1) * PG : nblk;
         for (int cb = 0; cb < ncb; cb++) {
             const int c0 = cb * CB;
@@ -155,6 +159,16 @@ TGT static void conv_pixels(float *out, const float *inp, const float *wp, const
     }
 }
 
+static void conv_pixels(float *out, const float *inp, const float *wp, const float *zero, int B, int H, int W,
+                        int Ci, int Co, int CoP, int K, int pad)
+{
+    const int Ho = H + 2 * pad - K + 1, Wo = W + 2 * pad - K + 1;
+    const int64_t npix = B * (int64_t)Ho * Wo, nblk = (npix + DP - 1) / DP, ntask = (nblk + PG - 1) / PG;
+#pragma omp parallel for schedule(static)
+    for (int64_t task = 0; task < ntask; task++)
+        conv_pixels_task(out, inp, wp, zero, B, H, W, Ci, Co, CoP, K, pad, task);
+}
+
 /* One kernel-gradient tile over images [0, nimg) of a group: a (DR ci rows
  * of CoP floats, 32 co) = (first ? 0 : a) + the sum over the output pixels
  * whose input pixel at this tap is inside the image, image by image in pixel
@@ -206,19 +220,15 @@ TGT static inline __attribute__((always_inline)) void dw_tile(float *a, int CoP,
  * shape only); tiles are split between the threads in contiguous ranges, and
  * each thread walks the groups in order and, per group, its tiles (the group
  * stays in cache). */
-TGT static void conv_dw(float *accm, const float *dout, const float *inp, int B, int H, int W, int Ci, int Co,
-                        int CiR, int CoP, int K, int pad)
+/* Thread t of nt in conv_dw (its own AVX-512 function, see conv_pixels_task). */
+TGT __attribute__((noinline)) static void conv_dw_thread(float *accm, const float *dout, const float *inp, int B,
+                                                         int H, int W, int Ci, int Co, int CiR, int CoP, int K,
+                                                         int pad, int t, int nt)
 {
     const int Ho = H + 2 * pad - K + 1, Wo = W + 2 * pad - K + 1;
     const int nrb = CiR / DR, ncb = CoP / CB, ntiles = K * K * nrb * ncb;
     const int per = (DW_PIX + Ho * Wo - 1) / (Ho * Wo), ng = per < B ? per : B; /* images per group */
-#pragma omp parallel
     {
-#ifdef _OPENMP
-        const int nt = omp_get_num_threads(), t = omp_get_thread_num();
-#else
-        const int nt = 1, t = 0;
-#endif
         const int t0 = (int)((int64_t)ntiles * t / nt), t1 = (int)((int64_t)ntiles * (t + 1) / nt);
         for (int b = 0; b < B; b += ng) {
             const int nimg = B - b < ng ? B - b : ng;
@@ -233,6 +243,20 @@ TGT static void conv_dw(float *accm, const float *dout, const float *inp, int B,
                     dw_tile(a, CoP, b == 0, db, xb, nimg, H, W, Ci, Co, K, pad, ky, kx, ci0, c0, 1);
             }
         }
+    }
+}
+
+static void conv_dw(float *accm, const float *dout, const float *inp, int B, int H, int W, int Ci, int Co, int CiR,
+                    int CoP, int K, int pad)
+{
+#pragma omp parallel
+    {
+#ifdef _OPENMP
+        const int nt = omp_get_num_threads(), t = omp_get_thread_num();
+#else
+        const int nt = 1, t = 0;
+#endif
+        conv_dw_thread(accm, dout, inp, B, H, W, Ci, Co, CiR, CoP, K, pad, t, nt);
     }
 }
 

@@ -5,15 +5,7 @@
 # side only are listed and fail only with --strict; unusable input exits 2, and
 # a workload parameter that differs (--set quadratic.noise=2) is named.
 # The JUnit XML is validated with python3's xml.etree and counted.
-set -uo pipefail
-: "${OPTBENCH:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # description, command...
-  local what="$1"; shift
-  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
-}
+. "$(dirname "$0")/common.bash"
 have_py=0
 python3 -c 'import sqlite3, xml.etree.ElementTree' 2>/dev/null && have_py=1
 junit_counts() { # file -> "tests failures testcases"

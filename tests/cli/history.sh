@@ -5,15 +5,7 @@
 # it, and explained in a note) instead of showing as a jump in one line; tick
 # labels tell benchmarks of one day apart (time, benchmark id); the plot's
 # colours are the report's, one per optimizer configuration.
-set -uo pipefail
-: "${OPTBENCH:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # description, command...
-  local what="$1"; shift
-  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
-}
+. "$(dirname "$0")/common.bash"
 db="$tmp/h.db"
 run() { # optimizers, more args...
   local opts=$1; shift

@@ -3,15 +3,7 @@
 # the report folder (CSV, scripts, PNG/SVG when gnuplot is installed,
 # summary.md, index.html), the same without gnuplot on PATH, a second
 # benchmark in the same database for history, and the bad-input paths.
-set -uo pipefail
-: "${OPTBENCH:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # description, command...
-  local what="$1"; shift
-  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
-}
+. "$(dirname "$0")/common.bash"
 bad_input() { # description, expected stderr part, args...
   local what="$1" want="$2"; shift 2
   "$OPTBENCH" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?

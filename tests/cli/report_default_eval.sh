@@ -6,15 +6,7 @@
 # database whose evals table is empty (as an older optbench wrote it): the
 # held-out figures are not drawn, the page says why, and the report still
 # exits 0. --out with a trailing slash gives no double slash in messages.
-set -uo pipefail
-: "${OPTBENCH:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # description, command...
-  local what="$1"; shift
-  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
-}
+. "$(dirname "$0")/common.bash"
 
 # every <img src="X.png"> of DIR/index.html is a non-empty file
 pngs_of_page_ok() {

@@ -95,6 +95,24 @@ static ob_compare run_cmp(const char *a, const char *b, const ob_compare_opts *o
     return c;
 }
 
+/* c written by ob_compare_print, _markdown or _junit (what) into the file p,
+ * read back into buf: the tests check what a user opens. */
+static void render(const ob_compare *c, const char *what, const char *p, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen(p, "w");
+    if (!f) return;
+    if (!strcmp(what, "markdown")) ob_compare_markdown(c, "base.db", "cand.db", f);
+    else if (!strcmp(what, "junit")) ob_compare_junit(c, f);
+    else ob_compare_print(c, f);
+    fclose(f);
+    f = fopen(p, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
 /* The memory cell of a group's row in the text table. */
 static void memory_line(const ob_cmp_group *g, char *out, size_t n)
 {
@@ -191,24 +209,14 @@ int main(void)
     /* the reports say so */
     char p[600];
     snprintf(p, sizeof p, "%s/cmp.md", dir);
-    FILE *f = fopen(p, "w");
-    ob_compare_markdown(&c, "base.db", "cand.db", f);
-    fclose(f);
-    f = fopen(p, "r");
+    FILE *f = NULL;
     char buf[16384];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    size_t n = 0;
+    render(&c, "markdown", p, buf, sizeof buf);
     CHECK(strstr(buf, "## optbench compare: regression") && strstr(buf, "| quad | adam |") &&
           strstr(buf, "**worse**") && strstr(buf, "What got worse"));
     snprintf(p, sizeof p, "%s/cmp.xml", dir);
-    f = fopen(p, "w");
-    ob_compare_junit(&c, f);
-    fclose(f);
-    f = fopen(p, "r");
-    n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    render(&c, "junit", p, buf, sizeof buf);
     CHECK(strstr(buf, "<testsuites") && strstr(buf, "tests=\"4\" failures=\"2\"") &&
           strstr(buf, "<testcase classname=\"optbench.quad\" name=\"adam\"") &&
           strstr(buf, "<failure type=\"regression\""));
@@ -324,13 +332,7 @@ int main(void)
     CHECK(g && g->time.v == OB_NODATA && g->time_not_judged && g->time_unsteady == 6 && g->time_cells == 6);
     CHECK(g && fabs(g->time.effect - 12) < 1e-9); /* the raw change is still shown */
     snprintf(p, sizeof p, "%s/busy.txt", dir);
-    f = fopen(p, "w");
-    ob_compare_print(&c, f);
-    fclose(f);
-    f = fopen(p, "r");
-    n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    render(&c, "print", p, buf, sizeof buf);
     CHECK(strstr(buf, "+1200.0% unsteady, not judged") && strstr(buf, "note: step time not judged in 1 group"));
     ob_compare_free(&c);
     /* the same slowdown with steady timing (p90 scaled alike) is a regression */
@@ -367,13 +369,7 @@ int main(void)
     build(cand, &m);
     c = run_cmp(base, cand, &o, &st);
     CHECK(st == OB_OK && c.regression && c.n_worse == 4 && fabs(c.time_shift - 2) < 1e-9);
-    f = fopen(p, "w");
-    ob_compare_print(&c, f);
-    fclose(f);
-    f = fopen(p, "r");
-    n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    render(&c, "print", p, buf, sizeof buf);
     CHECK(strstr(buf, "note: step time moved the same way in every group (median +200.0%)") &&
           strstr(buf, "--time-tol off"));
     ob_compare_free(&c);
@@ -433,25 +429,13 @@ int main(void)
     CHECK(strstr(buf, "peak 2.00 KiB -> 16.7 MiB worse") && !strstr(buf, "17493924"));
     CHECK(strstr(buf, "-20.0% [-20.0%, -20.0%] better"));
     snprintf(p, sizeof p, "%s/cmp.md", dir);
-    f = fopen(p, "w");
-    ob_compare_markdown(&c, "base.db", "cand.db", f);
-    fclose(f);
-    f = fopen(p, "r");
-    n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    render(&c, "markdown", p, buf, sizeof buf);
     CHECK(strstr(buf, "| quad | sgd | +0.0% [+0.0%, +0.0%] same | ") &&
           strstr(buf, " | peak 2.00 KiB -> 16.7 MiB worse | **worse** |") &&
           strstr(buf, "- quad / sgd: peak memory 2.00 KiB -> 16.7 MiB (+16.7 MiB; 2048 -> 17493924 bytes)") &&
           strstr(buf, "| quad | adam | -20.0% [-20.0%, -20.0%] better |"));
     snprintf(p, sizeof p, "%s/cmp.xml", dir);
-    f = fopen(p, "w");
-    ob_compare_junit(&c, f);
-    fclose(f);
-    f = fopen(p, "r");
-    n = fread(buf, 1, sizeof buf - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    render(&c, "junit", p, buf, sizeof buf);
     CHECK(strstr(buf, "tests=\"4\" failures=\"2\"") &&
           strstr(buf, "memory peak 2.00 KiB -&gt; 16.7 MiB worse</system-out>") &&
           strstr(buf, "step time +1200% (median over 6 cells"));

@@ -257,15 +257,31 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
     char buf[1024];
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return ob_fail(e, OB_ERR_INPUT, "folder name too long: '%s'", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-                return ob_fail(e, OB_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
-            *p = c;
-            if (!c) break;
+    /* Another process sharing the database may remove an empty parent (the
+     * DB.ckpt folder goes when its last run is finished) between our mkdir of
+     * the parent and of the child: the child's mkdir then fails with ENOENT,
+     * and the whole path is made again. */
+    for (int attempt = 0;; attempt++) {
+        int vanished = 0;
+        for (char *p = buf + 1;; p++) {
+            if (*p == '/' || *p == '\0') {
+                char c = *p;
+                *p = '\0';
+                if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+                    int err = errno;
+                    *p = c;
+                    if (err == ENOENT && p != buf + 1 && attempt < 1000) {
+                        vanished = 1;
+                        break;
+                    }
+                    *p = '\0';
+                    return ob_fail(e, OB_ERR_IO, "cannot create folder '%s': %s", buf, strerror(err));
+                }
+                *p = c;
+                if (!c) break;
+            }
         }
+        if (!vanished) break;
     }
     struct stat sb;
     if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode))

@@ -5,7 +5,8 @@
  * newest first, and the store calls resume relies on (find the matching
  * benchmark, read a curve's leading losses, drop what follows a step in one
  * transaction), the configuration's checkpoint, shard and device
- * settings, and the signal handlers (a second SIGINT stops at once). */
+ * settings, the signal handlers (a second SIGINT stops at once), and making
+ * a run's folder while another process removes the empty DB.ckpt. */
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -333,6 +334,37 @@ static void test_signals(void)
     CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "status %d", wst);
 }
 
+/* Two processes share DB.ckpt: one removes it when empty (its last run is
+ * finished) while the other makes a run's folder inside it. The maker must
+ * never fail for the parent vanishing under it. */
+static void test_mkdir_against_rmdir(void)
+{
+    char root[300], child[320];
+    snprintf(root, sizeof root, "%s/shared.ckpt", dir);
+    snprintf(child, sizeof child, "%s/run-11", root);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (long i = 0; i < 400000; i++) rmdir(root);
+        _exit(0);
+    }
+    CHECK(pid > 0);
+    int failed = 0;
+    char first[1100] = "";
+    for (int i = 0; i < 20000; i++) {
+        ob_err e = {0};
+        if (ob_mkdir_p(child, &e) != OB_OK) {
+            if (!failed) snprintf(first, sizeof first, "%s", e.msg);
+            failed++;
+        }
+        rmdir(child);
+    }
+    int wst;
+    kill(pid, SIGKILL);
+    waitpid(pid, &wst, 0);
+    CHECK_MSG(failed == 0, "%d of 20000 folder creations failed; first: %s", failed, first);
+    rmdir(root);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/ob_test_ckpt_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -346,6 +378,7 @@ int main(void)
     test_store_resume();
     test_shard_and_devices_parsing();
     test_signals();
+    test_mkdir_against_rmdir();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -26,6 +26,9 @@ static void run_usage(FILE *f)
             "  --seeds N | A,B | A..B N seeds 0..N-1, the listed seeds, or seeds A to B (default 1)\n"
             "  --steps N              training steps per run (default 200)\n"
             "  --eval-every N         held-out evaluation every N steps (default: at the end)\n"
+            "  --confirm-seeds N      after the sweep, run N fresh seeds at each pair's best lr\n"
+            "                         (lowest median final loss): the report's confirmation table\n"
+            "                         is free of the bias of picking the best lr on the same seeds\n"
             "  --db FILE              database to create or add to (default optbench.db)\n"
             "  --backend B            cpu, cuda or auto (default auto: cuda when a device is present)\n"
             "  --set OWNER.KEY=VALUE  a hyperparameter: adam.beta2=0.95, quadratic.dim=50,\n"
@@ -70,6 +73,7 @@ static const run_flag run_flags[] = {
     {"--set", 1},              {"--exclude", 1},         {"--name", 1},          {"--dry-run", 0},
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
+    {"--confirm-seeds", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -157,6 +161,21 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
                m->n_excluded_pairs == 1 ? "" : "s");
     printf("), %lld steps each\n", (long long)c->steps);
+    if (c->confirm_seeds > 0) {
+        int64_t seed0 = 0;
+        int pairs = 0;
+        for (int i = 0; i < m->n; i++) {
+            if (m->cells[i].seed + 1 > seed0) seed0 = m->cells[i].seed + 1;
+            pairs += i == 0 || m->cells[i].wl != m->cells[i - 1].wl || m->cells[i].opt != m->cells[i - 1].opt;
+        }
+        long long n = (long long)c->confirm_seeds;
+        printf("then confirmation: %lld fresh seed%s (", n, n == 1 ? "" : "s");
+        if (n == 1) printf("seed %lld", (long long)seed0);
+        else printf("seeds %lld..%lld", (long long)seed0, (long long)seed0 + n - 1);
+        printf(") at the best lr of each of %d pair%s: up to %lld more runs%s\n", pairs,
+               pairs == 1 ? "" : "s", n * pairs,
+               c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
+    }
     printf("%6s  %-14s %-10s %-10s %6s\n", "cell", "workload", "optimizer", "lr", "seed");
     if (c->shard_n > 0) printf("shard %d/%d: the cells whose index is %d mod %d\n", c->shard_k, c->shard_n, c->shard_k, c->shard_n);
     for (int i = 0; i < m->n; i++) {
@@ -216,6 +235,10 @@ int ob_cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--seeds")) s = ob_config_set_seeds(&cfg, v, 0, "--seeds", &e);
         else if (!strcmp(a, "--steps")) s = flag_int(a, v, 1, OB_CFG_MAX_STEPS, &cfg.steps, &e);
         else if (!strcmp(a, "--eval-every")) s = flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg.eval_every, &e);
+        else if (!strcmp(a, "--confirm-seeds")) {
+            snprintf(cfg.origin_confirm, sizeof cfg.origin_confirm, "--confirm-seeds");
+            s = flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg.confirm_seeds, &e);
+        }
         else if (!strcmp(a, "--db")) snprintf(cfg.db, sizeof cfg.db, "%s", v);
         else if (!strcmp(a, "--backend")) {
             if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))

@@ -528,7 +528,8 @@ static ob_status exclude_map(const ycx *y, const yaml_node_t *k, const yaml_node
 
 static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
-                                       "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude"};
+                                       "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude",
+                                       "confirm_seeds"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -570,6 +571,10 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     } else if (!strcmp(key, "eval_every")) {
         OB_TRY(want_scalar(y, v, key));
         OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_STEPS, "eval_every", at, &c->eval_every, e));
+    } else if (!strcmp(key, "confirm_seeds")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->origin_confirm, sizeof c->origin_confirm, "%s", at);
+        OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_CONFIRM, "confirm_seeds", at, &c->confirm_seeds, e));
     } else if (!strcmp(key, "backend")) {
         OB_TRY(want_scalar(y, v, key));
         const char *b = scalar(v);
@@ -604,7 +609,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude",
+                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds",
                        at, key);
     }
     return OB_OK;

@@ -24,6 +24,7 @@
  *   checkpoint_keep: 2                      # newest checkpoints kept per run
  *   checkpoint_dir: ckpt/                   # default: DB.ckpt/ beside the database
  *   exclude: {quadratic: [muon, root]}      # (workload, optimizer) pairs left out
+ *   confirm_seeds: 5                        # then 5 fresh seeds at each pair's best lr
  * Resume, sharding and devices are flags only (--resume, --shard K/N,
  * --devices 0,1); with no --shard, Slurm's SLURM_ARRAY_TASK_ID and
  * SLURM_ARRAY_TASK_COUNT give the shard (ob_config_shard_from_env).
@@ -43,6 +44,7 @@
 #define OB_CFG_MAX_EXCLUDES 128
 #define OB_CFG_MAX_STEPS 1000000000000LL    /* steps, eval_every, checkpoint_every */
 #define OB_CFG_MAX_SEED 9000000000000000LL  /* seeds are exact in a double below 2^53 */
+#define OB_CFG_MAX_CONFIRM 1000             /* confirm_seeds */
 
 typedef struct ob_setting {
     char owner[64];
@@ -76,6 +78,8 @@ typedef struct ob_config {
     ob_lr_list lrs[OB_CFG_MAX_LIST]; /* [0] may be the global list */
     int64_t steps;
     int64_t eval_every;         /* 0: at the end only */
+    int64_t confirm_seeds;      /* > 0: after the sweep, this many fresh seeds at each pair's best lr */
+    char origin_confirm[256];
     char backend[16];
     char db[1024];
     int n_settings;

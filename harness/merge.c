@@ -189,9 +189,16 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE) return sql_fail(s->db, s->path, "reading its benchmarks", e);
 
+    /* runs.stage (schema 3): a confirmation run is another cell than a sweep
+     * run of the same lr and seed */
     if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, benchmark_id, workload, workload_params, optimizer, hparams, lr, seed, "
-                           "steps, status, steps_done, final_loss, diverged_step, cell FROM runs ORDER BY id",
+                           has_column(s->db, "runs", "stage")
+                               ? "SELECT id, benchmark_id, workload, workload_params, optimizer, hparams, lr, seed, "
+                                 "steps, status, steps_done, final_loss, diverged_step, cell, stage FROM runs "
+                                 "ORDER BY id"
+                               : "SELECT id, benchmark_id, workload, workload_params, optimizer, hparams, lr, seed, "
+                                 "steps, status, steps_done, final_loss, diverged_step, cell, NULL FROM runs "
+                                 "ORDER BY id",
                            -1, &q, NULL) != SQLITE_OK)
         return sql_fail(s->db, s->path, "reading its runs", e);
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -219,7 +226,7 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
         long long seed = sqlite3_column_int64(q, 7);
         long long steps = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8);
         const char *st = (const char *)sqlite3_column_text(q, 9);
-        size_t kl = strlen(wl ? wl : "") + strlen(wp ? wp : "") + strlen(op ? op : "") + strlen(hp ? hp : "") + 128;
+        size_t kl = strlen(wl ? wl : "") + strlen(wp ? wp : "") + strlen(op ? op : "") + strlen(hp ? hp : "") + 160;
         c->key = malloc(kl);
         c->label = malloc(256);
         if (!c->key || !c->label) {
@@ -228,8 +235,9 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
             sqlite3_finalize(q);
             return ob_fail(e, OB_ERR_NOMEM, "out of memory");
         }
-        snprintf(c->key, kl, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld", wl ? wl : "", wp ? wp : "",
-                 op ? op : "", hp ? hp : "", lr, seed, steps);
+        const char *stage = (const char *)sqlite3_column_text(q, 14);
+        snprintf(c->key, kl, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld\x1f%s", wl ? wl : "", wp ? wp : "",
+                 op ? op : "", hp ? hp : "", lr, seed, steps, stage ? stage : "");
         snprintf(c->label, 256, "%s %s lr=%g seed=%lld", wl ? wl : "?", op ? op : "?", lr, seed);
         snprintf(c->status, sizeof c->status, "%s", st ? st : "pending");
         c->rank = status_rank(c->status);

@@ -39,6 +39,7 @@
 #include "harness/checkpoint.h"
 #include "harness/progress.h"
 #include "harness/signals.h"
+#include "results/stats.h"
 
 static double now_s(void)
 {
@@ -805,9 +806,192 @@ static void options_json(const ob_cell *cell, char *buf, size_t n)
     if (cell->n_options && l + 2 < n) snprintf(buf + l, n - l, "]");
 }
 
+/* The run spec of a cell; wjson and ojson receive its JSON texts. */
+static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
+                      char wjson[1024], char ojson[4096], ob_run_spec *spec)
+{
+    char opt[1400], train[600], optj[2000];
+    ob_hp_to_json(&cell->wl_hp, wjson, 1024);
+    ob_hp_to_json(&cell->opt_hp, opt, sizeof opt);
+    ob_hp_to_json(&cell->train_hp, train, sizeof train);
+    opt[strlen(opt) - 1] = '\0'; /* drop '}' and merge the training settings */
+    options_json(cell, optj, sizeof optj);
+    snprintf(ojson, 4096, "%s,\"train\":%s%s}", opt, train, optj);
+    *spec = (ob_run_spec){
+        .cell = cell->index,
+        .workload = cell->wl->name,
+        .workload_params = wjson,
+        .optimizer = cell->opt->name,
+        .hparams = ojson,
+        .lr = cell->lr,
+        .seed = cell->seed,
+        .backend = dev ? dev->ops->name : c->backend,
+        .device = dev ? dev->desc : devices_desc,
+        .steps = c->steps,
+    };
+}
+
 static int is_finished(const char *status)
 {
     return !strcmp(status, "done") || !strcmp(status, "diverged");
+}
+
+/* Run jobs on dev (or one worker thread per device of --devices); the
+ * failure that stopped them, or OB_ERR_INTERRUPTED after a signal. */
+static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *jobs, int n_jobs, ob_err *e)
+{
+    const ob_config *c = x->cfg;
+    ob_run_summary *sum = x->sum;
+    x->jobs = jobs;
+    x->n_jobs = n_jobs;
+    x->next = 0;
+    x->prog = ob_progress_new(n_jobs, c->steps, stderr);
+    if (!x->multi) {
+        worker_loop(x, dev, store);
+    } else {
+        pthread_t th[OB_CFG_MAX_DEVICES];
+        worker_arg args[OB_CFG_MAX_DEVICES];
+        int started = 0, omp = 0;
+#ifdef _OPENMP
+        if (!strcmp(c->backend, "cpu")) omp = omp_get_max_threads() / c->n_devices;
+        if (!strcmp(c->backend, "cpu") && omp < 1) omp = 1;
+#endif
+        for (int i = 0; i < c->n_devices; i++) {
+            args[i] = (worker_arg){x, c->devices[i], omp};
+            if (pthread_create(&th[i], NULL, worker_main, &args[i]) != 0) {
+                ob_err te;
+                ob_fail(&te, OB_ERR_INTERNAL, "cannot start a thread for device %d", c->devices[i]);
+                record_failure(x, &te);
+                break;
+            }
+            started++;
+        }
+        for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    }
+    ob_progress_free(x->prog);
+    x->prog = NULL;
+    if (x->fail != OB_OK) {
+        *e = x->fail_err;
+        ob_status s = x->fail;
+        if (s == OB_ERR_DB || s == OB_ERR_IO) {
+            size_t l = strlen(e->msg);
+            snprintf(e->msg + l, sizeof e->msg - l,
+                     "; once that is fixed, run the same command with --resume to continue");
+        }
+        return s;
+    }
+    if (ob_signal_pending()) {
+        sum->stop_signal = ob_signal_pending();
+        return ob_fail(e, OB_ERR_INTERRUPTED,
+                       "stopped by %s: %d run%s checkpointed and marked interrupted; run the same command "
+                       "with --resume to continue",
+                       sum->stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", sum->interrupted,
+                       sum->interrupted == 1 ? "" : "s");
+    }
+    return OB_OK;
+}
+
+/* The confirmation stage (cfg->confirm_seeds = N > 0), after the whole sweep
+ * of the benchmark is finished: for each (workload, optimizer) pair of the
+ * matrix, the best lr of its sweep runs in this benchmark (ob_stat_best_lr:
+ * the report's rule), then N runs there with fresh seeds, one past the
+ * largest seed of the matrix onwards. The runs are cells
+ * m->n + p * OB_CFG_MAX_CONFIRM + j (pair p, fresh seed j) with stage
+ * "confirm", so a later --resume with more seeds adds to them; a process that
+ * finds them added already (by another process, or before a stop) runs those
+ * not finished. --resume --confirm-seeds N on a finished sweep adds the stage
+ * to it. */
+static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev, ob_store *store,
+                               const char *devices_desc, ob_err *e)
+{
+    const ob_config *c = x->cfg;
+    const int N = (int)c->confirm_seeds;
+    int64_t seed0 = 0;
+    int n_pairs = 0;
+    for (int i = 0; i < m->n; i++) {
+        if (m->cells[i].seed + 1 > seed0) seed0 = m->cells[i].seed + 1;
+        n_pairs += i == 0 || m->cells[i].wl != m->cells[i - 1].wl || m->cells[i].opt != m->cells[i - 1].opt;
+    }
+    int cap = n_pairs * N;
+    ob_cell *cells = calloc((size_t)cap + 1, sizeof *cells);
+    ob_run_spec *specs = calloc((size_t)cap + 1, sizeof *specs);
+    int64_t *ids = calloc((size_t)cap + 1, sizeof *ids);
+    char (*wjson)[1024] = calloc((size_t)cap + 1, sizeof *wjson);
+    char (*ojson)[4096] = calloc((size_t)cap + 1, sizeof *ojson);
+    job *jobs = calloc((size_t)cap + 1, sizeof *jobs);
+    double *lr = malloc(((size_t)m->n + 1) * sizeof *lr), *fin = malloc(((size_t)m->n + 1) * sizeof *fin);
+    ob_status s = OB_OK;
+    if (!cells || !specs || !ids || !wjson || !ojson || !jobs || !lr || !fin) {
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d confirmation runs", cap);
+        goto out;
+    }
+    int n = 0, p = 0, pairs_confirmed = 0;
+    for (int i0 = 0, i1; i0 < m->n && s == OB_OK; i0 = i1, p++) {
+        i1 = i0 + 1;
+        while (i1 < m->n && m->cells[i1].wl == m->cells[i0].wl && m->cells[i1].opt == m->cells[i0].opt) i1++;
+        int k = 0;
+        s = ob_store_sweep_finals(store, x->bench_id, m->cells[i0].index, m->cells[i1 - 1].index, lr, fin, m->n, &k,
+                                  e);
+        if (s != OB_OK) break;
+        double best = ob_stat_best_lr(lr, fin, k);
+        if (isnan(best)) {
+            fprintf(stderr, "optbench: confirmation: %s %s has no lr with a finite median final loss "
+                            "(every lr diverged or failed): nothing to confirm\n",
+                    m->cells[i0].wl->name, m->cells[i0].opt->name);
+            continue;
+        }
+        /* a sweep cell at that lr: its hyperparameters hold the lr too */
+        int at = i0;
+        while (at < i1 - 1 && m->cells[at].lr != best) at++;
+        if (m->cells[at].lr != best) {
+            s = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "confirmation: lr %g of %s %s is not in the matrix", best,
+                                 m->cells[i0].wl->name, m->cells[i0].opt->name);
+            break;
+        }
+        pairs_confirmed++;
+        for (int j = 0; j < N; j++) {
+            ob_cell *cell = &cells[n];
+            *cell = m->cells[at];
+            cell->seed = seed0 + j;
+            cell->index = (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM + j;
+            make_spec(c, cell, dev, devices_desc, wjson[n], ojson[n], &specs[n]);
+            specs[n].stage = "confirm";
+            n++;
+        }
+    }
+    if (s != OB_OK || n == 0) goto out;
+    int added = 0;
+    if ((s = ob_store_confirm_runs(store, x->bench_id, specs, n, ids, &added, e)) != OB_OK) goto out;
+    int n_jobs = 0, finished = 0;
+    for (int k = 0; k < n; k++) {
+        char status[32];
+        if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto out;
+        if (is_finished(status)) {
+            finished++;
+            continue;
+        }
+        jobs[n_jobs] = (job){&cells[k], &specs[k], ids[k], n_jobs};
+        n_jobs++;
+    }
+    char seeds[64];
+    if (N == 1) snprintf(seeds, sizeof seeds, "seed %lld", (long long)seed0);
+    else snprintf(seeds, sizeof seeds, "seeds %lld..%lld", (long long)seed0, (long long)(seed0 + N - 1));
+    fprintf(stderr, "optbench: confirmation: the best lr of %d pair%s, %d fresh seed%s each (%s): %d run%s",
+            pairs_confirmed, pairs_confirmed == 1 ? "" : "s", N, N == 1 ? "" : "s", seeds, n, n == 1 ? "" : "s");
+    if (finished) fprintf(stderr, ", %d finished before", finished);
+    fprintf(stderr, "\n");
+    x->sum->skipped += finished;
+    s = run_jobs(x, dev, store, jobs, n_jobs, e);
+out:
+    free(cells);
+    free(specs);
+    free(ids);
+    free(wjson);
+    free(ojson);
+    free(jobs);
+    free(lr);
+    free(fin);
+    return s;
 }
 
 ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
@@ -830,7 +1014,6 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     char (*ojson)[4096] = calloc((size_t)(n ? n : 1), sizeof *ojson);
     job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
     ob_status s = OB_OK;
-    ob_progress *prog = NULL;
     matrix_ctx x;
     memset(&x, 0, sizeof x);
     pthread_mutex_init(&x.mu, NULL);
@@ -845,25 +1028,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     for (int i = 0, k = 0; i < m->n; i++) {
         const ob_cell *cell = &m->cells[i];
         if (c->shard_n > 0 && cell->index % c->shard_n != c->shard_k) continue;
-        char opt[1400], train[600], optj[2000];
-        ob_hp_to_json(&cell->wl_hp, wjson[k], sizeof wjson[k]);
-        ob_hp_to_json(&cell->opt_hp, opt, sizeof opt);
-        ob_hp_to_json(&cell->train_hp, train, sizeof train);
-        opt[strlen(opt) - 1] = '\0'; /* drop '}' and merge the training settings */
-        options_json(cell, optj, sizeof optj);
-        snprintf(ojson[k], sizeof ojson[k], "%s,\"train\":%s%s}", opt, train, optj);
-        specs[k] = (ob_run_spec){
-            .cell = cell->index,
-            .workload = cell->wl->name,
-            .workload_params = wjson[k],
-            .optimizer = cell->opt->name,
-            .hparams = ojson[k],
-            .lr = cell->lr,
-            .seed = cell->seed,
-            .backend = dev ? dev->ops->name : c->backend,
-            .device = dev ? dev->desc : devices_desc,
-            .steps = c->steps,
-        };
+        make_spec(c, cell, dev, devices_desc, wjson[k], ojson[k], &specs[k]);
         cells[k++] = cell;
     }
 
@@ -914,62 +1079,29 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
                 "optbench: --resume: benchmark %lld: %d of %d cells finished before, %d to continue, "
                 "%d to start\n", (long long)bench_id, sum->skipped, n, n_cont, n_jobs - n_cont);
 
-    prog = ob_progress_new(n_jobs, c->steps, stderr);
     x.cfg = c;
     x.bench_id = bench_id;
     x.db_path = ob_store_path(store);
-    x.jobs = jobs;
-    x.n_jobs = n_jobs;
     x.sum = sum;
-    x.prog = prog;
     x.multi = c->n_devices > 0;
-    if (!x.multi) {
-        worker_loop(&x, dev, store);
-    } else {
-        pthread_t th[OB_CFG_MAX_DEVICES];
-        worker_arg args[OB_CFG_MAX_DEVICES];
-        int started = 0, omp = 0;
-#ifdef _OPENMP
-        if (!strcmp(c->backend, "cpu")) omp = omp_get_max_threads() / c->n_devices;
-        if (!strcmp(c->backend, "cpu") && omp < 1) omp = 1;
-#endif
-        for (int i = 0; i < c->n_devices; i++) {
-            args[i] = (worker_arg){&x, c->devices[i], omp};
-            if (pthread_create(&th[i], NULL, worker_main, &args[i]) != 0) {
-                ob_err te;
-                ob_fail(&te, OB_ERR_INTERNAL, "cannot start a thread for device %d", c->devices[i]);
-                record_failure(&x, &te);
-                break;
-            }
-            started++;
-        }
-        for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
-    }
-    if (x.fail != OB_OK) {
-        *e = x.fail_err;
-        s = x.fail;
-        if (s == OB_ERR_DB || s == OB_ERR_IO) {
-            size_t l = strlen(e->msg);
-            snprintf(e->msg + l, sizeof e->msg - l,
-                     "; once that is fixed, run the same command with --resume to continue");
-        }
-        goto done;
-    }
-    if (ob_signal_pending()) {
-        sum->stop_signal = ob_signal_pending();
-        s = ob_fail(e, OB_ERR_INTERRUPTED,
-                    "stopped by %s: %d run%s checkpointed and marked interrupted; run the same command "
-                    "with --resume to continue",
-                    sum->stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", sum->interrupted,
-                    sum->interrupted == 1 ? "" : "s");
-        goto done;
-    }
-    /* finished when no cell is left to anyone (another process may still run some) */
+    if ((s = run_jobs(&x, dev, store, jobs, n_jobs, e)) != OB_OK) goto done;
+    /* The confirmation stage follows the sweep of the benchmark, once no
+     * sweep cell is left to anyone (another process may still run some: the
+     * one that finishes the last does it). */
     int open_runs = 0;
-    s = ob_store_unfinished_runs(store, bench_id, &open_runs, e);
+    s = ob_store_unfinished_runs(store, bench_id, c->confirm_seeds > 0, &open_runs, e);
+    if (s == OB_OK && open_runs == 0 && c->confirm_seeds > 0) {
+        if (shard[0])
+            fprintf(stderr,
+                    "optbench: note: confirm_seeds is not run by a shard: the best lr of a pair needs the "
+                    "whole sweep, and a shard holds part of it\n");
+        else
+            s = confirm_stage(&x, m, dev, store, devices_desc, e);
+        /* finished when no cell is left to anyone */
+        if (s == OB_OK) s = ob_store_unfinished_runs(store, bench_id, 0, &open_runs, e);
+    }
     if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, bench_id, e);
 done:
-    ob_progress_free(prog);
     if (!c->checkpoint_dir[0]) {
         /* DB.ckpt goes when no run left anything in it */
         char root[1100];

@@ -285,7 +285,9 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
 {
     char b1[64], b2[64], b3[64], b4[64];
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
+    int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
     ob_stats_rank(s, rank);
+    ob_stats_confirm_rank(s, crank);
 
     doc_h(dc, 1, "optbench report");
     int n_done = 0, n_div = 0, n_fail = 0, n_other = 0;
@@ -307,6 +309,12 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
           "?"
 #endif
     );
+    int n_confirm_runs = 0;
+    for (int i = 0; i < d->n; i++) n_confirm_runs += d->runs[i].confirm;
+    if (n_confirm_runs)
+        doc_p(dc, "%d of the runs are confirmation runs: fresh seeds at each optimizer's best lr, run after "
+                  "the sweep (run --confirm-seeds). Every statistic but the confirmation tables is of the sweep "
+                  "alone.", n_confirm_runs);
     if (d->n_superseded)
         doc_p(dc, "%d older runs of cells that were run again are not counted (the latest run of each "
                   "cell is).", d->n_superseded);
@@ -385,6 +393,51 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                 doc_row_end(dc);
             }
         doc_table_end(dc);
+
+        int n_conf = 0;
+        for (int k = 0; k < s->n_g; k++) n_conf += s->g[k].wl == w && !isnan(s->g[k].confirm_lr);
+        if (n_conf) {
+            doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked "
+                      "by their median final loss. The sweep's median at its best lr is optimistic (that lr "
+                      "won partly because its seeds happened to do well); the fresh seeds do not share that "
+                      "luck, so where the two rankings differ, this one is the estimate to quote. 'change' is "
+                      "the confirmed median over the sweep's.");
+            static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
+                                               "95% CI", "min - max", "sweep median (seeds)", "change",
+                                               "held-out loss", "held-out metric"};
+            const char *fh[11];
+            memcpy(fh, fhdr, sizeof fh);
+            fh[10] = metric_hdr;
+            doc_table(dc, 11, fh);
+            for (int r = 1; r <= s->n_g + 1; r++)
+                for (int k = 0; k < s->n_g; k++) {
+                    const ob_group *g = &s->g[k];
+                    if (g->wl != w || isnan(g->confirm_lr) || crank[k] != (r <= s->n_g ? r : 0)) continue;
+                    if (crank[k] > 0) doc_cell(dc, "%d", r);
+                    else doc_cell(dc, "-");
+                    doc_cell(dc, "%s", d->opt_labels[g->opt]);
+                    if (g->confirm_lr == g->best_lr) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
+                    else doc_cell(dc, "%s (not the best lr, %s)", num(g->confirm_lr, b1, sizeof b1),
+                                  num(g->best_lr, b2, sizeof b2));
+                    doc_cell(dc, "%d", g->conf_final.n);
+                    doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
+                    if (g->conf_final.n <= 3) doc_cell(dc, "-");
+                    else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1),
+                                  num(g->conf_final.ci_hi, b2, sizeof b2));
+                    if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
+                    else doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1),
+                                  num(g->conf_final.max, b2, sizeof b2));
+                    doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
+                    if (g->confirm_lr == g->best_lr && isfinite(g->final.median) && g->final.median != 0 &&
+                        isfinite(g->conf_final.median))
+                        doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
+                    else doc_cell(dc, "-");
+                    doc_cell(dc, "%s", num(g->conf_eval_loss.median, b1, sizeof b1));
+                    doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
+                    doc_row_end(dc);
+                }
+            doc_table_end(dc);
+        }
 
         doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
               s->target_given[w] ? "given" : "1.1 x the best median final loss",
@@ -597,6 +650,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     }
     doc_table_end(dc);
     free(rank);
+    free(crank);
 }
 
 ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)

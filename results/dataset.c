@@ -269,18 +269,28 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         if (benchmark_id <= 0) return ob_fail(e, OB_ERR_INPUT, "the database holds no benchmark");
     }
     d->benchmark_id = benchmark_id;
-    static const char sql[] =
-        "SELECT id, benchmark_id, cell, workload, coalesce(workload_params, '{}'), optimizer, "
-        " coalesce(hparams, '{}'), "
-        " CASE WHEN json_valid(hparams) THEN json_remove(hparams, '$.lr') ELSE coalesce(hparams, '') END AS opt_key, "
-        " lr, seed, status, error, steps, steps_done, diverged_step, peak_mem_bytes, state_bytes, "
-        " final_loss, best_loss, eval_loss, eval_metric, loss_floor, step_ms_median, step_ms_p90, "
-        " items_per_sec, wall_s, rn "
-        "FROM (SELECT *, row_number() OVER (PARTITION BY workload, coalesce(workload_params, ''), "
-        "      optimizer, coalesce(hparams, ''), lr, seed "
-        "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
-        "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) "
-        "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id";
+    /* runs.stage is schema version 3: a database of an older optbench, read
+     * as it is, has no confirmation runs */
+    int has_stage = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'stage'", -1, &q, NULL) ==
+        SQLITE_OK) {
+        has_stage = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+             "SELECT id, benchmark_id, cell, workload, coalesce(workload_params, '{}'), optimizer, "
+             " coalesce(hparams, '{}'), "
+             " CASE WHEN json_valid(hparams) THEN json_remove(hparams, '$.lr') ELSE coalesce(hparams, '') END AS opt_key, "
+             " lr, seed, status, error, steps, steps_done, diverged_step, peak_mem_bytes, state_bytes, "
+             " final_loss, best_loss, eval_loss, eval_metric, loss_floor, step_ms_median, step_ms_p90, "
+             " items_per_sec, wall_s, rn, stage_ "
+             "FROM (SELECT *, %s AS stage_, row_number() OVER (PARTITION BY workload, "
+             "      coalesce(workload_params, ''), optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
+             "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
+             "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) "
+             "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id",
+             has_stage ? "stage" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc;
@@ -321,6 +331,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->step_ms_p90 = col_real(q, 23);
         r->items_per_sec = col_real(q, 24);
         r->wall_s = col_real(q, 25);
+        r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
+                     !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
         r->diverged = !strcmp(r->status, "diverged");
         r->finished = r->diverged || !strcmp(r->status, "done");
     }
@@ -386,20 +398,37 @@ ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
     return OB_OK;
 }
 
+static void rrun_free(ob_rrun *r)
+{
+    free(r->workload);
+    free(r->workload_params);
+    free(r->optimizer);
+    free(r->hparams);
+    free(r->opt_key);
+    free(r->status);
+    free(r->error);
+    free(r->c_step);
+    free(r->c_loss);
+}
+
+int ob_dataset_drop_confirm(ob_dataset *d)
+{
+    int k = 0, dropped = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (d->runs[i].confirm) {
+            rrun_free(&d->runs[i]);
+            dropped++;
+        } else {
+            d->runs[k++] = d->runs[i];
+        }
+    }
+    d->n = k;
+    return dropped;
+}
+
 void ob_dataset_free(ob_dataset *d)
 {
-    for (int i = 0; i < d->n; i++) {
-        ob_rrun *r = &d->runs[i];
-        free(r->workload);
-        free(r->workload_params);
-        free(r->optimizer);
-        free(r->hparams);
-        free(r->opt_key);
-        free(r->status);
-        free(r->error);
-        free(r->c_step);
-        free(r->c_loss);
-    }
+    for (int i = 0; i < d->n; i++) rrun_free(&d->runs[i]);
     free(d->runs);
     for (int i = 0; i < d->n_wl; i++) {
         free(d->wl_labels[i]);

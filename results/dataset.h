@@ -2,7 +2,8 @@
  *
  * A dataset is the set of cells of one database (optionally one benchmark):
  * when a cell (workload, workload parameters, optimizer, hyperparameters, lr,
- * seed) was run more than once, the latest finished run counts. Runs are
+ * seed, and whether it is a confirmation run) was run more than once, the
+ * latest finished run counts. Runs are
  * grouped by workload and by optimizer configuration: the optimizer name plus,
  * when one workload holds several configurations of the same optimizer, the
  * hyperparameters that tell them apart ("adam beta2=0.95"). Labels never
@@ -30,6 +31,8 @@ typedef struct ob_rrun {
     int wl, opt;               /* indices into the dataset's workload and optimizer labels */
     int finished;              /* status done or diverged */
     int diverged;              /* status diverged */
+    int confirm;               /* a confirmation run (runs.stage 'confirm'): a fresh seed at the
+                                * best lr of its sweep, not a point of the sweep */
     /* the training curve, after ob_dataset_load_curves */
     int64_t n_curve;
     int64_t *c_step;           /* (n_curve,) */
@@ -60,6 +63,9 @@ ob_status ob_dataset_load(struct sqlite3 *db, int64_t benchmark_id, ob_dataset *
  * evaluations (n_evals, n_eval_loss, n_eval_metric). */
 ob_status ob_dataset_load_curves(struct sqlite3 *db, ob_dataset *d, ob_err *e);
 void ob_dataset_free(ob_dataset *d);
+
+/* Leave the confirmation runs out of d (their labels stay); returns how many. */
+int ob_dataset_drop_confirm(ob_dataset *d);
 
 /* Index of a label, -1 when absent. */
 int ob_dataset_find_wl(const ob_dataset *d, const char *label);

@@ -116,7 +116,8 @@ static const ob_file_doc docs[] = {
      "interrupted|pending|running), steps (planned), steps_done, final_loss (mean training loss "
      "over the last 10% of steps), best_loss, eval_loss, eval_metric, loss_floor, diverged_step, "
      "step_ms_median, step_ms_p90, items_per_sec, peak_mem_bytes, state_bytes, wall_s, "
-     "workload_params (JSON), hparams (JSON), error"},
+     "workload_params (JSON), hparams (JSON), error, stage (sweep | confirm: a fresh seed at the best lr, "
+     "run after the sweep)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
      "(lr in effect at that step)"},
@@ -129,6 +130,13 @@ static const ob_file_doc docs[] = {
      "lr_width_decades (lr range within tolerance of the best), lr_width_open (1 when the range "
      "reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr, seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
+    {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
+     "when the database holds any: run --confirm-seeds)",
+     "workload, optimizer, rank (1 = lowest confirmed median final loss), lr, lr_is_best (0 when "
+     "the runs are at another lr than the sweep's best), seeds, final_median, final_min, final_max, "
+     "final_ci_lo, final_ci_hi, sweep_seeds, sweep_final_median (the sweep's median at its best lr), "
+     "change (final_median / sweep_final_median - 1: the optimism of picking the lr on the sweep's "
+     "seeds), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
      "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
@@ -189,6 +197,31 @@ void ob_stats_rank(const ob_stats *s, int *rank)
         }
         rank[k] = r;
     }
+}
+
+void ob_stats_confirm_rank(const ob_stats *s, int *rank)
+{
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        double mine = g->n_confirm && !isnan(g->conf_final.median) ? g->conf_final.median : INFINITY;
+        rank[k] = 0;
+        if (isinf(mine)) continue;
+        int r = 1;
+        for (int j = 0; j < s->n_g; j++) {
+            const ob_group *h = &s->g[j];
+            if (j == k || h->wl != g->wl || !h->n_confirm) continue;
+            double other = isnan(h->conf_final.median) ? INFINITY : h->conf_final.median;
+            if (other < mine || (other == mine && j < k)) r++;
+        }
+        rank[k] = r;
+    }
+}
+
+int ob_stats_has_confirm(const ob_stats *s)
+{
+    for (int k = 0; k < s->n_g; k++)
+        if (!isnan(s->g[k].confirm_lr)) return 1;
+    return 0;
 }
 
 /* ---- per-step series over seeds ------------------------------------------- */
@@ -273,7 +306,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "steps", "steps_done", "final_loss", "best_loss", "eval_loss",
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
-                           "workload_params", "hparams", "error"),
+                           "workload_params", "hparams", "error", "stage"),
                        e));
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
@@ -301,6 +334,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_str(&c, r->workload_params);
         ob_csv_str(&c, r->hparams);
         ob_csv_str(&c, r->error);
+        ob_csv_str(&c, r->confirm ? "confirm" : "sweep");
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);
@@ -612,6 +646,44 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     return ob_csv_close(&c, e);
 }
 
+static ob_status write_confirm(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
+    if (!rank) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_stats_confirm_rank(s, rank);
+    ob_csv c;
+    ob_status st = ob_csv_open(&c, dir, "confirm.csv",
+                               HDR("workload", "optimizer", "rank", "lr", "lr_is_best", "seeds", "final_median",
+                                   "final_min", "final_max", "final_ci_lo", "final_ci_hi", "sweep_seeds",
+                                   "sweep_final_median", "change", "eval_loss_median", "eval_loss_min",
+                                   "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi", "eval_metric_median",
+                                   "eval_metric_min", "eval_metric_max", "eval_metric_ci_lo",
+                                   "eval_metric_ci_hi"),
+                               e);
+    for (int k = 0; st == OB_OK && k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (isnan(g->confirm_lr)) continue;
+        ob_csv_str(&c, d->wl_labels[g->wl]);
+        ob_csv_str(&c, d->opt_labels[g->opt]);
+        ob_csv_opt_int(&c, rank[k] > 0 ? rank[k] : -1);
+        ob_csv_num(&c, g->confirm_lr);
+        ob_csv_int(&c, g->confirm_lr == g->best_lr);
+        ob_csv_int(&c, g->conf_final.n);
+        spread_cols(&c, &g->conf_final);
+        ob_csv_int(&c, g->final.n);
+        ob_csv_num(&c, g->final.median);
+        ob_csv_num(&c, g->confirm_lr == g->best_lr && isfinite(g->final.median) && g->final.median != 0
+                           ? g->conf_final.median / g->final.median - 1
+                           : NAN);
+        spread_cols(&c, &g->conf_eval_loss);
+        spread_cols(&c, &g->conf_eval_metric);
+        ob_csv_row(&c);
+    }
+    if (st == OB_OK) st = ob_csv_close(&c, e);
+    free(rank);
+    return st;
+}
+
 ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, const char *dir,
                            ob_err *e)
 {
@@ -622,6 +694,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK) st = write_summary(d, s, rank, dir, e);
     if (st == OB_OK) st = write_best_series(db, d, s, dir, e);
     if (st == OB_OK) st = write_targets_cost(d, s, dir, e);
+    if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
     free(rank);
     return st;
 }

@@ -57,5 +57,10 @@ const ob_file_doc *ob_export_docs(int *n);
 /* Ranks within each workload (1 = best) by median final loss at the best lr;
  * rank[k] for group k. Unranked (all diverged) groups come last. */
 void ob_stats_rank(const ob_stats *s, int *rank); /* 0: unranked (no finite median) */
+/* The same by the median final loss of the confirmation runs (0: none, or no
+ * finite median). */
+void ob_stats_confirm_rank(const ob_stats *s, int *rank);
+/* Does any group hold confirmation runs? */
+int ob_stats_has_confirm(const ob_stats *s);
 
 #endif

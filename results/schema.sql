@@ -1,4 +1,4 @@
--- results/schema.sql - the optbench results database, schema version 2.
+-- results/schema.sql - the optbench results database, schema version 3.
 --
 -- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43
 -- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats
@@ -59,7 +59,9 @@ CREATE TABLE IF NOT EXISTS runs (
     started_at      TEXT,
     finished_at     TEXT,
     error           TEXT,         -- message of a failed run
-    origin          TEXT          -- merged runs: "FILE:run ID" it was copied from (v2)
+    origin          TEXT,         -- merged runs: "FILE:run ID" it was copied from (v2)
+    stage           TEXT          -- NULL: a cell of the sweep; 'confirm': a fresh seed at its
+                                  -- pair's best lr, run after the sweep (v3)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

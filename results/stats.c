@@ -256,6 +256,29 @@ int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const dou
     return at;
 }
 
+double ob_stat_best_lr(const double *lr, const double *final, int n)
+{
+    double best_lr = NAN, best = INFINITY;
+    double *v = malloc(((size_t)n + 1) * sizeof *v);
+    if (!v) return NAN;
+    for (int i = 0; i < n; i++) {
+        /* each distinct lr once, at its first run */
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = lr[j] == lr[i];
+        if (seen) continue;
+        int m = 0;
+        for (int j = i; j < n; j++)
+            if (lr[j] == lr[i]) v[m++] = final[j];
+        double med = ob_stat_median(v, m);
+        if (isfinite(med) && (med < best || (med == best && lr[i] < best_lr))) {
+            best = med;
+            best_lr = lr[i];
+        }
+    }
+    free(v);
+    return best_lr;
+}
+
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
                      double tau_max, double *rho, double *area, int *n_used)
 {
@@ -448,6 +471,48 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
     free(tmp3);
 }
 
+/* The confirmation runs of g (idx, n: all of the group's confirmation runs). */
+static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int n)
+{
+    g->confirm_lr = NAN;
+    g->n_confirm = 0;
+    memset(&g->conf_final, 0, sizeof g->conf_final);
+    g->conf_final.median = g->conf_final.min = g->conf_final.max = g->conf_final.ci_lo = g->conf_final.ci_hi = NAN;
+    g->conf_eval_loss = g->conf_eval_metric = g->conf_final;
+    if (n == 0) return;
+    int64_t newest = -1;
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (r->lr == g->best_lr) {
+            g->confirm_lr = g->best_lr;
+            break;
+        }
+        if (r->benchmark_id > newest || (r->benchmark_id == newest && r->lr < g->confirm_lr)) {
+            newest = r->benchmark_id;
+            g->confirm_lr = r->lr;
+        }
+    }
+    double *f = malloc((size_t)n * sizeof *f), *el = malloc((size_t)n * sizeof *el),
+           *em = malloc((size_t)n * sizeof *em);
+    int m = 0, me = 0;
+    for (int k = 0; f && el && em && k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (r->lr != g->confirm_lr || !r->finished) continue;
+        f[m++] = run_final(r);
+        if (!r->diverged) {
+            el[me] = r->eval_loss;
+            em[me++] = r->eval_metric;
+        }
+    }
+    g->n_confirm = m;
+    spread_of(f, m, &g->conf_final);
+    spread_of(el, me, &g->conf_eval_loss);
+    spread_of(em, me, &g->conf_eval_metric);
+    free(f);
+    free(el);
+    free(em);
+}
+
 /* Time to target of every lr point of g and of g itself: per lr, the first step at which
  * the median over seeds of the trailing-mean loss reaches the target (see stats.h). The
  * group's steps, time and lr all come from one lr: the fastest by time (by steps with
@@ -536,16 +601,21 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
             if (k < 0) continue;
-            int n = 0;
+            /* the sweep's runs first, then the confirmation runs */
+            int n = 0, nc = 0;
             for (int r = 0; r < d->n; r++)
-                if (d->runs[r].wl == w && d->runs[r].opt == op) idx[n++] = r;
+                if (d->runs[r].wl == w && d->runs[r].opt == op && !d->runs[r].confirm) idx[n++] = r;
+            for (int r = 0; r < d->n; r++)
+                if (d->runs[r].wl == w && d->runs[r].opt == op && d->runs[r].confirm) idx[n + nc++] = r;
             sort_runs(idx, n, d);
-            members[k] = malloc((size_t)n * sizeof **members);
+            sort_runs(idx + n, nc, d);
+            members[k] = malloc(((size_t)n + 1) * sizeof **members);
             memcpy(members[k], idx, (size_t)n * sizeof *idx);
             counts[k] = n;
             s->g[k].wl = w;
             s->g[k].opt = op;
             group_basic(d, &s->g[k], idx, n, o->tol);
+            group_confirm(d, &s->g[k], idx + n, nc);
         }
     /* targets, sgd step time, time to target */
     s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);
@@ -566,7 +636,8 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
         }
         int m = 0;
         for (int r = 0; r < d->n; r++)
-            if (d->runs[r].wl == w && !strcmp(d->runs[r].optimizer, "sgd") && !isnan(d->runs[r].step_ms_median))
+            if (d->runs[r].wl == w && !d->runs[r].confirm && !strcmp(d->runs[r].optimizer, "sgd") &&
+                !isnan(d->runs[r].step_ms_median))
                 tmp[m++] = d->runs[r].step_ms_median;
         double sgd_ms = ob_stat_median(tmp, m);
         for (int k = 0; k < ng; k++) {

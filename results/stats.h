@@ -42,6 +42,10 @@
  * - step time: median over the group's runs of their median (and p90) step
  *   time; overhead vs sgd = this / the same over all sgd runs of the workload - 1.
  *   peak memory and state bytes: the largest value over the group's runs.
+ * - confirmation (runs with stage 'confirm'): the same spreads as at the best
+ *   lr, over the fresh seeds run at it after the sweep. They are not points of
+ *   the sweep: picking the lr whose seeds happened to do best flatters the
+ *   sweep's median at the best lr; fresh seeds do not share that luck.
  * - performance profile (Dolan & More): r(w, o) = t(w, o) / min_o t(w, o) with
  *   t the time to target; rho_o(tau) = fraction of workloads with r <= tau, for
  *   tau in [1, tau_max]; area = integral of rho_o over [1, tau_max] divided by
@@ -85,6 +89,12 @@ int64_t ob_stat_first_reach(const double *loss, int64_t n, double target);
  * after its last; -1 when never. */
 int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
                                    const int64_t *n, const int *diverged, double target);
+/* The best lr of runs (lr[i], final[i]) in any order: the lr with the lowest
+ * median final loss over its runs (final +inf for a diverged run, NaN for one
+ * left out), ties to the smaller lr; NaN when no lr has a finite median. The
+ * rule of ob_group.best, for callers that hold no dataset (run's
+ * confirmation stage). */
+double ob_stat_best_lr(const double *lr, const double *final, int n);
 /* Performance profile: t is (n_w, n_o), +inf when not reached. rho is
  * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used. */
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
@@ -127,6 +137,11 @@ typedef struct ob_group {
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
     double loss_floor;          /* NaN when unknown */
     int *best_runs, n_best_runs; /* dataset run indices at the best lr */
+    /* confirmation runs (run --confirm-seeds): fresh seeds at the best lr,
+     * run after the sweep; every statistic above is of the sweep alone */
+    int n_confirm;              /* finished confirmation runs at confirm_lr */
+    double confirm_lr;          /* best_lr when any ran there, else the lr of the newest ones; NaN: none */
+    ob_spread conf_final, conf_eval_loss, conf_eval_metric;
 } ob_group;
 
 typedef struct ob_stats_opts {

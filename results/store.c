@@ -83,7 +83,9 @@ static const char schema_sql[] =
     "    started_at      TEXT,\n"
     "    finished_at     TEXT,\n"
     "    error           TEXT,         -- message of a failed run\n"
-    "    origin          TEXT          -- merged runs: \"FILE:run ID\" it was copied from (v2)\n"
+    "    origin          TEXT,         -- merged runs: \"FILE:run ID\" it was copied from (v2)\n"
+    "    stage           TEXT          -- NULL: a cell of the sweep; 'confirm': a fresh seed at its\n"
+    "                                  -- pair's best lr, run after the sweep (v3)\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
     "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
@@ -120,13 +122,15 @@ static const char schema_sql[] =
 
 /* Migrations: migrations[v] brings a database from schema version v+1 to v+2.
  * 1 -> 2: provenance of sharded and merged benchmarks (columns appended, so a
- * migrated database has the same columns in the same order as a new one). */
+ * migrated database has the same columns in the same order as a new one).
+ * 2 -> 3: runs.stage, the confirmation runs after a sweep. */
 static const char *const migrations[] = {
     "ALTER TABLE benchmarks ADD COLUMN shard TEXT;"
     "ALTER TABLE benchmarks ADD COLUMN provenance TEXT;"
     "ALTER TABLE runs ADD COLUMN origin TEXT;",
+    "ALTER TABLE runs ADD COLUMN stage TEXT;",
 };
-#define N_MIGRATIONS 1
+#define N_MIGRATIONS 2
 
 enum {
     ST_BEGIN_BENCH,
@@ -148,8 +152,8 @@ static const char *const stmt_sql[ST_COUNT] = {
         "UPDATE benchmarks SET finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
     [ST_ADD_RUN] =
         "INSERT INTO runs (benchmark_id, cell, workload, workload_params, optimizer, hparams, "
-        "lr, seed, backend, device, status, steps) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', ?11)",
+        "lr, seed, backend, device, status, steps, stage) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, 'pending', ?11, ?12)",
     [ST_RUN_STARTED] =
         "UPDATE runs SET status = 'running', started_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') "
         "WHERE id = ?1",
@@ -542,6 +546,25 @@ ob_status ob_store_finish_benchmark(ob_store *s, int64_t bench_id, ob_err *e)
     return update_one(s, q, "finishing the benchmark", bench_id, e);
 }
 
+/* The bindings of ST_ADD_RUN for one run. */
+static void bind_spec(sqlite3_stmt *q, int64_t bench_id, const ob_run_spec *r, const char *stage)
+{
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    if (bench_id > 0) sqlite3_bind_int64(q, 1, bench_id);
+    sqlite3_bind_int64(q, 2, r->cell);
+    bind_text(q, 3, r->workload);
+    bind_text(q, 4, r->workload_params);
+    bind_text(q, 5, r->optimizer);
+    bind_text(q, 6, r->hparams);
+    sqlite3_bind_double(q, 7, r->lr);
+    sqlite3_bind_int64(q, 8, r->seed);
+    bind_text(q, 9, r->backend);
+    bind_text(q, 10, r->device);
+    sqlite3_bind_int64(q, 11, r->steps);
+    bind_text(q, 12, stage);
+}
+
 ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n,
                             int64_t *ids, ob_err *e)
 {
@@ -553,19 +576,7 @@ ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *sp
     OB_TRY(begin(s, e));
     ob_status st = OB_OK;
     for (int i = 0; i < n && st == OB_OK; i++) {
-        const ob_run_spec *r = &specs[i];
-        sqlite3_clear_bindings(q);
-        if (bench_id > 0) sqlite3_bind_int64(q, 1, bench_id);
-        sqlite3_bind_int64(q, 2, r->cell);
-        bind_text(q, 3, r->workload);
-        bind_text(q, 4, r->workload_params);
-        bind_text(q, 5, r->optimizer);
-        bind_text(q, 6, r->hparams);
-        sqlite3_bind_double(q, 7, r->lr);
-        sqlite3_bind_int64(q, 8, r->seed);
-        bind_text(q, 9, r->backend);
-        bind_text(q, 10, r->device);
-        sqlite3_bind_int64(q, 11, r->steps);
+        bind_spec(q, bench_id, &specs[i], specs[i].stage);
         st = step_done(s, q, e, "adding runs");
         if (st == OB_OK && ids) ids[i] = sqlite3_last_insert_rowid(s->db);
     }
@@ -693,7 +704,8 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     OB_TRY(prep(s, "SELECT id FROM benchmarks WHERE shard IS ?1 AND provenance IS NULL "
                    "ORDER BY id DESC LIMIT 64", &qb, e));
     ob_status st = prep(s, "SELECT id, cell, workload, workload_params, optimizer, hparams, lr, "
-                           "seed, steps FROM runs WHERE benchmark_id = ?1 ORDER BY cell, id", &qr, e);
+                           "seed, steps FROM runs WHERE benchmark_id = ?1 AND stage IS NULL "
+                           "ORDER BY cell, id", &qr, e);
     bind_text(qb, 1, shard);
     int first = 1, rc;
     while (st == OB_OK && !*bench_id && (rc = sqlite3_step(qb)) == SQLITE_ROW) {
@@ -805,16 +817,85 @@ ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double
     return st;
 }
 
-ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int *n, ob_err *e)
+ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only, int *n, ob_err *e)
 {
     *n = 0;
     sqlite3_stmt *q = NULL;
     OB_TRY(prep(s, "SELECT count(*) FROM runs WHERE benchmark_id = ?1 AND "
-                   "status IN ('pending', 'running', 'interrupted')", &q, e));
+                   "status IN ('pending', 'running', 'interrupted') AND (?2 = 0 OR stage IS NULL)", &q, e));
     sqlite3_bind_int64(q, 1, bench_id);
+    sqlite3_bind_int(q, 2, sweep_only);
     ob_status st = OB_OK;
     if (sqlite3_step(q) == SQLITE_ROW) *n = sqlite3_column_int(q, 0);
     else st = db_fail(s, e, "counting unfinished runs");
     sqlite3_finalize(q);
     return st;
+}
+
+ob_status ob_store_sweep_finals(ob_store *s, int64_t bench_id, int64_t cell_lo, int64_t cell_hi, double *lr,
+                                double *final, int cap, int *n, ob_err *e)
+{
+    *n = 0;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT lr, status, final_loss FROM runs WHERE benchmark_id = ?1 AND stage IS NULL "
+                   "AND cell BETWEEN ?2 AND ?3 ORDER BY cell, id", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    sqlite3_bind_int64(q, 2, cell_lo);
+    sqlite3_bind_int64(q, 3, cell_hi);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW && *n < cap) {
+        const char *status = (const char *)sqlite3_column_text(q, 1);
+        double f = NAN;
+        if (status && !strcmp(status, "diverged")) f = INFINITY;
+        else if (status && !strcmp(status, "done") && sqlite3_column_type(q, 2) != SQLITE_NULL)
+            f = sqlite3_column_double(q, 2);
+        lr[*n] = sqlite3_column_double(q, 0);
+        final[(*n)++] = f;
+    }
+    ob_status st = (rc == SQLITE_ROW || rc == SQLITE_DONE) ? OB_OK : db_fail(s, e, "reading the sweep's results");
+    sqlite3_finalize(q);
+    return st;
+}
+
+ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, int64_t *ids,
+                                int *added, ob_err *e)
+{
+    *added = 0;
+    sqlite3_stmt *qf = NULL, *qa = NULL;
+    OB_TRY(stmt(s, ST_ADD_RUN, &qa, e));
+    OB_TRY(prep(s, "SELECT id, workload, optimizer, lr, seed FROM runs WHERE benchmark_id = ?1 AND "
+                   "stage = 'confirm' AND cell = ?2 ORDER BY id LIMIT 1", &qf, e));
+    /* one write transaction: a second process finishing the sweep at the same
+     * moment waits here, then finds the runs this one added */
+    ob_status st = begin(s, e);
+    for (int i = 0; i < n && st == OB_OK; i++) {
+        const ob_run_spec *r = &specs[i];
+        sqlite3_reset(qf);
+        sqlite3_bind_int64(qf, 1, bench_id);
+        sqlite3_bind_int64(qf, 2, r->cell);
+        int rc = sqlite3_step(qf);
+        if (rc == SQLITE_ROW) {
+            if (!text_eq(qf, 1, r->workload) || !text_eq(qf, 2, r->optimizer) ||
+                sqlite3_column_double(qf, 3) != r->lr || sqlite3_column_int64(qf, 4) != r->seed)
+                st = ob_fail(e, OB_ERR_INPUT,
+                             "database '%s': benchmark %lld already holds a confirmation run %lld for cell %lld "
+                             "that is another (workload, optimizer, lr, seed) than this one; not adding to it",
+                             s->path, (long long)bench_id, (long long)sqlite3_column_int64(qf, 0),
+                             (long long)r->cell);
+            else ids[i] = sqlite3_column_int64(qf, 0);
+            continue;
+        }
+        if (rc != SQLITE_DONE) {
+            st = db_fail(s, e, "looking for confirmation runs");
+            break;
+        }
+        bind_spec(qa, bench_id, r, "confirm");
+        st = step_done(s, qa, e, "adding confirmation runs");
+        if (st == OB_OK) {
+            ids[i] = sqlite3_last_insert_rowid(s->db);
+            (*added)++;
+        }
+    }
+    sqlite3_finalize(qf);
+    return commit_or_rollback(s, st, e);
 }

@@ -8,7 +8,7 @@
  *   runs(id, benchmark_id, cell, workload, workload_params, optimizer, hparams, lr, seed,
  *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
  *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
- *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin)
+ *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin, stage)
  *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
  *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
  *   events(id, run_id, step, kind, detail)
@@ -23,7 +23,7 @@
 
 #include "core/ob.h"
 
-#define OB_SCHEMA_VERSION 2
+#define OB_SCHEMA_VERSION 3
 #define OB_APPLICATION_ID 0x4f424e43 /* 'OBNC', PRAGMA application_id */
 
 typedef struct ob_store ob_store;
@@ -45,6 +45,7 @@ typedef struct ob_run_spec {
     const char *backend;
     const char *device;
     int64_t steps;             /* planned */
+    const char *stage;         /* NULL: a cell of the sweep; "confirm": a confirmation run */
 } ob_run_spec;
 
 typedef struct ob_run_result {
@@ -121,8 +122,21 @@ ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t 
  * step `after` (after < 0: all of them) and its 'diverged' events, clear its
  * result and mark it running, so that it can continue from that step. */
 ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err *e);
-/* Runs of a benchmark that are pending, running or interrupted. */
-ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int *n, ob_err *e);
+/* Runs of a benchmark that are pending, running or interrupted (sweep_only:
+ * of its sweep, confirmation runs not counted). */
+ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only, int *n, ob_err *e);
+/* The sweep runs of a benchmark whose cell index is in [cell_lo, cell_hi]:
+ * lr[i] and final[i] (the final loss; +inf diverged; NaN failed or
+ * unfinished), at most cap of them, *n how many. */
+ob_status ob_store_sweep_finals(ob_store *s, int64_t bench_id, int64_t cell_lo, int64_t cell_hi, double *lr,
+                                double *final, int cap, int *n, ob_err *e);
+/* The confirmation runs specs (stage "confirm") of a benchmark, in one write
+ * transaction: a cell that already has one (added by another process, or
+ * before a stop) keeps it, the others are added. ids[i] receives the run of
+ * specs[i], *added how many were new. A cell whose existing run is another
+ * (workload, optimizer, lr, seed) is OB_ERR_INPUT and nothing is added. */
+ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, int64_t *ids,
+                                int *added, ob_err *e);
 /* Training losses of steps 1..upto of a run into loss[0..upto-1] (NaN for a
  * NULL loss); *n receives how many leading steps 1, 2, ... are present. */
 ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double *loss, int64_t *n,

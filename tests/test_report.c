@@ -127,7 +127,8 @@ static int file_starts(const char *dir, const char *name, const char *magic, siz
 
 static double num_of(const char *s) { return s && *s ? strtod(s, NULL) : NAN; }
 
-static void test_tables(const char *db, const char *out)
+/* The report of db into out with the default options, not rendered. */
+static void write_report(const char *db, const char *out, ob_report_result *res)
 {
     ob_report_opts o;
     memset(&o, 0, sizeof o);
@@ -135,15 +136,26 @@ static void test_tables(const char *db, const char *out)
     o.db_path = db;
     o.out_dir = out;
     o.no_render = 1;
-    ob_report_result res;
     ob_err e = {0};
-    CHECK_OK(ob_report_write(&o, &res, &e), &e);
+    CHECK_OK(ob_report_write(&o, res, &e), &e);
+}
+
+static void test_tables(const char *db, const char *out)
+{
+    ob_report_result res;
+    write_report(db, out, &res);
     CHECK(res.n_runs == 24 && res.n_groups == 4 && res.n_figures > 0 && res.n_rendered == 0);
 
     int nd;
     const ob_file_doc *docs = ob_export_docs(&nd);
     for (int i = 0; i < nd; i++) {
         table t;
+        if (!strcmp(docs[i].name, "confirm.csv")) { /* only with confirmation runs (test_confirm) */
+            char *b = slurp(out, "confirm.csv");
+            CHECK_MSG(b == NULL, "confirm.csv written without confirmation runs");
+            free(b);
+            continue;
+        }
         CHECK_MSG(read_table(out, docs[i].name, &t) == 0, "%s does not parse as CSV", docs[i].name);
         CHECK_MSG(t.rows >= 2, "%s has no data rows", docs[i].name);
         free_table(&t);
@@ -330,6 +342,43 @@ static void test_refusals(const char *dir)
     CHECK(access(out, F_OK) != 0); /* nothing written */
 }
 
+/* With confirmation runs (fx_add_confirm): confirm.csv, the runs' stage,
+ * and a confirmation table per workload in summary.md. */
+static void test_confirm(const char *db, const char *out)
+{
+    CHECK(fx_build_reference(db) == 0 && fx_add_confirm(db) == 0);
+    ob_report_result res;
+    write_report(db, out, &res);
+    CHECK(res.n_runs == 31 && res.n_groups == 4);
+    table t;
+    CHECK(read_table(out, "confirm.csv", &t) == 0);
+    CHECK(t.rows == 4); /* header + quad adam, quad sgd, rosen adam */
+    int r = find_row(&t, "workload", "quad", "optimizer", "adam");
+    CHECK(r > 0);
+    if (r > 0) {
+        CHECK(!strcmp(cell(&t, r, "rank"), "1") && !strcmp(cell(&t, r, "lr_is_best"), "1"));
+        CHECK(!strcmp(cell(&t, r, "seeds"), "3") && !strcmp(cell(&t, r, "sweep_seeds"), "3"));
+        CHECK_NEAR(num_of(cell(&t, r, "final_median")), 1.3, 1e-12);
+        CHECK(num_of(cell(&t, r, "sweep_final_median")) == 1.0);
+        CHECK_NEAR(num_of(cell(&t, r, "change")), 0.3, 1e-12);
+    }
+    r = find_row(&t, "workload", "rosen", "optimizer", "adam");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "lr_is_best"), "0") && num_of(cell(&t, r, "lr")) == 0.03 &&
+          !strcmp(cell(&t, r, "change"), ""));
+    free_table(&t);
+    CHECK(read_table(out, "runs.csv", &t) == 0);
+    int n_confirm = 0;
+    for (int i = 1; i < t.rows; i++) n_confirm += !strcmp(cell(&t, i, "stage"), "confirm");
+    CHECK(n_confirm == 7);
+    free_table(&t);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "7 of the runs are confirmation runs"));
+    /* a table under quad (adam +30.0%) and under rosen (not the best lr) */
+    CHECK(md && strstr(md, "| 1 | adam | 0.01 | 3 | 1.3 |") && strstr(md, "+30.0%"));
+    CHECK(md && strstr(md, "0.03 (not the best lr, 0.01)"));
+    free(md);
+}
+
 int main(void)
 {
     char dir[256];
@@ -343,6 +392,9 @@ int main(void)
     snprintf(out, sizeof out, "%s/rendered/sub", dir);
     test_render(db, out);
     test_refusals(dir);
+    snprintf(db, sizeof db, "%s/confirm.db", dir);
+    snprintf(out, sizeof out, "%s/confirm", dir);
+    test_confirm(db, out);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -411,6 +411,87 @@ static void test_labels(const char *path)
     ob_store_close(s);
 }
 
+static void test_best_lr(void)
+{
+    /* lr 0.1: median of {1, inf} is inf; lr 0.01: 2; lr 0.001: 3 (NaN left out) */
+    double lr[] = {0.1, 0.01, 0.001, 0.1, 0.01, 0.001};
+    double fin[] = {1, 2, 3, INFINITY, 2, NAN};
+    CHECK(ob_stat_best_lr(lr, fin, 6) == 0.01);
+    /* ties go to the smaller lr, whatever the order */
+    double lr2[] = {0.1, 0.01, 0.03};
+    double fin2[] = {2, 2, 2};
+    CHECK(ob_stat_best_lr(lr2, fin2, 3) == 0.01);
+    double fin3[] = {INFINITY, NAN, INFINITY};
+    CHECK(isnan(ob_stat_best_lr(lr2, fin3, 3)));
+    CHECK(isnan(ob_stat_best_lr(lr2, fin3, 0)));
+}
+
+/* Confirmation runs (fx_add_confirm) have spreads of their own and change no
+ * statistic of the sweep. */
+static void test_confirm(const char *path)
+{
+    ob_err e = {0};
+    CHECK(fx_build_reference(path) == 0);
+    ob_dataset d0, d;
+    ob_stats s0, s;
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_OK(ob_dataset_load(db, 0, &d0, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(db, &d0, &e), &e);
+    CHECK_OK(ob_stats_compute(&d0, &o, &s0, &e), &e);
+    sqlite3_close(db);
+    CHECK(fx_add_confirm(path) == 0);
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(db, &d, &e), &e);
+    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
+    sqlite3_close(db);
+    /* 7 more runs; the one with a sweep run's lr and seed supersedes nothing */
+    CHECK(d.n == d0.n + 7 && d.n_superseded == d0.n_superseded);
+    CHECK(d.n_wl == d0.n_wl && d.n_opt == d0.n_opt && s.n_g == s0.n_g);
+    for (int k = 0; k < s.n_g && k < s0.n_g; k++) {
+        const ob_group *a = &s0.g[k], *b = &s.g[k];
+        CHECK_MSG(a->n_runs == b->n_runs && a->n_lr == b->n_lr && a->best_lr == b->best_lr &&
+                      a->final.n == b->final.n && a->final.median == b->final.median &&
+                      a->eval_loss.median == b->eval_loss.median && a->n_best_runs == b->n_best_runs &&
+                      a->seed_cv == b->seed_cv && a->n_diverged == b->n_diverged &&
+                      a->tt_steps == b->tt_steps && a->step_ms_median == b->step_ms_median,
+                  "group %d: a sweep statistic changed with confirmation runs", k);
+        CHECK(isnan(a->confirm_lr));
+    }
+    for (int w = 0; w < d.n_wl; w++) CHECK(s.target[w] == s0.target[w]);
+    const ob_group *qa = grp(&d, &s, "quad", "adam"), *qs = grp(&d, &s, "quad", "sgd");
+    const ob_group *ra = grp(&d, &s, "rosen", "adam"), *rs = grp(&d, &s, "rosen", "sgd");
+    CHECK(qa && qs && ra && rs);
+    if (!qa || !qs || !ra || !rs) goto out;
+    CHECK(qa->confirm_lr == 0.01 && qa->n_confirm == 3);
+    CHECK_NEAR(qa->conf_final.median, 1.3, 1e-12);
+    CHECK(qa->conf_final.min == 1.1 && qa->conf_final.max == 1.5);
+    CHECK_NEAR(qa->conf_eval_loss.median, 1.8, 1e-12);
+    CHECK_NEAR(qa->conf_eval_metric.median, 0.87, 1e-12);
+    /* {2.0, diverged, 9.0}: median 9, the diverged seed's eval left out */
+    CHECK(qs->confirm_lr == 0.01 && qs->n_confirm == 3);
+    CHECK(qs->conf_final.median == 9.0 && qs->conf_final.min == 2.0 && isinf(qs->conf_final.max));
+    CHECK(qs->conf_eval_loss.n == 2);
+    /* at another lr than the sweep's best */
+    CHECK(ra->best_lr == 0.01 && ra->confirm_lr == 0.03 && ra->n_confirm == 1);
+    CHECK(isnan(rs->confirm_lr) && rs->n_confirm == 0);
+    int rank[8];
+    ob_stats_confirm_rank(&s, rank);
+    CHECK(rank[qa - s.g] == 1 && rank[qs - s.g] == 2 && rank[ra - s.g] == 1 && rank[rs - s.g] == 0);
+    CHECK(ob_stats_has_confirm(&s) && !ob_stats_has_confirm(&s0));
+    /* compare leaves them out */
+    CHECK(ob_dataset_drop_confirm(&d) == 7 && d.n == d0.n);
+    for (int i = 0; i < d.n; i++) CHECK(!d.runs[i].confirm);
+out:
+    ob_stats_free(&s0);
+    ob_stats_free(&s);
+    ob_dataset_free(&d0);
+    ob_dataset_free(&d);
+}
+
 int main(void)
 {
     char dir[256];
@@ -423,6 +504,7 @@ int main(void)
     test_first_reach();
     test_median_first_reach();
     test_profile();
+    test_best_lr();
     snprintf(p, sizeof p, "%s/ref.db", dir);
     CHECK(fx_build_reference(p) == 0);
     test_reference(p);
@@ -430,6 +512,8 @@ int main(void)
     test_tt_one_lr(p);
     snprintf(p, sizeof p, "%s/labels.db", dir);
     test_labels(p);
+    snprintf(p, sizeof p, "%s/confirm.db", dir);
+    test_confirm(p);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

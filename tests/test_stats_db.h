@@ -30,7 +30,8 @@ typedef struct fx_run {
     int n_curve;                  /* 0: 50 */
 } fx_run;
 
-static inline int64_t fx_add(ob_store *s, int64_t bench, const fx_run *r)
+/* stage: NULL for a sweep run, "confirm" for a confirmation run */
+static inline int64_t fx_add_stage(ob_store *s, int64_t bench, const fx_run *r, const char *stage)
 {
     ob_err e = {0};
     char hp[512];
@@ -38,7 +39,8 @@ static inline int64_t fx_add(ob_store *s, int64_t bench, const fx_run *r)
              r->extra ? "," : "", r->extra ? r->extra : "");
     ob_run_spec spec = {.cell = 0, .workload = r->wl, .workload_params = "{\"dim\":4}",
                         .optimizer = r->opt, .hparams = hp, .lr = r->lr, .seed = r->seed,
-                        .backend = "cpu", .device = "test", .steps = r->n_curve ? r->n_curve : 50};
+                        .backend = "cpu", .device = "test", .steps = r->n_curve ? r->n_curve : 50,
+                        .stage = stage};
     int64_t id = 0;
     if (ob_store_add_runs(s, bench, &spec, 1, &id, &e) != OB_OK) {
         fprintf(stderr, "fx_add: %s\n", e.msg);
@@ -72,6 +74,34 @@ static inline int64_t fx_add(ob_store *s, int64_t bench, const fx_run *r)
         exit(1);
     }
     return id;
+}
+
+static inline int64_t fx_add(ob_store *s, int64_t bench, const fx_run *r) { return fx_add_stage(s, bench, r, NULL); }
+
+/* Confirmation runs added to the reference database's benchmark 1 (values
+ * in tests/test_stats.c, test_confirm): quad adam 3 fresh seeds at its best
+ * lr 0.01; quad sgd 2 at its best lr 0.01, one diverged (median +inf); one
+ * with the lr and seed of a sweep run (quad sgd 0.01 seed 0: another cell);
+ * rosen adam 1 at lr 0.03, not its best lr. */
+static inline int fx_add_confirm(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    if (ob_store_open(path, OB_STORE_EXISTING, &s, &e) != OB_OK) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 1;
+    }
+    static const double adam_conf[3] = {1.3, 1.1, 1.5};
+    for (int k = 0; k < 3; k++)
+        fx_add_stage(s, 1, &(fx_run){"quad", "adam", "\"beta2\":0.999", 0.01, 5 + k, "done", adam_conf[k], 20, 2.0, 3.0,
+                               4096, 800, adam_conf[k] + 0.5, 1 - adam_conf[k] / 10, 0}, "confirm");
+    fx_add_stage(s, 1, &(fx_run){"quad", "sgd", NULL, 0.01, 5, "done", 2.0, 20, 1.0, 1.5, 2048, 400, 2.5, 0.8, 0}, "confirm");
+    fx_add_stage(s, 1, &(fx_run){"quad", "sgd", NULL, 0.01, 6, "diverged", 0, 20, 1.0, 1.5, 2048, 400, 0, 0, 0}, "confirm");
+    fx_add_stage(s, 1, &(fx_run){"quad", "sgd", NULL, 0.01, 0, "done", 9.0, 20, 1.0, 1.5, 2048, 400, 9.5, 0.1, 0}, "confirm");
+    fx_add_stage(s, 1, &(fx_run){"rosen", "adam", "\"beta2\":0.999", 0.03, 2, "done", 0.7, 10, 2.0, 3.0, 4096, 800, 0.8, NAN,
+                           0}, "confirm");
+    ob_store_close(s);
+    return 0;
 }
 
 /* The reference database of the tests (values in tests/test_stats.c). */

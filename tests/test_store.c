@@ -386,6 +386,73 @@ static void test_refusals(void)
     CHECK(ob_store_open("", OB_STORE_CREATE, &s, &e) == OB_ERR_INPUT);
 }
 
+/* Confirmation runs: added once however often asked for, another run in a
+ * cell refused, invisible to the resume match, counted apart from the sweep. */
+static void test_confirm_runs(void)
+{
+    char p[512];
+    path_in(p, sizeof p, "confirm.db");
+    ob_err e = {0};
+    ob_store *s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    int64_t bench = 0;
+    CHECK_OK(ob_store_begin_benchmark(s, "b", "", "rev", "host", "cpu", "CPU", &bench, &e), &e);
+    ob_run_spec sweep[2] = {
+        {.cell = 0, .workload = "quadratic", .workload_params = "{}", .optimizer = "sgd", .hparams = "{}",
+         .lr = 0.1, .seed = 0, .steps = 10},
+        {.cell = 1, .workload = "quadratic", .workload_params = "{}", .optimizer = "sgd", .hparams = "{}",
+         .lr = 0.01, .seed = 0, .steps = 10},
+    };
+    int64_t ids[2];
+    CHECK_OK(ob_store_add_runs(s, bench, sweep, 2, ids, &e), &e);
+    ob_run_result done = {.status = "done", .steps_done = 10, .final_loss = 0.5, .best_loss = 0.5,
+                          .eval_loss = NAN, .eval_metric = NAN, .loss_floor = NAN, .peak_mem_bytes = -1,
+                          .state_bytes = -1, .step_ms_median = NAN, .step_ms_p90 = NAN, .items_per_sec = NAN,
+                          .diverged_step = -1, .wall_s = 1};
+    ob_run_result div = done;
+    div.status = "diverged";
+    div.final_loss = NAN;
+    CHECK_OK(ob_store_finish_run(s, ids[0], &div, &e), &e);
+    CHECK_OK(ob_store_finish_run(s, ids[1], &done, &e), &e);
+    double lr[4], fin[4];
+    int n = 0;
+    CHECK_OK(ob_store_sweep_finals(s, bench, 0, 1, lr, fin, 4, &n, &e), &e);
+    CHECK(n == 2 && lr[0] == 0.1 && isinf(fin[0]) && lr[1] == 0.01 && fin[1] == 0.5);
+
+    ob_run_spec conf[2] = {sweep[1], sweep[1]};
+    conf[0].cell = 2;
+    conf[0].seed = 1;
+    conf[1].cell = 3;
+    conf[1].seed = 2;
+    conf[0].stage = conf[1].stage = "confirm";
+    int64_t cid[2] = {0, 0}, cid2[2] = {0, 0};
+    int added = -1;
+    CHECK_OK(ob_store_confirm_runs(s, bench, conf, 2, cid, &added, &e), &e);
+    CHECK(added == 2 && cid[0] > 0 && cid[1] > cid[0]);
+    CHECK_OK(ob_store_confirm_runs(s, bench, conf, 2, cid2, &added, &e), &e);
+    CHECK(added == 0 && cid2[0] == cid[0] && cid2[1] == cid[1]);
+    CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM runs WHERE stage = 'confirm'") == 2);
+    /* another seed in an existing cell: refused, nothing added */
+    ob_run_spec other[2] = {conf[0], conf[1]};
+    other[1].seed = 7;
+    other[0].cell = 4;
+    CHECK(ob_store_confirm_runs(s, bench, other, 2, cid2, &added, &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "another (workload, optimizer, lr, seed)") != NULL);
+    CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM runs") == 4);
+    /* unfinished: the sweep's none, the whole benchmark's two */
+    int open = -1;
+    CHECK_OK(ob_store_unfinished_runs(s, bench, 1, &open, &e), &e);
+    CHECK(open == 0);
+    CHECK_OK(ob_store_unfinished_runs(s, bench, 0, &open, &e), &e);
+    CHECK(open == 2);
+    /* --resume matches the sweep alone */
+    int64_t found = 0, rids[2];
+    CHECK_OK(ob_store_find_benchmark(s, NULL, sweep, 2, &found, rids, NULL, 0, &e), &e);
+    CHECK(found == bench && rids[0] == ids[0] && rids[1] == ids[1]);
+    ob_store_close(s);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/ob_test_store_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -397,6 +464,7 @@ int main(void)
     test_schema_file_matches();
     test_batched_writes();
     test_refusals();
+    test_confirm_runs();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

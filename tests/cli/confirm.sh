@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# run --confirm-seeds N: after the sweep, N fresh seeds at each pair's best
+# lr (the report's rule, recomputed here from the sweep's runs), each the very
+# run a plain `run` of that lr and seed gives; a pair with no finite median
+# gets none. The report's confirmation table and confirm.csv, runs.csv's
+# stage column, compare leaving them out, --resume adding the stage to a
+# finished sweep, a stop during the stage continued by --resume bit for bit,
+# a shard that does not run it, and the bad values of the setting.
+. "$(dirname "$0")/common.bash"
+q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+wait_for() { for _ in $(seq 400); do compgen -G "$1" >/dev/null && return 0; sleep 0.05; done; return 1; }
+sweep=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03,0.3 --seeds 2 --steps 1000
+       --backend cpu)
+
+"$OPTBENCH" "${sweep[@]}" --confirm-seeds 3 --db "$tmp/a.db" 2>"$tmp/a.err" || { cat "$tmp/a.err"; echo "FAIL: run"; exit 1; }
+check "the stage is announced" grep -q "confirmation: the best lr of 3 pairs, 3 fresh seeds each (seeds 2..4): 9 runs" "$tmp/a.err"
+check "a pair without a finite median is named" grep -q "rosenbrock sgd has no lr with a finite median" "$tmp/a.err"
+check "24 sweep runs and 9 confirmation runs" test "$(q "$tmp/a.db" "select count(*), count(stage), sum(stage='confirm') from runs")" = "33|9|9"
+check "all finished" test "$(q "$tmp/a.db" "select count(*) from runs where status not in ('done','diverged')")" = 0
+check "the benchmark is finished" test "$(q "$tmp/a.db" "select count(*) from benchmarks where finished_at is not null")" = 1
+
+# the best lr of each pair, recomputed from the sweep's runs
+python3 - "$tmp/a.db" <<'EOF' || { echo "FAIL: confirmation runs are not at the best lr"; fail=1; }
+import sqlite3, statistics, sys, math
+db = sqlite3.connect(sys.argv[1])
+sweep = {}
+for wl, opt, lr, st, f in db.execute("select workload, optimizer, lr, status, final_loss from runs where stage is null"):
+    sweep.setdefault((wl, opt), {}).setdefault(lr, []).append(math.inf if st == 'diverged' else f)
+conf = {}
+for wl, opt, lr, seed in db.execute("select workload, optimizer, lr, seed from runs where stage = 'confirm'"):
+    conf.setdefault((wl, opt), []).append((lr, seed))
+for pair, lrs in sweep.items():
+    med = sorted((statistics.median(v), lr) for lr, v in lrs.items())
+    best = med[0][1] if math.isfinite(med[0][0]) else None
+    got = sorted(conf.get(pair, []))
+    want = [] if best is None else [(best, s) for s in (2, 3, 4)]
+    if got != want:
+        print(pair, "confirmation runs", got, "expected", want)
+        sys.exit(1)
+EOF
+
+# each confirmation run is the run a plain `run` of its lr and seed gives
+q "$tmp/a.db" "select workload, optimizer, lr from runs where stage='confirm' group by 1,2,3" >"$tmp/pairs"
+while IFS='|' read -r wl opt lr; do
+  "$OPTBENCH" run --workloads "$wl" --optimizers "$opt" --lrs "$lr" --seeds 2..4 --steps 1000 --backend cpu \
+    --db "$tmp/plain.db" 2>/dev/null || { echo "FAIL: plain run of $wl $opt"; fail=1; }
+done <"$tmp/pairs"
+a=$(q "$tmp/a.db" "select workload, optimizer, lr, seed, final_loss, eval_loss from runs where stage='confirm' order by 1,2,3,4")
+p=$(q "$tmp/plain.db" "select workload, optimizer, lr, seed, final_loss, eval_loss from runs order by 1,2,3,4")
+check "confirmation runs equal plain runs of the same lr and seed" test "$a" = "$p"
+
+# the report
+"$OPTBENCH" report --db "$tmp/a.db" --out "$tmp/rep" --no-render >/dev/null 2>&1 || { echo "FAIL: report"; fail=1; }
+check "summary.md has a confirmation table per confirmed workload" test "$(grep -c '^Confirmation: fresh seeds' "$tmp/rep/summary.md")" = 2
+check "summary.md counts the confirmation runs" grep -q "9 of the runs are confirmation runs" "$tmp/rep/summary.md"
+check "confirm.csv: a row per confirmed pair" test "$(grep -c '^"' "$tmp/rep/confirm.csv")" = 4
+check "runs.csv: stage column" test "$(grep -c ',"confirm"$' "$tmp/rep/runs.csv")" = 9
+# the sweep's statistics do not count the fresh seeds: seeds at the best lr stay 2
+check "summary.csv: 2 seeds at the best lr" test "$(python3 -c "import csv,sys; print(sorted({r['seeds'] for r in csv.DictReader(open(sys.argv[1])) if r['best_lr']}))" "$tmp/rep/summary.csv")" = "['2']"
+check "confirm.csv: 3 seeds, lr is the best" test "$(python3 -c "import csv,sys; print(sorted({(r['seeds'], r['lr_is_best']) for r in csv.DictReader(open(sys.argv[1]))}))" "$tmp/rep/confirm.csv")" = "[('3', '1')]"
+
+# compare leaves them out, and says so
+"$OPTBENCH" compare --baseline "$tmp/a.db" --candidate "$tmp/a.db" >"$tmp/cmp.out" 2>&1
+check "compare of a database with itself passes" test $? = 0
+check "compare notes the confirmation runs it left out" grep -q "18 confirmation runs .* not compared" "$tmp/cmp.out"
+check "compare matched the sweep's 24 cells" grep -q "24 matched cells" "$tmp/cmp.out"
+
+# --resume --confirm-seeds on a finished sweep adds the stage; the same runs
+"$OPTBENCH" "${sweep[@]}" --db "$tmp/b.db" 2>/dev/null || { echo "FAIL: sweep b"; fail=1; }
+check "no confirmation without the setting" test "$(q "$tmp/b.db" "select count(stage) from runs")" = 0
+"$OPTBENCH" "${sweep[@]}" --db "$tmp/b.db" --resume --confirm-seeds 3 2>"$tmp/b.err" || { cat "$tmp/b.err"; echo "FAIL: resume b"; fail=1; }
+check "--resume adds to the finished benchmark" test "$(q "$tmp/b.db" "select count(distinct benchmark_id), count(stage) from runs")" = "1|9"
+b=$(q "$tmp/b.db" "select cell, workload, optimizer, lr, seed, final_loss from runs where stage='confirm' order by cell")
+a=$(q "$tmp/a.db" "select cell, workload, optimizer, lr, seed, final_loss from runs where stage='confirm' order by cell")
+check "the added stage equals the one run at once" test "$a" = "$b"
+# more seeds later: the runs there are kept, two more per pair
+"$OPTBENCH" "${sweep[@]}" --db "$tmp/b.db" --resume --confirm-seeds 5 2>"$tmp/b5.err" || { cat "$tmp/b5.err"; echo "FAIL: resume b 5"; fail=1; }
+check "5 seeds: 9 finished before, 6 added" grep -q "3 pairs, 5 fresh seeds each (seeds 2..6): 15 runs, 9 finished before" "$tmp/b5.err"
+check "5 seeds: 15 confirmation runs" test "$(q "$tmp/b.db" "select count(stage) from runs")" = 15
+
+# a stop during the stage, continued by --resume: bit for bit the same
+long=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --seeds 2 --steps 4000 --checkpoint-every 100
+      --set quadratic.dim=128 --backend cpu --confirm-seeds 2)
+"$OPTBENCH" "${long[@]}" --db "$tmp/ref.db" 2>/dev/null || { echo "FAIL: reference"; fail=1; }
+"$OPTBENCH" "${long[@]}" --db "$tmp/c.db" >/dev/null 2>"$tmp/c.err" &
+pid=$!
+# runs 1-8 are the sweep; a checkpoint of run 9 or later is the stage under way
+wait_for "$tmp/c.db.ckpt/run-9/ckpt-*.obck" || wait_for "$tmp/c.db.ckpt/run-1[0-2]/ckpt-*.obck" || { echo "FAIL: the stage did not start"; fail=1; }
+kill -INT $pid
+wait $pid
+rcx=$?
+check "stopped during the stage: exit 130 (got $rcx: $(tail -1 "$tmp/c.err"))" test $rcx = 130
+check "an interrupted confirmation run" test "$(q "$tmp/c.db" "select count(*) from runs where stage='confirm' and status='interrupted'")" = 1
+"$OPTBENCH" "${long[@]}" --db "$tmp/c.db" --resume 2>"$tmp/c2.err" || { cat "$tmp/c2.err"; echo "FAIL: resume c"; fail=1; }
+check "the resume continued the stage" grep -q "confirmation: the best lr of 2 pairs" "$tmp/c2.err"
+r=$(q "$tmp/ref.db" "select cell, lr, seed, status, final_loss, best_loss, eval_loss, stage from runs order by cell")
+c=$(q "$tmp/c.db" "select cell, lr, seed, status, final_loss, best_loss, eval_loss, stage from runs order by cell")
+check "stopped and resumed = uninterrupted" test "$r" = "$c"
+rc=$(q "$tmp/ref.db" "select r.cell, c.step, c.loss from curves c join runs r on r.id = c.run_id where r.stage='confirm' order by 1, 2" | md5sum)
+cc=$(q "$tmp/c.db" "select r.cell, c.step, c.loss from curves c join runs r on r.id = c.run_id where r.stage='confirm' order by 1, 2" | md5sum)
+check "the confirmation curves are the same" test "$rc" = "$cc"
+
+# a shard does not run the stage (it holds part of the sweep)
+"$OPTBENCH" "${sweep[@]}" --confirm-seeds 2 --shard 0/2 --db "$tmp/s.db" 2>"$tmp/s.err" || { echo "FAIL: shard"; fail=1; }
+check "the shard says why" grep -q "confirm_seeds is not run by a shard" "$tmp/s.err"
+check "the shard has no confirmation runs" test "$(q "$tmp/s.db" "select count(stage) from runs")" = 0
+
+# bad values
+for bad in -1 1.5 x 1001; do
+  "$OPTBENCH" run --workloads quadratic --optimizers sgd --confirm-seeds "$bad" --db "$tmp/bad.db" 2>"$tmp/bad.err"
+  check "--confirm-seeds $bad: exit 2" test $? = 2
+  check "--confirm-seeds $bad: named" grep -q -- "--confirm-seeds '$bad'" "$tmp/bad.err"
+done
+check "nothing written on bad input" test ! -e "$tmp/bad.db"
+exit $fail

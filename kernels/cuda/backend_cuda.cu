@@ -20,6 +20,10 @@ ob_status ob_cu_fail(ob_err *e, cudaError_t err, const char *op, const char *cal
                      int line)
 {
     ob_status s = err == cudaErrorMemoryAllocation ? OB_ERR_NOMEM : OB_ERR_BACKEND;
+    /* A failed runtime call (a cudaMalloc out of memory, say) stays the thread's
+     * "last error": reset it, or the next op's launch check (cudaGetLastError)
+     * would report this failure as its own. Sticky errors persist regardless. */
+    (void)cudaGetLastError();
     return ob_fail_at(e, s, file, line, "cuda %s: %s failed: %s (%s)", op, call,
                       cudaGetErrorString(err), cudaGetErrorName(err));
 }

@@ -319,8 +319,16 @@ static ob_status svd_run(ob_device *dev, int rows, int cols, const float *A, flo
     const char *op = "svd_polar";
     cuda_impl *c = cu_impl(dev);
     if (!c->solver) {
-        OB_CUSOLVER(e, op, cusolverDnCreate(&c->solver));
-        OB_CUSOLVER(e, op, cusolverDnSetStream(c->solver, c->stream));
+        /* Kept only once it is bound to the device's stream: a handle left on the
+         * default stream would not be ordered with our (non-blocking) stream. */
+        cusolverDnHandle_t h = NULL;
+        OB_CUSOLVER(e, op, cusolverDnCreate(&h));
+        cusolverStatus_t st = cusolverDnSetStream(h, c->stream);
+        if (st != CUSOLVER_STATUS_SUCCESS) {
+            (void)cusolverDnDestroy(h);
+            return ob_cusolver_fail(e, st, op, "cusolverDnSetStream(h, c->stream)", __FILE__, __LINE__);
+        }
+        c->solver = h;
     }
     int transpose = cols < rows;
     int m = transpose ? rows : cols, n = transpose ? cols : rows; /* m >= n */

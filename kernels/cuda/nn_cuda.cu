@@ -7,8 +7,9 @@
  * go through the backend's gemm (cuBLAS).
  *
  * Determinism, and the CPU's bits: no float atomics anywhere. exp/tanh are
- * the CPU's own polynomial (nn_expf) and elementwise work uses the CPU's
- * rounding, but row sums (LayerNorm's statistics, the softmax and
+ * the CPU's own polynomial (nn_expf) and elementwise work follows the CPU's
+ * formulas (but nvcc contracts a multiply and an add into one FMA where it
+ * can, which the C11 build does not: within rounding), and row sums (LayerNorm's statistics, the softmax and
  * cross-entropy normalizers) are summed by the whole warp or block in a fixed
  * tree rather than in the CPU's column order (one lane summing a row
  * serially made these kernels several times slower; the cross-entropy's

@@ -172,6 +172,10 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
     }
     int64_t work = vec ? (n >> 2) : n;
     unsigned blocks = cu_grid_resident(dev, (const void *)fn, work, EW_THREADS);
+    /* With statistics, the partial sums are per block, so their order follows
+     * this grid (SM count and the kernel's occupancy), not n alone as the
+     * plain reductions' does: repeatable on one GPU and build, and within
+     * rounding of grad_stats elsewhere. */
     if (with_stats && blocks > OB_CU_RED_MAX_BLOCKS) blocks = OB_CU_RED_MAX_BLOCKS;
     cuda_impl *c = cu_impl(dev);
     fn<<<blocks, EW_THREADS, 0, c->stream>>>(*rule, sc, stats, p, g, st[0], st[1], st[2], n, vec,

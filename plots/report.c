@@ -401,7 +401,9 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                       "by their median final loss. The sweep's median at its best lr is optimistic (that lr "
                       "won partly because its seeds happened to do well); the fresh seeds do not share that "
                       "luck, so where the two rankings differ, this one is the estimate to quote. 'change' is "
-                      "the confirmed median over the sweep's.");
+                      "the confirmed median over the sweep's: it holds that optimism, and also how the fresh "
+                      "seeds differ from the sweep's (every optimizer runs the same seeds, so that part moves "
+                      "them all the same way).");
             static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
                                                "95% CI", "min - max", "sweep median (seeds)", "change",
                                                "held-out loss", "held-out metric"};

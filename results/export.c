@@ -136,7 +136,7 @@ static const ob_file_doc docs[] = {
      "the runs are at another lr than the sweep's best), seeds, final_median, final_min, final_max, "
      "final_ci_lo, final_ci_hi, sweep_seeds, sweep_final_median (the sweep's median at its best lr), "
      "change (final_median / sweep_final_median - 1: the optimism of picking the lr on the sweep's "
-     "seeds), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi"},
+     "seeds, plus how the fresh seeds differ from the sweep's), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
      "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "

@@ -331,8 +331,9 @@ fi
 # OB_GPU_DEFAULT=0 skips it.
 DEFAULT_DB=$WORK/default.db
 if ((GPU_OK)) && [ "${OB_GPU_DEFAULT:-1}" != 0 ]; then
+  # the sweep alone (--confirm-seeds 0): the confirmation runs would add half again to the budget
   run_step default-bench 120 "$OPTBENCH" run "$ROOT/configs/default.yaml" --backend cuda --db "$DEFAULT_DB" \
-    --checkpoint-every 0 || true
+    --checkpoint-every 0 --confirm-seeds 0 || true
 fi
 
 # ---- 6. where a bert-base step spends its time (Nsight Compute, when present) -------------------

@@ -286,7 +286,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                         const char *slug, ob_figures *out, ob_err *e)
 {
     range r = {NAN, NAN}, xr = {NAN, NAN};
-    int any = 0, any_div = 0;
+    int any = 0, any_div = 0, any_conf = 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
@@ -297,6 +297,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             range_add(&r, g->lrs[i].max_finite);
             any_div |= g->lrs[i].n_diverged > 0;
             any = 1;
+        }
+        /* the confirmation runs' median and range at their lr (confirm.csv) */
+        if (!isnan(g->confirm_lr) && isfinite(g->conf_final.median)) {
+            any_conf = 1;
+            range_add(&r, g->conf_final.median);
+            range_add(&r, g->conf_final.min);
+            if (isfinite(g->conf_final.max)) range_add(&r, g->conf_final.max);
         }
     }
     if (!any) return OB_OK;
@@ -348,18 +355,30 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                 first ? "" : ", \\\n", oq, lt, oq, lt, oq, oq, lt, oq, mark_y, lt);
+        if (!isnan(g->confirm_lr) && isfinite(g->conf_final.median))
+            /* the fresh seeds' median at their lr, the bar from min to max (a
+             * diverged seed's +inf top is drawn at the median) */
+            fprintf(f,
+                    ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
+                    "(sel(\"%s\") ? ($9 < 1e300 ? $9 : $7) : NaN) with yerrorbars lt %d pt 3 ps (2.5 * PS) lw 2 notitle",
+                    oq, oq, oq, lt);
         first = 0;
     }
     if (any_div)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x along the top: "
                    "some seeds diverged at this lr\"");
+    if (any_conf)
+        fprintf(f, ", \\\n  NaN with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
     add_fig(out, stem, w, "Learning-rate sensitivity",
             "Final training loss (mean over the last 10%% of steps) against the learning rate, "
             "one line per optimizer: the median over seeds, with a band from the best to the worst "
-            "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s A flat, "
+            "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s A flat, "
             "wide valley means the optimizer is easy to tune.",
+            any_conf ? " The star is the median final loss of the fresh seeds run at that lr after the sweep "
+                       "(its bar from the best to the worst of them): a star above its circle shows how much "
+                       "picking the lr on the sweep's own seeds flattered it." : "",
             any_div ? " An x along the top edge marks a learning rate where at least one seed "
                       "diverged; where half the seeds or more diverged the median is infinite and the line has a gap." : "",
             logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");

@@ -701,7 +701,10 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     if (why && why_n) snprintf(why, why_n, "no earlier benchmark%s%s in '%s'", shard ? " of shard " : "",
                                shard ? shard : "", s->path);
     sqlite3_stmt *qb = NULL, *qr = NULL;
-    OB_TRY(prep(s, "SELECT id FROM benchmarks WHERE shard IS ?1 AND provenance IS NULL "
+    /* a shard continues its own benchmark; the whole matrix also continues a
+     * merged one (the shards' databases merged: its confirmation stage, or
+     * the cells a shard left unfinished) */
+    OB_TRY(prep(s, "SELECT id FROM benchmarks WHERE shard IS ?1 AND (provenance IS NULL OR ?1 IS NULL) "
                    "ORDER BY id DESC LIMIT 64", &qb, e));
     ob_status st = prep(s, "SELECT id, cell, workload, workload_params, optimizer, hparams, lr, "
                            "seed, steps FROM runs WHERE benchmark_id = ?1 AND stage IS NULL "

@@ -108,8 +108,8 @@ ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *
 /* Shard ("K/N") and provenance (JSON) of a benchmark; NULL leaves a field NULL. */
 ob_status ob_store_set_benchmark_origin(ob_store *s, int64_t bench_id, const char *shard,
                                         const char *provenance, ob_err *e);
-/* The newest benchmark (not a merged one) of this shard (NULL: unsharded)
- * whose runs are exactly specs, in cell order: same cell index, workload,
+/* The newest benchmark of this shard (NULL: unsharded, which may be a merged
+ * one) whose sweep runs are exactly specs, in cell order: same cell index, workload,
  * parameters, optimizer, hyperparameters, lr, seed and steps. *bench_id = 0
  * when there is none, and why (may be NULL) then says how the newest
  * candidate differs. run_ids[i] receives the run of specs[i]. */

@@ -107,6 +107,15 @@ check "the confirmation curves are the same" test "$rc" = "$cc"
 check "the shard says why" grep -q "confirm_seeds is not run by a shard" "$tmp/s.err"
 check "the shard has no confirmation runs" test "$(q "$tmp/s.db" "select count(stage) from runs")" = 0
 
+# the shards' databases merged, then the whole matrix with --resume: the stage
+# runs on the merged benchmark, and gives the runs of the unsharded one
+"$OPTBENCH" "${sweep[@]}" --confirm-seeds 3 --shard 1/2 --db "$tmp/s1.db" 2>/dev/null || { echo "FAIL: shard 1"; fail=1; }
+"$OPTBENCH" merge --out "$tmp/m.db" "$tmp/s.db" "$tmp/s1.db" >/dev/null 2>&1 || { echo "FAIL: merge"; fail=1; }
+"$OPTBENCH" "${sweep[@]}" --confirm-seeds 3 --db "$tmp/m.db" --resume 2>"$tmp/m.err" || { cat "$tmp/m.err"; echo "FAIL: resume merged"; fail=1; }
+check "resume continued the merged benchmark" grep -q "resume: benchmark 1: 24 of 24 cells finished before" "$tmp/m.err"
+m=$(q "$tmp/m.db" "select cell, workload, optimizer, lr, seed, final_loss from runs where stage='confirm' order by cell")
+check "the merged sweep's confirmation = the unsharded one's" test "$a" = "$m"
+
 # bad values
 for bad in -1 1.5 x 1001; do
   "$OPTBENCH" run --workloads quadratic --optimizers sgd --confirm-seeds "$bad" --db "$tmp/bad.db" 2>"$tmp/bad.err"

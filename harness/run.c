@@ -902,10 +902,9 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
  * not finished. --resume --confirm-seeds N on a finished sweep adds the stage
  * to it. */
 static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev, ob_store *store,
-                               const char *devices_desc, ob_err *e)
+                               const char *devices_desc, int N, ob_err *e)
 {
     const ob_config *c = x->cfg;
-    const int N = (int)c->confirm_seeds;
     int64_t seed0 = 0;
     int n_pairs = 0;
     for (int i = 0; i < m->n; i++) {
@@ -1042,6 +1041,25 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         if (!bench_id)
             fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);
         resumed_bench = bench_id != 0;
+        /* a merged benchmark that lacks cells (a shard's database was not
+         * merged): they are added to it, and run */
+        int missing = 0;
+        for (int k = 0; resumed_bench && k < n; k++) missing += ids[k] == 0;
+        if (missing) {
+            ob_run_spec *ms = calloc((size_t)missing, sizeof *ms);
+            int64_t *mi = calloc((size_t)missing, sizeof *mi);
+            if (!ms || !mi) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+            for (int k = 0, j = 0; s == OB_OK && k < n; k++)
+                if (ids[k] == 0) ms[j++] = specs[k];
+            if (s == OB_OK) s = ob_store_add_runs(store, bench_id, ms, missing, mi, e);
+            for (int k = 0, j = 0; s == OB_OK && k < n; k++)
+                if (ids[k] == 0) ids[k] = mi[j++];
+            free(ms);
+            free(mi);
+            if (s != OB_OK) goto done;
+            fprintf(stderr, "optbench: --resume: merged benchmark %lld lacks %d of the %d cells (a shard's "
+                            "database that was not merged?): added, to run now\n", (long long)bench_id, missing, n);
+        }
     }
     const char *backend_name = dev ? dev->ops->name : c->backend;
     const char *device_desc = dev ? dev->desc : devices_desc;
@@ -1087,19 +1105,30 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     if ((s = run_jobs(&x, dev, store, jobs, n_jobs, e)) != OB_OK) goto done;
     /* The confirmation stage follows the sweep of the benchmark, once no
      * sweep cell is left to anyone (another process may still run some: the
-     * one that finishes the last does it). */
-    int open_runs = 0;
-    s = ob_store_unfinished_runs(store, bench_id, c->confirm_seeds > 0, &open_runs, e);
-    if (s == OB_OK && open_runs == 0 && c->confirm_seeds > 0) {
-        if (shard[0])
+     * one that finishes the last does it). A benchmark that has confirmation
+     * runs already (stopped during the stage, or run with more seeds) keeps
+     * its number of seeds per pair: --resume finishes them. */
+    int open_runs = 0, depth = 0;
+    s = ob_store_unfinished_runs(store, bench_id, 1, &open_runs, e);
+    if (s == OB_OK && open_runs == 0)
+        s = ob_store_confirm_depth(store, bench_id, m->n, OB_CFG_MAX_CONFIRM, &depth, e);
+    int n_confirm = depth > c->confirm_seeds ? depth : (int)c->confirm_seeds;
+    if (s == OB_OK && open_runs == 0 && n_confirm > 0) {
+        if (shard[0]) {
             fprintf(stderr,
                     "optbench: note: confirm_seeds is not run by a shard: the best lr of a pair needs the "
-                    "whole sweep, and a shard holds part of it\n");
-        else
-            s = confirm_stage(&x, m, dev, store, devices_desc, e);
-        /* finished when no cell is left to anyone */
-        if (s == OB_OK) s = ob_store_unfinished_runs(store, bench_id, 0, &open_runs, e);
+                    "whole sweep, and a shard holds part of it (merge the shards, then run --resume on the "
+                    "merged database)\n");
+        } else {
+            if (depth > c->confirm_seeds)
+                fprintf(stderr, "optbench: the benchmark has confirmation runs of %d seed%s per pair (%s %lld): "
+                                "finishing them\n", depth, depth == 1 ? "" : "s",
+                        c->confirm_seeds ? "more than confirm_seeds" : "confirm_seeds", (long long)c->confirm_seeds);
+            s = confirm_stage(&x, m, dev, store, devices_desc, n_confirm, e);
+        }
     }
+    /* finished when no cell is left to anyone */
+    if (s == OB_OK) s = ob_store_unfinished_runs(store, bench_id, 0, &open_runs, e);
     if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, bench_id, e);
 done:
     if (!c->checkpoint_dir[0]) {

@@ -299,11 +299,14 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             any = 1;
         }
         /* the confirmation runs' median and range at their lr (confirm.csv) */
-        if (!isnan(g->confirm_lr) && isfinite(g->conf_final.median)) {
-            any_conf = 1;
-            range_add(&r, g->conf_final.median);
-            range_add(&r, g->conf_final.min);
-            if (isfinite(g->conf_final.max)) range_add(&r, g->conf_final.max);
+        if (g->confirm_lr == g->best_lr && g->n_confirm) {
+            if (isfinite(g->conf_final.median)) {
+                any_conf = 1;
+                range_add(&r, g->conf_final.median);
+                range_add(&r, g->conf_final.min);
+                range_add(&r, g->conf_max_finite);
+            }
+            any_div |= g->conf_n_diverged > 0;
         }
     }
     if (!any) return OB_OK;
@@ -355,13 +358,22 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                 first ? "" : ", \\\n", oq, lt, oq, lt, oq, oq, lt, oq, mark_y, lt);
-        if (!isnan(g->confirm_lr) && isfinite(g->conf_final.median))
-            /* the fresh seeds' median at their lr, the bar from min to max (a
-             * diverged seed's +inf top is drawn at the median) */
-            fprintf(f,
-                    ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
-                    "(sel(\"%s\") ? ($9 < 1e300 ? $9 : $7) : NaN) with yerrorbars lt %d pt 3 ps (2.5 * PS) lw 2 notitle",
-                    oq, oq, oq, lt);
+        if (g->confirm_lr == g->best_lr && g->n_confirm) {
+            /* the fresh seeds' median at the best lr, the bar from the best to
+             * the worst that did not diverge (confirm.csv: 7 median, 8 min, 26
+             * max finite, 25 diverged); a diverged one is an x along the top */
+            if (isfinite(g->conf_final.median))
+                fprintf(f,
+                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
+                        "(sel(\"%s\") ? (valid(26) ? $26 : $7) : NaN) with yerrorbars lt %d pt 3 ps (2.5 * PS) lw 2 "
+                        "notitle",
+                        oq, oq, oq, lt);
+            if (g->conf_n_diverged)
+                fprintf(f,
+                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $25 > 0 ? %.3f : NaN) axes x1y2 "
+                        "with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
+                        oq, mark_y, lt);
+        }
         first = 0;
     }
     if (any_div)
@@ -376,8 +388,9 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "one line per optimizer: the median over seeds, with a band from the best to the worst "
             "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s A flat, "
             "wide valley means the optimizer is easy to tune.",
-            any_conf ? " The star is the median final loss of the fresh seeds run at that lr after the sweep "
-                       "(its bar from the best to the worst of them): a star above its circle shows how much "
+            any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
+                       "sweep (its bar from the best to the worst of those that did not diverge; one that "
+                       "diverged is an x along the top, as in the sweep): a star above its circle shows how much "
                        "picking the lr on the sweep's own seeds flattered it." : "",
             any_div ? " An x along the top edge marks a learning rate where at least one seed "
                       "diverged; where half the seeds or more diverged the median is infinite and the line has a gap." : "",

@@ -256,7 +256,7 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     if (sqlite3_prepare_v2(db,
                            "SELECT id, coalesce(name, ''), coalesce(git_rev, '?'), coalesce(host, '?'), "
                            "coalesce(backend, '?'), coalesce(device, '?'), created_at, "
-                           "coalesce(finished_at, 'not finished') FROM benchmarks "
+                           "coalesce('finished ' || finished_at, 'not finished') FROM benchmarks "
                            "WHERE (?1 > 0 AND id = ?1) OR (?1 <= 0 AND id IN "
                            "(SELECT DISTINCT benchmark_id FROM runs)) ORDER BY id",
                            -1, &q, NULL) != SQLITE_OK)
@@ -270,7 +270,7 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
         const char *be = (const char *)sqlite3_column_text(q, 4), *dv = (const char *)sqlite3_column_text(q, 5);
         size_t bl = strlen(be);
         int dup = !strncmp(dv, be, bl) && dv[bl] == ':';
-        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s%s%s), started %s, finished %s.",
+        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s%s%s), started %s, %s.",
               (long long)sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
               (const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3),
               dup ? "" : be, dup ? "" : ", ", dv,
@@ -394,33 +394,40 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
             }
         doc_table_end(dc);
 
-        int n_conf = 0;
-        for (int k = 0; k < s->n_g; k++) n_conf += s->g[k].wl == w && !isnan(s->g[k].confirm_lr);
+        int n_conf = 0, n_overlap = 0, max_seeds = 0;
+        for (int k = 0; k < s->n_g; k++)
+            if (s->g[k].wl == w) {
+                n_conf += !isnan(s->g[k].confirm_lr);
+                n_overlap += s->g[k].conf_seed_overlap;
+                if (s->g[k].conf_final.n > max_seeds) max_seeds = s->g[k].conf_final.n;
+            }
         if (n_conf) {
-            doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked "
-                      "by their median final loss. The sweep's median at its best lr is optimistic (that lr "
-                      "won partly because its seeds happened to do well); the fresh seeds do not share that "
-                      "luck, so where the two rankings differ, this one is the estimate to quote. 'change' is "
-                      "the confirmed median over the sweep's: it holds that optimism, and also how the fresh "
-                      "seeds differ from the sweep's (every optimizer runs the same seeds, so that part moves "
-                      "them all the same way).");
+            doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked by their "
+                      "median final loss. The sweep's median at its best lr is optimistic: that lr won partly "
+                      "because its seeds happened to do well, and the fresh seeds do not share that luck, so where "
+                      "the two rankings differ, this one is the estimate to quote%s. change = confirmed median / "
+                      "sweep median - 1: that optimism, and partly how the fresh seeds differ from the sweep's.",
+                      max_seeds <= 3 ? " (with 3 seeds or fewer, rankings whose min-max ranges overlap are not a "
+                                       "finding here either)"
+                                     : "");
             static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
-                                               "95% CI", "min - max", "sweep median (seeds)", "change",
+                                               "95% CI", "min - max", "diverged", "sweep median (seeds)", "change",
                                                "held-out loss", "held-out metric"};
-            const char *fh[11];
+            const char *fh[12];
             memcpy(fh, fhdr, sizeof fh);
-            fh[10] = metric_hdr;
-            doc_table(dc, 11, fh);
+            fh[11] = metric_hdr;
+            doc_table(dc, 12, fh);
             for (int r = 1; r <= s->n_g + 1; r++)
                 for (int k = 0; k < s->n_g; k++) {
                     const ob_group *g = &s->g[k];
                     if (g->wl != w || isnan(g->confirm_lr) || crank[k] != (r <= s->n_g ? r : 0)) continue;
+                    int at_best = g->confirm_lr == g->best_lr;
                     if (crank[k] > 0) doc_cell(dc, "%d", r);
                     else doc_cell(dc, "-");
                     doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                    if (g->confirm_lr == g->best_lr) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
-                    else doc_cell(dc, "%s (not the best lr, %s)", num(g->confirm_lr, b1, sizeof b1),
-                                  num(g->best_lr, b2, sizeof b2));
+                    if (at_best) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
+                    else doc_cell(dc, "%s (not this sweep's best lr, %s: an earlier benchmark's; not ranked)",
+                                  num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
                     doc_cell(dc, "%d", g->conf_final.n);
                     doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
                     if (g->conf_final.n <= 3) doc_cell(dc, "-");
@@ -429,8 +436,10 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                     if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
                     else doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1),
                                   num(g->conf_final.max, b2, sizeof b2));
-                    doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
-                    if (g->confirm_lr == g->best_lr && isfinite(g->final.median) && g->final.median != 0 &&
+                    doc_cell(dc, "%d / %d", g->conf_n_diverged, g->conf_final.n);
+                    if (at_best) doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
+                    else doc_cell(dc, "-");
+                    if (at_best && isfinite(g->final.median) && g->final.median != 0 &&
                         isfinite(g->conf_final.median))
                         doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
                     else doc_cell(dc, "-");
@@ -438,8 +447,24 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                     doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
                     doc_row_end(dc);
                 }
+            /* the optimizers with nothing to confirm */
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || !isnan(g->confirm_lr)) continue;
+                doc_cell(dc, "-");
+                doc_cell(dc, "%s", d->opt_labels[g->opt]);
+                doc_cell(dc, "%s", g->best < 0 ? "none (every lr diverged: nothing to confirm)"
+                                               : "not confirmed (no fresh seeds ran)");
+                for (int c = 0; c < 9; c++) doc_cell(dc, "-");
+                doc_row_end(dc);
+            }
             doc_table_end(dc);
         }
+        if (n_overlap)
+            doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (a later "
+                      "benchmark swept it), so it helped pick the lr and is not fresh.",
+                  n_overlap, n_overlap == 1 ? "" : "s", d->wl_labels[w], n_overlap == 1 ? "is" : "are",
+                  n_overlap == 1 ? "its" : "their");
 
         doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
               s->target_given[w] ? "given" : "1.1 x the best median final loss",

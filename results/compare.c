@@ -400,7 +400,8 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     }
     /* The confirmation runs sit at whichever lr won each side's sweep, so
      * their cells match only when the winners agree: compare the sweeps. */
-    out->n_confirm_skipped = ob_dataset_drop_confirm(&B) + ob_dataset_drop_confirm(&C);
+    out->n_confirm_base = ob_dataset_drop_confirm(&B);
+    out->n_confirm_cand = ob_dataset_drop_confirm(&C);
     if (B.n == 0 || C.n == 0) {
         st = ob_fail(e, OB_ERR_INPUT, "the %s database holds no runs to compare", B.n == 0 ? "baseline" : "candidate");
         ob_dataset_free(&B);
@@ -631,10 +632,11 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                    "verdict compares two configurations)%s\n",
                 lead, c->n_relaxed, c->n_relaxed == 1 ? "" : "s", c->n_relaxed == 1 ? "its" : "their",
                 c->relaxed_note[0] ? ", " : "", c->relaxed_note, md ? "." : "");
-    if (c->n_confirm_skipped)
-        fprintf(f, "%s%d confirmation run%s (fresh seeds at a best lr, run --confirm-seeds) not compared: the "
-                   "sweeps' cells are%s\n",
-                lead, c->n_confirm_skipped, c->n_confirm_skipped == 1 ? "" : "s", md ? "." : "");
+    if (c->n_confirm_base || c->n_confirm_cand)
+        fprintf(f, "%sconfirmation runs (run --confirm-seeds) are not compared, %d in the baseline and %d in the "
+                   "candidate: they sit at whichever lr won each side's sweep, so they match only where the "
+                   "winners agree; the sweeps are compared%s\n",
+                lead, c->n_confirm_base, c->n_confirm_cand, md ? "." : "");
     if (c->n_time_not_judged)
         fprintf(f, "%sstep time not judged in %d group%s: most of their cells ran with unsteady step times "
                    "(p90 more than %.0f%% above the median on one side only; a busy machine); rerun them on "

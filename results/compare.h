@@ -91,7 +91,7 @@ typedef struct ob_compare {
     int n_only_base, n_only_cand;
     int n_matched;
     int n_relaxed;            /* of them, matched with differing hyperparameter text */
-    int n_confirm_skipped;    /* confirmation runs (both sides) left out: the sweep's cells are compared */
+    int n_confirm_base, n_confirm_cand; /* confirmation runs left out: the sweeps' cells are compared */
     char relaxed_note[512];   /* the first such pair's differences: "e.g. sgd on quadratic: momentum
                                * 0 in the baseline, 0.5 in the candidate"; empty when none */
     int n_worse, n_better;    /* groups */

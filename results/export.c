@@ -132,11 +132,14 @@ static const ob_file_doc docs[] = {
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",
-     "workload, optimizer, rank (1 = lowest confirmed median final loss), lr, lr_is_best (0 when "
-     "the runs are at another lr than the sweep's best), seeds, final_median, final_min, final_max, "
-     "final_ci_lo, final_ci_hi, sweep_seeds, sweep_final_median (the sweep's median at its best lr), "
-     "change (final_median / sweep_final_median - 1: the optimism of picking the lr on the sweep's "
-     "seeds, plus how the fresh seeds differ from the sweep's), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi"},
+     "workload, optimizer, rank (1 = lowest confirmed median final loss; empty when the runs are not at "
+     "the sweep's best lr, or their median is inf), lr, lr_is_best (0 when the runs are at another lr than the "
+     "sweep's best: an earlier benchmark's), seeds, final_median, final_min, final_max (inf when one diverged), "
+     "final_ci_lo, final_ci_hi, sweep_seeds, sweep_final_median (the sweep's median at its best lr; empty when "
+     "lr_is_best is 0), change (final_median / sweep_final_median - 1: the optimism of picking the lr on the "
+     "sweep's seeds, plus how the fresh seeds differ from the sweep's), eval_loss_median/min/max/ci_lo/ci_hi, "
+     "eval_metric_median/min/max/ci_lo/ci_hi, diverged (of the fresh seeds), final_max_finite (the worst that "
+     "did not diverge), not_fresh (confirmation runs left out: their seed is also a seed of the sweep)"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
      "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
@@ -203,13 +206,16 @@ void ob_stats_confirm_rank(const ob_stats *s, int *rank)
 {
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        double mine = g->n_confirm && !isnan(g->conf_final.median) ? g->conf_final.median : INFINITY;
+        /* ranked: at the sweep's best lr, with a finite median */
+        double mine = g->n_confirm && g->confirm_lr == g->best_lr && !isnan(g->conf_final.median)
+                          ? g->conf_final.median
+                          : INFINITY;
         rank[k] = 0;
         if (isinf(mine)) continue;
         int r = 1;
         for (int j = 0; j < s->n_g; j++) {
             const ob_group *h = &s->g[j];
-            if (j == k || h->wl != g->wl || !h->n_confirm) continue;
+            if (j == k || h->wl != g->wl || !h->n_confirm || h->confirm_lr != h->best_lr) continue;
             double other = isnan(h->conf_final.median) ? INFINITY : h->conf_final.median;
             if (other < mine || (other == mine && j < k)) r++;
         }
@@ -658,7 +664,7 @@ static ob_status write_confirm(const ob_dataset *d, const ob_stats *s, const cha
                                    "sweep_final_median", "change", "eval_loss_median", "eval_loss_min",
                                    "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi", "eval_metric_median",
                                    "eval_metric_min", "eval_metric_max", "eval_metric_ci_lo",
-                                   "eval_metric_ci_hi"),
+                                   "eval_metric_ci_hi", "diverged", "final_max_finite", "not_fresh"),
                                e);
     for (int k = 0; st == OB_OK && k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -671,12 +677,15 @@ static ob_status write_confirm(const ob_dataset *d, const ob_stats *s, const cha
         ob_csv_int(&c, g->conf_final.n);
         spread_cols(&c, &g->conf_final);
         ob_csv_int(&c, g->final.n);
-        ob_csv_num(&c, g->final.median);
+        ob_csv_num(&c, g->confirm_lr == g->best_lr ? g->final.median : NAN);
         ob_csv_num(&c, g->confirm_lr == g->best_lr && isfinite(g->final.median) && g->final.median != 0
                            ? g->conf_final.median / g->final.median - 1
                            : NAN);
         spread_cols(&c, &g->conf_eval_loss);
         spread_cols(&c, &g->conf_eval_metric);
+        ob_csv_int(&c, g->conf_n_diverged);
+        ob_csv_num(&c, g->conf_max_finite);
+        ob_csv_int(&c, g->conf_seed_overlap);
         ob_csv_row(&c);
     }
     if (st == OB_OK) st = ob_csv_close(&c, e);
@@ -695,6 +704,12 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK) st = write_best_series(db, d, s, dir, e);
     if (st == OB_OK) st = write_targets_cost(d, s, dir, e);
     if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
+    else if (st == OB_OK) {
+        /* an earlier report into this folder may have left one */
+        char p[1200];
+        snprintf(p, sizeof p, "%s/confirm.csv", dir);
+        remove(p);
+    }
     free(rank);
     return st;
 }

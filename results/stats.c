@@ -471,15 +471,31 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
     free(tmp3);
 }
 
-/* The confirmation runs of g (idx, n: all of the group's confirmation runs). */
-static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int n)
+/* The confirmation runs of g (idx, n: all of the group's confirmation runs;
+ * sweep, n_sweep: its sweep runs). */
+static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int n, const int *sweep, int n_sweep)
 {
-    g->confirm_lr = NAN;
-    g->n_confirm = 0;
+    g->confirm_lr = g->conf_max_finite = NAN;
+    g->n_confirm = g->conf_n_diverged = g->conf_seed_overlap = 0;
     memset(&g->conf_final, 0, sizeof g->conf_final);
     g->conf_final.median = g->conf_final.min = g->conf_final.max = g->conf_final.ci_lo = g->conf_final.ci_hi = NAN;
     g->conf_eval_loss = g->conf_eval_metric = g->conf_final;
     if (n == 0) return;
+    /* only fresh seeds: none that the group's sweep ran */
+    int *fresh = malloc((size_t)n * sizeof *fresh), nf = 0;
+    if (!fresh) return;
+    for (int k = 0; k < n; k++) {
+        int seen = 0;
+        for (int j = 0; j < n_sweep && !seen; j++) seen = d->runs[sweep[j]].seed == d->runs[idx[k]].seed;
+        if (seen) g->conf_seed_overlap++;
+        else fresh[nf++] = idx[k];
+    }
+    idx = fresh;
+    n = nf;
+    if (n == 0) {
+        free(fresh);
+        return;
+    }
     int64_t newest = -1;
     for (int k = 0; k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
@@ -502,6 +518,9 @@ static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int 
         if (!r->diverged) {
             el[me] = r->eval_loss;
             em[me++] = r->eval_metric;
+            if (isnan(g->conf_max_finite) || r->final_loss > g->conf_max_finite) g->conf_max_finite = r->final_loss;
+        } else {
+            g->conf_n_diverged++;
         }
     }
     g->n_confirm = m;
@@ -511,6 +530,7 @@ static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int 
     free(f);
     free(el);
     free(em);
+    free(fresh);
 }
 
 /* Time to target of every lr point of g and of g itself: per lr, the first step at which
@@ -615,7 +635,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             s->g[k].wl = w;
             s->g[k].opt = op;
             group_basic(d, &s->g[k], idx, n, o->tol);
-            group_confirm(d, &s->g[k], idx + n, nc);
+            group_confirm(d, &s->g[k], idx + n, nc, idx, n);
         }
     /* targets, sgd step time, time to target */
     s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);

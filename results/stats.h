@@ -45,7 +45,9 @@
  * - confirmation (runs with stage 'confirm'): the same spreads as at the best
  *   lr, over the fresh seeds run at it after the sweep. They are not points of
  *   the sweep: picking the lr whose seeds happened to do best flatters the
- *   sweep's median at the best lr; fresh seeds do not share that luck.
+ *   sweep's median at the best lr; fresh seeds do not share that luck. A
+ *   confirmation run whose seed is also a seed of the group's sweep (a later
+ *   benchmark swept it) is not fresh and is left out.
  * - performance profile (Dolan & More): r(w, o) = t(w, o) / min_o t(w, o) with
  *   t the time to target; rho_o(tau) = fraction of workloads with r <= tau, for
  *   tau in [1, tau_max]; area = integral of rho_o over [1, tau_max] divided by
@@ -140,7 +142,11 @@ typedef struct ob_group {
     /* confirmation runs (run --confirm-seeds): fresh seeds at the best lr,
      * run after the sweep; every statistic above is of the sweep alone */
     int n_confirm;              /* finished confirmation runs at confirm_lr */
+    int conf_n_diverged;        /* of them, diverged */
+    int conf_seed_overlap;      /* confirmation runs left out: their seed is a seed of the group's sweep
+                                 * (a later benchmark swept it), so it helped pick the lr */
     double confirm_lr;          /* best_lr when any ran there, else the lr of the newest ones; NaN: none */
+    double conf_max_finite;     /* the worst final loss of those that did not diverge (NaN: none) */
     ob_spread conf_final, conf_eval_loss, conf_eval_metric;
 } ob_group;
 

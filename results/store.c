@@ -703,9 +703,9 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     sqlite3_stmt *qb = NULL, *qr = NULL;
     /* a shard continues its own benchmark; the whole matrix also continues a
      * merged one (the shards' databases merged: its confirmation stage, or
-     * the cells a shard left unfinished) */
-    OB_TRY(prep(s, "SELECT id FROM benchmarks WHERE shard IS ?1 AND (provenance IS NULL OR ?1 IS NULL) "
-                   "ORDER BY id DESC LIMIT 64", &qb, e));
+     * the cells a shard left unfinished or a missing shard never ran) */
+    OB_TRY(prep(s, "SELECT id, provenance IS NOT NULL FROM benchmarks WHERE shard IS ?1 AND "
+                   "(provenance IS NULL OR ?1 IS NULL) ORDER BY id DESC LIMIT 64", &qb, e));
     ob_status st = prep(s, "SELECT id, cell, workload, workload_params, optimizer, hparams, lr, "
                            "seed, steps FROM runs WHERE benchmark_id = ?1 AND stage IS NULL "
                            "ORDER BY cell, id", &qr, e);
@@ -713,37 +713,59 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     int first = 1, rc;
     while (st == OB_OK && !*bench_id && (rc = sqlite3_step(qb)) == SQLITE_ROW) {
         int64_t b = sqlite3_column_int64(qb, 0);
+        int merged = sqlite3_column_int(qb, 1);
         sqlite3_reset(qr);
         sqlite3_bind_int64(qr, 1, b);
-        int i = 0, ok = 1;
+        int i = 0, ok = 1, matched = 0;
         char diff[256] = "";
         while (ok && (rc = sqlite3_step(qr)) == SQLITE_ROW) {
+            int64_t cell = sqlite3_column_int64(qr, 1);
+            /* a merged benchmark may lack cells (a shard's database not
+             * merged): they are added when it continues */
+            while (merged && i < n && specs[i].cell < cell) run_ids[i++] = 0;
             if (i >= n) {
                 ok = 0;
                 snprintf(diff, sizeof diff, "it has more cells than this matrix (%d)", n);
                 break;
             }
             const ob_run_spec *r = &specs[i];
-            const char *what = NULL;
-            if (sqlite3_column_int64(qr, 1) != r->cell) what = "cell index";
-            else if (!text_eq(qr, 2, r->workload)) what = "workload";
-            else if (!text_eq(qr, 3, r->workload_params)) what = "workload parameters";
-            else if (!text_eq(qr, 4, r->optimizer)) what = "optimizer";
-            else if (!text_eq(qr, 5, r->hparams)) what = "hyperparameters";
-            else if (sqlite3_column_double(qr, 6) != r->lr) what = "learning rate";
-            else if (sqlite3_column_int64(qr, 7) != r->seed) what = "seed";
-            else if (sqlite3_column_int64(qr, 8) != r->steps) what = "steps";
-            if (what) {
+            char what[160] = "";
+            if (cell != r->cell)
+                snprintf(what, sizeof what, cell > r->cell ? "it lacks cell %lld" : "its cell %lld is not in this matrix",
+                         (long long)(cell > r->cell ? r->cell : cell));
+            else if (!text_eq(qr, 2, r->workload)) snprintf(what, sizeof what, "its cell %lld has another workload", (long long)cell);
+            else if (!text_eq(qr, 4, r->optimizer)) snprintf(what, sizeof what, "its cell %lld has another optimizer", (long long)cell);
+            else if (sqlite3_column_double(qr, 6) != r->lr)
+                snprintf(what, sizeof what, "its cell %lld has lr %g, this matrix %g", (long long)cell,
+                         sqlite3_column_double(qr, 6), r->lr);
+            else if (sqlite3_column_int64(qr, 7) != r->seed)
+                snprintf(what, sizeof what, "its cell %lld has seed %lld, this matrix %lld", (long long)cell,
+                         (long long)sqlite3_column_int64(qr, 7), (long long)r->seed);
+            else if (sqlite3_column_int64(qr, 8) != r->steps)
+                snprintf(what, sizeof what, "its cell %lld has %lld steps, this matrix %lld", (long long)cell,
+                         (long long)sqlite3_column_int64(qr, 8), (long long)r->steps);
+            else if (!text_eq(qr, 3, r->workload_params))
+                snprintf(what, sizeof what, "its cell %lld has other workload parameters", (long long)cell);
+            else if (!text_eq(qr, 5, r->hparams))
+                snprintf(what, sizeof what, "its cell %lld has other hyperparameters", (long long)cell);
+            if (what[0]) {
                 ok = 0;
-                snprintf(diff, sizeof diff, "its cell %lld has another %s", (long long)r->cell, what);
+                snprintf(diff, sizeof diff, "%s", what);
                 break;
             }
             run_ids[i++] = sqlite3_column_int64(qr, 0);
+            matched++;
         }
         if (ok && rc != SQLITE_DONE) st = db_fail(s, e, "reading the runs of a benchmark");
+        if (st == OB_OK && ok && merged)
+            while (i < n) run_ids[i++] = 0;
         if (st == OB_OK && ok && i != n) {
             ok = 0;
             snprintf(diff, sizeof diff, "it has %d cells, this matrix %d", i, n);
+        }
+        if (st == OB_OK && ok && matched == 0) {
+            ok = 0;
+            snprintf(diff, sizeof diff, "it has no cells");
         }
         if (st == OB_OK && ok) *bench_id = b;
         else if (first && why && why_n)
@@ -901,4 +923,21 @@ ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec
     }
     sqlite3_finalize(qf);
     return commit_or_rollback(s, st, e);
+}
+
+ob_status ob_store_confirm_depth(ob_store *s, int64_t bench_id, int64_t cell_base, int64_t stride, int *depth,
+                                 ob_err *e)
+{
+    *depth = 0;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT max((cell - ?2) % ?3) + 1 FROM runs WHERE benchmark_id = ?1 AND stage = 'confirm' "
+                   "AND cell >= ?2", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    sqlite3_bind_int64(q, 2, cell_base);
+    sqlite3_bind_int64(q, 3, stride);
+    ob_status st = OB_OK;
+    if (sqlite3_step(q) == SQLITE_ROW) *depth = sqlite3_column_type(q, 0) == SQLITE_NULL ? 0 : sqlite3_column_int(q, 0);
+    else st = db_fail(s, e, "counting confirmation runs");
+    sqlite3_finalize(q);
+    return st;
 }

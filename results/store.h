@@ -110,9 +110,11 @@ ob_status ob_store_set_benchmark_origin(ob_store *s, int64_t bench_id, const cha
                                         const char *provenance, ob_err *e);
 /* The newest benchmark of this shard (NULL: unsharded, which may be a merged
  * one) whose sweep runs are exactly specs, in cell order: same cell index, workload,
- * parameters, optimizer, hyperparameters, lr, seed and steps. *bench_id = 0
- * when there is none, and why (may be NULL) then says how the newest
- * candidate differs. run_ids[i] receives the run of specs[i]. */
+ * parameters, optimizer, hyperparameters, lr, seed and steps. A merged
+ * benchmark may lack some of the cells (a shard's database that was not
+ * merged): their run_ids are 0, for the caller to add. *bench_id = 0 when
+ * there is none, and why (may be NULL) then says how the newest candidate
+ * differs. run_ids[i] receives the run of specs[i]. */
 ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_spec *specs, int n,
                                   int64_t *bench_id, int64_t *run_ids, char *why, size_t why_n,
                                   ob_err *e);
@@ -130,6 +132,11 @@ ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only
  * unfinished), at most cap of them, *n how many. */
 ob_status ob_store_sweep_finals(ob_store *s, int64_t bench_id, int64_t cell_lo, int64_t cell_hi, double *lr,
                                 double *final, int cap, int *n, ob_err *e);
+/* How many fresh seeds per pair the benchmark's confirmation runs reach: the
+ * largest (cell - cell_base) % stride + 1 among them, 0 when it has none
+ * (run.c numbers them cell_base + pair * stride + seed). */
+ob_status ob_store_confirm_depth(ob_store *s, int64_t bench_id, int64_t cell_base, int64_t stride, int *depth,
+                                 ob_err *e);
 /* The confirmation runs specs (stage "confirm") of a benchmark, in one write
  * transaction: a cell that already has one (added by another process, or
  * before a stop) keeps it, the others are added. ids[i] receives the run of

@@ -364,7 +364,11 @@ static void test_confirm(const char *db, const char *out)
     }
     r = find_row(&t, "workload", "rosen", "optimizer", "adam");
     CHECK(r > 0 && !strcmp(cell(&t, r, "lr_is_best"), "0") && num_of(cell(&t, r, "lr")) == 0.03 &&
-          !strcmp(cell(&t, r, "change"), ""));
+          !strcmp(cell(&t, r, "change"), "") && !strcmp(cell(&t, r, "rank"), "") &&
+          !strcmp(cell(&t, r, "sweep_final_median"), ""));
+    r = find_row(&t, "workload", "quad", "optimizer", "sgd");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "diverged"), "1") && num_of(cell(&t, r, "final_max_finite")) == 2.0 &&
+          !strcmp(cell(&t, r, "not_fresh"), "1") && !strcmp(cell(&t, r, "rank"), ""));
     free_table(&t);
     CHECK(read_table(out, "runs.csv", &t) == 0);
     int n_confirm = 0;
@@ -375,8 +379,19 @@ static void test_confirm(const char *db, const char *out)
     CHECK(md && strstr(md, "7 of the runs are confirmation runs"));
     /* a table under quad (adam +30.0%) and under rosen (not the best lr) */
     CHECK(md && strstr(md, "| 1 | adam | 0.01 | 3 | 1.3 |") && strstr(md, "+30.0%"));
-    CHECK(md && strstr(md, "0.03 (not the best lr, 0.01)"));
+    CHECK(md && strstr(md, "0.03 (not this sweep's best lr, 0.01: an earlier benchmark's; not ranked)"));
+    /* quad sgd: the fresh seeds' median is inf (one of two diverged): listed, not ranked */
+    CHECK(md && strstr(md, "| - | sgd | 0.01 | 2 | inf | - | 2 - inf | 1 / 2 | 2.2 (3) | - |"));
+    CHECK(md && strstr(md, "1 confirmation run of quad is left out: its seed is also a seed of the sweep"));
+    /* rosen sgd: nothing to confirm */
+    CHECK(md && strstr(md, "| - | sgd | not confirmed (no fresh seeds ran) |"));
     free(md);
+    /* the same folder for a database without confirmation runs: no stale confirm.csv */
+    CHECK(fx_build_reference(db) == 0);
+    write_report(db, out, &res);
+    char *stale = slurp(out, "confirm.csv");
+    CHECK_MSG(stale == NULL, "a stale confirm.csv was left in the report folder");
+    free(stale);
 }
 
 int main(void)

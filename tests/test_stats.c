@@ -471,16 +471,20 @@ static void test_confirm(const char *path)
     CHECK(qa->conf_final.min == 1.1 && qa->conf_final.max == 1.5);
     CHECK_NEAR(qa->conf_eval_loss.median, 1.8, 1e-12);
     CHECK_NEAR(qa->conf_eval_metric.median, 0.87, 1e-12);
-    /* {2.0, diverged, 9.0}: median 9, the diverged seed's eval left out */
-    CHECK(qs->confirm_lr == 0.01 && qs->n_confirm == 3);
-    CHECK(qs->conf_final.median == 9.0 && qs->conf_final.min == 2.0 && isinf(qs->conf_final.max));
-    CHECK(qs->conf_eval_loss.n == 2);
+    CHECK(qa->conf_n_diverged == 0 && qa->conf_max_finite == 1.5 && qa->conf_seed_overlap == 0);
+    /* {2.0, diverged}: median inf, the diverged seed's eval left out; seed 0
+     * is a seed of the sweep: not fresh, left out */
+    CHECK(qs->confirm_lr == 0.01 && qs->n_confirm == 2 && qs->conf_seed_overlap == 1);
+    CHECK(isinf(qs->conf_final.median) && qs->conf_final.min == 2.0 && isinf(qs->conf_final.max));
+    CHECK(qs->conf_n_diverged == 1 && qs->conf_max_finite == 2.0);
+    CHECK(qs->conf_eval_loss.n == 1);
     /* at another lr than the sweep's best */
     CHECK(ra->best_lr == 0.01 && ra->confirm_lr == 0.03 && ra->n_confirm == 1);
     CHECK(isnan(rs->confirm_lr) && rs->n_confirm == 0);
+    /* ranked: at the best lr with a finite median, so quad adam alone */
     int rank[8];
     ob_stats_confirm_rank(&s, rank);
-    CHECK(rank[qa - s.g] == 1 && rank[qs - s.g] == 2 && rank[ra - s.g] == 1 && rank[rs - s.g] == 0);
+    CHECK(rank[qa - s.g] == 1 && rank[qs - s.g] == 0 && rank[ra - s.g] == 0 && rank[rs - s.g] == 0);
     CHECK(ob_stats_has_confirm(&s) && !ob_stats_has_confirm(&s0));
     /* compare leaves them out */
     CHECK(ob_dataset_drop_confirm(&d) == 7 && d.n == d0.n);

@@ -81,8 +81,8 @@ static inline int64_t fx_add(ob_store *s, int64_t bench, const fx_run *r) { retu
 /* Confirmation runs added to the reference database's benchmark 1 (values
  * in tests/test_stats.c, test_confirm): quad adam 3 fresh seeds at its best
  * lr 0.01; quad sgd 2 at its best lr 0.01, one diverged (median +inf); one
- * with the lr and seed of a sweep run (quad sgd 0.01 seed 0: another cell);
- * rosen adam 1 at lr 0.03, not its best lr. */
+ * with the lr and seed of a sweep run (quad sgd 0.01 seed 0: another cell,
+ * and not a fresh seed); rosen adam 1 at lr 0.03, not its best lr. */
 static inline int fx_add_confirm(const char *path)
 {
     ob_err e = {0};

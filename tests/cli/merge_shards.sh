@@ -90,5 +90,18 @@ o = db.execute("select origin from runs where origin like '%<-%'").fetchall()
 assert o, "origins of the merged input are chained"
 print("nested provenance ok;", p["duplicates"], "duplicates")
 PY
+# a shard's database missing from the merge: run --resume (the whole matrix)
+# on the merged database adds and runs its cells, and gives the unsharded results
+"$OPTBENCH" merge --out "$tmp/part.db" "$tmp/s0.db" "$tmp/s2.db" >/dev/null 2>&1 || fail "merge of two shards"
+"$OPTBENCH" "${M[@]}" --db "$tmp/part.db" --resume 2>"$tmp/err" || fail "resume of a partial merge: $(cat "$tmp/err")"
+grep -q "merged benchmark 1 lacks 5 of the 16 cells" "$tmp/err" || fail "the missing cells are not announced: $(cat "$tmp/err")"
+[ "$(q "$tmp/part.db" "select count(distinct benchmark_id), count(*), count(distinct cell) from runs")" = "1|16|16" ] ||
+  fail "partial merge resumed: $(q "$tmp/part.db" "select count(distinct benchmark_id), count(*), count(distinct cell) from runs")"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/part.db" || fail "a partial merge resumed differs from the unsharded run"
+# another matrix does not continue it
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.003 --steps 300 --eval-every 100 --backend cpu \
+  --db "$tmp/part.db" --resume 2>"$tmp/err" >/dev/null || fail "another matrix"
+grep -q "differs: it has more cells than this matrix" "$tmp/err" || fail "another matrix: $(cat "$tmp/err")"
+
 echo "$fails failed"
 [ $fails -eq 0 ]

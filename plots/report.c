@@ -6,6 +6,7 @@
  * repository, HTML with the figures inline for a browser.
  */
 #include "plots/report.h"
+#include "plots/latex.h"
 
 #include <errno.h>
 #include <math.h>
@@ -664,7 +665,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "never reached). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
               "it and run `gnuplot NAME.gp` here to redraw NAME.png, NAME.svg and NAME.pdf (vector, "
               "6.5 x 4 inches with 9-point text, for a paper; where gnuplot has pdfcairo). style.gp "
-              "holds the shared look (size, fonts, one colour and marker shape per optimizer).");
+              "holds the shared look (size, fonts, one colour and marker shape per optimizer). summary.tex "
+              "holds the ranked tables for a paper (LaTeX, booktabs: \\input{summary.tex}).");
     static const char *const fh[] = {"file", "contents", "columns"};
     doc_table(dc, 3, fh);
     int nd;
@@ -710,6 +712,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     res->n_runs = d.n;
     res->n_groups = s.n_g;
     if ((st = ob_export_tables(db, &d, &s, dir, e)) != OB_OK) goto done;
+    if ((st = ob_latex_write(&d, &s, dir, e)) != OB_OK) goto done;
     if ((st = ob_figures_write(&d, &s, dir, &figs, e)) != OB_OK) goto done;
     res->n_figures = figs.n;
     res->n_skipped = figs.n_skipped;

@@ -2,8 +2,8 @@
  *
  * The folder gets the CSV tables (results/export.h), one gnuplot script per
  * figure plus style.gp (plots/figures.h), the rendered PNG and SVG files when
- * gnuplot is installed, summary.md (the tables, ranked) and index.html (the
- * same with the figures inline).
+ * gnuplot is installed, summary.md (the tables, ranked), index.html (the
+ * same with the figures inline) and summary.tex (plots/latex.h).
  */
 #ifndef OB_PLOTS_REPORT_H
 #define OB_PLOTS_REPORT_H

@@ -15,6 +15,7 @@
 #include "check.h"
 #include "plots/figures.h"
 #include "plots/report.h"
+#include "plots/latex.h"
 #include "results/export.h"
 #include "test_stats_db.h"
 
@@ -127,6 +128,38 @@ static int file_starts(const char *dir, const char *name, const char *magic, siz
 
 static double num_of(const char *s) { return s && *s ? strtod(s, NULL) : NAN; }
 
+/* summary.tex: n_tables tables, each row with as many cells as its column
+ * spec, every '&' of a row a column separator (labels escaped). Returns the
+ * number of tables. */
+static int check_tex(const char *out, int want_cols_min)
+{
+    char *t = slurp(out, "summary.tex");
+    CHECK_MSG(t != NULL, "no summary.tex");
+    if (!t) return 0;
+    int tables = 0, cols = 0, rows = 0;
+    for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n")) {
+        char *spec = strstr(line, "\\begin{tabular}{@{}");
+        if (spec) {
+            tables++;
+            cols = 0;
+            for (char *c = spec + strlen("\\begin{tabular}{@{}"); *c && *c != '@'; c++) cols += *c == 'r' || *c == 'l';
+            CHECK_MSG(cols >= want_cols_min, "a tabular of %d columns", cols);
+            continue;
+        }
+        size_t l = strlen(line);
+        if (cols && l > 2 && !strcmp(line + l - 2, "\\\\")) {
+            int amp = 0;
+            for (size_t i = 0; i < l; i++) amp += line[i] == '&' && (i == 0 || line[i - 1] != '\\');
+            CHECK_MSG(amp == cols - 1, "a row of %d cells in a tabular of %d: %s", amp + 1, cols, line);
+            rows++;
+        }
+        if (strstr(line, "\\end{tabular}")) cols = 0;
+    }
+    CHECK(rows > tables);
+    free(t);
+    return tables;
+}
+
 /* The report of db into out with the default options, not rendered. */
 static void write_report(const char *db, const char *out, ob_report_result *res)
 {
@@ -144,6 +177,11 @@ static void test_tables(const char *db, const char *out)
 {
     ob_report_result res;
     write_report(db, out, &res);
+    CHECK(check_tex(out, 8) == 2);
+    char esc[128];
+    ob_latex_escape("a_b&c%d$e#f{g}h~i^j\\k", esc, sizeof esc);
+    CHECK_MSG(!strcmp(esc, "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"),
+              "escaped: %s", esc);
     CHECK(res.n_runs == 24 && res.n_groups == 4 && res.n_figures > 0 && res.n_rendered == 0);
 
     int nd;
@@ -349,6 +387,10 @@ static void test_confirm(const char *db, const char *out)
     CHECK(fx_build_reference(db) == 0 && fx_add_confirm(db) == 0);
     ob_report_result res;
     write_report(db, out, &res);
+    CHECK(check_tex(out, 8) == 2);
+    char *tex = slurp(out, "summary.tex");
+    CHECK(tex && strstr(tex, "& Confirmed \\\\") && strstr(tex, "\\textbf{1.3} {\\footnotesize [1.1, 1.5]} (3)"));
+    free(tex);
     CHECK(res.n_runs == 31 && res.n_groups == 4);
     table t;
     CHECK(read_table(out, "confirm.csv", &t) == 0);

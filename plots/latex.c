@@ -1,0 +1,175 @@
+/* plots/latex.c - summary.tex (see latex.h). */
+#include "plots/latex.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "results/export.h"
+#include "workloads/workload.h"
+
+void ob_latex_escape(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    if (n == 0) return;
+    for (; *s; s++) {
+        const char *rep = NULL;
+        char one[3] = {0};
+        switch (*s) {
+        case '\\': rep = "\\textbackslash{}"; break;
+        case '~': rep = "\\textasciitilde{}"; break;
+        case '^': rep = "\\textasciicircum{}"; break;
+        case '&': case '%': case '$': case '#': case '_': case '{': case '}':
+            one[0] = '\\';
+            one[1] = *s;
+            rep = one;
+            break;
+        case '\n': case '\r': case '\t':
+            one[0] = ' ';
+            rep = one;
+            break;
+        default:
+            one[0] = *s;
+            rep = one;
+        }
+        size_t l = strlen(rep);
+        if (k + l >= n) break;
+        memcpy(out + k, rep, l);
+        k += l;
+    }
+    out[k] = '\0';
+}
+
+/* A number for a table cell: 4 significant digits, "$m \times 10^{e}$" for
+ * exponent forms, $\infty$ for +inf (diverged), -- when not measured. */
+static const char *tnum(double v, int digits, char *buf, size_t n)
+{
+    if (isnan(v)) return "--";
+    if (isinf(v)) return v > 0 ? "$\\infty$" : "$-\\infty$";
+    char t[32];
+    snprintf(t, sizeof t, "%.*g", digits > 9 ? 9 : digits, v);
+    char *x = strchr(t, 'e');
+    if (!x) {
+        snprintf(buf, n, "%s", t);
+        return buf;
+    }
+    *x = '\0';
+    int ex = atoi(x + 1);
+    if (!strcmp(t, "1")) snprintf(buf, n, "$10^{%d}$", ex);
+    else snprintf(buf, n, "$%s \\times 10^{%d}$", t, ex);
+    return buf;
+}
+
+/* A label for \label{}: letters, digits and '-'. */
+static void slug(const char *s, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *s && k + 1 < n; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) out[k++] = (char)c;
+        else if (k > 0 && out[k - 1] != '-') out[k++] = '-';
+    }
+    while (k > 0 && out[k - 1] == '-') k--;
+    out[k] = '\0';
+}
+
+/* "median [min, max]" of a spread; the median bold when asked. */
+static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
+{
+    char a[64], b[64], c[64];
+    const char *med = tnum(sp->median, 4, a, sizeof a);
+    if (sp->n == 0 || isnan(sp->median)) {
+        snprintf(buf, n, "--");
+        return;
+    }
+    if (sp->n == 1) snprintf(buf, n, bold ? "\\textbf{%s}" : "%s", med);
+    else
+        snprintf(buf, n, bold ? "\\textbf{%s} {\\footnotesize [%s, %s]}" : "%s {\\footnotesize [%s, %s]}", med,
+                 tnum(sp->min, 4, b, sizeof b), tnum(sp->max, 4, c, sizeof c));
+}
+
+void ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f)
+{
+    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
+    int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
+    if (!rank || !crank) {
+        free(rank);
+        free(crank);
+        return;
+    }
+    ob_stats_rank(s, rank);
+    ob_stats_confirm_rank(s, crank);
+    fputs("% optbench report: the summary tables for LaTeX. \\input{summary.tex} in a document that loads\n"
+          "% booktabs (\\usepackage{booktabs}). Final loss: the mean training loss over the last 10% of a\n"
+          "% run's steps; median over seeds at each optimizer's best lr, [min, max] over seeds; $\\infty$: a\n"
+          "% diverged seed; --: not measured. summary.md and the CSV files hold every statistic.\n\n",
+          f);
+    for (int w = 0; w < d->n_wl; w++) {
+        int n_conf = 0;
+        for (int k = 0; k < s->n_g; k++)
+            n_conf += s->g[k].wl == w && s->g[k].n_confirm > 0 && s->g[k].confirm_lr == s->g[k].best_lr;
+        const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
+        char wl[512], lab[256], metric[128];
+        ob_latex_escape(d->wl_labels[w], wl, sizeof wl);
+        slug(d->wl_labels[w], lab, sizeof lab);
+        ob_latex_escape(wdef && wdef->metric_name ? wdef->metric_name : "metric", metric, sizeof metric);
+        fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\small\n");
+        fprintf(f,
+                "  \\caption{%s: final training loss of each optimizer at its best learning rate (median over "
+                "seeds, [min, max] over seeds), ranked by the median; the lowest in bold.%s}\n",
+                wl,
+                n_conf ? " Confirmed: the median [min, max] of fresh seeds run at that learning rate after the "
+                         "sweep, free of the optimism of picking it on the sweep's own seeds."
+                       : "");
+        fprintf(f, "  \\label{tab:optbench-%s}\n", lab[0] ? lab : "workload");
+        fprintf(f, "  \\begin{tabular}{@{}rllr%s%s@{}}\n    \\toprule\n", "rrrr", n_conf ? "r" : "");
+        fprintf(f, "    & Optimizer & Best lr & Seeds & Final loss & Held-out loss & Held-out %s & "
+                   "lr range (decades)%s \\\\\n    \\midrule\n",
+                metric, n_conf ? " & Confirmed" : "");
+        for (int r = 1; r <= s->n_g + 1; r++)
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || rank[k] != (r <= s->n_g ? r : 0)) continue;
+                char opt[512], a[64], cell[256];
+                ob_latex_escape(d->opt_labels[g->opt], opt, sizeof opt);
+                if (rank[k] > 0) fprintf(f, "    %d & %s & ", rank[k], opt);
+                else fprintf(f, "    -- & %s & ", opt);
+                if (g->best < 0) fprintf(f, "none (all diverged) & ");
+                else fprintf(f, "%s & ", tnum(g->best_lr, 3, a, sizeof a));
+                fprintf(f, "%d & ", g->final.n);
+                spread_cell(&g->final, rank[k] == 1, cell, sizeof cell);
+                fprintf(f, "%s & ", cell);
+                fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, a, sizeof a));
+                fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, a, sizeof a));
+                if (isnan(g->width_decades)) fprintf(f, "--");
+                else fprintf(f, "%s%s", g->width_open_lo || g->width_open_hi ? "$\\geq$ " : "",
+                             tnum(g->width_decades, 3, a, sizeof a));
+                if (n_conf) {
+                    if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
+                        spread_cell(&g->conf_final, crank[k] == 1, cell, sizeof cell);
+                        fprintf(f, " & %s (%d)", cell, g->conf_final.n);
+                    } else {
+                        fprintf(f, " & --");
+                    }
+                }
+                fprintf(f, " \\\\\n");
+            }
+        fprintf(f, "    \\bottomrule\n  \\end{tabular}\n\\end{table}\n\n");
+    }
+    free(rank);
+    free(crank);
+}
+
+ob_status ob_latex_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/summary.tex", dir);
+    FILE *f = fopen(p, "w");
+    if (!f) return ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", p, strerror(errno));
+    ob_latex_tables(d, s, f);
+    int bad = ferror(f);
+    if (fclose(f) != 0) bad = 1;
+    if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", p);
+    return OB_OK;
+}

@@ -85,7 +85,7 @@ static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
     }
     if (sp->n == 1) snprintf(buf, n, bold ? "\\textbf{%s}" : "%s", med);
     else
-        snprintf(buf, n, bold ? "\\textbf{%s} {\\footnotesize [%s, %s]}" : "%s {\\footnotesize [%s, %s]}", med,
+        snprintf(buf, n, bold ? "\\textbf{%s} {\\scriptsize [%s, %s]}" : "%s {\\scriptsize [%s, %s]}", med,
                  tnum(sp->min, 4, b, sizeof b), tnum(sp->max, 4, c, sizeof c));
 }
 
@@ -106,27 +106,52 @@ void ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f)
           "% diverged seed; --: not measured. summary.md and the CSV files hold every statistic.\n\n",
           f);
     for (int w = 0; w < d->n_wl; w++) {
-        int n_conf = 0;
-        for (int k = 0; k < s->n_g; k++)
-            n_conf += s->g[k].wl == w && s->g[k].n_confirm > 0 && s->g[k].confirm_lr == s->g[k].best_lr;
+        int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0;
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (g->wl != w) continue;
+            has_metric |= !isnan(g->eval_metric.median);
+            if (first || g->final.n < smin) smin = g->final.n;
+            if (first || g->final.n > smax) smax = g->final.n;
+            first = 0;
+            if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
+                n_conf++;
+                if (cfirst || g->conf_final.n < cmin) cmin = g->conf_final.n;
+                if (cfirst || g->conf_final.n > cmax) cmax = g->conf_final.n;
+                cfirst = 0;
+            }
+        }
         const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
-        char wl[512], lab[256], metric[128];
+        char wl[512], lab[256], metric[128], seeds[64], cseeds[64];
         ob_latex_escape(d->wl_labels[w], wl, sizeof wl);
         slug(d->wl_labels[w], lab, sizeof lab);
         ob_latex_escape(wdef && wdef->metric_name ? wdef->metric_name : "metric", metric, sizeof metric);
-        fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\small\n");
+        if (smin == smax) snprintf(seeds, sizeof seeds, "%d seed%s", smin, smin == 1 ? "" : "s");
+        else snprintf(seeds, sizeof seeds, "%d to %d seeds", smin, smax);
+        if (cmin == cmax) snprintf(cseeds, sizeof cseeds, "%d fresh seed%s", cmin, cmin == 1 ? "" : "s");
+        else snprintf(cseeds, sizeof cseeds, "%d to %d fresh seeds", cmin, cmax);
+        fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
         fprintf(f,
-                "  \\caption{%s: final training loss of each optimizer at its best learning rate (median over "
-                "seeds, [min, max] over seeds), ranked by the median; the lowest in bold.%s}\n",
-                wl,
-                n_conf ? " Confirmed: the median [min, max] of fresh seeds run at that learning rate after the "
-                         "sweep, free of the optimism of picking it on the sweep's own seeds."
-                       : "");
-        fprintf(f, "  \\label{tab:optbench-%s}\n", lab[0] ? lab : "workload");
-        fprintf(f, "  \\begin{tabular}{@{}rllr%s%s@{}}\n    \\toprule\n", "rrrr", n_conf ? "r" : "");
-        fprintf(f, "    & Optimizer & Best lr & Seeds & Final loss & Held-out loss & Held-out %s & "
-                   "lr range (decades)%s \\\\\n    \\midrule\n",
-                metric, n_conf ? " & Confirmed" : "");
+                "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
+                "%s with [min, max], ranked by the median (lowest in bold); held-out loss%s%s (medians); lr "
+                "range: decades of learning rate whose median final loss is within 10\\%% of the best "
+                "($\\geq$: it reaches the edge of the grid).",
+                wl, seeds, has_metric ? " and " : "", has_metric ? metric : "");
+        if (n_conf)
+            fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
+                       "free of the optimism of picking it on the sweep's own seeds.", cseeds);
+        fprintf(f, "}\n  \\label{tab:optbench-%s}\n", lab[0] ? lab : "workload");
+        fprintf(f, "  \\begin{tabular}{@{}rllrr%s%s@{}}\n    \\toprule\n", has_metric ? "rr" : "r",
+                n_conf ? "r" : "");
+        if (has_metric) {
+            fprintf(f, "    & & & & \\multicolumn{2}{c}{Held-out} & %s \\\\\n    \\cmidrule(lr){5-6}\n",
+                    n_conf ? "&" : "");
+            fprintf(f, "    & Optimizer & Best lr & Final loss & loss & %s & lr range%s \\\\\n    \\midrule\n",
+                    metric, n_conf ? " & Confirmed" : "");
+        } else {
+            fprintf(f, "    & Optimizer & Best lr & Final loss & Held-out loss & lr range%s \\\\\n    \\midrule\n",
+                    n_conf ? " & Confirmed" : "");
+        }
         for (int r = 1; r <= s->n_g + 1; r++)
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
@@ -137,21 +162,18 @@ void ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f)
                 else fprintf(f, "    -- & %s & ", opt);
                 if (g->best < 0) fprintf(f, "none (all diverged) & ");
                 else fprintf(f, "%s & ", tnum(g->best_lr, 3, a, sizeof a));
-                fprintf(f, "%d & ", g->final.n);
                 spread_cell(&g->final, rank[k] == 1, cell, sizeof cell);
                 fprintf(f, "%s & ", cell);
                 fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, a, sizeof a));
-                fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, a, sizeof a));
+                if (has_metric) fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, a, sizeof a));
                 if (isnan(g->width_decades)) fprintf(f, "--");
                 else fprintf(f, "%s%s", g->width_open_lo || g->width_open_hi ? "$\\geq$ " : "",
                              tnum(g->width_decades, 3, a, sizeof a));
                 if (n_conf) {
-                    if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
-                        spread_cell(&g->conf_final, crank[k] == 1, cell, sizeof cell);
-                        fprintf(f, " & %s (%d)", cell, g->conf_final.n);
-                    } else {
+                    if (g->n_confirm > 0 && g->confirm_lr == g->best_lr)
+                        fprintf(f, crank[k] == 1 ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, a, sizeof a));
+                    else
                         fprintf(f, " & --");
-                    }
                 }
                 fprintf(f, " \\\\\n");
             }

@@ -150,6 +150,9 @@ static int check_tex(const char *out, int want_cols_min)
         if (cols && l > 2 && !strcmp(line + l - 2, "\\\\")) {
             int amp = 0;
             for (size_t i = 0; i < l; i++) amp += line[i] == '&' && (i == 0 || line[i - 1] != '\\');
+            /* \multicolumn{k} is k cells */
+            for (char *m = strstr(line, "\\multicolumn{"); m; m = strstr(m + 1, "\\multicolumn{"))
+                amp += atoi(m + strlen("\\multicolumn{")) - 1;
             CHECK_MSG(amp == cols - 1, "a row of %d cells in a tabular of %d: %s", amp + 1, cols, line);
             rows++;
         }
@@ -177,7 +180,7 @@ static void test_tables(const char *db, const char *out)
 {
     ob_report_result res;
     write_report(db, out, &res);
-    CHECK(check_tex(out, 8) == 2);
+    CHECK(check_tex(out, 6) == 2);
     char esc[128];
     ob_latex_escape("a_b&c%d$e#f{g}h~i^j\\k", esc, sizeof esc);
     CHECK_MSG(!strcmp(esc, "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"),
@@ -387,9 +390,10 @@ static void test_confirm(const char *db, const char *out)
     CHECK(fx_build_reference(db) == 0 && fx_add_confirm(db) == 0);
     ob_report_result res;
     write_report(db, out, &res);
-    CHECK(check_tex(out, 8) == 2);
+    CHECK(check_tex(out, 6) == 2);
     char *tex = slurp(out, "summary.tex");
-    CHECK(tex && strstr(tex, "& Confirmed \\\\") && strstr(tex, "\\textbf{1.3} {\\footnotesize [1.1, 1.5]} (3)"));
+    CHECK(tex && strstr(tex, "& Confirmed \\\\") && strstr(tex, "& \\textbf{1.3} \\\\"));
+    CHECK(tex && strstr(tex, "Confirmed: the median final loss of 2 to 3 fresh seeds"));
     free(tex);
     CHECK(res.n_runs == 31 && res.n_groups == 4);
     table t;

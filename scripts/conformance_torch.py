@@ -1,0 +1,261 @@
+#!/usr/bin/env python3
+"""scripts/conformance_torch.py OPTBENCH [--cases N] [--seed S] [--only OPT] [--keep DIR]
+
+Differential conformance against torch.optim: N random cases per optimizer
+(hyperparameters drawn across every option optbench shares with torch.optim,
+parameter shapes, gradient sequences with zeros, mixed scales and all-zero
+steps; some with train.clip_norm against torch.nn.utils.clip_grad_norm_),
+each run through `optbench replay` (float32) and through torch.optim in
+float64 on the same float32-exact inputs, and compared at every step as the
+shared golden cases are: |out - ref| <= tol * max(1, max_i |ref|).
+
+Optimizers: sgd, adam, adamw, nadam, radam, adamax, adagrad, adadelta,
+rmsprop, and muon where torch.optim.Muon exists (PyTorch >= 2.9). nadam runs
+with formula=torch1.13 on PyTorch < 2.0 and torch2 after; decoupled weight
+decay of nadam/radam where torch has it (>= 2.0).
+
+Prints one line per optimizer (cases, worst scaled error, the case it came
+from) and 'N cases, M failed'; exits 1 on a failure, 77 when torch is missing.
+--keep DIR leaves each failing case's CSV files and command there.
+"""
+import argparse
+import csv
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import torch
+except ImportError:
+    print("skipped: python3 has no torch (Debian: python3-torch, or pip's CPU wheel)")
+    sys.exit(77)
+import numpy as np
+
+TOL = 1e-4
+TORCH2 = int(torch.__version__.split(".")[0]) >= 2
+
+
+def f32(a):
+    """float32-exact values, as float64."""
+    return np.asarray(a, dtype=np.float32).astype(np.float64)
+
+
+def draw_grads(rng, steps, n):
+    g = []
+    for t in range(steps):
+        kind = rng.random()
+        if kind < 0.08:
+            row = np.zeros(n)                                   # a step with no gradient
+        else:
+            scale = 10.0 ** rng.uniform(-4, 1.5)               # mixed scales across steps
+            row = np.array([rng.gauss(0, 1) for _ in range(n)]) * scale
+            for i in range(n):
+                if rng.random() < 0.1:
+                    row[i] = 0.0                                # sparse entries
+        g.append(f32(row))
+    return g
+
+
+def pick(rng, *xs):
+    return xs[rng.randrange(len(xs))]
+
+
+def draw_case(rng, opt):
+    """(optbench settings dict, torch constructor, torch kwargs)."""
+    s = {}
+    if opt == "sgd":
+        s["lr"] = pick(rng, 0.001, 0.01, 0.1, 0.3)
+        s["momentum"] = pick(rng, 0.0, 0.5, 0.9)
+        s["nesterov"] = s["momentum"] > 0 and rng.random() < 0.4
+        s["dampening"] = 0.0 if s["nesterov"] else pick(rng, 0.0, 0.1, 0.5)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        kw = dict(lr=s["lr"], momentum=s["momentum"], dampening=s["dampening"], nesterov=s["nesterov"],
+                  weight_decay=s["weight_decay"])
+        return s, torch.optim.SGD, kw
+    if opt in ("adam", "adamw"):
+        s["lr"] = pick(rng, 1e-4, 1e-3, 1e-2, 0.1)
+        s["beta1"] = pick(rng, 0.0, 0.8, 0.9)
+        s["beta2"] = pick(rng, 0.9, 0.95, 0.999)
+        s["eps"] = pick(rng, 1e-8, 1e-6, 1e-3)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        s["amsgrad"] = rng.random() < 0.4
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
+                  amsgrad=s["amsgrad"])
+        return s, torch.optim.Adam if opt == "adam" else torch.optim.AdamW, kw
+    if opt == "nadam":
+        s["lr"] = pick(rng, 1e-3, 2e-3, 1e-2)
+        s["beta1"] = pick(rng, 0.8, 0.9)
+        s["beta2"] = pick(rng, 0.95, 0.999)
+        s["eps"] = pick(rng, 1e-8, 1e-6)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        s["momentum_decay"] = pick(rng, 0.004, 0.01)
+        s["formula"] = "torch2" if TORCH2 else "torch1.13"
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
+                  momentum_decay=s["momentum_decay"])
+        if TORCH2 and rng.random() < 0.4:
+            s["decoupled_weight_decay"] = kw["decoupled_weight_decay"] = True
+        return s, torch.optim.NAdam, kw
+    if opt == "radam":
+        s["lr"] = pick(rng, 1e-3, 1e-2)
+        s["beta1"] = pick(rng, 0.8, 0.9)
+        s["beta2"] = pick(rng, 0.95, 0.999)
+        s["eps"] = pick(rng, 1e-8, 1e-6)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"])
+        if TORCH2 and rng.random() < 0.4:
+            s["decoupled_weight_decay"] = kw["decoupled_weight_decay"] = True
+        return s, torch.optim.RAdam, kw
+    if opt == "adamax":
+        s["lr"] = pick(rng, 1e-3, 2e-3, 1e-2)
+        s["beta1"] = pick(rng, 0.8, 0.9)
+        s["beta2"] = pick(rng, 0.95, 0.999)
+        s["eps"] = pick(rng, 1e-8, 1e-6)
+        s["weight_decay"] = pick(rng, 0.0, 0.01)
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"])
+        return s, torch.optim.Adamax, kw
+    if opt == "adagrad":
+        s["lr"] = pick(rng, 0.01, 0.1)
+        s["lr_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        s["weight_decay"] = pick(rng, 0.0, 0.01)
+        s["initial_accumulator_value"] = pick(rng, 0.0, 0.1)
+        s["eps"] = pick(rng, 1e-10, 1e-6)
+        return s, torch.optim.Adagrad, dict(s)
+    if opt == "adadelta":
+        s["lr"] = pick(rng, 0.1, 1.0)
+        s["rho"] = pick(rng, 0.9, 0.95)
+        s["eps"] = pick(rng, 1e-6, 1e-4)
+        s["weight_decay"] = pick(rng, 0.0, 0.01)
+        return s, torch.optim.Adadelta, dict(s)
+    if opt == "rmsprop":
+        s["lr"] = pick(rng, 1e-3, 1e-2)
+        s["alpha"] = pick(rng, 0.9, 0.99)
+        s["eps"] = pick(rng, 1e-8, 1e-6)
+        s["weight_decay"] = pick(rng, 0.0, 0.01)
+        s["momentum"] = pick(rng, 0.0, 0.9)
+        s["centered"] = rng.random() < 0.5
+        return s, torch.optim.RMSprop, dict(s)
+    if opt == "muon":
+        s["lr"] = pick(rng, 0.01, 0.02)
+        s["momentum"] = pick(rng, 0.9, 0.95)
+        s["nesterov"] = rng.random() < 0.7
+        s["weight_decay"] = pick(rng, 0.0, 0.1)
+        s["adjust_lr"] = pick(rng, "original", "match_rms_adamw")
+        kw = dict(lr=s["lr"], momentum=s["momentum"], nesterov=s["nesterov"], weight_decay=s["weight_decay"],
+                  adjust_lr_fn=s["adjust_lr"])
+        return s, torch.optim.Muon, kw
+    raise ValueError(opt)
+
+
+def settings_text(s):
+    out = []
+    for k, v in s.items():
+        if isinstance(v, bool):
+            v = "true" if v else "false"
+        out.append(f"{k}={v}")
+    return ",".join(out)
+
+
+def torch_run(ctor, kw, shape, init, grads, clip):
+    p = torch.nn.Parameter(torch.tensor(init, dtype=torch.float64).reshape(shape))
+    o = ctor([p], **kw)
+    rows = []
+    for g in grads:
+        p.grad = torch.tensor(g, dtype=torch.float64).reshape(shape)
+        if clip > 0:
+            torch.nn.utils.clip_grad_norm_([p], clip)
+        o.step()
+        rows.append(p.detach().reshape(-1).numpy().copy())
+    return rows
+
+
+def write_rows(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        for r in rows:
+            w.writerow([repr(float(x)) for x in r])
+
+
+def read_rows(path):
+    with open(path, newline="") as f:
+        return [[float(x) for x in row] for row in csv.reader(f) if row]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("optbench")
+    ap.add_argument("--cases", type=int, default=40, help="cases per optimizer (default 40)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--only", default=None)
+    ap.add_argument("--keep", default=None)
+    a = ap.parse_args()
+    opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop"]
+    if hasattr(torch.optim, "Muon"):
+        opts.append("muon")
+    if a.only:
+        opts = [o for o in opts if o == a.only]
+    torch.manual_seed(0)
+    print(f"torch {torch.__version__}: {a.cases} random cases per optimizer, seed {a.seed}, tol {TOL:g}")
+    total = failed = 0
+    for opt in opts:
+        rng = random.Random(f"{a.seed}:{opt}")
+        worst, worst_case = 0.0, ""
+        nfail = 0
+        for k in range(a.cases):
+            matrix = opt == "muon" or rng.random() < 0.5
+            shape = (rng.randint(2, 12), rng.randint(2, 12)) if matrix else (rng.randint(1, 40),)
+            n = int(np.prod(shape))
+            steps = rng.randint(3, 25)
+            init = f32([rng.gauss(0, 1) for _ in range(n)])
+            grads = draw_grads(rng, steps, n)
+            s, ctor, kw = draw_case(rng, opt)
+            clip = pick(rng, 0.0, 0.0, 0.5, 5.0) if opt != "muon" else 0.0
+            ref = torch_run(ctor, kw, shape, init, grads, clip)
+            settings = settings_text(s) + (f",train.clip_norm={clip}" if clip > 0 else "")
+            shape_text = "x".join(str(d) for d in shape)
+            name = f"{opt}-{k}"
+            with tempfile.TemporaryDirectory() as tmp:
+                write_rows(os.path.join(tmp, "init.csv"), [init])
+                write_rows(os.path.join(tmp, "grads.csv"), grads)
+                out = os.path.join(tmp, "out.csv")
+                cmd = [a.optbench, "replay", "--optimizer", opt, "--shape", shape_text, "--init",
+                       os.path.join(tmp, "init.csv"), "--grads", os.path.join(tmp, "grads.csv"), "--out", out,
+                       "--set", settings]
+                r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+                err, where = 0.0, None
+                if r.returncode != 0:
+                    err, where = float("inf"), f"exit {r.returncode}: {r.stderr.strip()[-200:]}"
+                else:
+                    got = read_rows(out)
+                    for t, (x, y) in enumerate(zip(got, ref)):
+                        scale = max(1.0, float(np.max(np.abs(y))))
+                        e = float(np.max(np.abs(np.array(x) - y))) / scale
+                        if not e <= err:
+                            err, where = e, f"step {t + 1}"
+                    if len(got) != len(ref):
+                        err, where = float("inf"), f"{len(got)} rows, expected {len(ref)}"
+                total += 1
+                if not err <= TOL:
+                    nfail += 1
+                    print(f"FAIL {name}: scaled error {err:.2e} at {where}: shape {shape_text}, {settings}")
+                    if a.keep:
+                        d = os.path.join(a.keep, name)
+                        os.makedirs(d, exist_ok=True)
+                        for fn in ("init.csv", "grads.csv"):
+                            shutil.copy(os.path.join(tmp, fn), d)
+                        write_rows(os.path.join(d, "expected.csv"), ref)
+                        with open(os.path.join(d, "command.txt"), "w") as f:
+                            f.write(" ".join(cmd) + "\n")
+                if err > worst or worst_case == "":
+                    worst, worst_case = err, f"{name} ({shape_text}, {settings})"
+        failed += nfail
+        print(f"{'ok  ' if nfail == 0 else 'FAIL'} {opt:9s} {a.cases} cases, worst scaled error {worst:.2e}: "
+              f"{worst_case}")
+    print(f"{total} cases, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

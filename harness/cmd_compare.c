@@ -15,9 +15,9 @@ static void compare_usage(FILE *f)
     fprintf(f,
             "usage: optbench compare --baseline A.db --candidate B.db [options]\n\n"
             "Matches runs by workload, workload parameters (e.g. --set quadratic.noise=2 makes\n"
-            "other cells), optimizer, hyperparameters, lr and seed and reports, per workload x\n"
+            "other cells), optimizer, hyperparameters, lr, seed and steps and reports, per workload x\n"
             "optimizer, whether final loss, held-out metric, step time and memory got worse,\n"
-            "better or stayed within noise.\n\n"
+            "better or stayed within noise. Confirmation runs (run --confirm-seeds) are left out.\n\n"
             "Final loss and held-out metric are judged at the baseline's best lr, paired over\n"
             "seeds: worse when the 95%% bootstrap interval of the median change lies above 0 and\n"
             "the change exceeds the tolerance (with 2-3 seeds: worse on every seed).\n"

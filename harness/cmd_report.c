@@ -14,7 +14,8 @@ static void report_usage(FILE *f)
     fprintf(f,
             "usage: optbench report --db FILE --out DIR [options]\n\n"
             "Writes CSV tables, one gnuplot script per figure, the figures as PNG, SVG and PDF (when\n"
-            "gnuplot is installed), summary.md and index.html into DIR.\n\n"
+            "gnuplot is installed), summary.md, index.html and summary.tex (the ranked tables for\n"
+            "LaTeX) into DIR. Confirmation runs (run --confirm-seeds) get tables of their own.\n\n"
             "options:\n"
             "  --db FILE              results database written by `optbench run`\n"
             "  --out DIR              report folder (created when missing)\n"

@@ -172,6 +172,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 struct ob_store {
     sqlite3 *db;
     int readonly;
+    int had_wal;                /* NAME-wal or NAME-shm existed when a read-only store opened */
     sqlite3_stmt *st[ST_COUNT]; /* prepared on first use, finalized at close */
     char path[512];
 };
@@ -271,6 +272,38 @@ typedef struct probe {
     int version;      /* user_version of an existing optbench db */
 } probe;
 
+/* A read-only connection to a WAL database creates NAME-wal and NAME-shm when
+ * they are missing, and cannot remove them when it closes: SQLite leaves that
+ * to a read-write connection. So where they were not there before and may be
+ * removed, a read-write connection that only reads closes after it: as the
+ * last connection it removes them (a checkpoint of an empty log writes
+ * nothing), and while another process has the database open they stay. */
+static int wal_present(const char *path)
+{
+    char p[600];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s-wal", path);
+    if (stat(p, &sb) == 0) return 1;
+    snprintf(p, sizeof p, "%s-shm", path);
+    return stat(p, &sb) == 0;
+}
+
+static void tidy_wal(const char *path, int had)
+{
+    if (had || !wal_present(path) || access(path, W_OK) != 0) return;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    if (access(slash ? dir : ".", W_OK) != 0) return;
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 200);
+        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    }
+    sqlite3_close(db);
+}
+
 /* Decide what the file at path is without writing to it. */
 static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_err *e)
 {
@@ -305,6 +338,7 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
                        "(left unchanged)", path);
 
     /* An SQLite file: ask it, through a read-only connection, what it holds. */
+    int had_wal = wal_present(path);
     sqlite3 *db = NULL;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
     long long app = 0, ver = 0, objects = 0;
@@ -328,9 +362,11 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
         ob_fail(e, OB_ERR_INPUT, "database '%s' cannot be read: %s", path,
                 db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
+        tidy_wal(path, had_wal);
         return OB_ERR_INPUT;
     }
     sqlite3_close(db);
+    tidy_wal(path, had_wal);
     if ((uint32_t)app != (uint32_t)OB_APPLICATION_ID) {
         if (app == 0 && ver == 0 && objects == 0 && mode == OB_STORE_CREATE) {
             p->fresh = 1; /* an empty SQLite database */
@@ -446,6 +482,7 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
     *out = NULL;
     if (!path || !*path) return ob_fail(e, OB_ERR_INPUT, "no database file given");
     if (mode != OB_STORE_READONLY) OB_TRY(check_writable(path, e));
+    int had_wal = wal_present(path);
     probe p;
     OB_TRY(probe_file(path, mode, &p, e));
 
@@ -453,6 +490,7 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
     if (!s) return ob_fail(e, OB_ERR_NOMEM, "out of memory opening '%s'", path);
     snprintf(s->path, sizeof s->path, "%s", path);
     s->readonly = mode == OB_STORE_READONLY;
+    s->had_wal = had_wal;
     int flags = s->readonly ? SQLITE_OPEN_READONLY
                             : SQLITE_OPEN_READWRITE | (mode == OB_STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
     if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
@@ -503,6 +541,7 @@ void ob_store_close(ob_store *s)
     if (!s) return;
     for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(s->st[i]);
     sqlite3_close_v2(s->db);
+    if (s->readonly) tidy_wal(s->path, s->had_wal);
     free(s);
 }
 

@@ -360,6 +360,27 @@ static void test_refusals(void)
     expect_refused(p, OB_STORE_CREATE, "newer");
     expect_refused(p, OB_STORE_READONLY, "newer");
 
+    /* The same in WAL mode: refused, left byte for byte as it was, and no
+     * NAME-wal or NAME-shm left beside it (a read-only connection creates
+     * them and cannot remove them; the store does) */
+    sqlite3_open(p, &db);
+    sqlite3_exec(db, "PRAGMA journal_mode = WAL;", NULL, NULL, NULL);
+    sqlite3_close(db);
+    long len0 = 0, len1 = 0;
+    char *before = slurp(p, &len0);
+    expect_refused(p, OB_STORE_READONLY, "newer");
+    expect_refused(p, OB_STORE_EXISTING, "newer");
+    char *after = slurp(p, &len1);
+    CHECK(before && after && len0 == len1 && !memcmp(before, after, (size_t)len0));
+    free(before);
+    free(after);
+    char side[600];
+    struct stat sb;
+    snprintf(side, sizeof side, "%s-wal", p);
+    CHECK_MSG(stat(side, &sb) != 0, "%s left behind", side);
+    snprintf(side, sizeof side, "%s-shm", p);
+    CHECK_MSG(stat(side, &sb) != 0, "%s left behind", side);
+
     /* Missing files are only created in CREATE mode. */
     path_in(p, sizeof p, "missing.db");
     expect_refused(p, OB_STORE_EXISTING, "does not exist");

@@ -29,6 +29,8 @@ check "runs.csv has a row per run (24 + header)" test "$(grep -c '^[0-9]' "$tmp/
 check "summary.md ranks the quadratic workload" grep -q '^## Workload quadratic' "$tmp/rep/summary.md"
 check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"
 check "report wrote summary.tex" test -s "$tmp/rep/summary.tex"
+# a read-only connection creates NAME-wal and NAME-shm; the report leaves none behind
+check "report leaves no -wal/-shm beside the database" test ! -e "$db-wal" -a ! -e "$db-shm"
 # summary.tex in a LaTeX document, where pdflatex with booktabs is installed
 # (Debian: texlive-latex-recommended); skipped otherwise
 if command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1; then

@@ -429,6 +429,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
 
     ob_dev_reset_peak(dev);
     size_t base_bytes = dev->bytes_in_use;
+    int64_t drv_peak = -1;
     res->status = "failed";
 #define CK(call)                           \
     do {                                   \
@@ -504,6 +505,16 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
         int nb = k + 1;
         ob_step_record recs[OB_FLUSH_STEPS];
         CK(ops->download(dev, recs, cs.rec_dev, (size_t)nb * sizeof *recs, &e));
+        /* device memory in use as the driver sees it (CUDA: cudaMemGetInfo),
+         * at each flush: the stream has just been waited for */
+        if (ops->mem_info) {
+            size_t free_b = 0, total_b = 0;
+            ob_err me;
+            ob_err_clear(&me);
+            if (ops->mem_info(dev, &free_b, &total_b, &me) == OB_OK && total_b > free_b &&
+                (int64_t)(total_b - free_b) > drv_peak)
+                drv_peak = (int64_t)(total_b - free_b);
+        }
         int64_t stop_step = -1;
         char stop_why[200] = "";
         int stopped = ob_optim_stopped(cs.opt, &stop_step, stop_why, sizeof stop_why);
@@ -608,6 +619,7 @@ out:
     res->eval_metric = have_eval && diverged_step < 0 ? last_eval.metric : NAN;
     res->loss_floor = last_eval.floor;
     res->peak_mem_bytes = (int64_t)(dev->bytes_peak - base_bytes);
+    res->device_mem_bytes = drv_peak;
     res->state_bytes = cs.opt ? (int64_t)ob_optim_state_bytes(cs.opt) : 0;
     res->step_ms_median = res->step_ms_p90 = NAN;
     res->items_per_sec = NAN;

@@ -530,16 +530,21 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     /* ---- cost ---- */
     doc_h(dc, 2, "Cost: step time and memory");
     doc_p(dc, "Median and 90th percentile of the time per training step (after a warm-up; "
-              "recording excluded), the overhead relative to sgd on the same workload, peak device "
-              "memory and optimizer state. Rows are ordered by step time within each workload. 'runs "
+              "recording excluded), the overhead relative to sgd on the same workload, peak memory (the "
+              "high-water mark of optbench's own allocations: parameters, gradients, activations, optimizer "
+              "state, workspaces), optimizer state and, on a GPU, the device memory in use as the driver "
+              "reports it (the whole device: also the CUDA context and the libraries' workspaces). Rows are ordered by step time within each workload. 'runs "
               "differ' is how much the slowest run's median step time exceeds the fastest's within the "
               "group: the runs do the same work, so more than %.0f%% means the machine's speed changed "
               "during the benchmark (other load, frequency scaling), and step times, overheads and time-to-target rankings there are not a "
               "property of the optimizer (re-time on an idle machine, or rank time to target by steps "
               "with --profile-by steps).", 100 * OB_STEP_SPREAD_UNSTEADY);
     static const char *const chdr[] = {"workload", "optimizer", "step ms (median)", "step ms (p90)",
-                                       "runs differ", "vs sgd", "items/s", "peak memory", "optimizer state"};
-    doc_table(dc, 9, chdr);
+                                       "runs differ", "vs sgd", "items/s", "peak memory", "optimizer state",
+                                       "device memory (driver)"};
+    int any_drv = 0;
+    for (int k = 0; k < s->n_g; k++) any_drv |= s->g[k].device_mem_bytes > 0;
+    doc_table(dc, any_drv ? 10 : 9, chdr);
     int n_unsteady = 0;
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
@@ -577,6 +582,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
             }
             doc_cell(dc, "%s", bytes_text(g->peak_mem_bytes, b3, sizeof b3));
             doc_cell(dc, "%s", bytes_text(g->state_bytes, b4, sizeof b4));
+            if (any_drv) doc_cell(dc, "%s", bytes_text(g->device_mem_bytes, b4, sizeof b4));
             doc_row_end(dc);
         }
     }

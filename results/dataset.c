@@ -269,8 +269,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         if (benchmark_id <= 0) return ob_fail(e, OB_ERR_INPUT, "the database holds no benchmark");
     }
     d->benchmark_id = benchmark_id;
-    /* runs.stage is schema version 3: a database of an older optbench, read
-     * as it is, has no confirmation runs */
+    /* runs.stage and runs.device_mem_bytes are schema version 3: a database of
+     * an older optbench, read as it is, has neither */
     int has_stage = 0;
     if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'stage'", -1, &q, NULL) ==
         SQLITE_OK) {
@@ -284,13 +284,13 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " CASE WHEN json_valid(hparams) THEN json_remove(hparams, '$.lr') ELSE coalesce(hparams, '') END AS opt_key, "
              " lr, seed, status, error, steps, steps_done, diverged_step, peak_mem_bytes, state_bytes, "
              " final_loss, best_loss, eval_loss, eval_metric, loss_floor, step_ms_median, step_ms_p90, "
-             " items_per_sec, wall_s, rn, stage_ "
-             "FROM (SELECT *, %s AS stage_, row_number() OVER (PARTITION BY workload, "
+             " items_per_sec, wall_s, rn, stage_, dmem_ "
+             "FROM (SELECT *, %s AS stage_, %s AS dmem_, row_number() OVER (PARTITION BY workload, "
              "      coalesce(workload_params, ''), optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
              "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
              "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) "
              "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id",
-             has_stage ? "stage" : "NULL", has_stage ? "stage" : "NULL");
+             has_stage ? "stage" : "NULL", has_stage ? "device_mem_bytes" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc;
@@ -331,6 +331,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->step_ms_p90 = col_real(q, 23);
         r->items_per_sec = col_real(q, 24);
         r->wall_s = col_real(q, 25);
+        r->device_mem_bytes = col_int(q, 28);
         r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
                      !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
         r->diverged = !strcmp(r->status, "diverged");

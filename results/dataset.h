@@ -26,6 +26,7 @@ typedef struct ob_rrun {
     int64_t steps, steps_done; /* -1 when unknown */
     int64_t diverged_step;     /* -1 when not diverged */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
+    int64_t device_mem_bytes;  /* device memory in use as the driver reports it; -1 unknown (CPU) */
     double final_loss, best_loss, eval_loss, eval_metric, loss_floor;    /* NaN when unknown */
     double step_ms_median, step_ms_p90, items_per_sec, wall_s;           /* NaN when unknown */
     int wl, opt;               /* indices into the dataset's workload and optimizer labels */

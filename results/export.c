@@ -117,7 +117,8 @@ static const ob_file_doc docs[] = {
      "over the last 10% of steps), best_loss, eval_loss, eval_metric, loss_floor, diverged_step, "
      "step_ms_median, step_ms_p90, items_per_sec, peak_mem_bytes, state_bytes, wall_s, "
      "workload_params (JSON), hparams (JSON), error, stage (sweep | confirm: a fresh seed at the best lr, "
-     "run after the sweep)"},
+     "run after the sweep), device_mem_bytes (the largest device memory in use as the driver reports it; "
+     "empty on the CPU)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
      "(lr in effect at that step)"},
@@ -158,7 +159,9 @@ static const ob_file_doc docs[] = {
      "(the lr that got there first), censored (1/0)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
-     "slower than sgd), items_per_sec, peak_mem_bytes, state_bytes"},
+     "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
+     "state_bytes, device_mem_bytes (the largest device memory in use as the driver reports it: the whole "
+     "device, with the CUDA context and library workspaces; empty on the CPU)"},
     {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
      "tau, then one column per optimizer"},
     {"profile_area.csv", "area under each optimizer's performance profile over [1, tau_max]",
@@ -312,7 +315,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "steps", "steps_done", "final_loss", "best_loss", "eval_loss",
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
-                           "workload_params", "hparams", "error", "stage"),
+                           "workload_params", "hparams", "error", "stage", "device_mem_bytes"),
                        e));
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
@@ -341,6 +344,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_str(&c, r->hparams);
         ob_csv_str(&c, r->error);
         ob_csv_str(&c, r->confirm ? "confirm" : "sweep");
+        ob_csv_opt_int(&c, r->device_mem_bytes);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);
@@ -579,7 +583,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
 
     OB_TRY(ob_csv_open(&c, dir, "cost.csv",
                        HDR("workload", "optimizer", "step_ms_median", "step_ms_p90", "overhead_vs_sgd",
-                           "items_per_sec", "peak_mem_bytes", "state_bytes"),
+                           "items_per_sec", "peak_mem_bytes", "state_bytes", "device_mem_bytes"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -591,6 +595,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_num(&c, g->items_per_sec);
         ob_csv_opt_int(&c, g->peak_mem_bytes);
         ob_csv_opt_int(&c, g->state_bytes);
+        ob_csv_opt_int(&c, g->device_mem_bytes);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

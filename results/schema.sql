@@ -60,8 +60,11 @@ CREATE TABLE IF NOT EXISTS runs (
     finished_at     TEXT,
     error           TEXT,         -- message of a failed run
     origin          TEXT,         -- merged runs: "FILE:run ID" it was copied from (v2)
-    stage           TEXT          -- NULL: a cell of the sweep; 'confirm': a fresh seed at its
+    stage           TEXT,         -- NULL: a cell of the sweep; 'confirm': a fresh seed at its
                                   -- pair's best lr, run after the sweep (v3)
+    device_mem_bytes INTEGER      -- largest device memory in use as the driver reports it: the
+                                  -- whole device (context, library workspaces, other processes);
+                                  -- NULL on the CPU (v3)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

@@ -448,7 +448,7 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
     /* cost */
     int m1 = 0, m2 = 0, m3 = 0, m4 = 0;
     double *a1 = malloc(((size_t)n + 1) * sizeof *a1), *a4 = malloc(((size_t)n + 1) * sizeof *a4);
-    g->peak_mem_bytes = g->state_bytes = -1;
+    g->peak_mem_bytes = g->state_bytes = g->device_mem_bytes = -1;
     for (int k = 0; k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
         if (!isnan(r->step_ms_median)) a1[m1++] = r->step_ms_median;
@@ -456,6 +456,7 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
         if (!isnan(r->items_per_sec)) tmp2[m3++] = r->items_per_sec;
         if (!isnan(r->loss_floor)) a4[m4++] = r->loss_floor;
         if (r->peak_mem_bytes > g->peak_mem_bytes) g->peak_mem_bytes = r->peak_mem_bytes;
+        if (r->device_mem_bytes > g->device_mem_bytes) g->device_mem_bytes = r->device_mem_bytes;
         if (r->state_bytes > g->state_bytes) g->state_bytes = r->state_bytes;
     }
     g->step_ms_median = ob_stat_median(a1, m1);

@@ -41,7 +41,8 @@
  *   there, times 1.1.
  * - step time: median over the group's runs of their median (and p90) step
  *   time; overhead vs sgd = this / the same over all sgd runs of the workload - 1.
- *   peak memory and state bytes: the largest value over the group's runs.
+ *   peak memory, device memory (driver) and state bytes: the largest value over
+ *   the group's runs.
  * - confirmation (runs with stage 'confirm'): the same spreads as at the best
  *   lr, over the fresh seeds run at it after the sweep. They are not points of
  *   the sweep: picking the lr whose seeds happened to do best flatters the
@@ -137,6 +138,7 @@ typedef struct ob_group {
     double step_ms_spread;      /* largest / smallest run median step time - 1 (NaN < 2 runs):
                                  * more than OB_STEP_SPREAD_UNSTEADY means a busy machine */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
+    int64_t device_mem_bytes;   /* the largest of the runs' driver-reported device memory; -1 unknown */
     double loss_floor;          /* NaN when unknown */
     int *best_runs, n_best_runs; /* dataset run indices at the best lr */
     /* confirmation runs (run --confirm-seeds): fresh seeds at the best lr,

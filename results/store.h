@@ -8,7 +8,8 @@
  *   runs(id, benchmark_id, cell, workload, workload_params, optimizer, hparams, lr, seed,
  *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
  *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
- *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin, stage)
+ *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin, stage,
+ *        device_mem_bytes)
  *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
  *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
  *   events(id, run_id, step, kind, detail)
@@ -55,6 +56,8 @@ typedef struct ob_run_result {
     double best_loss;
     double eval_loss, eval_metric, loss_floor; /* NaN when not measured */
     int64_t peak_mem_bytes;
+    int64_t device_mem_bytes;  /* largest device memory in use as the driver reports it (the whole
+                                * device: context, library workspaces, other processes); <= 0 unknown */
     int64_t state_bytes;
     double step_ms_median, step_ms_p90;
     double items_per_sec;      /* NaN when the workload has no items */

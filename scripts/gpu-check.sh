@@ -431,16 +431,19 @@ for l in open(runs_f):
     r = kv(l)
     try:
         db = sqlite3.connect(r["db"])
+        cols = [c[1] for c in db.execute("PRAGMA table_info(runs)")]
         for row in db.execute("SELECT workload, optimizer, status, steps_done, step_ms_median, step_ms_p90, "
-                              "items_per_sec, final_loss, eval_loss, eval_metric, peak_mem_bytes FROM runs"):
-            wl, opt, st, steps, med, p90, ips, fl, el, em, peak = row
+                              "items_per_sec, final_loss, eval_loss, eval_metric, peak_mem_bytes, %s FROM runs"
+                              % ("device_mem_bytes" if "device_mem_bytes" in cols else "NULL")):
+            wl, opt, st, steps, med, p90, ips, fl, el, em, peak, drv = row
             extra = ""
             if wl == "bert-base" and torch_bert and med:
                 tb = torch_bert[0]
                 extra = "  torch eager %.2f ms/step -> ours/torch time x%.2f" % (tb["ms"], med / tb["ms"])
-            print("  %-24s %-10s %-6s %-8s steps %-4s %8.2f ms/step (p90 %.2f)  %10.0f items/s  loss %.4g  eval %.4g  metric %s  peak %.2f GB%s" % (
+            print("  %-24s %-10s %-6s %-8s steps %-4s %8.2f ms/step (p90 %.2f)  %10.0f items/s  loss %.4g  eval %.4g  metric %s  peak %.2f GB (driver %s)%s" % (
                 r.get("name", ""), wl, opt, st, steps, med or float("nan"), p90 or float("nan"), ips or 0, fl if fl is not None else float("nan"),
-                el if el is not None else float("nan"), "%.4g" % em if em is not None else "-", (peak or 0) / 1e9, extra))
+                el if el is not None else float("nan"), "%.4g" % em if em is not None else "-", (peak or 0) / 1e9,
+                "%.2f GB" % (drv / 1e9) if drv else "-", extra))
     except Exception as ex:
         print("  %s: cannot read %s: %s" % (r.get("name"), r.get("db"), ex))
 if torch_bert:

@@ -6,6 +6,7 @@
  * databases are refused. */
 #include <csv.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -388,8 +389,22 @@ static void test_refusals(const char *dir)
 static void test_confirm(const char *db, const char *out)
 {
     CHECK(fx_build_reference(db) == 0 && fx_add_confirm(db) == 0);
+    /* a GPU's driver-reported device memory on two runs of quad/adam: the
+     * group's largest, and a column of the cost table */
+    sqlite3 *sq = NULL;
+    CHECK(sqlite3_open(db, &sq) == SQLITE_OK);
+    CHECK(sqlite3_exec(sq, "UPDATE runs SET device_mem_bytes = 3000000000 WHERE id = 2; "
+                           "UPDATE runs SET device_mem_bytes = 2000000000 WHERE id = 4;", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(sq);
     ob_report_result res;
     write_report(db, out, &res);
+    table ct;
+    CHECK(read_table(out, "cost.csv", &ct) == 0);
+    int cr = find_row(&ct, "workload", "quad", "optimizer", "adam");
+    CHECK(cr > 0 && num_of(cell(&ct, cr, "device_mem_bytes")) == 3e9);
+    cr = find_row(&ct, "workload", "quad", "optimizer", "sgd");
+    CHECK(cr > 0 && !strcmp(cell(&ct, cr, "device_mem_bytes"), ""));
+    free_table(&ct);
     CHECK(check_tex(out, 6) == 2);
     char *tex = slurp(out, "summary.tex");
     CHECK(tex && strstr(tex, "& Confirmed \\\\") && strstr(tex, "& \\textbf{1.3} \\\\"));
@@ -423,6 +438,7 @@ static void test_confirm(const char *db, const char *out)
     free_table(&t);
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "7 of the runs are confirmation runs"));
+    CHECK(md && strstr(md, "| device memory (driver) |") && strstr(md, "2.79 GiB"));
     /* a table under quad (adam +30.0%) and under rosen (not the best lr) */
     CHECK(md && strstr(md, "| 1 | adam | 0.01 | 3 | 1.3 |") && strstr(md, "+30.0%"));
     CHECK(md && strstr(md, "0.03 (not this sweep's best lr, 0.01: an earlier benchmark's; not ranked)"));

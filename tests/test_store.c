@@ -134,7 +134,8 @@ static void test_create_and_round_trip(void)
     CHECK_OK(ob_store_append(s, ids[0], pts, 3, ev, 1, evt, 1, &e), &e);
     ob_run_result r = {.status = "done", .steps_done = 100, .final_loss = 2.5, .best_loss = 2.25,
                        .eval_loss = 2.75, .eval_metric = 0.5, .loss_floor = NAN,
-                       .peak_mem_bytes = 123456789012LL, .state_bytes = 64, .step_ms_median = 1.5,
+                       .peak_mem_bytes = 123456789012LL, .device_mem_bytes = 80000000000LL,
+                       .state_bytes = 64, .step_ms_median = 1.5,
                        .step_ms_p90 = 2.5, .items_per_sec = NAN, .diverged_step = -1,
                        .wall_s = 0.25, .error = NULL};
     CHECK_OK(ob_store_finish_run(s, ids[0], &r, &e), &e);
@@ -168,6 +169,11 @@ static void test_create_and_round_trip(void)
     CHECK(q_real(db, sql) == 0.01);
     snprintf(sql, sizeof sql, "SELECT peak_mem_bytes FROM runs WHERE id = %lld", (long long)ids[0]);
     CHECK(q_int(db, sql) == 123456789012LL);
+    /* the driver's device memory: recorded; unknown (the CPU's 0 or -1) is NULL */
+    snprintf(sql, sizeof sql, "SELECT device_mem_bytes FROM runs WHERE id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 80000000000LL);
+    snprintf(sql, sizeof sql, "SELECT device_mem_bytes IS NULL FROM runs WHERE id = %lld", (long long)ids[1]);
+    CHECK(q_int(db, sql) == 1);
     snprintf(sql, sizeof sql, "SELECT final_loss FROM runs WHERE id = %lld", (long long)ids[0]);
     CHECK(q_real(db, sql) == 2.5);
     snprintf(sql, sizeof sql, "SELECT loss_floor IS NULL AND items_per_sec IS NULL AND "

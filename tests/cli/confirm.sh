@@ -56,7 +56,7 @@ check "summary.md counts the confirmation runs" grep -q "9 of the runs are confi
 check "confirm.csv: a row per confirmed pair" test "$(grep -c '^"' "$tmp/rep/confirm.csv")" = 4
 check "the lr figure draws the fresh seeds" grep -q "'confirm.csv' skip 1 using 4:(sel(\"adam\")" "$tmp/rep/lr_quadratic.gp"
 check "no fresh seeds drawn where the sweep confirmed none" test "$(grep -c "confirm.csv" "$tmp/rep/lr_rosenbrock.gp")" = 1
-check "runs.csv: stage column" test "$(grep -c ',"confirm"$' "$tmp/rep/runs.csv")" = 9
+check "runs.csv: stage column" test "$(grep -c ',"confirm",' "$tmp/rep/runs.csv")" = 9
 # the sweep's statistics do not count the fresh seeds: seeds at the best lr stay 2
 check "summary.csv: 2 seeds at the best lr" test "$(python3 -c "import csv,sys; print(sorted({r['seeds'] for r in csv.DictReader(open(sys.argv[1])) if r['best_lr']}))" "$tmp/rep/summary.csv")" = "['2']"
 check "confirm.csv: 3 seeds, lr is the best" test "$(python3 -c "import csv,sys; print(sorted({(r['seeds'], r['lr_is_best']) for r in csv.DictReader(open(sys.argv[1]))}))" "$tmp/rep/confirm.csv")" = "[('3', '1')]"

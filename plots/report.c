@@ -462,8 +462,9 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
             doc_table_end(dc);
         }
         if (n_overlap)
-            doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (a later "
-                      "benchmark swept it), so it helped pick the lr and is not fresh.",
+            doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (another "
+                      "benchmark in this database swept it), so it helped pick the lr and is not fresh; "
+                      "--benchmark latest reports one benchmark alone.",
                   n_overlap, n_overlap == 1 ? "" : "s", d->wl_labels[w], n_overlap == 1 ? "is" : "are",
                   n_overlap == 1 ? "its" : "their");
 

@@ -31,7 +31,8 @@ CREATE TABLE IF NOT EXISTS benchmarks (
 CREATE TABLE IF NOT EXISTS runs (
     id              INTEGER PRIMARY KEY,
     benchmark_id    INTEGER REFERENCES benchmarks(id),
-    cell            INTEGER,      -- index of the cell in the expanded matrix
+    cell            INTEGER,      -- index in the expanded matrix; a confirmation
+                                  -- run: N + pair * 1000 + fresh seed (N cells)
     workload        TEXT NOT NULL,
     workload_params TEXT,         -- JSON object
     optimizer       TEXT NOT NULL,

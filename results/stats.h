@@ -47,8 +47,8 @@
  *   lr, over the fresh seeds run at it after the sweep. They are not points of
  *   the sweep: picking the lr whose seeds happened to do best flatters the
  *   sweep's median at the best lr; fresh seeds do not share that luck. A
- *   confirmation run whose seed is also a seed of the group's sweep (a later
- *   benchmark swept it) is not fresh and is left out.
+ *   confirmation run whose seed is also a seed of the group's sweep (another
+ *   benchmark in the dataset swept it) is not fresh and is left out.
  * - performance profile (Dolan & More): r(w, o) = t(w, o) / min_o t(w, o) with
  *   t the time to target; rho_o(tau) = fraction of workloads with r <= tau, for
  *   tau in [1, tau_max]; area = integral of rho_o over [1, tau_max] divided by
@@ -146,7 +146,7 @@ typedef struct ob_group {
     int n_confirm;              /* finished confirmation runs at confirm_lr */
     int conf_n_diverged;        /* of them, diverged */
     int conf_seed_overlap;      /* confirmation runs left out: their seed is a seed of the group's sweep
-                                 * (a later benchmark swept it), so it helped pick the lr */
+                                 * (another benchmark swept it), so it helped pick the lr */
     double confirm_lr;          /* best_lr when any ran there, else the lr of the newest ones; NaN: none */
     double conf_max_finite;     /* the worst final loss of those that did not diverge (NaN: none) */
     ob_spread conf_final, conf_eval_loss, conf_eval_metric;

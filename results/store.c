@@ -850,7 +850,8 @@ ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err
         "UPDATE runs SET status = 'running', steps_done = max(?2, 0), final_loss = NULL, "
         "best_loss = NULL, eval_loss = NULL, eval_metric = NULL, step_ms_median = NULL, "
         "step_ms_p90 = NULL, items_per_sec = NULL, diverged_step = NULL, finished_at = NULL, device_mem_bytes = NULL, "
-        "error = NULL, started_at = coalesce(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) "
+        "error = NULL, origin = CASE WHEN ?2 > 0 THEN origin END, "
+        "started_at = coalesce(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) "
         "WHERE id = ?1",
     };
     OB_TRY(begin(s, e));

@@ -125,7 +125,9 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
 /* One transaction: drop a run's curve points, evaluations and events after
  * step `after` (after < 0: all of them) and its 'diverged' events, clear its
- * result and mark it running, so that it can continue from that step. */
+ * result and mark it running, so that it can continue from that step. A run
+ * that starts again from the beginning loses its origin (a merged run's
+ * source): none of its results will come from there. */
 ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err *e);
 /* Runs of a benchmark that are pending, running or interrupted (sweep_only:
  * of its sweep, confirmation runs not counted). */

@@ -93,11 +93,16 @@ PY
 # a shard's database missing from the merge: run --resume (the whole matrix)
 # on the merged database adds and runs its cells, and gives the unsharded results
 "$OPTBENCH" merge --out "$tmp/part.db" "$tmp/s0.db" "$tmp/s2.db" >/dev/null 2>&1 || fail "merge of two shards"
+# and one merged run left interrupted (its shard died): run again from the start, it loses its origin
+q "$tmp/part.db" "update runs set status='interrupted' where cell=0" >/dev/null
 "$OPTBENCH" "${M[@]}" --db "$tmp/part.db" --resume 2>"$tmp/err" || fail "resume of a partial merge: $(cat "$tmp/err")"
 grep -q "merged benchmark 1 lacks 5 of the 16 cells" "$tmp/err" || fail "the missing cells are not announced: $(cat "$tmp/err")"
 [ "$(q "$tmp/part.db" "select count(distinct benchmark_id), count(*), count(distinct cell) from runs")" = "1|16|16" ] ||
   fail "partial merge resumed: $(q "$tmp/part.db" "select count(distinct benchmark_id), count(*), count(distinct cell) from runs")"
 python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/part.db" || fail "a partial merge resumed differs from the unsharded run"
+[ "$(q "$tmp/part.db" "select origin is null, status from runs where cell=0")" = "1|done" ] ||
+  fail "the rerun merged cell: $(q "$tmp/part.db" "select origin, status from runs where cell=0")"
+[ "$(q "$tmp/part.db" "select count(origin) from runs")" = 10 ] || fail "origins after the resume: $(q "$tmp/part.db" "select count(origin) from runs")"
 # another matrix does not continue it
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.003 --steps 300 --eval-every 100 --backend cpu \
   --db "$tmp/part.db" --resume 2>"$tmp/err" >/dev/null || fail "another matrix"

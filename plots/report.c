@@ -281,6 +281,34 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     sqlite3_finalize(q);
 }
 
+/* One paragraph: neighbours in a ranking compared seed by seed. */
+static void doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm)
+{
+    int order[512];
+    int n = ob_stats_ranked(s, rank, w, order, 512);
+    if (n < 2) return;
+    char buf[3072];
+    size_t l = 0;
+    l += (size_t)snprintf(buf + l, sizeof buf - l, "Seed by seed%s: ",
+                          confirm ? " on the fresh seeds" : " at the best lrs");
+    int max_n = 0;
+    for (int i = 0; i + 1 < n && l + 200 < sizeof buf; i++) {
+        ob_paired pr;
+        ob_stats_pair_neighbours(d, s, order[i], order[i + 1], confirm, &pr);
+        if (pr.n > max_n) max_n = pr.n;
+        char med[48] = "";
+        if (!isnan(pr.median_rel)) snprintf(med, sizeof med, ", median %+.1f%%", 100 * pr.median_rel);
+        l += (size_t)snprintf(buf + l, sizeof buf - l, "%s%s (%d) vs %s (%d) lower on %d of %d seed%s%s",
+                              i ? "; " : "", d->opt_labels[s->g[order[i]].opt], i + 1,
+                              d->opt_labels[s->g[order[i + 1]].opt], i + 2, pr.a_lower, pr.n, pr.n == 1 ? "" : "s",
+                              med);
+    }
+    if (l + 120 < sizeof buf)
+        snprintf(buf + l, sizeof buf - l, " (%s; paired.csv).",
+                 max_n >= 6 ? "sign-test p in paired.csv" : "fewer than 6 seeds: no such count is significant at 5%");
+    doc_p(dc, "%s", buf);
+}
+
 static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
                        const ob_figures *figs, const int *rendered, int gnuplot_found, doc *dc)
 {
@@ -341,6 +369,11 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "interpolated in log(lr) at half and twice the best lr (- when outside the grid). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr.",
           100 * o->stats.tol);
+    doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
+              "optimizers, so neighbours in a ranking are also compared seed by seed, which pairs away each "
+              "seed's own luck: on how many seeds the better-ranked one had the lower final loss, and the median "
+              "of its final loss over the other's, minus 1. A lower loss on every one of n seeds has a two-sided "
+              "sign-test p of 2/2^n: 0.5 with 2 seeds, 0.25 with 3, below 0.05 only from 6 seeds.");
     doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
               "the last 10%% of its recorded steps (the window of the final loss). Per lr, the steps "
               "to target are the first step at which the median over seeds of the trailing loss is "
@@ -394,6 +427,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                 doc_row_end(dc);
             }
         doc_table_end(dc);
+        doc_paired(dc, d, s, rank, w, 0);
 
         int n_conf = 0, n_overlap = 0, max_seeds = 0;
         for (int k = 0; k < s->n_g; k++)
@@ -460,6 +494,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                 doc_row_end(dc);
             }
             doc_table_end(dc);
+            doc_paired(dc, d, s, crank, w, 1);
         }
         if (n_overlap)
             doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (another "

@@ -271,10 +271,13 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     d->benchmark_id = benchmark_id;
     /* runs.stage and runs.device_mem_bytes are schema version 3: a database of
      * an older optbench, read as it is, has neither */
-    int has_stage = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('runs') WHERE name = 'stage'", -1, &q, NULL) ==
-        SQLITE_OK) {
-        has_stage = sqlite3_step(q) == SQLITE_ROW;
+    int has_stage = 0, has_dmem = 0;
+    if (sqlite3_prepare_v2(db, "SELECT sum(name = 'stage'), sum(name = 'device_mem_bytes') "
+                               "FROM pragma_table_info('runs')", -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW) {
+            has_stage = sqlite3_column_int(q, 0) > 0;
+            has_dmem = sqlite3_column_int(q, 1) > 0;
+        }
         sqlite3_finalize(q);
     }
     char sql[2048];
@@ -290,7 +293,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
              "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) "
              "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id",
-             has_stage ? "stage" : "NULL", has_stage ? "device_mem_bytes" : "NULL", has_stage ? "stage" : "NULL");
+             has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc;

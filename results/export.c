@@ -141,6 +141,12 @@ static const ob_file_doc docs[] = {
      "sweep's seeds, plus how the fresh seeds differ from the sweep's), eval_loss_median/min/max/ci_lo/ci_hi, "
      "eval_metric_median/min/max/ci_lo/ci_hi, diverged (of the fresh seeds), final_max_finite (the worst that "
      "did not diverge), not_fresh (confirmation runs left out: their seed is also a seed of the sweep)"},
+    {"paired.csv", "neighbours in each ranking compared seed by seed (a seed's runs share initialization "
+     "and data order across optimizers)",
+     "workload, stage (sweep: at the best lrs; confirm: the fresh seeds), rank_a, optimizer_a, rank_b, "
+     "optimizer_b, seeds (that both finished), a_lower, b_lower, ties (seeds on which each had the lower final "
+     "loss), median_rel_diff (median over seeds of a / b - 1), sign_test_p (two-sided exact sign test over the "
+     "untied seeds: a win on every one of n seeds gives 2 / 2^n)"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
      "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
@@ -224,6 +230,22 @@ void ob_stats_confirm_rank(const ob_stats *s, int *rank)
         }
         rank[k] = r;
     }
+}
+
+int ob_stats_ranked(const ob_stats *s, const int *rank, int w, int *order, int max)
+{
+    int n = 0;
+    for (int r = 1; r <= s->n_g; r++)
+        for (int k = 0; k < s->n_g && n < max; k++)
+            if (s->g[k].wl == w && rank[k] == r) order[n++] = k;
+    return n;
+}
+
+void ob_stats_pair_neighbours(const ob_dataset *d, const ob_stats *s, int ka, int kb, int confirm, ob_paired *out)
+{
+    const ob_group *a = &s->g[ka], *b = &s->g[kb];
+    if (confirm) ob_stat_paired(d, a->conf_runs, a->n_conf_runs, b->conf_runs, b->n_conf_runs, out);
+    else ob_stat_paired(d, a->best_runs, a->n_best_runs, b->best_runs, b->n_best_runs, out);
 }
 
 int ob_stats_has_confirm(const ob_stats *s)
@@ -657,6 +679,51 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     return ob_csv_close(&c, e);
 }
 
+static ob_status write_paired(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank), *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
+    int *order = malloc(((size_t)s->n_g + 1) * sizeof *order);
+    if (!rank || !crank || !order) {
+        free(rank);
+        free(crank);
+        free(order);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    ob_stats_rank(s, rank);
+    ob_stats_confirm_rank(s, crank);
+    ob_csv c;
+    ob_status st = ob_csv_open(&c, dir, "paired.csv",
+                               HDR("workload", "stage", "rank_a", "optimizer_a", "rank_b", "optimizer_b", "seeds",
+                                   "a_lower", "b_lower", "ties", "median_rel_diff", "sign_test_p"),
+                               e);
+    for (int stage = 0; st == OB_OK && stage < 2; stage++)
+        for (int w = 0; w < d->n_wl; w++) {
+            int n = ob_stats_ranked(s, stage ? crank : rank, w, order, s->n_g);
+            for (int i = 0; i + 1 < n; i++) {
+                ob_paired pr;
+                ob_stats_pair_neighbours(d, s, order[i], order[i + 1], stage, &pr);
+                ob_csv_str(&c, d->wl_labels[w]);
+                ob_csv_str(&c, stage ? "confirm" : "sweep");
+                ob_csv_int(&c, i + 1);
+                ob_csv_str(&c, d->opt_labels[s->g[order[i]].opt]);
+                ob_csv_int(&c, i + 2);
+                ob_csv_str(&c, d->opt_labels[s->g[order[i + 1]].opt]);
+                ob_csv_int(&c, pr.n);
+                ob_csv_int(&c, pr.a_lower);
+                ob_csv_int(&c, pr.b_lower);
+                ob_csv_int(&c, pr.ties);
+                ob_csv_num(&c, pr.median_rel);
+                ob_csv_num(&c, pr.p_sign);
+                ob_csv_row(&c);
+            }
+        }
+    if (st == OB_OK) st = ob_csv_close(&c, e);
+    free(rank);
+    free(crank);
+    free(order);
+    return st;
+}
+
 static ob_status write_confirm(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
@@ -708,6 +775,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK) st = write_summary(d, s, rank, dir, e);
     if (st == OB_OK) st = write_best_series(db, d, s, dir, e);
     if (st == OB_OK) st = write_targets_cost(d, s, dir, e);
+    if (st == OB_OK) st = write_paired(d, s, dir, e);
     if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
     else if (st == OB_OK) {
         /* an earlier report into this folder may have left one */

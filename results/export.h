@@ -60,6 +60,12 @@ void ob_stats_rank(const ob_stats *s, int *rank); /* 0: unranked (no finite medi
 /* The same by the median final loss of the confirmation runs (0: none, or no
  * finite median). */
 void ob_stats_confirm_rank(const ob_stats *s, int *rank);
+/* The groups of workload w with rank > 0, in rank order, into order (at most
+ * max); returns how many. */
+int ob_stats_ranked(const ob_stats *s, const int *rank, int w, int *order, int max);
+/* The paired comparison of neighbours in rank order (order[i], order[i + 1]):
+ * on the sweep's runs at the best lr (confirm 0) or on the fresh seeds (1). */
+void ob_stats_pair_neighbours(const ob_dataset *d, const ob_stats *s, int ka, int kb, int confirm, ob_paired *out);
 /* Does any group hold confirmation runs? */
 int ob_stats_has_confirm(const ob_stats *s);
 

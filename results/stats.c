@@ -256,6 +256,49 @@ int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const dou
     return at;
 }
 
+double ob_stat_sign_test(int k, int n)
+{
+    if (n <= 0) return 1.0;
+    int m = k < n - k ? k : n - k;
+    /* P(X <= m) for X ~ Binomial(n, 1/2), doubled; terms in double */
+    double c = 1.0, tail = 0.0, scale = pow(0.5, n);
+    for (int i = 0; i <= m; i++) {
+        tail += c * scale;
+        c = c * (double)(n - i) / (double)(i + 1);
+    }
+    double p = 2.0 * tail;
+    return p > 1.0 ? 1.0 : p;
+}
+
+static double run_final(const ob_rrun *r);
+
+void ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b, int nb, ob_paired *out)
+{
+    memset(out, 0, sizeof *out);
+    out->median_rel = NAN;
+    double *rel = malloc(((size_t)na + 1) * sizeof *rel);
+    int m = 0;
+    for (int i = 0; i < na; i++) {
+        const ob_rrun *ra = &d->runs[a[i]];
+        if (!ra->finished) continue;
+        for (int j = 0; j < nb; j++) {
+            const ob_rrun *rb = &d->runs[b[j]];
+            if (!rb->finished || rb->seed != ra->seed) continue;
+            double fa = run_final(ra), fb = run_final(rb);
+            if (isnan(fa) || isnan(fb)) break;
+            out->n++;
+            if (fa < fb) out->a_lower++;
+            else if (fb < fa) out->b_lower++;
+            else out->ties++;
+            if (rel && isfinite(fa) && isfinite(fb) && fb != 0) rel[m++] = fa / fb - 1.0;
+            break;
+        }
+    }
+    out->median_rel = ob_stat_median(rel, m);
+    out->p_sign = ob_stat_sign_test(out->a_lower, out->a_lower + out->b_lower);
+    free(rel);
+}
+
 double ob_stat_best_lr(const double *lr, const double *final, int n)
 {
     double best_lr = NAN, best = INFINITY;
@@ -511,10 +554,12 @@ static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int 
     }
     double *f = malloc((size_t)n * sizeof *f), *el = malloc((size_t)n * sizeof *el),
            *em = malloc((size_t)n * sizeof *em);
+    g->conf_runs = malloc((size_t)n * sizeof *g->conf_runs);
     int m = 0, me = 0;
-    for (int k = 0; f && el && em && k < n; k++) {
+    for (int k = 0; f && el && em && g->conf_runs && k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
         if (r->lr != g->confirm_lr || !r->finished) continue;
+        g->conf_runs[g->n_conf_runs++] = idx[k];
         f[m++] = run_final(r);
         if (!r->diverged) {
             el[me] = r->eval_loss;
@@ -698,6 +743,7 @@ void ob_stats_free(ob_stats *s)
     for (int k = 0; k < s->n_g; k++) {
         free(s->g[k].lrs);
         free(s->g[k].best_runs);
+        free(s->g[k].conf_runs);
     }
     free(s->g);
     free(s->target);

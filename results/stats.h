@@ -103,6 +103,20 @@ double ob_stat_best_lr(const double *lr, const double *final, int n);
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
                      double tau_max, double *rho, double *area, int *n_used);
 
+/* Two optimizers compared seed by seed: runs a[i] and b[j] with the same
+ * seed share initialization and data order, so their difference is free of
+ * the seed's own luck. final loss +inf for a diverged run. */
+typedef struct ob_paired {
+    int n;                      /* seeds both have (finished) */
+    int a_lower, b_lower, ties; /* strictly lower final loss on a seed */
+    double median_rel;          /* median over seeds of a / b - 1 where both are finite, nonzero b (NaN: none) */
+    double p_sign;              /* two-sided exact sign test over the untied seeds (1 when none) */
+} ob_paired;
+/* Pair the runs (dataset run indices) of a and b by seed. */
+void ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b, int nb, ob_paired *out);
+/* Two-sided exact sign test: k successes of n (p = 1/2). */
+double ob_stat_sign_test(int k, int n);
+
 /* ---- the statistics of a dataset ------------------------------------------ */
 
 typedef struct ob_spread {
@@ -150,6 +164,7 @@ typedef struct ob_group {
     double confirm_lr;          /* best_lr when any ran there, else the lr of the newest ones; NaN: none */
     double conf_max_finite;     /* the worst final loss of those that did not diverge (NaN: none) */
     ob_spread conf_final, conf_eval_loss, conf_eval_metric;
+    int *conf_runs, n_conf_runs; /* dataset run indices of the fresh, finished runs at confirm_lr */
 } ob_group;
 
 typedef struct ob_stats_opts {

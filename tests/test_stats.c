@@ -411,6 +411,49 @@ static void test_labels(const char *path)
     ob_store_close(s);
 }
 
+static void test_sign_paired(const char *path)
+{
+    CHECK(ob_stat_sign_test(0, 0) == 1.0);
+    CHECK_NEAR(ob_stat_sign_test(3, 3), 0.25, 1e-15);
+    CHECK_NEAR(ob_stat_sign_test(0, 3), 0.25, 1e-15);
+    CHECK_NEAR(ob_stat_sign_test(5, 6), 14.0 / 64, 1e-15);
+    CHECK_NEAR(ob_stat_sign_test(6, 6), 2.0 / 64, 1e-15);
+    CHECK(ob_stat_sign_test(10, 20) == 1.0);
+    CHECK_NEAR(ob_stat_sign_test(15, 20), 2 * (1 + 20 + 190 + 1140 + 4845 + 15504) / 1048576.0, 1e-15);
+    /* the reference database: quad adam vs sgd at their best lr 0.01, seeds 0..2:
+     * adam {1.0, 1.2, 0.8}, sgd {2.0, 2.2, 2.4} (its failed and pending seeds
+     * do not pair) */
+    ob_err e = {0};
+    CHECK(fx_build_reference(path) == 0);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    ob_dataset d;
+    ob_stats s;
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
+    sqlite3_close(db);
+    const ob_group *qa = grp(&d, &s, "quad", "adam"), *qs = grp(&d, &s, "quad", "sgd");
+    if (qa && qs) {
+        ob_paired pr;
+        ob_stat_paired(&d, qa->best_runs, qa->n_best_runs, qs->best_runs, qs->n_best_runs, &pr);
+        CHECK(pr.n == 3 && pr.a_lower == 3 && pr.b_lower == 0 && pr.ties == 0);
+        CHECK_NEAR(pr.median_rel, -0.5, 1e-12);
+        CHECK_NEAR(pr.p_sign, 0.25, 1e-15);
+        /* the other way round */
+        ob_stat_paired(&d, qs->best_runs, qs->n_best_runs, qa->best_runs, qa->n_best_runs, &pr);
+        CHECK(pr.n == 3 && pr.a_lower == 0 && pr.b_lower == 3);
+        CHECK_NEAR(pr.median_rel, 1.0, 1e-12);
+    }
+    int rank[8], order[8];
+    ob_stats_rank(&s, rank);
+    int w = ob_dataset_find_wl(&d, "quad");
+    CHECK(ob_stats_ranked(&s, rank, w, order, 8) == 2 && order[0] == qa - s.g && order[1] == qs - s.g);
+    ob_stats_free(&s);
+    ob_dataset_free(&d);
+}
+
 static void test_best_lr(void)
 {
     /* lr 0.1: median of {1, inf} is inf; lr 0.01: 2; lr 0.001: 3 (NaN left out) */
@@ -518,6 +561,8 @@ int main(void)
     test_labels(p);
     snprintf(p, sizeof p, "%s/confirm.db", dir);
     test_confirm(p);
+    snprintf(p, sizeof p, "%s/paired.db", dir);
+    test_sign_paired(p);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -112,6 +112,7 @@ int ob_cmd_report(int argc, char **argv)
                                                   : "--out DIR is required (the report folder)");
         goto out;
     }
+    o.ranking = stdout;
     o.stats.n_targets = nt;
     o.stats.target_wl = twl;
     o.stats.target_val = tval;

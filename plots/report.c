@@ -281,6 +281,41 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     sqlite3_finalize(q);
 }
 
+/* The rankings in a few lines, for a terminal or a CI log. */
+static void print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s)
+{
+    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank), *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
+    int *order = malloc(((size_t)s->n_g + 1) * sizeof *order);
+    if (!rank || !crank || !order) goto out;
+    ob_stats_rank(s, rank);
+    ob_stats_confirm_rank(s, crank);
+    fprintf(f, "ranking by median final loss at each optimizer's best lr (the report has the spread):\n");
+    int wmax = 0;
+    for (int w = 0; w < d->n_wl; w++)
+        if ((int)strlen(d->wl_labels[w]) > wmax) wmax = (int)strlen(d->wl_labels[w]);
+    for (int w = 0; w < d->n_wl; w++)
+        for (int stage = 0; stage < 2; stage++) {
+            int n = ob_stats_ranked(s, stage ? crank : rank, w, order, s->n_g);
+            if (stage && n == 0) continue;
+            char b[64];
+            fprintf(f, "  %-*s %s", wmax, stage ? "" : d->wl_labels[w], stage ? "fresh seeds: " : "");
+            for (int i = 0; i < n; i++) {
+                const ob_group *g = &s->g[order[i]];
+                fprintf(f, "%s%d %s %s", i ? ", " : "", i + 1, d->opt_labels[g->opt],
+                        num(stage ? g->conf_final.median : g->final.median, b, sizeof b));
+            }
+            if (!stage)
+                for (int k = 0; k < s->n_g; k++)
+                    if (s->g[k].wl == w && rank[k] == 0)
+                        fprintf(f, "%s%s: every run diverged", n++ ? "; " : "", d->opt_labels[s->g[k].opt]);
+            fprintf(f, "\n");
+        }
+out:
+    free(rank);
+    free(crank);
+    free(order);
+}
+
 /* One paragraph: neighbours in a ranking compared seed by seed. */
 static void doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm)
 {
@@ -750,6 +785,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     }
     if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) goto done;
     if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
+    if (o->ranking) print_ranking(o->ranking, &d, &s);
     if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
     res->n_runs = d.n;
     res->n_groups = s.n_g;

@@ -21,6 +21,7 @@ typedef struct ob_report_opts {
     ob_stats_opts stats;
     int no_render;          /* write scripts only, even when gnuplot is installed */
     FILE *log;              /* progress lines; NULL for none */
+    FILE *ranking;          /* a short ranking per workload (for a terminal or CI log); NULL for none */
 } ob_report_opts;
 
 typedef struct ob_report_result {

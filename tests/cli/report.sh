@@ -20,6 +20,7 @@ check "run finishes (see below)" test -f "$db" || cat "$tmp/run.log"
 "$OPTBENCH" report --db "$db" --out "$tmp/rep" >"$tmp/out" 2>&1; rc=$?
 cat "$tmp/out"
 check "report exits 0 (rc $rc)" test $rc -eq 0
+check "report prints the ranking" grep -q "^  quadratic  *1 [a-z]* [0-9.e-]*, 2 " "$tmp/out"
 for f in runs.csv curves.csv evals.csv summary.csv lr_sweep.csv curves_best.csv time_to_target.csv \
          cost.csv profile.csv summary.md index.html style.gp loss_quadratic.gp lr_quadratic.gp \
          loss_rosenbrock.gp lr_rosenbrock.gp step_time.gp memory_peak.gp profile.gp; do

@@ -903,8 +903,9 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
     return OB_OK;
 }
 
-/* The confirmation stage (cfg->confirm_seeds = N > 0), after the whole sweep
- * of the benchmark is finished: for each (workload, optimizer) pair of the
+/* The confirmation stage, N fresh seeds per pair (the larger of
+ * cfg->confirm_seeds and what the benchmark holds already), after the whole
+ * sweep of the benchmark is finished: for each (workload, optimizer) pair of the
  * matrix, the best lr of its sweep runs in this benchmark (ob_stat_best_lr:
  * the report's rule), then N runs there with fresh seeds, one past the
  * largest seed of the matrix onwards. The runs are cells
@@ -927,8 +928,9 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     ob_cell *cells = calloc((size_t)cap + 1, sizeof *cells);
     ob_run_spec *specs = calloc((size_t)cap + 1, sizeof *specs);
     int64_t *ids = calloc((size_t)cap + 1, sizeof *ids);
-    char (*wjson)[1024] = calloc((size_t)cap + 1, sizeof *wjson);
-    char (*ojson)[4096] = calloc((size_t)cap + 1, sizeof *ojson);
+    /* the JSON texts of a pair's runs are one: same settings, same lr */
+    char (*wjson)[1024] = calloc((size_t)n_pairs + 1, sizeof *wjson);
+    char (*ojson)[4096] = calloc((size_t)n_pairs + 1, sizeof *ojson);
     job *jobs = calloc((size_t)cap + 1, sizeof *jobs);
     double *lr = malloc(((size_t)m->n + 1) * sizeof *lr), *fin = malloc(((size_t)m->n + 1) * sizeof *fin);
     ob_status s = OB_OK;
@@ -965,7 +967,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             *cell = m->cells[at];
             cell->seed = seed0 + j;
             cell->index = (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM + j;
-            make_spec(c, cell, dev, devices_desc, wjson[n], ojson[n], &specs[n]);
+            make_spec(c, cell, dev, devices_desc, wjson[p], ojson[p], &specs[n]);
             specs[n].stage = "confirm";
             n++;
         }

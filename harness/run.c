@@ -171,7 +171,9 @@ typedef struct run_state {
 /* Evaluate and append one eval point; NaN metrics when the workload fails to. */
 static ob_status eval_now(cell_state *cs, int64_t step, ob_eval *ev, ob_eval_point *pt, ob_err *e)
 {
-    OB_TRY(cs->wl->vt->evaluate(cs->wl, cs->params, ev, e));
+    float *at = cs->params; /* or the optimizer's own evaluation point (schedule-free's average) */
+    if (cs->opt) OB_TRY(ob_optim_eval_params(cs->opt, cs->params, &at, e));
+    OB_TRY(cs->wl->vt->evaluate(cs->wl, at, ev, e));
     pt->step = step;
     pt->loss = ev->loss;
     pt->metric = ev->metric;

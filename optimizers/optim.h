@@ -62,6 +62,12 @@ struct ob_optimizer_def {
     /* Settings that are text, not numbers (NULL: none): "coeff_file". */
     const char *options;
     ob_status (*set_option)(ob_optim *o, const char *key, const char *value, ob_err *e);
+    /* (optional) Before the first update (update count 0, again after a
+     * rollback to it): state that starts from the parameters. */
+    ob_status (*first_step)(ob_optim *o, float *params, ob_err *e);
+    /* (optional) The point the model is evaluated at, when it is not the
+     * parameters (schedule-free: the average x): written into out. */
+    ob_status (*eval_point)(ob_optim *o, const float *params, float *out, ob_err *e);
 };
 
 /* Training settings common to all optimizers (clip_norm, diverge_factor, ...). */
@@ -138,6 +144,10 @@ typedef struct ob_state_blob {
     int on_device;
 } ob_state_blob;
 int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max);
+/* Where the model is evaluated: the parameters themselves (*at = params),
+ * or, for an optimizer with an evaluation point of its own (schedule-free:
+ * its average x), that point, computed into a buffer the optimizer owns. */
+ob_status ob_optim_eval_params(ob_optim *o, float *params, float **at, ob_err *e);
 void ob_optim_destroy(ob_optim *o);
 
 #endif

@@ -104,6 +104,12 @@ struct ob_optim {
     /* nadam: running product of mu_i up to mu_t_cached (a cache of a function of t) */
     int64_t mu_t_cached;
     double mu_product;
+    /* adamw_sf: the averaging weights up to update sf_t_cached (a cache of a function of t):
+     * the largest lr so far, the weight of update sf_t_cached and the sum of the weights */
+    int64_t sf_t_cached;
+    double sf_lr_max, sf_weight, sf_weight_sum;
+    /* the evaluation point of eval_point (layout->total floats), allocated on first use */
+    float *eval_buf;
 
     /* the guard */
     int guard_mode;         /* 0 skip, 1 rollback, 2 stop, 3 none */
@@ -171,5 +177,6 @@ extern const ob_optimizer_def ob_opt_rmsprop;
 extern const ob_optimizer_def ob_opt_lion;
 extern const ob_optimizer_def ob_opt_muon;
 extern const ob_optimizer_def ob_opt_root;
+extern const ob_optimizer_def ob_opt_adamw_sf;
 
 #endif

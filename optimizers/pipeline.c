@@ -41,6 +41,7 @@ const int ob_train_hp_count = (int)(sizeof ob_train_hp_defs / sizeof ob_train_hp
 static const ob_optimizer_def *const registry[] = {
     &ob_opt_sgd, &ob_opt_adam, &ob_opt_adamw, &ob_opt_nadam, &ob_opt_radam, &ob_opt_adamax,
     &ob_opt_adagrad, &ob_opt_adadelta, &ob_opt_rmsprop, &ob_opt_lion, &ob_opt_muon, &ob_opt_root,
+    &ob_opt_adamw_sf,
 };
 
 const ob_optimizer_def *const *ob_optimizers(int *n)
@@ -622,6 +623,7 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
         if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
         return OB_OK;
     }
+    if (o->t == 0 && o->def->first_step) OB_TRY(o->def->first_step(o, params, e));
     o->t++;
     double base = ob_optim_hp(o, "lr");
     double lr_scale = base > 0 ? lr / base : 1.0;
@@ -700,10 +702,22 @@ size_t ob_optim_state_bytes(const ob_optim *o)
     return o->state_bytes;
 }
 
+ob_status ob_optim_eval_params(ob_optim *o, float *params, float **at, ob_err *e)
+{
+    *at = params;
+    if (!o || !o->def->eval_point || o->t == 0) return OB_OK;
+    if (!o->eval_buf)
+        OB_TRY(ob_dev_alloc(o->dev, (size_t)o->layout->total * sizeof(float), (void **)&o->eval_buf, e));
+    OB_TRY(o->def->eval_point(o, params, o->eval_buf, e));
+    *at = o->eval_buf;
+    return OB_OK;
+}
+
 void ob_optim_destroy(ob_optim *o)
 {
     if (!o) return;
     if (o->dev) {
+        ob_dev_free(o->dev, o->eval_buf);
         ob_dev_free(o->dev, o->stats_dev);
         for (int g = 0; g < o->n_groups; g++) {
             for (int k = 0; k < OB_RULE_MAX_STATE; k++) {

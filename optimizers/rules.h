@@ -82,6 +82,7 @@ typedef enum ob_rule_kind {
     OB_RULE_MUON_MOMENTUM,/* p = out (workspace), s0 = momentum buffer; lerp momentum */
     OB_RULE_ROOT_MOMENTUM,/* p = out (workspace), s0 = momentum buffer; M = mu M + g */
     OB_RULE_MATRIX_APPLY, /* p = parameters, s0 = orthogonalized update O (read only) */
+    OB_RULE_ADAMW_SF,     /* p = y, s0 = z, s1 = exp_avg_sq (schedule-free AdamW) */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -265,6 +266,31 @@ OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, f
     *m = *m + (1.0f - r->beta2) * (g - *m);
 }
 
+/* torch's lerp: start + w (end - start), computed from the nearer end. */
+OB_HD static inline float ob_lerp(float start, float end, float w)
+{
+    return w < 0.5f ? start + w * (end - start) : end - (end - start) * (1.0f - w);
+}
+
+/* Schedule-free AdamW (Defazio et al. 2024, schedulefree.AdamWScheduleFree):
+ * p holds y, the point gradients are taken at; z the base sequence (it starts
+ * at the parameters: the pipeline copies them in before the first update).
+ * v = beta2 v + (1 - beta2) g^2; u = g / (sqrt(v / bc2) + eps) + wd y;
+ * y = lerp(y, z, ckp1) + c[1] u; z = z - lr u, with the per-step ckp1 =
+ * s->c[0] (the averaging weight) and c[1] = lr (beta1 (1 - ckp1) - 1). The
+ * average x, where the model is evaluated, is lerp(y, z, 1 - 1/beta1). */
+OB_HD static inline void ob_rule_adamw_sf(const ob_rule *r, const ob_rule_step *s, float *p, float g, float *z,
+                                          float *v)
+{
+    float vv = *v * r->beta2 + (1.0f - r->beta2) * (g * g);
+    *v = vv;
+    float u = g / (sqrtf(vv / s->bc2) + r->eps);
+    if (r->weight_decay != 0.0f) u += r->weight_decay * *p;
+    float y = ob_lerp(*p, *z, s->c[0]);
+    *p = y + s->c[1] * u;
+    *z = *z - s->lr * u;
+}
+
 /* torch.optim.Muon's momentum: M = lerp(M, g, 1-mu); out = nesterov ? lerp(g, M, mu) : M. */
 OB_HD static inline void ob_rule_muon_momentum(const ob_rule *r, float *out, float g, float *mbuf)
 {
@@ -315,6 +341,7 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_MUON_MOMENTUM: ob_rule_muon_momentum(r, &p[i], gi, &st[0][i]); break;
     case OB_RULE_ROOT_MOMENTUM: ob_rule_root_momentum(r, &p[i], gi, &st[0][i]); break;
     case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(r, s, &p[i], &st[0][i]); break;
+    case OB_RULE_ADAMW_SF: ob_rule_adamw_sf(r, s, &p[i], gi, &st[0][i], &st[1][i]); break;
     default: break;
     }
 }

@@ -10,7 +10,10 @@ float64 on the same float32-exact inputs, and compared at every step as the
 shared golden cases are: |out - ref| <= tol * max(1, max_i |ref|).
 
 Optimizers: sgd, adam, adamw, nadam, radam, adamax, adagrad, adadelta,
-rmsprop, and muon where torch.optim.Muon exists (PyTorch >= 2.9). nadam runs
+rmsprop, muon where torch.optim.Muon exists (PyTorch >= 2.9), and adamw_sf
+against schedulefree.AdamWScheduleFree where the schedulefree package is
+installed (its parameters y after every step; its average x, where optbench
+evaluates, is checked by tests/test_optim.c). nadam runs
 with formula=torch1.13 on PyTorch < 2.0 and torch2 after; decoupled weight
 decay of nadam/radam where torch has it (>= 2.0).
 
@@ -33,6 +36,10 @@ except ImportError:
     print("skipped: python3 has no torch (Debian: python3-torch, or pip's CPU wheel)")
     sys.exit(77)
 import numpy as np
+try:
+    import schedulefree
+except ImportError:
+    schedulefree = None
 
 TOL = 1e-4
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
@@ -137,6 +144,18 @@ def draw_case(rng, opt):
         s["momentum"] = pick(rng, 0.0, 0.9)
         s["centered"] = rng.random() < 0.5
         return s, torch.optim.RMSprop, dict(s)
+    if opt == "adamw_sf":
+        s["lr"] = pick(rng, 1e-3, 2.5e-3, 1e-2, 0.1)
+        s["beta1"] = pick(rng, 0.5, 0.9, 0.95)
+        s["beta2"] = pick(rng, 0.95, 0.999)
+        s["eps"] = pick(rng, 1e-8, 1e-6)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        s["warmup_steps"] = pick(rng, 0, 0, 3, 10)
+        s["r"] = pick(rng, 0.0, 0.0, 1.0)
+        s["weight_lr_power"] = pick(rng, 2.0, 2.0, 0.0, 1.0)
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
+                  warmup_steps=s["warmup_steps"], r=s["r"], weight_lr_power=s["weight_lr_power"], foreach=False)
+        return s, schedulefree.AdamWScheduleFree, kw
     if opt == "muon":
         s["lr"] = pick(rng, 0.01, 0.02)
         s["momentum"] = pick(rng, 0.9, 0.95)
@@ -161,6 +180,8 @@ def settings_text(s):
 def torch_run(ctor, kw, shape, init, grads, clip):
     p = torch.nn.Parameter(torch.tensor(init, dtype=torch.float64).reshape(shape))
     o = ctor([p], **kw)
+    if hasattr(o, "train"):
+        o.train()  # schedule-free: the parameters hold y
     rows = []
     for g in grads:
         p.grad = torch.tensor(g, dtype=torch.float64).reshape(shape)
@@ -194,6 +215,8 @@ def main():
     opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop"]
     if hasattr(torch.optim, "Muon"):
         opts.append("muon")
+    if schedulefree is not None:
+        opts.append("adamw_sf")
     if a.only:
         opts = [o for o in opts if o == a.only]
     torch.manual_seed(0)

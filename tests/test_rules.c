@@ -214,6 +214,29 @@ static void test_lion_and_matrix(void)
     CHECK_NEAR(p, 1.9 - 0.15, 1e-6);
 }
 
+/* Schedule-free AdamW, one element by hand: v = 0.9*0.1 + 0.1*0.04 = 0.094;
+ * u = 0.2 / (sqrt(0.094/0.3) + 1e-3) + 0.01*1; y = lerp(1, 0.5, 0.02) +
+ * 0.01*(0.8*0.98 - 1) u; z = 0.5 - 0.01 u. And torch's lerp from either end. */
+static void test_schedule_free_rule(void)
+{
+    ob_rule r = rule(OB_RULE_ADAMW_SF);
+    r.beta1 = 0.8f;
+    r.beta2 = 0.9f;
+    r.eps = 1e-3f;
+    r.weight_decay = 0.01f;
+    ob_rule_step s = step(0.01f, 3);
+    s.bc2 = 0.3f;
+    s.c[0] = 0.02f;
+    s.c[1] = (float)(0.01 * (0.8 * (1 - 0.02) - 1));
+    float p = 1, z = 0.5f, v = 0.1f;
+    ob_rule_adamw_sf(&r, &s, &p, 0.2f, &z, &v);
+    CHECK_NEAR(v, 0.094, 1e-7);
+    CHECK_NEAR(p, 0.9892080194956517, 1e-6);
+    CHECK_NEAR(z, 0.49633342359098026, 1e-6);
+    CHECK(ob_lerp(2.0f, 4.0f, 0.25f) == 2.5f && ob_lerp(2.0f, 4.0f, 0.75f) == 3.5f);
+    CHECK(ob_lerp(2.0f, 4.0f, 1.0f) == 4.0f && ob_lerp(2.0f, 4.0f, 0.0f) == 2.0f);
+}
+
 /* ob_rule_apply (what the CUDA kernel calls) does what the direct calls do. */
 static void test_dispatch(void)
 {
@@ -250,6 +273,7 @@ static void test_dispatch(void)
         case OB_RULE_MUON_MOMENTUM: ob_rule_muon_momentum(&r, &pb, g, &b0); break;
         case OB_RULE_ROOT_MOMENTUM: ob_rule_root_momentum(&r, &pb, g, &b0); break;
         case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(&r, &s, &pb, &b0); break;
+        case OB_RULE_ADAMW_SF: ob_rule_adamw_sf(&r, &s, &pb, g, &b0, &b1); break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);
@@ -263,5 +287,6 @@ int main(void)
     test_ada();
     test_lion_and_matrix();
     test_dispatch();
+    test_schedule_free_rule();
     return check_done();
 }

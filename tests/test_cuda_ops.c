@@ -374,6 +374,7 @@ static int rule_cases(rule_case *out)
     ADD("muon-momentum", OB_RULE_MUON_MOMENTUM, 1, 0, r->momentum = 0.95f; r->nesterov = 1);
     ADD("root-momentum", OB_RULE_ROOT_MOMENTUM, 1, 0, r->momentum = 0.95f);
     ADD("matrix-apply", OB_RULE_MATRIX_APPLY, 1, 0, r->weight_decay = 0.1f; r->c[0] = 0.2f);
+    ADD("adamw-sf", OB_RULE_ADAMW_SF, 2, 1, r->weight_decay = 0.01f);
 #undef ADD
     return n;
 }

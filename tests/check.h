@@ -44,6 +44,25 @@ static int ob_t_pass, ob_t_fail;
         CHECK_MSG(ob_s_ == OB_OK, "%s", (errp)->msg);                        \
     } while (0)
 
+/* The whole file at dir/name (dir NULL: name is the path), NUL-terminated;
+ * *len (may be NULL) its size. NULL when it cannot be read. Free it. */
+static inline char *check_slurp(const char *dir, const char *name, long *len)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s%s%s", dir ? dir : "", dir ? "/" : "", name);
+    FILE *f = fopen(p, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    size_t got = b ? fread(b, 1, (size_t)n, f) : 0;
+    if (b) b[got] = 0;
+    fclose(f);
+    if (len) *len = (long)got;
+    return b;
+}
+
 static inline int check_done(void)
 {
     printf("%d passed, %d failed\n", ob_t_pass, ob_t_fail);

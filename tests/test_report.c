@@ -103,21 +103,7 @@ static void free_table(table *t)
     memset(t, 0, sizeof *t);
 }
 
-static char *slurp(const char *dir, const char *name)
-{
-    char p[600];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
+static char *slurp(const char *dir, const char *name) { return check_slurp(dir, name, NULL); }
 
 static int file_starts(const char *dir, const char *name, const char *magic, size_t n)
 {

@@ -21,21 +21,7 @@
 #include "results/store.h"
 #include "test_stats_db.h"
 
-static char *slurp(const char *dir, const char *name)
-{
-    char p[700];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    size_t got = fread(b, 1, (size_t)n, f);
-    b[got] = 0;
-    fclose(f);
-    return b;
-}
+static char *slurp(const char *dir, const char *name) { return check_slurp(dir, name, NULL); }
 
 static int exists(const char *dir, const char *name)
 {

@@ -18,20 +18,12 @@ static char dir[256];
 
 static void path_in(char *out, size_t n, const char *name) { snprintf(out, n, "%s/%s", dir, name); }
 
+/* A regular file's bytes (NULL for a folder or a missing file). */
 static char *slurp(const char *path, long *len)
 {
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    *len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)*len + 1);
-    if (fread(buf, 1, (size_t)*len, f) != (size_t)*len) *len = -1;
-    buf[*len < 0 ? 0 : *len] = 0;
-    fclose(f);
-    return buf;
+    return check_slurp(NULL, path, len);
 }
 
 static long long q_int(sqlite3 *db, const char *sql)

@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # `optbench bench-step` on the CPU: small layouts through the real pipeline,
 # the machine-readable result line, and the bad-input paths (exit 2).
-set -uo pipefail
-: "${OPTBENCH:?}"
-fail=0
-check() { # description, command...
-  local what="$1"; shift
-  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
-}
+. "$(dirname "$0")/common.bash"
 
 out=$("$OPTBENCH" bench-step --optimizer adam --params 20000 --tensors 3 --backend cpu --iters 5 --repeats 3 --warmup 1 2>&1)
 rc=$?

@@ -1,13 +1,7 @@
 #!/usr/bin/env bash
 # `optbench bench-step` output reads as English: one tensor, one repeat, one
 # step are singular ("1 tensor", "1 repeat of 1 step"), several are plural.
-set -uo pipefail
-: "${OPTBENCH:?}"
-fail=0
-check() { # description, command...
-  local what="$1"; shift
-  if ! "$@"; then echo "FAIL: $what"; fail=1; fi
-}
+. "$(dirname "$0")/common.bash"
 one=$("$OPTBENCH" bench-step --optimizer sgd --params 1 --tensors 1 --backend cpu --iters 1 --repeats 1 --warmup 1 2>&1)
 echo "$one"
 check "1 tensor (singular)" grep -q 'layout     1 tensor of 1x1 = 1 parameter (' <<<"$one"

@@ -27,15 +27,14 @@ done
 
 # matrix optimizers when this build has them
 for opt in muon root; do
-  if "$OPTBENCH" bench-step --optimizer "$opt" --shape 32x48 --tensors 4 --backend cpu --iters 2 --repeats 1 --warmup 1 >/tmp/ob_bs_$$ 2>&1; then
-    check "$opt result line" grep -q '^result: optimizer='"$opt" /tmp/ob_bs_$$
-  elif grep -q "unknown optimizer" /tmp/ob_bs_$$; then
+  if "$OPTBENCH" bench-step --optimizer "$opt" --shape 32x48 --tensors 4 --backend cpu --iters 2 --repeats 1 --warmup 1 >"$tmp/bs.out" 2>&1; then
+    check "$opt result line" grep -q '^result: optimizer='"$opt" "$tmp/bs.out"
+  elif grep -q "unknown optimizer" "$tmp/bs.out"; then
     echo "note: no $opt in this build"
   else
-    cat /tmp/ob_bs_$$; echo "FAIL: $opt"; fail=1
+    cat "$tmp/bs.out"; echo "FAIL: $opt"; fail=1
   fi
 done
-rm -f /tmp/ob_bs_$$
 
 # bad input: exit 2 and a message naming the value
 bad() { # expected-substring, args...

@@ -533,7 +533,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
             cs.pts[n_pts].step = step;
             cs.pts[n_pts].loss = r->loss;
             cs.pts[n_pts].grad_norm = r->grad_norm;
-            cs.pts[n_pts].lr = ob_optim_lr(cs.opt, step);
+            cs.pts[n_pts].lr = ob_optim_lr_in_effect(cs.opt, step);
             n_pts++;
             if (step == 1) first_loss = r->loss;
             if (r->skipped != 0.0f && no_guard) {

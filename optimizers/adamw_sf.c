@@ -27,8 +27,10 @@ static const ob_hp_def sf_hp[] = {
     {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to the denominator"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty at y, added to the normalized step"},
     {"warmup_steps", OB_HP_INT, 0, 0, 1e12, 0, 0, NULL, "linear warmup of the lr over this many updates"},
-    {"r", OB_HP_FLOAT, 0.0, 0, 1e3, 0, 0, NULL, "polynomial weighting of the average: weight k^r"},
-    {"weight_lr_power", OB_HP_FLOAT, 2.0, 0, 1e3, 0, 0, NULL, "weight of an update: lr_max^weight_lr_power"},
+    {"r", OB_HP_FLOAT, 0.0, 0, 1e3, 0, 0, NULL,
+     "the averaging weight of update k is k^r lr_max^weight_lr_power (lr_max: the largest lr so far, warmup "
+     "and train.schedule included)"},
+    {"weight_lr_power", OB_HP_FLOAT, 2.0, 0, 1e3, 0, 0, NULL, "exponent of lr_max in that weight; 0: no lr weighting"},
 };
 
 static double sf_state(const ob_hp_values *hp)
@@ -51,12 +53,17 @@ static ob_status sf_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     return OB_OK;
 }
 
-/* The lr of update k (1-based): warmup, times the training schedule. */
-static double sf_lr(const ob_optim *o, int64_t k)
+/* The warmup factor of update k (1-based). */
+static double sf_warmup(const ob_optim *o, int64_t k)
 {
     double warm = ob_optim_hp(o, "warmup_steps");
-    double sched = (double)k - 1 < warm ? (double)k / warm : 1.0;
-    return ob_optim_lr(o, k) * sched;
+    return (double)k - 1 < warm ? (double)k / warm : 1.0;
+}
+
+/* The lr of update k: warmup, times the training schedule. */
+static double sf_lr(const ob_optim *o, int64_t k)
+{
+    return ob_optim_lr(o, k) * sf_warmup(o, k);
 }
 
 static void sf_step(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_step *s)
@@ -123,4 +130,5 @@ const ob_optimizer_def ob_opt_adamw_sf = {
     .group_step = sf_step,
     .first_step = sf_first_step,
     .eval_point = sf_eval_point,
+    .lr_factor = sf_warmup,
 };

@@ -68,6 +68,9 @@ struct ob_optimizer_def {
     /* (optional) The point the model is evaluated at, when it is not the
      * parameters (schedule-free: the average x): written into out. */
     ob_status (*eval_point)(ob_optim *o, const float *params, float *out, ob_err *e);
+    /* (optional) The optimizer's own factor on the scheduled lr at update t
+     * (schedule-free's warmup), for the lr the curves record. */
+    double (*lr_factor)(const ob_optim *o, int64_t t);
 };
 
 /* Training settings common to all optimizers (clip_norm, diverge_factor, ...). */
@@ -129,6 +132,9 @@ int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, ch
                        size_t detail_n);
 /* Learning rate the schedule gives at step t (host arithmetic). */
 double ob_optim_lr(const ob_optim *o, int64_t t);
+/* The lr in effect at step t: the schedule's, times the optimizer's own
+ * factor (schedule-free's warmup) where it has one. */
+double ob_optim_lr_in_effect(const ob_optim *o, int64_t t);
 /* Bytes of optimizer state (every state role of every group, padding
  * included); workspaces and rollback snapshots are not state. */
 size_t ob_optim_state_bytes(const ob_optim *o);

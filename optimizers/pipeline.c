@@ -483,6 +483,11 @@ double ob_optim_lr(const ob_optim *o, int64_t t)
     return ob_schedule_lr(&o->train, ob_optim_hp(o, "lr"), t, o->total_steps);
 }
 
+double ob_optim_lr_in_effect(const ob_optim *o, int64_t t)
+{
+    return ob_optim_lr(o, t) * (o->def->lr_factor ? o->def->lr_factor(o, t) : 1.0);
+}
+
 /* ---- the step ------------------------------------------------------------- */
 
 /* Momentum -> [clamp] -> normalize -> Newton-Schulz -> update, bucket by bucket. */
@@ -614,7 +619,7 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
         OB_TRY(ops->grad_stats(dev, grads, o->layout->total, o->stats_dev, e));
         OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
     }
-    double lr = ob_optim_lr(o, t);
+    double lr = ob_optim_lr_in_effect(o, t);
     if (rec) {
         float lrf = (float)lr;
         OB_TRY(ops->upload(dev, &rec->lr, &lrf, sizeof lrf, e));

@@ -381,6 +381,10 @@ static void test_schedule_free(void)
     float *at = NULL;
     CHECK_OK(ob_optim_eval_params(a.o, a.p, &at, &e), &e);
     CHECK(at == a.p); /* no update yet: the parameters */
+    /* the lr the curves record includes the optimizer's own warmup */
+    CHECK_NEAR(ob_optim_lr_in_effect(a.o, 1), 0.05 / 3, 1e-12);
+    CHECK_NEAR(ob_optim_lr_in_effect(a.o, 3), 0.05, 1e-12);
+    CHECK_NEAR(ob_optim_lr_in_effect(a.o, 9), 0.05, 1e-12);
     double worst = 0, worst_x = 0;
     for (int t = 1; t <= 8; t++) {
         for (int i = 0; i < 20; i++) a.g[i] = ob_rng_normal(9, (uint64_t)t, (uint64_t)i);

@@ -167,11 +167,7 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     printf("), %lld steps each\n", (long long)c->steps);
     if (c->confirm_seeds > 0) {
         int64_t seed0 = 0;
-        int pairs = 0;
-        for (int i = 0; i < m->n; i++) {
-            if (m->cells[i].seed + 1 > seed0) seed0 = m->cells[i].seed + 1;
-            pairs += i == 0 || m->cells[i].wl != m->cells[i - 1].wl || m->cells[i].opt != m->cells[i - 1].opt;
-        }
+        int pairs = ob_matrix_confirm_plan(m, &seed0);
         long long n = (long long)c->confirm_seeds;
         printf("then confirmation: %lld fresh seed%s (", n, n == 1 ? "" : "s");
         if (n == 1) printf("seed %lld", (long long)seed0);

@@ -486,3 +486,15 @@ void ob_matrix_free(ob_matrix *m)
     m->cells = NULL;
     m->n = 0;
 }
+
+int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed)
+{
+    int64_t seed0 = 0;
+    int pairs = 0;
+    for (int i = 0; i < m->n; i++) {
+        if (m->cells[i].seed + 1 > seed0) seed0 = m->cells[i].seed + 1;
+        pairs += i == 0 || m->cells[i].wl != m->cells[i - 1].wl || m->cells[i].opt != m->cells[i - 1].opt;
+    }
+    *first_seed = seed0;
+    return pairs;
+}

@@ -53,6 +53,10 @@ void ob_matrix_free(ob_matrix *m);
  * parameter in the AdamW group), so that its lrs label identical runs.
  * With describe non-NULL, each pair's routing is printed there (--dry-run). */
 ob_status ob_matrix_check_routing(const ob_config *c, const ob_matrix *m, FILE *warn, FILE *describe, ob_err *e);
+/* The confirmation stage's plan (run --confirm-seeds): the number of
+ * (workload, optimizer) pairs, and the first fresh seed, one past the largest
+ * seed of the matrix. */
+int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed);
 /* The cell's optimizer: created with its hyperparameters, text settings applied. */
 ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e);
 

@@ -921,11 +921,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
 {
     const ob_config *c = x->cfg;
     int64_t seed0 = 0;
-    int n_pairs = 0;
-    for (int i = 0; i < m->n; i++) {
-        if (m->cells[i].seed + 1 > seed0) seed0 = m->cells[i].seed + 1;
-        n_pairs += i == 0 || m->cells[i].wl != m->cells[i - 1].wl || m->cells[i].opt != m->cells[i - 1].opt;
-    }
+    int n_pairs = ob_matrix_confirm_plan(m, &seed0);
     int cap = n_pairs * N;
     ob_cell *cells = calloc((size_t)cap + 1, sizeof *cells);
     ob_run_spec *specs = calloc((size_t)cap + 1, sizeof *specs);

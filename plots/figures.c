@@ -403,9 +403,9 @@ static void add_skipped(ob_figures *out, const char *stem, int wl, const char *t
     out->skipped = realloc(out->skipped, (size_t)(out->n_skipped + 1) * sizeof *out->skipped);
     ob_figure *f = &out->skipped[out->n_skipped++];
     memset(f, 0, sizeof *f);
-    snprintf(f->stem, sizeof f->stem, "%s", stem);
-    snprintf(f->title, sizeof f->title, "%s", title);
-    snprintf(f->caption, sizeof f->caption, "%s", why);
+    snprintf(f->stem, sizeof f->stem, "%.*s", (int)sizeof f->stem - 1, stem);
+    snprintf(f->title, sizeof f->title, "%.*s", (int)sizeof f->title - 1, title);
+    snprintf(f->caption, sizeof f->caption, "%.*s", (int)sizeof f->caption - 1, why);
     f->wl = wl;
 }
 

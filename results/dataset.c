@@ -70,11 +70,18 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
             out->k = realloc(out->k, (size_t)cap * sizeof *out->k);
             out->v = realloc(out->v, (size_t)cap * sizeof *out->v);
         }
-        const char *k = (const char *)sqlite3_column_text(q, 0);
+        const char *path = (const char *)sqlite3_column_text(q, 0);
         const char *v = (const char *)sqlite3_column_text(q, 1);
-        if (k && !strncmp(k, "$.", 2)) k += 2;
-        if (k && !strncmp(k, "train.", 6)) k += 6;
-        out->k[out->n] = strdup(k ? k : "?");
+        /* SQLite quotes some keys in a path ($.train."clip_norm"): unquote */
+        char kb[256];
+        size_t kl = 0;
+        for (const char *c = path ? path : "?"; *c && kl + 1 < sizeof kb; c++)
+            if (*c != '"') kb[kl++] = *c;
+        kb[kl] = 0;
+        const char *k = kb;
+        if (!strncmp(k, "$.", 2)) k += 2;
+        if (!strncmp(k, "train.", 6)) k += 6;
+        out->k[out->n] = strdup(k);
         out->v[out->n] = strdup(v ? v : "");
         out->n++;
     }
@@ -128,7 +135,8 @@ static ob_status make_labels(sqlite3 *db, const char *name, char **jsons, int n,
         char buf[512];
         size_t len = (size_t)snprintf(buf, sizeof buf, "%s", name);
         for (int t = 0; t < nk && len < sizeof buf; t++)
-            if (dist[t]) len += (size_t)snprintf(buf + len, sizeof buf - len, " %s=%s", keys[t], kvs_get(&kv[i], keys[t]));
+            if (dist[t] && strcmp(kvs_get(&kv[i], keys[t]), "-")) /* absent: a key its version did not write */
+                len += (size_t)snprintf(buf + len, sizeof buf - len, " %s=%s", keys[t], kvs_get(&kv[i], keys[t]));
         for (char *c = buf; *c; c++)
             if (*c == ',' || *c == '"' || *c == '\n' || *c == '\\') *c = ';';
         labels[i] = strdup(buf);

@@ -409,6 +409,26 @@ static void test_labels(const char *path)
     CHECK(n_999 == 2);
     ob_dataset_free(&d);
     ob_store_close(s);
+
+    /* keys with an underscore (SQLite quotes them in a JSON path), nested in
+     * "train", and a key one configuration lacks (written only when set) */
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"A", "lion", "\"weight_decay\":0,\"train\":{\"clip_norm\":1}", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"A", "lion", "\"weight_decay\":0,\"train\":{\"clip_norm\":0,\"spike_z_loss\":3}", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"A", "lion", "\"weight_decay\":0.1,\"train\":{\"clip_norm\":0}", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK(d.n_opt == 3);
+    const char *want[] = {"lion weight_decay=0 clip_norm=0 spike_z_loss=3", "lion weight_decay=0 clip_norm=1",
+                          "lion weight_decay=0.1 clip_norm=0"};
+    for (int i = 0; i < d.n_opt && i < 3; i++) {
+        int found = 0;
+        for (int k = 0; k < 3; k++) found |= !strcmp(d.opt_labels[i], want[k]);
+        CHECK_MSG(found, "label '%s'", d.opt_labels[i]);
+    }
+    ob_dataset_free(&d);
+    ob_store_close(s);
 }
 
 static void test_sign_paired(const char *path)

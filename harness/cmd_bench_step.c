@@ -224,7 +224,7 @@ static ob_status bs_stats(void *p, int64_t i, ob_err *e)
     (void)i;
     const ob_backend_ops *ops = c->dev->ops;
     OB_TRY(ops->grad_stats(c->dev, c->grads, c->total, c->stats, e));
-    return ops->finish_stats(c->dev, c->stats, c->loss, 0.0f, NULL, e);
+    return ops->finish_stats(c->dev, c->stats, c->loss, 0.0f, NULL, NULL, e);
 }
 
 static ob_status bs_copy(void *p, int64_t i, ob_err *e)

@@ -134,6 +134,23 @@ static void add_event(cell_state *cs, int64_t step, const char *kind, const char
     cs->n_events++;
 }
 
+/* A step the spike guard skipped (flags: OB_SPIKE_* bits). */
+static void add_spike_event(cell_state *cs, int64_t step, int flags, const ob_step_record *r,
+                            const ob_hp_values *train)
+{
+    char what[160] = "";
+    size_t l = 0;
+    if (flags & OB_SPIKE_LOSS)
+        l += (size_t)snprintf(what + l, sizeof what - l, "loss %.6g more than %g", (double)r->loss,
+                              ob_hp_get(train, "spike_z_loss"));
+    if (flags & OB_SPIKE_GRAD)
+        snprintf(what + l, sizeof what - l, "%sgradient norm %.6g more than %g", l ? ", " : "",
+                 (double)r->grad_norm, ob_hp_get(train, "spike_z_grad"));
+    add_event(cs, step, "spike_skipped",
+              "%s standard deviations above the mean of the last %.0f finite steps; update skipped", what,
+              ob_hp_get(train, "spike_window"));
+}
+
 /* One cell to run: its cell of the matrix, its row and its stored spec. */
 typedef struct job {
     const ob_cell *cell;
@@ -536,12 +553,13 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
             cs.pts[n_pts].lr = ob_optim_lr_in_effect(cs.opt, step);
             n_pts++;
             if (step == 1) first_loss = r->loss;
-            if (r->skipped != 0.0f && no_guard) {
+            const int nonfinite = r->skipped == (float)OB_REC_NONFINITE;
+            if (nonfinite && no_guard) {
                 /* train.on_nonfinite = none: the step was applied as is */
                 diverged_step = step;
                 add_event(&cs, step, "diverged", "non-finite %s at step %lld, applied (train.on_nonfinite = none)",
                           isfinite(r->loss) ? "gradient" : "loss", (long long)step);
-            } else if (r->skipped != 0.0f) {
+            } else if (nonfinite) {
                 bad_streak++;
                 add_event(&cs, step, "skipped_step", "non-finite %s; update skipped",
                           isfinite(r->loss) ? "gradient" : "loss");
@@ -551,7 +569,12 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
                               (long long)bad_streak);
                 }
             } else {
-                bad_streak = 0;
+                /* a spike the spike guard skipped is finite: neither bad nor good for the
+                 * streak, and its loss still counts for divergence */
+                if (r->skipped != 0.0f)
+                    add_spike_event(&cs, step, (int)r->skipped - OB_REC_NONFINITE, r, &cell->train_hp);
+                else
+                    bad_streak = 0;
                 if (isfinite(first_loss) && first_loss > 0 && r->loss > diverge_factor * first_loss) {
                     diverged_step = step;
                     add_event(&cs, step, "diverged", "loss %.6g exceeds %g x the first loss %.6g",
@@ -820,6 +843,18 @@ static void options_json(const ob_cell *cell, char *buf, size_t n)
     if (cell->n_options && l + 2 < n) snprintf(buf + l, n - l, "]");
 }
 
+/* The training settings' JSON. The spike guard's keys (the last of
+ * ob_train_hp_defs) are left out while the guard is off, so that a run
+ * without it keeps the text it had before the guard existed: resume, compare
+ * and history know a run by this text. */
+static void train_json(const ob_hp_values *train, char *buf, size_t n)
+{
+    ob_hp_values t = *train;
+    int k = ob_hp_index(t.defs, t.n, "spike_z_loss");
+    if (k >= 0 && ob_hp_get(train, "spike_z_loss") == 0 && ob_hp_get(train, "spike_z_grad") == 0) t.n = k;
+    ob_hp_to_json(&t, buf, n);
+}
+
 /* The run spec of a cell; wjson and ojson receive its JSON texts. */
 static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
                       char wjson[1024], char ojson[4096], ob_run_spec *spec)
@@ -827,7 +862,7 @@ static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *
     char opt[1400], train[600], optj[2000];
     ob_hp_to_json(&cell->wl_hp, wjson, 1024);
     ob_hp_to_json(&cell->opt_hp, opt, sizeof opt);
-    ob_hp_to_json(&cell->train_hp, train, sizeof train);
+    train_json(&cell->train_hp, train, sizeof train);
     opt[strlen(opt) - 1] = '\0'; /* drop '}' and merge the training settings */
     options_json(cell, optj, sizeof optj);
     snprintf(ojson, 4096, "%s,\"train\":%s%s}", opt, train, optj);

@@ -99,9 +99,10 @@ typedef struct ob_backend_ops {
     /* stats->sumsq += sum g^2, stats->nonfinite += count(!isfinite(g)) over n. */
     ob_status (*grad_stats)(ob_device *dev, const float *g, int64_t n, ob_step_stats *stats, ob_err *e);
     /* From sumsq/nonfinite and the loss: grad_norm, clip_scale, skip; clip_norm <= 0
-     * means no clipping. Also fills rec->{loss, grad_norm, skipped}. */
+     * means no clipping; spike (device memory, or NULL: off) the spike guard's
+     * window, scored and updated. Also fills rec->{loss, grad_norm, skipped}. */
     ob_status (*finish_stats)(ob_device *dev, ob_step_stats *stats, const float *loss, float clip_norm,
-                              ob_step_record *rec, ob_err *e);
+                              ob_spike *spike, ob_step_record *rec, ob_err *e);
     /* One fused pass of an elementwise rule over n floats: p, g and the state
      * roles s[0..rule->n_state-1]. Reads clip scale and skip from stats and the
      * per-step scalars from sc, both in device memory. */

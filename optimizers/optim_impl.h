@@ -113,6 +113,7 @@ struct ob_optim {
 
     /* the guard */
     int guard_mode;         /* 0 skip, 1 rollback, 2 stop, 3 none */
+    ob_spike *spike_dev;    /* the spike guard's window (device memory), NULL when it is off */
     int64_t bad_streak;     /* consecutive bad steps (rollback, stop) */
     int stopped;
     int64_t stopped_step;

@@ -30,6 +30,15 @@ const ob_hp_def ob_train_hp_defs[] = {
      "or (none) apply it as torch.optim does and end the run as diverged"},
     {"snapshot_every", OB_HP_INT, 100, 1, 1e12, 0, 0, NULL,
      "on_nonfinite=rollback: steps between snapshots of parameters and optimizer state"},
+    /* the spike guard: these keys stay last (a run's hparams leave them out
+     * while the guard is off, see train_json in harness/run.c) */
+    {"spike_z_loss", OB_HP_FLOAT, 0.0, 0.0, INFINITY, 0, 0, NULL,
+     "skip a step whose loss is more than this many standard deviations above the mean of the last "
+     "spike_window finite steps' losses (llm.c's outlier detector; 0: off)"},
+    {"spike_z_grad", OB_HP_FLOAT, 0.0, 0.0, INFINITY, 0, 0, NULL,
+     "the same for the gradient norm (before clipping; 0: off)"},
+    {"spike_window", OB_HP_INT, 128, 2, OB_SPIKE_WINDOW_MAX, 0, 0, NULL,
+     "finite steps the spike scores compare against; none is scored before the window is full"},
 };
 const int ob_train_hp_count = (int)(sizeof ob_train_hp_defs / sizeof ob_train_hp_defs[0]);
 
@@ -404,6 +413,18 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
     o->n_groups = l->n_groups;
     o->state_bytes = 0;
     OB_TRY(ob_dev_alloc(dev, sizeof(ob_step_stats), (void **)&o->stats_dev, e));
+    const double z_loss = ob_optim_train_hp(o, "spike_z_loss"), z_grad = ob_optim_train_hp(o, "spike_z_grad");
+    if (z_loss > 0 || z_grad > 0) {
+        ob_spike *sp = calloc(1, sizeof *sp);
+        if (!sp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        sp->window = (int32_t)ob_optim_train_hp(o, "spike_window");
+        sp->z_loss = (float)z_loss;
+        sp->z_grad = (float)z_grad;
+        ob_status s = ob_dev_alloc(dev, sizeof *sp, (void **)&o->spike_dev, e);
+        if (s == OB_OK) s = dev->ops->upload(dev, o->spike_dev, sp, sizeof *sp, e);
+        free(sp);
+        OB_TRY(s);
+    }
     int64_t ws_x = 0, ws_s = 0;
     int ws_count = 0, need_thr = 0;
     for (int g = 0; g < o->n_groups; g++) {
@@ -548,11 +569,17 @@ static ob_status snapshot_copy(ob_optim *o, float *params, int to, ob_err *e)
     return OB_OK;
 }
 
-/* rollback / stop: the host learns whether step t was bad and acts on it. */
+/* rollback / stop: the host learns whether step t was bad and acts on it. A
+ * step the spike guard skipped is not bad: nothing is rolled back, only the
+ * update count, as for any skip this mode sees. */
 static ob_status guard_after(ob_optim *o, float *params, int64_t t, ob_err *e)
 {
     ob_step_stats st;
     OB_TRY(o->dev->ops->download(o->dev, &st, o->stats_dev, sizeof st, e));
+    if (st.skip != 0.0f && st.spike != 0.0f) {
+        o->t--; /* the update did not happen */
+        return OB_OK;
+    }
     if (st.skip == 0.0f) {
         o->bad_streak = 0;
         int64_t every = (int64_t)ob_optim_train_hp(o, "snapshot_every");
@@ -609,7 +636,8 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
     /* With no guard and no clipping nothing has to be known before the update:
      * the statistics are then summed by the update kernels themselves (one
      * read of the gradients instead of two) and finished after it. */
-    const int fused = o->guard_mode == OB_GUARD_NONE && clip_norm <= 0.0f && ops->elementwise_step_stats;
+    const int fused =
+        o->guard_mode == OB_GUARD_NONE && clip_norm <= 0.0f && !o->spike_dev && ops->elementwise_step_stats;
     ob_step_stats init;
     memset(&init, 0, sizeof init);
     init.clip_scale = 1.0f;
@@ -617,7 +645,7 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
     OB_TRY(ops->upload(dev, o->stats_dev, &init, sizeof init, e));
     if (!fused) {
         OB_TRY(ops->grad_stats(dev, grads, o->layout->total, o->stats_dev, e));
-        OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
+        OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, o->spike_dev, rec, e));
     }
     double lr = ob_optim_lr_in_effect(o, t);
     if (rec) {
@@ -625,7 +653,7 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
         OB_TRY(ops->upload(dev, &rec->lr, &lrf, sizeof lrf, e));
     }
     if (o->stopped) {
-        if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
+        if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, o->spike_dev, rec, e));
         return OB_OK;
     }
     if (o->t == 0 && o->def->first_step) OB_TRY(o->def->first_step(o, params, e));
@@ -653,7 +681,7 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
                                              grads + gr->begin, st, gr->end - gr->begin, e));
         }
     }
-    if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, rec, e));
+    if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, o->spike_dev, rec, e));
     if (o->guard_mode == OB_GUARD_ROLLBACK || o->guard_mode == OB_GUARD_STOP) OB_TRY(guard_after(o, params, t, e));
     return OB_OK;
 }
@@ -686,6 +714,7 @@ int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
     }
     blob(out, max, &n, "optim.t", &o->t, sizeof o->t, 0);
     blob(out, max, &n, "guard.bad_streak", &o->bad_streak, sizeof o->bad_streak, 0);
+    if (o->spike_dev) blob(out, max, &n, "guard.spike_window", o->spike_dev, sizeof(ob_spike), 1);
     if (o->guard_mode == OB_GUARD_ROLLBACK) {
         blob(out, max, &n, "guard.snap_t", &o->snap_t, sizeof o->snap_t, 0);
         blob(out, max, &n, "guard.snap_step", &o->snap_step, sizeof o->snap_step, 0);
@@ -724,6 +753,7 @@ void ob_optim_destroy(ob_optim *o)
     if (o->dev) {
         ob_dev_free(o->dev, o->eval_buf);
         ob_dev_free(o->dev, o->stats_dev);
+        ob_dev_free(o->dev, o->spike_dev);
         for (int g = 0; g < o->n_groups; g++) {
             for (int k = 0; k < OB_RULE_MAX_STATE; k++) {
                 ob_dev_free(o->dev, o->group[g].state[k]);

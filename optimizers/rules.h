@@ -36,7 +36,59 @@ typedef struct ob_step_stats {
     float skip;          /* 1 when the step must change nothing (guard) */
     float guard;         /* set before the step: 1 a non-finite step is skipped (skip,
                             rollback, stop), 0 it is applied (train.on_nonfinite = none) */
+    float spike;         /* OB_SPIKE_LOSS | OB_SPIKE_GRAD when the spike guard skips the step, else 0 */
 } ob_step_stats;
+
+/* The spike guard (llm.c's outlier detector): a finite step whose loss, or
+ * gradient norm, lies more than z standard deviations above the mean of the
+ * previous `window` finite steps' values is skipped. Lives in device memory;
+ * finish_stats reads and updates it, one thread, no host synchronisation.
+ * Every finite step enters the window, skipped ones too (a lasting change of
+ * level is absorbed instead of skipping for ever), so the window is a
+ * function of the trajectory alone. Scored only once the window is full; a
+ * window of identical values scores 0. */
+#define OB_SPIKE_WINDOW_MAX 1024
+enum { OB_SPIKE_LOSS = 1, OB_SPIKE_GRAD = 2 };
+typedef struct ob_spike {
+    float loss[OB_SPIKE_WINDOW_MAX]; /* ring buffers: value of finite step k at k % window */
+    float norm[OB_SPIKE_WINDOW_MAX];
+    int64_t seen;                    /* finite steps entered */
+    int32_t window;                  /* 2..OB_SPIKE_WINDOW_MAX */
+    float z_loss, z_grad;            /* thresholds; 0: that score is off */
+    int32_t pad_;
+} ob_spike;
+
+/* z-score of x against the n values of ring (population standard deviation,
+ * two passes in index order: the same arithmetic on both backends). */
+OB_HD static inline double ob_spike_z(const float *ring, int n, float x)
+{
+    double mean = 0.0, var = 0.0;
+    for (int i = 0; i < n; i++) mean += (double)ring[i];
+    mean /= (double)n;
+    for (int i = 0; i < n; i++) {
+        double d = (double)ring[i] - mean;
+        var += d * d;
+    }
+    double sd = sqrt(var / (double)n);
+    return sd > 0.0 ? ((double)x - mean) / sd : 0.0;
+}
+
+/* Which scores of the spike guard flag this finite step (OB_SPIKE_* bits);
+ * then the step enters the window. */
+OB_HD static inline int ob_spike_check(ob_spike *sp, float loss, float norm)
+{
+    int flags = 0;
+    const int w = sp->window;
+    if (sp->seen >= w) {
+        if (sp->z_loss > 0.0f && ob_spike_z(sp->loss, w, loss) > (double)sp->z_loss) flags |= OB_SPIKE_LOSS;
+        if (sp->z_grad > 0.0f && ob_spike_z(sp->norm, w, norm) > (double)sp->z_grad) flags |= OB_SPIKE_GRAD;
+    }
+    const int k = (int)(sp->seen % w);
+    sp->loss[k] = loss;
+    sp->norm[k] = norm;
+    sp->seen++;
+    return flags;
+}
 
 /* One training step as recorded in the curve; filled on the device, copied to
  * the host in batches. */
@@ -44,13 +96,19 @@ typedef struct ob_step_record {
     float loss;
     float grad_norm;
     float lr;
-    float skipped; /* 1 when the step saw a non-finite gradient or loss: skipped
-                      by the guard, or applied as is with train.on_nonfinite = none */
+    float skipped; /* OB_REC_NONFINITE: the step saw a non-finite gradient or loss (skipped
+                      by the guard, or applied as is with train.on_nonfinite = none);
+                      1 + OB_SPIKE_* bits: skipped by the spike guard; 0 otherwise */
 } ob_step_record;
 
+/* ob_step_record.skipped: 0 applied, 1 non-finite, 1 + OB_SPIKE_* bits a
+ * spike (2 loss, 3 gradient norm, 4 both) */
+enum { OB_REC_NONFINITE = 1 };
+
 /* The guard and the clip scale, from the accumulated statistics and the loss
- * (torch.nn.utils.clip_grad_norm_: scale = clip / (norm + 1e-6), capped at 1). */
-OB_HD static inline void ob_stats_finish(ob_step_stats *st, const float *loss, float clip_norm,
+ * (torch.nn.utils.clip_grad_norm_: scale = clip / (norm + 1e-6), capped at 1),
+ * and the spike guard's verdict when sp is not NULL (a finite step only). */
+OB_HD static inline void ob_stats_finish(ob_step_stats *st, const float *loss, float clip_norm, ob_spike *sp,
                                          ob_step_record *rec)
 {
     float norm = (float)sqrt(st->sumsq);
@@ -61,11 +119,13 @@ OB_HD static inline void ob_stats_finish(ob_step_stats *st, const float *loss, f
         float c = clip_norm / (norm + 1e-6f);
         st->clip_scale = c < 1.0f ? c : 1.0f;
     }
-    st->skip = bad && st->guard != 0.0f ? 1.0f : 0.0f;
+    int spike = sp && !bad ? ob_spike_check(sp, *loss, norm) : 0;
+    st->spike = (float)spike;
+    st->skip = (bad && st->guard != 0.0f) || spike ? 1.0f : 0.0f;
     if (rec) {
         rec->loss = *loss;
         rec->grad_norm = st->grad_norm;
-        rec->skipped = bad ? 1.0f : 0.0f;
+        rec->skipped = bad ? (float)OB_REC_NONFINITE : spike ? (float)(OB_REC_NONFINITE + spike) : 0.0f;
     }
 }
 

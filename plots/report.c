@@ -317,6 +317,46 @@ out:
 }
 
 /* One paragraph: neighbours in a ranking compared seed by seed. */
+/* What the guard did in the runs at each optimizer's best lr on workload w:
+ * a ranked run that trained on fewer batches than its steps says so. Nothing
+ * when it did nothing. */
+static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+{
+    char text[4096];
+    size_t l = 0;
+    for (int k = 0; k < s->n_g && l + 200 < sizeof text; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w) continue;
+        long long nf = 0, sp = 0, rb = 0;
+        int seeds = 0;
+        for (int i = 0; i < g->n_best_runs; i++) {
+            const ob_rrun *r = &d->runs[g->best_runs[i]];
+            nf += r->n_skip_nonfinite;
+            sp += r->n_skip_spike;
+            rb += r->n_rollback;
+            seeds += r->n_skip_nonfinite + r->n_skip_spike + r->n_rollback > 0;
+        }
+        if (!seeds) continue;
+        l += (size_t)snprintf(text + l, sizeof text - l, "%s%s: ", l ? "; " : "", d->opt_labels[g->opt]);
+        const char *sep = "";
+        if (nf) {
+            l += (size_t)snprintf(text + l, sizeof text - l, "%lld non-finite step%s skipped", nf, nf == 1 ? "" : "s");
+            sep = ", ";
+        }
+        if (sp) {
+            l += (size_t)snprintf(text + l, sizeof text - l, "%s%lld spike%s skipped", sep, sp, sp == 1 ? "" : "s");
+            sep = ", ";
+        }
+        if (rb) l += (size_t)snprintf(text + l, sizeof text - l, "%s%lld rollback%s", sep, rb, rb == 1 ? "" : "s");
+        l += (size_t)snprintf(text + l, sizeof text - l, " (%d of %d seeds)", seeds, g->n_best_runs);
+    }
+    if (l)
+        doc_p(dc, "The guard at the best lrs: %s. Such runs trained on fewer batches than their steps (a skipped "
+                  "step changes neither parameters nor optimizer state; a rollback returns to an earlier "
+                  "snapshot); runs.csv counts them per run and the database's events table lists each step.",
+              text);
+}
+
 static void doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm)
 {
     int order[512];
@@ -462,6 +502,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
                 doc_row_end(dc);
             }
         doc_table_end(dc);
+        doc_guard(dc, d, s, w);
         doc_paired(dc, d, s, rank, w, 0);
 
         int n_conf = 0, n_overlap = 0, max_seeds = 0;

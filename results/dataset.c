@@ -295,11 +295,15 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " CASE WHEN json_valid(hparams) THEN json_remove(hparams, '$.lr') ELSE coalesce(hparams, '') END AS opt_key, "
              " lr, seed, status, error, steps, steps_done, diverged_step, peak_mem_bytes, state_bytes, "
              " final_loss, best_loss, eval_loss, eval_metric, loss_floor, step_ms_median, step_ms_p90, "
-             " items_per_sec, wall_s, rn, stage_, dmem_ "
+             " items_per_sec, wall_s, rn, stage_, dmem_, "
+             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'skipped_step'), "
+             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'spike_skipped'), "
+             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'optimizer' "
+             "  AND v.detail LIKE 'rollback:%%') "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, row_number() OVER (PARTITION BY workload, "
              "      coalesce(workload_params, ''), optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
              "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
-             "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) "
+             "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) AS rr "
              "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id",
              has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
@@ -343,6 +347,9 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->items_per_sec = col_real(q, 24);
         r->wall_s = col_real(q, 25);
         r->device_mem_bytes = col_int(q, 28);
+        r->n_skip_nonfinite = sqlite3_column_int64(q, 29);
+        r->n_skip_spike = sqlite3_column_int64(q, 30);
+        r->n_rollback = sqlite3_column_int64(q, 31);
         r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
                      !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
         r->diverged = !strcmp(r->status, "diverged");

@@ -27,6 +27,9 @@ typedef struct ob_rrun {
     int64_t diverged_step;     /* -1 when not diverged */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
     int64_t device_mem_bytes;  /* device memory in use as the driver reports it; -1 unknown (CPU) */
+    /* steps the guard handled (from the events): skipped for a non-finite
+     * gradient or loss, skipped by the spike guard, rolled back */
+    int64_t n_skip_nonfinite, n_skip_spike, n_rollback;
     double final_loss, best_loss, eval_loss, eval_metric, loss_floor;    /* NaN when unknown */
     double step_ms_median, step_ms_p90, items_per_sec, wall_s;           /* NaN when unknown */
     int wl, opt;               /* indices into the dataset's workload and optimizer labels */

@@ -118,7 +118,9 @@ static const ob_file_doc docs[] = {
      "step_ms_median, step_ms_p90, items_per_sec, peak_mem_bytes, state_bytes, wall_s, "
      "workload_params (JSON), hparams (JSON), error, stage (sweep | confirm: a fresh seed at the best lr, "
      "run after the sweep), device_mem_bytes (the largest device memory in use as the driver reports it; "
-     "empty on the CPU)"},
+     "empty on the CPU), skipped_nonfinite (steps skipped for a non-finite gradient or loss), skipped_spike "
+     "(steps the spike guard skipped: train.spike_z_loss, spike_z_grad), rollbacks (train.on_nonfinite = "
+     "rollback)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
      "(lr in effect at that step)"},
@@ -337,7 +339,8 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "steps", "steps_done", "final_loss", "best_loss", "eval_loss",
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
-                           "workload_params", "hparams", "error", "stage", "device_mem_bytes"),
+                           "workload_params", "hparams", "error", "stage", "device_mem_bytes",
+                           "skipped_nonfinite", "skipped_spike", "rollbacks"),
                        e));
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
@@ -367,6 +370,9 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_str(&c, r->error);
         ob_csv_str(&c, r->confirm ? "confirm" : "sweep");
         ob_csv_opt_int(&c, r->device_mem_bytes);
+        ob_csv_int(&c, r->n_skip_nonfinite);
+        ob_csv_int(&c, r->n_skip_spike);
+        ob_csv_int(&c, r->n_rollback);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);

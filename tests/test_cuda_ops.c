@@ -187,6 +187,54 @@ static void test_fill_axpby_rng(void)
     free(b);
 }
 
+/* finish_stats with the spike guard: the same window and steps on both
+ * backends give the same verdicts and the same window, bit for bit (the
+ * scores are double sums in index order). cs/gs: a statistics block on each. */
+static void spike_parity(ob_step_stats *cs, ob_step_stats *gs)
+{
+    ob_spike sp;
+    memset(&sp, 0, sizeof sp);
+    sp.window = 16;
+    sp.z_loss = 4.0f;
+    sp.z_grad = 4.0f;
+    ob_spike *csp, *gsp;
+    OK(ob_dev_alloc(&cpu, sizeof sp, (void **)&csp, &err));
+    OK(ob_dev_alloc(&gpu, sizeof sp, (void **)&gsp, &err));
+    OK(cpu.ops->upload(&cpu, csp, &sp, sizeof sp, &err));
+    OK(gpu.ops->upload(&gpu, gsp, &sp, sizeof sp, &err));
+    ob_step_record *crec, *grec, rc, rg;
+    OK(ob_dev_alloc(&cpu, sizeof rc, (void **)&crec, &err));
+    OK(ob_dev_alloc(&gpu, sizeof rg, (void **)&grec, &err));
+    int n_spikes = 0;
+    for (int k = 0; k < 40; k++) {
+        /* a noisy plateau, a loss spike at 20, a gradient spike at 30 */
+        float loss = 2.0f + 0.01f * (float)((k * 7) % 5), norm = 1.0f + 0.02f * (float)((k * 3) % 4);
+        if (k == 20) loss = 9.0f;
+        if (k == 30) norm = 50.0f;
+        ob_step_stats st = {(double)norm * norm, 0, 0, 0, 0, 1, 0};
+        float *cl = dev_put(&cpu, &loss, 1), *gl = dev_put(&gpu, &loss, 1);
+        OK(cpu.ops->upload(&cpu, cs, &st, sizeof st, &err));
+        OK(gpu.ops->upload(&gpu, gs, &st, sizeof st, &err));
+        OK(cpu.ops->finish_stats(&cpu, cs, cl, 0.0f, csp, crec, &err));
+        OK(gpu.ops->finish_stats(&gpu, gs, gl, 0.0f, gsp, grec, &err));
+        OK(cpu.ops->download(&cpu, &rc, crec, sizeof rc, &err));
+        OK(gpu.ops->download(&gpu, &rg, grec, sizeof rg, &err));
+        CHECK_MSG(rc.skipped == rg.skipped, "spike guard at step %d: cpu %g cuda %g", k, rc.skipped, rg.skipped);
+        n_spikes += rc.skipped != 0.0f;
+        ob_dev_free(&cpu, cl);
+        ob_dev_free(&gpu, gl);
+    }
+    CHECK_MSG(n_spikes == 2, "spike guard: %d steps flagged on the CPU, 2 planted", n_spikes);
+    ob_spike wc, wg;
+    OK(cpu.ops->download(&cpu, &wc, csp, sizeof wc, &err));
+    OK(gpu.ops->download(&gpu, &wg, gsp, sizeof wg, &err));
+    CHECK(memcmp(&wc, &wg, sizeof wc) == 0);
+    ob_dev_free(&cpu, csp);
+    ob_dev_free(&gpu, gsp);
+    ob_dev_free(&cpu, crec);
+    ob_dev_free(&gpu, grec);
+}
+
 static void test_dot_stats(void)
 {
     const int64_t sizes[] = {1, 5, 4099, 1000003};
@@ -217,7 +265,7 @@ static void test_dot_stats(void)
                 OK(cpu.ops->upload(&cpu, cx + off + 1, bad, sizeof bad, &err));
                 OK(gpu.ops->upload(&gpu, gx + off + 1, bad, sizeof bad, &err));
             }
-            ob_step_stats s0 = {1.5, 2.0, 0, 0, 0, 0}, sc, sg;
+            ob_step_stats s0 = {1.5, 2.0, 0, 0, 0, 0, 0}, sc, sg;
             ob_step_stats *cs, *gs;
             OK(ob_dev_alloc(&cpu, sizeof s0, (void **)&cs, &err));
             OK(ob_dev_alloc(&gpu, sizeof s0, (void **)&gs, &err));
@@ -239,11 +287,11 @@ static void test_dot_stats(void)
                 ob_step_record rcc, rgg, *crec, *grec;
                 OK(ob_dev_alloc(&cpu, sizeof rcc, (void **)&crec, &err));
                 OK(ob_dev_alloc(&gpu, sizeof rgg, (void **)&grec, &err));
-                ob_step_stats clean = {sc.sumsq, 0, 0, 0, 0, 0};
+                ob_step_stats clean = {sc.sumsq, 0, 0, 0, 0, 0, 0};
                 OK(cpu.ops->upload(&cpu, cs, &clean, sizeof clean, &err));
                 OK(gpu.ops->upload(&gpu, gs, &clean, sizeof clean, &err));
-                OK(cpu.ops->finish_stats(&cpu, cs, cl, 0.5f, crec, &err));
-                OK(gpu.ops->finish_stats(&gpu, gs, gl, 0.5f, grec, &err));
+                OK(cpu.ops->finish_stats(&cpu, cs, cl, 0.5f, NULL, crec, &err));
+                OK(gpu.ops->finish_stats(&gpu, gs, gl, 0.5f, NULL, grec, &err));
                 OK(cpu.ops->download(&cpu, &sc, cs, sizeof sc, &err));
                 OK(gpu.ops->download(&gpu, &sg, gs, sizeof sg, &err));
                 OK(cpu.ops->download(&cpu, &rcc, crec, sizeof rcc, &err));
@@ -260,6 +308,7 @@ static void test_dot_stats(void)
                 ob_dev_free(&cpu, crec);
                 ob_dev_free(&gpu, grec);
             }
+            if (off == 0) spike_parity(cs, gs);
             ob_dev_free(&cpu, cs);
             ob_dev_free(&gpu, gs);
             ob_dev_free(&cpu, cx);
@@ -416,7 +465,7 @@ static void test_rules(void)
                     cso[k] = cs[k] + off;
                     gso[k] = gs[k] + off;
                 }
-                ob_step_stats st = {0, 0, 0, 0.8f, (float)skip, 0};
+                ob_step_stats st = {0, 0, 0, 0.8f, (float)skip, 0, 0};
                 ob_step_stats *cst, *gst;
                 ob_rule_step *csc, *gsc;
                 OK(ob_dev_alloc(&cpu, sizeof st, (void **)&cst, &err));

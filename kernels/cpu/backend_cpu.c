@@ -238,11 +238,11 @@ static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_st
 }
 
 static ob_status cpu_finish_stats(ob_device *dev, ob_step_stats *st, const float *loss,
-                                  float clip_norm, ob_step_record *rec, ob_err *e)
+                                  float clip_norm, ob_spike *spike, ob_step_record *rec, ob_err *e)
 {
     (void)dev;
     (void)e;
-    ob_stats_finish(st, loss, clip_norm, rec);
+    ob_stats_finish(st, loss, clip_norm, spike, rec);
     return OB_OK;
 }
 

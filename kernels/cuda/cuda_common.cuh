@@ -211,7 +211,7 @@ ob_status ob_cu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k, flo
                         float beta, float *C, int ldc, int64_t sc, int batch, ob_err *e);
 ob_status ob_cu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *stats, ob_err *e);
 ob_status ob_cu_finish_stats(ob_device *dev, ob_step_stats *stats, const float *loss, float clip_norm,
-                             ob_step_record *rec, ob_err *e);
+                             ob_spike *spike, ob_step_record *rec, ob_err *e);
 ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                  const ob_step_stats *stats, float *p, const float *g,
                                  float *const *s, int64_t n, ob_err *e);

@@ -199,15 +199,17 @@ ob_status ob_cu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_st
 /* ---- the guard and the clip scale: one thread, the shared rule ------------------------ */
 
 static __global__ void finish_stats_kernel(ob_step_stats *stats, const float *loss, float clip_norm,
-                                           ob_step_record *rec)
+                                           ob_spike *spike, ob_step_record *rec)
 {
-    ob_stats_finish(stats, loss, clip_norm, rec);
+    ob_stats_finish(stats, loss, clip_norm, spike, rec);
 }
 
+/* With the spike guard on, the one thread also scores the window (two passes
+ * over at most 2 x 1024 floats): microseconds, once per step. */
 ob_status ob_cu_finish_stats(ob_device *dev, ob_step_stats *stats, const float *loss, float clip_norm,
-                             ob_step_record *rec, ob_err *e)
+                             ob_spike *spike, ob_step_record *rec, ob_err *e)
 {
-    finish_stats_kernel<<<1, 1, 0, cu_impl(dev)->stream>>>(stats, loss, clip_norm, rec);
+    finish_stats_kernel<<<1, 1, 0, cu_impl(dev)->stream>>>(stats, loss, clip_norm, spike, rec);
     OB_CU_LAUNCHED(e, "finish_stats");
     return OB_OK;
 }

@@ -34,6 +34,12 @@ static void run_usage(FILE *f)
             "  --set OWNER.KEY=VALUE  a hyperparameter: adam.beta2=0.95, quadratic.dim=50,\n"
             "                         train.clip_norm=1 (repeatable; OWNER is an optimizer,\n"
             "                         a workload, or 'train' for the pipeline settings)\n"
+            "  --sweep OWNER.KEY=V1,V2,...\n"
+            "                         sweep a hyperparameter besides the lr: each value is a\n"
+            "                         configuration of its own (adam.beta2=0.95,0.999;\n"
+            "                         train.clip_norm=0,1; quadratic.cond=100,10000), with its\n"
+            "                         own lr sweep and seeds; several sweeps make a grid\n"
+            "                         (repeatable; config: 'sweep: {adam: {beta2: [...]}}')\n"
             "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
@@ -77,7 +83,7 @@ static const run_flag run_flags[] = {
     {"--set", 1},              {"--exclude", 1},         {"--name", 1},          {"--dry-run", 0},
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
-    {"--confirm-seeds", 1},
+    {"--confirm-seeds", 1},    {"--sweep", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -164,10 +170,13 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     if (m->n_excluded_pairs)
         printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
                m->n_excluded_pairs == 1 ? "" : "s");
+    int64_t seed0 = 0;
+    const int pairs = ob_matrix_confirm_plan(m, &seed0);
+    int swept = 0;
+    for (int i = 0; i < c->n_settings; i++) swept |= c->settings[i].sweep;
+    if (swept) printf("; with the sweeps, %d (workload, optimizer) configuration%s", pairs, pairs == 1 ? "" : "s");
     printf("), %lld steps each\n", (long long)c->steps);
     if (c->confirm_seeds > 0) {
-        int64_t seed0 = 0;
-        int pairs = ob_matrix_confirm_plan(m, &seed0);
         long long n = (long long)c->confirm_seeds;
         printf("then confirmation: %lld fresh seed%s (", n, n == 1 ? "" : "s");
         if (n == 1) printf("seed %lld", (long long)seed0);
@@ -176,13 +185,23 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
                pairs == 1 ? "" : "s", n * pairs,
                c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
     }
-    printf("%6s  %-14s %-10s %-10s %6s\n", "cell", "workload", "optimizer", "lr", "seed");
+    int any_sweep = 0;
+    for (int i = 0; i < c->n_settings; i++)
+        if (c->settings[i].sweep) {
+            if (!any_sweep++) printf("sweeps (each value a configuration of its own, with its own lrs and seeds):\n");
+            printf("  %s.%s = %s  (%s)\n", c->settings[i].owner, c->settings[i].key, c->settings[i].value,
+                   c->settings[i].origin);
+        }
+    printf("%6s  %-14s %-10s %-10s %6s%s\n", "cell", "workload", "optimizer", "lr", "seed",
+           any_sweep ? "  configuration" : "");
     if (c->shard_n > 0) printf("shard %d/%d: the cells whose index is %d mod %d\n", c->shard_k, c->shard_n, c->shard_k, c->shard_n);
     for (int i = 0; i < m->n; i++) {
         const ob_cell *x = &m->cells[i];
         if (c->shard_n > 0 && x->index % c->shard_n != c->shard_k) continue;
-        printf("%6lld  %-14s %-10s %-10g %6lld\n", (long long)x->index, x->wl->name, x->opt->name, x->lr,
-               (long long)x->seed);
+        char conf[512] = "";
+        if (any_sweep) ob_cell_sweep_text(c, x, conf, sizeof conf);
+        printf("%6lld  %-14s %-10s %-10g %6lld%s%s\n", (long long)x->index, x->wl->name, x->opt->name, x->lr,
+               (long long)x->seed, any_sweep ? "  " : "", conf);
     }
     /* Routing: which parameter goes to which group, per workload x optimizer
      * (checked before: this cannot fail on the input) */
@@ -245,6 +264,7 @@ int ob_cmd_run(int argc, char **argv)
                 s = ob_fail(&e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);
             else snprintf(cfg.backend, sizeof cfg.backend, "%s", v);
         } else if (!strcmp(a, "--set")) s = ob_config_add_set(&cfg, v, "--set", &e);
+        else if (!strcmp(a, "--sweep")) s = ob_config_add_sweep(&cfg, v, "--sweep", &e);
         else if (!strcmp(a, "--name")) snprintf(cfg.name, sizeof cfg.name, "%s", v);
         else if (!strcmp(a, "--exclude")) s = ob_config_add_exclude_text(&cfg, v, "--exclude", &e);
         else if (!strcmp(a, "--checkpoint-every")) s = flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg.checkpoint_every, &e);

@@ -207,6 +207,7 @@ ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key
         if (!strcmp(s->owner, owner) && !strcmp(s->key, key)) {
             snprintf(s->value, sizeof s->value, "%s", value);
             snprintf(s->origin, sizeof s->origin, "%s", origin);
+            s->sweep = 0;
             return OB_OK;
         }
     }
@@ -216,26 +217,80 @@ ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key
     snprintf(s->key, sizeof s->key, "%s", key);
     snprintf(s->value, sizeof s->value, "%s", value);
     snprintf(s->origin, sizeof s->origin, "%s", origin);
+    s->sweep = 0;
     return OB_OK;
 }
 
-ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e)
+ob_status ob_config_add_sweep_values(ob_config *c, const char *owner, const char *key, const char *values,
+                                     const char *origin, ob_err *e)
+{
+    if (!strcmp(key, "route"))
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s.route cannot be swept (routing rules are text, not a value)",
+                       origin, owner);
+    char buf[2048], *items[OB_CFG_MAX_LIST], what[160];
+    int n = 0;
+    snprintf(what, sizeof what, "values of %s.%s", owner, key);
+    OB_TRY(split_items(values, buf, sizeof buf, items, OB_CFG_MAX_LIST, &n, what, origin, e));
+    if (n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the sweep of %s.%s has no values", origin, owner, key);
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < i; j++)
+            if (!strcmp(items[i], items[j]))
+                return ob_fail(e, OB_ERR_INPUT, "%s: the sweep of %s.%s lists '%s' twice", origin, owner, key,
+                               items[i]);
+    char joined[sizeof c->settings[0].value];
+    size_t l = 0;
+    for (int i = 0; i < n; i++) {
+        size_t k = strlen(items[i]);
+        if (l + k + 2 > sizeof joined)
+            return ob_fail(e, OB_ERR_INPUT, "%s: the values of the sweep of %s.%s are too long", origin, owner, key);
+        if (i) joined[l++] = ',';
+        memcpy(joined + l, items[i], k + 1);
+        l += k;
+    }
+    OB_TRY(ob_config_add_setting(c, owner, key, joined, origin, e));
+    for (int i = c->n_settings - 1; i >= 0; i--)
+        if (!strcmp(c->settings[i].owner, owner) && !strcmp(c->settings[i].key, key)) {
+            c->settings[i].sweep = 1;
+            break;
+        }
+    return OB_OK;
+}
+
+/* OWNER.KEY=REST -> owner, key, rest (what names the form in messages) */
+static ob_status split_assignment(const char *assignment, const char *origin, const char *example, char owner[64],
+                                  char key[64], const char **rest, ob_err *e)
 {
     const char *eq = strchr(assignment, '=');
     const char *dot = strchr(assignment, '.');
     if (!eq || !dot || dot > eq || dot == assignment || dot + 1 == eq)
-        return ob_fail(e, OB_ERR_INPUT,
-                       "%s '%s': expected OWNER.KEY=VALUE, e.g. adam.beta2=0.95 or train.clip_norm=1",
-                       origin, assignment);
-    char owner[64], key[64];
+        return ob_fail(e, OB_ERR_INPUT, "%s '%s': expected %s", origin, assignment, example);
     size_t lo = (size_t)(dot - assignment), lk = (size_t)(eq - dot - 1);
-    if (lo >= sizeof owner || lk >= sizeof key) return ob_fail(e, OB_ERR_INPUT, "%s '%s': name too long", origin, assignment);
+    if (lo >= 64 || lk >= 64) return ob_fail(e, OB_ERR_INPUT, "%s '%s': name too long", origin, assignment);
     memcpy(owner, assignment, lo);
     owner[lo] = '\0';
     memcpy(key, dot + 1, lk);
     key[lk] = '\0';
     if (!eq[1]) return ob_fail(e, OB_ERR_INPUT, "%s '%s': the value is empty", origin, assignment);
-    return ob_config_add_setting(c, owner, key, eq + 1, origin, e);
+    *rest = eq + 1;
+    return OB_OK;
+}
+
+ob_status ob_config_add_sweep(ob_config *c, const char *assignment, const char *origin, ob_err *e)
+{
+    char owner[64], key[64];
+    const char *values = NULL;
+    OB_TRY(split_assignment(assignment, origin, "OWNER.KEY=V1,V2,..., e.g. adam.beta2=0.95,0.999", owner, key,
+                            &values, e));
+    return ob_config_add_sweep_values(c, owner, key, values, origin, e);
+}
+
+ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e)
+{
+    char owner[64], key[64];
+    const char *value = NULL;
+    OB_TRY(split_assignment(assignment, origin, "OWNER.KEY=VALUE, e.g. adam.beta2=0.95 or train.clip_norm=1", owner,
+                            key, &value, e));
+    return ob_config_add_setting(c, owner, key, value, origin, e);
 }
 
 ob_status ob_config_set_shard(ob_config *c, const char *text, const char *origin, ob_err *e)
@@ -474,6 +529,25 @@ static ob_status owner_values(const ycx *y, const yaml_node_t *k, const yaml_nod
     return ob_config_add_setting(y->c, owner, scalar(k), scalar(v), at, y->e);
 }
 
+/* sweep: {OWNER: {KEY: [V1, V2, ...]}} */
+static ob_status sweep_values(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
+{
+    const char *owner = arg;
+    char at[256], text[2048], what[160];
+    where(y, v, at, sizeof at);
+    snprintf(what, sizeof what, "sweep: %s.%s", owner, scalar(k));
+    OB_TRY(list_text(y, v, what, text, sizeof text));
+    return ob_config_add_sweep_values(y->c, owner, scalar(k), text, at, y->e);
+}
+
+static ob_status sweep_map(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
+{
+    (void)arg;
+    char what[128];
+    snprintf(what, sizeof what, "the sweep of '%s'", scalar(k));
+    return each_pair(y, v, what, sweep_values, (void *)scalar(k));
+}
+
 static ob_status owner_map(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
     (void)arg;
@@ -529,7 +603,7 @@ static ob_status exclude_map(const ycx *y, const yaml_node_t *k, const yaml_node
 static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
                                        "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude",
-                                       "confirm_seeds"};
+                                       "confirm_seeds", "sweep"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -603,13 +677,15 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return each_pair(y, v, key, owner_values, (void *)"train");
     } else if (!strcmp(key, "exclude")) {
         return each_pair(y, v, "exclude (workload: [optimizer, ...])", exclude_map, NULL);
+    } else if (!strcmp(key, "sweep")) {
+        return each_pair(y, v, "sweep (owner: {key: [value, ...]})", sweep_map, NULL);
     } else {
         const char *near = ob_closest_name(key, top_keys, (int)(sizeof top_keys / sizeof top_keys[0]));
         if (near) return ob_fail(e, OB_ERR_INPUT, "%s: unknown key '%s' (did you mean '%s'?)", at, key, near);
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds",
+                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, sweep",
                        at, key);
     }
     return OB_OK;

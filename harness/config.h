@@ -49,8 +49,9 @@
 typedef struct ob_setting {
     char owner[64];
     char key[64];
-    char value[128];
+    char value[256];  /* a sweep: its values, comma-separated */
     char origin[256]; /* "config.yaml:12" or "--set" */
+    int sweep;        /* 1: swept (--sweep, 'sweep:'): the matrix runs each value */
 } ob_setting;
 
 typedef struct ob_lr_list {
@@ -115,6 +116,12 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
 ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const char *origin, ob_err *e);
 /* "owner.key=value" */
 ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e);
+/* "owner.key=v1,v2,...": a hyperparameter swept like the lr (every value is
+ * a configuration of its own). A later setting or sweep of the same key
+ * replaces an earlier one. */
+ob_status ob_config_add_sweep(ob_config *c, const char *assignment, const char *origin, ob_err *e);
+ob_status ob_config_add_sweep_values(ob_config *c, const char *owner, const char *key, const char *values,
+                                     const char *origin, ob_err *e);
 ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key, const char *value,
                                 const char *origin, ob_err *e);
 

@@ -26,9 +26,145 @@ static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_val
     const ob_optimizer_def *od = ob_optimizer_find(owner);
     for (int i = 0; i < c->n_settings; i++) {
         const ob_setting *s = &c->settings[i];
-        if (strcmp(s->owner, owner) != 0) continue;
+        if (strcmp(s->owner, owner) != 0 || s->sweep) continue; /* sweeps: apply_sweep */
         if (is_option(od, s->key)) continue; /* text settings: ob_cell_make_optim */
         if (ob_hp_set(hv, owner, s->key, s->value, e) != OB_OK) return ob_err_prefix(e, "%s: ", s->origin);
+    }
+    return OB_OK;
+}
+
+/* ---- sweeps of hyperparameters other than the lr ---------------------------- */
+
+static int n_values(const char *list)
+{
+    int n = 1;
+    for (const char *p = list; *p; p++) n += *p == ',';
+    return n;
+}
+
+/* Value k of a comma-separated list. */
+static void nth_value(const char *list, int k, char *out, size_t n)
+{
+    const char *p = list;
+    for (; k > 0 && p; k--) {
+        p = strchr(p, ',');
+        if (p) p++;
+    }
+    size_t len = p ? strcspn(p, ",") : 0;
+    if (len >= n) len = n - 1;
+    memcpy(out, p ? p : "", len);
+    out[len] = '\0';
+}
+
+/* How many configurations the sweeps of owner make: the product of their
+ * numbers of values (1 without sweeps). */
+static int64_t sweep_size(const ob_config *c, const char *owner)
+{
+    int64_t n = 1;
+    for (int i = 0; i < c->n_settings && n <= 1000000; i++)
+        if (c->settings[i].sweep && !strcmp(c->settings[i].owner, owner)) n *= n_values(c->settings[i].value);
+    return n;
+}
+
+/* Configuration v (0 <= v < sweep_size) of owner's sweeps, the first sweep
+ * varying slowest: calls fn with each swept key and its value. */
+typedef ob_status (*sweep_fn)(const ob_setting *s, const char *value, void *arg, ob_err *e);
+
+static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sweep_fn fn, void *arg, ob_err *e)
+{
+    for (int i = c->n_settings - 1; i >= 0; i--) {
+        const ob_setting *s = &c->settings[i];
+        if (!s->sweep || strcmp(s->owner, owner)) continue;
+        int n = n_values(s->value);
+        char val[sizeof s->value];
+        nth_value(s->value, (int)(v % n), val, sizeof val);
+        v /= n;
+        OB_TRY(fn(s, val, arg, e));
+    }
+    return OB_OK;
+}
+
+static ob_status set_swept(const ob_setting *s, const char *value, void *arg, ob_err *e)
+{
+    if (ob_hp_set(arg, s->owner, s->key, value, e) != OB_OK) return ob_err_prefix(e, "%s: sweep: ", s->origin);
+    return OB_OK;
+}
+
+static ob_status apply_sweep(const ob_config *c, const char *owner, int64_t v, ob_hp_values *hv, ob_err *e)
+{
+    return each_swept(c, owner, v, set_swept, hv, e);
+}
+
+typedef struct sweep_text {
+    char *buf;
+    size_t n, l;
+} sweep_text;
+
+static ob_status text_swept(const ob_setting *s, const char *value, void *arg, ob_err *e)
+{
+    (void)e;
+    sweep_text *t = arg;
+    /* each_swept goes from the last sweep to the first: prepend */
+    char item[400];
+    int k = snprintf(item, sizeof item, "%s=%s%s", s->key, value, t->l ? " " : "");
+    if (k > 0 && t->l + (size_t)k + 1 <= t->n) {
+        memmove(t->buf + k, t->buf, t->l + 1);
+        memcpy(t->buf, item, (size_t)k);
+        t->l += (size_t)k;
+    }
+    return OB_OK;
+}
+
+void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    sweep_text t = {buf, n, 0}, tt = {NULL, 0, 0};
+    ob_err e;
+    int64_t nt = sweep_size(c, "train");
+    char train[512] = "";
+    tt.buf = train;
+    tt.n = sizeof train;
+    (void)each_swept(c, "train", cell->variant % nt, text_swept, &tt, &e);
+    (void)each_swept(c, cell->opt->name, cell->variant / nt, text_swept, &t, &e);
+    char wl[512] = "";
+    sweep_text tw = {wl, sizeof wl, 0};
+    (void)each_swept(c, cell->wl->name, cell->wl_variant, text_swept, &tw, &e);
+    char all[1600];
+    snprintf(all, sizeof all, "%s%s%s%s%s", wl, wl[0] && (buf[0] || train[0]) ? " " : "", buf,
+             buf[0] && train[0] ? " " : "", train);
+    snprintf(buf, n, "%s", all);
+}
+
+int ob_cell_same_pair(const ob_cell *a, const ob_cell *b)
+{
+    return a->wl == b->wl && a->wl_variant == b->wl_variant && a->opt == b->opt && a->variant == b->variant;
+}
+
+/* Every value of every sweep is a valid value of its key; text settings
+ * (route, coeff_file, ...) cannot be swept. */
+static ob_status check_sweeps(const ob_config *c, ob_err *e)
+{
+    for (int i = 0; i < c->n_settings; i++) {
+        const ob_setting *s = &c->settings[i];
+        if (!s->sweep) continue;
+        const ob_workload_def *wd = ob_workload_find(s->owner);
+        const ob_optimizer_def *od = ob_optimizer_find(s->owner);
+        if (is_option(od, s->key))
+            return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is a text setting; it cannot be swept", s->origin, s->owner,
+                           s->key);
+        ob_hp_values hv;
+        if (!strcmp(s->owner, "train")) ob_hp_defaults(&hv, ob_train_hp_defs, ob_train_hp_count);
+        else if (wd) ob_hp_defaults(&hv, wd->hp, wd->n_hp);
+        else if (od) ob_hp_defaults(&hv, od->hp, od->n_hp);
+        else continue; /* check_owners refuses it */
+        if (!strcmp(s->key, "lr") && od)
+            return ob_fail(e, OB_ERR_INPUT, "%s: %s.lr is swept with 'lrs' (--lrs), not with a sweep", s->origin,
+                           s->owner);
+        for (int k = 0; k < n_values(s->value); k++) {
+            char val[sizeof s->value];
+            nth_value(s->value, k, val, sizeof val);
+            OB_TRY(set_swept(s, val, &hv, e));
+        }
     }
     return OB_OK;
 }
@@ -138,6 +274,68 @@ static ob_status check_unused_settings(const ob_config *c, const ob_hp_values *t
     return OB_OK;
 }
 
+/* The text settings of optimizer od (route rules, coeff_file, ...), in order. */
+static ob_status text_settings(const ob_config *c, const ob_optimizer_def *od, const ob_setting **opts, int *n,
+                               ob_err *e)
+{
+    *n = 0;
+    for (int i = 0; i < c->n_settings; i++) {
+        if (strcmp(c->settings[i].owner, od->name) || !is_option(od, c->settings[i].key)) continue;
+        if (*n == OB_MAX_CELL_OPTIONS)
+            return ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[i].origin,
+                           OB_MAX_CELL_OPTIONS, od->name);
+        opts[(*n)++] = &c->settings[i];
+    }
+    return OB_OK;
+}
+
+/* The cells of optimizer od on configuration wv of workload wd (hyperparameters
+ * whp): each configuration of od's sweeps and train's, then lr, then seed.
+ * The settings of every configuration are validated, also of an excluded pair. */
+static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *wd, int wv, const ob_hp_values *whp,
+                                     const ob_optimizer_def *od, const ob_hp_values *train, ob_matrix *m, ob_err *e)
+{
+    ob_hp_values base;
+    ob_hp_defaults(&base, od->hp, od->n_hp);
+    OB_TRY(apply_settings(c, od->name, &base, e));
+    const ob_setting *opts[OB_MAX_CELL_OPTIONS];
+    int n_opts = 0;
+    OB_TRY(text_settings(c, od, opts, &n_opts, e));
+    const ob_lr_list *l = ob_config_lrs_for(c, od->name);
+    const int n_lr = l ? l->n : 1, n_seeds = c->n_seeds ? c->n_seeds : 1;
+    const int64_t n_train = sweep_size(c, "train");
+    const int li = ob_hp_index(od->hp, od->n_hp, "lr");
+    for (int64_t ov = 0; ov < sweep_size(c, od->name) * n_train; ov++) {
+        ob_hp_values ohp = base, thp = *train;
+        OB_TRY(apply_sweep(c, od->name, ov / n_train, &ohp, e));
+        OB_TRY(apply_sweep(c, "train", ov % n_train, &thp, e));
+        ob_cell probe = {.opt = od, .opt_hp = ohp, .train_hp = thp, .n_options = n_opts};
+        memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
+        ob_optim *made = NULL;
+        ob_status st = ob_cell_make_optim(&probe, &made, e);
+        ob_optim_destroy(made);
+        OB_TRY(st);
+        if (ob_config_excluded(c, wd->name, od->name)) continue;
+        for (int k = 0; k < n_lr; k++)
+            for (int s = 0; s < n_seeds; s++) {
+                ob_cell *cell = &m->cells[m->n];
+                *cell = probe;
+                cell->index = m->n++;
+                cell->wl = wd;
+                cell->wl_variant = wv;
+                cell->variant = (int)ov;
+                cell->wl_hp = *whp;
+                cell->lr = l ? l->v[k] : ob_hp_get(&ohp, "lr");
+                cell->seed = c->n_seeds ? c->seeds[s] : 0;
+                if (li >= 0) {
+                    cell->opt_hp.v[li] = cell->lr;
+                    cell->opt_hp.set[li] = 1;
+                }
+            }
+    }
+    return OB_OK;
+}
+
 ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e)
 {
     memset(m, 0, sizeof *m);
@@ -173,10 +371,12 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
     OB_TRY(apply_settings(c, "train", &train, e));
     OB_TRY(check_unused_settings(c, &train, e));
+    OB_TRY(check_sweeps(c, e));
     OB_TRY(check_owners(c, notes, e)); /* valid: now note the unused ones */
 
     int n_seeds = c->n_seeds ? c->n_seeds : 1;
-    int64_t total = 0;
+    const int64_t n_train = sweep_size(c, "train");
+    double total = 0;
     for (int w = 0; w < c->n_workloads; w++)
         for (int o = 0; o < c->n_optimizers; o++) {
             if (ob_config_excluded(c, c->workloads[w], c->optimizers[o])) {
@@ -184,69 +384,29 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
                 continue;
             }
             const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[o]);
-            total += (int64_t)(l ? l->n : 1) * n_seeds;
+            total += (double)sweep_size(c, c->workloads[w]) * (double)sweep_size(c, c->optimizers[o]) *
+                     (double)n_train * (l ? l->n : 1) * n_seeds;
         }
     if (total == 0)
         return ob_fail(e, OB_ERR_INPUT, "%s: every (workload, optimizer) pair is excluded; the matrix is empty",
                        c->excludes[0].origin);
-    if (total > 1000000) return ob_fail(e, OB_ERR_INPUT, "the matrix has %lld cells; at most 1000000", (long long)total);
+    if (total > 1000000)
+        return ob_fail(e, OB_ERR_INPUT, "the matrix has %.0f cells%s; at most 1000000", total,
+                       total >= 1e12 ? " or more" : "");
     m->cells = calloc((size_t)total, sizeof *m->cells);
-    if (!m->cells) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %lld cells", (long long)total);
+    if (!m->cells) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %.0f cells", total);
 
     for (int w = 0; w < c->n_workloads; w++) {
         const ob_workload_def *wd = ob_workload_find(c->workloads[w]);
-        ob_hp_values whp;
-        ob_hp_defaults(&whp, wd->hp, wd->n_hp);
-        if (apply_settings(c, wd->name, &whp, e) != OB_OK) goto fail;
-        for (int o = 0; o < c->n_optimizers; o++) {
-            const ob_optimizer_def *od = ob_optimizer_find(c->optimizers[o]);
-            ob_hp_values ohp;
-            ob_hp_defaults(&ohp, od->hp, od->n_hp);
-            if (apply_settings(c, od->name, &ohp, e) != OB_OK) goto fail;
-            const ob_setting *opts[OB_MAX_CELL_OPTIONS];
-            int n_opts = 0;
-            for (int i = 0; i < c->n_settings; i++) {
-                if (strcmp(c->settings[i].owner, od->name) || !is_option(od, c->settings[i].key)) continue;
-                if (n_opts == OB_MAX_CELL_OPTIONS) {
-                    ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[i].origin,
-                            OB_MAX_CELL_OPTIONS, od->name);
+        for (int64_t wv = 0; wv < sweep_size(c, wd->name); wv++) {
+            ob_hp_values whp;
+            ob_hp_defaults(&whp, wd->hp, wd->n_hp);
+            if (apply_settings(c, wd->name, &whp, e) != OB_OK || apply_sweep(c, wd->name, wv, &whp, e) != OB_OK)
+                goto fail;
+            for (int o = 0; o < c->n_optimizers; o++)
+                if (add_optimizer_cells(c, wd, (int)wv, &whp, ob_optimizer_find(c->optimizers[o]), &train, m, e) !=
+                    OB_OK)
                     goto fail;
-                }
-                opts[n_opts++] = &c->settings[i];
-            }
-            const ob_lr_list *l = ob_config_lrs_for(c, od->name);
-            int n_lr = l ? l->n : 1;
-            { /* validate the text settings (also of an excluded pair) */
-                ob_cell probe = {.opt = od, .opt_hp = ohp, .train_hp = train, .n_options = n_opts};
-                memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
-                ob_optim *made = NULL;
-                ob_status st = ob_cell_make_optim(&probe, &made, e);
-                ob_optim_destroy(made);
-                if (st != OB_OK) goto fail;
-            }
-            if (ob_config_excluded(c, wd->name, od->name)) continue;
-            for (int k = 0; k < n_lr; k++) {
-                double lr = l ? l->v[k] : ob_hp_get(&ohp, "lr");
-                for (int s = 0; s < n_seeds; s++) {
-                    ob_cell *cell = &m->cells[m->n];
-                    cell->index = m->n;
-                    cell->wl = wd;
-                    cell->opt = od;
-                    cell->lr = lr;
-                    cell->seed = c->n_seeds ? c->seeds[s] : 0;
-                    cell->wl_hp = whp;
-                    cell->opt_hp = ohp;
-                    cell->train_hp = train;
-                    cell->n_options = n_opts;
-                    memcpy(cell->options, opts, (size_t)n_opts * sizeof opts[0]);
-                    int li = ob_hp_index(od->hp, od->n_hp, "lr");
-                    if (li >= 0) {
-                        cell->opt_hp.v[li] = lr;
-                        cell->opt_hp.set[li] = 1;
-                    }
-                    m->n++;
-                }
-            }
         }
     }
     return OB_OK;
@@ -447,11 +607,13 @@ ob_status ob_matrix_check_routing(const ob_config *c, const ob_matrix *m, FILE *
     ob_status s = OB_OK;
     rule_seen seen[MAX_RULES_SEEN];
     int n_seen = 0;
-    /* the cells of a pair are consecutive (order: workload, optimizer, lr, seed) */
+    /* the cells of a pair are consecutive (order: workload, optimizer, lr,
+     * seed); the routing does not depend on the numbers a sweep varies, so
+     * an optimizer's first configuration stands for all of them */
     for (int i = 0, end; i < m->n && s == OB_OK; i = end) {
-        for (end = i + 1; end < m->n && m->cells[end].wl == m->cells[i].wl && m->cells[end].opt == m->cells[i].opt;)
+        for (end = i + 1; end < m->n && ob_cell_same_pair(&m->cells[end], &m->cells[i]);)
             end++;
-        s = check_pair(c, m, i, end, &dev, warn, describe, seen, &n_seen, e);
+        if (m->cells[i].variant == 0) s = check_pair(c, m, i, end, &dev, warn, describe, seen, &n_seen, e);
     }
     ob_device_close(&dev);
     for (int j = 0; j < n_seen && s == OB_OK && warn; j++)
@@ -493,7 +655,7 @@ int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed)
     int pairs = 0;
     for (int i = 0; i < m->n; i++) {
         if (m->cells[i].seed + 1 > seed0) seed0 = m->cells[i].seed + 1;
-        pairs += i == 0 || m->cells[i].wl != m->cells[i - 1].wl || m->cells[i].opt != m->cells[i - 1].opt;
+        pairs += i == 0 || !ob_cell_same_pair(&m->cells[i], &m->cells[i - 1]);
     }
     *first_seed = seed0;
     return pairs;

@@ -2,9 +2,12 @@
  *
  * A cell is one run: (workload, optimizer, lr, seed) with the fully resolved
  * hyperparameters of the workload, the optimizer and the training pipeline.
- * Order: workload, then optimizer, then lr, then seed (the cell index is the
- * position in that order, stable for a given configuration); the pairs
- * (workload, optimizer) the configuration excludes have no cells. Expansion
+ * Order: workload, its swept configurations, optimizer, its swept
+ * configurations (its own sweeps, then train's), lr, seed (the cell index
+ * is the position in that order, stable for a given configuration; without
+ * sweeps every pair has one configuration); the pairs (workload, optimizer)
+ * the configuration excludes have no cells. A "pair" below is one
+ * configuration of a workload with one configuration of an optimizer. Expansion
  * validates every name and every setting, so nothing runs or is written
  * when any of them is wrong; ob_matrix_check_routing then validates the
  * parameter routing of every pair.
@@ -27,6 +30,7 @@ typedef struct ob_cell {
     const ob_optimizer_def *opt;
     double lr;
     int64_t seed;
+    int wl_variant, variant; /* configuration of the workload's sweeps; of the optimizer's and train's */
     ob_hp_values wl_hp, opt_hp, train_hp;
     /* text settings of the optimizer (route rules, coeff_file), in order;
      * they point into the configuration, which outlives the matrix */
@@ -57,6 +61,11 @@ ob_status ob_matrix_check_routing(const ob_config *c, const ob_matrix *m, FILE *
  * (workload, optimizer) pairs, and the first fresh seed, one past the largest
  * seed of the matrix. */
 int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed);
+/* Whether a and b are runs of one pair (same configurations of workload and optimizer). */
+int ob_cell_same_pair(const ob_cell *a, const ob_cell *b);
+/* The swept values of the cell's configurations, "beta2=0.95 clip_norm=1"
+ * ("" without sweeps). */
+void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, char *buf, size_t n);
 /* The cell's optimizer: created with its hyperparameters, text settings applied. */
 ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e);
 

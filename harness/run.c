@@ -831,7 +831,7 @@ static void options_json(const ob_cell *cell, char *buf, size_t n)
     for (int i = 0; i < cell->n_options && l + 8 < n; i++) {
         const ob_setting *o = cell->options[i];
         l += (size_t)snprintf(buf + l, n - l, "%s\"", i ? "," : ",\"options\":[");
-        char kv[200];
+        char kv[400];
         snprintf(kv, sizeof kv, "%s=%s", o->key, o->value);
         for (const char *p = kv; *p && l + 8 < n; p++) {
             if (*p == '"' || *p == '\\') buf[l++] = '\\';
@@ -974,7 +974,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     int n = 0, p = 0, pairs_confirmed = 0;
     for (int i0 = 0, i1; i0 < m->n && s == OB_OK; i0 = i1, p++) {
         i1 = i0 + 1;
-        while (i1 < m->n && m->cells[i1].wl == m->cells[i0].wl && m->cells[i1].opt == m->cells[i0].opt) i1++;
+        while (i1 < m->n && ob_cell_same_pair(&m->cells[i1], &m->cells[i0])) i1++;
         int k = 0;
         s = ob_store_sweep_finals(store, x->bench_id, m->cells[i0].index, m->cells[i1 - 1].index, lr, fin, m->n, &k,
                                   e);

@@ -333,6 +333,76 @@ static void test_stats(void)
     CHECK_NEAR(ob_quantile_inplace(q, 5, 0.9), 4.6, 1e-12);
 }
 
+/* Sweeps of hyperparameters besides the lr: the grid's order (the first
+ * sweep slowest; workload, optimizer, train), each configuration's values,
+ * the pairs, the label text, what replaces what, and bad sweeps. */
+static void test_sweeps(void)
+{
+    ob_config c;
+    ob_err e;
+    CHECK_OK(load(&c,
+                  "workloads: [quadratic]\noptimizers: [sgd, adam]\nlrs: [0.01, 0.1]\nseeds: 2\n"
+                  "hparams: {adam: {eps: 1e-6}}\n"
+                  "sweep:\n  adam: {beta2: [0.9, 0.99, 0.999], beta1: \"0.8,0.9\"}\n"
+                  "  train: {clip_norm: [0, 1]}\n  quadratic: {cond: [10, 1000]}\n",
+                  &e),
+             &e);
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    /* per workload configuration: sgd 2 (train) + adam 3 x 2 x 2, x 2 lrs x 2 seeds */
+    CHECK_MSG(m.n == 2 * (2 + 12) * 4, "%d cells", m.n);
+    int64_t seed0;
+    CHECK(ob_matrix_confirm_plan(&m, &seed0) == 2 * 14 && seed0 == 2);
+    if (m.n == 112) {
+        const ob_cell *x = &m.cells[0];
+        CHECK(x->wl_variant == 0 && x->variant == 0 && !strcmp(x->opt->name, "sgd"));
+        CHECK(ob_hp_get(&x->wl_hp, "cond") == 10 && ob_hp_get(&x->train_hp, "clip_norm") == 0);
+        x = &m.cells[4]; /* sgd, clip_norm 1 */
+        CHECK(x->variant == 1 && ob_hp_get(&x->train_hp, "clip_norm") == 1 && ob_cell_same_pair(x, &m.cells[7]) &&
+              !ob_cell_same_pair(x, &m.cells[3]));
+        /* adam: beta2 slowest, then beta1, then train's clip_norm; each with the fixed eps */
+        const double want[12][3] = {{0.9, 0.8, 0},   {0.9, 0.8, 1},   {0.9, 0.9, 0},   {0.9, 0.9, 1},
+                                    {0.99, 0.8, 0},  {0.99, 0.8, 1},  {0.99, 0.9, 0},  {0.99, 0.9, 1},
+                                    {0.999, 0.8, 0}, {0.999, 0.8, 1}, {0.999, 0.9, 0}, {0.999, 0.9, 1}};
+        for (int v = 0; v < 12; v++) {
+            x = &m.cells[8 + 4 * v];
+            CHECK_MSG(x->variant == v && ob_hp_get(&x->opt_hp, "beta2") == want[v][0] &&
+                          ob_hp_get(&x->opt_hp, "beta1") == want[v][1] &&
+                          ob_hp_get(&x->train_hp, "clip_norm") == want[v][2] &&
+                          ob_hp_get(&x->opt_hp, "eps") == 1e-6 && x->lr == 0.01,
+                      "adam configuration %d", v);
+        }
+        char text[256];
+        ob_cell_sweep_text(&c, &m.cells[8 + 4 * 5], text, sizeof text);
+        CHECK_MSG(!strcmp(text, "cond=10 beta2=0.99 beta1=0.8 clip_norm=1"), "'%s'", text);
+        x = &m.cells[56]; /* the second workload configuration */
+        CHECK(x->wl_variant == 1 && ob_hp_get(&x->wl_hp, "cond") == 1000 && x->index == 56);
+    }
+    ob_matrix_free(&m);
+    /* a later --set replaces the sweep of its key, a later sweep a setting */
+    CHECK_OK(ob_config_add_set(&c, "adam.beta2=0.95", "--set", &e), &e);
+    CHECK_OK(ob_config_add_sweep(&c, "adam.eps=1e-8,1e-6", "--sweep", &e), &e);
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK_MSG(m.n == 2 * (2 + 8) * 4, "%d cells", m.n);
+    if (m.n == 80) CHECK(ob_hp_get(&m.cells[8].opt_hp, "beta2") == 0.95 && ob_hp_get(&m.cells[8].opt_hp, "eps") == 1e-8);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+
+    /* bad sweeps: the value and where it was given */
+    expect_bad("workloads: quadratic\noptimizers: adam\nsweep:\n  adam: {beta2: [0.9, 1.5]}\n",
+               "t.yaml:4: sweep: adam.beta2 = 1.5 is out of range");
+    expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {beta2: [0.9, 0.9]}}\n", "lists '0.9' twice");
+    expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {lr: [0.1, 1]}}\n", "swept with 'lrs'");
+    expect_bad("workloads: quadratic\noptimizers: muon\nsweep: {muon: {route: [a, b]}}\n", "cannot be swept");
+    expect_bad("workloads: quadratic\noptimizers: root\nsweep: {root: {coeff_file: [a, b]}}\n", "text setting");
+    expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {betta2: [0.9]}}\n", "betta2");
+    expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {beta2: []}}\n", "empty");
+    expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: [0.9]}\n", "mapping");
+    ob_config_init(&c);
+    CHECK(ob_config_add_sweep(&c, "adam.beta2", "--sweep", &e) == OB_ERR_INPUT && strstr(e.msg, "V1,V2"));
+    ob_config_free(&c);
+}
+
 int main(void)
 {
     test_yaml_ok();
@@ -344,5 +414,6 @@ int main(void)
     test_exclude();
     test_routing_check();
     test_stats();
+    test_sweeps();
     return check_done();
 }

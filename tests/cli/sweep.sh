@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Sweeps besides the lr (--sweep, 'sweep:'): the flags and the config file
+# give the same matrix; every configuration has its own lr sweep, best lr,
+# ranking row (labelled with its values) and fresh confirmation seeds; a
+# --resume finds the benchmark finished; the labels in the report are the
+# swept values.
+. "$(dirname "$0")/common.bash"
+flags=(--workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 60 --backend cpu
+       --sweep adam.beta2=0.9,0.999 --sweep train.clip_norm=0,1 --confirm-seeds 2)
+cat >"$tmp/c.yaml" <<'EOF'
+workloads: [quadratic]
+optimizers: [sgd, adam]
+lrs: [0.01, 0.1]
+seeds: 2
+steps: 60
+backend: cpu
+confirm_seeds: 2
+sweep:
+  adam: {beta2: [0.9, 0.999]}
+  train: {clip_norm: [0, 1]}
+EOF
+"$OPTBENCH" run "${flags[@]}" --dry-run >"$tmp/dry1" 2>&1 || { cat "$tmp/dry1"; exit 1; }
+"$OPTBENCH" run "$tmp/c.yaml" --dry-run >"$tmp/dry2" 2>&1 || { cat "$tmp/dry2"; exit 1; }
+check "the config file gives the flags' matrix" \
+  diff <(grep -v '(--sweep)\|c.yaml:' "$tmp/dry1") <(grep -v '(--sweep)\|c.yaml:' "$tmp/dry2")
+check "the dry run counts the configurations" \
+  grep -q '^24 cells (1 workload x 2 optimizers x 2 lrs x 2 seeds; with the sweeps, 6 (workload, optimizer) configurations)' "$tmp/dry1"
+check "the dry run shows each cell's configuration" grep -qE '^ +23 +quadratic +adam +0.1 +1  beta2=0.999 clip_norm=1$' "$tmp/dry1"
+
+"$OPTBENCH" run "${flags[@]}" --db "$tmp/s.db" >"$tmp/run" 2>&1 || { cat "$tmp/run"; exit 1; }
+q() { sqlite3 "$tmp/s.db" "$1"; }
+check "24 sweep runs and 12 confirmation runs (2 per configuration)" \
+  test "$(q "select count(*) from runs where stage is not 'confirm'") $(q "select count(*) from runs where stage = 'confirm'")" = "24 12"
+check "each configuration's fresh seeds ran at its own hyperparameters" \
+  test "$(q "select count(distinct json_remove(hparams, '$.lr')) from runs where stage = 'confirm'")" = 6
+"$OPTBENCH" run "${flags[@]}" --db "$tmp/s.db" --resume >"$tmp/resume" 2>&1 || { cat "$tmp/resume"; fail=1; }
+check "--resume finds it finished" grep -q '0 done, 0 diverged, 0 failed, 36 finished before' "$tmp/resume"
+
+"$OPTBENCH" report --db "$tmp/s.db" --out "$tmp/r" --no-render >"$tmp/report" 2>&1 || { cat "$tmp/report"; fail=1; }
+cat "$tmp/report" | head -3
+for label in "adam beta2=0.9 clip_norm=0" "adam beta2=0.999 clip_norm=1" "sgd clip_norm=0" "sgd clip_norm=1"; do
+  check "the ranking has '$label'" grep -q "$label" <(head -3 "$tmp/report")
+  check "summary.md has '$label'" grep -q "| $label |" "$tmp/r/summary.md"
+done
+check "confirm.csv: 6 configurations" test "$(tail -n +2 "$tmp/r/confirm.csv" | cut -d, -f2 | sort -u | wc -l)" = 6
+exit $fail

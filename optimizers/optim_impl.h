@@ -104,8 +104,9 @@ struct ob_optim {
     /* nadam: running product of mu_i up to mu_t_cached (a cache of a function of t) */
     int64_t mu_t_cached;
     double mu_product;
-    /* adamw_sf: the averaging weights up to update sf_t_cached (a cache of a function of t):
-     * the largest lr so far, the weight of update sf_t_cached and the sum of the weights */
+    /* the schedule-free optimizers (schedule_free.c): the averaging weights up
+     * to update sf_t_cached (a cache of a function of t): the largest lr so
+     * far, the weight of update sf_t_cached and the sum of the weights */
     int64_t sf_t_cached;
     double sf_lr_max, sf_weight, sf_weight_sum;
     /* the evaluation point of eval_point (layout->total floats), allocated on first use */
@@ -179,5 +180,6 @@ extern const ob_optimizer_def ob_opt_lion;
 extern const ob_optimizer_def ob_opt_muon;
 extern const ob_optimizer_def ob_opt_root;
 extern const ob_optimizer_def ob_opt_adamw_sf;
+extern const ob_optimizer_def ob_opt_sgd_sf;
 
 #endif

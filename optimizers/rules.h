@@ -143,6 +143,7 @@ typedef enum ob_rule_kind {
     OB_RULE_ROOT_MOMENTUM,/* p = out (workspace), s0 = momentum buffer; M = mu M + g */
     OB_RULE_MATRIX_APPLY, /* p = parameters, s0 = orthogonalized update O (read only) */
     OB_RULE_ADAMW_SF,     /* p = y, s0 = z, s1 = exp_avg_sq (schedule-free AdamW) */
+    OB_RULE_SGD_SF,       /* p = y, s0 = z (schedule-free SGD) */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -351,6 +352,20 @@ OB_HD static inline void ob_rule_adamw_sf(const ob_rule *r, const ob_rule_step *
     *z = *z - s->lr * u;
 }
 
+/* Schedule-free SGD (schedulefree.SGDScheduleFree): p holds y, z the base
+ * sequence (starting at the parameters), as for adamw_sf. u = g + wd y;
+ * y = lerp(y, z, ckp1) + c[1] u; z = z - lr u, with ckp1 = s->c[0] and
+ * c[1] = lr (momentum (1 - ckp1) - 1). The average x, where the model is
+ * evaluated, is lerp(y, z, 1 - 1/momentum). */
+OB_HD static inline void ob_rule_sgd_sf(const ob_rule *r, const ob_rule_step *s, float *p, float g, float *z)
+{
+    float u = g;
+    if (r->weight_decay != 0.0f) u += r->weight_decay * *p;
+    float y = ob_lerp(*p, *z, s->c[0]);
+    *p = y + s->c[1] * u;
+    *z = *z - s->lr * u;
+}
+
 /* torch.optim.Muon's momentum: M = lerp(M, g, 1-mu); out = nesterov ? lerp(g, M, mu) : M. */
 OB_HD static inline void ob_rule_muon_momentum(const ob_rule *r, float *out, float g, float *mbuf)
 {
@@ -402,6 +417,7 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_ROOT_MOMENTUM: ob_rule_root_momentum(r, &p[i], gi, &st[0][i]); break;
     case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(r, s, &p[i], &st[0][i]); break;
     case OB_RULE_ADAMW_SF: ob_rule_adamw_sf(r, s, &p[i], gi, &st[0][i], &st[1][i]); break;
+    case OB_RULE_SGD_SF: ob_rule_sgd_sf(r, s, &p[i], gi, &st[0][i]); break;
     default: break;
     }
 }

@@ -11,11 +11,11 @@ shared golden cases are: |out - ref| <= tol * max(1, max_i |ref|).
 
 Optimizers: sgd, adam, adamw, nadam, radam, adamax, adagrad, adadelta,
 rmsprop, muon where torch.optim.Muon exists (PyTorch >= 2.9), and adamw_sf
-against schedulefree.AdamWScheduleFree where the schedulefree package is
-installed (its parameters y after every step; its average x, where optbench
-evaluates, is checked by tests/test_optim.c). nadam runs
-with formula=torch1.13 on PyTorch < 2.0 and torch2 after; decoupled weight
-decay of nadam/radam where torch has it (>= 2.0).
+and sgd_sf against schedulefree.AdamWScheduleFree and SGDScheduleFree where
+the schedulefree package is installed (their parameters y after every step;
+their average x, where optbench evaluates, is checked by tests/test_optim.c).
+nadam runs with formula=torch1.13 on PyTorch < 2.0 and torch2 after;
+decoupled weight decay of nadam/radam where torch has it (>= 2.0).
 
 Prints one line per optimizer (cases, worst scaled error, the case it came
 from) and 'N cases, M failed'; exits 1 on a failure, 77 when torch is missing.
@@ -156,6 +156,16 @@ def draw_case(rng, opt):
         kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
                   warmup_steps=s["warmup_steps"], r=s["r"], weight_lr_power=s["weight_lr_power"], foreach=False)
         return s, schedulefree.AdamWScheduleFree, kw
+    if opt == "sgd_sf":
+        s["lr"] = pick(rng, 0.01, 0.1, 0.5, 1.0)
+        s["momentum"] = pick(rng, 0.5, 0.9, 0.95)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        s["warmup_steps"] = pick(rng, 0, 0, 3, 10)
+        s["r"] = pick(rng, 0.0, 0.0, 1.0)
+        s["weight_lr_power"] = pick(rng, 2.0, 2.0, 0.0, 1.0)
+        kw = dict(lr=s["lr"], momentum=s["momentum"], weight_decay=s["weight_decay"],
+                  warmup_steps=s["warmup_steps"], r=s["r"], weight_lr_power=s["weight_lr_power"], foreach=False)
+        return s, schedulefree.SGDScheduleFree, kw
     if opt == "muon":
         s["lr"] = pick(rng, 0.01, 0.02)
         s["momentum"] = pick(rng, 0.9, 0.95)
@@ -216,7 +226,7 @@ def main():
     if hasattr(torch.optim, "Muon"):
         opts.append("muon")
     if schedulefree is not None:
-        opts.append("adamw_sf")
+        opts += ["adamw_sf", "sgd_sf"]
     if a.only:
         opts = [o for o in opts if o == a.only]
     torch.manual_seed(0)

@@ -424,6 +424,7 @@ static int rule_cases(rule_case *out)
     ADD("root-momentum", OB_RULE_ROOT_MOMENTUM, 1, 0, r->momentum = 0.95f);
     ADD("matrix-apply", OB_RULE_MATRIX_APPLY, 1, 0, r->weight_decay = 0.1f; r->c[0] = 0.2f);
     ADD("adamw-sf", OB_RULE_ADAMW_SF, 2, 1, r->weight_decay = 0.01f);
+    ADD("sgd-sf", OB_RULE_SGD_SF, 1, 0, r->weight_decay = 0.01f);
 #undef ADD
     return n;
 }
@@ -1114,7 +1115,7 @@ static void test_trajectories(void)
             int bad_step = -1;
             for (int t = 0; t < TRAJ_STEPS; t++) {
                 double a = tc.loss[t], b = tg.loss[t];
-                if (isnan(a) && isnan(b)) continue;
+                if ((isnan(a) && isnan(b)) || a == b) continue; /* also the same infinity: diverged on both */
                 double d = fabs(a - b) / (fmax(fabs(a), fabs(b)) + 1e-6 * fabs(tc.loss[0]) + 1e-30);
                 if (!(d <= worst)) {
                     worst = isnan(d) ? INFINITY : d;

@@ -450,6 +450,143 @@ static void test_schedule_free(void)
     rig_close(&b);
 }
 
+/* Schedule-free SGD against a float64 reference of schedulefree.SGDScheduleFree
+ * (lr warmup times train.schedule, an lr_max-weighted average with k^r, L2 at
+ * y): y and z after every step, the evaluation point x = lerp(y, z,
+ * 1 - 1/momentum) in a buffer of its own; a cosine schedule over 10 steps
+ * makes lr_max differ from the lr of the step. Then a rollback (to update 4,
+ * and to update 0, where z starts again at the restored parameters) and a
+ * resumed optimizer (its state blobs copied into a fresh one, whose weights'
+ * cache starts empty) each continue exactly as the run without the break. */
+static void sgd_sf_steps(rig *r, const float (*grads)[20], int from, int to, int64_t first_t)
+{
+    ob_err e;
+    for (int s = from; s <= to; s++) {
+        memcpy(r->g, grads[s - 1], 20 * sizeof(float));
+        CHECK_OK(ob_optim_step(r->o, r->p, r->g, r->loss, first_t + (s - from), r->rec, &e), &e);
+    }
+}
+
+static void test_schedule_free_sgd(void)
+{
+    const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {20}}};
+    const double lr = 0.3, mom = 0.8, wd = 0.05, warm = 3, rr = 1.0, power = 1.5;
+    rig a;
+    ob_err e;
+    CHECK(rig_route(&a, "sgd_sf", "lr=0.3,momentum=0.8,weight_decay=0.05,warmup_steps=3,r=1,weight_lr_power=1.5",
+                    "schedule=cosine,min_lr=0.01", v, 1, NULL, &e));
+    rig_setup(&a);
+    ob_optim_set_total_steps(a.o, 10);
+    CHECK(ob_optim_state_bytes(a.o) == (size_t)a.lay.total * sizeof(float)); /* z alone */
+    double y[20], z[20], lr_max = -1, wsum = 0;
+    for (int i = 0; i < 20; i++) a.p[i] = (float)(y[i] = z[i] = (float)i / 20 - 0.3);
+    float *at = NULL;
+    CHECK_OK(ob_optim_eval_params(a.o, a.p, &at, &e), &e);
+    CHECK(at == a.p); /* no update yet: the parameters */
+    CHECK_NEAR(ob_optim_lr_in_effect(a.o, 2), ob_optim_lr(a.o, 2) * 2 / 3, 1e-12);
+    CHECK_NEAR(ob_optim_lr_in_effect(a.o, 4), ob_optim_lr(a.o, 4), 1e-12);
+    const float *zs = NULL;
+    ob_state_blob blobs[16];
+    int nb = ob_optim_state_blobs(a.o, blobs, 16);
+    for (int i = 0; i < nb && i < 16; i++)
+        if (!strcmp(blobs[i].name, "group0.state0")) zs = blobs[i].ptr;
+    CHECK(zs != NULL);
+    double worst = 0, worst_z = 0, worst_x = 0;
+    for (int t = 1; t <= 10; t++) {
+        for (int i = 0; i < 20; i++) a.g[i] = ob_rng_normal(19, (uint64_t)t, (uint64_t)i);
+        double lrt = ob_optim_lr(a.o, t) * (t - 1 < warm ? t / warm : 1.0);
+        if (lrt > lr_max) lr_max = lrt;
+        double w = pow(t, rr) * pow(lr_max, power);
+        wsum += w;
+        double ckp1 = w / wsum;
+        for (int i = 0; i < 20; i++) {
+            double u = (double)a.g[i] + wd * y[i];
+            y[i] = (1 - ckp1) * y[i] + ckp1 * z[i] + lrt * (mom * (1 - ckp1) - 1) * u;
+            z[i] -= lrt * u;
+        }
+        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, t, a.rec, &e), &e);
+        CHECK_NEAR(a.rec->lr, lrt, 1e-7 * lr);
+        float before[20];
+        memcpy(before, a.p, sizeof before);
+        CHECK_OK(ob_optim_eval_params(a.o, a.p, &at, &e), &e);
+        CHECK(at != a.p && memcmp(before, a.p, sizeof before) == 0);
+        for (int i = 0; i < 20; i++) {
+            double x = y[i] + (1 - 1 / mom) * (z[i] - y[i]);
+            worst = fmax(worst, fabs(a.p[i] - y[i]));
+            worst_z = fmax(worst_z, fabs(zs[i] - z[i]));
+            worst_x = fmax(worst_x, fabs(at[i] - x));
+        }
+    }
+    CHECK_MSG(lr_max > ob_optim_lr(a.o, 10) * 2, "the schedule must take the lr below lr_max");
+    CHECK_MSG(worst < 2e-6, "sgd_sf: y differs from the reference by %g", worst);
+    CHECK_MSG(worst_z < 2e-6, "sgd_sf: z differs from the reference by %g", worst_z);
+    CHECK_MSG(worst_x < 2e-6, "sgd_sf: x differs from the reference by %g", worst_x);
+    rig_close(&a);
+
+    float grads[10][20];
+    for (int s = 0; s < 10; s++)
+        for (int i = 0; i < 20; i++) grads[s][i] = ob_rng_normal(21, (uint64_t)s, (uint64_t)i);
+    const char *sets = "lr=0.2,weight_decay=0.01,warmup_steps=3,r=0.5";
+    /* rollback: a NaN at step 5 restores update 4's snapshot (steps 6, 7 are
+     * updates 5, 6); snapshot_every=100: a NaN at step 2 restores update 0 */
+    const int everies[2] = {2, 100};
+    for (int k = 0; k < 2; k++) {
+        const int every = everies[k];
+        rig b;
+        char train[64];
+        snprintf(train, sizeof train, "on_nonfinite=rollback,snapshot_every=%d", every);
+        int bad = every == 2 ? 5 : 2;
+        CHECK(rig_route(&a, "sgd_sf", sets, train, v, 1, NULL, &e));
+        rig_setup(&a);
+        CHECK(rig_route(&b, "sgd_sf", sets, NULL, v, 1, NULL, &e));
+        rig_setup(&b);
+        for (int i = 0; i < 20; i++) a.p[i] = b.p[i] = (float)i / 20;
+        sgd_sf_steps(&a, (const float (*)[20])grads, 1, bad - 1, 1);
+        memcpy(a.g, grads[bad - 1], sizeof grads[0]);
+        a.g[3] = NAN;
+        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, bad, a.rec, &e), &e);
+        CHECK(a.rec->skipped == 1);
+        sgd_sf_steps(&a, (const float (*)[20])grads, bad + 1, bad + 3, bad + 1);
+        int64_t from = every == 2 ? 4 : 0;
+        sgd_sf_steps(&b, (const float (*)[20])grads, 1, (int)from, 1);
+        sgd_sf_steps(&b, (const float (*)[20])grads, bad + 1, bad + 3, from + 1);
+        CHECK_MSG(memcmp(a.p, b.p, sizeof grads[0]) == 0, "sgd_sf: rollback to update %lld", (long long)from);
+        float *xa, *xb;
+        CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);
+        CHECK_OK(ob_optim_eval_params(b.o, b.p, &xb, &e), &e);
+        CHECK(memcmp(xa, xb, sizeof grads[0]) == 0);
+        rig_close(&a);
+        rig_close(&b);
+    }
+
+    /* resume: after 4 steps, a fresh optimizer takes the state blobs (and the
+     * parameters); steps 5-10 then equal the uninterrupted run's */
+    rig c;
+    CHECK(rig_route(&a, "sgd_sf", sets, NULL, v, 1, NULL, &e));
+    rig_setup(&a);
+    CHECK(rig_route(&c, "sgd_sf", sets, NULL, v, 1, NULL, &e));
+    rig_setup(&c);
+    for (int i = 0; i < 20; i++) a.p[i] = (float)i / 20;
+    sgd_sf_steps(&a, (const float (*)[20])grads, 1, 4, 1);
+    ob_state_blob ba[16], bc[16];
+    int na = ob_optim_state_blobs(a.o, ba, 16), nc = ob_optim_state_blobs(c.o, bc, 16);
+    CHECK(na == nc && na <= 16);
+    for (int i = 0; i < na && i < 16; i++) {
+        CHECK(!strcmp(ba[i].name, bc[i].name) && ba[i].bytes == bc[i].bytes);
+        memcpy(bc[i].ptr, ba[i].ptr, ba[i].bytes);
+    }
+    memcpy(c.p, a.p, sizeof grads[0]);
+    sgd_sf_steps(&a, (const float (*)[20])grads, 5, 10, 5);
+    sgd_sf_steps(&c, (const float (*)[20])grads, 5, 10, 5);
+    CHECK_MSG(memcmp(a.p, c.p, sizeof grads[0]) == 0, "sgd_sf: the resumed optimizer drifted");
+    float *xa, *xc;
+    CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);
+    CHECK_OK(ob_optim_eval_params(c.o, c.p, &xc, &e), &e);
+    CHECK(memcmp(xa, xc, sizeof grads[0]) == 0);
+    rig_close(&a);
+    rig_close(&c);
+}
+
 int main(void)
 {
     test_hybrid_routing();
@@ -460,5 +597,6 @@ int main(void)
     test_stop();
     test_no_guard();
     test_schedule_free();
+    test_schedule_free_sgd();
     return check_done();
 }

@@ -237,6 +237,37 @@ static void test_schedule_free_rule(void)
     CHECK(ob_lerp(2.0f, 4.0f, 1.0f) == 4.0f && ob_lerp(2.0f, 4.0f, 0.0f) == 2.0f);
 }
 
+/* Schedule-free SGD, two steps of one element by hand (momentum 0.8, wd 0.01):
+ * u = 0.2 + 0.01*1 = 0.21; y = lerp(1, 0.5, 0.02) + 0.01*(0.8*0.98 - 1) u
+ * = 0.99 - 0.00045360 = 0.9895464; z = 0.5 - 0.01 u = 0.4979. Then ckp1 0.6
+ * (lerp from z's end), lr 0.1, g = -0.4: u = -0.4 + 0.01 y = -0.390104536;
+ * y = lerp(0.9895464, 0.4979, 0.6) + 0.1*(0.8*0.4 - 1) u = 0.72108566845;
+ * z = 0.4979 - 0.1 u = 0.5369104536. Without decay u is g alone. */
+static void test_schedule_free_sgd_rule(void)
+{
+    ob_rule r = rule(OB_RULE_SGD_SF);
+    r.weight_decay = 0.01f;
+    ob_rule_step s = step(0.01f, 1);
+    s.c[0] = 0.02f;
+    s.c[1] = (float)(0.01 * (0.8 * (1 - 0.02) - 1));
+    float p = 1, z = 0.5f;
+    ob_rule_sgd_sf(&r, &s, &p, 0.2f, &z);
+    CHECK_NEAR(p, 0.9895464, 1e-7);
+    CHECK_NEAR(z, 0.4979, 1e-7);
+    s = step(0.1f, 2);
+    s.c[0] = 0.6f;
+    s.c[1] = (float)(0.1 * (0.8 * (1 - 0.6) - 1));
+    ob_rule_sgd_sf(&r, &s, &p, -0.4f, &z);
+    CHECK_NEAR(p, 0.721085668448, 1e-6);
+    CHECK_NEAR(z, 0.5369104536, 1e-6);
+    r.weight_decay = 0;
+    p = 2;
+    z = 1;
+    ob_rule_sgd_sf(&r, &s, &p, 0.5f, &z); /* y = lerp(2, 1, 0.6) - 0.068*0.5 = 1.366; z = 1 - 0.05 */
+    CHECK_NEAR(p, 1.366, 1e-6);
+    CHECK_NEAR(z, 0.95, 1e-7);
+}
+
 /* ob_rule_apply (what the CUDA kernel calls) does what the direct calls do. */
 static void test_dispatch(void)
 {
@@ -274,6 +305,7 @@ static void test_dispatch(void)
         case OB_RULE_ROOT_MOMENTUM: ob_rule_root_momentum(&r, &pb, g, &b0); break;
         case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(&r, &s, &pb, &b0); break;
         case OB_RULE_ADAMW_SF: ob_rule_adamw_sf(&r, &s, &pb, g, &b0, &b1); break;
+        case OB_RULE_SGD_SF: ob_rule_sgd_sf(&r, &s, &pb, g, &b0); break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);
@@ -288,5 +320,6 @@ int main(void)
     test_lion_and_matrix();
     test_dispatch();
     test_schedule_free_rule();
+    test_schedule_free_sgd_rule();
     return check_done();
 }

@@ -276,6 +276,7 @@ static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, f
     case OB_RULE_ROOT_MOMENTUM: RULE_LOOP(ob_rule_root_momentum(&r, &p[i], g[i] * clip, &s0[i]));
     case OB_RULE_MATRIX_APPLY: RULE_LOOP(ob_rule_matrix_apply(&r, &step, &p[i], &s0[i]));
     case OB_RULE_ADAMW_SF: RULE_LOOP(ob_rule_adamw_sf(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
+    case OB_RULE_SGD_SF: RULE_LOOP(ob_rule_sgd_sf(&r, &step, &p[i], g[i] * clip, &s0[i]));
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;

@@ -15,7 +15,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 RANDOM=${OB_KILL_SEED:-$$}
 
-opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf
+opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf
 A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --checkpoint-every 25
    --set quadratic.dim=64 --set quadratic.inject_nan_step=130 --set sgd.momentum=0.9 --set sgd.nesterov=true
    --set adam.amsgrad=true --set rmsprop.centered=true --set rmsprop.momentum=0.5
@@ -23,9 +23,9 @@ A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --
    --set train.on_nonfinite=rollback --set train.snapshot_every=40 --backend cpu)
 "$OPTBENCH" "${A[@]}" --db "$tmp/a_ref.db" --dump-params "$tmp/a_ref" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 grep -c "rollback" "$tmp/err" >/dev/null
-# Six of the eleven runs (of those that train to the end), at random, are each
+# Six of the twelve runs (of those that train to the end), at random, are each
 # killed 0-9 ms after their first checkpoint (runs are numbered
-# 1..11 in cell order in both databases).
+# 1..12 in cell order in both databases).
 targets=$(python3 - "$tmp/a_ref.db" $RANDOM <<'PY'
 import random, sqlite3, sys
 ids = [r[0] for r in sqlite3.connect(sys.argv[1]).execute("select id from runs where status = 'done'")]

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "optimizers/optim.h"
+#include "optim_rig.h"
 
 /* ---- the score -------------------------------------------------------------- */
 
@@ -73,60 +73,20 @@ static void test_window(void)
 
 /* ---- the pipeline ----------------------------------------------------------- */
 
-typedef struct rig {
-    ob_device dev;
-    ob_layout lay;
-    ob_optim *o;
-    float *p, *g, *loss;
-    ob_step_record *rec;
-} rig;
-
-static void rig_open(rig *r, const char *opt, const char *sets, const char *train)
-{
-    ob_err e;
-    memset(r, 0, sizeof *r);
-    ob_layout_init(&r->lay);
-    const int64_t shape[1] = {4};
-    CHECK_OK(ob_layout_add(&r->lay, "x", OB_TAG_VECTOR, 1, shape, NULL, &e), &e);
-    const ob_optimizer_def *d = ob_optimizer_find(opt);
-    ob_hp_values hp, tr;
-    ob_hp_defaults(&hp, d->hp, d->n_hp);
-    ob_hp_defaults(&tr, ob_train_hp_defs, ob_train_hp_count);
-    if (sets) CHECK_OK(ob_hp_set_list(&hp, opt, sets, &e), &e);
-    if (train) CHECK_OK(ob_hp_set_list(&tr, "train", train, &e), &e);
-    CHECK_OK(ob_optim_create(d, &hp, &tr, &r->o, &e), &e);
-    CHECK_OK(ob_optim_route(r->o, &r->lay, &e), &e);
-    CHECK_OK(ob_layout_finalize(&r->lay, &e), &e);
-    CHECK_OK(ob_device_open(&r->dev, "cpu", 0, &e), &e);
-    CHECK_OK(ob_dev_alloc(&r->dev, 4 * sizeof(float), (void **)&r->p, &e), &e);
-    CHECK_OK(ob_dev_alloc(&r->dev, 4 * sizeof(float), (void **)&r->g, &e), &e);
-    CHECK_OK(ob_dev_alloc(&r->dev, sizeof(float), (void **)&r->loss, &e), &e);
-    CHECK_OK(ob_dev_alloc(&r->dev, sizeof(ob_step_record), (void **)&r->rec, &e), &e);
-    CHECK_OK(ob_optim_setup(r->o, &r->dev, &r->lay, &e), &e);
-    ob_optim_set_total_steps(r->o, 100);
-}
-
-static void rig_close(rig *r)
-{
-    ob_optim_destroy(r->o);
-    ob_layout_free(&r->lay);
-    ob_device_close(&r->dev);
-}
-
 /* Step t with loss and a gradient of norm 2 * scale; returns the record's skipped. */
 static float rig_step(rig *r, int64_t t, float loss, float scale)
 {
     ob_err e;
     for (int i = 0; i < 4; i++) r->g[i] = scale * (i % 2 ? 1.0f : -1.0f);
     *r->loss = loss;
-    CHECK_OK(ob_optim_step(r->o, r->p, r->g, r->loss, t, r->rec, &e), &e);
+    CHECK_OK(ob_optim_step(r->opt, r->p, r->g, r->loss, t, r->rec, &e), &e);
     return r->rec->skipped;
 }
 
 static int64_t blob_t(rig *r, int *has_window)
 {
     ob_state_blob b[32];
-    int n = ob_optim_state_blobs(r->o, b, 32);
+    int n = ob_optim_state_blobs(r->opt, b, 32);
     int64_t t = -1;
     *has_window = 0;
     for (int i = 0; i < n && i < 32; i++) {
@@ -145,8 +105,8 @@ static void test_pipeline(void)
         char train[200];
         snprintf(train, sizeof train, "spike_z_loss=4,spike_z_grad=4,spike_window=8,on_nonfinite=%s", modes[m]);
         rig r, plain;
-        rig_open(&r, "adam", "lr=0.01", train);
-        rig_open(&plain, "adam", "lr=0.01", NULL); /* the same steps without the spikes */
+        rig_open(&r, "adam", "lr=0.01", train, 4);
+        rig_open(&plain, "adam", "lr=0.01", NULL, 4); /* the same steps without the spikes */
         int64_t tp = 0;
         for (int64_t t = 1; t <= 8; t++) {
             float loss = 2.0f + 0.01f * (float)(t % 3), scale = 1.0f + 0.01f * (float)(t % 2);
@@ -174,7 +134,7 @@ static void test_pipeline(void)
         /* nothing was rolled back: the rollback mode raised no event */
         int64_t st;
         char kind[32], detail[192];
-        CHECK(!ob_optim_pop_event(r.o, &st, kind, sizeof kind, detail, sizeof detail));
+        CHECK(!ob_optim_pop_event(r.opt, &st, kind, sizeof kind, detail, sizeof detail));
         /* a non-finite loss is the non-finite guard's, and does not enter the window */
         rig_step(&r, 12, NAN, 1.0f);
         CHECK(r.rec->skipped == 1.0f);
@@ -183,7 +143,7 @@ static void test_pipeline(void)
     }
     /* off by default: no window, no state */
     rig r;
-    rig_open(&r, "sgd", "lr=0.1", NULL);
+    rig_open(&r, "sgd", "lr=0.1", NULL, 4);
     int has_window = 1;
     (void)blob_t(&r, &has_window);
     CHECK(!has_window);

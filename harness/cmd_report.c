@@ -75,7 +75,7 @@ int ob_cmd_report(int argc, char **argv)
                 goto out;
             }
         } else if (!strcmp(a, "--target")) {
-            const char *eq = strchr(v, '=');
+            const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
             double x;
             if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || nt >= 64) {
                 rc = ob_cli_error(2, "report: --target '%s' is not WORKLOAD=LOSS", v);

@@ -164,25 +164,33 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     if (n_lr > 0) snprintf(lrs, sizeof lrs, "%d lr%s", n_lr, n_lr == 1 ? "" : "s");
     else snprintf(lrs, sizeof lrs, "the lrs of each");
     int n_seeds = c->n_seeds ? c->n_seeds : 1;
-    printf("%d cell%s (%d workload%s x %d optimizer%s x %s x %d seed%s", m->n, m->n == 1 ? "" : "s",
-           c->n_workloads, c->n_workloads == 1 ? "" : "s", c->n_optimizers, c->n_optimizers == 1 ? "" : "s", lrs,
-           n_seeds, n_seeds == 1 ? "" : "s");
-    if (m->n_excluded_pairs)
-        printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
-               m->n_excluded_pairs == 1 ? "" : "s");
     int64_t seed0 = 0;
     const int pairs = ob_matrix_confirm_plan(m, &seed0);
     int swept = 0;
     for (int i = 0; i < c->n_settings; i++) swept |= c->settings[i].sweep;
-    if (swept) printf("; with the sweeps, %d (workload, optimizer) configuration%s", pairs, pairs == 1 ? "" : "s");
-    printf("), %lld steps each\n", (long long)c->steps);
+    printf("%d cell%s (", m->n, m->n == 1 ? "" : "s");
+    if (swept) printf("%d configuration%s of ", pairs, pairs == 1 ? "" : "s");
+    printf("%d workload%s x %d optimizer%s", c->n_workloads, c->n_workloads == 1 ? "" : "s", c->n_optimizers,
+           c->n_optimizers == 1 ? "" : "s");
+    if (swept) {
+        if (m->n_excluded_pairs)
+            printf(" less %d excluded pair%s", m->n_excluded_pairs, m->n_excluded_pairs == 1 ? "" : "s");
+        printf(" and the sweeps below, x %s x %d seed%s)", lrs, n_seeds, n_seeds == 1 ? "" : "s");
+    } else {
+        printf(" x %s x %d seed%s", lrs, n_seeds, n_seeds == 1 ? "" : "s");
+        if (m->n_excluded_pairs)
+            printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
+                   m->n_excluded_pairs == 1 ? "" : "s");
+        printf(")");
+    }
+    printf(", %lld steps each\n", (long long)c->steps);
     if (c->confirm_seeds > 0) {
         long long n = (long long)c->confirm_seeds;
         printf("then confirmation: %lld fresh seed%s (", n, n == 1 ? "" : "s");
         if (n == 1) printf("seed %lld", (long long)seed0);
         else printf("seeds %lld..%lld", (long long)seed0, (long long)seed0 + n - 1);
-        printf(") at the best lr of each of %d pair%s: up to %lld more runs%s\n", pairs,
-               pairs == 1 ? "" : "s", n * pairs,
+        printf(") at the best lr of each of %d %s%s: up to %lld more runs%s\n", pairs,
+               swept ? "configuration" : "pair", pairs == 1 ? "" : "s", n * pairs,
                c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
     }
     int any_sweep = 0;

@@ -205,6 +205,10 @@ ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key
     for (int i = 0; strcmp(key, "route") != 0 && i < c->n_settings; i++) {
         ob_setting *s = &c->settings[i];
         if (!strcmp(s->owner, owner) && !strcmp(s->key, key)) {
+            /* in one file a key is set or swept, not both (flags replace the file's) */
+            if (s->origin[0] != '-' && origin[0] != '-')
+                return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is both set and swept in this file (also at %s); keep one",
+                               origin, owner, key, s->origin);
             snprintf(s->value, sizeof s->value, "%s", value);
             snprintf(s->origin, sizeof s->origin, "%s", origin);
             s->sweep = 0;

@@ -66,15 +66,25 @@ static int64_t sweep_size(const ob_config *c, const char *owner)
     return n;
 }
 
-/* Configuration v (0 <= v < sweep_size) of owner's sweeps, the first sweep
- * varying slowest: calls fn with each swept key and its value. */
+/* Configuration v (0 <= v < sweep_size) of owner's sweeps: calls fn with
+ * each swept key and its value, from the last key to the first. The keys are
+ * in name order, whatever the order they were given in (a reordered config
+ * is the same matrix, so --resume finds it); the first varies slowest. */
 typedef ob_status (*sweep_fn)(const ob_setting *s, const char *value, void *arg, ob_err *e);
 
 static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sweep_fn fn, void *arg, ob_err *e)
 {
-    for (int i = c->n_settings - 1; i >= 0; i--) {
+    const ob_setting *sw[OB_CFG_MAX_SETTINGS];
+    int n_sw = 0;
+    for (int i = 0; i < c->n_settings; i++) {
         const ob_setting *s = &c->settings[i];
         if (!s->sweep || strcmp(s->owner, owner)) continue;
+        int j = n_sw++;
+        for (; j > 0 && strcmp(sw[j - 1]->key, s->key) > 0; j--) sw[j] = sw[j - 1];
+        sw[j] = s;
+    }
+    for (int i = n_sw - 1; i >= 0; i--) {
+        const ob_setting *s = sw[i];
         int n = n_values(s->value);
         char val[sizeof s->value];
         nth_value(s->value, (int)(v % n), val, sizeof val);
@@ -86,8 +96,22 @@ static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sw
 
 static ob_status set_swept(const ob_setting *s, const char *value, void *arg, ob_err *e)
 {
-    if (ob_hp_set(arg, s->owner, s->key, value, e) != OB_OK) return ob_err_prefix(e, "%s: sweep: ", s->origin);
+    if (ob_hp_set(arg, s->owner, s->key, value, e) != OB_OK)
+        return ob_err_prefix(e, "%s: %s", s->origin, s->origin[0] == '-' ? "" : "sweep: ");
     return OB_OK;
+}
+
+/* Whether two configurations are the same run: every value equal, and the
+ * spike guard's window too when the guard is off in both (a run leaves its
+ * keys out then). */
+static int same_values(const ob_hp_values *a, const ob_hp_values *b)
+{
+    int w = ob_hp_index(a->defs, a->n, "spike_window");
+    int off = w >= 0 && ob_hp_get(a, "spike_z_loss") == 0 && ob_hp_get(a, "spike_z_grad") == 0 &&
+              ob_hp_get(b, "spike_z_loss") == 0 && ob_hp_get(b, "spike_z_grad") == 0;
+    for (int i = 0; i < a->n; i++)
+        if (a->v[i] != b->v[i] && !(off && i == w)) return 0;
+    return 1;
 }
 
 static ob_status apply_sweep(const ob_config *c, const char *owner, int64_t v, ob_hp_values *hv, ob_err *e)
@@ -305,17 +329,40 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
     const int n_lr = l ? l->n : 1, n_seeds = c->n_seeds ? c->n_seeds : 1;
     const int64_t n_train = sweep_size(c, "train");
     const int li = ob_hp_index(od->hp, od->n_hp, "lr");
-    for (int64_t ov = 0; ov < sweep_size(c, od->name) * n_train; ov++) {
+    const int64_t n_conf = sweep_size(c, od->name) * n_train;
+    ob_cell *confs = n_conf > 1 ? calloc((size_t)n_conf, sizeof *confs) : NULL;
+    if (n_conf > 1 && !confs) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_status st = OB_OK;
+    for (int64_t ov = 0; ov < n_conf && st == OB_OK; ov++) {
         ob_hp_values ohp = base, thp = *train;
-        OB_TRY(apply_sweep(c, od->name, ov / n_train, &ohp, e));
-        OB_TRY(apply_sweep(c, "train", ov % n_train, &thp, e));
-        ob_cell probe = {.opt = od, .opt_hp = ohp, .train_hp = thp, .n_options = n_opts};
+        if ((st = apply_sweep(c, od->name, ov / n_train, &ohp, e)) != OB_OK ||
+            (st = apply_sweep(c, "train", ov % n_train, &thp, e)) != OB_OK)
+            break;
+        ob_cell probe = {.wl = wd, .wl_variant = wv, .opt = od, .variant = (int)ov, .opt_hp = ohp, .train_hp = thp,
+                         .n_options = n_opts};
         memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
+        char conf[512];
+        ob_cell_sweep_text(c, &probe, conf, sizeof conf);
         ob_optim *made = NULL;
-        ob_status st = ob_cell_make_optim(&probe, &made, e);
+        st = ob_cell_make_optim(&probe, &made, e);
         ob_optim_destroy(made);
-        OB_TRY(st);
-        if (ob_config_excluded(c, wd->name, od->name)) continue;
+        if (st != OB_OK) {
+            if (conf[0]) ob_err_prefix(e, "%s with %s: ", od->name, conf);
+            break;
+        }
+        for (int64_t k = 0; k < ov && confs; k++)
+            if (same_values(&confs[k].opt_hp, &ohp) && same_values(&confs[k].train_hp, &thp)) {
+                char other[512];
+                ob_cell_sweep_text(c, &confs[k], other, sizeof other);
+                int spike = ob_hp_get(&thp, "spike_window") != ob_hp_get(&confs[k].train_hp, "spike_window");
+                st = ob_fail(e, OB_ERR_INPUT, "the sweeps make two configurations of %s that are one run: %s and %s%s",
+                             od->name, other, conf,
+                             spike ? " (train.spike_window does nothing while spike_z_loss and spike_z_grad are 0)"
+                                   : " (the same values written differently); list each value once");
+                break;
+            }
+        if (confs) confs[ov] = probe;
+        if (st != OB_OK || ob_config_excluded(c, wd->name, od->name)) continue;
         for (int k = 0; k < n_lr; k++)
             for (int s = 0; s < n_seeds; s++) {
                 ob_cell *cell = &m->cells[m->n];
@@ -333,7 +380,8 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
                 }
             }
     }
-    return OB_OK;
+    free(confs);
+    return st;
 }
 
 ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e)
@@ -403,6 +451,19 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
             ob_hp_defaults(&whp, wd->hp, wd->n_hp);
             if (apply_settings(c, wd->name, &whp, e) != OB_OK || apply_sweep(c, wd->name, wv, &whp, e) != OB_OK)
                 goto fail;
+            for (int64_t k = 0; k < wv; k++) { /* one run twice: the same value written differently */
+                ob_hp_values other;
+                ob_hp_defaults(&other, wd->hp, wd->n_hp);
+                if (apply_settings(c, wd->name, &other, e) != OB_OK || apply_sweep(c, wd->name, k, &other, e) != OB_OK)
+                    goto fail;
+                if (same_values(&other, &whp)) {
+                    ob_fail(e, OB_ERR_INPUT,
+                            "the sweeps make two configurations of %s that are one problem (the same values written "
+                            "differently); list each value once",
+                            wd->name);
+                    goto fail;
+                }
+            }
             for (int o = 0; o < c->n_optimizers; o++)
                 if (add_optimizer_cells(c, wd, (int)wv, &whp, ob_optimizer_find(c->optimizers[o]), &train, m, e) !=
                     OB_OK)
@@ -515,8 +576,8 @@ static void warn_lr_unused(const ob_matrix *m, int first, int end, const ob_layo
     }
     char tune[160] = "";
     if (ob_hp_index(d->hp, d->n_hp, "adamw_lr") >= 0)
-        snprintf(tune, sizeof tune, "tune %s.adamw_lr instead (--set %s.adamw_lr=VALUE, one run per value) or ",
-                 d->name, d->name);
+        snprintf(tune, sizeof tune, "tune %s.adamw_lr instead (--sweep %s.adamw_lr=V1,V2,...) or ", d->name,
+                 d->name);
     fprintf(warn,
             "optbench: warning: %s x %s: %s's lr reaches no parameter (%s), so %s%s%s; %s"
             "leave the pair out (exclude: {%s: [%s]} in the config, or --exclude %s:%s)\n",
@@ -569,12 +630,19 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
     ob_optim *o = NULL;
     ob_layout l;
     ob_layout_init(&l);
+    /* the workload's swept configuration, "quadratic cond=100" */
+    char wl_label[600], conf[512] = "";
+    sweep_text t = {conf, sizeof conf, 0};
+    (void)each_swept(c, x->wl->name, x->wl_variant, text_swept, &t, e);
+    snprintf(wl_label, sizeof wl_label, "%s%s%s", x->wl->name, conf[0] ? " " : "", conf);
     ob_status s = x->wl->create(x->wl, &x->wl_hp, dev, (uint64_t)x->seed, &w, e);
     if (s == OB_OK) s = w->vt->describe(w, &l, e);
     if (s != OB_OK) {
         if (s != OB_ERR_INPUT) { /* not the input's fault (memory): each run records it */
-            if (describe) fprintf(describe, "  %s x %s: %s\n", x->wl->name, x->opt->name, e->msg);
+            if (describe) fprintf(describe, "  %s x %s: %s\n", wl_label, x->opt->name, e->msg);
             s = OB_OK;
+        } else if (conf[0]) {
+            ob_err_prefix(e, "%s: ", wl_label);
         }
         goto done;
     }
@@ -584,7 +652,7 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
     if (describe) {
         char buf[8192];
         ob_optim_describe_routing(o, &l, buf, sizeof buf);
-        fprintf(describe, "  %s x %s: %d tensor%s, %lld parameters\n%s", x->wl->name, x->opt->name, l.n,
+        fprintf(describe, "  %s x %s: %d tensor%s, %lld parameters\n%s", wl_label, x->opt->name, l.n,
                 l.n == 1 ? "" : "s", (long long)ob_layout_numel(&l), buf);
     }
     note_rules(x, o, &l, seen, n_seen);
@@ -638,6 +706,11 @@ ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e)
             *out = NULL;
             return ob_err_prefix(e, "%s: ", s->origin);
         }
+    }
+    if (ob_optim_check(*out, e) != OB_OK) {
+        ob_optim_destroy(*out);
+        *out = NULL;
+        return e->status;
     }
     return OB_OK;
 }

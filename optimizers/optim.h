@@ -109,6 +109,10 @@ int ob_optim_n_routes(const ob_optim *o);
 int ob_optim_route_matches_any(const ob_optim *o, int k, const ob_layout *l);
 /* Human summary of the routing: one line per group with its tensors. */
 void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf, size_t n);
+/* Check the settings that only the update rules judge together (sgd's
+ * nesterov with momentum 0, ...), before anything is allocated: the
+ * OB_ERR_INPUT that ob_optim_setup would give. */
+ob_status ob_optim_check(const ob_optim *o, ob_err *e);
 /* Allocate optimizer state on dev for the finalized layout l. */
 ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err *e);
 /* Step t (1-based): params -= update(grads). loss and rec are device pointers;

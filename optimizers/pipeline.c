@@ -406,6 +406,17 @@ static ob_status build_buckets(ob_optim *o, int g, const ob_layout *l, int64_t *
     return OB_OK;
 }
 
+ob_status ob_optim_check(const ob_optim *o, ob_err *e)
+{
+    int n = 0;
+    while (o->def->groups && o->def->groups[n]) n++;
+    for (int g = 0; g < (n ? n : 1); g++) {
+        ob_rule r;
+        OB_TRY(o->def->group_rule(o, g, &r, e));
+    }
+    return OB_OK;
+}
+
 ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err *e)
 {
     o->dev = dev;

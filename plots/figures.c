@@ -334,13 +334,15 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
             wq, logy ? " (log scale)" : "", xr.lo / 1.5, xr.hi * 1.5,
             logy ? "set logscale y" : "unset logscale y", wq);
+    double mark_step = 0.035;
     if (any_div) {
         /* a strip along the top for the divergence marks (one row per
          * optimizer, below): the data stay under it */
         int rows = 0;
         for (int k = 0; k < s->n_g; k++) rows += s->g[k].wl == w;
         if (rows > 8) rows = 8;
-        double frac = 0.05 + 0.035 * rows;
+        mark_step = rows > 4 ? 0.14 / rows : 0.035; /* many optimizers: closer rows, a strip of 0.19 at most */
+        double frac = 0.05 + mark_step * rows;
         fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
     }
     fprintf(f, "plot \\\n");
@@ -349,7 +351,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
         char oq[512];
-        double mark_y = 0.97 - 0.035 * (nth++ % 8); /* one row of marks per optimizer */
+        double mark_y = 0.97 - mark_step * (nth++ % 8); /* one row of marks per optimizer */
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         int lt = g->opt + 1;
         fprintf(f,
@@ -377,8 +379,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         first = 0;
     }
     if (any_div)
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x along the top: "
-                   "some seeds diverged at this lr\"");
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: a seed diverged\"");
     if (any_conf)
         fprintf(f, ", \\\n  NaN with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
     fprintf(f, "\n");
@@ -655,6 +656,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
     else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", unit);
     double slot = bar_slot(d->n_opt);
+    size_t label_chars = 0; /* the workload labels side by side: rotated when they would run into each other */
+    for (int w = 0; w < d->n_wl; w++) label_chars += strlen(d->wl_labels[w]) + 2;
     fprintf(f,
             "set title \"%s\"\n"
             "set ylabel \"%s%s\"\n"
@@ -667,7 +670,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "set xrange [-0.5:%d.5]\n"
             "set xtics nomirror scale 0%s (",
             title, ylabel, logy ? " (log scale)" : "", slot, d->n_opt, d->n_wl - 1,
-            d->n_wl > 5 ? " rotate by -25" : "");
+            d->n_wl > 5 || label_chars > 90 ? " rotate by -25" : "");
     for (int w = 0; w < d->n_wl; w++) {
         char wq[512];
         gp_str(d->wl_labels[w], wq, sizeof wq);

@@ -317,43 +317,52 @@ out:
 }
 
 /* One paragraph: neighbours in a ranking compared seed by seed. */
-/* What the guard did in the runs at each optimizer's best lr on workload w:
- * a ranked run that trained on fewer batches than its steps says so. Nothing
- * when it did nothing. */
+/* "3 non-finite steps skipped (1 rolled back), 2 spikes skipped (2 of 3
+ * seeds)" for the runs idx[0..n-1]; "" when the guard did nothing there. */
+static void guard_text(const ob_dataset *d, const int *idx, int n, char *buf, size_t len)
+{
+    long long nf = 0, sp = 0, rb = 0;
+    int seeds = 0;
+    for (int i = 0; i < n; i++) {
+        const ob_rrun *r = &d->runs[idx[i]];
+        nf += r->n_skip_nonfinite;
+        sp += r->n_skip_spike;
+        rb += r->n_rollback;
+        seeds += r->n_skip_nonfinite + r->n_skip_spike + r->n_rollback > 0;
+    }
+    buf[0] = '\0';
+    if (!seeds) return;
+    size_t l = 0;
+    if (nf) {
+        l += (size_t)snprintf(buf + l, len - l, "%lld non-finite step%s skipped", nf, nf == 1 ? "" : "s");
+        if (rb) l += (size_t)snprintf(buf + l, len - l, " (%lld rolled back)", rb);
+    }
+    if (sp) l += (size_t)snprintf(buf + l, len - l, "%s%lld spike%s skipped", l ? ", " : "", sp, sp == 1 ? "" : "s");
+    snprintf(buf + l, len - l, " (%d of %d seeds)", seeds, n);
+}
+
+/* What the guard did in the runs at each optimizer's best lr on workload w,
+ * and on its fresh seeds: a ranked run that trained on fewer batches than
+ * its steps says so. Nothing when it did nothing. */
 static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     char text[4096];
     size_t l = 0;
-    for (int k = 0; k < s->n_g && l + 200 < sizeof text; k++) {
+    for (int k = 0; k < s->n_g && l + 400 < sizeof text; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
-        long long nf = 0, sp = 0, rb = 0;
-        int seeds = 0;
-        for (int i = 0; i < g->n_best_runs; i++) {
-            const ob_rrun *r = &d->runs[g->best_runs[i]];
-            nf += r->n_skip_nonfinite;
-            sp += r->n_skip_spike;
-            rb += r->n_rollback;
-            seeds += r->n_skip_nonfinite + r->n_skip_spike + r->n_rollback > 0;
-        }
-        if (!seeds) continue;
-        l += (size_t)snprintf(text + l, sizeof text - l, "%s%s: ", l ? "; " : "", d->opt_labels[g->opt]);
-        const char *sep = "";
-        if (nf) {
-            l += (size_t)snprintf(text + l, sizeof text - l, "%lld non-finite step%s skipped", nf, nf == 1 ? "" : "s");
-            sep = ", ";
-        }
-        if (sp) {
-            l += (size_t)snprintf(text + l, sizeof text - l, "%s%lld spike%s skipped", sep, sp, sp == 1 ? "" : "s");
-            sep = ", ";
-        }
-        if (rb) l += (size_t)snprintf(text + l, sizeof text - l, "%s%lld rollback%s", sep, rb, rb == 1 ? "" : "s");
-        l += (size_t)snprintf(text + l, sizeof text - l, " (%d of %d seeds)", seeds, g->n_best_runs);
+        char sweep[160], fresh[160];
+        guard_text(d, g->best_runs, g->n_best_runs, sweep, sizeof sweep);
+        guard_text(d, g->conf_runs, g->n_conf_runs, fresh, sizeof fresh);
+        if (!sweep[0] && !fresh[0]) continue;
+        l += (size_t)snprintf(text + l, sizeof text - l, "%s%s: %s%s%s", l ? "; " : "", d->opt_labels[g->opt],
+                              sweep[0] ? sweep : "none in the sweep", fresh[0] ? ", on the fresh seeds " : "", fresh);
     }
     if (l)
         doc_p(dc, "The guard at the best lrs: %s. Such runs trained on fewer batches than their steps (a skipped "
-                  "step changes neither parameters nor optimizer state; a rollback returns to an earlier "
-                  "snapshot); runs.csv counts them per run and the database's events table lists each step.",
+                  "step changes neither parameters nor optimizer state; a rolled-back one also undoes the steps "
+                  "since the last snapshot); runs.csv counts them per run and the database's events table lists "
+                  "each step.",
               text);
 }
 
@@ -642,7 +651,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     /* ---- cost ---- */
     doc_h(dc, 2, "Cost: step time and memory");
     doc_p(dc, "Median and 90th percentile of the time per training step (after a warm-up; "
-              "recording excluded), the overhead relative to sgd on the same workload, peak memory (the "
+              "recording excluded), the overhead relative to sgd on the same workload (with the same training "
+              "settings when the benchmark has them), peak memory (the "
               "high-water mark of optbench's own allocations: parameters, gradients, activations, optimizer "
               "state, workspaces), optimizer state and, on a GPU, the device memory in use as the driver "
               "reports it (the whole device: also the CUDA context and the libraries' workspaces). Rows are ordered by step time within each workload. 'runs "

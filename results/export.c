@@ -119,8 +119,8 @@ static const ob_file_doc docs[] = {
      "workload_params (JSON), hparams (JSON), error, stage (sweep | confirm: a fresh seed at the best lr, "
      "run after the sweep), device_mem_bytes (the largest device memory in use as the driver reports it; "
      "empty on the CPU), skipped_nonfinite (steps skipped for a non-finite gradient or loss), skipped_spike "
-     "(steps the spike guard skipped: train.spike_z_loss, spike_z_grad), rollbacks (train.on_nonfinite = "
-     "rollback)"},
+     "(steps the spike guard skipped: train.spike_z_loss, spike_z_grad), rollbacks (of the non-finite steps, "
+     "those that train.on_nonfinite = rollback rolled back)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
      "(lr in effect at that step)"},

@@ -515,6 +515,21 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
     free(tmp3);
 }
 
+/* The training settings of a run's hyperparameter text: where its
+ * "train":{...} object starts (it holds no nested object); NULL: none. */
+static const char *train_settings(const char *hparams)
+{
+    const char *t = hparams ? strstr(hparams, "\"train\":{") : NULL;
+    return t ? t + 8 : NULL;
+}
+
+static int same_train(const char *a, const char *b)
+{
+    if (!a || !b) return a == b;
+    size_t la = strcspn(a, "}"), lb = strcspn(b, "}");
+    return la == lb && !strncmp(a, b, la);
+}
+
 /* The confirmation runs of g (idx, n: all of the group's confirmation runs;
  * sweep, n_sweep: its sweep runs). */
 static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int n, const int *sweep, int n_sweep)
@@ -700,14 +715,21 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
                 if (s->g[k].wl == w && s->g[k].final.median < best) best = s->g[k].final.median;
             if (isfinite(best)) s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
         }
-        int m = 0;
-        for (int r = 0; r < d->n; r++)
-            if (d->runs[r].wl == w && !d->runs[r].confirm && !strcmp(d->runs[r].optimizer, "sgd") &&
-                !isnan(d->runs[r].step_ms_median))
-                tmp[m++] = d->runs[r].step_ms_median;
-        double sgd_ms = ob_stat_median(tmp, m);
         for (int k = 0; k < ng; k++) {
             if (s->g[k].wl != w) continue;
+            /* the reference: sgd's runs here with the group's training
+             * settings (a sweep of train.clip_norm changes the step's cost),
+             * or every sgd run here when none has them */
+            const char *mine = counts[k] ? train_settings(d->runs[members[k][0]].hparams) : NULL;
+            int m = 0;
+            for (int pass = 0; pass < 2 && m == 0; pass++)
+                for (int r = 0; r < d->n; r++) {
+                    const ob_rrun *x = &d->runs[r];
+                    if (x->wl != w || x->confirm || strcmp(x->optimizer, "sgd") || isnan(x->step_ms_median)) continue;
+                    if (pass == 0 && !same_train(mine, train_settings(x->hparams))) continue;
+                    tmp[m++] = x->step_ms_median;
+                }
+            double sgd_ms = ob_stat_median(tmp, m);
             if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
             group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps);
         }

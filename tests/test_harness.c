@@ -360,10 +360,11 @@ static void test_sweeps(void)
         x = &m.cells[4]; /* sgd, clip_norm 1 */
         CHECK(x->variant == 1 && ob_hp_get(&x->train_hp, "clip_norm") == 1 && ob_cell_same_pair(x, &m.cells[7]) &&
               !ob_cell_same_pair(x, &m.cells[3]));
-        /* adam: beta2 slowest, then beta1, then train's clip_norm; each with the fixed eps */
-        const double want[12][3] = {{0.9, 0.8, 0},   {0.9, 0.8, 1},   {0.9, 0.9, 0},   {0.9, 0.9, 1},
-                                    {0.99, 0.8, 0},  {0.99, 0.8, 1},  {0.99, 0.9, 0},  {0.99, 0.9, 1},
-                                    {0.999, 0.8, 0}, {0.999, 0.8, 1}, {0.999, 0.9, 0}, {0.999, 0.9, 1}};
+        /* adam: its keys in name order whatever the order given (beta1
+         * slowest, then beta2), then train's clip_norm; each with the fixed eps */
+        const double want[12][3] = {{0.9, 0.8, 0},   {0.9, 0.8, 1},   {0.99, 0.8, 0}, {0.99, 0.8, 1},
+                                    {0.999, 0.8, 0}, {0.999, 0.8, 1}, {0.9, 0.9, 0},  {0.9, 0.9, 1},
+                                    {0.99, 0.9, 0},  {0.99, 0.9, 1},  {0.999, 0.9, 0}, {0.999, 0.9, 1}};
         for (int v = 0; v < 12; v++) {
             x = &m.cells[8 + 4 * v];
             CHECK_MSG(x->variant == v && ob_hp_get(&x->opt_hp, "beta2") == want[v][0] &&
@@ -374,11 +375,34 @@ static void test_sweeps(void)
         }
         char text[256];
         ob_cell_sweep_text(&c, &m.cells[8 + 4 * 5], text, sizeof text);
-        CHECK_MSG(!strcmp(text, "cond=10 beta2=0.99 beta1=0.8 clip_norm=1"), "'%s'", text);
+        CHECK_MSG(!strcmp(text, "cond=10 beta1=0.8 beta2=0.999 clip_norm=1"), "'%s'", text);
         x = &m.cells[56]; /* the second workload configuration */
         CHECK(x->wl_variant == 1 && ob_hp_get(&x->wl_hp, "cond") == 1000 && x->index == 56);
     }
     ob_matrix_free(&m);
+    /* the sweeps given in another order: the same matrix, cell by cell */
+    {
+        ob_config c2;
+        CHECK_OK(load(&c2,
+                      "workloads: [quadratic]\noptimizers: [sgd, adam]\nlrs: [0.01, 0.1]\nseeds: 2\n"
+                      "hparams: {adam: {eps: 1e-6}}\n"
+                      "sweep:\n  quadratic: {cond: [10, 1000]}\n  train: {clip_norm: [0, 1]}\n"
+                      "  adam: {beta1: \"0.8,0.9\", beta2: [0.9, 0.99, 0.999]}\n",
+                      &e),
+                 &e);
+        ob_matrix m2;
+        CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+        CHECK_OK(ob_matrix_expand(&c2, &m2, NULL, &e), &e);
+        int same = m.n == m2.n;
+        for (int i = 0; same && i < m.n; i++)
+            same = !memcmp(m.cells[i].opt_hp.v, m2.cells[i].opt_hp.v, sizeof m.cells[i].opt_hp.v) &&
+                   !memcmp(m.cells[i].train_hp.v, m2.cells[i].train_hp.v, sizeof m.cells[i].train_hp.v) &&
+                   !memcmp(m.cells[i].wl_hp.v, m2.cells[i].wl_hp.v, sizeof m.cells[i].wl_hp.v);
+        CHECK(same);
+        ob_matrix_free(&m);
+        ob_matrix_free(&m2);
+        ob_config_free(&c2);
+    }
     /* a later --set replaces the sweep of its key, a later sweep a setting */
     CHECK_OK(ob_config_add_set(&c, "adam.beta2=0.95", "--set", &e), &e);
     CHECK_OK(ob_config_add_sweep(&c, "adam.eps=1e-8,1e-6", "--sweep", &e), &e);
@@ -398,6 +422,18 @@ static void test_sweeps(void)
     expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {betta2: [0.9]}}\n", "betta2");
     expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {beta2: []}}\n", "empty");
     expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: [0.9]}\n", "mapping");
+    /* one run twice; settings that do not go together; set and swept in one file */
+    expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {beta2: [0.95, 0.950]}}\n",
+               "two configurations of adam that are one run: beta2=0.95 and beta2=0.950");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {train: {spike_window: [16, 32]}}\n",
+               "spike_window does nothing while");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {quadratic: {cond: [100, 1e2]}}\n",
+               "two configurations of quadratic that are one problem");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {sgd: {nesterov: [true, false]}}\n",
+               "sgd with nesterov=true: sgd.nesterov = true requires momentum > 0");
+    expect_bad("workloads: quadratic\noptimizers: adam\nhparams: {adam: {beta2: 0.9}}\n"
+               "sweep: {adam: {beta2: [0.95, 0.99]}}\n",
+               "t.yaml:4: adam.beta2 is both set and swept in this file (also at t.yaml:3)");
     ob_config_init(&c);
     CHECK(ob_config_add_sweep(&c, "adam.beta2", "--sweep", &e) == OB_ERR_INPUT && strstr(e.msg, "V1,V2"));
     ob_config_free(&c);

@@ -24,7 +24,7 @@ EOF
 check "the config file gives the flags' matrix" \
   diff <(grep -v '(--sweep)\|c.yaml:' "$tmp/dry1") <(grep -v '(--sweep)\|c.yaml:' "$tmp/dry2")
 check "the dry run counts the configurations" \
-  grep -q '^24 cells (1 workload x 2 optimizers x 2 lrs x 2 seeds; with the sweeps, 6 (workload, optimizer) configurations)' "$tmp/dry1"
+  grep -qF '24 cells (6 configurations of 1 workload x 2 optimizers and the sweeps below, x 2 lrs x 2 seeds)' "$tmp/dry1"
 check "the dry run shows each cell's configuration" grep -qE '^ +23 +quadratic +adam +0.1 +1  beta2=0.999 clip_norm=1$' "$tmp/dry1"
 
 "$OPTBENCH" run "${flags[@]}" --db "$tmp/s.db" >"$tmp/run" 2>&1 || { cat "$tmp/run"; exit 1; }

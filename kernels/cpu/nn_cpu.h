@@ -110,11 +110,25 @@ ob_status ob_cpu_synth_images_base(ob_device *dev, const ob_image_synth *a, floa
 ob_status ob_cpu_synth_images_avx512(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels, const
                                      float *templates, ob_err *e);
 
-/* conv_direct.c: direct convolution (stride 1, zero padding 0 <= pad < K) on
- * x86-64 CPUs with AVX-512F; ob_cpu_conv_direct_ok says whether this build and
- * CPU have it for a shape (otherwise the two return OB_ERR_UNSUPPORTED and the
- * caller uses im2col + gemm). Kernels are (Cout, Cin, K, K), images NHWC;
- * bitwise repeatable for any thread count. */
+/* conv_direct.c (and its AVX2 build, conv_direct_avx2.c): direct convolution
+ * (stride 1, zero padding 0 <= pad < K) on x86-64 CPUs with AVX-512F or with
+ * AVX2 and FMA; ob_cpu_conv_direct_ok says whether the path in effect runs a
+ * shape (otherwise the two return OB_ERR_UNSUPPORTED and the caller uses
+ * im2col + gemm). Kernels are (Cout, Cin, K, K), images NHWC; bitwise
+ * repeatable for any thread count, and the two vector paths give the same bits. */
+typedef enum ob_cpu_conv_path { OB_CPU_CONV_IM2COL, OB_CPU_CONV_AVX2, OB_CPU_CONV_AVX512 } ob_cpu_conv_path;
+/* The path for a value of OB_CPU_CONV: "avx512", "avx2" or "im2col" where this
+ * CPU and build can run it; anything else (NULL, "auto", an unknown name, a path
+ * the CPU lacks) gets auto's choice: AVX-512F, else AVX2 + FMA, else im2col. */
+ob_cpu_conv_path ob_cpu_conv_choose(const char *name);
+/* The path in effect: ob_cpu_conv_choose(getenv("OB_CPU_CONV")) at the first
+ * call (of this or of the ops below), or the last ob_cpu_conv_force. */
+ob_cpu_conv_path ob_cpu_conv_path_now(void);
+/* Makes ob_cpu_conv_choose(name) the path in effect and returns it (tests and
+ * tools; not while a convolution runs on another thread). */
+ob_cpu_conv_path ob_cpu_conv_force(const char *name);
+/* "im2col", "avx2", "avx512" */
+const char *ob_cpu_conv_path_name(ob_cpu_conv_path p);
 int ob_cpu_conv_direct_ok(int Cin, int Cout, int K, int stride, int pad);
 /* out (B,Ho,Wo,Cout) = conv of inp (B,H,W,Cin) with w (Cout,Cin,K,K); Ho = H + 2 pad - K + 1. */
 ob_status ob_cpu_conv_forward(ob_device *dev, float *out, const float *inp, const float *w, int B, int H, int W,

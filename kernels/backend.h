@@ -212,7 +212,7 @@ typedef struct ob_backend_ops {
                         int stride, int pad, ob_err *e);
     /* (optional, all three or none) A direct convolution, for a backend with a
      * faster path than im2col + gemm for some shapes (the CPU: stride 1 on an
-     * AVX-512 CPU); conv_supported says for which, at run time. Kernels
+     * AVX-512 or AVX2 CPU); conv_supported says for which, at run time. Kernels
      * (Cout, Cin, K, K), images NHWC, zero padding, Ho = (H + 2 pad - K) / stride + 1. */
     int (*conv_supported)(const ob_device *dev, int Cin, int Cout, int K, int stride, int pad);
     /* out (B,Ho,Wo,Cout) = conv of inp (B,H,W,Cin) with w. */

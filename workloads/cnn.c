@@ -22,7 +22,7 @@
  * heads_merge. On the CPU a chunk holds about 1 MiB of columns (they stay in
  * cache between im2col and the gemm; conv_chunk_kib overrides), on a GPU the
  * whole batch. A backend with a direct convolution for a unit's shape
- * (conv_supported: the CPU's AVX-512 kernels for stride 1) runs that instead,
+ * (conv_supported: the CPU's AVX-512 or AVX2 kernels for stride 1) runs that instead,
  * straight from the (Cout, Cin, K, K) kernel, with no column matrix.
  *
  * Data: class templates (workloads/cnn_data.h) built once from data_seed and

@@ -18,9 +18,9 @@
 /* Loops shorter than this run on one thread: forking costs more than it saves. */
 #define PAR_MIN 32768
 
-/* "cpu: 2 threads, OpenBLAS 0.3.21 (Cooperlake kernels)": which kernels ran
- * (OpenBLAS picks them per CPU; OPENBLAS_CORETYPE overrides) is part of what a
- * result means. */
+/* "cpu: 2 threads, OpenBLAS 0.3.21 (Cooperlake kernels), conv avx512": which
+ * kernels ran (OpenBLAS picks them per CPU, OPENBLAS_CORETYPE overrides; the
+ * convolution's path, OB_CPU_CONV overrides) is part of what a result means. */
 static int cpu_probe(char *desc, size_t n)
 {
     char version[32] = "";
@@ -32,8 +32,8 @@ static int cpu_probe(char *desc, size_t n)
 #else
     int threads = 1;
 #endif
-    snprintf(desc, n, "cpu: %d thread%s, OpenBLAS%s%s (%s kernels)", threads, threads == 1 ? "" : "s",
-             version[0] ? " " : "", version, core ? core : "unknown");
+    snprintf(desc, n, "cpu: %d thread%s, OpenBLAS%s%s (%s kernels), conv %s", threads, threads == 1 ? "" : "s",
+             version[0] ? " " : "", version, core ? core : "unknown", ob_cpu_conv_path_name(ob_cpu_conv_path_now()));
     return 1;
 }
 

@@ -154,6 +154,43 @@ static int has_column(sqlite3 *db, const char *table, const char *col)
     return yes;
 }
 
+/* The matrix fingerprint a shard's benchmark records ("" when none: an
+ * older optbench's shard, or no shard). */
+static void shard_matrix(const src_bench *b, char out[32])
+{
+    out[0] = '\0';
+    const char *m = b->shard && b->provenance ? strstr(b->provenance, "\"matrix\":\"") : NULL;
+    if (m) sscanf(m + 10, "%31[0-9a-f]", out);
+}
+
+/* Shards of one matrix record one fingerprint; shards of different run
+ * commands (another sweep, lr list, setting, step count) would mix two
+ * matrices, each configuration with a part of its seeds. */
+static ob_status check_same_matrix(source *src, int n, ob_err *e)
+{
+    const source *fs = NULL;
+    const src_bench *fb = NULL;
+    char first[32] = "", mine[32];
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < src[i].nb; k++) {
+            shard_matrix(&src[i].b[k], mine);
+            if (!mine[0]) continue;
+            if (!first[0]) {
+                snprintf(first, sizeof first, "%s", mine);
+                fs = &src[i];
+                fb = &src[i].b[k];
+            } else if (strcmp(first, mine)) {
+                return ob_fail(e, OB_ERR_INPUT,
+                               "merge: '%s' (benchmark %lld, shard %s) and '%s' (benchmark %lld, shard %s) are "
+                               "shards of different matrices (their cells differ: another --sweep, --lrs, --set, "
+                               "--steps or config); merge the shards of one run command",
+                               fs->path, (long long)fb->id, fb->shard, src[i].path, (long long)src[i].b[k].id,
+                               src[i].b[k].shard);
+            }
+        }
+    return OB_OK;
+}
+
 static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap, ob_err *e)
 {
     int v2 = has_column(s->db, "benchmarks", "shard");
@@ -598,6 +635,7 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     }
     rep->sources = n;
     rep->runs_in = nc;
+    if (s == OB_OK) s = check_same_matrix(src, n, e);
     sbuf conflicts = {0};
     if (s == OB_OK) {
         /* decide: the best run of each cell */

@@ -859,6 +859,29 @@ static void train_json(const ob_hp_values *train, char *buf, size_t n)
     ob_hp_to_json(&t, buf, n);
 }
 
+/* {"matrix":"<FNV-1a 64 of every cell's identity>","cells":N}: what a
+ * shard's benchmark records, so that merge can tell the shards of one
+ * matrix from those of another (another sweep, lr list or setting). */
+static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
+                      char wjson[1024], char ojson[4096], ob_run_spec *spec);
+
+static void matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < m->n; i++) {
+        char w[1024], o[4096], id[5400];
+        ob_run_spec sp;
+        make_spec(c, &m->cells[i], NULL, "", w, o, &sp);
+        int k = snprintf(id, sizeof id, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld\x1e", sp.workload, sp.workload_params,
+                         sp.optimizer, sp.hparams, sp.lr, (long long)sp.seed, (long long)sp.steps);
+        for (int j = 0; j < k && j < (int)sizeof id; j++) {
+            h ^= (unsigned char)id[j];
+            h *= 1099511628211ull;
+        }
+    }
+    snprintf(buf, n, "{\"matrix\":\"%016llx\",\"cells\":%d}", (unsigned long long)h, m->n);
+}
+
 /* The run spec of a cell; wjson and ojson receive its JSON texts. */
 static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
                       char wjson[1024], char ojson[4096], ob_run_spec *spec)
@@ -1120,7 +1143,9 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         if ((s = ob_store_begin_benchmark(store, c->name, c->text ? c->text : "", OB_GIT_REV, host,
                                           backend_name, device_desc, &bench_id, e)) != OB_OK)
             goto done;
-        if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, NULL, e)) != OB_OK) goto done;
+        char fp[128];
+        if (shard[0]) matrix_fingerprint(c, m, fp, sizeof fp);
+        if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK) goto done;
         if ((s = ob_store_add_runs(store, bench_id, specs, n, ids, e)) != OB_OK) goto done;
     }
     sum->bench_id = bench_id;

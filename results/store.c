@@ -749,8 +749,11 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     /* a shard continues its own benchmark; the whole matrix also continues a
      * merged one (the shards' databases merged: its confirmation stage, or
      * the cells a shard left unfinished or a missing shard never ran) */
-    OB_TRY(prep(s, "SELECT id, provenance IS NOT NULL FROM benchmarks WHERE shard IS ?1 AND "
-                   "(provenance IS NULL OR ?1 IS NULL) ORDER BY id DESC LIMIT 64", &qb, e));
+    /* merged: its provenance lists sources (a shard's own records its matrix) */
+    OB_TRY(prep(s, "SELECT id, merged FROM (SELECT id, shard, json_valid(provenance) AND json_extract(provenance, "
+                   "'$.sources') IS NOT NULL AS merged FROM benchmarks) WHERE shard IS ?1 AND (NOT merged OR ?1 IS NULL) "
+                   "ORDER BY id DESC LIMIT 64",
+                &qb, e));
     ob_status st = prep(s, "SELECT id, cell, workload, workload_params, optimizer, hparams, lr, "
                            "seed, steps FROM runs WHERE benchmark_id = ?1 AND stage IS NULL "
                            "ORDER BY cell, id", &qr, e);

@@ -4,7 +4,8 @@
 # database holding each cell once, with the results of the unsharded run,
 # duplicates left out, the conflict reported, every input benchmark in the
 # provenance and every run's origin. An input of the older schema version
-# merges too; an existing output and a foreign file are refused untouched.
+# merges too; an existing output and a foreign file are refused untouched,
+# and so are the shards of two different matrices.
 set -uo pipefail
 : "${OPTBENCH:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -107,6 +108,14 @@ python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/part.db" || fail "a partia
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.003 --steps 300 --eval-every 100 --backend cpu \
   --db "$tmp/part.db" --resume 2>"$tmp/err" >/dev/null || fail "another matrix"
 grep -q "differs: it has more cells than this matrix" "$tmp/err" || fail "another matrix: $(cat "$tmp/err")"
+
+# shards of another matrix (another --lrs) are refused, and nothing is written
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.1 --seeds 2 --steps 300 \
+  --eval-every 100 --backend cpu --name sweep --shard 1/3 --db "$tmp/other1.db" 2>/dev/null || fail "shard of another matrix"
+"$OPTBENCH" merge --out "$tmp/mixed.db" "$tmp/s0.db" "$tmp/other1.db" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] || fail "merging shards of two matrices: rc $rc"
+grep -q "are shards of different matrices" "$tmp/err" || fail "two matrices: $(cat "$tmp/err")"
+[ ! -e "$tmp/mixed.db" ] || fail "two matrices: an output was written"
 
 echo "$fails failed"
 [ $fails -eq 0 ]

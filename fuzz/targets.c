@@ -45,6 +45,7 @@ int ob_fuzz_config(const uint8_t *data, size_t size)
     ob_config_set_seeds(c, text, 1, "--seeds", &e);
     ob_config_set_names(c->workloads, &c->n_workloads, text, "workloads", "--workloads", &e);
     ob_config_add_set(c, text, "--set", &e);
+    ob_config_add_sweep(c, text, "--sweep", &e);
     ob_config_set_shard(c, text, "--shard", &e);
     if (c->shard_n > 0 && (c->shard_k < 0 || c->shard_k >= c->shard_n)) abort();
     ob_config_set_devices(c, text, "--devices", &e);

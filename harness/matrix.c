@@ -424,6 +424,15 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
 
     int n_seeds = c->n_seeds ? c->n_seeds : 1;
     const int64_t n_train = sweep_size(c, "train");
+    for (int i = 0; i < c->n_optimizers + c->n_workloads; i++) {
+        int is_opt = i < c->n_optimizers;
+        const char *owner = is_opt ? c->optimizers[i] : c->workloads[i - c->n_optimizers];
+        int64_t n_conf = sweep_size(c, owner) * (is_opt ? n_train : 1);
+        if (n_conf > OB_MAX_CONFIGURATIONS)
+            return ob_fail(e, OB_ERR_INPUT, "the sweeps make %s%lld configurations of %s; at most %d",
+                           n_conf > 1000000 ? "over " : "", (long long)(n_conf > 1000000 ? 1000000 : n_conf), owner,
+                           OB_MAX_CONFIGURATIONS);
+    }
     double total = 0;
     for (int w = 0; w < c->n_workloads; w++)
         for (int o = 0; o < c->n_optimizers; o++) {

@@ -23,6 +23,7 @@
 #include "workloads/workload.h"
 
 #define OB_MAX_CELL_OPTIONS 32
+#define OB_MAX_CONFIGURATIONS 4096 /* of one workload, or of one optimizer (its sweeps times train's) */
 
 typedef struct ob_cell {
     int64_t index;

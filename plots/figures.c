@@ -381,7 +381,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     if (any_div)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: a seed diverged\"");
     if (any_conf)
-        fprintf(f, ", \\\n  NaN with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
+        /* a legend entry alone (yerrorbars takes no function: keyentry, gnuplot 5.4) */
+        fprintf(f, ", \\\n  keyentry with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
     add_fig(out, stem, w, "Learning-rate sensitivity",

@@ -413,9 +413,19 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     time_t now = time(NULL);
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    doc_p(dc, "Database %s, %d runs over %d workloads and %d optimizer configurations: %d done, "
+    /* workloads by name; a swept workload has several configurations */
+    int n_names = 0;
+    for (int w = 0; w < d->n_wl; w++) {
+        int seen = 0;
+        for (int v = 0; v < w && !seen; v++) seen = !strcmp(d->wl_names[v], d->wl_names[w]);
+        n_names += !seen;
+    }
+    char wls[96];
+    if (n_names == d->n_wl) snprintf(wls, sizeof wls, "%d workload%s", d->n_wl, d->n_wl == 1 ? "" : "s");
+    else snprintf(wls, sizeof wls, "%d workload%s (%d configurations)", n_names, n_names == 1 ? "" : "s", d->n_wl);
+    doc_p(dc, "Database %s, %d runs over %s and %d optimizer configurations: %d done, "
               "%d diverged, %d failed, %d not finished. Generated %s by optbench %s.",
-          o->db_path, d->n, d->n_wl, d->n_opt, n_done, n_div, n_fail, n_other, when,
+          o->db_path, d->n, wls, d->n_opt, n_done, n_div, n_fail, n_other, when,
 #ifdef OB_VERSION
           OB_VERSION
 #else
@@ -729,7 +739,8 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
               "fastest optimizer there; the score is the area under that curve for tau in [1, %g], "
               "normalized so 1 means fastest on every workload and 0 means never within %gx. %d of %d "
               "workloads entered (a workload where no optimizer reached its target is left out; an "
-              "optimizer left out of a workload's matrix counts as not reaching the target there).",
+              "optimizer left out of a workload's matrix counts as not reaching the target there; each "
+              "configuration of a swept workload counts as a workload of its own).",
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
     static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads won",

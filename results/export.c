@@ -112,7 +112,9 @@ void ob_slug(const char *label, char *out, size_t n)
 
 static const ob_file_doc docs[] = {
     {"runs.csv", "one row per run (the latest run of each cell)",
-     "run_id, benchmark_id, workload, optimizer, lr, seed, status (done|diverged|failed|"
+     "run_id, benchmark_id, workload, optimizer (in every file: the report's labels, the name plus the "
+     "settings that tell configurations apart, e.g. 'adam beta2=0.95' or 'quadratic cond=100'; workload_params "
+     "and hparams hold every value), lr, seed, status (done|diverged|failed|"
      "interrupted|pending|running), steps (planned), steps_done, final_loss (mean training loss "
      "over the last 10% of steps), best_loss, eval_loss, eval_metric, loss_floor, diverged_step, "
      "step_ms_median, step_ms_p90, items_per_sec, peak_mem_bytes, state_bytes, wall_s, "

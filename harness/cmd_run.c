@@ -207,7 +207,7 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         const ob_cell *x = &m->cells[i];
         if (c->shard_n > 0 && x->index % c->shard_n != c->shard_k) continue;
         char conf[512] = "";
-        if (any_sweep) ob_cell_sweep_text(c, x, conf, sizeof conf);
+        if (any_sweep) ob_cell_sweep_text(c, x, OB_SWEEP_ALL, conf, sizeof conf);
         printf("%6lld  %-14s %-10s %-10g %6lld%s%s\n", (long long)x->index, x->wl->name, x->opt->name, x->lr,
                (long long)x->seed, any_sweep ? "  " : "", conf);
     }

@@ -195,23 +195,26 @@ ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const
     return OB_OK;
 }
 
-ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key, const char *value,
-                                const char *origin, ob_err *e)
+/* A setting (sweep 0) or a sweep (1: value lists the values). */
+static ob_status add_setting(ob_config *c, const char *owner, const char *key, const char *value, int sweep,
+                             const char *origin, ob_err *e)
 {
-    if (strlen(owner) >= 64 || strlen(key) >= 64 || strlen(value) >= 128)
-        return ob_fail(e, OB_ERR_INPUT, "%s: setting '%s.%s' is too long", origin, owner, key);
+    if (strlen(owner) >= 64 || strlen(key) >= 64 || strlen(value) >= sizeof c->settings[0].value)
+        return ob_fail(e, OB_ERR_INPUT, "%s: setting '%s.%s' is too long (at most %zu characters)", origin, owner, key,
+                       sizeof c->settings[0].value - 1);
     /* A later setting of the same key replaces an earlier one (flags over
      * file); routing rules accumulate, in order. */
     for (int i = 0; strcmp(key, "route") != 0 && i < c->n_settings; i++) {
         ob_setting *s = &c->settings[i];
         if (!strcmp(s->owner, owner) && !strcmp(s->key, key)) {
-            /* in one file a key is set or swept, not both (flags replace the file's) */
+            /* in one file a key has one value or one sweep (flags replace the file's) */
             if (s->origin[0] != '-' && origin[0] != '-')
-                return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is both set and swept in this file (also at %s); keep one",
-                               origin, owner, key, s->origin);
+                return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is %s in this file (also at %s); keep one", origin, owner,
+                               key, s->sweep == sweep ? (sweep ? "swept twice" : "set twice") : "both set and swept",
+                               s->origin);
             snprintf(s->value, sizeof s->value, "%s", value);
             snprintf(s->origin, sizeof s->origin, "%s", origin);
-            s->sweep = 0;
+            s->sweep = sweep;
             return OB_OK;
         }
     }
@@ -221,8 +224,14 @@ ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key
     snprintf(s->key, sizeof s->key, "%s", key);
     snprintf(s->value, sizeof s->value, "%s", value);
     snprintf(s->origin, sizeof s->origin, "%s", origin);
-    s->sweep = 0;
+    s->sweep = sweep;
     return OB_OK;
+}
+
+ob_status ob_config_add_setting(ob_config *c, const char *owner, const char *key, const char *value,
+                                const char *origin, ob_err *e)
+{
+    return add_setting(c, owner, key, value, 0, origin, e);
 }
 
 ob_status ob_config_add_sweep_values(ob_config *c, const char *owner, const char *key, const char *values,
@@ -251,13 +260,7 @@ ob_status ob_config_add_sweep_values(ob_config *c, const char *owner, const char
         memcpy(joined + l, items[i], k + 1);
         l += k;
     }
-    OB_TRY(ob_config_add_setting(c, owner, key, joined, origin, e));
-    for (int i = c->n_settings - 1; i >= 0; i--)
-        if (!strcmp(c->settings[i].owner, owner) && !strcmp(c->settings[i].key, key)) {
-            c->settings[i].sweep = 1;
-            break;
-        }
-    return OB_OK;
+    return add_setting(c, owner, key, joined, 1, origin, e);
 }
 
 /* OWNER.KEY=REST -> owner, key, rest (what names the form in messages) */

@@ -101,16 +101,22 @@ static ob_status set_swept(const ob_setting *s, const char *value, void *arg, ob
     return OB_OK;
 }
 
-/* Whether two configurations are the same run: every value equal, and the
- * spike guard's window too when the guard is off in both (a run leaves its
- * keys out then). */
+/* Whether two configurations are the same run: every value written the
+ * same in a run's hyperparameters (its identity; 0.95 and 0.9500000001
+ * are one text), and the spike guard's window too when the guard is off in
+ * both (a run leaves its keys out then). */
 static int same_values(const ob_hp_values *a, const ob_hp_values *b)
 {
     int w = ob_hp_index(a->defs, a->n, "spike_window");
     int off = w >= 0 && ob_hp_get(a, "spike_z_loss") == 0 && ob_hp_get(a, "spike_z_grad") == 0 &&
               ob_hp_get(b, "spike_z_loss") == 0 && ob_hp_get(b, "spike_z_grad") == 0;
-    for (int i = 0; i < a->n; i++)
-        if (a->v[i] != b->v[i] && !(off && i == w)) return 0;
+    for (int i = 0; i < a->n; i++) {
+        if (a->v[i] == b->v[i] || (off && i == w)) continue;
+        char ta[64], tb[64];
+        ob_hp_format(&a->defs[i], a->v[i], ta, sizeof ta);
+        ob_hp_format(&b->defs[i], b->v[i], tb, sizeof tb);
+        if (strcmp(ta, tb)) return 0;
+    }
     return 1;
 }
 
@@ -139,24 +145,19 @@ static ob_status text_swept(const ob_setting *s, const char *value, void *arg, o
     return OB_OK;
 }
 
-void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, char *buf, size_t n)
+void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, int part, char *buf, size_t n)
 {
-    buf[0] = '\0';
-    sweep_text t = {buf, n, 0}, tt = {NULL, 0, 0};
     ob_err e;
-    int64_t nt = sweep_size(c, "train");
-    char train[512] = "";
-    tt.buf = train;
-    tt.n = sizeof train;
-    (void)each_swept(c, "train", cell->variant % nt, text_swept, &tt, &e);
-    (void)each_swept(c, cell->opt->name, cell->variant / nt, text_swept, &t, &e);
-    char wl[512] = "";
-    sweep_text tw = {wl, sizeof wl, 0};
-    (void)each_swept(c, cell->wl->name, cell->wl_variant, text_swept, &tw, &e);
-    char all[1600];
-    snprintf(all, sizeof all, "%s%s%s%s%s", wl, wl[0] && (buf[0] || train[0]) ? " " : "", buf,
-             buf[0] && train[0] ? " " : "", train);
-    snprintf(buf, n, "%s", all);
+    const int64_t nt = sweep_size(c, "train");
+    char wl[512] = "", opt[512] = "", train[512] = "";
+    sweep_text tw = {wl, sizeof wl, 0}, to = {opt, sizeof opt, 0}, tt = {train, sizeof train, 0};
+    if (part != OB_SWEEP_OPTIMIZER) (void)each_swept(c, cell->wl->name, cell->wl_variant, text_swept, &tw, &e);
+    if (part != OB_SWEEP_WORKLOAD) {
+        (void)each_swept(c, cell->opt->name, cell->variant / nt, text_swept, &to, &e);
+        (void)each_swept(c, "train", cell->variant % nt, text_swept, &tt, &e);
+    }
+    snprintf(buf, n, "%s%s%s%s%s", wl, wl[0] && (opt[0] || train[0]) ? " " : "", opt, opt[0] && train[0] ? " " : "",
+             train);
 }
 
 int ob_cell_same_pair(const ob_cell *a, const ob_cell *b)
@@ -258,6 +259,22 @@ static ob_status check_owners(const ob_config *c, FILE *notes, ob_err *e)
     return OB_OK;
 }
 
+/* The text settings of optimizer od (route rules, coeff_file, ...), in order. */
+static ob_status text_settings(const ob_config *c, const ob_optimizer_def *od, const ob_setting **opts, int *n,
+                               ob_err *e)
+{
+    *n = 0;
+    for (int i = 0; i < c->n_settings; i++) {
+        if (strcmp(c->settings[i].owner, od->name) || !is_option(od, c->settings[i].key) || c->settings[i].sweep)
+            continue;
+        if (*n == OB_MAX_CELL_OPTIONS)
+            return ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[i].origin,
+                           OB_MAX_CELL_OPTIONS, od->name);
+        opts[(*n)++] = &c->settings[i];
+    }
+    return OB_OK;
+}
+
 /* Settings of an optimizer or workload that is not in the matrix are unused
  * (check_owners notes them), but checked all the same: a misspelt key or a
  * value out of range is an error now, not when the owner joins the matrix. */
@@ -282,33 +299,17 @@ static ob_status check_unused_settings(const ob_config *c, const ob_hp_values *t
         if (!od) continue; /* check_owners refused it */
         ob_hp_defaults(&hv, od->hp, od->n_hp);
         OB_TRY(apply_settings(c, owner, &hv, e));
-        ob_cell probe = {.opt = od, .opt_hp = hv, .train_hp = *train};
-        for (int k = 0; k < c->n_settings; k++) {
-            if (strcmp(c->settings[k].owner, owner) || !is_option(od, c->settings[k].key)) continue;
-            if (probe.n_options == OB_MAX_CELL_OPTIONS)
-                return ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[k].origin,
-                               OB_MAX_CELL_OPTIONS, owner);
-            probe.options[probe.n_options++] = &c->settings[k];
+        ob_cell probe = {.opt = od, .train_hp = *train};
+        OB_TRY(text_settings(c, od, probe.options, &probe.n_options, e));
+        /* each configuration of its sweeps, as the matrix would make them */
+        for (int64_t v = 0; v < sweep_size(c, owner) && v < OB_MAX_CONFIGURATIONS; v++) {
+            probe.opt_hp = hv;
+            OB_TRY(apply_sweep(c, owner, v, &probe.opt_hp, e));
+            ob_optim *made = NULL;
+            ob_status st = ob_cell_make_optim(&probe, &made, e);
+            ob_optim_destroy(made);
+            if (st != OB_OK) return ob_err_prefix(e, "%s (not in this matrix): ", owner);
         }
-        ob_optim *made = NULL;
-        ob_status st = ob_cell_make_optim(&probe, &made, e);
-        ob_optim_destroy(made);
-        if (st != OB_OK) return st;
-    }
-    return OB_OK;
-}
-
-/* The text settings of optimizer od (route rules, coeff_file, ...), in order. */
-static ob_status text_settings(const ob_config *c, const ob_optimizer_def *od, const ob_setting **opts, int *n,
-                               ob_err *e)
-{
-    *n = 0;
-    for (int i = 0; i < c->n_settings; i++) {
-        if (strcmp(c->settings[i].owner, od->name) || !is_option(od, c->settings[i].key)) continue;
-        if (*n == OB_MAX_CELL_OPTIONS)
-            return ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[i].origin,
-                           OB_MAX_CELL_OPTIONS, od->name);
-        opts[(*n)++] = &c->settings[i];
     }
     return OB_OK;
 }
@@ -342,23 +343,35 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
                          .n_options = n_opts};
         memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
         char conf[512];
-        ob_cell_sweep_text(c, &probe, conf, sizeof conf);
+        ob_cell_sweep_text(c, &probe, OB_SWEEP_ALL, conf, sizeof conf);
         ob_optim *made = NULL;
         st = ob_cell_make_optim(&probe, &made, e);
         ob_optim_destroy(made);
         if (st != OB_OK) {
-            if (conf[0]) ob_err_prefix(e, "%s with %s: ", od->name, conf);
+            /* where its settings came from: "--set", "c.yaml:4" */
+            char where[300] = "";
+            size_t wl = 0;
+            for (int i = 0; i < c->n_settings && wl + 80 < sizeof where; i++) {
+                const ob_setting *x = &c->settings[i];
+                if (strcmp(x->owner, od->name) && strcmp(x->owner, "train")) continue;
+                if (strstr(where, x->origin)) continue;
+                wl += (size_t)snprintf(where + wl, sizeof where - wl, "%s%s", wl ? ", " : "", x->origin);
+            }
+            if (conf[0] || where[0])
+                ob_err_prefix(e, "%s%s%s%s%s%s: ", od->name, conf[0] ? " with " : "", conf, where[0] ? " (set at " : "",
+                              where, where[0] ? ")" : "");
             break;
         }
         for (int64_t k = 0; k < ov && confs; k++)
             if (same_values(&confs[k].opt_hp, &ohp) && same_values(&confs[k].train_hp, &thp)) {
                 char other[512];
-                ob_cell_sweep_text(c, &confs[k], other, sizeof other);
+                ob_cell_sweep_text(c, &confs[k], OB_SWEEP_ALL, other, sizeof other);
                 int spike = ob_hp_get(&thp, "spike_window") != ob_hp_get(&confs[k].train_hp, "spike_window");
                 st = ob_fail(e, OB_ERR_INPUT, "the sweeps make two configurations of %s that are one run: %s and %s%s",
                              od->name, other, conf,
                              spike ? " (train.spike_window does nothing while spike_z_loss and spike_z_grad are 0)"
-                                   : " (the same values written differently); list each value once");
+                                   : " (the same as a run records them: one value written twice, or values that agree in 9 "
+                                     "significant digits); list each value once");
                 break;
             }
         if (confs) confs[ov] = probe;
@@ -418,8 +431,8 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     ob_hp_values train;
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
     OB_TRY(apply_settings(c, "train", &train, e));
-    OB_TRY(check_unused_settings(c, &train, e));
     OB_TRY(check_sweeps(c, e));
+    OB_TRY(check_unused_settings(c, &train, e));
     OB_TRY(check_owners(c, notes, e)); /* valid: now note the unused ones */
 
     int n_seeds = c->n_seeds ? c->n_seeds : 1;

@@ -64,9 +64,11 @@ ob_status ob_matrix_check_routing(const ob_config *c, const ob_matrix *m, FILE *
 int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed);
 /* Whether a and b are runs of one pair (same configurations of workload and optimizer). */
 int ob_cell_same_pair(const ob_cell *a, const ob_cell *b);
-/* The swept values of the cell's configurations, "beta2=0.95 clip_norm=1"
- * ("" without sweeps). */
-void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, char *buf, size_t n);
+/* The swept values of the cell's configurations, "cond=100 beta2=0.95
+ * clip_norm=1" ("" without sweeps): of the workload and the optimizer
+ * (OB_SWEEP_ALL), or of one of them. */
+enum { OB_SWEEP_ALL = 0, OB_SWEEP_WORKLOAD = 1, OB_SWEEP_OPTIMIZER = 2 };
+void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, int part, char *buf, size_t n);
 /* The cell's optimizer: created with its hyperparameters, text settings applied. */
 ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e);
 

@@ -154,19 +154,20 @@ static int has_column(sqlite3 *db, const char *table, const char *col)
     return yes;
 }
 
-/* The matrix fingerprint a shard's benchmark records ("" when none: an
- * older optbench's shard, or no shard). */
+/* The matrix fingerprint a benchmark records ("" when none): a shard's
+ * own, or a merged benchmark's (that of its shards, which agree). */
 static void shard_matrix(const src_bench *b, char out[32])
 {
     out[0] = '\0';
-    const char *m = b->shard && b->provenance ? strstr(b->provenance, "\"matrix\":\"") : NULL;
+    const char *m = b->provenance ? strstr(b->provenance, "\"matrix\":\"") : NULL;
     if (m) sscanf(m + 10, "%31[0-9a-f]", out);
 }
 
 /* Shards of one matrix record one fingerprint; shards of different run
  * commands (another sweep, lr list, setting, step count) would mix two
- * matrices, each configuration with a part of its seeds. */
-static ob_status check_same_matrix(source *src, int n, ob_err *e)
+ * matrices, each configuration with a part of its seeds. The fingerprint
+ * they share goes to matrix ("" when none), for the merged benchmark. */
+static ob_status check_same_matrix(source *src, int n, char matrix[32], ob_err *e)
 {
     const source *fs = NULL;
     const src_bench *fb = NULL;
@@ -181,13 +182,15 @@ static ob_status check_same_matrix(source *src, int n, ob_err *e)
                 fb = &src[i].b[k];
             } else if (strcmp(first, mine)) {
                 return ob_fail(e, OB_ERR_INPUT,
-                               "merge: '%s' (benchmark %lld, shard %s) and '%s' (benchmark %lld, shard %s) are "
+                               "merge: '%s' (benchmark %lld, %s%s) and '%s' (benchmark %lld, %s%s) are "
                                "shards of different matrices (their cells differ: another --sweep, --lrs, --set, "
                                "--steps or config); merge the shards of one run command",
-                               fs->path, (long long)fb->id, fb->shard, src[i].path, (long long)src[i].b[k].id,
-                               src[i].b[k].shard);
+                               fs->path, (long long)fb->id, fb->shard ? "shard " : "merged", fb->shard ? fb->shard : "",
+                               src[i].path, (long long)src[i].b[k].id, src[i].b[k].shard ? "shard " : "merged",
+                               src[i].b[k].shard ? src[i].b[k].shard : "");
             }
         }
+    snprintf(matrix, 32, "%s", first);
     return OB_OK;
 }
 
@@ -447,7 +450,7 @@ static void free_sources(source *src, int n)
 }
 
 static ob_status write_output(sqlite3 *out, const char *out_path, source *src, int n, cand *cands, int nc,
-                              const char *name, sbuf *conflicts, ob_merge_report *rep, ob_err *e)
+                              const char *name, const char *matrix, sbuf *conflicts, ob_merge_report *rep, ob_err *e)
 {
     /* the merged benchmark's row */
     const char *bname = name, *config = NULL, *git = NULL, *host = NULL, *backend = NULL, *device = NULL;
@@ -552,8 +555,9 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
 
     /* provenance */
     sbuf p = {0};
-    sb_printf(&p, "{\"merged_by\":\"optbench %s\",\"cells\":%d,\"duplicates\":%d,\"unfinished\":%d,", OB_VERSION,
-              rep->cells, rep->duplicates, rep->unfinished);
+    sb_printf(&p, "{\"merged_by\":\"optbench %s\",", OB_VERSION);
+    if (matrix[0]) sb_printf(&p, "\"matrix\":\"%s\",", matrix); /* the shards' matrix, for a later merge */
+    sb_printf(&p, "\"cells\":%d,\"duplicates\":%d,\"unfinished\":%d,", rep->cells, rep->duplicates, rep->unfinished);
     sb_printf(&p, "\"configs_differ\":%s,\"sources\":[", config_differs ? "true" : "false");
     int nsrc = 0;
     for (int i = 0; i < n; i++)
@@ -635,7 +639,8 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     }
     rep->sources = n;
     rep->runs_in = nc;
-    if (s == OB_OK) s = check_same_matrix(src, n, e);
+    char matrix[32] = "";
+    if (s == OB_OK) s = check_same_matrix(src, n, matrix, e);
     sbuf conflicts = {0};
     if (s == OB_OK) {
         /* decide: the best run of each cell */
@@ -693,7 +698,7 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
         sqlite3 *odb = ob_store_db(os);
         if (sqlite3_exec(odb, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
             s = sql_fail(odb, out, "starting the merge", e);
-        if (s == OB_OK) s = write_output(odb, out, src, n, cands, nc, name, &conflicts, rep, e);
+        if (s == OB_OK) s = write_output(odb, out, src, n, cands, nc, name, matrix, &conflicts, rep, e);
         if (s == OB_OK && sqlite3_exec(odb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
             s = sql_fail(odb, out, "committing the merge", e);
         if (s != OB_OK) sqlite3_exec(odb, "ROLLBACK", NULL, NULL, NULL);

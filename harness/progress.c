@@ -13,7 +13,7 @@ struct ob_progress {
     int n_cells, cell;
     int64_t steps_per_cell, steps_before; /* steps finished in earlier cells */
     double t0, cell_t0;
-    char label[400];
+    char label[1400];
 };
 
 static double now_s(void)

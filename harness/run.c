@@ -742,11 +742,13 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
     }
     int continuing = strcmp(status, "pending") != 0;
     const ob_cell *cell = j->cell;
-    /* the progress line names a swept configuration: "adam beta2=0.95" */
-    char opt_label[600], conf[512];
-    ob_cell_sweep_text(x->cfg, cell, conf, sizeof conf);
+    /* the progress line names swept configurations: "quadratic cond=100 adam beta2=0.95" */
+    char wl_label[600], opt_label[600], conf[512];
+    ob_cell_sweep_text(x->cfg, cell, OB_SWEEP_WORKLOAD, conf, sizeof conf);
+    snprintf(wl_label, sizeof wl_label, "%s%s%s", cell->wl->name, conf[0] ? " " : "", conf);
+    ob_cell_sweep_text(x->cfg, cell, OB_SWEEP_OPTIMIZER, conf, sizeof conf);
     snprintf(opt_label, sizeof opt_label, "%s%s%s", cell->opt->name, conf[0] ? " " : "", conf);
-    if (!x->multi) ob_progress_cell_begin(x->prog, j->pos, cell->wl->name, opt_label, cell->lr, cell->seed);
+    if (!x->multi) ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
     ob_run_result res;
     memset(&res, 0, sizeof res);
     char errbuf[1024];
@@ -765,7 +767,7 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
     else x->sum->failed++;
     if (resumed_from > 0) x->sum->resumed++;
     if (x->multi)
-        ob_progress_cell_begin(x->prog, j->pos, cell->wl->name, opt_label, cell->lr, cell->seed);
+        ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
     ob_progress_cell_end(x->prog, res.status, res.final_loss, res.steps_done, res.diverged_step, res.wall_s,
                          res.error);
     pthread_mutex_unlock(&x->mu);
@@ -1009,7 +1011,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
         double best = ob_stat_best_lr(lr, fin, k);
         if (isnan(best)) {
             char conf[512];
-            ob_cell_sweep_text(c, &m->cells[i0], conf, sizeof conf);
+            ob_cell_sweep_text(c, &m->cells[i0], OB_SWEEP_ALL, conf, sizeof conf);
             fprintf(stderr, "optbench: confirmation: %s %s%s%s has no lr with a finite median final loss "
                             "(every lr diverged or failed): nothing to confirm\n",
                     m->cells[i0].wl->name, m->cells[i0].opt->name, conf[0] ? " " : "", conf);

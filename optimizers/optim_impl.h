@@ -115,6 +115,7 @@ struct ob_optim {
     /* the guard */
     int guard_mode;         /* 0 skip, 1 rollback, 2 stop, 3 none */
     ob_spike *spike_dev;    /* the spike guard's window (device memory), NULL when it is off */
+    ob_spike *snap_spike;   /* rollback: the window's copy in the snapshot */
     int64_t bad_streak;     /* consecutive bad steps (rollback, stop) */
     int stopped;
     int64_t stopped_step;

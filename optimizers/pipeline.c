@@ -474,6 +474,7 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
     }
     if (o->guard_mode == OB_GUARD_ROLLBACK) {
         OB_TRY(ob_dev_alloc(dev, (size_t)l->total * sizeof(float), (void **)&o->snap_params, e));
+        if (o->spike_dev) OB_TRY(ob_dev_alloc(dev, sizeof(ob_spike), (void **)&o->snap_spike, e));
         for (int g = 0; g < o->n_groups; g++) {
             ob_group *gr = &o->group[g];
             for (int k = 0; k < gr->rule.n_state && gr->end > gr->begin; k++)
@@ -564,12 +565,17 @@ static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, con
     return OB_OK;
 }
 
-/* Copy params and every state role into the snapshot (to = 1) or back. */
+/* Copy params, every state role and the spike guard's window into the
+ * snapshot (to = 1) or back: after a rollback the window is the one of the
+ * restored step, so the restored step's level of loss is no spike. */
 static ob_status snapshot_copy(ob_optim *o, float *params, int to, ob_err *e)
 {
     ob_device *dev = o->dev;
     size_t pb = (size_t)o->layout->total * sizeof(float);
     OB_TRY(dev->ops->copy(dev, to ? o->snap_params : params, to ? params : o->snap_params, pb, e));
+    if (o->spike_dev)
+        OB_TRY(dev->ops->copy(dev, to ? o->snap_spike : o->spike_dev, to ? o->spike_dev : o->snap_spike,
+                              sizeof(ob_spike), e));
     for (int g = 0; g < o->n_groups; g++) {
         ob_group *gr = &o->group[g];
         size_t bytes = (size_t)(gr->end - gr->begin) * sizeof(float);
@@ -730,6 +736,7 @@ int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
         blob(out, max, &n, "guard.snap_t", &o->snap_t, sizeof o->snap_t, 0);
         blob(out, max, &n, "guard.snap_step", &o->snap_step, sizeof o->snap_step, 0);
         blob(out, max, &n, "guard.snap_params", o->snap_params, (size_t)o->layout->total * sizeof(float), 1);
+        if (o->spike_dev) blob(out, max, &n, "guard.snap_spike_window", o->snap_spike, sizeof(ob_spike), 1);
         for (int g = 0; g < o->n_groups; g++) {
             ob_group *gr = &o->group[g];
             size_t bytes = (size_t)(gr->end - gr->begin) * sizeof(float);
@@ -778,6 +785,7 @@ void ob_optim_destroy(ob_optim *o)
         ob_dev_free(o->dev, o->ws_b);
         ob_dev_free(o->dev, o->ws_thr);
         ob_dev_free(o->dev, o->snap_params);
+        ob_dev_free(o->dev, o->snap_spike);
     }
     for (int g = 0; g < OB_MAX_GROUPS; g++) {
         free(o->group[g].members);

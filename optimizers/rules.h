@@ -58,6 +58,14 @@ typedef struct ob_spike {
     int32_t pad_;
 } ob_spike;
 
+/* d * d + acc rounded twice, as the C11 build computes it: nvcc would fuse
+ * it into one FMA (the same arithmetic on both backends). */
+#ifdef __CUDA_ARCH__
+#define OB_SQ_ADD(acc, d) __dadd_rn((acc), __dmul_rn((d), (d)))
+#else
+#define OB_SQ_ADD(acc, d) ((acc) + (d) * (d))
+#endif
+
 /* z-score of x against the n values of ring (population standard deviation,
  * two passes in index order: the same arithmetic on both backends). */
 OB_HD static inline double ob_spike_z(const float *ring, int n, float x)
@@ -67,7 +75,7 @@ OB_HD static inline double ob_spike_z(const float *ring, int n, float x)
     mean /= (double)n;
     for (int i = 0; i < n; i++) {
         double d = (double)ring[i] - mean;
-        var += d * d;
+        var = OB_SQ_ADD(var, d);
     }
     double sd = sqrt(var / (double)n);
     return sd > 0.0 ? ((double)x - mean) / sd : 0.0;

@@ -80,12 +80,19 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
         kb[kl] = 0;
         const char *k = kb;
         if (!strncmp(k, "$.", 2)) k += 2;
-        if (!strncmp(k, "train.", 6)) k += 6;
         out->k[out->n] = strdup(k);
         out->v[out->n] = strdup(v ? v : "");
         out->n++;
     }
     sqlite3_finalize(q);
+    /* "train.clip_norm" reads "clip_norm", unless the optimizer has a key of
+     * that name too (adamw_sf's warmup_steps and train.warmup_steps) */
+    for (int i = 0; i < out->n; i++) {
+        if (strncmp(out->k[i], "train.", 6)) continue;
+        int clash = 0;
+        for (int j = 0; j < out->n && !clash; j++) clash = !strcmp(out->k[j], out->k[i] + 6);
+        if (!clash) memmove(out->k[i], out->k[i] + 6, strlen(out->k[i] + 6) + 1);
+    }
     return OB_OK;
 }
 

@@ -750,15 +750,15 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
      * merged one (the shards' databases merged: its confirmation stage, or
      * the cells a shard left unfinished or a missing shard never ran) */
     /* merged: its provenance lists sources (a shard's own records its matrix) */
-    OB_TRY(prep(s, "SELECT id, merged FROM (SELECT id, shard, json_valid(provenance) AND json_extract(provenance, "
-                   "'$.sources') IS NOT NULL AS merged FROM benchmarks) WHERE shard IS ?1 AND (NOT merged OR ?1 IS NULL) "
-                   "ORDER BY id DESC LIMIT 64",
+    OB_TRY(prep(s, "SELECT id, merged FROM (SELECT id, shard, CASE WHEN json_valid(provenance) THEN "
+                   "json_extract(provenance, '$.sources') IS NOT NULL ELSE 0 END AS merged FROM benchmarks) "
+                   "WHERE shard IS ?1 AND (NOT merged OR ?1 IS NULL) ORDER BY id DESC LIMIT 64",
                 &qb, e));
     ob_status st = prep(s, "SELECT id, cell, workload, workload_params, optimizer, hparams, lr, "
                            "seed, steps FROM runs WHERE benchmark_id = ?1 AND stage IS NULL "
                            "ORDER BY cell, id", &qr, e);
     bind_text(qb, 1, shard);
-    int first = 1, rc;
+    int first = 1, rc = SQLITE_DONE;
     while (st == OB_OK && !*bench_id && (rc = sqlite3_step(qb)) == SQLITE_ROW) {
         int64_t b = sqlite3_column_int64(qb, 0);
         int merged = sqlite3_column_int(qb, 1);
@@ -821,6 +821,9 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
                      shard ? shard : "", (long long)b, diff);
         first = 0;
     }
+    /* a failed step is an error, not "no earlier benchmark" (which would run
+     * everything again) */
+    if (st == OB_OK && !*bench_id && rc != SQLITE_DONE) st = db_fail(s, e, "looking for the benchmark to continue");
     sqlite3_finalize(qb);
     sqlite3_finalize(qr);
     return st;

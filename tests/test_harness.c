@@ -374,7 +374,7 @@ static void test_sweeps(void)
                       "adam configuration %d", v);
         }
         char text[256];
-        ob_cell_sweep_text(&c, &m.cells[8 + 4 * 5], text, sizeof text);
+        ob_cell_sweep_text(&c, &m.cells[8 + 4 * 5], OB_SWEEP_ALL, text, sizeof text);
         CHECK_MSG(!strcmp(text, "cond=10 beta1=0.8 beta2=0.999 clip_norm=1"), "'%s'", text);
         x = &m.cells[56]; /* the second workload configuration */
         CHECK(x->wl_variant == 1 && ob_hp_get(&x->wl_hp, "cond") == 1000 && x->index == 56);
@@ -430,10 +430,25 @@ static void test_sweeps(void)
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {quadratic: {cond: [100, 1e2]}}\n",
                "two configurations of quadratic that are one problem");
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {sgd: {nesterov: [true, false]}}\n",
-               "sgd with nesterov=true: sgd.nesterov = true requires momentum > 0");
+               "sgd with nesterov=true (set at t.yaml:3): sgd.nesterov = true requires momentum > 0");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams: {adam: {beta2: 0.9}}\n"
                "sweep: {adam: {beta2: [0.95, 0.99]}}\n",
                "t.yaml:4: adam.beta2 is both set and swept in this file (also at t.yaml:3)");
+    expect_bad("workloads: quadratic\noptimizers: adam\ntrain: {clip_norm: 1}\nhparams: {train: {clip_norm: 2}}\n",
+               "t.yaml:4: train.clip_norm is set twice in this file (also at t.yaml:3)");
+    /* an optimizer outside the matrix: each configuration of its sweeps is checked */
+    expect_bad("workloads: quadratic\noptimizers: adam\nhparams: {sgd: {nesterov: true}}\n"
+               "sweep: {sgd: {momentum: [0, 0.9]}}\n",
+               "sgd (not in this matrix): sgd.nesterov = true requires momentum > 0");
+    {
+        ob_config ok;
+        CHECK_OK(load(&ok, "workloads: quadratic\noptimizers: adam\nhparams: {sgd: {nesterov: true}}\n"
+                           "sweep: {sgd: {momentum: [0.5, 0.9]}}\n", &e), &e);
+        ob_matrix mm;
+        CHECK_OK(ob_matrix_expand(&ok, &mm, NULL, &e), &e);
+        ob_matrix_free(&mm);
+        ob_config_free(&ok);
+    }
     ob_config_init(&c);
     CHECK(ob_config_add_sweep(&c, "adam.beta2", "--sweep", &e) == OB_ERR_INPUT && strstr(e.msg, "V1,V2"));
     ob_config_free(&c);

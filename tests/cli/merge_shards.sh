@@ -116,6 +116,13 @@ grep -q "differs: it has more cells than this matrix" "$tmp/err" || fail "anothe
 [ $rc = 2 ] || fail "merging shards of two matrices: rc $rc"
 grep -q "are shards of different matrices" "$tmp/err" || fail "two matrices: $(cat "$tmp/err")"
 [ ! -e "$tmp/mixed.db" ] || fail "two matrices: an output was written"
+# a merged database keeps its shards' fingerprint: merging it again with
+# another matrix's shard is refused too
+"$OPTBENCH" merge --out "$tmp/m01.db" "$tmp/s0.db" "$tmp/s1.db" 2>/dev/null || fail "merge of two shards"
+"$OPTBENCH" merge --out "$tmp/mixed2.db" "$tmp/m01.db" "$tmp/other1.db" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "(benchmark 1, merged) and .* are shards of different matrices" "$tmp/err" ||
+  fail "a merged database and another matrix's shard: rc $rc: $(cat "$tmp/err")"
+"$OPTBENCH" merge --out "$tmp/m012.db" "$tmp/m01.db" "$tmp/s2.db" 2>"$tmp/err" || fail "the merged shards and the last one: $(cat "$tmp/err")"
 
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -5,7 +5,7 @@
 # the guard keeps its hyperparameter text free of the guard's keys (its
 # identity for resume, compare and history); a SIGKILL after a checkpoint and
 # --resume give the same curves, skipped steps and events, bit for bit (the
-# window is checkpointed).
+# window is checkpointed); a rollback restores the window with the snapshot.
 . "$(dirname "$0")/common.bash"
 here=$(cd "$(dirname "$0")" && pwd)
 args=(run --workloads bert-tiny --optimizers sgd --lrs 0.5 --seeds 1 --steps 150 --backend cpu
@@ -37,6 +37,14 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 sys.exit(0 if [r["skipped_spike"] for r in rows] == [sys.argv[2]] and rows[0]["skipped_nonfinite"] == "0" else 1)
 PY
+
+# a rollback restores the window with the parameters: the restored step's
+# loss is no spike
+"$OPTBENCH" run --workloads quadratic --optimizers adam --lrs 0.01 --steps 300 --backend cpu \
+  --set quadratic.inject_nan_step=180 --set train.on_nonfinite=rollback --set train.snapshot_every=100 \
+  --set train.spike_z_loss=3 --set train.spike_window=32 --db "$tmp/rb.db" >/dev/null 2>&1 || echo "FAIL: rollback run"
+check "a rollback happened" test "$(sqlite3 "$tmp/rb.db" "select count(*) from events where detail like 'rollback:%'")" = 1
+check "no spike after the rollback" test "$(sqlite3 "$tmp/rb.db" "select count(*) from events where kind = 'spike_skipped'")" = 0
 
 # SIGKILL after the first checkpoint, then --resume: bit for bit
 "$OPTBENCH" "${args[@]}" --db "$tmp/k.db" >/dev/null 2>&1 &

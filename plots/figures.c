@@ -573,9 +573,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                         "bars_state_bytes.csv", "bars_time_to_target.csv"};
     static const char *const fig_titles[] = {"Step time", "Peak memory", "Optimizer state", "Time to target"};
     if (d->n_opt == 0 || d->n_wl == 0) return OB_OK;
-    /* what each slot shows: 0 nothing (no runs, or not measured), 1 a bar,
-     * 2 a zero value (a "0 B" mark), 3 not reached, 4 reached but untimed,
-     * 5 a pair left out of the matrix (a "not run" mark) */
+    /* what each slot shows: 0 nothing, 1 a bar, 2 a zero value (a "0 B"
+     * mark), 3 not reached, 4 reached but untimed, 5 a pair left out of the
+     * matrix (a "not run" mark), 6 runs without the value (a "no data" mark:
+     * every run diverged before the warm-up ended, say) */
     int n_slots = d->n_wl * d->n_opt;
     int *what = calloc((size_t)n_slots, sizeof *what);
     if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
@@ -600,7 +601,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             double v = kind == 0 ? g->step_ms_median
                      : kind == 1 ? (g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN)
                                  : (g->state_bytes >= 0 ? (double)g->state_bytes : NAN);
-            if (!isfinite(v) || v < 0) continue;
+            if (!isfinite(v) || v < 0) {
+                *m = 6;
+                continue;
+            }
             if (v == 0) *m = 2, n_zero++;
             else *m = 1, n_bars++;
             range_add(&r, v);
@@ -692,9 +696,9 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             else if (m == 3 || m == 4)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc lt %d\n",
                         m == 3 ? "not reached" : "step time unknown", x, o + 1);
-            else if (m == 5)
-                fprintf(f, "set label \"not run\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
-                        x);
+            else if (m == 5 || m == 6)
+                fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
+                        m == 5 ? "not run" : "no data", x);
         }
     char using[64];
     if (kind == 0 || scale == 1) snprintf(using, sizeof using, "(column(i))");
@@ -708,8 +712,11 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         fprintf(f, ", \\\n  NaN with boxes lt %d title \"%s\"", o + 1, oq);
     }
     fprintf(f, "\n");
-    free(what);
-    OB_TRY(script_close(&sc, e));
+    ob_status closed = script_close(&sc, e);
+    if (closed != OB_OK) {
+        free(what);
+        return closed;
+    }
     static const char *const caps[] = {
         "Median time of one training step (forward, backward and optimizer update; the first "
         "steps are a warm-up and not counted), per workload and optimizer.",
@@ -719,7 +726,15 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "target (see the time-to-target tables): steps to target (the first step at which the median over seeds reached it) times the "
         "median step time, at the learning rate that got there first."};
     char extra[400] = "";
-    const char *notrun = n_notrun ? " \"not run\": the pair was left out of the matrix." : "";
+    int n_nodata = 0;
+    for (int i = 0; i < n_slots; i++) n_nodata += what[i] == 6;
+    const char *notrun = n_notrun && n_nodata ? " \"not run\": the pair was left out of the matrix; \"no data\": "
+                                                "its runs recorded no value (every run diverged within the warm-up, say)."
+                         : n_notrun ? " \"not run\": the pair was left out of the matrix."
+                         : n_nodata ? " \"no data\": its runs recorded no value (every run diverged within the "
+                                      "warm-up, say)."
+                                    : "";
+    free(what);
     if (kind == 3 && n_unreached)
         snprintf(extra, sizeof extra,
                  " \"not reached\" marks an optimizer whose median over seeds never reached the target "

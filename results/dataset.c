@@ -57,7 +57,7 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db,
                            "SELECT fullkey, CASE type WHEN 'true' THEN 'true' WHEN 'false' THEN "
-                           "'false' WHEN 'null' THEN 'null' WHEN 'real' THEN printf('%g', atom) "
+                           "'false' WHEN 'null' THEN 'null' WHEN 'real' THEN printf('%.9g', atom) "
                            "ELSE CAST(atom AS TEXT) END FROM json_tree(?1) "
                            "WHERE json_valid(?1) AND type NOT IN ('object', 'array')",
                            -1, &q, NULL) != SQLITE_OK)

@@ -239,8 +239,16 @@ int ob_cmd_history(int argc, char **argv)
     }
     if (rc) goto done;
     if (ns == 0) {
-        rc = ob_cli_error(2, "history: no runs match%s%s%s%s", wl_filter ? " workload " : "",
-                          wl_filter ? wl_filter : "", opt_filter ? " optimizer " : "", opt_filter ? opt_filter : "");
+        /* what there is to ask for: the labels of the whole database */
+        char have[1024] = "";
+        size_t hl = 0;
+        int n_have = opt_filter ? all.n_opt : all.n_wl;
+        for (int i = 0; i < n_have && hl + 80 < sizeof have; i++)
+            hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s'%s'", i ? ", " : "",
+                                   opt_filter ? all.opt_labels[i] : all.wl_labels[i]);
+        rc = ob_cli_error(2, "history: no runs match%s%s%s%s; the database has %s %s%s", wl_filter ? " workload " : "",
+                          wl_filter ? wl_filter : "", opt_filter ? " optimizer " : "", opt_filter ? opt_filter : "",
+                          opt_filter ? "the optimizers" : "the workloads", have, hl + 80 >= sizeof have ? ", ..." : "");
         goto done;
     }
     /* series in the whole database's order: workload label, then optimizer label */

@@ -138,16 +138,16 @@ static void add_event(cell_state *cs, int64_t step, const char *kind, const char
 static void add_spike_event(cell_state *cs, int64_t step, int flags, const ob_step_record *r,
                             const ob_hp_values *train)
 {
-    char what[160] = "";
+    char what[200] = "";
     size_t l = 0;
     if (flags & OB_SPIKE_LOSS)
-        l += (size_t)snprintf(what + l, sizeof what - l, "loss %.6g more than %g", (double)r->loss,
-                              ob_hp_get(train, "spike_z_loss"));
+        l += (size_t)snprintf(what + l, sizeof what - l, "loss %.6g (z = %.3g > %g)", (double)r->loss,
+                              (double)r->spike_z[0], ob_hp_get(train, "spike_z_loss"));
     if (flags & OB_SPIKE_GRAD)
-        snprintf(what + l, sizeof what - l, "%sgradient norm %.6g more than %g", l ? ", " : "",
-                 (double)r->grad_norm, ob_hp_get(train, "spike_z_grad"));
+        snprintf(what + l, sizeof what - l, "%sgradient norm %.6g (z = %.3g > %g)", l ? ", " : "",
+                 (double)r->grad_norm, (double)r->spike_z[1], ob_hp_get(train, "spike_z_grad"));
     add_event(cs, step, "spike_skipped",
-              "%s standard deviations above the mean of the last %.0f finite steps; update skipped", what,
+              "%s, scored against the last %.0f finite steps; update skipped", what,
               ob_hp_get(train, "spike_window"));
 }
 

@@ -81,15 +81,25 @@ OB_HD static inline double ob_spike_z(const float *ring, int n, float x)
     return sd > 0.0 ? ((double)x - mean) / sd : 0.0;
 }
 
-/* Which scores of the spike guard flag this finite step (OB_SPIKE_* bits);
- * then the step enters the window. */
-OB_HD static inline int ob_spike_check(ob_spike *sp, float loss, float norm)
+/* Which scores of the spike guard flag this finite step (OB_SPIKE_* bits),
+ * and the scores in z[0] (loss) and z[1] (gradient norm), NaN where not
+ * scored; then the step enters the window. */
+OB_HD static inline int ob_spike_check(ob_spike *sp, float loss, float norm, float z[2])
 {
     int flags = 0;
     const int w = sp->window;
+    z[0] = z[1] = NAN;
     if (sp->seen >= w) {
-        if (sp->z_loss > 0.0f && ob_spike_z(sp->loss, w, loss) > (double)sp->z_loss) flags |= OB_SPIKE_LOSS;
-        if (sp->z_grad > 0.0f && ob_spike_z(sp->norm, w, norm) > (double)sp->z_grad) flags |= OB_SPIKE_GRAD;
+        if (sp->z_loss > 0.0f) {
+            double s = ob_spike_z(sp->loss, w, loss);
+            z[0] = (float)s;
+            if (s > (double)sp->z_loss) flags |= OB_SPIKE_LOSS;
+        }
+        if (sp->z_grad > 0.0f) {
+            double s = ob_spike_z(sp->norm, w, norm);
+            z[1] = (float)s;
+            if (s > (double)sp->z_grad) flags |= OB_SPIKE_GRAD;
+        }
     }
     const int k = (int)(sp->seen % w);
     sp->loss[k] = loss;
@@ -107,6 +117,7 @@ typedef struct ob_step_record {
     float skipped; /* OB_REC_NONFINITE: the step saw a non-finite gradient or loss (skipped
                       by the guard, or applied as is with train.on_nonfinite = none);
                       1 + OB_SPIKE_* bits: skipped by the spike guard; 0 otherwise */
+    float spike_z[2]; /* the spike guard's scores of the loss and the gradient norm (NaN: not scored) */
 } ob_step_record;
 
 /* ob_step_record.skipped: 0 applied, 1 non-finite, 1 + OB_SPIKE_* bits a
@@ -127,13 +138,16 @@ OB_HD static inline void ob_stats_finish(ob_step_stats *st, const float *loss, f
         float c = clip_norm / (norm + 1e-6f);
         st->clip_scale = c < 1.0f ? c : 1.0f;
     }
-    int spike = sp && !bad ? ob_spike_check(sp, *loss, norm) : 0;
+    float z[2] = {NAN, NAN};
+    int spike = sp && !bad ? ob_spike_check(sp, *loss, norm, z) : 0;
     st->spike = (float)spike;
     st->skip = (bad && st->guard != 0.0f) || spike ? 1.0f : 0.0f;
     if (rec) {
         rec->loss = *loss;
         rec->grad_norm = st->grad_norm;
         rec->skipped = bad ? (float)OB_REC_NONFINITE : spike ? (float)(OB_REC_NONFINITE + spike) : 0.0f;
+        rec->spike_z[0] = z[0];
+        rec->spike_z[1] = z[1];
     }
 }
 

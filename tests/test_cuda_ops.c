@@ -220,6 +220,9 @@ static void spike_parity(ob_step_stats *cs, ob_step_stats *gs)
         OK(cpu.ops->download(&cpu, &rc, crec, sizeof rc, &err));
         OK(gpu.ops->download(&gpu, &rg, grec, sizeof rg, &err));
         CHECK_MSG(rc.skipped == rg.skipped, "spike guard at step %d: cpu %g cuda %g", k, rc.skipped, rg.skipped);
+        for (int q = 0; q < 2; q++) /* the scores, bit for bit (no fused multiply-add on either side) */
+            CHECK_MSG(memcmp(&rc.spike_z[q], &rg.spike_z[q], sizeof(float)) == 0,
+                      "spike score %d at step %d: cpu %.9g cuda %.9g", q, k, rc.spike_z[q], rg.spike_z[q]);
         n_spikes += rc.skipped != 0.0f;
         ob_dev_free(&cpu, cl);
         ob_dev_free(&gpu, gl);

@@ -43,29 +43,32 @@ static void test_score(void)
 static void test_window(void)
 {
     static ob_spike sp;
+    float z[2];
     memset(&sp, 0, sizeof sp);
     sp.window = 4;
     sp.z_loss = 2.0f;
     /* not scored before the window is full: a huge value at the 4th step passes */
     const float first[4] = {1.0f, 2.0f, 1.0f, 100.0f};
-    for (int i = 0; i < 4; i++) CHECK(ob_spike_check(&sp, first[i], 1.0f) == 0);
-    CHECK(sp.seen == 4);
+    for (int i = 0; i < 4; i++) CHECK(ob_spike_check(&sp, first[i], 1.0f, z) == 0);
+    CHECK(sp.seen == 4 && isnan(z[0]) && isnan(z[1])); /* not scored */
     /* window {1, 2, 1, 100}: mean 26, sd ~42.7; 100 scores ~1.73, under 2 */
-    CHECK(ob_spike_check(&sp, 100.0f, 1.0f) == 0);
+    CHECK(ob_spike_check(&sp, 100.0f, 1.0f, z) == 0);
     /* the ring overwrote its oldest value: {100, 2, 1, 100} */
     CHECK(sp.loss[0] == 100.0f && sp.loss[3] == 100.0f && sp.seen == 5);
     /* lower values score below 0; after four ones the window is {1, 1, 1, 1} */
-    for (int i = 0; i < 4; i++) CHECK(ob_spike_check(&sp, 1.0f, 1.0f) == 0);
+    for (int i = 0; i < 4; i++) CHECK(ob_spike_check(&sp, 1.0f, 1.0f, z) == 0);
     /* a flat window scores 0; the gradient-norm score is off (z_grad 0) */
-    CHECK(ob_spike_check(&sp, 1.0f, 1e6f) == 0);
+    CHECK(ob_spike_check(&sp, 1.0f, 1e6f, z) == 0);
     sp.z_grad = 3.0f;
     for (int i = 0; i < 4; i++)
-        CHECK(ob_spike_check(&sp, 1.0f + 0.1f * (float)(i % 2), 1.0f + 0.1f * (float)(i % 2)) == 0);
+        CHECK(ob_spike_check(&sp, 1.0f + 0.1f * (float)(i % 2), 1.0f + 0.1f * (float)(i % 2), z) == 0);
     /* losses {1, 1.1, 1, 1.1}: mean 1.05, sd 0.05 */
-    CHECK(ob_spike_check(&sp, 1.14f, 1.0f) == 0); /* z 1.8 */
-    CHECK(ob_spike_check(&sp, 1.1f, 1.0f) == 0);
+    CHECK(ob_spike_check(&sp, 1.14f, 1.0f, z) == 0); /* z 1.8 */
+    CHECK_NEAR(z[0], 1.8, 1e-5);
+    CHECK_NEAR(z[1], -1.0, 1e-5); /* norms {1, 1.1, 1, 1.1} */
+    CHECK(ob_spike_check(&sp, 1.1f, 1.0f, z) == 0);
     int64_t seen = sp.seen;
-    int f = ob_spike_check(&sp, 50.0f, 50.0f);
+    int f = ob_spike_check(&sp, 50.0f, 50.0f, z);
     CHECK(f == (OB_SPIKE_LOSS | OB_SPIKE_GRAD));
     /* the flagged value entered the window */
     CHECK(sp.seen == seen + 1 && sp.loss[seen % 4] == 50.0f && sp.norm[seen % 4] == 50.0f);

@@ -17,7 +17,7 @@ echo "spike-skipped steps: $n_spike"
 check "steps were skipped as spikes" test "$n_spike" -gt 0
 check "the run finished, not diverged" test "$(q "select status from runs")" = done
 check "the event says what and why" \
-  grep -qE 'standard deviations above the mean of the last 32 finite steps; update skipped' \
+  grep -qE '^(loss|gradient norm) [0-9.e+-]+ \(z = [0-9.e+]+ > 3\).*, scored against the last 32 finite steps; update skipped$' \
   <<<"$(q "select detail from events where kind = 'spike_skipped'")"
 check "the guard's settings are in the run's hyperparameters" \
   test "$(q "select json_extract(hparams, '\$.train.spike_window') from runs")" = 32

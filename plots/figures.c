@@ -2,7 +2,9 @@
  *
  * Figures: per workload the training loss at each optimizer's best lr (median
  * over seeds, min-max band, the loss floor when known), held-out loss and
- * metric, and final loss vs lr (sensitivity); over all workloads the step time
+ * metric, final loss vs lr (sensitivity) and, for each hyperparameter swept
+ * besides the lr (run --sweep), final loss at the best lr vs its value
+ * (hp_WORKLOAD_KEY, from hp_sweep.csv); over all workloads the step time
  * and memory bars, time to target, and the performance profile. Series are
  * selected from the long CSV tables by workload and optimizer with a small
  * gnuplot function sel(), so each script reads the documented tables as they are.
@@ -282,33 +284,46 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     return OB_OK;
 }
 
-static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
-                        const char *slug, ob_figures *out, ob_err *e)
+/* The y values of workload w's lr figure (every lr's median and spread, the
+ * confirmation runs'): its y axis is logarithmic when they span two decades,
+ * and the hyperparameter figures of w follow it. */
+static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int *any_conf)
 {
-    range r = {NAN, NAN}, xr = {NAN, NAN};
-    int any = 0, any_div = 0, any_conf = 0;
+    range r = {NAN, NAN};
+    *any = *any_div = *any_conf = 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
         for (int i = 0; i < g->n_lr; i++) {
-            range_add(&xr, g->lrs[i].lr);
             range_add(&r, g->lrs[i].med);
             range_add(&r, g->lrs[i].min_finite);
             range_add(&r, g->lrs[i].max_finite);
-            any_div |= g->lrs[i].n_diverged > 0;
-            any = 1;
+            *any_div |= g->lrs[i].n_diverged > 0;
+            *any = 1;
         }
         /* the confirmation runs' median and range at their lr (confirm.csv) */
         if (g->confirm_lr == g->best_lr && g->n_confirm) {
             if (isfinite(g->conf_final.median)) {
-                any_conf = 1;
+                *any_conf = 1;
                 range_add(&r, g->conf_final.median);
                 range_add(&r, g->conf_final.min);
                 range_add(&r, g->conf_max_finite);
             }
-            any_div |= g->conf_n_diverged > 0;
+            *any_div |= g->conf_n_diverged > 0;
         }
     }
+    return r;
+}
+
+static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+                        const char *slug, ob_figures *out, ob_err *e)
+{
+    range xr = {NAN, NAN};
+    int any, any_div, any_conf;
+    range r = lr_fig_yrange(s, w, &any, &any_div, &any_conf);
+    for (int k = 0; k < s->n_g; k++)
+        if (s->g[k].wl == w)
+            for (int i = 0; i < s->g[k].n_lr; i++) range_add(&xr, s->g[k].lrs[i].lr);
     if (!any) return OB_OK;
     char stem[300], wq[512];
     snprintf(stem, sizeof stem, "lr_%s", slug);
@@ -409,6 +424,152 @@ static void add_skipped(ob_figures *out, const char *stem, int wl, const char *t
     snprintf(f->title, sizeof f->title, "%.*s", (int)sizeof f->title - 1, title);
     snprintf(f->caption, sizeof f->caption, "%.*s", (int)sizeof f->caption - 1, why);
     f->wl = wl;
+}
+
+/* Final loss at the best lr against a swept hyperparameter (hp_sweep.csv):
+ * one line per optimizer and setting of its other swept keys, each point a
+ * configuration at its own best lr. */
+static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig *hf, const char *dir,
+                        const char *slug, ob_figures *out, ob_err *e)
+{
+    int w = hf->wl;
+    int any_lr, any_div_lr, any_conf;
+    range yr = lr_fig_yrange(s, w, &any_lr, &any_div_lr, &any_conf);
+    int logy = spans_decades(&yr); /* as the lr figure of this workload */
+    double xlo = NAN, xhi = NAN;
+    int all_pos = 1, any_div = 0, any_point = 0, n_div_lines = 0, most = 0;
+    for (int l = 0; l < hf->n_lines; l++) {
+        int div_here = 0;
+        for (int i = 0; i < hf->lines[l].n; i++) {
+            double v = hf->lines[l].p[i].value;
+            const ob_group *g = &s->g[hf->lines[l].p[i].group];
+            if (isnan(xlo) || v < xlo) xlo = v;
+            if (isnan(xhi) || v > xhi) xhi = v;
+            if (!(v > 0)) all_pos = 0;
+            if (ob_hp_diverged_everywhere(g)) div_here = 1;
+            else if (isfinite(g->final.median)) any_point = 1;
+            if (g->n_best_runs > most) most = g->n_best_runs;
+        }
+        any_div |= div_here;
+        n_div_lines += div_here;
+    }
+    char ks[128], stem[400], title[300];
+    ob_slug(hf->key, ks, sizeof ks);
+    snprintf(stem, sizeof stem, "hp_%.180s_%.60s", slug, ks);
+    snprintf(title, sizeof title, "Sensitivity to %s", hf->key);
+    if (!any_point) {
+        char why[400];
+        snprintf(why, sizeof why,
+                 "Not drawn: every configuration that differs in %.100s diverged at every lr (half the "
+                 "seeds or more at each), so none has a best lr; hp_sweep.csv lists them.", hf->key);
+        add_skipped(out, stem, w, title, why);
+        return OB_OK;
+    }
+    int logx = all_pos && xhi / xlo >= 10;
+    /* the swept values as the x tics when there are few and they do not crowd */
+    double vals[16];
+    int nv = 0, own_tics = 1;
+    for (int l = 0; l < hf->n_lines && own_tics; l++)
+        for (int i = 0; i < hf->lines[l].n && own_tics; i++) {
+            double v = hf->lines[l].p[i].value;
+            int seen = 0;
+            for (int j = 0; j < nv && !seen; j++) seen = vals[j] == v;
+            if (seen) continue;
+            if (nv == 12) own_tics = 0;
+            else vals[nv++] = v;
+        }
+    double lo_ax, hi_ax;
+    if (logx) lo_ax = xlo / 1.5, hi_ax = xhi * 1.5;
+    else {
+        double pad = 0.06 * (xhi - xlo);
+        lo_ax = xlo - pad, hi_ax = xhi + pad;
+    }
+    for (int i = 0; i < nv && own_tics; i++)
+        for (int j = 0; j < nv && own_tics; j++) {
+            if (i == j) continue;
+            double gap = logx ? fabs(log10(vals[i] / vals[j])) / log10(hi_ax / lo_ax)
+                              : fabs(vals[i] - vals[j]) / (hi_ax - lo_ax);
+            if (gap < 0.06) own_tics = 0;
+        }
+    char wq[512], kq[256];
+    gp_str(d->wl_labels[w], wq, sizeof wq);
+    gp_str(hf->key, kq, sizeof kq);
+    script sc;
+    OB_TRY(script_open(&sc, dir, stem, "final loss at the best lr vs a swept hyperparameter",
+                       "hp_sweep.csv (workload, key, line, value, best_lr, seeds, final_median, "
+                       "final_min, final_max, diverged_runs, finished_runs, diverged_everywhere, optimizer)", e));
+    FILE *f = sc.f;
+    fprintf(f,
+            "set title \"%s: final loss at the best lr vs %s\\n"
+            "point = a configuration at its own best lr (written beside it), line = median over seeds (up to %d), "
+            "band = min to max\"\n"
+            "set xlabel \"%s%s\"\n"
+            "set ylabel \"final loss at the best lr, mean over the last 10%% of steps%s\"\n"
+            "%s\n"
+            "set format x \"%%g\"\n"
+            "set xrange [%.9g:%.9g]\n",
+            wq, kq, most, kq, logx ? " (log scale)" : "", logy ? " (log scale)" : "",
+            logx ? "set logscale x" : "unset logscale x", lo_ax, hi_ax);
+    if (own_tics) {
+        fprintf(f, "set xtics (");
+        for (int i = 0; i < nv; i++) fprintf(f, "%s\"%.9g\" %.17g", i ? ", " : "", vals[i], vals[i]);
+        fprintf(f, ")\n");
+    }
+    fprintf(f,
+            "%s\n"
+            "set y2range [0:1]\n"
+            "unset y2tics\n"
+            "sel(l) = strcol(1) eq \"%s\" && strcol(2) eq \"%s\" && strcol(3) eq l\n",
+            logy ? "set logscale y" : "unset logscale y", wq, kq);
+    double mark_step = 0.035;
+    if (any_div) {
+        /* a strip along the top for the divergence marks, one row per line (as the lr figure) */
+        int rows = n_div_lines > 8 ? 8 : n_div_lines;
+        mark_step = rows > 4 ? 0.14 / rows : 0.035;
+        double frac = 0.05 + mark_step * rows;
+        fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
+    }
+    fprintf(f, "plot \\\n");
+    int nth = 0;
+    for (int l = 0; l < hf->n_lines; l++) {
+        const ob_hp_line *ln = &hf->lines[l];
+        char lq[1100];
+        gp_str(ln->label, lq, sizeof lq);
+        /* the colour and marker of the line's first configuration in style.gp */
+        int lt = s->g[ln->p[0].group].opt + 1;
+        fprintf(f,
+                "%s  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
+                "  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
+                "  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sprintf(\"lr %%g\", $5)) with labels "
+                "offset char 0,%.1f font \",8\" tc lt %d notitle",
+                l ? ", \\\n" : "", lq, lt, lq, lt, lq, lq, l % 2 ? -1.0 : 0.9, lt);
+        int div_here = 0;
+        for (int i = 0; i < ln->n; i++) div_here |= ob_hp_diverged_everywhere(&s->g[ln->p[i].group]);
+        if (div_here)
+            fprintf(f,
+                    ", \\\n  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") && $12 == 1 ? %.3f : NaN) axes x1y2 "
+                    "with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
+                    lq, 0.97 - mark_step * (nth++ % 8), lt);
+    }
+    if (any_div)
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: every lr diverged\"");
+    fprintf(f, "\n");
+    OB_TRY(script_close(&sc, e));
+    add_fig(out, stem, w, title,
+            "Final training loss (mean over the last 10%% of steps) against %s, for the configurations "
+            "that differ only in %s: one line per optimizer and setting of its other swept keys. Each point "
+            "is one configuration at its own best learning rate (written beside the point; the lr sweep "
+            "was run for each value), so the line shows the sensitivity to %s once the lr is tuned: a flat "
+            "line means the value matters little. The line is the median over seeds at that lr, the band "
+            "spans the best and the worst seed that did not diverge.%s%s Values in hp_sweep.csv.",
+            hf->key, hf->key, hf->key,
+            any_div ? " An x along the top edge marks a configuration for which every lr diverged (half the "
+                      "seeds or more at each): it has no best lr and no point, and the line has a gap there." : "",
+            logx && logy ? " Both axes are logarithmic."
+            : logx       ? " The x axis is logarithmic."
+            : logy       ? " The y axis is logarithmic (as in the learning-rate figure)."
+                         : "");
+    return OB_OK;
 }
 
 static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
@@ -803,13 +964,21 @@ ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *d
 {
     memset(out, 0, sizeof *out);
     OB_TRY(write_style(d, dir, e));
-    for (int w = 0; w < d->n_wl; w++) {
+    ob_hp_sweeps hp;
+    OB_TRY(ob_hp_sweeps_find(d, s, &hp, e));
+    ob_status st = OB_OK;
+    for (int w = 0; w < d->n_wl && st == OB_OK; w++) {
         char slug[256];
         ob_slug(d->wl_labels[w], slug, sizeof slug);
-        OB_TRY(fig_loss(d, s, w, dir, slug, out, e));
-        OB_TRY(fig_evals(d, s, w, dir, slug, out, e));
-        OB_TRY(fig_lr(d, s, w, dir, slug, out, e));
+        st = fig_loss(d, s, w, dir, slug, out, e);
+        if (st == OB_OK) st = fig_evals(d, s, w, dir, slug, out, e);
+        if (st == OB_OK) st = fig_lr(d, s, w, dir, slug, out, e);
+        /* the swept hyperparameters besides the lr, after the lr figure */
+        for (int i = 0; i < hp.n && st == OB_OK; i++)
+            if (hp.f[i].wl == w) st = fig_hp(d, s, &hp.f[i], dir, slug, out, e);
     }
+    ob_hp_sweeps_free(&hp);
+    OB_TRY(st);
     for (int kind = 0; kind < 4; kind++) OB_TRY(fig_bars(d, s, dir, kind, out, e));
     OB_TRY(fig_profile(d, s, dir, out, e));
     return OB_OK;

@@ -1,7 +1,8 @@
 /* results/export.c - the CSV tables of a report (see export.h).
  *
  * Tables by concern: runs, curves and evals as recorded; summary, lr_sweep,
- * time_to_target, cost and profile from results/stats; curves_best and
+ * time_to_target, cost and profile from results/stats; hp_sweep (each
+ * configuration of a sweep besides the lr at its best lr, only with one); curves_best and
  * evals_best (median/min/max over seeds at the best lr, at most
  * OB_PLOT_MAX_POINTS steps per series) and the wide bars_* tables shaped for
  * the gnuplot figures.
@@ -157,6 +158,15 @@ static const ob_file_doc docs[] = {
      "eval_metric_median, steps_to_target (the first step at which the median over seeds of the "
      "trailing loss reached the target), time_to_target_s (steps x median step time; inf = not "
      "reached), is_best (1 at the best lr)"},
+    {"hp_sweep.csv", "sensitivity to each swept hyperparameter besides the lr: one row per configuration "
+     "at its best lr, per workload x key x line (written when a sweep gives a line: run --sweep; the "
+     "hp_* figures draw it)",
+     "workload, key (a swept optimizer or train setting, as in the labels), line (the optimizer name and the "
+     "values of its other swept keys: the configurations that differ only in key), value (of key), best_lr "
+     "(the configuration's own), seeds (at the best lr), final_median, final_min, final_max (over seeds that "
+     "did not diverge at the best lr), diverged_runs, finished_runs (over the configuration's whole lr grid), "
+     "diverged_everywhere (1: no lr has a finite median, half the seeds or more diverged at every lr; no best "
+     "lr), optimizer (the configuration's label, as in summary.csv)"},
     {"curves_best.csv", "training loss at the best lr over seeds, per workload x optimizer",
      "workload, optimizer, lr, seeds, step, loss_median, loss_min, loss_max"},
     {"evals_best.csv", "held-out loss and metric at the best lr over seeds",
@@ -191,6 +201,204 @@ const ob_file_doc *ob_export_docs(int *n)
 {
     *n = (int)(sizeof docs / sizeof docs[0]);
     return docs;
+}
+
+/* ---- sensitivity to swept hyperparameters besides the lr ---------------------- */
+
+#define HP_MAX_TOKENS 64
+
+/* Length of the key of a " key=" token at p (a letter or _, then letters,
+ * digits, _ or .; followed by '='), 0 when p starts none. */
+static size_t hp_key_len(const char *p)
+{
+    size_t j = 0;
+    if (!((p[0] >= 'a' && p[0] <= 'z') || (p[0] >= 'A' && p[0] <= 'Z') || p[0] == '_')) return 0;
+    while ((p[j] >= 'a' && p[j] <= 'z') || (p[j] >= 'A' && p[j] <= 'Z') || (p[j] >= '0' && p[j] <= '9') ||
+           p[j] == '_' || p[j] == '.')
+        j++;
+    return p[j] == '=' ? j : 0;
+}
+
+/* The " key=value" tokens of a label after its optimizer name, split in place
+ * in buf (a value runs to the next " key=", so a text value may hold blanks);
+ * returns how many, -1 when the label is not of that form (another name, a
+ * label numbered for being ambiguous "adam #3", too many keys). */
+static int hp_tokens(const char *label, const char *name, char *buf, size_t bn, char **k, char **v)
+{
+    size_t nl = strlen(name);
+    if (strncmp(label, name, nl)) return -1;
+    snprintf(buf, bn, "%s", label + nl);
+    size_t len = strlen(buf);
+    const char *hash = strrchr(buf, '#');
+    if (hash && hash > buf && hash[-1] == ' ' && hash[1]) {
+        const char *c = hash + 1;
+        while (*c >= '0' && *c <= '9') c++;
+        if (!*c) return -1;
+    }
+    size_t start[HP_MAX_TOKENS + 1], klen[HP_MAX_TOKENS + 1];
+    int n = 0;
+    for (size_t t = 0; t < len; t++) {
+        if (buf[t] != ' ') continue;
+        size_t kl = hp_key_len(buf + t + 1);
+        if (!kl) continue;
+        if (n == HP_MAX_TOKENS) return -1;
+        start[n] = t;
+        klen[n++] = kl;
+    }
+    if (len > 0 && (n == 0 || start[0] != 0)) return -1;
+    for (int m = 0; m < n; m++) {
+        k[m] = buf + start[m] + 1;
+        v[m] = k[m] + klen[m] + 1;
+    }
+    for (int m = 0; m < n; m++) {
+        k[m][klen[m]] = 0;
+        if (m + 1 < n) buf[start[m + 1]] = 0;
+    }
+    return n;
+}
+
+int ob_hp_diverged_everywhere(const ob_group *g) { return g->best < 0 && g->n_diverged > 0; }
+
+static int hp_num(const char *v, double *out)
+{
+    if (!*v) return 0;
+    char *end = NULL;
+    double x = strtod(v, &end);
+    if (*end || !isfinite(x)) return 0;
+    *out = x;
+    return 1;
+}
+
+static int cmp_hp_point(const void *a, const void *b)
+{
+    const ob_hp_point *x = a, *y = b;
+    if (x->value != y->value) return x->value < y->value ? -1 : 1;
+    return x->group - y->group;
+}
+
+void ob_hp_sweeps_free(ob_hp_sweeps *h)
+{
+    for (int i = 0; i < h->n; i++) {
+        ob_hp_fig *f = &h->f[i];
+        for (int l = 0; l < f->n_lines; l++) {
+            free(f->lines[l].label);
+            free(f->lines[l].p);
+        }
+        free(f->lines);
+        free(f->key);
+    }
+    free(h->f);
+    memset(h, 0, sizeof *h);
+}
+
+ob_status ob_hp_sweeps_find(const ob_dataset *d, const ob_stats *s, ob_hp_sweeps *out, ob_err *e)
+{
+    memset(out, 0, sizeof *out);
+    if (s->n_g == 0) return OB_OK;
+    enum { BN = 1024 };
+    size_t ng = (size_t)s->n_g;
+    char *bufs = malloc(ng * BN);
+    char **ks = malloc(ng * HP_MAX_TOKENS * sizeof *ks);
+    char **vs = malloc(ng * HP_MAX_TOKENS * sizeof *vs);
+    int *nt = malloc(ng * sizeof *nt);
+    const char **keys = malloc(ng * HP_MAX_TOKENS * sizeof *keys);
+    ob_hp_line *lines = malloc(ng * sizeof *lines);
+    char *rest = malloc(2 * BN);
+    ob_status st = OB_OK;
+    if (!bufs || !ks || !vs || !nt || !keys || !lines || !rest) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < ng; k++) {
+        const ob_group *g = &s->g[k];
+        nt[k] = g->n_finished > 0 && d->opt_names && d->opt_names[g->opt]
+                    ? hp_tokens(d->opt_labels[g->opt], d->opt_names[g->opt], bufs + k * BN, BN,
+                                ks + k * HP_MAX_TOKENS, vs + k * HP_MAX_TOKENS)
+                    : -1;
+    }
+    for (int w = 0; w < d->n_wl && st == OB_OK; w++) {
+        int nk = 0;
+        for (size_t k = 0; k < ng; k++) {
+            if (s->g[k].wl != w) continue;
+            for (int t = 0; t < nt[k]; t++) {
+                const char *key = ks[k * HP_MAX_TOKENS + t];
+                int seen = 0;
+                for (int u = 0; u < nk && !seen; u++) seen = !strcmp(keys[u], key);
+                if (!seen) keys[nk++] = key;
+            }
+        }
+        for (int u = 0; u < nk && st == OB_OK; u++) {
+            int nl = 0;
+            for (size_t k = 0; k < ng && st == OB_OK; k++) {
+                if (s->g[k].wl != w) continue;
+                char **kk = ks + k * HP_MAX_TOKENS, **vv = vs + k * HP_MAX_TOKENS;
+                int at = -1;
+                for (int t = 0; t < nt[k] && at < 0; t++)
+                    if (!strcmp(kk[t], keys[u])) at = t;
+                double x;
+                if (at < 0 || !hp_num(vv[at], &x)) continue;
+                /* the line: the optimizer name and its other keys' values */
+                size_t len = (size_t)snprintf(rest, 2 * BN, "%s", d->opt_names[s->g[k].opt]);
+                for (int t = 0; t < nt[k] && len < 2 * BN; t++)
+                    if (t != at) len += (size_t)snprintf(rest + len, 2 * BN - len, " %s=%s", kk[t], vv[t]);
+                int l = 0;
+                while (l < nl && strcmp(lines[l].label, rest)) l++;
+                if (l == nl) {
+                    lines[nl].label = strdup(rest);
+                    lines[nl].p = malloc(ng * sizeof *lines[nl].p);
+                    lines[nl].n = 0;
+                    nl++;
+                    if (!lines[l].label || !lines[l].p) {
+                        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+                        break;
+                    }
+                }
+                lines[l].p[lines[l].n++] = (ob_hp_point){(int)k, x};
+            }
+            /* a line needs two values of the key or more */
+            int kept = 0;
+            for (int l = 0; l < nl; l++) {
+                int distinct = 0;
+                if (st == OB_OK) {
+                    qsort(lines[l].p, (size_t)lines[l].n, sizeof *lines[l].p, cmp_hp_point);
+                    for (int i = 0; i < lines[l].n; i++)
+                        distinct += i == 0 || lines[l].p[i].value != lines[l].p[i - 1].value;
+                }
+                if (distinct >= 2) lines[kept++] = lines[l];
+                else {
+                    free(lines[l].label);
+                    free(lines[l].p);
+                }
+            }
+            if (!kept) continue;
+            ob_hp_fig *nf = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
+            ob_hp_line *ls = malloc((size_t)kept * sizeof *ls);
+            char *key = strdup(keys[u]);
+            if (nf) out->f = nf;
+            if (!nf || !ls || !key) {
+                for (int l = 0; l < kept; l++) {
+                    free(lines[l].label);
+                    free(lines[l].p);
+                }
+                free(ls);
+                free(key);
+                st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            memcpy(ls, lines, (size_t)kept * sizeof *ls);
+            out->f[out->n++] = (ob_hp_fig){.wl = w, .key = key, .n_lines = kept, .lines = ls};
+        }
+    }
+done:
+    free(bufs);
+    free(ks);
+    free(vs);
+    free(nt);
+    free(keys);
+    free(lines);
+    free(rest);
+    if (st != OB_OK) ob_hp_sweeps_free(out);
+    return st;
 }
 
 /* ---- ranking ---------------------------------------------------------------- */
@@ -773,6 +981,42 @@ static ob_status write_confirm(const ob_dataset *d, const ob_stats *s, const cha
     return st;
 }
 
+/* hp_sweep.csv: the lines of ob_hp_sweeps_find, a row per configuration */
+static ob_status write_hp_sweep(const ob_dataset *d, const ob_stats *s, const ob_hp_sweeps *h,
+                                const char *dir, ob_err *e)
+{
+    ob_csv c;
+    OB_TRY(ob_csv_open(&c, dir, "hp_sweep.csv",
+                       HDR("workload", "key", "line", "value", "best_lr", "seeds", "final_median",
+                           "final_min", "final_max", "diverged_runs", "finished_runs",
+                           "diverged_everywhere", "optimizer"),
+                       e));
+    for (int i = 0; i < h->n; i++) {
+        const ob_hp_fig *f = &h->f[i];
+        for (int l = 0; l < f->n_lines; l++)
+            for (int j = 0; j < f->lines[l].n; j++) {
+                const ob_hp_point *p = &f->lines[l].p[j];
+                const ob_group *g = &s->g[p->group];
+                const ob_lr_point *b = g->best >= 0 ? &g->lrs[g->best] : NULL;
+                ob_csv_str(&c, d->wl_labels[f->wl]);
+                ob_csv_str(&c, f->key);
+                ob_csv_str(&c, f->lines[l].label);
+                ob_csv_num(&c, p->value);
+                ob_csv_num(&c, g->best_lr);
+                ob_csv_int(&c, g->final.n);
+                ob_csv_num(&c, g->final.median);
+                ob_csv_num(&c, b ? b->min_finite : NAN);
+                ob_csv_num(&c, b ? b->max_finite : NAN);
+                ob_csv_int(&c, g->n_diverged);
+                ob_csv_int(&c, g->n_finished);
+                ob_csv_int(&c, ob_hp_diverged_everywhere(g));
+                ob_csv_str(&c, d->opt_labels[g->opt]);
+                ob_csv_row(&c);
+            }
+    }
+    return ob_csv_close(&c, e);
+}
+
 ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, const char *dir,
                            ob_err *e)
 {
@@ -790,6 +1034,18 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
         char p[1200];
         snprintf(p, sizeof p, "%s/confirm.csv", dir);
         remove(p);
+    }
+    if (st == OB_OK) {
+        ob_hp_sweeps h;
+        st = ob_hp_sweeps_find(d, s, &h, e);
+        if (st == OB_OK && h.n) st = write_hp_sweep(d, s, &h, dir, e);
+        else if (st == OB_OK) {
+            /* no sweep besides the lr: no file (an earlier report may have left one) */
+            char p[1200];
+            snprintf(p, sizeof p, "%s/hp_sweep.csv", dir);
+            remove(p);
+        }
+        ob_hp_sweeps_free(&h);
     }
     free(rank);
     return st;

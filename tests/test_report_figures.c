@@ -6,7 +6,11 @@
  * optimizer state marked "0 B", held-out figures of a database whose evals
  * table is empty (not drawn, a note, no failed gnuplot), and an output folder
  * given with a trailing slash. When gnuplot is installed every figure the
- * page shows must render to a non-empty PNG. */
+ * page shows must render to a non-empty PNG. Sweeps besides the lr: the
+ * hp_sweep.csv rows (each configuration at its own best lr, lines grouped by
+ * the optimizer and its other swept keys, a configuration diverged at every
+ * lr marked), one hp_ figure per workload and key, listed after the lr
+ * figure; without sweeps neither. */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -243,6 +247,166 @@ static void test_no_eval_rows(const char *db, const char *dir, int have_gnuplot)
     if (have_gnuplot) check_pngs_of_page(out);
 }
 
+/* Sweeps besides the lr: on quad, adam with beta1 in {0.8, 0.9} x beta2 in
+ * {0.9, 0.99, 0.999} (beta1 0.9 beta2 0.9 diverges at every lr; beta1 0.8
+ * beta2 0.999 is best at lr 0.1, the others at 0.01) and sgd with momentum
+ * in {0.5, 0.9}; on flat one configuration of each (no line there). */
+static void build_sweep_db(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    int64_t bench = 0;
+    CHECK_OK(ob_store_begin_benchmark(s, "hp", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e), &e);
+    static const double lrs[2] = {0.01, 0.1};
+    struct {
+        const char *wl, *opt, *extra;
+        double m; /* median final loss at lr 0.01 (x 1.5 at 0.1); NaN: diverged */
+        double m_hi; /* at lr 0.1 when not 1.5 m */
+    } cfg[] = {
+        {"quad", "adam", "\"beta1\":0.8,\"beta2\":0.9", 2.0, NAN},
+        {"quad", "adam", "\"beta1\":0.8,\"beta2\":0.99", 1.5, NAN},
+        {"quad", "adam", "\"beta1\":0.8,\"beta2\":0.999", 1.25, 1.0},
+        {"quad", "adam", "\"beta1\":0.9,\"beta2\":0.9", NAN, NAN},
+        {"quad", "adam", "\"beta1\":0.9,\"beta2\":0.99", 1.75, NAN},
+        {"quad", "adam", "\"beta1\":0.9,\"beta2\":0.999", 1.0, NAN},
+        {"quad", "sgd", "\"momentum\":0.5", 3.0, NAN},
+        {"quad", "sgd", "\"momentum\":0.9", 2.5, NAN},
+        {"flat", "adam", "\"beta1\":0.9,\"beta2\":0.99", 0.5, NAN},
+        {"flat", "sgd", "\"momentum\":0.9", 0.75, NAN},
+    };
+    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
+        for (int l = 0; l < 2; l++)
+            for (int seed = 0; seed < 2; seed++) {
+                double m = l == 0 ? cfg[i].m : isnan(cfg[i].m_hi) ? 1.5 * cfg[i].m : cfg[i].m_hi;
+                double f = m + (seed ? 0.25 : -0.25);
+                fx_add(s, bench, &(fx_run){cfg[i].wl, cfg[i].opt, cfg[i].extra, lrs[l], seed,
+                                           isnan(m) ? "diverged" : "done", f, 10, 1.0, 1.5, 4096, 800, f + 0.5,
+                                           NAN, 0});
+            }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+}
+
+/* Count the data rows of csv whose first fields are prefix. */
+static int rows_with(const char *csv, const char *prefix)
+{
+    int n = 0;
+    for (const char *p = csv; p && *p;) {
+        if (!strncmp(p, prefix, strlen(prefix))) n++;
+        p = strchr(p, '\n');
+        if (p) p++;
+    }
+    return n;
+}
+
+static void test_hp_sweep(const char *dir, int have_gnuplot)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/hp.db", dir);
+    snprintf(out, sizeof out, "%s/hp", dir);
+    build_sweep_db(db);
+    ob_report_result res;
+    ob_err e = {0};
+    CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
+    CHECK(res.n_render_failed == 0);
+    if (have_gnuplot) CHECK(res.n_rendered == res.n_figures);
+
+    char *csv = slurp(out, "hp_sweep.csv");
+    CHECK(csv != NULL);
+    static const char hdr[] = "\"workload\",\"key\",\"line\",\"value\",\"best_lr\",\"seeds\",\"final_median\","
+                              "\"final_min\",\"final_max\",\"diverged_runs\",\"finished_runs\","
+                              "\"diverged_everywhere\",\"optimizer\"\n";
+    CHECK(csv && !strncmp(csv, hdr, strlen(hdr)));
+    /* beta2: a line per beta1, three values each */
+    CHECK(rows_with(csv, "\"quad\",\"beta2\",\"adam beta1=0.8\",") == 3);
+    CHECK(rows_with(csv, "\"quad\",\"beta2\",\"adam beta1=0.9\",") == 3);
+    /* beta1: a line per beta2, two values each */
+    CHECK(rows_with(csv, "\"quad\",\"beta1\",\"adam beta2=0.9\",") == 2);
+    CHECK(rows_with(csv, "\"quad\",\"beta1\",\"adam beta2=0.99\",") == 2);
+    CHECK(rows_with(csv, "\"quad\",\"beta1\",\"adam beta2=0.999\",") == 2);
+    CHECK(rows_with(csv, "\"quad\",\"momentum\",\"sgd\",") == 2);
+    /* nothing else: no line on flat (one configuration each), clip_norm is not swept */
+    CHECK(rows_with(csv, "\"") == 14 + 1);
+    CHECK(rows_with(csv, "\"flat\"") == 0 && !strstr(csv, "clip_norm"));
+    /* each configuration at its own best lr; rows in value order */
+    CHECK(row_has(csv, "\"quad\",\"beta2\",\"adam beta1=0.8\",0.999,",
+                  ",0.1,2,1,0.75,1.25,0,4,0,\"adam beta1=0.8 beta2=0.999\""));
+    CHECK(row_has(csv, "\"quad\",\"beta2\",\"adam beta1=0.8\",0.9,",
+                  ",0.01,2,2,1.75,2.25,0,4,0,\"adam beta1=0.8 beta2=0.9\""));
+    CHECK(strstr(csv, "\"adam beta1=0.8\",0.9,") < strstr(csv, "\"adam beta1=0.8\",0.99,") &&
+          strstr(csv, "\"adam beta1=0.8\",0.99,") < strstr(csv, "\"adam beta1=0.8\",0.999,"));
+    /* every lr diverged: no best lr, marked */
+    CHECK(row_has(csv, "\"quad\",\"beta2\",\"adam beta1=0.9\",0.9,", ",,0,,,,4,4,1,\"adam beta1=0.9 beta2=0.9\""));
+    CHECK(row_has(csv, "\"quad\",\"momentum\",\"sgd\",0.5,", ",0.01,2,3,2.75,3.25,0,4,0,\"sgd momentum=0.5\""));
+    free(csv);
+
+    /* one figure per (workload, key), reading hp_sweep.csv, a line per group */
+    char *gp = slurp(out, "hp_quad_beta2.gp");
+    CHECK(gp != NULL);
+    CHECK(gp && strstr(gp, "'hp_sweep.csv'") && strstr(gp, "quad: final loss at the best lr vs beta2"));
+    CHECK(gp && strstr(gp, "sel(l) = strcol(1) eq \"quad\" && strcol(2) eq \"beta2\" && strcol(3) eq l"));
+    CHECK(gp && count_of(gp, "with linespoints") == 2 && strstr(gp, "title \"adam beta1=0.8\"") &&
+          strstr(gp, "title \"adam beta1=0.9\""));
+    CHECK(gp && strstr(gp, "unset logscale x") && strstr(gp, "set xtics (\"0.9\" 0.9"));
+    /* the configuration that diverged at every lr: an x along the top */
+    CHECK(gp && strstr(gp, "$12 == 1") && strstr(gp, "title \"x at the top: every lr diverged\""));
+    free(gp);
+    gp = slurp(out, "hp_quad_beta1.gp");
+    /* the line of beta2 0.9 has its beta1 0.9 diverged everywhere: a mark */
+    CHECK(gp && count_of(gp, "with linespoints") == 3 && strstr(gp, "title \"adam beta2=0.999\"") &&
+          count_of(gp, "$12 == 1") == 1);
+    free(gp);
+    gp = slurp(out, "hp_quad_momentum.gp");
+    CHECK(gp && count_of(gp, "with linespoints") == 1 && strstr(gp, "title \"sgd\"") && !strstr(gp, "$12 == 1"));
+    free(gp);
+    CHECK(!exists(out, "hp_flat_beta2.gp") && !exists(out, "hp_flat_momentum.gp") &&
+          !exists(out, "hp_quad_clip_norm.gp"));
+
+    /* listed under its workload, after the lr figure; the file documented */
+    char *md = slurp(out, "summary.md");
+    CHECK(md != NULL);
+    if (md) {
+        const char *lr = strstr(md, "lr_quad.gp"), *hp = strstr(md, "hp_quad_beta2.gp"),
+                   *flat = strstr(md, "lr_flat.gp");
+        CHECK(lr && hp && flat && lr < hp && (hp < flat) == (lr < flat));
+        CHECK(strstr(md, "Sensitivity to beta2") && strstr(md, "Sensitivity to momentum"));
+        CHECK(strstr(md, "| hp_sweep.csv |"));
+    }
+    free(md);
+    char *html = slurp(out, "index.html");
+    CHECK(html && strstr(html, "hp_quad_beta1.gp"));
+    free(html);
+    if (have_gnuplot) {
+        check_pngs_of_page(out);
+        CHECK(exists(out, "hp_quad_beta2.png") && exists(out, "hp_quad_beta2.svg"));
+        html = slurp(out, "index.html");
+        CHECK(html && !strstr(html, "Not rendered"));
+        free(html);
+    }
+}
+
+/* Without sweeps: no hp_sweep.csv, no hp_ figure (also none left from an
+ * earlier report into the folder). */
+static void test_no_hp_sweep(const char *db, const char *dir)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/nohp", dir);
+    ob_err e = {0};
+    CHECK(ob_mkdirs(out, &e) == OB_OK);
+    char p[700];
+    snprintf(p, sizeof p, "%s/hp_sweep.csv", out);
+    FILE *f = fopen(p, "w");
+    if (f) fclose(f);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    CHECK(!exists(out, "hp_sweep.csv"));
+    char *md = slurp(out, "summary.md");
+    CHECK(md && !strstr(md, "`hp_") && !strstr(md, "(hp_") && !strstr(md, "Sensitivity to"));
+    free(md);
+}
+
 int main(void)
 {
     char dir[256];
@@ -256,7 +420,9 @@ int main(void)
     if (!have_gnuplot) printf("gnuplot not installed: rendering not tested\n");
     test_time_to_target(db, dir, have_gnuplot);
     test_nothing_reached(db, dir, have_gnuplot);
+    test_no_hp_sweep(db, dir);
     test_no_eval_rows(db, dir, have_gnuplot);
+    test_hp_sweep(dir, have_gnuplot);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (getenv("OB_TEST_KEEP")) printf("kept %s\n", dir); /* to look at the figures */

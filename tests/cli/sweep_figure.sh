@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The sensitivity figure of a sweep besides the lr: `--sweep adam.beta2=...`
+# gives hp_sweep.csv (each beta2 value at its own best lr, one line for adam),
+# a figure hp_quadratic_beta2 listed after the lr figure of its workload, and
+# nothing of the kind for sgd (one configuration) or without sweeps.
+. "$(dirname "$0")/common.bash"
+flags=(--workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 30 --backend cpu)
+"$OPTBENCH" run "${flags[@]}" --sweep adam.beta2=0.9,0.99,0.999 --db "$tmp/s.db" >"$tmp/run" 2>&1 ||
+  { cat "$tmp/run"; exit 1; }
+render=--no-render
+command -v gnuplot >/dev/null && render=
+"$OPTBENCH" report --db "$tmp/s.db" --out "$tmp/r" $render >"$tmp/report" 2>&1 || { cat "$tmp/report"; fail=1; }
+r=$tmp/r
+check "hp_sweep.csv is written" test -s "$r/hp_sweep.csv"
+check "hp_sweep.csv: a row per beta2 value, one line (adam)" \
+  test "$(grep -c '^"quadratic","beta2","adam",' "$r/hp_sweep.csv")" = 3
+check "hp_sweep.csv: nothing but that line" test "$(tail -n +2 "$r/hp_sweep.csv" | wc -l)" = 3
+for v in 0.9 0.99 0.999; do
+  check "hp_sweep.csv names the configuration of beta2=$v" grep -q "^\"quadratic\",\"beta2\",\"adam\",$v,.*,\"adam beta2=$v\"$" "$r/hp_sweep.csv"
+done
+check "the figure's script reads hp_sweep.csv" grep -q "'hp_sweep.csv'" "$r/hp_quadratic_beta2.gp"
+check "the figure's title" grep -q 'quadratic: final loss at the best lr vs beta2' "$r/hp_quadratic_beta2.gp"
+check "no figure for sgd or the lr" test -z "$(ls "$r" | grep '^hp_.*\.gp$' | grep -v '^hp_quadratic_beta2\.gp$')"
+check "summary.md lists it" grep -q 'Sensitivity to beta2' "$r/summary.md"
+check "after the lr figure" test "$(grep -n 'lr_quadratic.gp' "$r/summary.md" | head -1 | cut -d: -f1)" -lt \
+  "$(grep -n 'hp_quadratic_beta2.gp' "$r/summary.md" | head -1 | cut -d: -f1)"
+check "index.html shows it" grep -q 'hp_quadratic_beta2' "$r/index.html"
+check "the Files section documents hp_sweep.csv" grep -q '| hp_sweep.csv |' "$r/summary.md"
+if [ -z "$render" ]; then
+  check "the figure is rendered (PNG)" test -s "$r/hp_quadratic_beta2.png"
+  check "the figure is rendered (SVG)" test -s "$r/hp_quadratic_beta2.svg"
+  check "gnuplot did not fail" grep -q 'Sensitivity to beta2' <(grep -v 'Not rendered' "$r/index.html")
+fi
+
+# without the sweep: neither the file nor the figure
+"$OPTBENCH" run "${flags[@]}" --db "$tmp/n.db" >"$tmp/run2" 2>&1 || { cat "$tmp/run2"; exit 1; }
+"$OPTBENCH" report --db "$tmp/n.db" --out "$tmp/n" --no-render >"$tmp/report2" 2>&1 || { cat "$tmp/report2"; fail=1; }
+check "no hp_sweep.csv without sweeps" test ! -e "$tmp/n/hp_sweep.csv"
+check "no hp_ figure without sweeps" test -z "$(ls "$tmp/n" | grep '^hp_')"
+check "summary.md without the section" test "$(grep -c 'Sensitivity to' "$tmp/n/summary.md")" = 0
+if [ -n "${OB_KEEP_FIG:-}" ]; then cp "$r"/hp_quadratic_beta2.* "$r/hp_sweep.csv" "$OB_KEEP_FIG"/ 2>/dev/null; fi
+exit $fail

@@ -362,6 +362,54 @@ static void test_no_guard(void)
     }
 }
 
+/* Steps from..to of grads (step s takes grads[s - 1]), as updates first_t, first_t + 1, ... */
+static void run_steps(rig *r, const float (*grads)[20], int from, int to, int64_t first_t)
+{
+    ob_err e;
+    for (int s = from; s <= to; s++) {
+        memcpy(r->g, grads[s - 1], 20 * sizeof(float));
+        CHECK_OK(ob_optim_step(r->o, r->p, r->g, r->loss, first_t + (s - from), r->rec, &e), &e);
+    }
+}
+
+/* Rollback of a schedule-free optimizer: a NaN restores the snapshot (update
+ * 4 with snapshot_every = 2, update 0 with 100); the run then continues
+ * exactly as one that never saw the steps since, y and the evaluation point
+ * x alike (the averaging weights are rebuilt for the update count). */
+static void check_sf_rollback(const char *opt, const char *sets, int every, uint64_t seed)
+{
+    const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {20}}};
+    rig a, b;
+    ob_err e;
+    float grads[10][20];
+    for (int s = 0; s < 10; s++)
+        for (int i = 0; i < 20; i++) grads[s][i] = ob_rng_normal(seed, (uint64_t)s, (uint64_t)i);
+    char train[64];
+    snprintf(train, sizeof train, "on_nonfinite=rollback,snapshot_every=%d", every);
+    const int bad = every == 2 ? 5 : 2;
+    const int64_t from = every == 2 ? 4 : 0;
+    CHECK(rig_route(&a, opt, sets, train, v, 1, NULL, &e));
+    rig_setup(&a);
+    CHECK(rig_route(&b, opt, sets, NULL, v, 1, NULL, &e));
+    rig_setup(&b);
+    for (int i = 0; i < 20; i++) a.p[i] = b.p[i] = (float)i / 20;
+    run_steps(&a, (const float (*)[20])grads, 1, bad - 1, 1);
+    memcpy(a.g, grads[bad - 1], sizeof grads[0]);
+    a.g[3] = NAN;
+    CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, bad, a.rec, &e), &e);
+    CHECK(a.rec->skipped == 1);
+    run_steps(&a, (const float (*)[20])grads, bad + 1, bad + 3, bad + 1);
+    run_steps(&b, (const float (*)[20])grads, 1, (int)from, 1);
+    run_steps(&b, (const float (*)[20])grads, bad + 1, bad + 3, from + 1);
+    CHECK_MSG(memcmp(a.p, b.p, sizeof grads[0]) == 0, "%s: rollback to update %lld", opt, (long long)from);
+    float *xa, *xb;
+    CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);
+    CHECK_OK(ob_optim_eval_params(b.o, b.p, &xb, &e), &e);
+    CHECK(memcmp(xa, xb, sizeof grads[0]) == 0);
+    rig_close(&a);
+    rig_close(&b);
+}
+
 /* Schedule-free AdamW against a float64 reference of the method (lr warmup,
  * lr_max-weighted average, L2 at y): y after every step, the evaluation
  * point x = lerp(y, z, 1 - 1/beta1) in a buffer of its own (the parameters
@@ -415,39 +463,8 @@ static void test_schedule_free(void)
     CHECK_MSG(worst_x < 2e-6, "x differs from the reference by %g", worst_x);
     rig_close(&a);
 
-    /* rollback: a NaN at step 5 restores update 4's snapshot; steps 6 and 7
-     * then are updates 5 and 6 of a run that never saw step 5 */
-    rig b;
-    CHECK(rig_route(&a, "adamw_sf", "lr=0.05,warmup_steps=3", "on_nonfinite=rollback,snapshot_every=2", v, 1, NULL, &e));
-    rig_setup(&a);
-    CHECK(rig_route(&b, "adamw_sf", "lr=0.05,warmup_steps=3", NULL, v, 1, NULL, &e));
-    rig_setup(&b);
-    for (int i = 0; i < 20; i++) a.p[i] = b.p[i] = (float)i / 20;
-    float grads[8][20];
-    for (int s = 0; s < 8; s++)
-        for (int i = 0; i < 20; i++) grads[s][i] = ob_rng_normal(11, (uint64_t)s, (uint64_t)i);
-    for (int s = 1; s <= 4; s++) {
-        memcpy(a.g, grads[s - 1], sizeof grads[0]);
-        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, s, a.rec, &e), &e);
-        memcpy(b.g, grads[s - 1], sizeof grads[0]);
-        CHECK_OK(ob_optim_step(b.o, b.p, b.g, b.loss, s, b.rec, &e), &e);
-    }
-    memcpy(a.g, grads[4], sizeof grads[0]);
-    a.g[3] = NAN;
-    CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 5, a.rec, &e), &e);
-    for (int s = 6; s <= 7; s++) {
-        memcpy(a.g, grads[s - 1], sizeof grads[0]);
-        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, s, a.rec, &e), &e);
-        memcpy(b.g, grads[s - 1], sizeof grads[0]);
-        CHECK_OK(ob_optim_step(b.o, b.p, b.g, b.loss, s - 1, b.rec, &e), &e);
-    }
-    CHECK(memcmp(a.p, b.p, sizeof grads[0]) == 0);
-    float *xa, *xb;
-    CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);
-    CHECK_OK(ob_optim_eval_params(b.o, b.p, &xb, &e), &e);
-    CHECK(memcmp(xa, xb, sizeof grads[0]) == 0);
-    rig_close(&a);
-    rig_close(&b);
+    /* rollback to update 4 (a NaN at step 5) */
+    check_sf_rollback("adamw_sf", "lr=0.05,warmup_steps=3", 2, 11);
 }
 
 /* Schedule-free SGD against a float64 reference of schedulefree.SGDScheduleFree
@@ -458,15 +475,6 @@ static void test_schedule_free(void)
  * and to update 0, where z starts again at the restored parameters) and a
  * resumed optimizer (its state blobs copied into a fresh one, whose weights'
  * cache starts empty) each continue exactly as the run without the break. */
-static void sgd_sf_steps(rig *r, const float (*grads)[20], int from, int to, int64_t first_t)
-{
-    ob_err e;
-    for (int s = from; s <= to; s++) {
-        memcpy(r->g, grads[s - 1], 20 * sizeof(float));
-        CHECK_OK(ob_optim_step(r->o, r->p, r->g, r->loss, first_t + (s - from), r->rec, &e), &e);
-    }
-}
-
 static void test_schedule_free_sgd(void)
 {
     const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {20}}};
@@ -523,42 +531,15 @@ static void test_schedule_free_sgd(void)
     CHECK_MSG(worst_x < 2e-6, "sgd_sf: x differs from the reference by %g", worst_x);
     rig_close(&a);
 
+    const char *sets = "lr=0.2,weight_decay=0.01,warmup_steps=3,r=0.5";
+    /* rollback to update 4 (a NaN at step 5) and to update 0 (snapshot_every
+     * 100, a NaN at step 2: z starts again from the restored parameters) */
+    check_sf_rollback("sgd_sf", sets, 2, 21);
+    check_sf_rollback("sgd_sf", sets, 100, 21);
+
     float grads[10][20];
     for (int s = 0; s < 10; s++)
         for (int i = 0; i < 20; i++) grads[s][i] = ob_rng_normal(21, (uint64_t)s, (uint64_t)i);
-    const char *sets = "lr=0.2,weight_decay=0.01,warmup_steps=3,r=0.5";
-    /* rollback: a NaN at step 5 restores update 4's snapshot (steps 6, 7 are
-     * updates 5, 6); snapshot_every=100: a NaN at step 2 restores update 0 */
-    const int everies[2] = {2, 100};
-    for (int k = 0; k < 2; k++) {
-        const int every = everies[k];
-        rig b;
-        char train[64];
-        snprintf(train, sizeof train, "on_nonfinite=rollback,snapshot_every=%d", every);
-        int bad = every == 2 ? 5 : 2;
-        CHECK(rig_route(&a, "sgd_sf", sets, train, v, 1, NULL, &e));
-        rig_setup(&a);
-        CHECK(rig_route(&b, "sgd_sf", sets, NULL, v, 1, NULL, &e));
-        rig_setup(&b);
-        for (int i = 0; i < 20; i++) a.p[i] = b.p[i] = (float)i / 20;
-        sgd_sf_steps(&a, (const float (*)[20])grads, 1, bad - 1, 1);
-        memcpy(a.g, grads[bad - 1], sizeof grads[0]);
-        a.g[3] = NAN;
-        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, bad, a.rec, &e), &e);
-        CHECK(a.rec->skipped == 1);
-        sgd_sf_steps(&a, (const float (*)[20])grads, bad + 1, bad + 3, bad + 1);
-        int64_t from = every == 2 ? 4 : 0;
-        sgd_sf_steps(&b, (const float (*)[20])grads, 1, (int)from, 1);
-        sgd_sf_steps(&b, (const float (*)[20])grads, bad + 1, bad + 3, from + 1);
-        CHECK_MSG(memcmp(a.p, b.p, sizeof grads[0]) == 0, "sgd_sf: rollback to update %lld", (long long)from);
-        float *xa, *xb;
-        CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);
-        CHECK_OK(ob_optim_eval_params(b.o, b.p, &xb, &e), &e);
-        CHECK(memcmp(xa, xb, sizeof grads[0]) == 0);
-        rig_close(&a);
-        rig_close(&b);
-    }
-
     /* resume: after 4 steps, a fresh optimizer takes the state blobs (and the
      * parameters); steps 5-10 then equal the uninterrupted run's */
     rig c;
@@ -567,7 +548,7 @@ static void test_schedule_free_sgd(void)
     CHECK(rig_route(&c, "sgd_sf", sets, NULL, v, 1, NULL, &e));
     rig_setup(&c);
     for (int i = 0; i < 20; i++) a.p[i] = (float)i / 20;
-    sgd_sf_steps(&a, (const float (*)[20])grads, 1, 4, 1);
+    run_steps(&a, (const float (*)[20])grads, 1, 4, 1);
     ob_state_blob ba[16], bc[16];
     int na = ob_optim_state_blobs(a.o, ba, 16), nc = ob_optim_state_blobs(c.o, bc, 16);
     CHECK(na == nc && na <= 16);
@@ -576,8 +557,8 @@ static void test_schedule_free_sgd(void)
         memcpy(bc[i].ptr, ba[i].ptr, ba[i].bytes);
     }
     memcpy(c.p, a.p, sizeof grads[0]);
-    sgd_sf_steps(&a, (const float (*)[20])grads, 5, 10, 5);
-    sgd_sf_steps(&c, (const float (*)[20])grads, 5, 10, 5);
+    run_steps(&a, (const float (*)[20])grads, 5, 10, 5);
+    run_steps(&c, (const float (*)[20])grads, 5, 10, 5);
     CHECK_MSG(memcmp(a.p, c.p, sizeof grads[0]) == 0, "sgd_sf: the resumed optimizer drifted");
     float *xa, *xc;
     CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);

@@ -139,6 +139,27 @@ typedef struct ob_backend_ops {
     ob_status (*svd_polar)(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
                            ob_err *e);
 
+    /* --- eigenbases (SOAP) --- */
+    /* dst (n, A, B) = src (A, n, B) with the first two axes swapped:
+     * dst[i][a][b] = src[a][i][b]. dst and src do not overlap. */
+    ob_status (*swap01)(ob_device *dev, float *dst, const float *src, int64_t A, int64_t n, int64_t B, ob_err *e);
+    /* Eigenvectors of the symmetric (n,n) A + 1e-30 I, in float32 (LAPACK
+     * ssyevd / cusolverDnSsyevd): row j of S (n,n) is the unit eigenvector of
+     * the j-th largest eigenvalue (descending order). A is not modified.
+     * OB_ERR_BACKEND when the solver fails to converge; may synchronize. */
+    ob_status (*sym_eigvecs)(ob_device *dev, int n, const float *A, float *S, ob_err *e);
+    /* Orthonormal basis by Householder QR, in float32: M (n,n) is the matrix
+     * whose column j is row j of W (W is M stored column-major); row j of S
+     * (n,n) is column j of Q where M = Q R (LAPACK sgeqrf + sorgqr /
+     * cusolverDnSgeqrf + cusolverDnSorgqr). W is not modified. No host
+     * synchronization on CUDA. */
+    ob_status (*qr_orth)(ob_device *dev, int n, const float *W, float *S, ob_err *e);
+    /* perm (n int32) orders est[j] = sum_i S[j][i] * T[j][i] (accumulated in
+     * double, i ascending) descending: perm[0] is the j of the largest est.
+     * Ties keep ascending j; a NaN est ranks below every number. Always a
+     * permutation of 0..n-1. No host synchronization on CUDA. */
+    ob_status (*eig_order)(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e);
+
     /* --- workload kernels (optional; a workload checks before use) --- */
     /* Rosenbrock in n dims: loss (device) and gradient g. */
     ob_status (*rosenbrock)(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);

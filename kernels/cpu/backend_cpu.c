@@ -277,6 +277,14 @@ static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, f
     case OB_RULE_MATRIX_APPLY: RULE_LOOP(ob_rule_matrix_apply(&r, &step, &p[i], &s0[i]));
     case OB_RULE_ADAMW_SF: RULE_LOOP(ob_rule_adamw_sf(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
     case OB_RULE_SGD_SF: RULE_LOOP(ob_rule_sgd_sf(&r, &step, &p[i], g[i] * clip, &s0[i]));
+    case OB_RULE_COPY:
+        if (r.c[0] != 0.0f) {
+            RULE_LOOP(p[i] = g[i] * clip);
+        }
+        RULE_LOOP(p[i] = g[i]);
+    case OB_RULE_LERP: RULE_LOOP(ob_rule_lerp(&r, &p[i], g[i]));
+    case OB_RULE_SOAP_ADAM: RULE_LOOP(ob_rule_soap_adam(&r, &p[i], g[i], &s0[i], &s1[i]));
+    case OB_RULE_SOAP_APPLY: RULE_LOOP(ob_rule_soap_apply(&step, &p[i], &s0[i]));
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;
@@ -366,6 +374,10 @@ const ob_backend_ops ob_cpu_backend = {
     .abs_quantile = ob_cpu_abs_quantile,
     .clamp_abs = ob_cpu_clamp_abs,
     .svd_polar = ob_cpu_svd_polar,
+    .swap01 = ob_cpu_swap01,
+    .sym_eigvecs = ob_cpu_sym_eigvecs,
+    .qr_orth = ob_cpu_qr_orth,
+    .eig_order = ob_cpu_eig_order,
     .rosenbrock = ob_cpu_rosenbrock,
     /* neural-network layers (kernels/cpu/nn_cpu.c, conv_cpu.c) */
     .embedding_forward = ob_cpu_embedding_forward,

@@ -15,5 +15,10 @@ ob_status ob_cpu_clamp_abs(ob_device *dev, float *x, int batch, int64_t n, int64
                            const float *thr, float add, ob_err *e);
 ob_status ob_cpu_svd_polar(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
                            ob_err *e);
+ob_status ob_cpu_swap01(ob_device *dev, float *dst, const float *src, int64_t A, int64_t n, int64_t B,
+                        ob_err *e);
+ob_status ob_cpu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_err *e);
+ob_status ob_cpu_qr_orth(ob_device *dev, int n, const float *W, float *S, ob_err *e);
+ob_status ob_cpu_eig_order(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e);
 
 #endif

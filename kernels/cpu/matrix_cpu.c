@@ -1,7 +1,9 @@
 /* kernels/cpu/matrix_cpu.c - CPU ops of the matrix optimizers (Muon, ROOT) and
  * of the orthogonalization study: per-matrix normalization, the |x| quantile by
- * radix selection, clamping at a per-matrix threshold, and the SVD polar factor
- * (LAPACKE, in double).
+ * radix selection, clamping at a per-matrix threshold, the SVD polar factor
+ * (LAPACKE, in double), and SOAP's eigenbasis ops: the axis swap, symmetric
+ * eigenvectors (ssyevd), the Householder QR basis (sgeqrf + sorgqr) and the
+ * ordering of the estimated eigenvalues (LAPACKE, in float).
  *
  * Batched ops see x as (batch, stride) with n live floats per row; matrices are
  * independent, so the batch loop is the parallel one and each matrix is reduced
@@ -9,6 +11,7 @@
  */
 #include <cblas.h>
 #include <lapacke.h>
+#include <omp.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,4 +170,133 @@ out:
     free(vt);
     free(qd);
     return st;
+}
+
+/* ---- eigenbases (SOAP) ------------------------------------------------------------------ */
+
+ob_status ob_cpu_swap01(ob_device *dev, float *dst, const float *src, int64_t A, int64_t n, int64_t B,
+                        ob_err *e)
+{
+    (void)dev;
+    if (A < 0 || n < 0 || B < 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "swap01: shape (%lld, %lld, %lld)", (long long)A,
+                                (long long)n, (long long)B);
+    size_t row = (size_t)B * sizeof(float);
+#pragma omp parallel for if (A * n * B > PAR_MIN && n > 1)
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t a = 0; a < A; a++) memcpy(dst + (i * A + a) * B, src + (a * n + i) * B, row);
+    return OB_OK;
+}
+
+/* LAPACKE's own allocation failures are out of memory; anything else is the solver's. */
+static ob_status lapack_fail(ob_err *e, lapack_int info, const char *op, const char *call, int n)
+{
+    if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR)
+        return ob_fail(e, OB_ERR_NOMEM, "%s: out of memory in %s on a %dx%d matrix", op, call, n, n);
+    return OB_FAIL_INTERNAL(e, OB_ERR_BACKEND, "%s: %s on a %dx%d matrix returned info %d%s", op, call, n, n,
+                            (int)info, info > 0 ? " (did not converge)" : "");
+}
+
+/* LAPACK's Householder routines call a BLAS-2 kernel per column; on a
+ * matrix below LAPACK_THREADS_MIN each call is too small to share, and
+ * OpenBLAS's OpenMP build wakes its threads for every one (a 256 x 256 QR
+ * and eigensolve, threaded on 2 cores, made SOAP's step on bert-tiny 5x
+ * slower than single-threaded). OpenBLAS's OpenMP build follows the calling
+ * thread's omp_get_max_threads(). Returns the count to restore. */
+#define LAPACK_THREADS_MIN 1024
+static int lapack_threads_begin(int n)
+{
+    int nt = omp_get_max_threads();
+    if (n < LAPACK_THREADS_MIN) omp_set_num_threads(1);
+    return nt;
+}
+
+ob_status ob_cpu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_err *e)
+{
+    (void)dev;
+    if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "sym_eigvecs: n = %d", n);
+    if (n == 0) return OB_OK;
+    size_t nn = (size_t)n * n;
+    float *w = malloc((size_t)n * sizeof *w);
+    if (!w) return ob_fail(e, OB_ERR_NOMEM, "sym_eigvecs: out of memory (n = %d)", n);
+    /* A symmetric: the row-major buffer read column-major is the same matrix. */
+    memcpy(S, A, nn * sizeof *S);
+    for (int i = 0; i < n; i++) S[(size_t)i * n + i] += 1e-30f;
+    int nt = lapack_threads_begin(n);
+    lapack_int info = LAPACKE_ssyevd(LAPACK_COL_MAJOR, 'V', 'U', n, S, n, w);
+    omp_set_num_threads(nt);
+    free(w);
+    if (info != 0) return lapack_fail(e, info, "sym_eigvecs", "LAPACKE_ssyevd", n);
+    /* Column j of the column-major result (row j of S) belongs to the j-th
+     * smallest eigenvalue: reverse the rows for descending order. */
+    for (int j = 0; j < n / 2; j++) {
+        float *r0 = S + (size_t)j * n, *r1 = S + (size_t)(n - 1 - j) * n;
+        for (int i = 0; i < n; i++) {
+            float t = r0[i];
+            r0[i] = r1[i];
+            r1[i] = t;
+        }
+    }
+    return OB_OK;
+}
+
+ob_status ob_cpu_qr_orth(ob_device *dev, int n, const float *W, float *S, ob_err *e)
+{
+    (void)dev;
+    if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "qr_orth: n = %d", n);
+    if (n == 0) return OB_OK;
+    float *tau = malloc((size_t)n * sizeof *tau);
+    if (!tau) return ob_fail(e, OB_ERR_NOMEM, "qr_orth: out of memory (n = %d)", n);
+    /* W is M column-major; the column-major Q left in S is the row-major S wanted. */
+    memcpy(S, W, (size_t)n * n * sizeof *S);
+    int nt = lapack_threads_begin(n);
+    lapack_int info = LAPACKE_sgeqrf(LAPACK_COL_MAJOR, n, n, S, n, tau);
+    const char *call = "LAPACKE_sgeqrf";
+    if (info == 0) {
+        info = LAPACKE_sorgqr(LAPACK_COL_MAJOR, n, n, n, S, n, tau);
+        call = "LAPACKE_sorgqr";
+    }
+    omp_set_num_threads(nt);
+    free(tau);
+    if (info != 0) return lapack_fail(e, info, "qr_orth", call, n);
+    return OB_OK;
+}
+
+typedef struct eig_key {
+    double est;
+    int32_t j;
+} eig_key;
+
+/* Descending est, NaN below every number, ties by ascending j: a total order. */
+static int eig_key_cmp(const void *pa, const void *pb)
+{
+    const eig_key *a = pa, *b = pb;
+    int na = isnan(a->est), nb = isnan(b->est);
+    if (na != nb) return na ? 1 : -1;
+    if (!na) {
+        if (a->est > b->est) return -1;
+        if (a->est < b->est) return 1;
+    }
+    return (a->j > b->j) - (a->j < b->j);
+}
+
+ob_status ob_cpu_eig_order(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e)
+{
+    (void)dev;
+    if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "eig_order: n = %d", n);
+    if (n == 0) return OB_OK;
+    eig_key *k = malloc((size_t)n * sizeof *k);
+    if (!k) return ob_fail(e, OB_ERR_NOMEM, "eig_order: out of memory (n = %d)", n);
+#pragma omp parallel for if ((int64_t)n * n > PAR_MIN)
+    for (int j = 0; j < n; j++) {
+        const float *s = S + (size_t)j * n, *t = T + (size_t)j * n;
+        double acc = 0.0;
+        for (int i = 0; i < n; i++) acc += (double)s[i] * (double)t[i];
+        k[j].est = acc;
+        k[j].j = j;
+    }
+    qsort(k, (size_t)n, sizeof *k, eig_key_cmp);
+    for (int r = 0; r < n; r++) perm[r] = k[r].j;
+    free(k);
+    return OB_OK;
 }

@@ -98,6 +98,8 @@ static void cuda_close(ob_device *dev)
     if (c->stage) (void)cudaFreeHost(c->stage);
     if (c->red_part) (void)cudaFree(c->red_part);
     if (c->scratch) (void)cudaFree(c->scratch);
+    if (c->solve_ws) (void)cudaFree(c->solve_ws);
+    if (c->solve_info) (void)cudaFree(c->solve_info);
     if (c->solver) (void)cusolverDnDestroy(c->solver);
     if (c->blas) (void)cublasDestroy(c->blas);
     if (c->stream) (void)cudaStreamDestroy(c->stream);
@@ -342,6 +344,10 @@ static ob_backend_ops cuda_make_ops(void)
     o.abs_quantile = ob_cu_abs_quantile;
     o.clamp_abs = ob_cu_clamp_abs;
     o.svd_polar = ob_cu_svd_polar;
+    o.swap01 = ob_cu_swap01;
+    o.sym_eigvecs = ob_cu_sym_eigvecs;
+    o.qr_orth = ob_cu_qr_orth;
+    o.eig_order = ob_cu_eig_order;
     o.rosenbrock = ob_cu_rosenbrock;
     ob_cu_fill_nn_ops(&o);
     ob_cu_fill_conv_ops(&o);

@@ -42,6 +42,10 @@ typedef struct cuda_impl {
     double *red_part;          /* (2 * OB_CU_RED_MAX_BLOCKS) partial sums */
     void *scratch;             /* grow-only scratch of ops that need more (ob_cu_scratch) */
     size_t scratch_bytes;
+    float *solve_ws;           /* grow-only workspace of the eigenbasis solvers (sym_eigvecs,
+                                  qr_orth): cuSOLVER's lwork, then tau or the eigenvalues */
+    size_t solve_ws_bytes;
+    int *solve_info;           /* their devInfo (one int) */
     unsigned char *stage;      /* pinned (OB_CU_STAGE_SLOTS * OB_CU_STAGE_BYTES), or NULL */
     cudaEvent_t stage_ev[OB_CU_STAGE_SLOTS];
     int stage_pending[OB_CU_STAGE_SLOTS];
@@ -226,6 +230,11 @@ ob_status ob_cu_clamp_abs(ob_device *dev, float *x, int batch, int64_t n, int64_
                           const float *thr, float add, ob_err *e);
 ob_status ob_cu_svd_polar(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
                           ob_err *e);
+ob_status ob_cu_swap01(ob_device *dev, float *dst, const float *src, int64_t A, int64_t n, int64_t B,
+                       ob_err *e);
+ob_status ob_cu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_err *e);
+ob_status ob_cu_qr_orth(ob_device *dev, int n, const float *W, float *S, ob_err *e);
+ob_status ob_cu_eig_order(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e);
 ob_status ob_cu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
 
 #endif

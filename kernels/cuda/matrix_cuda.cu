@@ -1,7 +1,10 @@
 /* kernels/cuda/matrix_cuda.cu - ops of the matrix optimizers (Muon, ROOT) and
  * of the orthogonalization study on the GPU: per-matrix normalization, the
  * q-quantile of |x| by radix selection, clamping at a per-matrix threshold,
- * and the exact polar factor through cuSOLVER's SVD (in double).
+ * the exact polar factor through cuSOLVER's SVD (in double), and SOAP's
+ * eigenbasis ops: the axis swap, symmetric eigenvectors (syevd), the
+ * Householder QR basis (geqrf + orgqr) and the order of the estimated
+ * eigenvalues (in float, sums in double).
  *
  * Batched ops see x as (batch, stride) with n live floats per row; a launch
  * covers every matrix of the batch (grid.y = matrix, grid.x = chunks of it).
@@ -313,10 +316,9 @@ static void svd_free(svd_bufs *b)
     if (b->info) (void)cudaFree(b->info);
 }
 
-static ob_status svd_run(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
-                         svd_bufs *b, ob_err *e)
+/* The device's cuSOLVER handle, created on first use. */
+static ob_status cu_solver(ob_device *dev, const char *op, ob_err *e)
 {
-    const char *op = "svd_polar";
     cuda_impl *c = cu_impl(dev);
     if (!c->solver) {
         /* Kept only once it is bound to the device's stream: a handle left on the
@@ -330,6 +332,15 @@ static ob_status svd_run(ob_device *dev, int rows, int cols, const float *A, flo
         }
         c->solver = h;
     }
+    return OB_OK;
+}
+
+static ob_status svd_run(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
+                         svd_bufs *b, ob_err *e)
+{
+    const char *op = "svd_polar";
+    cuda_impl *c = cu_impl(dev);
+    OB_TRY(cu_solver(dev, op, e));
     int transpose = cols < rows;
     int m = transpose ? rows : cols, n = transpose ? cols : rows; /* m >= n */
     size_t mn = (size_t)m * n;
@@ -383,4 +394,259 @@ ob_status ob_cu_svd_polar(ob_device *dev, int rows, int cols, const float *A, fl
     if (st != OB_OK) (void)cudaStreamSynchronize(cu_impl(dev)->stream);
     svd_free(&b);
     return st;
+}
+
+/* ---- eigenbases (SOAP) -------------------------------------------------------------------- */
+
+/* swap01, B <= SWAP_TILE_B: 32 x 32 tiles of (a, i) pairs, each pair B floats.
+ * A tile row src[a][i0 .. i0+32][0 .. B) and a tile column dst[i][a0 .. a0+32][0 .. B)
+ * are both contiguous, so reads and writes are coalesced. */
+#define SWAP_TILE 32
+#define SWAP_TILE_B 8
+#define SWAP_THREADS 256
+
+static __global__ void __launch_bounds__(SWAP_THREADS)
+    swap01_tiled_kernel(float *__restrict__ dst, const float *__restrict__ src, int64_t A, int64_t n, int B,
+                        int64_t tiles_i, int64_t tiles)
+{
+    extern __shared__ float sh[];
+    const int row = SWAP_TILE * B, pitch = row + 1; /* floats of one tile row (one a), padded */
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        int64_t a0 = (t / tiles_i) * SWAP_TILE, i0 = (t % tiles_i) * SWAP_TILE;
+        int na = (int)(A - a0 < SWAP_TILE ? A - a0 : SWAP_TILE);
+        int ni = (int)(n - i0 < SWAP_TILE ? n - i0 : SWAP_TILE);
+        for (int idx = threadIdx.x; idx < SWAP_TILE * row; idx += SWAP_THREADS) {
+            int al = idx / row, r = idx % row;
+            if (al < na && r < ni * B) sh[al * pitch + r] = src[((a0 + al) * n + i0) * B + r];
+        }
+        __syncthreads();
+        for (int idx = threadIdx.x; idx < SWAP_TILE * row; idx += SWAP_THREADS) {
+            int il = idx / row, r = idx % row; /* r = al * B + b */
+            if (il < ni && r < na * B) {
+                int al = r / B, b = r % B;
+                dst[((i0 + il) * A + a0) * B + r] = sh[al * pitch + il * B + b];
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* swap01, larger B: rows of B floats, read and written in order. */
+static __global__ void swap01_rows_kernel(float *__restrict__ dst, const float *__restrict__ src, int64_t A,
+                                          int64_t n, int64_t B)
+{
+    int64_t total = A * n * B;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        int64_t b = idx % B, ia = idx / B, a = ia % A, i = ia / A;
+        dst[idx] = src[(a * n + i) * B + b];
+    }
+}
+
+ob_status ob_cu_swap01(ob_device *dev, float *dst, const float *src, int64_t A, int64_t n, int64_t B,
+                       ob_err *e)
+{
+    if (A < 0 || n < 0 || B < 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda swap01: shape (%lld, %lld, %lld)", (long long)A,
+                                (long long)n, (long long)B);
+    if (A == 0 || n == 0 || B == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    if (A == 1 || n == 1) { /* the same layout */
+        OB_CU(e, "swap01",
+              cudaMemcpyAsync(dst, src, (size_t)(A * n * B) * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+        return OB_OK;
+    }
+    if (B <= SWAP_TILE_B) {
+        int64_t tiles_i = (n + SWAP_TILE - 1) / SWAP_TILE, tiles = tiles_i * ((A + SWAP_TILE - 1) / SWAP_TILE);
+        size_t shmem = (size_t)SWAP_TILE * (SWAP_TILE * B + 1) * sizeof(float);
+        unsigned grid = cu_grid(dev, tiles * SWAP_THREADS, SWAP_THREADS);
+        swap01_tiled_kernel<<<grid, SWAP_THREADS, shmem, c->stream>>>(dst, src, A, n, (int)B, tiles_i, tiles);
+    } else {
+        swap01_rows_kernel<<<cu_grid(dev, A * n * B, 256), 256, 0, c->stream>>>(dst, src, A, n, B);
+    }
+    OB_CU_LAUNCHED(e, "swap01");
+    return OB_OK;
+}
+
+/* The solvers' workspace: lwork floats, then `extra` floats (tau or the
+ * eigenvalues) at an aligned offset. Grows only (waiting for the stream before
+ * the old one is freed); *work and *extra point into it. */
+static ob_status solve_workspace(ob_device *dev, int lwork, int extra, float **work, float **tail,
+                                 const char *op, ob_err *e)
+{
+    cuda_impl *c = cu_impl(dev);
+    size_t lw = ((size_t)(lwork > 0 ? lwork : 1) + 63) / 64 * 64;
+    size_t bytes = (lw + (size_t)(extra > 0 ? extra : 1)) * sizeof(float);
+    if (!c->solve_info) OB_CU(e, op, cudaMalloc((void **)&c->solve_info, sizeof(int)));
+    if (bytes > c->solve_ws_bytes) {
+        if (c->solve_ws) {
+            OB_CU(e, op, cudaStreamSynchronize(c->stream));
+            OB_CU(e, op, cudaFree(c->solve_ws));
+            c->solve_ws = NULL;
+            c->solve_ws_bytes = 0;
+        }
+        OB_CU(e, op, cudaMalloc((void **)&c->solve_ws, bytes));
+        c->solve_ws_bytes = bytes;
+    }
+    *work = c->solve_ws;
+    *tail = c->solve_ws + lw;
+    return OB_OK;
+}
+
+/* S = A + 1e-30 I */
+static __global__ void eig_load_kernel(const float *__restrict__ A, int n, float *__restrict__ S)
+{
+    int64_t total = (int64_t)n * n;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        float v = A[idx];
+        S[idx] = idx / n == idx % n ? __fadd_rn(v, 1e-30f) : v;
+    }
+}
+
+/* Swap rows j and n-1-j of S (ascending eigenvalues -> descending). */
+static __global__ void eig_reverse_kernel(float *__restrict__ S, int n)
+{
+    int64_t total = (int64_t)(n / 2) * n;
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        int64_t j = idx / n, i = idx % n;
+        float *r0 = S + j * n + i, *r1 = S + (n - 1 - j) * (int64_t)n + i;
+        float t = *r0;
+        *r0 = *r1;
+        *r1 = t;
+    }
+}
+
+ob_status ob_cu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_err *e)
+{
+    const char *op = "sym_eigvecs";
+    if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda sym_eigvecs: n = %d", n);
+    if (n == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    OB_TRY(cu_solver(dev, op, e));
+    int64_t nn = (int64_t)n * n;
+    eig_load_kernel<<<cu_grid(dev, nn, 256), 256, 0, c->stream>>>(A, n, S);
+    OB_CU_LAUNCHED(e, op);
+    /* A symmetric: the row-major buffer read column-major is the same matrix. */
+    const cusolverEigMode_t jobz = CUSOLVER_EIG_MODE_VECTOR;
+    const cublasFillMode_t uplo = CUBLAS_FILL_MODE_UPPER;
+    int lwork = 0;
+    OB_CUSOLVER(e, op, cusolverDnSsyevd_bufferSize(c->solver, jobz, uplo, n, S, n, S, &lwork));
+    float *work = NULL, *w = NULL;
+    OB_TRY(solve_workspace(dev, lwork, n, &work, &w, op, e));
+    OB_CUSOLVER(e, op, cusolverDnSsyevd(c->solver, jobz, uplo, n, S, n, w, work, lwork, c->solve_info));
+    int info = 0;
+    OB_CU(e, op, cudaMemcpyAsync(&info, c->solve_info, sizeof info, cudaMemcpyDeviceToHost, c->stream));
+    OB_CU(e, op, cudaStreamSynchronize(c->stream));
+    if (info != 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_BACKEND,
+                                "cuda sym_eigvecs: cusolverDnSsyevd on a %dx%d matrix returned info %d%s", n, n,
+                                info, info > 0 ? " (did not converge)" : "");
+    /* Column j of the column-major result (row j of S): the j-th smallest eigenvalue. */
+    if (n > 1) {
+        eig_reverse_kernel<<<cu_grid(dev, (int64_t)(n / 2) * n, 256), 256, 0, c->stream>>>(S, n);
+        OB_CU_LAUNCHED(e, op);
+    }
+    return OB_OK;
+}
+
+ob_status ob_cu_qr_orth(ob_device *dev, int n, const float *W, float *S, ob_err *e)
+{
+    const char *op = "qr_orth";
+    if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda qr_orth: n = %d", n);
+    if (n == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    OB_TRY(cu_solver(dev, op, e));
+    /* W is M column-major; the column-major Q left in S is the row-major S wanted. */
+    OB_CU(e, op, cudaMemcpyAsync(S, W, (size_t)n * n * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+    int lw_qr = 0, lw_q = 0;
+    OB_CUSOLVER(e, op, cusolverDnSgeqrf_bufferSize(c->solver, n, n, S, n, &lw_qr));
+    OB_CUSOLVER(e, op, cusolverDnSorgqr_bufferSize(c->solver, n, n, n, S, n, S, &lw_q));
+    int lwork = lw_qr > lw_q ? lw_qr : lw_q;
+    float *work = NULL, *tau = NULL;
+    OB_TRY(solve_workspace(dev, lwork, n, &work, &tau, op, e));
+    /* devInfo is not read back: no host synchronization (the arguments are valid by construction). */
+    OB_CUSOLVER(e, op, cusolverDnSgeqrf(c->solver, n, n, S, n, tau, work, lwork, c->solve_info));
+    OB_CUSOLVER(e, op, cusolverDnSorgqr(c->solver, n, n, n, S, n, tau, work, lwork, c->solve_info));
+    return OB_OK;
+}
+
+/* eig_order, first pass: est[j] = sum_i S[j][i] * T[j][i] in double, i
+ * ascending (the CPU's order, so both backends get the same bits). A block
+ * owns EST_ROWS rows; tiles of EST_COLS columns are read coalesced into shared
+ * memory as exact double products, then one thread per row adds its row of the
+ * tile in order. */
+#define EST_ROWS 32
+#define EST_COLS 128
+#define EST_THREADS 256
+
+static __global__ void __launch_bounds__(EST_THREADS)
+    eig_est_kernel(const float *__restrict__ S, const float *__restrict__ T, int n, double *__restrict__ est)
+{
+    __shared__ double p[EST_ROWS][EST_COLS + 1];
+    const int64_t j0 = (int64_t)blockIdx.x * EST_ROWS;
+    double acc = 0.0;
+    for (int c0 = 0; c0 < n; c0 += EST_COLS) {
+        int nc = n - c0 < EST_COLS ? n - c0 : EST_COLS;
+        for (int idx = threadIdx.x; idx < EST_ROWS * EST_COLS; idx += EST_THREADS) {
+            int r = idx / EST_COLS, cc = idx % EST_COLS;
+            int64_t j = j0 + r;
+            if (j < n && cc < nc) {
+                int64_t at = j * n + c0 + cc;
+                p[r][cc] = __dmul_rn((double)S[at], (double)T[at]); /* exact */
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x < EST_ROWS && j0 + threadIdx.x < n)
+            for (int cc = 0; cc < nc; cc++) acc = __dadd_rn(acc, p[threadIdx.x][cc]);
+        __syncthreads();
+    }
+    if (threadIdx.x < EST_ROWS && j0 + threadIdx.x < n) est[j0 + threadIdx.x] = acc;
+}
+
+/* Does (a, ia) rank before (b, ib)? Larger first, NaN below every number, ties by index. */
+static __device__ __forceinline__ bool eig_before(double a, int ia, double b, int ib)
+{
+    bool na = isnan(a), nb = isnan(b);
+    if (na != nb) return nb;
+    if (!na && a != b) return a > b;
+    return ia < ib;
+}
+
+#define RANK_THREADS 256
+
+/* Second pass: rank(j) = #{i ranking before j}; perm[rank(j)] = j. A strict
+ * total order, so the ranks are a permutation whatever the values. */
+static __global__ void __launch_bounds__(RANK_THREADS)
+    eig_rank_kernel(const double *__restrict__ est, int n, int32_t *__restrict__ perm)
+{
+    __shared__ double tile[RANK_THREADS];
+    int j = blockIdx.x * RANK_THREADS + threadIdx.x;
+    double kj = j < n ? est[j] : 0.0;
+    int rank = 0;
+    for (int i0 = 0; i0 < n; i0 += RANK_THREADS) {
+        if (i0 + (int)threadIdx.x < n) tile[threadIdx.x] = est[i0 + threadIdx.x];
+        __syncthreads();
+        int m = n - i0 < RANK_THREADS ? n - i0 : RANK_THREADS;
+        for (int k = 0; k < m; k++) rank += eig_before(tile[k], i0 + k, kj, j);
+        __syncthreads();
+    }
+    if (j < n) perm[rank] = j;
+}
+
+ob_status ob_cu_eig_order(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e)
+{
+    const char *op = "eig_order";
+    if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda eig_order: n = %d", n);
+    if (n == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    double *est = NULL;
+    OB_TRY(ob_cu_scratch(dev, (size_t)n * sizeof(double), (void **)&est, e));
+    eig_est_kernel<<<(unsigned)((n + EST_ROWS - 1) / EST_ROWS), EST_THREADS, 0, c->stream>>>(S, T, n, est);
+    OB_CU_LAUNCHED(e, op);
+    eig_rank_kernel<<<(unsigned)((n + RANK_THREADS - 1) / RANK_THREADS), RANK_THREADS, 0, c->stream>>>(est, n,
+                                                                                                     perm);
+    OB_CU_LAUNCHED(e, op);
+    return OB_OK;
 }

@@ -71,6 +71,15 @@ struct ob_optimizer_def {
     /* (optional) The optimizer's own factor on the scheduled lr at update t
      * (schedule-free's warmup), for the lr the curves record. */
     double (*lr_factor)(const ob_optim *o, int64_t t);
+    /* (optional) Groups with a step of their own (SOAP): custom_setup returns
+     * *is_custom = 1 for such a group g, after allocating its state beyond
+     * the rule's roles in ob_group.aux (checkpointed and rolled back like the
+     * roles) and its scratch in ob_group.priv; custom_step then runs its
+     * update (the rule's roles are allocated as for any group);
+     * custom_release frees what setup put in priv. */
+    ob_status (*custom_setup)(ob_optim *o, int g, int *is_custom, ob_err *e);
+    ob_status (*custom_step)(ob_optim *o, int g, float *params, const float *grads, ob_err *e);
+    void (*custom_release)(ob_optim *o, int g);
 };
 
 /* Training settings common to all optimizers (clip_norm, diverge_factor, ...). */

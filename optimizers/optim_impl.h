@@ -54,6 +54,12 @@ typedef struct ob_group {
     int *members;                        /* layout indices, bucket by bucket */
     ob_bucket *buckets;
     int n_buckets;
+    /* a group with its own step (ob_optimizer_def.custom_step) */
+    int is_custom;
+    float *aux;                          /* device: its state beyond the roles */
+    int64_t aux_floats;
+    float *snap_aux;                     /* rollback: the copy of aux in the snapshot */
+    void *priv;                          /* its host tables and scratch */
 } ob_group;
 
 typedef struct ob_route_rule {
@@ -182,5 +188,6 @@ extern const ob_optimizer_def ob_opt_muon;
 extern const ob_optimizer_def ob_opt_root;
 extern const ob_optimizer_def ob_opt_adamw_sf;
 extern const ob_optimizer_def ob_opt_sgd_sf;
+extern const ob_optimizer_def ob_opt_soap;
 
 #endif

@@ -50,7 +50,7 @@ const int ob_train_hp_count = (int)(sizeof ob_train_hp_defs / sizeof ob_train_hp
 static const ob_optimizer_def *const registry[] = {
     &ob_opt_sgd, &ob_opt_adam, &ob_opt_adamw, &ob_opt_nadam, &ob_opt_radam, &ob_opt_adamax,
     &ob_opt_adagrad, &ob_opt_adadelta, &ob_opt_rmsprop, &ob_opt_lion, &ob_opt_muon, &ob_opt_root,
-    &ob_opt_adamw_sf, &ob_opt_sgd_sf,
+    &ob_opt_adamw_sf, &ob_opt_sgd_sf, &ob_opt_soap,
 };
 
 const ob_optimizer_def *const *ob_optimizers(int *n)
@@ -454,6 +454,10 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
             o->state_bytes += bytes;
         }
         OB_TRY(ob_dev_alloc(dev, sizeof(ob_rule_step), (void **)&gr->step_dev, e));
+        if (o->def->custom_setup) {
+            OB_TRY(o->def->custom_setup(o, g, &gr->is_custom, e));
+            o->state_bytes += (size_t)gr->aux_floats * sizeof(float);
+        }
         if (gr->is_matrix) {
             const ob_backend_ops *ops = dev->ops;
             OB_TRY(ob_dev_require(dev, (const void *)ops->batched_normalize, "batched_normalize", e));
@@ -480,6 +484,8 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
             for (int k = 0; k < gr->rule.n_state && gr->end > gr->begin; k++)
                 OB_TRY(ob_dev_alloc(dev, (size_t)(gr->end - gr->begin) * sizeof(float),
                                     (void **)&o->snap_state[g][k], e));
+            if (gr->aux_floats > 0)
+                OB_TRY(ob_dev_alloc(dev, (size_t)gr->aux_floats * sizeof(float), (void **)&gr->snap_aux, e));
         }
     }
     return OB_OK;
@@ -582,6 +588,9 @@ static ob_status snapshot_copy(ob_optim *o, float *params, int to, ob_err *e)
         for (int k = 0; k < gr->rule.n_state && bytes; k++)
             OB_TRY(dev->ops->copy(dev, to ? o->snap_state[g][k] : gr->state[k],
                                   to ? gr->state[k] : o->snap_state[g][k], bytes, e));
+        if (gr->aux_floats > 0)
+            OB_TRY(dev->ops->copy(dev, to ? gr->snap_aux : gr->aux, to ? gr->aux : gr->snap_aux,
+                                  (size_t)gr->aux_floats * sizeof(float), e));
     }
     return OB_OK;
 }
@@ -684,9 +693,12 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
         memset(&s, 0, sizeof s);
         o->def->group_step(o, g, o->t, lr_scale, &s);
         OB_TRY(ops->upload(dev, gr->step_dev, &s, sizeof s, e));
-        if (gr->is_matrix) {
+        if (gr->is_matrix || gr->is_custom) {
             if (fused) OB_TRY(ops->grad_stats(dev, grads + gr->begin, gr->end - gr->begin, o->stats_dev, e));
-            OB_TRY(matrix_group_step(o, gr, params, grads, e));
+            if (gr->is_custom)
+                OB_TRY(o->def->custom_step(o, g, params, grads, e));
+            else
+                OB_TRY(matrix_group_step(o, gr, params, grads, e));
         } else {
             float *st[OB_RULE_MAX_STATE] = {0};
             for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k];
@@ -728,6 +740,10 @@ int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
             snprintf(name, sizeof name, "group%d.state%d", g, k);
             blob(out, max, &n, name, gr->state[k], bytes, 1);
         }
+        if (gr->aux_floats > 0) {
+            snprintf(name, sizeof name, "group%d.aux", g);
+            blob(out, max, &n, name, gr->aux, (size_t)gr->aux_floats * sizeof(float), 1);
+        }
     }
     blob(out, max, &n, "optim.t", &o->t, sizeof o->t, 0);
     blob(out, max, &n, "guard.bad_streak", &o->bad_streak, sizeof o->bad_streak, 0);
@@ -743,6 +759,10 @@ int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
             for (int k = 0; k < gr->rule.n_state && bytes; k++) {
                 snprintf(name, sizeof name, "guard.snap_group%d.state%d", g, k);
                 blob(out, max, &n, name, o->snap_state[g][k], bytes, 1);
+            }
+            if (gr->aux_floats > 0) {
+                snprintf(name, sizeof name, "guard.snap_group%d.aux", g);
+                blob(out, max, &n, name, gr->snap_aux, (size_t)gr->aux_floats * sizeof(float), 1);
             }
         }
     }
@@ -778,6 +798,9 @@ void ob_optim_destroy(ob_optim *o)
                 ob_dev_free(o->dev, o->snap_state[g][k]);
             }
             ob_dev_free(o->dev, o->group[g].step_dev);
+            if (o->def->custom_release) o->def->custom_release(o, g);
+            ob_dev_free(o->dev, o->group[g].aux);
+            ob_dev_free(o->dev, o->group[g].snap_aux);
         }
         ob_dev_free(o->dev, o->ws_x);
         ob_dev_free(o->dev, o->ws_x2);

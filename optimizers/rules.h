@@ -17,6 +17,12 @@
  * orthogonalize into the "p" slot (a workspace, not the parameters), and
  * OB_RULE_MATRIX_APPLY, which reads the orthogonalized matrix from state
  * role 0 and updates the parameters.
+ *
+ * SOAP (optimizers/soap.c) runs Adam in a rotated basis between GEMMs: its
+ * rules take g as given (no clip scale: the gradient was clipped when it was
+ * copied into the workspace with OB_RULE_COPY), and every write of its state
+ * (preconditioners, bases, moments) goes through a rule, so a step the guard
+ * skips changes nothing there either.
  */
 #ifndef OB_OPTIMIZERS_RULES_H
 #define OB_OPTIMIZERS_RULES_H
@@ -166,6 +172,10 @@ typedef enum ob_rule_kind {
     OB_RULE_MATRIX_APPLY, /* p = parameters, s0 = orthogonalized update O (read only) */
     OB_RULE_ADAMW_SF,     /* p = y, s0 = z, s1 = exp_avg_sq (schedule-free AdamW) */
     OB_RULE_SGD_SF,       /* p = y, s0 = z (schedule-free SGD) */
+    OB_RULE_COPY,         /* p = g (c[0] != 0: g times the clip scale); a workspace or a commit */
+    OB_RULE_LERP,         /* p = lerp(p, g, c[0]) as torch.lerp (g taken as is) */
+    OB_RULE_SOAP_ADAM,    /* p = out (workspace), g = rotated gradient, s0 = exp_avg, s1 = exp_avg_sq */
+    OB_RULE_SOAP_APPLY,   /* p = parameters, s0 = the update rotated back (read only) */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -412,6 +422,33 @@ OB_HD static inline void ob_rule_matrix_apply(const ob_rule *r, const ob_rule_st
     *p = *p * (1.0f - s->lr * r->weight_decay) - s->lr * r->c[0] * *o;
 }
 
+/* SOAP's Adam in the eigenbasis (the authors' soap.py): m = b1 m + (1-b1) g,
+ * v = b2 v + (1-b2) g^2, out = m / (sqrt(v) + eps); the bias corrections
+ * are in the step size of OB_RULE_SOAP_APPLY. */
+OB_HD static inline void ob_rule_soap_adam(const ob_rule *r, float *out, float g, float *m, float *v)
+{
+    float mm = *m * r->beta1 + (1.0f - r->beta1) * g;
+    float vv = *v * r->beta2 + (1.0f - r->beta2) * (g * g);
+    *m = mm;
+    *v = vv;
+    *out = mm / (sqrtf(vv) + r->eps);
+}
+
+/* SOAP's update: p -= c[0] u (c[0] = lr sqrt(1 - b2^k) / (1 - b1^k)), then
+ * the decay p -= c[1] p (c[1] = lr wd) on the updated p, in soap.py's order. */
+OB_HD static inline void ob_rule_soap_apply(const ob_rule_step *s, float *p, const float *u)
+{
+    float q = *p + -s->c[0] * *u;
+    *p = q + -s->c[1] * q;
+}
+
+/* torch.lerp(p, g, w): p + w (g - p) for w < 0.5, else g - (g - p)(1 - w). */
+OB_HD static inline void ob_rule_lerp(const ob_rule *r, float *p, float g)
+{
+    const float w = r->c[0];
+    *p = w < 0.5f ? *p + w * (g - *p) : g - (g - *p) * (1.0f - w);
+}
+
 /* Apply rule r to element i. st[k] are the state arrays (NULL beyond n_state). */
 OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, float clip_scale,
                                        float *p, const float *g, float *const *st, long long i)
@@ -440,6 +477,10 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(r, s, &p[i], &st[0][i]); break;
     case OB_RULE_ADAMW_SF: ob_rule_adamw_sf(r, s, &p[i], gi, &st[0][i], &st[1][i]); break;
     case OB_RULE_SGD_SF: ob_rule_sgd_sf(r, s, &p[i], gi, &st[0][i]); break;
+    case OB_RULE_COPY: p[i] = r->c[0] != 0.0f ? gi : g[i]; break;
+    case OB_RULE_LERP: ob_rule_lerp(r, &p[i], g[i]); break;
+    case OB_RULE_SOAP_ADAM: ob_rule_soap_adam(r, &p[i], g[i], &st[0][i], &st[1][i]); break;
+    case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(s, &p[i], &st[0][i]); break;
     default: break;
     }
 }

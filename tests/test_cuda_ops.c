@@ -24,6 +24,9 @@
  *                                               FMA contraction) and reported when not
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
  *   svd_polar                                   1e-4 (both in double, then float)
+ *   swap01, eig_order                           exact (a copy; sums in the CPU's order)
+ *   sym_eigvecs, qr_orth                        each row up to its sign, |dot| > 1 - 1e-4
+ *                                               (other float32 solvers: LAPACK, cuSOLVER)
  *   trajectories (20 steps)                     loss 2e-3 relative (+1e-6 of the first
  *                                               loss), final parameters 2e-3 relative L2
  *                                               (1e-2 for the networks: GEMM order differs,
@@ -428,13 +431,19 @@ static int rule_cases(rule_case *out)
     ADD("matrix-apply", OB_RULE_MATRIX_APPLY, 1, 0, r->weight_decay = 0.1f; r->c[0] = 0.2f);
     ADD("adamw-sf", OB_RULE_ADAMW_SF, 2, 1, r->weight_decay = 0.01f);
     ADD("sgd-sf", OB_RULE_SGD_SF, 1, 0, r->weight_decay = 0.01f);
+    ADD("copy-clipped", OB_RULE_COPY, 0, 0, r->c[0] = 1.0f);
+    ADD("copy", OB_RULE_COPY, 0, 0, (void)0);
+    ADD("lerp", OB_RULE_LERP, 0, 0, r->c[0] = 0.05f);
+    ADD("lerp-high", OB_RULE_LERP, 0, 0, r->c[0] = 0.75f);
+    ADD("soap-adam", OB_RULE_SOAP_ADAM, 2, 1, (void)0);
+    ADD("soap-apply", OB_RULE_SOAP_APPLY, 1, 0, (void)0);
 #undef ADD
     return n;
 }
 
 static void test_rules(void)
 {
-    rule_case cases[32];
+    rule_case cases[40];
     int nc = rule_cases(cases);
     /* every kind the rules header knows is covered here */
     int seen[OB_RULE_COUNT] = {0};
@@ -1086,7 +1095,7 @@ static void test_trajectories(void)
         for (int oi = 0; oi < no; oi++) {
             const char *on = ods[oi]->name;
             if (network && strcmp(on, "sgd") && strcmp(on, "adamw") && strcmp(on, "lion") && strcmp(on, "muon") &&
-                strcmp(on, "root"))
+                strcmp(on, "root") && strcmp(on, "soap"))
                 continue;
             traj tc, tg;
             ob_err ec, eg;
@@ -1150,6 +1159,130 @@ static void test_trajectories(void)
     }
 }
 
+/* ---- SOAP's eigenbasis ops ------------------------------------------------------------- */
+
+/* Rows of a (n,n) and b agree up to sign: min over j of |a_j . b_j| (rows unit). */
+static double rows_min_dot(const float *a, const float *b, int n)
+{
+    double m = INFINITY;
+    for (int j = 0; j < n; j++) {
+        double d = 0;
+        for (int i = 0; i < n; i++) d += (double)a[(size_t)j * n + i] * b[(size_t)j * n + i];
+        if (fabs(d) < m) m = fabs(d);
+    }
+    return m;
+}
+
+static void test_soap_ops(void)
+{
+    if (!cpu.ops->swap01 || !gpu.ops->swap01) return;
+    /* swap01: both kernels (B <= 8 tiled, larger B by rows), the copy (A or n = 1), ragged tiles */
+    const int64_t shapes[][3] = {{1, 5, 3}, {4, 1, 2},  {37, 45, 1}, {33, 70, 3}, {5, 9, 8},
+                                 {3, 40, 9}, {2, 3, 64}, {64, 64, 1}, {1, 1, 1}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        int64_t A = shapes[k][0], n = shapes[k][1], B = shapes[k][2], tot = A * n * B;
+        float *h = malloc(tot * sizeof *h), *a = malloc(tot * sizeof *a), *b = malloc(tot * sizeof *b);
+        randn(h, tot, 900 + k, 1.0f);
+        float *cs = dev_put(&cpu, h, tot), *gs = dev_put(&gpu, h, tot);
+        float *cd = dev_put(&cpu, NULL, tot), *gd = dev_put(&gpu, NULL, tot);
+        OK(cpu.ops->swap01(&cpu, cd, cs, A, n, B, &err));
+        OK(gpu.ops->swap01(&gpu, gd, gs, A, n, B, &err));
+        dev_get(&cpu, a, cd, tot);
+        dev_get(&gpu, b, gd, tot);
+        CHECK_MSG(bitwise_equal(a, b, tot), "swap01 (%lld, %lld, %lld) differs", (long long)A, (long long)n,
+                  (long long)B);
+        ob_dev_free(&cpu, cs);
+        ob_dev_free(&gpu, gs);
+        ob_dev_free(&cpu, cd);
+        ob_dev_free(&gpu, gd);
+        free(h);
+        free(a);
+        free(b);
+    }
+    const int ns[] = {3, 64, 300};
+    for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++) {
+        int n = ns[ni], m = 2 * n + 3;
+        int64_t nn = (int64_t)n * n;
+        float *G = malloc((size_t)n * m * sizeof *G), *h = malloc(nn * sizeof *h), *h2 = malloc(nn * sizeof *h2);
+        float *a = malloc(nn * sizeof *a), *b = malloc(nn * sizeof *b);
+        /* sym_eigvecs: A = G G^T / m, exactly symmetric, well separated eigenvalues */
+        randn(G, (int64_t)n * m, 910 + ni, 1.0f);
+        for (int r = 0; r < n; r++)
+            for (int c = r; c < n; c++) {
+                double d = 0;
+                for (int i = 0; i < m; i++) d += (double)G[(size_t)r * m + i] * G[(size_t)c * m + i];
+                h[(size_t)r * n + c] = h[(size_t)c * n + r] = (float)(d / m);
+            }
+        float *ca = dev_put(&cpu, h, nn), *ga = dev_put(&gpu, h, nn);
+        float *cs = dev_put(&cpu, NULL, nn), *gs = dev_put(&gpu, NULL, nn);
+        OK(cpu.ops->sym_eigvecs(&cpu, n, ca, cs, &err));
+        OK(gpu.ops->sym_eigvecs(&gpu, n, ga, gs, &err));
+        dev_get(&cpu, a, cs, nn);
+        dev_get(&gpu, b, gs, nn);
+        double md = rows_min_dot(a, b, n);
+        CHECK_MSG(md > 1 - 1e-4, "sym_eigvecs n=%d: min |row_cpu . row_cuda| = %.9g", n, md);
+        dev_get(&gpu, b, ga, nn);
+        CHECK_MSG(bitwise_equal(b, h, nn), "sym_eigvecs n=%d: the CUDA op changed A", n);
+        /* qr_orth on a random W */
+        randn(h, nn, 920 + ni, 1.0f);
+        OK(gpu.ops->upload(&gpu, ga, h, (size_t)nn * sizeof(float), &err));
+        OK(cpu.ops->upload(&cpu, ca, h, (size_t)nn * sizeof(float), &err));
+        OK(cpu.ops->qr_orth(&cpu, n, ca, cs, &err));
+        OK(gpu.ops->qr_orth(&gpu, n, ga, gs, &err));
+        dev_get(&cpu, a, cs, nn);
+        dev_get(&gpu, b, gs, nn);
+        md = rows_min_dot(a, b, n);
+        CHECK_MSG(md > 1 - 1e-4, "qr_orth n=%d: min |row_cpu . row_cuda| = %.9g", n, md);
+        dev_get(&gpu, b, ga, nn);
+        CHECK_MSG(bitwise_equal(b, h, nn), "qr_orth n=%d: the CUDA op changed W", n);
+        /* eig_order: random rows, then ties (repeated rows), zero rows, NaN and infinities */
+        randn(h2, nn, 930 + ni, 1.0f);
+        int32_t *pc = calloc((size_t)n, sizeof *pc), *pg = calloc((size_t)n, sizeof *pg);
+        for (int round = 0; round < 2; round++) {
+            if (round == 1)
+                for (int j = 0; j < n; j++) {
+                    float *sj = h + (size_t)j * n, *tj = h2 + (size_t)j * n;
+                    if (j % 5 == 1) {
+                        memcpy(sj, sj - n, (size_t)n * sizeof *sj);
+                        memcpy(tj, tj - n, (size_t)n * sizeof *tj);
+                    } else if (j % 7 == 2) {
+                        tj[j % n] = NAN;
+                    } else if (j % 11 == 3) {
+                        memset(sj, 0, (size_t)n * sizeof *sj);
+                    } else if (j % 13 == 4) {
+                        sj[0] = 1.0f;
+                        tj[0] = j % 2 ? INFINITY : -INFINITY;
+                    }
+                }
+            int32_t *cp = dev_put_i32(&cpu, pc, n), *gp = dev_put_i32(&gpu, pc, n);
+            float *ct = dev_put(&cpu, h2, nn), *gt = dev_put(&gpu, h2, nn);
+            OK(cpu.ops->upload(&cpu, ca, h, (size_t)nn * sizeof(float), &err));
+            OK(gpu.ops->upload(&gpu, ga, h, (size_t)nn * sizeof(float), &err));
+            OK(cpu.ops->eig_order(&cpu, n, ca, ct, cp, &err));
+            OK(gpu.ops->eig_order(&gpu, n, ga, gt, gp, &err));
+            OK(cpu.ops->download(&cpu, pc, cp, (size_t)n * sizeof *pc, &err));
+            OK(gpu.ops->download(&gpu, pg, gp, (size_t)n * sizeof *pg, &err));
+            CHECK_MSG(memcmp(pc, pg, (size_t)n * sizeof *pc) == 0, "eig_order n=%d (%s) differs", n,
+                      round ? "ties, NaN, inf" : "random");
+            ob_dev_free(&cpu, cp);
+            ob_dev_free(&gpu, gp);
+            ob_dev_free(&cpu, ct);
+            ob_dev_free(&gpu, gt);
+        }
+        free(pc);
+        free(pg);
+        ob_dev_free(&cpu, ca);
+        ob_dev_free(&gpu, ga);
+        ob_dev_free(&cpu, cs);
+        ob_dev_free(&gpu, gs);
+        free(G);
+        free(h);
+        free(h2);
+        free(a);
+        free(b);
+    }
+}
+
 int main(void)
 {
     const char *peer = getenv("OB_TEST_PEER");
@@ -1188,6 +1321,7 @@ int main(void)
     test_rules();
     test_matrix_ops();
     test_svd();
+    test_soap_ops();
     test_rosenbrock();
     test_nn_ops();
     test_trajectories();

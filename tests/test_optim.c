@@ -372,11 +372,12 @@ static void run_steps(rig *r, const float (*grads)[20], int from, int to, int64_
     }
 }
 
-/* Rollback of a schedule-free optimizer: a NaN restores the snapshot (update
- * 4 with snapshot_every = 2, update 0 with 100); the run then continues
- * exactly as one that never saw the steps since, y and the evaluation point
- * x alike (the averaging weights are rebuilt for the update count). */
-static void check_sf_rollback(const char *opt, const char *sets, int every, uint64_t seed)
+/* Rollback: a NaN restores the snapshot (update 4 with snapshot_every = 2,
+ * update 0 with 100); the run then continues exactly as one that never saw
+ * the steps since, the parameters and the evaluation point alike (for the
+ * schedule-free optimizers, the averaging weights are rebuilt for the update
+ * count; for SOAP, the preconditioners and bases are restored). */
+static void check_rollback(const char *opt, const char *sets, int every, uint64_t seed)
 {
     const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {20}}};
     rig a, b;
@@ -408,6 +409,42 @@ static void check_sf_rollback(const char *opt, const char *sets, int every, uint
     CHECK(memcmp(xa, xb, sizeof grads[0]) == 0);
     rig_close(&a);
     rig_close(&b);
+}
+
+/* Resume: after 4 steps, a fresh optimizer takes the state blobs (and the
+ * parameters); steps 5-10 (and the evaluation point) then equal the
+ * uninterrupted run's, bit for bit. */
+static void check_resume(const char *opt, const char *sets, uint64_t seed)
+{
+    const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {20}}};
+    rig a, c;
+    ob_err e;
+    float grads[10][20];
+    for (int s = 0; s < 10; s++)
+        for (int i = 0; i < 20; i++) grads[s][i] = ob_rng_normal(seed, (uint64_t)s, (uint64_t)i);
+    CHECK(rig_route(&a, opt, sets, NULL, v, 1, NULL, &e));
+    rig_setup(&a);
+    CHECK(rig_route(&c, opt, sets, NULL, v, 1, NULL, &e));
+    rig_setup(&c);
+    for (int i = 0; i < 20; i++) a.p[i] = (float)i / 20;
+    run_steps(&a, (const float (*)[20])grads, 1, 4, 1);
+    ob_state_blob ba[16], bc[16];
+    int na = ob_optim_state_blobs(a.o, ba, 16), nc = ob_optim_state_blobs(c.o, bc, 16);
+    CHECK(na == nc && na <= 16);
+    for (int i = 0; i < na && i < 16; i++) {
+        CHECK(!strcmp(ba[i].name, bc[i].name) && ba[i].bytes == bc[i].bytes);
+        memcpy(bc[i].ptr, ba[i].ptr, ba[i].bytes);
+    }
+    memcpy(c.p, a.p, sizeof grads[0]);
+    run_steps(&a, (const float (*)[20])grads, 5, 10, 5);
+    run_steps(&c, (const float (*)[20])grads, 5, 10, 5);
+    CHECK_MSG(memcmp(a.p, c.p, sizeof grads[0]) == 0, "%s: the resumed optimizer drifted", opt);
+    float *xa, *xc;
+    CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);
+    CHECK_OK(ob_optim_eval_params(c.o, c.p, &xc, &e), &e);
+    CHECK(memcmp(xa, xc, sizeof grads[0]) == 0);
+    rig_close(&a);
+    rig_close(&c);
 }
 
 /* Schedule-free AdamW against a float64 reference of the method (lr warmup,
@@ -464,7 +501,7 @@ static void test_schedule_free(void)
     rig_close(&a);
 
     /* rollback to update 4 (a NaN at step 5) */
-    check_sf_rollback("adamw_sf", "lr=0.05,warmup_steps=3", 2, 11);
+    check_rollback("adamw_sf", "lr=0.05,warmup_steps=3", 2, 11);
 }
 
 /* Schedule-free SGD against a float64 reference of schedulefree.SGDScheduleFree
@@ -534,38 +571,22 @@ static void test_schedule_free_sgd(void)
     const char *sets = "lr=0.2,weight_decay=0.01,warmup_steps=3,r=0.5";
     /* rollback to update 4 (a NaN at step 5) and to update 0 (snapshot_every
      * 100, a NaN at step 2: z starts again from the restored parameters) */
-    check_sf_rollback("sgd_sf", sets, 2, 21);
-    check_sf_rollback("sgd_sf", sets, 100, 21);
+    check_rollback("sgd_sf", sets, 2, 21);
+    check_rollback("sgd_sf", sets, 100, 21);
 
-    float grads[10][20];
-    for (int s = 0; s < 10; s++)
-        for (int i = 0; i < 20; i++) grads[s][i] = ob_rng_normal(21, (uint64_t)s, (uint64_t)i);
-    /* resume: after 4 steps, a fresh optimizer takes the state blobs (and the
-     * parameters); steps 5-10 then equal the uninterrupted run's */
-    rig c;
-    CHECK(rig_route(&a, "sgd_sf", sets, NULL, v, 1, NULL, &e));
-    rig_setup(&a);
-    CHECK(rig_route(&c, "sgd_sf", sets, NULL, v, 1, NULL, &e));
-    rig_setup(&c);
-    for (int i = 0; i < 20; i++) a.p[i] = (float)i / 20;
-    run_steps(&a, (const float (*)[20])grads, 1, 4, 1);
-    ob_state_blob ba[16], bc[16];
-    int na = ob_optim_state_blobs(a.o, ba, 16), nc = ob_optim_state_blobs(c.o, bc, 16);
-    CHECK(na == nc && na <= 16);
-    for (int i = 0; i < na && i < 16; i++) {
-        CHECK(!strcmp(ba[i].name, bc[i].name) && ba[i].bytes == bc[i].bytes);
-        memcpy(bc[i].ptr, ba[i].ptr, ba[i].bytes);
-    }
-    memcpy(c.p, a.p, sizeof grads[0]);
-    run_steps(&a, (const float (*)[20])grads, 5, 10, 5);
-    run_steps(&c, (const float (*)[20])grads, 5, 10, 5);
-    CHECK_MSG(memcmp(a.p, c.p, sizeof grads[0]) == 0, "sgd_sf: the resumed optimizer drifted");
-    float *xa, *xc;
-    CHECK_OK(ob_optim_eval_params(a.o, a.p, &xa, &e), &e);
-    CHECK_OK(ob_optim_eval_params(c.o, c.p, &xc, &e), &e);
-    CHECK(memcmp(xa, xc, sizeof grads[0]) == 0);
-    rig_close(&a);
-    rig_close(&c);
+    check_resume("sgd_sf", sets, 21);
+}
+
+/* SOAP's state beyond its two roles (preconditioners, bases: the group's aux
+ * arena) survives a rollback and a resume bit for bit; with
+ * precondition_frequency 2 the bases are refreshed before and after the
+ * snapshot. */
+static void test_soap_state(void)
+{
+    const char *sets = "lr=0.05,precondition_1d=1,precondition_frequency=2";
+    check_rollback("soap", sets, 2, 31);
+    check_rollback("soap", sets, 100, 31);
+    check_resume("soap", sets, 31);
 }
 
 int main(void)
@@ -579,5 +600,6 @@ int main(void)
     test_no_guard();
     test_schedule_free();
     test_schedule_free_sgd();
+    test_soap_state();
     return check_done();
 }

@@ -268,6 +268,39 @@ static void test_schedule_free_sgd_rule(void)
     CHECK_NEAR(z, 0.95, 1e-7);
 }
 
+/* SOAP's rules: Adam in the rotated basis, the update, torch.lerp's two branches. */
+static void test_soap_rules(void)
+{
+    ob_rule r = rule(OB_RULE_SOAP_ADAM);
+    r.beta1 = 0.9f;
+    r.beta2 = 0.99f;
+    r.eps = 1e-8f;
+    float out = 0, m = 0.5f, v = 0.04f;
+    ob_rule_soap_adam(&r, &out, 2.0f, &m, &v); /* m = 0.45 + 0.2, v = 0.0396 + 0.04 */
+    CHECK_NEAR(m, 0.65, 1e-7);
+    CHECK_NEAR(v, 0.0796, 1e-7);
+    CHECK_NEAR(out, 0.65 / (sqrt(0.0796) + 1e-8), 1e-6);
+    ob_rule_step s = step(0.1f, 3);
+    s.c[0] = 0.05f;
+    s.c[1] = 0.01f;
+    float p = 1.0f, u = 2.0f;
+    ob_rule_soap_apply(&s, &p, &u); /* p = 1 - 0.1 = 0.9, then 0.9 - 0.009 */
+    CHECK_NEAR(p, 0.891, 1e-7);
+    ob_rule l = rule(OB_RULE_LERP);
+    l.c[0] = 0.1f;
+    float x = 1.0f;
+    ob_rule_lerp(&l, &x, 3.0f);
+    CHECK_NEAR(x, 1.2, 1e-7);
+    l.c[0] = 0.75f;
+    x = 1.0f;
+    ob_rule_lerp(&l, &x, 3.0f); /* 3 - 2 * 0.25 */
+    CHECK_NEAR(x, 2.5, 1e-7);
+    l.c[0] = 1.0f;
+    x = 1.0f;
+    ob_rule_lerp(&l, &x, 3.0f); /* the end exactly, as torch.lerp */
+    CHECK(x == 3.0f);
+}
+
 /* ob_rule_apply (what the CUDA kernel calls) does what the direct calls do. */
 static void test_dispatch(void)
 {
@@ -306,6 +339,10 @@ static void test_dispatch(void)
         case OB_RULE_MATRIX_APPLY: ob_rule_matrix_apply(&r, &s, &pb, &b0); break;
         case OB_RULE_ADAMW_SF: ob_rule_adamw_sf(&r, &s, &pb, g, &b0, &b1); break;
         case OB_RULE_SGD_SF: ob_rule_sgd_sf(&r, &s, &pb, g, &b0); break;
+        case OB_RULE_COPY: pb = g; break; /* c[0] != 0: clipped */
+        case OB_RULE_LERP: ob_rule_lerp(&r, &pb, 0.4f); break; /* SOAP's rules take g as given */
+        case OB_RULE_SOAP_ADAM: ob_rule_soap_adam(&r, &pb, 0.4f, &b0, &b1); break;
+        case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(&s, &pb, &b0); break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);
@@ -318,6 +355,7 @@ int main(void)
     test_adam_family();
     test_ada();
     test_lion_and_matrix();
+    test_soap_rules();
     test_dispatch();
     test_schedule_free_rule();
     test_schedule_free_sgd_rule();

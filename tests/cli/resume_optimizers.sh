@@ -4,7 +4,8 @@
 # a planted NaN, so schedule position, update counts and rollback snapshots
 # must all come back from the checkpoint), killed with SIGKILL while cells
 # are under way; and the matrix optimizers (muon, root: Newton-Schulz on
-# the conv net's matrices) stopped by SIGINT. Each --resume ends exactly as
+# the conv net's matrices; soap: its preconditioners and eigenbases, refreshed
+# every 2 steps) stopped by SIGINT. Each --resume ends exactly as
 # the uninterrupted run.
 set -uo pipefail
 : "${OPTBENCH:?}"
@@ -61,7 +62,8 @@ assert n > 0, n
 PY
 
 # matrix optimizers on the conv net, stopped by SIGINT after the first checkpoint
-B=(run --workloads cnn-tiny --optimizers muon,root --steps 10 --checkpoint-every 3 --eval-every 5 --backend cpu)
+B=(run --workloads cnn-tiny --optimizers soap,muon,root --set soap.precondition_frequency=2 --steps 10
+   --checkpoint-every 3 --eval-every 5 --backend cpu)
 "$OPTBENCH" "${B[@]}" --db "$tmp/b_ref.db" --dump-params "$tmp/b_ref" 2>/dev/null || fail "conv net reference"
 for round in 1 2; do
   "$OPTBENCH" "${B[@]}" --db "$tmp/b.db" --dump-params "$tmp/b" --resume >/dev/null 2>"$tmp/b.err" &

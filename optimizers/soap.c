@@ -1,0 +1,375 @@
+/* optimizers/soap.c - SOAP (Vyas et al. 2024, "SOAP: Improving and
+ * Stabilizing Shampoo using Adam", arXiv 2409.11321), with the semantics of
+ * the authors' soap.py (merge_dims, normalize_grads and channels_last, which
+ * default off there, are not offered).
+ *
+ * Per tensor X of any number of dimensions, each dimension k of size
+ * n_k <= max_precond_dim (1-D tensors only with precondition_1d) keeps
+ *   L_k (n_k, n_k) = lerp(L_k, G_(k) G_(k)^T, 1 - shampoo_beta), G_(k) the
+ *                    mode-k unfolding of the gradient,
+ *   Q_k             its eigenbasis, descending eigenvalues,
+ * and Adam runs in the rotated basis: with R = G x_k Q_k^T over the modes,
+ *   m = b1 m + (1-b1) R,  v = b2 v + (1-b2) R^2   (both kept rotated)
+ *   U = (m / (sqrt(v) + eps)) x_k Q_k              (back to the tensor's basis)
+ *   p -= lr sqrt(1 - b2^k) / (1 - b1^k) U;  p -= lr wd p   (k = Adam steps)
+ * then L_k is updated with this step's gradient, and every
+ * precondition_frequency Adam steps Q_k is refreshed by one power iteration:
+ * the columns of Q_k sorted by the estimates diag(Q_k^T L_k Q_k), descending
+ * (v's slices along mode k follow), L_k Q_k orthonormalized by QR, and m is
+ * carried over (rotated back with the old bases, forward with the new ones).
+ * soap.py rotates m back and forth at every step; doing it only when a basis
+ * changes is the same arithmetic up to rounding.
+ *
+ * The first update only accumulates L_k and takes Q_k = eigh(L_k + 1e-30 I)
+ * (the parameters do not move: soap.py never uses a gradient in the basis it
+ * helped build); Adam step k = update count - 1.
+ *
+ * Storage: m and v are the group's two state roles; per preconditioned mode,
+ * L_k and S_k = Q_k^T (row j = eigenvector j) live in the group's aux arena
+ * (checkpointed and rolled back with the roles). Every write of state goes
+ * through an elementwise rule, so a step the guard skips leaves it all as it
+ * was; S_k starts as the identity, the basis a skipped first update leaves.
+ * The mode products are GEMMs (strided-batched over the leading dimensions),
+ * the mode Gram products SYRKs, the eigenbases LAPACK / cuSOLVER (the
+ * backend's sym_eigvecs, qr_orth, eig_order); one tensor at a time.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optimizers/optim_impl.h"
+
+static const ob_hp_def soap_hp[] = {
+    {"lr", OB_HP_FLOAT, 3e-3, 0, INFINITY, 1, 0, NULL, "learning rate"},
+    {"beta1", OB_HP_FLOAT, 0.95, 0, 1, 0, 1, NULL, "decay of the first moment"},
+    {"beta2", OB_HP_FLOAT, 0.95, 0, 1, 0, 1, NULL, "decay of the second moment"},
+    {"shampoo_beta", OB_HP_FLOAT, -1, -1, 1, 0, 1, NULL,
+     "decay of the preconditioners L, R; < 0: beta2 (soap.py's default -1)"},
+    {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to sqrt(v)"},
+    {"weight_decay", OB_HP_FLOAT, 0.01, 0, INFINITY, 0, 0, NULL, "decoupled, after the update: p -= lr*wd*p"},
+    {"precondition_frequency", OB_HP_INT, 10, 1, 1e9, 0, 0, NULL,
+     "Adam steps between two refreshes of the eigenbases (power iteration + QR)"},
+    {"max_precond_dim", OB_HP_INT, 10000, 1, 65536, 0, 0, NULL,
+     "a dimension larger than this is not preconditioned (identity basis)"},
+    {"precondition_1d", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "precondition 1-D tensors (biases, norms) too"},
+    {"correct_bias", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "Adam's bias corrections in the step size"},
+};
+
+/* Mode k of a tensor as (A, n, B): A = product of the sizes before k, B after. */
+typedef struct soap_mode {
+    int64_t A, n, B;
+    int64_t l_off, s_off; /* L_k, S_k in aux; -1: not preconditioned */
+} soap_mode;
+
+typedef struct soap_tensor {
+    int index; /* in the layout */
+    int nd;
+    int n_pre; /* preconditioned modes */
+    soap_mode mode[OB_MAX_DIMS];
+} soap_tensor;
+
+typedef struct soap_priv {
+    soap_tensor *t;
+    int n;
+    float *w[6];      /* scratch, max numel each */
+    float *m[3];      /* scratch, max n_k^2 each */
+    int32_t *perm;    /* scratch, max n_k */
+    ob_rule copy_clip, commit, lerp, apply;
+} soap_priv;
+
+static double soap_state(const ob_hp_values *hp)
+{
+    (void)hp;
+    return 2.0;
+}
+
+static ob_status soap_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
+{
+    (void)g;
+    (void)e;
+    *r = (ob_rule){0};
+    r->kind = OB_RULE_SOAP_ADAM;
+    r->beta1 = (float)ob_optim_hp(o, "beta1");
+    r->beta2 = (float)ob_optim_hp(o, "beta2");
+    r->eps = (float)ob_optim_hp(o, "eps");
+    r->n_state = 2;
+    return OB_OK;
+}
+
+static void soap_step(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_step *s)
+{
+    (void)g;
+    const double lr = lr_scale * ob_optim_hp(o, "lr");
+    const int64_t k = t - 1; /* Adam steps; the first update only builds the bases */
+    double step_size = lr;
+    if (k >= 1 && ob_optim_hp(o, "correct_bias") != 0) {
+        double b1 = ob_optim_hp(o, "beta1"), b2 = ob_optim_hp(o, "beta2");
+        double bc1 = 1.0 - pow(b1, (double)k), bc2 = 1.0 - pow(b2, (double)k);
+        step_size = lr * sqrt(bc2) / bc1;
+    }
+    s->lr = (float)lr;
+    s->t = (float)k;
+    s->c[0] = (float)step_size;
+    s->c[1] = (float)(lr * ob_optim_hp(o, "weight_decay"));
+}
+
+static double shampoo_beta(const ob_optim *o)
+{
+    double sb = ob_optim_hp(o, "shampoo_beta");
+    return sb >= 0 ? sb : ob_optim_hp(o, "beta2");
+}
+
+static int64_t align16(int64_t n)
+{
+    return (n + 15) / 16 * 16;
+}
+
+static void soap_release(ob_optim *o, int g)
+{
+    soap_priv *sp = o->group[g].priv;
+    if (!sp) return;
+    for (int i = 0; i < 6; i++) ob_dev_free(o->dev, sp->w[i]);
+    for (int i = 0; i < 3; i++) ob_dev_free(o->dev, sp->m[i]);
+    ob_dev_free(o->dev, sp->perm);
+    free(sp->t);
+    free(sp);
+    o->group[g].priv = NULL;
+}
+
+/* S_k = I for every preconditioned mode (uploaded one matrix at a time). */
+static ob_status init_bases(ob_optim *o, ob_group *gr, const soap_priv *sp, ob_err *e)
+{
+    ob_device *dev = o->dev;
+    OB_TRY(dev->ops->fill(dev, gr->aux, 0.0f, gr->aux_floats, e));
+    for (int i = 0; i < sp->n; i++)
+        for (int k = 0; k < sp->t[i].nd; k++) {
+            const soap_mode *md = &sp->t[i].mode[k];
+            if (md->l_off < 0) continue;
+            float *id = calloc((size_t)(md->n * md->n), sizeof *id);
+            if (!id) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+            for (int64_t j = 0; j < md->n; j++) id[j * md->n + j] = 1.0f;
+            ob_status s = dev->ops->upload(dev, gr->aux + md->s_off, id, (size_t)(md->n * md->n) * sizeof *id, e);
+            free(id);
+            OB_TRY(s);
+        }
+    return OB_OK;
+}
+
+static ob_status soap_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    ob_device *dev = o->dev;
+    const ob_backend_ops *ops = dev->ops;
+    const ob_layout *l = o->layout;
+    *is_custom = 1;
+    if (gr->end == gr->begin) return OB_OK;
+    OB_TRY(ob_dev_require(dev, (const void *)ops->swap01, "swap01", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->sym_eigvecs, "sym_eigvecs", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->qr_orth, "qr_orth", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->eig_order, "eig_order", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->rows_gather, "rows_gather", e));
+    soap_priv *sp = calloc(1, sizeof *sp);
+    if (!sp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    gr->priv = sp;
+    int n = 0;
+    for (int i = 0; i < l->n; i++) n += l->t[i].group == g;
+    sp->t = calloc((size_t)(n ? n : 1), sizeof *sp->t);
+    if (!sp->t) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int64_t maxdim = (int64_t)ob_optim_hp(o, "max_precond_dim");
+    const int pre1d = ob_optim_hp(o, "precondition_1d") != 0;
+    int64_t aux = 0, max_numel = 16, max_n = 1;
+    for (int i = 0; i < l->n; i++) {
+        const ob_tensor *t = &l->t[i];
+        if (t->group != g) continue;
+        soap_tensor *st = &sp->t[sp->n++];
+        st->index = i;
+        st->nd = t->ndim;
+        if (t->numel > INT32_MAX)
+            return ob_fail(e, OB_ERR_INPUT, "soap: tensor '%s' has %lld elements, more than it handles (2^31-1)",
+                           t->name, (long long)t->numel);
+        if (t->numel > max_numel) max_numel = t->numel;
+        for (int k = 0; k < t->ndim; k++) {
+            soap_mode *md = &st->mode[k];
+            md->A = md->B = 1;
+            for (int j = 0; j < k; j++) md->A *= t->shape[j];
+            for (int j = k + 1; j < t->ndim; j++) md->B *= t->shape[j];
+            md->n = t->shape[k];
+            md->l_off = md->s_off = -1;
+            if (md->n > maxdim || (t->ndim == 1 && !pre1d)) continue;
+            md->l_off = aux;
+            aux += align16(md->n * md->n);
+            md->s_off = aux;
+            aux += align16(md->n * md->n);
+            st->n_pre++;
+            if (md->n > max_n) max_n = md->n;
+        }
+    }
+    gr->aux_floats = aux;
+    if (aux > 0) {
+        OB_TRY(ob_dev_alloc(dev, (size_t)aux * sizeof(float), (void **)&gr->aux, e));
+        OB_TRY(init_bases(o, gr, sp, e));
+    }
+    for (int i = 0; i < 6; i++) OB_TRY(ob_dev_alloc(dev, (size_t)max_numel * sizeof(float), (void **)&sp->w[i], e));
+    for (int i = 0; i < 3; i++)
+        OB_TRY(ob_dev_alloc(dev, (size_t)(max_n * max_n) * sizeof(float), (void **)&sp->m[i], e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)max_n * sizeof(int32_t), (void **)&sp->perm, e));
+    sp->copy_clip = (ob_rule){.kind = OB_RULE_COPY, .c = {1.0f}};
+    sp->commit = (ob_rule){.kind = OB_RULE_COPY};
+    sp->lerp = (ob_rule){.kind = OB_RULE_LERP, .c = {(float)(1.0 - shampoo_beta(o))}};
+    sp->apply = (ob_rule){.kind = OB_RULE_SOAP_APPLY, .n_state = 1};
+    return OB_OK;
+}
+
+/* An elementwise rule with at most one state role, through the guard. */
+static ob_status ew(ob_optim *o, ob_group *gr, const ob_rule *r, float *p, const float *g, float *s0, int64_t n,
+                    ob_err *e)
+{
+    float *st[OB_RULE_MAX_STATE] = {s0, NULL, NULL};
+    return o->dev->ops->elementwise_step(o->dev, r, gr->step_dev, o->stats_dev, p, g, st, n, e);
+}
+
+/* dst = src x_k Q_k^T (forward: Y_a = S X_a, X_a the (n, B) slab a) or
+ * src x_k Q_k (back: Y_a = S^T X_a). */
+static ob_status mode_product(ob_device *dev, const soap_mode *md, const float *S, const float *src, float *dst,
+                              int back, ob_err *e)
+{
+    const ob_backend_ops *ops = dev->ops;
+    const int n = (int)md->n, B = (int)md->B, A = (int)md->A;
+    if (B == 1) /* (A, n) rows: Y = X S^T forward, X S back */
+        return ops->gemm(dev, 0, !back, A, n, n, 1.0f, src, n, S, n, 0.0f, dst, n, e);
+    if (A == 1) return ops->gemm(dev, back, 0, n, B, n, 1.0f, S, n, src, B, 0.0f, dst, B, e);
+    return ops->gemm_strided_batched(dev, back, 0, n, B, n, 1.0f, S, n, 0, src, B, (int64_t)n * B, 0.0f, dst, B,
+                                     (int64_t)n * B, A, e);
+}
+
+/* x through every preconditioned mode of t (forward or back), ping-ponging
+ * between the scratch a and b; returns where the result is (x itself when
+ * no mode is preconditioned). x is not modified. */
+static ob_status project(ob_optim *o, const ob_group *gr, const soap_tensor *t, const float *x, float *a, float *b,
+                         int back, const float **out, ob_err *e)
+{
+    const float *cur = x;
+    for (int k = 0; k < t->nd; k++) {
+        const soap_mode *md = &t->mode[k];
+        if (md->s_off < 0) continue;
+        float *dst = cur == a ? b : a;
+        OB_TRY(mode_product(o->dev, md, gr->aux + md->s_off, cur, dst, back, e));
+        cur = dst;
+    }
+    *out = cur;
+    return OB_OK;
+}
+
+/* out (n, n) = G_(k) G_(k)^T of x; tmp: numel scratch for a middle mode. */
+static ob_status mode_gram(ob_device *dev, const soap_mode *md, const float *x, float *tmp, float *out, ob_err *e)
+{
+    const ob_backend_ops *ops = dev->ops;
+    const int n = (int)md->n;
+    int trans = 0;
+    int64_t k = md->A * md->B;
+    if (md->A == 1) {
+        /* (n, B) rows: X X^T */
+    } else if (md->B == 1) {
+        trans = 1; /* (A, n): X^T X */
+    } else {
+        OB_TRY(ops->swap01(dev, tmp, x, md->A, md->n, md->B, e)); /* (n, A*B) */
+        x = tmp;
+    }
+    const int lda = trans ? n : (int)k;
+    if (ops->syrk_strided_batched)
+        return ops->syrk_strided_batched(dev, trans, n, (int)k, 1.0f, x, lda, 0, 0.0f, out, n, 0, 1, e);
+    return ops->gemm(dev, trans, !trans, n, n, (int)k, 1.0f, x, lda, x, lda, 0.0f, out, n, e);
+}
+
+/* dst = x with its slices along mode k reordered: slice j of dst is slice
+ * perm[j] of x. tmp, tmp2: numel scratch. */
+static ob_status permute_mode(ob_device *dev, const soap_mode *md, const int32_t *perm, const float *x, float *tmp,
+                              float *tmp2, float *dst, ob_err *e)
+{
+    const ob_backend_ops *ops = dev->ops;
+    if (md->A == 1) return ops->rows_gather(dev, dst, x, perm, (int)md->n, (int)md->B, e);
+    OB_TRY(ops->swap01(dev, tmp, x, md->A, md->n, md->B, e));                       /* (n, A, B) */
+    OB_TRY(ops->rows_gather(dev, tmp2, tmp, perm, (int)md->n, (int)(md->A * md->B), e)); /* rows reordered */
+    return ops->swap01(dev, dst, tmp2, md->n, md->A, md->B, e);                     /* (A, n, B) */
+}
+
+static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, const soap_tensor *st, float *params,
+                                  const float *grads, int64_t adam_k, int refresh, ob_err *e)
+{
+    ob_device *dev = o->dev;
+    const ob_backend_ops *ops = dev->ops;
+    const ob_tensor *t = &o->layout->t[st->index];
+    const int64_t numel = t->numel;
+    float *g = sp->w[0];
+    OB_TRY(ew(o, gr, &sp->copy_clip, g, grads + t->offset, NULL, numel, e));
+    float *m = gr->state[0] + (t->offset - gr->begin), *v = gr->state[1] + (t->offset - gr->begin);
+    if (adam_k >= 1) {
+        const float *r;
+        OB_TRY(project(o, gr, st, g, sp->w[1], sp->w[2], 0, &r, e));
+        float *mv[OB_RULE_MAX_STATE] = {m, v, NULL};
+        OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, sp->w[3], r, mv, numel, e));
+        const float *u;
+        OB_TRY(project(o, gr, st, sp->w[3], sp->w[1], sp->w[2], 1, &u, e));
+        OB_TRY(ew(o, gr, &sp->apply, params + t->offset, grads + t->offset, (float *)u, numel, e));
+    }
+    if (st->n_pre == 0) return OB_OK;
+    /* m in the tensor's basis while the bases change */
+    if (refresh) {
+        const float *back;
+        OB_TRY(project(o, gr, st, m, sp->w[1], sp->w[2], 1, &back, e));
+        OB_TRY(ops->copy(dev, sp->w[3], back, (size_t)numel * sizeof(float), e));
+    }
+    for (int k = 0; k < st->nd; k++) {
+        const soap_mode *md = &st->mode[k];
+        if (md->l_off < 0) continue;
+        const int64_t nn = md->n * md->n;
+        float *L = gr->aux + md->l_off, *S = gr->aux + md->s_off;
+        OB_TRY(mode_gram(dev, md, g, sp->w[4], sp->m[0], e));
+        OB_TRY(ew(o, gr, &sp->lerp, L, sp->m[0], NULL, nn, e));
+        if (adam_k == 0) {
+            OB_TRY(ops->sym_eigvecs(dev, (int)md->n, L, sp->m[1], e));
+            OB_TRY(ew(o, gr, &sp->commit, S, sp->m[1], NULL, nn, e));
+        } else if (refresh) {
+            const int n = (int)md->n;
+            /* T = S L: row j is (L q_j)^T */
+            OB_TRY(ops->gemm(dev, 0, 0, n, n, n, 1.0f, S, n, L, n, 0.0f, sp->m[1], n, e));
+            OB_TRY(ops->eig_order(dev, n, S, sp->m[1], sp->perm, e));
+            OB_TRY(ops->rows_gather(dev, sp->m[2], sp->m[1], sp->perm, n, n, e)); /* (L Q)[:, perm], column-major */
+            OB_TRY(ops->qr_orth(dev, n, sp->m[2], sp->m[0], e));
+            OB_TRY(permute_mode(dev, md, sp->perm, v, sp->w[4], sp->w[5], sp->w[1], e));
+            OB_TRY(ew(o, gr, &sp->commit, v, sp->w[1], NULL, numel, e));
+            OB_TRY(ew(o, gr, &sp->commit, S, sp->m[0], NULL, nn, e));
+        }
+    }
+    if (refresh) {
+        const float *fwd;
+        OB_TRY(project(o, gr, st, sp->w[3], sp->w[1], sp->w[2], 0, &fwd, e));
+        OB_TRY(ew(o, gr, &sp->commit, m, fwd, NULL, numel, e));
+    }
+    return OB_OK;
+}
+
+static ob_status soap_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    soap_priv *sp = gr->priv;
+    const int64_t adam_k = o->t - 1;
+    const int64_t freq = (int64_t)ob_optim_hp(o, "precondition_frequency");
+    const int refresh = adam_k >= 1 && adam_k % freq == 0;
+    for (int i = 0; i < sp->n; i++) OB_TRY(soap_tensor_step(o, gr, sp, &sp->t[i], params, grads, adam_k, refresh, e));
+    return OB_OK;
+}
+
+const ob_optimizer_def ob_opt_soap = {
+    .name = "soap",
+    .summary = "SOAP: Adam in the eigenbasis of Shampoo's preconditioners (Vyas et al. 2024, as the authors' "
+               "soap.py); 2 n^2 floats more per preconditioned dimension of size n",
+    .hp = soap_hp,
+    .n_hp = (int)(sizeof soap_hp / sizeof soap_hp[0]),
+    .state_per_param = soap_state,
+    .group_rule = soap_rule,
+    .group_step = soap_step,
+    .custom_setup = soap_setup,
+    .custom_step = soap_custom_step,
+    .custom_release = soap_release,
+};

@@ -49,8 +49,9 @@ static const ob_hp_def soap_hp[] = {
     {"weight_decay", OB_HP_FLOAT, 0.01, 0, INFINITY, 0, 0, NULL, "decoupled, after the update: p -= lr*wd*p"},
     {"precondition_frequency", OB_HP_INT, 10, 1, 1e9, 0, 0, NULL,
      "Adam steps between two refreshes of the eigenbases (power iteration + QR)"},
-    {"max_precond_dim", OB_HP_INT, 10000, 1, 65536, 0, 0, NULL,
-     "a dimension larger than this is not preconditioned (identity basis)"},
+    {"max_precond_dim", OB_HP_INT, 10000, 1, 16384, 0, 0, NULL,
+     "a dimension larger than this is not preconditioned (identity basis); at most 16384 (the "
+     "eigensolvers' 32-bit workspace sizes)"},
     {"precondition_1d", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "precondition 1-D tensors (biases, norms) too"},
     {"correct_bias", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "Adam's bias corrections in the step size"},
 };

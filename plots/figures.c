@@ -465,7 +465,12 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         add_skipped(out, stem, w, title, why);
         return OB_OK;
     }
-    int logx = all_pos && xhi / xlo >= 10;
+    /* values close to 1 spanning decades of 1 - value (beta2 at 0.9, 0.99,
+     * 0.999): the axis is 1 - value on a log scale, reversed, so the values
+     * still grow to the right, and the tics name the values themselves */
+    const int onem = xlo > 0 && xhi < 1 && (1 - xlo) / (1 - xhi) >= 10;
+    int logx = onem || (all_pos && xhi / xlo >= 10);
+    double tlo = onem ? 1 - xhi : xlo, thi = onem ? 1 - xlo : xhi; /* the range on the axis */
     /* the swept values as the x tics when there are few and they do not crowd */
     double vals[16];
     int nv = 0, own_tics = 1;
@@ -479,16 +484,16 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             else vals[nv++] = v;
         }
     double lo_ax, hi_ax;
-    if (logx) lo_ax = xlo / 1.5, hi_ax = xhi * 1.5;
+    if (logx) lo_ax = tlo / 1.5, hi_ax = thi * 1.5;
     else {
-        double pad = 0.06 * (xhi - xlo);
-        lo_ax = xlo - pad, hi_ax = xhi + pad;
+        double pad = 0.06 * (thi - tlo);
+        lo_ax = tlo - pad, hi_ax = thi + pad;
     }
     for (int i = 0; i < nv && own_tics; i++)
         for (int j = 0; j < nv && own_tics; j++) {
             if (i == j) continue;
-            double gap = logx ? fabs(log10(vals[i] / vals[j])) / log10(hi_ax / lo_ax)
-                              : fabs(vals[i] - vals[j]) / (hi_ax - lo_ax);
+            double a = onem ? 1 - vals[i] : vals[i], b = onem ? 1 - vals[j] : vals[j];
+            double gap = logx ? fabs(log10(a / b)) / log10(hi_ax / lo_ax) : fabs(a - b) / (hi_ax - lo_ax);
             if (gap < 0.06) own_tics = 0;
         }
     char wq[512], kq[256];
@@ -503,16 +508,20 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             "set title \"%s: final loss at the best lr vs %s\\n"
             "point = a configuration at its own best lr (written beside it), line = median over seeds (up to %d), "
             "band = min to max\"\n"
-            "set xlabel \"%s%s\"\n"
+            "set xlabel \"%s%s%s\"\n"
             "set ylabel \"final loss at the best lr, mean over the last 10%% of steps%s\"\n"
             "%s\n"
             "set format x \"%%g\"\n"
+            "XV(v) = %s\n"
             "set xrange [%.9g:%.9g]\n",
-            wq, kq, most, kq, logx ? " (log scale)" : "", logy ? " (log scale)" : "",
-            logx ? "set logscale x" : "unset logscale x", lo_ax, hi_ax);
+            wq, kq, most, onem && !own_tics ? "1 - " : "", kq,
+            onem ? (own_tics ? " (spaced by 1 - value, log scale)" : " (log scale)") : logx ? " (log scale)" : "",
+            logy ? " (log scale)" : "", logx ? "set logscale x" : "unset logscale x", onem ? "1 - v" : "v",
+            onem ? hi_ax : lo_ax, onem ? lo_ax : hi_ax);
     if (own_tics) {
         fprintf(f, "set xtics (");
-        for (int i = 0; i < nv; i++) fprintf(f, "%s\"%.9g\" %.17g", i ? ", " : "", vals[i], vals[i]);
+        for (int i = 0; i < nv; i++)
+            fprintf(f, "%s\"%.9g\" %.17g", i ? ", " : "", vals[i], onem ? 1 - vals[i] : vals[i]);
         fprintf(f, ")\n");
     }
     fprintf(f,
@@ -538,16 +547,16 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         /* the colour and marker of the line's first configuration in style.gp */
         int lt = s->g[ln->p[0].group].opt + 1;
         fprintf(f,
-                "%s  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
-                "  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
-                "  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sprintf(\"lr %%g\", $5)) with labels "
+                "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
+                "  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
+                "  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN):(sprintf(\"lr %%g\", $5)) with labels "
                 "offset char 0,%.1f font \",8\" tc lt %d notitle",
                 l ? ", \\\n" : "", lq, lt, lq, lt, lq, lq, l % 2 ? -1.0 : 0.9, lt);
         int div_here = 0;
         for (int i = 0; i < ln->n; i++) div_here |= ob_hp_diverged_everywhere(&s->g[ln->p[i].group]);
         if (div_here)
             fprintf(f,
-                    ", \\\n  'hp_sweep.csv' skip 1 using 4:(sel(\"%s\") && $12 == 1 ? %.3f : NaN) axes x1y2 "
+                    ", \\\n  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") && $12 == 1 ? %.3f : NaN) axes x1y2 "
                     "with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                     lq, 0.97 - mark_step * (nth++ % 8), lt);
     }
@@ -565,7 +574,11 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             hf->key, hf->key, hf->key,
             any_div ? " An x along the top edge marks a configuration for which every lr diverged (half the "
                       "seeds or more at each): it has no best lr and no point, and the line has a gap there." : "",
-            logx && logy ? " Both axes are logarithmic."
+            onem         ? (logy ? " The x axis is 1 - value on a logarithmic scale (reversed, so the values grow "
+                                   "to the right and those near 1 spread out); the y axis is logarithmic too."
+                                 : " The x axis is 1 - value on a logarithmic scale (reversed, so the values grow "
+                                   "to the right and those near 1 spread out).")
+            : logx && logy ? " Both axes are logarithmic."
             : logx       ? " The x axis is logarithmic."
             : logy       ? " The y axis is logarithmic (as in the learning-rate figure)."
                          : "");

@@ -349,11 +349,21 @@ static void test_hp_sweep(const char *dir, int have_gnuplot)
     CHECK(gp && strstr(gp, "sel(l) = strcol(1) eq \"quad\" && strcol(2) eq \"beta2\" && strcol(3) eq l"));
     CHECK(gp && count_of(gp, "with linespoints") == 2 && strstr(gp, "title \"adam beta1=0.8\"") &&
           strstr(gp, "title \"adam beta1=0.9\""));
-    CHECK(gp && strstr(gp, "unset logscale x") && strstr(gp, "set xtics (\"0.9\" 0.9"));
+    /* beta2 0.9, 0.99, 0.999: the axis is 1 - beta2 on a log scale, reversed,
+     * the tics naming the values */
+    CHECK(gp && strstr(gp, "set logscale x") && strstr(gp, "XV(v) = 1 - v") && strstr(gp, "using (XV($4))") &&
+          strstr(gp, "set xtics (\"0.9\" 0.0999999") && strstr(gp, "(spaced by 1 - value, log scale)"));
+    {
+        double a = NAN, b = NAN;
+        const char *xr = gp ? strstr(gp, "set xrange [") : NULL;
+        CHECK(xr && sscanf(xr, "set xrange [%lf:%lf]", &a, &b) == 2 && a > b && b > 0);
+    }
     /* the configuration that diverged at every lr: an x along the top */
     CHECK(gp && strstr(gp, "$12 == 1") && strstr(gp, "title \"x at the top: every lr diverged\""));
     free(gp);
     gp = slurp(out, "hp_quad_beta1.gp");
+    /* beta1 0.8, 0.9: less than a decade of 1 - value apart, a linear axis of the values */
+    CHECK(gp && strstr(gp, "unset logscale x") && strstr(gp, "XV(v) = v") && strstr(gp, "set xtics (\"0.8\" 0.8"));
     /* the line of beta2 0.9 has its beta1 0.9 diverged everywhere: a mark */
     CHECK(gp && count_of(gp, "with linespoints") == 3 && strstr(gp, "title \"adam beta2=0.999\"") &&
           count_of(gp, "$12 == 1") == 1);

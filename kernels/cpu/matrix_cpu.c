@@ -216,16 +216,32 @@ ob_status ob_cpu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob
     (void)dev;
     if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "sym_eigvecs: n = %d", n);
     if (n == 0) return OB_OK;
+    /* The workspace sizes of ssyevd with eigenvectors, given here: LAPACK
+     * before 3.12 returns its workspace query as a float, which rounds
+     * 1 + 6n + 2n^2 down from n = 4096 on, and then rejects its own answer. */
+    const int64_t lwork = 1 + 6 * (int64_t)n + 2 * (int64_t)n * n, liwork = 3 + 5 * (int64_t)n;
+    if (lwork > INT32_MAX)
+        return ob_fail(e, OB_ERR_UNSUPPORTED, "sym_eigvecs: a %dx%d matrix needs more LAPACK workspace than a "
+                       "32-bit size holds", n, n);
     size_t nn = (size_t)n * n;
-    float *w = malloc((size_t)n * sizeof *w);
-    if (!w) return ob_fail(e, OB_ERR_NOMEM, "sym_eigvecs: out of memory (n = %d)", n);
+    float *w = malloc((size_t)n * sizeof *w), *work = malloc((size_t)lwork * sizeof *work);
+    lapack_int *iwork = malloc((size_t)liwork * sizeof *iwork);
+    if (!w || !work || !iwork) {
+        free(w);
+        free(work);
+        free(iwork);
+        return ob_fail(e, OB_ERR_NOMEM, "sym_eigvecs: out of memory (n = %d)", n);
+    }
     /* A symmetric: the row-major buffer read column-major is the same matrix. */
     memcpy(S, A, nn * sizeof *S);
     for (int i = 0; i < n; i++) S[(size_t)i * n + i] += 1e-30f;
     int nt = lapack_threads_begin(n);
-    lapack_int info = LAPACKE_ssyevd(LAPACK_COL_MAJOR, 'V', 'U', n, S, n, w);
+    lapack_int info = LAPACKE_ssyevd_work(LAPACK_COL_MAJOR, 'V', 'U', n, S, n, w, work, (lapack_int)lwork, iwork,
+                                          (lapack_int)liwork);
     omp_set_num_threads(nt);
     free(w);
+    free(work);
+    free(iwork);
     if (info != 0) return lapack_fail(e, info, "sym_eigvecs", "LAPACKE_ssyevd", n);
     /* Column j of the column-major result (row j of S) belongs to the j-th
      * smallest eigenvalue: reverse the rows for descending order. */
@@ -245,19 +261,27 @@ ob_status ob_cpu_qr_orth(ob_device *dev, int n, const float *W, float *S, ob_err
     (void)dev;
     if (n < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "qr_orth: n = %d", n);
     if (n == 0) return OB_OK;
-    float *tau = malloc((size_t)n * sizeof *tau);
-    if (!tau) return ob_fail(e, OB_ERR_NOMEM, "qr_orth: out of memory (n = %d)", n);
+    /* n x 64 floats of workspace: blocked sgeqrf / sorgqr at block size 64
+     * (given, not queried: see sym_eigvecs) */
+    const int64_t lwork = 64 * (int64_t)n;
+    float *tau = malloc((size_t)n * sizeof *tau), *work = malloc((size_t)lwork * sizeof *work);
+    if (!tau || !work) {
+        free(tau);
+        free(work);
+        return ob_fail(e, OB_ERR_NOMEM, "qr_orth: out of memory (n = %d)", n);
+    }
     /* W is M column-major; the column-major Q left in S is the row-major S wanted. */
     memcpy(S, W, (size_t)n * n * sizeof *S);
     int nt = lapack_threads_begin(n);
-    lapack_int info = LAPACKE_sgeqrf(LAPACK_COL_MAJOR, n, n, S, n, tau);
+    lapack_int info = LAPACKE_sgeqrf_work(LAPACK_COL_MAJOR, n, n, S, n, tau, work, (lapack_int)lwork);
     const char *call = "LAPACKE_sgeqrf";
     if (info == 0) {
-        info = LAPACKE_sorgqr(LAPACK_COL_MAJOR, n, n, n, S, n, tau);
+        info = LAPACKE_sorgqr_work(LAPACK_COL_MAJOR, n, n, n, S, n, tau, work, (lapack_int)lwork);
         call = "LAPACKE_sorgqr";
     }
     omp_set_num_threads(nt);
     free(tau);
+    free(work);
     if (info != 0) return lapack_fail(e, info, "qr_orth", call, n);
     return OB_OK;
 }

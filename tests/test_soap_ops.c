@@ -147,6 +147,24 @@ static void test_sym_eigvecs(void)
     /* the zero matrix: A + 1e-30 I, any orthonormal basis */
     float Z[25] = {0};
     check_eig(Z, 5, "zero");
+    /* n > 4096: LAPACK's float workspace query would round ssyevd's size down
+     * (and fail); a diagonal matrix with distinct entries, largest last: row
+     * j of S is +-e_(n-1-j) */
+    const int n = 4097;
+    float *D = calloc((size_t)n * n, sizeof *D);
+    for (int i = 0; i < n; i++) D[(size_t)i * n + i] = 1.0f + (float)i / n;
+    float *dA = dput(D, (int64_t)n * n), *dS = dput(NULL, (int64_t)n * n);
+    ob_status st = dev.ops->sym_eigvecs(&dev, n, dA, dS, &err);
+    CHECK_MSG(st == OB_OK, "sym_eigvecs n = %d: %s", n, err.msg);
+    if (st == OB_OK) {
+        dget(D, dS, (int64_t)n * n);
+        double worst = 0;
+        for (int j = 0; j < n; j++) worst = fmax(worst, fabs(fabs(D[(size_t)j * n + (n - 1 - j)]) - 1.0));
+        CHECK_MSG(worst < 1e-5, "n = %d: the eigenvectors of a diagonal matrix are off by %g", n, worst);
+    }
+    ob_dev_free(&dev, dA);
+    ob_dev_free(&dev, dS);
+    free(D);
 }
 
 /* ---- qr_orth ---------------------------------------------------------------------- */

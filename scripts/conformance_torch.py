@@ -10,7 +10,9 @@ float64 on the same float32-exact inputs, and compared at every step as the
 shared golden cases are: |out - ref| <= tol * max(1, max_i |ref|).
 
 Optimizers: sgd, adam, adamw, nadam, radam, adamax, adagrad, adadelta,
-rmsprop, muon where torch.optim.Muon exists (PyTorch >= 2.9), and adamw_sf
+rmsprop, muon where torch.optim.Muon exists (PyTorch >= 2.9: its
+Newton-Schulz casts to bfloat16, and here that cast keeps float64, so the
+comparison is of the method, not of bf16 rounding), and adamw_sf
 and sgd_sf against schedulefree.AdamWScheduleFree and SGDScheduleFree where
 the schedulefree package is installed (their parameters y after every step;
 their average x, where optbench evaluates, is checked by tests/test_optim.c).
@@ -187,6 +189,20 @@ def settings_text(s):
     return ",".join(out)
 
 
+class no_bf16:
+    """torch.optim.Muon's Newton-Schulz runs in bfloat16 (grad.bfloat16());
+    within this block that cast returns a float64 copy, so torch's own code
+    runs in float64 like every other reference here."""
+
+    def __enter__(self):
+        self.orig = torch.Tensor.bfloat16
+        torch.Tensor.bfloat16 = lambda t, *a, **k: t.clone()
+
+    def __exit__(self, *exc):
+        torch.Tensor.bfloat16 = self.orig
+        return False
+
+
 def torch_run(ctor, kw, shape, init, grads, clip):
     p = torch.nn.Parameter(torch.tensor(init, dtype=torch.float64).reshape(shape))
     o = ctor([p], **kw)
@@ -197,7 +213,8 @@ def torch_run(ctor, kw, shape, init, grads, clip):
         p.grad = torch.tensor(g, dtype=torch.float64).reshape(shape)
         if clip > 0:
             torch.nn.utils.clip_grad_norm_([p], clip)
-        o.step()
+        with no_bf16():
+            o.step()
         rows.append(p.detach().reshape(-1).numpy().copy())
     return rows
 

@@ -160,6 +160,30 @@ typedef struct ob_backend_ops {
      * permutation of 0..n-1. No host synchronization on CUDA. */
     ob_status (*eig_order)(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e);
 
+    /* --- Adafactor (factored second moments) --- */
+    /* out[r] = alpha * sum_c x[r][c]^2 for the rows of x (rows, cols), each
+     * sum in double in ascending c, then times alpha and rounded to float. */
+    ob_status (*rows_sumsq)(ob_device *dev, const float *x, int64_t rows, int64_t cols, float alpha, float *out,
+                            ob_err *e);
+    /* out[b][c] = alpha * sum_r x[b][r][c]^2 for x (batch, rows, cols), each
+     * sum in double in ascending r, then times alpha and rounded to float. */
+    ob_status (*cols_sumsq)(ob_device *dev, const float *x, int64_t batch, int64_t rows, int64_t cols, float alpha,
+                            float *out, ob_err *e);
+    /* torch.optim.Adafactor's factored preconditioning of g (batch, rows,
+     * cols) with row (batch, rows) and col (batch, cols):
+     *   m_b = max((float)(sum_r row[b][r] in double, ascending r) / rows, eps1)
+     *   v = row[b][r] * col[b][c] (float);  v = v / m_b (float);  v = max(v, eps1 * eps1)
+     *   u[b][r][c] = g[b][r][c] * (1.0f / sqrtf(v))
+     * u may not alias g. */
+    ob_status (*adafactor_precond)(ob_device *dev, const float *g, const float *row, const float *col,
+                                   int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e);
+    /* ob_adafactor_scale (optimizers/rules.h) on the device, one thread:
+     * *dst = *src with dst->c[0] the step scale of a tensor of numel
+     * elements from sq[0] = ||p||^2, sq[1] = ||u||^2. No host
+     * synchronisation. */
+    ob_status (*adafactor_scale)(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
+                                 ob_rule_step *dst, ob_err *e);
+
     /* --- workload kernels (optional; a workload checks before use) --- */
     /* Rosenbrock in n dims: loss (device) and gradient g. */
     ob_status (*rosenbrock)(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);

@@ -189,5 +189,6 @@ extern const ob_optimizer_def ob_opt_root;
 extern const ob_optimizer_def ob_opt_adamw_sf;
 extern const ob_optimizer_def ob_opt_sgd_sf;
 extern const ob_optimizer_def ob_opt_soap;
+extern const ob_optimizer_def ob_opt_adafactor;
 
 #endif

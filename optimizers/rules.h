@@ -176,6 +176,9 @@ typedef enum ob_rule_kind {
     OB_RULE_LERP,         /* p = lerp(p, g, c[0]) as torch.lerp (g taken as is) */
     OB_RULE_SOAP_ADAM,    /* p = out (workspace), g = rotated gradient, s0 = exp_avg, s1 = exp_avg_sq */
     OB_RULE_SOAP_APPLY,   /* p = parameters, s0 = the update rotated back (read only) */
+    OB_RULE_AF_VAR,       /* p = a second-moment estimate, g = its new mean (c[0] != 0: g^2); lerp by step c[1] */
+    OB_RULE_AF_VEC,       /* p = out (workspace), g = gradient, s0 = variance (read): g / sqrt(max(v, eps^2)) */
+    OB_RULE_AF_APPLY,     /* p = parameters, s0 = preconditioned gradient u (read): decay, then -c[0] u */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -442,11 +445,55 @@ OB_HD static inline void ob_rule_soap_apply(const ob_rule_step *s, float *p, con
     *p = q + -s->c[1] * q;
 }
 
-/* torch.lerp(p, g, w): p + w (g - p) for w < 0.5, else g - (g - p)(1 - w). */
+/* Adafactor's step scale of one tensor (torch.optim.Adafactor), from
+ * sq[0] = ||p||^2 (before the weight decay) and sq[1] = ||u||^2 of its
+ * preconditioned gradient u: *dst = *src with
+ *   dst->c[0] = alpha / denom,  alpha = max(eps2, ||p|| / sqrt(numel)) rho_t,
+ *   denom = max(1, ||u|| / (sqrt(numel) d)),
+ * src->c[2] = rho_t = min(lr, 1/sqrt(t)), src->c[3] = eps2. In double, as
+ * torch's .item() values are Python floats. Run by one thread of the
+ * backend's adafactor_scale op: no host synchronisation. */
+OB_HD static inline void ob_adafactor_scale(const ob_rule_step *src, const float *sq, long long numel, float d,
+                                            ob_rule_step *dst)
+{
+    const double rn = sqrt((double)numel);
+    double rms_p = sqrt((double)sq[0]) / rn;
+    double alpha = (rms_p > (double)src->c[3] ? rms_p : (double)src->c[3]) * (double)src->c[2];
+    double ratio = sqrt((double)sq[1]) / (rn * (double)d);
+    double denom = ratio > 1.0 ? ratio : 1.0;
+    *dst = *src;
+    dst->c[0] = (float)(alpha / denom);
+}
+
+/* torch.lerp(p, g, w) (ob_lerp) with the rule's weight c[0]. */
 OB_HD static inline void ob_rule_lerp(const ob_rule *r, float *p, float g)
 {
-    const float w = r->c[0];
-    *p = w < 0.5f ? *p + w * (g - *p) : g - (g - *p) * (1.0f - w);
+    *p = ob_lerp(*p, g, r->c[0]);
+}
+
+/* torch.optim.Adafactor (optimizers/adafactor.c). Its second-moment
+ * estimates (a vector's variance, a matrix's row and column means of g^2)
+ * move by lerp with weight 1 - beta2_t = t^beta2_decay (step c[1]); a
+ * vector's preconditioned gradient is g / sqrt(max(v, eps1^2)) (eps1 in
+ * r->eps); the update decays p by lr wd, then adds -c[0] u, c[0] = alpha /
+ * denom from ob_adafactor_scale. g is taken as given (the clipped gradient
+ * is copied first, as for SOAP). */
+OB_HD static inline void ob_rule_af_var(const ob_rule *r, const ob_rule_step *s, float *v, float g)
+{
+    *v = ob_lerp(*v, r->c[0] != 0.0f ? g * g : g, s->c[1]);
+}
+
+OB_HD static inline void ob_rule_af_vec(const ob_rule *r, float *out, float g, const float *v)
+{
+    const float e2 = r->eps * r->eps;
+    float x = *v > e2 ? *v : e2;
+    *out = g * (1.0f / sqrtf(x));
+}
+
+OB_HD static inline void ob_rule_af_apply(const ob_rule *r, const ob_rule_step *s, float *p, const float *u)
+{
+    float q = r->weight_decay != 0.0f ? *p * (1.0f - s->lr * r->weight_decay) : *p;
+    *p = q + -s->c[0] * *u;
 }
 
 /* Apply rule r to element i. st[k] are the state arrays (NULL beyond n_state). */
@@ -481,6 +528,9 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_LERP: ob_rule_lerp(r, &p[i], g[i]); break;
     case OB_RULE_SOAP_ADAM: ob_rule_soap_adam(r, &p[i], g[i], &st[0][i], &st[1][i]); break;
     case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(s, &p[i], &st[0][i]); break;
+    case OB_RULE_AF_VAR: ob_rule_af_var(r, s, &p[i], g[i]); break;
+    case OB_RULE_AF_VEC: ob_rule_af_vec(r, &p[i], g[i], &st[0][i]); break;
+    case OB_RULE_AF_APPLY: ob_rule_af_apply(r, s, &p[i], &st[0][i]); break;
     default: break;
     }
 }

@@ -1,6 +1,7 @@
 /* tests/optim_rig.h - an optimizer on the CPU backend over one vector
- * parameter "x" of n floats, with its parameters, gradients, loss and step
- * record, for tests that drive ob_optim_step by hand. Include after check.h. */
+ * parameter "x" of n floats (rig_open) or over a few tensors of given shapes
+ * (rig_open_tensors), with its parameters, gradients, loss and step record,
+ * for tests that drive ob_optim_step by hand. Include after check.h. */
 #ifndef OB_TESTS_OPTIM_RIG_H
 #define OB_TESTS_OPTIM_RIG_H
 
@@ -16,16 +17,14 @@ typedef struct rig {
     ob_step_record *rec;
 } rig;
 
-/* opt with the "k=v,..." settings sets (may be NULL) and train_sets. */
-static void rig_open(rig *r, const char *opt, const char *sets, const char *train_sets, int n)
+/* opt with the "k=v,..." settings sets (may be NULL) and train_sets over
+ * the tensors already in r->lay, for total_steps steps. */
+static inline void rig_setup_layout(rig *r, const char *opt, const char *sets, const char *train_sets, int total_steps)
 {
     ob_err e;
-    memset(r, 0, sizeof *r);
-    CHECK_OK(ob_device_open(&r->dev, "cpu", 0, &e), &e);
-    ob_layout_init(&r->lay);
-    int64_t shape[1] = {n};
-    CHECK_OK(ob_layout_add(&r->lay, "x", OB_TAG_VECTOR, 1, shape, NULL, &e), &e);
     const ob_optimizer_def *d = ob_optimizer_find(opt);
+    CHECK_MSG(d != NULL, "no optimizer '%s'", opt);
+    if (!d) exit(1);
     ob_hp_values hp, tr;
     ob_hp_defaults(&hp, d->hp, d->n_hp);
     ob_hp_defaults(&tr, ob_train_hp_defs, ob_train_hp_count);
@@ -39,10 +38,42 @@ static void rig_open(rig *r, const char *opt, const char *sets, const char *trai
     CHECK_OK(ob_dev_alloc(&r->dev, 4, (void **)&r->loss, &e), &e);
     CHECK_OK(ob_dev_alloc(&r->dev, sizeof *r->rec, (void **)&r->rec, &e), &e);
     CHECK_OK(ob_optim_setup(r->opt, &r->dev, &r->lay, &e), &e);
-    ob_optim_set_total_steps(r->opt, 100);
+    ob_optim_set_total_steps(r->opt, total_steps);
+    *r->loss = 1.0f;
 }
 
-static void rig_close(rig *r)
+/* opt with the settings sets (may be NULL) and train_sets over one vector "x" of n floats. */
+static inline void rig_open(rig *r, const char *opt, const char *sets, const char *train_sets, int n)
+{
+    ob_err e;
+    memset(r, 0, sizeof *r);
+    CHECK_OK(ob_device_open(&r->dev, "cpu", 0, &e), &e);
+    ob_layout_init(&r->lay);
+    int64_t shape[1] = {n};
+    CHECK_OK(ob_layout_add(&r->lay, "x", OB_TAG_VECTOR, 1, shape, NULL, &e), &e);
+    rig_setup_layout(r, opt, sets, train_sets, 100);
+}
+
+/* opt with the settings sets over nt tensors t0, t1, ... of nd[i]
+ * dimensions shape[i] (tagged as a matrix, conv kernel or bias by their
+ * number of dimensions), for total_steps steps. */
+static inline void rig_open_tensors(rig *r, const char *opt, const char *sets, int nt, const int *nd,
+                             const int64_t (*shape)[4], int total_steps)
+{
+    ob_err e;
+    memset(r, 0, sizeof *r);
+    CHECK_OK(ob_device_open(&r->dev, "cpu", 0, &e), &e);
+    ob_layout_init(&r->lay);
+    for (int i = 0; i < nt; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        ob_tag tag = nd[i] == 4 ? OB_TAG_CONV : nd[i] == 2 ? OB_TAG_MATRIX : OB_TAG_BIAS;
+        CHECK_OK(ob_layout_add(&r->lay, name, tag, nd[i], shape[i], NULL, &e), &e);
+    }
+    rig_setup_layout(r, opt, sets, NULL, total_steps);
+}
+
+static inline void rig_close(rig *r)
 {
     ob_optim_destroy(r->opt);
     ob_layout_free(&r->lay);

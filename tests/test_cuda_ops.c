@@ -25,6 +25,7 @@
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
  *   svd_polar                                   1e-4 (both in double, then float)
  *   swap01, eig_order                           exact (a copy; sums in the CPU's order)
+ *   rows_sumsq, cols_sumsq, adafactor_precond, adafactor_scale   exact (sums in the CPU's order)
  *   sym_eigvecs, qr_orth                        each row up to its sign, |dot| > 1 - 1e-4
  *                                               (other float32 solvers: LAPACK, cuSOLVER)
  *   trajectories (20 steps)                     loss 2e-3 relative (+1e-6 of the first
@@ -437,6 +438,10 @@ static int rule_cases(rule_case *out)
     ADD("lerp-high", OB_RULE_LERP, 0, 0, r->c[0] = 0.75f);
     ADD("soap-adam", OB_RULE_SOAP_ADAM, 2, 1, (void)0);
     ADD("soap-apply", OB_RULE_SOAP_APPLY, 1, 0, (void)0);
+    ADD("af-var", OB_RULE_AF_VAR, 0, 0, (void)0);
+    ADD("af-var-sq", OB_RULE_AF_VAR, 0, 0, r->c[0] = 1.0f);
+    ADD("af-vec", OB_RULE_AF_VEC, 1, 1, r->eps = 1e-3f);
+    ADD("af-apply", OB_RULE_AF_APPLY, 1, 0, r->weight_decay = 0.1f);
 #undef ADD
     return n;
 }
@@ -1095,7 +1100,7 @@ static void test_trajectories(void)
         for (int oi = 0; oi < no; oi++) {
             const char *on = ods[oi]->name;
             if (network && strcmp(on, "sgd") && strcmp(on, "adamw") && strcmp(on, "lion") && strcmp(on, "muon") &&
-                strcmp(on, "root") && strcmp(on, "soap"))
+                strcmp(on, "root") && strcmp(on, "soap") && strcmp(on, "adafactor"))
                 continue;
             traj tc, tg;
             ob_err ec, eg;
@@ -1283,6 +1288,111 @@ static void test_soap_ops(void)
     }
 }
 
+/* ---- Adafactor's factored second moments ---------------------------------------------- */
+
+static void test_adafactor_ops(void)
+{
+    if (!cpu.ops->rows_sumsq || !gpu.ops->rows_sumsq) return;
+    /* ragged tiles of rows_sumsq (32 rows x 128 columns), rows = 1, cols = 1, batch 1 to 4 */
+    const int64_t shapes[][3] = {{1, 1, 1}, {1, 70, 300}, {3, 33, 129}, {2, 1, 500}, {1, 500, 1}, {4, 64, 64}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        int64_t B = shapes[k][0], R = shapes[k][1], C = shapes[k][2], tot = B * R * C;
+        float *h = malloc(tot * sizeof *h), *a = malloc(tot * sizeof *a), *b = malloc(tot * sizeof *b);
+        float *hr = malloc(B * R * sizeof *hr), *hc = malloc(B * C * sizeof *hc);
+        randn(h, tot, 950 + k, 3.0f);
+        float *cx = dev_put(&cpu, h, tot), *gx = dev_put(&gpu, h, tot);
+        float *cr = dev_put(&cpu, NULL, B * R), *gr = dev_put(&gpu, NULL, B * R);
+        float *cc = dev_put(&cpu, NULL, B * C), *gc = dev_put(&gpu, NULL, B * C);
+        float *cu = dev_put(&cpu, NULL, tot), *gu = dev_put(&gpu, NULL, tot);
+        OK(cpu.ops->rows_sumsq(&cpu, cx, B * R, C, 1.0f / (float)C, cr, &err));
+        OK(gpu.ops->rows_sumsq(&gpu, gx, B * R, C, 1.0f / (float)C, gr, &err));
+        dev_get(&cpu, a, cr, B * R);
+        dev_get(&gpu, b, gr, B * R);
+        CHECK_MSG(bitwise_equal(a, b, B * R), "rows_sumsq (%lld, %lld) differs: max rel %g", (long long)(B * R),
+                  (long long)C, max_rel(a, b, B * R, 1e-30));
+        OK(cpu.ops->cols_sumsq(&cpu, cx, B, R, C, 1.0f / (float)R, cc, &err));
+        OK(gpu.ops->cols_sumsq(&gpu, gx, B, R, C, 1.0f / (float)R, gc, &err));
+        dev_get(&cpu, a, cc, B * C);
+        dev_get(&gpu, b, gc, B * C);
+        CHECK_MSG(bitwise_equal(a, b, B * C), "cols_sumsq (%lld, %lld, %lld) differs: max rel %g", (long long)B,
+                  (long long)R, (long long)C, max_rel(a, b, B * C, 1e-30));
+        /* adafactor_precond: the factors as Adafactor has them (the sums above),
+         * then a tiny row factor in the last matrix (its mean clamped at eps1,
+         * values at eps1^2) and a tiny column in the first */
+        for (int round = 0; round < 2; round++) {
+            dev_get(&cpu, hr, cr, B * R);
+            dev_get(&cpu, hc, cc, B * C);
+            if (round == 1) {
+                for (int64_t r = 0; r < R; r++) hr[(B - 1) * R + r] = 1e-10f * (float)(r + 1);
+                hc[0] = 1e-12f;
+            }
+            float *crr = dev_put(&cpu, hr, B * R), *grr = dev_put(&gpu, hr, B * R);
+            float *ccc = dev_put(&cpu, hc, B * C), *gcc = dev_put(&gpu, hc, B * C);
+            OK(cpu.ops->adafactor_precond(&cpu, cx, crr, ccc, B, R, C, 1e-3f, cu, &err));
+            OK(gpu.ops->adafactor_precond(&gpu, gx, grr, gcc, B, R, C, 1e-3f, gu, &err));
+            dev_get(&cpu, a, cu, tot);
+            dev_get(&gpu, b, gu, tot);
+            CHECK_MSG(bitwise_equal(a, b, tot), "adafactor_precond (%lld, %lld, %lld) %s differs: max rel %g",
+                      (long long)B, (long long)R, (long long)C, round ? "clamped" : "random",
+                      max_rel(a, b, tot, 1e-30));
+            ob_dev_free(&cpu, crr);
+            ob_dev_free(&gpu, grr);
+            ob_dev_free(&cpu, ccc);
+            ob_dev_free(&gpu, gcc);
+        }
+        ob_dev_free(&cpu, cx);
+        ob_dev_free(&gpu, gx);
+        ob_dev_free(&cpu, cr);
+        ob_dev_free(&gpu, gr);
+        ob_dev_free(&cpu, cc);
+        ob_dev_free(&gpu, gc);
+        ob_dev_free(&cpu, cu);
+        ob_dev_free(&gpu, gu);
+        free(h);
+        free(a);
+        free(b);
+        free(hr);
+        free(hc);
+    }
+    /* adafactor_scale: both sides of each max, the whole struct compared */
+    const struct {
+        float sqp, squ;
+        int64_t numel;
+        float d, lr, eps2;
+    } sc[] = {{112.0f, 700.0f, 2800, 1.0f, 0.01f, 1e-3f},   {112.0f, 25200.0f, 2800, 1.0f, 0.01f, 1e-3f},
+              {2.8e-5f, 700.0f, 2800, 1.0f, 0.01f, 1e-3f},  {2.8e-5f, 25200.0f, 2800, 1.0f, 0.01f, 1e-3f},
+              {0.0f, 0.0f, 1, 1.0f, 0.5f, 1e-3f},           {3.0f, 50.0f, 7, 2.5f, 0.3f, 1e-3f},
+              {1234.5f, 0.3f, 1000003, 1.0f, 0.0031622776f, 1e-3f}};
+    for (size_t k = 0; k < sizeof sc / sizeof sc[0]; k++) {
+        ob_rule_step src = {
+            .lr = 0.25f, .t = 7.0f, .bc1 = 0.5f, .bc2 = 0.125f, .c = {-1.0f, 42.0f, sc[k].lr, sc[k].eps2}};
+        ob_rule_step rc, rg;
+        const float sq[2] = {sc[k].sqp, sc[k].squ};
+        float *csq = dev_put(&cpu, sq, 2), *gsq = dev_put(&gpu, sq, 2);
+        void *cs = NULL, *gs = NULL, *cd = NULL, *gd = NULL;
+        OK(ob_dev_alloc(&cpu, sizeof src, &cs, &err));
+        OK(ob_dev_alloc(&gpu, sizeof src, &gs, &err));
+        OK(ob_dev_alloc(&cpu, sizeof src, &cd, &err));
+        OK(ob_dev_alloc(&gpu, sizeof src, &gd, &err));
+        OK(cpu.ops->upload(&cpu, cs, &src, sizeof src, &err));
+        OK(gpu.ops->upload(&gpu, gs, &src, sizeof src, &err));
+        OK(cpu.ops->adafactor_scale(&cpu, (const ob_rule_step *)cs, csq, sc[k].numel, sc[k].d, (ob_rule_step *)cd,
+                                    &err));
+        OK(gpu.ops->adafactor_scale(&gpu, (const ob_rule_step *)gs, gsq, sc[k].numel, sc[k].d, (ob_rule_step *)gd,
+                                    &err));
+        OK(cpu.ops->download(&cpu, &rc, cd, sizeof rc, &err));
+        OK(gpu.ops->download(&gpu, &rg, gd, sizeof rg, &err));
+        CHECK_MSG(memcmp(&rc, &rg, sizeof rc) == 0, "adafactor_scale case %zu differs: c[0] %.9g (cpu) %.9g (cuda)",
+                  k, rc.c[0], rg.c[0]);
+        ob_dev_free(&cpu, csq);
+        ob_dev_free(&gpu, gsq);
+        ob_dev_free(&cpu, cs);
+        ob_dev_free(&gpu, gs);
+        ob_dev_free(&cpu, cd);
+        ob_dev_free(&gpu, gd);
+    }
+}
+
 int main(void)
 {
     const char *peer = getenv("OB_TEST_PEER");
@@ -1322,6 +1432,7 @@ int main(void)
     test_matrix_ops();
     test_svd();
     test_soap_ops();
+    test_adafactor_ops();
     test_rosenbrock();
     test_nn_ops();
     test_trajectories();

@@ -589,6 +589,16 @@ static void test_soap_state(void)
     check_resume("soap", sets, 31);
 }
 
+/* Adafactor's second moments (the group's aux arena) through a rollback and
+ * a resume, bit for bit. */
+static void test_adafactor_state(void)
+{
+    const char *sets = "lr=0.05,weight_decay=0.01";
+    check_rollback("adafactor", sets, 2, 41);
+    check_rollback("adafactor", sets, 100, 41);
+    check_resume("adafactor", sets, 41);
+}
+
 int main(void)
 {
     test_hybrid_routing();
@@ -601,5 +611,6 @@ int main(void)
     test_schedule_free();
     test_schedule_free_sgd();
     test_soap_state();
+    test_adafactor_state();
     return check_done();
 }

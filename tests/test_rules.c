@@ -301,6 +301,52 @@ static void test_soap_rules(void)
     CHECK(x == 3.0f);
 }
 
+/* Adafactor's rules: the moment's lerp (of g or g^2) by the step's weight,
+ * a vector's preconditioned gradient with its floor, the decayed update. */
+static void test_adafactor_rules(void)
+{
+    ob_rule r = rule(OB_RULE_AF_VAR);
+    ob_rule_step s = step(0.1f, 4);
+    s.c[1] = 0.25f;
+    float v = 1.0f;
+    ob_rule_af_var(&r, &s, &v, 3.0f); /* lerp(1, 3, 0.25) */
+    CHECK_NEAR(v, 1.5, 1e-7);
+    r.c[0] = 1.0f;
+    v = 1.0f;
+    ob_rule_af_var(&r, &s, &v, 3.0f); /* lerp(1, 9, 0.25) */
+    CHECK_NEAR(v, 3.0, 1e-7);
+    s.c[1] = 1.0f; /* t = 1: 1 - beta2_1 = 1, the first mean exactly */
+    ob_rule_af_var(&r, &s, &v, 3.0f);
+    CHECK(v == 9.0f);
+    ob_rule q = rule(OB_RULE_AF_VEC);
+    q.eps = 1e-3f;
+    float out = 0, var = 4.0f;
+    ob_rule_af_vec(&q, &out, 2.0f, &var);
+    CHECK_NEAR(out, 1.0, 1e-7);
+    var = 0.0f; /* floored at eps1^2: g / eps1 */
+    ob_rule_af_vec(&q, &out, 2e-3f, &var);
+    CHECK_NEAR(out, 2.0, 1e-5);
+    ob_rule a = rule(OB_RULE_AF_APPLY);
+    a.weight_decay = 0.5f;
+    s.lr = 0.1f;
+    s.c[0] = 0.2f;
+    float p = 2.0f, u = 1.0f;
+    ob_rule_af_apply(&a, &s, &p, &u); /* 2 * 0.95 - 0.2 */
+    CHECK_NEAR(p, 1.7, 1e-6);
+    /* the scale: alpha = max(eps2, RMS(p)) rho, denom = max(1, RMS(u) / d) */
+    ob_rule_step src = step(0.1f, 4), dst;
+    src.c[2] = 0.05f;
+    src.c[3] = 1e-3f;
+    float sq[2] = {16.0f, 64.0f}; /* numel 4: RMS(p) 2, RMS(u) 4 */
+    ob_adafactor_scale(&src, sq, 4, 2.0f, &dst);
+    CHECK_NEAR(dst.c[0], 2 * 0.05 / 2, 1e-8);
+    CHECK(dst.lr == src.lr && dst.t == src.t && dst.c[2] == src.c[2]);
+    sq[0] = 0.0f; /* RMS(p) below eps2; RMS(u) / d below 1 */
+    sq[1] = 1.0f;
+    ob_adafactor_scale(&src, sq, 4, 2.0f, &dst);
+    CHECK_NEAR(dst.c[0], 1e-3 * 0.05, 1e-10);
+}
+
 /* ob_rule_apply (what the CUDA kernel calls) does what the direct calls do. */
 static void test_dispatch(void)
 {
@@ -343,6 +389,9 @@ static void test_dispatch(void)
         case OB_RULE_LERP: ob_rule_lerp(&r, &pb, 0.4f); break; /* SOAP's rules take g as given */
         case OB_RULE_SOAP_ADAM: ob_rule_soap_adam(&r, &pb, 0.4f, &b0, &b1); break;
         case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(&s, &pb, &b0); break;
+        case OB_RULE_AF_VAR: ob_rule_af_var(&r, &s, &pb, 0.4f); break; /* Adafactor's rules too */
+        case OB_RULE_AF_VEC: ob_rule_af_vec(&r, &pb, 0.4f, &b0); break;
+        case OB_RULE_AF_APPLY: ob_rule_af_apply(&r, &s, &pb, &b0); break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);
@@ -356,6 +405,7 @@ int main(void)
     test_ada();
     test_lion_and_matrix();
     test_soap_rules();
+    test_adafactor_rules();
     test_dispatch();
     test_schedule_free_rule();
     test_schedule_free_sgd_rule();

@@ -19,6 +19,7 @@
 #include "core/rng.h"
 #include "kernels/backend.h"
 #include "optimizers/optim.h"
+#include "optim_rig.h"
 
 #define NT 5
 #define STEPS 40
@@ -173,40 +174,16 @@ static void ref_step(ref_tensor *t, const double *g, int call)
 static void run_case(void)
 {
     ob_err e;
-    ob_device dev;
-    ob_layout lay;
-    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
-    ob_layout_init(&lay);
-    for (int i = 0; i < NT; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "t%d", i);
-        CHECK_OK(ob_layout_add(&lay, name, t_nd[i] == 4 ? OB_TAG_CONV : t_nd[i] == 2 ? OB_TAG_MATRIX : OB_TAG_BIAS,
-                               t_nd[i], t_shape[i], NULL, &e),
-                 &e);
-    }
-    const ob_optimizer_def *d = ob_optimizer_find("soap");
-    CHECK(d != NULL);
-    if (!d) return;
-    ob_hp_values hp, tr;
-    ob_hp_defaults(&hp, d->hp, d->n_hp);
-    ob_hp_defaults(&tr, ob_train_hp_defs, ob_train_hp_count);
     char sets[256];
     snprintf(sets, sizeof sets,
              "lr=%g,beta1=%g,beta2=%g,shampoo_beta=%g,eps=%g,weight_decay=%g,precondition_frequency=%d,"
              "max_precond_dim=%d",
              LR, B1, B2, SB, EPS, WD, FREQ, MAXDIM);
-    CHECK_OK(ob_hp_set_list(&hp, "soap", sets, &e), &e);
-    ob_optim *o;
-    CHECK_OK(ob_optim_create(d, &hp, &tr, &o, &e), &e);
-    CHECK_OK(ob_optim_route(o, &lay, &e), &e);
-    CHECK_OK(ob_layout_finalize(&lay, &e), &e);
-    float *p, *g, *loss;
-    CHECK_OK(ob_dev_alloc(&dev, (size_t)lay.total * 4, (void **)&p, &e), &e);
-    CHECK_OK(ob_dev_alloc(&dev, (size_t)lay.total * 4, (void **)&g, &e), &e);
-    CHECK_OK(ob_dev_alloc(&dev, 4, (void **)&loss, &e), &e);
-    CHECK_OK(ob_optim_setup(o, &dev, &lay, &e), &e);
-    ob_optim_set_total_steps(o, STEPS);
-    *loss = 1.0f;
+    rig r;
+    rig_open_tensors(&r, "soap", sets, NT, t_nd, t_shape, STEPS);
+    ob_optim *o = r.opt;
+    const ob_layout lay = r.lay;
+    float *p = r.p, *g = r.g, *loss = r.loss;
 
     ref_tensor rt[NT];
     for (int i = 0; i < NT; i++) {
@@ -267,9 +244,7 @@ static void run_case(void)
             free(rt[i].Q[k]);
         }
     }
-    ob_optim_destroy(o);
-    ob_layout_free(&lay);
-    ob_device_close(&dev);
+    rig_close(&r);
 }
 
 int main(void)

@@ -285,6 +285,9 @@ static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, f
     case OB_RULE_LERP: RULE_LOOP(ob_rule_lerp(&r, &p[i], g[i]));
     case OB_RULE_SOAP_ADAM: RULE_LOOP(ob_rule_soap_adam(&r, &p[i], g[i], &s0[i], &s1[i]));
     case OB_RULE_SOAP_APPLY: RULE_LOOP(ob_rule_soap_apply(&step, &p[i], &s0[i]));
+    case OB_RULE_AF_VAR: RULE_LOOP(ob_rule_af_var(&r, &step, &p[i], g[i]));
+    case OB_RULE_AF_VEC: RULE_LOOP(ob_rule_af_vec(&r, &p[i], g[i], &s0[i]));
+    case OB_RULE_AF_APPLY: RULE_LOOP(ob_rule_af_apply(&r, &step, &p[i], &s0[i]));
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;
@@ -378,6 +381,10 @@ const ob_backend_ops ob_cpu_backend = {
     .sym_eigvecs = ob_cpu_sym_eigvecs,
     .qr_orth = ob_cpu_qr_orth,
     .eig_order = ob_cpu_eig_order,
+    .rows_sumsq = ob_cpu_rows_sumsq,
+    .cols_sumsq = ob_cpu_cols_sumsq,
+    .adafactor_precond = ob_cpu_adafactor_precond,
+    .adafactor_scale = ob_cpu_adafactor_scale,
     .rosenbrock = ob_cpu_rosenbrock,
     /* neural-network layers (kernels/cpu/nn_cpu.c, conv_cpu.c) */
     .embedding_forward = ob_cpu_embedding_forward,

@@ -20,5 +20,13 @@ ob_status ob_cpu_swap01(ob_device *dev, float *dst, const float *src, int64_t A,
 ob_status ob_cpu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_err *e);
 ob_status ob_cpu_qr_orth(ob_device *dev, int n, const float *W, float *S, ob_err *e);
 ob_status ob_cpu_eig_order(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e);
+ob_status ob_cpu_rows_sumsq(ob_device *dev, const float *x, int64_t rows, int64_t cols, float alpha, float *out,
+                            ob_err *e);
+ob_status ob_cpu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_t rows, int64_t cols, float alpha,
+                            float *out, ob_err *e);
+ob_status ob_cpu_adafactor_precond(ob_device *dev, const float *g, const float *row, const float *col,
+                                   int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e);
+ob_status ob_cpu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
+                                 ob_rule_step *dst, ob_err *e);
 
 #endif

@@ -3,7 +3,9 @@
  * radix selection, clamping at a per-matrix threshold, the SVD polar factor
  * (LAPACKE, in double), and SOAP's eigenbasis ops: the axis swap, symmetric
  * eigenvectors (ssyevd), the Householder QR basis (sgeqrf + sorgqr) and the
- * ordering of the estimated eigenvalues (LAPACKE, in float).
+ * ordering of the estimated eigenvalues (LAPACKE, in float); and Adafactor's
+ * factored second moments: row and column sums of squares (in double, in index
+ * order), the factored preconditioning and the per-tensor step scale.
  *
  * Batched ops see x as (batch, stride) with n live floats per row; matrices are
  * independent, so the batch loop is the parallel one and each matrix is reduced
@@ -322,5 +324,105 @@ ob_status ob_cpu_eig_order(ob_device *dev, int n, const float *S, const float *T
     qsort(k, (size_t)n, sizeof *k, eig_key_cmp);
     for (int r = 0; r < n; r++) perm[r] = k[r].j;
     free(k);
+    return OB_OK;
+}
+
+/* ---- Adafactor (factored second moments) -------------------------------------------------- */
+
+/* All sizes non-negative and batch * rows * cols (every product indexed with) in int64. */
+static int ada_shape_ok(int64_t batch, int64_t rows, int64_t cols)
+{
+    if (batch < 0 || rows < 0 || cols < 0) return 0;
+    if (rows > 0 && cols > INT64_MAX / rows) return 0;
+    int64_t rc = rows * cols;
+    return rc == 0 || batch <= INT64_MAX / rc;
+}
+
+ob_status ob_cpu_rows_sumsq(ob_device *dev, const float *x, int64_t rows, int64_t cols, float alpha, float *out,
+                            ob_err *e)
+{
+    (void)dev;
+    if (!ada_shape_ok(1, rows, cols))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "rows_sumsq: shape (%lld, %lld)", (long long)rows,
+                                (long long)cols);
+#pragma omp parallel for if (rows * cols > PAR_MIN && rows > 1)
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * cols;
+        double s = 0.0;
+        for (int64_t c = 0; c < cols; c++) s += (double)xr[c] * xr[c]; /* the product is exact */
+        out[r] = (float)((double)alpha * s);
+    }
+    return OB_OK;
+}
+
+/* cols_sumsq walks x row by row, a block of COLS_BLK columns at a time, each
+ * column's sum in its own double: ascending r per output, as specified. */
+#define COLS_BLK 256
+
+ob_status ob_cpu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_t rows, int64_t cols, float alpha,
+                            float *out, ob_err *e)
+{
+    (void)dev;
+    if (!ada_shape_ok(batch, rows, cols))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cols_sumsq: shape (%lld, %lld, %lld)", (long long)batch,
+                                (long long)rows, (long long)cols);
+    const int64_t nblk = (cols + COLS_BLK - 1) / COLS_BLK, tasks = batch * nblk;
+#pragma omp parallel for if (batch * rows * cols > PAR_MIN && tasks > 1)
+    for (int64_t t = 0; t < tasks; t++) {
+        int64_t b = t / nblk, c0 = (t % nblk) * COLS_BLK;
+        int nc = (int)(cols - c0 < COLS_BLK ? cols - c0 : COLS_BLK);
+        double acc[COLS_BLK];
+        for (int k = 0; k < nc; k++) acc[k] = 0.0;
+        const float *xb = x + b * rows * cols + c0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *xr = xb + r * cols;
+            for (int k = 0; k < nc; k++) acc[k] += (double)xr[k] * xr[k];
+        }
+        float *ob = out + b * cols + c0;
+        for (int k = 0; k < nc; k++) ob[k] = (float)((double)alpha * acc[k]);
+    }
+    return OB_OK;
+}
+
+/* The clamps propagate NaN, as torch's clamp_(min=...) does. */
+ob_status ob_cpu_adafactor_precond(ob_device *dev, const float *g, const float *row, const float *col,
+                                   int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e)
+{
+    (void)dev;
+    if (!ada_shape_ok(batch, rows, cols))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "adafactor_precond: shape (%lld, %lld, %lld)",
+                                (long long)batch, (long long)rows, (long long)cols);
+    if (rows == 0 || cols == 0) return OB_OK;
+    const float eps1sq = eps1 * eps1;
+    for (int64_t b = 0; b < batch; b++) {
+        const float *rb = row + b * rows, *cb = col + b * cols;
+        double s = 0.0;
+        for (int64_t r = 0; r < rows; r++) s += (double)rb[r];
+        float m = (float)s / (float)rows;
+        m = m < eps1 ? eps1 : m;
+        const float *gb = g + b * rows * cols;
+        float *ub = u + b * rows * cols;
+#pragma omp parallel for if (rows * cols > PAR_MIN && rows > 1)
+        for (int64_t r = 0; r < rows; r++) {
+            const float rv = rb[r];
+            const float *gr = gb + r * cols;
+            float *ur = ub + r * cols;
+            for (int64_t c = 0; c < cols; c++) {
+                float v = rv * cb[c];
+                v = v / m;
+                v = v < eps1sq ? eps1sq : v;
+                ur[c] = gr[c] * (1.0f / sqrtf(v));
+            }
+        }
+    }
+    return OB_OK;
+}
+
+ob_status ob_cpu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
+                                 ob_rule_step *dst, ob_err *e)
+{
+    (void)dev;
+    if (numel < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "adafactor_scale: numel = %lld", (long long)numel);
+    ob_adafactor_scale(src, sq, (long long)numel, d, dst);
     return OB_OK;
 }

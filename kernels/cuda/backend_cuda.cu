@@ -348,6 +348,10 @@ static ob_backend_ops cuda_make_ops(void)
     o.sym_eigvecs = ob_cu_sym_eigvecs;
     o.qr_orth = ob_cu_qr_orth;
     o.eig_order = ob_cu_eig_order;
+    o.rows_sumsq = ob_cu_rows_sumsq;
+    o.cols_sumsq = ob_cu_cols_sumsq;
+    o.adafactor_precond = ob_cu_adafactor_precond;
+    o.adafactor_scale = ob_cu_adafactor_scale;
     o.rosenbrock = ob_cu_rosenbrock;
     ob_cu_fill_nn_ops(&o);
     ob_cu_fill_conv_ops(&o);

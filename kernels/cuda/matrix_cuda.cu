@@ -4,7 +4,9 @@
  * the exact polar factor through cuSOLVER's SVD (in double), and SOAP's
  * eigenbasis ops: the axis swap, symmetric eigenvectors (syevd), the
  * Householder QR basis (geqrf + orgqr) and the order of the estimated
- * eigenvalues (in float, sums in double).
+ * eigenvalues (in float, sums in double); and Adafactor's factored second
+ * moments: row and column sums of squares (in double, in the CPU's order), the
+ * factored preconditioning and the per-tensor step scale (one thread).
  *
  * Batched ops see x as (batch, stride) with n live floats per row; a launch
  * covers every matrix of the batch (grid.y = matrix, grid.x = chunks of it).
@@ -648,5 +650,165 @@ ob_status ob_cu_eig_order(ob_device *dev, int n, const float *S, const float *T,
     eig_rank_kernel<<<(unsigned)((n + RANK_THREADS - 1) / RANK_THREADS), RANK_THREADS, 0, c->stream>>>(est, n,
                                                                                                      perm);
     OB_CU_LAUNCHED(e, op);
+    return OB_OK;
+}
+
+/* ---- Adafactor (factored second moments) ------------------------------------------------------ */
+
+/* All sizes non-negative and batch * rows * cols (every product indexed with) in int64. */
+static bool ada_shape_ok(int64_t batch, int64_t rows, int64_t cols)
+{
+    if (batch < 0 || rows < 0 || cols < 0) return false;
+    if (rows > 0 && cols > INT64_MAX / rows) return false;
+    int64_t rc = rows * cols;
+    return rc == 0 || batch <= INT64_MAX / rc;
+}
+
+/* rows_sumsq: the tiles of eig_order's first pass. A block owns EST_ROWS rows;
+ * tiles of EST_COLS columns are read coalesced into shared memory as exact
+ * double squares, then one thread per row adds its row of the tile in order
+ * (c ascending, the CPU's order). */
+static __global__ void __launch_bounds__(EST_THREADS)
+    rows_sumsq_kernel(const float *__restrict__ x, int64_t rows, int64_t cols, float alpha, float *__restrict__ out)
+{
+    __shared__ double p[EST_ROWS][EST_COLS + 1];
+    const int64_t nblk = (rows + EST_ROWS - 1) / EST_ROWS;
+    for (int64_t rb = blockIdx.x; rb < nblk; rb += gridDim.x) {
+        const int64_t r0 = rb * EST_ROWS;
+        double acc = 0.0;
+        for (int64_t c0 = 0; c0 < cols; c0 += EST_COLS) {
+            int nc = (int)(cols - c0 < EST_COLS ? cols - c0 : EST_COLS);
+            for (int idx = threadIdx.x; idx < EST_ROWS * EST_COLS; idx += EST_THREADS) {
+                int r = idx / EST_COLS, cc = idx % EST_COLS;
+                if (r0 + r < rows && cc < nc) {
+                    double v = (double)x[(r0 + r) * cols + c0 + cc];
+                    p[r][cc] = __dmul_rn(v, v); /* exact */
+                }
+            }
+            __syncthreads();
+            if (threadIdx.x < EST_ROWS && r0 + threadIdx.x < rows)
+                for (int cc = 0; cc < nc; cc++) acc = __dadd_rn(acc, p[threadIdx.x][cc]);
+            __syncthreads();
+        }
+        if (threadIdx.x < EST_ROWS && r0 + threadIdx.x < rows)
+            out[r0 + threadIdx.x] = (float)__dmul_rn((double)alpha, acc);
+    }
+}
+
+ob_status ob_cu_rows_sumsq(ob_device *dev, const float *x, int64_t rows, int64_t cols, float alpha, float *out,
+                           ob_err *e)
+{
+    if (!ada_shape_ok(1, rows, cols))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda rows_sumsq: shape (%lld, %lld)", (long long)rows,
+                                (long long)cols);
+    if (rows == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    const int64_t nblk = (rows + EST_ROWS - 1) / EST_ROWS;
+    rows_sumsq_kernel<<<cu_grid(dev, nblk * EST_THREADS, EST_THREADS), EST_THREADS, 0, c->stream>>>(x, rows, cols,
+                                                                                                    alpha, out);
+    OB_CU_LAUNCHED(e, "rows_sumsq");
+    return OB_OK;
+}
+
+/* cols_sumsq: one thread per output (b, c), consecutive threads on consecutive
+ * c (coalesced reads), each adding its column in order (r ascending, the
+ * CPU's order). */
+static __global__ void cols_sumsq_kernel(const float *__restrict__ x, int64_t batch, int64_t rows, int64_t cols,
+                                         float alpha, float *__restrict__ out)
+{
+    const int64_t total = batch * cols;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        const int64_t b = idx / cols, c = idx % cols;
+        const float *xb = x + b * rows * cols + c;
+        double acc = 0.0;
+        for (int64_t r = 0; r < rows; r++) {
+            double v = (double)xb[r * cols];
+            acc = __dadd_rn(acc, __dmul_rn(v, v));
+        }
+        out[idx] = (float)__dmul_rn((double)alpha, acc);
+    }
+}
+
+ob_status ob_cu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_t rows, int64_t cols, float alpha,
+                           float *out, ob_err *e)
+{
+    if (!ada_shape_ok(batch, rows, cols))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda cols_sumsq: shape (%lld, %lld, %lld)", (long long)batch,
+                                (long long)rows, (long long)cols);
+    if (batch == 0 || cols == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    cols_sumsq_kernel<<<cu_grid(dev, batch * cols, 256), 256, 0, c->stream>>>(x, batch, rows, cols, alpha, out);
+    OB_CU_LAUNCHED(e, "cols_sumsq");
+    return OB_OK;
+}
+
+/* adafactor_precond, first pass: m[b] = max((float)(sum_r row[b][r]) / rows,
+ * eps1), the sum in double, r ascending; one thread per b. The clamps
+ * propagate NaN, as torch's clamp_(min=...) does (and the CPU). */
+static __global__ void ada_mean_kernel(const float *__restrict__ row, int64_t batch, int64_t rows, float eps1,
+                                       float *__restrict__ m)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b < batch; b += step) {
+        const float *rb = row + b * rows;
+        double s = 0.0;
+        for (int64_t r = 0; r < rows; r++) s = __dadd_rn(s, (double)rb[r]);
+        float mb = __fdiv_rn((float)s, (float)rows);
+        m[b] = mb < eps1 ? eps1 : mb;
+    }
+}
+
+/* Second pass, one thread per element: the float operations of the CPU, each
+ * rounded on its own (no contraction, no approximate division or sqrt). */
+static __global__ void ada_precond_kernel(const float *__restrict__ g, const float *__restrict__ row,
+                                          const float *__restrict__ col, const float *__restrict__ m, int64_t rows,
+                                          int64_t cols, int64_t total, float eps1sq, float *__restrict__ u)
+{
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        const int64_t c = idx % cols, br = idx / cols, b = br / rows;
+        float v = __fmul_rn(row[br], col[b * cols + c]);
+        v = __fdiv_rn(v, m[b]);
+        v = v < eps1sq ? eps1sq : v;
+        u[idx] = __fmul_rn(g[idx], __fdiv_rn(1.0f, __fsqrt_rn(v)));
+    }
+}
+
+ob_status ob_cu_adafactor_precond(ob_device *dev, const float *g, const float *row, const float *col,
+                                  int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e)
+{
+    const char *op = "adafactor_precond";
+    if (!ada_shape_ok(batch, rows, cols))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda adafactor_precond: shape (%lld, %lld, %lld)",
+                                (long long)batch, (long long)rows, (long long)cols);
+    if (batch == 0 || rows == 0 || cols == 0) return OB_OK;
+    cuda_impl *c = cu_impl(dev);
+    float *m = NULL;
+    OB_TRY(ob_cu_scratch(dev, (size_t)batch * sizeof(float), (void **)&m, e));
+    ada_mean_kernel<<<cu_grid(dev, batch, 128), 128, 0, c->stream>>>(row, batch, rows, eps1, m);
+    OB_CU_LAUNCHED(e, op);
+    const int64_t total = batch * rows * cols;
+    const float eps1sq = eps1 * eps1; /* on the host, as the CPU computes it */
+    ada_precond_kernel<<<cu_grid(dev, total, 256), 256, 0, c->stream>>>(g, row, col, m, rows, cols, total, eps1sq, u);
+    OB_CU_LAUNCHED(e, op);
+    return OB_OK;
+}
+
+/* ob_adafactor_scale in one thread: no FMA can form (it multiplies and
+ * divides, never adds a product), and double sqrt and division are IEEE. */
+static __global__ void ada_scale_kernel(const ob_rule_step *src, const float *sq, long long numel, float d,
+                                        ob_rule_step *dst)
+{
+    ob_adafactor_scale(src, sq, numel, d, dst);
+}
+
+ob_status ob_cu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
+                                ob_rule_step *dst, ob_err *e)
+{
+    if (numel < 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda adafactor_scale: numel = %lld", (long long)numel);
+    ada_scale_kernel<<<1, 1, 0, cu_impl(dev)->stream>>>(src, sq, (long long)numel, d, dst);
+    OB_CU_LAUNCHED(e, "adafactor_scale");
     return OB_OK;
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bitwise resume for every optimizer: all the elementwise ones on the
+# Bitwise resume for every optimizer: all the elementwise ones (and adafactor) on the
 # quadratic (with a warmup-cosine schedule and the rollback guard tripped by
 # a planted NaN, so schedule position, update counts and rollback snapshots
 # must all come back from the checkpoint), killed with SIGKILL while cells
@@ -16,7 +16,7 @@ fails=0
 fail() { echo "FAIL: $*"; fails=$((fails+1)); }
 RANDOM=${OB_KILL_SEED:-$$}
 
-opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf
+opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf,adafactor
 A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --checkpoint-every 25
    --set quadratic.dim=64 --set quadratic.inject_nan_step=130 --set sgd.momentum=0.9 --set sgd.nesterov=true
    --set adam.amsgrad=true --set rmsprop.centered=true --set rmsprop.momentum=0.5
@@ -62,7 +62,7 @@ assert n > 0, n
 PY
 
 # matrix optimizers on the conv net, stopped by SIGINT after the first checkpoint
-B=(run --workloads cnn-tiny --optimizers soap,muon,root --set soap.precondition_frequency=2 --steps 10
+B=(run --workloads cnn-tiny --optimizers soap,adafactor,muon,root --set soap.precondition_frequency=2 --steps 10
    --checkpoint-every 3 --eval-every 5 --backend cpu)
 "$OPTBENCH" "${B[@]}" --db "$tmp/b_ref.db" --dump-params "$tmp/b_ref" 2>/dev/null || fail "conv net reference"
 for round in 1 2; do

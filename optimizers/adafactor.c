@@ -1,0 +1,198 @@
+/* optimizers/adafactor.c - Adafactor (Shazeer & Stern 2018) with the
+ * semantics of torch.optim.Adafactor (PyTorch >= 2.5; maximize is not
+ * offered). At update t, per tensor:
+ *   1 - beta2_t = t^beta2_decay,  rho_t = min(lr, 1/sqrt(t))
+ *   alpha = max(eps2, RMS(p)) rho_t          (RMS of p before the decay)
+ *   p *= 1 - lr wd
+ *   a tensor of 2 or more dimensions, as (batch, R, C) over its last two:
+ *     row = lerp(row, mean_c g^2, 1 - beta2_t)   (batch, R)
+ *     col = lerp(col, mean_r g^2, 1 - beta2_t)   (batch, C)
+ *     v = row col^T / max(mean_r row, eps1)
+ *   a vector: v = lerp(v, g^2, 1 - beta2_t)
+ *   u = g / sqrt(max(v, eps1^2)),  denom = max(1, RMS(u) / d)
+ *   p -= alpha / denom u
+ * The second moments live in the group's aux arena (batch (R + C) floats
+ * for a matrix or conv kernel, numel for a vector): checkpointed and rolled
+ * back like the roles, written only through elementwise rules so that a
+ * step the guard skips changes nothing. The per-tensor scale alpha / denom
+ * is computed on the device (the norms by the backend's dot, the scale by
+ * its adafactor_scale): no host synchronisation. One tensor at a time.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "optimizers/optim_impl.h"
+
+static const ob_hp_def af_hp[] = {
+    {"lr", OB_HP_FLOAT, 1e-2, 0, INFINITY, 1, 0, NULL, "the largest relative step: rho_t = min(lr, 1/sqrt(t))"},
+    {"beta2_decay", OB_HP_FLOAT, -0.8, -INFINITY, 0, 0, 0, NULL, "1 - beta2_t = t^beta2_decay"},
+    {"eps1", OB_HP_FLOAT, FLT_EPSILON, 0, INFINITY, 0, 0, NULL,
+     "floor of the second moment (squared) and of the row mean; torch's None: float32's eps"},
+    {"eps2", OB_HP_FLOAT, 1e-3, 0, INFINITY, 0, 0, NULL, "floor of RMS(p) in the step size"},
+    {"d", OB_HP_FLOAT, 1.0, 1, INFINITY, 0, 0, NULL, "clipping threshold of RMS(u)"},
+    {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "decoupled, before the update: p *= 1 - lr*wd"},
+};
+
+typedef struct af_tensor {
+    int index;             /* in the layout */
+    int factored;          /* 2 or more dimensions */
+    int64_t batch, R, C;   /* factored: the last two dimensions and the product of the others */
+    int64_t v_off, c_off;  /* in aux: variance, or row (batch R) and col (batch C) */
+} af_tensor;
+
+typedef struct af_priv {
+    af_tensor *t;
+    int n;
+    float *w[4];           /* scratch, max numel each */
+    float *sq;             /* ||p||^2, ||u||^2 */
+    ob_rule_step *tstep;   /* per tensor: the group's step with its scale */
+    ob_rule copy_clip, var_sq, var, vec, apply;
+} af_priv;
+
+static ob_status af_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
+{
+    (void)o;
+    (void)g;
+    (void)e;
+    *r = (ob_rule){0};
+    r->kind = OB_RULE_AF_APPLY;
+    return OB_OK;
+}
+
+static void af_step(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_step *s)
+{
+    (void)g;
+    const double lr = lr_scale * ob_optim_hp(o, "lr"), tt = (double)t;
+    const double rho = fmin(lr, 1.0 / sqrt(tt));
+    s->lr = (float)lr;
+    s->t = (float)t;
+    s->c[1] = (float)pow(tt, ob_optim_hp(o, "beta2_decay"));
+    s->c[2] = (float)rho;
+    s->c[3] = (float)ob_optim_hp(o, "eps2");
+}
+
+static void af_release(ob_optim *o, int g)
+{
+    af_priv *ap = o->group[g].priv;
+    if (!ap) return;
+    for (int i = 0; i < 4; i++) ob_dev_free(o->dev, ap->w[i]);
+    ob_dev_free(o->dev, ap->sq);
+    ob_dev_free(o->dev, ap->tstep);
+    free(ap->t);
+    free(ap);
+    o->group[g].priv = NULL;
+}
+
+static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    ob_device *dev = o->dev;
+    const ob_backend_ops *ops = dev->ops;
+    const ob_layout *l = o->layout;
+    *is_custom = 1;
+    if (gr->end == gr->begin) return OB_OK;
+    OB_TRY(ob_dev_require(dev, (const void *)ops->dot, "dot", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->rows_sumsq, "rows_sumsq", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->cols_sumsq, "cols_sumsq", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->adafactor_precond, "adafactor_precond", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->adafactor_scale, "adafactor_scale", e));
+    af_priv *ap = calloc(1, sizeof *ap);
+    if (!ap) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    gr->priv = ap;
+    int n = 0;
+    for (int i = 0; i < l->n; i++) n += l->t[i].group == g;
+    ap->t = calloc((size_t)(n ? n : 1), sizeof *ap->t);
+    if (!ap->t) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    int64_t aux = 0, max_numel = 16;
+    for (int i = 0; i < l->n; i++) {
+        const ob_tensor *t = &l->t[i];
+        if (t->group != g) continue;
+        af_tensor *at = &ap->t[ap->n++];
+        at->index = i;
+        if (t->numel > max_numel) max_numel = t->numel;
+        at->factored = t->ndim >= 2;
+        if (at->factored) {
+            at->R = t->shape[t->ndim - 2];
+            at->C = t->shape[t->ndim - 1];
+            at->batch = t->numel / (at->R * at->C);
+            at->v_off = aux;
+            aux += (at->batch * at->R + 15) / 16 * 16;
+            at->c_off = aux;
+            aux += (at->batch * at->C + 15) / 16 * 16;
+        } else {
+            at->v_off = aux;
+            at->c_off = -1;
+            aux += (t->numel + 15) / 16 * 16;
+        }
+    }
+    gr->aux_floats = aux;
+    OB_TRY(ob_dev_alloc(dev, (size_t)(aux ? aux : 1) * sizeof(float), (void **)&gr->aux, e));
+    OB_TRY(ops->fill(dev, gr->aux, 0.0f, aux, e));
+    for (int i = 0; i < 4; i++) OB_TRY(ob_dev_alloc(dev, (size_t)max_numel * sizeof(float), (void **)&ap->w[i], e));
+    OB_TRY(ob_dev_alloc(dev, 2 * sizeof(float), (void **)&ap->sq, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)ap->n * sizeof(ob_rule_step), (void **)&ap->tstep, e));
+    const float eps1 = (float)ob_optim_hp(o, "eps1");
+    ap->copy_clip = (ob_rule){.kind = OB_RULE_COPY, .c = {1.0f}};
+    ap->var_sq = (ob_rule){.kind = OB_RULE_AF_VAR, .c = {1.0f}};
+    ap->var = (ob_rule){.kind = OB_RULE_AF_VAR};
+    ap->vec = (ob_rule){.kind = OB_RULE_AF_VEC, .n_state = 1, .eps = eps1};
+    ap->apply = (ob_rule){.kind = OB_RULE_AF_APPLY, .n_state = 1,
+                          .weight_decay = (float)ob_optim_hp(o, "weight_decay")};
+    return OB_OK;
+}
+
+/* An elementwise rule with at most one state role, through the guard. */
+static ob_status ew(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g, float *s0,
+                    int64_t n, ob_err *e)
+{
+    float *st[OB_RULE_MAX_STATE] = {s0, NULL, NULL};
+    return o->dev->ops->elementwise_step(o->dev, r, step, o->stats_dev, p, g, st, n, e);
+}
+
+static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    af_priv *ap = gr->priv;
+    ob_device *dev = o->dev;
+    const ob_backend_ops *ops = dev->ops;
+    const float eps1 = (float)ob_optim_hp(o, "eps1"), d = (float)ob_optim_hp(o, "d");
+    for (int i = 0; i < ap->n; i++) {
+        const af_tensor *at = &ap->t[i];
+        const ob_tensor *t = &o->layout->t[at->index];
+        const int64_t numel = t->numel;
+        float *p = params + t->offset, *gc = ap->w[0], *u = ap->w[3];
+        OB_TRY(ew(o, gr->step_dev, &ap->copy_clip, gc, grads + t->offset, NULL, numel, e));
+        OB_TRY(ops->dot(dev, numel, p, p, &ap->sq[0], e)); /* RMS(p) before the decay */
+        float *v = gr->aux + at->v_off;
+        if (at->factored) {
+            float *row = v, *col = gr->aux + at->c_off;
+            const int64_t nr = at->batch * at->R, nc = at->batch * at->C;
+            OB_TRY(ops->rows_sumsq(dev, gc, nr, at->C, 1.0f / (float)at->C, ap->w[1], e));
+            OB_TRY(ops->cols_sumsq(dev, gc, at->batch, at->R, at->C, 1.0f / (float)at->R, ap->w[2], e));
+            OB_TRY(ew(o, gr->step_dev, &ap->var, row, ap->w[1], NULL, nr, e));
+            OB_TRY(ew(o, gr->step_dev, &ap->var, col, ap->w[2], NULL, nc, e));
+            OB_TRY(ops->adafactor_precond(dev, gc, row, col, at->batch, at->R, at->C, eps1, u, e));
+        } else {
+            OB_TRY(ew(o, gr->step_dev, &ap->var_sq, v, gc, NULL, numel, e));
+            OB_TRY(ew(o, gr->step_dev, &ap->vec, u, gc, v, numel, e));
+        }
+        OB_TRY(ops->dot(dev, numel, u, u, &ap->sq[1], e));
+        OB_TRY(ops->adafactor_scale(dev, gr->step_dev, ap->sq, numel, d, &ap->tstep[i], e));
+        OB_TRY(ew(o, &ap->tstep[i], &ap->apply, p, grads + t->offset, u, numel, e));
+    }
+    return OB_OK;
+}
+
+const ob_optimizer_def ob_opt_adafactor = {
+    .name = "adafactor",
+    .summary = "Adafactor: factored second moments, relative step size (torch.optim.Adafactor); state: "
+               "batch x (R + C) floats per tensor of shape (batch..., R, C), a vector's numel",
+    .hp = af_hp,
+    .n_hp = (int)(sizeof af_hp / sizeof af_hp[0]),
+    .group_rule = af_rule,
+    .group_step = af_step,
+    .custom_setup = af_setup,
+    .custom_step = af_custom_step,
+    .custom_release = af_release,
+};

@@ -10,7 +10,8 @@ float64 on the same float32-exact inputs, and compared at every step as the
 shared golden cases are: |out - ref| <= tol * max(1, max_i |ref|).
 
 Optimizers: sgd, adam, adamw, nadam, radam, adamax, adagrad, adadelta,
-rmsprop, muon where torch.optim.Muon exists (PyTorch >= 2.9: its
+rmsprop, adafactor where torch.optim.Adafactor exists (PyTorch >= 2.5;
+matrices, vectors and 4-D tensors), muon where torch.optim.Muon exists (PyTorch >= 2.9: its
 Newton-Schulz casts to bfloat16, and here that cast keeps float64, so the
 comparison is of the method, not of bf16 rounding), and adamw_sf
 and sgd_sf against schedulefree.AdamWScheduleFree and SGDScheduleFree where
@@ -168,6 +169,16 @@ def draw_case(rng, opt):
         kw = dict(lr=s["lr"], momentum=s["momentum"], weight_decay=s["weight_decay"],
                   warmup_steps=s["warmup_steps"], r=s["r"], weight_lr_power=s["weight_lr_power"], foreach=False)
         return s, schedulefree.SGDScheduleFree, kw
+    if opt == "adafactor":
+        s["lr"] = pick(rng, 1e-3, 1e-2, 0.1)
+        s["beta2_decay"] = pick(rng, -0.8, -0.5, -1.0)
+        s["eps1"] = pick(rng, float(np.finfo(np.float32).eps), 1e-6, 1e-3)  # torch's None is the dtype's eps
+        s["eps2"] = pick(rng, 1e-3, 1e-2)
+        s["d"] = pick(rng, 1.0, 2.0)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        kw = dict(lr=s["lr"], beta2_decay=s["beta2_decay"], eps=(s["eps1"], s["eps2"]), d=s["d"],
+                  weight_decay=s["weight_decay"], foreach=False)
+        return s, torch.optim.Adafactor, kw
     if opt == "muon":
         s["lr"] = pick(rng, 0.01, 0.02)
         s["momentum"] = pick(rng, 0.9, 0.95)
@@ -242,6 +253,8 @@ def main():
     opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop"]
     if hasattr(torch.optim, "Muon"):
         opts.append("muon")
+    if hasattr(torch.optim, "Adafactor"):
+        opts.append("adafactor")
     if schedulefree is not None:
         opts += ["adamw_sf", "sgd_sf"]
     if a.only:
@@ -256,6 +269,8 @@ def main():
         for k in range(a.cases):
             matrix = opt == "muon" or rng.random() < 0.5
             shape = (rng.randint(2, 12), rng.randint(2, 12)) if matrix else (rng.randint(1, 40),)
+            if opt == "adafactor" and rng.random() < 0.3:  # factored over the last two dimensions
+                shape = (rng.randint(2, 4), rng.randint(1, 3), rng.randint(2, 6), rng.randint(1, 6))
             n = int(np.prod(shape))
             steps = rng.randint(3, 25)
             init = f32([rng.gauss(0, 1) for _ in range(n)])

@@ -486,7 +486,7 @@ OB_HD static inline void ob_rule_af_var(const ob_rule *r, const ob_rule_step *s,
 OB_HD static inline void ob_rule_af_vec(const ob_rule *r, float *out, float g, const float *v)
 {
     const float e2 = r->eps * r->eps;
-    float x = *v > e2 ? *v : e2;
+    float x = *v < e2 ? e2 : *v; /* as torch's clamp_(min): a NaN stays NaN */
     *out = g * (1.0f / sqrtf(x));
 }
 

@@ -326,6 +326,9 @@ static void test_adafactor_rules(void)
     var = 0.0f; /* floored at eps1^2: g / eps1 */
     ob_rule_af_vec(&q, &out, 2e-3f, &var);
     CHECK_NEAR(out, 2.0, 1e-5);
+    var = NAN; /* a NaN variance stays NaN (torch's clamp_), not the floor */
+    ob_rule_af_vec(&q, &out, 2e-3f, &var);
+    CHECK(isnan(out));
     ob_rule a = rule(OB_RULE_AF_APPLY);
     a.weight_decay = 0.5f;
     s.lr = 0.1f;

@@ -190,5 +190,7 @@ extern const ob_optimizer_def ob_opt_adamw_sf;
 extern const ob_optimizer_def ob_opt_sgd_sf;
 extern const ob_optimizer_def ob_opt_soap;
 extern const ob_optimizer_def ob_opt_adafactor;
+extern const ob_optimizer_def ob_opt_rprop;
+extern const ob_optimizer_def ob_opt_asgd;
 
 #endif

@@ -179,6 +179,8 @@ typedef enum ob_rule_kind {
     OB_RULE_AF_VAR,       /* p = a second-moment estimate, g = its new mean (c[0] != 0: g^2); lerp by step c[1] */
     OB_RULE_AF_VEC,       /* p = out (workspace), g = gradient, s0 = variance (read): g / sqrt(max(v, eps^2)) */
     OB_RULE_AF_APPLY,     /* p = parameters, s0 = preconditioned gradient u (read): decay, then -c[0] u */
+    OB_RULE_RPROP,        /* s0 = prev (the last gradient kept), s1 = step size (starts at lr) */
+    OB_RULE_ASGD,         /* s0 = ax, the average */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -362,6 +364,39 @@ OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, f
     *m = *m + (1.0f - r->beta2) * (g - *m);
 }
 
+/* torch.optim.Rprop: the step size of each element grows by etaplus
+ * (c[0]) while the gradient keeps its sign and shrinks by etaminus (c[1])
+ * when it flips, within [c[2], c[3]]; after a flip the gradient counts as 0
+ * (no move, and the next step neither grows nor shrinks). p -= sign(g) step. */
+OB_HD static inline void ob_rule_rprop(const ob_rule *r, float *p, float g, float *prev, float *step)
+{
+    const float s = g * *prev;
+    const float f = s > 0.0f ? r->c[0] : s < 0.0f ? r->c[1] : 1.0f;
+    float st = *step * f;
+    st = st < r->c[2] ? r->c[2] : st; /* clamp_(min, max) */
+    st = st > r->c[3] ? r->c[3] : st;
+    *step = st;
+    if (f == r->c[1]) g = 0.0f;
+    const float sg = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : g; /* torch.sign: NaN stays NaN */
+    *p = *p + -1.0f * (sg * st);
+    *prev = g;
+}
+
+/* torch.optim.ASGD: g += wd p; p *= 1 - lambd eta; p -= eta g; then the
+ * average ax moves to p with weight mu (ax = p while mu is 1). Per step:
+ * c[0] = eta_t = lr / (1 + lambd lr (t-1))^alpha, c[1] = mu_t = 1 / max(1,
+ * t-1-t0) (torch computes both at the end of the previous step); lambd in
+ * the rule's c[0]. */
+OB_HD static inline void ob_rule_asgd(const ob_rule *r, const ob_rule_step *s, float *p, float g, float *ax)
+{
+    if (r->weight_decay != 0.0f) g = g + r->weight_decay * *p;
+    const float eta = s->c[0], mu = s->c[1];
+    float q = *p * (1.0f - r->c[0] * eta);
+    q = q + -eta * g;
+    *p = q;
+    *ax = mu != 1.0f ? *ax + (q - *ax) * mu : q;
+}
+
 /* torch's lerp: start + w (end - start), computed from the nearer end. */
 OB_HD static inline float ob_lerp(float start, float end, float w)
 {
@@ -531,6 +566,8 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_AF_VAR: ob_rule_af_var(r, s, &p[i], g[i]); break;
     case OB_RULE_AF_VEC: ob_rule_af_vec(r, &p[i], g[i], &st[0][i]); break;
     case OB_RULE_AF_APPLY: ob_rule_af_apply(r, s, &p[i], &st[0][i]); break;
+    case OB_RULE_RPROP: ob_rule_rprop(r, &p[i], gi, &st[0][i], &st[1][i]); break;
+    case OB_RULE_ASGD: ob_rule_asgd(r, s, &p[i], gi, &st[0][i]); break;
     default: break;
     }
 }

@@ -10,7 +10,7 @@ float64 on the same float32-exact inputs, and compared at every step as the
 shared golden cases are: |out - ref| <= tol * max(1, max_i |ref|).
 
 Optimizers: sgd, adam, adamw, nadam, radam, adamax, adagrad, adadelta,
-rmsprop, adafactor where torch.optim.Adafactor exists (PyTorch >= 2.5;
+rmsprop, rprop, asgd (its parameters, not the average ax), adafactor where torch.optim.Adafactor exists (PyTorch >= 2.5;
 matrices, vectors and 4-D tensors), muon where torch.optim.Muon exists (PyTorch >= 2.9: its
 Newton-Schulz casts to bfloat16, and here that cast keeps float64, so the
 comparison is of the method, not of bf16 rounding), and adamw_sf
@@ -169,6 +169,24 @@ def draw_case(rng, opt):
         kw = dict(lr=s["lr"], momentum=s["momentum"], weight_decay=s["weight_decay"],
                   warmup_steps=s["warmup_steps"], r=s["r"], weight_lr_power=s["weight_lr_power"], foreach=False)
         return s, schedulefree.SGDScheduleFree, kw
+    if opt == "rprop":
+        s["lr"] = pick(rng, 1e-3, 1e-2, 0.1)
+        s["etaminus"] = pick(rng, 0.5, 0.3)
+        s["etaplus"] = pick(rng, 1.2, 1.5)
+        s["step_size_min"] = pick(rng, 1e-6, 1e-3)
+        s["step_size_max"] = pick(rng, 50.0, 0.05)
+        kw = dict(lr=s["lr"], etas=(s["etaminus"], s["etaplus"]),
+                  step_sizes=(s["step_size_min"], s["step_size_max"]), foreach=False)
+        return s, torch.optim.Rprop, kw
+    if opt == "asgd":
+        s["lr"] = pick(rng, 1e-3, 1e-2, 0.1)
+        s["lambd"] = pick(rng, 1e-4, 1e-2, 0.1)
+        s["alpha"] = pick(rng, 0.75, 0.5, 1.0)
+        s["t0"] = pick(rng, 1e6, 3.0, 0.0)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        kw = dict(lr=s["lr"], lambd=s["lambd"], alpha=s["alpha"], t0=s["t0"], weight_decay=s["weight_decay"],
+                  foreach=False)
+        return s, torch.optim.ASGD, kw
     if opt == "adafactor":
         s["lr"] = pick(rng, 1e-3, 1e-2, 0.1)
         s["beta2_decay"] = pick(rng, -0.8, -0.5, -1.0)
@@ -250,7 +268,7 @@ def main():
     ap.add_argument("--only", default=None)
     ap.add_argument("--keep", default=None)
     a = ap.parse_args()
-    opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop"]
+    opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "rprop", "asgd"]
     if hasattr(torch.optim, "Muon"):
         opts.append("muon")
     if hasattr(torch.optim, "Adafactor"):

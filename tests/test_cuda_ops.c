@@ -442,6 +442,8 @@ static int rule_cases(rule_case *out)
     ADD("af-var-sq", OB_RULE_AF_VAR, 0, 0, r->c[0] = 1.0f);
     ADD("af-vec", OB_RULE_AF_VEC, 1, 1, r->eps = 1e-3f);
     ADD("af-apply", OB_RULE_AF_APPLY, 1, 0, r->weight_decay = 0.1f);
+    ADD("rprop", OB_RULE_RPROP, 2, 1, r->c[0] = 1.2f; r->c[1] = 0.5f; r->c[2] = 1e-6f; r->c[3] = 50.0f);
+    ADD("asgd", OB_RULE_ASGD, 1, 0, r->c[0] = 1e-4f; r->weight_decay = 0.01f);
 #undef ADD
     return n;
 }

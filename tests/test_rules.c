@@ -350,6 +350,49 @@ static void test_adafactor_rules(void)
     CHECK_NEAR(dst.c[0], 1e-3 * 0.05, 1e-10);
 }
 
+/* torch.optim.Rprop: grow on the same sign, shrink and hold on a flip, the
+ * bounds; torch.optim.ASGD: the decayed step and the average past t0. */
+static void test_rprop_asgd(void)
+{
+    ob_rule r = rule(OB_RULE_RPROP);
+    r.c[0] = 1.2f; /* etaplus */
+    r.c[1] = 0.5f; /* etaminus */
+    r.c[2] = 1e-6f;
+    r.c[3] = 0.05f;
+    float p = 1, prev = 0, st = 0.01f;
+    ob_rule_rprop(&r, &p, 0.3f, &prev, &st); /* first step: prev 0, factor 1 */
+    CHECK_NEAR(p, 0.99, 1e-7);
+    CHECK(st == 0.01f && prev == 0.3f);
+    ob_rule_rprop(&r, &p, 0.2f, &prev, &st); /* same sign: 0.012 */
+    CHECK_NEAR(st, 0.012, 1e-9);
+    CHECK_NEAR(p, 0.978, 1e-7);
+    ob_rule_rprop(&r, &p, -0.5f, &prev, &st); /* a flip: 0.006, no move, prev 0 */
+    CHECK_NEAR(st, 0.006, 1e-9);
+    CHECK_NEAR(p, 0.978, 1e-7);
+    CHECK(prev == 0.0f);
+    ob_rule_rprop(&r, &p, -0.5f, &prev, &st); /* after the flip: factor 1, moves up */
+    CHECK_NEAR(st, 0.006, 1e-9);
+    CHECK_NEAR(p, 0.984, 1e-7);
+    st = 0.049f;
+    ob_rule_rprop(&r, &p, -0.5f, &prev, &st); /* grows past the bound: 0.05 */
+    CHECK(st == 0.05f);
+
+    ob_rule a = rule(OB_RULE_ASGD);
+    a.c[0] = 0.1f; /* lambd */
+    a.weight_decay = 0.5f;
+    ob_rule_step s = step(0.1f, 3);
+    s.c[0] = 0.2f; /* eta */
+    s.c[1] = 1.0f; /* mu: ax follows p */
+    float q = 2, ax = 7;
+    ob_rule_asgd(&a, &s, &q, 1.0f, &ax); /* g = 2; q = 2 * 0.98 - 0.4 */
+    CHECK_NEAR(q, 1.56, 1e-6);
+    CHECK(ax == q);
+    s.c[1] = 0.25f; /* past t0: ax += (p - ax) / 4 */
+    ax = 1.0f;
+    ob_rule_asgd(&a, &s, &q, 1.0f, &ax);
+    CHECK_NEAR(ax, 1.0 + (q - 1.0) * 0.25, 1e-6);
+}
+
 /* ob_rule_apply (what the CUDA kernel calls) does what the direct calls do. */
 static void test_dispatch(void)
 {
@@ -395,6 +438,8 @@ static void test_dispatch(void)
         case OB_RULE_AF_VAR: ob_rule_af_var(&r, &s, &pb, 0.4f); break; /* Adafactor's rules too */
         case OB_RULE_AF_VEC: ob_rule_af_vec(&r, &pb, 0.4f, &b0); break;
         case OB_RULE_AF_APPLY: ob_rule_af_apply(&r, &s, &pb, &b0); break;
+        case OB_RULE_RPROP: ob_rule_rprop(&r, &pb, g, &b0, &b1); break;
+        case OB_RULE_ASGD: ob_rule_asgd(&r, &s, &pb, g, &b0); break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);
@@ -409,6 +454,7 @@ int main(void)
     test_lion_and_matrix();
     test_soap_rules();
     test_adafactor_rules();
+    test_rprop_asgd();
     test_dispatch();
     test_schedule_free_rule();
     test_schedule_free_sgd_rule();

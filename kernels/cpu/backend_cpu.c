@@ -288,6 +288,8 @@ static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, f
     case OB_RULE_AF_VAR: RULE_LOOP(ob_rule_af_var(&r, &step, &p[i], g[i]));
     case OB_RULE_AF_VEC: RULE_LOOP(ob_rule_af_vec(&r, &p[i], g[i], &s0[i]));
     case OB_RULE_AF_APPLY: RULE_LOOP(ob_rule_af_apply(&r, &step, &p[i], &s0[i]));
+    case OB_RULE_RPROP: RULE_LOOP(ob_rule_rprop(&r, &p[i], g[i] * clip, &s0[i], &s1[i]));
+    case OB_RULE_ASGD: RULE_LOOP(ob_rule_asgd(&r, &step, &p[i], g[i] * clip, &s0[i]));
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;

@@ -315,6 +315,34 @@ static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int
     return r;
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median first training loss of workload w's runs (NaN when none). */
+static double initial_loss(const ob_dataset *d, int w)
+{
+    double *v = malloc((size_t)(d->n ? d->n : 1) * sizeof *v);
+    int n = 0;
+    for (int i = 0; v && i < d->n; i++)
+        if (d->runs[i].wl == w && d->runs[i].n_curve > 0 && isfinite(d->runs[i].c_loss[0]))
+            v[n++] = d->runs[i].c_loss[0];
+    double m = NAN;
+    if (n) {
+        qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+        m = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    }
+    free(v);
+    return m;
+}
+
+/* Final losses above OFF_SCALE x the initial loss (an optimizer that made
+ * things worse) would squeeze every other line into the bottom of the lr
+ * figure: the y axis stops there, and such points are marked at the top. */
+#define OFF_SCALE 1.5
+
 static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                         const char *slug, ob_figures *out, ob_err *e)
 {
@@ -328,6 +356,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     char stem[300], wq[512];
     snprintf(stem, sizeof stem, "lr_%s", slug);
     gp_str(d->wl_labels[w], wq, sizeof wq);
+    const double init = initial_loss(d, w);
+    double cap = NAN; /* the top of the data area when some points lie above it */
+    if (init > 0 && r.hi > OFF_SCALE * init && r.lo < OFF_SCALE * init) {
+        cap = OFF_SCALE * init;
+        r.hi = cap;
+    }
     int logy = spans_decades(&r);
     script sc;
     OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
@@ -360,6 +394,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         double frac = 0.05 + mark_step * rows;
         fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
     }
+    if (!isnan(cap)) {
+        /* a fixed top takes no offsets: the strip's room is added here */
+        double frac = any_div ? 0.05 + mark_step * 8 : 0.03;
+        double top = logy ? cap * pow(cap / r.lo, frac / (1 - frac)) : cap + (cap - r.lo) * frac / (1 - frac);
+        fprintf(f, "set yrange [*:%.9g]\nCAP = %.9g\n", top, cap);
+    }
     fprintf(f, "plot \\\n");
     int first = 1, nth = 0;
     for (int k = 0; k < s->n_g; k++) {
@@ -375,6 +415,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                 first ? "" : ", \\\n", oq, lt, oq, lt, oq, oq, lt, oq, mark_y, lt);
+        int above = 0;
+        for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap;
+        if (above)
+            fprintf(f,
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $7 > CAP ? CAP : NaN) with points lt %d "
+                    "pt 9 ps (2 * PS) notitle",
+                    oq, lt);
         if (g->confirm_lr == g->best_lr && g->n_confirm) {
             /* the fresh seeds' median at the best lr, the bar from the best to
              * the worst that did not diverge (confirm.csv: 7 median, 8 min, 26
@@ -395,6 +442,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     }
     if (any_div)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: a seed diverged\"");
+    if (!isnan(cap))
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 9 ps (2 * PS) title \"triangle: off the scale\"");
     if (any_conf)
         /* a legend entry alone (yerrorbars takes no function: keyentry, gnuplot 5.4) */
         fprintf(f, ", \\\n  keyentry with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
@@ -403,8 +452,11 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     add_fig(out, stem, w, "Learning-rate sensitivity",
             "Final training loss (mean over the last 10%% of steps) against the learning rate, "
             "one line per optimizer: the median over seeds, with a band from the best to the worst "
-            "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s A flat, "
+            "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s%s A flat, "
             "wide valley means the optimizer is easy to tune.",
+            !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the median first loss of the "
+                          "workload's runs): a learning rate whose median final loss lies above, worse than "
+                          "where training started, is a triangle at the top edge; lr_sweep.csv has its value." : "",
             any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
                        "sweep (its bar from the best to the worst of those that did not diverge; one that "
                        "diverged is an x along the top, as in the sweep): a star above its circle shows how much "

@@ -6,7 +6,8 @@
 #   2. ctest -L cuda (every op and 20-step trajectories, CUDA against the CPU),
 #      or the carried test_cuda_* programs;
 #   3. optbench bench-step for sgd, adamw, lion, muon, root at 1M, 100M and 1B
-#      parameters and with 1000 small tensors; the elementwise ones also with
+#      parameters and with 1000 small tensors (soap and adafactor at 1M and
+#      1000 small tensors); the elementwise ones also with
 #      train.on_nonfinite=none (statistics summed inside the update), Muon and
 #      ROOT also with Newton-Schulz on TF32 / bf16 tensor cores
 #      (OPTBENCH_MATMUL_PRECISION);
@@ -245,6 +246,12 @@ if ((GPU_OK)); then
     bench "$opt-1M" 40 --optimizer "$opt" --shape 1000x1000
     bench "$opt-1000x64x64" 60 --optimizer "$opt" --tensors 1000 --shape 64x64
     bench "$opt-100M" 90 --optimizer "$opt" --tensors 96 --shape 1024x1024
+  done
+  # the preconditioned optimizers, new since the last run on a GPU (tensor by
+  # tensor: launch-bound on small tensors)
+  for opt in soap adafactor; do
+    bench "$opt-1M" 40 --optimizer "$opt" --shape 1000x1000
+    bench "$opt-1000x64x64" 40 --optimizer "$opt" --tensors 1000 --shape 64x64
   done
   # Newton-Schulz products on tensor cores: TF32, and bf16 (torch.optim.Muon's precision)
   BENCH_ENV=(OPTBENCH_MATMUL_PRECISION=high)

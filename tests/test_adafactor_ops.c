@@ -8,24 +8,13 @@
 #include <string.h>
 
 #include "check.h"
+#include "dev_io.h"
 #include "core/rng.h"
 #include "kernels/backend.h"
 
 static ob_device dev;
 static ob_err err;
 
-static float *dput(const float *h, int64_t n)
-{
-    float *p = NULL;
-    CHECK_OK(ob_dev_alloc(&dev, (size_t)(n > 0 ? n : 1) * sizeof(float), (void **)&p, &err), &err);
-    if (p && h && n > 0) CHECK_OK(dev.ops->upload(&dev, p, h, (size_t)n * sizeof(float), &err), &err);
-    return p;
-}
-
-static void dget(float *h, const float *p, int64_t n)
-{
-    if (n > 0) CHECK_OK(dev.ops->download(&dev, h, p, (size_t)n * sizeof(float), &err), &err);
-}
 
 static void randn(float *x, int64_t n, uint64_t seed, float scale)
 {
@@ -50,11 +39,11 @@ static void test_sumsq(void)
         int64_t B = shapes[k][0], R = shapes[k][1], C = shapes[k][2], tot = B * R * C;
         float *h = malloc((size_t)tot * sizeof *h), *got = malloc((size_t)(B * R + B * C) * sizeof *got);
         randn(h, tot, 100 + k, 2.0f);
-        float *dx = dput(h, tot), *dr = dput(NULL, B * R), *dc = dput(NULL, B * C);
+        float *dx = dev_put(&dev, h, tot), *dr = dev_put(&dev, NULL, B * R), *dc = dev_put(&dev, NULL, B * C);
         const float ar = 1.0f / (float)C, ac = 1.0f / (float)R;
         /* rows of x seen as (B * R, C) */
         CHECK_OK(dev.ops->rows_sumsq(&dev, dx, B * R, C, ar, dr, &err), &err);
-        dget(got, dr, B * R);
+        dev_get(&dev, got, dr, B * R);
         int bad = 0;
         for (int64_t r = 0; r < B * R && !bad; r++) {
             double s = 0;
@@ -67,7 +56,7 @@ static void test_sumsq(void)
         }
         CHECK_MSG(!bad, "rows_sumsq (%lld, %lld)", (long long)(B * R), (long long)C);
         CHECK_OK(dev.ops->cols_sumsq(&dev, dx, B, R, C, ac, dc, &err), &err);
-        dget(got, dc, B * C);
+        dev_get(&dev, got, dc, B * C);
         bad = 0;
         for (int64_t b = 0; b < B && !bad; b++)
             for (int64_t c = 0; c < C && !bad; c++) {
@@ -82,7 +71,7 @@ static void test_sumsq(void)
         CHECK_MSG(!bad, "cols_sumsq (%lld, %lld, %lld)", (long long)B, (long long)R, (long long)C);
         /* x unchanged */
         float *hb = malloc((size_t)tot * sizeof *hb);
-        dget(hb, dx, tot);
+        dev_get(&dev, hb, dx, tot);
         CHECK_MSG(memcmp(hb, h, (size_t)tot * sizeof *h) == 0, "the sums changed x");
         free(hb);
         ob_dev_free(&dev, dx);
@@ -133,11 +122,11 @@ static void check_precond(const float *g, const float *row, const float *col, in
                           float eps1, const char *what, int want_mclamp, int want_vclamp)
 {
     int64_t tot = B * R * C;
-    float *dg = dput(g, tot), *drow = dput(row, B * R), *dcol = dput(col, B * C), *du = dput(NULL, tot);
+    float *dg = dev_put(&dev, g, tot), *drow = dev_put(&dev, row, B * R), *dcol = dev_put(&dev, col, B * C), *du = dev_put(&dev, NULL, tot);
     float *u = malloc((size_t)tot * sizeof *u), *gb = malloc((size_t)tot * sizeof *gb);
     CHECK_OK(dev.ops->adafactor_precond(&dev, dg, drow, dcol, B, R, C, eps1, du, &err), &err);
-    dget(u, du, tot);
-    dget(gb, dg, tot);
+    dev_get(&dev, u, du, tot);
+    dev_get(&dev, gb, dg, tot);
     CHECK_MSG(memcmp(gb, g, (size_t)tot * sizeof *g) == 0, "adafactor_precond %s: g changed", what);
     int64_t nm = 0, nv = 0;
     double w = precond_err(g, row, col, B, R, C, eps1, u, &nm, &nv);
@@ -198,7 +187,7 @@ static void check_scale(float sqp, float squ, int64_t numel, float d, float lr, 
     memset(&dst, 0x5a, sizeof dst);
     const float sq[2] = {sqp, squ};
     ob_rule_step *ds = NULL, *dd = NULL;
-    float *dsq = dput(sq, 2);
+    float *dsq = dev_put(&dev, sq, 2);
     CHECK_OK(ob_dev_alloc(&dev, sizeof src, (void **)&ds, &err), &err);
     CHECK_OK(ob_dev_alloc(&dev, sizeof dst, (void **)&dd, &err), &err);
     CHECK_OK(dev.ops->upload(&dev, ds, &src, sizeof src, &err), &err);

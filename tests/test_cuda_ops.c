@@ -45,6 +45,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "dev_io.h"
 #include "core/layout.h"
 #include "core/rng.h"
 #include "kernels/backend.h"
@@ -55,28 +56,6 @@ static ob_device cpu, gpu;
 static ob_err err;
 
 /* ---- helpers ----------------------------------------------------------------------- */
-
-static float *dev_put(ob_device *d, const float *h, int64_t n)
-{
-    float *p = NULL;
-    if (ob_dev_alloc(d, (size_t)(n > 0 ? n : 1) * sizeof(float), (void **)&p, &err) != OB_OK) {
-        fprintf(stderr, "alloc failed: %s\n", err.msg);
-        exit(1);
-    }
-    if (h && n > 0 && d->ops->upload(d, p, h, (size_t)n * sizeof(float), &err) != OB_OK) {
-        fprintf(stderr, "upload failed: %s\n", err.msg);
-        exit(1);
-    }
-    return p;
-}
-
-static void dev_get(ob_device *d, float *h, const float *p, int64_t n)
-{
-    if (d->ops->download(d, h, p, (size_t)n * sizeof(float), &err) != OB_OK) {
-        fprintf(stderr, "download failed: %s\n", err.msg);
-        exit(1);
-    }
-}
 
 static void randn(float *x, int64_t n, uint64_t seed, float scale)
 {

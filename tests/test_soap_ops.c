@@ -7,24 +7,13 @@
 #include <string.h>
 
 #include "check.h"
+#include "dev_io.h"
 #include "core/rng.h"
 #include "kernels/backend.h"
 
 static ob_device dev;
 static ob_err err;
 
-static float *dput(const float *h, int64_t n)
-{
-    float *p = NULL;
-    CHECK_OK(ob_dev_alloc(&dev, (size_t)(n > 0 ? n : 1) * sizeof(float), (void **)&p, &err), &err);
-    if (p && h && n > 0) CHECK_OK(dev.ops->upload(&dev, p, h, (size_t)n * sizeof(float), &err), &err);
-    return p;
-}
-
-static void dget(float *h, const float *p, int64_t n)
-{
-    if (n > 0) CHECK_OK(dev.ops->download(&dev, h, p, (size_t)n * sizeof(float), &err), &err);
-}
 
 static void randn(float *x, int64_t n, uint64_t seed)
 {
@@ -58,12 +47,12 @@ static void test_swap01(void)
         for (int64_t a = 0; a < A; a++)
             for (int64_t i = 0; i < n; i++)
                 for (int64_t b = 0; b < B; b++) want[(i * A + a) * B + b] = h[(a * n + i) * B + b];
-        float *src = dput(h, tot), *dst = dput(NULL, tot);
+        float *src = dev_put(&dev, h, tot), *dst = dev_put(&dev, NULL, tot);
         CHECK_OK(dev.ops->swap01(&dev, dst, src, A, n, B, &err), &err);
-        dget(got, dst, tot);
+        dev_get(&dev, got, dst, tot);
         CHECK_MSG(memcmp(got, want, (size_t)tot * sizeof *got) == 0, "swap01 (%lld, %lld, %lld) differs",
                   (long long)A, (long long)n, (long long)B);
-        dget(got, src, tot);
+        dev_get(&dev, got, src, tot);
         CHECK_MSG(memcmp(got, h, (size_t)tot * sizeof *got) == 0, "swap01 changed src");
         ob_dev_free(&dev, src);
         ob_dev_free(&dev, dst);
@@ -79,10 +68,10 @@ static void check_eig(const float *A, int n, const char *what)
 {
     size_t nn = (size_t)n * n;
     float *S = malloc(nn * sizeof *S), *Ab = malloc(nn * sizeof *Ab);
-    float *dA = dput(A, (int64_t)nn), *dS = dput(NULL, (int64_t)nn);
+    float *dA = dev_put(&dev, A, (int64_t)nn), *dS = dev_put(&dev, NULL, (int64_t)nn);
     CHECK_OK(dev.ops->sym_eigvecs(&dev, n, dA, dS, &err), &err);
-    dget(S, dS, (int64_t)nn);
-    dget(Ab, dA, (int64_t)nn);
+    dev_get(&dev, S, dS, (int64_t)nn);
+    dev_get(&dev, Ab, dA, (int64_t)nn);
     CHECK_MSG(memcmp(Ab, A, nn * sizeof *A) == 0, "sym_eigvecs %s n=%d: A changed", what, n);
     double oe = orth_err(S, n);
     CHECK_MSG(oe < 1e-5, "sym_eigvecs %s n=%d: |S S^T - I| = %g", what, n, oe);
@@ -153,11 +142,11 @@ static void test_sym_eigvecs(void)
     const int n = 4097;
     float *D = calloc((size_t)n * n, sizeof *D);
     for (int i = 0; i < n; i++) D[(size_t)i * n + i] = 1.0f + (float)i / n;
-    float *dA = dput(D, (int64_t)n * n), *dS = dput(NULL, (int64_t)n * n);
+    float *dA = dev_put(&dev, D, (int64_t)n * n), *dS = dev_put(&dev, NULL, (int64_t)n * n);
     ob_status st = dev.ops->sym_eigvecs(&dev, n, dA, dS, &err);
     CHECK_MSG(st == OB_OK, "sym_eigvecs n = %d: %s", n, err.msg);
     if (st == OB_OK) {
-        dget(D, dS, (int64_t)n * n);
+        dev_get(&dev, D, dS, (int64_t)n * n);
         double worst = 0;
         for (int j = 0; j < n; j++) worst = fmax(worst, fabs(fabs(D[(size_t)j * n + (n - 1 - j)]) - 1.0));
         CHECK_MSG(worst < 1e-5, "n = %d: the eigenvectors of a diagonal matrix are off by %g", n, worst);
@@ -177,10 +166,10 @@ static void test_qr_orth(void)
         size_t nn = (size_t)n * n;
         float *W = malloc(nn * sizeof *W), *S = malloc(nn * sizeof *S), *Wb = malloc(nn * sizeof *Wb);
         randn(W, (int64_t)nn, 60 + k);
-        float *dW = dput(W, (int64_t)nn), *dS = dput(NULL, (int64_t)nn);
+        float *dW = dev_put(&dev, W, (int64_t)nn), *dS = dev_put(&dev, NULL, (int64_t)nn);
         CHECK_OK(dev.ops->qr_orth(&dev, n, dW, dS, &err), &err);
-        dget(S, dS, (int64_t)nn);
-        dget(Wb, dW, (int64_t)nn);
+        dev_get(&dev, S, dS, (int64_t)nn);
+        dev_get(&dev, Wb, dW, (int64_t)nn);
         CHECK_MSG(memcmp(Wb, W, nn * sizeof *W) == 0, "qr_orth n=%d: W changed", n);
         double oe = orth_err(S, n);
         CHECK_MSG(oe < 1e-5, "qr_orth n=%d: |S S^T - I| = %g", n, oe);
@@ -264,7 +253,7 @@ static void check_order(int n, const double *v, uint64_t seed, const char *what)
     }
     int32_t *perm = NULL;
     CHECK_OK(ob_dev_alloc(&dev, (size_t)n * sizeof *perm, (void **)&perm, &err), &err);
-    float *dS = dput(S, (int64_t)nn), *dT = dput(T, (int64_t)nn);
+    float *dS = dev_put(&dev, S, (int64_t)nn), *dT = dev_put(&dev, T, (int64_t)nn);
     int32_t *hp = malloc((size_t)n * sizeof *hp);
     for (int j = 0; j < n; j++) hp[j] = -1;
     CHECK_OK(dev.ops->eig_order(&dev, n, dS, dT, perm, &err), &err);

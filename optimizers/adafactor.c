@@ -142,14 +142,6 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     return OB_OK;
 }
 
-/* An elementwise rule with at most one state role, through the guard. */
-static ob_status ew(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g, float *s0,
-                    int64_t n, ob_err *e)
-{
-    float *st[OB_RULE_MAX_STATE] = {s0, NULL, NULL};
-    return o->dev->ops->elementwise_step(o->dev, r, step, o->stats_dev, p, g, st, n, e);
-}
-
 static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)
 {
     ob_group *gr = &o->group[g];
@@ -162,7 +154,7 @@ static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *
         const ob_tensor *t = &o->layout->t[at->index];
         const int64_t numel = t->numel;
         float *p = params + t->offset, *gc = ap->w[0], *u = ap->w[3];
-        OB_TRY(ew(o, gr->step_dev, &ap->copy_clip, gc, grads + t->offset, NULL, numel, e));
+        OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->copy_clip, gc, grads + t->offset, NULL, numel, e));
         OB_TRY(ops->dot(dev, numel, p, p, &ap->sq[0], e)); /* RMS(p) before the decay */
         float *v = gr->aux + at->v_off;
         if (at->factored) {
@@ -170,16 +162,16 @@ static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *
             const int64_t nr = at->batch * at->R, nc = at->batch * at->C;
             OB_TRY(ops->rows_sumsq(dev, gc, nr, at->C, 1.0f / (float)at->C, ap->w[1], e));
             OB_TRY(ops->cols_sumsq(dev, gc, at->batch, at->R, at->C, 1.0f / (float)at->R, ap->w[2], e));
-            OB_TRY(ew(o, gr->step_dev, &ap->var, row, ap->w[1], NULL, nr, e));
-            OB_TRY(ew(o, gr->step_dev, &ap->var, col, ap->w[2], NULL, nc, e));
+            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->var, row, ap->w[1], NULL, nr, e));
+            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->var, col, ap->w[2], NULL, nc, e));
             OB_TRY(ops->adafactor_precond(dev, gc, row, col, at->batch, at->R, at->C, eps1, u, e));
         } else {
-            OB_TRY(ew(o, gr->step_dev, &ap->var_sq, v, gc, NULL, numel, e));
-            OB_TRY(ew(o, gr->step_dev, &ap->vec, u, gc, v, numel, e));
+            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->var_sq, v, gc, NULL, numel, e));
+            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->vec, u, gc, v, numel, e));
         }
         OB_TRY(ops->dot(dev, numel, u, u, &ap->sq[1], e));
         OB_TRY(ops->adafactor_scale(dev, gr->step_dev, ap->sq, numel, d, &ap->tstep[i], e));
-        OB_TRY(ew(o, &ap->tstep[i], &ap->apply, p, grads + t->offset, u, numel, e));
+        OB_TRY(ob_optim_ew(o, &ap->tstep[i], &ap->apply, p, grads + t->offset, u, numel, e));
     }
     return OB_OK;
 }

@@ -143,6 +143,11 @@ double ob_optim_train_hp(const ob_optim *o, const char *name);
  * (decoupled when the optimizer has decoupled_weight_decay set), two state
  * roles. */
 void ob_optim_beta_rule(const ob_optim *o, int kind, ob_rule *r);
+/* For a group with its own step: rule r (at most one state role, s0) over n
+ * elements with the per-step scalars step (device memory), through the
+ * guard: nothing happens on a step the guard skips. */
+ob_status ob_optim_ew(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g, float *s0,
+                      int64_t n, ob_err *e);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
 

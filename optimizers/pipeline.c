@@ -571,6 +571,13 @@ static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, con
     return OB_OK;
 }
 
+ob_status ob_optim_ew(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g, float *s0,
+                      int64_t n, ob_err *e)
+{
+    float *st[OB_RULE_MAX_STATE] = {s0, NULL, NULL};
+    return o->dev->ops->elementwise_step(o->dev, r, step, o->stats_dev, p, g, st, n, e);
+}
+
 /* Copy params, every state role and the spike guard's window into the
  * snapshot (to = 1) or back: after a rollback the window is the one of the
  * restored step, so the restored step's level of loss is no spike. */

@@ -221,14 +221,6 @@ static ob_status soap_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     return OB_OK;
 }
 
-/* An elementwise rule with at most one state role, through the guard. */
-static ob_status ew(ob_optim *o, ob_group *gr, const ob_rule *r, float *p, const float *g, float *s0, int64_t n,
-                    ob_err *e)
-{
-    float *st[OB_RULE_MAX_STATE] = {s0, NULL, NULL};
-    return o->dev->ops->elementwise_step(o->dev, r, gr->step_dev, o->stats_dev, p, g, st, n, e);
-}
-
 /* dst = src x_k Q_k^T (forward: Y_a = S X_a, X_a the (n, B) slab a) or
  * src x_k Q_k (back: Y_a = S^T X_a). */
 static ob_status mode_product(ob_device *dev, const soap_mode *md, const float *S, const float *src, float *dst,
@@ -302,7 +294,7 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
     const ob_tensor *t = &o->layout->t[st->index];
     const int64_t numel = t->numel;
     float *g = sp->w[0];
-    OB_TRY(ew(o, gr, &sp->copy_clip, g, grads + t->offset, NULL, numel, e));
+    OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->copy_clip, g, grads + t->offset, NULL, numel, e));
     float *m = gr->state[0] + (t->offset - gr->begin), *v = gr->state[1] + (t->offset - gr->begin);
     if (adam_k >= 1) {
         const float *r;
@@ -311,7 +303,7 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
         OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, sp->w[3], r, mv, numel, e));
         const float *u;
         OB_TRY(project(o, gr, st, sp->w[3], sp->w[1], sp->w[2], 1, &u, e));
-        OB_TRY(ew(o, gr, &sp->apply, params + t->offset, grads + t->offset, (float *)u, numel, e));
+        OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->apply, params + t->offset, grads + t->offset, (float *)u, numel, e));
     }
     if (st->n_pre == 0) return OB_OK;
     /* m in the tensor's basis while the bases change */
@@ -326,10 +318,10 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
         const int64_t nn = md->n * md->n;
         float *L = gr->aux + md->l_off, *S = gr->aux + md->s_off;
         OB_TRY(mode_gram(dev, md, g, sp->w[4], sp->m[0], e));
-        OB_TRY(ew(o, gr, &sp->lerp, L, sp->m[0], NULL, nn, e));
+        OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->lerp, L, sp->m[0], NULL, nn, e));
         if (adam_k == 0) {
             OB_TRY(ops->sym_eigvecs(dev, (int)md->n, L, sp->m[1], e));
-            OB_TRY(ew(o, gr, &sp->commit, S, sp->m[1], NULL, nn, e));
+            OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->commit, S, sp->m[1], NULL, nn, e));
         } else if (refresh) {
             const int n = (int)md->n;
             /* T = S L: row j is (L q_j)^T */
@@ -338,14 +330,14 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
             OB_TRY(ops->rows_gather(dev, sp->m[2], sp->m[1], sp->perm, n, n, e)); /* (L Q)[:, perm], column-major */
             OB_TRY(ops->qr_orth(dev, n, sp->m[2], sp->m[0], e));
             OB_TRY(permute_mode(dev, md, sp->perm, v, sp->w[4], sp->w[5], sp->w[1], e));
-            OB_TRY(ew(o, gr, &sp->commit, v, sp->w[1], NULL, numel, e));
-            OB_TRY(ew(o, gr, &sp->commit, S, sp->m[0], NULL, nn, e));
+            OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->commit, v, sp->w[1], NULL, numel, e));
+            OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->commit, S, sp->m[0], NULL, nn, e));
         }
     }
     if (refresh) {
         const float *fwd;
         OB_TRY(project(o, gr, st, sp->w[3], sp->w[1], sp->w[2], 0, &fwd, e));
-        OB_TRY(ew(o, gr, &sp->commit, m, fwd, NULL, numel, e));
+        OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->commit, m, fwd, NULL, numel, e));
     }
     return OB_OK;
 }

@@ -315,32 +315,23 @@ static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int
     return r;
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* The median first training loss of workload w's runs (NaN when none). */
+/* The largest first training loss of workload w's runs that did not
+ * diverge (NaN when none): the worst point any of them started from. */
 static double initial_loss(const ob_dataset *d, int w)
 {
-    double *v = malloc((size_t)(d->n ? d->n : 1) * sizeof *v);
-    int n = 0;
-    for (int i = 0; v && i < d->n; i++)
-        if (d->runs[i].wl == w && d->runs[i].n_curve > 0 && isfinite(d->runs[i].c_loss[0]))
-            v[n++] = d->runs[i].c_loss[0];
     double m = NAN;
-    if (n) {
-        qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-        m = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    for (int i = 0; i < d->n; i++) {
+        const ob_rrun *r = &d->runs[i];
+        if (r->wl == w && !r->diverged && r->n_curve > 0 && isfinite(r->c_loss[0]) && !(r->c_loss[0] <= m))
+            m = r->c_loss[0];
     }
-    free(v);
     return m;
 }
 
-/* Final losses above OFF_SCALE x the initial loss (an optimizer that made
- * things worse) would squeeze every other line into the bottom of the lr
- * figure: the y axis stops there, and such points are marked at the top. */
+/* Median final losses above OFF_SCALE x the initial loss (an optimizer that
+ * made things worse than any run started) would squeeze every other line
+ * into the bottom of the lr figure: the y axis stops there, and such points
+ * are marked at the top. */
 #define OFF_SCALE 1.5
 
 static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
@@ -357,11 +348,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     snprintf(stem, sizeof stem, "lr_%s", slug);
     gp_str(d->wl_labels[w], wq, sizeof wq);
     const double init = initial_loss(d, w);
-    double cap = NAN; /* the top of the data area when some points lie above it */
-    if (init > 0 && r.hi > OFF_SCALE * init && r.lo < OFF_SCALE * init) {
-        cap = OFF_SCALE * init;
-        r.hi = cap;
-    }
+    double cap = NAN; /* the top of the data area when some lr's median lies above it */
+    if (init > 0 && r.lo < OFF_SCALE * init)
+        for (int k = 0; k < s->n_g && isnan(cap); k++)
+            for (int i = 0; s->g[k].wl == w && i < s->g[k].n_lr; i++)
+                if (isfinite(s->g[k].lrs[i].med) && s->g[k].lrs[i].med > OFF_SCALE * init) cap = OFF_SCALE * init;
+    if (!isnan(cap)) r.hi = cap;
     int logy = spans_decades(&r);
     script sc;
     OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
@@ -416,10 +408,10 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                 first ? "" : ", \\\n", oq, lt, oq, lt, oq, oq, lt, oq, mark_y, lt);
         int above = 0;
-        for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap;
+        for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap && isfinite(g->lrs[i].med);
         if (above)
             fprintf(f,
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $7 > CAP ? CAP : NaN) with points lt %d "
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $7 > CAP && $7 < 1e308 ? CAP : NaN) with points lt %d "
                     "pt 9 ps (2 * PS) notitle",
                     oq, lt);
         if (g->confirm_lr == g->best_lr && g->n_confirm) {
@@ -454,9 +446,10 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "one line per optimizer: the median over seeds, with a band from the best to the worst "
             "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s%s A flat, "
             "wide valley means the optimizer is easy to tune.",
-            !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the median first loss of the "
-                          "workload's runs): a learning rate whose median final loss lies above, worse than "
-                          "where training started, is a triangle at the top edge; lr_sweep.csv has its value." : "",
+            !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
+                          "workload's runs that did not diverge): a learning rate whose median final loss is "
+                          "finite but above it, worse than where any run started, is a triangle at the top "
+                          "edge; lr_sweep.csv has its value." : "",
             any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
                        "sweep (its bar from the best to the worst of those that did not diverge; one that "
                        "diverged is an x along the top, as in the sweep): a star above its circle shows how much "

@@ -419,9 +419,10 @@ static void test_no_hp_sweep(const char *db, const char *dir)
 
 /* An optimizer whose final loss lies far above where training started (rprop
  * on bert-tiny) would squeeze every other line of the lr figure into its
- * bottom: the y axis stops at 1.5 x the initial loss (the median first loss of
- * the workload's runs) and the lr whose median is above it is a triangle at
- * the top edge, for that optimizer only. Without such a point: no cap. */
+ * bottom: the y axis stops at 1.5 x the initial loss (the largest first loss
+ * of the runs that did not diverge) and the lr whose median is above it is a
+ * triangle at the top edge, for that optimizer only. Without such a point:
+ * no cap. */
 static void test_lr_off_scale(const char *dir, int have_gnuplot)
 {
     char db[600], out[600];
@@ -435,22 +436,32 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     CHECK_OK(ob_store_begin_benchmark(s, "offscale", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e),
              &e);
     /* curves L(t) = final + max(0, T - t) / 2: first losses 6 and 6.2 (good),
-     * 7 and 50 (bad: final 50 at lr 0.01); median 6.6, cap 9.9 */
+     * 6 (set below: it rose to a final 20 at lr 0.01) and 7 (bad), 100 and 100
+     * (gone: diverged at both lrs, not counted; its median is infinite: an x,
+     * no triangle); the largest first loss 7, the cap 10.5 */
     const struct {
-        const char *opt;
+        const char *opt, *status;
         double lr, final, T;
-    } rows[] = {{"good", 0.01, 1.0, 10}, {"good", 0.1, 1.2, 10}, {"bad", 0.01, 50, 0}, {"bad", 0.1, 2.0, 10}};
-    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
-        fx_add(s, bench, &(fx_run){"w", rows[i].opt, NULL, rows[i].lr, 0, "done", rows[i].final, rows[i].T, 1.0,
-                                   1.5, 4096, 0, 1.5, NAN, 0});
+    } rows[] = {{"good", "done", 0.01, 1.0, 10}, {"good", "done", 0.1, 1.2, 10}, {"bad", "done", 0.01, 20, 0},
+                {"bad", "done", 0.1, 2.0, 10},   {"gone", "diverged", 0.01, 0, 0}, {"gone", "diverged", 0.1, 0, 0}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        int64_t id = fx_add(s, bench, &(fx_run){"w", rows[i].opt, NULL, rows[i].lr, 0, rows[i].status, rows[i].final,
+                                                rows[i].T, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+        if (i == 2) { /* bad at lr 0.01 started at 6 like the others and ended at 20 */
+            char sql[128];
+            snprintf(sql, sizeof sql, "UPDATE curves SET loss = 6 WHERE run_id = %lld AND step = 0", (long long)id);
+            CHECK(sqlite3_exec(ob_store_db(s), sql, NULL, NULL, NULL) == SQLITE_OK);
+        }
+    }
     ob_store_finish_benchmark(s, bench, &e);
     ob_store_close(s);
     ob_report_result res;
     CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
     CHECK(res.n_render_failed == 0);
     char *gp = slurp(out, "lr_w.gp");
-    CHECK(gp && strstr(gp, "CAP = 9.9\n") && strstr(gp, "set yrange [*:"));
-    CHECK(gp && count_of(gp, "$7 > CAP ? CAP : NaN") == 1 && strstr(gp, "sel(\"bad\") && $7 > CAP"));
+    CHECK(gp && strstr(gp, "CAP = 10.5\n") && strstr(gp, "set yrange [*:"));
+    CHECK(gp && count_of(gp, "$7 > CAP && $7 < 1e308 ? CAP : NaN") == 1 && strstr(gp, "sel(\"bad\") && $7 > CAP"));
+    CHECK(gp && strstr(gp, "title \"x at the top: a seed diverged\""));
     CHECK(gp && strstr(gp, "title \"triangle: off the scale\""));
     free(gp);
     char *md = slurp(out, "summary.md");

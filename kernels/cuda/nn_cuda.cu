@@ -421,7 +421,8 @@ static ob_status cu_heads_merge(ob_device *dev, float *dst, const float *src, in
 /* ---- row softmax: one warp per row ----------------------------------------------------------------- */
 
 /* One warp per row: the max over the warp (exact), the exps spread over the
- * warp, their float sum by lane 0 in column order (the CPU's bits). */
+ * warp, their float sum per lane in column order, then the warp's fixed tree
+ * (repeatable; within rounding of the CPU's column-order sum). */
 static __global__ void softmax_fwd_kernel(float *__restrict__ x, int R, int L)
 {
     int r = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x & 31;

@@ -24,6 +24,36 @@ if [ "${1:-}" = --prebuilt ]; then
   [ -x "$prebuilt/optbench" ] || { echo "gpu-deps: no $prebuilt/optbench (build with -DOB_CUDA=ON first)" >&2; exit 2; }
   grep -q '^OB_CUDA:STRING=ON' "$prebuilt/CMakeCache.txt" 2>/dev/null ||
     { echo "gpu-deps: $prebuilt was not configured with -DOB_CUDA=ON" >&2; exit 2; }
+  # What would spend the GPU run on the wrong program: another build type, no
+  # sm_90 code for the H200, no cuda tests, or sources changed since the build.
+  grep -q '^CMAKE_BUILD_TYPE:STRING=Release$' "$prebuilt/CMakeCache.txt" ||
+    { echo "gpu-deps: $prebuilt is not a Release build (-DCMAKE_BUILD_TYPE=Release)" >&2; exit 2; }
+  archs=$(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$prebuilt/CMakeCache.txt")
+  if [ -n "$archs" ] && ! tr ';' '\n' <<<"$archs" | grep -q -E '^(90a?(-real)?|all|all-major)$'; then
+    echo "gpu-deps: $prebuilt has no sm_90 code (CMAKE_CUDA_ARCHITECTURES=$archs; the H200 needs 90)" >&2
+    exit 2
+  fi
+  oldest=$prebuilt/optbench
+  ntests=0
+  for t in "$prebuilt"/tests/test_cuda_*; do
+    if [ -x "$t" ]; then
+      ntests=$((ntests + 1))
+      if [ "$t" -ot "$oldest" ]; then oldest=$t; fi
+    fi
+  done
+  ((ntests > 0)) ||
+    { echo "gpu-deps: no $prebuilt/tests/test_cuda_* (build them too: cmake --build $prebuilt --target optbench test_cuda_ops)" >&2; exit 2; }
+  src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$prebuilt/CMakeCache.txt")
+  pb_abs=$(cd "$prebuilt" && pwd)
+  stale=$(find "$src" \( -path "$src/.git" -o -path "$src/.gpudeps" -o -path "$src/build*" -o -path "$src/fuzz" \
+            -o -path "$pb_abs" \) -prune -o -path "$src/tests/*" ! -name 'test_cuda_*' ! -name '*.h' -o \
+            -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name CMakeLists.txt \) \
+            -newer "$oldest" -print)
+  if [ -n "$stale" ]; then
+    echo "gpu-deps: $prebuilt is older than its sources; rebuild it first (cmake --build $prebuilt). Newer:" >&2
+    sed -n 1,5p <<<"$stale" >&2
+    exit 2
+  fi
 fi
 pkgs=(libsqlite3-dev libsqlite3-0 libyaml-dev libyaml-0-2 libcsv-dev libcsv3
       libopenblas-pthread-dev libopenblas0-pthread liblapacke-dev liblapacke libtmglib3

@@ -359,7 +359,9 @@ OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, f
                                       float *m)
 {
     float c = *m + (1.0f - r->beta1) * (g - *m);
-    float sg = c > 0.0f ? 1.0f : (c < 0.0f ? -1.0f : 0.0f);
+    /* both comparisons always made: gcc keeps a comparison that might trap
+     * (-ftrapping-math) behind its branch, and a branch stops vectorization */
+    float sg = (float)(c > 0.0f) - (float)(c < 0.0f);
     *p = *p * (1.0f - s->lr * r->weight_decay) - s->lr * sg;
     *m = *m + (1.0f - r->beta2) * (g - *m);
 }
@@ -371,13 +373,16 @@ OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, f
 OB_HD static inline void ob_rule_rprop(const ob_rule *r, float *p, float g, float *prev, float *step)
 {
     const float s = g * *prev;
-    const float f = s > 0.0f ? r->c[0] : s < 0.0f ? r->c[1] : 1.0f;
+    /* comparisons made before the selections (see ob_rule_lion) */
+    const int sp = s > 0.0f, sn = s < 0.0f;
+    const float f = sp ? r->c[0] : sn ? r->c[1] : 1.0f;
     float st = *step * f;
     st = st < r->c[2] ? r->c[2] : st; /* clamp_(min, max) */
     st = st > r->c[3] ? r->c[3] : st;
     *step = st;
-    if (f == r->c[1]) g = 0.0f;
-    const float sg = g > 0.0f ? 1.0f : g < 0.0f ? -1.0f : g; /* torch.sign: NaN stays NaN */
+    g = f == r->c[1] ? 0.0f : g;
+    const int gp = g > 0.0f, gn = g < 0.0f;
+    const float sg = gp ? 1.0f : gn ? -1.0f : g; /* torch.sign: NaN stays NaN */
     *p = *p + -1.0f * (sg * st);
     *prev = g;
 }

@@ -1,6 +1,7 @@
 /* kernels/cpu/backend_cpu.c - the CPU backend: plain C loops with OpenMP and
  * OpenBLAS for matrix products. Device memory is host memory (64-byte aligned). */
 #include <cblas.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,11 +91,27 @@ static void cpu_release(ob_device *dev, void *p)
     free(p);
 }
 
+/* A large copy of disjoint ranges is split over the OpenMP threads: one
+ * thread's memcpy does not reach a multi-core machine's memory bandwidth (the
+ * optimizer step, the snapshots and bench-step's copy reference all run on
+ * every thread). Overlapping ranges take memmove. */
 static ob_status cpu_memcpy(ob_device *dev, void *dst, const void *src, size_t bytes, ob_err *e)
 {
     (void)dev;
     (void)e;
-    if (bytes) memmove(dst, src, bytes);
+    enum { PAR_BYTES = 4 << 20, CHUNK = 1 << 20 };
+    char *d = dst;
+    const char *sp = src;
+    if (bytes < PAR_BYTES || (d < sp + bytes && sp < d + bytes)) {
+        if (bytes) memmove(dst, src, bytes);
+        return OB_OK;
+    }
+    const int64_t nc = (int64_t)((bytes + CHUNK - 1) / CHUNK);
+#pragma omp parallel for
+    for (int64_t c = 0; c < nc; c++) {
+        size_t lo = (size_t)c * CHUNK, n = bytes - lo < CHUNK ? bytes - lo : CHUNK;
+        memcpy(d + lo, sp + lo, n);
+    }
     return OB_OK;
 }
 
@@ -204,19 +221,34 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
     return OB_OK;
 }
 
-/* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the others, in index order. */
+/* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the
+ * others. Eight running sums, element i in sum i mod 8, added up in a fixed
+ * order at the end: a single running sum is a chain of dependent additions
+ * (about 4 cycles per element), eight side by side vectorize. The order is
+ * fixed, so the sums are the same bits on every run and thread count (each
+ * square is exact in double, so a fused multiply-add changes nothing). */
 static void chunk_stats(const float *g, int64_t lo, int64_t hi, double *out)
 {
-    double s = 0, bad = 0;
-    for (int64_t i = lo; i < hi; i++) {
-        float x = g[i];
-        if (isfinite(x))
-            s += (double)x * x;
+    enum { LANES = 8 };
+    double s[LANES] = {0}, bad[LANES] = {0};
+    int64_t i = lo;
+    for (; i + LANES <= hi; i += LANES)
+        for (int j = 0; j < LANES; j++) {
+            const float x = g[i + j];
+            const int fin = fabsf(x) <= FLT_MAX; /* false for inf and NaN */
+            const double d = fin ? (double)x : 0.0;
+            s[j] += d * d;
+            bad[j] += fin ? 0.0 : 1.0;
+        }
+    for (int j = 0; i < hi; i++, j++) {
+        const float x = g[i];
+        if (fabsf(x) <= FLT_MAX)
+            s[j] += (double)x * x;
         else
-            bad += 1;
+            bad[j] += 1;
     }
-    out[0] = s;
-    out[1] = bad;
+    out[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+    out[1] = ((bad[0] + bad[1]) + (bad[2] + bad[3])) + ((bad[4] + bad[5]) + (bad[6] + bad[7]));
 }
 
 static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *st,
@@ -247,7 +279,10 @@ static ob_status cpu_finish_stats(ob_device *dev, ob_step_stats *st, const float
 }
 
 /* One rule over [lo, hi) of the arrays; the switch sits outside the loops, so
- * each loop body is one inlined rule (and vectorizes). */
+ * each loop body is one inlined rule, and a rule's switches (amsgrad, weight
+ * decay, momentum, ...) are tested outside the loop too (SPLIT): inside each
+ * copy of the loop the compiler knows their outcome, the body has no branch
+ * left, and it vectorizes. */
 static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, float *p, const float *g,
                       float *const *st3, int64_t lo, int64_t hi)
 {
@@ -256,45 +291,81 @@ static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, f
     float *s0 = st3[0], *s1 = st3[1], *s2 = st3[2];
     const int centered = (r.flags & OB_RULE_CENTERED) != 0;
     float *ga = centered ? s1 : NULL, *mb = r.momentum != 0.0f ? (centered ? s2 : s1) : NULL;
-#define RULE_LOOP(call)                      \
-    for (int64_t i = lo; i < hi; i++) call; \
-    break
+    const int wd = r.weight_decay != 0.0f, first = step.t <= 1.0f, mom = r.momentum != 0.0f;
+    const int near_z = step.c[0] >= 0.5f; /* ob_lerp's branch in the schedule-free rules */
+#define LOOP(call) for (int64_t i = lo; i < hi; i++) call
+#define SPLIT(cond, stmt) \
+    if (cond) {           \
+        stmt;             \
+    } else {              \
+        stmt;             \
+    }
     switch (r.kind) {
-    case OB_RULE_SGD: RULE_LOOP(ob_rule_sgd(&r, &step, &p[i], g[i] * clip, s0 ? &s0[i] : NULL));
+    case OB_RULE_SGD:
+        SPLIT(wd, SPLIT(mom, SPLIT(first, SPLIT(r.nesterov, LOOP(ob_rule_sgd(&r, &step, &p[i], g[i] * clip,
+                                                                         s0 ? &s0[i] : NULL))))));
+        break;
     case OB_RULE_ADAM:
-        RULE_LOOP(ob_rule_adam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i], r.amsgrad ? &s2[i] : NULL));
-    case OB_RULE_NADAM: RULE_LOOP(ob_rule_nadam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
-    case OB_RULE_RADAM: RULE_LOOP(ob_rule_radam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
-    case OB_RULE_ADAMAX: RULE_LOOP(ob_rule_adamax(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
-    case OB_RULE_ADAGRAD: RULE_LOOP(ob_rule_adagrad(&r, &step, &p[i], g[i] * clip, &s0[i]));
-    case OB_RULE_ADADELTA: RULE_LOOP(ob_rule_adadelta(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
+        SPLIT(wd, SPLIT(r.decoupled_wd, SPLIT(r.amsgrad, LOOP(ob_rule_adam(&r, &step, &p[i], g[i] * clip, &s0[i],
+                                                                           &s1[i], r.amsgrad ? &s2[i] : NULL)))));
+        break;
+    case OB_RULE_NADAM:
+        SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_nadam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))));
+        break;
+    case OB_RULE_RADAM:
+        SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_radam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))));
+        break;
+    case OB_RULE_ADAMAX:
+        SPLIT(wd, LOOP(ob_rule_adamax(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i])));
+        break;
+    case OB_RULE_ADAGRAD: SPLIT(wd, LOOP(ob_rule_adagrad(&r, &step, &p[i], g[i] * clip, &s0[i]))); break;
+    case OB_RULE_ADADELTA: SPLIT(wd, LOOP(ob_rule_adadelta(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))); break;
     case OB_RULE_RMSPROP:
-        RULE_LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], ga ? &ga[i] : NULL,
-                                  mb ? &mb[i] : NULL));
-    case OB_RULE_LION: RULE_LOOP(ob_rule_lion(&r, &step, &p[i], g[i] * clip, &s0[i]));
-    case OB_RULE_MUON_MOMENTUM: RULE_LOOP(ob_rule_muon_momentum(&r, &p[i], g[i] * clip, &s0[i]));
-    case OB_RULE_ROOT_MOMENTUM: RULE_LOOP(ob_rule_root_momentum(&r, &p[i], g[i] * clip, &s0[i]));
-    case OB_RULE_MATRIX_APPLY: RULE_LOOP(ob_rule_matrix_apply(&r, &step, &p[i], &s0[i]));
-    case OB_RULE_ADAMW_SF: RULE_LOOP(ob_rule_adamw_sf(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]));
-    case OB_RULE_SGD_SF: RULE_LOOP(ob_rule_sgd_sf(&r, &step, &p[i], g[i] * clip, &s0[i]));
-    case OB_RULE_COPY:
-        if (r.c[0] != 0.0f) {
-            RULE_LOOP(p[i] = g[i] * clip);
+        /* the optional roles as &x[i] or a literal NULL, so the rule's tests of them fold */
+        if (ga && mb) {
+            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], &ga[i], &mb[i])));
+        } else if (ga) {
+            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], &ga[i], NULL)));
+        } else if (mb) {
+            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], NULL, &mb[i])));
+        } else {
+            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], NULL, NULL)));
         }
-        RULE_LOOP(p[i] = g[i]);
-    case OB_RULE_LERP: RULE_LOOP(ob_rule_lerp(&r, &p[i], g[i]));
-    case OB_RULE_SOAP_ADAM: RULE_LOOP(ob_rule_soap_adam(&r, &p[i], g[i], &s0[i], &s1[i]));
-    case OB_RULE_SOAP_APPLY: RULE_LOOP(ob_rule_soap_apply(&step, &p[i], &s0[i]));
-    case OB_RULE_AF_VAR: RULE_LOOP(ob_rule_af_var(&r, &step, &p[i], g[i]));
-    case OB_RULE_AF_VEC: RULE_LOOP(ob_rule_af_vec(&r, &p[i], g[i], &s0[i]));
-    case OB_RULE_AF_APPLY: RULE_LOOP(ob_rule_af_apply(&r, &step, &p[i], &s0[i]));
-    case OB_RULE_RPROP: RULE_LOOP(ob_rule_rprop(&r, &p[i], g[i] * clip, &s0[i], &s1[i]));
-    case OB_RULE_ASGD: RULE_LOOP(ob_rule_asgd(&r, &step, &p[i], g[i] * clip, &s0[i]));
+        break;
+    case OB_RULE_LION: LOOP(ob_rule_lion(&r, &step, &p[i], g[i] * clip, &s0[i])); break;
+    case OB_RULE_MUON_MOMENTUM:
+        SPLIT(r.nesterov, LOOP(ob_rule_muon_momentum(&r, &p[i], g[i] * clip, &s0[i])));
+        break;
+    case OB_RULE_ROOT_MOMENTUM:
+        SPLIT(r.nesterov, LOOP(ob_rule_root_momentum(&r, &p[i], g[i] * clip, &s0[i])));
+        break;
+    case OB_RULE_MATRIX_APPLY: LOOP(ob_rule_matrix_apply(&r, &step, &p[i], &s0[i])); break;
+    case OB_RULE_ADAMW_SF:
+        SPLIT(wd, SPLIT(near_z, LOOP(ob_rule_adamw_sf(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))));
+        break;
+    case OB_RULE_SGD_SF: SPLIT(wd, SPLIT(near_z, LOOP(ob_rule_sgd_sf(&r, &step, &p[i], g[i] * clip, &s0[i])))); break;
+    case OB_RULE_COPY:
+        if (r.c[0] != 0.0f)
+            LOOP(p[i] = g[i] * clip);
+        else
+            LOOP(p[i] = g[i]);
+        break;
+    case OB_RULE_LERP: LOOP(ob_rule_lerp(&r, &p[i], g[i])); break;
+    case OB_RULE_SOAP_ADAM: LOOP(ob_rule_soap_adam(&r, &p[i], g[i], &s0[i], &s1[i])); break;
+    case OB_RULE_SOAP_APPLY: LOOP(ob_rule_soap_apply(&step, &p[i], &s0[i])); break;
+    case OB_RULE_AF_VAR: LOOP(ob_rule_af_var(&r, &step, &p[i], g[i])); break;
+    case OB_RULE_AF_VEC: LOOP(ob_rule_af_vec(&r, &p[i], g[i], &s0[i])); break;
+    case OB_RULE_AF_APPLY: LOOP(ob_rule_af_apply(&r, &step, &p[i], &s0[i])); break;
+    case OB_RULE_RPROP: LOOP(ob_rule_rprop(&r, &p[i], g[i] * clip, &s0[i], &s1[i])); break;
+    case OB_RULE_ASGD:
+        SPLIT(wd, SPLIT(step.c[1] != 1.0f, LOOP(ob_rule_asgd(&r, &step, &p[i], g[i] * clip, &s0[i]))));
+        break;
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;
     }
-#undef RULE_LOOP
+#undef SPLIT
+#undef LOOP
 }
 
 static ob_status cpu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,

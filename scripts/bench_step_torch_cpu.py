@@ -1,20 +1,19 @@
 #!/usr/bin/env python3
-"""scripts/bench_step_torch_cpu.py - torch.optim.AdamW's step on the CPU, to
-set beside `optbench bench-step --optimizer adamw --params 10000000 --backend
-cpu` (same parameter count, one tensor, same thread count).
+"""scripts/bench_step_torch_cpu.py - torch.optim.Muon's step on the CPU, to
+set beside `optbench bench-step --optimizer muon --shape RxC --backend cpu`
+(one RxC matrix, same thread count).
 
-    /usr/bin/python3 scripts/bench_step_torch_cpu.py [PARAMS] [THREADS]
     /usr/bin/python3 scripts/bench_step_torch_cpu.py --muon RxC [THREADS]
 
-Prints the median ms/step of the foreach and single-tensor paths (median of 5
-repeats of 4 steps after 3 warm-up steps). Needs torch (Debian: python3-torch).
-
---muon RxC times torch.optim.Muon's step on one RxC matrix, beside `optbench
-bench-step --optimizer muon --shape RxC --backend cpu`. A torch without
+Prints the median ms/step (median of 5 repeats of 4 steps after 3 warm-up
+steps). Needs torch (Debian: python3-torch). A torch without
 torch.optim.Muon (before 2.9; Debian 12 has 1.13) gets the same step written
 in torch ops as torch.optim.Muon writes it: lerp momentum, Nesterov, five
 Newton-Schulz iterations (3.4445, -4.7750, 2.0315) in fp32 on the wide
 orientation, decoupled weight decay, the lr scaled by sqrt(max(1, R/C)).
+
+The elementwise optimizers (SGD, Adam, AdamW, ...) against torch.optim:
+scripts/bench_optimizers_cpu.py.
 """
 import os
 import statistics
@@ -23,8 +22,7 @@ import time
 
 # torch.set_num_threads does not reach OpenBLAS's own pool (Debian's torch
 # calls OpenBLAS for matrix products): fix its thread count before it loads
-_i = 3 if len(sys.argv) > 1 and sys.argv[1] == "--muon" else 2
-_threads_arg = sys.argv[_i] if len(sys.argv) > _i else "2"
+_threads_arg = sys.argv[3] if len(sys.argv) > 3 else "2"
 os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads_arg)
 os.environ.setdefault("OMP_NUM_THREADS", _threads_arg)
 
@@ -61,36 +59,18 @@ def muon_step_ops(p, buf, lr=0.02, wd=0.1, mu=0.95):
     p.data.add_(x, alpha=-lr * max(1.0, p.size(0) / p.size(1)) ** 0.5)
 
 
-if len(sys.argv) > 1 and sys.argv[1] == "--muon":
-    rows, cols = (int(v) for v in sys.argv[2].split("x"))
-    threads = int(sys.argv[3]) if len(sys.argv) > 3 else 2
-    torch.set_num_threads(threads)
-    p = torch.nn.Parameter(torch.randn(rows, cols))
-    p.grad = torch.randn_like(p) * 1e-3
-    if hasattr(torch.optim, "Muon"):
-        opt = torch.optim.Muon([p], lr=0.02, weight_decay=0.1, momentum=0.95, nesterov=True)
-        timed(opt.step, f"torch.optim.Muon {rows}x{cols} ({threads} threads)")
-    else:
-        buf = torch.zeros_like(p)
-        with torch.no_grad():
-            timed(lambda: muon_step_ops(p, buf), f"Muon step in torch ops (no torch.optim.Muon) {rows}x{cols} "
-                  f"({threads} threads)")
-    sys.exit(0)
-
-n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000_000
-threads = int(sys.argv[2]) if len(sys.argv) > 2 else 2
+if len(sys.argv) < 3 or sys.argv[1] != "--muon":
+    sys.exit("usage: bench_step_torch_cpu.py --muon RxC [THREADS]")
+rows, cols = (int(v) for v in sys.argv[2].split("x"))
+threads = int(sys.argv[3]) if len(sys.argv) > 3 else 2
 torch.set_num_threads(threads)
-p = torch.nn.Parameter(torch.randn(n))
+p = torch.nn.Parameter(torch.randn(rows, cols))
 p.grad = torch.randn_like(p) * 1e-3
-for name, kw in (("foreach", dict(foreach=True)), ("single", dict(foreach=False))):
-    opt = torch.optim.AdamW([p], lr=1e-3, **kw)
-    for _ in range(3):
-        opt.step()
-    ts = []
-    for _ in range(5):
-        t = time.perf_counter()
-        for _ in range(4):
-            opt.step()
-        ts.append((time.perf_counter() - t) / 4 * 1e3)
-    print(f"torch {torch.__version__} AdamW {name}: {statistics.median(ts):.2f} ms/step "
-          f"({n} params, {threads} threads)", flush=True)
+if hasattr(torch.optim, "Muon"):
+    opt = torch.optim.Muon([p], lr=0.02, weight_decay=0.1, momentum=0.95, nesterov=True)
+    timed(opt.step, f"torch.optim.Muon {rows}x{cols} ({threads} threads)")
+else:
+    buf = torch.zeros_like(p)
+    with torch.no_grad():
+        timed(lambda: muon_step_ops(p, buf), f"Muon step in torch ops (no torch.optim.Muon) {rows}x{cols} "
+              f"({threads} threads)")

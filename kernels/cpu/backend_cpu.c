@@ -222,33 +222,52 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
 }
 
 /* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the
- * others. Eight running sums, element i in sum i mod 8, added up in a fixed
- * order at the end: a single running sum is a chain of dependent additions
- * (about 4 cycles per element), eight side by side vectorize. The order is
- * fixed, so the sums are the same bits on every run and thread count (each
- * square is exact in double, so a fused multiply-add changes nothing). */
-static void chunk_stats(const float *g, int64_t lo, int64_t hi, double *out)
+ * others. Eight running sums, element i in sum (i - lo) mod 8, added up in
+ * a fixed order at the end (the tail after the last full eight in a sum of
+ * its own): a single running sum is a chain of dependent additions (about 4
+ * cycles per element), eight side by side are four SSE2 registers. Written
+ * with GCC's vector types because gcc does not vectorize the scalar form
+ * (it keeps a branch around the conversion of a value that may be a NaN).
+ * The order is fixed, so the sums are the same bits in every build and on
+ * every thread count (each square is exact in double). */
+typedef float ob_v2f __attribute__((vector_size(8)));
+typedef double ob_v2d __attribute__((vector_size(16)));
+typedef long long ob_v2l __attribute__((vector_size(16)));
+
+/* lanes 2k and 2k+1 of the eight: x[0..1] into acc, their non-finite count into bad */
+static inline void stats_pair(const float *x, ob_v2d *acc, ob_v2l *bad)
 {
-    enum { LANES = 8 };
-    double s[LANES] = {0}, bad[LANES] = {0};
-    int64_t i = lo;
-    for (; i + LANES <= hi; i += LANES)
-        for (int j = 0; j < LANES; j++) {
-            const float x = g[i + j];
-            const int fin = fabsf(x) <= FLT_MAX; /* false for inf and NaN */
-            const double d = fin ? (double)x : 0.0;
-            s[j] += d * d;
-            bad[j] += fin ? 0.0 : 1.0;
-        }
-    for (int j = 0; i < hi; i++, j++) {
+    const ob_v2l abs_bits = (ob_v2l){0, 0} + 0x7fffffffffffffffLL;
+    const ob_v2d big = (ob_v2d){0, 0} + (double)FLT_MAX;
+    ob_v2f f;
+    memcpy(&f, x, sizeof f);
+    const ob_v2d d = __builtin_convertvector(f, ob_v2d);
+    const ob_v2l fin = (ob_v2d)((ob_v2l)d & abs_bits) <= big; /* -1 where finite, 0 for inf and NaN */
+    *acc += (ob_v2d)((ob_v2l)(d * d) & fin);
+    *bad += ~fin & 1;
+}
+
+OB_CPU_CLONES static void chunk_stats(const float *g, int64_t lo, int64_t hi, double *out)
+{
+    ob_v2d s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};
+    ob_v2l b0 = {0, 0}, b1 = {0, 0}, b2 = {0, 0}, b3 = {0, 0};
+    const int64_t end = lo + (hi - lo) / 8 * 8;
+    for (int64_t i = lo; i < end; i += 8) {
+        stats_pair(g + i, &s0, &b0);
+        stats_pair(g + i + 2, &s1, &b1);
+        stats_pair(g + i + 4, &s2, &b2);
+        stats_pair(g + i + 6, &s3, &b3);
+    }
+    double ts = 0, tbad = 0;
+    for (int64_t i = end; i < hi; i++) {
         const float x = g[i];
         if (fabsf(x) <= FLT_MAX)
-            s[j] += (double)x * x;
+            ts += (double)x * x;
         else
-            bad[j] += 1;
+            tbad += 1;
     }
-    out[0] = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-    out[1] = ((bad[0] + bad[1]) + (bad[2] + bad[3])) + ((bad[4] + bad[5]) + (bad[6] + bad[7]));
+    out[0] = (((s0[0] + s0[1]) + (s1[0] + s1[1])) + ((s2[0] + s2[1]) + (s3[0] + s3[1]))) + ts;
+    out[1] = (double)(((b0[0] + b0[1]) + (b1[0] + b1[1])) + ((b2[0] + b2[1]) + (b3[0] + b3[1]))) + tbad;
 }
 
 static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *st,
@@ -282,8 +301,10 @@ static ob_status cpu_finish_stats(ob_device *dev, ob_step_stats *st, const float
  * each loop body is one inlined rule, and a rule's switches (amsgrad, weight
  * decay, momentum, ...) are tested outside the loop too (SPLIT): inside each
  * copy of the loop the compiler knows their outcome, the body has no branch
- * left, and it vectorizes. */
-static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, float *p, const float *g,
+ * left, and it vectorizes (in the widest build the CPU has: OB_CPU_CLONES;
+ * the rules' square roots and divisions are IEEE in every build, so the bits
+ * are the same). */
+OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc, float clip, float *p, const float *g,
                       float *const *st3, int64_t lo, int64_t hi)
 {
     const ob_rule r = *rule;

@@ -4,6 +4,16 @@
 
 #include "kernels/backend.h"
 
+/* A function compiled three times, for AVX-512F, AVX2 and the baseline SSE2;
+ * an ifunc picks the widest the CPU has when the program loads. The builds
+ * give the same bits: ISO C mode contracts no multiply-add, and what
+ * vectorizes is independent elements, never the order of a sum. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define OB_CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define OB_CPU_CLONES
+#endif
+
 ob_status ob_cpu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
 
 /* matrix_cpu.c: the matrix-optimizer and study ops (see backend.h) */

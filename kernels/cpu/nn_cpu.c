@@ -24,16 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/cpu.h"
 #include "kernels/cpu/nn_cpu.h"
 
 /* Loops with less work than this run on one thread. */
 #define NN_PAR_MIN 16384
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define NN_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define NN_CLONES
-#endif
+#define NN_CLONES OB_CPU_CLONES /* kernels/cpu/cpu.h */
 
 /* exp(x) in float that the compiler vectorizes (libm's expf/tanhf are
  * scalar calls): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two-part ln2),

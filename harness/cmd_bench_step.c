@@ -16,6 +16,9 @@
  * (ob_optim_state_bytes), so the table follows the optimizer's settings.
  * The same run measures a device-to-device copy moving the same number of
  * bytes (read + written) and reports the step's fraction of that bandwidth.
+ * On the CPU the copy is memcpy split over the threads; a CPU reads each
+ * line it writes before writing it (write-allocate), which an in-place
+ * update does not pay extra for, so there the fraction can exceed 1.
  * The pipeline also reads the gradients once for the global statistics
  * (4 more bytes per parameter) unless train.on_nonfinite = none, where they
  * are summed inside the update; the time of that pass alone is reported too.
@@ -398,7 +401,7 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     printf("  traffic    %.0f B/param minimal (%.2f state floats/param) -> %.1f GB/s\n", bytes_per_param,
            state_floats, gbs);
     printf("  copy       %.1f GB/s (%s, %.3f GB copied, counted read + written)\n", copy_gbs,
-           is_cpu ? "memmove" : "device-to-device", (double)c.copy_bytes / 1e9);
+           is_cpu ? "memcpy over the threads" : "device-to-device", (double)c.copy_bytes / 1e9);
     printf("  fraction   %.3f of the copy bandwidth\n", gbs / copy_gbs);
     /* with no guard and no clipping the statistics are summed inside the update */
     const int fused_stats = (int)ob_hp_get(&train, "on_nonfinite") == OB_GUARD_NONE &&

@@ -359,8 +359,8 @@ OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, f
                                       float *m)
 {
     float c = *m + (1.0f - r->beta1) * (g - *m);
-    /* both comparisons always made: gcc keeps a comparison that might trap
-     * (-ftrapping-math) behind its branch, and a branch stops vectorization */
+    /* arithmetic on the two comparisons: as a nested selection, gcc 12 left
+     * a branch in the loop and did not vectorize it */
     float sg = (float)(c > 0.0f) - (float)(c < 0.0f);
     *p = *p * (1.0f - s->lr * r->weight_decay) - s->lr * sg;
     *m = *m + (1.0f - r->beta2) * (g - *m);
@@ -373,16 +373,17 @@ OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, f
 OB_HD static inline void ob_rule_rprop(const ob_rule *r, float *p, float g, float *prev, float *step)
 {
     const float s = g * *prev;
-    /* comparisons made before the selections (see ob_rule_lion) */
-    const int sp = s > 0.0f, sn = s < 0.0f;
-    const float f = sp ? r->c[0] : sn ? r->c[1] : 1.0f;
+    const float f = s > 0.0f ? r->c[0] : s < 0.0f ? r->c[1] : 1.0f;
     float st = *step * f;
     st = st < r->c[2] ? r->c[2] : st; /* clamp_(min, max) */
     st = st > r->c[3] ? r->c[3] : st;
     *step = st;
     g = f == r->c[1] ? 0.0f : g;
-    const int gp = g > 0.0f, gn = g < 0.0f;
-    const float sg = gp ? 1.0f : gn ? -1.0f : g; /* torch.sign: NaN stays NaN */
+    /* torch.sign (0, -0 and NaN stay) as two selections, the second on g < 0:
+     * written as one nested selection, gcc 12 leaves a branch in the loop and
+     * does not vectorize it */
+    const float pos = g > 0.0f ? 1.0f : g;
+    const float sg = g < 0.0f ? -1.0f : pos;
     *p = *p + -1.0f * (sg * st);
     *prev = g;
 }

@@ -155,6 +155,37 @@ static ob_status cpu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t se
  * not depend on the number of threads or their timing (bitwise repeatable). */
 #define RED_CHUNK 8192
 
+/* Pairs of lanes of the eight running sums of the reductions below (GCC's
+ * vector types: gcc does not vectorize their scalar forms). */
+typedef float ob_v2f __attribute__((vector_size(8)));
+typedef double ob_v2d __attribute__((vector_size(16)));
+typedef long long ob_v2l __attribute__((vector_size(16)));
+
+static inline ob_v2d load2d(const float *x)
+{
+    ob_v2f f;
+    memcpy(&f, x, sizeof f);
+    return __builtin_convertvector(f, ob_v2d);
+}
+
+/* sum of x[i] y[i] over [lo, hi) in double: element i in running sum
+ * (i - lo) mod 8, the eight added in a fixed order, then the tail (each
+ * product is exact in double) */
+OB_CPU_CLONES static double chunk_dot(const float *x, const float *y, int64_t lo, int64_t hi)
+{
+    ob_v2d s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};
+    const int64_t end = lo + (hi - lo) / 8 * 8;
+    for (int64_t i = lo; i < end; i += 8) {
+        s0 += load2d(x + i) * load2d(y + i);
+        s1 += load2d(x + i + 2) * load2d(y + i + 2);
+        s2 += load2d(x + i + 4) * load2d(y + i + 4);
+        s3 += load2d(x + i + 6) * load2d(y + i + 6);
+    }
+    double t = 0;
+    for (int64_t i = end; i < hi; i++) t += (double)x[i] * y[i];
+    return (((s0[0] + s0[1]) + (s1[0] + s1[1])) + ((s2[0] + s2[1]) + (s3[0] + s3[1]))) + t;
+}
+
 static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float *y, float *out,
                          ob_err *e)
 {
@@ -165,10 +196,8 @@ static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float 
     if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
 #pragma omp parallel for if (n > PAR_MIN)
     for (int64_t c = 0; c < nc; c++) {
-        double s = 0;
         int64_t hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
-        for (int64_t i = c * RED_CHUNK; i < hi; i++) s += (double)x[i] * y[i];
-        part[c] = s;
+        part[c] = chunk_dot(x, y, c * RED_CHUNK, hi);
     }
     double s = 0;
     for (int64_t c = 0; c < nc; c++) s += part[c];
@@ -230,18 +259,12 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
  * (it keeps a branch around the conversion of a value that may be a NaN).
  * The order is fixed, so the sums are the same bits in every build and on
  * every thread count (each square is exact in double). */
-typedef float ob_v2f __attribute__((vector_size(8)));
-typedef double ob_v2d __attribute__((vector_size(16)));
-typedef long long ob_v2l __attribute__((vector_size(16)));
-
 /* lanes 2k and 2k+1 of the eight: x[0..1] into acc, their non-finite count into bad */
 static inline void stats_pair(const float *x, ob_v2d *acc, ob_v2l *bad)
 {
     const ob_v2l abs_bits = (ob_v2l){0, 0} + 0x7fffffffffffffffLL;
     const ob_v2d big = (ob_v2d){0, 0} + (double)FLT_MAX;
-    ob_v2f f;
-    memcpy(&f, x, sizeof f);
-    const ob_v2d d = __builtin_convertvector(f, ob_v2d);
+    const ob_v2d d = load2d(x);
     const ob_v2l fin = (ob_v2d)((ob_v2l)d & abs_bits) <= big; /* -1 where finite, 0 for inf and NaN */
     *acc += (ob_v2d)((ob_v2l)(d * d) & fin);
     *bad += ~fin & 1;

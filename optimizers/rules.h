@@ -329,28 +329,36 @@ OB_HD static inline void ob_rule_adadelta(const ob_rule *r, const ob_rule_step *
 /* torch.optim.RMSprop (alpha in beta2). gavg is NULL unless centered, buf NULL
  * unless momentum > 0. Centered: where rounding makes sq - gavg^2 negative (torch
  * takes sqrt and gets NaN) the variance is taken as 0. */
-OB_HD static inline void ob_rule_rmsprop(const ob_rule *r, const ob_rule_step *s, float *p, float g,
-                                         float *sq, float *gavg, float *buf)
+OB_HD static inline void ob_rule_rmsprop_k(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                           float *sq, float *gavg, float *buf, int centered, int with_buf)
 {
     g = ob_rule_weight_decay(r, s, p, g);
     const float alpha = r->beta2;
     float q = alpha * *sq + (1.0f - alpha) * g * g;
     *sq = q;
     float var = q;
-    if (gavg) {
+    if (centered) {
         float ga = *gavg + (1.0f - alpha) * (g - *gavg);
         *gavg = ga;
         var = q - ga * ga;
         if (var < 0.0f) var = 0.0f;
     }
     float avg = sqrtf(var) + r->eps;
-    if (buf) {
+    if (with_buf) {
         float b = r->momentum * *buf + g / avg;
         *buf = b;
         *p -= s->lr * b;
     } else {
         *p -= s->lr * (g / avg);
     }
+}
+
+/* (the CPU's loops call ob_rule_rmsprop_k with constant switches, so that
+ * no test is left in the loop) */
+OB_HD static inline void ob_rule_rmsprop(const ob_rule *r, const ob_rule_step *s, float *p, float g,
+                                         float *sq, float *gavg, float *buf)
+{
+    ob_rule_rmsprop_k(r, s, p, g, sq, gavg, buf, gavg != 0, buf != 0);
 }
 
 /* Lion (Chen et al. 2023): p = p (1 - lr wd) - lr sign(lerp(m, g, 1-beta1));

@@ -360,20 +360,20 @@ OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc,
         SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_radam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))));
         break;
     case OB_RULE_ADAMAX:
-        SPLIT(wd, LOOP(ob_rule_adamax(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i])));
+        SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_adamax(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))));
         break;
-    case OB_RULE_ADAGRAD: SPLIT(wd, LOOP(ob_rule_adagrad(&r, &step, &p[i], g[i] * clip, &s0[i]))); break;
-    case OB_RULE_ADADELTA: SPLIT(wd, LOOP(ob_rule_adadelta(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))); break;
+    case OB_RULE_ADAGRAD: SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_adagrad(&r, &step, &p[i], g[i] * clip, &s0[i])))); break;
+    case OB_RULE_ADADELTA: SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_adadelta(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i])))); break;
     case OB_RULE_RMSPROP:
-        /* the optional roles as &x[i] or a literal NULL, so the rule's tests of them fold */
+        /* the rule's switches as constants, so that its tests of them fold */
         if (ga && mb) {
-            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], &ga[i], &mb[i])));
+            SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_rmsprop_k(&r, &step, &p[i], g[i] * clip, &s0[i], &ga[i], &mb[i], 1, 1))));
         } else if (ga) {
-            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], &ga[i], NULL)));
+            SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_rmsprop_k(&r, &step, &p[i], g[i] * clip, &s0[i], &ga[i], NULL, 1, 0))));
         } else if (mb) {
-            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], NULL, &mb[i])));
+            SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_rmsprop_k(&r, &step, &p[i], g[i] * clip, &s0[i], NULL, &mb[i], 0, 1))));
         } else {
-            SPLIT(wd, LOOP(ob_rule_rmsprop(&r, &step, &p[i], g[i] * clip, &s0[i], NULL, NULL)));
+            SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_rmsprop_k(&r, &step, &p[i], g[i] * clip, &s0[i], NULL, NULL, 0, 0))));
         }
         break;
     case OB_RULE_LION: LOOP(ob_rule_lion(&r, &step, &p[i], g[i] * clip, &s0[i])); break;

@@ -429,21 +429,22 @@ static int rule_cases(rule_case *out)
     return n;
 }
 
-static void test_rules(void)
+/* Each case (those named in only[], or all) over n floats, aligned and offset
+ * by one (the scalar path), plain and fused, skipped and not, 3 steps: the
+ * CUDA parameters and state within 2e-5 of the CPU's, the fused statistics
+ * within stats_tol of their sum in double. */
+static void rules_parity(int64_t n, const char *const *only, int n_only, double stats_tol)
 {
     rule_case cases[40];
     int nc = rule_cases(cases);
-    /* every kind the rules header knows is covered here */
-    int seen[OB_RULE_COUNT] = {0};
-    for (int i = 0; i < nc; i++) seen[cases[i].r.kind] = 1;
-    for (int k = 0; k < OB_RULE_COUNT; k++) CHECK_MSG(seen[k], "rule kind %d has no parity case in this test", k);
-
-    const int64_t n = 4099; /* a float4 body and a scalar tail */
     float *hp = malloc(n * sizeof *hp), *hg = malloc(n * sizeof *hg), *hs[3], *a = malloc(n * sizeof *a),
           *b = malloc(n * sizeof *b);
     for (int k = 0; k < 3; k++) hs[k] = malloc(n * sizeof *hs[k]);
     for (int ci = 0; ci < nc; ci++) {
         const rule_case *rc = &cases[ci];
+        int want = !only;
+        for (int q = 0; q < n_only; q++) want |= !strcmp(rc->name, only[q]);
+        if (!want) continue;
         for (int off = 0; off < 2; off++) { /* off = 1: misaligned, the scalar path */
             for (int sk = 0; sk < 4; sk++) { /* sk & 2: elementwise_step_stats (statistics summed in the update) */
                 const int skip = sk & 1, fused = sk >> 1;
@@ -501,9 +502,9 @@ static void test_rules(void)
                     double ref = 0;
                     for (int64_t i = off; i < n; i++)
                         if (isfinite(hg[i])) ref += 3.0 * (double)hg[i] * hg[i];
-                    CHECK_MSG(fabs(sc_.sumsq - ref) <= 1e-12 * ref && fabs(sg_.sumsq - ref) <= 1e-12 * ref,
-                              "%s (off %d): fused statistics sumsq cpu %.17g cuda %.17g, expected %.17g", rc->name,
-                              off, sc_.sumsq, sg_.sumsq, ref);
+                    CHECK_MSG(fabs(sc_.sumsq - ref) <= stats_tol * ref && fabs(sg_.sumsq - ref) <= stats_tol * ref,
+                              "%s (%lld floats, off %d): fused statistics sumsq cpu %.17g cuda %.17g, expected %.17g",
+                              rc->name, (long long)m, off, sc_.sumsq, sg_.sumsq, ref);
                     CHECK_MSG(sc_.nonfinite == (skip ? 3 : 0) && sg_.nonfinite == (skip ? 3 : 0),
                               "%s: fused statistics count %g (cpu) %g (cuda) non-finite values", rc->name,
                               sc_.nonfinite, sg_.nonfinite);
@@ -511,7 +512,12 @@ static void test_rules(void)
                 dev_get(&cpu, a, cp, n);
                 dev_get(&gpu, b, gp, n);
                 double r = max_rel(a, b, n, 1e-2);
-                CHECK_MSG(r <= 2e-5, "%s (off %d, skip %d): parameters differ, max rel %g", rc->name, off, skip, r);
+                CHECK_MSG(r <= 2e-5, "%s (%lld floats, off %d, skip %d, fused %d): parameters differ, max rel %g",
+                          rc->name, (long long)m, off, skip, fused, r);
+                if (!skip)
+                    CHECK_MSG(b[n - 1] != hp[n - 1] && (off == 0 || b[0] == hp[0]),
+                              "%s (%lld floats, off %d): the last element was not updated, or one before the range was",
+                              rc->name, (long long)m, off);
                 if (r <= 2e-5 && !bitwise_equal(a, b, n))
                     printf("  note: rule %s (off %d) agrees within %.2g but not bitwise\n", rc->name, off, r);
                 if (skip) CHECK_MSG(bitwise_equal(b, hp, n), "%s: a skipped step changed the parameters", rc->name);
@@ -519,7 +525,8 @@ static void test_rules(void)
                     dev_get(&cpu, a, cs[k], n);
                     dev_get(&gpu, b, gs[k], n);
                     r = max_rel(a, b, n, 1e-3);
-                    CHECK_MSG(r <= 2e-5, "%s (off %d): state %d differs, max rel %g", rc->name, off, k, r);
+                    CHECK_MSG(r <= 2e-5, "%s (%lld floats, off %d): state %d differs, max rel %g", rc->name,
+                              (long long)m, off, k, r);
                     if (off) CHECK_MSG(a[0] == hs[k][0] && b[0] == hs[k][0], "%s: wrote before the range", rc->name);
                     ob_dev_free(&cpu, cs[k]);
                     ob_dev_free(&gpu, gs[k]);
@@ -542,108 +549,27 @@ static void test_rules(void)
     for (int k = 0; k < 3; k++) free(hs[k]);
 }
 
-/* The fused step's grid is one wave of resident blocks (at most
- * OB_CU_RED_MAX_BLOCKS with statistics), so in test_rules every thread takes
- * one float4 or none. Here a range of several waves (about 0.8M floats per
- * wave on an H200) makes each thread loop in the float4 body and, misaligned,
- * in the scalar one: a stride or bound wrong past the first pass shows here.
- * Same tolerances as test_rules; the summed statistics to 1e-10 (3M terms). */
-static void test_rules_waves(void)
+static void test_rules(void)
 {
-    const int64_t n = 3 * 1024 * 1024 + 5;
-    const char *names[] = {"sgd", "adam-amsgrad", "rmsprop-centered-momentum"};
     rule_case cases[40];
     int nc = rule_cases(cases);
-    float *hp = malloc(n * sizeof *hp), *hg = malloc(n * sizeof *hg), *hs = malloc(n * sizeof *hs),
-          *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
-    randn(hp, n, 401, 0.5f);
-    randn(hg, n, 402, 0.1f);
-    randn(hs, n, 403, 0.05f);
-    for (int64_t i = 0; i < n; i++) hs[i] = fabsf(hs[i]); /* valid for every role of these rules */
-    for (int ci = 0; ci < nc; ci++) {
-        int want = 0;
-        for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) want |= !strcmp(cases[ci].name, names[q]);
-        if (!want) continue;
-        const ob_rule *r = &cases[ci].r;
-        for (int off = 0; off < 2; off++)
-            for (int fused = 0; fused < 2; fused++) {
-                int64_t m = n - off;
-                float *cp = dev_put(&cpu, hp, n), *cg = dev_put(&cpu, hg, n), *gp = dev_put(&gpu, hp, n),
-                      *gg = dev_put(&gpu, hg, n);
-                float *cs[3] = {0}, *gs[3] = {0}, *cso[3] = {0}, *gso[3] = {0};
-                for (int k = 0; k < r->n_state; k++) {
-                    cs[k] = dev_put(&cpu, hs, n);
-                    gs[k] = dev_put(&gpu, hs, n);
-                    cso[k] = cs[k] + off;
-                    gso[k] = gs[k] + off;
-                }
-                ob_step_stats st = {0, 0, 0, 0.8f, 0, 0, 0}, sc_, sg_;
-                ob_step_stats *cst, *gst;
-                ob_rule_step *csc, *gsc;
-                OK(ob_dev_alloc(&cpu, sizeof st, (void **)&cst, &err));
-                OK(ob_dev_alloc(&gpu, sizeof st, (void **)&gst, &err));
-                OK(ob_dev_alloc(&cpu, sizeof(ob_rule_step), (void **)&csc, &err));
-                OK(ob_dev_alloc(&gpu, sizeof(ob_rule_step), (void **)&gsc, &err));
-                OK(cpu.ops->upload(&cpu, cst, &st, sizeof st, &err));
-                OK(gpu.ops->upload(&gpu, gst, &st, sizeof st, &err));
-                for (int t = 1; t <= 2; t++) {
-                    ob_rule_step s;
-                    memset(&s, 0, sizeof s);
-                    s.lr = 0.01f;
-                    s.t = (float)t;
-                    s.bc1 = (float)(1.0 - pow(0.9, t));
-                    s.bc2 = (float)(1.0 - pow(0.99, t));
-                    OK(cpu.ops->upload(&cpu, csc, &s, sizeof s, &err));
-                    OK(gpu.ops->upload(&gpu, gsc, &s, sizeof s, &err));
-                    if (fused) {
-                        OK(cpu.ops->elementwise_step_stats(&cpu, r, csc, cst, cp + off, cg + off, cso, m, &err));
-                        OK(gpu.ops->elementwise_step_stats(&gpu, r, gsc, gst, gp + off, gg + off, gso, m, &err));
-                    } else {
-                        OK(cpu.ops->elementwise_step(&cpu, r, csc, cst, cp + off, cg + off, cso, m, &err));
-                        OK(gpu.ops->elementwise_step(&gpu, r, gsc, gst, gp + off, gg + off, gso, m, &err));
-                    }
-                }
-                if (fused) {
-                    OK(cpu.ops->download(&cpu, &sc_, cst, sizeof sc_, &err));
-                    OK(gpu.ops->download(&gpu, &sg_, gst, sizeof sg_, &err));
-                    double ref = 0;
-                    for (int64_t i = off; i < n; i++) ref += 2.0 * (double)hg[i] * hg[i];
-                    CHECK_MSG(fabs(sc_.sumsq - ref) <= 1e-10 * ref && fabs(sg_.sumsq - ref) <= 1e-10 * ref,
-                              "%s (%lld floats, off %d): fused statistics sumsq cpu %.17g cuda %.17g, expected %.17g",
-                              cases[ci].name, (long long)m, off, sc_.sumsq, sg_.sumsq, ref);
-                }
-                dev_get(&cpu, a, cp, n);
-                dev_get(&gpu, b, gp, n);
-                double d = max_rel(a, b, n, 1e-2);
-                CHECK_MSG(d <= 2e-5, "%s (%lld floats, off %d, fused %d): parameters differ, max rel %g",
-                          cases[ci].name, (long long)m, off, fused, d);
-                CHECK_MSG(b[n - 1] != hp[n - 1] && (off == 0 || b[0] == hp[0]),
-                          "%s (%lld floats, off %d): the last element was not updated, or one before the range was",
-                          cases[ci].name, (long long)m, off);
-                for (int k = 0; k < r->n_state; k++) {
-                    dev_get(&cpu, a, cs[k], n);
-                    dev_get(&gpu, b, gs[k], n);
-                    d = max_rel(a, b, n, 1e-3);
-                    CHECK_MSG(d <= 2e-5, "%s (%lld floats, off %d, fused %d): state %d differs, max rel %g",
-                              cases[ci].name, (long long)m, off, fused, k, d);
-                    ob_dev_free(&cpu, cs[k]);
-                    ob_dev_free(&gpu, gs[k]);
-                }
-                ob_dev_free(&cpu, cp);
-                ob_dev_free(&cpu, cg);
-                ob_dev_free(&gpu, gp);
-                ob_dev_free(&gpu, gg);
-                ob_dev_free(&cpu, cst);
-                ob_dev_free(&gpu, gst);
-                ob_dev_free(&cpu, csc);
-                ob_dev_free(&gpu, gsc);
-            }
-    }
-    free(hp);
-    free(hg);
-    free(hs);
-    free(a);
-    free(b);
+    /* every kind the rules header knows is covered here */
+    int seen[OB_RULE_COUNT] = {0};
+    for (int i = 0; i < nc; i++) seen[cases[i].r.kind] = 1;
+    for (int k = 0; k < OB_RULE_COUNT; k++) CHECK_MSG(seen[k], "rule kind %d has no parity case in this test", k);
+    rules_parity(4099, NULL, 0, 1e-12); /* a float4 body and a scalar tail */
+}
+
+/* The fused step's grid is one wave of resident blocks (at most
+ * OB_CU_RED_MAX_BLOCKS with statistics), so in test_rules every thread takes
+ * one float4 or none. Over several waves (about 0.8M floats per wave on an
+ * H200) each thread loops in the float4 body and, misaligned, in the scalar
+ * one: a stride or bound wrong past the first pass shows here. The summed
+ * statistics to 1e-10 (3M terms). */
+static void test_rules_waves(void)
+{
+    static const char *const names[] = {"sgd", "adam-amsgrad", "rmsprop-centered-momentum"};
+    rules_parity(3 * 1024 * 1024 + 5, names, 3, 1e-10);
 }
 
 /* ---- matrix-optimizer ops and the SVD ------------------------------------------------ */

@@ -250,15 +250,6 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
     return OB_OK;
 }
 
-/* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the
- * others. Eight running sums, element i in sum (i - lo) mod 8, added up in
- * a fixed order at the end (the tail after the last full eight in a sum of
- * its own): a single running sum is a chain of dependent additions (about 4
- * cycles per element), eight side by side are four SSE2 registers. Written
- * with GCC's vector types because gcc does not vectorize the scalar form
- * (it keeps a branch around the conversion of a value that may be a NaN).
- * The order is fixed, so the sums are the same bits in every build and on
- * every thread count (each square is exact in double). */
 /* lanes 2k and 2k+1 of the eight: x[0..1] into acc, their non-finite count into bad */
 static inline void stats_pair(const float *x, ob_v2d *acc, ob_v2l *bad)
 {
@@ -270,6 +261,15 @@ static inline void stats_pair(const float *x, ob_v2d *acc, ob_v2l *bad)
     *bad += ~fin & 1;
 }
 
+/* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the
+ * others. Eight running sums, element i in sum (i - lo) mod 8, added up in
+ * a fixed order at the end (the tail after the last full eight in a sum of
+ * its own): a single running sum is a chain of dependent additions (about 4
+ * cycles per element), eight side by side are four SSE2 registers. Written
+ * with GCC's vector types because gcc does not vectorize the scalar form
+ * (it keeps a branch around the conversion of a value that may be a NaN).
+ * The order is fixed, so the sums are the same bits in every build and on
+ * every thread count (each square is exact in double). */
 OB_CPU_CLONES static void chunk_stats(const float *g, int64_t lo, int64_t hi, double *out)
 {
     ob_v2d s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};

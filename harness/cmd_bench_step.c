@@ -402,7 +402,10 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
            state_floats, gbs);
     printf("  copy       %.1f GB/s (%s, %.3f GB copied, counted read + written)\n", copy_gbs,
            is_cpu ? "memcpy over the threads" : "device-to-device", (double)c.copy_bytes / 1e9);
-    printf("  fraction   %.3f of the copy bandwidth\n", gbs / copy_gbs);
+    printf("  fraction   %.3f of the copy bandwidth%s\n", gbs / copy_gbs,
+           is_cpu && gbs > copy_gbs ? " (above 1: the copy reads each line it writes first, an in-place update does "
+                                      "not)"
+                                    : "");
     /* with no guard and no clipping the statistics are summed inside the update */
     const int fused_stats = (int)ob_hp_get(&train, "on_nonfinite") == OB_GUARD_NONE &&
                             ob_hp_get(&train, "clip_norm") <= 0.0 && dev.ops->elementwise_step_stats;

@@ -44,6 +44,9 @@ typedef struct ob_image_synth {
     uint64_t seed, stream, index0;
 } ob_image_synth;
 
+/* rows per partial sum of cols_sumsq (see there) */
+#define OB_SUMSQ_ROW_BLOCK 64
+
 typedef struct ob_backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -166,7 +169,10 @@ typedef struct ob_backend_ops {
     ob_status (*rows_sumsq)(ob_device *dev, const float *x, int64_t rows, int64_t cols, float alpha, float *out,
                             ob_err *e);
     /* out[b][c] = alpha * sum_r x[b][r][c]^2 for x (batch, rows, cols), each
-     * sum in double in ascending r, then times alpha and rounded to float. */
+     * sum in double: the rows in consecutive blocks of OB_SUMSQ_ROW_BLOCK,
+     * each block summed in ascending r from 0.0, the block sums added in
+     * ascending order from 0.0; then times alpha and rounded to float. (The
+     * blocks let a GPU spread a few long columns over many threads.) */
     ob_status (*cols_sumsq)(ob_device *dev, const float *x, int64_t batch, int64_t rows, int64_t cols, float alpha,
                             float *out, ob_err *e);
     /* torch.optim.Adafactor's factored preconditioning of g (batch, rows,

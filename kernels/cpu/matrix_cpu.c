@@ -356,7 +356,8 @@ ob_status ob_cpu_rows_sumsq(ob_device *dev, const float *x, int64_t rows, int64_
 }
 
 /* cols_sumsq walks x row by row, a block of COLS_BLK columns at a time, each
- * column's sum in its own double: ascending r per output, as specified. */
+ * column's sum in its own double, OB_SUMSQ_ROW_BLOCK rows to a partial sum,
+ * the partial sums added in order, as specified. */
 #define COLS_BLK 256
 
 ob_status ob_cpu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_t rows, int64_t cols, float alpha,
@@ -371,12 +372,17 @@ ob_status ob_cpu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64
     for (int64_t t = 0; t < tasks; t++) {
         int64_t b = t / nblk, c0 = (t % nblk) * COLS_BLK;
         int nc = (int)(cols - c0 < COLS_BLK ? cols - c0 : COLS_BLK);
-        double acc[COLS_BLK];
+        double acc[COLS_BLK], part[COLS_BLK];
         for (int k = 0; k < nc; k++) acc[k] = 0.0;
         const float *xb = x + b * rows * cols + c0;
-        for (int64_t r = 0; r < rows; r++) {
-            const float *xr = xb + r * cols;
-            for (int k = 0; k < nc; k++) acc[k] += (double)xr[k] * xr[k];
+        for (int64_t r0 = 0; r0 < rows; r0 += OB_SUMSQ_ROW_BLOCK) {
+            const int64_t r1 = rows - r0 < OB_SUMSQ_ROW_BLOCK ? rows : r0 + OB_SUMSQ_ROW_BLOCK;
+            for (int k = 0; k < nc; k++) part[k] = 0.0;
+            for (int64_t r = r0; r < r1; r++) {
+                const float *xr = xb + r * cols;
+                for (int k = 0; k < nc; k++) part[k] += (double)xr[k] * xr[k];
+            }
+            for (int k = 0; k < nc; k++) acc[k] += part[k];
         }
         float *ob = out + b * cols + c0;
         for (int k = 0; k < nc; k++) ob[k] = (float)((double)alpha * acc[k]);

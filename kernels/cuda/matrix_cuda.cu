@@ -710,26 +710,44 @@ ob_status ob_cu_rows_sumsq(ob_device *dev, const float *x, int64_t rows, int64_t
     return OB_OK;
 }
 
-/* cols_sumsq: one thread per output (b, c), consecutive threads on consecutive
- * c (coalesced reads), each adding its column in order (r ascending, the
- * CPU's order). The loop is unrolled so that each thread has eight loads in
- * flight before the additions that wait for them: with few columns (768 for
- * a 30522 x 768 embedding) there are few threads, and each would otherwise
- * wait a full memory latency per row. */
-static __global__ void cols_sumsq_kernel(const float *__restrict__ x, int64_t batch, int64_t rows, int64_t cols,
+/* cols_sumsq in two passes, in the CPU's order. First one thread per
+ * (b, block of OB_SUMSQ_ROW_BLOCK rows, c), consecutive threads on
+ * consecutive c (coalesced reads), each summing its block of the column in
+ * ascending r into part; then one thread per (b, c) adding its column's
+ * block sums in order. A 30522 x 768 embedding is 768 columns: one thread
+ * per column would leave most of a GPU idle and wait a memory latency per
+ * row; its 477 blocks per column give 366k threads. */
+static __global__ void cols_part_kernel(const float *__restrict__ x, int64_t batch, int64_t rows, int64_t cols,
+                                        int64_t nrb, double *__restrict__ part)
+{
+    const int64_t total = batch * nrb * cols;
+    const int64_t step = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        const int64_t c = idx % cols, t = idx / cols, rb = t % nrb, b = t / nrb;
+        const int64_t r0 = rb * OB_SUMSQ_ROW_BLOCK;
+        const int64_t r1 = rows - r0 < OB_SUMSQ_ROW_BLOCK ? rows : r0 + OB_SUMSQ_ROW_BLOCK;
+        const float *xc = x + b * rows * cols + c;
+        double acc = 0.0;
+#pragma unroll 8
+        for (int64_t r = r0; r < r1; r++) {
+            double v = (double)xc[r * cols];
+            acc = __dadd_rn(acc, __dmul_rn(v, v));
+        }
+        part[idx] = acc; /* part[(b * nrb + rb) * cols + c] */
+    }
+}
+
+static __global__ void cols_sumsq_kernel(const double *__restrict__ part, int64_t batch, int64_t nrb, int64_t cols,
                                          float alpha, float *__restrict__ out)
 {
     const int64_t total = batch * cols;
     const int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
         const int64_t b = idx / cols, c = idx % cols;
-        const float *xb = x + b * rows * cols + c;
+        const double *pc = part + b * nrb * cols + c;
         double acc = 0.0;
 #pragma unroll 8
-        for (int64_t r = 0; r < rows; r++) {
-            double v = (double)xb[r * cols];
-            acc = __dadd_rn(acc, __dmul_rn(v, v));
-        }
+        for (int64_t rb = 0; rb < nrb; rb++) acc = __dadd_rn(acc, pc[rb * cols]);
         out[idx] = (float)__dmul_rn((double)alpha, acc);
     }
 }
@@ -742,7 +760,15 @@ ob_status ob_cu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_
                                 (long long)rows, (long long)cols);
     if (batch == 0 || cols == 0) return OB_OK;
     cuda_impl *c = cu_impl(dev);
-    cols_sumsq_kernel<<<cu_grid(dev, batch * cols, 256), 256, 0, c->stream>>>(x, batch, rows, cols, alpha, out);
+    const int64_t nrb = (rows + OB_SUMSQ_ROW_BLOCK - 1) / OB_SUMSQ_ROW_BLOCK;
+    double *part = NULL;
+    if (nrb > 0) {
+        OB_TRY(ob_cu_scratch(dev, (size_t)(batch * nrb * cols) * sizeof(double), (void **)&part, e));
+        cols_part_kernel<<<cu_grid(dev, batch * nrb * cols, 256), 256, 0, c->stream>>>(x, batch, rows, cols, nrb,
+                                                                                      part);
+        OB_CU_LAUNCHED(e, "cols_sumsq (block sums)");
+    }
+    cols_sumsq_kernel<<<cu_grid(dev, batch * cols, 256), 256, 0, c->stream>>>(part, batch, nrb, cols, alpha, out);
     OB_CU_LAUNCHED(e, "cols_sumsq");
     return OB_OK;
 }

@@ -19,6 +19,12 @@
 /* Loops shorter than this run on one thread: forking costs more than it saves. */
 #define PAR_MIN 32768
 
+/* Whether OpenBLAS may be called from inside a parallel region: its OpenMP
+ * build then runs the call on the calling thread alone, its sequential build
+ * always does. Its pthread build would run its own pool under every calling
+ * thread. Set when the backend opens. */
+static int cpu_blas_nests;
+
 /* "cpu: 2 threads, OpenBLAS 0.3.21 (Cooperlake kernels), conv avx512": which
  * kernels ran (OpenBLAS picks them per CPU, OPENBLAS_CORETYPE overrides; the
  * convolution's path, OB_CPU_CONV overrides) is part of what a result means. */
@@ -46,6 +52,8 @@ static ob_status cpu_open(ob_device *dev, int index, ob_err *e)
 {
     (void)index;
     cpu_probe(dev->desc, sizeof dev->desc);
+    const int blas_mode = openblas_get_parallel();
+    cpu_blas_nests = blas_mode == OPENBLAS_OPENMP || blas_mode == OPENBLAS_SEQUENTIAL;
     dev->impl = calloc(1, sizeof(cpu_impl));
     if (!dev->impl) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     return OB_OK;
@@ -217,35 +225,77 @@ static ob_status cpu_gemm(ob_device *dev, int ta, int tb, int m, int n, int k, f
     return OB_OK;
 }
 
+/* Products below this many multiply-adds are too small for OpenBLAS to split
+ * well over threads: bert-small's per-head 128 x 128 x 64 attention products
+ * ran at a third of its large products' rate on two threads. */
+#define GEMM_SMALL_MACS (1LL << 22)
+
+/* A batch of same-shape products (attention heads, Newton-Schulz on
+ * same-shape matrices) runs one product per thread when the products are
+ * small or there are several per thread; otherwise the products run in turn,
+ * each on every thread. The choice depends only on the shapes and the thread
+ * count, so results are the same run to run at a fixed thread count (as
+ * everywhere on the CPU, another thread count may change low bits: OpenBLAS
+ * rounds a product split over threads differently from the same product on
+ * one). */
+static int cpu_batch_per_thread(int batch, int64_t macs)
+{
+#ifdef _OPENMP
+    const int threads = omp_get_max_threads();
+    return cpu_blas_nests && threads > 1 && batch > 1 && (macs < GEMM_SMALL_MACS || batch >= 4 * threads);
+#else
+    (void)batch;
+    (void)macs;
+    return 0;
+#endif
+}
+
 static ob_status cpu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha,
                              const float *A, int lda, int64_t sa, const float *B, int ldb, int64_t sb,
                              float beta, float *C, int ldc, int64_t sc, int batch, ob_err *e)
 {
-    for (int i = 0; i < batch; i++)
-        OB_TRY(cpu_gemm(dev, ta, tb, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta,
-                        C + i * sc, ldc, e));
+    (void)dev;
+    (void)e;
+    const CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+    if (cpu_batch_per_thread(batch, (int64_t)m * n * k)) {
+#pragma omp parallel for schedule(static)
+        for (int i = 0; i < batch; i++)
+            cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc);
+    } else {
+        /* not a parallel region, not even an inactive one: OpenBLAS's OpenMP
+         * build runs a call made inside any region on one thread */
+        for (int i = 0; i < batch; i++)
+            cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc);
+    }
     return OB_OK;
 }
 
 /* OpenBLAS ssyrk fills the upper triangle; the lower one is copied from it
  * in 32 x 32 tiles (a row-by-column copy of a large matrix misses the cache
  * on every read). */
+static void syrk_full(int trans, int n, int k, float alpha, const float *A, int lda, float beta, float *c, int ldc)
+{
+    enum { TILE = 32 };
+    cblas_ssyrk(CblasRowMajor, CblasUpper, trans ? CblasTrans : CblasNoTrans, n, k, alpha, A, lda, beta, c, ldc);
+    for (int i0 = 0; i0 < n; i0 += TILE)
+        for (int j0 = 0; j0 <= i0; j0 += TILE) {
+            int i1 = i0 + TILE < n ? i0 + TILE : n, j1 = j0 + TILE < n ? j0 + TILE : n;
+            for (int i = i0; i < i1; i++)
+                for (int j = j0; j < j1 && j < i; j++) c[(int64_t)i * ldc + j] = c[(int64_t)j * ldc + i];
+        }
+}
+
+/* Batches as cpu_gemm_sb does. */
 static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alpha, const float *A, int lda,
                              int64_t sa, float beta, float *C, int ldc, int64_t sc, int batch, ob_err *e)
 {
     (void)dev;
     (void)e;
-    enum { TILE = 32 };
-    for (int b = 0; b < batch; b++) {
-        float *c = C + b * sc;
-        cblas_ssyrk(CblasRowMajor, CblasUpper, trans ? CblasTrans : CblasNoTrans, n, k, alpha, A + b * sa, lda, beta,
-                    c, ldc);
-        for (int i0 = 0; i0 < n; i0 += TILE)
-            for (int j0 = 0; j0 <= i0; j0 += TILE) {
-                int i1 = i0 + TILE < n ? i0 + TILE : n, j1 = j0 + TILE < n ? j0 + TILE : n;
-                for (int i = i0; i < i1; i++)
-                    for (int j = j0; j < j1 && j < i; j++) c[(int64_t)i * ldc + j] = c[(int64_t)j * ldc + i];
-            }
+    if (cpu_batch_per_thread(batch, (int64_t)n * n * k / 2)) {
+#pragma omp parallel for schedule(static)
+        for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc);
+    } else {
+        for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc);
     }
     return OB_OK;
 }

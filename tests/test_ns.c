@@ -4,9 +4,13 @@
  * its band after 5 steps; a batch equals its matrices done one by one; the
  * SVD slot itself gives an orthonormal Q with Q^T A symmetric; the Gram
  * product slot (syrk) equals the gemm it replaces, and the iteration through
- * it equals the one through gemm; the coefficient tables and files. */
+ * it equals the one through gemm; the batched gemm against a double
+ * reference on every thread count; the coefficient tables and files. */
 #include <string.h>
 #include <unistd.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "check.h"
 #include "core/rng.h"
@@ -204,6 +208,82 @@ static void test_tables(void)
     unlink(path);
 }
 
+/* gemm_strided_batched against a double reference, all four transposes,
+ * padded leading dimensions and strides, alpha and beta: a batch of small
+ * products (the CPU runs them one per thread), a batch of two larger ones
+ * (each split over the threads) and a single product; on 1, 2 and 3
+ * threads, and the same bits when called again. */
+static void test_gemm_batched(ob_device *dev)
+{
+    ob_err e;
+    static const int shapes[][4] = {{9, 17, 13, 11}, {2, 200, 180, 160}, {1, 33, 65, 17}}; /* batch m n k */
+#ifdef _OPENMP
+    const int threads0 = omp_get_max_threads();
+#endif
+    for (int th = 1; th <= 3; th++) {
+#ifdef _OPENMP
+        omp_set_num_threads(th);
+#endif
+        for (int si = 0; si < 3; si++)
+            for (int ta = 0; ta < 2; ta++)
+                for (int tb = 0; tb < 2; tb++) {
+                    const int batch = shapes[si][0], m = shapes[si][1], n = shapes[si][2], k = shapes[si][3];
+                    const int lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 2, ldc = n + 5;
+                    const int64_t sa = (int64_t)(ta ? k : m) * lda + 7, sb = (int64_t)(tb ? n : k) * ldb + 1,
+                                  sc = (int64_t)m * ldc + 3;
+                    float *A = malloc((size_t)(batch * sa) * 4), *B = malloc((size_t)(batch * sb) * 4),
+                          *C = malloc((size_t)(batch * sc) * 4), *C0 = malloc((size_t)(batch * sc) * 4),
+                          *again = malloc((size_t)(batch * sc) * 4);
+                    for (int64_t i = 0; i < batch * sa; i++) A[i] = ob_rng_normal(31, (uint64_t)si, (uint64_t)i);
+                    for (int64_t i = 0; i < batch * sb; i++) B[i] = ob_rng_normal(32, (uint64_t)si, (uint64_t)i);
+                    for (int64_t i = 0; i < batch * sc; i++) C0[i] = ob_rng_normal(33, (uint64_t)si, (uint64_t)i);
+                    memcpy(C, C0, (size_t)(batch * sc) * 4);
+                    memcpy(again, C0, (size_t)(batch * sc) * 4);
+                    CHECK_OK(dev->ops->gemm_strided_batched(dev, ta, tb, m, n, k, 0.75f, A, lda, sa, B, ldb, sb, 0.5f,
+                                                            C, ldc, sc, batch, &e),
+                             &e);
+                    CHECK_OK(dev->ops->gemm_strided_batched(dev, ta, tb, m, n, k, 0.75f, A, lda, sa, B, ldb, sb, 0.5f,
+                                                            again, ldc, sc, batch, &e),
+                             &e);
+                    double worst = 0;
+                    int64_t untouched_changed = 0;
+                    for (int b = 0; b < batch; b++)
+                        for (int i = 0; i < m; i++)
+                            for (int j = 0; j < ldc; j++) {
+                                const int64_t at = b * sc + (int64_t)i * ldc + j;
+                                if (j >= n) { /* padding: left alone */
+                                    untouched_changed += C[at] != C0[at];
+                                    continue;
+                                }
+                                double ref = 0.5 * C0[at], mag = fabs(ref);
+                                for (int p = 0; p < k; p++) {
+                                    double a = A[b * sa + (ta ? (int64_t)p * lda + i : (int64_t)i * lda + p)];
+                                    double bb = B[b * sb + (tb ? (int64_t)j * ldb + p : (int64_t)p * ldb + j)];
+                                    ref += 0.75 * a * bb;
+                                    mag += fabs(0.75 * a * bb);
+                                }
+                                double err = fabs(C[at] - ref) / (mag + 1e-30);
+                                if (err > worst) worst = err;
+                            }
+                    CHECK_MSG(worst < 1e-5, "gemm batch %d of %dx%dx%d ta=%d tb=%d on %d threads: %g from double",
+                              batch, m, n, k, ta, tb, th, worst);
+                    CHECK_MSG(untouched_changed == 0, "gemm batch %d of %dx%dx%d: %lld padding entries written",
+                              batch, m, n, k, (long long)untouched_changed);
+                    CHECK_MSG(!memcmp(C, again, (size_t)(batch * sc) * 4),
+                              "gemm batch %d of %dx%dx%d ta=%d tb=%d on %d threads: not the same bits twice", batch, m,
+                              n, k, ta, tb, th);
+                    free(A);
+                    free(B);
+                    free(C);
+                    free(C0);
+                    free(again);
+                }
+    }
+#ifdef _OPENMP
+    omp_set_num_threads(threads0);
+#endif
+}
+
 int main(void)
 {
     ob_device dev;
@@ -216,6 +296,14 @@ int main(void)
     test_muon_band(&dev, 32, 128);
     test_muon_band(&dev, 128, 32);
     test_syrk_slot(&dev);
+    test_gemm_batched(&dev);
+#ifdef _OPENMP
+    /* the syrk slot's batch of three one per thread, and in turn */
+    omp_set_num_threads(3);
+    test_syrk_slot(&dev);
+    omp_set_num_threads(1);
+    test_syrk_slot(&dev);
+#endif
     test_tables();
     ob_device_close(&dev);
     return check_done();

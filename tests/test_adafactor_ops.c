@@ -1,5 +1,6 @@
 /* tests/test_adafactor_ops.c - the backend ops of Adafactor's factored second
- * moments on the CPU: rows_sumsq and cols_sumsq against double sums;
+ * moments on the CPU: rows_sumsq and cols_sumsq bit for bit against double
+ * sums in their specified orders;
  * adafactor_precond against the formula in double (also a mean below eps1 and
  * values clamped at eps1^2); adafactor_scale against the formula in double,
  * both branches of each max, the other fields copied; shape errors. Shapes
@@ -28,7 +29,7 @@ static int rel_ok(double got, double want, double tol)
 }
 
 static const int64_t shapes[][3] = {{1, 1, 1}, {1, 1, 9}, {1, 7, 1}, {1, 40, 70}, {3, 5, 6}, {3, 1, 4}, {3, 40, 70},
-                                    {2, 3, 300}, {1, 200, 300}};
+                                    {2, 3, 300}, {1, 200, 300}, {2, 203, 37}};
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
 /* ---- rows_sumsq / cols_sumsq ------------------------------------------------------------ */
@@ -46,9 +47,9 @@ static void test_sumsq(void)
         dev_get(&dev, got, dr, B * R);
         int bad = 0;
         for (int64_t r = 0; r < B * R && !bad; r++) {
-            double s = 0;
+            double s = 0; /* the specified order: c ascending */
             for (int64_t c = 0; c < C; c++) s += (double)h[r * C + c] * h[r * C + c];
-            if (!rel_ok(got[r], ar * s, 1e-6)) {
+            if (got[r] != (float)((double)ar * s)) {
                 CHECK_MSG(0, "rows_sumsq (%lld, %lld) row %lld: %.9g, want %.9g", (long long)(B * R), (long long)C,
                           (long long)r, got[r], ar * s);
                 bad = 1;
@@ -60,9 +61,14 @@ static void test_sumsq(void)
         bad = 0;
         for (int64_t b = 0; b < B && !bad; b++)
             for (int64_t c = 0; c < C && !bad; c++) {
-                double s = 0;
-                for (int64_t r = 0; r < R; r++) s += (double)h[(b * R + r) * C + c] * h[(b * R + r) * C + c];
-                if (!rel_ok(got[b * C + c], ac * s, 1e-6)) {
+                double s = 0; /* the specified order: blocks of OB_SUMSQ_ROW_BLOCK rows, added in order */
+                for (int64_t r0 = 0; r0 < R; r0 += OB_SUMSQ_ROW_BLOCK) {
+                    double part = 0;
+                    for (int64_t r = r0; r < R && r < r0 + OB_SUMSQ_ROW_BLOCK; r++)
+                        part += (double)h[(b * R + r) * C + c] * h[(b * R + r) * C + c];
+                    s += part;
+                }
+                if (got[b * C + c] != (float)((double)ac * s)) {
                     CHECK_MSG(0, "cols_sumsq (%lld, %lld, %lld) at (%lld, %lld): %.9g, want %.9g", (long long)B,
                               (long long)R, (long long)C, (long long)b, (long long)c, got[b * C + c], ac * s);
                     bad = 1;

@@ -428,6 +428,19 @@ ob_status ob_cpu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64
     return OB_OK;
 }
 
+/* One row of u: correctly rounded float operations only (no contraction
+ * in a C11 build), so every clone gives the same bits. */
+OB_CPU_CLONES static void precond_row(const float *g, float rv, const float *col, float m, float eps1sq, int64_t cols,
+                                      float *u)
+{
+    for (int64_t c = 0; c < cols; c++) {
+        float v = rv * col[c];
+        v = v / m;
+        v = v < eps1sq ? eps1sq : v;
+        u[c] = g[c] * (1.0f / sqrtf(v));
+    }
+}
+
 /* The clamps propagate NaN, as torch's clamp_(min=...) does. */
 ob_status ob_cpu_adafactor_precond(ob_device *dev, const float *g, const float *row, const float *col,
                                    int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e)
@@ -447,17 +460,7 @@ ob_status ob_cpu_adafactor_precond(ob_device *dev, const float *g, const float *
         const float *gb = g + b * rows * cols;
         float *ub = u + b * rows * cols;
 #pragma omp parallel for if (rows * cols > PAR_MIN && rows > 1)
-        for (int64_t r = 0; r < rows; r++) {
-            const float rv = rb[r];
-            const float *gr = gb + r * cols;
-            float *ur = ub + r * cols;
-            for (int64_t c = 0; c < cols; c++) {
-                float v = rv * cb[c];
-                v = v / m;
-                v = v < eps1sq ? eps1sq : v;
-                ur[c] = gr[c] * (1.0f / sqrtf(v));
-            }
-        }
+        for (int64_t r = 0; r < rows; r++) precond_row(gb + r * cols, rb[r], cb, m, eps1sq, cols, ub + r * cols);
     }
     return OB_OK;
 }

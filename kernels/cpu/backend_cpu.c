@@ -237,12 +237,18 @@ static ob_status cpu_gemm(ob_device *dev, int ta, int tb, int m, int n, int k, f
  * count, so results are the same run to run at a fixed thread count (as
  * everywhere on the CPU, another thread count may change low bits: OpenBLAS
  * rounds a product split over threads differently from the same product on
- * one). */
+ * one). Returns the team size for one product per thread, or 0 for the
+ * products in turn. The team is at most GEMM_BATCH_THREADS: each OpenBLAS
+ * call in flight holds one of a fixed set of buffers, sized by the thread
+ * count OpenBLAS was built for, and OpenBLAS aborts when none is left. */
+#define GEMM_BATCH_THREADS 32
 static int cpu_batch_per_thread(int batch, int64_t macs)
 {
 #ifdef _OPENMP
-    const int threads = omp_get_max_threads();
-    return cpu_blas_nests && threads > 1 && batch > 1 && (macs < GEMM_SMALL_MACS || batch >= 4 * threads);
+    int threads = omp_get_max_threads();
+    if (!cpu_blas_nests || threads < 2 || batch < 2 || !(macs < GEMM_SMALL_MACS || batch >= 4 * threads)) return 0;
+    if (threads > GEMM_BATCH_THREADS) threads = GEMM_BATCH_THREADS;
+    return threads < batch ? threads : batch;
 #else
     (void)batch;
     (void)macs;
@@ -257,8 +263,9 @@ static ob_status cpu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k
     (void)dev;
     (void)e;
     const CBLAS_TRANSPOSE TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-    if (cpu_batch_per_thread(batch, (int64_t)m * n * k)) {
-#pragma omp parallel for schedule(static)
+    const int team = cpu_batch_per_thread(batch, (int64_t)m * n * k);
+    if (team) {
+#pragma omp parallel for schedule(static) num_threads(team)
         for (int i = 0; i < batch; i++)
             cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc);
     } else {
@@ -291,8 +298,9 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
 {
     (void)dev;
     (void)e;
-    if (cpu_batch_per_thread(batch, (int64_t)n * n * k / 2)) {
-#pragma omp parallel for schedule(static)
+    const int team = cpu_batch_per_thread(batch, (int64_t)n * n * k / 2);
+    if (team) {
+#pragma omp parallel for schedule(static) num_threads(team)
         for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc);
     } else {
         for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc);

@@ -165,15 +165,27 @@ int ob_cmd_history(int argc, char **argv)
         goto done;
     }
     while (sqlite3_step(q) == SQLITE_ROW) {
-        bid = realloc(bid, (size_t)(nb + 1) * sizeof *bid);
-        bdate = realloc(bdate, (size_t)(nb + 1) * sizeof *bdate);
-        brev = realloc(brev, (size_t)(nb + 1) * sizeof *brev);
+        int64_t *bid2 = realloc(bid, (size_t)(nb + 1) * sizeof *bid);
+        if (bid2) bid = bid2;
+        char **bdate2 = realloc(bdate, (size_t)(nb + 1) * sizeof *bdate);
+        if (bdate2) bdate = bdate2;
+        char **brev2 = realloc(brev, (size_t)(nb + 1) * sizeof *brev);
+        if (brev2) brev = brev2;
+        char *date = strdup((const char *)sqlite3_column_text(q, 1));
+        const char *rev = (const char *)sqlite3_column_text(q, 2);
+        char *rev12 = strndup(rev, 12);
+        if (!bid2 || !bdate2 || !brev2 || !date || !rev12) {
+            free(date);
+            free(rev12);
+            sqlite3_finalize(q);
+            rc = ob_cli_error(1, "history: out of memory");
+            goto done;
+        }
         bid[nb] = sqlite3_column_int64(q, 0);
-        bdate[nb] = strdup((const char *)sqlite3_column_text(q, 1));
+        bdate[nb] = date;
         char *t = strchr(bdate[nb], 'T');
         if (t) *t = ' ';
-        const char *rev = (const char *)sqlite3_column_text(q, 2);
-        brev[nb] = strndup(rev, 12);
+        brev[nb] = rev12;
         nb++;
     }
     sqlite3_finalize(q);
@@ -224,11 +236,20 @@ int ob_cmd_history(int argc, char **argv)
             if (idx < 0) {
                 char label[512];
                 snprintf(label, sizeof label, "%s %s", wl, op);
-                ser = realloc(ser, (size_t)(ns + 1) * sizeof *ser);
-                ser[ns].label = strdup(label);
+                series *ser2 = realloc(ser, (size_t)(ns + 1) * sizeof *ser);
+                if (ser2) ser = ser2;
+                char *lab = strdup(label);
+                double *v = malloc((size_t)nb * sizeof(double));
+                if (!ser2 || !lab || !v) {
+                    free(lab);
+                    free(v);
+                    rc = ob_cli_error(1, "history: out of memory");
+                    break;
+                }
+                ser[ns].label = lab;
                 ser[ns].wl = gw;
                 ser[ns].opt = go;
-                ser[ns].v = malloc((size_t)nb * sizeof(double));
+                ser[ns].v = v;
                 for (int j = 0; j < nb; j++) ser[ns].v[j] = NAN;
                 idx = ns++;
             }
@@ -303,6 +324,10 @@ int ob_cmd_history(int argc, char **argv)
             goto done;
         }
         const char **hdr = malloc((size_t)(ns + 4) * sizeof *hdr);
+        if (!hdr) {
+            rc = ob_cli_error(1, "history: out of memory");
+            goto done;
+        }
         hdr[0] = "benchmark_id";
         hdr[1] = "created_at";
         hdr[2] = "git_rev";

@@ -104,10 +104,12 @@ static ob_status script_close(script *sc, ob_err *e)
     return OB_OK;
 }
 
-static ob_figure *add_fig(ob_figures *out, const char *stem, int wl, const char *title,
-                          const char *fmt, ...)
+static ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
+                         const char *fmt, ...)
 {
-    out->f = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
+    ob_figure *fs = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
+    if (!fs) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    out->f = fs;
     ob_figure *f = &out->f[out->n++];
     memset(f, 0, sizeof *f);
     snprintf(f->stem, sizeof f->stem, "%s", stem);
@@ -117,7 +119,7 @@ static ob_figure *add_fig(ob_figures *out, const char *stem, int wl, const char 
     va_start(ap, fmt);
     vsnprintf(f->caption, sizeof f->caption, fmt, ap);
     va_end(ap);
-    return f;
+    return OB_OK;
 }
 
 static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
@@ -273,15 +275,14 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     char div_note[320] = "";
     if (all_div[0])
         snprintf(div_note, sizeof div_note, " Every run of %s diverged at every lr: no curve to draw.", all_div);
-    add_fig(out, stem, w, "Training loss",
-            "Training loss against step for each optimizer at its best learning rate (the lr "
-            "with the lowest median final loss). The line is the median over seeds, the shaded "
-            "band spans the best and worst seed.%s%s%s%s",
-            logy ? " The y axis is logarithmic." : "",
-            capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
-            floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "",
-            div_note);
-    return OB_OK;
+    return add_fig(out, e, stem, w, "Training loss",
+                   "Training loss against step for each optimizer at its best learning rate (the lr "
+                   "with the lowest median final loss). The line is the median over seeds, the shaded "
+                   "band spans the best and worst seed.%s%s%s%s",
+                   logy ? " The y axis is logarithmic." : "",
+                   capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
+                   floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "",
+                   div_note);
 }
 
 /* The y values of workload w's lr figure (every lr's median and spread, the
@@ -441,34 +442,38 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         fprintf(f, ", \\\n  keyentry with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
-    add_fig(out, stem, w, "Learning-rate sensitivity",
-            "Final training loss (mean over the last 10%% of steps) against the learning rate, "
-            "one line per optimizer: the median over seeds, with a band from the best to the worst "
-            "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s%s A flat, "
-            "wide valley means the optimizer is easy to tune.",
-            !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
-                          "workload's runs that did not diverge): a learning rate whose median final loss is "
-                          "finite but above it, worse than where any run started, is a triangle at the top "
-                          "edge; lr_sweep.csv has its value." : "",
-            any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
-                       "sweep (its bar from the best to the worst of those that did not diverge; one that "
-                       "diverged is an x along the top, as in the sweep): a star above its circle shows how much "
-                       "picking the lr on the sweep's own seeds flattered it." : "",
-            any_div ? " An x along the top edge marks a learning rate where at least one seed "
-                      "diverged; where half the seeds or more diverged the median is infinite and the line has a gap." : "",
-            logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
-    return OB_OK;
+    return add_fig(out, e, stem, w, "Learning-rate sensitivity",
+                   "Final training loss (mean over the last 10%% of steps) against the learning rate, "
+                   "one line per optimizer: the median over seeds, with a band from the best to the worst "
+                   "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s%s A flat, "
+                   "wide valley means the optimizer is easy to tune.",
+                   !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
+                                 "workload's runs that did not diverge): a learning rate whose median final loss is "
+                                 "finite but above it, worse than where any run started, is a triangle at the top "
+                                 "edge; lr_sweep.csv has its value." : "",
+                   any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
+                              "sweep (its bar from the best to the worst of those that did not diverge; one that "
+                              "diverged is an x along the top, as in the sweep): a star above its circle shows how "
+                              "much picking the lr on the sweep's own seeds flattered it." : "",
+                   any_div ? " An x along the top edge marks a learning rate where at least one seed "
+                             "diverged; where half the seeds or more diverged the median is infinite and the line "
+                             "has a gap." : "",
+                   logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
 }
 
-static void add_skipped(ob_figures *out, const char *stem, int wl, const char *title, const char *why)
+static ob_status add_skipped(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
+                             const char *why)
 {
-    out->skipped = realloc(out->skipped, (size_t)(out->n_skipped + 1) * sizeof *out->skipped);
+    ob_figure *fs = realloc(out->skipped, (size_t)(out->n_skipped + 1) * sizeof *out->skipped);
+    if (!fs) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    out->skipped = fs;
     ob_figure *f = &out->skipped[out->n_skipped++];
     memset(f, 0, sizeof *f);
     snprintf(f->stem, sizeof f->stem, "%.*s", (int)sizeof f->stem - 1, stem);
     snprintf(f->title, sizeof f->title, "%.*s", (int)sizeof f->title - 1, title);
     snprintf(f->caption, sizeof f->caption, "%.*s", (int)sizeof f->caption - 1, why);
     f->wl = wl;
+    return OB_OK;
 }
 
 /* Final loss at the best lr against a swept hyperparameter (hp_sweep.csv):
@@ -507,8 +512,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         snprintf(why, sizeof why,
                  "Not drawn: every configuration that differs in %.100s diverged at every lr (half the "
                  "seeds or more at each), so none has a best lr; hp_sweep.csv lists them.", hf->key);
-        add_skipped(out, stem, w, title, why);
-        return OB_OK;
+        return add_skipped(out, e, stem, w, title, why);
     }
     /* values close to 1 spanning decades of 1 - value (beta2 at 0.9, 0.99,
      * 0.999): the axis is 1 - value on a log scale, reversed, so the values
@@ -609,25 +613,26 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: every lr diverged\"");
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
-    add_fig(out, stem, w, title,
-            "Final training loss (mean over the last 10%% of steps) against %s, for the configurations "
-            "that differ only in %s: one line per optimizer and setting of its other swept keys. Each point "
-            "is one configuration at its own best learning rate (written beside the point; the lr sweep "
-            "was run for each value), so the line shows the sensitivity to %s once the lr is tuned: a flat "
-            "line means the value matters little. The line is the median over seeds at that lr, the band "
-            "spans the best and the worst seed that did not diverge.%s%s Values in hp_sweep.csv.",
-            hf->key, hf->key, hf->key,
-            any_div ? " An x along the top edge marks a configuration for which every lr diverged (half the "
-                      "seeds or more at each): it has no best lr and no point, and the line has a gap there." : "",
-            onem         ? (logy ? " The x axis is 1 - value on a logarithmic scale (reversed, so the values grow "
-                                   "to the right and those near 1 spread out); the y axis is logarithmic too."
-                                 : " The x axis is 1 - value on a logarithmic scale (reversed, so the values grow "
-                                   "to the right and those near 1 spread out).")
-            : logx && logy ? " Both axes are logarithmic."
-            : logx       ? " The x axis is logarithmic."
-            : logy       ? " The y axis is logarithmic (as in the learning-rate figure)."
-                         : "");
-    return OB_OK;
+    return add_fig(out, e, stem, w, title,
+                   "Final training loss (mean over the last 10%% of steps) against %s, for the configurations "
+                   "that differ only in %s: one line per optimizer and setting of its other swept keys. Each point "
+                   "is one configuration at its own best learning rate (written beside the point; the lr sweep "
+                   "was run for each value), so the line shows the sensitivity to %s once the lr is tuned: a flat "
+                   "line means the value matters little. The line is the median over seeds at that lr, the band "
+                   "spans the best and the worst seed that did not diverge.%s%s Values in hp_sweep.csv.",
+                   hf->key, hf->key, hf->key,
+                   any_div ? " An x along the top edge marks a configuration for which every lr diverged (half "
+                             "the seeds or more at each): it has no best lr and no point, and the line has a gap "
+                             "there." : "",
+                   onem         ? (logy ? " The x axis is 1 - value on a logarithmic scale (reversed, so the values "
+                                          "grow to the right and those near 1 spread out); the y axis is logarithmic "
+                                          "too."
+                                        : " The x axis is 1 - value on a logarithmic scale (reversed, so the values "
+                                          "grow to the right and those near 1 spread out).")
+                   : logx && logy ? " Both axes are logarithmic."
+                   : logx       ? " The x axis is logarithmic."
+                   : logy       ? " The y axis is logarithmic (as in the learning-rate figure)."
+                                : "");
 }
 
 static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
@@ -670,11 +675,11 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         if (!(which ? any_metric : any_loss)) {
             /* no rows to draw: no script; say why when the runs have a value */
             if (which ? final_metric : final_loss)
-                add_skipped(out, stem, w, fig_title,
-                            "Not drawn: the database's evals table has no held-out evaluations of "
-                            "these runs (an optbench older than this one kept the end-of-run "
-                            "evaluation only in runs.eval_loss); the final held-out values are in "
-                            "the table above.");
+                OB_TRY(add_skipped(out, e, stem, w, fig_title,
+                                   "Not drawn: the database's evals table has no held-out evaluations of "
+                                   "these runs (an optbench older than this one kept the end-of-run "
+                                   "evaluation only in runs.eval_loss); the final held-out values are in "
+                                   "the table above."));
             continue;
         }
         script sc;
@@ -756,21 +761,21 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         }
         OB_TRY(script_close(&sc, e));
         if (at_end)
-            add_fig(out, stem, w, fig_title,
-                    "%s on held-out data at the end of training (the only evaluation of each run; "
-                    "`--eval-every N` evaluates during training too), for each optimizer at its best "
-                    "learning rate: the point is the median over seeds, the bar spans the best and "
-                    "worst seed.%s",
-                    which ? "The workload's metric (accuracy for classifiers; higher is better)"
-                          : "Loss (lower is better)",
-                    logy ? " The y axis is logarithmic." : "");
+            OB_TRY(add_fig(out, e, stem, w, fig_title,
+                           "%s on held-out data at the end of training (the only evaluation of each run; "
+                           "`--eval-every N` evaluates during training too), for each optimizer at its best "
+                           "learning rate: the point is the median over seeds, the bar spans the best and "
+                           "worst seed.%s",
+                           which ? "The workload's metric (accuracy for classifiers; higher is better)"
+                                 : "Loss (lower is better)",
+                           logy ? " The y axis is logarithmic." : ""));
         else
-            add_fig(out, stem, w, fig_title,
-                    "%s on held-out data at each evaluation, for each optimizer at its best learning "
-                    "rate: median over seeds with a min-max band.%s",
-                    which ? "The workload's metric (accuracy for classifiers; higher is better)"
-                          : "Loss (lower is better)",
-                    logy ? " The y axis is logarithmic." : "");
+            OB_TRY(add_fig(out, e, stem, w, fig_title,
+                           "%s on held-out data at each evaluation, for each optimizer at its best learning "
+                           "rate: median over seeds with a min-max band.%s",
+                           which ? "The workload's metric (accuracy for classifiers; higher is better)"
+                                 : "Loss (lower is better)",
+                           logy ? " The y axis is logarithmic." : ""));
     }
     return OB_OK;
 }
@@ -836,8 +841,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "Not drawn: no run recorded its optimizer state size.",
             "Not drawn: no optimizer reached the target loss on any workload (see the time-to-target "
             "tables), so there is no time to show."};
-        if (n_groups > 0) add_skipped(out, stems[kind], -1, fig_titles[kind], why[kind]);
-        return OB_OK;
+        return n_groups > 0 ? add_skipped(out, e, stems[kind], -1, fig_titles[kind], why[kind]) : OB_OK;
     }
     /* units */
     double scale = 1;
@@ -966,9 +970,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                  " \"0 B\" marks an optimizer that %s (for example sgd without momentum): its bar has "
                  "zero height%s.",
                  kind == 2 ? "keeps no state" : "allocated nothing", logy ? " and cannot be drawn on the log scale" : "");
-    add_fig(out, stems[kind], -1, fig_titles[kind], "%s%s%s%s", caps[kind], extra, notrun,
-            logy ? " The y axis is logarithmic." : "");
-    return OB_OK;
+    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s", caps[kind], extra, notrun,
+                   logy ? " The y axis is logarithmic." : "");
 }
 
 static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
@@ -976,10 +979,9 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
 {
     if (d->n_opt == 0) return OB_OK;
     if (s->profile_workloads == 0) {
-        add_skipped(out, "profile", -1, "Performance profile",
-                    "Not drawn: no optimizer reached the target loss on any workload, so no workload "
-                    "enters the profile.");
-        return OB_OK;
+        return add_skipped(out, e, "profile", -1, "Performance profile",
+                           "Not drawn: no optimizer reached the target loss on any workload, so no workload "
+                           "enters the profile.");
     }
     script sc;
     OB_TRY(script_open(&sc, dir, "profile", "performance profile over workloads (Dolan-More)",
@@ -1007,14 +1009,13 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     }
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
-    add_fig(out, "profile", -1, "Performance profile",
-            "For each optimizer, the fraction of workloads (y) on which its %s to reach the target "
-            "loss is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
-            "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
-            "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
-            "optimizer reached the target on are left out (%d used).",
-            s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->profile_workloads);
-    return OB_OK;
+    return add_fig(out, e, "profile", -1, "Performance profile",
+                   "For each optimizer, the fraction of workloads (y) on which its %s to reach the target "
+                   "loss is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
+                   "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
+                   "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
+                   "optimizer reached the target on are left out (%d used).",
+                   s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->profile_workloads);
 }
 
 ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_figures *out,

@@ -393,12 +393,17 @@ static void doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const in
     doc_p(dc, "%s", buf);
 }
 
-static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
-                       const ob_figures *figs, const int *rendered, int gnuplot_found, doc *dc)
+static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+                            const ob_figures *figs, const int *rendered, int gnuplot_found, doc *dc, ob_err *e)
 {
     char b1[64], b2[64], b3[64], b4[64];
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
     int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
+    if (!rank || !crank) {
+        free(rank);
+        free(crank);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
     ob_stats_rank(s, rank);
     ob_stats_confirm_rank(s, crank);
 
@@ -819,6 +824,7 @@ static void write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d
     doc_table_end(dc);
     free(rank);
     free(crank);
+    return OB_OK;
 }
 
 ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)
@@ -857,6 +863,10 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     res->n_figures = figs.n;
     res->n_skipped = figs.n_skipped;
     rendered = calloc((size_t)figs.n + 1, sizeof *rendered);
+    if (!rendered) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     /* a figure without data has no script: files of it from an earlier report
      * in this folder would be stale (an empty PNG, a script that fails) */
     for (int i = 0; i < figs.n_skipped; i++)
@@ -929,12 +939,12 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         fprintf(dc.html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                          "<title>optbench report</title>\n<style>%s</style></head><body>\n", css);
-        write_docs(db, o, &d, &s, &figs, rendered, res->gnuplot_found && !o->no_render, &dc);
+        st = write_docs(db, o, &d, &s, &figs, rendered, res->gnuplot_found && !o->no_render, &dc, e);
         fputs("</body></html>\n", dc.html);
         int bad = ferror(dc.md) || ferror(dc.html);
         if (fclose(dc.md) != 0) bad = 1;
         if (fclose(dc.html) != 0) bad = 1;
-        if (bad) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", dir);
+        if (bad && st == OB_OK) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", dir);
     }
 done:
     free(rendered);

@@ -74,15 +74,30 @@ static int cmp_keyed(const void *a, const void *b)
     return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
 }
 
+static void free_keys(keyed *k, int n)
+{
+    for (int i = 0; k && i < n; i++) {
+        free(k[i].key);
+        free(k[i].gkey);
+    }
+    free(k);
+}
+
+/* NULL when out of memory */
 static keyed *make_keys(const ob_dataset *d)
 {
     keyed *k = calloc((size_t)d->n + 1, sizeof *k);
+    if (!k) return NULL;
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
         size_t n = strlen(r->workload) + strlen(r->workload_params) + strlen(r->optimizer) +
                    strlen(r->hparams) + strlen(r->opt_key) + 128;
         k[i].key = malloc(n);
         k[i].gkey = malloc(n);
+        if (!k[i].key || !k[i].gkey) {
+            free_keys(k, i + 1);
+            return NULL;
+        }
         snprintf(k[i].key, n, "%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%lld\x1f%lld", r->workload, r->workload_params,
                  r->optimizer, r->hparams, r->lr, (long long)r->seed, (long long)r->steps);
         snprintf(k[i].gkey, n, "%s\x1f%s\x1f%s\x1f%s", r->workload, r->workload_params, r->optimizer,
@@ -93,13 +108,9 @@ static keyed *make_keys(const ob_dataset *d)
     return k;
 }
 
-static void free_keys(keyed *k, int n)
+static ob_status no_mem(ob_err *e)
 {
-    for (int i = 0; i < n; i++) {
-        free(k[i].key);
-        free(k[i].gkey);
-    }
-    free(k);
+    return ob_fail(e, OB_ERR_NOMEM, "out of memory comparing the databases");
 }
 
 static double run_final(const ob_rrun *r) { return r->diverged ? INFINITY : r->final_loss; }
@@ -133,10 +144,15 @@ typedef struct pair {
     int b, c; /* run indices */
 } pair;
 
-static void judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
-                        const ob_compare_opts *o, ob_cmp_group *g)
+static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
+                             const ob_compare_opts *o, ob_cmp_group *g, ob_err *e)
 {
     double *x = calloc((size_t)n + 1, sizeof *x), *y = calloc((size_t)n + 1, sizeof *y);
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return no_mem(e);
+    }
     /* the baseline's best lr over the matched cells */
     g->best_lr = NAN;
     double best_med = INFINITY;
@@ -307,6 +323,7 @@ static void judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p,
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
     free(x);
     free(y);
+    return OB_OK;
 }
 
 /* The keys of two JSON objects whose values differ, appended to buf as
@@ -373,16 +390,22 @@ static void params_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, c
                  hc->workload_params); /* not JSON objects: the texts */
 }
 
-static void add_cell(ob_cmp_cell **list, int *n, const ob_dataset *d, int run)
+static ob_status add_cell(ob_cmp_cell **list, int *n, const ob_dataset *d, int run, ob_err *e)
 {
-    *list = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+    ob_cmp_cell *l = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+    if (!l) return no_mem(e);
+    *list = l;
     const ob_rrun *r = &d->runs[run];
-    ob_cmp_cell *c = &(*list)[(*n)++];
-    c->workload = strdup(d->wl_labels[r->wl]);
-    c->optimizer = strdup(d->opt_labels[r->opt]);
-    c->status = strdup(r->status);
-    c->lr = r->lr;
-    c->seed = r->seed;
+    ob_cmp_cell c = {.workload = strdup(d->wl_labels[r->wl]), .optimizer = strdup(d->opt_labels[r->opt]),
+                     .status = strdup(r->status), .lr = r->lr, .seed = r->seed};
+    if (!c.workload || !c.optimizer || !c.status) {
+        free(c.workload);
+        free(c.optimizer);
+        free(c.status);
+        return no_mem(e);
+    }
+    (*list)[(*n)++] = c;
+    return OB_OK;
 }
 
 ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o, ob_compare *out,
@@ -414,6 +437,12 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     int np = 0, i = 0, j = 0;
     int *ub = malloc(((size_t)B.n + 1) * sizeof *ub), *uc = malloc(((size_t)C.n + 1) * sizeof *uc);
     int nub = 0, nuc = 0;
+    if (!kb || !kc || !pairs || !pg || !ub || !uc) {
+        free(ub);
+        free(uc);
+        st = no_mem(e);
+        goto done;
+    }
     while (i < B.n || j < C.n) {
         int c = i >= B.n ? 1 : j >= C.n ? -1 : strcmp(kb[i].key, kc[j].key);
         if (c == 0) {
@@ -462,12 +491,13 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         ub[a] = -1;
         uc[hit] = -1;
     }
-    for (int a = 0; a < nub; a++)
-        if (ub[a] >= 0) add_cell(&out->only_base, &out->n_only_base, &B, kb[ub[a]].run);
-    for (int b = 0; b < nuc; b++)
-        if (uc[b] >= 0) add_cell(&out->only_cand, &out->n_only_cand, &C, kc[uc[b]].run);
+    for (int a = 0; a < nub && st == OB_OK; a++)
+        if (ub[a] >= 0) st = add_cell(&out->only_base, &out->n_only_base, &B, kb[ub[a]].run, e);
+    for (int b = 0; b < nuc && st == OB_OK; b++)
+        if (uc[b] >= 0) st = add_cell(&out->only_cand, &out->n_only_cand, &C, kc[uc[b]].run, e);
     free(ub);
     free(uc);
+    if (st != OB_OK) goto done;
     out->n_matched = np;
     if (np == 0) {
         char why[640];
@@ -480,9 +510,10 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         /* groups in the baseline's order of workload and optimizer label */
         char *used = calloc((size_t)np, 1);
         pair *gp = malloc((size_t)np * sizeof *gp);
-        for (int w = 0; w < B.n_wl; w++)
-            for (int op = 0; op < B.n_opt; op++)
-                for (int a = 0; a < np; a++) {
+        if (!used || !gp) st = no_mem(e);
+        for (int w = 0; w < B.n_wl && st == OB_OK; w++)
+            for (int op = 0; op < B.n_opt && st == OB_OK; op++)
+                for (int a = 0; a < np && st == OB_OK; a++) {
                     if (used[a]) continue;
                     const ob_rrun *r = &B.runs[pairs[a].b];
                     if (r->wl != w || r->opt != op) continue;
@@ -492,12 +523,24 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
                             gp[n++] = pairs[b];
                             used[b] = 1;
                         }
-                    out->g = realloc(out->g, (size_t)(out->n_g + 1) * sizeof *out->g);
-                    ob_cmp_group *g = &out->g[out->n_g++];
+                    ob_cmp_group *gs = realloc(out->g, (size_t)(out->n_g + 1) * sizeof *out->g);
+                    if (!gs) {
+                        st = no_mem(e);
+                        break;
+                    }
+                    out->g = gs;
+                    ob_cmp_group *g = &out->g[out->n_g];
                     memset(g, 0, sizeof *g);
                     g->workload = strdup(B.wl_labels[w]);
                     g->optimizer = strdup(B.opt_labels[op]);
-                    judge_group(&B, &C, gp, n, o, g);
+                    if (!g->workload || !g->optimizer) {
+                        free(g->workload);
+                        free(g->optimizer);
+                        st = no_mem(e);
+                        break;
+                    }
+                    out->n_g++;
+                    if ((st = judge_group(&B, &C, gp, n, o, g, e)) != OB_OK) break;
                     if (g->overall == OB_WORSE) out->n_worse++;
                     if (g->overall == OB_BETTER) out->n_better++;
                 }
@@ -506,8 +549,9 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         /* a shift common to every judged group: the machine rather than one optimizer */
         out->time_shift = NAN;
         double *eff = malloc(((size_t)out->n_g + 1) * sizeof *eff);
+        if (!eff && st == OB_OK) st = no_mem(e);
         int ne = 0, up = 0, down = 0;
-        for (int k = 0; k < out->n_g; k++) {
+        for (int k = 0; eff && k < out->n_g; k++) {
             const ob_cmp_group *g = &out->g[k];
             if (g->time_not_judged) out->n_time_not_judged++;
             if (g->time.v == OB_NODATA || isnan(g->time.effect)) continue;
@@ -519,6 +563,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         free(eff);
         out->regression = out->n_worse > 0 || (o->strict && (out->n_only_base || out->n_only_cand));
     }
+done:
     free(pairs);
     free(pg);
     free_keys(kb, B.n);
@@ -659,11 +704,11 @@ void ob_compare_print(const ob_compare *c, FILE *f)
                                          "step time", "memory", "verdict"};
     int w[NC];
     for (int k = 0; k < NC; k++) w[k] = (int)strlen(head[k]);
-    row_text *rt = calloc((size_t)c->n_g + 1, sizeof *rt);
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
-        row_texts(g, &rt[i]);
-        const char *cell[NC - 1] = {g->workload, g->optimizer, rt[i].l, rt[i].m, rt[i].t, rt[i].mem};
+        row_text r;
+        row_texts(g, &r);
+        const char *cell[NC - 1] = {g->workload, g->optimizer, r.l, r.m, r.t, r.mem};
         for (int k = 0; k < NC - 1; k++)
             if ((int)strlen(cell[k]) > w[k]) w[k] = (int)strlen(cell[k]);
     }
@@ -671,12 +716,13 @@ void ob_compare_print(const ob_compare *c, FILE *f)
     fprintf(f, "%s\n", head[NC - 1]);
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
+        row_text r; /* the same texts again: no table of them to allocate */
+        row_texts(g, &r);
         fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", w[0], g->workload, w[1], g->optimizer, w[2],
-                rt[i].l, w[3], rt[i].m, w[4], rt[i].t, w[5], rt[i].mem,
+                r.l, w[3], r.m, w[4], r.t, w[5], r.mem,
                 g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
                 g->n_new_failures ? " (new failures)" : "");
     }
-    free(rt);
     print_notes(c, f, 0);
     for (int k = 0; k < 2; k++) {
         const ob_cmp_cell *l = k ? c->only_cand : c->only_base;

@@ -32,6 +32,11 @@ static ob_status db_fail(sqlite3 *db, ob_err *e, const char *what)
     return ob_fail(e, OB_ERR_DB, "%s: %s", what, sqlite3_errmsg(db));
 }
 
+static ob_status no_mem(ob_err *e, const char *what)
+{
+    return ob_fail(e, OB_ERR_NOMEM, "out of memory %s", what);
+}
+
 /* ---- labels ---------------------------------------------------------------- */
 
 typedef struct kvs {
@@ -50,7 +55,8 @@ static void kvs_free(kvs *a)
     memset(a, 0, sizeof *a);
 }
 
-/* The leaves of a JSON object as key=value text ("$.train.clip_norm" -> "clip_norm"). */
+/* The leaves of a JSON object as key=value text ("$.train.clip_norm" -> "clip_norm");
+ * out is empty after a failure. */
 static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
 {
     memset(out, 0, sizeof *out);
@@ -66,9 +72,14 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
     int cap = 0;
     while (sqlite3_step(q) == SQLITE_ROW) {
         if (out->n == cap) {
-            cap = cap ? 2 * cap : 16;
-            out->k = realloc(out->k, (size_t)cap * sizeof *out->k);
-            out->v = realloc(out->v, (size_t)cap * sizeof *out->v);
+            int ncap = cap ? 2 * cap : 16;
+            char **k2 = realloc(out->k, (size_t)ncap * sizeof *out->k);
+            if (!k2) goto nomem;
+            out->k = k2;
+            char **v2 = realloc(out->v, (size_t)ncap * sizeof *out->v);
+            if (!v2) goto nomem;
+            out->v = v2;
+            cap = ncap;
         }
         const char *path = (const char *)sqlite3_column_text(q, 0);
         const char *v = (const char *)sqlite3_column_text(q, 1);
@@ -82,6 +93,11 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
         if (!strncmp(k, "$.", 2)) k += 2;
         out->k[out->n] = strdup(k);
         out->v[out->n] = strdup(v ? v : "");
+        if (!out->k[out->n] || !out->v[out->n]) {
+            free(out->k[out->n]);
+            free(out->v[out->n]);
+            goto nomem;
+        }
         out->n++;
     }
     sqlite3_finalize(q);
@@ -94,6 +110,10 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
         if (!clash) memmove(out->k[i], out->k[i] + 6, strlen(out->k[i] + 6) + 1);
     }
     return OB_OK;
+nomem:
+    sqlite3_finalize(q);
+    kvs_free(out);
+    return no_mem(e, "reading hyperparameters");
 }
 
 static const char *kvs_get(const kvs *a, const char *k)
@@ -113,6 +133,7 @@ static ob_status make_labels(sqlite3 *db, const char *name, char **jsons, int n,
                              int nb, char **labels, ob_err *e)
 {
     kvs *kv = calloc((size_t)n + 1, sizeof *kv);
+    if (!kv) return no_mem(e, "labelling the runs");
     ob_status st = OB_OK;
     for (int i = 0; i < n && st == OB_OK && n > 1; i++) st = json_leaves(db, jsons[i], &kv[i], e);
     /* the union of keys, in order of first appearance */
@@ -125,13 +146,19 @@ static ob_status make_labels(sqlite3 *db, const char *name, char **jsons, int n,
             for (int t = 0; t < nk && !seen; t++) seen = !strcmp(keys[t], kv[j].k[a]);
             if (seen) continue;
             if (nk == capk) {
-                capk = capk ? 2 * capk : 32;
-                keys = realloc(keys, (size_t)capk * sizeof *keys);
+                int ncap = capk ? 2 * capk : 32;
+                const char **k2 = realloc(keys, (size_t)ncap * sizeof *keys);
+                if (!k2) {
+                    st = no_mem(e, "labelling the runs");
+                    break;
+                }
+                keys = k2;
+                capk = ncap;
             }
             keys[nk++] = kv[j].k[a];
         }
-    dist = calloc((size_t)nk + 1, 1);
-    for (int t = 0; t < nk; t++)
+    if (st == OB_OK && !(dist = calloc((size_t)nk + 1, 1))) st = no_mem(e, "labelling the runs");
+    for (int t = 0; t < nk && st == OB_OK; t++)
         for (int b = 0; b < nb && !dist[t]; b++)
             for (int u = 0; u < n && !dist[t]; u++)
                 for (int v = u + 1; v < n && !dist[t]; v++)
@@ -146,18 +173,23 @@ static ob_status make_labels(sqlite3 *db, const char *name, char **jsons, int n,
                 len += (size_t)snprintf(buf + len, sizeof buf - len, " %s=%s", keys[t], kvs_get(&kv[i], keys[t]));
         for (char *c = buf; *c; c++)
             if (*c == ',' || *c == '"' || *c == '\n' || *c == '\\') *c = ';';
-        labels[i] = strdup(buf);
+        if (!(labels[i] = strdup(buf))) st = no_mem(e, "labelling the runs");
     }
     /* Configurations in one bucket that still share a label (not JSON): number them. */
     for (int i = 0; i < n && st == OB_OK; i++)
-        for (int j = i + 1; j < n; j++) {
+        for (int j = i + 1; j < n && st == OB_OK; j++) {
             int together = 0;
             for (int b = 0; b < nb; b++) together |= present[i * nb + b] && present[j * nb + b];
             if (together && !strcmp(labels[i], labels[j])) {
                 char buf[600];
                 snprintf(buf, sizeof buf, "%s #%d", labels[j], j + 1);
+                char *l = strdup(buf);
+                if (!l) {
+                    st = no_mem(e, "labelling the runs");
+                    break;
+                }
                 free(labels[j]);
-                labels[j] = strdup(buf);
+                labels[j] = l;
             }
         }
     for (int i = 0; i < n; i++) kvs_free(&kv[i]);
@@ -167,14 +199,25 @@ static ob_status make_labels(sqlite3 *db, const char *name, char **jsons, int n,
     return st;
 }
 
+/* Index of label, appending it (with its name) when new; -1 when out of memory. */
 static int add_label(char ***labels, char ***names, int *n, const char *label, const char *name)
 {
     for (int i = 0; i < *n; i++)
         if (!strcmp((*labels)[i], label)) return i;
-    *labels = realloc(*labels, (size_t)(*n + 1) * sizeof **labels);
-    *names = realloc(*names, (size_t)(*n + 1) * sizeof **names);
-    (*labels)[*n] = strdup(label);
-    (*names)[*n] = strdup(name);
+    char **l2 = realloc(*labels, (size_t)(*n + 1) * sizeof **labels);
+    if (!l2) return -1;
+    *labels = l2;
+    char **n2 = realloc(*names, (size_t)(*n + 1) * sizeof **names);
+    if (!n2) return -1;
+    *names = n2;
+    char *l = strdup(label), *nm = strdup(name);
+    if (!l || !nm) {
+        free(l);
+        free(nm);
+        return -1;
+    }
+    (*labels)[*n] = l;
+    (*names)[*n] = nm;
     return (*n)++;
 }
 
@@ -183,12 +226,14 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Distinct strings of a list: index of s, appending it when new. */
+/* Distinct strings of a list: index of s, appending it when new; -1 when out of memory. */
 static int intern(char ***list, int *n, const char *s)
 {
     for (int i = 0; i < *n; i++)
         if (!strcmp((*list)[i], s)) return i;
-    *list = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+    char **l2 = realloc(*list, (size_t)(*n + 1) * sizeof **list);
+    if (!l2) return -1;
+    *list = l2;
     (*list)[*n] = (char *)s;
     return (*n)++;
 }
@@ -199,20 +244,27 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
 {
     ob_status st = OB_OK;
     int *cfg = calloc((size_t)d->n + 1, sizeof *cfg);
+    if (!cfg) return no_mem(e, "labelling the runs");
     /* workloads: per workload name, its distinct parameter sets (one bucket) */
     for (int i = 0; i < d->n && st == OB_OK;) {
         int j = i;
         while (j < d->n && !strcmp(d->runs[j].workload, d->runs[i].workload)) j++;
         char **u = NULL;
         int nu = 0;
-        for (int r = i; r < j; r++) cfg[r] = intern(&u, &nu, d->runs[r].workload_params);
-        char *present = malloc((size_t)nu + 1);
-        memset(present, 1, (size_t)nu + 1);
-        char **labels = calloc((size_t)nu + 1, sizeof *labels);
-        st = make_labels(db, d->runs[i].workload, u, nu, present, 1, labels, e);
         for (int r = i; r < j && st == OB_OK; r++)
-            d->runs[r].wl = add_label(&d->wl_labels, &d->wl_names, &d->n_wl, labels[cfg[r]], d->runs[i].workload);
-        for (int c = 0; c < nu; c++) free(labels[c]);
+            if ((cfg[r] = intern(&u, &nu, d->runs[r].workload_params)) < 0) st = no_mem(e, "labelling the runs");
+        char *present = malloc((size_t)nu + 1);
+        char **labels = calloc((size_t)nu + 1, sizeof *labels);
+        if (st == OB_OK && (!present || !labels)) st = no_mem(e, "labelling the runs");
+        if (st == OB_OK) {
+            memset(present, 1, (size_t)nu + 1);
+            st = make_labels(db, d->runs[i].workload, u, nu, present, 1, labels, e);
+        }
+        for (int r = i; r < j && st == OB_OK; r++)
+            if ((d->runs[r].wl = add_label(&d->wl_labels, &d->wl_names, &d->n_wl, labels[cfg[r]],
+                                           d->runs[i].workload)) < 0)
+                st = no_mem(e, "labelling the runs");
+        for (int c = 0; labels && c < nu; c++) free(labels[c]);
         free(labels);
         free(present);
         free(u);
@@ -223,25 +275,29 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
     int ng = 0;
     int *run_label = calloc((size_t)d->n + 1, sizeof *run_label);
     char *done = calloc((size_t)d->n + 1, 1);
+    if (st == OB_OK && (!run_label || !done)) st = no_mem(e, "labelling the runs");
     for (int i = 0; i < d->n && st == OB_OK; i++) {
         if (done[i]) continue;
         const char *name = d->runs[i].optimizer;
         char **u = NULL;
         int nu = 0;
-        for (int r = i; r < d->n; r++)
-            if (!strcmp(d->runs[r].optimizer, name)) cfg[r] = intern(&u, &nu, d->runs[r].opt_key);
+        for (int r = i; r < d->n && st == OB_OK; r++)
+            if (!strcmp(d->runs[r].optimizer, name) && (cfg[r] = intern(&u, &nu, d->runs[r].opt_key)) < 0)
+                st = no_mem(e, "labelling the runs");
         int nb = d->n_wl;
         char *present = calloc((size_t)nu * nb + 1, 1);
-        for (int r = i; r < d->n; r++)
-            if (!strcmp(d->runs[r].optimizer, name)) present[cfg[r] * nb + d->runs[r].wl] = 1;
         char **labels = calloc((size_t)nu + 1, sizeof *labels);
-        st = make_labels(db, name, u, nu, present, nb, labels, e);
+        if (st == OB_OK && (!present || !labels)) st = no_mem(e, "labelling the runs");
+        for (int r = i; r < d->n && st == OB_OK; r++)
+            if (!strcmp(d->runs[r].optimizer, name)) present[cfg[r] * nb + d->runs[r].wl] = 1;
+        if (st == OB_OK) st = make_labels(db, name, u, nu, present, nb, labels, e);
         for (int r = i; r < d->n && st == OB_OK; r++)
             if (!strcmp(d->runs[r].optimizer, name)) {
-                run_label[r] = add_label(&glabels, &gnames, &ng, labels[cfg[r]], name);
+                if ((run_label[r] = add_label(&glabels, &gnames, &ng, labels[cfg[r]], name)) < 0)
+                    st = no_mem(e, "labelling the runs");
                 done[r] = 1;
             }
-        for (int c = 0; c < nu; c++) free(labels[c]);
+        for (int c = 0; labels && c < nu; c++) free(labels[c]);
         free(labels);
         free(present);
         free(u);
@@ -250,14 +306,23 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
     if (st == OB_OK) {
         d->opt_labels = calloc((size_t)ng + 1, sizeof *d->opt_labels);
         d->opt_names = calloc((size_t)ng + 1, sizeof *d->opt_names);
-        for (int i = 0; i < ng; i++) d->opt_labels[i] = strdup(glabels[i]);
-        qsort(d->opt_labels, (size_t)ng, sizeof *d->opt_labels, cmp_str);
-        d->n_opt = ng;
-        for (int i = 0; i < ng; i++)
-            for (int g = 0; g < ng; g++)
-                if (!strcmp(d->opt_labels[i], glabels[g])) d->opt_names[i] = strdup(gnames[g]);
-        for (int r = 0; r < d->n; r++) d->runs[r].opt = ob_dataset_find_opt(d, glabels[run_label[r]]);
+        if (!d->opt_labels || !d->opt_names) st = no_mem(e, "labelling the runs");
     }
+    if (st == OB_OK) {
+        /* the entries are NULL until set, which ob_dataset_free takes */
+        d->n_opt = ng;
+        for (int i = 0; i < ng && st == OB_OK; i++)
+            if (!(d->opt_labels[i] = strdup(glabels[i]))) st = no_mem(e, "labelling the runs");
+    }
+    if (st == OB_OK) {
+        qsort(d->opt_labels, (size_t)ng, sizeof *d->opt_labels, cmp_str);
+        for (int i = 0; i < ng && st == OB_OK; i++)
+            for (int g = 0; g < ng; g++)
+                if (!strcmp(d->opt_labels[i], glabels[g]) && !(d->opt_names[i] = strdup(gnames[g])))
+                    st = no_mem(e, "labelling the runs");
+    }
+    if (st == OB_OK)
+        for (int r = 0; r < d->n; r++) d->runs[r].opt = ob_dataset_find_opt(d, glabels[run_label[r]]);
     for (int i = 0; i < ng; i++) {
         free(glabels[i]);
         free(gnames[i]);
@@ -315,15 +380,21 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
-    int cap = 0, rc;
+    int cap = 0, rc, oom = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (sqlite3_column_int64(q, 26) > 1) {
             d->n_superseded++;
             continue;
         }
         if (d->n == cap) {
-            cap = cap ? 2 * cap : 64;
-            d->runs = realloc(d->runs, (size_t)cap * sizeof *d->runs);
+            int ncap = cap ? 2 * cap : 64;
+            ob_rrun *runs = realloc(d->runs, (size_t)ncap * sizeof *d->runs);
+            if (!runs) {
+                oom = 1;
+                break;
+            }
+            d->runs = runs;
+            cap = ncap;
         }
         ob_rrun *r = &d->runs[d->n++];
         memset(r, 0, sizeof *r);
@@ -339,6 +410,12 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->seed = col_int(q, 9);
         r->status = dup_text(q, 10);
         r->error = sqlite3_column_type(q, 11) == SQLITE_NULL ? NULL : dup_text(q, 11);
+        /* counted, but cleared first: ob_dataset_free frees what got copied */
+        if (!r->workload || !r->workload_params || !r->optimizer || !r->hparams || !r->opt_key || !r->status ||
+            (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
+            oom = 1;
+            break;
+        }
         r->steps = col_int(q, 12);
         r->steps_done = col_int(q, 13);
         r->diverged_step = col_int(q, 14);
@@ -363,9 +440,9 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->finished = r->diverged || !strcmp(r->status, "done");
     }
     sqlite3_finalize(q);
-    if (rc != SQLITE_DONE) {
+    if (oom || rc != SQLITE_DONE) {
         ob_dataset_free(d);
-        return db_fail(db, e, "reading runs");
+        return oom ? no_mem(e, "reading runs") : db_fail(db, e, "reading runs");
     }
     ob_status st = build_labels(db, d, e);
     if (st != OB_OK) ob_dataset_free(d);
@@ -391,9 +468,16 @@ ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
         int rc;
         while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
             if (r->n_curve == cap) {
-                cap = cap ? 2 * cap : 256;
-                r->c_step = realloc(r->c_step, (size_t)cap * sizeof *r->c_step);
-                r->c_loss = realloc(r->c_loss, (size_t)cap * sizeof *r->c_loss);
+                int64_t ncap = cap ? 2 * cap : 256;
+                int64_t *s2 = realloc(r->c_step, (size_t)ncap * sizeof *r->c_step);
+                if (s2) r->c_step = s2;
+                double *l2 = s2 ? realloc(r->c_loss, (size_t)ncap * sizeof *r->c_loss) : NULL;
+                if (l2) r->c_loss = l2;
+                if (!l2) {
+                    sqlite3_finalize(q);
+                    return no_mem(e, "reading curves");
+                }
+                cap = ncap;
             }
             r->c_step[r->n_curve] = sqlite3_column_int64(q, 0);
             r->c_loss[r->n_curve] = col_real(q, 1);

@@ -483,13 +483,14 @@ static int cmp_i64(const void *a, const void *b)
 
 /* Write one row per step (thinned) with median/min/max of v (and v2) over the
  * series that have that step; the row starts with the given prefix writer. */
-static void write_over_seeds(ob_csv *c, const series *ss, int k, const char *wl, const char *opt,
-                             double lr, int with_v2)
+static ob_status write_over_seeds(ob_csv *c, const series *ss, int k, const char *wl, const char *opt,
+                                  double lr, int with_v2, ob_err *e)
 {
     int64_t total = 0;
     for (int i = 0; i < k; i++) total += ss[i].n;
-    if (total == 0) return;
+    if (total == 0) return OB_OK;
     int64_t *steps = malloc((size_t)total * sizeof *steps);
+    if (!steps) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     int64_t m = 0;
     for (int i = 0; i < k; i++)
         for (int64_t j = 0; j < ss[i].n; j++) steps[m++] = ss[i].step[j];
@@ -501,7 +502,7 @@ static void write_over_seeds(ob_csv *c, const series *ss, int k, const char *wl,
     if (stride < 1) stride = 1;
     int64_t *pos = calloc((size_t)k, sizeof *pos);
     double *a = malloc((size_t)k * sizeof *a), *b = malloc((size_t)k * sizeof *b);
-    for (int64_t j = 0; j < u; j++) {
+    for (int64_t j = 0; j < u && pos && a && b; j++) {
         int64_t st = steps[j];
         int na = 0;
         for (int i = 0; i < k; i++) {
@@ -531,10 +532,12 @@ static void write_over_seeds(ob_csv *c, const series *ss, int k, const char *wl,
         }
         ob_csv_row(c);
     }
+    ob_status r = pos && a && b ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
     free(pos);
     free(a);
     free(b);
     free(steps);
+    return r;
 }
 
 /* ---- the tables ------------------------------------------------------------ */
@@ -710,6 +713,22 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
     return ob_csv_close(&c, e);
 }
 
+/* Grow the columns of one run's evals to cap rows; 0 when out of memory (what
+ * was there stays, for the caller to free). */
+static int grow_evals(int64_t **steps, double **loss, double **metric, int64_t cap)
+{
+    int64_t *s = realloc(*steps, (size_t)cap * sizeof **steps);
+    if (!s) return 0;
+    *steps = s;
+    double *l = realloc(*loss, (size_t)cap * sizeof **loss);
+    if (!l) return 0;
+    *loss = l;
+    double *m = realloc(*metric, (size_t)cap * sizeof **metric);
+    if (!m) return 0;
+    *metric = m;
+    return 1;
+}
+
 static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_stats *s,
                                    const char *dir, ob_err *e)
 {
@@ -718,7 +737,8 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
                        HDR("workload", "optimizer", "lr", "seeds", "step", "loss_median", "loss_min",
                            "loss_max"),
                        e));
-    for (int k = 0; k < s->n_g; k++) {
+    ob_status st = OB_OK;
+    for (int k = 0; k < s->n_g && st == OB_OK; k++) {
         const ob_group *g = &s->g[k];
         series ss[64];
         int n = 0;
@@ -726,7 +746,11 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
             const ob_rrun *r = &d->runs[g->best_runs[i]];
             ss[n++] = (series){r->n_curve, r->c_step, r->c_loss, NULL};
         }
-        write_over_seeds(&c, ss, n, d->wl_labels[g->wl], d->opt_labels[g->opt], g->best_lr, 0);
+        st = write_over_seeds(&c, ss, n, d->wl_labels[g->wl], d->opt_labels[g->opt], g->best_lr, 0, e);
+    }
+    if (st != OB_OK) {
+        ob_csv_close(&c, NULL);
+        return st;
     }
     OB_TRY(ob_csv_close(&c, e));
 
@@ -736,7 +760,6 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
                            "eval_metric_max"),
                        e));
     sqlite3_stmt *q = NULL;
-    ob_status st = OB_OK;
     if (sqlite3_prepare_v2(db, "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step",
                            -1, &q, NULL) != SQLITE_OK)
         st = ob_fail(e, OB_ERR_DB, "reading evals: %s", sqlite3_errmsg(db));
@@ -746,20 +769,18 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
         int64_t *steps[64];
         double *loss[64], *metric[64];
         int n = 0;
-        for (int i = 0; i < g->n_best_runs && n < 64; i++) {
+        for (int i = 0; i < g->n_best_runs && n < 64 && st == OB_OK; i++) {
             const ob_rrun *r = &d->runs[g->best_runs[i]];
             int64_t cap = 64, m = 0;
-            steps[n] = malloc((size_t)cap * sizeof **steps);
-            loss[n] = malloc((size_t)cap * sizeof **loss);
-            metric[n] = malloc((size_t)cap * sizeof **metric);
+            steps[n] = NULL;
+            loss[n] = metric[n] = NULL;
+            int ok = grow_evals(&steps[n], &loss[n], &metric[n], cap);
             sqlite3_reset(q);
             sqlite3_bind_int64(q, 1, r->id);
-            while (sqlite3_step(q) == SQLITE_ROW) {
+            while (ok && sqlite3_step(q) == SQLITE_ROW) {
                 if (m == cap) {
                     cap *= 2;
-                    steps[n] = realloc(steps[n], (size_t)cap * sizeof **steps);
-                    loss[n] = realloc(loss[n], (size_t)cap * sizeof **loss);
-                    metric[n] = realloc(metric[n], (size_t)cap * sizeof **metric);
+                    if (!(ok = grow_evals(&steps[n], &loss[n], &metric[n], cap))) break;
                 }
                 steps[n][m] = sqlite3_column_int64(q, 0);
                 loss[n][m] = sqlite3_column_type(q, 1) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 1);
@@ -768,8 +789,10 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
             }
             ss[n] = (series){m, steps[n], loss[n], metric[n]};
             n++;
+            if (!ok) st = ob_fail(e, OB_ERR_NOMEM, "out of memory reading evals");
         }
-        write_over_seeds(&c, ss, n, d->wl_labels[g->wl], d->opt_labels[g->opt], g->best_lr, 1);
+        if (st == OB_OK)
+            st = write_over_seeds(&c, ss, n, d->wl_labels[g->wl], d->opt_labels[g->opt], g->best_lr, 1, e);
         for (int i = 0; i < n; i++) {
             free(steps[i]);
             free(loss[i]);
@@ -840,6 +863,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
 
     /* wide tables for the bar charts and the profile */
     const char **hdr = malloc(((size_t)d->n_opt + 1) * sizeof *hdr);
+    if (!hdr) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     static const char *const bars[] = {"bars_step_ms.csv", "bars_peak_mem.csv",
                                        "bars_state_bytes.csv", "bars_time_to_target.csv"};
     ob_status st = OB_OK;
@@ -1021,6 +1045,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
                            ob_err *e)
 {
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
+    if (!rank) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     ob_stats_rank(s, rank);
     ob_status st = write_runs(d, dir, e);
     if (st == OB_OK) st = write_recorded(db, d, dir, e);

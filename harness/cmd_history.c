@@ -171,9 +171,11 @@ int ob_cmd_history(int argc, char **argv)
         if (bdate2) bdate = bdate2;
         char **brev2 = realloc(brev, (size_t)(nb + 1) * sizeof *brev);
         if (brev2) brev = brev2;
-        char *date = strdup((const char *)sqlite3_column_text(q, 1));
+        /* NULL: no created_at, or SQLite ran out of memory converting it */
+        const char *created = (const char *)sqlite3_column_text(q, 1);
         const char *rev = (const char *)sqlite3_column_text(q, 2);
-        char *rev12 = strndup(rev, 12);
+        char *date = strdup(created ? created : "?");
+        char *rev12 = strndup(rev ? rev : "?", 12);
         if (!bid2 || !bdate2 || !brev2 || !date || !rev12) {
             free(date);
             free(rev12);

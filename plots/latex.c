@@ -89,14 +89,14 @@ static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
                  tnum(sp->min, 4, b, sizeof b), tnum(sp->max, 4, c, sizeof c));
 }
 
-void ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f)
+ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e)
 {
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
     int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
     if (!rank || !crank) {
         free(rank);
         free(crank);
-        return;
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory writing the LaTeX tables");
     }
     ob_stats_rank(s, rank);
     ob_stats_confirm_rank(s, crank);
@@ -181,6 +181,7 @@ void ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f)
     }
     free(rank);
     free(crank);
+    return OB_OK;
 }
 
 ob_status ob_latex_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
@@ -189,9 +190,13 @@ ob_status ob_latex_write(const ob_dataset *d, const ob_stats *s, const char *dir
     snprintf(p, sizeof p, "%s/summary.tex", dir);
     FILE *f = fopen(p, "w");
     if (!f) return ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", p, strerror(errno));
-    ob_latex_tables(d, s, f);
+    ob_status st = ob_latex_tables(d, s, f, e);
     int bad = ferror(f);
     if (fclose(f) != 0) bad = 1;
+    if (st != OB_OK) {
+        remove(p); /* an empty summary.tex would pass for tables */
+        return st;
+    }
     if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", p);
     return OB_OK;
 }

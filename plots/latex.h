@@ -19,8 +19,8 @@
 
 /* Write summary.tex into dir. */
 ob_status ob_latex_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e);
-/* The tables to f (what summary.tex holds). */
-void ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f);
+/* The tables to f (what summary.tex holds); nothing written when it fails. */
+ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e);
 /* s with LaTeX's special characters escaped, into out (n bytes, truncated). */
 void ob_latex_escape(const char *s, char *out, size_t n);
 

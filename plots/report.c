@@ -282,11 +282,15 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
 }
 
 /* The rankings in a few lines, for a terminal or a CI log. */
-static void print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s)
+static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, ob_err *e)
 {
+    ob_status st = OB_OK;
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank), *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
     int *order = malloc(((size_t)s->n_g + 1) * sizeof *order);
-    if (!rank || !crank || !order) goto out;
+    if (!rank || !crank || !order) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory ranking the optimizers");
+        goto out;
+    }
     ob_stats_rank(s, rank);
     ob_stats_confirm_rank(s, crank);
     fprintf(f, "ranking by median final loss at each optimizer's best lr (the report has the spread):\n");
@@ -314,6 +318,7 @@ out:
     free(rank);
     free(crank);
     free(order);
+    return st;
 }
 
 /* One paragraph: neighbours in a ranking compared seed by seed. */
@@ -366,11 +371,12 @@ static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
               text);
 }
 
-static void doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm)
+static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm,
+                            ob_err *e)
 {
     int order[512];
     int n = ob_stats_ranked(s, rank, w, order, 512);
-    if (n < 2) return;
+    if (n < 2) return OB_OK;
     char buf[3072];
     size_t l = 0;
     l += (size_t)snprintf(buf + l, sizeof buf - l, "Seed by seed%s: ",
@@ -378,7 +384,7 @@ static void doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const in
     int max_n = 0;
     for (int i = 0; i + 1 < n && l + 200 < sizeof buf; i++) {
         ob_paired pr;
-        ob_stats_pair_neighbours(d, s, order[i], order[i + 1], confirm, &pr);
+        OB_TRY(ob_stats_pair_neighbours(d, s, order[i], order[i + 1], confirm, &pr, e));
         if (pr.n > max_n) max_n = pr.n;
         char med[48] = "";
         if (!isnan(pr.median_rel)) snprintf(med, sizeof med, ", median %+.1f%%", 100 * pr.median_rel);
@@ -391,6 +397,7 @@ static void doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const in
         snprintf(buf + l, sizeof buf - l, " (%s; paired.csv).",
                  max_n >= 6 ? "sign-test p in paired.csv" : "fewer than 6 seeds: no such count is significant at 5%");
     doc_p(dc, "%s", buf);
+    return OB_OK;
 }
 
 static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
@@ -527,7 +534,12 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             }
         doc_table_end(dc);
         doc_guard(dc, d, s, w);
-        doc_paired(dc, d, s, rank, w, 0);
+        ob_status st = doc_paired(dc, d, s, rank, w, 0, e);
+        if (st != OB_OK) {
+            free(rank);
+            free(crank);
+            return st;
+        }
 
         int n_conf = 0, n_overlap = 0, max_seeds = 0;
         for (int k = 0; k < s->n_g; k++)
@@ -594,7 +606,11 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 doc_row_end(dc);
             }
             doc_table_end(dc);
-            doc_paired(dc, d, s, crank, w, 1);
+            if ((st = doc_paired(dc, d, s, crank, w, 1, e)) != OB_OK) {
+                free(rank);
+                free(crank);
+                return st;
+            }
         }
         if (n_overlap)
             doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (another "
@@ -853,7 +869,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     }
     if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) goto done;
     if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
-    if (o->ranking) print_ranking(o->ranking, &d, &s);
+    if (o->ranking && (st = print_ranking(o->ranking, &d, &s, e)) != OB_OK) goto done;
     if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
     res->n_runs = d.n;
     res->n_groups = s.n_g;

@@ -125,19 +125,20 @@ static double rel_change(double c, double b)
 }
 
 /* Verdict of paired changes x (higher = worse when worse_up) with a minimum effect. */
-static void judge_pairs(ob_cmp_quantity *q, const double *x, int n, double tol, int worse_up)
+static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double tol, int worse_up, ob_err *e)
 {
     q->n = n;
     q->effect = q->ci_lo = q->ci_hi = NAN;
     if (n == 0) {
         q->v = OB_NODATA;
-        return;
+        return OB_OK;
     }
     q->effect = ob_stat_median(x, n);
-    ob_stat_bootstrap_median(x, n, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &q->ci_lo, &q->ci_hi);
+    OB_TRY(ob_stat_bootstrap_median(x, n, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &q->ci_lo, &q->ci_hi, e));
     int up = q->ci_lo > 0 && q->effect > tol;
     int down = q->ci_hi < 0 && q->effect < -tol;
     q->v = up ? (worse_up ? OB_WORSE : OB_BETTER) : down ? (worse_up ? OB_BETTER : OB_WORSE) : OB_SAME;
+    return OB_OK;
 }
 
 typedef struct pair {
@@ -153,6 +154,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         free(y);
         return no_mem(e);
     }
+    ob_status st = OB_OK;
     /* the baseline's best lr over the matched cells */
     g->best_lr = NAN;
     double best_med = INFINITY;
@@ -183,7 +185,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             cl[nb++] = run_final(rc);
         }
     }
-    judge_pairs(&g->loss, x, m, o->loss_tol, 1);
+    if ((st = judge_pairs(&g->loss, x, m, o->loss_tol, 1, e)) != OB_OK) goto done;
     g->loss.base = ob_stat_median(bl, nb);
     g->loss.cand = ob_stat_median(cl, nb);
     /* held-out metric (or held-out loss) at the best lr */
@@ -200,7 +202,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         }
     }
     if (m > 0) {
-        judge_pairs(&g->metric, x, m, o->metric_tol, 0);
+        if ((st = judge_pairs(&g->metric, x, m, o->metric_tol, 0, e)) != OB_OK) goto done;
     } else {
         g->metric_is_loss = 1;
         for (int i = 0; i < n; i++) {
@@ -213,7 +215,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
                 cl[nb++] = rc->eval_loss;
             }
         }
-        judge_pairs(&g->metric, x, m, o->loss_tol, 1);
+        if ((st = judge_pairs(&g->metric, x, m, o->loss_tol, 1, e)) != OB_OK) goto done;
     }
     g->metric.base = ob_stat_median(bl, nb);
     g->metric.cand = ob_stat_median(cl, nb);
@@ -243,10 +245,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     g->time_cells = timed;
     if (o->time_tol >= 0 && timed > 0 && 2 * g->time_unsteady > timed) {
         g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
-        judge_pairs(&g->time, y, 0, 0, 1);
+        if ((st = judge_pairs(&g->time, y, 0, 0, 1, e)) != OB_OK) goto done;
         g->time.effect = ob_stat_median(y, timed);
     } else {
-        judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1);
+        if ((st = judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1, e)) != OB_OK) goto done;
     }
     g->time.base = ob_stat_median(bl, nb);
     g->time.cand = ob_stat_median(cl, nb);
@@ -321,9 +323,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     if (g->n_new_failures) ADD("%d cells finished in the baseline but not in the candidate; ", g->n_new_failures);
 #undef ADD
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
+done:
     free(x);
     free(y);
-    return OB_OK;
+    return st;
 }
 
 /* The keys of two JSON objects whose values differ, appended to buf as

@@ -453,11 +453,12 @@ int ob_stats_ranked(const ob_stats *s, const int *rank, int w, int *order, int m
     return n;
 }
 
-void ob_stats_pair_neighbours(const ob_dataset *d, const ob_stats *s, int ka, int kb, int confirm, ob_paired *out)
+ob_status ob_stats_pair_neighbours(const ob_dataset *d, const ob_stats *s, int ka, int kb, int confirm, ob_paired *out,
+                                   ob_err *e)
 {
     const ob_group *a = &s->g[ka], *b = &s->g[kb];
-    if (confirm) ob_stat_paired(d, a->conf_runs, a->n_conf_runs, b->conf_runs, b->n_conf_runs, out);
-    else ob_stat_paired(d, a->best_runs, a->n_best_runs, b->best_runs, b->n_best_runs, out);
+    if (confirm) return ob_stat_paired(d, a->conf_runs, a->n_conf_runs, b->conf_runs, b->n_conf_runs, out, e);
+    return ob_stat_paired(d, a->best_runs, a->n_best_runs, b->best_runs, b->n_best_runs, out, e);
 }
 
 int ob_stats_has_confirm(const ob_stats *s)
@@ -937,11 +938,11 @@ static ob_status write_paired(const ob_dataset *d, const ob_stats *s, const char
                                    "a_lower", "b_lower", "ties", "median_rel_diff", "sign_test_p"),
                                e);
     for (int stage = 0; st == OB_OK && stage < 2; stage++)
-        for (int w = 0; w < d->n_wl; w++) {
+        for (int w = 0; w < d->n_wl && st == OB_OK; w++) {
             int n = ob_stats_ranked(s, stage ? crank : rank, w, order, s->n_g);
             for (int i = 0; i + 1 < n; i++) {
                 ob_paired pr;
-                ob_stats_pair_neighbours(d, s, order[i], order[i + 1], stage, &pr);
+                if ((st = ob_stats_pair_neighbours(d, s, order[i], order[i + 1], stage, &pr, e)) != OB_OK) break;
                 ob_csv_str(&c, d->wl_labels[w]);
                 ob_csv_str(&c, stage ? "confirm" : "sweep");
                 ob_csv_int(&c, i + 1);
@@ -958,6 +959,7 @@ static ob_status write_paired(const ob_dataset *d, const ob_stats *s, const char
             }
         }
     if (st == OB_OK) st = ob_csv_close(&c, e);
+    else ob_csv_close(&c, NULL);
     free(rank);
     free(crank);
     free(order);

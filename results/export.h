@@ -101,7 +101,8 @@ void ob_stats_confirm_rank(const ob_stats *s, int *rank);
 int ob_stats_ranked(const ob_stats *s, const int *rank, int w, int *order, int max);
 /* The paired comparison of neighbours in rank order (order[i], order[i + 1]):
  * on the sweep's runs at the best lr (confirm 0) or on the fresh seeds (1). */
-void ob_stats_pair_neighbours(const ob_dataset *d, const ob_stats *s, int ka, int kb, int confirm, ob_paired *out);
+ob_status ob_stats_pair_neighbours(const ob_dataset *d, const ob_stats *s, int ka, int kb, int confirm, ob_paired *out,
+                                   ob_err *e);
 /* Does any group hold confirmation runs? */
 int ob_stats_has_confirm(const ob_stats *s);
 

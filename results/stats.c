@@ -9,6 +9,11 @@
 
 #include "core/rng.h"
 
+static ob_status no_mem(ob_err *e, const char *what)
+{
+    return ob_fail(e, OB_ERR_NOMEM, "out of memory %s", what);
+}
+
 /* ---- numeric helpers ------------------------------------------------------ */
 
 static int cmp_double(const void *a, const void *b)
@@ -17,40 +22,117 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Copy the non-NaN values of x into a sorted buffer; returns their count. */
+/* Copy the non-NaN values of x into a sorted buffer; returns their count, -1
+ * when out of memory (*out is NULL then). */
 static int sorted_copy(const double *x, int n, double **out)
 {
     double *b = malloc(((size_t)n + 1) * sizeof *b);
+    *out = b;
+    if (!b) return -1;
     int m = 0;
     for (int i = 0; i < n; i++)
         if (!isnan(x[i])) b[m++] = x[i];
     qsort(b, (size_t)m, sizeof *b, cmp_double);
-    *out = b;
     return m;
+}
+
+/* Where quantile q of m sorted values lies (R type 7): between the order
+ * statistics lo and hi, a fraction f of the way. */
+static void quantile_pos(int m, double q, int *lo, int *hi, double *f)
+{
+    double pos = q * (double)(m - 1);
+    *lo = (int)floor(pos);
+    if (*lo < 0) *lo = 0;
+    if (*lo > m - 1) *lo = m - 1;
+    *hi = *lo + 1 < m ? *lo + 1 : *lo;
+    *f = pos - (double)*lo;
+}
+
+/* The quantile a fraction f of the way from order statistic a to b. */
+static double quantile_between(double a, double b, double f)
+{
+    if (f <= 0 || a == b) return a;
+    if (isinf(b) || isinf(a)) return isinf(b) ? b : a;
+    return a + f * (b - a);
 }
 
 static double quantile_sorted(const double *b, int m, double q)
 {
     if (m <= 0) return NAN;
-    double pos = q * (double)(m - 1);
-    int lo = (int)floor(pos);
-    if (lo < 0) lo = 0;
-    if (lo > m - 1) lo = m - 1;
-    int hi = lo + 1 < m ? lo + 1 : lo;
-    double f = pos - (double)lo;
-    if (f <= 0 || b[lo] == b[hi]) return b[lo];
-    if (isinf(b[hi]) || isinf(b[lo])) return isinf(b[hi]) ? b[hi] : b[lo];
-    return b[lo] + f * (b[hi] - b[lo]);
+    int lo, hi;
+    double f;
+    quantile_pos(m, q, &lo, &hi, &f);
+    return quantile_between(b[lo], b[hi], f);
 }
 
-double ob_stat_quantile(const double *x, int n, double q)
+/* Does x[i] enter a quantile of x: not NaN and, with a key, key[i] == at? */
+static int quantile_member(const double *x, const double *key, double at, int i)
 {
-    double *b;
-    int m = sorted_copy(x, n, &b);
-    double v = quantile_sorted(b, m, q);
-    free(b);
-    return v;
+    return !isnan(x[i]) && (!key || key[i] == at);
 }
+
+/* The k-th smallest (from 0) of the m values of x that enter (quantile_member;
+ * k < m); +inf sorts last. It allocates nothing, so a quantile cannot fail:
+ * each pass narrows the open window (lo, hi) of values that still holds it
+ * around a pivot drawn from the window by a fixed sequence (the value found
+ * does not depend on the draws, only the passes it takes). */
+static double kth_value(const double *x, const double *key, double at, int n, int m, int k)
+{
+    double lo = 0, hi = 0;
+    int has_lo = 0, has_hi = 0;
+    uint64_t z = 0x9e3779b97f4a7c15ull;
+    for (;;) {
+        z = z * 6364136223846793005ull + 1442695040888963407ull;
+        int pick = (int)((z >> 33) % (uint64_t)m);
+        double p = NAN;
+        for (int i = 0; i < n && isnan(p); i++)
+            if (quantile_member(x, key, at, i) && (!has_lo || x[i] > lo) && (!has_hi || x[i] < hi) && pick-- == 0)
+                p = x[i];
+        int lt = 0, eq = 0;
+        for (int i = 0; i < n; i++)
+            if (quantile_member(x, key, at, i) && (!has_lo || x[i] > lo) && (!has_hi || x[i] < hi)) {
+                lt += x[i] < p;
+                eq += x[i] == p;
+            }
+        if (k < lt) {
+            hi = p;
+            has_hi = 1;
+            m = lt;
+        } else if (k < lt + eq) {
+            return p;
+        } else {
+            lo = p;
+            has_lo = 1;
+            k -= lt + eq;
+            m -= lt + eq;
+        }
+    }
+}
+
+/* Quantile q of the values of x that enter (quantile_member), as
+ * quantile_sorted would give it from their sorted copy. */
+static double quantile_of(const double *x, const double *key, double at, int n, double q)
+{
+    int m = 0;
+    for (int i = 0; i < n; i++) m += quantile_member(x, key, at, i);
+    if (m <= 0) return NAN;
+    int lo, hi;
+    double f;
+    quantile_pos(m, q, &lo, &hi, &f);
+    double a = kth_value(x, key, at, n, m, lo);
+    if (f <= 0 || hi == lo) return a;
+    /* order statistic lo + 1: a again when more than lo + 1 values are <= a, else the next value up */
+    int le = 0;
+    double b = NAN;
+    for (int i = 0; i < n; i++)
+        if (quantile_member(x, key, at, i)) {
+            if (x[i] <= a) le++;
+            else if (isnan(b) || x[i] < b) b = x[i];
+        }
+    return quantile_between(a, le > hi ? a : b, f);
+}
+
+double ob_stat_quantile(const double *x, int n, double q) { return quantile_of(x, NULL, 0, n, q); }
 
 double ob_stat_median(const double *x, int n) { return ob_stat_quantile(x, n, 0.5); }
 
@@ -96,18 +178,25 @@ double ob_stat_max(const double *x, int n)
     return v;
 }
 
-void ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
-                              double *lo, double *hi)
+ob_status ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
+                                   double *lo, double *hi, ob_err *e)
 {
     double *b;
     int m = sorted_copy(x, n, &b);
     *lo = *hi = NAN;
+    if (m < 0) return no_mem(e, "bootstrapping a median");
     if (m == 0 || B <= 0) {
         free(b);
-        return;
+        return OB_OK;
     }
     double *meds = malloc((size_t)B * sizeof *meds);
     double *s = malloc((size_t)m * sizeof *s);
+    if (!meds || !s) {
+        free(meds);
+        free(s);
+        free(b);
+        return no_mem(e, "bootstrapping a median");
+    }
     for (int r = 0; r < B; r++) {
         for (int i = 0; i < m; i++)
             s[i] = b[ob_rng_below(seed, OB_STREAM_MISC | (uint64_t)r, (uint64_t)i, (uint32_t)m)];
@@ -120,6 +209,7 @@ void ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, doub
     free(s);
     free(meds);
     free(b);
+    return OB_OK;
 }
 
 static int same_lr(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
@@ -209,27 +299,27 @@ void ob_stat_trailing_mean(const double *loss, int64_t n, double *out)
     }
 }
 
-int64_t ob_stat_first_reach(const double *loss, int64_t n, double target)
+ob_status ob_stat_first_reach(const double *loss, int64_t n, double target, int64_t *at, ob_err *e)
 {
-    if (isnan(target) || n <= 0) return -1;
+    *at = -1;
+    if (isnan(target) || n <= 0) return OB_OK;
     double *tm = malloc((size_t)n * sizeof *tm);
-    if (!tm) return -1;
+    if (!tm) return no_mem(e, "finding the time to target");
     ob_stat_trailing_mean(loss, n, tm);
-    int64_t at = -1;
-    for (int64_t i = 0; i < n && at < 0; i++)
-        if (tm[i] <= target) at = i;
+    for (int64_t i = 0; i < n && *at < 0; i++)
+        if (tm[i] <= target) *at = i;
     free(tm);
-    return at;
+    return OB_OK;
 }
 
-int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
-                                   const int64_t *n, const int *diverged, double target)
+ob_status ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                     const int64_t *n, const int *diverged, double target, int64_t *at, ob_err *e)
 {
-    if (isnan(target) || m <= 0) return -1;
+    *at = -1;
+    if (isnan(target) || m <= 0) return OB_OK;
     double **tm = calloc((size_t)m, sizeof *tm);
     int64_t *pos = calloc((size_t)m, sizeof *pos);
     double *cur = malloc((size_t)m * sizeof *cur);
-    int64_t at = -1;
     int ok = tm && pos && cur;
     for (int k = 0; ok && k < m; k++) {
         tm[k] = malloc(((size_t)n[k] + 1) * sizeof *tm[k]);
@@ -237,7 +327,7 @@ int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const dou
         if (ok) ob_stat_trailing_mean(loss[k], n[k], tm[k]);
     }
     for (int k = 0; ok && k < m; k++) cur[k] = INFINITY; /* not reached before its first point */
-    while (ok && at < 0) {
+    while (ok && *at < 0) {
         int64_t s = INT64_MAX;
         for (int k = 0; k < m; k++)
             if (pos[k] < n[k] && steps[k][pos[k]] < s) s = steps[k][pos[k]];
@@ -247,13 +337,13 @@ int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const dou
             else if (pos[k] == n[k] && diverged[k] && (n[k] == 0 || steps[k][n[k] - 1] < s))
                 cur[k] = INFINITY; /* a diverged run stays infinitely bad after it stopped */
         }
-        if (ob_stat_median(cur, m) <= target) at = s;
+        if (ob_stat_median(cur, m) <= target) *at = s;
     }
     for (int k = 0; tm && k < m; k++) free(tm[k]);
     free(tm);
     free(pos);
     free(cur);
-    return at;
+    return ok ? OB_OK : no_mem(e, "finding the time to target");
 }
 
 double ob_stat_sign_test(int k, int n)
@@ -272,11 +362,13 @@ double ob_stat_sign_test(int k, int n)
 
 static double run_final(const ob_rrun *r);
 
-void ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b, int nb, ob_paired *out)
+ob_status ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b, int nb, ob_paired *out,
+                         ob_err *e)
 {
     memset(out, 0, sizeof *out);
     out->median_rel = NAN;
     double *rel = malloc(((size_t)na + 1) * sizeof *rel);
+    if (!rel) return no_mem(e, "pairing runs by seed");
     int m = 0;
     for (int i = 0; i < na; i++) {
         const ob_rrun *ra = &d->runs[a[i]];
@@ -290,35 +382,30 @@ void ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b, int
             if (fa < fb) out->a_lower++;
             else if (fb < fa) out->b_lower++;
             else out->ties++;
-            if (rel && isfinite(fa) && isfinite(fb) && fb != 0) rel[m++] = fa / fb - 1.0;
+            if (isfinite(fa) && isfinite(fb) && fb != 0) rel[m++] = fa / fb - 1.0;
             break;
         }
     }
     out->median_rel = ob_stat_median(rel, m);
     out->p_sign = ob_stat_sign_test(out->a_lower, out->a_lower + out->b_lower);
     free(rel);
+    return OB_OK;
 }
 
 double ob_stat_best_lr(const double *lr, const double *final, int n)
 {
     double best_lr = NAN, best = INFINITY;
-    double *v = malloc(((size_t)n + 1) * sizeof *v);
-    if (!v) return NAN;
     for (int i = 0; i < n; i++) {
         /* each distinct lr once, at its first run */
         int seen = 0;
         for (int j = 0; j < i && !seen; j++) seen = lr[j] == lr[i];
         if (seen) continue;
-        int m = 0;
-        for (int j = i; j < n; j++)
-            if (lr[j] == lr[i]) v[m++] = final[j];
-        double med = ob_stat_median(v, m);
+        double med = quantile_of(final, lr, lr[i], n, 0.5); /* over the runs at lr[i] */
         if (isfinite(med) && (med < best || (med == best && lr[i] < best_lr))) {
             best = med;
             best_lr = lr[i];
         }
     }
-    free(v);
     return best_lr;
 }
 
@@ -360,16 +447,18 @@ void ob_stats_opts_default(ob_stats_opts *o)
     o->tau_max = 4.0;
 }
 
-static void spread_of(const double *x, int n, ob_spread *s)
+static ob_status spread_of(const double *x, int n, ob_spread *s, ob_err *e)
 {
     double *b;
     int m = sorted_copy(x, n, &b);
+    if (m < 0) return no_mem(e, "computing the statistics");
     s->n = m;
     s->median = quantile_sorted(b, m, 0.5);
     s->min = m ? b[0] : NAN;
     s->max = m ? b[m - 1] : NAN;
-    ob_stat_bootstrap_median(b, m, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &s->ci_lo, &s->ci_hi);
+    ob_status st = ob_stat_bootstrap_median(b, m, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &s->ci_lo, &s->ci_hi, e);
     free(b);
+    return st;
 }
 
 static int cmp_run_lr(const void *a, const void *b, const ob_dataset *d)
@@ -393,14 +482,20 @@ static void sort_runs(int *idx, int n, const ob_dataset *d)
 
 static double run_final(const ob_rrun *r) { return r->diverged ? INFINITY : r->final_loss; }
 
-static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol)
+static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol, ob_err *e)
 {
+    ob_status st = OB_OK;
     double *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
     double *tmp2 = malloc(((size_t)n + 1) * sizeof *tmp2);
     double *tmp3 = malloc(((size_t)n + 1) * sizeof *tmp3);
+    double *lrv = NULL, *medv = NULL, *a1 = NULL, *a4 = NULL;
     g->n_runs = n;
     g->lrs = calloc((size_t)n + 1, sizeof *g->lrs);
     g->first_div_lr = NAN;
+    if (!tmp || !tmp2 || !tmp3 || !g->lrs) {
+        st = no_mem(e, "computing the statistics");
+        goto out;
+    }
     for (int a = 0; a < n;) {
         int b = a;
         while (b < n && d->runs[idx[b]].lr == d->runs[idx[a]].lr) b++;
@@ -457,6 +552,10 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
     if (g->best >= 0) {
         int m = 0, me = 0;
         g->best_runs = malloc(((size_t)n + 1) * sizeof *g->best_runs);
+        if (!g->best_runs) {
+            st = no_mem(e, "computing the statistics");
+            goto out;
+        }
         for (int k = 0; k < n; k++) {
             const ob_rrun *r = &d->runs[idx[k]];
             if (r->lr != g->best_lr || !r->finished) continue;
@@ -467,15 +566,19 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
                 tmp3[me++] = r->eval_metric;
             }
         }
-        spread_of(tmp, m, &g->final);
-        spread_of(tmp2, me, &g->eval_loss);
-        spread_of(tmp3, me, &g->eval_metric);
+        if ((st = spread_of(tmp, m, &g->final, e)) != OB_OK || (st = spread_of(tmp2, me, &g->eval_loss, e)) != OB_OK ||
+            (st = spread_of(tmp3, me, &g->eval_metric, e)) != OB_OK)
+            goto out;
         double sd = ob_stat_sd(tmp, m), mu = ob_stat_mean(tmp, m);
         if (isinf(mu)) g->seed_cv = INFINITY;
         else if (m >= 2 && mu != 0) g->seed_cv = sd / fabs(mu);
 
-        double *lrv = malloc(((size_t)g->n_lr + 1) * sizeof *lrv);
-        double *medv = malloc(((size_t)g->n_lr + 1) * sizeof *medv);
+        lrv = malloc(((size_t)g->n_lr + 1) * sizeof *lrv);
+        medv = malloc(((size_t)g->n_lr + 1) * sizeof *medv);
+        if (!lrv || !medv) {
+            st = no_mem(e, "computing the statistics");
+            goto out;
+        }
         for (int i = 0; i < g->n_lr; i++) {
             lrv[i] = g->lrs[i].lr;
             medv[i] = g->lrs[i].med;
@@ -484,13 +587,16 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
                                             &g->width_open_hi);
         g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);
         g->loss_double = ob_stat_interp_loglr(lrv, medv, g->n_lr, 2.0 * g->best_lr);
-        free(lrv);
-        free(medv);
     }
 
     /* cost */
     int m1 = 0, m2 = 0, m3 = 0, m4 = 0;
-    double *a1 = malloc(((size_t)n + 1) * sizeof *a1), *a4 = malloc(((size_t)n + 1) * sizeof *a4);
+    a1 = malloc(((size_t)n + 1) * sizeof *a1);
+    a4 = malloc(((size_t)n + 1) * sizeof *a4);
+    if (!a1 || !a4) {
+        st = no_mem(e, "computing the statistics");
+        goto out;
+    }
     g->peak_mem_bytes = g->state_bytes = g->device_mem_bytes = -1;
     for (int k = 0; k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
@@ -508,11 +614,15 @@ static void group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n,
     g->items_per_sec = ob_stat_median(tmp2, m3);
     g->loss_floor = ob_stat_median(a4, m4);
     g->overhead_vs_sgd = NAN;
+out:
+    free(lrv);
+    free(medv);
     free(a1);
     free(a4);
     free(tmp);
     free(tmp2);
     free(tmp3);
+    return st;
 }
 
 /* The training settings of a run's hyperparameter text: where its
@@ -532,17 +642,18 @@ static int same_train(const char *a, const char *b)
 
 /* The confirmation runs of g (idx, n: all of the group's confirmation runs;
  * sweep, n_sweep: its sweep runs). */
-static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int n, const int *sweep, int n_sweep)
+static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int n, const int *sweep,
+                               int n_sweep, ob_err *e)
 {
     g->confirm_lr = g->conf_max_finite = NAN;
     g->n_confirm = g->conf_n_diverged = g->conf_seed_overlap = 0;
     memset(&g->conf_final, 0, sizeof g->conf_final);
     g->conf_final.median = g->conf_final.min = g->conf_final.max = g->conf_final.ci_lo = g->conf_final.ci_hi = NAN;
     g->conf_eval_loss = g->conf_eval_metric = g->conf_final;
-    if (n == 0) return;
+    if (n == 0) return OB_OK;
     /* only fresh seeds: none that the group's sweep ran */
     int *fresh = malloc((size_t)n * sizeof *fresh), nf = 0;
-    if (!fresh) return;
+    if (!fresh) return no_mem(e, "computing the statistics");
     for (int k = 0; k < n; k++) {
         int seen = 0;
         for (int j = 0; j < n_sweep && !seen; j++) seen = d->runs[sweep[j]].seed == d->runs[idx[k]].seed;
@@ -553,7 +664,7 @@ static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int 
     n = nf;
     if (n == 0) {
         free(fresh);
-        return;
+        return OB_OK;
     }
     int64_t newest = -1;
     for (int k = 0; k < n; k++) {
@@ -570,8 +681,10 @@ static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int 
     double *f = malloc((size_t)n * sizeof *f), *el = malloc((size_t)n * sizeof *el),
            *em = malloc((size_t)n * sizeof *em);
     g->conf_runs = malloc((size_t)n * sizeof *g->conf_runs);
+    ob_status st = OB_OK;
+    if (!f || !el || !em || !g->conf_runs) st = no_mem(e, "computing the statistics");
     int m = 0, me = 0;
-    for (int k = 0; f && el && em && g->conf_runs && k < n; k++) {
+    for (int k = 0; st == OB_OK && k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
         if (r->lr != g->confirm_lr || !r->finished) continue;
         g->conf_runs[g->n_conf_runs++] = idx[k];
@@ -585,21 +698,22 @@ static void group_confirm(const ob_dataset *d, ob_group *g, const int *idx, int 
         }
     }
     g->n_confirm = m;
-    spread_of(f, m, &g->conf_final);
-    spread_of(el, me, &g->conf_eval_loss);
-    spread_of(em, me, &g->conf_eval_metric);
+    if (st == OB_OK) st = spread_of(f, m, &g->conf_final, e);
+    if (st == OB_OK) st = spread_of(el, me, &g->conf_eval_loss, e);
+    if (st == OB_OK) st = spread_of(em, me, &g->conf_eval_metric, e);
     free(f);
     free(el);
     free(em);
     free(fresh);
+    return st;
 }
 
 /* Time to target of every lr point of g and of g itself: per lr, the first step at which
  * the median over seeds of the trailing-mean loss reaches the target (see stats.h). The
  * group's steps, time and lr all come from one lr: the fastest by time (by steps with
  * by_steps, or when no run was timed). */
-static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
-                                 int by_steps)
+static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
+                                      int by_steps, ob_err *e)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = NAN;
@@ -609,7 +723,9 @@ static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *id
     int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
     int *div = malloc(((size_t)n + 1) * sizeof *div);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
-    for (int i = 0; st && ls && len && div && ms && i < g->n_lr; i++) {
+    ob_status status = OB_OK;
+    if (!st || !ls || !len || !div || !ms) status = no_mem(e, "computing the time to target");
+    for (int i = 0; status == OB_OK && i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
         int m = 0, mt = 0;
         for (int k = 0; k < n; k++) {
@@ -622,11 +738,13 @@ static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *id
             m++;
             if (!isnan(r->step_ms_median)) ms[mt++] = r->step_ms_median;
         }
-        int64_t at = ob_stat_median_first_reach(m, st, ls, len, div, target);
+        int64_t at;
+        if ((status = ob_stat_median_first_reach(m, st, ls, len, div, target, &at, e)) != OB_OK) break;
         p->tt_steps = at < 0 ? INFINITY : (double)at;
         /* NaN when no run was timed */
         p->tt_time_s = at < 0 ? INFINITY : (double)at * ob_stat_median(ms, mt) / 1000.0;
     }
+    if (status != OB_OK) goto out;
     int timed = 0;
     for (int i = 0; i < g->n_lr; i++) timed |= isfinite(g->lrs[i].tt_time_s);
     int best = -1;
@@ -645,11 +763,13 @@ static void group_time_to_target(const ob_dataset *d, ob_group *g, const int *id
         g->tt_lr = g->lrs[best].lr;
         g->tt_censored = 0;
     }
+out:
     free(st);
     free(ls);
     free(len);
     free(div);
     free(ms);
+    return status;
 }
 
 ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e)
@@ -667,17 +787,23 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             return ob_fail(e, OB_ERR_INPUT, "target for workload '%s': no such workload in the database",
                            o->target_wl[i]);
     }
+    ob_status st = OB_OK;
     int *gi = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *gi);
+    int *idx = NULL, **members = NULL, *counts = NULL;
+    double *tmp = NULL, *t = NULL;
+    int ng = 0;
+    if (!gi) goto nomem;
     for (int k = 0; k < d->n_wl * d->n_opt; k++) gi[k] = -1;
     for (int r = 0; r < d->n; r++) gi[d->runs[r].wl * d->n_opt + d->runs[r].opt] = 0;
-    int ng = 0;
     for (int k = 0; k < d->n_wl * d->n_opt; k++)
         if (gi[k] == 0) gi[k] = ng++;
     s->g = calloc((size_t)ng + 1, sizeof *s->g);
+    if (!s->g) goto nomem;
     s->n_g = ng;
-    int *idx = malloc(((size_t)d->n + 1) * sizeof *idx);
-    int **members = calloc((size_t)ng + 1, sizeof *members);
-    int *counts = calloc((size_t)ng + 1, sizeof *counts);
+    idx = malloc(((size_t)d->n + 1) * sizeof *idx);
+    members = calloc((size_t)ng + 1, sizeof *members);
+    counts = calloc((size_t)ng + 1, sizeof *counts);
+    if (!idx || !members || !counts) goto nomem;
     for (int w = 0; w < d->n_wl; w++)
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
@@ -691,17 +817,20 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             sort_runs(idx, n, d);
             sort_runs(idx + n, nc, d);
             members[k] = malloc(((size_t)n + 1) * sizeof **members);
+            if (!members[k]) goto nomem;
             memcpy(members[k], idx, (size_t)n * sizeof *idx);
             counts[k] = n;
             s->g[k].wl = w;
             s->g[k].opt = op;
-            group_basic(d, &s->g[k], idx, n, o->tol);
-            group_confirm(d, &s->g[k], idx + n, nc, idx, n);
+            if ((st = group_basic(d, &s->g[k], idx, n, o->tol, e)) != OB_OK ||
+                (st = group_confirm(d, &s->g[k], idx + n, nc, idx, n, e)) != OB_OK)
+                goto done;
         }
     /* targets, sgd step time, time to target */
     s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);
     s->target_given = calloc((size_t)d->n_wl + 1, sizeof *s->target_given);
-    double *tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
+    tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
+    if (!s->target || !s->target_given || !tmp) goto nomem;
     for (int w = 0; w < d->n_wl; w++) {
         s->target[w] = NAN;
         for (int i = 0; i < o->n_targets; i++)
@@ -731,12 +860,18 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
                 }
             double sgd_ms = ob_stat_median(tmp, m);
             if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
-            group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps);
+            if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps,
+                                           e)) != OB_OK)
+                goto done;
         }
     }
-    free(tmp);
     /* performance profile */
-    double *t = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *t);
+    t = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *t);
+    s->n_tau = 301;
+    s->taus = malloc((size_t)s->n_tau * sizeof *s->taus);
+    s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
+    s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
+    if (!t || !s->taus || !s->rho || !s->area) goto nomem;
     for (int w = 0; w < d->n_wl; w++)
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
@@ -744,20 +879,22 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             if (k >= 0) v = o->profile_by_steps ? s->g[k].tt_steps : s->g[k].tt_time_s;
             t[w * d->n_opt + op] = isnan(v) ? INFINITY : v;
         }
-    s->n_tau = 301;
-    s->taus = malloc((size_t)s->n_tau * sizeof *s->taus);
     for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
-    s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
-    s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
     ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
                     &s->profile_workloads);
-    free(t);
-    for (int k = 0; k < ng; k++) free(members[k]);
+    goto done;
+nomem:
+    st = no_mem(e, "computing the statistics");
+done:
+    for (int k = 0; members && k < ng; k++) free(members[k]);
     free(members);
     free(counts);
     free(idx);
     free(gi);
-    return OB_OK;
+    free(tmp);
+    free(t);
+    if (st != OB_OK) ob_stats_free(s); /* nothing half built is left to the caller */
+    return st;
 }
 
 void ob_stats_free(ob_stats *s)

@@ -67,7 +67,8 @@
 #define OB_BOOTSTRAP_SEED 0x0b57a75ull
 
 /* ---- numeric helpers (NaN values are ignored; +inf sorts last) ------------- */
-/* Quantile by linear interpolation between order statistics (R type 7). */
+/* Quantile by linear interpolation between order statistics (R type 7). It
+ * allocates nothing, so it cannot fail (nor can the median). */
 double ob_stat_quantile(const double *x, int n, double q);
 double ob_stat_median(const double *x, int n);
 double ob_stat_mean(const double *x, int n);
@@ -75,8 +76,8 @@ double ob_stat_sd(const double *x, int n);            /* sample sd (n - 1) */
 double ob_stat_min(const double *x, int n);
 double ob_stat_max(const double *x, int n);
 /* 95% (level) percentile-bootstrap interval of the median; B resamples. */
-void ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
-                              double *lo, double *hi);
+ob_status ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
+                                   double *lo, double *hi, ob_err *e);
 /* Value at `at` of points (lr[i], v[i]) (lr ascending) by the rule above. */
 double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at);
 /* Sensitivity width in decades around index best (see above). */
@@ -84,19 +85,19 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
                         int *open_lo, int *open_hi);
 /* The trailing loss of each of the n points (see time to target above). */
 void ob_stat_trailing_mean(const double *loss, int64_t n, double *out);
-/* Index of the first point whose trailing loss is <= target, -1 when never. */
-int64_t ob_stat_first_reach(const double *loss, int64_t n, double target);
+/* Index of the first point whose trailing loss is <= target into *at, -1 when never. */
+ob_status ob_stat_first_reach(const double *loss, int64_t n, double target, int64_t *at, ob_err *e);
 /* First recorded step (a step value, not an index) at which the median over
  * the m runs (curve k: steps[k], loss[k], n[k] points) of the trailing loss is
  * <= target; a run counts +inf before its first point and, when diverged[k],
- * after its last; -1 when never. */
-int64_t ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
-                                   const int64_t *n, const int *diverged, double target);
+ * after its last; -1 when never. Into *at. */
+ob_status ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                     const int64_t *n, const int *diverged, double target, int64_t *at, ob_err *e);
 /* The best lr of runs (lr[i], final[i]) in any order: the lr with the lowest
  * median final loss over its runs (final +inf for a diverged run, NaN for one
  * left out), ties to the smaller lr; NaN when no lr has a finite median. The
  * rule of ob_group.best, for callers that hold no dataset (run's
- * confirmation stage). */
+ * confirmation stage). It allocates nothing: NaN never means out of memory. */
 double ob_stat_best_lr(const double *lr, const double *final, int n);
 /* Performance profile: t is (n_w, n_o), +inf when not reached. rho is
  * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used. */
@@ -113,7 +114,8 @@ typedef struct ob_paired {
     double p_sign;              /* two-sided exact sign test over the untied seeds (1 when none) */
 } ob_paired;
 /* Pair the runs (dataset run indices) of a and b by seed. */
-void ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b, int nb, ob_paired *out);
+ob_status ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b, int nb, ob_paired *out,
+                         ob_err *e);
 /* Two-sided exact sign test: k successes of n (p = 1/2). */
 double ob_stat_sign_test(int k, int n);
 
@@ -195,7 +197,8 @@ typedef struct ob_stats {
     int profile_by_steps;
 } ob_stats;
 
-/* Compute every statistic; d must have its curves loaded for time to target. */
+/* Compute every statistic; d must have its curves loaded for time to target.
+ * On failure s holds nothing (ob_stats_free on it is harmless). */
 ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e);
 void ob_stats_free(ob_stats *s);
 /* The group of (wl, opt), NULL when that pair has no runs. */

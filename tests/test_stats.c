@@ -42,24 +42,25 @@ static void test_helpers(void)
 
 static void test_bootstrap(void)
 {
+    ob_err e = {0};
     double lo, hi;
     double one[] = {3.5};
-    ob_stat_bootstrap_median(one, 1, 2000, 1, 0.95, &lo, &hi);
+    CHECK_OK(ob_stat_bootstrap_median(one, 1, 2000, 1, 0.95, &lo, &hi, &e), &e);
     CHECK(lo == 3.5 && hi == 3.5);
     /* two values: resampled medians are 1 (p 1/4), 1.5 (1/2), 2 (1/4) */
     double two[] = {2, 1};
-    ob_stat_bootstrap_median(two, 2, 2000, 1, 0.95, &lo, &hi);
+    CHECK_OK(ob_stat_bootstrap_median(two, 2, 2000, 1, 0.95, &lo, &hi, &e), &e);
     CHECK(lo == 1 && hi == 2);
     /* three values: P(median = min) = 7/27 > 2.5%, so the interval is [min, max] */
     double three[] = {1.2, 0.8, 1.0};
-    ob_stat_bootstrap_median(three, 3, 2000, 7, 0.95, &lo, &hi);
+    CHECK_OK(ob_stat_bootstrap_median(three, 3, 2000, 7, 0.95, &lo, &hi, &e), &e);
     CHECK(lo == 0.8 && hi == 1.2);
     /* 101 values 0..100: the interval holds the median, lies inside, is repeatable */
     double many[101];
     for (int i = 0; i < 101; i++) many[i] = (i * 37) % 101;
     double lo2, hi2;
-    ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo, &hi);
-    ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo2, &hi2);
+    CHECK_OK(ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo, &hi, &e), &e);
+    CHECK_OK(ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo2, &hi2, &e), &e);
     CHECK(lo == lo2 && hi == hi2);
     CHECK_MSG(lo < 50 && hi > 50 && lo > 30 && hi < 70, "CI [%g, %g]", lo, hi);
 }
@@ -94,28 +95,46 @@ static void test_interp_width(void)
     CHECK(isnan(ob_stat_lr_width(lr4, m4, 4, 0, 0.1, &olo, &ohi)));
 }
 
+/* ob_stat_first_reach and ob_stat_median_first_reach, which must not fail here */
+static int64_t first_reach(const double *loss, int64_t n, double target)
+{
+    ob_err e = {0};
+    int64_t at = -2;
+    CHECK_OK(ob_stat_first_reach(loss, n, target, &at, &e), &e);
+    return at;
+}
+
+static int64_t median_first_reach(int m, const int64_t *const *steps, const double *const *loss, const int64_t *n,
+                                  const int *diverged, double target)
+{
+    ob_err e = {0};
+    int64_t at = -2;
+    CHECK_OK(ob_stat_median_first_reach(m, steps, loss, n, diverged, target, &at, &e), &e);
+    return at;
+}
+
 static void test_first_reach(void)
 {
     double l[10] = {5, 4, 3, 2, 1, 1, 1, 1, 1, 1};
-    CHECK(ob_stat_first_reach(l, 10, 2.5) == 3);
-    CHECK(ob_stat_first_reach(l, 10, 0.5) == -1);
-    CHECK(ob_stat_first_reach(l, 10, NAN) == -1);
+    CHECK(first_reach(l, 10, 2.5) == 3);
+    CHECK(first_reach(l, 10, 0.5) == -1);
+    CHECK(first_reach(l, 10, NAN) == -1);
     /* 300 points: window 30; a lone dip at 100 does not count; on the plateau of 1 from 150
      * the mean (10 (30 - c) + c) / 30 of a window with c ones is <= 2 from c = 27: at 176 */
     double *m = malloc(300 * sizeof *m);
     for (int i = 0; i < 300; i++) m[i] = i < 150 ? 10 : 1;
     m[100] = 1;
-    CHECK(ob_stat_first_reach(m, 300, 2) == 176);
+    CHECK(first_reach(m, 300, 2) == 176);
     /* an infinite value blocks every window holding it (176..205) */
     m[176] = INFINITY;
-    CHECK(ob_stat_first_reach(m, 300, 2) == 206);
+    CHECK(first_reach(m, 300, 2) == 206);
     /* NaN (a skipped step) is left out: window 147..176 has 3 tens and 26 ones -> 56 / 29 */
     m[176] = NAN;
-    CHECK(ob_stat_first_reach(m, 300, 2) == 176);
+    CHECK(first_reach(m, 300, 2) == 176);
     /* long curve (window 500): cancellation after the large values stays far below the target */
     double *big = malloc(5000 * sizeof *big);
     for (int i = 0; i < 5000; i++) big[i] = i < 4000 ? 1e6 : 1e-6;
-    CHECK(ob_stat_first_reach(big, 5000, 2e-6) == 4499);
+    CHECK(first_reach(big, 5000, 2e-6) == 4499);
     free(big);
     free(m);
 }
@@ -154,28 +173,28 @@ static void test_median_first_reach(void)
         st2[i] = i + 1;
         c[i] = 0.5; /* good, then diverged at step 10 */
     }
-    CHECK(ob_stat_first_reach(b, N, 1.1) == -1);
+    CHECK(first_reach(b, N, 1.1) == -1);
     /* window 5; with k plateau points the mean of the two windows is 2 - 0.2 k: k = 5 at index 24 */
     const int64_t *s2[] = {st, st};
     const double *l2[] = {a, b};
     int64_t n2[] = {N, N};
     int d2[] = {0, 0};
-    CHECK(ob_stat_median_first_reach(2, s2, l2, n2, d2, 1.1) == 25);
-    CHECK(ob_stat_median_first_reach(2, s2, l2, n2, d2, 0.9) == -1);
-    CHECK(ob_stat_median_first_reach(2, s2, l2, n2, d2, NAN) == -1);
-    CHECK(ob_stat_median_first_reach(0, s2, l2, n2, d2, 1.1) == -1);
+    CHECK(median_first_reach(2, s2, l2, n2, d2, 1.1) == 25);
+    CHECK(median_first_reach(2, s2, l2, n2, d2, 0.9) == -1);
+    CHECK(median_first_reach(2, s2, l2, n2, d2, NAN) == -1);
+    CHECK(median_first_reach(0, s2, l2, n2, d2, 1.1) == -1);
     /* a third seed that diverged after 10 good steps counts +inf afterwards: the median is b */
     const int64_t *s3[] = {st, st, st2};
     const double *l3[] = {a, b, c};
     int64_t n3[] = {N, N, 10};
     int d3[] = {0, 0, 1};
-    CHECK(ob_stat_median_first_reach(3, s3, l3, n3, d3, 1.1) == -1);
+    CHECK(median_first_reach(3, s3, l3, n3, d3, 1.1) == -1);
     /* not diverged (a shorter curve that finished): it keeps its last value, 0.5, and the
      * median is a: (2 (5 - k) + 0.8 k) / 5 <= 1.1 from k = 4, index 23 */
     d3[2] = 0;
-    CHECK(ob_stat_median_first_reach(3, s3, l3, n3, d3, 1.1) == 24);
+    CHECK(median_first_reach(3, s3, l3, n3, d3, 1.1) == 24);
     /* one seed alone: the same as ob_stat_first_reach, as a step */
-    CHECK(ob_stat_median_first_reach(1, s2, l2, n2, d2, 1.1) == st[ob_stat_first_reach(a, N, 1.1)]);
+    CHECK(median_first_reach(1, s2, l2, n2, d2, 1.1) == st[first_reach(a, N, 1.1)]);
 }
 
 static const ob_group *grp(const ob_dataset *d, const ob_stats *s, const char *wl, const char *opt)
@@ -457,12 +476,12 @@ static void test_sign_paired(const char *path)
     const ob_group *qa = grp(&d, &s, "quad", "adam"), *qs = grp(&d, &s, "quad", "sgd");
     if (qa && qs) {
         ob_paired pr;
-        ob_stat_paired(&d, qa->best_runs, qa->n_best_runs, qs->best_runs, qs->n_best_runs, &pr);
+        CHECK_OK(ob_stat_paired(&d, qa->best_runs, qa->n_best_runs, qs->best_runs, qs->n_best_runs, &pr, &e), &e);
         CHECK(pr.n == 3 && pr.a_lower == 3 && pr.b_lower == 0 && pr.ties == 0);
         CHECK_NEAR(pr.median_rel, -0.5, 1e-12);
         CHECK_NEAR(pr.p_sign, 0.25, 1e-15);
         /* the other way round */
-        ob_stat_paired(&d, qs->best_runs, qs->n_best_runs, qa->best_runs, qa->n_best_runs, &pr);
+        CHECK_OK(ob_stat_paired(&d, qs->best_runs, qs->n_best_runs, qa->best_runs, qa->n_best_runs, &pr, &e), &e);
         CHECK(pr.n == 3 && pr.a_lower == 0 && pr.b_lower == 3);
         CHECK_NEAR(pr.median_rel, 1.0, 1e-12);
     }

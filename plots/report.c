@@ -251,6 +251,13 @@ typedef struct bench_info {
     char first[256], last[256];
 } bench_info;
 
+/* Column i as text; "?" for a NULL (SQLite out of memory: the query coalesces every nullable column). */
+static const char *col_text(sqlite3_stmt *q, int i)
+{
+    const char *t = (const char *)sqlite3_column_text(q, i);
+    return t ? t : "?";
+}
+
 static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
 {
     sqlite3_stmt *q;
@@ -268,14 +275,12 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
         n++;
         if (n > 5) continue;
         /* the device description names the backend first ("cpu: 2 threads, ..."): not twice */
-        const char *be = (const char *)sqlite3_column_text(q, 4), *dv = (const char *)sqlite3_column_text(q, 5);
+        const char *be = col_text(q, 4), *dv = col_text(q, 5);
         size_t bl = strlen(be);
         int dup = !strncmp(dv, be, bl) && dv[bl] == ':';
         doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s%s%s), started %s, %s.",
-              (long long)sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
-              (const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3),
-              dup ? "" : be, dup ? "" : ", ", dv,
-              (const char *)sqlite3_column_text(q, 6), (const char *)sqlite3_column_text(q, 7));
+              (long long)sqlite3_column_int64(q, 0), col_text(q, 1), col_text(q, 2), col_text(q, 3),
+              dup ? "" : be, dup ? "" : ", ", dv, col_text(q, 6), col_text(q, 7));
     }
     if (n > 5) doc_p(dc, "... and %d more benchmarks in this database.", n - 5);
     sqlite3_finalize(q);

@@ -163,35 +163,35 @@ static ob_status cpu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t se
  * not depend on the number of threads or their timing (bitwise repeatable). */
 #define RED_CHUNK 8192
 
-/* Pairs of lanes of the eight running sums of the reductions below (GCC's
- * vector types: gcc does not vectorize their scalar forms). */
-typedef float ob_v2f __attribute__((vector_size(8)));
-typedef double ob_v2d __attribute__((vector_size(16)));
-typedef long long ob_v2l __attribute__((vector_size(16)));
+/* Halves of the eight running sums of the reductions below, four lanes
+ * each (GCC's vector types: gcc does not vectorize their scalar forms). One
+ * load of four floats widened in one conversion (vcvtps2pd under AVX2; a
+ * pair of floats, as an earlier version loaded them, was widened one scalar
+ * at a time). The default build splits each into two SSE2 halves. */
+typedef float ob_v4f __attribute__((vector_size(16), aligned(4), may_alias));
+typedef double ob_v4d __attribute__((vector_size(32)));
+typedef long long ob_v4l __attribute__((vector_size(32)));
 
-static inline ob_v2d load2d(const float *x)
-{
-    ob_v2f f;
-    memcpy(&f, x, sizeof f);
-    return __builtin_convertvector(f, ob_v2d);
-}
+/* Macros, not functions: a function passing these 32-byte vectors by value
+ * has an ABI that depends on whether AVX is enabled (-Wpsabi). */
+#define LOAD4D(x) __builtin_convertvector(*(const ob_v4f *)(x), ob_v4d)
+/* the eight lanes of a and b added in the reductions' fixed order */
+#define SUM8(a, b) ((((a)[0] + (a)[1]) + ((a)[2] + (a)[3])) + (((b)[0] + (b)[1]) + ((b)[2] + (b)[3])))
 
 /* sum of x[i] y[i] over [lo, hi) in double: element i in running sum
  * (i - lo) mod 8, the eight added in a fixed order, then the tail (each
  * product is exact in double) */
 OB_CPU_CLONES static double chunk_dot(const float *x, const float *y, int64_t lo, int64_t hi)
 {
-    ob_v2d s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};
+    ob_v4d s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
     const int64_t end = lo + (hi - lo) / 8 * 8;
     for (int64_t i = lo; i < end; i += 8) {
-        s0 += load2d(x + i) * load2d(y + i);
-        s1 += load2d(x + i + 2) * load2d(y + i + 2);
-        s2 += load2d(x + i + 4) * load2d(y + i + 4);
-        s3 += load2d(x + i + 6) * load2d(y + i + 6);
+        s0 += LOAD4D(x + i) * LOAD4D(y + i);
+        s1 += LOAD4D(x + i + 4) * LOAD4D(y + i + 4);
     }
     double t = 0;
     for (int64_t i = end; i < hi; i++) t += (double)x[i] * y[i];
-    return (((s0[0] + s0[1]) + (s1[0] + s1[1])) + ((s2[0] + s2[1]) + (s3[0] + s3[1]))) + t;
+    return SUM8(s0, s1) + t;
 }
 
 static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float *y, float *out,
@@ -308,36 +308,36 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
     return OB_OK;
 }
 
-/* lanes 2k and 2k+1 of the eight: x[0..1] into acc, their non-finite count into bad */
-static inline void stats_pair(const float *x, ob_v2d *acc, ob_v2l *bad)
+/* lanes 4k to 4k+3 of the eight: x[0..3] into acc, their finite count
+ * (negated) into fin_neg */
+static inline void stats_quad(const float *x, ob_v4d *acc, ob_v4l *fin_neg)
 {
-    const ob_v2l abs_bits = (ob_v2l){0, 0} + 0x7fffffffffffffffLL;
-    const ob_v2d big = (ob_v2d){0, 0} + (double)FLT_MAX;
-    const ob_v2d d = load2d(x);
-    const ob_v2l fin = (ob_v2d)((ob_v2l)d & abs_bits) <= big; /* -1 where finite, 0 for inf and NaN */
-    *acc += (ob_v2d)((ob_v2l)(d * d) & fin);
-    *bad += ~fin & 1;
+    const ob_v4l abs_bits = (ob_v4l){0, 0, 0, 0} + 0x7fffffffffffffffLL;
+    const ob_v4d big = (ob_v4d){0, 0, 0, 0} + (double)FLT_MAX;
+    const ob_v4d d = LOAD4D(x);
+    const ob_v4l fin = (ob_v4d)((ob_v4l)d & abs_bits) <= big; /* -1 where finite, 0 for inf and NaN */
+    *acc += (ob_v4d)((ob_v4l)(d * d) & fin);
+    *fin_neg += fin;
 }
 
 /* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the
  * others. Eight running sums, element i in sum (i - lo) mod 8, added up in
  * a fixed order at the end (the tail after the last full eight in a sum of
  * its own): a single running sum is a chain of dependent additions (about 4
- * cycles per element), eight side by side are four SSE2 registers. Written
- * with GCC's vector types because gcc does not vectorize the scalar form
- * (it keeps a branch around the conversion of a value that may be a NaN).
- * The order is fixed, so the sums are the same bits in every build and on
- * every thread count (each square is exact in double). */
+ * cycles per element), eight side by side are two AVX2 registers (four SSE2
+ * ones in the default build). Written with GCC's vector types because gcc
+ * does not vectorize the scalar form (it keeps a branch around the
+ * conversion of a value that may be a NaN). The order is fixed, so the sums
+ * are the same bits in every build and on every thread count (each square
+ * is exact in double). */
 OB_CPU_CLONES static void chunk_stats(const float *g, int64_t lo, int64_t hi, double *out)
 {
-    ob_v2d s0 = {0, 0}, s1 = {0, 0}, s2 = {0, 0}, s3 = {0, 0};
-    ob_v2l b0 = {0, 0}, b1 = {0, 0}, b2 = {0, 0}, b3 = {0, 0};
+    ob_v4d s0 = {0, 0, 0, 0}, s1 = {0, 0, 0, 0};
+    ob_v4l f0 = {0, 0, 0, 0}, f1 = {0, 0, 0, 0};
     const int64_t end = lo + (hi - lo) / 8 * 8;
     for (int64_t i = lo; i < end; i += 8) {
-        stats_pair(g + i, &s0, &b0);
-        stats_pair(g + i + 2, &s1, &b1);
-        stats_pair(g + i + 4, &s2, &b2);
-        stats_pair(g + i + 6, &s3, &b3);
+        stats_quad(g + i, &s0, &f0);
+        stats_quad(g + i + 4, &s1, &f1);
     }
     double ts = 0, tbad = 0;
     for (int64_t i = end; i < hi; i++) {
@@ -347,8 +347,10 @@ OB_CPU_CLONES static void chunk_stats(const float *g, int64_t lo, int64_t hi, do
         else
             tbad += 1;
     }
-    out[0] = (((s0[0] + s0[1]) + (s1[0] + s1[1])) + ((s2[0] + s2[1]) + (s3[0] + s3[1]))) + ts;
-    out[1] = (double)(((b0[0] + b0[1]) + (b1[0] + b1[1])) + ((b2[0] + b2[1]) + (b3[0] + b3[1]))) + tbad;
+    const ob_v4l f = f0 + f1;
+    const long long finite = -((f[0] + f[1]) + (f[2] + f[3]));
+    out[0] = SUM8(s0, s1) + ts;
+    out[1] = (double)((end - lo) - finite) + tbad;
 }
 
 static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *st,

@@ -1,0 +1,116 @@
+/* tests/test_reduce_cpu.c - the CPU backend's reductions (dot, and the
+ * gradient statistics of grad_stats and elementwise_step_stats) against a
+ * scalar reference summing in the order the backend specifies: chunks of
+ * 8192 elements added in chunk order; within a chunk, element i in running
+ * sum (i - lo) mod 8, the eight combined as ((0+1)+(2+3))+((4+5)+(6+7)),
+ * then the tail after the last full eight. Equal bit for bit, on 1, 2 and 3
+ * threads, with lengths around every boundary and non-finite values planted
+ * in the vector body and in the tail. The values span many binades, so a
+ * different order of additions changes the bits (checked by mutation). */
+#include <float.h>
+#include <math.h>
+#include <omp.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "check.h"
+#include "core/rng.h"
+#include "kernels/backend.h"
+
+enum { CHUNK = 8192 };
+
+static double ref_chunk(const float *x, const float *y, int64_t lo, int64_t hi, double *bad)
+{
+    double lane[8] = {0}, tail = 0;
+    const int64_t end = lo + (hi - lo) / 8 * 8;
+    for (int64_t i = lo; i < hi; i++) {
+        const double v = y ? (double)x[i] * y[i] : (double)x[i] * x[i];
+        const int fin = y || fabsf(x[i]) <= FLT_MAX;
+        if (!fin) *bad += 1;
+        if (i < end)
+            lane[(i - lo) % 8] += fin ? v : 0.0;
+        else if (fin)
+            tail += v;
+    }
+    return (((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]))) + tail;
+}
+
+/* y NULL: (sum of squares of the finite x, count of the others); else x.y.
+ * Each chunk's sum is added to s0 in turn, as statistics accumulate over
+ * parameter groups. */
+static double ref_sum(const float *x, const float *y, int64_t n, double s0, double *bad)
+{
+    double s = s0;
+    *bad = 0;
+    for (int64_t lo = 0; lo < n; lo += CHUNK) s += ref_chunk(x, y, lo, lo + CHUNK < n ? lo + CHUNK : n, bad);
+    return s;
+}
+
+static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+int main(void)
+{
+    ob_device dev;
+    ob_err e;
+    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
+    const int64_t lens[] = {0, 1, 7, 8, 9, 15, 8191, 8192, 8193, 3 * 8192 + 13, 40000, 200003};
+    const int64_t nmax = 200003;
+    float *x = malloc((size_t)nmax * sizeof *x), *y = malloc((size_t)nmax * sizeof *y);
+    CHECK(x && y);
+    if (!x || !y) return check_done();
+    for (int64_t i = 0; i < nmax; i++) {
+        /* magnitudes over many binades, so the order of additions shows in the bits */
+        x[i] = ob_rng_normal(11, 0, (uint64_t)i) * ldexpf(1.0f, (int)(i % 29) - 14);
+        y[i] = ob_rng_normal(12, 0, (uint64_t)i);
+    }
+    x[5] = FLT_TRUE_MIN; /* a subnormal */
+    for (int pass = 0; pass < 3; pass++) {
+        if (pass == 1) { /* non-finite values in vector bodies and in tails */
+            x[2] = INFINITY;
+            x[8] = NAN;
+            x[8190] = -INFINITY;
+            x[8192 + 8192 + 3] = NAN;
+            x[3 * 8192 + 10] = -NAN;
+            x[199999] = INFINITY;
+        }
+        if (pass == 2) x[3] = FLT_MAX; /* finite: its square, exact in double, dwarfs the rest */
+        for (int threads = 1; threads <= 3; threads++) {
+            omp_set_num_threads(threads);
+            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                const int64_t n = lens[li];
+                double bad, want = ref_sum(x, NULL, n, 0, &bad), bad2, want2 = ref_sum(x, NULL, n, want, &bad2);
+                ob_step_stats st = {0};
+                CHECK_OK(dev.ops->grad_stats(&dev, x, n, &st, &e), &e);
+                CHECK_MSG(same_bits(st.sumsq, want) && st.nonfinite == bad,
+                          "grad_stats n=%lld threads=%d: %.17g, %g non-finite; reference %.17g, %g", (long long)n,
+                          threads, st.sumsq, st.nonfinite, want, bad);
+                /* statistics accumulate over groups */
+                CHECK_OK(dev.ops->grad_stats(&dev, x, n, &st, &e), &e);
+                CHECK(same_bits(st.sumsq, want2) && st.nonfinite == bad + bad2);
+                if (pass == 0) {
+                    double dbad, dwant = ref_sum(x, y, n, 0, &dbad);
+                    float got = -1;
+                    CHECK_OK(dev.ops->dot(&dev, n, x, y, &got, &e), &e);
+                    CHECK_MSG(got == (float)dwant, "dot n=%lld threads=%d: %.9g, reference %.9g", (long long)n,
+                              threads, (double)got, dwant);
+                }
+            }
+            /* single chunks at many offsets: a chunk's own sum shows its order
+             * more often than a total of many does */
+            for (int64_t off = 0; pass == 0 && off + 8192 <= nmax; off += 4099) {
+                const int64_t n = off % 2 ? 8192 : 8000;
+                double bad, want = ref_sum(x + off, NULL, n, 0, &bad);
+                ob_step_stats st = {0};
+                CHECK_OK(dev.ops->grad_stats(&dev, x + off, n, &st, &e), &e);
+                CHECK_MSG(same_bits(st.sumsq, want) && st.nonfinite == bad,
+                          "grad_stats at %lld, n=%lld, threads=%d: %.17g; reference %.17g", (long long)off,
+                          (long long)n, threads, st.sumsq, want);
+            }
+        }
+    }
+    omp_set_num_threads(2);
+    free(x);
+    free(y);
+    ob_device_close(&dev);
+    return check_done();
+}

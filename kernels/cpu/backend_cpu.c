@@ -214,14 +214,49 @@ static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float 
     return OB_OK;
 }
 
+/* C = 0 over m rows of n (row stride ldc). OpenBLAS runs a product with
+ * beta = 0 as a separate pass that zeroes C (its beta kernel), then adds the
+ * product to C; clearing C here with memset (which streams the stores) and
+ * passing beta = 1 leaves the same additions, so the same bits, and was 9% of
+ * bert-tiny's step in that beta kernel. par: rows split over the threads. */
+static void zero_c(float *C, int m, int n, int ldc, int par)
+{
+    if (ldc == n) {
+        const int64_t total = (int64_t)m * n;
+        if (par && total > PAR_MIN) {
+            const int64_t step = 16384; /* floats per piece, a multiple of a cache line */
+#pragma omp parallel for
+            for (int64_t i = 0; i < total; i += step)
+                memset(C + i, 0, (size_t)(total - i < step ? total - i : step) * sizeof *C);
+        } else {
+            memset(C, 0, (size_t)total * sizeof *C);
+        }
+        return;
+    }
+#pragma omp parallel for if (par && (int64_t)m * n > PAR_MIN)
+    for (int r = 0; r < m; r++) memset(C + (int64_t)r * ldc, 0, (size_t)n * sizeof *C);
+}
+
+/* cblas_sgemm, row-major, with beta = 0 done by zero_c. Called outside any
+ * parallel region with par = 1, inside one (a team's products) with par = 0. */
+static void sgemm_rm(CBLAS_TRANSPOSE TA, CBLAS_TRANSPOSE TB, int m, int n, int k, float alpha, const float *A,
+                     int lda, const float *B, int ldb, float beta, float *C, int ldc, int par)
+{
+    if (beta == 0.0f) {
+        zero_c(C, m, n, ldc, par);
+        beta = 1.0f;
+    }
+    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
 static ob_status cpu_gemm(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha,
                           const float *A, int lda, const float *B, int ldb, float beta, float *C,
                           int ldc, ob_err *e)
 {
     (void)dev;
     (void)e;
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
-                k, alpha, A, lda, B, ldb, beta, C, ldc);
+    sgemm_rm(ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, alpha, A, lda, B, ldb, beta,
+             C, ldc, 1);
     return OB_OK;
 }
 
@@ -267,12 +302,12 @@ static ob_status cpu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k
     if (team) {
 #pragma omp parallel for schedule(static) num_threads(team)
         for (int i = 0; i < batch; i++)
-            cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc);
+            sgemm_rm(TA, TB, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc, 0);
     } else {
         /* not a parallel region, not even an inactive one: OpenBLAS's OpenMP
          * build runs a call made inside any region on one thread */
         for (int i = 0; i < batch; i++)
-            cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc);
+            sgemm_rm(TA, TB, m, n, k, alpha, A + i * sa, lda, B + i * sb, ldb, beta, C + i * sc, ldc, 1);
     }
     return OB_OK;
 }
@@ -280,9 +315,14 @@ static ob_status cpu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k
 /* OpenBLAS ssyrk fills the upper triangle; the lower one is copied from it
  * in 32 x 32 tiles (a row-by-column copy of a large matrix misses the cache
  * on every read). */
-static void syrk_full(int trans, int n, int k, float alpha, const float *A, int lda, float beta, float *c, int ldc)
+static void syrk_full(int trans, int n, int k, float alpha, const float *A, int lda, float beta, float *c, int ldc,
+                      int par)
 {
     enum { TILE = 32 };
+    if (beta == 0.0f) { /* as sgemm_rm: the same bits without OpenBLAS's beta pass */
+        zero_c(c, n, n, ldc, par);
+        beta = 1.0f;
+    }
     cblas_ssyrk(CblasRowMajor, CblasUpper, trans ? CblasTrans : CblasNoTrans, n, k, alpha, A, lda, beta, c, ldc);
     for (int i0 = 0; i0 < n; i0 += TILE)
         for (int j0 = 0; j0 <= i0; j0 += TILE) {
@@ -301,9 +341,9 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
     const int team = cpu_batch_per_thread(batch, (int64_t)n * n * k / 2);
     if (team) {
 #pragma omp parallel for schedule(static) num_threads(team)
-        for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc);
+        for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc, 0);
     } else {
-        for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc);
+        for (int b = 0; b < batch; b++) syrk_full(trans, n, k, alpha, A + b * sa, lda, beta, C + b * sc, ldc, 1);
     }
     return OB_OK;
 }

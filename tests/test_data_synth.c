@@ -191,6 +191,34 @@ static void test_batch(void)
     ob_lang_free(&g);
 }
 
+/* every value of a batch is the specified one, bit for bit: contrast x the
+ * circularly shifted template + noise x ob_rng_normal of the pixel's index */
+static int images_exact(const ob_image_synth *a, const float *x, const int32_t *l, const float *tpl)
+{
+    const int H = a->H, W = a->W, C = a->C;
+    const int64_t img = (int64_t)H * W * C;
+    const uint32_t span = (uint32_t)(2 * a->max_shift + 1);
+    int exact = 1;
+    for (int b = 0; b < a->B; b++) {
+        const uint64_t id = a->index0 + (uint64_t)b;
+        ob_u32x4 r = ob_philox(a->seed, a->stream, id);
+        int lab = (int)(((uint64_t)r.v[0] * (uint32_t)a->K) >> 32);
+        int dy = (int)(((uint64_t)r.v[1] * span) >> 32) - a->max_shift;
+        int dx = (int)(((uint64_t)r.v[2] * span) >> 32) - a->max_shift;
+        float contrast = a->contrast_lo + (a->contrast_hi - a->contrast_lo) * ob_u32_to_unit(r.v[3]);
+        exact &= l[b] == lab;
+        for (int y = 0; y < H; y++)
+            for (int xx = 0; xx < W; xx++)
+                for (int c = 0; c < C; c++) {
+                    int64_t pix = ((int64_t)y * W + xx) * C + c;
+                    float t = tpl[lab * img + (((y - dy) % H + H) % H * W + ((xx - dx) % W + W) % W) * C + c];
+                    float want = contrast * t + a->noise * ob_rng_normal(a->seed, a->stream + 1, id * img + pix);
+                    exact &= memcmp(&want, &x[b * img + pix], sizeof want) == 0;
+                }
+    }
+    return exact;
+}
+
 static void test_images(void)
 {
     ob_device dev;
@@ -225,6 +253,23 @@ static void test_images(void)
     CHECK_OK(dev.ops->synth_images(&dev, &a, x3, l3, tpl, &e), &e);
     CHECK(memcmp(x6 + 3 * img, x3, (size_t)(3 * img) * sizeof *x3) == 0);
     CHECK(memcmp(l6 + 3, l3, sizeof l3) == 0);
+    {
+        ob_image_synth a6 = a;
+        a6.B = 6, a6.index0 = 0;
+        CHECK_MSG(images_exact(&a6, x6, l6, tpl), "synth_images differs from its specified values");
+    }
+    /* long rows (303 values) */
+    {
+        ob_image_synth w = a;
+        w.B = 2, w.H = 3, w.W = 101, w.C = 3, w.K = 1;
+        float *tw = malloc((size_t)(w.H * w.W * w.C) * sizeof *tw);
+        float *xw = malloc((size_t)(2 * w.H * w.W * w.C) * sizeof *xw);
+        int32_t lw[2];
+        for (int i = 0; i < w.H * w.W * w.C; i++) tw[i] = (float)i * 0.01f;
+        CHECK_OK(dev.ops->synth_images(&dev, &w, xw, lw, tw, &e), &e);
+        CHECK_MSG(images_exact(&w, xw, lw, tw), "synth_images differs from its specified values in long rows");
+        free(tw), free(xw);
+    }
     /* noise-free images are shifted, scaled templates */
     a.noise = 0.0f;
     a.B = 1;

@@ -1,7 +1,9 @@
 /* harness/cmd_compare.c - `optbench compare`: the nightly regression gate.
- * Exit status 0 (no regression), 1 (regression), 2 (unusable input). The
+ * Exit status 0 (no regression), 1 (regression), 2 (no verdict: unusable
+ * input, an unreadable database, a report file not written). The
  * judgement is results/compare.c; this file parses flags and writes files. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,7 +22,8 @@ static void compare_usage(FILE *f)
             "better or stayed within noise. Confirmation runs (run --confirm-seeds) are left out.\n\n"
             "Final loss and held-out metric are judged at the baseline's best lr, paired over\n"
             "seeds: worse when the 95%% bootstrap interval of the median change lies above 0 and\n"
-            "the change exceeds the tolerance (with 2-3 seeds: worse on every seed).\n"
+            "the change exceeds the tolerance (with up to 5 seeds: worse on every seed). A seed\n"
+            "newly diverged there (or with a non-finite final loss) is a regression.\n"
             "Step time is each run's median (p50) step time, paired over the matched cells the\n"
             "same way: worse when the median slowdown exceeds --time-tol and shows on the cells\n"
             "together. Cells whose p90 step time is more than %.0f%% above their median on one side\n"
@@ -34,6 +37,8 @@ static void compare_usage(FILE *f)
             "  --metric-tol F      minimum absolute change of the held-out metric (default 0.01)\n"
             "  --time-tol F|off    minimum relative change of step time that counts (default 0.10);\n"
             "                      off: step time is not judged (see above)\n"
+            "  --time-floor MS     cells whose median step time is under MS milliseconds on both\n"
+            "                      sides are not timed (default 0.05: they time the harness)\n"
             "  --no-memory         do not judge memory (default: any increase is worse)\n"
             "  --strict            cells present on one side only fail the comparison\n"
             "  --baseline-benchmark ID|latest|all   runs of the baseline to use (default all)\n"
@@ -41,7 +46,8 @@ static void compare_usage(FILE *f)
             "  --markdown FILE     write a Markdown summary (for a CI job summary)\n"
             "  --junit FILE        write JUnit XML, one test case per workload x optimizer\n"
             "  --quiet             print only the verdict line\n\n"
-            "exit status: 0 no regression, 1 regression, 2 unusable input\n",
+            "exit status: 0 no regression, 1 regression, 2 no verdict (unusable input, an\n"
+            "unreadable database, a report file that could not be written)\n",
             100 * OB_TIME_UNSTEADY);
 }
 
@@ -57,7 +63,7 @@ static int parse_bench(const char *v, int64_t *out)
 
 static int parse_nonneg(const char *flag, const char *v, double *out)
 {
-    if (ob_parse_double(v, out) != 0 || !(*out >= 0))
+    if (ob_parse_double(v, out) != 0 || !(*out >= 0) || !isfinite(*out))
         return ob_cli_error(2, "compare: %s '%s' is not a non-negative number", flag, v);
     return 0;
 }
@@ -88,6 +94,12 @@ int ob_cmd_compare(int argc, char **argv)
         }
         if (strncmp(a, "--", 2) != 0)
             return ob_cli_error(2, "compare: unexpected argument '%s' (see optbench compare --help)", a);
+        static const char *const valued[] = {"--baseline", "--candidate", "--markdown", "--junit", "--loss-tol",
+                                             "--metric-tol", "--time-tol", "--time-floor", "--baseline-benchmark",
+                                             "--candidate-benchmark"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
+        if (!known) return ob_cli_error(2, "compare: unknown option '%s' (see optbench compare --help)", a);
         if (i + 1 >= argc) return ob_cli_error(2, "compare: %s needs a value", a);
         const char *v = argv[++i];
         int rc = 0;
@@ -97,6 +109,7 @@ int ob_cmd_compare(int argc, char **argv)
         else if (!strcmp(a, "--junit")) junit = v;
         else if (!strcmp(a, "--loss-tol")) rc = parse_nonneg(a, v, &o.loss_tol);
         else if (!strcmp(a, "--metric-tol")) rc = parse_nonneg(a, v, &o.metric_tol);
+        else if (!strcmp(a, "--time-floor")) rc = parse_nonneg(a, v, &o.time_floor_ms);
         else if (!strcmp(a, "--time-tol")) {
             if (!strcmp(v, "off")) o.time_tol = -1;
             else rc = parse_nonneg(a, v, &o.time_tol);
@@ -125,7 +138,7 @@ int ob_cmd_compare(int argc, char **argv)
     st = ob_compare_dbs(ob_store_db(sb), ob_store_db(sc), &o, &c, &e);
     ob_store_close(sb);
     ob_store_close(sc);
-    if (st != OB_OK) return ob_cli_error(st == OB_ERR_INPUT ? 2 : 1, "compare: %s", e.msg);
+    if (st != OB_OK) return ob_cli_error(2, "compare: %s", e.msg); /* no verdict: never 1, a regression */
     if (!quiet) ob_compare_print(&c, stdout);
     int rc = c.regression ? 1 : 0;
     const char *paths[2] = {md, junit};
@@ -133,12 +146,12 @@ int ob_cmd_compare(int argc, char **argv)
         if (!paths[k]) continue;
         FILE *f = fopen(paths[k], "w");
         if (!f) {
-            rc = ob_cli_error(1, "compare: cannot write '%s': %s", paths[k], strerror(errno));
+            rc = ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(errno));
             continue;
         }
         if (k == 0) ob_compare_markdown(&c, base, cand, f);
         else ob_compare_junit(&c, f);
-        if (ferror(f) | fclose(f)) rc = ob_cli_error(1, "compare: writing '%s' failed", paths[k]);
+        if (ferror(f) | fclose(f)) rc = ob_cli_error(2, "compare: writing '%s' failed", paths[k]);
     }
     printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
            "baseline, %d only in the candidate)\n",

@@ -20,6 +20,7 @@ void ob_compare_opts_default(ob_compare_opts *o)
     o->loss_tol = 0.05;
     o->metric_tol = 0.01;
     o->time_tol = 0.10;
+    o->time_floor_ms = 0.05;
     o->check_memory = 1;
 }
 
@@ -108,12 +109,45 @@ static keyed *make_keys(const ob_dataset *d)
     return k;
 }
 
+typedef struct pair {
+    int b, c; /* run indices */
+} pair;
+
 static ob_status no_mem(ob_err *e)
 {
     return ob_fail(e, OB_ERR_NOMEM, "out of memory comparing the databases");
 }
 
-static double run_final(const ob_rrun *r) { return r->diverged ? INFINITY : r->final_loss; }
+/* A diverged run, or a final loss that is not finite, counts as +inf. */
+static double run_final(const ob_rrun *r)
+{
+    return r->diverged || !isfinite(r->final_loss) ? INFINITY : r->final_loss;
+}
+
+/* The lr of d's runs (pairs p, side c) with the lowest median final loss over
+ * its finished runs, ties to the smaller lr; NaN when no lr has a finite
+ * median. x: scratch of n doubles. */
+static double best_lr_of(const ob_dataset *d, const pair *p, int n, int c, double *x)
+{
+    double best = NAN, best_med = INFINITY;
+    for (int i = 0; i < n; i++) {
+        double lr = d->runs[c ? p[i].c : p[i].b].lr;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) seen = d->runs[c ? p[j].c : p[j].b].lr == lr;
+        if (seen) continue;
+        int m = 0;
+        for (int j = 0; j < n; j++) {
+            const ob_rrun *r = &d->runs[c ? p[j].c : p[j].b];
+            if (r->lr == lr && r->finished) x[m++] = run_final(r);
+        }
+        double med = ob_stat_median(x, m);
+        if (med < best_med || (med == best_med && lr < best)) {
+            best_med = med;
+            best = lr;
+        }
+    }
+    return best;
+}
 
 static double rel_change(double c, double b)
 {
@@ -141,10 +175,6 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
     return OB_OK;
 }
 
-typedef struct pair {
-    int b, c; /* run indices */
-} pair;
-
 static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
                              const ob_compare_opts *o, ob_cmp_group *g, ob_err *e)
 {
@@ -155,23 +185,16 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         return no_mem(e);
     }
     ob_status st = OB_OK;
-    /* the baseline's best lr over the matched cells */
-    g->best_lr = NAN;
-    double best_med = INFINITY;
-    for (int i = 0; i < n; i++) {
-        double lr = B->runs[p[i].b].lr;
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = B->runs[p[j].b].lr == lr;
-        if (seen) continue;
-        int m = 0;
-        for (int j = 0; j < n; j++)
-            if (B->runs[p[j].b].lr == lr && B->runs[p[j].b].finished) x[m++] = run_final(&B->runs[p[j].b]);
-        double med = ob_stat_median(x, m);
-        if (med < best_med || (med == best_med && lr < g->best_lr)) {
-            best_med = med;
-            g->best_lr = lr;
+    /* the baseline's best lr over the matched cells; where the baseline has
+     * no finite median at any lr, the candidate's (a candidate that now
+     * converges is better), else the smallest lr (both diverged: the same) */
+    g->best_lr = best_lr_of(B, p, n, 0, x);
+    if (isnan(g->best_lr)) g->best_lr = best_lr_of(C, p, n, 1, x);
+    if (isnan(g->best_lr))
+        for (int i = 0; i < n; i++) {
+            double lr = B->runs[p[i].b].lr;
+            if (B->runs[p[i].b].finished && (isnan(g->best_lr) || lr < g->best_lr)) g->best_lr = lr;
         }
-    }
     /* final loss at the best lr, paired over seeds */
     int m = 0;
     double bl[512] = {0}, cl[512] = {0};
@@ -180,6 +203,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (rb->lr != g->best_lr || !rb->finished || !rc->finished) continue;
         x[m++] = rel_change(run_final(rc), run_final(rb));
+        g->n_new_diverged += isinf(run_final(rc)) && !isinf(run_final(rb));
         if (nb < 512) {
             bl[nb] = run_final(rb);
             cl[nb++] = run_final(rc);
@@ -230,6 +254,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (!(rb->step_ms_median > 0) || !(rc->step_ms_median > 0)) continue;
+        if (rb->step_ms_median < o->time_floor_ms && rc->step_ms_median < o->time_floor_ms) {
+            g->time_fast++; /* steps of microseconds time the harness and the machine's state */
+            continue;
+        }
         double r = rc->step_ms_median / rb->step_ms_median - 1;
         y[timed++] = r;
         if (ob_compare_time_unsteady(rb->step_ms_median, rb->step_ms_p90, rc->step_ms_median, rc->step_ms_p90)) {
@@ -243,6 +271,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         }
     }
     g->time_cells = timed;
+    g->time_floor_ms = o->time_floor_ms;
     if (o->time_tol >= 0 && timed > 0 && 2 * g->time_unsteady > timed) {
         g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
         if ((st = judge_pairs(&g->time, y, 0, 0, 1, e)) != OB_OK) goto done;
@@ -279,7 +308,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     g->n_matched = n;
 
     const ob_cmp_quantity *qs[5] = {&g->loss, &g->metric, &g->time, &g->peak_mem, &g->state};
-    int worse = g->n_new_failures > 0, better = 0;
+    int worse = g->n_new_failures > 0 || g->n_new_diverged > 0, better = 0;
     for (int i = 0; i < 5; i++) {
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
@@ -321,6 +350,9 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             ob_compare_bytes(g->state.cand, 0, b2, sizeof b2),
             ob_compare_bytes(g->state.cand - g->state.base, 1, b3, sizeof b3), g->state.base, g->state.cand);
     if (g->n_new_failures) ADD("%d cells finished in the baseline but not in the candidate; ", g->n_new_failures);
+    if (g->n_new_diverged)
+        ADD("%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline; ",
+            g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
 #undef ADD
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
 done:
@@ -418,21 +450,38 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     out->opts = *o;
     out->time_shift = NAN;
     ob_dataset B, C;
-    OB_TRY(ob_dataset_load(base, o->base_bench, &B, e));
+    if (ob_dataset_load(base, o->base_bench, &B, e) != OB_OK) return ob_err_prefix(e, "the baseline database: ");
     ob_status st = ob_dataset_load(cand, o->cand_bench, &C, e);
     if (st != OB_OK) {
         ob_dataset_free(&B);
-        return st;
+        return ob_err_prefix(e, "the candidate database: ");
     }
     /* The confirmation runs sit at whichever lr won each side's sweep, so
      * their cells match only when the winners agree: compare the sweeps. */
     out->n_confirm_base = ob_dataset_drop_confirm(&B);
     out->n_confirm_cand = ob_dataset_drop_confirm(&C);
     if (B.n == 0 || C.n == 0) {
-        st = ob_fail(e, OB_ERR_INPUT, "the %s database holds no runs to compare", B.n == 0 ? "baseline" : "candidate");
+        const int64_t id = B.n == 0 ? o->base_bench : o->cand_bench;
+        if (id > 0)
+            st = ob_fail(e, OB_ERR_INPUT, "the %s database has no benchmark %lld with runs (optbench history --db "
+                         "FILE lists its benchmarks)", B.n == 0 ? "baseline" : "candidate", (long long)id);
+        else
+            st = ob_fail(e, OB_ERR_INPUT, "the %s database holds no runs to compare",
+                         B.n == 0 ? "baseline" : "candidate");
         ob_dataset_free(&B);
         ob_dataset_free(&C);
         return st;
+    }
+    for (int side = 0; side < 2; side++) {
+        const ob_dataset *d = side ? &C : &B;
+        int nb = 0;
+        for (int r = 0; r < d->n; r++) {
+            int seen = 0;
+            for (int q = 0; q < r && !seen; q++) seen = d->runs[q].benchmark_id == d->runs[r].benchmark_id;
+            nb += !seen;
+        }
+        *(side ? &out->n_bench_cand : &out->n_bench_base) = nb;
+        *(side ? &out->n_superseded_cand : &out->n_superseded_base) = d->n_superseded;
     }
     keyed *kb = make_keys(&B), *kc = make_keys(&C);
     pair *pairs = malloc(((size_t)B.n + 1) * sizeof *pairs);
@@ -651,6 +700,8 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
     char a[32];
     if (g->time_not_judged)
         snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
+    else if (g->time_cells == 0 && g->time_fast > 0)
+        snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
     else
         quantity_text(&g->time, 0, buf, n);
 }
@@ -690,6 +741,15 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                    "(p90 more than %.0f%% above the median on one side only; a busy machine); rerun them on "
                    "a quiet machine%s\n", lead, c->n_time_not_judged, c->n_time_not_judged == 1 ? "" : "s",
                 100 * OB_TIME_UNSTEADY, md ? "." : "");
+    for (int k = 0; k < 2; k++) {
+        int nb = k ? c->n_bench_cand : c->n_bench_base, ns = k ? c->n_superseded_cand : c->n_superseded_base;
+        if (nb > 1 && ns > 0)
+            fprintf(f, "%sthe %s database holds runs of %d benchmarks, and %d of its rows were set aside for a "
+                       "later finished run of the same cell: each cell is its latest finished run, whichever "
+                       "benchmark it came from (an earlier night's success can stand in for a failure); "
+                       "--%s-benchmark latest judges the last benchmark alone%s\n",
+                    lead, k ? "candidate" : "baseline", nb, ns, k ? "candidate" : "baseline", md ? "." : "");
+    }
     if (!isnan(c->time_shift)) {
         char a[32];
         fprintf(f, "%sstep time moved the same way in every group (median %s): more likely the machine "
@@ -724,7 +784,7 @@ void ob_compare_print(const ob_compare *c, FILE *f)
         fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", w[0], g->workload, w[1], g->optimizer, w[2],
                 r.l, w[3], r.m, w[4], r.t, w[5], r.mem,
                 g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
-                g->n_new_failures ? " (new failures)" : "");
+                g->n_new_failures ? " (new failures)" : g->n_new_diverged ? " (new divergences)" : "");
     }
     print_notes(c, f, 0);
     for (int k = 0; k < 2; k++) {
@@ -739,10 +799,14 @@ void ob_compare_print(const ob_compare *c, FILE *f)
     }
 }
 
+/* A label in a Markdown table: | escaped, < and & as entities (GitHub would
+ * take <a> for HTML). */
 static void md_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|') fputs("\\|", f);
+        else if (*s == '<') fputs("&lt;", f);
+        else if (*s == '&') fputs("&amp;", f);
         else fputc(*s, f);
     }
 }
@@ -795,13 +859,39 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
     else
         fprintf(f, "step time (each run's median step time, paired over cells like the final loss) beyond "
-                   "+-%.0f%%, cells with unsteady timing left out; ", 100 * c->opts.time_tol);
+                   "+-%.0f%%, cells with unsteady timing or steps under %g ms left out; ", 100 * c->opts.time_tol,
+                c->opts.time_floor_ms);
     fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly" : "not judged");
 }
 
+/* Length of the well-formed UTF-8 sequence at s (1 to 4), 0 when it is not one. */
+static int utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80) return 1;
+    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+    if (n == 0 || s[0] >= 0xF5) return 0;
+    for (int k = 1; k < n; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0; /* overlong, surrogate */
+    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
+    return n;
+}
+
+/* Text for XML: markup escaped, control characters and bytes that are not
+ * UTF-8 (a hand-edited database) as '?' or ' ', so the file stays well-formed. */
 static void xml_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
+        if ((unsigned char)*s >= 0x80) {
+            int n = utf8_len((const unsigned char *)s);
+            if (n == 0) {
+                fputc('?', f);
+            } else {
+                fwrite(s, 1, (size_t)n, f);
+                s += n - 1;
+            }
+            continue;
+        }
         switch (*s) {
         case '<': fputs("&lt;", f); break;
         case '>': fputs("&gt;", f); break;
@@ -826,8 +916,15 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
             tests, failures, tests, failures);
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
+        /* JUnit readers split a classname at its last '.' (package.class):
+         * a label's own dots ("noise=0.01") become '_' there */
         fputs("    <testcase classname=\"optbench.", f);
-        xml_text(f, g->workload);
+        char *cls = strdup(g->workload);
+        if (cls)
+            for (char *q = cls; *q; q++)
+                if (*q == '.') *q = '_';
+        xml_text(f, cls ? cls : g->workload);
+        free(cls);
         fputs("\" name=\"", f);
         xml_text(f, g->optimizer);
         fputs("\" time=\"0\">\n", f);

@@ -9,12 +9,15 @@
  *   seed is +inf). The effect is the median of r_s with a 95% percentile-
  *   bootstrap interval; worse when the interval lies above 0 and the effect
  *   exceeds loss_tol (better: the mirror image); otherwise within noise. With
- *   2 or 3 seeds this means "worse on every seed by more than loss_tol".
+ *   up to 5 seeds the interval lies above 0 only when every seed got worse,
+ *   so this means "worse on every seed, and by more than loss_tol at the
+ *   median". The best lr is the baseline's among the matched cells.
  * - held-out metric (higher is better) the same way with absolute differences
  *   and metric_tol; when a workload has no metric, the held-out loss is judged
  *   like the final loss.
  * - step time: per matched cell, the relative change of the run's median (p50)
- *   step time, paired like the final loss: worse when the median change
+ *   step time, paired like the final loss (cells below time_floor_ms on both
+ *   sides left out): worse when the median change
  *   exceeds time_tol and its 95% bootstrap interval lies above 0 (with 2-3
  *   cells: every cell slower), better the mirror image. A cell whose timing
  *   was unsteady on one side only (p90/p50 - 1 above OB_TIME_UNSTEADY and
@@ -26,7 +29,12 @@
  *   shared by all of them; the verdicts stand.
  * - peak memory and optimizer state bytes: the largest value over matched
  *   cells, exactly (any increase is worse).
- * - a cell that finished in the baseline and failed in the candidate is worse.
+ * - a cell that finished in the baseline and failed in the candidate is worse;
+ *   so is a seed at the judged lr that diverged (or ended with a non-finite
+ *   loss) in the candidate but not in the baseline, whatever the median says.
+ * A final loss that is not finite counts as +inf. When the baseline has no
+ * finite median at any lr, the lr judged is the candidate's best (else the
+ * smallest), so a candidate that now converges shows as better.
  * Cells match by workload, workload parameters, optimizer, hyperparameters,
  * lr, seed and planned steps. A cell without an exact partner is still paired
  * with the one cell of the other side that has the same workload, workload
@@ -48,6 +56,8 @@ typedef struct ob_compare_opts {
     double loss_tol;     /* minimum relative effect on final loss (default 0.05) */
     double metric_tol;   /* minimum absolute effect on the held-out metric (default 0.01) */
     double time_tol;     /* relative tolerance on step time (default 0.10); < 0: not judged */
+    double time_floor_ms; /* cells whose median step time is below this on both sides are not
+                          * timed (default 0.05 ms: such steps time the harness, not the step) */
     int check_memory;    /* judge memory exactly (default 1) */
     int strict;          /* cells on one side only fail the comparison */
     int64_t base_bench, cand_bench; /* as ob_dataset_load: 0 all, -1 latest, > 0 that one */
@@ -73,7 +83,11 @@ typedef struct ob_cmp_group {
     int time_cells;           /* matched cells timed on both sides */
     int time_unsteady;        /* of them, left out: timing unsteady on one side */
     int time_not_judged;      /* more than half unsteady: step time has no verdict */
+    int time_fast;            /* matched cells left out: step time below time_floor_ms on both sides */
+    double time_floor_ms;     /* the floor in effect (for the reports) */
     int n_matched, n_new_failures;
+    int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
+                               * candidate, finite in the baseline; a regression */
     ob_verdict overall;
     char detail[1024];        /* one line per regression, for JUnit and Markdown */
 } ob_cmp_group;
@@ -92,6 +106,8 @@ typedef struct ob_compare {
     int n_matched;
     int n_relaxed;            /* of them, matched with differing hyperparameter text */
     int n_confirm_base, n_confirm_cand; /* confirmation runs left out: the sweeps' cells are compared */
+    int n_bench_base, n_bench_cand;     /* benchmarks whose runs were used on each side */
+    int n_superseded_base, n_superseded_cand; /* rows set aside: their cell's latest finished run is used */
     char relaxed_note[512];   /* the first such pair's differences: "e.g. sgd on quadratic: momentum
                                * 0 in the baseline, 0.5 in the candidate"; empty when none */
     int n_worse, n_better;    /* groups */

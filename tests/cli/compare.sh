@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # `optbench compare`, the nightly regression gate, end to end: identical
 # databases and a deterministic rerun pass (exit 0); a planted regression
-# (worse final loss on every seed, a slower step) fails (exit 1); cells on one
-# side only are listed and fail only with --strict; unusable input exits 2, and
+# (worse final loss on every seed, a slower step) fails (exit 1), and so do a
+# seed newly diverged and a non-finite final loss; microsecond steps are not
+# timed; cells on one side only are listed and fail only with --strict; a
+# candidate holding two benchmarks gets a note; unusable input, a damaged
+# database and an unwritable report exit 2, and
 # a workload parameter that differs (--set quadratic.noise=2) is named.
 # The JUnit XML is validated with python3's xml.etree and counted.
 . "$(dirname "$0")/common.bash"
@@ -58,7 +61,13 @@ db.execute("UPDATE runs SET final_loss = final_loss * 1.5 WHERE optimizer = 'ada
 db.execute("UPDATE runs SET step_ms_median = step_ms_median * 2, step_ms_p90 = step_ms_p90 * 2 WHERE optimizer = 'sgd'")
 db.commit()
 PY
-  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/bad.md" --junit "$tmp/bad.xml"
+  # these steps take microseconds: under the default floor (0.05 ms) time is not judged
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --junit "$tmp/floor.xml"
+  check "microsecond steps are not timed" grep -q 'steps under 0.05 ms, not judged' "$tmp/out"
+  c=$(junit_counts "$tmp/floor.xml"); rc=$?
+  check "only adam's loss fails with the floor: $c" test $rc -eq 0 -a "$(cut -d' ' -f2 <<<"$c")" = 1
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/bad.md" --junit "$tmp/bad.xml" \
+    --time-floor 0
   check "says REGRESSION" grep -q 'REGRESSION' "$tmp/out"
   check "markdown: regression" grep -q '^## optbench compare: regression' "$tmp/bad.md"
   check "markdown names the loss" grep -q 'quadratic / adam: final loss at lr' "$tmp/bad.md"
@@ -85,6 +94,58 @@ PY
   c=$(junit_counts "$tmp/few.xml"); rc=$?
   check "JUnit with a one-sided case parses: $c" test $rc -eq 0 -a "${c%% *}" = 5
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/fewer.db" --strict
+
+  # a seed newly diverged at the judged lr is a regression, though the median
+  # over 2 seeds (0 and +inf) alone would not say so
+  cp "$tmp/base.db" "$tmp/div.db"
+  python3 - "$tmp/div.db" <<'PY'
+import sys, sqlite3
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE runs SET status = 'diverged', diverged_step = 30, final_loss = NULL "
+           "WHERE optimizer = 'adam' AND workload = 'quadratic' AND seed = 1")
+db.commit()
+PY
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/div.db" --time-tol off
+  check "new divergence fails: $(grep quadratic "$tmp/out" | grep adam)" grep -q 'WORSE (new divergences)' "$tmp/out"
+  # a final loss that is not finite (NULL in the database) counts as +inf
+  cp "$tmp/base.db" "$tmp/nan.db"
+  python3 - "$tmp/nan.db" <<'PY'
+import sys, sqlite3
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE runs SET final_loss = NULL, eval_loss = NULL WHERE optimizer = 'sgd' AND workload = 'quadratic'")
+db.commit()
+PY
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/nan.db" --time-tol off --markdown "$tmp/nan.md"
+  check "a non-finite loss fails" grep -q 'seeds at lr .* diverged or ended with a non-finite loss' "$tmp/nan.md"
+  # a baseline diverged at every lr and a candidate that converges: better
+  python3 - "$tmp/nan.db" <<'PY'
+import sys, sqlite3
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE runs SET status = 'diverged', diverged_step = 5, final_loss = NULL "
+           "WHERE optimizer = 'sgd' AND workload = 'rosenbrock'")
+db.commit()
+PY
+  compare 0 --baseline "$tmp/nan.db" --candidate "$tmp/base.db" --time-tol off
+  check "converging now is better: $(grep rosenbrock "$tmp/out" | grep sgd)" \
+    grep -qE '^rosenbrock +sgd .* better$' "$tmp/out"
+  # a damaged database: no verdict (2, not 1), the side named
+  cp "$tmp/base.db" "$tmp/noruns.db"
+  python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute('DROP TABLE runs'); d.commit()" \
+    "$tmp/noruns.db"
+  compare 2 --baseline "$tmp/base.db" --candidate "$tmp/noruns.db"
+  check "names the damaged side: $(cat "$tmp/err")" grep -q 'candidate database' "$tmp/err"
+  # the same database run twice into one file: a note on the mixed benchmarks
+  cp "$tmp/base.db" "$tmp/twice.db"
+  run "$tmp/twice.db"
+  python3 - "$tmp/twice.db" <<'PY'
+import sys, sqlite3
+db = sqlite3.connect(sys.argv[1])
+db.execute("UPDATE runs SET status = 'failed', final_loss = NULL WHERE benchmark_id = 2 AND optimizer = 'adam'")
+db.commit()
+PY
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/twice.db" --time-tol off
+  check "notes the mixed benchmarks" grep -q 'candidate database holds runs of 2 benchmarks' "$tmp/out"
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/twice.db" --time-tol off --candidate-benchmark latest
 else
   echo "python3 not available: planted-regression and XML checks skipped"
 fi
@@ -97,6 +158,13 @@ compare 2 --baseline "$tmp/missing.db" --candidate "$tmp/base.db"
 compare 2 --baseline "$tmp/base.db"
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --loss-tol -1
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate 1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate
+check "an unknown last option is unknown: $(cat "$tmp/err")" grep -q "unknown option '--frobnicate'" "$tmp/err"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --loss-tol inf
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --candidate-benchmark 99
+check "no such benchmark: $(cat "$tmp/err")" grep -q 'has no benchmark 99' "$tmp/err"
+# a report that cannot be written: no verdict (2), not a regression (1)
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/no/such/dir.md"
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.5 --seeds 1 --steps 10 --backend cpu \
   --db "$tmp/other.db" >/dev/null 2>&1
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/other.db"

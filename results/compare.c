@@ -366,11 +366,16 @@ done:
  * many; 0 when they are not JSON objects or do not differ. */
 static int json_diff(sqlite3 *db, const char *a, const char *b, char *buf, size_t n)
 {
+    /* leaves by path, so a changed training setting reads "train.clip_norm 0
+     * in the baseline, 1 in the candidate", not the whole "train" object */
     static const char sql[] =
-        "SELECT x.key, x.value, (SELECT y.value FROM json_each(?2) y WHERE y.key = x.key) FROM json_each(?1) x "
-        "WHERE x.value IS NOT (SELECT y.value FROM json_each(?2) y WHERE y.key = x.key) "
-        "UNION ALL SELECT y.key, NULL, y.value FROM json_each(?2) y "
-        "WHERE y.key NOT IN (SELECT key FROM json_each(?1))";
+        "WITH a AS (SELECT CASE WHEN path = '$' THEN key ELSE replace(substr(path, 3), '\"', '') || '.' || key END "
+        "           AS k, value AS v FROM json_tree(?1) WHERE type NOT IN ('object', 'array') AND fullkey <> '$'), "
+        "     b AS (SELECT CASE WHEN path = '$' THEN key ELSE replace(substr(path, 3), '\"', '') || '.' || key END "
+        "           AS k, value AS v FROM json_tree(?2) WHERE type NOT IN ('object', 'array') AND fullkey <> '$') "
+        "SELECT a.k, a.v, (SELECT b.v FROM b WHERE b.k = a.k) FROM a "
+        "WHERE a.v IS NOT (SELECT b.v FROM b WHERE b.k = a.k) "
+        "UNION ALL SELECT b.k, NULL, b.v FROM b WHERE b.k NOT IN (SELECT k FROM a)";
     size_t len = strlen(buf);
     sqlite3_stmt *q = NULL;
     int k = 0;
@@ -389,18 +394,20 @@ static int json_diff(sqlite3 *db, const char *a, const char *b, char *buf, size_
     return k;
 }
 
-/* When no cell matched: the first baseline cell that would match a candidate
+/* Among baseline runs ib[0..nb) and candidate runs ic[0..nc) (NULL: all of
+ * them): the first baseline cell that would match a candidate
  * cell but for its workload parameters, and the parameters that differ, as
  * "; e.g. quadratic's workload parameters differ: noise 0.01 in the baseline,
  * 2 in the candidate"; else the first that would match but for its number of
  * steps. Empty when there is none. */
-static void params_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, char *buf, size_t n)
+static void params_hint(sqlite3 *db, const ob_dataset *B, const int *ib, int nb, const ob_dataset *C,
+                        const int *ic, int nc, char *buf, size_t n)
 {
     buf[0] = 0;
     const ob_rrun *hb = NULL, *hc = NULL, *sb = NULL, *sc = NULL;
-    for (int i = 0; i < B->n && !hb; i++)
-        for (int j = 0; j < C->n && !hb; j++) {
-            const ob_rrun *rb = &B->runs[i], *rc = &C->runs[j];
+    for (int i = 0; i < nb && !hb; i++)
+        for (int j = 0; j < nc && !hb; j++) {
+            const ob_rrun *rb = &B->runs[ib ? ib[i] : i], *rc = &C->runs[ic ? ic[j] : j];
             if (strcmp(rb->workload, rc->workload) || strcmp(rb->optimizer, rc->optimizer) ||
                 rb->lr != rc->lr || rb->seed != rc->seed)
                 continue;
@@ -543,17 +550,27 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         ub[a] = -1;
         uc[hit] = -1;
     }
-    for (int a = 0; a < nub && st == OB_OK; a++)
-        if (ub[a] >= 0) st = add_cell(&out->only_base, &out->n_only_base, &B, kb[ub[a]].run, e);
-    for (int b = 0; b < nuc && st == OB_OK; b++)
-        if (uc[b] >= 0) st = add_cell(&out->only_cand, &out->n_only_cand, &C, kc[uc[b]].run, e);
+    /* one-sided cells that are the same cells but for workload parameters or
+     * steps: a note, so that a changed matrix does not pass unremarked */
+    {
+        int mb = 0, mc = 0;
+        for (int a = 0; a < nub; a++)
+            if (ub[a] >= 0) ub[mb++] = kb[ub[a]].run;
+        for (int b = 0; b < nuc; b++)
+            if (uc[b] >= 0) uc[mc++] = kc[uc[b]].run;
+        nub = mb;
+        nuc = mc;
+        if (nub && nuc) params_hint(base, &B, ub, nub, &C, uc, nuc, out->only_note, sizeof out->only_note);
+    }
+    for (int a = 0; a < nub && st == OB_OK; a++) st = add_cell(&out->only_base, &out->n_only_base, &B, ub[a], e);
+    for (int b = 0; b < nuc && st == OB_OK; b++) st = add_cell(&out->only_cand, &out->n_only_cand, &C, uc[b], e);
     free(ub);
     free(uc);
     if (st != OB_OK) goto done;
     out->n_matched = np;
     if (np == 0) {
         char why[640];
-        params_hint(base, &B, &C, why, sizeof why);
+        params_hint(base, &B, NULL, B.n, &C, NULL, C.n, why, sizeof why);
         st = ob_fail(e, OB_ERR_INPUT,
                      "no cell of the candidate matches the baseline (same workload, workload parameters, "
                      "optimizer, hyperparameters, lr, seed and steps): %d baseline and %d candidate cells%s",
@@ -731,6 +748,10 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                    "verdict compares two configurations)%s\n",
                 lead, c->n_relaxed, c->n_relaxed == 1 ? "" : "s", c->n_relaxed == 1 ? "its" : "their",
                 c->relaxed_note[0] ? ", " : "", c->relaxed_note, md ? "." : "");
+    if (c->only_note[0])
+        fprintf(f, "%scells on one side only are not compared; some are the same cells run differently%s "
+                   "(the matrix changed: --strict fails such a comparison)%s\n",
+                lead, c->only_note, md ? "." : "");
     if (c->n_confirm_base || c->n_confirm_cand)
         fprintf(f, "%sconfirmation runs (run --confirm-seeds) are not compared, %d in the baseline and %d in the "
                    "candidate: they sit at whichever lr won each side's sweep, so they match only where the "

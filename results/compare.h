@@ -107,6 +107,8 @@ typedef struct ob_compare {
     int n_relaxed;            /* of them, matched with differing hyperparameter text */
     int n_confirm_base, n_confirm_cand; /* confirmation runs left out: the sweeps' cells are compared */
     int n_bench_base, n_bench_cand;     /* benchmarks whose runs were used on each side */
+    char only_note[640];      /* one-sided cells that would match but for their workload
+                               * parameters or steps: "; e.g. ..."; empty when none */
     int n_superseded_base, n_superseded_cand; /* rows set aside: their cell's latest finished run is used */
     char relaxed_note[512];   /* the first such pair's differences: "e.g. sgd on quadratic: momentum
                                * 0 in the baseline, 0.5 in the candidate"; empty when none */

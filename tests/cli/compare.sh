@@ -181,6 +181,13 @@ compare 2 --baseline "$tmp/base.db" --candidate "$tmp/noise.db"
 check "names the differing parameter: $(cat "$tmp/err")" \
   grep -qE "quadratic's workload parameters differ: noise [0-9.e-]+ in the baseline, 2 in the candidate" "$tmp/err"
 check "still one line" test "$(wc -l <"$tmp/err")" -eq 1
+# the same, with another workload that still matches: a note names the change
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
+  --seeds 2 --steps 60 --eval-every 30 --backend cpu --set quadratic.noise=2 \
+  --db "$tmp/noise2.db" >/dev/null 2>&1
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/noise2.db" --time-tol off
+check "notes the cells run differently: $(grep note "$tmp/out")" \
+  grep -qE "same cells run differently; e.g. quadratic's workload parameters differ: noise" "$tmp/out"
 "$OPTBENCH" compare --help >"$tmp/help" 2>&1
 check "--help: workload parameters are matched" grep -q 'workload parameters' "$tmp/help"
 check "--help: when to use --time-tol off" grep -q 'use --time-tol off when' "$tmp/help"

@@ -29,6 +29,13 @@ compare() { # expected rc, args...
   if [ $rc -ne "$want" ]; then echo "FAIL: compare $* -> rc $rc (want $want)"; cat "$tmp/out" "$tmp/err"; fail=1; fi
 }
 
+sql() { # db, SQL statements: a planted change
+  python3 -c 'import sqlite3, sys
+d = sqlite3.connect(sys.argv[1])
+for q in sys.argv[2:]: d.execute(q)
+d.commit()' "$@"
+}
+
 run() { # db
   "$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
     --seeds 2 --steps 60 --eval-every 30 --backend cpu --db "$1" >"$tmp/run.log" 2>&1
@@ -54,13 +61,9 @@ compare 0 --baseline "$tmp/base.db" --candidate "$tmp/rerun.db" --time-tol off
 if [ $have_py = 1 ]; then
   # plant a regression: adam 50% worse on quadratic on every seed, sgd twice as
   # slow (p50 and p90: a steady slowdown)
-  python3 - "$tmp/cand.db" <<'PY'
-import sys, sqlite3
-db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE runs SET final_loss = final_loss * 1.5 WHERE optimizer = 'adam' AND workload = 'quadratic'")
-db.execute("UPDATE runs SET step_ms_median = step_ms_median * 2, step_ms_p90 = step_ms_p90 * 2 WHERE optimizer = 'sgd'")
-db.commit()
-PY
+  sql "$tmp/cand.db" \
+    "UPDATE runs SET final_loss = final_loss * 1.5 WHERE optimizer = 'adam' AND workload = 'quadratic'" \
+    "UPDATE runs SET step_ms_median = step_ms_median * 2, step_ms_p90 = step_ms_p90 * 2 WHERE optimizer = 'sgd'"
   # steps under the floor on both sides are not timed (the default floor, 0.05
   # ms, is above these steps only in an optimized build: a floor of 1 s here)
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --junit "$tmp/floor.xml" --time-floor 1000
@@ -99,51 +102,32 @@ PY
   # a seed newly diverged at the judged lr is a regression, though the median
   # over 2 seeds (0 and +inf) alone would not say so
   cp "$tmp/base.db" "$tmp/div.db"
-  python3 - "$tmp/div.db" <<'PY'
-import sys, sqlite3
-db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE runs SET status = 'diverged', diverged_step = 30, final_loss = NULL "
-           "WHERE optimizer = 'adam' AND workload = 'quadratic' AND seed = 1")
-db.commit()
-PY
+  sql "$tmp/div.db" \
+    "UPDATE runs SET status = 'diverged', diverged_step = 30, final_loss = NULL WHERE optimizer = 'adam' AND workload = 'quadratic' AND seed = 1"
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/div.db" --time-tol off
   check "new divergence fails: $(grep quadratic "$tmp/out" | grep adam)" grep -q 'WORSE (new divergences)' "$tmp/out"
   # a final loss that is not finite (NULL in the database) counts as +inf
   cp "$tmp/base.db" "$tmp/nan.db"
-  python3 - "$tmp/nan.db" <<'PY'
-import sys, sqlite3
-db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE runs SET final_loss = NULL, eval_loss = NULL WHERE optimizer = 'sgd' AND workload = 'quadratic'")
-db.commit()
-PY
+  sql "$tmp/nan.db" \
+    "UPDATE runs SET final_loss = NULL, eval_loss = NULL WHERE optimizer = 'sgd' AND workload = 'quadratic'"
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/nan.db" --time-tol off --markdown "$tmp/nan.md"
   check "a non-finite loss fails" grep -q 'seeds at lr .* diverged or ended with a non-finite loss' "$tmp/nan.md"
   # a baseline diverged at every lr and a candidate that converges: better
-  python3 - "$tmp/nan.db" <<'PY'
-import sys, sqlite3
-db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE runs SET status = 'diverged', diverged_step = 5, final_loss = NULL "
-           "WHERE optimizer = 'sgd' AND workload = 'rosenbrock'")
-db.commit()
-PY
+  sql "$tmp/nan.db" \
+    "UPDATE runs SET status = 'diverged', diverged_step = 5, final_loss = NULL WHERE optimizer = 'sgd' AND workload = 'rosenbrock'"
   compare 0 --baseline "$tmp/nan.db" --candidate "$tmp/base.db" --time-tol off
   check "converging now is better: $(grep rosenbrock "$tmp/out" | grep sgd)" \
     grep -qE '^rosenbrock +sgd .* better$' "$tmp/out"
   # a damaged database: no verdict (2, not 1), the side named
   cp "$tmp/base.db" "$tmp/noruns.db"
-  python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute('DROP TABLE runs'); d.commit()" \
-    "$tmp/noruns.db"
+  sql "$tmp/noruns.db" "DROP TABLE runs"
   compare 2 --baseline "$tmp/base.db" --candidate "$tmp/noruns.db"
   check "names the damaged side: $(cat "$tmp/err")" grep -q 'candidate database' "$tmp/err"
   # the same database run twice into one file: a note on the mixed benchmarks
   cp "$tmp/base.db" "$tmp/twice.db"
   run "$tmp/twice.db"
-  python3 - "$tmp/twice.db" <<'PY'
-import sys, sqlite3
-db = sqlite3.connect(sys.argv[1])
-db.execute("UPDATE runs SET status = 'failed', final_loss = NULL WHERE benchmark_id = 2 AND optimizer = 'adam'")
-db.commit()
-PY
+  sql "$tmp/twice.db" \
+    "UPDATE runs SET status = 'failed', final_loss = NULL WHERE benchmark_id = 2 AND optimizer = 'adam'"
   compare 0 --baseline "$tmp/base.db" --candidate "$tmp/twice.db" --time-tol off
   check "notes the mixed benchmarks" grep -q 'candidate database holds runs of 2 benchmarks' "$tmp/out"
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/twice.db" --time-tol off --candidate-benchmark latest

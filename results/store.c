@@ -310,6 +310,31 @@ static void tidy_wal(const char *path, int had)
 }
 
 /* Decide what the file at path is without writing to it. */
+/* Opens path with flags and reads its application id, schema version and
+ * number of schema objects. SQLITE_OK, or an error code with *db left open
+ * (when not NULL) for its message. */
+static int probe_query(const char *path, int flags, sqlite3 **db, long long *app, long long *ver,
+                       long long *objects)
+{
+    int rc = sqlite3_open_v2(path, db, flags, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_busy_timeout(*db, 5000);
+    sqlite3_stmt *q = NULL;
+    rc = sqlite3_prepare_v2(*db,
+                            "SELECT (SELECT application_id FROM pragma_application_id), "
+                            "(SELECT user_version FROM pragma_user_version), "
+                            "(SELECT count(*) FROM sqlite_master)",
+                            -1, &q, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        *app = sqlite3_column_int64(q, 0);
+        *ver = sqlite3_column_int64(q, 1);
+        *objects = sqlite3_column_int64(q, 2);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
 static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_err *e)
 {
     memset(p, 0, sizeof *p);
@@ -345,23 +370,25 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
     /* An SQLite file: ask it, through a read-only connection, what it holds. */
     int had_wal = wal_present(path);
     sqlite3 *db = NULL;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL);
     long long app = 0, ver = 0, objects = 0;
-    if (rc == SQLITE_OK) {
-        sqlite3_busy_timeout(db, 5000);
-        sqlite3_stmt *q = NULL;
-        rc = sqlite3_prepare_v2(db,
-                                "SELECT (SELECT application_id FROM pragma_application_id), "
-                                "(SELECT user_version FROM pragma_user_version), "
-                                "(SELECT count(*) FROM sqlite_master)",
-                                -1, &q, NULL);
-        if (rc == SQLITE_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-            app = sqlite3_column_int64(q, 0);
-            ver = sqlite3_column_int64(q, 1);
-            objects = sqlite3_column_int64(q, 2);
-            rc = SQLITE_OK;
+    int rc = probe_query(path, SQLITE_OPEN_READONLY, &db, &app, &ver, &objects);
+    if (rc != SQLITE_OK && db && sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK) {
+        /* A process stopped in the middle of a write (a kill while the file
+         * was being created) left a hot journal, NAME-journal, which only a
+         * writer can roll back: roll it back, restoring the last committed
+         * state, as any SQLite writer would, instead of refusing the file. */
+        sqlite3_close(db);
+        db = NULL;
+        if (access(path, W_OK) == 0) rc = probe_query(path, SQLITE_OPEN_READWRITE, &db, &app, &ver, &objects);
+        if (rc != SQLITE_OK) {
+            ob_fail(e, OB_ERR_INPUT,
+                    "database '%s' cannot be read: a process stopped while writing it left '%s-journal', "
+                    "which only a writer can roll back (%s); make the file writable and run again",
+                    path, path, db ? sqlite3_errmsg(db) : "the file is not writable");
+            sqlite3_close(db);
+            tidy_wal(path, had_wal);
+            return OB_ERR_INPUT;
         }
-        sqlite3_finalize(q);
     }
     if (rc != SQLITE_OK) {
         ob_fail(e, OB_ERR_INPUT, "database '%s' cannot be read: %s", path,

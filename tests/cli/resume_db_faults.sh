@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Databases that cannot take what optbench writes: a read-only file, a
-# read-only folder, a full disk (a file size limit), and an older schema
-# version. Each gives a clear message; nothing already stored is lost; after
+# read-only folder, a full disk (a file size limit), an older schema
+# version, and a hot journal left by a process killed mid-write. Each gives a clear message; nothing already stored is lost; after
 # a full disk, --resume completes the matrix with the uninterrupted results.
 set -uo pipefail
 : "${OPTBENCH:?}"
@@ -73,6 +73,33 @@ curves_before=$(q "$tmp/old.db" "select count(*), sum(loss) from curves")
 [ "$(q "$tmp/old.db" "select group_concat(name) from benchmarks")" = "old,new" ] || fail "benchmarks after migration: $(q "$tmp/old.db" "select name from benchmarks")"
 [ "$(q "$tmp/old.db" "select count(*), sum(loss) from curves where run_id = 1")" = "$curves_before" ] || fail "the old curve changed"
 echo "older schema: migrated to version $(q "$tmp/old.db" "pragma user_version"), old rows kept"
+
+# 6. a process killed in the middle of a write (rollback-journal mode, as a
+# database is while it is created): the file and its hot NAME-journal, copied
+# mid-transaction. Opening it rolls the journal back to the last commit (a
+# read-only connection cannot, and the file used to be refused for good).
+mkdir "$tmp/hot"
+"$OPTBENCH" "${small[@]}" --db "$tmp/hot/src.db" 2>/dev/null || fail "setup run failed"
+python3 - "$tmp/hot" <<'PY'
+import shutil, sqlite3, sys
+d = sys.argv[1]
+c = sqlite3.connect(d + "/src.db", isolation_level=None)
+c.execute("PRAGMA journal_mode=DELETE"); c.execute("PRAGMA cache_size=1")
+c.execute("BEGIN IMMEDIATE")
+c.execute("CREATE TABLE junk(x)")
+for i in range(200): c.execute("INSERT INTO junk VALUES (randomblob(1000))")
+shutil.copy(d + "/src.db", d + "/x.db"); shutil.copy(d + "/src.db-journal", d + "/x.db-journal")
+c.execute("ROLLBACK")
+PY
+[ -s "$tmp/hot/x.db-journal" ] || fail "no hot journal made"
+"$OPTBENCH" report --db "$tmp/hot/x.db" --out "$tmp/hot/rep" >/dev/null 2>"$tmp/err" ||
+  fail "report after a killed write: $(cat "$tmp/err")"
+[ "$(q "$tmp/hot/x.db" "select count(*) from sqlite_master where name = 'junk'")" = 0 ] ||
+  fail "the interrupted write was not rolled back"
+"$OPTBENCH" "${small[@]}" --db "$tmp/hot/x.db" --resume >/dev/null 2>"$tmp/err" ||
+  fail "resume after a killed write: $(cat "$tmp/err")"
+[ "$(q "$tmp/hot/x.db" "select count(*) from runs where status = 'done'")" = 1 ] || fail "the run is not kept"
+echo "hot journal: rolled back, report and resume work"
 
 echo "$fails failed"
 [ $fails -eq 0 ]

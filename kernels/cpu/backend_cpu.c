@@ -237,15 +237,21 @@ static void zero_c(float *C, int m, int n, int ldc, int par)
     for (int r = 0; r < m; r++) memset(C + (int64_t)r * ldc, 0, (size_t)n * sizeof *C);
 }
 
-/* cblas_sgemm, row-major, with beta = 0 done by zero_c. Called outside any
- * parallel region with par = 1, inside one (a team's products) with par = 0. */
+/* The beta to pass OpenBLAS for a product into C (m rows of n, stride ldc):
+ * beta = 0 becomes zero_c and beta = 1. Called outside any parallel region
+ * with par = 1, inside one (a team's products) with par = 0. */
+static float blas_beta(float beta, float *C, int m, int n, int ldc, int par)
+{
+    if (beta != 0.0f) return beta;
+    zero_c(C, m, n, ldc, par);
+    return 1.0f;
+}
+
+/* cblas_sgemm, row-major, through blas_beta */
 static void sgemm_rm(CBLAS_TRANSPOSE TA, CBLAS_TRANSPOSE TB, int m, int n, int k, float alpha, const float *A,
                      int lda, const float *B, int ldb, float beta, float *C, int ldc, int par)
 {
-    if (beta == 0.0f) {
-        zero_c(C, m, n, ldc, par);
-        beta = 1.0f;
-    }
+    beta = blas_beta(beta, C, m, n, ldc, par);
     cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
@@ -319,10 +325,7 @@ static void syrk_full(int trans, int n, int k, float alpha, const float *A, int 
                       int par)
 {
     enum { TILE = 32 };
-    if (beta == 0.0f) { /* as sgemm_rm: the same bits without OpenBLAS's beta pass */
-        zero_c(c, n, n, ldc, par);
-        beta = 1.0f;
-    }
+    beta = blas_beta(beta, c, n, n, ldc, par);
     cblas_ssyrk(CblasRowMajor, CblasUpper, trans ? CblasTrans : CblasNoTrans, n, k, alpha, A, lda, beta, c, ldc);
     for (int i0 = 0; i0 < n; i0 += TILE)
         for (int j0 = 0; j0 <= i0; j0 += TILE) {

@@ -1,6 +1,7 @@
 /* harness/signals.c - clean stops on SIGINT and SIGTERM (see signals.h).
- * The handler only stores the signal number (async-signal-safe); the second
- * SIGINT calls _exit, which is async-signal-safe too. */
+ * The handler only stores the signal number (async-signal-safe); a SIGINT
+ * after the first signal calls _exit, which is async-signal-safe too; a
+ * second SIGTERM changes nothing. */
 #include "harness/signals.h"
 
 #include <signal.h>
@@ -20,9 +21,14 @@ static void on_signal(int sig)
         _exit(128 + SIGINT);
     }
     if (!pending) {
-        static const char msg[] =
+        /* a second SIGTERM is not a request to hurry: a batch system may send
+         * it to every process of a job, some twice */
+        static const char msg_int[] =
             "\noptbench: stopping after this step (checkpoint, then exit); interrupt again to stop now\n";
-        ssize_t w = write(STDERR_FILENO, msg, sizeof msg - 1);
+        static const char msg_term[] =
+            "\noptbench: SIGTERM: stopping after this step (checkpoint, then exit); SIGINT stops now\n";
+        ssize_t w = sig == SIGINT ? write(STDERR_FILENO, msg_int, sizeof msg_int - 1)
+                                  : write(STDERR_FILENO, msg_term, sizeof msg_term - 1);
         (void)w;
         pending = sig;
     }

@@ -166,8 +166,10 @@ typedef struct matrix_ctx {
     const char *db_path;
     job *jobs;
     int n_jobs, next;
+    int *deferred;          /* jobs whose cell another process held: taken again at the end */
+    int n_deferred, next_deferred;
     int multi;              /* several workers: progress lines only at the end of a cell */
-    pthread_mutex_t mu;     /* guards next, sum, prog, stop, fail */
+    pthread_mutex_t mu;     /* guards next, deferred, sum, prog, stop, fail */
     ob_run_summary *sum;
     ob_progress *prog;
     int stop;               /* take no more cells */
@@ -687,7 +689,25 @@ static void record_failure(matrix_ctx *x, const ob_err *e)
     pthread_mutex_unlock(&x->mu);
 }
 
-/* Take the cell's lock: 1 taken (*fd holds it), 0 another process has it. */
+/* Where a run's lock lives: beside the database, whatever --checkpoint-dir
+ * says, so that every process writing this database sees it (with the
+ * default checkpoint folder it is that folder). */
+static void run_lock_dir(const char *db_path, int64_t run_id, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s.ckpt/run-%lld", db_path, (long long)run_id);
+}
+
+/* A finished run's checkpoints and lock (and their folders) go. */
+static void remove_run_files(const ob_config *c, const char *db_path, int64_t run_id)
+{
+    char dir[1100];
+    ob_run_checkpoint_dir(c, db_path, run_id, dir, sizeof dir);
+    ob_ckpt_remove_all(dir);
+    run_lock_dir(db_path, run_id, dir, sizeof dir);
+    ob_ckpt_remove_all(dir);
+}
+
+/* Take the cell's lock (DIR/lock): 1 taken (*fd holds it), 0 another process has it. */
 static int lock_cell(const char *dir, int *fd, ob_err *e, ob_status *s)
 {
     *fd = -1;
@@ -710,21 +730,39 @@ static int lock_cell(const char *dir, int *fd, ob_err *e, ob_status *s)
     return 1;
 }
 
-/* One cell, start to end: lock, status check, train, record, report. */
-static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const job *j, ob_err *e)
+static int stopping(matrix_ctx *x)
 {
-    char ckdir[1100];
+    pthread_mutex_lock(&x->mu);
+    int stop = x->stop;
+    pthread_mutex_unlock(&x->mu);
+    return stop || ob_signal_pending();
+}
+
+/* One cell, start to end: lock, status check, train, record, report. A cell
+ * whose lock another process holds is put aside (deferred) on the first
+ * pass; on the second (wait = 1) its lock is waited for, so that a cell whose
+ * process dies is continued here, and one finished there is counted busy. */
+static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const job *j, int wait, ob_err *e)
+{
+    char ckdir[1100], lockdir[1100];
     ob_run_checkpoint_dir(x->cfg, x->db_path, j->run_id, ckdir, sizeof ckdir);
+    run_lock_dir(x->db_path, j->run_id, lockdir, sizeof lockdir);
     int fd;
     ob_status s = OB_OK;
-    if (!lock_cell(ckdir, &fd, e, &s)) {
+    while (!lock_cell(lockdir, &fd, e, &s)) {
         if (s != OB_OK) return s;
-        pthread_mutex_lock(&x->mu);
-        x->sum->busy++;
-        pthread_mutex_unlock(&x->mu);
-        fprintf(stderr, "optbench: cell %lld (run %lld) is being run by another process; leaving it\n",
-                (long long)j->cell->index, (long long)j->run_id);
-        return OB_OK;
+        if (!wait) {
+            pthread_mutex_lock(&x->mu);
+            x->deferred[x->n_deferred++] = j->pos;
+            pthread_mutex_unlock(&x->mu);
+            fprintf(stderr, "optbench: cell %lld (run %lld) is being run by another process; taking the next "
+                            "(it is continued here if that process stops)\n",
+                    (long long)j->cell->index, (long long)j->run_id);
+            return OB_OK;
+        }
+        if (stopping(x)) return OB_OK;
+        struct timespec ts = {0, 200 * 1000 * 1000};
+        nanosleep(&ts, NULL);
     }
     char status[32];
     if ((s = ob_store_run_status(store, j->run_id, status, sizeof status, e)) != OB_OK) {
@@ -733,10 +771,11 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
     }
     if (!strcmp(status, "done") || !strcmp(status, "diverged")) {
         /* finished by another process since the plan was made */
-        ob_ckpt_remove_all(ckdir);
+        remove_run_files(x->cfg, x->db_path, j->run_id);
         close(fd);
         pthread_mutex_lock(&x->mu);
-        x->sum->skipped++;
+        if (wait) x->sum->busy++;
+        else x->sum->skipped++;
         pthread_mutex_unlock(&x->mu);
         return OB_OK;
     }
@@ -757,7 +796,7 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
                  &resumed_from);
     if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
     if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged")))
-        ob_ckpt_remove_all(ckdir);
+        remove_run_files(x->cfg, x->db_path, j->run_id);
     close(fd);
     if (s != OB_OK) return s;
     pthread_mutex_lock(&x->mu);
@@ -778,16 +817,30 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
     return OB_OK;
 }
 
+/* The jobs in order, then those put aside because another process held
+ * their cell, waiting for each (a process may be killed: its cells are
+ * continued here). Nothing is left `running` by a process that stopped. */
 static void worker_loop(matrix_ctx *x, ob_device *dev, ob_store *store)
 {
     for (;;) {
         pthread_mutex_lock(&x->mu);
-        int i = (x->stop || ob_signal_pending() || x->next >= x->n_jobs) ? -1 : x->next++;
+        int i = -1, wait = 0;
+        if (!x->stop && !ob_signal_pending()) {
+            if (x->next < x->n_jobs) {
+                i = x->next++;
+            } else if (x->next_deferred < x->n_deferred) {
+                if (x->next_deferred == 0)
+                    fprintf(stderr, "optbench: waiting for the %d cell%s other processes are running\n",
+                            x->n_deferred, x->n_deferred == 1 ? "" : "s");
+                i = x->deferred[x->next_deferred++];
+                wait = 1;
+            }
+        }
         pthread_mutex_unlock(&x->mu);
         if (i < 0) break;
         ob_err e;
         ob_err_clear(&e);
-        if (run_job(x, dev, store, &x->jobs[i], &e) != OB_OK) {
+        if (run_job(x, dev, store, &x->jobs[i], wait, &e) != OB_OK) {
             record_failure(x, &e);
             break;
         }
@@ -923,6 +976,10 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
     x->jobs = jobs;
     x->n_jobs = n_jobs;
     x->next = 0;
+    x->n_deferred = x->next_deferred = 0;
+    free(x->deferred);
+    x->deferred = malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof *x->deferred);
+    if (!x->deferred) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n_jobs);
     x->prog = ob_progress_new(n_jobs, c->steps, stderr);
     if (!x->multi) {
         worker_loop(x, dev, store);
@@ -1071,6 +1128,38 @@ out:
     return s;
 }
 
+/* A benchmark continued with another eval_every would mix two evaluation
+ * schedules in its runs. The stored evaluations tell the old one: the first
+ * evaluation after step 0 is at step eval_every, and step 0 is evaluated
+ * only when eval_every > 0. What they cannot tell yet (no run has reached
+ * its first evaluation) is let through. */
+static ob_status check_eval_every(const ob_config *c, ob_store *store, int64_t bench_id, ob_err *e)
+{
+    int64_t first = 0, reached = 0;
+    int at_start = 0;
+    OB_TRY(ob_store_eval_schedule(store, bench_id, &first, &at_start, &reached, e));
+    int64_t now = c->eval_every;
+    int64_t old = -1; /* unknown */
+    if (first > 0) old = first;
+    else if (reached > 0 && !at_start) old = 0;
+    else if (at_start && now > 0 && reached > now) old = -2; /* more than eval_every: past `now` without one */
+    if (old == -1 || old == now) return OB_OK;
+    char was[64], give[96];
+    if (old == -2) {
+        snprintf(was, sizeof was, "an eval_every above %lld", (long long)now);
+        snprintf(give, sizeof give, "the eval_every it was run with");
+    } else {
+        snprintf(was, sizeof was, "eval_every %lld", (long long)old);
+        snprintf(give, sizeof give, "--eval-every %lld (eval_every: %lld in a config)", (long long)old,
+                 (long long)old);
+    }
+    return ob_fail(e, OB_ERR_INPUT,
+                   "--resume: benchmark %lld of '%s' was run with %s, this command has %lld: its runs would mix "
+                   "two evaluation schedules; give %s to continue it, or run without --resume to start a new "
+                   "benchmark",
+                   (long long)bench_id, ob_store_path(store), was, (long long)now, give);
+}
+
 ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
                         ob_run_summary *sum, ob_err *e)
 {
@@ -1111,14 +1200,20 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
 
     int64_t bench_id = 0;
     int resumed_bench = 0;
+    /* Finding the benchmark to continue, adding what it lacks, or creating
+     * one with its runs: one write transaction, so that processes started
+     * together with --resume agree on one benchmark (the others wait, then
+     * find it), and a process killed here leaves no benchmark without runs. */
+    if ((s = ob_store_tx_begin(store, e)) != OB_OK) goto done;
     if (c->resume) {
         char why[512];
         if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, why,
                                          sizeof why, e)) != OB_OK)
-            goto done;
+            goto setup_done;
         if (!bench_id)
             fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);
         resumed_bench = bench_id != 0;
+        if (resumed_bench && (s = check_eval_every(c, store, bench_id, e)) != OB_OK) goto setup_done;
         /* a merged benchmark that lacks cells (a shard's database was not
          * merged): they are added to it, and run */
         int missing = 0;
@@ -1134,7 +1229,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
                 if (ids[k] == 0) ids[k] = mi[j++];
             free(ms);
             free(mi);
-            if (s != OB_OK) goto done;
+            if (s != OB_OK) goto setup_done;
             fprintf(stderr, "optbench: --resume: merged benchmark %lld lacks %d of the %d cells (a shard's "
                             "database that was not merged?): added, to run now\n", (long long)bench_id, missing, n);
         }
@@ -1144,12 +1239,15 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     if (!bench_id) {
         if ((s = ob_store_begin_benchmark(store, c->name, c->text ? c->text : "", OB_GIT_REV, host,
                                           backend_name, device_desc, &bench_id, e)) != OB_OK)
-            goto done;
+            goto setup_done;
         char fp[128];
         if (shard[0]) matrix_fingerprint(c, m, fp, sizeof fp);
-        if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK) goto done;
-        if ((s = ob_store_add_runs(store, bench_id, specs, n, ids, e)) != OB_OK) goto done;
+        if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK)
+            goto setup_done;
+        s = ob_store_add_runs(store, bench_id, specs, n, ids, e);
     }
+setup_done:
+    if ((s = ob_store_tx_end(store, s, e)) != OB_OK) goto done;
     sum->bench_id = bench_id;
 
     /* the plan: every cell not finished yet */
@@ -1161,9 +1259,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
             if (is_finished(status)) {
                 /* a process killed between recording the result and deleting
                  * the checkpoints leaves them behind: they are of no use now */
-                char ckdir[1100];
-                ob_run_checkpoint_dir(c, ob_store_path(store), ids[k], ckdir, sizeof ckdir);
-                ob_ckpt_remove_all(ckdir);
+                remove_run_files(c, ob_store_path(store), ids[k]);
                 sum->skipped++;
                 continue;
             }
@@ -1211,13 +1307,15 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     if (s == OB_OK) s = ob_store_unfinished_runs(store, bench_id, 0, &open_runs, e);
     if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, bench_id, e);
 done:
-    if (!c->checkpoint_dir[0]) {
-        /* DB.ckpt goes when no run left anything in it */
+    {
+        /* DB.ckpt (the locks, and the checkpoints unless --checkpoint-dir)
+         * goes when no run left anything in it */
         char root[1100];
         snprintf(root, sizeof root, "%s.ckpt", ob_store_path(store));
         rmdir(root);
     }
     pthread_mutex_destroy(&x.mu);
+    free(x.deferred);
     free(specs);
     free(cells);
     free(ids);

@@ -32,7 +32,7 @@ typedef struct ob_run_summary {
     int done, diverged, failed, interrupted;
     int skipped;   /* finished before this process started (--resume) */
     int resumed;   /* continued from a checkpoint */
-    int busy;      /* being run by another process: left to it */
+    int busy;      /* run to its end by another process while this one waited */
     int64_t bench_id;
     int stop_signal; /* SIGINT/SIGTERM that stopped the matrix, 0 when none */
 } ob_run_summary;

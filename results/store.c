@@ -179,6 +179,8 @@ struct ob_store {
     int readonly;
     int had_wal;                /* NAME-wal or NAME-shm existed when a read-only store opened */
     sqlite3_stmt *st[ST_COUNT]; /* prepared on first use, finalized at close */
+    int tx_depth;               /* open write transactions: the outermost BEGINs and COMMITs */
+    int tx_failed;              /* an inner one failed: the outermost rolls back */
     char path[512];
 };
 
@@ -249,13 +251,23 @@ static ob_status step_done(ob_store *s, sqlite3_stmt *q, ob_err *e, const char *
 
 /* A write transaction. Another process holding the write lock longer than the
  * busy timeout (a long transaction of a concurrent `optbench run`) is waited
- * out a few more times before giving up: concurrent writers lose nothing. */
+ * out a few more times before giving up: concurrent writers lose nothing.
+ * Transactions nest: inside ob_store_tx_begin (or another begin) only the
+ * outermost one talks to SQLite, and a failure anywhere rolls all back. */
 #define OB_STORE_BUSY_RETRIES 6
 static ob_status begin(ob_store *s, ob_err *e)
 {
+    if (s->tx_depth > 0) {
+        s->tx_depth++;
+        return OB_OK;
+    }
     for (int i = 0;; i++) {
         int rc = sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-        if (rc == SQLITE_OK) return OB_OK;
+        if (rc == SQLITE_OK) {
+            s->tx_depth = 1;
+            s->tx_failed = 0;
+            return OB_OK;
+        }
         if ((rc & 0xff) != SQLITE_BUSY || i == OB_STORE_BUSY_RETRIES)
             return db_fail(s, e, "starting a write transaction");
         sqlite3_sleep(100 * (i + 1));
@@ -264,9 +276,30 @@ static ob_status begin(ob_store *s, ob_err *e)
 
 static ob_status commit_or_rollback(ob_store *s, ob_status st, ob_err *e)
 {
+    if (s->tx_depth > 1) {
+        s->tx_depth--;
+        if (st != OB_OK) s->tx_failed = 1;
+        return st;
+    }
+    s->tx_depth = 0;
+    if (st == OB_OK && s->tx_failed)
+        st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "a nested write to '%s' failed and was not reported", s->path);
     if (st == OB_OK) st = exec(s, "COMMIT", e);
     if (st != OB_OK && !sqlite3_get_autocommit(s->db)) sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    s->tx_failed = 0;
     return st;
+}
+
+ob_status ob_store_tx_begin(ob_store *s, ob_err *e)
+{
+    if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
+    return begin(s, e);
+}
+
+ob_status ob_store_tx_end(ob_store *s, ob_status st, ob_err *e)
+{
+    if (s->tx_depth <= 0) return st;
+    return commit_or_rollback(s, st, e);
 }
 
 /* ---- opening --------------------------------------------------------------- */
@@ -792,7 +825,7 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
         sqlite3_reset(qr);
         sqlite3_bind_int64(qr, 1, b);
         int i = 0, ok = 1, matched = 0;
-        char diff[256] = "";
+        char diff[320] = "";
         while (ok && (rc = sqlite3_step(qr)) == SQLITE_ROW) {
             int64_t cell = sqlite3_column_int64(qr, 1);
             /* a merged benchmark may lack cells (a shard's database not
@@ -804,12 +837,15 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
                 break;
             }
             const ob_run_spec *r = &specs[i];
-            char what[160] = "";
+            char what[300] = "";
             if (cell != r->cell)
                 snprintf(what, sizeof what, cell > r->cell ? "it lacks cell %lld" : "its cell %lld is not in this matrix",
                          (long long)(cell > r->cell ? r->cell : cell));
-            else if (!text_eq(qr, 2, r->workload)) snprintf(what, sizeof what, "its cell %lld has another workload", (long long)cell);
-            else if (!text_eq(qr, 4, r->optimizer)) snprintf(what, sizeof what, "its cell %lld has another optimizer", (long long)cell);
+            else if (!text_eq(qr, 2, r->workload) || !text_eq(qr, 4, r->optimizer))
+                /* another list of workloads or optimizers shifts the cells */
+                snprintf(what, sizeof what, "its cell %lld is %s on %s, this matrix's is %s on %s", (long long)cell,
+                         (const char *)sqlite3_column_text(qr, 4), (const char *)sqlite3_column_text(qr, 2),
+                         r->optimizer, r->workload);
             else if (sqlite3_column_double(qr, 6) != r->lr)
                 snprintf(what, sizeof what, "its cell %lld has lr %g, this matrix %g", (long long)cell,
                          sqlite3_column_double(qr, 6), r->lr);
@@ -932,6 +968,33 @@ ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only
     ob_status st = OB_OK;
     if (sqlite3_step(q) == SQLITE_ROW) *n = sqlite3_column_int(q, 0);
     else st = db_fail(s, e, "counting unfinished runs");
+    sqlite3_finalize(q);
+    return st;
+}
+
+ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, int *at_start, int64_t *reached,
+                                 ob_err *e)
+{
+    *first = 0;
+    *at_start = 0;
+    *reached = 0;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT (SELECT min(v.step) FROM evals v JOIN runs r ON r.id = v.run_id "
+                   "        WHERE r.benchmark_id = ?1 AND r.stage IS NULL AND v.step > 0 AND v.step < r.steps), "
+                   "       EXISTS (SELECT 1 FROM evals v JOIN runs r ON r.id = v.run_id "
+                   "        WHERE r.benchmark_id = ?1 AND r.stage IS NULL AND v.step = 0), "
+                   "       (SELECT coalesce(max(steps_done), 0) FROM runs "
+                   "        WHERE benchmark_id = ?1 AND stage IS NULL AND diverged_step IS NULL)",
+                &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    ob_status st = OB_OK;
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        *first = sqlite3_column_int64(q, 0);
+        *at_start = sqlite3_column_int(q, 1);
+        *reached = sqlite3_column_int64(q, 2);
+    } else {
+        st = db_fail(s, e, "reading a benchmark's evaluation steps");
+    }
     sqlite3_finalize(q);
     return st;
 }

@@ -91,6 +91,13 @@ struct sqlite3 *ob_store_db(ob_store *s);
 /* The file name the store was opened with (for messages). */
 const char *ob_store_path(ob_store *s);
 
+/* A write transaction around several calls: ob_store_tx_end commits when st
+ * is OB_OK (and every write inside succeeded), else rolls all of it back, and
+ * returns the resulting status. Writes inside it join it; reads see its
+ * writes. Another process's writes wait until it ends. */
+ob_status ob_store_tx_begin(ob_store *s, ob_err *e);
+ob_status ob_store_tx_end(ob_store *s, ob_status st, ob_err *e);
+
 ob_status ob_store_begin_benchmark(ob_store *s, const char *name, const char *config_text,
                                    const char *git_rev, const char *host, const char *backend,
                                    const char *device, int64_t *bench_id, ob_err *e);
@@ -132,6 +139,13 @@ ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err
 /* Runs of a benchmark that are pending, running or interrupted (sweep_only:
  * of its sweep, confirmation runs not counted). */
 ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only, int *n, ob_err *e);
+/* What the evaluations of a benchmark's sweep runs tell of the eval_every
+ * it was run with: *first the earliest step of one before a run's last step
+ * (0: none yet), *at_start whether any run evaluated at step 0 (only
+ * eval_every > 0 does), *reached the most steps a run that did not diverge
+ * has done. */
+ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, int *at_start, int64_t *reached,
+                                 ob_err *e);
 /* The sweep runs of a benchmark whose cell index is in [cell_lo, cell_hi]:
  * lr[i] and final[i] (the final loss; +inf diverged; NaN failed or
  * unfinished), at most cap of them, *n how many. */

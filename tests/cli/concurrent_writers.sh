@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Two processes writing one database at once lose nothing: two shards
 # started together on a database that does not exist yet (both create it),
-# two whole matrices at once, and a second process joining a running one
-# with --resume (they share the cells through per-run locks: each cell runs
-# once). Also --devices 0,1 on the CPU: two cells at a time in one process.
+# two whole matrices at once, a second process joining a running one with
+# --resume (they share the cells through per-run locks: each cell runs once),
+# four --resume processes started together, and a process whose partner is
+# killed finishing the partner's cells. Also --devices 0,1 on the CPU: two
+# cells at a time in one process.
 set -uo pipefail
 : "${OPTBENCH:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -54,7 +56,45 @@ echo "joined: first process ran $na cells, the second $nb; $(grep -h "left to an
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$tmp/ref6k.db" 2>/dev/null || fail "reference run failed"
 python3 "$here/resume_compare.py" "$tmp/ref6k.db" "$db" >"$tmp/cmp" || { fail "joined results differ"; cat "$tmp/cmp"; }
 
-# 4. --devices on the CPU: two workers in one process, results as the sequential run
+# 4. processes started together with --resume on a database that lacks the
+#    matrix's benchmark: they agree on one (finding or creating it is one
+#    write transaction), and each cell runs once
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.01 --seeds 1 --steps 10 --db "$tmp/base.db" 2>/dev/null
+S=(run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 300 --backend cpu --resume)
+for i in 1 2 3; do
+  db="$tmp/together$i.db"
+  cp "$tmp/base.db" "$db"
+  pids=()
+  for k in 1 2 3 4; do "$OPTBENCH" "${S[@]}" --db "$db" 2>"$tmp/t$k.err" & pids+=($!); done
+  for k in 1 2 3 4; do wait "${pids[$((k-1))]}" || fail "together $i: process $k failed: $(cat "$tmp/t$k.err")"; done
+  nbench=$(q "$db" "select count(*) from benchmarks")
+  ran=$(cat "$tmp"/t[1-4].err | grep -c '^\[')
+  echo "together $i: $nbench benchmarks (want 2), cells run $ran times (want 8)"
+  [ "$nbench" = 2 ] || fail "together $i: processes started $((nbench-1)) benchmarks, not one"
+  [ "$ran" = 8 ] || fail "together $i: cells were run $ran times, expected 8"
+done
+
+# 5. a process whose partner is killed continues the partner's cells: it
+#    waits for the cells it found locked, and nothing is left 'running'
+#    (the partner here keeps its checkpoints elsewhere: the lock lives beside
+#    the database, so they still exclude each other)
+db="$tmp/survive.db"
+"$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" 2>"$tmp/a.err" & a=$!
+for _ in $(seq 400); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
+"$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --resume --checkpoint-dir "$tmp/other-ckpt" \
+  2>"$tmp/b.err" & b=$!
+for _ in $(seq 400); do grep -q "being run by another process" "$tmp/b.err" && break; sleep 0.05; done
+kill -KILL $a; wait $a 2>/dev/null
+wait $b || fail "survivor failed: $(cat "$tmp/b.err")"
+left=$(q "$db" "select count(*) from runs where status not in ('done','diverged')")
+echo "survivor: $(grep -h "waiting for\|benchmark 1 in" "$tmp/b.err" | tr '\n' ' '); $left cells unfinished"
+grep -q "waiting for" "$tmp/b.err" || fail "the survivor did not wait for the cells it found locked"
+[ "$left" = 0 ] || fail "$left cells left unfinished after the partner was killed"
+[ "$(q "$db" "select finished_at is not null from benchmarks")" = 1 ] || fail "the benchmark is not marked finished"
+python3 "$here/resume_compare.py" "$tmp/ref6k.db" "$db" >"$tmp/cmp" || { fail "survivor's results differ"; cat "$tmp/cmp"; }
+[ ! -e "$db.ckpt" ] && [ -z "$(ls -A "$tmp/other-ckpt" 2>/dev/null)" ] || fail "checkpoints or locks left behind: $(ls -R "$db.ckpt" "$tmp/other-ckpt" 2>&1 | head)"
+
+# 6. --devices on the CPU: two workers in one process, results as the sequential run
 "$OPTBENCH" "${M[@]}" --devices 0,1 --db "$tmp/dev.db" 2>"$tmp/err" || fail "--devices 0,1: $(cat "$tmp/err")"
 grep -q "devices 0,1" "$tmp/err" && grep -q "share the CPU cores" "$tmp/err" || fail "--devices: unexpected messages: $(cat "$tmp/err")"
 python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/dev.db" || fail "--devices: results differ"

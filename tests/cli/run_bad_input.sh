@@ -15,6 +15,15 @@ expect() { # expect "message part" args...
     echo "ok: $(cat "$tmp/err")"
   fi
 }
+expect_last() { # as expect, for errors found once the run has begun: the message is the last line
+  local want=$1; shift
+  "$OPTBENCH" "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -ne 2 ] || ! tail -n1 "$tmp/err" | grep -qF -- "$want"; then
+    echo "FAIL: optbench $*: rc=$rc, stderr:"; cat "$tmp/err"; fails=$((fails+1))
+  else
+    echo "ok: $(tail -n1 "$tmp/err")"
+  fi
+}
 # a database with one finished benchmark, whose bytes must not change
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --db "$tmp/keep.db" 2>/dev/null
 sum_before=$(cat "$tmp/keep.db"* | md5sum)
@@ -75,6 +84,20 @@ expect "bad6.yaml:5: routing rule 'tag=vector -> muon' of muon fails on quadrati
 expect "routing rule 'tag=vector -> muon'" "${rt[@]}" --db "$tmp/keep.db"
 [ ! -e "$tmp/new.db" ] || { echo "FAIL: bad routing created $tmp/new.db"; fails=$((fails+1)); }
 expect "unknown option '--bogus'" list --bogus
+# --resume with another eval_every than the benchmark was run with: its runs
+# would mix two evaluation schedules
+expect_last "was run with eval_every 0, this command has 2" "${base[@]}" --resume --eval-every 2
+ev=(run --workloads quadratic --optimizers sgd,adam --steps 30 --db "$tmp/ev.db")
+"$OPTBENCH" "${ev[@]}" --eval-every 10 2>/dev/null
+ev_before=$(cat "$tmp/ev.db"* | md5sum)
+expect_last "was run with eval_every 10, this command has 5" "${ev[@]}" --resume --eval-every 5
+expect_last "give --eval-every 10 (eval_every: 10 in a config) to continue it" "${ev[@]}" --resume --eval-every 0
+[ "$ev_before" = "$(cat "$tmp/ev.db"* | md5sum)" ] || { echo "FAIL: a refused --resume changed the database"; fails=$((fails+1)); }
+"$OPTBENCH" "${ev[@]}" --resume --eval-every 10 2>/dev/null || { echo "FAIL: --resume with the same eval_every"; fails=$((fails+1)); }
+"$OPTBENCH" "${ev[@]/ev.db/ev0.db}" --eval-every 0 2>/dev/null
+expect_last "was run with eval_every 0, this command has 10" "${ev[@]/ev.db/ev0.db}" --resume --eval-every 10
+"$OPTBENCH" "${ev[@]/ev.db/ev50.db}" --eval-every 50 2>/dev/null   # 30 steps: evaluated at 0 and 30 only
+expect_last "was run with an eval_every above 10, this command has 10" "${ev[@]/ev.db/ev50.db}" --resume --eval-every 10
 sum_after=$(cat "$tmp/keep.db"* | md5sum)
 [ "$sum_before" = "$sum_after" ] || { echo "FAIL: the database changed"; fails=$((fails+1)); }
 echo "$fails failed"

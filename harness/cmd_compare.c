@@ -1,9 +1,11 @@
 /* harness/cmd_compare.c - `optbench compare`: the nightly regression gate.
  * Exit status 0 (no regression), 1 (regression), 2 (no verdict: unusable
- * input, an unreadable database, a report file not written). The
- * judgement is results/compare.c; this file parses flags and writes files. */
+ * input, an unreadable database, a report file not written; the reports
+ * given then say why). The judgement is results/compare.c; this file parses
+ * flags and writes files. */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +13,53 @@
 #include "harness/commands.h"
 #include "results/compare.h"
 #include "results/store.h"
+
+/* The options, the single list that both the parser and --help read: an
+ * option added here is parsed (with or without a value, as arg says) and
+ * documented at once. */
+typedef enum copt_id {
+    C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_FLOOR, C_NO_MEMORY, C_STRICT,
+    C_BASE_BENCH, C_CAND_BENCH, C_MARKDOWN, C_MARKDOWN_APPEND, C_JUNIT, C_QUIET, C_HELP
+} copt_id;
+
+typedef struct copt {
+    const char *name;
+    const char *arg;  /* the value, as --help names it; NULL: a flag, which takes none */
+    copt_id id;
+    const char *help; /* '\n' starts an indented line; NULL: not listed (an alias) */
+} copt;
+
+static const copt copts[] = {
+    {"--baseline", "A.db", C_BASELINE, "the accepted results database (required)"},
+    {"--candidate", "B.db", C_CANDIDATE, "the results database judged against it (required)"},
+    {"--loss-tol", "F", C_LOSS_TOL, "minimum relative change of final loss that counts (default 0.05)"},
+    {"--metric-tol", "F", C_METRIC_TOL, "minimum absolute change of the held-out metric (default 0.01)"},
+    {"--time-tol", "F|off", C_TIME_TOL,
+     "minimum relative change of step time that counts (default 0.10);\n"
+     "off: step time is not judged (see above)"},
+    {"--time-floor", "MS", C_TIME_FLOOR,
+     "cells whose median step time is under MS milliseconds on both\n"
+     "sides are not timed (default 0.05: they time the harness)"},
+    {"--no-memory", NULL, C_NO_MEMORY, "do not judge memory (default: any increase is worse)"},
+    {"--strict", NULL, C_STRICT, "cells present on one side only fail the comparison"},
+    {"--baseline-benchmark", "ID|latest|all", C_BASE_BENCH, "runs of the baseline to use (default all)"},
+    {"--candidate-benchmark", "ID|latest|all", C_CAND_BENCH, "runs of the candidate to use (default all)"},
+    {"--markdown", "FILE", C_MARKDOWN, "write a Markdown summary to FILE, replacing it"},
+    {"--markdown-append", "FILE", C_MARKDOWN_APPEND,
+     "append the Markdown summary to FILE (created if missing),\n"
+     "e.g. $GITHUB_STEP_SUMMARY (shared by a CI step's commands)"},
+    {"--junit", "FILE", C_JUNIT, "write JUnit XML, one test case per workload x optimizer"},
+    {"--quiet", NULL, C_QUIET, "print only the verdict line"},
+    {"--help", NULL, C_HELP, "print this text"},
+    {"-h", NULL, C_HELP, NULL},
+};
+
+static const copt *find_copt(const char *a)
+{
+    for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++)
+        if (!strcmp(a, copts[k].name)) return &copts[k];
+    return NULL;
+}
 
 static void compare_usage(FILE *f)
 {
@@ -20,10 +69,11 @@ static void compare_usage(FILE *f)
             "other cells), optimizer, hyperparameters, lr, seed and steps and reports, per workload x\n"
             "optimizer, whether final loss, held-out metric, step time and memory got worse,\n"
             "better or stayed within noise. Confirmation runs (run --confirm-seeds) are left out.\n\n"
-            "Final loss and held-out metric are judged at the baseline's best lr, paired over\n"
-            "seeds: worse when the 95%% bootstrap interval of the median change lies above 0 and\n"
-            "the change exceeds the tolerance (with up to 5 seeds: worse on every seed). A seed\n"
-            "newly diverged there (or with a non-finite final loss) is a regression.\n"
+            "Final loss and held-out metric are judged at the baseline's best lr (column lr),\n"
+            "paired over seeds: worse when the 95%% bootstrap interval of the median change\n"
+            "lies above 0 and the change exceeds the tolerance (with up to 5 seeds: worse on\n"
+            "every seed). A seed newly diverged there (or with a non-finite final loss) is a\n"
+            "regression.\n"
             "Step time is each run's median (p50) step time, paired over the matched cells the\n"
             "same way: worse when the median slowdown exceeds --time-tol and shows on the cells\n"
             "together. Cells whose p90 step time is more than %.0f%% above their median on one side\n"
@@ -32,23 +82,25 @@ static void compare_usage(FILE *f)
             "otherwise idle machine: use --time-tol off when the baseline ran on another machine\n"
             "(another CI runner, CPU or GPU), when either ran beside other work (a shared or\n"
             "virtual machine, parallel jobs), or when the note says every group moved together.\n\n"
-            "options:\n"
-            "  --loss-tol F        minimum relative change of final loss that counts (default 0.05)\n"
-            "  --metric-tol F      minimum absolute change of the held-out metric (default 0.01)\n"
-            "  --time-tol F|off    minimum relative change of step time that counts (default 0.10);\n"
-            "                      off: step time is not judged (see above)\n"
-            "  --time-floor MS     cells whose median step time is under MS milliseconds on both\n"
-            "                      sides are not timed (default 0.05: they time the harness)\n"
-            "  --no-memory         do not judge memory (default: any increase is worse)\n"
-            "  --strict            cells present on one side only fail the comparison\n"
-            "  --baseline-benchmark ID|latest|all   runs of the baseline to use (default all)\n"
-            "  --candidate-benchmark ID|latest|all  runs of the candidate to use (default all)\n"
-            "  --markdown FILE     write a Markdown summary (for a CI job summary)\n"
-            "  --junit FILE        write JUnit XML, one test case per workload x optimizer\n"
-            "  --quiet             print only the verdict line\n\n"
-            "exit status: 0 no regression, 1 regression, 2 no verdict (unusable input, an\n"
-            "unreadable database, a report file that could not be written)\n",
+            "options:\n",
             100 * OB_TIME_UNSTEADY);
+    for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) {
+        const copt *op = &copts[k];
+        if (!op->help) continue;
+        char head[64];
+        snprintf(head, sizeof head, "%s%s%s", op->name, op->arg ? " " : "", op->arg ? op->arg : "");
+        /* descriptions from column 22; a longer head gets a line of its own */
+        if (strlen(head) <= 18) fprintf(f, "  %-18s  ", head);
+        else fprintf(f, "  %s\n%22s", head, "");
+        for (const char *h = op->help; *h; h++) {
+            if (*h == '\n') fprintf(f, "\n%22s", "");
+            else fputc(*h, f);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "\nexit status: 0 no regression, 1 regression, 2 no verdict (unusable input, an\n"
+               "unreadable database, a report file that could not be written). With 2 the\n"
+               "reports given say that compare could not run, and why, in place of a verdict.\n");
 }
 
 static int parse_bench(const char *v, int64_t *out)
@@ -61,98 +113,175 @@ static int parse_bench(const char *v, int64_t *out)
     return 0;
 }
 
-static int parse_nonneg(const char *flag, const char *v, double *out)
+/* The first error of a comparison that cannot give a verdict, kept for the
+ * reports; later ones are dropped (the first is what a user fixes first). */
+static void first_error(char *err, size_t n, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void first_error(char *err, size_t n, const char *fmt, ...)
 {
-    if (ob_parse_double(v, out) != 0 || !(*out >= 0) || !isfinite(*out))
-        return ob_cli_error(2, "compare: %s '%s' is not a non-negative number", flag, v);
-    return 0;
+    if (err[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, n, fmt, ap);
+    va_end(ap);
+}
+
+typedef struct reports {
+    const char *md, *md_append, *junit;
+    const char *base, *cand; /* the databases' names, for the Markdown */
+} reports;
+
+/* Before appending to f (opened "a+"): a blank line when f holds text that
+ * does not end with one, so the summary starts a block of its own. A file
+ * that cannot be read back (not seekable) is appended to as it is. */
+static void blank_line_before(FILE *f)
+{
+    char t[4];
+    if (fseek(f, 0, SEEK_END) != 0) return;
+    long end = ftell(f);
+    long k = end < (long)sizeof t ? end : (long)sizeof t;
+    if (k <= 0 || fseek(f, -k, SEEK_END) != 0) return;
+    size_t got = fread(t, 1, (size_t)k, f);
+    if (fseek(f, 0, SEEK_END) != 0 || got != (size_t)k) return; /* a seek between reading and writing */
+    int nl = 0; /* newlines that end the file, CRs aside */
+    for (long i = k - 1; i >= 0 && nl < 2 && (t[i] == '\n' || t[i] == '\r'); i--) nl += t[i] == '\n';
+    if (nl < 2) fputs(nl ? "\n" : "\n\n", f);
+}
+
+/* Writes the reports asked for: c's verdict, or (c NULL) that compare could
+ * not run because of err. Returns rc, or 2 when a report was not written. */
+static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc)
+{
+    const char *paths[3] = {r->md, r->md_append, r->junit};
+    for (int k = 0; k < 3; k++) {
+        if (!paths[k]) continue;
+        FILE *f = fopen(paths[k], k == 1 ? "a+" : "w");
+        if (!f) {
+            rc = ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(errno));
+            continue;
+        }
+        if (k == 1) blank_line_before(f);
+        if (k < 2) {
+            if (c) ob_compare_markdown(c, r->base, r->cand, f);
+            else ob_compare_markdown_error(err, r->base, r->cand, f);
+        } else {
+            if (c) ob_compare_junit(c, f);
+            else ob_compare_junit_error(err, f);
+        }
+        if (ferror(f) | fclose(f)) rc = ob_cli_error(2, "compare: writing '%s' failed", paths[k]);
+    }
+    return rc;
+}
+
+/* No verdict (exit status 2): the message, and the reports say so, so that a
+ * report path never keeps an earlier night's verdict. */
+static int no_verdict(const reports *r, const char *err)
+{
+    ob_cli_error(2, "compare: %s", err);
+    return write_reports(r, NULL, err, 2);
 }
 
 int ob_cmd_compare(int argc, char **argv)
 {
     ob_compare_opts o;
     ob_compare_opts_default(&o);
-    const char *base = NULL, *cand = NULL, *md = NULL, *junit = NULL;
+    reports rep = {0};
     int quiet = 0;
+    /* A usage error does not stop the scan: the report options after it still
+     * name the reports that then say compare could not run. Only a report
+     * option whose value is missing (the last argument) names no report. An
+     * argument after an unknown option is read as an option or, if it is not
+     * one, as the unknown option's value would be: an error either way, and
+     * the first error is the one shown. */
+    char err[1024] = "";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            compare_usage(stdout);
-            return 0;
-        }
-        if (!strcmp(a, "--no-memory")) {
-            o.check_memory = 0;
+        const copt *op = find_copt(a);
+        if (!op) {
+            if (strncmp(a, "--", 2) != 0)
+                first_error(err, sizeof err, "unexpected argument '%s' (see optbench compare --help)", a);
+            else first_error(err, sizeof err, "unknown option '%s' (see optbench compare --help)", a);
             continue;
         }
-        if (!strcmp(a, "--strict")) {
-            o.strict = 1;
-            continue;
+        const char *v = NULL;
+        if (op->arg) {
+            if (i + 1 >= argc) {
+                first_error(err, sizeof err, "%s needs a value", a);
+                continue;
+            }
+            v = argv[++i];
         }
-        if (!strcmp(a, "--quiet")) {
-            quiet = 1;
-            continue;
+        double x = 0;
+        switch (op->id) {
+        case C_HELP:
+            if (!err[0]) {
+                compare_usage(stdout);
+                return 0;
+            }
+            break;
+        case C_BASELINE: rep.base = v; break;
+        case C_CANDIDATE: rep.cand = v; break;
+        case C_MARKDOWN: rep.md = v; break;
+        case C_MARKDOWN_APPEND: rep.md_append = v; break;
+        case C_JUNIT: rep.junit = v; break;
+        case C_NO_MEMORY: o.check_memory = 0; break;
+        case C_STRICT: o.strict = 1; break;
+        case C_QUIET: quiet = 1; break;
+        case C_LOSS_TOL:
+        case C_METRIC_TOL:
+        case C_TIME_FLOOR:
+        case C_TIME_TOL:
+            if (op->id == C_TIME_TOL && !strcmp(v, "off")) x = -1;
+            else if (ob_parse_double(v, &x) != 0 || !(x >= 0) || !isfinite(x)) {
+                first_error(err, sizeof err, "%s '%s' is not a non-negative number", a, v);
+                break;
+            }
+            *(op->id == C_LOSS_TOL ? &o.loss_tol : op->id == C_METRIC_TOL ? &o.metric_tol
+              : op->id == C_TIME_FLOOR ? &o.time_floor_ms : &o.time_tol) = x;
+            break;
+        case C_BASE_BENCH:
+        case C_CAND_BENCH:
+            if (parse_bench(v, op->id == C_BASE_BENCH ? &o.base_bench : &o.cand_bench))
+                first_error(err, sizeof err, "%s '%s' is not an id, 'latest' or 'all'", a, v);
+            break;
         }
-        if (strncmp(a, "--", 2) != 0)
-            return ob_cli_error(2, "compare: unexpected argument '%s' (see optbench compare --help)", a);
-        static const char *const valued[] = {"--baseline", "--candidate", "--markdown", "--junit", "--loss-tol",
-                                             "--metric-tol", "--time-tol", "--time-floor", "--baseline-benchmark",
-                                             "--candidate-benchmark"};
-        int known = 0;
-        for (size_t k = 0; k < sizeof valued / sizeof valued[0]; k++) known |= !strcmp(a, valued[k]);
-        if (!known) return ob_cli_error(2, "compare: unknown option '%s' (see optbench compare --help)", a);
-        if (i + 1 >= argc) return ob_cli_error(2, "compare: %s needs a value", a);
-        const char *v = argv[++i];
-        int rc = 0;
-        if (!strcmp(a, "--baseline")) base = v;
-        else if (!strcmp(a, "--candidate")) cand = v;
-        else if (!strcmp(a, "--markdown")) md = v;
-        else if (!strcmp(a, "--junit")) junit = v;
-        else if (!strcmp(a, "--loss-tol")) rc = parse_nonneg(a, v, &o.loss_tol);
-        else if (!strcmp(a, "--metric-tol")) rc = parse_nonneg(a, v, &o.metric_tol);
-        else if (!strcmp(a, "--time-floor")) rc = parse_nonneg(a, v, &o.time_floor_ms);
-        else if (!strcmp(a, "--time-tol")) {
-            if (!strcmp(v, "off")) o.time_tol = -1;
-            else rc = parse_nonneg(a, v, &o.time_tol);
-        } else if (!strcmp(a, "--baseline-benchmark")) {
-            if (parse_bench(v, &o.base_bench)) rc = ob_cli_error(2, "compare: %s '%s' is not an id, 'latest' or 'all'", a, v);
-        } else if (!strcmp(a, "--candidate-benchmark")) {
-            if (parse_bench(v, &o.cand_bench)) rc = ob_cli_error(2, "compare: %s '%s' is not an id, 'latest' or 'all'", a, v);
-        } else
-            rc = ob_cli_error(2, "compare: unknown option '%s' (see optbench compare --help)", a);
-        if (rc) return rc;
     }
-    if (!base || !cand) {
+    if (!err[0] && (!rep.base || !rep.cand)) {
         compare_usage(stderr);
-        return ob_cli_error(2, "compare: --baseline and --candidate are required");
+        first_error(err, sizeof err, "--baseline and --candidate are required");
     }
+    if (rep.md && rep.md_append) /* each still gets the report that says so */
+        first_error(err, sizeof err, "--markdown and --markdown-append both given: use one (--markdown "
+                                     "replaces FILE, --markdown-append adds to it)");
+    if (err[0]) return no_verdict(&rep, err);
     ob_err e = {0};
     ob_store *sb = NULL, *sc = NULL;
-    ob_status st = ob_store_open(base, OB_STORE_READONLY, &sb, &e);
-    if (st != OB_OK) return ob_cli_error(2, "compare: baseline: %s", e.msg);
-    st = ob_store_open(cand, OB_STORE_READONLY, &sc, &e);
+    ob_status st = ob_store_open(rep.base, OB_STORE_READONLY, &sb, &e);
+    if (st != OB_OK) {
+        first_error(err, sizeof err, "baseline: %s", e.msg);
+        return no_verdict(&rep, err);
+    }
+    st = ob_store_open(rep.cand, OB_STORE_READONLY, &sc, &e);
     if (st != OB_OK) {
         ob_store_close(sb);
-        return ob_cli_error(2, "compare: candidate: %s", e.msg);
+        first_error(err, sizeof err, "candidate: %s", e.msg);
+        return no_verdict(&rep, err);
     }
     ob_compare c;
     st = ob_compare_dbs(ob_store_db(sb), ob_store_db(sc), &o, &c, &e);
     ob_store_close(sb);
     ob_store_close(sc);
-    if (st != OB_OK) return ob_cli_error(2, "compare: %s", e.msg); /* no verdict: never 1, a regression */
-    if (!quiet) ob_compare_print(&c, stdout);
-    int rc = c.regression ? 1 : 0;
-    const char *paths[2] = {md, junit};
-    for (int k = 0; k < 2; k++) {
-        if (!paths[k]) continue;
-        FILE *f = fopen(paths[k], "w");
-        if (!f) {
-            rc = ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(errno));
-            continue;
-        }
-        if (k == 0) ob_compare_markdown(&c, base, cand, f);
-        else ob_compare_junit(&c, f);
-        if (ferror(f) | fclose(f)) rc = ob_cli_error(2, "compare: writing '%s' failed", paths[k]);
+    if (st != OB_OK) { /* no verdict: never 1, a regression */
+        first_error(err, sizeof err, "%s", e.msg);
+        return no_verdict(&rep, err);
     }
+    if (!quiet) ob_compare_print(&c, stdout);
+    /* a report that cannot be written makes the status 2; those written hold
+     * this verdict, which is the current one */
+    int rc = write_reports(&rep, &c, NULL, c.regression ? 1 : 0);
     printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
            "baseline, %d only in the candidate)\n",
            c.regression ? "REGRESSION" : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,

@@ -189,12 +189,18 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * no finite median at any lr, the candidate's (a candidate that now
      * converges is better), else the smallest lr (both diverged: the same) */
     g->best_lr = best_lr_of(B, p, n, 0, x);
-    if (isnan(g->best_lr)) g->best_lr = best_lr_of(C, p, n, 1, x);
-    if (isnan(g->best_lr))
+    g->cand_best_lr = best_lr_of(C, p, n, 1, x); /* shown when the candidate's winner moved */
+    if (isnan(g->best_lr)) {
+        g->best_lr = g->cand_best_lr;
+        g->lr_from = 1;
+    }
+    if (isnan(g->best_lr)) {
+        g->lr_from = 2;
         for (int i = 0; i < n; i++) {
             double lr = B->runs[p[i].b].lr;
             if (B->runs[p[i].b].finished && (isnan(g->best_lr) || lr < g->best_lr)) g->best_lr = lr;
         }
+    }
     /* final loss at the best lr, paired over seeds */
     int m = 0;
     double bl[512] = {0}, cl[512] = {0};
@@ -723,14 +729,29 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
         quantity_text(&g->time, 0, buf, n);
 }
 
+/* The lr where final loss and held-out were judged (both sides there):
+ * "0.1"; "0.1 (cand best 0.01)" when the candidate's own best lr is another;
+ * "0.01 (cand best)" when the baseline had no finite median at any lr;
+ * "0.001 (smallest)" when neither side had. */
+static void lr_text(const ob_cmp_group *g, char *buf, size_t n)
+{
+    if (isnan(g->best_lr)) snprintf(buf, n, "-");
+    else if (g->lr_from == 1) snprintf(buf, n, "%g (cand best)", g->best_lr);
+    else if (g->lr_from == 2) snprintf(buf, n, "%g (smallest)", g->best_lr);
+    else if (!isnan(g->cand_best_lr) && g->cand_best_lr != g->best_lr)
+        snprintf(buf, n, "%g (cand best %g)", g->best_lr, g->cand_best_lr);
+    else snprintf(buf, n, "%g", g->best_lr);
+}
+
 /* The cells of one group's row, as the three writers show them. */
 typedef struct row_text {
-    char l[96], m[110], t[96], mem[96];
+    char lr[64], l[96], m[110], t[96], mem[96];
 } row_text;
 
 static void row_texts(const ob_cmp_group *g, row_text *r)
 {
     char m[96];
+    lr_text(g, r->lr, sizeof r->lr);
     quantity_text(&g->loss, 0, r->l, sizeof r->l);
     quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
     snprintf(r->m, sizeof r->m, "%s%s", g->metric_is_loss && g->metric.v != OB_NODATA ? "loss " : "", m);
@@ -742,6 +763,19 @@ static void row_texts(const ob_cmp_group *g, row_text *r)
 static void print_notes(const ob_compare *c, FILE *f, int md)
 {
     const char *lead = md ? "\nNote: " : "note: ";
+    int moved = 0, from_cand = 0, smallest = 0;
+    for (int i = 0; i < c->n_g; i++) {
+        const ob_cmp_group *g = &c->g[i];
+        moved |= g->lr_from == 0 && !isnan(g->cand_best_lr) && g->cand_best_lr != g->best_lr;
+        from_cand |= g->lr_from == 1;
+        smallest |= g->lr_from == 2 && !isnan(g->best_lr);
+    }
+    if (moved || from_cand || smallest)
+        fprintf(f, "%slr is where final loss and held-out were judged, on both sides: the baseline's best lr%s%s%s%s\n",
+                lead, moved ? "; \"cand best X\": the candidate's own best lr is X (its sweep's winner moved)" : "",
+                from_cand ? "; \"cand best\": the baseline has no finite final loss at any lr, the candidate's "
+                            "best is judged" : "",
+                smallest ? "; \"smallest\": neither side has one, the smallest lr is judged" : "", md ? "." : "");
     if (c->n_relaxed)
         fprintf(f, "%s%d cell%s matched although %s hyperparameters differ%s%s (meant for a hyperparameter "
                    "added, or a default changed, between versions; when you changed one on purpose, the "
@@ -783,8 +817,8 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
 void ob_compare_print(const ob_compare *c, FILE *f)
 {
     /* columns as wide as their longest cell, so long values keep the verdicts aligned */
-    enum { NC = 7 };
-    static const char *const head[NC] = {"workload", "optimizer", "final loss (at best lr)", "held-out",
+    enum { NC = 8 };
+    static const char *const head[NC] = {"workload", "optimizer", "lr", "final loss", "held-out",
                                          "step time", "memory", "verdict"};
     int w[NC];
     for (int k = 0; k < NC; k++) w[k] = (int)strlen(head[k]);
@@ -792,7 +826,7 @@ void ob_compare_print(const ob_compare *c, FILE *f)
         const ob_cmp_group *g = &c->g[i];
         row_text r;
         row_texts(g, &r);
-        const char *cell[NC - 1] = {g->workload, g->optimizer, r.l, r.m, r.t, r.mem};
+        const char *cell[NC - 1] = {g->workload, g->optimizer, r.lr, r.l, r.m, r.t, r.mem};
         for (int k = 0; k < NC - 1; k++)
             if ((int)strlen(cell[k]) > w[k]) w[k] = (int)strlen(cell[k]);
     }
@@ -802,8 +836,8 @@ void ob_compare_print(const ob_compare *c, FILE *f)
         const ob_cmp_group *g = &c->g[i];
         row_text r; /* the same texts again: no table of them to allocate */
         row_texts(g, &r);
-        fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", w[0], g->workload, w[1], g->optimizer, w[2],
-                r.l, w[3], r.m, w[4], r.t, w[5], r.mem,
+        fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", w[0], g->workload, w[1], g->optimizer,
+                w[2], r.lr, w[3], r.l, w[4], r.m, w[5], r.t, w[6], r.mem,
                 g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
                 g->n_new_failures ? " (new failures)" : g->n_new_diverged ? " (new divergences)" : "");
     }
@@ -839,8 +873,8 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
                "%d worse, %d better, %d cells only in the baseline, %d only in the candidate.\n\n",
             base_name, cand_name, c->n_matched, c->n_g, c->n_worse, c->n_better, c->n_only_base,
             c->n_only_cand);
-    fprintf(f, "| workload | optimizer | final loss (at best lr) | held-out | step time | memory | verdict |\n"
-               "| --- | --- | --- | --- | --- | --- | --- |\n");
+    fprintf(f, "| workload | optimizer | lr | final loss | held-out | step time | memory | verdict |\n"
+               "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
         row_text r;
@@ -849,7 +883,7 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         md_text(f, g->workload);
         fputs(" | ", f);
         md_text(f, g->optimizer);
-        fprintf(f, " | %s | %s | %s | %s | %s |\n", r.l, r.m, r.t, r.mem,
+        fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", r.lr, r.l, r.m, r.t, r.mem,
                 g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall));
     }
     print_notes(c, f, 1);
@@ -959,9 +993,9 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
             fputs("</failure>\n", f);
         }
         fputs("      <system-out>", f);
-        char line[512];
-        snprintf(line, sizeof line, "%d matched cells; final loss %s; held-out %s; step time %s; memory %s",
-                 g->n_matched, r.l, r.m, r.t, r.mem);
+        char line[600];
+        snprintf(line, sizeof line, "%d matched cells; lr %s; final loss %s; held-out %s; step time %s; memory %s",
+                 g->n_matched, r.lr, r.l, r.m, r.t, r.mem);
         xml_text(f, line);
         fputs("</system-out>\n    </testcase>\n", f);
     }
@@ -991,4 +1025,61 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
         fputs("</system-out>\n    </testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);
+}
+
+/* Free text in a Markdown paragraph: the characters GitHub would take for
+ * markup backslash-escaped, < and & as entities, control characters and bytes
+ * that are not UTF-8 as ' ' and '?'. */
+static void md_para(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char u = (unsigned char)*s;
+        if (u >= 0x80) {
+            int n = utf8_len((const unsigned char *)s);
+            if (n == 0) {
+                fputc('?', f);
+            } else {
+                fwrite(s, 1, (size_t)n, f);
+                s += n - 1;
+            }
+        } else if (u < 0x20 || u == 0x7F) {
+            fputc(' ', f);
+        } else if (*s == '<') {
+            fputs("&lt;", f);
+        } else if (*s == '&') {
+            fputs("&amp;", f);
+        } else {
+            if (strchr("\\`*_[]|~", *s)) fputc('\\', f);
+            fputc(*s, f);
+        }
+    }
+}
+
+void ob_compare_markdown_error(const char *msg, const char *base_name, const char *cand_name, FILE *f)
+{
+    fputs("## optbench compare: no verdict\n\ncompare could not run: ", f);
+    md_para(f, msg);
+    fputs("\n\n", f);
+    if (base_name || cand_name) {
+        fputs("Baseline ", f);
+        md_para(f, base_name ? base_name : "(not given)");
+        fputs(", candidate ", f);
+        md_para(f, cand_name ? cand_name : "(not given)");
+        fputs(". ", f);
+    }
+    fputs("Nothing was judged (exit status 2).\n", f);
+}
+
+void ob_compare_junit_error(const char *msg, FILE *f)
+{
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<testsuites name=\"optbench compare\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
+          "  <testsuite name=\"optbench compare\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+          "    <testcase classname=\"optbench.compare\" name=\"compare could not run\" time=\"0\">\n"
+          "      <error type=\"no verdict\" message=\"",
+          f);
+    xml_text(f, msg);
+    fputs("\">", f);
+    xml_text(f, msg);
+    fputs("</error>\n    </testcase>\n  </testsuite>\n</testsuites>\n", f);
 }

@@ -77,7 +77,13 @@ typedef struct ob_cmp_quantity {
 
 typedef struct ob_cmp_group {
     char *workload, *optimizer; /* labels (of the baseline when present there) */
-    double best_lr;           /* the baseline's best lr, where loss and metric are judged */
+    double best_lr;           /* the lr where loss and metric are judged, on both sides: the
+                               * baseline's best (see lr_from) */
+    double cand_best_lr;      /* the candidate's own best lr over the same cells; NaN when it
+                               * has no finite median at any lr */
+    int lr_from;              /* where best_lr comes from: 0 the baseline's best, 1 the candidate's
+                               * (the baseline has no finite median at any lr), 2 the smallest lr
+                               * (neither side has one) */
     int metric_is_loss;       /* the held-out quantity judged is the loss (no metric) */
     ob_cmp_quantity loss, metric, time, peak_mem, state;
     int time_cells;           /* matched cells timed on both sides */
@@ -140,9 +146,18 @@ ob_status ob_compare_dbs(struct sqlite3 *base, struct sqlite3 *cand, const ob_co
 void ob_compare_free(ob_compare *c);
 
 /* Reports: a plain-text table, Markdown for a CI job summary, JUnit XML with
- * one test case per workload x optimizer. */
+ * one test case per workload x optimizer. Each row names the lr where final
+ * loss and held-out were judged ("0.1", or "0.1 (cand best 0.01)" when the
+ * candidate's own best lr is another). */
 void ob_compare_print(const ob_compare *c, FILE *f);
 void ob_compare_markdown(const ob_compare *c, const char *base_name, const char *cand_name, FILE *f);
 void ob_compare_junit(const ob_compare *c, FILE *f);
+
+/* Reports of a comparison that could not run (no verdict, exit status 2), so
+ * that a report path never keeps an earlier verdict: Markdown with a "compare
+ * could not run: MSG" section, JUnit with one test case holding an <error>.
+ * base_name and cand_name may be NULL (not given). */
+void ob_compare_markdown_error(const char *msg, const char *base_name, const char *cand_name, FILE *f);
+void ob_compare_junit_error(const char *msg, FILE *f);
 
 #endif

@@ -6,7 +6,9 @@
  * with nothing in common are unusable input. Step time: a slowdown with
  * unsteady timing (a busy machine) is not judged, one that does not show on
  * the cells together is within noise, a shift of every group is noted. The
- * text table shows memory in KiB/MiB and keeps its columns aligned. */
+ * text table shows memory in KiB/MiB and keeps its columns aligned; every
+ * row names the lr judged (and the candidate's own best lr when it moved).
+ * The reports of a comparison that could not run say why, escaped. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,11 +33,13 @@ typedef struct mod {
     double p90_mul;          /* rosen/sgd p90 step time only (unsteady timing) */
     double time_all;         /* every cell's step time (p50 and p90) */
     int steps;               /* planned steps of every run (0: 20) */
+    double lr01_mul;         /* quad/adam final loss at lr 0.1 (its best lr) */
+    int rosen_sgd_diverged;  /* rosen/sgd diverged at every lr */
 } mod;
 
 static mod none(void)
 {
-    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL, {1, 1, 1}, 1, 1, 0};
+    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL, {1, 1, 1}, 1, 1, 0, 1, 0};
     return m;
 }
 
@@ -61,14 +65,15 @@ static void build(const char *path, const mod *m)
                     double ms = (o == 0 ? 2.0 : 1.0) + 0.01 * seed;
                     int64_t peak = o == 0 ? 4096 : 2048;
                     if (w == 0 && o == 0) {
-                        f *= m->loss_mul[seed];
+                        f *= m->loss_mul[seed] * (l == 1 ? m->lr01_mul : 1);
                         metric += m->metric_add;
                     }
                     if (w == 1 && o == 1) ms *= m->time_mul * m->time_seed[seed];
                     ms *= m->time_all;
                     double p90 = ms * 1.2 * (w == 1 && o == 1 ? m->p90_mul : 1);
                     if (w == 0 && o == 1) peak += m->mem_add;
-                    const char *status = w == 1 && o == 0 && l == 1 && seed == m->fail_seed ? "failed" : "done";
+                    const char *status = w == 1 && o == 0 && l == 1 && seed == m->fail_seed ? "failed"
+                                       : w == 1 && o == 1 && m->rosen_sgd_diverged ? "diverged" : "done";
                     fx_add(s, 0, &(fx_run){wls[w], opts[o], o == 0 ? m->adam_extra : NULL, lrs[l], seed, status, f, 5, ms, p90,
                                            peak, o == 0 ? 800 : 400, f + 0.1, metric, m->steps ? m->steps : 20});
                 }
@@ -140,6 +145,48 @@ static void memory_line(const ob_cmp_group *g, char *out, size_t n)
     if (strlen(row) < b) return;
     snprintf(out, n, "%.*s", (int)(b - a), row + a);
     for (size_t i = strlen(out); i > 0 && out[i - 1] == ' '; i--) out[i - 1] = 0;
+}
+
+/* The cell under column head (up to the column next_head) of the text table's
+ * row for workload wl and optimizer opt, trailing spaces cut; "" when absent. */
+static void table_cell(const char *table, const char *head, const char *next_head, const char *wl,
+                       const char *opt, char *out, size_t n)
+{
+    out[0] = 0;
+    char h[64], row[128];
+    snprintf(h, sizeof h, "  %s  ", head);
+    const char *eol = strchr(table, '\n'), *a = strstr(table, h), *b = strstr(table, next_head);
+    if (!eol || !a || !b || a > eol || b > eol || b < a) return;
+    size_t ca = (size_t)(a + 2 - table), cb = (size_t)(b - table);
+    for (const char *line = eol + 1; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+        size_t k = strlen(wl);
+        if (strncmp(line, wl, k) != 0 || line[k] != ' ') continue;
+        const char *q = line + k;
+        while (*q == ' ') q++;
+        if (strncmp(q, opt, strlen(opt)) != 0 || q[strlen(opt)] != ' ') continue;
+        const char *end = strchr(line, '\n');
+        if (!end || (size_t)(end - line) < cb) return;
+        snprintf(row, sizeof row, "%.*s", (int)(cb - ca), line + ca);
+        for (size_t i = strlen(row); i > 0 && row[i - 1] == ' '; i--) row[i - 1] = 0;
+        snprintf(out, n, "%s", row);
+        return;
+    }
+}
+
+/* The report of a comparison that could not run, as a user opens it. */
+static void render_error(const char *what, const char *msg, const char *p, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = fopen(p, "w");
+    if (!f) return;
+    if (!strcmp(what, "markdown")) ob_compare_markdown_error(msg, "base.db", NULL, f);
+    else ob_compare_junit_error(msg, f);
+    fclose(f);
+    f = fopen(p, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
 }
 
 static const ob_cmp_group *grp(const ob_compare *c, const char *wl, const char *opt)
@@ -430,10 +477,10 @@ int main(void)
     CHECK(strstr(buf, "-20.0% [-20.0%, -20.0%] better"));
     snprintf(p, sizeof p, "%s/cmp.md", dir);
     render(&c, "markdown", p, buf, sizeof buf);
-    CHECK(strstr(buf, "| quad | sgd | +0.0% [+0.0%, +0.0%] same | ") &&
+    CHECK(strstr(buf, "| quad | sgd | 0.1 | +0.0% [+0.0%, +0.0%] same | ") &&
           strstr(buf, " | peak 2.00 KiB -> 16.7 MiB worse | **worse** |") &&
           strstr(buf, "- quad / sgd: peak memory 2.00 KiB -> 16.7 MiB (+16.7 MiB; 2048 -> 17493924 bytes)") &&
-          strstr(buf, "| quad | adam | -20.0% [-20.0%, -20.0%] better |"));
+          strstr(buf, "| quad | adam | 0.1 | -20.0% [-20.0%, -20.0%] better |"));
     snprintf(p, sizeof p, "%s/cmp.xml", dir);
     render(&c, "junit", p, buf, sizeof buf);
     CHECK(strstr(buf, "tests=\"4\" failures=\"2\"") &&
@@ -457,6 +504,99 @@ int main(void)
         CHECK_MSG(st == OB_OK && c.regression && !strcmp(mt, "peak 16.7 MiB (+4.00 KiB) worse"), "%s", mt);
         CHECK(g && strstr(g->detail, "peak memory 16.7 MiB -> 16.7 MiB (+4.00 KiB; 17489828 -> 17493924 bytes)"));
         ob_compare_free(&c);
+    }
+
+    /* the lr judged is in every row: the text table, Markdown and JUnit */
+    {
+        char cell[96];
+        m = none();
+        build(cand, &m);
+        c = run_cmp(base, cand, &o, &st);
+        snprintf(p, sizeof p, "%s/lr.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "lr", "final loss", "quad", "adam", cell, sizeof cell);
+        CHECK_MSG(st == OB_OK && !strcmp(cell, "0.1"), "lr cell '%s'", cell);
+        table_cell(buf, "lr", "final loss", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "0.1"), "lr cell '%s'", cell);
+        CHECK(!strstr(buf, "note: lr")); /* nothing to explain when the winners agree */
+        snprintf(p, sizeof p, "%s/lr.md", dir);
+        render(&c, "markdown", p, buf, sizeof buf);
+        CHECK(strstr(buf, "| workload | optimizer | lr | final loss |") && strstr(buf, "| quad | adam | 0.1 | +0.0% "));
+        snprintf(p, sizeof p, "%s/lr.xml", dir);
+        render(&c, "junit", p, buf, sizeof buf);
+        CHECK(strstr(buf, "<system-out>6 matched cells; lr 0.1; final loss +0.0%"));
+        ob_compare_free(&c);
+
+        /* the candidate's own best lr moved (quad/adam 3x worse at 0.1, now
+         * best at 0.01): judged at the baseline's 0.1, the other one named */
+        m.lr01_mul = 3;
+        build(cand, &m);
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "quad", "adam");
+        CHECK(st == OB_OK && c.regression && g && g->best_lr == 0.1 && g->cand_best_lr == 0.01 && g->lr_from == 0 &&
+              g->loss.v == OB_WORSE);
+        g = grp(&c, "quad", "sgd");
+        CHECK(g && g->best_lr == 0.1 && g->cand_best_lr == 0.1);
+        snprintf(p, sizeof p, "%s/lr.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "lr", "final loss", "quad", "adam", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "0.1 (cand best 0.01)"), "lr cell '%s'", cell);
+        table_cell(buf, "lr", "final loss", "quad", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "0.1"), "lr cell '%s'", cell);
+        CHECK(strstr(buf, "note: lr is where final loss and held-out were judged, on both sides") &&
+              strstr(buf, "\"cand best X\": the candidate's own best lr is X"));
+        snprintf(p, sizeof p, "%s/lr.md", dir);
+        render(&c, "markdown", p, buf, sizeof buf);
+        CHECK(strstr(buf, "| quad | adam | 0.1 (cand best 0.01) | +200.0% ") && strstr(buf, "| quad | sgd | 0.1 | "));
+        snprintf(p, sizeof p, "%s/lr.xml", dir);
+        render(&c, "junit", p, buf, sizeof buf);
+        CHECK(strstr(buf, "<system-out>6 matched cells; lr 0.1 (cand best 0.01); final loss +200.0%"));
+        ob_compare_free(&c);
+
+        /* a baseline diverged at every lr: the candidate's best is judged and
+         * says so; diverged on both sides: the smallest lr */
+        char base3[512];
+        snprintf(base3, sizeof base3, "%s/base3.db", dir);
+        m = none();
+        m.rosen_sgd_diverged = 1;
+        build(base3, &m);
+        m.rosen_sgd_diverged = 0;
+        build(cand, &m);
+        c = run_cmp(base3, cand, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->lr_from == 1 && g->best_lr == 0.1 && g->overall == OB_BETTER);
+        snprintf(p, sizeof p, "%s/lr.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "lr", "final loss", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "0.1 (cand best)"), "lr cell '%s'", cell);
+        CHECK(strstr(buf, "\"cand best\": the baseline has no finite final loss at any lr"));
+        ob_compare_free(&c);
+        c = run_cmp(base3, base3, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->lr_from == 2 && g->best_lr == 0.01 && g->overall == OB_SAME);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "lr", "final loss", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "0.01 (smallest)"), "lr cell '%s'", cell);
+        ob_compare_free(&c);
+    }
+
+    /* no verdict: the reports say why, escaped for each format; bytes that are
+     * not UTF-8 and control characters do not reach them */
+    {
+        const char *why = "candidate: database 'x<&\"\xff\x01_*|.db' does not exist";
+        snprintf(p, sizeof p, "%s/err.xml", dir);
+        render_error("junit", why, p, buf, sizeof buf);
+        CHECK(strstr(buf, "<testsuites name=\"optbench compare\" tests=\"1\" failures=\"0\" errors=\"1\">") &&
+              strstr(buf, "<error type=\"no verdict\" message=\"candidate: database &apos;x&lt;&amp;&quot;? "
+                          "_*|.db&apos; does not exist\">") &&
+              strstr(buf, "</error>") && !strchr(buf, '\xff') && !strchr(buf, '\x01'));
+        snprintf(p, sizeof p, "%s/err.md", dir);
+        render_error("markdown", why, p, buf, sizeof buf);
+        CHECK_MSG(!strncmp(buf, "## optbench compare: no verdict\n\n", 33) &&
+                  strstr(buf, "compare could not run: candidate: database 'x&lt;&amp;\"? \\_\\*\\|.db' "
+                              "does not exist\n") &&
+                  strstr(buf, "Baseline base.db, candidate (not given).") && !strchr(buf, '\xff'),
+                  "%s", buf);
     }
 
     /* nothing in common: unusable */

@@ -7,6 +7,10 @@
 # candidate holding two benchmarks gets a note; unusable input, a damaged
 # database and an unwritable report exit 2, and
 # a workload parameter that differs (--set quadratic.noise=2) is named.
+# Every row names the lr judged. --markdown-append adds to a file (a step
+# summary) after a blank line; with --markdown it is an input error. A run
+# that exits 2 replaces the reports it was given with ones that say why (no
+# earlier verdict stays). Every option --help lists is parsed as listed.
 # The JUnit XML is validated with python3's xml.etree and counted.
 . "$(dirname "$0")/common.bash"
 have_py=0
@@ -22,6 +26,36 @@ assert int(root.get("tests")) == len(cases)
 assert int(root.get("failures")) == len(fails)
 print(len(cases), len(fails), " ".join(c.get("classname") + "/" + c.get("name") for c in fails))
 PY
+}
+junit_error() { # file -> the message of its one test case's <error>, nothing else
+  python3 - "$1" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall("./testsuite/testcase")
+assert len(cases) == 1 and root.get("tests") == "1" and root.get("errors") == "1", ET.tostring(root)
+assert cases[0].find("failure") is None
+print(cases[0].find("error").get("message"))
+PY
+}
+stale() { # a report file, as an earlier night left it
+  printf 'LAST NIGHT\n' >"$1"
+}
+no_verdict_reports() { # what, then compare's arguments after the reports: exit 2, both reports say why
+  local what=$1; shift
+  stale "$tmp/nv.md"; stale "$tmp/nv.xml"
+  compare 2 --markdown "$tmp/nv.md" --junit "$tmp/nv.xml" "$@"
+  check "$what: markdown says compare could not run: $(head -3 "$tmp/nv.md")" \
+    grep -q '^compare could not run: ' "$tmp/nv.md"
+  check "$what: markdown heading" grep -q '^## optbench compare: no verdict' "$tmp/nv.md"
+  check "$what: no stale markdown" test "$(grep -c 'LAST NIGHT' "$tmp/nv.md")" = 0
+  if [ $have_py = 1 ]; then
+    local msg; msg=$(junit_error "$tmp/nv.xml"); local rc=$?
+    check "$what: JUnit has one <error>: $msg" test $rc -eq 0 -a -n "$msg"
+    # (a byte that is not UTF-8 is '?' there)
+    check "$what: the error is the message printed" grep -qF -- "$msg" <(LC_ALL=C tr '\200-\377' '?' <"$tmp/err")
+  else
+    check "$what: JUnit error" grep -q '<error type="no verdict"' "$tmp/nv.xml"
+  fi
 }
 compare() { # expected rc, args...
   local want=$1; shift
@@ -47,6 +81,29 @@ cp "$tmp/base.db" "$tmp/cand.db"
 compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/ok.md" --junit "$tmp/ok.xml"
 check "identical: no regression" grep -q 'no regression' "$tmp/out"
 check "markdown written" grep -q '^## optbench compare: no regression' "$tmp/ok.md"
+# the lr judged: a column of the table, of the Markdown and in the JUnit
+check "table has an lr column: $(head -1 "$tmp/out")" grep -qE '^workload +optimizer +lr +final loss +held-out' "$tmp/out"
+check "each row names its lr: $(grep '^quadratic *adam' "$tmp/out")" \
+  test "$(grep -cE '^(quadratic|rosenbrock) +(sgd|adam) +[0-9.e-]+ +[-+]' "$tmp/out")" = 4
+check "markdown rows name the lr" test "$(grep -cE '^\| (quadratic|rosenbrock) \| (sgd|adam) \| [0-9.e-]+ \| [-+]' "$tmp/ok.md")" = 4
+check "JUnit names the lr" test "$(grep -cE '<system-out>6 matched cells; lr [0-9.e-]+; final loss' "$tmp/ok.xml")" = 4
+
+# --markdown-append: adds to a step summary, one blank line apart; creates it
+printf '# earlier step\nsome text' >"$tmp/summary.md"
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown-append "$tmp/summary.md"
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown-append "$tmp/summary.md" --quiet
+check "appended: earlier content kept" test "$(head -2 "$tmp/summary.md")" = "$(printf '# earlier step\nsome text')"
+check "appended twice" test "$(grep -c '^## optbench compare: no regression' "$tmp/summary.md")" = 2
+check "a blank line before each summary" \
+  test "$(grep -B2 '^## optbench compare' "$tmp/summary.md" | grep -cvE '^(--|## optbench compare.*)$')" = 4
+check "exactly one blank line before each" test "$(grep -B2 '^## optbench compare' "$tmp/summary.md" | grep -c '^$')" = 2
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown-append "$tmp/new-summary.md"
+check "append creates the file" test "$(head -1 "$tmp/new-summary.md")" = '## optbench compare: no regression'
+cp "$tmp/ok.md" "$tmp/replaced.md"
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/replaced.md"
+check "--markdown still replaces" test "$(grep -c '^## optbench compare' "$tmp/replaced.md")" = 1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/m1.md" --markdown-append "$tmp/m2.md"
+check "both: a clear message: $(cat "$tmp/err")" grep -q -- '--markdown and --markdown-append both given' "$tmp/err"
 if [ $have_py = 1 ]; then
   c=$(junit_counts "$tmp/ok.xml"); rc=$?
   check "JUnit XML parses (identical)" test $rc -eq 0
@@ -118,11 +175,23 @@ PY
   compare 0 --baseline "$tmp/nan.db" --candidate "$tmp/base.db" --time-tol off
   check "converging now is better: $(grep rosenbrock "$tmp/out" | grep sgd)" \
     grep -qE '^rosenbrock +sgd .* better$' "$tmp/out"
+  check "the candidate's best lr is judged and says so" grep -qE '^rosenbrock +sgd +[0-9.e-]+ \(cand best\) ' "$tmp/out"
   # a damaged database: no verdict (2, not 1), the side named
   cp "$tmp/base.db" "$tmp/noruns.db"
   sql "$tmp/noruns.db" "DROP TABLE runs"
   compare 2 --baseline "$tmp/base.db" --candidate "$tmp/noruns.db"
   check "names the damaged side: $(cat "$tmp/err")" grep -q 'candidate database' "$tmp/err"
+  # ... and the reports given say so, in place of last night's verdict
+  no_verdict_reports "damaged database" --baseline "$tmp/base.db" --candidate "$tmp/noruns.db"
+  check "damaged: the Markdown names the side" grep -q '^compare could not run: the candidate database' "$tmp/nv.md"
+  stale "$tmp/nv.md"
+  compare 2 --baseline "$tmp/base.db" --candidate "$tmp/noruns.db" --markdown-append "$tmp/nv.md"
+  check "damaged: appended after last night's" test "$(head -1 "$tmp/nv.md")" = 'LAST NIGHT' -a \
+    "$(grep -c '^compare could not run: the candidate database' "$tmp/nv.md")" = 1
+  # a path that needs escaping: markup and a byte that is not UTF-8 in the message
+  odd="$tmp/odd<&\"$(printf '\377')_*.db"
+  no_verdict_reports "odd path" --baseline "$tmp/base.db" --candidate "$odd"
+  check "odd path: escaped for Markdown" grep -qF 'odd&lt;&amp;"?\_\*.db' "$tmp/nv.md"
   # the same database run twice into one file: a note on the mixed benchmarks
   cp "$tmp/base.db" "$tmp/twice.db"
   run "$tmp/twice.db"
@@ -148,8 +217,26 @@ check "an unknown last option is unknown: $(cat "$tmp/err")" grep -q "unknown op
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --loss-tol inf
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --candidate-benchmark 99
 check "no such benchmark: $(cat "$tmp/err")" grep -q 'has no benchmark 99' "$tmp/err"
+# exit 2 with reports given: each says why, whatever the cause (and wherever
+# the report options stand)
+no_verdict_reports "unreadable database" --baseline "$tmp/base.db" --candidate "$tmp/text.db"
+no_verdict_reports "missing database" --baseline "$tmp/missing.db" --candidate "$tmp/base.db"
+no_verdict_reports "missing benchmark" --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --candidate-benchmark 99
+check "missing benchmark: named" grep -q 'has no benchmark 99' "$tmp/nv.md"
+no_verdict_reports "bad value" --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --loss-tol -1
+stale "$tmp/nv.xml"
+compare 2 --loss-tol nan --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --junit "$tmp/nv.xml"
+check "bad value before the report option: reported" grep -q "loss-tol &apos;nan&apos;" "$tmp/nv.xml"
+no_verdict_reports "unknown option" --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate 1
+no_verdict_reports "no candidate" --baseline "$tmp/base.db"
+no_verdict_reports "both markdowns" --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown-append "$tmp/m2.md"
 # a report that cannot be written: no verdict (2), not a regression (1)
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/no/such/dir.md"
+check "names the report: $(cat "$tmp/err")" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"
+stale "$tmp/nv.xml"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/text.db" --markdown "$tmp/no/such/dir.md" --junit "$tmp/nv.xml"
+check "no verdict, a report not written: named" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"
+check "no verdict, the other report still written" grep -q '<error type="no verdict"' "$tmp/nv.xml"
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.5 --seeds 1 --steps 10 --backend cpu \
   --db "$tmp/other.db" >/dev/null 2>&1
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/other.db"
@@ -176,5 +263,22 @@ check "notes the cells run differently: $(grep note "$tmp/out")" \
 "$OPTBENCH" compare --help >"$tmp/help" 2>&1
 check "--help: workload parameters are matched" grep -q 'workload parameters' "$tmp/help"
 check "--help: when to use --time-tol off" grep -q 'use --time-tol off when' "$tmp/help"
+# --help and the parser read one list: every option listed parses as listed
+# (one with a value says it needs one when given last; a flag is known), and
+# the list holds every option the usage line names
+opts=$(sed -n '/^options:/,/^$/p' "$tmp/help" | grep -oE '^  --[a-z-]+( [^ ]+)?' | sed 's/^  //')
+for need in --baseline --candidate --markdown --markdown-append --junit; do
+  check "--help lists $need" grep -qE -- "^$need( |\$)" <<<"$opts"
+done
+while read -r name arg; do
+  "$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off "$name" \
+    >"$tmp/out" 2>"$tmp/err"
+  if [ -n "$arg" ]; then
+    check "$name $arg: needs a value" grep -q -- "$name needs a value" "$tmp/err"
+  else
+    check "$name: a flag it knows" test "$(grep -c 'unknown option' "$tmp/err")" = 0
+  fi
+done <<<"$opts"
+check "--help: lists --markdown-append" grep -q 'markdown-append FILE' "$tmp/help"
 
 exit $fail

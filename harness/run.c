@@ -774,8 +774,7 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
         remove_run_files(x->cfg, x->db_path, j->run_id);
         close(fd);
         pthread_mutex_lock(&x->mu);
-        if (wait) x->sum->busy++;
-        else x->sum->skipped++;
+        x->sum->busy++;
         pthread_mutex_unlock(&x->mu);
         return OB_OK;
     }

@@ -43,7 +43,9 @@ static void run_usage(FILE *f)
             "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
-            "  --dry-run              print the matrix and the parameter routing, run nothing\n\n"
+            "  --dry-run              print the matrix and the parameter routing, run nothing\n"
+            "  --print-config         print the effective configuration (config file and flags)\n"
+            "                         as YAML that `optbench run FILE` reads, run nothing\n\n"
             "The routing of every workload x optimizer pair is checked before anything runs: a\n"
             "routing rule that fails is bad input. A pair whose optimizer's own lr reaches no\n"
             "parameter (muon or root on quadratic or rosenbrock: all goes to their AdamW group,\n"
@@ -83,7 +85,7 @@ static const run_flag run_flags[] = {
     {"--set", 1},              {"--exclude", 1},         {"--name", 1},          {"--dry-run", 0},
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
-    {"--confirm-seeds", 1},    {"--sweep", 1},
+    {"--confirm-seeds", 1},    {"--sweep", 1},           {"--print-config", 0},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -224,7 +226,7 @@ int ob_cmd_run(int argc, char **argv)
     ob_config_init(&cfg);
     ob_err e;
     ob_err_clear(&e);
-    int dry = 0, rc = 0;
+    int dry = 0, print_config = 0, rc = 0;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             run_usage(stdout);
@@ -240,6 +242,10 @@ int ob_cmd_run(int argc, char **argv)
         if (!is_option(a)) continue;
         if (!strcmp(a, "--dry-run")) {
             dry = 1;
+            continue;
+        }
+        if (!strcmp(a, "--print-config")) {
+            print_config = 1;
             continue;
         }
         if (!strcmp(a, "--resume")) {
@@ -318,6 +324,15 @@ int ob_cmd_run(int argc, char **argv)
                 "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores "
                 "(the cpu backend has one device; each listed index is one more worker)\n",
                 cfg.n_devices);
+    if (print_config) {
+        char *y = NULL;
+        ob_matrix_free(&m);
+        if (ob_config_to_yaml(&cfg, &y, &e) != OB_OK) goto fail;
+        fputs(y, stdout);
+        free(y);
+        ob_config_free(&cfg);
+        return 0;
+    }
     if (dry) {
         print_dry_run(&cfg, &m);
         ob_matrix_free(&m);

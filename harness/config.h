@@ -148,6 +148,13 @@ ob_status ob_config_shard_from_env(ob_config *c, int *used, ob_err *e);
 /* "0,1,3": device indices, no repeats. */
 ob_status ob_config_set_devices(ob_config *c, const char *list, const char *origin, ob_err *e);
 
+/* c as a YAML configuration (malloc'd text in *text) that loads into the same
+ * matrix and settings: name, the lists, steps, eval_every, confirm_seeds,
+ * backend, settings and sweeps (optimizers' under hparams, workloads' under
+ * workload_params), exclusions, checkpoint_every and checkpoint_keep. Not
+ * written: db, checkpoint_dir and the flag-only settings (resume, shard,
+ * devices), which say where and how a run goes, not what it is. */
+ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e);
 /* Learning rates for an optimizer: its own list, else the global one; NULL if neither. */
 const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer);
 

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# The effective configuration: `run --print-config` writes the config file
+# and flags as one YAML text; running that text gives the same matrix (the
+# same --dry-run, cell for cell), printing it again gives the same text, and
+# the benchmark stores it, so a database says what ran.
+set -uo pipefail
+: "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+
+# the dry run's lines, without the setting origins (a flag's or a file's line)
+cells() { "$OPTBENCH" "$@" --dry-run 2>/dev/null | sed -E 's/  \((--[a-z-]+|[^()]*\.yaml:[0-9]+)\)$//'; }
+
+check() { # check LABEL run-args...
+  local label=$1; shift
+  "$OPTBENCH" "$@" --print-config >"$tmp/eff.yaml" 2>"$tmp/err" || { fail "$label: --print-config: $(cat "$tmp/err")"; return; }
+  "$OPTBENCH" run "$tmp/eff.yaml" --print-config >"$tmp/eff2.yaml" 2>"$tmp/err" ||
+    { fail "$label: the printed configuration does not load: $(cat "$tmp/err")"; cat "$tmp/eff.yaml"; return; }
+  cmp -s "$tmp/eff.yaml" "$tmp/eff2.yaml" || { fail "$label: printing it again differs"; diff "$tmp/eff.yaml" "$tmp/eff2.yaml"; }
+  cells "$@" >"$tmp/a.txt"
+  cells run "$tmp/eff.yaml" >"$tmp/b.txt"
+  if cmp -s "$tmp/a.txt" "$tmp/b.txt"; then
+    echo "ok: $label: $(head -n1 "$tmp/a.txt")"
+  else
+    fail "$label: the printed configuration runs another matrix"; diff "$tmp/a.txt" "$tmp/b.txt" | head -20
+  fi
+}
+
+check "default config" run "$root/configs/default.yaml"
+check "nightly config" run "$root/configs/nightly.yaml"
+check "config and flags" run "$root/configs/default.yaml" --set adam.beta2=0.95 --sweep adam.eps=1e-8,1e-6 \
+  --set 'muon.route=tag=matrix -> muon' --set 'muon.route=tag=vector -> adamw' --set train.clip_norm=1 \
+  --set quadratic.dim=50 --sweep quadratic.cond=10,100 --exclude quadratic:lion --lrs 0.1,1e-3:1e-2:3 --seeds 4,9
+check "flags only" run --workloads quadratic,rosenbrock --optimizers sgd,adam --steps 17 --eval-every 5 \
+  --seeds 3 --sweep train.clip_norm=0,1 --name 'a: name # with YAML in it' --checkpoint-every 7
+printf 'workloads: [quadratic]\noptimizers: [sgd, adam]\nlrs: {adam: [0.01, 0.02]}\nhparams:\n  sgd: {momentum: "0.5"}\n' >"$tmp/per.yaml"
+check "per-optimizer lrs, one optimizer at its default" run "$tmp/per.yaml"
+check "per-optimizer lrs replaced by --lrs" run "$root/configs/default.yaml" --lrs 0.5
+check "root coefficients from a file" run --workloads cnn-tiny --optimizers root \
+  --set "root.coeff_file=$root/configs/root_coeffs.example.tsv"
+
+# what the benchmark stores is that text, and it runs the same cells
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --steps 20 --set adam.beta2=0.9 \
+  --db "$tmp/r.db" 2>/dev/null || fail "run failed"
+python3 -c "import sqlite3,sys; sys.stdout.write(sqlite3.connect(sys.argv[1]).execute('select config from benchmarks where id = 1').fetchone()[0])" "$tmp/r.db" >"$tmp/stored.yaml"
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --steps 20 --set adam.beta2=0.9 \
+  --print-config >"$tmp/want.yaml" 2>/dev/null
+cmp -s "$tmp/stored.yaml" "$tmp/want.yaml" || { fail "the stored configuration is not the effective one"; diff "$tmp/stored.yaml" "$tmp/want.yaml"; }
+"$OPTBENCH" run "$tmp/stored.yaml" --db "$tmp/r.db" --resume 2>"$tmp/err" || fail "rerunning the stored configuration: $(cat "$tmp/err")"
+grep -q "2 of 2 cells finished before\|4 of 4 cells finished before" "$tmp/err" ||
+  fail "the stored configuration did not continue its own benchmark: $(cat "$tmp/err")"
+echo "$fails failed"
+[ $fails -eq 0 ]

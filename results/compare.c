@@ -932,19 +932,26 @@ static int utf8_len(const unsigned char *s)
     return n;
 }
 
+/* At a byte >= 0x80: writes the UTF-8 character that starts at *s (or '?'
+ * for a byte that starts none) and moves *s to its last byte. */
+static void put_utf8(FILE *f, const char **s)
+{
+    int n = utf8_len((const unsigned char *)*s);
+    if (n == 0) {
+        fputc('?', f);
+    } else {
+        fwrite(*s, 1, (size_t)n, f);
+        *s += n - 1;
+    }
+}
+
 /* Text for XML: markup escaped, control characters and bytes that are not
  * UTF-8 (a hand-edited database) as '?' or ' ', so the file stays well-formed. */
 static void xml_text(FILE *f, const char *s)
 {
     for (; *s; s++) {
         if ((unsigned char)*s >= 0x80) {
-            int n = utf8_len((const unsigned char *)s);
-            if (n == 0) {
-                fputc('?', f);
-            } else {
-                fwrite(s, 1, (size_t)n, f);
-                s += n - 1;
-            }
+            put_utf8(f, &s);
             continue;
         }
         switch (*s) {
@@ -1035,13 +1042,7 @@ static void md_para(FILE *f, const char *s)
     for (; *s; s++) {
         unsigned char u = (unsigned char)*s;
         if (u >= 0x80) {
-            int n = utf8_len((const unsigned char *)s);
-            if (n == 0) {
-                fputc('?', f);
-            } else {
-                fwrite(s, 1, (size_t)n, f);
-                s += n - 1;
-            }
+            put_utf8(f, &s);
         } else if (u < 0x20 || u == 0x7F) {
             fputc(' ', f);
         } else if (*s == '<') {

@@ -102,6 +102,17 @@ static ob_compare run_cmp(const char *a, const char *b, const ob_compare_opts *o
 
 /* c written by ob_compare_print, _markdown or _junit (what) into the file p,
  * read back into buf: the tests check what a user opens. */
+/* The file p, as written by a report writer, into buf. */
+static void read_back(FILE *f, const char *p, char *buf, size_t cap)
+{
+    fclose(f);
+    f = fopen(p, "r");
+    if (!f) return;
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = 0;
+    fclose(f);
+}
+
 static void render(const ob_compare *c, const char *what, const char *p, char *buf, size_t cap)
 {
     buf[0] = 0;
@@ -110,12 +121,7 @@ static void render(const ob_compare *c, const char *what, const char *p, char *b
     if (!strcmp(what, "markdown")) ob_compare_markdown(c, "base.db", "cand.db", f);
     else if (!strcmp(what, "junit")) ob_compare_junit(c, f);
     else ob_compare_print(c, f);
-    fclose(f);
-    f = fopen(p, "r");
-    if (!f) return;
-    size_t n = fread(buf, 1, cap - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    read_back(f, p, buf, cap);
 }
 
 /* The memory cell of a group's row in the text table. */
@@ -181,12 +187,7 @@ static void render_error(const char *what, const char *msg, const char *p, char 
     if (!f) return;
     if (!strcmp(what, "markdown")) ob_compare_markdown_error(msg, "base.db", NULL, f);
     else ob_compare_junit_error(msg, f);
-    fclose(f);
-    f = fopen(p, "r");
-    if (!f) return;
-    size_t n = fread(buf, 1, cap - 1, f);
-    buf[n] = 0;
-    fclose(f);
+    read_back(f, p, buf, cap);
 }
 
 static const ob_cmp_group *grp(const ob_compare *c, const char *wl, const char *opt)

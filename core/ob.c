@@ -82,3 +82,25 @@ const char *ob_status_name(ob_status s)
     }
     return "unknown";
 }
+
+int ob_utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80) return 1;
+    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
+    if (n == 0 || s[0] >= 0xF5) return 0;
+    for (int k = 1; k < n; k++)
+        if ((s[k] & 0xC0) != 0x80) return 0;
+    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0; /* overlong, surrogate */
+    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
+    return n;
+}
+
+long ob_utf8_check(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = ob_utf8_len(p);
+        if (n == 0) return (long)(p - (const unsigned char *)s);
+        p += n;
+    }
+    return -1;
+}

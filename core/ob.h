@@ -65,6 +65,12 @@ ob_status ob_fail_at(ob_err *e, ob_status s, const char *file, int line,
         if (ob_try_s_ != OB_OK) return ob_try_s_; \
     } while (0)
 
+/* Length of the well-formed UTF-8 sequence at s (1 to 4), 0 when it is not
+ * one (overlong forms, surrogates and code points past U+10FFFF are not). */
+int ob_utf8_len(const unsigned char *s);
+/* -1 when s is UTF-8 text, else the offset of its first bad byte. */
+long ob_utf8_check(const char *s);
+
 /* Exit status main() uses for a status. */
 int ob_exit_code(ob_status s);
 

@@ -279,7 +279,7 @@ int ob_cmd_run(int argc, char **argv)
             else snprintf(cfg.backend, sizeof cfg.backend, "%s", v);
         } else if (!strcmp(a, "--set")) s = ob_config_add_set(&cfg, v, "--set", &e);
         else if (!strcmp(a, "--sweep")) s = ob_config_add_sweep(&cfg, v, "--sweep", &e);
-        else if (!strcmp(a, "--name")) snprintf(cfg.name, sizeof cfg.name, "%s", v);
+        else if (!strcmp(a, "--name")) s = ob_config_set_name(&cfg, v, "--name", &e);
         else if (!strcmp(a, "--exclude")) s = ob_config_add_exclude_text(&cfg, v, "--exclude", &e);
         else if (!strcmp(a, "--checkpoint-every")) s = flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg.checkpoint_every, &e);
         else if (!strcmp(a, "--checkpoint-keep")) {
@@ -310,6 +310,15 @@ int ob_cmd_run(int argc, char **argv)
         ob_matrix_free(&m);
         goto fail;
     }
+    if (print_config) {
+        char *y = NULL;
+        ob_matrix_free(&m);
+        if (ob_config_to_yaml(&cfg, &y, &e) != OB_OK) goto fail;
+        fputs(y, stdout);
+        free(y);
+        ob_config_free(&cfg);
+        return 0;
+    }
     if (cfg.shard_n > 0)
         fprintf(stderr, "optbench: shard %d/%d%s: the cells whose index is %d mod %d\n", cfg.shard_k, cfg.shard_n,
                 from_env ? " (from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT)" : "", cfg.shard_k, cfg.shard_n);
@@ -324,15 +333,6 @@ int ob_cmd_run(int argc, char **argv)
                 "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores "
                 "(the cpu backend has one device; each listed index is one more worker)\n",
                 cfg.n_devices);
-    if (print_config) {
-        char *y = NULL;
-        ob_matrix_free(&m);
-        if (ob_config_to_yaml(&cfg, &y, &e) != OB_OK) goto fail;
-        fputs(y, stdout);
-        free(y);
-        ob_config_free(&cfg);
-        return 0;
-    }
     if (dry) {
         print_dry_run(&cfg, &m);
         ob_matrix_free(&m);

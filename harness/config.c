@@ -202,6 +202,13 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
     if (strlen(owner) >= 64 || strlen(key) >= 64 || strlen(value) >= sizeof c->settings[0].value)
         return ob_fail(e, OB_ERR_INPUT, "%s: setting '%s.%s' is too long (at most %zu characters)", origin, owner, key,
                        sizeof c->settings[0].value - 1);
+    /* the benchmark stores its configuration as YAML, which is Unicode text */
+    if (ob_utf8_check(owner) >= 0 || ob_utf8_check(key) >= 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: a setting's name is not UTF-8 text", origin);
+    long bad = ob_utf8_check(value);
+    if (bad >= 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: the value of %s.%s is not UTF-8 text (byte %ld); give it as UTF-8 "
+                       "(a file name too: rename the file)", origin, owner, key, bad + 1);
     /* A later setting of the same key replaces an earlier one (flags over
      * file); routing rules accumulate, in order. */
     for (int i = 0; strcmp(key, "route") != 0 && i < c->n_settings; i++) {
@@ -219,12 +226,35 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
         }
     }
     if (c->n_settings == OB_CFG_MAX_SETTINGS) return ob_fail(e, OB_ERR_INPUT, "%s: too many settings", origin);
-    ob_setting *s = &c->settings[c->n_settings++];
+    /* An owner's routing rules stay together, in order: a rule given after
+     * another setting of the owner goes right after its last rule, so the
+     * settings read the same written back as YAML (route: [...] is one key). */
+    int at = c->n_settings;
+    if (!strcmp(key, "route"))
+        for (int i = c->n_settings - 1; i >= 0; i--)
+            if (!strcmp(c->settings[i].owner, owner) && !strcmp(c->settings[i].key, "route")) {
+                at = i + 1;
+                break;
+            }
+    memmove(&c->settings[at + 1], &c->settings[at], (size_t)(c->n_settings - at) * sizeof c->settings[0]);
+    c->n_settings++;
+    ob_setting *s = &c->settings[at];
     snprintf(s->owner, sizeof s->owner, "%s", owner);
     snprintf(s->key, sizeof s->key, "%s", key);
     snprintf(s->value, sizeof s->value, "%s", value);
     snprintf(s->origin, sizeof s->origin, "%s", origin);
     s->sweep = sweep;
+    return OB_OK;
+}
+
+ob_status ob_config_set_name(ob_config *c, const char *name, const char *origin, ob_err *e)
+{
+    if (strlen(name) >= sizeof c->name)
+        return ob_fail(e, OB_ERR_INPUT, "%s: the name is %zu bytes long; at most %zu", origin, strlen(name),
+                       sizeof c->name - 1);
+    long bad = ob_utf8_check(name);
+    if (bad >= 0) return ob_fail(e, OB_ERR_INPUT, "%s: the name is not UTF-8 text (byte %ld)", origin, bad + 1);
+    snprintf(c->name, sizeof c->name, "%s", name);
     return OB_OK;
 }
 
@@ -622,7 +652,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     where(y, k, at, sizeof at);
     if (!strcmp(key, "name")) {
         OB_TRY(want_scalar(y, v, key));
-        snprintf(c->name, sizeof c->name, "%s", scalar(v));
+        OB_TRY(ob_config_set_name(c, scalar(v), at, e));
     } else if (!strcmp(key, "workloads")) {
         OB_TRY(list_text(y, v, key, text, sizeof text));
         snprintf(c->origin_workloads, sizeof c->origin_workloads, "%s", at);

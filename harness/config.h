@@ -114,6 +114,8 @@ ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const c
 ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin, ob_err *e);
 /* "3" is seeds 0,1,2; "4,9" lists them; is_list forces the list reading ("5" = seed 5). */
 ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const char *origin, ob_err *e);
+/* The benchmark's name: UTF-8, at most 127 bytes. */
+ob_status ob_config_set_name(ob_config *c, const char *name, const char *origin, ob_err *e);
 /* "owner.key=value" */
 ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e);
 /* "owner.key=v1,v2,...": a hyperparameter swept like the lr (every value is

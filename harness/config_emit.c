@@ -39,6 +39,7 @@ static int sink_write(void *data, unsigned char *bytes, size_t n)
 typedef struct out {
     yaml_emitter_t em;
     int failed;
+    const char *bad; /* a text the emitter refused (not UTF-8) */
 } out;
 
 static void emit(out *o, yaml_event_t *ev, int made)
@@ -53,8 +54,10 @@ static void emit(out *o, yaml_event_t *ev, int made)
 static void str(out *o, const char *s)
 {
     yaml_event_t ev;
-    emit(o, &ev, yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
-                                              YAML_ANY_SCALAR_STYLE));
+    int made = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
+                                            YAML_ANY_SCALAR_STYLE);
+    if (!made && !o->failed) o->bad = s;
+    emit(o, &ev, made);
 }
 
 static void i64(out *o, int64_t v)
@@ -200,10 +203,8 @@ static void emit_config(out *o, const ob_config *c)
     emit(o, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
     emit(o, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
     map_begin(o, 0);
-    if (c->name[0]) {
-        str(o, "name");
-        str(o, c->name);
-    }
+    str(o, "name");
+    str(o, c->name);
     str(o, "workloads");
     names(o, c->workloads, c->n_workloads);
     str(o, "optimizers");
@@ -319,10 +320,12 @@ ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e)
     int failed = o.failed || k.nomem;
     const char *why = o.em.problem;
     ob_status s = OB_OK;
-    if (failed)
-        s = k.nomem ? ob_fail(e, OB_ERR_NOMEM, "out of memory writing the configuration")
-                    : OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "writing the configuration as YAML: %s",
-                                       why ? why : "emitter error");
+    if (failed && k.nomem)
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory writing the configuration");
+    else if (failed && o.bad)
+        s = ob_fail(e, OB_ERR_INPUT, "the configuration cannot be written as YAML: '%.200s' is not UTF-8 text", o.bad);
+    else if (failed)
+        s = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "writing the configuration as YAML: %s", why ? why : "emitter error");
     yaml_emitter_delete(&o.em);
     if (s != OB_OK) {
         free(k.buf);

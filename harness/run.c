@@ -1235,15 +1235,16 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     }
     const char *backend_name = dev ? dev->ops->name : c->backend;
     const char *device_desc = dev ? dev->desc : devices_desc;
-    if (!bench_id) {
-        /* the benchmark keeps its effective configuration: `optbench run` of
-         * that text runs the same matrix */
-        char *conf = NULL;
-        if ((s = ob_config_to_yaml(c, &conf, e)) != OB_OK) goto setup_done;
-        s = ob_store_begin_benchmark(store, c->name, conf, OB_GIT_REV, host, backend_name, device_desc, &bench_id,
-                                     e);
-        free(conf);
-        if (s != OB_OK) goto setup_done;
+    /* the benchmark keeps its effective configuration: `optbench run` of that
+     * text runs the same matrix; a --resume may have changed what lies outside
+     * the cells (confirm_seeds, checkpoints): the newest is kept */
+    char *conf = NULL;
+    if ((s = ob_config_to_yaml(c, &conf, e)) != OB_OK) goto setup_done;
+    if (bench_id) s = ob_store_set_benchmark_config(store, bench_id, conf, e);
+    else s = ob_store_begin_benchmark(store, c->name, conf, OB_GIT_REV, host, backend_name, device_desc, &bench_id, e);
+    free(conf);
+    if (s != OB_OK) goto setup_done;
+    if (!resumed_bench) {
         char fp[128];
         if (shard[0]) matrix_fingerprint(c, m, fp, sizeof fp);
         if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK)

@@ -919,24 +919,11 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
     fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly" : "not judged");
 }
 
-/* Length of the well-formed UTF-8 sequence at s (1 to 4), 0 when it is not one. */
-static int utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80) return 1;
-    int n = s[0] >= 0xF0 && s[0] <= 0xF4 ? 4 : s[0] >= 0xE0 ? 3 : s[0] >= 0xC2 && s[0] < 0xE0 ? 2 : 0;
-    if (n == 0 || s[0] >= 0xF5) return 0;
-    for (int k = 1; k < n; k++)
-        if ((s[k] & 0xC0) != 0x80) return 0;
-    if (n == 3 && ((s[0] == 0xE0 && s[1] < 0xA0) || (s[0] == 0xED && s[1] >= 0xA0))) return 0; /* overlong, surrogate */
-    if (n == 4 && ((s[0] == 0xF0 && s[1] < 0x90) || (s[0] == 0xF4 && s[1] >= 0x90))) return 0; /* overlong, > U+10FFFF */
-    return n;
-}
-
 /* At a byte >= 0x80: writes the UTF-8 character that starts at *s (or '?'
  * for a byte that starts none) and moves *s to its last byte. */
 static void put_utf8(FILE *f, const char **s)
 {
-    int n = utf8_len((const unsigned char *)*s);
+    int n = ob_utf8_len((const unsigned char *)*s);
     if (n == 0) {
         fputc('?', f);
     } else {

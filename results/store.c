@@ -972,6 +972,17 @@ ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only
     return st;
 }
 
+ob_status ob_store_set_benchmark_config(ob_store *s, int64_t bench_id, const char *config, ob_err *e)
+{
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "UPDATE benchmarks SET config = ?2 WHERE id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    bind_text(q, 2, config);
+    ob_status st = update_one(s, q, "recording the benchmark's configuration", bench_id, e);
+    sqlite3_finalize(q);
+    return st;
+}
+
 ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, int *at_start, int64_t *reached,
                                  ob_err *e)
 {

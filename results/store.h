@@ -102,6 +102,9 @@ ob_status ob_store_begin_benchmark(ob_store *s, const char *name, const char *co
                                    const char *git_rev, const char *host, const char *backend,
                                    const char *device, int64_t *bench_id, ob_err *e);
 ob_status ob_store_finish_benchmark(ob_store *s, int64_t bench_id, ob_err *e);
+/* The benchmark's configuration text (a --resume that changed a setting
+ * outside the cells' identity: confirm_seeds, checkpoints). */
+ob_status ob_store_set_benchmark_config(ob_store *s, int64_t bench_id, const char *config, ob_err *e);
 /* Insert the rows of a whole matrix as `pending` in one transaction. ids[i]
  * receives the run id of specs[i]. */
 ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n,

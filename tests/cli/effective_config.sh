@@ -43,6 +43,32 @@ check "per-optimizer lrs replaced by --lrs" run "$root/configs/default.yaml" --l
 check "root coefficients from a file" run --workloads cnn-tiny --optimizers root \
   --set "root.coeff_file=$root/configs/root_coeffs.example.tsv"
 
+check "an empty name" run --workloads quadratic --optimizers sgd --steps 3 --name ''
+# routing rules given around another setting of the optimizer stay in their
+# order and together, so the printed YAML (route: [...]) is the same cells
+printf 'workloads: [cnn-tiny]\noptimizers: [root]\nhparams:\n  root:\n    route: ["tag=matrix -> root"]\n    coeff_file: %s\n' \
+  "$root/configs/root_coeffs.example.tsv" >"$tmp/routes.yaml"
+R=(run "$tmp/routes.yaml" --set 'root.route=tag=vector -> adamw' --steps 2 --checkpoint-every 0)
+check "routing rules around coeff_file" "${R[@]}"
+"$OPTBENCH" "${R[@]}" --db "$tmp/routes.db" 2>/dev/null || fail "routes run failed"
+"$OPTBENCH" "${R[@]}" --print-config >"$tmp/routes-eff.yaml" 2>/dev/null
+"$OPTBENCH" run "$tmp/routes-eff.yaml" --db "$tmp/routes.db" --resume 2>"$tmp/err" || fail "routes resume: $(cat "$tmp/err")"
+grep -q "1 of 1 cells finished before" "$tmp/err" || fail "the printed routing rules are other cells: $(cat "$tmp/err")"
+
+# what cannot be stored as YAML (Unicode text) is refused before anything runs
+expect2() { # expect2 "message part" args...
+  local want=$1; shift
+  "$OPTBENCH" "$@" --dry-run >/dev/null 2>"$tmp/err"; local rc=$?
+  if [ $rc -eq 2 ] && grep -qF -- "$want" "$tmp/err"; then echo "ok: $(tail -n1 "$tmp/err")"
+  else fail "optbench $*: rc=$rc, want 2 and '$want': $(cat "$tmp/err")"; fi
+}
+expect2 "the value of root.coeff_file is not UTF-8 text (byte 3)" run --workloads cnn-tiny --optimizers root \
+  --set $'root.coeff_file=ab\xe9.tsv'
+expect2 "--name: the name is 128 bytes long; at most 127" run --workloads quadratic --optimizers sgd \
+  --name "$(printf 'a%.0s' {1..126})é"
+printf 'name: "%s"\nworkloads: [quadratic]\noptimizers: [sgd]\n' "$(printf 'ü%.0s' {1..70})" >"$tmp/long.yaml"
+expect2 "long.yaml:1: the name is 140 bytes long; at most 127" run "$tmp/long.yaml"
+
 # what the benchmark stores is that text, and it runs the same cells
 "$OPTBENCH" run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --steps 20 --set adam.beta2=0.9 \
   --db "$tmp/r.db" 2>/dev/null || fail "run failed"
@@ -51,7 +77,13 @@ python3 -c "import sqlite3,sys; sys.stdout.write(sqlite3.connect(sys.argv[1]).ex
   --print-config >"$tmp/want.yaml" 2>/dev/null
 cmp -s "$tmp/stored.yaml" "$tmp/want.yaml" || { fail "the stored configuration is not the effective one"; diff "$tmp/stored.yaml" "$tmp/want.yaml"; }
 "$OPTBENCH" run "$tmp/stored.yaml" --db "$tmp/r.db" --resume 2>"$tmp/err" || fail "rerunning the stored configuration: $(cat "$tmp/err")"
-grep -q "2 of 2 cells finished before\|4 of 4 cells finished before" "$tmp/err" ||
+grep -q "4 of 4 cells finished before" "$tmp/err" ||
   fail "the stored configuration did not continue its own benchmark: $(cat "$tmp/err")"
+# a --resume that adds confirmation seeds updates it: the stored text still says what ran
+"$OPTBENCH" run "$tmp/stored.yaml" --db "$tmp/r.db" --resume --confirm-seeds 2 2>"$tmp/err" || fail "--confirm-seeds: $(cat "$tmp/err")"
+python3 -c "import sqlite3,sys; sys.stdout.write(sqlite3.connect(sys.argv[1]).execute('select config from benchmarks where id = 1').fetchone()[0])" "$tmp/r.db" >"$tmp/stored2.yaml"
+grep -q "^confirm_seeds: 2$" "$tmp/stored2.yaml" || fail "the stored configuration lacks confirm_seeds after --resume --confirm-seeds 2"
+[ "$("$OPTBENCH" run "$tmp/stored2.yaml" --db "$tmp/r.db" --resume 2>&1 | grep -c '^\[')" = 0 ] ||
+  fail "the updated configuration runs cells again"
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -258,9 +258,10 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
     if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
         return ob_fail(e, OB_ERR_INPUT, "folder name too long: '%s'", path);
     /* Another process sharing the database may remove an empty parent (the
-     * DB.ckpt folder goes when its last run is finished) between our mkdir of
-     * the parent and of the child: the child's mkdir then fails with ENOENT,
-     * and the whole path is made again. */
+     * DB.ckpt folder goes when its last run is finished), or the folder
+     * itself (a finished run's), between our mkdirs and our check: the
+     * child's mkdir or the check then fails with ENOENT, and the whole path
+     * is made again. */
     for (int attempt = 0;; attempt++) {
         int vanished = 0;
         for (char *p = buf + 1;; p++) {
@@ -281,12 +282,15 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
                 if (!c) break;
             }
         }
-        if (!vanished) break;
+        if (vanished) continue;
+        /* made, or there: unless it went again since (then make it again) */
+        struct stat sb;
+        int rc = stat(buf, &sb);
+        if (rc == 0 && S_ISDIR(sb.st_mode)) return OB_OK;
+        if (rc != 0 && errno == ENOENT && attempt < 1000) continue;
+        break;
     }
-    struct stat sb;
-    if (stat(buf, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return ob_fail(e, OB_ERR_IO, "'%s' exists and is not a folder", buf);
-    return OB_OK;
+    return ob_fail(e, OB_ERR_IO, "'%s' exists and is not a folder", buf);
 }
 
 void ob_ckpt_path(const char *dir, int64_t step, char *buf, size_t n)

@@ -157,6 +157,11 @@ ob_status ob_config_set_devices(ob_config *c, const char *list, const char *orig
  * written: db, checkpoint_dir and the flag-only settings (resume, shard,
  * devices), which say where and how a run goes, not what it is. */
 ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e);
+/* The first line of that text. */
+#define OB_CONFIG_HEAD "# optbench run: the effective configuration"
+/* The eval_every of a text ob_config_to_yaml wrote; -1 for any other text
+ * (a config file's, stored by an older optbench) or none. */
+int64_t ob_config_text_eval_every(const char *text);
 /* Learning rates for an optimizer: its own list, else the global one; NULL if neither. */
 const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer);
 

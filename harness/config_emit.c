@@ -305,7 +305,7 @@ ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e)
 {
     *text = NULL;
     sink k = {0};
-    static const char head[] = "# optbench run: the effective configuration (config file and flags)\n";
+    static const char head[] = OB_CONFIG_HEAD " (config file and flags)\n";
     sink_write(&k, (unsigned char *)head, sizeof head - 1);
     out o;
     memset(&o, 0, sizeof o);
@@ -338,4 +338,19 @@ ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e)
     }
     *text = k.buf;
     return OB_OK;
+}
+
+int64_t ob_config_text_eval_every(const char *text)
+{
+    if (!text || strncmp(text, OB_CONFIG_HEAD, strlen(OB_CONFIG_HEAD)) != 0) return -1;
+    ob_config *c = malloc(sizeof *c);
+    if (!c) return -1;
+    int64_t v = -1;
+    ob_err e;
+    ob_err_clear(&e);
+    ob_config_init(c);
+    if (ob_config_load_text(c, text, "stored configuration", &e) == OB_OK) v = c->eval_every;
+    ob_config_free(c);
+    free(c);
+    return v;
 }

@@ -5,6 +5,7 @@
  * output is written in one transaction.
  */
 #include "harness/merge.h"
+#include "harness/config.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -161,6 +162,34 @@ static void shard_matrix(const src_bench *b, char out[32])
     out[0] = '\0';
     const char *m = b->provenance ? strstr(b->provenance, "\"matrix\":\"") : NULL;
     if (m) sscanf(m + 10, "%31[0-9a-f]", out);
+}
+
+/* Runs evaluated every N steps and every M steps would mix two evaluation
+ * schedules in one benchmark (and --resume of it could not tell which to
+ * keep): the sources' stored configurations must agree on eval_every. One
+ * stored before optbench wrote its effective configuration says nothing. */
+static ob_status check_same_eval_every(source *src, int n, ob_err *e)
+{
+    const char *fpath = NULL;
+    int64_t first = -1, fid = 0;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < src[i].nb; k++) {
+            int64_t v = ob_config_text_eval_every(src[i].b[k].config);
+            if (v < 0) continue;
+            if (first < 0) {
+                first = v;
+                fpath = src[i].path;
+                fid = src[i].b[k].id;
+            } else if (v != first) {
+                return ob_fail(e, OB_ERR_INPUT,
+                               "merge: '%s' (benchmark %lld) was run with eval_every %lld and '%s' (benchmark "
+                               "%lld) with eval_every %lld: their runs would mix two evaluation schedules; merge "
+                               "shards run with one --eval-every",
+                               fpath, (long long)fid, (long long)first, src[i].path, (long long)src[i].b[k].id,
+                               (long long)v);
+            }
+        }
+    return OB_OK;
 }
 
 /* Shards of one matrix record one fingerprint; shards of different run
@@ -641,6 +670,7 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     rep->runs_in = nc;
     char matrix[32] = "";
     if (s == OB_OK) s = check_same_matrix(src, n, matrix, e);
+    if (s == OB_OK) s = check_same_eval_every(src, n, e);
     sbuf conflicts = {0};
     if (s == OB_OK) {
         /* decide: the best run of each cell */

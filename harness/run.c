@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
@@ -156,7 +157,8 @@ typedef struct job {
     const ob_cell *cell;
     const ob_run_spec *spec;
     int64_t run_id;
-    int pos; /* position in this process's list (progress) */
+    int pos;        /* position in this process's list (progress) */
+    int was_failed; /* the plan found it failed (an earlier process's): run it again */
 } job;
 
 /* The matrix as the workers share it. */
@@ -166,8 +168,11 @@ typedef struct matrix_ctx {
     const char *db_path;
     job *jobs;
     int n_jobs, next;
-    int *deferred;          /* jobs whose cell another process held: taken again at the end */
-    int n_deferred, next_deferred;
+    int *deferred;          /* jobs whose cell another process held: tried again at the end */
+    unsigned char *dstate;  /* of each: 0 to try, 1 being tried, 2 finished (here or there) */
+    char (*downer)[400];    /* of each: what its lock file said of the owner */
+    int n_deferred, dcursor, waiting;
+    double wait_note_at;
     int multi;              /* several workers: progress lines only at the end of a cell */
     pthread_mutex_t mu;     /* guards next, deferred, sum, prog, stop, fail */
     ob_run_summary *sum;
@@ -420,7 +425,7 @@ static ob_status dump_params(const ob_config *c, const ob_cell *cell, ob_device 
  * checkpoint that cannot be written also ends the matrix (*stop_matrix),
  * after the run is recorded as interrupted. */
 static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store *store, int continuing,
-                          const char *ckdir, ob_run_result *res, char *errbuf, size_t errlen,
+                          const char *ckdir, const char *ckdir_before, ob_run_result *res, char *errbuf, size_t errlen,
                           ob_err *store_err, int *stop_matrix, int *resumed_from)
 {
     const ob_cell *cell = j->cell;
@@ -489,6 +494,15 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
         run_state rs;
         CK(restore_checkpoint(x, j, dev, store, &cs, ckdir, &rs, &start, &e, store_err, &sst));
         if (sst != OB_OK) goto out;
+        /* taken over from a process that kept its checkpoints elsewhere
+         * (another --checkpoint-dir): its newest one is as good */
+        if (start == 0 && ckdir_before[0]) {
+            CK(restore_checkpoint(x, j, dev, store, &cs, ckdir_before, &rs, &start, &e, store_err, &sst));
+            if (sst != OB_OK) goto out;
+        }
+        if (start == 0)
+            fprintf(stderr, "optbench: run %lld: no usable checkpoint (in %s%s%s): starting it over\n",
+                    (long long)run_id, ckdir, ckdir_before[0] ? " or " : "", ckdir_before);
         if (start > 0) {
             done = start;
             first_loss = rs.first_loss;
@@ -707,71 +721,132 @@ static void remove_run_files(const ob_config *c, const char *db_path, int64_t ru
     ob_ckpt_remove_all(dir);
 }
 
-/* Take the cell's lock (DIR/lock): 1 taken (*fd holds it), 0 another process has it. */
-static int lock_cell(const char *dir, int *fd, ob_err *e, ob_status *s)
+/* Take the cell's lock (DIR/lock): 1 taken (*fd holds it), 0 another
+ * process has it (or *s says what failed). owner (n bytes) receives what the
+ * lock file says of the process that holds it, or held it last (a dead one
+ * whose cell this takes over): "pid P host H\ncheckpoints DIR\n". Taken, the
+ * file is rewritten to name this process and its checkpoint folder ckdir.
+ *
+ * A finished run's lock file and folder are removed (remove_run_files) by
+ * whichever process finishes it, possibly while another opens them: the
+ * folder is made again when it vanished, and a lock taken on a file that is
+ * no longer the one at its path (removed, and made again by a third process)
+ * is let go and taken again, so two processes never both hold a cell. */
+static int lock_cell(const char *dir, const char *ckdir, int *fd, char *owner, size_t n, ob_err *e, ob_status *s)
 {
     *fd = -1;
-    *s = ob_mkdir_p(dir, e);
-    if (*s != OB_OK) return 0;
+    *s = OB_OK;
+    if (n) owner[0] = '\0';
     char path[1200];
     snprintf(path, sizeof path, "%s/lock", dir);
-    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (f < 0) {
-        *s = ob_fail(e, OB_ERR_IO, "cannot create the lock file '%s': %s", path, strerror(errno));
-        return 0;
+    for (int attempt = 0;; attempt++) {
+        if ((*s = ob_mkdir_p(dir, e)) != OB_OK) return 0;
+        int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (f < 0 && errno == ENOENT && attempt < 1000) continue; /* the folder went again */
+        if (f < 0) {
+            *s = ob_fail(e, OB_ERR_IO, "cannot create the lock file '%s': %s", path, strerror(errno));
+            return 0;
+        }
+        int locked = flock(f, LOCK_EX | LOCK_NB) == 0;
+        if (!locked && errno != EWOULDBLOCK) {
+            *s = ob_fail(e, OB_ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
+            close(f);
+            return 0;
+        }
+        if (n) {
+            ssize_t got = pread(f, owner, n - 1, 0);
+            owner[got > 0 ? got : 0] = '\0';
+        }
+        if (!locked) {
+            close(f);
+            return 0;
+        }
+        struct stat a, b;
+        if (fstat(f, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+            close(f);
+            if (attempt < 1000) continue;
+            *s = ob_fail(e, OB_ERR_IO, "cannot keep a lock on '%s': it is removed and made again", path);
+            return 0;
+        }
+        char me[1400], host[256] = "?", cwd[1024] = "";
+        gethostname(host, sizeof host - 1);
+        if (ckdir[0] != '/' && !getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+        int len = snprintf(me, sizeof me, "pid %ld host %s\ncheckpoints %s%s%s\n", (long)getpid(), host, cwd,
+                           cwd[0] ? "/" : "", ckdir);
+        if (ftruncate(f, 0) != 0 || pwrite(f, me, (size_t)len, 0) != len) {
+            /* only informative: the flock is the lock */
+        }
+        *fd = f;
+        return 1;
     }
-    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
-        int busy = errno == EWOULDBLOCK;
-        if (!busy) *s = ob_fail(e, OB_ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
-        close(f);
-        return 0;
-    }
-    *fd = f;
-    return 1;
 }
 
-static int stopping(matrix_ctx *x)
+/* "pid P host H" of an owner text (lock_cell), for messages. */
+static void owner_text(const char *owner, char *buf, size_t n)
 {
-    pthread_mutex_lock(&x->mu);
-    int stop = x->stop;
-    pthread_mutex_unlock(&x->mu);
-    return stop || ob_signal_pending();
+    size_t l = strcspn(owner, "\n");
+    if (l == 0) snprintf(buf, n, "another process");
+    else snprintf(buf, n, "%.*s", (int)(l < 300 ? l : 300), owner);
+}
+
+/* The checkpoint folder an owner text names, when it is this run's
+ * (ends in /run-ID) and not dir: where a process that stopped, run with
+ * another --checkpoint-dir, left its checkpoints. "" otherwise. */
+static void owner_ckdir(const char *owner, int64_t run_id, const char *dir, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    const char *p = strstr(owner, "\ncheckpoints ");
+    if (!p) return;
+    p += strlen("\ncheckpoints ");
+    size_t l = strcspn(p, "\n");
+    char tail[48];
+    int tl = snprintf(tail, sizeof tail, "/run-%lld", (long long)run_id);
+    if (l + 1 > n || l < (size_t)tl || memcmp(p + l - (size_t)tl, tail, (size_t)tl) != 0) return;
+    snprintf(buf, n, "%.*s", (int)l, p);
+    char here[2200] = "", cwd[1024];
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(here, sizeof here, "%s/%s", cwd, dir);
+    else snprintf(here, sizeof here, "%s", dir);
+    if (!strcmp(buf, here)) buf[0] = '\0';
 }
 
 /* One cell, start to end: lock, status check, train, record, report. A cell
- * whose lock another process holds is put aside (deferred) on the first
- * pass; on the second (wait = 1) its lock is waited for, so that a cell whose
- * process dies is continued here, and one finished there is counted busy. */
-static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const job *j, int wait, ob_err *e)
+ * whose lock another process holds is left (*busy = 1, owner says whose);
+ * the caller tries it again later, so that a cell whose process dies is
+ * continued here. One that another process finished, or failed, since this
+ * process planned it is counted busy and left as it is. */
+static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const job *j, int *busy, char *owner,
+                         size_t owner_n, ob_err *e)
 {
-    char ckdir[1100], lockdir[1100];
+    *busy = 0;
+    char ckdir[1100], lockdir[1100], before[1100];
     ob_run_checkpoint_dir(x->cfg, x->db_path, j->run_id, ckdir, sizeof ckdir);
     run_lock_dir(x->db_path, j->run_id, lockdir, sizeof lockdir);
     int fd;
     ob_status s = OB_OK;
-    while (!lock_cell(lockdir, &fd, e, &s)) {
+    if (!lock_cell(lockdir, ckdir, &fd, owner, owner_n, e, &s)) {
         if (s != OB_OK) return s;
-        if (!wait) {
-            pthread_mutex_lock(&x->mu);
-            x->deferred[x->n_deferred++] = j->pos;
-            pthread_mutex_unlock(&x->mu);
-            fprintf(stderr, "optbench: cell %lld (run %lld) is being run by another process; taking the next "
-                            "(it is continued here if that process stops)\n",
-                    (long long)j->cell->index, (long long)j->run_id);
-            return OB_OK;
-        }
-        if (stopping(x)) return OB_OK;
-        struct timespec ts = {0, 200 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        *busy = 1;
+        return OB_OK;
     }
+    owner_ckdir(owner, j->run_id, ckdir, before, sizeof before);
     char status[32];
     if ((s = ob_store_run_status(store, j->run_id, status, sizeof status, e)) != OB_OK) {
         close(fd);
         return s;
     }
-    if (!strcmp(status, "done") || !strcmp(status, "diverged")) {
-        /* finished by another process since the plan was made */
-        remove_run_files(x->cfg, x->db_path, j->run_id);
+    int finished = !strcmp(status, "done") || !strcmp(status, "diverged");
+    if (finished || (!strcmp(status, "failed") && !j->was_failed)) {
+        /* finished, or failed, by another process since the plan was made: a
+         * failure is recorded with its error, and running the cell again here
+         * would most likely fail the same way (--resume runs it again) */
+        if (finished) {
+            remove_run_files(x->cfg, x->db_path, j->run_id);
+            if (before[0]) ob_ckpt_remove_all(before);
+        } else {
+            fprintf(stderr, "optbench: cell %lld (run %lld) failed in another process (the error is in the "
+                            "database); leaving it, --resume runs it again\n",
+                    (long long)j->cell->index, (long long)j->run_id);
+        }
         close(fd);
         pthread_mutex_lock(&x->mu);
         x->sum->busy++;
@@ -791,11 +866,13 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
     memset(&res, 0, sizeof res);
     char errbuf[1024];
     int stop_matrix = 0, resumed_from = 0;
-    s = run_cell(x, j, dev, store, continuing, ckdir, &res, errbuf, sizeof errbuf, e, &stop_matrix,
+    s = run_cell(x, j, dev, store, continuing, ckdir, before, &res, errbuf, sizeof errbuf, e, &stop_matrix,
                  &resumed_from);
     if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
-    if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged")))
+    if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged"))) {
         remove_run_files(x->cfg, x->db_path, j->run_id);
+        if (before[0]) ob_ckpt_remove_all(before);
+    }
     close(fd);
     if (s != OB_OK) return s;
     pthread_mutex_lock(&x->mu);
@@ -816,32 +893,114 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
     return OB_OK;
 }
 
-/* The jobs in order, then those put aside because another process held
- * their cell, waiting for each (a process may be killed: its cells are
- * continued here). Nothing is left `running` by a process that stopped. */
-static void worker_loop(matrix_ctx *x, ob_device *dev, ob_store *store)
+#define OB_WAIT_POLL_MS 200
+#define OB_WAIT_NOTE_S 60.0
+
+/* While waiting: the cells still held elsewhere, their owners and how far
+ * their curves are, at most every OB_WAIT_NOTE_S (a stalled owner shows). */
+static void wait_note(matrix_ctx *x, ob_store *store, int first)
 {
-    for (;;) {
-        pthread_mutex_lock(&x->mu);
-        int i = -1, wait = 0;
-        if (!x->stop && !ob_signal_pending()) {
-            if (x->next < x->n_jobs) {
-                i = x->next++;
-            } else if (x->next_deferred < x->n_deferred) {
-                if (x->next_deferred == 0)
-                    fprintf(stderr, "optbench: waiting for the %d cell%s other processes are running\n",
-                            x->n_deferred, x->n_deferred == 1 ? "" : "s");
-                i = x->deferred[x->next_deferred++];
-                wait = 1;
-            }
-        }
+    pthread_mutex_lock(&x->mu);
+    double t = now_s();
+    if (!first && t - x->wait_note_at < OB_WAIT_NOTE_S) {
         pthread_mutex_unlock(&x->mu);
-        if (i < 0) break;
+        return;
+    }
+    x->wait_note_at = t;
+    int open = 0;
+    for (int k = 0; k < x->n_deferred; k++) open += x->dstate[k] != 2;
+    fprintf(stderr, "optbench: %s for %d cell%s other processes are running (any whose process stops is "
+                    "continued here):\n", first ? "waiting" : "still waiting", open, open == 1 ? "" : "s");
+    for (int k = 0, shown = 0; k < x->n_deferred; k++) {
+        if (x->dstate[k] == 2) continue;
+        if (shown++ == 8) {
+            fprintf(stderr, "  ... and %d more\n", open - 8);
+            break;
+        }
+        const job *j = &x->jobs[x->deferred[k]];
+        int64_t step = 0;
         ob_err e;
         ob_err_clear(&e);
-        if (run_job(x, dev, store, &x->jobs[i], wait, &e) != OB_OK) {
+        char who[320];
+        owner_text(x->downer[k], who, sizeof who);
+        if (ob_store_curve_steps(store, j->run_id, &step, &e) == OB_OK)
+            fprintf(stderr, "  cell %lld (run %lld): %s, at step %lld of %lld\n", (long long)j->cell->index,
+                    (long long)j->run_id, who, (long long)step, (long long)x->cfg->steps);
+    }
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* The jobs in order; a cell another process holds is put aside, and once
+ * the list is done the cells put aside are tried in turn, without waiting
+ * on any one of them, until each is finished here or there (a process may
+ * be killed: its cells are continued here). Nothing is left `running` by a
+ * process that stopped. */
+static void worker_loop(matrix_ctx *x, ob_device *dev, ob_store *store)
+{
+    int misses = 0; /* busy tries in a row of cells put aside */
+    for (;;) {
+        pthread_mutex_lock(&x->mu);
+        if (x->stop || ob_signal_pending()) {
+            pthread_mutex_unlock(&x->mu);
+            break;
+        }
+        int i = -1, d = -1, open = 0;
+        if (x->next < x->n_jobs) {
+            i = x->next++;
+        } else {
+            for (int k = 0; k < x->n_deferred; k++) {
+                int dk = (x->dcursor + k) % x->n_deferred;
+                open += x->dstate[dk] != 2;
+                if (d < 0 && x->dstate[dk] == 0) d = dk;
+            }
+            if (d >= 0) {
+                x->dstate[d] = 1;
+                x->dcursor = d + 1;
+                i = x->deferred[d];
+            }
+        }
+        int first_wait = d >= 0 && !x->waiting;
+        if (d >= 0) x->waiting = 1;
+        pthread_mutex_unlock(&x->mu);
+        if (i < 0 && open == 0) break;
+        if (first_wait) wait_note(x, store, 1);
+        if (i < 0) { /* every cell left is being tried by another worker */
+            struct timespec ts = {0, OB_WAIT_POLL_MS * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        ob_err e;
+        ob_err_clear(&e);
+        int busy = 0;
+        char owner[1400];
+        if (run_job(x, dev, store, &x->jobs[i], &busy, owner, sizeof owner, &e) != OB_OK) {
             record_failure(x, &e);
             break;
+        }
+        pthread_mutex_lock(&x->mu);
+        if (d < 0 && busy) {
+            const job *j = &x->jobs[i];
+            char who[320];
+            owner_text(owner, who, sizeof who);
+            fprintf(stderr, "optbench: cell %lld (run %lld) is being run by %s; taking the next (it is continued "
+                            "here if that process stops)\n", (long long)j->cell->index, (long long)j->run_id, who);
+            snprintf(x->downer[x->n_deferred], sizeof x->downer[0], "%s", owner);
+            x->deferred[x->n_deferred] = i;
+            x->dstate[x->n_deferred++] = 0;
+        } else if (d >= 0) {
+            x->dstate[d] = busy ? 0 : 2;
+            if (busy) snprintf(x->downer[d], sizeof x->downer[0], "%s", owner);
+        }
+        pthread_mutex_unlock(&x->mu);
+        if (d >= 0 && busy) {
+            if (++misses >= open) { /* each cell left tried once: a pause */
+                misses = 0;
+                wait_note(x, store, 0);
+                struct timespec ts = {0, OB_WAIT_POLL_MS * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+        } else {
+            misses = 0;
         }
     }
 }
@@ -975,10 +1134,14 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
     x->jobs = jobs;
     x->n_jobs = n_jobs;
     x->next = 0;
-    x->n_deferred = x->next_deferred = 0;
+    x->n_deferred = x->dcursor = x->waiting = 0;
     free(x->deferred);
+    free(x->dstate);
+    free(x->downer);
     x->deferred = malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof *x->deferred);
-    if (!x->deferred) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n_jobs);
+    x->dstate = malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof *x->dstate);
+    x->downer = malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof *x->downer);
+    if (!x->deferred || !x->dstate || !x->downer) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n_jobs);
     x->prog = ob_progress_new(n_jobs, c->steps, stderr);
     if (!x->multi) {
         worker_loop(x, dev, store);
@@ -1016,11 +1179,15 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
     }
     if (ob_signal_pending()) {
         sum->stop_signal = ob_signal_pending();
+        const char *sig = sum->stop_signal == SIGTERM ? "SIGTERM" : "SIGINT";
+        if (sum->interrupted == 0)
+            return ob_fail(e, OB_ERR_INTERRUPTED,
+                           "stopped by %s: no run of this process was in progress (it was waiting for cells "
+                           "other processes run); run the same command with --resume to continue", sig);
         return ob_fail(e, OB_ERR_INTERRUPTED,
                        "stopped by %s: %d run%s checkpointed and marked interrupted; run the same command "
                        "with --resume to continue",
-                       sum->stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", sum->interrupted,
-                       sum->interrupted == 1 ? "" : "s");
+                       sig, sum->interrupted, sum->interrupted == 1 ? "" : "s");
     }
     return OB_OK;
 }
@@ -1103,7 +1270,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             finished++;
             continue;
         }
-        jobs[n_jobs] = (job){&cells[k], &specs[k], ids[k], n_jobs};
+        jobs[n_jobs] = (job){&cells[k], &specs[k], ids[k], n_jobs, !strcmp(status, "failed")};
         n_jobs++;
     }
     char seeds[64];
@@ -1127,21 +1294,37 @@ out:
     return s;
 }
 
+/* The eval_every a benchmark's stored configuration names; -1 when it has
+ * none optbench wrote (a database from before). */
+static int64_t stored_eval_every(ob_store *store, int64_t bench_id, ob_err *e, ob_status *s)
+{
+    char *text = NULL;
+    *s = ob_store_benchmark_config(store, bench_id, &text, e);
+    int64_t v = *s == OB_OK ? ob_config_text_eval_every(text) : -1;
+    free(text);
+    return v;
+}
+
 /* A benchmark continued with another eval_every would mix two evaluation
- * schedules in its runs. The stored evaluations tell the old one: the first
- * evaluation after step 0 is at step eval_every, and step 0 is evaluated
- * only when eval_every > 0. What they cannot tell yet (no run has reached
- * its first evaluation) is let through. */
+ * schedules in its runs. Its stored configuration says which it was run
+ * with; without one, the stored evaluations tell: the first evaluation after
+ * step 0 is at step eval_every, and step 0 is evaluated exactly when
+ * eval_every > 0. What they cannot tell yet (no run has reached its first
+ * evaluation) is let through. */
 static ob_status check_eval_every(const ob_config *c, ob_store *store, int64_t bench_id, ob_err *e)
 {
-    int64_t first = 0, reached = 0;
-    int at_start = 0;
-    OB_TRY(ob_store_eval_schedule(store, bench_id, &first, &at_start, &reached, e));
-    int64_t now = c->eval_every;
-    int64_t old = -1; /* unknown */
-    if (first > 0) old = first;
-    else if (reached > 0 && !at_start) old = 0;
-    else if (at_start && now > 0 && reached > now) old = -2; /* more than eval_every: past `now` without one */
+    const int64_t now = c->eval_every;
+    ob_status s = OB_OK;
+    int64_t old = stored_eval_every(store, bench_id, e, &s); /* -1 unknown, -2 above `now` */
+    if (s != OB_OK) return s;
+    if (old < 0) {
+        int64_t first = 0, reached = 0;
+        int at_start = 0;
+        OB_TRY(ob_store_eval_schedule(store, bench_id, &first, &at_start, &reached, e));
+        if (first > 0) old = first;
+        else if (at_start && (now == 0 || reached > now)) old = -2; /* > 0, and past `now` without one */
+        else if (!at_start && reached > 0) old = 0;
+    }
     if (old == -1 || old == now) return OB_OK;
     char was[64], give[96];
     if (old == -2) {
@@ -1258,8 +1441,8 @@ setup_done:
     /* the plan: every cell not finished yet */
     int n_jobs = 0, n_cont = 0;
     for (int k = 0; k < n; k++) {
+        char status[32] = "pending";
         if (resumed_bench) {
-            char status[32];
             if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto done;
             if (is_finished(status)) {
                 /* a process killed between recording the result and deleting
@@ -1270,7 +1453,7 @@ setup_done:
             }
             n_cont += strcmp(status, "pending") != 0;
         }
-        jobs[n_jobs] = (job){cells[k], &specs[k], ids[k], n_jobs};
+        jobs[n_jobs] = (job){cells[k], &specs[k], ids[k], n_jobs, !strcmp(status, "failed")};
         n_jobs++;
     }
     if (resumed_bench)
@@ -1321,6 +1504,8 @@ done:
     }
     pthread_mutex_destroy(&x.mu);
     free(x.deferred);
+    free(x.dstate);
+    free(x.downer);
     free(specs);
     free(cells);
     free(ids);

@@ -983,6 +983,37 @@ ob_status ob_store_set_benchmark_config(ob_store *s, int64_t bench_id, const cha
     return st;
 }
 
+ob_status ob_store_benchmark_config(ob_store *s, int64_t bench_id, char **config, ob_err *e)
+{
+    *config = NULL;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT config FROM benchmarks WHERE id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    ob_status st = OB_OK;
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+        *config = strdup((const char *)sqlite3_column_text(q, 0));
+        if (!*config) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        st = db_fail(s, e, "reading a benchmark's configuration");
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+ob_status ob_store_curve_steps(ob_store *s, int64_t run_id, int64_t *step, ob_err *e)
+{
+    *step = 0;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT coalesce(max(step), 0) FROM curves WHERE run_id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    ob_status st = OB_OK;
+    if (sqlite3_step(q) == SQLITE_ROW) *step = sqlite3_column_int64(q, 0);
+    else st = db_fail(s, e, "reading a run's last step");
+    sqlite3_finalize(q);
+    return st;
+}
+
 ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, int *at_start, int64_t *reached,
                                  ob_err *e)
 {
@@ -994,8 +1025,8 @@ ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, 
                    "        WHERE r.benchmark_id = ?1 AND r.stage IS NULL AND v.step > 0 AND v.step < r.steps), "
                    "       EXISTS (SELECT 1 FROM evals v JOIN runs r ON r.id = v.run_id "
                    "        WHERE r.benchmark_id = ?1 AND r.stage IS NULL AND v.step = 0), "
-                   "       (SELECT coalesce(max(steps_done), 0) FROM runs "
-                   "        WHERE benchmark_id = ?1 AND stage IS NULL AND diverged_step IS NULL)",
+                   "       (SELECT coalesce(max(c.step), 0) FROM curves c JOIN runs r ON r.id = c.run_id "
+                   "        WHERE r.benchmark_id = ?1 AND r.stage IS NULL AND r.diverged_step IS NULL)",
                 &q, e));
     sqlite3_bind_int64(q, 1, bench_id);
     ob_status st = OB_OK;

@@ -142,11 +142,15 @@ ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err
 /* Runs of a benchmark that are pending, running or interrupted (sweep_only:
  * of its sweep, confirmation runs not counted). */
 ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only, int *n, ob_err *e);
+/* A benchmark's configuration text (*config malloc'd; NULL when none). */
+ob_status ob_store_benchmark_config(ob_store *s, int64_t bench_id, char **config, ob_err *e);
+/* The last step of a run's stored curve (0: none yet). */
+ob_status ob_store_curve_steps(ob_store *s, int64_t run_id, int64_t *step, ob_err *e);
 /* What the evaluations of a benchmark's sweep runs tell of the eval_every
  * it was run with: *first the earliest step of one before a run's last step
  * (0: none yet), *at_start whether any run evaluated at step 0 (only
- * eval_every > 0 does), *reached the most steps a run that did not diverge
- * has done. */
+ * eval_every > 0 does), *reached the furthest step in the stored curve of a
+ * run that did not diverge. */
 ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, int *at_start, int64_t *reached,
                                  ob_err *e);
 /* The sweep runs of a benchmark whose cell index is in [cell_lo, cell_hi]:

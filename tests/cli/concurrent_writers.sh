@@ -44,7 +44,7 @@ echo "two matrices: $r finished runs, $c curve points (want $want)"
 # 3. a second process joins with --resume: each cell runs once, in one process or the other
 db="$tmp/join.db"
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" 2>"$tmp/a.err" & a=$!
-for _ in $(seq 400); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
+for _ in $(seq 2000); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --resume 2>"$tmp/b.err" & b=$!
 wait $a || fail "first process failed: $(cat "$tmp/a.err")"
 wait $b || fail "joining process failed: $(cat "$tmp/b.err")"
@@ -80,10 +80,10 @@ done
 #    the database, so they still exclude each other)
 db="$tmp/survive.db"
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" 2>"$tmp/a.err" & a=$!
-for _ in $(seq 400); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
+for _ in $(seq 2000); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --resume --checkpoint-dir "$tmp/other-ckpt" \
   2>"$tmp/b.err" & b=$!
-for _ in $(seq 400); do grep -q "being run by another process" "$tmp/b.err" && break; sleep 0.05; done
+for _ in $(seq 2000); do grep -q "is being run by pid $a " "$tmp/b.err" && break; sleep 0.05; done
 kill -KILL $a; wait $a 2>/dev/null
 wait $b || fail "survivor failed: $(cat "$tmp/b.err")"
 left=$(q "$db" "select count(*) from runs where status not in ('done','diverged')")
@@ -93,6 +93,74 @@ grep -q "waiting for" "$tmp/b.err" || fail "the survivor did not wait for the ce
 [ "$(q "$db" "select finished_at is not null from benchmarks")" = 1 ] || fail "the benchmark is not marked finished"
 python3 "$here/resume_compare.py" "$tmp/ref6k.db" "$db" >"$tmp/cmp" || { fail "survivor's results differ"; cat "$tmp/cmp"; }
 [ ! -e "$db.ckpt" ] && [ -z "$(ls -A "$tmp/other-ckpt" 2>/dev/null)" ] || fail "checkpoints or locks left behind: $(ls -R "$db.ckpt" "$tmp/other-ckpt" 2>&1 | head)"
+
+# 5b. a killed process's checkpoints are used by the one that takes its cell
+#    over, also when the two keep them in different folders (the lock file
+#    names the owner's)
+db="$tmp/takeover.db"
+"$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --checkpoint-dir "$tmp/ck-a" 2>"$tmp/a.err" & a=$!
+for _ in $(seq 2000); do compgen -G "$tmp/ck-a/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.02; done
+kill -KILL $a; wait $a 2>/dev/null
+"$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --resume 2>"$tmp/b.err" || fail "takeover: $(cat "$tmp/b.err")"
+echo "takeover: $(grep -h "benchmark 1 in" "$tmp/b.err")"
+grep -q "1 continued from a checkpoint" "$tmp/b.err" || fail "the cell was not continued from the killed process's checkpoint"
+python3 "$here/resume_compare.py" "$tmp/ref6k.db" "$db" >"$tmp/cmp" || { fail "takeover results differ"; cat "$tmp/cmp"; }
+[ -z "$(ls -A "$tmp/ck-a" 2>/dev/null)" ] || fail "the killed process's checkpoints were left: $(ls -R "$tmp/ck-a" | head)"
+
+# 5c. many short cells, four processes: one finishes and removes a cell's
+#    lock folder while another opens it; no process may fail for that
+S2=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --seeds 25 --steps 30
+    --checkpoint-every 10 --backend cpu --resume)
+for i in 1 2 3; do
+  db="$tmp/short$i.db"
+  pids=()
+  for k in 1 2 3 4; do "$OPTBENCH" "${S2[@]}" --db "$db" 2>"$tmp/s$k.err" & pids+=($!); done
+  for k in 1 2 3 4; do wait "${pids[$((k-1))]}" || fail "short cells $i: process $k failed: $(tail -n2 "$tmp/s$k.err")"; done
+  echo "short cells $i: $(q "$db" "select count(*), sum(status in ('done','diverged')) from runs") runs (all finished)"
+  [ "$(q "$db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "short cells $i: unfinished runs"
+  [ ! -e "$db.ckpt" ] || fail "short cells $i: $db.ckpt left behind"
+done
+
+# 5d. a cell another process failed since this one planned it is not run
+#    again here (it would fail the same way; --resume runs it again)
+bad=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 20000 --backend cpu
+     --dump-params "$tmp/not-a-folder/x")
+echo "a file" >"$tmp/not-a-folder"
+"$OPTBENCH" "${bad[@]}" --db "$tmp/failed.db" 2>"$tmp/a.err" & a=$!
+for _ in $(seq 2000); do [ -d "$tmp/failed.db.ckpt/run-1" ] && break; sleep 0.02; done   # its benchmark exists
+"$OPTBENCH" "${bad[@]}" --db "$tmp/failed.db" --resume 2>"$tmp/b.err" & b=$!
+wait $a; wait $b
+runs=$(cat "$tmp/a.err" "$tmp/b.err" | grep -c '^\[')
+echo "failing cells, two processes: cells run $runs times (want 8)"
+[ "$runs" = 8 ] || fail "failed cells were run again by the other process ($runs runs of 8 cells)"
+
+# 5e. a process that waits tries each cell held elsewhere in turn: the cell
+#    of a killed process is continued while another process is stalled
+#    (SIGSTOP) on its own cell
+db="$tmp/stall.db"
+L=(run --workloads quadratic --optimizers sgd,adam,adamw --lrs 0.003 --steps 100000 --checkpoint-every 1000 --backend cpu)
+"$OPTBENCH" "${L[@]}" --db "$db" 2>"$tmp/a.err" & a=$!
+for _ in $(seq 2000); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
+kill -STOP $a
+"$OPTBENCH" "${L[@]}" --db "$db" --resume 2>"$tmp/c.err" & c=$!
+for _ in $(seq 2000); do compgen -G "$db.ckpt/run-2/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
+"$OPTBENCH" "${L[@]}" --db "$db" --resume 2>"$tmp/b.err" & b=$!
+for _ in $(seq 2000); do grep -q "is being run by pid $c " "$tmp/b.err" && break; sleep 0.05; done
+kill -KILL $c; wait $c 2>/dev/null
+# b now holds everything but cell 0 (run 1, stalled in a): it must not wait on
+# run 1 before continuing c's cells
+others=1
+for _ in $(seq 1200); do
+  others=$(q "$db" "select count(*) from runs where id <> 1 and status not in ('done','diverged')")
+  [ "$others" = 0 ] && break; sleep 0.1
+done
+echo "stalled owner: $others other cells unfinished while run 1's owner is stopped; $(grep -c "still waiting\|waiting for" "$tmp/b.err") waiting notes"
+[ "$others" = 0 ] || fail "the waiting process blocked on the stalled cell; $others other cells left"
+grep -q "cell 0 (run 1): pid $a host" "$tmp/b.err" || fail "the waiting note does not name the owner of run 1: $(cat "$tmp/b.err")"
+kill -CONT $a
+wait $a || fail "the stalled process failed after SIGCONT: $(tail -n2 "$tmp/a.err")"
+wait $b || fail "the waiting process failed: $(tail -n2 "$tmp/b.err")"
+[ "$(q "$db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "stalled owner: cells left unfinished"
 
 # 6. --devices on the CPU: two workers in one process, results as the sequential run
 "$OPTBENCH" "${M[@]}" --devices 0,1 --db "$tmp/dev.db" 2>"$tmp/err" || fail "--devices 0,1: $(cat "$tmp/err")"

@@ -97,7 +97,15 @@ expect_last "give --eval-every 10 (eval_every: 10 in a config) to continue it" "
 "$OPTBENCH" "${ev[@]/ev.db/ev0.db}" --eval-every 0 2>/dev/null
 expect_last "was run with eval_every 0, this command has 10" "${ev[@]/ev.db/ev0.db}" --resume --eval-every 10
 "$OPTBENCH" "${ev[@]/ev.db/ev50.db}" --eval-every 50 2>/dev/null   # 30 steps: evaluated at 0 and 30 only
+expect_last "was run with eval_every 50, this command has 10" "${ev[@]/ev.db/ev50.db}" --resume --eval-every 10
+# a database whose benchmark does not store its effective configuration (an
+# older optbench's): the evaluations tell
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('update benchmarks set config = null'); c.commit()" "$tmp/ev50.db"
 expect_last "was run with an eval_every above 10, this command has 10" "${ev[@]/ev.db/ev50.db}" --resume --eval-every 10
+expect_last "was run with an eval_every above 0, this command has 0" "${ev[@]/ev.db/ev50.db}" --resume --eval-every 0
+cp "$tmp/ev.db" "$tmp/ev10.db"
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('update benchmarks set config = null'); c.commit()" "$tmp/ev10.db"
+expect_last "was run with eval_every 10, this command has 5" "${ev[@]/ev.db/ev10.db}" --resume --eval-every 5
 sum_after=$(cat "$tmp/keep.db"* | md5sum)
 [ "$sum_before" = "$sum_after" ] || { echo "FAIL: the database changed"; fails=$((fails+1)); }
 echo "$fails failed"

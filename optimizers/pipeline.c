@@ -326,7 +326,7 @@ void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf,
             for (int d = 0; d < l->t[i].ndim; d++)
                 sl += (size_t)snprintf(shape + sl, sizeof shape - sl, "%s%lld", d ? "x" : "",
                                        (long long)l->t[i].shape[d]);
-            len += (size_t)snprintf(buf + len, n - len, " %s[%s]", l->t[i].name, shape);
+            len += (size_t)snprintf(buf + len, n - len, " %s[%s %s]", l->t[i].name, shape, ob_tag_name(l->t[i].tag));
         }
         if (len < n) len += (size_t)snprintf(buf + len, n - len, "\n");
     }

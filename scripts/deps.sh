@@ -6,7 +6,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git python3
       libsqlite3-dev libcsv-dev libyaml-dev libopenblas-dev libopenblas0-openmp liblapacke-dev
-      gnuplot-nox)
+      gnuplot-nox sqlite3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

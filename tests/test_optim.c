@@ -92,8 +92,9 @@ static void test_hybrid_routing(void)
           group_of(&r, "ln.g") == 1);
     char buf[1024];
     ob_optim_describe_routing(r.o, &r.lay, buf, sizeof buf);
-    CHECK(strstr(buf, "group 0 (muon, Newton-Schulz on matrices): l1.w[16x32] conv.w[8x3x3x3] l2.w[16x32]") != NULL);
-    CHECK(strstr(buf, "group 1 (adamw): emb[50x16] l1.b[32] ln.g[16] head.w[16x10]") != NULL);
+    CHECK(strstr(buf, "group 0 (muon, Newton-Schulz on matrices): l1.w[16x32 matrix] conv.w[8x3x3x3 conv] "
+                      "l2.w[16x32 matrix]") != NULL);
+    CHECK(strstr(buf, "group 1 (adamw): emb[50x16 embedding] l1.b[32 bias] ln.g[16 norm] head.w[16x10 head]") != NULL);
     rig_close(&r);
 
     /* user rules come first, in order */

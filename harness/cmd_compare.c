@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/hparams.h"
 #include "harness/commands.h"
@@ -152,36 +153,80 @@ static void blank_line_before(FILE *f)
 }
 
 /* Writes the reports asked for: c's verdict, or (c NULL) that compare could
- * not run because of err. Returns rc, or 2 when a report was not written. */
-static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc)
+ * not run because of err. Every report is opened, and then written and
+ * flushed, before any is closed: when one cannot be opened or written, the
+ * others say that compare could not run and why in place of the verdict (a
+ * verdict never stands beside a report that is missing). Returns rc, or 2
+ * when a report was not written; why then gets the first such failure. */
+static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc, char *why, size_t nwhy)
 {
     const char *paths[3] = {r->md, r->md_append, r->junit};
+    FILE *f[3] = {NULL, NULL, NULL};
+    long start[3] = {0, 0, 0}; /* where each report starts: the append's earlier content stays */
+    why[0] = 0;
     for (int k = 0; k < 3; k++) {
         if (!paths[k]) continue;
-        FILE *f = fopen(paths[k], k == 1 ? "a+" : "w");
-        if (!f) {
-            rc = ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(errno));
+        f[k] = fopen(paths[k], k == 1 ? "a+" : "w");
+        if (!f[k]) {
+            int en = errno;
+            ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
+            first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
             continue;
         }
-        if (k == 1) blank_line_before(f);
-        if (k < 2) {
-            if (c) ob_compare_markdown(c, r->base, r->cand, f);
-            else ob_compare_markdown_error(err, r->base, r->cand, f);
-        } else {
-            if (c) ob_compare_junit(c, f);
-            else ob_compare_junit_error(err, f);
-        }
-        if (ferror(f) | fclose(f)) rc = ob_cli_error(2, "compare: writing '%s' failed", paths[k]);
+        if (k == 1 && fseek(f[k], 0, SEEK_END) == 0) start[k] = ftell(f[k]);
     }
-    return rc;
+    if (why[0] && c) { /* no verdict after all: the reports that can be written say why */
+        c = NULL;
+        err = why;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int failed = 0;
+        for (int k = 0; k < 3; k++) {
+            if (!f[k]) continue;
+            if (k == 1) blank_line_before(f[k]);
+            if (k < 2) {
+                if (c) ob_compare_markdown(c, r->base, r->cand, f[k]);
+                else ob_compare_markdown_error(err, r->base, r->cand, f[k]);
+            } else {
+                if (c) ob_compare_junit(c, f[k]);
+                else ob_compare_junit_error(err, f[k]);
+            }
+            if (fflush(f[k]) != 0 || ferror(f[k])) {
+                int en = errno;
+                ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
+                first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
+                fclose(f[k]);
+                f[k] = NULL;
+                failed = 1;
+            }
+        }
+        if (!failed || !c) break;
+        /* a report not written beside verdicts written: those are replaced by
+         * reports that say why there is no verdict */
+        c = NULL;
+        err = why;
+        for (int k = 0; k < 3; k++) {
+            if (!f[k]) continue;
+            clearerr(f[k]);
+            if (start[k] >= 0 && ftruncate(fileno(f[k]), (off_t)start[k]) == 0) fseek(f[k], start[k], SEEK_SET);
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        if (f[k] && fclose(f[k]) != 0) {
+            int en = errno;
+            ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
+            first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
+        }
+    return why[0] ? 2 : rc;
 }
 
 /* No verdict (exit status 2): the message, and the reports say so, so that a
  * report path never keeps an earlier night's verdict. */
 static int no_verdict(const reports *r, const char *err)
 {
+    char why[1024];
     ob_cli_error(2, "compare: %s", err);
-    return write_reports(r, NULL, err, 2);
+    return write_reports(r, NULL, err, 2, why, sizeof why);
 }
 
 int ob_cmd_compare(int argc, char **argv)
@@ -278,15 +323,20 @@ int ob_cmd_compare(int argc, char **argv)
         first_error(err, sizeof err, "%s", e.msg);
         return no_verdict(&rep, err);
     }
-    if (!quiet) ob_compare_print(&c, stdout);
-    /* a report that cannot be written makes the status 2; those written hold
-     * this verdict, which is the current one */
-    int rc = write_reports(&rep, &c, NULL, c.regression ? 1 : 0);
-    printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
-           "baseline, %d only in the candidate)\n",
-           c.regression ? "REGRESSION" : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
-           c.n_g == 1 ? "" : "s", c.n_worse, c.n_better, c.n_only_base, c.n_only_base == 1 ? "" : "s",
-           c.n_only_cand);
+    /* a report that cannot be written makes the status 2, and the reports
+     * written then say why: the line says so in place of the verdict */
+    char why[1024];
+    int rc = write_reports(&rep, &c, NULL, c.regression ? 1 : 0, why, sizeof why);
+    if (why[0]) {
+        printf("optbench compare: no verdict (exit status 2): %s\n", why);
+    } else {
+        if (!quiet) ob_compare_print(&c, stdout);
+        printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
+               "baseline, %d only in the candidate)\n",
+               c.regression ? "REGRESSION" : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
+               c.n_g == 1 ? "" : "s", c.n_worse, c.n_better, c.n_only_base, c.n_only_base == 1 ? "" : "s",
+               c.n_only_cand);
+    }
     ob_compare_free(&c);
     return rc;
 }

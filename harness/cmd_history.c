@@ -26,22 +26,26 @@
 #include "results/export.h"
 #include "results/stats.h"
 #include "results/store.h"
+#include "workloads/workload.h"
+
+/* Which way a metric improves, as the header and the plot title say it. */
+enum { LOWER = -1, NO_DIRECTION = 0, HIGHER = 1, WORKLOAD_METRIC = 2 /* the workloads' metric decides */ };
 
 typedef struct metric_def {
     const char *name, *label;
-    int needs_curves, lower_is_better;
+    int needs_curves, better;
 } metric_def;
 
 static const metric_def metrics[] = {
-    {"final_loss", "median final training loss at the best lr", 0, 1},
-    {"eval_loss", "median held-out loss at the best lr", 0, 1},
-    {"eval_metric", "median held-out metric at the best lr", 0, 0},
-    {"best_lr", "best learning rate", 0, 1},
-    {"step_ms", "median step time (ms)", 0, 1},
-    {"peak_mem", "peak memory (bytes)", 0, 1},
-    {"state_bytes", "optimizer state (bytes)", 0, 1},
-    {"divergence_rate", "fraction of runs that diverged", 0, 1},
-    {"steps_to_target", "steps to the target loss (1.1 x that night's best)", 1, 1},
+    {"final_loss", "median final training loss at the best lr", 0, LOWER},
+    {"eval_loss", "median held-out loss at the best lr", 0, LOWER},
+    {"eval_metric", "median held-out metric at the best lr", 0, WORKLOAD_METRIC},
+    {"best_lr", "best learning rate", 0, NO_DIRECTION}, /* a setting, neither better nor worse */
+    {"step_ms", "median step time (ms)", 0, LOWER},
+    {"peak_mem", "peak memory (bytes)", 0, LOWER},
+    {"state_bytes", "optimizer state (bytes)", 0, LOWER},
+    {"divergence_rate", "fraction of runs that diverged", 0, LOWER},
+    {"steps_to_target", "steps to the target loss (1.1 x that night's best)", 1, LOWER},
 };
 #define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
 
@@ -78,6 +82,27 @@ typedef struct series {
     int wl, opt;   /* label indices in the whole database's dataset */
     double *v;     /* (n_bench,) */
 } series;
+
+/* " (lower is better)", " (higher is better)" or "" (no direction: the best
+ * lr; a held-out metric that is not an accuracy in every series shown, or
+ * of a workload this build does not know). */
+static const char *direction(int m, const series *ser, int ns, int nb, const ob_dataset *all)
+{
+    int b = metrics[m].better;
+    if (b == WORKLOAD_METRIC) {
+        int n = 0, acc = 0;
+        for (int j = 0; j < ns; j++) {
+            int has = 0;
+            for (int k = 0; k < nb && !has; k++) has = !isnan(ser[j].v[k]);
+            if (!has) continue; /* a workload without a metric */
+            const ob_workload_def *w = ob_workload_find(all->wl_names[ser[j].wl]);
+            n++;
+            acc += w && w->metric_name && !strcmp(w->metric_name, "accuracy");
+        }
+        b = n > 0 && acc == n ? HIGHER : NO_DIRECTION;
+    }
+    return b == LOWER ? " (lower is better)" : b == HIGHER ? " (higher is better)" : "";
+}
 
 /* The report's palette (plots/figures.c, static there): colour of optimizer
  * label o is PALETTE[o % 16], dashes 1 + (o / 16) % 4; keep the two in step. */
@@ -277,8 +302,8 @@ int ob_cmd_history(int argc, char **argv)
     /* series in the whole database's order: workload label, then optimizer label */
     qsort(ser, (size_t)ns, sizeof *ser, cmp_series);
     /* the table: each column as wide as its label */
-    printf("%s over %d benchmarks in %s (%s is better)\n", metrics[m].label, nb, db_path,
-           metrics[m].lower_is_better ? "lower" : "higher");
+    const char *better = direction(m, ser, ns, nb, &all);
+    printf("%s over %d benchmarks in %s%s\n", metrics[m].label, nb, db_path, better);
     printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
     for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
                                         ser[j].label);
@@ -386,7 +411,7 @@ int ob_cmd_history(int argc, char **argv)
                 "set output 'history.png'\n"
                 "PS = 1.1   # point size\n"
                 "set datafile separator comma\n"
-                "set title \"%s over %d benchmarks (%s is better)\"\n"
+                "set title \"%s over %d benchmarks%s\"\n"
                 "set xlabel \"benchmark (UTC date and time, #id%s)\" offset 0,-1\n"
                 "set bmargin %d\n"
                 "set ylabel \"%s%s\"\n"
@@ -397,7 +422,7 @@ int ob_cmd_history(int argc, char **argv)
                 "set offsets 0.3, 0.3, 0, 0\n"
                 "%s\n"
                 "plot",
-                metrics[m].label, metrics[m].label, nb, metrics[m].lower_is_better ? "lower" : "higher",
+                metrics[m].label, metrics[m].label, nb, better,
                 rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8, metrics[m].label, !isnan(lo) && hi / lo >= 100 ? " (log scale)" : "",
                 !isnan(lo) && hi / lo >= 100 ? "set logscale y" : "unset logscale y",
                 rotate ? " rotate by 40 right\nset lmargin 16" : "",

@@ -147,7 +147,10 @@ static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const 
     OB_TRY(ob_ortho_make(dev, spec, samples, rows, cols, seed, &s, e));
     double start[3] = {start_f[0][0], start_f[0][1], start_f[0][2]}, best[3];
     int evals = ob_ortho_fit(&s, steps, start, max_evals, best);
-    float best_f[3] = {(float)best[0], (float)best[1], (float)best[2]};
+    /* the fitted triple as the coefficient file keeps it (six decimals): what
+     * is measured, printed and appended is one value */
+    float best_f[3];
+    ob_ortho_file_abc(best, best_f);
     /* measured with the real iteration, beside the reference sets */
     float ref[5][OB_NS_MAX_SCHEDULE][3];
     int n_ref[5];
@@ -180,7 +183,7 @@ static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const 
                st.err_mean, st.sv_min, st.sv_max);
     }
     ob_ortho_free(&s);
-    printf("%d\t%d\t%.6f\t%.6f\t%.6f\n", rows, cols, best[0], best[1], best[2]);
+    printf("%d\t%d\t%.6f\t%.6f\t%.6f\n", rows, cols, (double)best_f[0], (double)best_f[1], (double)best_f[2]);
     if (append) {
         char comment[256];
         snprintf(comment, sizeof comment,

@@ -5,6 +5,7 @@
 #include "optimizers/ns_study.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -263,4 +264,13 @@ int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int ma
         if (f[i] < f[best]) best = i;
     memcpy(out, p[best], sizeof p[best]);
     return evals;
+}
+
+void ob_ortho_file_abc(const double in[3], float out[3])
+{
+    for (int k = 0; k < 3; k++) {
+        char t[64];
+        snprintf(t, sizeof t, "%.6f", in[k]);
+        out[k] = (float)strtod(t, NULL);
+    }
 }

@@ -50,5 +50,11 @@ ob_status ob_ortho_measure(ob_ortho_set *s, const float *abc, int n_abc, int ste
 double ob_ortho_scalar_error(const ob_ortho_set *s, const double *abc, int n_abc, int steps);
 /* Nelder-Mead from start; returns the number of evaluations, out the best. */
 int ob_ortho_fit(const ob_ortho_set *s, int steps, const double start[3], int max_evals, double out[3]);
+/* A fitted triple as a coefficient file keeps it: each value rounded to six
+ * decimals (the file's), then to float. Measured, printed with "%.6f" and
+ * appended (ob_ns_coeffs_append), it is one value, the one root reads back
+ * (exactly, for |value| < 16: a float there is within half a unit of the
+ * sixth decimal of its text). */
+void ob_ortho_file_abc(const double in[3], float out[3]);
 
 #endif

@@ -163,6 +163,11 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
 {
     q->n = n;
     q->effect = q->ci_lo = q->ci_hi = NAN;
+    q->n_to_finite = q->n_to_inf = 0;
+    for (int i = 0; i < n; i++) {
+        q->n_to_finite += isinf(x[i]) && x[i] < 0;
+        q->n_to_inf += isinf(x[i]) && x[i] > 0;
+    }
     if (n == 0) {
         q->v = OB_NODATA;
         return OB_OK;
@@ -173,6 +178,37 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
     int down = q->ci_hi < 0 && q->effect < -tol;
     q->v = up ? (worse_up ? OB_WORSE : OB_BETTER) : down ? (worse_up ? OB_BETTER : OB_WORSE) : OB_SAME;
     return OB_OK;
+}
+
+/* A change in a report: relative ones in percent with dig decimals
+ * ("+1.5%"), absolute ones (dig < 0) as "+0.0123". */
+static const char *change_text(double v, int dig, char *buf, size_t n)
+{
+    if (dig >= 0) snprintf(buf, n, "%+.*f%%", dig, 100 * v);
+    else snprintf(buf, n, "%+.4g", v);
+    return buf;
+}
+
+/* "95% CI +1.0% to +3.0%" (see change_text for dig); an end that is infinite
+ * (a seed diverged on one side only) is left open: "95% CI +1.0% and above". */
+static const char *ci_text(const ob_cmp_quantity *q, int dig, char *buf, size_t n)
+{
+    char a[32], b[32];
+    change_text(q->ci_lo, dig, a, sizeof a);
+    change_text(q->ci_hi, dig, b, sizeof b);
+    if (isinf(q->ci_lo) && isinf(q->ci_hi)) snprintf(buf, n, "95%% CI unbounded");
+    else if (isinf(q->ci_hi)) snprintf(buf, n, "95%% CI %s and above", a);
+    else if (isinf(q->ci_lo)) snprintf(buf, n, "95%% CI %s and below", b);
+    else snprintf(buf, n, "95%% CI %s to %s", a, b);
+    return buf;
+}
+
+/* A median loss: "0.1234", or "diverged" when it is not finite. */
+static const char *value_text(double v, char *buf, size_t n)
+{
+    if (isinf(v)) snprintf(buf, n, "diverged");
+    else snprintf(buf, n, "%.4g", v);
+    return buf;
 }
 
 static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
@@ -328,23 +364,31 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         if (len < sizeof g->detail)                                                           \
             len += (size_t)snprintf(g->detail + len, sizeof g->detail - len, __VA_ARGS__);    \
     } while (0)
-    if (g->loss.v == OB_WORSE)
-        ADD("final loss at lr %g worse by %+.1f%% (median over %d seeds, 95%% CI %+.1f%% to %+.1f%%; %.4g -> %.4g); ",
-            g->best_lr, 100 * g->loss.effect, g->loss.n, 100 * g->loss.ci_lo, 100 * g->loss.ci_hi,
-            g->loss.base, g->loss.cand);
+    /* each change is the median of the paired changes (per seed, per cell),
+     * each side's value the median of its own values: labelled so, as the
+     * two need not agree (the median of ratios is not the ratio of medians) */
+    char c1[96], c2[32], c3[32];
+    if (g->loss.v == OB_WORSE && !isinf(g->loss.effect)) /* +inf: the divergences below say it */
+        ADD("final loss at lr %g worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
+            g->best_lr, 100 * g->loss.effect, g->loss.n, g->loss.n == 1 ? "" : "s",
+            ci_text(&g->loss, 1, c1, sizeof c1), value_text(g->loss.base, c2, sizeof c2),
+            value_text(g->loss.cand, c3, sizeof c3));
     if (g->metric.v == OB_WORSE) {
         if (g->metric_is_loss)
-            ADD("held-out loss worse by %+.1f%% (95%% CI %+.1f%% to %+.1f%%); ", 100 * g->metric.effect,
-                100 * g->metric.ci_lo, 100 * g->metric.ci_hi);
+            ADD("held-out loss worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
+                100 * g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s",
+                ci_text(&g->metric, 1, c1, sizeof c1), value_text(g->metric.base, c2, sizeof c2),
+                value_text(g->metric.cand, c3, sizeof c3));
         else
-            ADD("held-out metric worse by %+.4g (95%% CI %+.4g to %+.4g; %.4g -> %.4g); ", g->metric.effect,
-                g->metric.ci_lo, g->metric.ci_hi, g->metric.base, g->metric.cand);
+            ADD("held-out metric worse: median per-seed change %+.4g over %d seed%s (%s); medians %.4g -> %.4g; ",
+                g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s", ci_text(&g->metric, -1, c1, sizeof c1),
+                g->metric.base, g->metric.cand);
     }
     if (g->time.v == OB_WORSE)
-        ADD("step time %+.0f%% (median over %d cells of the per-run median step time, 95%% CI %+.0f%% to "
-            "%+.0f%%; %.4g ms -> %.4g ms, tolerance %.0f%%); ",
-            100 * g->time.effect, g->time.n, 100 * g->time.ci_lo, 100 * g->time.ci_hi, g->time.base, g->time.cand,
-            100 * o->time_tol);
+        ADD("step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%); medians "
+            "%.4g ms -> %.4g ms (each cell's step time is its run's median); ",
+            100 * g->time.effect, g->time.n, g->time.n == 1 ? "" : "s", ci_text(&g->time, 0, c1, sizeof c1),
+            100 * o->time_tol, g->time.base, g->time.cand);
     char b1[32], b2[32], b3[32];
     if (g->peak_mem.v == OB_WORSE)
         ADD("peak memory %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->peak_mem.base, 0, b1, sizeof b1),
@@ -679,18 +723,48 @@ static const char *pct(double v, char *buf, size_t n)
     return buf;
 }
 
-static void quantity_text(const ob_cmp_quantity *q, int absolute, char *buf, size_t n)
+/* The seeds whose change is infinite, in words: "now finite (diverged
+ * before)", "now diverged on 2 of 3 seeds (finite before)" when the median
+ * is infinite (sign: its sign), else "1 of 3 seeds now finite, 1 now
+ * diverged" (sign 0). word: what a value that is not finite means. */
+static void infinite_text(const ob_cmp_quantity *q, int sign, const char *word, char *buf, size_t n)
 {
-    char a[32], b[32], c[32];
+    if (sign) {
+        int k = sign < 0 ? q->n_to_finite : q->n_to_inf;
+        char on[48] = "";
+        if (k != q->n) snprintf(on, sizeof on, " on %d of %d seeds", k, q->n);
+        if (sign < 0) snprintf(buf, n, "now finite%s (%s before)", on, word);
+        else snprintf(buf, n, "now %s%s (finite before)", word, on);
+        return;
+    }
+    int len = snprintf(buf, n, "%d of %d seeds now ", q->n_to_finite ? q->n_to_finite : q->n_to_inf, q->n);
+    if (len < 0 || (size_t)len >= n) return;
+    if (q->n_to_finite && q->n_to_inf) snprintf(buf + len, n - (size_t)len, "finite, %d now %s", q->n_to_inf, word);
+    else snprintf(buf + len, n - (size_t)len, "%s", q->n_to_finite ? "finite" : word);
+}
+
+/* A quantity's cell: "+1.5% [+0.5%, +2.5%] worse" (relative) or "+0.02
+ * [+0.01, +0.03] worse" (absolute). An infinite change (a value not finite
+ * on one side: word says what that means, e.g. "diverged") is told in words,
+ * never as an infinite percentage. */
+static void quantity_text(const ob_cmp_quantity *q, int absolute, const char *word, char *buf, size_t n)
+{
+    char a[32], b[32], c[32], w[96];
     if (q->v == OB_NODATA) {
         snprintf(buf, n, "-");
         return;
     }
-    if (absolute)
-        snprintf(buf, n, "%+.4g [%+.4g, %+.4g] %s", q->effect, q->ci_lo, q->ci_hi, ob_verdict_name(q->v));
-    else if (!isnan(q->ci_lo)) {
-        if (snprintf(buf, n, "%s [%s, %s] %s", pct(q->effect, a, sizeof a), pct(q->ci_lo, b, sizeof b),
-                     pct(q->ci_hi, c, sizeof c), ob_verdict_name(q->v)) >= (int)n)
+    int dig = absolute ? -1 : 1;
+    change_text(q->effect, dig, a, sizeof a);
+    if (isinf(q->effect)) {
+        infinite_text(q, q->effect < 0 ? -1 : 1, word, w, sizeof w);
+        if (snprintf(buf, n, "%s %s", w, ob_verdict_name(q->v)) >= (int)n) buf[n - 1] = '\0';
+    } else if (isinf(q->ci_lo) || isinf(q->ci_hi)) {
+        infinite_text(q, 0, word, w, sizeof w);
+        if (snprintf(buf, n, "%s (%s) %s", a, w, ob_verdict_name(q->v)) >= (int)n) buf[n - 1] = '\0';
+    } else if (!isnan(q->ci_lo)) {
+        if (snprintf(buf, n, "%s [%s, %s] %s", a, change_text(q->ci_lo, dig, b, sizeof b),
+                     change_text(q->ci_hi, dig, c, sizeof c), ob_verdict_name(q->v)) >= (int)n)
             buf[n - 1] = '\0'; /* cut to the cell */
     } else
         snprintf(buf, n, "%s %s", pct(q->effect, a, sizeof a), ob_verdict_name(q->v));
@@ -726,7 +800,7 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
     else if (g->time_cells == 0 && g->time_fast > 0)
         snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
     else
-        quantity_text(&g->time, 0, buf, n);
+        quantity_text(&g->time, 0, "not finite", buf, n);
 }
 
 /* The lr where final loss and held-out were judged (both sides there):
@@ -752,8 +826,8 @@ static void row_texts(const ob_cmp_group *g, row_text *r)
 {
     char m[96];
     lr_text(g, r->lr, sizeof r->lr);
-    quantity_text(&g->loss, 0, r->l, sizeof r->l);
-    quantity_text(&g->metric, !g->metric_is_loss, m, sizeof m);
+    quantity_text(&g->loss, 0, "diverged", r->l, sizeof r->l);
+    quantity_text(&g->metric, !g->metric_is_loss, "not finite", m, sizeof m);
     snprintf(r->m, sizeof r->m, "%s%s", g->metric_is_loss && g->metric.v != OB_NODATA ? "loss " : "", m);
     time_text(g, r->t, sizeof r->t);
     memory_text(g, r->mem, sizeof r->mem);

@@ -72,7 +72,10 @@ typedef struct ob_cmp_quantity {
     ob_verdict v;
     int n;                    /* pairs / cells that entered */
     double base, cand;        /* medians (loss, metric, step ms) or maxima (memory) */
-    double effect, ci_lo, ci_hi; /* relative (loss, time) or absolute (metric) change */
+    double effect, ci_lo, ci_hi; /* relative (loss, time) or absolute (metric) change: the
+                              * median of the paired changes and its 95% interval */
+    int n_to_finite, n_to_inf; /* pairs not finite in the baseline and finite in the candidate
+                              * (a change of -inf: converges now), and the reverse (+inf) */
 } ob_cmp_quantity;
 
 typedef struct ob_cmp_group {
@@ -148,7 +151,9 @@ void ob_compare_free(ob_compare *c);
 /* Reports: a plain-text table, Markdown for a CI job summary, JUnit XML with
  * one test case per workload x optimizer. Each row names the lr where final
  * loss and held-out were judged ("0.1", or "0.1 (cand best 0.01)" when the
- * candidate's own best lr is another). */
+ * candidate's own best lr is another). An infinite change (a side diverged)
+ * is told in words: "now finite (diverged before) better", "now diverged
+ * (finite before) worse", "+0.0% (1 of 3 seeds now finite) same". */
 void ob_compare_print(const ob_compare *c, FILE *f);
 void ob_compare_markdown(const ob_compare *c, const char *base_name, const char *cand_name, FILE *f);
 void ob_compare_junit(const ob_compare *c, FILE *f);

@@ -35,11 +35,12 @@ typedef struct mod {
     int steps;               /* planned steps of every run (0: 20) */
     double lr01_mul;         /* quad/adam final loss at lr 0.1 (its best lr) */
     int rosen_sgd_diverged;  /* rosen/sgd diverged at every lr */
+    int rosen_sgd_div_seeds; /* rosen/sgd diverged at every lr on these seeds (bit s: seed s) */
 } mod;
 
 static mod none(void)
 {
-    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL, {1, 1, 1}, 1, 1, 0, 1, 0};
+    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL, {1, 1, 1}, 1, 1, 0, 1, 0, 0};
     return m;
 }
 
@@ -73,7 +74,9 @@ static void build(const char *path, const mod *m)
                     double p90 = ms * 1.2 * (w == 1 && o == 1 ? m->p90_mul : 1);
                     if (w == 0 && o == 1) peak += m->mem_add;
                     const char *status = w == 1 && o == 0 && l == 1 && seed == m->fail_seed ? "failed"
-                                       : w == 1 && o == 1 && m->rosen_sgd_diverged ? "diverged" : "done";
+                                       : w == 1 && o == 1 && (m->rosen_sgd_diverged || (m->rosen_sgd_div_seeds >> seed & 1))
+                                           ? "diverged"
+                                           : "done";
                     fx_add(s, 0, &(fx_run){wls[w], opts[o], o == 0 ? m->adam_extra : NULL, lrs[l], seed, status, f, 5, ms, p90,
                                            peak, o == 0 ? 800 : 400, f + 0.1, metric, m->steps ? m->steps : 20});
                 }
@@ -179,6 +182,12 @@ static void table_cell(const char *table, const char *head, const char *next_hea
     }
 }
 
+/* 1 when a report shows no infinite value ("+inf", "-inf", "inf%", "-> inf"). */
+static int no_inf(const char *buf)
+{
+    return !strstr(buf, "+inf") && !strstr(buf, "-inf") && !strstr(buf, " inf") && !strstr(buf, "inf%");
+}
+
 /* The report of a comparison that could not run, as a user opens it. */
 static void render_error(const char *what, const char *msg, const char *p, char *buf, size_t cap)
 {
@@ -249,9 +258,17 @@ int main(void)
     g = grp(&c, "quad", "adam");
     CHECK(g && g->loss.v == OB_WORSE && g->overall == OB_WORSE);
     CHECK(g && fabs(g->loss.effect - 0.3) < 1e-9 && fabs(g->loss.ci_lo - 0.3) < 1e-9);
-    CHECK(g && strstr(g->detail, "final loss at lr 0.1 worse by +30.0%") != NULL);
+    /* the change is the median of the per-seed changes, the values each
+     * side's median: labelled so (the two need not agree) */
+    CHECK_MSG(g && strstr(g->detail, "final loss at lr 0.1 worse: median per-seed change +30.0% over 3 seeds "
+                                     "(95% CI +30.0% to +30.0%); medians 0.51 -> 0.663"),
+              "%s", g ? g->detail : "");
     g = grp(&c, "rosen", "sgd");
-    CHECK(g && g->time.v == OB_WORSE && g->loss.v == OB_SAME && strstr(g->detail, "step time +50%"));
+    CHECK_MSG(g && g->time.v == OB_WORSE && g->loss.v == OB_SAME &&
+              strstr(g->detail, "step time worse: median per-cell change +50% over 6 cells (95% CI +50% to +50%, "
+                                "tolerance 10%); medians 1.01 ms -> 1.515 ms (each cell's step time is its run's "
+                                "median)"),
+              "%s", g ? g->detail : "");
     g = grp(&c, "quad", "sgd");
     CHECK(g && g->overall == OB_SAME);
     /* the reports say so */
@@ -319,7 +336,9 @@ int main(void)
     c = run_cmp(base, cand, &o, &st);
     g = grp(&c, "quad", "adam");
     CHECK(st == OB_OK && c.regression && g && g->metric.v == OB_WORSE && fabs(g->metric.effect + 0.05) < 1e-9);
-    CHECK(g && strstr(g->detail, "held-out metric worse"));
+    CHECK_MSG(g && strstr(g->detail, "held-out metric worse: median per-seed change -0.05 over 3 seeds (95% CI "
+                                     "-0.05 to -0.05); medians 0.81 -> 0.76"),
+              "%s", g ? g->detail : "");
     ob_compare_free(&c);
 
     /* a cell that finished before fails now */
@@ -389,7 +408,7 @@ int main(void)
     c = run_cmp(base, cand, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && !g->time_not_judged &&
-          fabs(g->time.effect - 12) < 1e-9 && strstr(g->detail, "step time +1200%"));
+          fabs(g->time.effect - 12) < 1e-9 && strstr(g->detail, "step time worse: median per-cell change +1200%"));
     ob_compare_free(&c);
 
     /* a slowdown that does not show on the cells together: +50% on seeds 0
@@ -486,7 +505,7 @@ int main(void)
     render(&c, "junit", p, buf, sizeof buf);
     CHECK(strstr(buf, "tests=\"4\" failures=\"2\"") &&
           strstr(buf, "memory peak 2.00 KiB -&gt; 16.7 MiB worse</system-out>") &&
-          strstr(buf, "step time +1200% (median over 6 cells"));
+          strstr(buf, "step time worse: median per-cell change +1200% over 6 cells"));
     ob_compare_free(&c);
     /* a change too small for the rounding shows as the difference:
      * 17489828 -> 17493924 bytes */
@@ -571,6 +590,62 @@ int main(void)
         table_cell(buf, "lr", "final loss", "rosen", "sgd", cell, sizeof cell);
         CHECK_MSG(!strcmp(cell, "0.1 (cand best)"), "lr cell '%s'", cell);
         CHECK(strstr(buf, "\"cand best\": the baseline has no finite final loss at any lr"));
+        /* converging now reads so in every report, never as an infinite change */
+        table_cell(buf, "final loss", "held-out", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "now finite (diverged before) better"), "final loss cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        snprintf(p, sizeof p, "%s/div.md", dir);
+        render(&c, "markdown", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "| rosen | sgd | 0.1 (cand best) | now finite (diverged before) better | ") &&
+                  no_inf(buf), "%s", buf);
+        snprintf(p, sizeof p, "%s/div.xml", dir);
+        render(&c, "junit", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "lr 0.1 (cand best); final loss now finite (diverged before) better;") &&
+                  no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+        /* the reverse: diverged now */
+        c = run_cmp(cand, base3, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->overall == OB_WORSE && g->loss.n_to_inf == 3);
+        snprintf(p, sizeof p, "%s/div.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "final loss", "held-out", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "now diverged (finite before) worse"), "final loss cell '%s'", cell);
+        snprintf(p, sizeof p, "%s/div.md", dir);
+        render(&c, "markdown", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "| rosen | sgd | 0.1 | now diverged (finite before) worse | ") &&
+                  strstr(buf, "- rosen / sgd: 3 seeds at lr 0.1 diverged or ended with a non-finite loss") &&
+                  no_inf(buf), "%s", buf);
+        snprintf(p, sizeof p, "%s/div.xml", dir);
+        render(&c, "junit", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "final loss now diverged (finite before) worse;") && no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+        /* some seeds only: counted, the finite part of the interval shown */
+        char cand4[512];
+        snprintf(cand4, sizeof cand4, "%s/cand4.db", dir);
+        m = none();
+        m.rosen_sgd_div_seeds = 1; /* seed 0 */
+        build(cand4, &m);
+        c = run_cmp(cand, cand4, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->overall == OB_WORSE && g->loss.n_to_inf == 1 && g->loss.n == 3);
+        snprintf(p, sizeof p, "%s/div.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "final loss", "held-out", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "+0.0% (1 of 3 seeds now diverged) same"), "final loss cell '%s'", cell);
+        ob_compare_free(&c);
+        m.rosen_sgd_div_seeds = 3; /* seeds 0 and 1: the median diverged */
+        build(cand4, &m);
+        c = run_cmp(cand, cand4, &o, &st);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "final loss", "held-out", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strncmp(cell, "now diverged on 2 of 3 seeds (finite before) ", 45), "final loss cell '%s'", cell);
+        ob_compare_free(&c);
+        c = run_cmp(cand4, cand, &o, &st);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "final loss", "held-out", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strncmp(cell, "now finite on 2 of 3 seeds (diverged before) ", 45), "final loss cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
         ob_compare_free(&c);
         c = run_cmp(base3, base3, &o, &st);
         g = grp(&c, "rosen", "sgd");

@@ -1,7 +1,11 @@
 /* tests/test_ns_study.c - the orthogonalization study behind `optbench ortho`:
  * the error predicted from the singular values equals the error of the real
  * iteration; the fit improves on its start and its line lands in a
- * coefficient file that root reads; bad input to the command is exit 2. */
+ * coefficient file that root reads, the line printed the same as the line
+ * written; bad input to the command is exit 2. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -69,6 +73,70 @@ static void test_polar_express_table(void)
     CHECK(abc[0] == 1.0f && abc[1] == -0.125f && abc[2] == 0.015625f);
 }
 
+/* A fitted triple as the file keeps it: printed, written and read back as
+ * one value. 1.36215951 is 1.362160 to six decimals, but its nearest float
+ * (1.36215949...) is 1.362159. */
+static void test_file_abc(void)
+{
+    const double in[3] = {1.36215951, -2.6875865, 0.0000004};
+    float out[3];
+    ob_ortho_file_abc(in, out);
+    char want[3][32], got[32];
+    for (int k = 0; k < 3; k++) {
+        snprintf(want[k], sizeof want[k], "%.6f", in[k]);
+        snprintf(got, sizeof got, "%.6f", (double)out[k]);
+        CHECK_MSG(!strcmp(got, want[k]), "%.9g: printed %s, fitted %s", in[k], got, want[k]);
+    }
+    char path[512];
+    snprintf(path, sizeof path, "%s/ob_abc_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0) return;
+    close(fd);
+    ob_err e;
+    CHECK_OK(ob_ns_coeffs_append(path, 64, 64, out, NULL, &e), &e);
+    char line[256] = "", expect[256];
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f)) line[0] = 0;
+        fclose(f);
+    }
+    snprintf(expect, sizeof expect, "64\t64\t%s\t%s\t%s\n", want[0], want[1], want[2]);
+    CHECK_MSG(!strcmp(line, expect), "written '%s', printed '%s'", line, expect);
+    ob_ns_coeff *t;
+    int n;
+    CHECK_OK(ob_ns_coeffs_load(path, &t, &n, &e), &e);
+    float back[3];
+    CHECK(n == 1 && ob_ns_table_lookup(t, n, 64, 64, back) && !memcmp(back, out, sizeof back));
+    free(t);
+    unlink(path);
+}
+
+/* ob_cmd_ortho's standard output, into buf. */
+static int run_captured(int argc, char **argv, char *buf, size_t cap)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/ob_out_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    int fd = mkstemp(path);
+    buf[0] = 0;
+    if (fd < 0) return -1;
+    fflush(stdout);
+    int saved = dup(1);
+    dup2(fd, 1);
+    close(fd);
+    int rc = ob_cmd_ortho(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t got = fread(buf, 1, cap - 1, f);
+        buf[got] = 0;
+        fclose(f);
+    }
+    unlink(path);
+    return rc;
+}
+
 static void test_command(void)
 {
     char path[] = "/tmp/ob_fit_XXXXXX";
@@ -84,6 +152,29 @@ static void test_command(void)
     float abc[3];
     CHECK(n == 1 && ob_ns_table_lookup(t, n, 24, 40, abc) && abc[0] != ob_ns_muon_abc[0]);
     free(t);
+    /* the line printed is the line written (seed 10: its fitted b, -2.6875865..,
+     * is -2.687586 to six decimals and -2.687587 as a float) */
+    {
+        char cpath[512], out[8192], line[256] = "";
+        snprintf(cpath, sizeof cpath, "%s.10", path);
+        unlink(cpath);
+        char *fit10[] = {"ortho", "--fit", "24x40", "--samples", "2", "--evals", "200", "--seed", "10", "--append", cpath};
+        CHECK(run_captured(11, fit10, out, sizeof out) == 0);
+        FILE *f = fopen(cpath, "r");
+        while (f && fgets(line, sizeof line, f) && line[0] == '#') line[0] = 0; /* the comment */
+        if (f) fclose(f);
+        const char *printed = strstr(out, "\n24\t40\t");
+        CHECK_MSG(line[0] && printed && !strncmp(printed + 1, line, strlen(line)), "printed:\n%s\nwritten: %s", out,
+                  line);
+        /* and the fitted row of the table shows the same values */
+        char txt[3][32] = {"", "", ""};
+        if (sscanf(line, "%*d %*d %31s %31s %31s", txt[0], txt[1], txt[2]) == 3) {
+            char row[128];
+            snprintf(row, sizeof row, "fitted        %s, %s, %s ", txt[0], txt[1], txt[2]);
+            CHECK_MSG(strstr(out, row) != NULL, "no row '%s' in\n%s", row, out);
+        }
+        unlink(cpath);
+    }
     /* root takes the file */
     const ob_optimizer_def *d = ob_optimizer_find("root");
     ob_hp_values hp, tr;
@@ -124,6 +215,7 @@ int main(void)
     test_model_matches_iteration(&dev);
     ob_device_close(&dev);
     test_polar_express_table();
+    test_file_abc();
     test_command();
     return check_done();
 }

@@ -10,7 +10,9 @@
 # Every row names the lr judged. --markdown-append adds to a file (a step
 # summary) after a blank line; with --markdown it is an input error. A run
 # that exits 2 replaces the reports it was given with ones that say why (no
-# earlier verdict stays). Every option --help lists is parsed as listed.
+# earlier verdict stays), also when the reason is another report that could
+# not be opened or written. A change from or to divergence is told in words.
+# Every option --help lists is parsed as listed.
 # The JUnit XML is validated with python3's xml.etree and counted.
 . "$(dirname "$0")/common.bash"
 have_py=0
@@ -176,6 +178,21 @@ PY
   check "converging now is better: $(grep rosenbrock "$tmp/out" | grep sgd)" \
     grep -qE '^rosenbrock +sgd .* better$' "$tmp/out"
   check "the candidate's best lr is judged and says so" grep -qE '^rosenbrock +sgd +[0-9.e-]+ \(cand best\) ' "$tmp/out"
+  # ... said in words, not as an infinite change, in every report
+  compare 0 --baseline "$tmp/nan.db" --candidate "$tmp/base.db" --time-tol off --markdown "$tmp/conv.md" \
+    --junit "$tmp/conv.xml"
+  check "converging now, in words: $(grep rosenbrock "$tmp/out" | grep sgd)" \
+    grep -qE '^rosenbrock +sgd .* now finite \(diverged before\) better ' "$tmp/out"
+  check "... in the Markdown" grep -qE '^\| rosenbrock \| sgd \| .* \| now finite \(diverged before\) better \|' "$tmp/conv.md"
+  check "... in the JUnit" grep -q 'final loss now finite (diverged before) better;' "$tmp/conv.xml"
+  check "no infinite change shown" test "$(cat "$tmp/out" "$tmp/conv.md" "$tmp/conv.xml" | grep -c 'inf\b')" = 0
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/nan.db" --time-tol off --markdown "$tmp/conv.md" \
+    --junit "$tmp/conv.xml"
+  check "diverged now, in words: $(grep rosenbrock "$tmp/out" | grep sgd)" \
+    grep -qE '^rosenbrock +sgd .* now diverged \(finite before\) worse ' "$tmp/out"
+  check "... in the Markdown" grep -qE '^\| rosenbrock \| sgd \| .* \| now diverged \(finite before\) worse \|' "$tmp/conv.md"
+  check "... in the JUnit" grep -q 'final loss now diverged (finite before) worse;' "$tmp/conv.xml"
+  check "no infinite change shown" test "$(cat "$tmp/out" "$tmp/conv.md" "$tmp/conv.xml" | grep -c 'inf\b')" = 0
   # a damaged database: no verdict (2, not 1), the side named
   cp "$tmp/base.db" "$tmp/noruns.db"
   sql "$tmp/noruns.db" "DROP TABLE runs"
@@ -233,6 +250,43 @@ no_verdict_reports "both markdowns" --baseline "$tmp/base.db" --candidate "$tmp/
 # a report that cannot be written: no verdict (2), not a regression (1)
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/no/such/dir.md"
 check "names the report: $(cat "$tmp/err")" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"
+# ... and the reports that could be written say so, in place of the verdict,
+# whichever report was not written; the verdict line says there is none
+unwritable() { # what, then the report options: exit 2, the reports written say why
+  local what=$1; shift
+  stale "$tmp/nv.md"; stale "$tmp/nv.xml"
+  compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off "$@"
+  check "$what: the line is no verdict: $(tail -1 "$tmp/out")" \
+    grep -qxF "optbench compare: no verdict (exit status 2): cannot write '$bad': $why" "$tmp/out"
+  check "$what: no verdict printed" test "$(grep -c 'no regression\|REGRESSION' "$tmp/out")" = 0
+}
+bad="$tmp/no/such/x.xml" why='No such file or directory'
+unwritable "JUnit not written" --markdown "$tmp/nv.md" --junit "$bad"
+check "JUnit not written: the Markdown says why: $(head -3 "$tmp/nv.md")" \
+  grep -qxF "compare could not run: cannot write '$bad': $why" "$tmp/nv.md"
+check "JUnit not written: no verdict in the Markdown" \
+  test "$(grep -c '^## optbench compare: no verdict$' "$tmp/nv.md")" = 1 -a "$(grep -c '| verdict |' "$tmp/nv.md")" = 0
+bad="$tmp/no/such/x.md"
+unwritable "Markdown not written" --markdown "$bad" --junit "$tmp/nv.xml"
+if [ $have_py = 1 ]; then
+  msg=$(junit_error "$tmp/nv.xml"); rc=$?
+  check "Markdown not written: the JUnit has one <error>: $msg" test $rc -eq 0 -a "$msg" = "cannot write '$bad': $why"
+else
+  check "Markdown not written: JUnit error" grep -q '<error type="no verdict"' "$tmp/nv.xml"
+fi
+if [ -w /dev/full ]; then
+  # opened, but the writing fails (a full disk): the verdicts already written
+  # are replaced; an appended summary keeps what it held before
+  bad=/dev/full why='No space left on device'
+  unwritable "JUnit on a full disk" --markdown "$tmp/nv.md" --junit "$bad"
+  check "full disk: the Markdown says why" grep -qxF "compare could not run: cannot write '$bad': $why" "$tmp/nv.md"
+  check "full disk: no verdict in the Markdown" test "$(grep -c '| verdict |' "$tmp/nv.md")" = 0
+  printf '# earlier step\n' >"$tmp/sum.md"
+  unwritable "full disk, appended" --markdown-append "$tmp/sum.md" --junit "$bad"
+  check "full disk, appended: earlier content kept, one section, no verdict: $(cat "$tmp/sum.md")" \
+    test "$(head -1 "$tmp/sum.md")" = '# earlier step' -a "$(grep -c '^## optbench compare' "$tmp/sum.md")" = 1 \
+    -a "$(grep -c '^## optbench compare: no verdict$' "$tmp/sum.md")" = 1
+fi
 stale "$tmp/nv.xml"
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/text.db" --markdown "$tmp/no/such/dir.md" --junit "$tmp/nv.xml"
 check "no verdict, a report not written: named" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"

@@ -4,7 +4,8 @@
 # (--set adam.beta2=0.95) starts its own series (labelled as the report labels
 # it, and explained in a note) instead of showing as a jump in one line; tick
 # labels tell benchmarks of one day apart (time, benchmark id); the plot's
-# colours are the report's, one per optimizer configuration.
+# colours are the report's, one per optimizer configuration. The header and
+# the plot title say which way the metric improves, where it has a direction.
 . "$(dirname "$0")/common.bash"
 db="$tmp/h.db"
 run() { # optimizers, more args...
@@ -72,4 +73,24 @@ if command -v gnuplot >/dev/null 2>&1; then check "history.png rendered" test -s
 # one series asked for by its workload name keeps both parameter sets
 "$OPTBENCH" history --db "$db" --workload quadratic --optimizer sgd >"$tmp/out" 2>&1
 check "--workload by name: both sets" test "$(grep '^bench ' "$tmp/out" | grep -o 'quadratic noise=' | wc -l)" -eq 2
+
+# the direction a metric improves in, where it has one: the best lr has none;
+# the held-out metric is higher-is-better where it is an accuracy
+hist() { # args...
+  "$OPTBENCH" history --db "$db" "$@" >"$tmp/out" 2>&1 || { echo "FAIL: history $*"; cat "$tmp/out"; fail=1; }
+}
+hist --out "$tmp/d1" --metric best_lr
+check "best_lr: no direction: $(head -1 "$tmp/out")" test "$(grep -c 'is better' "$tmp/out" "$tmp/d1/history.gp" | grep -vc ':0$')" = 0
+hist --out "$tmp/d2" --metric final_loss
+check "final_loss: lower is better" grep -q '^median final training loss at the best lr over .* (lower is better)$' "$tmp/out"
+check "final_loss: in the plot title" grep -q '^set title ".* (lower is better)"$' "$tmp/d2/history.gp"
+hist --metric eval_metric
+check "eval_metric without a metric: no direction: $(head -1 "$tmp/out")" test "$(grep -c 'is better' "$tmp/out")" = 0
+db="$tmp/cls.db"
+"$OPTBENCH" run --workloads cnn-tiny --optimizers sgd --lrs 0.1 --seeds 1 --steps 4 --eval-every 2 --backend cpu \
+  --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run cnn-tiny"; fail=1; }
+hist --out "$tmp/d4" --metric eval_metric
+check "eval_metric, an accuracy: higher is better: $(head -1 "$tmp/out")" \
+  grep -q '^median held-out metric at the best lr over .* (higher is better)$' "$tmp/out"
+check "eval_metric: in the plot title" grep -q '^set title ".* (higher is better)"$' "$tmp/d4/history.gp"
 exit $fail

@@ -387,6 +387,15 @@ int ob_cmd_history(int argc, char **argv)
                 if (isnan(lo) || v < lo) lo = v;
                 if (isnan(hi) || v > hi) hi = v;
             }
+        int any_value = 0;
+        for (int j = 0; j < ns && !any_value; j++)
+            for (int b = 0; b < nb && !any_value; b++) any_value = isfinite(ser[j].v[b]);
+        if (!any_value) {
+            /* gnuplot has nothing to draw (a metric these workloads do not have) */
+            printf("optbench: wrote %s/history.csv; no plot: no benchmark has a value of %s for these series\n",
+                   out, metrics[m].name);
+            goto done;
+        }
         char gpp[1024];
         snprintf(gpp, sizeof gpp, "%s/history.gp", out);
         FILE *f = fopen(gpp, "w");

@@ -86,6 +86,9 @@ check "final_loss: lower is better" grep -q '^median final training loss at the 
 check "final_loss: in the plot title" grep -q '^set title ".* (lower is better)"$' "$tmp/d2/history.gp"
 hist --metric eval_metric
 check "eval_metric without a metric: no direction: $(head -1 "$tmp/out")" test "$(grep -c 'is better' "$tmp/out")" = 0
+hist --out "$tmp/d3" --metric eval_metric
+check "eval_metric without a value: the table, no plot (gnuplot has nothing to draw)" \
+  grep -q "no plot: no benchmark has a value of eval_metric" "$tmp/out"
 db="$tmp/cls.db"
 "$OPTBENCH" run --workloads cnn-tiny --optimizers sgd --lrs 0.1 --seeds 1 --steps 4 --eval-every 2 --backend cpu \
   --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run cnn-tiny"; fail=1; }

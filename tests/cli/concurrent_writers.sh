@@ -135,32 +135,37 @@ echo "failing cells, two processes: cells run $runs times (want 8)"
 [ "$runs" = 8 ] || fail "failed cells were run again by the other process ($runs runs of 8 cells)"
 
 # 5e. a process that waits tries each cell held elsewhere in turn: the cell
-#    of a killed process is continued while another process is stalled
-#    (SIGSTOP) on its own cell
+#    of a killed process is continued while another holder is stalled. The
+#    stalled holder is a process that holds run 1's lock and does nothing (a
+#    SIGSTOPped optbench may be stopped inside a write transaction, which
+#    blocks every writer)
 db="$tmp/stall.db"
 L=(run --workloads quadratic --optimizers sgd,adam,adamw --lrs 0.003 --steps 100000 --checkpoint-every 1000 --backend cpu)
-"$OPTBENCH" "${L[@]}" --db "$db" 2>"$tmp/a.err" & a=$!
-for _ in $(seq 2000); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
-kill -STOP $a
-"$OPTBENCH" "${L[@]}" --db "$db" --resume 2>"$tmp/c.err" & c=$!
+mkdir -p "$db.ckpt/run-1"
+printf 'pid 4242 host stalled-host\ncheckpoints %s/nowhere/run-1\n' "$tmp" >"$db.ckpt/run-1/lock"
+python3 -c "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], 'w').close(); time.sleep(600)" \
+  "$db.ckpt/run-1/lock" "$tmp/held" & holder=$!
+for _ in $(seq 2000); do [ -e "$tmp/held" ] && break; sleep 0.05; done
+"$OPTBENCH" "${L[@]}" --db "$db" 2>"$tmp/c.err" & c=$!
 for _ in $(seq 2000); do compgen -G "$db.ckpt/run-2/ckpt-*.obck" >/dev/null && break; sleep 0.05; done
 "$OPTBENCH" "${L[@]}" --db "$db" --resume 2>"$tmp/b.err" & b=$!
 for _ in $(seq 2000); do grep -q "is being run by pid $c " "$tmp/b.err" && break; sleep 0.05; done
 kill -KILL $c; wait $c 2>/dev/null
-# b now holds everything but cell 0 (run 1, stalled in a): it must not wait on
-# run 1 before continuing c's cells
+# b holds everything but run 1 (held by the stalled holder): it must not wait
+# on run 1 before continuing c's cell
 others=1
 for _ in $(seq 1200); do
   others=$(q "$db" "select count(*) from runs where id <> 1 and status not in ('done','diverged')")
   [ "$others" = 0 ] && break; sleep 0.1
 done
-echo "stalled owner: $others other cells unfinished while run 1's owner is stopped; $(grep -c "still waiting\|waiting for" "$tmp/b.err") waiting notes"
+echo "stalled holder: $others other cells unfinished while run 1 is held; $(grep -c "waiting for" "$tmp/b.err") waiting notes"
 [ "$others" = 0 ] || fail "the waiting process blocked on the stalled cell; $others other cells left"
-grep -q "cell 0 (run 1): pid $a host" "$tmp/b.err" || fail "the waiting note does not name the owner of run 1: $(cat "$tmp/b.err")"
-kill -CONT $a
-wait $a || fail "the stalled process failed after SIGCONT: $(tail -n2 "$tmp/a.err")"
+grep -q "cell 0 (run 1): pid 4242 host stalled-host, at step 0 of 100000" "$tmp/b.err" ||
+  fail "the waiting note does not name the holder of run 1: $(cat "$tmp/b.err")"
+kill $holder; wait $holder 2>/dev/null
 wait $b || fail "the waiting process failed: $(tail -n2 "$tmp/b.err")"
-[ "$(q "$db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "stalled owner: cells left unfinished"
+[ "$(q "$db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "stalled holder: cells left unfinished"
+[ ! -e "$db.ckpt" ] || fail "stalled holder: $db.ckpt left behind: $(ls -R "$db.ckpt" | head)"
 
 # 6. --devices on the CPU: two workers in one process, results as the sequential run
 "$OPTBENCH" "${M[@]}" --devices 0,1 --db "$tmp/dev.db" 2>"$tmp/err" || fail "--devices 0,1: $(cat "$tmp/err")"

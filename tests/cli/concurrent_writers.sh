@@ -123,7 +123,7 @@ done
 
 # 5d. a cell another process failed since this one planned it is not run
 #    again here (it would fail the same way; --resume runs it again)
-bad=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 20000 --backend cpu
+bad=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 10000 --backend cpu
      --dump-params "$tmp/not-a-folder/x")
 echo "a file" >"$tmp/not-a-folder"
 "$OPTBENCH" "${bad[@]}" --db "$tmp/failed.db" 2>"$tmp/a.err" & a=$!
@@ -140,7 +140,7 @@ echo "failing cells, two processes: cells run $runs times (want 8)"
 #    SIGSTOPped optbench may be stopped inside a write transaction, which
 #    blocks every writer)
 db="$tmp/stall.db"
-L=(run --workloads quadratic --optimizers sgd,adam,adamw --lrs 0.003 --steps 100000 --checkpoint-every 1000 --backend cpu)
+L=(run --workloads quadratic --optimizers sgd,adam,adamw --lrs 0.003 --steps 40000 --checkpoint-every 1000 --backend cpu)
 mkdir -p "$db.ckpt/run-1"
 printf 'pid 4242 host stalled-host\ncheckpoints %s/nowhere/run-1\n' "$tmp" >"$db.ckpt/run-1/lock"
 python3 -c "import fcntl, sys, time; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], 'w').close(); time.sleep(600)" \
@@ -154,13 +154,13 @@ kill -KILL $c; wait $c 2>/dev/null
 # b holds everything but run 1 (held by the stalled holder): it must not wait
 # on run 1 before continuing c's cell
 others=1
-for _ in $(seq 1200); do
+for _ in $(seq 3000); do
   others=$(q "$db" "select count(*) from runs where id <> 1 and status not in ('done','diverged')")
   [ "$others" = 0 ] && break; sleep 0.1
 done
 echo "stalled holder: $others other cells unfinished while run 1 is held; $(grep -c "waiting for" "$tmp/b.err") waiting notes"
 [ "$others" = 0 ] || fail "the waiting process blocked on the stalled cell; $others other cells left"
-grep -q "cell 0 (run 1): pid 4242 host stalled-host, at step 0 of 100000" "$tmp/b.err" ||
+grep -q "cell 0 (run 1): pid 4242 host stalled-host, at step 0 of 40000" "$tmp/b.err" ||
   fail "the waiting note does not name the holder of run 1: $(cat "$tmp/b.err")"
 kill $holder; wait $holder 2>/dev/null
 wait $b || fail "the waiting process failed: $(tail -n2 "$tmp/b.err")"

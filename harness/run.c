@@ -447,7 +447,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
     int64_t done = 0, diverged_step = -1, bad_streak = 0, start = 0;
     double first_loss = NAN, wall_before = 0;
     ob_eval last_eval = {NAN, NAN, NAN};
-    int have_eval = 0;
+    int have_eval = 0, before_gone = 0;
     ob_status st = OB_OK;
     ob_status sst = OB_OK; /* store status */
     *stop_matrix = 0;
@@ -634,6 +634,12 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
                 st = ob_fail(&e, OB_ERR_INTERRUPTED, "%s", ce.msg);
                 *stop_matrix = 1;
                 goto out;
+            }
+            /* a run taken over from another checkpoint folder: this one now
+             * holds a newer checkpoint, and the lock file names it */
+            if (ckdir_before[0] && !before_gone) {
+                ob_ckpt_remove_all(ckdir_before);
+                before_gone = 1;
             }
         }
         if (stop_now) {

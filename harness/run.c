@@ -727,6 +727,15 @@ static void remove_run_files(const ob_config *c, const char *db_path, int64_t ru
     ob_ckpt_remove_all(dir);
 }
 
+/* dir as an absolute path (for a process started in another folder): the
+ * current folder before a relative one; dir as it is when that is unknown. */
+static void absolute_dir(const char *dir, char *buf, size_t n)
+{
+    char cwd[1024];
+    if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(buf, n, "%s/%s", cwd, dir);
+    else snprintf(buf, n, "%s", dir);
+}
+
 /* Take the cell's lock (DIR/lock): 1 taken (*fd holds it), 0 another
  * process has it (or *s says what failed). owner (n bytes) receives what the
  * lock file says of the process that holds it, or held it last (a dead one
@@ -774,11 +783,10 @@ static int lock_cell(const char *dir, const char *ckdir, int *fd, char *owner, s
             *s = ob_fail(e, OB_ERR_IO, "cannot keep a lock on '%s': it is removed and made again", path);
             return 0;
         }
-        char me[1400], host[256] = "?", cwd[1024] = "";
+        char me[2600], host[256] = "?", where[2200];
         gethostname(host, sizeof host - 1);
-        if (ckdir[0] != '/' && !getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
-        int len = snprintf(me, sizeof me, "pid %ld host %s\ncheckpoints %s%s%s\n", (long)getpid(), host, cwd,
-                           cwd[0] ? "/" : "", ckdir);
+        absolute_dir(ckdir, where, sizeof where);
+        int len = snprintf(me, sizeof me, "pid %ld host %s\ncheckpoints %s\n", (long)getpid(), host, where);
         if (ftruncate(f, 0) != 0 || pwrite(f, me, (size_t)len, 0) != len) {
             /* only informative: the flock is the lock */
         }
@@ -809,9 +817,8 @@ static void owner_ckdir(const char *owner, int64_t run_id, const char *dir, char
     int tl = snprintf(tail, sizeof tail, "/run-%lld", (long long)run_id);
     if (l + 1 > n || l < (size_t)tl || memcmp(p + l - (size_t)tl, tail, (size_t)tl) != 0) return;
     snprintf(buf, n, "%.*s", (int)l, p);
-    char here[2200] = "", cwd[1024];
-    if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(here, sizeof here, "%s/%s", cwd, dir);
-    else snprintf(here, sizeof here, "%s", dir);
+    char here[2200];
+    absolute_dir(dir, here, sizeof here);
     if (!strcmp(buf, here)) buf[0] = '\0';
 }
 

@@ -214,10 +214,15 @@ static const char *value_text(double v, char *buf, size_t n)
 static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
                              const ob_compare_opts *o, ob_cmp_group *g, ob_err *e)
 {
+    /* bl, cl: each side's values, for its median (every one of them: a
+     * median of the first few hundred would be of whichever cells sort first) */
     double *x = calloc((size_t)n + 1, sizeof *x), *y = calloc((size_t)n + 1, sizeof *y);
-    if (!x || !y) {
+    double *bl = calloc((size_t)n + 1, sizeof *bl), *cl = calloc((size_t)n + 1, sizeof *cl);
+    if (!x || !y || !bl || !cl) {
         free(x);
         free(y);
+        free(bl);
+        free(cl);
         return no_mem(e);
     }
     ob_status st = OB_OK;
@@ -239,17 +244,14 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     }
     /* final loss at the best lr, paired over seeds */
     int m = 0;
-    double bl[512] = {0}, cl[512] = {0};
     int nb = 0;
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (rb->lr != g->best_lr || !rb->finished || !rc->finished) continue;
         x[m++] = rel_change(run_final(rc), run_final(rb));
         g->n_new_diverged += isinf(run_final(rc)) && !isinf(run_final(rb));
-        if (nb < 512) {
-            bl[nb] = run_final(rb);
-            cl[nb++] = run_final(rc);
-        }
+        bl[nb] = run_final(rb);
+        cl[nb++] = run_final(rc);
     }
     if ((st = judge_pairs(&g->loss, x, m, o->loss_tol, 1, e)) != OB_OK) goto done;
     g->loss.base = ob_stat_median(bl, nb);
@@ -262,10 +264,8 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         if (rb->lr != g->best_lr || !rb->finished || !rc->finished || rb->diverged || rc->diverged) continue;
         if (isnan(rb->eval_metric) || isnan(rc->eval_metric)) continue;
         x[m++] = rc->eval_metric - rb->eval_metric;
-        if (nb < 512) {
-            bl[nb] = rb->eval_metric;
-            cl[nb++] = rc->eval_metric;
-        }
+        bl[nb] = rb->eval_metric;
+        cl[nb++] = rc->eval_metric;
     }
     if (m > 0) {
         if ((st = judge_pairs(&g->metric, x, m, o->metric_tol, 0, e)) != OB_OK) goto done;
@@ -276,10 +276,8 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             if (rb->lr != g->best_lr || !rb->finished || !rc->finished || rb->diverged || rc->diverged) continue;
             if (isnan(rb->eval_loss) || isnan(rc->eval_loss)) continue;
             x[m++] = rel_change(rc->eval_loss, rb->eval_loss);
-            if (nb < 512) {
-                bl[nb] = rb->eval_loss;
-                cl[nb++] = rc->eval_loss;
-            }
+            bl[nb] = rb->eval_loss;
+            cl[nb++] = rc->eval_loss;
         }
         if ((st = judge_pairs(&g->metric, x, m, o->loss_tol, 1, e)) != OB_OK) goto done;
     }
@@ -307,10 +305,8 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             continue;
         }
         x[m++] = r;
-        if (nb < 512) {
-            bl[nb] = rb->step_ms_median;
-            cl[nb++] = rc->step_ms_median;
-        }
+        bl[nb] = rb->step_ms_median;
+        cl[nb++] = rc->step_ms_median;
     }
     g->time_cells = timed;
     g->time_floor_ms = o->time_floor_ms;
@@ -408,6 +404,8 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
 done:
     free(x);
     free(y);
+    free(bl);
+    free(cl);
     return st;
 }
 

@@ -351,10 +351,23 @@ double ob_stat_sign_test(int k, int n)
     if (n <= 0) return 1.0;
     int m = k < n - k ? k : n - k;
     /* P(X <= m) for X ~ Binomial(n, 1/2), doubled; terms in double */
-    double c = 1.0, tail = 0.0, scale = pow(0.5, n);
-    for (int i = 0; i <= m; i++) {
-        tail += c * scale;
-        c = c * (double)(n - i) / (double)(i + 1);
+    double tail = 0.0;
+    if (n <= 1000) {
+        double c = 1.0, scale = pow(0.5, n);
+        for (int i = 0; i <= m; i++) {
+            tail += c * scale;
+            c = c * (double)(n - i) / (double)(i + 1);
+        }
+    } else {
+        /* past about 1075 seeds 2^-n underflows to 0 and C(n, i) overflows
+         * (0 x inf: NaN): the terms relative to the largest, C(n, m) / 2^n
+         * (m <= n / 2), whose logarithm lgamma gives */
+        double r = 1.0, sum = 0.0;
+        for (int i = m; i >= 0 && r > 1e-18 * sum; i--) {
+            sum += r;
+            r *= (double)i / (double)(n - i + 1);
+        }
+        tail = sum * exp(lgamma(n + 1.0) - lgamma(m + 1.0) - lgamma(n - m + 1.0) - n * log(2.0));
     }
     double p = 2.0 * tail;
     return p > 1.0 ? 1.0 : p;
@@ -456,7 +469,10 @@ static ob_status spread_of(const double *x, int n, ob_spread *s, ob_err *e)
     s->median = quantile_sorted(b, m, 0.5);
     s->min = m ? b[0] : NAN;
     s->max = m ? b[m - 1] : NAN;
-    ob_status st = ob_stat_bootstrap_median(b, m, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &s->ci_lo, &s->ci_hi, e);
+    /* one value has no interval: resampling it gives [x, x], a 95% interval
+     * of width 0 that would claim the median is known exactly */
+    ob_status st = ob_stat_bootstrap_median(b, m >= 2 ? m : 0, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &s->ci_lo,
+                                            &s->ci_hi, e);
     free(b);
     return st;
 }
@@ -480,7 +496,32 @@ static void sort_runs(int *idx, int n, const ob_dataset *d)
     }
 }
 
-static double run_final(const ob_rrun *r) { return r->diverged ? INFINITY : r->final_loss; }
+/* A finished run's final loss as it enters a median or a ranking: +inf when it
+ * diverged, and when it finished with no finite loss in its last 10% of steps
+ * (every one of them skipped as non-finite, too few in a row to be called
+ * diverged): left out as unknown, such a seed would flatter its lr. */
+static double run_final(const ob_rrun *r) { return r->diverged || !isfinite(r->final_loss) ? INFINITY : r->final_loss; }
+
+/* Does a finished run of idx[0..n) that did not diverge have a held-out loss
+ * (metric 0) or metric (1)? */
+static int has_held_out(const ob_dataset *d, const int *idx, int n, int metric)
+{
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (r->finished && !r->diverged && !isnan(metric ? r->eval_metric : r->eval_loss)) return 1;
+    }
+    return 0;
+}
+
+/* A finished run's held-out loss (metric 0) or metric (1) as it enters a
+ * median: a diverged run's is the worst there is, +inf for the loss and -inf
+ * for the metric (an accuracy: higher is better), where the group has such a
+ * value at all (has); left out, the seeds that survived would stand for it. */
+static double run_held_out(const ob_rrun *r, int metric, int has)
+{
+    if (r->diverged) return has ? (metric ? -INFINITY : INFINITY) : NAN;
+    return metric ? r->eval_metric : r->eval_loss;
+}
 
 static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol, ob_err *e)
 {
@@ -496,6 +537,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
         st = no_mem(e, "computing the statistics");
         goto out;
     }
+    const int has_el = has_held_out(d, idx, n, 0), has_em = has_held_out(d, idx, n, 1);
     for (int a = 0; a < n;) {
         int b = a;
         while (b < n && d->runs[idx[b]].lr == d->runs[idx[a]].lr) b++;
@@ -514,9 +556,9 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
                 g->n_unfinished++;
             }
             if (r->diverged) p->n_diverged++;
-            if (r->finished && !r->diverged) {
-                tmp2[me] = r->eval_loss;
-                tmp3[me++] = r->eval_metric;
+            if (r->finished) {
+                tmp2[me] = run_held_out(r, 0, has_el);
+                tmp3[me++] = run_held_out(r, 1, has_em);
             }
         }
         p->med = ob_stat_median(tmp, m);
@@ -561,10 +603,8 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
             if (r->lr != g->best_lr || !r->finished) continue;
             g->best_runs[g->n_best_runs++] = idx[k];
             tmp[m++] = run_final(r);
-            if (!r->diverged) {
-                tmp2[me] = r->eval_loss;
-                tmp3[me++] = r->eval_metric;
-            }
+            tmp2[me] = run_held_out(r, 0, has_el);
+            tmp3[me++] = run_held_out(r, 1, has_em);
         }
         if ((st = spread_of(tmp, m, &g->final, e)) != OB_OK || (st = spread_of(tmp2, me, &g->eval_loss, e)) != OB_OK ||
             (st = spread_of(tmp3, me, &g->eval_metric, e)) != OB_OK)
@@ -684,18 +724,19 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
     ob_status st = OB_OK;
     if (!f || !el || !em || !g->conf_runs) st = no_mem(e, "computing the statistics");
     int m = 0, me = 0;
+    /* does the group hold a held-out loss or metric (its sweep or these runs)? */
+    const int has_el = has_held_out(d, sweep, n_sweep, 0) || has_held_out(d, idx, n, 0);
+    const int has_em = has_held_out(d, sweep, n_sweep, 1) || has_held_out(d, idx, n, 1);
     for (int k = 0; st == OB_OK && k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
         if (r->lr != g->confirm_lr || !r->finished) continue;
         g->conf_runs[g->n_conf_runs++] = idx[k];
-        f[m++] = run_final(r);
-        if (!r->diverged) {
-            el[me] = r->eval_loss;
-            em[me++] = r->eval_metric;
-            if (isnan(g->conf_max_finite) || r->final_loss > g->conf_max_finite) g->conf_max_finite = r->final_loss;
-        } else {
-            g->conf_n_diverged++;
-        }
+        double fk = run_final(r);
+        f[m++] = fk;
+        el[me] = run_held_out(r, 0, has_el);
+        em[me++] = run_held_out(r, 1, has_em);
+        if (r->diverged) g->conf_n_diverged++;
+        else if (isfinite(fk) && (isnan(g->conf_max_finite) || fk > g->conf_max_finite)) g->conf_max_finite = fk;
     }
     g->n_confirm = m;
     if (st == OB_OK) st = spread_of(f, m, &g->conf_final, e);

@@ -3,12 +3,20 @@
  * Definitions (the report's documentation repeats them):
  * - A run's final loss is the mean training loss over its last 10% of steps
  *   (recorded by the run loop). A diverged run counts as +inf when runs are
- *   ranked or a median is taken; failed and unfinished runs are left out.
+ *   ranked or a median is taken, and so does a finished run without a finite
+ *   final loss (every step of its last 10% skipped as non-finite); failed and
+ *   unfinished runs are left out.
+ * - Held-out loss and metric of a diverged run (it has none): the worst there
+ *   is, +inf for the loss, -inf for the metric (an accuracy), where the group
+ *   has such values at all; so their medians are over the same seeds as the
+ *   final loss's, not over the seeds that survived.
  * - best lr of a (workload, optimizer configuration) group: the lr with the
  *   lowest median final loss over seeds; ties go to the smaller lr.
  * - At the best lr: median, min, max and a 95% percentile-bootstrap interval
  *   of the median (OB_BOOTSTRAP_B resamples, fixed Philox seed, so repeatable)
- *   of final loss, held-out loss and held-out metric.
+ *   of final loss, held-out loss and held-out metric; NaN (no interval) from
+ *   a single value. With 2 to 5 values the interval is [min, max], whose
+ *   coverage of the median is only 1 - 2^(1-n) (50% to 94%).
  * - lr sensitivity width: log10(hi / lo) in decades, where [lo, hi] is the
  *   range around the best lr whose median final loss is within tol of the best
  *   (m <= best + tol * |best|). Each end is found by linear interpolation of
@@ -75,7 +83,9 @@ double ob_stat_mean(const double *x, int n);
 double ob_stat_sd(const double *x, int n);            /* sample sd (n - 1) */
 double ob_stat_min(const double *x, int n);
 double ob_stat_max(const double *x, int n);
-/* 95% (level) percentile-bootstrap interval of the median; B resamples. */
+/* 95% (level) percentile-bootstrap interval of the median; B resamples. With
+ * n <= 5 values it is [min, max] (n = 1: [x, x]); the gate of compare relies
+ * on that ("worse on every seed"). */
 ob_status ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
                                    double *lo, double *hi, ob_err *e);
 /* Value at `at` of points (lr[i], v[i]) (lr ascending) by the rule above. */
@@ -94,10 +104,11 @@ ob_status ob_stat_first_reach(const double *loss, int64_t n, double target, int6
 ob_status ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
                                      const int64_t *n, const int *diverged, double target, int64_t *at, ob_err *e);
 /* The best lr of runs (lr[i], final[i]) in any order: the lr with the lowest
- * median final loss over its runs (final +inf for a diverged run, NaN for one
- * left out), ties to the smaller lr; NaN when no lr has a finite median. The
- * rule of ob_group.best, for callers that hold no dataset (run's
- * confirmation stage). It allocates nothing: NaN never means out of memory. */
+ * median final loss over its runs (final +inf for a diverged run and for a
+ * finished one without a finite final loss, NaN for one left out), ties to the
+ * smaller lr; NaN when no lr has a finite median. The rule of ob_group.best,
+ * for callers that hold no dataset (run's confirmation stage). It allocates
+ * nothing: NaN never means out of memory. */
 double ob_stat_best_lr(const double *lr, const double *final, int n);
 /* Performance profile: t is (n_w, n_o), +inf when not reached. rho is
  * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used. */

@@ -1055,9 +1055,14 @@ ob_status ob_store_sweep_finals(ob_store *s, int64_t bench_id, int64_t cell_lo, 
     while ((rc = sqlite3_step(q)) == SQLITE_ROW && *n < cap) {
         const char *status = (const char *)sqlite3_column_text(q, 1);
         double f = NAN;
+        /* as the report counts them (ob_stat_best_lr's rule): diverged, or
+         * finished without a finite final loss (every step of its last 10%
+         * skipped as non-finite), is +inf; unfinished is unknown (NaN) */
         if (status && !strcmp(status, "diverged")) f = INFINITY;
-        else if (status && !strcmp(status, "done") && sqlite3_column_type(q, 2) != SQLITE_NULL)
-            f = sqlite3_column_double(q, 2);
+        else if (status && !strcmp(status, "done"))
+            f = sqlite3_column_type(q, 2) != SQLITE_NULL && isfinite(sqlite3_column_double(q, 2))
+                    ? sqlite3_column_double(q, 2)
+                    : INFINITY;
         lr[*n] = sqlite3_column_double(q, 0);
         final[(*n)++] = f;
     }

@@ -154,8 +154,9 @@ ob_status ob_store_curve_steps(ob_store *s, int64_t run_id, int64_t *step, ob_er
 ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, int *at_start, int64_t *reached,
                                  ob_err *e);
 /* The sweep runs of a benchmark whose cell index is in [cell_lo, cell_hi]:
- * lr[i] and final[i] (the final loss; +inf diverged; NaN failed or
- * unfinished), at most cap of them, *n how many. */
+ * lr[i] and final[i] (the final loss; +inf diverged, or done without a
+ * finite final loss; NaN failed or unfinished), at most cap of them, *n how
+ * many. */
 ob_status ob_store_sweep_finals(ob_store *s, int64_t bench_id, int64_t cell_lo, int64_t cell_hi, double *lr,
                                 double *final, int cap, int *n, ob_err *e);
 /* How many fresh seeds per pair the benchmark's confirmation runs reach: the

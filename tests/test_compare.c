@@ -675,6 +675,30 @@ int main(void)
                   "%s", buf);
     }
 
+    /* a group of more than 512 matched cells: each side's median step time is
+     * over all of them (257 cells at lr 0.01 of 1 ms, 257 at lr 0.1 of 3 ms:
+     * 2 ms), not over the 512 that sort first (1 ms) */
+    {
+        char big[512];
+        snprintf(big, sizeof big, "%s/big.db", dir);
+        ob_err e = {0};
+        ob_store *s = NULL;
+        remove(big);
+        ob_store_open(big, OB_STORE_CREATE, &s, &e);
+        for (int l = 0; l < 2; l++)
+            for (int seed = 0; seed < 257; seed++)
+                fx_add(s, 0, &(fx_run){"quad", "sgd", NULL, l ? 0.1 : 0.01, seed, "done", 1.0 + 0.001 * seed, 5,
+                                       l ? 3.0 : 1.0, l ? 3.3 : 1.1, 2048, 400, 1.1, NAN, 2});
+        ob_store_close(s);
+        c = run_cmp(big, big, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK_MSG(st == OB_OK && g && g->n_matched == 514 && g->time.n == 514 && g->time.base == 2.0 &&
+                      g->time.cand == 2.0 && g->loss.n == 257,
+                  "step time medians %g -> %g ms over %d cells", g ? g->time.base : NAN, g ? g->time.cand : NAN,
+                  g ? g->time.n : 0);
+        ob_compare_free(&c);
+    }
+
     /* nothing in common: unusable */
     snprintf(cand, sizeof cand, "%s/other.db", dir);
     {

@@ -1,7 +1,10 @@
 /* tests/test_stats.c - results/stats against hand computation: quantiles,
  * bootstrap, log-lr interpolation, sensitivity width, time to target with
- * smoothing and censoring, the performance profile, and every statistic of the
- * reference database of tests/test_stats_db.h (values worked out below). */
+ * smoothing and censoring, the performance profile, the sign test past 1000
+ * seeds, seeds that count against an optimizer (diverged held-out values, a
+ * finished run without a finite final loss, one seed without an interval), and
+ * every statistic of the reference database of tests/test_stats_db.h (values
+ * worked out below). */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -508,6 +511,107 @@ static void test_best_lr(void)
     CHECK(isnan(ob_stat_best_lr(lr2, fin3, 0)));
 }
 
+/* The sign test past about 1075 seeds, where 2^-n underflows and C(n, k)
+ * overflows: against the sum of its terms, each from lgamma. */
+static void test_sign_large(void)
+{
+    for (int n = 1001; n <= 4001; n += 1000) {
+        double prev = 0;
+        for (int k = 0; k <= n / 2; k += n / 50) {
+            double want = 0;
+            for (int i = 0; i <= k; i++)
+                want += exp(lgamma(n + 1.0) - lgamma(i + 1.0) - lgamma(n - i + 1.0) - n * log(2.0));
+            want = want * 2 > 1 ? 1 : want * 2;
+            double p = ob_stat_sign_test(k, n);
+            CHECK_MSG(p >= 0 && p <= 1 && fabs(p - want) <= 1e-9 * want + 1e-300 && p >= prev,
+                      "sign test %d of %d: %g, want %g", k, n, p, want);
+            CHECK(ob_stat_sign_test(n - k, n) == p);
+            prev = p;
+        }
+        /* half the seeds each way: no evidence at all */
+        CHECK_NEAR(ob_stat_sign_test(n / 2, n), 1.0, 1e-9);
+    }
+    /* the normal approximation with continuity correction: z = (500.5 - 550) / sqrt(275) = -2.985 */
+    CHECK_NEAR(ob_stat_sign_test(500, 1100), 2 * 0.001418, 5e-5);
+}
+
+/* Seeds that count against an optimizer, never silently for it: a diverged
+ * seed's held-out loss and metric are the worst (so their medians are over the
+ * seeds the final loss's is over), a finished run without a finite final loss
+ * counts +inf (not left out, which would make its lr look better), and a
+ * single seed has no interval (not one of width 0). */
+static void test_counted_against(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    /* acc (with a metric): seeds {1.0, 1.1, diverged}, held-out loss {1, 2, -}, metric {0.9, 0.8, -} */
+    fx_add(s, 0, &(fx_run){"acc", "adam", NULL, 0.01, 0, "done", 1.0, 5, 1, 1, 1, 1, 1.0, 0.9, 0});
+    fx_add(s, 0, &(fx_run){"acc", "adam", NULL, 0.01, 1, "done", 1.1, 5, 1, 1, 1, 1, 2.0, 0.8, 0});
+    fx_add(s, 0, &(fx_run){"acc", "adam", NULL, 0.01, 2, "diverged", 0, 5, 1, 1, 1, 1, 0, 0, 0});
+    /* quad2 (no metric): the same held-out losses */
+    fx_add(s, 0, &(fx_run){"quad2", "adam", NULL, 0.01, 0, "done", 1.0, 5, 1, 1, 1, 1, 1.0, NAN, 0});
+    fx_add(s, 0, &(fx_run){"quad2", "adam", NULL, 0.01, 1, "done", 1.1, 5, 1, 1, 1, 1, 2.0, NAN, 0});
+    fx_add(s, 0, &(fx_run){"quad2", "adam", NULL, 0.01, 2, "diverged", 0, 5, 1, 1, 1, 1, 0, 0, 0});
+    /* nanf: at lr 0.01 two seeds 1.0 and 1.1 and one that finished with no finite
+     * loss at all (median 1.1, not 1.05); at lr 0.1 three seeds of 1.08: the best */
+    fx_add(s, 0, &(fx_run){"nanf", "sgd", NULL, 0.01, 0, "done", 1.0, 5, 1, 1, 1, 1, 1.0, NAN, 0});
+    fx_add(s, 0, &(fx_run){"nanf", "sgd", NULL, 0.01, 1, "done", 1.1, 5, 1, 1, 1, 1, 1.1, NAN, 0});
+    fx_add(s, 0, &(fx_run){"nanf", "sgd", NULL, 0.01, 2, "done", NAN, 5, 1, 1, 1, 1, 1.2, NAN, 0});
+    for (int seed = 0; seed < 3; seed++)
+        fx_add(s, 0, &(fx_run){"nanf", "sgd", NULL, 0.1, seed, "done", 1.08, 5, 1, 1, 1, 1, 1.08, NAN, 0});
+    /* one: a single seed */
+    fx_add(s, 0, &(fx_run){"one", "sgd", NULL, 0.01, 0, "done", 1.0, 5, 1, 1, 1, 1, 1.0, 0.5, 0});
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    ob_stats st;
+    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    const ob_group *ga = grp(&d, &st, "acc", "adam"), *gq = grp(&d, &st, "quad2", "adam");
+    const ob_group *gn = grp(&d, &st, "nanf", "sgd"), *g1 = grp(&d, &st, "one", "sgd");
+    CHECK(ga && gq && gn && g1);
+    if (ga && gq && gn && g1) {
+        CHECK(ga->best_lr == 0.01 && ga->final.n == 3 && ga->final.median == 1.1);
+        CHECK_MSG(ga->eval_loss.n == 3 && ga->eval_loss.median == 2.0 && isinf(ga->eval_loss.max),
+                  "held-out loss over %d seeds: median %g", ga->eval_loss.n, ga->eval_loss.median);
+        CHECK_MSG(ga->eval_metric.n == 3 && ga->eval_metric.median == 0.8 && ga->eval_metric.min < 0 &&
+                      isinf(ga->eval_metric.min) && ga->eval_metric.max == 0.9,
+                  "metric over %d seeds: median %g", ga->eval_metric.n, ga->eval_metric.median);
+        CHECK(ga->lrs[0].eval_med == 2.0 && ga->lrs[0].metric_med == 0.8);
+        /* no metric on the workload: none made up for the diverged seed */
+        CHECK(gq->eval_loss.n == 3 && gq->eval_loss.median == 2.0);
+        CHECK(gq->eval_metric.n == 0 && isnan(gq->eval_metric.median) && isnan(gq->lrs[0].metric_med));
+        CHECK_MSG(gn->best_lr == 0.1 && gn->n_lr == 2 && gn->lrs[0].med == 1.1 && isinf(gn->lrs[0].max),
+                  "best lr %g, median at 0.01 %g", gn->best_lr, gn->n_lr ? gn->lrs[0].med : NAN);
+        CHECK(g1->final.n == 1 && g1->final.median == 1.0 && g1->final.min == 1.0);
+        CHECK_MSG(isnan(g1->final.ci_lo) && isnan(g1->final.ci_hi), "one seed: interval [%g, %g]",
+                  g1->final.ci_lo, g1->final.ci_hi);
+        CHECK(isnan(g1->eval_loss.ci_lo) && isnan(g1->eval_metric.ci_hi));
+        /* two seeds have one: [min, max] */
+        CHECK(ga->final.ci_lo == 1.0 && isinf(ga->final.ci_hi));
+    }
+    ob_stats_free(&st);
+    /* the paired comparison counts the seed without a finite final loss against it */
+    int ia[3], ib[3], na = 0, nb = 0;
+    for (int i = 0; i < d.n; i++) {
+        const ob_rrun *r = &d.runs[i];
+        if (strcmp(r->workload, "nanf")) continue;
+        if (r->lr == 0.01) ia[na++] = i;
+        else ib[nb++] = i;
+    }
+    ob_paired pr;
+    CHECK(na == 3 && nb == 3);
+    CHECK_OK(ob_stat_paired(&d, ia, na, ib, nb, &pr, &e), &e);
+    CHECK_MSG(pr.n == 3 && pr.a_lower == 1 && pr.b_lower == 2, "paired: %d seeds, a lower %d, b lower %d", pr.n,
+              pr.a_lower, pr.b_lower);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* Confirmation runs (fx_add_confirm) have spreads of their own and change no
  * statistic of the sweep. */
 static void test_confirm(const char *path)
@@ -559,7 +663,8 @@ static void test_confirm(const char *path)
     CHECK(qs->confirm_lr == 0.01 && qs->n_confirm == 2 && qs->conf_seed_overlap == 1);
     CHECK(isinf(qs->conf_final.median) && qs->conf_final.min == 2.0 && isinf(qs->conf_final.max));
     CHECK(qs->conf_n_diverged == 1 && qs->conf_max_finite == 2.0);
-    CHECK(qs->conf_eval_loss.n == 1);
+    /* the diverged seed's held-out loss counts as +inf, as its final loss does */
+    CHECK(qs->conf_eval_loss.n == 2 && isinf(qs->conf_eval_loss.median) && qs->conf_eval_loss.min == 2.5);
     /* at another lr than the sweep's best */
     CHECK(ra->best_lr == 0.01 && ra->confirm_lr == 0.03 && ra->n_confirm == 1);
     CHECK(isnan(rs->confirm_lr) && rs->n_confirm == 0);
@@ -591,6 +696,7 @@ int main(void)
     test_median_first_reach();
     test_profile();
     test_best_lr();
+    test_sign_large();
     snprintf(p, sizeof p, "%s/ref.db", dir);
     CHECK(fx_build_reference(p) == 0);
     test_reference(p);
@@ -600,6 +706,8 @@ int main(void)
     test_labels(p);
     snprintf(p, sizeof p, "%s/confirm.db", dir);
     test_confirm(p);
+    snprintf(p, sizeof p, "%s/against.db", dir);
+    test_counted_against(p);
     snprintf(p, sizeof p, "%s/paired.db", dir);
     test_sign_paired(p);
     char cmd[600];

@@ -65,6 +65,9 @@ static void run_usage(FILE *f)
             "                         SLURM_ARRAY_TASK_COUNT when set); a shard skips the\n"
             "                         confirmation stage (merge, then --resume)\n"
             "  --devices 0,1,...      one cell per device at a time, concurrently\n"
+            "  --data-parallel N      each run on N devices (data_parallel): its batch split\n"
+            "                         over them, gradients summed (NCCL on CUDA); with\n"
+            "                         --devices, runs take N listed devices each\n"
             "  --dump-params DIR      (debugging) write each finished cell's parameters to\n"
             "                         DIR/cell-INDEX.f32\n\n"
             "SIGINT or SIGTERM: the current step finishes, the run is checkpointed and marked\n"
@@ -86,7 +89,7 @@ static const run_flag run_flags[] = {
     {"--set", 1},              {"--exclude", 1},         {"--name", 1},          {"--dry-run", 0},
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
-    {"--confirm-seeds", 1},    {"--sweep", 1},           {"--print-config", 0},
+    {"--confirm-seeds", 1},    {"--sweep", 1},           {"--print-config", 0},  {"--data-parallel", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -152,6 +155,34 @@ static ob_status flag_int(const char *flag, const char *v, int64_t lo, int64_t h
     if (d > (double)hi)
         return ob_fail(e, OB_ERR_INPUT, "%s '%s': out of range (max %lld)", flag, v, (long long)hi);
     *out = (int64_t)d;
+    return OB_OK;
+}
+
+/* data_parallel > 1: every workload of the matrix splits its batch into
+ * that many parts, and --devices lists whole groups of devices. */
+static ob_status check_data_parallel(const ob_config *c, const ob_matrix *m, ob_err *e)
+{
+    const int dp = c->data_parallel;
+    if (dp <= 1) return OB_OK;
+    if (c->n_devices > 0 && c->n_devices % dp != 0)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "--devices lists %d devices, and each run takes data_parallel = %d of them: list a "
+                       "multiple of %d",
+                       c->n_devices, dp, dp);
+    for (int i = 0; i < m->n; i++) {
+        const ob_cell *cell = &m->cells[i];
+        if (!cell->wl->create_replica)
+            return ob_fail(e, OB_ERR_INPUT,
+                           "data_parallel = %d: workload %s has no batch to split over replicas; leave it out, "
+                           "or run it with data_parallel: 1",
+                           dp, cell->wl->name);
+        int64_t b = (int64_t)ob_hp_get(&cell->wl_hp, "batch");
+        if (b % dp != 0)
+            return ob_fail(e, OB_ERR_INPUT,
+                           "data_parallel = %d: workload %s has batch=%lld, which does not split into %d equal "
+                           "parts; set %s.batch to a multiple of %d",
+                           dp, cell->wl->name, (long long)b, dp, cell->wl->name, dp);
+    }
     return OB_OK;
 }
 
@@ -292,6 +323,10 @@ int ob_cmd_run(int argc, char **argv)
             else snprintf(cfg.checkpoint_dir, sizeof cfg.checkpoint_dir, "%s", v);
         } else if (!strcmp(a, "--shard")) s = ob_config_set_shard(&cfg, v, "--shard", &e);
         else if (!strcmp(a, "--devices")) s = ob_config_set_devices(&cfg, v, "--devices", &e);
+        else if (!strcmp(a, "--data-parallel")) {
+            int64_t dp = 0;
+            if ((s = flag_int(a, v, 1, OB_CFG_MAX_REPLICAS, &dp, &e)) == OB_OK) cfg.data_parallel = (int)dp;
+        }
         else if (!strcmp(a, "--dump-params")) {
             if (!*v || strlen(v) >= sizeof cfg.dump_params - 64)
                 s = ob_fail(&e, OB_ERR_INPUT, "--dump-params '%s': empty or too long", v);
@@ -308,6 +343,10 @@ int ob_cmd_run(int argc, char **argv)
     if (ob_matrix_expand(&cfg, &m, stderr, &e) != OB_OK) goto fail;
     /* every pair's routing, before anything is written */
     if (ob_matrix_check_routing(&cfg, &m, stderr, NULL, &e) != OB_OK) {
+        ob_matrix_free(&m);
+        goto fail;
+    }
+    if (check_data_parallel(&cfg, &m, &e) != OB_OK) {
         ob_matrix_free(&m);
         goto fail;
     }
@@ -333,7 +372,7 @@ int ob_cmd_run(int argc, char **argv)
         fprintf(stderr,
                 "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores "
                 "(the cpu backend has one device; each listed index is one more worker)\n",
-                cfg.n_devices);
+                cfg.n_devices / (cfg.data_parallel > 1 ? cfg.data_parallel : 1));
     if (dry) {
         print_dry_run(&cfg, &m);
         ob_matrix_free(&m);

@@ -17,6 +17,7 @@ void ob_config_init(ob_config *c)
     c->steps = 200;
     c->checkpoint_every = OB_CKPT_EVERY_DEFAULT;
     c->checkpoint_keep = OB_CKPT_KEEP_DEFAULT;
+    c->data_parallel = 1;
     strcpy(c->backend, "auto");
     strcpy(c->name, "optbench");
 }
@@ -640,7 +641,7 @@ static ob_status exclude_map(const ycx *y, const yaml_node_t *k, const yaml_node
 static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
                                        "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude",
-                                       "confirm_seeds", "sweep"};
+                                       "confirm_seeds", "sweep", "data_parallel"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -698,6 +699,11 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     } else if (!strcmp(key, "checkpoint_every")) {
         OB_TRY(want_scalar(y, v, key));
         OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_STEPS, "checkpoint_every", at, &c->checkpoint_every, e));
+    } else if (!strcmp(key, "data_parallel")) {
+        int64_t dp = 0;
+        OB_TRY(want_scalar(y, v, key));
+        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_CFG_MAX_REPLICAS, "data_parallel", at, &dp, e));
+        c->data_parallel = (int)dp;
     } else if (!strcmp(key, "checkpoint_keep")) {
         int64_t keep = 0;
         OB_TRY(want_scalar(y, v, key));
@@ -722,7 +728,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, sweep",
+                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, sweep, data_parallel",
                        at, key);
     }
     return OB_OK;

@@ -25,6 +25,7 @@
  *   checkpoint_dir: ckpt/                   # default: DB.ckpt/ beside the database
  *   exclude: {quadratic: [muon, root]}      # (workload, optimizer) pairs left out
  *   confirm_seeds: 5                        # then 5 fresh seeds at each pair's best lr
+ *   data_parallel: 2                        # devices per run, its batch split over them
  * Resume, sharding and devices are flags only (--resume, --shard K/N,
  * --devices 0,1); with no --shard, Slurm's SLURM_ARRAY_TASK_ID and
  * SLURM_ARRAY_TASK_COUNT give the shard (ob_config_shard_from_env).
@@ -39,6 +40,7 @@
 #define OB_CFG_MAX_LIST 64
 #define OB_CFG_MAX_SETTINGS 256
 #define OB_CFG_MAX_DEVICES 64
+#define OB_CFG_MAX_REPLICAS 16           /* data_parallel */
 #define OB_CKPT_EVERY_DEFAULT 1000
 #define OB_CKPT_KEEP_DEFAULT 2
 #define OB_CFG_MAX_EXCLUDES 128
@@ -96,6 +98,7 @@ typedef struct ob_config {
     char shard_origin[64];      /* "--shard" or "SLURM_ARRAY_TASK_ID" */
     int n_devices;              /* > 0: one cell per device at a time, concurrently */
     int devices[OB_CFG_MAX_DEVICES];
+    int data_parallel;          /* devices per run, one model replica each (1: none) */
     char dump_params[1024];     /* debugging: write each finished cell's parameters here */
     int n_excludes;             /* pairs left out of the matrix (names checked by ob_matrix_expand) */
     ob_exclude excludes[OB_CFG_MAX_EXCLUDES];

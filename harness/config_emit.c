@@ -296,6 +296,10 @@ static void emit_config(out *o, const ob_config *c)
     i64(o, c->checkpoint_every);
     str(o, "checkpoint_keep");
     i64(o, c->checkpoint_keep);
+    if (c->data_parallel > 1) {
+        str(o, "data_parallel");
+        i64(o, c->data_parallel);
+    }
     map_end(o);
     emit(o, &ev, yaml_document_end_event_initialize(&ev, 1));
     emit(o, &ev, yaml_stream_end_event_initialize(&ev));

@@ -17,6 +17,14 @@
  * steps before it come back from the database's curve, so the summary
  * statistics of a resumed run are those of the uninterrupted one. Data,
  * noise and schedules are functions of (seed, step) and need nothing saved.
+ *
+ * Data parallel (data_parallel: n): a worker holds n devices, one replica of
+ * the cell's model and optimizer on each. Each replica computes its part of
+ * the step's batch (ob_workload_def.create_replica), the gradients and losses
+ * are summed over the replicas in place (the backend's group_sum: NCCL on
+ * CUDA), and every replica then takes the same optimizer step on the same
+ * sum, so they stay equal without exchanging parameters. Replica 0 is the
+ * run: its records, evaluations, checkpoints and timer; the others follow.
  */
 #include "harness/run.h"
 
@@ -88,6 +96,25 @@ void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, int64_t run_
     else snprintf(buf, n, "%s.ckpt/run-%lld", db_path, (long long)run_id);
 }
 
+/* The devices of a worker: replica r of a run on dev[r]; n is data_parallel
+ * (1: dev[0] alone). own[r] are those the worker opened itself. */
+typedef struct replicas {
+    int n;
+    ob_device *dev[OB_CFG_MAX_REPLICAS];
+    ob_device own[OB_CFG_MAX_REPLICAS];
+    int owned[OB_CFG_MAX_REPLICAS];
+    void *group; /* group_open's, when n > 1 */
+} replicas;
+
+/* What replica r >= 1 of a data-parallel cell owns (replica 0's is the cell's). */
+typedef struct replica_state {
+    ob_workload *wl;
+    ob_optim *opt;
+    ob_layout lay;
+    float *params, *grads, *loss_dev;
+    ob_step_record *rec_dev;
+} replica_state;
+
 /* Everything a cell owns; freed in one place whatever happened. */
 typedef struct cell_state {
     ob_workload *wl;
@@ -100,10 +127,40 @@ typedef struct cell_state {
     ob_event *events;
     char (*event_text)[160];
     int n_events;
+    int n_rep;            /* replicas: rep[1 .. n_rep) are set up */
+    replica_state rep[OB_CFG_MAX_REPLICAS];
 } cell_state;
 
-static void cell_free(ob_device *dev, cell_state *cs)
+static void replica_free(ob_device *dev, replica_state *r)
 {
+    if (r->wl) r->wl->vt->destroy(r->wl);
+    ob_optim_destroy(r->opt);
+    ob_layout_free(&r->lay);
+    ob_dev_free(dev, r->params);
+    ob_dev_free(dev, r->grads);
+    ob_dev_free(dev, r->loss_dev);
+    ob_dev_free(dev, r->rec_dev);
+}
+
+/* Make replica r's device the thread's (a no-op alone and on the CPU). */
+static ob_status use_replica(const replicas *rp, int r, ob_err *e)
+{
+    ob_device *d = rp->dev[r];
+    return rp->n > 1 && d->ops->make_current ? d->ops->make_current(d, e) : OB_OK;
+}
+
+static void cell_free(const replicas *rp, cell_state *cs)
+{
+    ob_device *dev = rp->dev[0];
+    for (int r = 1; r < cs->n_rep; r++) {
+        ob_err e;
+        (void)use_replica(rp, r, &e);
+        replica_free(rp->dev[r], &cs->rep[r]);
+    }
+    if (cs->n_rep > 1) {
+        ob_err e;
+        (void)use_replica(rp, 0, &e);
+    }
     if (cs->wl) cs->wl->vt->destroy(cs->wl);
     ob_optim_destroy(cs->opt);
     ob_layout_free(&cs->lay);
@@ -191,6 +248,12 @@ typedef struct run_state {
     double wall_s;
     int64_t reserved;
 } run_state;
+
+/* Devices per run (config data_parallel; 0 means 1). */
+static int data_parallel(const ob_config *c)
+{
+    return c->data_parallel > 1 ? c->data_parallel : 1;
+}
 
 /* Evaluate and append one eval point; NaN metrics when the workload fails to. */
 static ob_status eval_now(cell_state *cs, int64_t step, ob_eval *ev, ob_eval_point *pt, ob_err *e)
@@ -424,10 +487,97 @@ static ob_status dump_params(const ob_config *c, const ob_cell *cell, ob_device 
  * the matrix, store_err says why); everything else is reported in res. A
  * checkpoint that cannot be written also ends the matrix (*stop_matrix),
  * after the run is recorded as interrupted. */
-static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store *store, int continuing,
+/* Replica r (>= 1) of the cell: workload part, optimizer and arenas on its
+ * device, parameters initialised as replica 0's are (the same seed). */
+static ob_status replica_setup(const ob_cell *cell, const replicas *rp, int r, replica_state *q, int64_t steps,
+                               ob_err *e)
+{
+    ob_device *dev = rp->dev[r];
+    OB_TRY(use_replica(rp, r, e));
+    ob_layout_init(&q->lay);
+    OB_TRY(cell->wl->create_replica(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, r, rp->n, &q->wl, e));
+    OB_TRY(q->wl->vt->describe(q->wl, &q->lay, e));
+    OB_TRY(ob_cell_make_optim(cell, &q->opt, e));
+    OB_TRY(ob_optim_route(q->opt, &q->lay, e));
+    OB_TRY(ob_layout_finalize(&q->lay, e));
+    size_t arena = (size_t)q->lay.total * sizeof(float);
+    OB_TRY(ob_dev_alloc(dev, arena, (void **)&q->params, e));
+    OB_TRY(ob_dev_alloc(dev, arena, (void **)&q->grads, e));
+    OB_TRY(ob_dev_alloc(dev, OB_FLUSH_STEPS * sizeof(float), (void **)&q->loss_dev, e));
+    OB_TRY(ob_dev_alloc(dev, OB_FLUSH_STEPS * sizeof(ob_step_record), (void **)&q->rec_dev, e));
+    OB_TRY(q->wl->vt->setup(q->wl, &q->lay, e));
+    OB_TRY(ob_optim_setup(q->opt, dev, &q->lay, e));
+    ob_optim_set_total_steps(q->opt, steps);
+    return q->wl->vt->init_params(q->wl, q->params, e);
+}
+
+/* After a checkpoint was restored into replica 0: its parameters and
+ * optimizer state to the other replicas, through the host. */
+static ob_status replicas_copy_state(const replicas *rp, cell_state *cs, ob_err *e)
+{
+    ob_device *d0 = rp->dev[0];
+    ob_state_blob b0[MAX_BLOBS];
+    int nb = ob_optim_state_blobs(cs->opt, b0, MAX_BLOBS);
+    if (nb > MAX_BLOBS) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%d optimizer state blobs", nb);
+    size_t most = (size_t)cs->lay.total * sizeof(float);
+    for (int k = 0; k < nb; k++)
+        if (b0[k].on_device && b0[k].bytes > most) most = b0[k].bytes;
+    void *host = malloc(most ? most : 1);
+    if (!host) return ob_fail(e, OB_ERR_NOMEM, "out of host memory");
+    ob_status s = OB_OK;
+    for (int r = 1; r < rp->n && s == OB_OK; r++) {
+        replica_state *q = &cs->rep[r];
+        ob_device *d = rp->dev[r];
+        ob_state_blob br[MAX_BLOBS];
+        int nr = ob_optim_state_blobs(q->opt, br, MAX_BLOBS);
+        if (nr != nb) {
+            s = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "replica %d has %d state blobs, replica 0 %d", r, nr, nb);
+            break;
+        }
+        size_t pbytes = (size_t)cs->lay.total * sizeof(float);
+        if ((s = use_replica(rp, 0, e)) == OB_OK && (s = d0->ops->download(d0, host, cs->params, pbytes, e)) == OB_OK &&
+            (s = use_replica(rp, r, e)) == OB_OK)
+            s = d->ops->upload(d, q->params, host, pbytes, e);
+        for (int k = 0; k < nb && s == OB_OK; k++) {
+            if (br[k].bytes != b0[k].bytes) {
+                s = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "replica %d: state blob %s differs in size", r, b0[k].name);
+                break;
+            }
+            if (!b0[k].on_device) {
+                memcpy(br[k].ptr, b0[k].ptr, b0[k].bytes);
+                continue;
+            }
+            if ((s = use_replica(rp, 0, e)) == OB_OK && (s = d0->ops->download(d0, host, b0[k].ptr, b0[k].bytes, e)) == OB_OK &&
+                (s = use_replica(rp, r, e)) == OB_OK)
+                s = d->ops->upload(d, br[k].ptr, host, br[k].bytes, e);
+        }
+        if (s == OB_OK) s = d->ops->sync(d, e); /* host is reused */
+    }
+    free(host);
+    ob_err e0;
+    ob_err_clear(&e0);
+    ob_status s0 = use_replica(rp, 0, s == OB_OK ? e : &e0);
+    return s != OB_OK ? s : s0;
+}
+
+/* One step's gradients and loss (slot k) summed over the replicas. */
+static ob_status replicas_sum(const replicas *rp, cell_state *cs, int k, ob_err *e)
+{
+    float *g[OB_CFG_MAX_REPLICAS], *l[OB_CFG_MAX_REPLICAS];
+    for (int r = 0; r < rp->n; r++) {
+        g[r] = r ? cs->rep[r].grads : cs->grads;
+        l[r] = (r ? cs->rep[r].loss_dev : cs->loss_dev) + k;
+    }
+    const ob_backend_ops *ops = rp->dev[0]->ops;
+    OB_TRY(ops->group_sum(rp->group, rp->dev, rp->n, g, cs->lay.total, e));
+    return ops->group_sum(rp->group, rp->dev, rp->n, l, 1, e);
+}
+
+static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_store *store, int continuing,
                           const char *ckdir, const char *ckdir_before, ob_run_result *res, char *errbuf, size_t errlen,
                           ob_err *store_err, int *stop_matrix, int *resumed_from)
 {
+    ob_device *dev = rp->dev[0];
     const ob_cell *cell = j->cell;
     const int64_t run_id = j->run_id;
     const ob_backend_ops *ops = dev->ops;
@@ -466,7 +616,13 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
         if ((sst = (call)) != OB_OK) goto out;   \
     } while (0)
 
-    CK(cell->wl->create(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, &cs.wl, &e));
+    if (rp->n > 1 && !cell->wl->create_replica) {
+        st = ob_fail(&e, OB_ERR_INPUT, "%s has no batch to split over data-parallel replicas; run it with "
+                     "data_parallel: 1", cell->wl->name);
+        goto out;
+    }
+    if (rp->n > 1) CK(cell->wl->create_replica(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, 0, rp->n, &cs.wl, &e));
+    else CK(cell->wl->create(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, &cs.wl, &e));
     CK(cs.wl->vt->describe(cs.wl, &cs.lay, &e));
     CK(ob_cell_make_optim(cell, &cs.opt, &e));
     CK(ob_optim_route(cs.opt, &cs.lay, &e));
@@ -480,6 +636,14 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
     CK(ob_optim_setup(cs.opt, dev, &cs.lay, &e));
     ob_optim_set_total_steps(cs.opt, steps);
     CK(cs.wl->vt->init_params(cs.wl, cs.params, &e));
+    if (rp->n > 1) {
+        cs.n_rep = 1;
+        for (int r = 1; r < rp->n; r++) {
+            cs.n_rep = r + 1;
+            CK(replica_setup(cell, rp, r, &cs.rep[r], steps, &e));
+        }
+        CK(use_replica(rp, 0, &e));
+    }
 
     cs.losses = malloc((size_t)steps * sizeof *cs.losses);
     cs.step_ms = malloc((size_t)steps * sizeof *cs.step_ms);
@@ -511,6 +675,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
             last_eval = (ob_eval){rs.eval_loss, rs.eval_metric, rs.eval_floor};
             wall_before = rs.wall_s;
             *resumed_from = (int)(start < INT32_MAX ? start : INT32_MAX);
+            if (rp->n > 1) CK(replicas_copy_state(rp, &cs, &e));
         }
         /* Curve points, evaluations and events after the checkpoint go, in one
          * transaction (all of them when the cell starts over). */
@@ -529,6 +694,20 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
         int k = (int)(t - batch_start);
         CK(ops->timer_mark(dev, 2 * k, &e));
         CK(cs.wl->vt->train_step(cs.wl, cs.params, cs.grads, t - 1, &cs.loss_dev[k], &e));
+        if (rp->n > 1) {
+            for (int r = 1; r < rp->n; r++) {
+                replica_state *q = &cs.rep[r];
+                CK(use_replica(rp, r, &e));
+                CK(q->wl->vt->train_step(q->wl, q->params, q->grads, t - 1, &q->loss_dev[k], &e));
+            }
+            CK(replicas_sum(rp, &cs, k, &e));
+            for (int r = 1; r < rp->n; r++) {
+                replica_state *q = &cs.rep[r];
+                CK(use_replica(rp, r, &e));
+                CK(ob_optim_step(q->opt, q->params, q->grads, &q->loss_dev[k], t, &q->rec_dev[k], &e));
+            }
+            CK(use_replica(rp, 0, &e));
+        }
         CK(ob_optim_step(cs.opt, cs.params, cs.grads, &cs.loss_dev[k], t, &cs.rec_dev[k], &e));
         CK(ops->timer_mark(dev, 2 * k + 1, &e));
         int eval_due = eval_every > 0 && t % eval_every == 0;
@@ -610,6 +789,10 @@ static ob_status run_cell(matrix_ctx *x, const job *j, ob_device *dev, ob_store 
                 /* kind must outlive the append: keep it in the event text buffer */
                 add_event(&cs, ev_step, "optimizer", "%s: %s", kind, detail);
             }
+            /* the other replicas raise the same events */
+            for (int r = 1; r < cs.n_rep; r++)
+                while (ob_optim_pop_event(cs.rep[r].opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
+                }
         }
         ob_eval_point ep;
         int n_ep = 0;
@@ -692,7 +875,7 @@ out:
         snprintf(errbuf, errlen, "%s", e.msg);
         res->error = errbuf;
     }
-    cell_free(dev, &cs);
+    cell_free(rp, &cs);
 #undef CK
 #undef CKS
     return sst;
@@ -827,7 +1010,7 @@ static void owner_ckdir(const char *owner, int64_t run_id, const char *dir, char
  * the caller tries it again later, so that a cell whose process dies is
  * continued here. One that another process finished, or failed, since this
  * process planned it is counted busy and left as it is. */
-static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const job *j, int *busy, char *owner,
+static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, const job *j, int *busy, char *owner,
                          size_t owner_n, ob_err *e)
 {
     *busy = 0;
@@ -879,7 +1062,7 @@ static ob_status run_job(matrix_ctx *x, ob_device *dev, ob_store *store, const j
     memset(&res, 0, sizeof res);
     char errbuf[1024];
     int stop_matrix = 0, resumed_from = 0;
-    s = run_cell(x, j, dev, store, continuing, ckdir, before, &res, errbuf, sizeof errbuf, e, &stop_matrix,
+    s = run_cell(x, j, rp, store, continuing, ckdir, before, &res, errbuf, sizeof errbuf, e, &stop_matrix,
                  &resumed_from);
     if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
     if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged"))) {
@@ -948,7 +1131,7 @@ static void wait_note(matrix_ctx *x, ob_store *store, int first)
  * on any one of them, until each is finished here or there (a process may
  * be killed: its cells are continued here). Nothing is left `running` by a
  * process that stopped. */
-static void worker_loop(matrix_ctx *x, ob_device *dev, ob_store *store)
+static void worker_loop(matrix_ctx *x, const replicas *rp, ob_store *store)
 {
     int misses = 0; /* busy tries in a row of cells put aside */
     for (;;) {
@@ -986,7 +1169,7 @@ static void worker_loop(matrix_ctx *x, ob_device *dev, ob_store *store)
         ob_err_clear(&e);
         int busy = 0;
         char owner[1400];
-        if (run_job(x, dev, store, &x->jobs[i], &busy, owner, sizeof owner, &e) != OB_OK) {
+        if (run_job(x, rp, store, &x->jobs[i], &busy, owner, sizeof owner, &e) != OB_OK) {
             record_failure(x, &e);
             break;
         }
@@ -1020,9 +1203,59 @@ static void worker_loop(matrix_ctx *x, ob_device *dev, ob_store *store)
 
 typedef struct worker_arg {
     matrix_ctx *x;
-    int device;
+    const int *devices; /* data_parallel of them */
     int omp_threads;
 } worker_arg;
+
+static void replicas_close(replicas *rp)
+{
+    if (rp->group) rp->dev[0]->ops->group_close(rp->group);
+    rp->group = NULL;
+    ob_err e;
+    for (int r = rp->n - 1; r >= 0; r--)
+        if (rp->owned[r]) {
+            (void)use_replica(rp, r, &e); /* its stream and memory are released from its device */
+            ob_device_close(&rp->own[r]);
+            rp->owned[r] = 0;
+        }
+    if (rp->n > 1 && !rp->owned[0]) (void)use_replica(rp, 0, &e);
+}
+
+/* A worker's replicas: first (opened already, or NULL) and the devices of
+ * indices[0 .. n) not opened yet, and their sum group when n > 1. */
+static ob_status replicas_open(replicas *rp, const ob_config *c, ob_device *first, const int *indices, int n,
+                               ob_err *e)
+{
+    memset(rp, 0, sizeof *rp);
+    rp->n = n;
+    for (int r = 0; r < n; r++) {
+        if (r == 0 && first) {
+            rp->dev[0] = first;
+            continue;
+        }
+        ob_status s = ob_device_open(&rp->own[r], c->backend, indices[r], e);
+        if (s != OB_OK) {
+            ob_err_prefix(e, "device %d: ", indices[r]);
+            rp->n = r;
+            replicas_close(rp);
+            return s;
+        }
+        rp->owned[r] = 1;
+        rp->dev[r] = &rp->own[r];
+    }
+    if (n > 1) {
+        const ob_backend_ops *ops = rp->dev[0]->ops;
+        ob_status s = ops->group_open ? ops->group_open(rp->dev, n, &rp->group, e)
+                                      : ob_fail(e, OB_ERR_UNSUPPORTED, "the %s backend cannot run data-parallel "
+                                                                      "replicas", ops->name);
+        if (s == OB_OK && ops->make_current) s = ops->make_current(rp->dev[0], e);
+        if (s != OB_OK) {
+            replicas_close(rp);
+            return s;
+        }
+    }
+    return OB_OK;
+}
 
 static void *worker_main(void *p)
 {
@@ -1033,21 +1266,28 @@ static void *worker_main(void *p)
 #ifdef _OPENMP
     if (w->omp_threads > 0) omp_set_num_threads(w->omp_threads);
 #endif
-    ob_device dev;
-    if (ob_device_open(&dev, x->cfg->backend, w->device, &e) != OB_OK) {
-        ob_err_prefix(&e, "device %d: ", w->device);
+    replicas *rp = malloc(sizeof *rp);
+    if (!rp) {
+        ob_fail(&e, OB_ERR_NOMEM, "out of memory");
         record_failure(x, &e);
+        return NULL;
+    }
+    if (replicas_open(rp, x->cfg, NULL, w->devices, data_parallel(x->cfg), &e) != OB_OK) {
+        record_failure(x, &e);
+        free(rp);
         return NULL;
     }
     ob_store *store = NULL;
     if (ob_store_open(x->db_path, OB_STORE_EXISTING, &store, &e) != OB_OK) {
         record_failure(x, &e);
-        ob_device_close(&dev);
+        replicas_close(rp);
+        free(rp);
         return NULL;
     }
-    worker_loop(x, &dev, store);
+    worker_loop(x, rp, store);
     ob_store_close(store);
-    ob_device_close(&dev);
+    replicas_close(rp);
+    free(rp);
     return NULL;
 }
 
@@ -1128,7 +1368,7 @@ static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *
         .lr = cell->lr,
         .seed = cell->seed,
         .backend = dev ? dev->ops->name : c->backend,
-        .device = dev ? dev->desc : devices_desc,
+        .device = devices_desc, /* the device text of the run (ob_run_matrix) */
         .steps = c->steps,
     };
 }
@@ -1156,21 +1396,37 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
     x->downer = malloc((size_t)(n_jobs ? n_jobs : 1) * sizeof *x->downer);
     if (!x->deferred || !x->dstate || !x->downer) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n_jobs);
     x->prog = ob_progress_new(n_jobs, c->steps, stderr);
+    const int dp = data_parallel(c);
     if (!x->multi) {
-        worker_loop(x, dev, store);
+        /* replicas on dev and the devices after it */
+        int idx[OB_CFG_MAX_REPLICAS];
+        for (int r = 0; r < dp; r++) idx[r] = dev->index + r;
+        replicas *rp = malloc(sizeof *rp);
+        ob_status rs = rp ? replicas_open(rp, c, dev, idx, dp, e) : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        if (rs != OB_OK) {
+            free(rp);
+            ob_progress_free(x->prog);
+            x->prog = NULL;
+            return rs;
+        }
+        worker_loop(x, rp, store);
+        replicas_close(rp);
+        free(rp);
     } else {
+        /* one worker per data_parallel devices of the list */
+        const int nw = c->n_devices / dp;
         pthread_t th[OB_CFG_MAX_DEVICES];
         worker_arg args[OB_CFG_MAX_DEVICES];
         int started = 0, omp = 0;
 #ifdef _OPENMP
-        if (!strcmp(c->backend, "cpu")) omp = omp_get_max_threads() / c->n_devices;
+        if (!strcmp(c->backend, "cpu")) omp = omp_get_max_threads() / nw;
         if (!strcmp(c->backend, "cpu") && omp < 1) omp = 1;
 #endif
-        for (int i = 0; i < c->n_devices; i++) {
-            args[i] = (worker_arg){x, c->devices[i], omp};
+        for (int i = 0; i < nw; i++) {
+            args[i] = (worker_arg){x, c->devices + i * dp, omp};
             if (pthread_create(&th[i], NULL, worker_main, &args[i]) != 0) {
                 ob_err te;
-                ob_fail(&te, OB_ERR_INTERNAL, "cannot start a thread for device %d", c->devices[i]);
+                ob_fail(&te, OB_ERR_INTERNAL, "cannot start a thread for device %d", c->devices[i * dp]);
                 record_failure(x, &te);
                 break;
             }
@@ -1386,10 +1642,24 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     char devices_desc[256] = "";
     for (int i = 0, l = 0; i < c->n_devices && l < (int)sizeof devices_desc; i++)
         l += snprintf(devices_desc + l, sizeof devices_desc - (size_t)l, "%s%d", i ? "," : "devices ", c->devices[i]);
+    /* what the benchmark and each run record as their device */
+    char run_device[600];
+    snprintf(run_device, sizeof run_device, "%s", dev ? dev->desc : devices_desc);
+    const int dp = data_parallel(c);
+    if (dp > 1) {
+        size_t l = strlen(run_device);
+        if (dev && !strcmp(dev->ops->name, "cpu"))
+            snprintf(run_device + l, sizeof run_device - l, "; data parallel: %d replicas, one after another", dp);
+        else if (dev)
+            snprintf(run_device + l, sizeof run_device - l, "; data parallel over devices %d-%d", dev->index,
+                     dev->index + dp - 1);
+        else
+            snprintf(run_device + l, sizeof run_device - l, "; data parallel: %d devices per run", dp);
+    }
     for (int i = 0, k = 0; i < m->n; i++) {
         const ob_cell *cell = &m->cells[i];
         if (c->shard_n > 0 && cell->index % c->shard_n != c->shard_k) continue;
-        make_spec(c, cell, dev, devices_desc, wjson[k], ojson[k], &specs[k]);
+        make_spec(c, cell, dev, run_device, wjson[k], ojson[k], &specs[k]);
         cells[k++] = cell;
     }
 
@@ -1430,7 +1700,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         }
     }
     const char *backend_name = dev ? dev->ops->name : c->backend;
-    const char *device_desc = dev ? dev->desc : devices_desc;
+    const char *device_desc = run_device;
     /* the benchmark keeps its effective configuration: `optbench run` of that
      * text runs the same matrix; a --resume may have changed what lies outside
      * the cells (confirm_seeds, checkpoints): the newest is kept */
@@ -1501,7 +1771,7 @@ setup_done:
                 fprintf(stderr, "optbench: the benchmark has confirmation runs of %d seed%s per pair (%s %lld): "
                                 "finishing them\n", depth, depth == 1 ? "" : "s",
                         c->confirm_seeds ? "more than confirm_seeds" : "confirm_seeds", (long long)c->confirm_seeds);
-            s = confirm_stage(&x, m, dev, store, devices_desc, n_confirm, e);
+            s = confirm_stage(&x, m, dev, store, run_device, n_confirm, e);
         }
     }
     /* finished when no cell is left to anyone */

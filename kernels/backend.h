@@ -64,6 +64,21 @@ typedef struct ob_backend_ops {
     /* Bytes free / total on the device as the driver reports them (optional). */
     ob_status (*mem_info)(ob_device *dev, size_t *free_b, size_t *total_b, ob_err *e);
 
+    /* --- data-parallel replicas (optional) ---
+     * A run may span n devices of one backend, one model replica each
+     * (harness/run.c). make_current makes dev the calling thread's device
+     * before work is queued on it (CUDA: cudaSetDevice; NULL where every op
+     * carries its device). group_open prepares a sum over devs[0..n);
+     * group_sum replaces bufs[r][0..count) on every replica r by the sum over
+     * all replicas (an all-reduce: NCCL on CUDA; on the CPU summed in replica
+     * order, so the same bits every time), queued on each device's timeline
+     * without waiting for it. */
+    ob_status (*make_current)(ob_device *dev, ob_err *e);
+    ob_status (*group_open)(ob_device *const *devs, int n, void **group, ob_err *e);
+    ob_status (*group_sum)(void *group, ob_device *const *devs, int n, float *const *bufs, int64_t count,
+                           ob_err *e);
+    void (*group_close)(void *group);
+
     /* --- timing (required): marks on the device's timeline, read later ---
      * timer_mark records "now" in slot (0 <= slot < OB_TIMER_SLOTS) without
      * waiting; timer_read gives the milliseconds between two marks, waiting

@@ -193,6 +193,17 @@ else
     fi
   fi
 fi
+# NCCL is loaded at run time by data-parallel runs (and the group_sum test):
+# put the folder of a libnccl.so.2 on the path when none is found there
+if ((BUILD_OK)) && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
+  nccl_lib=$(timeout 60 find /usr/local /usr/lib /usr/lib64 /opt -name 'libnccl.so.2' \( -type f -o -type l \) 2>/dev/null | head -n 1)
+  if [ -n "$nccl_lib" ]; then
+    export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(dirname "$nccl_lib")
+    say "NCCL: $nccl_lib"
+  else
+    say "NCCL: no libnccl.so.2 on this machine (data-parallel checks fail)"
+  fi
+fi
 GPU_OK=0
 if ((BUILD_OK)); then
   if run_step gpu-probe 60 "$OPTBENCH" bench-step --optimizer sgd --params 4096 --backend cuda --iters 1 \
@@ -347,6 +358,17 @@ if ((HAVE_TORCH)) && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
 fi
 if ((GPU_OK)); then
   train bert-base-muon bert-base muon 200 60
+fi
+# data parallel over two GPUs (NCCL), where the machine has them: the same
+# bert-base run split in two, and bert-tiny on 1 and 2 replicas (their loss
+# curves, compared in the summary, agree to rounding)
+NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
+if ((GPU_OK)) && ((NGPU >= 2)); then
+  train bert-base-adamw-dp2 bert-base adamw 200 90 --data-parallel 2
+  train bert-tiny-dp1 bert-tiny adamw 50 60
+  train bert-tiny-dp2 bert-tiny adamw 50 60 --data-parallel 2
+elif ((GPU_OK)); then
+  say "skip   data-parallel runs ($NGPU GPU visible; they need 2)"
 fi
 
 # ---- 5b. the default benchmark on the GPU -----------------------------------------------------

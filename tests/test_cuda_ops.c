@@ -1417,6 +1417,86 @@ static void test_adafactor_ops(void)
     }
 }
 
+/* Data-parallel sums (group_sum): one replica is left as it is (NCCL's
+ * all-reduce over one rank); with a second device, two replicas end with the
+ * CPU backend's sum, bit for bit (a + b rounds the same everywhere). */
+static void test_group_sum(void)
+{
+    const int64_t n = 100003;
+    float *a = malloc((size_t)n * sizeof *a), *b = malloc((size_t)n * sizeof *b), *o = malloc((size_t)n * sizeof *o);
+    if (!a || !b || !o) exit(1);
+    for (int64_t i = 0; i < n; i++) {
+        a[i] = (float)sin((double)i * 0.37) * 3.0f;
+        b[i] = (float)cos((double)i * 0.11) / 7.0f;
+    }
+    CHECK(gpu.ops->group_open && gpu.ops->group_sum && gpu.ops->group_close);
+    ob_device *one[1] = {&gpu};
+    void *g = NULL;
+    ob_status s = gpu.ops->group_open(one, 1, &g, &err);
+    CHECK_MSG(s == OB_OK, "group_open over one device: %s", err.msg);
+    if (s == OB_OK) {
+        float *d = dev_put(&gpu, a, n);
+        float *bufs[1] = {d};
+        CHECK_OK(gpu.ops->group_sum(g, one, 1, bufs, n, &err), &err);
+        dev_get(&gpu, o, d, n);
+        CHECK_MSG(memcmp(o, a, (size_t)n * sizeof *o) == 0, "a sum over one replica changed the buffer");
+        ob_dev_free(&gpu, d);
+        gpu.ops->group_close(g);
+    }
+    /* two replicas: the CPU's sum as the reference */
+    ob_device cpu2;
+    ob_device *cp[2] = {&cpu, &cpu2};
+    float *ref = malloc((size_t)n * sizeof *ref);
+    if (!ref || ob_device_open(&cpu2, "cpu", 1, &err) != OB_OK) exit(1);
+    void *cg = NULL;
+    CHECK_OK(cpu.ops->group_open(cp, 2, &cg, &err), &err);
+    float *ca = dev_put(&cpu, a, n), *cb = dev_put(&cpu2, b, n);
+    float *cbufs[2] = {ca, cb};
+    CHECK_OK(cpu.ops->group_sum(cg, cp, 2, cbufs, n, &err), &err);
+    dev_get(&cpu, ref, ca, n);
+    dev_get(&cpu2, o, cb, n);
+    CHECK_MSG(memcmp(o, ref, (size_t)n * sizeof *o) == 0, "cpu: the two replicas differ after the sum");
+    CHECK_MSG(ref[1] == a[1] + b[1] && ref[n - 1] == a[n - 1] + b[n - 1], "cpu: not the sum");
+    ob_dev_free(&cpu, ca);
+    ob_dev_free(&cpu2, cb);
+    cpu.ops->group_close(cg);
+    ob_device_close(&cpu2);
+    ob_device g2;
+    ob_err e2;
+    ob_err_clear(&e2);
+    if (strcmp(gpu.ops->name, "cpu") && ob_device_open(&g2, gpu.ops->name, 1, &e2) != OB_OK) {
+        printf("group_sum over two devices: skipped (%s)\n", e2.msg);
+    } else {
+        if (!strcmp(gpu.ops->name, "cpu")) CHECK_OK(ob_device_open(&g2, "cpu", 1, &err), &err);
+        ob_device *two[2] = {&gpu, &g2};
+        s = gpu.ops->group_open(two, 2, &g, &err);
+        CHECK_MSG(s == OB_OK, "group_open over two devices: %s", err.msg);
+        if (s == OB_OK) {
+            if (gpu.ops->make_current) CHECK_OK(gpu.ops->make_current(&gpu, &err), &err);
+            float *da = dev_put(&gpu, a, n);
+            if (gpu.ops->make_current) CHECK_OK(gpu.ops->make_current(&g2, &err), &err);
+            float *db = dev_put(&g2, b, n);
+            float *bufs[2] = {da, db};
+            CHECK_OK(gpu.ops->group_sum(g, two, 2, bufs, n, &err), &err);
+            dev_get(&g2, o, db, n);
+            CHECK_MSG(memcmp(o, ref, (size_t)n * sizeof *o) == 0, "group_sum on replica 1 is not the CPU's sum");
+            ob_dev_free(&g2, db);
+            if (gpu.ops->make_current) CHECK_OK(gpu.ops->make_current(&gpu, &err), &err);
+            dev_get(&gpu, o, da, n);
+            CHECK_MSG(memcmp(o, ref, (size_t)n * sizeof *o) == 0, "group_sum on replica 0 is not the CPU's sum");
+            ob_dev_free(&gpu, da);
+            gpu.ops->group_close(g);
+        }
+        if (gpu.ops->make_current) CHECK_OK(gpu.ops->make_current(&g2, &err), &err);
+        ob_device_close(&g2);
+        if (gpu.ops->make_current) CHECK_OK(gpu.ops->make_current(&gpu, &err), &err);
+    }
+    free(a);
+    free(b);
+    free(o);
+    free(ref);
+}
+
 int main(void)
 {
     const char *peer = getenv("OB_TEST_PEER");
@@ -1461,6 +1541,7 @@ int main(void)
     test_rosenbrock();
     test_nn_ops();
     test_trajectories();
+    test_group_sum();
     ob_device_close(&gpu);
     ob_device_close(&cpu);
     return check_done();

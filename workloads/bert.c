@@ -30,6 +30,13 @@
  * seeds train on the same task and share the floor. A batch holds at most
  * Mcap = N*p + 8 sd + 16 targets (p = mask_prob); the rare excess (beyond 8
  * standard deviations) is left out of the loss.
+ *
+ * Replica r of a data-parallel run of world replicas (create_replica) holds
+ * B = batch/world sequences: each step it draws the whole batch (Bg = batch
+ * sequences, capped at the whole batch's Mcap_g targets) and keeps sequences
+ * r*B .. r*B+B-1 and their targets; its loss and gradient are its targets'
+ * sum over the whole batch's Mg targets, so the replicas' sums are the whole
+ * batch's mean. Each held-out batch is kept in world parts of B.
  */
 #include <math.h>
 #include <stdio.h>
@@ -97,7 +104,10 @@ typedef struct layer_acts {
 
 typedef struct bert {
     ob_workload base;
-    int B, T, V, L, C, NH, HS, F, N, Mcap;
+    int B, T, V, L, C, NH, HS, F, N, Mcap; /* B, N, Mcap: this replica's part of a batch */
+    int rank, world;                      /* replica rank of world (data parallel; 0 of 1 alone) */
+    int Bg, Ng, Mcap_g;                   /* the whole batch: B*world sequences, its tokens, its cap */
+    int Mg;                               /* targets of the whole batch of the last train_step */
     int tie, head_bias, eval_batches;
     double init_std;
     uint64_t data_seed;
@@ -129,11 +139,11 @@ typedef struct bert {
     float *dhm;        /* (Mcap, C) */
     /* inputs: device (int32) and host staging */
     int32_t *tok_d, *pos_d, *tgt_d;  /* (N), (Mcap), (Mcap) */
-    int32_t *tok_h, *pos_h, *tgt_h;  /* (N), (N), (N) host */
+    int32_t *tok_h, *pos_h, *tgt_h;  /* (Ng), (Ng), (Ng) host: a whole batch */
     int M;                           /* targets of the uploaded batch */
     /* held-out set (host) */
-    int32_t *ev_tok, *ev_pos, *ev_tgt; /* (EB, N), (EB, Mcap), (EB, Mcap) */
-    int *ev_M;                          /* (EB) */
+    int32_t *ev_tok, *ev_pos, *ev_tgt; /* (EB*world, N), (EB*world, Mcap), (EB*world, Mcap): */
+    int *ev_M;                          /* (EB*world) each held-out batch in world parts */
 } bert;
 
 #define PARAM(m, params, i) ((params) + (m)->ps[(i)].off)
@@ -163,6 +173,24 @@ static ob_status bert_describe(ob_workload *w, ob_layout *l, ob_err *e)
 }
 
 #define DALLOC(ptr, count, type) OB_TRY(ob_dev_alloc(dev, (size_t)(count) * sizeof(type), (void **)&(ptr), e))
+
+/* Part r of the whole batch in tok_h, pos_h, tgt_h (Mg targets, positions in
+ * order): sequences r*B .. r*B+B-1, their tokens to tok and the targets among
+ * them to pos (rebased to the part) and tgt, *M of them. The destination may
+ * be the source (the parts move towards the front). */
+static void take_part(const bert *m, int r, int Mg, int32_t *tok, int32_t *pos, int32_t *tgt, int *M)
+{
+    const int64_t lo = (int64_t)r * m->N, hi = lo + m->N;
+    memmove(tok, m->tok_h + lo, (size_t)m->N * sizeof *tok);
+    int k = 0;
+    for (int i = 0; i < Mg; i++)
+        if (m->pos_h[i] >= lo && m->pos_h[i] < hi) {
+            pos[k] = (int32_t)(m->pos_h[i] - lo);
+            tgt[k] = m->tgt_h[i];
+            k++;
+        }
+    *M = k;
+}
 
 static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
 {
@@ -234,27 +262,29 @@ static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
     DALLOC(m->tok_d, N, int32_t);
     DALLOC(m->pos_d, Mc, int32_t);
     DALLOC(m->tgt_d, Mc, int32_t);
-    m->tok_h = malloc((size_t)N * sizeof *m->tok_h);
-    m->pos_h = malloc((size_t)N * sizeof *m->pos_h);
-    m->tgt_h = malloc((size_t)N * sizeof *m->tgt_h);
-    /* held-out set and its floor */
-    const int EB = m->eval_batches;
-    m->ev_tok = malloc((size_t)EB * N * sizeof *m->ev_tok);
-    m->ev_pos = malloc((size_t)EB * Mc * sizeof *m->ev_pos);
-    m->ev_tgt = malloc((size_t)EB * Mc * sizeof *m->ev_tgt);
-    m->ev_M = malloc((size_t)EB * sizeof *m->ev_M);
+    m->tok_h = malloc((size_t)m->Ng * sizeof *m->tok_h);
+    m->pos_h = malloc((size_t)m->Ng * sizeof *m->pos_h);
+    m->tgt_h = malloc((size_t)m->Ng * sizeof *m->tgt_h);
+    /* held-out set and its floor; each held-out batch of Bg sequences is
+     * kept in world parts of B, the batch a replica holds */
+    const int EB = m->eval_batches, W = m->world;
+    m->ev_tok = malloc((size_t)EB * W * N * sizeof *m->ev_tok);
+    m->ev_pos = malloc((size_t)EB * W * Mc * sizeof *m->ev_pos);
+    m->ev_tgt = malloc((size_t)EB * W * Mc * sizeof *m->ev_tgt);
+    m->ev_M = malloc((size_t)EB * W * sizeof *m->ev_M);
     if (!m->tok_h || !m->pos_h || !m->tgt_h || !m->ev_tok || !m->ev_pos || !m->ev_tgt || !m->ev_M)
         return ob_fail(e, OB_ERR_NOMEM, "bert: out of host memory");
     for (int b = 0; b < EB; b++) {
-        int M;
-        ob_lang_batch(&m->lang, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * m->B, m->B, m->T, m->ev_tok + b * N,
-                      m->pos_h, m->tgt_h, &M);
-        if (M > m->Mcap) M = m->Mcap;
-        memcpy(m->ev_pos + b * Mc, m->pos_h, (size_t)M * sizeof *m->pos_h);
-        memcpy(m->ev_tgt + b * Mc, m->tgt_h, (size_t)M * sizeof *m->tgt_h);
-        m->ev_M[b] = M;
+        int Mg;
+        ob_lang_batch(&m->lang, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * m->Bg, m->Bg, m->T, m->tok_h,
+                      m->pos_h, m->tgt_h, &Mg);
+        if (Mg > m->Mcap_g) Mg = m->Mcap_g;
+        for (int r = 0; r < W; r++) {
+            int64_t k = (int64_t)b * W + r;
+            take_part(m, r, Mg, m->ev_tok + k * N, m->ev_pos + k * Mc, m->ev_tgt + k * Mc, &m->ev_M[k]);
+        }
     }
-    return ob_lang_floor(&m->lang, m->data_seed, OB_STREAM_EVAL, 0, EB * m->B, m->T, &m->floor, e);
+    return ob_lang_floor(&m->lang, m->data_seed, OB_STREAM_EVAL, 0, EB * m->Bg, m->T, &m->floor, e);
 }
 
 static ob_status bert_init(ob_workload *w, float *params, ob_err *e)
@@ -357,7 +387,8 @@ static ob_status bert_backward(bert *m, const float *params, float *grads, ob_er
     if (M > 0) {
         const float *wh = m->tie ? PARAM(m, params, 0) : PARAM(m, params, m->i_headw);
         float *dwh = m->tie ? PARAM(m, grads, 0) : PARAM(m, grads, m->i_headw);
-        OB_TRY(ops->xent_backward(dev, m->logits, m->logits, m->tgt_d, M, V, 1.0f / (float)M, e)); /* (M, V) */
+        /* the whole batch's mean: 1/Mg (Mg = M without replicas) */
+        OB_TRY(ops->xent_backward(dev, m->logits, m->logits, m->tgt_d, M, V, 1.0f / (float)m->Mg, e)); /* (M, V) */
         if (m->head_bias) OB_TRY(ops->bias_backward(dev, PARAM(m, grads, m->i_headb), m->logits, M, V, e));
         GEMM(0, 0, M, C, V, 1.0f, m->logits, V, wh, C, 0.0f, m->dhm, C);  /* dh (M, C) */
         GEMM(1, 0, V, C, M, 1.0f, m->logits, V, m->hm, C, 1.0f, dwh, C);  /* dW_head (V, C) */
@@ -407,13 +438,20 @@ static ob_status bert_train_step(ob_workload *w, const float *params, float *gra
 {
     bert *m = (bert *)w;
     ob_device *dev = w->dev;
-    int M;
-    ob_lang_batch(&m->lang, w->seed, OB_STREAM_DATA, (uint64_t)step * (uint64_t)m->B, m->B, m->T, m->tok_h,
-                  m->pos_h, m->tgt_h, &M);
-    if (M > m->Mcap) M = m->Mcap;
+    int Mg, M;
+    ob_lang_batch(&m->lang, w->seed, OB_STREAM_DATA, (uint64_t)step * (uint64_t)m->Bg, m->Bg, m->T, m->tok_h,
+                  m->pos_h, m->tgt_h, &Mg);
+    if (Mg > m->Mcap_g) Mg = m->Mcap_g;
+    M = Mg;
+    if (m->world > 1) take_part(m, m->rank, Mg, m->tok_h, m->pos_h, m->tgt_h, &M);
+    m->Mg = Mg;
     OB_TRY(upload_batch(m, m->tok_h, m->pos_h, m->tgt_h, M, e));
     OB_TRY(dev->ops->fill(dev, grads, 0.0f, m->grad_total, e));
     OB_TRY(bert_forward(m, params, loss, NULL, e));
+    /* this part's share of the whole batch's mean (a part without targets
+     * has loss 0 already) */
+    if (m->world > 1 && M > 0)
+        OB_TRY(dev->ops->axpby(dev, 1, 0.0f, loss, (float)M / (float)Mg, loss, e));
     return bert_backward(m, params, grads, e);
 }
 
@@ -423,7 +461,7 @@ static ob_status bert_evaluate(ob_workload *w, const float *params, ob_eval *out
     ob_device *dev = w->dev;
     double tot = 0.0, hits = 0.0;
     long long cnt = 0;
-    for (int b = 0; b < m->eval_batches; b++) {
+    for (int b = 0; b < m->eval_batches * m->world; b++) {
         int M = m->ev_M[b];
         OB_TRY(upload_batch(m, m->ev_tok + (int64_t)b * m->N, m->ev_pos + (int64_t)b * m->Mcap,
                             m->ev_tgt + (int64_t)b * m->Mcap, M, e));
@@ -481,11 +519,12 @@ static const ob_workload_vt bert_vt = {
     .destroy = bert_destroy,
 };
 
-static ob_status bert_create(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev, uint64_t seed,
-                             ob_workload **out, ob_err *e)
+static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev,
+                                     uint64_t seed, int rank, int world, ob_workload **out, ob_err *e)
 {
     *out = NULL;
     int B = (int)ob_hp_get(hp, "batch"), T = (int)ob_hp_get(hp, "seq"), V = (int)ob_hp_get(hp, "vocab");
+    OB_TRY(ob_workload_check_part(d, B, rank, world, e));
     int L = (int)ob_hp_get(hp, "layers"), C = (int)ob_hp_get(hp, "dim"), NH = (int)ob_hp_get(hp, "heads");
     int F = C * (int)ob_hp_get(hp, "mlp_ratio");
     if (C % NH != 0)
@@ -499,7 +538,11 @@ static ob_status bert_create(const ob_workload_def *d, const ob_hp_values *hp, o
     m->base.def = d;
     m->base.dev = dev;
     m->base.seed = seed;
-    m->B = B;
+    m->rank = rank;
+    m->world = world;
+    m->Bg = B;
+    m->Ng = B * T;
+    m->B = B / world;
     m->T = T;
     m->V = V;
     m->L = L;
@@ -507,7 +550,7 @@ static ob_status bert_create(const ob_workload_def *d, const ob_hp_values *hp, o
     m->NH = NH;
     m->HS = C / NH;
     m->F = F;
-    m->N = B * T;
+    m->N = m->B * T;
     m->base.items_per_step = (int64_t)B * T;
     m->tie = ob_hp_get(hp, "tie_head") != 0;
     m->head_bias = ob_hp_get(hp, "head_bias") != 0;
@@ -515,8 +558,10 @@ static ob_status bert_create(const ob_workload_def *d, const ob_hp_values *hp, o
     m->data_seed = (uint64_t)ob_hp_get(hp, "data_seed");
     m->eval_batches = (int)ob_hp_get(hp, "eval_batches");
     double p = ob_hp_get(hp, "mask_prob");
-    double cap = m->N * p + 8.0 * sqrt(m->N * p * (1.0 - p)) + 16.0;
-    m->Mcap = cap >= m->N ? m->N : (int)cap;
+    double cap = m->Ng * p + 8.0 * sqrt(m->Ng * p * (1.0 - p)) + 16.0;
+    m->Mcap_g = cap >= m->Ng ? m->Ng : (int)cap;
+    /* a part can hold up to all of the whole batch's targets */
+    m->Mcap = m->Mcap_g < m->N ? m->Mcap_g : m->N;
     ob_lang_config lc = {
         .vocab = V,
         .topics = (int)ob_hp_get(hp, "topics"),
@@ -580,6 +625,12 @@ static ob_status bert_create(const ob_workload_def *d, const ob_hp_values *hp, o
     return OB_OK;
 }
 
+static ob_status bert_create(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev, uint64_t seed,
+                             ob_workload **out, ob_err *e)
+{
+    return bert_create_replica(d, hp, dev, seed, 0, 1, out, e);
+}
+
 const ob_workload_def ob_wl_bert_tiny = {
     .name = "bert-tiny",
     .summary = "BERT-like encoder, masked tokens of a synthetic topic Markov language (2 layers, d 64, CI-fast)",
@@ -588,6 +639,7 @@ const ob_workload_def ob_wl_bert_tiny = {
     .metric_name = "accuracy",
     .items_name = "tokens",
     .create = bert_create,
+    .create_replica = bert_create_replica,
 };
 
 const ob_workload_def ob_wl_bert_small = {
@@ -598,6 +650,7 @@ const ob_workload_def ob_wl_bert_small = {
     .metric_name = "accuracy",
     .items_name = "tokens",
     .create = bert_create,
+    .create_replica = bert_create_replica,
 };
 
 const ob_workload_def ob_wl_bert_base = {
@@ -608,4 +661,5 @@ const ob_workload_def ob_wl_bert_base = {
     .metric_name = "accuracy",
     .items_name = "tokens",
     .create = bert_create,
+    .create_replica = bert_create_replica,
 };

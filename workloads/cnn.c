@@ -30,6 +30,12 @@
  * OB_STREAM_DATA), drawn on the device by the synth_images op. The held-out
  * set is eval_batches*B images of (data_seed, OB_STREAM_EVAL). Metric:
  * held-out accuracy. No loss floor is known (NaN).
+ *
+ * Replica r of a data-parallel run of world replicas holds B/world images
+ * (B below is that part): images r*B .. of each step's batch, with its loss
+ * and gradient divided by world; it evaluates each held-out batch in world
+ * parts. Group norm is per image, so the replicas compute what one device
+ * would.
  */
 #include <math.h>
 #include <stdio.h>
@@ -106,6 +112,7 @@ typedef struct cop {
 typedef struct cnn {
     ob_workload base;
     int B, IMG, CIN, K, width, stages, depth, residual, G, eval_batches, pairs;
+    int rank, world;        /* replica rank of world; B is this replica's part (1 alone) */
     double noise, confusion, clo, chi;
     int max_shift;
     int64_t chunk_bytes;    /* im2col chunk target (0: the whole batch at once) */
@@ -502,7 +509,8 @@ static ob_status cnn_backward(cnn *m, const float *params, float *grads, ob_err 
     ob_device *dev = m->base.dev;
     const ob_backend_ops *ops = dev->ops;
     const int B = m->B, C = m->Cl, K = m->K;
-    OB_TRY(ops->xent_backward(dev, m->logits, m->logits, m->labels, B, K, 1.0f / (float)B, e)); /* (B, K) */
+    /* the mean over the whole batch, B*world images */
+    OB_TRY(ops->xent_backward(dev, m->logits, m->logits, m->labels, B, K, 1.0f / (float)(B * m->world), e));
     OB_TRY(ops->bias_backward(dev, PARAM(m, grads, m->i_fcb), m->logits, B, K, e));
     OB_TRY(ops->gemm(dev, 0, 0, B, C, K, 1.0f, m->logits, K, PARAM(m, params, m->i_fcw), C, 0.0f, m->dfeat, C, e));
     OB_TRY(ops->gemm(dev, 1, 0, K, C, B, 1.0f, m->logits, K, m->feat, C, 1.0f, PARAM(m, grads, m->i_fcw), C, e));
@@ -548,9 +556,11 @@ static ob_status cnn_train_step(ob_workload *w, const float *params, float *grad
 {
     cnn *m = (cnn *)w;
     ob_device *dev = w->dev;
-    OB_TRY(synth(m, w->seed, OB_STREAM_DATA, (uint64_t)step * (uint64_t)m->B, e));
+    const uint64_t Bg = (uint64_t)m->B * (uint64_t)m->world;
+    OB_TRY(synth(m, w->seed, OB_STREAM_DATA, (uint64_t)step * Bg + (uint64_t)m->rank * (uint64_t)m->B, e));
     OB_TRY(dev->ops->fill(dev, grads, 0.0f, m->grad_total, e));
     OB_TRY(cnn_forward(m, params, loss, NULL, e));
+    if (m->world > 1) OB_TRY(dev->ops->axpby(dev, 1, 0.0f, loss, 1.0f / (float)m->world, loss, e));
     return cnn_backward(m, params, grads, e);
 }
 
@@ -559,7 +569,9 @@ static ob_status cnn_evaluate(ob_workload *w, const float *params, ob_eval *out,
     cnn *m = (cnn *)w;
     ob_device *dev = w->dev;
     double tot = 0.0, hits = 0.0;
-    for (int b = 0; b < m->eval_batches; b++) {
+    /* held-out batch b is images b*Bg .. of (data_seed, EVAL), in world parts of B */
+    const int parts = m->eval_batches * m->world;
+    for (int b = 0; b < parts; b++) {
         OB_TRY(synth(m, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * (uint64_t)m->B, e));
         OB_TRY(cnn_forward(m, params, m->loss_eval, m->correct, e));
         float l, c;
@@ -568,8 +580,8 @@ static ob_status cnn_evaluate(ob_workload *w, const float *params, ob_eval *out,
         tot += l;
         hits += c;
     }
-    out->loss = tot / m->eval_batches;
-    out->metric = hits / ((double)m->eval_batches * m->B);
+    out->loss = tot / parts;
+    out->metric = hits / ((double)parts * m->B);
     out->floor = NAN;
     return OB_OK;
 }
@@ -605,17 +617,21 @@ static const ob_workload_vt cnn_vt = {
     .destroy = cnn_destroy,
 };
 
-static ob_status cnn_create(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev, uint64_t seed,
-                            ob_workload **out, ob_err *e)
+static ob_status cnn_create_replica(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev,
+                                    uint64_t seed, int rank, int world, ob_workload **out, ob_err *e)
 {
     *out = NULL;
+    const int Bg = (int)ob_hp_get(hp, "batch");
+    OB_TRY(ob_workload_check_part(d, Bg, rank, world, e));
     cnn *m = calloc(1, sizeof *m);
     if (!m) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     m->base.vt = &cnn_vt;
     m->base.def = d;
     m->base.dev = dev;
     m->base.seed = seed;
-    m->B = (int)ob_hp_get(hp, "batch");
+    m->rank = rank;
+    m->world = world;
+    m->B = Bg / world;
     m->IMG = (int)ob_hp_get(hp, "image");
     m->CIN = (int)ob_hp_get(hp, "channels");
     m->K = (int)ob_hp_get(hp, "classes");
@@ -632,7 +648,7 @@ static ob_status cnn_create(const ob_workload_def *d, const ob_hp_values *hp, ob
     m->confusion = ob_hp_get(hp, "confusion");
     m->data_seed = (uint64_t)ob_hp_get(hp, "data_seed");
     m->eval_batches = (int)ob_hp_get(hp, "eval_batches");
-    m->base.items_per_step = m->B;
+    m->base.items_per_step = Bg;
     /* On the CPU a convolution runs a few images at a time so that their
      * im2col columns (about 1 MiB) stay in cache between im2col and the gemm;
      * a GPU takes the whole batch in one gemm. */
@@ -656,6 +672,12 @@ static ob_status cnn_create(const ob_workload_def *d, const ob_hp_values *hp, ob
     return OB_OK;
 }
 
+static ob_status cnn_create(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev, uint64_t seed,
+                            ob_workload **out, ob_err *e)
+{
+    return cnn_create_replica(d, hp, dev, seed, 0, 1, out, e);
+}
+
 const ob_workload_def ob_wl_cnn_tiny = {
     .name = "cnn-tiny",
     .summary = "conv net on 16x16 synthetic class images (2 conv units, group norm; CI-fast)",
@@ -664,6 +686,7 @@ const ob_workload_def ob_wl_cnn_tiny = {
     .metric_name = "accuracy",
     .items_name = "images",
     .create = cnn_create,
+    .create_replica = cnn_create_replica,
 };
 
 const ob_workload_def ob_wl_cnn_small = {
@@ -674,6 +697,7 @@ const ob_workload_def ob_wl_cnn_small = {
     .metric_name = "accuracy",
     .items_name = "images",
     .create = cnn_create,
+    .create_replica = cnn_create_replica,
 };
 
 const ob_workload_def ob_wl_cnn_base = {
@@ -684,4 +708,5 @@ const ob_workload_def ob_wl_cnn_base = {
     .metric_name = "accuracy",
     .items_name = "images",
     .create = cnn_create,
+    .create_replica = cnn_create_replica,
 };

@@ -41,3 +41,15 @@ ob_status ob_workload_unknown(const char *name, ob_err *e)
     for (int i = 0; i < n && i < 64; i++) names[i] = all[i]->name;
     return ob_fail_unknown(e, "workload", name, names, n < 64 ? n : 64);
 }
+
+ob_status ob_workload_check_part(const ob_workload_def *d, int B, int rank, int world, ob_err *e)
+{
+    if (world < 1 || rank < 0 || rank >= world)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%s: replica %d of %d", d->name, rank, world);
+    if (B % world != 0)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s: batch=%d cannot be split over %d data-parallel replicas; choose a batch that is a "
+                       "multiple of data_parallel",
+                       d->name, B, world);
+    return OB_OK;
+}

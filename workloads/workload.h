@@ -48,6 +48,15 @@ struct ob_workload_def {
     const char *items_name;    /* "tokens", "images" or NULL: what items_per_step counts */
     ob_status (*create)(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev,
                         uint64_t seed, ob_workload **out, ob_err *e);
+    /* As create, for replica rank (0 <= rank < world) of a data-parallel run:
+     * the replica computes its world-th of each step's batch (sequences or
+     * images rank*B/world onwards of the batch of B), with its loss and
+     * gradient weighted so that their sums over the replicas are the whole
+     * batch's loss and gradient; evaluate still covers the whole held-out set,
+     * and items_per_step counts the whole batch. NULL: the workload has no
+     * batch to split. create_replica(..., 0, 1, ...) is create. */
+    ob_status (*create_replica)(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev,
+                                uint64_t seed, int rank, int world, ob_workload **out, ob_err *e);
 };
 
 struct ob_workload {
@@ -61,6 +70,8 @@ struct ob_workload {
 const ob_workload_def *const *ob_workloads(int *n);
 const ob_workload_def *ob_workload_find(const char *name);
 ob_status ob_workload_unknown(const char *name, ob_err *e);
+/* For create_replica: is rank of world a part of a batch of B? */
+ob_status ob_workload_check_part(const ob_workload_def *d, int B, int rank, int world, ob_err *e);
 
 extern const ob_workload_def ob_wl_quadratic;
 extern const ob_workload_def ob_wl_rosenbrock;

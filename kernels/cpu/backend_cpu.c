@@ -130,6 +130,40 @@ static ob_status cpu_sync(ob_device *dev, ob_err *e)
     return OB_OK;
 }
 
+/* Replicas on the CPU share the host's memory: the group needs no state of
+ * its own (a non-NULL token), and the sum runs on the calling thread. */
+static ob_status cpu_group_open(ob_device *const *devs, int n, void **group, ob_err *e)
+{
+    (void)devs;
+    if (n < 1) return ob_fail(e, OB_ERR_INPUT, "a replica group needs at least one device");
+    static int token;
+    *group = &token;
+    return OB_OK;
+}
+
+/* Each element summed in replica order (((b0 + b1) + b2) + ...), then
+ * written to every replica: the same bits however the loop is split. */
+static ob_status cpu_group_sum(void *group, ob_device *const *devs, int n, float *const *bufs, int64_t count,
+                               ob_err *e)
+{
+    (void)group;
+    (void)devs;
+    (void)e;
+    if (n < 2) return OB_OK;
+#pragma omp parallel for if (count > PAR_MIN)
+    for (int64_t i = 0; i < count; i++) {
+        float s = bufs[0][i];
+        for (int r = 1; r < n; r++) s += bufs[r][i];
+        for (int r = 0; r < n; r++) bufs[r][i] = s;
+    }
+    return OB_OK;
+}
+
+static void cpu_group_close(void *group)
+{
+    (void)group;
+}
+
 static ob_status cpu_fill(ob_device *dev, float *x, float v, int64_t n, ob_err *e)
 {
     (void)dev;
@@ -580,6 +614,10 @@ const ob_backend_ops ob_cpu_backend = {
     .copy = cpu_memcpy,
     .sync = cpu_sync,
     .mem_info = NULL,
+    .make_current = NULL,
+    .group_open = cpu_group_open,
+    .group_sum = cpu_group_sum,
+    .group_close = cpu_group_close,
     .timer_mark = cpu_timer_mark,
     .timer_read = cpu_timer_read,
     .fill = cpu_fill,

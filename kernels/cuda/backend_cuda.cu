@@ -328,6 +328,10 @@ static ob_backend_ops cuda_make_ops(void)
     o.copy = cuda_copy;
     o.sync = cuda_sync;
     o.mem_info = cuda_mem_info;
+    o.make_current = ob_cu_make_current;
+    o.group_open = ob_cu_group_open;
+    o.group_sum = ob_cu_group_sum;
+    o.group_close = ob_cu_group_close;
     o.timer_mark = cuda_timer_mark;
     o.timer_read = cuda_timer_read;
     o.fill = ob_cu_fill;

@@ -203,6 +203,13 @@ void ob_cu_fill_nn_ops(ob_backend_ops *o);
 void ob_cu_fill_conv_ops(ob_backend_ops *o);
 
 /* Per-file op implementations collected into the table in backend_cuda.cu. */
+/* data-parallel replicas (group_cuda.cu) */
+ob_status ob_cu_make_current(ob_device *dev, ob_err *e);
+ob_status ob_cu_group_open(ob_device *const *devs, int n, void **group, ob_err *e);
+ob_status ob_cu_group_sum(void *group, ob_device *const *devs, int n, float *const *bufs, int64_t count,
+                          ob_err *e);
+void ob_cu_group_close(void *group);
+
 ob_status ob_cu_fill(ob_device *dev, float *x, float v, int64_t n, ob_err *e);
 ob_status ob_cu_axpby(ob_device *dev, int64_t n, float a, const float *x, float b, float *y, ob_err *e);
 ob_status ob_cu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t seed, uint64_t stream,

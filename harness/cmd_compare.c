@@ -19,8 +19,8 @@
  * option added here is parsed (with or without a value, as arg says) and
  * documented at once. */
 typedef enum copt_id {
-    C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_FLOOR, C_NO_MEMORY, C_STRICT,
-    C_BASE_BENCH, C_CAND_BENCH, C_MARKDOWN, C_MARKDOWN_APPEND, C_JUNIT, C_QUIET, C_HELP
+    C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_FLOOR, C_TIME_ACROSS, C_NO_MEMORY,
+    C_STRICT, C_BASE_BENCH, C_CAND_BENCH, C_MARKDOWN, C_MARKDOWN_APPEND, C_JUNIT, C_QUIET, C_HELP
 } copt_id;
 
 typedef struct copt {
@@ -41,6 +41,9 @@ static const copt copts[] = {
     {"--time-floor", "MS", C_TIME_FLOOR,
      "cells whose median step time is under MS milliseconds on both\n"
      "sides are not timed (default 0.05: they time the harness)"},
+    {"--time-across-devices", NULL, C_TIME_ACROSS,
+     "judge step time also where a cell's two runs ran on different\n"
+     "devices (default: left out, with a note)"},
     {"--no-memory", NULL, C_NO_MEMORY, "do not judge memory (default: any increase is worse)"},
     {"--strict", NULL, C_STRICT, "cells present on one side only fail the comparison"},
     {"--baseline-benchmark", "ID|latest|all", C_BASE_BENCH, "runs of the baseline to use (default all)"},
@@ -80,9 +83,14 @@ static void compare_usage(FILE *f)
             "together. Cells whose p90 step time is more than %.0f%% above their median on one side\n"
             "only (a busy machine) are left out; a group with mostly such cells is shown as\n"
             "'unsteady, not judged'. Step times are comparable only between runs on the same,\n"
-            "otherwise idle machine: use --time-tol off when the baseline ran on another machine\n"
-            "(another CI runner, CPU or GPU), when either ran beside other work (a shared or\n"
-            "virtual machine, parallel jobs), or when the note says every group moved together.\n\n"
+            "otherwise idle machine. Cells whose two runs recorded different devices (another\n"
+            "backend, CPU, GPU or number of devices) are left out of step time, with a note (a\n"
+            "group with only such cells: 'other devices, not judged'; --time-across-devices\n"
+            "judges them), and out of peak memory when the backends differ (CPU and GPU memory\n"
+            "do not compare). Else use --time-tol off when the baseline ran on another machine\n"
+            "of the same kind (another runner of one type), when either ran beside other work\n"
+            "(a shared or virtual machine, parallel jobs), or when the note says every group\n"
+            "moved together.\n\n"
             "options:\n",
             100 * OB_TIME_UNSTEADY);
     for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) {
@@ -274,6 +282,7 @@ int ob_cmd_compare(int argc, char **argv)
         case C_JUNIT: rep.junit = v; break;
         case C_NO_MEMORY: o.check_memory = 0; break;
         case C_STRICT: o.strict = 1; break;
+        case C_TIME_ACROSS: o.time_across_devices = 1; break;
         case C_QUIET: quiet = 1; break;
         case C_LOSS_TOL:
         case C_METRIC_TOL:

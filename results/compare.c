@@ -113,6 +113,26 @@ typedef struct pair {
     int b, c; /* run indices */
 } pair;
 
+/* Where the two runs of a matched cell ran: 0 not known to differ (the same,
+ * or a side does not say), 1 other devices (device texts differ, the
+ * backends do not), 2 other backends. */
+static int device_differs(const ob_rrun *rb, const ob_rrun *rc)
+{
+    if (rb->backend[0] && rc->backend[0] && strcmp(rb->backend, rc->backend)) return 2;
+    if (rb->device[0] && rc->device[0] && strcmp(rb->device, rc->device)) return 1;
+    return 0;
+}
+
+/* A run's device for a note: its device text ("cpu: 2 threads, ..."), led by
+ * the backend when the text does not start with it. */
+static void device_name(const ob_rrun *r, char *buf, size_t n)
+{
+    size_t k = strlen(r->backend);
+    if (!r->device[0]) snprintf(buf, n, "%s", r->backend[0] ? r->backend : "unknown");
+    else if (!k || !strncmp(r->device, r->backend, k)) snprintf(buf, n, "%s", r->device);
+    else snprintf(buf, n, "%s: %s", r->backend, r->device);
+}
+
 static ob_status no_mem(ob_err *e)
 {
     return ob_fail(e, OB_ERR_NOMEM, "out of memory comparing the databases");
@@ -287,13 +307,18 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * time, paired like the loss (a slowdown must show on the cells together,
      * not in one of them); cells whose timing was unsteady on one side only (a
      * busy machine) are left out, and a group with mostly such cells is not
-     * judged. y holds every timed cell's change, for the report. */
+     * judged; so are cells run on different devices, unless asked for. y
+     * holds every timed cell's change, for the report. */
     m = 0;
     nb = 0;
     int timed = 0;
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (!(rb->step_ms_median > 0) || !(rc->step_ms_median > 0)) continue;
+        if (!o->time_across_devices && device_differs(rb, rc)) {
+            g->time_other_device++; /* another machine's step time says nothing of the code */
+            continue;
+        }
         if (rb->step_ms_median < o->time_floor_ms && rc->step_ms_median < o->time_floor_ms) {
             g->time_fast++; /* steps of microseconds time the harness and the machine's state */
             continue;
@@ -329,6 +354,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             int64_t vb = kind ? rb->state_bytes : rb->peak_mem_bytes;
             int64_t vc = kind ? rc->state_bytes : rc->peak_mem_bytes;
             if (vb < 0 || vc < 0) continue;
+            if (!kind && device_differs(rb, rc) == 2) { /* CPU and GPU memory do not compare */
+                g->mem_other_backend += o->check_memory;
+                continue;
+            }
             cnt++;
             if (vb > mb) mb = vb;
             if (vc > mc) mc = vc;
@@ -616,6 +645,22 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     free(uc);
     if (st != OB_OK) goto done;
     out->n_matched = np;
+    /* matched cells run on different devices, for the note */
+    for (int a = 0; a < np; a++) {
+        const ob_rrun *rb = &B.runs[pairs[a].b], *rc = &C.runs[pairs[a].c];
+        int d = device_differs(rb, rc);
+        if (!d) continue;
+        char tb[sizeof out->device_base], tc[sizeof out->device_cand];
+        device_name(rb, tb, sizeof tb);
+        device_name(rc, tc, sizeof tc);
+        if (out->n_device_differs++ == 0) {
+            memcpy(out->device_base, tb, sizeof tb);
+            memcpy(out->device_cand, tc, sizeof tc);
+        } else if (strcmp(tb, out->device_base) || strcmp(tc, out->device_cand)) {
+            out->device_mixed = 1;
+        }
+        out->n_backend_differs += d == 2;
+    }
     if (np == 0) {
         char why[640];
         params_hint(base, &B, NULL, B.n, &C, NULL, C.n, why, sizeof why);
@@ -770,8 +815,10 @@ static void quantity_text(const ob_cmp_quantity *q, int absolute, const char *wo
 
 static void memory_text(const ob_cmp_group *g, char *buf, size_t n)
 {
+    /* peak memory left out for another backend: said, so that "same" is not read as the peak's */
+    const char *peak_out = g->peak_mem.v == OB_NODATA && g->mem_other_backend > 0 ? "; peak: other backend" : "";
     if (g->peak_mem.v == OB_NODATA && g->state.v == OB_NODATA) {
-        snprintf(buf, n, "-");
+        snprintf(buf, n, peak_out[0] ? "other backend, not judged" : "-");
         return;
     }
     ob_verdict v = g->peak_mem.v == OB_WORSE || g->state.v == OB_WORSE ? OB_WORSE
@@ -784,10 +831,11 @@ static void memory_text(const ob_cmp_group *g, char *buf, size_t n)
         ob_compare_bytes(q->cand, 0, b, sizeof b);
         ob_compare_bytes(q->cand - q->base, 1, d, sizeof d);
         /* the same rounded value on both sides: the difference says what changed */
-        if (!strcmp(a, b)) snprintf(buf, n, "%s %s (%s) %s", q == &g->peak_mem ? "peak" : "state", a, d, ob_verdict_name(v));
-        else snprintf(buf, n, "%s %s -> %s %s", q == &g->peak_mem ? "peak" : "state", a, b, ob_verdict_name(v));
+        const char *what = q == &g->peak_mem ? "peak" : "state";
+        if (!strcmp(a, b)) snprintf(buf, n, "%s %s (%s) %s%s", what, a, d, ob_verdict_name(v), peak_out);
+        else snprintf(buf, n, "%s %s -> %s %s%s", what, a, b, ob_verdict_name(v), peak_out);
     } else
-        snprintf(buf, n, "%s", ob_verdict_name(v));
+        snprintf(buf, n, "%s%s%s", peak_out[0] ? "state " : "", ob_verdict_name(v), peak_out);
 }
 
 static void time_text(const ob_cmp_group *g, char *buf, size_t n)
@@ -795,6 +843,8 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
     char a[32];
     if (g->time_not_judged)
         snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
+    else if (g->time_cells == 0 && g->time_other_device > 0)
+        snprintf(buf, n, "other devices, not judged");
     else if (g->time_cells == 0 && g->time_fast > 0)
         snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
     else
@@ -817,7 +867,7 @@ static void lr_text(const ob_cmp_group *g, char *buf, size_t n)
 
 /* The cells of one group's row, as the three writers show them. */
 typedef struct row_text {
-    char lr[64], l[96], m[110], t[96], mem[96];
+    char lr[64], l[96], m[110], t[96], mem[160];
 } row_text;
 
 static void row_texts(const ob_cmp_group *g, row_text *r)
@@ -830,6 +880,43 @@ static void row_texts(const ob_cmp_group *g, row_text *r)
     time_text(g, r->t, sizeof r->t);
     memory_text(g, r->mem, sizeof r->mem);
 }
+
+/* The note on matched cells run on different devices, without lead or
+ * final period: "2 matched cells ran on different devices (baseline: X;
+ * candidate: Y): their step times are not compared (...)"; empty when none. */
+static void device_note(const ob_compare *c, char *buf, size_t n)
+{
+    buf[0] = 0;
+    int k = c->n_device_differs, one = k == 1, kb = c->n_backend_differs;
+    if (!k) return;
+    size_t len = 0;
+#define ADD(...)                                                                           \
+    do {                                                                                   \
+        if (len < n) len += (size_t)snprintf(buf + len, n - len, __VA_ARGS__);             \
+    } while (0)
+    ADD("%d matched cell%s ran on %s (%sbaseline: \"%s\"; candidate: \"%s\")", k, one ? "" : "s",
+        one ? "a different device" : "different devices", c->device_mixed ? "e.g. " : "", c->device_base,
+        c->device_cand);
+    if (c->opts.time_tol < 0)
+        ADD(": step time is not judged (--time-tol off)");
+    else if (c->opts.time_across_devices)
+        ADD(": %s compared anyway (--time-across-devices), so a change there may be the device's",
+            one ? "its step time is" : "their step times are");
+    else
+        ADD(": %s not compared (--time-across-devices compares them anyway)",
+            one ? "its step time is" : "their step times are");
+    if (kb && c->opts.check_memory) {
+        if (kb == k)
+            ADD("; %s peak memory is not compared (another backend: CPU and GPU memory figures do not "
+                "compare)", one ? "its" : "their");
+        else
+            ADD("; the peak memory of the %d of them that ran on another backend is not compared (CPU and GPU "
+                "memory figures do not compare)", kb);
+    }
+#undef ADD
+}
+
+static void md_para(FILE *f, const char *s);
 
 /* Notes below the table, in text (md = 0) or Markdown. */
 static void print_notes(const ob_compare *c, FILE *f, int md)
@@ -868,6 +955,14 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                    "(p90 more than %.0f%% above the median on one side only; a busy machine); rerun them on "
                    "a quiet machine%s\n", lead, c->n_time_not_judged, c->n_time_not_judged == 1 ? "" : "s",
                 100 * OB_TIME_UNSTEADY, md ? "." : "");
+    if (c->n_device_differs) {
+        char note[768];
+        device_note(c, note, sizeof note);
+        fputs(lead, f);
+        if (md) md_para(f, note); /* device texts come from drivers: escaped */
+        else fputs(note, f);
+        fputs(md ? ".\n" : "\n", f);
+    }
     for (int k = 0; k < 2; k++) {
         int nb = k ? c->n_bench_cand : c->n_bench_base, ns = k ? c->n_superseded_cand : c->n_superseded_base;
         if (nb > 1 && ns > 0)
@@ -986,9 +1081,9 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
     else
         fprintf(f, "step time (each run's median step time, paired over cells like the final loss) beyond "
-                   "+-%.0f%%, cells with unsteady timing or steps under %g ms left out; ", 100 * c->opts.time_tol,
-                c->opts.time_floor_ms);
-    fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly" : "not judged");
+                   "+-%.0f%%, cells with unsteady timing or steps under %g ms%s left out; ", 100 * c->opts.time_tol,
+                c->opts.time_floor_ms, c->opts.time_across_devices ? "" : ", or run on different devices,");
+    fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly (peak memory not across backends)" : "not judged");
 }
 
 /* At a byte >= 0x80: writes the UTF-8 character that starts at *s (or '?'
@@ -1029,7 +1124,7 @@ static void xml_text(FILE *f, const char *s)
 void ob_compare_junit(const ob_compare *c, FILE *f)
 {
     int one_sided = c->n_only_base + c->n_only_cand > 0;
-    int tests = c->n_g + (one_sided ? 1 : 0);
+    int tests = c->n_g + (one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0);
     int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n"
@@ -1059,7 +1154,7 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
             fputs("</failure>\n", f);
         }
         fputs("      <system-out>", f);
-        char line[600];
+        char line[768];
         snprintf(line, sizeof line, "%d matched cells; lr %s; final loss %s; held-out %s; step time %s; memory %s",
                  g->n_matched, r.lr, r.l, r.m, r.t, r.mem);
         xml_text(f, line);
@@ -1088,6 +1183,14 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
                 xml_text(f, msg);
             }
         }
+        fputs("</system-out>\n    </testcase>\n", f);
+    }
+    if (c->n_device_differs) { /* a note, where a CI's test view shows it */
+        char note[768];
+        device_note(c, note, sizeof note);
+        fputs("    <testcase classname=\"optbench.devices\" name=\"cells run on different devices\" time=\"0\">\n"
+              "      <system-out>note: ", f);
+        xml_text(f, note);
         fputs("</system-out>\n    </testcase>\n", f);
     }
     fputs("  </testsuite>\n</testsuites>\n", f);

@@ -26,9 +26,16 @@
  *   (time_not_judged) and the raw median change is only shown. When every
  *   judged group moved the same way beyond time_tol the comparison notes a
  *   machine-wide shift (time_shift): another or a busier machine, or a change
- *   shared by all of them; the verdicts stand.
+ *   shared by all of them; the verdicts stand. A matched cell whose two runs
+ *   ran on different devices (runs.backend or runs.device differ; a text
+ *   unknown on one side is taken as the same) is left out of step time
+ *   unless time_across_devices (counted in n_device_differs, the first such
+ *   pair's devices named in device_base and device_cand); a group left with
+ *   no timed cell for that reason has no step-time verdict (time_other_device).
  * - peak memory and optimizer state bytes: the largest value over matched
- *   cells, exactly (any increase is worse).
+ *   cells, exactly (any increase is worse). Peak memory leaves out the cells
+ *   whose two runs ran on different backends (CPU and GPU figures do not
+ *   compare); optimizer state bytes do not depend on the backend.
  * - a cell that finished in the baseline and failed in the candidate is worse;
  *   so is a seed at the judged lr that diverged (or ended with a non-finite
  *   loss) in the candidate but not in the baseline, whatever the median says.
@@ -60,6 +67,7 @@ typedef struct ob_compare_opts {
                           * timed (default 0.05 ms: such steps time the harness, not the step) */
     int check_memory;    /* judge memory exactly (default 1) */
     int strict;          /* cells on one side only fail the comparison */
+    int time_across_devices; /* judge the step time of cells run on different devices too */
     int64_t base_bench, cand_bench; /* as ob_dataset_load: 0 all, -1 latest, > 0 that one */
 } ob_compare_opts;
 
@@ -93,6 +101,9 @@ typedef struct ob_cmp_group {
     int time_unsteady;        /* of them, left out: timing unsteady on one side */
     int time_not_judged;      /* more than half unsteady: step time has no verdict */
     int time_fast;            /* matched cells left out: step time below time_floor_ms on both sides */
+    int time_other_device;    /* matched cells left out: run on different devices (see
+                               * ob_compare_opts.time_across_devices) */
+    int mem_other_backend;    /* matched cells left out of peak memory: run on different backends */
     double time_floor_ms;     /* the floor in effect (for the reports) */
     int n_matched, n_new_failures;
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
@@ -124,6 +135,11 @@ typedef struct ob_compare {
     int n_worse, n_better;    /* groups */
     int regression;           /* the gate's answer: 1 when something got worse */
     int n_time_not_judged;    /* groups whose step time was too unsteady to judge */
+    int n_device_differs;     /* matched cells whose two runs ran on different devices (backend or
+                               * device text): left out of step time unless time_across_devices */
+    int n_backend_differs;    /* of them, on different backends: left out of peak memory */
+    int device_mixed;         /* they are not all the one pair of devices named below */
+    char device_base[192], device_cand[192]; /* the first such pair's devices: "cpu: 2 threads, ..." */
     double time_shift;        /* median change of step time over the judged groups' effects,
                                * when they all moved the same way beyond time_tol (at least 2
                                * groups); NaN otherwise */

@@ -350,13 +350,17 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     }
     d->benchmark_id = benchmark_id;
     /* runs.stage and runs.device_mem_bytes are schema version 3: a database of
-     * an older optbench, read as it is, has neither */
-    int has_stage = 0, has_dmem = 0;
-    if (sqlite3_prepare_v2(db, "SELECT sum(name = 'stage'), sum(name = 'device_mem_bytes') "
+     * an older optbench, read as it is, has neither; backend and device are
+     * read only when present too (a database written by another tool) */
+    int has_stage = 0, has_dmem = 0, has_backend = 0, has_device = 0;
+    if (sqlite3_prepare_v2(db, "SELECT sum(name = 'stage'), sum(name = 'device_mem_bytes'), "
+                               "sum(name = 'backend'), sum(name = 'device') "
                                "FROM pragma_table_info('runs')", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW) {
             has_stage = sqlite3_column_int(q, 0) > 0;
             has_dmem = sqlite3_column_int(q, 1) > 0;
+            has_backend = sqlite3_column_int(q, 2) > 0;
+            has_device = sqlite3_column_int(q, 3) > 0;
         }
         sqlite3_finalize(q);
     }
@@ -371,13 +375,15 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'skipped_step'), "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'spike_skipped'), "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'optimizer' "
-             "  AND v.detail LIKE 'rollback:%%') "
-             "FROM (SELECT *, %s AS stage_, %s AS dmem_, row_number() OVER (PARTITION BY workload, "
-             "      coalesce(workload_params, ''), optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
+             "  AND v.detail LIKE 'rollback:%%'), "
+             " coalesce(backend_, ''), coalesce(device_, '') "
+             "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, "
+             "      row_number() OVER (PARTITION BY workload, coalesce(workload_params, ''), optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
              "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
              "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) AS rr "
              "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id",
-             has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_stage ? "stage" : "NULL");
+             has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_backend ? "backend" : "NULL",
+             has_device ? "device" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc, oom = 0;
@@ -410,9 +416,11 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->seed = col_int(q, 9);
         r->status = dup_text(q, 10);
         r->error = sqlite3_column_type(q, 11) == SQLITE_NULL ? NULL : dup_text(q, 11);
+        r->backend = dup_text(q, 32);
+        r->device = dup_text(q, 33);
         /* counted, but cleared first: ob_dataset_free frees what got copied */
         if (!r->workload || !r->workload_params || !r->optimizer || !r->hparams || !r->opt_key || !r->status ||
-            (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
+            !r->backend || !r->device || (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
             oom = 1;
             break;
         }
@@ -517,6 +525,8 @@ static void rrun_free(ob_rrun *r)
     free(r->opt_key);
     free(r->status);
     free(r->error);
+    free(r->backend);
+    free(r->device);
     free(r->c_step);
     free(r->c_loss);
 }

@@ -22,6 +22,9 @@ typedef struct ob_rrun {
     int64_t id, benchmark_id, cell, seed;
     char *workload, *workload_params, *optimizer, *hparams, *status, *error;
     char *opt_key;             /* hparams without "lr": identifies the optimizer configuration */
+    char *backend, *device;    /* where it ran: "cpu" or "cuda", and the device text ("cuda: NVIDIA
+                                * H200 (sm_90, ...)", possibly "; data parallel over devices 0-1");
+                                * "" when unknown (NULL in the database, or a database without them) */
     double lr;
     int64_t steps, steps_done; /* -1 when unknown */
     int64_t diverged_step;     /* -1 when not diverged */

@@ -5,11 +5,14 @@
  * better; one-sided cells are listed (and fail only with strict); databases
  * with nothing in common are unusable input. Step time: a slowdown with
  * unsteady timing (a busy machine) is not judged, one that does not show on
- * the cells together is within noise, a shift of every group is noted. The
+ * the cells together is within noise, a shift of every group is noted; cells
+ * run on different devices are left out of step time (and, on another
+ * backend, of peak memory) with a note, unless time_across_devices. The
  * text table shows memory in KiB/MiB and keeps its columns aligned; every
  * row names the lr judged (and the candidate's own best lr when it moved).
  * The reports of a comparison that could not run say why, escaped. */
 #include <math.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +86,18 @@ static void build(const char *path, const mod *m)
     if (m->extra_cell)
         fx_add(s, 0, &(fx_run){"quad", "sgd", NULL, 1.0, 0, "done", 9, 5, 1, 1.2, 2048, 400, 9.1, 0.5, 20});
     ob_store_close(s);
+}
+
+/* SQL run on a built database: where its runs ran (runs.backend, runs.device). */
+static void plant(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fprintf(stderr, "%s: %s\n", path, msg ? msg : db ? sqlite3_errmsg(db) : "cannot open");
+        exit(1);
+    }
+    sqlite3_close(db);
 }
 
 static char last_err[1024]; /* run_cmp's error message, empty on success */
@@ -696,6 +711,115 @@ int main(void)
                       g->time.cand == 2.0 && g->loss.n == 257,
                   "step time medians %g -> %g ms over %d cells", g ? g->time.base : NAN, g ? g->time.cand : NAN,
                   g ? g->time.n : 0);
+        ob_compare_free(&c);
+    }
+
+    /* runs on different devices (the CI runner changed): their step times are
+     * not compared, unless asked; loss and memory are still judged */
+    {
+        char cell[96];
+        m = none();
+        m.time_mul = 3;          /* rosen/sgd 3x slower */
+        m.mem_add = 4096;        /* quad/sgd more peak memory */
+        build(cand, &m);
+        plant(cand, "UPDATE runs SET device = 'cpu: 8 threads'");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK_MSG(st == OB_OK && c.n_device_differs == 24 && c.n_backend_differs == 0 && !c.device_mixed &&
+                      !strcmp(c.device_base, "cpu: test") && !strcmp(c.device_cand, "cpu: 8 threads"),
+                  "%d cells, %s -> %s", c.n_device_differs, c.device_base, c.device_cand);
+        CHECK(g && g->time.v == OB_NODATA && g->time_other_device == 6 && g->time_cells == 0 &&
+              g->overall == OB_SAME && !strstr(g->detail, "step time"));
+        g = grp(&c, "quad", "sgd"); /* the same backend: memory still judged */
+        CHECK(g && g->peak_mem.v == OB_WORSE && g->overall == OB_WORSE && c.n_worse == 1);
+        snprintf(p, sizeof p, "%s/dev.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "step time", "memory", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "other devices, not judged"), "step time cell '%s'", cell);
+        CHECK_MSG(strstr(buf, "note: 24 matched cells ran on different devices (baseline: \"cpu: test\"; candidate: "
+                              "\"cpu: 8 threads\"): their step times are not compared (--time-across-devices "
+                              "compares them anyway)\n"),
+                  "%s", buf);
+        snprintf(p, sizeof p, "%s/dev.md", dir);
+        render(&c, "markdown", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "| rosen | sgd | 0.1 | +0.0% [+0.0%, +0.0%] same | loss +0.0% [+0.0%, +0.0%] same | "
+                              "other devices, not judged | same | same |") &&
+                      strstr(buf, "\nNote: 24 matched cells ran on different devices (baseline: \"cpu: test\"; "
+                                  "candidate: \"cpu: 8 threads\"): their step times are not compared"),
+                  "%s", buf);
+        snprintf(p, sizeof p, "%s/dev.xml", dir);
+        render(&c, "junit", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "tests=\"5\" failures=\"1\"") &&
+                      strstr(buf, "<testcase classname=\"optbench.devices\" name=\"cells run on different devices\"") &&
+                      strstr(buf, "<system-out>note: 24 matched cells ran on different devices (baseline: "
+                                  "&quot;cpu: test&quot;; candidate: &quot;cpu: 8 threads&quot;): their step times"),
+                  "%s", buf);
+        ob_compare_free(&c);
+        /* ... judged anyway with time_across_devices */
+        ob_compare_opts oa = o;
+        oa.time_across_devices = 1;
+        c = run_cmp(base, cand, &oa, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && c.regression && c.n_device_differs == 24 && g && g->time.v == OB_WORSE &&
+              g->time_other_device == 0 && fabs(g->time.effect - 2) < 1e-9);
+        render(&c, "print", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "their step times are compared anyway (--time-across-devices)"), "%s", buf);
+        ob_compare_free(&c);
+        /* the same devices: judged, as before */
+        build(cand, &m);
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && c.regression && c.n_device_differs == 0 && g && g->time.v == OB_WORSE);
+        render(&c, "print", p, buf, sizeof buf);
+        CHECK(!strstr(buf, "different devices"));
+        ob_compare_free(&c);
+        /* one seed's cells only on another device: the rest still judged */
+        plant(cand, "UPDATE runs SET device = 'cpu: 8 threads' WHERE workload = 'rosen' AND optimizer = 'sgd' "
+                    "AND seed = 0");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && c.n_device_differs == 2 && g && g->time_other_device == 2 && g->time.n == 4 &&
+              g->time.v == OB_WORSE);
+        render(&c, "print", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "note: 2 matched cells ran on different devices"), "%s", buf);
+        ob_compare_free(&c);
+        /* a side that does not say where it ran: not taken as another device */
+        plant(cand, "UPDATE runs SET backend = NULL, device = NULL");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && c.n_device_differs == 0 && g && g->time.v == OB_WORSE);
+        ob_compare_free(&c);
+        /* another backend: peak memory is not compared either (CPU and GPU
+         * figures), optimizer state still is; the flag is about time only */
+        build(cand, &m);
+        plant(cand, "UPDATE runs SET backend = 'cuda', device = 'cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, "
+                    "matmul fp32); data parallel over devices 0-1'");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK(st == OB_OK && !c.regression && c.n_device_differs == 24 && c.n_backend_differs == 24 && g &&
+              g->peak_mem.v == OB_NODATA && g->mem_other_backend == 6 && g->state.v == OB_SAME);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "memory", "verdict", "quad", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "state same; peak: other backend"), "memory cell '%s'", cell);
+        CHECK_MSG(strstr(buf, "candidate: \"cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, matmul fp32); data "
+                              "parallel over devices 0-1\"): their step times are not compared "
+                              "(--time-across-devices compares them anyway); their peak memory is not compared "
+                              "(another backend: CPU and GPU memory figures do not compare)\n"),
+                  "%s", buf);
+        ob_compare_free(&c);
+        c = run_cmp(base, cand, &oa, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK(st == OB_OK && c.regression && g && g->peak_mem.v == OB_NODATA && g->overall == OB_SAME);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(g && g->time.v == OB_WORSE);
+        ob_compare_free(&c);
+        /* a database without the backend and device columns still loads */
+        build(cand, &m);
+        plant(cand, "ALTER TABLE runs DROP COLUMN backend; ALTER TABLE runs DROP COLUMN device");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK_MSG(st == OB_OK && c.n_matched == 24 && c.n_device_differs == 0 && g && g->time.v == OB_WORSE, "%s",
+                  last_err);
         ob_compare_free(&c);
     }
 

@@ -12,6 +12,9 @@
 # that exits 2 replaces the reports it was given with ones that say why (no
 # earlier verdict stays), also when the reason is another report that could
 # not be opened or written. A change from or to divergence is told in words.
+# A candidate run on another device is not judged on step time (nor on peak
+# memory across backends) and every report says so; --time-across-devices
+# judges it.
 # Every option --help lists is parsed as listed.
 # The JUnit XML is validated with python3's xml.etree and counted.
 . "$(dirname "$0")/common.bash"
@@ -140,6 +143,42 @@ if [ $have_py = 1 ]; then
   check "adam on quadratic fails" grep -q 'optbench.quadratic/adam' <<<"$c"
   # with time off and a 60% loss tolerance it passes
   compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --loss-tol 0.6
+
+  # the candidate ran on another device (the CI runner changed), 3x slower and
+  # with twice the peak memory: step times of different devices are not
+  # compared, nor peak memory across backends; a note says so in every report
+  cp "$tmp/base.db" "$tmp/gpu.db"
+  gpu='cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, matmul fp32)'
+  sql "$tmp/gpu.db" \
+    "UPDATE runs SET backend = 'cuda', device = '$gpu', step_ms_median = step_ms_median * 3, step_ms_p90 = step_ms_p90 * 3, peak_mem_bytes = peak_mem_bytes * 2"
+  cpu=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT device FROM runs LIMIT 1").fetchone()[0])' "$tmp/base.db")
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/gpu.db" --time-floor 0 --markdown "$tmp/dev.md" \
+    --junit "$tmp/dev.xml"
+  note="24 matched cells ran on different devices (baseline: \"$cpu\"; candidate: \"$gpu\"): their step times are not compared (--time-across-devices compares them anyway); their peak memory is not compared (another backend: CPU and GPU memory figures do not compare)"
+  check "other device: the note in stdout: $(grep '^note' "$tmp/out")" grep -qxF "note: $note" "$tmp/out"
+  check "other device: each row says why time is not judged" \
+    test "$(grep -cE '^(quadratic|rosenbrock) +(sgd|adam) .* other devices, not judged +state same; peak: other backend +same$' "$tmp/out")" = 4
+  check "other device: the note in the Markdown: $(grep '^Note' "$tmp/dev.md")" \
+    grep -qxF "Note: ${note/sm_90/sm\\_90}." "$tmp/dev.md"
+  check "other device: a JUnit case holds the note" grep -qF '<system-out>note: 24 matched cells ran on different devices' "$tmp/dev.xml"
+  c=$(junit_counts "$tmp/dev.xml"); rc=$?
+  check "other device: JUnit parses, 5 cases, none failing: $c" test $rc -eq 0 -a "$c" = "5 0 "
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/gpu.db" --time-floor 0 --time-across-devices \
+    --markdown "$tmp/dev.md"
+  check "--time-across-devices: step time judged: $(grep '^rosenbrock *sgd' "$tmp/out")" \
+    test "$(grep -cE '^(quadratic|rosenbrock) +(sgd|adam) .* \+200\.0% \[\+200\.0%, \+200\.0%\] worse ' "$tmp/out")" = 4
+  check "--time-across-devices: the note says so" grep -q 'their step times are compared anyway (--time-across-devices)' "$tmp/dev.md"
+  # the same backend, another CPU, for sgd only: its time is left out, adam's judged, memory judged
+  cp "$tmp/base.db" "$tmp/cpu8.db"
+  sql "$tmp/cpu8.db" \
+    "UPDATE runs SET device = 'cpu: 8 threads', step_ms_median = step_ms_median * 3, step_ms_p90 = step_ms_p90 * 3 WHERE optimizer = 'sgd'"
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cpu8.db" --time-floor 0
+  check "another CPU for sgd: the note: $(grep '^note' "$tmp/out")" \
+    grep -qF "note: 12 matched cells ran on different devices (baseline: \"$cpu\"; candidate: \"cpu: 8 threads\"): their step times are not compared (--time-across-devices compares them anyway)" "$tmp/out"
+  check "another CPU for sgd: only sgd's time left out" \
+    test "$(grep -cE '^(quadratic|rosenbrock) +sgd .* other devices, not judged ' "$tmp/out")" = 2 -a \
+    "$(grep -cE '^(quadratic|rosenbrock) +adam .* other devices' "$tmp/out")" = 0
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cpu8.db" --time-floor 0 --time-across-devices --quiet
 
   # one-sided cells: listed; --strict fails
   cp "$tmp/base.db" "$tmp/fewer.db"

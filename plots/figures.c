@@ -122,6 +122,48 @@ static ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, c
     return OB_OK;
 }
 
+/* A marker shape and a dash type per optimizer as well as a colour: curves
+ * that lie exactly on top of each other (adam and adamw where weight decay
+ * does not matter), and figures printed in grey, still show every series.
+ * Series are drawn in optimizer order, filled and open shapes alternate, and
+ * no marker hides one drawn before it at the same point: an open one shows
+ * the marker under it through its middle (each open shape comes after the
+ * filled one of its shape), a filled one leaves the corners of the one under
+ * it (no filled square, which would cover a circle); a dashed line shows the
+ * line under it in its gaps. Not used for series: 2 (x, a divergence), 3
+ * (star, fresh seeds), 6 (open circle, the best lr). */
+static int opt_shape(int o)
+{
+    static const int shapes[] = {7, 4, 9, 8, 11, 10, 15, 14, 13, 12};
+    return shapes[o % 10];
+}
+/* solid, dashed, dash-dot, dash-dot-dot (not dotted, too faint at this
+ * width): with the 10 shapes no two of the first 20 optimizers share shape
+ * and dashes (the 16 colours aside), so a figure printed in grey tells them
+ * apart */
+static int opt_dash(int o)
+{
+    static const int dashes[] = {1, 2, 4, 5};
+    return dashes[o % 4];
+}
+
+/* Legend layout: the legend below the plot gets as many columns as its
+ * longest entry (longest characters) lets fit across the figure, so long
+ * labels (optimizers with their swept hyperparameters) are not cut off at
+ * the right edge: about 100 characters of text fit across the PNG, the SVG
+ * and the PDF alike, each column also holding its sample line and gaps
+ * (about 10 characters more). n entries; the rows are filled evenly. */
+static void key_fit(script *sc, int n, size_t longest)
+{
+    if (n < 1) return;
+    int cols = (int)(100 / (longest + 10));
+    if (cols < 1) cols = 1;
+    if (cols > n) cols = n;
+    int rows = (n + cols - 1) / cols;
+    cols = (n + rows - 1) / rows;
+    fprintf(sc->f, "set key maxcols %d maxrows %d\n", cols, rows);
+}
+
 static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
 {
     char path[1024];
@@ -141,21 +183,16 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
             "set border 3\n"
             "set xtics nomirror\n"
             "set ytics nomirror\n"
-            "set key below left Left reverse maxrows 4 samplen 2.5 width 4\n"
+            "set key below left Left reverse maxrows 4 samplen 4 width 4 height 1   # height: room under the x label\n"
             "# marker size: PS scales the explicit sizes, pointsize the others (the PDF sets both smaller)\n"
             "PS = 1\n"
             "set pointsize 1.1\n"
             "set style fill transparent solid 0.18 noborder\n"
-            "# one colour and marker shape per optimizer, the same in every figure:\n",
+            "# one colour, marker shape and dash type per optimizer, the same in every figure:\n",
             FIG_W, FIG_H, FIG_W, FIG_H);
     for (int o = 0; o < d->n_opt; o++)
-    {
-        /* a marker shape per optimizer as well as a colour: curves that lie on top of each
-         * other, and figures printed in grey, still tell the optimizers apart */
-        static const int shapes[] = {7, 5, 9, 11, 13, 15, 1, 2, 3, 6, 4, 8};
-        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1,
-                palette[o % N_PALETTE], shapes[o % 12], 1 + (o / N_PALETTE) % 4, d->opt_labels[o]);
-    }
+        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, palette[o % N_PALETTE],
+                opt_shape(o), opt_dash(o), d->opt_labels[o]);
     if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"%s\" lw 2 pt 7\n", palette[0]);
     int bad = ferror(f);
     if (fclose(f) != 0) bad = 1;
@@ -224,6 +261,15 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     snprintf(stem, sizeof stem, "loss_%s", slug);
     gp_str(d->wl_labels[w], wq, sizeof wq);
     int logy = spans_decades(&r);
+    int n_key = !isnan(floor_v) && (!logy || floor_v > 0); /* the floor is drawn */
+    size_t key_len = n_key ? 24 : 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w) continue;
+        size_t len = strlen(d->opt_labels[g->opt]) + (g->best >= 0 ? 12 : 22);
+        n_key++;
+        if (len > key_len) key_len = len;
+    }
     script sc;
     OB_TRY(script_open(&sc, dir, stem, "training loss vs step, each optimizer at its best lr",
                        "curves_best.csv (workload, optimizer, lr, seeds, step, loss_median, "
@@ -236,9 +282,10 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
             "set ylabel \"training loss%s\"\n"
             "%s\n"
             "%s"
-            "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
-            "plot \\\n",
+            "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
             wq, seeds, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", cap, wq);
+    key_fit(&sc, n_key, key_len);
+    fprintf(f, "plot \\\n");
     int first = 1;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -261,8 +308,9 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         if (g->wl != w || g->best >= 0) continue;
         char oq[512];
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-        fprintf(f, ", \\\n  NaN with lines lt %d title \"%s (every run diverged)\"", g->opt + 1, oq);
-        if (adl < sizeof all_div)
+        fprintf(f, ", \\\n  NaN with lines lt %d title \"%s (%s)\"", g->opt + 1, oq,
+                g->n_finished ? "every run diverged" : "no run finished");
+        if (g->n_finished && adl < sizeof all_div)
             adl += (size_t)snprintf(all_div + adl, sizeof all_div - adl, "%s%s", adl ? ", " : "",
                                     d->opt_labels[g->opt]);
     }
@@ -393,6 +441,17 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         double top = logy ? cap * pow(cap / r.lo, frac / (1 - frac)) : cap + (cap - r.lo) * frac / (1 - frac);
         fprintf(f, "set yrange [*:%.9g]\nCAP = %.9g\n", top, cap);
     }
+    {
+        int n_key = any_div + !isnan(cap) + any_conf;
+        size_t key_len = any_div ? 30 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
+        for (int k = 0; k < s->n_g; k++) {
+            if (s->g[k].wl != w) continue;
+            size_t len = strlen(d->opt_labels[s->g[k].opt]) + (s->g[k].best < 0 ? 23 : 0);
+            n_key++;
+            if (len > key_len) key_len = len;
+        }
+        key_fit(&sc, n_key, key_len);
+    }
     fprintf(f, "plot \\\n");
     int first = 1, nth = 0;
     for (int k = 0; k < s->n_g; k++) {
@@ -404,10 +463,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         int lt = g->opt + 1;
         fprintf(f,
                 "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
-                first ? "" : ", \\\n", oq, lt, oq, lt, oq, oq, lt, oq, mark_y, lt);
+                first ? "" : ", \\\n", oq, lt, oq, lt, oq,
+                /* no line to see: the legend says why (its x marks are along the top) */
+                g->best >= 0 ? "" : g->n_finished ? " (diverged at every lr)" : " (no run finished)", oq, lt, oq,
+                mark_y, lt);
         int above = 0;
         for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap && isfinite(g->lrs[i].med);
         if (above)
@@ -422,7 +484,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             if (isfinite(g->conf_final.median))
                 fprintf(f,
                         ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
-                        "(sel(\"%s\") ? (valid(26) ? $26 : $7) : NaN) with yerrorbars lt %d pt 3 ps (2.5 * PS) lw 2 "
+                        "(sel(\"%s\") ? (valid(26) ? $26 : $7) : NaN) with yerrorbars lt %d dt 1 pt 3 ps (2.5 * PS) lw 2 "
                         "notitle",
                         oq, oq, oq, lt);
             if (g->conf_n_diverged)
@@ -486,7 +548,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
     int any_lr, any_div_lr, any_conf;
     range yr = lr_fig_yrange(s, w, &any_lr, &any_div_lr, &any_conf);
     int logy = spans_decades(&yr); /* as the lr figure of this workload */
-    double xlo = NAN, xhi = NAN;
+    double xlo = NAN, xhi = NAN, plo = NAN; /* plo: the smallest positive value */
     int all_pos = 1, any_div = 0, any_point = 0, n_div_lines = 0, most = 0;
     for (int l = 0; l < hf->n_lines; l++) {
         int div_here = 0;
@@ -496,6 +558,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             if (isnan(xlo) || v < xlo) xlo = v;
             if (isnan(xhi) || v > xhi) xhi = v;
             if (!(v > 0)) all_pos = 0;
+            else if (isnan(plo) || v < plo) plo = v;
             if (ob_hp_diverged_everywhere(g)) div_here = 1;
             else if (isfinite(g->final.median)) any_point = 1;
             if (g->n_best_runs > most) most = g->n_best_runs;
@@ -518,8 +581,15 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
      * 0.999): the axis is 1 - value on a log scale, reversed, so the values
      * still grow to the right, and the tics name the values themselves */
     const int onem = xlo > 0 && xhi < 1 && (1 - xlo) / (1 - xhi) >= 10;
-    int logx = onem || (all_pos && xhi / xlo >= 10);
-    double tlo = onem ? 1 - xhi : xlo, thi = onem ? 1 - xlo : xhi; /* the range on the axis */
+    /* 0 and positive values spanning decades (weight_decay at 0, 1e-4, 1e-3,
+     * 1e-2): on a linear axis the small ones would sit on top of 0, their
+     * points and labels on each other; the axis is log, and 0, which a log
+     * axis cannot show, is set a decade left of the smallest positive value,
+     * behind a break mark, its tic reading "0" */
+    const int zlog = !onem && xlo == 0 && !isnan(plo) && xhi / plo >= 10;
+    const double zpos = zlog ? plo / 10 : NAN;
+    int logx = onem || zlog || (all_pos && xhi / xlo >= 10);
+    double tlo = onem ? 1 - xhi : zlog ? zpos : xlo, thi = onem ? 1 - xlo : xhi; /* the range on the axis */
     /* the swept values as the x tics when there are few and they do not crowd */
     double vals[16];
     int nv = 0, own_tics = 1;
@@ -538,12 +608,19 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         double pad = 0.06 * (thi - tlo);
         lo_ax = tlo - pad, hi_ax = thi + pad;
     }
+    /* tic labels of neighbouring values must not run into each other (0.99
+     * and 0.995 on a short axis): their distance, as a fraction of the axis,
+     * at least half their widths together and a gap (a character of a tic
+     * label takes up to about 1/80 of the axis, in the PNG, SVG and PDF) */
     for (int i = 0; i < nv && own_tics; i++)
         for (int j = 0; j < nv && own_tics; j++) {
             if (i == j) continue;
-            double a = onem ? 1 - vals[i] : vals[i], b = onem ? 1 - vals[j] : vals[j];
+            double a = onem ? 1 - vals[i] : zlog && vals[i] == 0 ? zpos : vals[i];
+            double b = onem ? 1 - vals[j] : zlog && vals[j] == 0 ? zpos : vals[j];
             double gap = logx ? fabs(log10(a / b)) / log10(hi_ax / lo_ax) : fabs(a - b) / (hi_ax - lo_ax);
-            if (gap < 0.06) own_tics = 0;
+            char ta[32], tb[32];
+            int la = snprintf(ta, sizeof ta, "%.9g", vals[i]), lb = snprintf(tb, sizeof tb, "%.9g", vals[j]);
+            if (gap < (la + lb) / 2.0 / 80 + 0.02) own_tics = 0;
         }
     char wq[512], kq[256];
     gp_str(d->wl_labels[w], wq, sizeof wq);
@@ -560,19 +637,33 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             "set xlabel \"%s%s%s\"\n"
             "set ylabel \"final loss at the best lr, mean over the last 10%% of steps%s\"\n"
             "%s\n"
-            "set format x \"%%g\"\n"
-            "XV(v) = %s\n"
-            "set xrange [%.9g:%.9g]\n",
+            "set format x \"%%g\"\n",
             wq, kq, most, onem && !own_tics ? "1 - " : "", kq,
-            onem ? (own_tics ? " (spaced by 1 - value, log scale)" : " (log scale)") : logx ? " (log scale)" : "",
-            logy ? " (log scale)" : "", logx ? "set logscale x" : "unset logscale x", onem ? "1 - v" : "v",
-            onem ? hi_ax : lo_ax, onem ? lo_ax : hi_ax);
+            onem ? (own_tics ? " (spaced by 1 - value, log scale)" : " (log scale)")
+            : zlog ? " (log scale; 0 set apart at the left)"
+            : logx ? " (log scale)" : "",
+            logy ? " (log scale)" : "", logx ? "set logscale x" : "unset logscale x");
+    if (onem) fprintf(f, "XV(v) = 1 - v\n");
+    else if (zlog) fprintf(f, "XV(v) = v > 0 ? v : %.17g   # 0 drawn here\n", zpos);
+    else fprintf(f, "XV(v) = v\n");
+    fprintf(f, "set xrange [%.9g:%.9g]\n", onem ? hi_ax : lo_ax, onem ? lo_ax : hi_ax);
     if (own_tics) {
         fprintf(f, "set xtics (");
         for (int i = 0; i < nv; i++)
-            fprintf(f, "%s\"%.9g\" %.17g", i ? ", " : "", vals[i], onem ? 1 - vals[i] : vals[i]);
+            fprintf(f, "%s\"%.9g\" %.17g", i ? ", " : "", vals[i],
+                    onem ? 1 - vals[i] : zlog && vals[i] == 0 ? zpos : vals[i]);
+        fprintf(f, ")\n");
+    } else if (zlog) {
+        /* "0" and the decades of the positive values (at most 8 labelled) */
+        int k0 = (int)ceil(log10(plo) - 1e-9), k1 = (int)floor(log10(xhi) + 1e-9);
+        int step = (k1 - k0) / 8 + 1;
+        fprintf(f, "set xtics (\"0\" %.17g", zpos);
+        for (int k = k0; k <= k1; k += step) fprintf(f, ", \"%g\" %.17g", pow(10, k), pow(10, k));
         fprintf(f, ")\n");
     }
+    if (zlog)
+        fprintf(f, "set label \"//\" at first %.9g, graph 0 center front   # the break between 0 and the rest\n",
+                sqrt(zpos * plo));
     fprintf(f,
             "%s\n"
             "set y2range [0:1]\n"
@@ -586,6 +677,12 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         mark_step = rows > 4 ? 0.14 / rows : 0.035;
         double frac = 0.05 + mark_step * rows;
         fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
+    }
+    {
+        size_t key_len = any_div ? 31 : 0;
+        for (int l = 0; l < hf->n_lines; l++)
+            if (strlen(hf->lines[l].label) > key_len) key_len = strlen(hf->lines[l].label);
+        key_fit(&sc, hf->n_lines + any_div, key_len);
     }
     fprintf(f, "plot \\\n");
     int nth = 0;
@@ -629,6 +726,10 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                                           "too."
                                         : " The x axis is 1 - value on a logarithmic scale (reversed, so the values "
                                           "grow to the right and those near 1 spread out).")
+                   : zlog         ? (logy ? " Both axes are logarithmic; 0, which a log scale cannot show, is drawn a "
+                                            "decade left of the smallest positive value, past the break (//)."
+                                          : " The x axis is logarithmic; 0, which a log scale cannot show, is drawn a "
+                                            "decade left of the smallest positive value, past the break (//).")
                    : logx && logy ? " Both axes are logarithmic."
                    : logx       ? " The x axis is logarithmic."
                    : logy       ? " The y axis is logarithmic (as in the learning-rate figure)."
@@ -693,6 +794,14 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         int logy = which == 0 && spans_decades(at_end ? &er : &r);
         int c0 = which ? 9 : 6;
         if (at_end) {
+            /* the tic labels side by side: rotated when they would run into each other (as the bars') */
+            size_t label_chars = 0;
+            for (int k = 0; k < s->n_g; k++)
+                if (s->g[k].wl == w && s->g[k].best >= 0) {
+                    char lr[32];
+                    lr_text(s->g[k].best_lr, lr, sizeof lr);
+                    label_chars += strlen(d->opt_labels[s->g[k].opt]) + strlen(lr) + 5;
+                }
             fprintf(f,
                     "set title \"%s: held-out %s at the end of training, each optimizer at its best "
                     "learning rate\\npoint = median over seeds, bar = min to max over seeds\"\n"
@@ -707,7 +816,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     "set xtics nomirror scale 0%s (",
                     wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
-                    n_opt_here - 1, wq, n_opt_here > 5 ? " rotate by -25" : "");
+                    n_opt_here - 1, wq, n_opt_here > 5 || label_chars > 90 ? " rotate by -25" : "");
             int x = 0;
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
@@ -728,7 +837,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 /* every column selected, so other rows do not stretch the autoscale */
                 fprintf(f, "%s  'evals_best.csv' skip 1 using (%d):(sel(\"%s\") ? $%d : NaN):"
                            "(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
-                           "with yerrorbars lt %d pt 7 ps (1.8 * PS) lw 2 notitle",
+                           "with yerrorbars lt %d dt 1 pt 7 ps (1.8 * PS) lw 2 notitle",
                         x ? ", \\\n" : "", x, oq, c0, oq, c0 + 1, oq, c0 + 2, g->opt + 1);
                 x++;
             }
@@ -740,10 +849,15 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     "set xlabel \"step\"\n"
                     "set ylabel \"held-out %s%s\"\n"
                     "%s\n"
-                    "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
-                    "plot \\\n",
+                    "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
                     wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
+            size_t key_len = 0;
+            for (int k = 0; k < s->n_g; k++)
+                if (s->g[k].wl == w && s->g[k].best >= 0 && strlen(d->opt_labels[s->g[k].opt]) + 12 > key_len)
+                    key_len = strlen(d->opt_labels[s->g[k].opt]) + 12;
+            key_fit(&sc, n_opt_here, key_len);
+            fprintf(f, "plot \\\n");
             int first = 1;
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
@@ -753,8 +867,12 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 lr_text(g->best_lr, lr, sizeof lr);
                 fprintf(f,
                         "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) with filledcurves lt %d notitle, \\\n"
-                        "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d ps (0.6 * PS) title \"%s (lr %s)\"",
-                        first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1, oq, c0, g->opt + 1, oq, lr);
+                        "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d pi %d ps PS "
+                        "title \"%s (lr %s)\"",
+                        first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1, oq, c0, g->opt + 1,
+                        /* a marker at each evaluation, at about 12 of them when there are many (each
+                         * optimizer's a little shifted, as in the loss figure) */
+                        max_evals > 15 ? (int)(max_evals / 12) + k % 3 : 1, oq, lr);
                 first = 0;
             }
             fprintf(f, "\n");
@@ -859,6 +977,11 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         else unit = "seconds";
     }
     int logy = spans_decades(&r);
+    /* times over decades (a step of microseconds next to one of 100 ms): one
+     * unit for the whole axis would read "1e-05 minutes"; the axis is in
+     * seconds and each decade's tic names its own unit ("10 us", "100 ms") */
+    const int time_tics = logy && (kind == 0 || kind == 3);
+    if (time_tics) scale = kind == 0 ? 1000 : 1; /* bars_step_ms.csv holds ms, bars_time_to_target.csv s */
     char yrange[128];
     if (isnan(r.hi)) snprintf(yrange, sizeof yrange, "set yrange [0:1]");
     else if (logy) snprintf(yrange, sizeof yrange, "set yrange [%.6g:%.6g]", r.lo / scale / 2.5, r.hi / scale * 2.5);
@@ -880,7 +1003,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                   : "Training time to reach the target loss, at the lr that got there first\\n"
                                     "(steps at which the median over seeds reached it x median step time; \\\"not reached\\\": it never did)";
     char ylabel[128];
-    if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
+    if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
+    else if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
     else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
     else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", unit);
     double slot = bar_slot(d->n_opt);
@@ -909,6 +1033,20 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                "%s\n"
                "%s\n",
             logy ? "set logscale y\nset format y \"%g\"" : "unset logscale y", yrange);
+    if (time_tics) {
+        fprintf(f, "set ytics (");
+        int k0 = (int)floor(log10(r.lo / scale / 2.5)), k1 = (int)ceil(log10(r.hi / scale * 2.5));
+        for (int k = k0; k <= k1; k++) {
+            double v = pow(10, k);
+            char t[32];
+            if (k < -6) snprintf(t, sizeof t, "%g ns", v * 1e9);
+            else if (k < -3) snprintf(t, sizeof t, "%g us", v * 1e6);
+            else if (k < 0) snprintf(t, sizeof t, "%g ms", v * 1e3);
+            else snprintf(t, sizeof t, "%g s", v);
+            fprintf(f, "%s\"%s\" %.17g", k > k0 ? ", " : "", t, v);
+        }
+        fprintf(f, ")\n");
+    }
     /* marks for what has no bar */
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
@@ -923,16 +1061,22 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
                         m == 5 ? "not run" : "no data", x);
         }
+    size_t key_len = 0;
+    for (int o = 0; o < d->n_opt; o++)
+        if (strlen(d->opt_labels[o]) > key_len) key_len = strlen(d->opt_labels[o]);
+    key_fit(&sc, d->n_opt, key_len);
+    /* always an expression: a column without a value (an optimizer that
+     * reached the target nowhere) is then undefined points, not a gnuplot
+     * warning that it has none */
     char using[64];
-    if (kind == 0 || scale == 1) snprintf(using, sizeof using, "(column(i))");
-    else snprintf(using, sizeof using, "(column(i) / %.17g)", scale);
-    fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with boxes lt (i - 1) notitle",
+    snprintf(using, sizeof using, "(column(i) / %.17g)", scale);
+    fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with boxes lt (i - 1) dt 1 notitle",
             d->n_opt + 1, files[kind], using);
     /* the legend names every optimizer, also one without a single bar */
     for (int o = 0; o < d->n_opt; o++) {
         char oq[512];
         gp_str(d->opt_labels[o], oq, sizeof oq);
-        fprintf(f, ", \\\n  NaN with boxes lt %d title \"%s\"", o + 1, oq);
+        fprintf(f, ", \\\n  NaN with boxes lt %d dt 1 title \"%s\"", o + 1, oq);
     }
     fprintf(f, "\n");
     ob_status closed = script_close(&sc, e);
@@ -994,18 +1138,32 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
             "set xlabel \"tau (time to target / fastest optimizer's time to target)\"\n"
             "set ylabel \"fraction of workloads\"\n"
             "set xrange [1:%g]\n"
-            "set yrange [0:1.05]\n"
-            "set key below left\n"
-            "plot \\\n",
+            "# a little room below 0: a curve at 0 (never within tau) is not hidden under the axis\n"
+            "set yrange [-0.04:1.05]\n"
+            "set ytics 0, 0.2, 1\n"
+            "set key below left\n",
             s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
             s->profile_by_steps ? "steps" : "training time", s->tau_max);
+    size_t key_len = 0;
+    for (int o = 0; o < d->n_opt; o++)
+        if (strlen(d->opt_labels[o]) + 12 > key_len) key_len = strlen(d->opt_labels[o]) + 12;
+    key_fit(&sc, d->n_opt, key_len);
+    fprintf(f, "plot \\\n");
+    /* markers on each curve (values of profile.csv, so on the curve), each
+     * optimizer's at other rows: curves that coincide (two optimizers equally
+     * fast everywhere, or never within tau) still show every marker */
+    int every = s->n_tau / 10 > 1 ? s->n_tau / 10 : 1;
     for (int o = 0; o < d->n_opt; o++) {
         char oq[512];
         gp_str(d->opt_labels[o], oq, sizeof oq);
-        /* later lines thinner and dashed, so coinciding curves stay visible */
+        /* later lines thinner and with their own dashes (style.gp), so coinciding curves stay visible */
         double lw = 4.5 - 1.0 * (o % 4);
-        fprintf(f, "%s  'profile.csv' skip 1 using 1:%d with steps lt %d lw %.1f dt %d title \"%s (area %.2f)\"",
-                o ? ", \\\n" : "", o + 2, o + 1, lw, 1 + o % 5, oq, isnan(s->area[o]) ? 0.0 : s->area[o]);
+        fprintf(f,
+                "%s  'profile.csv' skip 1 using 1:%d with steps lt %d lw %.1f notitle, \\\n"
+                "  'profile.csv' skip 1 every %d::%d using 1:%d with points lt %d ps (1.3 * PS) notitle, \\\n"
+                "  NaN with linespoints lt %d lw %.1f ps (1.3 * PS) title \"%s (area %.2f)\"",
+                o ? ", \\\n" : "", o + 2, o + 1, lw, every, (o * 7) % every, o + 2, o + 1, o + 1, lw, oq,
+                isnan(s->area[o]) ? 0.0 : s->area[o]);
     }
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));

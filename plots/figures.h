@@ -2,9 +2,9 @@
  *
  * One script per figure, written next to the CSV tables it reads (the report
  * folder is gnuplot's working directory). Each script loads style.gp (terminal,
- * fonts, one colour per optimizer), draws the figure to NAME.png, then replots
- * it to NAME.svg; a reader can edit and rerun any of them with
- * `gnuplot NAME.gp` inside the report folder.
+ * fonts, one colour, marker shape and dash type per optimizer), draws the
+ * figure to NAME.png, then replots it to NAME.svg; a reader can edit and rerun
+ * any of them with `gnuplot NAME.gp` inside the report folder.
  */
 #ifndef OB_PLOTS_FIGURES_H
 #define OB_PLOTS_FIGURES_H

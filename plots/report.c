@@ -17,6 +17,11 @@
 #include <sys/stat.h>
 #include <time.h>
 
+/* Up to this many seeds the 95% bootstrap interval of a median is exactly the
+ * min-max range (the resampled median falls on the smallest value more than
+ * 2.5% of the time), so the report shows "-" for it. */
+#define OB_REPORT_MINMAX_SEEDS 5
+
 #include "plots/figures.h"
 #include "results/dataset.h"
 #include "results/export.h"
@@ -316,7 +321,12 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
             if (!stage)
                 for (int k = 0; k < s->n_g; k++)
                     if (s->g[k].wl == w && rank[k] == 0)
-                        fprintf(f, "%s%s: every run diverged", n++ ? "; " : "", d->opt_labels[s->g[k].opt]);
+                        /* unranked: no finite median at any lr, because its runs diverged
+                         * or because none has finished yet (a benchmark still running) */
+                        fprintf(f, "%s%s: %s", n++ ? "; " : "", d->opt_labels[s->g[k].opt],
+                                s->g[k].n_finished == 0 ? "no run finished"
+                                : s->g[k].n_diverged == s->g[k].n_finished ? "every run diverged"
+                                                                          : "no lr with a finite median");
             fprintf(f, "\n");
         }
 out:
@@ -470,8 +480,9 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "whose every run diverged has no rank. The 'seeds' column gives how many seeds that median "
               "is over: with two it is their mean, and rankings whose min-max ranges overlap are not "
               "a finding. The 95%% interval is a percentile bootstrap of the median over seeds (%d "
-              "resamples); with 3 seeds or fewer it can only return (nearly) the min-max range, so it "
-              "is shown as '-' there: run more seeds for an interval.", OB_BOOTSTRAP_B);
+              "resamples); with 5 seeds or fewer it is exactly the min-max range, which holds the median "
+              "with probability 1 - 2^(1-n) only (75%% at 3 seeds, 94%% at 5), so it is shown as '-' "
+              "there: run more seeds for an interval.", OB_BOOTSTRAP_B);
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of the best, found by linear "
               "interpolation in log(lr) between grid points; a value marked >= reaches the edge of the "
@@ -522,7 +533,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 else doc_cell(dc, "%s", num(g->best_lr, b1, sizeof b1));
                 doc_cell(dc, "%d", g->final.n);
                 doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
-                if (g->final.n <= 3) doc_cell(dc, "-");
+                if (g->final.n <= OB_REPORT_MINMAX_SEEDS) doc_cell(dc, "-");
                 else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
                 if (isnan(g->final.min) && isnan(g->final.max)) doc_cell(dc, "-");
                 else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
@@ -582,7 +593,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                                   num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
                     doc_cell(dc, "%d", g->conf_final.n);
                     doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
-                    if (g->conf_final.n <= 3) doc_cell(dc, "-");
+                    if (g->conf_final.n <= OB_REPORT_MINMAX_SEEDS) doc_cell(dc, "-");
                     else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1),
                                   num(g->conf_final.ci_hi, b2, sizeof b2));
                     if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
@@ -830,8 +841,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "never reached). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
               "it and run `gnuplot NAME.gp` here to redraw NAME.png, NAME.svg and NAME.pdf (vector, "
               "6.5 x 4 inches with 9-point text, for a paper; where gnuplot has pdfcairo). style.gp "
-              "holds the shared look (size, fonts, one colour and marker shape per optimizer). summary.tex "
-              "holds the ranked tables for a paper (LaTeX, booktabs: \\input{summary.tex}).");
+              "holds the shared look (size, fonts, one colour, marker shape and dash type per optimizer). "
+              "summary.tex holds the ranked tables for a paper (LaTeX, booktabs: \\input{summary.tex}).");
     static const char *const fh[] = {"file", "contents", "columns"};
     doc_table(dc, 3, fh);
     int nd;

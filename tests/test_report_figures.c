@@ -10,7 +10,11 @@
  * hp_sweep.csv rows (each configuration at its own best lr, lines grouped by
  * the optimizer and its other swept keys, a configuration diverged at every
  * lr marked), one hp_ figure per workload and key, listed after the lr
- * figure; without sweeps neither. */
+ * figure; without sweeps neither; 0 and positive values spanning decades on
+ * a log axis, 0 set apart. Series that coincide stay visible: a marker shape
+ * and dash type per optimizer (style.gp), markers on the profile's curves,
+ * the legend laid out to fit its longest entry. Bar times over decades:
+ * each tic in its own unit. */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -472,6 +476,184 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     free(gp);
 }
 
+/* Every optimizer gets its own marker shape and dash type as well as a colour
+ * (style.gp), so lines that lie on top of each other (adam and adamw where
+ * weight decay does not matter) still show both, in colour and in grey: no
+ * two optimizers share shape and dashes, the first is solid and the second
+ * dashed, filled and open shapes alternate, an open shape comes after the
+ * filled one of its shape (so it never hides it), no filled square (it would
+ * cover a circle), none is a mark the figures use for something else (x:
+ * diverged, star: fresh seeds, open circle: best lr), and the lr figure's
+ * series take them from style.gp. Reads the reports of test_hp_sweep (8
+ * optimizer labels), test_time_to_target and test_lr_off_scale. */
+static int filled(int pt) { return pt == 5 || pt == 7 || pt == 9 || pt == 11 || pt == 13 || pt == 15; }
+
+static void test_series_styles(const char *dir)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/hp", dir);
+    char *st = slurp(out, "style.gp");
+    CHECK(st != NULL);
+    int pt[64], dt[64], n = 0;
+    for (const char *p = st; p && n < 64 && (p = strstr(p, "\nset linetype ")); p++) {
+        const char *eol = strchr(p + 1, '\n');
+        const char *q = strstr(p, " pt "), *r = strstr(p, " dt ");
+        int lt = 0;
+        CHECK_MSG(sscanf(p, "\nset linetype %d", &lt) == 1 && lt == n + 1 && q && r && (!eol || (q < eol && r < eol)) &&
+                      sscanf(q, " pt %d", &pt[n]) == 1 && sscanf(r, " dt %d", &dt[n]) == 1,
+                  "linetype %d without its pt and dt", n + 1);
+        n++;
+    }
+    CHECK_MSG(n == 8, "%d linetypes", n);
+    CHECK(n >= 2 && dt[0] == 1 && dt[1] != 1);
+    for (int i = 0; i < n; i++) {
+        CHECK_MSG(pt[i] != 2 && pt[i] != 3 && pt[i] != 6 && pt[i] != 5, "linetype %d: pt %d", i + 1, pt[i]);
+        if (i + 1 < n) CHECK_MSG(filled(pt[i]) != filled(pt[i + 1]), "linetypes %d, %d: both filled or open", i + 1, i + 2);
+        for (int j = i + 1; j < n; j++) {
+            CHECK_MSG(pt[i] != pt[j] || dt[i] != dt[j], "linetypes %d and %d look the same", i + 1, j + 1);
+            /* open shape i, then the filled one of its shape j: that would hide it */
+            CHECK_MSG(filled(pt[i]) || pt[j] != pt[i] + 1, "linetype %d (pt %d) hides %d (pt %d)", j + 1, pt[j], i + 1,
+                      pt[i]);
+        }
+    }
+    free(st);
+
+    /* the lr figure's series: style.gp's shapes and dashes, no override; the
+     * legend's columns fit its longest entry */
+    char *gp = slurp(out, "lr_quad.gp");
+    CHECK(gp != NULL);
+    int n_lines = 0;
+    for (const char *p = gp; p && (p = strstr(p, "with linespoints lt ")); p++, n_lines++) {
+        const char *end = strstr(p, "title");
+        CHECK(end && !memchr(p, '\n', (size_t)(end - p)));
+        char el[256];
+        snprintf(el, sizeof el, "%.*s", end ? (int)(end - p) : 0, p);
+        CHECK_MSG(!strstr(el, " pt ") && !strstr(el, " dt "), "a series overrides its style: %s", el);
+    }
+    CHECK(n_lines == 8);
+    int cols = 0, rows = 0, n_titles = 0;
+    size_t longest = 0;
+    const char *k = gp ? strstr(gp, "set key maxcols ") : NULL;
+    CHECK(k && sscanf(k, "set key maxcols %d maxrows %d", &cols, &rows) == 2);
+    /* the legend's entries: the plot's titles */
+    for (const char *p = gp ? strstr(gp, "\nplot ") : NULL; p && (p = strstr(p, " title \"")); n_titles++) {
+        p += strlen(" title \"");
+        const char *q = strchr(p, '"');
+        if (q && (size_t)(q - p) > longest) longest = (size_t)(q - p);
+    }
+    /* "adam beta1=0.8 beta2=0.999" and the like: not three columns of them */
+    CHECK_MSG(cols >= 1 && cols * rows >= n_titles && (cols == 1 || cols * (int)(longest + 10) <= 100),
+              "key of %d x %d for %d entries up to %zu characters", cols, rows, n_titles, longest);
+    CHECK(longest >= 26 && cols <= 2);
+    free(gp);
+
+    /* the profile: a marker on each curve at rows of its own (curves at the
+     * same value, e.g. 0 for all that never reached, still show each one), the
+     * axis a little below 0 */
+    gp = slurp(dir, "tt/profile.gp");
+    CHECK(gp && strstr(gp, "set yrange [-0.04:"));
+    CHECK(gp && strstr(gp, "every 30::0 using 1:2 with points lt 1 ") && strstr(gp, "every 30::7 using 1:3 with points lt 2 ") &&
+          strstr(gp, "every 30::14 using 1:4 with points lt 3 "));
+    CHECK(gp && count_of(gp, "NaN with linespoints lt ") == 3);
+    free(gp);
+    /* bars and error bars solid, whatever the optimizer's dashes */
+    gp = slurp(dir, "tt/step_time.gp");
+    CHECK(gp && strstr(gp, "with boxes lt (i - 1) dt 1 notitle") && count_of(gp, "with boxes lt ") == 4);
+    CHECK(gp && count_of(gp, " dt 1 ") == 4);
+    free(gp);
+    gp = slurp(dir, "tt/eval_loss_wa.gp");
+    CHECK(gp && count_of(gp, "with yerrorbars lt ") == 2 && count_of(gp, " dt 1 pt 7 ") == 2);
+    free(gp);
+    /* an optimizer without a line (every lr diverged) says so in the legend */
+    gp = slurp(dir, "offscale/lr_w.gp");
+    CHECK(gp && strstr(gp, "title \"gone (diverged at every lr)\"") && strstr(gp, "title \"good\"") &&
+          count_of(gp, "(diverged at every lr)") == 1);
+    free(gp);
+}
+
+/* A hyperparameter swept over 0 and positive values spanning decades
+ * (weight_decay 0, 1e-4, 1e-3, 1e-2): on a linear axis 0, 1e-4 and 1e-3 would
+ * sit on top of each other, their points and tic labels too; the axis is log,
+ * 0 drawn a decade left of 1e-4, its tic reading "0", a break mark between. */
+static void test_hp_zero_log(const char *dir, int have_gnuplot)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/wd.db", dir);
+    snprintf(out, sizeof out, "%s/wd", dir);
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(db);
+    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &s, &e), &e);
+    int64_t bench = 0;
+    CHECK_OK(ob_store_begin_benchmark(s, "wd", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e), &e);
+    static const double wds[] = {0, 1e-4, 1e-3, 1e-2};
+    for (int i = 0; i < 4; i++)
+        for (int l = 0; l < 2; l++)
+            for (int seed = 0; seed < 2; seed++) {
+                char extra[64];
+                snprintf(extra, sizeof extra, "\"weight_decay\":%g", wds[i]);
+                double f = 1.0 + i * 0.1 + l * 0.5 + seed * 0.05;
+                fx_add(s, bench, &(fx_run){"quad", "adamw", extra, l ? 0.1 : 0.01, seed, "done", f, 10, 1.0, 1.5,
+                                           4096, 800, f + 0.5, NAN, 0});
+            }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
+    CHECK(res.n_render_failed == 0);
+    char *gp = slurp(out, "hp_quad_weight_decay.gp");
+    CHECK(gp != NULL);
+    double z = NAN, t0 = NAN, lo = NAN, hi = NAN, brk = NAN;
+    const char *p;
+    CHECK(gp && strstr(gp, "set logscale x") && strstr(gp, "(log scale; 0 set apart at the left)"));
+    CHECK(gp && (p = strstr(gp, "XV(v) = v > 0 ? v : ")) && sscanf(p, "XV(v) = v > 0 ? v : %lf", &z) == 1);
+    CHECK_NEAR(z, 1e-5, 1e-12);
+    CHECK(gp && (p = strstr(gp, "set xtics (\"0\" ")) && sscanf(p, "set xtics (\"0\" %lf", &t0) == 1);
+    CHECK_NEAR(t0, z, 1e-12);
+    CHECK(gp && strstr(gp, "\"0.0001\" 0.0001") && strstr(gp, "\"0.01\" 0.01"));
+    CHECK(gp && (p = strstr(gp, "set xrange [")) && sscanf(p, "set xrange [%lf:%lf]", &lo, &hi) == 2 && lo < z &&
+          hi > 0.01);
+    CHECK(gp && (p = strstr(gp, "set label \"//\" at first ")) && sscanf(p, "set label \"//\" at first %lf", &brk) == 1 &&
+          brk > z && brk < 1e-4);
+    free(gp);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "0, which a log scale cannot show, is drawn a decade left of the smallest positive value"));
+    free(md);
+    if (have_gnuplot) CHECK(exists(out, "hp_quad_weight_decay.png"));
+}
+
+/* Step times over decades (2 us on one workload, 200 ms on another): the log
+ * axis is in seconds and each decade's tic names its own unit, not "1e-05"
+ * of one unit for all. */
+static void test_bar_time_units(const char *dir)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/units.db", dir);
+    snprintf(out, sizeof out, "%s/units", dir);
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(db);
+    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &s, &e), &e);
+    int64_t bench = 0;
+    CHECK_OK(ob_store_begin_benchmark(s, "units", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e), &e);
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(s, bench, &(fx_run){"fast", "adam", NULL, 0.01, seed, "done", 1.0, 10, 0.002, 0.003, 4096, 800, 1.5,
+                                   NAN, 0});
+        fx_add(s, bench, &(fx_run){"slow", "adam", NULL, 0.01, seed, "done", 1.0, 10, 200, 210, 4096, 800, 1.5, NAN,
+                                   0});
+    }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    char *gp = slurp(out, "step_time.gp");
+    CHECK(gp && strstr(gp, "set logscale y") && strstr(gp, "set ylabel \"time per step (log scale)\""));
+    CHECK(gp && strstr(gp, "set ytics (") && strstr(gp, "\"1 us\" ") && strstr(gp, "\"10 us\" ") &&
+          strstr(gp, "\"1 ms\" 0.001") && strstr(gp, "\"100 ms\" ") && strstr(gp, "\"1 s\" 1"));
+    CHECK(gp && strstr(gp, "using ($0 + off(i)):(column(i) / 1000) with boxes")); /* ms to s */
+    free(gp);
+}
+
 int main(void)
 {
     char dir[256];
@@ -489,6 +671,9 @@ int main(void)
     test_no_eval_rows(db, dir, have_gnuplot);
     test_hp_sweep(dir, have_gnuplot);
     test_lr_off_scale(dir, have_gnuplot);
+    test_series_styles(dir);
+    test_hp_zero_log(dir, have_gnuplot);
+    test_bar_time_units(dir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (getenv("OB_TEST_KEEP")) printf("kept %s\n", dir); /* to look at the figures */

@@ -402,6 +402,10 @@ int ob_cmd_run(int argc, char **argv)
     }
     if (cfg.n_devices == 0) fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
     fprintf(stderr, "optbench: %d cells, %lld steps each, into %s\n", m.n, (long long)cfg.steps, cfg.db);
+    if (cfg.data_parallel > 1)
+        fprintf(stderr, "optbench: each run on %d data-parallel replicas%s\n", cfg.data_parallel,
+                cfg.n_devices == 0 && !strcmp(dev.ops->name, "cpu") ? " (on the CPU one after another: no faster)"
+                                                                    : "");
     ob_run_summary sum;
     ob_signals_install();
     ob_status s = ob_run_matrix(&cfg, &m, cfg.n_devices > 0 ? NULL : &dev, store, &sum, &e);

@@ -161,13 +161,8 @@ static void cell_free(const replicas *rp, cell_state *cs)
         ob_err e;
         (void)use_replica(rp, 0, &e);
     }
-    if (cs->wl) cs->wl->vt->destroy(cs->wl);
-    ob_optim_destroy(cs->opt);
-    ob_layout_free(&cs->lay);
-    ob_dev_free(dev, cs->params);
-    ob_dev_free(dev, cs->grads);
-    ob_dev_free(dev, cs->loss_dev);
-    ob_dev_free(dev, cs->rec_dev);
+    replica_state r0 = {cs->wl, cs->opt, cs->lay, cs->params, cs->grads, cs->loss_dev, cs->rec_dev};
+    replica_free(dev, &r0); /* replica 0's part is the cell's own */
     free(cs->losses);
     free(cs->step_ms);
     free(cs->pts);

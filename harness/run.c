@@ -106,7 +106,11 @@ typedef struct replicas {
     void *group; /* group_open's, when n > 1 */
 } replicas;
 
-/* What replica r >= 1 of a data-parallel cell owns (replica 0's is the cell's). */
+/* What each replica of a cell owns: its workload (its part of the batch),
+ * optimizer, layout and arenas on its device. A cell not split over replicas
+ * has replica 0 alone; replica 0 holds the run's records, evaluations and
+ * checkpoints. The optimizer and workload keep pointers to lay: a
+ * replica_state is set up in place and never moved. */
 typedef struct replica_state {
     ob_workload *wl;
     ob_optim *opt;
@@ -117,17 +121,12 @@ typedef struct replica_state {
 
 /* Everything a cell owns; freed in one place whatever happened. */
 typedef struct cell_state {
-    ob_workload *wl;
-    ob_optim *opt;
-    ob_layout lay;
-    float *params, *grads, *loss_dev;
-    ob_step_record *rec_dev;
     double *losses, *step_ms;
     ob_curve_point *pts;
     ob_event *events;
     char (*event_text)[160];
     int n_events;
-    int n_rep;            /* replicas: rep[1 .. n_rep) are set up */
+    int n_rep; /* rep[0 .. n_rep) are (being) set up */
     replica_state rep[OB_CFG_MAX_REPLICAS];
 } cell_state;
 
@@ -151,18 +150,12 @@ static ob_status use_replica(const replicas *rp, int r, ob_err *e)
 
 static void cell_free(const replicas *rp, cell_state *cs)
 {
-    ob_device *dev = rp->dev[0];
-    for (int r = 1; r < cs->n_rep; r++) {
+    /* the other replicas first, replica 0's device current at the end */
+    for (int r = cs->n_rep - 1; r >= 0; r--) {
         ob_err e;
         (void)use_replica(rp, r, &e);
         replica_free(rp->dev[r], &cs->rep[r]);
     }
-    if (cs->n_rep > 1) {
-        ob_err e;
-        (void)use_replica(rp, 0, &e);
-    }
-    replica_state r0 = {cs->wl, cs->opt, cs->lay, cs->params, cs->grads, cs->loss_dev, cs->rec_dev};
-    replica_free(dev, &r0); /* replica 0's part is the cell's own */
     free(cs->losses);
     free(cs->step_ms);
     free(cs->pts);
@@ -253,9 +246,9 @@ static int data_parallel(const ob_config *c)
 /* Evaluate and append one eval point; NaN metrics when the workload fails to. */
 static ob_status eval_now(cell_state *cs, int64_t step, ob_eval *ev, ob_eval_point *pt, ob_err *e)
 {
-    float *at = cs->params; /* or the optimizer's own evaluation point (schedule-free's average) */
-    if (cs->opt) OB_TRY(ob_optim_eval_params(cs->opt, cs->params, &at, e));
-    OB_TRY(cs->wl->vt->evaluate(cs->wl, at, ev, e));
+    float *at = cs->rep[0].params; /* or the optimizer's own evaluation point (schedule-free's average) */
+    if (cs->rep[0].opt) OB_TRY(ob_optim_eval_params(cs->rep[0].opt, cs->rep[0].params, &at, e));
+    OB_TRY(cs->rep[0].wl->vt->evaluate(cs->rep[0].wl, at, ev, e));
     pt->step = step;
     pt->loss = ev->loss;
     pt->metric = ev->metric;
@@ -300,7 +293,7 @@ static ob_status write_checkpoint(const matrix_ctx *x, const job *j, ob_device *
                                   int64_t step, const run_state *rs, const char *dir, ob_err *e)
 {
     ob_state_blob blobs[MAX_BLOBS];
-    int nb = ob_optim_state_blobs(cs->opt, blobs, MAX_BLOBS);
+    int nb = ob_optim_state_blobs(cs->rep[0].opt, blobs, MAX_BLOBS);
     if (nb > MAX_BLOBS || nb + 8 > OB_CKPT_MAX_SECTIONS)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%d optimizer state blobs; checkpoints hold %d", nb,
                                 MAX_BLOBS);
@@ -308,13 +301,13 @@ static ob_status write_checkpoint(const matrix_ctx *x, const job *j, ob_device *
     void *host[MAX_BLOBS + 1] = {0};
     char spec[8192];
     spec_text(x, j, spec, sizeof spec);
-    char *lay = layout_text(&cs->lay);
+    char *lay = layout_text(&cs->rep[0].lay);
     ob_status s = lay ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory for a checkpoint");
     int n = 0;
-    size_t pbytes = (size_t)cs->lay.total * sizeof(float);
+    size_t pbytes = (size_t)cs->rep[0].lay.total * sizeof(float);
     if (s == OB_OK && !(host[0] = malloc(pbytes ? pbytes : 1)))
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory for a checkpoint");
-    if (s == OB_OK) s = dev->ops->download(dev, host[0], cs->params, pbytes, e);
+    if (s == OB_OK) s = dev->ops->download(dev, host[0], cs->rep[0].params, pbytes, e);
     if (s == OB_OK) {
         sec[n++] = (ob_ckpt_section){"spec", spec, strlen(spec)};
         sec[n++] = (ob_ckpt_section){"layout", lay, strlen(lay)};
@@ -355,7 +348,7 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
         snprintf(why, wn, "it was written for another run or configuration");
         return 0;
     }
-    char *lay = layout_text(&cs->lay);
+    char *lay = layout_text(&cs->rep[0].lay);
     s = ob_ckpt_find(c, "layout");
     int ok = lay && s && s->bytes == strlen(lay) && memcmp(s->data, lay, s->bytes) == 0;
     free(lay);
@@ -370,7 +363,7 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
     s = ob_ckpt_find(c, "run");
     const ob_ckpt_section *ms = ob_ckpt_find(c, "step_ms"), *ps = ob_ckpt_find(c, "params");
     if (!s || s->bytes != sizeof(run_state) || !ms || ms->bytes != (uint64_t)c->step * sizeof(double) || !ps ||
-        ps->bytes != (uint64_t)cs->lay.total * sizeof(float)) {
+        ps->bytes != (uint64_t)cs->rep[0].lay.total * sizeof(float)) {
         snprintf(why, wn, "a section is missing or has the wrong size");
         return 0;
     }
@@ -403,7 +396,7 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
     int64_t steps[64];
     int n = ob_ckpt_list(dir, steps, 64);
     ob_state_blob blobs[MAX_BLOBS];
-    int nb = ob_optim_state_blobs(cs->opt, blobs, MAX_BLOBS);
+    int nb = ob_optim_state_blobs(cs->rep[0].opt, blobs, MAX_BLOBS);
     if (nb > MAX_BLOBS) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%d optimizer state blobs", nb);
     for (int i = 0; i < n; i++) {
         char path[1200], why[600];
@@ -439,7 +432,7 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
                     "rest of the curve is not bit for bit what the other backend gives\n",
                     (long long)j->run_id, dev->ops->name);
         const ob_ckpt_section *ps = ob_ckpt_find(&c, "params");
-        ob_status s = dev->ops->upload(dev, cs->params, ps->data, (size_t)ps->bytes, e);
+        ob_status s = dev->ops->upload(dev, cs->rep[0].params, ps->data, (size_t)ps->bytes, e);
         for (int k = 0; k < nb && s == OB_OK; k++) {
             char name[OB_CKPT_NAME_MAX];
             snprintf(name, sizeof name, "opt.%.47s", blobs[k].name);
@@ -462,10 +455,10 @@ static ob_status dump_params(const ob_config *c, const ob_cell *cell, ob_device 
                              ob_err *e)
 {
     OB_TRY(ob_mkdir_p(c->dump_params, e));
-    size_t bytes = (size_t)cs->lay.total * sizeof(float);
+    size_t bytes = (size_t)cs->rep[0].lay.total * sizeof(float);
     float *h = malloc(bytes ? bytes : 1);
     if (!h) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    ob_status s = dev->ops->download(dev, h, cs->params, bytes, e);
+    ob_status s = dev->ops->download(dev, h, cs->rep[0].params, bytes, e);
     char path[1200];
     snprintf(path, sizeof path, "%s/cell-%lld.f32", c->dump_params, (long long)cell->index);
     if (s == OB_OK) {
@@ -478,19 +471,20 @@ static ob_status dump_params(const ob_config *c, const ob_cell *cell, ob_device 
     return s;
 }
 
-/* Train one cell. Returns a non-OK status only for store failures (which end
- * the matrix, store_err says why); everything else is reported in res. A
- * checkpoint that cannot be written also ends the matrix (*stop_matrix),
- * after the run is recorded as interrupted. */
-/* Replica r (>= 1) of the cell: workload part, optimizer and arenas on its
- * device, parameters initialised as replica 0's are (the same seed). */
+/* Replica r of the cell, set up in place in *q: its workload (the whole
+ * batch when the cell is not split, else its part), optimizer and arenas on
+ * its device, parameters initialised from the cell's seed (the same on
+ * every replica). */
 static ob_status replica_setup(const ob_cell *cell, const replicas *rp, int r, replica_state *q, int64_t steps,
                                ob_err *e)
 {
     ob_device *dev = rp->dev[r];
     OB_TRY(use_replica(rp, r, e));
     ob_layout_init(&q->lay);
-    OB_TRY(cell->wl->create_replica(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, r, rp->n, &q->wl, e));
+    if (rp->n > 1)
+        OB_TRY(cell->wl->create_replica(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, r, rp->n, &q->wl, e));
+    else
+        OB_TRY(cell->wl->create(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, &q->wl, e));
     OB_TRY(q->wl->vt->describe(q->wl, &q->lay, e));
     OB_TRY(ob_cell_make_optim(cell, &q->opt, e));
     OB_TRY(ob_optim_route(q->opt, &q->lay, e));
@@ -512,9 +506,9 @@ static ob_status replicas_copy_state(const replicas *rp, cell_state *cs, ob_err 
 {
     ob_device *d0 = rp->dev[0];
     ob_state_blob b0[MAX_BLOBS];
-    int nb = ob_optim_state_blobs(cs->opt, b0, MAX_BLOBS);
+    int nb = ob_optim_state_blobs(cs->rep[0].opt, b0, MAX_BLOBS);
     if (nb > MAX_BLOBS) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%d optimizer state blobs", nb);
-    size_t most = (size_t)cs->lay.total * sizeof(float);
+    size_t most = (size_t)cs->rep[0].lay.total * sizeof(float);
     for (int k = 0; k < nb; k++)
         if (b0[k].on_device && b0[k].bytes > most) most = b0[k].bytes;
     void *host = malloc(most ? most : 1);
@@ -529,8 +523,9 @@ static ob_status replicas_copy_state(const replicas *rp, cell_state *cs, ob_err 
             s = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "replica %d has %d state blobs, replica 0 %d", r, nr, nb);
             break;
         }
-        size_t pbytes = (size_t)cs->lay.total * sizeof(float);
-        if ((s = use_replica(rp, 0, e)) == OB_OK && (s = d0->ops->download(d0, host, cs->params, pbytes, e)) == OB_OK &&
+        size_t pbytes = (size_t)cs->rep[0].lay.total * sizeof(float);
+        if ((s = use_replica(rp, 0, e)) == OB_OK &&
+            (s = d0->ops->download(d0, host, cs->rep[0].params, pbytes, e)) == OB_OK &&
             (s = use_replica(rp, r, e)) == OB_OK)
             s = d->ops->upload(d, q->params, host, pbytes, e);
         for (int k = 0; k < nb && s == OB_OK; k++) {
@@ -560,14 +555,18 @@ static ob_status replicas_sum(const replicas *rp, cell_state *cs, int k, ob_err 
 {
     float *g[OB_CFG_MAX_REPLICAS], *l[OB_CFG_MAX_REPLICAS];
     for (int r = 0; r < rp->n; r++) {
-        g[r] = r ? cs->rep[r].grads : cs->grads;
-        l[r] = (r ? cs->rep[r].loss_dev : cs->loss_dev) + k;
+        g[r] = cs->rep[r].grads;
+        l[r] = cs->rep[r].loss_dev + k;
     }
     const ob_backend_ops *ops = rp->dev[0]->ops;
-    OB_TRY(ops->group_sum(rp->group, rp->dev, rp->n, g, cs->lay.total, e));
+    OB_TRY(ops->group_sum(rp->group, rp->dev, rp->n, g, cs->rep[0].lay.total, e));
     return ops->group_sum(rp->group, rp->dev, rp->n, l, 1, e);
 }
 
+/* Train one cell. Returns a non-OK status only for store failures (which end
+ * the matrix, store_err says why); everything else is reported in res. A
+ * checkpoint that cannot be written also ends the matrix (*stop_matrix),
+ * after the run is recorded as interrupted. */
 static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_store *store, int continuing,
                           const char *ckdir, const char *ckdir_before, ob_run_result *res, char *errbuf, size_t errlen,
                           ob_err *store_err, int *stop_matrix, int *resumed_from)
@@ -585,7 +584,6 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
     const int64_t max_bad = (int64_t)ob_hp_get(&cell->train_hp, "max_bad_steps");
     cell_state cs;
     memset(&cs, 0, sizeof cs);
-    ob_layout_init(&cs.lay);
     ob_err e;
     ob_err_clear(&e);
     double t_start = now_s();
@@ -616,29 +614,11 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
                      "data_parallel: 1", cell->wl->name);
         goto out;
     }
-    if (rp->n > 1) CK(cell->wl->create_replica(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, 0, rp->n, &cs.wl, &e));
-    else CK(cell->wl->create(cell->wl, &cell->wl_hp, dev, (uint64_t)cell->seed, &cs.wl, &e));
-    CK(cs.wl->vt->describe(cs.wl, &cs.lay, &e));
-    CK(ob_cell_make_optim(cell, &cs.opt, &e));
-    CK(ob_optim_route(cs.opt, &cs.lay, &e));
-    CK(ob_layout_finalize(&cs.lay, &e));
-    size_t arena = (size_t)cs.lay.total * sizeof(float);
-    CK(ob_dev_alloc(dev, arena, (void **)&cs.params, &e));
-    CK(ob_dev_alloc(dev, arena, (void **)&cs.grads, &e));
-    CK(ob_dev_alloc(dev, OB_FLUSH_STEPS * sizeof(float), (void **)&cs.loss_dev, &e));
-    CK(ob_dev_alloc(dev, OB_FLUSH_STEPS * sizeof(ob_step_record), (void **)&cs.rec_dev, &e));
-    CK(cs.wl->vt->setup(cs.wl, &cs.lay, &e));
-    CK(ob_optim_setup(cs.opt, dev, &cs.lay, &e));
-    ob_optim_set_total_steps(cs.opt, steps);
-    CK(cs.wl->vt->init_params(cs.wl, cs.params, &e));
-    if (rp->n > 1) {
-        cs.n_rep = 1;
-        for (int r = 1; r < rp->n; r++) {
-            cs.n_rep = r + 1;
-            CK(replica_setup(cell, rp, r, &cs.rep[r], steps, &e));
-        }
-        CK(use_replica(rp, 0, &e));
+    for (int r = 0; r < rp->n; r++) {
+        cs.n_rep = r + 1;
+        CK(replica_setup(cell, rp, r, &cs.rep[r], steps, &e));
     }
+    CK(use_replica(rp, 0, &e));
 
     cs.losses = malloc((size_t)steps * sizeof *cs.losses);
     cs.step_ms = malloc((size_t)steps * sizeof *cs.step_ms);
@@ -688,22 +668,19 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
     for (int64_t t = start + 1; t <= steps; t++) {
         int k = (int)(t - batch_start);
         CK(ops->timer_mark(dev, 2 * k, &e));
-        CK(cs.wl->vt->train_step(cs.wl, cs.params, cs.grads, t - 1, &cs.loss_dev[k], &e));
-        if (rp->n > 1) {
-            for (int r = 1; r < rp->n; r++) {
-                replica_state *q = &cs.rep[r];
-                CK(use_replica(rp, r, &e));
-                CK(q->wl->vt->train_step(q->wl, q->params, q->grads, t - 1, &q->loss_dev[k], &e));
-            }
-            CK(replicas_sum(rp, &cs, k, &e));
-            for (int r = 1; r < rp->n; r++) {
-                replica_state *q = &cs.rep[r];
-                CK(use_replica(rp, r, &e));
-                CK(ob_optim_step(q->opt, q->params, q->grads, &q->loss_dev[k], t, &q->rec_dev[k], &e));
-            }
-            CK(use_replica(rp, 0, &e));
+        /* each replica its part of the batch; the sum of the parts' gradients
+         * and losses over the replicas; then the same step on every replica */
+        for (int r = 0; r < rp->n; r++) {
+            replica_state *q = &cs.rep[r];
+            CK(use_replica(rp, r, &e));
+            CK(q->wl->vt->train_step(q->wl, q->params, q->grads, t - 1, &q->loss_dev[k], &e));
         }
-        CK(ob_optim_step(cs.opt, cs.params, cs.grads, &cs.loss_dev[k], t, &cs.rec_dev[k], &e));
+        if (rp->n > 1) CK(replicas_sum(rp, &cs, k, &e));
+        for (int r = rp->n - 1; r >= 0; r--) {
+            replica_state *q = &cs.rep[r];
+            CK(use_replica(rp, r, &e));
+            CK(ob_optim_step(q->opt, q->params, q->grads, &q->loss_dev[k], t, &q->rec_dev[k], &e));
+        }
         CK(ops->timer_mark(dev, 2 * k + 1, &e));
         int eval_due = eval_every > 0 && t % eval_every == 0;
         int ckpt_due = ckpt_every > 0 && t % ckpt_every == 0 && t < steps;
@@ -713,7 +690,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
         /* ---- flush: records to the host, decide, store ---- */
         int nb = k + 1;
         ob_step_record recs[OB_FLUSH_STEPS];
-        CK(ops->download(dev, recs, cs.rec_dev, (size_t)nb * sizeof *recs, &e));
+        CK(ops->download(dev, recs, cs.rep[0].rec_dev, (size_t)nb * sizeof *recs, &e));
         /* device memory in use as the driver sees it (CUDA: cudaMemGetInfo),
          * at each flush: the stream has just been waited for */
         if (ops->mem_info) {
@@ -726,7 +703,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
         }
         int64_t stop_step = -1;
         char stop_why[200] = "";
-        int stopped = ob_optim_stopped(cs.opt, &stop_step, stop_why, sizeof stop_why);
+        int stopped = ob_optim_stopped(cs.rep[0].opt, &stop_step, stop_why, sizeof stop_why);
         int n_pts = 0;
         cs.n_events = 0;
         for (int jj = 0; jj < nb && diverged_step < 0; jj++) {
@@ -740,7 +717,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             cs.pts[n_pts].step = step;
             cs.pts[n_pts].loss = r->loss;
             cs.pts[n_pts].grad_norm = r->grad_norm;
-            cs.pts[n_pts].lr = ob_optim_lr_in_effect(cs.opt, step);
+            cs.pts[n_pts].lr = ob_optim_lr_in_effect(cs.rep[0].opt, step);
             n_pts++;
             if (step == 1) first_loss = r->loss;
             const int nonfinite = r->skipped == (float)OB_REC_NONFINITE;
@@ -780,7 +757,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             int64_t ev_step;
             char kind[32], detail[160];
             while (cs.n_events < OB_FLUSH_STEPS * 2 &&
-                   ob_optim_pop_event(cs.opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
+                   ob_optim_pop_event(cs.rep[0].opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
                 /* kind must outlive the append: keep it in the event text buffer */
                 add_event(&cs, ev_step, "optimizer", "%s: %s", kind, detail);
             }
@@ -845,7 +822,7 @@ out:
     res->loss_floor = last_eval.floor;
     res->peak_mem_bytes = (int64_t)(dev->bytes_peak - base_bytes);
     res->device_mem_bytes = drv_peak;
-    res->state_bytes = cs.opt ? (int64_t)ob_optim_state_bytes(cs.opt) : 0;
+    res->state_bytes = cs.rep[0].opt ? (int64_t)ob_optim_state_bytes(cs.rep[0].opt) : 0;
     res->step_ms_median = res->step_ms_p90 = NAN;
     res->items_per_sec = NAN;
     /* step time after the warm-up only: a run that ended within it (e.g.
@@ -860,8 +837,8 @@ out:
             res->step_ms_p90 = ob_quantile_inplace(tmp, n, 0.9);
             free(tmp);
         }
-        if (cs.wl && cs.wl->items_per_step > 0 && res->step_ms_median > 0)
-            res->items_per_sec = (double)cs.wl->items_per_step / (res->step_ms_median * 1e-3);
+        if (cs.rep[0].wl && cs.rep[0].wl->items_per_step > 0 && res->step_ms_median > 0)
+            res->items_per_sec = (double)cs.rep[0].wl->items_per_step / (res->step_ms_median * 1e-3);
     }
     res->wall_s = wall_before + now_s() - t_start;
     res->error = NULL;

@@ -182,6 +182,17 @@ static void test_batch(void)
         }
     }
     CHECK(ok && m == M && M > 0);
+    /* counting the targets draws the same flags as the batch does, for any
+     * run of sequences (none too) */
+    CHECK(ob_lang_count_targets(&g, 3, OB_STREAM_DATA, 8, B, T) == M);
+    for (int f = 0; f < 3; f++)
+        for (int n = 0; n <= 3; n++) {
+            int Mn;
+            ob_lang_batch(&g, 3, OB_STREAM_DATA, 8 + (uint64_t)f, n, T, in, pos, tok, &Mn);
+            CHECK_MSG(ob_lang_count_targets(&g, 3, OB_STREAM_DATA, 8 + (uint64_t)f, n, T) == Mn,
+                      "sequences %d .. %d: counted %d, batch %d", 8 + f, 8 + f + n - 1,
+                      ob_lang_count_targets(&g, 3, OB_STREAM_DATA, 8 + (uint64_t)f, n, T), Mn);
+        }
     /* the floor is below the entropy of the unigram and positive */
     double fl;
     CHECK_OK(ob_lang_floor(&g, 3, OB_STREAM_EVAL, 0, 64, T, &fl, &e), &e);

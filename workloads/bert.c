@@ -32,11 +32,13 @@
  * standard deviations) is left out of the loss.
  *
  * Replica r of a data-parallel run of world replicas (create_replica) holds
- * B = batch/world sequences: each step it draws the whole batch (Bg = batch
- * sequences, capped at the whole batch's Mcap_g targets) and keeps sequences
- * r*B .. r*B+B-1 and their targets; its loss and gradient are its targets'
- * sum over the whole batch's Mg targets, so the replicas' sums are the whole
- * batch's mean. Each held-out batch is kept in world parts of B.
+ * B = batch/world sequences: sequences r*B .. r*B+B-1 of the whole batch (Bg
+ * = batch sequences, capped at the whole batch's Mcap_g targets) and their
+ * targets. Each step it draws them and counts the other sequences' targets
+ * (the count needs no tokens: ob_lang_count_targets); its loss and gradient
+ * are its targets' sum over the whole batch's Mg targets, so the replicas'
+ * sums are the whole batch's mean. Each held-out batch is kept in world parts
+ * of B.
  */
 #include <math.h>
 #include <stdio.h>
@@ -438,12 +440,25 @@ static ob_status bert_train_step(ob_workload *w, const float *params, float *gra
 {
     bert *m = (bert *)w;
     ob_device *dev = w->dev;
+    const uint64_t first = (uint64_t)step * (uint64_t)m->Bg;
     int Mg, M;
-    ob_lang_batch(&m->lang, w->seed, OB_STREAM_DATA, (uint64_t)step * (uint64_t)m->Bg, m->Bg, m->T, m->tok_h,
-                  m->pos_h, m->tgt_h, &Mg);
-    if (Mg > m->Mcap_g) Mg = m->Mcap_g;
-    M = Mg;
-    if (m->world > 1) take_part(m, m->rank, Mg, m->tok_h, m->pos_h, m->tgt_h, &M);
+    if (m->world == 1) {
+        ob_lang_batch(&m->lang, w->seed, OB_STREAM_DATA, first, m->Bg, m->T, m->tok_h, m->pos_h, m->tgt_h, &Mg);
+        if (Mg > m->Mcap_g) Mg = m->Mcap_g;
+        M = Mg;
+    } else {
+        /* this replica's sequences drawn in full, the others' targets only
+         * counted: the whole batch's count Mg, and the targets before this
+         * part, of which the cap Mcap_g keeps the first */
+        const int lo = m->rank * m->B, hi = lo + m->B;
+        int before = ob_lang_count_targets(&m->lang, w->seed, OB_STREAM_DATA, first, lo, m->T);
+        int after = ob_lang_count_targets(&m->lang, w->seed, OB_STREAM_DATA, first + (uint64_t)hi, m->Bg - hi, m->T);
+        ob_lang_batch(&m->lang, w->seed, OB_STREAM_DATA, first + (uint64_t)lo, m->B, m->T, m->tok_h, m->pos_h,
+                      m->tgt_h, &M);
+        Mg = before + M + after;
+        if (Mg > m->Mcap_g) Mg = m->Mcap_g;
+        if (M > Mg - before) M = Mg - before > 0 ? Mg - before : 0;
+    }
     m->Mg = Mg;
     OB_TRY(upload_batch(m, m->tok_h, m->pos_h, m->tgt_h, M, e));
     OB_TRY(dev->ops->fill(dev, grads, 0.0f, m->grad_total, e));

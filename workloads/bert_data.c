@@ -123,6 +123,13 @@ ob_status ob_lang_build(ob_lang *g, const ob_lang_config *cfg, uint64_t data_see
     return OB_OK;
 }
 
+/* Whether a position is a target: its own counter's draw on stream + 1,
+ * apart from the token chain (ob_lang_count_targets counts without it). */
+static inline int target_draw(ob_u32x4 q, double p)
+{
+    return unit_u32(q.v[0]) < p;
+}
+
 void ob_lang_sample(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t index, int T, int32_t *x,
                     int32_t *y, uint8_t *tgt)
 {
@@ -146,7 +153,7 @@ void ob_lang_sample(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t i
         if (x) x[t] = tok;
         if (y || tgt) {
             ob_u32x4 q = ob_philox(seed, stream + 1, ctr);
-            int is_t = unit_u32(q.v[0]) < p;
+            int is_t = target_draw(q, p);
             int in = tok;
             if (is_t) {
                 double u = unit_u32(q.v[1]);
@@ -181,6 +188,15 @@ void ob_lang_batch(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t fi
     *M = m;
     if (x != xs) free(x);
     if (tg != ts) free(tg);
+}
+
+int ob_lang_count_targets(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int B, int T)
+{
+    const double p = g->cfg.mask_prob;
+    const uint64_t c0 = first * (uint64_t)T, n = (uint64_t)(B > 0 ? B : 0) * (uint64_t)T;
+    int m = 0;
+    for (uint64_t i = 0; i < n; i++) m += target_draw(ob_philox(seed, stream + 1, c0 + i), p);
+    return m;
 }
 
 /* Emission weights of the observed y over all real x, as (delta, base):

@@ -85,6 +85,12 @@ void ob_lang_sample(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t i
 void ob_lang_batch(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int B, int T,
                    int32_t *input, int32_t *tgt_pos, int32_t *tgt_tok, int *M);
 
+/* The number of targets in sequences first .. first+B-1 (ob_lang_batch's
+ * *M) without drawing their tokens: a position's target flag is a draw of
+ * its own, apart from the token chain, so counting costs one Philox block per
+ * position instead of a whole sample. */
+int ob_lang_count_targets(const ob_lang *g, uint64_t seed, uint64_t stream, uint64_t first, int B, int T);
+
 /* Sum over the targets of one sequence of -log P(x_i | y, i is a target),
  * exact by forward-backward; *n_targets receives their number. */
 ob_status ob_lang_seq_nll(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,

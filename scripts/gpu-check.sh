@@ -194,9 +194,13 @@ else
   fi
 fi
 # NCCL is loaded at run time by data-parallel runs (and the group_sum test):
-# put the folder of a libnccl.so.2 on the path when none is found there
-if ((BUILD_OK)) && ! ldconfig -p 2>/dev/null | grep -q 'libnccl\.so\.2 '; then
-  nccl_lib=$(timeout 60 find /usr/local /usr/lib /usr/lib64 /opt -name 'libnccl.so.2' \( -type f -o -type l \) 2>/dev/null | head -n 1)
+# put the folder of a libnccl.so.2 on the path when none is found there.
+# (grep reads all of ldconfig's list: with -q it would stop at the match, and
+# under pipefail ldconfig's SIGPIPE made the test fail at random. find exits
+# non-zero for a missing or unreadable folder or at its timeout, which under
+# set -e would end the whole check here: hence || true.)
+if ((BUILD_OK)) && ! ldconfig -p 2>/dev/null | grep 'libnccl\.so\.2 ' >/dev/null; then
+  nccl_lib=$(timeout 60 find /usr/local /usr/lib /usr/lib64 /opt -name 'libnccl.so.2' \( -type f -o -type l \) 2>/dev/null | head -n 1 || true)
   if [ -n "$nccl_lib" ]; then
     export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(dirname "$nccl_lib")
     say "NCCL: $nccl_lib"

@@ -34,7 +34,9 @@
  *                                               loss), final parameters 2e-3 relative L2
  *                                               (1e-2 for the networks: GEMM order differs,
  *                                               and sign-like updates flip on near-zero
- *                                               gradients)
+ *                                               gradients; SOAP on the networks loss 1e-2,
+ *                                               parameters 0.15: its first eigenbases are
+ *                                               ill-determined, see test_trajectories)
  * The GPU's reductions must also repeat bitwise (two runs of dot compared exactly).
  *
  * OB_TEST_PEER=cpu compares the CPU backend with itself: it exercises this
@@ -1141,6 +1143,22 @@ static void test_trajectories(void)
                 free(tc.params);
                 continue;
             }
+            /* SOAP on the networks: its first eigenbases come from one
+             * gradient's Gram matrices, rank-deficient along the longer side
+             * of every non-square matrix (bert-tiny's 64x256 mlp.proj.w: a
+             * 256x256 Gram of rank <= 64), so the basis of their null space
+             * is whatever the solver's rounding makes it, and Adam's
+             * per-coordinate step in that basis differs by O(1) there. Measured
+             * with the CPU backend against itself with its GEMM outputs moved
+             * by one ulp in a third of the entries (what cuBLAS's summation
+             * order does), or its eigenvectors computed in double: the final
+             * parameters 5.2-5.5% apart (relative L2) on bert-tiny, 1.4-1.9% on
+             * cnn-tiny, the losses up to 3.4e-3, whatever the perturbation;
+             * the other optimizers run on the networks here stayed within 5e-4
+             * (parameters) and 2e-7 (losses). The SOAP ops themselves are
+             * compared tightly in test_soap_ops. */
+            const int soap_net = network && !strcmp(on, "soap");
+            const double ltol = soap_net ? 1e-2 : 2e-3;
             double worst = 0;
             int bad_step = -1;
             for (int t = 0; t < TRAJ_STEPS; t++) {
@@ -1149,12 +1167,13 @@ static void test_trajectories(void)
                 double d = fabs(a - b) / (fmax(fabs(a), fabs(b)) + 1e-6 * fabs(tc.loss[0]) + 1e-30);
                 if (!(d <= worst)) {
                     worst = isnan(d) ? INFINITY : d;
-                    if (!(d <= 2e-3) && bad_step < 0) bad_step = t;
+                    if (!(d <= ltol) && bad_step < 0) bad_step = t;
                 }
             }
-            CHECK_MSG(worst <= 2e-3, "%s x %s: losses differ from step %d (cpu %.7g, cuda %.7g), worst rel %g",
+            CHECK_MSG(worst <= ltol,
+                      "%s x %s: losses differ from step %d (cpu %.7g, cuda %.7g), worst rel %g (tolerance %g)",
                       wds[wi]->name, ods[oi]->name, bad_step + 1, bad_step >= 0 ? tc.loss[bad_step] : 0.0,
-                      bad_step >= 0 ? tg.loss[bad_step] : 0.0, worst);
+                      bad_step >= 0 ? tg.loss[bad_step] : 0.0, worst, ltol);
             double num = 0, den = 0;
             for (int64_t i = 0; i < tc.total; i++) {
                 double d = (double)tc.params[i] - tg.params[i];
@@ -1162,7 +1181,7 @@ static void test_trajectories(void)
                 den += (double)tc.params[i] * tc.params[i];
             }
             double rel = sqrt(num / (den > 0 ? den : 1));
-            double ptol = network ? 1e-2 : 2e-3;
+            double ptol = soap_net ? 0.15 : network ? 1e-2 : 2e-3;
             CHECK_MSG(rel <= ptol, "%s x %s: final parameters differ, relative L2 %g (tolerance %g)", wds[wi]->name,
                       ods[oi]->name, rel, ptol);
             clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -1,7 +1,9 @@
 /* harness/cli_util.c - small helpers shared by the subcommands. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "core/hparams.h"
 #include "harness/commands.h"
 
 int ob_cli_error(int status, const char *fmt, ...)
@@ -13,4 +15,52 @@ int ob_cli_error(int status, const char *fmt, ...)
     fputc('\n', stderr);
     va_end(ap);
     return status;
+}
+
+int ob_cli_option_error(char *buf, size_t n, const char *cmd, const char *arg, const char *const *names, int n_names)
+{
+    if (strncmp(arg, "--", 2) != 0) {
+        snprintf(buf, n, "%s: unexpected argument '%s' (see optbench %s --help)", cmd, arg, cmd);
+        return 2;
+    }
+    const char *eq = strchr(arg, '=');
+    if (eq && eq - arg < 64) {
+        char head[64];
+        memcpy(head, arg, (size_t)(eq - arg));
+        head[eq - arg] = '\0';
+        for (int k = 0; k < n_names; k++)
+            if (!strcmp(head, names[k])) {
+                snprintf(buf, n, "%s: unknown option '%s' (write '%s %s')", cmd, arg, head, eq + 1);
+                return 2;
+            }
+    }
+    const char *near = ob_closest_name(arg, names, n_names);
+    if (near) snprintf(buf, n, "%s: unknown option '%s' (did you mean '%s'?)", cmd, arg, near);
+    else snprintf(buf, n, "%s: unknown option '%s' (see optbench %s --help)", cmd, arg, cmd);
+    return 2;
+}
+
+int ob_cli_value_error(char *buf, size_t n, const char *cmd, int argc, char **argv, int i)
+{
+    if (i + 1 >= argc) {
+        snprintf(buf, n, "%s: %s needs a value (see optbench %s --help)", cmd, argv[i], cmd);
+        return 2;
+    }
+    const char *v = argv[i + 1];
+    if (v[0] == '-' && v[1] == '-' && v[2] != '\0') {
+        snprintf(buf, n, "%s: %s needs a value; the next argument '%s' is an option (see optbench %s --help)", cmd,
+                 argv[i], v, cmd);
+        return 2;
+    }
+    return 0;
+}
+
+int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const char *const *names, int n_names)
+{
+    char msg[512];
+    int known = 0;
+    for (int k = 0; k < n_names && !known; k++) known = !strcmp(argv[i], names[k]);
+    if (!known) ob_cli_option_error(msg, sizeof msg, cmd, argv[i], names, n_names);
+    else if (!ob_cli_value_error(msg, sizeof msg, cmd, argc, argv, i)) return 0;
+    return ob_cli_error(2, "%s", msg);
 }

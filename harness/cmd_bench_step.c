@@ -112,7 +112,9 @@ static int bs_parse(int argc, char **argv, bs_args *a)
             bs_usage(stdout);
             return -1;
         }
-        if (i + 1 >= argc) return ob_cli_error(2, "bench-step: %s needs a value (see --help)", k);
+        static const char *const opts[] = {"--optimizer", "--backend", "--params", "--tensors", "--shape",
+                                           "--iters",     "--repeats", "--warmup", "--set"};
+        if (ob_cli_valued_option("bench-step", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
         const char *v = argv[++i];
         int64_t x;
         if (!strcmp(k, "--optimizer")) {
@@ -149,8 +151,6 @@ static int bs_parse(int argc, char **argv, bs_args *a)
             if (a->n_sets >= (int)(sizeof a->sets / sizeof a->sets[0]))
                 return ob_cli_error(2, "bench-step: too many --set");
             a->sets[a->n_sets++] = v;
-        } else {
-            return ob_cli_error(2, "bench-step: unknown option '%s' (see --help)", k);
         }
     }
     if (!a->optimizer) return ob_cli_error(2, "bench-step: --optimizer NAME is required (see --help)");

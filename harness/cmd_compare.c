@@ -253,16 +253,18 @@ int ob_cmd_compare(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const copt *op = find_copt(a);
+        char msg[512];
         if (!op) {
-            if (strncmp(a, "--", 2) != 0)
-                first_error(err, sizeof err, "unexpected argument '%s' (see optbench compare --help)", a);
-            else first_error(err, sizeof err, "unknown option '%s' (see optbench compare --help)", a);
+            const char *names[sizeof copts / sizeof copts[0]];
+            for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) names[k] = copts[k].name;
+            ob_cli_option_error(msg, sizeof msg, "compare", a, names, (int)(sizeof copts / sizeof copts[0]));
+            first_error(err, sizeof err, "%s", msg + strlen("compare: "));
             continue;
         }
         const char *v = NULL;
         if (op->arg) {
-            if (i + 1 >= argc) {
-                first_error(err, sizeof err, "%s needs a value", a);
+            if (ob_cli_value_error(msg, sizeof msg, "compare", argc, argv, i)) {
+                first_error(err, sizeof err, "%s", msg + strlen("compare: "));
                 continue;
             }
             v = argv[++i];
@@ -290,7 +292,8 @@ int ob_cmd_compare(int argc, char **argv)
         case C_TIME_TOL:
             if (op->id == C_TIME_TOL && !strcmp(v, "off")) x = -1;
             else if (ob_parse_double(v, &x) != 0 || !(x >= 0) || !isfinite(x)) {
-                first_error(err, sizeof err, "%s '%s' is not a non-negative number", a, v);
+                first_error(err, sizeof err, "%s '%s' is not a non-negative number%s", a, v,
+                            op->id == C_TIME_TOL ? " or 'off'" : "");
                 break;
             }
             *(op->id == C_LOSS_TOL ? &o.loss_tol : op->id == C_METRIC_TOL ? &o.metric_tol
@@ -303,10 +306,11 @@ int ob_cmd_compare(int argc, char **argv)
             break;
         }
     }
-    if (!err[0] && (!rep.base || !rep.cand)) {
-        compare_usage(stderr);
-        first_error(err, sizeof err, "--baseline and --candidate are required");
-    }
+    if (!err[0] && (!rep.base || !rep.cand))
+        first_error(err, sizeof err, "%s (see optbench compare --help)",
+                    !rep.base && !rep.cand ? "--baseline and --candidate are required"
+                    : !rep.base            ? "--baseline A.db is required (the accepted results database)"
+                                           : "--candidate B.db is required (the results database judged)");
     if (rep.md && rep.md_append) /* each still gets the report that says so */
         first_error(err, sizeof err, "--markdown and --markdown-append both given: use one (--markdown "
                                      "replaces FILE, --markdown-append adds to it)");

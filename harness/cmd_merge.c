@@ -38,14 +38,18 @@ int ob_cmd_merge(int argc, char **argv)
             merge_usage(stdout);
             return 0;
         }
+        char msg[512];
         if (!strcmp(a, "--out") || !strcmp(a, "--name")) {
-            if (i + 1 >= argc) return ob_cli_error(2, "%s needs a value (see optbench merge --help)", a);
+            if (ob_cli_value_error(msg, sizeof msg, "merge", argc, argv, i)) return ob_cli_error(2, "%s", msg);
             if (!strcmp(a, "--out")) out = argv[++i];
             else name = argv[++i];
             continue;
         }
-        if (a[0] == '-' && a[1] == '-')
-            return ob_cli_error(2, "unknown option '%s' (see optbench merge --help)", a);
+        if (a[0] == '-' && a[1] == '-') {
+            static const char *const opts[] = {"--out", "--name", "--help"};
+            ob_cli_option_error(msg, sizeof msg, "merge", a, opts, 3);
+            return ob_cli_error(2, "%s", msg);
+        }
         if (n == (int)(sizeof in / sizeof in[0])) return ob_cli_error(2, "more than %d input databases", n);
         in[n++] = a;
     }

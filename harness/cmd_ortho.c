@@ -252,7 +252,9 @@ int ob_cmd_ortho(int argc, char **argv)
             ortho_usage(stdout);
             return 0;
         }
-        if (i + 1 >= argc) return ob_cli_error(2, "%s needs a value (see optbench ortho --help)", a);
+        static const char *const opts[] = {"--shapes", "--coeffs",  "--backend", "--fit",  "--append", "--start",
+                                           "--spectrum", "--steps", "--samples", "--seed", "--evals"};
+        if (ob_cli_valued_option("ortho", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--shapes"))
             shapes_arg = v;
@@ -276,8 +278,6 @@ int ob_cmd_ortho(int argc, char **argv)
             if (!parse_int(a, v, 0, 2147483647, &seed)) return 2;
         } else if (!strcmp(a, "--evals")) {
             if (!parse_int(a, v, 10, 1000000, &evals)) return 2;
-        } else {
-            return ob_cli_error(2, "ortho: unknown option '%s' (see optbench ortho --help)", a);
         }
     }
     if (append && !fit_shape) return ob_cli_error(2, "--append needs --fit RxC");

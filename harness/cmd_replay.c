@@ -211,8 +211,9 @@ int ob_cmd_replay(int argc, char **argv)
             replay_usage(stdout);
             return 0;
         }
-        if (i + 1 >= argc)
-            return ob_cli_error(2, "%s needs a value (see optbench replay --help)", a);
+        static const char *const opts[] = {"--optimizer", "--shape",   "--init", "--grads",
+                                           "--out",       "--backend", "--set",  "--route"};
+        if (ob_cli_valued_option("replay", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--optimizer"))
             opt = v;
@@ -233,8 +234,6 @@ int ob_cmd_replay(int argc, char **argv)
         } else if (!strcmp(a, "--route")) {
             if (n_routes == 16) return ob_cli_error(2, "--route: at most 16");
             routes[n_routes++] = v;
-        } else {
-            return ob_cli_error(2, "replay: unknown option '%s' (see optbench replay --help)", a);
         }
     }
     const char *missing = !opt ? "--optimizer" : !shape ? "--shape" : !init ? "--init" : !grads ? "--grads"

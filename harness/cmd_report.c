@@ -31,6 +31,12 @@ static void report_usage(FILE *f)
             "  --no-render            write the scripts but do not run gnuplot\n");
 }
 
+/* every option, for the near-miss hint; --help and --no-render (no value)
+ * are handled before the value is checked */
+static const char *const report_opts[] = {"--db",  "--out",     "--benchmark",  "--target",
+                                          "--tol", "--tau-max", "--profile-by", "--no-render"};
+#define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
+
 int ob_cmd_report(int argc, char **argv)
 {
     ob_report_opts o;
@@ -52,12 +58,8 @@ int ob_cmd_report(int argc, char **argv)
             o.no_render = 1;
             continue;
         }
-        if (strncmp(a, "--", 2) != 0) {
-            rc = ob_cli_error(2, "report: unexpected argument '%s' (see optbench report --help)", a);
-            goto out;
-        }
-        if (!v) {
-            rc = ob_cli_error(2, "report: %s needs a value", a);
+        if (ob_cli_valued_option("report", argc, argv, i, report_opts, N_REPORT_OPTS)) {
+            rc = 2;
             goto out;
         }
         i++;
@@ -101,9 +103,6 @@ int ob_cmd_report(int argc, char **argv)
                 rc = ob_cli_error(2, "report: --profile-by '%s' is not 'time' or 'steps'", v);
                 goto out;
             }
-        } else {
-            rc = ob_cli_error(2, "report: unknown option '%s' (see optbench report --help)", a);
-            goto out;
         }
     }
     if (!o.db_path || !o.out_dir) {

@@ -164,6 +164,8 @@ static ob_status check_data_parallel(const ob_config *c, const ob_matrix *m, ob_
 {
     const int dp = c->data_parallel;
     if (dp <= 1) return OB_OK;
+    /* where data_parallel was given: a config file's line or the flag */
+    const char *at = c->origin_data_parallel[0] ? c->origin_data_parallel : "data_parallel";
     if (c->n_devices > 0 && c->n_devices % dp != 0)
         return ob_fail(e, OB_ERR_INPUT,
                        "--devices lists %d devices, and each run takes data_parallel = %d of them: list a "
@@ -173,15 +175,15 @@ static ob_status check_data_parallel(const ob_config *c, const ob_matrix *m, ob_
         const ob_cell *cell = &m->cells[i];
         if (!cell->wl->create_replica)
             return ob_fail(e, OB_ERR_INPUT,
-                           "data_parallel = %d: workload %s has no batch to split over replicas; leave it out, "
-                           "or run it with data_parallel: 1",
-                           dp, cell->wl->name);
+                           "%s: data_parallel = %d: workload %s has no batch to split over replicas; leave it "
+                           "out, or run it with data_parallel: 1",
+                           at, dp, cell->wl->name);
         int64_t b = (int64_t)ob_hp_get(&cell->wl_hp, "batch");
         if (b % dp != 0)
             return ob_fail(e, OB_ERR_INPUT,
-                           "data_parallel = %d: workload %s has batch=%lld, which does not split into %d equal "
-                           "parts; set %s.batch to a multiple of %d",
-                           dp, cell->wl->name, (long long)b, dp, cell->wl->name, dp);
+                           "%s: data_parallel = %d: workload %s has batch=%lld, which does not split into %d "
+                           "equal parts; set %s.batch to a multiple of %d",
+                           at, dp, cell->wl->name, (long long)b, dp, cell->wl->name, dp);
     }
     return OB_OK;
 }
@@ -325,7 +327,10 @@ int ob_cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--devices")) s = ob_config_set_devices(&cfg, v, "--devices", &e);
         else if (!strcmp(a, "--data-parallel")) {
             int64_t dp = 0;
-            if ((s = flag_int(a, v, 1, OB_CFG_MAX_REPLICAS, &dp, &e)) == OB_OK) cfg.data_parallel = (int)dp;
+            if ((s = flag_int(a, v, 1, OB_CFG_MAX_REPLICAS, &dp, &e)) == OB_OK) {
+                cfg.data_parallel = (int)dp;
+                snprintf(cfg.origin_data_parallel, sizeof cfg.origin_data_parallel, "--data-parallel");
+            }
         }
         else if (!strcmp(a, "--dump-params")) {
             if (!*v || strlen(v) >= sizeof cfg.dump_params - 64)
@@ -334,6 +339,11 @@ int ob_cmd_run(int argc, char **argv)
         }
         else s = ob_fail(&e, OB_ERR_INPUT, "unknown option '%s' (see optbench run --help)", a);
         if (s != OB_OK) goto fail;
+    }
+    if (dry && print_config) {
+        ob_fail(&e, OB_ERR_INPUT, "--dry-run and --print-config print different things (the matrix; the effective "
+                "configuration as YAML, to save as a file): give one");
+        goto fail;
     }
     if (!cfg.db[0]) snprintf(cfg.db, sizeof cfg.db, "optbench.db");
     int from_env = 0;
@@ -558,6 +568,8 @@ int ob_cmd_list(int argc, char **argv)
         if (isfinite(sp))
             printf("      state: %g float%s per parameter (%g bytes) with the defaults\n", sp, sp == 1 ? "" : "s",
                    sp * 4);
+        else if (o[i]->state_text)
+            printf("      state: %s\n", o[i]->state_text);
         print_hparams(&lw, o[i]->hp, o[i]->n_hp);
         char names[8][64];
         const char *helps[8];

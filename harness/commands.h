@@ -4,6 +4,8 @@
 #ifndef OB_HARNESS_COMMANDS_H
 #define OB_HARNESS_COMMANDS_H
 
+#include <stddef.h>
+
 int ob_cmd_run(int argc, char **argv);
 int ob_cmd_list(int argc, char **argv);
 int ob_cmd_report(int argc, char **argv);
@@ -20,5 +22,19 @@ int ob_cli_error(int status, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* Option parsing shared by the subcommands, in run's words. The message
+ * (into buf, n bytes, starting "cmd: ") says what to write instead, and the
+ * functions return 2, the exit status, or 0 when all is well. */
+/* arg is none of cmd's options (names, dashes included): '--k=v' is
+ * written '--k v', a near name is suggested, else --help. */
+int ob_cli_option_error(char *buf, size_t n, const char *cmd, const char *arg, const char *const *names, int n_names);
+/* Option argv[i] takes a value: 0 when argv[i + 1] is one, else 2 (the last
+ * argument, or followed by another option, which is not taken as its value). */
+int ob_cli_value_error(char *buf, size_t n, const char *cmd, int argc, char **argv, int i);
+/* The common case: argv[i] must be one of names, all of which take a value,
+ * and have it. 0 when so; else prints the message (as ob_cli_error) and
+ * returns 2. */
+int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const char *const *names, int n_names);
 
 #endif

@@ -220,6 +220,10 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
                 return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is %s in this file (also at %s); keep one", origin, owner,
                                key, s->sweep == sweep ? (sweep ? "swept twice" : "set twice") : "both set and swept",
                                s->origin);
+            /* on the command line too: the later flag would silently drop the other */
+            if (s->origin[0] == '-' && origin[0] == '-' && s->sweep != sweep)
+                return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is both set (--set) and swept (--sweep) on the command "
+                               "line; give one of the two", origin, owner, key);
             snprintf(s->value, sizeof s->value, "%s", value);
             snprintf(s->origin, sizeof s->origin, "%s", origin);
             s->sweep = sweep;
@@ -563,6 +567,13 @@ static ob_status owner_values(const ycx *y, const yaml_node_t *k, const yaml_nod
         }
         return OB_OK;
     }
+    if (v->type == YAML_SEQUENCE_NODE) { /* several values are a sweep, not a setting */
+        where(y, v, at, sizeof at);
+        return ob_fail(y->e, OB_ERR_INPUT,
+                       "%s: %s.%s must be a single value, not a list (to run each value, sweep it: "
+                       "'sweep: {%s: {%s: [...]}}' or --sweep %s.%s=V1,V2)",
+                       at, owner, scalar(k), owner, scalar(k), owner, scalar(k));
+    }
     OB_TRY(want_scalar(y, v, scalar(k)));
     return ob_config_add_setting(y->c, owner, scalar(k), scalar(v), at, y->e);
 }
@@ -704,6 +715,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         OB_TRY(want_scalar(y, v, key));
         OB_TRY(ob_config_parse_int(scalar(v), 1, OB_CFG_MAX_REPLICAS, "data_parallel", at, &dp, e));
         c->data_parallel = (int)dp;
+        snprintf(c->origin_data_parallel, sizeof c->origin_data_parallel, "%s", at);
     } else if (!strcmp(key, "checkpoint_keep")) {
         int64_t keep = 0;
         OB_TRY(want_scalar(y, v, key));

@@ -178,8 +178,8 @@ static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *
 
 const ob_optimizer_def ob_opt_adafactor = {
     .name = "adafactor",
-    .summary = "Adafactor: factored second moments, relative step size (torch.optim.Adafactor); state: "
-               "batch x (R + C) floats per tensor of shape (batch..., R, C), a vector's numel",
+    .summary = "Adafactor: factored second moments, relative step size (torch.optim.Adafactor)",
+    .state_text = "batch x (R + C) floats per tensor of shape (batch..., R, C); a vector's numel",
     .hp = af_hp,
     .n_hp = (int)(sizeof af_hp / sizeof af_hp[0]),
     .group_rule = af_rule,

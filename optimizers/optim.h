@@ -43,6 +43,9 @@ struct ob_optimizer_def {
     /* Floats of optimizer state per parameter for these settings (for a
      * routed optimizer: per parameter of its main group). */
     double (*state_per_param)(const ob_hp_values *hp);
+    /* the state in words, for `list`, where it is not so many floats per
+     * parameter (state_per_param NULL) */
+    const char *state_text;
     /* Names of the groups (NULL-terminated; NULL: one group named like the
      * optimizer). Group 0 is the main group; "main" names it too. */
     const char *const *groups;

@@ -45,12 +45,13 @@ ob_status ob_mkdirs(const char *path, ob_err *e)
         char c = buf[i];
         buf[i] = '\0';
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return ob_fail(e, OB_ERR_IO, "cannot create folder '%s': %s", buf, strerror(errno));
+            return ob_fail(e, OB_ERR_INPUT, "cannot create folder '%s': %s (give --out a folder that can be written)",
+                           buf, strerror(errno));
         buf[i] = c;
     }
     struct stat sb;
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return ob_fail(e, OB_ERR_INPUT, "output '%s' exists and is not a folder", path);
+        return ob_fail(e, OB_ERR_INPUT, "output '%s' exists and is not a folder (give --out a folder)", path);
     return OB_OK;
 }
 
@@ -879,14 +880,19 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         return st;
     }
     if (d.n == 0) {
-        st = ob_fail(e, OB_ERR_INPUT, "database '%s' holds no runs%s", o->db_path,
-                     o->benchmark_id > 0 ? " for that benchmark" : "");
+        if (o->benchmark_id > 0)
+            st = ob_fail(e, OB_ERR_INPUT,
+                         "database '%s' has no benchmark %lld with runs (optbench history --db %s lists its "
+                         "benchmarks)",
+                         o->db_path, (long long)o->benchmark_id, o->db_path);
+        else st = ob_fail(e, OB_ERR_INPUT, "database '%s' holds no runs", o->db_path);
         goto done;
     }
     if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) goto done;
     if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
-    if (o->ranking && (st = print_ranking(o->ranking, &d, &s, e)) != OB_OK) goto done;
+    /* the folder first: no ranking printed above an error that writes nothing */
     if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
+    if (o->ranking && (st = print_ranking(o->ranking, &d, &s, e)) != OB_OK) goto done;
     res->n_runs = d.n;
     res->n_groups = s.n_g;
     if ((st = ob_export_tables(db, &d, &s, dir, e)) != OB_OK) goto done;

@@ -424,8 +424,13 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
         }
     }
     if (rc != SQLITE_OK) {
-        ob_fail(e, OB_ERR_INPUT, "database '%s' cannot be read: %s", path,
-                db ? sqlite3_errmsg(db) : "out of memory");
+        int code = db ? sqlite3_errcode(db) & 0xff : 0;
+        int corrupt = code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
+        ob_fail(e, OB_ERR_INPUT, "database '%s' cannot be read: %s%s", path,
+                db ? sqlite3_errmsg(db) : "out of memory",
+                corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy, "
+                          "or give another --db; it was left unchanged)"
+                        : "");
         sqlite3_close(db);
         tidy_wal(path, had_wal);
         return OB_ERR_INPUT;
@@ -469,7 +474,11 @@ static ob_status check_writable(const char *path, ob_err *e)
     if (!slash) snprintf(dir, sizeof dir, ".");
     else if (slash == dir) dir[1] = '\0';
     else *slash = '\0';
-    if (access(dir, W_OK | X_OK) != 0 && errno != ENOENT)
+    if (access(dir, F_OK) != 0 && errno == ENOENT)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "the folder '%s' of database '%s' does not exist: create it (mkdir -p '%s') or give "
+                       "another --db", dir, path, dir);
+    if (access(dir, W_OK | X_OK) != 0)
         return ob_fail(e, OB_ERR_INPUT,
                        "the folder '%s' of database '%s' is not writable (%s); SQLite keeps its "
                        "journal files beside the database (nothing was changed)", dir, path,

@@ -386,7 +386,7 @@ static void test_refusals(void)
 
     /* A folder that does not exist. */
     path_in(p, sizeof p, "no/such/folder.db");
-    expect_refused(p, OB_STORE_CREATE, "cannot open");
+    expect_refused(p, OB_STORE_CREATE, "does not exist: create it");
 
     /* A directory. */
     expect_refused(dir, OB_STORE_CREATE, "not a regular file");

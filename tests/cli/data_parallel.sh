@@ -89,6 +89,9 @@ expect2 "out of range flag" "--data-parallel" \
   run --workloads cnn-tiny --optimizers sgd --data-parallel 17 --steps 5 --backend cpu
 printf 'workloads: [cnn-tiny]\noptimizers: [sgd]\ndata_parallel: 0\n' > "$tmp/dp0.yaml"
 expect2 "config key out of range" "dp0.yaml:3: data_parallel must be >= 1" run "$tmp/dp0.yaml"
+printf 'workloads: [bert-tiny]\noptimizers: [sgd]\ndata_parallel: 3\n' > "$tmp/dp3.yaml"
+expect2 "a config's data_parallel that does not split the batch: its line" \
+  "dp3.yaml:3: data_parallel = 3: workload bert-tiny has batch=32" run "$tmp/dp3.yaml" --steps 5 --backend cpu
 printf 'workloads: [cnn-tiny]\noptimizers: [sgd]\ndata_parallel: 2\nsteps: 5\n' > "$tmp/dp2.yaml"
 check "the effective configuration keeps data_parallel" \
   bash -c '"$0" run "$1" --print-config | grep -qx "data_parallel: 2"' "$OPTBENCH" "$tmp/dp2.yaml"

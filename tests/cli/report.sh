@@ -107,4 +107,27 @@ bad_input "report --target without =" "--target 'quadratic'" report --db "$db" -
 bad_input "report --target unknown workload" "nosuch" report --db "$db" --out "$tmp/x" --target nosuch=1
 bad_input "report unknown flag" "--colour" report --db "$db" --out "$tmp/x" --colour red
 
+# every subcommand's flags as run's: a near miss is named, a flag without its
+# value says so (also when the next argument is another flag), '--k=v' is
+# written '--k v'
+bad_input "report: near miss" "did you mean '--benchmark'?" report --db "$db" --out "$tmp/x" --benchmrk 1
+bad_input "report: --k=v" "write '--db $db'" report --db="$db" --out "$tmp/x"
+bad_input "report: value is a flag" "--db needs a value; the next argument '--out' is an option" report --db --out "$tmp/x"
+bad_input "history: value missing" "history: --db needs a value" history --db
+bad_input "history: near miss" "did you mean '--optimizer'?" history --db "$db" --optimzer sgd
+bad_input "compare: near miss" "did you mean '--loss-tol'?" compare --baseline "$db" --candidate "$db" --loss-tl 0.1
+bad_input "compare: no candidate" "--candidate B.db is required" compare --baseline "$db"
+check "compare without --candidate: one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1
+bad_input "merge: near miss" "did you mean '--out'?" merge --ot "$tmp/m.db" "$db"
+bad_input "bench-step: value is a flag" "--optimizer needs a value; the next argument '--params'" bench-step --optimizer --params 1k
+bad_input "bench-step: unknown last flag" "unknown option '--quiet'" bench-step --optimizer adam --params 1k --quiet
+bad_input "ortho: near miss" "did you mean '--shapes'?" ortho --shaps 8x8
+bad_input "replay: value is a flag" "--init needs a value" replay --optimizer adam --shape 2x3 --init --grads g.csv
+# an --out that cannot be made is bad input (2), and no ranking is printed
+touch "$tmp/plain"
+bad_input "report: --out under a file" "cannot create folder" report --db "$db" --out "$tmp/plain/rep"
+check "report: no ranking before the error" test ! -s "$tmp/out"
+bad_input "history: --out under a file" "cannot create folder" history --db "$db" --out "$tmp/plain/hist"
+bad_input "report --benchmark 99" "has no benchmark 99" report --db "$db" --out "$tmp/x" --benchmark 99
+
 exit $fail

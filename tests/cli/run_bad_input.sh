@@ -84,6 +84,22 @@ expect "bad6.yaml:5: routing rule 'tag=vector -> muon' of muon fails on quadrati
 expect "routing rule 'tag=vector -> muon'" "${rt[@]}" --db "$tmp/keep.db"
 [ ! -e "$tmp/new.db" ] || { echo "FAIL: bad routing created $tmp/new.db"; fails=$((fails+1)); }
 expect "unknown option '--bogus'" list --bogus
+# a key set and swept on the command line: neither flag silently wins
+expect "sgd.momentum is both set (--set) and swept (--sweep)" "${base[@]}" --sweep sgd.momentum=0.5,0.7 --set sgd.momentum=0.3
+expect "sgd.momentum is both set (--set) and swept (--sweep)" "${base[@]}" --set sgd.momentum=0.3 --sweep sgd.momentum=0.5,0.7
+# a database in a folder that does not exist; a database cut short (a copy
+# that did not finish): said so, with what to do, and the file left as it was
+expect "the folder '$tmp/nodir' of database '$tmp/nodir/x.db' does not exist: create it" \
+  run --workloads quadratic --optimizers sgd --steps 5 --db "$tmp/nodir/x.db"
+head -c 3000 "$tmp/keep.db" >"$tmp/cut.db"
+cut_sum=$(md5sum <"$tmp/cut.db")
+expect "(the file is damaged or incomplete" report --db "$tmp/cut.db" --out "$tmp/cutrep"
+[ "$(md5sum <"$tmp/cut.db")" = "$cut_sum" ] || { echo "FAIL: the cut database changed"; fails=$((fails+1)); }
+# two flags that print different things on stdout
+expect "--dry-run and --print-config print different things" "${base[@]}" --dry-run --print-config
+# several values of a setting in a config file: the message names the sweep
+printf 'workloads: [quadratic]\noptimizers: [adam]\nsteps: 5\nhparams: {adam: {beta2: [0.9, 0.99]}}\n' >"$tmp/list.yaml"
+expect "list.yaml:4: adam.beta2 must be a single value, not a list (to run each value, sweep it" run "$tmp/list.yaml" --db "$tmp/keep.db"
 # --resume with another eval_every than the benchmark was run with: its runs
 # would mix two evaluation schedules
 expect_last "was run with eval_every 0, this command has 2" "${base[@]}" --resume --eval-every 2

@@ -22,6 +22,7 @@
 #include "harness/commands.h"
 #include "plots/figures.h"
 #include "plots/report.h"
+#include "plots/style.h"
 #include "results/dataset.h"
 #include "results/export.h"
 #include "results/stats.h"
@@ -104,13 +105,9 @@ static const char *direction(int m, const series *ser, int ns, int nb, const ob_
     return b == LOWER ? " (lower is better)" : b == HIGHER ? " (higher is better)" : "";
 }
 
-/* The report's palette (plots/figures.c, static there): colour of optimizer
- * label o is PALETTE[o % 16], dashes 1 + (o / 16) % 4; keep the two in step. */
-static const char *const history_palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                              "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-                                              "#000080", "#808000", "#00a087", "#f0a0c0", "#a05000",
-                                              "#4daf4a"};
-#define HISTORY_PALETTE 16
+/* dash types per optimizer configuration, as the report's (solid, dashed,
+ * dash-dot, dash-dot-dot); colours by optimizer, as the report's (style.h) */
+static const int history_dashes[] = {1, 2, 4, 5};
 /* point types per workload label: filled circle, square, triangles, diamond, pentagon */
 static const int history_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
 #define HISTORY_POINTS 12
@@ -144,8 +141,8 @@ int ob_cmd_history(int argc, char **argv)
             history_usage(stdout);
             return 0;
         }
-        if (i + 1 >= argc || strncmp(a, "--", 2) != 0)
-            return ob_cli_error(2, "history: unexpected argument '%s' (see optbench history --help)", a);
+        static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric"};
+        if (ob_cli_valued_option("history", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--db")) db_path = v;
         else if (!strcmp(a, "--out")) out = v;
@@ -162,13 +159,10 @@ int ob_cmd_history(int argc, char **argv)
                 return ob_cli_error(2, "history: unknown metric '%s'%s%s%s (see optbench history --help)", v,
                                     near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
             }
-        } else
-            return ob_cli_error(2, "history: unknown option '%s' (see optbench history --help)", a);
+        }
     }
-    if (!db_path) {
-        history_usage(stderr);
-        return ob_cli_error(2, "history: --db is required");
-    }
+    if (!db_path)
+        return ob_cli_error(2, "history: --db is required (the results database FILE; see optbench history --help)");
     ob_err e = {0};
     ob_store *store = NULL;
     if (ob_store_open(db_path, OB_STORE_READONLY, &store, &e) != OB_OK)
@@ -403,6 +397,9 @@ int ob_cmd_history(int argc, char **argv)
             rc = ob_cli_error(1, "history: cannot write '%s'", gpp);
             goto done;
         }
+        /* each optimizer in its colour of every report (when out of memory, one colour) */
+        const char **colours = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *colours);
+        if (colours) ob_series_colours((const char *const *)all.opt_names, all.n_opt, colours);
         /* tick labels: date and time, then benchmark id and revision; many
          * benchmarks get one rotated line each */
         const int rotate = nb > 12;
@@ -439,14 +436,17 @@ int ob_cmd_history(int argc, char **argv)
                        : "tick(i, d, r) = d[1:16] . \"\\n#\" . i . \" \" . r[1:8]");
         for (int j = 0; j < ns; j++) {
             int o = ser[j].opt;
+            const char *colour = "#1f77b4";
+            if (colours) colour = colours[o];
             fprintf(f,
                     "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS "
                     "title columnheader(%d)",
                     j ? ", \\\n    " : "", 5 + j,
                     j ? "" : ":xtic(tick(strcol(1), strcol(2), strcol(3)))",
-                    history_palette[o % HISTORY_PALETTE], 1 + (o / HISTORY_PALETTE) % 4,
+                    colour, history_dashes[o % 4],
                     history_points[ser[j].wl % HISTORY_POINTS], 5 + j);
         }
+        free(colours);
         fprintf(f,
                 "\n"
                 "\n# the same figure as SVG\n"

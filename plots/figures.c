@@ -21,15 +21,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "plots/style.h"
 #include "results/export.h"
 
-/* 16 distinguishable colours (the first ten are the common "tab10"); beyond
- * them the colours repeat with dashes. */
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
-                                      "#8c564b", "#e377c2", "#17becf", "#7f7f7f", "#bcbd22",
-                                      "#000080", "#808000", "#00a087", "#f0a0c0", "#a05000",
-                                      "#4daf4a"};
-#define N_PALETTE 16
 
 #define FIG_W 1000
 #define FIG_H 620
@@ -188,12 +182,20 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
             "PS = 1\n"
             "set pointsize 1.1\n"
             "set style fill transparent solid 0.18 noborder\n"
-            "# one colour, marker shape and dash type per optimizer, the same in every figure:\n",
+            "# one colour, marker shape and dash type per optimizer, the same in every figure\n"
+            "# (an optimizer's colour is the same in every report; markers and dashes go by its place here):\n",
             FIG_W, FIG_H, FIG_W, FIG_H);
+    const char **colour = malloc((size_t)(d->n_opt > 0 ? d->n_opt : 1) * sizeof *colour);
+    if (!colour) {
+        fclose(f);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    ob_series_colours((const char *const *)d->opt_names, d->n_opt, colour);
     for (int o = 0; o < d->n_opt; o++)
-        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, palette[o % N_PALETTE],
-                opt_shape(o), opt_dash(o), d->opt_labels[o]);
-    if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"%s\" lw 2 pt 7\n", palette[0]);
+        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o], opt_shape(o),
+                opt_dash(o), d->opt_labels[o]);
+    if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#1f77b4\" lw 2 pt 7\n");
+    free(colour);
     int bad = ferror(f);
     if (fclose(f) != 0) bad = 1;
     if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", path);
@@ -377,6 +379,33 @@ static double initial_loss(const ob_dataset *d, int w)
     return m;
 }
 
+/* The lrs swept on workload w as the lr figure's x tics (so the best lr,
+ * 0.3 say, reads as such, not between the decades 0.1 and 1): at most 12 of
+ * them, their labels not running into each other on the log axis from lo to
+ * hi (the rule of the hyperparameter figure's tics). Returns how many, 0 to
+ * leave the tics at the decades. */
+static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals)
+{
+    int nv = 0;
+    for (int k = 0; k < s->n_g; k++)
+        for (int i = 0; s->g[k].wl == w && i < s->g[k].n_lr; i++) {
+            double v = s->g[k].lrs[i].lr;
+            int seen = 0;
+            for (int j = 0; j < nv && !seen; j++) seen = vals[j] == v;
+            if (seen || !(v > 0)) continue;
+            if (nv == 12) return 0;
+            vals[nv++] = v;
+        }
+    for (int i = 0; i < nv; i++)
+        for (int j = i + 1; j < nv; j++) {
+            double gap = fabs(log10(vals[i] / vals[j])) / log10(hi / lo);
+            char ta[32], tb[32];
+            int la = snprintf(ta, sizeof ta, "%.9g", vals[i]), lb = snprintf(tb, sizeof tb, "%.9g", vals[j]);
+            if (gap < (la + lb) / 2.0 / 80 + 0.02) return 0;
+        }
+    return nv;
+}
+
 /* Median final losses above OFF_SCALE x the initial loss (an optimizer that
  * made things worse than any run started) would squeeze every other line
  * into the bottom of the lr figure: the y axis stops there, and such points
@@ -424,6 +453,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
             wq, logy ? " (log scale)" : "", xr.lo / 1.5, xr.hi * 1.5,
             logy ? "set logscale y" : "unset logscale y", wq);
+    double tics[12];
+    int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / 1.5, xr.hi * 1.5, tics) : 0;
+    if (n_tics > 0) {
+        fprintf(f, "set xtics (");
+        for (int i = 0; i < n_tics; i++) fprintf(f, "%s\"%.9g\" %.17g", i ? ", " : "", tics[i], tics[i]);
+        fprintf(f, ")   # the swept lrs\n");
+    }
     double mark_step = 0.035;
     if (any_div) {
         /* a strip along the top for the divergence marks (one row per

@@ -25,7 +25,9 @@
 
 #include "check.h"
 #include "plots/figures.h"
+#include "optimizers/optim.h"
 #include "plots/report.h"
+#include "plots/style.h"
 #include "results/store.h"
 #include "test_stats_db.h"
 
@@ -571,6 +573,41 @@ static void test_series_styles(const char *dir)
     free(gp);
 }
 
+/* An optimizer's colour is the same in every report, whatever else it
+ * compares and in whatever order; further configurations of an optimizer
+ * take colours that no optimizer in the figure has. */
+static void test_series_colours(void)
+{
+    int n_all;
+    const ob_optimizer_def *const *all = ob_optimizers(&n_all);
+    const char *names[64], *col[64];
+    for (int i = 0; i < n_all && i < 64; i++) names[i] = all[i]->name;
+    ob_series_colours(names, n_all, col);
+    for (int i = 0; i < n_all; i++)
+        for (int j = i + 1; j < n_all; j++)
+            CHECK_MSG(strcmp(col[i], col[j]) != 0, "%s and %s share %s", names[i], names[j], col[i]);
+    const char *sgd = col[0], *adam = col[1], *muon = NULL;
+    for (int i = 0; i < n_all; i++)
+        if (!strcmp(names[i], "muon")) muon = col[i];
+    /* another set, another order: the same colours */
+    const char *some[] = {"muon", "adam", "sgd"}, *c3[3];
+    ob_series_colours(some, 3, c3);
+    CHECK(!strcmp(c3[0], muon) && !strcmp(c3[1], adam) && !strcmp(c3[2], sgd));
+    /* adam swept over three values, and an optimizer unknown to the registry:
+     * adam's first keeps adam's colour, the others take colours of none of
+     * the figure's optimizers, and no two are alike */
+    const char *sw[] = {"adam", "adam", "sgd", "adam", "no_such_optimizer"}, *c5[5];
+    ob_series_colours(sw, 5, c5);
+    CHECK(!strcmp(c5[0], adam) && !strcmp(c5[2], sgd));
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++) CHECK_MSG(strcmp(c5[i], c5[j]) != 0, "series %d and %d share %s", i, j, c5[i]);
+    /* more series than colours: every one gets one */
+    const char *many[40], *cm[40];
+    for (int i = 0; i < 40; i++) many[i] = "adamw";
+    ob_series_colours(many, 40, cm);
+    for (int i = 0; i < 40; i++) CHECK(cm[i] && cm[i][0] == '#');
+}
+
 /* A hyperparameter swept over 0 and positive values spanning decades
  * (weight_decay 0, 1e-4, 1e-3, 1e-2): on a linear axis 0, 1e-4 and 1e-3 would
  * sit on top of each other, their points and tic labels too; the axis is log,
@@ -672,6 +709,7 @@ int main(void)
     test_hp_sweep(dir, have_gnuplot);
     test_lr_off_scale(dir, have_gnuplot);
     test_series_styles(dir);
+    test_series_colours();
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);
     char cmd[600];

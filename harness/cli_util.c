@@ -17,7 +17,8 @@ int ob_cli_error(int status, const char *fmt, ...)
     return status;
 }
 
-int ob_cli_option_error(char *buf, size_t n, const char *cmd, const char *arg, const char *const *names, int n_names)
+int ob_cli_option_error(char *buf, size_t n, const char *cmd, const char *arg, const char *const *names, int n_names,
+                        int n_valued)
 {
     if (strncmp(arg, "--", 2) != 0) {
         snprintf(buf, n, "%s: unexpected argument '%s' (see optbench %s --help)", cmd, arg, cmd);
@@ -30,7 +31,8 @@ int ob_cli_option_error(char *buf, size_t n, const char *cmd, const char *arg, c
         head[eq - arg] = '\0';
         for (int k = 0; k < n_names; k++)
             if (!strcmp(head, names[k])) {
-                snprintf(buf, n, "%s: unknown option '%s' (write '%s %s')", cmd, arg, head, eq + 1);
+                if (k < n_valued) snprintf(buf, n, "%s: unknown option '%s' (write '%s %s')", cmd, arg, head, eq + 1);
+                else snprintf(buf, n, "%s: %s takes no value (write '%s' alone)", cmd, head, head);
                 return 2;
             }
     }
@@ -48,19 +50,21 @@ int ob_cli_value_error(char *buf, size_t n, const char *cmd, int argc, char **ar
     }
     const char *v = argv[i + 1];
     if (v[0] == '-' && v[1] == '-' && v[2] != '\0') {
-        snprintf(buf, n, "%s: %s needs a value; the next argument '%s' is an option (see optbench %s --help)", cmd,
-                 argv[i], v, cmd);
+        snprintf(buf, n,
+                 "%s: %s needs a value; the next argument '%s' is an option (a file of that name: write './%s')",
+                 cmd, argv[i], v, v);
         return 2;
     }
     return 0;
 }
 
-int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const char *const *names, int n_names)
+int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const char *const *names, int n_names,
+                         int n_valued)
 {
     char msg[512];
     int known = 0;
-    for (int k = 0; k < n_names && !known; k++) known = !strcmp(argv[i], names[k]);
-    if (!known) ob_cli_option_error(msg, sizeof msg, cmd, argv[i], names, n_names);
+    for (int k = 0; k < n_valued && !known; k++) known = !strcmp(argv[i], names[k]);
+    if (!known) ob_cli_option_error(msg, sizeof msg, cmd, argv[i], names, n_names, n_valued);
     else if (!ob_cli_value_error(msg, sizeof msg, cmd, argc, argv, i)) return 0;
     return ob_cli_error(2, "%s", msg);
 }

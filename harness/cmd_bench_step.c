@@ -114,7 +114,7 @@ static int bs_parse(int argc, char **argv, bs_args *a)
         }
         static const char *const opts[] = {"--optimizer", "--backend", "--params", "--tensors", "--shape",
                                            "--iters",     "--repeats", "--warmup", "--set"};
-        if (ob_cli_valued_option("bench-step", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
+        if (ob_cli_valued_option("bench-step", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
         int64_t x;
         if (!strcmp(k, "--optimizer")) {

@@ -255,9 +255,14 @@ int ob_cmd_compare(int argc, char **argv)
         const copt *op = find_copt(a);
         char msg[512];
         if (!op) {
+            /* the options that take a value first */
             const char *names[sizeof copts / sizeof copts[0]];
-            for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) names[k] = copts[k].name;
-            ob_cli_option_error(msg, sizeof msg, "compare", a, names, (int)(sizeof copts / sizeof copts[0]));
+            int nn = 0, nv = 0;
+            for (int pass = 0; pass < 2; pass++)
+                for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++)
+                    if ((copts[k].arg != NULL) == (pass == 0)) names[nn++] = copts[k].name;
+            for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) nv += copts[k].arg != NULL;
+            ob_cli_option_error(msg, sizeof msg, "compare", a, names, nn, nv);
             first_error(err, sizeof err, "%s", msg + strlen("compare: "));
             continue;
         }

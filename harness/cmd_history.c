@@ -142,7 +142,7 @@ int ob_cmd_history(int argc, char **argv)
             return 0;
         }
         static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric"};
-        if (ob_cli_valued_option("history", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
+        if (ob_cli_valued_option("history", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--db")) db_path = v;
         else if (!strcmp(a, "--out")) out = v;

@@ -47,7 +47,7 @@ int ob_cmd_merge(int argc, char **argv)
         }
         if (a[0] == '-' && a[1] == '-') {
             static const char *const opts[] = {"--out", "--name", "--help"};
-            ob_cli_option_error(msg, sizeof msg, "merge", a, opts, 3);
+            ob_cli_option_error(msg, sizeof msg, "merge", a, opts, 3, 2); /* --help takes no value */
             return ob_cli_error(2, "%s", msg);
         }
         if (n == (int)(sizeof in / sizeof in[0])) return ob_cli_error(2, "more than %d input databases", n);

@@ -254,7 +254,7 @@ int ob_cmd_ortho(int argc, char **argv)
         }
         static const char *const opts[] = {"--shapes", "--coeffs",  "--backend", "--fit",  "--append", "--start",
                                            "--spectrum", "--steps", "--samples", "--seed", "--evals"};
-        if (ob_cli_valued_option("ortho", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
+        if (ob_cli_valued_option("ortho", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--shapes"))
             shapes_arg = v;

@@ -213,7 +213,7 @@ int ob_cmd_replay(int argc, char **argv)
         }
         static const char *const opts[] = {"--optimizer", "--shape",   "--init", "--grads",
                                            "--out",       "--backend", "--set",  "--route"};
-        if (ob_cli_valued_option("replay", argc, argv, i, opts, (int)(sizeof opts / sizeof opts[0]))) return 2;
+        if (ob_cli_valued_option("replay", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--optimizer"))
             opt = v;

@@ -31,8 +31,9 @@ static void report_usage(FILE *f)
             "  --no-render            write the scripts but do not run gnuplot\n");
 }
 
-/* every option, for the near-miss hint; --help and --no-render (no value)
- * are handled before the value is checked */
+/* every option, for the near-miss hint, those that take a value first;
+ * --help and --no-render (no value, the last) are handled before the value
+ * is checked */
 static const char *const report_opts[] = {"--db",  "--out",     "--benchmark",  "--target",
                                           "--tol", "--tau-max", "--profile-by", "--no-render"};
 #define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
@@ -58,7 +59,7 @@ int ob_cmd_report(int argc, char **argv)
             o.no_render = 1;
             continue;
         }
-        if (ob_cli_valued_option("report", argc, argv, i, report_opts, N_REPORT_OPTS)) {
+        if (ob_cli_valued_option("report", argc, argv, i, report_opts, N_REPORT_OPTS, N_REPORT_OPTS - 1)) {
             rc = 2;
             goto out;
         }

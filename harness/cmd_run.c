@@ -165,7 +165,8 @@ static ob_status check_data_parallel(const ob_config *c, const ob_matrix *m, ob_
     const int dp = c->data_parallel;
     if (dp <= 1) return OB_OK;
     /* where data_parallel was given: a config file's line or the flag */
-    const char *at = c->origin_data_parallel[0] ? c->origin_data_parallel : "data_parallel";
+    char at[300] = "";
+    if (c->origin_data_parallel[0]) snprintf(at, sizeof at, "%s: ", c->origin_data_parallel);
     if (c->n_devices > 0 && c->n_devices % dp != 0)
         return ob_fail(e, OB_ERR_INPUT,
                        "--devices lists %d devices, and each run takes data_parallel = %d of them: list a "
@@ -175,13 +176,13 @@ static ob_status check_data_parallel(const ob_config *c, const ob_matrix *m, ob_
         const ob_cell *cell = &m->cells[i];
         if (!cell->wl->create_replica)
             return ob_fail(e, OB_ERR_INPUT,
-                           "%s: data_parallel = %d: workload %s has no batch to split over replicas; leave it "
+                           "%sdata_parallel = %d: workload %s has no batch to split over replicas; leave it "
                            "out, or run it with data_parallel: 1",
                            at, dp, cell->wl->name);
         int64_t b = (int64_t)ob_hp_get(&cell->wl_hp, "batch");
         if (b % dp != 0)
             return ob_fail(e, OB_ERR_INPUT,
-                           "%s: data_parallel = %d: workload %s has batch=%lld, which does not split into %d "
+                           "%sdata_parallel = %d: workload %s has batch=%lld, which does not split into %d "
                            "equal parts; set %s.batch to a multiple of %d",
                            at, dp, cell->wl->name, (long long)b, dp, cell->wl->name, dp);
     }

@@ -26,15 +26,22 @@ int ob_cli_error(int status, const char *fmt, ...)
 /* Option parsing shared by the subcommands, in run's words. The message
  * (into buf, n bytes, starting "cmd: ") says what to write instead, and the
  * functions return 2, the exit status, or 0 when all is well. */
-/* arg is none of cmd's options (names, dashes included): '--k=v' is
- * written '--k v', a near name is suggested, else --help. */
-int ob_cli_option_error(char *buf, size_t n, const char *cmd, const char *arg, const char *const *names, int n_names);
+/* arg is none of cmd's options (names, dashes included; the first n_valued
+ * take a value, the others none): '--k=v' is written '--k v' (or '--k' for
+ * one that takes none), a near name is suggested, else --help. */
+int ob_cli_option_error(char *buf, size_t n, const char *cmd, const char *arg, const char *const *names, int n_names,
+                        int n_valued);
 /* Option argv[i] takes a value: 0 when argv[i + 1] is one, else 2 (the last
  * argument, or followed by another option, which is not taken as its value). */
 int ob_cli_value_error(char *buf, size_t n, const char *cmd, int argc, char **argv, int i);
-/* The common case: argv[i] must be one of names, all of which take a value,
- * and have it. 0 when so; else prints the message (as ob_cli_error) and
- * returns 2. */
-int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const char *const *names, int n_names);
+/* The common case: argv[i] must be one of names, and those it may be take a
+ * value, which it must have. 0 when so; else prints the message (as
+ * ob_cli_error) and returns 2. names may end with options that take no
+ * value and are handled before (n_valued of them take one): they only serve
+ * the near-miss hint. */
+int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const char *const *names, int n_names,
+                         int n_valued);
+/* The number of names in an array of them. */
+#define OB_CLI_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 #endif

@@ -212,21 +212,26 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
                        "(a file name too: rename the file)", origin, owner, key, bad + 1);
     /* A later setting of the same key replaces an earlier one (flags over
      * file); routing rules accumulate, in order. */
+    const int flag = !strcmp(origin, "--set") || !strcmp(origin, "--sweep");
     for (int i = 0; strcmp(key, "route") != 0 && i < c->n_settings; i++) {
         ob_setting *s = &c->settings[i];
         if (!strcmp(s->owner, owner) && !strcmp(s->key, key)) {
             /* in one file a key has one value or one sweep (flags replace the file's) */
-            if (s->origin[0] != '-' && origin[0] != '-')
+            if (!s->flag && !flag)
                 return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is %s in this file (also at %s); keep one", origin, owner,
                                key, s->sweep == sweep ? (sweep ? "swept twice" : "set twice") : "both set and swept",
                                s->origin);
-            /* on the command line too: the later flag would silently drop the other */
-            if (s->origin[0] == '-' && origin[0] == '-' && s->sweep != sweep)
-                return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is both set (--set) and swept (--sweep) on the command "
-                               "line; give one of the two", origin, owner, key);
+            /* on the command line too: a later flag would silently drop the other */
+            if (s->flag && flag)
+                return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is %s on the command line; give %s", origin, owner, key,
+                               s->sweep != sweep ? "both set (--set) and swept (--sweep)"
+                               : sweep           ? "swept twice (--sweep)"
+                                                 : "set twice (--set)",
+                               s->sweep != sweep ? "one of the two" : "it once");
             snprintf(s->value, sizeof s->value, "%s", value);
             snprintf(s->origin, sizeof s->origin, "%s", origin);
             s->sweep = sweep;
+            s->flag = flag;
             return OB_OK;
         }
     }
@@ -249,6 +254,7 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
     snprintf(s->value, sizeof s->value, "%s", value);
     snprintf(s->origin, sizeof s->origin, "%s", origin);
     s->sweep = sweep;
+    s->flag = flag;
     return OB_OK;
 }
 

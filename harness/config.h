@@ -54,6 +54,7 @@ typedef struct ob_setting {
     char value[256];  /* a sweep: its values, comma-separated */
     char origin[256]; /* "config.yaml:12" or "--set" */
     int sweep;        /* 1: swept (--sweep, 'sweep:'): the matrix runs each value */
+    int flag;         /* 1: given on the command line (--set, --sweep), 0: by a config file */
 } ob_setting;
 
 typedef struct ob_lr_list {

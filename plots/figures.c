@@ -400,8 +400,8 @@ static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals)
         for (int j = i + 1; j < nv; j++) {
             double gap = fabs(log10(vals[i] / vals[j])) / log10(hi / lo);
             char ta[32], tb[32];
-            int la = snprintf(ta, sizeof ta, "%.9g", vals[i]), lb = snprintf(tb, sizeof tb, "%.9g", vals[j]);
-            if (gap < (la + lb) / 2.0 / 80 + 0.02) return 0;
+            int la = snprintf(ta, sizeof ta, "%.4g", vals[i]), lb = snprintf(tb, sizeof tb, "%.4g", vals[j]);
+            if (gap < (la + lb) / 2.0 / 80 + 0.02 || !strcmp(ta, tb)) return 0;
         }
     return nv;
 }
@@ -457,7 +457,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / 1.5, xr.hi * 1.5, tics) : 0;
     if (n_tics > 0) {
         fprintf(f, "set xtics (");
-        for (int i = 0; i < n_tics; i++) fprintf(f, "%s\"%.9g\" %.17g", i ? ", " : "", tics[i], tics[i]);
+        for (int i = 0; i < n_tics; i++) fprintf(f, "%s\"%.4g\" %.17g", i ? ", " : "", tics[i], tics[i]);
         fprintf(f, ")   # the swept lrs\n");
     }
     double mark_step = 0.035;

@@ -44,9 +44,14 @@ ob_status ob_mkdirs(const char *path, ob_err *e)
         if (buf[i] != '/' && buf[i] != '\0') continue;
         char c = buf[i];
         buf[i] = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return ob_fail(e, OB_ERR_INPUT, "cannot create folder '%s': %s (give --out a folder that can be written)",
-                           buf, strerror(errno));
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            /* a folder the user may not write, or a path through a file: bad
+             * input; a full disk or an I/O error: a failure */
+            int user = errno == EACCES || errno == EPERM || errno == EROFS || errno == ENOTDIR ||
+                       errno == ENAMETOOLONG || errno == ENOENT;
+            return ob_fail(e, user ? OB_ERR_INPUT : OB_ERR_IO, "cannot create folder '%s': %s%s", buf,
+                           strerror(errno), user ? " (give --out a folder that can be written)" : "");
+        }
         buf[i] = c;
     }
     struct stat sb;

@@ -8,13 +8,17 @@
 /* One colour per optimizer of the registry, in its order (sgd, adam, adamw,
  * nadam, radam, adamax, adagrad, adadelta, rmsprop, lion, muon, root,
  * adamw_sf, sgd_sf, soap, adafactor, rprop, asgd): the first ten are the
- * common "tab10"; the pairs most often compared (adam and adamw, muon and
- * root, sgd and sgd_sf) are far apart. Series differ by marker and dash
- * type as well (style.gp), so close colours still tell apart. */
+ * common "tab10". No black: the figures draw their annotations (the loss
+ * floor, legend keys of marks) in black. Series differ by marker and dash
+ * type as well (style.gp), so the closer pairs still tell apart. */
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                      "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000080", "#000000",
-                                      "#00a087", "#f0a0c0", "#a05000", "#6a3d9a", "#808000", "#4daf4a"};
+                                      "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000080", "#b8005c",
+                                      "#00a087", "#6baed6", "#5e3c99", "#a05000", "#808000", "#f0a0c0"};
 #define N_PALETTE (int)(sizeof palette / sizeof palette[0])
+/* Colours no optimizer owns, for further configurations of an optimizer
+ * (swept hyperparameters): so a colour keeps meaning one optimizer. */
+static const char *const spare[] = {"#4d4d4d", "#66a61e", "#e6ab02", "#a6761d", "#1b9e77", "#fb9a99"};
+#define N_SPARE (int)(sizeof spare / sizeof spare[0])
 
 /* The registry place of an optimizer name, -1 if unknown. */
 static int registry_index(const char *name)
@@ -44,9 +48,15 @@ void ob_series_colours(const char *const *opt_names, int n, const char **out)
         out[i] = k >= 0 ? palette[k] : NULL;
         if (k >= 0) taken[k] = 1;
     }
-    int next = 0;
+    /* the others: the spare colours, then those of optimizers not in the
+     * figure, then every colour again, in order */
+    int next_spare = 0, next = 0;
     for (int i = 0; i < n; i++) {
         if (out[i]) continue;
+        if (next_spare < N_SPARE) {
+            out[i] = spare[next_spare++];
+            continue;
+        }
         while (next < N_PALETTE && taken[next]) next++;
         if (next == N_PALETTE) { /* every colour in use: they repeat, in order */
             memset(taken, 0, sizeof taken);

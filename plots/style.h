@@ -9,8 +9,8 @@
  * configuration of each optimizer takes that optimizer's own colour (one per
  * optimizer of the registry, by its place there); further configurations of
  * an optimizer (swept hyperparameters), and optimizers the registry does not
- * know, take the colours of optimizers not in the figure, in order, then
- * repeat them. */
+ * know, take colours that no optimizer owns, then those of optimizers not in
+ * the figure, then every colour again. */
 void ob_series_colours(const char *const *opt_names, int n, const char **out);
 
 #endif

@@ -428,8 +428,8 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
         int corrupt = code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
         ob_fail(e, OB_ERR_INPUT, "database '%s' cannot be read: %s%s", path,
                 db ? sqlite3_errmsg(db) : "out of memory",
-                corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy, "
-                          "or give another --db; it was left unchanged)"
+                corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy "
+                          "or another database; it was left unchanged)"
                         : "");
         sqlite3_close(db);
         tidy_wal(path, had_wal);
@@ -476,8 +476,8 @@ static ob_status check_writable(const char *path, ob_err *e)
     else *slash = '\0';
     if (access(dir, F_OK) != 0 && errno == ENOENT)
         return ob_fail(e, OB_ERR_INPUT,
-                       "the folder '%s' of database '%s' does not exist: create it (mkdir -p '%s') or give "
-                       "another --db", dir, path, dir);
+                       "the folder '%s' of database '%s' does not exist: create it (mkdir -p '%s') or put "
+                       "the database elsewhere", dir, path, dir);
     if (access(dir, W_OK | X_OK) != 0)
         return ob_fail(e, OB_ERR_INPUT,
                        "the folder '%s' of database '%s' is not writable (%s); SQLite keeps its "

@@ -128,8 +128,14 @@ static void test_flags(void)
     ob_err e;
     ob_config_init(&c);
     CHECK(ob_config_add_set(&c, "adam.beta2=0.95", "--set", &e) == OB_OK);
-    CHECK(ob_config_add_set(&c, "adam.beta2=0.9", "--set", &e) == OB_OK);
-    CHECK(c.n_settings == 1 && !strcmp(c.settings[0].value, "0.9"));
+    /* a key given twice on the command line: bad input, not the later one silently */
+    CHECK(ob_config_add_set(&c, "adam.beta2=0.9", "--set", &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "adam.beta2 is set twice (--set) on the command line") != NULL);
+    CHECK(c.n_settings == 1 && !strcmp(c.settings[0].value, "0.95"));
+    /* a flag replaces a config file's setting */
+    CHECK(ob_config_add_setting(&c, "adam", "eps", "1e-6", "t.yaml:3", &e) == OB_OK);
+    CHECK(ob_config_add_set(&c, "adam.eps=1e-7", "--set", &e) == OB_OK);
+    CHECK(c.n_settings == 2 && !strcmp(c.settings[1].value, "1e-7") && c.settings[1].flag);
     CHECK(ob_config_add_set(&c, "beta2=0.95", "--set", &e) == OB_ERR_INPUT);
     CHECK(strstr(e.msg, "OWNER.KEY=VALUE") != NULL);
     CHECK(ob_config_add_set(&c, "adam.beta2=", "--set", &e) == OB_ERR_INPUT);

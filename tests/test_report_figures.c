@@ -601,6 +601,13 @@ static void test_series_colours(void)
     CHECK(!strcmp(c5[0], adam) && !strcmp(c5[2], sgd));
     for (int i = 0; i < 5; i++)
         for (int j = i + 1; j < 5; j++) CHECK_MSG(strcmp(c5[i], c5[j]) != 0, "series %d and %d share %s", i, j, c5[i]);
+    /* ... and no optimizer's own colour (none is black either: the figures'
+     * annotations are) */
+    for (int i = 0; i < n_all; i++) {
+        CHECK_MSG(strcmp(col[i], "#000000") != 0, "%s is black", names[i]);
+        for (int k = 1; k < 5; k++)
+            if (k != 2) CHECK_MSG(strcmp(c5[k], col[i]) != 0, "series %d has %s's colour %s", k, names[i], col[i]);
+    }
     /* more series than colours: every one gets one */
     const char *many[40], *cm[40];
     for (int i = 0; i < 40; i++) many[i] = "adamw";

@@ -97,6 +97,12 @@ expect "(the file is damaged or incomplete" report --db "$tmp/cut.db" --out "$tm
 [ "$(md5sum <"$tmp/cut.db")" = "$cut_sum" ] || { echo "FAIL: the cut database changed"; fails=$((fails+1)); }
 # two flags that print different things on stdout
 expect "--dry-run and --print-config print different things" "${base[@]}" --dry-run --print-config
+expect "sgd.momentum is set twice (--set) on the command line" "${base[@]}" --set sgd.momentum=0.3 --set sgd.momentum=0.5
+expect "sgd.momentum is swept twice (--sweep) on the command line" "${base[@]}" --sweep sgd.momentum=0.3,0.4 --sweep sgd.momentum=0.5,0.6
+# a config file whose name starts with '-' is a file all the same: a flag replaces its setting
+printf 'workloads: [quadratic]\noptimizers: [sgd]\nsteps: 5\nhparams: {sgd: {momentum: 0.1}}\n' >"$tmp/-1.yaml"
+( cd "$tmp" && "$OPTBENCH" run -1.yaml --sweep sgd.momentum=0.2,0.3 --dry-run >/dev/null 2>"$tmp/err" ) ||
+  { echo "FAIL: a flag over the setting of a file named -1.yaml: $(cat "$tmp/err")"; fails=$((fails+1)); }
 # several values of a setting in a config file: the message names the sweep
 printf 'workloads: [quadratic]\noptimizers: [adam]\nsteps: 5\nhparams: {adam: {beta2: [0.9, 0.99]}}\n' >"$tmp/list.yaml"
 expect "list.yaml:4: adam.beta2 must be a single value, not a list (to run each value, sweep it" run "$tmp/list.yaml" --db "$tmp/keep.db"

@@ -258,10 +258,11 @@ int ob_cmd_compare(int argc, char **argv)
             /* the options that take a value first */
             const char *names[sizeof copts / sizeof copts[0]];
             int nn = 0, nv = 0;
-            for (int pass = 0; pass < 2; pass++)
+            for (int pass = 0; pass < 2; pass++) {
                 for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++)
                     if ((copts[k].arg != NULL) == (pass == 0)) names[nn++] = copts[k].name;
-            for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) nv += copts[k].arg != NULL;
+                if (pass == 0) nv = nn;
+            }
             ob_cli_option_error(msg, sizeof msg, "compare", a, names, nn, nv);
             first_error(err, sizeof err, "%s", msg + strlen("compare: "));
             continue;

@@ -84,17 +84,26 @@ static void check_pngs_of_page(const char *out)
     free(html);
 }
 
+/* A new database at path (an old one removed) with one benchmark, name,
+ * begun: the store, and the benchmark's id in *bench. */
+static ob_store *fresh_bench(const char *path, const char *name, int64_t *bench)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    CHECK_OK(ob_store_begin_benchmark(s, name, "steps: 50\n", "rev0", "testhost", "cpu", "test", bench, &e), &e);
+    return s;
+}
+
 /* Workloads: wa (every optimizer reaches its default target), wb (none: the
  * median of two seeds is censored when one never gets there), wc (adam only).
  * sgd keeps no state (0 bytes); lion reaches the target nowhere. */
 static void build_db(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
     int64_t bench = 0;
-    CHECK_OK(ob_store_begin_benchmark(s, "corners", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e), &e);
+    ob_store *s = fresh_bench(path, "corners", &bench);
     struct {
         const char *wl, *opt;
         double f0, f1, T;
@@ -260,11 +269,8 @@ static void test_no_eval_rows(const char *db, const char *dir, int have_gnuplot)
 static void build_sweep_db(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
     int64_t bench = 0;
-    CHECK_OK(ob_store_begin_benchmark(s, "hp", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e), &e);
+    ob_store *s = fresh_bench(path, "hp", &bench);
     static const double lrs[2] = {0.01, 0.1};
     struct {
         const char *wl, *opt, *extra;
@@ -435,12 +441,8 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     snprintf(db, sizeof db, "%s/offscale.db", dir);
     snprintf(out, sizeof out, "%s/offscale", dir);
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(db);
-    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &s, &e), &e);
     int64_t bench = 0;
-    CHECK_OK(ob_store_begin_benchmark(s, "offscale", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e),
-             &e);
+    ob_store *s = fresh_bench(db, "offscale", &bench);
     /* curves L(t) = final + max(0, T - t) / 2: first losses 6 and 6.2 (good),
      * 6 (set below: it rose to a final 20 at lr 0.01) and 7 (bad), 100 and 100
      * (gone: diverged at both lrs, not counted; its median is infinite: an x,
@@ -625,11 +627,8 @@ static void test_hp_zero_log(const char *dir, int have_gnuplot)
     snprintf(db, sizeof db, "%s/wd.db", dir);
     snprintf(out, sizeof out, "%s/wd", dir);
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(db);
-    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &s, &e), &e);
     int64_t bench = 0;
-    CHECK_OK(ob_store_begin_benchmark(s, "wd", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e), &e);
+    ob_store *s = fresh_bench(db, "wd", &bench);
     static const double wds[] = {0, 1e-4, 1e-3, 1e-2};
     for (int i = 0; i < 4; i++)
         for (int l = 0; l < 2; l++)
@@ -675,11 +674,8 @@ static void test_bar_time_units(const char *dir)
     snprintf(db, sizeof db, "%s/units.db", dir);
     snprintf(out, sizeof out, "%s/units", dir);
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(db);
-    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &s, &e), &e);
     int64_t bench = 0;
-    CHECK_OK(ob_store_begin_benchmark(s, "units", "steps: 50\n", "rev0", "testhost", "cpu", "test", &bench, &e), &e);
+    ob_store *s = fresh_bench(db, "units", &bench);
     for (int seed = 0; seed < 2; seed++) {
         fx_add(s, bench, &(fx_run){"fast", "adam", NULL, 0.01, seed, "done", 1.0, 10, 0.002, 0.003, 4096, 800, 1.5,
                                    NAN, 0});

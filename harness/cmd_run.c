@@ -378,7 +378,7 @@ int ob_cmd_run(int argc, char **argv)
         /* one backend for every device: take it now */
         const ob_backend_ops *cu = ob_cuda_backend_ops();
         char d[256];
-        snprintf(cfg.backend, sizeof cfg.backend, "%s", cu && cu->probe(d, sizeof d) ? "cuda" : "cpu");
+        snprintf(cfg.backend, sizeof cfg.backend, "%s", cu && cu->probe(cfg.devices[0], d, sizeof d) ? "cuda" : "cpu");
     }
     if (cfg.n_devices > 0 && !strcmp(cfg.backend, "cpu") && !dry)
         fprintf(stderr,

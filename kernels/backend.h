@@ -51,8 +51,10 @@ typedef struct ob_backend_ops {
     const char *name; /* "cpu", "cuda" */
 
     /* --- device and memory (required) --- */
-    /* Is a device of this backend present? desc gets a human description. */
-    int (*probe)(char *desc, size_t n);
+    /* Is device `index` of this backend present and able to run this build?
+     * desc gets a human description. Touches no other device (CUDA: no
+     * context on device 0 for a process that runs on device 3). */
+    int (*probe)(int index, char *desc, size_t n);
     ob_status (*open)(ob_device *dev, int index, ob_err *e);
     void (*close)(ob_device *dev);
     ob_status (*alloc)(ob_device *dev, size_t bytes, void **out, ob_err *e);

@@ -23,12 +23,12 @@ ob_status ob_device_open(ob_device *dev, const char *backend, int index, ob_err 
                            "--backend cuda: this build has no CUDA backend (rebuild with -DOB_CUDA=ON "
                            "on a machine with the CUDA toolkit)");
         char desc[256];
-        if (!cuda->probe(desc, sizeof desc))
+        if (!cuda->probe(index, desc, sizeof desc))
             return ob_fail(e, OB_ERR_INPUT, "--backend cuda: no usable CUDA device: %s", desc);
         ops = cuda;
     } else if (!strcmp(backend, "auto")) {
         char desc[256];
-        ops = (cuda && cuda->probe(desc, sizeof desc)) ? cuda : &ob_cpu_backend;
+        ops = (cuda && cuda->probe(index, desc, sizeof desc)) ? cuda : &ob_cpu_backend;
     } else {
         return ob_fail(e, OB_ERR_INPUT, "unknown backend '%s' (use cpu, cuda or auto)", backend);
     }

@@ -243,6 +243,13 @@ elif ((BUILD_OK)); then
   done
 fi
 
+# the data-parallel sum skips itself where NCCL cannot be loaded; here NCCL is
+# part of what is checked (scripts/gpu-deps.sh carries it)
+if ((BUILD_OK)) && grep -h -m1 'group_sum: skipped' "$LOGS/ctest-cuda.log" "$BUILD/Testing/Temporary/LastTest.log" 2>/dev/null; then
+  say "FAIL   group_sum: NCCL could not be loaded, so the data-parallel sum was not tested"
+  FAILED+=("group_sum(no NCCL)")
+fi
+
 # ---- 3. bench-step ---------------------------------------------------------------------------
 BENCH=$LOGS/bench-results.txt
 : >"$BENCH"

@@ -1452,6 +1452,15 @@ static void test_group_sum(void)
     ob_device *one[1] = {&gpu};
     void *g = NULL;
     ob_status s = gpu.ops->group_open(one, 1, &g, &err);
+    if (s == OB_ERR_UNSUPPORTED && strcmp(gpu.ops->name, "cpu")) {
+        /* NCCL is loaded at run time and is not this build's to provide; the
+         * rest of the backend is still tested (gpu-check.sh reports this line) */
+        printf("group_sum: skipped (%s)\n", err.msg);
+        free(a);
+        free(b);
+        free(o);
+        return;
+    }
     CHECK_MSG(s == OB_OK, "group_open over one device: %s", err.msg);
     if (s == OB_OK) {
         float *d = dev_put(&gpu, a, n);
@@ -1528,7 +1537,7 @@ int main(void)
         }
         int gaps = table_gaps(&ob_cpu_backend, cu, 1);
         char desc[256] = "";
-        if (!cu->probe(desc, sizeof desc)) {
+        if (!cu->probe(0, desc, sizeof desc)) {
             /* Without a device: --backend cuda is refused with the reason, auto takes the CPU. */
             ob_device d;
             CHECK(ob_device_open(&d, "cuda", 0, &err) == OB_ERR_INPUT && strstr(err.msg, "no usable CUDA device"));

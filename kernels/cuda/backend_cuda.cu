@@ -49,7 +49,12 @@ ob_status ob_cusolver_fail(ob_err *e, cusolverStatus_t st, const char *op, const
  * code (or PTX) can run on the device at all. */
 static __global__ void cu_noop_kernel(void) {}
 
-static int cuda_probe(char *desc, size_t n)
+/* Device `index` is the one asked about; it becomes the calling thread's
+ * current device, as open would make it. Only it gets a context (from the
+ * kernel check), so a process that runs on device 3 leaves device 0 alone.
+ * An index past the visible devices is left to open to refuse ("does not
+ * exist"), also under --backend auto, rather than falling back to the CPU. */
+static int cuda_probe(int index, char *desc, size_t n)
 {
     int count = 0;
     cudaError_t err = cudaGetDeviceCount(&count);
@@ -64,24 +69,29 @@ static int cuda_probe(char *desc, size_t n)
                  getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES") : "unset");
         return 0;
     }
+    if (index < 0 || index >= count) {
+        snprintf(desc, n, "cuda: %d device%s, none with index %d", count, count > 1 ? "s" : "", index);
+        return count;
+    }
     cudaDeviceProp prop;
-    err = cudaGetDeviceProperties(&prop, 0);
+    err = cudaGetDeviceProperties(&prop, index);
     if (err != cudaSuccess) {
-        snprintf(desc, n, "cudaGetDeviceProperties failed: %s", cudaGetErrorString(err));
+        snprintf(desc, n, "cudaGetDeviceProperties(%d) failed: %s", index, cudaGetErrorString(err));
         (void)cudaGetLastError();
         return 0;
     }
     cudaFuncAttributes attr;
-    err = cudaFuncGetAttributes(&attr, cu_noop_kernel);
+    err = cudaSetDevice(index);
+    if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, cu_noop_kernel);
     if (err != cudaSuccess) {
         snprintf(desc, n,
-                 "%s (sm_%d%d) cannot run this build's kernels: %s; rebuild with "
+                 "device %d, %s (sm_%d%d), cannot run this build's kernels: %s; rebuild with "
                  "-DCMAKE_CUDA_ARCHITECTURES=%d%d",
-                 prop.name, prop.major, prop.minor, cudaGetErrorString(err), prop.major, prop.minor);
+                 index, prop.name, prop.major, prop.minor, cudaGetErrorString(err), prop.major, prop.minor);
         (void)cudaGetLastError();
         return 0;
     }
-    snprintf(desc, n, "cuda: %d device%s, first: %s (sm_%d%d)", count, count > 1 ? "s" : "",
+    snprintf(desc, n, "cuda: %d device%s; device %d: %s (sm_%d%d)", count, count > 1 ? "s" : "", index,
              prop.name, prop.major, prop.minor);
     return count;
 }

@@ -6,7 +6,9 @@
  * then the tail after the last full eight. Equal bit for bit, on 1, 2 and 3
  * threads, with lengths around every boundary and non-finite values planted
  * in the vector body and in the tail. The values span many binades, so a
- * different order of additions changes the bits (checked by mutation). */
+ * different order of additions changes the bits (checked by mutation).
+ * Every vector path the CPU has is checked in turn (the portable one, and
+ * reduce_x86.c's AVX2 and AVX-512 ones), each against the same reference. */
 #include <float.h>
 #include <math.h>
 #include <omp.h>
@@ -16,6 +18,7 @@
 #include "check.h"
 #include "core/rng.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu.h"
 
 enum { CHUNK = 8192 };
 
@@ -58,59 +61,86 @@ int main(void)
     float *x = malloc((size_t)nmax * sizeof *x), *y = malloc((size_t)nmax * sizeof *y);
     CHECK(x && y);
     if (!x || !y) return check_done();
-    for (int64_t i = 0; i < nmax; i++) {
-        /* magnitudes over many binades, so the order of additions shows in the bits */
-        x[i] = ob_rng_normal(11, 0, (uint64_t)i) * ldexpf(1.0f, (int)(i % 29) - 14);
-        y[i] = ob_rng_normal(12, 0, (uint64_t)i);
-    }
-    x[5] = FLT_TRUE_MIN; /* a subnormal */
-    for (int pass = 0; pass < 3; pass++) {
-        if (pass == 1) { /* non-finite values in vector bodies and in tails */
-            x[2] = INFINITY;
-            x[8] = NAN;
-            x[8190] = -INFINITY;
-            x[8192 + 8192 + 3] = NAN;
-            x[3 * 8192 + 10] = -NAN;
-            x[199999] = INFINITY;
+    float *out = malloc((size_t)nmax * sizeof *out);
+    CHECK(out != NULL);
+    if (!out) return check_done();
+    const ob_rule copy_rule = {.kind = OB_RULE_COPY};
+    const ob_rule_step no_step = {0};
+    float *no_state[OB_RULE_MAX_STATE] = {0};
+    static const char *const isa_name[] = {"portable", "avx2", "avx512"};
+    int paths = 0;
+    for (int isa = OB_CPU_ISA_GENERIC; isa <= OB_CPU_ISA_AVX512; isa++) {
+        if (ob_cpu_reduce_isa(isa) != isa) {
+            printf("%s path: skipped (this CPU lacks it)\n", isa_name[isa]);
+            continue;
         }
-        if (pass == 2) x[3] = FLT_MAX; /* finite: its square, exact in double, dwarfs the rest */
-        for (int threads = 1; threads <= 3; threads++) {
-            omp_set_num_threads(threads);
-            for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
-                const int64_t n = lens[li];
-                double bad, want = ref_sum(x, NULL, n, 0, &bad), bad2, want2 = ref_sum(x, NULL, n, want, &bad2);
-                ob_step_stats st = {0};
-                CHECK_OK(dev.ops->grad_stats(&dev, x, n, &st, &e), &e);
-                CHECK_MSG(same_bits(st.sumsq, want) && st.nonfinite == bad,
-                          "grad_stats n=%lld threads=%d: %.17g, %g non-finite; reference %.17g, %g", (long long)n,
-                          threads, st.sumsq, st.nonfinite, want, bad);
-                /* statistics accumulate over groups */
-                CHECK_OK(dev.ops->grad_stats(&dev, x, n, &st, &e), &e);
-                CHECK(same_bits(st.sumsq, want2) && st.nonfinite == bad + bad2);
-                if (pass == 0) {
-                    double dbad, dwant = ref_sum(x, y, n, 0, &dbad);
-                    float got = -1;
-                    CHECK_OK(dev.ops->dot(&dev, n, x, y, &got, &e), &e);
-                    CHECK_MSG(got == (float)dwant, "dot n=%lld threads=%d: %.9g, reference %.9g", (long long)n,
-                              threads, (double)got, dwant);
+        printf("%s path\n", isa_name[isa]);
+        paths++;
+        for (int64_t i = 0; i < nmax; i++) {
+            /* magnitudes over many binades, so the order of additions shows in the bits */
+            x[i] = ob_rng_normal(11, 0, (uint64_t)i) * ldexpf(1.0f, (int)(i % 29) - 14);
+            y[i] = ob_rng_normal(12, 0, (uint64_t)i);
+        }
+        x[5] = FLT_TRUE_MIN; /* a subnormal */
+        for (int pass = 0; pass < 3; pass++) {
+            if (pass == 1) { /* non-finite values in vector bodies and in tails */
+                x[2] = INFINITY;
+                x[8] = NAN;
+                x[8190] = -INFINITY;
+                x[8192 + 8192 + 3] = NAN;
+                x[3 * 8192 + 10] = -NAN;
+                x[199999] = INFINITY;
+            }
+            if (pass == 2) x[3] = FLT_MAX; /* finite: its square, exact in double, dwarfs the rest */
+            for (int threads = 1; threads <= 3; threads++) {
+                omp_set_num_threads(threads);
+                for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++) {
+                    const int64_t n = lens[li];
+                    double bad, want = ref_sum(x, NULL, n, 0, &bad), bad2, want2 = ref_sum(x, NULL, n, want, &bad2);
+                    ob_step_stats st = {0};
+                    CHECK_OK(dev.ops->grad_stats(&dev, x, n, &st, &e), &e);
+                    CHECK_MSG(same_bits(st.sumsq, want) && st.nonfinite == bad,
+                              "grad_stats n=%lld threads=%d: %.17g, %g non-finite; reference %.17g, %g", (long long)n,
+                              threads, st.sumsq, st.nonfinite, want, bad);
+                    /* statistics accumulate over groups */
+                    CHECK_OK(dev.ops->grad_stats(&dev, x, n, &st, &e), &e);
+                    CHECK(same_bits(st.sumsq, want2) && st.nonfinite == bad + bad2);
+                    /* the same sums inside an update (on_nonfinite = none): a copy rule */
+                    ob_step_stats su = {.clip_scale = 1.0f};
+                    CHECK_OK(dev.ops->elementwise_step_stats(&dev, &copy_rule, &no_step, &su, out, x, no_state, n, &e),
+                             &e);
+                    CHECK_MSG(same_bits(su.sumsq, want) && su.nonfinite == bad,
+                              "elementwise_step_stats n=%lld threads=%d: %.17g, %g non-finite; reference %.17g, %g",
+                              (long long)n, threads, su.sumsq, su.nonfinite, want, bad);
+                    CHECK(n == 0 || (memcmp(out, x, (size_t)n * sizeof *x) == 0));
+                    if (pass == 0) {
+                        double dbad, dwant = ref_sum(x, y, n, 0, &dbad);
+                        float got = -1;
+                        CHECK_OK(dev.ops->dot(&dev, n, x, y, &got, &e), &e);
+                        CHECK_MSG(got == (float)dwant, "dot n=%lld threads=%d: %.9g, reference %.9g", (long long)n,
+                                  threads, (double)got, dwant);
+                    }
+                }
+                /* single chunks at many offsets: a chunk's own sum shows its order
+                 * more often than a total of many does */
+                for (int64_t off = 0; pass == 0 && off + 8192 <= nmax; off += 4099) {
+                    const int64_t n = off % 2 ? 8192 : 8000;
+                    double bad, want = ref_sum(x + off, NULL, n, 0, &bad);
+                    ob_step_stats st = {0};
+                    CHECK_OK(dev.ops->grad_stats(&dev, x + off, n, &st, &e), &e);
+                    CHECK_MSG(same_bits(st.sumsq, want) && st.nonfinite == bad,
+                              "grad_stats at %lld, n=%lld, threads=%d: %.17g; reference %.17g", (long long)off,
+                              (long long)n, threads, st.sumsq, want);
                 }
             }
-            /* single chunks at many offsets: a chunk's own sum shows its order
-             * more often than a total of many does */
-            for (int64_t off = 0; pass == 0 && off + 8192 <= nmax; off += 4099) {
-                const int64_t n = off % 2 ? 8192 : 8000;
-                double bad, want = ref_sum(x + off, NULL, n, 0, &bad);
-                ob_step_stats st = {0};
-                CHECK_OK(dev.ops->grad_stats(&dev, x + off, n, &st, &e), &e);
-                CHECK_MSG(same_bits(st.sumsq, want) && st.nonfinite == bad,
-                          "grad_stats at %lld, n=%lld, threads=%d: %.17g; reference %.17g", (long long)off,
-                          (long long)n, threads, st.sumsq, want);
-            }
         }
     }
+    ob_cpu_reduce_isa(OB_CPU_ISA_AUTO);
+    CHECK(paths >= 1);
     omp_set_num_threads(2);
     free(x);
     free(y);
+    free(out);
     ob_device_close(&dev);
     return check_done();
 }

@@ -28,8 +28,9 @@ static int cpu_blas_nests;
 /* "cpu: 2 threads, OpenBLAS 0.3.21 (Cooperlake kernels), conv avx512": which
  * kernels ran (OpenBLAS picks them per CPU, OPENBLAS_CORETYPE overrides; the
  * convolution's path, OB_CPU_CONV overrides) is part of what a result means. */
-static int cpu_probe(char *desc, size_t n)
+static int cpu_probe(int index, char *desc, size_t n)
 {
+    (void)index;
     char version[32] = "";
     const char *config = openblas_get_config(); /* "OpenBLAS 0.3.21 DYNAMIC_ARCH ..." */
     if (config && !strncmp(config, "OpenBLAS ", 9)) sscanf(config + 9, "%31s", version);
@@ -51,7 +52,7 @@ typedef struct cpu_impl {
 static ob_status cpu_open(ob_device *dev, int index, ob_err *e)
 {
     (void)index;
-    cpu_probe(dev->desc, sizeof dev->desc);
+    cpu_probe(0, dev->desc, sizeof dev->desc);
     const int blas_mode = openblas_get_parallel();
     cpu_blas_nests = blas_mode == OPENBLAS_OPENMP || blas_mode == OPENBLAS_SEQUENTIAL;
     dev->impl = calloc(1, sizeof(cpu_impl));
@@ -199,9 +200,10 @@ static ob_status cpu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t se
 
 /* Halves of the eight running sums of the reductions below, four lanes
  * each (GCC's vector types: gcc does not vectorize their scalar forms). One
- * load of four floats widened in one conversion (vcvtps2pd under AVX2; a
- * pair of floats, as an earlier version loaded them, was widened one scalar
- * at a time). The default build splits each into two SSE2 halves. */
+ * load of four floats widened (a pair of floats, as an earlier version
+ * loaded them, was widened one scalar at a time; gcc 12 still widens four
+ * in two halves and a lane insert, even for AVX2, which is why x86 CPUs take
+ * the intrinsics of reduce_x86.c, with the same order of additions). */
 typedef float ob_v4f __attribute__((vector_size(16), aligned(4), may_alias));
 typedef double ob_v4d __attribute__((vector_size(32)));
 typedef long long ob_v4l __attribute__((vector_size(32)));
@@ -228,6 +230,16 @@ OB_CPU_CLONES static double chunk_dot(const float *x, const float *y, int64_t lo
     return SUM8(s0, s1) + t;
 }
 
+/* chunk_dot through the vector path of reduce_x86.c where the CPU has one */
+static double chunk_dot_fast(const float *x, const float *y, int64_t lo, int64_t hi, int isa)
+{
+    if (isa == OB_CPU_ISA_GENERIC) return chunk_dot(x, y, lo, hi);
+    const int64_t end = lo + (hi - lo) / 8 * 8;
+    double t = 0;
+    for (int64_t i = end; i < hi; i++) t += (double)x[i] * y[i];
+    return ob_cpu_dot8(isa, x, y, lo, end) + t;
+}
+
 static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float *y, float *out,
                          ob_err *e)
 {
@@ -236,10 +248,11 @@ static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float 
     int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
     double stack[64], *part = nc <= 64 ? stack : malloc((size_t)nc * sizeof *part);
     if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int isa = ob_cpu_reduce_isa(OB_CPU_ISA_CURRENT);
 #pragma omp parallel for if (n > PAR_MIN)
     for (int64_t c = 0; c < nc; c++) {
         int64_t hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
-        part[c] = chunk_dot(x, y, c * RED_CHUNK, hi);
+        part[c] = chunk_dot_fast(x, y, c * RED_CHUNK, hi, isa);
     }
     double s = 0;
     for (int64_t c = 0; c < nc; c++) s += part[c];
@@ -397,6 +410,22 @@ static inline void stats_quad(const float *x, ob_v4d *acc, ob_v4l *fin_neg)
     *fin_neg += fin;
 }
 
+/* the elements after the last full eight: the sum of squares of the
+ * finite ones in index order, and (*bad) the count of the others */
+static double tail_stats(const float *g, int64_t lo, int64_t hi, double *bad)
+{
+    double ts = 0;
+    *bad = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        const float x = g[i];
+        if (fabsf(x) <= FLT_MAX)
+            ts += (double)x * x;
+        else
+            *bad += 1;
+    }
+    return ts;
+}
+
 /* out[0] = sum of squares of the finite g[lo..hi), out[1] = count of the
  * others. Eight running sums, element i in sum (i - lo) mod 8, added up in
  * a fixed order at the end (the tail after the last full eight in a sum of
@@ -416,18 +445,32 @@ OB_CPU_CLONES static void chunk_stats(const float *g, int64_t lo, int64_t hi, do
         stats_quad(g + i, &s0, &f0);
         stats_quad(g + i + 4, &s1, &f1);
     }
-    double ts = 0, tbad = 0;
-    for (int64_t i = end; i < hi; i++) {
-        const float x = g[i];
-        if (fabsf(x) <= FLT_MAX)
-            ts += (double)x * x;
-        else
-            tbad += 1;
-    }
+    double tbad;
+    const double ts = tail_stats(g, end, hi, &tbad);
     const ob_v4l f = f0 + f1;
     const long long finite = -((f[0] + f[1]) + (f[2] + f[3]));
     out[0] = SUM8(s0, s1) + ts;
     out[1] = (double)((end - lo) - finite) + tbad;
+}
+
+/* chunk_stats through the vector path of reduce_x86.c where the CPU has one:
+ * the sum of squares without the finiteness mask, which only a chunk holding
+ * a non-finite value (the sum is then not finite) pays for, by running
+ * chunk_stats over it again. Same bits as chunk_stats. */
+static void chunk_stats_fast(const float *g, int64_t lo, int64_t hi, double *out, int isa)
+{
+    if (isa != OB_CPU_ISA_GENERIC) {
+        const int64_t end = lo + (hi - lo) / 8 * 8;
+        double tbad;
+        const double ts = tail_stats(g, end, hi, &tbad);
+        const double body = ob_cpu_sumsq8(isa, g, lo, end);
+        if (isfinite(body)) {
+            out[0] = body + ts;
+            out[1] = tbad;
+            return;
+        }
+    }
+    chunk_stats(g, lo, hi, out);
 }
 
 static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *st,
@@ -437,9 +480,10 @@ static ob_status cpu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_st
     int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
     double stack[128], *part = nc <= 64 ? stack : malloc((size_t)(2 * nc) * sizeof *part);
     if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int isa = ob_cpu_reduce_isa(OB_CPU_ISA_CURRENT);
 #pragma omp parallel for if (n > PAR_MIN)
     for (int64_t c = 0; c < nc; c++)
-        chunk_stats(g, c * RED_CHUNK, (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n, part + 2 * c);
+        chunk_stats_fast(g, c * RED_CHUNK, (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n, part + 2 * c, isa);
     for (int64_t c = 0; c < nc; c++) {
         st->sumsq += part[2 * c];
         st->nonfinite += part[2 * c + 1];
@@ -582,10 +626,11 @@ static ob_status cpu_elementwise_step_stats(ob_device *dev, const ob_rule *rule,
     int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
     double stack[128], *part = nc <= 64 ? stack : malloc((size_t)(2 * nc) * sizeof *part);
     if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int isa = ob_cpu_reduce_isa(OB_CPU_ISA_CURRENT);
 #pragma omp parallel for if (n > PAR_MIN)
     for (int64_t c = 0; c < nc; c++) {
         int64_t lo = c * RED_CHUNK, hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
-        chunk_stats(g, lo, hi, part + 2 * c);
+        chunk_stats_fast(g, lo, hi, part + 2 * c, isa);
         if (!skip) rule_span(rule, sc, clip, p, g, st3, lo, hi);
     }
     for (int64_t c = 0; c < nc; c++) {

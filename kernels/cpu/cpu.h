@@ -14,6 +14,21 @@
 #define OB_CPU_CLONES
 #endif
 
+/* reduce_x86.c: the vector bodies of the sums in double (see backend_cpu.c
+ * for their order). ob_cpu_reduce_isa(OB_CPU_ISA_AUTO) picks the widest the
+ * CPU has (the default); a path the CPU has can be forced (the tests run each
+ * in turn), one it lacks is ignored; OB_CPU_ISA_CURRENT changes nothing.
+ * Returns the path now in use. */
+enum { OB_CPU_ISA_CURRENT = -2, OB_CPU_ISA_AUTO = -1, OB_CPU_ISA_GENERIC = 0, OB_CPU_ISA_AVX2 = 1, OB_CPU_ISA_AVX512 = 2 };
+int ob_cpu_reduce_isa(int want);
+/* Over [lo, end), (end - lo) a multiple of 8, in the eight running sums'
+ * order: the sum of squares with no finiteness test (a non-finite value
+ * makes the result non-finite, and only one does: a finite float's square is
+ * below 2^256, so a chunk's sum cannot overflow), and the dot product. NaN
+ * for OB_CPU_ISA_GENERIC: the caller's portable loop does that path. */
+double ob_cpu_sumsq8(int isa, const float *g, int64_t lo, int64_t end);
+double ob_cpu_dot8(int isa, const float *x, const float *y, int64_t lo, int64_t end);
+
 ob_status ob_cpu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
 
 /* matrix_cpu.c: the matrix-optimizer and study ops (see backend.h) */

@@ -113,7 +113,10 @@ def optbench_ms(args, name, extra_set):
 
 
 def torch_ms(args, cls, kw, shapes, mode):
-    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads))
+    # huge pages for buffers of 2 MB and more, as optbench's CPU allocator
+    # takes them (THP_MEM_ALLOC_ENABLE; C10_THP_MEM_ALLOC_ENABLE in some versions)
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads), OPENBLAS_NUM_THREADS=str(args.threads),
+               THP_MEM_ALLOC_ENABLE="1", C10_THP_MEM_ALLOC_ENABLE="1")
     payload = json.dumps([cls, kw, shapes, args.threads, mode])
     r = subprocess.run([args.python, "-c", TORCH_CHILD, payload], env=env, capture_output=True, text=True)
     if r.returncode != 0:

@@ -26,6 +26,10 @@ import time
 _threads_arg = sys.argv[3] if len(sys.argv) > 3 else "2"
 os.environ.setdefault("OPENBLAS_NUM_THREADS", _threads_arg)
 os.environ.setdefault("OMP_NUM_THREADS", _threads_arg)
+# huge pages for buffers of 2 MB and more, as optbench's CPU allocator takes
+# them (THP_MEM_ALLOC_ENABLE; C10_THP_MEM_ALLOC_ENABLE in some versions)
+os.environ.setdefault("THP_MEM_ALLOC_ENABLE", "1")
+os.environ.setdefault("C10_THP_MEM_ALLOC_ENABLE", "1")
 
 import torch  # noqa: E402
 

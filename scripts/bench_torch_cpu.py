@@ -211,7 +211,10 @@ def main():
     ap.add_argument("--rounds", type=int, default=2, help="alternating rounds; the best median is kept")
     ap.add_argument("--openblas-coretype", default=None, help="OPENBLAS_CORETYPE for both (e.g. SkylakeX)")
     a = ap.parse_args()
-    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads))
+    # THP_*: PyTorch's CPU allocator takes huge pages for buffers of 2 MB and
+    # more, as optbench's does (THP_MEM_ALLOC_ENABLE; C10_THP_MEM_ALLOC_ENABLE in some versions)
+    env = dict(os.environ, OMP_NUM_THREADS=str(a.threads), OPENBLAS_NUM_THREADS=str(a.threads),
+               THP_MEM_ALLOC_ENABLE="1", C10_THP_MEM_ALLOC_ENABLE="1")
     if a.openblas_coretype:
         env["OPENBLAS_CORETYPE"] = a.openblas_coretype
     print("workload    threads  optbench ms/step  torch ms/step  optbench items/s  torch items/s  "

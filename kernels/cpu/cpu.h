@@ -23,8 +23,8 @@ enum { OB_CPU_ISA_CURRENT = -2, OB_CPU_ISA_AUTO = -1, OB_CPU_ISA_GENERIC = 0, OB
 int ob_cpu_reduce_isa(int want);
 /* Over [lo, end), (end - lo) a multiple of 8, in the eight running sums'
  * order: the sum of squares with no finiteness test (a non-finite value
- * makes the result non-finite, and only one does: a finite float's square is
- * below 2^256, so a chunk's sum cannot overflow), and the dot product. NaN
+ * makes the result non-finite, and nothing else can: a finite float's square
+ * is at most 2^256, so a chunk's sum cannot overflow), and the dot product. NaN
  * for OB_CPU_ISA_GENERIC: the caller's portable loop does that path. */
 double ob_cpu_sumsq8(int isa, const float *g, int64_t lo, int64_t end);
 double ob_cpu_dot8(int isa, const float *x, const float *y, int64_t lo, int64_t end);

@@ -1190,7 +1190,10 @@ static void replicas_close(replicas *rp)
             ob_device_close(&rp->own[r]);
             rp->owned[r] = 0;
         }
-    if (rp->n > 1 && !rp->owned[0]) (void)use_replica(rp, 0, &e);
+    /* the caller's device current again, also after a replica failed to
+     * open (opening, or probing, a CUDA device makes it current) */
+    if (!rp->owned[0] && rp->dev[0] && rp->dev[0]->ops->make_current)
+        (void)rp->dev[0]->ops->make_current(rp->dev[0], &e);
 }
 
 /* A worker's replicas: first (opened already, or NULL) and the devices of
@@ -1205,7 +1208,10 @@ static ob_status replicas_open(replicas *rp, const ob_config *c, ob_device *firs
             rp->dev[0] = first;
             continue;
         }
-        ob_status s = ob_device_open(&rp->own[r], c->backend, indices[r], e);
+        /* the backend replica 0 got: under auto, a device the CUDA probe
+         * refused would otherwise become a CPU replica in a CUDA group */
+        const char *backend = r > 0 ? rp->dev[0]->ops->name : c->backend;
+        ob_status s = ob_device_open(&rp->own[r], backend, indices[r], e);
         if (s != OB_OK) {
             ob_err_prefix(e, "device %d: ", indices[r]);
             rp->n = r;

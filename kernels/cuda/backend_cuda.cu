@@ -81,13 +81,20 @@ static int cuda_probe(int index, char *desc, size_t n)
         return 0;
     }
     cudaFuncAttributes attr;
-    err = cudaSetDevice(index);
+    err = cudaSetDevice(index); /* makes its context (CUDA 12 and later) */
     if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, cu_noop_kernel);
-    if (err != cudaSuccess) {
+    if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidDeviceFunction ||
+        err == cudaErrorUnsupportedPtxVersion) {
         snprintf(desc, n,
                  "device %d, %s (sm_%d%d), cannot run this build's kernels: %s; rebuild with "
                  "-DCMAKE_CUDA_ARCHITECTURES=%d%d",
                  index, prop.name, prop.major, prop.minor, cudaGetErrorString(err), prop.major, prop.minor);
+        (void)cudaGetLastError();
+        return 0;
+    }
+    if (err != cudaSuccess) { /* busy, prohibited, out of memory for a context, ... */
+        snprintf(desc, n, "device %d, %s: %s (%s)", index, prop.name, cudaGetErrorString(err),
+                 cudaGetErrorName(err));
         (void)cudaGetLastError();
         return 0;
     }

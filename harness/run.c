@@ -1181,6 +1181,8 @@ typedef struct worker_arg {
 
 static void replicas_close(replicas *rp)
 {
+    /* replica 0 is the caller's device, which stays open */
+    const int callers = !rp->owned[0] && rp->dev[0];
     if (rp->group) rp->dev[0]->ops->group_close(rp->group);
     rp->group = NULL;
     ob_err e;
@@ -1191,9 +1193,9 @@ static void replicas_close(replicas *rp)
             rp->owned[r] = 0;
         }
     /* the caller's device current again, also after a replica failed to
-     * open (opening, or probing, a CUDA device makes it current) */
-    if (!rp->owned[0] && rp->dev[0] && rp->dev[0]->ops->make_current)
-        (void)rp->dev[0]->ops->make_current(rp->dev[0], &e);
+     * open (opening, or probing, a CUDA device makes it current); a device
+     * of our own is closed by now */
+    if (callers && rp->dev[0]->ops->make_current) (void)rp->dev[0]->ops->make_current(rp->dev[0], &e);
 }
 
 /* A worker's replicas: first (opened already, or NULL) and the devices of

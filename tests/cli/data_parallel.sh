@@ -14,6 +14,9 @@ for dp in 1 2 4; do
   check "data_parallel $dp runs" "$OPTBENCH" "${base[@]}" --data-parallel $dp --db "$tmp/dp$dp.db" 2>"$tmp/dp$dp.err" \
     || cat "$tmp/dp$dp.err"
 done
+# two workers of two replicas each (--devices): each worker opens and closes its own replicas
+check "data_parallel 2 on two workers runs" "$OPTBENCH" "${base[@]}" --data-parallel 2 --devices 0,1,2,3 \
+  --db "$tmp/dp2w.db" 2>"$tmp/dp2w.err" || cat "$tmp/dp2w.err"
 check "runs split over replicas follow the one-device runs" python3 - "$tmp" <<'PY'
 import math, sqlite3, sys
 tmp = sys.argv[1]
@@ -28,18 +31,18 @@ def load(dp):
 ref = load(1)
 bad = 0
 assert len(ref) == 6, ref.keys()
-for dp in (2, 4):
-    got = load(dp)
+for name, dp in (("2", 2), ("4", 4), ("2w", 2)):
+    got = load(name)
     for key, (status, curve, ev, dev) in ref.items():
         s2, c2, e2, d2 = got[key]
         if s2 != "done" or status != "done" or len(c2) != 20 or len(curve) != 20:
-            print(f"dp {dp} {key}: status {s2}/{status}, {len(c2)}/{len(curve)} points"); bad += 1; continue
-        if f"data parallel: {dp} replicas" not in d2:
-            print(f"dp {dp} {key}: device text {d2!r} does not say so"); bad += 1
+            print(f"dp {name} {key}: status {s2}/{status}, {len(c2)}/{len(curve)} points"); bad += 1; continue
+        if f"data parallel: {dp} " not in d2:  # "2 replicas", or "2 devices per run" (--devices)
+            print(f"dp {name} {key}: device text {d2!r} does not say so"); bad += 1
         worst = max(abs(a - b) / max(abs(b), 1e-3) for a, b in zip(c2, curve))
         worst_ev = max(abs(a[0] - b[0]) / abs(b[0]) for a, b in zip(e2, ev))
         metric_ok = all(abs(a[1] - b[1]) <= 2.0 / 1024 for a, b in zip(e2, ev))
-        print(f"dp {dp} {key[0]:9} {key[1]:6} largest relative loss difference {worst:.2e}, eval {worst_ev:.2e}")
+        print(f"dp {name:2} {key[0]:9} {key[1]:6} largest relative loss difference {worst:.2e}, eval {worst_ev:.2e}")
         # rounding differences (1e-7 seen) grow over 20 steps; a wrong split, weight or
         # sum moves the curve by 1e-3 and more
         if worst > 5e-6 or worst_ev > 5e-6 or not metric_ok or len(e2) != len(ev):

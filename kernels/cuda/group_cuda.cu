@@ -100,12 +100,13 @@ ob_status ob_cu_group_open(ob_device *const *devs, int n, void **group, ob_err *
         ord[r] = devs[r]->index;
         for (int q = 0; q < r; q++)
             if (ord[q] == ord[r]) {
+                const int dup = ord[r]; /* read before ord is freed */
                 free(ord);
                 free(g);
                 free(comm);
                 return ob_fail(e, OB_ERR_INPUT,
                                "CUDA device %d holds two replicas of one run; NCCL needs one device per replica",
-                               ord[r]);
+                               dup);
             }
     }
     ncclResult_t res = nccl.comm_init_all(comm, n, ord);

@@ -203,8 +203,15 @@ static ob_status cpu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t se
 {
     (void)dev;
     (void)e;
+    const int isa = ob_cpu_rng_isa(OB_CPU_ISA_CURRENT);
+    const int64_t chunk = 4096, chunks = (n + chunk - 1) / chunk;
 #pragma omp parallel for if (n > PAR_MIN / 8)
-    for (int64_t i = 0; i < n; i++) x[i] = mean + std * ob_rng_normal(seed, stream, offset + (uint64_t)i);
+    for (int64_t k = 0; k < chunks; k++) {
+        const int64_t lo = k * chunk, len = n - lo < chunk ? n - lo : chunk;
+        float *xk = x + lo;
+        ob_cpu_normals(isa, xk, len, seed, stream, offset + (uint64_t)lo); /* ob_rng_normal's values */
+        for (int64_t i = 0; i < len; i++) xk[i] = mean + std * xk[i];
+    }
     return OB_OK;
 }
 

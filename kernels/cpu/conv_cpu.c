@@ -21,9 +21,11 @@
 #include <string.h>
 
 #include "core/rng.h"
+#include "kernels/cpu/cpu.h"
 #include "kernels/cpu/nn_cpu.h"
 
 #define CONV_PAR_MIN 16384
+#define SYNTH_CHUNK 512 /* noise values drawn at a time (ob_cpu_normals) */
 
 /* The AVX-512 build exists (see conv_avx512.c). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
@@ -403,6 +405,7 @@ ob_status ISA(synth_images)(ob_device *dev, const ob_image_synth *a, float *out,
     const int B = a->B, H = a->H, W = a->W, C = a->C;
     const int64_t img = (int64_t)H * W * C;
     const uint32_t span = (uint32_t)(2 * a->max_shift + 1);
+    const int isa = ob_cpu_rng_isa(OB_CPU_ISA_CURRENT);
 #pragma omp parallel for if ((int64_t)B * img > CONV_PAR_MIN / 8)
     for (int by = 0; by < B * H; by++) {
         int b = by / H, y = by % H;
@@ -414,16 +417,21 @@ ob_status ISA(synth_images)(ob_device *dev, const ob_image_synth *a, float *out,
         float contrast = a->contrast_lo + (a->contrast_hi - a->contrast_lo) * ob_u32_to_unit(r.v[3]);
         if (y == 0) labels[b] = label;
         int sy = ((y - dy) % H + H) % H;
-        const float *trow = templates + ((int64_t)label * H + sy) * W * C;
-        float *orow = out + (int64_t)b * img + (int64_t)y * W * C;
-        for (int x = 0; x < W; x++) {
-            int sx = ((x - dx) % W + W) % W;
-            for (int c = 0; c < C; c++) {
-                int64_t pix = ((int64_t)y * W + x) * C + c;
-                float n = a->noise > 0.0f
-                              ? a->noise * ob_rng_normal(a->seed, a->stream + 1, id * (uint64_t)img + (uint64_t)pix)
-                              : 0.0f;
-                orow[(int64_t)x * C + c] = contrast * trow[(int64_t)sx * C + c] + n;
+        const int64_t row = (int64_t)W * C;
+        const float *trow = templates + ((int64_t)label * H + sy) * row;
+        float *orow = out + (int64_t)b * img + (int64_t)y * row;
+        /* pixel (y, x, c) has noise value id * img + (y * W + x) * C + c of
+         * its stream: a row's are consecutive, drawn in bulk */
+        const uint64_t nz0 = id * (uint64_t)img + (uint64_t)y * (uint64_t)row;
+        float nz[SYNTH_CHUNK];
+        for (int64_t k0 = 0; k0 < row; k0 += SYNTH_CHUNK) {
+            const int64_t len = row - k0 < SYNTH_CHUNK ? row - k0 : SYNTH_CHUNK;
+            if (a->noise > 0.0f) ob_cpu_normals(isa, nz, len, a->seed, a->stream + 1, nz0 + (uint64_t)k0);
+            for (int64_t k = k0; k < k0 + len; k++) {
+                const int64_t x = k / C, c = k % C;
+                const int64_t sx = ((x - dx) % W + W) % W;
+                float n = a->noise > 0.0f ? a->noise * nz[k - k0] : 0.0f;
+                orow[k] = contrast * trow[sx * C + c] + n;
             }
         }
     }

@@ -29,6 +29,16 @@ int ob_cpu_reduce_isa(int want);
 double ob_cpu_sumsq8(int isa, const float *g, int64_t lo, int64_t end);
 double ob_cpu_dot8(int isa, const float *x, const float *y, int64_t lo, int64_t end);
 
+/* rng_x86.c: out[i] = ob_rng_normal(seed, stream, index0 + i) for i < n, bit
+ * for bit, on the path isa (OB_CPU_ISA_GENERIC: the scalar function; AVX2:
+ * four lanes at a time with glibc's vector log and cos, a value recomputed by
+ * the scalar function wherever the two could round to different floats).
+ * Returns how many values were recomputed. ob_cpu_rng_isa chooses the path as
+ * ob_cpu_reduce_isa does (AVX2 where the CPU has AVX2 and FMA and the build
+ * found libmvec). */
+int ob_cpu_rng_isa(int want);
+int64_t ob_cpu_normals(int isa, float *out, int64_t n, uint64_t seed, uint64_t stream, uint64_t index0);
+
 ob_status ob_cpu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
 
 /* matrix_cpu.c: the matrix-optimizer and study ops (see backend.h) */

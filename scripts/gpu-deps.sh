@@ -96,7 +96,7 @@ if [ -n "$prebuilt" ]; then
   ldd "${progs[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u |
     while read -r name path; do
       case "$name" in
-        libc.so*|libm.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
+        libc.so*|libm.so*|libmvec.so*|libdl.so*|libpthread.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
         libcu*|libnv*|libnccl*) ;;
         *) cp -L "$path" "$pb/lib/$name" ;;
       esac

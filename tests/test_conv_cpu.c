@@ -318,11 +318,14 @@ static void check_choice(ob_cpu_conv_path env_path)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define SAME(what, a, b, n) CHECK_MSG(memcmp((a), (b), (size_t)(n) * sizeof *(a)) == 0, "%s: builds differ", what)
 
-/* Every conv_cpu.c op through its portable and its AVX-512 build. */
-static void check_builds(void)
+/* Every conv_cpu.c op through its portable build and a vector build (avx512: 1, avx2: 0). */
+#define VEC(name) (avx512 ? ob_cpu_##name##_avx512 : ob_cpu_##name##_avx2)
+static void check_builds(int avx512)
 {
+    printf("conv_cpu.c builds: portable against %s\n", avx512 ? "avx512" : "avx2");
     ob_err e = {0};
-    const int B = 3, H = 6, W = 10, C = 24, G = 4, K = 3, n = B * H * W * C, ncol = B * H * W * K * K * C;
+    /* 20 channels: a tail after full vectors of 8 and of 16 */
+    const int B = 3, H = 6, W = 10, C = 20, G = 4, K = 3, n = B * H * W * C, ncol = B * H * W * K * K * C;
     float *x = randn(n, 11), *d = randn(n, 12), *w = randn(C, 13), *bb = randn(C, 14), *dc = randn(ncol, 15);
     for (int i = 0; i < n; i += 7) x[i] = x[i + 1 < n ? i + 1 : i]; /* ties for max pooling */
     float *o[2], *o2[2], *m[2], *r[2], *dw[2], *db[2], *col[2], *tpl = randn(5 * H * W * C, 16);
@@ -340,44 +343,45 @@ static void check_builds(void)
     CHECK_OK(call_base, &e);                                                                               \
     CHECK_OK(call_avx, &e)
     BOTH(ob_cpu_im2col_base(NULL, col[0], x, B, H, W, C, K, 1, 1, &e),
-         ob_cpu_im2col_avx512(NULL, col[1], x, B, H, W, C, K, 1, 1, &e));
+         VEC(im2col)(NULL, col[1], x, B, H, W, C, K, 1, 1, &e));
     SAME("im2col", col[0], col[1], ncol);
     BOTH(ob_cpu_col2im_base(NULL, o2[0], dc, B, H, W, C, K, 2, 1, &e),
-         ob_cpu_col2im_avx512(NULL, o2[1], dc, B, H, W, C, K, 2, 1, &e));
+         VEC(col2im)(NULL, o2[1], dc, B, H, W, C, K, 2, 1, &e));
     SAME("col2im", o2[0], o2[1], n);
     BOTH(ob_cpu_groupnorm_forward_base(NULL, o[0], m[0], r[0], x, w, bb, B, H * W, C, G, &e),
-         ob_cpu_groupnorm_forward_avx512(NULL, o[1], m[1], r[1], x, w, bb, B, H * W, C, G, &e));
+         VEC(groupnorm_forward)(NULL, o[1], m[1], r[1], x, w, bb, B, H * W, C, G, &e));
     SAME("groupnorm_forward", o[0], o[1], n);
     SAME("groupnorm_forward rstd", r[0], r[1], B * G);
     BOTH(ob_cpu_groupnorm_backward_base(NULL, o2[0], dw[0], db[0], d, x, w, m[0], r[0], B, H * W, C, G, &e),
-         ob_cpu_groupnorm_backward_avx512(NULL, o2[1], dw[1], db[1], d, x, w, m[0], r[0], B, H * W, C, G, &e));
+         VEC(groupnorm_backward)(NULL, o2[1], dw[1], db[1], d, x, w, m[0], r[0], B, H * W, C, G, &e));
     SAME("groupnorm_backward", o2[0], o2[1], n);
     SAME("groupnorm_backward dw", dw[0], dw[1], C);
     SAME("groupnorm_backward db", db[0], db[1], C);
-    BOTH(ob_cpu_relu_forward_base(NULL, o[0], x, n, &e), ob_cpu_relu_forward_avx512(NULL, o[1], x, n, &e));
+    BOTH(ob_cpu_relu_forward_base(NULL, o[0], x, n, &e), VEC(relu_forward)(NULL, o[1], x, n, &e));
     SAME("relu_forward", o[0], o[1], n);
     BOTH(ob_cpu_relu_backward_base(NULL, o2[0], o[0], d, n, &e),
-         ob_cpu_relu_backward_avx512(NULL, o2[1], o[0], d, n, &e));
+         VEC(relu_backward)(NULL, o2[1], o[0], d, n, &e));
     SAME("relu_backward", o2[0], o2[1], n);
     BOTH(ob_cpu_maxpool2_forward_base(NULL, o[0], x, B, H, W, C, &e),
-         ob_cpu_maxpool2_forward_avx512(NULL, o[1], x, B, H, W, C, &e));
+         VEC(maxpool2_forward)(NULL, o[1], x, B, H, W, C, &e));
     SAME("maxpool2_forward", o[0], o[1], n / 4);
     BOTH(ob_cpu_maxpool2_backward_base(NULL, o2[0], d, x, B, H, W, C, &e),
-         ob_cpu_maxpool2_backward_avx512(NULL, o2[1], d, x, B, H, W, C, &e));
+         VEC(maxpool2_backward)(NULL, o2[1], d, x, B, H, W, C, &e));
     SAME("maxpool2_backward", o2[0], o2[1], n);
     BOTH(ob_cpu_avgpool_forward_base(NULL, o[0], x, B, H * W, C, &e),
-         ob_cpu_avgpool_forward_avx512(NULL, o[1], x, B, H * W, C, &e));
+         VEC(avgpool_forward)(NULL, o[1], x, B, H * W, C, &e));
     SAME("avgpool_forward", o[0], o[1], B * C);
     BOTH(ob_cpu_avgpool_backward_base(NULL, o2[0], d, B, H * W, C, &e),
-         ob_cpu_avgpool_backward_avx512(NULL, o2[1], d, B, H * W, C, &e));
+         VEC(avgpool_backward)(NULL, o2[1], d, B, H * W, C, &e));
     SAME("avgpool_backward", o2[0], o2[1], n);
     ob_image_synth a = {.B = B, .H = H, .W = W, .C = C, .K = 5, .max_shift = 2, .noise = 1.5f, .contrast_lo = 0.5f,
                         .contrast_hi = 1.5f, .seed = 3, .stream = 40, .index0 = 17};
     BOTH(ob_cpu_synth_images_base(NULL, &a, o[0], lab[0], tpl, &e),
-         ob_cpu_synth_images_avx512(NULL, &a, o[1], lab[1], tpl, &e));
+         VEC(synth_images)(NULL, &a, o[1], lab[1], tpl, &e));
     SAME("synth_images", o[0], o[1], n);
     SAME("synth_images labels", lab[0], lab[1], B);
 #undef BOTH
+#undef VEC
     for (int k = 0; k < 2; k++) free(o[k]), free(o2[k]), free(m[k]), free(r[k]), free(dw[k]), free(db[k]), free(col[k]);
     free(x), free(d), free(w), free(bb), free(dc), free(tpl);
 }
@@ -388,7 +392,8 @@ int main(void)
     setenv("OB_CPU_CONV", "avx2", 1); /* before any use: the path read from the environment */
     const ob_cpu_conv_path env_path = ob_cpu_conv_path_now();
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-    if (__builtin_cpu_supports("avx512f")) check_builds();
+    if (__builtin_cpu_supports("avx512f")) check_builds(1);
+    if (__builtin_cpu_supports("avx2")) check_builds(0);
 #endif
     check_choice(env_path);
     ob_cpu_conv_path p[2];

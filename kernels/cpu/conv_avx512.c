@@ -6,7 +6,7 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #pragma GCC target("avx512f")
 #define CONV_ISA avx512
-#define CONV_AVX512_BUILD 1
+#define CONV_VECTOR_BUILD 1
 #include "kernels/cpu/conv_cpu.c"
 #else
 typedef int ob_conv_avx512_unused; /* ISO C: a translation unit declares something */

@@ -8,13 +8,14 @@
  * parameter-gradient reductions sum fixed row chunks in order, so results are
  * bitwise repeatable for any thread count.
  *
- * This file is compiled twice: on its own (the portable build, for the
+ * This file is compiled three times: on its own (the portable build, for the
  * baseline x86-64 or any other CPU, and the public entry points ob_cpu_*) and,
  * on x86-64 with GCC, once more from conv_avx512.c under target("avx512f")
- * with CONV_ISA avx512. The entry points take the AVX-512 build when the CPU
- * has it (these loops are bound by the vector width: about 10% of a cnn-small
- * step). Both give the same bits: ISO C mode contracts no multiply-add, and
- * the loops vectorize only across independent lanes (channels), never a sum.
+ * with CONV_ISA avx512 and once from conv_avx2.c under target("avx2") with
+ * CONV_ISA avx2. The entry points take the widest build the CPU has (these
+ * loops are bound by the vector width: about 10% of a cnn-small step). All
+ * give the same bits: ISO C mode contracts no multiply-add, and the loops
+ * vectorize only across independent lanes (channels), never a sum.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,15 +28,15 @@
 #define CONV_PAR_MIN 16384
 #define SYNTH_CHUNK 512 /* noise values drawn at a time (ob_cpu_normals) */
 
-/* The AVX-512 build exists (see conv_avx512.c). */
+/* The AVX2 and AVX-512 builds exist (see conv_avx2.c, conv_avx512.c). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CONV_HAVE_AVX512 1
+#define CONV_HAVE_VECTOR_BUILDS 1
 #else
-#define CONV_HAVE_AVX512 0
+#define CONV_HAVE_VECTOR_BUILDS 0
 #endif
 
-/* ISA(relu_forward) is ob_cpu_relu_forward_base in the portable build and
- * ob_cpu_relu_forward_avx512 in the AVX-512 one. */
+/* ISA(relu_forward) is ob_cpu_relu_forward_base in the portable build,
+ * ob_cpu_relu_forward_avx2 and ob_cpu_relu_forward_avx512 in the others. */
 #ifndef CONV_ISA
 #define CONV_ISA base
 #endif
@@ -438,11 +439,14 @@ ob_status ISA(synth_images)(ob_device *dev, const ob_image_synth *a, float *out,
     return OB_OK;
 }
 
-/* ---- entry points (the portable build only): the AVX-512 build when the CPU has it ---- */
-#if !defined(CONV_AVX512_BUILD)
+/* ---- entry points (the portable build only): the widest build the CPU has ---- */
+#if !defined(CONV_VECTOR_BUILD)
 
-#if CONV_HAVE_AVX512
-#define CONV_PICK(name) (__builtin_cpu_supports("avx512f") ? ob_cpu_##name##_avx512 : ob_cpu_##name##_base)
+#if CONV_HAVE_VECTOR_BUILDS
+#define CONV_PICK(name)                                                                                         \
+    (__builtin_cpu_supports("avx512f") ? ob_cpu_##name##_avx512                                                 \
+     : __builtin_cpu_supports("avx2")  ? ob_cpu_##name##_avx2                                                   \
+                                       : ob_cpu_##name##_base)
 #else
 #define CONV_PICK(name) ob_cpu_##name##_base
 #endif

@@ -62,53 +62,38 @@ ob_status ob_cpu_avgpool_backward(ob_device *dev, float *dinp, const float *dout
 ob_status ob_cpu_synth_images(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels,
                               const float *templates, ob_err *e);
 
-/* The two builds of each conv_cpu.c op behind the entry points above: portable
- * (_base) and AVX-512 (_avx512, x86-64 with GCC only; call it only when
- * __builtin_cpu_supports("avx512f")). They give the same bits. */
-ob_status ob_cpu_im2col_base(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
-                             int stride, int pad, ob_err *e);
-ob_status ob_cpu_im2col_avx512(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin, int K,
-                               int stride, int pad, ob_err *e);
-ob_status ob_cpu_col2im_base(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
-                             int stride, int pad, ob_err *e);
-ob_status ob_cpu_col2im_avx512(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, int K,
-                               int stride, int pad, ob_err *e);
-ob_status ob_cpu_groupnorm_forward_base(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
-                                        const float *w, const float *b, int B, int HW, int C, int G, ob_err *e);
-ob_status ob_cpu_groupnorm_forward_avx512(ob_device *dev, float *out, float *mean, float *rstd, const float *inp,
-                                          const float *w, const float *b, int B, int HW, int C, int G, ob_err *e);
-ob_status ob_cpu_groupnorm_backward_base(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
-                                         const float *inp, const float *w, const float *mean, const float *rstd,
-                                         int B, int HW, int C, int G, ob_err *e);
-ob_status ob_cpu_groupnorm_backward_avx512(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
-                                           const float *inp, const float *w, const float *mean, const float *rstd,
-                                           int B, int HW, int C, int G, ob_err *e);
-ob_status ob_cpu_relu_forward_base(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
-ob_status ob_cpu_relu_forward_avx512(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);
-ob_status ob_cpu_relu_backward_base(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
-                                    ob_err *e);
-ob_status ob_cpu_relu_backward_avx512(ob_device *dev, float *dinp, const float *out, const float *dout, int64_t n,
-                                      ob_err *e);
-ob_status ob_cpu_maxpool2_forward_base(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
-                                       ob_err *e);
-ob_status ob_cpu_maxpool2_forward_avx512(ob_device *dev, float *out, const float *inp, int B, int H, int W, int C,
-                                         ob_err *e);
-ob_status ob_cpu_maxpool2_backward_base(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
-                                        int H, int W, int C, ob_err *e);
-ob_status ob_cpu_maxpool2_backward_avx512(ob_device *dev, float *dinp, const float *dout, const float *inp, int B,
-                                          int H, int W, int C, ob_err *e);
-ob_status ob_cpu_avgpool_forward_base(ob_device *dev, float *out, const float *inp, int B, int HW, int C, ob_err
-                                      *e);
-ob_status ob_cpu_avgpool_forward_avx512(ob_device *dev, float *out, const float *inp, int B, int HW, int C, ob_err
-                                        *e);
-ob_status ob_cpu_avgpool_backward_base(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C, ob_err
-                                       *e);
-ob_status ob_cpu_avgpool_backward_avx512(ob_device *dev, float *dinp, const float *dout, int B, int HW, int C,
-                                         ob_err *e);
-ob_status ob_cpu_synth_images_base(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels, const
-                                   float *templates, ob_err *e);
-ob_status ob_cpu_synth_images_avx512(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels, const
-                                     float *templates, ob_err *e);
+/* The builds of each conv_cpu.c op behind the entry points above: portable
+ * (_base), AVX2 (_avx2) and AVX-512 (_avx512); the last two on x86-64 with
+ * GCC only, to be called only when __builtin_cpu_supports("avx2") or
+ * ("avx512f") says so. They give the same bits. */
+#define OB_CPU_CONV_BUILD(isa)                                                                              \
+    ob_status ob_cpu_im2col_##isa(ob_device *dev, float *col, const float *inp, int B, int H, int W, int Cin,   \
+                                  int K, int stride, int pad, ob_err *e);                                       \
+    ob_status ob_cpu_col2im_##isa(ob_device *dev, float *dinp, const float *dcol, int B, int H, int W, int Cin, \
+                                  int K, int stride, int pad, ob_err *e);                                       \
+    ob_status ob_cpu_groupnorm_forward_##isa(ob_device *dev, float *out, float *mean, float *rstd,              \
+                                             const float *inp, const float *w, const float *b, int B, int HW,   \
+                                             int C, int G, ob_err *e);                                          \
+    ob_status ob_cpu_groupnorm_backward_##isa(ob_device *dev, float *dinp, float *dw, float *db,                \
+                                              const float *dout, const float *inp, const float *w,              \
+                                              const float *mean, const float *rstd, int B, int HW, int C,       \
+                                              int G, ob_err *e);                                                \
+    ob_status ob_cpu_relu_forward_##isa(ob_device *dev, float *out, const float *inp, int64_t n, ob_err *e);   \
+    ob_status ob_cpu_relu_backward_##isa(ob_device *dev, float *dinp, const float *out, const float *dout,      \
+                                         int64_t n, ob_err *e);                                                 \
+    ob_status ob_cpu_maxpool2_forward_##isa(ob_device *dev, float *out, const float *inp, int B, int H, int W,  \
+                                            int C, ob_err *e);                                                  \
+    ob_status ob_cpu_maxpool2_backward_##isa(ob_device *dev, float *dinp, const float *dout, const float *inp,  \
+                                             int B, int H, int W, int C, ob_err *e);                            \
+    ob_status ob_cpu_avgpool_forward_##isa(ob_device *dev, float *out, const float *inp, int B, int HW, int C,  \
+                                           ob_err *e);                                                          \
+    ob_status ob_cpu_avgpool_backward_##isa(ob_device *dev, float *dinp, const float *dout, int B, int HW,      \
+                                            int C, ob_err *e);                                                  \
+    ob_status ob_cpu_synth_images_##isa(ob_device *dev, const ob_image_synth *a, float *out, int32_t *labels,   \
+                                        const float *templates, ob_err *e);
+OB_CPU_CONV_BUILD(base)
+OB_CPU_CONV_BUILD(avx2)
+OB_CPU_CONV_BUILD(avx512)
 
 /* conv_direct.c (and its AVX2 build, conv_direct_avx2.c): direct convolution
  * (stride 1, zero padding 0 <= pad < K) on x86-64 CPUs with AVX-512F or with

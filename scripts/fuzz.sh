@@ -29,6 +29,8 @@ if ! { CC=clang cmake -S . -B "$build" -DOB_CUDA=OFF -DOB_SANITIZE=ON -DBUILD_TE
   tail -30 "$build/build.log"; echo "fuzz.sh: the build failed (log: $build/build.log)"; exit 2
 fi
 libs=$(pkg-config --libs sqlite3 yaml-0.1 lapacke openblas)
+# glibc's vector math library, where the build found it (kernels/cpu/rng_x86.c)
+mvec=$(sed -n 's/^MVEC_LIBRARY:FILEPATH=\(.*libmvec.*\)$/\1/p' "$build/CMakeCache.txt")
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 found=0
@@ -36,7 +38,7 @@ for t in "${targets[@]}"; do
   [ -f "fuzz/fuzz_$t.c" ] || { echo "fuzz.sh: no target '$t' (config, checkpoint, rows)"; exit 2; }
   clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fopenmp \
     -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -I. "fuzz/fuzz_$t.c" fuzz/targets.c "$build/liboptbench.a" \
-    $libs -lcsv -lm -o "$build/fuzz_$t"
+    $libs -lcsv $mvec -lm -o "$build/fuzz_$t"
   mkdir -p "$build/corpus/$t" "tests/fuzz_regress/$t"
   echo "fuzz.sh: $t for ${secs}s"
   start=$(date +%s)

@@ -37,9 +37,10 @@
 #if defined(__x86_64__) && defined(__GNUC__) && defined(OB_HAVE_MVEC)
 #include <immintrin.h>
 #define OB_RNG_X86 1
-/* glibc's libmvec, AVX2 variant (x86_64 vector function ABI, "d" = AVX2). */
-__m256d _ZGVdN4v_log(__m256d);
-__m256d _ZGVdN4v_cos(__m256d);
+/* glibc's libmvec, AVX2 variant (x86_64 vector function ABI, "d" = AVX2);
+ * declared as AVX2 functions, since they take and return ymm registers. */
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_log(__m256d);
+__attribute__((target("avx2"))) __m256d _ZGVdN4v_cos(__m256d);
 #else
 #define OB_RNG_X86 0
 #endif

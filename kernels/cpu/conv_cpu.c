@@ -425,14 +425,18 @@ ob_status ISA(synth_images)(ob_device *dev, const ob_image_synth *a, float *out,
          * its stream: a row's are consecutive, drawn in bulk */
         const uint64_t nz0 = id * (uint64_t)img + (uint64_t)y * (uint64_t)row;
         float nz[SYNTH_CHUNK];
+        /* pixel k of the row is (x, c), k = x * C + c; sx: x's source column */
+        int c = 0, sx = W > 0 ? (-dx % W + W) % W : 0;
         for (int64_t k0 = 0; k0 < row; k0 += SYNTH_CHUNK) {
             const int64_t len = row - k0 < SYNTH_CHUNK ? row - k0 : SYNTH_CHUNK;
             if (a->noise > 0.0f) ob_cpu_normals(isa, nz, len, a->seed, a->stream + 1, nz0 + (uint64_t)k0);
             for (int64_t k = k0; k < k0 + len; k++) {
-                const int64_t x = k / C, c = k % C;
-                const int64_t sx = ((x - dx) % W + W) % W;
                 float n = a->noise > 0.0f ? a->noise * nz[k - k0] : 0.0f;
-                orow[k] = contrast * trow[sx * C + c] + n;
+                orow[k] = contrast * trow[(int64_t)sx * C + c] + n;
+                if (++c == C) { /* the next x */
+                    c = 0;
+                    sx = sx + 1 == W ? 0 : sx + 1;
+                }
             }
         }
     }

@@ -30,9 +30,10 @@ double ob_cpu_sumsq8(int isa, const float *g, int64_t lo, int64_t end);
 double ob_cpu_dot8(int isa, const float *x, const float *y, int64_t lo, int64_t end);
 
 /* rng_x86.c: out[i] = ob_rng_normal(seed, stream, index0 + i) for i < n, bit
- * for bit, on the path isa (OB_CPU_ISA_GENERIC: the scalar function; AVX2:
- * four lanes at a time with glibc's vector log and cos, a value recomputed by
- * the scalar function wherever the two could round to different floats).
+ * for bit, on the path isa, one that ob_cpu_rng_isa returned
+ * (OB_CPU_ISA_GENERIC: the scalar function; AVX2: four lanes at a time with
+ * glibc's vector log and cos, a value recomputed by the scalar function
+ * wherever the two could round to different floats).
  * Returns how many values were recomputed. ob_cpu_rng_isa chooses the path as
  * ob_cpu_reduce_isa does (AVX2 where the CPU has AVX2 and FMA and the build
  * found libmvec). */

@@ -21,6 +21,10 @@
  * Returns the path now in use. */
 enum { OB_CPU_ISA_CURRENT = -2, OB_CPU_ISA_AUTO = -1, OB_CPU_ISA_GENERIC = 0, OB_CPU_ISA_AVX2 = 1, OB_CPU_ISA_AVX512 = 2 };
 int ob_cpu_reduce_isa(int want);
+/* The choice behind ob_cpu_reduce_isa and ob_cpu_rng_isa: *slot holds the
+ * path in use (-1: not chosen yet); supported(isa) says whether this CPU and
+ * build can run one; auto takes the widest supported. */
+int ob_cpu_isa_choose(_Atomic int *slot, int want, int (*supported)(int));
 /* Over [lo, end), (end - lo) a multiple of 8, in the eight running sums'
  * order: the sum of squares with no finiteness test (a non-finite value
  * makes the result non-finite, and nothing else can: a finite float's square

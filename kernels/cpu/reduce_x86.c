@@ -39,21 +39,26 @@ static int isa_supported(int isa)
     return isa == OB_CPU_ISA_GENERIC;
 }
 
-int ob_cpu_reduce_isa(int want)
+int ob_cpu_isa_choose(_Atomic int *slot, int want, int (*supported)(int))
 {
     if (want >= 0) {
-        if (isa_supported(want)) atomic_store_explicit(&reduce_isa, want, memory_order_relaxed);
+        if (supported(want)) atomic_store_explicit(slot, want, memory_order_relaxed);
     } else if (want == OB_CPU_ISA_AUTO) {
-        atomic_store_explicit(&reduce_isa, -1, memory_order_relaxed);
+        atomic_store_explicit(slot, -1, memory_order_relaxed);
     }
-    int isa = atomic_load_explicit(&reduce_isa, memory_order_relaxed);
+    int isa = atomic_load_explicit(slot, memory_order_relaxed);
     if (isa < 0) {
-        isa = isa_supported(OB_CPU_ISA_AVX512) ? OB_CPU_ISA_AVX512
-              : isa_supported(OB_CPU_ISA_AVX2) ? OB_CPU_ISA_AVX2
-                                               : OB_CPU_ISA_GENERIC;
-        atomic_store_explicit(&reduce_isa, isa, memory_order_relaxed);
+        isa = supported(OB_CPU_ISA_AVX512) ? OB_CPU_ISA_AVX512
+              : supported(OB_CPU_ISA_AVX2) ? OB_CPU_ISA_AVX2
+                                           : OB_CPU_ISA_GENERIC;
+        atomic_store_explicit(slot, isa, memory_order_relaxed);
     }
     return isa;
+}
+
+int ob_cpu_reduce_isa(int want)
+{
+    return ob_cpu_isa_choose(&reduce_isa, want, isa_supported);
 }
 
 #if OB_X86

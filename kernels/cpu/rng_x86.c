@@ -62,17 +62,7 @@ static int rng_supported(int isa)
 
 int ob_cpu_rng_isa(int want)
 {
-    if (want >= 0) {
-        if (rng_supported(want)) atomic_store_explicit(&rng_isa, want, memory_order_relaxed);
-    } else if (want == OB_CPU_ISA_AUTO) {
-        atomic_store_explicit(&rng_isa, -1, memory_order_relaxed);
-    }
-    int isa = atomic_load_explicit(&rng_isa, memory_order_relaxed);
-    if (isa < 0) {
-        isa = rng_supported(OB_CPU_ISA_AVX2) ? OB_CPU_ISA_AVX2 : OB_CPU_ISA_GENERIC;
-        atomic_store_explicit(&rng_isa, isa, memory_order_relaxed);
-    }
-    return isa;
+    return ob_cpu_isa_choose(&rng_isa, want, rng_supported);
 }
 
 #if OB_RNG_X86

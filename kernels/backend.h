@@ -47,6 +47,11 @@ typedef struct ob_image_synth {
 /* rows per partial sum of cols_sumsq (see there) */
 #define OB_SUMSQ_ROW_BLOCK 64
 
+/* elementwise_step_batch's strides: p, g, each state role, then the per-step
+ * scalars (in ob_rule_step units) at OB_BATCH_STEP. */
+#define OB_BATCH_STEP (2 + OB_RULE_MAX_STATE)
+#define OB_BATCH_STRIDES (3 + OB_RULE_MAX_STATE)
+
 typedef struct ob_backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -136,6 +141,16 @@ typedef struct ob_backend_ops {
     ob_status (*elementwise_step_stats)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                         ob_step_stats *stats, float *p, const float *g, float *const *s,
                                         int64_t n, ob_err *e);
+    /* (optional) elementwise_step over count segments of n floats: segment b
+     * is p + b*stride[0], g + b*stride[1] and s[k] + b*stride[2 + k] (strides
+     * in floats; segments do not overlap), with the per-step scalars
+     * sc + b*stride[OB_BATCH_STEP] (0: one sc for all); OB_BATCH_STRIDES
+     * entries. The same values as count calls of
+     * elementwise_step, in one pass (one launch on CUDA): same-shape tensors
+     * spaced evenly in the arenas. */
+    ob_status (*elementwise_step_batch)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                        const ob_step_stats *stats, float *p, const float *g, float *const *s,
+                                        int64_t n, int64_t count, const int64_t *stride, ob_err *e);
 
     /* --- matrix optimizers (optional; Muon and ROOT require them) ---
      * Each works on a batch of vectors x_b = x + b*stride (b < batch) of n floats. */
@@ -143,6 +158,11 @@ typedef struct ob_backend_ops {
      * double in a fixed order (bitwise repeatable). */
     ob_status (*batched_normalize)(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
                                    float eps, int add_eps, ob_err *e);
+    /* out[b] (device, float) = sum of x_b^2 in double: on the CPU in dot's
+     * order (the same bits as dot(x_b, x_b)), on CUDA in a fixed order of its
+     * own (bitwise repeatable). */
+    ob_status (*batched_sumsq)(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, float *out,
+                               ob_err *e);
     /* out[b] (device) = the q-quantile of |x_b|, linear interpolation between
      * order statistics (numpy's default). A selection (radix select over the float
      * bits), never a sort. work: batch*stride floats of scratch. */
@@ -200,12 +220,12 @@ typedef struct ob_backend_ops {
      * u may not alias g. */
     ob_status (*adafactor_precond)(ob_device *dev, const float *g, const float *row, const float *col,
                                    int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e);
-    /* ob_adafactor_scale (optimizers/rules.h) on the device, one thread:
-     * *dst = *src with dst->c[0] the step scale of a tensor of numel
-     * elements from sq[0] = ||p||^2, sq[1] = ||u||^2. No host
-     * synchronisation. */
-    ob_status (*adafactor_scale)(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
-                                 ob_rule_step *dst, ob_err *e);
+    /* ob_adafactor_scale (optimizers/rules.h) on the device for count tensors
+     * of numel elements each, one thread per tensor: dst[b] = *src with
+     * dst[b].c[0] the step scale of tensor b from ||p_b||^2 = sq[b] and
+     * ||u_b||^2 = sq[count + b]. No host synchronisation. */
+    ob_status (*adafactor_scale)(ob_device *dev, const ob_rule_step *src, const float *sq, int count, int64_t numel,
+                                 float d, ob_rule_step *dst, ob_err *e);
 
     /* --- workload kernels (optional; a workload checks before use) --- */
     /* Rosenbrock in n dims: loss (device) and gradient g. */

@@ -15,12 +15,20 @@
  * for a matrix or conv kernel, numel for a vector): checkpointed and rolled
  * back like the roles, written only through elementwise rules so that a
  * step the guard skips changes nothing. The per-tensor scale alpha / denom
- * is computed on the device (the norms by the backend's dot, the scale by
- * its adafactor_scale): no host synchronisation. One tensor at a time.
+ * is computed on the device (the norms by the backend's batched_sumsq, the
+ * scale by its adafactor_scale): no host synchronisation.
+ *
+ * Tensors of one shape whose parameters and second moments lie at constant
+ * spacings (a model's layers, or tensors stored one after another) form a
+ * run, stepped together: each op above runs once over the whole run (the
+ * elementwise ones through elementwise_step_batch, the sums and the
+ * preconditioning over the run's gradients gathered in the workspace), not
+ * once per tensor. Every tensor still gets exactly its own values.
  */
 #include <float.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "optimizers/optim_impl.h"
 
@@ -41,13 +49,22 @@ typedef struct af_tensor {
     int64_t v_off, c_off;  /* in aux: variance, or row (batch R) and col (batch C) */
 } af_tensor;
 
+/* Tensors t[first .. first + count) of one shape, spaced sp floats apart
+ * in the arenas and sa apart in aux (0 for a run of one). */
+typedef struct af_run {
+    int first, count;
+    int64_t sp, sa;
+} af_run;
+
 typedef struct af_priv {
-    af_tensor *t;
+    af_tensor *t;          /* run by run */
     int n;
-    float *w[4];           /* scratch, max numel each */
-    float *sq;             /* ||p||^2, ||u||^2 */
+    af_run *run;
+    int n_runs;
+    float *w[4];           /* scratch: the run's gradients, row and column means, u */
+    float *sq;             /* per tensor of a run: ||p||^2, then ||u||^2 */
     ob_rule_step *tstep;   /* per tensor: the group's step with its scale */
-    ob_rule copy_clip, var_sq, var, vec, apply;
+    ob_rule copy_clip, copy, var_sq, var, vec, apply;
 } af_priv;
 
 static ob_status af_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
@@ -80,8 +97,71 @@ static void af_release(ob_optim *o, int g)
     ob_dev_free(o->dev, ap->sq);
     ob_dev_free(o->dev, ap->tstep);
     free(ap->t);
+    free(ap->run);
     free(ap);
     o->group[g].priv = NULL;
+}
+
+static int af_same_shape(const af_tensor *a, const af_tensor *b, const ob_layout *l)
+{
+    if (a->factored != b->factored) return 0;
+    if (a->factored) return a->batch == b->batch && a->R == b->R && a->C == b->C;
+    return l->t[a->index].numel == l->t[b->index].numel;
+}
+
+/* Reorder ap->t run by run: the tensors of one shape in layout order, cut
+ * where the spacing in the arenas or in aux changes or the run would pass
+ * budget floats (or 65535 tensors). ws: the largest run's gradients, row
+ * means and column means; *max_count its most tensors. */
+static ob_status af_make_runs(af_priv *ap, const ob_layout *l, int64_t budget, int64_t ws[3], int *max_count,
+                              ob_err *e)
+{
+    af_tensor *sorted = malloc((size_t)(ap->n ? ap->n : 1) * sizeof *sorted);
+    unsigned char *done = calloc((size_t)(ap->n ? ap->n : 1), 1);
+    ap->run = malloc((size_t)(ap->n ? ap->n : 1) * sizeof *ap->run);
+    if (!sorted || !done || !ap->run) {
+        free(sorted);
+        free(done);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    int m = 0;
+    ap->n_runs = 0;
+    for (int i = 0; i < ap->n; i++) {
+        if (done[i]) continue;
+        const int64_t numel = l->t[ap->t[i].index].numel;
+        int64_t cap = budget / (numel > 0 ? numel : 1);
+        if (cap > 65535) cap = 65535;
+        if (cap < 1) cap = 1;
+        af_run *r = NULL;
+        for (int j = i; j < ap->n; j++) {
+            if (done[j] || !af_same_shape(&ap->t[i], &ap->t[j], l)) continue;
+            const af_tensor *prev = r ? &sorted[m - 1] : NULL;
+            int64_t sp = prev ? l->t[ap->t[j].index].offset - l->t[prev->index].offset : 0;
+            int64_t sa = prev ? ap->t[j].v_off - prev->v_off : 0;
+            int joins = r && r->count < cap && (r->count == 1 || (sp == r->sp && sa == r->sa));
+            if (joins) {
+                if (r->count == 1) {
+                    r->sp = sp;
+                    r->sa = sa;
+                }
+                r->count++;
+            } else {
+                r = &ap->run[ap->n_runs++];
+                *r = (af_run){.first = m, .count = 1};
+            }
+            sorted[m++] = ap->t[j];
+            done[j] = 1;
+            const af_tensor *t = &ap->t[j];
+            if (r->count * numel > ws[0]) ws[0] = r->count * numel;
+            if (t->factored && r->count * t->batch * t->R > ws[1]) ws[1] = r->count * t->batch * t->R;
+            if (t->factored && r->count * t->batch * t->C > ws[2]) ws[2] = r->count * t->batch * t->C;
+            if (r->count > *max_count) *max_count = r->count;
+        }
+    }
+    memcpy(ap->t, sorted, (size_t)ap->n * sizeof *sorted);
+    free(sorted);
+    free(done);
+    return OB_OK;
 }
 
 static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
@@ -92,7 +172,7 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     const ob_layout *l = o->layout;
     *is_custom = 1;
     if (gr->end == gr->begin) return OB_OK;
-    OB_TRY(ob_dev_require(dev, (const void *)ops->dot, "dot", e));
+    OB_TRY(ob_dev_require(dev, (const void *)ops->batched_sumsq, "batched_sumsq", e));
     OB_TRY(ob_dev_require(dev, (const void *)ops->rows_sumsq, "rows_sumsq", e));
     OB_TRY(ob_dev_require(dev, (const void *)ops->cols_sumsq, "cols_sumsq", e));
     OB_TRY(ob_dev_require(dev, (const void *)ops->adafactor_precond, "adafactor_precond", e));
@@ -129,11 +209,22 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     gr->aux_floats = aux;
     OB_TRY(ob_dev_alloc(dev, (size_t)(aux ? aux : 1) * sizeof(float), (void **)&gr->aux, e));
     OB_TRY(ops->fill(dev, gr->aux, 0.0f, aux, e));
-    for (int i = 0; i < 4; i++) OB_TRY(ob_dev_alloc(dev, (size_t)max_numel * sizeof(float), (void **)&ap->w[i], e));
-    OB_TRY(ob_dev_alloc(dev, 2 * sizeof(float), (void **)&ap->sq, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)ap->n * sizeof(ob_rule_step), (void **)&ap->tstep, e));
+    /* A run holds at most a workspace of floats: the largest tensor, or up
+     * to 4M floats where the group is larger. */
+    int64_t budget = gr->end - gr->begin < ((int64_t)1 << 22) ? gr->end - gr->begin : (int64_t)1 << 22;
+    if (budget < max_numel) budget = max_numel;
+    int64_t ws[3] = {16, 16, 16}; /* gradients and u, row means, column means */
+    int max_count = 1;
+    OB_TRY(af_make_runs(ap, l, budget, ws, &max_count, e));
+    for (int i = 0; i < 4; i++) {
+        int64_t nf = i == 1 ? ws[1] : i == 2 ? ws[2] : ws[0];
+        OB_TRY(ob_dev_alloc(dev, (size_t)nf * sizeof(float), (void **)&ap->w[i], e));
+    }
+    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * max_count) * sizeof(float), (void **)&ap->sq, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(ap->n ? ap->n : 1) * sizeof(ob_rule_step), (void **)&ap->tstep, e));
     const float eps1 = (float)ob_optim_hp(o, "eps1");
     ap->copy_clip = (ob_rule){.kind = OB_RULE_COPY, .c = {1.0f}};
+    ap->copy = (ob_rule){.kind = OB_RULE_COPY};
     ap->var_sq = (ob_rule){.kind = OB_RULE_AF_VAR, .c = {1.0f}};
     ap->var = (ob_rule){.kind = OB_RULE_AF_VAR};
     ap->vec = (ob_rule){.kind = OB_RULE_AF_VEC, .n_state = 1, .eps = eps1};
@@ -142,37 +233,59 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     return OB_OK;
 }
 
-static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)
+/* One run: every op once over its tensors (see the top of the file). */
+static ob_status af_run_step(ob_optim *o, ob_group *gr, const af_run *r, float *params, const float *grads,
+                             ob_err *e)
 {
-    ob_group *gr = &o->group[g];
     af_priv *ap = gr->priv;
     ob_device *dev = o->dev;
     const ob_backend_ops *ops = dev->ops;
     const float eps1 = (float)ob_optim_hp(o, "eps1"), d = (float)ob_optim_hp(o, "d");
-    for (int i = 0; i < ap->n; i++) {
-        const af_tensor *at = &ap->t[i];
-        const ob_tensor *t = &o->layout->t[at->index];
-        const int64_t numel = t->numel;
-        float *p = params + t->offset, *gc = ap->w[0], *u = ap->w[3];
-        OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->copy_clip, gc, grads + t->offset, NULL, numel, e));
-        OB_TRY(ops->dot(dev, numel, p, p, &ap->sq[0], e)); /* RMS(p) before the decay */
-        float *v = gr->aux + at->v_off;
-        if (at->factored) {
-            float *row = v, *col = gr->aux + at->c_off;
-            const int64_t nr = at->batch * at->R, nc = at->batch * at->C;
-            OB_TRY(ops->rows_sumsq(dev, gc, nr, at->C, 1.0f / (float)at->C, ap->w[1], e));
-            OB_TRY(ops->cols_sumsq(dev, gc, at->batch, at->R, at->C, 1.0f / (float)at->R, ap->w[2], e));
-            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->var, row, ap->w[1], NULL, nr, e));
-            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->var, col, ap->w[2], NULL, nc, e));
-            OB_TRY(ops->adafactor_precond(dev, gc, row, col, at->batch, at->R, at->C, eps1, u, e));
-        } else {
-            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->var_sq, v, gc, NULL, numel, e));
-            OB_TRY(ob_optim_ew(o, gr->step_dev, &ap->vec, u, gc, v, numel, e));
+    const af_tensor *at = &ap->t[r->first];
+    const ob_tensor *t = &o->layout->t[at->index];
+    const int64_t n = t->numel, k = r->count, sp = r->sp, sa = r->sa;
+    float *p = params + t->offset, *gc = ap->w[0], *u = ap->w[3], *v = gr->aux + at->v_off;
+    const float *g = grads + t->offset;
+    /* strides: p, g, three state roles, the step */
+    const int64_t s_clip[OB_BATCH_STRIDES] = {n, sp, 0, 0, 0, 0};
+    float *none[OB_RULE_MAX_STATE] = {NULL, NULL, NULL};
+    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &ap->copy_clip, gc, g, none, n, k, s_clip, e));
+    OB_TRY(ops->batched_sumsq(dev, p, (int)k, n, sp, ap->sq, e)); /* RMS(p) before the decay */
+    if (at->factored) {
+        const int64_t nr = at->batch * at->R, nc = at->batch * at->C;
+        float *row = v, *col = gr->aux + at->c_off;
+        OB_TRY(ops->rows_sumsq(dev, gc, k * nr, at->C, 1.0f / (float)at->C, ap->w[1], e));
+        OB_TRY(ops->cols_sumsq(dev, gc, k * at->batch, at->R, at->C, 1.0f / (float)at->R, ap->w[2], e));
+        const int64_t s_row[OB_BATCH_STRIDES] = {sa, nr, 0, 0, 0, 0}, s_col[OB_BATCH_STRIDES] = {sa, nc, 0, 0, 0, 0};
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &ap->var, row, ap->w[1], none, nr, k, s_row, e));
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &ap->var, col, ap->w[2], none, nc, k, s_col, e));
+        if (k > 1) { /* the run's second moments side by side, as the preconditioning reads them */
+            const int64_t g_row[OB_BATCH_STRIDES] = {nr, sa, 0, 0, 0, 0}, g_col[OB_BATCH_STRIDES] = {nc, sa, 0, 0, 0, 0};
+            OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &ap->copy, ap->w[1], row, none, nr, k, g_row, e));
+            OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &ap->copy, ap->w[2], col, none, nc, k, g_col, e));
+            row = ap->w[1];
+            col = ap->w[2];
         }
-        OB_TRY(ops->dot(dev, numel, u, u, &ap->sq[1], e));
-        OB_TRY(ops->adafactor_scale(dev, gr->step_dev, ap->sq, numel, d, &ap->tstep[i], e));
-        OB_TRY(ob_optim_ew(o, &ap->tstep[i], &ap->apply, p, grads + t->offset, u, numel, e));
+        OB_TRY(ops->adafactor_precond(dev, gc, row, col, k * at->batch, at->R, at->C, eps1, u, e));
+    } else {
+        const int64_t s_var[OB_BATCH_STRIDES] = {sa, n, 0, 0, 0, 0}, s_vec[OB_BATCH_STRIDES] = {n, n, sa, 0, 0, 0};
+        float *vs[OB_RULE_MAX_STATE] = {v, NULL, NULL};
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &ap->var_sq, v, gc, none, n, k, s_var, e));
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &ap->vec, u, gc, vs, n, k, s_vec, e));
     }
+    OB_TRY(ops->batched_sumsq(dev, u, (int)k, n, n, ap->sq + k, e));
+    ob_rule_step *ts = ap->tstep + r->first;
+    OB_TRY(ops->adafactor_scale(dev, gr->step_dev, ap->sq, (int)k, n, d, ts, e));
+    const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 1};
+    float *us[OB_RULE_MAX_STATE] = {u, NULL, NULL};
+    return ob_optim_ew_batch(o, ts, &ap->apply, p, g, us, n, k, s_apply, e);
+}
+
+static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    af_priv *ap = gr->priv;
+    for (int i = 0; i < ap->n_runs; i++) OB_TRY(af_run_step(o, gr, &ap->run[i], params, grads, e));
     return OB_OK;
 }
 

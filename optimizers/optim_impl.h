@@ -148,6 +148,11 @@ void ob_optim_beta_rule(const ob_optim *o, int kind, ob_rule *r);
  * guard: nothing happens on a step the guard skips. */
 ob_status ob_optim_ew(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g, float *s0,
                       int64_t n, ob_err *e);
+/* ob_optim_ew over count segments of n floats at stride[] apart (state
+ * roles s; elementwise_step_batch's strides, OB_BATCH_STRIDES of them): one
+ * pass, or one call per segment where the backend has no batch op. */
+ob_status ob_optim_ew_batch(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g,
+                            float *const *s, int64_t n, int64_t count, const int64_t *stride, ob_err *e);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
 

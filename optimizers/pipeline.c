@@ -529,7 +529,39 @@ double ob_optim_lr_in_effect(const ob_optim *o, int64_t t)
 
 /* ---- the step ------------------------------------------------------------- */
 
-/* Momentum -> [clamp] -> normalize -> Newton-Schulz -> update, bucket by bucket. */
+ob_status ob_optim_ew_batch(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g,
+                            float *const *s, int64_t n, int64_t count, const int64_t *stride, ob_err *e)
+{
+    ob_device *dev = o->dev;
+    const ob_backend_ops *ops = dev->ops;
+    if (ops->elementwise_step_batch)
+        return ops->elementwise_step_batch(dev, r, step, o->stats_dev, p, g, s, n, count, stride, e);
+    for (int64_t b = 0; b < count; b++) {
+        float *sb[OB_RULE_MAX_STATE] = {0};
+        for (int k = 0; k < r->n_state && k < OB_RULE_MAX_STATE; k++) sb[k] = s[k] + b * stride[2 + k];
+        OB_TRY(ops->elementwise_step(dev, r, step + b * stride[OB_BATCH_STEP], o->stats_dev, p + b * stride[0],
+                                     g + b * stride[1], sb, n, e));
+    }
+    return OB_OK;
+}
+
+/* How many of the members from[i..count) lie at one spacing in the arenas
+ * (*d floats apart; 0 for a run of one): the next run of a bucket, which
+ * one batched pass covers. Same-shape tensors of a model's layers are such
+ * a run (spaced by a layer's size), as are tensors stored one after another. */
+static int member_run(const ob_layout *l, const int *from, int i, int count, int64_t *d)
+{
+    *d = 0;
+    if (i + 1 >= count) return 1;
+    *d = l->t[from[i + 1]].offset - l->t[from[i]].offset;
+    int j = i + 2;
+    while (j < count && l->t[from[j]].offset - l->t[from[j - 1]].offset == *d) j++;
+    return j - i;
+}
+
+/* Momentum -> [clamp] -> normalize -> Newton-Schulz -> update, bucket by
+ * bucket; the momentum and the update in one batched pass per run of
+ * evenly spaced members (member_run). */
 static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, const float *grads, ob_err *e)
 {
     ob_device *dev = o->dev;
@@ -542,11 +574,15 @@ static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, con
         const int64_t sx = ob_ns_stride(n);
         const int64_t dmin = b->rows < b->cols ? b->rows : b->cols;
         const int64_t ss = ob_ns_stride(dmin * dmin);
-        for (int i = 0; i < b->count; i++) {
-            const ob_tensor *t = &l->t[gr->members[b->first + i]];
+        const int *mem = gr->members + b->first;
+        for (int i = 0, k; i < b->count; i += k) {
+            int64_t d;
+            k = member_run(l, mem, i, b->count, &d);
+            const ob_tensor *t = &l->t[mem[i]];
             float *st[OB_RULE_MAX_STATE] = {gr->state[0] + (t->offset - gr->begin), NULL, NULL};
-            OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, o->ws_x + i * sx,
-                                         grads + t->offset, st, n, e));
+            const int64_t stride[OB_BATCH_STRIDES] = {sx, d, d, 0, 0, 0};
+            OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &gr->rule, o->ws_x + i * sx, grads + t->offset, st, n, k, stride,
+                                     e));
         }
         if (pl->quantile > 0) {
             OB_TRY(ops->abs_quantile(dev, o->ws_x, b->count, n, sx, pl->quantile, o->ws_thr, o->ws_x2, e));
@@ -561,11 +597,13 @@ static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, con
         apply.n_state = 1;
         apply.weight_decay = pl->weight_decay;
         apply.c[0] = b->lr_scale;
-        for (int i = 0; i < b->count; i++) {
-            const ob_tensor *t = &l->t[gr->members[b->first + i]];
+        for (int i = 0, k; i < b->count; i += k) {
+            int64_t d;
+            k = member_run(l, mem, i, b->count, &d);
+            const ob_tensor *t = &l->t[mem[i]];
             float *st[OB_RULE_MAX_STATE] = {res + i * sx, NULL, NULL};
-            OB_TRY(ops->elementwise_step(dev, &apply, gr->step_dev, o->stats_dev, params + t->offset,
-                                         grads + t->offset, st, n, e));
+            const int64_t stride[OB_BATCH_STRIDES] = {d, d, sx, 0, 0, 0};
+            OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &apply, params + t->offset, grads + t->offset, st, n, k, stride, e));
         }
     }
     return OB_OK;

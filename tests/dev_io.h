@@ -26,6 +26,18 @@ static inline float *dev_put(ob_device *d, const float *h, int64_t n)
     return p;
 }
 
+/* bytes of h (not NULL) in a new allocation on d */
+static inline void *dev_put_bytes(ob_device *d, const void *h, size_t bytes)
+{
+    ob_err e;
+    void *p = NULL;
+    if (ob_dev_alloc(d, bytes, &p, &e) != OB_OK || d->ops->upload(d, p, h, bytes, &e) != OB_OK) {
+        fprintf(stderr, "alloc or upload failed: %s\n", e.msg);
+        exit(1);
+    }
+    return p;
+}
+
 static inline void dev_get(ob_device *d, float *h, const float *p, int64_t n)
 {
     ob_err e;

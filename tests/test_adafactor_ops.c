@@ -197,7 +197,7 @@ static void check_scale(float sqp, float squ, int64_t numel, float d, float lr, 
     CHECK_OK(ob_dev_alloc(&dev, sizeof src, (void **)&ds, &err), &err);
     CHECK_OK(ob_dev_alloc(&dev, sizeof dst, (void **)&dd, &err), &err);
     CHECK_OK(dev.ops->upload(&dev, ds, &src, sizeof src, &err), &err);
-    CHECK_OK(dev.ops->adafactor_scale(&dev, ds, dsq, numel, d, dd, &err), &err);
+    CHECK_OK(dev.ops->adafactor_scale(&dev, ds, dsq, 1, numel, d, dd, &err), &err);
     CHECK_OK(dev.ops->download(&dev, &dst, dd, sizeof dst, &err), &err);
     double rn = sqrt((double)numel), rms = sqrt((double)sqp) / rn, ratio = sqrt((double)squ) / (rn * d);
     CHECK_MSG((rms > eps2) == want_rms_above, "%s: rms %g vs eps2 %g on the wrong side", what, rms, (double)eps2);
@@ -210,6 +210,22 @@ static void check_scale(float sqp, float squ, int64_t numel, float d, float lr, 
     ob_dev_free(&dev, dsq);
     ob_dev_free(&dev, ds);
     ob_dev_free(&dev, dd);
+}
+
+/* Three tensors in one call: sq holds their ||p||^2, then their ||u||^2;
+ * each gets the scale it gets alone. */
+static void test_scale_batch(void)
+{
+    ob_rule_step src = {.lr = 0.25f, .t = 7.0f, .c = {-1.0f, 42.0f, 0.01f, 1e-3f}}, dst[3], one;
+    const float sq[6] = {2800.0f * 0.04f, 2800.0f * 1e-8f, 2800.0f * 0.04f, 2800.0f * 0.25f, 2800.0f * 9.0f, 2800.0f * 4.0f};
+    CHECK_OK(dev.ops->adafactor_scale(&dev, &src, sq, 3, 2800, 1.0f, dst, &err), &err);
+    for (int k = 0; k < 3; k++) {
+        const float two[2] = {sq[k], sq[3 + k]};
+        CHECK_OK(dev.ops->adafactor_scale(&dev, &src, two, 1, 2800, 1.0f, &one, &err), &err);
+        CHECK_MSG(memcmp(&dst[k], &one, sizeof one) == 0, "tensor %d of the batch: c[0] %.9g, alone %.9g", k,
+                  dst[k].c[0], one.c[0]);
+    }
+    CHECK(dst[0].c[0] != dst[1].c[0] && dst[0].c[0] != dst[2].c[0]);
 }
 
 static void test_scale(void)
@@ -237,8 +253,9 @@ static void test_shape_errors(void)
     CHECK(dev.ops->adafactor_precond(&dev, x, x, x, -1, 2, 2, 1e-3f, o, &err) == OB_ERR_INTERNAL &&
           strstr(err.msg, "adafactor_precond"));
     CHECK(dev.ops->adafactor_precond(&dev, x, x, x, 3, INT64_MAX / 4, 2, 1e-3f, o, &err) == OB_ERR_INTERNAL);
-    CHECK(dev.ops->adafactor_scale(&dev, &s, x, -1, 1.0f, &t, &err) == OB_ERR_INTERNAL &&
+    CHECK(dev.ops->adafactor_scale(&dev, &s, x, 1, -1, 1.0f, &t, &err) == OB_ERR_INTERNAL &&
           strstr(err.msg, "adafactor_scale"));
+    CHECK(dev.ops->adafactor_scale(&dev, &s, x, -1, 4, 1.0f, &t, &err) == OB_ERR_INTERNAL);
     /* empty shapes are no-ops */
     CHECK_OK(dev.ops->rows_sumsq(&dev, x, 0, 5, 1.0f, o, &err), &err);
     CHECK_OK(dev.ops->cols_sumsq(&dev, x, 0, 5, 5, 1.0f, o, &err), &err);
@@ -251,6 +268,7 @@ int main(void)
     test_sumsq();
     test_precond();
     test_scale();
+    test_scale_batch();
     test_shape_errors();
     ob_device_close(&dev);
     return check_done();

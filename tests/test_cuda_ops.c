@@ -18,12 +18,15 @@
  *                                               CPU's, but the row sums of the norms, softmax
  *                                               and xent are warp/block trees (other order),
  *                                               and nvcc may fuse: a note says when not bitwise
- *   dot, grad_stats, batched_normalize, norms   1e-6 relative (sums in double, other order)
+ *   dot, grad_stats, batched_normalize, norms,  1e-6 relative (sums in double, other order)
+ *   batched_sumsq
  *   gemm, gemm_strided_batched                  1e-5 of max|C| (other summation order)
  *   elementwise rules (3 steps)                 2e-5 (floor 1e-2 / 1e-3); expected
  *                                               bitwise (the CUDA step is built without
  *                                               FMA contraction) and reported when not
  *   (and 3 rules over several grid waves)       the same; their fused statistics 1e-10
+ *   elementwise_step_batch (5 rules)            2e-5, and the CPU's bitwise against one
+ *                                               elementwise_step per segment
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
  *   svd_polar                                   1e-4 (both in double, then float)
  *   swap01, eig_order                           exact (a copy; sums in the CPU's order)
@@ -575,6 +578,110 @@ static void test_rules_waves(void)
     rules_parity(3 * 1024 * 1024 + 5, names, 3, 1e-10);
 }
 
+/* elementwise_step_batch: count segments of n floats, each pointer with its
+ * own spacing, with one step or a step per segment, against the same op on
+ * the CPU (2e-5) and the CPU's against one elementwise_step per segment
+ * (bitwise); the gaps between segments stay as they were. Spacings that are multiples of 4 take the float4 body with a
+ * scalar tail (n = 1001), one that is not takes the scalar path, and 70000
+ * segments need two launches (at most 65535 per launch). */
+static void test_rules_batch(void)
+{
+    /* (a slot the CPU fills and CUDA does not fails the table check in main) */
+    CHECK_MSG(cpu.ops->elementwise_step_batch != NULL, "the CPU backend has no elementwise_step_batch");
+    if (!cpu.ops->elementwise_step_batch || !gpu.ops->elementwise_step_batch) return;
+    static const char *const names[] = {"muon-momentum", "matrix-apply", "adamw", "rmsprop-centered-momentum",
+                                        "copy-clipped"};
+    static const struct {
+        int64_t n, count, stride[OB_BATCH_STRIDES];
+    } shapes[] = {
+        {1001, 5, {1008, 1024, 1012, 1100, 1004, 0}}, /* float4 body + tail */
+        {1001, 4, {1003, 1024, 1012, 1100, 1004, 1}}, /* p misaligned: scalar; a step per segment */
+        {8, 70000, {8, 12, 16, 8, 20, 1}},            /* two launches */
+    };
+    rule_case cases[40];
+    int nc = rule_cases(cases);
+    for (int ci = 0; ci < nc; ci++) {
+        const rule_case *rc = &cases[ci];
+        int want = 0;
+        for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) want |= !strcmp(rc->name, names[q]);
+        if (!want) continue;
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+            const int64_t n = shapes[si].n, count = shapes[si].count;
+            const int64_t *str = shapes[si].stride;
+            int64_t len[5];
+            float *h[5], *c[5], *g[5], *ref[5];
+            for (int k = 0; k < 5; k++) {
+                len[k] = (count - 1) * str[k] + n;
+                h[k] = malloc((size_t)len[k] * sizeof(float));
+                randn(h[k], len[k], 900 + 10 * ci + k, k == 1 ? 0.1f : 0.5f);
+                if (k >= 2 && rc->positive_state)
+                    for (int64_t i = 0; i < len[k]; i++) h[k][i] = fabsf(h[k][i]);
+                c[k] = dev_put(&cpu, h[k], len[k]);
+                g[k] = dev_put(&gpu, h[k], len[k]);
+                ref[k] = dev_put(&cpu, h[k], len[k]);
+            }
+            ob_step_stats st = {0, 0, 0, 0.8f, 0, 0, 0};
+            /* one step, or one per segment (each its own lr and scale) */
+            const int64_t nsc = str[OB_BATCH_STEP] ? count : 1;
+            ob_rule_step *sc = calloc((size_t)nsc, sizeof *sc);
+            for (int64_t b = 0; b < nsc; b++) {
+                sc[b].lr = 0.01f * (float)(1 + b % 7);
+                sc[b].t = 2;
+                sc[b].bc1 = 0.19f;
+                sc[b].bc2 = 0.0199f;
+                sc[b].c[0] = 0.004f * (float)(1 + b % 5);
+            }
+            ob_step_stats *cst = dev_put_bytes(&cpu, &st, sizeof st), *gst = dev_put_bytes(&gpu, &st, sizeof st);
+            ob_rule_step *csc = dev_put_bytes(&cpu, sc, (size_t)nsc * sizeof *sc),
+                         *gsc = dev_put_bytes(&gpu, sc, (size_t)nsc * sizeof *sc);
+            free(sc);
+            float *cs[3] = {c[2], c[3], c[4]}, *gs[3] = {g[2], g[3], g[4]};
+            OK(cpu.ops->elementwise_step_batch(&cpu, &rc->r, csc, cst, c[0], c[1], cs, n, count, str, &err));
+            OK(gpu.ops->elementwise_step_batch(&gpu, &rc->r, gsc, gst, g[0], g[1], gs, n, count, str, &err));
+            for (int64_t b = 0; b < count; b++) {
+                float *rs[3] = {ref[2] + b * str[2], ref[3] + b * str[3], ref[4] + b * str[4]};
+                OK(cpu.ops->elementwise_step(&cpu, &rc->r, csc + b * str[OB_BATCH_STEP], cst, ref[0] + b * str[0],
+                                             ref[1] + b * str[1], rs, n, &err));
+            }
+            for (int k = 0; k < 5; k++) {
+                if (k == 1 || (k >= 2 && k - 2 >= rc->r.n_state)) continue;
+                float *a = malloc((size_t)len[k] * sizeof(float)), *b = malloc((size_t)len[k] * sizeof(float)),
+                      *r = malloc((size_t)len[k] * sizeof(float));
+                dev_get(&cpu, a, c[k], len[k]);
+                dev_get(&gpu, b, g[k], len[k]);
+                dev_get(&cpu, r, ref[k], len[k]);
+                double m = max_rel(a, b, len[k], 1e-2);
+                CHECK_MSG(m <= 2e-5, "batch %s (%lld x %lld, role %d): max rel %g", rc->name, (long long)count,
+                          (long long)n, k, m);
+                CHECK_MSG(bitwise_equal(a, r, len[k]), "batch %s (%lld x %lld, role %d): the CPU's batch differs "
+                          "from one step per segment", rc->name, (long long)count, (long long)n, k);
+                int gap_ok = 1, moved = 0;
+                for (int64_t i = 0; i < len[k]; i++) {
+                    int in = i % str[k] < n;
+                    if (!in && b[i] != h[k][i]) gap_ok = 0;
+                    if (in && b[i] != h[k][i]) moved = 1;
+                }
+                CHECK_MSG(gap_ok, "batch %s (role %d): wrote between the segments", rc->name, k);
+                CHECK_MSG(moved || (k >= 2 && rc->r.kind == OB_RULE_MATRIX_APPLY),
+                          "batch %s (role %d): nothing was updated", rc->name, k);
+                free(a);
+                free(b);
+                free(r);
+            }
+            for (int k = 0; k < 5; k++) {
+                free(h[k]);
+                ob_dev_free(&cpu, c[k]);
+                ob_dev_free(&gpu, g[k]);
+                ob_dev_free(&cpu, ref[k]);
+            }
+            ob_dev_free(&cpu, cst);
+            ob_dev_free(&gpu, gst);
+            ob_dev_free(&cpu, csc);
+            ob_dev_free(&gpu, gsc);
+        }
+    }
+}
+
 /* ---- matrix-optimizer ops and the SVD ------------------------------------------------ */
 
 static void test_matrix_ops(void)
@@ -599,6 +706,28 @@ static void test_matrix_ops(void)
             CHECK_MSG(a[n] == h[n] && b[n] == h[n], "batched_normalize wrote into the stride gap");
             ob_dev_free(&cpu, c);
             ob_dev_free(&gpu, g);
+        }
+        { /* batched_sumsq: within rounding of the CPU's, which is dot's bit for bit */
+            float *c = dev_put(&cpu, h, tot), *g = dev_put(&gpu, h, tot);
+            float *co = dev_put(&cpu, NULL, batch), *go = dev_put(&gpu, NULL, batch), *cd = dev_put(&cpu, NULL, 1);
+            float sc[3], sg[3], sd;
+            OK(cpu.ops->batched_sumsq(&cpu, c, batch, n, stride, co, &err));
+            OK(gpu.ops->batched_sumsq(&gpu, g, batch, n, stride, go, &err));
+            dev_get(&cpu, sc, co, batch);
+            dev_get(&gpu, sg, go, batch);
+            for (int bi = 0; bi < batch; bi++) {
+                OK(cpu.ops->dot(&cpu, n, c + bi * stride, c + bi * stride, cd, &err));
+                dev_get(&cpu, &sd, cd, 1);
+                CHECK_MSG(sc[bi] == sd, "batched_sumsq n=%lld matrix %d: cpu %.9g, its dot %.9g", (long long)n, bi,
+                          sc[bi], sd);
+                CHECK_MSG(fabs((double)sc[bi] - sg[bi]) <= 1e-6 * fabs((double)sc[bi]),
+                          "batched_sumsq n=%lld matrix %d: cpu %.9g cuda %.9g", (long long)n, bi, sc[bi], sg[bi]);
+            }
+            ob_dev_free(&cpu, c);
+            ob_dev_free(&gpu, g);
+            ob_dev_free(&cpu, co);
+            ob_dev_free(&gpu, go);
+            ob_dev_free(&cpu, cd);
         }
         const double qs[] = {0.0, 0.37, 0.5, 0.9, 1.0};
         for (size_t qi = 0; qi < sizeof qs / sizeof qs[0]; qi++) {
@@ -1423,14 +1552,44 @@ static void test_adafactor_ops(void)
         OK(ob_dev_alloc(&gpu, sizeof src, &gd, &err));
         OK(cpu.ops->upload(&cpu, cs, &src, sizeof src, &err));
         OK(gpu.ops->upload(&gpu, gs, &src, sizeof src, &err));
-        OK(cpu.ops->adafactor_scale(&cpu, (const ob_rule_step *)cs, csq, sc[k].numel, sc[k].d, (ob_rule_step *)cd,
-                                    &err));
-        OK(gpu.ops->adafactor_scale(&gpu, (const ob_rule_step *)gs, gsq, sc[k].numel, sc[k].d, (ob_rule_step *)gd,
-                                    &err));
+        OK(cpu.ops->adafactor_scale(&cpu, (const ob_rule_step *)cs, csq, 1, sc[k].numel, sc[k].d,
+                                    (ob_rule_step *)cd, &err));
+        OK(gpu.ops->adafactor_scale(&gpu, (const ob_rule_step *)gs, gsq, 1, sc[k].numel, sc[k].d,
+                                    (ob_rule_step *)gd, &err));
         OK(cpu.ops->download(&cpu, &rc, cd, sizeof rc, &err));
         OK(gpu.ops->download(&gpu, &rg, gd, sizeof rg, &err));
         CHECK_MSG(memcmp(&rc, &rg, sizeof rc) == 0, "adafactor_scale case %zu differs: c[0] %.9g (cpu) %.9g (cuda)",
                   k, rc.c[0], rg.c[0]);
+        ob_dev_free(&cpu, csq);
+        ob_dev_free(&gpu, gsq);
+        ob_dev_free(&cpu, cs);
+        ob_dev_free(&gpu, gs);
+        ob_dev_free(&cpu, cd);
+        ob_dev_free(&gpu, gd);
+    }
+    /* the first four cases (numel 2800) as one batch: each its own scale, as alone */
+    {
+        ob_rule_step src = {.lr = 0.25f, .t = 7.0f, .bc1 = 0.5f, .bc2 = 0.125f, .c = {-1.0f, 42.0f, 0.01f, 1e-3f}};
+        float sq[8];
+        for (int k = 0; k < 4; k++) {
+            sq[k] = sc[k].sqp;
+            sq[4 + k] = sc[k].squ;
+        }
+        float *csq = dev_put(&cpu, sq, 8), *gsq = dev_put(&gpu, sq, 8);
+        ob_rule_step *cs = dev_put_bytes(&cpu, &src, sizeof src), *gs = dev_put_bytes(&gpu, &src, sizeof src);
+        ob_rule_step rc[4], rg[4], one;
+        ob_rule_step *cd = dev_put_bytes(&cpu, rc, sizeof rc), *gd = dev_put_bytes(&gpu, rg, sizeof rg);
+        OK(cpu.ops->adafactor_scale(&cpu, cs, csq, 4, 2800, 1.0f, cd, &err));
+        OK(gpu.ops->adafactor_scale(&gpu, gs, gsq, 4, 2800, 1.0f, gd, &err));
+        OK(cpu.ops->download(&cpu, rc, cd, sizeof rc, &err));
+        OK(gpu.ops->download(&gpu, rg, gd, sizeof rg, &err));
+        for (int k = 0; k < 4; k++) {
+            const float two[2] = {sc[k].sqp, sc[k].squ};
+            ob_adafactor_scale(&src, two, 2800, 1.0f, &one);
+            CHECK_MSG(memcmp(&rc[k], &one, sizeof one) == 0 && memcmp(&rg[k], &one, sizeof one) == 0,
+                      "adafactor_scale batch, tensor %d: c[0] %.9g (cpu) %.9g (cuda), alone %.9g", k, rc[k].c[0],
+                      rg[k].c[0], one.c[0]);
+        }
         ob_dev_free(&cpu, csq);
         ob_dev_free(&gpu, gsq);
         ob_dev_free(&cpu, cs);
@@ -1567,6 +1726,7 @@ int main(void)
     test_gemm();
     test_rules();
     test_rules_waves();
+    test_rules_batch();
     test_matrix_ops();
     test_svd();
     test_soap_ops();

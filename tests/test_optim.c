@@ -10,6 +10,7 @@
 
 #include "check.h"
 #include "core/rng.h"
+#include "kernels/backend.h"
 #include "optimizers/optim.h"
 
 typedef struct tensor_spec {
@@ -209,6 +210,78 @@ static void test_matrix_batches(void)
         free(want[k]);
     }
     rig_close(&all);
+}
+
+/* Same-shape tensors at one spacing in the arena are stepped together, in
+ * one batched pass per run: a matrix group's momentum and update (three runs
+ * of the 8x12 bucket below: spacing 96, 160, 96 floats; one run of the 6x10
+ * one, spacing 160), and every op of Adafactor (the same runs, a run of the
+ * two vectors, and the 5x5 tensors cut where their second moments' spacing
+ * changes). Every tensor is updated as it is alone, with the
+ * backend's batch op and without it (one pass per tensor). */
+static void test_matrix_runs(void)
+{
+    static const tensor_spec runs[] = {
+        {"a", OB_TAG_MATRIX, 2, {8, 12}}, {"b", OB_TAG_MATRIX, 2, {8, 12}}, {"c", OB_TAG_MATRIX, 2, {8, 12}},
+        {"p", OB_TAG_MATRIX, 2, {6, 10}}, {"d", OB_TAG_MATRIX, 2, {8, 12}}, {"q", OB_TAG_MATRIX, 2, {6, 10}},
+        {"e", OB_TAG_MATRIX, 2, {8, 12}}, {"r", OB_TAG_MATRIX, 2, {6, 10}}, {"f", OB_TAG_MATRIX, 2, {8, 12}},
+        {"g", OB_TAG_MATRIX, 2, {8, 12}}, {"h", OB_TAG_MATRIX, 2, {8, 12}}, {"v", OB_TAG_BIAS, 1, {7}},
+        {"w", OB_TAG_BIAS, 1, {7}},
+        /* 5x5 at one spacing in the arena (128 floats) but not in Adafactor's
+         * second moments (64, then 80: 6x16 and 3x32 have 96 elements each,
+         * but 6 + 16 and 3 + 32 row and column means) */
+        {"i", OB_TAG_MATRIX, 2, {5, 5}}, {"m", OB_TAG_MATRIX, 2, {6, 16}}, {"j", OB_TAG_MATRIX, 2, {5, 5}},
+        {"n", OB_TAG_MATRIX, 2, {3, 32}}, {"k", OB_TAG_MATRIX, 2, {5, 5}},
+    };
+    const int nr = (int)(sizeof runs / sizeof runs[0]);
+    const char *opts[] = {"muon", "root", "adafactor"};
+    for (int oi = 0; oi < 3; oi++) {
+        for (int batch_op = 0; batch_op < 2; batch_op++) {
+            rig all, one;
+            ob_err e;
+            CHECK(rig_route(&all, opts[oi], NULL, NULL, runs, nr, NULL, &e));
+            rig_setup(&all);
+            const ob_backend_ops *ops = all.dev.ops;
+            ob_backend_ops no_batch = *ops;
+            no_batch.elementwise_step_batch = NULL;
+            if (!batch_op) all.dev.ops = &no_batch;
+            fill_params(&all);
+            CHECK_MSG(all.lay.t[ob_layout_find(&all.lay, "b")].offset - all.lay.t[ob_layout_find(&all.lay, "a")].offset ==
+                              96 &&
+                          all.lay.t[ob_layout_find(&all.lay, "e")].offset -
+                                  all.lay.t[ob_layout_find(&all.lay, "d")].offset ==
+                              160,
+                      "the layout is not the one this test was written for");
+            float *before = malloc((size_t)all.lay.total * 4);
+            memcpy(before, all.p, (size_t)all.lay.total * 4);
+            for (int s = 1; s <= 3; s++) {
+                fill_grads(&all, s);
+                CHECK_OK(ob_optim_step(all.o, all.p, all.g, all.loss, s, all.rec, &e), &e);
+            }
+            for (int k = 0; k < nr; k++) {
+                CHECK(rig_route(&one, opts[oi], NULL, NULL, &runs[k], 1, NULL, &e));
+                rig_setup(&one);
+                const ob_tensor *ta = &all.lay.t[ob_layout_find(&all.lay, runs[k].name)], *to = &one.lay.t[0];
+                memcpy(one.p + to->offset, before + ta->offset, (size_t)ta->numel * 4);
+                for (int s = 1; s <= 3; s++) {
+                    fill_grads(&all, s);
+                    memcpy(one.g + to->offset, all.g + ta->offset, (size_t)ta->numel * 4);
+                    CHECK_OK(ob_optim_step(one.o, one.p, one.g, one.loss, s, one.rec, &e), &e);
+                }
+                double worst = 0, moved = 0;
+                for (int64_t i = 0; i < ta->numel; i++) {
+                    worst = fmax(worst, fabs(all.p[ta->offset + i] - one.p[to->offset + i]));
+                    moved = fmax(moved, fabs(all.p[ta->offset + i] - before[ta->offset + i]));
+                }
+                CHECK_MSG(worst < 1e-6 && moved > 1e-4, "%s, %s (batch op %d): %g from the tensor alone, moved %g",
+                          opts[oi], runs[k].name, batch_op, worst, moved);
+                rig_close(&one);
+            }
+            free(before);
+            all.dev.ops = ops;
+            rig_close(&all);
+        }
+    }
 }
 
 static void test_options(void)
@@ -605,6 +678,7 @@ int main(void)
     test_hybrid_routing();
     test_state_bytes();
     test_matrix_batches();
+    test_matrix_runs();
     test_options();
     test_rollback();
     test_stop();

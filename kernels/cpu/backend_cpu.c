@@ -282,6 +282,32 @@ static ob_status cpu_dot(ob_device *dev, int64_t n, const float *x, const float 
     return OB_OK;
 }
 
+/* cpu_dot(x_b, x_b) for each b, the chunks of every x_b spread over the threads. */
+static ob_status cpu_batched_sumsq(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, float *out,
+                                   ob_err *e)
+{
+    (void)dev;
+    if (batch <= 0) return OB_OK;
+    const int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK, total = nc * batch;
+    double stack[64], *part = total <= 64 ? stack : malloc((size_t)total * sizeof *part);
+    if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int isa = ob_cpu_reduce_isa(OB_CPU_ISA_CURRENT);
+#pragma omp parallel for if (n * batch > PAR_MIN && total > 1)
+    for (int64_t w = 0; w < total; w++) {
+        const int64_t b = w / nc, c = w % nc;
+        const float *xb = x + b * stride;
+        int64_t hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
+        part[w] = chunk_dot_fast(xb, xb, c * RED_CHUNK, hi, isa);
+    }
+    for (int b = 0; b < batch; b++) {
+        double s = 0;
+        for (int64_t c = 0; c < nc; c++) s += part[b * nc + c];
+        out[b] = (float)s;
+    }
+    if (part != stack) free(part);
+    return OB_OK;
+}
+
 /* C = 0 over m rows of n (row stride ldc). OpenBLAS runs a product with
  * beta = 0 as a separate pass that zeroes C (its beta kernel), then adds the
  * product to C; clearing C here with memset (which streams the stores) and
@@ -631,6 +657,39 @@ static ob_status cpu_elementwise_step(ob_device *dev, const ob_rule *rule, const
     return OB_OK;
 }
 
+/* Segment b of a batch: the pointers moved by b strides. */
+static void seg_ptrs(const ob_rule *rule, const ob_rule_step *sc, float *p, const float *g, float *const *s,
+                     const int64_t *stride, int64_t b, const ob_rule_step **scb, float **pb, const float **gb,
+                     float **sb)
+{
+    *scb = sc + b * stride[OB_BATCH_STEP];
+    *pb = p + b * stride[0];
+    *gb = g + b * stride[1];
+    for (int k = 0; k < OB_RULE_MAX_STATE; k++)
+        sb[k] = k < rule->n_state && s[k] ? s[k] + b * stride[2 + k] : NULL;
+}
+
+static ob_status cpu_elementwise_step_batch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                            const ob_step_stats *st, float *p, const float *g, float *const *s,
+                                            int64_t n, int64_t count, const int64_t *stride, ob_err *e)
+{
+    (void)dev;
+    (void)e;
+    if (st->skip != 0.0f || n <= 0 || count <= 0) return OB_OK;
+    const float clip = st->clip_scale;
+    const int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK, total = nc * count;
+#pragma omp parallel for if (n * count > PAR_MIN)
+    for (int64_t w = 0; w < total; w++) {
+        const int64_t b = w / nc, c = w % nc;
+        float *pb, *sb[OB_RULE_MAX_STATE];
+        const float *gb;
+        const ob_rule_step *scb;
+        seg_ptrs(rule, sc, p, g, s, stride, b, &scb, &pb, &gb, sb);
+        rule_span(rule, scb, clip, pb, gb, sb, c * RED_CHUNK, (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n);
+    }
+    return OB_OK;
+}
+
 /* The update and the gradient statistics in one sweep: each chunk's
  * statistics are summed while the chunk is in cache, in cpu_grad_stats'
  * chunks and order (the same sums, bit for bit). */
@@ -697,7 +756,9 @@ const ob_backend_ops ob_cpu_backend = {
     .finish_stats = cpu_finish_stats,
     .elementwise_step = cpu_elementwise_step,
     .elementwise_step_stats = cpu_elementwise_step_stats,
+    .elementwise_step_batch = cpu_elementwise_step_batch,
     .batched_normalize = ob_cpu_batched_normalize,
+    .batched_sumsq = cpu_batched_sumsq,
     .abs_quantile = ob_cpu_abs_quantile,
     .clamp_abs = ob_cpu_clamp_abs,
     .svd_polar = ob_cpu_svd_polar,

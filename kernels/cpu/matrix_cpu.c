@@ -449,27 +449,37 @@ ob_status ob_cpu_adafactor_precond(ob_device *dev, const float *g, const float *
     if (!ada_shape_ok(batch, rows, cols))
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "adafactor_precond: shape (%lld, %lld, %lld)",
                                 (long long)batch, (long long)rows, (long long)cols);
-    if (rows == 0 || cols == 0) return OB_OK;
+    if (rows == 0 || cols == 0 || batch == 0) return OB_OK;
     const float eps1sq = eps1 * eps1;
+    float one, *m = batch == 1 ? &one : malloc((size_t)batch * sizeof *m);
+    if (!m) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     for (int64_t b = 0; b < batch; b++) {
-        const float *rb = row + b * rows, *cb = col + b * cols;
+        const float *rb = row + b * rows;
         double s = 0.0;
         for (int64_t r = 0; r < rows; r++) s += (double)rb[r];
-        float m = (float)s / (float)rows;
-        m = m < eps1 ? eps1 : m;
-        const float *gb = g + b * rows * cols;
-        float *ub = u + b * rows * cols;
-#pragma omp parallel for if (rows * cols > PAR_MIN && rows > 1)
-        for (int64_t r = 0; r < rows; r++) precond_row(gb + r * cols, rb[r], cb, m, eps1sq, cols, ub + r * cols);
+        float mb = (float)s / (float)rows;
+        m[b] = mb < eps1 ? eps1 : mb;
     }
+    /* every row of every matrix is one task (a batch of small matrices too) */
+    const int64_t total = batch * rows;
+#pragma omp parallel for if (total * cols > PAR_MIN && total > 1)
+    for (int64_t br = 0; br < total; br++) {
+        const int64_t b = br / rows;
+        precond_row(g + br * cols, row[br], col + b * cols, m[b], eps1sq, cols, u + br * cols);
+    }
+    if (m != &one) free(m);
     return OB_OK;
 }
 
-ob_status ob_cpu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
-                                 ob_rule_step *dst, ob_err *e)
+ob_status ob_cpu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int count, int64_t numel,
+                                 float d, ob_rule_step *dst, ob_err *e)
 {
     (void)dev;
-    if (numel < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "adafactor_scale: numel = %lld", (long long)numel);
-    ob_adafactor_scale(src, sq, (long long)numel, d, dst);
+    if (numel < 0 || count < 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "adafactor_scale: %d tensors of %lld", count, (long long)numel);
+    for (int b = 0; b < count; b++) {
+        const float two[2] = {sq[b], sq[count + b]};
+        ob_adafactor_scale(src, two, (long long)numel, d, &dst[b]);
+    }
     return OB_OK;
 }

@@ -226,9 +226,14 @@ ob_status ob_cu_finish_stats(ob_device *dev, ob_step_stats *stats, const float *
 ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                  const ob_step_stats *stats, float *p, const float *g,
                                  float *const *s, int64_t n, ob_err *e);
+ob_status ob_cu_elementwise_step_batch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                       const ob_step_stats *stats, float *p, const float *g, float *const *s,
+                                       int64_t n, int64_t count, const int64_t *stride, ob_err *e);
 ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                        ob_err *e);
+ob_status ob_cu_batched_sumsq(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, float *out,
+                              ob_err *e);
 ob_status ob_cu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
                                   float eps, int add_eps, ob_err *e);
 ob_status ob_cu_abs_quantile(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,
@@ -248,8 +253,8 @@ ob_status ob_cu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_
                            float *out, ob_err *e);
 ob_status ob_cu_adafactor_precond(ob_device *dev, const float *g, const float *row, const float *col,
                                   int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e);
-ob_status ob_cu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
-                                ob_rule_step *dst, ob_err *e);
+ob_status ob_cu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int count, int64_t numel,
+                                float d, ob_rule_step *dst, ob_err *e);
 ob_status ob_cu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *loss, float *g, ob_err *e);
 
 #endif

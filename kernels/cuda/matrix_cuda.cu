@@ -82,19 +82,52 @@ static __global__ void __launch_bounds__(MX_THREADS)
         xb[i] = __fmul_rn(xb[i], inv);
 }
 
+/* out[b] = the chunks' sums of x_b^2 added in chunk order, as float. */
+static __global__ void sumsq_finish_kernel(const double *__restrict__ part, int batch, int nc, float *__restrict__ out)
+{
+    for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < batch; b += gridDim.x * blockDim.x) {
+        double s = 0.0;
+        for (int c = 0; c < nc; c++) s += part[(int64_t)b * nc + c];
+        out[b] = (float)s;
+    }
+}
+
+/* The first pass of both ops below: *nc chunk sums of x_b^2 per b in *part
+ * (scratch). batch > 0. */
+static ob_status norm_partials(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, const char *op,
+                               double **part, int *nc, ob_err *e)
+{
+    *nc = mx_chunks(n, NORM_MAX_CHUNKS);
+    OB_TRY(ob_cu_scratch(dev, (size_t)batch * *nc * sizeof(double), (void **)part, e));
+    norm_partial_kernel<<<dim3((unsigned)*nc, (unsigned)batch), MX_THREADS, 0, cu_impl(dev)->stream>>>(x, n, stride,
+                                                                                                    *part);
+    OB_CU_LAUNCHED(e, op);
+    return OB_OK;
+}
+
+ob_status ob_cu_batched_sumsq(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, float *out,
+                              ob_err *e)
+{
+    OB_TRY(mx_check(batch, n, "batched_sumsq", e));
+    if (batch == 0) return OB_OK;
+    double *part;
+    int nc;
+    OB_TRY(norm_partials(dev, x, batch, n, stride, "batched_sumsq", &part, &nc, e));
+    sumsq_finish_kernel<<<(unsigned)((batch + 127) / 128), 128, 0, cu_impl(dev)->stream>>>(part, batch, nc, out);
+    OB_CU_LAUNCHED(e, "batched_sumsq");
+    return OB_OK;
+}
+
 ob_status ob_cu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
                                   float eps, int add_eps, ob_err *e)
 {
     OB_TRY(mx_check(batch, n, "batched_normalize", e));
     if (batch == 0) return OB_OK;
-    cuda_impl *c = cu_impl(dev);
-    int nc = mx_chunks(n, NORM_MAX_CHUNKS);
-    double *part = NULL;
-    OB_TRY(ob_cu_scratch(dev, (size_t)batch * nc * sizeof(double), (void **)&part, e));
-    dim3 grid((unsigned)nc, (unsigned)batch);
-    norm_partial_kernel<<<grid, MX_THREADS, 0, c->stream>>>(x, n, stride, part);
-    OB_CU_LAUNCHED(e, "batched_normalize");
-    norm_scale_kernel<<<grid, MX_THREADS, 0, c->stream>>>(x, n, stride, part, nc, eps, add_eps);
+    double *part;
+    int nc;
+    OB_TRY(norm_partials(dev, x, batch, n, stride, "batched_normalize", &part, &nc, e));
+    norm_scale_kernel<<<dim3((unsigned)nc, (unsigned)batch), MX_THREADS, 0, cu_impl(dev)->stream>>>(
+        x, n, stride, part, nc, eps, add_eps);
     OB_CU_LAUNCHED(e, "batched_normalize");
     return OB_OK;
 }
@@ -825,20 +858,27 @@ ob_status ob_cu_adafactor_precond(ob_device *dev, const float *g, const float *r
     return OB_OK;
 }
 
-/* ob_adafactor_scale in one thread: no FMA can form (it multiplies and
- * divides, never adds a product), and double sqrt and division are IEEE. */
-static __global__ void ada_scale_kernel(const ob_rule_step *src, const float *sq, long long numel, float d,
-                                        ob_rule_step *dst)
+/* ob_adafactor_scale, one thread per tensor: no FMA can form (it
+ * multiplies and divides, never adds a product), and double sqrt and
+ * division are IEEE. */
+static __global__ void ada_scale_kernel(const ob_rule_step *src, const float *sq, int count, long long numel,
+                                        float d, ob_rule_step *dst)
 {
-    ob_adafactor_scale(src, sq, numel, d, dst);
+    for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < count; b += gridDim.x * blockDim.x) {
+        const float two[2] = {sq[b], sq[count + b]};
+        ob_adafactor_scale(src, two, numel, d, &dst[b]);
+    }
 }
 
-ob_status ob_cu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int64_t numel, float d,
-                                ob_rule_step *dst, ob_err *e)
+ob_status ob_cu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int count, int64_t numel,
+                                float d, ob_rule_step *dst, ob_err *e)
 {
-    if (numel < 0)
-        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda adafactor_scale: numel = %lld", (long long)numel);
-    ada_scale_kernel<<<1, 1, 0, cu_impl(dev)->stream>>>(src, sq, (long long)numel, d, dst);
+    if (numel < 0 || count < 0)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda adafactor_scale: %d tensors of %lld", count,
+                                (long long)numel);
+    if (count == 0) return OB_OK;
+    ada_scale_kernel<<<(unsigned)((count + 127) / 128), 128, 0, cu_impl(dev)->stream>>>(src, sq, count,
+                                                                                       (long long)numel, d, dst);
     OB_CU_LAUNCHED(e, "adafactor_scale");
     return OB_OK;
 }

@@ -52,17 +52,39 @@ static __device__ __forceinline__ void ew_lane(const ob_rule &rr, const ob_rule_
     }
 }
 
-/* STATS: also sum the gradient statistics of the range (as grad_stats, from
- * the unclipped gradient) into part[2 * block], part[2 * block + 1]; the
- * grid is then at most OB_CU_RED_MAX_BLOCKS blocks of OB_CU_RED_THREADS. */
-template <int KIND, int NS, bool STATS>
+/* A batch of segments (elementwise_step_batch): segment blockIdx.y starts
+ * blockIdx.y strides (floats) past each pointer. All zero for one range. */
+struct ew_seg {
+    int64_t p, g, s0, s1, s2, sc; /* sc in ob_rule_step units */
+};
+
+/* The kernel's modes: one range; one range with statistics; a batch. */
+enum { EW_PLAIN = 0, EW_STATS = 1, EW_BATCH = 2 };
+
+/* EW_STATS: also sum the gradient statistics of the range (as grad_stats,
+ * from the unclipped gradient) into part[2 * block], part[2 * block + 1];
+ * the grid is then at most OB_CU_RED_MAX_BLOCKS blocks of
+ * OB_CU_RED_THREADS. EW_BATCH: segment blockIdx.y of a batch (seg). A mode
+ * of its own, so that the single-range kernels carry no segment arithmetic
+ * (registers: the grid is one wave of resident blocks). */
+template <int KIND, int NS, int MODE>
 static __global__ void __launch_bounds__(EW_THREADS)
     ew_step_kernel(ob_rule r, const ob_rule_step *__restrict__ sc,
                    const ob_step_stats *__restrict__ stats, float *__restrict__ p,
                    const float *__restrict__ g, float *__restrict__ s0, float *__restrict__ s1,
-                   float *__restrict__ s2, int64_t n, int vec, double *__restrict__ part)
+                   float *__restrict__ s2, int64_t n, int vec, double *__restrict__ part, ew_seg seg)
 {
+    constexpr bool STATS = MODE == EW_STATS;
     const bool skip = stats->skip != 0.0f; /* the guard: this step changes nothing */
+    if (MODE == EW_BATCH) {
+        const int64_t b = blockIdx.y;
+        p += b * seg.p;
+        g += b * seg.g;
+        if (NS > 0) s0 += b * seg.s0;
+        if (NS > 1) s1 += b * seg.s1;
+        if (NS > 2) s2 += b * seg.s2;
+        sc += b * seg.sc;
+    }
     if (!STATS && skip) return;
     const float clip = stats->clip_scale;
     const ob_rule_step step = *sc;
@@ -117,40 +139,52 @@ static __global__ void __launch_bounds__(EW_THREADS)
     }
 }
 
-typedef void (*ew_kernel_fn)(ob_rule, const ob_rule_step *, const ob_step_stats *, float *,
-                             const float *, float *, float *, float *, int64_t, int, double *);
+static inline int64_t stride_of(const ew_seg &seg, int k)
+{
+    return k == 0 ? seg.s0 : k == 1 ? seg.s1 : seg.s2;
+}
 
-/* The instance for (kind, n_state, stats), found by walking the kinds at compile time. */
+typedef void (*ew_kernel_fn)(ob_rule, const ob_rule_step *, const ob_step_stats *, float *,
+                             const float *, float *, float *, float *, int64_t, int, double *, ew_seg);
+
+/* The instance for (kind, n_state, mode), found by walking the kinds at compile time. */
 template <int K>
 struct ew_pick {
-    template <bool STATS>
+    template <int MODE>
     static ew_kernel_fn get(int kind, int ns)
     {
-        if (kind != K) return ew_pick<K + 1>::template get<STATS>(kind, ns);
+        if (kind != K) return ew_pick<K + 1>::template get<MODE>(kind, ns);
         switch (ns) {
-        case 0: return ew_step_kernel<K, 0, STATS>;
-        case 1: return ew_step_kernel<K, 1, STATS>;
-        case 2: return ew_step_kernel<K, 2, STATS>;
-        case 3: return ew_step_kernel<K, 3, STATS>;
+        case 0: return ew_step_kernel<K, 0, MODE>;
+        case 1: return ew_step_kernel<K, 1, MODE>;
+        case 2: return ew_step_kernel<K, 2, MODE>;
+        case 3: return ew_step_kernel<K, 3, MODE>;
         default: return (ew_kernel_fn)0;
         }
     }
 };
 template <>
 struct ew_pick<OB_RULE_COUNT> {
-    template <bool STATS>
+    template <int MODE>
     static ew_kernel_fn get(int, int) { return (ew_kernel_fn)0; }
 };
 
+/* count segments at stride[] (NULL: one range); with_stats only for one. */
 static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc, ob_step_stats *stats,
-                           float *p, const float *g, float *const *s, int64_t n, bool with_stats, ob_err *e)
+                           float *p, const float *g, float *const *s, int64_t n, int64_t count,
+                           const int64_t *stride, bool with_stats, ob_err *e)
 {
-    if (n <= 0) return OB_OK;
+    if (n <= 0 || count <= 0) return OB_OK;
+    if (with_stats && count != 1)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_stats: %lld segments, not one",
+                                (long long)count);
     int ns = rule->n_state;
     if (ns < 0 || ns > OB_RULE_MAX_STATE || ns > 3)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: rule kind %d has %d state roles",
                                 rule->kind, ns);
-    ew_kernel_fn fn = with_stats ? ew_pick<0>::get<true>(rule->kind, ns) : ew_pick<0>::get<false>(rule->kind, ns);
+    ew_kernel_fn fn = with_stats  ? ew_pick<0>::get<EW_STATS>(rule->kind, ns)
+                      : count > 1 ? ew_pick<0>::get<EW_BATCH>(rule->kind, ns)
+                                  : ew_pick<0>::get<EW_PLAIN>(rule->kind, ns);
     if (!fn)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: unknown rule kind %d",
                                 rule->kind);
@@ -163,12 +197,17 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
                                 "its switches",
                                 rule->kind, ns);
     float *st[3] = {0, 0, 0};
-    int vec = cu_aligned16(p) && cu_aligned16(g);
+    static_assert(OB_BATCH_STRIDES == 6 && OB_BATCH_STEP == 5, "ew_seg holds p, g, three roles and the step");
+    ew_seg seg = {0, 0, 0, 0, 0, 0};
+    if (stride && count > 1) /* (one segment: its strides do not matter) */
+        seg = ew_seg{stride[0], stride[1], stride[2], stride[3], stride[4], stride[OB_BATCH_STEP]};
+    /* float4 access needs every segment of every pointer 16-byte aligned */
+    int vec = cu_aligned16(p) && cu_aligned16(g) && seg.p % 4 == 0 && seg.g % 4 == 0;
     for (int k = 0; k < ns; k++) {
         st[k] = s[k];
         if (!st[k])
             return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: state role %d is NULL", k);
-        vec = vec && cu_aligned16(st[k]);
+        vec = vec && cu_aligned16(st[k]) && stride_of(seg, k) % 4 == 0;
     }
     int64_t work = vec ? (n >> 2) : n;
     unsigned blocks = cu_grid_resident(dev, (const void *)fn, work, EW_THREADS);
@@ -177,10 +216,23 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
      * plain reductions' does: repeatable on one GPU and build, and within
      * rounding of grad_stats elsewhere. */
     if (with_stats && blocks > OB_CU_RED_MAX_BLOCKS) blocks = OB_CU_RED_MAX_BLOCKS;
+    /* A batch: its segments share the resident blocks (at least one each),
+     * gridDim.y <= 65535 segments per launch. */
+    if (count > 1) {
+        unsigned share = (unsigned)(cu_grid_resident(dev, (const void *)fn, INT64_MAX / 2, EW_THREADS) / count);
+        if (share < 1) share = 1;
+        if (blocks > share) blocks = share;
+    }
     cuda_impl *c = cu_impl(dev);
-    fn<<<blocks, EW_THREADS, 0, c->stream>>>(*rule, sc, stats, p, g, st[0], st[1], st[2], n, vec,
-                                              with_stats ? c->red_part : (double *)0);
-    OB_CU_LAUNCHED(e, "elementwise_step");
+    for (int64_t b0 = 0; b0 < count; b0 += 65535) {
+        const int64_t nb = count - b0 < 65535 ? count - b0 : 65535;
+        float *sb[3] = {st[0] ? st[0] + b0 * seg.s0 : st[0], st[1] ? st[1] + b0 * seg.s1 : st[1],
+                        st[2] ? st[2] + b0 * seg.s2 : st[2]};
+        fn<<<dim3(blocks, (unsigned)nb), EW_THREADS, 0, c->stream>>>(
+            *rule, sc + b0 * seg.sc, stats, p + b0 * seg.p, g + b0 * seg.g, sb[0], sb[1], sb[2], n, vec,
+            with_stats ? c->red_part : (double *)0, seg);
+        OB_CU_LAUNCHED(e, "elementwise_step");
+    }
     if (with_stats)
         return ob_cu_reduce_finish(dev, (int)blocks, CU_RED_ADD_STATS, NULL, stats, "elementwise_step_stats", e);
     return OB_OK;
@@ -190,12 +242,19 @@ ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_r
                                  const ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                  ob_err *e)
 {
-    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, false, e);
+    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, 1, NULL, false, e);
+}
+
+ob_status ob_cu_elementwise_step_batch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                       const ob_step_stats *stats, float *p, const float *g, float *const *s,
+                                       int64_t n, int64_t count, const int64_t *stride, ob_err *e)
+{
+    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, e);
 }
 
 ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                        ob_err *e)
 {
-    return ew_launch(dev, rule, sc, stats, p, g, s, n, true, e);
+    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, true, e);
 }

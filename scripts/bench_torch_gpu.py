@@ -7,8 +7,10 @@ shape), on the same GPU, with the same method: warm-up, iterations chosen for
 about 50 ms per repeat, CUDA events, median of repeats. Also a device-to-device
 copy of the same bytes (read + written) and, on request, a training step of a
 BERT-like encoder in eager PyTorch with the sizes of optbench's bert workload
-(pre-LayerNorm, tanh GELU, tied head with bias, masked-token cross-entropy).
-fp32 throughout, TF32 off.
+(pre-LayerNorm, tanh GELU, tied head with bias, masked-token cross-entropy),
+and one of optbench's cnn presets (--cnn NAME: the model of
+scripts/bench_torch_cpu.py, which mirrors workloads/cnn.c; cuDNN's autotuner
+on, so torch runs its fastest convolutions). fp32 throughout, TF32 off.
 
 Cases: --case IMPL,PARAMS,TENSORS[,RxC] with IMPL one of
   adamw-fused   torch.optim.AdamW(fused=True)
@@ -23,6 +25,7 @@ stdout). Without torch or a GPU it says so and exits 0 with no cases.
 import argparse
 import json
 import math
+import os
 import sys
 import time
 
@@ -183,10 +186,47 @@ def bench_bert(torch, spec):
             "ms_max": hi, "iters": iters, "tokens_per_s": B * T / (ms * 1e-3)}
 
 
+def cnn_step(torch, name, device):
+    """(step function, parameter count, images per step) of a training step
+    (forward, backward, AdamW, fused on CUDA) of the cnn preset NAME on one
+    fixed batch on device."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import bench_torch_cpu
+
+    p = bench_torch_cpu.PRESETS[name]
+    if p["kind"] != "cnn":
+        raise ValueError("%s is not a cnn preset" % name)
+    _, _, Cnn = bench_torch_cpu.torch_models()
+    torch.manual_seed(0)
+    model = Cnn(p).to(device)
+    n_params = sum(q.numel() for q in model.parameters())
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, **({"fused": True} if device == "cuda" else {}))
+    B = p["batch"]
+    x = torch.randn(B, p["channels"], p["image"], p["image"], device=device)
+    y = torch.randint(p["classes"], (B,), device=device)
+
+    def step():
+        opt.zero_grad(set_to_none=False)
+        loss = model(x, y)
+        loss.backward()
+        opt.step()
+
+    return step, n_params, B
+
+
+def bench_cnn(torch, name):
+    torch.backends.cudnn.benchmark = True
+    step, n_params, items = cnn_step(torch, name, "cuda")
+    ms, lo, hi, iters = timed(torch, step, target_ms=500.0, repeats=3, warmup=5, max_iters=50)
+    return {"kind": "cnn", "impl": "torch-eager-fp32", "spec": name, "params": n_params, "ms": ms, "ms_min": lo,
+            "ms_max": hi, "iters": iters, "images_per_s": items / (ms * 1e-3)}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", action="append", default=[], help="IMPL,PARAMS,TENSORS[,RxC]")
     ap.add_argument("--bert", help="B,T,V,L,C,H of the bert model to time")
+    ap.add_argument("--cnn", help="name of the cnn preset to time (e.g. cnn-base)")
     ap.add_argument("--out", help="JSON lines file")
     ap.add_argument("--budget", type=float, default=150.0, help="seconds; later cases are skipped past it")
     args = ap.parse_args()
@@ -232,6 +272,15 @@ def main():
                 emit(bench_bert(torch, args.bert))
             except Exception as ex:
                 emit({"kind": "error", "case": "bert " + args.bert, "why": str(ex)[:300]})
+                status = 1
+    if args.cnn:
+        if time.time() - t0 > args.budget:
+            emit({"kind": "skipped", "case": "cnn " + args.cnn, "why": "time budget"})
+        else:
+            try:
+                emit(bench_cnn(torch, args.cnn))
+            except Exception as ex:
+                emit({"kind": "error", "case": "cnn " + args.cnn, "why": str(ex)[:300]})
                 status = 1
     return status
 

@@ -15,7 +15,7 @@
 #      1000 tensors, SGD(fused) and torch.optim.Muon (bf16, and with its
 #      Newton-Schulz in fp32) on the same shapes (scripts/bench_torch_gpu.py);
 #   5. short bert-base and cnn-base training runs (when those workloads exist)
-#      and the same BERT model's training step in eager PyTorch; then the
+#      and the same BERT's and cnn's training steps in eager PyTorch; then the
 #      default benchmark (configs/default.yaml) on CUDA (OB_GPU_DEFAULT=0 skips);
 #   6. where Nsight Compute (ncu) is installed, the kernel times of two
 #      bert-base steps, summed per kernel (OB_GPU_PROFILE=0 skips it).
@@ -367,6 +367,10 @@ fi
 if ((HAVE_TORCH)) && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
   torch_run torch-bert 60 --bert 32,128,30522,12,768,12
 fi
+# the same cnn in eager PyTorch (the cnn-base preset; cuDNN autotuned)
+if ((HAVE_TORCH)) && grep -q -E "^  cnn-base( |$)" <<<"$LIST"; then
+  torch_run torch-cnn 60 --cnn cnn-base
+fi
 if ((GPU_OK)); then
   train bert-base-muon bert-base muon 200 60
 fi
@@ -490,6 +494,7 @@ if not ours:
 print()
 print("training runs (optbench run, CUDA)")
 torch_bert = [t for t in torch if t.get("kind") == "bert"]
+torch_cnn = [t for t in torch if t.get("kind") == "cnn" and t.get("spec") == "cnn-base"]
 for l in open(runs_f) if sqlite3 else []:
     r = kv(l)
     try:
@@ -500,9 +505,9 @@ for l in open(runs_f) if sqlite3 else []:
                               % ("device_mem_bytes" if "device_mem_bytes" in cols else "NULL")):
             wl, opt, st, steps, med, p90, ips, fl, el, em, peak, drv = row
             extra = ""
-            if wl == "bert-base" and torch_bert and med:
-                tb = torch_bert[0]
-                extra = "  torch eager %.2f ms/step -> ours/torch time x%.2f" % (tb["ms"], med / tb["ms"])
+            tw = torch_bert if wl == "bert-base" else torch_cnn if wl == "cnn-base" else []
+            if tw and med:
+                extra = "  torch eager %.2f ms/step -> ours/torch time x%.2f" % (tw[0]["ms"], med / tw[0]["ms"])
             print("  %-24s %-10s %-6s %-8s steps %-4s %8.2f ms/step (p90 %.2f)  %10.0f items/s  loss %.4g  eval %.4g  metric %s  peak %.2f GB (driver %s)%s" % (
                 r.get("name", ""), wl, opt, st, steps, med or float("nan"), p90 or float("nan"), ips or 0, fl if fl is not None else float("nan"),
                 el if el is not None else float("nan"), "%.4g" % em if em is not None else "-", (peak or 0) / 1e9,
@@ -512,6 +517,9 @@ for l in open(runs_f) if sqlite3 else []:
 if torch_bert:
     tb = torch_bert[0]
     print("  torch eager BERT step (%s, %d params): %.2f ms/step, %.0f tokens/s" % (tb["spec"], tb["params"], tb["ms"], tb["tokens_per_s"]))
+if torch_cnn:
+    tc = torch_cnn[0]
+    print("  torch eager cnn step (%s, %d params): %.2f ms/step, %.0f images/s" % (tc["spec"], tc["params"], tc["ms"], tc["images_per_s"]))
 for t in torch:
     if t.get("kind") in ("error", "skipped"):
         print("  torch %s: %s (%s)" % (t["kind"], t.get("case"), t.get("why")))

@@ -160,7 +160,8 @@ typedef struct ob_backend_ops {
                                    float eps, int add_eps, ob_err *e);
     /* out[b] (device, float) = sum of x_b^2 in double: on the CPU in dot's
      * order (the same bits as dot(x_b, x_b)), on CUDA in a fixed order of its
-     * own (bitwise repeatable). */
+     * own (bitwise repeatable). batch <= 65535 (CUDA's grid, as for
+     * batched_normalize). */
     ob_status (*batched_sumsq)(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, float *out,
                                ob_err *e);
     /* out[b] (device) = the q-quantile of |x_b|, linear interpolation between

@@ -373,8 +373,9 @@ static ob_status build_buckets(ob_optim *o, int g, const ob_layout *l, int64_t *
         int64_t sx = ob_ns_stride(rows * cols);
         int64_t dmin = rows < cols ? rows : cols, dmax = rows < cols ? cols : rows;
         int64_t ss = ob_ns_stride(dmin * dmin);
-        int cap = (int)(WS_BATCH_FLOATS / sx);
-        if (cap < 1) cap = 1;
+        int64_t cap64 = WS_BATCH_FLOATS / sx;
+        /* at most 65535 matrices (a CUDA grid's y dimension in the batched ops) */
+        int cap = (int)(cap64 < 1 ? 1 : cap64 > 65535 ? 65535 : cap64);
         ob_bucket *b = NULL;
         for (int j = i; j < l->n; j++) {
             int64_t r2, c2;
@@ -538,7 +539,7 @@ ob_status ob_optim_ew_batch(ob_optim *o, const ob_rule_step *step, const ob_rule
         return ops->elementwise_step_batch(dev, r, step, o->stats_dev, p, g, s, n, count, stride, e);
     for (int64_t b = 0; b < count; b++) {
         float *sb[OB_RULE_MAX_STATE] = {0};
-        for (int k = 0; k < r->n_state && k < OB_RULE_MAX_STATE; k++) sb[k] = s[k] + b * stride[2 + k];
+        for (int k = 0; k < r->n_state && k < OB_RULE_MAX_STATE; k++) sb[k] = s[k] ? s[k] + b * stride[2 + k] : NULL;
         OB_TRY(ops->elementwise_step(dev, r, step + b * stride[OB_BATCH_STEP], o->stats_dev, p + b * stride[0],
                                      g + b * stride[1], sb, n, e));
     }

@@ -581,9 +581,12 @@ static void test_rules_waves(void)
 /* elementwise_step_batch: count segments of n floats, each pointer with its
  * own spacing, with one step or a step per segment, against the same op on
  * the CPU (2e-5) and the CPU's against one elementwise_step per segment
- * (bitwise); the gaps between segments stay as they were. Spacings that are multiples of 4 take the float4 body with a
- * scalar tail (n = 1001), one that is not takes the scalar path, and 70000
- * segments need two launches (at most 65535 per launch). */
+ * (bitwise); the gaps between segments stay as they were, and with the
+ * guard's skip nothing changes. Spacings that are multiples of 4 take the
+ * float4 body with a scalar tail (n = 1001), one misaligned spacing of p, g
+ * or a state role the scalar path; larger shapes run several blocks per
+ * segment, more segments than the GPU holds at once, and 70000 segments two
+ * launches (at most 65535 per launch). */
 static void test_rules_batch(void)
 {
     /* (a slot the CPU fills and CUDA does not fails the table check in main) */
@@ -594,9 +597,13 @@ static void test_rules_batch(void)
     static const struct {
         int64_t n, count, stride[OB_BATCH_STRIDES];
     } shapes[] = {
-        {1001, 5, {1008, 1024, 1012, 1100, 1004, 0}}, /* float4 body + tail */
-        {1001, 4, {1003, 1024, 1012, 1100, 1004, 1}}, /* p misaligned: scalar; a step per segment */
-        {8, 70000, {8, 12, 16, 8, 20, 1}},            /* two launches */
+        {1001, 5, {1008, 1024, 1012, 1100, 1004, 0}},     /* float4 body + tail */
+        {1001, 4, {1003, 1024, 1012, 1100, 1004, 1}},     /* p misaligned: scalar; a step per segment */
+        {1001, 4, {1008, 1025, 1012, 1100, 1004, 0}},     /* only g misaligned: scalar */
+        {1001, 4, {1008, 1024, 1012, 1101, 1004, 1}},     /* only the second state role misaligned */
+        {70001, 3, {70004, 70008, 70012, 70016, 70020, 1}}, /* several blocks per segment */
+        {4100, 1200, {4100, 4104, 4108, 4112, 4116, 0}},  /* more segments than resident blocks */
+        {8, 70000, {8, 12, 16, 8, 20, 1}},                /* two launches */
     };
     rule_case cases[40];
     int nc = rule_cases(cases);
@@ -605,9 +612,10 @@ static void test_rules_batch(void)
         int want = 0;
         for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) want |= !strcmp(rc->name, names[q]);
         if (!want) continue;
-        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
-            const int64_t n = shapes[si].n, count = shapes[si].count;
-            const int64_t *str = shapes[si].stride;
+        for (size_t si = 0; si < 2 * (sizeof shapes / sizeof shapes[0]); si++) {
+            const int skip = (int)(si & 1); /* the guard's skip: nothing may change */
+            const int64_t n = shapes[si / 2].n, count = shapes[si / 2].count;
+            const int64_t *str = shapes[si / 2].stride;
             int64_t len[5];
             float *h[5], *c[5], *g[5], *ref[5];
             for (int k = 0; k < 5; k++) {
@@ -620,7 +628,7 @@ static void test_rules_batch(void)
                 g[k] = dev_put(&gpu, h[k], len[k]);
                 ref[k] = dev_put(&cpu, h[k], len[k]);
             }
-            ob_step_stats st = {0, 0, 0, 0.8f, 0, 0, 0};
+            ob_step_stats st = {0, 0, 0, 0.8f, (float)skip, 0, 0};
             /* one step, or one per segment (each its own lr and scale) */
             const int64_t nsc = str[OB_BATCH_STEP] ? count : 1;
             ob_rule_step *sc = calloc((size_t)nsc, sizeof *sc);
@@ -662,8 +670,12 @@ static void test_rules_batch(void)
                     if (in && b[i] != h[k][i]) moved = 1;
                 }
                 CHECK_MSG(gap_ok, "batch %s (role %d): wrote between the segments", rc->name, k);
-                CHECK_MSG(moved || (k >= 2 && rc->r.kind == OB_RULE_MATRIX_APPLY),
-                          "batch %s (role %d): nothing was updated", rc->name, k);
+                if (skip)
+                    CHECK_MSG(!moved && bitwise_equal(a, h[k], len[k]), "batch %s (role %d): a skipped step wrote",
+                              rc->name, k);
+                else
+                    CHECK_MSG(moved || (k >= 2 && rc->r.kind == OB_RULE_MATRIX_APPLY),
+                              "batch %s (role %d): nothing was updated", rc->name, k);
                 free(a);
                 free(b);
                 free(r);

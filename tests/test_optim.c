@@ -232,6 +232,10 @@ static void test_matrix_runs(void)
          * but 6 + 16 and 3 + 32 row and column means) */
         {"i", OB_TAG_MATRIX, 2, {5, 5}}, {"m", OB_TAG_MATRIX, 2, {6, 16}}, {"j", OB_TAG_MATRIX, 2, {5, 5}},
         {"n", OB_TAG_MATRIX, 2, {3, 32}}, {"k", OB_TAG_MATRIX, 2, {5, 5}},
+        /* tensors of more than two dimensions: Adafactor factors their last
+         * two over a batch of the others (12 x (3, 5) and 2 x (70, 3)) */
+        {"l", OB_TAG_CONV, 4, {4, 3, 3, 5}}, {"o", OB_TAG_CONV, 4, {4, 3, 3, 5}}, {"s", OB_TAG_CONV, 4, {4, 3, 3, 5}},
+        {"t", OB_TAG_CONV, 3, {2, 70, 3}}, {"z", OB_TAG_BIAS, 1, {5}}, {"u", OB_TAG_CONV, 3, {2, 70, 3}},
     };
     const int nr = (int)(sizeof runs / sizeof runs[0]);
     const char *opts[] = {"muon", "root", "adafactor"};
@@ -277,6 +281,29 @@ static void test_matrix_runs(void)
                           opts[oi], runs[k].name, batch_op, worst, moved);
                 rig_close(&one);
             }
+            /* a NaN in one gradient: the guard skips the step, and neither the
+             * parameters nor any state (the blobs a checkpoint keeps) change */
+            ob_state_blob bl[32];
+            const int nb = ob_optim_state_blobs(all.o, bl, 32);
+            size_t sbytes = 0;
+            for (int i = 0; i < nb; i++) sbytes += bl[i].bytes;
+            unsigned char *st0 = malloc(sbytes), *sp0 = st0;
+            for (int i = 0; i < nb; i++, sp0 += bl[i - 1].bytes) memcpy(sp0, bl[i].ptr, bl[i].bytes);
+            memcpy(before, all.p, (size_t)all.lay.total * 4);
+            fill_grads(&all, 4);
+            all.g[all.lay.t[ob_layout_find(&all.lay, "d")].offset + 5] = NAN;
+            CHECK_OK(ob_optim_step(all.o, all.p, all.g, all.loss, 4, all.rec, &e), &e);
+            CHECK_MSG(!memcmp(before, all.p, (size_t)all.lay.total * 4), "%s (batch op %d): a skipped step moved "
+                      "the parameters", opts[oi], batch_op);
+            sp0 = st0;
+            for (int i = 0; i < nb; i++) {
+                /* (the update count t is state too, and a skipped update still counts) */
+                if (strcmp(bl[i].name, "optim.t") != 0)
+                    CHECK_MSG(!memcmp(sp0, bl[i].ptr, bl[i].bytes), "%s (batch op %d): a skipped step changed %s",
+                              opts[oi], batch_op, bl[i].name);
+                sp0 += bl[i].bytes;
+            }
+            free(st0);
             free(before);
             all.dev.ops = ops;
             rig_close(&all);

@@ -178,6 +178,9 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
     if (with_stats && count != 1)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_stats: %lld segments, not one",
                                 (long long)count);
+    if (count > 1 && !stride) /* every segment would update the same range at once */
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_batch: %lld segments without strides",
+                                (long long)count);
     int ns = rule->n_state;
     if (ns < 0 || ns > OB_RULE_MAX_STATE || ns > 3)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: rule kind %d has %d state roles",

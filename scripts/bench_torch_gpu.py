@@ -252,36 +252,27 @@ def main():
     torch.backends.cudnn.allow_tf32 = False
     emit({"kind": "info", "available": True, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
     status = 0
-    for case in args.case:
+    def run(label, fn):
+        """emit fn()'s record, or why there is none; 1 on an error."""
         if time.time() - t0 > args.budget:
-            emit({"kind": "skipped", "case": case, "why": "time budget"})
-            continue
-        parts = case.split(",")
+            emit({"kind": "skipped", "case": label, "why": "time budget"})
+            return 0
         try:
-            rec = bench_case(torch, parts[0], parse_count(parts[1]), int(parts[2]), parts[3] if len(parts) > 3 else None)
-            emit(rec)
+            emit(fn())
+            return 0
         except Exception as ex:
-            emit({"kind": "error", "case": case, "why": str(ex)[:300]})
-            status = 1
+            emit({"kind": "error", "case": label, "why": str(ex)[:300]})
             torch.cuda.empty_cache()
+            return 1
+
+    for case in args.case:
+        parts = case.split(",")
+        status |= run(case, lambda: bench_case(torch, parts[0], parse_count(parts[1]), int(parts[2]),
+                                               parts[3] if len(parts) > 3 else None))
     if args.bert:
-        if time.time() - t0 > args.budget:
-            emit({"kind": "skipped", "case": "bert " + args.bert, "why": "time budget"})
-        else:
-            try:
-                emit(bench_bert(torch, args.bert))
-            except Exception as ex:
-                emit({"kind": "error", "case": "bert " + args.bert, "why": str(ex)[:300]})
-                status = 1
+        status |= run("bert " + args.bert, lambda: bench_bert(torch, args.bert))
     if args.cnn:
-        if time.time() - t0 > args.budget:
-            emit({"kind": "skipped", "case": "cnn " + args.cnn, "why": "time budget"})
-        else:
-            try:
-                emit(bench_cnn(torch, args.cnn))
-            except Exception as ex:
-                emit({"kind": "error", "case": "cnn " + args.cnn, "why": str(ex)[:300]})
-                status = 1
+        status |= run("cnn " + args.cnn, lambda: bench_cnn(torch, args.cnn))
     return status
 
 

@@ -31,7 +31,15 @@
  * was; S_k starts as the identity, the basis a skipped first update leaves.
  * The mode products are GEMMs (strided-batched over the leading dimensions),
  * the mode Gram products SYRKs, the eigenbases LAPACK / cuSOLVER (the
- * backend's sym_eigvecs, qr_orth, eig_order); one tensor at a time.
+ * backend's sym_eigvecs, qr_orth, eig_order).
+ *
+ * Tensors of one shape with at most two dimensions whose parameters and
+ * preconditioners lie at constant spacings (a model's layers, or tensors
+ * stored one after another) form a run: on a step that changes no basis,
+ * each op runs once over the run (the mode products and Gram products
+ * strided-batched over its tensors, the rules through
+ * elementwise_step_batch). The first update and the refreshes of the bases
+ * go tensor by tensor.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -69,11 +77,20 @@ typedef struct soap_tensor {
     soap_mode mode[OB_MAX_DIMS];
 } soap_tensor;
 
+/* Tensors t[first .. first + count) of one shape (at most 2-D), spaced sp
+ * floats apart in the arenas and sa in aux (0 for a run of one). */
+typedef struct soap_run {
+    int first, count;
+    int64_t sp, sa;
+} soap_run;
+
 typedef struct soap_priv {
-    soap_tensor *t;
+    soap_tensor *t;   /* run by run */
     int n;
-    float *w[6];      /* scratch, max numel each */
-    float *m[3];      /* scratch, max n_k^2 each */
+    soap_run *run;
+    int n_runs;
+    float *w[6];      /* scratch: w[0..3] a run's numel each, w[4], w[5] max numel */
+    float *m[3];      /* scratch, max n_k^2 each; m[0] a run's n_k^2 each */
     int32_t *perm;    /* scratch, max n_k */
     ob_rule copy_clip, commit, lerp, apply;
 } soap_priv;
@@ -133,6 +150,7 @@ static void soap_release(ob_optim *o, int g)
     for (int i = 0; i < 3; i++) ob_dev_free(o->dev, sp->m[i]);
     ob_dev_free(o->dev, sp->perm);
     free(sp->t);
+    free(sp->run);
     free(sp);
     o->group[g].priv = NULL;
 }
@@ -153,6 +171,79 @@ static ob_status init_bases(ob_optim *o, ob_group *gr, const soap_priv *sp, ob_e
             free(id);
             OB_TRY(s);
         }
+    return OB_OK;
+}
+
+static int soap_same_shape(const ob_layout *l, const soap_tensor *a, const soap_tensor *b)
+{
+    const ob_tensor *ta = &l->t[a->index], *tb = &l->t[b->index];
+    if (ta->ndim != tb->ndim || a->nd > 2) return 0;
+    for (int k = 0; k < ta->ndim; k++)
+        if (ta->shape[k] != tb->shape[k] || (a->mode[k].l_off < 0) != (b->mode[k].l_off < 0)) return 0;
+    return 1;
+}
+
+/* The first preconditioner's offset in aux (0 without one): the spacing of
+ * a run's preconditioners. */
+static int64_t soap_aux_at(const soap_tensor *t)
+{
+    for (int k = 0; k < t->nd; k++)
+        if (t->mode[k].l_off >= 0) return t->mode[k].l_off;
+    return 0;
+}
+
+/* Reorder sp->t run by run: tensors of one shape (at most 2-D) in layout
+ * order, cut where the spacing in the arenas or aux changes or the run
+ * would pass budget floats (or 65535 tensors). ws: the largest run's
+ * numel x count; wm: its largest n_k^2 x count. */
+static ob_status soap_make_runs(soap_priv *sp, const ob_layout *l, int64_t budget, int64_t *ws, int64_t *wm,
+                                ob_err *e)
+{
+    soap_tensor *sorted = malloc((size_t)(sp->n ? sp->n : 1) * sizeof *sorted);
+    unsigned char *done = calloc((size_t)(sp->n ? sp->n : 1), 1);
+    sp->run = malloc((size_t)(sp->n ? sp->n : 1) * sizeof *sp->run);
+    if (!sorted || !done || !sp->run) {
+        free(sorted);
+        free(done);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    int m = 0;
+    sp->n_runs = 0;
+    for (int i = 0; i < sp->n; i++) {
+        if (done[i]) continue;
+        const int64_t numel = l->t[sp->t[i].index].numel;
+        int64_t cap = budget / (numel > 0 ? numel : 1), nn = 0;
+        if (cap > 65535) cap = 65535;
+        if (cap < 1) cap = 1;
+        for (int k = 0; k < sp->t[i].nd; k++)
+            if (sp->t[i].mode[k].l_off >= 0 && sp->t[i].mode[k].n * sp->t[i].mode[k].n > nn)
+                nn = sp->t[i].mode[k].n * sp->t[i].mode[k].n;
+        soap_run *r = NULL;
+        for (int j = i; j < sp->n; j++) {
+            if (done[j] || (j != i && !soap_same_shape(l, &sp->t[i], &sp->t[j]))) continue;
+            const soap_tensor *prev = r ? &sorted[m - 1] : NULL;
+            int64_t dp = prev ? l->t[sp->t[j].index].offset - l->t[prev->index].offset : 0;
+            int64_t da = prev ? soap_aux_at(&sp->t[j]) - soap_aux_at(prev) : 0;
+            if (r && r->count < cap && (r->count == 1 || (dp == r->sp && da == r->sa))) {
+                if (r->count == 1) {
+                    r->sp = dp;
+                    r->sa = da;
+                }
+                r->count++;
+            } else {
+                r = &sp->run[sp->n_runs++];
+                *r = (soap_run){.first = m, .count = 1};
+            }
+            sorted[m++] = sp->t[j];
+            done[j] = 1;
+            if (r->count * numel > *ws) *ws = r->count * numel;
+            if (r->count * nn > *wm) *wm = r->count * nn;
+            if (sp->t[i].nd > 2) break; /* (a run of one) */
+        }
+    }
+    memcpy(sp->t, sorted, (size_t)sp->n * sizeof *sorted);
+    free(sorted);
+    free(done);
     return OB_OK;
 }
 
@@ -210,9 +301,16 @@ static ob_status soap_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
         OB_TRY(ob_dev_alloc(dev, (size_t)aux * sizeof(float), (void **)&gr->aux, e));
         OB_TRY(init_bases(o, gr, sp, e));
     }
-    for (int i = 0; i < 6; i++) OB_TRY(ob_dev_alloc(dev, (size_t)max_numel * sizeof(float), (void **)&sp->w[i], e));
+    /* A run holds at most a workspace of floats: the largest tensor, or up
+     * to 4M floats where the group is larger. */
+    int64_t budget = gr->end - gr->begin < ((int64_t)1 << 22) ? gr->end - gr->begin : (int64_t)1 << 22;
+    if (budget < max_numel) budget = max_numel;
+    int64_t ws = max_numel, wm = max_n * max_n;
+    OB_TRY(soap_make_runs(sp, l, budget, &ws, &wm, e));
+    for (int i = 0; i < 6; i++)
+        OB_TRY(ob_dev_alloc(dev, (size_t)(i < 4 ? ws : max_numel) * sizeof(float), (void **)&sp->w[i], e));
     for (int i = 0; i < 3; i++)
-        OB_TRY(ob_dev_alloc(dev, (size_t)(max_n * max_n) * sizeof(float), (void **)&sp->m[i], e));
+        OB_TRY(ob_dev_alloc(dev, (size_t)(i == 0 ? wm : max_n * max_n) * sizeof(float), (void **)&sp->m[i], e));
     OB_TRY(ob_dev_alloc(dev, (size_t)max_n * sizeof(int32_t), (void **)&sp->perm, e));
     sp->copy_clip = (ob_rule){.kind = OB_RULE_COPY, .c = {1.0f}};
     sp->commit = (ob_rule){.kind = OB_RULE_COPY};
@@ -342,6 +440,80 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
     return OB_OK;
 }
 
+/* x (a run's tensors side by side, numel apart) through every
+ * preconditioned mode of its tensors (at most 2-D: A or B is 1), as project
+ * does for one, each mode product strided-batched over the run. */
+static ob_status project_run(ob_optim *o, const ob_group *gr, const soap_tensor *t, const soap_run *r,
+                             const float *x, float *a, float *b, int back, const float **out, ob_err *e)
+{
+    const ob_backend_ops *ops = o->dev->ops;
+    const int64_t numel = o->layout->t[t->index].numel;
+    const float *cur = x;
+    for (int k = 0; k < t->nd; k++) {
+        const soap_mode *md = &t->mode[k];
+        if (md->s_off < 0) continue;
+        float *dst = cur == a ? b : a;
+        const float *S = gr->aux + md->s_off;
+        const int n = (int)md->n, A = (int)md->A, B = (int)md->B;
+        if (B == 1) /* (A, n) rows: Y = X S^T forward, X S back */
+            OB_TRY(ops->gemm_strided_batched(o->dev, 0, !back, A, n, n, 1.0f, cur, n, numel, S, n, r->sa, 0.0f, dst, n,
+                                             numel, r->count, e));
+        else /* A == 1: Y = S X forward, S^T X back */
+            OB_TRY(ops->gemm_strided_batched(o->dev, back, 0, n, B, n, 1.0f, S, n, r->sa, cur, B, numel, 0.0f, dst, B,
+                                             numel, r->count, e));
+        cur = dst;
+    }
+    *out = cur;
+    return OB_OK;
+}
+
+/* out_i (n, n) = G_(k) G_(k)^T of each tensor x_i of a run (at most 2-D),
+ * out_i at i n^2, as mode_gram does for one. */
+static ob_status gram_run(ob_device *dev, const soap_mode *md, const float *x, int64_t numel, int count, float *out,
+                          ob_err *e)
+{
+    const ob_backend_ops *ops = dev->ops;
+    const int n = (int)md->n, trans = md->A != 1; /* A == 1: (n, B) rows, X X^T; else (A, n): X^T X */
+    const int k = (int)(md->A * md->B), lda = trans ? n : k;
+    const int64_t nn = (int64_t)n * n;
+    if (ops->syrk_strided_batched)
+        return ops->syrk_strided_batched(dev, trans, n, k, 1.0f, x, lda, numel, 0.0f, out, n, nn, count, e);
+    return ops->gemm_strided_batched(dev, trans, !trans, n, n, k, 1.0f, x, lda, numel, x, lda, numel, 0.0f, out, n,
+                                     nn, count, e);
+}
+
+/* A run's step when no basis changes (adam_k >= 1, no refresh): the
+ * arithmetic of soap_tensor_step, each op once over the run. */
+static ob_status soap_run_step(ob_optim *o, ob_group *gr, soap_priv *sp, const soap_run *r, float *params,
+                               const float *grads, ob_err *e)
+{
+    const soap_tensor *st = &sp->t[r->first];
+    const ob_tensor *t = &o->layout->t[st->index];
+    const int64_t n = t->numel, k = r->count, d = r->sp;
+    float *none[OB_RULE_MAX_STATE] = {NULL, NULL, NULL}, *g = sp->w[0];
+    const int64_t s_clip[OB_BATCH_STRIDES] = {n, d, 0, 0, 0, 0};
+    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->copy_clip, g, grads + t->offset, none, n, k, s_clip, e));
+    const float *rot, *u;
+    OB_TRY(project_run(o, gr, st, r, g, sp->w[1], sp->w[2], 0, &rot, e));
+    float *mv[OB_RULE_MAX_STATE] = {gr->state[0] + (t->offset - gr->begin), gr->state[1] + (t->offset - gr->begin),
+                                    NULL};
+    const int64_t s_adam[OB_BATCH_STRIDES] = {n, n, d, d, 0, 0};
+    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &gr->rule, sp->w[3], rot, mv, n, k, s_adam, e));
+    OB_TRY(project_run(o, gr, st, r, sp->w[3], sp->w[1], sp->w[2], 1, &u, e));
+    float *us[OB_RULE_MAX_STATE] = {(float *)u, NULL, NULL};
+    const int64_t s_apply[OB_BATCH_STRIDES] = {d, d, n, 0, 0, 0};
+    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->apply, params + t->offset, grads + t->offset, us, n, k, s_apply, e));
+    for (int m = 0; m < st->nd; m++) {
+        const soap_mode *md = &st->mode[m];
+        if (md->l_off < 0) continue;
+        const int64_t nn = md->n * md->n;
+        OB_TRY(gram_run(o->dev, md, g, n, (int)k, sp->m[0], e));
+        const int64_t s_lerp[OB_BATCH_STRIDES] = {r->sa, nn, 0, 0, 0, 0};
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->lerp, gr->aux + md->l_off, sp->m[0], none, nn, k, s_lerp, e));
+    }
+    return OB_OK;
+}
+
 static ob_status soap_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)
 {
     ob_group *gr = &o->group[g];
@@ -349,7 +521,15 @@ static ob_status soap_custom_step(ob_optim *o, int g, float *params, const float
     const int64_t adam_k = o->t - 1;
     const int64_t freq = (int64_t)ob_optim_hp(o, "precondition_frequency");
     const int refresh = adam_k >= 1 && adam_k % freq == 0;
-    for (int i = 0; i < sp->n; i++) OB_TRY(soap_tensor_step(o, gr, sp, &sp->t[i], params, grads, adam_k, refresh, e));
+    for (int ri = 0; ri < sp->n_runs; ri++) {
+        const soap_run *r = &sp->run[ri];
+        if (r->count > 1 && adam_k >= 1 && !refresh) {
+            OB_TRY(soap_run_step(o, gr, sp, r, params, grads, e));
+            continue;
+        }
+        for (int i = r->first; i < r->first + r->count; i++)
+            OB_TRY(soap_tensor_step(o, gr, sp, &sp->t[i], params, grads, adam_k, refresh, e));
+    }
     return OB_OK;
 }
 

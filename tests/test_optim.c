@@ -215,9 +215,10 @@ static void test_matrix_batches(void)
 /* Same-shape tensors at one spacing in the arena are stepped together, in
  * one batched pass per run: a matrix group's momentum and update (three runs
  * of the 8x12 bucket below: spacing 96, 160, 96 floats; one run of the 6x10
- * one, spacing 160), and every op of Adafactor (the same runs, a run of the
+ * one, spacing 160), every op of Adafactor (the same runs, a run of the
  * two vectors, and the 5x5 tensors cut where their second moments' spacing
- * changes). Every tensor is updated as it is alone, with the
+ * changes) and SOAP's steps that change no basis (2-D runs; its first update
+ * goes tensor by tensor). Every tensor is updated as it is alone, with the
  * backend's batch op and without it (one pass per tensor). */
 static void test_matrix_runs(void)
 {
@@ -238,8 +239,8 @@ static void test_matrix_runs(void)
         {"t", OB_TAG_CONV, 3, {2, 70, 3}}, {"z", OB_TAG_BIAS, 1, {5}}, {"u", OB_TAG_CONV, 3, {2, 70, 3}},
     };
     const int nr = (int)(sizeof runs / sizeof runs[0]);
-    const char *opts[] = {"muon", "root", "adafactor"};
-    for (int oi = 0; oi < 3; oi++) {
+    const char *opts[] = {"muon", "root", "adafactor", "soap"};
+    for (int oi = 0; oi < 4; oi++) {
         for (int batch_op = 0; batch_op < 2; batch_op++) {
             rig all, one;
             ob_err e;

@@ -49,17 +49,10 @@ typedef struct af_tensor {
     int64_t v_off, c_off;  /* in aux: variance, or row (batch R) and col (batch C) */
 } af_tensor;
 
-/* Tensors t[first .. first + count) of one shape, spaced sp floats apart
- * in the arenas and sa apart in aux (0 for a run of one). */
-typedef struct af_run {
-    int first, count;
-    int64_t sp, sa;
-} af_run;
-
 typedef struct af_priv {
     af_tensor *t;          /* run by run */
     int n;
-    af_run *run;
+    ob_run *run;
     int n_runs;
     float *w[4];           /* scratch: the run's gradients, row and column means, u */
     float *sq;             /* per tensor of a run: ||p||^2, then ||u||^2 */
@@ -102,65 +95,46 @@ static void af_release(ob_optim *o, int g)
     o->group[g].priv = NULL;
 }
 
-static int af_same_shape(const af_tensor *a, const af_tensor *b, const ob_layout *l)
+static int af_same_shape(const void *ctx, int i, int j)
 {
+    const af_priv *ap = ((const void *const *)ctx)[0];
+    const ob_layout *l = ((const void *const *)ctx)[1];
+    const af_tensor *a = &ap->t[i], *b = &ap->t[j];
     if (a->factored != b->factored) return 0;
     if (a->factored) return a->batch == b->batch && a->R == b->R && a->C == b->C;
     return l->t[a->index].numel == l->t[b->index].numel;
 }
 
-/* Reorder ap->t run by run: the tensors of one shape in layout order, cut
- * where the spacing in the arenas or in aux changes or the run would pass
- * budget floats (or 65535 tensors). ws: the largest run's gradients, row
- * means and column means; *max_count its most tensors. */
+/* (the largest per-run workspaces hold the run's gradients and u: numel each) */
+static void af_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
+{
+    const af_priv *ap = ((const void *const *)ctx)[0];
+    const ob_layout *l = ((const void *const *)ctx)[1];
+    *off = l->t[ap->t[i].index].offset;
+    *aux = ap->t[i].v_off;
+    *size = l->t[ap->t[i].index].numel;
+}
+
+/* Reorder ap->t run by run (ob_make_runs; the spacing in aux is that of the
+ * second moments). ws: the largest run's gradients, row means and column
+ * means; *max_count its most tensors. */
 static ob_status af_make_runs(af_priv *ap, const ob_layout *l, int64_t budget, int64_t ws[3], int *max_count,
                               ob_err *e)
 {
-    af_tensor *sorted = malloc((size_t)(ap->n ? ap->n : 1) * sizeof *sorted);
-    unsigned char *done = calloc((size_t)(ap->n ? ap->n : 1), 1);
     ap->run = malloc((size_t)(ap->n ? ap->n : 1) * sizeof *ap->run);
-    if (!sorted || !done || !ap->run) {
-        free(sorted);
-        free(done);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    if (!ap->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const void *ctx[2] = {ap, l};
+    const ob_run_items items = {ap->t, sizeof *ap->t, ap->n, ctx, af_same_shape, af_where};
+    OB_TRY(ob_make_runs(&items, budget, ap->run, &ap->n_runs, e));
+    for (int ri = 0; ri < ap->n_runs; ri++) {
+        const ob_run *r = &ap->run[ri];
+        const af_tensor *t = &ap->t[r->first];
+        const int64_t k = r->count;
+        if (k * l->t[t->index].numel > ws[0]) ws[0] = k * l->t[t->index].numel;
+        if (t->factored && k * t->batch * t->R > ws[1]) ws[1] = k * t->batch * t->R;
+        if (t->factored && k * t->batch * t->C > ws[2]) ws[2] = k * t->batch * t->C;
+        if (r->count > *max_count) *max_count = r->count;
     }
-    int m = 0;
-    ap->n_runs = 0;
-    for (int i = 0; i < ap->n; i++) {
-        if (done[i]) continue;
-        const int64_t numel = l->t[ap->t[i].index].numel;
-        int64_t cap = budget / (numel > 0 ? numel : 1);
-        if (cap > 65535) cap = 65535;
-        if (cap < 1) cap = 1;
-        af_run *r = NULL;
-        for (int j = i; j < ap->n; j++) {
-            if (done[j] || !af_same_shape(&ap->t[i], &ap->t[j], l)) continue;
-            const af_tensor *prev = r ? &sorted[m - 1] : NULL;
-            int64_t sp = prev ? l->t[ap->t[j].index].offset - l->t[prev->index].offset : 0;
-            int64_t sa = prev ? ap->t[j].v_off - prev->v_off : 0;
-            int joins = r && r->count < cap && (r->count == 1 || (sp == r->sp && sa == r->sa));
-            if (joins) {
-                if (r->count == 1) {
-                    r->sp = sp;
-                    r->sa = sa;
-                }
-                r->count++;
-            } else {
-                r = &ap->run[ap->n_runs++];
-                *r = (af_run){.first = m, .count = 1};
-            }
-            sorted[m++] = ap->t[j];
-            done[j] = 1;
-            const af_tensor *t = &ap->t[j];
-            if (r->count * numel > ws[0]) ws[0] = r->count * numel;
-            if (t->factored && r->count * t->batch * t->R > ws[1]) ws[1] = r->count * t->batch * t->R;
-            if (t->factored && r->count * t->batch * t->C > ws[2]) ws[2] = r->count * t->batch * t->C;
-            if (r->count > *max_count) *max_count = r->count;
-        }
-    }
-    memcpy(ap->t, sorted, (size_t)ap->n * sizeof *sorted);
-    free(sorted);
-    free(done);
     return OB_OK;
 }
 
@@ -234,7 +208,7 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
 }
 
 /* One run: every op once over its tensors (see the top of the file). */
-static ob_status af_run_step(ob_optim *o, ob_group *gr, const af_run *r, float *params, const float *grads,
+static ob_status af_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float *params, const float *grads,
                              ob_err *e)
 {
     af_priv *ap = gr->priv;

@@ -153,6 +153,29 @@ ob_status ob_optim_ew(ob_optim *o, const ob_rule_step *step, const ob_rule *r, f
  * pass, or one call per segment where the backend has no batch op. */
 ob_status ob_optim_ew_batch(ob_optim *o, const ob_rule_step *step, const ob_rule *r, float *p, const float *g,
                             float *const *s, int64_t n, int64_t count, const int64_t *stride, ob_err *e);
+/* A run: tensors of one shape lying at constant spacings in the arenas and
+ * in a custom group's aux, stepped together (Adafactor, SOAP). */
+typedef struct ob_run {
+    int first, count; /* positions in the caller's reordered list */
+    int64_t sp, sa;   /* spacing in the arenas and in aux (0 for a run of one) */
+} ob_run;
+/* How a custom group's tensors are cut into runs (ob_make_runs). */
+typedef struct ob_run_items {
+    void *base;                              /* the items: n of size bytes, in layout order */
+    size_t size;
+    int n;
+    const void *ctx;
+    int (*same)(const void *ctx, int i, int j);  /* of one shape (may refuse every j != i) */
+    /* where item i lies: its offset in the arenas and in aux, and the floats
+     * it takes in the caller's largest per-run workspace (its size) */
+    void (*where)(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size);
+} ob_run_items;
+/* Cut the items into runs and reorder them run by run (each run's items
+ * consecutive, in layout order): item j joins the open run of the first
+ * item i of its shape while the spacings in the arenas and in aux stay what
+ * they were and the run holds at most budget / size_i items (and 65535).
+ * runs: n entries; *n_runs of them are set. */
+ob_status ob_make_runs(const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs, ob_err *e);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
 

@@ -546,6 +546,56 @@ ob_status ob_optim_ew_batch(ob_optim *o, const ob_rule_step *step, const ob_rule
     return OB_OK;
 }
 
+ob_status ob_make_runs(const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs, ob_err *e)
+{
+    const int n = it->n;
+    unsigned char *done = calloc((size_t)(n > 0 ? n : 1), 1);
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    char *sorted = malloc((size_t)(n > 0 ? n : 1) * it->size);
+    if (!done || !order || !sorted) {
+        free(done);
+        free(order);
+        free(sorted);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    int m = 0;
+    *n_runs = 0;
+    for (int i = 0; i < n; i++) {
+        if (done[i]) continue;
+        int64_t off, aux, size;
+        it->where(it->ctx, i, &off, &aux, &size);
+        int64_t cap = budget / (size > 0 ? size : 1), prev_off = 0, prev_aux = 0;
+        cap = cap < 1 ? 1 : cap > 65535 ? 65535 : cap;
+        ob_run *r = NULL;
+        for (int j = i; j < n; j++) {
+            if (done[j] || (j != i && !it->same(it->ctx, i, j))) continue;
+            it->where(it->ctx, j, &off, &aux, &size);
+            const int64_t dp = off - prev_off, da = aux - prev_aux;
+            if (r && r->count < cap && (r->count == 1 || (dp == r->sp && da == r->sa))) {
+                if (r->count == 1) {
+                    r->sp = dp;
+                    r->sa = da;
+                }
+                r->count++;
+            } else {
+                r = &runs[(*n_runs)++];
+                *r = (ob_run){.first = m, .count = 1};
+            }
+            order[m++] = j;
+            done[j] = 1;
+            prev_off = off;
+            prev_aux = aux;
+        }
+    }
+    for (int k = 0; k < n; k++)
+        memcpy(sorted + (size_t)k * it->size, (char *)it->base + (size_t)order[k] * it->size, it->size);
+    memcpy(it->base, sorted, (size_t)n * it->size);
+    free(done);
+    free(order);
+    free(sorted);
+    return OB_OK;
+}
+
 /* How many of the members from[i..count) lie at one spacing in the arenas
  * (*d floats apart; 0 for a run of one): the next run of a bucket, which
  * one batched pass covers. Same-shape tensors of a model's layers are such

@@ -77,17 +77,10 @@ typedef struct soap_tensor {
     soap_mode mode[OB_MAX_DIMS];
 } soap_tensor;
 
-/* Tensors t[first .. first + count) of one shape (at most 2-D), spaced sp
- * floats apart in the arenas and sa in aux (0 for a run of one). */
-typedef struct soap_run {
-    int first, count;
-    int64_t sp, sa;
-} soap_run;
-
 typedef struct soap_priv {
     soap_tensor *t;   /* run by run */
     int n;
-    soap_run *run;
+    ob_run *run;
     int n_runs;
     float *w[6];      /* scratch: w[0..3] a run's numel each, w[4], w[5] max numel */
     float *m[3];      /* scratch, max n_k^2 each; m[0] a run's n_k^2 each */
@@ -174,8 +167,13 @@ static ob_status init_bases(ob_optim *o, ob_group *gr, const soap_priv *sp, ob_e
     return OB_OK;
 }
 
-static int soap_same_shape(const ob_layout *l, const soap_tensor *a, const soap_tensor *b)
+/* Runs hold tensors of at most two dimensions with the same shape and the
+ * same preconditioned modes. */
+static int soap_same_shape(const void *ctx, int i, int j)
 {
+    const soap_priv *sp = ((const void *const *)ctx)[0];
+    const ob_layout *l = ((const void *const *)ctx)[1];
+    const soap_tensor *a = &sp->t[i], *b = &sp->t[j];
     const ob_tensor *ta = &l->t[a->index], *tb = &l->t[b->index];
     if (ta->ndim != tb->ndim || a->nd > 2) return 0;
     for (int k = 0; k < ta->ndim; k++)
@@ -183,8 +181,9 @@ static int soap_same_shape(const ob_layout *l, const soap_tensor *a, const soap_
     return 1;
 }
 
-/* The first preconditioner's offset in aux (0 without one): the spacing of
- * a run's preconditioners. */
+/* The first preconditioner's offset in aux (0 without one): a run's
+ * preconditioners are spaced as these are (one tensor's L and S blocks
+ * follow one another). */
 static int64_t soap_aux_at(const soap_tensor *t)
 {
     for (int k = 0; k < t->nd; k++)
@@ -192,58 +191,39 @@ static int64_t soap_aux_at(const soap_tensor *t)
     return 0;
 }
 
-/* Reorder sp->t run by run: tensors of one shape (at most 2-D) in layout
- * order, cut where the spacing in the arenas or aux changes or the run
- * would pass budget floats (or 65535 tensors). ws: the largest run's
- * numel x count; wm: its largest n_k^2 x count. */
+/* (the per-run workspaces hold numel floats per tensor, w[0..3], and the
+ * Gram products n_k^2, m[0]: the larger sets how many fit a budget) */
+static void soap_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
+{
+    const soap_priv *sp = ((const void *const *)ctx)[0];
+    const ob_layout *l = ((const void *const *)ctx)[1];
+    const soap_tensor *t = &sp->t[i];
+    *off = l->t[t->index].offset;
+    *aux = soap_aux_at(t);
+    *size = l->t[t->index].numel;
+    for (int k = 0; k < t->nd; k++)
+        if (t->mode[k].l_off >= 0 && t->mode[k].n * t->mode[k].n > *size) *size = t->mode[k].n * t->mode[k].n;
+}
+
+/* Reorder sp->t run by run (ob_make_runs). ws: the largest run's numel x
+ * count; wm: its largest n_k^2 x count. */
 static ob_status soap_make_runs(soap_priv *sp, const ob_layout *l, int64_t budget, int64_t *ws, int64_t *wm,
                                 ob_err *e)
 {
-    soap_tensor *sorted = malloc((size_t)(sp->n ? sp->n : 1) * sizeof *sorted);
-    unsigned char *done = calloc((size_t)(sp->n ? sp->n : 1), 1);
     sp->run = malloc((size_t)(sp->n ? sp->n : 1) * sizeof *sp->run);
-    if (!sorted || !done || !sp->run) {
-        free(sorted);
-        free(done);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    if (!sp->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const void *ctx[2] = {sp, l};
+    const ob_run_items items = {sp->t, sizeof *sp->t, sp->n, ctx, soap_same_shape, soap_where};
+    OB_TRY(ob_make_runs(&items, budget, sp->run, &sp->n_runs, e));
+    for (int ri = 0; ri < sp->n_runs; ri++) {
+        const ob_run *r = &sp->run[ri];
+        const soap_tensor *t = &sp->t[r->first];
+        const int64_t k = r->count;
+        if (k * l->t[t->index].numel > *ws) *ws = k * l->t[t->index].numel;
+        for (int d = 0; d < t->nd; d++)
+            if (t->mode[d].l_off >= 0 && k * t->mode[d].n * t->mode[d].n > *wm)
+                *wm = k * t->mode[d].n * t->mode[d].n;
     }
-    int m = 0;
-    sp->n_runs = 0;
-    for (int i = 0; i < sp->n; i++) {
-        if (done[i]) continue;
-        const int64_t numel = l->t[sp->t[i].index].numel;
-        int64_t cap = budget / (numel > 0 ? numel : 1), nn = 0;
-        if (cap > 65535) cap = 65535;
-        if (cap < 1) cap = 1;
-        for (int k = 0; k < sp->t[i].nd; k++)
-            if (sp->t[i].mode[k].l_off >= 0 && sp->t[i].mode[k].n * sp->t[i].mode[k].n > nn)
-                nn = sp->t[i].mode[k].n * sp->t[i].mode[k].n;
-        soap_run *r = NULL;
-        for (int j = i; j < sp->n; j++) {
-            if (done[j] || (j != i && !soap_same_shape(l, &sp->t[i], &sp->t[j]))) continue;
-            const soap_tensor *prev = r ? &sorted[m - 1] : NULL;
-            int64_t dp = prev ? l->t[sp->t[j].index].offset - l->t[prev->index].offset : 0;
-            int64_t da = prev ? soap_aux_at(&sp->t[j]) - soap_aux_at(prev) : 0;
-            if (r && r->count < cap && (r->count == 1 || (dp == r->sp && da == r->sa))) {
-                if (r->count == 1) {
-                    r->sp = dp;
-                    r->sa = da;
-                }
-                r->count++;
-            } else {
-                r = &sp->run[sp->n_runs++];
-                *r = (soap_run){.first = m, .count = 1};
-            }
-            sorted[m++] = sp->t[j];
-            done[j] = 1;
-            if (r->count * numel > *ws) *ws = r->count * numel;
-            if (r->count * nn > *wm) *wm = r->count * nn;
-            if (sp->t[i].nd > 2) break; /* (a run of one) */
-        }
-    }
-    memcpy(sp->t, sorted, (size_t)sp->n * sizeof *sorted);
-    free(sorted);
-    free(done);
     return OB_OK;
 }
 
@@ -443,7 +423,7 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
 /* x (a run's tensors side by side, numel apart) through every
  * preconditioned mode of its tensors (at most 2-D: A or B is 1), as project
  * does for one, each mode product strided-batched over the run. */
-static ob_status project_run(ob_optim *o, const ob_group *gr, const soap_tensor *t, const soap_run *r,
+static ob_status project_run(ob_optim *o, const ob_group *gr, const soap_tensor *t, const ob_run *r,
                              const float *x, float *a, float *b, int back, const float **out, ob_err *e)
 {
     const ob_backend_ops *ops = o->dev->ops;
@@ -484,7 +464,7 @@ static ob_status gram_run(ob_device *dev, const soap_mode *md, const float *x, i
 
 /* A run's step when no basis changes (adam_k >= 1, no refresh): the
  * arithmetic of soap_tensor_step, each op once over the run. */
-static ob_status soap_run_step(ob_optim *o, ob_group *gr, soap_priv *sp, const soap_run *r, float *params,
+static ob_status soap_run_step(ob_optim *o, ob_group *gr, soap_priv *sp, const ob_run *r, float *params,
                                const float *grads, ob_err *e)
 {
     const soap_tensor *st = &sp->t[r->first];
@@ -522,7 +502,7 @@ static ob_status soap_custom_step(ob_optim *o, int g, float *params, const float
     const int64_t freq = (int64_t)ob_optim_hp(o, "precondition_frequency");
     const int refresh = adam_k >= 1 && adam_k % freq == 0;
     for (int ri = 0; ri < sp->n_runs; ri++) {
-        const soap_run *r = &sp->run[ri];
+        const ob_run *r = &sp->run[ri];
         if (r->count > 1 && adam_k >= 1 && !refresh) {
             OB_TRY(soap_run_step(o, gr, sp, r, params, grads, e));
             continue;

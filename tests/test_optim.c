@@ -237,14 +237,28 @@ static void test_matrix_runs(void)
          * two over a batch of the others (12 x (3, 5) and 2 x (70, 3)) */
         {"l", OB_TAG_CONV, 4, {4, 3, 3, 5}}, {"o", OB_TAG_CONV, 4, {4, 3, 3, 5}}, {"s", OB_TAG_CONV, 4, {4, 3, 3, 5}},
         {"t", OB_TAG_CONV, 3, {2, 70, 3}}, {"z", OB_TAG_BIAS, 1, {5}}, {"u", OB_TAG_CONV, 3, {2, 70, 3}},
+        {"A", OB_TAG_MATRIX, 2, {12, 8}}, {"B", OB_TAG_MATRIX, 2, {12, 8}}, {"C", OB_TAG_MATRIX, 2, {12, 8}},
     };
     const int nr = (int)(sizeof runs / sizeof runs[0]);
-    const char *opts[] = {"muon", "root", "adafactor", "soap"};
-    for (int oi = 0; oi < 4; oi++) {
+    /* SOAP also past refreshes of its bases (every 2 or 3 steps), with its
+     * vectors preconditioned, and with only the 8-wide mode of the 12x8
+     * tensors (max_precond_dim 9) */
+    static const struct {
+        const char *opt, *sets;
+        int steps;
+    } cases[] = {{"muon", NULL, 3},
+                 {"root", NULL, 3},
+                 {"adafactor", NULL, 3},
+                 {"soap", NULL, 3},
+                 {"soap", "precondition_1d=1,max_precond_dim=9,precondition_frequency=2", 7},
+                 {"soap", "precondition_frequency=3", 8}};
+    for (size_t oi = 0; oi < sizeof cases / sizeof cases[0]; oi++) {
+        const char *opt = cases[oi].opt, *sets = cases[oi].sets;
+        const int steps = cases[oi].steps;
         for (int batch_op = 0; batch_op < 2; batch_op++) {
             rig all, one;
             ob_err e;
-            CHECK(rig_route(&all, opts[oi], NULL, NULL, runs, nr, NULL, &e));
+            CHECK(rig_route(&all, opt, sets, NULL, runs, nr, NULL, &e));
             rig_setup(&all);
             const ob_backend_ops *ops = all.dev.ops;
             ob_backend_ops no_batch = *ops;
@@ -259,16 +273,16 @@ static void test_matrix_runs(void)
                       "the layout is not the one this test was written for");
             float *before = malloc((size_t)all.lay.total * 4);
             memcpy(before, all.p, (size_t)all.lay.total * 4);
-            for (int s = 1; s <= 3; s++) {
+            for (int s = 1; s <= steps; s++) {
                 fill_grads(&all, s);
                 CHECK_OK(ob_optim_step(all.o, all.p, all.g, all.loss, s, all.rec, &e), &e);
             }
             for (int k = 0; k < nr; k++) {
-                CHECK(rig_route(&one, opts[oi], NULL, NULL, &runs[k], 1, NULL, &e));
+                CHECK(rig_route(&one, opt, sets, NULL, &runs[k], 1, NULL, &e));
                 rig_setup(&one);
                 const ob_tensor *ta = &all.lay.t[ob_layout_find(&all.lay, runs[k].name)], *to = &one.lay.t[0];
                 memcpy(one.p + to->offset, before + ta->offset, (size_t)ta->numel * 4);
-                for (int s = 1; s <= 3; s++) {
+                for (int s = 1; s <= steps; s++) {
                     fill_grads(&all, s);
                     memcpy(one.g + to->offset, all.g + ta->offset, (size_t)ta->numel * 4);
                     CHECK_OK(ob_optim_step(one.o, one.p, one.g, one.loss, s, one.rec, &e), &e);
@@ -279,7 +293,7 @@ static void test_matrix_runs(void)
                     moved = fmax(moved, fabs(all.p[ta->offset + i] - before[ta->offset + i]));
                 }
                 CHECK_MSG(worst < 1e-6 && moved > 1e-4, "%s, %s (batch op %d): %g from the tensor alone, moved %g",
-                          opts[oi], runs[k].name, batch_op, worst, moved);
+                          opt, runs[k].name, batch_op, worst, moved);
                 rig_close(&one);
             }
             /* a NaN in one gradient: the guard skips the step, and neither the
@@ -291,17 +305,17 @@ static void test_matrix_runs(void)
             unsigned char *st0 = malloc(sbytes), *sp0 = st0;
             for (int i = 0; i < nb; i++, sp0 += bl[i - 1].bytes) memcpy(sp0, bl[i].ptr, bl[i].bytes);
             memcpy(before, all.p, (size_t)all.lay.total * 4);
-            fill_grads(&all, 4);
+            fill_grads(&all, steps + 1);
             all.g[all.lay.t[ob_layout_find(&all.lay, "d")].offset + 5] = NAN;
-            CHECK_OK(ob_optim_step(all.o, all.p, all.g, all.loss, 4, all.rec, &e), &e);
+            CHECK_OK(ob_optim_step(all.o, all.p, all.g, all.loss, steps + 1, all.rec, &e), &e);
             CHECK_MSG(!memcmp(before, all.p, (size_t)all.lay.total * 4), "%s (batch op %d): a skipped step moved "
-                      "the parameters", opts[oi], batch_op);
+                      "the parameters", opt, batch_op);
             sp0 = st0;
             for (int i = 0; i < nb; i++) {
                 /* (the update count t is state too, and a skipped update still counts) */
                 if (strcmp(bl[i].name, "optim.t") != 0)
                     CHECK_MSG(!memcmp(sp0, bl[i].ptr, bl[i].bytes), "%s (batch op %d): a skipped step changed %s",
-                              opts[oi], batch_op, bl[i].name);
+                              opt, batch_op, bl[i].name);
                 sp0 += bl[i].bytes;
             }
             free(st0);

@@ -172,6 +172,12 @@ typedef struct ob_backend_ops {
     /* x_b = clamp(x_b, -(thr[b] + add), thr[b] + add); thr in device memory. */
     ob_status (*clamp_abs)(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
                            const float *thr, float add, ob_err *e);
+    /* (optional) The most floats a batch of same-shape items of item_floats
+     * each (a Muon or ROOT bucket, an Adafactor or SOAP run) should span in
+     * one workspace: on the CPU what keeps a batch's passes in the caches.
+     * NULL: as many as the optimizer's own limit allows (a GPU wants them
+     * all in one launch). */
+    int64_t (*batch_floats)(const ob_device *dev, int64_t item_floats);
 
     /* --- studies (optional) --- */
     /* Reduced SVD of the row-major (rows x cols) A, computed in double: singular
@@ -200,6 +206,17 @@ typedef struct ob_backend_ops {
      * Ties keep ascending j; a NaN est ranks below every number. Always a
      * permutation of 0..n-1. No host synchronization on CUDA. */
     ob_status (*eig_order)(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e);
+    /* (optional) the three above over count matrices side by side, matrix b
+     * at A, W, S, T + b * its stride (in floats) and perm + b * n: the same
+     * values as count calls (on the CPU the matrices are shared out over the
+     * threads, each solved as a lone one is). Matrices of a batch do not
+     * overlap. */
+    ob_status (*sym_eigvecs_batch)(ob_device *dev, int n, int count, const float *A, int64_t sa, float *S,
+                                   int64_t ss, ob_err *e);
+    ob_status (*qr_orth_batch)(ob_device *dev, int n, int count, const float *W, int64_t sw, float *S, int64_t ss,
+                               ob_err *e);
+    ob_status (*eig_order_batch)(ob_device *dev, int n, int count, const float *S, int64_t ss, const float *T,
+                                 int64_t st, int32_t *perm, ob_err *e);
 
     /* --- Adafactor (factored second moments) --- */
     /* out[r] = alpha * sum_c x[r][c]^2 for the rows of x (rows, cols), each

@@ -118,14 +118,14 @@ static void af_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t
 /* Reorder ap->t run by run (ob_make_runs; the spacing in aux is that of the
  * second moments). ws: the largest run's gradients, row means and column
  * means; *max_count its most tensors. */
-static ob_status af_make_runs(af_priv *ap, const ob_layout *l, int64_t budget, int64_t ws[3], int *max_count,
-                              ob_err *e)
+static ob_status af_make_runs(const ob_device *dev, af_priv *ap, const ob_layout *l, int64_t budget, int64_t ws[3],
+                              int *max_count, ob_err *e)
 {
     ap->run = malloc((size_t)(ap->n ? ap->n : 1) * sizeof *ap->run);
     if (!ap->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     const void *ctx[2] = {ap, l};
     const ob_run_items items = {ap->t, sizeof *ap->t, ap->n, ctx, af_same_shape, af_where};
-    OB_TRY(ob_make_runs(&items, budget, ap->run, &ap->n_runs, e));
+    OB_TRY(ob_make_runs(dev, &items, budget, ap->run, &ap->n_runs, e));
     for (int ri = 0; ri < ap->n_runs; ri++) {
         const ob_run *r = &ap->run[ri];
         const af_tensor *t = &ap->t[r->first];
@@ -189,7 +189,7 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     if (budget < max_numel) budget = max_numel;
     int64_t ws[3] = {16, 16, 16}; /* gradients and u, row means, column means */
     int max_count = 1;
-    OB_TRY(af_make_runs(ap, l, budget, ws, &max_count, e));
+    OB_TRY(af_make_runs(o->dev, ap, l, budget, ws, &max_count, e));
     for (int i = 0; i < 4; i++) {
         int64_t nf = i == 1 ? ws[1] : i == 2 ? ws[2] : ws[0];
         OB_TRY(ob_dev_alloc(dev, (size_t)nf * sizeof(float), (void **)&ap->w[i], e));

@@ -170,12 +170,19 @@ typedef struct ob_run_items {
      * it takes in the caller's largest per-run workspace (its size) */
     void (*where)(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size);
 } ob_run_items;
+/* total items cut into batches of at most cap, as even as they go: the
+ * largest batch's size (18 at most 16 each: 9 and 9, not 16 and 2). */
+int ob_balanced_cap(int total, int cap);
+/* The most floats a batch of items of item_floats each should span: the
+ * backend's batch_floats (the CPU's caches) where it has one, at most limit. */
+int64_t ob_batch_budget(const ob_device *dev, int64_t item_floats, int64_t limit);
 /* Cut the items into runs and reorder them run by run (each run's items
  * consecutive, in layout order): item j joins the open run of the first
  * item i of its shape while the spacings in the arenas and in aux stay what
- * they were and the run holds at most budget / size_i items (and 65535).
- * runs: n entries; *n_runs of them are set. */
-ob_status ob_make_runs(const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs, ob_err *e);
+ * they were and the run holds at most ob_batch_budget(dev, size_i, budget)
+ * / size_i items (and 65535). runs: n entries; *n_runs of them are set. */
+ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs,
+                       ob_err *e);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
 

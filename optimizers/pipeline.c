@@ -373,9 +373,16 @@ static ob_status build_buckets(ob_optim *o, int g, const ob_layout *l, int64_t *
         int64_t sx = ob_ns_stride(rows * cols);
         int64_t dmin = rows < cols ? rows : cols, dmax = rows < cols ? cols : rows;
         int64_t ss = ob_ns_stride(dmin * dmin);
-        int64_t cap64 = WS_BATCH_FLOATS / sx;
+        int64_t cap64 = ob_batch_budget(o->dev, sx, WS_BATCH_FLOATS) / sx;
         /* at most 65535 matrices (a CUDA grid's y dimension in the batched ops) */
-        int cap = (int)(cap64 < 1 ? 1 : cap64 > 65535 ? 65535 : cap64);
+        int cap = (int)(cap64 < 1 ? 1 : cap64 > 65535 ? 65535 : cap64), same = 0;
+        for (int j = i; j < l->n; j++) {
+            int64_t r2, c2;
+            if (l->t[j].group != g || done[j]) continue;
+            ob_tensor_matrix_dims(&l->t[j], &r2, &c2);
+            same += r2 == rows && c2 == cols;
+        }
+        cap = ob_balanced_cap(same, cap);
         ob_bucket *b = NULL;
         for (int j = i; j < l->n; j++) {
             int64_t r2, c2;
@@ -546,7 +553,22 @@ ob_status ob_optim_ew_batch(ob_optim *o, const ob_rule_step *step, const ob_rule
     return OB_OK;
 }
 
-ob_status ob_make_runs(const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs, ob_err *e)
+int ob_balanced_cap(int total, int cap)
+{
+    if (cap < 1 || total <= cap) return cap < 1 ? 1 : cap;
+    const int batches = (total + cap - 1) / cap;
+    return (total + batches - 1) / batches;
+}
+
+int64_t ob_batch_budget(const ob_device *dev, int64_t item_floats, int64_t limit)
+{
+    if (!dev->ops->batch_floats) return limit;
+    const int64_t b = dev->ops->batch_floats(dev, item_floats);
+    return b < limit ? b : limit;
+}
+
+ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs,
+                       ob_err *e)
 {
     const int n = it->n;
     unsigned char *done = calloc((size_t)(n > 0 ? n : 1), 1);
@@ -564,8 +586,12 @@ ob_status ob_make_runs(const ob_run_items *it, int64_t budget, ob_run *runs, int
         if (done[i]) continue;
         int64_t off, aux, size;
         it->where(it->ctx, i, &off, &aux, &size);
-        int64_t cap = budget / (size > 0 ? size : 1), prev_off = 0, prev_aux = 0;
+        const int64_t sz = size > 0 ? size : 1;
+        int64_t cap = ob_batch_budget(dev, sz, budget) / sz, prev_off = 0, prev_aux = 0;
         cap = cap < 1 ? 1 : cap > 65535 ? 65535 : cap;
+        int same = 0;
+        for (int j = i; j < n; j++) same += !done[j] && (j == i || it->same(it->ctx, i, j));
+        cap = ob_balanced_cap(same, (int)cap);
         ob_run *r = NULL;
         for (int j = i; j < n; j++) {
             if (done[j] || (j != i && !it->same(it->ctx, i, j))) continue;

@@ -35,11 +35,12 @@
  *
  * Tensors of one shape with at most two dimensions whose parameters and
  * preconditioners lie at constant spacings (a model's layers, or tensors
- * stored one after another) form a run: on a step that changes no basis,
- * each op runs once over the run (the mode products and Gram products
- * strided-batched over its tensors, the rules through
- * elementwise_step_batch). The first update and the refreshes of the bases
- * go tensor by tensor.
+ * stored one after another) form a run: each op runs once over the run (the
+ * mode products and Gram products strided-batched over its tensors, the
+ * rules through elementwise_step_batch, the eigensolvers, QRs and orderings
+ * of the bases through the backend's batch ops where it has them: on the
+ * CPU one matrix per thread). Only the reordering of v's slices goes tensor
+ * by tensor. Tensors of more dimensions go tensor by tensor.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -83,8 +84,8 @@ typedef struct soap_priv {
     ob_run *run;
     int n_runs;
     float *w[6];      /* scratch: w[0..3] a run's numel each, w[4], w[5] max numel */
-    float *m[3];      /* scratch, max n_k^2 each; m[0] a run's n_k^2 each */
-    int32_t *perm;    /* scratch, max n_k */
+    float *m[3];      /* scratch: a run's n_k^2 each */
+    int32_t *perm;    /* scratch: a run's n_k each */
     ob_rule copy_clip, commit, lerp, apply;
 } soap_priv;
 
@@ -206,23 +207,25 @@ static void soap_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64
 }
 
 /* Reorder sp->t run by run (ob_make_runs). ws: the largest run's numel x
- * count; wm: its largest n_k^2 x count. */
-static ob_status soap_make_runs(soap_priv *sp, const ob_layout *l, int64_t budget, int64_t *ws, int64_t *wm,
-                                ob_err *e)
+ * count; wm: its largest n_k^2 x count; wp: its largest n_k x count. */
+static ob_status soap_make_runs(const ob_device *dev, soap_priv *sp, const ob_layout *l, int64_t budget, int64_t *ws,
+                                int64_t *wm, int64_t *wp, ob_err *e)
 {
     sp->run = malloc((size_t)(sp->n ? sp->n : 1) * sizeof *sp->run);
     if (!sp->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     const void *ctx[2] = {sp, l};
     const ob_run_items items = {sp->t, sizeof *sp->t, sp->n, ctx, soap_same_shape, soap_where};
-    OB_TRY(ob_make_runs(&items, budget, sp->run, &sp->n_runs, e));
+    OB_TRY(ob_make_runs(dev, &items, budget, sp->run, &sp->n_runs, e));
     for (int ri = 0; ri < sp->n_runs; ri++) {
         const ob_run *r = &sp->run[ri];
         const soap_tensor *t = &sp->t[r->first];
         const int64_t k = r->count;
         if (k * l->t[t->index].numel > *ws) *ws = k * l->t[t->index].numel;
         for (int d = 0; d < t->nd; d++)
-            if (t->mode[d].l_off >= 0 && k * t->mode[d].n * t->mode[d].n > *wm)
-                *wm = k * t->mode[d].n * t->mode[d].n;
+            if (t->mode[d].l_off >= 0) {
+                if (k * t->mode[d].n * t->mode[d].n > *wm) *wm = k * t->mode[d].n * t->mode[d].n;
+                if (k * t->mode[d].n > *wp) *wp = k * t->mode[d].n;
+            }
     }
     return OB_OK;
 }
@@ -285,13 +288,12 @@ static ob_status soap_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
      * to 4M floats where the group is larger. */
     int64_t budget = gr->end - gr->begin < ((int64_t)1 << 22) ? gr->end - gr->begin : (int64_t)1 << 22;
     if (budget < max_numel) budget = max_numel;
-    int64_t ws = max_numel, wm = max_n * max_n;
-    OB_TRY(soap_make_runs(sp, l, budget, &ws, &wm, e));
+    int64_t ws = max_numel, wm = max_n * max_n, wp = max_n;
+    OB_TRY(soap_make_runs(dev, sp, l, budget, &ws, &wm, &wp, e));
     for (int i = 0; i < 6; i++)
         OB_TRY(ob_dev_alloc(dev, (size_t)(i < 4 ? ws : max_numel) * sizeof(float), (void **)&sp->w[i], e));
-    for (int i = 0; i < 3; i++)
-        OB_TRY(ob_dev_alloc(dev, (size_t)(i == 0 ? wm : max_n * max_n) * sizeof(float), (void **)&sp->m[i], e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)max_n * sizeof(int32_t), (void **)&sp->perm, e));
+    for (int i = 0; i < 3; i++) OB_TRY(ob_dev_alloc(dev, (size_t)wm * sizeof(float), (void **)&sp->m[i], e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)wp * sizeof(int32_t), (void **)&sp->perm, e));
     sp->copy_clip = (ob_rule){.kind = OB_RULE_COPY, .c = {1.0f}};
     sp->commit = (ob_rule){.kind = OB_RULE_COPY};
     sp->lerp = (ob_rule){.kind = OB_RULE_LERP, .c = {(float)(1.0 - shampoo_beta(o))}};
@@ -420,11 +422,12 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
     return OB_OK;
 }
 
-/* x (a run's tensors side by side, numel apart) through every
- * preconditioned mode of its tensors (at most 2-D: A or B is 1), as project
- * does for one, each mode product strided-batched over the run. */
+/* x (a run's tensors, xs apart) through every preconditioned mode of its
+ * tensors (at most 2-D: A or B is 1), as project does for one, each mode
+ * product strided-batched over the run; the result's tensors lie numel
+ * apart in a or b (x itself when no mode is preconditioned). */
 static ob_status project_run(ob_optim *o, const ob_group *gr, const soap_tensor *t, const ob_run *r,
-                             const float *x, float *a, float *b, int back, const float **out, ob_err *e)
+                             const float *x, int64_t xs, float *a, float *b, int back, const float **out, ob_err *e)
 {
     const ob_backend_ops *ops = o->dev->ops;
     const int64_t numel = o->layout->t[t->index].numel;
@@ -435,11 +438,12 @@ static ob_status project_run(ob_optim *o, const ob_group *gr, const soap_tensor 
         float *dst = cur == a ? b : a;
         const float *S = gr->aux + md->s_off;
         const int n = (int)md->n, A = (int)md->A, B = (int)md->B;
+        const int64_t cs = cur == x ? xs : numel;
         if (B == 1) /* (A, n) rows: Y = X S^T forward, X S back */
-            OB_TRY(ops->gemm_strided_batched(o->dev, 0, !back, A, n, n, 1.0f, cur, n, numel, S, n, r->sa, 0.0f, dst, n,
+            OB_TRY(ops->gemm_strided_batched(o->dev, 0, !back, A, n, n, 1.0f, cur, n, cs, S, n, r->sa, 0.0f, dst, n,
                                              numel, r->count, e));
         else /* A == 1: Y = S X forward, S^T X back */
-            OB_TRY(ops->gemm_strided_batched(o->dev, back, 0, n, B, n, 1.0f, S, n, r->sa, cur, B, numel, 0.0f, dst, B,
+            OB_TRY(ops->gemm_strided_batched(o->dev, back, 0, n, B, n, 1.0f, S, n, r->sa, cur, B, cs, 0.0f, dst, B,
                                              numel, r->count, e));
         cur = dst;
     }
@@ -462,34 +466,101 @@ static ob_status gram_run(ob_device *dev, const soap_mode *md, const float *x, i
                                      nn, count, e);
 }
 
-/* A run's step when no basis changes (adam_k >= 1, no refresh): the
- * arithmetic of soap_tensor_step, each op once over the run. */
-static ob_status soap_run_step(ob_optim *o, ob_group *gr, soap_priv *sp, const ob_run *r, float *params,
-                               const float *grads, ob_err *e)
+/* The eigenbasis ops over a run's count matrices (src, dst nn apart, or
+ * the strides given): the backend's batch op where it has one, else matrix
+ * by matrix. */
+static ob_status eigvecs_run(ob_device *dev, int n, int count, const float *A, int64_t sa, float *S, int64_t ss,
+                             ob_err *e)
 {
+    const ob_backend_ops *ops = dev->ops;
+    if (ops->sym_eigvecs_batch) return ops->sym_eigvecs_batch(dev, n, count, A, sa, S, ss, e);
+    for (int b = 0; b < count; b++) OB_TRY(ops->sym_eigvecs(dev, n, A + b * sa, S + b * ss, e));
+    return OB_OK;
+}
+
+static ob_status qr_run(ob_device *dev, int n, int count, const float *W, int64_t sw, float *S, int64_t ss, ob_err *e)
+{
+    const ob_backend_ops *ops = dev->ops;
+    if (ops->qr_orth_batch) return ops->qr_orth_batch(dev, n, count, W, sw, S, ss, e);
+    for (int b = 0; b < count; b++) OB_TRY(ops->qr_orth(dev, n, W + b * sw, S + b * ss, e));
+    return OB_OK;
+}
+
+static ob_status order_run(ob_device *dev, int n, int count, const float *S, int64_t ss, const float *T, int64_t st,
+                           int32_t *perm, ob_err *e)
+{
+    const ob_backend_ops *ops = dev->ops;
+    if (ops->eig_order_batch) return ops->eig_order_batch(dev, n, count, S, ss, T, st, perm, e);
+    for (int b = 0; b < count; b++) OB_TRY(ops->eig_order(dev, n, S + b * ss, T + b * st, perm + (int64_t)b * n, e));
+    return OB_OK;
+}
+
+/* A run's step: the arithmetic of soap_tensor_step, each op once over the
+ * run (a run's tensors are numel apart in the scratch w[0..3], their n_k^2
+ * matrices n_k^2 apart in m[0..2] and their orderings n_k apart in perm). */
+static ob_status soap_run_step(ob_optim *o, ob_group *gr, soap_priv *sp, const ob_run *r, float *params,
+                               const float *grads, int64_t adam_k, int refresh, ob_err *e)
+{
+    ob_device *dev = o->dev;
+    const ob_backend_ops *ops = dev->ops;
     const soap_tensor *st = &sp->t[r->first];
     const ob_tensor *t = &o->layout->t[st->index];
     const int64_t n = t->numel, k = r->count, d = r->sp;
     float *none[OB_RULE_MAX_STATE] = {NULL, NULL, NULL}, *g = sp->w[0];
+    float *m = gr->state[0] + (t->offset - gr->begin), *v = gr->state[1] + (t->offset - gr->begin);
     const int64_t s_clip[OB_BATCH_STRIDES] = {n, d, 0, 0, 0, 0};
     OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->copy_clip, g, grads + t->offset, none, n, k, s_clip, e));
-    const float *rot, *u;
-    OB_TRY(project_run(o, gr, st, r, g, sp->w[1], sp->w[2], 0, &rot, e));
-    float *mv[OB_RULE_MAX_STATE] = {gr->state[0] + (t->offset - gr->begin), gr->state[1] + (t->offset - gr->begin),
-                                    NULL};
-    const int64_t s_adam[OB_BATCH_STRIDES] = {n, n, d, d, 0, 0};
-    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &gr->rule, sp->w[3], rot, mv, n, k, s_adam, e));
-    OB_TRY(project_run(o, gr, st, r, sp->w[3], sp->w[1], sp->w[2], 1, &u, e));
-    float *us[OB_RULE_MAX_STATE] = {(float *)u, NULL, NULL};
-    const int64_t s_apply[OB_BATCH_STRIDES] = {d, d, n, 0, 0, 0};
-    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->apply, params + t->offset, grads + t->offset, us, n, k, s_apply, e));
-    for (int m = 0; m < st->nd; m++) {
-        const soap_mode *md = &st->mode[m];
+    if (adam_k >= 1) {
+        const float *rot, *u;
+        OB_TRY(project_run(o, gr, st, r, g, n, sp->w[1], sp->w[2], 0, &rot, e));
+        float *mv[OB_RULE_MAX_STATE] = {m, v, NULL};
+        const int64_t s_adam[OB_BATCH_STRIDES] = {n, n, d, d, 0, 0};
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &gr->rule, sp->w[3], rot, mv, n, k, s_adam, e));
+        OB_TRY(project_run(o, gr, st, r, sp->w[3], n, sp->w[1], sp->w[2], 1, &u, e));
+        float *us[OB_RULE_MAX_STATE] = {(float *)u, NULL, NULL};
+        const int64_t s_apply[OB_BATCH_STRIDES] = {d, d, n, 0, 0, 0};
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->apply, params + t->offset, grads + t->offset, us, n, k,
+                                 s_apply, e));
+    }
+    if (st->n_pre == 0) return OB_OK;
+    /* m in the tensors' basis while the bases change */
+    if (refresh) {
+        const float *back;
+        OB_TRY(project_run(o, gr, st, r, m, d, sp->w[1], sp->w[2], 1, &back, e));
+        OB_TRY(ops->copy(dev, sp->w[3], back, (size_t)(k * n) * sizeof(float), e));
+    }
+    for (int mi = 0; mi < st->nd; mi++) {
+        const soap_mode *md = &st->mode[mi];
         if (md->l_off < 0) continue;
+        const int nk = (int)md->n;
         const int64_t nn = md->n * md->n;
-        OB_TRY(gram_run(o->dev, md, g, n, (int)k, sp->m[0], e));
-        const int64_t s_lerp[OB_BATCH_STRIDES] = {r->sa, nn, 0, 0, 0, 0};
-        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->lerp, gr->aux + md->l_off, sp->m[0], none, nn, k, s_lerp, e));
+        float *L = gr->aux + md->l_off, *S = gr->aux + md->s_off;
+        OB_TRY(gram_run(dev, md, g, n, (int)k, sp->m[0], e));
+        const int64_t s_mat[OB_BATCH_STRIDES] = {r->sa, nn, 0, 0, 0, 0};
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->lerp, L, sp->m[0], none, nn, k, s_mat, e));
+        if (adam_k == 0) {
+            OB_TRY(eigvecs_run(dev, nk, (int)k, L, r->sa, sp->m[1], nn, e));
+            OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->commit, S, sp->m[1], none, nn, k, s_mat, e));
+        } else if (refresh) {
+            /* T_i = S_i L_i: row j is (L_i q_j)^T */
+            OB_TRY(ops->gemm_strided_batched(dev, 0, 0, nk, nk, nk, 1.0f, S, nk, r->sa, L, nk, r->sa, 0.0f, sp->m[1],
+                                             nk, nn, (int)k, e));
+            OB_TRY(order_run(dev, nk, (int)k, S, r->sa, sp->m[1], nn, sp->perm, e));
+            for (int64_t i = 0; i < k; i++) /* (L_i Q_i)[:, perm_i], column-major */
+                OB_TRY(ops->rows_gather(dev, sp->m[2] + i * nn, sp->m[1] + i * nn, sp->perm + i * nk, nk, nk, e));
+            OB_TRY(qr_run(dev, nk, (int)k, sp->m[2], nn, sp->m[0], nn, e));
+            for (int64_t i = 0; i < k; i++)
+                OB_TRY(permute_mode(dev, md, sp->perm + i * nk, v + i * d, sp->w[4], sp->w[5], sp->w[1] + i * n, e));
+            const int64_t s_v[OB_BATCH_STRIDES] = {d, n, 0, 0, 0, 0};
+            OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->commit, v, sp->w[1], none, n, k, s_v, e));
+            OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->commit, S, sp->m[0], none, nn, k, s_mat, e));
+        }
+    }
+    if (refresh) {
+        const float *fwd;
+        OB_TRY(project_run(o, gr, st, r, sp->w[3], n, sp->w[1], sp->w[2], 0, &fwd, e));
+        const int64_t s_m[OB_BATCH_STRIDES] = {d, n, 0, 0, 0, 0};
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->commit, m, fwd, none, n, k, s_m, e));
     }
     return OB_OK;
 }
@@ -503,8 +574,8 @@ static ob_status soap_custom_step(ob_optim *o, int g, float *params, const float
     const int refresh = adam_k >= 1 && adam_k % freq == 0;
     for (int ri = 0; ri < sp->n_runs; ri++) {
         const ob_run *r = &sp->run[ri];
-        if (r->count > 1 && adam_k >= 1 && !refresh) {
-            OB_TRY(soap_run_step(o, gr, sp, r, params, grads, e));
+        if (r->count > 1) {
+            OB_TRY(soap_run_step(o, gr, sp, r, params, grads, adam_k, refresh, e));
             continue;
         }
         for (int i = r->first; i < r->first + r->count; i++)

@@ -114,7 +114,9 @@ static int table_gaps(const ob_backend_ops *c, const ob_backend_ops *g, int verb
     /* optional accelerations a backend may leave out (callers fall back) */
     const size_t optional[] = {offsetof(ob_backend_ops, conv_supported), offsetof(ob_backend_ops, conv_forward),
                                offsetof(ob_backend_ops, conv_backward),
-                               offsetof(ob_backend_ops, syrk_strided_batched)};
+                               offsetof(ob_backend_ops, syrk_strided_batched),
+                               offsetof(ob_backend_ops, sym_eigvecs_batch), offsetof(ob_backend_ops, qr_orth_batch),
+                               offsetof(ob_backend_ops, eig_order_batch), offsetof(ob_backend_ops, batch_floats)};
     for (size_t i = 0; i < n; i++) {
         int opt = 0;
         for (size_t k = 0; k < sizeof optional / sizeof optional[0]; k++) opt |= first + i * sizeof(fp) == optional[k];

@@ -60,6 +60,12 @@ ob_status ob_cpu_swap01(ob_device *dev, float *dst, const float *src, int64_t A,
 ob_status ob_cpu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_err *e);
 ob_status ob_cpu_qr_orth(ob_device *dev, int n, const float *W, float *S, ob_err *e);
 ob_status ob_cpu_eig_order(ob_device *dev, int n, const float *S, const float *T, int32_t *perm, ob_err *e);
+ob_status ob_cpu_sym_eigvecs_batch(ob_device *dev, int n, int count, const float *A, int64_t sa, float *S,
+                                   int64_t ss, ob_err *e);
+ob_status ob_cpu_qr_orth_batch(ob_device *dev, int n, int count, const float *W, int64_t sw, float *S, int64_t ss,
+                               ob_err *e);
+ob_status ob_cpu_eig_order_batch(ob_device *dev, int n, int count, const float *S, int64_t ss, const float *T,
+                                 int64_t st, int32_t *perm, ob_err *e);
 ob_status ob_cpu_rows_sumsq(ob_device *dev, const float *x, int64_t rows, int64_t cols, float alpha, float *out,
                             ob_err *e);
 ob_status ob_cpu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_t rows, int64_t cols, float alpha,

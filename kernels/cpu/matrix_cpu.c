@@ -363,6 +363,60 @@ ob_status ob_cpu_eig_order(ob_device *dev, int n, const float *S, const float *T
     return OB_OK;
 }
 
+/* The batch forms of sym_eigvecs, qr_orth and eig_order: the matrices
+ * shared out over the threads, each solved as a lone one is (LAPACK runs
+ * single-threaded below LAPACK_THREADS_MIN, and inside a parallel region
+ * OpenBLAS does too), so the same bits; larger matrices one after another,
+ * LAPACK threaded in each. The failure of the lowest b is reported. */
+enum { SOLVE_EIGVECS, SOLVE_QR, SOLVE_ORDER };
+
+static ob_status solve_batch(ob_device *dev, int kind, int n, int count, const float *x, int64_t sx,
+                             const float *y, int64_t sy, float *out, int64_t so, int32_t *perm, ob_err *e)
+{
+    if (n < 0 || count < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "solve batch: n = %d, count = %d", n, count);
+    int failed = count;
+    ob_err first = {0};
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1 && n < LAPACK_THREADS_MIN)
+    for (int b = 0; b < count; b++) {
+        ob_err eb = {0};
+        ob_status s = OB_OK;
+        if (kind == SOLVE_EIGVECS)
+            s = ob_cpu_sym_eigvecs(dev, n, x + b * sx, out + b * so, &eb);
+        else if (kind == SOLVE_QR)
+            s = ob_cpu_qr_orth(dev, n, x + b * sx, out + b * so, &eb);
+        else
+            s = ob_cpu_eig_order(dev, n, x + b * sx, y + b * sy, perm + (int64_t)b * n, &eb);
+        if (s != OB_OK) {
+#pragma omp critical(ob_solve_batch)
+            if (b < failed) {
+                failed = b;
+                first = eb;
+            }
+        }
+    }
+    if (failed == count) return OB_OK;
+    if (e) *e = first;
+    return first.status;
+}
+
+ob_status ob_cpu_sym_eigvecs_batch(ob_device *dev, int n, int count, const float *A, int64_t sa, float *S,
+                                   int64_t ss, ob_err *e)
+{
+    return solve_batch(dev, SOLVE_EIGVECS, n, count, A, sa, NULL, 0, S, ss, NULL, e);
+}
+
+ob_status ob_cpu_qr_orth_batch(ob_device *dev, int n, int count, const float *W, int64_t sw, float *S, int64_t ss,
+                               ob_err *e)
+{
+    return solve_batch(dev, SOLVE_QR, n, count, W, sw, NULL, 0, S, ss, NULL, e);
+}
+
+ob_status ob_cpu_eig_order_batch(ob_device *dev, int n, int count, const float *S, int64_t ss, const float *T,
+                                 int64_t st, int32_t *perm, ob_err *e)
+{
+    return solve_batch(dev, SOLVE_ORDER, n, count, S, ss, T, st, NULL, 0, perm, e);
+}
+
 /* ---- Adafactor (factored second moments) -------------------------------------------------- */
 
 /* All sizes non-negative and batch * rows * cols (every product indexed with) in int64. */

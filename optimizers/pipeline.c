@@ -567,6 +567,31 @@ int64_t ob_batch_budget(const ob_device *dev, int64_t item_floats, int64_t limit
     return b < limit ? b : limit;
 }
 
+/* How many of the items from j on (of item i's shape, not yet in a run)
+ * keep one spacing in the arenas and in aux: the most a run opened at j
+ * can hold. */
+static int segment_len(const ob_run_items *it, const unsigned char *done, int i, int j)
+{
+    int64_t prev_off, prev_aux, size, sp = 0, sa = 0;
+    it->where(it->ctx, j, &prev_off, &prev_aux, &size);
+    int len = 1;
+    for (int k = j + 1; k < it->n; k++) {
+        if (done[k] || !it->same(it->ctx, i, k)) continue;
+        int64_t off, aux;
+        it->where(it->ctx, k, &off, &aux, &size);
+        if (len == 1) {
+            sp = off - prev_off;
+            sa = aux - prev_aux;
+        } else if (off - prev_off != sp || aux - prev_aux != sa) {
+            break;
+        }
+        len++;
+        prev_off = off;
+        prev_aux = aux;
+    }
+    return len;
+}
+
 ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs,
                        ob_err *e)
 {
@@ -589,15 +614,13 @@ ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t bud
         const int64_t sz = size > 0 ? size : 1;
         int64_t cap = ob_batch_budget(dev, sz, budget) / sz, prev_off = 0, prev_aux = 0;
         cap = cap < 1 ? 1 : cap > 65535 ? 65535 : cap;
-        int same = 0;
-        for (int j = i; j < n; j++) same += !done[j] && (j == i || it->same(it->ctx, i, j));
-        cap = ob_balanced_cap(same, (int)cap);
         ob_run *r = NULL;
+        int run_cap = 1;
         for (int j = i; j < n; j++) {
             if (done[j] || (j != i && !it->same(it->ctx, i, j))) continue;
             it->where(it->ctx, j, &off, &aux, &size);
             const int64_t dp = off - prev_off, da = aux - prev_aux;
-            if (r && r->count < cap && (r->count == 1 || (dp == r->sp && da == r->sa))) {
+            if (r && r->count < run_cap && (r->count == 1 || (dp == r->sp && da == r->sa))) {
                 if (r->count == 1) {
                     r->sp = dp;
                     r->sa = da;
@@ -606,6 +629,7 @@ ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t bud
             } else {
                 r = &runs[(*n_runs)++];
                 *r = (ob_run){.first = m, .count = 1};
+                run_cap = ob_balanced_cap(segment_len(it, done, i, j), (int)cap);
             }
             order[m++] = j;
             done[j] = 1;

@@ -39,8 +39,9 @@
  * mode products and Gram products strided-batched over its tensors, the
  * rules through elementwise_step_batch, the eigensolvers, QRs and orderings
  * of the bases through the backend's batch ops where it has them: on the
- * CPU one matrix per thread). Only the reordering of v's slices goes tensor
- * by tensor. Tensors of more dimensions go tensor by tensor.
+ * CPU one matrix per thread). Only a refresh's reorderings (of L Q's
+ * columns and of v's slices) go tensor by tensor, and tensors of more
+ * dimensions do throughout.
  */
 #include <math.h>
 #include <stdlib.h>

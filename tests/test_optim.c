@@ -57,11 +57,16 @@ static int rig_route(rig *r, const char *opt, const char *sets, const char *trai
     return ob_optim_route(r->o, &r->lay, e) == OB_OK;
 }
 
+/* when set, the ops table rig_setup's device runs with (a copy of the
+ * CPU's with some slots wrapped or emptied) */
+static const ob_backend_ops *rig_ops;
+
 static void rig_setup(rig *r)
 {
     ob_err e;
     CHECK_OK(ob_layout_finalize(&r->lay, &e), &e);
     CHECK_OK(ob_device_open(&r->dev, "cpu", 0, &e), &e);
+    if (rig_ops) r->dev.ops = rig_ops;
     size_t bytes = (size_t)r->lay.total * sizeof(float);
     CHECK_OK(ob_dev_alloc(&r->dev, bytes, (void **)&r->p, &e), &e);
     CHECK_OK(ob_dev_alloc(&r->dev, bytes, (void **)&r->g, &e), &e);
@@ -213,6 +218,46 @@ static void test_matrix_batches(void)
     rig_close(&all);
 }
 
+/* The CPU's ops, and calls of the batch solvers with more than one matrix
+ * (eigenvectors, QR, ordering) and the batches Newton-Schulz normalized. */
+static const ob_backend_ops *real_ops;
+static int solves_batched[3], norm_batches[8], n_norm_batches;
+
+static ob_status count_eigvecs(ob_device *dev, int n, int count, const float *A, int64_t sa, float *S, int64_t ss,
+                               ob_err *e)
+{
+    solves_batched[0] += count > 1;
+    return real_ops->sym_eigvecs_batch(dev, n, count, A, sa, S, ss, e);
+}
+
+static ob_status count_qr(ob_device *dev, int n, int count, const float *W, int64_t sw, float *S, int64_t ss,
+                          ob_err *e)
+{
+    solves_batched[1] += count > 1;
+    return real_ops->qr_orth_batch(dev, n, count, W, sw, S, ss, e);
+}
+
+static ob_status count_order(ob_device *dev, int n, int count, const float *S, int64_t ss, const float *T,
+                             int64_t st, int32_t *perm, ob_err *e)
+{
+    solves_batched[2] += count > 1;
+    return real_ops->eig_order_batch(dev, n, count, S, ss, T, st, perm, e);
+}
+
+static ob_status count_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride, float eps,
+                                 int add_eps, ob_err *e)
+{
+    if (n_norm_batches < 8) norm_batches[n_norm_batches++] = batch;
+    return real_ops->batched_normalize(dev, x, batch, n, stride, eps, add_eps, e);
+}
+
+/* a budget of 16 items */
+static int64_t sixteen_items(const ob_device *dev, int64_t item_floats)
+{
+    (void)dev;
+    return 16 * item_floats;
+}
+
 /* Same-shape tensors at one spacing in the arena are stepped together, in
  * one batched pass per run: a matrix group's momentum and update (three runs
  * of the 8x12 bucket below: spacing 96, 160, 96 floats; one run of the 6x10
@@ -246,16 +291,16 @@ static void test_matrix_runs(void)
      * tensors (max_precond_dim 9) */
     static const struct {
         const char *opt, *sets;
-        int steps;
-    } cases[] = {{"muon", NULL, 3},
-                 {"root", NULL, 3},
-                 {"adafactor", NULL, 3},
-                 {"soap", NULL, 3},
-                 {"soap", "precondition_1d=1,max_precond_dim=9,precondition_frequency=2", 7},
-                 {"soap", "precondition_frequency=3", 8},
+        int steps, refresh; /* SOAP refreshes its bases (with the NaN step) */
+    } cases[] = {{"muon", NULL, 3, 0},
+                 {"root", NULL, 3, 0},
+                 {"adafactor", NULL, 3, 0},
+                 {"soap", NULL, 3, 0},
+                 {"soap", "precondition_1d=1,max_precond_dim=9,precondition_frequency=2", 7, 1},
+                 {"soap", "precondition_frequency=3", 8, 1},
                  /* the NaN below lands on a refresh (step 3), and on the first update */
-                 {"soap", "precondition_frequency=2", 2},
-                 {"soap", NULL, 0}};
+                 {"soap", "precondition_frequency=2", 2, 1},
+                 {"soap", NULL, 0, 0}};
     for (size_t oi = 0; oi < sizeof cases / sizeof cases[0]; oi++) {
         const char *opt = cases[oi].opt, *sets = cases[oi].sets;
         const int steps = cases[oi].steps;
@@ -265,12 +310,17 @@ static void test_matrix_runs(void)
             CHECK(rig_route(&all, opt, sets, NULL, runs, nr, NULL, &e));
             rig_setup(&all);
             const ob_backend_ops *ops = all.dev.ops;
-            ob_backend_ops no_batch = *ops;
+            ob_backend_ops no_batch = *ops, counted = *ops;
             no_batch.elementwise_step_batch = NULL;
             no_batch.sym_eigvecs_batch = NULL;
             no_batch.qr_orth_batch = NULL;
             no_batch.eig_order_batch = NULL;
-            if (!batch_op) all.dev.ops = &no_batch;
+            real_ops = ops;
+            counted.sym_eigvecs_batch = count_eigvecs;
+            counted.qr_orth_batch = count_qr;
+            counted.eig_order_batch = count_order;
+            memset(solves_batched, 0, sizeof solves_batched);
+            all.dev.ops = batch_op ? &counted : &no_batch;
             fill_params(&all);
             CHECK_MSG(all.lay.t[ob_layout_find(&all.lay, "b")].offset - all.lay.t[ob_layout_find(&all.lay, "a")].offset ==
                               96 &&
@@ -329,6 +379,13 @@ static void test_matrix_runs(void)
             }
             free(st0);
             free(before);
+            /* SOAP's runs solve their bases matrix by matrix in one batch op
+             * call: at the first update, and at each refresh */
+            if (batch_op && !strcmp(opt, "soap"))
+                CHECK_MSG(solves_batched[0] > 0 && (solves_batched[1] > 0) == cases[oi].refresh &&
+                              (solves_batched[2] > 0) == cases[oi].refresh,
+                          "soap (%s): batched eigenvector, QR and ordering calls %d, %d, %d", sets ? sets : "defaults",
+                          solves_batched[0], solves_batched[1], solves_batched[2]);
             all.dev.ops = ops;
             rig_close(&all);
         }
@@ -402,7 +459,40 @@ static void test_run_cuts(void)
                   with, least, most, cap);
         CHECK(runs[n_runs - 1].count == 3);
     }
+    /* 32 items at one spacing and one more of their shape elsewhere: a run
+     * of 32 (the budget's count, at least 32) and one of 1, not 17 + 16 */
+    for (int i = 0; i < 33; i++) items[i] = (cut_item){i < 32 ? (int64_t)i * 5000 : 1000000, 4096};
+    const ob_run_items it33 = {items, sizeof *items, 33, items, cut_same, cut_where};
+    CHECK_OK(ob_make_runs(&dev, &it33, (int64_t)1 << 30, runs, &n_runs, &e), &e);
+    CHECK_MSG(n_runs == 2 && runs[0].count == 32 && runs[1].count == 1, "33 items: %d runs, the first of %d", n_runs,
+              runs[0].count);
     ob_device_close(&dev);
+    /* a Muon bucket: 18 same-shape matrices in batches of at most 16 are
+     * normalized (and orthogonalized) as 9 and 9 */
+    static const tensor_spec eighteen[] = {
+        {"a", OB_TAG_MATRIX, 2, {8, 12}}, {"b", OB_TAG_MATRIX, 2, {8, 12}}, {"c", OB_TAG_MATRIX, 2, {8, 12}},
+        {"d", OB_TAG_MATRIX, 2, {8, 12}}, {"e", OB_TAG_MATRIX, 2, {8, 12}}, {"f", OB_TAG_MATRIX, 2, {8, 12}},
+        {"g", OB_TAG_MATRIX, 2, {8, 12}}, {"h", OB_TAG_MATRIX, 2, {8, 12}}, {"i", OB_TAG_MATRIX, 2, {8, 12}},
+        {"j", OB_TAG_MATRIX, 2, {8, 12}}, {"k", OB_TAG_MATRIX, 2, {8, 12}}, {"l", OB_TAG_MATRIX, 2, {8, 12}},
+        {"m", OB_TAG_MATRIX, 2, {8, 12}}, {"n", OB_TAG_MATRIX, 2, {8, 12}}, {"o", OB_TAG_MATRIX, 2, {8, 12}},
+        {"p", OB_TAG_MATRIX, 2, {8, 12}}, {"q", OB_TAG_MATRIX, 2, {8, 12}}, {"r", OB_TAG_MATRIX, 2, {8, 12}}};
+    ob_backend_ops wrapped = ob_cpu_backend;
+    real_ops = &ob_cpu_backend;
+    wrapped.batch_floats = sixteen_items;
+    wrapped.batched_normalize = count_normalize;
+    rig r;
+    CHECK(rig_route(&r, "muon", NULL, NULL, eighteen, 18, NULL, &e));
+    rig_ops = &wrapped;
+    rig_setup(&r);
+    rig_ops = NULL;
+    fill_params(&r);
+    fill_grads(&r, 1);
+    n_norm_batches = 0;
+    CHECK_OK(ob_optim_step(r.o, r.p, r.g, r.loss, 1, r.rec, &e), &e);
+    CHECK_MSG(n_norm_batches == 2 && norm_batches[0] == 9 && norm_batches[1] == 9,
+              "18 matrices, at most 16 a batch: %d batches, of %d and %d", n_norm_batches, norm_batches[0],
+              norm_batches[1]);
+    rig_close(&r);
 }
 
 static void test_options(void)

@@ -320,6 +320,67 @@ static void test_eig_order(void)
     }
 }
 
+/* ---- the batch forms ------------------------------------------------------------- */
+
+/* sym_eigvecs_batch, qr_orth_batch and eig_order_batch give the bits of one
+ * call per matrix (matrices at a spacing larger than n^2, several threads),
+ * and a batch with a matrix the solver fails on fails, naming the op. */
+static void test_solve_batches(void)
+{
+    if (!dev.ops->sym_eigvecs_batch || !dev.ops->qr_orth_batch || !dev.ops->eig_order_batch) return;
+    const int n = 24, count = 7;
+    const int64_t nn = (int64_t)n * n, sp = nn + 9, tot = sp * count;
+    float *X = malloc((size_t)tot * sizeof *X), *Y = malloc((size_t)tot * sizeof *Y);
+    randn(X, tot, 91);
+    randn(Y, tot, 92);
+    for (int b = 0; b < count; b++) /* symmetric inputs for the eigensolver */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < i; j++) X[b * sp + i * n + j] = X[b * sp + j * n + i];
+    float *dX = dev_put(&dev, X, tot), *dY = dev_put(&dev, Y, tot), *dB = dev_put(&dev, NULL, tot),
+          *dO = dev_put(&dev, NULL, nn);
+    float *got = malloc((size_t)tot * sizeof *got), *one = malloc((size_t)nn * sizeof *one);
+    int32_t *perm = NULL, pone[24], pgot[24 * 7];
+    CHECK_OK(ob_dev_alloc(&dev, (size_t)(n * count) * sizeof *perm, (void **)&perm, &err), &err);
+    for (int op = 0; op < 2; op++) {
+        const char *name = op ? "qr_orth" : "sym_eigvecs";
+        CHECK_OK(op ? dev.ops->qr_orth_batch(&dev, n, count, dX, sp, dB, sp, &err)
+                    : dev.ops->sym_eigvecs_batch(&dev, n, count, dX, sp, dB, sp, &err),
+                 &err);
+        dev_get(&dev, got, dB, tot);
+        for (int b = 0; b < count; b++) {
+            CHECK_OK(op ? dev.ops->qr_orth(&dev, n, dX + b * sp, dO, &err)
+                        : dev.ops->sym_eigvecs(&dev, n, dX + b * sp, dO, &err),
+                     &err);
+            dev_get(&dev, one, dO, nn);
+            CHECK_MSG(!memcmp(one, got + b * sp, (size_t)nn * sizeof *one),
+                      "%s_batch: matrix %d differs from a lone call", name, b);
+        }
+    }
+    CHECK_OK(dev.ops->eig_order_batch(&dev, n, count, dX, sp, dY, sp, perm, &err), &err);
+    CHECK_OK(dev.ops->download(&dev, pgot, perm, sizeof pgot, &err), &err);
+    for (int b = 0; b < count; b++) {
+        CHECK_OK(dev.ops->eig_order(&dev, n, dX + b * sp, dY + b * sp, perm, &err), &err);
+        CHECK_OK(dev.ops->download(&dev, pone, perm, sizeof pone, &err), &err);
+        CHECK_MSG(!memcmp(pone, pgot + b * n, sizeof pone), "eig_order_batch: matrix %d differs from a lone call", b);
+    }
+    /* a matrix of NaN among good ones: the batch fails, and says which op */
+    for (int64_t i = 0; i < nn; i++) X[3 * sp + i] = NAN;
+    CHECK_OK(dev.ops->upload(&dev, dX, X, (size_t)tot * sizeof *X, &err), &err);
+    ob_err e2 = {0};
+    const ob_status st = dev.ops->sym_eigvecs_batch(&dev, n, count, dX, sp, dB, sp, &e2);
+    CHECK_MSG(st != OB_OK && strstr(e2.msg, "sym_eigvecs"), "sym_eigvecs_batch with a NaN matrix: status %d, '%s'",
+              (int)st, e2.msg);
+    ob_dev_free(&dev, dX);
+    ob_dev_free(&dev, dY);
+    ob_dev_free(&dev, dB);
+    ob_dev_free(&dev, dO);
+    ob_dev_free(&dev, perm);
+    free(X);
+    free(Y);
+    free(got);
+    free(one);
+}
+
 int main(void)
 {
     CHECK_OK(ob_device_open(&dev, "cpu", 0, &err), &err);
@@ -327,6 +388,7 @@ int main(void)
     test_sym_eigvecs();
     test_qr_orth();
     test_eig_order();
+    test_solve_batches();
     ob_device_close(&dev);
     return check_done();
 }

@@ -46,7 +46,7 @@ static const metric_def metrics[] = {
     {"peak_mem", "peak memory (bytes)", 0, LOWER},
     {"state_bytes", "optimizer state (bytes)", 0, LOWER},
     {"divergence_rate", "fraction of runs that diverged", 0, LOWER},
-    {"steps_to_target", "steps to the target loss (1.1 x that night's best)", 1, LOWER},
+    {"steps_to_target", "steps to the target loss (that night's default target)", 1, LOWER},
 };
 #define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
 
@@ -118,7 +118,7 @@ static int find_like(const ob_dataset *all, const ob_rrun *r)
 {
     for (int i = 0; i < all->n; i++) {
         const ob_rrun *a = &all->runs[i];
-        if (!strcmp(a->workload, r->workload) && !strcmp(a->workload_params, r->workload_params) &&
+        if (!strcmp(a->workload, r->workload) && !strcmp(a->wl_key, r->wl_key) &&
             !strcmp(a->optimizer, r->optimizer) && !strcmp(a->opt_key, r->opt_key))
             return i;
     }
@@ -156,8 +156,13 @@ int ob_cmd_history(int argc, char **argv)
                 const char *names[N_METRICS];
                 for (int k = 0; k < N_METRICS; k++) names[k] = metrics[k].name;
                 const char *near = ob_closest_name(v, names, N_METRICS);
-                return ob_cli_error(2, "history: unknown metric '%s'%s%s%s (see optbench history --help)", v,
-                                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+                char list[400];
+                size_t l = 0;
+                list[0] = 0;
+                for (int k = 0; k < N_METRICS && l + 40 < sizeof list; k++)
+                    l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", k ? ", " : "", names[k]);
+                return ob_cli_error(2, "history: unknown metric '%s'%s%s%s; the metrics: %s", v,
+                                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", list);
             }
         }
     }
@@ -217,7 +222,7 @@ int ob_cmd_history(int argc, char **argv)
     /* the labels of the whole database: they tell workload parameters and
      * optimizer configurations apart wherever the benchmarks differ in them */
     if (ob_dataset_load(db, 0, &all, &e) != OB_OK) {
-        rc = ob_cli_error(1, "history: %s", e.msg);
+        rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
         goto done;
     }
     have_all = 1;
@@ -225,14 +230,14 @@ int ob_cmd_history(int argc, char **argv)
         ob_dataset d;
         ob_stats s;
         if (ob_dataset_load(db, bid[b], &d, &e) != OB_OK) {
-            rc = ob_cli_error(1, "history: %s", e.msg);
+            rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
             break;
         }
         ob_stats_opts so;
         ob_stats_opts_default(&so);
         if ((metrics[m].needs_curves && ob_dataset_load_curves(db, &d, &e) != OB_OK) ||
             ob_stats_compute(&d, &so, &s, &e) != OB_OK) {
-            rc = ob_cli_error(1, "history: %s", e.msg);
+            rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
             ob_dataset_free(&d);
             break;
         }

@@ -1,6 +1,7 @@
 /* harness/matrix.c - configuration -> validated cells (see matrix.h). */
 #include "harness/matrix.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,7 @@ static ob_status apply_sweep(const ob_config *c, const char *owner, int64_t v, o
 typedef struct sweep_text {
     char *buf;
     size_t n, l;
+    int raw; /* the values as written ("0.950"), not as labelled ("0.95") */
 } sweep_text;
 
 static ob_status text_swept(const ob_setting *s, const char *value, void *arg, ob_err *e)
@@ -135,7 +137,15 @@ static ob_status text_swept(const ob_setting *s, const char *value, void *arg, o
     (void)e;
     sweep_text *t = arg;
     /* each_swept goes from the last sweep to the first: prepend */
-    char item[400];
+    char item[400], num[40];
+    /* numbers as the report labels them (its "%.9g" of the stored value):
+     * "1e-3" reads "0.001" in both */
+    char *end;
+    double x = strtod(value, &end);
+    if (!t->raw && end != value && *end == 0 && isfinite(x)) {
+        snprintf(num, sizeof num, "%.9g", x);
+        value = num;
+    }
     int k = snprintf(item, sizeof item, "%s=%s%s", s->key, value, t->l ? " " : "");
     if (k > 0 && t->l + (size_t)k + 1 <= t->n) {
         memmove(t->buf + k, t->buf, t->l + 1);
@@ -145,12 +155,12 @@ static ob_status text_swept(const ob_setting *s, const char *value, void *arg, o
     return OB_OK;
 }
 
-void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, int part, char *buf, size_t n)
+static void sweep_text_of(const ob_config *c, const ob_cell *cell, int part, int raw, char *buf, size_t n)
 {
     ob_err e;
     const int64_t nt = sweep_size(c, "train");
     char wl[512] = "", opt[512] = "", train[512] = "";
-    sweep_text tw = {wl, sizeof wl, 0}, to = {opt, sizeof opt, 0}, tt = {train, sizeof train, 0};
+    sweep_text tw = {wl, sizeof wl, 0, raw}, to = {opt, sizeof opt, 0, raw}, tt = {train, sizeof train, 0, raw};
     if (part != OB_SWEEP_OPTIMIZER) (void)each_swept(c, cell->wl->name, cell->wl_variant, text_swept, &tw, &e);
     if (part != OB_SWEEP_WORKLOAD) {
         (void)each_swept(c, cell->opt->name, cell->variant / nt, text_swept, &to, &e);
@@ -158,6 +168,11 @@ void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, int part, char 
     }
     snprintf(buf, n, "%s%s%s%s%s", wl, wl[0] && (opt[0] || train[0]) ? " " : "", opt, opt[0] && train[0] ? " " : "",
              train);
+}
+
+void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, int part, char *buf, size_t n)
+{
+    sweep_text_of(c, cell, part, 0, buf, n);
 }
 
 int ob_cell_same_pair(const ob_cell *a, const ob_cell *b)
@@ -343,20 +358,27 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
                          .n_options = n_opts};
         memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
         char conf[512];
-        ob_cell_sweep_text(c, &probe, OB_SWEEP_ALL, conf, sizeof conf);
+        sweep_text_of(c, &probe, OB_SWEEP_ALL, 1, conf, sizeof conf); /* messages quote the values as written */
+        /* where its settings came from: "--set", "c.yaml:4" */
+        char where[300] = "";
+        size_t wl = 0;
+        for (int i = 0; i < c->n_settings && wl + 80 < sizeof where; i++) {
+            const ob_setting *x = &c->settings[i];
+            if (strcmp(x->owner, od->name) && strcmp(x->owner, "train")) continue;
+            if (strstr(where, x->origin)) continue;
+            wl += (size_t)snprintf(where + wl, sizeof where - wl, "%s%s", wl ? ", " : "", x->origin);
+        }
         ob_optim *made = NULL;
         st = ob_cell_make_optim(&probe, &made, e);
         ob_optim_destroy(made);
         if (st != OB_OK) {
-            /* where its settings came from: "--set", "c.yaml:4" */
-            char where[300] = "";
-            size_t wl = 0;
-            for (int i = 0; i < c->n_settings && wl + 80 < sizeof where; i++) {
-                const ob_setting *x = &c->settings[i];
-                if (strcmp(x->owner, od->name) && strcmp(x->owner, "train")) continue;
-                if (strstr(where, x->origin)) continue;
-                wl += (size_t)snprintf(where + wl, sizeof where - wl, "%s%s", wl ? ", " : "", x->origin);
+            /* a message that names its setting's place already ("c.yaml:6: muon: route ...") */
+            int located = 0;
+            for (int i = 0; i < c->n_settings && !located; i++) {
+                size_t ol = strlen(c->settings[i].origin);
+                located = ol && !strncmp(e->msg, c->settings[i].origin, ol) && e->msg[ol] == ':';
             }
+            if (located) where[0] = 0;
             if (conf[0] || where[0])
                 ob_err_prefix(e, "%s%s%s%s%s%s: ", od->name, conf[0] ? " with " : "", conf, where[0] ? " (set at " : "",
                               where, where[0] ? ")" : "");
@@ -365,10 +387,10 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
         for (int64_t k = 0; k < ov && confs; k++)
             if (same_values(&confs[k].opt_hp, &ohp) && same_values(&confs[k].train_hp, &thp)) {
                 char other[512];
-                ob_cell_sweep_text(c, &confs[k], OB_SWEEP_ALL, other, sizeof other);
+                sweep_text_of(c, &confs[k], OB_SWEEP_ALL, 1, other, sizeof other);
                 int spike = ob_hp_get(&thp, "spike_window") != ob_hp_get(&confs[k].train_hp, "spike_window");
-                st = ob_fail(e, OB_ERR_INPUT, "the sweeps make two configurations of %s that are one run: %s and %s%s",
-                             od->name, other, conf,
+                st = ob_fail(e, OB_ERR_INPUT, "%s%sthe sweeps make two configurations of %s that are one run: %s and %s%s",
+                             where, where[0] ? ": " : "", od->name, other, conf,
                              spike ? " (train.spike_window does nothing while spike_z_loss and spike_z_grad are 0)"
                                    : " (the same as a run records them: one value written twice, or values that agree in 9 "
                                      "significant digits); list each value once");
@@ -654,7 +676,7 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
     ob_layout_init(&l);
     /* the workload's swept configuration, "quadratic cond=100" */
     char wl_label[600], conf[512] = "";
-    sweep_text t = {conf, sizeof conf, 0};
+    sweep_text t = {conf, sizeof conf, 0, 1}; /* for messages: as written */
     (void)each_swept(c, x->wl->name, x->wl_variant, text_swept, &t, e);
     snprintf(wl_label, sizeof wl_label, "%s%s%s", x->wl->name, conf[0] ? " " : "", conf);
     ob_status s = x->wl->create(x->wl, &x->wl_hp, dev, (uint64_t)x->seed, &w, e);

@@ -66,7 +66,8 @@ int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed);
 int ob_cell_same_pair(const ob_cell *a, const ob_cell *b);
 /* The swept values of the cell's configurations, "cond=100 beta2=0.95
  * clip_norm=1" ("" without sweeps): of the workload and the optimizer
- * (OB_SWEEP_ALL), or of one of them. */
+ * (OB_SWEEP_ALL), or of one of them. Numbers read as the report labels them
+ * ("%.9g": a sweep value "1e-3" is "0.001"). */
 enum { OB_SWEEP_ALL = 0, OB_SWEEP_WORKLOAD = 1, OB_SWEEP_OPTIMIZER = 2 };
 void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, int part, char *buf, size_t n);
 /* The cell's optimizer: created with its hyperparameters, text settings applied. */

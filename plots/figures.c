@@ -460,7 +460,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         for (int i = 0; i < n_tics; i++) fprintf(f, "%s\"%.4g\" %.17g", i ? ", " : "", tics[i], tics[i]);
         fprintf(f, ")   # the swept lrs\n");
     }
-    double mark_step = 0.035;
+    double mark_step = 0.035, div_frac = 0;
     if (any_div) {
         /* a strip along the top for the divergence marks (one row per
          * optimizer, below): the data stay under it */
@@ -468,14 +468,30 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         for (int k = 0; k < s->n_g; k++) rows += s->g[k].wl == w;
         if (rows > 8) rows = 8;
         mark_step = rows > 4 ? 0.14 / rows : 0.035; /* many optimizers: closer rows, a strip of 0.19 at most */
-        double frac = 0.05 + mark_step * rows;
-        fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
+        div_frac = 0.05 + mark_step * rows;
+        fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", div_frac / (1 - div_frac));
     }
     if (!isnan(cap)) {
-        /* a fixed top takes no offsets: the strip's room is added here */
-        double frac = any_div ? 0.05 + mark_step * 8 : 0.03;
+        /* a fixed top takes no offsets: the strip's room (the marks' rows,
+         * or a little for the triangles) is added here, above a dotted line
+         * at the cap; the y tics stop at the cap, the lines and bands are
+         * cut there (their triangles sit on it) */
+        double frac = any_div ? div_frac : 0.06;
         double top = logy ? cap * pow(cap / r.lo, frac / (1 - frac)) : cap + (cap - r.lo) * frac / (1 - frac);
         fprintf(f, "set yrange [*:%.9g]\nCAP = %.9g\n", top, cap);
+        if (logy) {
+            double decades = log10(cap / r.lo);
+            fprintf(f, "set ytics %.9g, %g, %.9g\n", pow(10, floor(log10(r.lo))), decades > 10 ? 100.0 : 10.0,
+                    cap);
+        } else {
+            double lo = r.lo < 0 ? r.lo : 0, raw = (cap - lo) / 6, mag = pow(10, floor(log10(raw)));
+            double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+            fprintf(f, "set ytics %.9g, %.9g, %.9g\n", floor(lo / step) * step, step, cap);
+        }
+        fprintf(f, "set arrow from graph 0, first CAP to graph 1, first CAP nohead dt 3 lc rgb \"#999999\" back\n"
+                   "cut(v) = v > CAP && v < 1e308 ? CAP : v   # a value above the cap is drawn on it\n");
+    } else {
+        fprintf(f, "cut(v) = v\n");
     }
     {
         int n_key = any_div + !isnan(cap) + any_conf;
@@ -498,8 +514,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         int lt = g->opt + 1;
         fprintf(f,
-                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s%s\", \\\n"
+                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($8) : NaN):(cut($9)) with filledcurves lt %d notitle, \\\n"
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                 first ? "" : ", \\\n", oq, lt, oq, lt, oq,
@@ -547,8 +563,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                    "wide valley means the optimizer is easy to tune.",
                    !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
                                  "workload's runs that did not diverge): a learning rate whose median final loss is "
-                                 "finite but above it, worse than where any run started, is a triangle at the top "
-                                 "edge; lr_sweep.csv has its value." : "",
+                                 "finite but above it, worse than where any run started, is a triangle on the dotted "
+                                 "line at that height, and the lines stop there; lr_sweep.csv has its value." : "",
                    any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
                               "sweep (its bar from the best to the worst of those that did not diverge; one that "
                               "diverged is an x along the top, as in the sweep): a star above its circle shows how "
@@ -954,12 +970,13 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     /* what each slot shows: 0 nothing, 1 a bar, 2 a zero value (a "0 B"
      * mark), 3 not reached, 4 reached but untimed, 5 a pair left out of the
      * matrix (a "not run" mark), 6 runs without the value (a "no data" mark:
-     * every run diverged before the warm-up ended, say) */
+     * every run diverged before the warm-up ended, say), 7 a workload whose
+     * target the loss met before training (time to target not ranked) */
     int n_slots = d->n_wl * d->n_opt;
     int *what = calloc((size_t)n_slots, sizeof *what);
     if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     range r = {NAN, NAN};
-    int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0;
+    int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0, n_atstart = 0;
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
             const ob_group *g = ob_stats_group(s, w, o);
@@ -970,7 +987,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             n_groups++;
             int *m = &what[w * d->n_opt + o];
             if (kind == 3) {
-                if (g->tt_censored) *m = 3, n_unreached++;
+                if (s->target_at_start[w]) *m = 7, n_atstart++;
+                else if (g->tt_censored) *m = 3, n_unreached++;
                 else if (!isfinite(g->tt_time_s)) *m = 4, n_untimed++;
                 else *m = 1, n_bars++;
                 if (*m == 1) range_add(&r, g->tt_time_s);
@@ -995,6 +1013,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "Not drawn: no run recorded its optimizer state size.",
             "Not drawn: no optimizer reached the target loss on any workload (see the time-to-target "
             "tables), so there is no time to show."};
+        if (kind == 3 && n_atstart == n_groups)
+            return add_skipped(out, e, stems[kind], -1, fig_titles[kind],
+                               "Not drawn: on every workload the loss met the target before training (see the "
+                               "time-to-target paragraphs), so no time to target ranks anything.");
         return n_groups > 0 ? add_skipped(out, e, stems[kind], -1, fig_titles[kind], why[kind]) : OB_OK;
     }
     /* units */
@@ -1025,7 +1047,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     script sc;
     char reads[160];
     snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty = no bar)", files[kind]);
-    static const char *const what_txt[] = {"median time per training step", "peak device memory",
+    static const char *const what_txt[] = {"median time per training step", "peak memory",
                                            "optimizer state size", "training time to reach the target loss"};
     ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
     if (st != OB_OK) {
@@ -1034,7 +1056,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     }
     FILE *f = sc.f;
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
-                      : kind == 1 ? "Peak device memory per run (parameters, gradients, optimizer state, activations)"
+                      : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
                                   : "Training time to reach the target loss, at the lr that got there first\\n"
                                     "(steps at which the median over seeds reached it x median step time; \\\"not reached\\\": it never did)";
@@ -1093,6 +1115,9 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             else if (m == 3 || m == 4)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc lt %d\n",
                         m == 3 ? "not reached" : "step time unknown", x, o + 1);
+            else if (m == 7)
+                fprintf(f, "set label \"target met at start\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
+                        x);
             else if (m == 5 || m == 6)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
                         m == 5 ? "not run" : "no data", x);
@@ -1123,12 +1148,13 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     static const char *const caps[] = {
         "Median time of one training step (forward, backward and optimizer update; the first "
         "steps are a warm-up and not counted), per workload and optimizer.",
-        "Largest amount of device memory allocated at once during a run, per workload and optimizer.",
+        "Peak memory: the high-water mark of optbench's own allocations during a run (parameters, gradients, "
+        "activations, optimizer state, workspaces; on a GPU, device memory), per workload and optimizer.",
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
         "Estimated training time until the smoothed training loss first reaches the workload's "
         "target (see the time-to-target tables): steps to target (the first step at which the median over seeds reached it) times the "
         "median step time, at the learning rate that got there first."};
-    char extra[400] = "";
+    char extra[600] = "";
     int n_nodata = 0;
     for (int i = 0; i < n_slots; i++) n_nodata += what[i] == 6;
     const char *notrun = n_notrun && n_nodata ? " \"not run\": the pair was left out of the matrix; \"no data\": "
@@ -1138,13 +1164,17 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                       "warm-up, say)."
                                     : "";
     free(what);
+    const char *atstart = n_atstart ? " \"target met at start\": the loss was at or below the workload's target "
+                                      "before any update, so its times are not shown." : "";
     if (kind == 3 && n_unreached)
         snprintf(extra, sizeof extra,
                  " \"not reached\" marks an optimizer whose median over seeds never reached the target "
                  "at any learning rate: it has no time to "
-                 "show.%s", n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "");
-    else if (kind == 3 && n_untimed)
-        snprintf(extra, sizeof extra, " \"step time unknown\": reached, but no step time was recorded.");
+                 "show.%s%s", n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "",
+                 atstart);
+    else if (kind == 3 && (n_untimed || n_atstart))
+        snprintf(extra, sizeof extra, "%s%s",
+                 n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "", atstart);
     else if (n_zero)
         snprintf(extra, sizeof extra,
                  " \"0 B\" marks an optimizer that %s (for example sgd without momentum): its bar has "
@@ -1160,8 +1190,8 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     if (d->n_opt == 0) return OB_OK;
     if (s->profile_workloads == 0) {
         return add_skipped(out, e, "profile", -1, "Performance profile",
-                           "Not drawn: no optimizer reached the target loss on any workload, so no workload "
-                           "enters the profile.");
+                           "Not drawn: no workload enters the profile (on each, no optimizer reached the target "
+                           "loss, or the loss met it before training).");
     }
     script sc;
     OB_TRY(script_open(&sc, dir, "profile", "performance profile over workloads (Dolan-More)",

@@ -14,8 +14,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Up to this many seeds the 95% bootstrap interval of a median is exactly the
  * min-max range (the resampled median falls on the smallest value more than
@@ -213,6 +215,15 @@ static void doc_skipped(doc *d, const ob_figure *f)
 }
 
 /* ---- number formatting for the documents ----------------------------------- */
+
+/* How a workload's target was set, for the text. */
+static const char *target_rule(const ob_stats *s, int w)
+{
+    return s->target_given[w]      ? "given"
+         : s->target_halfway[w]    ? "halfway from the starting loss to the best median final loss, which "
+                                     "1.1 x the best would not ask for"
+                                   : "1.1 x the best median final loss";
+}
 
 static const char *num(double v, char *buf, size_t n)
 {
@@ -415,8 +426,9 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
                               med);
     }
     if (l + 120 < sizeof buf)
-        snprintf(buf + l, sizeof buf - l, " (%s; paired.csv).",
-                 max_n >= 6 ? "sign-test p in paired.csv" : "fewer than 6 seeds: no such count is significant at 5%");
+        snprintf(buf + l, sizeof buf - l, " (%s).",
+                 max_n >= 6 ? "sign-test p in paired.csv"
+                            : "fewer than 6 seeds: no such count is significant at 5%; paired.csv");
     doc_p(dc, "%s", buf);
     return OB_OK;
 }
@@ -475,7 +487,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         doc_p(dc, "%d older runs of cells that were run again are not counted (the latest run of each "
                   "cell is).", d->n_superseded);
     describe_benchmarks(db, d, dc);
-    if (!gnuplot_found)
+    if (o->no_render)
+        doc_p(dc, "The figures were not rendered (report --no-render): run `gnuplot NAME.gp` for each script "
+                  "in this folder.");
+    else if (!gnuplot_found)
         doc_p(dc, "gnuplot was not found, so the figures are not rendered: install gnuplot and run "
                   "`gnuplot NAME.gp` for each script in this folder.");
 
@@ -506,7 +521,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "the last 10%% of its recorded steps (the window of the final loss). Per lr, the steps "
               "to target are the first step at which the median over seeds of the trailing loss is "
               "at or below the workload's target (by default 1.1 x the best median final loss any "
-              "optimizer reached there, so the best optimizer always gets there); each optimizer is "
+              "optimizer reached there, but at least halfway from the loss before training to that best, "
+              "so the best optimizer always gets there and one step's noise does not); each optimizer is "
               "shown at its fastest lr, its steps and time both from that lr. Training time is steps x median step time (recording and "
               "evaluation excluded). 'not reached' means censored: at no lr did the median over "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
@@ -641,8 +657,19 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   n_overlap, n_overlap == 1 ? "" : "s", d->wl_labels[w], n_overlap == 1 ? "is" : "are",
                   n_overlap == 1 ? "its" : "their");
 
+        if (s->target_at_start[w]) {
+            char bs[64];
+            doc_p(dc, "Time to target: not ranked. The target loss %s (%s) is at or above the loss at the first "
+                      "recorded step, before any update (median %s over the runs), so every optimizer meets it "
+                      "at once and a ranking would only order one step's timing noise. Train longer, or set a "
+                      "target below the starting loss with `--target %s=LOSS`.",
+                  num(s->target[w], b1, sizeof b1),
+                  target_rule(s, w), num(s->start_loss[w], bs, sizeof bs),
+                  d->wl_labels[w]);
+            goto figures;
+        }
         doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
-              s->target_given[w] ? "given" : "1.1 x the best median final loss",
+              target_rule(s, w),
               s->profile_by_steps ? "steps (--profile-by steps)"
                                   : "estimated training time, steps x median step time (--profile-by steps "
                                     "ranks by steps, which a busy machine cannot distort)");
@@ -695,6 +722,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_p(dc, "No optimizer reached the target on %s (the median over seeds of the trailing loss never "
                       "got there), so none is ranked%s.",
                   d->wl_labels[w], s->target_given[w] ? "" : "; `--target WORKLOAD=LOSS` sets a looser target");
+    figures:
         for (int f = 0; f < figs->n; f++)
             if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);
         for (int f = 0; f < figs->n_skipped; f++)
@@ -781,7 +809,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "the fraction of workloads on which its %s to the target is within a factor tau of the "
               "fastest optimizer there; the score is the area under that curve for tau in [1, %g], "
               "normalized so 1 means fastest on every workload and 0 means never within %gx. %d of %d "
-              "workloads entered (a workload where no optimizer reached its target is left out; an "
+              "workloads entered (a workload where no optimizer reached its target, or whose target the "
+              "loss met before training, is left out; an "
               "optimizer left out of a workload's matrix counts as not reaching the target there; each "
               "configuration of a swept workload counts as a workload of its own).",
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
@@ -865,11 +894,100 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     return OB_OK;
 }
 
+/* ---- publishing ------------------------------------------------------------
+ * A report is written into a fresh hidden folder inside DIR and moved into DIR
+ * at the end, file by file: a report that fails leaves the one before in
+ * place, and files an earlier report wrote there (listed in DIR/REPORT_LIST)
+ * that this one does not write, a workload's figures after it left the
+ * matrix, are removed. Files in DIR that no report wrote are never touched. */
+#define REPORT_LIST ".optbench-report"
+
+static void remove_stage(const char *stage)
+{
+    DIR *dp = opendir(stage);
+    if (dp) {
+        struct dirent *de;
+        while ((de = readdir(dp)))
+            if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..")) {
+                char p[1400];
+                snprintf(p, sizeof p, "%s/%s", stage, de->d_name);
+                remove(p);
+            }
+        closedir(dp);
+    }
+    rmdir(stage);
+}
+
+static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static ob_status publish(const char *dir, const char *stage, ob_err *e)
+{
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    ob_status st = OB_OK;
+    DIR *dp = opendir(stage);
+    if (!dp) return ob_fail(e, OB_ERR_IO, "cannot read '%s': %s", stage, strerror(errno));
+    struct dirent *de;
+    while ((de = readdir(dp)) && st == OB_OK) {
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 128;
+            char **n2 = realloc(names, nc * sizeof *names);
+            if (!n2) {
+                st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            names = n2;
+            cap = nc;
+        }
+        if (!(names[n] = strdup(de->d_name))) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        else n++;
+    }
+    closedir(dp);
+    if (st == OB_OK && n) qsort(names, n, sizeof *names, cmp_name);
+    /* the earlier report's files that this one does not write */
+    char list[1200], line[1200], p[1400];
+    snprintf(list, sizeof list, "%s/%s", dir, REPORT_LIST);
+    FILE *f = st == OB_OK ? fopen(list, "r") : NULL;
+    while (f && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        const char *key = line;
+        if (!line[0] || strchr(line, '/') || !strcmp(line, ".") || !strcmp(line, "..") ||
+            bsearch(&key, names, n, sizeof *names, cmp_name))
+            continue;
+        snprintf(p, sizeof p, "%s/%s", dir, line);
+        remove(p);
+    }
+    if (f) fclose(f);
+    for (size_t i = 0; i < n && st == OB_OK; i++) {
+        char from[1400];
+        snprintf(from, sizeof from, "%s/%s", stage, names[i]);
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        if (rename(from, p) != 0) st = ob_fail(e, OB_ERR_IO, "cannot move '%s' to '%s': %s", from, p, strerror(errno));
+    }
+    /* the list of this report's files, replaced whole */
+    if (st == OB_OK) {
+        char tmp[1300];
+        snprintf(tmp, sizeof tmp, "%s.tmp", list);
+        FILE *g = fopen(tmp, "w");
+        int bad = !g;
+        for (size_t i = 0; g && i < n; i++) bad |= fprintf(g, "%s\n", names[i]) < 0;
+        if (g && fclose(g) != 0) bad = 1;
+        if (bad || rename(tmp, list) != 0) {
+            remove(tmp);
+            st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", list, strerror(errno));
+        }
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return st;
+}
+
 ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)
 {
     memset(res, 0, sizeof *res);
     FILE *log = o->log;
-    char dir[1024];
+    char dir[1024], stage[1100] = "";
     ob_path_trim(o->out_dir, dir, sizeof dir);
     ob_store *store = NULL;
     OB_TRY(ob_store_open(o->db_path, OB_STORE_READONLY, &store, e));
@@ -882,7 +1000,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     ob_status st = ob_dataset_load(db, o->benchmark_id, &d, e);
     if (st != OB_OK) {
         ob_store_close(store);
-        return st;
+        return st == OB_ERR_NOMEM ? st : ob_err_prefix(e, "database '%s': ", o->db_path);
     }
     if (d.n == 0) {
         if (o->benchmark_id > 0)
@@ -893,16 +1011,25 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         else st = ob_fail(e, OB_ERR_INPUT, "database '%s' holds no runs", o->db_path);
         goto done;
     }
-    if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) goto done;
+    if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) {
+        if (st != OB_ERR_NOMEM) ob_err_prefix(e, "database '%s': ", o->db_path);
+        goto done;
+    }
     if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
     /* the folder first: no ranking printed above an error that writes nothing */
     if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
+    snprintf(stage, sizeof stage, "%s/.optbench-report-XXXXXX", dir);
+    if (!mkdtemp(stage)) {
+        st = ob_fail(e, OB_ERR_IO, "cannot write into '%s': %s", dir, strerror(errno));
+        stage[0] = 0;
+        goto done;
+    }
     if (o->ranking && (st = print_ranking(o->ranking, &d, &s, e)) != OB_OK) goto done;
     res->n_runs = d.n;
     res->n_groups = s.n_g;
-    if ((st = ob_export_tables(db, &d, &s, dir, e)) != OB_OK) goto done;
-    if ((st = ob_latex_write(&d, &s, dir, e)) != OB_OK) goto done;
-    if ((st = ob_figures_write(&d, &s, dir, &figs, e)) != OB_OK) goto done;
+    if ((st = ob_export_tables(db, &d, &s, stage, e)) != OB_OK) goto done;
+    if ((st = ob_latex_write(&d, &s, stage, e)) != OB_OK) goto done;
+    if ((st = ob_figures_write(&d, &s, stage, &figs, e)) != OB_OK) goto done;
     res->n_figures = figs.n;
     res->n_skipped = figs.n_skipped;
     rendered = calloc((size_t)figs.n + 1, sizeof *rendered);
@@ -911,7 +1038,9 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         goto done;
     }
     /* a figure without data has no script: files of it from an earlier report
-     * in this folder would be stale (an empty PNG, a script that fails) */
+     * in this folder would be stale (an empty PNG, a script that fails); the
+     * list of the earlier report's files covers them, this a folder written
+     * before there was one */
     for (int i = 0; i < figs.n_skipped; i++)
         for (int x = 0; x < 4; x++) {
             static const char *const ext[] = {"gp", "png", "svg", "pdf"};
@@ -939,17 +1068,16 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     } else {
         char logpath[1100];
         snprintf(logpath, sizeof logpath, "%s/gnuplot.log", dir);
-        remove(logpath);
         for (int i = 0; i < figs.n; i++) {
             char script_name[300];
             snprintf(script_name, sizeof script_name, "%s.gp", figs.f[i].stem);
-            int rc = ob_gnuplot_run(gp, dir, script_name);
+            int rc = ob_gnuplot_run(gp, stage, script_name);
             char png[1400];
-            snprintf(png, sizeof png, "%s/%s.png", dir, figs.f[i].stem);
+            snprintf(png, sizeof png, "%s/%s.png", stage, figs.f[i].stem);
             struct stat sb;
             rendered[i] = rc == 0 && stat(png, &sb) == 0 && sb.st_size > 0 ? 1 : -1;
             char pdf[1400];
-            snprintf(pdf, sizeof pdf, "%s/%s.pdf", dir, figs.f[i].stem);
+            snprintf(pdf, sizeof pdf, "%s/%s.pdf", stage, figs.f[i].stem);
             figs.f[i].has_pdf = rendered[i] > 0 && stat(pdf, &sb) == 0 && sb.st_size > 0;
             if (rendered[i] > 0) {
                 res->n_rendered++;
@@ -957,7 +1085,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
                 /* no empty images left behind: the page says what failed */
                 res->n_render_failed++;
                 if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
-                snprintf(png, sizeof png, "%s/%s.svg", dir, figs.f[i].stem);
+                snprintf(png, sizeof png, "%s/%s.svg", stage, figs.f[i].stem);
                 if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
                 if (stat(pdf, &sb) == 0 && sb.st_size == 0) remove(pdf);
             }
@@ -970,8 +1098,8 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     /* summary.md and index.html */
     {
         char p1[1100], p2[1100];
-        snprintf(p1, sizeof p1, "%s/summary.md", dir);
-        snprintf(p2, sizeof p2, "%s/index.html", dir);
+        snprintf(p1, sizeof p1, "%s/summary.md", stage);
+        snprintf(p2, sizeof p2, "%s/index.html", stage);
         doc dc = {fopen(p1, "w"), fopen(p2, "w"), 0, 0};
         if (!dc.md || !dc.html) {
             st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", !dc.md ? p1 : p2, strerror(errno));
@@ -989,7 +1117,9 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         if (fclose(dc.html) != 0) bad = 1;
         if (bad && st == OB_OK) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", dir);
     }
+    if (st == OB_OK) st = publish(dir, stage, e);
 done:
+    if (stage[0]) remove_stage(stage);
     free(rendered);
     ob_figures_free(&figs);
     ob_stats_free(&s);

@@ -101,8 +101,8 @@ static keyed *make_keys(const ob_dataset *d)
         }
         snprintf(k[i].key, n, "%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%lld\x1f%lld", r->workload, r->workload_params,
                  r->optimizer, r->hparams, r->lr, (long long)r->seed, (long long)r->steps);
-        snprintf(k[i].gkey, n, "%s\x1f%s\x1f%s\x1f%s", r->workload, r->workload_params, r->optimizer,
-                 r->opt_key);
+        snprintf(k[i].gkey, n, "%s\x1f%s\x1f%lld\x1f%s\x1f%s", r->workload, r->workload_params,
+                 (long long)r->steps, r->optimizer, r->opt_key);
         k[i].run = i;
     }
     qsort(k, (size_t)d->n, sizeof *k, cmp_keyed);

@@ -29,6 +29,10 @@ static int64_t col_int(sqlite3_stmt *q, int col)
 
 static ob_status db_fail(sqlite3 *db, ob_err *e, const char *what)
 {
+    int code = sqlite3_errcode(db) & 0xff;
+    if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) /* the file, not this program: bad input */
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s (the file is damaged: use an intact copy or another database; "
+                                        "it was left unchanged)", what, sqlite3_errmsg(db));
     return ob_fail(e, OB_ERR_DB, "%s: %s", what, sqlite3_errmsg(db));
 }
 
@@ -252,7 +256,7 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
         char **u = NULL;
         int nu = 0;
         for (int r = i; r < j && st == OB_OK; r++)
-            if ((cfg[r] = intern(&u, &nu, d->runs[r].workload_params)) < 0) st = no_mem(e, "labelling the runs");
+            if ((cfg[r] = intern(&u, &nu, d->runs[r].wl_key)) < 0) st = no_mem(e, "labelling the runs");
         char *present = malloc((size_t)nu + 1);
         char **labels = calloc((size_t)nu + 1, sizeof *labels);
         if (st == OB_OK && (!present || !labels)) st = no_mem(e, "labelling the runs");
@@ -376,12 +380,14 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'spike_skipped'), "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'optimizer' "
              "  AND v.detail LIKE 'rollback:%%'), "
-             " coalesce(backend_, ''), coalesce(device_, '') "
+             " coalesce(backend_, ''), coalesce(device_, ''), "
+             " CASE WHEN json_valid(workload_params) AND steps IS NOT NULL "
+             "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, "
-             "      row_number() OVER (PARTITION BY workload, coalesce(workload_params, ''), optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
+             "      row_number() OVER (PARTITION BY workload, coalesce(workload_params, ''), steps, optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
              "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
              "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) AS rr "
-             "ORDER BY workload, coalesce(workload_params, '{}'), optimizer, opt_key, lr, seed, id",
+             "ORDER BY workload, coalesce(workload_params, '{}'), steps, optimizer, opt_key, lr, seed, id",
              has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_backend ? "backend" : "NULL",
              has_device ? "device" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
@@ -418,9 +424,10 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->error = sqlite3_column_type(q, 11) == SQLITE_NULL ? NULL : dup_text(q, 11);
         r->backend = dup_text(q, 32);
         r->device = dup_text(q, 33);
+        r->wl_key = dup_text(q, 34);
         /* counted, but cleared first: ob_dataset_free frees what got copied */
         if (!r->workload || !r->workload_params || !r->optimizer || !r->hparams || !r->opt_key || !r->status ||
-            !r->backend || !r->device || (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
+            !r->backend || !r->device || !r->wl_key || (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
             oom = 1;
             break;
         }
@@ -527,6 +534,7 @@ static void rrun_free(ob_rrun *r)
     free(r->error);
     free(r->backend);
     free(r->device);
+    free(r->wl_key);
     free(r->c_step);
     free(r->c_loss);
 }

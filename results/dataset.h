@@ -1,10 +1,12 @@
 /* results/dataset.h - the runs of a results database, loaded for analysis.
  *
  * A dataset is the set of cells of one database (optionally one benchmark):
- * when a cell (workload, workload parameters, optimizer, hyperparameters, lr,
- * seed, and whether it is a confirmation run) was run more than once, the
- * latest finished run counts. Runs are
- * grouped by workload and by optimizer configuration: the optimizer name plus,
+ * when a cell (workload, workload parameters, steps, optimizer,
+ * hyperparameters, lr, seed, and whether it is a confirmation run) was run
+ * more than once, the latest finished run counts. Runs are grouped by
+ * workload configuration (parameters and steps: a workload run for two
+ * numbers of steps gets two labels, "quadratic steps=20" and "quadratic
+ * steps=200") and by optimizer configuration: the optimizer name plus,
  * when one workload holds several configurations of the same optimizer, the
  * hyperparameters that tell them apart ("adam beta2=0.95"). Labels never
  * contain commas, so gnuplot can read them from CSV.
@@ -22,6 +24,9 @@ typedef struct ob_rrun {
     int64_t id, benchmark_id, cell, seed;
     char *workload, *workload_params, *optimizer, *hparams, *status, *error;
     char *opt_key;             /* hparams without "lr": identifies the optimizer configuration */
+    char *wl_key;              /* workload_params with "steps" added: identifies the workload's
+                                * configuration (final losses after other numbers of steps do not
+                                * compare: such runs get their own workload label, "quadratic steps=200") */
     char *backend, *device;    /* where it ran: "cpu" or "cuda", and the device text ("cuda: NVIDIA
                                 * H200 (sm_90, ...)", possibly "; data parallel over devices 0-1");
                                 * "" when unknown (NULL in the database, or a database without them) */

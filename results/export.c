@@ -173,10 +173,12 @@ static const ob_file_doc docs[] = {
      "workload, optimizer, lr, seeds, step, eval_loss_median, eval_loss_min, eval_loss_max, "
      "eval_metric_median, eval_metric_min, eval_metric_max"},
     {"time_to_target.csv", "steps and training time to reach each workload's target loss",
-     "workload, target, target_source (given | default = 1.1 x best median final loss), "
+     "workload, target, target_source (given | default = 1.1 x best median final loss | halfway = "
+     "halfway from the loss before training to the best median final loss, where 1.1 x asked for less), "
      "optimizer, rank (1 = fastest; empty when not reached), steps (the first step at which "
      "the median over seeds of the trailing loss reached it; inf = censored: it never did), time_s (inf = censored), lr "
-     "(the lr that got there first), censored (1/0)"},
+     "(the lr that got there first), censored (1/0), target_met_at_start (1: the loss before training "
+     "was already at or below the target; nothing is ranked)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
@@ -810,7 +812,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     ob_csv c;
     OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
                        HDR("workload", "target", "target_source", "optimizer", "rank", "steps",
-                           "time_s", "lr", "censored"),
+                           "time_s", "lr", "censored", "target_met_at_start"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -832,13 +834,14 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         }
         ob_csv_str(&c, d->wl_labels[g->wl]);
         ob_csv_num(&c, s->target[g->wl]);
-        ob_csv_str(&c, s->target_given[g->wl] ? "given" : "default");
+        ob_csv_str(&c, s->target_given[g->wl] ? "given" : s->target_halfway[g->wl] ? "halfway" : "default");
         ob_csv_str(&c, d->opt_labels[g->opt]);
         ob_csv_opt_int(&c, g->tt_censored ? -1 : rank);
         ob_csv_num(&c, g->tt_steps);
         ob_csv_num(&c, g->tt_time_s);
         ob_csv_num(&c, g->tt_lr);
         ob_csv_int(&c, g->tt_censored);
+        ob_csv_int(&c, s->target_at_start[g->wl]);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

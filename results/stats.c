@@ -870,8 +870,12 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     /* targets, sgd step time, time to target */
     s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);
     s->target_given = calloc((size_t)d->n_wl + 1, sizeof *s->target_given);
+    s->start_loss = calloc((size_t)d->n_wl + 1, sizeof *s->start_loss);
+    s->target_halfway = calloc((size_t)d->n_wl + 1, sizeof *s->target_halfway);
+    s->target_at_start = calloc((size_t)d->n_wl + 1, sizeof *s->target_at_start);
     tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
-    if (!s->target || !s->target_given || !tmp) goto nomem;
+    if (!s->target || !s->target_given || !s->start_loss || !s->target_halfway || !s->target_at_start || !tmp)
+        goto nomem;
     for (int w = 0; w < d->n_wl; w++) {
         s->target[w] = NAN;
         for (int i = 0; i < o->n_targets; i++)
@@ -879,12 +883,32 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
                 s->target[w] = o->target_val[i];
                 s->target_given[w] = 1;
             }
+        /* the loss before training: every optimizer's runs of a seed start
+         * from the same parameters and batch */
+        int m0 = 0;
+        for (int r = 0; r < d->n; r++) {
+            const ob_rrun *x = &d->runs[r];
+            if (x->wl == w && !x->confirm && x->finished && x->n_curve > 0 && isfinite(x->c_loss[0]))
+                tmp[m0++] = x->c_loss[0];
+        }
+        const double start = s->start_loss[w] = ob_stat_median(tmp, m0);
         if (!s->target_given[w]) {
             double best = INFINITY;
             for (int k = 0; k < ng; k++)
                 if (s->g[k].wl == w && s->g[k].final.median < best) best = s->g[k].final.median;
-            if (isfinite(best)) s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
+            if (isfinite(best)) {
+                s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
+                /* at least half the way from the start to the best: a loss
+                 * that training moves little (cross-entropy from 2.54 to 2.29)
+                 * would otherwise set a target one step's noise reaches */
+                const double half = best + 0.5 * (start - best);
+                if (start > best && half < s->target[w]) {
+                    s->target[w] = half;
+                    s->target_halfway[w] = 1;
+                }
+            }
         }
+        s->target_at_start[w] = start <= s->target[w];
         for (int k = 0; k < ng; k++) {
             if (s->g[k].wl != w) continue;
             /* the reference: sgd's runs here with the group's training
@@ -901,6 +925,12 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
                 }
             double sgd_ms = ob_stat_median(tmp, m);
             if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
+            if (s->target_at_start[w]) {
+                s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = NAN;
+                s->g[k].tt_censored = 1;
+                for (int i = 0; i < s->g[k].n_lr; i++) s->g[k].lrs[i].tt_steps = s->g[k].lrs[i].tt_time_s = NAN;
+                continue;
+            }
             if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps,
                                            e)) != OB_OK)
                 goto done;
@@ -948,6 +978,9 @@ void ob_stats_free(ob_stats *s)
     free(s->g);
     free(s->target);
     free(s->target_given);
+    free(s->start_loss);
+    free(s->target_halfway);
+    free(s->target_at_start);
     free(s->taus);
     free(s->rho);
     free(s->area);

@@ -10,6 +10,7 @@
  */
 #include "results/store.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -326,14 +327,12 @@ static int wal_present(const char *path)
     return stat(p, &sb) == 0;
 }
 
+static int folder_writable(const char *path);
+
 static void tidy_wal(const char *path, int had)
 {
     if (had || !wal_present(path) || access(path, W_OK) != 0) return;
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
-    if (access(slash ? dir : ".", W_OK) != 0) return;
+    if (!folder_writable(path)) return;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {
         sqlite3_busy_timeout(db, 200);
@@ -346,10 +345,41 @@ static void tidy_wal(const char *path, int had)
 /* Opens path with flags and reads its application id, schema version and
  * number of schema objects. SQLITE_OK, or an error code with *db left open
  * (when not NULL) for its message. */
+/* Can this process create files in path's folder? */
+static int folder_writable(const char *path)
+{
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *(slash == dir ? slash + 1 : slash) = '\0';
+    return access(slash ? dir : ".", W_OK) == 0;
+}
+
+/* sqlite3_open_v2, except that a read-only open of a file in a folder this
+ * process cannot write, with no NAME-wal beside it, opens it immutable: a WAL
+ * database needs NAME-shm, which it could not create there, and with no log
+ * in the folder and none creatable no writer can be changing the file. */
+static int open_db(const char *path, int flags, sqlite3 **db)
+{
+    char wal[600];
+    struct stat sb;
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    if (flags != SQLITE_OPEN_READONLY || folder_writable(path) || stat(wal, &sb) == 0)
+        return sqlite3_open_v2(path, db, flags, NULL);
+    char uri[2048];
+    size_t n = (size_t)snprintf(uri, sizeof uri, "file:");
+    for (const unsigned char *c = (const unsigned char *)path; *c && n + 4 < sizeof uri; c++) {
+        if (isalnum(*c) || strchr("/._~-", *c)) uri[n++] = (char)*c;
+        else n += (size_t)snprintf(uri + n, sizeof uri - n, "%%%02X", *c);
+    }
+    snprintf(uri + n, sizeof uri - n, "?immutable=1");
+    return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+}
+
 static int probe_query(const char *path, int flags, sqlite3 **db, long long *app, long long *ver,
                        long long *objects)
 {
-    int rc = sqlite3_open_v2(path, db, flags, NULL);
+    int rc = open_db(path, flags, db);
     if (rc != SQLITE_OK) return rc;
     sqlite3_busy_timeout(*db, 5000);
     sqlite3_stmt *q = NULL;
@@ -430,7 +460,10 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
                 db ? sqlite3_errmsg(db) : "out of memory",
                 corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy "
                           "or another database; it was left unchanged)"
-                        : "");
+                : !folder_writable(path)
+                    ? " (its folder is read-only, and SQLite needs to create NAME-shm beside a database with a "
+                      "write-ahead log, NAME-wal: copy the database with its -wal file to a writable folder)"
+                    : "");
         sqlite3_close(db);
         tidy_wal(path, had_wal);
         return OB_ERR_INPUT;
@@ -567,7 +600,7 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
     s->had_wal = had_wal;
     int flags = s->readonly ? SQLITE_OPEN_READONLY
                             : SQLITE_OPEN_READWRITE | (mode == OB_STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(path, &s->db, flags, NULL) != SQLITE_OK) {
+    if (open_db(path, flags, &s->db) != SQLITE_OK) {
         ob_status st = ob_fail(e, OB_ERR_INPUT,
                                "cannot open database '%s': %s", path,
                                s->db ? sqlite3_errmsg(s->db) : "out of memory");

@@ -15,6 +15,7 @@
  * and dash type per optimizer (style.gp), markers on the profile's curves,
  * the legend laid out to fit its longest entry. Bar times over decades:
  * each tic in its own unit. */
+#include <dirent.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -410,20 +411,41 @@ static void test_hp_sweep(const char *dir, int have_gnuplot)
 }
 
 /* Without sweeps: no hp_sweep.csv, no hp_ figure (also none left from an
- * earlier report into the folder). */
+ * earlier report into the folder: the files its list names and this report
+ * does not write are removed; a file no report wrote stays). */
 static void test_no_hp_sweep(const char *db, const char *dir)
 {
     char out[600];
     snprintf(out, sizeof out, "%s/nohp", dir);
     ob_err e = {0};
     CHECK(ob_mkdirs(out, &e) == OB_OK);
-    char p[700];
-    snprintf(p, sizeof p, "%s/hp_sweep.csv", out);
-    FILE *f = fopen(p, "w");
-    if (f) fclose(f);
+    static const char *const planted[] = {"hp_sweep.csv", "hp_gone_beta2.png", "mine.csv", ".optbench-report"};
+    for (int i = 0; i < 4; i++) {
+        char p[700];
+        snprintf(p, sizeof p, "%s/%s", out, planted[i]);
+        FILE *f = fopen(p, "w");
+        if (f && i == 3) fputs("hp_sweep.csv\nhp_gone_beta2.png\n../outside.csv\nsummary.md\n", f);
+        if (f) fclose(f);
+    }
+    char outside[700];
+    snprintf(outside, sizeof outside, "%s/outside.csv", dir);
+    FILE *fo = fopen(outside, "w");
+    if (fo) fclose(fo);
     ob_report_result res;
     CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
-    CHECK(!exists(out, "hp_sweep.csv"));
+    CHECK(!exists(out, "hp_sweep.csv") && !exists(out, "hp_gone_beta2.png"));
+    CHECK(exists(out, "mine.csv") && exists(dir, "outside.csv") && exists(out, "summary.md"));
+    /* the new list names what this report wrote, and nothing else */
+    char *list = slurp(out, ".optbench-report");
+    CHECK(list && strstr(list, "summary.md\n") && strstr(list, "runs.csv\n") && !strstr(list, "mine.csv") &&
+          !strstr(list, "hp_sweep.csv") && !strstr(list, ".optbench-report"));
+    free(list);
+    /* no staging folder is left behind */
+    DIR *dp = opendir(out);
+    int staged = 0;
+    for (struct dirent *de; dp && (de = readdir(dp));) staged |= !strncmp(de->d_name, ".optbench-report-", 17);
+    if (dp) closedir(dp);
+    CHECK(!staged);
     char *md = slurp(out, "summary.md");
     CHECK(md && !strstr(md, "`hp_") && !strstr(md, "(hp_") && !strstr(md, "Sensitivity to"));
     free(md);

@@ -453,6 +453,64 @@ static void test_labels(const char *path)
     ob_store_close(s);
 }
 
+/* Runs of one workload for two numbers of steps are two workload
+ * configurations, neither superseding the other; the default target asks for
+ * at least half the way from the loss before training to the best final
+ * loss, and a target the starting loss already meets ranks nothing. */
+static void test_steps_and_start(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    /* W: the same cell for 50 and 80 steps */
+    fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 50});
+    fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 0.5, 10, 1, 1, 1, 1, 1, 1, 80});
+    fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 0, "done", 1.5, 10, 1, 1, 1, 1, 1, 1, 50});
+    /* F: flat curves, the loss before training is the best final loss */
+    fx_add(s, 0, &(fx_run){"F", "adam", NULL, 0.01, 0, "done", 2.0, 0, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"F", "sgd", NULL, 0.01, 0, "done", 2.0, 0, 1, 1, 1, 1, 1, 1, 0});
+    /* H: from 11 to 10 (adam) and 10.5 (sgd): 1.1 x 10 = 11 would be met at once */
+    fx_add(s, 0, &(fx_run){"H", "adam", NULL, 0.01, 0, "done", 10.0, 2, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"H", "sgd", NULL, 0.01, 0, "done", 10.5, 1, 1, 1, 1, 1, 1, 1, 0});
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK_MSG(d.n == 7 && d.n_superseded == 0, "%d runs, %d superseded", d.n, d.n_superseded);
+    int w50 = ob_dataset_find_wl(&d, "W steps=50"), w80 = ob_dataset_find_wl(&d, "W steps=80");
+    int wf = ob_dataset_find_wl(&d, "F"), wh = ob_dataset_find_wl(&d, "H");
+    CHECK_MSG(d.n_wl == 4 && w50 >= 0 && w80 >= 0 && wf >= 0 && wh >= 0, "%d workload labels, first '%s'", d.n_wl,
+              d.n_wl ? d.wl_labels[0] : "");
+    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    ob_stats st;
+    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    if (w50 >= 0 && w80 >= 0 && wf >= 0 && wh >= 0 && st.n_wl == d.n_wl) {
+        /* W steps=80 holds adam alone; steps=50 adam (1.0) and sgd (1.5) */
+        const ob_group *a50 = grp(&d, &st, "W steps=50", "adam"), *a80 = grp(&d, &st, "W steps=80", "adam");
+        CHECK(a50 && a80 && a50->final.median == 1.0 && a80->final.median == 0.5);
+        CHECK(fabs(st.target[w50] - 1.1) < 1e-12 && !st.target_halfway[w50] && !st.target_at_start[w50]);
+        CHECK(st.start_loss[w50] == 6.25 && st.start_loss[w80] == 5.5); /* medians of 6, 6.5 and of 5.5 */
+        /* F: the target (2.2) is above where every run started (2.0) */
+        CHECK(st.target_at_start[wf] && st.start_loss[wf] == 2.0);
+        const ob_group *fa = grp(&d, &st, "F", "adam");
+        CHECK(fa && fa->tt_censored && isnan(fa->tt_steps) && isnan(fa->tt_lr));
+        /* H: halfway from 11 to 10 */
+        CHECK_MSG(st.target_halfway[wh] && fabs(st.target[wh] - 10.5) < 1e-12 && !st.target_at_start[wh],
+                  "H: target %g, halfway %d, at start %d", st.target[wh], st.target_halfway[wh],
+                  st.target_at_start[wh]);
+        /* adam's trailing loss: 11, 10.75, 10.5 (the mean of the points so far) */
+        const ob_group *ha = grp(&d, &st, "H", "adam");
+        CHECK_MSG(ha && !ha->tt_censored && ha->tt_steps == 2, "H adam: %g steps", ha ? ha->tt_steps : -1);
+        /* only W steps=50, W steps=80 and H enter the profile */
+        CHECK_MSG(st.profile_workloads == 3, "%d workloads in the profile", st.profile_workloads);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 static void test_sign_paired(const char *path)
 {
     CHECK(ob_stat_sign_test(0, 0) == 1.0);
@@ -704,6 +762,8 @@ int main(void)
     test_tt_one_lr(p);
     snprintf(p, sizeof p, "%s/labels.db", dir);
     test_labels(p);
+    snprintf(p, sizeof p, "%s/steps.db", dir);
+    test_steps_and_start(p);
     snprintf(p, sizeof p, "%s/confirm.db", dir);
     test_confirm(p);
     snprintf(p, sizeof p, "%s/against.db", dir);

@@ -101,5 +101,27 @@ PY
 [ "$(q "$tmp/hot/x.db" "select count(*) from runs where status = 'done'")" = 1 ] || fail "the run is not kept"
 echo "hot journal: rolled back, report and resume work"
 
+# 7. reading a database in a read-only folder: with no NAME-wal beside it the
+# readers open it immutable (SQLite could not create NAME-shm there) and
+# leave the folder as it was; with a NAME-wal there, the message says what to do
+mkdir "$tmp/rodb" "$tmp/rodb/out"
+"$OPTBENCH" "${small[@]}" --db "$tmp/rodb/r.db" 2>/dev/null || fail "setup run failed"
+[ ! -e "$tmp/rodb/r.db-wal" ] || fail "setup left r.db-wal"
+chmod 644 "$tmp/rodb/r.db"; chmod 555 "$tmp/rodb"; chmod 777 "$tmp/rodb/out"
+sum=$(md5sum <"$tmp/rodb/r.db")
+"${as_user[@]}" "$OPTBENCH" report --db "$tmp/rodb/r.db" --out "$tmp/rodb/out/rep" --no-render >/dev/null 2>"$tmp/err" ||
+  fail "report of a database in a read-only folder: $(cat "$tmp/err")"
+"${as_user[@]}" "$OPTBENCH" history --db "$tmp/rodb/r.db" >/dev/null 2>"$tmp/err" ||
+  fail "history of a database in a read-only folder: $(cat "$tmp/err")"
+"${as_user[@]}" "$OPTBENCH" compare --baseline "$tmp/rodb/r.db" --candidate "$tmp/rodb/r.db" --time-tol off \
+  >/dev/null 2>"$tmp/err" || fail "compare of a database in a read-only folder: $(cat "$tmp/err")"
+[ "$(ls -A "$tmp/rodb" | tr '\n' ' ')" = "out r.db " ] || fail "the read-only folder changed: $(ls -A "$tmp/rodb")"
+[ "$sum" = "$(md5sum <"$tmp/rodb/r.db")" ] || fail "the database changed"
+chmod 755 "$tmp/rodb"; : >"$tmp/rodb/r.db-wal"; chmod 555 "$tmp/rodb"
+"${as_user[@]}" "$OPTBENCH" report --db "$tmp/rodb/r.db" --out "$tmp/rodb/out/rep2" --no-render >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "folder is read-only" "$tmp/err" || fail "a -wal in a read-only folder: exit $rc, $(cat "$tmp/err")"
+chmod 755 "$tmp/rodb"
+echo "read-only folder: report, history and compare read it; with a -wal there: $(cat "$tmp/err")"
+
 echo "$fails failed"
 [ $fails -eq 0 ]

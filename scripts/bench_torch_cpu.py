@@ -22,7 +22,6 @@ selects the AVX-512 ones (about twice the sgemm throughput on such a CPU).
 """
 import argparse
 import os
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -196,6 +195,7 @@ def time_optbench(exe, name, threads, steps, env):
         r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if r.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
+        import sqlite3  # here, not at the top: bench_torch_gpu.py imports this file on pythons without it
         con = sqlite3.connect(db)
         ms, ips = con.execute("select step_ms_median, items_per_sec from runs").fetchone()
         con.close()

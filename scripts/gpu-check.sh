@@ -32,7 +32,9 @@
 # scripts/gpu-deps.sh --prebuilt BUILD_DIR packs it into .gpudeps/prebuilt.tar.gz
 # (OB_GPU_FORCE_BUILD=1 builds anyway).
 # Exit status 0 only when the build, the cuda tests (run, not skipped),
-# every bench-step and every training run succeeded.
+# every bench-step and every training run that ran succeeded; steps the global
+# deadline left no time for are listed apart ("skipped for time"). The logs
+# are copied to $OUT after every step, so a run cut off brings back what ran.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,6 +50,7 @@ ARCH=${OB_CUDA_ARCH:-90}
 rm -rf "$WORK"
 mkdir -p "$BUILD" "$LOGS" "$DEST"
 FAILED=()
+SKIPPED=() # steps the global deadline left no time for: reported, not failures
 # torch runs in the environment it is probed in below, without the library
 # folders the carried build or the dependency bundle add to LD_LIBRARY_PATH
 PY_ENV=(env -u LD_LIBRARY_PATH)
@@ -56,6 +59,25 @@ STEPS_FILE=$LOGS/steps.txt
 : >"$STEPS_FILE"
 
 say() { printf '[%4ss] %s\n' "$(($(date +%s) - START))" "$*"; }
+
+# copy_logs: the logs so far into $DEST (at most 8 files), after every step:
+# when the machine is taken back mid-run, what ran still comes back.
+copy_logs() {
+  {
+    # the steps so far, until the summary (which lists them too) is written
+    if [ -f "$LOGS/summary.txt" ]; then cp "$LOGS/summary.txt" "$DEST/summary.txt"
+    else { echo "(cut off before the summary: the steps that ran)"; cat "$STEPS_FILE"; } >"$DEST/summary.txt"; fi
+    cp "$LOGS/env.log" "$DEST/env.log" 2>/dev/null
+    cat "$LOGS"/configure.log "$LOGS"/build.log "$LOGS"/prebuilt.log >"$DEST/build.log" 2>/dev/null
+    cat "$LOGS"/ctest-cuda.log "$LOGS"/ctest-cuda-detail.log "$LOGS"/test_cuda_*.log "$LOGS"/gpu-probe.log \
+      >"$DEST/tests.log" 2>/dev/null
+    for f in "$LOGS"/bench-*.log; do [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }; done >"$DEST/bench.log" 2>/dev/null
+    for f in "$LOGS"/run-*.log "$LOGS"/default-bench.log "$LOGS"/profile-*.log; do
+      [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }
+    done >"$DEST/runs.log" 2>/dev/null
+    { cat "$LOGS"/torch-*.log 2>/dev/null; echo "==== torch.jsonl"; cat "$LOGS"/torch*.jsonl 2>/dev/null; } >"$DEST/torch.log"
+  } || true
+}
 
 # run_step NAME LIMIT_S CMD... : output to $LOGS/NAME.log, bounded by LIMIT_S and
 # the global deadline; prints one status line (and the log's tail on failure).
@@ -68,7 +90,7 @@ run_step() {
   if ((left < 15)); then
     say "SKIP  $name (global time budget spent)"
     echo "$name SKIP 0" >>"$STEPS_FILE"
-    FAILED+=("$name(skipped)")
+    SKIPPED+=("$name")
     return 3
   fi
   ((limit > left)) && limit=$left
@@ -78,6 +100,7 @@ run_step() {
   if ((rc == 0)); then st=ok; elif ((rc == 124 || rc == 137)); then st="TIMEOUT(${limit}s)"; else st="FAIL(rc=$rc)"; fi
   echo "$name $st $dt" >>"$STEPS_FILE"
   say "$(printf '%-6s %-34s %4ss' "${st%%(*}" "$name" "$dt")"
+  copy_logs # a run cut off later still brings back what ran
   if ((rc != 0)); then
     FAILED+=("$name")
     echo "---- last lines of $name.log ----"
@@ -114,7 +137,15 @@ MODE=none
 prebuilt_ready() {
   [ -z "${OB_GPU_FORCE_BUILD:-}" ] && [ -f "$ROOT/.gpudeps/prebuilt.tar.gz" ] || return 1
   tar -C "$WORK" -xzf "$ROOT/.gpudeps/prebuilt.tar.gz" || return 1
-  local P=$WORK/prebuilt so d dirs missing prev='' names
+  local P=$WORK/prebuilt so d dirs missing prev='' names want have
+  # only a build of these very sources (scripts/source-hash.sh): a fix made
+  # after it was packed would otherwise be "checked" by the old binaries
+  want=$(sed -n 's/^tree=//p' "$P/MANIFEST")
+  have=$(bash "$ROOT/scripts/source-hash.sh" "$ROOT" 2>/dev/null || echo none)
+  if [ -z "$want" ] || [ "$want" != "$have" ]; then
+    say "prebuilt: built from other sources (tree ${want:-unrecorded}, here $have): building here"
+    return 1
+  fi
   export LD_LIBRARY_PATH=$P/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
   # One search for all the missing names (the first folder found per name);
   # ldd shows a library's own dependencies (cublasLt under cublas) only once
@@ -201,6 +232,10 @@ fi
 # set -e would end the whole check here: hence || true.)
 if ((BUILD_OK)) && ! ldconfig -p 2>/dev/null | grep 'libnccl\.so\.2 ' >/dev/null; then
   nccl_lib=$(timeout 60 find /usr/local /usr/lib /usr/lib64 /opt -name 'libnccl.so.2' \( -type f -o -type l \) 2>/dev/null | head -n 1 || true)
+  if [ -z "$nccl_lib" ]; then # the copy in torch's wheel (nvidia-nccl), wherever its environment lives
+    d=$(timeout 60 "${PY_ENV[@]}" python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null || true)
+    [ -n "$d" ] && [ -e "$d/libnccl.so.2" ] && nccl_lib=$d/libnccl.so.2
+  fi
   if [ -n "$nccl_lib" ]; then
     export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$(dirname "$nccl_lib")
     say "NCCL: $nccl_lib"
@@ -556,22 +591,16 @@ echo
 echo "==================== optbench gpu-check summary ===================="
 cat "$SUMMARY"
 TOTAL=$(($(date +%s) - START))
+SKIPNOTE=
+((${#SKIPPED[@]})) && SKIPNOTE="; skipped for time: ${SKIPPED[*]}"
 if ((${#FAILED[@]})); then
-  echo "RESULT: FAILED steps: ${FAILED[*]}   (total ${TOTAL}s)"
+  echo "RESULT: FAILED steps: ${FAILED[*]}${SKIPNOTE}   (total ${TOTAL}s)"
 else
-  echo "RESULT: all steps passed   (total ${TOTAL}s)"
+  echo "RESULT: all steps that ran passed${SKIPNOTE}   (total ${TOTAL}s)"
 fi
 
 # ---- logs: at most 8 files in the destination ---------------------------------------------------
-{
-  cp "$SUMMARY" "$DEST/summary.txt"
-  cp "$LOGS/env.log" "$DEST/env.log"
-  cat "$LOGS"/configure.log "$LOGS"/build.log >"$DEST/build.log" 2>/dev/null || true
-  cat "$LOGS"/ctest-cuda.log "$LOGS"/ctest-cuda-detail.log >"$DEST/tests.log" 2>/dev/null || true
-  for f in "$LOGS"/bench-*.log; do [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }; done >"$DEST/bench.log" 2>/dev/null || true
-  for f in "$LOGS"/run-*.log; do [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }; done >"$DEST/runs.log" 2>/dev/null || true
-  { cat "$LOGS"/torch-*.log 2>/dev/null; echo "==== torch.jsonl"; cat "$TORCH"; } >"$DEST/torch.log" 2>/dev/null || true
-  tar -C "$WORK" -czf "$DEST/all.tar.gz" logs $(cd "$WORK" && ls ./*.db 2>/dev/null) 2>/dev/null || true
-} || true
+copy_logs
+tar -C "$WORK" -czf "$DEST/all.tar.gz" logs $(cd "$WORK" && ls ./*.db 2>/dev/null) 2>/dev/null || true
 echo "logs: $DEST"
 ((${#FAILED[@]} == 0))

@@ -104,6 +104,8 @@ if [ -n "$prebuilt" ]; then
   {
     src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$prebuilt/CMakeCache.txt")
     echo "source=$(git -C "$src" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)$(git -C "$src" diff --quiet HEAD 2>/dev/null || echo '+changes')"
+    # what gpu-check.sh compares with the tree it runs in (scripts/source-hash.sh)
+    echo "tree=$(bash "$(dirname "${BASH_SOURCE[0]}")/source-hash.sh" "$src")"
     echo "built=$(date -u +%Y-%m-%dT%H:%M:%SZ) on $(. /etc/os-release && echo "$PRETTY_NAME")"
     grep -E '^(CMAKE_BUILD_TYPE|CMAKE_CUDA_ARCHITECTURES|OB_CUDA):' "$prebuilt/CMakeCache.txt"
     (cd "$pb" && ls bin lib)

@@ -369,15 +369,17 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     CK(bs_time(&dev, bs_step, &c, &counter, a->repeats, iters, &step_ms, &step_lo, &step_hi, e));
     /* the gradient-statistics pass alone */
     int64_t sc = 0, stats_iters = iters;
-    double stats_ms, lo, hi;
+    double stats_ms, stats_lo, stats_hi;
     CK(bs_stats(&c, sc++, e));
-    CK(bs_time(&dev, bs_stats, &c, &sc, a->repeats, stats_iters, &stats_ms, &lo, &hi, e));
+    /* timed for as long as the step (its own count of passes), not for its few passes */
+    if (!a->iters) CK(bs_pick_iters(&dev, bs_stats, &c, &sc, target_ms, &stats_iters, e));
+    CK(bs_time(&dev, bs_stats, &c, &sc, a->repeats, stats_iters, &stats_ms, &stats_lo, &stats_hi, e));
     /* the copy */
     int64_t cc = 0, copy_iters = 0;
     CK(bs_copy(&c, cc++, e));
     CK(bs_pick_iters(&dev, bs_copy, &c, &cc, target_ms, &copy_iters, e));
-    double copy_ms;
-    CK(bs_time(&dev, bs_copy, &c, &cc, a->repeats, copy_iters, &copy_ms, &lo, &hi, e));
+    double copy_ms, copy_lo, copy_hi;
+    CK(bs_time(&dev, bs_copy, &c, &cc, a->repeats, copy_iters, &copy_ms, &copy_lo, &copy_hi, e));
     CK(dev.ops->sync(&dev, e));
 
     /* the run must have stayed finite: the last record is not a skipped step */
@@ -400,23 +402,38 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
            step_hi);
     printf("  traffic    %.0f B/param minimal (%.2f state floats/param) -> %.1f GB/s\n", bytes_per_param,
            state_floats, gbs);
-    printf("  copy       %.1f GB/s (%s, %.3f GB copied, counted read + written)\n", copy_gbs,
-           is_cpu ? "memcpy over the threads" : "device-to-device", (double)c.copy_bytes / 1e9);
-    printf("  fraction   %.3f of the copy bandwidth%s\n", gbs / copy_gbs,
-           is_cpu && gbs > copy_gbs ? " (above 1: the copy reads each line it writes first, an in-place update does "
-                                      "not)"
-                                    : "");
+    printf("  copy       %.1f GB/s (%s, %.3f GB copied, counted read + written; %.4f ms, min %.4f, max %.4f)\n",
+           copy_gbs, is_cpu ? "memcpy over the threads" : "device-to-device", (double)c.copy_bytes / 1e9, copy_ms,
+           copy_lo, copy_hi);
+    const double frac = gbs / copy_gbs;
+    /* a CPU copy reads each line it writes first (write-allocate): 3 lines
+     * moved for the 2 counted, so an in-place update can reach 1.5 of it */
+    printf("  fraction   %.3f of the copy bandwidth%s\n", frac,
+           frac < 0.05 ? " (bound by arithmetic, such as Newton-Schulz's products, not by memory: the fraction "
+                         "counts only the elementwise traffic)"
+           : is_cpu && frac > 1.0 && frac <= 1.5
+               ? " (above 1: the copy reads each line it writes first, an in-place update does not)"
+               : "");
     /* with no guard and no clipping the statistics are summed inside the update */
     const int fused_stats = (int)ob_hp_get(&train, "on_nonfinite") == OB_GUARD_NONE &&
                             ob_hp_get(&train, "clip_norm") <= 0.0 && dev.ops->elementwise_step_stats;
-    printf("  stats pass %.4f ms alone (gradient norm and non-finite count, %.1f GB/s)%s\n", stats_ms, stats_gbs,
-           fused_stats ? "; this step sums them inside the update" : "");
+    printf("  stats pass %.4f ms alone (min %.4f, max %.4f; gradient norm and non-finite count, %.1f GB/s)%s\n",
+           stats_ms, stats_lo, stats_hi, stats_gbs, fused_stats ? "; this step sums them inside the update" : "");
     if (!fused_stats && step_ms > stats_ms)
         printf("  update     ~%.4f ms without the stats pass (step - stats) -> %.3f of the copy bandwidth\n",
                step_ms - stats_ms, traffic / ((step_ms - stats_ms) * 1e-3) / 1e9 / copy_gbs);
     printf("  memory     peak %.3f GB through the allocator, state %.3f GB\n", (double)dev.bytes_peak / 1e9,
            (double)ob_optim_state_bytes(opt) / 1e9);
     if (rec.skipped != 0.0f) printf("  warning    the last step saw a non-finite gradient or loss\n");
+    /* figures a busy machine made: repeats far apart, or a step faster than
+     * the copy allows */
+    const double spread = fmax(step_hi / step_lo, fmax(copy_hi / copy_lo, stats_hi / stats_lo));
+    if (spread > 1.25 || (is_cpu ? frac > 1.5 : frac > 1.05))
+        printf("  warning    %s: the machine was busy or changed speed, so these figures are not its own; "
+               "rerun on an idle machine%s\n",
+               spread > 1.25 ? "the repeats differ by more than 25% (the max over the min above)"
+                             : "the step moved its bytes faster than the copy could",
+               a->repeats < 5 ? ", with more --repeats" : "");
     printf("result: optimizer=%s backend=%s params=%lld tensors=%lld shape=%lldx%lld ms=%.6f gbps=%.3f "
            "copy_gbps=%.3f fraction=%.4f bytes_per_param=%.0f stats_ms=%.6f peak_bytes=%zu\n",
            def->name, dev.ops->name, (long long)n_params, (long long)a->tensors, (long long)a->rows,

@@ -331,7 +331,7 @@ int ob_cmd_history(int argc, char **argv)
             }
             if (!first || !several) continue;
             printf("note: %s ran with different %s across these benchmarks; each set is its own series (",
-                   name, pass ? "hyperparameters" : "workload parameters");
+                   name, pass ? "hyperparameters" : "workload parameters or numbers of steps");
             int any = 0;
             for (int k = 0; k < ns; k++) {
                 const char *nk = pass ? all.opt_names[ser[k].opt] : all.wl_names[ser[k].wl];

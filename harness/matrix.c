@@ -1,6 +1,7 @@
 /* harness/matrix.c - configuration -> validated cells (see matrix.h). */
 #include "harness/matrix.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,10 +142,17 @@ static ob_status text_swept(const ob_setting *s, const char *value, void *arg, o
     /* numbers as the report labels them (its "%.9g" of the stored value):
      * "1e-3" reads "0.001" in both */
     char *end;
-    double x = strtod(value, &end);
-    if (!t->raw && end != value && *end == 0 && isfinite(x)) {
-        snprintf(num, sizeof num, "%.9g", x);
+    errno = 0;
+    long long i = strtoll(value, &end, 10);
+    if (!t->raw && end != value && *end == 0 && !errno) { /* an integer reads as one: "1000000000" */
+        snprintf(num, sizeof num, "%lld", i);
         value = num;
+    } else {
+        double x = strtod(value, &end);
+        if (!t->raw && end != value && *end == 0 && isfinite(x)) {
+            snprintf(num, sizeof num, "%.9g", x);
+            value = num;
+        }
     }
     int k = snprintf(item, sizeof item, "%s=%s%s", s->key, value, t->l ? " " : "");
     if (k > 0 && t->l + (size_t)k + 1 <= t->n) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -662,10 +663,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_p(dc, "Time to target: not ranked. The target loss %s (%s) is at or above the loss at the first "
                       "recorded step, before any update (median %s over the runs), so every optimizer meets it "
                       "at once and a ranking would only order one step's timing noise. Train longer, or set a "
-                      "target below the starting loss with `--target %s=LOSS`.",
+                      "target below the starting loss with `--target %s%s=LOSS%s`.",
                   num(s->target[w], b1, sizeof b1),
                   target_rule(s, w), num(s->start_loss[w], bs, sizeof bs),
-                  d->wl_labels[w]);
+                  strchr(d->wl_labels[w], ' ') ? "'" : "", d->wl_labels[w], strchr(d->wl_labels[w], ' ') ? "'" : "");
             goto figures;
         }
         doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
@@ -922,8 +923,8 @@ static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const 
 
 static ob_status publish(const char *dir, const char *stage, ob_err *e)
 {
-    char **names = NULL;
-    size_t n = 0, cap = 0;
+    char **names = NULL, **old = NULL;
+    size_t n = 0, cap = 0, n_old = 0, cap_old = 0;
     ob_status st = OB_OK;
     DIR *dp = opendir(stage);
     if (!dp) return ob_fail(e, OB_ERR_IO, "cannot read '%s': %s", stage, strerror(errno));
@@ -945,42 +946,82 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     }
     closedir(dp);
     if (st == OB_OK && n) qsort(names, n, sizeof *names, cmp_name);
-    /* the earlier report's files that this one does not write */
-    char list[1200], line[1200], p[1400];
+    /* the earlier report's list: its files that this one does not write go,
+     * once this one is in place */
+    char list[1200], line[1200], p[1400], from[1400];
     snprintf(list, sizeof list, "%s/%s", dir, REPORT_LIST);
     FILE *f = st == OB_OK ? fopen(list, "r") : NULL;
-    while (f && fgets(line, sizeof line, f)) {
+    while (f && st == OB_OK && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
         const char *key = line;
         if (!line[0] || strchr(line, '/') || !strcmp(line, ".") || !strcmp(line, "..") ||
             bsearch(&key, names, n, sizeof *names, cmp_name))
             continue;
-        snprintf(p, sizeof p, "%s/%s", dir, line);
-        remove(p);
+        if (n_old == cap_old) {
+            size_t nc = cap_old ? 2 * cap_old : 64;
+            char **o2 = realloc(old, nc * sizeof *old);
+            if (!o2) {
+                st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            old = o2;
+            cap_old = nc;
+        }
+        if (!(old[n_old] = strdup(line))) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        else n_old++;
     }
     if (f) fclose(f);
+    /* this report's list, written in the stage (one per report: two reports
+     * into one folder do not share a temporary file) */
+    if (st == OB_OK) {
+        snprintf(from, sizeof from, "%s/%s", stage, REPORT_LIST);
+        FILE *g = fopen(from, "w");
+        int bad = !g;
+        for (size_t i = 0; g && i < n; i++) bad |= fprintf(g, "%s\n", names[i]) < 0;
+        if (g && fclose(g) != 0) bad = 1;
+        if (bad) st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", from, strerror(errno));
+    }
+    /* the files, then the list; nothing is removed before all are in place */
     for (size_t i = 0; i < n && st == OB_OK; i++) {
-        char from[1400];
         snprintf(from, sizeof from, "%s/%s", stage, names[i]);
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
         if (rename(from, p) != 0) st = ob_fail(e, OB_ERR_IO, "cannot move '%s' to '%s': %s", from, p, strerror(errno));
     }
-    /* the list of this report's files, replaced whole */
     if (st == OB_OK) {
-        char tmp[1300];
-        snprintf(tmp, sizeof tmp, "%s.tmp", list);
-        FILE *g = fopen(tmp, "w");
-        int bad = !g;
-        for (size_t i = 0; g && i < n; i++) bad |= fprintf(g, "%s\n", names[i]) < 0;
-        if (g && fclose(g) != 0) bad = 1;
-        if (bad || rename(tmp, list) != 0) {
-            remove(tmp);
-            st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", list, strerror(errno));
-        }
+        snprintf(from, sizeof from, "%s/%s", stage, REPORT_LIST);
+        if (rename(from, list) != 0) st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", list, strerror(errno));
+    }
+    for (size_t i = 0; i < n_old && st == OB_OK; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, old[i]);
+        remove(p);
     }
     for (size_t i = 0; i < n; i++) free(names[i]);
+    for (size_t i = 0; i < n_old; i++) free(old[i]);
     free(names);
+    free(old);
     return st;
+}
+
+/* Staging folders of reports that were stopped before they finished
+ * (".optbench-report-PID-XXXXXX" whose process is gone, untouched for ten
+ * minutes): removed by the next report into the folder. */
+static void remove_dead_stages(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    if (!dp) return;
+    struct dirent *de;
+    const size_t pl = strlen(REPORT_LIST "-");
+    while ((de = readdir(dp))) {
+        if (strncmp(de->d_name, REPORT_LIST "-", pl)) continue;
+        char *end;
+        long pid = strtol(de->d_name + pl, &end, 10);
+        if (pid <= 0 || *end != '-' || (kill((pid_t)pid, 0) == 0 || errno != ESRCH)) continue;
+        char p[1400];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        struct stat sb;
+        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && time(NULL) - sb.st_mtime > 600) remove_stage(p);
+    }
+    closedir(dp);
 }
 
 ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)
@@ -1018,7 +1059,8 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
     /* the folder first: no ranking printed above an error that writes nothing */
     if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
-    snprintf(stage, sizeof stage, "%s/.optbench-report-XXXXXX", dir);
+    remove_dead_stages(dir);
+    snprintf(stage, sizeof stage, "%s/" REPORT_LIST "-%ld-XXXXXX", dir, (long)getpid());
     if (!mkdtemp(stage)) {
         st = ob_fail(e, OB_ERR_IO, "cannot write into '%s': %s", dir, strerror(errno));
         stage[0] = 0;
@@ -1037,17 +1079,6 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
         goto done;
     }
-    /* a figure without data has no script: files of it from an earlier report
-     * in this folder would be stale (an empty PNG, a script that fails); the
-     * list of the earlier report's files covers them, this a folder written
-     * before there was one */
-    for (int i = 0; i < figs.n_skipped; i++)
-        for (int x = 0; x < 4; x++) {
-            static const char *const ext[] = {"gp", "png", "svg", "pdf"};
-            char p[1400];
-            snprintf(p, sizeof p, "%s/%s.%s", dir, figs.skipped[i].stem, ext[x]);
-            remove(p);
-        }
     if (log && figs.n_skipped) {
         char names[600] = "";
         size_t l = 0;
@@ -1118,6 +1149,17 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         if (bad && st == OB_OK) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", dir);
     }
     if (st == OB_OK) st = publish(dir, stage, e);
+    /* a figure without data has no script: files of it from an earlier report
+     * in this folder would be stale (an empty PNG, a script that fails); the
+     * list of the earlier report's files covers them, this a folder written
+     * before there was one */
+    for (int i = 0; st == OB_OK && i < figs.n_skipped; i++)
+        for (int x = 0; x < 4; x++) {
+            static const char *const ext[] = {"gp", "png", "svg", "pdf"};
+            char p[1400];
+            snprintf(p, sizeof p, "%s/%s.%s", dir, figs.skipped[i].stem, ext[x]);
+            remove(p);
+        }
 done:
     if (stage[0]) remove_stage(stage);
     free(rendered);

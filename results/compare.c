@@ -123,6 +123,16 @@ static int device_differs(const ob_rrun *rb, const ob_rrun *rc)
     return 0;
 }
 
+/* Whether the two runs split their batch over other data-parallel layouts:
+ * the device text's "; data parallel ..." part ("" for one device) differs.
+ * Each records one replica's peak memory, so those do not compare. */
+static int layout_differs(const ob_rrun *rb, const ob_rrun *rc)
+{
+    if (!rb->device[0] || !rc->device[0]) return 0;
+    const char *a = strstr(rb->device, "; data parallel"), *b = strstr(rc->device, "; data parallel");
+    return strcmp(a ? a : "", b ? b : "") != 0;
+}
+
 /* A run's device for a note: its device text ("cpu: 2 threads, ..."), led by
  * the backend when the text does not start with it. */
 static void device_name(const ob_rrun *r, char *buf, size_t n)
@@ -356,6 +366,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             if (vb < 0 || vc < 0) continue;
             if (!kind && device_differs(rb, rc) == 2) { /* CPU and GPU memory do not compare */
                 g->mem_other_backend += o->check_memory;
+                continue;
+            }
+            if (!kind && layout_differs(rb, rc)) { /* one replica's peak against another's share */
+                g->mem_other_layout += o->check_memory;
                 continue;
             }
             cnt++;
@@ -660,6 +674,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             out->device_mixed = 1;
         }
         out->n_backend_differs += d == 2;
+        out->n_layout_differs += d != 2 && layout_differs(rb, rc);
     }
     if (np == 0) {
         char why[640];
@@ -816,9 +831,11 @@ static void quantity_text(const ob_cmp_quantity *q, int absolute, const char *wo
 static void memory_text(const ob_cmp_group *g, char *buf, size_t n)
 {
     /* peak memory left out for another backend: said, so that "same" is not read as the peak's */
-    const char *peak_out = g->peak_mem.v == OB_NODATA && g->mem_other_backend > 0 ? "; peak: other backend" : "";
+    const int out_b = g->peak_mem.v == OB_NODATA && g->mem_other_backend > 0,
+              out_l = g->peak_mem.v == OB_NODATA && !out_b && g->mem_other_layout > 0;
+    const char *peak_out = out_b ? "; peak: other backend" : out_l ? "; peak: other data-parallel layout" : "";
     if (g->peak_mem.v == OB_NODATA && g->state.v == OB_NODATA) {
-        snprintf(buf, n, peak_out[0] ? "other backend, not judged" : "-");
+        snprintf(buf, n, "%s", out_b ? "other backend, not judged" : out_l ? "other data-parallel layout, not judged" : "-");
         return;
     }
     ob_verdict v = g->peak_mem.v == OB_WORSE || g->state.v == OB_WORSE ? OB_WORSE
@@ -912,6 +929,15 @@ static void device_note(const ob_compare *c, char *buf, size_t n)
         else
             ADD("; the peak memory of the %d of them that ran on another backend is not compared (CPU and GPU "
                 "memory figures do not compare)", kb);
+    }
+    if (c->n_layout_differs && c->opts.check_memory)
+    {
+        if (c->n_layout_differs == k)
+            ADD("; %s peak memory is not compared (split over another number of data-parallel replicas: each "
+                "side records one replica's peak)", one ? "its" : "their");
+        else
+            ADD("; the peak memory of the %d of them split over another number of data-parallel replicas is not "
+                "compared (each side records one replica's peak)", c->n_layout_differs);
     }
 #undef ADD
 }

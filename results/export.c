@@ -176,7 +176,8 @@ static const ob_file_doc docs[] = {
      "workload, target, target_source (given | default = 1.1 x best median final loss | halfway = "
      "halfway from the loss before training to the best median final loss, where 1.1 x asked for less), "
      "optimizer, rank (1 = fastest; empty when not reached), steps (the first step at which "
-     "the median over seeds of the trailing loss reached it; inf = censored: it never did), time_s (inf = censored), lr "
+     "the median over seeds of the trailing loss reached it; inf = censored: it never did; empty when "
+     "target_met_at_start), time_s (inf = censored), lr "
      "(the lr that got there first), censored (1/0), target_met_at_start (1: the loss before training "
      "was already at or below the target; nothing is ranked)"},
     {"cost.csv", "per-step cost per workload x optimizer",

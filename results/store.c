@@ -355,19 +355,37 @@ static int folder_writable(const char *path)
     return access(slash ? dir : ".", W_OK) == 0;
 }
 
-/* sqlite3_open_v2, except that a read-only open of a file in a folder this
- * process cannot write, with no NAME-wal beside it, opens it immutable: a WAL
- * database needs NAME-shm, which it could not create there, and with no log
- * in the folder and none creatable no writer can be changing the file. */
+/* Whether the file's header says it is in WAL mode (read and write
+ * versions 2, bytes 18 and 19). */
+static int wal_mode_file(const char *path)
+{
+    unsigned char h[20];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(h, 1, sizeof h, f) : 0;
+    if (f) fclose(f);
+    return n == sizeof h && h[18] == 2 && h[19] == 2;
+}
+
+/* sqlite3_open_v2, except that a read-only open of a WAL database in a folder
+ * this process cannot write, with neither NAME-wal nor NAME-journal beside it,
+ * opens it immutable: SQLite would need to create NAME-shm there, and with no
+ * log the file holds every committed write and nothing half done (a
+ * NAME-journal, a write cut off, still goes the usual way: only a writer can
+ * roll it back). */
 static int open_db(const char *path, int flags, sqlite3 **db)
 {
-    char wal[600];
+    char side[600];
     struct stat sb;
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    if (flags != SQLITE_OPEN_READONLY || folder_writable(path) || stat(wal, &sb) == 0)
+    int logged = 0;
+    snprintf(side, sizeof side, "%s-wal", path);
+    logged |= stat(side, &sb) == 0;
+    snprintf(side, sizeof side, "%s-journal", path);
+    logged |= stat(side, &sb) == 0;
+    if (flags != SQLITE_OPEN_READONLY || logged || folder_writable(path) || !wal_mode_file(path))
         return sqlite3_open_v2(path, db, flags, NULL);
     char uri[2048];
     size_t n = (size_t)snprintf(uri, sizeof uri, "file:");
+    while (path[0] == '/' && path[1] == '/') path++; /* "file://x" would name a host */
     for (const unsigned char *c = (const unsigned char *)path; *c && n + 4 < sizeof uri; c++) {
         if (isalnum(*c) || strchr("/._~-", *c)) uri[n++] = (char)*c;
         else n += (size_t)snprintf(uri + n, sizeof uri - n, "%%%02X", *c);
@@ -460,7 +478,7 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
                 db ? sqlite3_errmsg(db) : "out of memory",
                 corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy "
                           "or another database; it was left unchanged)"
-                : !folder_writable(path)
+                : !folder_writable(path) && wal_present(path)
                     ? " (its folder is read-only, and SQLite needs to create NAME-shm beside a database with a "
                       "write-ahead log, NAME-wal: copy the database with its -wal file to a writable folder)"
                     : "");

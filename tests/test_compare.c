@@ -813,6 +813,32 @@ int main(void)
         g = grp(&c, "rosen", "sgd");
         CHECK(g && g->time.v == OB_WORSE);
         ob_compare_free(&c);
+        /* the same backend, the batch split over two replicas: each run records
+         * one replica's peak, so a larger one is not a regression */
+        build(cand, &m);
+        plant(cand, "UPDATE runs SET device = 'cpu: test; data parallel: 2 replicas, one after another', "
+                    "peak_mem_bytes = peak_mem_bytes * 2 + 4096");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK_MSG(st == OB_OK && !c.regression && c.n_device_differs == 24 && c.n_backend_differs == 0 &&
+                      c.n_layout_differs == 24 && g && g->peak_mem.v == OB_NODATA && g->mem_other_layout == 6 &&
+                      g->mem_other_backend == 0 && g->state.v == OB_SAME,
+                  "regression %d, layouts %d", c.regression, c.n_layout_differs);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "memory", "verdict", "quad", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "state same; peak: other data-parallel layout"), "memory cell '%s'", cell);
+        CHECK_MSG(strstr(buf, "their peak memory is not compared (split over another number of data-parallel "
+                              "replicas: each side records one replica's peak)\n"),
+                  "%s", buf);
+        ob_compare_free(&c);
+        /* the same layout on both sides: compared (and here worse) */
+        plant(base, "UPDATE runs SET device = 'cpu: test; data parallel: 2 replicas, one after another'");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK(st == OB_OK && c.regression && c.n_layout_differs == 0 && g && g->peak_mem.v == OB_WORSE);
+        ob_compare_free(&c);
+        mod plain = none();
+        build(base, &plain);
         /* a database without the backend and device columns still loads */
         build(cand, &m);
         plant(cand, "ALTER TABLE runs DROP COLUMN backend; ALTER TABLE runs DROP COLUMN device");

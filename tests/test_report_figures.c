@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include "check.h"
 #include "plots/figures.h"
@@ -427,6 +429,18 @@ static void test_no_hp_sweep(const char *db, const char *dir)
         if (f && i == 3) fputs("hp_sweep.csv\nhp_gone_beta2.png\n../outside.csv\nsummary.md\n", f);
         if (f) fclose(f);
     }
+    /* staging folders of stopped reports: a dead process's, untouched for an
+     * hour, goes; a live process's (this one) stays */
+    char dead[700], live[700];
+    snprintf(dead, sizeof dead, "%s/.optbench-report-999999999-abcdef", out);
+    snprintf(live, sizeof live, "%s/.optbench-report-%ld-abcdef", out, (long)getpid());
+    CHECK(mkdir(dead, 0755) == 0 && mkdir(live, 0755) == 0);
+    char junk[800];
+    snprintf(junk, sizeof junk, "%s/runs.csv", dead);
+    FILE *fj = fopen(junk, "w");
+    if (fj) fclose(fj);
+    struct utimbuf hour_ago = {time(NULL) - 3600, time(NULL) - 3600};
+    CHECK(utime(dead, &hour_ago) == 0 && utime(live, &hour_ago) == 0);
     char outside[700];
     snprintf(outside, sizeof outside, "%s/outside.csv", dir);
     FILE *fo = fopen(outside, "w");
@@ -440,12 +454,14 @@ static void test_no_hp_sweep(const char *db, const char *dir)
     CHECK(list && strstr(list, "summary.md\n") && strstr(list, "runs.csv\n") && !strstr(list, "mine.csv") &&
           !strstr(list, "hp_sweep.csv") && !strstr(list, ".optbench-report"));
     free(list);
-    /* no staging folder is left behind */
+    /* no staging folder of this report is left behind, the dead one is gone */
     DIR *dp = opendir(out);
     int staged = 0;
-    for (struct dirent *de; dp && (de = readdir(dp));) staged |= !strncmp(de->d_name, ".optbench-report-", 17);
+    for (struct dirent *de; dp && (de = readdir(dp));) staged += !strncmp(de->d_name, ".optbench-report-", 17);
     if (dp) closedir(dp);
-    CHECK(!staged);
+    struct stat sb;
+    CHECK_MSG(staged == 1 && stat(live, &sb) == 0 && stat(dead, &sb) != 0, "%d staging folders", staged);
+    rmdir(live);
     char *md = slurp(out, "summary.md");
     CHECK(md && !strstr(md, "`hp_") && !strstr(md, "(hp_") && !strstr(md, "Sensitivity to"));
     free(md);
@@ -493,6 +509,11 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     CHECK(gp && count_of(gp, "$7 > CAP && $7 < 1e308 ? CAP : NaN") == 1 && strstr(gp, "sel(\"bad\") && $7 > CAP"));
     CHECK(gp && strstr(gp, "title \"x at the top: a seed diverged\""));
     CHECK(gp && strstr(gp, "title \"triangle: off the scale\""));
+    /* the lines and bands stop at the cap, on its dotted line, and the tics end there */
+    CHECK(gp && strstr(gp, "cut(v) = v > CAP && v < 1e308 ? CAP : v") && strstr(gp, "set arrow from graph 0, first CAP") &&
+          strstr(gp, ", 10.5\n") && strstr(gp, "set ytics "));
+    CHECK(gp && count_of(gp, "? cut($7) : NaN) with linespoints") == count_of(gp, "with linespoints") &&
+          count_of(gp, "? cut($8) : NaN):(cut($9)) with filledcurves") == count_of(gp, "with filledcurves"));
     free(gp);
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "stops at 1.5 times the initial loss"));

@@ -96,4 +96,25 @@ hist --out "$tmp/d4" --metric eval_metric
 check "eval_metric, an accuracy: higher is better: $(head -1 "$tmp/out")" \
   grep -q '^median held-out metric at the best lr over .* (higher is better)$' "$tmp/out"
 check "eval_metric: in the plot title" grep -q '^set title ".* (higher is better)"$' "$tmp/d4/history.gp"
+
+# a night run for another number of steps is another problem: its own series
+# in history, its own group in compare and its own workload in the report
+db="$tmp/steps.db"
+for n in 20 30; do
+  "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.01 --seeds 1 --steps $n --backend cpu \
+    --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run --steps $n"; fail=1; }
+done
+hist --out "$tmp/d5"
+python3 - "$tmp/d5/history.csv" <<'PY' || fail=1
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1])))
+hdr, data = rows[0], rows[1:]
+s20, s30 = hdr.index("quadratic steps=20 sgd"), hdr.index("quadratic steps=30 sgd")
+assert [r[s20] != "" for r in data] == [True, False] and [r[s30] != "" for r in data] == [False, True], data
+PY
+check "history: a note on the steps" grep -q "^note: quadratic ran with different workload parameters or numbers of steps" "$tmp/out"
+"$OPTBENCH" compare --baseline "$db" --candidate "$db" --time-tol off >"$tmp/out" 2>&1
+check "compare: a group per number of steps" test "$(grep -cE '^quadratic steps=(20|30) +sgd' "$tmp/out")" = 2
+"$OPTBENCH" report --db "$db" --out "$tmp/d6" --no-render >"$tmp/out" 2>&1
+check "report: a workload per number of steps" test "$(grep -cE '^## Workload quadratic steps=(20|30)$' "$tmp/d6/summary.md")" = 2
 exit $fail

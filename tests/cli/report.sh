@@ -130,4 +130,26 @@ check "report: no ranking before the error" test ! -s "$tmp/out"
 bad_input "history: --out under a file" "cannot create folder" history --db "$db" --out "$tmp/plain/hist"
 bad_input "report --benchmark 99" "has no benchmark 99" report --db "$db" --out "$tmp/x" --benchmark 99
 
+# a database damaged where only the analysis reads (a page of the curves
+# table; its header and schema intact): bad input naming the file, for
+# report and history alike, and the earlier report stays as it was
+cp "$db" "$tmp/dmg.db"
+python3 - "$tmp/dmg.db" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+page = c.execute("PRAGMA page_size").fetchone()[0]
+roots = [r for r, in c.execute("SELECT rootpage FROM sqlite_master WHERE name IN ('curves', 'runs')")]
+c.execute("PRAGMA journal_mode=DELETE"); c.close()
+with open(sys.argv[1], "r+b") as f:
+    for r in roots:
+        f.seek((r - 1) * page)
+        f.write(b"\xa5" * page)
+PY
+"$OPTBENCH" report --db "$db" --out "$tmp/dmgrep" --no-render >/dev/null 2>&1
+sum=$(cat "$tmp/dmgrep"/* | md5sum)
+bad_input "report of a damaged database" "database '$tmp/dmg.db'" report --db "$tmp/dmg.db" --out "$tmp/dmgrep" --no-render
+check "  ... says it is damaged" grep -q "is damaged\|is malformed" "$tmp/err"
+check "  ... the earlier report is unchanged" test "$sum" = "$(cat "$tmp/dmgrep"/* | md5sum)"
+bad_input "history of a damaged database" "dmg.db" history --db "$tmp/dmg.db"
+
 exit $fail

@@ -101,6 +101,30 @@ PY
 [ "$(q "$tmp/hot/x.db" "select count(*) from runs where status = 'done'")" = 1 ] || fail "the run is not kept"
 echo "hot journal: rolled back, report and resume work"
 
+# 6b. the same hot journal in a folder the reader cannot write: refused (only a
+# writer can roll it back), never read as if the cut-off write had committed
+mkdir "$tmp/hotro"
+cp "$tmp/hot/src.db" "$tmp/hotro/x.db"
+python3 - "$tmp/hotro" <<'PY'
+import os, shutil, sqlite3, sys
+d = sys.argv[1]
+c = sqlite3.connect(d + "/x.db", isolation_level=None)
+c.execute("PRAGMA journal_mode=DELETE"); c.execute("PRAGMA cache_size=1")
+c.execute("BEGIN IMMEDIATE")
+c.execute("UPDATE runs SET final_loss = 1e-9")
+for i in range(50): c.execute("UPDATE curves SET loss = 1e-9 WHERE step = ?", (i,))
+c.execute("CREATE TABLE junk(x)")
+for i in range(200): c.execute("INSERT INTO junk VALUES (randomblob(1000))")
+os._exit(0)  # the write cut off: x.db-journal stays hot
+PY
+[ -s "$tmp/hotro/x.db-journal" ] || fail "no hot journal made (read-only folder)"
+chmod 644 "$tmp/hotro"/x.db*; chmod 555 "$tmp/hotro"
+"${as_user[@]}" "$OPTBENCH" report --db "$tmp/hotro/x.db" --out "$tmp/hotro-rep" --no-render >"$tmp/out" 2>"$tmp/err"; rc=$?
+chmod 755 "$tmp/hotro"
+[ $rc = 2 ] && grep -q "journal" "$tmp/err" && ! grep -q "1e-09" "$tmp/out" ||
+  fail "a hot journal in a read-only folder: exit $rc, $(cat "$tmp/err") $(cat "$tmp/out")"
+echo "hot journal in a read-only folder: $(cat "$tmp/err")"
+
 # 7. reading a database in a read-only folder: with no NAME-wal beside it the
 # readers open it immutable (SQLite could not create NAME-shm there) and
 # leave the folder as it was; with a NAME-wal there, the message says what to do

@@ -1525,8 +1525,11 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     char seeds[64];
     if (N == 1) snprintf(seeds, sizeof seeds, "seed %lld", (long long)seed0);
     else snprintf(seeds, sizeof seeds, "seeds %lld..%lld", (long long)seed0, (long long)(seed0 + N - 1));
-    fprintf(stderr, "optbench: confirmation: the best lr of %d pair%s, %d fresh seed%s each (%s): %d run%s",
-            pairs_confirmed, pairs_confirmed == 1 ? "" : "s", N, N == 1 ? "" : "s", seeds, n, n == 1 ? "" : "s");
+    int swept = 0; /* with sweeps a pair is a (workload, optimizer) configuration, as the plan says */
+    for (int i = 0; i < x->cfg->n_settings; i++) swept |= x->cfg->settings[i].sweep != 0;
+    fprintf(stderr, "optbench: confirmation: the best lr of %d %s%s, %d fresh seed%s each (%s): %d run%s",
+            pairs_confirmed, swept ? "configuration" : "pair", pairs_confirmed == 1 ? "" : "s", N, N == 1 ? "" : "s",
+            seeds, n, n == 1 ? "" : "s");
     if (finished) fprintf(stderr, ", %d finished before", finished);
     fprintf(stderr, "\n");
     x->sum->skipped += finished;

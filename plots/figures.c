@@ -212,6 +212,37 @@ static void range_add(range *r, double v)
     if (isnan(r->lo) || v < r->lo) r->lo = v;
     if (isnan(r->hi) || v > r->hi) r->hi = v;
 }
+/* y tics for a log axis whose values lie within a decade or so (an hp
+ * figure on its workload's log scale): gnuplot would label only the decades
+ * around them, 0.1 and 1 with nothing readable between; 1-2-5 steps (or finer
+ * where that gives fewer than three) across the values instead. */
+static void narrow_log_ytics(FILE *f, const range *r, double strip)
+{
+    if (isnan(r->lo) || !(r->hi / r->lo < 30)) return;
+    /* the axis around the values (autoscaling would stretch it to whole
+     * decades), with the strip for the divergence marks above them */
+    const double bot = r->lo / 1.15, top = r->hi * 1.15;
+    fprintf(f, "set yrange [%.9g:%.9g]\n", bot, strip > 0 ? top * pow(top / bot, strip / (1 - strip)) : top);
+    static const double fine[] = {1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9}, coarse[] = {1, 2, 5};
+    const double lo = r->lo / 1.15, hi = r->hi * 1.15;
+    for (int pass = 0; pass < 2; pass++) {
+        const double *m = pass ? fine : coarse;
+        const int nm = pass ? 10 : 3;
+        double t[64];
+        int n = 0;
+        for (int k = (int)floor(log10(lo)); k <= (int)ceil(log10(hi)) && n < 60; k++)
+            for (int i = 0; i < nm && n < 60; i++) {
+                double v = m[i] * pow(10, k);
+                if (v >= lo && v <= hi) t[n++] = v;
+            }
+        if (n < 3 && !pass) continue;
+        fprintf(f, "set ytics (");
+        for (int i = 0; i < n; i++) fprintf(f, "%s\"%g\" %.17g", i ? ", " : "", t[i], t[i]);
+        fprintf(f, ")   # the values lie within a decade or so: steps inside it, not only its ends\n");
+        return;
+    }
+}
+
 /* Log scale when the values span two decades or more. */
 static int spans_decades(const range *r) { return !isnan(r->lo) && r->hi / r->lo >= 100.0; }
 
@@ -722,13 +753,25 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             "unset y2tics\n"
             "sel(l) = strcol(1) eq \"%s\" && strcol(2) eq \"%s\" && strcol(3) eq l\n",
             logy ? "set logscale y" : "unset logscale y", wq, kq);
-    double mark_step = 0.035;
+    double mark_step = 0.035, strip = 0;
     if (any_div) {
         /* a strip along the top for the divergence marks, one row per line (as the lr figure) */
         int rows = n_div_lines > 8 ? 8 : n_div_lines;
         mark_step = rows > 4 ? 0.14 / rows : 0.035;
         double frac = 0.05 + mark_step * rows;
+        strip = frac;
         fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
+    }
+    if (logy) {
+        range own = {NAN, NAN};
+        for (int l = 0; l < hf->n_lines; l++)
+            for (int i = 0; i < hf->lines[l].n; i++) {
+                const ob_group *g = &s->g[hf->lines[l].p[i].group];
+                range_add(&own, g->final.median);
+                range_add(&own, g->final.min);
+                range_add(&own, g->final.max);
+            }
+        narrow_log_ytics(f, &own, strip);
     }
     {
         size_t key_len = any_div ? 31 : 0;
@@ -762,14 +805,30 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: every lr diverged\"");
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
+    /* points whose best lr is the grid's smallest or largest: tuned only within the grid */
+    int n_pts = 0, n_edge = 0;
+    for (int l = 0; l < hf->n_lines; l++)
+        for (int i = 0; i < hf->lines[l].n; i++) {
+            const ob_group *g = &s->g[hf->lines[l].p[i].group];
+            if (g->best < 0) continue;
+            n_pts++;
+            n_edge += g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
+        }
+    char edge[300] = "", count[32];
+    snprintf(count, sizeof count, "%d", n_edge);
+    if (n_edge)
+        snprintf(edge, sizeof edge, " %s of the %d points %s best lr at the edge of the lr grid, so %s tuned "
+                                    "only within the grid: the best may lie beyond it.",
+                 n_edge == n_pts ? "All" : count, n_pts, n_edge == 1 ? "has its" : "have their",
+                 n_edge == 1 ? "it is" : "they are");
     return add_fig(out, e, stem, w, title,
                    "Final training loss (mean over the last 10%% of steps) against %s, for the configurations "
                    "that differ only in %s: one line per optimizer and setting of its other swept keys. Each point "
                    "is one configuration at its own best learning rate (written beside the point; the lr sweep "
                    "was run for each value), so the line shows the sensitivity to %s once the lr is tuned: a flat "
-                   "line means the value matters little. The line is the median over seeds at that lr, the band "
+                   "line means the value matters little.%s The line is the median over seeds at that lr, the band "
                    "spans the best and the worst seed that did not diverge.%s%s Values in hp_sweep.csv.",
-                   hf->key, hf->key, hf->key,
+                   hf->key, hf->key, hf->key, edge,
                    any_div ? " An x along the top edge marks a configuration for which every lr diverged (half "
                              "the seeds or more at each): it has no best lr and no point, and the line has a gap "
                              "there." : "",
@@ -1030,9 +1089,12 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         else unit = "bytes";
     } else if (kind == 3) {
         double hi = isnan(r.hi) ? 0 : r.hi;
-        if (hi < 1) scale = 1e-3, unit = "milliseconds";
+        if (hi < 1e-3) scale = 1e-6, unit = "microseconds";
+        else if (hi < 1) scale = 1e-3, unit = "milliseconds";
         else if (hi >= 120) scale = 60, unit = "minutes";
         else unit = "seconds";
+    } else if (kind == 0 && !isnan(r.hi) && r.hi < 0.1) {
+        scale = 1e-3, unit = "microseconds"; /* steps of microseconds: "2.5", not "0.0025" ms */
     }
     int logy = spans_decades(&r);
     /* times over decades (a step of microseconds next to one of 100 ms): one
@@ -1062,7 +1124,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                     "(steps at which the median over seeds reached it x median step time; \\\"not reached\\\": it never did)";
     char ylabel[128];
     if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
-    else if (kind == 0) snprintf(ylabel, sizeof ylabel, "milliseconds per step");
+    else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");
     else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
     else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", unit);
     double slot = bar_slot(d->n_opt);

@@ -101,19 +101,24 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
     ob_stats_rank(s, rank);
     ob_stats_confirm_rank(s, crank);
     fputs("% optbench report: the summary tables for LaTeX. \\input{summary.tex} in a document that loads\n"
-          "% booktabs (\\usepackage{booktabs}). Final loss: the mean training loss over the last 10% of a\n"
+          "% booktabs and graphicx (\\usepackage{booktabs,graphicx}; a table wider than the text is scaled\n"
+          "% down to its width). Final loss: the mean training loss over the last 10% of a\n"
           "% run's steps; median over seeds at each optimizer's best lr, [min, max] over seeds; $\\infty$: a\n"
           "% diverged seed; --: not measured. summary.md and the CSV files hold every statistic.\n\n",
           f);
     for (int w = 0; w < d->n_wl; w++) {
-        int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0;
+        int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0, edge = 0;
         for (int k = 0; k < s->n_g; k++) {
             const ob_group *g = &s->g[k];
             if (g->wl != w) continue;
             has_metric |= !isnan(g->eval_metric.median);
-            if (first || g->final.n < smin) smin = g->final.n;
-            if (first || g->final.n > smax) smax = g->final.n;
-            first = 0;
+            edge |= g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
+            /* an optimizer that diverged at every lr has no seeds at a best lr */
+            if (g->final.n > 0) {
+                if (first || g->final.n < smin) smin = g->final.n;
+                if (first || g->final.n > smax) smax = g->final.n;
+                first = 0;
+            }
             if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
                 n_conf++;
                 if (cfirst || g->conf_final.n < cmin) cmin = g->conf_final.n;
@@ -135,12 +140,16 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
                 "%s with [min, max], ranked by the median (lowest in bold); held-out loss%s%s (medians); lr "
                 "range: decades of learning rate whose median final loss is within 10\\%% of the best "
-                "($\\geq$: it reaches the edge of the grid).",
-                wl, seeds, has_metric ? " and " : "", has_metric ? metric : "");
+                "($\\geq$: it reaches the edge of the grid).%s",
+                wl, seeds, has_metric ? " and " : "", has_metric ? metric : "",
+                edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
+                       "beyond it." : "");
         if (n_conf)
             fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
                        "free of the optimism of picking it on the sweep's own seeds.", cseeds);
         fprintf(f, "}\n  \\label{tab:optbench-%s}\n", lab[0] ? lab : "workload");
+        /* scaled down to the text width only when wider (long configuration labels) */
+        fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
         fprintf(f, "  \\begin{tabular}{@{}rllrr%s%s@{}}\n    \\toprule\n", has_metric ? "rr" : "r",
                 n_conf ? "r" : "");
         if (has_metric) {
@@ -161,7 +170,8 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 if (rank[k] > 0) fprintf(f, "    %d & %s & ", rank[k], opt);
                 else fprintf(f, "    -- & %s & ", opt);
                 if (g->best < 0) fprintf(f, "none (all diverged) & ");
-                else fprintf(f, "%s & ", tnum(g->best_lr, 3, a, sizeof a));
+                else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, a, sizeof a),
+                             g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? "$^\\dagger$" : "");
                 spread_cell(&g->final, rank[k] == 1, cell, sizeof cell);
                 fprintf(f, "%s & ", cell);
                 fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, a, sizeof a));
@@ -177,7 +187,7 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 }
                 fprintf(f, " \\\\\n");
             }
-        fprintf(f, "    \\bottomrule\n  \\end{tabular}\n\\end{table}\n\n");
+        fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
     }
     free(rank);
     free(crank);

@@ -217,6 +217,9 @@ static void doc_skipped(doc *d, const ob_figure *f)
 
 /* ---- number formatting for the documents ----------------------------------- */
 
+/* Steps shorter than this (ms) are timed mostly as overhead (compare's floor too). */
+#define OB_REPORT_TINY_STEP_MS 0.05
+
 /* How a workload's target was set, for the text. */
 static const char *target_rule(const ob_stats *s, int w)
 {
@@ -480,10 +483,19 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     );
     int n_confirm_runs = 0;
     for (int i = 0; i < d->n; i++) n_confirm_runs += d->runs[i].confirm;
-    if (n_confirm_runs)
-        doc_p(dc, "%d of the runs are confirmation runs: fresh seeds at each optimizer's best lr, run after "
+    int n_not_fresh = 0;
+    for (int k = 0; k < s->n_g; k++) n_not_fresh += s->g[k].conf_seed_overlap;
+    if (n_confirm_runs) {
+        char nf[200] = "";
+        if (n_not_fresh)
+            snprintf(nf, sizeof nf, " %d of them %s left out below: %s seed is also a seed of a sweep in this "
+                                    "database, so %s not fresh.",
+                     n_not_fresh, n_not_fresh == 1 ? "is" : "are", n_not_fresh == 1 ? "its" : "their",
+                     n_not_fresh == 1 ? "it is" : "they are");
+        doc_p(dc, "%d of the runs are confirmation runs: seeds at each optimizer's best lr, run after "
                   "the sweep (run --confirm-seeds). Every statistic but the confirmation tables is of the sweep "
-                  "alone.", n_confirm_runs);
+                  "alone.%s", n_confirm_runs, nf);
+    }
     if (d->n_superseded)
         doc_p(dc, "%d older runs of cells that were run again are not counted (the latest run of each "
                   "cell is).", d->n_superseded);
@@ -719,6 +731,24 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_row_end(dc);
         }
         doc_table_end(dc);
+        /* a ranking by time on timings that say little */
+        if (!s->profile_by_steps && n_reached > 1) {
+            int n_unst = 0, n_tiny = 0;
+            for (int i = 0; i < n_here; i++) {
+                const ob_group *g = &s->g[order[i]];
+                if (g->tt_censored) continue;
+                n_unst += g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
+                n_tiny += g->step_ms_median < OB_REPORT_TINY_STEP_MS;
+            }
+            if (n_unst || n_tiny)
+                doc_p(dc, "Caution: %s%s%s, so this order by time may be the machine's noise rather than the "
+                          "optimizers'; the steps column, or `--profile-by steps`, ranks by steps.",
+                      n_unst ? "the runs' step times differ by more than 25% (unsteady) in " : "",
+                      n_unst ? (n_unst == 1 ? "one of these groups" : "several of these groups") : "",
+                      n_tiny ? (n_unst ? " and some steps take under 50 microseconds, where timing is mostly overhead"
+                                       : "some steps take under 50 microseconds, where timing is mostly overhead")
+                             : "");
+        }
         if (n_reached == 0 && n_here > 0)
             doc_p(dc, "No optimizer reached the target on %s (the median over seeds of the trailing loss never "
                       "got there), so none is ranked%s.",
@@ -816,6 +846,16 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "configuration of a swept workload counts as a workload of its own).",
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
+    if (!s->profile_by_steps) {
+        int noisy = 0;
+        for (int k = 0; k < s->n_g; k++)
+            noisy += !s->g[k].tt_censored && (s->g[k].step_ms_spread > OB_STEP_SPREAD_UNSTEADY ||
+                                             s->g[k].step_ms_median < OB_REPORT_TINY_STEP_MS);
+        if (noisy)
+            doc_p(dc, "Caution: %d of the times entering it come from unsteady step times or steps under 50 "
+                      "microseconds (see the workloads' time-to-target paragraphs); `--profile-by steps` "
+                      "compares steps instead.", noisy);
+    }
     static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads won",
                                        "workloads reached"};
     doc_table(dc, 5, phdr);

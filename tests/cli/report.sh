@@ -32,10 +32,10 @@ check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"
 check "report wrote summary.tex" test -s "$tmp/rep/summary.tex"
 # a read-only connection creates NAME-wal and NAME-shm; the report leaves none behind
 check "report leaves no -wal/-shm beside the database" test ! -e "$db-wal" -a ! -e "$db-shm"
-# summary.tex in a LaTeX document, where pdflatex with booktabs is installed
+# summary.tex in a LaTeX document, where pdflatex with booktabs is installed (graphicx is LaTeX's own)
 # (Debian: texlive-latex-recommended); skipped otherwise
 if command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1; then
-  printf '\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n\\input{%s}\n\\end{document}\n' \
+  printf '\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n\\input{%s}\n\\end{document}\n' \
     "$tmp/rep/summary.tex" >"$tmp/doc.tex"
   (cd "$tmp" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >"$tmp/tex.log" 2>&1)
   check "summary.tex compiles with pdflatex (see $tmp/tex.log)" test -s "$tmp/doc.pdf"

@@ -236,6 +236,44 @@ static void test_nothing_reached(const char *db, const char *dir, int have_gnupl
     if (have_gnuplot) check_pngs_of_page(out);
 }
 
+/* A target the loss already met before training (here a given one, far
+ * above every loss of wa): wa's time to target is not ranked, its rows say
+ * so in the CSV, its bars are marked and it stays out of the profile. */
+static void test_met_at_start(const char *db, const char *dir, int have_gnuplot)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/atstart", dir);
+    ob_stats_opts so;
+    ob_stats_opts_default(&so);
+    const char *wl[] = {"wa"};
+    double val[] = {1e9};
+    so.n_targets = 1;
+    so.target_wl = wl;
+    so.target_val = val;
+    ob_report_result res;
+    ob_err e = {0};
+    CHECK_OK(report(db, out, have_gnuplot, &so, &res, NULL, 0, &e), &e);
+    CHECK(res.n_render_failed == 0);
+    char *csv = slurp(out, "time_to_target.csv");
+    int n_wa = csv ? count_of(csv, "\n\"wa\",") : 0;
+    CHECK_MSG(n_wa > 0 && csv && count_of(csv, ",1,1\n") == n_wa && count_of(csv, ",1,0\n") + count_of(csv, ",0,0\n") > 0,
+              "%s", csv ? csv : "");
+    CHECK(csv && row_has(csv, "\"wa\",", "\"adam\",,,,,1,1"));
+    free(csv);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "Time to target: not ranked. The target loss 1e+09 (given) is at or above the loss at the "
+                           "first recorded step") && strstr(md, "`--target wa=LOSS`"));
+    free(md);
+    char *gp = slurp(out, "time_to_target.gp");
+    CHECK_MSG(gp && count_of(gp, "set label \"target met at start\"") == n_wa, "%d marks for %d groups",
+              gp ? count_of(gp, "set label \"target met at start\"") : -1, n_wa);
+    free(gp);
+    gp = slurp(out, "profile.gp");
+    CHECK(gp && strstr(gp, "Performance profile over 2 workloads"));
+    free(gp);
+    if (have_gnuplot) check_pngs_of_page(out);
+}
+
 /* A database whose evals table is empty (written before the end-of-run
  * evaluation was stored there) still has runs.eval_loss: the held-out figure
  * has no rows to draw, so it is not drawn, with a note. */
@@ -749,6 +787,7 @@ int main(void)
     int have_gnuplot = ob_gnuplot_find(gp, sizeof gp);
     if (!have_gnuplot) printf("gnuplot not installed: rendering not tested\n");
     test_time_to_target(db, dir, have_gnuplot);
+    test_met_at_start(db, dir, have_gnuplot);
     test_nothing_reached(db, dir, have_gnuplot);
     test_no_hp_sweep(db, dir);
     test_no_eval_rows(db, dir, have_gnuplot);

@@ -409,8 +409,9 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     /* a CPU copy reads each line it writes first (write-allocate): 3 lines
      * moved for the 2 counted, so an in-place update can reach 1.5 of it */
     printf("  fraction   %.3f of the copy bandwidth%s\n", frac,
-           frac < 0.05 ? " (bound by arithmetic, such as Newton-Schulz's products, not by memory: the fraction "
-                         "counts only the elementwise traffic)"
+           frac < 0.05 ? " (far below the copy: the step is bound by arithmetic, such as Newton-Schulz's "
+                         "products, or by its fixed cost on so few parameters, not by memory; the fraction counts "
+                         "only the elementwise traffic)"
            : is_cpu && frac > 1.0 && frac <= 1.5
                ? " (above 1: the copy reads each line it writes first, an in-place update does not)"
                : "");

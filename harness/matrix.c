@@ -1,7 +1,6 @@
 /* harness/matrix.c - configuration -> validated cells (see matrix.h). */
 #include "harness/matrix.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,7 +129,8 @@ static ob_status apply_sweep(const ob_config *c, const char *owner, int64_t v, o
 typedef struct sweep_text {
     char *buf;
     size_t n, l;
-    int raw; /* the values as written ("0.950"), not as labelled ("0.95") */
+    int raw;                  /* the values as written ("0.950"), not as labelled ("0.95") */
+    const ob_hp_values *hv;   /* the cell's values of the owner's table: labelled as a run records them */
 } sweep_text;
 
 static ob_status text_swept(const ob_setting *s, const char *value, void *arg, ob_err *e)
@@ -138,21 +138,13 @@ static ob_status text_swept(const ob_setting *s, const char *value, void *arg, o
     (void)e;
     sweep_text *t = arg;
     /* each_swept goes from the last sweep to the first: prepend */
-    char item[400], num[40];
-    /* numbers as the report labels them (its "%.9g" of the stored value):
-     * "1e-3" reads "0.001" in both */
-    char *end;
-    errno = 0;
-    long long i = strtoll(value, &end, 10);
-    if (!t->raw && end != value && *end == 0 && !errno) { /* an integer reads as one: "1000000000" */
-        snprintf(num, sizeof num, "%lld", i);
+    char item[400], num[64];
+    /* values as a run records them and the report labels them (a float
+     * "%.9g", an integer in full): "1e-3" reads "0.001" in both */
+    int k_hp = t->raw || !t->hv ? -1 : ob_hp_index(t->hv->defs, t->hv->n, s->key);
+    if (k_hp >= 0) {
+        ob_hp_format(&t->hv->defs[k_hp], t->hv->v[k_hp], num, sizeof num);
         value = num;
-    } else {
-        double x = strtod(value, &end);
-        if (!t->raw && end != value && *end == 0 && isfinite(x)) {
-            snprintf(num, sizeof num, "%.9g", x);
-            value = num;
-        }
     }
     int k = snprintf(item, sizeof item, "%s=%s%s", s->key, value, t->l ? " " : "");
     if (k > 0 && t->l + (size_t)k + 1 <= t->n) {
@@ -168,7 +160,8 @@ static void sweep_text_of(const ob_config *c, const ob_cell *cell, int part, int
     ob_err e;
     const int64_t nt = sweep_size(c, "train");
     char wl[512] = "", opt[512] = "", train[512] = "";
-    sweep_text tw = {wl, sizeof wl, 0, raw}, to = {opt, sizeof opt, 0, raw}, tt = {train, sizeof train, 0, raw};
+    sweep_text tw = {wl, sizeof wl, 0, raw, &cell->wl_hp}, to = {opt, sizeof opt, 0, raw, &cell->opt_hp},
+               tt = {train, sizeof train, 0, raw, &cell->train_hp};
     if (part != OB_SWEEP_OPTIMIZER) (void)each_swept(c, cell->wl->name, cell->wl_variant, text_swept, &tw, &e);
     if (part != OB_SWEEP_WORKLOAD) {
         (void)each_swept(c, cell->opt->name, cell->variant / nt, text_swept, &to, &e);
@@ -684,7 +677,7 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
     ob_layout_init(&l);
     /* the workload's swept configuration, "quadratic cond=100" */
     char wl_label[600], conf[512] = "";
-    sweep_text t = {conf, sizeof conf, 0, 1}; /* for messages: as written */
+    sweep_text t = {conf, sizeof conf, 0, 1, NULL}; /* for messages: as written */
     (void)each_swept(c, x->wl->name, x->wl_variant, text_swept, &t, e);
     snprintf(wl_label, sizeof wl_label, "%s%s%s", x->wl->name, conf[0] ? " " : "", conf);
     ob_status s = x->wl->create(x->wl, &x->wl_hp, dev, (uint64_t)x->seed, &w, e);

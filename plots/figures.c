@@ -223,24 +223,31 @@ static void narrow_log_ytics(FILE *f, const range *r, double strip)
      * decades), with the strip for the divergence marks above them */
     const double bot = r->lo / 1.15, top = r->hi * 1.15;
     fprintf(f, "set yrange [%.9g:%.9g]\n", bot, strip > 0 ? top * pow(top / bot, strip / (1 - strip)) : top);
-    static const double fine[] = {1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9}, coarse[] = {1, 2, 5};
-    const double lo = r->lo / 1.15, hi = r->hi * 1.15;
-    for (int pass = 0; pass < 2; pass++) {
-        const double *m = pass ? fine : coarse;
-        const int nm = pass ? 10 : 3;
-        double t[64];
-        int n = 0;
-        for (int k = (int)floor(log10(lo)); k <= (int)ceil(log10(hi)) && n < 60; k++)
-            for (int i = 0; i < nm && n < 60; i++) {
-                double v = m[i] * pow(10, k);
+    static const double coarse[] = {1, 2, 5}, fine[] = {1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9};
+    const double lo = bot, hi = r->hi * 1.15;
+    double t[100];
+    int n = 0;
+    /* 1-2-5, else finer mantissas, else steps of a tenth of the decade
+     * (values within a few percent of each other: 2.3, 2.4, 2.5) */
+    static const int need[3] = {3, 2, 2};
+    for (int pass = 0; pass < 3; pass++) {
+        n = 0;
+        const int nm = pass == 0 ? 3 : pass == 1 ? 10 : 90;
+        for (int k = (int)floor(log10(lo)); k <= (int)ceil(log10(hi)) && n < 90; k++)
+            for (int i = 0; i < nm && n < 90; i++) {
+                double v = (pass == 0 ? coarse[i] : pass == 1 ? fine[i] : 1 + i * 0.1) * pow(10, k);
                 if (v >= lo && v <= hi) t[n++] = v;
             }
-        if (n < 3 && !pass) continue;
-        fprintf(f, "set ytics (");
-        for (int i = 0; i < n; i++) fprintf(f, "%s\"%g\" %.17g", i ? ", " : "", t[i], t[i]);
-        fprintf(f, ")   # the values lie within a decade or so: steps inside it, not only its ends\n");
-        return;
+        if (n >= need[pass]) break;
     }
+    if (n < 2) { /* narrower still: the two ends and the middle */
+        t[0] = lo * 1.02, t[1] = sqrt(lo * hi), t[2] = hi / 1.02;
+        n = 3;
+    }
+    const int every = n / 8 + 1; /* at most about 8 labelled */
+    fprintf(f, "set ytics (");
+    for (int i = 0; i < n; i += every) fprintf(f, "%s\"%.3g\" %.17g", i ? ", " : "", t[i], t[i]);
+    fprintf(f, ")   # the values lie within a decade or so: steps inside it, not only its ends\n");
 }
 
 /* Log scale when the values span two decades or more. */

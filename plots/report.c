@@ -847,14 +847,23 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
     if (!s->profile_by_steps) {
+        /* the workloads whose time-to-target paragraph has the caution: more
+         * than one optimizer reached the target, one of them on such timings */
         int noisy = 0;
-        for (int k = 0; k < s->n_g; k++)
-            noisy += !s->g[k].tt_censored && (s->g[k].step_ms_spread > OB_STEP_SPREAD_UNSTEADY ||
-                                             s->g[k].step_ms_median < OB_REPORT_TINY_STEP_MS);
+        for (int w = 0; w < d->n_wl; w++) {
+            int reached = 0, bad = 0;
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || g->tt_censored) continue;
+                reached++;
+                bad |= g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY || g->step_ms_median < OB_REPORT_TINY_STEP_MS;
+            }
+            noisy += reached > 1 && bad;
+        }
         if (noisy)
-            doc_p(dc, "Caution: %d of the times entering it come from unsteady step times or steps under 50 "
-                      "microseconds (see the workloads' time-to-target paragraphs); `--profile-by steps` "
-                      "compares steps instead.", noisy);
+            doc_p(dc, "Caution: on %d of these workloads the order by time rests on unsteady step times or steps "
+                      "under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
+                      "steps instead.", noisy, noisy == 1 ? "its" : "their", noisy == 1 ? "" : "s");
     }
     static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads won",
                                        "workloads reached"};

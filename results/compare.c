@@ -126,11 +126,21 @@ static int device_differs(const ob_rrun *rb, const ob_rrun *rc)
 /* Whether the two runs split their batch over other data-parallel layouts:
  * the device text's "; data parallel ..." part ("" for one device) differs.
  * Each records one replica's peak memory, so those do not compare. */
+static int dp_replicas(const char *device)
+{
+    const char *p = strstr(device, "; data parallel");
+    if (!p) return 1;
+    int a, b;
+    if (sscanf(p, "; data parallel: %d", &a) == 1) return a; /* "2 replicas, ...", "2 devices per run" */
+    if (sscanf(p, "; data parallel over devices %d-%d", &a, &b) == 2) return b - a + 1;
+    return -1; /* a text this version does not know */
+}
+
 static int layout_differs(const ob_rrun *rb, const ob_rrun *rc)
 {
     if (!rb->device[0] || !rc->device[0]) return 0;
-    const char *a = strstr(rb->device, "; data parallel"), *b = strstr(rc->device, "; data parallel");
-    return strcmp(a ? a : "", b ? b : "") != 0;
+    int a = dp_replicas(rb->device), b = dp_replicas(rc->device);
+    return a != b || a < 0;
 }
 
 /* A run's device for a note: its device text ("cpu: 2 threads, ..."), led by

@@ -329,6 +329,14 @@ static int wal_present(const char *path)
 
 static int folder_writable(const char *path);
 
+static int journal_present(const char *path)
+{
+    char p[600];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s-journal", path);
+    return stat(p, &sb) == 0;
+}
+
 static void tidy_wal(const char *path, int had)
 {
     if (had || !wal_present(path) || access(path, W_OK) != 0) return;
@@ -481,6 +489,10 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
                 : !folder_writable(path) && wal_present(path)
                     ? " (its folder is read-only, and SQLite needs to create NAME-shm beside a database with a "
                       "write-ahead log, NAME-wal: copy the database with its -wal file to a writable folder)"
+                : !folder_writable(path) && journal_present(path)
+                    ? " (its folder is read-only, and NAME-journal beside it, left by a write that was cut off, "
+                      "needs a writer to roll it back: copy the database with its -journal file to a writable "
+                      "folder)"
                     : "");
         sqlite3_close(db);
         tidy_wal(path, had_wal);

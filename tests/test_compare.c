@@ -837,6 +837,19 @@ int main(void)
         g = grp(&c, "quad", "sgd");
         CHECK(st == OB_OK && c.regression && c.n_layout_differs == 0 && g && g->peak_mem.v == OB_WORSE);
         ob_compare_free(&c);
+        /* two replicas each, on other GPUs: the same layout, compared */
+        plant(base, "UPDATE runs SET backend = 'cuda', device = 'cuda: X; data parallel over devices 0-1'");
+        plant(cand, "UPDATE runs SET backend = 'cuda', device = 'cuda: X; data parallel over devices 2-3'");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK(st == OB_OK && c.n_device_differs == 24 && c.n_layout_differs == 0 && g && g->peak_mem.v == OB_WORSE);
+        ob_compare_free(&c);
+        /* two against four */
+        plant(cand, "UPDATE runs SET device = 'cuda: X; data parallel over devices 0-3'");
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK(st == OB_OK && c.n_layout_differs == 24 && g && g->peak_mem.v == OB_NODATA);
+        ob_compare_free(&c);
         mod plain = none();
         build(base, &plain);
         /* a database without the backend and device columns still loads */

@@ -722,7 +722,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: final loss at the best lr vs %s\\n"
-            "point = a configuration at its own best lr (written beside it), line = median over seeds (up to %d), "
+            "point = a configuration at its own best lr (written where it changes), line = median over seeds (up to %d), "
             "band = min to max\"\n"
             "set xlabel \"%s%s%s\"\n"
             "set ylabel \"final loss at the best lr, mean over the last 10%% of steps%s\"\n"
@@ -797,9 +797,14 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         fprintf(f,
                 "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
                 "  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
-                "  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN):(sprintf(\"lr %%g\", $5)) with labels "
+                /* the lr written at a line's first point and where it changes
+                 * along the line (the same lr at every point once, not over
+                 * and over where lines cross); p_l: the line's previous lr,
+                 * reset at the file's first row, so replots draw the same */
+                "  'hp_sweep.csv' skip 1 using (XV($4)):(($0 == 0 ? p_%d = -1 : 0), sel(\"%s\") ? "
+                "(show = $5 != p_%d, p_%d = $5, show ? $7 : NaN) : NaN):(sprintf(\"lr %%g\", $5)) with labels "
                 "offset char 0,%.1f font \",8\" tc lt %d notitle",
-                l ? ", \\\n" : "", lq, lt, lq, lt, lq, lq, l % 2 ? -1.0 : 0.9, lt);
+                l ? ", \\\n" : "", lq, lt, lq, lt, lq, l, lq, l, l, l % 2 ? -1.0 : 0.9, lt);
         int div_here = 0;
         for (int i = 0; i < ln->n; i++) div_here |= ob_hp_diverged_everywhere(&s->g[ln->p[i].group]);
         if (div_here)
@@ -831,7 +836,8 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
     return add_fig(out, e, stem, w, title,
                    "Final training loss (mean over the last 10%% of steps) against %s, for the configurations "
                    "that differ only in %s: one line per optimizer and setting of its other swept keys. Each point "
-                   "is one configuration at its own best learning rate (written beside the point; the lr sweep "
+                   "is one configuration at its own best learning rate (written beside a line's first point and "
+                   "where it changes along the line; the lr sweep "
                    "was run for each value), so the line shows the sensitivity to %s once the lr is tuned: a flat "
                    "line means the value matters little.%s The line is the median over seeds at that lr, the band "
                    "spans the best and the worst seed that did not diverge.%s%s Values in hp_sweep.csv.",

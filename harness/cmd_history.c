@@ -11,11 +11,13 @@
  * problem starts another series instead of looking like a jump. Colours are the
  * report's, one per optimizer configuration; point types tell workloads apart.
  */
+#include <errno.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "core/hparams.h"
@@ -302,6 +304,17 @@ int ob_cmd_history(int argc, char **argv)
     qsort(ser, (size_t)ns, sizeof *ser, cmp_series);
     /* the table: each column as wide as its label */
     const char *better = direction(m, ser, ns, nb, &all);
+    /* the folder first: no table printed above an error that writes nothing */
+    if (out) {
+        if (ob_mkdirs(out, &e) != OB_OK) {
+            rc = ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
+            goto done;
+        }
+        if (access(out, W_OK) != 0) {
+            rc = ob_cli_error(2, "history: cannot write into '%s': %s (give another --out)", out, strerror(errno));
+            goto done;
+        }
+    }
     printf("%s over %d benchmarks in %s%s\n", metrics[m].label, nb, db_path, better);
     printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
     for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
@@ -345,10 +358,6 @@ int ob_cmd_history(int argc, char **argv)
             printf("), so a change between them is a different problem, not a regression\n");
         }
     if (out) {
-        if (ob_mkdirs(out, &e) != OB_OK) {
-            rc = ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
-            goto done;
-        }
         const char **hdr = malloc((size_t)(ns + 4) * sizeof *hdr);
         if (!hdr) {
             rc = ob_cli_error(1, "history: out of memory");

@@ -1688,7 +1688,23 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
      * text runs the same matrix; a --resume may have changed what lies outside
      * the cells (confirm_seeds, checkpoints): the newest is kept */
     char *conf = NULL;
-    if ((s = ob_config_to_yaml(c, &conf, e)) != OB_OK) goto setup_done;
+    {
+        /* a --resume without --confirm-seeds keeps saying how many fresh
+         * seeds the benchmark's confirmation runs have */
+        int had = 0;
+        if (bench_id && (s = ob_store_confirm_depth(store, bench_id, m->n, OB_CFG_MAX_CONFIRM, &had, e)) != OB_OK)
+            goto setup_done;
+        ob_config *cc = malloc(sizeof *cc);
+        if (!cc) {
+            s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+            goto setup_done;
+        }
+        *cc = *c;
+        if (had > cc->confirm_seeds) cc->confirm_seeds = had;
+        s = ob_config_to_yaml(cc, &conf, e);
+        free(cc);
+        if (s != OB_OK) goto setup_done;
+    }
     if (bench_id) s = ob_store_set_benchmark_config(store, bench_id, conf, e);
     else s = ob_store_begin_benchmark(store, c->name, conf, OB_GIT_REV, host, backend_name, device_desc, &bench_id, e);
     free(conf);

@@ -1111,7 +1111,9 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     remove_dead_stages(dir);
     snprintf(stage, sizeof stage, "%s/" REPORT_LIST "-%ld-XXXXXX", dir, (long)getpid());
     if (!mkdtemp(stage)) {
-        st = ob_fail(e, OB_ERR_IO, "cannot write into '%s': %s", dir, strerror(errno));
+        const int denied = errno == EACCES || errno == EPERM || errno == EROFS;
+        st = ob_fail(e, denied ? OB_ERR_INPUT : OB_ERR_IO, "cannot write into '%s': %s%s", dir, strerror(errno),
+                     denied ? " (give another --out)" : "");
         stage[0] = 0;
         goto done;
     }

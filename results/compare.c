@@ -143,6 +143,22 @@ static int layout_differs(const ob_rrun *rb, const ob_rrun *rc)
     return a != b || a < 0;
 }
 
+/* Why two runs' peak memory does not compare: 0 it does, 1 other devices of
+ * one backend (the kernels chosen and the workspaces sized for a device
+ * differ: the CPU's convolution path, its batch budget per thread), 2 other
+ * backends, 3 other data-parallel layouts. Device texts that differ only in
+ * the data-parallel device indices (GPUs 0-1 against 2-3) compare. */
+static int mem_differs(const ob_rrun *rb, const ob_rrun *rc)
+{
+    int d = device_differs(rb, rc);
+    if (d == 2) return 2;
+    if (layout_differs(rb, rc)) return 3;
+    if (d == 0) return 0;
+    const char *a = strstr(rb->device, "; data parallel"), *b = strstr(rc->device, "; data parallel");
+    size_t la = a ? (size_t)(a - rb->device) : strlen(rb->device), lb = b ? (size_t)(b - rc->device) : strlen(rc->device);
+    return la != lb || strncmp(rb->device, rc->device, la) ? 1 : 0;
+}
+
 /* A run's device for a note: its device text ("cpu: 2 threads, ..."), led by
  * the backend when the text does not start with it. */
 static void device_name(const ob_rrun *r, char *buf, size_t n)
@@ -374,12 +390,17 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             int64_t vb = kind ? rb->state_bytes : rb->peak_mem_bytes;
             int64_t vc = kind ? rc->state_bytes : rc->peak_mem_bytes;
             if (vb < 0 || vc < 0) continue;
-            if (!kind && device_differs(rb, rc) == 2) { /* CPU and GPU memory do not compare */
+            const int why = kind ? 0 : mem_differs(rb, rc);
+            if (why == 2) { /* CPU and GPU memory do not compare */
                 g->mem_other_backend += o->check_memory;
                 continue;
             }
-            if (!kind && layout_differs(rb, rc)) { /* one replica's peak against another's share */
+            if (why == 3) { /* one replica's peak against another's share */
                 g->mem_other_layout += o->check_memory;
+                continue;
+            }
+            if (why == 1) { /* other kernels, other workspaces */
+                g->mem_other_device += o->check_memory;
                 continue;
             }
             cnt++;
@@ -685,6 +706,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         }
         out->n_backend_differs += d == 2;
         out->n_layout_differs += d != 2 && layout_differs(rb, rc);
+        out->n_memdev_differs += mem_differs(rb, rc) == 1;
     }
     if (np == 0) {
         char why[640];
@@ -842,10 +864,14 @@ static void memory_text(const ob_cmp_group *g, char *buf, size_t n)
 {
     /* peak memory left out for another backend: said, so that "same" is not read as the peak's */
     const int out_b = g->peak_mem.v == OB_NODATA && g->mem_other_backend > 0,
-              out_l = g->peak_mem.v == OB_NODATA && !out_b && g->mem_other_layout > 0;
-    const char *peak_out = out_b ? "; peak: other backend" : out_l ? "; peak: other data-parallel layout" : "";
+              out_l = g->peak_mem.v == OB_NODATA && !out_b && g->mem_other_layout > 0,
+              out_d = g->peak_mem.v == OB_NODATA && !out_b && !out_l && g->mem_other_device > 0;
+    const char *peak_out = out_b ? "; peak: other backend"
+                         : out_l ? "; peak: other data-parallel layout"
+                         : out_d ? "; peak: other devices" : "";
     if (g->peak_mem.v == OB_NODATA && g->state.v == OB_NODATA) {
-        snprintf(buf, n, "%s", out_b ? "other backend, not judged" : out_l ? "other data-parallel layout, not judged" : "-");
+        snprintf(buf, n, "%s", out_b ? "other backend, not judged" : out_l ? "other data-parallel layout, not judged"
+                               : out_d ? "other devices, not judged" : "-");
         return;
     }
     ob_verdict v = g->peak_mem.v == OB_WORSE || g->state.v == OB_WORSE ? OB_WORSE
@@ -939,6 +965,13 @@ static void device_note(const ob_compare *c, char *buf, size_t n)
         else
             ADD("; the peak memory of the %d of them that ran on another backend is not compared (CPU and GPU "
                 "memory figures do not compare)", kb);
+    }
+    if (c->n_memdev_differs && c->opts.check_memory) {
+        if (c->n_memdev_differs == k)
+            ADD("; nor is %s peak memory (the kernels and workspaces follow the device)", one ? "its" : "their");
+        else
+            ADD("; the peak memory of the %d of them on other devices of one backend is not compared either (the "
+                "kernels and workspaces follow the device)", c->n_memdev_differs);
     }
     if (c->n_layout_differs && c->opts.check_memory)
     {
@@ -1127,7 +1160,12 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
 static void put_utf8(FILE *f, const char **s)
 {
     int n = ob_utf8_len((const unsigned char *)*s);
-    if (n == 0) {
+    const unsigned char *u = (const unsigned char *)*s;
+    /* U+FFFE and U+FFFF are not XML characters either */
+    if (n == 3 && u[0] == 0xEF && u[1] == 0xBF && (u[2] == 0xBE || u[2] == 0xBF)) {
+        fputc('?', f);
+        *s += 2;
+    } else if (n == 0) {
         fputc('?', f);
     } else {
         fwrite(*s, 1, (size_t)n, f);

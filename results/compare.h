@@ -106,6 +106,8 @@ typedef struct ob_cmp_group {
     int mem_other_backend;    /* matched cells left out of peak memory: run on different backends */
     int mem_other_layout;     /* ... or split over another number of data-parallel replicas (the
                                * peak recorded is one replica's) */
+    int mem_other_device;     /* ... or run on other devices of one backend (kernels and workspaces
+                               * follow the device: the CPU's convolution path, its threads) */
     double time_floor_ms;     /* the floor in effect (for the reports) */
     int n_matched, n_new_failures;
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
@@ -142,6 +144,8 @@ typedef struct ob_compare {
     int n_backend_differs;    /* of them, on different backends: left out of peak memory */
     int n_layout_differs;     /* of them, over other data-parallel layouts (same backend): left out
                                * of peak memory */
+    int n_memdev_differs;     /* of them, on other devices of one backend and layout: left out of
+                               * peak memory too */
     int device_mixed;         /* they are not all the one pair of devices named below */
     char device_base[192], device_cand[192]; /* the first such pair's devices: "cpu: 2 threads, ..." */
     double time_shift;        /* median change of step time over the judged groups' effects,

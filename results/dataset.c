@@ -20,7 +20,18 @@ static char *dup_text(sqlite3_stmt *q, int col)
 }
 static double col_real(sqlite3_stmt *q, int col)
 {
-    return sqlite3_column_type(q, col) == SQLITE_NULL ? NAN : sqlite3_column_double(q, col);
+    int t = sqlite3_column_type(q, col);
+    if (t == SQLITE_NULL) return NAN;
+    if (t == SQLITE_TEXT) {
+        /* text in a number's column (a hand-edited or another tool's
+         * database: 'Infinity', 'NaN', '1e999'): read as C reads it, and
+         * anything else as unknown, never as SQLite's 0.0 */
+        const char *v = (const char *)sqlite3_column_text(q, col), *end = v;
+        double x = v ? strtod(v, (char **)&end) : NAN;
+        while (end && (*end == ' ' || *end == '\t')) end++;
+        return v && end != v && *end == 0 ? x : NAN;
+    }
+    return sqlite3_column_double(q, col);
 }
 static int64_t col_int(sqlite3_stmt *q, int col)
 {

@@ -98,6 +98,8 @@ check "an interrupted confirmation run" test "$(q "$tmp/c.db" "select count(*) f
 "$OPTBENCH" "${long0[@]}" --db "$tmp/c.db" --resume 2>"$tmp/c2.err" || { cat "$tmp/c2.err"; echo "FAIL: resume c"; fail=1; }
 check "the resume says it finishes the stage" grep -q "has confirmation runs of 2 seeds per pair (confirm_seeds 0): finishing them" "$tmp/c2.err"
 check "the resume continued the stage" grep -q "confirmation: the best lr of 2 pairs" "$tmp/c2.err"
+check "the stored configuration still says confirm_seeds 2" \
+  grep -qx "confirm_seeds: 2" <<<"$(q "$tmp/c.db" "select config from benchmarks")"
 r=$(q "$tmp/ref.db" "select cell, lr, seed, status, final_loss, best_loss, eval_loss, stage from runs order by cell")
 c=$(q "$tmp/c.db" "select cell, lr, seed, status, final_loss, best_loss, eval_loss, stage from runs order by cell")
 check "stopped and resumed = uninterrupted" test "$r" = "$c"

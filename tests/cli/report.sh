@@ -128,6 +128,7 @@ touch "$tmp/plain"
 bad_input "report: --out under a file" "cannot create folder" report --db "$db" --out "$tmp/plain/rep"
 check "report: no ranking before the error" test ! -s "$tmp/out"
 bad_input "history: --out under a file" "cannot create folder" history --db "$db" --out "$tmp/plain/hist"
+check "history: no table before the error" test ! -s "$tmp/out"
 bad_input "report --benchmark 99" "has no benchmark 99" report --db "$db" --out "$tmp/x" --benchmark 99
 
 # a database damaged where only the analysis reads (a page of the curves

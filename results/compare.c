@@ -414,9 +414,15 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         q->ci_lo = q->ci_hi = NAN;
         q->v = !cnt || !o->check_memory ? OB_NODATA : mc > mb ? OB_WORSE : mc < mb ? OB_BETTER : OB_SAME;
     }
-    /* cells that finished before and do not now */
-    for (int i = 0; i < n; i++)
-        if (B->runs[p[i].b].finished && !C->runs[p[i].c].finished) g->n_new_failures++;
+    /* cells that finished before and do not now; and cells that diverge now
+     * at an lr other than the judged one (a note: the edge of stability can
+     * move with rounding) */
+    for (int i = 0; i < n; i++) {
+        const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+        if (rb->finished && !rc->finished) g->n_new_failures++;
+        else if (rb->finished && rb->lr != g->best_lr && isinf(run_final(rc)) && !isinf(run_final(rb)))
+            g->n_new_diverged_other++;
+    }
     g->n_matched = n;
 
     const ob_cmp_quantity *qs[5] = {&g->loss, &g->metric, &g->time, &g->peak_mem, &g->state};
@@ -1014,6 +1020,22 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
         fprintf(f, "%scells on one side only are not compared; some are the same cells run differently%s "
                    "(the matrix changed: --strict fails such a comparison)%s\n",
                 lead, c->only_note, md ? "." : "");
+    {
+        int nd = 0, ng = 0;
+        const ob_cmp_group *first = NULL;
+        for (int i = 0; i < c->n_g; i++)
+            if (c->g[i].n_new_diverged_other) {
+                nd += c->g[i].n_new_diverged_other;
+                ng++;
+                if (!first) first = &c->g[i];
+            }
+        if (nd)
+            fprintf(f, "%s%d cell%s diverged in the candidate and not in the baseline at lrs other than the judged "
+                       "one, in %d group%s (e.g. %s on %s): the range of lrs that train narrowed there; not judged, "
+                       "as the edge of stability can move with rounding alone, but worth a look%s\n",
+                    lead, nd, nd == 1 ? "" : "s", ng, ng == 1 ? "" : "s", first->optimizer, first->workload,
+                    md ? "." : "");
+    }
     if (c->n_confirm_base || c->n_confirm_cand)
         fprintf(f, "%sconfirmation runs (run --confirm-seeds) are not compared, %d in the baseline and %d in the "
                    "candidate: they sit at whichever lr won each side's sweep, so they match only where the "
@@ -1119,8 +1141,9 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         md_text(f, g->workload);
         fputs(" | ", f);
         md_text(f, g->optimizer);
-        fprintf(f, " | %s | %s | %s | %s | %s | %s |\n", r.lr, r.l, r.m, r.t, r.mem,
-                g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall));
+        fprintf(f, " | %s | %s | %s | %s | %s | %s%s |\n", r.lr, r.l, r.m, r.t, r.mem,
+                g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall),
+                g->n_new_failures ? " (new failures)" : g->n_new_diverged ? " (new divergences)" : "");
     }
     print_notes(c, f, 1);
     int any = 0;

@@ -112,6 +112,7 @@ typedef struct ob_cmp_group {
     int n_matched, n_new_failures;
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
                                * candidate, finite in the baseline; a regression */
+    int n_new_diverged_other; /* the same at the other lrs: a note, not a regression */
     ob_verdict overall;
     char detail[1024];        /* one line per regression, for JUnit and Markdown */
 } ob_cmp_group;

@@ -887,6 +887,31 @@ int main(void)
         CHECK_MSG(st2 == OB_OK && g2 && g2->loss.v != OB_BETTER, "'oops' as text: loss verdict %d",
                   g2 ? (int)g2->loss.v : -1);
         ob_compare_free(&c2);
+        /* diverging now at an lr other than the judged one (0.1): a note, not a regression */
+        build(cand, &plain);
+        plant(cand, "UPDATE runs SET status = 'diverged', final_loss = 1e999 WHERE workload = 'quad' AND "
+                    "optimizer = 'adam' AND lr = 0.01");
+        c2 = run_cmp(base, cand, &o, &st2);
+        g2 = grp(&c2, "quad", "adam");
+        CHECK(st2 == OB_OK && !c2.regression && g2 && g2->n_new_diverged_other == 3 && g2->n_new_diverged == 0);
+        char p2[600], buf2[8192];
+        snprintf(p2, sizeof p2, "%s.txt", cand);
+        render(&c2, "print", p2, buf2, sizeof buf2);
+        CHECK_MSG(strstr(buf2, "note: 3 cells diverged in the candidate and not in the baseline at lrs other than the "
+                               "judged one, in 1 group (e.g. adam on quad)"),
+                  "%s", buf2);
+        ob_compare_free(&c2);
+        /* at the judged lr: a regression, said in the Markdown verdict too */
+        build(cand, &plain);
+        plant(cand, "UPDATE runs SET status = 'diverged', final_loss = 1e999 WHERE workload = 'quad' AND "
+                    "optimizer = 'adam' AND lr = 0.1 AND seed = 0");
+        c2 = run_cmp(base, cand, &o, &st2);
+        CHECK(st2 == OB_OK && c2.regression);
+        snprintf(p2, sizeof p2, "%s.md", cand);
+        render(&c2, "markdown", p2, buf2, sizeof buf2);
+        CHECK_MSG(strstr(buf2, "| **worse** (new divergences) |"), "%s", buf2);
+        ob_compare_free(&c2);
+        build(cand, &plain);
     }
 
     /* nothing in common: unusable */

@@ -34,7 +34,7 @@ static void replay_usage(FILE *f)
             "  --set k=v,...     optimizer hyperparameters (lr=0.01,beta2=0.95); train.KEY=V for\n"
             "                    pipeline settings (train.clip_norm=1, train.schedule=cosine);\n"
             "                    text settings too (coeff_file=FILE for root)\n"
-            "  --route RULE      a routing rule, e.g. 'tag=matrix -> adamw' (repeatable)\n"
+            "  --route RULE      a routing rule of muon or root, e.g. 'tag=matrix -> adamw' (repeatable)\n"
             "  --backend B       where the steps run (default cpu)\n\n"
             "exit status: 0 ok, 1 failure, 2 bad input (the message names file, line, column)\n");
 }

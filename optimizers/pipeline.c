@@ -158,10 +158,12 @@ static ob_status parse_route(const ob_optimizer_def *d, const char *text, ob_rou
     for (int g = 0; g < n_group_names(d) && r->group < 0; g++)
         if (!strcmp(target, group_name(d, g))) r->group = g;
     if (r->group < 0) {
-        char names[128] = "main";
+        /* as `optbench list` names them; "main" is the first group's other name */
+        char names[160] = "";
         for (int g = 0; g < n_group_names(d); g++) {
-            strncat(names, ", ", sizeof names - strlen(names) - 1);
+            if (g) strncat(names, ", ", sizeof names - strlen(names) - 1);
             strncat(names, group_name(d, g), sizeof names - strlen(names) - 1);
+            if (!g) strncat(names, " (or 'main')", sizeof names - strlen(names) - 1);
         }
         return ob_fail(e, OB_ERR_INPUT, "%s: route '%s': no group '%s' (groups: %s)", d->name, text, target,
                        names);

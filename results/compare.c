@@ -1128,9 +1128,11 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
 {
     fprintf(f, "## optbench compare: %s\n\n", c->regression ? "regression" : "no regression");
     fprintf(f, "Baseline `%s`, candidate `%s`: %d matched cells in %d workload x optimizer groups; "
-               "%d worse, %d better, %d cells only in the baseline, %d only in the candidate.\n\n",
+               "%d worse, %d better, %d cells only in the baseline, %d only in the candidate%s.\n\n",
             base_name, cand_name, c->n_matched, c->n_g, c->n_worse, c->n_better, c->n_only_base,
-            c->n_only_cand);
+            c->n_only_cand,
+            c->opts.strict && (c->n_only_base || c->n_only_cand) ? " (--strict: cells on one side only are a failure)"
+                                                                 : "");
     fprintf(f, "| workload | optimizer | lr | final loss | held-out | step time | memory | verdict |\n"
                "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < c->n_g; i++) {
@@ -1162,12 +1164,19 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         int n = k ? c->n_only_cand : c->n_only_base;
         if (!n) continue;
         fprintf(f, "\n### Cells only in the %s (%d)\n\n", k ? "candidate" : "baseline", n);
-        for (int i = 0; i < n; i++)
-            fprintf(f, "- %s / %s, lr %g, seed %lld (%s)\n", l[i].workload, l[i].optimizer, l[i].lr,
-                    (long long)l[i].seed, l[i].status);
+        for (int i = 0; i < n; i++) {
+            fputs("- ", f);
+            md_text(f, l[i].workload);
+            fputs(" / ", f);
+            md_text(f, l[i].optimizer);
+            fprintf(f, ", lr %g, seed %lld (", l[i].lr, (long long)l[i].seed);
+            md_text(f, l[i].status);
+            fputs(")\n", f);
+        }
     }
     fprintf(f, "\nThresholds: final loss judged paired over seeds at the baseline's best lr, worse when "
-               "the 95%% bootstrap interval of the median relative change is above 0 and the change "
+               "the interval of the median relative change (a 95%% bootstrap from 6 seeds; with fewer, the "
+               "range over the seeds: every seed worse) is above 0 and the change "
                "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
             100 * c->opts.loss_tol, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");

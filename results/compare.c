@@ -233,6 +233,7 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
     int up = q->ci_lo > 0 && q->effect > tol;
     int down = q->ci_hi < 0 && q->effect < -tol;
     q->v = up ? (worse_up ? OB_WORSE : OB_BETTER) : down ? (worse_up ? OB_BETTER : OB_WORSE) : OB_SAME;
+    q->unsure = q->v == OB_SAME && isfinite(q->effect) && fabs(q->effect) > tol;
     return OB_OK;
 }
 
@@ -850,20 +851,22 @@ static void quantity_text(const ob_cmp_quantity *q, int absolute, const char *wo
         snprintf(buf, n, "-");
         return;
     }
+    /* a change beyond the tolerance that the seeds do not settle */
+    const char *vn = q->unsure ? "inconclusive" : ob_verdict_name(q->v);
     int dig = absolute ? -1 : 1;
     change_text(q->effect, dig, a, sizeof a);
     if (isinf(q->effect)) {
         infinite_text(q, q->effect < 0 ? -1 : 1, word, w, sizeof w);
-        if (snprintf(buf, n, "%s %s", w, ob_verdict_name(q->v)) >= (int)n) buf[n - 1] = '\0';
+        if (snprintf(buf, n, "%s %s", w, vn) >= (int)n) buf[n - 1] = '\0';
     } else if (isinf(q->ci_lo) || isinf(q->ci_hi)) {
         infinite_text(q, 0, word, w, sizeof w);
-        if (snprintf(buf, n, "%s (%s) %s", a, w, ob_verdict_name(q->v)) >= (int)n) buf[n - 1] = '\0';
+        if (snprintf(buf, n, "%s (%s) %s", a, w, vn) >= (int)n) buf[n - 1] = '\0';
     } else if (!isnan(q->ci_lo)) {
         if (snprintf(buf, n, "%s [%s, %s] %s", a, change_text(q->ci_lo, dig, b, sizeof b),
-                     change_text(q->ci_hi, dig, c, sizeof c), ob_verdict_name(q->v)) >= (int)n)
+                     change_text(q->ci_hi, dig, c, sizeof c), vn) >= (int)n)
             buf[n - 1] = '\0'; /* cut to the cell */
     } else
-        snprintf(buf, n, "%s %s", pct(q->effect, a, sizeof a), ob_verdict_name(q->v));
+        snprintf(buf, n, "%s %s", pct(q->effect, a, sizeof a), vn);
 }
 
 static void memory_text(const ob_cmp_group *g, char *buf, size_t n)

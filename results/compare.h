@@ -84,6 +84,8 @@ typedef struct ob_cmp_quantity {
                               * median of the paired changes and its 95% interval */
     int n_to_finite, n_to_inf; /* pairs not finite in the baseline and finite in the candidate
                               * (a change of -inf: converges now), and the reverse (+inf) */
+    int unsure;               /* OB_SAME with a median change beyond the tolerance whose interval
+                               * holds 0: shown as "inconclusive", not "same" (not a failure) */
 } ob_cmp_quantity;
 
 typedef struct ob_cmp_group {

@@ -901,6 +901,18 @@ int main(void)
                                "judged one, in 1 group (e.g. adam on quad)"),
                   "%s", buf2);
         ob_compare_free(&c2);
+        /* two of three seeds 50% worse, one not: beyond the tolerance, yet the
+         * seeds do not settle it: "inconclusive", not "same", and no failure */
+        build(cand, &plain);
+        plant(cand, "UPDATE runs SET final_loss = final_loss * 1.5 WHERE workload = 'quad' AND optimizer = 'adam' AND "
+                    "lr = 0.1 AND seed < 2");
+        c2 = run_cmp(base, cand, &o, &st2);
+        g2 = grp(&c2, "quad", "adam");
+        CHECK(st2 == OB_OK && !c2.regression && g2 && g2->loss.v == OB_SAME && g2->loss.unsure);
+        snprintf(p2, sizeof p2, "%s.txt", cand);
+        render(&c2, "print", p2, buf2, sizeof buf2);
+        CHECK_MSG(strstr(buf2, "+50.0% [+0.0%, +50.0%] inconclusive"), "%s", buf2);
+        ob_compare_free(&c2);
         /* at the judged lr: a regression, said in the Markdown verdict too */
         build(cand, &plain);
         plant(cand, "UPDATE runs SET status = 'diverged', final_loss = 1e999 WHERE workload = 'quad' AND "

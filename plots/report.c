@@ -970,6 +970,21 @@ static void remove_stage(const char *stage)
 
 static int cmp_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
+/* Append a copy of name to the growing list (*list, *n, *cap). */
+static ob_status push_name(char ***list, size_t *n, size_t *cap, const char *name, ob_err *e)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 64;
+        char **l2 = realloc(*list, nc * sizeof **list);
+        if (!l2) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        *list = l2;
+        *cap = nc;
+    }
+    if (!((*list)[*n] = strdup(name))) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    (*n)++;
+    return OB_OK;
+}
+
 static ob_status publish(const char *dir, const char *stage, ob_err *e)
 {
     char **names = NULL, **old = NULL;
@@ -980,18 +995,7 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     struct dirent *de;
     while ((de = readdir(dp)) && st == OB_OK) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
-        if (n == cap) {
-            size_t nc = cap ? 2 * cap : 128;
-            char **n2 = realloc(names, nc * sizeof *names);
-            if (!n2) {
-                st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            names = n2;
-            cap = nc;
-        }
-        if (!(names[n] = strdup(de->d_name))) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        else n++;
+        st = push_name(&names, &n, &cap, de->d_name, e);
     }
     closedir(dp);
     if (st == OB_OK && n) qsort(names, n, sizeof *names, cmp_name);
@@ -1006,18 +1010,7 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
         if (!line[0] || strchr(line, '/') || !strcmp(line, ".") || !strcmp(line, "..") ||
             bsearch(&key, names, n, sizeof *names, cmp_name))
             continue;
-        if (n_old == cap_old) {
-            size_t nc = cap_old ? 2 * cap_old : 64;
-            char **o2 = realloc(old, nc * sizeof *old);
-            if (!o2) {
-                st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            old = o2;
-            cap_old = nc;
-        }
-        if (!(old[n_old] = strdup(line))) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        else n_old++;
+        st = push_name(&old, &n_old, &cap_old, line, e);
     }
     if (f) fclose(f);
     /* this report's list, written in the stage (one per report: two reports

@@ -193,6 +193,8 @@ typedef struct ob_backend_ops {
     /* Eigenvectors of the symmetric (n,n) A + 1e-30 I, in float32 (LAPACK
      * ssyevd / cusolverDnSsyevd): row j of S (n,n) is the unit eigenvector of
      * the j-th largest eigenvalue (descending order). A is not modified.
+     * A with a non-finite entry gives S all NaN (and OB_OK), so a NaN that
+     * reaches SOAP's preconditioner diverges the run on either backend.
      * OB_ERR_BACKEND when the solver fails to converge; may synchronize. */
     ob_status (*sym_eigvecs)(ob_device *dev, int n, const float *A, float *S, ob_err *e);
     /* Orthonormal basis by Householder QR, in float32: M (n,n) is the matrix

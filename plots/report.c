@@ -497,8 +497,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   "alone.%s", n_confirm_runs, nf);
     }
     if (d->n_superseded)
-        doc_p(dc, "%d older runs of cells that were run again are not counted (the latest run of each "
-                  "cell is).", d->n_superseded);
+        doc_p(dc, "%d older run%s of cells that were run again %s not counted (the latest finished run of "
+                  "each cell is).", d->n_superseded, d->n_superseded == 1 ? "" : "s",
+              d->n_superseded == 1 ? "is" : "are");
+    if (d->n_masked)
+        doc_p(dc, "%d later run%s that failed or did not finish %s not counted, because an earlier run of the "
+                  "same cell finished and stands for it (report --benchmark ID shows one benchmark alone).",
+              d->n_masked, d->n_masked == 1 ? "" : "s", d->n_masked == 1 ? "is" : "are");
     describe_benchmarks(db, d, dc);
     if (o->no_render)
         doc_p(dc, "The figures were not rendered (report --no-render): run `gnuplot NAME.gp` for each script "

@@ -16,8 +16,13 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e"
                                       "#00a087", "#6baed6", "#5e3c99", "#a05000", "#808000", "#f0a0c0"};
 #define N_PALETTE (int)(sizeof palette / sizeof palette[0])
 /* Colours no optimizer owns, for further configurations of an optimizer
- * (swept hyperparameters): so a colour keeps meaning one optimizer. */
-static const char *const spare[] = {"#4d4d4d", "#66a61e", "#e6ab02", "#a6761d", "#1b9e77", "#fb9a99"};
+ * (swept hyperparameters): so a colour keeps meaning one optimizer. Each
+ * was picked, in this order, as the colour of moderate lightness and
+ * saturation (CIELAB L* 30-70, chroma under 70) farthest from the palette
+ * and the spares before it: every one is at least 30 CIELAB units (Delta
+ * E 1976) from any other colour here, where the palette's closest pair
+ * (#9467bd, #5e3c99) is 19 apart. */
+static const char *const spare[] = {"#335522", "#ff8877", "#2288ff", "#bbaa77", "#554466", "#005555"};
 #define N_SPARE (int)(sizeof spare / sizeof spare[0])
 
 /* The registry place of an optimizer name, -1 if unknown. */

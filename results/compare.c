@@ -618,6 +618,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         }
         *(side ? &out->n_bench_cand : &out->n_bench_base) = nb;
         *(side ? &out->n_superseded_cand : &out->n_superseded_base) = d->n_superseded;
+        *(side ? &out->n_masked_cand : &out->n_masked_base) = d->n_masked;
     }
     keyed *kb = make_keys(&B), *kc = make_keys(&C);
     pair *pairs = malloc(((size_t)B.n + 1) * sizeof *pairs);
@@ -1059,12 +1060,20 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
     }
     for (int k = 0; k < 2; k++) {
         int nb = k ? c->n_bench_cand : c->n_bench_base, ns = k ? c->n_superseded_cand : c->n_superseded_base;
+        int nm = k ? c->n_masked_cand : c->n_masked_base;
+        const char *side = k ? "candidate" : "baseline";
         if (nb > 1 && ns > 0)
-            fprintf(f, "%sthe %s database holds runs of %d benchmarks, and %d of its rows were set aside for a "
-                       "later finished run of the same cell: each cell is its latest finished run, whichever "
-                       "benchmark it came from (an earlier night's success can stand in for a failure); "
-                       "--%s-benchmark latest judges the last benchmark alone%s\n",
-                    lead, k ? "candidate" : "baseline", nb, ns, k ? "candidate" : "baseline", md ? "." : "");
+            fprintf(f, "%sthe %s database holds runs of %d benchmarks, and %d of its older rows were set aside "
+                       "for a later finished run of the same cell: each cell is its latest finished run, whichever "
+                       "benchmark it came from; --%s-benchmark latest judges the last benchmark alone%s\n",
+                    lead, side, nb, ns, side, md ? "." : "");
+        if (nm > 0)
+            fprintf(f, "%s%d later run%s in the %s database failed or did not finish and %s set aside for an "
+                       "earlier finished run of the same cell, so %s not judged here (an earlier success stands "
+                       "in for %s)%s%s%s%s\n",
+                    lead, nm, nm == 1 ? "" : "s", side, nm == 1 ? "was" : "were", nm == 1 ? "its failure is" :
+                    "their failures are", nm == 1 ? "it" : "them", nb > 1 ? "; --" : "", nb > 1 ? side : "",
+                    nb > 1 ? "-benchmark latest judges the last benchmark alone" : "", md ? "." : "");
     }
     if (!isnan(c->time_shift)) {
         char a[32];

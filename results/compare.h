@@ -136,7 +136,9 @@ typedef struct ob_compare {
     int n_bench_base, n_bench_cand;     /* benchmarks whose runs were used on each side */
     char only_note[640];      /* one-sided cells that would match but for their workload
                                * parameters or steps: "; e.g. ..."; empty when none */
-    int n_superseded_base, n_superseded_cand; /* rows set aside: their cell's latest finished run is used */
+    int n_superseded_base, n_superseded_cand; /* older rows set aside: their cell's latest finished run is used */
+    int n_masked_base, n_masked_cand;         /* later failed or unfinished rows set aside for an earlier
+                                               * finished run of their cell */
     char relaxed_note[512];   /* the first such pair's differences: "e.g. sgd on quadratic: momentum
                                * 0 in the baseline, 0.5 in the candidate"; empty when none */
     int n_worse, n_better;    /* groups */

@@ -393,11 +393,14 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "  AND v.detail LIKE 'rollback:%%'), "
              " coalesce(backend_, ''), coalesce(device_, ''), "
              " CASE WHEN json_valid(workload_params) AND steps IS NOT NULL "
-             "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END "
+             "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END, "
+             " chosen_ "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, "
-             "      row_number() OVER (PARTITION BY workload, coalesce(workload_params, ''), steps, optimizer, coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
-             "      ORDER BY status IN ('done', 'diverged') DESC, id DESC) AS rn "
-             "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) AS rr "
+             "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
+             "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1 "
+             "      WINDOW cw AS (PARTITION BY workload, coalesce(workload_params, ''), steps, optimizer, "
+             "                    coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
+             "                    ORDER BY status IN ('done', 'diverged') DESC, id DESC)) AS rr "
              "ORDER BY workload, coalesce(workload_params, '{}'), steps, optimizer, opt_key, lr, seed, id",
              has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_backend ? "backend" : "NULL",
              has_device ? "device" : "NULL", has_stage ? "stage" : "NULL");
@@ -406,7 +409,10 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     int cap = 0, rc, oom = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (sqlite3_column_int64(q, 26) > 1) {
-            d->n_superseded++;
+            /* a row later than the one kept is a run that failed or did not
+             * finish, set aside for an earlier finished run of its cell */
+            if (sqlite3_column_int64(q, 0) > sqlite3_column_int64(q, 35)) d->n_masked++;
+            else d->n_superseded++;
             continue;
         }
         if (d->n == cap) {

@@ -64,7 +64,9 @@ typedef struct ob_dataset {
     char **opt_labels;         /* (n_opt,) e.g. "adam", or "adam beta2=0.95" */
     char **opt_names;          /* (n_opt,) the optimizer name of each label */
     int n_opt;
-    int n_superseded;          /* rows not counted because the cell was run again later */
+    int n_superseded;          /* older rows not counted because the cell was run again later */
+    int n_masked;              /* later rows that failed or did not finish, not counted because an
+                                * earlier run of the cell finished (done or diverged) */
     int64_t benchmark_id;      /* the benchmark loaded, 0 for all */
 } ob_dataset;
 

@@ -136,6 +136,26 @@ static void test_sym_eigvecs(void)
     /* the zero matrix: A + 1e-30 I, any orthonormal basis */
     float Z[25] = {0};
     check_eig(Z, 5, "zero");
+    /* a NaN or an infinity: all NaN and no error, at every size (LAPACK alone
+     * fails for some sizes and returns NaN for others) */
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++)
+        for (int inf = 0; inf < 2; inf++) {
+            const int m = ns[k];
+            const int64_t mm = (int64_t)m * m;
+            float *A = calloc((size_t)mm, sizeof *A);
+            for (int i = 0; i < m; i++) A[(int64_t)i * m + i] = 1.0f + i;
+            A[mm - 1] = inf ? INFINITY : NAN;
+            float *dN = dev_put(&dev, A, mm), *dO = dev_put(&dev, NULL, mm);
+            CHECK_OK(dev.ops->sym_eigvecs(&dev, m, dN, dO, &err), &err);
+            dev_get(&dev, A, dO, mm);
+            int64_t n_nan = 0;
+            for (int64_t i = 0; i < mm; i++) n_nan += isnan(A[i]) != 0;
+            CHECK_MSG(n_nan == mm, "sym_eigvecs n=%d with %s: %lld of %lld NaN", m, inf ? "inf" : "NaN",
+                      (long long)n_nan, (long long)mm);
+            ob_dev_free(&dev, dN);
+            ob_dev_free(&dev, dO);
+            free(A);
+        }
     /* n > 4096: LAPACK's float workspace query would round ssyevd's size down
      * (and fail); a diagonal matrix with distinct entries, largest last: row
      * j of S is +-e_(n-1-j) */
@@ -363,12 +383,29 @@ static void test_solve_batches(void)
         CHECK_OK(dev.ops->download(&dev, pone, perm, sizeof pone, &err), &err);
         CHECK_MSG(!memcmp(pone, pgot + b * n, sizeof pone), "eig_order_batch: matrix %d differs from a lone call", b);
     }
-    /* a matrix of NaN among good ones: the batch fails, and says which op */
-    for (int64_t i = 0; i < nn; i++) X[3 * sp + i] = NAN;
+    /* one NaN among good matrices: that matrix's basis is all NaN (whatever
+     * LAPACK would do with it), the others as before */
+    X[3 * sp + 5 * n + 7] = X[3 * sp + 7 * n + 5] = NAN;
     CHECK_OK(dev.ops->upload(&dev, dX, X, (size_t)tot * sizeof *X, &err), &err);
+    float *nanb = malloc((size_t)tot * sizeof *nanb);
+    CHECK_OK(dev.ops->sym_eigvecs_batch(&dev, n, count, dX, sp, dB, sp, &err), &err);
+    dev_get(&dev, nanb, dB, tot);
+    int n_nan = 0;
+    for (int64_t i = 0; i < nn; i++) n_nan += isnan(nanb[3 * sp + i]) != 0;
+    CHECK_MSG(n_nan == nn, "sym_eigvecs_batch with a NaN entry: %d of %d values NaN", n_nan, (int)nn);
+    for (int b = 0; b < count; b++)
+        if (b != 3) {
+            CHECK_OK(dev.ops->sym_eigvecs(&dev, n, dX + b * sp, dO, &err), &err);
+            dev_get(&dev, one, dO, nn);
+            CHECK_MSG(!memcmp(nanb + b * sp, one, (size_t)nn * sizeof *one),
+                      "sym_eigvecs_batch: matrix %d differs from a lone call beside a NaN matrix", b);
+        }
+    free(nanb);
+    /* a matrix the op cannot take: the batch fails, and says which op (the
+     * size is refused before anything is read) */
     ob_err e2 = {0};
-    const ob_status st = dev.ops->sym_eigvecs_batch(&dev, n, count, dX, sp, dB, sp, &e2);
-    CHECK_MSG(st != OB_OK && strstr(e2.msg, "sym_eigvecs"), "sym_eigvecs_batch with a NaN matrix: status %d, '%s'",
+    const ob_status st = dev.ops->sym_eigvecs_batch(&dev, 40000, 1, dX, sp, dB, sp, &e2);
+    CHECK_MSG(st != OB_OK && strstr(e2.msg, "sym_eigvecs"), "sym_eigvecs_batch of a 40000x40000 matrix: status %d, '%s'",
               (int)st, e2.msg);
     ob_dev_free(&dev, dX);
     ob_dev_free(&dev, dY);

@@ -741,6 +741,34 @@ out:
     ob_dataset_free(&d);
 }
 
+/* Rows of a cell run more than once: an older finished row gives way to a
+ * later finished one (superseded); a later row that failed or did not finish
+ * gives way to an earlier finished one, and is counted apart (masked), since
+ * the failure it carries is not judged. */
+static void test_superseded_and_masked(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 3.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 0, "done", 1.5, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 0, "failed", 0, 0, NAN, NAN, -1, -1, NAN, NAN, 0});
+    fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 0, "pending", 0, 0, NAN, NAN, -1, -1, NAN, NAN, 0});
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK_MSG(d.n == 2 && d.n_superseded == 1 && d.n_masked == 2, "%d runs, %d superseded, %d masked", d.n,
+              d.n_superseded, d.n_masked);
+    for (int r = 0; r < d.n; r++) {
+        CHECK(!strcmp(d.runs[r].status, "done"));
+        if (!strcmp(d.runs[r].optimizer, "adam")) CHECK(d.runs[r].final_loss == 2.0);
+    }
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 int main(void)
 {
     char dir[256];
@@ -764,6 +792,8 @@ int main(void)
     test_labels(p);
     snprintf(p, sizeof p, "%s/steps.db", dir);
     test_steps_and_start(p);
+    snprintf(p, sizeof p, "%s/masked.db", dir);
+    test_superseded_and_masked(p);
     snprintf(p, sizeof p, "%s/confirm.db", dir);
     test_confirm(p);
     snprintf(p, sizeof p, "%s/against.db", dir);

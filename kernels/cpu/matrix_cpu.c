@@ -226,6 +226,13 @@ ob_status ob_cpu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob
         return ob_fail(e, OB_ERR_UNSUPPORTED, "sym_eigvecs: a %dx%d matrix needs more LAPACK workspace than a "
                        "32-bit size holds", n, n);
     size_t nn = (size_t)n * n;
+    /* a non-finite entry: no eigenbasis, all NaN (LAPACK's answer would
+     * depend on the routine's path: an error for some sizes, NaN for others) */
+    for (size_t i = 0; i < nn; i++)
+        if (!isfinite(A[i])) {
+            for (size_t j = 0; j < nn; j++) S[j] = NAN;
+            return OB_OK;
+        }
     float *w = malloc((size_t)n * sizeof *w), *work = malloc((size_t)lwork * sizeof *work);
     lapack_int *iwork = malloc((size_t)liwork * sizeof *iwork);
     if (!w || !work || !iwork) {

@@ -45,7 +45,7 @@ typedef struct cuda_impl {
     float *solve_ws;           /* grow-only workspace of the eigenbasis solvers (sym_eigvecs,
                                   qr_orth): cuSOLVER's lwork, then tau or the eigenvalues */
     size_t solve_ws_bytes;
-    int *solve_info;           /* their devInfo (one int) */
+    int *solve_info;           /* their devInfo, then sym_eigvecs' non-finite flag (two ints) */
     unsigned char *stage;      /* pinned (OB_CU_STAGE_SLOTS * OB_CU_STAGE_BYTES), or NULL */
     cudaEvent_t stage_ev[OB_CU_STAGE_SLOTS];
     int stage_pending[OB_CU_STAGE_SLOTS];

@@ -503,6 +503,15 @@ ob_status ob_cu_swap01(ob_device *dev, float *dst, const float *src, int64_t A, 
     return OB_OK;
 }
 
+/* The solvers' info word and, beside it, a flag the load of sym_eigvecs
+ * raises on a non-finite entry: two ints of device memory, made once. */
+static ob_status solve_info_make(ob_device *dev, const char *op, ob_err *e)
+{
+    cuda_impl *c = cu_impl(dev);
+    if (!c->solve_info) OB_CU(e, op, cudaMalloc((void **)&c->solve_info, 2 * sizeof(int)));
+    return OB_OK;
+}
+
 /* The solvers' workspace: lwork floats, then `extra` floats (tau or the
  * eigenvalues) at an aligned offset. Grows only (waiting for the stream before
  * the old one is freed); *work and *extra point into it. */
@@ -512,7 +521,7 @@ static ob_status solve_workspace(ob_device *dev, int lwork, int extra, float **w
     cuda_impl *c = cu_impl(dev);
     size_t lw = ((size_t)(lwork > 0 ? lwork : 1) + 63) / 64 * 64;
     size_t bytes = (lw + (size_t)(extra > 0 ? extra : 1)) * sizeof(float);
-    if (!c->solve_info) OB_CU(e, op, cudaMalloc((void **)&c->solve_info, sizeof(int)));
+    OB_TRY(solve_info_make(dev, op, e));
     if (bytes > c->solve_ws_bytes) {
         if (c->solve_ws) {
             OB_CU(e, op, cudaStreamSynchronize(c->stream));
@@ -529,12 +538,14 @@ static ob_status solve_workspace(ob_device *dev, int lwork, int extra, float **w
 }
 
 /* S = A + 1e-30 I */
-static __global__ void eig_load_kernel(const float *__restrict__ A, int n, float *__restrict__ S)
+static __global__ void eig_load_kernel(const float *__restrict__ A, int n, float *__restrict__ S,
+                                       int *__restrict__ nonfinite)
 {
     int64_t total = (int64_t)n * n;
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
         float v = A[idx];
+        if (!isfinite(v)) *nonfinite = 1; /* every writer writes 1 */
         S[idx] = idx / n == idx % n ? __fadd_rn(v, 1e-30f) : v;
     }
 }
@@ -561,8 +572,20 @@ ob_status ob_cu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_
     cuda_impl *c = cu_impl(dev);
     OB_TRY(cu_solver(dev, op, e));
     int64_t nn = (int64_t)n * n;
-    eig_load_kernel<<<cu_grid(dev, nn, 256), 256, 0, c->stream>>>(A, n, S);
+    OB_TRY(solve_info_make(dev, op, e));
+    OB_CU(e, op, cudaMemsetAsync(c->solve_info + 1, 0, sizeof(int), c->stream));
+    eig_load_kernel<<<cu_grid(dev, nn, 256), 256, 0, c->stream>>>(A, n, S, c->solve_info + 1);
     OB_CU_LAUNCHED(e, op);
+    /* A non-finite entry: all NaN, as on the CPU (0xff bytes are a NaN). The
+     * solver is not called on it (what it does with a NaN is not documented). */
+    int nonfinite = 0;
+    OB_CU(e, op, cudaMemcpyAsync(&nonfinite, c->solve_info + 1, sizeof nonfinite, cudaMemcpyDeviceToHost,
+                                 c->stream));
+    OB_CU(e, op, cudaStreamSynchronize(c->stream));
+    if (nonfinite) {
+        OB_CU(e, op, cudaMemsetAsync(S, 0xff, (size_t)nn * sizeof(float), c->stream));
+        return OB_OK;
+    }
     /* A symmetric: the row-major buffer read column-major is the same matrix. */
     const cusolverEigMode_t jobz = CUSOLVER_EIG_MODE_VECTOR;
     const cublasFillMode_t uplo = CUBLAS_FILL_MODE_UPPER;

@@ -270,11 +270,23 @@ static int point_every(const ob_group *g, const ob_dataset *d, int k)
     return every + k % 3;
 }
 
+/* ", 3 of 7 diverged" when seeds of g's best lr diverged, else "" */
+static const char *diverged_note(const ob_dataset *d, const ob_group *g, char *buf, size_t n)
+{
+    int nd = 0;
+    for (int i = 0; i < g->n_best_runs; i++) nd += d->runs[g->best_runs[i]].diverged != 0;
+    if (nd) snprintf(buf, n, ", %d of %d diverged", nd, g->n_best_runs);
+    else buf[0] = 0;
+    return buf;
+}
+
 static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                           const char *slug, ob_figures *out, ob_err *e)
 {
     range r = {NAN, NAN};
-    int seeds = 0, any = 0;
+    int seeds = 0, any = 0, any_div = 0;
+    int64_t last_step = 0; /* the x axis ends at this workload's last step (autoscale would count
+                            * the other workloads' rows, which sel() makes NaN) */
     double floor_v = NAN, start = NAN; /* the largest loss at the first recorded step */
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -284,6 +296,10 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         if (!isnan(g->loss_floor)) floor_v = g->loss_floor;
         for (int i = 0; i < g->n_best_runs; i++) {
             const ob_rrun *run = &d->runs[g->best_runs[i]];
+            any_div |= run->diverged;
+            if (run->steps > last_step) last_step = run->steps;
+            if (run->n_curve > 0 && run->c_step[run->n_curve - 1] > last_step)
+                last_step = run->c_step[run->n_curve - 1];
             for (int64_t j = 0; j < run->n_curve; j++) range_add(&r, run->c_loss[j]);
             if (run->n_curve > 0 && isfinite(run->c_loss[0]) && (isnan(start) || run->c_loss[0] > start))
                 start = run->c_loss[0];
@@ -306,7 +322,8 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
-        size_t len = strlen(d->opt_labels[g->opt]) + (g->best >= 0 ? 12 : 22);
+        char dn[64];
+        size_t len = strlen(d->opt_labels[g->opt]) + (g->best >= 0 ? 12 : 22) + strlen(diverged_note(d, g, dn, sizeof dn));
         n_key++;
         if (len > key_len) key_len = len;
     }
@@ -317,27 +334,30 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: training loss, each optimizer at its best learning rate\\n"
-            "line = median over seeds (up to %d), band = min to max over seeds\"\n"
+            "line = median over seeds (up to %d), band = min to max over seeds%s\"\n"
             "set xlabel \"step\"\n"
+            "set xrange [0:%lld]\n"
             "set ylabel \"training loss%s\"\n"
             "%s\n"
             "%s"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, seeds, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", cap, wq);
+            wq, seeds, any_div ? " still training" : "", (long long)(last_step > 0 ? last_step : 1),
+            logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", cap, wq);
     key_fit(&sc, n_key, key_len);
     fprintf(f, "plot \\\n");
     int first = 1;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w || g->best < 0) continue;
-        char oq[512], lr[32];
+        char oq[512], lr[32], dn[64];
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         lr_text(g->best_lr, lr, sizeof lr);
         fprintf(f,
                 "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle, \\\n"
                 "  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
-                "title \"%s (lr %s)\"",
-                first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, point_every(g, d, k), oq, lr);
+                "title \"%s (lr %s%s)\"",
+                first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, point_every(g, d, k), oq, lr,
+                diverged_note(d, g, dn, sizeof dn));
         first = 0;
     }
     /* an optimizer whose every run diverged has no curve: the legend still names it */
@@ -366,7 +386,10 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     return add_fig(out, e, stem, w, "Training loss",
                    "Training loss against step for each optimizer at its best learning rate (the lr "
                    "with the lowest median final loss). The line is the median over seeds, the shaded "
-                   "band spans the best and worst seed.%s%s%s%s",
+                   "band spans the best and worst seed.%s%s%s%s%s",
+                   any_div ? " A seed that diverged (the legend counts them) counts as infinitely bad from "
+                             "its last recorded step on, so the line ends where half the seeds or more have "
+                             "diverged; the band spans the seeds still training." : "",
                    logy ? " The y axis is logarithmic." : "",
                    capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
                    floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "",
@@ -376,6 +399,7 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
 /* The y values of workload w's lr figure (every lr's median and spread, the
  * confirmation runs'): its y axis is logarithmic when they span two decades,
  * and the hyperparameter figures of w follow it. */
+/* *any_div: 1 when a sweep seed diverged, 2 when a fresh one did (both: 3) */
 static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int *any_conf)
 {
     range r = {NAN, NAN};
@@ -387,7 +411,7 @@ static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int
             range_add(&r, g->lrs[i].med);
             range_add(&r, g->lrs[i].min_finite);
             range_add(&r, g->lrs[i].max_finite);
-            *any_div |= g->lrs[i].n_diverged > 0;
+            if (g->lrs[i].n_diverged > 0) *any_div |= 1;
             *any = 1;
         }
         /* the confirmation runs' median and range at their lr (confirm.csv) */
@@ -398,7 +422,7 @@ static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int
                 range_add(&r, g->conf_final.min);
                 range_add(&r, g->conf_max_finite);
             }
-            *any_div |= g->conf_n_diverged > 0;
+            if (g->conf_n_diverged > 0) *any_div |= 2;
         }
     }
     return r;
@@ -532,8 +556,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         fprintf(f, "cut(v) = v\n");
     }
     {
-        int n_key = any_div + !isnan(cap) + any_conf;
-        size_t key_len = any_div ? 30 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
+        int n_key = (any_div & 1) + (any_div >> 1) + !isnan(cap) + any_conf;
+        size_t key_len = any_div & 2 ? 36 : any_div ? 30 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
         for (int k = 0; k < s->n_g; k++) {
             if (s->g[k].wl != w) continue;
             size_t len = strlen(d->opt_labels[s->g[k].opt]) + (s->g[k].best < 0 ? 23 : 0);
@@ -580,13 +604,15 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             if (g->conf_n_diverged)
                 fprintf(f,
                         ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $25 > 0 ? %.3f : NaN) axes x1y2 "
-                        "with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
+                        "with points lt %d pt 3 ps (2 * PS) lw 3 notitle",
                         oq, mark_y, lt);
         }
         first = 0;
     }
-    if (any_div)
+    if (any_div & 1)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: a seed diverged\"");
+    if (any_div & 2)
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 3 ps (2 * PS) lw 3 title \"star at the top: a fresh seed diverged\"");
     if (!isnan(cap))
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 9 ps (2 * PS) title \"triangle: off the scale\"");
     if (any_conf)
@@ -605,10 +631,10 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                                  "line at that height, and the lines stop there; lr_sweep.csv has its value." : "",
                    any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
                               "sweep (its bar from the best to the worst of those that did not diverge; one that "
-                              "diverged is an x along the top, as in the sweep): a star above its circle shows how "
+                              "diverged is a star along the top edge): a star above its circle shows how "
                               "much picking the lr on the sweep's own seeds flattered it." : "",
-                   any_div ? " An x along the top edge marks a learning rate where at least one seed "
-                             "diverged; where half the seeds or more diverged the median is infinite and the line "
+                   any_div & 1 ? " An x along the top edge marks a learning rate where at least one seed "
+                             "of the sweep diverged; where half the seeds or more diverged the median is infinite and the line "
                              "has a gap." : "",
                    logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
 }
@@ -866,7 +892,8 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
     /* what the evals table holds for the runs at the best lrs (evals_best.csv
      * is made of exactly those rows), and what the runs table says */
     int any_loss = 0, any_metric = 0, final_loss = 0, final_metric = 0, n_opt_here = 0;
-    int64_t max_evals = 0;
+    int64_t max_evals = 0, last_step = 0;
+    int any_div = 0;
     range r = {NAN, NAN}, er = {NAN, NAN};
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -874,6 +901,8 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         n_opt_here++;
         for (int i = 0; i < g->n_best_runs; i++) {
             const ob_rrun *run = &d->runs[g->best_runs[i]];
+            if (run->steps > last_step) last_step = run->steps;
+            any_div |= run->diverged;
             if (run->n_eval_loss > 0) any_loss = 1;
             if (run->n_eval_metric > 0) any_metric = 1;
             if (!isnan(run->eval_loss)) final_loss = 1;
@@ -969,34 +998,39 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         } else {
             fprintf(f,
                     "set title \"%s: held-out %s during training, each optimizer at its best learning rate\\n"
-                    "line = median over seeds, band = min to max over seeds\"\n"
+                    "line = median over seeds, band = min to max over seeds%s\"\n"
                     "set xlabel \"step\"\n"
+                    "set xrange [0:%lld]\n"
                     "set ylabel \"held-out %s%s\"\n"
                     "%s\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-                    wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
+                    wq, which ? "metric" : "loss", any_div ? " still training" : "",
+                    (long long)(last_step > 0 ? last_step : 1), which ? "metric (accuracy for classifiers)" : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
             size_t key_len = 0;
-            for (int k = 0; k < s->n_g; k++)
-                if (s->g[k].wl == w && s->g[k].best >= 0 && strlen(d->opt_labels[s->g[k].opt]) + 12 > key_len)
-                    key_len = strlen(d->opt_labels[s->g[k].opt]) + 12;
+            for (int k = 0; k < s->n_g; k++) {
+                char dn[64];
+                size_t len = strlen(d->opt_labels[s->g[k].opt]) + 12 + strlen(diverged_note(d, &s->g[k], dn, sizeof dn));
+                if (s->g[k].wl == w && s->g[k].best >= 0 && len > key_len) key_len = len;
+            }
             key_fit(&sc, n_opt_here, key_len);
             fprintf(f, "plot \\\n");
             int first = 1;
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
                 if (g->wl != w || g->best < 0) continue;
-                char oq[512], lr[32];
+                char oq[512], lr[32], dn[64];
                 gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 lr_text(g->best_lr, lr, sizeof lr);
                 fprintf(f,
                         "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) with filledcurves lt %d notitle, \\\n"
                         "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d pi %d ps PS "
-                        "title \"%s (lr %s)\"",
+                        "title \"%s (lr %s%s)\"",
                         first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1, oq, c0, g->opt + 1,
                         /* a marker at each evaluation, at about 12 of them when there are many (each
                          * optimizer's a little shifted, as in the loss figure) */
-                        max_evals > 15 ? (int)(max_evals / 12) + k % 3 : 1, oq, lr);
+                        max_evals > 15 ? (int)(max_evals / 12) + k % 3 : 1, oq, lr,
+                        diverged_note(d, g, dn, sizeof dn));
                 first = 0;
             }
             fprintf(f, "\n");
@@ -1014,9 +1048,12 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         else
             OB_TRY(add_fig(out, e, stem, w, fig_title,
                            "%s on held-out data at each evaluation, for each optimizer at its best learning "
-                           "rate: median over seeds with a min-max band.%s",
+                           "rate: median over seeds with a min-max band.%s%s",
                            which ? "The workload's metric (accuracy for classifiers; higher is better)"
                                  : "Loss (lower is better)",
+                           any_div ? " A seed that diverged (the legend counts them) counts as the worst value "
+                                     "from its last evaluation on, so the line ends where half the seeds or more "
+                                     "have diverged; the band spans the seeds still training." : "",
                            logy ? " The y axis is logarithmic." : ""));
     }
     return OB_OK;

@@ -180,9 +180,11 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 else fprintf(f, "%s%s", g->width_open_lo || g->width_open_hi ? "$\\geq$ " : "",
                              tnum(g->width_decades, 3, a, sizeof a));
                 if (n_conf) {
-                    if (g->n_confirm > 0 && g->confirm_lr == g->best_lr)
+                    if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
                         fprintf(f, crank[k] == 1 ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, a, sizeof a));
-                    else
+                        if (g->conf_n_diverged)
+                            fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->conf_n_diverged, g->n_confirm);
+                    } else
                         fprintf(f, " & --");
                 }
                 fprintf(f, " \\\\\n");

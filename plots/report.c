@@ -20,11 +20,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Up to this many seeds the 95% bootstrap interval of a median is exactly the
- * min-max range (the resampled median falls on the smallest value more than
- * 2.5% of the time), so the report shows "-" for it. */
-#define OB_REPORT_MINMAX_SEEDS 5
-
 #include "plots/figures.h"
 #include "results/dataset.h"
 #include "results/export.h"
@@ -422,8 +417,9 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
         ob_paired pr;
         OB_TRY(ob_stats_pair_neighbours(d, s, order[i], order[i + 1], confirm, &pr, e));
         if (pr.n > max_n) max_n = pr.n;
-        char med[48] = "";
-        if (!isnan(pr.median_rel)) snprintf(med, sizeof med, ", median %+.1f%%", 100 * pr.median_rel);
+        char med[64] = "";
+        if (isinf(pr.median_rel)) snprintf(med, sizeof med, ", median +inf (diverged on half the seeds or more)");
+        else if (!isnan(pr.median_rel)) snprintf(med, sizeof med, ", median %+.1f%%", 100 * pr.median_rel);
         l += (size_t)snprintf(buf + l, sizeof buf - l, "%s%s (%d) vs %s (%d) lower on %d of %d seed%s%s",
                               i ? "; " : "", d->opt_labels[s->g[order[i]].opt], i + 1,
                               d->opt_labels[s->g[order[i + 1]].opt], i + 2, pr.a_lower, pr.n, pr.n == 1 ? "" : "s",
@@ -518,16 +514,20 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "(a diverged seed counts as infinitely bad). Optimizers are ranked by that median; one "
               "whose every run diverged has no rank. The 'seeds' column gives how many seeds that median "
               "is over: with two it is their mean, and rankings whose min-max ranges overlap are not "
-              "a finding. The 95%% interval is a percentile bootstrap of the median over seeds (%d "
-              "resamples); with 5 seeds or fewer it is exactly the min-max range, which holds the median "
-              "with probability 1 - 2^(1-n) only (75%% at 3 seeds, 94%% at 5), so it is shown as '-' "
-              "there: run more seeds for an interval.", OB_BOOTSTRAP_B);
+              "a finding. The 95%% interval of the median is distribution-free: two order statistics of the "
+              "seeds' values, the closest pair that holds the median with probability 95%% or more whatever "
+              "the distribution (from 6 to 8 seeds that is the min-max range, from 9 the second smallest "
+              "to the second largest, and so on). With 5 seeds or fewer no pair does: min-max holds the "
+              "median with probability 1 - 2^(1-n) only (75%% at 3 seeds, 94%% at 5), so the interval is "
+              "shown as '-' there: run more seeds for an interval.");
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
-              "best lr whose median final loss is within %g%% of the best, found by linear "
-              "interpolation in log(lr) between grid points; a value marked >= reaches the edge of the "
-              "tried grid and is a lower bound; a best lr marked (grid edge) is the smallest or "
+              "best lr whose median final loss is within %g%% of the best and where no seed diverged, found "
+              "by linear interpolation in log(lr) between grid points; a value marked >= reaches the edge of "
+              "the tried grid and is a lower bound; a best lr marked (grid edge) is the smallest or "
               "largest lr tried, so a wider grid may find a better one. Loss at 0.5x / 2x lr: the median final loss "
-              "interpolated in log(lr) at half and twice the best lr (- when outside the grid). Seed CV: "
+              "interpolated in log(lr) at half and twice the best lr (- when outside the grid, or next to a "
+              "grid lr where half the seeds or more diverged: between an lr that trains and one that "
+              "diverges the loss is not known). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr.",
           100 * o->stats.tol);
     doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
@@ -573,7 +573,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 else doc_cell(dc, "%s", num(g->best_lr, b1, sizeof b1));
                 doc_cell(dc, "%d", g->final.n);
                 doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
-                if (g->final.n <= OB_REPORT_MINMAX_SEEDS) doc_cell(dc, "-");
+                if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
                 else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
                 if (isnan(g->final.min) && isnan(g->final.max)) doc_cell(dc, "-");
                 else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
@@ -633,7 +633,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                                   num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
                     doc_cell(dc, "%d", g->conf_final.n);
                     doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
-                    if (g->conf_final.n <= OB_REPORT_MINMAX_SEEDS) doc_cell(dc, "-");
+                    if (!(g->conf_final.ci_cover >= 0.95)) doc_cell(dc, "-");
                     else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1),
                                   num(g->conf_final.ci_hi, b2, sizeof b2));
                     if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");

@@ -229,7 +229,7 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
         return OB_OK;
     }
     q->effect = ob_stat_median(x, n);
-    OB_TRY(ob_stat_bootstrap_median(x, n, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &q->ci_lo, &q->ci_hi, e));
+    OB_TRY(ob_stat_median_ci(x, n, 0.95, &q->ci_lo, &q->ci_hi, NULL, e));
     int up = q->ci_lo > 0 && q->effect > tol;
     int down = q->ci_hi < 0 && q->effect < -tol;
     q->v = up ? (worse_up ? OB_WORSE : OB_BETTER) : down ? (worse_up ? OB_BETTER : OB_WORSE) : OB_SAME;
@@ -1187,8 +1187,8 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         }
     }
     fprintf(f, "\nThresholds: final loss judged paired over seeds at the baseline's best lr, worse when "
-               "the interval of the median relative change (a 95%% bootstrap from 6 seeds; with fewer, the "
-               "range over the seeds: every seed worse) is above 0 and the change "
+               "the interval of the median relative change (from 6 seeds a distribution-free 95%% interval, "
+               "from order statistics; with fewer, the range over the seeds: every seed worse) is above 0 and the change "
                "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
             100 * c->opts.loss_tol, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");

@@ -131,10 +131,11 @@ static const ob_file_doc docs[] = {
      "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric"},
     {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
      "workload, optimizer, rank (1 = lowest median final loss; empty when every run diverged), best_lr, seeds (at the best lr), "
-     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% bootstrap interval of the "
-     "median), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
-     "lr_width_decades (lr range within tolerance of the best), lr_width_open (1 when the range "
-     "reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr, seed_cv, "
+     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% distribution-free interval of the "
+     "median from order statistics; with 5 seeds or fewer min-max, which holds it with less than 95%), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
+     "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged), lr_width_open "
+     "(1 when the range reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr "
+     "(empty outside the grid or next to an lr with an infinite median), seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",
@@ -150,7 +151,8 @@ static const ob_file_doc docs[] = {
      "and data order across optimizers)",
      "workload, stage (sweep: at the best lrs; confirm: the fresh seeds), rank_a, optimizer_a, rank_b, "
      "optimizer_b, seeds (that both finished), a_lower, b_lower, ties (seeds on which each had the lower final "
-     "loss), median_rel_diff (median over seeds of a / b - 1), sign_test_p (two-sided exact sign test over the "
+     "loss), median_rel_diff (median over seeds of a / b - 1, a diverged seed's loss +inf: inf when a diverged on half "
+     "the seeds or more, -1 where b did), sign_test_p (two-sided exact sign test over the "
      "untied seeds: a win on every one of n seeds gives 2 / 2^n)"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
@@ -168,10 +170,13 @@ static const ob_file_doc docs[] = {
      "diverged_everywhere (1: no lr has a finite median, half the seeds or more diverged at every lr; no best "
      "lr), optimizer (the configuration's label, as in summary.csv)"},
     {"curves_best.csv", "training loss at the best lr over seeds, per workload x optimizer",
-     "workload, optimizer, lr, seeds, step, loss_median, loss_min, loss_max"},
+     "workload, optimizer, lr, seeds, step, loss_median (a seed that diverged counts as inf from its last "
+     "point on: inf when half the seeds or more have), loss_min, loss_max (over the seeds still training), "
+     "diverged (of the seeds, how many had diverged by this step)"},
     {"evals_best.csv", "held-out loss and metric at the best lr over seeds",
      "workload, optimizer, lr, seeds, step, eval_loss_median, eval_loss_min, eval_loss_max, "
-     "eval_metric_median, eval_metric_min, eval_metric_max"},
+     "eval_metric_median, eval_metric_min, eval_metric_max (medians count a diverged seed as the worst value, "
+     "inf or -inf, from its last evaluation on; min and max are over the seeds still training), diverged"},
     {"time_to_target.csv", "steps and training time to reach each workload's target loss",
      "workload, target, target_source (given | default = 1.1 x best median final loss | halfway = "
      "halfway from the loss before training to the best median final loss, where 1.1 x asked for less), "
@@ -477,6 +482,8 @@ typedef struct series {
     int64_t n;
     const int64_t *step;
     const double *v, *v2; /* v2 optional (metric beside loss) */
+    int diverged;         /* the run diverged: +inf (v2: -inf) past its last point, and for a
+                           * non-finite value of its own */
 } series;
 
 static int cmp_i64(const void *a, const void *b)
@@ -486,7 +493,11 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 /* Write one row per step (thinned) with median/min/max of v (and v2) over the
- * series that have that step; the row starts with the given prefix writer. */
+ * series that have that step, a diverged series counting from its last point
+ * on as the worst value (+inf, and -inf for v2, a metric: higher is better),
+ * as the statistics count a diverged seed: the median is over every seed, the
+ * band (min, max) over the seeds still training, and the last column counts
+ * the seeds diverged by that step. */
 static ob_status write_over_seeds(ob_csv *c, const series *ss, int k, const char *wl, const char *opt,
                                   double lr, int with_v2, ob_err *e)
 {
@@ -504,16 +515,29 @@ static ob_status write_over_seeds(ob_csv *c, const series *ss, int k, const char
         if (u == 0 || steps[j] != steps[u - 1]) steps[u++] = steps[j];
     int64_t stride = (u + OB_PLOT_MAX_POINTS - 1) / OB_PLOT_MAX_POINTS;
     if (stride < 1) stride = 1;
+    /* a workload without a metric has none for a diverged seed either */
+    int has_v2 = 0;
+    for (int i = 0; i < k && with_v2 && !has_v2; i++)
+        for (int64_t j = 0; j < ss[i].n && !has_v2; j++) has_v2 = !isnan(ss[i].v2[j]);
+    const double worst_v2 = has_v2 ? -INFINITY : NAN;
     int64_t *pos = calloc((size_t)k, sizeof *pos);
     double *a = malloc((size_t)k * sizeof *a), *b = malloc((size_t)k * sizeof *b);
     for (int64_t j = 0; j < u && pos && a && b; j++) {
         int64_t st = steps[j];
-        int na = 0;
+        int na = 0, n_div = 0;
         for (int i = 0; i < k; i++) {
             while (pos[i] < ss[i].n && ss[i].step[pos[i]] < st) pos[i]++;
             if (pos[i] < ss[i].n && ss[i].step[pos[i]] == st) {
                 a[na] = ss[i].v[pos[i]];
                 b[na] = with_v2 ? ss[i].v2[pos[i]] : NAN;
+                if (ss[i].diverged && !isfinite(a[na])) a[na] = INFINITY;
+                if (ss[i].diverged && with_v2 && !isfinite(b[na])) b[na] = worst_v2;
+                n_div += ss[i].diverged && isinf(a[na]);
+                na++;
+            } else if (ss[i].diverged && (ss[i].n == 0 || st > ss[i].step[ss[i].n - 1])) {
+                a[na] = INFINITY;
+                b[na] = with_v2 ? worst_v2 : NAN;
+                n_div++;
                 na++;
             }
         }
@@ -534,6 +558,7 @@ static ob_status write_over_seeds(ob_csv *c, const series *ss, int k, const char
             ob_csv_num(c, ob_stat_min(fin, nf));
             ob_csv_num(c, ob_stat_max(fin, nf));
         }
+        ob_csv_int(c, n_div);
         ob_csv_row(c);
     }
     ob_status r = pos && a && b ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
@@ -739,7 +764,7 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
     ob_csv c;
     OB_TRY(ob_csv_open(&c, dir, "curves_best.csv",
                        HDR("workload", "optimizer", "lr", "seeds", "step", "loss_median", "loss_min",
-                           "loss_max"),
+                           "loss_max", "diverged"),
                        e));
     ob_status st = OB_OK;
     for (int k = 0; k < s->n_g && st == OB_OK; k++) {
@@ -748,7 +773,7 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
         int n = 0;
         for (int i = 0; i < g->n_best_runs && n < 64; i++) {
             const ob_rrun *r = &d->runs[g->best_runs[i]];
-            ss[n++] = (series){r->n_curve, r->c_step, r->c_loss, NULL};
+            ss[n++] = (series){r->n_curve, r->c_step, r->c_loss, NULL, r->diverged};
         }
         st = write_over_seeds(&c, ss, n, d->wl_labels[g->wl], d->opt_labels[g->opt], g->best_lr, 0, e);
     }
@@ -761,7 +786,7 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
     OB_TRY(ob_csv_open(&c, dir, "evals_best.csv",
                        HDR("workload", "optimizer", "lr", "seeds", "step", "eval_loss_median",
                            "eval_loss_min", "eval_loss_max", "eval_metric_median", "eval_metric_min",
-                           "eval_metric_max"),
+                           "eval_metric_max", "diverged"),
                        e));
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step",
@@ -791,7 +816,7 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
                 metric[n][m] = sqlite3_column_type(q, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 2);
                 m++;
             }
-            ss[n] = (series){m, steps[n], loss[n], metric[n]};
+            ss[n] = (series){m, steps[n], loss[n], metric[n], r->diverged};
             n++;
             if (!ok) st = ob_fail(e, OB_ERR_NOMEM, "out of memory reading evals");
         }

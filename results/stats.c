@@ -1,13 +1,12 @@
 /* results/stats.c - summary statistics of a results database (see stats.h
  * for the definitions). Everything here is deterministic: sorts, sums in a
- * fixed order, and a bootstrap driven by the counter-based Philox generator. */
+ * fixed order, and the distribution-free interval of a median from order statistics. */
 #include "results/stats.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/rng.h"
 
 static ob_status no_mem(ob_err *e, const char *what)
 {
@@ -178,36 +177,29 @@ double ob_stat_max(const double *x, int n)
     return v;
 }
 
-ob_status ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
-                                   double *lo, double *hi, ob_err *e)
+ob_status ob_stat_median_ci(const double *x, int n, double level, double *lo, double *hi, double *cover,
+                            ob_err *e)
 {
     double *b;
     int m = sorted_copy(x, n, &b);
     *lo = *hi = NAN;
-    if (m < 0) return no_mem(e, "bootstrapping a median");
-    if (m == 0 || B <= 0) {
-        free(b);
-        return OB_OK;
+    if (cover) *cover = 0;
+    if (m < 0) return no_mem(e, "an interval of a median");
+    if (m == 1) *lo = *hi = b[0];
+    if (m >= 2) {
+        /* [x_(k), x_(m+1-k)] holds the median with probability
+         * 1 - 2 P(Binomial(m, 1/2) <= k - 1), falling with k: the largest k
+         * (at most m / 2) whose probability is still >= level, else k = 1 */
+        int k = 1, hi_k = m / 2;
+        while (k < hi_k) {
+            int mid = (k + hi_k + 1) / 2;
+            if (1.0 - ob_stat_sign_test(mid - 1, m) >= level) k = mid;
+            else hi_k = mid - 1;
+        }
+        *lo = b[k - 1];
+        *hi = b[m - k];
+        if (cover) *cover = 1.0 - ob_stat_sign_test(k - 1, m);
     }
-    double *meds = malloc((size_t)B * sizeof *meds);
-    double *s = malloc((size_t)m * sizeof *s);
-    if (!meds || !s) {
-        free(meds);
-        free(s);
-        free(b);
-        return no_mem(e, "bootstrapping a median");
-    }
-    for (int r = 0; r < B; r++) {
-        for (int i = 0; i < m; i++)
-            s[i] = b[ob_rng_below(seed, OB_STREAM_MISC | (uint64_t)r, (uint64_t)i, (uint32_t)m)];
-        qsort(s, (size_t)m, sizeof *s, cmp_double);
-        meds[r] = quantile_sorted(s, m, 0.5);
-    }
-    qsort(meds, (size_t)B, sizeof *meds, cmp_double);
-    *lo = quantile_sorted(meds, B, (1 - level) / 2);
-    *hi = quantile_sorted(meds, B, 1 - (1 - level) / 2);
-    free(s);
-    free(meds);
     free(b);
     return OB_OK;
 }
@@ -224,10 +216,10 @@ double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
     while (i + 1 < n && lr[i + 1] < at) i++;
     double t = (log10(at) - log10(lr[i])) / (log10(lr[i + 1]) - log10(lr[i]));
     double a = v[i], b = v[i + 1];
+    /* between an lr that trains and one that diverges the loss is unknown:
+     * anything from a's value to divergence */
     if (isfinite(a) && isfinite(b)) return a + t * (b - a);
-    if (t < 0.5) return a;
-    if (t > 0.5) return b;
-    return a > b ? a : b;
+    return NAN;
 }
 
 double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double tol,
@@ -395,7 +387,14 @@ ob_status ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b
             if (fa < fb) out->a_lower++;
             else if (fb < fa) out->b_lower++;
             else out->ties++;
-            if (isfinite(fa) && isfinite(fb) && fb != 0) rel[m++] = fa / fb - 1.0;
+            /* a diverged seed's loss is +inf here as everywhere: a / b - 1 is
+             * +inf where a alone diverged, -1 (-100%) where b alone did, 0
+             * where both did (a tie) */
+            if (isinf(fa) && isinf(fb)) rel[m++] = 0.0;
+            else if (isinf(fa)) rel[m++] = INFINITY;
+            else if (isinf(fb)) rel[m++] = -1.0;
+            else if (fb != 0) rel[m++] = fa / fb - 1.0;
+            else if (fa == 0) rel[m++] = 0.0;
             break;
         }
     }
@@ -469,10 +468,9 @@ static ob_status spread_of(const double *x, int n, ob_spread *s, ob_err *e)
     s->median = quantile_sorted(b, m, 0.5);
     s->min = m ? b[0] : NAN;
     s->max = m ? b[m - 1] : NAN;
-    /* one value has no interval: resampling it gives [x, x], a 95% interval
-     * of width 0 that would claim the median is known exactly */
-    ob_status st = ob_stat_bootstrap_median(b, m >= 2 ? m : 0, OB_BOOTSTRAP_B, OB_BOOTSTRAP_SEED, 0.95, &s->ci_lo,
-                                            &s->ci_hi, e);
+    /* one value has no interval ([x, x] would claim the median is known
+     * exactly) */
+    ob_status st = ob_stat_median_ci(b, m >= 2 ? m : 0, 0.95, &s->ci_lo, &s->ci_hi, &s->ci_cover, e);
     free(b);
     return st;
 }
@@ -619,12 +617,15 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
             st = no_mem(e, "computing the statistics");
             goto out;
         }
+        /* the lr range: an lr besides the best one counts only where no seed
+         * diverged (a median of 7 seeds is finite with 3 of them diverged) */
         for (int i = 0; i < g->n_lr; i++) {
             lrv[i] = g->lrs[i].lr;
-            medv[i] = g->lrs[i].med;
+            medv[i] = i != g->best && g->lrs[i].n_diverged > 0 ? INFINITY : g->lrs[i].med;
         }
         g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, tol, &g->width_open_lo,
                                             &g->width_open_hi);
+        for (int i = 0; i < g->n_lr; i++) medv[i] = g->lrs[i].med;
         g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);
         g->loss_double = ob_stat_interp_loglr(lrv, medv, g->n_lr, 2.0 * g->best_lr);
     }

@@ -12,20 +12,23 @@
  *   final loss's, not over the seeds that survived.
  * - best lr of a (workload, optimizer configuration) group: the lr with the
  *   lowest median final loss over seeds; ties go to the smaller lr.
- * - At the best lr: median, min, max and a 95% percentile-bootstrap interval
- *   of the median (OB_BOOTSTRAP_B resamples, fixed Philox seed, so repeatable)
+ * - At the best lr: median, min, max and a 95% distribution-free interval of
+ *   the median (ob_stat_median_ci: order statistics, exact binomial coverage)
  *   of final loss, held-out loss and held-out metric; NaN (no interval) from
  *   a single value. With 2 to 5 values the interval is [min, max], whose
- *   coverage of the median is only 1 - 2^(1-n) (50% to 94%).
+ *   coverage of the median is only 1 - 2^(1-n) (50% to 94%); ci_cover says
+ *   what it is.
  * - lr sensitivity width: log10(hi / lo) in decades, where [lo, hi] is the
  *   range around the best lr whose median final loss is within tol of the best
- *   (m <= best + tol * |best|). Each end is found by linear interpolation of
- *   the median in log10(lr) between the last grid lr inside and the first
- *   outside; an end next to a diverged lr is the last lr inside; an end at the
+ *   (m <= best + tol * |best|) and where no seed diverged (the best lr itself
+ *   aside). Each end is found by linear interpolation of the median in
+ *   log10(lr) between the last grid lr inside and the first outside; an end
+ *   next to an lr where a seed diverged is the last lr inside; an end at the
  *   edge of the grid is open (the width is then a lower bound).
  * - loss at 0.5x / 2x the best lr: the median final loss interpolated linearly
- *   in log10(lr) between the two grid lrs around it; when one of them diverged,
- *   the value of the one nearer in log10(lr) (ties: the worse); NaN outside the grid.
+ *   in log10(lr) between the two grid lrs around it; NaN (unknown) when one of
+ *   them has an infinite median (half its seeds or more diverged), and
+ *   outside the grid.
  * - seed sensitivity: coefficient of variation (sample sd / mean) of final loss
  *   across seeds at the best lr (sd / |mean|); NaN with fewer than 2 seeds,
  *   +inf when a seed at the best lr diverged.
@@ -76,9 +79,7 @@
 #include "core/ob.h"
 #include "results/dataset.h"
 
-#define OB_BOOTSTRAP_B 2000
 #define OB_STEP_SPREAD_UNSTEADY 0.25
-#define OB_BOOTSTRAP_SEED 0x0b57a75ull
 
 /* ---- numeric helpers (NaN values are ignored; +inf sorts last) ------------- */
 /* Quantile by linear interpolation between order statistics (R type 7). It
@@ -89,11 +90,16 @@ double ob_stat_mean(const double *x, int n);
 double ob_stat_sd(const double *x, int n);            /* sample sd (n - 1) */
 double ob_stat_min(const double *x, int n);
 double ob_stat_max(const double *x, int n);
-/* 95% (level) percentile-bootstrap interval of the median; B resamples. With
- * n <= 5 values it is [min, max] (n = 1: [x, x]); the gate of compare relies
- * on that ("worse on every seed"). */
-ob_status ob_stat_bootstrap_median(const double *x, int n, int B, uint64_t seed, double level,
-                                   double *lo, double *hi, ob_err *e);
+/* The distribution-free interval of the median of n values (NaN left out):
+ * [x_(k), x_(n+1-k)] of the sorted values, which holds the median of any
+ * continuous distribution with probability 1 - 2 P(Binomial(n, 1/2) <= k - 1),
+ * with k the largest (k <= n / 2) whose probability is at least level. Where
+ * even k = 1 falls short (level 0.95: n <= 5) it is [min, max]; the gate of
+ * compare relies on that ("worse on every seed"). n = 1 gives [x, x], n = 0
+ * NaN. *cover (may be NULL) receives the probability (0 for n < 2). Infinite
+ * values sort as numbers. */
+ob_status ob_stat_median_ci(const double *x, int n, double level, double *lo, double *hi, double *cover,
+                            ob_err *e);
 /* Value at `at` of points (lr[i], v[i]) (lr ascending) by the rule above. */
 double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at);
 /* Sensitivity width in decades around index best (see above). */
@@ -141,6 +147,7 @@ double ob_stat_sign_test(int k, int n);
 typedef struct ob_spread {
     int n;                      /* values that entered (finite or +inf) */
     double median, min, max, ci_lo, ci_hi;
+    double ci_cover;            /* the probability that [ci_lo, ci_hi] holds the median (ob_stat_median_ci) */
 } ob_spread;
 
 typedef struct ob_lr_point {

@@ -205,7 +205,9 @@ static void test_tables(const char *db, const char *out)
         CHECK(num_of(cell(&t, r, "final_median")) == 1.0);
         CHECK(num_of(cell(&t, r, "final_ci_lo")) == 0.8 && num_of(cell(&t, r, "final_ci_hi")) == 1.2);
         CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
-        CHECK(!strcmp(cell(&t, r, "lr_width_open"), "1"));
+        /* lr 0.1 is within 10% of the best but a seed diverged there: a closed range */
+        CHECK(!strcmp(cell(&t, r, "lr_width_open"), "0"));
+        CHECK_NEAR(num_of(cell(&t, r, "lr_width_decades")), 0.1 / 3, 1e-12);
         CHECK_NEAR(num_of(cell(&t, r, "divergence_rate")), 1.0 / 9, 1e-15);
         CHECK(num_of(cell(&t, r, "first_diverged_lr")) == 0.1);
     }
@@ -448,6 +450,62 @@ static void test_confirm(const char *db, const char *out)
     free(stale);
 }
 
+/* Seeds that diverged at the best lr: curves_best.csv counts them as +inf
+ * from their last point on (the median is over every seed, the band over
+ * those still training, the diverged column counts them), the loss figure's
+ * legend says how many, and its x axis ends at the workload's own last step. */
+static void test_diverged_curves(const char *db, const char *out)
+{
+    ob_err e = {0};
+    ob_store *st = NULL;
+    remove(db);
+    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &st, &e), &e);
+    if (!st) return;
+    /* finals 1, 2, 3 (curves final + (20 - t) / 2 before step 20); seeds 3
+     * and 4 diverged, their curves cut after step 4 */
+    int64_t ids[5];
+    for (int seed = 0; seed < 5; seed++)
+        ids[seed] = fx_add(st, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, seed < 3 ? "done" : "diverged",
+                                            1.0 + seed, 20, 1, 1, 1, 1, 1, 1, 30});
+    ob_store_close(st);
+    sqlite3 *q = NULL;
+    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+    char sql[200];
+    snprintf(sql, sizeof sql, "DELETE FROM curves WHERE run_id IN (%lld, %lld) AND step > 4", (long long)ids[3],
+             (long long)ids[4]);
+    CHECK(sqlite3_exec(q, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(q);
+    ob_report_result res;
+    write_report(db, out, &res);
+    table t;
+    CHECK(read_table(out, "curves_best.csv", &t) == 0);
+    int seen = 0;
+    for (int r = 1; r < t.rows; r++) {
+        int step = atoi(cell(&t, r, "step"));
+        CHECK(!strcmp(cell(&t, r, "seeds"), "5"));
+        if (step == 2) { /* every seed still training: 10, 11, 12 and 102, 102 */
+            seen++;
+            CHECK(num_of(cell(&t, r, "loss_median")) == 12 && num_of(cell(&t, r, "loss_max")) == 102);
+            CHECK(!strcmp(cell(&t, r, "diverged"), "0"));
+        }
+        if (step == 25) { /* 1, 2, 3 and two diverged: the median is the third */
+            seen++;
+            CHECK_MSG(num_of(cell(&t, r, "loss_median")) == 3 && num_of(cell(&t, r, "loss_min")) == 1 &&
+                          num_of(cell(&t, r, "loss_max")) == 3,
+                      "step 25: median %s, band %s to %s", cell(&t, r, "loss_median"), cell(&t, r, "loss_min"),
+                      cell(&t, r, "loss_max"));
+            CHECK(!strcmp(cell(&t, r, "diverged"), "2"));
+        }
+    }
+    CHECK(seen == 2);
+    free_table(&t);
+    char *gp = slurp(out, "loss_W.gp");
+    CHECK_MSG(gp && strstr(gp, "set xrange [0:30]") && strstr(gp, "(lr 0.01, 2 of 5 diverged)") &&
+                  strstr(gp, "over seeds still training"),
+              "loss_W.gp:\n%s", gp ? gp : "(missing)");
+    free(gp);
+}
+
 int main(void)
 {
     char dir[256];
@@ -464,6 +522,9 @@ int main(void)
     snprintf(db, sizeof db, "%s/confirm.db", dir);
     snprintf(out, sizeof out, "%s/confirm", dir);
     test_confirm(db, out);
+    snprintf(db, sizeof db, "%s/diverged.db", dir);
+    snprintf(out, sizeof out, "%s/diverged", dir);
+    test_diverged_curves(db, out);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

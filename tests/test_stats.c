@@ -1,5 +1,5 @@
 /* tests/test_stats.c - results/stats against hand computation: quantiles,
- * bootstrap, log-lr interpolation, sensitivity width, time to target with
+ * the interval of a median, log-lr interpolation, sensitivity width, time to target with
  * smoothing and censoring, the performance profile, the sign test past 1000
  * seeds, seeds that count against an optimizer (diverged held-out values, a
  * finished run without a finite final loss, one seed without an interval), and
@@ -43,29 +43,62 @@ static void test_helpers(void)
     CHECK(isnan(ob_stat_sd(h, 1)));
 }
 
-static void test_bootstrap(void)
+/* The distribution-free interval of a median: its order statistics by n,
+ * its stated coverage, and that coverage measured on samples of a uniform
+ * distribution (whose median is 0.5). */
+static void test_median_ci(void)
 {
     ob_err e = {0};
-    double lo, hi;
+    double lo, hi, cover;
     double one[] = {3.5};
-    CHECK_OK(ob_stat_bootstrap_median(one, 1, 2000, 1, 0.95, &lo, &hi, &e), &e);
-    CHECK(lo == 3.5 && hi == 3.5);
-    /* two values: resampled medians are 1 (p 1/4), 1.5 (1/2), 2 (1/4) */
-    double two[] = {2, 1};
-    CHECK_OK(ob_stat_bootstrap_median(two, 2, 2000, 1, 0.95, &lo, &hi, &e), &e);
-    CHECK(lo == 1 && hi == 2);
-    /* three values: P(median = min) = 7/27 > 2.5%, so the interval is [min, max] */
-    double three[] = {1.2, 0.8, 1.0};
-    CHECK_OK(ob_stat_bootstrap_median(three, 3, 2000, 7, 0.95, &lo, &hi, &e), &e);
-    CHECK(lo == 0.8 && hi == 1.2);
-    /* 101 values 0..100: the interval holds the median, lies inside, is repeatable */
+    CHECK_OK(ob_stat_median_ci(one, 0, 0.95, &lo, &hi, &cover, &e), &e);
+    CHECK(isnan(lo) && isnan(hi) && cover == 0);
+    CHECK_OK(ob_stat_median_ci(one, 1, 0.95, &lo, &hi, &cover, &e), &e);
+    CHECK(lo == 3.5 && hi == 3.5 && cover == 0);
+    double two[] = {2, NAN, 1};
+    CHECK_OK(ob_stat_median_ci(two, 3, 0.95, &lo, &hi, &cover, &e), &e);
+    CHECK(lo == 1 && hi == 2 && cover == 0.5);
+    /* 1..9 in some order: n <= 8 gives [min, max]; 9 the 2nd to the 8th */
+    double v[] = {5, 9, 1, 7, 3, 8, 2, 6, 4};
+    const double want_cover[] = {0, 0, 0.5, 0.75, 0.875, 0.9375, 1 - 2.0 / 64, 1 - 2.0 / 128, 1 - 2.0 / 256};
+    for (int n = 2; n <= 8; n++) {
+        CHECK_OK(ob_stat_median_ci(v, n, 0.95, &lo, &hi, &cover, &e), &e);
+        CHECK_MSG(lo == ob_stat_min(v, n) && hi == ob_stat_max(v, n), "n=%d: [%g, %g]", n, lo, hi);
+        CHECK_MSG(fabs(cover - want_cover[n]) < 1e-15, "n=%d: cover %.17g", n, cover);
+    }
+    CHECK_OK(ob_stat_median_ci(v, 9, 0.95, &lo, &hi, &cover, &e), &e);
+    CHECK_MSG(lo == 2 && hi == 8 && fabs(cover - (1 - 20.0 / 512)) < 1e-15, "n=9: [%g, %g] cover %g", lo, hi, cover);
+    /* infinities (diverged seeds) sort last */
+    double inf[] = {INFINITY, 1, INFINITY, 2, INFINITY, INFINITY};
+    CHECK_OK(ob_stat_median_ci(inf, 6, 0.95, &lo, &hi, &cover, &e), &e);
+    CHECK(lo == 1 && isinf(hi));
+    /* 101 values 0..100: the largest k with coverage >= 95%, and no larger */
     double many[101];
     for (int i = 0; i < 101; i++) many[i] = (i * 37) % 101;
-    double lo2, hi2;
-    CHECK_OK(ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo, &hi, &e), &e);
-    CHECK_OK(ob_stat_bootstrap_median(many, 101, 2000, 11, 0.95, &lo2, &hi2, &e), &e);
-    CHECK(lo == lo2 && hi == hi2);
-    CHECK_MSG(lo < 50 && hi > 50 && lo > 30 && hi < 70, "CI [%g, %g]", lo, hi);
+    CHECK_OK(ob_stat_median_ci(many, 101, 0.95, &lo, &hi, &cover, &e), &e);
+    int k = (int)lo + 1;
+    CHECK_MSG(hi == 100 - lo && cover >= 0.95 && 1 - ob_stat_sign_test(k, 101) < 0.95 && k > 35 && k < 46,
+              "n=101: [%g, %g] cover %g", lo, hi, cover);
+    /* the stated coverage is the measured one (20000 samples: sd under 0.2%) */
+    const int ns[] = {7, 9, 20, 60};
+    uint64_t z = 12345;
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        const int n = ns[t], trials = 20000;
+        double x[60];
+        int held = 0, failed = 0;
+        for (int r = 0; r < trials; r++) {
+            for (int i = 0; i < n; i++) {
+                z = z * 6364136223846793005ull + 1442695040888963407ull;
+                x[i] = (double)(z >> 11) * 0x1p-53;
+            }
+            failed += ob_stat_median_ci(x, n, 0.95, &lo, &hi, &cover, &e) != OB_OK;
+            held += lo <= 0.5 && 0.5 <= hi;
+        }
+        CHECK(failed == 0);
+        double got = (double)held / trials;
+        CHECK_MSG(cover >= 0.95 && fabs(got - cover) < 0.01, "n=%d: stated coverage %.4f, measured %.4f", n, cover,
+                  got);
+    }
 }
 
 static void test_interp_width(void)
@@ -78,8 +111,11 @@ static void test_interp_width(void)
     CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 5e-4)));
     CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 0.2)));
     double vi[] = {4, 1, INFINITY};
-    CHECK(ob_stat_interp_loglr(lr, vi, 3, 2e-2) == 1);       /* nearer: 0.01 */
-    CHECK(isinf(ob_stat_interp_loglr(lr, vi, 3, 5e-2)));     /* nearer: 0.1, diverged */
+    /* between an lr that trains and one that diverged: unknown, however near */
+    CHECK(isnan(ob_stat_interp_loglr(lr, vi, 3, 2e-2)));
+    CHECK(isnan(ob_stat_interp_loglr(lr, vi, 3, 5e-2)));
+    CHECK(isinf(ob_stat_interp_loglr(lr, vi, 3, 1e-1)));     /* on the grid: diverged */
+    CHECK_NEAR(ob_stat_interp_loglr(lr, vi, 3, 5e-3), 4 - 3 * log10(5.0), 1e-12);
 
     double lr5[] = {1e-4, 1e-3, 1e-2, 1e-1, 1};
     double m5[] = {10, 2, 1, 1.05, 3};
@@ -244,8 +280,10 @@ static void test_reference(const char *path)
     CHECK_NEAR(qa->eval_metric.median, 0.9, 1e-12);
     CHECK_NEAR(qa->lrs[2].med, 1.08, 1e-12);
     CHECK(qa->lrs[2].n_diverged == 1);
-    CHECK_NEAR(qa->width_decades, 2 + 0.1 / 3 - 1, 1e-12); /* -1 - (-2 - 0.1/3) */
-    CHECK(qa->width_open_hi == 1 && qa->width_open_lo == 0);
+    /* lr 0.1 is within 10% (1.08) but a seed diverged there: the range ends at
+     * 0.01, -2 - (-2 - 0.1/3) */
+    CHECK_NEAR(qa->width_decades, 0.1 / 3, 1e-12);
+    CHECK(qa->width_open_hi == 0 && qa->width_open_lo == 0);
     CHECK_NEAR(qa->loss_half, 4 - 3 * log10(5.0), 1e-12);
     CHECK_NEAR(qa->loss_double, 1 + 0.08 * log10(2.0), 1e-12);
     CHECK_NEAR(qa->seed_cv, 0.2, 1e-12);
@@ -260,7 +298,7 @@ static void test_reference(const char *path)
     CHECK_NEAR(qs->width_decades, 0.22 / 4.8, 1e-12);
     CHECK(qs->width_open_lo == 0 && qs->width_open_hi == 0);
     CHECK_NEAR(qs->loss_half, 7 - 4.8 * log10(5.0), 1e-12);
-    CHECK_NEAR(qs->loss_double, 2.2, 1e-12);
+    CHECK(isnan(qs->loss_double)); /* between 0.01 and the diverged 0.1: unknown */
     CHECK_NEAR(qs->seed_cv, 0.2 / 2.2, 1e-12);
     CHECK_NEAR(qs->div_rate, 3.0 / 9, 1e-12);
     CHECK(qs->first_div_lr == 0.1);
@@ -313,12 +351,12 @@ static void test_reference(const char *path)
     CHECK(s.taus[75] == 1.75 && s.rho[75 * 2 + ia] == 1.0 && s.rho[74 * 2 + ia] == 0.5);
     ob_stats_free(&s);
 
-    /* tolerance 0.5: adam's left end moves to -2 - 0.5/3 */
+    /* tolerance 0.5: adam's left end moves to -2 - 0.5/3 (its right end stays at 0.01) */
     ob_stats_opts_default(&o);
     o.tol = 0.5;
     CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
     qa = grp(&d, &s, "quad", "adam");
-    CHECK_NEAR(qa->width_decades, 1 + 0.5 / 3, 1e-12);
+    CHECK_NEAR(qa->width_decades, 0.5 / 3, 1e-12);
     ob_stats_free(&s);
 
     /* a given target: quad 2.45 (no ties with the window means). adam at lr 0.01 (f 1.0,
@@ -546,6 +584,24 @@ static void test_sign_paired(const char *path)
         CHECK(pr.n == 3 && pr.a_lower == 0 && pr.b_lower == 3);
         CHECK_NEAR(pr.median_rel, 1.0, 1e-12);
     }
+    /* diverged seeds count, as +inf losses: at lr 0.1 adam {1.05, 1.08, diverged},
+     * sgd diverged on all three; adam at lr 0.01 {1.0, 1.2, 0.8} */
+    int a1[8], s1[8], a01[8], na1 = 0, ns1 = 0, na01 = 0;
+    for (int r = 0; r < d.n; r++) {
+        const ob_rrun *x = &d.runs[r];
+        if (strcmp(x->workload, "quad") || x->seed > 2 || !x->finished) continue;
+        if (x->lr == 0.1 && !strcmp(x->optimizer, "adam") && na1 < 8) a1[na1++] = r;
+        if (x->lr == 0.1 && !strcmp(x->optimizer, "sgd") && ns1 < 8) s1[ns1++] = r;
+        if (x->lr == 0.01 && !strcmp(x->optimizer, "adam") && na01 < 8) a01[na01++] = r;
+    }
+    CHECK_MSG(na1 == 3 && ns1 == 3 && na01 == 3, "%d %d %d runs", na1, ns1, na01);
+    ob_paired pd;
+    CHECK_OK(ob_stat_paired(&d, a1, na1, s1, ns1, &pd, &e), &e); /* {-1, -1, 0} */
+    CHECK(pd.n == 3 && pd.a_lower == 2 && pd.ties == 1 && pd.median_rel == -1.0);
+    CHECK_OK(ob_stat_paired(&d, s1, ns1, a1, na1, &pd, &e), &e); /* {+inf, +inf, 0} */
+    CHECK(pd.n == 3 && pd.b_lower == 2 && isinf(pd.median_rel) && pd.median_rel > 0);
+    CHECK_OK(ob_stat_paired(&d, a1, na1, a01, na01, &pd, &e), &e); /* {0.05, -0.1, +inf} */
+    CHECK_NEAR(pd.median_rel, 0.05, 1e-12);
     int rank[8], order[8];
     ob_stats_rank(&s, rank);
     int w = ob_dataset_find_wl(&d, "quad");
@@ -776,7 +832,7 @@ int main(void)
     if (!mkdtemp(dir)) return 1;
     char p[512];
     test_helpers();
-    test_bootstrap();
+    test_median_ci();
     test_interp_width();
     test_first_reach();
     test_median_first_reach();

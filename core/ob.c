@@ -95,6 +95,25 @@ int ob_utf8_len(const unsigned char *s)
     return n;
 }
 
+const char *ob_printable(const char *s, char *buf, size_t n)
+{
+    size_t o = 0;
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        int k = ob_utf8_len(p);
+        size_t need = k == 1 && *p >= 0x20 && *p != 0x7f ? 1 : k > 1 ? (size_t)k : 4;
+        if (o + need + 4 > n) { /* room for "..." and the NUL */
+            memcpy(buf + o, "...", 4);
+            return buf;
+        }
+        if (need == 4) snprintf(buf + o, 5, "\\x%02x", *p), p++;
+        else memcpy(buf + o, p, need), p += need;
+        o += need;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+
 long ob_utf8_check(const char *s)
 {
     for (const unsigned char *p = (const unsigned char *)s; *p;) {

@@ -70,6 +70,9 @@ ob_status ob_fail_at(ob_err *e, ob_status s, const char *file, int line,
 int ob_utf8_len(const unsigned char *s);
 /* -1 when s is UTF-8 text, else the offset of its first bad byte. */
 long ob_utf8_check(const char *s);
+/* s as a message may quote it, in buf (n >= 8): well-formed UTF-8 text kept,
+ * control characters and bad bytes as \xNN, cut with "..." to fit. Returns buf. */
+const char *ob_printable(const char *s, char *buf, size_t n);
 
 /* Exit status main() uses for a status. */
 int ob_exit_code(ob_status s);

@@ -39,16 +39,21 @@ static void replay_usage(FILE *f)
             "exit status: 0 ok, 1 failure, 2 bad input (the message names file, line, column)\n");
 }
 
+/* At most this many elements: every step's row of the CSV files holds them all. */
+#define REPLAY_MAX_NUMEL ((int64_t)1 << 31)
+
 static int parse_shape(const char *s, int *ndim, int64_t *shape)
 {
     *ndim = 0;
     const char *p = s;
+    int64_t numel = 1;
     while (*p) {
         if (*ndim == OB_MAX_DIMS) return -1;
         char *end;
         errno = 0;
         long long v = strtoll(p, &end, 10);
-        if (end == p || v <= 0 || errno) return -1;
+        if (end == p || v <= 0 || errno || v > REPLAY_MAX_NUMEL / numel) return -1;
+        numel *= v;
         shape[(*ndim)++] = v;
         p = end;
         if (*p == 'x') {
@@ -98,7 +103,8 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
     int ndim;
     int64_t shape[OB_MAX_DIMS];
     if (parse_shape(shape_s, &ndim, shape) != 0)
-        return ob_fail(e, OB_ERR_INPUT, "--shape '%s' is not a shape like 8x6 or 40", shape_s);
+        return ob_fail(e, OB_ERR_INPUT, "--shape '%s' is not a shape like 8x6 or 40 (of at most 2^31 elements)",
+                       shape_s);
     int64_t numel = 1;
     for (int i = 0; i < ndim; i++) numel *= shape[i];
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/commands.h"
 #include "harness/config.h"
@@ -385,6 +386,20 @@ int ob_cmd_run(int argc, char **argv)
                 "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores "
                 "(the cpu backend has one device; each listed index is one more worker)\n",
                 cfg.n_devices / (cfg.data_parallel > 1 ? cfg.data_parallel : 1));
+    {
+        /* the checkpoints' folder: a file in its place would fail only at the
+         * first checkpoint, after runs were stored */
+        char ck[1200];
+        if (cfg.checkpoint_dir[0]) snprintf(ck, sizeof ck, "%s", cfg.checkpoint_dir);
+        else snprintf(ck, sizeof ck, "%s.ckpt", cfg.db);
+        struct stat sb;
+        if (stat(ck, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+            ob_matrix_free(&m);
+            ob_fail(&e, OB_ERR_INPUT, "the checkpoints' folder '%s' is a file: give another checkpoint_dir "
+                    "(--checkpoint-dir DIR), or move the file", ck);
+            goto fail;
+        }
+    }
     if (dry) {
         print_dry_run(&cfg, &m);
         ob_matrix_free(&m);

@@ -599,6 +599,14 @@ static ob_status sweep_map(const ycx *y, const yaml_node_t *k, const yaml_node_t
 {
     (void)arg;
     char what[128];
+    const char *dot = strchr(scalar(k), '.');
+    if (v->type != YAML_MAPPING_NODE && dot && dot > scalar(k) && dot[1]) {
+        char at[256];
+        where(y, k, at, sizeof at);
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: sweep: '%s' is OWNER.KEY, which the config writes nested: "
+                       "sweep: {%.*s: {%s: [...]}} (--sweep %s=V1,V2 on the command line)", at, scalar(k),
+                       (int)(dot - scalar(k)), scalar(k), dot + 1, scalar(k));
+    }
     snprintf(what, sizeof what, "the sweep of '%s'", scalar(k));
     return each_pair(y, v, what, sweep_values, (void *)scalar(k));
 }
@@ -822,11 +830,14 @@ ob_status ob_config_load_file(ob_config *c, const char *path, ob_err *e)
         len += got;
         if (got < 4096) break;
     }
-    int bad = ferror(f);
+    int bad = ferror(f), err = errno;
     fclose(f);
     if (bad) {
         free(buf);
-        return ob_fail(e, OB_ERR_INPUT, "cannot read config file '%s'", path);
+        if (err == EISDIR)
+            return ob_fail(e, OB_ERR_INPUT, "config file '%s' is a folder: give the YAML file (e.g. configs/default.yaml)",
+                           path);
+        return ob_fail(e, OB_ERR_INPUT, "cannot read config file '%s': %s", path, strerror(err));
     }
     buf[len] = '\0';
     if (strlen(buf) != len) {

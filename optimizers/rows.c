@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/hparams.h"
 
@@ -30,14 +31,15 @@ static void on_field(void *field, size_t len, void *data)
     const char *s = field ? (const char *)field : "";
     (void)len;
     double v;
+    char q[64]; /* the field as a message may show it (a binary file's bytes escaped) */
     if (ob_parse_double(s, &v) != 0) {
         c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: '%s' is not a number", c->path, c->line,
-                        c->col, s);
+                        c->col, ob_printable(s, q, sizeof q));
         return;
     }
     if (!isfinite(v)) {
         c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: '%s' is not finite (NaN and inf are not allowed)",
-                        c->path, c->line, c->col, s);
+                        c->path, c->line, c->col, ob_printable(s, q, sizeof q));
         return;
     }
     if (c->col > c->cap) {
@@ -87,6 +89,11 @@ ob_status ob_rows_read(const char *path, char delim, ob_rows *out, ob_err *e)
     memset(out, 0, sizeof *out);
     FILE *f = fopen(path, "r");
     if (!f) return ob_fail(e, OB_ERR_INPUT, "cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fclose(f);
+        return ob_fail(e, OB_ERR_INPUT, "'%s' is a folder, not a file of numbers: give the CSV or TSV file", path);
+    }
     struct csv_parser p;
     if (csv_init(&p, CSV_APPEND_NULL) != 0) {
         fclose(f);
@@ -111,7 +118,7 @@ ob_status ob_rows_read(const char *path, char delim, ob_rows *out, ob_err *e)
         }
         if (c.st == OB_OK) c.st = push_row(out, &row_cap, c.vals, c.col, c.line, e);
     }
-    if (c.st == OB_OK && ferror(f)) c.st = ob_fail(e, OB_ERR_IO, "error reading '%s'", path);
+    if (c.st == OB_OK && ferror(f)) c.st = ob_fail(e, OB_ERR_IO, "error reading '%s': %s", path, strerror(errno));
     free(buf);
     free(c.vals);
     csv_free(&p);

@@ -533,7 +533,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
               "optimizers, so neighbours in a ranking are also compared seed by seed, which pairs away each "
               "seed's own luck: on how many seeds the better-ranked one had the lower final loss, and the median "
-              "of its final loss over the other's, minus 1. A lower loss on every one of n seeds has a two-sided "
+              "of its final loss over the other's, minus 1 (a diverged seed's loss is infinite: -100%% where only "
+              "the other diverged, +inf where only this one did). A lower loss on every one of n seeds has a two-sided "
               "sign-test p of 2/2^n: 0.5 with 2 seeds, 0.25 with 3, below 0.05 only from 6 seeds.");
     doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
               "the last 10%% of its recorded steps (the window of the final loss). Per lr, the steps "

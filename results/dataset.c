@@ -44,7 +44,11 @@ static ob_status db_fail(sqlite3 *db, ob_err *e, const char *what)
     if (code == SQLITE_CORRUPT || code == SQLITE_NOTADB) /* the file, not this program: bad input */
         return ob_fail(e, OB_ERR_INPUT, "%s: %s (the file is damaged: use an intact copy or another database; "
                                         "it was left unchanged)", what, sqlite3_errmsg(db));
-    return ob_fail(e, OB_ERR_DB, "%s: %s", what, sqlite3_errmsg(db));
+    const char *m = sqlite3_errmsg(db);
+    if (code == SQLITE_ERROR && (!strncmp(m, "no such table", 13) || !strncmp(m, "no such column", 14)))
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s (the database lacks part of optbench's schema: a table or column "
+                                        "was dropped, or another program made it; use an intact copy)", what, m);
+    return ob_fail(e, OB_ERR_DB, "%s: %s", what, m);
 }
 
 static ob_status no_mem(ob_err *e, const char *what)
@@ -407,6 +411,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc, oom = 0;
+    int64_t bad_lr_id = 0;
+    double bad_lr = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (sqlite3_column_int64(q, 26) > 1) {
             /* a row later than the one kept is a run that failed or did not
@@ -436,6 +442,10 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->hparams = dup_text(q, 6);
         r->opt_key = dup_text(q, 7);
         r->lr = col_real(q, 8);
+        if (!(isfinite(r->lr) && r->lr > 0)) { /* run refuses such lrs: an edited or foreign row */
+            bad_lr_id = r->id;
+            bad_lr = r->lr;
+        }
         r->seed = col_int(q, 9);
         r->status = dup_text(q, 10);
         r->error = sqlite3_column_type(q, 11) == SQLITE_NULL ? NULL : dup_text(q, 11);
@@ -470,8 +480,16 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
                      !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
         r->diverged = !strcmp(r->status, "diverged");
         r->finished = r->diverged || !strcmp(r->status, "done");
+        if (bad_lr_id) break;
     }
     sqlite3_finalize(q);
+    if (bad_lr_id && !oom) {
+        ob_dataset_free(d);
+        return ob_fail(e, OB_ERR_INPUT, "run %lld has lr %g, not a learning rate (optbench stores only finite lrs "
+                       "above 0: the row was edited or written by another program); correct that row of the "
+                       "runs table (sqlite3 FILE), or use another database; nothing was changed",
+                       (long long)bad_lr_id, bad_lr);
+    }
     if (oom || rc != SQLITE_DONE) {
         ob_dataset_free(d);
         return oom ? no_mem(e, "reading runs") : db_fail(db, e, "reading runs");

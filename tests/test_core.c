@@ -1,7 +1,9 @@
-/* tests/test_core.c - hyperparameter parsing, the tensor layout, the RNG. */
+/* tests/test_core.c - hyperparameter parsing, the tensor layout, the RNG, UTF-8
+ * text in messages. */
 #include <string.h>
 
 #include "check.h"
+#include "core/ob.h"
 #include "core/hparams.h"
 #include "core/layout.h"
 #include "core/rng.h"
@@ -82,10 +84,25 @@ static void test_rng(void)
     CHECK(ob_rng_uniform(1, 2, 3) != ob_rng_uniform(1, 2, 4));
 }
 
+/* ob_utf8_check and ob_printable: text kept, control characters and bad
+ * bytes escaped, long text cut to fit */
+static void test_text(void)
+{
+    char b[16];
+    CHECK(ob_utf8_check("caf\xc3\xa9") == -1 && ob_utf8_check("a\xff") == 1 && ob_utf8_check("\xed\xa0\x80") == 0);
+    CHECK(!strcmp(ob_printable("caf\xc3\xa9 1", b, sizeof b), "caf\xc3\xa9 1"));
+    CHECK(!strcmp(ob_printable("\x01\xff" "a", b, sizeof b), "\\x01\\xffa"));
+    CHECK(!strcmp(ob_printable("a\tb\x7f", b, sizeof b), "a\\x09b\\x7f"));
+    CHECK(!strcmp(ob_printable("0123456789abcdefgh", b, sizeof b), "0123456789ab..."));
+    CHECK(!strcmp(ob_printable("0123456789a\xff", b, sizeof b), "0123456789a..."));
+    CHECK(!strcmp(ob_printable("", b, sizeof b), ""));
+}
+
 int main(void)
 {
     test_hparams();
     test_layout();
     test_rng();
+    test_text();
     return check_done();
 }

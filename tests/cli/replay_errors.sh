@@ -29,6 +29,12 @@ expect "ragged.csv:2: 5 values; the shape 2x3 needs 6" "${ok[@]}" --grads "$tmp/
 expect "short.csv: expected one row of 6 values (shape 2x3); found 1 row that is too short" \
   --optimizer sgd --shape 2x3 --init "$tmp/short.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
 expect "--shape '2x' is not a shape" --optimizer sgd --shape 2x --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
+expect "--shape '9999999999x9999999999' is not a shape like 8x6 or 40 (of at most 2^31 elements)" --optimizer sgd \
+  --shape 9999999999x9999999999 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
+mkdir -p "$tmp/dir.csv"
+expect "dir.csv' is a folder, not a file of numbers" "${ok[@]}" --grads "$tmp/dir.csv"
+printf '0.5,\001\377ab,0.5,0.5,0.5,0.5\n' >"$tmp/bin.csv"
+expect "bin.csv:1: column 2: '\\x01\\xffab' is not a number" "${ok[@]}" --grads "$tmp/bin.csv"
 expect "unknown optimizer 'adma' (did you mean 'adam'?)" --optimizer adma --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
 expect "sgd has no hyperparameter 'mom'" "${ok[@]}" --grads "$tmp/grads.csv" --set mom=0.9
 expect "train.schedule: 'cosin' is not one of" "${ok[@]}" --grads "$tmp/grads.csv" --set train.schedule=cosin

@@ -128,6 +128,26 @@ expect_last "was run with an eval_every above 0, this command has 0" "${ev[@]/ev
 cp "$tmp/ev.db" "$tmp/ev10.db"
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('update benchmarks set config = null'); c.commit()" "$tmp/ev10.db"
 expect_last "was run with eval_every 10, this command has 5" "${ev[@]/ev.db/ev10.db}" --resume --eval-every 5
+# a folder where a file belongs, a file where the checkpoints' folder belongs,
+# a sweep written flat in a config
+mkdir -p "$tmp/cfgdir.yaml"
+expect "config file '$tmp/cfgdir.yaml' is a folder" run "$tmp/cfgdir.yaml" --db "$tmp/keep.db"
+touch "$tmp/ckfile"
+expect "the checkpoints' folder '$tmp/ckfile' is a file" run --workloads quadratic --optimizers sgd --steps 5 \
+  --checkpoint-dir "$tmp/ckfile" --db "$tmp/ck.db"
+[ ! -e "$tmp/ck.db" ] || { echo "FAIL: a refused run made its database"; fails=$((fails+1)); }
+printf 'workloads: [quadratic]\noptimizers: [sgd]\nsweep: {sgd.momentum: [0.1, 0.2]}\n' >"$tmp/flat.yaml"
+expect "flat.yaml:3: sweep: 'sgd.momentum' is OWNER.KEY, which the config writes nested: sweep: {sgd: {momentum: [...]}}" \
+  run "$tmp/flat.yaml" --db "$tmp/keep.db"
+# an lr that optbench never stores (a row edited by hand): report, history and
+# compare say which run, and hang on nothing
+cp "$tmp/keep.db" "$tmp/nanlr.db"
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute(\"update runs set lr = 'NaN' where id = (select min(id) from runs)\"); c.commit()" "$tmp/nanlr.db"
+for c in "report --db $tmp/nanlr.db --out $tmp/nanrep" "history --db $tmp/nanlr.db" \
+         "compare --baseline $tmp/keep.db --candidate $tmp/nanlr.db"; do
+  # shellcheck disable=SC2086
+  expect "has lr nan, not a learning rate" $c
+done
 sum_after=$(cat "$tmp/keep.db"* | md5sum)
 [ "$sum_before" = "$sum_after" ] || { echo "FAIL: the database changed"; fails=$((fails+1)); }
 echo "$fails failed"

@@ -436,15 +436,18 @@ int ob_cmd_run(int argc, char **argv)
     ob_run_summary sum;
     ob_signals_install();
     ob_status s = ob_run_matrix(&cfg, &m, cfg.n_devices > 0 ? NULL : &dev, store, &sum, &e);
-    ob_signals_restore();
+    /* the handlers stay until the last line is out: a second SIGTERM (a batch
+     * system may send two) must not cut the stop short of its message */
     ob_store_close(store);
     if (cfg.n_devices == 0) ob_device_close(&dev);
     ob_matrix_free(&m);
     if (s == OB_ERR_INTERRUPTED && sum.stop_signal) {
         ob_config_free(&cfg);
         ob_cli_error(1, "%s", e.msg);
+        ob_signals_restore();
         return ob_signal_exit_code(sum.stop_signal);
     }
+    ob_signals_restore();
     if (s != OB_OK) goto fail;
     fprintf(stderr, "optbench: %d done, %d diverged, %d failed", sum.done, sum.diverged, sum.failed);
     if (sum.skipped) fprintf(stderr, ", %d finished before", sum.skipped);

@@ -957,6 +957,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
  * that this one does not write, a workload's figures after it left the
  * matrix, are removed. Files in DIR that no report wrote are never touched. */
 #define REPORT_LIST ".optbench-report"
+#define STAGE_HOST ".host" /* in a stage: the host that made it */
 
 static void remove_stage(const char *stage)
 {
@@ -1000,7 +1001,7 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     if (!dp) return ob_fail(e, OB_ERR_IO, "cannot read '%s': %s", stage, strerror(errno));
     struct dirent *de;
     while ((de = readdir(dp)) && st == OB_OK) {
-        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, STAGE_HOST)) continue;
         st = push_name(&names, &n, &cap, de->d_name, e);
     }
     closedir(dp);
@@ -1051,10 +1052,14 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
 }
 
 /* Staging folders of reports that were stopped before they finished
- * (".optbench-report-PID-XXXXXX" whose process is gone, untouched for ten
- * minutes): removed by the next report into the folder. */
+ * (".optbench-report-PID-XXXXXX" whose process is gone): removed by the next
+ * report into the folder, at once where the stage names this host as its
+ * maker (STAGE_HOST), else (a folder shared between machines, where another
+ * one's process cannot be asked) once untouched for ten minutes. */
 static void remove_dead_stages(const char *dir)
 {
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
     DIR *dp = opendir(dir);
     if (!dp) return;
     struct dirent *de;
@@ -1067,7 +1072,16 @@ static void remove_dead_stages(const char *dir)
         char p[1400];
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
         struct stat sb;
-        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && time(NULL) - sb.st_mtime > 600) remove_stage(p);
+        if (lstat(p, &sb) != 0 || !S_ISDIR(sb.st_mode)) continue;
+        char hp[1500], maker[256] = "";
+        snprintf(hp, sizeof hp, "%s/" STAGE_HOST, p);
+        FILE *f = fopen(hp, "r");
+        if (f) {
+            if (!fgets(maker, sizeof maker, f)) maker[0] = 0;
+            maker[strcspn(maker, "\n")] = 0;
+            fclose(f);
+        }
+        if ((host[0] && !strcmp(maker, host)) || time(NULL) - sb.st_mtime > 600) remove_stage(p);
     }
     closedir(dp);
 }
@@ -1115,6 +1129,16 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
                      denied ? " (give another --out)" : "");
         stage[0] = 0;
         goto done;
+    }
+    {
+        /* the stage's maker, for remove_dead_stages (not published) */
+        char host[256] = "", hp[1300];
+        snprintf(hp, sizeof hp, "%s/" STAGE_HOST, stage);
+        FILE *f = gethostname(host, sizeof host - 1) == 0 ? fopen(hp, "w") : NULL;
+        if (f) {
+            fprintf(f, "%s\n", host);
+            fclose(f);
+        }
     }
     if (o->ranking && (st = print_ranking(o->ranking, &d, &s, e)) != OB_OK) goto done;
     res->n_runs = d.n;

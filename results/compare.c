@@ -420,14 +420,17 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * move with rounding) */
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
-        if (rb->finished && !rc->finished) g->n_new_failures++;
+        if (rb->finished && !rc->finished) {
+            if (!strcmp(rc->status, "failed")) g->n_new_failures++;
+            else g->n_new_unfinished++;
+        }
         else if (rb->finished && rb->lr != g->best_lr && isinf(run_final(rc)) && !isinf(run_final(rb)))
             g->n_new_diverged_other++;
     }
     g->n_matched = n;
 
     const ob_cmp_quantity *qs[5] = {&g->loss, &g->metric, &g->time, &g->peak_mem, &g->state};
-    int worse = g->n_new_failures > 0 || g->n_new_diverged > 0, better = 0;
+    int worse = g->n_new_failures > 0 || g->n_new_unfinished > 0 || g->n_new_diverged > 0, better = 0;
     for (int i = 0; i < 5; i++) {
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
@@ -476,7 +479,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         ADD("optimizer state %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->state.base, 0, b1, sizeof b1),
             ob_compare_bytes(g->state.cand, 0, b2, sizeof b2),
             ob_compare_bytes(g->state.cand - g->state.base, 1, b3, sizeof b3), g->state.base, g->state.cand);
-    if (g->n_new_failures) ADD("%d cells finished in the baseline but not in the candidate; ", g->n_new_failures);
+    if (g->n_new_failures) ADD("%d cells finished in the baseline and failed in the candidate; ", g->n_new_failures);
+    if (g->n_new_unfinished)
+        ADD("%d cells finished in the baseline and not yet in the candidate (pending, running or interrupted: "
+            "finish it with run --resume); ", g->n_new_unfinished);
     if (g->n_new_diverged)
         ADD("%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline; ",
             g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
@@ -998,9 +1004,25 @@ static void device_note(const ob_compare *c, char *buf, size_t n)
 static void md_para(FILE *f, const char *s);
 
 /* Notes below the table, in text (md = 0) or Markdown. */
+/* Why a group is worse beyond its columns: " (new failures)", ... */
+static const char *verdict_suffix(const ob_cmp_group *g)
+{
+    return g->n_new_failures     ? " (new failures)"
+           : g->n_new_unfinished ? " (not finished)"
+           : g->n_new_diverged   ? " (new divergences)"
+                                 : "";
+}
+
 static void print_notes(const ob_compare *c, FILE *f, int md)
 {
     const char *lead = md ? "\nNote: " : "note: ";
+    int unfinished = 0;
+    for (int i = 0; i < c->n_g; i++) unfinished += c->g[i].n_new_unfinished;
+    if (unfinished)
+        fprintf(f, "%s%d matched cell%s finished in the baseline %s not finished in the candidate (pending, running "
+                   "or interrupted): the candidate's benchmark is incomplete, so its groups are judged on what "
+                   "finished; finish it (optbench run ... --resume) and compare again%s\n",
+                lead, unfinished, unfinished == 1 ? "" : "s", unfinished == 1 ? "is" : "are", md ? "." : "");
     int moved = 0, from_cand = 0, smallest = 0;
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
@@ -1109,7 +1131,7 @@ void ob_compare_print(const ob_compare *c, FILE *f)
         fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", w[0], g->workload, w[1], g->optimizer,
                 w[2], r.lr, w[3], r.l, w[4], r.m, w[5], r.t, w[6], r.mem,
                 g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
-                g->n_new_failures ? " (new failures)" : g->n_new_diverged ? " (new divergences)" : "");
+                verdict_suffix(g));
     }
     print_notes(c, f, 0);
     for (int k = 0; k < 2; k++) {
@@ -1157,7 +1179,7 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         md_text(f, g->optimizer);
         fprintf(f, " | %s | %s | %s | %s | %s | %s%s |\n", r.lr, r.l, r.m, r.t, r.mem,
                 g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall),
-                g->n_new_failures ? " (new failures)" : g->n_new_diverged ? " (new divergences)" : "");
+                verdict_suffix(g));
     }
     print_notes(c, f, 1);
     int any = 0;

@@ -111,7 +111,9 @@ typedef struct ob_cmp_group {
     int mem_other_device;     /* ... or run on other devices of one backend (kernels and workspaces
                                * follow the device: the CPU's convolution path, its threads) */
     double time_floor_ms;     /* the floor in effect (for the reports) */
-    int n_matched, n_new_failures;
+    int n_matched, n_new_failures; /* cells finished in the baseline, failed in the candidate */
+    int n_new_unfinished;     /* ... pending, running or interrupted in the candidate (a regression
+                               * too: the gate does not pass a benchmark that did not finish) */
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
                                * candidate, finite in the baseline; a regression */
     int n_new_diverged_other; /* the same at the other lrs: a note, not a regression */

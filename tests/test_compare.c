@@ -364,6 +364,27 @@ int main(void)
     g = grp(&c, "rosen", "adam");
     CHECK(st == OB_OK && c.regression && g && g->n_new_failures == 1 && g->overall == OB_WORSE);
     ob_compare_free(&c);
+    /* ... or has not finished yet (a stopped candidate): still a regression,
+     * told apart from a failure, with a note saying to finish it */
+    plant(cand, "UPDATE runs SET status = 'interrupted' WHERE status = 'failed'");
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "adam");
+    CHECK(st == OB_OK && c.regression && g && g->n_new_failures == 0 && g->n_new_unfinished == 1 &&
+          g->overall == OB_WORSE);
+    {
+        char text[8192] = {0};
+        FILE *tf = tmpfile();
+        if (tf) {
+            ob_compare_print(&c, tf);
+            rewind(tf);
+            text[fread(text, 1, sizeof text - 1, tf)] = 0;
+            fclose(tf);
+        }
+        CHECK_MSG(strstr(text, "WORSE (not finished)") && !strstr(text, "new failures") &&
+                      strstr(text, "1 matched cell finished in the baseline is not finished in the candidate"),
+                  "%s", text);
+    }
+    ob_compare_free(&c);
 
     /* one-sided cells: listed, not a regression unless strict */
     m = none();

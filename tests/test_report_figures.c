@@ -479,6 +479,22 @@ static void test_no_hp_sweep(const char *db, const char *dir)
     if (fj) fclose(fj);
     struct utimbuf hour_ago = {time(NULL) - 3600, time(NULL) - 3600};
     CHECK(utime(dead, &hour_ago) == 0 && utime(live, &hour_ago) == 0);
+    /* a dead process's of this host goes at once; one of another host (a
+     * shared folder: its process cannot be asked) stays for ten minutes */
+    char here[700], there[700], host[256] = "";
+    CHECK(gethostname(host, sizeof host - 1) == 0);
+    snprintf(here, sizeof here, "%s/.optbench-report-999999998-abcdef", out);
+    snprintf(there, sizeof there, "%s/.optbench-report-999999997-abcdef", out);
+    CHECK(mkdir(here, 0755) == 0 && mkdir(there, 0755) == 0);
+    for (int k = 0; k < 2; k++) {
+        char hp[800];
+        snprintf(hp, sizeof hp, "%s/.host", k ? there : here);
+        FILE *fh = fopen(hp, "w");
+        if (fh) {
+            fprintf(fh, "%s\n", k ? "another-machine" : host);
+            fclose(fh);
+        }
+    }
     char outside[700];
     snprintf(outside, sizeof outside, "%s/outside.csv", dir);
     FILE *fo = fopen(outside, "w");
@@ -498,8 +514,15 @@ static void test_no_hp_sweep(const char *db, const char *dir)
     for (struct dirent *de; dp && (de = readdir(dp));) staged += !strncmp(de->d_name, ".optbench-report-", 17);
     if (dp) closedir(dp);
     struct stat sb;
-    CHECK_MSG(staged == 1 && stat(live, &sb) == 0 && stat(dead, &sb) != 0, "%d staging folders", staged);
+    CHECK_MSG(staged == 2 && stat(live, &sb) == 0 && stat(dead, &sb) != 0 && stat(here, &sb) != 0 &&
+                  stat(there, &sb) == 0,
+              "%d staging folders", staged);
+    CHECK(!exists(out, ".host"));
     rmdir(live);
+    char hp[800];
+    snprintf(hp, sizeof hp, "%s/.host", there);
+    remove(hp);
+    rmdir(there);
     char *md = slurp(out, "summary.md");
     CHECK(md && !strstr(md, "`hp_") && !strstr(md, "(hp_") && !strstr(md, "Sensitivity to"));
     free(md);

@@ -2,7 +2,7 @@
 # SIGINT / SIGTERM: the current step finishes, the run is checkpointed and
 # marked interrupted, the exit status is 130 / 143, and --resume then gives
 # the uninterrupted results bit for bit. Two SIGINTs in a row stop at once
-# (exit 130) and lose nothing either.
+# (exit 130) and lose nothing either; two SIGTERMs stop as one does.
 set -uo pipefail
 : "${OPTBENCH:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,7 +52,7 @@ done
 # step finishes and a 12 MB checkpoint is written; when the process has
 # already left by then, the immediate stop is not exercised here (the unit
 # test test_checkpoint covers the handler deterministically).
-big=(run --workloads rosenbrock --optimizers adam --steps 200 --checkpoint-every 0 --set rosenbrock.dim=1000000 --backend cpu)
+big=(run --workloads rosenbrock --optimizers adam --steps 2000 --checkpoint-every 0 --set rosenbrock.dim=1000000 --backend cpu)
 "$OPTBENCH" "${big[@]}" --db "$tmp/bigref.db" 2>/dev/null || fail "large reference run failed"
 "$OPTBENCH" "${big[@]}" --db "$tmp/twice.db" >/dev/null 2>"$tmp/twice.err" &
 pid=$!
@@ -67,5 +67,18 @@ else echo "two SIGINTs: the process had finished its clean stop before the secon
 echo "two SIGINTs: exit $rc, run $(q "$tmp/twice.db" "select status, steps_done from runs"), checkpoints: $(ls "$tmp/twice.db.ckpt"/run-1 2>/dev/null | tr '\n' ' ')"
 "$OPTBENCH" "${big[@]}" --db "$tmp/twice.db" --resume 2>"$tmp/twice.resume.err" || fail "resume after two SIGINTs failed: $(cat "$tmp/twice.resume.err")"
 python3 "$here/resume_compare.py" "$tmp/bigref.db" "$tmp/twice.db" || fail "results differ after two SIGINTs and resume"
+# two SIGTERMs (a batch system may send one to every process of a job, some
+# twice): the second changes nothing, even when it comes while the stopped
+# run is being closed: exit 143 and the message saying how to continue
+"$OPTBENCH" "${big[@]}" --db "$tmp/term2.db" >/dev/null 2>"$tmp/term2.err" &
+pid=$!
+wait_for "$tmp/term2.db" && sleep 0.5
+kill -TERM $pid
+for _ in $(seq 4000); do grep -q "interrupted:" "$tmp/term2.err" && break; sleep 0.002; done
+kill -TERM $pid 2>/dev/null
+wait $pid; rc=$?
+[ $rc = 143 ] || fail "two SIGTERMs: exit status $rc, expected 143: $(cat "$tmp/term2.err")"
+grep -q "with --resume" "$tmp/term2.err" || fail "two SIGTERMs: no closing message: $(cat "$tmp/term2.err")"
+echo "two SIGTERMs: exit $rc"
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -95,18 +95,35 @@ int ob_utf8_len(const unsigned char *s)
     return n;
 }
 
+/* Bytes of the character at p as ob_printable writes it: k kept, or 4 (\xNN)
+ * for the first byte alone; *keep says which. */
+static size_t printable_len(const unsigned char *p, int *keep)
+{
+    int k = ob_utf8_len(p);
+    /* C0 controls, DEL, and the C1 controls U+0080..U+009F (0xC2 0x80..0x9F) */
+    *keep = (k == 1 && *p >= 0x20 && *p != 0x7f) || (k > 1 && !(p[0] == 0xC2 && p[1] < 0xA0));
+    return *keep ? (size_t)k : 4;
+}
+
 const char *ob_printable(const char *s, char *buf, size_t n)
 {
-    size_t o = 0;
     const unsigned char *p = (const unsigned char *)s;
+    size_t total = 0;
+    int keep;
+    for (const unsigned char *q = p; *q;) {
+        size_t need = printable_len(q, &keep);
+        total += need;
+        q += keep ? need : 1;
+    }
+    const int cut = total + 1 > n; /* else it all fits, with its NUL */
+    size_t o = 0;
     while (*p) {
-        int k = ob_utf8_len(p);
-        size_t need = k == 1 && *p >= 0x20 && *p != 0x7f ? 1 : k > 1 ? (size_t)k : 4;
-        if (o + need + 4 > n) { /* room for "..." and the NUL */
+        size_t need = printable_len(p, &keep);
+        if (cut && o + need + 4 > n) { /* room for "..." and the NUL */
             memcpy(buf + o, "...", 4);
             return buf;
         }
-        if (need == 4) snprintf(buf + o, 5, "\\x%02x", *p), p++;
+        if (!keep) snprintf(buf + o, 5, "\\x%02x", *p), p++;
         else memcpy(buf + o, p, need), p += need;
         o += need;
     }

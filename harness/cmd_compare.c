@@ -76,7 +76,7 @@ static void compare_usage(FILE *f)
             "Final loss and held-out metric are judged at the baseline's best lr (column lr),\n"
             "paired over seeds: worse when the 95%% interval of the median change (order\n"
             "statistics, distribution-free) lies above 0 and the change exceeds the tolerance\n"
-            "(with up to 5 seeds: worse on every seed). A seed newly diverged there (or with a\n"
+            "(with up to 8 seeds: worse on every seed). A seed newly diverged there (or with a\n"
             "non-finite final loss) is a regression.\n"
             "Step time is each run's median (p50) step time, paired over the matched cells the\n"
             "same way: worse when the median slowdown exceeds --time-tol and shows on the cells\n"

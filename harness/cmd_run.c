@@ -436,8 +436,9 @@ int ob_cmd_run(int argc, char **argv)
     ob_run_summary sum;
     ob_signals_install();
     ob_status s = ob_run_matrix(&cfg, &m, cfg.n_devices > 0 ? NULL : &dev, store, &sum, &e);
-    /* the handlers stay until the last line is out: a second SIGTERM (a batch
-     * system may send two) must not cut the stop short of its message */
+    /* after a stop the handlers stay until the last line is out: a second
+     * SIGTERM (a batch system may send two) must not cut it short */
+    if (!(s == OB_ERR_INTERRUPTED && sum.stop_signal)) ob_signals_restore();
     ob_store_close(store);
     if (cfg.n_devices == 0) ob_device_close(&dev);
     ob_matrix_free(&m);

@@ -557,7 +557,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     }
     {
         int n_key = (any_div & 1) + (any_div >> 1) + !isnan(cap) + any_conf;
-        size_t key_len = any_div & 2 ? 36 : any_div ? 30 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
+        size_t key_len = any_div & 2 ? 40 : any_div ? 30 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
         for (int k = 0; k < s->n_g; k++) {
             if (s->g[k].wl != w) continue;
             size_t len = strlen(d->opt_labels[s->g[k].opt]) + (s->g[k].best < 0 ? 23 : 0);
@@ -604,7 +604,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             if (g->conf_n_diverged)
                 fprintf(f,
                         ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $25 > 0 ? %.3f : NaN) axes x1y2 "
-                        "with points lt %d pt 3 ps (2 * PS) lw 3 notitle",
+                        "with points lt %d pt 4 ps (2.6 * PS) lw 2 notitle",
                         oq, mark_y, lt);
         }
         first = 0;
@@ -612,7 +612,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     if (any_div & 1)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: a seed diverged\"");
     if (any_div & 2)
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 3 ps (2 * PS) lw 3 title \"star at the top: a fresh seed diverged\"");
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 4 ps (2.6 * PS) lw 2 title \"square at the top: a fresh seed diverged\"");
     if (!isnan(cap))
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 9 ps (2 * PS) title \"triangle: off the scale\"");
     if (any_conf)
@@ -631,7 +631,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                                  "line at that height, and the lines stop there; lr_sweep.csv has its value." : "",
                    any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
                               "sweep (its bar from the best to the worst of those that did not diverge; one that "
-                              "diverged is a star along the top edge): a star above its circle shows how "
+                              "diverged is a square along the top edge, around the x of the sweep's seeds where those diverged there too): a star above its circle shows how "
                               "much picking the lr on the sweep's own seeds flattered it." : "",
                    any_div & 1 ? " An x along the top edge marks a learning rate where at least one seed "
                              "of the sweep diverged; where half the seeds or more diverged the median is infinite and the line "
@@ -902,6 +902,8 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         for (int i = 0; i < g->n_best_runs; i++) {
             const ob_rrun *run = &d->runs[g->best_runs[i]];
             if (run->steps > last_step) last_step = run->steps;
+            if (run->n_curve > 0 && run->c_step[run->n_curve - 1] > last_step)
+                last_step = run->c_step[run->n_curve - 1];
             any_div |= run->diverged;
             if (run->n_eval_loss > 0) any_loss = 1;
             if (run->n_eval_metric > 0) any_metric = 1;

@@ -1051,15 +1051,29 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     return st;
 }
 
+/* Who made a stage, as STAGE_HOST holds it: the host name and the process-ID
+ * namespace (containers on one host may share its name but not their PIDs),
+ * one line; "" when either is unknown. */
+static void stage_maker(char *buf, size_t n)
+{
+    char host[256] = "", ns[128] = "";
+    if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+    ssize_t k = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    ns[k > 0 ? k : 0] = 0;
+    if (host[0] && ns[0]) snprintf(buf, n, "%s %s", host, ns);
+    else buf[0] = 0;
+}
+
 /* Staging folders of reports that were stopped before they finished
  * (".optbench-report-PID-XXXXXX" whose process is gone): removed by the next
- * report into the folder, at once where the stage names this host as its
- * maker (STAGE_HOST), else (a folder shared between machines, where another
- * one's process cannot be asked) once untouched for ten minutes. */
+ * report into the folder, at once where the stage names this host and PID
+ * namespace as its maker (STAGE_HOST), else (a folder shared between machines
+ * or containers, whose processes cannot be asked from here) once untouched
+ * for ten minutes. */
 static void remove_dead_stages(const char *dir)
 {
-    char host[256] = "";
-    if (gethostname(host, sizeof host - 1) != 0) host[0] = 0;
+    char me[512];
+    stage_maker(me, sizeof me);
     DIR *dp = opendir(dir);
     if (!dp) return;
     struct dirent *de;
@@ -1073,7 +1087,7 @@ static void remove_dead_stages(const char *dir)
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
         struct stat sb;
         if (lstat(p, &sb) != 0 || !S_ISDIR(sb.st_mode)) continue;
-        char hp[1500], maker[256] = "";
+        char hp[1500], maker[512] = "";
         snprintf(hp, sizeof hp, "%s/" STAGE_HOST, p);
         FILE *f = fopen(hp, "r");
         if (f) {
@@ -1081,7 +1095,7 @@ static void remove_dead_stages(const char *dir)
             maker[strcspn(maker, "\n")] = 0;
             fclose(f);
         }
-        if ((host[0] && !strcmp(maker, host)) || time(NULL) - sb.st_mtime > 600) remove_stage(p);
+        if ((me[0] && !strcmp(maker, me)) || time(NULL) - sb.st_mtime > 600) remove_stage(p);
     }
     closedir(dp);
 }
@@ -1132,11 +1146,12 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     }
     {
         /* the stage's maker, for remove_dead_stages (not published) */
-        char host[256] = "", hp[1300];
+        char me[512], hp[1300];
+        stage_maker(me, sizeof me);
         snprintf(hp, sizeof hp, "%s/" STAGE_HOST, stage);
-        FILE *f = gethostname(host, sizeof host - 1) == 0 ? fopen(hp, "w") : NULL;
+        FILE *f = me[0] ? fopen(hp, "w") : NULL;
         if (f) {
-            fprintf(f, "%s\n", host);
+            fprintf(f, "%s\n", me);
             fclose(f);
         }
     }

@@ -1209,8 +1209,8 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         }
     }
     fprintf(f, "\nThresholds: final loss judged paired over seeds at the baseline's best lr, worse when "
-               "the interval of the median relative change (from 6 seeds a distribution-free 95%% interval, "
-               "from order statistics; with fewer, the range over the seeds: every seed worse) is above 0 and the change "
+               "the distribution-free 95%% interval of the median relative change (order statistics: up to 8 seeds "
+               "the range over the seeds, so every seed worse) is above 0 and the change "
                "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
             100 * c->opts.loss_tol, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");

@@ -9,7 +9,7 @@
  *   seed is +inf). The effect is the median of r_s with its 95% distribution-
  *   free interval (ob_stat_median_ci); worse when the interval lies above 0 and the effect
  *   exceeds loss_tol (better: the mirror image); otherwise within noise. With
- *   up to 5 seeds the interval lies above 0 only when every seed got worse,
+ *   up to 8 seeds the interval is [min, max] and lies above 0 only when every seed got worse,
  *   so this means "worse on every seed, and by more than loss_tol at the
  *   median". The best lr is the baseline's among the matched cells.
  * - held-out metric (higher is better) the same way with absolute differences
@@ -18,7 +18,7 @@
  * - step time: per matched cell, the relative change of the run's median (p50)
  *   step time, paired like the final loss (cells below time_floor_ms on both
  *   sides left out): worse when the median change
- *   exceeds time_tol and its 95% interval lies above 0 (with up to 5
+ *   exceeds time_tol and its 95% interval lies above 0 (with up to 8
  *   cells: every cell slower), better the mirror image. A cell whose timing
  *   was unsteady on one side only (p90/p50 - 1 above OB_TIME_UNSTEADY and
  *   above twice the other side's: the machine was busy) is left out; when

@@ -394,7 +394,7 @@ ob_status ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b
             else if (isinf(fa)) rel[m++] = INFINITY;
             else if (isinf(fb)) rel[m++] = -1.0;
             else if (fb != 0) rel[m++] = fa / fb - 1.0;
-            else if (fa == 0) rel[m++] = 0.0;
+            else rel[m++] = fa > 0 ? INFINITY : fa < 0 ? -INFINITY : 0.0; /* against a loss of 0 */
             break;
         }
     }
@@ -618,10 +618,11 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
             goto out;
         }
         /* the lr range: an lr besides the best one counts only where no seed
-         * diverged (a median of 7 seeds is finite with 3 of them diverged) */
+         * diverged or ended without a finite loss (a median of 7 seeds is
+         * finite with 3 of them diverged) */
         for (int i = 0; i < g->n_lr; i++) {
             lrv[i] = g->lrs[i].lr;
-            medv[i] = i != g->best && g->lrs[i].n_diverged > 0 ? INFINITY : g->lrs[i].med;
+            medv[i] = i != g->best && (g->lrs[i].n_diverged > 0 || isinf(g->lrs[i].max)) ? INFINITY : g->lrs[i].med;
         }
         g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, tol, &g->width_open_lo,
                                             &g->width_open_hi);

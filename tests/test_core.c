@@ -94,7 +94,11 @@ static void test_text(void)
     CHECK(!strcmp(ob_printable("\x01\xff" "a", b, sizeof b), "\\x01\\xffa"));
     CHECK(!strcmp(ob_printable("a\tb\x7f", b, sizeof b), "a\\x09b\\x7f"));
     CHECK(!strcmp(ob_printable("0123456789abcdefgh", b, sizeof b), "0123456789ab..."));
-    CHECK(!strcmp(ob_printable("0123456789a\xff", b, sizeof b), "0123456789a..."));
+    CHECK(!strcmp(ob_printable("0123456789abcdef", b, sizeof b), "0123456789ab..."));
+    CHECK(!strcmp(ob_printable("0123456789abcde", b, sizeof b), "0123456789abcde")); /* fits exactly */
+    CHECK(!strcmp(ob_printable("0123456789a\xff", b, sizeof b), "0123456789a\\xff"));
+    CHECK(!strcmp(ob_printable("0123456789ab\xff", b, sizeof b), "0123456789ab..."));
+    CHECK(!strcmp(ob_printable("a\xc2\x85z\xc2\xa0", b, sizeof b), "a\\xc2\\x85z\xc2\xa0")); /* C1 control, NBSP */
     CHECK(!strcmp(ob_printable("", b, sizeof b), ""));
 }
 

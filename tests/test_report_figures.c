@@ -479,10 +479,13 @@ static void test_no_hp_sweep(const char *db, const char *dir)
     if (fj) fclose(fj);
     struct utimbuf hour_ago = {time(NULL) - 3600, time(NULL) - 3600};
     CHECK(utime(dead, &hour_ago) == 0 && utime(live, &hour_ago) == 0);
-    /* a dead process's of this host goes at once; one of another host (a
-     * shared folder: its process cannot be asked) stays for ten minutes */
-    char here[700], there[700], host[256] = "";
+    /* a dead process's of this host and PID namespace goes at once; one of
+     * another (a container sharing the host's name, a folder shared between
+     * machines: its process cannot be asked) stays for ten minutes */
+    char here[700], there[700], host[256] = "", ns[128] = "";
     CHECK(gethostname(host, sizeof host - 1) == 0);
+    ssize_t nsl = readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+    ns[nsl > 0 ? nsl : 0] = 0;
     snprintf(here, sizeof here, "%s/.optbench-report-999999998-abcdef", out);
     snprintf(there, sizeof there, "%s/.optbench-report-999999997-abcdef", out);
     CHECK(mkdir(here, 0755) == 0 && mkdir(there, 0755) == 0);
@@ -491,7 +494,8 @@ static void test_no_hp_sweep(const char *db, const char *dir)
         snprintf(hp, sizeof hp, "%s/.host", k ? there : here);
         FILE *fh = fopen(hp, "w");
         if (fh) {
-            fprintf(fh, "%s\n", k ? "another-machine" : host);
+            if (k) fprintf(fh, "%s %s\n", host, "pid:[1]"); /* another PID namespace of this host */
+            else fprintf(fh, "%s %s\n", host, ns);
             fclose(fh);
         }
     }

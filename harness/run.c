@@ -823,7 +823,7 @@ out:
     res->peak_mem_bytes = (int64_t)(dev->bytes_peak - base_bytes);
     res->device_mem_bytes = drv_peak;
     res->state_bytes = cs.rep[0].opt ? (int64_t)ob_optim_state_bytes(cs.rep[0].opt) : 0;
-    res->step_ms_median = res->step_ms_p90 = NAN;
+    res->step_ms_median = res->step_ms_p90 = res->step_ms_mean = NAN;
     res->items_per_sec = NAN;
     /* step time after the warm-up only: a run that ended within it (e.g.
      * diverged at step 2) has none, rather than a warm-up figure */
@@ -833,6 +833,11 @@ out:
         double *tmp = malloc((size_t)n * sizeof *tmp);
         if (tmp) {
             memcpy(tmp, cs.step_ms + skip, (size_t)n * sizeof *tmp);
+            /* the mean, beside the quantiles: a step slow every k-th time
+             * (a sync, a refresh) moves it and not the median */
+            double sum = 0;
+            for (int64_t i = 0; i < n; i++) sum += tmp[i];
+            res->step_ms_mean = sum / (double)n;
             res->step_ms_median = ob_quantile_inplace(tmp, n, 0.5);
             res->step_ms_p90 = ob_quantile_inplace(tmp, n, 0.9);
             free(tmp);

@@ -1173,7 +1173,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
                                   : "Training time to reach the target loss, at the lr that got there first\\n"
-                                    "(steps at which the median over seeds reached it x median step time; \\\"not reached\\\": it never did)";
+                                    "(steps at which the median over seeds reached it x mean step time; \\\"not reached\\\": it never did)";
     char ylabel[128];
     if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
     else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");
@@ -1267,7 +1267,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
         "Estimated training time until the smoothed training loss first reaches the workload's "
         "target (see the time-to-target tables): steps to target (the first step at which the median over seeds reached it) times the "
-        "median step time, at the learning rate that got there first."};
+        "mean step time (slow steps, such as a refresh every k steps, included), at the learning rate that got "
+        "there first."};
     char extra[600] = "";
     int n_nodata = 0;
     for (int i = 0; i < n_slots; i++) n_nodata += what[i] == 6;

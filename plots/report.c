@@ -542,8 +542,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "at or below the workload's target (by default 1.1 x the best median final loss any "
               "optimizer reached there, but at least halfway from the loss before training to that best, "
               "so the best optimizer always gets there and one step's noise does not); each optimizer is "
-              "shown at its fastest lr, its steps and time both from that lr. Training time is steps x median step time (recording and "
-              "evaluation excluded). 'not reached' means censored: at no lr did the median over "
+              "shown at its fastest lr, its steps and time both from that lr. Training time is steps x mean step time (recording and "
+              "evaluation excluded; the mean counts steps that are slow now and then, such as SOAP's refreshes). 'not reached' means censored: at no lr did the median over "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank.");
 
@@ -690,7 +690,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
               target_rule(s, w),
               s->profile_by_steps ? "steps (--profile-by steps)"
-                                  : "estimated training time, steps x median step time (--profile-by steps "
+                                  : "estimated training time, steps x mean step time (--profile-by steps "
                                     "ranks by steps, which a busy machine cannot distort)");
         static const char *const thdr[] = {"rank", "optimizer", "steps to target",
                                            "training time (est.)", "at lr"};
@@ -768,8 +768,9 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
 
     /* ---- cost ---- */
     doc_h(dc, 2, "Cost: step time and memory");
-    doc_p(dc, "Median and 90th percentile of the time per training step (after a warm-up; "
-              "recording excluded), the overhead relative to sgd on the same workload (with the same training "
+    doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up; "
+              "recording excluded; each the median over the group's runs: a mean above the median is steps "
+              "that are much slower now and then, such as a refresh every k steps), the overhead relative to sgd on the same workload (with the same training "
               "settings when the benchmark has them), peak memory (the "
               "high-water mark of optbench's own allocations: parameters, gradients, activations, optimizer "
               "state, workspaces), optimizer state and, on a GPU, the device memory in use as the driver "
@@ -780,11 +781,11 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "property of the optimizer (re-time on an idle machine, or rank time to target by steps "
               "with --profile-by steps).", 100 * OB_STEP_SPREAD_UNSTEADY);
     static const char *const chdr[] = {"workload", "optimizer", "step ms (median)", "step ms (p90)",
-                                       "runs differ", "vs sgd", "items/s", "peak memory", "optimizer state",
-                                       "device memory (driver)"};
+                                       "step ms (mean)", "runs differ", "vs sgd", "items/s", "peak memory",
+                                       "optimizer state", "device memory (driver)"};
     int any_drv = 0;
     for (int k = 0; k < s->n_g; k++) any_drv |= s->g[k].device_mem_bytes > 0;
-    doc_table(dc, any_drv ? 10 : 9, chdr);
+    doc_table(dc, any_drv ? 11 : 10, chdr);
     int n_unsteady = 0;
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
@@ -805,6 +806,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_cell(dc, "%s", d->opt_labels[g->opt]);
             doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
+            doc_cell(dc, "%s", num(g->step_ms_mean, b1, sizeof b1));
             if (isnan(g->step_ms_spread)) doc_cell(dc, "-");
             else {
                 int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;

@@ -275,11 +275,13 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * median of the first few hundred would be of whichever cells sort first) */
     double *x = calloc((size_t)n + 1, sizeof *x), *y = calloc((size_t)n + 1, sizeof *y);
     double *bl = calloc((size_t)n + 1, sizeof *bl), *cl = calloc((size_t)n + 1, sizeof *cl);
-    if (!x || !y || !bl || !cl) {
+    double *z = calloc(3 * ((size_t)n + 1), sizeof *z); /* mean step time: changes, base, cand */
+    if (!x || !y || !bl || !cl || !z) {
         free(x);
         free(y);
         free(bl);
         free(cl);
+        free(z);
         return no_mem(e);
     }
     ob_status st = OB_OK;
@@ -345,10 +347,17 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * not in one of them); cells whose timing was unsteady on one side only (a
      * busy machine) are left out, and a group with mostly such cells is not
      * judged; so are cells run on different devices, unless asked for. y
-     * holds every timed cell's change, for the report. */
+     * holds every timed cell's change, for the report. The same cells'
+     * mean step times are judged alike (z): a step that is slow every k-th
+     * time (a sync, a refresh, an allocation) leaves the median where it was
+     * and shows in the mean. Their cells are not left out as unsteady, as
+     * such steps are what the mean is there to see (a p90 above the median
+     * needs more than a tenth of the steps slow); a busy machine, which
+     * slows some cells and not others, does not move the paired median. */
     m = 0;
     nb = 0;
-    int timed = 0;
+    int timed = 0, mm = 0;
+    double *zb = z + n + 1, *zc = z + 2 * (n + 1);
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (!(rb->step_ms_median > 0) || !(rc->step_ms_median > 0)) continue;
@@ -369,6 +378,12 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         x[m++] = r;
         bl[nb] = rb->step_ms_median;
         cl[nb++] = rc->step_ms_median;
+        if (rb->step_ms_mean > 0 && rc->step_ms_mean > 0 && isfinite(rb->step_ms_mean) &&
+            isfinite(rc->step_ms_mean)) { /* unknown in a database of schema < 4 */
+            z[mm] = rc->step_ms_mean / rb->step_ms_mean - 1;
+            zb[mm] = rb->step_ms_mean;
+            zc[mm++] = rc->step_ms_mean;
+        }
     }
     g->time_cells = timed;
     g->time_floor_ms = o->time_floor_ms;
@@ -376,8 +391,12 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
         if ((st = judge_pairs(&g->time, y, 0, 0, 1, e)) != OB_OK) goto done;
         g->time.effect = ob_stat_median(y, timed);
+        if ((st = judge_pairs(&g->time_mean, z, 0, 0, 1, e)) != OB_OK) goto done;
     } else {
         if ((st = judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1, e)) != OB_OK) goto done;
+        if ((st = judge_pairs(&g->time_mean, z, o->time_tol < 0 ? 0 : mm, o->time_tol, 1, e)) != OB_OK) goto done;
+        g->time_mean.base = ob_stat_median(zb, mm);
+        g->time_mean.cand = ob_stat_median(zc, mm);
     }
     g->time.base = ob_stat_median(bl, nb);
     g->time.cand = ob_stat_median(cl, nb);
@@ -429,9 +448,9 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     }
     g->n_matched = n;
 
-    const ob_cmp_quantity *qs[5] = {&g->loss, &g->metric, &g->time, &g->peak_mem, &g->state};
+    const ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
     int worse = g->n_new_failures > 0 || g->n_new_unfinished > 0 || g->n_new_diverged > 0, better = 0;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 6; i++) {
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
     }
@@ -469,6 +488,14 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             "%.4g ms -> %.4g ms (each cell's step time is its run's median); ",
             100 * g->time.effect, g->time.n, g->time.n == 1 ? "" : "s", ci_text(&g->time, 0, c1, sizeof c1),
             100 * o->time_tol, g->time.base, g->time.cand);
+    if (g->time_mean.v == OB_WORSE)
+        ADD("mean step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%), the "
+            "median step time's %+.0f%%%s; means %.4g ms -> %.4g ms (each cell's mean over its steps after the "
+            "warm-up); ",
+            100 * g->time_mean.effect, g->time_mean.n, g->time_mean.n == 1 ? "" : "s",
+            ci_text(&g->time_mean, 0, c1, sizeof c1), 100 * o->time_tol, 100 * g->time.effect,
+            g->time.v == OB_WORSE ? "" : ": some steps are much slower than the others now", g->time_mean.base,
+            g->time_mean.cand);
     char b1[32], b2[32], b3[32];
     if (g->peak_mem.v == OB_WORSE)
         ADD("peak memory %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->peak_mem.base, 0, b1, sizeof b1),
@@ -493,6 +520,7 @@ done:
     free(y);
     free(bl);
     free(cl);
+    free(z);
     return st;
 }
 
@@ -916,8 +944,17 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
         snprintf(buf, n, "other devices, not judged");
     else if (g->time_cells == 0 && g->time_fast > 0)
         snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
-    else
+    else {
         quantity_text(&g->time, 0, "not finite", buf, n);
+        /* the mean where it tells something the median does not: slow steps */
+        const ob_cmp_quantity *q = &g->time_mean;
+        if (q->v != OB_NODATA && (q->v != g->time.v || q->unsure != g->time.unsure)) {
+            char mt[96];
+            quantity_text(q, 0, "not finite", mt, sizeof mt);
+            size_t len = strlen(buf);
+            if (len + 1 < n && snprintf(buf + len, n - len, "; mean %s", mt) >= (int)(n - len)) buf[n - 1] = '\0';
+        }
+    }
 }
 
 /* The lr where final loss and held-out were judged (both sides there):
@@ -936,7 +973,7 @@ static void lr_text(const ob_cmp_group *g, char *buf, size_t n)
 
 /* The cells of one group's row, as the three writers show them. */
 typedef struct row_text {
-    char lr[64], l[96], m[110], t[96], mem[160];
+    char lr[64], l[96], m[110], t[192], mem[160];
 } row_text;
 
 static void row_texts(const ob_cmp_group *g, row_text *r)
@@ -1215,8 +1252,8 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
             100 * c->opts.loss_tol, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
     else
-        fprintf(f, "step time (each run's median step time, paired over cells like the final loss) beyond "
-                   "+-%.0f%%, cells with unsteady timing or steps under %g ms%s left out; ", 100 * c->opts.time_tol,
+        fprintf(f, "step time (each run's median step time, and its mean, which sees steps that are slow now "
+                   "and then, each paired over cells like the final loss) beyond +-%.0f%%, cells with unsteady timing or steps under %g ms%s left out; ", 100 * c->opts.time_tol,
                 c->opts.time_floor_ms, c->opts.time_across_devices ? "" : ", or run on different devices,");
     fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly (peak memory not across backends)" : "not judged");
 }

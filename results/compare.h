@@ -19,7 +19,10 @@
  *   step time, paired like the final loss (cells below time_floor_ms on both
  *   sides left out): worse when the median change
  *   exceeds time_tol and its 95% interval lies above 0 (with up to 8
- *   cells: every cell slower), better the mirror image. A cell whose timing
+ *   cells: every cell slower), better the mirror image. Each run's mean step
+ *   time is judged the same way over the same cells (time_mean; its verdict
+ *   counts like the median's): steps slow every k-th time move the mean and
+ *   not the median. A cell whose timing
  *   was unsteady on one side only (p90/p50 - 1 above OB_TIME_UNSTEADY and
  *   above twice the other side's: the machine was busy) is left out; when
  *   more than half of a group's cells are, its step time is not judged
@@ -99,6 +102,9 @@ typedef struct ob_cmp_group {
                                * (neither side has one) */
     int metric_is_loss;       /* the held-out quantity judged is the loss (no metric) */
     ob_cmp_quantity loss, metric, time, peak_mem, state;
+    ob_cmp_quantity time_mean; /* each cell's mean step time, over the cells judged for time (its
+                               * verdict is part of the step time's); no data where the database
+                               * of either side predates it (schema < 4) */
     int time_cells;           /* matched cells timed on both sides */
     int time_unsteady;        /* of them, left out: timing unsteady on one side */
     int time_not_judged;      /* more than half unsteady: step time has no verdict */

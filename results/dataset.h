@@ -40,6 +40,7 @@ typedef struct ob_rrun {
     int64_t n_skip_nonfinite, n_skip_spike, n_rollback;
     double final_loss, best_loss, eval_loss, eval_metric, loss_floor;    /* NaN when unknown */
     double step_ms_median, step_ms_p90, items_per_sec, wall_s;           /* NaN when unknown */
+    double step_ms_mean;       /* every step after the warm-up; NaN unknown (schema < 4) */
     int wl, opt;               /* indices into the dataset's workload and optimizer labels */
     int finished;              /* status done or diverged */
     int diverged;              /* status diverged */

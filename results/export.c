@@ -123,7 +123,9 @@ static const ob_file_doc docs[] = {
      "run after the sweep), device_mem_bytes (the largest device memory in use as the driver reports it; "
      "empty on the CPU), skipped_nonfinite (steps skipped for a non-finite gradient or loss), skipped_spike "
      "(steps the spike guard skipped: train.spike_z_loss, spike_z_grad), rollbacks (of the non-finite steps, "
-     "those that train.on_nonfinite = rollback rolled back)"},
+     "those that train.on_nonfinite = rollback rolled back), step_ms_mean (mean step time over the same "
+     "steps as the median: above it when some steps are much slower, e.g. a refresh every k steps; empty "
+     "for a database of an older optbench)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
      "(lr in effect at that step)"},
@@ -158,8 +160,8 @@ static const ob_file_doc docs[] = {
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
      "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
      "eval_metric_median, steps_to_target (the first step at which the median over seeds of the "
-     "trailing loss reached the target), time_to_target_s (steps x median step time; inf = not "
-     "reached), is_best (1 at the best lr)"},
+     "trailing loss reached the target), time_to_target_s (steps x the median over seeds of the runs' mean "
+     "step time; inf = not reached), is_best (1 at the best lr)"},
     {"hp_sweep.csv", "sensitivity to each swept hyperparameter besides the lr: one row per configuration "
      "at its best lr, per workload x key x line (written when a sweep gives a line: run --sweep; the "
      "hp_* figures draw it)",
@@ -182,14 +184,17 @@ static const ob_file_doc docs[] = {
      "halfway from the loss before training to the best median final loss, where 1.1 x asked for less), "
      "optimizer, rank (1 = fastest; empty when not reached), steps (the first step at which "
      "the median over seeds of the trailing loss reached it; inf = censored: it never did; empty when "
-     "target_met_at_start), time_s (inf = censored), lr "
+     "target_met_at_start), time_s (steps x the median over seeds of the runs' mean step time; inf = "
+     "censored), lr "
      "(the lr that got there first), censored (1/0), target_met_at_start (1: the loss before training "
      "was already at or below the target; nothing is ranked)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
      "state_bytes, device_mem_bytes (the largest device memory in use as the driver reports it: the whole "
-     "device, with the CUDA context and library workspaces; empty on the CPU)"},
+     "device, with the CUDA context and library workspaces; empty on the CPU), step_ms_mean (the median over "
+     "runs of each run's mean step time: above step_ms_median where some steps are much slower, e.g. "
+     "SOAP's refresh every k steps; time to target uses it)"},
     {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
      "tau, then one column per optimizer"},
     {"profile_area.csv", "area under each optimizer's performance profile over [1, tau_max]",
@@ -582,7 +587,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
                            "workload_params", "hparams", "error", "stage", "device_mem_bytes",
-                           "skipped_nonfinite", "skipped_spike", "rollbacks"),
+                           "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean"),
                        e));
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
@@ -615,6 +620,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_int(&c, r->n_skip_nonfinite);
         ob_csv_int(&c, r->n_skip_spike);
         ob_csv_int(&c, r->n_rollback);
+        ob_csv_num(&c, r->step_ms_mean);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);
@@ -874,7 +880,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
 
     OB_TRY(ob_csv_open(&c, dir, "cost.csv",
                        HDR("workload", "optimizer", "step_ms_median", "step_ms_p90", "overhead_vs_sgd",
-                           "items_per_sec", "peak_mem_bytes", "state_bytes", "device_mem_bytes"),
+                           "items_per_sec", "peak_mem_bytes", "state_bytes", "device_mem_bytes", "step_ms_mean"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -887,6 +893,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_opt_int(&c, g->peak_mem_bytes);
         ob_csv_opt_int(&c, g->state_bytes);
         ob_csv_opt_int(&c, g->device_mem_bytes);
+        ob_csv_num(&c, g->step_ms_mean);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

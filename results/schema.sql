@@ -1,4 +1,4 @@
--- results/schema.sql - the optbench results database, schema version 3.
+-- results/schema.sql - the optbench results database, schema version 4.
 --
 -- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43
 -- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats
@@ -63,9 +63,11 @@ CREATE TABLE IF NOT EXISTS runs (
     origin          TEXT,         -- merged runs: "FILE:run ID" it was copied from (v2)
     stage           TEXT,         -- NULL: a cell of the sweep; 'confirm': a fresh seed at its
                                   -- pair's best lr, run after the sweep (v3)
-    device_mem_bytes INTEGER      -- largest device memory in use as the driver reports it: the
+    device_mem_bytes INTEGER,     -- largest device memory in use as the driver reports it: the
                                   -- whole device (context, library workspaces, other processes);
                                   -- NULL on the CPU (v3)
+    step_ms_mean    REAL          -- mean per-step time after warm-up, recording excluded: beside
+                                  -- the median, it counts steps that are slow now and then (v4)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

@@ -527,7 +527,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     double *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
     double *tmp2 = malloc(((size_t)n + 1) * sizeof *tmp2);
     double *tmp3 = malloc(((size_t)n + 1) * sizeof *tmp3);
-    double *lrv = NULL, *medv = NULL, *a1 = NULL, *a4 = NULL;
+    double *lrv = NULL, *medv = NULL, *a1 = NULL, *a4 = NULL, *a5 = NULL;
     g->n_runs = n;
     g->lrs = calloc((size_t)n + 1, sizeof *g->lrs);
     g->first_div_lr = NAN;
@@ -632,10 +632,11 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     }
 
     /* cost */
-    int m1 = 0, m2 = 0, m3 = 0, m4 = 0;
+    int m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0;
     a1 = malloc(((size_t)n + 1) * sizeof *a1);
     a4 = malloc(((size_t)n + 1) * sizeof *a4);
-    if (!a1 || !a4) {
+    a5 = malloc(((size_t)n + 1) * sizeof *a5);
+    if (!a1 || !a4 || !a5) {
         st = no_mem(e, "computing the statistics");
         goto out;
     }
@@ -645,6 +646,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
         if (!isnan(r->step_ms_median)) a1[m1++] = r->step_ms_median;
         if (!isnan(r->step_ms_p90)) tmp[m2++] = r->step_ms_p90;
         if (!isnan(r->items_per_sec)) tmp2[m3++] = r->items_per_sec;
+        if (!isnan(r->step_ms_mean)) a5[m5++] = r->step_ms_mean;
         if (!isnan(r->loss_floor)) a4[m4++] = r->loss_floor;
         if (r->peak_mem_bytes > g->peak_mem_bytes) g->peak_mem_bytes = r->peak_mem_bytes;
         if (r->device_mem_bytes > g->device_mem_bytes) g->device_mem_bytes = r->device_mem_bytes;
@@ -653,6 +655,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     g->step_ms_median = ob_stat_median(a1, m1);
     g->step_ms_spread = m1 >= 2 && ob_stat_min(a1, m1) > 0 ? ob_stat_max(a1, m1) / ob_stat_min(a1, m1) - 1 : NAN;
     g->step_ms_p90 = ob_stat_median(tmp, m2);
+    g->step_ms_mean = ob_stat_median(a5, m5);
     g->items_per_sec = ob_stat_median(tmp2, m3);
     g->loss_floor = ob_stat_median(a4, m4);
     g->overhead_vs_sgd = NAN;
@@ -661,6 +664,7 @@ out:
     free(medv);
     free(a1);
     free(a4);
+    free(a5);
     free(tmp);
     free(tmp2);
     free(tmp3);
@@ -779,7 +783,11 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
             len[m] = r->n_curve;
             div[m] = r->diverged;
             m++;
-            if (!isnan(r->step_ms_median)) ms[mt++] = r->step_ms_median;
+            /* the mean step time: steps x mean is the time those steps took,
+             * slow ones (a refresh every k steps) included; the median
+             * where the database predates the mean */
+            double t = isnan(r->step_ms_mean) ? r->step_ms_median : r->step_ms_mean;
+            if (!isnan(t)) ms[mt++] = t;
         }
         int64_t at;
         if ((status = ob_stat_median_first_reach(m, st, ls, len, div, target, &at, e)) != OB_OK) break;

@@ -175,6 +175,9 @@ typedef struct ob_group {
     double tt_steps, tt_time_s, tt_lr; /* +inf when censored; tt_lr NaN then */
     int tt_censored;
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
+    double step_ms_mean;        /* median over runs of each run's mean step time: above the median
+                                 * step time where some steps are much slower (a refresh every k
+                                 * steps); NaN unknown (a database of schema < 4) */
     double step_ms_spread;      /* largest / smallest run median step time - 1 (NaN < 2 runs):
                                  * more than OB_STEP_SPREAD_UNSTEADY means a busy machine */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */

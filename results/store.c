@@ -23,7 +23,7 @@
 /* The schema: the same text as results/schema.sql (tests/test_store.c checks
  * that the two create identical tables). */
 static const char schema_sql[] =
-    "-- results/schema.sql - the optbench results database, schema version 2.\n"
+    "-- results/schema.sql - the optbench results database, schema version 4.\n"
     "--\n"
     "-- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43\n"
     "-- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats\n"
@@ -88,9 +88,11 @@ static const char schema_sql[] =
     "    origin          TEXT,         -- merged runs: \"FILE:run ID\" it was copied from (v2)\n"
     "    stage           TEXT,         -- NULL: a cell of the sweep; 'confirm': a fresh seed at its\n"
     "                                  -- pair's best lr, run after the sweep (v3)\n"
-    "    device_mem_bytes INTEGER      -- largest device memory in use as the driver reports it: the\n"
+    "    device_mem_bytes INTEGER,     -- largest device memory in use as the driver reports it: the\n"
     "                                  -- whole device (context, library workspaces, other processes);\n"
     "                                  -- NULL on the CPU (v3)\n"
+    "    step_ms_mean    REAL          -- mean per-step time after warm-up, recording excluded: beside\n"
+    "                                  -- the median, it counts steps that are slow now and then (v4)\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
     "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
@@ -128,15 +130,17 @@ static const char schema_sql[] =
 /* Migrations: migrations[v] brings a database from schema version v+1 to v+2.
  * 1 -> 2: provenance of sharded and merged benchmarks (columns appended, so a
  * migrated database has the same columns in the same order as a new one).
- * 2 -> 3: runs.stage, the confirmation runs after a sweep; runs.device_mem_bytes. */
+ * 2 -> 3: runs.stage, the confirmation runs after a sweep; runs.device_mem_bytes.
+ * 3 -> 4: runs.step_ms_mean. */
 static const char *const migrations[] = {
     "ALTER TABLE benchmarks ADD COLUMN shard TEXT;"
     "ALTER TABLE benchmarks ADD COLUMN provenance TEXT;"
     "ALTER TABLE runs ADD COLUMN origin TEXT;",
     "ALTER TABLE runs ADD COLUMN stage TEXT;"
     "ALTER TABLE runs ADD COLUMN device_mem_bytes INTEGER;",
+    "ALTER TABLE runs ADD COLUMN step_ms_mean REAL;",
 };
-#define N_MIGRATIONS 2
+#define N_MIGRATIONS 3
 
 enum {
     ST_BEGIN_BENCH,
@@ -171,7 +175,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         "UPDATE runs SET status = ?2, steps_done = ?3, final_loss = ?4, best_loss = ?5, "
         "eval_loss = ?6, eval_metric = ?7, loss_floor = ?8, peak_mem_bytes = ?9, "
         "state_bytes = ?10, step_ms_median = ?11, step_ms_p90 = ?12, items_per_sec = ?13, "
-        "diverged_step = ?14, wall_s = ?15, error = ?16, device_mem_bytes = ?17, "
+        "diverged_step = ?14, wall_s = ?15, error = ?16, device_mem_bytes = ?17, step_ms_mean = ?18, "
         "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
 };
 
@@ -833,6 +837,7 @@ ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *
     bind_real(q, 15, r->wall_s);
     bind_text(q, 16, r->error);
     bind_opt_int(q, 17, r->device_mem_bytes > 0 ? r->device_mem_bytes : -1);
+    bind_real(q, 18, r->step_ms_mean);
     return update_one(s, q, "recording the run's result", run_id, e);
 }
 
@@ -990,7 +995,7 @@ ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err
         "DELETE FROM events WHERE run_id = ?1 AND (step > ?2 OR step IS NULL OR kind = 'diverged')",
         "UPDATE runs SET status = 'running', steps_done = max(?2, 0), final_loss = NULL, "
         "best_loss = NULL, eval_loss = NULL, eval_metric = NULL, step_ms_median = NULL, "
-        "step_ms_p90 = NULL, items_per_sec = NULL, diverged_step = NULL, finished_at = NULL, device_mem_bytes = NULL, "
+        "step_ms_p90 = NULL, step_ms_mean = NULL, items_per_sec = NULL, diverged_step = NULL, finished_at = NULL, device_mem_bytes = NULL, "
         "error = NULL, origin = CASE WHEN ?2 > 0 THEN origin END, "
         "started_at = coalesce(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) "
         "WHERE id = ?1",

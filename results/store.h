@@ -9,7 +9,7 @@
  *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
  *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
  *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin, stage,
- *        device_mem_bytes)
+ *        device_mem_bytes, step_ms_mean)
  *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
  *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
  *   events(id, run_id, step, kind, detail)
@@ -24,7 +24,7 @@
 
 #include "core/ob.h"
 
-#define OB_SCHEMA_VERSION 3
+#define OB_SCHEMA_VERSION 4
 #define OB_APPLICATION_ID 0x4f424e43 /* 'OBNC', PRAGMA application_id */
 
 typedef struct ob_store ob_store;
@@ -60,6 +60,8 @@ typedef struct ob_run_result {
                                 * device: context, library workspaces, other processes); <= 0 unknown */
     int64_t state_bytes;
     double step_ms_median, step_ms_p90;
+    double step_ms_mean;       /* every step after the warm-up: with the median, it shows steps
+                                * that are slow now and then (a sync every k steps); NaN unknown */
     double items_per_sec;      /* NaN when the workload has no items */
     int64_t diverged_step;     /* -1 when not diverged */
     double wall_s;

@@ -439,6 +439,32 @@ static void test_tt_one_lr(const char *path)
         ob_stats_free(&st);
     }
     ob_dataset_free(&d);
+    /* time is steps x the mean step time: lr 0.1's steps of median 1 ms with
+     * a mean of 1.5 ms (slow steps now and then) take 0.030 s; with a mean of
+     * 6 ms, 0.120 s, and lr 0.01 (10 steps of 10 ms) gets there first; a
+     * database without means (schema < 4) falls back on the median */
+    static const struct { const char *sql; double lr, steps, time_s, mean; } mc[] = {
+        {"UPDATE runs SET step_ms_mean = 1.5 WHERE lr = 0.1", 0.1, 20, 0.030, 1.5},
+        {"UPDATE runs SET step_ms_mean = 6 WHERE lr = 0.1", 0.01, 10, 0.100, 6},
+        {"UPDATE runs SET step_ms_mean = NULL", 0.1, 20, 0.020, NAN},
+    };
+    o.profile_by_steps = 0;
+    for (size_t k = 0; k < sizeof mc / sizeof mc[0]; k++) {
+        CHECK(sqlite3_exec(ob_store_db(s), mc[k].sql, NULL, NULL, NULL) == SQLITE_OK);
+        CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+        CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
+        ob_stats st;
+        CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+        const ob_group *g = grp(&d, &st, "W", "adam");
+        CHECK_MSG(g && g->tt_lr == mc[k].lr && g->tt_steps == mc[k].steps && fabs(g->tt_time_s - mc[k].time_s) < 1e-12,
+                  "mean %zu: lr %g, %g steps, %g s", k, g ? g->tt_lr : NAN, g ? g->tt_steps : NAN,
+                  g ? g->tt_time_s : NAN);
+        /* the group's mean: the median over its two runs (10 ms at lr 0.01) */
+        if (g && !isnan(mc[k].mean)) CHECK_NEAR(g->step_ms_mean, (10 + mc[k].mean) / 2, 1e-12);
+        if (g && isnan(mc[k].mean)) CHECK(isnan(g->step_ms_mean));
+        ob_stats_free(&st);
+        ob_dataset_free(&d);
+    }
     ob_store_close(s);
 }
 

@@ -67,6 +67,7 @@ static inline int64_t fx_add_stage(ob_store *s, int64_t bench, const fx_run *r, 
                          .eval_metric = div ? NAN : r->metric, .loss_floor = NAN,
                          .peak_mem_bytes = r->peak, .state_bytes = r->state,
                          .step_ms_median = r->step_ms, .step_ms_p90 = r->p90,
+                         .step_ms_mean = r->step_ms, /* steady steps */
                          .items_per_sec = NAN, .diverged_step = div ? 7 : -1, .wall_s = 1.0,
                          .error = !strcmp(r->status, "failed") ? FX_ERROR_TEXT : NULL};
     if (ob_store_finish_run(s, id, &res, &e) != OB_OK) {

@@ -125,7 +125,7 @@ if [ $have_py = 1 ]; then
   # slow (p50 and p90: a steady slowdown)
   sql "$tmp/cand.db" \
     "UPDATE runs SET final_loss = final_loss * 1.5 WHERE optimizer = 'adam' AND workload = 'quadratic'" \
-    "UPDATE runs SET step_ms_median = step_ms_median * 2, step_ms_p90 = step_ms_p90 * 2 WHERE optimizer = 'sgd'"
+    "UPDATE runs SET step_ms_median = step_ms_median * 2, step_ms_p90 = step_ms_p90 * 2, step_ms_mean = step_ms_mean * 2 WHERE optimizer = 'sgd'"
   # steps under the floor on both sides are not timed (the default floor, 0.05
   # ms, is above these steps only in an optimized build: a floor of 1 s here)
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --junit "$tmp/floor.xml" --time-floor 1000
@@ -144,13 +144,22 @@ if [ $have_py = 1 ]; then
   # with time off and a 60% loss tolerance it passes
   compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --loss-tol 0.6
 
+  # steps slow now and then: the median step time as it was, the mean 50% up
+  # on every cell of adam: a regression, seen through the mean
+  cp "$tmp/base.db" "$tmp/slow.db"
+  sql "$tmp/slow.db" "UPDATE runs SET step_ms_mean = step_ms_mean * 1.5 WHERE optimizer = 'adam'"
+  compare 1 --baseline "$tmp/base.db" --candidate "$tmp/slow.db" --markdown "$tmp/slow.md" --time-floor 0
+  check "slow steps: the mean's verdict in the row: $(grep '^quadratic *adam' "$tmp/out")" \
+    grep -q '^quadratic *adam .*same; mean +50.0% \[+50.0%, +50.0%\] worse .*WORSE' "$tmp/out"
+  check "slow steps: markdown says why" grep -q 'mean step time worse: median per-cell change +50%' "$tmp/slow.md"
+
   # the candidate ran on another device (the CI runner changed), 3x slower and
   # with twice the peak memory: step times of different devices are not
   # compared, nor peak memory across backends; a note says so in every report
   cp "$tmp/base.db" "$tmp/gpu.db"
   gpu='cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, matmul fp32)'
   sql "$tmp/gpu.db" \
-    "UPDATE runs SET backend = 'cuda', device = '$gpu', step_ms_median = step_ms_median * 3, step_ms_p90 = step_ms_p90 * 3, peak_mem_bytes = peak_mem_bytes * 2"
+    "UPDATE runs SET backend = 'cuda', device = '$gpu', step_ms_median = step_ms_median * 3, step_ms_p90 = step_ms_p90 * 3, step_ms_mean = step_ms_mean * 3, peak_mem_bytes = peak_mem_bytes * 2"
   cpu=$(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute("SELECT device FROM runs LIMIT 1").fetchone()[0])' "$tmp/base.db")
   compare 0 --baseline "$tmp/base.db" --candidate "$tmp/gpu.db" --time-floor 0 --markdown "$tmp/dev.md" \
     --junit "$tmp/dev.xml"
@@ -171,7 +180,7 @@ if [ $have_py = 1 ]; then
   # the same backend, another CPU, for sgd only: its time is left out, adam's judged, memory judged
   cp "$tmp/base.db" "$tmp/cpu8.db"
   sql "$tmp/cpu8.db" \
-    "UPDATE runs SET device = 'cpu: 8 threads', step_ms_median = step_ms_median * 3, step_ms_p90 = step_ms_p90 * 3 WHERE optimizer = 'sgd'"
+    "UPDATE runs SET device = 'cpu: 8 threads', step_ms_median = step_ms_median * 3, step_ms_p90 = step_ms_p90 * 3, step_ms_mean = step_ms_mean * 3 WHERE optimizer = 'sgd'"
   compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cpu8.db" --time-floor 0
   check "another CPU for sgd: the note: $(grep '^note' "$tmp/out")" \
     grep -qF "note: 12 matched cells ran on different devices (baseline: \"$cpu\"; candidate: \"cpu: 8 threads\"): their step times are not compared (--time-across-devices compares them anyway)" "$tmp/out"

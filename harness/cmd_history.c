@@ -49,6 +49,7 @@ static const metric_def metrics[] = {
     {"state_bytes", "optimizer state (bytes)", 0, LOWER},
     {"divergence_rate", "fraction of runs that diverged", 0, LOWER},
     {"steps_to_target", "steps to the target loss (that night's default target)", 1, LOWER},
+    {"step_ms_mean", "mean step time (ms): slow steps now and then included", 0, LOWER},
 };
 #define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
 
@@ -63,6 +64,7 @@ static double metric_value(int m, const ob_group *g)
     case 5: return g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN;
     case 6: return g->state_bytes >= 0 ? (double)g->state_bytes : NAN;
     case 7: return g->div_rate;
+    case 9: return g->step_ms_mean;
     default: return g->tt_steps;
     }
 }

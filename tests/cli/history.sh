@@ -84,6 +84,9 @@ check "best_lr: no direction: $(head -1 "$tmp/out")" test "$(grep -c 'is better'
 hist --out "$tmp/d2" --metric final_loss
 check "final_loss: lower is better" grep -q '^median final training loss at the best lr over .* (lower is better)$' "$tmp/out"
 check "final_loss: in the plot title" grep -q '^set title ".* (lower is better)"$' "$tmp/d2/history.gp"
+hist --metric step_ms_mean
+check "step_ms_mean: a value per benchmark: $(sed -n 3p "$tmp/out")" \
+  grep -Eq '^1 +[0-9-]+ [0-9:]+ +[^ ]+ .* [0-9]+\.[0-9]+( |$)' "$tmp/out"
 hist --metric eval_metric
 check "eval_metric without a metric: no direction: $(head -1 "$tmp/out")" test "$(grep -c 'is better' "$tmp/out")" = 0
 hist --out "$tmp/d3" --metric eval_metric

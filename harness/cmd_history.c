@@ -50,6 +50,7 @@ static const metric_def metrics[] = {
     {"divergence_rate", "fraction of runs that diverged", 0, LOWER},
     {"steps_to_target", "steps to the target loss (that night's default target)", 1, LOWER},
     {"step_ms_mean", "mean step time (ms): slow steps now and then included", 0, LOWER},
+    {"opt_ms", "median time of the optimizer's part of a step (ms)", 0, LOWER},
 };
 #define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
 
@@ -65,6 +66,7 @@ static double metric_value(int m, const ob_group *g)
     case 6: return g->state_bytes >= 0 ? (double)g->state_bytes : NAN;
     case 7: return g->div_rate;
     case 9: return g->step_ms_mean;
+    case 10: return g->opt_ms_median;
     default: return g->tt_steps;
     }
 }

@@ -49,6 +49,10 @@
 #include "harness/progress.h"
 #include "harness/signals.h"
 #include "results/stats.h"
+#include "ob_git_rev.h" /* generated at build time (cmake/git_rev.cmake) */
+
+/* three timer marks per step, a flush's steps at most */
+_Static_assert(3 * OB_FLUSH_STEPS <= OB_TIMER_SLOTS, "a flush's timer marks do not fit the backend's slots");
 
 static double now_s(void)
 {
@@ -122,6 +126,8 @@ typedef struct replica_state {
 /* Everything a cell owns; freed in one place whatever happened. */
 typedef struct cell_state {
     double *losses, *step_ms;
+    double *opt_ms; /* the optimizer's part of each step (NaN for steps before a
+                     * resume from a checkpoint that does not hold it) */
     ob_curve_point *pts;
     ob_event *events;
     char (*event_text)[160];
@@ -158,6 +164,7 @@ static void cell_free(const replicas *rp, cell_state *cs)
     }
     free(cs->losses);
     free(cs->step_ms);
+    free(cs->opt_ms);
     free(cs->pts);
     free(cs->events);
     free(cs->event_text);
@@ -314,6 +321,7 @@ static ob_status write_checkpoint(const matrix_ctx *x, const job *j, ob_device *
         sec[n++] = (ob_ckpt_section){"backend", dev->ops->name, strlen(dev->ops->name)};
         sec[n++] = (ob_ckpt_section){"run", rs, sizeof *rs};
         sec[n++] = (ob_ckpt_section){"step_ms", cs->step_ms, (uint64_t)step * sizeof(double)};
+        sec[n++] = (ob_ckpt_section){"opt_ms", cs->opt_ms, (uint64_t)step * sizeof(double)};
         sec[n++] = (ob_ckpt_section){"params", host[0], pbytes};
     }
     for (int i = 0; i < nb && s == OB_OK; i++) {
@@ -443,6 +451,12 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
         if (s == OB_OK) {
             memcpy(rs, ob_ckpt_find(&c, "run")->data, sizeof *rs);
             memcpy(cs->step_ms, ob_ckpt_find(&c, "step_ms")->data, (size_t)c.step * sizeof(double));
+            /* a checkpoint of an older optbench has no optimizer times: unknown */
+            const ob_ckpt_section *om = ob_ckpt_find(&c, "opt_ms");
+            if (om && om->bytes == (uint64_t)c.step * sizeof(double))
+                memcpy(cs->opt_ms, om->data, (size_t)c.step * sizeof(double));
+            else
+                for (int64_t t = 0; t < c.step; t++) cs->opt_ms[t] = NAN;
             *from = c.step;
         }
         ob_ckpt_free(&c);
@@ -622,10 +636,11 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
 
     cs.losses = malloc((size_t)steps * sizeof *cs.losses);
     cs.step_ms = malloc((size_t)steps * sizeof *cs.step_ms);
+    cs.opt_ms = malloc((size_t)steps * sizeof *cs.opt_ms);
     cs.pts = malloc(OB_FLUSH_STEPS * sizeof *cs.pts);
     cs.events = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs.events);
     cs.event_text = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs.event_text);
-    if (!cs.losses || !cs.step_ms || !cs.pts || !cs.events || !cs.event_text) {
+    if (!cs.losses || !cs.step_ms || !cs.opt_ms || !cs.pts || !cs.events || !cs.event_text) {
         st = ob_fail(&e, OB_ERR_NOMEM, "out of memory for the curve of %lld steps", (long long)steps);
         goto out;
     }
@@ -667,7 +682,9 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
     int64_t batch_start = start + 1;
     for (int64_t t = start + 1; t <= steps; t++) {
         int k = (int)(t - batch_start);
-        CK(ops->timer_mark(dev, 2 * k, &e));
+        /* three marks a step: its start, the gradients summed, its end (the
+         * optimizer's part between the last two) */
+        CK(ops->timer_mark(dev, 3 * k, &e));
         /* each replica its part of the batch; the sum of the parts' gradients
          * and losses over the replicas; then the same step on every replica */
         for (int r = 0; r < rp->n; r++) {
@@ -676,12 +693,13 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             CK(q->wl->vt->train_step(q->wl, q->params, q->grads, t - 1, &q->loss_dev[k], &e));
         }
         if (rp->n > 1) CK(replicas_sum(rp, &cs, k, &e));
+        CK(ops->timer_mark(dev, 3 * k + 1, &e));
         for (int r = rp->n - 1; r >= 0; r--) {
             replica_state *q = &cs.rep[r];
             CK(use_replica(rp, r, &e));
             CK(ob_optim_step(q->opt, q->params, q->grads, &q->loss_dev[k], t, &q->rec_dev[k], &e));
         }
-        CK(ops->timer_mark(dev, 2 * k + 1, &e));
+        CK(ops->timer_mark(dev, 3 * k + 2, &e));
         int eval_due = eval_every > 0 && t % eval_every == 0;
         int ckpt_due = ckpt_every > 0 && t % ckpt_every == 0 && t < steps;
         int stop_now = ob_signal_pending() != 0 && t < steps;
@@ -708,11 +726,13 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
         cs.n_events = 0;
         for (int jj = 0; jj < nb && diverged_step < 0; jj++) {
             int64_t step = batch_start + jj;
-            double ms;
-            CK(ops->timer_read(dev, 2 * jj, 2 * jj + 1, &ms, &e));
+            double ms, oms;
+            CK(ops->timer_read(dev, 3 * jj, 3 * jj + 2, &ms, &e));
+            CK(ops->timer_read(dev, 3 * jj + 1, 3 * jj + 2, &oms, &e));
             ob_step_record *r = &recs[jj];
             cs.losses[done] = r->loss;
             cs.step_ms[done] = ms;
+            cs.opt_ms[done] = oms;
             done++;
             cs.pts[n_pts].step = step;
             cs.pts[n_pts].loss = r->loss;
@@ -824,10 +844,11 @@ out:
     res->device_mem_bytes = drv_peak;
     res->state_bytes = cs.rep[0].opt ? (int64_t)ob_optim_state_bytes(cs.rep[0].opt) : 0;
     res->step_ms_median = res->step_ms_p90 = res->step_ms_mean = NAN;
+    res->opt_ms_median = res->opt_ms_mean = NAN;
     res->items_per_sec = NAN;
     /* step time after the warm-up only: a run that ended within it (e.g.
      * diverged at step 2) has none, rather than a warm-up figure */
-    if (done > OB_WARMUP_STEPS && cs.step_ms) {
+    if (done > OB_WARMUP_STEPS && cs.step_ms && cs.opt_ms) {
         int64_t skip = OB_WARMUP_STEPS;
         int64_t n = done - skip;
         double *tmp = malloc((size_t)n * sizeof *tmp);
@@ -840,6 +861,15 @@ out:
             res->step_ms_mean = sum / (double)n;
             res->step_ms_median = ob_quantile_inplace(tmp, n, 0.5);
             res->step_ms_p90 = ob_quantile_inplace(tmp, n, 0.9);
+            /* the optimizer's part, over the steps whose part is known */
+            int64_t no = 0;
+            sum = 0;
+            for (int64_t i = 0; i < n; i++)
+                if (!isnan(cs.opt_ms[skip + i])) sum += tmp[no++] = cs.opt_ms[skip + i];
+            if (no > 0) {
+                res->opt_ms_mean = sum / (double)no;
+                res->opt_ms_median = ob_quantile_inplace(tmp, no, 0.5);
+            }
             free(tmp);
         }
         if (cs.rep[0].wl && cs.rep[0].wl->items_per_step > 0 && res->step_ms_median > 0)

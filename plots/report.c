@@ -770,7 +770,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     doc_h(dc, 2, "Cost: step time and memory");
     doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up; "
               "recording excluded; each the median over the group's runs: a mean above the median is steps "
-              "that are much slower now and then, such as a refresh every k steps), the overhead relative to sgd on the same workload (with the same training "
+              "that are much slower now and then, such as a refresh every k steps), the optimizer's part of a "
+              "step ('optimizer ms', its median: from the gradients to the updated parameters), the overhead relative to sgd on the same workload (with the same training "
               "settings when the benchmark has them), peak memory (the "
               "high-water mark of optbench's own allocations: parameters, gradients, activations, optimizer "
               "state, workspaces), optimizer state and, on a GPU, the device memory in use as the driver "
@@ -781,11 +782,11 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "property of the optimizer (re-time on an idle machine, or rank time to target by steps "
               "with --profile-by steps).", 100 * OB_STEP_SPREAD_UNSTEADY);
     static const char *const chdr[] = {"workload", "optimizer", "step ms (median)", "step ms (p90)",
-                                       "step ms (mean)", "runs differ", "vs sgd", "items/s", "peak memory",
-                                       "optimizer state", "device memory (driver)"};
+                                       "step ms (mean)", "optimizer ms", "runs differ", "vs sgd", "items/s",
+                                       "peak memory", "optimizer state", "device memory (driver)"};
     int any_drv = 0;
     for (int k = 0; k < s->n_g; k++) any_drv |= s->g[k].device_mem_bytes > 0;
-    doc_table(dc, any_drv ? 11 : 10, chdr);
+    doc_table(dc, any_drv ? 12 : 11, chdr);
     int n_unsteady = 0;
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
@@ -807,6 +808,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->step_ms_mean, b1, sizeof b1));
+            doc_cell(dc, "%s", num(g->opt_ms_median, b1, sizeof b1));
             if (isnan(g->step_ms_spread)) doc_cell(dc, "-");
             else {
                 int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;

@@ -372,9 +372,10 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
      * an older optbench, read as it is, has neither; backend and device are
      * read only when present too (a database written by another tool);
      * runs.step_ms_mean is version 4 */
-    int has_stage = 0, has_dmem = 0, has_backend = 0, has_device = 0, has_mean = 0;
+    int has_stage = 0, has_dmem = 0, has_backend = 0, has_device = 0, has_mean = 0, has_opt = 0;
     if (sqlite3_prepare_v2(db, "SELECT sum(name = 'stage'), sum(name = 'device_mem_bytes'), "
-                               "sum(name = 'backend'), sum(name = 'device'), sum(name = 'step_ms_mean') "
+                               "sum(name = 'backend'), sum(name = 'device'), sum(name = 'step_ms_mean'), "
+                               "sum(name = 'opt_ms_median') + sum(name = 'opt_ms_mean') "
                                "FROM pragma_table_info('runs')", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW) {
             has_stage = sqlite3_column_int(q, 0) > 0;
@@ -382,6 +383,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
             has_backend = sqlite3_column_int(q, 2) > 0;
             has_device = sqlite3_column_int(q, 3) > 0;
             has_mean = sqlite3_column_int(q, 4) > 0;
+            has_opt = sqlite3_column_int(q, 5) == 2;
         }
         sqlite3_finalize(q);
     }
@@ -400,8 +402,9 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " coalesce(backend_, ''), coalesce(device_, ''), "
              " CASE WHEN json_valid(workload_params) AND steps IS NOT NULL "
              "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END, "
-             " chosen_, mean_ "
+             " chosen_, mean_, optmed_, optmean_ "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
+             "      %s AS optmed_, %s AS optmean_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
              "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1 "
              "      WINDOW cw AS (PARTITION BY workload, coalesce(workload_params, ''), steps, optimizer, "
@@ -409,7 +412,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "                    ORDER BY status IN ('done', 'diverged') DESC, id DESC)) AS rr "
              "ORDER BY workload, coalesce(workload_params, '{}'), steps, optimizer, opt_key, lr, seed, id",
              has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_backend ? "backend" : "NULL",
-             has_device ? "device" : "NULL", has_mean ? "step_ms_mean" : "NULL", has_stage ? "stage" : "NULL");
+             has_device ? "device" : "NULL", has_mean ? "step_ms_mean" : "NULL", has_opt ? "opt_ms_median" : "NULL",
+             has_opt ? "opt_ms_mean" : "NULL", has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc, oom = 0;
@@ -473,6 +477,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->step_ms_median = col_real(q, 22);
         r->step_ms_p90 = col_real(q, 23);
         r->step_ms_mean = col_real(q, 36);
+        r->opt_ms_median = col_real(q, 37);
+        r->opt_ms_mean = col_real(q, 38);
         r->items_per_sec = col_real(q, 24);
         r->wall_s = col_real(q, 25);
         r->device_mem_bytes = col_int(q, 28);

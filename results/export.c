@@ -125,7 +125,9 @@ static const ob_file_doc docs[] = {
      "(steps the spike guard skipped: train.spike_z_loss, spike_z_grad), rollbacks (of the non-finite steps, "
      "those that train.on_nonfinite = rollback rolled back), step_ms_mean (mean step time over the same "
      "steps as the median: above it when some steps are much slower, e.g. a refresh every k steps; empty "
-     "for a database of an older optbench)"},
+     "for a database of an older optbench), opt_ms_median, opt_ms_mean (the optimizer's part of those "
+     "steps: from the gradients, summed over the replicas, to the updated parameters; empty for a database "
+     "of an older optbench)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
      "(lr in effect at that step)"},
@@ -194,7 +196,9 @@ static const ob_file_doc docs[] = {
      "state_bytes, device_mem_bytes (the largest device memory in use as the driver reports it: the whole "
      "device, with the CUDA context and library workspaces; empty on the CPU), step_ms_mean (the median over "
      "runs of each run's mean step time: above step_ms_median where some steps are much slower, e.g. "
-     "SOAP's refresh every k steps; time to target uses it)"},
+     "SOAP's refresh every k steps; time to target uses it), opt_ms_median and opt_ms_mean (the optimizer's "
+     "part of a step, from the gradients to the updated parameters: medians over runs of each run's median "
+     "and mean)"},
     {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
      "tau, then one column per optimizer"},
     {"profile_area.csv", "area under each optimizer's performance profile over [1, tau_max]",
@@ -587,7 +591,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
                            "workload_params", "hparams", "error", "stage", "device_mem_bytes",
-                           "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean"),
+                           "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean", "opt_ms_median", "opt_ms_mean"),
                        e));
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
@@ -621,6 +625,8 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_int(&c, r->n_skip_spike);
         ob_csv_int(&c, r->n_rollback);
         ob_csv_num(&c, r->step_ms_mean);
+        ob_csv_num(&c, r->opt_ms_median);
+        ob_csv_num(&c, r->opt_ms_mean);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);
@@ -880,7 +886,8 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
 
     OB_TRY(ob_csv_open(&c, dir, "cost.csv",
                        HDR("workload", "optimizer", "step_ms_median", "step_ms_p90", "overhead_vs_sgd",
-                           "items_per_sec", "peak_mem_bytes", "state_bytes", "device_mem_bytes", "step_ms_mean"),
+                           "items_per_sec", "peak_mem_bytes", "state_bytes", "device_mem_bytes", "step_ms_mean", "opt_ms_median",
+                           "opt_ms_mean"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -894,6 +901,8 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_opt_int(&c, g->state_bytes);
         ob_csv_opt_int(&c, g->device_mem_bytes);
         ob_csv_num(&c, g->step_ms_mean);
+        ob_csv_num(&c, g->opt_ms_median);
+        ob_csv_num(&c, g->opt_ms_mean);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

@@ -17,7 +17,7 @@ CREATE TABLE IF NOT EXISTS benchmarks (
     id          INTEGER PRIMARY KEY,
     name        TEXT,             -- config name or a label given on the command line
     config      TEXT,             -- the effective configuration (YAML text)
-    git_rev     TEXT,             -- revision of the optbench source that ran it
+    git_rev     TEXT,             -- revision of the optbench source that ran it ("-dirty": with edits)
     host        TEXT,
     backend     TEXT,             -- cpu | cuda
     device      TEXT,             -- e.g. "CPU (2 threads)" or the GPU name
@@ -66,8 +66,10 @@ CREATE TABLE IF NOT EXISTS runs (
     device_mem_bytes INTEGER,     -- largest device memory in use as the driver reports it: the
                                   -- whole device (context, library workspaces, other processes);
                                   -- NULL on the CPU (v3)
-    step_ms_mean    REAL          -- mean per-step time after warm-up, recording excluded: beside
+    step_ms_mean    REAL,         -- mean per-step time after warm-up, recording excluded: beside
                                   -- the median, it counts steps that are slow now and then (v4)
+    opt_ms_median   REAL,         -- the optimizer's part of a step (from the gradients, summed
+    opt_ms_mean     REAL          -- over the replicas, to the updated parameters), same steps (v4)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

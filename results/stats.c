@@ -632,10 +632,10 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     }
 
     /* cost */
-    int m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0;
+    int m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0, m6 = 0, m7 = 0;
     a1 = malloc(((size_t)n + 1) * sizeof *a1);
     a4 = malloc(((size_t)n + 1) * sizeof *a4);
-    a5 = malloc(((size_t)n + 1) * sizeof *a5);
+    a5 = malloc(3 * ((size_t)n + 1) * sizeof *a5); /* step mean, optimizer median, optimizer mean */
     if (!a1 || !a4 || !a5) {
         st = no_mem(e, "computing the statistics");
         goto out;
@@ -647,6 +647,8 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
         if (!isnan(r->step_ms_p90)) tmp[m2++] = r->step_ms_p90;
         if (!isnan(r->items_per_sec)) tmp2[m3++] = r->items_per_sec;
         if (!isnan(r->step_ms_mean)) a5[m5++] = r->step_ms_mean;
+        if (!isnan(r->opt_ms_median)) a5[n + 1 + m6++] = r->opt_ms_median;
+        if (!isnan(r->opt_ms_mean)) a5[2 * (n + 1) + m7++] = r->opt_ms_mean;
         if (!isnan(r->loss_floor)) a4[m4++] = r->loss_floor;
         if (r->peak_mem_bytes > g->peak_mem_bytes) g->peak_mem_bytes = r->peak_mem_bytes;
         if (r->device_mem_bytes > g->device_mem_bytes) g->device_mem_bytes = r->device_mem_bytes;
@@ -656,6 +658,8 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     g->step_ms_spread = m1 >= 2 && ob_stat_min(a1, m1) > 0 ? ob_stat_max(a1, m1) / ob_stat_min(a1, m1) - 1 : NAN;
     g->step_ms_p90 = ob_stat_median(tmp, m2);
     g->step_ms_mean = ob_stat_median(a5, m5);
+    g->opt_ms_median = ob_stat_median(a5 + n + 1, m6);
+    g->opt_ms_mean = ob_stat_median(a5 + 2 * (n + 1), m7);
     g->items_per_sec = ob_stat_median(tmp2, m3);
     g->loss_floor = ob_stat_median(a4, m4);
     g->overhead_vs_sgd = NAN;

@@ -178,6 +178,8 @@ typedef struct ob_group {
     double step_ms_mean;        /* median over runs of each run's mean step time: above the median
                                  * step time where some steps are much slower (a refresh every k
                                  * steps); NaN unknown (a database of schema < 4) */
+    double opt_ms_median, opt_ms_mean; /* the optimizer's part of a step (medians over runs of each
+                                 * run's median and mean); NaN unknown */
     double step_ms_spread;      /* largest / smallest run median step time - 1 (NaN < 2 runs):
                                  * more than OB_STEP_SPREAD_UNSTEADY means a busy machine */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */

@@ -42,7 +42,7 @@ static const char schema_sql[] =
     "    id          INTEGER PRIMARY KEY,\n"
     "    name        TEXT,             -- config name or a label given on the command line\n"
     "    config      TEXT,             -- the effective configuration (YAML text)\n"
-    "    git_rev     TEXT,             -- revision of the optbench source that ran it\n"
+    "    git_rev     TEXT,             -- revision of the optbench source that ran it (\"-dirty\": with edits)\n"
     "    host        TEXT,\n"
     "    backend     TEXT,             -- cpu | cuda\n"
     "    device      TEXT,             -- e.g. \"CPU (2 threads)\" or the GPU name\n"
@@ -91,8 +91,10 @@ static const char schema_sql[] =
     "    device_mem_bytes INTEGER,     -- largest device memory in use as the driver reports it: the\n"
     "                                  -- whole device (context, library workspaces, other processes);\n"
     "                                  -- NULL on the CPU (v3)\n"
-    "    step_ms_mean    REAL          -- mean per-step time after warm-up, recording excluded: beside\n"
+    "    step_ms_mean    REAL,         -- mean per-step time after warm-up, recording excluded: beside\n"
     "                                  -- the median, it counts steps that are slow now and then (v4)\n"
+    "    opt_ms_median   REAL,         -- the optimizer's part of a step (from the gradients, summed\n"
+    "    opt_ms_mean     REAL          -- over the replicas, to the updated parameters), same steps (v4)\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
     "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
@@ -131,14 +133,16 @@ static const char schema_sql[] =
  * 1 -> 2: provenance of sharded and merged benchmarks (columns appended, so a
  * migrated database has the same columns in the same order as a new one).
  * 2 -> 3: runs.stage, the confirmation runs after a sweep; runs.device_mem_bytes.
- * 3 -> 4: runs.step_ms_mean. */
+ * 3 -> 4: runs.step_ms_mean, opt_ms_median, opt_ms_mean. */
 static const char *const migrations[] = {
     "ALTER TABLE benchmarks ADD COLUMN shard TEXT;"
     "ALTER TABLE benchmarks ADD COLUMN provenance TEXT;"
     "ALTER TABLE runs ADD COLUMN origin TEXT;",
     "ALTER TABLE runs ADD COLUMN stage TEXT;"
     "ALTER TABLE runs ADD COLUMN device_mem_bytes INTEGER;",
-    "ALTER TABLE runs ADD COLUMN step_ms_mean REAL;",
+    "ALTER TABLE runs ADD COLUMN step_ms_mean REAL;"
+    "ALTER TABLE runs ADD COLUMN opt_ms_median REAL;"
+    "ALTER TABLE runs ADD COLUMN opt_ms_mean REAL;",
 };
 #define N_MIGRATIONS 3
 
@@ -176,6 +180,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         "eval_loss = ?6, eval_metric = ?7, loss_floor = ?8, peak_mem_bytes = ?9, "
         "state_bytes = ?10, step_ms_median = ?11, step_ms_p90 = ?12, items_per_sec = ?13, "
         "diverged_step = ?14, wall_s = ?15, error = ?16, device_mem_bytes = ?17, step_ms_mean = ?18, "
+        "opt_ms_median = ?19, opt_ms_mean = ?20, "
         "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
 };
 
@@ -838,6 +843,8 @@ ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *
     bind_text(q, 16, r->error);
     bind_opt_int(q, 17, r->device_mem_bytes > 0 ? r->device_mem_bytes : -1);
     bind_real(q, 18, r->step_ms_mean);
+    bind_real(q, 19, r->opt_ms_median);
+    bind_real(q, 20, r->opt_ms_mean);
     return update_one(s, q, "recording the run's result", run_id, e);
 }
 
@@ -995,7 +1002,7 @@ ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err
         "DELETE FROM events WHERE run_id = ?1 AND (step > ?2 OR step IS NULL OR kind = 'diverged')",
         "UPDATE runs SET status = 'running', steps_done = max(?2, 0), final_loss = NULL, "
         "best_loss = NULL, eval_loss = NULL, eval_metric = NULL, step_ms_median = NULL, "
-        "step_ms_p90 = NULL, step_ms_mean = NULL, items_per_sec = NULL, diverged_step = NULL, finished_at = NULL, device_mem_bytes = NULL, "
+        "step_ms_p90 = NULL, step_ms_mean = NULL, opt_ms_median = NULL, opt_ms_mean = NULL, items_per_sec = NULL, diverged_step = NULL, finished_at = NULL, device_mem_bytes = NULL, "
         "error = NULL, origin = CASE WHEN ?2 > 0 THEN origin END, "
         "started_at = coalesce(started_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) "
         "WHERE id = ?1",

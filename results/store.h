@@ -9,7 +9,7 @@
  *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
  *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
  *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin, stage,
- *        device_mem_bytes, step_ms_mean)
+ *        device_mem_bytes, step_ms_mean, opt_ms_median, opt_ms_mean)
  *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
  *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
  *   events(id, run_id, step, kind, detail)
@@ -62,6 +62,8 @@ typedef struct ob_run_result {
     double step_ms_median, step_ms_p90;
     double step_ms_mean;       /* every step after the warm-up: with the median, it shows steps
                                 * that are slow now and then (a sync every k steps); NaN unknown */
+    double opt_ms_median, opt_ms_mean; /* the optimizer's part of those steps: from the gradients
+                                * (summed over the replicas) to the updated parameters */
     double items_per_sec;      /* NaN when the workload has no items */
     int64_t diverged_step;     /* -1 when not diverged */
     double wall_s;

@@ -62,7 +62,7 @@ python3 - "$tmp/old.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 for sql in ("ALTER TABLE benchmarks DROP COLUMN shard", "ALTER TABLE benchmarks DROP COLUMN provenance",
-            "ALTER TABLE runs DROP COLUMN origin", "ALTER TABLE runs DROP COLUMN stage", "ALTER TABLE runs DROP COLUMN device_mem_bytes", "ALTER TABLE runs DROP COLUMN step_ms_mean", "PRAGMA user_version = 1",
+            "ALTER TABLE runs DROP COLUMN origin", "ALTER TABLE runs DROP COLUMN stage", "ALTER TABLE runs DROP COLUMN device_mem_bytes", "ALTER TABLE runs DROP COLUMN step_ms_mean", "ALTER TABLE runs DROP COLUMN opt_ms_median", "ALTER TABLE runs DROP COLUMN opt_ms_mean", "PRAGMA user_version = 1",
             "UPDATE meta SET value = '1' WHERE key = 'schema_version'"):
     db.execute(sql)
 PY

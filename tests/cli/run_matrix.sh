@@ -28,8 +28,24 @@ for w in ("quadratic", "rosenbrock"):
         assert final < first / 10, (w, rid, first, final)
 assert q("select count(*) from benchmarks")[0][0] == 1
 assert q("select count(*) from runs where step_ms_median is null and status='done'")[0][0] == 0
+# the mean and the optimizer's part of the same steps: each step's optimizer
+# part lies within it, so its median and mean are at most the step's
+for med, mean, om, omean in q("select step_ms_median, step_ms_mean, opt_ms_median, opt_ms_mean "
+                              "from runs where status='done'"):
+    assert None not in (med, mean, om, omean) and 0 < om <= med and 0 < omean <= mean, (med, mean, om, omean)
 print("matrix ok")
 PY
+# the benchmark records the revision the binary was built from (read at build
+# time: a commit after the configure step still shows), where the source is a
+# git checkout
+if [ -n "${OB_SOURCE_DIR:-}" ] && head=$(git -C "$OB_SOURCE_DIR" rev-parse --short=12 HEAD 2>/dev/null); then
+  rev=$(sqlite3 "$tmp/r.db" "select git_rev from benchmarks" 2>/dev/null ||
+        python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select git_rev from benchmarks").fetchone()[0])' "$tmp/r.db")
+  dirty=$(git -C "$OB_SOURCE_DIR" status --porcelain --untracked-files=no 2>/dev/null)
+  want=$head${dirty:+-dirty}
+  [ "$rev" = "$want" ] || { echo "FAIL: git_rev '$rev', the source is at '$want'"; exit 1; }
+  echo "git_rev ok ($rev)"
+fi
 # a run that ends within the 5 warm-up steps records no step time (not a warm-up figure)
 tmp2=$(mktemp -d)
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 3 --db "$tmp2/short.db" --backend cpu >/dev/null 2>&1 || exit 1

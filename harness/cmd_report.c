@@ -7,6 +7,7 @@
 
 #include "core/hparams.h"
 #include "harness/commands.h"
+#include "harness/signals.h"
 #include "plots/report.h"
 
 static void report_usage(FILE *f)
@@ -29,14 +30,19 @@ static void report_usage(FILE *f)
             "  --tol FRACTION         tolerance of the lr sensitivity range (default 0.1)\n"
             "  --tau-max X            end of the performance profile's tau range (default 4)\n"
             "  --profile-by time|steps  what the performance profile compares (default time)\n"
-            "  --no-render            write the scripts but do not run gnuplot\n");
+            "  --jobs N               run up to N gnuplot processes at once (default: the number of\n"
+            "                         online CPUs, at most 8); gnuplot.log lists their messages in\n"
+            "                         figure order all the same\n"
+            "  --no-render            write the scripts but do not run gnuplot\n\n"
+            "SIGINT or SIGTERM while the figures render ends gnuplot and exits 130 / 143,\n"
+            "leaving DIR as it was.\n");
 }
 
 /* every option, for the near-miss hint, those that take a value first;
  * --help and --no-render (no value, the last) are handled before the value
  * is checked */
-static const char *const report_opts[] = {"--db",  "--out",     "--benchmark",  "--target",
-                                          "--tol", "--tau-max", "--profile-by", "--no-render"};
+static const char *const report_opts[] = {"--db",         "--out",  "--benchmark", "--target", "--tol",
+                                          "--tau-max",    "--jobs", "--profile-by", "--no-render"};
 #define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
 
 int ob_cmd_report(int argc, char **argv)
@@ -98,6 +104,13 @@ int ob_cmd_report(int argc, char **argv)
                 rc = ob_cli_error(2, "report: --tau-max '%s' is not a number above 1", v);
                 goto out;
             }
+        } else if (!strcmp(a, "--jobs")) {
+            double x;
+            if (ob_parse_double(v, &x) != 0 || !(x >= 1 && x <= 1024) || x != (double)(int)x) {
+                rc = ob_cli_error(2, "report: --jobs '%s' is not a whole number from 1 to 1024", v);
+                goto out;
+            }
+            o.jobs = (int)x;
         } else if (!strcmp(a, "--profile-by")) {
             if (!strcmp(v, "time")) o.stats.profile_by_steps = 0;
             else if (!strcmp(v, "steps")) o.stats.profile_by_steps = 1;
@@ -121,6 +134,12 @@ int ob_cmd_report(int argc, char **argv)
     ob_err e = {0};
     ob_report_result res;
     ob_status st = ob_report_write(&o, &res, &e);
+    if (st == OB_ERR_INTERRUPTED && res.stop_signal) {
+        /* as `run` does: 128 + the signal, which a shell reads as the stop */
+        rc = ob_cli_error(ob_signal_exit_code(res.stop_signal), "report: %s; %s was left as it was", e.msg,
+                          o.out_dir);
+        goto out;
+    }
     if (st != OB_OK) {
         rc = ob_cli_error(ob_exit_code(st), "report: %s", e.msg);
         goto out;

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1408,25 +1409,219 @@ int ob_gnuplot_find(char *buf, size_t n)
     return 0;
 }
 
-int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name)
+static void on_stop(int sig);
+
+/* In a child of ob_gnuplot_run_all: SIGINT and SIGTERM back to their default
+ * action where the parent caught them. */
+static void child_default_stops(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction cur;
+        if (sigaction(sigs[i], NULL, &cur) == 0 && cur.sa_handler == on_stop) signal(sigs[i], SIG_DFL);
+    }
+}
+
+/* Start gnuplot on one script in dir, its output to log (a file name in dir,
+ * appended to; opened in the child, so nothing is left open in the parent).
+ * Returns the child's pid, -1 when fork failed. */
+static pid_t gnuplot_spawn(const char *gnuplot, const char *dir, const char *script_name, const char *log,
+                           int append, const sigset_t *mask)
 {
     fflush(stdout);
     fflush(stderr);
     pid_t pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        if (chdir(dir) != 0) _exit(126);
-        int fd = open("gnuplot.log", O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        execl(gnuplot, "gnuplot", script_name, (char *)NULL);
-        _exit(127);
+    if (pid != 0) return pid;
+    if (mask) {
+        /* the parent's stop handler would swallow a SIGTERM sent to end this
+         * child before it runs gnuplot; then gnuplot gets the caller's mask
+         * (exec keeps the mask) */
+        child_default_stops();
+        sigprocmask(SIG_SETMASK, mask, NULL);
     }
+    if (chdir(dir) != 0) _exit(126);
+    int fd = open(log, O_WRONLY | O_CREAT | (append ? O_APPEND : O_TRUNC), 0644);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    execl(gnuplot, "gnuplot", script_name, (char *)NULL);
+    _exit(127);
+}
+
+static int exit_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
+
+int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name)
+{
+    pid_t pid = gnuplot_spawn(gnuplot, dir, script_name, "gnuplot.log", 1, NULL);
+    if (pid < 0) return -1;
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return exit_status(status);
+}
+
+int ob_gnuplot_jobs_default(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > OB_GNUPLOT_JOBS_MAX ? OB_GNUPLOT_JOBS_MAX : (int)n;
+}
+
+/* While the scripts run, SIGINT, SIGTERM and SIGCHLD are blocked except
+ * inside sigsuspend, so the loop that starts and reaps the children cannot
+ * miss a stop that arrives just before it waits: the handlers only record
+ * the stop (on_stop) or wake the loop (on_child). */
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+    if (!stop_sig) stop_sig = sig;
+}
+
+static void on_child(int sig) { (void)sig; }
+
+/* Handle sig with fn; a stop signal that is ignored stays ignored (a report
+ * started in the background of a script keeps ignoring SIGINT). */
+static void set_handler(int sig, void (*fn)(int), struct sigaction *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, old);
+    if (fn == on_stop && old->sa_handler == SIG_IGN) sigaction(sig, old, NULL);
+}
+
+/* each child's own log, so that concurrent children do not interleave their
+ * lines in gnuplot.log; hidden, and removed once appended */
+static void job_log_name(char *buf, size_t n, int i) { snprintf(buf, n, ".gnuplot-%d.log", i); }
+
+/* Append dir/NAME (a child's log) to out and remove it. */
+static int append_log(FILE *out, const char *dir, const char *name)
+{
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *in = fopen(p, "rb");
+    if (!in) return 0; /* the child could not write one: nothing to append */
+    char buf[8192];
+    size_t k;
+    int bad = 0;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0) bad |= fwrite(buf, 1, k, out) != k;
+    bad |= ferror(in);
+    fclose(in);
+    remove(p);
+    return bad ? -1 : 0;
+}
+
+/* The children's logs, in script order, appended to dir/gnuplot.log (created
+ * even when empty, as a single gnuplot run creates it). */
+static ob_status gather_logs(const char *dir, int n, ob_err *e)
+{
+    char p[1200], name[64];
+    snprintf(p, sizeof p, "%s/gnuplot.log", dir);
+    FILE *out = fopen(p, "ab");
+    int bad = !out;
+    for (int i = 0; i < n; i++) {
+        job_log_name(name, sizeof name, i);
+        if (out) bad |= append_log(out, dir, name) != 0;
+        else {
+            char q[1400];
+            snprintf(q, sizeof q, "%s/%s", dir, name);
+            remove(q);
+        }
+    }
+    if (out && fclose(out) != 0) bad = 1;
+    return bad ? ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", p, strerror(errno)) : OB_OK;
+}
+
+/* Reap every child that has ended, recording the exit status of ours.
+ * Returns how many of ours ended. */
+static int reap_ended(const pid_t *pids, int n, int *rc)
+{
+    int ended = 0, status = 0;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0)
+        for (int i = 0; i < n; i++)
+            if (pids[i] == pid) {
+                rc[i] = exit_status(status);
+                ended++;
+                break;
+            }
+    return ended;
+}
+
+/* On a stop: end the running children and wait for every one of them, so
+ * none is left writing into dir or unreaped. */
+static void end_children(const pid_t *pids, const int *rc, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (pids[i] > 0 && rc[i] == OB_GNUPLOT_RUNNING) kill(pids[i], SIGTERM);
+    for (int i = 0; i < n; i++)
+        if (pids[i] > 0 && rc[i] == OB_GNUPLOT_RUNNING)
+            while (waitpid(pids[i], NULL, 0) < 0 && errno == EINTR) {
+            }
+}
+
+/* Start the scripts, jobs at a time, until all have ended or a stop came
+ * (stop_sig); signals as described above stop_sig. */
+static void run_scripts(const char *gnuplot, const char *dir, char *const *scripts, int n, int jobs, pid_t *pids,
+                        int *rc, const sigset_t *orig)
+{
+    int next = 0, running = 0;
+    for (;;) {
+        running -= reap_ended(pids, n, rc);
+        if (stop_sig || (next == n && running == 0)) return;
+        if (next < n && running < jobs) {
+            char log[64];
+            job_log_name(log, sizeof log, next);
+            pids[next] = gnuplot_spawn(gnuplot, dir, scripts[next], log, 0, orig);
+            if (pids[next] < 0) rc[next] = -1; /* fork failed: this figure fails, the others go on */
+            else running++;
+            next++;
+            continue;
+        }
+        sigsuspend(orig); /* until a child ends or a stop comes */
+    }
+}
+
+ob_status ob_gnuplot_run_all(const char *gnuplot, const char *dir, char *const *scripts, int n, int jobs, int *rc,
+                             int *stop_signal, ob_err *e)
+{
+    *stop_signal = 0;
+    if (n <= 0) return OB_OK;
+    if (jobs < 1) jobs = 1;
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    if (!pids) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) rc[i] = OB_GNUPLOT_RUNNING;
+    sigset_t block, orig;
+    sigemptyset(&block);
+    sigaddset(&block, SIGCHLD);
+    sigaddset(&block, SIGINT);
+    sigaddset(&block, SIGTERM);
+    sigprocmask(SIG_BLOCK, &block, &orig);
+    struct sigaction old_int, old_term, old_chld;
+    stop_sig = 0;
+    set_handler(SIGINT, on_stop, &old_int);
+    set_handler(SIGTERM, on_stop, &old_term);
+    set_handler(SIGCHLD, on_child, &old_chld);
+    run_scripts(gnuplot, dir, scripts, n, jobs, pids, rc, &orig);
+    int sig = stop_sig;
+    if (sig) end_children(pids, rc, n);
+    /* the mask first: a second stop signal pending now goes to on_stop, not
+     * to a default action that would end the process before it cleans up */
+    sigprocmask(SIG_SETMASK, &orig, NULL);
+    sigaction(SIGCHLD, &old_chld, NULL);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    free(pids);
+    ob_status st = gather_logs(dir, n, e);
+    if (sig) {
+        *stop_signal = sig;
+        return ob_fail(e, OB_ERR_INTERRUPTED, "stopped by %s while gnuplot ran",
+                       sig == SIGINT ? "SIGINT" : "SIGTERM");
+    }
+    for (int i = 0; i < n; i++)
+        if (rc[i] == OB_GNUPLOT_RUNNING) rc[i] = -1;
+    return st;
 }

@@ -48,4 +48,27 @@ void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra);
  * dir/gnuplot.log. Returns 0 on success. */
 int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name);
 
+/* At most this many gnuplot processes at once by default, however many CPUs:
+ * each figure is one short single-threaded process, and past a few the
+ * scripts' reading of the same CSV files is the bound. */
+#define OB_GNUPLOT_JOBS_MAX 8
+/* Default number of concurrent gnuplot processes: the online CPUs, 1 to
+ * OB_GNUPLOT_JOBS_MAX. */
+int ob_gnuplot_jobs_default(void);
+/* rc[i] while script i runs (not an exit status) */
+#define OB_GNUPLOT_RUNNING (-2)
+/* Run n scripts (names in dir, which is the working directory), up to jobs
+ * at a time. rc[i]: script i's exit status (0 success, -1 when gnuplot could
+ * not be started or was killed). Each process writes its messages to a file
+ * of its own; at the end they are appended to dir/gnuplot.log in script
+ * order, so the log reads as if the scripts had run one after another.
+ * SIGINT and SIGTERM (unless ignored) are caught while they run: the running
+ * processes are then ended and waited for, *stop_signal is set to the signal
+ * and the result is OB_ERR_INTERRUPTED (rc[i] of the scripts not finished:
+ * OB_GNUPLOT_RUNNING); the previous handlers are restored before it returns.
+ * It reaps any child process that ends meanwhile: call it where the process
+ * has no other children to wait for. */
+ob_status ob_gnuplot_run_all(const char *gnuplot, const char *dir, char *const *scripts, int n, int jobs, int *rc,
+                             int *stop_signal, ob_err *e);
+
 #endif

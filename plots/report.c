@@ -1104,6 +1104,52 @@ static void remove_dead_stages(const char *dir)
     closedir(dp);
 }
 
+/* After gnuplot ran on figure f with exit status rc: whether it was drawn
+ * (1, a PNG with content) or failed (-1; its empty images are removed: the
+ * page says what failed), and whether it has a PDF. */
+static int figure_outcome(const char *stage, ob_figure *f, int rc)
+{
+    char png[1400], pdf[1400], svg[1400];
+    snprintf(png, sizeof png, "%s/%s.png", stage, f->stem);
+    snprintf(pdf, sizeof pdf, "%s/%s.pdf", stage, f->stem);
+    snprintf(svg, sizeof svg, "%s/%s.svg", stage, f->stem);
+    struct stat sb;
+    int rendered = rc == 0 && stat(png, &sb) == 0 && sb.st_size > 0 ? 1 : -1;
+    f->has_pdf = rendered > 0 && stat(pdf, &sb) == 0 && sb.st_size > 0;
+    if (rendered < 0) {
+        if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
+        if (stat(svg, &sb) == 0 && sb.st_size == 0) remove(svg);
+        if (stat(pdf, &sb) == 0 && sb.st_size == 0) remove(pdf);
+    }
+    return rendered;
+}
+
+/* Run every figure's script in the stage, jobs gnuplot processes at once
+ * (gnuplot is single-threaded and most of a report's time), and set
+ * rendered[] (1 drawn, -1 failed) and the counts in res. */
+static ob_status render(const char *gp, const char *stage, ob_figures *figs, int jobs, int *rendered,
+                        ob_report_result *res, ob_err *e)
+{
+    char **scripts = calloc((size_t)figs->n + 1, sizeof *scripts);
+    int *rc = calloc((size_t)figs->n + 1, sizeof *rc);
+    ob_status st = scripts && rc ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == OB_OK && i < figs->n; i++) {
+        size_t l = strlen(figs->f[i].stem) + 4;
+        if (!(scripts[i] = malloc(l))) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        else snprintf(scripts[i], l, "%s.gp", figs->f[i].stem);
+    }
+    if (st == OB_OK) st = ob_gnuplot_run_all(gp, stage, scripts, figs->n, jobs, rc, &res->stop_signal, e);
+    for (int i = 0; st == OB_OK && i < figs->n; i++) {
+        rendered[i] = figure_outcome(stage, &figs->f[i], rc[i]);
+        if (rendered[i] > 0) res->n_rendered++;
+        else res->n_render_failed++;
+    }
+    for (int i = 0; scripts && i < figs->n; i++) free(scripts[i]);
+    free(scripts);
+    free(rc);
+    return st;
+}
+
 ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)
 {
     memset(res, 0, sizeof *res);
@@ -1192,28 +1238,9 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     } else {
         char logpath[1100];
         snprintf(logpath, sizeof logpath, "%s/gnuplot.log", dir);
-        for (int i = 0; i < figs.n; i++) {
-            char script_name[300];
-            snprintf(script_name, sizeof script_name, "%s.gp", figs.f[i].stem);
-            int rc = ob_gnuplot_run(gp, stage, script_name);
-            char png[1400];
-            snprintf(png, sizeof png, "%s/%s.png", stage, figs.f[i].stem);
-            struct stat sb;
-            rendered[i] = rc == 0 && stat(png, &sb) == 0 && sb.st_size > 0 ? 1 : -1;
-            char pdf[1400];
-            snprintf(pdf, sizeof pdf, "%s/%s.pdf", stage, figs.f[i].stem);
-            figs.f[i].has_pdf = rendered[i] > 0 && stat(pdf, &sb) == 0 && sb.st_size > 0;
-            if (rendered[i] > 0) {
-                res->n_rendered++;
-            } else {
-                /* no empty images left behind: the page says what failed */
-                res->n_render_failed++;
-                if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
-                snprintf(png, sizeof png, "%s/%s.svg", stage, figs.f[i].stem);
-                if (stat(png, &sb) == 0 && sb.st_size == 0) remove(png);
-                if (stat(pdf, &sb) == 0 && sb.st_size == 0) remove(pdf);
-            }
-        }
+        if ((st = render(gp, stage, &figs, o->jobs > 0 ? o->jobs : ob_gnuplot_jobs_default(), rendered, res, e)) !=
+            OB_OK)
+            goto done;
         if (log && res->n_render_failed)
             fprintf(log, "optbench: gnuplot failed on %d of %d figures; see %s\n", res->n_render_failed,
                     figs.n, logpath);

@@ -20,6 +20,7 @@ typedef struct ob_report_opts {
     int64_t benchmark_id;   /* 0: every run (latest per cell), -1: latest benchmark, >0: that one */
     ob_stats_opts stats;
     int no_render;          /* write scripts only, even when gnuplot is installed */
+    int jobs;               /* gnuplot processes at once; 0: ob_gnuplot_jobs_default() */
     FILE *log;              /* progress lines; NULL for none */
     FILE *ranking;          /* a short ranking per workload (for a terminal or CI log); NULL for none */
 } ob_report_opts;
@@ -28,8 +29,13 @@ typedef struct ob_report_result {
     int n_runs, n_groups, n_figures, n_rendered, n_render_failed;
     int n_skipped;          /* figures not drawn because they would have no data (a note instead) */
     int gnuplot_found;
+    int stop_signal;        /* SIGINT or SIGTERM that stopped the report (OB_ERR_INTERRUPTED), else 0 */
 } ob_report_result;
 
+/* A SIGINT or SIGTERM while gnuplot renders the figures (most of a report's
+ * time) ends the gnuplot processes and waits for them, removes the hidden
+ * folder the report was written into and returns OB_ERR_INTERRUPTED with
+ * res->stop_signal set: the output folder is left as it was. */
 ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e);
 
 /* path without trailing slashes ("report/" -> "report"; "/" stays), for joining */

@@ -137,7 +137,16 @@ typedef struct cnn {
     float *sa, *sb;         /* unit backward scratch (max_act) */
     float *dfeat;           /* (B, Cl) */
     const float *last;      /* last feature map (B, HWl, Cl) */
+    int cache_eval;         /* keep the held-out set on the host (see eval_cache) */
+    float *ev_img;          /* the held-out images, eval_batches*world batches of B, or NULL */
+    int32_t *ev_lab;        /* their labels */
 } cnn;
+
+/* Held-out sets of up to this many bytes are kept (cnn-tiny's default is
+ * 1.5 MiB, cnn-small's and cnn-base's 12 MiB); a larger one, which only
+ * raised batch or eval_batches give, is drawn again at every evaluation
+ * rather than held in memory for the whole run. */
+#define CNN_EVAL_CACHE_MAX ((int64_t)64 << 20)
 
 #define PARAM(m, params, i) ((params) + (m)->ps[(i)].off)
 
@@ -564,6 +573,39 @@ static ob_status cnn_train_step(ob_workload *w, const float *params, float *grad
     return cnn_backward(m, params, grads, e);
 }
 
+/* The held-out set is the same at every evaluation of a run (a pure function
+ * of data_seed), and on the CPU drawing it again costs a normal per pixel,
+ * as much as the images of eval_batches training steps. It is drawn once,
+ * at the first evaluation, and kept on the host as bert keeps its own (host
+ * memory, so not in the recorded peak of the backend's allocations); every
+ * evaluation copies it back into the input buffer batch by batch, so it sees
+ * the same bits. Only where the backend is the CPU: on a GPU the
+ * synth_images kernel is cheaper than uploading the images it would replace.
+ * Kept only by the replica that evaluates, freed with the workload; nothing
+ * of it is checkpointed (a resumed run draws it again). A failed allocation
+ * fails the evaluation, as the workload's other allocations fail its setup. */
+static ob_status eval_cache(cnn *m, int parts, ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    const int64_t img = (int64_t)m->B * m->IMG * m->IMG * m->CIN;
+    m->ev_img = malloc((size_t)(parts * img) * sizeof *m->ev_img);
+    m->ev_lab = malloc((size_t)parts * (size_t)m->B * sizeof *m->ev_lab);
+    ob_status s = m->ev_img && m->ev_lab ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "cnn: out of memory for the held-out set");
+    for (int b = 0; b < parts && s == OB_OK; b++) {
+        s = synth(m, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * (uint64_t)m->B, e);
+        if (s == OB_OK) s = dev->ops->download(dev, m->ev_img + b * img, m->img, (size_t)img * sizeof *m->img, e);
+        if (s == OB_OK)
+            s = dev->ops->download(dev, m->ev_lab + (int64_t)b * m->B, m->labels, (size_t)m->B * sizeof *m->labels, e);
+    }
+    if (s != OB_OK) {
+        free(m->ev_img);
+        free(m->ev_lab);
+        m->ev_img = NULL;
+        m->ev_lab = NULL;
+    }
+    return s;
+}
+
 static ob_status cnn_evaluate(ob_workload *w, const float *params, ob_eval *out, ob_err *e)
 {
     cnn *m = (cnn *)w;
@@ -571,8 +613,16 @@ static ob_status cnn_evaluate(ob_workload *w, const float *params, ob_eval *out,
     double tot = 0.0, hits = 0.0;
     /* held-out batch b is images b*Bg .. of (data_seed, EVAL), in world parts of B */
     const int parts = m->eval_batches * m->world;
+    const int64_t img = (int64_t)m->B * m->IMG * m->IMG * m->CIN;
+    if (m->cache_eval && !m->ev_img) OB_TRY(eval_cache(m, parts, e));
     for (int b = 0; b < parts; b++) {
-        OB_TRY(synth(m, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * (uint64_t)m->B, e));
+        if (m->ev_img) {
+            OB_TRY(dev->ops->upload(dev, m->img, m->ev_img + b * img, (size_t)img * sizeof *m->img, e));
+            OB_TRY(dev->ops->upload(dev, m->labels, m->ev_lab + (int64_t)b * m->B, (size_t)m->B * sizeof *m->labels,
+                                    e));
+        } else {
+            OB_TRY(synth(m, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * (uint64_t)m->B, e));
+        }
         OB_TRY(cnn_forward(m, params, m->loss_eval, m->correct, e));
         float l, c;
         OB_TRY(dev->ops->download(dev, &l, m->loss_eval, sizeof l, e));
@@ -602,6 +652,8 @@ static void cnn_destroy(ob_workload *w)
                      m->col, m->dcol, m->wperm, m->dwperm, m->g[0], m->g[1], m->g[2], m->g[3], m->sa, m->sb};
     for (size_t j = 0; j < sizeof ptrs / sizeof ptrs[0]; j++) ob_dev_free(dev, ptrs[j]);
     ob_dev_free(dev, m->labels);
+    free(m->ev_img);
+    free(m->ev_lab);
     free(m->units);
     free(m->ops);
     free(m->ps);
@@ -654,6 +706,10 @@ static ob_status cnn_create_replica(const ob_workload_def *d, const ob_hp_values
      * a GPU takes the whole batch in one gemm. */
     int64_t kib = (int64_t)ob_hp_get(hp, "conv_chunk_kib");
     m->chunk_bytes = kib > 0 ? kib << 10 : (strcmp(dev->ops->name, "cpu") == 0 ? (int64_t)1 << 20 : 0);
+    /* in double: batch and eval_batches are each allowed up to 2^20 and 2^16 */
+    const double ev_bytes = (double)m->eval_batches * Bg *
+                            ((double)m->IMG * m->IMG * m->CIN * sizeof(float) + sizeof(int32_t));
+    m->cache_eval = strcmp(dev->ops->name, "cpu") == 0 && ev_bytes <= (double)CNN_EVAL_CACHE_MAX;
     ob_status s = OB_OK;
     if (m->clo > m->chi)
         s = ob_fail(e, OB_ERR_INPUT, "%s: contrast_lo=%g exceeds contrast_hi=%g", d->name, m->clo, m->chi);

@@ -693,6 +693,8 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             CK(q->wl->vt->train_step(q->wl, q->params, q->grads, t - 1, &q->loss_dev[k], &e));
         }
         if (rp->n > 1) CK(replicas_sum(rp, &cs, k, &e));
+        /* the marks are replica 0's (its device's events and stream) */
+        CK(use_replica(rp, 0, &e));
         CK(ops->timer_mark(dev, 3 * k + 1, &e));
         for (int r = rp->n - 1; r >= 0; r--) {
             replica_state *q = &cs.rep[r];

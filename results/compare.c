@@ -350,10 +350,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * holds every timed cell's change, for the report. The same cells'
      * mean step times are judged alike (z): a step that is slow every k-th
      * time (a sync, a refresh, an allocation) leaves the median where it was
-     * and shows in the mean. Their cells are not left out as unsteady, as
-     * such steps are what the mean is there to see (a p90 above the median
-     * needs more than a tenth of the steps slow); a busy machine, which
-     * slows some cells and not others, does not move the paired median. */
+     * and shows in the mean. The mean is judged over the same steady cells
+     * as the median: with more than a tenth of the steps slow the p90 rises
+     * on one side and the cell is left out as unsteady (known limit: such a
+     * regression shows as "unsteady, not judged"). */
     m = 0;
     nb = 0;
     int timed = 0, mm = 0;

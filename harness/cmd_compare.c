@@ -19,7 +19,7 @@
  * option added here is parsed (with or without a value, as arg says) and
  * documented at once. */
 typedef enum copt_id {
-    C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_FLOOR, C_TIME_ACROSS, C_NO_MEMORY,
+    C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_MEAN_TOL, C_TIME_FLOOR, C_TIME_ACROSS, C_NO_MEMORY,
     C_STRICT, C_BASE_BENCH, C_CAND_BENCH, C_MARKDOWN, C_MARKDOWN_APPEND, C_JUNIT, C_QUIET, C_HELP
 } copt_id;
 
@@ -37,10 +37,15 @@ static const copt copts[] = {
     {"--metric-tol", "F", C_METRIC_TOL, "minimum absolute change of the held-out metric (default 0.01)"},
     {"--time-tol", "F|off", C_TIME_TOL,
      "minimum relative change of step time that counts (default 0.10);\n"
-     "off: step time is not judged (see above)"},
+     "off: step time is not judged, its mean neither (see above)"},
+    {"--time-mean-tol", "F|off", C_TIME_MEAN_TOL,
+     "minimum relative change of the mean step time that counts\n"
+     "(default 0.20: the mean also carries a busy machine's short\n"
+     "stalls); off: the mean is not judged, the median still is"},
     {"--time-floor", "MS", C_TIME_FLOOR,
      "cells whose median step time is under MS milliseconds on both\n"
-     "sides are not timed (default 0.05: they time the harness)"},
+     "sides are not timed (default 0.05: they time the harness); their\n"
+     "mean is judged where it is at least MS on a side"},
     {"--time-across-devices", NULL, C_TIME_ACROSS,
      "judge step time also where a cell's two runs ran on different\n"
      "devices (default: left out, with a note)"},
@@ -80,16 +85,17 @@ static void compare_usage(FILE *f)
             "non-finite final loss) is a regression.\n"
             "Step time is each run's median (p50) step time, paired over the matched cells the\n"
             "same way: worse when the median slowdown exceeds --time-tol and shows on the cells\n"
-            "together. Each run's mean step time is judged alike over the same cells, so steps\n"
-            "that are slow every so often (a sync or a refresh every k steps), which leave the\n"
-            "median as it was, still count ('; mean +40%% worse'). Cells whose p90 step time is more than %.0f%% above their median on one side\n"
-            "only (a busy machine) are left out; a group with mostly such cells is shown as\n"
-            "'unsteady, not judged'. Step times are comparable only between runs on the same,\n"
-            "otherwise idle machine. Cells whose two runs recorded different devices (another\n"
-            "backend, CPU, GPU or number of devices) are left out of step time, with a note (a\n"
-            "group with only such cells: 'other devices, not judged'; --time-across-devices\n"
-            "judges them), and out of peak memory when the backends differ (CPU and GPU memory\n"
-            "do not compare). Else use --time-tol off when the baseline ran on another machine\n"
+            "together. Cells whose p90 step time is more than %.0f%% above their median on one\n"
+            "side only (a busy machine) are left out; a group with mostly such cells is shown as\n"
+            "'unsteady, not judged'. Each run's mean step time is judged alike, with its own\n"
+            "--time-mean-tol, over the steady cells and the unsteady ones whose median held, so\n"
+            "steps that are slow every so often (a sync or a refresh every k steps), which leave\n"
+            "the median as it was, still count ('; mean +40%% worse'). Step times are comparable\n"
+            "only between runs on the same, otherwise idle machine. Cells whose two runs\n"
+            "recorded different devices (another backend, CPU, GPU or number of devices) are\n"
+            "left out of step time, with a note (a group with only such cells: 'other devices,\n"
+            "not judged'; --time-across-devices judges them), and out of peak memory when the\n"
+            "backends differ (CPU and GPU memory do not compare). Else use --time-tol off when the baseline ran on another machine\n"
             "of the same kind (another runner of one type), when either ran beside other work\n"
             "(a shared or virtual machine, parallel jobs), or when the note says every group\n"
             "moved together.\n\n"
@@ -298,15 +304,18 @@ int ob_cmd_compare(int argc, char **argv)
         case C_METRIC_TOL:
         case C_TIME_FLOOR:
         case C_TIME_TOL:
-            if (op->id == C_TIME_TOL && !strcmp(v, "off")) x = -1;
+        case C_TIME_MEAN_TOL: {
+            const int can_off = op->id == C_TIME_TOL || op->id == C_TIME_MEAN_TOL;
+            if (can_off && !strcmp(v, "off")) x = -1;
             else if (ob_parse_double(v, &x) != 0 || !(x >= 0) || !isfinite(x)) {
-                first_error(err, sizeof err, "%s '%s' is not a non-negative number%s", a, v,
-                            op->id == C_TIME_TOL ? " or 'off'" : "");
+                first_error(err, sizeof err, "%s '%s' is not a non-negative number%s", a, v, can_off ? " or 'off'" : "");
                 break;
             }
             *(op->id == C_LOSS_TOL ? &o.loss_tol : op->id == C_METRIC_TOL ? &o.metric_tol
-              : op->id == C_TIME_FLOOR ? &o.time_floor_ms : &o.time_tol) = x;
+              : op->id == C_TIME_FLOOR ? &o.time_floor_ms : op->id == C_TIME_MEAN_TOL ? &o.time_mean_tol
+              : &o.time_tol) = x;
             break;
+        }
         case C_BASE_BENCH:
         case C_CAND_BENCH:
             if (parse_bench(v, op->id == C_BASE_BENCH ? &o.base_bench : &o.cand_bench))

@@ -20,6 +20,7 @@ void ob_compare_opts_default(ob_compare_opts *o)
     o->loss_tol = 0.05;
     o->metric_tol = 0.01;
     o->time_tol = 0.10;
+    o->time_mean_tol = 0.20;
     o->time_floor_ms = 0.05;
     o->check_memory = 1;
 }
@@ -347,13 +348,21 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * not in one of them); cells whose timing was unsteady on one side only (a
      * busy machine) are left out, and a group with mostly such cells is not
      * judged; so are cells run on different devices, unless asked for. y
-     * holds every timed cell's change, for the report. The same cells'
-     * mean step times are judged alike (z): a step that is slow every k-th
-     * time (a sync, a refresh, an allocation) leaves the median where it was
-     * and shows in the mean. The mean is judged over the same steady cells
-     * as the median: with more than a tenth of the steps slow the p90 rises
-     * on one side and the cell is left out as unsteady (known limit: such a
-     * regression shows as "unsteady, not judged"). */
+     * holds every timed cell's change, for the report. Each cell's mean
+     * step time is judged alike (z) with its own tolerance: a step that is
+     * slow every k-th time (a sync, a refresh, an allocation) leaves the
+     * median where it was and shows in the mean. The mean is judged over
+     * the steady cells timed on both sides (same devices) and over the
+     * unsteady ones whose median held (within time_tol): more than a tenth
+     * of the steps slow raise the p90 on one side, which makes a cell
+     * unsteady, and leave the median, and those are the regressions the mean
+     * is for; an unsteady cell whose median moved too is a slower, busier
+     * machine and stays out. Its floor applies to the means themselves (a
+     * mean that jumped above it is judged though the medians are under it).
+     * Stalls of a busy machine raise the mean too; the paired rule (every
+     * cell, up to 8) sets aside those that hit some runs, its larger
+     * tolerance the short ones that hit all, and a rise common to every
+     * group is named in a note (time_mean_shift). */
     m = 0;
     nb = 0;
     int timed = 0, mm = 0;
@@ -365,25 +374,30 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             g->time_other_device++; /* another machine's step time says nothing of the code */
             continue;
         }
-        if (rb->step_ms_median < o->time_floor_ms && rc->step_ms_median < o->time_floor_ms) {
+        const int fast = rb->step_ms_median < o->time_floor_ms && rc->step_ms_median < o->time_floor_ms;
+        double r = rc->step_ms_median / rb->step_ms_median - 1;
+        const int unsteady =
+            !fast && ob_compare_time_unsteady(rb->step_ms_median, rb->step_ms_p90, rc->step_ms_median, rc->step_ms_p90);
+        if (rb->step_ms_mean > 0 && rc->step_ms_mean > 0 && isfinite(rb->step_ms_mean) &&
+            isfinite(rc->step_ms_mean) && /* unknown in a database of schema < 4 */
+            (rb->step_ms_mean >= o->time_floor_ms || rc->step_ms_mean >= o->time_floor_ms) &&
+            (!unsteady || fabs(r) <= o->time_tol)) {
+            z[mm] = rc->step_ms_mean / rb->step_ms_mean - 1;
+            zb[mm] = rb->step_ms_mean;
+            zc[mm++] = rc->step_ms_mean;
+        }
+        if (fast) {
             g->time_fast++; /* steps of microseconds time the harness and the machine's state */
             continue;
         }
-        double r = rc->step_ms_median / rb->step_ms_median - 1;
         y[timed++] = r;
-        if (ob_compare_time_unsteady(rb->step_ms_median, rb->step_ms_p90, rc->step_ms_median, rc->step_ms_p90)) {
+        if (unsteady) {
             g->time_unsteady++;
             continue;
         }
         x[m++] = r;
         bl[nb] = rb->step_ms_median;
         cl[nb++] = rc->step_ms_median;
-        if (rb->step_ms_mean > 0 && rc->step_ms_mean > 0 && isfinite(rb->step_ms_mean) &&
-            isfinite(rc->step_ms_mean)) { /* unknown in a database of schema < 4 */
-            z[mm] = rc->step_ms_mean / rb->step_ms_mean - 1;
-            zb[mm] = rb->step_ms_mean;
-            zc[mm++] = rc->step_ms_mean;
-        }
     }
     g->time_cells = timed;
     g->time_floor_ms = o->time_floor_ms;
@@ -391,13 +405,12 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
         if ((st = judge_pairs(&g->time, y, 0, 0, 1, e)) != OB_OK) goto done;
         g->time.effect = ob_stat_median(y, timed);
-        if ((st = judge_pairs(&g->time_mean, z, 0, 0, 1, e)) != OB_OK) goto done;
-    } else {
-        if ((st = judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1, e)) != OB_OK) goto done;
-        if ((st = judge_pairs(&g->time_mean, z, o->time_tol < 0 ? 0 : mm, o->time_tol, 1, e)) != OB_OK) goto done;
-        g->time_mean.base = ob_stat_median(zb, mm);
-        g->time_mean.cand = ob_stat_median(zc, mm);
-    }
+    } else if ((st = judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1, e)) != OB_OK)
+        goto done;
+    if (o->time_tol < 0 || o->time_mean_tol < 0) mm = 0; /* not judged */
+    if ((st = judge_pairs(&g->time_mean, z, mm, o->time_mean_tol, 1, e)) != OB_OK) goto done;
+    g->time_mean.base = ob_stat_median(zb, mm);
+    g->time_mean.cand = ob_stat_median(zc, mm);
     g->time.base = ob_stat_median(bl, nb);
     g->time.cand = ob_stat_median(cl, nb);
     /* memory, exactly */
@@ -488,14 +501,21 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             "%.4g ms -> %.4g ms (each cell's step time is its run's median); ",
             100 * g->time.effect, g->time.n, g->time.n == 1 ? "" : "s", ci_text(&g->time, 0, c1, sizeof c1),
             100 * o->time_tol, g->time.base, g->time.cand);
-    if (g->time_mean.v == OB_WORSE)
-        ADD("mean step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%), the "
-            "median step time's %+.0f%%%s; means %.4g ms -> %.4g ms (each cell's mean over its steps after the "
-            "warm-up); ",
+    if (g->time_mean.v == OB_WORSE) {
+        /* what the median did beside it: the mean alone says slow steps now and then */
+        char med[96];
+        if (isnan(g->time.effect)) snprintf(med, sizeof med, "the median step time not judged (under %g ms)",
+                                            g->time_floor_ms);
+        else
+            snprintf(med, sizeof med, "the median step time's %+.0f%%%s", 100 * g->time.effect,
+                     g->time_not_judged ? " (unsteady)" : "");
+        ADD("mean step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%), %s%s; "
+            "means %.4g ms -> %.4g ms (each cell's mean over its steps after the warm-up); ",
             100 * g->time_mean.effect, g->time_mean.n, g->time_mean.n == 1 ? "" : "s",
-            ci_text(&g->time_mean, 0, c1, sizeof c1), 100 * o->time_tol, 100 * g->time.effect,
+            ci_text(&g->time_mean, 0, c1, sizeof c1), 100 * o->time_mean_tol, med,
             g->time.v == OB_WORSE ? "" : ": some steps are much slower than the others now", g->time_mean.base,
             g->time_mean.cand);
+    }
     char b1[32], b2[32], b3[32];
     if (g->peak_mem.v == OB_WORSE)
         ADD("peak memory %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->peak_mem.base, 0, b1, sizeof b1),
@@ -618,7 +638,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
 {
     memset(out, 0, sizeof *out);
     out->opts = *o;
-    out->time_shift = NAN;
+    out->time_shift = out->time_mean_shift = NAN;
     ob_dataset B, C;
     if (ob_dataset_load(base, o->base_bench, &B, e) != OB_OK) return ob_err_prefix(e, "the baseline database: ");
     ob_status st = ob_dataset_load(cand, o->cand_bench, &C, e);
@@ -811,6 +831,17 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             down += g->time.effect < -o->time_tol;
         }
         if (ne >= 2 && (up == ne || down == ne)) out->time_shift = ob_stat_median(eff, ne);
+        /* the same for the mean: stalls of a busy machine raise every group's */
+        out->time_mean_shift = NAN;
+        ne = up = down = 0;
+        for (int k = 0; eff && k < out->n_g; k++) {
+            const ob_cmp_group *g = &out->g[k];
+            if (g->time_mean.v == OB_NODATA || isnan(g->time_mean.effect)) continue;
+            eff[ne++] = g->time_mean.effect;
+            up += g->time_mean.effect > o->time_mean_tol;
+            down += g->time_mean.effect < -o->time_mean_tol;
+        }
+        if (ne >= 2 && (up == ne || down == ne)) out->time_mean_shift = ob_stat_median(eff, ne);
         free(eff);
         out->regression = out->n_worse > 0 || (o->strict && (out->n_only_base || out->n_only_cand));
     }
@@ -938,22 +969,22 @@ static void memory_text(const ob_cmp_group *g, char *buf, size_t n)
 static void time_text(const ob_cmp_group *g, char *buf, size_t n)
 {
     char a[32];
-    if (g->time_not_judged)
-        snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
-    else if (g->time_cells == 0 && g->time_other_device > 0)
-        snprintf(buf, n, "other devices, not judged");
-    else if (g->time_cells == 0 && g->time_fast > 0)
-        snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
-    else {
+    const ob_cmp_quantity *q = &g->time_mean;
+    int show_mean; /* the mean where it tells something the median does not: slow steps */
+    if (g->time_not_judged || (g->time_cells == 0 && (g->time_other_device > 0 || g->time_fast > 0))) {
+        if (g->time_not_judged) snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
+        else if (g->time_other_device > 0) snprintf(buf, n, "other devices, not judged");
+        else snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
+        show_mean = q->v == OB_WORSE || q->v == OB_BETTER || q->unsure; /* judged without the median */
+    } else {
         quantity_text(&g->time, 0, "not finite", buf, n);
-        /* the mean where it tells something the median does not: slow steps */
-        const ob_cmp_quantity *q = &g->time_mean;
-        if (q->v != OB_NODATA && (q->v != g->time.v || q->unsure != g->time.unsure)) {
-            char mt[96];
-            quantity_text(q, 0, "not finite", mt, sizeof mt);
-            size_t len = strlen(buf);
-            if (len + 1 < n && snprintf(buf + len, n - len, "; mean %s", mt) >= (int)(n - len)) buf[n - 1] = '\0';
-        }
+        show_mean = q->v != OB_NODATA && (q->v != g->time.v || q->unsure != g->time.unsure);
+    }
+    if (show_mean) {
+        char mt[96];
+        quantity_text(q, 0, "not finite", mt, sizeof mt);
+        size_t len = strlen(buf);
+        if (len + 1 < n && snprintf(buf + len, n - len, "; mean %s", mt) >= (int)(n - len)) buf[n - 1] = '\0';
     }
 }
 
@@ -1106,9 +1137,10 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                 lead, c->n_confirm_base, c->n_confirm_cand, md ? "." : "");
     if (c->n_time_not_judged)
         fprintf(f, "%sstep time not judged in %d group%s: most of their cells ran with unsteady step times "
-                   "(p90 more than %.0f%% above the median on one side only; a busy machine); rerun them on "
-                   "a quiet machine%s\n", lead, c->n_time_not_judged, c->n_time_not_judged == 1 ? "" : "s",
-                100 * OB_TIME_UNSTEADY, md ? "." : "");
+                   "(p90 more than %.0f%% above the median on one side only; a busy machine, or steps slow "
+                   "now and then)%s; rerun them on a quiet machine%s\n", lead, c->n_time_not_judged,
+                c->n_time_not_judged == 1 ? "" : "s", 100 * OB_TIME_UNSTEADY,
+                c->opts.time_mean_tol >= 0 ? "; their mean step time still is" : "", md ? "." : "");
     if (c->n_device_differs) {
         char note[768];
         device_note(c, note, sizeof note);
@@ -1140,6 +1172,15 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                    "(another one, or busier) than an optimizer, unless a change touched all of them; "
                    "compare step times only between runs on one quiet machine, else use --time-tol off%s\n",
                 lead, pct(c->time_shift, a, sizeof a), md ? "." : "");
+    }
+    if (!isnan(c->time_mean_shift) && (isnan(c->time_shift) || (c->time_shift > 0) != (c->time_mean_shift > 0))) {
+        char a[32];
+        fprintf(f, "%smean step time moved the same way in every group (median %s)%s: short stalls of a busy "
+                   "machine (another process taking a core for a few ms, again and again) raise every run's mean "
+                   "alike, and so would a change that makes every optimizer's steps slow now and then; rerun on "
+                   "a quiet machine, else use --time-mean-tol off%s\n",
+                lead, pct(c->time_mean_shift, a, sizeof a), isnan(c->time_shift) ? ", the median did not" : "",
+                md ? "." : "");
     }
 }
 
@@ -1251,10 +1292,17 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
                "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
             100 * c->opts.loss_tol, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
-    else
-        fprintf(f, "step time (each run's median step time, and its mean, which sees steps that are slow now "
-                   "and then, each paired over cells like the final loss) beyond +-%.0f%%, cells with unsteady timing or steps under %g ms%s left out; ", 100 * c->opts.time_tol,
-                c->opts.time_floor_ms, c->opts.time_across_devices ? "" : ", or run on different devices,");
+    else {
+        fprintf(f, "step time (each run's median step time, paired over cells like the final loss) beyond +-%.0f%%, "
+                   "cells with unsteady timing or steps under %g ms%s left out; ",
+                100 * c->opts.time_tol, c->opts.time_floor_ms,
+                c->opts.time_across_devices ? "" : ", or run on different devices,");
+        if (c->opts.time_mean_tol < 0) fprintf(f, "mean step time not judged; ");
+        else
+            fprintf(f, "mean step time (which sees steps that are slow now and then) the same way beyond +-%.0f%%, "
+                       "unsteady cells whose median held included, means under %g ms on both sides left out; ",
+                    100 * c->opts.time_mean_tol, c->opts.time_floor_ms);
+    }
     fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly (peak memory not across backends)" : "not judged");
 }
 

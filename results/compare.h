@@ -20,9 +20,14 @@
  *   sides left out): worse when the median change
  *   exceeds time_tol and its 95% interval lies above 0 (with up to 8
  *   cells: every cell slower), better the mirror image. Each run's mean step
- *   time is judged the same way over the same cells (time_mean; its verdict
- *   counts like the median's): steps slow every k-th time move the mean and
- *   not the median. A cell whose timing
+ *   time is judged the same way with its own tolerance time_mean_tol
+ *   (time_mean; its verdict counts like the median's): steps slow every k-th
+ *   time move the mean and not the median. The mean is judged over the
+ *   steady cells and the unsteady ones (below) whose median held within
+ *   time_tol (more than a tenth of the steps slow makes a cell unsteady and
+ *   leaves its median), and its floor applies to the means; a rise of every
+ *   group's mean is named (time_mean_shift): a busy machine's short stalls
+ *   look like that. A cell whose timing
  *   was unsteady on one side only (p90/p50 - 1 above OB_TIME_UNSTEADY and
  *   above twice the other side's: the machine was busy) is left out; when
  *   more than half of a group's cells are, its step time is not judged
@@ -65,7 +70,11 @@
 typedef struct ob_compare_opts {
     double loss_tol;     /* minimum relative effect on final loss (default 0.05) */
     double metric_tol;   /* minimum absolute effect on the held-out metric (default 0.01) */
-    double time_tol;     /* relative tolerance on step time (default 0.10); < 0: not judged */
+    double time_tol;     /* relative tolerance on step time (default 0.10); < 0: not judged, the
+                          * mean neither */
+    double time_mean_tol; /* relative tolerance on the mean step time (default 0.20: the mean
+                          * carries a busy machine's short stalls, which the median leaves
+                          * out); < 0: the mean is not judged */
     double time_floor_ms; /* cells whose median step time is below this on both sides are not
                           * timed (default 0.05 ms: such steps time the harness, not the step) */
     int check_memory;    /* judge memory exactly (default 1) */
@@ -102,9 +111,10 @@ typedef struct ob_cmp_group {
                                * (neither side has one) */
     int metric_is_loss;       /* the held-out quantity judged is the loss (no metric) */
     ob_cmp_quantity loss, metric, time, peak_mem, state;
-    ob_cmp_quantity time_mean; /* each cell's mean step time, over the cells judged for time (its
-                               * verdict is part of the step time's); no data where the database
-                               * of either side predates it (schema < 4) */
+    ob_cmp_quantity time_mean; /* each cell's mean step time, over the cells timed on both sides
+                               * that are steady or whose median held, and whose mean is at least
+                               * time_floor_ms on a side (its verdict is part of the step time's);
+                               * no data where the database of either side predates it (schema < 4) */
     int time_cells;           /* matched cells timed on both sides */
     int time_unsteady;        /* of them, left out: timing unsteady on one side */
     int time_not_judged;      /* more than half unsteady: step time has no verdict */
@@ -164,6 +174,7 @@ typedef struct ob_compare {
     double time_shift;        /* median change of step time over the judged groups' effects,
                                * when they all moved the same way beyond time_tol (at least 2
                                * groups); NaN otherwise */
+    double time_mean_shift;   /* the same for the mean step time, beyond time_mean_tol */
     ob_compare_opts opts;
 } ob_compare;
 

@@ -40,13 +40,14 @@ typedef struct mod {
     int rosen_sgd_diverged;  /* rosen/sgd diverged at every lr */
     int rosen_sgd_div_seeds; /* rosen/sgd diverged at every lr on these seeds (bit s: seed s) */
     double mean_seed[3];     /* rosen/sgd mean step time only, x this per seed (0: 1; slow steps) */
+    double mean_all;         /* every run's mean step time only, x this (0: 1; a busy machine's stalls) */
 } mod;
 
 static void plant(const char *path, const char *sql);
 
 static mod none(void)
 {
-    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL, {1, 1, 1}, 1, 1, 0, 1, 0, 0, {0, 0, 0}};
+    mod m = {{1, 1, 1}, 0, 1, 0, -1, 0, 0, {0, 0, 0}, NULL, {1, 1, 1}, 1, 1, 0, 1, 0, 0, {0, 0, 0}, 0};
     return m;
 }
 
@@ -98,6 +99,11 @@ static void build(const char *path, const mod *m)
                      m->mean_seed[seed], seed);
             plant(path, sql);
         }
+    if (m->mean_all != 0) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "UPDATE runs SET step_ms_mean = step_ms_mean * %.17g", m->mean_all);
+        plant(path, sql);
+    }
 }
 
 /* SQL run on a built database: where its runs ran (runs.backend, runs.device). */
@@ -505,11 +511,96 @@ int main(void)
     CHECK(st == OB_OK && !c.regression && g && g->time_mean.v == OB_SAME && g->overall == OB_SAME);
     ob_compare_free(&c);
     /* fewer slow steps now: better through the mean */
-    m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 0.8;
+    m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 0.7;
     build(cand, &m);
     c = run_cmp(base, cand, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && g && g->time_mean.v == OB_BETTER && g->overall == OB_BETTER);
+    ob_compare_free(&c);
+    /* the mean's own tolerance (20%): +15% on every cell is within it, not
+     * within the median's 10% */
+    m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.15;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && !c.regression && g && g->time_mean.v == OB_SAME && fabs(g->time_mean.effect - 0.15) < 1e-9);
+    ob_compare_free(&c);
+    {
+        ob_compare_opts o2 = o;
+        o2.time_mean_tol = 0.1;
+        c = run_cmp(base, cand, &o2, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && c.regression && g && g->time_mean.v == OB_WORSE);
+        CHECK_MSG(g && strstr(g->detail, "tolerance 10%), the median step time's +0%"), "%s", g ? g->detail : "");
+        ob_compare_free(&c);
+        o2.time_mean_tol = -1; /* off: the median alone */
+        c = run_cmp(base, cand, &o2, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && !c.regression && g && g->time_mean.v == OB_NODATA && g->time.v == OB_SAME);
+        ob_compare_free(&c);
+    }
+    /* more than a tenth of the steps slow: the candidate's p90 rises, every
+     * cell is unsteady and the median is not judged; the median held, so the
+     * mean still is, and the slowdown is a regression */
+    m = none();
+    m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.4;
+    m.p90_mul = 1.6 / 1.2;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && c.regression && g && g->time_not_judged && g->time_unsteady == 6);
+    CHECK(g && g->time.v == OB_NODATA && g->time_mean.v == OB_WORSE && g->time_mean.n == 6 &&
+          fabs(g->time_mean.effect - 0.4) < 1e-9);
+    CHECK_MSG(g && strstr(g->detail, "the median step time's +0% (unsteady): some steps are much slower"), "%s",
+              g ? g->detail : "");
+    snprintf(p, sizeof p, "%s/unsteadymean.txt", dir);
+    render(&c, "print", p, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "+0.0% unsteady, not judged; mean +40.0% [+40.0%, +40.0%] worse") &&
+                  strstr(buf, "their mean step time still is"),
+              "%s", buf);
+    ob_compare_free(&c);
+    /* the same with the median 13x (a slower, busier machine): the mean stays out */
+    m.time_mul = 13;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && !c.regression && g && g->time_not_judged && g->time_mean.v == OB_NODATA);
+    ob_compare_free(&c);
+    /* steps under the floor on both sides: the median is not timed, but a
+     * mean that rose above the floor is judged */
+    m = none();
+    m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.6;
+    build(cand, &m);
+    {
+        ob_compare_opts o2 = o;
+        o2.time_floor_ms = 1.5; /* rosen/sgd steps are 1 ms, their means now 1.6 ms */
+        c = run_cmp(base, cand, &o2, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && c.regression && g && g->time_fast == 6 && g->time.v == OB_NODATA);
+        CHECK(g && g->time_mean.v == OB_WORSE && g->time_mean.n == 6 && fabs(g->time_mean.effect - 0.6) < 1e-9);
+        CHECK_MSG(g && strstr(g->detail, "the median step time not judged (under 1.5 ms)"), "%s",
+                  g ? g->detail : "");
+        snprintf(p, sizeof p, "%s/floormean.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "steps under 1.5 ms, not judged; mean +60.0%"), "%s", buf);
+        g = grp(&c, "quad", "sgd"); /* means under the floor on both sides: not judged */
+        CHECK(g && g->time_mean.v == OB_NODATA);
+        ob_compare_free(&c);
+    }
+    /* every run's mean +30%, no median moved: worse (the verdicts stand),
+     * and the note names what a busy machine's stalls look like */
+    m = none();
+    m.mean_all = 1.3;
+    build(cand, &m);
+    c = run_cmp(base, cand, &o, &st);
+    CHECK(st == OB_OK && c.regression && c.n_worse == 4 && isnan(c.time_shift) &&
+          fabs(c.time_mean_shift - 0.3) < 1e-9);
+    snprintf(p, sizeof p, "%s/meanshift.txt", dir);
+    render(&c, "print", p, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "note: mean step time moved the same way in every group (median +30.0%), the median did "
+                          "not: short stalls of a busy machine") &&
+                  strstr(buf, "--time-mean-tol off"),
+              "%s", buf);
     ob_compare_free(&c);
     /* a baseline of an older optbench (no mean recorded): the mean is not judged */
     m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.4;

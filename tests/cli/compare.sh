@@ -152,6 +152,10 @@ if [ $have_py = 1 ]; then
   check "slow steps: the mean's verdict in the row: $(grep '^quadratic *adam' "$tmp/out")" \
     grep -q '^quadratic *adam .*same; mean +50.0% \[+50.0%, +50.0%\] worse .*WORSE' "$tmp/out"
   check "slow steps: markdown says why" grep -q 'mean step time worse: median per-cell change +50%' "$tmp/slow.md"
+  # the mean's own tolerance: +50% is within 0.6, and off leaves the median alone
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/slow.db" --time-floor 0 --time-mean-tol 0.6
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/slow.db" --time-floor 0 --time-mean-tol off --markdown "$tmp/moff.md"
+  check "--time-mean-tol off: the thresholds say so" grep -q 'mean step time not judged' "$tmp/moff.md"
 
   # the candidate ran on another device (the CI runner changed), 3x slower and
   # with twice the peak memory: step times of different devices are not
@@ -276,6 +280,8 @@ check "names the file" grep -q 'text.db' "$tmp/err"
 compare 2 --baseline "$tmp/missing.db" --candidate "$tmp/base.db"
 compare 2 --baseline "$tmp/base.db"
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --loss-tol -1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-mean-tol often
+check "a bad --time-mean-tol is named: $(cat "$tmp/err")" grep -q "time-mean-tol 'often' is not a non-negative number or 'off'" "$tmp/err"
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate 1
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate
 check "an unknown last option is unknown: $(cat "$tmp/err")" grep -q "unknown option '--frobnicate'" "$tmp/err"

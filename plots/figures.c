@@ -1422,15 +1422,17 @@ static void child_default_stops(void)
     }
 }
 
+pid_t (*ob_gnuplot_fork)(void) = fork;
+
 /* Start gnuplot on one script in dir, its output to log (a file name in dir,
  * appended to; opened in the child, so nothing is left open in the parent).
- * Returns the child's pid, -1 when fork failed. */
+ * Returns the child's pid, -1 when fork failed (errno says why). */
 static pid_t gnuplot_spawn(const char *gnuplot, const char *dir, const char *script_name, const char *log,
                            int append, const sigset_t *mask)
 {
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
+    pid_t pid = ob_gnuplot_fork();
     if (pid != 0) return pid;
     if (mask) {
         /* the parent's stop handler would swallow a SIGTERM sent to end this
@@ -1450,12 +1452,28 @@ static pid_t gnuplot_spawn(const char *gnuplot, const char *dir, const char *scr
     _exit(127);
 }
 
+/* gnuplot could not be started on script_name (fork failed with err): the
+ * reason goes where its messages would have gone, log (a file name in dir,
+ * appended to or replaced), so the log says why the figure is missing. */
+static void log_start_failure(const char *dir, const char *log, int append, const char *script_name, int err)
+{
+    char p[1400];
+    snprintf(p, sizeof p, "%s/%s", dir, log);
+    FILE *f = fopen(p, append ? "ab" : "wb");
+    if (!f) return;
+    fprintf(f, "%s: could not start gnuplot: %s\n", script_name, strerror(err));
+    fclose(f);
+}
+
 static int exit_status(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : -1; }
 
 int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name)
 {
     pid_t pid = gnuplot_spawn(gnuplot, dir, script_name, "gnuplot.log", 1, NULL);
-    if (pid < 0) return -1;
+    if (pid < 0) {
+        log_start_failure(dir, "gnuplot.log", 1, script_name, errno);
+        return -1;
+    }
     int status = 0;
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR) return -1;
@@ -1564,20 +1582,42 @@ static void end_children(const pid_t *pids, const int *rc, int n)
 }
 
 /* Start the scripts, jobs at a time, until all have ended or a stop came
- * (stop_sig); signals as described above stop_sig. */
+ * (stop_sig); signals as described above stop_sig.
+ *
+ * fork failing with EAGAIN (a limit on the user's processes, as in a
+ * container or under `ulimit -u`) or ENOMEM while some of the scripts run is
+ * taken as "not this many at once": the script waits until one of them has
+ * ended (and been reaped, which frees its process) and is then started
+ * again, so the rendering goes on with fewer processes at once. Where none
+ * of ours runs, or fork failed for another reason, waiting would not help:
+ * that script fails (rc -1), the reason in its place in the log, and the
+ * others go on. */
 static void run_scripts(const char *gnuplot, const char *dir, char *const *scripts, int n, int jobs, pid_t *pids,
                         int *rc, const sigset_t *orig)
 {
-    int next = 0, running = 0;
+    int next = 0, running = 0, wait_end = 0;
     for (;;) {
-        running -= reap_ended(pids, n, rc);
+        int ended = reap_ended(pids, n, rc);
+        running -= ended;
+        if (ended) wait_end = 0;
         if (stop_sig || (next == n && running == 0)) return;
-        if (next < n && running < jobs) {
+        if (next < n && running < jobs && !wait_end) {
             char log[64];
             job_log_name(log, sizeof log, next);
             pids[next] = gnuplot_spawn(gnuplot, dir, scripts[next], log, 0, orig);
-            if (pids[next] < 0) rc[next] = -1; /* fork failed: this figure fails, the others go on */
-            else running++;
+            if (pids[next] > 0) {
+                running++;
+                next++;
+                continue;
+            }
+            const int err = errno;
+            pids[next] = 0;
+            if ((err == EAGAIN || err == ENOMEM) && running > 0) {
+                wait_end = 1; /* start it again once one has ended */
+                continue;
+            }
+            rc[next] = -1;
+            log_start_failure(dir, log, 0, scripts[next], err);
             next++;
             continue;
         }
@@ -1606,14 +1646,23 @@ ob_status ob_gnuplot_run_all(const char *gnuplot, const char *dir, char *const *
     set_handler(SIGTERM, on_stop, &old_term);
     set_handler(SIGCHLD, on_child, &old_chld);
     run_scripts(gnuplot, dir, scripts, n, jobs, pids, rc, &orig);
-    int sig = stop_sig;
-    if (sig) end_children(pids, rc, n);
-    /* the mask first: a second stop signal pending now goes to on_stop, not
-     * to a default action that would end the process before it cleans up */
+    /* a stop seen by run_scripts: some scripts may still run */
+    if (stop_sig) end_children(pids, rc, n);
+    /* the mask first: a stop signal pending now goes to on_stop, not to a
+     * default action that would end the process before it cleans up */
     sigprocmask(SIG_SETMASK, &orig, NULL);
     sigaction(SIGCHLD, &old_chld, NULL);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    /* Read the stop only now that on_stop is no longer the handler: a SIGINT
+     * or SIGTERM that came after run_scripts' last look (blocked until the
+     * mask above was restored, or delivered between that and the sigaction
+     * calls) has been recorded by on_stop by now, and one that comes later
+     * gets the caller's own handling. Reading it before the restoring would
+     * lose such a stop and finish the report as if none had come. A stop
+     * that run_scripts did not see came when every script had ended, so
+     * there is nothing left to end. */
+    const int sig = stop_sig;
     free(pids);
     ob_status st = gather_logs(dir, n, e);
     if (sig) {

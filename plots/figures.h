@@ -10,6 +10,7 @@
 #define OB_PLOTS_FIGURES_H
 
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "core/ob.h"
 #include "results/dataset.h"
@@ -44,8 +45,8 @@ int ob_gnuplot_find(char *buf, size_t n);
  * (pdfcairo, page-width size) where the gnuplot running it has pdfcairo;
  * extra (NULL: none): gnuplot lines run before the replot, for that size. */
 void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra);
-/* Run one script with dir as the working directory; its messages go to
- * dir/gnuplot.log. Returns 0 on success. */
+/* Run one script with dir as the working directory; its messages (or why
+ * gnuplot could not be started) go to dir/gnuplot.log. Returns 0 on success. */
 int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name);
 
 /* At most this many gnuplot processes at once by default, however many CPUs:
@@ -55,6 +56,8 @@ int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name
 /* Default number of concurrent gnuplot processes: the online CPUs, 1 to
  * OB_GNUPLOT_JOBS_MAX. */
 int ob_gnuplot_jobs_default(void);
+/* The fork that starts gnuplot (fork; a test replaces it to make it fail). */
+extern pid_t (*ob_gnuplot_fork)(void);
 /* rc[i] while script i runs (not an exit status) */
 #define OB_GNUPLOT_RUNNING (-2)
 /* Run n scripts (names in dir, which is the working directory), up to jobs
@@ -62,6 +65,10 @@ int ob_gnuplot_jobs_default(void);
  * not be started or was killed). Each process writes its messages to a file
  * of its own; at the end they are appended to dir/gnuplot.log in script
  * order, so the log reads as if the scripts had run one after another.
+ * When fork fails with EAGAIN (a limit on processes) or ENOMEM while some of
+ * them run, the script is started again once one of those has ended, so
+ * fewer run at once; a script that cannot be started otherwise gets rc -1
+ * and "SCRIPT: could not start gnuplot: REASON" in its place in the log.
  * SIGINT and SIGTERM (unless ignored) are caught while they run: the running
  * processes are then ended and waited for, *stop_signal is set to the signal
  * and the result is OB_ERR_INTERRUPTED (rc[i] of the scripts not finished:

@@ -44,8 +44,8 @@ static const copt copts[] = {
      "stalls); off: the mean is not judged, the median still is"},
     {"--time-floor", "MS", C_TIME_FLOOR,
      "cells whose median step time is under MS milliseconds on both\n"
-     "sides are not timed (default 0.05: they time the harness); their\n"
-     "mean is judged where it is at least MS on a side"},
+     "sides are not timed, their mean neither (default 0.05: they\n"
+     "time the harness)"},
     {"--time-across-devices", NULL, C_TIME_ACROSS,
      "judge step time also where a cell's two runs ran on different\n"
      "devices (default: left out, with a note)"},
@@ -88,19 +88,23 @@ static void compare_usage(FILE *f)
             "together. Cells whose p90 step time is more than %.0f%% above their median on one\n"
             "side only (a busy machine) are left out; a group with mostly such cells is shown as\n"
             "'unsteady, not judged'. Each run's mean step time is judged alike, with its own\n"
-            "--time-mean-tol, over the steady cells and the unsteady ones whose median held, so\n"
-            "steps that are slow every so often (a sync or a refresh every k steps), which leave\n"
-            "the median as it was, still count ('; mean +40%% worse'). Step times are comparable\n"
-            "only between runs on the same, otherwise idle machine. Cells whose two runs\n"
-            "recorded different devices (another backend, CPU, GPU or number of devices) are\n"
-            "left out of step time, with a note (a group with only such cells: 'other devices,\n"
-            "not judged'; --time-across-devices judges them), and out of peak memory when the\n"
-            "backends differ (CPU and GPU memory do not compare). Else use --time-tol off when the baseline ran on another machine\n"
+            "--time-mean-tol, over the steady cells and the unsteady ones whose median held\n"
+            "(within %.0f%%), so steps that are slow every so often (a sync or a refresh every k\n"
+            "steps), which leave the median as it was, still count ('; mean +40%% worse'). When\n"
+            "every group's mean moved while the medians held, the means' verdicts are\n"
+            "inconclusive, not failures: a busy machine's short stalls look like that. Cells\n"
+            "under --time-floor are judged on neither. Step times are comparable only between\n"
+            "runs on the same, otherwise idle machine. Cells whose two runs recorded different\n"
+            "devices (another backend, CPU, GPU or number of devices) are left out of step time,\n"
+            "with a note (a group with only such cells: 'other devices, not judged';\n"
+            "--time-across-devices judges them), and out of peak memory when the backends\n"
+            "differ (CPU and GPU memory do not compare). Else use --time-tol off (or\n"
+            "--time-mean-tol off, for the mean alone) when the baseline ran on another machine\n"
             "of the same kind (another runner of one type), when either ran beside other work\n"
             "(a shared or virtual machine, parallel jobs), or when the note says every group\n"
             "moved together.\n\n"
             "options:\n",
-            100 * OB_TIME_UNSTEADY);
+            100 * OB_TIME_UNSTEADY, 100 * OB_TIME_MEDIAN_HELD);
     for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) {
         const copt *op = &copts[k];
         if (!op->help) continue;

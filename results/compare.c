@@ -352,20 +352,23 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * step time is judged alike (z) with its own tolerance: a step that is
      * slow every k-th time (a sync, a refresh, an allocation) leaves the
      * median where it was and shows in the mean. The mean is judged over
-     * the steady cells timed on both sides (same devices) and over the
-     * unsteady ones whose median held (within time_tol): more than a tenth
-     * of the steps slow raise the p90 on one side, which makes a cell
-     * unsteady, and leave the median, and those are the regressions the mean
-     * is for; an unsteady cell whose median moved too is a slower, busier
-     * machine and stays out. Its floor applies to the means themselves (a
-     * mean that jumped above it is judged though the medians are under it).
-     * Stalls of a busy machine raise the mean too; the paired rule (every
-     * cell, up to 8) sets aside those that hit some runs, its larger
-     * tolerance the short ones that hit all, and a rise common to every
-     * group is named in a note (time_mean_shift). */
+     * the timed cells (same devices, above the floor) that are steady or
+     * whose median held (within OB_TIME_MEDIAN_HELD, whatever time_tol is):
+     * more than a tenth of the steps slow raise the p90 on one side, which
+     * makes a cell unsteady, and leave the median, and those are the
+     * regressions the mean is for; an unsteady cell whose median moved too
+     * is a slower, busier machine and stays out, and so does the mean of a
+     * group where fewer than half of the timed cells are left (the few that
+     * remain would decide it). Cells under the floor stay out: one stall of
+     * a few ms lifts a microsecond step's mean over any floor, and only the
+     * cells that stalled would be judged. Stalls of a busy machine raise the
+     * mean too; the paired rule (every cell, up to 8) sets aside those that
+     * hit some runs, its larger tolerance the short ones that hit all, and a
+     * rise common to every group while the medians held is taken for the
+     * machine (see ob_compare: time_mean_shift). */
     m = 0;
     nb = 0;
-    int timed = 0, mm = 0;
+    int timed = 0, mm = 0, timed_means = 0;
     double *zb = z + n + 1, *zc = z + 2 * (n + 1);
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
@@ -378,10 +381,10 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         double r = rc->step_ms_median / rb->step_ms_median - 1;
         const int unsteady =
             !fast && ob_compare_time_unsteady(rb->step_ms_median, rb->step_ms_p90, rc->step_ms_median, rc->step_ms_p90);
-        if (rb->step_ms_mean > 0 && rc->step_ms_mean > 0 && isfinite(rb->step_ms_mean) &&
-            isfinite(rc->step_ms_mean) && /* unknown in a database of schema < 4 */
-            (rb->step_ms_mean >= o->time_floor_ms || rc->step_ms_mean >= o->time_floor_ms) &&
-            (!unsteady || fabs(r) <= o->time_tol)) {
+        const int means = rb->step_ms_mean > 0 && rc->step_ms_mean > 0 && isfinite(rb->step_ms_mean) &&
+                          isfinite(rc->step_ms_mean); /* unknown in a database of schema < 4 */
+        timed_means += means && !fast;
+        if (means && !fast && (!unsteady || fabs(r) <= OB_TIME_MEDIAN_HELD)) {
             z[mm] = rc->step_ms_mean / rb->step_ms_mean - 1;
             zb[mm] = rb->step_ms_mean;
             zc[mm++] = rc->step_ms_mean;
@@ -407,7 +410,8 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         g->time.effect = ob_stat_median(y, timed);
     } else if ((st = judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1, e)) != OB_OK)
         goto done;
-    if (o->time_tol < 0 || o->time_mean_tol < 0) mm = 0; /* not judged */
+    g->time_mean_cells = timed_means;
+    if (o->time_tol < 0 || o->time_mean_tol < 0 || 2 * mm < timed_means) mm = 0; /* not judged */
     if ((st = judge_pairs(&g->time_mean, z, mm, o->time_mean_tol, 1, e)) != OB_OK) goto done;
     g->time_mean.base = ob_stat_median(zb, mm);
     g->time_mean.cand = ob_stat_median(zc, mm);
@@ -460,7 +464,19 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             g->n_new_diverged_other++;
     }
     g->n_matched = n;
+done:
+    free(x);
+    free(y);
+    free(bl);
+    free(cl);
+    free(z);
+    return st;
+}
 
+/* The group's overall verdict and its reasons (detail), once its
+ * quantities are final (the comparison may set a mean's verdict aside). */
+static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
+{
     const ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
     int worse = g->n_new_failures > 0 || g->n_new_unfinished > 0 || g->n_new_diverged > 0, better = 0;
     for (int i = 0; i < 6; i++) {
@@ -504,17 +520,19 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     if (g->time_mean.v == OB_WORSE) {
         /* what the median did beside it: the mean alone says slow steps now and then */
         char med[96];
-        if (isnan(g->time.effect)) snprintf(med, sizeof med, "the median step time not judged (under %g ms)",
-                                            g->time_floor_ms);
+        if (isnan(g->time.effect)) snprintf(med, sizeof med, "the median step time not judged");
         else
             snprintf(med, sizeof med, "the median step time's %+.0f%%%s", 100 * g->time.effect,
                      g->time_not_judged ? " (unsteady)" : "");
-        ADD("mean step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%), %s%s; "
-            "means %.4g ms -> %.4g ms (each cell's mean over its steps after the warm-up); ",
-            100 * g->time_mean.effect, g->time_mean.n, g->time_mean.n == 1 ? "" : "s",
+        char of[32] = "";
+        if (g->time_mean.n < g->time_mean_cells) snprintf(of, sizeof of, " of %d", g->time_mean_cells);
+        ADD("mean step time worse: median per-cell change %+.0f%% over %d%s cell%s (%s, tolerance %.0f%%), "
+            "%s%s; means %.4g ms -> %.4g ms (each cell's mean over its steps after the warm-up); ",
+            100 * g->time_mean.effect, g->time_mean.n, of, g->time_mean_cells == 1 ? "" : "s",
             ci_text(&g->time_mean, 0, c1, sizeof c1), 100 * o->time_mean_tol, med,
-            g->time.v == OB_WORSE ? "" : ": some steps are much slower than the others now", g->time_mean.base,
-            g->time_mean.cand);
+            g->time.v != OB_WORSE && fabs(g->time.effect) <= OB_TIME_MEDIAN_HELD
+                ? ": some steps are much slower than the others now" : "",
+            g->time_mean.base, g->time_mean.cand);
     }
     char b1[32], b2[32], b3[32];
     if (g->peak_mem.v == OB_WORSE)
@@ -535,13 +553,6 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
 #undef ADD
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
-done:
-    free(x);
-    free(y);
-    free(bl);
-    free(cl);
-    free(z);
-    return st;
 }
 
 /* The keys of two JSON objects whose values differ, appended to buf as
@@ -812,8 +823,6 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
                     }
                     out->n_g++;
                     if ((st = judge_group(&B, &C, gp, n, o, g, e)) != OB_OK) break;
-                    if (g->overall == OB_WORSE) out->n_worse++;
-                    if (g->overall == OB_BETTER) out->n_better++;
                 }
         free(used);
         free(gp);
@@ -843,6 +852,29 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         }
         if (ne >= 2 && (up == ne || down == ne)) out->time_mean_shift = ob_stat_median(eff, ne);
         free(eff);
+        /* every group's mean moved together and the medians did not: short
+         * stalls of one side's machine look like that (the mean carries
+         * them, the median does not); a change that makes every optimizer's
+         * steps slow now and then does too, and the two cannot be told
+         * apart here, so the means' verdicts are inconclusive, not failures,
+         * in the groups whose median held (where it moved too, its own
+         * verdict says the step got slower) */
+        if (!isnan(out->time_mean_shift) && isnan(out->time_shift))
+            for (int k = 0; k < out->n_g; k++) {
+                ob_cmp_quantity *q = &out->g[k].time_mean;
+                if (q->v != OB_WORSE && q->v != OB_BETTER) continue;
+                if (fabs(out->g[k].time.effect) > OB_TIME_MEDIAN_HELD) continue;
+                q->v = OB_SAME;
+                q->unsure = 1;
+                out->g[k].time_mean_machine = 1;
+                out->n_time_mean_machine++;
+            }
+        for (int k = 0; k < out->n_g; k++) {
+            ob_cmp_group *g = &out->g[k];
+            finish_group(g, o);
+            if (g->overall == OB_WORSE) out->n_worse++;
+            if (g->overall == OB_BETTER) out->n_better++;
+        }
         out->regression = out->n_worse > 0 || (o->strict && (out->n_only_base || out->n_only_cand));
     }
 done:
@@ -981,10 +1013,14 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
         show_mean = q->v != OB_NODATA && (q->v != g->time.v || q->unsure != g->time.unsure);
     }
     if (show_mean) {
-        char mt[96];
+        char mt[96], cells[48] = "";
         quantity_text(q, 0, "not finite", mt, sizeof mt);
+        if (q->n < g->time_mean_cells) /* the mean judged over fewer cells than were timed */
+            snprintf(cells, sizeof cells, " (%d of %d cells)", q->n, g->time_mean_cells);
         size_t len = strlen(buf);
-        if (len + 1 < n && snprintf(buf + len, n - len, "; mean %s", mt) >= (int)(n - len)) buf[n - 1] = '\0';
+        if (len + 1 < n && snprintf(buf + len, n - len, "; mean %s%s%s", mt, cells,
+                                    g->time_mean_machine ? " (every group's)" : "") >= (int)(n - len))
+            buf[n - 1] = '\0';
     }
 }
 
@@ -1135,12 +1171,18 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                    "candidate: they sit at whichever lr won each side's sweep, so they match only where the "
                    "winners agree; the sweeps are compared%s\n",
                 lead, c->n_confirm_base, c->n_confirm_cand, md ? "." : "");
-    if (c->n_time_not_judged)
+    if (c->n_time_not_judged) {
+        int mean_judged = 0; /* of those groups, with a mean verdict */
+        for (int k = 0; k < c->n_g; k++) mean_judged += c->g[k].time_not_judged && c->g[k].time_mean.v != OB_NODATA;
+        char also[96] = "";
+        if (mean_judged)
+            snprintf(also, sizeof also, "; the mean step time still is in %d of them (their medians held)",
+                     mean_judged);
         fprintf(f, "%sstep time not judged in %d group%s: most of their cells ran with unsteady step times "
                    "(p90 more than %.0f%% above the median on one side only; a busy machine, or steps slow "
                    "now and then)%s; rerun them on a quiet machine%s\n", lead, c->n_time_not_judged,
-                c->n_time_not_judged == 1 ? "" : "s", 100 * OB_TIME_UNSTEADY,
-                c->opts.time_mean_tol >= 0 ? "; their mean step time still is" : "", md ? "." : "");
+                c->n_time_not_judged == 1 ? "" : "s", 100 * OB_TIME_UNSTEADY, also, md ? "." : "");
+    }
     if (c->n_device_differs) {
         char note[768];
         device_note(c, note, sizeof note);
@@ -1173,14 +1215,18 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                    "compare step times only between runs on one quiet machine, else use --time-tol off%s\n",
                 lead, pct(c->time_shift, a, sizeof a), md ? "." : "");
     }
-    if (!isnan(c->time_mean_shift) && (isnan(c->time_shift) || (c->time_shift > 0) != (c->time_mean_shift > 0))) {
+    if (c->n_time_mean_machine) {
         char a[32];
-        fprintf(f, "%smean step time moved the same way in every group (median %s)%s: short stalls of a busy "
-                   "machine (another process taking a core for a few ms, again and again) raise every run's mean "
-                   "alike, and so would a change that makes every optimizer's steps slow now and then; rerun on "
-                   "a quiet machine, else use --time-mean-tol off%s\n",
-                lead, pct(c->time_mean_shift, a, sizeof a), isnan(c->time_shift) ? ", the median did not" : "",
-                md ? "." : "");
+        const int up = c->time_mean_shift > 0;
+        fprintf(f, "%sthe mean step time %s beyond %.0f%% in every group where it was judged (by %s in the "
+                   "middle one) while the median step time did not move with it: short stalls of a busy machine "
+                   "(another process taking a core for a few ms, again and again) %s every run's mean alike, "
+                   "and so would a change that makes every optimizer's steps slow now and then; the two cannot "
+                   "be told apart here, so the mean's verdict is inconclusive in %d group%s; rerun both on one "
+                   "quiet machine to judge it%s\n",
+                lead, up ? "rose" : "fell", 100 * c->opts.time_mean_tol, pct(c->time_mean_shift, a, sizeof a),
+                up ? "on the candidate's machine raise" : "on the baseline's machine raised",
+                c->n_time_mean_machine, c->n_time_mean_machine == 1 ? "" : "s", md ? "." : "");
     }
 }
 
@@ -1300,8 +1346,9 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         if (c->opts.time_mean_tol < 0) fprintf(f, "mean step time not judged; ");
         else
             fprintf(f, "mean step time (which sees steps that are slow now and then) the same way beyond +-%.0f%%, "
-                       "unsteady cells whose median held included, means under %g ms on both sides left out; ",
-                    100 * c->opts.time_mean_tol, c->opts.time_floor_ms);
+                       "unsteady cells whose median held within %.0f%% included, inconclusive where every group's "
+                       "mean moved while the medians held; ",
+                    100 * c->opts.time_mean_tol, 100 * OB_TIME_MEDIAN_HELD);
     }
     fprintf(f, "memory %s.\n", c->opts.check_memory ? "exactly (peak memory not across backends)" : "not judged");
 }

@@ -23,10 +23,11 @@
  *   time is judged the same way with its own tolerance time_mean_tol
  *   (time_mean; its verdict counts like the median's): steps slow every k-th
  *   time move the mean and not the median. The mean is judged over the
- *   steady cells and the unsteady ones (below) whose median held within
- *   time_tol (more than a tenth of the steps slow makes a cell unsteady and
- *   leaves its median), and its floor applies to the means; a rise of every
- *   group's mean is named (time_mean_shift): a busy machine's short stalls
+ *   timed cells that are steady or unsteady (below) with a median that held
+ *   within OB_TIME_MEDIAN_HELD (more than a tenth of the steps slow makes a
+ *   cell unsteady and leaves its median), when they are at least half of the
+ *   timed cells; a rise of every group's mean while the medians held is set
+ *   aside as inconclusive (time_mean_shift): a busy machine's short stalls
  *   look like that. A cell whose timing
  *   was unsteady on one side only (p90/p50 - 1 above OB_TIME_UNSTEADY and
  *   above twice the other side's: the machine was busy) is left out; when
@@ -112,10 +113,14 @@ typedef struct ob_cmp_group {
     int metric_is_loss;       /* the held-out quantity judged is the loss (no metric) */
     ob_cmp_quantity loss, metric, time, peak_mem, state;
     ob_cmp_quantity time_mean; /* each cell's mean step time, over the cells timed on both sides
-                               * that are steady or whose median held, and whose mean is at least
-                               * time_floor_ms on a side (its verdict is part of the step time's);
-                               * no data where the database of either side predates it (schema < 4) */
+                               * that are steady or whose median held (its verdict is part of the
+                               * step time's); no data where the database of either side predates
+                               * it (schema < 4) or too few cells are left */
     int time_cells;           /* matched cells timed on both sides */
+    int time_mean_cells;      /* of them, with a mean step time on both sides (time_mean.n of
+                               * them were judged) */
+    int time_mean_machine;    /* the mean's verdict was set aside: every group's mean moved
+                               * together while the medians did not (time_mean_shift) */
     int time_unsteady;        /* of them, left out: timing unsteady on one side */
     int time_not_judged;      /* more than half unsteady: step time has no verdict */
     int time_fast;            /* matched cells left out: step time below time_floor_ms on both sides */
@@ -174,12 +179,19 @@ typedef struct ob_compare {
     double time_shift;        /* median change of step time over the judged groups' effects,
                                * when they all moved the same way beyond time_tol (at least 2
                                * groups); NaN otherwise */
-    double time_mean_shift;   /* the same for the mean step time, beyond time_mean_tol */
+    double time_mean_shift;   /* the same for the mean step time, beyond time_mean_tol; when
+                               * time_shift is NaN (the medians did not move together) the
+                               * means' verdicts are set aside as inconclusive: a busy
+                               * machine's stalls cannot be told from the code here */
+    int n_time_mean_machine;  /* groups whose mean verdict was set aside so */
     ob_compare_opts opts;
 } ob_compare;
 
 /* Step-time spread (p90 / p50 - 1) above which a run's timing counts as unsteady. */
 #define OB_TIME_UNSTEADY 0.25
+/* An unsteady cell whose median step time changed by at most this much still
+ * has its mean judged: steps slow now and then, not a slower machine. */
+#define OB_TIME_MEDIAN_HELD 0.10
 
 /* 1 when the timing of one side of a matched cell is unsteady and the other's
  * is not (see above); unknown p90s (NaN) count as steady. */

@@ -779,7 +779,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
 
     /* ---- cost ---- */
     doc_h(dc, 2, "Cost: step time and memory");
-    doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up; "
+    doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up, at the "
+              "run's start and again after each resume from a checkpoint; "
               "recording excluded; each the median over the group's runs: a mean above the median is steps "
               "that are much slower now and then, such as a refresh every k steps), the optimizer's part of a "
               "step ('optimizer ms', its median: from the gradients to the updated parameters), the overhead relative to sgd on the same workload (with the same training "

@@ -13,9 +13,12 @@
  * points after it (written before a kill) are deleted when the run resumes.
  * The checkpoint holds the parameter arena, every optimizer state blob
  * (ob_optim_state_blobs), the run loop's counters (first loss, bad-step
- * streak, last evaluation, wall time) and the step times; the losses of the
+ * streak, last evaluation, wall time), the step times and the steps at which
+ * each process segment began (section "segments"); the losses of the
  * steps before it come back from the database's curve, so the summary
- * statistics of a resumed run are those of the uninterrupted one. Data,
+ * statistics of a resumed run are those of the uninterrupted one. Step times
+ * leave out a warm-up of OB_WARMUP_STEPS at the start of every segment: the
+ * first steps of a resumed process are as cold as a new run's. Data,
  * noise and schedules are functions of (seed, step) and need nothing saved.
  *
  * Data parallel (data_parallel: n): a worker holds n devices, one replica of
@@ -94,6 +97,50 @@ void ob_curve_summary(const double *loss, int64_t n, double *final_loss, double 
         if (isfinite(loss[i]) && (isnan(*best_loss) || loss[i] < *best_loss)) *best_loss = loss[i];
 }
 
+int ob_step_timed(int64_t i, const int64_t *seg, int n_seg)
+{
+    int64_t from = 0; /* the step done when i's segment began */
+    for (int k = 0; k < n_seg && seg[k] <= i; k++) from = seg[k];
+    return i - from >= OB_WARMUP_STEPS;
+}
+
+void ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, const int64_t *seg, int n_seg,
+                      ob_step_times *out)
+{
+    out->median = out->p90 = out->mean = out->opt_median = out->opt_mean = NAN;
+    out->n_timed = 0;
+    if (n <= 0 || !step_ms) return;
+    double *tmp = malloc((size_t)n * sizeof *tmp), *otmp = malloc((size_t)n * sizeof *otmp);
+    if (!tmp || !otmp) {
+        free(tmp);
+        free(otmp);
+        return;
+    }
+    /* the mean, beside the quantiles: a step slow every k-th time (a sync,
+     * a refresh) moves it and not the median; the optimizer's part over the
+     * timed steps whose part is known */
+    int64_t m = 0, mo = 0, from = 0;
+    double sum = 0, osum = 0;
+    for (int64_t i = 0, k = 0; i < n; i++) {
+        while (k < n_seg && seg[k] <= i) from = seg[k++];
+        if (i - from < OB_WARMUP_STEPS) continue; /* as ob_step_timed, in one pass */
+        sum += tmp[m++] = step_ms[i];
+        if (opt_ms && !isnan(opt_ms[i])) osum += otmp[mo++] = opt_ms[i];
+    }
+    out->n_timed = m;
+    if (m > 0) {
+        out->mean = sum / (double)m;
+        out->median = ob_quantile_inplace(tmp, m, 0.5);
+        out->p90 = ob_quantile_inplace(tmp, m, 0.9);
+    }
+    if (mo > 0) {
+        out->opt_mean = osum / (double)mo;
+        out->opt_median = ob_quantile_inplace(otmp, mo, 0.5);
+    }
+    free(tmp);
+    free(otmp);
+}
+
 void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, int64_t run_id, char *buf, size_t n)
 {
     if (c->checkpoint_dir[0]) snprintf(buf, n, "%s/run-%lld", c->checkpoint_dir, (long long)run_id);
@@ -128,6 +175,9 @@ typedef struct cell_state {
     double *losses, *step_ms;
     double *opt_ms; /* the optimizer's part of each step (NaN for steps before a
                      * resume from a checkpoint that does not hold it) */
+    int64_t *seg;   /* the steps done when each process segment of the run began:
+                     * 0, then each resume's step (NULL, n_seg 0: one segment from 0) */
+    int n_seg;
     ob_curve_point *pts;
     ob_event *events;
     char (*event_text)[160];
@@ -165,6 +215,7 @@ static void cell_free(const replicas *rp, cell_state *cs)
     free(cs->losses);
     free(cs->step_ms);
     free(cs->opt_ms);
+    free(cs->seg);
     free(cs->pts);
     free(cs->events);
     free(cs->event_text);
@@ -322,6 +373,9 @@ static ob_status write_checkpoint(const matrix_ctx *x, const job *j, ob_device *
         sec[n++] = (ob_ckpt_section){"run", rs, sizeof *rs};
         sec[n++] = (ob_ckpt_section){"step_ms", cs->step_ms, (uint64_t)step * sizeof(double)};
         sec[n++] = (ob_ckpt_section){"opt_ms", cs->opt_ms, (uint64_t)step * sizeof(double)};
+        static const int64_t one_segment = 0;
+        sec[n++] = cs->n_seg > 0 ? (ob_ckpt_section){"segments", cs->seg, (uint64_t)cs->n_seg * sizeof(int64_t)}
+                                 : (ob_ckpt_section){"segments", &one_segment, sizeof(int64_t)};
         sec[n++] = (ob_ckpt_section){"params", host[0], pbytes};
     }
     for (int i = 0; i < nb && s == OB_OK; i++) {
@@ -374,6 +428,23 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
         ps->bytes != (uint64_t)cs->rep[0].lay.total * sizeof(float)) {
         snprintf(why, wn, "a section is missing or has the wrong size");
         return 0;
+    }
+    /* the process segments' starts: 0 first, ascending, before the checkpoint's
+     * step (a checkpoint of an older optbench has none: one segment from 0) */
+    if ((s = ob_ckpt_find(c, "segments"))) {
+        uint64_t ns = s->bytes / sizeof(int64_t);
+        int ok_seg = s->bytes % sizeof(int64_t) == 0 && ns >= 1 && ns <= (uint64_t)c->step && ns < INT32_MAX;
+        int64_t prev = -1;
+        for (uint64_t k = 0; ok_seg && k < ns; k++) {
+            int64_t v;
+            memcpy(&v, (const unsigned char *)s->data + k * sizeof v, sizeof v);
+            ok_seg = (k == 0 ? v == 0 : v > prev) && v < c->step;
+            prev = v;
+        }
+        if (!ok_seg) {
+            snprintf(why, wn, "its process segments are malformed");
+            return 0;
+        }
     }
     int n_opt = 0;
     for (int i = 0; i < c->n; i++) n_opt += !strncmp(c->sec[i].name, "opt.", 4);
@@ -457,7 +528,21 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
                 memcpy(cs->opt_ms, om->data, (size_t)c.step * sizeof(double));
             else
                 for (int64_t t = 0; t < c.step; t++) cs->opt_ms[t] = NAN;
-            *from = c.step;
+            /* the segments so far (checked by ckpt_matches; an older
+             * checkpoint: one from 0), and this process's from c.step */
+            const ob_ckpt_section *sg = ob_ckpt_find(&c, "segments");
+            int ns = sg ? (int)(sg->bytes / sizeof(int64_t)) : 1;
+            int64_t *seg = malloc(((size_t)ns + 1) * sizeof *seg);
+            if (!seg) s = ob_fail(e, OB_ERR_NOMEM, "out of memory resuming from a checkpoint");
+            else {
+                if (sg) memcpy(seg, sg->data, (size_t)ns * sizeof *seg);
+                else seg[0] = 0;
+                seg[ns] = c.step;
+                free(cs->seg);
+                cs->seg = seg;
+                cs->n_seg = ns + 1;
+                *from = c.step;
+            }
         }
         ob_ckpt_free(&c);
         return s;
@@ -848,32 +933,17 @@ out:
     res->step_ms_median = res->step_ms_p90 = res->step_ms_mean = NAN;
     res->opt_ms_median = res->opt_ms_mean = NAN;
     res->items_per_sec = NAN;
-    /* step time after the warm-up only: a run that ended within it (e.g.
-     * diverged at step 2) has none, rather than a warm-up figure */
-    if (done > OB_WARMUP_STEPS && cs.step_ms && cs.opt_ms) {
-        int64_t skip = OB_WARMUP_STEPS;
-        int64_t n = done - skip;
-        double *tmp = malloc((size_t)n * sizeof *tmp);
-        if (tmp) {
-            memcpy(tmp, cs.step_ms + skip, (size_t)n * sizeof *tmp);
-            /* the mean, beside the quantiles: a step slow every k-th time
-             * (a sync, a refresh) moves it and not the median */
-            double sum = 0;
-            for (int64_t i = 0; i < n; i++) sum += tmp[i];
-            res->step_ms_mean = sum / (double)n;
-            res->step_ms_median = ob_quantile_inplace(tmp, n, 0.5);
-            res->step_ms_p90 = ob_quantile_inplace(tmp, n, 0.9);
-            /* the optimizer's part, over the steps whose part is known */
-            int64_t no = 0;
-            sum = 0;
-            for (int64_t i = 0; i < n; i++)
-                if (!isnan(cs.opt_ms[skip + i])) sum += tmp[no++] = cs.opt_ms[skip + i];
-            if (no > 0) {
-                res->opt_ms_mean = sum / (double)no;
-                res->opt_ms_median = ob_quantile_inplace(tmp, no, 0.5);
-            }
-            free(tmp);
-        }
+    /* step time after the warm-up of each process segment only (the run's
+     * start, every resume): a run that ended within the first (e.g. diverged
+     * at step 2) has none, rather than a warm-up figure */
+    if (done > 0 && cs.step_ms && cs.opt_ms) {
+        ob_step_times tm;
+        ob_step_times_of(cs.step_ms, cs.opt_ms, done, cs.seg, cs.n_seg, &tm);
+        res->step_ms_mean = tm.mean;
+        res->step_ms_median = tm.median;
+        res->step_ms_p90 = tm.p90;
+        res->opt_ms_mean = tm.opt_mean;
+        res->opt_ms_median = tm.opt_median;
         if (cs.rep[0].wl && cs.rep[0].wl->items_per_step > 0 && res->step_ms_median > 0)
             res->items_per_sec = (double)cs.rep[0].wl->items_per_step / (res->step_ms_median * 1e-3);
     }

@@ -37,7 +37,9 @@ typedef struct ob_run_summary {
     int stop_signal; /* SIGINT/SIGTERM that stopped the matrix, 0 when none */
 } ob_run_summary;
 
-/* Steps excluded from step-time statistics at the start of every run. */
+/* Steps excluded from step-time statistics at the start of every run, and
+ * again at the start of every process that resumes it from a checkpoint (cold
+ * caches, a fresh device context, first allocations). */
 #define OB_WARMUP_STEPS 5
 /* Steps whose records are kept on the device between copies to the host. */
 #define OB_FLUSH_STEPS 64
@@ -55,6 +57,21 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
 void ob_curve_summary(const double *loss, int64_t n, double *final_loss, double *best_loss);
 /* Quantile q in [0,1] of x (n > 0) with linear interpolation; x is sorted in place. */
 double ob_quantile_inplace(double *x, int64_t n, double q);
+
+/* Step-time statistics of a run (exposed for tests). A run trains in one or
+ * more process segments: seg[0..n_seg) are the steps done when each began, 0
+ * (the run's start) and then the step each resume continued from, ascending
+ * (n_seg 0: one segment from 0). The first OB_WARMUP_STEPS steps of every
+ * segment are a warm-up and not timed. */
+int ob_step_timed(int64_t i, const int64_t *seg, int n_seg); /* 1: step i + 1 (0-based i) is timed */
+typedef struct ob_step_times {
+    double median, p90, mean;   /* over the timed steps; NaN when none */
+    double opt_median, opt_mean; /* the optimizer's part, over the timed steps where it is known */
+    int64_t n_timed;
+} ob_step_times;
+/* Over steps 1..n: step_ms[i] and opt_ms[i] (NaN: unknown) are step i + 1's. */
+void ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, const int64_t *seg, int n_seg,
+                      ob_step_times *out);
 /* The folder of run run_id's checkpoints for a configuration and database. */
 void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, int64_t run_id, char *buf, size_t n);
 

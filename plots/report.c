@@ -543,7 +543,11 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "optimizer reached there, but at least halfway from the loss before training to that best, "
               "so the best optimizer always gets there and one step's noise does not); each optimizer is "
               "shown at its fastest lr, its steps and time both from that lr. Training time is steps x mean step time (recording and "
-              "evaluation excluded; the mean counts steps that are slow now and then, such as SOAP's refreshes). 'not reached' means censored: at no lr did the median over "
+              "evaluation excluded; the mean counts steps that are slow now and then, such as SOAP's refreshes; "
+              "on a workload where some run predates the mean step time, a database of schema < 4 or one merged "
+              "from its shards and newer ones, every optimizer there is timed by its median step time instead, "
+              "never the one by the mean and the other by the median, and the workload's paragraph says so). "
+              "'not reached' means censored: at no lr did the median over "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank.");
 
@@ -690,8 +694,15 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
               target_rule(s, w),
               s->profile_by_steps ? "steps (--profile-by steps)"
-                                  : "estimated training time, steps x mean step time (--profile-by steps "
-                                    "ranks by steps, which a busy machine cannot distort)");
+              : s->tt_by_median[w] ? "estimated training time, steps x median step time (--profile-by steps "
+                                     "ranks by steps, which a busy machine cannot distort)"
+                                   : "estimated training time, steps x mean step time (--profile-by steps "
+                                     "ranks by steps, which a busy machine cannot distort)");
+        if (s->tt_by_median[w])
+            doc_p(dc, "Note: time to target from median step times: some runs predate the mean (schema < 4), so "
+                      "every optimizer on %s is timed by the median over seeds of its runs' median step time, "
+                      "which leaves out steps that are slow now and then (such as SOAP's refreshes).",
+                  d->wl_labels[w]);
         static const char *const thdr[] = {"rank", "optimizer", "steps to target",
                                            "training time (est.)", "at lr"};
         doc_table(dc, 5, thdr);
@@ -768,7 +779,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
 
     /* ---- cost ---- */
     doc_h(dc, 2, "Cost: step time and memory");
-    doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up; "
+    doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up, at the "
+              "run's start and again after each resume from a checkpoint; "
               "recording excluded; each the median over the group's runs: a mean above the median is steps "
               "that are much slower now and then, such as a refresh every k steps), the optimizer's part of a "
               "step ('optimizer ms', its median: from the gradients to the updated parameters), the overhead relative to sgd on the same workload (with the same training "
@@ -856,6 +868,14 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "configuration of a swept workload counts as a workload of its own).",
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
+    if (!s->profile_by_steps) {
+        int n_median = 0;
+        for (int w = 0; w < d->n_wl; w++) n_median += s->tt_by_median[w] && !s->target_at_start[w];
+        if (n_median)
+            doc_p(dc, "Time to target from median step times on %d of the workloads: some of their runs predate "
+                      "the mean (schema < 4); within each workload every optimizer is timed the same way.",
+                  n_median);
+    }
     if (!s->profile_by_steps) {
         /* the workloads whose time-to-target paragraph has the caution: more
          * than one optimizer reached the target, one of them on such timings */

@@ -200,7 +200,8 @@ static const ob_file_doc docs[] = {
      "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
      "eval_metric_median, steps_to_target (the first step at which the median over seeds of the "
      "trailing loss reached the target), time_to_target_s (steps x the median over seeds of the runs' mean "
-     "step time; inf = not reached), is_best (1 at the best lr)"},
+     "step time, or of their median step time on a workload where some run predates the mean: "
+     "time_to_target.csv's step_time; inf = not reached), is_best (1 at the best lr)"},
     {"hp_sweep.csv", "sensitivity to each swept hyperparameter besides the lr: one row per configuration "
      "at its best lr, per workload x key x line (written when a sweep gives a line: run --sweep; the "
      "hp_* figures draw it)",
@@ -226,14 +227,18 @@ static const ob_file_doc docs[] = {
      "target_met_at_start), time_s (steps x the median over seeds of the runs' mean step time; inf = "
      "censored), lr "
      "(the lr that got there first), censored (1/0), target_met_at_start (1: the loss before training "
-     "was already at or below the target; nothing is ranked)"},
+     "was already at or below the target; nothing is ranked), step_time (the step time that time_s is from, "
+     "the same for every optimizer of a workload: mean, or median where some run of the workload predates "
+     "the mean (a database of schema < 4, or one merged from its shards and newer ones), so that no "
+     "optimizer's mean is ranked against another's median; empty when target_met_at_start)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
      "state_bytes, device_mem_bytes (the largest device memory in use as the driver reports it: the whole "
      "device, with the CUDA context and library workspaces; empty on the CPU), step_ms_mean (the median over "
      "runs of each run's mean step time: above step_ms_median where some steps are much slower, e.g. "
-     "SOAP's refresh every k steps; time to target uses it), opt_ms_median and opt_ms_mean (the optimizer's "
+     "SOAP's refresh every k steps; time to target uses it, or the median on a workload where some run "
+     "predates the mean), opt_ms_median and opt_ms_mean (the optimizer's "
      "part of a step, from the gradients to the updated parameters: medians over runs of each run's median "
      "and mean)"},
     {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
@@ -887,7 +892,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     ob_csv c;
     OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
                        HDR("workload", "target", "target_source", "optimizer", "rank", "steps",
-                           "time_s", "lr", "censored", "target_met_at_start"),
+                           "time_s", "lr", "censored", "target_met_at_start", "step_time"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -917,6 +922,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_num(&c, g->tt_lr);
         ob_csv_int(&c, g->tt_censored);
         ob_csv_int(&c, s->target_at_start[g->wl]);
+        ob_csv_str(&c, s->target_at_start[g->wl] ? NULL : s->tt_by_median[g->wl] ? "median" : "mean");
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

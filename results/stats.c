@@ -762,9 +762,10 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
 /* Time to target of every lr point of g and of g itself: per lr, the first step at which
  * the median over seeds of the trailing-mean loss reaches the target (see stats.h). The
  * group's steps, time and lr all come from one lr: the fastest by time (by steps with
- * by_steps, or when no run was timed). */
+ * by_steps, or when no run was timed). by_median: time from the runs' median step
+ * times instead of their means (some run of the workload has no mean). */
 static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
-                                      int by_steps, ob_err *e)
+                                      int by_steps, int by_median, ob_err *e)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = NAN;
@@ -788,9 +789,10 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
             div[m] = r->diverged;
             m++;
             /* the mean step time: steps x mean is the time those steps took,
-             * slow ones (a refresh every k steps) included; the median
-             * where the database predates the mean */
-            double t = isnan(r->step_ms_mean) ? r->step_ms_median : r->step_ms_mean;
+             * slow ones (a refresh every k steps) included; the median for
+             * every run of the workload where some run predates the mean
+             * (one statistic for all the optimizers it ranks) */
+            double t = by_median ? r->step_ms_median : r->step_ms_mean;
             if (!isnan(t)) ms[mt++] = t;
         }
         int64_t at;
@@ -887,8 +889,10 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     s->start_loss = calloc((size_t)d->n_wl + 1, sizeof *s->start_loss);
     s->target_halfway = calloc((size_t)d->n_wl + 1, sizeof *s->target_halfway);
     s->target_at_start = calloc((size_t)d->n_wl + 1, sizeof *s->target_at_start);
+    s->tt_by_median = calloc((size_t)d->n_wl + 1, sizeof *s->tt_by_median);
     tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
-    if (!s->target || !s->target_given || !s->start_loss || !s->target_halfway || !s->target_at_start || !tmp)
+    if (!s->target || !s->target_given || !s->start_loss || !s->target_halfway || !s->target_at_start ||
+        !s->tt_by_median || !tmp)
         goto nomem;
     for (int w = 0; w < d->n_wl; w++) {
         s->target[w] = NAN;
@@ -923,6 +927,15 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             }
         }
         s->target_at_start[w] = start <= s->target[w];
+        /* the step time of time to target: the mean only when every timed
+         * run that enters it (finished sweep runs) has one; a database merged
+         * from shards of an older optbench (schema < 4) and a newer one would
+         * otherwise time some optimizers by the mean, others by the median */
+        for (int r = 0; r < d->n; r++) {
+            const ob_rrun *x = &d->runs[r];
+            if (x->wl == w && !x->confirm && x->finished && !isnan(x->step_ms_median) && isnan(x->step_ms_mean))
+                s->tt_by_median[w] = 1;
+        }
         for (int k = 0; k < ng; k++) {
             if (s->g[k].wl != w) continue;
             /* the reference: sgd's runs here with the group's training
@@ -946,7 +959,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
                 continue;
             }
             if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps,
-                                           e)) != OB_OK)
+                                           s->tt_by_median[w], e)) != OB_OK)
                 goto done;
         }
     }
@@ -995,6 +1008,7 @@ void ob_stats_free(ob_stats *s)
     free(s->start_loss);
     free(s->target_halfway);
     free(s->target_at_start);
+    free(s->tt_by_median);
     free(s->taus);
     free(s->rho);
     free(s->area);

@@ -46,8 +46,13 @@
  *   that set the default target always reach it, for any number of seeds. The
  *   group's steps, time and lr all come from one lr, the fastest by time (by
  *   steps with profile_by_steps, or when no run was timed); +inf = censored.
- *   Wall time to target = steps x the median over seeds of the runs' median
- *   step time (training time, recording and evaluation excluded). Default
+ *   Wall time to target = steps x the median over seeds of the runs' mean
+ *   step time (training time, recording and evaluation excluded; slow steps
+ *   now and then included). One statistic per workload: where some finished,
+ *   timed sweep run of the workload has no mean (a database of schema < 4, or
+ *   one merged from its shards and newer ones), every run there counts by its
+ *   median step time instead (tt_by_median), so no optimizer is ranked by the
+ *   mean against another's median. Default
  *   target per workload: the best median final loss any optimizer reached
  *   there, times 1.1, but at least halfway from the start loss (below) to
  *   that best loss: where training moves the loss little (cross-entropy
@@ -223,6 +228,8 @@ typedef struct ob_stats {
     int *target_at_start;       /* (n_wl,) 1 when start_loss <= target: the target is met before
                                  * training, so time to target ranks nothing there and is not
                                  * computed (every group censored, the workload out of the profile) */
+    int *tt_by_median;          /* (n_wl,) 1 when time to target there is from the runs' median step
+                                 * times: some timed run of the workload has no mean (schema < 4) */
     /* performance profile */
     int n_tau;
     double *taus;               /* (n_tau,) */

@@ -5,8 +5,10 @@
  * newest first, and the store calls resume relies on (find the matching
  * benchmark, read a curve's leading losses, drop what follows a step in one
  * transaction), the configuration's checkpoint, shard and device
- * settings, the signal handlers (a second SIGINT stops at once), and making
- * a run's folder while another process removes the empty DB.ckpt. */
+ * settings, the signal handlers (a second SIGINT stops at once), making
+ * a run's folder while another process removes the empty DB.ckpt, and the
+ * step times of a run resumed twice (the warm-up of every process left out),
+ * also from a checkpoint of an older optbench. */
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -19,7 +21,10 @@
 #include "check.h"
 #include "harness/checkpoint.h"
 #include "harness/config.h"
+#include "harness/matrix.h"
+#include "harness/run.h"
 #include "harness/signals.h"
+#include "kernels/backend.h"
 #include "results/store.h"
 
 static char dir[256];
@@ -365,6 +370,145 @@ static void test_mkdir_against_rmdir(void)
     rmdir(root);
 }
 
+/* ---- a resumed run's step times ------------------------------------------- */
+
+/* The CPU backend with a timer that makes the first OB_WARMUP_STEPS steps of
+ * each process (each ob_run_matrix call here) take 100 ms (the optimizer 50)
+ * and every later one 1 ms (0.5), and that raises SIGINT at the end of the
+ * process's step stop_after (0: never), as a user would: the run stops there
+ * with a checkpoint. */
+static ob_backend_ops fake_ops;
+static const ob_backend_ops *real_ops;
+static int fake_steps, fake_reads, fake_stop_after;
+
+static ob_status fake_timer_mark(ob_device *dev, int slot, ob_err *e)
+{
+    ob_status st = real_ops->timer_mark(dev, slot, e);
+    if (st == OB_OK && slot % 3 == 2 && ++fake_steps == fake_stop_after) raise(SIGINT);
+    return st;
+}
+
+static ob_status fake_timer_read(ob_device *dev, int a, int b, double *ms, ob_err *e)
+{
+    (void)dev;
+    (void)b;
+    (void)e;
+    if (a % 3 == 0) fake_reads++; /* the whole step: read before its optimizer part */
+    const int warm = fake_reads <= OB_WARMUP_STEPS;
+    *ms = a % 3 == 0 ? (warm ? 100.0 : 1.0) : (warm ? 50.0 : 0.5);
+    return OB_OK;
+}
+
+/* One process: the matrix of 30 steps (resumed with resume), stopped after
+ * its stop_after-th step when stop_after > 0. Returns ob_run_matrix's status. */
+static ob_status fake_process(const char *db, int resume, int stop_after)
+{
+    ob_err e = {0};
+    ob_config c;
+    ob_config_init(&c);
+    CHECK_OK(ob_config_load_text(&c, "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\n"
+                                     "steps: 30\ncheckpoint_every: 0\nbackend: cpu\n", "c.yaml", &e), &e);
+    snprintf(c.db, sizeof c.db, "%s", db);
+    c.resume = resume;
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    ob_device dev;
+    memset(&dev, 0, sizeof dev);
+    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
+    real_ops = dev.ops;
+    fake_ops = *dev.ops;
+    fake_ops.timer_mark = fake_timer_mark;
+    fake_ops.timer_read = fake_timer_read;
+    dev.ops = &fake_ops;
+    fake_steps = fake_reads = 0;
+    fake_stop_after = stop_after;
+    ob_store *store = NULL;
+    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &store, &e), &e);
+    ob_run_summary sum;
+    ob_signals_install();
+    ob_status st = store ? ob_run_matrix(&c, &m, &dev, store, &sum, &e) : OB_ERR_IO;
+    ob_signal_clear();
+    ob_signals_restore();
+    ob_store_close(store);
+    dev.ops = real_ops;
+    ob_device_close(&dev);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    return st;
+}
+
+/* The run's row: status, steps_done, step_ms_median, p90, mean, opt_ms_mean. */
+static void run_row(const char *db, char *status, size_t n, long long *steps, double v[4])
+{
+    sqlite3 *q = NULL;
+    sqlite3_stmt *st = NULL;
+    status[0] = 0;
+    *steps = -1;
+    v[0] = v[1] = v[2] = v[3] = -1;
+    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(q, "SELECT status, steps_done, step_ms_median, step_ms_p90, step_ms_mean, opt_ms_mean "
+                                "FROM runs", -1, &st, NULL) == SQLITE_OK);
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(status, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        *steps = sqlite3_column_int64(st, 1);
+        for (int k = 0; k < 4; k++) v[k] = sqlite3_column_double(st, 2 + k);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(q);
+}
+
+/* A run stopped after step 12, resumed and stopped again 3 steps later (within
+ * that process's warm-up), then resumed to its end at step 30: the step times
+ * count steps 6-12 and 21-30, every one 1 ms; the first steps of each resumed
+ * process (13-15 and 16-20, 100 ms) are left out like the run's own first 5,
+ * also those of a process that ended before its warm-up did (their being
+ * warm-up steps comes back from the checkpoint). A checkpoint of an older
+ * optbench (no "segments", no "opt_ms") still resumes, and the resumed
+ * process's warm-up is still left out. */
+static void test_resume_warmup(void)
+{
+    char db[300], status[32];
+    long long steps;
+    double v[4];
+    snprintf(db, sizeof db, "%s/warm.db", dir);
+    CHECK(fake_process(db, 0, 12) == OB_ERR_INTERRUPTED);
+    run_row(db, status, sizeof status, &steps, v);
+    CHECK_MSG(!strcmp(status, "interrupted") && steps == 12 && v[2] == 1, "%s after %lld steps, mean %g", status,
+              steps, v[2]);
+    CHECK(fake_process(db, 1, 3) == OB_ERR_INTERRUPTED);
+    run_row(db, status, sizeof status, &steps, v);
+    CHECK_MSG(!strcmp(status, "interrupted") && steps == 15 && v[2] == 1, "%s after %lld steps, mean %g", status,
+              steps, v[2]);
+    CHECK_OK(fake_process(db, 1, 0), &(ob_err){0});
+    run_row(db, status, sizeof status, &steps, v);
+    CHECK_MSG(!strcmp(status, "done") && steps == 30 && v[0] == 1 && v[1] == 1 && v[2] == 1 && v[3] == 0.5,
+              "%s after %lld steps: step ms median %g, p90 %g, mean %g, optimizer ms mean %g", status, steps, v[0],
+              v[1], v[2], v[3]);
+
+    /* an older checkpoint: without the segments and the optimizer times */
+    snprintf(db, sizeof db, "%s/warm_old.db", dir);
+    CHECK(fake_process(db, 0, 12) == OB_ERR_INTERRUPTED);
+    char ck[600], path[1300];
+    snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
+    ob_ckpt_path(ck, 12, path, sizeof path);
+    ob_ckpt c;
+    ob_err e = {0};
+    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    CHECK(ob_ckpt_find(&c, "segments") && ob_ckpt_find(&c, "segments")->bytes == sizeof(int64_t));
+    ob_ckpt_section keep[OB_CKPT_MAX_SECTIONS];
+    int n = 0;
+    for (int i = 0; i < c.n; i++)
+        if (strcmp(c.sec[i].name, "segments") && strcmp(c.sec[i].name, "opt_ms")) keep[n++] = c.sec[i];
+    CHECK(n == c.n - 2);
+    CHECK_OK(ob_ckpt_write(ck, 12, keep, n, 3, &e), &e);
+    ob_ckpt_free(&c);
+    CHECK_OK(fake_process(db, 1, 0), &(ob_err){0});
+    run_row(db, status, sizeof status, &steps, v);
+    CHECK_MSG(!strcmp(status, "done") && steps == 30 && v[0] == 1 && v[1] == 1 && v[2] == 1 && v[3] == 0.5,
+              "older checkpoint: %s after %lld steps: step ms median %g, p90 %g, mean %g, optimizer ms mean %g",
+              status, steps, v[0], v[1], v[2], v[3]);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/ob_test_ckpt_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -379,6 +523,7 @@ int main(void)
     test_shard_and_devices_parsing();
     test_signals();
     test_mkdir_against_rmdir();
+    test_resume_warmup();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

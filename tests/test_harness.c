@@ -1,5 +1,7 @@
 /* tests/test_harness.c - configuration parsing (YAML and flags), matrix
- * expansion and validation, curve statistics. */
+ * expansion and validation, curve statistics, the steps that count in the
+ * step-time statistics (a warm-up after the start and after every resume). */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -339,6 +341,45 @@ static void test_stats(void)
     CHECK_NEAR(ob_quantile_inplace(q, 5, 0.9), 4.6, 1e-12);
 }
 
+/* Which steps count in the step-time statistics: not the first
+ * OB_WARMUP_STEPS of the run, nor of any process that resumed it from a
+ * checkpoint. A run of 30 steps resumed after steps 12 and 14 (the second
+ * resume inside the first one's warm-up): steps 1-5, 13-14 and 15-19 are
+ * warm-ups at 100 ms (optimizer 50 ms), the others take 1 ms (0.5 ms). */
+static void test_step_times(void)
+{
+    const int64_t seg[] = {0, 12, 14};
+    enum { N = 30 };
+    double ms[N], oms[N];
+    int want_timed = 0;
+    for (int64_t i = 0; i < N; i++) {
+        int warm = i < 5 || (i >= 12 && i < 19);
+        CHECK_MSG(ob_step_timed(i, seg, 3) == !warm, "step %lld", (long long)i + 1);
+        want_timed += !warm;
+        ms[i] = warm ? 100 : 1;
+        oms[i] = warm ? 50 : 0.5;
+    }
+    ob_step_times t;
+    ob_step_times_of(ms, oms, N, seg, 3, &t);
+    CHECK_MSG(t.n_timed == want_timed && t.mean == 1 && t.median == 1 && t.p90 == 1, "%lld timed, mean %g, p90 %g",
+              (long long)t.n_timed, t.mean, t.p90);
+    CHECK(t.opt_mean == 0.5 && t.opt_median == 0.5);
+    /* no segments given: the run's own warm-up alone */
+    CHECK(ob_step_timed(4, NULL, 0) == 0 && ob_step_timed(5, NULL, 0) == 1 && ob_step_timed(12, NULL, 0) == 1);
+    ob_step_times_of(ms, oms, N, NULL, 0, &t);
+    CHECK(t.n_timed == N - 5 && t.median == 1 && t.mean > 1);
+    /* optimizer times unknown before the resume (a checkpoint without them) */
+    for (int i = 0; i < 12; i++) oms[i] = NAN;
+    oms[20] = 2.5;
+    ob_step_times_of(ms, oms, N, seg, 3, &t);
+    CHECK_NEAR(t.opt_mean, (2.5 + 0.5 * 10) / 11, 1e-12);
+    /* ended within a warm-up: nothing timed */
+    ob_step_times_of(ms, oms, 5, seg, 3, &t);
+    CHECK(t.n_timed == 0 && isnan(t.mean) && isnan(t.median) && isnan(t.p90) && isnan(t.opt_mean));
+    ob_step_times_of(ms, oms, 17, seg, 3, &t); /* steps 6-12 */
+    CHECK(t.n_timed == 7 && t.mean == 1);
+}
+
 /* Sweeps of hyperparameters besides the lr: the grid's order (the first
  * sweep slowest; workload, optimizer, train), each configuration's values,
  * the pairs, the label text, what replaces what, and bad sweeps. */
@@ -471,6 +512,7 @@ int main(void)
     test_exclude();
     test_routing_check();
     test_stats();
+    test_step_times();
     test_sweeps();
     return check_done();
 }

@@ -14,7 +14,8 @@
  * a log axis, 0 set apart. Series that coincide stay visible: a marker shape
  * and dash type per optimizer (style.gp), markers on the profile's curves,
  * the legend laid out to fit its longest entry. Bar times over decades:
- * each tic in its own unit. */
+ * each tic in its own unit. A database whose runs of a workload mix runs with
+ * and without a mean step time: time to target there from the median, said. */
 #include <dirent.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -185,6 +186,7 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
     CHECK(md && strstr(md, "| - | lion | not reached | not reached | - |"));
     CHECK(md && strstr(md, "No optimizer reached the target on wb"));
     CHECK(md && !strstr(md, "No optimizer reached the target on wc"));
+    CHECK(md && !strstr(md, "from median step times")); /* every run has its mean */
     free(md);
 
     char *gp = slurp(out, "time_to_target.gp");
@@ -256,7 +258,8 @@ static void test_met_at_start(const char *db, const char *dir, int have_gnuplot)
     CHECK(res.n_render_failed == 0);
     char *csv = slurp(out, "time_to_target.csv");
     int n_wa = csv ? count_of(csv, "\n\"wa\",") : 0;
-    CHECK_MSG(n_wa > 0 && csv && count_of(csv, ",1,1\n") == n_wa && count_of(csv, ",1,0\n") + count_of(csv, ",0,0\n") > 0,
+    CHECK_MSG(n_wa > 0 && csv && count_of(csv, ",1,1,\n") == n_wa &&
+                  count_of(csv, ",1,0,\"mean\"\n") + count_of(csv, ",0,0,\"mean\"\n") > 0,
               "%s", csv ? csv : "");
     CHECK(csv && row_has(csv, "\"wa\",", "\"adam\",,,,,1,1"));
     free(csv);
@@ -301,6 +304,44 @@ static void test_no_eval_rows(const char *db, const char *dir, int have_gnuplot)
     CHECK(md && !strstr(md, "gnuplot eval_loss_wa.gp"));
     free(md);
     if (have_gnuplot) check_pngs_of_page(out);
+}
+
+/* A database merged from shards of an older optbench (no mean step time,
+ * schema < 4) and a newer one: on wa sgd's runs have no mean, adam's do (5 ms
+ * against a median of 1 ms). Time to target on wa is from the median step
+ * times of both, and the workload's paragraph, the profile's and the bar
+ * figure's caption say so; wc, where every run has its mean, says nothing. */
+static void test_mixed_means(const char *dir)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/mixed.db", dir);
+    snprintf(out, sizeof out, "%s/mixed", dir);
+    build_db(db);
+    ob_err e = {0};
+    ob_store *s = NULL;
+    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &s, &e), &e);
+    if (!s) return;
+    CHECK(sqlite3_exec(ob_store_db(s),
+                       "UPDATE runs SET step_ms_mean = NULL WHERE workload = 'wa' AND optimizer = 'sgd';"
+                       "UPDATE runs SET step_ms_mean = 5 WHERE workload = 'wa' AND optimizer = 'adam'",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    char *md = slurp(out, "summary.md");
+    CHECK(md != NULL);
+    CHECK(md && count_of(md, "Note: time to target from median step times: some runs predate the mean "
+                             "(schema < 4), so every optimizer on wa is timed") == 1);
+    CHECK(md && count_of(md, "Note: time to target from median step times") == 1); /* not on wc */
+    CHECK(md && count_of(md, "ranked by estimated training time, steps x median step time") == 1);
+    CHECK(md && strstr(md, "Time to target from median step times on 1 of the workloads"));
+    CHECK(md && strstr(md, "Time to target from median step times on one workload"));
+    free(md);
+    char *csv = slurp(out, "time_to_target.csv");
+    CHECK(csv && count_of(csv, ",\"median\"\n") == 2 && count_of(csv, ",\"mean\"\n") == 6);
+    /* wa: adam (T 10) at 1 ms per step by its median, not 5 ms by its mean */
+    CHECK(csv && row_has(csv, "\"wa\",", "\"adam\",1,"));
+    free(csv);
 }
 
 /* Sweeps besides the lr: on quad, adam with beta1 in {0.8, 0.9} x beta2 in
@@ -824,6 +865,7 @@ int main(void)
     test_series_colours();
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);
+    test_mixed_means(dir);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (getenv("OB_TEST_KEEP")) printf("kept %s\n", dir); /* to look at the figures */

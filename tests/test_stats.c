@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -851,6 +852,87 @@ static void test_superseded_and_masked(const char *path)
     ob_store_close(s);
 }
 
+/* Time to target from one step-time statistic per workload: a database merged
+ * from shards of an older optbench (no mean step time, schema < 4) and a newer
+ * one. On W, adam's runs (new: median 1 ms, mean 3 ms) and sgd's (old: median
+ * 2 ms, no mean) both reach the target at step 20: timed by the median, both,
+ * adam takes 0.020 s and sgd 0.040 s (adam's mean against sgd's median would
+ * rank sgd first, 0.060 s against 0.040 s). V has every mean: it stays on the
+ * mean (adam 0.060 s, sgd 0.040 s). A run that did not finish does not count. */
+static void test_tt_mixed_means(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    static const char *const wls[] = {"W", "V"};
+    for (int w = 0; w < 2; w++)
+        for (int seed = 0; seed < 2; seed++) {
+            fx_add(s, 0, &(fx_run){wls[w], "adam", NULL, 0.01, seed, "done", 1.0, 20, 1, 1, 1, 1, 1, 1, 0});
+            fx_add(s, 0, &(fx_run){wls[w], "sgd", NULL, 0.01, seed, "done", 1.0, 20, 2, 2, 1, 1, 1, 1, 0});
+        }
+    /* a failed run of V without a mean: not timed, not counted */
+    fx_add(s, 0, &(fx_run){"V", "sgd", NULL, 0.01, 2, "failed", 0, 0, 2, 2, 1, 1, 1, 1, 0});
+    CHECK(sqlite3_exec(ob_store_db(s),
+                       "UPDATE runs SET step_ms_mean = 3 WHERE optimizer = 'adam';"
+                       "UPDATE runs SET step_ms_mean = NULL WHERE optimizer = 'sgd' AND (workload = 'W' OR status = 'failed');",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    const char *tw[] = {"W", "V"};
+    double tv[] = {2.45, 2.45}; /* reached at step T (see test_reference) */
+    o.n_targets = 2;
+    o.target_wl = tw;
+    o.target_val = tv;
+    ob_stats st;
+    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    int ww = ob_dataset_find_wl(&d, "W"), wv = ob_dataset_find_wl(&d, "V");
+    CHECK(ww >= 0 && wv >= 0);
+    if (ww >= 0 && wv >= 0) CHECK(st.tt_by_median[ww] == 1 && st.tt_by_median[wv] == 0);
+    const ob_group *wa = grp(&d, &st, "W", "adam"), *ws = grp(&d, &st, "W", "sgd");
+    const ob_group *va = grp(&d, &st, "V", "adam"), *vs = grp(&d, &st, "V", "sgd");
+    CHECK(wa && ws && va && vs);
+    if (wa && ws && va && vs) {
+        CHECK(wa->tt_steps == 20 && ws->tt_steps == 20 && va->tt_steps == 20 && vs->tt_steps == 20);
+        CHECK_MSG(fabs(wa->tt_time_s - 0.020) < 1e-12 && fabs(ws->tt_time_s - 0.040) < 1e-12,
+                  "W (median for all): adam %g s, sgd %g s", wa->tt_time_s, ws->tt_time_s);
+        CHECK_MSG(fabs(va->tt_time_s - 0.060) < 1e-12 && fabs(vs->tt_time_s - 0.040) < 1e-12,
+                  "V (mean for all): adam %g s, sgd %g s", va->tt_time_s, vs->tt_time_s);
+        /* the lr points too */
+        CHECK(fabs(wa->lrs[0].tt_time_s - 0.020) < 1e-12 && fabs(va->lrs[0].tt_time_s - 0.060) < 1e-12);
+        /* the cost table keeps each group's own mean */
+        CHECK(wa->step_ms_mean == 3 && isnan(ws->step_ms_mean));
+    }
+    /* the profile by time: on W adam 1, sgd 2; on V adam 1.5, sgd 1 (area of
+     * tau_max 4: the mean over workloads of (4 - r) / 3) */
+    int ia = ob_dataset_find_opt(&d, "adam"), is = ob_dataset_find_opt(&d, "sgd");
+    if (ia >= 0 && is >= 0) {
+        CHECK_NEAR(st.area[ia], 11.0 / 12, 1e-9);
+        CHECK_NEAR(st.area[is], 5.0 / 6, 1e-9);
+    }
+    ob_stats_free(&st);
+
+    /* the exported time_to_target.csv says which statistic each workload used */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s.csv", path);
+    mkdir(dir, 0755);
+    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    CHECK_OK(ob_export_tables(ob_store_db(s), &d, &st, dir, &e), &e);
+    char *csv = check_slurp(dir, "time_to_target.csv", NULL);
+    CHECK(csv && strstr(csv, ",\"target_met_at_start\",\"step_time\"\n"));
+    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"adam\",1,20,0.02,0.01,0,0,\"median\"\n"));
+    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"sgd\",2,20,0.04,0.01,0,0,\"median\"\n"));
+    CHECK(csv && strstr(csv, "\"V\",2.45,\"given\",\"adam\",2,20,0.06,0.01,0,0,\"mean\"\n"));
+    free(csv);
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 int main(void)
 {
     char dir[256];
@@ -870,6 +952,8 @@ int main(void)
     test_reference(p);
     snprintf(p, sizeof p, "%s/tt.db", dir);
     test_tt_one_lr(p);
+    snprintf(p, sizeof p, "%s/tt_mixed.db", dir);
+    test_tt_mixed_means(p);
     snprintf(p, sizeof p, "%s/labels.db", dir);
     test_labels(p);
     snprintf(p, sizeof p, "%s/steps.db", dir);

@@ -180,10 +180,15 @@ typedef struct ob_compare {
                                * when they all moved the same way beyond time_tol (at least 2
                                * groups); NaN otherwise */
     double time_mean_shift;   /* the same for the mean step time, beyond time_mean_tol; when
-                               * time_shift is NaN (the medians did not move together) the
-                               * means' verdicts are set aside as inconclusive: a busy
-                               * machine's stalls cannot be told from the code here */
+                               * time_shift is NaN (the medians did not move together) and
+                               * mean_shift_spread, the means' verdicts are set aside as
+                               * inconclusive (except in groups whose median verdict says the
+                               * same): a busy machine's stalls cannot be told from the code */
     int n_time_mean_machine;  /* groups whose mean verdict was set aside so */
+    int mean_shift_spread;    /* the groups judged on their mean span two optimizers and two
+                               * workloads and are most of the timed groups: a shift of every
+                               * mean is set aside only then (else one optimizer's or one
+                               * workload's slow steps would be) */
     ob_compare_opts opts;
 } ob_compare;
 

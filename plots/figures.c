@@ -1298,13 +1298,18 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                  kind == 2 ? "keeps no state" : "allocated nothing", logy ? " and cannot be drawn on the log scale" : "");
     /* time to target from median step times where some run predates the mean */
     int n_median = 0;
-    for (int w = 0; kind == 3 && w < d->n_wl; w++) n_median += s->tt_by_median[w] && !s->target_at_start[w];
-    char median_note[200] = "";
+    char names[160] = "";
+    for (int w = 0; kind == 3 && w < d->n_wl; w++)
+        if (s->tt_by_median[w] && !s->target_at_start[w]) {
+            size_t len = strlen(names);
+            if (n_median++ < 3) snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", d->wl_labels[w]);
+            else if (n_median == 4) snprintf(names + len, sizeof names - len, ", ...");
+        }
+    char median_note[400] = "";
     if (n_median)
         snprintf(median_note, sizeof median_note,
-                 " Time to target from median step times on %s: some runs predate the mean (schema < 4), so "
-                 "every optimizer there is timed by its median.",
-                 n_median == 1 ? "one workload" : "some workloads");
+                 " Time to target from median step times on %s: some runs there predate the mean (schema < 4), so "
+                 "every optimizer there is timed by its median.", names);
     return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s", caps[kind], extra, median_note, notrun,
                    logy ? " The y axis is logarithmic." : "");
 }

@@ -872,9 +872,9 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         int n_median = 0;
         for (int w = 0; w < d->n_wl; w++) n_median += s->tt_by_median[w] && !s->target_at_start[w];
         if (n_median)
-            doc_p(dc, "Time to target from median step times on %d of the workloads: some of their runs predate "
-                      "the mean (schema < 4); within each workload every optimizer is timed the same way.",
-                  n_median);
+            doc_p(dc, "Time to target from median step times on %d workload%s: some of %s runs predate the mean "
+                      "(schema < 4); within each workload every optimizer is timed the same way.",
+                  n_median, n_median == 1 ? "" : "s", n_median == 1 ? "its" : "their");
     }
     if (!s->profile_by_steps) {
         /* the workloads whose time-to-target paragraph has the caution: more

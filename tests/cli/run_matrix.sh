@@ -43,7 +43,7 @@ if [ -n "${OB_SOURCE_DIR:-}" ] && head=$(git -C "$OB_SOURCE_DIR" rev-parse --sho
         python3 -c 'import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute("select git_rev from benchmarks").fetchone()[0])' "$tmp/r.db")
   dirty=$(git -C "$OB_SOURCE_DIR" status --porcelain --untracked-files=no 2>/dev/null)
   want=$head${dirty:+-dirty}
-  [ "$rev" = "$want" ] || { echo "FAIL: git_rev '$rev', the source is at '$want'"; exit 1; }
+  [ "$rev" = "$want" ] || { echo "FAIL: git_rev '$rev', the source is at '$want' (a binary built before the last commit or edit records the revision it was built from: rebuild)"; exit 1; }
   echo "git_rev ok ($rev)"
 fi
 # a run that ends within the 5 warm-up steps records no step time (not a warm-up figure)

@@ -1297,14 +1297,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                  "zero height%s.",
                  kind == 2 ? "keeps no state" : "allocated nothing", logy ? " and cannot be drawn on the log scale" : "");
     /* time to target from median step times where some run predates the mean */
-    int n_median = 0;
-    char names[160] = "";
-    for (int w = 0; kind == 3 && w < d->n_wl; w++)
-        if (s->tt_by_median[w] && !s->target_at_start[w]) {
-            size_t len = strlen(names);
-            if (n_median++ < 3) snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", d->wl_labels[w]);
-            else if (n_median == 4) snprintf(names + len, sizeof names - len, ", ...");
-        }
+    char names[160];
+    const int n_median = kind == 3 ? ob_stats_median_timed(d, s, 0, names, sizeof names) : 0;
     char median_note[400] = "";
     if (n_median)
         snprintf(median_note, sizeof median_note,
@@ -1363,13 +1357,21 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     }
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
+    /* training time from median step times on some workloads */
+    char names[160], median_note[400] = "";
+    const int n_median = s->profile_by_steps ? 0 : ob_stats_median_timed(d, s, 1, names, sizeof names);
+    if (n_median)
+        snprintf(median_note, sizeof median_note,
+                 " Training time from median step times on %s: some runs there predate the mean (schema < 4), "
+                 "so every optimizer there is timed by its median.", names);
     return add_fig(out, e, "profile", -1, "Performance profile",
                    "For each optimizer, the fraction of workloads (y) on which its %s to reach the target "
                    "loss is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
                    "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
                    "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
-                   "optimizer reached the target on are left out (%d used).",
-                   s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->profile_workloads);
+                   "optimizer reached the target on are left out (%d used).%s",
+                   s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->profile_workloads,
+                   median_note);
 }
 
 ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_figures *out,

@@ -869,12 +869,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
     if (!s->profile_by_steps) {
-        int n_median = 0;
-        for (int w = 0; w < d->n_wl; w++) n_median += s->tt_by_median[w] && !s->target_at_start[w];
+        char names[160];
+        const int n_median = ob_stats_median_timed(d, s, 1, names, sizeof names);
         if (n_median)
-            doc_p(dc, "Time to target from median step times on %d workload%s: some of %s runs predate the mean "
-                      "(schema < 4); within each workload every optimizer is timed the same way.",
-                  n_median, n_median == 1 ? "" : "s", n_median == 1 ? "its" : "their");
+            doc_p(dc, "In the profile, training time from median step times on %d workload%s (%s): some of %s "
+                      "runs predate the mean (schema < 4); within each workload every optimizer is timed the "
+                      "same way.",
+                  n_median, n_median == 1 ? "" : "s", names, n_median == 1 ? "its" : "their");
     }
     if (!s->profile_by_steps) {
         /* the workloads whose time-to-target paragraph has the caution: more

@@ -472,6 +472,22 @@ done:
     return st;
 }
 
+/* The median effect on step time (its mean's when mean) over the groups
+ * judged on it, when there are two at least and each moved the same way
+ * beyond tol; else NaN. eff: scratch for n_g values (NULL: NaN). */
+static double common_shift(const ob_compare *c, int mean, double tol, double *eff)
+{
+    int ne = 0, up = 0, down = 0;
+    for (int k = 0; eff && k < c->n_g; k++) {
+        const ob_cmp_quantity *q = mean ? &c->g[k].time_mean : &c->g[k].time;
+        if (q->v == OB_NODATA || isnan(q->effect)) continue;
+        eff[ne++] = q->effect;
+        up += q->effect > tol;
+        down += q->effect < -tol;
+    }
+    return ne >= 2 && (up == ne || down == ne) ? ob_stat_median(eff, ne) : NAN;
+}
+
 /* The group's overall verdict and its reasons (detail), once its
  * quantities are final (the comparison may set a mean's verdict aside). */
 static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
@@ -825,31 +841,13 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
                 }
         free(used);
         free(gp);
-        /* a shift common to every judged group: the machine rather than one optimizer */
-        out->time_shift = NAN;
+        for (int k = 0; k < out->n_g; k++) out->n_time_not_judged += out->g[k].time_not_judged;
+        /* a shift common to every judged group: the machine rather than one
+         * optimizer; for the mean, stalls of a busy machine raise every group's */
         double *eff = malloc(((size_t)out->n_g + 1) * sizeof *eff);
         if (!eff && st == OB_OK) st = no_mem(e);
-        int ne = 0, up = 0, down = 0;
-        for (int k = 0; eff && k < out->n_g; k++) {
-            const ob_cmp_group *g = &out->g[k];
-            if (g->time_not_judged) out->n_time_not_judged++;
-            if (g->time.v == OB_NODATA || isnan(g->time.effect)) continue;
-            eff[ne++] = g->time.effect;
-            up += g->time.effect > o->time_tol;
-            down += g->time.effect < -o->time_tol;
-        }
-        if (ne >= 2 && (up == ne || down == ne)) out->time_shift = ob_stat_median(eff, ne);
-        /* the same for the mean: stalls of a busy machine raise every group's */
-        out->time_mean_shift = NAN;
-        ne = up = down = 0;
-        for (int k = 0; eff && k < out->n_g; k++) {
-            const ob_cmp_group *g = &out->g[k];
-            if (g->time_mean.v == OB_NODATA || isnan(g->time_mean.effect)) continue;
-            eff[ne++] = g->time_mean.effect;
-            up += g->time_mean.effect > o->time_mean_tol;
-            down += g->time_mean.effect < -o->time_mean_tol;
-        }
-        if (ne >= 2 && (up == ne || down == ne)) out->time_mean_shift = ob_stat_median(eff, ne);
+        out->time_shift = common_shift(out, 0, o->time_tol, eff);
+        out->time_mean_shift = common_shift(out, 1, o->time_mean_tol, eff);
         free(eff);
         /* every group's mean moved together and the medians did not: short
          * stalls of one side's machine look like that (the mean carries

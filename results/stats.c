@@ -4,6 +4,7 @@
 #include "results/stats.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -422,7 +423,7 @@ double ob_stat_best_lr(const double *lr, const double *final, int n)
 }
 
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
-                     double tau_max, double *rho, double *area, int *n_used)
+                     double tau_max, double *rho, double *area, int *n_used, int *w_used)
 {
     for (int k = 0; k < n_tau * n_o; k++) rho[k] = 0;
     for (int o = 0; o < n_o; o++) area[o] = 0;
@@ -433,6 +434,7 @@ void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int 
             double v = t[w * n_o + o];
             if (!isnan(v) && v < best) best = v;
         }
+        if (w_used) w_used[w] = isfinite(best);
         if (!isfinite(best)) continue;
         used++;
         for (int o = 0; o < n_o; o++) {
@@ -969,7 +971,8 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     s->taus = malloc((size_t)s->n_tau * sizeof *s->taus);
     s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
     s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
-    if (!t || !s->taus || !s->rho || !s->area) goto nomem;
+    s->in_profile = calloc((size_t)d->n_wl + 1, sizeof *s->in_profile);
+    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile) goto nomem;
     for (int w = 0; w < d->n_wl; w++)
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
@@ -979,7 +982,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
         }
     for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
     ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
-                    &s->profile_workloads);
+                    &s->profile_workloads, s->in_profile);
     goto done;
 nomem:
     st = no_mem(e, "computing the statistics");
@@ -1012,7 +1015,23 @@ void ob_stats_free(ob_stats *s)
     free(s->taus);
     free(s->rho);
     free(s->area);
+    free(s->in_profile);
     memset(s, 0, sizeof *s);
+}
+
+int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap)
+{
+    int n = 0;
+    names[0] = '\0';
+    for (int w = 0; w < d->n_wl; w++) {
+        if (!s->tt_by_median[w] || s->target_at_start[w] || (in_profile && !s->in_profile[w])) continue;
+        const size_t len = strlen(names);
+        if (n++ < 3)
+            snprintf(names + len, cap - len, "%s%s", len ? ", " : "", d->wl_labels[w]);
+        else if (n == 4)
+            snprintf(names + len, cap - len, ", ...");
+    }
+    return n;
 }
 
 const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt)

@@ -128,9 +128,10 @@ ob_status ob_stat_median_first_reach(int m, const int64_t *const *steps, const d
  * nothing: NaN never means out of memory. */
 double ob_stat_best_lr(const double *lr, const double *final, int n);
 /* Performance profile: t is (n_w, n_o), +inf when not reached. rho is
- * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used. */
+ * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used,
+ * and w_used (n_w,) when not NULL 1 for each of them. */
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
-                     double tau_max, double *rho, double *area, int *n_used);
+                     double tau_max, double *rho, double *area, int *n_used, int *w_used);
 
 /* Two optimizers compared seed by seed: runs a[i] and b[j] with the same
  * seed share initialization and data order, so their difference is free of
@@ -236,9 +237,16 @@ typedef struct ob_stats {
     double *rho;                /* (n_tau, n_opt) */
     double *area;               /* (n_opt,) */
     int profile_workloads;      /* workloads that entered the profile */
+    int *in_profile;            /* (n_wl,) 1 for each of them */
     double tau_max;
     int profile_by_steps;
 } ob_stats;
+
+/* The workloads whose time to target is from median step times
+ * (tt_by_median; not those whose target the loss met at the start), only
+ * those that entered the performance profile when in_profile: their number,
+ * and their labels in names (cap > 0 bytes; the first three, then ", ..."). */
+int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap);
 
 /* Compute every statistic; d must have its curves loaded for time to target.
  * On failure s holds nothing (ob_stats_free on it is harmless). */

@@ -334,8 +334,11 @@ static void test_mixed_means(const char *dir)
                              "(schema < 4), so every optimizer on wa is timed") == 1);
     CHECK(md && count_of(md, "Note: time to target from median step times") == 1); /* not on wc */
     CHECK(md && count_of(md, "ranked by estimated training time, steps x median step time") == 1);
-    CHECK(md && strstr(md, "Time to target from median step times on 1 workload: some of its runs"));
+    CHECK(md && strstr(md, "In the profile, training time from median step times on 1 workload (wa): some of its "
+                           "runs"));
     CHECK(md && strstr(md, "Time to target from median step times on wa: some runs there predate"));
+    /* the profile's caption too */
+    CHECK(md && strstr(md, "(3 used). Training time from median step times on wa: some runs there predate"));
     free(md);
     char *csv = slurp(out, "time_to_target.csv");
     CHECK(csv && count_of(csv, ",\"median\"\n") == 2 && count_of(csv, ",\"mean\"\n") == 6);

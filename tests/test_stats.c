@@ -185,9 +185,10 @@ static void test_profile(void)
     double t[9] = {1, 2, INFINITY, 4, 2, 3, INFINITY, INFINITY, INFINITY};
     double taus[4] = {1, 1.5, 2, 4};
     double rho[12], area[3];
-    int used;
-    ob_stat_profile(t, 3, 3, taus, 4, 4.0, rho, area, &used);
+    int used, w_used[3] = {-1, -1, -1};
+    ob_stat_profile(t, 3, 3, taus, 4, 4.0, rho, area, &used, w_used);
     CHECK(used == 2);
+    CHECK(w_used[0] == 1 && w_used[1] == 1 && w_used[2] == 0);
     CHECK(rho[0 * 3 + 0] == 0.5 && rho[0 * 3 + 1] == 0.5 && rho[0 * 3 + 2] == 0);
     CHECK(rho[1 * 3 + 2] == 0.5 && rho[1 * 3 + 0] == 0.5);
     CHECK(rho[2 * 3 + 0] == 1 && rho[2 * 3 + 1] == 1 && rho[2 * 3 + 2] == 0.5);

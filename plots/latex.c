@@ -147,6 +147,9 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
         if (n_conf)
             fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
                        "free of the optimism of picking it on the sweep's own seeds.", cseeds);
+        else
+            fprintf(f, " The median at the best learning rate is optimistic: the seeds that picked that rate "
+                       "also score it.");
         fprintf(f, "}\n  \\label{tab:optbench-%s}\n", lab[0] ? lab : "workload");
         /* scaled down to the text width only when wider (long configuration labels) */
         fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
@@ -169,11 +172,15 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 ob_latex_escape(d->opt_labels[g->opt], opt, sizeof opt);
                 if (rank[k] > 0) fprintf(f, "    %d & %s & ", rank[k], opt);
                 else fprintf(f, "    -- & %s & ", opt);
-                if (g->best < 0) fprintf(f, "none (all diverged) & ");
+                if (g->best < 0) fprintf(f, "none (%s) & ", ob_group_no_best(g));
                 else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, a, sizeof a),
                              g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? "$^\\dagger$" : "");
                 spread_cell(&g->final, rank[k] == 1, cell, sizeof cell);
-                fprintf(f, "%s & ", cell);
+                fprintf(f, "%s", cell);
+                if (g->best >= 0 && g->lrs[g->best].n_diverged)
+                    fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->lrs[g->best].n_diverged,
+                            g->lrs[g->best].n_finished);
+                fprintf(f, " & ");
                 fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, a, sizeof a));
                 if (has_metric) fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, a, sizeof a));
                 if (isnan(g->width_decades)) fprintf(f, "--");

@@ -307,6 +307,78 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     sqlite3_finalize(q);
 }
 
+/* Groups whose runs come from more than one code revision, machine or
+ * device: their statistics pool those runs (a database filled over a code
+ * change, or merged from shards run elsewhere), and their step times are of
+ * different machines. Into note (cap bytes), "" when none: how many groups,
+ * and the first one's revisions, machines or devices. Returns the number of
+ * such groups; -1 when out of memory. */
+static int mixed_provenance(sqlite3 *db, const ob_dataset *d, const ob_stats *s, char *note, size_t cap)
+{
+    note[0] = '\0';
+    /* each run's benchmark's revision and host (indices into rev[] / host[]) */
+    int64_t *bid = NULL;
+    char **rev = NULL, **host = NULL;
+    int nb = 0, mixed = 0;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT id, coalesce(git_rev, '?'), coalesce(host, '?') FROM benchmarks "
+                               "WHERE id IN (SELECT DISTINCT benchmark_id FROM runs)",
+                           -1, &q, NULL) != SQLITE_OK)
+        return 0; /* nothing to tell it from: say nothing */
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        int64_t *b2 = realloc(bid, (size_t)(nb + 1) * sizeof *bid);
+        char **r2 = b2 ? realloc(rev, (size_t)(nb + 1) * sizeof *rev) : NULL;
+        char **h2 = r2 ? realloc(host, (size_t)(nb + 1) * sizeof *host) : NULL;
+        if (b2) bid = b2;
+        if (r2) rev = r2;
+        if (h2) host = h2;
+        if (!h2) {
+            mixed = -1;
+            break;
+        }
+        bid[nb] = sqlite3_column_int64(q, 0);
+        rev[nb] = strdup(col_text(q, 1));
+        host[nb] = strdup(col_text(q, 2));
+        nb++;
+        if (!rev[nb - 1] || !host[nb - 1]) {
+            mixed = -1;
+            break;
+        }
+    }
+    sqlite3_finalize(q);
+    for (int k = 0; mixed >= 0 && k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        const char *rv[2] = {NULL, NULL}, *hs[2] = {NULL, NULL}, *dv[2] = {NULL, NULL};
+        for (int i = 0; i < d->n; i++) {
+            const ob_rrun *r = &d->runs[i];
+            if (r->wl != g->wl || r->opt != g->opt || !r->finished) continue;
+            int b = 0;
+            while (b < nb && bid[b] != r->benchmark_id) b++;
+            const char *x[3] = {b < nb ? rev[b] : "?", b < nb ? host[b] : "?", r->device[0] ? r->device : r->backend};
+            const char **seen[3] = {rv, hs, dv};
+            for (int j = 0; j < 3; j++) {
+                if (!seen[j][0]) seen[j][0] = x[j];
+                else if (!seen[j][1] && strcmp(seen[j][0], x[j])) seen[j][1] = x[j];
+            }
+        }
+        if (!rv[1] && !hs[1] && !dv[1]) continue;
+        if (mixed++) continue;
+        snprintf(note, cap, "%s / %s: %s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", d->wl_labels[g->wl], d->opt_labels[g->opt],
+                 rv[1] ? "revisions " : "", rv[1] ? rv[0] : "", rv[1] ? " and " : "", rv[1] ? rv[1] : "",
+                 rv[1] && (hs[1] || dv[1]) ? "; " : "", hs[1] ? "machines " : "", hs[1] ? hs[0] : "",
+                 hs[1] ? " and " : "", hs[1] ? hs[1] : "", hs[1] && dv[1] ? "; " : "", dv[1] ? "devices '" : "",
+                 dv[1] ? dv[0] : "", dv[1] ? "' and '" : "", dv[1] ? dv[1] : "", dv[1] ? "'" : "");
+    }
+    for (int b = 0; b < nb; b++) {
+        free(rev[b]);
+        free(host[b]);
+    }
+    free(bid);
+    free(rev);
+    free(host);
+    return mixed;
+}
+
 /* The rankings in a few lines, for a terminal or a CI log. */
 static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, ob_err *e)
 {
@@ -333,6 +405,9 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
                 const ob_group *g = &s->g[order[i]];
                 fprintf(f, "%s%d %s %s", i ? ", " : "", i + 1, d->opt_labels[g->opt],
                         num(stage ? g->conf_final.median : g->final.median, b, sizeof b));
+                /* seeds that diverged at the lr it is ranked at */
+                const int nd = stage ? g->conf_n_diverged : g->lrs[g->best].n_diverged;
+                if (nd) fprintf(f, " (%d of %d diverged)", nd, stage ? g->n_confirm : g->lrs[g->best].n_finished);
             }
             if (!stage)
                 for (int k = 0; k < s->n_g; k++)
@@ -340,9 +415,7 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
                         /* unranked: no finite median at any lr, because its runs diverged
                          * or because none has finished yet (a benchmark still running) */
                         fprintf(f, "%s%s: %s", n++ ? "; " : "", d->opt_labels[s->g[k].opt],
-                                s->g[k].n_finished == 0 ? "no run finished"
-                                : s->g[k].n_diverged == s->g[k].n_finished ? "every run diverged"
-                                                                          : "no lr with a finite median");
+                                ob_group_no_best(&s->g[k]));
             fprintf(f, "\n");
         }
 out:
@@ -434,7 +507,8 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
 }
 
 static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
-                            const ob_figures *figs, const int *rendered, int gnuplot_found, doc *dc, ob_err *e)
+                            const ob_figures *figs, const int *rendered, int gnuplot_found, int n_mixed,
+                            const char *mixed_note, doc *dc, ob_err *e)
 {
     char b1[64], b2[64], b3[64], b4[64];
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
@@ -501,6 +575,12 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   "same cell finished and stands for it (report --benchmark ID shows one benchmark alone).",
               d->n_masked, d->n_masked == 1 ? "" : "s", d->n_masked == 1 ? "is" : "are");
     describe_benchmarks(db, d, dc);
+    if (n_mixed > 0)
+        doc_p(dc, "Pooled provenance: in %d of the %d workload x optimizer groups the runs come from more than "
+                  "one code revision, machine or device (%s%s), and every statistic of such a group pools them: "
+                  "a change of code between them, or another machine's step times, is inside its medians. "
+                  "`report --benchmark ID` (or `latest`) reports one benchmark alone.",
+              n_mixed, s->n_g, n_mixed > 1 ? "the first: " : "", mixed_note);
     if (o->no_render)
         doc_p(dc, "The figures were not rendered (report --no-render): run `gnuplot NAME.gp` for each script "
                   "in this folder.");
@@ -509,17 +589,22 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   "`gnuplot NAME.gp` for each script in this folder.");
 
     doc_h(dc, 2, "How to read this report");
-    doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps. Each optimizer is "
+    doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps (a tenth of its steps rounded "
+              "down, at least one: under 20 steps, its last step alone). Each optimizer is "
               "shown at its best learning rate, the one with the lowest median final loss over seeds "
               "(a diverged seed counts as infinitely bad). Optimizers are ranked by that median; one "
-              "whose every run diverged has no rank. The 'seeds' column gives how many seeds that median "
-              "is over: with two it is their mean, and rankings whose min-max ranges overlap are not "
-              "a finding. The 95%% interval of the median is distribution-free: two order statistics of the "
+              "with no finite median at any lr has no rank. That median is optimistic: the seeds that picked "
+              "the best lr also score it, and an lr that won partly by its seeds' luck does less well on new "
+              "ones (%s). The 'seeds' column gives how many seeds that median "
+              "is over, and how many of them diverged: with two it is their mean, and rankings whose min-max "
+              "ranges overlap are not a finding. The 95%% interval of the median is distribution-free: two order statistics of the "
               "seeds' values, the closest pair that holds the median with probability 95%% or more whatever "
               "the distribution (from 6 to 8 seeds that is the min-max range, from 9 the second smallest "
               "to the second largest, and so on). With 5 seeds or fewer no pair does: min-max holds the "
               "median with probability 1 - 2^(1-n) only (75%% at 3 seeds, 94%% at 5), so the interval is "
-              "shown as '-' there: run more seeds for an interval.");
+              "shown as '-' there: run more seeds for an interval.",
+          n_confirm_runs ? "the confirmation tables below rerun each best lr on fresh seeds"
+                         : "run --confirm-seeds N to rerun each best lr on N fresh seeds");
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of the best and where no seed diverged, found "
               "by linear interpolation in log(lr) between grid points; a value marked >= reaches the edge of "
@@ -562,7 +647,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         const char *const hdr[] = {"rank", "optimizer", "best lr", "seeds", "final loss (median)",
                                    "95% CI", "min - max", "held-out loss", metric_hdr,
                                    "lr range (decades)", "loss at 0.5x / 2x lr (interpolated)",
-                                   "seed CV", "diverged runs", "first diverged lr"};
+                                   "seed CV", "diverged runs (every lr)", "first diverged lr"};
         doc_table(dc, 14, hdr);
         /* ranked first, then the unranked (rank 0) */
         for (int r = 1; r <= s->n_g + 1; r++)
@@ -572,11 +657,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 if (rank[k] > 0) doc_cell(dc, "%d", r);
                 else doc_cell(dc, "-");
                 doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                if (g->best < 0) doc_cell(dc, "none (all diverged)");
+                if (g->best < 0) doc_cell(dc, "none (%s)", ob_group_no_best(g));
                 else if (g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1))
                     doc_cell(dc, "%s (grid edge)", num(g->best_lr, b1, sizeof b1));
                 else doc_cell(dc, "%s", num(g->best_lr, b1, sizeof b1));
-                doc_cell(dc, "%d", g->final.n);
+                if (g->best >= 0 && g->lrs[g->best].n_diverged)
+                    doc_cell(dc, "%d (%d diverged)", g->final.n, g->lrs[g->best].n_diverged);
+                else doc_cell(dc, "%d", g->final.n);
                 doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
                 if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
                 else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
@@ -661,8 +748,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 if (g->wl != w || !isnan(g->confirm_lr)) continue;
                 doc_cell(dc, "-");
                 doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                doc_cell(dc, "%s", g->best < 0 ? "none (every lr diverged: nothing to confirm)"
-                                               : "not confirmed (no fresh seeds ran)");
+                if (g->best < 0) doc_cell(dc, "none (%s: nothing to confirm)", ob_group_no_best(g));
+                else if (g->conf_seed_overlap)
+                    doc_cell(dc, "not confirmed (its confirmation runs are left out: not fresh, see below)");
+                else doc_cell(dc, "not confirmed (no fresh seeds ran)");
                 for (int c = 0; c < 9; c++) doc_cell(dc, "-");
                 doc_row_end(dc);
             }
@@ -1227,6 +1316,17 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         }
     }
     if (o->ranking && (st = print_ranking(o->ranking, &d, &s, e)) != OB_OK) goto done;
+    char mixed_note[1024];
+    const int n_mixed = mixed_provenance(db, &d, &s, mixed_note, sizeof mixed_note);
+    if (n_mixed < 0) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (log && n_mixed)
+        fprintf(log, "optbench: warning: %d workload x optimizer group%s pool%s runs of more than one code revision, "
+                     "machine or device (%s%s); --benchmark ID reports one benchmark alone\n",
+                n_mixed, n_mixed == 1 ? "" : "s", n_mixed == 1 ? "s" : "", n_mixed > 1 ? "the first: " : "",
+                mixed_note);
     res->n_runs = d.n;
     res->n_groups = s.n_g;
     if ((st = ob_export_tables(db, &d, &s, stage, e)) != OB_OK) goto done;
@@ -1282,7 +1382,8 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         fprintf(dc.html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
                          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                          "<title>optbench report</title>\n<style>%s</style></head><body>\n", css);
-        st = write_docs(db, o, &d, &s, &figs, rendered, res->gnuplot_found && !o->no_render, &dc, e);
+        st = write_docs(db, o, &d, &s, &figs, rendered, res->gnuplot_found && !o->no_render, n_mixed, mixed_note,
+                        &dc, e);
         fputs("</body></html>\n", dc.html);
         int bad = ferror(dc.md) || ferror(dc.html);
         if (fclose(dc.md) != 0) bad = 1;

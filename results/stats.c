@@ -1034,6 +1034,13 @@ int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile
     return n;
 }
 
+const char *ob_group_no_best(const ob_group *g)
+{
+    return g->n_finished == 0                 ? "no run finished"
+           : g->n_diverged == g->n_finished ? "every run diverged"
+                                              : "most seeds diverged at every lr";
+}
+
 const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt)
 {
     for (int k = 0; k < s->n_g; k++)

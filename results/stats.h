@@ -254,5 +254,8 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
 void ob_stats_free(ob_stats *s);
 /* The group of (wl, opt), NULL when that pair has no runs. */
 const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt);
+/* Why a group has no best lr (best < 0): "no run finished", "every run
+ * diverged", or "most seeds diverged at every lr" (no lr with a finite median). */
+const char *ob_group_no_best(const ob_group *g);
 
 #endif

@@ -504,6 +504,71 @@ static void test_diverged_curves(const char *db, const char *out)
                   strstr(gp, "over seeds still training"),
               "loss_W.gp:\n%s", gp ? gp : "(missing)");
     free(gp);
+    /* the seeds that diverged at the best lr, in the tables */
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "| 1 | adam | 0.01 | 5 (2 diverged) | 3 |"));
+    free(md);
+    char *tex = slurp(out, "summary.tex");
+    CHECK(tex && strstr(tex, "{\\scriptsize (2 of 5 diverged)} & "));
+    free(tex);
+}
+
+/* Runs of one group from two code revisions: the report and its log line
+ * say their statistics pool them; one revision says nothing. A group with no
+ * finished run is not "all diverged". */
+static void test_provenance(const char *db, const char *out)
+{
+    ob_err e = {0};
+    ob_store *st = NULL;
+    remove(db);
+    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &st, &e), &e);
+    if (!st) return;
+    int64_t b1 = 0, b2 = 0;
+    CHECK_OK(ob_store_begin_benchmark(st, "first", "", "rev0", "host0", "cpu", "test", &b1, &e), &e);
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(st, b1, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1.0 + seed, 10, 1, 1, 1, 1, 1, 1, 20});
+        fx_add(st, b1, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 2.0 + seed, 10, 1, 1, 1, 1, 1, 1, 20});
+        fx_add(st, b1, &(fx_run){"W", "lion", NULL, 0.01, seed, "pending", 0, 0, NAN, NAN, -1, -1, NAN, NAN, 20});
+    }
+    CHECK_OK(ob_store_begin_benchmark(st, "second", "", "rev1", "host0", "cpu", "test", &b2, &e), &e);
+    for (int seed = 3; seed < 5; seed++)
+        fx_add(st, b2, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1.0 + seed, 10, 1, 1, 1, 1, 1, 1, 20});
+    ob_store_close(st);
+    char logbuf[4096] = "";
+    FILE *log = fmemopen(logbuf, sizeof logbuf - 1, "w");
+    ob_report_opts o;
+    memset(&o, 0, sizeof o);
+    ob_stats_opts_default(&o.stats);
+    o.db_path = db;
+    o.out_dir = out;
+    o.no_render = 1;
+    o.log = log;
+    o.ranking = log;
+    ob_report_result res;
+    CHECK_OK(ob_report_write(&o, &res, &e), &e);
+    if (log) fclose(log);
+    CHECK_MSG(strstr(logbuf, "warning: 1 workload x optimizer group pools runs of more than one code revision, "
+                             "machine or device (W / adam: revisions rev0 and rev1)"),
+              "log:\n%s", logbuf);
+    CHECK_MSG(strstr(logbuf, "lion: no run finished"), "log:\n%s", logbuf);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "Pooled provenance: in 1 of the 3 workload x optimizer groups the runs come from more "
+                           "than one code revision, machine or device (W / adam: revisions rev0 and rev1)"));
+    CHECK(md && strstr(md, "| - | lion | none (no run finished) |"));
+    CHECK(md && strstr(md, "run --confirm-seeds N to rerun each best lr on N fresh seeds"));
+    free(md);
+    char *tex = slurp(out, "summary.tex");
+    CHECK(tex && strstr(tex, "-- & lion & none (no run finished) & "));
+    free(tex);
+    /* one revision: nothing said */
+    sqlite3 *q = NULL;
+    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+    CHECK(sqlite3_exec(q, "UPDATE benchmarks SET git_rev = 'rev0'", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(q);
+    write_report(db, out, &res);
+    md = slurp(out, "summary.md");
+    CHECK(md && !strstr(md, "Pooled provenance"));
+    free(md);
 }
 
 int main(void)
@@ -525,6 +590,9 @@ int main(void)
     snprintf(db, sizeof db, "%s/diverged.db", dir);
     snprintf(out, sizeof out, "%s/diverged", dir);
     test_diverged_curves(db, out);
+    snprintf(db, sizeof db, "%s/provenance.db", dir);
+    snprintf(out, sizeof out, "%s/provenance", dir);
+    test_provenance(db, out);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

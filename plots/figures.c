@@ -1173,8 +1173,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
-                                  : "Training time to reach the target loss, at the lr that got there first\\n"
-                                    "(steps at which the median over seeds reached it x mean step time; \\\"not reached\\\": it never did)";
+                                  : "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
+                                    "(those steps x the optimizer's mean step time over all its lrs; \\\"not reached\\\": it never did)";
     char ylabel[128];
     if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
     else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");

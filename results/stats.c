@@ -763,25 +763,44 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
 
 /* Time to target of every lr point of g and of g itself: per lr, the first step at which
  * the median over seeds of the trailing-mean loss reaches the target (see stats.h). The
- * group's steps, time and lr all come from one lr: the fastest by time (by steps with
- * by_steps, or when no run was timed). by_median: time from the runs' median step
- * times instead of their means (some run of the workload has no mean). */
+ * group's steps and lr come from the lr that gets there in the fewest steps (ties: the
+ * smaller lr); its time is those steps x the group's step time: the median over every
+ * finished, timed run of the group, at every lr, of the run's mean step time (its median
+ * step time with by_median: some run of the workload has no mean). The work of a step
+ * does not depend on the lr, so which lr's runs happened to meet a busy machine neither
+ * picks the lr nor sets the time. */
 static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
-                                      int by_steps, int by_median, ob_err *e)
+                                      int by_median, ob_err *e)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = NAN;
     g->tt_censored = 1;
+    g->tt_step_ms = NAN;
     const int64_t **st = malloc(((size_t)n + 1) * sizeof *st);
     const double **ls = malloc(((size_t)n + 1) * sizeof *ls);
     int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
     int *div = malloc(((size_t)n + 1) * sizeof *div);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
     ob_status status = OB_OK;
-    if (!st || !ls || !len || !div || !ms) status = no_mem(e, "computing the time to target");
-    for (int i = 0; status == OB_OK && i < g->n_lr; i++) {
+    if (!st || !ls || !len || !div || !ms) {
+        status = no_mem(e, "computing the time to target");
+        goto out;
+    }
+    /* the step time: pooled over the lrs; the mean counts the slow steps now
+     * and then (a refresh every k steps); the median for every run of the
+     * workload where some run predates the mean (one statistic for all the
+     * optimizers it ranks) */
+    int mt = 0;
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (!r->finished) continue;
+        double t = by_median ? r->step_ms_median : r->step_ms_mean;
+        if (!isnan(t)) ms[mt++] = t;
+    }
+    g->tt_step_ms = ob_stat_median(ms, mt); /* NaN when no run was timed */
+    for (int i = 0; i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
-        int m = 0, mt = 0;
+        int m = 0;
         for (int k = 0; k < n; k++) {
             const ob_rrun *r = &d->runs[idx[k]];
             if (r->lr != p->lr || !r->finished) continue;
@@ -790,32 +809,15 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
             len[m] = r->n_curve;
             div[m] = r->diverged;
             m++;
-            /* the mean step time: steps x mean is the time those steps took,
-             * slow ones (a refresh every k steps) included; the median for
-             * every run of the workload where some run predates the mean
-             * (one statistic for all the optimizers it ranks) */
-            double t = by_median ? r->step_ms_median : r->step_ms_mean;
-            if (!isnan(t)) ms[mt++] = t;
         }
         int64_t at;
-        if ((status = ob_stat_median_first_reach(m, st, ls, len, div, target, &at, e)) != OB_OK) break;
+        if ((status = ob_stat_median_first_reach(m, st, ls, len, div, target, &at, e)) != OB_OK) goto out;
         p->tt_steps = at < 0 ? INFINITY : (double)at;
-        /* NaN when no run was timed */
-        p->tt_time_s = at < 0 ? INFINITY : (double)at * ob_stat_median(ms, mt) / 1000.0;
+        p->tt_time_s = at < 0 ? INFINITY : (double)at * g->tt_step_ms / 1000.0;
     }
-    if (status != OB_OK) goto out;
-    int timed = 0;
-    for (int i = 0; i < g->n_lr; i++) timed |= isfinite(g->lrs[i].tt_time_s);
     int best = -1;
-    for (int i = 0; i < g->n_lr; i++) {
-        const ob_lr_point *p = &g->lrs[i];
-        if (!isfinite(p->tt_steps)) continue;
-        double key = by_steps || !timed ? p->tt_steps : p->tt_time_s;
-        double cur = best < 0 ? INFINITY
-                   : by_steps || !timed ? g->lrs[best].tt_steps : g->lrs[best].tt_time_s;
-        if (isnan(key)) continue; /* reached but untimed, while others were timed */
-        if (key < cur) best = i;
-    }
+    for (int i = 0; i < g->n_lr; i++) /* ascending lr: a tie stays with the smaller */
+        if (isfinite(g->lrs[i].tt_steps) && (best < 0 || g->lrs[i].tt_steps < g->lrs[best].tt_steps)) best = i;
     if (best >= 0) {
         g->tt_steps = g->lrs[best].tt_steps;
         g->tt_time_s = g->lrs[best].tt_time_s; /* NaN when untimed */
@@ -955,12 +957,12 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             double sgd_ms = ob_stat_median(tmp, m);
             if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
             if (s->target_at_start[w]) {
-                s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = NAN;
+                s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = s->g[k].tt_step_ms = NAN;
                 s->g[k].tt_censored = 1;
                 for (int i = 0; i < s->g[k].n_lr; i++) s->g[k].lrs[i].tt_steps = s->g[k].lrs[i].tt_time_s = NAN;
                 continue;
             }
-            if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps,
+            if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w],
                                            s->tt_by_median[w], e)) != OB_OK)
                 goto done;
         }

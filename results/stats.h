@@ -44,11 +44,14 @@
  *   seeds of the trailing loss is <= target (a diverged seed is +inf after it
  *   stopped). Its end point is the median final loss, so the optimizer and lr
  *   that set the default target always reach it, for any number of seeds. The
- *   group's steps, time and lr all come from one lr, the fastest by time (by
- *   steps with profile_by_steps, or when no run was timed); +inf = censored.
- *   Wall time to target = steps x the median over seeds of the runs' mean
- *   step time (training time, recording and evaluation excluded; slow steps
- *   now and then included). One statistic per workload: where some finished,
+ *   group's steps and lr come from the lr that reaches it in the fewest steps
+ *   (ties: the smaller lr), with profile_by_steps or not; +inf = censored.
+ *   Wall time to target = those steps x the group's step time (tt_step_ms):
+ *   the median over every finished, timed sweep run of the group, at every
+ *   lr, of the run's mean step time (training time, recording and evaluation
+ *   excluded; slow steps now and then included). A step's work does not
+ *   depend on the lr, so the runs of every lr time it, and the noise of one
+ *   lr's runs neither picks the lr nor sets the time. One statistic per workload: where some finished,
  *   timed sweep run of the workload has no mean (a database of schema < 4, or
  *   one merged from its shards and newer ones), every run there counts by its
  *   median step time instead (tt_by_median), so no optimizer is ranked by the
@@ -179,6 +182,9 @@ typedef struct ob_group {
     double seed_cv;
     double div_rate, first_div_lr; /* first_div_lr NaN when none diverged */
     double tt_steps, tt_time_s, tt_lr; /* +inf when censored; tt_lr NaN then */
+    double tt_step_ms;          /* the step time of tt_time_s: median over the group's finished runs at
+                                 * every lr of each run's mean step time (median step time where
+                                 * tt_by_median); NaN when no run was timed */
     int tt_censored;
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
     double step_ms_mean;        /* median over runs of each run's mean step time: above the median

@@ -522,10 +522,11 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "shown as '-' there: run more seeds for an interval.");
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of the best and where no seed diverged, found "
-              "by linear interpolation in log(lr) between grid points; a value marked >= reaches the edge of "
-              "the tried grid and is a lower bound; a best lr marked (grid edge) is the smallest or "
+              "by interpolation between grid points as for the loss at 0.5x / 2x lr; a value marked >= reaches "
+              "the edge of the tried grid and is a lower bound; a best lr marked (grid edge) is the smallest or "
               "largest lr tried, so a wider grid may find a better one. Loss at 0.5x / 2x lr: the median final loss "
-              "interpolated in log(lr) at half and twice the best lr (- when outside the grid, or next to a "
+              "at half and twice the best lr, interpolated between the grid lrs around it with log(loss) linear "
+              "in log(lr) (the loss itself where one of them is <= 0; - when outside the grid, or next to a "
               "grid lr where half the seeds or more diverged: between an lr that trains and one that "
               "diverges the loss is not known). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr.",

@@ -176,7 +176,8 @@ static const ob_file_doc docs[] = {
      "median from order statistics; with 5 seeds or fewer min-max, which holds it with less than 95%), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
      "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged), lr_width_open "
      "(1 when the range reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr "
-     "(empty outside the grid or next to an lr with an infinite median), seed_cv, "
+     "(the median interpolated between the grid lrs around it, log(loss) linear in log(lr) where both losses "
+     "are > 0; empty outside the grid or next to an lr with an infinite median), seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",

@@ -207,6 +207,23 @@ ob_status ob_stat_median_ci(const double *x, int n, double level, double *lo, do
 
 static int same_lr(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
 
+/* The value a fraction t of the way from a to b (t in [0, 1], along log10(lr)):
+ * log(value) is linear in log(lr) where both are > 0 (a loss spans decades
+ * across a decade of lr), the value itself otherwise (a loss <= 0). */
+static double interp_between(double a, double b, double t)
+{
+    if (a > 0 && b > 0) return exp(log(a) + t * (log(b) - log(a)));
+    return a + t * (b - a);
+}
+
+/* The fraction t of the way from a to b at which interp_between reaches v
+ * (a <= v < b, or a >= v > b). */
+static double interp_fraction(double a, double b, double v)
+{
+    if (a > 0 && b > 0 && v > 0) return log(v / a) / log(b / a);
+    return (v - a) / (b - a);
+}
+
 double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
 {
     if (n <= 0 || !(at > 0)) return NAN;
@@ -219,7 +236,7 @@ double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
     double a = v[i], b = v[i + 1];
     /* between an lr that trains and one that diverges the loss is unknown:
      * anything from a's value to divergence */
-    if (isfinite(a) && isfinite(b)) return a + t * (b - a);
+    if (isfinite(a) && isfinite(b)) return interp_between(a, b, t);
     return NAN;
 }
 
@@ -238,7 +255,7 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
     } else if (!isfinite(med[j + 1])) {
         hi = log10(lr[j]);
     } else {
-        double f = (thr - med[j]) / (med[j + 1] - med[j]);
+        double f = interp_fraction(med[j], med[j + 1], thr);
         hi = log10(lr[j]) + f * (log10(lr[j + 1]) - log10(lr[j]));
     }
     int k = best;
@@ -250,7 +267,7 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
     } else if (!isfinite(med[k - 1])) {
         lo = log10(lr[k]);
     } else {
-        double f = (thr - med[k]) / (med[k - 1] - med[k]);
+        double f = interp_fraction(med[k], med[k - 1], thr);
         lo = log10(lr[k]) - f * (log10(lr[k]) - log10(lr[k - 1]));
     }
     return hi - lo;

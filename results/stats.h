@@ -21,14 +21,16 @@
  * - lr sensitivity width: log10(hi / lo) in decades, where [lo, hi] is the
  *   range around the best lr whose median final loss is within tol of the best
  *   (m <= best + tol * |best|) and where no seed diverged (the best lr itself
- *   aside). Each end is found by linear interpolation of the median in
- *   log10(lr) between the last grid lr inside and the first outside; an end
+ *   aside). Each end is where the median, interpolated between the last grid
+ *   lr inside and the first outside as below, crosses the threshold; an end
  *   next to an lr where a seed diverged is the last lr inside; an end at the
  *   edge of the grid is open (the width is then a lower bound).
- * - loss at 0.5x / 2x the best lr: the median final loss interpolated linearly
- *   in log10(lr) between the two grid lrs around it; NaN (unknown) when one of
- *   them has an infinite median (half its seeds or more diverged), and
- *   outside the grid.
+ * - loss at 0.5x / 2x the best lr: the median final loss interpolated between
+ *   the two grid lrs around it, log(loss) linearly in log(lr) where both
+ *   losses are > 0 (a loss spans decades across a decade of lr, so a straight
+ *   line in the loss itself is off by several times), the loss linearly in
+ *   log(lr) otherwise (a loss <= 0); NaN (unknown) when one of them has an
+ *   infinite median (half its seeds or more diverged), and outside the grid.
  * - seed sensitivity: coefficient of variation (sample sd / mean) of final loss
  *   across seeds at the best lr (sd / |mean|); NaN with fewer than 2 seeds,
  *   +inf when a seed at the best lr diverged.

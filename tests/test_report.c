@@ -207,7 +207,7 @@ static void test_tables(const char *db, const char *out)
         CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
         /* lr 0.1 is within 10% of the best but a seed diverged there: a closed range */
         CHECK(!strcmp(cell(&t, r, "lr_width_open"), "0"));
-        CHECK_NEAR(num_of(cell(&t, r, "lr_width_decades")), 0.1 / 3, 1e-12);
+        CHECK_NEAR(num_of(cell(&t, r, "lr_width_decades")), log(1.1) / log(4.0), 1e-12);
         CHECK_NEAR(num_of(cell(&t, r, "divergence_rate")), 1.0 / 9, 1e-15);
         CHECK(num_of(cell(&t, r, "first_diverged_lr")) == 0.1);
     }

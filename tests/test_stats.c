@@ -106,8 +106,16 @@ static void test_interp_width(void)
 {
     double lr[] = {1e-3, 1e-2, 1e-1};
     double v[] = {4, 1, 2};
-    CHECK_NEAR(ob_stat_interp_loglr(lr, v, 3, 5e-3), 4 - 3 * log10(5.0), 1e-12);
-    CHECK_NEAR(ob_stat_interp_loglr(lr, v, 3, 2e-2), 1 + log10(2.0), 1e-12);
+    /* log(loss) linear in log(lr): 5e-3 is log10(5) of the way from 1e-3 to
+     * 1e-2, so 4^(1 - log10 5) 1^(log10 5) = 4^(log10 2) = 1.5179 (linearly in
+     * the loss it would be 1.903); 2e-2: 2^(log10 2) = 1.2320 */
+    CHECK_NEAR(ob_stat_interp_loglr(lr, v, 3, 5e-3), pow(4, log10(2.0)), 1e-12);
+    CHECK_NEAR(ob_stat_interp_loglr(lr, v, 3, 5e-3), 1.51788, 1e-5);
+    CHECK_NEAR(ob_stat_interp_loglr(lr, v, 3, 2e-2), pow(2, log10(2.0)), 1e-12);
+    /* a loss <= 0 has no log: linearly in the loss there */
+    double vz[] = {-1, 1, 0};
+    CHECK_NEAR(ob_stat_interp_loglr(lr, vz, 3, 5e-3), -1 + 2 * log10(5.0), 1e-12);
+    CHECK_NEAR(ob_stat_interp_loglr(lr, vz, 3, 2e-2), 1 - log10(2.0), 1e-12);
     CHECK(ob_stat_interp_loglr(lr, v, 3, 1e-2) == 1);
     CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 5e-4)));
     CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 0.2)));
@@ -116,13 +124,16 @@ static void test_interp_width(void)
     CHECK(isnan(ob_stat_interp_loglr(lr, vi, 3, 2e-2)));
     CHECK(isnan(ob_stat_interp_loglr(lr, vi, 3, 5e-2)));
     CHECK(isinf(ob_stat_interp_loglr(lr, vi, 3, 1e-1)));     /* on the grid: diverged */
-    CHECK_NEAR(ob_stat_interp_loglr(lr, vi, 3, 5e-3), 4 - 3 * log10(5.0), 1e-12);
+    CHECK_NEAR(ob_stat_interp_loglr(lr, vi, 3, 5e-3), pow(4, log10(2.0)), 1e-12);
 
     double lr5[] = {1e-4, 1e-3, 1e-2, 1e-1, 1};
     double m5[] = {10, 2, 1, 1.05, 3};
     int olo, ohi;
-    /* threshold 1.1: right end -1 + (1.1 - 1.05) / (3 - 1.05); left end -2 - 0.1 */
-    double want = (-1 + 0.05 / 1.95) - (-2.1);
+    /* threshold 1.1, log(loss) linear in log(lr): right end
+     * -1 + ln(1.1 / 1.05) / ln(3 / 1.05) = -1 + 0.04433; left end
+     * -2 - ln(1.1 / 1) / ln(2 / 1) = -2 - 0.13750 */
+    double want = (-1 + log(1.1 / 1.05) / log(3 / 1.05)) - (-2 - log(1.1) / log(2.0));
+    CHECK_NEAR(want, 1.18182, 1e-5);
     CHECK_NEAR(ob_stat_lr_width(lr5, m5, 5, 2, 0.1, &olo, &ohi), want, 1e-12);
     CHECK(olo == 0 && ohi == 0);
     double m2[] = {1, 1.05};
@@ -283,11 +294,12 @@ static void test_reference(const char *path)
     CHECK_NEAR(qa->lrs[2].med, 1.08, 1e-12);
     CHECK(qa->lrs[2].n_diverged == 1);
     /* lr 0.1 is within 10% (1.08) but a seed diverged there: the range ends at
-     * 0.01, -2 - (-2 - 0.1/3) */
-    CHECK_NEAR(qa->width_decades, 0.1 / 3, 1e-12);
+     * 0.01; its left end is where log(median) between 4 (lr 0.001) and 1 (lr
+     * 0.01) crosses 1.1: ln(1.1) / ln(4) = 0.0688 decades left of 0.01 */
+    CHECK_NEAR(qa->width_decades, log(1.1) / log(4.0), 1e-12);
     CHECK(qa->width_open_hi == 0 && qa->width_open_lo == 0);
-    CHECK_NEAR(qa->loss_half, 4 - 3 * log10(5.0), 1e-12);
-    CHECK_NEAR(qa->loss_double, 1 + 0.08 * log10(2.0), 1e-12);
+    CHECK_NEAR(qa->loss_half, pow(4, log10(2.0)), 1e-12);      /* 4^(1 - log10 5) */
+    CHECK_NEAR(qa->loss_double, pow(1.08, log10(2.0)), 1e-12); /* 1^(1 - log10 2) 1.08^(log10 2) */
     CHECK_NEAR(qa->seed_cv, 0.2, 1e-12);
     CHECK_NEAR(qa->div_rate, 1.0 / 9, 1e-12);
     CHECK(qa->first_div_lr == 0.1);
@@ -297,9 +309,9 @@ static void test_reference(const char *path)
     CHECK(qs->best_lr == 0.01);
     CHECK_NEAR(qs->final.median, 2.2, 1e-12);
     CHECK(isinf(qs->lrs[2].med));
-    CHECK_NEAR(qs->width_decades, 0.22 / 4.8, 1e-12);
+    CHECK_NEAR(qs->width_decades, log(2.42 / 2.2) / log(7 / 2.2), 1e-12); /* 7 to 2.2 crosses 2.42 */
     CHECK(qs->width_open_lo == 0 && qs->width_open_hi == 0);
-    CHECK_NEAR(qs->loss_half, 7 - 4.8 * log10(5.0), 1e-12);
+    CHECK_NEAR(qs->loss_half, 7 * pow(2.2 / 7, log10(5.0)), 1e-12);
     CHECK(isnan(qs->loss_double)); /* between 0.01 and the diverged 0.1: unknown */
     CHECK_NEAR(qs->seed_cv, 0.2 / 2.2, 1e-12);
     CHECK_NEAR(qs->div_rate, 3.0 / 9, 1e-12);
@@ -353,12 +365,12 @@ static void test_reference(const char *path)
     CHECK(s.taus[75] == 1.75 && s.rho[75 * 2 + ia] == 1.0 && s.rho[74 * 2 + ia] == 0.5);
     ob_stats_free(&s);
 
-    /* tolerance 0.5: adam's left end moves to -2 - 0.5/3 (its right end stays at 0.01) */
+    /* tolerance 0.5: adam's left end moves to -2 - ln(1.5) / ln(4) (its right end stays at 0.01) */
     ob_stats_opts_default(&o);
     o.tol = 0.5;
     CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
     qa = grp(&d, &s, "quad", "adam");
-    CHECK_NEAR(qa->width_decades, 0.5 / 3, 1e-12);
+    CHECK_NEAR(qa->width_decades, log(1.5) / log(4.0), 1e-12);
     ob_stats_free(&s);
 
     /* a given target: quad 2.45 (no ties with the window means). adam at lr 0.01 (f 1.0,

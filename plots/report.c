@@ -872,6 +872,26 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "configuration of a swept workload counts as a workload of its own).",
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
+    {
+        /* the optimizers that ran on fewer of them: their area is low for that alone */
+        char few[512] = "";
+        int n_few = 0;
+        for (int op = 0; op < d->n_opt; op++) {
+            if (s->profile_workloads == 0 || s->profile_ran[op] >= s->profile_workloads) continue;
+            const size_t len = strlen(few);
+            if (n_few++ < 6)
+                snprintf(few + len, sizeof few - len, "%s%s ran on %d", len ? ", " : "", d->opt_labels[op],
+                         s->profile_ran[op]);
+            else if (n_few == 7)
+                snprintf(few + len, sizeof few - len, ", ...");
+        }
+        if (n_few)
+            doc_p(dc, "Not run everywhere: of the %d workloads in the profile, %s. On the others %s as not "
+                      "reaching the target, so %s area is lower for that alone; compare %s only on the workloads "
+                      "%s ran on (the time-to-target tables, or the workloads run column below).",
+                  s->profile_workloads, few, n_few == 1 ? "it counts" : "they count", n_few == 1 ? "its" : "their",
+                  n_few == 1 ? "it" : "them", n_few == 1 ? "it" : "they");
+    }
     if (!s->profile_by_steps) {
         char names[160];
         const int n_median = ob_stats_median_timed(d, s, 1, names, sizeof names);
@@ -900,24 +920,20 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                       "under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
                       "steps instead.", noisy, noisy == 1 ? "its" : "their", noisy == 1 ? "" : "s");
     }
-    static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads won",
+    static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads run", "workloads won",
                                        "workloads reached"};
-    doc_table(dc, 5, phdr);
+    doc_table(dc, 6, phdr);
+    /* tied areas share a rank (1, 2, 2, 4) */
     for (int r = 1; r <= d->n_opt; r++)
         for (int op = 0; op < d->n_opt; op++) {
-            int rk = 1;
-            double mine = isnan(s->area[op]) ? -1 : s->area[op];
-            for (int j = 0; j < d->n_opt; j++) {
-                double other = isnan(s->area[j]) ? -1 : s->area[j];
-                if (j != op && (other > mine || (other == mine && j < op))) rk++;
-            }
-            if (rk != r) continue;
+            if (ob_stats_profile_rank(s, op) != r) continue;
             int reached = 0;
             for (int k = 0; k < s->n_g; k++)
                 if (s->g[k].opt == op && !s->g[k].tt_censored) reached++;
             doc_cell(dc, "%d", r);
             doc_cell(dc, "%s", d->opt_labels[op]);
             doc_cell(dc, "%s", isnan(s->area[op]) ? "-" : (snprintf(b1, sizeof b1, "%.3f", s->area[op]), b1));
+            doc_cell(dc, "%d of %d", s->profile_ran[op], s->profile_workloads);
             doc_cell(dc, "%s", isnan(s->rho[op]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.0f of %d", s->rho[op] * s->profile_workloads,
                                            s->profile_workloads), b1));

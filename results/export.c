@@ -247,7 +247,10 @@ static const ob_file_doc docs[] = {
     {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
      "tau, then one column per optimizer"},
     {"profile_area.csv", "area under each optimizer's performance profile over [1, tau_max]",
-     "optimizer, area (normalized to [0, 1]; 1 = fastest on every workload), rank, workloads"},
+     "optimizer, area (normalized to [0, 1]; 1 = fastest on every workload), rank (1 = largest area; equal "
+     "areas share a rank: 1, 2, 2, 4), workloads (in the profile), workloads_run (of those, the ones the "
+     "optimizer has runs on: on the others it counts as not reaching the target, so an optimizer run on "
+     "fewer workloads has a smaller area for that alone)"},
     {"bars_step_ms.csv", "median step time (ms), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_peak_mem.csv", "peak memory (bytes), one row per workload, one column per optimizer",
@@ -994,18 +997,14 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     free(hdr);
     OB_TRY(st);
 
-    OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads"), e));
+    OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads", "workloads_run"),
+                       e));
     for (int o = 0; o < d->n_opt; o++) {
-        int rank = 1;
-        double mine = isnan(s->area[o]) ? -1 : s->area[o];
-        for (int j = 0; j < d->n_opt; j++) {
-            double other = isnan(s->area[j]) ? -1 : s->area[j];
-            if (j != o && (other > mine || (other == mine && j < o))) rank++;
-        }
         ob_csv_str(&c, d->opt_labels[o]);
         ob_csv_num(&c, s->area[o]);
-        ob_csv_int(&c, rank);
+        ob_csv_int(&c, ob_stats_profile_rank(s, o));
         ob_csv_int(&c, s->profile_workloads);
+        ob_csv_int(&c, s->profile_ran[o]);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);

@@ -991,7 +991,8 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
     s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
     s->in_profile = calloc((size_t)d->n_wl + 1, sizeof *s->in_profile);
-    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile) goto nomem;
+    s->profile_ran = calloc((size_t)d->n_opt + 1, sizeof *s->profile_ran);
+    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile || !s->profile_ran) goto nomem;
     for (int w = 0; w < d->n_wl; w++)
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
@@ -1002,6 +1003,13 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
     ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
                     &s->profile_workloads, s->in_profile);
+    /* the profile workloads each optimizer has sweep runs on: the others
+     * count as not reached, which the reader must be able to see */
+    for (int w = 0; w < d->n_wl; w++)
+        for (int op = 0; s->in_profile[w] && op < d->n_opt; op++) {
+            int k = gi[w * d->n_opt + op];
+            s->profile_ran[op] += k >= 0 && s->g[k].n_runs > 0;
+        }
     goto done;
 nomem:
     st = no_mem(e, "computing the statistics");
@@ -1035,7 +1043,21 @@ void ob_stats_free(ob_stats *s)
     free(s->rho);
     free(s->area);
     free(s->in_profile);
+    free(s->profile_ran);
     memset(s, 0, sizeof *s);
+}
+
+int ob_stats_profile_rank(const ob_stats *s, int o)
+{
+    /* areas are sums of fractions: equal ones may differ in the last bits */
+    const double tie = 1e-9;
+    double mine = isnan(s->area[o]) ? -1 : s->area[o];
+    int rank = 1;
+    for (int j = 0; j < s->n_opt; j++) {
+        double other = isnan(s->area[j]) ? -1 : s->area[j];
+        if (j != o && other > mine + tie) rank++;
+    }
+    return rank;
 }
 
 int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap)

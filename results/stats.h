@@ -80,6 +80,9 @@
  *   t the time to target; rho_o(tau) = fraction of workloads with r <= tau, for
  *   tau in [1, tau_max]; area = integral of rho_o over [1, tau_max] divided by
  *   (tau_max - 1), in [0, 1]. Workloads no optimizer reached are left out.
+ *   An optimizer not run on a workload counts there as not reaching it (a
+ *   failure in Dolan-More's sense); profile_ran says on how many of the
+ *   profile's workloads each one ran, so a low area from absence shows.
  */
 #ifndef OB_RESULTS_STATS_H
 #define OB_RESULTS_STATS_H
@@ -246,6 +249,8 @@ typedef struct ob_stats {
     double *area;               /* (n_opt,) */
     int profile_workloads;      /* workloads that entered the profile */
     int *in_profile;            /* (n_wl,) 1 for each of them */
+    int *profile_ran;           /* (n_opt,) of those workloads, how many the optimizer has sweep runs on;
+                                 * on the others it counts as not reaching the target */
     double tau_max;
     int profile_by_steps;
 } ob_stats;
@@ -255,6 +260,10 @@ typedef struct ob_stats {
  * those that entered the performance profile when in_profile: their number,
  * and their labels in names (cap > 0 bytes; the first three, then ", ..."). */
 int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap);
+
+/* The rank of optimizer o by its profile area (1 = largest): competition
+ * ranking, tied areas (to 1e-9) share a rank (1, 2, 2, 4); no area ranks last. */
+int ob_stats_profile_rank(const ob_stats *s, int o);
 
 /* Compute every statistic; d must have its curves loaded for time to target.
  * On failure s holds nothing (ob_stats_free on it is harmless). */

@@ -211,6 +211,21 @@ static void test_profile(void)
 
 /* Steps to target of the median run: two seeds that end at 0.8 and 1.2 (median final
  * loss 1.0, default target 1.1) reach it together although one seed never does alone. */
+/* Profile areas rank by competition ranking: equal areas (also where the sums
+ * that made them differ in the last bits) share a rank, the next one skips. */
+static void test_profile_rank(void)
+{
+    double area[] = {0.5, 1.0 / 3, (0.1 + 0.2) / 0.9, 0, 0.5, NAN};
+    ob_stats s;
+    memset(&s, 0, sizeof s);
+    s.n_opt = 6;
+    s.area = area;
+    static const int want[] = {1, 3, 3, 5, 1, 6};
+    for (int o = 0; o < 6; o++)
+        CHECK_MSG(ob_stats_profile_rank(&s, o) == want[o], "optimizer %d: rank %d, want %d", o,
+                  ob_stats_profile_rank(&s, o), want[o]);
+}
+
 static void test_median_first_reach(void)
 {
     enum { N = 50 };
@@ -972,6 +987,7 @@ int main(void)
     test_first_reach();
     test_median_first_reach();
     test_profile();
+    test_profile_rank();
     test_best_lr();
     test_sign_large();
     snprintf(p, sizeof p, "%s/ref.db", dir);

@@ -523,7 +523,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of the best and where no seed diverged, found "
               "by interpolation between grid points as for the loss at 0.5x / 2x lr; a value marked >= reaches "
-              "the edge of the tried grid and is a lower bound; a best lr marked (grid edge) is the smallest or "
+              "the edge of the tried grid and is a lower bound; 'not measured (grid edge, next lr diverged)': the "
+              "best lr is the smallest or largest tried and a seed diverged at the lr next to it, so the range "
+              "is that one lr within the grid and unknown beyond it ('not measured (one lr)': one lr was tried); "
+              "a best lr marked (grid edge) is the smallest or "
               "largest lr tried, so a wider grid may find a better one. Loss at 0.5x / 2x lr: the median final loss "
               "at half and twice the best lr, interpolated between the grid lrs around it with log(loss) linear "
               "in log(lr) (the loss itself where one of them is <= 0; - when outside the grid, or next to a "
@@ -588,8 +591,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
                 doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
                 doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
-                doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
-                         isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
+                if (g->width_unmeasured == OB_WIDTH_EDGE_DIVERGED)
+                    doc_cell(dc, "not measured (grid edge, next lr diverged)");
+                else if (g->width_unmeasured == OB_WIDTH_ONE_LR)
+                    doc_cell(dc, "not measured (one lr)");
+                else
+                    doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
+                             isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
                 doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
                 doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
                                    : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));

@@ -175,7 +175,10 @@ static const ob_file_doc docs[] = {
      "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% distribution-free interval of the "
      "median from order statistics; with 5 seeds or fewer min-max, which holds it with less than 95%), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
      "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged), lr_width_open "
-     "(1 when the range reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr "
+     "(1 when the range reaches the edge of the grid: a lower bound), lr_width_unmeasured (why "
+     "lr_width_decades is empty although there is a best lr: edge_next_diverged = the best lr is the smallest "
+     "or largest of the grid and a seed diverged at the lr next to it, so the range is that lr within the "
+     "grid and unknown beyond it; one_lr = the grid has one lr; empty when measured), loss_at_half_lr, loss_at_double_lr "
      "(the median interpolated between the grid lrs around it, log(loss) linear in log(lr) where both losses "
      "are > 0; empty outside the grid or next to an lr with an infinite median), seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
@@ -745,7 +748,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
                            "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi",
                            "eval_metric_median", "eval_metric_min", "eval_metric_max",
                            "eval_metric_ci_lo", "eval_metric_ci_hi", "lr_width_decades",
-                           "lr_width_open", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
+                           "lr_width_open", "lr_width_unmeasured", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
                            "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
@@ -760,6 +763,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
         spread_cols(&c, &g->eval_metric);
         ob_csv_num(&c, g->width_decades);
         ob_csv_int(&c, g->width_open_lo || g->width_open_hi);
+        ob_csv_str(&c, g->width_unmeasured ? ob_width_unmeasured_name(g->width_unmeasured) : NULL);
         ob_csv_num(&c, g->loss_half);
         ob_csv_num(&c, g->loss_double);
         ob_csv_num(&c, g->seed_cv);

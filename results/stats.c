@@ -645,6 +645,14 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
         }
         g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, tol, &g->width_open_lo,
                                             &g->width_open_hi);
+        /* open on one side and ending at the best lr on the other: ">= 0"
+         * says nothing, so no width, and why */
+        if (g->width_decades == 0 && (g->width_open_lo || g->width_open_hi)) {
+            const int inner = g->width_open_hi ? g->best - 1 : g->best + 1;
+            if (g->n_lr == 1) g->width_unmeasured = OB_WIDTH_ONE_LR;
+            else if (inner >= 0 && inner < g->n_lr && isinf(medv[inner])) g->width_unmeasured = OB_WIDTH_EDGE_DIVERGED;
+            if (g->width_unmeasured) g->width_decades = NAN;
+        }
         for (int i = 0; i < g->n_lr; i++) medv[i] = g->lrs[i].med;
         g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);
         g->loss_double = ob_stat_interp_loglr(lrv, medv, g->n_lr, 2.0 * g->best_lr);
@@ -1045,6 +1053,11 @@ void ob_stats_free(ob_stats *s)
     free(s->in_profile);
     free(s->profile_ran);
     memset(s, 0, sizeof *s);
+}
+
+const char *ob_width_unmeasured_name(int u)
+{
+    return u == OB_WIDTH_EDGE_DIVERGED ? "edge_next_diverged" : u == OB_WIDTH_ONE_LR ? "one_lr" : "";
 }
 
 int ob_stats_profile_rank(const ob_stats *s, int o)

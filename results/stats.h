@@ -24,7 +24,10 @@
  *   aside). Each end is where the median, interpolated between the last grid
  *   lr inside and the first outside as below, crosses the threshold; an end
  *   next to an lr where a seed diverged is the last lr inside; an end at the
- *   edge of the grid is open (the width is then a lower bound).
+ *   edge of the grid is open (the width is then a lower bound). Where an open
+ *   end meets a closed one at the best lr itself (the best lr at the edge of
+ *   the grid and a seed diverged at the lr next to it, or a grid of one lr)
+ *   the width is not measured: NaN, width_unmeasured says why.
  * - loss at 0.5x / 2x the best lr: the median final loss interpolated between
  *   the two grid lrs around it, log(loss) linearly in log(lr) where both
  *   losses are > 0 (a loss spans decades across a decade of lr, so a straight
@@ -173,6 +176,18 @@ typedef struct ob_lr_point {
     double tt_steps, tt_time_s; /* median over seeds of steps / seconds to target */
 } ob_lr_point;
 
+/* Why a group's lr range has no width (width_decades NaN) although it has a
+ * best lr: the range around it is [best, best] within the grid, and open
+ * beyond it, so ">= 0" would say nothing. */
+typedef enum ob_width_unmeasured {
+    OB_WIDTH_MEASURED = 0,
+    OB_WIDTH_EDGE_DIVERGED,     /* the best lr is the smallest or largest of the grid and a seed
+                                 * diverged (or ended without a finite loss) at the lr next to it */
+    OB_WIDTH_ONE_LR,            /* the grid has one lr */
+} ob_width_unmeasured;
+/* Short text of u: "edge_next_diverged", "one_lr"; "" when measured. */
+const char *ob_width_unmeasured_name(int u);
+
 typedef struct ob_group {
     int wl, opt;                /* dataset label indices */
     int n_runs, n_finished, n_diverged, n_failed, n_unfinished;
@@ -181,8 +196,9 @@ typedef struct ob_group {
     int best;                   /* index into lrs; -1 when no lr has a finite median */
     double best_lr;
     ob_spread final, eval_loss, eval_metric;
-    double width_decades;
+    double width_decades;       /* NaN: not measured (width_unmeasured says why) */
     int width_open_lo, width_open_hi;
+    int width_unmeasured;       /* an ob_width_unmeasured: why the range has no width */
     double loss_half, loss_double; /* median final loss at 0.5x and 2x the best lr */
     double seed_cv;
     double div_rate, first_div_lr; /* first_div_lr NaN when none diverged */

@@ -351,7 +351,9 @@ static void test_reference(const char *path)
     /* rosen (target 0.55): adam (T 10, f 0.5) at step 14, 2 ms/step; sgd (T 4, f 0.52) at 8, 1 ms/step */
     CHECK(ra->tt_steps == 14 && rs->tt_steps == 8);
     CHECK_NEAR(rs->tt_time_s, 0.008, 1e-15);
-    CHECK(ra->width_decades == 0 && ra->width_open_lo && ra->width_open_hi);
+    /* one lr: the range is not measured (not ">= 0") */
+    CHECK(isnan(ra->width_decades) && ra->width_open_lo && ra->width_open_hi && ra->width_unmeasured == OB_WIDTH_ONE_LR);
+    CHECK(qa->width_unmeasured == OB_WIDTH_MEASURED && qs->width_unmeasured == OB_WIDTH_MEASURED);
     CHECK(isnan(ra->loss_half) && isnan(ra->loss_double));
     CHECK(ra->seed_cv == 0);
 
@@ -506,6 +508,45 @@ static void test_tt_one_lr(const char *path)
         ob_stats_free(&st);
         ob_dataset_free(&d);
     }
+    ob_store_close(s);
+}
+
+/* The best lr at the edge of the grid with a seed diverged at the lr next to
+ * it: the range is that lr alone within the grid and open beyond it, so it is
+ * not measured (not ">= 0"); with a finite neighbour above the threshold it is. */
+static void test_width_edge(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, seed ? "done" : "diverged", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.1, seed, "done", 0.5, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, seed, "done", 0.5, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    ob_stats st;
+    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    const ob_group *ga = grp(&d, &st, "W", "adam"), *gs = grp(&d, &st, "W", "sgd");
+    CHECK(ga && gs);
+    if (ga && gs) {
+        CHECK(ga->best_lr == 0.1 && ga->width_open_hi && !ga->width_open_lo);
+        CHECK_MSG(isnan(ga->width_decades) && ga->width_unmeasured == OB_WIDTH_EDGE_DIVERGED, "adam: %g, %d",
+                  ga->width_decades, ga->width_unmeasured);
+        CHECK(!strcmp(ob_width_unmeasured_name(ga->width_unmeasured), "edge_next_diverged"));
+        /* sgd: 2 at 0.01 crosses 0.55 ln(1.1) / ln(4) decades below 0.1 */
+        CHECK(gs->best_lr == 0.1 && gs->width_open_hi && gs->width_unmeasured == OB_WIDTH_MEASURED);
+        CHECK_NEAR(gs->width_decades, log(1.1) / log(4.0), 1e-12);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
     ob_store_close(s);
 }
 
@@ -995,6 +1036,8 @@ int main(void)
     test_reference(p);
     snprintf(p, sizeof p, "%s/tt.db", dir);
     test_tt_one_lr(p);
+    snprintf(p, sizeof p, "%s/width_edge.db", dir);
+    test_width_edge(p);
     snprintf(p, sizeof p, "%s/tt_mixed.db", dir);
     test_tt_mixed_means(p);
     snprintf(p, sizeof p, "%s/labels.db", dir);

@@ -712,7 +712,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                                      "ranks by steps, which a busy machine cannot distort)");
         if (s->tt_by_median[w])
             doc_p(dc, "Note: time to target from median step times: some runs predate the mean (schema < 4), so "
-                      "every optimizer on %s is timed by the median over seeds of its runs' median step time, "
+                      "every optimizer on %s is timed by the median over its runs, at every lr, of their median step time, "
                       "which leaves out steps that are slow now and then (such as SOAP's refreshes).",
                   d->wl_labels[w]);
         static const char *const thdr[] = {"rank", "optimizer", "steps to target",

@@ -1173,8 +1173,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
-                                  : "Training time to reach the target loss, at the lr that got there first\\n"
-                                    "(steps at which the median over seeds reached it x mean step time; \\\"not reached\\\": it never did)";
+                                  : "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
+                                    "(those steps x the optimizer's mean step time over all its lrs; \\\"not reached\\\": it never did)";
     char ylabel[128];
     if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
     else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");
@@ -1335,8 +1335,11 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
             s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
             s->profile_by_steps ? "steps" : "training time", s->tau_max);
     size_t key_len = 0;
-    for (int o = 0; o < d->n_opt; o++)
-        if (strlen(d->opt_labels[o]) + 12 > key_len) key_len = strlen(d->opt_labels[o]) + 12;
+    for (int o = 0; o < d->n_opt; o++) {
+        /* "LABEL (area 0.33)", and ", ran 1 of 3" where it ran on fewer */
+        size_t len = strlen(d->opt_labels[o]) + 12 + (s->profile_ran[o] < s->profile_workloads ? 16 : 0);
+        if (len > key_len) key_len = len;
+    }
     key_fit(&sc, d->n_opt, key_len);
     fprintf(f, "plot \\\n");
     /* markers on each curve (values of profile.csv, so on the curve), each
@@ -1348,12 +1351,17 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
         gp_str(d->opt_labels[o], oq, sizeof oq);
         /* later lines thinner and with their own dashes (style.gp), so coinciding curves stay visible */
         double lw = 4.5 - 1.0 * (o % 4);
+        /* an optimizer not run on some workloads counts as not reaching the
+         * target there: the legend says so */
+        char ran[64] = "";
+        if (s->profile_ran[o] < s->profile_workloads)
+            snprintf(ran, sizeof ran, ", ran %d of %d", s->profile_ran[o], s->profile_workloads);
         fprintf(f,
                 "%s  'profile.csv' skip 1 using 1:%d with steps lt %d lw %.1f notitle, \\\n"
                 "  'profile.csv' skip 1 every %d::%d using 1:%d with points lt %d ps (1.3 * PS) notitle, \\\n"
-                "  NaN with linespoints lt %d lw %.1f ps (1.3 * PS) title \"%s (area %.2f)\"",
+                "  NaN with linespoints lt %d lw %.1f ps (1.3 * PS) title \"%s (area %.2f%s)\"",
                 o ? ", \\\n" : "", o + 2, o + 1, lw, every, (o * 7) % every, o + 2, o + 1, o + 1, lw, oq,
-                isnan(s->area[o]) ? 0.0 : s->area[o]);
+                isnan(s->area[o]) ? 0.0 : s->area[o], ran);
     }
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
@@ -1369,7 +1377,9 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
                    "loss is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
                    "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
                    "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
-                   "optimizer reached the target on are left out (%d used).%s",
+                   "optimizer reached the target on are left out (%d used).%s An optimizer not run on a "
+                   "workload counts there as not reaching the target; the legend says where one ran on "
+                   "fewer (\"ran 1 of 3\").",
                    s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->profile_workloads,
                    median_note);
 }

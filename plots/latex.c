@@ -107,12 +107,14 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
           "% diverged seed; --: not measured. summary.md and the CSV files hold every statistic.\n\n",
           f);
     for (int w = 0; w < d->n_wl; w++) {
-        int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0, edge = 0;
+        int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0, edge = 0,
+            unmeasured = 0;
         for (int k = 0; k < s->n_g; k++) {
             const ob_group *g = &s->g[k];
             if (g->wl != w) continue;
             has_metric |= !isnan(g->eval_metric.median);
             edge |= g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
+            unmeasured |= g->width_unmeasured;
             /* an optimizer that diverged at every lr has no seeds at a best lr */
             if (g->final.n > 0) {
                 if (first || g->final.n < smin) smin = g->final.n;
@@ -144,6 +146,9 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 wl, seeds, has_metric ? " and " : "", has_metric ? metric : "",
                 edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
                        "beyond it." : "");
+        if (unmeasured)
+            fprintf(f, " $^\\ddagger$: lr range not measured: the best lr is at the edge of the grid and a seed "
+                       "diverged at the lr next to it (or the grid has one lr).");
         if (n_conf)
             fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
                        "free of the optimism of picking it on the sweep's own seeds.", cseeds);
@@ -183,7 +188,8 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 fprintf(f, " & ");
                 fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, a, sizeof a));
                 if (has_metric) fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, a, sizeof a));
-                if (isnan(g->width_decades)) fprintf(f, "--");
+                if (g->width_unmeasured) fprintf(f, "--$^\\ddagger$");
+                else if (isnan(g->width_decades)) fprintf(f, "--");
                 else fprintf(f, "%s%s", g->width_open_lo || g->width_open_hi ? "$\\geq$ " : "",
                              tnum(g->width_decades, 3, a, sizeof a));
                 if (n_conf) {

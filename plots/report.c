@@ -607,10 +607,14 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                          : "run --confirm-seeds N to rerun each best lr on N fresh seeds");
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of the best and where no seed diverged, found "
-              "by linear interpolation in log(lr) between grid points; a value marked >= reaches the edge of "
-              "the tried grid and is a lower bound; a best lr marked (grid edge) is the smallest or "
+              "by interpolation between grid points as for the loss at 0.5x / 2x lr; a value marked >= reaches "
+              "the edge of the tried grid and is a lower bound; 'not measured (grid edge, next lr diverged)': the "
+              "best lr is the smallest or largest tried and a seed diverged at the lr next to it, so the range "
+              "is that one lr within the grid and unknown beyond it ('not measured (one lr)': one lr was tried); "
+              "a best lr marked (grid edge) is the smallest or "
               "largest lr tried, so a wider grid may find a better one. Loss at 0.5x / 2x lr: the median final loss "
-              "interpolated in log(lr) at half and twice the best lr (- when outside the grid, or next to a "
+              "at half and twice the best lr, interpolated between the grid lrs around it with log(loss) linear "
+              "in log(lr) (the loss itself where one of them is <= 0; - when outside the grid, or next to a "
               "grid lr where half the seeds or more diverged: between an lr that trains and one that "
               "diverges the loss is not known). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr.",
@@ -627,7 +631,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "at or below the workload's target (by default 1.1 x the best median final loss any "
               "optimizer reached there, but at least halfway from the loss before training to that best, "
               "so the best optimizer always gets there and one step's noise does not); each optimizer is "
-              "shown at its fastest lr, its steps and time both from that lr. Training time is steps x mean step time (recording and "
+              "shown at the lr that got there in the fewest steps (ties: the smaller lr). Training time is "
+              "those steps x the optimizer's mean step time on the workload, the median over its runs at "
+              "every lr (a step's work does not depend on the lr, so the runs of one lr that met a busy "
+              "machine neither pick the lr nor set the time; recording and "
               "evaluation excluded; the mean counts steps that are slow now and then, such as SOAP's refreshes; "
               "on a workload where some run predates the mean step time, a database of schema < 4 or one merged "
               "from its shards and newer ones, every optimizer there is timed by its median step time instead, "
@@ -671,8 +678,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
                 doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
                 doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
-                doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
-                         isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
+                if (g->width_unmeasured == OB_WIDTH_EDGE_DIVERGED)
+                    doc_cell(dc, "not measured (grid edge, next lr diverged)");
+                else if (g->width_unmeasured == OB_WIDTH_ONE_LR)
+                    doc_cell(dc, "not measured (one lr)");
+                else
+                    doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
+                             isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
                 doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
                 doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
                                    : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));
@@ -789,7 +801,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                                      "ranks by steps, which a busy machine cannot distort)");
         if (s->tt_by_median[w])
             doc_p(dc, "Note: time to target from median step times: some runs predate the mean (schema < 4), so "
-                      "every optimizer on %s is timed by the median over seeds of its runs' median step time, "
+                      "every optimizer on %s is timed by the median over its runs, at every lr, of their median step time, "
                       "which leaves out steps that are slow now and then (such as SOAP's refreshes).",
                   d->wl_labels[w]);
         static const char *const thdr[] = {"rank", "optimizer", "steps to target",
@@ -957,6 +969,26 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "configuration of a swept workload counts as a workload of its own).",
           s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
           s->profile_workloads, d->n_wl);
+    {
+        /* the optimizers that ran on fewer of them: their area is low for that alone */
+        char few[512] = "";
+        int n_few = 0;
+        for (int op = 0; op < d->n_opt; op++) {
+            if (s->profile_workloads == 0 || s->profile_ran[op] >= s->profile_workloads) continue;
+            const size_t len = strlen(few);
+            if (n_few++ < 6)
+                snprintf(few + len, sizeof few - len, "%s%s ran on %d", len ? ", " : "", d->opt_labels[op],
+                         s->profile_ran[op]);
+            else if (n_few == 7)
+                snprintf(few + len, sizeof few - len, ", ...");
+        }
+        if (n_few)
+            doc_p(dc, "Not run everywhere: of the %d workloads in the profile, %s. On the others %s as not "
+                      "reaching the target, so %s area is lower for that alone; compare %s only on the workloads "
+                      "%s ran on (the time-to-target tables, or the workloads run column below).",
+                  s->profile_workloads, few, n_few == 1 ? "it counts" : "they count", n_few == 1 ? "its" : "their",
+                  n_few == 1 ? "it" : "them", n_few == 1 ? "it" : "they");
+    }
     if (!s->profile_by_steps) {
         char names[160];
         const int n_median = ob_stats_median_timed(d, s, 1, names, sizeof names);
@@ -985,24 +1017,20 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                       "under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
                       "steps instead.", noisy, noisy == 1 ? "its" : "their", noisy == 1 ? "" : "s");
     }
-    static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads won",
+    static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads run", "workloads won",
                                        "workloads reached"};
-    doc_table(dc, 5, phdr);
+    doc_table(dc, 6, phdr);
+    /* tied areas share a rank (1, 2, 2, 4) */
     for (int r = 1; r <= d->n_opt; r++)
         for (int op = 0; op < d->n_opt; op++) {
-            int rk = 1;
-            double mine = isnan(s->area[op]) ? -1 : s->area[op];
-            for (int j = 0; j < d->n_opt; j++) {
-                double other = isnan(s->area[j]) ? -1 : s->area[j];
-                if (j != op && (other > mine || (other == mine && j < op))) rk++;
-            }
-            if (rk != r) continue;
+            if (ob_stats_profile_rank(s, op) != r) continue;
             int reached = 0;
             for (int k = 0; k < s->n_g; k++)
                 if (s->g[k].opt == op && !s->g[k].tt_censored) reached++;
             doc_cell(dc, "%d", r);
             doc_cell(dc, "%s", d->opt_labels[op]);
             doc_cell(dc, "%s", isnan(s->area[op]) ? "-" : (snprintf(b1, sizeof b1, "%.3f", s->area[op]), b1));
+            doc_cell(dc, "%d of %d", s->profile_ran[op], s->profile_workloads);
             doc_cell(dc, "%s", isnan(s->rho[op]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.0f of %d", s->rho[op] * s->profile_workloads,
                                            s->profile_workloads), b1));

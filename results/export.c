@@ -175,8 +175,12 @@ static const ob_file_doc docs[] = {
      "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% distribution-free interval of the "
      "median from order statistics; with 5 seeds or fewer min-max, which holds it with less than 95%), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
      "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged), lr_width_open "
-     "(1 when the range reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr "
-     "(empty outside the grid or next to an lr with an infinite median), seed_cv, "
+     "(1 when the range reaches the edge of the grid: a lower bound), lr_width_unmeasured (why "
+     "lr_width_decades is empty although there is a best lr: edge_next_diverged = the best lr is the smallest "
+     "or largest of the grid and a seed diverged at the lr next to it, so the range is that lr within the "
+     "grid and unknown beyond it; one_lr = the grid has one lr; empty when measured), loss_at_half_lr, loss_at_double_lr "
+     "(the median interpolated between the grid lrs around it, log(loss) linear in log(lr) where both losses "
+     "are > 0; empty outside the grid or next to an lr with an infinite median), seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",
@@ -199,8 +203,9 @@ static const ob_file_doc docs[] = {
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
      "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
      "eval_metric_median, steps_to_target (the first step at which the median over seeds of the "
-     "trailing loss reached the target), time_to_target_s (steps x the median over seeds of the runs' mean "
-     "step time, or of their median step time on a workload where some run predates the mean: "
+     "trailing loss reached the target), time_to_target_s (steps x the optimizer's step time on the workload, "
+     "the same at every lr: the median over its finished runs at every lr of each run's mean step time, or of "
+     "their median step time on a workload where some run predates the mean: "
      "time_to_target.csv's step_time; inf = not reached), is_best (1 at the best lr)"},
     {"hp_sweep.csv", "sensitivity to each swept hyperparameter besides the lr: one row per configuration "
      "at its best lr, per workload x key x line (written when a sweep gives a line: run --sweep; the "
@@ -224,9 +229,10 @@ static const ob_file_doc docs[] = {
      "halfway from the loss before training to the best median final loss, where 1.1 x asked for less), "
      "optimizer, rank (1 = fastest; empty when not reached), steps (the first step at which "
      "the median over seeds of the trailing loss reached it; inf = censored: it never did; empty when "
-     "target_met_at_start), time_s (steps x the median over seeds of the runs' mean step time; inf = "
-     "censored), lr "
-     "(the lr that got there first), censored (1/0), target_met_at_start (1: the loss before training "
+     "target_met_at_start), time_s (steps x the optimizer's step time on the workload: the median over "
+     "its finished runs at every lr, not only this lr's, of each run's mean step time, the work of a step "
+     "being the same at every lr; inf = censored), lr "
+     "(the lr that got there in the fewest steps; ties: the smaller lr), censored (1/0), target_met_at_start (1: the loss before training "
      "was already at or below the target; nothing is ranked), step_time (the step time that time_s is from, "
      "the same for every optimizer of a workload: mean, or median where some run of the workload predates "
      "the mean (a database of schema < 4, or one merged from its shards and newer ones), so that no "
@@ -244,7 +250,10 @@ static const ob_file_doc docs[] = {
     {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
      "tau, then one column per optimizer"},
     {"profile_area.csv", "area under each optimizer's performance profile over [1, tau_max]",
-     "optimizer, area (normalized to [0, 1]; 1 = fastest on every workload), rank, workloads"},
+     "optimizer, area (normalized to [0, 1]; 1 = fastest on every workload), rank (1 = largest area; equal "
+     "areas share a rank: 1, 2, 2, 4), workloads (in the profile), workloads_run (of those, the ones the "
+     "optimizer has runs on: on the others it counts as not reaching the target, so an optimizer run on "
+     "fewer workloads has a smaller area for that alone)"},
     {"bars_step_ms.csv", "median step time (ms), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_peak_mem.csv", "peak memory (bytes), one row per workload, one column per optimizer",
@@ -739,7 +748,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
                            "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi",
                            "eval_metric_median", "eval_metric_min", "eval_metric_max",
                            "eval_metric_ci_lo", "eval_metric_ci_hi", "lr_width_decades",
-                           "lr_width_open", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
+                           "lr_width_open", "lr_width_unmeasured", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
                            "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
@@ -754,6 +763,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
         spread_cols(&c, &g->eval_metric);
         ob_csv_num(&c, g->width_decades);
         ob_csv_int(&c, g->width_open_lo || g->width_open_hi);
+        ob_csv_str(&c, g->width_unmeasured ? ob_width_unmeasured_name(g->width_unmeasured) : NULL);
         ob_csv_num(&c, g->loss_half);
         ob_csv_num(&c, g->loss_double);
         ob_csv_num(&c, g->seed_cv);
@@ -991,18 +1001,14 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     free(hdr);
     OB_TRY(st);
 
-    OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads"), e));
+    OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads", "workloads_run"),
+                       e));
     for (int o = 0; o < d->n_opt; o++) {
-        int rank = 1;
-        double mine = isnan(s->area[o]) ? -1 : s->area[o];
-        for (int j = 0; j < d->n_opt; j++) {
-            double other = isnan(s->area[j]) ? -1 : s->area[j];
-            if (j != o && (other > mine || (other == mine && j < o))) rank++;
-        }
         ob_csv_str(&c, d->opt_labels[o]);
         ob_csv_num(&c, s->area[o]);
-        ob_csv_int(&c, rank);
+        ob_csv_int(&c, ob_stats_profile_rank(s, o));
         ob_csv_int(&c, s->profile_workloads);
+        ob_csv_int(&c, s->profile_ran[o]);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);

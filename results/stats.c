@@ -207,6 +207,23 @@ ob_status ob_stat_median_ci(const double *x, int n, double level, double *lo, do
 
 static int same_lr(double a, double b) { return fabs(a - b) <= 1e-9 * fabs(b); }
 
+/* The value a fraction t of the way from a to b (t in [0, 1], along log10(lr)):
+ * log(value) is linear in log(lr) where both are > 0 (a loss spans decades
+ * across a decade of lr), the value itself otherwise (a loss <= 0). */
+static double interp_between(double a, double b, double t)
+{
+    if (a > 0 && b > 0) return exp(log(a) + t * (log(b) - log(a)));
+    return a + t * (b - a);
+}
+
+/* The fraction t of the way from a to b at which interp_between reaches v
+ * (a <= v < b, or a >= v > b). */
+static double interp_fraction(double a, double b, double v)
+{
+    if (a > 0 && b > 0 && v > 0) return log(v / a) / log(b / a);
+    return (v - a) / (b - a);
+}
+
 double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
 {
     if (n <= 0 || !(at > 0)) return NAN;
@@ -219,7 +236,7 @@ double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
     double a = v[i], b = v[i + 1];
     /* between an lr that trains and one that diverges the loss is unknown:
      * anything from a's value to divergence */
-    if (isfinite(a) && isfinite(b)) return a + t * (b - a);
+    if (isfinite(a) && isfinite(b)) return interp_between(a, b, t);
     return NAN;
 }
 
@@ -238,7 +255,7 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
     } else if (!isfinite(med[j + 1])) {
         hi = log10(lr[j]);
     } else {
-        double f = (thr - med[j]) / (med[j + 1] - med[j]);
+        double f = interp_fraction(med[j], med[j + 1], thr);
         hi = log10(lr[j]) + f * (log10(lr[j + 1]) - log10(lr[j]));
     }
     int k = best;
@@ -250,7 +267,7 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
     } else if (!isfinite(med[k - 1])) {
         lo = log10(lr[k]);
     } else {
-        double f = (thr - med[k]) / (med[k - 1] - med[k]);
+        double f = interp_fraction(med[k], med[k - 1], thr);
         lo = log10(lr[k]) - f * (log10(lr[k]) - log10(lr[k - 1]));
     }
     return hi - lo;
@@ -628,6 +645,14 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
         }
         g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, tol, &g->width_open_lo,
                                             &g->width_open_hi);
+        /* open on one side and ending at the best lr on the other: ">= 0"
+         * says nothing, so no width, and why */
+        if (g->width_decades == 0 && (g->width_open_lo || g->width_open_hi)) {
+            const int inner = g->width_open_hi ? g->best - 1 : g->best + 1;
+            if (g->n_lr == 1) g->width_unmeasured = OB_WIDTH_ONE_LR;
+            else if (inner >= 0 && inner < g->n_lr && isinf(medv[inner])) g->width_unmeasured = OB_WIDTH_EDGE_DIVERGED;
+            if (g->width_unmeasured) g->width_decades = NAN;
+        }
         for (int i = 0; i < g->n_lr; i++) medv[i] = g->lrs[i].med;
         g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);
         g->loss_double = ob_stat_interp_loglr(lrv, medv, g->n_lr, 2.0 * g->best_lr);
@@ -763,25 +788,44 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
 
 /* Time to target of every lr point of g and of g itself: per lr, the first step at which
  * the median over seeds of the trailing-mean loss reaches the target (see stats.h). The
- * group's steps, time and lr all come from one lr: the fastest by time (by steps with
- * by_steps, or when no run was timed). by_median: time from the runs' median step
- * times instead of their means (some run of the workload has no mean). */
+ * group's steps and lr come from the lr that gets there in the fewest steps (ties: the
+ * smaller lr); its time is those steps x the group's step time: the median over every
+ * finished, timed run of the group, at every lr, of the run's mean step time (its median
+ * step time with by_median: some run of the workload has no mean). The work of a step
+ * does not depend on the lr, so which lr's runs happened to meet a busy machine neither
+ * picks the lr nor sets the time. */
 static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
-                                      int by_steps, int by_median, ob_err *e)
+                                      int by_median, ob_err *e)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = NAN;
     g->tt_censored = 1;
+    g->tt_step_ms = NAN;
     const int64_t **st = malloc(((size_t)n + 1) * sizeof *st);
     const double **ls = malloc(((size_t)n + 1) * sizeof *ls);
     int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
     int *div = malloc(((size_t)n + 1) * sizeof *div);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
     ob_status status = OB_OK;
-    if (!st || !ls || !len || !div || !ms) status = no_mem(e, "computing the time to target");
-    for (int i = 0; status == OB_OK && i < g->n_lr; i++) {
+    if (!st || !ls || !len || !div || !ms) {
+        status = no_mem(e, "computing the time to target");
+        goto out;
+    }
+    /* the step time: pooled over the lrs; the mean counts the slow steps now
+     * and then (a refresh every k steps); the median for every run of the
+     * workload where some run predates the mean (one statistic for all the
+     * optimizers it ranks) */
+    int mt = 0;
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (!r->finished) continue;
+        double t = by_median ? r->step_ms_median : r->step_ms_mean;
+        if (!isnan(t)) ms[mt++] = t;
+    }
+    g->tt_step_ms = ob_stat_median(ms, mt); /* NaN when no run was timed */
+    for (int i = 0; i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
-        int m = 0, mt = 0;
+        int m = 0;
         for (int k = 0; k < n; k++) {
             const ob_rrun *r = &d->runs[idx[k]];
             if (r->lr != p->lr || !r->finished) continue;
@@ -790,32 +834,15 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
             len[m] = r->n_curve;
             div[m] = r->diverged;
             m++;
-            /* the mean step time: steps x mean is the time those steps took,
-             * slow ones (a refresh every k steps) included; the median for
-             * every run of the workload where some run predates the mean
-             * (one statistic for all the optimizers it ranks) */
-            double t = by_median ? r->step_ms_median : r->step_ms_mean;
-            if (!isnan(t)) ms[mt++] = t;
         }
         int64_t at;
-        if ((status = ob_stat_median_first_reach(m, st, ls, len, div, target, &at, e)) != OB_OK) break;
+        if ((status = ob_stat_median_first_reach(m, st, ls, len, div, target, &at, e)) != OB_OK) goto out;
         p->tt_steps = at < 0 ? INFINITY : (double)at;
-        /* NaN when no run was timed */
-        p->tt_time_s = at < 0 ? INFINITY : (double)at * ob_stat_median(ms, mt) / 1000.0;
+        p->tt_time_s = at < 0 ? INFINITY : (double)at * g->tt_step_ms / 1000.0;
     }
-    if (status != OB_OK) goto out;
-    int timed = 0;
-    for (int i = 0; i < g->n_lr; i++) timed |= isfinite(g->lrs[i].tt_time_s);
     int best = -1;
-    for (int i = 0; i < g->n_lr; i++) {
-        const ob_lr_point *p = &g->lrs[i];
-        if (!isfinite(p->tt_steps)) continue;
-        double key = by_steps || !timed ? p->tt_steps : p->tt_time_s;
-        double cur = best < 0 ? INFINITY
-                   : by_steps || !timed ? g->lrs[best].tt_steps : g->lrs[best].tt_time_s;
-        if (isnan(key)) continue; /* reached but untimed, while others were timed */
-        if (key < cur) best = i;
-    }
+    for (int i = 0; i < g->n_lr; i++) /* ascending lr: a tie stays with the smaller */
+        if (isfinite(g->lrs[i].tt_steps) && (best < 0 || g->lrs[i].tt_steps < g->lrs[best].tt_steps)) best = i;
     if (best >= 0) {
         g->tt_steps = g->lrs[best].tt_steps;
         g->tt_time_s = g->lrs[best].tt_time_s; /* NaN when untimed */
@@ -955,12 +982,12 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             double sgd_ms = ob_stat_median(tmp, m);
             if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
             if (s->target_at_start[w]) {
-                s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = NAN;
+                s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = s->g[k].tt_step_ms = NAN;
                 s->g[k].tt_censored = 1;
                 for (int i = 0; i < s->g[k].n_lr; i++) s->g[k].lrs[i].tt_steps = s->g[k].lrs[i].tt_time_s = NAN;
                 continue;
             }
-            if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w], s->profile_by_steps,
+            if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w],
                                            s->tt_by_median[w], e)) != OB_OK)
                 goto done;
         }
@@ -972,7 +999,8 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
     s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
     s->in_profile = calloc((size_t)d->n_wl + 1, sizeof *s->in_profile);
-    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile) goto nomem;
+    s->profile_ran = calloc((size_t)d->n_opt + 1, sizeof *s->profile_ran);
+    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile || !s->profile_ran) goto nomem;
     for (int w = 0; w < d->n_wl; w++)
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
@@ -983,6 +1011,13 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
     ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
                     &s->profile_workloads, s->in_profile);
+    /* the profile workloads each optimizer has sweep runs on: the others
+     * count as not reached, which the reader must be able to see */
+    for (int w = 0; w < d->n_wl; w++)
+        for (int op = 0; s->in_profile[w] && op < d->n_opt; op++) {
+            int k = gi[w * d->n_opt + op];
+            s->profile_ran[op] += k >= 0 && s->g[k].n_runs > 0;
+        }
     goto done;
 nomem:
     st = no_mem(e, "computing the statistics");
@@ -1016,7 +1051,26 @@ void ob_stats_free(ob_stats *s)
     free(s->rho);
     free(s->area);
     free(s->in_profile);
+    free(s->profile_ran);
     memset(s, 0, sizeof *s);
+}
+
+const char *ob_width_unmeasured_name(int u)
+{
+    return u == OB_WIDTH_EDGE_DIVERGED ? "edge_next_diverged" : u == OB_WIDTH_ONE_LR ? "one_lr" : "";
+}
+
+int ob_stats_profile_rank(const ob_stats *s, int o)
+{
+    /* areas are sums of fractions: equal ones may differ in the last bits */
+    const double tie = 1e-9;
+    double mine = isnan(s->area[o]) ? -1 : s->area[o];
+    int rank = 1;
+    for (int j = 0; j < s->n_opt; j++) {
+        double other = isnan(s->area[j]) ? -1 : s->area[j];
+        if (j != o && other > mine + tie) rank++;
+    }
+    return rank;
 }
 
 int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap)

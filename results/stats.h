@@ -21,14 +21,19 @@
  * - lr sensitivity width: log10(hi / lo) in decades, where [lo, hi] is the
  *   range around the best lr whose median final loss is within tol of the best
  *   (m <= best + tol * |best|) and where no seed diverged (the best lr itself
- *   aside). Each end is found by linear interpolation of the median in
- *   log10(lr) between the last grid lr inside and the first outside; an end
+ *   aside). Each end is where the median, interpolated between the last grid
+ *   lr inside and the first outside as below, crosses the threshold; an end
  *   next to an lr where a seed diverged is the last lr inside; an end at the
- *   edge of the grid is open (the width is then a lower bound).
- * - loss at 0.5x / 2x the best lr: the median final loss interpolated linearly
- *   in log10(lr) between the two grid lrs around it; NaN (unknown) when one of
- *   them has an infinite median (half its seeds or more diverged), and
- *   outside the grid.
+ *   edge of the grid is open (the width is then a lower bound). Where an open
+ *   end meets a closed one at the best lr itself (the best lr at the edge of
+ *   the grid and a seed diverged at the lr next to it, or a grid of one lr)
+ *   the width is not measured: NaN, width_unmeasured says why.
+ * - loss at 0.5x / 2x the best lr: the median final loss interpolated between
+ *   the two grid lrs around it, log(loss) linearly in log(lr) where both
+ *   losses are > 0 (a loss spans decades across a decade of lr, so a straight
+ *   line in the loss itself is off by several times), the loss linearly in
+ *   log(lr) otherwise (a loss <= 0); NaN (unknown) when one of them has an
+ *   infinite median (half its seeds or more diverged), and outside the grid.
  * - seed sensitivity: coefficient of variation (sample sd / mean) of final loss
  *   across seeds at the best lr (sd / |mean|); NaN with fewer than 2 seeds,
  *   +inf when a seed at the best lr diverged.
@@ -44,11 +49,14 @@
  *   seeds of the trailing loss is <= target (a diverged seed is +inf after it
  *   stopped). Its end point is the median final loss, so the optimizer and lr
  *   that set the default target always reach it, for any number of seeds. The
- *   group's steps, time and lr all come from one lr, the fastest by time (by
- *   steps with profile_by_steps, or when no run was timed); +inf = censored.
- *   Wall time to target = steps x the median over seeds of the runs' mean
- *   step time (training time, recording and evaluation excluded; slow steps
- *   now and then included). One statistic per workload: where some finished,
+ *   group's steps and lr come from the lr that reaches it in the fewest steps
+ *   (ties: the smaller lr), with profile_by_steps or not; +inf = censored.
+ *   Wall time to target = those steps x the group's step time (tt_step_ms):
+ *   the median over every finished, timed sweep run of the group, at every
+ *   lr, of the run's mean step time (training time, recording and evaluation
+ *   excluded; slow steps now and then included). A step's work does not
+ *   depend on the lr, so the runs of every lr time it, and the noise of one
+ *   lr's runs neither picks the lr nor sets the time. One statistic per workload: where some finished,
  *   timed sweep run of the workload has no mean (a database of schema < 4, or
  *   one merged from its shards and newer ones), every run there counts by its
  *   median step time instead (tt_by_median), so no optimizer is ranked by the
@@ -75,6 +83,9 @@
  *   t the time to target; rho_o(tau) = fraction of workloads with r <= tau, for
  *   tau in [1, tau_max]; area = integral of rho_o over [1, tau_max] divided by
  *   (tau_max - 1), in [0, 1]. Workloads no optimizer reached are left out.
+ *   An optimizer not run on a workload counts there as not reaching it (a
+ *   failure in Dolan-More's sense); profile_ran says on how many of the
+ *   profile's workloads each one ran, so a low area from absence shows.
  */
 #ifndef OB_RESULTS_STATS_H
 #define OB_RESULTS_STATS_H
@@ -165,6 +176,18 @@ typedef struct ob_lr_point {
     double tt_steps, tt_time_s; /* median over seeds of steps / seconds to target */
 } ob_lr_point;
 
+/* Why a group's lr range has no width (width_decades NaN) although it has a
+ * best lr: the range around it is [best, best] within the grid, and open
+ * beyond it, so ">= 0" would say nothing. */
+typedef enum ob_width_unmeasured {
+    OB_WIDTH_MEASURED = 0,
+    OB_WIDTH_EDGE_DIVERGED,     /* the best lr is the smallest or largest of the grid and a seed
+                                 * diverged (or ended without a finite loss) at the lr next to it */
+    OB_WIDTH_ONE_LR,            /* the grid has one lr */
+} ob_width_unmeasured;
+/* Short text of u: "edge_next_diverged", "one_lr"; "" when measured. */
+const char *ob_width_unmeasured_name(int u);
+
 typedef struct ob_group {
     int wl, opt;                /* dataset label indices */
     int n_runs, n_finished, n_diverged, n_failed, n_unfinished;
@@ -173,12 +196,16 @@ typedef struct ob_group {
     int best;                   /* index into lrs; -1 when no lr has a finite median */
     double best_lr;
     ob_spread final, eval_loss, eval_metric;
-    double width_decades;
+    double width_decades;       /* NaN: not measured (width_unmeasured says why) */
     int width_open_lo, width_open_hi;
+    int width_unmeasured;       /* an ob_width_unmeasured: why the range has no width */
     double loss_half, loss_double; /* median final loss at 0.5x and 2x the best lr */
     double seed_cv;
     double div_rate, first_div_lr; /* first_div_lr NaN when none diverged */
     double tt_steps, tt_time_s, tt_lr; /* +inf when censored; tt_lr NaN then */
+    double tt_step_ms;          /* the step time of tt_time_s: median over the group's finished runs at
+                                 * every lr of each run's mean step time (median step time where
+                                 * tt_by_median); NaN when no run was timed */
     int tt_censored;
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
     double step_ms_mean;        /* median over runs of each run's mean step time: above the median
@@ -238,6 +265,8 @@ typedef struct ob_stats {
     double *area;               /* (n_opt,) */
     int profile_workloads;      /* workloads that entered the profile */
     int *in_profile;            /* (n_wl,) 1 for each of them */
+    int *profile_ran;           /* (n_opt,) of those workloads, how many the optimizer has sweep runs on;
+                                 * on the others it counts as not reaching the target */
     double tau_max;
     int profile_by_steps;
 } ob_stats;
@@ -247,6 +276,10 @@ typedef struct ob_stats {
  * those that entered the performance profile when in_profile: their number,
  * and their labels in names (cap > 0 bytes; the first three, then ", ..."). */
 int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap);
+
+/* The rank of optimizer o by its profile area (1 = largest): competition
+ * ranking, tied areas (to 1e-9) share a rank (1, 2, 2, 4); no area ranks last. */
+int ob_stats_profile_rank(const ob_stats *s, int o);
 
 /* Compute every statistic; d must have its curves loaded for time to target.
  * On failure s holds nothing (ob_stats_free on it is harmless). */

@@ -168,6 +168,11 @@ static void test_tables(const char *db, const char *out)
     ob_report_result res;
     write_report(db, out, &res);
     CHECK(check_tex(out, 6) == 2);
+    /* rosen adam's lr range (one lr) is not measured, marked and explained */
+    char *tex = slurp(out, "summary.tex");
+    CHECK(tex && strstr(tex, "--$^\\ddagger$") && strstr(tex, "$^\\ddagger$: lr range not measured") &&
+          !strstr(tex, "$\\geq$ 0 "));
+    free(tex);
     char esc[128];
     ob_latex_escape("a_b&c%d$e#f{g}h~i^j\\k", esc, sizeof esc);
     CHECK_MSG(!strcmp(esc, "a\\_b\\&c\\%d\\$e\\#f\\{g\\}h\\textasciitilde{}i\\textasciicircum{}j\\textbackslash{}k"),
@@ -207,12 +212,16 @@ static void test_tables(const char *db, const char *out)
         CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
         /* lr 0.1 is within 10% of the best but a seed diverged there: a closed range */
         CHECK(!strcmp(cell(&t, r, "lr_width_open"), "0"));
-        CHECK_NEAR(num_of(cell(&t, r, "lr_width_decades")), 0.1 / 3, 1e-12);
+        CHECK_NEAR(num_of(cell(&t, r, "lr_width_decades")), log(1.1) / log(4.0), 1e-12);
         CHECK_NEAR(num_of(cell(&t, r, "divergence_rate")), 1.0 / 9, 1e-15);
         CHECK(num_of(cell(&t, r, "first_diverged_lr")) == 0.1);
     }
     r = find_row(&t, "workload", "quad", "optimizer", "sgd");
     CHECK(r > 0 && !strcmp(cell(&t, r, "rank"), "2") && !strcmp(cell(&t, r, "failed"), "1"));
+    CHECK(r > 0 && !strcmp(cell(&t, r, "lr_width_unmeasured"), ""));
+    /* rosen adam: one lr, so no lr range (not ">= 0"), and the CSV says why */
+    r = find_row(&t, "workload", "rosen", "optimizer", "adam");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "lr_width_decades"), "") && !strcmp(cell(&t, r, "lr_width_unmeasured"), "one_lr"));
     free_table(&t);
 
     /* runs.csv: text quoted by libcsv survives commas, quotes and newlines */
@@ -296,6 +305,7 @@ static void test_tables(const char *db, const char *out)
     CHECK(md && strstr(md, "## Workload quad") && strstr(md, "| 1 | adam | 0.01 | 3 | 1 | - | 0.8 - 1.2 |") &&
           strstr(md, "| 2 | sgd |") && strstr(md, "not reached") && strstr(md, "gnuplot loss_quad.gp") &&
           strstr(md, "runs.csv") && strstr(md, "Runs that did not finish"));
+    CHECK(md && strstr(md, "| not measured (one lr) |") && !strstr(md, "| >= 0 |"));
     /* the runs' step times within a group (2.00, 2.01, 2.02 ms): a spread of 1%, steady */
     CHECK_MSG(md && strstr(md, "| step ms (p90) | step ms (mean) | optimizer ms | runs differ |") && !strstr(md, "(unsteady)"), "%s", "cost table");
     free(md);

@@ -202,6 +202,21 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
     CHECK(gp && count_of(gp, "set label \"0 B\"") == 3);
     free(gp);
 
+    /* the profile (wa and wc; wb's target nobody reached): lion was not run
+     * on wa, which counts as not reached there, and every output says so */
+    csv = slurp(out, "profile_area.csv");
+    CHECK(csv && strstr(csv, "\"optimizer\",\"area\",\"rank\",\"workloads\",\"workloads_run\"\n"));
+    CHECK(csv && strstr(csv, "\n\"lion\",0,3,2,1\n") && strstr(csv, "\n\"adam\",1,1,2,2\n"));
+    free(csv);
+    gp = slurp(out, "profile.gp");
+    CHECK(gp && strstr(gp, "title \"lion (area 0.00, ran 1 of 2)\"") && strstr(gp, "title \"adam (area 1.00)\""));
+    free(gp);
+    md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "Not run everywhere: of the 2 workloads in the profile, lion ran on 1. On the others it "
+                           "counts as not reaching the target"));
+    CHECK(md && strstr(md, "| 3 | lion | 0.000 | 1 of 2 | 0 of 2 | 0 |"));
+    free(md);
+
     if (have_gnuplot) {
         check_pngs_of_page(out);
         char *html = slurp(out, "index.html");

@@ -166,10 +166,11 @@ static const ob_file_doc docs[] = {
      "steps: from the gradients, summed over the replicas, to the updated parameters; empty for a database "
      "of an older optbench)"},
     {"curves.csv", "every recorded training step of every run",
-     "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
-     "(lr in effect at that step)"},
+     "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss (empty where it was NaN), "
+     "grad_norm, step_lr (lr in effect at that step), stage (as in runs.csv: sweep | confirm)"},
     {"evals.csv", "every held-out evaluation of every run",
-     "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric"},
+     "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric, stage (as in runs.csv: sweep | "
+     "confirm)"},
     {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
      "workload, optimizer, rank (1 = lowest median final loss; empty when every run diverged), best_lr, seeds (at the best lr), "
      "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% distribution-free interval of the "
@@ -700,6 +701,7 @@ static ob_status write_series(sqlite3 *db, const ob_dataset *d, const char *dir,
             ob_csv_int(&c, sqlite3_column_int64(q, 0));
             for (int k = 1; k <= n_values; k++)
                 ob_csv_num(&c, sqlite3_column_type(q, k) == SQLITE_NULL ? NAN : sqlite3_column_double(q, k));
+            ob_csv_str(&c, r->confirm ? "confirm" : "sweep");
             ob_csv_row(&c);
         }
     }
@@ -712,11 +714,11 @@ static ob_status write_recorded(sqlite3 *db, const ob_dataset *d, const char *di
 {
     OB_TRY(write_series(db, d, dir, "curves.csv",
                         HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "loss", "grad_norm",
-                            "step_lr"),
+                            "step_lr", "stage"),
                         "SELECT step, loss, grad_norm, lr FROM curves WHERE run_id = ?1 ORDER BY step", 3, e));
     return write_series(db, d, dir, "evals.csv",
                         HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "eval_loss",
-                            "eval_metric"),
+                            "eval_metric", "stage"),
                         "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step", 2, e);
 }
 

@@ -265,6 +265,15 @@ static void test_tables(const char *db, const char *out)
     CHECK(r > 0 && !strcmp(cell(&t, r, "sgd"), "") && num_of(cell(&t, r, "adam")) == 0.028);
     free_table(&t);
 
+    /* the recorded series carry the run's stage */
+    static const char *const series_files[] = {"curves.csv", "evals.csv"};
+    for (int i = 0; i < 2; i++) {
+        CHECK(read_table(out, series_files[i], &t) == 0);
+        CHECK(t.rows > 1 && !strcmp(t.cell[t.cols - 1], "stage"));
+        for (int k = 1; k < t.rows; k++) CHECK(!strcmp(cell(&t, k, "stage"), "sweep"));
+        free_table(&t);
+    }
+
     /* scripts */
     char *gp = slurp(out, "loss_quad.gp");
     CHECK(gp && strstr(gp, "load 'style.gp'") && strstr(gp, "'curves_best.csv'") &&
@@ -427,9 +436,26 @@ static void test_confirm(const char *db, const char *out)
     free_table(&t);
     CHECK(read_table(out, "runs.csv", &t) == 0);
     int n_confirm = 0;
-    for (int i = 1; i < t.rows; i++) n_confirm += !strcmp(cell(&t, i, "stage"), "confirm");
+    char confirm_ids[7][32];
+    for (int i = 1; i < t.rows; i++)
+        if (!strcmp(cell(&t, i, "stage"), "confirm") && n_confirm < 7)
+            snprintf(confirm_ids[n_confirm++], sizeof confirm_ids[0], "%s", cell(&t, i, "run_id"));
     CHECK(n_confirm == 7);
     free_table(&t);
+    /* curves.csv and evals.csv: the same stage as runs.csv, row by row */
+    static const char *const series_files[] = {"curves.csv", "evals.csv"};
+    for (int f = 0; f < 2; f++) {
+        CHECK(read_table(out, series_files[f], &t) == 0);
+        int n_conf_rows = 0;
+        for (int i = 1; i < t.rows; i++) {
+            int is_conf = 0;
+            for (int k = 0; k < n_confirm; k++) is_conf |= !strcmp(cell(&t, i, "run_id"), confirm_ids[k]);
+            CHECK_MSG(!strcmp(cell(&t, i, "stage"), is_conf ? "confirm" : "sweep"), "%s row %d", series_files[f], i);
+            n_conf_rows += is_conf;
+        }
+        CHECK(n_conf_rows > 0);
+        free_table(&t);
+    }
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "7 of the runs are confirmation runs"));
     CHECK(md && strstr(md, "| device memory (driver) |") && strstr(md, "2.79 GiB"));

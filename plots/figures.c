@@ -594,17 +594,17 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                     oq, lt);
         if (g->confirm_lr == g->best_lr && g->n_confirm) {
             /* the fresh seeds' median at the best lr, the bar from the best to
-             * the worst that did not diverge (confirm.csv: 7 median, 8 min, 26
-             * max finite, 25 diverged); a diverged one is an x along the top */
+             * the worst that did not diverge (confirm.csv: 7 median, 8 min, 29
+             * max finite, 28 diverged); a diverged one is an x along the top */
             if (isfinite(g->conf_final.median))
                 fprintf(f,
                         ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
-                        "(sel(\"%s\") ? (valid(26) ? $26 : $7) : NaN) with yerrorbars lt %d dt 1 pt 3 ps (2.5 * PS) lw 2 "
+                        "(sel(\"%s\") ? (valid(29) ? $29 : $7) : NaN) with yerrorbars lt %d dt 1 pt 3 ps (2.5 * PS) lw 2 "
                         "notitle",
                         oq, oq, oq, lt);
             if (g->conf_n_diverged)
                 fprintf(f,
-                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $25 > 0 ? %.3f : NaN) axes x1y2 "
+                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $28 > 0 ? %.3f : NaN) axes x1y2 "
                         "with points lt %d pt 4 ps (2.6 * PS) lw 2 notitle",
                         oq, mark_y, lt);
         }

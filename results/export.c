@@ -173,8 +173,12 @@ static const ob_file_doc docs[] = {
      "confirm)"},
     {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
      "workload, optimizer, rank (1 = lowest median final loss; empty when every run diverged), best_lr, seeds (at the best lr), "
-     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% distribution-free interval of the "
-     "median from order statistics; with 5 seeds or fewer min-max, which holds it with less than 95%), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
+     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (distribution-free interval of the "
+     "median from order statistics: the narrowest that holds it with probability 95% or more; with 5 seeds or "
+     "fewer none does and it is min-max; empty with one seed), final_ci_coverage (the probability that the "
+     "interval holds the median, exact from the binomial distribution: 0.95 or more from 6 seeds, "
+     "1 - 2^(1-n) for min-max of n <= 5 seeds: 0.5, 0.75, 0.875, 0.9375; label error bars with it), "
+     "eval_loss_median/min/max/ci_lo/ci_hi/ci_coverage, eval_metric_median/min/max/ci_lo/ci_hi/ci_coverage, "
      "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged), lr_width_open "
      "(1 when the range reaches the edge of the grid: a lower bound), loss_at_half_lr, loss_at_double_lr "
      "(empty outside the grid or next to an lr with an infinite median), seed_cv, "
@@ -184,10 +188,11 @@ static const ob_file_doc docs[] = {
      "workload, optimizer, rank (1 = lowest confirmed median final loss; empty when the runs are not at "
      "the sweep's best lr, or their median is inf), lr, lr_is_best (0 when the runs are at another lr than the "
      "sweep's best: an earlier benchmark's), seeds, final_median, final_min, final_max (inf when one diverged), "
-     "final_ci_lo, final_ci_hi, sweep_seeds, sweep_final_median (the sweep's median at its best lr; empty when "
+     "final_ci_lo, final_ci_hi, final_ci_coverage (as in summary.csv), sweep_seeds, sweep_final_median (the sweep's median at its best lr; empty when "
      "lr_is_best is 0), change (final_median / sweep_final_median - 1: the optimism of picking the lr on the "
-     "sweep's seeds, plus how the fresh seeds differ from the sweep's), eval_loss_median/min/max/ci_lo/ci_hi, "
-     "eval_metric_median/min/max/ci_lo/ci_hi, diverged (of the fresh seeds), final_max_finite (the worst that "
+     "sweep's seeds, plus how the fresh seeds differ from the sweep's), "
+     "eval_loss_median/min/max/ci_lo/ci_hi/ci_coverage, eval_metric_median/min/max/ci_lo/ci_hi/ci_coverage, "
+     "diverged (of the fresh seeds), final_max_finite (the worst that "
      "did not diverge), not_fresh (confirmation runs left out: their seed is also a seed of the sweep)"},
     {"paired.csv", "neighbours in each ranking compared seed by seed (a seed's runs share initialization "
      "and data order across optimizers)",
@@ -722,6 +727,10 @@ static ob_status write_recorded(sqlite3 *db, const ob_dataset *d, const char *di
                         "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step", 2, e);
 }
 
+/* median, min, max, ci_lo, ci_hi and the interval's coverage: the
+ * probability that [ci_lo, ci_hi] holds the median (0.95 or more from 6
+ * seeds, 1 - 2^(1-n) for the min-max range of n <= 5 seeds: 0.9375 at 5);
+ * empty where there is no interval */
 static void spread_cols(ob_csv *c, const ob_spread *s)
 {
     ob_csv_num(c, s->median);
@@ -729,6 +738,7 @@ static void spread_cols(ob_csv *c, const ob_spread *s)
     ob_csv_num(c, s->max);
     ob_csv_num(c, s->ci_lo);
     ob_csv_num(c, s->ci_hi);
+    ob_csv_num(c, isnan(s->ci_lo) ? NAN : s->ci_cover);
 }
 
 static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int *rank,
@@ -737,10 +747,11 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
     ob_csv c;
     OB_TRY(ob_csv_open(&c, dir, "summary.csv",
                        HDR("workload", "optimizer", "rank", "best_lr", "seeds", "final_median",
-                           "final_min", "final_max", "final_ci_lo", "final_ci_hi", "eval_loss_median",
-                           "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi",
-                           "eval_metric_median", "eval_metric_min", "eval_metric_max",
-                           "eval_metric_ci_lo", "eval_metric_ci_hi", "lr_width_decades",
+                           "final_min", "final_max", "final_ci_lo", "final_ci_hi", "final_ci_coverage",
+                           "eval_loss_median", "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo",
+                           "eval_loss_ci_hi", "eval_loss_ci_coverage", "eval_metric_median", "eval_metric_min",
+                           "eval_metric_max", "eval_metric_ci_lo", "eval_metric_ci_hi",
+                           "eval_metric_ci_coverage", "lr_width_decades",
                            "lr_width_open", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
                            "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr"),
                        e));
@@ -1064,11 +1075,12 @@ static ob_status write_confirm(const ob_dataset *d, const ob_stats *s, const cha
     ob_csv c;
     ob_status st = ob_csv_open(&c, dir, "confirm.csv",
                                HDR("workload", "optimizer", "rank", "lr", "lr_is_best", "seeds", "final_median",
-                                   "final_min", "final_max", "final_ci_lo", "final_ci_hi", "sweep_seeds",
-                                   "sweep_final_median", "change", "eval_loss_median", "eval_loss_min",
-                                   "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi", "eval_metric_median",
-                                   "eval_metric_min", "eval_metric_max", "eval_metric_ci_lo",
-                                   "eval_metric_ci_hi", "diverged", "final_max_finite", "not_fresh"),
+                                   "final_min", "final_max", "final_ci_lo", "final_ci_hi", "final_ci_coverage",
+                                   "sweep_seeds", "sweep_final_median", "change", "eval_loss_median",
+                                   "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi",
+                                   "eval_loss_ci_coverage", "eval_metric_median", "eval_metric_min",
+                                   "eval_metric_max", "eval_metric_ci_lo", "eval_metric_ci_hi",
+                                   "eval_metric_ci_coverage", "diverged", "final_max_finite", "not_fresh"),
                                e);
     for (int k = 0; st == OB_OK && k < s->n_g; k++) {
         const ob_group *g = &s->g[k];

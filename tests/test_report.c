@@ -204,6 +204,16 @@ static void test_tables(const char *db, const char *out)
         CHECK(num_of(cell(&t, r, "best_lr")) == 0.01);
         CHECK(num_of(cell(&t, r, "final_median")) == 1.0);
         CHECK(num_of(cell(&t, r, "final_ci_lo")) == 0.8 && num_of(cell(&t, r, "final_ci_hi")) == 1.2);
+        /* min-max of 3 seeds holds the median with probability 1 - 2^-2, not 95% */
+        CHECK(num_of(cell(&t, r, "final_ci_coverage")) == 0.75 && num_of(cell(&t, r, "eval_loss_ci_coverage")) == 0.75 &&
+              num_of(cell(&t, r, "eval_metric_ci_coverage")) == 0.75);
+        /* each coverage right after its interval */
+        for (int c = 0; c + 1 < t.cols; c++)
+            if (strlen(t.cell[c]) > 6 && !strcmp(t.cell[c] + strlen(t.cell[c]) - 6, "_ci_hi")) {
+                char want[64];
+                snprintf(want, sizeof want, "%.*s_ci_coverage", (int)strlen(t.cell[c]) - 6, t.cell[c]);
+                CHECK_MSG(!strcmp(t.cell[c + 1], want), "%s follows %s", t.cell[c + 1], t.cell[c]);
+            }
         CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
         /* lr 0.1 is within 10% of the best but a seed diverged there: a closed range */
         CHECK(!strcmp(cell(&t, r, "lr_width_open"), "0"));
@@ -425,7 +435,13 @@ static void test_confirm(const char *db, const char *out)
         CHECK_NEAR(num_of(cell(&t, r, "final_median")), 1.3, 1e-12);
         CHECK(num_of(cell(&t, r, "sweep_final_median")) == 1.0);
         CHECK_NEAR(num_of(cell(&t, r, "change")), 0.3, 1e-12);
+        CHECK(num_of(cell(&t, r, "final_ci_coverage")) == 0.75);
     }
+    /* the lr figure reads confirm.csv's diverged and final_max_finite by number */
+    CHECK(t.cols >= 29 && !strcmp(t.cell[27], "diverged") && !strcmp(t.cell[28], "final_max_finite"));
+    char *lgp = slurp(out, "lr_quad.gp");
+    CHECK(lgp && strstr(lgp, "(valid(29) ? $29 : $7)") && strstr(lgp, "&& $28 > 0 ?"));
+    free(lgp);
     r = find_row(&t, "workload", "rosen", "optimizer", "adam");
     CHECK(r > 0 && !strcmp(cell(&t, r, "lr_is_best"), "0") && num_of(cell(&t, r, "lr")) == 0.03 &&
           !strcmp(cell(&t, r, "change"), "") && !strcmp(cell(&t, r, "rank"), "") &&

@@ -1161,7 +1161,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", r.hi / scale * 1.12);
     script sc;
     char reads[160];
-    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty = no bar)", files[kind]);
+    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no bar)", files[kind]);
     static const char *const what_txt[] = {"median time per training step", "peak memory",
                                            "optimizer state size", "training time to reach the target loss"};
     ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
@@ -1245,7 +1245,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
      * reached the target nowhere) is then undefined points, not a gnuplot
      * warning that it has none */
     char using[64];
-    snprintf(using, sizeof using, "(column(i) / %.17g)", scale);
+    /* an infinite time (not reached, inf in the CSV) draws no bar either */
+    snprintf(using, sizeof using, "(column(i) < 1e308 ? column(i) / %.17g : NaN)", scale);
     fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with boxes lt (i - 1) dt 1 notitle",
             d->n_opt + 1, files[kind], using);
     /* the legend names every optimizer, also one without a single bar */

@@ -154,7 +154,10 @@ static const ob_file_doc docs[] = {
      "settings that tell configurations apart, e.g. 'adam beta2=0.95' or 'quadratic cond=100'; workload_params "
      "and hparams hold every value), lr, seed, status (done|diverged|failed|"
      "interrupted|pending|running), steps (planned), steps_done, final_loss (mean training loss "
-     "over the last 10% of steps), best_loss, eval_loss, eval_metric, loss_floor, diverged_step, "
+     "over the last 10% of steps; inf for a run that diverged, or finished without a finite loss in that "
+     "window, as the statistics count it; empty for a run that did not finish and recorded none), best_loss, "
+     "eval_loss, eval_metric (of a diverged run inf and -inf, the worst, as the statistics count them, where "
+     "the workload has them), loss_floor, diverged_step, "
      "step_ms_median, step_ms_p90, items_per_sec, peak_mem_bytes, state_bytes, wall_s, "
      "workload_params (JSON), hparams (JSON), error, stage (sweep | confirm: a fresh seed at the best lr, "
      "run after the sweep), device_mem_bytes (the largest device memory in use as the driver reports it; "
@@ -203,8 +206,8 @@ static const ob_file_doc docs[] = {
      "untied seeds: a win on every one of n seeds gives 2 / 2^n)"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
-     "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
-     "eval_metric_median, steps_to_target (the first step at which the median over seeds of the "
+     "seeds or more diverged), final_min, final_max (over seeds that did not diverge: empty when all did), "
+     "eval_loss_median, eval_metric_median (a diverged seed's inf and -inf), steps_to_target (the first step at which the median over seeds of the "
      "trailing loss reached the target), time_to_target_s (steps x the median over seeds of the runs' mean "
      "step time, or of their median step time on a workload where some run predates the mean: "
      "time_to_target.csv's step_time; inf = not reached), is_best (1 at the best lr)"},
@@ -258,7 +261,7 @@ static const ob_file_doc docs[] = {
     {"bars_state_bytes.csv", "optimizer state (bytes), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_time_to_target.csv", "training time to target (s), one row per workload, one column per "
-     "optimizer; empty when not reached",
+     "optimizer; inf when not reached, empty when not run (or untimed, or the target was met at the start)",
      "workload, then one column per optimizer"},
 };
 
@@ -630,19 +633,67 @@ static ob_status write_over_seeds(ob_csv *c, const series *ss, int k, const char
 
 #define HDR(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
 
+/* Does workload w have a held-out loss (metric 0) or metric (1): a finished
+ * run of it that did not diverge recorded one? */
+static int wl_has_held_out(const ob_dataset *d, int w, int metric)
+{
+    for (int i = 0; i < d->n; i++) {
+        const ob_rrun *r = &d->runs[i];
+        if (r->wl == w && r->finished && !r->diverged && !isnan(metric ? r->eval_metric : r->eval_loss)) return 1;
+    }
+    return 0;
+}
+
+/* A run's final loss, held-out loss and metric as runs.csv writes them: as
+ * the statistics count them. A finished run that diverged, or ended without a
+ * finite loss in its last 10% of steps, has a final loss of +inf; a diverged
+ * run's held-out loss is +inf and its metric -inf where its workload has them
+ * (left empty, a diverged seed would drop out of a median taken from the
+ * file). A run that did not finish keeps what was recorded (empty: none). */
+static void run_values(const ob_rrun *r, const int *has_el, const int *has_em, double *final, double *eval_loss,
+                       double *eval_metric)
+{
+    *final = r->final_loss;
+    *eval_loss = r->eval_loss;
+    *eval_metric = r->eval_metric;
+    if (!r->finished) return;
+    if (r->diverged || !isfinite(r->final_loss)) *final = INFINITY;
+    if (r->diverged) {
+        *eval_loss = has_el[r->wl] ? INFINITY : NAN;
+        *eval_metric = has_em[r->wl] ? -INFINITY : NAN;
+    }
+}
+
 static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
 {
+    int *has_el = malloc(((size_t)d->n_wl + 1) * sizeof *has_el), *has_em = malloc(((size_t)d->n_wl + 1) * sizeof *has_em);
+    if (!has_el || !has_em) {
+        free(has_el);
+        free(has_em);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    for (int w = 0; w < d->n_wl; w++) {
+        has_el[w] = wl_has_held_out(d, w, 0);
+        has_em[w] = wl_has_held_out(d, w, 1);
+    }
     ob_csv c;
-    OB_TRY(ob_csv_open(&c, dir, "runs.csv",
+    ob_status st = ob_csv_open(&c, dir, "runs.csv",
                        HDR("run_id", "benchmark_id", "workload", "optimizer", "lr", "seed", "status",
                            "steps", "steps_done", "final_loss", "best_loss", "eval_loss",
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
                            "workload_params", "hparams", "error", "stage", "device_mem_bytes",
                            "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean", "opt_ms_median", "opt_ms_mean"),
-                       e));
+                       e);
+    if (st != OB_OK) {
+        free(has_el);
+        free(has_em);
+        return st;
+    }
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
+        double final, eval_loss, eval_metric;
+        run_values(r, has_el, has_em, &final, &eval_loss, &eval_metric);
         ob_csv_int(&c, r->id);
         ob_csv_opt_int(&c, r->benchmark_id);
         ob_csv_str(&c, d->wl_labels[r->wl]);
@@ -652,10 +703,10 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_str(&c, r->status);
         ob_csv_opt_int(&c, r->steps);
         ob_csv_opt_int(&c, r->steps_done);
-        ob_csv_num(&c, r->final_loss);
+        ob_csv_num(&c, final);
         ob_csv_num(&c, r->best_loss);
-        ob_csv_num(&c, r->eval_loss);
-        ob_csv_num(&c, r->eval_metric);
+        ob_csv_num(&c, eval_loss);
+        ob_csv_num(&c, eval_metric);
         ob_csv_num(&c, r->loss_floor);
         ob_csv_opt_int(&c, r->diverged_step);
         ob_csv_num(&c, r->step_ms_median);
@@ -677,6 +728,8 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_num(&c, r->opt_ms_mean);
         ob_csv_row(&c);
     }
+    free(has_el);
+    free(has_em);
     return ob_csv_close(&c, e);
 }
 
@@ -798,8 +851,14 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
             ob_csv_num(&c, p->med);
             ob_csv_num(&c, p->min_finite);
             ob_csv_num(&c, p->max_finite);
-            ob_csv_num(&c, p->eval_med);
-            ob_csv_num(&c, p->metric_med);
+            /* an optimizer whose every run diverged has no held-out values
+             * of its own to count a diverged seed's as the worst: where its
+             * workload has them, every seed here diverged, so the median is
+             * the worst, as a diverged run's value in runs.csv */
+            const int all_div = p->n_finished > 0 && p->n_diverged == p->n_finished;
+            ob_csv_num(&c, isnan(p->eval_med) && all_div && wl_has_held_out(d, g->wl, 0) ? INFINITY : p->eval_med);
+            ob_csv_num(&c, isnan(p->metric_med) && all_div && wl_has_held_out(d, g->wl, 1) ? -INFINITY
+                                                                                        : p->metric_med);
             ob_csv_num(&c, p->tt_steps);
             ob_csv_num(&c, p->tt_time_s);
             ob_csv_int(&c, i == g->best);
@@ -982,7 +1041,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
                     if (b == 0) v = g->step_ms_median;
                     else if (b == 1) v = g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN;
                     else if (b == 2) v = g->state_bytes >= 0 ? (double)g->state_bytes : NAN;
-                    else v = isfinite(g->tt_time_s) ? g->tt_time_s : NAN;
+                    else v = g->tt_time_s; /* inf: not reached */
                 }
                 ob_csv_num(&c, v);
             }

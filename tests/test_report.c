@@ -236,6 +236,11 @@ static void test_tables(const char *db, const char *out)
     }
     r = find_row(&t, "status", "diverged", "optimizer", "adam");
     CHECK(r > 0 && !strcmp(cell(&t, r, "diverged_step"), "7"));
+    /* a diverged run's values as the statistics count them: the worst, not empty */
+    CHECK(r > 0 && !strcmp(cell(&t, r, "final_loss"), "inf") && !strcmp(cell(&t, r, "eval_loss"), "inf") &&
+          !strcmp(cell(&t, r, "eval_metric"), "-inf"));
+    r = find_row(&t, "status", "pending", NULL, NULL);
+    CHECK(r > 0 && !strcmp(cell(&t, r, "final_loss"), "") && !strcmp(cell(&t, r, "eval_loss"), ""));
     CHECK(t.rows == 25);
     free_table(&t);
 
@@ -272,7 +277,8 @@ static void test_tables(const char *db, const char *out)
 
     CHECK(read_table(out, "bars_time_to_target.csv", &t) == 0);
     r = find_row(&t, "workload", "quad", NULL, NULL);
-    CHECK(r > 0 && !strcmp(cell(&t, r, "sgd"), "") && num_of(cell(&t, r, "adam")) == 0.028);
+    /* sgd never reached the target: inf, as in time_to_target.csv (empty is for a pair not run) */
+    CHECK(r > 0 && !strcmp(cell(&t, r, "sgd"), "inf") && num_of(cell(&t, r, "adam")) == 0.028);
     free_table(&t);
 
     /* the recorded series carry the run's stage */
@@ -492,6 +498,45 @@ static void test_confirm(const char *db, const char *out)
     free(stale);
 }
 
+/* An optimizer that diverged at every lr: its runs' final and held-out
+ * values in runs.csv are the worst (inf, and -inf for the metric) where the
+ * workload has them (rosen has no metric: empty), and lr_sweep.csv's held-out
+ * medians over those seeds are the worst too, as its final_median is. */
+static void test_all_diverged(const char *db, const char *out)
+{
+    CHECK(fx_build_reference(db) == 0);
+    ob_err e = {0};
+    ob_store *st = NULL;
+    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &st, &e), &e);
+    if (!st) return;
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(st, 0, &(fx_run){"quad", "lion", NULL, 0.01, seed, "diverged", 0, 20, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(st, 0, &(fx_run){"rosen", "lion", NULL, 0.01, seed, "diverged", 0, 20, 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_store_close(st);
+    ob_report_result res;
+    write_report(db, out, &res);
+    table t;
+    CHECK(read_table(out, "runs.csv", &t) == 0);
+    int n = 0;
+    for (int i = 1; i < t.rows; i++) {
+        if (strcmp(cell(&t, i, "optimizer"), "lion")) continue;
+        int quad = !strcmp(cell(&t, i, "workload"), "quad");
+        n++;
+        CHECK(!strcmp(cell(&t, i, "final_loss"), "inf") && !strcmp(cell(&t, i, "eval_loss"), "inf"));
+        CHECK_MSG(!strcmp(cell(&t, i, "eval_metric"), quad ? "-inf" : ""), "eval_metric '%s'", cell(&t, i, "eval_metric"));
+    }
+    CHECK(n == 4);
+    free_table(&t);
+    CHECK(read_table(out, "lr_sweep.csv", &t) == 0);
+    int r = find_row(&t, "workload", "quad", "optimizer", "lion");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "final_median"), "inf") && !strcmp(cell(&t, r, "eval_loss_median"), "inf") &&
+          !strcmp(cell(&t, r, "eval_metric_median"), "-inf"));
+    r = find_row(&t, "workload", "rosen", "optimizer", "lion");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "eval_loss_median"), "inf") && !strcmp(cell(&t, r, "eval_metric_median"), ""));
+    free_table(&t);
+}
+
 /* Seeds that diverged at the best lr: curves_best.csv counts them as +inf
  * from their last point on (the median is over every seed, the band over
  * those still training, the diverged column counts them), the loss figure's
@@ -567,6 +612,9 @@ int main(void)
     snprintf(db, sizeof db, "%s/diverged.db", dir);
     snprintf(out, sizeof out, "%s/diverged", dir);
     test_diverged_curves(db, out);
+    snprintf(db, sizeof db, "%s/all_diverged.db", dir);
+    snprintf(out, sizeof out, "%s/all_diverged", dir);
+    test_all_diverged(db, out);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -842,7 +842,7 @@ static void test_bar_time_units(const char *dir)
     CHECK(gp && strstr(gp, "set logscale y") && strstr(gp, "set ylabel \"time per step (log scale)\""));
     CHECK(gp && strstr(gp, "set ytics (") && strstr(gp, "\"1 us\" ") && strstr(gp, "\"10 us\" ") &&
           strstr(gp, "\"1 ms\" 0.001") && strstr(gp, "\"100 ms\" ") && strstr(gp, "\"1 s\" 1"));
-    CHECK(gp && strstr(gp, "using ($0 + off(i)):(column(i) / 1000) with boxes")); /* ms to s */
+    CHECK(gp && strstr(gp, "using ($0 + off(i)):(column(i) < 1e308 ? column(i) / 1000 : NaN) with boxes")); /* ms to s */
     free(gp);
 }
 

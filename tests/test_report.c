@@ -298,7 +298,7 @@ static void test_tables(const char *db, const char *out)
     free(gp);
     gp = slurp(out, "lr_quad.gp");
     CHECK(gp && strstr(gp, "set logscale x") && strstr(gp, "'lr_sweep.csv'") &&
-          strstr(gp, "a seed diverged"));
+          strstr(gp, "k of n seeds diverged"));
     free(gp);
     gp = slurp(out, "style.gp");
     CHECK(gp && strstr(gp, "pngcairo") && strstr(gp, "set datafile separator comma") && strstr(gp, "# adam"));

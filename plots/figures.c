@@ -24,6 +24,7 @@
 
 #include "plots/style.h"
 #include "results/export.h"
+#include "workloads/workload.h"
 
 
 #define FIG_W 1000
@@ -1024,10 +1025,17 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
     int at_end = max_evals <= 1;
     char wq[512];
     gp_str(d->wl_labels[w], wq, sizeof wq);
+    /* the metric by its name where the workload is known (accuracy), as the
+     * report's tables name it */
+    const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
+    const char *metric = wdef && wdef->metric_name ? wdef->metric_name : "metric";
+    char metric_title[96], metric_caption[160];
+    snprintf(metric_title, sizeof metric_title, "Held-out %s", metric);
+    snprintf(metric_caption, sizeof metric_caption, "The workload's %s (higher is better)", metric);
     for (int which = 0; which < 2; which++) {
         char stem[300];
         snprintf(stem, sizeof stem, "%s_%s", which ? "eval_metric" : "eval_loss", slug);
-        const char *fig_title = which ? "Held-out metric" : "Held-out loss";
+        const char *fig_title = which ? metric_title : "Held-out loss";
         if (!(which ? any_metric : any_loss)) {
             /* no rows to draw: no script; say why when the runs have a value */
             if (which ? final_metric : final_loss)
@@ -1069,7 +1077,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     "unset key\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
                     "set xtics nomirror scale 0%s (",
-                    wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
+                    wq, which ? metric : "loss", which ? metric : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
                     n_opt_here - 1, wq, n_opt_here > 5 || label_chars > 90 ? " rotate by -25" : "");
             int x = 0;
@@ -1106,8 +1114,8 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     "set ylabel \"held-out %s%s\"\n"
                     "%s\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-                    wq, which ? "metric" : "loss", any_div ? " still training" : "",
-                    (long long)(last_step > 0 ? last_step : 1), which ? "metric (accuracy for classifiers)" : "loss",
+                    wq, which ? metric : "loss", any_div ? " still training" : "",
+                    (long long)(last_step > 0 ? last_step : 1), which ? metric : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
             size_t key_len = 0;
             for (int k = 0; k < s->n_g; k++) {
@@ -1144,15 +1152,13 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                            "`--eval-every N` evaluates during training too), for each optimizer at its best "
                            "learning rate: the point is the median over seeds, the bar spans the best and "
                            "worst seed.%s",
-                           which ? "The workload's metric (accuracy for classifiers; higher is better)"
-                                 : "Loss (lower is better)",
+                           which ? metric_caption : "Loss (lower is better)",
                            logy ? " The y axis is logarithmic." : ""));
         else
             OB_TRY(add_fig(out, e, stem, w, fig_title,
                            "%s on held-out data at each evaluation, for each optimizer at its best learning "
                            "rate: median over seeds with a min-max band.%s%s",
-                           which ? "The workload's metric (accuracy for classifiers; higher is better)"
-                                 : "Loss (lower is better)",
+                           which ? metric_caption : "Loss (lower is better)",
                            any_div ? " A seed that diverged (the legend counts them) counts as the worst value "
                                      "from its last evaluation on, so the line ends where half the seeds or more "
                                      "have diverged; the band spans the seeds still training." : "",

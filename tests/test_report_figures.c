@@ -705,6 +705,40 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
     free(gp);
 }
 
+/* The held-out metric figure names the metric as the report's table does:
+ * "accuracy" for a workload known to measure it (cnn-tiny), "metric" for
+ * one that optbench does not know. */
+static void test_metric_name(const char *dir)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/metric.db", dir);
+    snprintf(out, sizeof out, "%s/metric", dir);
+    ob_err e = {0};
+    int64_t bench = 0;
+    ob_store *s = fresh_bench(db, "metric", &bench);
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(s, bench, &(fx_run){"cnn-tiny", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
+                                   0.8 + 0.01 * seed, 0});
+        fx_add(s, bench, &(fx_run){"w", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
+                                   0.8 + 0.01 * seed, 0});
+    }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "| held-out accuracy |") && strstr(md, "| held-out metric |"));
+    CHECK(md && !strstr(md, "accuracy for classifiers"));
+    free(md);
+    char *gp = slurp(out, "eval_metric_cnn-tiny.gp");
+    CHECK_MSG(gp && strstr(gp, "set ylabel \"held-out accuracy\"") && strstr(gp, "held-out accuracy at the end"),
+              "%s", gp ? gp : "no eval_metric_cnn-tiny.gp");
+    free(gp);
+    gp = slurp(out, "eval_metric_w.gp");
+    CHECK(gp && strstr(gp, "set ylabel \"held-out metric\"") && !strstr(gp, "accuracy"));
+    free(gp);
+}
+
 /* Every optimizer gets its own marker shape and dash type as well as a colour
  * (style.gp), so lines that lie on top of each other (adam and adamw where
  * weight decay does not matter) still show both, in colour and in grey: no
@@ -938,6 +972,7 @@ int main(void)
     test_hp_sweep(dir, have_gnuplot);
     test_lr_off_scale(dir, have_gnuplot);
     test_lr_diverged_seeds(dir, have_gnuplot);
+    test_metric_name(dir);
     test_series_styles(dir);
     test_series_colours();
     test_hp_zero_log(dir, have_gnuplot);

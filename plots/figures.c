@@ -24,6 +24,7 @@
 
 #include "plots/style.h"
 #include "results/export.h"
+#include "workloads/workload.h"
 
 
 #define FIG_W 1000
@@ -410,8 +411,12 @@ static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int
         if (g->wl != w) continue;
         for (int i = 0; i < g->n_lr; i++) {
             range_add(&r, g->lrs[i].med);
-            range_add(&r, g->lrs[i].min_finite);
-            range_add(&r, g->lrs[i].max_finite);
+            /* the band, drawn only where no seed diverged (elsewhere its top,
+             * the worst seed, is +inf) */
+            if (g->lrs[i].n_diverged == 0) {
+                range_add(&r, g->lrs[i].min_finite);
+                range_add(&r, g->lrs[i].max_finite);
+            }
             if (g->lrs[i].n_diverged > 0) *any_div |= 1;
             *any = 1;
         }
@@ -442,12 +447,37 @@ static double initial_loss(const ob_dataset *d, int w)
     return m;
 }
 
-/* The lrs swept on workload w as the lr figure's x tics (so the best lr,
- * 0.3 say, reads as such, not between the decades 0.1 and 1): at most 12 of
- * them, their labels not running into each other on the log axis from lo to
- * hi (the rule of the hyperparameter figure's tics). Returns how many, 0 to
- * leave the tics at the decades. */
-static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals)
+/* The shortest label of lr, 2 to 4 significant digits, that reads back as
+ * it (0.0012, 0.00215, 0.464), else 3 digits. */
+static int lr_tic_text(double lr, char *buf, size_t n)
+{
+    for (int prec = 2; prec <= 4; prec++) {
+        int len = snprintf(buf, n, "%.*g", prec, lr);
+        if (fabs(strtod(buf, NULL) - lr) <= 1e-9 * fabs(lr)) return len;
+    }
+    return snprintf(buf, n, "%.3g", lr);
+}
+
+/* Labels a and b of values va, vb on the log axis from lo to hi run into each
+ * other (or read the same). */
+static int tics_crowd(double va, double vb, double lo, double hi)
+{
+    char ta[32], tb[32];
+    int la = lr_tic_text(va, ta, sizeof ta), lb = lr_tic_text(vb, tb, sizeof tb);
+    double gap = fabs(log10(va / vb)) / log10(hi / lo);
+    return gap < (la + lb) / 2.0 / 80 + 0.02 || !strcmp(ta, tb);
+}
+
+#define LR_TICS_MAX 40
+
+/* The lrs swept on workload w as the lr figure's x tics, so that the best
+ * lr, 0.464 say, reads as such, not between the decades 0.1 and 1: at most
+ * LR_TICS_MAX of them, ascending, in vals; labelled[i] says which carry a
+ * label: the optimizers' best lrs first, then every other one whose label
+ * does not run into a labelled one's on the log axis from lo to hi (the
+ * others are unlabelled tics). Returns how many, 0 to leave the tics at the
+ * decades (more lrs than that). */
+static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals, int *labelled)
 {
     int nv = 0;
     for (int k = 0; k < s->n_g; k++)
@@ -456,17 +486,43 @@ static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals)
             int seen = 0;
             for (int j = 0; j < nv && !seen; j++) seen = vals[j] == v;
             if (seen || !(v > 0)) continue;
-            if (nv == 12) return 0;
+            if (nv == LR_TICS_MAX) return 0;
             vals[nv++] = v;
         }
-    for (int i = 0; i < nv; i++)
-        for (int j = i + 1; j < nv; j++) {
-            double gap = fabs(log10(vals[i] / vals[j])) / log10(hi / lo);
-            char ta[32], tb[32];
-            int la = snprintf(ta, sizeof ta, "%.4g", vals[i]), lb = snprintf(tb, sizeof tb, "%.4g", vals[j]);
-            if (gap < (la + lb) / 2.0 / 80 + 0.02 || !strcmp(ta, tb)) return 0;
+    for (int i = 1; i < nv; i++) /* ascending */
+        for (int j = i; j > 0 && vals[j - 1] > vals[j]; j--) {
+            double t = vals[j];
+            vals[j] = vals[j - 1];
+            vals[j - 1] = t;
+        }
+    for (int i = 0; i < nv; i++) labelled[i] = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < nv; i++) {
+            int best = 0;
+            for (int k = 0; k < s->n_g && !best; k++) best = s->g[k].wl == w && s->g[k].best_lr == vals[i];
+            if (labelled[i] || (pass == 0 && !best)) continue;
+            int ok = 1;
+            for (int j = 0; j < nv && ok; j++) ok = !labelled[j] || !tics_crowd(vals[i], vals[j], lo, hi);
+            labelled[i] = ok;
         }
     return nv;
+}
+
+/* The legend's note after an optimizer in the lr figure: its best lr (", best
+ * lr 0.464", "at the grid's edge" when it is the smallest or the largest lr
+ * the optimizer ran: the best may lie beyond), or why it has none (no line
+ * to see: its x marks are along the top). */
+static const char *lr_key_note(const ob_group *g, char *buf, size_t n)
+{
+    char t[32];
+    if (g->best >= 0) {
+        lr_tic_text(g->best_lr, t, sizeof t);
+        snprintf(buf, n, ", best lr %s%s", t,
+                 g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? " (grid edge)" : "");
+    } else {
+        snprintf(buf, n, "%s", g->n_finished ? " (diverged at every lr)" : " (no run finished)");
+    }
+    return buf;
 }
 
 /* Median final losses above OFF_SCALE x the initial loss (an optimizer that
@@ -496,6 +552,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                 if (isfinite(s->g[k].lrs[i].med) && s->g[k].lrs[i].med > OFF_SCALE * init) cap = OFF_SCALE * init;
     if (!isnan(cap)) r.hi = cap;
     int logy = spans_decades(&r);
+    /* room beside the grid's ends: a factor 1.5 on a grid over decades, less
+     * on a narrow one (0.001 to 0.0018), whose lrs would else crowd the
+     * middle of the axis and their labels run into each other */
+    double pad = xr.lo > 0 ? pow(xr.hi / xr.lo, 0.08) : 1.5;
+    if (!(pad <= 1.5)) pad = 1.5;
+    if (pad < 1.05) pad = 1.05;
     script sc;
     OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
                        "lr_sweep.csv (workload, optimizer, lr, runs, finished, diverged, "
@@ -503,7 +565,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: final training loss vs learning rate\\n"
-            "line = median over seeds, band = min to max over seeds that did not diverge, "
+            "line = median over seeds (a diverged seed = +inf), band = min to max where no seed diverged, "
             "open circle = best lr\"\n"
             "set xlabel \"learning rate (log scale)\"\n"
             "set ylabel \"final loss, mean over the last 10%% of steps%s\"\n"
@@ -514,13 +576,19 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "set y2range [0:1]\n"
             "unset y2tics\n"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, logy ? " (log scale)" : "", xr.lo / 1.5, xr.hi * 1.5,
+            wq, logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
             logy ? "set logscale y" : "unset logscale y", wq);
-    double tics[12];
-    int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / 1.5, xr.hi * 1.5, tics) : 0;
+    double tics[LR_TICS_MAX];
+    int labelled[LR_TICS_MAX];
+    int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / pad, xr.hi * pad, tics, labelled) : 0;
     if (n_tics > 0) {
+        /* a swept lr whose label would run into a neighbour's: a tic without one */
         fprintf(f, "set xtics (");
-        for (int i = 0; i < n_tics; i++) fprintf(f, "%s\"%.4g\" %.17g", i ? ", " : "", tics[i], tics[i]);
+        for (int i = 0; i < n_tics; i++) {
+            char t[32];
+            lr_tic_text(tics[i], t, sizeof t);
+            fprintf(f, "%s\"%s\" %.17g%s", i ? ", " : "", labelled[i] ? t : "", tics[i], labelled[i] ? "" : " 1");
+        }
         fprintf(f, ")   # the swept lrs\n");
     }
     double mark_step = 0.035, div_frac = 0;
@@ -558,10 +626,11 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     }
     {
         int n_key = (any_div & 1) + (any_div >> 1) + !isnan(cap) + any_conf;
-        size_t key_len = any_div & 2 ? 40 : any_div ? 30 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
+        size_t key_len = any_div & 2 ? 40 : any_div ? 38 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
         for (int k = 0; k < s->n_g; k++) {
             if (s->g[k].wl != w) continue;
-            size_t len = strlen(d->opt_labels[s->g[k].opt]) + (s->g[k].best < 0 ? 23 : 0);
+            char t[96];
+            size_t len = strlen(d->opt_labels[s->g[k].opt]) + strlen(lr_key_note(&s->g[k], t, sizeof t));
             n_key++;
             if (len > key_len) key_len = len;
         }
@@ -576,15 +645,44 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         double mark_y = 0.97 - mark_step * (nth++ % 8); /* one row of marks per optimizer */
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         int lt = g->opt + 1;
+        char note[96];
+        /* the band only where no seed diverged (column 6): elsewhere the worst
+         * seed is +inf and the survivors' range would flatter the lr; the x
+         * along the top says how many of the seeds diverged (column 6 of
+         * column 5, the finished ones) */
         fprintf(f,
-                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($8) : NaN):(cut($9)) with filledcurves lt %d notitle, \\\n"
+                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
-                first ? "" : ", \\\n", oq, lt, oq, lt, oq,
-                /* no line to see: the legend says why (its x marks are along the top) */
-                g->best >= 0 ? "" : g->n_finished ? " (diverged at every lr)" : " (no run finished)", oq, lt, oq,
-                mark_y, lt);
+                first ? "" : ", \\\n", oq, oq, lt, oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt, oq, mark_y, lt);
+        /* only where a seed diverged: gnuplot 5.4 crashes on labels with no
+         * point to draw */
+        int any_div_here = 0;
+        for (int i = 0; i < g->n_lr; i++) any_div_here |= g->lrs[i].n_diverged > 0;
+        if (any_div_here)
+            fprintf(f,
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN):(sprintf(\"%%d/%%d\", $6, $5)) "
+                    "axes x1y2 with labels left offset char 1, 0 font \",8\" tc lt %d notitle",
+                    oq, mark_y, lt);
+        /* an lr where no seed diverged between lrs where some did (or the
+         * grid's end) has a band of no width: its spread is a bar */
+        char iso[1024];
+        size_t n_iso = 0;
+        iso[0] = 0;
+        for (int i = 0; i < g->n_lr; i++) {
+            const ob_lr_point *p = &g->lrs[i];
+            if (p->n_diverged || !(p->max_finite > p->min_finite)) continue;
+            if ((i > 0 && !g->lrs[i - 1].n_diverged) || (i + 1 < g->n_lr && !g->lrs[i + 1].n_diverged)) continue;
+            if (n_iso + 40 < sizeof iso)
+                n_iso += (size_t)snprintf(iso + n_iso, sizeof iso - n_iso, "%s$3 == %.17g", n_iso ? " || " : "", p->lr);
+        }
+        if (n_iso)
+            fprintf(f,
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && (%s) ? cut($7) : NaN):"
+                    "(sel(\"%s\") && (%s) ? cut($8) : NaN):(sel(\"%s\") && (%s) ? cut($9) : NaN) "
+                    "with yerrorbars lt %d dt 1 pt -1 lw 2 notitle",
+                    oq, iso, oq, iso, oq, iso, lt);
         int above = 0;
         for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap && isfinite(g->lrs[i].med);
         if (above)
@@ -594,24 +692,24 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                     oq, lt);
         if (g->confirm_lr == g->best_lr && g->n_confirm) {
             /* the fresh seeds' median at the best lr, the bar from the best to
-             * the worst that did not diverge (confirm.csv: 7 median, 8 min, 26
-             * max finite, 25 diverged); a diverged one is an x along the top */
+             * the worst that did not diverge (confirm.csv: 7 median, 8 min, 29
+             * max finite, 28 diverged); a diverged one is an x along the top */
             if (isfinite(g->conf_final.median))
                 fprintf(f,
                         ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
-                        "(sel(\"%s\") ? (valid(26) ? $26 : $7) : NaN) with yerrorbars lt %d dt 1 pt 3 ps (2.5 * PS) lw 2 "
+                        "(sel(\"%s\") ? (valid(29) ? $29 : $7) : NaN) with yerrorbars lt %d dt 1 pt 3 ps (2.5 * PS) lw 2 "
                         "notitle",
                         oq, oq, oq, lt);
             if (g->conf_n_diverged)
                 fprintf(f,
-                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $25 > 0 ? %.3f : NaN) axes x1y2 "
+                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $28 > 0 ? %.3f : NaN) axes x1y2 "
                         "with points lt %d pt 4 ps (2.6 * PS) lw 2 notitle",
                         oq, mark_y, lt);
         }
         first = 0;
     }
     if (any_div & 1)
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: a seed diverged\"");
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x k/n at the top: k of n seeds diverged\"");
     if (any_div & 2)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 4 ps (2.6 * PS) lw 2 title \"square at the top: a fresh seed diverged\"");
     if (!isnan(cap))
@@ -623,9 +721,11 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     OB_TRY(script_close(&sc, e));
     return add_fig(out, e, stem, w, "Learning-rate sensitivity",
                    "Final training loss (mean over the last 10%% of steps) against the learning rate, "
-                   "one line per optimizer: the median over seeds, with a band from the best to the worst "
-                   "seed that did not diverge. The open circle marks each optimizer's best lr.%s%s%s%s A flat, "
-                   "wide valley means the optimizer is easy to tune.",
+                   "one line per optimizer: the median over seeds, a diverged seed counting as +inf as in the "
+                   "tables, with a band from the best to the worst seed where no seed diverged (where one did, "
+                   "the worst is +inf and the band is left out). The open circle marks each optimizer's best lr, "
+                   "which the legend gives (\"grid edge\": the smallest or largest lr tried, so the best may lie "
+                   "beyond).%s%s%s%s A flat, wide valley means the optimizer is easy to tune.",
                    !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
                                  "workload's runs that did not diverge): a learning rate whose median final loss is "
                                  "finite but above it, worse than where any run started, is a triangle on the dotted "
@@ -635,8 +735,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                               "diverged is a square along the top edge, around the x of the sweep's seeds where those diverged there too): a star above its circle shows how "
                               "much picking the lr on the sweep's own seeds flattered it." : "",
                    any_div & 1 ? " An x along the top edge marks a learning rate where at least one seed "
-                             "of the sweep diverged; where half the seeds or more diverged the median is infinite and the line "
-                             "has a gap." : "",
+                             "of the sweep diverged, labelled k/n: k of its n seeds diverged; where half the seeds or "
+                             "more diverged the median is infinite and the line has a gap." : "",
                    logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
 }
 
@@ -925,10 +1025,17 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
     int at_end = max_evals <= 1;
     char wq[512];
     gp_str(d->wl_labels[w], wq, sizeof wq);
+    /* the metric by its name where the workload is known (accuracy), as the
+     * report's tables name it */
+    const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
+    const char *metric = wdef && wdef->metric_name ? wdef->metric_name : "metric";
+    char metric_title[96], metric_caption[160];
+    snprintf(metric_title, sizeof metric_title, "Held-out %s", metric);
+    snprintf(metric_caption, sizeof metric_caption, "The workload's %s (higher is better)", metric);
     for (int which = 0; which < 2; which++) {
         char stem[300];
         snprintf(stem, sizeof stem, "%s_%s", which ? "eval_metric" : "eval_loss", slug);
-        const char *fig_title = which ? "Held-out metric" : "Held-out loss";
+        const char *fig_title = which ? metric_title : "Held-out loss";
         if (!(which ? any_metric : any_loss)) {
             /* no rows to draw: no script; say why when the runs have a value */
             if (which ? final_metric : final_loss)
@@ -970,7 +1077,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     "unset key\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
                     "set xtics nomirror scale 0%s (",
-                    wq, which ? "metric" : "loss", which ? "metric (accuracy for classifiers)" : "loss",
+                    wq, which ? metric : "loss", which ? metric : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
                     n_opt_here - 1, wq, n_opt_here > 5 || label_chars > 90 ? " rotate by -25" : "");
             int x = 0;
@@ -1007,8 +1114,8 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     "set ylabel \"held-out %s%s\"\n"
                     "%s\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-                    wq, which ? "metric" : "loss", any_div ? " still training" : "",
-                    (long long)(last_step > 0 ? last_step : 1), which ? "metric (accuracy for classifiers)" : "loss",
+                    wq, which ? metric : "loss", any_div ? " still training" : "",
+                    (long long)(last_step > 0 ? last_step : 1), which ? metric : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
             size_t key_len = 0;
             for (int k = 0; k < s->n_g; k++) {
@@ -1045,15 +1152,13 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                            "`--eval-every N` evaluates during training too), for each optimizer at its best "
                            "learning rate: the point is the median over seeds, the bar spans the best and "
                            "worst seed.%s",
-                           which ? "The workload's metric (accuracy for classifiers; higher is better)"
-                                 : "Loss (lower is better)",
+                           which ? metric_caption : "Loss (lower is better)",
                            logy ? " The y axis is logarithmic." : ""));
         else
             OB_TRY(add_fig(out, e, stem, w, fig_title,
                            "%s on held-out data at each evaluation, for each optimizer at its best learning "
                            "rate: median over seeds with a min-max band.%s%s",
-                           which ? "The workload's metric (accuracy for classifiers; higher is better)"
-                                 : "Loss (lower is better)",
+                           which ? metric_caption : "Loss (lower is better)",
                            any_div ? " A seed that diverged (the legend counts them) counts as the worst value "
                                      "from its last evaluation on, so the line ends where half the seeds or more "
                                      "have diverged; the band spans the seeds still training." : "",
@@ -1161,7 +1266,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", r.hi / scale * 1.12);
     script sc;
     char reads[160];
-    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty = no bar)", files[kind]);
+    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no bar)", files[kind]);
     static const char *const what_txt[] = {"median time per training step", "peak memory",
                                            "optimizer state size", "training time to reach the target loss"};
     ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
@@ -1245,7 +1350,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
      * reached the target nowhere) is then undefined points, not a gnuplot
      * warning that it has none */
     char using[64];
-    snprintf(using, sizeof using, "(column(i) / %.17g)", scale);
+    /* an infinite time (not reached, inf in the CSV) draws no bar either */
+    snprintf(using, sizeof using, "(column(i) < 1e308 ? column(i) / %.17g : NaN)", scale);
     fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with boxes lt (i - 1) dt 1 notitle",
             d->n_opt + 1, files[kind], using);
     /* the legend names every optimizer, also one without a single bar */

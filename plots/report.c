@@ -1070,8 +1070,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
 
     /* ---- files ---- */
     doc_h(dc, 2, "Files in this folder");
-    doc_p(dc, "Every table above is a CSV file (text quoted, empty = not measured, inf = diverged or "
-              "never reached). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
+    doc_p(dc, "Every table above is a CSV file (text quoted; inf = diverged or never reached: a diverged "
+              "run's final and held-out loss are inf and its held-out metric -inf, as the statistics count "
+              "them, and a time or number of steps to a target never reached is inf; empty = no value: not "
+              "run, not measured, or not defined, as the columns below say). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
               "it and run `gnuplot NAME.gp` here to redraw NAME.png, NAME.svg and NAME.pdf (vector, "
               "6.5 x 4 inches with 9-point text, for a paper; where gnuplot has pdfcairo). style.gp "
               "holds the shared look (size, fonts, one colour, marker shape and dash type per optimizer). "

@@ -154,7 +154,10 @@ static const ob_file_doc docs[] = {
      "settings that tell configurations apart, e.g. 'adam beta2=0.95' or 'quadratic cond=100'; workload_params "
      "and hparams hold every value), lr, seed, status (done|diverged|failed|"
      "interrupted|pending|running), steps (planned), steps_done, final_loss (mean training loss "
-     "over the last 10% of steps), best_loss, eval_loss, eval_metric, loss_floor, diverged_step, "
+     "over the last 10% of steps; inf for a run that diverged, or finished without a finite loss in that "
+     "window, as the statistics count it; empty for a run that did not finish and recorded none), best_loss, "
+     "eval_loss, eval_metric (of a diverged run inf and -inf, the worst, as the statistics count them, where "
+     "the workload has them), loss_floor, diverged_step, "
      "step_ms_median, step_ms_p90, items_per_sec, peak_mem_bytes, state_bytes, wall_s, "
      "workload_params (JSON), hparams (JSON), error, stage (sweep | confirm: a fresh seed at the best lr, "
      "run after the sweep), device_mem_bytes (the largest device memory in use as the driver reports it; "
@@ -166,14 +169,19 @@ static const ob_file_doc docs[] = {
      "steps: from the gradients, summed over the replicas, to the updated parameters; empty for a database "
      "of an older optbench)"},
     {"curves.csv", "every recorded training step of every run",
-     "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss, grad_norm, step_lr "
-     "(lr in effect at that step)"},
+     "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss (empty where it was NaN), "
+     "grad_norm, step_lr (lr in effect at that step), stage (as in runs.csv: sweep | confirm)"},
     {"evals.csv", "every held-out evaluation of every run",
-     "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric"},
+     "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric, stage (as in runs.csv: sweep | "
+     "confirm)"},
     {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
      "workload, optimizer, rank (1 = lowest median final loss; empty when every run diverged), best_lr, seeds (at the best lr), "
-     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (95% distribution-free interval of the "
-     "median from order statistics; with 5 seeds or fewer min-max, which holds it with less than 95%), eval_loss_median/min/max/ci_lo/ci_hi, eval_metric_median/min/max/ci_lo/ci_hi, "
+     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (distribution-free interval of the "
+     "median from order statistics: the narrowest that holds it with probability 95% or more; with 5 seeds or "
+     "fewer none does and it is min-max; empty with one seed), final_ci_coverage (the probability that the "
+     "interval holds the median, exact from the binomial distribution: 0.95 or more from 6 seeds, "
+     "1 - 2^(1-n) for min-max of n <= 5 seeds: 0.5, 0.75, 0.875, 0.9375; label error bars with it), "
+     "eval_loss_median/min/max/ci_lo/ci_hi/ci_coverage, eval_metric_median/min/max/ci_lo/ci_hi/ci_coverage, "
      "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged), lr_width_open "
      "(1 when the range reaches the edge of the grid: a lower bound), lr_width_unmeasured (why "
      "lr_width_decades is empty although there is a best lr: edge_next_diverged = the best lr is the smallest "
@@ -187,10 +195,11 @@ static const ob_file_doc docs[] = {
      "workload, optimizer, rank (1 = lowest confirmed median final loss; empty when the runs are not at "
      "the sweep's best lr, or their median is inf), lr, lr_is_best (0 when the runs are at another lr than the "
      "sweep's best: an earlier benchmark's), seeds, final_median, final_min, final_max (inf when one diverged), "
-     "final_ci_lo, final_ci_hi, sweep_seeds, sweep_final_median (the sweep's median at its best lr; empty when "
+     "final_ci_lo, final_ci_hi, final_ci_coverage (as in summary.csv), sweep_seeds, sweep_final_median (the sweep's median at its best lr; empty when "
      "lr_is_best is 0), change (final_median / sweep_final_median - 1: the optimism of picking the lr on the "
-     "sweep's seeds, plus how the fresh seeds differ from the sweep's), eval_loss_median/min/max/ci_lo/ci_hi, "
-     "eval_metric_median/min/max/ci_lo/ci_hi, diverged (of the fresh seeds), final_max_finite (the worst that "
+     "sweep's seeds, plus how the fresh seeds differ from the sweep's), "
+     "eval_loss_median/min/max/ci_lo/ci_hi/ci_coverage, eval_metric_median/min/max/ci_lo/ci_hi/ci_coverage, "
+     "diverged (of the fresh seeds), final_max_finite (the worst that "
      "did not diverge), not_fresh (confirmation runs left out: their seed is also a seed of the sweep)"},
     {"paired.csv", "neighbours in each ranking compared seed by seed (a seed's runs share initialization "
      "and data order across optimizers)",
@@ -201,8 +210,8 @@ static const ob_file_doc docs[] = {
      "untied seeds: a win on every one of n seeds gives 2 / 2^n)"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
-     "seeds or more diverged), final_min, final_max (over seeds that did not diverge), eval_loss_median, "
-     "eval_metric_median, steps_to_target (the first step at which the median over seeds of the "
+     "seeds or more diverged), final_min, final_max (over seeds that did not diverge: empty when all did), "
+     "eval_loss_median, eval_metric_median (a diverged seed's inf and -inf), steps_to_target (the first step at which the median over seeds of the "
      "trailing loss reached the target), time_to_target_s (steps x the optimizer's step time on the workload, "
      "the same at every lr: the median over its finished runs at every lr of each run's mean step time, or of "
      "their median step time on a workload where some run predates the mean: "
@@ -261,7 +270,7 @@ static const ob_file_doc docs[] = {
     {"bars_state_bytes.csv", "optimizer state (bytes), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_time_to_target.csv", "training time to target (s), one row per workload, one column per "
-     "optimizer; empty when not reached",
+     "optimizer; inf when not reached, empty when not run (or untimed, or the target was met at the start)",
      "workload, then one column per optimizer"},
 };
 
@@ -633,19 +642,67 @@ static ob_status write_over_seeds(ob_csv *c, const series *ss, int k, const char
 
 #define HDR(...) (const char *const[]){__VA_ARGS__}, (int)(sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
 
+/* Does workload w have a held-out loss (metric 0) or metric (1): a finished
+ * run of it that did not diverge recorded one? */
+static int wl_has_held_out(const ob_dataset *d, int w, int metric)
+{
+    for (int i = 0; i < d->n; i++) {
+        const ob_rrun *r = &d->runs[i];
+        if (r->wl == w && r->finished && !r->diverged && !isnan(metric ? r->eval_metric : r->eval_loss)) return 1;
+    }
+    return 0;
+}
+
+/* A run's final loss, held-out loss and metric as runs.csv writes them: as
+ * the statistics count them. A finished run that diverged, or ended without a
+ * finite loss in its last 10% of steps, has a final loss of +inf; a diverged
+ * run's held-out loss is +inf and its metric -inf where its workload has them
+ * (left empty, a diverged seed would drop out of a median taken from the
+ * file). A run that did not finish keeps what was recorded (empty: none). */
+static void run_values(const ob_rrun *r, const int *has_el, const int *has_em, double *final, double *eval_loss,
+                       double *eval_metric)
+{
+    *final = r->final_loss;
+    *eval_loss = r->eval_loss;
+    *eval_metric = r->eval_metric;
+    if (!r->finished) return;
+    if (r->diverged || !isfinite(r->final_loss)) *final = INFINITY;
+    if (r->diverged) {
+        *eval_loss = has_el[r->wl] ? INFINITY : NAN;
+        *eval_metric = has_em[r->wl] ? -INFINITY : NAN;
+    }
+}
+
 static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
 {
+    int *has_el = malloc(((size_t)d->n_wl + 1) * sizeof *has_el), *has_em = malloc(((size_t)d->n_wl + 1) * sizeof *has_em);
+    if (!has_el || !has_em) {
+        free(has_el);
+        free(has_em);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    for (int w = 0; w < d->n_wl; w++) {
+        has_el[w] = wl_has_held_out(d, w, 0);
+        has_em[w] = wl_has_held_out(d, w, 1);
+    }
     ob_csv c;
-    OB_TRY(ob_csv_open(&c, dir, "runs.csv",
+    ob_status st = ob_csv_open(&c, dir, "runs.csv",
                        HDR("run_id", "benchmark_id", "workload", "optimizer", "lr", "seed", "status",
                            "steps", "steps_done", "final_loss", "best_loss", "eval_loss",
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
                            "workload_params", "hparams", "error", "stage", "device_mem_bytes",
                            "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean", "opt_ms_median", "opt_ms_mean"),
-                       e));
+                       e);
+    if (st != OB_OK) {
+        free(has_el);
+        free(has_em);
+        return st;
+    }
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
+        double final, eval_loss, eval_metric;
+        run_values(r, has_el, has_em, &final, &eval_loss, &eval_metric);
         ob_csv_int(&c, r->id);
         ob_csv_opt_int(&c, r->benchmark_id);
         ob_csv_str(&c, d->wl_labels[r->wl]);
@@ -655,10 +712,10 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_str(&c, r->status);
         ob_csv_opt_int(&c, r->steps);
         ob_csv_opt_int(&c, r->steps_done);
-        ob_csv_num(&c, r->final_loss);
+        ob_csv_num(&c, final);
         ob_csv_num(&c, r->best_loss);
-        ob_csv_num(&c, r->eval_loss);
-        ob_csv_num(&c, r->eval_metric);
+        ob_csv_num(&c, eval_loss);
+        ob_csv_num(&c, eval_metric);
         ob_csv_num(&c, r->loss_floor);
         ob_csv_opt_int(&c, r->diverged_step);
         ob_csv_num(&c, r->step_ms_median);
@@ -680,6 +737,8 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_num(&c, r->opt_ms_mean);
         ob_csv_row(&c);
     }
+    free(has_el);
+    free(has_em);
     return ob_csv_close(&c, e);
 }
 
@@ -709,6 +768,7 @@ static ob_status write_series(sqlite3 *db, const ob_dataset *d, const char *dir,
             ob_csv_int(&c, sqlite3_column_int64(q, 0));
             for (int k = 1; k <= n_values; k++)
                 ob_csv_num(&c, sqlite3_column_type(q, k) == SQLITE_NULL ? NAN : sqlite3_column_double(q, k));
+            ob_csv_str(&c, r->confirm ? "confirm" : "sweep");
             ob_csv_row(&c);
         }
     }
@@ -721,14 +781,18 @@ static ob_status write_recorded(sqlite3 *db, const ob_dataset *d, const char *di
 {
     OB_TRY(write_series(db, d, dir, "curves.csv",
                         HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "loss", "grad_norm",
-                            "step_lr"),
+                            "step_lr", "stage"),
                         "SELECT step, loss, grad_norm, lr FROM curves WHERE run_id = ?1 ORDER BY step", 3, e));
     return write_series(db, d, dir, "evals.csv",
                         HDR("run_id", "workload", "optimizer", "lr", "seed", "step", "eval_loss",
-                            "eval_metric"),
+                            "eval_metric", "stage"),
                         "SELECT step, loss, metric FROM evals WHERE run_id = ?1 ORDER BY step", 2, e);
 }
 
+/* median, min, max, ci_lo, ci_hi and the interval's coverage: the
+ * probability that [ci_lo, ci_hi] holds the median (0.95 or more from 6
+ * seeds, 1 - 2^(1-n) for the min-max range of n <= 5 seeds: 0.9375 at 5);
+ * empty where there is no interval */
 static void spread_cols(ob_csv *c, const ob_spread *s)
 {
     ob_csv_num(c, s->median);
@@ -736,6 +800,7 @@ static void spread_cols(ob_csv *c, const ob_spread *s)
     ob_csv_num(c, s->max);
     ob_csv_num(c, s->ci_lo);
     ob_csv_num(c, s->ci_hi);
+    ob_csv_num(c, isnan(s->ci_lo) ? NAN : s->ci_cover);
 }
 
 static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int *rank,
@@ -744,10 +809,11 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
     ob_csv c;
     OB_TRY(ob_csv_open(&c, dir, "summary.csv",
                        HDR("workload", "optimizer", "rank", "best_lr", "seeds", "final_median",
-                           "final_min", "final_max", "final_ci_lo", "final_ci_hi", "eval_loss_median",
-                           "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi",
-                           "eval_metric_median", "eval_metric_min", "eval_metric_max",
-                           "eval_metric_ci_lo", "eval_metric_ci_hi", "lr_width_decades",
+                           "final_min", "final_max", "final_ci_lo", "final_ci_hi", "final_ci_coverage",
+                           "eval_loss_median", "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo",
+                           "eval_loss_ci_hi", "eval_loss_ci_coverage", "eval_metric_median", "eval_metric_min",
+                           "eval_metric_max", "eval_metric_ci_lo", "eval_metric_ci_hi",
+                           "eval_metric_ci_coverage", "lr_width_decades",
                            "lr_width_open", "lr_width_unmeasured", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
                            "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr"),
                        e));
@@ -795,8 +861,14 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
             ob_csv_num(&c, p->med);
             ob_csv_num(&c, p->min_finite);
             ob_csv_num(&c, p->max_finite);
-            ob_csv_num(&c, p->eval_med);
-            ob_csv_num(&c, p->metric_med);
+            /* an optimizer whose every run diverged has no held-out values
+             * of its own to count a diverged seed's as the worst: where its
+             * workload has them, every seed here diverged, so the median is
+             * the worst, as a diverged run's value in runs.csv */
+            const int all_div = p->n_finished > 0 && p->n_diverged == p->n_finished;
+            ob_csv_num(&c, isnan(p->eval_med) && all_div && wl_has_held_out(d, g->wl, 0) ? INFINITY : p->eval_med);
+            ob_csv_num(&c, isnan(p->metric_med) && all_div && wl_has_held_out(d, g->wl, 1) ? -INFINITY
+                                                                                        : p->metric_med);
             ob_csv_num(&c, p->tt_steps);
             ob_csv_num(&c, p->tt_time_s);
             ob_csv_int(&c, i == g->best);
@@ -979,7 +1051,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
                     if (b == 0) v = g->step_ms_median;
                     else if (b == 1) v = g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN;
                     else if (b == 2) v = g->state_bytes >= 0 ? (double)g->state_bytes : NAN;
-                    else v = isfinite(g->tt_time_s) ? g->tt_time_s : NAN;
+                    else v = g->tt_time_s; /* inf: not reached */
                 }
                 ob_csv_num(&c, v);
             }
@@ -1068,11 +1140,12 @@ static ob_status write_confirm(const ob_dataset *d, const ob_stats *s, const cha
     ob_csv c;
     ob_status st = ob_csv_open(&c, dir, "confirm.csv",
                                HDR("workload", "optimizer", "rank", "lr", "lr_is_best", "seeds", "final_median",
-                                   "final_min", "final_max", "final_ci_lo", "final_ci_hi", "sweep_seeds",
-                                   "sweep_final_median", "change", "eval_loss_median", "eval_loss_min",
-                                   "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi", "eval_metric_median",
-                                   "eval_metric_min", "eval_metric_max", "eval_metric_ci_lo",
-                                   "eval_metric_ci_hi", "diverged", "final_max_finite", "not_fresh"),
+                                   "final_min", "final_max", "final_ci_lo", "final_ci_hi", "final_ci_coverage",
+                                   "sweep_seeds", "sweep_final_median", "change", "eval_loss_median",
+                                   "eval_loss_min", "eval_loss_max", "eval_loss_ci_lo", "eval_loss_ci_hi",
+                                   "eval_loss_ci_coverage", "eval_metric_median", "eval_metric_min",
+                                   "eval_metric_max", "eval_metric_ci_lo", "eval_metric_ci_hi",
+                                   "eval_metric_ci_coverage", "diverged", "final_max_finite", "not_fresh"),
                                e);
     for (int k = 0; st == OB_OK && k < s->n_g; k++) {
         const ob_group *g = &s->g[k];

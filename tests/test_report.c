@@ -209,6 +209,16 @@ static void test_tables(const char *db, const char *out)
         CHECK(num_of(cell(&t, r, "best_lr")) == 0.01);
         CHECK(num_of(cell(&t, r, "final_median")) == 1.0);
         CHECK(num_of(cell(&t, r, "final_ci_lo")) == 0.8 && num_of(cell(&t, r, "final_ci_hi")) == 1.2);
+        /* min-max of 3 seeds holds the median with probability 1 - 2^-2, not 95% */
+        CHECK(num_of(cell(&t, r, "final_ci_coverage")) == 0.75 && num_of(cell(&t, r, "eval_loss_ci_coverage")) == 0.75 &&
+              num_of(cell(&t, r, "eval_metric_ci_coverage")) == 0.75);
+        /* each coverage right after its interval */
+        for (int c = 0; c + 1 < t.cols; c++)
+            if (strlen(t.cell[c]) > 6 && !strcmp(t.cell[c] + strlen(t.cell[c]) - 6, "_ci_hi")) {
+                char want[64];
+                snprintf(want, sizeof want, "%.*s_ci_coverage", (int)strlen(t.cell[c]) - 6, t.cell[c]);
+                CHECK_MSG(!strcmp(t.cell[c + 1], want), "%s follows %s", t.cell[c + 1], t.cell[c]);
+            }
         CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
         /* lr 0.1 is within 10% of the best but a seed diverged there: a closed range */
         CHECK(!strcmp(cell(&t, r, "lr_width_open"), "0"));
@@ -235,6 +245,11 @@ static void test_tables(const char *db, const char *out)
     }
     r = find_row(&t, "status", "diverged", "optimizer", "adam");
     CHECK(r > 0 && !strcmp(cell(&t, r, "diverged_step"), "7"));
+    /* a diverged run's values as the statistics count them: the worst, not empty */
+    CHECK(r > 0 && !strcmp(cell(&t, r, "final_loss"), "inf") && !strcmp(cell(&t, r, "eval_loss"), "inf") &&
+          !strcmp(cell(&t, r, "eval_metric"), "-inf"));
+    r = find_row(&t, "status", "pending", NULL, NULL);
+    CHECK(r > 0 && !strcmp(cell(&t, r, "final_loss"), "") && !strcmp(cell(&t, r, "eval_loss"), ""));
     CHECK(t.rows == 25);
     free_table(&t);
 
@@ -271,8 +286,18 @@ static void test_tables(const char *db, const char *out)
 
     CHECK(read_table(out, "bars_time_to_target.csv", &t) == 0);
     r = find_row(&t, "workload", "quad", NULL, NULL);
-    CHECK(r > 0 && !strcmp(cell(&t, r, "sgd"), "") && num_of(cell(&t, r, "adam")) == 0.028);
+    /* sgd never reached the target: inf, as in time_to_target.csv (empty is for a pair not run) */
+    CHECK(r > 0 && !strcmp(cell(&t, r, "sgd"), "inf") && num_of(cell(&t, r, "adam")) == 0.028);
     free_table(&t);
+
+    /* the recorded series carry the run's stage */
+    static const char *const series_files[] = {"curves.csv", "evals.csv"};
+    for (int i = 0; i < 2; i++) {
+        CHECK(read_table(out, series_files[i], &t) == 0);
+        CHECK(t.rows > 1 && !strcmp(t.cell[t.cols - 1], "stage"));
+        for (int k = 1; k < t.rows; k++) CHECK(!strcmp(cell(&t, k, "stage"), "sweep"));
+        free_table(&t);
+    }
 
     /* scripts */
     char *gp = slurp(out, "loss_quad.gp");
@@ -282,7 +307,7 @@ static void test_tables(const char *db, const char *out)
     free(gp);
     gp = slurp(out, "lr_quad.gp");
     CHECK(gp && strstr(gp, "set logscale x") && strstr(gp, "'lr_sweep.csv'") &&
-          strstr(gp, "a seed diverged"));
+          strstr(gp, "k of n seeds diverged"));
     free(gp);
     gp = slurp(out, "style.gp");
     CHECK(gp && strstr(gp, "pngcairo") && strstr(gp, "set datafile separator comma") && strstr(gp, "# adam"));
@@ -426,7 +451,13 @@ static void test_confirm(const char *db, const char *out)
         CHECK_NEAR(num_of(cell(&t, r, "final_median")), 1.3, 1e-12);
         CHECK(num_of(cell(&t, r, "sweep_final_median")) == 1.0);
         CHECK_NEAR(num_of(cell(&t, r, "change")), 0.3, 1e-12);
+        CHECK(num_of(cell(&t, r, "final_ci_coverage")) == 0.75);
     }
+    /* the lr figure reads confirm.csv's diverged and final_max_finite by number */
+    CHECK(t.cols >= 29 && !strcmp(t.cell[27], "diverged") && !strcmp(t.cell[28], "final_max_finite"));
+    char *lgp = slurp(out, "lr_quad.gp");
+    CHECK(lgp && strstr(lgp, "(valid(29) ? $29 : $7)") && strstr(lgp, "&& $28 > 0 ?"));
+    free(lgp);
     r = find_row(&t, "workload", "rosen", "optimizer", "adam");
     CHECK(r > 0 && !strcmp(cell(&t, r, "lr_is_best"), "0") && num_of(cell(&t, r, "lr")) == 0.03 &&
           !strcmp(cell(&t, r, "change"), "") && !strcmp(cell(&t, r, "rank"), "") &&
@@ -437,9 +468,26 @@ static void test_confirm(const char *db, const char *out)
     free_table(&t);
     CHECK(read_table(out, "runs.csv", &t) == 0);
     int n_confirm = 0;
-    for (int i = 1; i < t.rows; i++) n_confirm += !strcmp(cell(&t, i, "stage"), "confirm");
+    char confirm_ids[7][32];
+    for (int i = 1; i < t.rows; i++)
+        if (!strcmp(cell(&t, i, "stage"), "confirm") && n_confirm < 7)
+            snprintf(confirm_ids[n_confirm++], sizeof confirm_ids[0], "%s", cell(&t, i, "run_id"));
     CHECK(n_confirm == 7);
     free_table(&t);
+    /* curves.csv and evals.csv: the same stage as runs.csv, row by row */
+    static const char *const series_files[] = {"curves.csv", "evals.csv"};
+    for (int f = 0; f < 2; f++) {
+        CHECK(read_table(out, series_files[f], &t) == 0);
+        int n_conf_rows = 0;
+        for (int i = 1; i < t.rows; i++) {
+            int is_conf = 0;
+            for (int k = 0; k < n_confirm; k++) is_conf |= !strcmp(cell(&t, i, "run_id"), confirm_ids[k]);
+            CHECK_MSG(!strcmp(cell(&t, i, "stage"), is_conf ? "confirm" : "sweep"), "%s row %d", series_files[f], i);
+            n_conf_rows += is_conf;
+        }
+        CHECK(n_conf_rows > 0);
+        free_table(&t);
+    }
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "7 of the runs are confirmation runs"));
     CHECK(md && strstr(md, "| device memory (driver) |") && strstr(md, "2.79 GiB"));
@@ -458,6 +506,45 @@ static void test_confirm(const char *db, const char *out)
     char *stale = slurp(out, "confirm.csv");
     CHECK_MSG(stale == NULL, "a stale confirm.csv was left in the report folder");
     free(stale);
+}
+
+/* An optimizer that diverged at every lr: its runs' final and held-out
+ * values in runs.csv are the worst (inf, and -inf for the metric) where the
+ * workload has them (rosen has no metric: empty), and lr_sweep.csv's held-out
+ * medians over those seeds are the worst too, as its final_median is. */
+static void test_all_diverged(const char *db, const char *out)
+{
+    CHECK(fx_build_reference(db) == 0);
+    ob_err e = {0};
+    ob_store *st = NULL;
+    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &st, &e), &e);
+    if (!st) return;
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(st, 0, &(fx_run){"quad", "lion", NULL, 0.01, seed, "diverged", 0, 20, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(st, 0, &(fx_run){"rosen", "lion", NULL, 0.01, seed, "diverged", 0, 20, 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_store_close(st);
+    ob_report_result res;
+    write_report(db, out, &res);
+    table t;
+    CHECK(read_table(out, "runs.csv", &t) == 0);
+    int n = 0;
+    for (int i = 1; i < t.rows; i++) {
+        if (strcmp(cell(&t, i, "optimizer"), "lion")) continue;
+        int quad = !strcmp(cell(&t, i, "workload"), "quad");
+        n++;
+        CHECK(!strcmp(cell(&t, i, "final_loss"), "inf") && !strcmp(cell(&t, i, "eval_loss"), "inf"));
+        CHECK_MSG(!strcmp(cell(&t, i, "eval_metric"), quad ? "-inf" : ""), "eval_metric '%s'", cell(&t, i, "eval_metric"));
+    }
+    CHECK(n == 4);
+    free_table(&t);
+    CHECK(read_table(out, "lr_sweep.csv", &t) == 0);
+    int r = find_row(&t, "workload", "quad", "optimizer", "lion");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "final_median"), "inf") && !strcmp(cell(&t, r, "eval_loss_median"), "inf") &&
+          !strcmp(cell(&t, r, "eval_metric_median"), "-inf"));
+    r = find_row(&t, "workload", "rosen", "optimizer", "lion");
+    CHECK(r > 0 && !strcmp(cell(&t, r, "eval_loss_median"), "inf") && !strcmp(cell(&t, r, "eval_metric_median"), ""));
+    free_table(&t);
 }
 
 /* Seeds that diverged at the best lr: curves_best.csv counts them as +inf
@@ -603,6 +690,9 @@ int main(void)
     snprintf(db, sizeof db, "%s/provenance.db", dir);
     snprintf(out, sizeof out, "%s/provenance", dir);
     test_provenance(db, out);
+    snprintf(db, sizeof db, "%s/all_diverged.db", dir);
+    snprintf(out, sizeof out, "%s/all_diverged", dir);
+    test_all_diverged(db, out);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -631,19 +631,126 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     char *gp = slurp(out, "lr_w.gp");
     CHECK(gp && strstr(gp, "CAP = 10.5\n") && strstr(gp, "set yrange [*:"));
     CHECK(gp && count_of(gp, "$7 > CAP && $7 < 1e308 ? CAP : NaN") == 1 && strstr(gp, "sel(\"bad\") && $7 > CAP"));
-    CHECK(gp && strstr(gp, "title \"x at the top: a seed diverged\""));
+    CHECK(gp && strstr(gp, "title \"x k/n at the top: k of n seeds diverged\""));
     CHECK(gp && strstr(gp, "title \"triangle: off the scale\""));
     /* the lines and bands stop at the cap, on its dotted line, and the tics end there */
     CHECK(gp && strstr(gp, "cut(v) = v > CAP && v < 1e308 ? CAP : v") && strstr(gp, "set arrow from graph 0, first CAP") &&
           strstr(gp, ", 10.5\n") && strstr(gp, "set ytics "));
     CHECK(gp && count_of(gp, "? cut($7) : NaN) with linespoints") == count_of(gp, "with linespoints") &&
-          count_of(gp, "? cut($8) : NaN):(cut($9)) with filledcurves") == count_of(gp, "with filledcurves"));
+          count_of(gp, "$6 == 0 ? cut($9) : NaN) with filledcurves") == count_of(gp, "with filledcurves"));
     free(gp);
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "stops at 1.5 times the initial loss"));
     free(md);
     gp = slurp(dir, "tt/lr_wa.gp"); /* test_time_to_target's report: nothing off the scale */
     CHECK(gp && strstr(gp, "set logscale x") && !strstr(gp, "CAP"));
+    free(gp);
+}
+
+/* The lr figure where seeds diverged at some lrs (7 seeds at 0.001, 0.0012,
+ * ..., 0.0018; 0, 3, 4, 5 and 5 of them diverged, the survivors at the last
+ * lrs below the best lr's median): the median counts a diverged seed as +inf
+ * (a gap where most diverged), the band is drawn only where no seed diverged
+ * (elsewhere its top is +inf) and the best lr's spread, an lr alone between
+ * grid's end and divergence, is a bar; each x along the top says how many of
+ * the seeds diverged; every swept lr of a narrow grid is a labelled tic; the
+ * legend names the best lr and that it is at the grid's edge. A second
+ * workload on a 10-point grid over three decades: its best lr, 0.464, is a
+ * labelled tic. */
+static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/lrdiv.db", dir);
+    snprintf(out, sizeof out, "%s/lrdiv", dir);
+    ob_err e = {0};
+    int64_t bench = 0;
+    ob_store *s = fresh_bench(db, "lrdiv", &bench);
+    static const double lrs[5] = {0.001, 0.0012, 0.0014, 0.0016, 0.0018};
+    static const int n_div[5] = {0, 3, 4, 5, 5};
+    for (int l = 0; l < 5; l++)
+        for (int seed = 0; seed < 7; seed++) {
+            int div = seed < n_div[l];
+            /* the best lr's median 7.3; the two survivors of 0.0016 and 0.0018 at 6.5 and 6.6 */
+            double final = (l == 0 ? 7.0 : l < 3 ? 8.0 : 6.0) + 0.1 * seed;
+            fx_add(s, bench, &(fx_run){"w", "sgd", NULL, lrs[l], seed, div ? "diverged" : "done", final, 0, 1.0, 1.5,
+                                       4096, 0, 1.5, NAN, 0});
+        }
+    for (int k = 0; k < 10; k++) {
+        double lr = 0.001 * pow(10, k / 3.0);
+        char t[32];
+        snprintf(t, sizeof t, "%.3g", lr);
+        for (int seed = 0; seed < 3; seed++)
+            fx_add(s, bench, &(fx_run){"g", "adam", NULL, strtod(t, NULL), seed, "done", 5.0 + abs(k - 8) + 0.1 * seed,
+                                       0, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+    }
+    /* one lr, no seed diverged: no k/n labels (gnuplot 5.4 crashed on labels
+     * with no point to draw in a file of one row) */
+    for (int seed = 0; seed < 2; seed++)
+        fx_add(s, bench, &(fx_run){"one", "adam", NULL, 0.01, seed, "done", 1.0 + 0.1 * seed, 0, 1.0, 1.5, 4096, 0, 1.5,
+                                   NAN, 0});
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
+    CHECK(res.n_render_failed == 0);
+    char *gp = slurp(out, "lr_one.gp");
+    CHECK(gp && !strstr(gp, "with labels"));
+    free(gp);
+    gp = slurp(out, "lr_w.gp");
+    /* the band: only where no seed diverged */
+    CHECK(gp && count_of(gp, "with filledcurves") == 1 &&
+          strstr(gp, "using 3:(sel(\"sgd\") && $6 == 0 ? cut($8) : NaN):(sel(\"sgd\") && $6 == 0 ? cut($9) : NaN) with filledcurves"));
+    /* the best lr alone between the grid's end and divergence: its spread a bar */
+    CHECK(gp && strstr(gp, "sel(\"sgd\") && ($3 == 0.001) ? cut($7) : NaN)") && count_of(gp, "with yerrorbars") == 1);
+    /* k/n beside each x */
+    CHECK(gp && strstr(gp, ":(sprintf(\"%d/%d\", $6, $5)) axes x1y2 with labels"));
+    /* every lr of the narrow grid labelled, none an unlabelled tic */
+    CHECK(gp && strstr(gp, "set xtics (\"0.001\" 0.001, \"0.0012\" ") && strstr(gp, "\"0.0014\" ") &&
+          strstr(gp, "\"0.0016\" ") && strstr(gp, "\"0.0018\" ") && !strstr(gp, "\"\" 0.0"));
+    CHECK(gp && strstr(gp, "title \"sgd, best lr 0.001 (grid edge)\""));
+    free(gp);
+    char *csv = slurp(out, "lr_sweep.csv"); /* 5 of 7 diverged: the median is +inf */
+    CHECK(csv && strstr(csv, "\"w\",\"sgd\",0.0016,7,7,5,inf,"));
+    free(csv);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "labelled k/n: k of its n seeds diverged") && strstr(md, "the band is left out"));
+    free(md);
+    gp = slurp(out, "lr_g.gp");
+    CHECK(gp && strstr(gp, "\"0.464\" 0.464") && strstr(gp, "title \"adam, best lr 0.464\""));
+    free(gp);
+}
+
+/* The held-out metric figure names the metric as the report's table does:
+ * "accuracy" for a workload known to measure it (cnn-tiny), "metric" for
+ * one that optbench does not know. */
+static void test_metric_name(const char *dir)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/metric.db", dir);
+    snprintf(out, sizeof out, "%s/metric", dir);
+    ob_err e = {0};
+    int64_t bench = 0;
+    ob_store *s = fresh_bench(db, "metric", &bench);
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(s, bench, &(fx_run){"cnn-tiny", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
+                                   0.8 + 0.01 * seed, 0});
+        fx_add(s, bench, &(fx_run){"w", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
+                                   0.8 + 0.01 * seed, 0});
+    }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "| held-out accuracy |") && strstr(md, "| held-out metric |"));
+    CHECK(md && !strstr(md, "accuracy for classifiers"));
+    free(md);
+    char *gp = slurp(out, "eval_metric_cnn-tiny.gp");
+    CHECK_MSG(gp && strstr(gp, "set ylabel \"held-out accuracy\"") && strstr(gp, "held-out accuracy at the end"),
+              "%s", gp ? gp : "no eval_metric_cnn-tiny.gp");
+    free(gp);
+    gp = slurp(out, "eval_metric_w.gp");
+    CHECK(gp && strstr(gp, "set ylabel \"held-out metric\"") && !strstr(gp, "accuracy"));
     free(gp);
 }
 
@@ -737,7 +844,7 @@ static void test_series_styles(const char *dir)
     free(gp);
     /* an optimizer without a line (every lr diverged) says so in the legend */
     gp = slurp(dir, "offscale/lr_w.gp");
-    CHECK(gp && strstr(gp, "title \"gone (diverged at every lr)\"") && strstr(gp, "title \"good\"") &&
+    CHECK(gp && strstr(gp, "title \"gone (diverged at every lr)\"") && strstr(gp, "title \"good, best lr 0.01 (grid edge)\"") &&
           count_of(gp, "(diverged at every lr)") == 1);
     free(gp);
 }
@@ -857,7 +964,7 @@ static void test_bar_time_units(const char *dir)
     CHECK(gp && strstr(gp, "set logscale y") && strstr(gp, "set ylabel \"time per step (log scale)\""));
     CHECK(gp && strstr(gp, "set ytics (") && strstr(gp, "\"1 us\" ") && strstr(gp, "\"10 us\" ") &&
           strstr(gp, "\"1 ms\" 0.001") && strstr(gp, "\"100 ms\" ") && strstr(gp, "\"1 s\" 1"));
-    CHECK(gp && strstr(gp, "using ($0 + off(i)):(column(i) / 1000) with boxes")); /* ms to s */
+    CHECK(gp && strstr(gp, "using ($0 + off(i)):(column(i) < 1e308 ? column(i) / 1000 : NaN) with boxes")); /* ms to s */
     free(gp);
 }
 
@@ -879,6 +986,8 @@ int main(void)
     test_no_eval_rows(db, dir, have_gnuplot);
     test_hp_sweep(dir, have_gnuplot);
     test_lr_off_scale(dir, have_gnuplot);
+    test_lr_diverged_seeds(dir, have_gnuplot);
+    test_metric_name(dir);
     test_series_styles(dir);
     test_series_colours();
     test_hp_zero_log(dir, have_gnuplot);

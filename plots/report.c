@@ -87,6 +87,20 @@ static void md_cell_esc(FILE *f, const char *s)
     }
 }
 
+/* fmt formatted whole: into small when it fits, else into a buffer of its
+ * own (*own, to free); truncated to small only when out of memory. */
+static char *doc_vfmt(char *small, size_t n, char **own, const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    const int len = vsnprintf(small, n, fmt, ap);
+    *own = NULL;
+    if (len >= 0 && (size_t)len >= n && (*own = malloc((size_t)len + 1)) != NULL)
+        vsnprintf(*own, (size_t)len + 1, fmt, again);
+    va_end(again);
+    return *own ? *own : small;
+}
+
 static void doc_h(doc *d, int level, const char *fmt, ...)
 {
     char buf[1024];
@@ -102,15 +116,16 @@ static void doc_h(doc *d, int level, const char *fmt, ...)
 
 static void doc_p(doc *d, const char *fmt, ...)
 {
-    char buf[4096];
+    char small[4096], *own;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    const char *buf = doc_vfmt(small, sizeof small, &own, fmt, ap);
     va_end(ap);
     fprintf(d->md, "%s\n\n", buf);
     fputs("<p>", d->html);
     html_esc(d->html, buf);
     fputs("</p>\n", d->html);
+    free(own);
 }
 
 static void doc_table(doc *d, int n, const char *const *hdr)
@@ -135,10 +150,10 @@ static void doc_table(doc *d, int n, const char *const *hdr)
 
 static void doc_cell(doc *d, const char *fmt, ...)
 {
-    char buf[1024];
+    char small[1024], *own;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    const char *buf = doc_vfmt(small, sizeof small, &own, fmt, ap);
     va_end(ap);
     if (!d->in_row) {
         fputs("|", d->md);
@@ -153,6 +168,7 @@ static void doc_cell(doc *d, const char *fmt, ...)
     html_esc(d->html, buf);
     fputs("</td>", d->html);
     d->col++;
+    free(own);
 }
 
 static void doc_row_end(doc *d)
@@ -351,7 +367,8 @@ static int mixed_provenance(sqlite3 *db, const ob_dataset *d, const ob_stats *s,
         const char *rv[2] = {NULL, NULL}, *hs[2] = {NULL, NULL}, *dv[2] = {NULL, NULL};
         for (int i = 0; i < d->n; i++) {
             const ob_rrun *r = &d->runs[i];
-            if (r->wl != g->wl || r->opt != g->opt || !r->finished) continue;
+            /* the sweep's runs: the confirmation runs enter no other statistic */
+            if (r->wl != g->wl || r->opt != g->opt || !r->finished || r->confirm) continue;
             int b = 0;
             while (b < nb && bid[b] != r->benchmark_id) b++;
             const char *x[3] = {b < nb ? rev[b] : "?", b < nb ? host[b] : "?", r->device[0] ? r->device : r->backend};

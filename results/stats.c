@@ -1092,7 +1092,7 @@ const char *ob_group_no_best(const ob_group *g)
 {
     return g->n_finished == 0                 ? "no run finished"
            : g->n_diverged == g->n_finished ? "every run diverged"
-                                              : "most seeds diverged at every lr";
+                                              : "no lr with a finite median";
 }
 
 const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt)

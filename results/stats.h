@@ -288,7 +288,8 @@ void ob_stats_free(ob_stats *s);
 /* The group of (wl, opt), NULL when that pair has no runs. */
 const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt);
 /* Why a group has no best lr (best < 0): "no run finished", "every run
- * diverged", or "most seeds diverged at every lr" (no lr with a finite median). */
+ * diverged", or "no lr with a finite median" (half its seeds or more diverged,
+ * or ended without a finite loss, at every lr). */
 const char *ob_group_no_best(const ob_group *g);
 
 #endif

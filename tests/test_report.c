@@ -662,9 +662,19 @@ static void test_provenance(const char *db, const char *out)
     CHECK(sqlite3_open(db, &q) == SQLITE_OK);
     CHECK(sqlite3_exec(q, "UPDATE benchmarks SET git_rev = 'rev0'", NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(q);
+    /* and confirmation runs of another revision: they enter no other statistic */
+    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &st, &e), &e);
+    if (!st) return;
+    int64_t b3 = 0;
+    CHECK_OK(ob_store_begin_benchmark(st, "third", "", "rev9", "host9", "cpu", "test", &b3, &e), &e);
+    fx_add_stage(st, b3, &(fx_run){"W", "adam", NULL, 0.01, 7, "done", 1.5, 10, 1, 1, 1, 1, 1, 1, 20}, "confirm");
+    ob_store_close(st);
     write_report(db, out, &res);
     md = slurp(out, "summary.md");
     CHECK(md && !strstr(md, "Pooled provenance"));
+    CHECK(md && strstr(md, "1 of the runs are confirmation runs"));
+    /* the Files table's notes whole, however long (summary.csv's ends with its last column) */
+    CHECK(md && strstr(md, "divergence_rate, first_diverged_lr |"));
     free(md);
 }
 

@@ -398,6 +398,11 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
                    div_note);
 }
 
+/* Is the lr figure's band drawn at p: no seed there diverged or ended
+ * without a finite final loss (either is +inf at the band's top, and the
+ * survivors' range would flatter the lr); lr_sweep.csv's columns 6 and 15. */
+static int band_drawn(const ob_lr_point *p) { return p->n_diverged == 0 && p->n_nonfinite == 0; }
+
 /* The y values of workload w's lr figure (every lr's median and spread, the
  * confirmation runs'): its y axis is logarithmic when they span two decades,
  * and the hyperparameter figures of w follow it. */
@@ -411,9 +416,9 @@ static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int
         if (g->wl != w) continue;
         for (int i = 0; i < g->n_lr; i++) {
             range_add(&r, g->lrs[i].med);
-            /* the band, drawn only where no seed diverged (elsewhere its top,
-             * the worst seed, is +inf) */
-            if (g->lrs[i].n_diverged == 0) {
+            /* the band, drawn only where every seed ended finite (elsewhere
+             * its top, the worst seed, is +inf) */
+            if (band_drawn(&g->lrs[i])) {
                 range_add(&r, g->lrs[i].min_finite);
                 range_add(&r, g->lrs[i].max_finite);
             }
@@ -561,11 +566,11 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     script sc;
     OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
                        "lr_sweep.csv (workload, optimizer, lr, runs, finished, diverged, "
-                       "final_median, final_min, final_max, ..., is_best in column 14)", e));
+                       "final_median, final_min, final_max, ..., is_best in column 14, nonfinite in 15)", e));
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: final training loss vs learning rate\\n"
-            "line = median over seeds (a diverged seed = +inf), band = min to max where no seed diverged, "
+            "line = median over seeds (a diverged seed = +inf), band = min to max where every seed ended finite, "
             "open circle = best lr\"\n"
             "set xlabel \"learning rate (log scale)\"\n"
             "set ylabel \"final loss, mean over the last 10%% of steps%s\"\n"
@@ -646,12 +651,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         int lt = g->opt + 1;
         char note[96];
-        /* the band only where no seed diverged (column 6): elsewhere the worst
-         * seed is +inf and the survivors' range would flatter the lr; the x
+        /* the band only where no seed diverged (column 6) or ended without a
+         * finite loss (column 15): band_drawn; the x
          * along the top says how many of the seeds diverged (column 6 of
          * column 5, the finished ones) */
         fprintf(f,
-                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle, \\\n"
+                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
@@ -665,15 +670,15 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                     ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN):(sprintf(\"%%d/%%d\", $6, $5)) "
                     "axes x1y2 with labels left offset char 1, 0 font \",8\" tc lt %d notitle",
                     oq, mark_y, lt);
-        /* an lr where no seed diverged between lrs where some did (or the
-         * grid's end) has a band of no width: its spread is a bar */
+        /* an lr with a band between lrs without one (or the grid's end) has
+         * a band of no width: its spread is a bar */
         char iso[1024];
         size_t n_iso = 0;
         iso[0] = 0;
         for (int i = 0; i < g->n_lr; i++) {
             const ob_lr_point *p = &g->lrs[i];
-            if (p->n_diverged || !(p->max_finite > p->min_finite)) continue;
-            if ((i > 0 && !g->lrs[i - 1].n_diverged) || (i + 1 < g->n_lr && !g->lrs[i + 1].n_diverged)) continue;
+            if (!band_drawn(p) || !(p->max_finite > p->min_finite)) continue;
+            if ((i > 0 && band_drawn(&g->lrs[i - 1])) || (i + 1 < g->n_lr && band_drawn(&g->lrs[i + 1]))) continue;
             if (n_iso + 40 < sizeof iso)
                 n_iso += (size_t)snprintf(iso + n_iso, sizeof iso - n_iso, "%s$3 == %.17g", n_iso ? " || " : "", p->lr);
         }
@@ -722,8 +727,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     return add_fig(out, e, stem, w, "Learning-rate sensitivity",
                    "Final training loss (mean over the last 10%% of steps) against the learning rate, "
                    "one line per optimizer: the median over seeds, a diverged seed counting as +inf as in the "
-                   "tables, with a band from the best to the worst seed where no seed diverged (where one did, "
-                   "the worst is +inf and the band is left out). The open circle marks each optimizer's best lr, "
+                   "tables, with a band from the best to the worst seed where no seed diverged or ended without "
+                   "a finite loss (where one did, the worst is +inf and the band is left out). The open circle marks each optimizer's best lr, "
                    "which the legend gives (\"grid edge\": the smallest or largest lr tried, so the best may lie "
                    "beyond).%s%s%s%s A flat, wide valley means the optimizer is easy to tune.",
                    !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "

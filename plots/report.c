@@ -623,11 +623,14 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
           n_confirm_runs ? "the confirmation tables below rerun each best lr on fresh seeds"
                          : "run --confirm-seeds N to rerun each best lr on N fresh seeds");
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
-              "best lr whose median final loss is within %g%% of the best and where no seed diverged, found "
+              "best lr whose median final loss is within %g%% of the best and where no seed diverged or ended "
+              "without a finite loss, found "
               "by interpolation between grid points as for the loss at 0.5x / 2x lr; a value marked >= reaches "
               "the edge of the tried grid and is a lower bound; 'not measured (grid edge, next lr diverged)': the "
               "best lr is the smallest or largest tried and a seed diverged at the lr next to it, so the range "
-              "is that one lr within the grid and unknown beyond it ('not measured (one lr)': one lr was tried); "
+              "is that one lr within the grid and unknown beyond it ('not measured (one lr)': one lr was tried; "
+              "'not measured (grid edge, tolerance 0)': the best lr is at the edge and the tolerance is 0, from "
+              "--tol 0 or a best median loss of 0, so the range within the grid is that lr alone); "
               "a best lr marked (grid edge) is the smallest or "
               "largest lr tried, so a wider grid may find a better one. Loss at 0.5x / 2x lr: the median final loss "
               "at half and twice the best lr, interpolated between the grid lrs around it with log(loss) linear "
@@ -699,6 +702,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                     doc_cell(dc, "not measured (grid edge, next lr diverged)");
                 else if (g->width_unmeasured == OB_WIDTH_ONE_LR)
                     doc_cell(dc, "not measured (one lr)");
+                else if (g->width_unmeasured == OB_WIDTH_EDGE_NO_TOL)
+                    doc_cell(dc, "not measured (grid edge, tolerance 0)");
                 else
                     doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
                              isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));

@@ -182,11 +182,14 @@ static const ob_file_doc docs[] = {
      "interval holds the median, exact from the binomial distribution: 0.95 or more from 6 seeds, "
      "1 - 2^(1-n) for min-max of n <= 5 seeds: 0.5, 0.75, 0.875, 0.9375; label error bars with it), "
      "eval_loss_median/min/max/ci_lo/ci_hi/ci_coverage, eval_metric_median/min/max/ci_lo/ci_hi/ci_coverage, "
-     "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged), lr_width_open "
-     "(1 when the range reaches the edge of the grid: a lower bound), lr_width_unmeasured (why "
+     "lr_width_decades (lr range within tolerance of the best, at lrs where no seed diverged "
+     "or ended without a finite final loss), lr_width_open "
+     "(1 when the range reaches the edge of the grid: a lower bound; empty without a width), lr_width_unmeasured (why "
      "lr_width_decades is empty although there is a best lr: edge_next_diverged = the best lr is the smallest "
      "or largest of the grid and a seed diverged at the lr next to it, so the range is that lr within the "
-     "grid and unknown beyond it; one_lr = the grid has one lr; empty when measured), loss_at_half_lr, loss_at_double_lr "
+     "grid and unknown beyond it; one_lr = the grid has one lr; edge_zero_tolerance = the best lr is at the "
+     "edge and the tolerance is 0, from --tol 0 or a best median loss of 0; empty when measured), "
+     "loss_at_half_lr, loss_at_double_lr "
      "(the median interpolated between the grid lrs around it, log(loss) linear in log(lr) where both losses "
      "are > 0; empty outside the grid or next to an lr with an infinite median), seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
@@ -215,7 +218,9 @@ static const ob_file_doc docs[] = {
      "trailing loss reached the target), time_to_target_s (steps x the optimizer's step time on the workload, "
      "the same at every lr: the median over its finished runs at every lr of each run's mean step time, or of "
      "their median step time on a workload where some run predates the mean: "
-     "time_to_target.csv's step_time; inf = not reached), is_best (1 at the best lr)"},
+     "time_to_target.csv's step_time; inf = not reached), is_best (1 at the best lr), nonfinite (seeds that "
+     "finished, not diverged, with no finite loss in the final window: +inf in final_median, outside "
+     "final_min/final_max)"},
     {"hp_sweep.csv", "sensitivity to each swept hyperparameter besides the lr: one row per configuration "
      "at its best lr, per workload x key x line (written when a sweep gives a line: run --sweep; the "
      "hp_* figures draw it)",
@@ -828,7 +833,9 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
         spread_cols(&c, &g->eval_loss);
         spread_cols(&c, &g->eval_metric);
         ob_csv_num(&c, g->width_decades);
-        ob_csv_int(&c, g->width_open_lo || g->width_open_hi);
+        /* open or not says something only of a width */
+        if (isnan(g->width_decades)) ob_csv_str(&c, NULL);
+        else ob_csv_int(&c, g->width_open_lo || g->width_open_hi);
         ob_csv_str(&c, g->width_unmeasured ? ob_width_unmeasured_name(g->width_unmeasured) : NULL);
         ob_csv_num(&c, g->loss_half);
         ob_csv_num(&c, g->loss_double);
@@ -846,7 +853,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
     OB_TRY(ob_csv_open(&c, dir, "lr_sweep.csv",
                        HDR("workload", "optimizer", "lr", "runs", "finished", "diverged",
                            "final_median", "final_min", "final_max", "eval_loss_median",
-                           "eval_metric_median", "steps_to_target", "time_to_target_s", "is_best"),
+                           "eval_metric_median", "steps_to_target", "time_to_target_s", "is_best", "nonfinite"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -872,6 +879,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
             ob_csv_num(&c, p->tt_steps);
             ob_csv_num(&c, p->tt_time_s);
             ob_csv_int(&c, i == g->best);
+            ob_csv_int(&c, p->n_nonfinite);
             ob_csv_row(&c);
         }
     }

@@ -573,6 +573,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
                 g->n_unfinished++;
             }
             if (r->diverged) p->n_diverged++;
+            else if (r->finished && !isfinite(r->final_loss)) p->n_nonfinite++;
             if (r->finished) {
                 tmp2[me] = run_held_out(r, 0, has_el);
                 tmp3[me++] = run_held_out(r, 1, has_em);
@@ -641,7 +642,8 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
          * finite with 3 of them diverged) */
         for (int i = 0; i < g->n_lr; i++) {
             lrv[i] = g->lrs[i].lr;
-            medv[i] = i != g->best && (g->lrs[i].n_diverged > 0 || isinf(g->lrs[i].max)) ? INFINITY : g->lrs[i].med;
+            medv[i] = i != g->best && (g->lrs[i].n_diverged > 0 || g->lrs[i].n_nonfinite > 0) ? INFINITY
+                                                                                            : g->lrs[i].med;
         }
         g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, tol, &g->width_open_lo,
                                             &g->width_open_hi);
@@ -651,6 +653,10 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
             const int inner = g->width_open_hi ? g->best - 1 : g->best + 1;
             if (g->n_lr == 1) g->width_unmeasured = OB_WIDTH_ONE_LR;
             else if (inner >= 0 && inner < g->n_lr && isinf(medv[inner])) g->width_unmeasured = OB_WIDTH_EDGE_DIVERGED;
+            /* the neighbour is finite and above the threshold: the range
+             * ends exactly at the best lr only when the threshold is the
+             * best median itself */
+            else g->width_unmeasured = OB_WIDTH_EDGE_NO_TOL;
             if (g->width_unmeasured) g->width_decades = NAN;
         }
         for (int i = 0; i < g->n_lr; i++) medv[i] = g->lrs[i].med;
@@ -865,6 +871,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     s->n_opt = d->n_opt;
     s->tau_max = o->tau_max > 1 ? o->tau_max : 4.0;
     s->profile_by_steps = o->profile_by_steps;
+    s->tol = o->tol;
     for (int i = 0; i < o->n_targets; i++) {
         int found = 0;
         for (int w = 0; w < d->n_wl; w++)
@@ -1057,7 +1064,10 @@ void ob_stats_free(ob_stats *s)
 
 const char *ob_width_unmeasured_name(int u)
 {
-    return u == OB_WIDTH_EDGE_DIVERGED ? "edge_next_diverged" : u == OB_WIDTH_ONE_LR ? "one_lr" : "";
+    return u == OB_WIDTH_EDGE_DIVERGED ? "edge_next_diverged"
+           : u == OB_WIDTH_ONE_LR      ? "one_lr"
+           : u == OB_WIDTH_EDGE_NO_TOL ? "edge_zero_tolerance"
+                                       : "";
 }
 
 int ob_stats_profile_rank(const ob_stats *s, int o)

@@ -170,6 +170,8 @@ typedef struct ob_spread {
 typedef struct ob_lr_point {
     double lr;
     int n_runs, n_finished, n_diverged;
+    int n_nonfinite;            /* finished seeds that did not diverge and ended without a finite final
+                                 * loss (+inf in med/min/max, outside min_finite/max_finite) */
     double med, min, max;       /* final loss over finished seeds (diverged = +inf) */
     double min_finite, max_finite;
     double eval_med, metric_med;
@@ -184,8 +186,10 @@ typedef enum ob_width_unmeasured {
     OB_WIDTH_EDGE_DIVERGED,     /* the best lr is the smallest or largest of the grid and a seed
                                  * diverged (or ended without a finite loss) at the lr next to it */
     OB_WIDTH_ONE_LR,            /* the grid has one lr */
+    OB_WIDTH_EDGE_NO_TOL,       /* the best lr is at the grid's edge and the tolerance is 0 (tol 0, or a
+                                 * best median of 0): the loss at the lr next to it is above the best's */
 } ob_width_unmeasured;
-/* Short text of u: "edge_next_diverged", "one_lr"; "" when measured. */
+/* Short text of u: "edge_next_diverged", "one_lr", "edge_zero_tolerance"; "" when measured. */
 const char *ob_width_unmeasured_name(int u);
 
 typedef struct ob_group {
@@ -269,6 +273,7 @@ typedef struct ob_stats {
                                  * on the others it counts as not reaching the target */
     double tau_max;
     int profile_by_steps;
+    double tol;                 /* the lr range's tolerance the statistics used (ob_stats_opts.tol) */
 } ob_stats;
 
 /* The workloads whose time to target is from median step times

@@ -232,6 +232,8 @@ static void test_tables(const char *db, const char *out)
     /* rosen adam: one lr, so no lr range (not ">= 0"), and the CSV says why */
     r = find_row(&t, "workload", "rosen", "optimizer", "adam");
     CHECK(r > 0 && !strcmp(cell(&t, r, "lr_width_decades"), "") && !strcmp(cell(&t, r, "lr_width_unmeasured"), "one_lr"));
+    /* no width, so neither open nor closed */
+    CHECK(r > 0 && !strcmp(cell(&t, r, "lr_width_open"), ""));
     free_table(&t);
 
     /* runs.csv: text quoted by libcsv survives commas, quotes and newlines */
@@ -547,6 +549,91 @@ static void test_all_diverged(const char *db, const char *out)
     free_table(&t);
 }
 
+/* The lr range at the grid's edge with a tolerance of 0 is not measured
+ * (not ">= 0"), the caption gives the tolerance used; a seed that finished
+ * without a finite loss, not diverged, is counted in lr_sweep.csv's nonfinite,
+ * ends the lr range and takes the lr figure's band away as a diverged one. */
+static void test_lr_range_edges(const char *db, const char *out)
+{
+    CHECK(fx_build_reference(db) == 0);
+    ob_err e = {0};
+    ob_store *st = NULL;
+    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &st, &e), &e);
+    if (!st) return;
+    for (int seed = 0; seed < 3; seed++) {
+        /* lion: best at the grid's lower edge, the next lr finite and worse */
+        fx_add(st, 0, &(fx_run){"quad", "lion", NULL, 0.01, seed, "done", 1.0, 20, 1, 1, 1, 1, 1, 0.5, 0});
+        fx_add(st, 0, &(fx_run){"quad", "lion", NULL, 0.1, seed, "done", 2.0, 20, 1, 1, 1, 1, 1, 0.5, 0});
+        /* adagrad: best inside the grid; at 0.1 the third seed ends on NaN */
+        fx_add(st, 0, &(fx_run){"quad", "adagrad", NULL, 0.001, seed, "done", 1.05, 20, 1, 1, 1, 1, 1, 0.5, 0});
+        fx_add(st, 0, &(fx_run){"quad", "adagrad", NULL, 0.01, seed, "done", 1.0, 20, 1, 1, 1, 1, 1, 0.5, 0});
+        fx_add(st, 0, &(fx_run){"quad", "adagrad", NULL, 0.1, seed, "done", seed == 2 ? NAN : 1.0 + 0.02 * seed, 20, 1,
+                                1, 1, 1, 1, 0.5, 0});
+    }
+    ob_store_close(st);
+
+    for (int tol0 = 0; tol0 < 2; tol0++) {
+        ob_report_opts o;
+        memset(&o, 0, sizeof o);
+        ob_stats_opts_default(&o.stats);
+        if (tol0) o.stats.tol = 0;
+        o.db_path = db;
+        o.out_dir = out;
+        o.no_render = 1;
+        ob_report_result res;
+        CHECK_OK(ob_report_write(&o, &res, &e), &e);
+        table t;
+        CHECK(read_table(out, "summary.csv", &t) == 0);
+        int r = find_row(&t, "workload", "quad", "optimizer", "lion");
+        if (tol0)
+            CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "lr_width_decades"), "") &&
+                          !strcmp(cell(&t, r, "lr_width_unmeasured"), "edge_zero_tolerance"),
+                      "lion at tol 0: '%s' '%s'", r > 0 ? cell(&t, r, "lr_width_decades") : "",
+                      r > 0 ? cell(&t, r, "lr_width_unmeasured") : "");
+        else /* 1.1 is a tenth of the way from 1 to 2: a tenth of the decade */
+            CHECK(r > 0 && !strcmp(cell(&t, r, "lr_width_unmeasured"), "") &&
+                  !strcmp(cell(&t, r, "lr_width_open"), "1") &&
+                  fabs(num_of(cell(&t, r, "lr_width_decades")) - log10(1.1) / log10(2.0)) < 1e-9);
+        /* adagrad: the range stops at 0.01 (a seed at 0.1 has no finite loss)
+         * and runs to the grid's lower edge: one decade, a lower bound */
+        r = find_row(&t, "workload", "quad", "optimizer", "adagrad");
+        if (!tol0)
+            CHECK_MSG(r > 0 && num_of(cell(&t, r, "best_lr")) == 0.01 && !strcmp(cell(&t, r, "lr_width_open"), "1") &&
+                          fabs(num_of(cell(&t, r, "lr_width_decades")) - 1.0) < 1e-12,
+                      "adagrad: width %s", r > 0 ? cell(&t, r, "lr_width_decades") : "");
+        free_table(&t);
+        char *md = slurp(out, "summary.md"), *tex = slurp(out, "summary.tex");
+        CHECK(md && tex);
+        if (md && tex) {
+            CHECK(!tol0 || (strstr(md, "not measured (grid edge, tolerance 0)") && !strstr(md, "| >= 0 |")));
+            CHECK(strstr(tex, tol0 ? "within 0\\% of the best" : "within 10\\% of the best"));
+        }
+        free(md);
+        free(tex);
+    }
+
+    table t;
+    CHECK(read_table(out, "lr_sweep.csv", &t) == 0);
+    int seen = 0;
+    for (int i = 1; i < t.rows; i++) {
+        if (strcmp(cell(&t, i, "optimizer"), "adagrad")) continue;
+        const int at_01 = num_of(cell(&t, i, "lr")) == 0.1;
+        seen++;
+        CHECK_MSG(!strcmp(cell(&t, i, "nonfinite"), at_01 ? "1" : "0"), "adagrad lr %s nonfinite '%s'",
+                  cell(&t, i, "lr"), cell(&t, i, "nonfinite"));
+        CHECK(!strcmp(cell(&t, i, "diverged"), "0"));
+        /* the median of 1, 1.02 and +inf; the range over the two finite seeds */
+        if (at_01) CHECK(num_of(cell(&t, i, "final_max")) == 1.02 && !strcmp(cell(&t, i, "final_median"), "1.02"));
+    }
+    CHECK(seen == 3);
+    CHECK(t.cols == 15 && !strcmp(t.cell[14], "nonfinite"));
+    free_table(&t);
+    /* the band's predicate reads both columns */
+    char *gp = slurp(out, "lr_quad.gp");
+    CHECK(gp && strstr(gp, "$6 == 0 && $15 == 0 ? cut($8)"));
+    free(gp);
+}
+
 /* Seeds that diverged at the best lr: curves_best.csv counts them as +inf
  * from their last point on (the median is over every seed, the band over
  * those still training, the diverged column counts them), the loss figure's
@@ -703,6 +790,9 @@ int main(void)
     snprintf(db, sizeof db, "%s/all_diverged.db", dir);
     snprintf(out, sizeof out, "%s/all_diverged", dir);
     test_all_diverged(db, out);
+    snprintf(db, sizeof db, "%s/lr_edges.db", dir);
+    snprintf(out, sizeof out, "%s/lr_edges", dir);
+    test_lr_range_edges(db, out);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -637,7 +637,7 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     CHECK(gp && strstr(gp, "cut(v) = v > CAP && v < 1e308 ? CAP : v") && strstr(gp, "set arrow from graph 0, first CAP") &&
           strstr(gp, ", 10.5\n") && strstr(gp, "set ytics "));
     CHECK(gp && count_of(gp, "? cut($7) : NaN) with linespoints") == count_of(gp, "with linespoints") &&
-          count_of(gp, "$6 == 0 ? cut($9) : NaN) with filledcurves") == count_of(gp, "with filledcurves"));
+          count_of(gp, "$6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves") == count_of(gp, "with filledcurves"));
     free(gp);
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "stops at 1.5 times the initial loss"));
@@ -699,7 +699,7 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
     gp = slurp(out, "lr_w.gp");
     /* the band: only where no seed diverged */
     CHECK(gp && count_of(gp, "with filledcurves") == 1 &&
-          strstr(gp, "using 3:(sel(\"sgd\") && $6 == 0 ? cut($8) : NaN):(sel(\"sgd\") && $6 == 0 ? cut($9) : NaN) with filledcurves"));
+          strstr(gp, "using 3:(sel(\"sgd\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"sgd\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves"));
     /* the best lr alone between the grid's end and divergence: its spread a bar */
     CHECK(gp && strstr(gp, "sel(\"sgd\") && ($3 == 0.001) ? cut($7) : NaN)") && count_of(gp, "with yerrorbars") == 1);
     /* k/n beside each x */

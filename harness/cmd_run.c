@@ -1,10 +1,13 @@
 /* harness/cmd_run.c - `optbench run` and `optbench list`. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "harness/checkpoint.h"
 #include "harness/commands.h"
 #include "harness/config.h"
 #include "harness/matrix.h"
@@ -257,6 +260,19 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     if (ob_matrix_check_routing(c, m, NULL, stdout, &e) != OB_OK) printf("  %s\n", e.msg);
 }
 
+/* Make the folder path for the runs to write into, or say why it cannot be,
+ * as bad input; who names the setting in the advice. */
+static ob_status make_run_folder(const char *path, const char *who, ob_err *e)
+{
+    ob_err sub = {0};
+    if (ob_mkdir_p(path, &sub) != OB_OK)
+        return ob_fail(e, OB_ERR_INPUT, "%s; give %s a folder that can be written", sub.msg, who);
+    if (access(path, W_OK | X_OK) != 0)
+        return ob_fail(e, OB_ERR_INPUT, "cannot write into '%s': %s; give %s a folder that can be written", path,
+                       strerror(errno), who);
+    return OB_OK;
+}
+
 int ob_cmd_run(int argc, char **argv)
 {
     ob_config cfg;
@@ -405,6 +421,15 @@ int ob_cmd_run(int argc, char **argv)
         ob_matrix_free(&m);
         ob_config_free(&cfg);
         return 0;
+    }
+    /* the folders the runs write into, made now: one that cannot be is bad
+     * input before anything is stored, not runs failed or stopped midway */
+    if ((cfg.checkpoint_dir[0] &&
+         make_run_folder(cfg.checkpoint_dir, "the checkpoints (--checkpoint-dir, or checkpoint_dir in a config)", &e) !=
+             OB_OK) ||
+        (cfg.dump_params[0] && make_run_folder(cfg.dump_params, "--dump-params", &e) != OB_OK)) {
+        ob_matrix_free(&m);
+        goto fail;
     }
 
     ob_device dev;

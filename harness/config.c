@@ -133,9 +133,18 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
         }
         if (v <= 0)
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);
+        if (l->n == OB_CFG_MAX_LIST)
+            return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: at most %d in all", origin, OB_CFG_MAX_LIST);
         l->v[l->n++] = v;
     }
     if (l->n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of learning rates is empty", origin);
+    /* an lr twice would run its cells twice, and the statistics would count
+     * each seed twice (grids round to 3 digits: 0.1,1e-2:1e-1:2 repeats 0.1) */
+    for (int i = 0; i < l->n; i++)
+        for (int j = 0; j < i; j++)
+            if (l->v[i] == l->v[j])
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %.6g is listed twice (give each lr once)", origin,
+                               l->v[i]);
     return OB_OK;
 }
 
@@ -760,6 +769,31 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     return OB_OK;
 }
 
+/* The parser's error, at its line and column. A reader error (a byte that
+ * is not UTF-8) has no mark: its place is the byte offset into text. */
+static ob_status yaml_error(const yaml_parser_t *p, const char *text, const char *path, ob_err *e)
+{
+    if (p->error == YAML_READER_ERROR) {
+        unsigned long line = 1, col = 1;
+        for (size_t i = 0; i < p->problem_offset && text[i]; i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        char byte[32] = "";
+        if (p->problem_value >= 0) snprintf(byte, sizeof byte, " (byte 0x%02X)", (unsigned)p->problem_value);
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: not UTF-8 text: %s%s; save the file as UTF-8", path, line, col,
+                       p->problem ? p->problem : "malformed text", byte);
+    }
+    return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s%s%s", path,
+                   (unsigned long)p->problem_mark.line + 1, (unsigned long)p->problem_mark.column + 1,
+                   p->problem ? p->problem : "malformed document", p->context ? " " : "",
+                   p->context ? p->context : "");
+}
+
 ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, ob_err *e)
 {
     yaml_parser_t parser;
@@ -767,11 +801,7 @@ ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, 
     if (!yaml_parser_initialize(&parser)) return ob_fail(e, OB_ERR_NOMEM, "cannot initialise the YAML parser");
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
     if (!yaml_parser_load(&parser, &doc)) {
-        ob_status s = ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s%s%s", path,
-                              (unsigned long)parser.problem_mark.line + 1,
-                              (unsigned long)parser.problem_mark.column + 1,
-                              parser.problem ? parser.problem : "malformed document",
-                              parser.context ? " " : "", parser.context ? parser.context : "");
+        ob_status s = yaml_error(&parser, text, path, e);
         yaml_parser_delete(&parser);
         return s;
     }
@@ -788,9 +818,7 @@ ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, 
         /* one configuration is one YAML document: a second one would be ignored */
         yaml_document_t more;
         if (!yaml_parser_load(&parser, &more)) {
-            s = ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s", path,
-                        (unsigned long)parser.problem_mark.line + 1, (unsigned long)parser.problem_mark.column + 1,
-                        parser.problem ? parser.problem : "malformed document");
+            s = yaml_error(&parser, text, path, e);
         } else {
             yaml_node_t *r2 = yaml_document_get_root_node(&more);
             if (r2)

@@ -96,8 +96,11 @@ static void test_yaml_bad(void)
     expect_bad("workloads: quadratic\noptimizers: adam\nworkload_params:\n  quadratic: {dim: -3}\n", "quadratic.dim = -3 is out of range");
     expect_bad("workloads: quadratic\noptimizers: adam\nbackend: tpu\n", "backend 'tpu'");
     expect_bad("workloads: [quadratic\n", "YAML syntax error");
+    /* a byte that is not UTF-8: at its own line and column, not 1:1 */
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nname: caf\xe9\n", "t.yaml:3:10: not UTF-8 text");
     expect_bad("- a\n- b\n", "must be a mapping");
     expect_bad("workloads: quadratic,quadratic\noptimizers: adam\n", "listed twice");
+    expect_bad("workloads: quadratic\noptimizers: adam\nlrs: {adam: [0.1, 0.1]}\n", "t.yaml:3: learning rate 0.1 is listed twice");
 }
 
 static void test_text_options(void)
@@ -156,6 +159,12 @@ static void test_flags(void)
         CHECK(ob_config_set_lrs(&l, "1e-4:1e-1:1", "--lrs", &e) == OB_ERR_INPUT);
         CHECK(ob_config_set_lrs(&l, "1e-4:1e-1", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "FROM:TO:N"));
         CHECK(ob_config_set_lrs(&l, "1e-5:1e2:65", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "at most"));
+        /* a grid of 64 and one more lr: refused, not written past the list */
+        CHECK(ob_config_set_lrs(&l, "1e-5:1:64,0.5", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "at most 64"));
+        /* an lr twice, also through a grid's rounded point */
+        CHECK(ob_config_set_lrs(&l, "0.1,0.1", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "0.1 is listed twice"));
+        CHECK(ob_config_set_lrs(&l, "0.1,1e-2:1e-1:2", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "listed twice"));
+        CHECK(ob_config_set_lrs(&l, "1e-3:1e-1:3,0.0100", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "0.01 is listed twice"));
     }
     /* a range: one seed alone, or a block */
     CHECK(ob_config_set_seeds(&c, "7..7", 0, "--seeds", &e) == OB_OK && c.n_seeds == 1 && c.seeds[0] == 7);

@@ -133,8 +133,10 @@ done
 # 5d. a cell another process failed since this one planned it is not run
 #    again here (it would fail the same way; --resume runs it again)
 bad=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 10000 --backend cpu
-     --dump-params "$tmp/not-a-folder/x")
-echo "a file" >"$tmp/not-a-folder"
+     --dump-params "$tmp/dump")
+# each cell's dump file is a folder: the cells fail at their end (a dump
+# folder that cannot be made is refused before any run)
+for k in $(seq 0 7); do mkdir -p "$tmp/dump/cell-$k.f32"; done
 "$OPTBENCH" "${bad[@]}" --db "$tmp/failed.db" 2>"$tmp/a.err" & a=$!
 for _ in $(seq 2000); do [ -d "$tmp/failed.db.ckpt/run-1" ] && break; sleep 0.02; done   # its benchmark exists
 "$OPTBENCH" "${bad[@]}" --db "$tmp/failed.db" --resume 2>"$tmp/b.err" & b=$!

@@ -136,6 +136,12 @@ touch "$tmp/ckfile"
 expect "the checkpoints' folder '$tmp/ckfile' is a file" run --workloads quadratic --optimizers sgd --steps 5 \
   --checkpoint-dir "$tmp/ckfile" --db "$tmp/ck.db"
 [ ! -e "$tmp/ck.db" ] || { echo "FAIL: a refused run made its database"; fails=$((fails+1)); }
+# a checkpoints' or dump folder that cannot be made: refused before any run
+for flag in --checkpoint-dir --dump-params; do
+  expect "cannot create folder '$tmp/ckfile/sub': Not a directory; give " run --workloads quadratic --optimizers sgd \
+    --steps 5 $flag "$tmp/ckfile/sub" --db "$tmp/ck.db"
+  [ ! -e "$tmp/ck.db" ] || { echo "FAIL: $flag: a refused run made its database"; fails=$((fails+1)); }
+done
 printf 'workloads: [quadratic]\noptimizers: [sgd]\nsweep: {sgd.momentum: [0.1, 0.2]}\n' >"$tmp/flat.yaml"
 expect "flat.yaml:3: sweep: 'sgd.momentum' is OWNER.KEY, which the config writes nested: sweep: {sgd: {momentum: [...]}}" \
   run "$tmp/flat.yaml" --db "$tmp/keep.db"

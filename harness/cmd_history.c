@@ -137,6 +137,22 @@ static int cmp_series(const void *a, const void *b)
     return x->wl != y->wl ? x->wl - y->wl : x->opt - y->opt;
 }
 
+/* created_at to the minute, "2026-12-03 07:20": its first 16 characters,
+ * counted as SQLite's substr counts them (a byte of 0xc0 or above with the
+ * continuation bytes after it is one), the first 'T' a space. NULL when out
+ * of memory. */
+static char *minute_date(const char *created_at)
+{
+    const unsigned char *z = (const unsigned char *)created_at;
+    for (int k = 0; k < 16 && *z; k++)
+        if (*z++ >= 0xc0)
+            while ((*z & 0xc0) == 0x80) z++;
+    char *date = strndup(created_at, (size_t)(z - (const unsigned char *)created_at));
+    char *t = date ? strchr(date, 'T') : NULL;
+    if (t) *t = ' ';
+    return date;
+}
+
 int ob_cmd_history(int argc, char **argv)
 {
     const char *db_path = NULL, *out = NULL, *wl_filter = NULL, *opt_filter = NULL;
@@ -179,48 +195,34 @@ int ob_cmd_history(int argc, char **argv)
     if (ob_store_open(db_path, OB_STORE_READONLY, &store, &e) != OB_OK)
         return ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
     sqlite3 *db = ob_store_db(store);
-    sqlite3_stmt *q;
     int rc = 0;
+    ob_bench_list bl = {0};
     int nb = 0;
-    int64_t *bid = NULL;
     char **bdate = NULL, **brev = NULL;
     series *ser = NULL;
     int ns = 0;
     ob_dataset all;
     int have_all = 0;
-    if (sqlite3_prepare_v2(db, "SELECT id, substr(created_at, 1, 16), coalesce(git_rev, '?') FROM benchmarks "
-                               "WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) ORDER BY created_at, id",
-                           -1, &q, NULL) != SQLITE_OK) {
-        rc = ob_cli_error(1, "history: %s: %s", db_path, sqlite3_errmsg(db));
+    if (ob_bench_list_load(db, &bl, &e) != OB_OK) {
+        rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
         goto done;
     }
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t *bid2 = realloc(bid, (size_t)(nb + 1) * sizeof *bid);
-        if (bid2) bid = bid2;
-        char **bdate2 = realloc(bdate, (size_t)(nb + 1) * sizeof *bdate);
-        if (bdate2) bdate = bdate2;
-        char **brev2 = realloc(brev, (size_t)(nb + 1) * sizeof *brev);
-        if (brev2) brev = brev2;
-        /* NULL: no created_at, or SQLite ran out of memory converting it */
-        const char *created = (const char *)sqlite3_column_text(q, 1);
-        const char *rev = (const char *)sqlite3_column_text(q, 2);
-        char *date = strdup(created ? created : "?");
-        char *rev12 = strndup(rev ? rev : "?", 12);
-        if (!bid2 || !bdate2 || !brev2 || !date || !rev12) {
-            free(date);
-            free(rev12);
-            sqlite3_finalize(q);
+    nb = bl.n;
+    /* each benchmark's date to the minute and the start of its revision, for the table and the CSV */
+    bdate = calloc((size_t)nb + 1, sizeof *bdate);
+    brev = calloc((size_t)nb + 1, sizeof *brev);
+    if (!bdate || !brev) {
+        rc = ob_cli_error(1, "history: out of memory");
+        goto done;
+    }
+    for (int b = 0; b < nb; b++) {
+        bdate[b] = minute_date(bl.b[b].created_at);
+        brev[b] = strndup(bl.b[b].git_rev, 12);
+        if (!bdate[b] || !brev[b]) {
             rc = ob_cli_error(1, "history: out of memory");
             goto done;
         }
-        bid[nb] = sqlite3_column_int64(q, 0);
-        bdate[nb] = date;
-        char *t = strchr(bdate[nb], 'T');
-        if (t) *t = ' ';
-        brev[nb] = rev12;
-        nb++;
     }
-    sqlite3_finalize(q);
     if (nb == 0) {
         rc = ob_cli_error(2, "history: database '%s' holds no benchmark with runs", db_path);
         goto done;
@@ -235,7 +237,7 @@ int ob_cmd_history(int argc, char **argv)
     for (int b = 0; b < nb && rc == 0; b++) {
         ob_dataset d;
         ob_stats s;
-        if (ob_dataset_load(db, bid[b], &d, &e) != OB_OK) {
+        if (ob_dataset_load(db, bl.b[b].id, &d, &e) != OB_OK) {
             rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
             break;
         }
@@ -325,7 +327,7 @@ int ob_cmd_history(int argc, char **argv)
                                         ser[j].label);
     printf("\n");
     for (int b = 0; b < nb; b++) {
-        printf("%-6lld %-17s %-13s", (long long)bid[b], bdate[b], brev[b]);
+        printf("%-6lld %-17s %-13s", (long long)bl.b[b].id, bdate[b], brev[b]);
         for (int j = 0; j < ns; j++) {
             char buf[64];
             if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
@@ -377,8 +379,8 @@ int ob_cmd_history(int argc, char **argv)
         free(hdr);
         for (int b = 0; b < nb && st == OB_OK; b++) {
             char lab[128];
-            snprintf(lab, sizeof lab, "%s #%lld %s", bdate[b], (long long)bid[b], brev[b]);
-            ob_csv_int(&c, bid[b]);
+            snprintf(lab, sizeof lab, "%s #%lld %s", bdate[b], (long long)bl.b[b].id, brev[b]);
+            ob_csv_int(&c, bl.b[b].id);
             ob_csv_str(&c, bdate[b]);
             ob_csv_str(&c, brev[b]);
             ob_csv_str(&c, lab);
@@ -500,13 +502,13 @@ done:
         free(ser[j].v);
     }
     free(ser);
-    for (int b = 0; b < nb; b++) {
+    for (int b = 0; bdate && brev && b < nb; b++) {
         free(bdate[b]);
         free(brev[b]);
     }
     free(bdate);
     free(brev);
-    free(bid);
+    ob_bench_list_free(&bl);
     ob_store_close(store);
     return rc;
 }

@@ -323,6 +323,15 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     sqlite3_finalize(q);
 }
 
+/* text after the text in buf (cap bytes): as much of it as fits, buf
+ * staying terminated, so that parts added one by one read as one snprintf
+ * of them all would write them. */
+static void note_add(char *buf, size_t cap, const char *text)
+{
+    size_t l = strlen(buf);
+    snprintf(buf + l, cap - l, "%s", text);
+}
+
 /* Groups whose runs come from more than one code revision, machine or
  * device: their statistics pool those runs (a database filled over a code
  * change, or merged from shards run elsewhere), and their step times are of
@@ -332,67 +341,49 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
 static int mixed_provenance(sqlite3 *db, const ob_dataset *d, const ob_stats *s, char *note, size_t cap)
 {
     note[0] = '\0';
-    /* each run's benchmark's revision and host (indices into rev[] / host[]) */
-    int64_t *bid = NULL;
-    char **rev = NULL, **host = NULL;
-    int nb = 0, mixed = 0;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT id, coalesce(git_rev, '?'), coalesce(host, '?') FROM benchmarks "
-                               "WHERE id IN (SELECT DISTINCT benchmark_id FROM runs)",
-                           -1, &q, NULL) != SQLITE_OK)
-        return 0; /* nothing to tell it from: say nothing */
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t *b2 = realloc(bid, (size_t)(nb + 1) * sizeof *bid);
-        char **r2 = b2 ? realloc(rev, (size_t)(nb + 1) * sizeof *rev) : NULL;
-        char **h2 = r2 ? realloc(host, (size_t)(nb + 1) * sizeof *host) : NULL;
-        if (b2) bid = b2;
-        if (r2) rev = r2;
-        if (h2) host = h2;
-        if (!h2) {
-            mixed = -1;
-            break;
-        }
-        bid[nb] = sqlite3_column_int64(q, 0);
-        rev[nb] = strdup(col_text(q, 1));
-        host[nb] = strdup(col_text(q, 2));
-        nb++;
-        if (!rev[nb - 1] || !host[nb - 1]) {
-            mixed = -1;
-            break;
-        }
-    }
-    sqlite3_finalize(q);
-    for (int k = 0; mixed >= 0 && k < s->n_g; k++) {
+    ob_bench_list bl;
+    ob_err e = {0};
+    if (ob_bench_list_load(db, &bl, &e) != OB_OK)
+        /* a database whose benchmarks cannot be read leaves nothing to tell them apart by: say nothing */
+        return e.status == OB_ERR_NOMEM ? -1 : 0;
+    /* what can differ between runs, each with the words around its first two values in the note */
+    static const char *const kinds[3][3] = {
+        {"revisions ", " and ", ""}, {"machines ", " and ", ""}, {"devices '", "' and '", "'"}};
+    int mixed = 0;
+    for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        const char *rv[2] = {NULL, NULL}, *hs[2] = {NULL, NULL}, *dv[2] = {NULL, NULL};
+        /* the first two revisions, machines and devices of the group's runs */
+        const char *seen[3][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
         for (int i = 0; i < d->n; i++) {
             const ob_rrun *r = &d->runs[i];
             /* the sweep's runs: the confirmation runs enter no other statistic */
             if (r->wl != g->wl || r->opt != g->opt || !r->finished || r->confirm) continue;
-            int b = 0;
-            while (b < nb && bid[b] != r->benchmark_id) b++;
-            const char *x[3] = {b < nb ? rev[b] : "?", b < nb ? host[b] : "?", r->device[0] ? r->device : r->backend};
-            const char **seen[3] = {rv, hs, dv};
+            const ob_bench *b = ob_bench_list_find(&bl, r->benchmark_id);
+            const char *x[3] = {b ? b->git_rev : "?", b ? b->host : "?", r->device[0] ? r->device : r->backend};
             for (int j = 0; j < 3; j++) {
                 if (!seen[j][0]) seen[j][0] = x[j];
                 else if (!seen[j][1] && strcmp(seen[j][0], x[j])) seen[j][1] = x[j];
             }
         }
-        if (!rv[1] && !hs[1] && !dv[1]) continue;
+        if (!seen[0][1] && !seen[1][1] && !seen[2][1]) continue;
         if (mixed++) continue;
-        snprintf(note, cap, "%s / %s: %s%s%s%s%s%s%s%s%s%s%s%s%s%s%s", d->wl_labels[g->wl], d->opt_labels[g->opt],
-                 rv[1] ? "revisions " : "", rv[1] ? rv[0] : "", rv[1] ? " and " : "", rv[1] ? rv[1] : "",
-                 rv[1] && (hs[1] || dv[1]) ? "; " : "", hs[1] ? "machines " : "", hs[1] ? hs[0] : "",
-                 hs[1] ? " and " : "", hs[1] ? hs[1] : "", hs[1] && dv[1] ? "; " : "", dv[1] ? "devices '" : "",
-                 dv[1] ? dv[0] : "", dv[1] ? "' and '" : "", dv[1] ? dv[1] : "", dv[1] ? "'" : "");
+        /* "W / O: revisions A and B; machines C and D; devices 'E' and 'F'", the kinds that differ */
+        note_add(note, cap, d->wl_labels[g->wl]);
+        note_add(note, cap, " / ");
+        note_add(note, cap, d->opt_labels[g->opt]);
+        note_add(note, cap, ": ");
+        int parts = 0;
+        for (int j = 0; j < 3; j++) {
+            if (!seen[j][1]) continue;
+            if (parts++) note_add(note, cap, "; ");
+            note_add(note, cap, kinds[j][0]);
+            note_add(note, cap, seen[j][0]);
+            note_add(note, cap, kinds[j][1]);
+            note_add(note, cap, seen[j][1]);
+            note_add(note, cap, kinds[j][2]);
+        }
     }
-    for (int b = 0; b < nb; b++) {
-        free(rev[b]);
-        free(host[b]);
-    }
-    free(bid);
-    free(rev);
-    free(host);
+    ob_bench_list_free(&bl);
     return mixed;
 }
 

@@ -567,6 +567,67 @@ ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
     return OB_OK;
 }
 
+/* Column col as a copy; "?" for a NULL (a column without a value, or
+ * SQLite out of memory converting it). */
+static char *dup_or_unknown(sqlite3_stmt *q, int col)
+{
+    const unsigned char *t = sqlite3_column_text(q, col);
+    return strdup(t ? (const char *)t : "?");
+}
+
+ob_status ob_bench_list_load(sqlite3 *db, ob_bench_list *l, ob_err *e)
+{
+    memset(l, 0, sizeof *l);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT id, git_rev, host, created_at FROM benchmarks "
+                               "WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) ORDER BY created_at, id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return db_fail(db, e, "reading the benchmarks");
+    int rc = SQLITE_DONE, cap = 0, oom = 0;
+    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (l->n == cap) {
+            int ncap = cap ? 2 * cap : 16;
+            ob_bench *b2 = realloc(l->b, (size_t)ncap * sizeof *l->b);
+            if (!b2) {
+                oom = 1;
+                break;
+            }
+            l->b = b2;
+            cap = ncap;
+        }
+        ob_bench *b = &l->b[l->n++];
+        b->id = sqlite3_column_int64(q, 0);
+        b->git_rev = dup_or_unknown(q, 1);
+        b->host = dup_or_unknown(q, 2);
+        b->created_at = dup_or_unknown(q, 3);
+        oom = !b->git_rev || !b->host || !b->created_at;
+    }
+    sqlite3_finalize(q);
+    if (oom || rc != SQLITE_DONE) {
+        ob_bench_list_free(l);
+        return oom ? no_mem(e, "reading the benchmarks") : db_fail(db, e, "reading the benchmarks");
+    }
+    return OB_OK;
+}
+
+const ob_bench *ob_bench_list_find(const ob_bench_list *l, int64_t id)
+{
+    for (int i = 0; i < l->n; i++)
+        if (l->b[i].id == id) return &l->b[i];
+    return NULL;
+}
+
+void ob_bench_list_free(ob_bench_list *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        free(l->b[i].git_rev);
+        free(l->b[i].host);
+        free(l->b[i].created_at);
+    }
+    free(l->b);
+    memset(l, 0, sizeof *l);
+}
+
 static void rrun_free(ob_rrun *r)
 {
     free(r->workload);

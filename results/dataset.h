@@ -83,6 +83,26 @@ void ob_dataset_free(ob_dataset *d);
 /* Leave the confirmation runs out of d (their labels stay); returns how many. */
 int ob_dataset_drop_confirm(ob_dataset *d);
 
+/* A benchmark of a database (a row of its benchmarks table): which code ran
+ * it, where, and when. */
+typedef struct ob_bench {
+    int64_t id;
+    char *git_rev;             /* the optbench source revision that ran it; "?" when unknown */
+    char *host;                /* "?" when unknown */
+    char *created_at;          /* as stored ("2026-12-03T07:20:31Z"); "?" when unknown */
+} ob_bench;
+
+typedef struct ob_bench_list {
+    ob_bench *b;               /* (n,) */
+    int n;
+} ob_bench_list;
+
+/* The benchmarks of db that hold runs, oldest first (by created_at, then id). */
+ob_status ob_bench_list_load(struct sqlite3 *db, ob_bench_list *l, ob_err *e);
+/* The benchmark of l with that id; NULL when l has none. */
+const ob_bench *ob_bench_list_find(const ob_bench_list *l, int64_t id);
+void ob_bench_list_free(ob_bench_list *l);
+
 /* Index of a label, -1 when absent. */
 int ob_dataset_find_wl(const ob_dataset *d, const char *label);
 int ob_dataset_find_opt(const ob_dataset *d, const char *label);

@@ -17,6 +17,7 @@
 #include "plots/figures.h"
 #include "plots/report.h"
 #include "plots/latex.h"
+#include "results/dataset.h"
 #include "results/export.h"
 #include "test_stats_db.h"
 
@@ -765,6 +766,45 @@ static void test_provenance(const char *db, const char *out)
     free(md);
 }
 
+/* The benchmarks the report and history tell apart by: those with runs,
+ * oldest first, "?" for what the database does not know. */
+static void test_bench_list(const char *db)
+{
+    ob_err e = {0};
+    ob_store *st = NULL;
+    remove(db);
+    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &st, &e), &e);
+    if (!st) return;
+    int64_t b1 = 0, b2 = 0, b3 = 0;
+    CHECK_OK(ob_store_begin_benchmark(st, "first", "", "rev0", "host0", "cpu", "test", &b1, &e), &e);
+    fx_add(st, b1, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 20});
+    CHECK_OK(ob_store_begin_benchmark(st, "second", "", NULL, NULL, "cpu", "test", &b2, &e), &e);
+    fx_add(st, b2, &(fx_run){"W", "adam", NULL, 0.01, 1, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 20});
+    CHECK_OK(ob_store_begin_benchmark(st, "no runs", "", "rev3", "host3", "cpu", "test", &b3, &e), &e);
+    ob_store_close(st);
+    sqlite3 *q = NULL;
+    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+    /* the first benchmark dated after the second: the date orders them, not the id */
+    CHECK(sqlite3_exec(q, "UPDATE benchmarks SET created_at = '2030-01-02T00:00:00.000Z' WHERE name = 'first'",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    ob_bench_list bl;
+    CHECK_OK(ob_bench_list_load(q, &bl, &e), &e);
+    CHECK_MSG(bl.n == 2, "%d benchmarks", bl.n);
+    if (bl.n == 2) {
+        CHECK(bl.b[0].id == b2 && !strcmp(bl.b[0].git_rev, "?") && !strcmp(bl.b[0].host, "?"));
+        CHECK(bl.b[1].id == b1 && !strcmp(bl.b[1].git_rev, "rev0") && !strcmp(bl.b[1].host, "host0") &&
+              !strcmp(bl.b[1].created_at, "2030-01-02T00:00:00.000Z"));
+        CHECK(ob_bench_list_find(&bl, b1) == &bl.b[1] && !ob_bench_list_find(&bl, b3));
+    }
+    ob_bench_list_free(&bl);
+    CHECK(bl.n == 0 && !bl.b);
+    /* a benchmarks table without a column it reads: bad input, said so */
+    CHECK(sqlite3_exec(q, "ALTER TABLE benchmarks RENAME COLUMN host TO machine", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(ob_bench_list_load(q, &bl, &e) == OB_ERR_INPUT && bl.n == 0 && !bl.b);
+    CHECK_MSG(strstr(e.msg, "reading the benchmarks: no such column: host"), "%s", e.msg);
+    sqlite3_close(q);
+}
+
 int main(void)
 {
     char dir[256];
@@ -793,6 +833,8 @@ int main(void)
     snprintf(db, sizeof db, "%s/lr_edges.db", dir);
     snprintf(out, sizeof out, "%s/lr_edges", dir);
     test_lr_range_edges(db, out);
+    snprintf(db, sizeof db, "%s/benchmarks.db", dir);
+    test_bench_list(db);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

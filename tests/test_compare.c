@@ -51,7 +51,9 @@ static mod none(void)
     return m;
 }
 
-static void build(const char *path, const mod *m)
+/* A new results database at path (a file already there removed first); exits
+ * when it cannot be created. */
+static ob_store *new_db(const char *path)
 {
     ob_err e = {0};
     ob_store *s = NULL;
@@ -60,6 +62,12 @@ static void build(const char *path, const mod *m)
         fprintf(stderr, "%s\n", e.msg);
         exit(1);
     }
+    return s;
+}
+
+static void build(const char *path, const mod *m)
+{
+    ob_store *s = new_db(path);
     static const char *const wls[2] = {"quad", "rosen"}, *const opts[2] = {"adam", "sgd"};
     static const double lrs[2] = {0.01, 0.1};
     for (int w = 0; w < 2; w++)
@@ -136,6 +144,22 @@ static ob_compare run_cmp(const char *a, const char *b, const ob_compare_opts *o
     return c;
 }
 
+/* The database b built from m and changed by the SQL sql (NULL: none), then
+ * compared with a (the baseline). */
+static ob_compare cmp_planted(const char *a, const char *b, const mod *m, const char *sql, const ob_compare_opts *o,
+                              ob_status *st)
+{
+    build(b, m);
+    if (sql) plant(b, sql);
+    return run_cmp(a, b, o, st);
+}
+
+/* The database b built from m, then compared with a (the baseline). */
+static ob_compare cmp_built(const char *a, const char *b, const mod *m, const ob_compare_opts *o, ob_status *st)
+{
+    return cmp_planted(a, b, m, NULL, o, st);
+}
+
 /* c written by ob_compare_print, _markdown or _junit (what) into the file p,
  * read back into buf: the tests check what a user opens. */
 /* The file p, as written by a report writer, into buf. */
@@ -160,6 +184,18 @@ static void render(const ob_compare *c, const char *what, const char *p, char *b
     read_back(f, p, buf, cap);
 }
 
+/* The text table of c into buf (empty when it cannot be written). */
+static void print_to(const ob_compare *c, char *buf, size_t cap)
+{
+    buf[0] = 0;
+    FILE *f = tmpfile();
+    if (!f) return;
+    ob_compare_print(c, f);
+    rewind(f);
+    buf[fread(buf, 1, cap - 1, f)] = 0;
+    fclose(f);
+}
+
 /* The memory cell of a group's row in the text table. */
 static void memory_line(const ob_cmp_group *g, char *out, size_t n)
 {
@@ -170,14 +206,9 @@ static void memory_line(const ob_cmp_group *g, char *out, size_t n)
     c.g = (ob_cmp_group *)g;
     c.n_g = 1;
     c.time_shift = NAN;
-    char buf[2048] = {0};
-    FILE *f = tmpfile();
-    if (!f) return;
-    ob_compare_print(&c, f);
-    rewind(f);
-    size_t k = fread(buf, 1, sizeof buf - 1, f);
-    buf[k] = 0;
-    fclose(f);
+    char buf[2048];
+    print_to(&c, buf, sizeof buf);
+    if (!buf[0]) return;
     /* the header's "memory" column, in the second line */
     char *row = strchr(buf, '\n');
     const char *h = strstr(buf, "memory"), *v = strstr(buf, "verdict");
@@ -255,8 +286,7 @@ int main(void)
     ob_compare c;
 
     /* identical */
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && !c.regression && c.n_matched == 24 && c.n_g == 4 && c.n_worse == 0 && c.n_better == 0);
     for (int i = 0; i < c.n_g; i++) {
         CHECK(c.g[i].overall == OB_SAME && c.g[i].loss.v == OB_SAME && c.g[i].loss.effect == 0);
@@ -272,8 +302,7 @@ int main(void)
     m = none();
     m.noise[0] = 0.02, m.noise[1] = -0.01, m.noise[2] = 0.03;
     m.time_mul = 1.05;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && !c.regression && c.n_worse == 0);
     g = grp(&c, "quad", "adam");
     CHECK(g && g->loss.v == OB_SAME && fabs(g->loss.effect - 0.02) < 1e-9);
@@ -285,8 +314,7 @@ int main(void)
     m = none();
     m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 1.3;
     m.time_mul = 1.5;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && c.regression && c.n_worse == 2);
     g = grp(&c, "quad", "adam");
     CHECK(g && g->loss.v == OB_WORSE && g->overall == OB_WORSE);
@@ -333,8 +361,7 @@ int main(void)
     /* mixed: +30%, -30%, 0 -> the interval spans 0: within noise */
     m = none();
     m.loss_mul[0] = 1.3, m.loss_mul[1] = 0.7, m.loss_mul[2] = 1.0;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "quad", "adam");
     CHECK(st == OB_OK && !c.regression && g && g->loss.v == OB_SAME && g->loss.ci_lo < 0 && g->loss.ci_hi > 0);
     ob_compare_free(&c);
@@ -342,8 +369,7 @@ int main(void)
     /* better on every seed */
     m = none();
     m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 0.7;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "quad", "adam");
     CHECK(st == OB_OK && !c.regression && c.n_better == 1 && g && g->loss.v == OB_BETTER && g->overall == OB_BETTER);
     ob_compare_free(&c);
@@ -351,8 +377,7 @@ int main(void)
     /* one byte more peak memory is worse (exact); --no-memory ignores it */
     m = none();
     m.mem_add = 1;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "quad", "sgd");
     CHECK(st == OB_OK && c.regression && g && g->peak_mem.v == OB_WORSE && g->peak_mem.cand == 2049);
     ob_compare_free(&c);
@@ -365,8 +390,7 @@ int main(void)
     /* held-out metric (accuracy) 0.05 lower on every seed */
     m = none();
     m.metric_add = -0.05;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "quad", "adam");
     CHECK(st == OB_OK && c.regression && g && g->metric.v == OB_WORSE && fabs(g->metric.effect + 0.05) < 1e-9);
     CHECK_MSG(g && strstr(g->detail, "held-out metric worse: median per-seed change -0.05 over 3 seeds (95% CI "
@@ -377,8 +401,7 @@ int main(void)
     /* a cell that finished before fails now */
     m = none();
     m.fail_seed = 1;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "adam");
     CHECK(st == OB_OK && c.regression && g && g->n_new_failures == 1 && g->overall == OB_WORSE);
     ob_compare_free(&c);
@@ -390,14 +413,8 @@ int main(void)
     CHECK(st == OB_OK && c.regression && g && g->n_new_failures == 0 && g->n_new_unfinished == 1 &&
           g->overall == OB_WORSE);
     {
-        char text[8192] = {0};
-        FILE *tf = tmpfile();
-        if (tf) {
-            ob_compare_print(&c, tf);
-            rewind(tf);
-            text[fread(text, 1, sizeof text - 1, tf)] = 0;
-            fclose(tf);
-        }
+        char text[8192];
+        print_to(&c, text, sizeof text);
         CHECK_MSG(strstr(text, "WORSE (not finished)") && !strstr(text, "new failures") &&
                       strstr(text, "1 matched cell finished in the baseline is not finished in the candidate"),
                   "%s", text);
@@ -408,8 +425,7 @@ int main(void)
     m = none();
     m.drop_cell = 1;
     m.extra_cell = 1;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && !c.regression && c.n_only_base == 1 && c.n_only_cand == 1 && c.n_matched == 23);
     CHECK(c.n_only_base == 1 && !strcmp(c.only_base[0].workload, "quad") && c.only_base[0].seed == 2 &&
           c.only_base[0].lr == 0.01);
@@ -424,8 +440,7 @@ int main(void)
     /* adam gained a hyperparameter: its cells still pair up (noted), nothing is one-sided */
     m = none();
     m.adam_extra = "\"new_knob\":1";
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && !c.regression && c.n_matched == 24 && c.n_relaxed == 12 && c.n_only_base == 0 &&
           c.n_only_cand == 0 && c.n_g == 4);
     CHECK_MSG(strstr(c.relaxed_note, "adam on quad: new_knob (absent) in the baseline, 1 in the candidate"),
@@ -435,8 +450,7 @@ int main(void)
     /* runs of another length are other cells: nothing matches, and the message says why */
     m = none();
     m.steps = 30;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_ERR_INPUT && c.n_matched == 0);
     CHECK_MSG(strstr(last_err, "ran 20 steps in the baseline, 30 in the candidate"), "message: %s", last_err);
     ob_compare_free(&c);
@@ -446,8 +460,7 @@ int main(void)
     m = none();
     m.time_mul = 13;
     m.p90_mul = 1.6 / 1.2;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && c.n_worse == 0 && c.n_time_not_judged == 1);
     CHECK(g && g->time.v == OB_NODATA && g->time_not_judged && g->time_unsteady == 6 && g->time_cells == 6);
@@ -458,8 +471,7 @@ int main(void)
     ob_compare_free(&c);
     /* the same slowdown with steady timing (p90 scaled alike) is a regression */
     m.p90_mul = 1;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && !g->time_not_judged &&
           fabs(g->time.effect - 12) < 1e-9 && strstr(g->detail, "step time worse: median per-cell change +1200%"));
@@ -470,15 +482,13 @@ int main(void)
     m = none();
     m.time_seed[0] = m.time_seed[1] = 1.5;
     m.time_seed[2] = 0.9;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && g && g->time.v == OB_SAME && g->time.n == 6 && g->time.ci_lo < 0);
     ob_compare_free(&c);
     /* +50% on every seed is */
     m.time_seed[2] = 1.5;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && fabs(g->time.effect - 0.5) < 1e-9);
     CHECK(isnan(c.time_shift)); /* one group moved, not the machine */
@@ -488,8 +498,7 @@ int main(void)
      * +40% on every seed (at both lrs): worse, through the mean */
     m = none();
     m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.4;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && c.regression && c.n_worse == 1 && g && g->overall == OB_WORSE);
     CHECK(g && g->time.v == OB_SAME && g->time_mean.v == OB_WORSE && g->time_mean.n == 6 &&
@@ -505,23 +514,20 @@ int main(void)
     ob_compare_free(&c);
     /* ... on two seeds of three only (a busy moment, not the code): within noise */
     m.mean_seed[2] = 1;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && g && g->time_mean.v == OB_SAME && g->overall == OB_SAME);
     ob_compare_free(&c);
     /* fewer slow steps now: better through the mean */
     m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 0.7;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && g && g->time_mean.v == OB_BETTER && g->overall == OB_BETTER);
     ob_compare_free(&c);
     /* the mean's own tolerance (20%): +15% on every cell is within it, not
      * within the median's 10% */
     m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.15;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && g && g->time_mean.v == OB_SAME && fabs(g->time_mean.effect - 0.15) < 1e-9);
     ob_compare_free(&c);
@@ -545,8 +551,7 @@ int main(void)
     m = none();
     m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.4;
     m.p90_mul = 1.6 / 1.2;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && c.regression && g && g->time_not_judged && g->time_unsteady == 6);
     CHECK(g && g->time.v == OB_NODATA && g->time_mean.v == OB_WORSE && g->time_mean.n == 6 &&
@@ -565,8 +570,7 @@ int main(void)
     /* the same with the median 13x (a slower, busier machine): the mean
      * stays out, and the note does not say it was judged */
     m.time_mul = 13;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && g && g->time_not_judged && g->time_mean.v == OB_NODATA);
     snprintf(p, sizeof p, "%s/unsteadynomean.txt", dir);
@@ -594,8 +598,7 @@ int main(void)
     m.time_seed[0] = m.time_seed[1] = 1.3;
     m.p90_mul = 2 / 1.2;
     m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.5;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && g && g->time_not_judged && g->time_mean.v == OB_NODATA);
     ob_compare_free(&c);
@@ -619,8 +622,7 @@ int main(void)
      * note says why */
     m = none();
     m.mean_all = 1.3;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && !c.regression && c.n_worse == 0 && isnan(c.time_shift) &&
           fabs(c.time_mean_shift - 0.3) < 1e-9 && c.n_time_mean_machine == 4);
     g = grp(&c, "rosen", "sgd");
@@ -644,8 +646,7 @@ int main(void)
     /* ... also where one group's median moved a little without a verdict
      * (+12% on 4 cells of 6: inconclusive): its mean is set aside too */
     m.time_seed[0] = m.time_seed[1] = 1.12;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && !c.regression && c.n_time_mean_machine == 4 && g && g->time.v == OB_SAME &&
           g->time.unsure && g->time_mean_machine);
@@ -675,8 +676,7 @@ int main(void)
     /* ... unless the median moved with it in one group: that group's mean
      * (and median) stand */
     m.time_seed[0] = m.time_seed[1] = m.time_seed[2] = 1.5;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "sgd");
     CHECK(st == OB_OK && c.regression && c.n_worse == 1 && c.n_time_mean_machine == 3 && g &&
           g->time.v == OB_WORSE && g->time_mean.v == OB_WORSE && !g->time_mean_machine);
@@ -719,8 +719,7 @@ int main(void)
     /* every step 3x slower: each group is worse, and the note names a machine-wide shift */
     m = none();
     m.time_all = 3;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && c.regression && c.n_worse == 4 && fabs(c.time_shift - 2) < 1e-9);
     render(&c, "print", p, buf, sizeof buf);
     CHECK(strstr(buf, "note: step time moved the same way in every group (median +200.0%)") &&
@@ -750,8 +749,7 @@ int main(void)
     m.mem_add = 17493924 - 2048;
     m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 0.8;
     m.time_mul = 13;
-    build(cand, &m);
-    c = run_cmp(base, cand, &o, &st);
+    c = cmp_built(base, cand, &m, &o, &st);
     CHECK(st == OB_OK && c.regression);
     f = fopen(p, "w");
     ob_compare_print(&c, f);
@@ -802,8 +800,7 @@ int main(void)
         m.mem_add = 17489828 - 2048;
         build(base2, &m);
         m.mem_add += 4096;
-        build(cand, &m);
-        c = run_cmp(base2, cand, &o, &st);
+        c = cmp_built(base2, cand, &m, &o, &st);
         g = grp(&c, "quad", "sgd");
         char mt[96];
         memory_line(g, mt, sizeof mt);
@@ -816,8 +813,7 @@ int main(void)
     {
         char cell[96];
         m = none();
-        build(cand, &m);
-        c = run_cmp(base, cand, &o, &st);
+        c = cmp_built(base, cand, &m, &o, &st);
         snprintf(p, sizeof p, "%s/lr.txt", dir);
         render(&c, "print", p, buf, sizeof buf);
         table_cell(buf, "lr", "final loss", "quad", "adam", cell, sizeof cell);
@@ -836,8 +832,7 @@ int main(void)
         /* the candidate's own best lr moved (quad/adam 3x worse at 0.1, now
          * best at 0.01): judged at the baseline's 0.1, the other one named */
         m.lr01_mul = 3;
-        build(cand, &m);
-        c = run_cmp(base, cand, &o, &st);
+        c = cmp_built(base, cand, &m, &o, &st);
         g = grp(&c, "quad", "adam");
         CHECK(st == OB_OK && c.regression && g && g->best_lr == 0.1 && g->cand_best_lr == 0.01 && g->lr_from == 0 &&
               g->loss.v == OB_WORSE);
@@ -867,8 +862,7 @@ int main(void)
         m.rosen_sgd_diverged = 1;
         build(base3, &m);
         m.rosen_sgd_diverged = 0;
-        build(cand, &m);
-        c = run_cmp(base3, cand, &o, &st);
+        c = cmp_built(base3, cand, &m, &o, &st);
         g = grp(&c, "rosen", "sgd");
         CHECK(st == OB_OK && g && g->lr_from == 1 && g->best_lr == 0.1 && g->overall == OB_BETTER);
         snprintf(p, sizeof p, "%s/lr.txt", dir);
@@ -911,8 +905,7 @@ int main(void)
         snprintf(cand4, sizeof cand4, "%s/cand4.db", dir);
         m = none();
         m.rosen_sgd_div_seeds = 1; /* seed 0 */
-        build(cand4, &m);
-        c = run_cmp(cand, cand4, &o, &st);
+        c = cmp_built(cand, cand4, &m, &o, &st);
         g = grp(&c, "rosen", "sgd");
         CHECK(st == OB_OK && g && g->overall == OB_WORSE && g->loss.n_to_inf == 1 && g->loss.n == 3);
         snprintf(p, sizeof p, "%s/div.txt", dir);
@@ -921,8 +914,7 @@ int main(void)
         CHECK_MSG(!strcmp(cell, "+0.0% (1 of 3 seeds now diverged) same"), "final loss cell '%s'", cell);
         ob_compare_free(&c);
         m.rosen_sgd_div_seeds = 3; /* seeds 0 and 1: the median diverged */
-        build(cand4, &m);
-        c = run_cmp(cand, cand4, &o, &st);
+        c = cmp_built(cand, cand4, &m, &o, &st);
         render(&c, "print", p, buf, sizeof buf);
         table_cell(buf, "final loss", "held-out", "rosen", "sgd", cell, sizeof cell);
         CHECK_MSG(!strncmp(cell, "now diverged on 2 of 3 seeds (finite before) ", 45), "final loss cell '%s'", cell);
@@ -967,10 +959,7 @@ int main(void)
     {
         char big[512];
         snprintf(big, sizeof big, "%s/big.db", dir);
-        ob_err e = {0};
-        ob_store *s = NULL;
-        remove(big);
-        ob_store_open(big, OB_STORE_CREATE, &s, &e);
+        ob_store *s = new_db(big);
         for (int l = 0; l < 2; l++)
             for (int seed = 0; seed < 257; seed++)
                 fx_add(s, 0, &(fx_run){"quad", "sgd", NULL, l ? 0.1 : 0.01, seed, "done", 1.0 + 0.001 * seed, 5,
@@ -992,9 +981,7 @@ int main(void)
         m = none();
         m.time_mul = 3;          /* rosen/sgd 3x slower */
         m.mem_add = 4096;        /* quad/sgd more peak memory */
-        build(cand, &m);
-        plant(cand, "UPDATE runs SET device = 'cpu: 8 threads'");
-        c = run_cmp(base, cand, &o, &st);
+        c = cmp_planted(base, cand, &m, "UPDATE runs SET device = 'cpu: 8 threads'", &o, &st);
         g = grp(&c, "rosen", "sgd");
         CHECK_MSG(st == OB_OK && c.n_device_differs == 24 && c.n_backend_differs == 0 && !c.device_mixed &&
                       !strcmp(c.device_base, "cpu: test") && !strcmp(c.device_cand, "cpu: 8 threads"),
@@ -1041,8 +1028,7 @@ int main(void)
         CHECK_MSG(strstr(buf, "their step times are compared anyway (--time-across-devices)"), "%s", buf);
         ob_compare_free(&c);
         /* the same devices: judged, as before */
-        build(cand, &m);
-        c = run_cmp(base, cand, &o, &st);
+        c = cmp_built(base, cand, &m, &o, &st);
         g = grp(&c, "rosen", "sgd");
         CHECK(st == OB_OK && c.regression && c.n_device_differs == 0 && g && g->time.v == OB_WORSE);
         render(&c, "print", p, buf, sizeof buf);
@@ -1066,10 +1052,10 @@ int main(void)
         ob_compare_free(&c);
         /* another backend: peak memory is not compared either (CPU and GPU
          * figures), optimizer state still is; the flag is about time only */
-        build(cand, &m);
-        plant(cand, "UPDATE runs SET backend = 'cuda', device = 'cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, "
-                    "matmul fp32); data parallel over devices 0-1'");
-        c = run_cmp(base, cand, &o, &st);
+        c = cmp_planted(base, cand, &m,
+                        "UPDATE runs SET backend = 'cuda', device = 'cuda: NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB, "
+                        "matmul fp32); data parallel over devices 0-1'",
+                        &o, &st);
         g = grp(&c, "quad", "sgd");
         CHECK(st == OB_OK && !c.regression && c.n_device_differs == 24 && c.n_backend_differs == 24 && g &&
               g->peak_mem.v == OB_NODATA && g->mem_other_backend == 6 && g->state.v == OB_SAME);
@@ -1090,10 +1076,10 @@ int main(void)
         ob_compare_free(&c);
         /* the same backend, the batch split over two replicas: each run records
          * one replica's peak, so a larger one is not a regression */
-        build(cand, &m);
-        plant(cand, "UPDATE runs SET device = 'cpu: test; data parallel: 2 replicas, one after another', "
-                    "peak_mem_bytes = peak_mem_bytes * 2 + 4096");
-        c = run_cmp(base, cand, &o, &st);
+        c = cmp_planted(base, cand, &m,
+                        "UPDATE runs SET device = 'cpu: test; data parallel: 2 replicas, one after another', "
+                        "peak_mem_bytes = peak_mem_bytes * 2 + 4096",
+                        &o, &st);
         g = grp(&c, "quad", "sgd");
         CHECK_MSG(st == OB_OK && !c.regression && c.n_device_differs == 24 && c.n_backend_differs == 0 &&
                       c.n_layout_differs == 24 && g && g->peak_mem.v == OB_NODATA && g->mem_other_layout == 6 &&
@@ -1128,9 +1114,9 @@ int main(void)
         mod plain = none();
         build(base, &plain);
         /* a database without the backend and device columns still loads */
-        build(cand, &m);
-        plant(cand, "ALTER TABLE runs DROP COLUMN backend; ALTER TABLE runs DROP COLUMN device");
-        c = run_cmp(base, cand, &o, &st);
+        c = cmp_planted(base, cand, &m,
+                        "ALTER TABLE runs DROP COLUMN backend; ALTER TABLE runs DROP COLUMN device",
+                        &o, &st);
         g = grp(&c, "rosen", "sgd");
         CHECK_MSG(st == OB_OK && c.n_matched == 24 && c.n_device_differs == 0 && g && g->time.v == OB_WORSE, "%s",
                   last_err);
@@ -1143,26 +1129,27 @@ int main(void)
     {
         mod plain = none();
         build(base, &plain);
-        build(cand, &plain);
-        plant(cand, "UPDATE runs SET final_loss = 'Infinity' WHERE workload = 'quad' AND optimizer = 'sgd'");
         ob_status st2;
-        ob_compare c2 = run_cmp(base, cand, &o, &st2);
+        ob_compare c2 = cmp_planted(base, cand, &plain,
+                                    "UPDATE runs SET final_loss = 'Infinity' WHERE workload = 'quad' AND "
+                                    "optimizer = 'sgd'",
+                                    &o, &st2);
         const ob_cmp_group *g2 = grp(&c2, "quad", "sgd");
         CHECK_MSG(st2 == OB_OK && c2.regression && g2 && g2->overall == OB_WORSE && g2->loss.v != OB_BETTER,
                   "'Infinity' as text: regression %d", c2.regression);
         ob_compare_free(&c2);
-        build(cand, &plain);
-        plant(cand, "UPDATE runs SET final_loss = 'oops' WHERE workload = 'quad' AND optimizer = 'sgd'");
-        c2 = run_cmp(base, cand, &o, &st2);
+        c2 = cmp_planted(base, cand, &plain,
+                         "UPDATE runs SET final_loss = 'oops' WHERE workload = 'quad' AND optimizer = 'sgd'",
+                         &o, &st2);
         g2 = grp(&c2, "quad", "sgd");
         CHECK_MSG(st2 == OB_OK && g2 && g2->loss.v != OB_BETTER, "'oops' as text: loss verdict %d",
                   g2 ? (int)g2->loss.v : -1);
         ob_compare_free(&c2);
         /* diverging now at an lr other than the judged one (0.1): a note, not a regression */
-        build(cand, &plain);
-        plant(cand, "UPDATE runs SET status = 'diverged', final_loss = 1e999 WHERE workload = 'quad' AND "
-                    "optimizer = 'adam' AND lr = 0.01");
-        c2 = run_cmp(base, cand, &o, &st2);
+        c2 = cmp_planted(base, cand, &plain,
+                         "UPDATE runs SET status = 'diverged', final_loss = 1e999 WHERE workload = 'quad' AND "
+                         "optimizer = 'adam' AND lr = 0.01",
+                         &o, &st2);
         g2 = grp(&c2, "quad", "adam");
         CHECK(st2 == OB_OK && !c2.regression && g2 && g2->n_new_diverged_other == 3 && g2->n_new_diverged == 0);
         char p2[600], buf2[8192];
@@ -1174,10 +1161,10 @@ int main(void)
         ob_compare_free(&c2);
         /* two of three seeds 50% worse, one not: beyond the tolerance, yet the
          * seeds do not settle it: "inconclusive", not "same", and no failure */
-        build(cand, &plain);
-        plant(cand, "UPDATE runs SET final_loss = final_loss * 1.5 WHERE workload = 'quad' AND optimizer = 'adam' AND "
-                    "lr = 0.1 AND seed < 2");
-        c2 = run_cmp(base, cand, &o, &st2);
+        c2 = cmp_planted(base, cand, &plain,
+                         "UPDATE runs SET final_loss = final_loss * 1.5 WHERE workload = 'quad' AND "
+                         "optimizer = 'adam' AND lr = 0.1 AND seed < 2",
+                         &o, &st2);
         g2 = grp(&c2, "quad", "adam");
         CHECK(st2 == OB_OK && !c2.regression && g2 && g2->loss.v == OB_SAME && g2->loss.unsure);
         snprintf(p2, sizeof p2, "%s.txt", cand);
@@ -1185,10 +1172,10 @@ int main(void)
         CHECK_MSG(strstr(buf2, "+50.0% [+0.0%, +50.0%] inconclusive"), "%s", buf2);
         ob_compare_free(&c2);
         /* at the judged lr: a regression, said in the Markdown verdict too */
-        build(cand, &plain);
-        plant(cand, "UPDATE runs SET status = 'diverged', final_loss = 1e999 WHERE workload = 'quad' AND "
-                    "optimizer = 'adam' AND lr = 0.1 AND seed = 0");
-        c2 = run_cmp(base, cand, &o, &st2);
+        c2 = cmp_planted(base, cand, &plain,
+                         "UPDATE runs SET status = 'diverged', final_loss = 1e999 WHERE workload = 'quad' AND "
+                         "optimizer = 'adam' AND lr = 0.1 AND seed = 0",
+                         &o, &st2);
         CHECK(st2 == OB_OK && c2.regression);
         snprintf(p2, sizeof p2, "%s.md", cand);
         render(&c2, "markdown", p2, buf2, sizeof buf2);
@@ -1200,9 +1187,7 @@ int main(void)
     /* nothing in common: unusable */
     snprintf(cand, sizeof cand, "%s/other.db", dir);
     {
-        ob_err e = {0};
-        ob_store *s = NULL;
-        ob_store_open(cand, OB_STORE_CREATE, &s, &e);
+        ob_store *s = new_db(cand);
         fx_add(s, 0, &(fx_run){"other", "adam", NULL, 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 20});
         ob_store_close(s);
     }
@@ -1210,12 +1195,7 @@ int main(void)
     CHECK(st == OB_ERR_INPUT);
     /* an empty optbench database: unusable */
     snprintf(cand, sizeof cand, "%s/empty.db", dir);
-    {
-        ob_err e = {0};
-        ob_store *s = NULL;
-        ob_store_open(cand, OB_STORE_CREATE, &s, &e);
-        ob_store_close(s);
-    }
+    ob_store_close(new_db(cand));
     c = run_cmp(base, cand, &o, &st);
     CHECK(st == OB_ERR_INPUT);
 

@@ -22,68 +22,85 @@ static ob_optim *make(const char *train_sets, int64_t total, ob_err *err)
     return o;
 }
 
+/* The lr a schedule gives at one step. */
+typedef struct lr_at {
+    int64_t step;
+    double lr;
+} lr_at;
+
+/* An sgd optimizer (lr 0.1) with train settings train_sets over total steps
+ * gives the lrs of want[0..n) (each within tol). */
+static void check_lrs(const char *train_sets, int64_t total, const lr_at *want, size_t n, double tol)
+{
+    const char *what = train_sets ? train_sets : "(no train settings)";
+    ob_err e;
+    ob_optim *o = make(train_sets, total, &e);
+    CHECK_MSG(o != NULL, "%s: %s", what, e.msg);
+    if (!o) return;
+    for (size_t i = 0; i < n; i++) {
+        double lr = ob_optim_lr(o, want[i].step);
+        CHECK_MSG(fabs(lr - want[i].lr) <= tol, "%s: lr at step %lld = %.17g, want %.17g (tol %g)", what,
+                  (long long)want[i].step, lr, want[i].lr, tol);
+    }
+    ob_optim_destroy(o);
+}
+
+#define N_LRS(a) (sizeof(a) / sizeof *(a))
+
 static void test_constant(void)
 {
-    ob_err e;
-    ob_optim *o = make(NULL, 100, &e);
-    CHECK(o != NULL);
-    CHECK_NEAR(ob_optim_lr(o, 1), 0.1, 0);
-    CHECK_NEAR(ob_optim_lr(o, 100), 0.1, 0);
-    ob_optim_destroy(o);
+    const lr_at want[] = {{1, 0.1}, {100, 0.1}};
+    check_lrs(NULL, 100, want, N_LRS(want), 0);
 }
 
 static void test_warmup(void)
 {
-    ob_err e;
-    ob_optim *o = make("schedule=warmup,warmup_steps=4", 100, &e);
-    CHECK(o != NULL);
-    CHECK_NEAR(ob_optim_lr(o, 1), 0.025, 1e-15); /* 0.1 * 1/4 */
-    CHECK_NEAR(ob_optim_lr(o, 2), 0.05, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 4), 0.1, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 5), 0.1, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 100), 0.1, 1e-15);
-    ob_optim_destroy(o);
+    const lr_at want[] = {
+        {1, 0.025}, /* 0.1 * 1/4 */
+        {2, 0.05},
+        {4, 0.1},
+        {5, 0.1},
+        {100, 0.1},
+    };
+    check_lrs("schedule=warmup,warmup_steps=4", 100, want, N_LRS(want), 1e-15);
 }
 
 static void test_cosine(void)
 {
-    ob_err e;
-    ob_optim *o = make("schedule=cosine,min_lr=0.01", 10, &e);
-    CHECK(o != NULL);
     /* i = t-1; lr = 0.01 + 0.09 * (1 + cos(pi i / 10)) / 2 */
-    CHECK_NEAR(ob_optim_lr(o, 1), 0.1, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 6), 0.055, 1e-15); /* i = 5: cos(pi/2) = 0 */
-    CHECK_NEAR(ob_optim_lr(o, 10), 0.01 + 0.045 * (1 + cos(0.9 * M_PI)), 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 11), 0.01, 1e-15); /* one past the end */
-    ob_optim_destroy(o);
+    const lr_at want[] = {
+        {1, 0.1},
+        {6, 0.055}, /* i = 5: cos(pi/2) = 0 */
+        {10, 0.01 + 0.045 * (1 + cos(0.9 * M_PI))},
+        {11, 0.01}, /* one past the end */
+    };
+    check_lrs("schedule=cosine,min_lr=0.01", 10, want, N_LRS(want), 1e-15);
 }
 
 static void test_warmup_cosine(void)
 {
-    ob_err e;
-    ob_optim *o = make("schedule=warmup_cosine,warmup_steps=2,min_lr=0", 12, &e);
-    CHECK(o != NULL);
-    CHECK_NEAR(ob_optim_lr(o, 1), 0.05, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 2), 0.1, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 3), 0.1, 1e-15);  /* r = 0 */
-    CHECK_NEAR(ob_optim_lr(o, 8), 0.05, 1e-15); /* r = 5/10: half way */
-    CHECK_NEAR(ob_optim_lr(o, 12), 0.05 * (1 + cos(0.9 * M_PI)), 1e-15);
-    ob_optim_destroy(o);
+    const lr_at want[] = {
+        {1, 0.05},
+        {2, 0.1},
+        {3, 0.1},  /* r = 0 */
+        {8, 0.05}, /* r = 5/10: half way */
+        {12, 0.05 * (1 + cos(0.9 * M_PI))},
+    };
+    check_lrs("schedule=warmup_cosine,warmup_steps=2,min_lr=0", 12, want, N_LRS(want), 1e-15);
 }
 
 static void test_wsd(void)
 {
-    ob_err e;
-    ob_optim *o = make("schedule=wsd,warmup_steps=2,min_lr=0.02,decay_frac=0.25", 20, &e);
-    CHECK(o != NULL);
     /* warmup 2, stable until i = 15, decay over the last 5 steps: lr + (min - lr) (i - 15) / 5 */
-    CHECK_NEAR(ob_optim_lr(o, 1), 0.05, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 3), 0.1, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 16), 0.1, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 17), 0.1 - 0.08 * 0.2, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 20), 0.1 - 0.08 * 0.8, 1e-15);
-    CHECK_NEAR(ob_optim_lr(o, 21), 0.02, 1e-15);
-    ob_optim_destroy(o);
+    const lr_at want[] = {
+        {1, 0.05},
+        {3, 0.1},
+        {16, 0.1},
+        {17, 0.1 - 0.08 * 0.2},
+        {20, 0.1 - 0.08 * 0.8},
+        {21, 0.02},
+    };
+    check_lrs("schedule=wsd,warmup_steps=2,min_lr=0.02,decay_frac=0.25", 20, want, N_LRS(want), 1e-15);
 }
 
 /* The scheduled lr reaches the update and the step record. */

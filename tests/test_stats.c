@@ -270,6 +270,54 @@ static const ob_group *grp(const ob_dataset *d, const ob_stats *s, const char *w
     return w < 0 || o < 0 ? NULL : ob_stats_group(s, w, o);
 }
 
+/* A new results database at path (a file already there removed first);
+ * NULL, with a failed check, when it cannot be created. */
+static ob_store *new_store(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = NULL;
+    remove(path);
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    return s;
+}
+
+/* Every run of db (benchmark id 0) into d, with its curves. */
+static void load_with_curves(sqlite3 *db, ob_dataset *d)
+{
+    ob_err e = {0};
+    CHECK_OK(ob_dataset_load(db, 0, d, &e), &e);
+    CHECK_OK(ob_dataset_load_curves(db, d, &e), &e);
+}
+
+/* load_with_curves, then the statistics of d under o (NULL: the defaults) into st. */
+static void load_stats(sqlite3 *db, const ob_stats_opts *o, ob_dataset *d, ob_stats *st)
+{
+    ob_stats_opts def;
+    ob_stats_opts_default(&def);
+    load_with_curves(db, d);
+    ob_err e = {0};
+    CHECK_OK(ob_stats_compute(d, o ? o : &def, st, &e), &e);
+}
+
+/* load_stats on the database at path, opened read-only. */
+static void load_stats_at(const char *path, const ob_stats_opts *o, ob_dataset *d, ob_stats *st)
+{
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    load_stats(db, o, d, st);
+    sqlite3_close(db);
+}
+
+/* The default options with a given target for each of n workloads (wl and
+ * val must outlive o). */
+static void opts_targets(ob_stats_opts *o, int n, const char **wl, const double *val)
+{
+    ob_stats_opts_default(o);
+    o->n_targets = n;
+    o->target_wl = wl;
+    o->target_val = val;
+}
+
 static void test_reference(const char *path)
 {
     ob_err e = {0};
@@ -277,8 +325,7 @@ static void test_reference(const char *path)
     CHECK_OK(ob_store_open(path, OB_STORE_READONLY, &st, &e), &e);
     if (!st) return;
     ob_dataset d;
-    CHECK_OK(ob_dataset_load(ob_store_db(st), 0, &d, &e), &e);
-    CHECK_OK(ob_dataset_load_curves(ob_store_db(st), &d, &e), &e);
+    load_with_curves(ob_store_db(st), &d);
     CHECK(d.n == 24);
     CHECK(d.n_superseded == 1);
     CHECK(d.n_wl == 2 && d.n_opt == 2);
@@ -393,12 +440,9 @@ static void test_reference(const char *path)
     /* a given target: quad 2.45 (no ties with the window means). adam at lr 0.01 (f 1.0,
      * 1.2, 0.8): 20, 20, 19 (median 20); at lr 0.1: 10, 10, never (10). sgd at lr 0.01
      * (f 2.0, 2.2, 2.4): 22, 23, 24 (23) */
-    ob_stats_opts_default(&o);
     const char *tw[] = {"quad"};
     double tv[] = {2.45};
-    o.n_targets = 1;
-    o.target_wl = tw;
-    o.target_val = tv;
+    opts_targets(&o, 1, tw, tv);
     CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
     qa = grp(&d, &s, "quad", "adam");
     qs = grp(&d, &s, "quad", "sgd");
@@ -433,9 +477,7 @@ static void test_reference(const char *path)
 static void test_tt_one_lr(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = new_store(path);
     if (!s) return;
     fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 1.0, 10, 10, 10, 1, 1, 1, 1, 0});
     fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.1, 0, "done", 1.0, 20, 1, 1, 1, 1, 1, 1, 0});
@@ -446,15 +488,11 @@ static void test_tt_one_lr(const char *path)
     fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 0, "done", 1.0, 15, 8, 8, 1, 1, 1, 1, 0});
     fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, 0, "done", 1.0, 15, 2, 2, 1, 1, 1, 1, 0});
     ob_dataset d;
-    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
-    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
-    ob_stats_opts o;
-    ob_stats_opts_default(&o);
+    load_with_curves(ob_store_db(s), &d);
     const char *tw[] = {"W"};
     double tv[] = {2.45}; /* reached at step T (see test_reference) */
-    o.n_targets = 1;
-    o.target_wl = tw;
-    o.target_val = tv;
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
     for (int by_steps = 0; by_steps < 2; by_steps++) {
         o.profile_by_steps = by_steps;
         ob_stats st;
@@ -494,10 +532,8 @@ static void test_tt_one_lr(const char *path)
     o.profile_by_steps = 0;
     for (size_t k = 0; k < sizeof mc / sizeof mc[0]; k++) {
         CHECK(sqlite3_exec(ob_store_db(s), mc[k].sql, NULL, NULL, NULL) == SQLITE_OK);
-        CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
-        CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
         ob_stats st;
-        CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+        load_stats(ob_store_db(s), &o, &d, &st);
         const ob_group *g = grp(&d, &st, "W", "adam");
         CHECK_MSG(g && g->tt_lr == 0.01 && g->tt_steps == 10 && fabs(g->tt_time_s - mc[k].time_s) < 1e-12,
                   "mean %zu: lr %g, %g steps, %g s", k, g ? g->tt_lr : NAN, g ? g->tt_steps : NAN,
@@ -516,10 +552,7 @@ static void test_tt_one_lr(const char *path)
  * not measured (not ">= 0"); with a finite neighbour above the threshold it is. */
 static void test_width_edge(const char *path)
 {
-    ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = new_store(path);
     if (!s) return;
     for (int seed = 0; seed < 3; seed++) {
         fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, seed ? "done" : "diverged", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
@@ -528,12 +561,8 @@ static void test_width_edge(const char *path)
         fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, seed, "done", 0.5, 10, 1, 1, 1, 1, 1, 1, 0});
     }
     ob_dataset d;
-    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
-    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
-    ob_stats_opts o;
-    ob_stats_opts_default(&o);
     ob_stats st;
-    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    load_stats(ob_store_db(s), NULL, &d, &st);
     const ob_group *ga = grp(&d, &st, "W", "adam"), *gs = grp(&d, &st, "W", "sgd");
     CHECK(ga && gs);
     if (ga && gs) {
@@ -555,9 +584,7 @@ static void test_width_edge(const char *path)
 static void test_labels(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = new_store(path);
     if (!s) return;
     fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.95,\"bs\":8", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
     fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.999,\"bs\":8", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
@@ -582,8 +609,7 @@ static void test_labels(const char *path)
 
     /* keys with an underscore (SQLite quotes them in a JSON path), nested in
      * "train", and a key one configuration lacks (written only when set) */
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    s = new_store(path);
     if (!s) return;
     fx_add(s, 0, &(fx_run){"A", "lion", "\"weight_decay\":0,\"train\":{\"clip_norm\":1}", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
     fx_add(s, 0, &(fx_run){"A", "lion", "\"weight_decay\":0,\"train\":{\"clip_norm\":0,\"spike_z_loss\":3}", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
@@ -608,9 +634,7 @@ static void test_labels(const char *path)
 static void test_steps_and_start(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = new_store(path);
     if (!s) return;
     /* W: the same cell for 50 and 80 steps */
     fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 50});
@@ -767,9 +791,7 @@ static void test_sign_large(void)
 static void test_counted_against(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = new_store(path);
     if (!s) return;
     /* acc (with a metric): seeds {1.0, 1.1, diverged}, held-out loss {1, 2, -}, metric {0.9, 0.8, -} */
     fx_add(s, 0, &(fx_run){"acc", "adam", NULL, 0.01, 0, "done", 1.0, 5, 1, 1, 1, 1, 1.0, 0.9, 0});
@@ -789,12 +811,8 @@ static void test_counted_against(const char *path)
     /* one: a single seed */
     fx_add(s, 0, &(fx_run){"one", "sgd", NULL, 0.01, 0, "done", 1.0, 5, 1, 1, 1, 1, 1.0, 0.5, 0});
     ob_dataset d;
-    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
-    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
-    ob_stats_opts o;
-    ob_stats_opts_default(&o);
     ob_stats st;
-    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    load_stats(ob_store_db(s), NULL, &d, &st);
     const ob_group *ga = grp(&d, &st, "acc", "adam"), *gq = grp(&d, &st, "quad2", "adam");
     const ob_group *gn = grp(&d, &st, "nanf", "sgd"), *g1 = grp(&d, &st, "one", "sgd");
     CHECK(ga && gq && gn && g1);
@@ -840,24 +858,12 @@ static void test_counted_against(const char *path)
  * statistic of the sweep. */
 static void test_confirm(const char *path)
 {
-    ob_err e = {0};
     CHECK(fx_build_reference(path) == 0);
     ob_dataset d0, d;
     ob_stats s0, s;
-    ob_stats_opts o;
-    ob_stats_opts_default(&o);
-    sqlite3 *db = NULL;
-    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_OK(ob_dataset_load(db, 0, &d0, &e), &e);
-    CHECK_OK(ob_dataset_load_curves(db, &d0, &e), &e);
-    CHECK_OK(ob_stats_compute(&d0, &o, &s0, &e), &e);
-    sqlite3_close(db);
+    load_stats_at(path, NULL, &d0, &s0);
     CHECK(fx_add_confirm(path) == 0);
-    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
-    CHECK_OK(ob_dataset_load_curves(db, &d, &e), &e);
-    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
-    sqlite3_close(db);
+    load_stats_at(path, NULL, &d, &s);
     /* 7 more runs; the one with a sweep run's lr and seed supersedes nothing */
     CHECK(d.n == d0.n + 7 && d.n_superseded == d0.n_superseded);
     CHECK(d.n_wl == d0.n_wl && d.n_opt == d0.n_opt && s.n_g == s0.n_g);
@@ -914,9 +920,7 @@ out:
 static void test_superseded_and_masked(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = new_store(path);
     if (!s) return;
     fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 3.0, 10, 1, 1, 1, 1, 1, 1, 0});
     fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
@@ -945,9 +949,7 @@ static void test_superseded_and_masked(const char *path)
 static void test_tt_mixed_means(const char *path)
 {
     ob_err e = {0};
-    ob_store *s = NULL;
-    remove(path);
-    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = new_store(path);
     if (!s) return;
     static const char *const wls[] = {"W", "V"};
     for (int w = 0; w < 2; w++)
@@ -962,15 +964,11 @@ static void test_tt_mixed_means(const char *path)
                        "UPDATE runs SET step_ms_mean = NULL WHERE optimizer = 'sgd' AND (workload = 'W' OR status = 'failed');",
                        NULL, NULL, NULL) == SQLITE_OK);
     ob_dataset d;
-    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
-    CHECK_OK(ob_dataset_load_curves(ob_store_db(s), &d, &e), &e);
-    ob_stats_opts o;
-    ob_stats_opts_default(&o);
+    load_with_curves(ob_store_db(s), &d);
     const char *tw[] = {"W", "V"};
     double tv[] = {2.45, 2.45}; /* reached at step T (see test_reference) */
-    o.n_targets = 2;
-    o.target_wl = tw;
-    o.target_val = tv;
+    ob_stats_opts o;
+    opts_targets(&o, 2, tw, tv);
     ob_stats st;
     CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
     int ww = ob_dataset_find_wl(&d, "W"), wv = ob_dataset_find_wl(&d, "V");
@@ -1034,24 +1032,25 @@ int main(void)
     snprintf(p, sizeof p, "%s/ref.db", dir);
     CHECK(fx_build_reference(p) == 0);
     test_reference(p);
-    snprintf(p, sizeof p, "%s/tt.db", dir);
-    test_tt_one_lr(p);
-    snprintf(p, sizeof p, "%s/width_edge.db", dir);
-    test_width_edge(p);
-    snprintf(p, sizeof p, "%s/tt_mixed.db", dir);
-    test_tt_mixed_means(p);
-    snprintf(p, sizeof p, "%s/labels.db", dir);
-    test_labels(p);
-    snprintf(p, sizeof p, "%s/steps.db", dir);
-    test_steps_and_start(p);
-    snprintf(p, sizeof p, "%s/masked.db", dir);
-    test_superseded_and_masked(p);
-    snprintf(p, sizeof p, "%s/confirm.db", dir);
-    test_confirm(p);
-    snprintf(p, sizeof p, "%s/against.db", dir);
-    test_counted_against(p);
-    snprintf(p, sizeof p, "%s/paired.db", dir);
-    test_sign_paired(p);
+    /* the tests that make a database of their own, each at its file in dir */
+    static const struct {
+        const char *db;
+        void (*test)(const char *path);
+    } own_db[] = {
+        {"tt.db", test_tt_one_lr},
+        {"width_edge.db", test_width_edge},
+        {"tt_mixed.db", test_tt_mixed_means},
+        {"labels.db", test_labels},
+        {"steps.db", test_steps_and_start},
+        {"masked.db", test_superseded_and_masked},
+        {"confirm.db", test_confirm},
+        {"against.db", test_counted_against},
+        {"paired.db", test_sign_paired},
+    };
+    for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);
+        own_db[i].test(p);
+    }
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

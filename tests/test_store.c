@@ -83,13 +83,51 @@ static void schema_of(sqlite3 *db, char *out, size_t n)
     sqlite3_finalize(q);
 }
 
-static void test_create_and_round_trip(void)
+/* A store opened with OB_STORE_CREATE at dir/name (its path also in path[n]
+ * unless path is NULL); NULL, with a failed check, when it cannot be. */
+static ob_store *open_created(const char *name, char *path, size_t n)
 {
     char p[512];
-    path_in(p, sizeof p, "rt.db");
+    path_in(p, sizeof p, name);
+    if (path) snprintf(path, n, "%s", p);
     ob_err e = {0};
     ob_store *s = NULL;
     CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    return s;
+}
+
+/* q_int / q_real / q_text of "SELECT expr FROM runs WHERE id = id". */
+static void run_sql(char *sql, size_t n, const char *expr, int64_t id)
+{
+    snprintf(sql, n, "SELECT %s FROM runs WHERE id = %lld", expr, (long long)id);
+}
+
+static long long run_int(sqlite3 *db, const char *expr, int64_t id)
+{
+    char sql[512];
+    run_sql(sql, sizeof sql, expr, id);
+    return q_int(db, sql);
+}
+
+static double run_real(sqlite3 *db, const char *expr, int64_t id)
+{
+    char sql[512];
+    run_sql(sql, sizeof sql, expr, id);
+    return q_real(db, sql);
+}
+
+static void run_text(sqlite3 *db, const char *expr, int64_t id, char *out, size_t n)
+{
+    char sql[512];
+    run_sql(sql, sizeof sql, expr, id);
+    q_text(db, sql, out, n);
+}
+
+static void test_create_and_round_trip(void)
+{
+    char p[512];
+    ob_err e = {0};
+    ob_store *s = open_created("rt.db", p, sizeof p);
     if (!s) return;
     sqlite3 *db = ob_store_db(s);
     CHECK(q_int(db, "PRAGMA user_version") == OB_SCHEMA_VERSION);
@@ -151,34 +189,21 @@ static void test_create_and_round_trip(void)
     CHECK_OK(ob_store_open(p, OB_STORE_READONLY, &s, &e), &e);
     if (!s) return;
     db = ob_store_db(s);
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT workload || '|' || optimizer || '|' || hparams || '|' || "
-                              "workload_params || '|' || status FROM runs WHERE id = %lld",
-             (long long)ids[0]);
-    q_text(db, sql, txt, sizeof txt);
+    run_text(db, "workload || '|' || optimizer || '|' || hparams || '|' || workload_params || '|' || status",
+             ids[0], txt, sizeof txt);
     CHECK_MSG(!strcmp(txt, "quadratic|adam|{\"beta2\":0.95}|{\"dim\":8}|done"), "%s", txt);
-    snprintf(sql, sizeof sql, "SELECT lr FROM runs WHERE id = %lld", (long long)ids[0]);
-    CHECK(q_real(db, sql) == 0.01);
-    snprintf(sql, sizeof sql, "SELECT peak_mem_bytes FROM runs WHERE id = %lld", (long long)ids[0]);
-    CHECK(q_int(db, sql) == 123456789012LL);
+    CHECK(run_real(db, "lr", ids[0]) == 0.01);
+    CHECK(run_int(db, "peak_mem_bytes", ids[0]) == 123456789012LL);
     /* the driver's device memory: recorded; unknown (the CPU's 0 or -1) is NULL */
-    snprintf(sql, sizeof sql, "SELECT device_mem_bytes FROM runs WHERE id = %lld", (long long)ids[0]);
-    CHECK(q_int(db, sql) == 80000000000LL);
-    snprintf(sql, sizeof sql, "SELECT device_mem_bytes IS NULL FROM runs WHERE id = %lld", (long long)ids[1]);
-    CHECK(q_int(db, sql) == 1);
-    snprintf(sql, sizeof sql, "SELECT final_loss FROM runs WHERE id = %lld", (long long)ids[0]);
-    CHECK(q_real(db, sql) == 2.5);
-    snprintf(sql, sizeof sql, "SELECT loss_floor IS NULL AND items_per_sec IS NULL AND "
-                              "diverged_step IS NULL AND error IS NULL AND finished_at IS NOT NULL "
-                              "AND started_at IS NOT NULL FROM runs WHERE id = %lld",
-             (long long)ids[0]);
-    CHECK(q_int(db, sql) == 1);
-    snprintf(sql, sizeof sql, "SELECT diverged_step FROM runs WHERE id = %lld", (long long)ids[1]);
-    CHECK(q_int(db, sql) == 7);
-    snprintf(sql, sizeof sql, "SELECT final_loss FROM runs WHERE id = %lld", (long long)ids[1]);
-    CHECK(isinf(q_real(db, sql)));
-    snprintf(sql, sizeof sql, "SELECT error FROM runs WHERE id = %lld", (long long)ids[1]);
-    q_text(db, sql, txt, sizeof txt);
+    CHECK(run_int(db, "device_mem_bytes", ids[0]) == 80000000000LL);
+    CHECK(run_int(db, "device_mem_bytes IS NULL", ids[1]) == 1);
+    CHECK(run_real(db, "final_loss", ids[0]) == 2.5);
+    CHECK(run_int(db, "loss_floor IS NULL AND items_per_sec IS NULL AND diverged_step IS NULL AND "
+                      "error IS NULL AND finished_at IS NOT NULL AND started_at IS NOT NULL",
+                  ids[0]) == 1);
+    CHECK(run_int(db, "diverged_step", ids[1]) == 7);
+    CHECK(isinf(run_real(db, "final_loss", ids[1])));
+    run_text(db, "error", ids[1], txt, sizeof txt);
     CHECK(!strcmp(txt, "loss is not finite"));
     CHECK(q_int(db, "SELECT count(*) FROM curves") == 3);
     CHECK(q_real(db, "SELECT sum(loss) FROM curves") == 9.5);
@@ -224,11 +249,7 @@ static void test_schema_file_matches(void)
     sqlite3_close(mem);
     free(text);
 
-    char dbp[512];
-    path_in(dbp, sizeof dbp, "schema.db");
-    ob_err e = {0};
-    ob_store *s = NULL;
-    CHECK_OK(ob_store_open(dbp, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = open_created("schema.db", NULL, 0);
     if (!s) return;
     schema_of(ob_store_db(s), b, sizeof b);
     ob_store_close(s);
@@ -237,11 +258,8 @@ static void test_schema_file_matches(void)
 
 static void test_batched_writes(void)
 {
-    char p[512];
-    path_in(p, sizeof p, "batch.db");
     ob_err e = {0};
-    ob_store *s = NULL;
-    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = open_created("batch.db", NULL, 0);
     if (!s) return;
     sqlite3 *db = ob_store_db(s);
     enum { NR = 200, NP = 20000 };
@@ -347,10 +365,7 @@ static void test_refusals(void)
     expect_refused(p, OB_STORE_READONLY, "not an optbench results database");
 
     /* An optbench database from a newer version. */
-    path_in(p, sizeof p, "newer.db");
-    ob_err e = {0};
-    ob_store *s = NULL;
-    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = open_created("newer.db", p, sizeof p);
     ob_store_close(s);
     sqlite3_open(p, &db);
     sqlite3_exec(db, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE;", NULL, NULL, NULL);
@@ -396,6 +411,7 @@ static void test_refusals(void)
     f = fopen(p, "wb");
     fclose(f);
     expect_refused(p, OB_STORE_EXISTING, "empty");
+    ob_err e = {0};
     s = NULL;
     CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
     if (s) {
@@ -409,11 +425,8 @@ static void test_refusals(void)
  * cell refused, invisible to the resume match, counted apart from the sweep. */
 static void test_confirm_runs(void)
 {
-    char p[512];
-    path_in(p, sizeof p, "confirm.db");
     ob_err e = {0};
-    ob_store *s = NULL;
-    CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);
+    ob_store *s = open_created("confirm.db", NULL, 0);
     if (!s) return;
     int64_t bench = 0;
     CHECK_OK(ob_store_begin_benchmark(s, "b", "", "rev", "host", "cpu", "CPU", &bench, &e), &e);

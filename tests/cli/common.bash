@@ -1,14 +1,24 @@
 # tests/cli/common.bash - what the CLI tests share; source it first:
 #   . "$(dirname "$0")/common.bash"
-# Gives strict pipes, $OPTBENCH (required), a scratch folder $tmp removed on
-# exit, and check DESCRIPTION COMMAND... which runs COMMAND and on failure
-# prints "FAIL: DESCRIPTION" and sets fail=1 (end the script with: exit $fail).
+# Gives strict pipes, $OPTBENCH (required), $here (this folder), a scratch
+# folder $tmp removed on exit, and two ways to record a failure:
+#  - check DESCRIPTION COMMAND... runs COMMAND and on failure prints
+#    "FAIL: DESCRIPTION" and sets fail=1 (end the script with: exit $fail);
+#  - fail MESSAGE prints "FAIL: MESSAGE", counts it in $fails and sets fail=1
+#    too (end the script with: echo "$fails failed"; [ $fails -eq 0 ]).
+# q DB SQL prints the rows of a query, one a line, columns joined by '|';
+# wait_for GLOB waits (up to 20 s) until a file matching GLOB exists.
 set -uo pipefail
 : "${OPTBENCH:?}"
+here=$(cd "$(dirname "$0")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
+fails=0
 check() { # description, command...
   local what="$1"; shift
   if ! "$@"; then echo "FAIL: $what"; fail=1; fi
 }
+fail() { echo "FAIL: $*"; fails=$((fails+1)); fail=1; }
+q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+wait_for() { for _ in $(seq 400); do compgen -G "$1" >/dev/null && return 0; sleep 0.05; done; return 1; }

@@ -6,14 +6,7 @@
 # four --resume processes started together, and a process whose partner is
 # killed finishing the partner's cells. Also --devices 0,1 on the CPU: two
 # cells at a time in one process.
-set -uo pipefail
-: "${OPTBENCH:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+. "$(dirname "$0")/common.bash"
 M=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 2000 --eval-every 250 --backend cpu)
 "$OPTBENCH" "${M[@]}" --db "$tmp/ref.db" 2>/dev/null || { echo "reference run failed"; exit 1; }
 

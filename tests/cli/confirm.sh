@@ -7,8 +7,6 @@
 # finished sweep, a stop during the stage continued by --resume bit for bit,
 # a shard that does not run it, and the bad values of the setting.
 . "$(dirname "$0")/common.bash"
-q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
-wait_for() { for _ in $(seq 400); do compgen -G "$1" >/dev/null && return 0; sleep 0.05; done; return 1; }
 sweep=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03,0.3 --seeds 2 --steps 1000
        --backend cpu)
 

@@ -6,14 +6,7 @@
 # provenance and every run's origin. An input of the older schema version
 # merges too; an existing output and a foreign file are refused untouched,
 # and so are the shards of two different matrices.
-set -uo pipefail
-: "${OPTBENCH:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+. "$(dirname "$0")/common.bash"
 M=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 300 --eval-every 100 --backend cpu --name sweep)
 "$OPTBENCH" "${M[@]}" --db "$tmp/ref.db" 2>/dev/null || { echo "reference run failed"; exit 1; }
 "$OPTBENCH" "${M[@]}" --shard 0/3 --db "$tmp/s0.db" 2>/dev/null || fail "shard 0/3"

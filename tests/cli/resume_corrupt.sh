@@ -4,14 +4,7 @@
 # the database holds. Each is reported and skipped; the run continues from
 # the newest usable one (or from the start) and ends bit for bit as the
 # uninterrupted run. Also runs two cells at once with --devices on the CPU.
-set -uo pipefail
-: "${OPTBENCH:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+. "$(dirname "$0")/common.bash"
 args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.01 --steps 12000 --eval-every 1000
       --checkpoint-every 100 --checkpoint-keep 3 --set sgd.momentum=0.9 --set quadratic.dim=128 --backend cpu)
 "$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" 2>/dev/null || { echo "reference run failed"; exit 1; }

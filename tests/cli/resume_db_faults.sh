@@ -3,15 +3,10 @@
 # read-only folder, a full disk (a file size limit), an older schema
 # version, and a hot journal left by a process killed mid-write. Each gives a clear message; nothing already stored is lost; after
 # a full disk, --resume completes the matrix with the uninterrupted results.
-set -uo pipefail
-: "${OPTBENCH:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
+. "$(dirname "$0")/common.bash"
+# the read-only cases leave read-only files behind
 trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
 small=(run --workloads quadratic --optimizers sgd --steps 20 --backend cpu)
 
 # Permissions do not stop root: run the read-only cases as an unprivileged user.

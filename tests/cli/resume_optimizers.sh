@@ -7,13 +7,7 @@
 # the conv net's matrices; soap: its preconditioners and eigenbases, refreshed
 # every 2 steps) stopped by SIGINT. Each --resume ends exactly as
 # the uninterrupted run.
-set -uo pipefail
-: "${OPTBENCH:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+. "$(dirname "$0")/common.bash"
 RANDOM=${OB_KILL_SEED:-$$}
 
 opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf,adafactor,rprop,asgd

@@ -4,12 +4,8 @@
 # their lr reaches no parameter, which run says at --dry-run and at run time;
 # 'exclude' (config) / --exclude (flag) leaves such pairs out of the matrix,
 # and the shipped configs do, with run counts in their comments that match.
-set -uo pipefail
-: "${OPTBENCH:?}" "${OB_SOURCE_DIR:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+. "$(dirname "$0")/common.bash"
+: "${OB_SOURCE_DIR:?}"
 
 m=(run --workloads quadratic,cnn-tiny --optimizers muon,root,sgd --lrs 0.01,0.02 --steps 3 --backend cpu)
 "$OPTBENCH" "${m[@]}" --dry-run >"$tmp/out" 2>"$tmp/err" || fail "dry run: rc=$?"

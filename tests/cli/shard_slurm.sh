@@ -4,13 +4,8 @@
 # refused. Then the job-array script of the README (scripts/slurm_array.sbatch)
 # runs as three array tasks, one of them preempted (SIGTERM) and requeued,
 # and `optbench merge` of the shards equals the unsharded run.
-set -uo pipefail
-: "${OPTBENCH:?}" "${OB_SOURCE_DIR:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
+. "$(dirname "$0")/common.bash"
+: "${OB_SOURCE_DIR:?}"
 M=(--workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 3000 --backend cpu)
 
 # which cells each shard takes

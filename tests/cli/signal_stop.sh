@@ -3,16 +3,7 @@
 # marked interrupted, the exit status is 130 / 143, and --resume then gives
 # the uninterrupted results bit for bit. Two SIGINTs in a row stop at once
 # (exit 130) and lose nothing either; two SIGTERMs stop as one does.
-set -uo pipefail
-: "${OPTBENCH:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-fail() { echo "FAIL: $*"; fails=$((fails+1)); }
-# Wait (up to 20 s) until a file matching the glob exists: the run is under way.
-wait_for() { for _ in $(seq 400); do compgen -G "$1" >/dev/null && return 0; sleep 0.05; done; return 1; }
-q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+. "$(dirname "$0")/common.bash"
 args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --steps 4000 --eval-every 500
       --checkpoint-every 100 --set sgd.momentum=0.9 --set quadratic.dim=128 --backend cpu)
 "$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" --dump-params "$tmp/ref" 2>/dev/null || { echo "reference run failed"; exit 1; }

@@ -7,7 +7,6 @@
 # --resume give the same curves, skipped steps and events, bit for bit (the
 # window is checkpointed); a rollback restores the window with the snapshot.
 . "$(dirname "$0")/common.bash"
-here=$(cd "$(dirname "$0")" && pwd)
 args=(run --workloads bert-tiny --optimizers sgd --lrs 0.5 --seeds 1 --steps 150 --backend cpu
       --checkpoint-every 40 --set train.spike_z_loss=3 --set train.spike_z_grad=3 --set train.spike_window=32)
 "$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" >"$tmp/ref.out" 2>&1 || { cat "$tmp/ref.out"; exit 1; }

@@ -78,8 +78,9 @@ static void history_usage(FILE *f)
                "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg/.pdf.\n"
                "A series is one workload with one set of workload parameters and one optimizer with one\n"
                "set of hyperparameters: a benchmark run with e.g. --set quadratic.noise=2 gets its own\n"
-               "series (\"quadratic noise=2 adam\"), never a point in another. --workload and --optimizer\n"
-               "take a name (all its series) or a label. Colours are the report's, one per optimizer.\n\n"
+               "series (\"quadratic noise=2 adam\"), never a point in another. --workload takes a\n"
+               "workload name (all its series) or a workload label (\"quadratic noise=2\"), --optimizer an\n"
+               "optimizer name or label (\"adam beta2=0.95\"). Colours are the report's, one per optimizer.\n\n"
                "metrics:\n");
     for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-16s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
 }

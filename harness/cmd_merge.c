@@ -50,15 +50,15 @@ int ob_cmd_merge(int argc, char **argv)
             ob_cli_option_error(msg, sizeof msg, "merge", a, opts, 3, 2); /* --help takes no value */
             return ob_cli_error(2, "%s", msg);
         }
-        if (n == (int)(sizeof in / sizeof in[0])) return ob_cli_error(2, "more than %d input databases", n);
+        if (n == (int)(sizeof in / sizeof in[0])) return ob_cli_error(2, "merge: more than %d input databases", n);
         in[n++] = a;
     }
-    if (!out) return ob_cli_error(2, "merge needs --out FILE (see optbench merge --help)");
-    if (n == 0) return ob_cli_error(2, "merge needs at least one input database (see optbench merge --help)");
+    if (!out) return ob_cli_error(2, "merge: needs --out FILE (see optbench merge --help)");
+    if (n == 0) return ob_cli_error(2, "merge: needs at least one input database (see optbench merge --help)");
     ob_merge_report r;
     ob_err e;
     ob_err_clear(&e);
-    if (ob_merge(out, in, n, name, stderr, &r, &e) != OB_OK) return ob_cli_error(ob_exit_code(e.status), "%s", e.msg);
+    if (ob_merge(out, in, n, name, stderr, &r, &e) != OB_OK) return ob_cli_error(ob_exit_code(e.status), "%s%s", strncmp(e.msg, "merge: ", 7) ? "merge: " : "", e.msg);
     fprintf(stderr,
             "optbench: merged %d runs of %d benchmarks in %d databases into %s (benchmark %lld): %d cells, "
             "%d duplicates left out, %d conflicts%s, %d cells not finished\n",

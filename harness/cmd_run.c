@@ -135,6 +135,10 @@ static ob_status check_args(int argc, char **argv, const char **config, ob_err *
                 if (find_flag(head) && find_flag(head)->value)
                     return ob_fail(e, OB_ERR_INPUT, "unknown option '%s' (write '%s %s')", a, head, eq + 1);
             }
+            /* report's and history's --out, spelling-wise nearer to --set */
+            if (!strcmp(a, "--out") || !strncmp(a, "--out=", 6))
+                return ob_fail(e, OB_ERR_INPUT, "unknown option '%s' (run writes a database: --db FILE; "
+                               "optbench report --db FILE --out DIR writes its tables and figures)", a);
             const char *names[N_RUN_FLAGS];
             for (int k = 0; k < N_RUN_FLAGS; k++) names[k] = run_flags[k].name;
             const char *near = ob_closest_name(a, names, N_RUN_FLAGS);
@@ -391,6 +395,8 @@ int ob_cmd_run(int argc, char **argv)
     if (cfg.shard_n > 0)
         fprintf(stderr, "optbench: shard %d/%d%s: the cells whose index is %d mod %d\n", cfg.shard_k, cfg.shard_n,
                 from_env ? " (from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT)" : "", cfg.shard_k, cfg.shard_n);
+    char asked[sizeof cfg.backend]; /* as given, for the banner: "auto -> cuda" */
+    snprintf(asked, sizeof asked, "%s", cfg.backend);
     if (cfg.n_devices > 0 && !strcmp(cfg.backend, "auto")) {
         /* one backend for every device: take it now */
         const ob_backend_ops *cu = ob_cuda_backend_ops();
@@ -441,7 +447,7 @@ int ob_cmd_run(int argc, char **argv)
     }
     if (cfg.n_devices > 0) {
         /* each worker opens its own device; this one only checked the first */
-        fprintf(stderr, "optbench: backend %s -> %s, devices", cfg.backend, dev.ops->name);
+        fprintf(stderr, "optbench: backend %s -> %s, devices", asked, dev.ops->name);
         for (int i = 0; i < cfg.n_devices; i++) fprintf(stderr, "%s%d", i ? "," : " ", cfg.devices[i]);
         fprintf(stderr, " (%s)\n", dev.desc);
         ob_device_close(&dev);

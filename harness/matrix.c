@@ -423,10 +423,8 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
 ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e)
 {
     memset(m, 0, sizeof *m);
-    if (c->n_workloads == 0)
-        return ob_fail(e, OB_ERR_INPUT, "no workloads given (--workloads or 'workloads:' in the config)");
-    if (c->n_optimizers == 0)
-        return ob_fail(e, OB_ERR_INPUT, "no optimizers given (--optimizers or 'optimizers:' in the config)");
+    /* names first: a misspelt workload is told at once, not after the
+     * missing optimizers */
     for (int i = 0; i < c->n_workloads; i++)
         if (!ob_workload_find(c->workloads[i])) {
             ob_workload_unknown(c->workloads[i], e);
@@ -437,6 +435,10 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
             ob_optimizer_unknown(c->optimizers[i], e);
             return c->origin_optimizers[0] ? ob_err_prefix(e, "%s: ", c->origin_optimizers) : e->status;
         }
+    if (c->n_workloads == 0)
+        return ob_fail(e, OB_ERR_INPUT, "no workloads given (--workloads or 'workloads:' in the config)");
+    if (c->n_optimizers == 0)
+        return ob_fail(e, OB_ERR_INPUT, "no optimizers given (--optimizers or 'optimizers:' in the config)");
     for (int i = 0; i < c->n_lr_lists; i++) {
         const ob_lr_list *l = &c->lrs[i];
         if (!l->optimizer[0]) continue;

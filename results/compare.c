@@ -641,6 +641,59 @@ static void params_hint(sqlite3 *db, const ob_dataset *B, const int *ib, int nb,
                  hc->workload_params); /* not JSON objects: the texts */
 }
 
+/* When no cell matches and params_hint finds nothing: the pair of runs of
+ * one workload and optimizer that differs in the fewest of lr, seed, steps,
+ * workload parameters and hyperparameters, and each of those that differ, as
+ * "; e.g. quadratic with sgd: lr 0.01 in the baseline, 0.02 in the candidate;
+ * steps 10 in the baseline, 20 in the candidate"; or that no workload x
+ * optimizer pair is in both. */
+static void nearest_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, char *buf, size_t n)
+{
+    buf[0] = 0;
+    const ob_rrun *hb = NULL, *hc = NULL;
+    int best = 6;
+    for (int i = 0; i < B->n && best > 1; i++)
+        for (int j = 0; j < C->n && best > 1; j++) {
+            const ob_rrun *rb = &B->runs[i], *rc = &C->runs[j];
+            if (strcmp(rb->workload, rc->workload) || strcmp(rb->optimizer, rc->optimizer)) continue;
+            const int d = (rb->lr != rc->lr) + (rb->seed != rc->seed) + (rb->steps != rc->steps) +
+                          (strcmp(rb->workload_params, rc->workload_params) != 0) + (strcmp(rb->opt_key, rc->opt_key) != 0);
+            if (d < best) {
+                best = d;
+                hb = rb;
+                hc = rc;
+            }
+        }
+    if (!hb) {
+        snprintf(buf, n, "; no workload x optimizer pair is in both");
+        return;
+    }
+    size_t len = (size_t)snprintf(buf, n, "; e.g. %s with %s:", hb->workload, hb->optimizer);
+    int k = 0;
+    if (len < n && hb->lr != hc->lr)
+        len += (size_t)snprintf(buf + len, n - len, "%s lr %.6g in the baseline, %.6g in the candidate", k++ ? ";" : "",
+                                hb->lr, hc->lr);
+    if (len < n && hb->seed != hc->seed)
+        len += (size_t)snprintf(buf + len, n - len, "%s seed %lld in the baseline, %lld in the candidate",
+                                k++ ? ";" : "", (long long)hb->seed, (long long)hc->seed);
+    if (len < n && hb->steps != hc->steps)
+        len += (size_t)snprintf(buf + len, n - len, "%s steps %lld in the baseline, %lld in the candidate",
+                                k++ ? ";" : "", (long long)hb->steps, (long long)hc->steps);
+    if (len < n && strcmp(hb->workload_params, hc->workload_params)) {
+        len += (size_t)snprintf(buf + len, n - len, "%s workload parameters:", k++ ? ";" : "");
+        if (len < n && json_diff(db, hb->workload_params, hc->workload_params, buf, n) == 0)
+            snprintf(buf + strlen(buf), n - strlen(buf), " %s in the baseline, %s in the candidate",
+                     hb->workload_params, hc->workload_params);
+        len = strlen(buf);
+    }
+    if (len < n && strcmp(hb->opt_key, hc->opt_key)) {
+        len += (size_t)snprintf(buf + len, n - len, "%s hyperparameters:", k++ ? ";" : "");
+        if (len < n && json_diff(db, hb->opt_key, hc->opt_key, buf, n) == 0)
+            snprintf(buf + strlen(buf), n - strlen(buf), " %s in the baseline, %s in the candidate", hb->opt_key,
+                     hc->opt_key);
+    }
+}
+
 static ob_status add_cell(ob_cmp_cell **list, int *n, const ob_dataset *d, int run, ob_err *e)
 {
     ob_cmp_cell *l = realloc(*list, (size_t)(*n + 1) * sizeof **list);
@@ -799,6 +852,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     if (np == 0) {
         char why[640];
         params_hint(base, &B, NULL, B.n, &C, NULL, C.n, why, sizeof why);
+        if (!why[0]) nearest_hint(base, &B, &C, why, sizeof why);
         st = ob_fail(e, OB_ERR_INPUT,
                      "no cell of the candidate matches the baseline (same workload, workload parameters, "
                      "optimizer, hyperparameters, lr, seed and steps): %d baseline and %d candidate cells%s",

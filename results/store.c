@@ -553,7 +553,8 @@ static ob_status check_writable(const char *path, ob_err *e)
     if (access(dir, W_OK | X_OK) != 0)
         return ob_fail(e, OB_ERR_INPUT,
                        "the folder '%s' of database '%s' is not writable (%s); SQLite keeps its "
-                       "journal files beside the database (nothing was changed)", dir, path,
+                       "journal files beside the database: make the folder writable or put the database in "
+                       "one that is (nothing was changed)", dir, path,
                        strerror(errno));
     return OB_OK;
 }

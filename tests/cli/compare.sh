@@ -365,6 +365,17 @@ compare 2 --baseline "$tmp/base.db" --candidate "$tmp/noise.db"
 check "names the differing parameter: $(cat "$tmp/err")" \
   grep -qE "quadratic's workload parameters differ: noise [0-9.e-]+ in the baseline, 2 in the candidate" "$tmp/err"
 check "still one line" test "$(wc -l <"$tmp/err")" -eq 1
+# other lrs and steps (no cell of one workload, optimizer, lr and seed in
+# both): the nearest pair's differences are named
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.02 --steps 20 --backend cpu \
+  --db "$tmp/lr2.db" >/dev/null 2>&1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/lr2.db"
+check "names the lrs and steps that differ: $(cat "$tmp/err")" \
+  grep -qE "e.g. quadratic with sgd: lr 0.0?01 in the baseline, 0.02 in the candidate; steps 60 in the baseline, 20 in the candidate" "$tmp/err"
+"$OPTBENCH" run --workloads rosenbrock --optimizers lion --lrs 0.02 --steps 20 --backend cpu \
+  --db "$tmp/nopair.db" >/dev/null 2>&1
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/nopair.db"
+check "says no pair is in both: $(cat "$tmp/err")" grep -q "no workload x optimizer pair is in both" "$tmp/err"
 # the same, with another workload that still matches: a note names the change
 "$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
   --seeds 2 --steps 60 --eval-every 30 --backend cpu --set quadratic.noise=2 \

@@ -56,7 +56,7 @@ sum=$(md5sum <"$tmp/all.db")
 # a file that is not an optbench database: refused, no output left behind
 echo "some notes" >"$tmp/notes.txt"
 "$OPTBENCH" merge --out "$tmp/x.db" "$tmp/s0.db" "$tmp/notes.txt" 2>"$tmp/err"; rc=$?
-[ $rc = 2 ] && grep -q "notes.txt" "$tmp/err" && [ ! -e "$tmp/x.db" ] || fail "foreign input: exit $rc, $(cat "$tmp/err")"
+[ $rc = 2 ] && grep -q "^optbench: merge: .*notes.txt" "$tmp/err" && [ ! -e "$tmp/x.db" ] || fail "foreign input: exit $rc, $(cat "$tmp/err")"
 "$OPTBENCH" merge --out "$tmp/x.db" 2>"$tmp/err"; [ $? = 2 ] || fail "merge without inputs"
 "$OPTBENCH" merge "$tmp/s0.db" 2>"$tmp/err"; [ $? = 2 ] && grep -q -- "--out" "$tmp/err" || fail "merge without --out"
 

@@ -29,6 +29,9 @@ expect_last() { # as expect, for errors found once the run has begun: the messag
 sum_before=$(cat "$tmp/keep.db"* | md5sum)
 base=(run --workloads quadratic --optimizers sgd --steps 5 --db "$tmp/keep.db")
 expect "unknown workload 'quadratc' (did you mean 'quadratic'?)" run --workloads quadratc --optimizers sgd --db "$tmp/keep.db"
+# the misspelt name first, not the missing optimizers; report's --out told apart
+expect "unknown workload 'quadratc' (did you mean 'quadratic'?)" run --workloads quadratc --db "$tmp/keep.db"
+expect "unknown option '--out' (run writes a database: --db FILE" run --workloads quadratic --optimizers sgd --out "$tmp/o"
 expect "unknown optimizer 'adma' (did you mean 'adam'?)" run --workloads quadratic --optimizers adma --db "$tmp/keep.db"
 expect "adam has no hyperparameter 'beta3'" run --workloads quadratic --optimizers adam --set adam.beta3=0.9 --db "$tmp/keep.db"
 expect "learning rate '1e-3x' is not a number" "${base[@]}" --lrs 0.1,1e-3x

@@ -264,16 +264,49 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     if (ob_matrix_check_routing(c, m, NULL, stdout, &e) != OB_OK) printf("  %s\n", e.msg);
 }
 
-/* Make the folder path for the runs to write into, or say why it cannot be,
- * as bad input; who names the setting in the advice. */
-static ob_status make_run_folder(const char *path, const char *who, ob_err *e)
+/* Can the runs make and write the folder path? Its missing part is made to
+ * see, then removed again (deepest first, each only while empty): a refusal
+ * later, of the database say, must leave nothing behind, and the runs make
+ * the folder when they first write into it. who names the setting. */
+static ob_status check_run_folder(const char *path, const char *who, ob_err *e)
 {
+    char buf[1024];
+    size_t len = (size_t)snprintf(buf, sizeof buf, "%s", path);
+    if (len >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "folder name too long: '%.60s...'", path);
+    while (len > 1 && buf[len - 1] == '/') buf[--len] = '\0';
+    /* the first missing prefix ends at buf[miss] ('/' or the end) */
+    size_t miss = len + 1;
+    struct stat sb;
+    for (size_t i = 1; i <= len && miss > len; i++) {
+        if (buf[i] != '/' && buf[i] != '\0') continue;
+        char c = buf[i];
+        buf[i] = '\0';
+        if (stat(buf, &sb) != 0) miss = i;
+        buf[i] = c;
+    }
     ob_err sub = {0};
-    if (ob_mkdir_p(path, &sub) != OB_OK)
+    ob_status st = ob_mkdir_p(buf, &sub);
+    int err = 0;
+    if (st == OB_OK && access(buf, W_OK | X_OK) != 0) err = errno;
+    if (st == OB_OK && miss <= len) {
+        /* remove what was made: the whole path, then each parent up to the
+         * first one that was missing */
+        for (size_t i = len;; i--) {
+            if (buf[i] == '/' || buf[i] == '\0') {
+                char c = buf[i];
+                buf[i] = '\0';
+                int gone = rmdir(buf) == 0;
+                buf[i] = c;
+                if (!gone || i <= miss) break;
+            }
+            if (i == 0) break;
+        }
+    }
+    if (st != OB_OK)
         return ob_fail(e, OB_ERR_INPUT, "%s; give %s a folder that can be written", sub.msg, who);
-    if (access(path, W_OK | X_OK) != 0)
+    if (err)
         return ob_fail(e, OB_ERR_INPUT, "cannot write into '%s': %s; give %s a folder that can be written", path,
-                       strerror(errno), who);
+                       strerror(err), who);
     return OB_OK;
 }
 
@@ -428,12 +461,12 @@ int ob_cmd_run(int argc, char **argv)
         ob_config_free(&cfg);
         return 0;
     }
-    /* the folders the runs write into, made now: one that cannot be is bad
-     * input before anything is stored, not runs failed or stopped midway */
+    /* the folders the runs write into, tried now: one that cannot be made is
+     * bad input before anything is stored, not runs failed or stopped midway */
     if ((cfg.checkpoint_dir[0] &&
-         make_run_folder(cfg.checkpoint_dir, "the checkpoints (--checkpoint-dir, or checkpoint_dir in a config)", &e) !=
+         check_run_folder(cfg.checkpoint_dir, "the checkpoints (--checkpoint-dir, or checkpoint_dir in a config)", &e) !=
              OB_OK) ||
-        (cfg.dump_params[0] && make_run_folder(cfg.dump_params, "--dump-params", &e) != OB_OK)) {
+        (cfg.dump_params[0] && check_run_folder(cfg.dump_params, "--dump-params", &e) != OB_OK)) {
         ob_matrix_free(&m);
         goto fail;
     }

@@ -86,6 +86,7 @@ ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const c
 ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin, ob_err *e)
 {
     char buf[2048], *items[OB_CFG_MAX_LIST];
+    const char *from[OB_CFG_MAX_LIST]; /* the item each lr came from */
     int k = 0;
     l->n = 0;
     snprintf(l->origin, sizeof l->origin, "%s", origin);
@@ -119,6 +120,7 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
                     snprintf(r, sizeof r, "%.3g", x);
                     x = strtod(r, NULL);
                 }
+                from[l->n] = tok;
                 l->v[l->n++] = x;
             }
             continue;
@@ -135,16 +137,22 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);
         if (l->n == OB_CFG_MAX_LIST)
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: at most %d in all", origin, OB_CFG_MAX_LIST);
+        from[l->n] = tok;
         l->v[l->n++] = v;
     }
     if (l->n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of learning rates is empty", origin);
     /* an lr twice would run its cells twice, and the statistics would count
-     * each seed twice (grids round to 3 digits: 0.1,1e-2:1e-1:2 repeats 0.1) */
+     * each seed twice (0.1,1e-2:1e-1:2 repeats 0.1; a grid's inner points
+     * round to 3 digits, so 1:1.01:5 repeats itself) */
     for (int i = 0; i < l->n; i++)
-        for (int j = 0; j < i; j++)
-            if (l->v[i] == l->v[j])
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %.6g is listed twice (give each lr once)", origin,
-                               l->v[i]);
+        for (int j = 0; j < i; j++) {
+            if (l->v[i] != l->v[j]) continue;
+            if (from[i] == from[j])
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%s' gives %.6g twice: its points round to 3 "
+                               "significant digits (use fewer points or a wider range)", origin, from[i], l->v[i]);
+            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %.6g is listed twice ('%s' and '%s'; give each lr once)",
+                           origin, l->v[i], from[j], from[i]);
+        }
     return OB_OK;
 }
 
@@ -770,23 +778,34 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
 }
 
 /* The parser's error, at its line and column. A reader error (a byte that
- * is not UTF-8) has no mark: its place is the byte offset into text. */
+ * is not UTF-8, or a character YAML does not allow) has no mark: its place
+ * is the byte offset into text, its column counted in characters as the
+ * parser's are (after a byte-order mark, which the parser skips). */
 static ob_status yaml_error(const yaml_parser_t *p, const char *text, const char *path, ob_err *e)
 {
     if (p->error == YAML_READER_ERROR) {
         unsigned long line = 1, col = 1;
-        for (size_t i = 0; i < p->problem_offset && text[i]; i++) {
+        size_t i = strncmp(text, "\xEF\xBB\xBF", 3) ? 0 : 3;
+        for (; i < p->problem_offset && text[i]; i++) {
             if (text[i] == '\n') {
                 line++;
                 col = 1;
-            } else {
+            } else if (((unsigned char)text[i] & 0xC0) != 0x80) {
                 col++;
             }
         }
-        char byte[32] = "";
-        if (p->problem_value >= 0) snprintf(byte, sizeof byte, " (byte 0x%02X)", (unsigned)p->problem_value);
-        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: not UTF-8 text: %s%s; save the file as UTF-8", path, line, col,
-                       p->problem ? p->problem : "malformed text", byte);
+        const char *what = p->problem ? p->problem : "malformed text";
+        char val[48] = "";
+        if (strstr(what, "UTF-8")) {
+            /* the value is the offending byte */
+            if (p->problem_value >= 0) snprintf(val, sizeof val, " (byte 0x%02X)", (unsigned)p->problem_value);
+            return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: not UTF-8 text: %s%s; save the file as UTF-8", path, line,
+                           col, what, val);
+        }
+        /* a character YAML forbids (a control character, a lone surrogate): a code point */
+        if (p->problem_value >= 0) snprintf(val, sizeof val, " (character U+%04X)", (unsigned)p->problem_value);
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: %s%s; remove it or write it as an escape in a double-quoted "
+                       "string", path, line, col, what, val);
     }
     return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s%s%s", path,
                    (unsigned long)p->problem_mark.line + 1, (unsigned long)p->problem_mark.column + 1,

@@ -141,14 +141,15 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
         fprintf(f,
                 "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
                 "%s with [min, max], ranked by the median (lowest in bold); held-out loss%s%s (medians); lr "
-                "range: decades of learning rate whose median final loss is within %g\\%% of the best "
+                "range: decades of learning rate whose median final loss is within %.3g\\%% of the best "
                 "($\\geq$: it reaches the edge of the grid).%s",
                 wl, seeds, has_metric ? " and " : "", has_metric ? metric : "", 100 * s->tol,
                 edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
                        "beyond it." : "");
         if (unmeasured)
             fprintf(f, " $^\\ddagger$: lr range not measured: the best lr is at the edge of the grid and a seed "
-                       "diverged at the lr next to it (or the grid has one lr, or the tolerance is 0).");
+                       "diverged at the lr next to it (or the grid has one lr, or the tolerance is 0: --tol 0 or a "
+                       "best median loss of 0).");
         if (n_conf)
             fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
                        "free of the optimism of picking it on the sweep's own seeds.", cseeds);

@@ -652,20 +652,28 @@ static void nearest_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, 
     buf[0] = 0;
     const ob_rrun *hb = NULL, *hc = NULL;
     int best = 6;
-    for (int i = 0; i < B->n && best > 1; i++)
-        for (int j = 0; j < C->n && best > 1; j++) {
+    /* an example, not a search: the first 2000 runs of each side at most */
+    const int nb = B->n < 2000 ? B->n : 2000, nc = C->n < 2000 ? C->n : 2000;
+    for (int i = 0; i < nb && best > 1; i++)
+        for (int j = 0; j < nc && best > 1; j++) {
             const ob_rrun *rb = &B->runs[i], *rc = &C->runs[j];
             if (strcmp(rb->workload, rc->workload) || strcmp(rb->optimizer, rc->optimizer)) continue;
             const int d = (rb->lr != rc->lr) + (rb->seed != rc->seed) + (rb->steps != rc->steps) +
                           (strcmp(rb->workload_params, rc->workload_params) != 0) + (strcmp(rb->opt_key, rc->opt_key) != 0);
-            if (d < best) {
+            /* d == 0: texts that differ only in how they are written; nothing to name */
+            if (d > 0 && d < best) {
                 best = d;
                 hb = rb;
                 hc = rc;
             }
         }
     if (!hb) {
-        snprintf(buf, n, "; no workload x optimizer pair is in both");
+        int shared = 0; /* is any workload x optimizer pair in both (only alike runs) */
+        for (int i = 0; i < nb && !shared; i++)
+            for (int j = 0; j < nc && !shared; j++)
+                shared = !strcmp(B->runs[i].workload, C->runs[j].workload) &&
+                         !strcmp(B->runs[i].optimizer, C->runs[j].optimizer);
+        if (!shared) snprintf(buf, n, "; no workload x optimizer pair is in both");
         return;
     }
     size_t len = (size_t)snprintf(buf, n, "; e.g. %s with %s:", hb->workload, hb->optimizer);

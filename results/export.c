@@ -186,7 +186,7 @@ static const ob_file_doc docs[] = {
      "or ended without a finite final loss), lr_width_open "
      "(1 when the range reaches the edge of the grid: a lower bound; empty without a width), lr_width_unmeasured (why "
      "lr_width_decades is empty although there is a best lr: edge_next_diverged = the best lr is the smallest "
-     "or largest of the grid and a seed diverged at the lr next to it, so the range is that lr within the "
+     "or largest of the grid and a seed diverged (or ended without a finite loss) at the lr next to it, so the range is that lr within the "
      "grid and unknown beyond it; one_lr = the grid has one lr; edge_zero_tolerance = the best lr is at the "
      "edge and the tolerance is 0, from --tol 0 or a best median loss of 0; empty when measured), "
      "loss_at_half_lr, loss_at_double_lr "

@@ -657,7 +657,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
              * ends exactly at the best lr only when the threshold is the
              * best median itself */
             else g->width_unmeasured = OB_WIDTH_EDGE_NO_TOL;
-            if (g->width_unmeasured) g->width_decades = NAN;
+            g->width_decades = NAN;
         }
         for (int i = 0; i < g->n_lr; i++) medv[i] = g->lrs[i].med;
         g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);

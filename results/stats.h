@@ -20,14 +20,16 @@
  *   what it is.
  * - lr sensitivity width: log10(hi / lo) in decades, where [lo, hi] is the
  *   range around the best lr whose median final loss is within tol of the best
- *   (m <= best + tol * |best|) and where no seed diverged (the best lr itself
- *   aside). Each end is where the median, interpolated between the last grid
- *   lr inside and the first outside as below, crosses the threshold; an end
- *   next to an lr where a seed diverged is the last lr inside; an end at the
+ *   (m <= best + tol * |best|) and where no seed diverged or ended without a
+ *   finite loss (the best lr itself aside). Each end is where the median,
+ *   interpolated between the last grid lr inside and the first outside as
+ *   below, crosses the threshold; an end next to an lr where a seed diverged
+ *   (or ended without a finite loss) is the last lr inside; an end at the
  *   edge of the grid is open (the width is then a lower bound). Where an open
  *   end meets a closed one at the best lr itself (the best lr at the edge of
- *   the grid and a seed diverged at the lr next to it, or a grid of one lr)
- *   the width is not measured: NaN, width_unmeasured says why.
+ *   the grid and a seed diverged at the lr next to it, or a tolerance of 0,
+ *   or a grid of one lr) the width is not measured: NaN, width_unmeasured
+ *   says why.
  * - loss at 0.5x / 2x the best lr: the median final loss interpolated between
  *   the two grid lrs around it, log(loss) linearly in log(lr) where both
  *   losses are > 0 (a loss spans decades across a decade of lr, so a straight

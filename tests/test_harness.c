@@ -98,6 +98,10 @@ static void test_yaml_bad(void)
     expect_bad("workloads: [quadratic\n", "YAML syntax error");
     /* a byte that is not UTF-8: at its own line and column, not 1:1 */
     expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nname: caf\xe9\n", "t.yaml:3:10: not UTF-8 text");
+    /* columns in characters, after a byte-order mark; a character YAML
+     * forbids is not an encoding error */
+    expect_bad("\xEF\xBB\xBFname: \xC3\xA9\xFF\n", "t.yaml:1:8: not UTF-8 text: invalid leading UTF-8 octet (byte 0xFF)");
+    expect_bad("name: a\x1b" "b\n", "t.yaml:1:8: control characters are not allowed (character U+001B); remove it");
     expect_bad("- a\n- b\n", "must be a mapping");
     expect_bad("workloads: quadratic,quadratic\noptimizers: adam\n", "listed twice");
     expect_bad("workloads: quadratic\noptimizers: adam\nlrs: {adam: [0.1, 0.1]}\n", "t.yaml:3: learning rate 0.1 is listed twice");
@@ -165,6 +169,9 @@ static void test_flags(void)
         CHECK(ob_config_set_lrs(&l, "0.1,0.1", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "0.1 is listed twice"));
         CHECK(ob_config_set_lrs(&l, "0.1,1e-2:1e-1:2", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "listed twice"));
         CHECK(ob_config_set_lrs(&l, "1e-3:1e-1:3,0.0100", "--lrs", &e) == OB_ERR_INPUT && strstr(e.msg, "0.01 is listed twice"));
+        /* a grid too fine for 3 digits repeats itself: told as such */
+        CHECK(ob_config_set_lrs(&l, "1:1.01:5", "--lrs", &e) == OB_ERR_INPUT &&
+              strstr(e.msg, "grid '1:1.01:5' gives 1 twice: its points round to 3 significant digits"));
     }
     /* a range: one seed alone, or a block */
     CHECK(ob_config_set_seeds(&c, "7..7", 0, "--seeds", &e) == OB_OK && c.n_seeds == 1 && c.seeds[0] == 7);

@@ -145,6 +145,10 @@ for flag in --checkpoint-dir --dump-params; do
     --steps 5 $flag "$tmp/ckfile/sub" --db "$tmp/ck.db"
   [ ! -e "$tmp/ck.db" ] || { echo "FAIL: $flag: a refused run made its database"; fails=$((fails+1)); }
 done
+# a run refused for its database leaves no folder of its own behind
+expect "is not an SQLite database" run --workloads quadratic --optimizers sgd --steps 5 \
+  --checkpoint-dir "$tmp/new1/ck" --dump-params "$tmp/new2/a/b" --db "$tmp/notes.txt"
+[ ! -e "$tmp/new1" ] && [ ! -e "$tmp/new2" ] || { echo "FAIL: a refused run left folders"; fails=$((fails+1)); }
 printf 'workloads: [quadratic]\noptimizers: [sgd]\nsweep: {sgd.momentum: [0.1, 0.2]}\n' >"$tmp/flat.yaml"
 expect "flat.yaml:3: sweep: 'sgd.momentum' is OWNER.KEY, which the config writes nested: sweep: {sgd: {momentum: [...]}}" \
   run "$tmp/flat.yaml" --db "$tmp/keep.db"

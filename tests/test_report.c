@@ -771,7 +771,8 @@ static void test_provenance(const char *db, const char *out)
 }
 
 /* The benchmarks the report and history tell apart by: those with runs,
- * oldest first, "?" for what the database does not know. */
+ * oldest first, "?" for what the database does not know (an empty name; no
+ * end for one not finished). */
 static void test_bench_list(const char *db)
 {
     ob_err e = {0};
@@ -780,6 +781,7 @@ static void test_bench_list(const char *db)
     int64_t b1 = 0, b2 = 0, b3 = 0;
     CHECK_OK(ob_store_begin_benchmark(st, "first", "", "rev0", "host0", "cpu", "test", &b1, &e), &e);
     fx_add(st, b1, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 20});
+    CHECK_OK(ob_store_finish_benchmark(st, b1, &e), &e);
     CHECK_OK(ob_store_begin_benchmark(st, "second", "", NULL, NULL, "cpu", "test", &b2, &e), &e);
     fx_add(st, b2, &(fx_run){"W", "adam", NULL, 0.01, 1, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 20});
     CHECK_OK(ob_store_begin_benchmark(st, "no runs", "", "rev3", "host3", "cpu", "test", &b3, &e), &e);
@@ -789,6 +791,9 @@ static void test_bench_list(const char *db)
     /* the first benchmark dated after the second: the date orders them, not the id */
     CHECK(sqlite3_exec(q, "UPDATE benchmarks SET created_at = '2030-01-02T00:00:00.000Z' WHERE name = 'first'",
                        NULL, NULL, NULL) == SQLITE_OK);
+    /* the second without a name or a backend */
+    CHECK(sqlite3_exec(q, "UPDATE benchmarks SET name = NULL, backend = NULL WHERE name = 'second'", NULL, NULL,
+                       NULL) == SQLITE_OK);
     ob_bench_list bl;
     CHECK_OK(ob_bench_list_load(q, &bl, &e), &e);
     CHECK_MSG(bl.n == 2, "%d benchmarks", bl.n);
@@ -797,6 +802,11 @@ static void test_bench_list(const char *db)
         CHECK(bl.b[1].id == b1 && !strcmp(bl.b[1].git_rev, "rev0") && !strcmp(bl.b[1].host, "host0") &&
               !strcmp(bl.b[1].created_at, "2030-01-02T00:00:00.000Z"));
         CHECK(ob_bench_list_find(&bl, b1) == &bl.b[1] && !ob_bench_list_find(&bl, b3));
+        /* no name: empty; no backend: "?"; not finished: NULL */
+        CHECK(!strcmp(bl.b[0].name, "") && !strcmp(bl.b[0].backend, "?") && !strcmp(bl.b[0].device, "test") &&
+              !bl.b[0].finished_at);
+        CHECK(!strcmp(bl.b[1].name, "first") && !strcmp(bl.b[1].backend, "cpu") && bl.b[1].finished_at &&
+              bl.b[1].finished_at[0]);
     }
     ob_bench_list_free(&bl);
     CHECK(bl.n == 0 && !bl.b);

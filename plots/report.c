@@ -288,39 +288,37 @@ typedef struct bench_info {
     char first[256], last[256];
 } bench_info;
 
-/* Column i as text; "?" for a NULL (SQLite out of memory: the query coalesces every nullable column). */
-static const char *col_text(sqlite3_stmt *q, int i)
+static int bench_by_id(const void *a, const void *b)
 {
-    const char *t = (const char *)sqlite3_column_text(q, i);
-    return t ? t : "?";
+    const int64_t x = (*(const ob_bench *const *)a)->id, y = (*(const ob_bench *const *)b)->id;
+    return (x > y) - (x < y);
 }
 
+/* The benchmarks of the report (its one benchmark, or every one with runs),
+ * a line each for the first five by id. */
 static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
 {
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT id, coalesce(name, ''), coalesce(git_rev, '?'), coalesce(host, '?'), "
-                           "coalesce(backend, '?'), coalesce(device, '?'), created_at, "
-                           "coalesce('finished ' || finished_at, 'not finished') FROM benchmarks "
-                           "WHERE (?1 > 0 AND id = ?1) OR (?1 <= 0 AND id IN "
-                           "(SELECT DISTINCT benchmark_id FROM runs)) ORDER BY id",
-                           -1, &q, NULL) != SQLITE_OK)
-        return;
-    sqlite3_bind_int64(q, 1, d->benchmark_id);
+    ob_bench_list bl;
+    ob_err e = {0};
+    if (ob_bench_list_load(db, &bl, &e) != OB_OK) return;
+    const ob_bench **b = malloc(((size_t)bl.n + 1) * sizeof *b);
     int n = 0;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        n++;
-        if (n > 5) continue;
+    for (int i = 0; b && i < bl.n; i++)
+        if (d->benchmark_id <= 0 || bl.b[i].id == d->benchmark_id) b[n++] = &bl.b[i];
+    /* ob_bench_list_load lists them oldest first */
+    if (n > 1) qsort(b, (size_t)n, sizeof *b, bench_by_id);
+    for (int i = 0; i < n && i < 5; i++) {
         /* the device description names the backend first ("cpu: 2 threads, ..."): not twice */
-        const char *be = col_text(q, 4), *dv = col_text(q, 5);
-        size_t bl = strlen(be);
-        int dup = !strncmp(dv, be, bl) && dv[bl] == ':';
-        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s%s%s), started %s, %s.",
-              (long long)sqlite3_column_int64(q, 0), col_text(q, 1), col_text(q, 2), col_text(q, 3),
-              dup ? "" : be, dup ? "" : ", ", dv, col_text(q, 6), col_text(q, 7));
+        const char *be = b[i]->backend, *dv = b[i]->device;
+        size_t bel = strlen(be);
+        int dup = !strncmp(dv, be, bel) && dv[bel] == ':';
+        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s%s%s), started %s, %s%s.", (long long)b[i]->id,
+              b[i]->name, b[i]->git_rev, b[i]->host, dup ? "" : be, dup ? "" : ", ", dv, b[i]->created_at,
+              b[i]->finished_at ? "finished " : "not finished", b[i]->finished_at ? b[i]->finished_at : "");
     }
     if (n > 5) doc_p(dc, "... and %d more benchmarks in this database.", n - 5);
-    sqlite3_finalize(q);
+    free(b);
+    ob_bench_list_free(&bl);
 }
 
 /* text after the text in buf (cap bytes): as much of it as fits, buf

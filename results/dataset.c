@@ -579,8 +579,9 @@ ob_status ob_bench_list_load(sqlite3 *db, ob_bench_list *l, ob_err *e)
 {
     memset(l, 0, sizeof *l);
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(db, "SELECT id, git_rev, host, created_at FROM benchmarks "
-                               "WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) ORDER BY created_at, id",
+    if (sqlite3_prepare_v2(db, "SELECT id, git_rev, host, created_at, coalesce(name, ''), backend, device, finished_at "
+                               "FROM benchmarks WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) "
+                               "ORDER BY created_at, id",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(db, e, "reading the benchmarks");
     int rc = SQLITE_DONE, cap = 0, oom = 0;
@@ -600,7 +601,14 @@ ob_status ob_bench_list_load(sqlite3 *db, ob_bench_list *l, ob_err *e)
         b->git_rev = dup_or_unknown(q, 1);
         b->host = dup_or_unknown(q, 2);
         b->created_at = dup_or_unknown(q, 3);
-        oom = !b->git_rev || !b->host || !b->created_at;
+        b->name = dup_or_unknown(q, 4);
+        b->backend = dup_or_unknown(q, 5);
+        b->device = dup_or_unknown(q, 6);
+        const int finished = sqlite3_column_type(q, 7) != SQLITE_NULL;
+        const unsigned char *fin = finished ? sqlite3_column_text(q, 7) : NULL;
+        b->finished_at = fin ? strdup((const char *)fin) : NULL;
+        oom = !b->git_rev || !b->host || !b->created_at || !b->name || !b->backend || !b->device ||
+              (finished && !b->finished_at);
     }
     sqlite3_finalize(q);
     if (oom || rc != SQLITE_DONE) {
@@ -623,6 +631,10 @@ void ob_bench_list_free(ob_bench_list *l)
         free(l->b[i].git_rev);
         free(l->b[i].host);
         free(l->b[i].created_at);
+        free(l->b[i].name);
+        free(l->b[i].backend);
+        free(l->b[i].device);
+        free(l->b[i].finished_at);
     }
     free(l->b);
     memset(l, 0, sizeof *l);

@@ -83,13 +83,17 @@ void ob_dataset_free(ob_dataset *d);
 /* Leave the confirmation runs out of d (their labels stay); returns how many. */
 int ob_dataset_drop_confirm(ob_dataset *d);
 
-/* A benchmark of a database (a row of its benchmarks table): which code ran
- * it, where, and when. */
+/* A benchmark of a database (a row of its benchmarks table): what it was
+ * called, which code ran it, where, on what, and when. */
 typedef struct ob_bench {
     int64_t id;
+    char *name;                /* "" when it has none */
     char *git_rev;             /* the optbench source revision that ran it; "?" when unknown */
     char *host;                /* "?" when unknown */
+    char *backend;             /* "cpu", "cuda"; "?" when unknown */
+    char *device;              /* "?" when unknown */
     char *created_at;          /* as stored ("2026-12-03T07:20:31Z"); "?" when unknown */
+    char *finished_at;         /* as stored; NULL while running or when interrupted */
 } ob_bench;
 
 typedef struct ob_bench_list {

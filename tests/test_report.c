@@ -151,17 +151,56 @@ static int check_tex(const char *out, int want_cols_min)
     return tables;
 }
 
+/* Options for the report of db into out: the default statistics, not rendered. */
+static void report_opts(ob_report_opts *o, const char *db, const char *out)
+{
+    memset(o, 0, sizeof *o);
+    ob_stats_opts_default(&o->stats);
+    o->db_path = db;
+    o->out_dir = out;
+    o->no_render = 1;
+}
+
 /* The report of db into out with the default options, not rendered. */
 static void write_report(const char *db, const char *out, ob_report_result *res)
 {
     ob_report_opts o;
-    memset(&o, 0, sizeof o);
-    ob_stats_opts_default(&o.stats);
-    o.db_path = db;
-    o.out_dir = out;
-    o.no_render = 1;
+    report_opts(&o, db, out);
     ob_err e = {0};
     CHECK_OK(ob_report_write(&o, res, &e), &e);
+}
+
+/* The store of db opened with flags (OB_STORE_CREATE or OB_STORE_EXISTING);
+ * NULL when it does not open. */
+static ob_store *open_store(const char *db, ob_open_mode flags)
+{
+    ob_err e = {0};
+    ob_store *st = NULL;
+    CHECK_OK(ob_store_open(db, flags, &st, &e), &e);
+    return st;
+}
+
+/* A new, empty database at db (an old one removed), open. */
+static ob_store *new_store(const char *db)
+{
+    remove(db);
+    return open_store(db, OB_STORE_CREATE);
+}
+
+/* The reference database built at db, open to add runs to. */
+static ob_store *reference_store(const char *db)
+{
+    CHECK(fx_build_reference(db) == 0);
+    return open_store(db, OB_STORE_EXISTING);
+}
+
+/* sql run on the database at db, outside the store. */
+static void db_exec(const char *db, const char *sql)
+{
+    sqlite3 *q = NULL;
+    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+    CHECK(sqlite3_exec(q, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(q);
 }
 
 static void test_tables(const char *db, const char *out)
@@ -351,10 +390,8 @@ static void test_render(const char *db, const char *out)
         return;
     }
     ob_report_opts o;
-    memset(&o, 0, sizeof o);
-    ob_stats_opts_default(&o.stats);
-    o.db_path = db;
-    o.out_dir = out;
+    report_opts(&o, db, out);
+    o.no_render = 0;
     ob_report_result res;
     ob_err e = {0};
     CHECK_OK(ob_report_write(&o, &res, &e), &e);
@@ -385,13 +422,10 @@ static void test_render(const char *db, const char *out)
 
 static void test_refusals(const char *dir)
 {
-    ob_report_opts o;
-    memset(&o, 0, sizeof o);
-    ob_stats_opts_default(&o.stats);
     char db[600], out[600];
     snprintf(out, sizeof out, "%s/never", dir);
-    o.out_dir = out;
-    o.no_render = 1;
+    ob_report_opts o;
+    report_opts(&o, db, out);
     ob_report_result res;
     ob_err e = {0};
     /* a text file */
@@ -399,7 +433,6 @@ static void test_refusals(const char *dir)
     FILE *f = fopen(db, "w");
     fputs("hello, world\n", f);
     fclose(f);
-    o.db_path = db;
     CHECK(ob_report_write(&o, &res, &e) == OB_ERR_INPUT);
     CHECK(strstr(e.msg, "notes.txt") != NULL);
     /* a missing file */
@@ -408,9 +441,7 @@ static void test_refusals(const char *dir)
     CHECK(access(db, F_OK) != 0);
     /* an optbench database without runs */
     snprintf(db, sizeof db, "%s/empty.db", dir);
-    ob_store *s = NULL;
-    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &s, &e), &e);
-    ob_store_close(s);
+    ob_store_close(open_store(db, OB_STORE_CREATE));
     CHECK(ob_report_write(&o, &res, &e) == OB_ERR_INPUT);
     CHECK(strstr(e.msg, "no runs") != NULL);
     CHECK(access(out, F_OK) != 0); /* nothing written */
@@ -423,11 +454,8 @@ static void test_confirm(const char *db, const char *out)
     CHECK(fx_build_reference(db) == 0 && fx_add_confirm(db) == 0);
     /* a GPU's driver-reported device memory on two runs of quad/adam: the
      * group's largest, and a column of the cost table */
-    sqlite3 *sq = NULL;
-    CHECK(sqlite3_open(db, &sq) == SQLITE_OK);
-    CHECK(sqlite3_exec(sq, "UPDATE runs SET device_mem_bytes = 3000000000 WHERE id = 2; "
-                           "UPDATE runs SET device_mem_bytes = 2000000000 WHERE id = 4;", NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(sq);
+    db_exec(db, "UPDATE runs SET device_mem_bytes = 3000000000 WHERE id = 2; "
+                "UPDATE runs SET device_mem_bytes = 2000000000 WHERE id = 4;");
     ob_report_result res;
     write_report(db, out, &res);
     table ct;
@@ -517,10 +545,7 @@ static void test_confirm(const char *db, const char *out)
  * medians over those seeds are the worst too, as its final_median is. */
 static void test_all_diverged(const char *db, const char *out)
 {
-    CHECK(fx_build_reference(db) == 0);
-    ob_err e = {0};
-    ob_store *st = NULL;
-    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &st, &e), &e);
+    ob_store *st = reference_store(db);
     if (!st) return;
     for (int seed = 0; seed < 2; seed++) {
         fx_add(st, 0, &(fx_run){"quad", "lion", NULL, 0.01, seed, "diverged", 0, 20, 1, 1, 1, 1, 1, 1, 0});
@@ -556,10 +581,7 @@ static void test_all_diverged(const char *db, const char *out)
  * ends the lr range and takes the lr figure's band away as a diverged one. */
 static void test_lr_range_edges(const char *db, const char *out)
 {
-    CHECK(fx_build_reference(db) == 0);
-    ob_err e = {0};
-    ob_store *st = NULL;
-    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &st, &e), &e);
+    ob_store *st = reference_store(db);
     if (!st) return;
     for (int seed = 0; seed < 3; seed++) {
         /* lion: best at the grid's lower edge, the next lr finite and worse */
@@ -575,13 +597,10 @@ static void test_lr_range_edges(const char *db, const char *out)
 
     for (int tol0 = 0; tol0 < 2; tol0++) {
         ob_report_opts o;
-        memset(&o, 0, sizeof o);
-        ob_stats_opts_default(&o.stats);
+        report_opts(&o, db, out);
         if (tol0) o.stats.tol = 0;
-        o.db_path = db;
-        o.out_dir = out;
-        o.no_render = 1;
         ob_report_result res;
+        ob_err e = {0};
         CHECK_OK(ob_report_write(&o, &res, &e), &e);
         table t;
         CHECK(read_table(out, "summary.csv", &t) == 0);
@@ -641,10 +660,7 @@ static void test_lr_range_edges(const char *db, const char *out)
  * legend says how many, and its x axis ends at the workload's own last step. */
 static void test_diverged_curves(const char *db, const char *out)
 {
-    ob_err e = {0};
-    ob_store *st = NULL;
-    remove(db);
-    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &st, &e), &e);
+    ob_store *st = new_store(db);
     if (!st) return;
     /* finals 1, 2, 3 (curves final + (20 - t) / 2 before step 20); seeds 3
      * and 4 diverged, their curves cut after step 4 */
@@ -653,13 +669,10 @@ static void test_diverged_curves(const char *db, const char *out)
         ids[seed] = fx_add(st, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, seed < 3 ? "done" : "diverged",
                                             1.0 + seed, 20, 1, 1, 1, 1, 1, 1, 30});
     ob_store_close(st);
-    sqlite3 *q = NULL;
-    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
     char sql[200];
     snprintf(sql, sizeof sql, "DELETE FROM curves WHERE run_id IN (%lld, %lld) AND step > 4", (long long)ids[3],
              (long long)ids[4]);
-    CHECK(sqlite3_exec(q, sql, NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(q);
+    db_exec(db, sql);
     ob_report_result res;
     write_report(db, out, &res);
     table t;
@@ -704,9 +717,7 @@ static void test_diverged_curves(const char *db, const char *out)
 static void test_provenance(const char *db, const char *out)
 {
     ob_err e = {0};
-    ob_store *st = NULL;
-    remove(db);
-    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &st, &e), &e);
+    ob_store *st = new_store(db);
     if (!st) return;
     int64_t b1 = 0, b2 = 0;
     CHECK_OK(ob_store_begin_benchmark(st, "first", "", "rev0", "host0", "cpu", "test", &b1, &e), &e);
@@ -722,11 +733,7 @@ static void test_provenance(const char *db, const char *out)
     char logbuf[4096] = "";
     FILE *log = fmemopen(logbuf, sizeof logbuf - 1, "w");
     ob_report_opts o;
-    memset(&o, 0, sizeof o);
-    ob_stats_opts_default(&o.stats);
-    o.db_path = db;
-    o.out_dir = out;
-    o.no_render = 1;
+    report_opts(&o, db, out);
     o.log = log;
     o.ranking = log;
     ob_report_result res;
@@ -746,12 +753,9 @@ static void test_provenance(const char *db, const char *out)
     CHECK(tex && strstr(tex, "-- & lion & none (no run finished) & "));
     free(tex);
     /* one revision: nothing said */
-    sqlite3 *q = NULL;
-    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
-    CHECK(sqlite3_exec(q, "UPDATE benchmarks SET git_rev = 'rev0'", NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(q);
+    db_exec(db, "UPDATE benchmarks SET git_rev = 'rev0'");
     /* and confirmation runs of another revision: they enter no other statistic */
-    CHECK_OK(ob_store_open(db, OB_STORE_EXISTING, &st, &e), &e);
+    st = open_store(db, OB_STORE_EXISTING);
     if (!st) return;
     int64_t b3 = 0;
     CHECK_OK(ob_store_begin_benchmark(st, "third", "", "rev9", "host9", "cpu", "test", &b3, &e), &e);
@@ -767,17 +771,17 @@ static void test_provenance(const char *db, const char *out)
 }
 
 /* The benchmarks the report and history tell apart by: those with runs,
- * oldest first, "?" for what the database does not know. */
+ * oldest first, "?" for what the database does not know (an empty name; no
+ * end for one not finished). */
 static void test_bench_list(const char *db)
 {
     ob_err e = {0};
-    ob_store *st = NULL;
-    remove(db);
-    CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &st, &e), &e);
+    ob_store *st = new_store(db);
     if (!st) return;
     int64_t b1 = 0, b2 = 0, b3 = 0;
     CHECK_OK(ob_store_begin_benchmark(st, "first", "", "rev0", "host0", "cpu", "test", &b1, &e), &e);
     fx_add(st, b1, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 20});
+    CHECK_OK(ob_store_finish_benchmark(st, b1, &e), &e);
     CHECK_OK(ob_store_begin_benchmark(st, "second", "", NULL, NULL, "cpu", "test", &b2, &e), &e);
     fx_add(st, b2, &(fx_run){"W", "adam", NULL, 0.01, 1, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 20});
     CHECK_OK(ob_store_begin_benchmark(st, "no runs", "", "rev3", "host3", "cpu", "test", &b3, &e), &e);
@@ -787,6 +791,9 @@ static void test_bench_list(const char *db)
     /* the first benchmark dated after the second: the date orders them, not the id */
     CHECK(sqlite3_exec(q, "UPDATE benchmarks SET created_at = '2030-01-02T00:00:00.000Z' WHERE name = 'first'",
                        NULL, NULL, NULL) == SQLITE_OK);
+    /* the second without a name or a backend */
+    CHECK(sqlite3_exec(q, "UPDATE benchmarks SET name = NULL, backend = NULL WHERE name = 'second'", NULL, NULL,
+                       NULL) == SQLITE_OK);
     ob_bench_list bl;
     CHECK_OK(ob_bench_list_load(q, &bl, &e), &e);
     CHECK_MSG(bl.n == 2, "%d benchmarks", bl.n);
@@ -795,6 +802,11 @@ static void test_bench_list(const char *db)
         CHECK(bl.b[1].id == b1 && !strcmp(bl.b[1].git_rev, "rev0") && !strcmp(bl.b[1].host, "host0") &&
               !strcmp(bl.b[1].created_at, "2030-01-02T00:00:00.000Z"));
         CHECK(ob_bench_list_find(&bl, b1) == &bl.b[1] && !ob_bench_list_find(&bl, b3));
+        /* no name: empty; no backend: "?"; not finished: NULL */
+        CHECK(!strcmp(bl.b[0].name, "") && !strcmp(bl.b[0].backend, "?") && !strcmp(bl.b[0].device, "test") &&
+              !bl.b[0].finished_at);
+        CHECK(!strcmp(bl.b[1].name, "first") && !strcmp(bl.b[1].backend, "cpu") && bl.b[1].finished_at &&
+              bl.b[1].finished_at[0]);
     }
     ob_bench_list_free(&bl);
     CHECK(bl.n == 0 && !bl.b);
@@ -803,6 +815,14 @@ static void test_bench_list(const char *db)
     CHECK(ob_bench_list_load(q, &bl, &e) == OB_ERR_INPUT && bl.n == 0 && !bl.b);
     CHECK_MSG(strstr(e.msg, "reading the benchmarks: no such column: host"), "%s", e.msg);
     sqlite3_close(q);
+}
+
+/* The database and report folder of the test named name: dir/NAME.db and
+ * dir/NAME (512 bytes each). */
+static void test_paths(const char *dir, const char *name, char *db, char *out)
+{
+    snprintf(db, 512, "%s/%s.db", dir, name);
+    snprintf(out, 512, "%s/%s", dir, name);
 }
 
 int main(void)
@@ -818,20 +838,15 @@ int main(void)
     snprintf(out, sizeof out, "%s/rendered/sub", dir);
     test_render(db, out);
     test_refusals(dir);
-    snprintf(db, sizeof db, "%s/confirm.db", dir);
-    snprintf(out, sizeof out, "%s/confirm", dir);
+    test_paths(dir, "confirm", db, out);
     test_confirm(db, out);
-    snprintf(db, sizeof db, "%s/diverged.db", dir);
-    snprintf(out, sizeof out, "%s/diverged", dir);
+    test_paths(dir, "diverged", db, out);
     test_diverged_curves(db, out);
-    snprintf(db, sizeof db, "%s/provenance.db", dir);
-    snprintf(out, sizeof out, "%s/provenance", dir);
+    test_paths(dir, "provenance", db, out);
     test_provenance(db, out);
-    snprintf(db, sizeof db, "%s/all_diverged.db", dir);
-    snprintf(out, sizeof out, "%s/all_diverged", dir);
+    test_paths(dir, "all_diverged", db, out);
     test_all_diverged(db, out);
-    snprintf(db, sizeof db, "%s/lr_edges.db", dir);
-    snprintf(out, sizeof out, "%s/lr_edges", dir);
+    test_paths(dir, "lr_edges", db, out);
     test_lr_range_edges(db, out);
     snprintf(db, sizeof db, "%s/benchmarks.db", dir);
     test_bench_list(db);

@@ -148,6 +148,47 @@ static ob_status report(const char *db, const char *out, int render, ob_stats_op
     return st;
 }
 
+/* A database and report of their own: dir/NAME.db, with one benchmark NAME
+ * begun (fixture_begin) to add runs to, reported into dir/NAME
+ * (fixture_report). */
+typedef struct fixture {
+    char db[600], out[600];
+    int64_t bench;
+    ob_store *s;
+} fixture;
+
+static ob_store *fixture_begin(fixture *f, const char *dir, const char *name)
+{
+    snprintf(f->db, sizeof f->db, "%s/%s.db", dir, name);
+    snprintf(f->out, sizeof f->out, "%s/%s", dir, name);
+    f->bench = 0;
+    f->s = fresh_bench(f->db, name, &f->bench);
+    return f->s;
+}
+
+/* The benchmark finished, the store closed, and the report written with the
+ * default options (rendered when render). */
+static void fixture_report(fixture *f, int render, ob_report_result *res)
+{
+    ob_err e = {0};
+    ob_store_finish_benchmark(f->s, f->bench, &e);
+    ob_store_close(f->s);
+    f->s = NULL;
+    CHECK_OK(report(f->db, f->out, render, NULL, res, NULL, 0, &e), &e);
+}
+
+/* The default statistics options with a given target loss val[i] on
+ * workload wl[i], for n workloads (the arrays outlive the options). */
+static ob_stats_opts with_targets(int n, const char **wl, const double *val)
+{
+    ob_stats_opts so;
+    ob_stats_opts_default(&so);
+    so.n_targets = n;
+    so.target_wl = wl;
+    so.target_val = val;
+    return so;
+}
+
 static void test_time_to_target(const char *db, const char *dir, int have_gnuplot)
 {
     char out[600];
@@ -157,13 +198,9 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
     char log[4096];
     /* The default target (1.1 x the best median final loss) is always reached by the optimizer
      * that set it; on wb a given target below every run's loss leaves nothing reached. */
-    ob_stats_opts so;
-    ob_stats_opts_default(&so);
     const char *tw[] = {"wb"};
     double tv[] = {0.9};
-    so.n_targets = 1;
-    so.target_wl = tw;
-    so.target_val = tv;
+    ob_stats_opts so = with_targets(1, tw, tv);
     CHECK_OK(report(db, out, have_gnuplot, &so, &res, log, sizeof log, &e), &e);
     CHECK_MSG(!strstr(log, "//"), "a path with a double slash in: %s", log);
     CHECK(res.n_render_failed == 0);
@@ -229,13 +266,9 @@ static void test_nothing_reached(const char *db, const char *dir, int have_gnupl
 {
     char out[600];
     snprintf(out, sizeof out, "%s/none", dir);
-    ob_stats_opts so;
-    ob_stats_opts_default(&so);
     const char *wl[] = {"wa", "wb", "wc"};
     double val[] = {0.001, 0.001, 0.001};
-    so.n_targets = 3;
-    so.target_wl = wl;
-    so.target_val = val;
+    ob_stats_opts so = with_targets(3, wl, val);
     ob_report_result res;
     ob_err e = {0};
     CHECK_OK(report(db, out, have_gnuplot, &so, &res, NULL, 0, &e), &e);
@@ -260,13 +293,9 @@ static void test_met_at_start(const char *db, const char *dir, int have_gnuplot)
 {
     char out[600];
     snprintf(out, sizeof out, "%s/atstart", dir);
-    ob_stats_opts so;
-    ob_stats_opts_default(&so);
     const char *wl[] = {"wa"};
     double val[] = {1e9};
-    so.n_targets = 1;
-    so.target_wl = wl;
-    so.target_val = val;
+    ob_stats_opts so = with_targets(1, wl, val);
     ob_report_result res;
     ob_err e = {0};
     CHECK_OK(report(db, out, have_gnuplot, &so, &res, NULL, 0, &e), &e);
@@ -599,12 +628,9 @@ static void test_no_hp_sweep(const char *db, const char *dir)
  * no cap. */
 static void test_lr_off_scale(const char *dir, int have_gnuplot)
 {
-    char db[600], out[600];
-    snprintf(db, sizeof db, "%s/offscale.db", dir);
-    snprintf(out, sizeof out, "%s/offscale", dir);
-    ob_err e = {0};
-    int64_t bench = 0;
-    ob_store *s = fresh_bench(db, "offscale", &bench);
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "offscale");
+    const char *out = fix.out;
     /* curves L(t) = final + max(0, T - t) / 2: first losses 6 and 6.2 (good),
      * 6 (set below: it rose to a final 20 at lr 0.01) and 7 (bad), 100 and 100
      * (gone: diverged at both lrs, not counted; its median is infinite: an x,
@@ -615,18 +641,16 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     } rows[] = {{"good", "done", 0.01, 1.0, 10}, {"good", "done", 0.1, 1.2, 10}, {"bad", "done", 0.01, 20, 0},
                 {"bad", "done", 0.1, 2.0, 10},   {"gone", "diverged", 0.01, 0, 0}, {"gone", "diverged", 0.1, 0, 0}};
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
-        int64_t id = fx_add(s, bench, &(fx_run){"w", rows[i].opt, NULL, rows[i].lr, 0, rows[i].status, rows[i].final,
-                                                rows[i].T, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+        int64_t id = fx_add(s, fix.bench, &(fx_run){"w", rows[i].opt, NULL, rows[i].lr, 0, rows[i].status,
+                                                    rows[i].final, rows[i].T, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
         if (i == 2) { /* bad at lr 0.01 started at 6 like the others and ended at 20 */
             char sql[128];
             snprintf(sql, sizeof sql, "UPDATE curves SET loss = 6 WHERE run_id = %lld AND step = 0", (long long)id);
             CHECK(sqlite3_exec(ob_store_db(s), sql, NULL, NULL, NULL) == SQLITE_OK);
         }
     }
-    ob_store_finish_benchmark(s, bench, &e);
-    ob_store_close(s);
     ob_report_result res;
-    CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
+    fixture_report(&fix, have_gnuplot, &res);
     CHECK(res.n_render_failed == 0);
     char *gp = slurp(out, "lr_w.gp");
     CHECK(gp && strstr(gp, "CAP = 10.5\n") && strstr(gp, "set yrange [*:"));
@@ -659,12 +683,9 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
  * labelled tic. */
 static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
 {
-    char db[600], out[600];
-    snprintf(db, sizeof db, "%s/lrdiv.db", dir);
-    snprintf(out, sizeof out, "%s/lrdiv", dir);
-    ob_err e = {0};
-    int64_t bench = 0;
-    ob_store *s = fresh_bench(db, "lrdiv", &bench);
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "lrdiv");
+    const char *out = fix.out;
     static const double lrs[5] = {0.001, 0.0012, 0.0014, 0.0016, 0.0018};
     static const int n_div[5] = {0, 3, 4, 5, 5};
     for (int l = 0; l < 5; l++)
@@ -672,26 +693,24 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
             int div = seed < n_div[l];
             /* the best lr's median 7.3; the two survivors of 0.0016 and 0.0018 at 6.5 and 6.6 */
             double final = (l == 0 ? 7.0 : l < 3 ? 8.0 : 6.0) + 0.1 * seed;
-            fx_add(s, bench, &(fx_run){"w", "sgd", NULL, lrs[l], seed, div ? "diverged" : "done", final, 0, 1.0, 1.5,
-                                       4096, 0, 1.5, NAN, 0});
+            fx_add(s, fix.bench, &(fx_run){"w", "sgd", NULL, lrs[l], seed, div ? "diverged" : "done", final, 0, 1.0,
+                                           1.5, 4096, 0, 1.5, NAN, 0});
         }
     for (int k = 0; k < 10; k++) {
         double lr = 0.001 * pow(10, k / 3.0);
         char t[32];
         snprintf(t, sizeof t, "%.3g", lr);
         for (int seed = 0; seed < 3; seed++)
-            fx_add(s, bench, &(fx_run){"g", "adam", NULL, strtod(t, NULL), seed, "done", 5.0 + abs(k - 8) + 0.1 * seed,
-                                       0, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+            fx_add(s, fix.bench, &(fx_run){"g", "adam", NULL, strtod(t, NULL), seed, "done",
+                                           5.0 + abs(k - 8) + 0.1 * seed, 0, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
     }
     /* one lr, no seed diverged: no k/n labels (gnuplot 5.4 crashed on labels
      * with no point to draw in a file of one row) */
     for (int seed = 0; seed < 2; seed++)
-        fx_add(s, bench, &(fx_run){"one", "adam", NULL, 0.01, seed, "done", 1.0 + 0.1 * seed, 0, 1.0, 1.5, 4096, 0, 1.5,
-                                   NAN, 0});
-    ob_store_finish_benchmark(s, bench, &e);
-    ob_store_close(s);
+        fx_add(s, fix.bench, &(fx_run){"one", "adam", NULL, 0.01, seed, "done", 1.0 + 0.1 * seed, 0, 1.0, 1.5, 4096,
+                                       0, 1.5, NAN, 0});
     ob_report_result res;
-    CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
+    fixture_report(&fix, have_gnuplot, &res);
     CHECK(res.n_render_failed == 0);
     char *gp = slurp(out, "lr_one.gp");
     CHECK(gp && !strstr(gp, "with labels"));
@@ -725,22 +744,17 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
  * one that optbench does not know. */
 static void test_metric_name(const char *dir)
 {
-    char db[600], out[600];
-    snprintf(db, sizeof db, "%s/metric.db", dir);
-    snprintf(out, sizeof out, "%s/metric", dir);
-    ob_err e = {0};
-    int64_t bench = 0;
-    ob_store *s = fresh_bench(db, "metric", &bench);
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "metric");
+    const char *out = fix.out;
     for (int seed = 0; seed < 2; seed++) {
-        fx_add(s, bench, &(fx_run){"cnn-tiny", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
-                                   0.8 + 0.01 * seed, 0});
-        fx_add(s, bench, &(fx_run){"w", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
-                                   0.8 + 0.01 * seed, 0});
+        fx_add(s, fix.bench, &(fx_run){"cnn-tiny", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
+                                       0.8 + 0.01 * seed, 0});
+        fx_add(s, fix.bench, &(fx_run){"w", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.0, 1.5, 4096, 0, 1.5,
+                                       0.8 + 0.01 * seed, 0});
     }
-    ob_store_finish_benchmark(s, bench, &e);
-    ob_store_close(s);
     ob_report_result res;
-    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    fixture_report(&fix, 0, &res);
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "| held-out accuracy |") && strstr(md, "| held-out metric |"));
     CHECK(md && !strstr(md, "accuracy for classifiers"));
@@ -897,12 +911,9 @@ static void test_series_colours(void)
  * 0 drawn a decade left of 1e-4, its tic reading "0", a break mark between. */
 static void test_hp_zero_log(const char *dir, int have_gnuplot)
 {
-    char db[600], out[600];
-    snprintf(db, sizeof db, "%s/wd.db", dir);
-    snprintf(out, sizeof out, "%s/wd", dir);
-    ob_err e = {0};
-    int64_t bench = 0;
-    ob_store *s = fresh_bench(db, "wd", &bench);
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "wd");
+    const char *out = fix.out;
     static const double wds[] = {0, 1e-4, 1e-3, 1e-2};
     for (int i = 0; i < 4; i++)
         for (int l = 0; l < 2; l++)
@@ -910,13 +921,11 @@ static void test_hp_zero_log(const char *dir, int have_gnuplot)
                 char extra[64];
                 snprintf(extra, sizeof extra, "\"weight_decay\":%g", wds[i]);
                 double f = 1.0 + i * 0.1 + l * 0.5 + seed * 0.05;
-                fx_add(s, bench, &(fx_run){"quad", "adamw", extra, l ? 0.1 : 0.01, seed, "done", f, 10, 1.0, 1.5,
-                                           4096, 800, f + 0.5, NAN, 0});
+                fx_add(s, fix.bench, &(fx_run){"quad", "adamw", extra, l ? 0.1 : 0.01, seed, "done", f, 10, 1.0, 1.5,
+                                               4096, 800, f + 0.5, NAN, 0});
             }
-    ob_store_finish_benchmark(s, bench, &e);
-    ob_store_close(s);
     ob_report_result res;
-    CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
+    fixture_report(&fix, have_gnuplot, &res);
     CHECK(res.n_render_failed == 0);
     char *gp = slurp(out, "hp_quad_weight_decay.gp");
     CHECK(gp != NULL);
@@ -944,22 +953,17 @@ static void test_hp_zero_log(const char *dir, int have_gnuplot)
  * of one unit for all. */
 static void test_bar_time_units(const char *dir)
 {
-    char db[600], out[600];
-    snprintf(db, sizeof db, "%s/units.db", dir);
-    snprintf(out, sizeof out, "%s/units", dir);
-    ob_err e = {0};
-    int64_t bench = 0;
-    ob_store *s = fresh_bench(db, "units", &bench);
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "units");
+    const char *out = fix.out;
     for (int seed = 0; seed < 2; seed++) {
-        fx_add(s, bench, &(fx_run){"fast", "adam", NULL, 0.01, seed, "done", 1.0, 10, 0.002, 0.003, 4096, 800, 1.5,
-                                   NAN, 0});
-        fx_add(s, bench, &(fx_run){"slow", "adam", NULL, 0.01, seed, "done", 1.0, 10, 200, 210, 4096, 800, 1.5, NAN,
-                                   0});
+        fx_add(s, fix.bench, &(fx_run){"fast", "adam", NULL, 0.01, seed, "done", 1.0, 10, 0.002, 0.003, 4096, 800, 1.5,
+                                       NAN, 0});
+        fx_add(s, fix.bench, &(fx_run){"slow", "adam", NULL, 0.01, seed, "done", 1.0, 10, 200, 210, 4096, 800, 1.5, NAN,
+                                       0});
     }
-    ob_store_finish_benchmark(s, bench, &e);
-    ob_store_close(s);
     ob_report_result res;
-    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    fixture_report(&fix, 0, &res);
     char *gp = slurp(out, "step_time.gp");
     CHECK(gp && strstr(gp, "set logscale y") && strstr(gp, "set ylabel \"time per step (log scale)\""));
     CHECK(gp && strstr(gp, "set ytics (") && strstr(gp, "\"1 us\" ") && strstr(gp, "\"10 us\" ") &&

@@ -535,7 +535,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         else if (!strcmp(d->runs[i].status, "failed")) n_fail++;
         else n_other++;
     }
+    /* SOURCE_DATE_EPOCH (the reproducible-builds convention): the same
+     * database gives the same report, byte for byte, at any time */
     time_t now = time(NULL);
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    long long fixed = sde && *sde ? strtoll(sde, &end, 10) : -1;
+    if (end && *end == '\0' && fixed >= 0) now = (time_t)fixed;
     char when[64];
     strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     /* workloads by name; a swept workload has several configurations */

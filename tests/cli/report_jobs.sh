@@ -27,9 +27,9 @@ echo "drew \$1"
 echo png >"\${1%.gp}.png"
 EOF
 chmod +x "$tmp/bin/gnuplot"
-report() { # out dir, args...
+report() { # out dir, args... (one time stamp: reports a minute apart compare equal)
   local out="$1"; shift
-  PATH="$tmp/bin:$PATH" "$OPTBENCH" report --db "$db" --out "$out" "$@" >"$tmp/out" 2>"$tmp/err"
+  SOURCE_DATE_EPOCH=1700000000 PATH="$tmp/bin:$PATH" "$OPTBENCH" report --db "$db" --out "$out" "$@" >"$tmp/out" 2>"$tmp/err"
 }
 
 report "$tmp/r1" --jobs 1; rc=$?

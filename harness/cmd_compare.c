@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/hparams.h"
@@ -349,6 +350,15 @@ int ob_cmd_compare(int argc, char **argv)
         first_error(err, sizeof err, "candidate: %s", e.msg);
         return no_verdict(&rep, err);
     }
+    {
+        /* one file on both sides passes whatever it holds: a CI script's
+         * variables that came out the same, say */
+        struct stat s1, s2;
+        if (stat(rep.base, &s1) == 0 && stat(rep.cand, &s2) == 0 && s1.st_dev == s2.st_dev &&
+            s1.st_ino == s2.st_ino && o.base_bench == o.cand_bench)
+            fprintf(stderr, "optbench: note: --baseline and --candidate are the same database '%s' (and the same "
+                            "benchmarks of it): every cell matches itself\n", rep.cand);
+    }
     ob_compare c;
     st = ob_compare_dbs(ob_store_db(sb), ob_store_db(sc), &o, &c, &e);
     ob_store_close(sb);
@@ -365,11 +375,15 @@ int ob_cmd_compare(int argc, char **argv)
         printf("optbench compare: no verdict (exit status 2): %s\n", why);
     } else {
         if (!quiet) ob_compare_print(&c, stdout);
+        char unf[96] = "";
+        if (c.n_base_unfinished)
+            snprintf(unf, sizeof unf, "; %d matched cell%s not finished in the baseline", c.n_base_unfinished,
+                     c.n_base_unfinished == 1 ? "" : "s");
         printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
-               "baseline, %d only in the candidate)\n",
+               "baseline, %d only in the candidate%s)\n",
                c.regression ? "REGRESSION" : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
                c.n_g == 1 ? "" : "s", c.n_worse, c.n_better, c.n_only_base, c.n_only_base == 1 ? "" : "s",
-               c.n_only_cand);
+               c.n_only_cand, unf);
     }
     ob_compare_free(&c);
     return rc;

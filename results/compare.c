@@ -291,6 +291,23 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * converges is better), else the smallest lr (both diverged: the same) */
     g->best_lr = best_lr_of(B, p, n, 0, x);
     g->cand_best_lr = best_lr_of(C, p, n, 1, x); /* shown when the candidate's winner moved */
+    int base_finished = 0;
+    for (int i = 0; i < n; i++) {
+        base_finished += B->runs[p[i].b].finished;
+        g->n_base_unfinished += !B->runs[p[i].b].finished;
+    }
+    if (!base_finished) {
+        /* a baseline that never ran here says nothing, not "diverged everywhere" */
+        g->lr_from = 3;
+        g->best_lr = NAN;
+        g->n_matched = n;
+        ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
+        for (int i = 0; i < 6; i++) {
+            qs[i]->v = OB_NODATA;
+            qs[i]->base = qs[i]->cand = qs[i]->effect = qs[i]->ci_lo = qs[i]->ci_hi = NAN;
+        }
+        goto done;
+    }
     if (isnan(g->best_lr)) {
         g->best_lr = g->cand_best_lr;
         g->lr_from = 1;
@@ -498,7 +515,7 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
     }
-    g->overall = worse ? OB_WORSE : better ? OB_BETTER : OB_SAME;
+    g->overall = worse ? OB_WORSE : better ? OB_BETTER : g->lr_from == 3 ? OB_NODATA : OB_SAME;
     /* the reasons, one clause each */
     size_t len = 0;
     g->detail[0] = 0;
@@ -955,8 +972,10 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             finish_group(g, o);
             if (g->overall == OB_WORSE) out->n_worse++;
             if (g->overall == OB_BETTER) out->n_better++;
+            out->n_base_unfinished += g->n_base_unfinished;
         }
-        out->regression = out->n_worse > 0 || (o->strict && (out->n_only_base || out->n_only_cand));
+        out->regression = out->n_worse > 0 ||
+                          (o->strict && (out->n_only_base || out->n_only_cand || out->n_base_unfinished));
     }
 done:
     free(pairs);
@@ -1111,7 +1130,8 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
  * "0.001 (smallest)" when neither side had. */
 static void lr_text(const ob_cmp_group *g, char *buf, size_t n)
 {
-    if (isnan(g->best_lr)) snprintf(buf, n, "-");
+    if (g->lr_from == 3) snprintf(buf, n, "- (baseline not finished)");
+    else if (isnan(g->best_lr)) snprintf(buf, n, "-");
     else if (g->lr_from == 1) snprintf(buf, n, "%g (cand best)", g->best_lr);
     else if (g->lr_from == 2) snprintf(buf, n, "%g (smallest)", g->best_lr);
     else if (!isnan(g->cand_best_lr) && g->cand_best_lr != g->best_lr)
@@ -1228,9 +1248,25 @@ static int mean_shift_note(const ob_compare *c, char *buf, size_t n)
     return 1;
 }
 
-static void print_notes(const ob_compare *c, FILE *f, int md)
+/* The notes under the table (md: as Markdown); junit: leave out those the
+ * JUnit report has a test case of their own for (devices, mean step time). */
+static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
 {
     const char *lead = md ? "\nNote: " : "note: ";
+    if (c->n_base_unfinished) {
+        int none = 0; /* groups with no finished baseline cell */
+        for (int i = 0; i < c->n_g; i++) none += c->g[i].lr_from == 3;
+        char nv[96] = "";
+        if (none) snprintf(nv, sizeof nv, "; %d group%s no finished baseline cell and no verdict", none,
+                           none == 1 ? " has" : "s have");
+        fprintf(f, "%sthe baseline is incomplete: %d matched cell%s did not finish there (failed, pending, running "
+                   "or interrupted) and %s not judged; each group is judged on the baseline cells that finished "
+                   "(its best lr among them)%s; finish the baseline (optbench run ... --resume) or compare "
+                   "against another%s%s\n",
+                lead, c->n_base_unfinished, c->n_base_unfinished == 1 ? "" : "s",
+                c->n_base_unfinished == 1 ? "is" : "are", nv,
+                c->opts.strict ? " (--strict: a failure)" : " (--strict fails such a comparison)", md ? "." : "");
+    }
     int unfinished = 0;
     for (int i = 0; i < c->n_g; i++) unfinished += c->g[i].n_new_unfinished;
     if (unfinished)
@@ -1297,7 +1333,7 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                 one ? "" : "s", one ? "its" : "their", 100 * OB_TIME_UNSTEADY, also, one ? "it" : "them",
                 md ? "." : "");
     }
-    if (c->n_device_differs) {
+    if (c->n_device_differs && !junit) {
         char note[768];
         device_note(c, note, sizeof note);
         fputs(lead, f);
@@ -1330,7 +1366,7 @@ static void print_notes(const ob_compare *c, FILE *f, int md)
                 lead, pct(c->time_shift, a, sizeof a), md ? "." : "");
     }
     char msn[768];
-    if (mean_shift_note(c, msn, sizeof msn)) fprintf(f, "%s%s%s\n", lead, msn, md ? "." : "");
+    if (!junit && mean_shift_note(c, msn, sizeof msn)) fprintf(f, "%s%s%s\n", lead, msn, md ? "." : "");
 }
 
 void ob_compare_print(const ob_compare *c, FILE *f)
@@ -1360,7 +1396,7 @@ void ob_compare_print(const ob_compare *c, FILE *f)
                 g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
                 verdict_suffix(g));
     }
-    print_notes(c, f, 0);
+    print_notes(c, f, 0, 0);
     for (int k = 0; k < 2; k++) {
         const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
         int n = k ? c->n_only_cand : c->n_only_base;
@@ -1394,6 +1430,9 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
             c->n_only_cand,
             c->opts.strict && (c->n_only_base || c->n_only_cand) ? " (--strict: cells on one side only are a failure)"
                                                                  : "");
+    if (c->n_base_unfinished)
+        fprintf(f, "The baseline is incomplete: %d matched cell%s did not finish there%s.\n\n", c->n_base_unfinished,
+                c->n_base_unfinished == 1 ? "" : "s", c->opts.strict ? " (--strict: a failure)" : "");
     fprintf(f, "| workload | optimizer | lr | final loss | held-out | step time | memory | verdict |\n"
                "| --- | --- | --- | --- | --- | --- | --- | --- |\n");
     for (int i = 0; i < c->n_g; i++) {
@@ -1408,7 +1447,7 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
                 g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall),
                 verdict_suffix(g));
     }
-    print_notes(c, f, 1);
+    print_notes(c, f, 1, 0);
     int any = 0;
     for (int i = 0; i < c->n_g; i++)
         if (c->g[i].detail[0]) {
@@ -1501,8 +1540,18 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
     int one_sided = c->n_only_base + c->n_only_cand > 0;
     char msn[768];
     const int mean_note = mean_shift_note(c, msn, sizeof msn);
-    int tests = c->n_g + (one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0) + mean_note;
-    int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0);
+    /* every note, where a CI's test view shows it: they change what a
+     * verdict means (cells set aside, hyperparameters that differ, ...) */
+    char *notes = NULL;
+    size_t notes_len = 0;
+    FILE *nf = open_memstream(&notes, &notes_len);
+    if (nf) {
+        print_notes(c, nf, 0, 1);
+        fclose(nf);
+    }
+    const int base_unfinished = c->n_base_unfinished > 0, any_notes = notes && notes_len > 0;
+    int tests = c->n_g + (one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0) + mean_note + base_unfinished + any_notes;
+    int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0) + (base_unfinished && c->opts.strict ? 1 : 0);
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n"
                "  <testsuite name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n",
@@ -1576,6 +1625,26 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
         xml_text(f, msn);
         fputs("</system-out>\n    </testcase>\n", f);
     }
+    if (base_unfinished) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "%d matched cells did not finish in the baseline: not judged",
+                 c->n_base_unfinished);
+        fputs("    <testcase classname=\"optbench.baseline\" name=\"baseline cells not finished\" time=\"0\">\n", f);
+        if (c->opts.strict) {
+            fputs("      <failure type=\"incomplete\" message=\"", f);
+            xml_text(f, msg);
+            fputs("\"/>\n", f);
+        }
+        fputs("      <system-out>", f);
+        xml_text(f, msg);
+        fputs("</system-out>\n    </testcase>\n", f);
+    }
+    if (any_notes) {
+        fputs("    <testcase classname=\"optbench.notes\" name=\"notes\" time=\"0\">\n      <system-out>", f);
+        xml_text(f, notes);
+        fputs("</system-out>\n    </testcase>\n", f);
+    }
+    free(notes);
     fputs("  </testsuite>\n</testsuites>\n", f);
 }
 

@@ -109,7 +109,8 @@ typedef struct ob_cmp_group {
                                * has no finite median at any lr */
     int lr_from;              /* where best_lr comes from: 0 the baseline's best, 1 the candidate's
                                * (the baseline has no finite median at any lr), 2 the smallest lr
-                               * (neither side has one) */
+                               * (neither side has one); 3 none: no matched cell of the baseline
+                               * finished, so the group is not judged (best_lr NaN) */
     int metric_is_loss;       /* the held-out quantity judged is the loss (no metric) */
     ob_cmp_quantity loss, metric, time, peak_mem, state;
     ob_cmp_quantity time_mean; /* each cell's mean step time, over the cells timed on both sides
@@ -138,6 +139,8 @@ typedef struct ob_cmp_group {
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
                                * candidate, finite in the baseline; a regression */
     int n_new_diverged_other; /* the same at the other lrs: a note, not a regression */
+    int n_base_unfinished;    /* matched cells whose baseline run did not finish (failed, pending,
+                               * running or interrupted): not judged; --strict fails them */
     ob_verdict overall;
     char detail[1024];        /* one line per regression, for JUnit and Markdown */
 } ob_cmp_group;
@@ -165,6 +168,7 @@ typedef struct ob_compare {
     char relaxed_note[512];   /* the first such pair's differences: "e.g. sgd on quadratic: momentum
                                * 0 in the baseline, 0.5 in the candidate"; empty when none */
     int n_worse, n_better;    /* groups */
+    int n_base_unfinished;    /* matched cells not finished in the baseline (see the group's) */
     int regression;           /* the gate's answer: 1 when something got worse */
     int n_time_not_judged;    /* groups whose step time was too unsteady to judge */
     int n_device_differs;     /* matched cells whose two runs ran on different devices (backend or

@@ -93,6 +93,34 @@ check "each row names its lr: $(grep '^quadratic *adam' "$tmp/out")" \
 check "markdown rows name the lr" test "$(grep -cE '^\| (quadratic|rosenbrock) \| (sgd|adam) \| [0-9.e-]+ \| [-+]' "$tmp/ok.md")" = 4
 check "JUnit names the lr" test "$(grep -cE '<system-out>6 matched cells; lr [0-9.e-]+; final loss' "$tmp/ok.xml")" = 4
 
+# an incomplete baseline (a night killed midway, kept as the baseline): its
+# unfinished cells are not judged and said so; a group with none finished
+# has no verdict (not "cand best" of a baseline that "diverged"); --strict
+# fails it; the JUnit has the notes
+cp "$tmp/base.db" "$tmp/binc.db"
+sql "$tmp/binc.db" "update runs set status = 'interrupted', final_loss = null where workload = 'rosenbrock'" \
+  "update runs set status = 'pending', final_loss = null where workload = 'quadratic' and optimizer = 'sgd' and lr = 0.1"
+compare 0 --baseline "$tmp/binc.db" --candidate "$tmp/cand.db" --junit "$tmp/inc.xml"
+check "incomplete baseline: said: $(grep 'incomplete' "$tmp/out")" \
+  grep -q "note: the baseline is incomplete: 14 matched cells did not finish there" "$tmp/out"
+check "incomplete baseline: no verdict where none finished: $(grep '^rosenbrock' "$tmp/out")" \
+  test "$(grep -cE '^rosenbrock +(sgd|adam) +- \(baseline not finished\) .* no data$' "$tmp/out")" = 2
+check "incomplete baseline: the summary line counts them" grep -q "14 matched cells not finished in the baseline)" "$tmp/out"
+check "JUnit: the baseline's test case passes without --strict" \
+  python3 -c 'import sys, xml.etree.ElementTree as E
+t = E.parse(sys.argv[1]).getroot()
+c = [x for x in t.iter("testcase") if x.get("classname") == "optbench.baseline"]
+n = [x for x in t.iter("testcase") if x.get("classname") == "optbench.notes"]
+sys.exit(not (len(c) == 1 and c[0].find("failure") is None and len(n) == 1 and "incomplete" in n[0].find("system-out").text))' "$tmp/inc.xml"
+compare 1 --baseline "$tmp/binc.db" --candidate "$tmp/cand.db" --strict --junit "$tmp/inc.xml" --markdown "$tmp/inc.md"
+check "--strict: an incomplete baseline fails" grep -q "REGRESSION" "$tmp/out"
+check "--strict: a JUnit failure" grep -q '<failure type="incomplete" message="14 matched cells did not finish in the baseline' "$tmp/inc.xml"
+check "--strict: the Markdown says so" grep -q "The baseline is incomplete: 14 matched cells did not finish there (--strict: a failure)." "$tmp/inc.md"
+
+# one file on both sides: a note (a CI script's variables that came out the same)
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/base.db"
+check "same database: a note" grep -q "note: --baseline and --candidate are the same database" "$tmp/err"
+
 # --markdown-append: adds to a step summary, one blank line apart; creates it
 printf '# earlier step\nsome text' >"$tmp/summary.md"
 compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown-append "$tmp/summary.md"

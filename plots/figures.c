@@ -406,7 +406,9 @@ static int band_drawn(const ob_lr_point *p) { return p->n_diverged == 0 && p->n_
 /* The y values of workload w's lr figure (every lr's median and spread, the
  * confirmation runs'): its y axis is logarithmic when they span two decades,
  * and the hyperparameter figures of w follow it. */
-/* *any_div: 1 when a sweep seed diverged, 2 when a fresh one did (both: 3) */
+/* *any_div: 1 when a sweep seed diverged or finished without a finite loss,
+ * 2 when a fresh one diverged (both: 3), plus 4 when a sweep seed finished
+ * without a finite loss */
 static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int *any_conf)
 {
     range r = {NAN, NAN};
@@ -423,6 +425,7 @@ static range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int
                 range_add(&r, g->lrs[i].max_finite);
             }
             if (g->lrs[i].n_diverged > 0) *any_div |= 1;
+            if (g->lrs[i].n_nonfinite > 0) *any_div |= 1 | 4;
             *any = 1;
         }
         /* the confirmation runs' median and range at their lr (confirm.csv) */
@@ -630,8 +633,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         fprintf(f, "cut(v) = v\n");
     }
     {
-        int n_key = (any_div & 1) + (any_div >> 1) + !isnan(cap) + any_conf;
-        size_t key_len = any_div & 2 ? 40 : any_div ? 38 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
+        int n_key = (any_div & 1) + ((any_div >> 1) & 1) + !isnan(cap) + any_conf;
+        size_t key_len = any_div & 4 ? 58 : any_div & 2 ? 40 : any_div ? 38 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
         for (int k = 0; k < s->n_g; k++) {
             if (s->g[k].wl != w) continue;
             char t[96];
@@ -652,22 +655,22 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         int lt = g->opt + 1;
         char note[96];
         /* the band only where no seed diverged (column 6) or ended without a
-         * finite loss (column 15): band_drawn; the x
-         * along the top says how many of the seeds diverged (column 6 of
-         * column 5, the finished ones) */
+         * finite loss (column 15): band_drawn; the x along the top says how
+         * many of the seeds did either (columns 6 + 15 of column 5, the
+         * finished ones) */
         fprintf(f,
                 "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
                 first ? "" : ", \\\n", oq, oq, lt, oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt, oq, mark_y, lt);
-        /* only where a seed diverged: gnuplot 5.4 crashes on labels with no
-         * point to draw */
+        /* only where a seed diverged (or ended without a finite loss):
+         * gnuplot 5.4 crashes on labels with no point to draw */
         int any_div_here = 0;
-        for (int i = 0; i < g->n_lr; i++) any_div_here |= g->lrs[i].n_diverged > 0;
+        for (int i = 0; i < g->n_lr; i++) any_div_here |= g->lrs[i].n_diverged + g->lrs[i].n_nonfinite > 0;
         if (any_div_here)
             fprintf(f,
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 > 0 ? %.3f : NaN):(sprintf(\"%%d/%%d\", $6, $5)) "
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.3f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
                     "axes x1y2 with labels left offset char 1, 0 font \",8\" tc lt %d notitle",
                     oq, mark_y, lt);
         /* an lr with a band between lrs without one (or the grid's end) has
@@ -714,7 +717,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         first = 0;
     }
     if (any_div & 1)
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x k/n at the top: k of n seeds diverged\"");
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x k/n at the top: k of n seeds diverged%s\"",
+                any_div & 4 ? " or ended non-finite" : "");
     if (any_div & 2)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 4 ps (2.6 * PS) lw 2 title \"square at the top: a fresh seed diverged\"");
     if (!isnan(cap))
@@ -739,6 +743,11 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                               "sweep (its bar from the best to the worst of those that did not diverge; one that "
                               "diverged is a square along the top edge, around the x of the sweep's seeds where those diverged there too): a star above its circle shows how "
                               "much picking the lr on the sweep's own seeds flattered it." : "",
+                   any_div & 4 ? " An x along the top edge marks a learning rate where at least one seed "
+                             "of the sweep diverged or finished without a finite loss (every step of its last 10% "
+                             "skipped), labelled k/n: k of its n seeds did; where half the seeds or more did the "
+                             "median is infinite and the line has a gap (lr_sweep.csv counts the two apart: "
+                             "diverged, nonfinite)." :
                    any_div & 1 ? " An x along the top edge marks a learning rate where at least one seed "
                              "of the sweep diverged, labelled k/n: k of its n seeds diverged; where half the seeds or "
                              "more diverged the median is infinite and the line has a gap." : "",

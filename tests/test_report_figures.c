@@ -704,6 +704,13 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
             fx_add(s, fix.bench, &(fx_run){"g", "adam", NULL, strtod(t, NULL), seed, "done",
                                            5.0 + abs(k - 8) + 0.1 * seed, 0, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
     }
+    /* a seed that finished without a finite loss (not flagged diverged) is
+     * marked as a diverged one is, and the legend and caption say so */
+    for (int l = 0; l < 2; l++)
+        for (int seed = 0; seed < 3; seed++)
+            fx_add(s, fix.bench, &(fx_run){"nf", "adam", NULL, l ? 0.1 : 0.01, seed, "done",
+                                           l && seed == 1 ? NAN : 2.0 + 0.1 * seed, 0, 1.0, 1.5, 4096, 0, 1.5, NAN,
+                                           0});
     /* one lr, no seed diverged: no k/n labels (gnuplot 5.4 crashed on labels
      * with no point to draw in a file of one row) */
     for (int seed = 0; seed < 2; seed++)
@@ -722,7 +729,7 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
     /* the best lr alone between the grid's end and divergence: its spread a bar */
     CHECK(gp && strstr(gp, "sel(\"sgd\") && ($3 == 0.001) ? cut($7) : NaN)") && count_of(gp, "with yerrorbars") == 1);
     /* k/n beside each x */
-    CHECK(gp && strstr(gp, ":(sprintf(\"%d/%d\", $6, $5)) axes x1y2 with labels"));
+    CHECK(gp && strstr(gp, ":(sprintf(\"%d/%d\", $6 + $15, $5)) axes x1y2 with labels"));
     /* every lr of the narrow grid labelled, none an unlabelled tic */
     CHECK(gp && strstr(gp, "set xtics (\"0.001\" 0.001, \"0.0012\" ") && strstr(gp, "\"0.0014\" ") &&
           strstr(gp, "\"0.0016\" ") && strstr(gp, "\"0.0018\" ") && !strstr(gp, "\"\" 0.0"));
@@ -733,6 +740,20 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
     free(csv);
     char *md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "labelled k/n: k of its n seeds diverged") && strstr(md, "the band is left out"));
+    free(md);
+    gp = slurp(out, "lr_nf.gp");
+    CHECK(gp && strstr(gp, ":(sprintf(\"%d/%d\", $6 + $15, $5)) axes x1y2 with labels") &&
+          strstr(gp, "sel(\"adam\") && $6 + $15 > 0 ? 0.970 : NaN) axes x1y2 with points") &&
+          strstr(gp, "title \"x k/n at the top: k of n seeds diverged or ended non-finite\""));
+    free(gp);
+    gp = slurp(out, "lr_w.gp"); /* diverged seeds alone: the legend says diverged */
+    CHECK(gp && strstr(gp, "title \"x k/n at the top: k of n seeds diverged\""));
+    free(gp);
+    csv = slurp(out, "lr_sweep.csv"); /* 1 of 3 non-finite (+inf): the median is 2.2 */
+    CHECK(csv && strstr(csv, "\"nf\",\"adam\",0.1,3,3,0,2.2,"));
+    free(csv);
+    md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "diverged or finished without a finite loss"));
     free(md);
     gp = slurp(out, "lr_g.gp");
     CHECK(gp && strstr(gp, "\"0.464\" 0.464") && strstr(gp, "title \"adam, best lr 0.464\""));

@@ -107,6 +107,8 @@ static void cuda_close(ob_device *dev)
 {
     cuda_impl *c = cu_impl(dev);
     if (!c) return;
+    /* its handles, stream and memory belong to dev's GPU: destroyed there */
+    const int prev = ob_cu_enter(dev);
     if (c->stream) (void)cudaStreamSynchronize(c->stream);
     for (int i = 0; i < OB_TIMER_SLOTS; i++)
         if (c->marks[i]) (void)cudaEventDestroy(c->marks[i]);
@@ -121,6 +123,7 @@ static void cuda_close(ob_device *dev)
     if (c->blas) (void)cublasDestroy(c->blas);
     if (c->stream) (void)cudaStreamDestroy(c->stream);
     (void)cudaGetLastError();
+    ob_cu_leave(dev, prev);
     free(c);
     dev->impl = NULL;
 }
@@ -194,7 +197,7 @@ static ob_status cuda_open(ob_device *dev, int index, ob_err *e)
 
 /* ---- memory ---------------------------------------------------------------- */
 
-static ob_status cuda_alloc(ob_device *dev, size_t bytes, void **out, ob_err *e)
+static ob_status cuda_alloc_here(ob_device *dev, size_t bytes, void **out, ob_err *e)
 {
     *out = NULL;
     void *p = NULL;
@@ -219,36 +222,61 @@ static ob_status cuda_alloc(ob_device *dev, size_t bytes, void **out, ob_err *e)
     return OB_OK;
 }
 
+static ob_status cuda_alloc(ob_device *dev, size_t bytes, void **out, ob_err *e)
+{
+    const int prev = ob_cu_enter(dev);
+    ob_status s = cuda_alloc_here(dev, bytes, out, e);
+    ob_cu_leave(dev, prev);
+    return s;
+}
+
+/* The scratch buffer replaced by one of at least `bytes` (the old one freed
+ * once the stream is done with it), on dev's GPU (current: ob_cu_enter). */
+static ob_status scratch_grow(ob_device *dev, size_t bytes, ob_err *e)
+{
+    cuda_impl *c = cu_impl(dev);
+    size_t want = bytes + bytes / 4 + 4096;
+    if (c->scratch) {
+        OB_CU(e, "scratch", cudaStreamSynchronize(c->stream));
+        OB_CU(e, "scratch", cudaFree(c->scratch));
+        c->scratch = NULL;
+        c->scratch_bytes = 0;
+    }
+    void *p = NULL;
+    cudaError_t err = cudaMalloc(&p, want);
+    if (err != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ob_fail(e, err == cudaErrorMemoryAllocation ? OB_ERR_NOMEM : OB_ERR_BACKEND,
+                       "cuda scratch: cudaMalloc of %zu bytes failed: %s", want, cudaGetErrorString(err));
+    }
+    c->scratch = p;
+    c->scratch_bytes = want;
+    return OB_OK;
+}
+
 ob_status ob_cu_scratch(ob_device *dev, size_t bytes, void **out, ob_err *e)
 {
     cuda_impl *c = cu_impl(dev);
     if (bytes > c->scratch_bytes) {
-        size_t want = bytes + bytes / 4 + 4096;
-        if (c->scratch) {
-            OB_CU(e, "scratch", cudaStreamSynchronize(c->stream));
-            OB_CU(e, "scratch", cudaFree(c->scratch));
-            c->scratch = NULL;
-            c->scratch_bytes = 0;
-        }
-        void *p = NULL;
-        cudaError_t err = cudaMalloc(&p, want);
-        if (err != cudaSuccess) {
-            (void)cudaGetLastError();
-            return ob_fail(e, err == cudaErrorMemoryAllocation ? OB_ERR_NOMEM : OB_ERR_BACKEND,
-                           "cuda scratch: cudaMalloc of %zu bytes failed: %s", want,
-                           cudaGetErrorString(err));
-        }
-        c->scratch = p;
-        c->scratch_bytes = want;
+        const int prev = ob_cu_enter(dev);
+        ob_status s = scratch_grow(dev, bytes, e);
+        ob_cu_leave(dev, prev);
+        if (s != OB_OK) return s;
     }
     *out = c->scratch;
     return OB_OK;
 }
 
+/* Work queued on the stream may still read p: it is waited for here rather
+ * than left to cudaFree's implicit synchronization, which stream-ordered
+ * allocators (cudaFreeAsync, pools) would not give. Frees are rare. */
 static void cuda_release(ob_device *dev, void *p)
 {
-    (void)dev;
-    if (p && cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+    if (!p) return;
+    const int prev = ob_cu_enter(dev);
+    if (cudaStreamSynchronize(cu_impl(dev)->stream) != cudaSuccess) (void)cudaGetLastError();
+    if (cudaFree(p) != cudaSuccess) (void)cudaGetLastError();
+    ob_cu_leave(dev, prev);
 }
 
 static ob_status cuda_upload(ob_device *dev, void *dst, const void *src, size_t bytes, ob_err *e)
@@ -295,8 +323,10 @@ static ob_status cuda_sync(ob_device *dev, ob_err *e)
 
 static ob_status cuda_mem_info(ob_device *dev, size_t *free_b, size_t *total_b, ob_err *e)
 {
-    (void)dev;
-    OB_CU(e, "mem_info", cudaMemGetInfo(free_b, total_b));
+    const int prev = ob_cu_enter(dev);
+    cudaError_t err = cudaMemGetInfo(free_b, total_b);
+    ob_cu_leave(dev, prev);
+    if (err != cudaSuccess) return ob_cu_fail(e, err, "mem_info", "cudaMemGetInfo", __FILE__, __LINE__);
     return OB_OK;
 }
 
@@ -307,7 +337,15 @@ static ob_status cuda_timer_mark(ob_device *dev, int slot, ob_err *e)
     if (slot < 0 || slot >= OB_TIMER_SLOTS)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "timer slot %d out of range", slot);
     cuda_impl *c = cu_impl(dev);
-    if (!c->marks[slot]) OB_CU(e, "timer_mark", cudaEventCreate(&c->marks[slot]));
+    if (!c->marks[slot]) {
+        const int prev = ob_cu_enter(dev);
+        cudaError_t err = cudaEventCreate(&c->marks[slot]);
+        ob_cu_leave(dev, prev);
+        if (err != cudaSuccess) {
+            c->marks[slot] = NULL;
+            return ob_cu_fail(e, err, "timer_mark", "cudaEventCreate", __FILE__, __LINE__);
+        }
+    }
     OB_CU(e, "timer_mark", cudaEventRecord(c->marks[slot], c->stream));
     return OB_OK;
 }

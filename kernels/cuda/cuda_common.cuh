@@ -75,6 +75,27 @@ ob_status ob_cusolver_fail(ob_err *e, cusolverStatus_t st, const char *op, const
         if (ob_cu_err_ != cudaSuccess)                                                  \
             return ob_cu_fail((e), ob_cu_err_, (op), #call, __FILE__, __LINE__);        \
     } while (0)
+/* The calls that create something (memory, events, library handles) or ask
+ * about memory act on the calling thread's current GPU, whatever dev says.
+ * Each runs between ob_cu_enter, which makes dev's GPU current where it is
+ * not and returns the one that was, and ob_cu_leave, which puts that one
+ * back: a caller that forgot to select a replica's GPU (data parallel)
+ * cannot place them on another GPU, and finds its own selection unchanged.
+ * Not on the hot path. */
+static inline int ob_cu_enter(const ob_device *dev)
+{
+    int prev = -1;
+    if (cudaGetDevice(&prev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        prev = -1;
+    }
+    if (prev != dev->index && cudaSetDevice(dev->index) != cudaSuccess) (void)cudaGetLastError();
+    return prev;
+}
+static inline void ob_cu_leave(const ob_device *dev, int prev)
+{
+    if (prev >= 0 && prev != dev->index && cudaSetDevice(prev) != cudaSuccess) (void)cudaGetLastError();
+}
 /* After a kernel launch: configuration errors and errors of earlier work. */
 #define OB_CU_LAUNCHED(e, op) OB_CU(e, op, cudaGetLastError())
 #define OB_CUBLAS(e, op, call)                                                          \

@@ -352,22 +352,30 @@ static void svd_free(svd_bufs *b)
 }
 
 /* The device's cuSOLVER handle, created on first use. */
-static ob_status cu_solver(ob_device *dev, const char *op, ob_err *e)
+static ob_status cu_solver_make(ob_device *dev, const char *op, ob_err *e)
 {
     cuda_impl *c = cu_impl(dev);
-    if (!c->solver) {
-        /* Kept only once it is bound to the device's stream: a handle left on the
-         * default stream would not be ordered with our (non-blocking) stream. */
-        cusolverDnHandle_t h = NULL;
-        OB_CUSOLVER(e, op, cusolverDnCreate(&h));
-        cusolverStatus_t st = cusolverDnSetStream(h, c->stream);
-        if (st != CUSOLVER_STATUS_SUCCESS) {
-            (void)cusolverDnDestroy(h);
-            return ob_cusolver_fail(e, st, op, "cusolverDnSetStream(h, c->stream)", __FILE__, __LINE__);
-        }
-        c->solver = h;
+    /* Kept only once it is bound to the device's stream: a handle left on the
+     * default stream would not be ordered with our (non-blocking) stream. */
+    cusolverDnHandle_t h = NULL;
+    OB_CUSOLVER(e, op, cusolverDnCreate(&h));
+    cusolverStatus_t st = cusolverDnSetStream(h, c->stream);
+    if (st != CUSOLVER_STATUS_SUCCESS) {
+        (void)cusolverDnDestroy(h);
+        return ob_cusolver_fail(e, st, op, "cusolverDnSetStream(h, c->stream)", __FILE__, __LINE__);
     }
+    c->solver = h;
     return OB_OK;
+}
+
+/* The solver handle, made on first use on dev's GPU (ob_cu_enter). */
+static ob_status cu_solver(ob_device *dev, const char *op, ob_err *e)
+{
+    if (cu_impl(dev)->solver) return OB_OK;
+    const int prev = ob_cu_enter(dev);
+    ob_status s = cu_solver_make(dev, op, e);
+    ob_cu_leave(dev, prev);
+    return s;
 }
 
 static ob_status svd_run(ob_device *dev, int rows, int cols, const float *A, float *s, float *q,
@@ -508,7 +516,30 @@ ob_status ob_cu_swap01(ob_device *dev, float *dst, const float *src, int64_t A, 
 static ob_status solve_info_make(ob_device *dev, const char *op, ob_err *e)
 {
     cuda_impl *c = cu_impl(dev);
-    if (!c->solve_info) OB_CU(e, op, cudaMalloc((void **)&c->solve_info, 2 * sizeof(int)));
+    if (c->solve_info) return OB_OK;
+    const int prev = ob_cu_enter(dev);
+    cudaError_t err = cudaMalloc((void **)&c->solve_info, 2 * sizeof(int));
+    ob_cu_leave(dev, prev);
+    if (err != cudaSuccess) {
+        c->solve_info = NULL;
+        return ob_cu_fail(e, err, op, "cudaMalloc(solve_info)", __FILE__, __LINE__);
+    }
+    return OB_OK;
+}
+
+/* The solvers' workspace replaced by one of `bytes` (the old one freed once
+ * the stream is done with it), on dev's GPU (current: ob_cu_enter). */
+static ob_status solve_ws_grow(ob_device *dev, size_t bytes, const char *op, ob_err *e)
+{
+    cuda_impl *c = cu_impl(dev);
+    if (c->solve_ws) {
+        OB_CU(e, op, cudaStreamSynchronize(c->stream));
+        OB_CU(e, op, cudaFree(c->solve_ws));
+        c->solve_ws = NULL;
+        c->solve_ws_bytes = 0;
+    }
+    OB_CU(e, op, cudaMalloc((void **)&c->solve_ws, bytes));
+    c->solve_ws_bytes = bytes;
     return OB_OK;
 }
 
@@ -523,14 +554,10 @@ static ob_status solve_workspace(ob_device *dev, int lwork, int extra, float **w
     size_t bytes = (lw + (size_t)(extra > 0 ? extra : 1)) * sizeof(float);
     OB_TRY(solve_info_make(dev, op, e));
     if (bytes > c->solve_ws_bytes) {
-        if (c->solve_ws) {
-            OB_CU(e, op, cudaStreamSynchronize(c->stream));
-            OB_CU(e, op, cudaFree(c->solve_ws));
-            c->solve_ws = NULL;
-            c->solve_ws_bytes = 0;
-        }
-        OB_CU(e, op, cudaMalloc((void **)&c->solve_ws, bytes));
-        c->solve_ws_bytes = bytes;
+        const int prev = ob_cu_enter(dev);
+        ob_status s = solve_ws_grow(dev, bytes, op, e);
+        ob_cu_leave(dev, prev);
+        if (s != OB_OK) return s;
     }
     *work = c->solve_ws;
     *tail = c->solve_ws + lw;

@@ -41,14 +41,17 @@ void ob_latex_escape(const char *s, char *out, size_t n)
     out[k] = '\0';
 }
 
-/* A number for a table cell: 4 significant digits, "$m \times 10^{e}$" for
- * exponent forms, $\infty$ for +inf (diverged), -- when not measured. */
-static const char *tnum(double v, int digits, char *buf, size_t n)
+/* A number for a table cell: `digits` significant digits, "$m \times 10^{e}$"
+ * for exponent forms, $\infty$ for +inf (diverged), -- when not measured.
+ * A measured value (measured != 0) keeps its trailing zeros, so a column's
+ * numbers show the same precision (3.700 beside 3.748); a setting (an lr,
+ * 0.001) does not. */
+static const char *tnum(double v, int digits, int measured, char *buf, size_t n)
 {
     if (isnan(v)) return "--";
     if (isinf(v)) return v > 0 ? "$\\infty$" : "$-\\infty$";
     char t[32];
-    snprintf(t, sizeof t, "%.*g", digits > 9 ? 9 : digits, v);
+    snprintf(t, sizeof t, measured ? "%#.*g" : "%.*g", digits > 9 ? 9 : digits, v);
     char *x = strchr(t, 'e');
     if (!x) {
         snprintf(buf, n, "%s", t);
@@ -56,7 +59,7 @@ static const char *tnum(double v, int digits, char *buf, size_t n)
     }
     *x = '\0';
     int ex = atoi(x + 1);
-    if (!strcmp(t, "1")) snprintf(buf, n, "$10^{%d}$", ex);
+    if (!strcmp(t, "1") || !strcmp(t, "1.")) snprintf(buf, n, "$10^{%d}$", ex);
     else snprintf(buf, n, "$%s \\times 10^{%d}$", t, ex);
     return buf;
 }
@@ -74,11 +77,19 @@ static void slug(const char *s, char *out, size_t n)
     out[k] = '\0';
 }
 
+/* Do two spreads' [min, max] ranges over seeds overlap? Then these seeds do
+ * not tell their medians apart (a diverged seed's +inf included). */
+static int spreads_overlap(const ob_spread *a, const ob_spread *b)
+{
+    return a->n > 0 && b->n > 0 && !isnan(a->median) && !isnan(b->median) && a->min <= b->max &&
+           b->min <= a->max;
+}
+
 /* "median [min, max]" of a spread; the median bold when asked. */
 static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
 {
     char a[64], b[64], c[64];
-    const char *med = tnum(sp->median, 4, a, sizeof a);
+    const char *med = tnum(sp->median, 4, 1, a, sizeof a);
     if (sp->n == 0 || isnan(sp->median)) {
         snprintf(buf, n, "--");
         return;
@@ -86,7 +97,7 @@ static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
     if (sp->n == 1) snprintf(buf, n, bold ? "\\textbf{%s}" : "%s", med);
     else
         snprintf(buf, n, bold ? "\\textbf{%s} {\\scriptsize [%s, %s]}" : "%s {\\scriptsize [%s, %s]}", med,
-                 tnum(sp->min, 4, b, sizeof b), tnum(sp->max, 4, c, sizeof c));
+                 tnum(sp->min, 4, 1, b, sizeof b), tnum(sp->max, 4, 1, c, sizeof c));
 }
 
 ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e)
@@ -108,10 +119,12 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
           f);
     for (int w = 0; w < d->n_wl; w++) {
         int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0, edge = 0,
-            unmeasured = 0;
+            unmeasured = 0, best_k = -1, cbest_k = -1;
         for (int k = 0; k < s->n_g; k++) {
             const ob_group *g = &s->g[k];
             if (g->wl != w) continue;
+            if (rank[k] == 1) best_k = k;
+            if (crank[k] == 1) cbest_k = k;
             has_metric |= !isnan(g->eval_metric.median);
             edge |= g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
             unmeasured |= g->width_unmeasured;
@@ -140,9 +153,11 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
         fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
         fprintf(f,
                 "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
-                "%s with [min, max], ranked by the median (lowest in bold); held-out loss%s%s (medians); lr "
-                "range: decades of learning rate whose median final loss is within %.3g\\%% of the best "
-                "($\\geq$: it reaches the edge of the grid).%s",
+                "%s with [min, max], ranked by the median; in bold the lowest and every median whose [min, max] "
+                "overlaps the lowest's, which these seeds do not tell apart from it; held-out loss%s%s (medians); "
+                "lr range: decades of learning rate whose median final loss is within %.3g\\%% of the best "
+                "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
+                "lr.%s",
                 wl, seeds, has_metric ? " and " : "", has_metric ? metric : "", 100 * s->tol,
                 edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
                        "beyond it." : "");
@@ -152,22 +167,24 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                        "best median loss of 0).");
         if (n_conf)
             fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
-                       "free of the optimism of picking it on the sweep's own seeds.", cseeds);
+                       "free of the optimism of picking it on the sweep's own seeds (in bold as above).", cseeds);
         else
             fprintf(f, " The median at the best learning rate is optimistic: the seeds that picked that rate "
                        "also score it.");
-        fprintf(f, "}\n  \\label{tab:optbench-%s}\n", lab[0] ? lab : "workload");
+        /* \smallskip: article's captions above a table leave no room before its rule */
+        fprintf(f, "}\n  \\label{tab:optbench-%s}\n  \\smallskip\n", lab[0] ? lab : "workload");
         /* scaled down to the text width only when wider (long configuration labels) */
         fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
-        fprintf(f, "  \\begin{tabular}{@{}rllrr%s%s@{}}\n    \\toprule\n", has_metric ? "rr" : "r",
+        fprintf(f, "  \\begin{tabular}{@{}rllrr%sr%s@{}}\n    \\toprule\n", has_metric ? "rr" : "r",
                 n_conf ? "r" : "");
         if (has_metric) {
-            fprintf(f, "    & & & & \\multicolumn{2}{c}{Held-out} & %s \\\\\n    \\cmidrule(lr){5-6}\n",
+            fprintf(f, "    & & & & \\multicolumn{2}{c}{Held-out} & & %s \\\\\n    \\cmidrule(lr){5-6}\n",
                     n_conf ? "&" : "");
-            fprintf(f, "    & Optimizer & Best lr & Final loss & loss & %s & lr range%s \\\\\n    \\midrule\n",
+            fprintf(f, "    & Optimizer & Best lr & Final loss & loss & %s & lr range & Diverged%s \\\\\n    \\midrule\n",
                     metric, n_conf ? " & Confirmed" : "");
         } else {
-            fprintf(f, "    & Optimizer & Best lr & Final loss & Held-out loss & lr range%s \\\\\n    \\midrule\n",
+            fprintf(f, "    & Optimizer & Best lr & Final loss & Held-out loss & lr range & Diverged%s \\\\\n"
+                       "    \\midrule\n",
                     n_conf ? " & Confirmed" : "");
         }
         for (int r = 1; r <= s->n_g + 1; r++)
@@ -179,23 +196,28 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 if (rank[k] > 0) fprintf(f, "    %d & %s & ", rank[k], opt);
                 else fprintf(f, "    -- & %s & ", opt);
                 if (g->best < 0) fprintf(f, "none (%s) & ", ob_group_no_best(g));
-                else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, a, sizeof a),
+                else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, 0, a, sizeof a),
                              g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? "$^\\dagger$" : "");
-                spread_cell(&g->final, rank[k] == 1, cell, sizeof cell);
+                spread_cell(&g->final,
+                            rank[k] == 1 || (rank[k] > 0 && best_k >= 0 && spreads_overlap(&g->final, &s->g[best_k].final)),
+                            cell, sizeof cell);
                 fprintf(f, "%s", cell);
                 if (g->best >= 0 && g->lrs[g->best].n_diverged)
                     fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->lrs[g->best].n_diverged,
                             g->lrs[g->best].n_finished);
                 fprintf(f, " & ");
-                fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, a, sizeof a));
-                if (has_metric) fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, a, sizeof a));
+                fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, 1, a, sizeof a));
+                if (has_metric) fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, 1, a, sizeof a));
                 if (g->width_unmeasured) fprintf(f, "--$^\\ddagger$");
                 else if (isnan(g->width_decades)) fprintf(f, "--");
                 else fprintf(f, "%s%s", g->width_open_lo || g->width_open_hi ? "$\\geq$ " : "",
-                             tnum(g->width_decades, 3, a, sizeof a));
+                             tnum(g->width_decades, 3, 0, a, sizeof a));
+                fprintf(f, " & %d / %d", g->n_diverged, g->n_finished);
                 if (n_conf) {
                     if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
-                        fprintf(f, crank[k] == 1 ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, a, sizeof a));
+                        int bold = crank[k] == 1 || (crank[k] > 0 && cbest_k >= 0 &&
+                                                     spreads_overlap(&g->conf_final, &s->g[cbest_k].conf_final));
+                        fprintf(f, bold ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, 1, a, sizeof a));
                         if (g->conf_n_diverged)
                             fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->conf_n_diverged, g->n_confirm);
                     } else

@@ -467,7 +467,7 @@ static void test_confirm(const char *db, const char *out)
     free_table(&ct);
     CHECK(check_tex(out, 6) == 2);
     char *tex = slurp(out, "summary.tex");
-    CHECK(tex && strstr(tex, "& Confirmed \\\\") && strstr(tex, "& \\textbf{1.3} \\\\"));
+    CHECK(tex && strstr(tex, "& Confirmed \\\\") && strstr(tex, "& \\textbf{1.300} \\\\"));
     CHECK(tex && strstr(tex, "Confirmed: the median final loss of 2 to 3 fresh seeds"));
     free(tex);
     CHECK(res.n_runs == 31 && res.n_groups == 4);
@@ -627,6 +627,18 @@ static void test_lr_range_edges(const char *db, const char *out)
         if (md && tex) {
             CHECK(!tol0 || (strstr(md, "not measured (grid edge, tolerance 0)") && !strstr(md, "| >= 0 |")));
             CHECK(strstr(tex, tol0 ? "within 0\\% of the best" : "within 10\\% of the best"));
+            /* in bold: the lowest median (adagrad's 1, [1, 1]) and every median
+             * whose [min, max] overlaps its range (adam's [0.8, 1.2], lion's
+             * [1, 1]), not sgd's [2, 2.4]; measured values keep 4 digits */
+            CHECK_MSG(strstr(tex, "1 & adagrad & 0.01 & \\textbf{1.000} {\\scriptsize [1.000, 1.000]} & ") &&
+                          strstr(tex, "2 & adam & 0.01 & \\textbf{1.000} {\\scriptsize [0.8000, 1.200]} & ") &&
+                          strstr(tex, "3 & lion & 0.01$^\\dagger$ & \\textbf{1.000} ") &&
+                          strstr(tex, "4 & sgd & 0.01 & 2.200 {\\scriptsize [2.000, 2.400]} & "),
+                      "summary.tex:\n%s", tex);
+            /* the runs that diverged over every lr, the last column */
+            CHECK(strstr(tex, "& 1 / 9 \\\\\n") && strstr(tex, "& 3 / 9 \\\\\n") &&
+                  strstr(tex, "diverged: runs that diverged, of the runs over every lr"));
+            CHECK(strstr(tex, "in bold the lowest and every median whose [min, max] overlaps the lowest's"));
         }
         free(md);
         free(tex);
@@ -852,6 +864,7 @@ int main(void)
     test_bench_list(db);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    if (getenv("OB_TEST_KEEP")) printf("kept %s\n", dir); /* to look at the reports */
+    else if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     return check_done();
 }

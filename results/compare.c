@@ -220,6 +220,7 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
 {
     q->n = n;
     q->effect = q->ci_lo = q->ci_hi = NAN;
+    q->ci_cover = 0;
     q->n_to_finite = q->n_to_inf = 0;
     for (int i = 0; i < n; i++) {
         q->n_to_finite += isinf(x[i]) && x[i] < 0;
@@ -230,7 +231,7 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
         return OB_OK;
     }
     q->effect = ob_stat_median(x, n);
-    OB_TRY(ob_stat_median_ci(x, n, 0.95, &q->ci_lo, &q->ci_hi, NULL, e));
+    OB_TRY(ob_stat_median_ci(x, n, 0.95, &q->ci_lo, &q->ci_hi, &q->ci_cover, e));
     int up = q->ci_lo > 0 && q->effect > tol;
     int down = q->ci_hi < 0 && q->effect < -tol;
     q->v = up ? (worse_up ? OB_WORSE : OB_BETTER) : down ? (worse_up ? OB_BETTER : OB_WORSE) : OB_SAME;
@@ -248,16 +249,27 @@ static const char *change_text(double v, int dig, char *buf, size_t n)
 }
 
 /* "95% CI +1.0% to +3.0%" (see change_text for dig); an end that is infinite
- * (a seed diverged on one side only) is left open: "95% CI +1.0% and above". */
+ * (a seed diverged on one side only) is left open: "95% CI +1.0% and above".
+ * With fewer than 6 pairs the interval is their range, which holds the
+ * median change with a probability under 95% (50% with 2): it says so,
+ * "range +1.0% to +3.0%, a 50% interval", and one pair has none. */
 static const char *ci_text(const ob_cmp_quantity *q, int dig, char *buf, size_t n)
 {
     char a[32], b[32];
+    if (q->n <= 1) {
+        snprintf(buf, n, "one pair: no interval");
+        return buf;
+    }
     change_text(q->ci_lo, dig, a, sizeof a);
     change_text(q->ci_hi, dig, b, sizeof b);
-    if (isinf(q->ci_lo) && isinf(q->ci_hi)) snprintf(buf, n, "95%% CI unbounded");
-    else if (isinf(q->ci_hi)) snprintf(buf, n, "95%% CI %s and above", a);
-    else if (isinf(q->ci_lo)) snprintf(buf, n, "95%% CI %s and below", b);
-    else snprintf(buf, n, "95%% CI %s to %s", a, b);
+    const int full = q->ci_cover >= 0.95 - 1e-12;
+    const char *lead = full ? "95% CI" : "range";
+    char tail[24] = "";
+    if (!full) snprintf(tail, sizeof tail, ", a %d%% interval", (int)lround(100 * q->ci_cover));
+    if (isinf(q->ci_lo) && isinf(q->ci_hi)) snprintf(buf, n, "%s unbounded%s", lead, tail);
+    else if (isinf(q->ci_hi)) snprintf(buf, n, "%s %s and above%s", lead, a, tail);
+    else if (isinf(q->ci_lo)) snprintf(buf, n, "%s %s and below%s", lead, b, tail);
+    else snprintf(buf, n, "%s %s to %s%s", lead, a, b, tail);
     return buf;
 }
 
@@ -505,12 +517,18 @@ static double common_shift(const ob_compare *c, int mean, double tol, double *ef
     return ne >= 2 && (up == ne || down == ne) ? ob_stat_median(eff, ne) : NAN;
 }
 
+/* Did more seeds at the judged lr newly diverge (or end non-finite) than
+ * newly converge? Rounding alone moves the edge of stability both ways, so
+ * a seed that now diverges offsets one that now converges; the final loss,
+ * which counts both as infinite changes, judges them then. */
+static int new_divergences(const ob_cmp_group *g) { return g->n_new_diverged > g->loss.n_to_finite; }
+
 /* The group's overall verdict and its reasons (detail), once its
  * quantities are final (the comparison may set a mean's verdict aside). */
 static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
 {
     const ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
-    int worse = g->n_new_failures > 0 || g->n_new_unfinished > 0 || g->n_new_diverged > 0, better = 0;
+    int worse = g->n_new_failures > 0 || g->n_new_unfinished > 0 || new_divergences(g), better = 0;
     for (int i = 0; i < 6; i++) {
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
@@ -527,7 +545,7 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
     /* each change is the median of the paired changes (per seed, per cell),
      * each side's value the median of its own values: labelled so, as the
      * two need not agree (the median of ratios is not the ratio of medians) */
-    char c1[96], c2[32], c3[32];
+    char c1[128], c2[32], c3[32];
     if (g->loss.v == OB_WORSE && !isinf(g->loss.effect)) /* +inf: the divergences below say it */
         ADD("final loss at lr %g worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
             g->best_lr, 100 * g->loss.effect, g->loss.n, g->loss.n == 1 ? "" : "s",
@@ -580,9 +598,13 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
     if (g->n_new_unfinished)
         ADD("%d cells finished in the baseline and not yet in the candidate (pending, running or interrupted: "
             "finish it with run --resume); ", g->n_new_unfinished);
-    if (g->n_new_diverged)
-        ADD("%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline; ",
+    if (new_divergences(g)) {
+        ADD("%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline",
             g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
+        if (g->loss.n_to_finite)
+            ADD(" (%d the other way)", g->loss.n_to_finite);
+        ADD("; ");
+    }
 #undef ADD
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
 }
@@ -1214,7 +1236,7 @@ static const char *verdict_suffix(const ob_cmp_group *g)
 {
     return g->n_new_failures     ? " (new failures)"
            : g->n_new_unfinished ? " (not finished)"
-           : g->n_new_diverged   ? " (new divergences)"
+           : new_divergences(g)  ? " (new divergences)"
                                  : "";
 }
 
@@ -1267,6 +1289,24 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                 c->n_base_unfinished == 1 ? "is" : "are", nv,
                 c->opts.strict ? " (--strict: a failure)" : " (--strict fails such a comparison)", md ? "." : "");
     }
+    /* verdicts on few seeds: every seed on one side, which chance gives with
+     * probability 2^(1-n), and the median past the tolerance */
+    int few = 0, few_min = 0;
+    for (int i = 0; i < c->n_g; i++)
+        for (int k = 0; k < 2; k++) {
+            const ob_cmp_quantity *q = k ? &c->g[i].metric : &c->g[i].loss;
+            if ((q->v != OB_WORSE && q->v != OB_BETTER) || q->ci_cover >= 0.95 - 1e-12 || isinf(q->effect)) continue;
+            few++;
+            if (!few_min || q->n < few_min) few_min = q->n;
+        }
+    if (few)
+        fprintf(f, "%s%d verdict%s on the final loss or held-out metric rest%s on fewer than 6 seeds (down to %d): "
+                   "there, worse (or better) means that every seed moved the same way and the median change passed "
+                   "the tolerance, which no test makes significant at 5%% below 6 seeds (every one of n seeds on "
+                   "one side happens by chance with probability 2^(1-n): 50%% with 2); a change that only reorders "
+                   "sums (rounding) does that on chaotic trajectories now and then, so confirm such a verdict with "
+                   "more seeds (--seeds 6 or more) before believing it%s\n",
+                lead, few, few == 1 ? "" : "s", few == 1 ? "s" : "", few_min, md ? "." : "");
     int unfinished = 0;
     for (int i = 0; i < c->n_g; i++) unfinished += c->g[i].n_new_unfinished;
     if (unfinished)
@@ -1476,7 +1516,8 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
     }
     fprintf(f, "\nThresholds: final loss judged paired over seeds at the baseline's best lr, worse when "
                "the distribution-free 95%% interval of the median relative change (order statistics: up to 8 seeds "
-               "the range over the seeds, so every seed worse) is above 0 and the change "
+               "the range over the seeds, so every seed worse; below 6 seeds that range holds the median with "
+               "less than 95%%, 50%% with 2) is above 0 and the change "
                "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
             100 * c->opts.loss_tol, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");

@@ -11,7 +11,10 @@
  *   exceeds loss_tol (better: the mirror image); otherwise within noise. With
  *   up to 8 seeds the interval is [min, max] and lies above 0 only when every seed got worse,
  *   so this means "worse on every seed, and by more than loss_tol at the
- *   median". The best lr is the baseline's among the matched cells.
+ *   median"; below 6 seeds that range holds the median with less than 95%
+ *   (ci_cover), which the texts say. The best lr is the baseline's among the
+ *   matched cells. More seeds newly diverged there than newly converged is a
+ *   regression whatever the median.
  * - held-out metric (higher is better) the same way with absolute differences
  *   and metric_tol; when a workload has no metric, the held-out loss is judged
  *   like the final loss.
@@ -94,7 +97,11 @@ typedef struct ob_cmp_quantity {
     int n;                    /* pairs / cells that entered */
     double base, cand;        /* medians (loss, metric, step ms) or maxima (memory) */
     double effect, ci_lo, ci_hi; /* relative (loss, time) or absolute (metric) change: the
-                              * median of the paired changes and its 95% interval */
+                              * median of the paired changes and its 95% interval, or with
+                              * fewer than 6 pairs the range of the changes */
+    double ci_cover;          /* the probability that [ci_lo, ci_hi] holds the median change
+                               * (ob_stat_median_ci): at least 0.95 from 6 pairs; 1 - 2^(1-n)
+                               * below (a range: 50% with 2 pairs); 0 with one pair */
     int n_to_finite, n_to_inf; /* pairs not finite in the baseline and finite in the candidate
                               * (a change of -inf: converges now), and the reverse (+inf) */
     int unsure;               /* OB_SAME with a median change beyond the tolerance whose interval
@@ -137,7 +144,8 @@ typedef struct ob_cmp_group {
     int n_new_unfinished;     /* ... pending, running or interrupted in the candidate (a regression
                                * too: the gate does not pass a benchmark that did not finish) */
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
-                               * candidate, finite in the baseline; a regression */
+                               * candidate, finite in the baseline; a regression when more than
+                               * loss.n_to_finite, the seeds that went the other way */
     int n_new_diverged_other; /* the same at the other lrs: a note, not a regression */
     int n_base_unfinished;    /* matched cells whose baseline run did not finish (failed, pending,
                                * running or interrupted): not judged; --strict fails them */

@@ -1001,6 +1001,20 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                                 : "");
 }
 
+/* Why an optimizer with finished runs has no best lr, as the figures' axis
+ * entries and legends say it (the training-loss figure's legend names it
+ * too): every run diverged, or half the seeds or more at each lr. */
+static const char *gone_text(const ob_group *g)
+{
+    return g->n_diverged == g->n_finished ? "diverged at every lr" : "no finite median at any lr";
+}
+
+/* *lo lowered to v where v is finite (a diverged seed's -inf metric is not drawn) */
+static void low_add(double *lo, double v)
+{
+    if (isfinite(v) && v < *lo) *lo = v;
+}
+
 static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                            const char *slug, ob_figures *out, ob_err *e)
 {
@@ -1008,18 +1022,31 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
      * is made of exactly those rows), and what the runs table says */
     int any_loss = 0, any_metric = 0, final_loss = 0, final_metric = 0, n_opt_here = 0;
     int64_t max_evals = 0, last_step = 0;
-    int any_div = 0;
+    int any_div = 0, n_gone = 0;
     range r = {NAN, NAN}, er = {NAN, NAN};
+    /* the smallest value drawn of each figure: a non-negative axis (a loss,
+     * an accuracy) does not run below 0 */
+    double vmin[2] = {INFINITY, INFINITY};
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        if (g->wl != w || g->best < 0) continue;
+        if (g->wl != w) continue;
+        /* no lr with a finite median (every run diverged, at every lr): no
+         * values, yet the training-loss figure names it, so these do too */
+        if (g->best < 0) {
+            n_gone += g->n_finished > 0;
+            continue;
+        }
         n_opt_here++;
+        low_add(&vmin[0], g->eval_loss.min);
+        low_add(&vmin[1], g->eval_metric.min);
         for (int i = 0; i < g->n_best_runs; i++) {
             const ob_rrun *run = &d->runs[g->best_runs[i]];
             if (run->steps > last_step) last_step = run->steps;
             if (run->n_curve > 0 && run->c_step[run->n_curve - 1] > last_step)
                 last_step = run->c_step[run->n_curve - 1];
             any_div |= run->diverged;
+            low_add(&vmin[0], run->eval_loss);
+            low_add(&vmin[1], run->eval_metric);
             if (run->n_eval_loss > 0) any_loss = 1;
             if (run->n_eval_metric > 0) any_metric = 1;
             if (!isnan(run->eval_loss)) final_loss = 1;
@@ -1071,14 +1098,22 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         int logy = which == 0 && spans_decades(at_end ? &er : &r);
         int c0 = which ? 9 : 6;
         if (at_end) {
-            /* the tic labels side by side: rotated when they would run into each other (as the bars') */
+            /* an optimizer without values (gone) has an entry of its own on the x axis, an x at the top */
+            const int n_pos = n_opt_here + n_gone;
+            /* the tic labels side by side: rotated when they would run into each other (as the dot plots') */
             size_t label_chars = 0;
             for (int k = 0; k < s->n_g; k++)
                 if (s->g[k].wl == w && s->g[k].best >= 0) {
                     char lr[32];
                     lr_text(s->g[k].best_lr, lr, sizeof lr);
                     label_chars += strlen(d->opt_labels[s->g[k].opt]) + strlen(lr) + 5;
+                } else if (s->g[k].wl == w && s->g[k].n_finished > 0) {
+                    label_chars += strlen(d->opt_labels[s->g[k].opt]) + strlen(gone_text(&s->g[k])) + 5;
                 }
+            /* a loss or an accuracy is never below 0: the axis stops there
+             * (the offsets' room below the lowest point would reach -5 on a
+             * loss of 0 to 100); a log axis has no 0 anyway */
+            const int from0 = !logy && vmin[which] >= 0;
             fprintf(f,
                     "set title \"%s: held-out %s at the end of training, each optimizer at its best "
                     "learning rate\\npoint = median over seeds, bar = min to max over seeds\"\n"
@@ -1087,35 +1122,57 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     "%s\n"
                     "set xrange [-0.6:%d.6]\n"
                     "set grid noxtics ytics\n"
-                    "set offsets 0, 0, graph 0.06, graph 0.06\n"
+                    "set offsets 0, 0, graph %s, graph 0.06\n"
+                    "%s\n"
                     "unset key\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n"
                     "set xtics nomirror scale 0%s (",
                     wq, which ? metric : "loss", which ? metric : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
-                    n_opt_here - 1, wq, n_opt_here > 5 || label_chars > 90 ? " rotate by -25" : "");
+                    n_pos - 1, n_gone ? "0.12" : "0.06",
+                    from0 ? "set yrange [0<*:*]   # every value >= 0: autoscaled, the offsets too, but not below 0"
+                          : "set yrange [*:*]",
+                    wq, n_pos > 5 || label_chars > 90 ? " rotate by -25" : "");
             int x = 0;
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
-                if (g->wl != w || g->best < 0) continue;
+                if (g->wl != w || (g->best < 0 && g->n_finished == 0)) continue;
                 char oq[512], lr[32];
                 gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-                lr_text(g->best_lr, lr, sizeof lr);
-                fprintf(f, "%s\"%s (%s)\" %d", x ? ", " : "", oq, lr, x);
+                if (g->best >= 0) lr_text(g->best_lr, lr, sizeof lr);
+                fprintf(f, "%s\"%s (%s)\" %d", x ? ", " : "", oq, g->best >= 0 ? lr : gone_text(g), x);
                 x++;
             }
-            fprintf(f, ")\nplot \\\n");
+            fprintf(f, ")\n");
+            /* an x at the top in the optimizer's colour: a label's point, so
+             * no `with labels` plot (gnuplot 5.4 fails on one with no point) */
             x = 0;
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
-                if (g->wl != w || g->best < 0) continue;
+                if (g->wl != w || (g->best < 0 && g->n_finished == 0)) continue;
+                if (g->best < 0)
+                    fprintf(f, "set label \"\" at first %d, graph 0.95 point lt %d pt 2 ps 2.2 front   # %s\n", x,
+                            g->opt + 1, gone_text(g));
+                x++;
+            }
+            fprintf(f, "plot \\\n");
+            x = 0;
+            int first = 1;
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || (g->best < 0 && g->n_finished == 0)) continue;
+                if (g->best < 0) { /* its place on the axis, nothing to plot */
+                    x++;
+                    continue;
+                }
                 char oq[512];
                 gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 /* every column selected, so other rows do not stretch the autoscale */
                 fprintf(f, "%s  'evals_best.csv' skip 1 using (%d):(sel(\"%s\") ? $%d : NaN):"
                            "(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
                            "with yerrorbars lt %d dt 1 pt 7 ps (1.8 * PS) lw 2 notitle",
-                        x ? ", \\\n" : "", x, oq, c0, oq, c0 + 1, oq, c0 + 2, g->opt + 1);
+                        first ? "" : ", \\\n", x, oq, c0, oq, c0 + 1, oq, c0 + 2, g->opt + 1);
+                first = 0;
                 x++;
             }
             fprintf(f, "\n");
@@ -1136,8 +1193,10 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 char dn[64];
                 size_t len = strlen(d->opt_labels[s->g[k].opt]) + 12 + strlen(diverged_note(d, &s->g[k], dn, sizeof dn));
                 if (s->g[k].wl == w && s->g[k].best >= 0 && len > key_len) key_len = len;
+                len = strlen(d->opt_labels[s->g[k].opt]) + 23;
+                if (s->g[k].wl == w && s->g[k].best < 0 && s->g[k].n_finished > 0 && len > key_len) key_len = len;
             }
-            key_fit(&sc, n_opt_here, key_len);
+            key_fit(&sc, n_opt_here + n_gone, key_len);
             fprintf(f, "plot \\\n");
             int first = 1;
             for (int k = 0; k < s->n_g; k++) {
@@ -1157,34 +1216,49 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                         diverged_note(d, g, dn, sizeof dn));
                 first = 0;
             }
+            /* no line for an optimizer without a best lr: the legend still names it */
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || g->best >= 0 || g->n_finished == 0) continue;
+                char oq[512];
+                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                fprintf(f, ", \\\n  NaN with points lt %d pt 2 ps PS title \"%s (%s)\"", g->opt + 1, oq, gone_text(g));
+            }
             fprintf(f, "\n");
         }
         OB_TRY(script_close(&sc, e));
+        char gone_note[256] = "";
+        if (n_gone)
+            snprintf(gone_note, sizeof gone_note,
+                     at_end ? " An optimizer without a best learning rate (its runs diverged at every lr, say) "
+                              "has no value: its entry on the x axis says why, with an x at the top."
+                            : " An optimizer without a best learning rate (its runs diverged at every lr, say) "
+                              "has no line: the legend names it and says why.");
         if (at_end)
             OB_TRY(add_fig(out, e, stem, w, fig_title,
                            "%s on held-out data at the end of training (the only evaluation of each run; "
                            "`--eval-every N` evaluates during training too), for each optimizer at its best "
                            "learning rate: the point is the median over seeds, the bar spans the best and "
-                           "worst seed.%s",
-                           which ? metric_caption : "Loss (lower is better)",
+                           "worst seed.%s%s",
+                           which ? metric_caption : "Loss (lower is better)", gone_note,
                            logy ? " The y axis is logarithmic." : ""));
         else
             OB_TRY(add_fig(out, e, stem, w, fig_title,
                            "%s on held-out data at each evaluation, for each optimizer at its best learning "
-                           "rate: median over seeds with a min-max band.%s%s",
+                           "rate: median over seeds with a min-max band.%s%s%s",
                            which ? metric_caption : "Loss (lower is better)",
                            any_div ? " A seed that diverged (the legend counts them) counts as the worst value "
                                      "from its last evaluation on, so the line ends where half the seeds or more "
                                      "have diverged; the band spans the seeds still training." : "",
-                           logy ? " The y axis is logarithmic." : ""));
+                           gone_note, logy ? " The y axis is logarithmic." : ""));
     }
     return OB_OK;
 }
 
 /* ---- figures over all workloads ---------------------------------------------- */
 
-/* x position of optimizer o's bar in the group of workload w, and the width
- * of one bar slot: each workload is a group of n_opt slots plus one slot of
+/* x position of optimizer o's point in the group of workload w, and the
+ * width of one slot: each workload is a group of n_opt slots plus one slot of
  * gap, centred on x = w (the row index of the bars_*.csv tables). */
 static double bar_slot(int n_opt) { return 1.0 / (n_opt + 1); }
 static double bar_x(int w, int o, int n_opt) { return w + (o - (n_opt - 1) / 2.0) * bar_slot(n_opt); }
@@ -1192,22 +1266,29 @@ static double bar_x(int w, int o, int n_opt) { return w + (o - (n_opt - 1) / 2.0
 static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *dir, int kind,
                           ob_figures *out, ob_err *e)
 {
-    /* kind 0: step time, 1: peak memory, 2: optimizer state, 3: time to target */
+    /* kind 0: step time, 1: peak memory, 2: optimizer state, 3: time to target.
+     * A dot plot, not bars: on a log axis a bar's length depends on where the
+     * axis happens to start, so it means nothing; a point per optimizer, its
+     * colour and marker shape from style.gp, reads by its position alone and
+     * tells the optimizers apart in grey and to a colour-blind reader too */
     static const char *const stems[] = {"step_time", "memory_peak", "memory_state", "time_to_target"};
     static const char *const files[] = {"bars_step_ms.csv", "bars_peak_mem.csv",
                                         "bars_state_bytes.csv", "bars_time_to_target.csv"};
     static const char *const fig_titles[] = {"Step time", "Peak memory", "Optimizer state", "Time to target"};
     if (d->n_opt == 0 || d->n_wl == 0) return OB_OK;
-    /* what each slot shows: 0 nothing, 1 a bar, 2 a zero value (a "0 B"
+    /* what each slot shows: 0 nothing, 1 a point, 2 a zero value (a "0 B"
      * mark), 3 not reached, 4 reached but untimed, 5 a pair left out of the
      * matrix (a "not run" mark), 6 runs without the value (a "no data" mark:
      * every run diverged before the warm-up ended, say), 7 a workload whose
-     * target the loss met before training (time to target not ranked) */
+     * target the loss met before training (time to target not ranked), 8 not
+     * reached because every run diverged, at every lr (ob_group_no_best's
+     * "every run diverged"), which "not reached" would tell as merely slow */
     int n_slots = d->n_wl * d->n_opt;
     int *what = calloc((size_t)n_slots, sizeof *what);
     if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     range r = {NAN, NAN};
     int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0, n_atstart = 0;
+    int n_alldiv = 0;
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
             const ob_group *g = ob_stats_group(s, w, o);
@@ -1219,6 +1300,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             int *m = &what[w * d->n_opt + o];
             if (kind == 3) {
                 if (s->target_at_start[w]) *m = 7, n_atstart++;
+                else if (g->tt_censored && g->n_finished > 0 && g->n_diverged == g->n_finished) *m = 8, n_alldiv++;
                 else if (g->tt_censored) *m = 3, n_unreached++;
                 else if (!isfinite(g->tt_time_s)) *m = 4, n_untimed++;
                 else *m = 1, n_bars++;
@@ -1280,7 +1362,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", r.hi / scale * 1.12);
     script sc;
     char reads[160];
-    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no bar)", files[kind]);
+    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no point)", files[kind]);
     static const char *const what_txt[] = {"median time per training step", "peak memory",
                                            "optimizer state size", "training time to reach the target loss"};
     ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
@@ -1289,11 +1371,16 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         return st;
     }
     FILE *f = sc.f;
+    char tt_title[400];
+    snprintf(tt_title, sizeof tt_title,
+             "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
+             "(those steps x the optimizer's mean step time over all its lrs%s%s)",
+             n_unreached ? "; \\\"not reached\\\": it never did" : "",
+             n_alldiv ? "; \\\"diverged at every lr\\\": every run did" : "");
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
-                                  : "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
-                                    "(those steps x the optimizer's mean step time over all its lrs; \\\"not reached\\\": it never did)";
+                                  : tt_title;
     char ylabel[128];
     if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
     else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");
@@ -1306,11 +1393,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "set title \"%s\"\n"
             "set ylabel \"%s%s\"\n"
             "unset xlabel\n"
-            "set style fill solid 0.85 border rgb \"#333333\"\n"
-            "# one group of bars per workload (row r of the table at x = r), one slot per optimizer\n"
+            "# a dot plot: one group of points per workload (row r of the table at x = r), one slot per\n"
+            "# optimizer, each point in its optimizer's colour and marker shape (style.gp)\n"
             "slot = %.17g\n"
             "off(i) = (i - 2 - (%d - 1) / 2.0) * slot   # column i is optimizer i - 1\n"
-            "set boxwidth 0.9 * slot absolute\n"
             "set xrange [-0.5:%d.5]\n"
             "set xtics nomirror scale 0%s (",
             title, ylabel, logy ? " (log scale)" : "", slot, d->n_opt, d->n_wl - 1,
@@ -1339,16 +1425,29 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         }
         fprintf(f, ")\n");
     }
-    /* marks for what has no bar */
+    /* a faint guide line through each slot (a point far above the axis is
+     * still read against its workload and its neighbours), a darker one
+     * between workloads */
+    fprintf(f, "# guide lines: each optimizer's slot, and the gaps between workloads\n");
+    for (int w = 0; w < d->n_wl; w++) {
+        for (int o = 0; o < d->n_opt; o++)
+            fprintf(f, "set arrow from first %.6g, graph 0 to first %.6g, graph 1 nohead back lc rgb \"#e4e4e4\" lw 1 dt 1\n",
+                    bar_x(w, o, d->n_opt), bar_x(w, o, d->n_opt));
+        if (w + 1 < d->n_wl)
+            fprintf(f, "set arrow from first %d.5, graph 0 to first %d.5, graph 1 nohead back lc rgb \"#b0b0b0\" lw 1 dt 1\n",
+                    w, w);
+    }
+    /* marks for what has no point */
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
             int m = what[w * d->n_opt + o];
             double x = bar_x(w, o, d->n_opt);
-            if (m == 2)
-                fprintf(f, "set label \"0 B\" at first %.6g, graph 0.025 center front tc lt %d\n", x, o + 1);
-            else if (m == 3 || m == 4)
+            if (m == 2) /* on a linear axis its point is at 0: the mark above it */
+                fprintf(f, "set label \"0 B\" at first %.6g, graph %s center front tc lt %d\n", x,
+                        logy ? "0.025" : "0.07", o + 1);
+            else if (m == 3 || m == 4 || m == 8)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc lt %d\n",
-                        m == 3 ? "not reached" : "step time unknown", x, o + 1);
+                        m == 3 ? "not reached" : m == 8 ? "diverged at every lr" : "step time unknown", x, o + 1);
             else if (m == 7)
                 fprintf(f, "set label \"target met at start\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
                         x);
@@ -1364,15 +1463,16 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
      * reached the target nowhere) is then undefined points, not a gnuplot
      * warning that it has none */
     char using[64];
-    /* an infinite time (not reached, inf in the CSV) draws no bar either */
+    /* an infinite time (not reached, inf in the CSV) draws no point either */
     snprintf(using, sizeof using, "(column(i) < 1e308 ? column(i) / %.17g : NaN)", scale);
-    fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with boxes lt (i - 1) dt 1 notitle",
+    /* lt (i - 1): the optimizer's colour and marker shape (pt) from style.gp */
+    fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with points lt (i - 1) ps (1.7 * PS) notitle",
             d->n_opt + 1, files[kind], using);
-    /* the legend names every optimizer, also one without a single bar */
+    /* the legend names every optimizer, also one without a single point */
     for (int o = 0; o < d->n_opt; o++) {
         char oq[512];
         gp_str(d->opt_labels[o], oq, sizeof oq);
-        fprintf(f, ", \\\n  NaN with boxes lt %d dt 1 title \"%s\"", o + 1, oq);
+        fprintf(f, ", \\\n  NaN with points lt %d ps (1.7 * PS) title \"%s\"", o + 1, oq);
     }
     fprintf(f, "\n");
     ob_status closed = script_close(&sc, e);
@@ -1402,20 +1502,18 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     free(what);
     const char *atstart = n_atstart ? " \"target met at start\": the loss was at or below the workload's target "
                                       "before any update, so its times are not shown." : "";
-    if (kind == 3 && n_unreached)
-        snprintf(extra, sizeof extra,
-                 " \"not reached\" marks an optimizer whose median over seeds never reached the target "
-                 "at any learning rate: it has no time to "
-                 "show.%s%s", n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "",
-                 atstart);
-    else if (kind == 3 && (n_untimed || n_atstart))
-        snprintf(extra, sizeof extra, "%s%s",
+    if (kind == 3 && (n_unreached || n_alldiv || n_untimed || n_atstart))
+        snprintf(extra, sizeof extra, "%s%s%s%s",
+                 n_unreached ? " \"not reached\" marks an optimizer whose median over seeds never reached the "
+                               "target at any learning rate: it has no time to show." : "",
+                 n_alldiv ? " \"diverged at every lr\": every run of the optimizer there diverged, so it has no "
+                            "time to show." : "",
                  n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "", atstart);
     else if (n_zero)
         snprintf(extra, sizeof extra,
-                 " \"0 B\" marks an optimizer that %s (for example sgd without momentum): its bar has "
-                 "zero height%s.",
-                 kind == 2 ? "keeps no state" : "allocated nothing", logy ? " and cannot be drawn on the log scale" : "");
+                 " \"0 B\" marks an optimizer that %s (for example sgd without momentum)%s.",
+                 kind == 2 ? "keeps no state" : "allocated nothing",
+                 logy ? ": 0 has no place on the log scale, so it has no point" : ", its point at 0");
     /* time to target from median step times where some run predates the mean */
     char names[160];
     const int n_median = kind == 3 ? ob_stats_median_timed(d, s, 0, names, sizeof names) : 0;
@@ -1424,8 +1522,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         snprintf(median_note, sizeof median_note,
                  " Time to target from median step times on %s: some runs there predate the mean (schema < 4), so "
                  "every optimizer there is timed by its median.", names);
-    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s", caps[kind], extra, median_note, notrun,
-                   logy ? " The y axis is logarithmic." : "");
+    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s", caps[kind],
+                   " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
+                   "within each workload's group.",
+                   extra, median_note, notrun, logy ? " The y axis is logarithmic." : "");
 }
 
 static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,

@@ -1054,13 +1054,16 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
             ob_csv_str(&c, d->wl_labels[w]);
             for (int o = 0; o < d->n_opt; o++) {
                 const ob_group *g = ob_stats_group(s, w, o);
-                double v = NAN;
-                if (g) {
-                    if (b == 0) v = g->step_ms_median;
-                    else if (b == 1) v = g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN;
-                    else if (b == 2) v = g->state_bytes >= 0 ? (double)g->state_bytes : NAN;
-                    else v = g->tt_time_s; /* inf: not reached */
+                /* byte counts as integers, as runs.csv and summary.csv write
+                 * them (the shortest text that reads back as a double can be
+                 * "1.660558e+07", which int() refuses); empty when unknown or
+                 * not run */
+                if (b == 1 || b == 2) {
+                    ob_csv_opt_int(&c, !g ? -1 : b == 1 ? g->peak_mem_bytes : g->state_bytes);
+                    continue;
                 }
+                double v = NAN;
+                if (g) v = b == 0 ? g->step_ms_median : g->tt_time_s; /* inf: not reached */
                 ob_csv_num(&c, v);
             }
             ob_csv_row(&c);

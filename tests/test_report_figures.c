@@ -15,7 +15,12 @@
  * and dash type per optimizer (style.gp), markers on the profile's curves,
  * the legend laid out to fit its longest entry. Bar times over decades:
  * each tic in its own unit. A database whose runs of a workload mix runs with
- * and without a mean step time: time to target there from the median, said. */
+ * and without a mean step time: time to target there from the median, said.
+ * The step time, memory and time-to-target figures are dot plots (style.gp's
+ * colour and shape per optimizer), an optimizer diverged at every lr is
+ * "diverged at every lr" there and keeps its entry in the end-of-training
+ * held-out figure, whose loss axis stays at or above 0; bars_*.csv byte
+ * counts are integers. */
 #include <dirent.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -869,10 +874,12 @@ static void test_series_styles(const char *dir)
           strstr(gp, "every 30::14 using 1:4 with points lt 3 "));
     CHECK(gp && count_of(gp, "NaN with linespoints lt ") == 3);
     free(gp);
-    /* bars and error bars solid, whatever the optimizer's dashes */
+    /* the dot plots' points: each optimizer's colour and marker shape from
+     * style.gp (no pt override); error bars solid, whatever the optimizer's
+     * dashes */
     gp = slurp(dir, "tt/step_time.gp");
-    CHECK(gp && strstr(gp, "with boxes lt (i - 1) dt 1 notitle") && count_of(gp, "with boxes lt ") == 4);
-    CHECK(gp && count_of(gp, " dt 1 ") == 4);
+    CHECK(gp && strstr(gp, "with points lt (i - 1) ps (1.7 * PS) notitle") && count_of(gp, "with points lt ") == 4);
+    CHECK(gp && !strstr(gp, " pt "));
     free(gp);
     gp = slurp(dir, "tt/eval_loss_wa.gp");
     CHECK(gp && count_of(gp, "with yerrorbars lt ") == 2 && count_of(gp, " dt 1 pt 7 ") == 2);
@@ -989,8 +996,91 @@ static void test_bar_time_units(const char *dir)
     CHECK(gp && strstr(gp, "set logscale y") && strstr(gp, "set ylabel \"time per step (log scale)\""));
     CHECK(gp && strstr(gp, "set ytics (") && strstr(gp, "\"1 us\" ") && strstr(gp, "\"10 us\" ") &&
           strstr(gp, "\"1 ms\" 0.001") && strstr(gp, "\"100 ms\" ") && strstr(gp, "\"1 s\" 1"));
-    CHECK(gp && strstr(gp, "using ($0 + off(i)):(column(i) < 1e308 ? column(i) / 1000 : NaN) with boxes")); /* ms to s */
+    CHECK(gp && strstr(gp, "using ($0 + off(i)):(column(i) < 1e308 ? column(i) / 1000 : NaN) with points")); /* ms to s */
     free(gp);
+}
+
+/* The step time, memory and time-to-target figures are dot plots: a point
+ * per optimizer in its colour and marker shape (style.gp's linetype), not a
+ * bar whose length on a log axis would mean nothing. An optimizer whose
+ * every run diverged is "diverged at every lr" there, not "not reached", and
+ * the end-of-training held-out figure gives it an x-axis entry with an x at
+ * the top instead of dropping it; that figure's axis does not run below 0.
+ * The bars_*.csv files hold byte counts as integers (python's int() reads
+ * them), times at full precision. */
+static void test_dot_plots(const char *dir, int have_gnuplot)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "dots");
+    const char *out = fix.out;
+    for (int seed = 0; seed < 2; seed++)
+        for (int l = 0; l < 2; l++) {
+            const double lr = l ? 0.1 : 0.01;
+            /* 16605580 bytes: the shortest text of that double is "1.660558e+07" */
+            fx_add(s, fix.bench, &(fx_run){"w", "adam", NULL, lr, seed, "done", 1.0 + l, 10, 1.25, 1.5, 16605580,
+                                           17555852, 1.5 + 0.1 * seed, NAN, 0});
+            fx_add(s, fix.bench, &(fx_run){"w", "sgd", NULL, lr, seed, "done", 1.05 + l, 30, 0.123456789, 0.2,
+                                           4096, 0, 2.0, NAN, 0});
+            fx_add(s, fix.bench, &(fx_run){"w", "lion", NULL, lr, seed, "diverged", 0, 10, 1.0, 1.5, 4096, 400, 1.5,
+                                           NAN, 0});
+            /* lion not run on v */
+            fx_add(s, fix.bench, &(fx_run){"v", "adam", NULL, lr, seed, "done", 1.0 + l, 10, 1.0, 1.5, 4096, 800,
+                                           1.5, NAN, 0});
+            fx_add(s, fix.bench, &(fx_run){"v", "sgd", NULL, lr, seed, "done", 1.0 + l, 10, 1.0, 1.5, 4096, 0, 1.5,
+                                           NAN, 0});
+        }
+    ob_report_result res;
+    fixture_report(&fix, have_gnuplot, &res);
+    CHECK(res.n_render_failed == 0);
+
+    char *csv = slurp(out, "bars_peak_mem.csv");
+    CHECK_MSG(csv && strstr(csv, "\"w\",16605580,4096,4096\n") && !strstr(csv, "e+"), "%s", csv ? csv : "");
+    free(csv);
+    csv = slurp(out, "bars_state_bytes.csv");
+    CHECK_MSG(csv && strstr(csv, "\"w\",17555852,400,0\n") && strstr(csv, "\"v\",800,,0\n"), "%s", csv ? csv : "");
+    free(csv);
+    csv = slurp(out, "bars_step_ms.csv");
+    CHECK_MSG(csv && strstr(csv, ",0.123456789\n"), "%s", csv ? csv : "");
+    free(csv);
+
+    static const char *const dots[] = {"step_time.gp", "memory_peak.gp", "memory_state.gp", "time_to_target.gp"};
+    for (int i = 0; i < 4; i++) {
+        char *gp = slurp(out, dots[i]);
+        CHECK_MSG(gp && strstr(gp, "with points lt (i - 1) ps (1.7 * PS) notitle") && !strstr(gp, "with boxes") &&
+                      !strstr(gp, "boxwidth") && count_of(gp, "NaN with points lt ") == 3 &&
+                      strstr(gp, "NaN with points lt 2 ps (1.7 * PS) title \"lion\"") &&
+                      /* a guide line through each of the 2 x 3 slots, one between the workloads */
+                      count_of(gp, "nohead back lc rgb \"#e4e4e4\"") == 6 && count_of(gp, "nohead back lc rgb \"#b0b0b0\"") == 1 &&
+                      count_of(gp, "set label \"not run\"") == 1,
+                  "%s", dots[i]);
+        free(gp);
+    }
+    char *gp = slurp(out, "time_to_target.gp");
+    CHECK(gp && count_of(gp, "set label \"diverged at every lr\"") == 1 && !strstr(gp, "set label \"not reached\"") &&
+          strstr(gp, "\\\"diverged at every lr\\\": every run did") && !strstr(gp, "\\\"not reached\\\""));
+    free(gp);
+    char *md = slurp(out, "summary.md");
+    CHECK(md && strstr(md, "\"diverged at every lr\": every run of the optimizer there diverged") &&
+          strstr(md, "Each optimizer is a point in its colour and marker shape"));
+    CHECK(md && strstr(md, "has no value: its entry on the x axis says why, with an x at the top"));
+    free(md);
+
+    /* the held-out figure: lion's entry in its place (optimizer order), an x
+     * in its colour at the top, no series; a loss's axis from 0 at the lowest */
+    gp = slurp(out, "eval_loss_w.gp");
+    CHECK_MSG(gp && strstr(gp, "(\"adam (0.01)\" 0, \"lion (diverged at every lr)\" 1, \"sgd (0.01)\" 2)") &&
+                  strstr(gp, "set xrange [-0.6:2.6]") &&
+                  strstr(gp, "set label \"\" at first 1, graph 0.95 point lt 2 pt 2 ") &&
+                  count_of(gp, "with yerrorbars lt ") == 2 && !strstr(gp, "sel(\"lion\")") &&
+                  strstr(gp, "set yrange [0<*:*]") && !strstr(gp, "plot \\\n, "),
+              "%s", gp ? gp : "no eval_loss_w.gp");
+    free(gp);
+    gp = slurp(out, "eval_loss_v.gp");
+    CHECK(gp && strstr(gp, "(\"adam (0.01)\" 0, \"sgd (0.01)\" 1)") && !strstr(gp, "point lt"));
+    /* no room below the lowest point that would take the axis under 0 */
+    CHECK(gp && strstr(gp, "set yrange [0<*:*]") && strstr(gp, "set offsets 0, 0, graph 0.06, graph 0.06"));
+    free(gp);
+    if (have_gnuplot) check_pngs_of_page(out);
 }
 
 int main(void)
@@ -1018,6 +1108,7 @@ int main(void)
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);
     test_mixed_means(dir);
+    test_dot_plots(dir, have_gnuplot);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (getenv("OB_TEST_KEEP")) printf("kept %s\n", dir); /* to look at the figures */

@@ -85,6 +85,17 @@ static int spreads_overlap(const ob_spread *a, const ob_spread *b)
            b->min <= a->max;
 }
 
+/* Does sp's range overlap that of a group of workload w ranked 1 in rank
+ * (conf: their confirmation runs' spreads)? Equal lowest medians share rank
+ * 1, so there may be several. */
+static int ties_lowest(const ob_stats *s, const int *rank, int w, const ob_spread *sp, int conf)
+{
+    for (int j = 0; j < s->n_g; j++)
+        if (s->g[j].wl == w && rank[j] == 1 && spreads_overlap(sp, conf ? &s->g[j].conf_final : &s->g[j].final))
+            return 1;
+    return 0;
+}
+
 /* "median [min, max]" of a spread; the median bold when asked. */
 static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
 {
@@ -119,12 +130,10 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
           f);
     for (int w = 0; w < d->n_wl; w++) {
         int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0, edge = 0,
-            unmeasured = 0, best_k = -1, cbest_k = -1;
+            unmeasured = 0;
         for (int k = 0; k < s->n_g; k++) {
             const ob_group *g = &s->g[k];
             if (g->wl != w) continue;
-            if (rank[k] == 1) best_k = k;
-            if (crank[k] == 1) cbest_k = k;
             has_metric |= !isnan(g->eval_metric.median);
             edge |= g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
             unmeasured |= g->width_unmeasured;
@@ -153,8 +162,8 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
         fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
         fprintf(f,
                 "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
-                "%s with [min, max], ranked by the median; in bold the lowest and every median whose [min, max] "
-                "overlaps the lowest's, which these seeds do not tell apart from it; held-out loss%s%s (medians); "
+                "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every median whose "
+                "[min, max] overlaps the lowest's, which these seeds do not tell apart from it; held-out loss%s%s (medians); "
                 "lr range: decades of learning rate whose median final loss is within %.3g\\%% of the best "
                 "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
                 "lr.%s",
@@ -199,7 +208,7 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, 0, a, sizeof a),
                              g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? "$^\\dagger$" : "");
                 spread_cell(&g->final,
-                            rank[k] == 1 || (rank[k] > 0 && best_k >= 0 && spreads_overlap(&g->final, &s->g[best_k].final)),
+                            rank[k] == 1 || (rank[k] > 0 && ties_lowest(s, rank, w, &g->final, 0)),
                             cell, sizeof cell);
                 fprintf(f, "%s", cell);
                 if (g->best >= 0 && g->lrs[g->best].n_diverged)
@@ -215,8 +224,7 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 fprintf(f, " & %d / %d", g->n_diverged, g->n_finished);
                 if (n_conf) {
                     if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
-                        int bold = crank[k] == 1 || (crank[k] > 0 && cbest_k >= 0 &&
-                                                     spreads_overlap(&g->conf_final, &s->g[cbest_k].conf_final));
+                        int bold = crank[k] == 1 || (crank[k] > 0 && ties_lowest(s, crank, w, &g->conf_final, 1));
                         fprintf(f, bold ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, 1, a, sizeof a));
                         if (g->conf_n_diverged)
                             fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->conf_n_diverged, g->n_confirm);

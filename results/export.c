@@ -175,7 +175,7 @@ static const ob_file_doc docs[] = {
      "run_id, workload, optimizer, lr, seed, step, eval_loss, eval_metric, stage (as in runs.csv: sweep | "
      "confirm)"},
     {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
-     "workload, optimizer, rank (1 = lowest median final loss; empty when every run diverged), best_lr, seeds (at the best lr), "
+     "workload, optimizer, rank (1 = lowest median final loss; equal medians share a rank: 1, 1, 3; empty when every run diverged), best_lr, seeds (at the best lr), "
      "final_median, final_min, final_max, final_ci_lo, final_ci_hi (distribution-free interval of the "
      "median from order statistics: the narrowest that holds it with probability 95% or more; with 5 seeds or "
      "fewer none does and it is min-max; empty with one seed), final_ci_coverage (the probability that the "
@@ -195,7 +195,7 @@ static const ob_file_doc docs[] = {
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",
-     "workload, optimizer, rank (1 = lowest confirmed median final loss; empty when the runs are not at "
+     "workload, optimizer, rank (1 = lowest confirmed median final loss, equal ones sharing a rank; empty when the runs are not at "
      "the sweep's best lr, or their median is inf), lr, lr_is_best (0 when the runs are at another lr than the "
      "sweep's best: an earlier benchmark's), seeds, final_median, final_min, final_max (inf when one diverged), "
      "final_ci_lo, final_ci_hi, final_ci_coverage (as in summary.csv), sweep_seeds, sweep_final_median (the sweep's median at its best lr; empty when "
@@ -499,7 +499,7 @@ void ob_stats_rank(const ob_stats *s, int *rank)
             const ob_group *h = &s->g[j];
             if (j == k || h->wl != g->wl) continue;
             double other = isnan(h->final.median) ? INFINITY : h->final.median;
-            if (other < mine || (other == mine && j < k)) r++;
+            if (other < mine) r++; /* equal medians share a rank: 1, 1, 3 */
         }
         rank[k] = r;
     }
@@ -520,7 +520,7 @@ void ob_stats_confirm_rank(const ob_stats *s, int *rank)
             const ob_group *h = &s->g[j];
             if (j == k || h->wl != g->wl || !h->n_confirm || h->confirm_lr != h->best_lr) continue;
             double other = isnan(h->conf_final.median) ? INFINITY : h->conf_final.median;
-            if (other < mine || (other == mine && j < k)) r++;
+            if (other < mine) r++; /* equal medians share a rank: 1, 1, 3 */
         }
         rank[k] = r;
     }

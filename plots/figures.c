@@ -481,10 +481,15 @@ static int tics_crowd(double va, double vb, double lo, double hi)
 /* The lrs swept on workload w as the lr figure's x tics, so that the best
  * lr, 0.464 say, reads as such, not between the decades 0.1 and 1: at most
  * LR_TICS_MAX of them, ascending, in vals; labelled[i] says which carry a
- * label: the optimizers' best lrs first, then every other one whose label
- * does not run into a labelled one's on the log axis from lo to hi (the
- * others are unlabelled tics). Returns how many, 0 to leave the tics at the
- * decades (more lrs than that). */
+ * label: the optimizers' best lrs first, then the grid's two ends (where the
+ * axis starts and stops), then every other one whose label does not run into
+ * a labelled one's on the log axis from lo to hi (the others are unlabelled
+ * tics): where labels crowd, an interior lr that is no optimizer's best goes
+ * without. A best lr or an end whose label would still run into one of
+ * those (a best lr next to another, or to the grid's end) is labelled on a
+ * second line under the first (labelled[i] 2), where it does not run into
+ * another there. Returns how many, 0 to leave the tics at the decades (more
+ * lrs than that). */
 static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals, int *labelled)
 {
     int nv = 0;
@@ -504,14 +509,18 @@ static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals,
             vals[j - 1] = t;
         }
     for (int i = 0; i < nv; i++) labelled[i] = 0;
-    for (int pass = 0; pass < 2; pass++)
+    for (int pass = 0; pass < 4; pass++)
         for (int i = 0; i < nv; i++) {
             int best = 0;
             for (int k = 0; k < s->n_g && !best; k++) best = s->g[k].wl == w && s->g[k].best_lr == vals[i];
-            if (labelled[i] || (pass == 0 && !best)) continue;
+            const int end = i == 0 || i == nv - 1;
+            if (labelled[i] || (pass == 0 && !best) || (pass == 1 && !end) || (pass == 3 && !best && !end))
+                continue;
+            /* passes 0 to 2: the first line; 3: the second */
+            const int line = pass == 3 ? 2 : 1;
             int ok = 1;
-            for (int j = 0; j < nv && ok; j++) ok = !labelled[j] || !tics_crowd(vals[i], vals[j], lo, hi);
-            labelled[i] = ok;
+            for (int j = 0; j < nv && ok; j++) ok = labelled[j] != line || !tics_crowd(vals[i], vals[j], lo, hi);
+            labelled[i] = ok ? line : 0;
         }
     return nv;
 }
@@ -531,6 +540,134 @@ static const char *lr_key_note(const ob_group *g, char *buf, size_t n)
         snprintf(buf, n, "%s", g->n_finished ? " (diverged at every lr)" : " (no run finished)");
     }
     return buf;
+}
+
+/* The lr figure's strip of marks along the top, laid out in pixels of the
+ * PNG (FIG_W x FIG_H, measured on rendered figures): a row for each
+ * optimizer with a mark, LR_ROW_PX apart, so that an x (pt 2 at ps 2, about
+ * 14 px tall) and its 8-point k/n label (about 11 px) clear the next row's;
+ * LR_STRIP_PAD above the first row and below the last (half a marker and a
+ * gap). The 11-point text of the tics is about 8 px a character wide, the
+ * 8-point labels about 6. */
+#define LR_ROW_PX 18.0
+#define LR_STRIP_PAD 14.0
+#define LR_CHAR_PX 8.1
+#define LR_SMALL_PX 6.0
+
+/* Has group g a mark in the lr figure's strip: an x where a sweep seed
+ * diverged or ended without a finite loss, or a square where a fresh seed
+ * at the best lr diverged. */
+static int lr_sweep_marks(const ob_group *g)
+{
+    for (int i = 0; i < g->n_lr; i++)
+        if (g->lrs[i].n_diverged + g->lrs[i].n_nonfinite > 0) return 1;
+    return 0;
+}
+static int lr_conf_mark(const ob_group *g)
+{
+    return g->confirm_lr == g->best_lr && g->n_confirm && g->conf_n_diverged > 0;
+}
+
+/* The rows of the legend below the plot for n entries up to longest
+ * characters, as key_fit lays them out: each takes about 17 px of the PNG
+ * from the plot, whose height the strip's rows are measured against. */
+static int lr_key_rows(int n, size_t longest)
+{
+    if (n < 1) return 0;
+    int cols = (int)(100 / (longest + 10));
+    if (cols < 1) cols = 1;
+    if (cols > n) cols = n;
+    return (n + cols - 1) / cols;
+}
+
+/* The k/n label of lr point p (k of its n finished seeds diverged or ended
+ * without a finite loss), as gnuplot's sprintf writes it from lr_sweep.csv. */
+static int lr_mark_text(const ob_lr_point *p, char *buf, size_t n)
+{
+    return snprintf(buf, n, "%d/%d", p->n_diverged + p->n_nonfinite, p->n_finished);
+}
+
+/* Append "$3 == lr" to the gnuplot condition in buf (len characters so far). */
+static size_t lr_cond_add(char *buf, size_t n, size_t len, double lr)
+{
+    if (len + 40 < n) len += (size_t)snprintf(buf + len, n - len, "%s$3 == %.17g", len ? " || " : "", lr);
+    return len;
+}
+
+/* Which x marks of group g carry their k/n label, as gnuplot conditions on
+ * the lr (column 3): right[] those labelled at their right, as every one is
+ * where the marks stand apart ("" then: all), left[] those labelled at their
+ * left ("" when none). On a dense grid (36 lrs) a label would run into the
+ * next x of the row: of a cluster of x's too close for a label each, a run
+ * of them that read the same is labelled once, the last run at the right of
+ * the cluster's last x, the first (where it reads otherwise, 1/3 before a
+ * run of 3/3, say) at the left of the cluster's first x where the row has
+ * room for it there; runs between those two go without (lr_sweep.csv has
+ * every count). x_px(lr) = plot_w * log(lr / xlo) / log(xhi / xlo); mark_px:
+ * the x's half width. */
+static void lr_mark_labels(const ob_group *g, double xlo, double xhi, double plot_w, double mark_px, char *right,
+                           char *left, size_t n)
+{
+    size_t nr = 0, nl = 0;
+    int all = 1;
+    double prev_end = 0; /* where the row's last label so far ends */
+    right[0] = left[0] = 0;
+    for (int a = 0; a < g->n_lr;) {
+        if (g->lrs[a].n_diverged + g->lrs[a].n_nonfinite == 0) {
+            a++;
+            continue;
+        }
+        /* the cluster a..b: each x too close to the next for its label */
+        int b = a, nb = a;
+        char tb[32], tn[32];
+        for (;;) {
+            int len = lr_mark_text(&g->lrs[b], tb, sizeof tb);
+            nb = b + 1;
+            while (nb < g->n_lr && g->lrs[nb].n_diverged + g->lrs[nb].n_nonfinite == 0) nb++;
+            /* a label starts a character right of its x and must end
+             * before the next x begins */
+            if (nb == g->n_lr || plot_w * log(g->lrs[nb].lr / g->lrs[b].lr) / log(xhi / xlo) >=
+                                      LR_CHAR_PX + len * LR_SMALL_PX + mark_px + 2)
+                break;
+            b = nb;
+        }
+        nr = lr_cond_add(right, n, nr, g->lrs[b].lr);
+        if (b > a) {
+            all = 0;
+            char ta[32];
+            int la = lr_mark_text(&g->lrs[a], ta, sizeof ta);
+            double xa = plot_w * log(g->lrs[a].lr / xlo) / log(xhi / xlo);
+            if (strcmp(ta, tb) && xa - (LR_CHAR_PX + la * LR_SMALL_PX + mark_px + 2) >= prev_end)
+                nl = lr_cond_add(left, n, nl, g->lrs[a].lr);
+        }
+        int lb = lr_mark_text(&g->lrs[b], tn, sizeof tn);
+        prev_end = plot_w * log(g->lrs[b].lr / xlo) / log(xhi / xlo) + LR_CHAR_PX + lb * LR_SMALL_PX;
+        a = nb;
+    }
+    if (all) right[0] = 0;
+}
+
+/* The lr figure's y axis where its top is fixed (a strip of marks above the
+ * data, or a cap): from bottom bot (the decade below lo on a log axis, a
+ * step below it on a linear one) to data_top, the tics stopping there, and
+ * frac of the plot's height above it for the strip. */
+static void lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac)
+{
+    if (logy) {
+        double bot = pow(10, floor(log10(lo)));
+        double top = data_top * pow(data_top / bot, frac / (1 - frac));
+        fprintf(f, "set yrange [%.9g:%.9g]\n", bot, top);
+        fprintf(f, "set ytics %.9g, %g, %.9g\n", bot, log10(data_top / bot) > 10 ? 100.0 : 10.0, data_top);
+        return;
+    }
+    double raw = (data_top - lo) / 6;
+    if (!(raw > 0)) raw = fabs(data_top) > 0 ? fabs(data_top) / 6 : 1;
+    double mag = pow(10, floor(log10(raw)));
+    double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
+    double bot = floor(lo / step) * step;
+    if (!(data_top > bot)) bot -= step;
+    fprintf(f, "set yrange [%.9g:%.9g]\n", bot, data_top + (data_top - bot) * frac / (1 - frac));
+    fprintf(f, "set ytics %.9g, %.9g, %.9g\n", bot, step, data_top);
 }
 
 /* Median final losses above OFF_SCALE x the initial loss (an optimizer that
@@ -588,61 +725,129 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             logy ? "set logscale y" : "unset logscale y", wq);
     double tics[LR_TICS_MAX];
     int labelled[LR_TICS_MAX];
-    int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / pad, xr.hi * pad, tics, labelled) : 0;
+    int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / pad, xr.hi * pad, tics, labelled) : 0, second = 0;
     if (n_tics > 0) {
-        /* a swept lr whose label would run into a neighbour's: a tic without one */
+        /* a swept lr whose label would run into a neighbour's: a tic without
+         * one (a minor tic), or with its label on a second line */
         fprintf(f, "set xtics (");
         for (int i = 0; i < n_tics; i++) {
             char t[32];
             lr_tic_text(tics[i], t, sizeof t);
-            fprintf(f, "%s\"%s\" %.17g%s", i ? ", " : "", labelled[i] ? t : "", tics[i], labelled[i] ? "" : " 1");
+            fprintf(f, "%s\"%s\" %.17g%s", i ? ", " : "", labelled[i] == 1 ? t : "", tics[i], labelled[i] ? "" : " 1");
+            second |= labelled[i] == 2;
         }
         fprintf(f, ")   # the swept lrs\n");
+        for (int i = 0; i < n_tics; i++) {
+            char t[32];
+            lr_tic_text(tics[i], t, sizeof t);
+            if (labelled[i] == 2)
+                fprintf(f, "set label \"%s\" at first %.17g, graph 0 center offset 0, char -2.1   # a second line of lr labels\n",
+                        t, tics[i]);
+        }
+        if (second) fprintf(f, "set xlabel offset 0, -1   # under the second line of lr labels\n");
     }
-    double mark_step = 0.035, div_frac = 0;
-    if (any_div) {
-        /* a strip along the top for the divergence marks (one row per
-         * optimizer, below): the data stay under it */
-        int rows = 0;
-        for (int k = 0; k < s->n_g; k++) rows += s->g[k].wl == w;
-        if (rows > 8) rows = 8;
-        mark_step = rows > 4 ? 0.14 / rows : 0.035; /* many optimizers: closer rows, a strip of 0.19 at most */
-        div_frac = 0.05 + mark_step * rows;
-        fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", div_frac / (1 - div_frac));
+    int n_key = (any_div & 1) + ((any_div >> 1) & 1) + !isnan(cap) + any_conf;
+    size_t key_len = any_div & 4 ? 58 : any_div & 2 ? 40 : any_div ? 38 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
+    for (int k = 0; k < s->n_g; k++) {
+        if (s->g[k].wl != w) continue;
+        char t[96];
+        size_t len = strlen(d->opt_labels[s->g[k].opt]) + strlen(lr_key_note(&s->g[k], t, sizeof t));
+        n_key++;
+        if (len > key_len) key_len = len;
+    }
+    key_fit(&sc, n_key, key_len);
+    /* The strip along the top for the divergence marks: a row for each
+     * optimizer that has one (those without get none, so the rows stay far
+     * enough apart to read), named at its right in the optimizer's colour,
+     * in a right margin as wide as the longest name. With many such rows
+     * they close up (and their markers shrink) so that the strip takes at
+     * most 45% of the plot. The plot's height in the PNG: the title's two
+     * lines, tics and labels above and below and 17 px per legend row (and
+     * per second line of lr labels) off FIG_H. */
+    const double plot_h = FIG_H - 142 - 17.0 * (lr_key_rows(n_key, key_len) + second);
+    const double xlo = xr.lo / pad, xhi = xr.hi * pad;
+    int n_rows = 0;
+    size_t name_len = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        n_rows++;
+        if (strlen(d->opt_labels[g->opt]) > name_len) name_len = strlen(d->opt_labels[g->opt]);
+    }
+    double row_px = LR_ROW_PX, mark_scale = 1, div_frac = 0, name_px = LR_CHAR_PX, plot_w = FIG_W - 100;
+    if (n_rows > 0) {
+        const double room = 0.45 * plot_h - 2 * LR_STRIP_PAD - (isnan(cap) ? 0 : 7);
+        if (n_rows > 1 && (n_rows - 1) * row_px > room) {
+            row_px = room / (n_rows - 1) < 11 ? 11 : room / (n_rows - 1);
+            mark_scale = row_px / LR_ROW_PX;
+        }
+        /* with a cap, room under the last row for the triangles on it */
+        div_frac = (2 * LR_STRIP_PAD + (isnan(cap) ? 0 : 7) + (n_rows - 1) * row_px) / plot_h;
+        plot_w -= name_px + name_len * LR_SMALL_PX + 10;
+        /* the k/n label of an x at the grid's right end may reach past the
+         * plot: the names start after it */
+        for (int k = 0; k < s->n_g && xhi > xlo; k++) {
+            const ob_group *g = &s->g[k];
+            for (int i = g->n_lr - 1; g->wl == w && i >= 0; i--) {
+                if (g->lrs[i].n_diverged + g->lrs[i].n_nonfinite == 0) continue;
+                char t[32];
+                double end = plot_w * log(g->lrs[i].lr / xlo) / log(xhi / xlo) + LR_CHAR_PX +
+                             lr_mark_text(&g->lrs[i], t, sizeof t) * LR_SMALL_PX + 4;
+                if (end - plot_w + LR_CHAR_PX > name_px) name_px = end - plot_w + LR_CHAR_PX;
+                break;
+            }
+        }
+        fprintf(f, "set rmargin %.0f   # the names of the strip's rows\n",
+                ceil((name_px + name_len * LR_SMALL_PX + 10) / LR_CHAR_PX));
+        plot_w = FIG_W - 100 - (name_px + name_len * LR_SMALL_PX + 10);
+    }
+    /* The y axis stops at the top of the data, below the strip, or at the
+     * cap: its tics and grid end there, so that no mark reads as a loss,
+     * and a line across the plot (the cap's dotted one) parts the two; a
+     * small "diverged" stands in the margin beside the strip. Without
+     * either, gnuplot's own axis. */
+    double data_top = NAN;
+    if (!isnan(cap)) {
+        data_top = cap;
+    } else if (n_rows > 0 && !isnan(r.lo)) {
+        /* a little room above the highest point, whose marker would else
+         * touch the line */
+        data_top = logy ? r.hi * pow(r.hi / r.lo, 0.05)
+                        : r.hi + (r.hi > r.lo ? 0.05 * (r.hi - r.lo) : 0.1 * fabs(r.hi));
+        if (!(data_top > r.hi)) data_top = r.hi + 1;
+    }
+    if (!isnan(data_top)) {
+        /* with no strip, a little room above the cap for the triangles */
+        lr_y_axis(f, logy, r.lo, data_top, n_rows > 0 ? div_frac : 0.06);
+    } else if (n_rows > 0) {
+        /* nothing finite to draw: an empty data area under the strip */
+        data_top = 1 - div_frac;
+        fprintf(f, "set yrange [0:1]\nunset ytics\nset lmargin 10   # room for \"diverged\" where no tics make it\n");
     }
     if (!isnan(cap)) {
-        /* a fixed top takes no offsets: the strip's room (the marks' rows,
-         * or a little for the triangles) is added here, above a dotted line
-         * at the cap; the y tics stop at the cap, the lines and bands are
-         * cut there (their triangles sit on it) */
-        double frac = any_div ? div_frac : 0.06;
-        double top = logy ? cap * pow(cap / r.lo, frac / (1 - frac)) : cap + (cap - r.lo) * frac / (1 - frac);
-        fprintf(f, "set yrange [*:%.9g]\nCAP = %.9g\n", top, cap);
-        if (logy) {
-            double decades = log10(cap / r.lo);
-            fprintf(f, "set ytics %.9g, %g, %.9g\n", pow(10, floor(log10(r.lo))), decades > 10 ? 100.0 : 10.0,
-                    cap);
-        } else {
-            double lo = r.lo < 0 ? r.lo : 0, raw = (cap - lo) / 6, mag = pow(10, floor(log10(raw)));
-            double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
-            fprintf(f, "set ytics %.9g, %.9g, %.9g\n", floor(lo / step) * step, step, cap);
-        }
-        fprintf(f, "set arrow from graph 0, first CAP to graph 1, first CAP nohead dt 3 lc rgb \"#999999\" back\n"
-                   "cut(v) = v > CAP && v < 1e308 ? CAP : v   # a value above the cap is drawn on it\n");
+        /* the lines and bands are cut at the cap (their triangles sit on its
+         * dotted line) */
+        fprintf(f, "CAP = %.9g\n"
+                   "set arrow from graph 0, first CAP to graph 1, first CAP nohead dt 3 lc rgb \"#999999\" back\n"
+                   "cut(v) = v > CAP && v < 1e308 ? CAP : v   # a value above the cap is drawn on it\n",
+                cap);
     } else {
+        if (n_rows > 0)
+            fprintf(f, "set arrow from graph 0, first %.9g to graph 1, first %.9g nohead lc rgb \"#999999\" lw 1 back"
+                       "   # the top of the data\n",
+                    data_top, data_top);
         fprintf(f, "cut(v) = v\n");
     }
-    {
-        int n_key = (any_div & 1) + ((any_div >> 1) & 1) + !isnan(cap) + any_conf;
-        size_t key_len = any_div & 4 ? 58 : any_div & 2 ? 40 : any_div ? 38 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
-        for (int k = 0; k < s->n_g; k++) {
-            if (s->g[k].wl != w) continue;
-            char t[96];
-            size_t len = strlen(d->opt_labels[s->g[k].opt]) + strlen(lr_key_note(&s->g[k], t, sizeof t));
-            n_key++;
-            if (len > key_len) key_len = len;
-        }
-        key_fit(&sc, n_key, key_len);
+    if (n_rows > 0)
+        fprintf(f, "set label \"diverged\" at graph 0, graph %.4f right offset char -0.8, 0 font \",8\" tc rgb \"#555555\"\n",
+                1 - div_frac / 2);
+    for (int k = 0, row = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        char oq[512];
+        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        fprintf(f, "set label \"%s\" at graph 1, graph %.4f left offset char %.2f, 0 font \",8\" tc lt %d\n", oq,
+                1 - (LR_STRIP_PAD + row_px * row++) / plot_h, name_px / LR_CHAR_PX, g->opt + 1);
     }
     fprintf(f, "plot \\\n");
     int first = 1, nth = 0;
@@ -650,7 +855,9 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
         char oq[512];
-        double mark_y = 0.97 - mark_step * (nth++ % 8); /* one row of marks per optimizer */
+        /* its row of marks, as its name's above */
+        const int marks = lr_sweep_marks(g), row = marks || lr_conf_mark(g) ? nth++ : 0;
+        const double mark_y = 1 - (LR_STRIP_PAD + row_px * row) / plot_h;
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         int lt = g->opt + 1;
         char note[96];
@@ -661,18 +868,25 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         fprintf(f,
                 "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle, \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle, \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.3f : NaN) axes x1y2 with points lt %d pt 2 ps (2 * PS) lw 3 notitle",
-                first ? "" : ", \\\n", oq, oq, lt, oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt, oq, mark_y, lt);
-        /* only where a seed diverged (or ended without a finite loss):
-         * gnuplot 5.4 crashes on labels with no point to draw */
-        int any_div_here = 0;
-        for (int i = 0; i < g->n_lr; i++) any_div_here |= g->lrs[i].n_diverged + g->lrs[i].n_nonfinite > 0;
-        if (any_div_here)
+                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle",
+                first ? "" : ", \\\n", oq, oq, lt, oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt);
+        /* the x's and their labels only where a seed diverged (or ended
+         * without a finite loss): gnuplot 5.4 crashes on labels with no
+         * point to draw */
+        if (marks) {
+            char right[2048], left[2048];
+            lr_mark_labels(g, xlo, xhi, plot_w, 7 * mark_scale, right, left, sizeof right);
             fprintf(f,
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.3f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.4f : NaN) axes x1y2 with points lt %d pt 2 ps (%.3g * PS) lw 3 notitle"
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0%s%s%s ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
                     "axes x1y2 with labels left offset char 1, 0 font \",8\" tc lt %d notitle",
-                    oq, mark_y, lt);
+                    oq, mark_y, lt, 2 * mark_scale, oq, right[0] ? " && (" : "", right, right[0] ? ")" : "", mark_y, lt);
+            if (left[0])
+                fprintf(f,
+                        ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && (%s) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
+                        "axes x1y2 with labels right offset char -1, 0 font \",8\" tc lt %d notitle",
+                        oq, left, mark_y, lt);
+        }
         /* an lr with a band between lrs without one (or the grid's end) has
          * a band of no width: its spread is a bar */
         char iso[1024];
@@ -710,9 +924,9 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                         oq, oq, oq, lt);
             if (g->conf_n_diverged)
                 fprintf(f,
-                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $28 > 0 ? %.3f : NaN) axes x1y2 "
-                        "with points lt %d pt 4 ps (2.6 * PS) lw 2 notitle",
-                        oq, mark_y, lt);
+                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $28 > 0 ? %.4f : NaN) axes x1y2 "
+                        "with points lt %d pt 4 ps (%.3g * PS) lw 2 notitle",
+                        oq, mark_y, lt, 2.6 * mark_scale);
         }
         first = 0;
     }
@@ -741,16 +955,24 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                                  "line at that height, and the lines stop there; lr_sweep.csv has its value." : "",
                    any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
                               "sweep (its bar from the best to the worst of those that did not diverge; one that "
-                              "diverged is a square along the top edge, around the x of the sweep's seeds where those diverged there too): a star above its circle shows how "
-                              "much picking the lr on the sweep's own seeds flattered it." : "",
-                   any_div & 4 ? " An x along the top edge marks a learning rate where at least one seed "
-                             "of the sweep diverged or finished without a finite loss (every step of its last 10% "
-                             "skipped), labelled k/n: k of its n seeds did; where half the seeds or more did the "
-                             "median is infinite and the line has a gap (lr_sweep.csv counts the two apart: "
-                             "diverged, nonfinite)." :
-                   any_div & 1 ? " An x along the top edge marks a learning rate where at least one seed "
-                             "of the sweep diverged, labelled k/n: k of its n seeds diverged; where half the seeds or "
-                             "more diverged the median is infinite and the line has a gap." : "",
+                              "diverged is a square in the strip along the top, around the x of the sweep's seeds where "
+                              "those diverged there too): a star above its circle shows how much picking the lr on the "
+                              "sweep's own seeds flattered it." : "",
+                   any_div & 4 ? " In a strip along the top, above a line at the top of the data (the y tics stop "
+                             "under it), each optimizer with marks has a row, named at its right: an x marks a learning "
+                             "rate where at least one seed of the sweep diverged or finished without a finite loss "
+                             "(every step of its last 10% skipped), labelled k/n: k of its n seeds did (x's too close "
+                             "for a label each that read the same share one, at the end of their run; lr_sweep.csv has "
+                             "every count, diverged and nonfinite apart); where half the seeds or more did the median "
+                             "is infinite and the line has a gap." :
+                   any_div & 1 ? " In a strip along the top, above a line at the top of the data (the y tics stop "
+                             "under it), each optimizer with marks has a row, named at its right: an x marks a learning "
+                             "rate where at least one seed of the sweep diverged, labelled k/n: k of its n seeds "
+                             "diverged (x's too close for a label each that read the same share one, at the end of "
+                             "their run; lr_sweep.csv has every count); where half the seeds or more diverged the "
+                             "median is infinite and the line has a gap." :
+                   any_div ? " The strip along the top, above a line at the top of the data, has a row for each "
+                             "optimizer with a square there, named at its right." : "",
                    logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
 }
 

@@ -658,10 +658,16 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     fixture_report(&fix, have_gnuplot, &res);
     CHECK(res.n_render_failed == 0);
     char *gp = slurp(out, "lr_w.gp");
-    CHECK(gp && strstr(gp, "CAP = 10.5\n") && strstr(gp, "set yrange [*:"));
+    CHECK(gp && strstr(gp, "CAP = 10.5\n") && strstr(gp, "set yrange [0:"));
     CHECK(gp && count_of(gp, "$7 > CAP && $7 < 1e308 ? CAP : NaN") == 1 && strstr(gp, "sel(\"bad\") && $7 > CAP"));
     CHECK(gp && strstr(gp, "title \"x k/n at the top: k of n seeds diverged\""));
     CHECK(gp && strstr(gp, "title \"triangle: off the scale\""));
+    /* one row of marks, gone's (good and bad have none), named at its right;
+     * the cap's dotted line parts it from the data, "diverged" beside it */
+    CHECK(gp && count_of(gp, "at graph 1, graph ") == 1 && strstr(gp, "set label \"gone\" at graph 1, graph ") &&
+          strstr(gp, "set rmargin ") && strstr(gp, "set label \"diverged\" at graph 0, graph ") &&
+          !strstr(gp, "set offsets"));
+    CHECK(gp && count_of(gp, "axes x1y2 with points") == 1 && strstr(gp, "sel(\"gone\") && $6 + $15 > 0 ? "));
     /* the lines and bands stop at the cap, on its dotted line, and the tics end there */
     CHECK(gp && strstr(gp, "cut(v) = v > CAP && v < 1e308 ? CAP : v") && strstr(gp, "set arrow from graph 0, first CAP") &&
           strstr(gp, ", 10.5\n") && strstr(gp, "set ytics "));
@@ -748,7 +754,7 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
     free(md);
     gp = slurp(out, "lr_nf.gp");
     CHECK(gp && strstr(gp, ":(sprintf(\"%d/%d\", $6 + $15, $5)) axes x1y2 with labels") &&
-          strstr(gp, "sel(\"adam\") && $6 + $15 > 0 ? 0.970 : NaN) axes x1y2 with points") &&
+          strstr(gp, "sel(\"adam\") && $6 + $15 > 0 ? 0.9") && strstr(gp, " : NaN) axes x1y2 with points") &&
           strstr(gp, "title \"x k/n at the top: k of n seeds diverged or ended non-finite\""));
     free(gp);
     gp = slurp(out, "lr_w.gp"); /* diverged seeds alone: the legend says diverged */
@@ -762,6 +768,113 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
     free(md);
     gp = slurp(out, "lr_g.gp");
     CHECK(gp && strstr(gp, "\"0.464\" 0.464") && strstr(gp, "title \"adam, best lr 0.464\""));
+    free(gp);
+}
+
+/* The y value of the strip row that label or plot text at p gives: the
+ * number after its "graph " or "? ". */
+static double row_y(const char *p, const char *after)
+{
+    const char *q = p ? strstr(p, after) : NULL;
+    return q ? strtod(q + strlen(after), NULL) : NAN;
+}
+
+/* The lr figure's strip of divergence marks: a row only for each optimizer
+ * with a mark (4 of 13 here, not one per optimizer), far enough apart for an
+ * x and its label at the PNG's size, each named at its right in a right
+ * margin; the y tics and grid stop at the top of the data, under the strip,
+ * where a line parts the two and "diverged" stands beside it. The x tics:
+ * the grid's ends and each best lr keep a label where they crowd (a 5-point
+ * grid 0.001 to 0.0018 whose best is 0.0012, beside another one to 1: the
+ * end 0.001 on a second line), interior lrs do without. On a 36-point grid
+ * the k/n labels of neighbouring x's that read the same are one at the right
+ * of the run, and a different first one (1/2 before 2/2's) at its left. */
+static void test_lr_strip(const char *dir, int have_gnuplot)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "strip");
+    const char *out = fix.out;
+    static const double lrs[3] = {0.01, 0.1, 1};
+    for (int o = 0; o < 13; o++) {
+        char name[16];
+        snprintf(name, sizeof name, o < 9 ? "ok%d" : "bad%d", o);
+        for (int l = 0; l < 3; l++)
+            for (int seed = 0; seed < 2; seed++) {
+                /* finals 0.01 to 10 (a log axis, first losses up to 30: no cap) */
+                double final = 0.01 * pow(10, (o % 9) / 3.0) * (1 + l) + 0.001 * seed;
+                fx_add(s, fix.bench, &(fx_run){"w", name, NULL, lrs[l], seed, o < 9 ? "done" : "diverged", final, 40,
+                                               1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+            }
+    }
+    static const double narrow[5] = {0.001, 0.0012, 0.0014, 0.0016, 0.0018};
+    for (int l = 0; l < 5; l++)
+        for (int seed = 0; seed < 2; seed++)
+            fx_add(s, fix.bench, &(fx_run){"t", "adam", NULL, narrow[l], seed, "done", (l == 1 ? 1.0 : 2.0) + 0.1 * seed,
+                                           0, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+    for (int l = 0; l < 3; l++)
+        for (int seed = 0; seed < 2; seed++)
+            fx_add(s, fix.bench, &(fx_run){"t", "sgd", NULL, lrs[l], seed, "done", (l == 1 ? 1.5 : 3.0) + 0.1 * seed, 0,
+                                           1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+    double lr24 = 0;
+    for (int k = 0; k < 36; k++) {
+        char t[32];
+        snprintf(t, sizeof t, "%.3g", 1e-5 * pow(10, k / 5.0));
+        double lr = strtod(t, NULL);
+        if (k == 24) lr24 = lr;
+        for (int seed = 0; seed < 2; seed++)
+            fx_add(s, fix.bench, &(fx_run){"dense", "a", NULL, lr, seed, k > 24 || (k == 24 && seed == 0) ? "diverged" : "done",
+                                           1.0 + 0.01 * k + 0.1 * seed, 0, 1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+    }
+    ob_report_result res;
+    fixture_report(&fix, have_gnuplot, &res);
+    CHECK(res.n_render_failed == 0);
+    char *gp = slurp(out, "lr_w.gp");
+    CHECK(gp && count_of(gp, "at graph 1, graph ") == 4 && !strstr(gp, "set label \"ok"));
+    double ys[4];
+    for (int o = 9; o < 13; o++) {
+        char label[64], mark[64];
+        snprintf(label, sizeof label, "set label \"bad%d\" at graph 1, graph ", o);
+        snprintf(mark, sizeof mark, "sel(\"bad%d\") && $6 + $15 > 0 ? ", o);
+        const char *p = gp ? strstr(gp, label) : NULL;
+        double y = row_y(p, ", graph "), ym = row_y(gp ? strstr(gp, mark) : NULL, "? ");
+        /* its marks on its name's row, in the strip at the top */
+        CHECK_MSG(p && strstr(p, "left offset char ") && strstr(p, "font \",8\" tc lt ") && fabs(y - ym) < 1e-3 &&
+                      y < 1 && y > 0.6,
+                  "bad%d at %g (marks %g)", o, y, ym);
+        ys[o - 9] = y;
+    }
+    /* rows at least 17 px apart in a plot area under 400 px tall */
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < i; j++)
+            CHECK_MSG(fabs(ys[i] - ys[j]) >= 17.0 / 400, "rows at %g and %g", ys[i], ys[j]);
+    CHECK(gp && count_of(gp, "axes x1y2 with points") == 4 && strstr(gp, "set rmargin "));
+    /* the tics stop at the top of the data, where the line is */
+    double bot = NAN, top = NAN, t0 = NAN, step = NAN, tend = NAN, line = NAN;
+    const char *p = gp ? strstr(gp, "\nset yrange [") : NULL;
+    CHECK(p && sscanf(p, "\nset yrange [%lf:%lf]", &bot, &top) == 2);
+    p = gp ? strstr(gp, "\nset ytics ") : NULL;
+    CHECK(p && sscanf(p, "\nset ytics %lf, %lf, %lf", &t0, &step, &tend) == 3);
+    p = gp ? strstr(gp, "\nset arrow from graph 0, first ") : NULL;
+    CHECK(p && sscanf(p, "\nset arrow from graph 0, first %lf", &line) == 1 && strstr(p, "nohead"));
+    CHECK_MSG(line == tend && t0 == bot && step == 10 && tend >= 10 && tend < 30 && top > 3 * tend,
+              "yrange [%g:%g], ytics %g, %g, %g, line at %g", bot, top, t0, step, tend, line);
+    CHECK(gp && strstr(gp, "set label \"diverged\" at graph 0, graph ") && !strstr(gp, "set offsets") &&
+          strstr(gp, "set logscale y"));
+    free(gp);
+    /* adam's best 0.0012 and the grid's two ends labelled, 0.001 on a second line */
+    gp = slurp(out, "lr_t.gp");
+    CHECK_MSG(gp && strstr(gp, "\"0.0012\" 0.00119999") && strstr(gp, "\"1\" 1)") && strstr(gp, "\"0.1\" 0.1") &&
+                  strstr(gp, "set label \"0.001\" at first 0.001, graph 0") && strstr(gp, "\"\" 0.0014 1") &&
+                  strstr(gp, "set xlabel offset 0, -1"),
+              "%s", gp ? gp : "no lr_t.gp");
+    free(gp);
+    gp = slurp(out, "lr_dense.gp");
+    char right[96], left[96];
+    snprintf(right, sizeof right, "sel(\"a\") && $6 + $15 > 0 && ($3 == 100) ? ");
+    snprintf(left, sizeof left, "sel(\"a\") && ($3 == %.17g) ? ", lr24);
+    CHECK_MSG(gp && count_of(gp, "with labels left") == 1 && strstr(gp, right) && count_of(gp, "with labels right") == 1 &&
+                  strstr(gp, left),
+              "%s", gp ? gp : "no lr_dense.gp");
     free(gp);
 }
 
@@ -1102,6 +1215,7 @@ int main(void)
     test_hp_sweep(dir, have_gnuplot);
     test_lr_off_scale(dir, have_gnuplot);
     test_lr_diverged_seeds(dir, have_gnuplot);
+    test_lr_strip(dir, have_gnuplot);
     test_metric_name(dir);
     test_series_styles(dir);
     test_series_colours();

@@ -1293,7 +1293,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
                                   : "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
-                                    "(those steps x the optimizer's mean step time over all its lrs; \\\"not reached\\\": it never did)";
+                                    "(those steps x the optimizer's mean step time over all its lrs; \\\"not reached\\\": most of its seeds never did)";
     char ylabel[128];
     if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
     else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");
@@ -1386,10 +1386,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "Peak memory: the high-water mark of optbench's own allocations during a run (parameters, gradients, "
         "activations, optimizer state, workspaces; on a GPU, device memory), per workload and optimizer.",
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
-        "Estimated training time until the smoothed training loss first reaches the workload's "
-        "target (see the time-to-target tables): steps to target (the first step at which the median over seeds reached it) times the "
-        "mean step time (slow steps, such as a refresh every k steps, included), at the learning rate that got "
-        "there first."};
+        "Estimated training time until the smoothed training loss reaches the workload's target (see the "
+        "time-to-target tables): steps to target (the step by which a strict majority of the seeds had first "
+        "got there, so one lucky seed does not carry the others) times the mean step time (slow steps, such as "
+        "a refresh every k steps, included), at the learning rate that got there first."};
     char extra[600] = "";
     int n_nodata = 0;
     for (int i = 0; i < n_slots; i++) n_nodata += what[i] == 6;
@@ -1404,7 +1404,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                       "before any update, so its times are not shown." : "";
     if (kind == 3 && n_unreached)
         snprintf(extra, sizeof extra,
-                 " \"not reached\" marks an optimizer whose median over seeds never reached the target "
+                 " \"not reached\" marks an optimizer of which no majority of the seeds reached the target "
                  "at any learning rate: it has no time to "
                  "show.%s%s", n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "",
                  atstart);

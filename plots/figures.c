@@ -1597,7 +1597,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     snprintf(tt_title, sizeof tt_title,
              "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
              "(those steps x the optimizer's mean step time over all its lrs%s%s)",
-             n_unreached ? "; \\\"not reached\\\": it never did" : "",
+             n_unreached ? "; \\\"not reached\\\": most of its seeds never did" : "",
              n_alldiv ? "; \\\"diverged at every lr\\\": every run did" : "");
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
@@ -1708,10 +1708,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "Peak memory: the high-water mark of optbench's own allocations during a run (parameters, gradients, "
         "activations, optimizer state, workspaces; on a GPU, device memory), per workload and optimizer.",
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",
-        "Estimated training time until the smoothed training loss first reaches the workload's "
-        "target (see the time-to-target tables): steps to target (the first step at which the median over seeds reached it) times the "
-        "mean step time (slow steps, such as a refresh every k steps, included), at the learning rate that got "
-        "there first."};
+        "Estimated training time until the smoothed training loss reaches the workload's target (see the "
+        "time-to-target tables): steps to target (the step by which a strict majority of the seeds had first "
+        "got there, so one lucky seed does not carry the others) times the mean step time (slow steps, such as "
+        "a refresh every k steps, included), at the learning rate that got there first."};
     char extra[600] = "";
     int n_nodata = 0;
     for (int i = 0; i < n_slots; i++) n_nodata += what[i] == 6;
@@ -1726,7 +1726,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                       "before any update, so its times are not shown." : "";
     if (kind == 3 && (n_unreached || n_alldiv || n_untimed || n_atstart))
         snprintf(extra, sizeof extra, "%s%s%s%s",
-                 n_unreached ? " \"not reached\" marks an optimizer whose median over seeds never reached the "
+                 n_unreached ? " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
                                "target at any learning rate: it has no time to show." : "",
                  n_alldiv ? " \"diverged at every lr\": every run of the optimizer there diverged, so it has no "
                             "time to show." : "",

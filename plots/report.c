@@ -642,11 +642,16 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "the other diverged, +inf where only this one did). A lower loss on every one of n seeds has a two-sided "
               "sign-test p of 2/2^n: 0.5 with 2 seeds, 0.25 with 3, below 0.05 only from 6 seeds.");
     doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
-              "the last 10%% of its recorded steps (the window of the final loss). Per lr, the steps "
-              "to target are the first step at which the median over seeds of the trailing loss is "
-              "at or below the workload's target (by default 1.1 x the best median final loss any "
-              "optimizer reached there, but at least halfway from the loss before training to that best, "
-              "so the best optimizer always gets there and one step's noise does not); each optimizer is "
+              "the last 10%% of its recorded steps (the window of the final loss). Each seed's time to "
+              "target is the first step at which its trailing loss is at or below the workload's target "
+              "(by default 1.1 x the best median final loss any optimizer reached there, but at least "
+              "halfway from the loss before training to that best, so that one step's noise does not get "
+              "there); a seed that never gets there has none, and one that diverged counts by its steps "
+              "until it stopped, so it got there if it did before. Per lr, the steps to target are the step "
+              "by which a strict majority of the seeds got there (the upper median of their times: the "
+              "middle one of 3 seeds, the later of 2, the third of 4), as AlgoPerf takes the median of "
+              "each trial's own time: one lucky seed does not carry the others, so even the optimizer that "
+              "set the default target may miss it when its seeds end far apart. Each optimizer is "
               "shown at the lr that got there in the fewest steps (ties: the smaller lr). Training time is "
               "those steps x the optimizer's mean step time on the workload, the median over its runs at "
               "every lr (a step's work does not depend on the lr, so the runs of one lr that met a busy "
@@ -655,7 +660,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "on a workload where some run predates the mean step time, a database of schema < 4 or one merged "
               "from its shards and newer ones, every optimizer there is timed by its median step time instead, "
               "never the one by the mean and the other by the median, and the workload's paragraph says so). "
-              "'not reached' means censored: at no lr did the median over "
+              "'not reached' means censored: at no lr did a majority of the "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank.");
 
@@ -886,8 +891,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                              : "");
         }
         if (n_reached == 0 && n_here > 0)
-            doc_p(dc, "No optimizer reached the target on %s (the median over seeds of the trailing loss never "
-                      "got there), so none is ranked%s.",
+            doc_p(dc, "No optimizer reached the target on %s (at no lr did a majority of its seeds' trailing "
+                      "losses get there), so none is ranked%s.",
                   d->wl_labels[w], s->target_given[w] ? "" : "; `--target WORKLOAD=LOSS` sets a looser target");
     figures:
         for (int f = 0; f < figs->n; f++)

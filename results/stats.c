@@ -322,38 +322,39 @@ ob_status ob_stat_first_reach(const double *loss, int64_t n, double target, int6
     return OB_OK;
 }
 
-ob_status ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
-                                     const int64_t *n, const int *diverged, double target, int64_t *at, ob_err *e)
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                       const int64_t *n, double target, int64_t *at, ob_err *e)
 {
     *at = -1;
     if (isnan(target) || m <= 0) return OB_OK;
-    double **tm = calloc((size_t)m, sizeof *tm);
-    int64_t *pos = calloc((size_t)m, sizeof *pos);
-    double *cur = malloc((size_t)m * sizeof *cur);
-    int ok = tm && pos && cur;
-    for (int k = 0; ok && k < m; k++) {
-        tm[k] = malloc(((size_t)n[k] + 1) * sizeof *tm[k]);
-        ok = tm[k] != NULL;
-        if (ok) ob_stat_trailing_mean(loss[k], n[k], tm[k]);
-    }
-    for (int k = 0; ok && k < m; k++) cur[k] = INFINITY; /* not reached before its first point */
-    while (ok && *at < 0) {
-        int64_t s = INT64_MAX;
-        for (int k = 0; k < m; k++)
-            if (pos[k] < n[k] && steps[k][pos[k]] < s) s = steps[k][pos[k]];
-        if (s == INT64_MAX) break;
-        for (int k = 0; k < m; k++) {
-            if (pos[k] < n[k] && steps[k][pos[k]] == s) cur[k] = tm[k][pos[k]++];
-            else if (pos[k] == n[k] && diverged[k] && (n[k] == 0 || steps[k][n[k] - 1] < s))
-                cur[k] = INFINITY; /* a diverged run stays infinitely bad after it stopped */
+    /* each seed's own first reach, never = INT64_MAX (after every recorded step): a
+     * diverged seed's curve ends where it stopped, so one that got there before counts
+     * as having got there, and later it cannot */
+    int64_t *first = malloc((size_t)m * sizeof *first);
+    if (!first) return no_mem(e, "finding the time to target");
+    for (int k = 0; k < m; k++) {
+        int64_t i;
+        ob_status st = ob_stat_first_reach(loss[k], n[k], target, &i, e);
+        if (st != OB_OK) {
+            free(first);
+            return st;
         }
-        if (ob_stat_median(cur, m) <= target) *at = s;
+        first[k] = i < 0 ? INT64_MAX : steps[k][i];
     }
-    for (int k = 0; tm && k < m; k++) free(tm[k]);
-    free(tm);
-    free(pos);
-    free(cur);
-    return ok ? OB_OK : no_mem(e, "finding the time to target");
+    /* the upper median, the ceil((m + 1) / 2)-th smallest: the step by which a strict
+     * majority of the seeds got there. The median over seeds of the trailing loss, with
+     * an even number of seeds the mean of the middle two, let one seed that got there
+     * carry one that never did (2 seeds, first there at 39 and never: reached at 40) */
+    qsort(first, (size_t)m, sizeof *first, cmp_i64);
+    if (first[m / 2] != INT64_MAX) *at = first[m / 2];
+    free(first);
+    return OB_OK;
 }
 
 double ob_stat_sign_test(int k, int n)
@@ -792,14 +793,15 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
     return st;
 }
 
-/* Time to target of every lr point of g and of g itself: per lr, the first step at which
- * the median over seeds of the trailing-mean loss reaches the target (see stats.h). The
- * group's steps and lr come from the lr that gets there in the fewest steps (ties: the
- * smaller lr); its time is those steps x the group's step time: the median over every
- * finished, timed run of the group, at every lr, of the run's mean step time (its median
- * step time with by_median: some run of the workload has no mean). The work of a step
- * does not depend on the lr, so which lr's runs happened to meet a busy machine neither
- * picks the lr nor sets the time. */
+/* Time to target of every lr point of g and of g itself: per lr, the step by which a
+ * strict majority of the seeds' trailing-mean losses first reached the target, the upper
+ * median of the seeds' first-reach steps (see stats.h). The group's steps and lr come
+ * from the lr that gets there in the fewest steps (ties: the smaller lr); its time is
+ * those steps x the group's step time: the median over every finished, timed run of the
+ * group, at every lr, of the run's mean step time (its median step time with by_median:
+ * some run of the workload has no mean). The work of a step does not depend on the lr,
+ * so which lr's runs happened to meet a busy machine neither picks the lr nor sets the
+ * time. */
 static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
                                       int by_median, ob_err *e)
 {
@@ -810,10 +812,9 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
     const int64_t **st = malloc(((size_t)n + 1) * sizeof *st);
     const double **ls = malloc(((size_t)n + 1) * sizeof *ls);
     int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
-    int *div = malloc(((size_t)n + 1) * sizeof *div);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
     ob_status status = OB_OK;
-    if (!st || !ls || !len || !div || !ms) {
+    if (!st || !ls || !len || !ms) {
         status = no_mem(e, "computing the time to target");
         goto out;
     }
@@ -838,11 +839,10 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
             st[m] = r->c_step;
             ls[m] = r->c_loss;
             len[m] = r->n_curve;
-            div[m] = r->diverged;
             m++;
         }
         int64_t at;
-        if ((status = ob_stat_median_first_reach(m, st, ls, len, div, target, &at, e)) != OB_OK) goto out;
+        if ((status = ob_stat_majority_first_reach(m, st, ls, len, target, &at, e)) != OB_OK) goto out;
         p->tt_steps = at < 0 ? INFINITY : (double)at;
         p->tt_time_s = at < 0 ? INFINITY : (double)at * g->tt_step_ms / 1000.0;
     }
@@ -859,7 +859,6 @@ out:
     free(st);
     free(ls);
     free(len);
-    free(div);
     free(ms);
     return status;
 }

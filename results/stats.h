@@ -46,11 +46,21 @@
  *   same window as the final loss, so per-step noise of small batches does not
  *   count as reaching it; the first w - 1 points average the points so far);
  *   a window holding an infinite loss is +inf, a missing loss (NaN: a skipped
- *   step) is left out of its window. Per lr,
- *   the steps to target are the first recorded step at which the median over
- *   seeds of the trailing loss is <= target (a diverged seed is +inf after it
- *   stopped). Its end point is the median final loss, so the optimizer and lr
- *   that set the default target always reach it, for any number of seeds. The
+ *   step) is left out of its window. A seed's first reach is its first
+ *   recorded step with a trailing loss <= target (+inf when never; a diverged
+ *   seed counts by its points until it stopped and +inf after, so one that got
+ *   there before it diverged has reached it). Per lr, the steps to target are
+ *   the upper median of the m seeds' first reaches, the ceil((m + 1) / 2)-th
+ *   smallest: the middle one for odd m, the upper of the middle two for even m,
+ *   the step by which a strict majority of the seeds got there (2 seeds: both;
+ *   3: two; 4: three). As in AlgoPerf's scoring, each trial has its own time
+ *   to target and the median is over those times, not over the losses; and a
+ *   majority must get there: the median over seeds of the trailing loss, with
+ *   an even number of seeds the mean of the middle two, let one lucky seed
+ *   carry one that never gets there (seeds that first get there at step 39
+ *   and never: reached at step 40). So the default target is not always
+ *   reached, even by the optimizer and lr that set it: 1.1 x the median final
+ *   loss of 2 seeds far apart may be reached by one seed alone. The
  *   group's steps and lr come from the lr that reaches it in the fewest steps
  *   (ties: the smaller lr), with profile_by_steps or not; +inf = censored.
  *   Wall time to target = those steps x the group's step time (tt_step_ms):
@@ -127,12 +137,13 @@ double ob_stat_lr_width(const double *lr, const double *med, int n, int best, do
 void ob_stat_trailing_mean(const double *loss, int64_t n, double *out);
 /* Index of the first point whose trailing loss is <= target into *at, -1 when never. */
 ob_status ob_stat_first_reach(const double *loss, int64_t n, double target, int64_t *at, ob_err *e);
-/* First recorded step (a step value, not an index) at which the median over
- * the m runs (curve k: steps[k], loss[k], n[k] points) of the trailing loss is
- * <= target; a run counts +inf before its first point and, when diverged[k],
- * after its last; -1 when never. Into *at. */
-ob_status ob_stat_median_first_reach(int m, const int64_t *const *steps, const double *const *loss,
-                                     const int64_t *n, const int *diverged, double target, int64_t *at, ob_err *e);
+/* The step by which a strict majority of the m runs (curve k: steps[k], loss[k],
+ * n[k] points) first had a trailing loss <= target: each run's first such
+ * recorded step (never: +inf; a curve ends where its run stopped, so a diverged
+ * run counts by its points until then), then the ceil((m + 1) / 2)-th smallest
+ * of them (a step value, not an index); -1 when that is +inf. Into *at. */
+ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                       const int64_t *n, double target, int64_t *at, ob_err *e);
 /* The best lr of runs (lr[i], final[i]) in any order: the lr with the lowest
  * median final loss over its runs (final +inf for a diverged run and for a
  * finished one without a finite final loss, NaN for one left out), ties to the
@@ -177,7 +188,7 @@ typedef struct ob_lr_point {
     double med, min, max;       /* final loss over finished seeds (diverged = +inf) */
     double min_finite, max_finite;
     double eval_med, metric_med;
-    double tt_steps, tt_time_s; /* median over seeds of steps / seconds to target */
+    double tt_steps, tt_time_s; /* steps / seconds by which a majority of the seeds reached the target */
 } ob_lr_point;
 
 /* Why a group's lr range has no width (width_decades NaN) although it has a

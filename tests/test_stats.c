@@ -146,7 +146,7 @@ static void test_interp_width(void)
     CHECK(isnan(ob_stat_lr_width(lr4, m4, 4, 0, 0.1, &olo, &ohi)));
 }
 
-/* ob_stat_first_reach and ob_stat_median_first_reach, which must not fail here */
+/* ob_stat_first_reach and ob_stat_majority_first_reach, which must not fail here */
 static int64_t first_reach(const double *loss, int64_t n, double target)
 {
     ob_err e = {0};
@@ -155,12 +155,12 @@ static int64_t first_reach(const double *loss, int64_t n, double target)
     return at;
 }
 
-static int64_t median_first_reach(int m, const int64_t *const *steps, const double *const *loss, const int64_t *n,
-                                  const int *diverged, double target)
+static int64_t majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                    const int64_t *n, double target)
 {
     ob_err e = {0};
     int64_t at = -2;
-    CHECK_OK(ob_stat_median_first_reach(m, steps, loss, n, diverged, target, &at, &e), &e);
+    CHECK_OK(ob_stat_majority_first_reach(m, steps, loss, n, target, &at, &e), &e);
     return at;
 }
 
@@ -209,8 +209,6 @@ static void test_profile(void)
     CHECK_NEAR(area[2], 2.5 / 6, 1e-12);
 }
 
-/* Steps to target of the median run: two seeds that end at 0.8 and 1.2 (median final
- * loss 1.0, default target 1.1) reach it together although one seed never does alone. */
 /* Profile areas rank by competition ranking: equal areas (also where the sums
  * that made them differ in the last bits) share a rank, the next one skips. */
 static void test_profile_rank(void)
@@ -226,7 +224,9 @@ static void test_profile_rank(void)
                   ob_stats_profile_rank(&s, o), want[o]);
 }
 
-static void test_median_first_reach(void)
+/* Steps to target at an lr: each seed's own first reach, then the upper median of those,
+ * the step by which a strict majority of the seeds got there. */
+static void test_majority_first_reach(void)
 {
     enum { N = 50 };
     int64_t st[N], st2[10];
@@ -238,30 +238,92 @@ static void test_median_first_reach(void)
     }
     for (int i = 0; i < 10; i++) {
         st2[i] = i + 1;
-        c[i] = 0.5; /* good, then diverged at step 10 */
+        c[i] = 0.5; /* good from the start for 10 steps */
     }
+    /* window 5: a's trailing loss (2 (5 - k) + 0.8 k) / 5 with k plateau points is <= 1.1
+     * from k = 4, index 23, step 24; b's never is */
+    CHECK(first_reach(a, N, 1.1) == 23);
     CHECK(first_reach(b, N, 1.1) == -1);
-    /* window 5; with k plateau points the mean of the two windows is 2 - 0.2 k: k = 5 at index 24 */
+    /* two seeds that end at 0.8 and 1.2 (median final loss 1.0, so a default target of
+     * 1.1): one never gets there, so the pair has not. The median over seeds of the
+     * trailing loss, the mean of the two, reached 1.1 at step 25 */
     const int64_t *s2[] = {st, st};
     const double *l2[] = {a, b};
     int64_t n2[] = {N, N};
-    int d2[] = {0, 0};
-    CHECK(median_first_reach(2, s2, l2, n2, d2, 1.1) == 25);
-    CHECK(median_first_reach(2, s2, l2, n2, d2, 0.9) == -1);
-    CHECK(median_first_reach(2, s2, l2, n2, d2, NAN) == -1);
-    CHECK(median_first_reach(0, s2, l2, n2, d2, 1.1) == -1);
-    /* a third seed that diverged after 10 good steps counts +inf afterwards: the median is b */
+    CHECK(majority_first_reach(2, s2, l2, n2, 1.1) == -1);
+    /* both get there, a at step 23 (k = 3), b at 25 ((2 (5 - k) + 1.2 k) / 5 <= 1.3 from
+     * k = 5): the later one */
+    CHECK(majority_first_reach(2, s2, l2, n2, 1.3) == 25);
+    CHECK(majority_first_reach(2, s2, l2, n2, 0.9) == -1);
+    CHECK(majority_first_reach(2, s2, l2, n2, NAN) == -1);
+    CHECK(majority_first_reach(0, s2, l2, n2, 1.1) == -1);
+    /* a third seed, at 0.5 from its first step until it stopped after 10 (diverged or
+     * not, its curve ends there): it reached the target at step 1, before it stopped,
+     * and that counts. First reaches 24, never, 1: two of three by step 24 */
     const int64_t *s3[] = {st, st, st2};
     const double *l3[] = {a, b, c};
     int64_t n3[] = {N, N, 10};
-    int d3[] = {0, 0, 1};
-    CHECK(median_first_reach(3, s3, l3, n3, d3, 1.1) == -1);
-    /* not diverged (a shorter curve that finished): it keeps its last value, 0.5, and the
-     * median is a: (2 (5 - k) + 0.8 k) / 5 <= 1.1 from k = 4, index 23 */
-    d3[2] = 0;
-    CHECK(median_first_reach(3, s3, l3, n3, d3, 1.1) == 24);
+    CHECK(majority_first_reach(3, s3, l3, n3, 1.1) == 24);
     /* one seed alone: the same as ob_stat_first_reach, as a step */
-    CHECK(median_first_reach(1, s2, l2, n2, d2, 1.1) == st[first_reach(a, N, 1.1)]);
+    CHECK(majority_first_reach(1, s2, l2, n2, 1.1) == st[first_reach(a, N, 1.1)]);
+}
+
+/* The steps to target of m seeds whose trailing losses first reach the target at steps
+ * at[k] (-1: never), on steps 1..60: loss 10 before at[k], 0 from it on, target 9. The
+ * window is 6 points; one 0 in it brings the trailing loss to at most 50 / 6 < 9. */
+static int64_t majority_of(int m, const int64_t *at)
+{
+    enum { N = 60, M = 8 };
+    int64_t steps[N];
+    static double loss[M][N];
+    const int64_t *sp[M];
+    const double *lp[M];
+    int64_t n[M];
+    for (int i = 0; i < N; i++) steps[i] = i + 1;
+    for (int k = 0; k < m && k < M; k++) {
+        for (int i = 0; i < N; i++) loss[k][i] = at[k] >= 0 && steps[i] >= at[k] ? 0 : 10;
+        CHECK(first_reach(loss[k], N, 9) == (at[k] >= 0 ? at[k] - 1 : -1));
+        sp[k] = steps;
+        lp[k] = loss[k];
+        n[k] = N;
+    }
+    return majority_first_reach(m, sp, lp, n, 9);
+}
+
+/* The first reaches of the seeds, never = -1, and the steps to target at their lr: the
+ * ceil((m + 1) / 2)-th smallest, a strict majority. With an even number of seeds the
+ * median over seeds of the trailing loss, the mean of the middle two, got there with half
+ * of them: [never, 39] at step 40, [39, 12] at 13, [10, 20, 30, never] at 21, [10, 20,
+ * never, never] at 21 too. */
+static void test_majority_cases(void)
+{
+    CHECK(majority_of(2, (const int64_t[]){-1, 39}) == -1);         /* one of two: not reached */
+    CHECK(majority_of(2, (const int64_t[]){39, 12}) == 39);         /* both: the later */
+    CHECK(majority_of(3, (const int64_t[]){5, -1, 7}) == 7);        /* two of three */
+    CHECK(majority_of(3, (const int64_t[]){5, -1, -1}) == -1);      /* one of three */
+    CHECK(majority_of(4, (const int64_t[]){10, 20, 30, -1}) == 30); /* three of four */
+    CHECK(majority_of(4, (const int64_t[]){10, 20, -1, -1}) == -1); /* two of four: no majority */
+    CHECK(majority_of(5, (const int64_t[]){50, 10, -1, 30, 20}) == 30);
+    CHECK(majority_of(1, (const int64_t[]){17}) == 17);
+    /* a seed that reached the target at step 4 and diverged at step 6 (its curve ends
+     * there in an infinite loss) got there: with another at step 9 and one that never
+     * does, two of three by step 9. The median over seeds of the trailing loss, which
+     * counts the diverged seed +inf from step 6 on, never reached it */
+    enum { N = 12 };
+    int64_t st[N];
+    double dv[6] = {2, 2, 2, 0.5, 0.5, INFINITY}, ok[N], no[N]; /* window 1 */
+    for (int i = 0; i < N; i++) {
+        st[i] = i + 1;
+        ok[i] = i < 8 ? 2 : 0.5; /* from step 9 */
+        no[i] = 2;
+    }
+    const int64_t *sp[] = {st, st, st};
+    const double *lp[] = {dv, ok, no};
+    int64_t n[] = {6, N, N};
+    CHECK(majority_first_reach(3, sp, lp, n, 1.0) == 9);
+    /* diverged before it got there: one of three */
+    dv[3] = dv[4] = 2;
+    CHECK(majority_first_reach(3, sp, lp, n, 1.0) == -1);
 }
 
 static const ob_group *grp(const ob_dataset *d, const ob_stats *s, const char *wl, const char *opt)
@@ -1024,7 +1086,8 @@ int main(void)
     test_median_ci();
     test_interp_width();
     test_first_reach();
-    test_median_first_reach();
+    test_majority_first_reach();
+    test_majority_cases();
     test_profile();
     test_profile_rank();
     test_best_lr();

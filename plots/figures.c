@@ -676,6 +676,9 @@ static void lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac
  * are marked at the top. */
 #define OFF_SCALE 1.5
 
+static ob_status add_skipped(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
+                             const char *why);
+
 static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                         const char *slug, ob_figures *out, ob_err *e)
 {
@@ -688,6 +691,11 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     if (!any) return OB_OK;
     char stem[300], wq[512];
     snprintf(stem, sizeof stem, "lr_%s", slug);
+    if (xr.lo == xr.hi) /* one lr (or none positive): a column of points would pass for a sensitivity */
+        return add_skipped(out, e, stem, w, "Learning-rate sensitivity",
+                           "Not drawn: the workload ran at one learning rate, so there is no sensitivity to show; "
+                           "the table above has each optimizer's final loss there (run --lrs with several values "
+                           "to measure it).");
     gp_str(d->wl_labels[w], wq, sizeof wq);
     const double init = initial_loss(d, w);
     double cap = NAN; /* the top of the data area when some lr's median lies above it */

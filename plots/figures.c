@@ -56,6 +56,10 @@ void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
             "\n# the same figure as PDF (vector, for papers), where gnuplot has pdfcairo\n"
             "if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") > 0) {\n"
             "    set terminal pdfcairo size 6.5in,4.03in font \"Sans,9\" linewidth 0.8 noenhanced\n"
+            "    # PDF_TITLES = 0 (style.gp, or gnuplot -e 'PDF_TITLES = 0' NAME.gp): no title, for a paper's caption\n"
+            "    if (exists(\"PDF_TITLES\") && !PDF_TITLES) {\n"
+            "        unset title\n"
+            "    }\n"
             "%s"
             "    set output '%s.pdf'\n"
             "    replot\n"
@@ -184,6 +188,8 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
             "PS = 1\n"
             "set pointsize 1.1\n"
             "set style fill transparent solid 0.18 noborder\n"
+            "# 0: the PDFs (for papers) without their titles, which a paper's caption replaces; the PNGs keep them\n"
+            "if (!exists(\"PDF_TITLES\")) PDF_TITLES = 1\n"
             "# one colour, marker shape and dash type per optimizer, the same in every figure\n"
             "# (an optimizer's colour is the same in every report; markers and dashes go by its place here):\n",
             FIG_W, FIG_H, FIG_W, FIG_H);

@@ -53,6 +53,11 @@ if command -v gnuplot >/dev/null 2>&1; then
   rm -f "$tmp/rep/lr_quadratic.png"
   (cd "$tmp/rep" && gnuplot lr_quadratic.gp) >/dev/null 2>&1
   check "lr_quadratic.gp reruns by hand" test -s "$tmp/rep/lr_quadratic.png"
+  # PDF_TITLES = 0: the PDF, drawn last, without the title; by default with it
+  check "PDF_TITLES=0 leaves the PDF's title out" sh -c \
+    "cd '$tmp/rep' && gnuplot -e 'PDF_TITLES = 0' -e 'load \"lr_quadratic.gp\"; show title' 2>&1 | grep -q 'title is \"\",'"
+  check "the PDF has its title by default" sh -c \
+    "cd '$tmp/rep' && gnuplot -e 'load \"lr_quadratic.gp\"; show title' 2>&1 | grep -q 'title is \"quadratic: final training loss'"
 else
   echo "gnuplot not installed: rendering not checked"
 fi

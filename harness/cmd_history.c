@@ -48,7 +48,7 @@ static const metric_def metrics[] = {
     {"peak_mem", "peak memory (bytes)", 0, LOWER},
     {"state_bytes", "optimizer state (bytes)", 0, LOWER},
     {"divergence_rate", "fraction of runs that diverged", 0, LOWER},
-    {"steps_to_target", "steps to the target loss (that night's default target)", 1, LOWER},
+    {"steps_to_target", "steps to the target loss (each night's default target, or --target)", 1, LOWER},
     {"step_ms_mean", "mean step time (ms): slow steps now and then included", 0, LOWER},
     {"opt_ms", "median time of the optimizer's part of a step (ms)", 0, LOWER},
 };
@@ -73,16 +73,28 @@ static double metric_value(int m, const ob_group *g)
 
 static void history_usage(FILE *f)
 {
-    fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n\n"
+    fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n"
+               "                        [--target WORKLOAD=LOSS ...]\n\n"
                "Prints one metric per benchmark (by date and git revision) for each workload x optimizer;\n"
                "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg/.pdf.\n"
                "A series is one workload with one set of workload parameters and one optimizer with one\n"
                "set of hyperparameters: a benchmark run with e.g. --set quadratic.noise=2 gets its own\n"
                "series (\"quadratic noise=2 adam\"), never a point in another. --workload takes a\n"
                "workload name (all its series) or a workload label (\"quadratic noise=2\"), --optimizer an\n"
-               "optimizer name or label (\"adam beta2=0.95\"). Colours are the report's, one per optimizer.\n\n"
+               "optimizer name or label (\"adam beta2=0.95\"). Colours are the report's, one per optimizer.\n"
+               "--target WORKLOAD=LOSS (repeatable, as in report) fixes the target of steps_to_target for\n"
+               "that workload; without it each night's target is 1.1 x that night's best median final\n"
+               "loss, so a series can move because another optimizer did.\n\n"
                "metrics:\n");
     for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-16s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
+}
+
+/* Has d a workload of that name or label? */
+static int dataset_has_workload(const ob_dataset *d, const char *name)
+{
+    for (int w = 0; w < d->n_wl; w++)
+        if (!strcmp(name, d->wl_labels[w]) || !strcmp(name, d->wl_names[w])) return 1;
+    return 0;
 }
 
 typedef struct series {
@@ -158,20 +170,35 @@ int ob_cmd_history(int argc, char **argv)
 {
     const char *db_path = NULL, *out = NULL, *wl_filter = NULL, *opt_filter = NULL;
     int m = 0;
+    /* --target WORKLOAD=LOSS: the workload labels point into argv */
+    enum { MAX_TARGETS = 64 };
+    char twl_buf[MAX_TARGETS][256];
+    const char *twl[MAX_TARGETS];
+    double tval[MAX_TARGETS];
+    int nt = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             history_usage(stdout);
             return 0;
         }
-        static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric"};
+        static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric", "--target"};
         if (ob_cli_valued_option("history", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--db")) db_path = v;
         else if (!strcmp(a, "--out")) out = v;
         else if (!strcmp(a, "--workload")) wl_filter = v;
         else if (!strcmp(a, "--optimizer")) opt_filter = v;
-        else if (!strcmp(a, "--metric")) {
+        else if (!strcmp(a, "--target")) {
+            const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
+            double x;
+            if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || (size_t)(eq - v) >= sizeof twl_buf[0])
+                return ob_cli_error(2, "history: --target '%s' is not WORKLOAD=LOSS (e.g. --target bert-tiny=4.2)", v);
+            if (nt >= MAX_TARGETS) return ob_cli_error(2, "history: more than %d --target options", MAX_TARGETS);
+            snprintf(twl_buf[nt], sizeof twl_buf[nt], "%.*s", (int)(eq - v), v);
+            twl[nt] = twl_buf[nt];
+            tval[nt++] = x;
+        } else if (!strcmp(a, "--metric")) {
             m = -1;
             for (int k = 0; k < N_METRICS; k++)
                 if (!strcmp(v, metrics[k].name)) m = k;
@@ -235,6 +262,12 @@ int ob_cmd_history(int argc, char **argv)
         goto done;
     }
     have_all = 1;
+    for (int k = 0; k < nt; k++)
+        if (!dataset_has_workload(&all, twl[k])) {
+            rc = ob_cli_error(2, "history: --target '%s': no workload '%s' in '%s' (give a workload name or label "
+                                 "of its runs)", twl[k], twl[k], db_path);
+            goto done;
+        }
     for (int b = 0; b < nb && rc == 0; b++) {
         ob_dataset d;
         ob_stats s;
@@ -244,6 +277,18 @@ int ob_cmd_history(int argc, char **argv)
         }
         ob_stats_opts so;
         ob_stats_opts_default(&so);
+        /* the targets of the workloads this benchmark ran */
+        const char *bwl[MAX_TARGETS];
+        double bval[MAX_TARGETS];
+        int bn = 0;
+        for (int k = 0; k < nt; k++)
+            if (dataset_has_workload(&d, twl[k])) {
+                bwl[bn] = twl[k];
+                bval[bn++] = tval[k];
+            }
+        so.n_targets = bn;
+        so.target_wl = bwl;
+        so.target_val = bval;
         if ((metrics[m].needs_curves && ob_dataset_load_curves(db, &d, &e) != OB_OK) ||
             ob_stats_compute(&d, &so, &s, &e) != OB_OK) {
             rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
@@ -323,6 +368,16 @@ int ob_cmd_history(int argc, char **argv)
         }
     }
     printf("%s over %d benchmarks in %s%s\n", metrics[m].label, nb, db_path, better);
+    if (!strcmp(metrics[m].name, "steps_to_target")) {
+        if (nt) {
+            printf("targets fixed by --target:");
+            for (int k = 0; k < nt; k++) printf("%s %s=%g", k ? "," : "", twl[k], tval[k]);
+            printf("; any other workload: each night's default target\n");
+        } else {
+            printf("note: each night's target is 1.1 x that night's best median final loss, so a series moves when "
+                   "another optimizer does; --target WORKLOAD=LOSS fixes it\n");
+        }
+    }
     printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
     for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
                                         ser[j].label);

@@ -87,6 +87,19 @@ check "final_loss: in the plot title" grep -q '^set title ".* (lower is better)"
 hist --metric step_ms_mean
 check "step_ms_mean: a value per benchmark: $(sed -n 3p "$tmp/out")" \
   grep -Eq '^1 +[0-9-]+ [0-9:]+ +[^ ]+ .* [0-9]+\.[0-9]+( |$)' "$tmp/out"
+# steps_to_target: each night's own target unless --target fixes it; a
+# target no run reaches leaves every value empty; an unknown workload is bad input
+hist --metric steps_to_target
+check "steps_to_target: the moving default target is noted" grep -q '^note: each night.s target is 1.1 x' "$tmp/out"
+check "steps_to_target: values with the default target" grep -Eq '^1 +.* [0-9]+( |$)' "$tmp/out"
+hist --metric steps_to_target --target quadratic=1e-30
+check "--target: named: $(sed -n 2p "$tmp/out")" grep -q '^targets fixed by --target: quadratic=1e-30;' "$tmp/out"
+check "--target 1e-30: never reached, no value" test "$(grep -E '^[0-9]+ ' "$tmp/out" | grep -Ec ' [0-9]+$')" = 0
+"$OPTBENCH" history --db "$db" --metric steps_to_target --target nosuch=1 >"$tmp/out" 2>&1; rc=$?
+check "--target of an unknown workload: exit 2 (rc $rc)" test $rc -eq 2
+check "--target of an unknown workload: said" grep -q "history: --target 'nosuch': no workload 'nosuch'" "$tmp/out"
+"$OPTBENCH" history --db "$db" --target quadratic >"$tmp/out" 2>&1; rc=$?
+check "--target without =LOSS: exit 2 (rc $rc)" test $rc -eq 2
 hist --metric eval_metric
 check "eval_metric without a metric: no direction: $(head -1 "$tmp/out")" test "$(grep -c 'is better' "$tmp/out")" = 0
 hist --out "$tmp/d3" --metric eval_metric

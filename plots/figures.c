@@ -325,8 +325,16 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     snprintf(stem, sizeof stem, "loss_%s", slug);
     gp_str(d->wl_labels[w], wq, sizeof wq);
     int logy = spans_decades(&r);
-    int n_key = !isnan(floor_v) && (!logy || floor_v > 0); /* the floor is drawn */
-    size_t key_len = n_key ? 24 : 0;
+    int floor_drawn = !isnan(floor_v) && (!logy || floor_v > 0);
+    /* a floor far below the curves (bert's entropy floor under losses that
+     * stay near the vocabulary's log) would stretch the axis down to it and
+     * squeeze every curve into the top: the legend gives it instead, as a
+     * key entry with no line in the plot */
+    int floor_far = 0;
+    if (floor_drawn && r.hi > r.lo && floor_v < r.lo)
+        floor_far = logy ? log10(r.lo / floor_v) > 0.5 * log10(r.hi / r.lo) : r.lo - floor_v > 0.5 * (r.hi - r.lo);
+    int n_key = floor_drawn; /* the floor's legend entry */
+    size_t key_len = floor_far ? 40 : floor_drawn ? 24 : 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
@@ -382,10 +390,12 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
             adl += (size_t)snprintf(all_div + adl, sizeof all_div - adl, "%s%s", adl ? ", " : "",
                                     d->opt_labels[g->opt]);
     }
-    int floor_drawn = !isnan(floor_v) && (!logy || floor_v > 0);
-    if (floor_drawn)
+    if (floor_drawn && !floor_far)
         fprintf(f, ", \\\n  %.17g with lines lc rgb \"black\" lw 1.5 dt 2 title \"loss floor (%.4g)\"",
                 floor_v, floor_v);
+    else if (floor_far)
+        fprintf(f, ", \\\n  keyentry with lines lc rgb \"black\" lw 1.5 dt 2 title \"loss floor %.4g (far below: not drawn)\"",
+                floor_v);
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
     char div_note[320] = "";
@@ -400,6 +410,8 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
                              "diverged; the band spans the seeds still training." : "",
                    logy ? " The y axis is logarithmic." : "",
                    capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
+                   floor_far ? " The workload's loss floor (the lowest reachable loss), in the legend, lies far "
+                               "below the curves: drawn, it would squeeze them into the top of the plot." :
                    floor_drawn ? " The dashed line is the workload's loss floor (the lowest reachable loss)." : "",
                    div_note);
 }

@@ -1210,6 +1210,41 @@ static void test_dot_plots(const char *dir, int have_gnuplot)
     if (have_gnuplot) check_pngs_of_page(out);
 }
 
+/* The loss floor: a dashed line where it lies near the curves, a legend
+ * entry alone where drawing it would stretch the axis far below them (bert's
+ * entropy floor under losses near the vocabulary's log). */
+static void test_loss_floor(const char *dir, int have_gnuplot)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "floor");
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(s, fix.bench, &(fx_run){"near", "adam", NULL, 0.01, seed, "done", 1.0 + 0.1 * seed, 10, 1.0, 1.5,
+                                       4096, 0, 1.5, NAN, 0});
+        fx_add(s, fix.bench, &(fx_run){"far", "adam", NULL, 0.01, seed, "done", 4.0 + 0.1 * seed, 10, 1.0, 1.5,
+                                       4096, 0, 1.5, NAN, 0});
+    }
+    CHECK(sqlite3_exec(ob_store_db(s),
+                       "UPDATE runs SET loss_floor = CASE workload WHEN 'near' THEN 0.9 ELSE -50 END",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    ob_report_result res;
+    fixture_report(&fix, have_gnuplot, &res);
+    CHECK(res.n_render_failed == 0);
+    char *gp = slurp(fix.out, "loss_near.gp");
+    CHECK_MSG(gp && strstr(gp, "0.90000000000000002 with lines lc rgb \"black\" lw 1.5 dt 2 title \"loss floor (0.9)\"") &&
+                  !strstr(gp, "keyentry"),
+              "%s", gp ? gp : "(none)");
+    free(gp);
+    gp = slurp(fix.out, "loss_far.gp");
+    CHECK_MSG(gp && strstr(gp, "keyentry with lines lc rgb \"black\" lw 1.5 dt 2 title \"loss floor -50 (far below: "
+                               "not drawn)\"") && !strstr(gp, "-50 with lines"),
+              "%s", gp ? gp : "(none)");
+    free(gp);
+    char *md = slurp(fix.out, "summary.md");
+    CHECK(md && strstr(md, "The dashed line is the workload's loss floor") &&
+          strstr(md, "lies far below the curves: drawn, it would squeeze them"));
+    free(md);
+}
+
 int main(void)
 {
     char dir[256];
@@ -1236,6 +1271,7 @@ int main(void)
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);
     test_mixed_means(dir);
+    test_loss_floor(dir, have_gnuplot);
     test_dot_plots(dir, have_gnuplot);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

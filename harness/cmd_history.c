@@ -83,8 +83,9 @@ static void history_usage(FILE *f)
                "workload name (all its series) or a workload label (\"quadratic noise=2\"), --optimizer an\n"
                "optimizer name or label (\"adam beta2=0.95\"). Colours are the report's, one per optimizer.\n"
                "--target WORKLOAD=LOSS (repeatable, as in report) fixes the target of steps_to_target for\n"
-               "that workload; without it each night's target is 1.1 x that night's best median final\n"
-               "loss, so a series can move because another optimizer did.\n\n"
+               "that workload; without it each night's target is that night's default (1.1 x its best\n"
+               "upper-median final loss, or halfway to it), so a series can move because another\n"
+               "optimizer did.\n\n"
                "metrics:\n");
     for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-16s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
 }
@@ -374,8 +375,9 @@ int ob_cmd_history(int argc, char **argv)
             for (int k = 0; k < nt; k++) printf("%s %s=%g", k ? "," : "", twl[k], tval[k]);
             printf("; any other workload: each night's default target\n");
         } else {
-            printf("note: each night's target is 1.1 x that night's best median final loss, so a series moves when "
-                   "another optimizer does; --target WORKLOAD=LOSS fixes it\n");
+            printf("note: each night's target is that night's default (1.1 x its best upper-median final loss, or "
+                   "halfway to it), so a series moves when another optimizer does; --target WORKLOAD=LOSS fixes "
+                   "it\n");
         }
     }
     printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");

@@ -25,7 +25,7 @@ static void report_usage(FILE *f)
             "                         benchmark; 'all' (the default): every run, the latest run\n"
             "                         of each cell\n"
             "  --target WORKLOAD=LOSS target loss for time to target (repeatable); default: 1.1 x\n"
-            "                         the best median final loss any optimizer reached, or\n"
+            "                         the best upper-median final loss (of a majority of seeds), or\n"
             "                         halfway from the loss before training to it when lower\n"
             "  --tol FRACTION         tolerance of the lr sensitivity range (default 0.1)\n"
             "  --tau-max X            end of the performance profile's tau range (default 4)\n"
@@ -147,7 +147,7 @@ int ob_cmd_report(int argc, char **argv)
     char dir[1024];
     ob_path_trim(o.out_dir, dir, sizeof dir);
     char skipped[64] = "";
-    if (res.n_skipped) snprintf(skipped, sizeof skipped, ", %d without data not drawn", res.n_skipped);
+    if (res.n_skipped) snprintf(skipped, sizeof skipped, ", %d not drawn (index.html says why)", res.n_skipped);
     printf("optbench: report of %d runs (%d workload x optimizer groups) in %s: %d figures, %d rendered"
            "%s%s; open %s/index.html\n",
            res.n_runs, res.n_groups, dir, res.n_figures, res.n_rendered, skipped,

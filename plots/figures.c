@@ -671,6 +671,7 @@ static void lr_mark_labels(const ob_group *g, double xlo, double xhi, double plo
  * frac of the plot's height above it for the strip. */
 static void lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac)
 {
+    if (!(frac < 0.9)) frac = 0.9; /* the data keep a tenth of the plot whatever the strip asks */
     if (logy) {
         double bot = pow(10, floor(log10(lo)));
         double top = data_top * pow(data_top / bot, frac / (1 - frac));
@@ -709,9 +710,14 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     if (!any) return OB_OK;
     char stem[300], wq[512];
     snprintf(stem, sizeof stem, "lr_%s", slug);
-    if (xr.lo == xr.hi) /* one lr (or none positive): a column of points would pass for a sensitivity */
+    int most_lrs = 0;
+    for (int k = 0; k < s->n_g; k++)
+        if (s->g[k].wl == w && s->g[k].n_lr > most_lrs) most_lrs = s->g[k].n_lr;
+    /* one lr per optimizer (one for all, or each at its own default): points
+     * side by side would pass for a sensitivity */
+    if (most_lrs <= 1)
         return add_skipped(out, e, stem, w, "Learning-rate sensitivity",
-                           "Not drawn: the workload ran at one learning rate, so there is no sensitivity to show; "
+                           "Not drawn: each optimizer ran at one learning rate, so there is no sensitivity to show; "
                            "the table above has each optimizer's final loss there (run --lrs with several values "
                            "to measure it).");
     gp_str(d->wl_labels[w], wq, sizeof wq);
@@ -787,10 +793,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
      * enough apart to read), named at its right in the optimizer's colour,
      * in a right margin as wide as the longest name. With many such rows
      * they close up (and their markers shrink) so that the strip takes at
-     * most 45% of the plot. The plot's height in the PNG: the title's two
-     * lines, tics and labels above and below and 17 px per legend row (and
-     * per second line of lr labels) off FIG_H. */
-    const double plot_h = FIG_H - 142 - 17.0 * (lr_key_rows(n_key, key_len) + second);
+     * most 45% of the plot, overlapping when they must (dozens of swept
+     * configurations under a tall legend) rather than leaving the data no
+     * room. The plot's height in the PNG: the title's two lines, tics and
+     * labels above and below and 17 px per legend row (and per second line
+     * of lr labels) off FIG_H, at least 120 px (a taller legend overflows). */
+    double plot_h = FIG_H - 142 - 17.0 * (lr_key_rows(n_key, key_len) + second);
+    if (plot_h < 120) plot_h = 120;
     const double xlo = xr.lo / pad, xhi = xr.hi * pad;
     int n_rows = 0;
     size_t name_len = 0;
@@ -804,8 +813,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     if (n_rows > 0) {
         const double room = 0.45 * plot_h - 2 * LR_STRIP_PAD - (isnan(cap) ? 0 : 7);
         if (n_rows > 1 && (n_rows - 1) * row_px > room) {
-            row_px = room / (n_rows - 1) < 11 ? 11 : room / (n_rows - 1);
-            mark_scale = row_px / LR_ROW_PX;
+            row_px = room / (n_rows - 1);
+            mark_scale = row_px / LR_ROW_PX < 0.4 ? 0.4 : row_px / LR_ROW_PX;
         }
         /* with a cap, room under the last row for the triangles on it */
         div_frac = (2 * LR_STRIP_PAD + (isnan(cap) ? 0 : 7) + (n_rows - 1) * row_px) / plot_h;
@@ -1245,7 +1254,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                                             "decade left of the smallest positive value, past the break (//).")
                    : logx && logy ? " Both axes are logarithmic."
                    : logx       ? " The x axis is logarithmic."
-                   : logy       ? " The y axis is logarithmic (as in the learning-rate figure)."
+                   : logy       ? " The y axis is logarithmic (as the learning-rate figure's would be)."
                                 : "");
 }
 

@@ -235,9 +235,9 @@ static void doc_skipped(doc *d, const ob_figure *f)
 static const char *target_rule(const ob_stats *s, int w)
 {
     return s->target_given[w]      ? "given"
-         : s->target_halfway[w]    ? "halfway from the starting loss to the best median final loss, which "
+         : s->target_halfway[w]    ? "halfway from the starting loss to the best upper-median final loss, which "
                                      "1.1 x the best would not ask for"
-                                   : "1.1 x the best median final loss";
+                                   : "1.1 x the best upper-median final loss";
 }
 
 static const char *num(double v, char *buf, size_t n)
@@ -409,7 +409,7 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
             fprintf(f, "  %-*s %s", wmax, stage ? "" : d->wl_labels[w], stage ? "fresh seeds: " : "");
             for (int i = 0; i < n; i++) {
                 const ob_group *g = &s->g[order[i]];
-                fprintf(f, "%s%d %s %s", i ? ", " : "", i + 1, d->opt_labels[g->opt],
+                fprintf(f, "%s%d %s %s", i ? ", " : "", (stage ? crank : rank)[order[i]], d->opt_labels[g->opt],
                         num(stage ? g->conf_final.median : g->final.median, b, sizeof b));
                 /* seeds that diverged at the lr it is ranked at */
                 const int nd = stage ? g->conf_n_diverged : g->lrs[g->best].n_diverged;
@@ -500,8 +500,9 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
         if (isinf(pr.median_rel)) snprintf(med, sizeof med, ", median +inf (diverged on half the seeds or more)");
         else if (!isnan(pr.median_rel)) snprintf(med, sizeof med, ", median %+.1f%%", 100 * pr.median_rel);
         l += (size_t)snprintf(buf + l, sizeof buf - l, "%s%s (%d) vs %s (%d) lower on %d of %d seed%s%s",
-                              i ? "; " : "", d->opt_labels[s->g[order[i]].opt], i + 1,
-                              d->opt_labels[s->g[order[i + 1]].opt], i + 2, pr.a_lower, pr.n, pr.n == 1 ? "" : "s",
+                              i ? "; " : "", d->opt_labels[s->g[order[i]].opt], rank[order[i]],
+                              d->opt_labels[s->g[order[i + 1]].opt], rank[order[i + 1]], pr.a_lower, pr.n,
+                              pr.n == 1 ? "" : "s",
                               med);
     }
     if (l + 120 < sizeof buf)
@@ -644,14 +645,14 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
               "the last 10%% of its recorded steps (the window of the final loss). Each seed's time to "
               "target is the first step at which its trailing loss is at or below the workload's target "
-              "(by default 1.1 x the best median final loss any optimizer reached there, but at least "
-              "halfway from the loss before training to that best, so that one step's noise does not get "
-              "there); a seed that never gets there has none, and one that diverged counts by its steps "
+              "(by default 1.1 x the best upper-median final loss there: each optimizer's middle seed at its "
+              "best lr, the upper of the two middle ones with an even count, so that a majority of its seeds "
+              "got there; but at least halfway from the loss before training to that best, so that one step's "
+              "noise does not get there); a seed that never gets there has none, and one that diverged counts by its steps "
               "until it stopped, so it got there if it did before. Per lr, the steps to target are the step "
               "by which a strict majority of the seeds got there (the upper median of their times: the "
               "middle one of 3 seeds, the later of 2, the third of 4), as AlgoPerf takes the median of "
-              "each trial's own time: one lucky seed does not carry the others, so even the optimizer that "
-              "set the default target may miss it when its seeds end far apart. Each optimizer is "
+              "each trial's own time: one lucky seed does not carry the others. Each optimizer is "
               "shown at the lr that got there in the fewest steps (ties: the smaller lr). Training time is "
               "those steps x the optimizer's mean step time on the workload, the median over its runs at "
               "every lr (a step's work does not depend on the lr, so the runs of one lr that met a busy "
@@ -1397,7 +1398,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         size_t l = 0;
         for (int i = 0; i < figs.n_skipped && l + 80 < sizeof names; i++)
             l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", figs.skipped[i].stem);
-        fprintf(log, "optbench: note: %d figure%s without data not drawn (%s); index.html says why\n",
+        fprintf(log, "optbench: note: %d figure%s not drawn, without data to show (%s); index.html says why\n",
                 figs.n_skipped, figs.n_skipped == 1 ? "" : "s", names);
     }
 

@@ -240,8 +240,9 @@ static const ob_file_doc docs[] = {
      "eval_metric_median, eval_metric_min, eval_metric_max (medians count a diverged seed as the worst value, "
      "inf or -inf, from its last evaluation on; min and max are over the seeds still training), diverged"},
     {"time_to_target.csv", "steps and training time to reach each workload's target loss",
-     "workload, target, target_source (given | default = 1.1 x best median final loss | halfway = "
-     "halfway from the loss before training to the best median final loss, where 1.1 x asked for less), "
+     "workload, target, target_source (given | default = 1.1 x the best upper-median final loss, each optimizer's middle "
+     "seed, the upper of two with an even count | halfway = halfway from the loss before training to that "
+     "best, where 1.1 x asked for less), "
      "optimizer, rank (1 = fastest; empty when not reached), steps (the step by which a strict "
      "majority of the seeds' trailing losses had first reached it, at lr: the upper median of the seeds' "
      "first steps there, the later of 2, the second of 3, the third of 4; a seed that diverged counts by its "
@@ -1124,9 +1125,10 @@ static ob_status write_paired(const ob_dataset *d, const ob_stats *s, const char
                 if ((st = ob_stats_pair_neighbours(d, s, order[i], order[i + 1], stage, &pr, e)) != OB_OK) break;
                 ob_csv_str(&c, d->wl_labels[w]);
                 ob_csv_str(&c, stage ? "confirm" : "sweep");
-                ob_csv_int(&c, i + 1);
+                /* the groups' ranks, which equal medians share */
+                ob_csv_int(&c, (stage ? crank : rank)[order[i]]);
                 ob_csv_str(&c, d->opt_labels[s->g[order[i]].opt]);
-                ob_csv_int(&c, i + 2);
+                ob_csv_int(&c, (stage ? crank : rank)[order[i + 1]]);
                 ob_csv_str(&c, d->opt_labels[s->g[order[i + 1]].opt]);
                 ob_csv_int(&c, pr.n);
                 ob_csv_int(&c, pr.a_lower);

@@ -946,9 +946,24 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
         }
         const double start = s->start_loss[w] = ob_stat_median(tmp, m0);
         if (!s->target_given[w]) {
+            /* the best upper median of final losses at the best lr (each
+             * optimizer's ceil((m+1)/2)-th smallest of its m seeds, the
+             * statistic time to target asks a majority of seeds to reach):
+             * 1.1 x that, or halfway to it, a majority of the seeds of the
+             * optimizer that set it reach by their last step (with an even
+             * count, the median, the mean of the middle two, asked for a
+             * loss that only one of two seeds far apart got to) */
             double best = INFINITY;
-            for (int k = 0; k < ng; k++)
-                if (s->g[k].wl == w && s->g[k].final.median < best) best = s->g[k].final.median;
+            for (int k = 0; k < ng; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || g->best < 0) continue;
+                int mf = 0;
+                for (int i = 0; i < g->n_best_runs; i++)
+                    if (d->runs[g->best_runs[i]].finished) tmp[mf++] = run_final(&d->runs[g->best_runs[i]]);
+                if (!mf) continue;
+                qsort(tmp, (size_t)mf, sizeof *tmp, cmp_double);
+                if (tmp[mf / 2] < best) best = tmp[mf / 2];
+            }
             if (isfinite(best)) {
                 s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
                 /* at least half the way from the start to the best: a loss

@@ -58,9 +58,9 @@
  *   majority must get there: the median over seeds of the trailing loss, with
  *   an even number of seeds the mean of the middle two, let one lucky seed
  *   carry one that never gets there (seeds that first get there at step 39
- *   and never: reached at step 40). So the default target is not always
- *   reached, even by the optimizer and lr that set it: 1.1 x the median final
- *   loss of 2 seeds far apart may be reached by one seed alone. The
+ *   and never: reached at step 40). The default target is set from the
+ *   same upper median of final losses (below), so the optimizer that set it
+ *   gets there with a majority of its seeds. The
  *   group's steps and lr come from the lr that reaches it in the fewest steps
  *   (ties: the smaller lr), with profile_by_steps or not; +inf = censored.
  *   Wall time to target = those steps x the group's step time (tt_step_ms):
@@ -73,8 +73,10 @@
  *   one merged from its shards and newer ones), every run there counts by its
  *   median step time instead (tt_by_median), so no optimizer is ranked by the
  *   mean against another's median. Default
- *   target per workload: the best median final loss any optimizer reached
- *   there, times 1.1, but at least halfway from the start loss (below) to
+ *   target per workload: the best upper median final loss there (each
+ *   optimizer's ceil((m+1)/2)-th smallest final loss of its m seeds at its best
+ *   lr: the median with an odd count, the upper middle one with an even
+ *   count), times 1.1, but at least halfway from the start loss (below) to
  *   that best loss: where training moves the loss little (cross-entropy
  *   from 2.54 to 2.29), 1.1 x the best is a loss one step's noise reaches. A
  *   target at or above the median loss at the first
@@ -267,7 +269,7 @@ typedef struct ob_stats {
     double *target;             /* (n_wl,) target loss per workload; NaN when none */
     int *target_given;          /* (n_wl,) 1 when set by the user */
     int *target_halfway;        /* (n_wl,) 1 when the default target is halfway from start_loss to
-                                 * the best median final loss (1.1 x that asked for less) */
+                                 * the best upper median final loss (1.1 x that asked for less) */
     double *start_loss;         /* (n_wl,) median over the sweep's finished runs of the loss at
                                  * their first recorded step (before any update); NaN when none */
     int *target_at_start;       /* (n_wl,) 1 when start_loss <= target: the target is met before

@@ -641,6 +641,12 @@ static void test_lr_range_edges(const char *db, const char *out)
             CHECK(strstr(tex, "& 1 / 9 \\\\\n") && strstr(tex, "& 3 / 9 \\\\\n") &&
                   strstr(tex, "diverged: runs that diverged, of the runs over every lr"));
             CHECK(strstr(tex, "in bold the lowest and every median whose [min, max] overlaps the lowest's"));
+            /* the shared rank in the text and paired.csv too */
+            CHECK(strstr(md, "Seed by seed at the best lrs: adagrad (1) vs adam (1) lower on 1 of 3 seeds"));
+            char *pc = slurp(out, "paired.csv");
+            CHECK(pc && strstr(pc, "\"quad\",\"sweep\",1,\"adam\",1,\"lion\",") &&
+                  strstr(pc, "\"quad\",\"sweep\",1,\"lion\",4,\"sgd\","));
+            free(pc);
         }
         free(md);
         free(tex);

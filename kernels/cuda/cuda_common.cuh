@@ -92,6 +92,10 @@ static inline int ob_cu_enter(const ob_device *dev)
     if (prev != dev->index && cudaSetDevice(dev->index) != cudaSuccess) (void)cudaGetLastError();
     return prev;
 }
+/* prev is a GPU this thread selected before: opening a device selects it
+ * (cudaSetDevice in open, which makes its context), and the backend's calls
+ * run on the threads that opened their devices, so putting prev back makes
+ * no new context. */
 static inline void ob_cu_leave(const ob_device *dev, int prev)
 {
     if (prev >= 0 && prev != dev->index && cudaSetDevice(prev) != cudaSuccess) (void)cudaGetLastError();

@@ -433,9 +433,12 @@ ob_status ob_cu_svd_polar(ob_device *dev, int rows, int cols, const float *A, fl
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda svd_polar: %dx%d matrix", rows, cols);
     svd_bufs b;
     memset(&b, 0, sizeof b);
+    /* its buffers are allocated per call: on dev's GPU (ob_cu_enter) */
+    const int prev = ob_cu_enter(dev);
     ob_status st = svd_run(dev, rows, cols, A, s, q, &b, e);
     if (st != OB_OK) (void)cudaStreamSynchronize(cu_impl(dev)->stream);
     svd_free(&b);
+    ob_cu_leave(dev, prev);
     return st;
 }
 

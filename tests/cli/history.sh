@@ -90,7 +90,7 @@ check "step_ms_mean: a value per benchmark: $(sed -n 3p "$tmp/out")" \
 # steps_to_target: each night's own target unless --target fixes it; a
 # target no run reaches leaves every value empty; an unknown workload is bad input
 hist --metric steps_to_target
-check "steps_to_target: the moving default target is noted" grep -q '^note: each night.s target is 1.1 x' "$tmp/out"
+check "steps_to_target: the moving default target is noted" grep -q '^note: each night.s target is that night.s default (1.1 x its best upper-median' "$tmp/out"
 check "steps_to_target: values with the default target" grep -Eq '^1 +.* [0-9]+( |$)' "$tmp/out"
 hist --metric steps_to_target --target quadratic=1e-30
 check "--target: named: $(sed -n 2p "$tmp/out")" grep -q '^targets fixed by --target: quadratic=1e-30;' "$tmp/out"

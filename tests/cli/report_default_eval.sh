@@ -50,7 +50,7 @@ if command -v sqlite3 >/dev/null 2>&1; then
   "$OPTBENCH" report --db "$tmp/old.db" --out "$tmp/old" >"$tmp/out" 2>&1; rc=$?
   cat "$tmp/out"
   check "report without evals rows exits 0 (rc $rc)" test $rc -eq 0
-  check "says figures were not drawn" grep -q 'without data not drawn' "$tmp/out"
+  check "says figures were not drawn" grep -q 'not drawn (index.html says why)' "$tmp/out"
   check "no held-out script without data" test ! -e "$tmp/old/eval_loss_quadratic.gp"
   check "page says why" grep -q 'Held-out loss:</b> Not drawn' "$tmp/old/index.html"
   check "page asks for no gnuplot rerun of it" test "$(grep -c 'gnuplot eval_loss' "$tmp/old/summary.md")" -eq 0

@@ -1631,8 +1631,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     char tt_title[400];
     snprintf(tt_title, sizeof tt_title,
              "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
-             "(those steps x the optimizer's mean step time over all its lrs%s%s)",
-             n_unreached ? "; \\\"not reached\\\": most of its seeds never did" : "",
+             "(those steps x the mean step time%s%s)",
+             n_unreached ? "; \\\"not reached\\\": most seeds never did" : "",
              n_alldiv ? "; \\\"diverged at every lr\\\": every run did" : "");
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"

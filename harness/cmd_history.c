@@ -125,10 +125,9 @@ static const char *direction(int m, const series *ser, int ns, int nb, const ob_
     return b == LOWER ? " (lower is better)" : b == HIGHER ? " (higher is better)" : "";
 }
 
-/* dash types per optimizer configuration, as the report's (solid, dashed,
- * dash-dot, dash-dot-dot); colours by optimizer, as the report's (style.h) */
-static const int history_dashes[] = {1, 2, 4, 5};
-/* point types per workload label: filled circle, square, triangles, diamond, pentagon */
+/* colours and dash types per optimizer configuration are the report's
+ * (style.h); point types go by workload label here: filled circle, square,
+ * triangles, diamond, pentagon */
 static const int history_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
 #define HISTORY_POINTS 12
 
@@ -477,7 +476,9 @@ int ob_cmd_history(int argc, char **argv)
         }
         /* each optimizer in its colour of every report (when out of memory, one colour) */
         const char **colours = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *colours);
+        int *dashes = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *dashes);
         if (colours) ob_series_colours((const char *const *)all.opt_names, all.n_opt, colours);
+        if (dashes) ob_series_marks((const char *const *)all.opt_names, all.n_opt, NULL, dashes);
         /* tick labels: date and time, then benchmark id and revision; many
          * benchmarks get one rotated line each */
         const int rotate = nb > 12;
@@ -521,10 +522,11 @@ int ob_cmd_history(int argc, char **argv)
                     "title columnheader(%d)",
                     j ? ", \\\n    " : "", 5 + j,
                     j ? "" : ":xtic(tick(strcol(1), strcol(2), strcol(3)))",
-                    colour, history_dashes[o % 4],
+                    colour, dashes ? dashes[o] : 1,
                     history_points[ser[j].wl % HISTORY_POINTS], 5 + j);
         }
         free(colours);
+        free(dashes);
         fprintf(f,
                 "\n"
                 "\n# the same figure as SVG\n"

@@ -122,31 +122,6 @@ static ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, c
     return OB_OK;
 }
 
-/* A marker shape and a dash type per optimizer as well as a colour: curves
- * that lie exactly on top of each other (adam and adamw where weight decay
- * does not matter), and figures printed in grey, still show every series.
- * Series are drawn in optimizer order, filled and open shapes alternate, and
- * no marker hides one drawn before it at the same point: an open one shows
- * the marker under it through its middle (each open shape comes after the
- * filled one of its shape), a filled one leaves the corners of the one under
- * it (no filled square, which would cover a circle); a dashed line shows the
- * line under it in its gaps. Not used for series: 2 (x, a divergence), 3
- * (star, fresh seeds), 6 (open circle, the best lr). */
-static int opt_shape(int o)
-{
-    static const int shapes[] = {7, 4, 9, 8, 11, 10, 15, 14, 13, 12};
-    return shapes[o % 10];
-}
-/* solid, dashed, dash-dot, dash-dot-dot (not dotted, too faint at this
- * width): with the 10 shapes no two of the first 20 optimizers share shape
- * and dashes (the 16 colours aside), so a figure printed in grey tells them
- * apart */
-static int opt_dash(int o)
-{
-    static const int dashes[] = {1, 2, 4, 5};
-    return dashes[o % 4];
-}
-
 /* Legend layout: the legend below the plot gets as many columns as its
  * longest entry (longest characters) lets fit across the figure, so long
  * labels (optimizers with their swept hyperparameters) are not cut off at
@@ -190,19 +165,25 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
             "set style fill transparent solid 0.18 noborder\n"
             "# 0: the PDFs (for papers) without their titles, which a paper's caption replaces; the PNGs keep them\n"
             "if (!exists(\"PDF_TITLES\")) PDF_TITLES = 1\n"
-            "# one colour, marker shape and dash type per optimizer, the same in every figure\n"
-            "# (an optimizer's colour is the same in every report; markers and dashes go by its place here):\n",
+            "# one colour, marker shape and dash type per optimizer, the same in every figure and every report\n"
+            "# (a second configuration of an optimizer, a swept hyperparameter, takes a colour no optimizer owns):\n",
             FIG_W, FIG_H, FIG_W, FIG_H);
-    const char **colour = malloc((size_t)(d->n_opt > 0 ? d->n_opt : 1) * sizeof *colour);
-    if (!colour) {
+    size_t n_alloc = (size_t)(d->n_opt > 0 ? d->n_opt : 1);
+    const char **colour = malloc(n_alloc * sizeof *colour);
+    int *mark = malloc(2 * n_alloc * sizeof *mark); /* shapes, then dash types */
+    if (!colour || !mark) {
+        free(colour);
+        free(mark);
         fclose(f);
         return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
     ob_series_colours((const char *const *)d->opt_names, d->n_opt, colour);
+    ob_series_marks((const char *const *)d->opt_names, d->n_opt, mark, mark + n_alloc);
     for (int o = 0; o < d->n_opt; o++)
-        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o], opt_shape(o),
-                opt_dash(o), d->opt_labels[o]);
+        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o], mark[o],
+                mark[n_alloc + (size_t)o], d->opt_labels[o]);
     if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#1f77b4\" lw 2 pt 7\n");
+    free(mark);
     free(colour);
     int bad = ferror(f);
     if (fclose(f) != 0) bad = 1;

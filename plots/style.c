@@ -1,6 +1,7 @@
 /* plots/style.c - see style.h. */
 #include "plots/style.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "optimizers/optim.h"
@@ -10,7 +11,7 @@
  * adamw_sf, sgd_sf, soap, adafactor, rprop, asgd): the first ten are the
  * common "tab10". No black: the figures draw their annotations (the loss
  * floor, legend keys of marks) in black. Series differ by marker and dash
- * type as well (style.gp), so the closer pairs still tell apart. */
+ * type as well (ob_series_marks), so the closer pairs still tell apart. */
 static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
                                       "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000080", "#b8005c",
                                       "#00a087", "#6baed6", "#5e3c99", "#a05000", "#808000", "#f0a0c0"};
@@ -35,21 +36,22 @@ static int registry_index(const char *name)
     return -1;
 }
 
-/* The colour slot of configuration i when it is its optimizer's first and
- * the registry knows the optimizer, else -1. */
-static int own_slot(const char *const *names, int i)
+/* The registry place of configuration i's optimizer when i is that
+ * optimizer's first configuration, else -1 (also for unknown optimizers). */
+static int own_place(const char *const *names, int i)
 {
     int k = registry_index(names[i]);
     for (int j = 0; j < i && k >= 0; j++)
         if (names[j] && !strcmp(names[j], names[i])) k = -1;
-    return k < N_PALETTE ? k : -1;
+    return k;
 }
 
 void ob_series_colours(const char *const *opt_names, int n, const char **out)
 {
     int taken[N_PALETTE] = {0};
     for (int i = 0; i < n; i++) {
-        int k = own_slot(opt_names, i);
+        int k = own_place(opt_names, i);
+        if (k >= N_PALETTE) k = -1;
         out[i] = k >= 0 ? palette[k] : NULL;
         if (k >= 0) taken[k] = 1;
     }
@@ -70,4 +72,89 @@ void ob_series_colours(const char *const *opt_names, int n, const char **out)
         taken[next] = 1;
         out[i] = palette[next++];
     }
+}
+
+/* Each optimizer's marker shape (gnuplot point type) and dash type. Five
+ * filled shapes (circle 7, triangle 9, down triangle 11, diamond 13,
+ * pentagon 15) and five open ones (square 4 and the open triangle 8, down
+ * triangle 10, diamond 12, pentagon 14); no filled square, which would cover
+ * any marker under it, and none of the marks the figures use for something
+ * else (2 x: diverged, 3 star: fresh seeds, 6 open circle: the best lr).
+ * Dashes: solid 1, dashed 2, dash-dot 4, dash-dot-dot 5 (not dotted, too
+ * faint at the figures' line width). No two optimizers share both, so a
+ * figure printed in grey tells them apart, and the six of the default
+ * benchmark (sgd, adam, adamw, lion, muon, root) have six shapes, for the
+ * dot plots, which have no lines. Series are drawn in label order
+ * (alphabetical), and where an open shape's filled twin belongs to another
+ * optimizer, that optimizer's name sorts first: a filled marker never covers
+ * its open twin drawn before it at the same point (adam and adamw lie
+ * exactly on top of each other where weight decay does not matter); an open
+ * marker shows the one under it through its middle, and a filled circle,
+ * triangle, diamond or pentagon leaves the corners of one under it. */
+static const struct mark {
+    const char *name;
+    int shape, dash;
+} marks[] = {
+    {"sgd", 7, 1},       {"adam", 4, 2},       {"adamw", 9, 4},    {"nadam", 8, 5},     {"radam", 10, 1},
+    {"adamax", 11, 2},   {"adagrad", 7, 2},    {"adadelta", 15, 5}, {"rmsprop", 12, 1},  {"lion", 13, 2},
+    {"muon", 15, 4},     {"root", 10, 5},      {"adamw_sf", 9, 1}, {"sgd_sf", 8, 2},    {"soap", 12, 4},
+    {"adafactor", 11, 5}, {"rprop", 14, 1},    {"asgd", 13, 4},
+};
+#define N_MARKS (int)(sizeof marks / sizeof marks[0])
+static const int open_shapes[] = {4, 8, 10, 12, 14};
+static const int dash_types[] = {1, 2, 4, 5};
+#define N_OPEN (int)(sizeof open_shapes / sizeof open_shapes[0])
+#define N_DASH (int)(sizeof dash_types / sizeof dash_types[0])
+
+static int mark_of(const char *name)
+{
+    for (int k = 0; name && k < N_MARKS; k++)
+        if (!strcmp(marks[k].name, name)) return k;
+    return -1;
+}
+
+void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
+{
+    int sh_buf[64], da_buf[64];
+    int *sh = n <= 64 ? sh_buf : malloc((size_t)n * sizeof *sh);
+    int *da = n <= 64 ? da_buf : malloc((size_t)n * sizeof *da);
+    if (!sh || !da) { /* out of memory: every series solid with filled circles */
+        for (int i = 0; i < n; i++) {
+            if (shape) shape[i] = 7;
+            if (dash) dash[i] = 1;
+        }
+        if (sh != sh_buf) free(sh);
+        if (da != da_buf) free(da);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        int k = own_place(opt_names, i) >= 0 ? mark_of(opt_names[i]) : -1;
+        sh[i] = k >= 0 ? marks[k].shape : 0;
+        da[i] = k >= 0 ? marks[k].dash : 0;
+    }
+    /* the others (further configurations, unknown optimizers): open shapes,
+     * which hide nothing, with a shape and dashes no series has yet, where
+     * possible one whose filled twin is not drawn after them */
+    for (int i = 0; i < n; i++) {
+        if (sh[i]) continue;
+        int best = -1, best_cost = 3;
+        for (int c = 0; c < N_OPEN * N_DASH && best_cost > 0; c++) {
+            int s = open_shapes[c % N_OPEN], d = dash_types[(c / N_OPEN) % N_DASH];
+            int cost = 0;
+            for (int j = 0; j < n; j++) {
+                if (sh[j] == s && da[j] == d) cost |= 2;
+                if (j > i && sh[j] == s + 1) cost |= 1;
+            }
+            if (cost < best_cost) best_cost = cost, best = c;
+        }
+        if (best < 0) best = i % (N_OPEN * N_DASH); /* every combination taken: they repeat */
+        sh[i] = open_shapes[best % N_OPEN];
+        da[i] = dash_types[(best / N_OPEN) % N_DASH];
+    }
+    for (int i = 0; i < n; i++) {
+        if (shape) shape[i] = sh[i];
+        if (dash) dash[i] = da[i];
+    }
+    if (sh != sh_buf) free(sh);
+    if (da != da_buf) free(da);
 }

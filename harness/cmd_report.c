@@ -28,6 +28,9 @@ static void report_usage(FILE *f)
             "                         the best upper-median final loss (of a majority of seeds), or\n"
             "                         halfway from the loss before training to it when lower\n"
             "  --tol FRACTION         tolerance of the lr sensitivity range (default 0.1)\n"
+            "  --tol-of best|progress what --tol is a fraction of: the best median final loss\n"
+            "                         (default), or the progress from the loss before training to\n"
+            "                         it, which adding a constant to the loss leaves where it is\n"
             "  --tau-max X            end of the performance profile's tau range (default 4)\n"
             "  --profile-by time|steps  what the performance profile compares (default time)\n"
             "  --jobs N               run up to N gnuplot processes at once (default: the number of\n"
@@ -41,8 +44,8 @@ static void report_usage(FILE *f)
 /* every option, for the near-miss hint, those that take a value first;
  * --help and --no-render (no value, the last) are handled before the value
  * is checked */
-static const char *const report_opts[] = {"--db",         "--out",  "--benchmark", "--target", "--tol",
-                                          "--tau-max",    "--jobs", "--profile-by", "--no-render"};
+static const char *const report_opts[] = {"--db",      "--out",  "--benchmark",  "--target",   "--tol",
+                                          "--tol-of",  "--tau-max", "--jobs",    "--profile-by", "--no-render"};
 #define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
 
 int ob_cmd_report(int argc, char **argv)
@@ -97,6 +100,13 @@ int ob_cmd_report(int argc, char **argv)
         } else if (!strcmp(a, "--tol")) {
             if (ob_parse_double(v, &o.stats.tol) != 0 || !(o.stats.tol >= 0)) {
                 rc = ob_cli_error(2, "report: --tol '%s' is not a non-negative number", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--tol-of")) {
+            if (!strcmp(v, "best")) o.stats.tol_of_progress = 0;
+            else if (!strcmp(v, "progress")) o.stats.tol_of_progress = 1;
+            else {
+                rc = ob_cli_error(2, "report: --tol-of '%s' is not 'best' or 'progress'", v);
                 goto out;
             }
         } else if (!strcmp(a, "--tau-max")) {

@@ -164,16 +164,18 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
                 "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every median whose "
                 "[min, max] overlaps the lowest's, which these seeds do not tell apart from it; held-out loss%s%s (medians); "
-                "lr range: decades of learning rate whose median final loss is within %.3g\\%% of the best "
+                "lr range: decades of learning rate whose median final loss is within %.3g\\%% of %s "
                 "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
                 "lr.%s",
                 wl, seeds, has_metric ? " and " : "", has_metric ? metric : "", 100 * s->tol,
+                s->tol_of_progress ? "the progress from the loss before training to the best" : "the best",
                 edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
                        "beyond it." : "");
         if (unmeasured)
             fprintf(f, " $^\\ddagger$: lr range not measured: the best lr is at the edge of the grid and a seed "
                        "diverged at the lr next to it (or the grid has one lr, or the tolerance is 0: --tol 0 or a "
-                       "best median loss of 0).");
+                       "best median loss of 0%s).",
+                    s->tol_of_progress ? ", or the best is not below the loss before training" : "");
         if (n_conf)
             fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
                        "free of the optimism of picking it on the sweep's own seeds (in bold as above).", cseeds);

@@ -619,7 +619,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
           n_confirm_runs ? "the confirmation tables below rerun each best lr on fresh seeds"
                          : "run --confirm-seeds N to rerun each best lr on N fresh seeds");
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
-              "best lr whose median final loss is within %g%% of the best and where no seed diverged or ended "
+              "best lr whose median final loss is within %g%% of %s and where no seed diverged or ended "
               "without a finite loss, found "
               "by interpolation between grid points as for the loss at 0.5x / 2x lr; a value marked >= reaches "
               "the edge of the tried grid and is a lower bound; 'not measured (grid edge, next lr diverged)': the "
@@ -627,7 +627,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "the lr next to it, so the range "
               "is that one lr within the grid and unknown beyond it ('not measured (one lr)': one lr was tried; "
               "'not measured (grid edge, tolerance 0)': the best lr is at the edge and the tolerance is 0, from "
-              "--tol 0 or a best median loss of 0, so the range within the grid is that lr alone); "
+              "--tol 0 or a best median loss of 0, so the range within the grid is that lr alone%s); "
               "a best lr marked (grid edge) is the smallest or "
               "largest lr tried, so a wider grid may find a better one. Loss at 0.5x / 2x lr: the median final loss "
               "at half and twice the best lr, interpolated between the grid lrs around it with log(loss) linear "
@@ -635,7 +635,16 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "grid lr where half the seeds or more diverged: between an lr that trains and one that "
               "diverges the loss is not known). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr.",
-          100 * o->stats.tol);
+          100 * o->stats.tol,
+          o->stats.tol_of_progress
+              ? "the progress training made, from the workload's loss before training (its median over the runs' "
+                "first recorded steps) down to the best median (report --tol-of progress: a tolerance that adding a "
+                "constant to the loss leaves where it is)"
+              : "the best (report --tol-of progress makes it a fraction of the progress from the loss before "
+                "training instead, which adding a constant to the loss leaves where it is)",
+          o->stats.tol_of_progress ? "; 'not measured (no progress)': the best median is not below the loss "
+                                     "before training, so there is no progress to take a fraction of"
+                                   : "");
     doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
               "optimizers, so neighbours in a ranking are also compared seed by seed, which pairs away each "
               "seed's own luck: on how many seeds the better-ranked one had the lower final loss, and the median "
@@ -706,6 +715,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                     doc_cell(dc, "not measured (one lr)");
                 else if (g->width_unmeasured == OB_WIDTH_EDGE_NO_TOL)
                     doc_cell(dc, "not measured (grid edge, tolerance 0)");
+                else if (g->width_unmeasured == OB_WIDTH_NO_PROGRESS)
+                    doc_cell(dc, "not measured (no progress)");
                 else
                     doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
                              isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));

@@ -240,12 +240,11 @@ double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at)
     return NAN;
 }
 
-double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double tol,
+double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double thr,
                         int *open_lo, int *open_hi)
 {
     *open_lo = *open_hi = 0;
-    if (best < 0 || best >= n || !isfinite(med[best])) return NAN;
-    double thr = med[best] + tol * fabs(med[best]);
+    if (best < 0 || best >= n || !isfinite(med[best]) || !(thr >= med[best])) return NAN;
     int j = best;
     while (j + 1 < n && med[j + 1] <= thr) j++;
     double hi;
@@ -541,7 +540,25 @@ static double run_held_out(const ob_rrun *r, int metric, int has)
     return metric ? r->eval_metric : r->eval_loss;
 }
 
-static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol, ob_err *e)
+/* The median over the workload w's finished sweep runs of the loss at their
+ * first recorded step (before any update): every optimizer's runs of a seed
+ * start from the same parameters and batch. NaN when none; tmp holds d->n. */
+static double start_loss(const ob_dataset *d, int w, double *tmp)
+{
+    int m0 = 0;
+    for (int r = 0; r < d->n; r++) {
+        const ob_rrun *x = &d->runs[r];
+        if (x->wl == w && !x->confirm && x->finished && x->n_curve > 0 && isfinite(x->c_loss[0]))
+            tmp[m0++] = x->c_loss[0];
+    }
+    return ob_stat_median(tmp, m0);
+}
+
+/* The group's statistics from its sweep runs idx[0..n-1]; the lr range's
+ * tolerance: tol x |best median|, or with of_progress tol x (start - best
+ * median), start the workload's loss before training. */
+static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol, int of_progress,
+                             double start, ob_err *e)
 {
     ob_status st = OB_OK;
     double *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
@@ -646,8 +663,12 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
             medv[i] = i != g->best && (g->lrs[i].n_diverged > 0 || g->lrs[i].n_nonfinite > 0) ? INFINITY
                                                                                             : g->lrs[i].med;
         }
-        g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, tol, &g->width_open_lo,
-                                            &g->width_open_hi);
+        const double bm = medv[g->best];
+        const double thr = of_progress ? bm + tol * (start - bm) : bm + tol * fabs(bm);
+        g->width_decades = NAN;
+        if (of_progress && !(start > bm)) g->width_unmeasured = OB_WIDTH_NO_PROGRESS;
+        else g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, thr, &g->width_open_lo,
+                                                 &g->width_open_hi);
         /* open on one side and ending at the best lr on the other: ">= 0"
          * says nothing, so no width, and why */
         if (g->width_decades == 0 && (g->width_open_lo || g->width_open_hi)) {
@@ -871,6 +892,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     s->tau_max = o->tau_max > 1 ? o->tau_max : 4.0;
     s->profile_by_steps = o->profile_by_steps;
     s->tol = o->tol;
+    s->tol_of_progress = o->tol_of_progress;
     for (int i = 0; i < o->n_targets; i++) {
         int found = 0;
         for (int w = 0; w < d->n_wl; w++)
@@ -896,6 +918,11 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     members = calloc((size_t)ng + 1, sizeof *members);
     counts = calloc((size_t)ng + 1, sizeof *counts);
     if (!idx || !members || !counts) goto nomem;
+    /* the loss before training, for the lr range's tolerance of the progress and the default target */
+    s->start_loss = calloc((size_t)d->n_wl + 1, sizeof *s->start_loss);
+    tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
+    if (!s->start_loss || !tmp) goto nomem;
+    for (int w = 0; w < d->n_wl; w++) s->start_loss[w] = start_loss(d, w, tmp);
     for (int w = 0; w < d->n_wl; w++)
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
@@ -914,20 +941,18 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             counts[k] = n;
             s->g[k].wl = w;
             s->g[k].opt = op;
-            if ((st = group_basic(d, &s->g[k], idx, n, o->tol, e)) != OB_OK ||
+            if ((st = group_basic(d, &s->g[k], idx, n, o->tol, o->tol_of_progress, s->start_loss[w], e)) !=
+                    OB_OK ||
                 (st = group_confirm(d, &s->g[k], idx + n, nc, idx, n, e)) != OB_OK)
                 goto done;
         }
     /* targets, sgd step time, time to target */
     s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);
     s->target_given = calloc((size_t)d->n_wl + 1, sizeof *s->target_given);
-    s->start_loss = calloc((size_t)d->n_wl + 1, sizeof *s->start_loss);
     s->target_halfway = calloc((size_t)d->n_wl + 1, sizeof *s->target_halfway);
     s->target_at_start = calloc((size_t)d->n_wl + 1, sizeof *s->target_at_start);
     s->tt_by_median = calloc((size_t)d->n_wl + 1, sizeof *s->tt_by_median);
-    tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
-    if (!s->target || !s->target_given || !s->start_loss || !s->target_halfway || !s->target_at_start ||
-        !s->tt_by_median || !tmp)
+    if (!s->target || !s->target_given || !s->target_halfway || !s->target_at_start || !s->tt_by_median)
         goto nomem;
     for (int w = 0; w < d->n_wl; w++) {
         s->target[w] = NAN;
@@ -936,15 +961,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
                 s->target[w] = o->target_val[i];
                 s->target_given[w] = 1;
             }
-        /* the loss before training: every optimizer's runs of a seed start
-         * from the same parameters and batch */
-        int m0 = 0;
-        for (int r = 0; r < d->n; r++) {
-            const ob_rrun *x = &d->runs[r];
-            if (x->wl == w && !x->confirm && x->finished && x->n_curve > 0 && isfinite(x->c_loss[0]))
-                tmp[m0++] = x->c_loss[0];
-        }
-        const double start = s->start_loss[w] = ob_stat_median(tmp, m0);
+        const double start = s->start_loss[w];
         if (!s->target_given[w]) {
             /* the best upper median of final losses at the best lr (each
              * optimizer's ceil((m+1)/2)-th smallest of its m seeds, the
@@ -1081,6 +1098,7 @@ const char *ob_width_unmeasured_name(int u)
     return u == OB_WIDTH_EDGE_DIVERGED ? "edge_next_diverged"
            : u == OB_WIDTH_ONE_LR      ? "one_lr"
            : u == OB_WIDTH_EDGE_NO_TOL ? "edge_zero_tolerance"
+           : u == OB_WIDTH_NO_PROGRESS ? "no_progress"
                                        : "";
 }
 

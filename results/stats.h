@@ -20,7 +20,10 @@
  *   what it is.
  * - lr sensitivity width: log10(hi / lo) in decades, where [lo, hi] is the
  *   range around the best lr whose median final loss is within tol of the best
- *   (m <= best + tol * |best|) and where no seed diverged or ended without a
+ *   (m <= best + tol * |best|; with tol_of_progress, within tol of the
+ *   progress from the workload's start_loss to the best: m <= best + tol *
+ *   (start - best), not measured where the best is not below the start) and
+ *   where no seed diverged or ended without a
  *   finite loss (the best lr itself aside). Each end is where the median,
  *   interpolated between the last grid lr inside and the first outside as
  *   below, crosses the threshold; an end next to an lr where a seed diverged
@@ -132,8 +135,9 @@ ob_status ob_stat_median_ci(const double *x, int n, double level, double *lo, do
                             ob_err *e);
 /* Value at `at` of points (lr[i], v[i]) (lr ascending) by the rule above. */
 double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at);
-/* Sensitivity width in decades around index best (see above). */
-double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double tol,
+/* Sensitivity width in decades around index best (see above): the lrs
+ * whose median is <= thr are inside. */
+double ob_stat_lr_width(const double *lr, const double *med, int n, int best, double thr,
                         int *open_lo, int *open_hi);
 /* The trailing loss of each of the n points (see time to target above). */
 void ob_stat_trailing_mean(const double *loss, int64_t n, double *out);
@@ -203,8 +207,11 @@ typedef enum ob_width_unmeasured {
     OB_WIDTH_ONE_LR,            /* the grid has one lr */
     OB_WIDTH_EDGE_NO_TOL,       /* the best lr is at the grid's edge and the tolerance is 0 (tol 0, or a
                                  * best median of 0): the loss at the lr next to it is above the best's */
+    OB_WIDTH_NO_PROGRESS,       /* a tolerance of the progress (tol_of_progress), and the best median is
+                                 * not below the loss before training (or that is unknown) */
 } ob_width_unmeasured;
-/* Short text of u: "edge_next_diverged", "one_lr", "edge_zero_tolerance"; "" when measured. */
+/* Short text of u: "edge_next_diverged", "one_lr", "edge_zero_tolerance", "no_progress"; "" when
+ * measured. */
 const char *ob_width_unmeasured_name(int u);
 
 typedef struct ob_group {
@@ -252,6 +259,8 @@ typedef struct ob_group {
 
 typedef struct ob_stats_opts {
     double tol;                 /* lr sensitivity tolerance, default 0.1 */
+    int tol_of_progress;        /* 0 (default): tol x |best median|; 1: tol x (start_loss - best median),
+                                 * a fraction of the progress training made */
     int n_targets;              /* explicit targets per workload label */
     const char **target_wl;
     const double *target_val;
@@ -289,6 +298,7 @@ typedef struct ob_stats {
     double tau_max;
     int profile_by_steps;
     double tol;                 /* the lr range's tolerance the statistics used (ob_stats_opts.tol) */
+    int tol_of_progress;        /* ... and what it is a fraction of (ob_stats_opts.tol_of_progress) */
 } ob_stats;
 
 /* The workloads whose time to target is from median step times

@@ -134,16 +134,17 @@ static void test_interp_width(void)
      * -2 - ln(1.1 / 1) / ln(2 / 1) = -2 - 0.13750 */
     double want = (-1 + log(1.1 / 1.05) / log(3 / 1.05)) - (-2 - log(1.1) / log(2.0));
     CHECK_NEAR(want, 1.18182, 1e-5);
-    CHECK_NEAR(ob_stat_lr_width(lr5, m5, 5, 2, 0.1, &olo, &ohi), want, 1e-12);
+    CHECK_NEAR(ob_stat_lr_width(lr5, m5, 5, 2, 1.1, &olo, &ohi), want, 1e-12);
     CHECK(olo == 0 && ohi == 0);
     double m2[] = {1, 1.05};
-    CHECK_NEAR(ob_stat_lr_width(lr, m2, 2, 0, 0.1, &olo, &ohi), 1.0, 1e-12);
+    CHECK_NEAR(ob_stat_lr_width(lr, m2, 2, 0, 1.1, &olo, &ohi), 1.0, 1e-12);
     CHECK(olo == 1 && ohi == 1);
     double lr4[] = {1e-3, 1e-2, 1e-1, 1};
     double m4[] = {INFINITY, 1, 1.05, INFINITY};
-    CHECK_NEAR(ob_stat_lr_width(lr4, m4, 4, 1, 0.1, &olo, &ohi), 1.0, 1e-12);
+    CHECK_NEAR(ob_stat_lr_width(lr4, m4, 4, 1, 1.1, &olo, &ohi), 1.0, 1e-12);
     CHECK(olo == 0 && ohi == 0);
-    CHECK(isnan(ob_stat_lr_width(lr4, m4, 4, 0, 0.1, &olo, &ohi)));
+    CHECK(isnan(ob_stat_lr_width(lr4, m4, 4, 0, 1.1, &olo, &ohi)));
+    CHECK(isnan(ob_stat_lr_width(lr5, m5, 5, 2, 0.9, &olo, &ohi))); /* a threshold below the best */
 }
 
 /* ob_stat_first_reach and ob_stat_majority_first_reach, which must not fail here */
@@ -499,6 +500,20 @@ static void test_reference(const char *path)
     CHECK_NEAR(qa->width_decades, log(1.5) / log(4.0), 1e-12);
     ob_stats_free(&s);
 
+    /* a tolerance of the progress: 10% of the way from quad's loss before
+     * training down to adam's best median 1.0, so the threshold is
+     * 1 + 0.1 (start - 1); the left end is where log(median) between 4 and
+     * 1 crosses it (the right end stays at 0.01, a seed diverged at 0.1) */
+    ob_stats_opts_default(&o);
+    o.tol_of_progress = 1;
+    CHECK_OK(ob_stats_compute(&d, &o, &s, &e), &e);
+    qa = grp(&d, &s, "quad", "adam");
+    const double start = s.start_loss[ob_dataset_find_wl(&d, "quad")];
+    CHECK_MSG(start > 4 && start < 31, "quad starts at %g", start);
+    CHECK(s.tol_of_progress == 1 && qa->width_unmeasured == OB_WIDTH_MEASURED);
+    CHECK_NEAR(qa->width_decades, log(1 + 0.1 * (start - 1)) / log(4.0), 1e-12);
+    ob_stats_free(&s);
+
     /* a given target: quad 2.45 (no ties with the window means). adam at lr 0.01 (f 1.0,
      * 1.2, 0.8): 20, 20, 19 (median 20); at lr 0.1: 10, 10, never (10). sgd at lr 0.01
      * (f 2.0, 2.2, 2.4): 22, 23, 24 (23) */
@@ -740,6 +755,52 @@ static void test_steps_and_start(const char *path)
         /* only W steps=50, W steps=80 and H enter the profile */
         CHECK_MSG(st.profile_workloads == 3, "%d workloads in the profile", st.profile_workloads);
     }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
+/* The lr range's tolerance as a fraction of the progress from the loss
+ * before training: P trains from 7 (at lr 0.01) and 9 (the others) to 2 and 3: the
+ * threshold is 2 + 0.1 x (start - 2) where the default's is 2.2; F's loss
+ * never moves (flat curves at 2.0 on every lr): the default tolerance calls
+ * its whole grid the range, 10% of no progress is not measured. */
+static void test_width_progress(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"P", "adam", NULL, 0.001, seed, "done", 3.0, 12, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"P", "adam", NULL, 0.01, seed, "done", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"P", "adam", NULL, 0.1, seed, "done", 3.0, 12, 1, 1, 1, 1, 1, 1, 0});
+        for (int k = 0; k < 3; k++)
+            fx_add(s, 0, &(fx_run){"F", "adam", NULL, k == 0 ? 0.001 : k == 1 ? 0.01 : 0.1, seed, "done", 2.0, 0, 1, 1,
+                                   1, 1, 1, 1, 0});
+    }
+    ob_dataset d;
+    load_with_curves(ob_store_db(s), &d);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    ob_stats st;
+    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    const ob_group *pa = grp(&d, &st, "P", "adam"), *fa = grp(&d, &st, "F", "adam");
+    CHECK(pa && fa);
+    if (!pa || !fa) goto out;
+    /* the default: 2.2, crossed where log(median) from 2 to 3 gets there, each side */
+    CHECK_NEAR(pa->width_decades, 2 * log(1.1) / log(1.5), 1e-12);
+    CHECK(fa->width_open_lo && fa->width_open_hi && fa->width_decades == 2 && !fa->width_unmeasured);
+    ob_stats_free(&st);
+    o.tol_of_progress = 1;
+    CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+    pa = grp(&d, &st, "P", "adam");
+    fa = grp(&d, &st, "F", "adam");
+    const double start = st.start_loss[ob_dataset_find_wl(&d, "P")];
+    CHECK_MSG(start == 9, "P starts at %g", start); /* the median of 9 (6 runs) and 7 (3 runs) */
+    CHECK_NEAR(pa->width_decades, 2 * log(2.7 / 2) / log(1.5), 1e-12); /* 2 + 0.1 x 7 */
+    CHECK(fa->width_unmeasured == OB_WIDTH_NO_PROGRESS && isnan(fa->width_decades));
+    CHECK(!strcmp(ob_width_unmeasured_name(fa->width_unmeasured), "no_progress"));
+out:
     ob_stats_free(&st);
     ob_dataset_free(&d);
     ob_store_close(s);
@@ -1105,6 +1166,7 @@ int main(void)
         {"tt_mixed.db", test_tt_mixed_means},
         {"labels.db", test_labels},
         {"steps.db", test_steps_and_start},
+        {"progress.db", test_width_progress},
         {"masked.db", test_superseded_and_masked},
         {"confirm.db", test_confirm},
         {"against.db", test_counted_against},

@@ -111,6 +111,14 @@ bad_input "report --benchmark x" "--benchmark 'x'" report --db "$db" --out "$tmp
 bad_input "report --target without =" "--target 'quadratic'" report --db "$db" --out "$tmp/x" --target quadratic
 bad_input "report --target unknown workload" "nosuch" report --db "$db" --out "$tmp/x" --target nosuch=1
 bad_input "report unknown flag" "--colour" report --db "$db" --out "$tmp/x" --colour red
+bad_input "report --tol-of x" "--tol-of 'prog' is not 'best' or 'progress'" report --db "$db" --out "$tmp/x" --tol-of prog
+# the lr range's tolerance of the progress: said in summary.md, and a range
+# at least as wide on the quadratic, whose loss ends near 0
+"$OPTBENCH" report --db "$db" --out "$tmp/prog" --tol-of progress --no-render >"$tmp/out" 2>&1; rc=$?
+check "report --tol-of progress exits 0 (rc $rc)" test $rc -eq 0
+check "summary.md says what the tolerance is of" grep -qF "of the progress training made" "$tmp/prog/summary.md"
+check "the default's summary.md says the best" grep -qF "within 10% of the best (report --tol-of progress" "$tmp/all/summary.md"
+check "summary.tex says the progress" grep -qF "of the progress from the loss before training" "$tmp/prog/summary.tex"
 
 # every subcommand's flags as run's: a near miss is named, a flag without its
 # value says so (also when the next argument is another flag), '--k=v' is

@@ -20,7 +20,7 @@
  * option added here is parsed (with or without a value, as arg says) and
  * documented at once. */
 typedef enum copt_id {
-    C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_MEAN_TOL, C_TIME_FLOOR, C_TIME_ACROSS, C_NO_MEMORY,
+    C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_LOSS_ABS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_MEAN_TOL, C_TIME_FLOOR, C_TIME_ACROSS, C_NO_MEMORY,
     C_STRICT, C_BASE_BENCH, C_CAND_BENCH, C_MARKDOWN, C_MARKDOWN_APPEND, C_JUNIT, C_QUIET, C_HELP
 } copt_id;
 
@@ -35,6 +35,10 @@ static const copt copts[] = {
     {"--baseline", "A.db", C_BASELINE, "the accepted results database (required)"},
     {"--candidate", "B.db", C_CANDIDATE, "the results database judged against it (required)"},
     {"--loss-tol", "F", C_LOSS_TOL, "minimum relative change of final loss that counts (default 0.05)"},
+    {"--loss-abs-tol", "X", C_LOSS_ABS_TOL,
+     "minimum absolute change of final and held-out loss as well: the\n"
+     "median of the seeds' differences (default 0: none); for losses\n"
+     "that converge to float rounding (a noise-free quadratic at 1e-14)"},
     {"--metric-tol", "F", C_METRIC_TOL, "minimum absolute change of the held-out metric (default 0.01)"},
     {"--time-tol", "F|off", C_TIME_TOL,
      "minimum relative change of step time that counts (default 0.10);\n"
@@ -307,6 +311,7 @@ int ob_cmd_compare(int argc, char **argv)
         case C_TIME_ACROSS: o.time_across_devices = 1; break;
         case C_QUIET: quiet = 1; break;
         case C_LOSS_TOL:
+        case C_LOSS_ABS_TOL:
         case C_METRIC_TOL:
         case C_TIME_FLOOR:
         case C_TIME_TOL:
@@ -317,7 +322,8 @@ int ob_cmd_compare(int argc, char **argv)
                 first_error(err, sizeof err, "%s '%s' is not a non-negative number%s", a, v, can_off ? " or 'off'" : "");
                 break;
             }
-            *(op->id == C_LOSS_TOL ? &o.loss_tol : op->id == C_METRIC_TOL ? &o.metric_tol
+            *(op->id == C_LOSS_TOL ? &o.loss_tol : op->id == C_LOSS_ABS_TOL ? &o.loss_abs_tol
+              : op->id == C_METRIC_TOL ? &o.metric_tol
               : op->id == C_TIME_FLOOR ? &o.time_floor_ms : op->id == C_TIME_MEAN_TOL ? &o.time_mean_tol
               : &o.time_tol) = x;
             break;

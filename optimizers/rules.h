@@ -72,8 +72,15 @@ typedef struct ob_spike {
 #define OB_SQ_ADD(acc, d) ((acc) + (d) * (d))
 #endif
 
+/* The spike guard's floor of the standard deviation, relative to the
+ * window's mean: a float's rounding is 6e-8 of it, so a window that differs
+ * only by rounding (a plateau, a deterministic loss) has a standard deviation
+ * of an ulp or two, and the next ulp would score 10 or more. */
+#define OB_SPIKE_SD_FLOOR 1e-5
+
 /* z-score of x against the n values of ring (population standard deviation,
- * two passes in index order: the same arithmetic on both backends). */
+ * two passes in index order: the same arithmetic on both backends), the
+ * deviation at least OB_SPIKE_SD_FLOOR x |mean|; 0 for a window of zeros. */
 OB_HD static inline double ob_spike_z(const float *ring, int n, float x)
 {
     double mean = 0.0, var = 0.0;
@@ -84,6 +91,8 @@ OB_HD static inline double ob_spike_z(const float *ring, int n, float x)
         var = OB_SQ_ADD(var, d);
     }
     double sd = sqrt(var / (double)n);
+    const double sd_floor = OB_SPIKE_SD_FLOOR * fabs(mean);
+    if (sd < sd_floor) sd = sd_floor;
     return sd > 0.0 ? ((double)x - mean) / sd : 0.0;
 }
 

@@ -239,6 +239,28 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
     return OB_OK;
 }
 
+/* The absolute floor of a loss's verdict: the median of the pairs'
+ * differences cl[i] - bl[i] (diverged on one side: infinite) must exceed
+ * abs_tol as well, or the loss counts as the same. */
+static ob_status loss_abs_floor(ob_cmp_quantity *q, const double *bl, const double *cl, int n, double abs_tol,
+                                ob_err *e)
+{
+    q->abs_effect = NAN;
+    q->under_abs = 0;
+    if (n == 0) return OB_OK;
+    double *d = malloc((size_t)n * sizeof *d);
+    if (!d) return no_mem(e);
+    for (int i = 0; i < n; i++) d[i] = isinf(bl[i]) && isinf(cl[i]) ? 0 : cl[i] - bl[i];
+    q->abs_effect = ob_stat_median(d, n);
+    free(d);
+    if (abs_tol > 0 && !(fabs(q->abs_effect) > abs_tol) && (q->v == OB_WORSE || q->v == OB_BETTER || q->unsure)) {
+        q->under_abs = 1;
+        q->v = OB_SAME;
+        q->unsure = 0;
+    }
+    return OB_OK;
+}
+
 /* A change in a report: relative ones in percent with dig decimals
  * ("+1.5%"), absolute ones (dig < 0) as "+0.0123". */
 static const char *change_text(double v, int dig, char *buf, size_t n)
@@ -342,7 +364,9 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         bl[nb] = run_final(rb);
         cl[nb++] = run_final(rc);
     }
-    if ((st = judge_pairs(&g->loss, x, m, o->loss_tol, 1, e)) != OB_OK) goto done;
+    if ((st = judge_pairs(&g->loss, x, m, o->loss_tol, 1, e)) != OB_OK ||
+        (st = loss_abs_floor(&g->loss, bl, cl, nb, o->loss_abs_tol, e)) != OB_OK)
+        goto done;
     g->loss.base = ob_stat_median(bl, nb);
     g->loss.cand = ob_stat_median(cl, nb);
     /* held-out metric (or held-out loss) at the best lr */
@@ -368,7 +392,9 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             bl[nb] = rb->eval_loss;
             cl[nb++] = rc->eval_loss;
         }
-        if ((st = judge_pairs(&g->metric, x, m, o->loss_tol, 1, e)) != OB_OK) goto done;
+        if ((st = judge_pairs(&g->metric, x, m, o->loss_tol, 1, e)) != OB_OK ||
+            (st = loss_abs_floor(&g->metric, bl, cl, nb, o->loss_abs_tol, e)) != OB_OK)
+            goto done;
     }
     g->metric.base = ob_stat_median(bl, nb);
     g->metric.cand = ob_stat_median(cl, nb);
@@ -1307,6 +1333,14 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                    "sums (rounding) does that on chaotic trajectories now and then, so confirm such a verdict with "
                    "more seeds (--seeds 6 or more) before believing it%s\n",
                 lead, few, few == 1 ? "" : "s", few == 1 ? "s" : "", few_min, md ? "." : "");
+    /* verdicts the absolute floor made "same" */
+    int under = 0;
+    for (int i = 0; i < c->n_g; i++) under += c->g[i].loss.under_abs + (c->g[i].metric_is_loss && c->g[i].metric.under_abs);
+    if (under)
+        fprintf(f, "%s%d loss verdict%s counted as the same: the median difference of the seeds' losses is within "
+                   "--loss-abs-tol %g, although the relative change passed the tolerance (a loss near float "
+                   "rounding moves by percents when sums are reordered)%s\n",
+                lead, under, under == 1 ? "" : "s", c->opts.loss_abs_tol, md ? "." : "");
     int unfinished = 0;
     for (int i = 0; i < c->n_g; i++) unfinished += c->g[i].n_new_unfinished;
     if (unfinished)
@@ -1514,12 +1548,16 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
             fputs(")\n", f);
         }
     }
+    char abs_text[96] = "";
+    if (c->opts.loss_abs_tol > 0)
+        snprintf(abs_text, sizeof abs_text, " and the median difference %g (absolute, --loss-abs-tol)",
+                 c->opts.loss_abs_tol);
     fprintf(f, "\nThresholds: final loss judged paired over seeds at the baseline's best lr, worse when "
                "the distribution-free 95%% interval of the median relative change (order statistics: up to 8 seeds "
                "the range over the seeds, so every seed worse; below 6 seeds that range holds the median with "
                "less than 95%%, 50%% with 2) is above 0 and the change "
-               "exceeds %.1f%%; held-out metric by more than %g (absolute); ",
-            100 * c->opts.loss_tol, c->opts.metric_tol);
+               "exceeds %.1f%%%s; held-out metric by more than %g (absolute); ",
+            100 * c->opts.loss_tol, abs_text, c->opts.metric_tol);
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
     else {
         fprintf(f, "step time (each run's median step time, paired over cells like the final loss) beyond +-%.0f%%, "

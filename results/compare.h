@@ -73,6 +73,9 @@
 
 typedef struct ob_compare_opts {
     double loss_tol;     /* minimum relative effect on final loss (default 0.05) */
+    double loss_abs_tol; /* ... and minimum absolute effect, the median of the seeds' differences, on
+                          * final and held-out loss (default 0: none); a loss that converges to
+                          * float rounding (1e-14) moves by tens of percent with the BLAS */
     double metric_tol;   /* minimum absolute effect on the held-out metric (default 0.01) */
     double time_tol;     /* relative tolerance on step time (default 0.10); < 0: not judged, the
                           * mean neither */
@@ -106,6 +109,9 @@ typedef struct ob_cmp_quantity {
                               * (a change of -inf: converges now), and the reverse (+inf) */
     int unsure;               /* OB_SAME with a median change beyond the tolerance whose interval
                                * holds 0: shown as "inconclusive", not "same" (not a failure) */
+    double abs_effect;        /* loss: the median of the seeds' differences, candidate - baseline */
+    int under_abs;            /* OB_SAME because abs_effect is within loss_abs_tol, where the
+                               * relative change alone would have judged it */
 } ob_cmp_quantity;
 
 typedef struct ob_cmp_group {

@@ -48,8 +48,9 @@
  *   loss over the last w recorded points (w = 10% of the points, at least 1: the
  *   same window as the final loss, so per-step noise of small batches does not
  *   count as reaching it; the first w - 1 points average the points so far);
- *   a window holding an infinite loss is +inf, a missing loss (NaN: a skipped
- *   step) is left out of its window. A seed's first reach is its first
+ *   a non-finite loss (a skipped step) is left out of its window, as it is
+ *   of the final loss, and a window with no finite loss is +inf; the window's
+ *   sum is compensated, so a huge value leaving it takes nothing with it. A seed's first reach is its first
  *   recorded step with a trailing loss <= target (+inf when never; a diverged
  *   seed counts by its points until it stopped and +inf after, so one that got
  *   there before it diverged has reached it). Per lr, the steps to target are

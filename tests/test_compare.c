@@ -363,6 +363,30 @@ int main(void)
     ob_compare_free(&c);
     ob_compare_opts_default(&o);
 
+    /* the absolute floor: the 30% regression of quad / adam is a median
+     * difference of 0.153 (0.51 -> 0.663); a floor of 0.2 makes it the
+     * same, with a note, one of 0.1 does not */
+    m = none();
+    m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 1.3;
+    o.loss_abs_tol = 0.2;
+    c = cmp_built(base, cand, &m, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK(st == OB_OK && !c.regression && g && g->loss.v == OB_SAME && g->loss.under_abs && !g->loss.unsure);
+    CHECK(g && fabs(g->loss.abs_effect - 0.153) < 1e-9 && fabs(g->loss.effect - 0.3) < 1e-9);
+    print_to(&c, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "1 loss verdict counted as the same: the median difference of the seeds' losses is within "
+                          "--loss-abs-tol 0.2"),
+              "%s", buf);
+    render(&c, "markdown", p, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "exceeds 5.0% and the median difference 0.2 (absolute, --loss-abs-tol)"), "%s", buf);
+    ob_compare_free(&c);
+    o.loss_abs_tol = 0.1;
+    c = cmp_built(base, cand, &m, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK(st == OB_OK && c.regression && g && g->loss.v == OB_WORSE && !g->loss.under_abs);
+    ob_compare_free(&c);
+    ob_compare_opts_default(&o);
+
     /* mixed: +30%, -30%, 0 -> the interval spans 0: within noise */
     m = none();
     m.loss_mul[0] = 1.3, m.loss_mul[1] = 0.7, m.loss_mul[2] = 1.0;

@@ -973,6 +973,19 @@ static void test_nn_ops(void)
         BOTH(C_->gelu_backward(&cpu, dout.c, x.c, dout.c, (int64_t)N * C, &err),
              G_->gelu_backward(&gpu, dout.g, x.g, dout.g, (int64_t)N * C, &err));
         tw_check("gelu_backward (in place)", dout, 1e-5, 1.0);
+        {
+            /* far from 0, where the exp's clamp meets inputs of 1e3 to 1e9: both x or 0 */
+            const float hb[] = {12, -12, 1234.55f, -1555.3f, 5000, -5000, 1e4f, -1e4f, 3e5f, -3e5f, 1e9f, -3e9f};
+            const int nb = (int)(sizeof hb / sizeof hb[0]);
+            twin xb = tw_new(hb, nb), ob = tw_new(NULL, nb), gb = tw_new(NULL, nb);
+            BOTH(C_->gelu_forward(&cpu, ob.c, xb.c, nb, &err), G_->gelu_forward(&gpu, ob.g, xb.g, nb, &err));
+            tw_check("gelu_forward (|x| from 12 to 3e9)", ob, 1e-6, 1.0);
+            BOTH(C_->gelu_backward(&cpu, gb.c, xb.c, ob.c, nb, &err), G_->gelu_backward(&gpu, gb.g, xb.g, ob.g, nb, &err));
+            tw_check("gelu_backward (|x| from 12 to 3e9)", gb, 1e-6, 1.0);
+            tw_free(xb);
+            tw_free(ob);
+            tw_free(gb);
+        }
         if (C_->relu_forward && G_->relu_forward) {
             BOTH(C_->relu_forward(&cpu, out.c, x.c, (int64_t)N * C, &err),
                  G_->relu_forward(&gpu, out.g, x.g, (int64_t)N * C, &err));

@@ -1,6 +1,6 @@
 /* tests/test_spike.c - the spike guard (train.spike_z_loss, spike_z_grad,
  * spike_window): its score against a float64 reference, the window (nothing
- * is scored before it is full, a flat window scores 0, every finite step
+ * is scored before it is full, the standard deviation's floor, every finite step
  * enters it, skipped ones too, a non-finite one does not), and the pipeline
  * around it: a flagged step changes nothing, in every guard mode, counts as
  * an update in skip mode and not in rollback mode (which rolls nothing back
@@ -21,6 +21,7 @@ static double ref_z(const double *win, int n, double x)
     m /= n;
     for (int i = 0; i < n; i++) v += (win[i] - m) * (win[i] - m);
     v = sqrt(v / n);
+    if (v < 1e-5 * fabs(m)) v = 1e-5 * fabs(m);
     return v > 0 ? (x - m) / v : 0;
 }
 
@@ -35,9 +36,22 @@ static void test_score(void)
     const float xs[] = {0.5f, 1.7f, 3.1f, 40.0f};
     for (int k = 0; k < 4; k++)
         CHECK_NEAR(ob_spike_z(ring, 7, xs[k]), ref_z(win, 7, xs[k]), 1e-12 * (1 + fabs(ref_z(win, 7, xs[k]))));
-    /* a window of identical values scores 0, whatever comes */
+    /* a window of identical values: a jump scores against the floor of the
+     * deviation, 1e-5 of the mean (2e-5 here), the mean itself 0 */
     float flat[4] = {2, 2, 2, 2};
-    CHECK(ob_spike_z(flat, 4, 1e30f) == 0.0);
+    CHECK_NEAR(ob_spike_z(flat, 4, 2.5f), 0.5 / 2e-5, 1e-6);
+    CHECK(ob_spike_z(flat, 4, 2.0f) == 0.0);
+    /* a window of zeros scores 0, whatever comes */
+    float zeros[4] = {0, 0, 0, 0};
+    CHECK(ob_spike_z(zeros, 4, 1e30f) == 0.0);
+    /* a plateau that differs by rounding alone (127 values of 0.693147182
+     * and one an ulp above): the next ulp is no spike (it scored 11 without
+     * the floor), a rise of 1e-3 is */
+    float plateau[128];
+    for (int i = 0; i < 128; i++) plateau[i] = 0.693147182f;
+    plateau[77] = nextafterf(0.693147182f, 1.0f);
+    CHECK(fabs(ob_spike_z(plateau, 128, nextafterf(plateau[77], 1.0f))) < 0.1);
+    CHECK(ob_spike_z(plateau, 128, 0.693147182f * 1.001f) > 90);
 }
 
 static void test_window(void)
@@ -57,11 +71,14 @@ static void test_window(void)
     CHECK(sp.loss[0] == 100.0f && sp.loss[3] == 100.0f && sp.seen == 5);
     /* lower values score below 0; after four ones the window is {1, 1, 1, 1} */
     for (int i = 0; i < 4; i++) CHECK(ob_spike_check(&sp, 1.0f, 1.0f, z) == 0);
-    /* a flat window scores 0; the gradient-norm score is off (z_grad 0) */
+    /* a flat window scores its own value 0; the gradient-norm score is off (z_grad 0) */
     CHECK(ob_spike_check(&sp, 1.0f, 1e6f, z) == 0);
     sp.z_grad = 3.0f;
+    /* after the flat window of ones, 1.1 is a jump of 1e4 floors of the
+     * deviation (1e-5), flagged; then the window is no longer flat */
     for (int i = 0; i < 4; i++)
-        CHECK(ob_spike_check(&sp, 1.0f + 0.1f * (float)(i % 2), 1.0f + 0.1f * (float)(i % 2), z) == 0);
+        CHECK(ob_spike_check(&sp, 1.0f + 0.1f * (float)(i % 2), 1.0f + 0.1f * (float)(i % 2), z) ==
+              (i == 1 ? OB_SPIKE_LOSS : 0));
     /* losses {1, 1.1, 1, 1.1}: mean 1.05, sd 0.05 */
     CHECK(ob_spike_check(&sp, 1.14f, 1.0f, z) == 0); /* z 1.8 */
     CHECK_NEAR(z[0], 1.8, 1e-5);

@@ -177,12 +177,26 @@ static void test_first_reach(void)
     for (int i = 0; i < 300; i++) m[i] = i < 150 ? 10 : 1;
     m[100] = 1;
     CHECK(first_reach(m, 300, 2) == 176);
-    /* an infinite value blocks every window holding it (176..205) */
-    m[176] = INFINITY;
-    CHECK(first_reach(m, 300, 2) == 206);
-    /* NaN (a skipped step) is left out: window 147..176 has 3 tens and 26 ones -> 56 / 29 */
+    /* a non-finite loss (a skipped step) is left out, as in the final loss:
+     * window 147..176 has 3 tens and 26 ones -> 56 / 29 */
     m[176] = NAN;
     CHECK(first_reach(m, 300, 2) == 176);
+    m[176] = INFINITY;
+    CHECK(first_reach(m, 300, 2) == 176);
+    /* a window of nothing finite is +inf: never reached */
+    double inf3[3] = {INFINITY, NAN, INFINITY};
+    CHECK(first_reach(inf3, 3, 1e300) == -1);
+    /* a huge value leaving the window takes nothing with it: 1000 losses of
+     * 1e-9 and one of 1e8 at step 50 (window 100): from step 150 the mean
+     * is 1e-9 again (a plain running sum left it 55% low) */
+    double *tiny = malloc(1000 * sizeof *tiny), *tm = malloc(1000 * sizeof *tm);
+    for (int i = 0; i < 1000; i++) tiny[i] = 1e-9;
+    tiny[50] = 1e8;
+    ob_stat_trailing_mean(tiny, 1000, tm);
+    CHECK_MSG(fabs(tm[150] / 1e-9 - 1) < 1e-9 && fabs(tm[999] / 1e-9 - 1) < 1e-9, "trailing mean %g, %g", tm[150],
+              tm[999]);
+    free(tiny);
+    free(tm);
     /* long curve (window 500): cancellation after the large values stays far below the target */
     double *big = malloc(5000 * sizeof *big);
     for (int i = 0; i < 5000; i++) big[i] = i < 4000 ? 1e6 : 1e-6;

@@ -40,10 +40,13 @@
  * NaN (only a diverged run has one). Deterministic. */
 static inline float nn_expf(float x)
 {
-    float lo = x < -87.0f ? 1.0f : 0.0f; /* clamp by arithmetic: the loops stay vectorizable */
-    x = x + lo * (-87.0f - x);
+    /* clamp by arithmetic, so the loops stay vectorizable: a blend of x and
+     * the bound by a 0/1 weight, exact for any finite x (x + lo * (-87 - x)
+     * is not: -87 - x rounds once |x| passes 2^27, and e^-3e8 came out -2e35) */
+    float lo = x < -87.0f ? 1.0f : 0.0f;
+    x = (1.0f - lo) * x + lo * -87.0f;
     float hi = x > 88.0f ? 1.0f : 0.0f;
-    x = x + hi * (88.0f - x);
+    x = (1.0f - hi) * x + hi * 88.0f;
     float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
     float r = x - n * 0.693145751953125f;
     r = r - n * 1.42860682030941723e-6f;

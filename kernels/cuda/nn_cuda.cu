@@ -39,9 +39,9 @@ static __device__ __forceinline__ float warp_max(float v)
 static __device__ __forceinline__ float nn_expf(float x)
 {
     float lo = x < -87.0f ? 1.0f : 0.0f;
-    x = __fadd_rn(x, __fmul_rn(lo, __fsub_rn(-87.0f, x)));
+    x = __fadd_rn(__fmul_rn(__fsub_rn(1.0f, lo), x), __fmul_rn(lo, -87.0f));
     float hi = x > 88.0f ? 1.0f : 0.0f;
-    x = __fadd_rn(x, __fmul_rn(hi, __fsub_rn(88.0f, x)));
+    x = __fadd_rn(__fmul_rn(__fsub_rn(1.0f, hi), x), __fmul_rn(hi, 88.0f));
     float n = __fsub_rn(__fadd_rn(__fmul_rn(x, 1.44269504088896341f), 12582912.0f), 12582912.0f);
     float r = __fsub_rn(x, __fmul_rn(n, 0.693145751953125f));
     r = __fsub_rn(r, __fmul_rn(n, 1.42860682030941723e-6f));

@@ -559,7 +559,10 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
                                        float *p, const float *g, float *const *st, long long i)
 {
     float gi = g[i] * clip_scale;
-    switch (r->kind) {
+    /* no default: a kind without its case here is a -Wswitch warning, not an
+     * optimizer that silently leaves the parameters where they are (the CPU's
+     * rule_span and CUDA's step kernels fall back to this switch) */
+    switch ((ob_rule_kind)r->kind) {
     case OB_RULE_SGD: ob_rule_sgd(r, s, &p[i], gi, st[0] ? &st[0][i] : (float *)0); break;
     case OB_RULE_ADAM:
         ob_rule_adam(r, s, &p[i], gi, &st[0][i], &st[1][i], r->amsgrad ? &st[2][i] : (float *)0);
@@ -591,7 +594,7 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_AF_APPLY: ob_rule_af_apply(r, s, &p[i], &st[0][i]); break;
     case OB_RULE_RPROP: ob_rule_rprop(r, &p[i], gi, &st[0][i], &st[1][i]); break;
     case OB_RULE_ASGD: ob_rule_asgd(r, s, &p[i], gi, &st[0][i]); break;
-    default: break;
+    case OB_RULE_COUNT: break;
     }
 }
 

@@ -158,3 +158,20 @@ void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
     if (sh != sh_buf) free(sh);
     if (da != da_buf) free(da);
 }
+
+const char *ob_series_style_missing(const char **what)
+{
+    int n;
+    const ob_optimizer_def *const *all = ob_optimizers(&n);
+    for (int i = 0; i < n; i++) {
+        if (i >= N_PALETTE) {
+            if (what) *what = "its own colour in palette[] (plots/style.c, in registry order)";
+            return all[i]->name;
+        }
+        if (mark_of(all[i]->name) < 0) {
+            if (what) *what = "its own marker and dash type in marks[] (plots/style.c)";
+            return all[i]->name;
+        }
+    }
+    return NULL;
+}

@@ -24,4 +24,9 @@ void ob_series_colours(const char *const *opt_names, int n, const char **out);
  * is one. shape or dash may be NULL. */
 void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash);
 
+/* The first optimizer of the registry that has no colour of its own
+ * (palette[] in style.c, by registry place) or no marker and dash type
+ * (marks[], by name); NULL when every one has both. *what says which. */
+const char *ob_series_style_missing(const char **what);
+
 #endif

@@ -69,18 +69,45 @@ static void run_config(const char *yaml, int cells, int steps, const char *impro
     remove_db(path);
 }
 
+/* Each optimizer's lr for 40 steps of both test functions, where the
+ * default is too timid or too bold (radam starts as SGD with momentum, and
+ * sgd_sf and asgd are SGD: a small lr survives rosenbrock's large first
+ * gradients). Every optimizer of the registry must be here. */
+static const struct {
+    const char *name;
+    const char *lr;
+} run_lrs[] = {
+    {"sgd", "0.001"},     {"adam", "0.01"},    {"adamw", "0.01"},     {"nadam", "0.01"},    {"radam", "0.0001"},
+    {"adamax", "0.01"},   {"adagrad", "0.05"}, {"adadelta", "1.0"},   {"rmsprop", "0.001"}, {"lion", "0.001"},
+    {"muon", "0.01"},     {"root", "0.01"},    {"adamw_sf", "0.01"},  {"sgd_sf", "0.001"},  {"soap", "0.01"},
+    {"adafactor", "0.01"}, {"rprop", "0.01"},  {"asgd", "0.001"},
+};
+#define N_RUN_LRS (int)(sizeof run_lrs / sizeof run_lrs[0])
+
 int main(void)
 {
-    /* lrs per optimizer where the default is too timid for 40 steps (radam starts as
-     * SGD with momentum: a small lr survives rosenbrock's large first gradients) */
-    run_config("workloads: [quadratic, rosenbrock]\n"
-               "optimizers: [sgd, adam, adamw, nadam, radam, adamax, adagrad, adadelta, rmsprop, lion, muon, root]\n"
-               "lrs: {sgd: [0.001], adam: [0.01], adamw: [0.01], nadam: [0.01], radam: [0.0001], adamax: [0.01],\n"
-               "      adagrad: [0.05], adadelta: [1.0], rmsprop: [0.001], lion: [0.001], muon: [0.01], root: [0.01]}\n"
-               "hparams: {muon: {adamw_lr: 0.01}, root: {adamw_lr: 0.01}}\n"
-               "workload_params: {quadratic: {dim: 16}, rosenbrock: {dim: 4}}\n"
-               "steps: 40\n",
-               24, 40,
+    int n_opt;
+    const ob_optimizer_def *const *all = ob_optimizers(&n_opt);
+    for (int i = 0; i < n_opt; i++) {
+        int found = 0;
+        for (int k = 0; k < N_RUN_LRS; k++) found |= !strcmp(run_lrs[k].name, all[i]->name);
+        CHECK_MSG(found, "optimizer %s has no lr in run_lrs[] (tests/test_optim_run.c)", all[i]->name);
+    }
+    char cfg[2048], names[512] = "", lrs[1024] = "";
+    for (int k = 0; k < N_RUN_LRS; k++) {
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", k ? ", " : "", run_lrs[k].name);
+        snprintf(lrs + strlen(lrs), sizeof lrs - strlen(lrs), "%s%s: [%s]", k ? ", " : "", run_lrs[k].name,
+                 run_lrs[k].lr);
+    }
+    snprintf(cfg, sizeof cfg,
+             "workloads: [quadratic, rosenbrock]\n"
+             "optimizers: [%s]\n"
+             "lrs: {%s}\n"
+             "hparams: {muon: {adamw_lr: 0.01}, root: {adamw_lr: 0.01}}\n"
+             "workload_params: {quadratic: {dim: 16}, rosenbrock: {dim: 4}}\n"
+             "steps: 40\n",
+             names, lrs);
+    run_config(cfg, 2 * N_RUN_LRS, 40,
                "SELECT count(*) FROM runs r WHERE best_loss < (SELECT loss FROM curves c WHERE c.run_id = r.id "
                "AND c.step = 1)");
     run_config("workloads: [cnn-tiny]\noptimizers: [muon, root]\nlrs: [0.02]\nsteps: 6\n"

@@ -415,8 +415,12 @@ static void test_dispatch(void)
         float pb = 1, b0 = 0.1f, b1 = 0.2f, b2 = 0.3f;
         float *st[3] = {a0, a1, a2};
         ob_rule_apply(&r, &s, 0.5f, pa, ga, st, 0);
+        /* every rule moves the parameter or its state from these values: a
+         * kind that changed nothing has no case in ob_rule_apply */
+        CHECK_MSG(pa[0] != 1 || a0[0] != 0.1f || a1[0] != 0.2f || a2[0] != 0.3f,
+                  "rule kind %d changed nothing: is its case missing from ob_rule_apply?", kind);
         float g = 0.2f; /* 0.4 * clip 0.5 */
-        switch (kind) {
+        switch ((ob_rule_kind)kind) { /* every kind (-Wswitch) */
         case OB_RULE_SGD: ob_rule_sgd(&r, &s, &pb, g, &b0); break;
         case OB_RULE_ADAM: ob_rule_adam(&r, &s, &pb, g, &b0, &b1, NULL); break;
         case OB_RULE_NADAM: ob_rule_nadam(&r, &s, &pb, g, &b0, &b1); break;
@@ -440,6 +444,7 @@ static void test_dispatch(void)
         case OB_RULE_AF_APPLY: ob_rule_af_apply(&r, &s, &pb, &b0); break;
         case OB_RULE_RPROP: ob_rule_rprop(&r, &pb, g, &b0, &b1); break;
         case OB_RULE_ASGD: ob_rule_asgd(&r, &s, &pb, g, &b0); break;
+        case OB_RULE_COUNT: break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);

@@ -18,9 +18,9 @@ A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --
    --set train.on_nonfinite=rollback --set train.snapshot_every=40 --backend cpu)
 "$OPTBENCH" "${A[@]}" --db "$tmp/a_ref.db" --dump-params "$tmp/a_ref" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }
 grep -c "rollback" "$tmp/err" >/dev/null
-# Six of the twelve runs (of those that train to the end), at random, are each
-# killed 0-9 ms after their first checkpoint (runs are numbered
-# 1..12 in cell order in both databases).
+# Six of the runs that train to the end (one per optimizer), at random, are
+# each killed 0-9 ms after their first checkpoint (runs are numbered in cell
+# order, the same in both databases).
 targets=$(python3 - "$tmp/a_ref.db" $RANDOM <<'PY'
 import random, sqlite3, sys
 ids = [r[0] for r in sqlite3.connect(sys.argv[1]).execute("select id from runs where status = 'done'")]

@@ -52,6 +52,9 @@ typedef struct ob_image_synth {
 #define OB_BATCH_STEP (2 + OB_RULE_MAX_STATE)
 #define OB_BATCH_STRIDES (3 + OB_RULE_MAX_STATE)
 
+/* The table of a backend's ops: its name, then function pointers only
+ * (tests/test_cuda_ops.c's table_gaps walks it as an array of them to find
+ * an op the CPU has and CUDA lacks; a data member here would misalign it). */
 typedef struct ob_backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -360,6 +363,10 @@ typedef struct ob_backend_ops {
     ob_status (*synth_images)(ob_device *dev, const struct ob_image_synth *a, float *out, int32_t *labels,
                               const float *templates, ob_err *e);
 } ob_backend_ops;
+#ifndef __cplusplus
+_Static_assert(sizeof(ob_backend_ops) % sizeof(void (*)(void)) == 0 && sizeof(const char *) == sizeof(void (*)(void)),
+               "ob_backend_ops: a name, then function pointers only");
+#endif
 
 struct ob_device {
     const ob_backend_ops *ops;

@@ -36,17 +36,23 @@
  * scalar calls): x = n ln2 + r with |r| <= ln2/2 (Cody-Waite, two-part ln2),
  * e^r by its degree-7 Taylor polynomial (relative error below 2e-7, about
  * one ulp), 2^n through the exponent bits. x is clamped to [-87, 88]: e^-87
- * is 1.6e-38 (softmax underflows to that instead of 0); an infinite x gives
- * NaN (only a diverged run has one). Deterministic. */
+ * is 1.6e-38 (softmax underflows to that instead of 0), e^88 is 1.7e38, also
+ * for an infinite x; NaN stays NaN. Deterministic. */
 static inline float nn_expf(float x)
 {
-    /* clamp by arithmetic, so the loops stay vectorizable: a blend of x and
-     * the bound by a 0/1 weight, exact for any finite x (x + lo * (-87 - x)
-     * is not: -87 - x rounds once |x| passes 2^27, and e^-3e8 came out -2e35) */
-    float lo = x < -87.0f ? 1.0f : 0.0f;
-    x = (1.0f - lo) * x + lo * -87.0f;
-    float hi = x > 88.0f ? 1.0f : 0.0f;
-    x = (1.0f - hi) * x + hi * 88.0f;
+    /* the clamp selects bit patterns through masks: exact for every x (x +
+     * lo * (-87 - x) is not, -87 - x rounds once |x| passes 2^27 and e^-3e8
+     * came out -2e35), and gcc vectorizes it in every clone (a ?: select or
+     * a blend by a 0/1 weight it turns into a branch outside AVX-512) */
+    int32_t xb, lob, hib;
+    const float lo = -87.0f, hi = 88.0f;
+    memcpy(&xb, &x, sizeof xb);
+    memcpy(&lob, &lo, sizeof lob);
+    memcpy(&hib, &hi, sizeof hib);
+    const int32_t below = -(int32_t)(x < lo), above = -(int32_t)(x > hi); /* all ones or zero */
+    xb = (xb & ~below) | (lob & below);
+    xb = (xb & ~above) | (hib & above);
+    memcpy(&x, &xb, sizeof x);
     float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f; /* round to nearest */
     float r = x - n * 0.693145751953125f;
     r = r - n * 1.42860682030941723e-6f;

@@ -34,14 +34,12 @@ static __device__ __forceinline__ float warp_max(float v)
 
 /* The CPU's exp and tanh (kernels/cpu/nn_cpu.c: nn_expf, nn_tanhf), operation
  * for operation with explicit rounding, so that the two backends agree bit for
- * bit: x clamped to [-87, 88] by arithmetic, x = n ln2 + r (Cody-Waite), e^r by
+ * bit: x clamped to [-87, 88], x = n ln2 + r (Cody-Waite), e^r by
  * its degree-7 Taylor polynomial, 2^n through the exponent bits. */
 static __device__ __forceinline__ float nn_expf(float x)
 {
-    float lo = x < -87.0f ? 1.0f : 0.0f;
-    x = __fadd_rn(__fmul_rn(__fsub_rn(1.0f, lo), x), __fmul_rn(lo, -87.0f));
-    float hi = x > 88.0f ? 1.0f : 0.0f;
-    x = __fadd_rn(__fmul_rn(__fsub_rn(1.0f, hi), x), __fmul_rn(hi, 88.0f));
+    x = x < -87.0f ? -87.0f : x; /* the CPU's masks select the same: exact, NaN stays NaN */
+    x = x > 88.0f ? 88.0f : x;
     float n = __fsub_rn(__fadd_rn(__fmul_rn(x, 1.44269504088896341f), 12582912.0f), 12582912.0f);
     float r = __fsub_rn(x, __fmul_rn(n, 0.693145751953125f));
     r = __fsub_rn(r, __fmul_rn(n, 1.42860682030941723e-6f));

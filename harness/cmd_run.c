@@ -438,8 +438,9 @@ int ob_cmd_run(int argc, char **argv)
     }
     if (cfg.n_devices > 0 && !strcmp(cfg.backend, "cpu") && !dry)
         fprintf(stderr,
-                "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores "
-                "(the cpu backend has one device; each listed index is one more worker)\n",
+                "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores, each on "
+                "its share of the threads, which its runs record as their device (the cpu backend has one device; "
+                "each listed index is one more worker; a result's bits follow its thread count)\n",
                 cfg.n_devices / (cfg.data_parallel > 1 ? cfg.data_parallel : 1));
     {
         /* the checkpoints' folder: a file in its place would fail only at the

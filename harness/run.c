@@ -1280,6 +1280,19 @@ static void worker_loop(matrix_ctx *x, const replicas *rp, ob_store *store)
     }
 }
 
+/* The OpenMP threads of each cell when nw cells run at once on the CPU
+ * backend (--devices): the process's threads shared out, at least 1; 0 for
+ * another backend (its cells keep the process's setting). */
+static int cpu_threads_per_cell(const ob_config *c, int nw)
+{
+    int omp = 0;
+#ifdef _OPENMP
+    if (!strcmp(c->backend, "cpu")) omp = omp_get_max_threads() / (nw > 0 ? nw : 1);
+    if (!strcmp(c->backend, "cpu") && omp < 1) omp = 1;
+#endif
+    return omp;
+}
+
 typedef struct worker_arg {
     matrix_ctx *x;
     const int *devices; /* data_parallel of them */
@@ -1504,11 +1517,7 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
         const int nw = c->n_devices / dp;
         pthread_t th[OB_CFG_MAX_DEVICES];
         worker_arg args[OB_CFG_MAX_DEVICES];
-        int started = 0, omp = 0;
-#ifdef _OPENMP
-        if (!strcmp(c->backend, "cpu")) omp = omp_get_max_threads() / nw;
-        if (!strcmp(c->backend, "cpu") && omp < 1) omp = 1;
-#endif
+        int started = 0, omp = cpu_threads_per_cell(c, nw);
         for (int i = 0; i < nw; i++) {
             args[i] = (worker_arg){x, c->devices + i * dp, omp};
             if (pthread_create(&th[i], NULL, worker_main, &args[i]) != 0) {
@@ -1736,6 +1745,23 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     char run_device[600];
     snprintf(run_device, sizeof run_device, "%s", dev ? dev->desc : devices_desc);
     const int dp = data_parallel(c);
+    const int per_cell = dev ? 0 : cpu_threads_per_cell(c, c->n_devices / dp);
+    if (per_cell > 0) {
+        /* --devices on the CPU: the cells share the cores, each on per_cell
+         * threads, and the thread count is part of what a result means (its
+         * sums split by it): the CPU's own text at that count, then the list */
+        char cpu_desc[256] = "";
+#ifdef _OPENMP
+        const int saved = omp_get_max_threads();
+        omp_set_num_threads(per_cell);
+#endif
+        ob_cpu_backend.probe(0, cpu_desc, sizeof cpu_desc);
+#ifdef _OPENMP
+        omp_set_num_threads(saved);
+#endif
+        snprintf(run_device, sizeof run_device, "%s; %s: %d cells at once", cpu_desc, devices_desc,
+                 c->n_devices / dp);
+    }
     if (dp > 1) {
         size_t l = strlen(run_device);
         if (dev && !strcmp(dev->ops->name, "cpu"))

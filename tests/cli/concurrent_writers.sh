@@ -175,5 +175,8 @@ wait $b || fail "the waiting process failed: $(tail -n2 "$tmp/b.err")"
 "$OPTBENCH" "${M[@]}" --devices 0,1 --db "$tmp/dev.db" 2>"$tmp/err" || fail "--devices 0,1: $(cat "$tmp/err")"
 grep -q "devices 0,1" "$tmp/err" && grep -q "share the CPU cores" "$tmp/err" || fail "--devices: unexpected messages: $(cat "$tmp/err")"
 python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/dev.db" || fail "--devices: results differ"
+# each cell's share of the threads is its device: the bits of bert and cnn follow it
+dv=$(q "$tmp/dev.db" "select device from runs limit 1")
+case "$dv" in "cpu: "*" thread"*"; devices 0,1: 2 cells at once") ;; *) fail "--devices: runs record '$dv'" ;; esac
 echo "$fails failed"
 [ $fails -eq 0 ]

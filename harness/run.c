@@ -1795,6 +1795,18 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
             fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);
         resumed_bench = bench_id != 0;
         if (resumed_bench && (s = check_eval_every(c, store, bench_id, e)) != OB_OK) goto setup_done;
+        if (resumed_bench) {
+            /* another thread count, data_parallel or machine: allowed, and said */
+            char *was = NULL;
+            if ((s = ob_store_benchmark_device(store, bench_id, &was, e)) != OB_OK) goto setup_done;
+            if (was && strcmp(was, run_device) != 0)
+                fprintf(stderr,
+                        "optbench: note: --resume: benchmark %lld was started on '%s', this process runs on '%s': "
+                        "its runs keep the first as their device, and a run continued here differs from an "
+                        "uninterrupted one by rounding where the thread count or the split changed\n",
+                        (long long)bench_id, was, run_device);
+            free(was);
+        }
         /* a merged benchmark that lacks cells (a shard's database was not
          * merged): they are added to it, and run */
         int missing = 0;

@@ -1068,22 +1068,37 @@ ob_status ob_store_set_benchmark_config(ob_store *s, int64_t bench_id, const cha
     return st;
 }
 
-ob_status ob_store_benchmark_config(ob_store *s, int64_t bench_id, char **config, ob_err *e)
+/* The text the query sql (one column, the benchmark's id as ?1) reads, in
+ * *out (malloc'd; NULL where it is NULL or there is no such benchmark). */
+static ob_status benchmark_text(ob_store *s, const char *sql, int64_t bench_id, char **out, const char *what,
+                                ob_err *e)
 {
-    *config = NULL;
+    *out = NULL;
     sqlite3_stmt *q = NULL;
-    OB_TRY(prep(s, "SELECT config FROM benchmarks WHERE id = ?1", &q, e));
+    OB_TRY(prep(s, sql, &q, e));
     sqlite3_bind_int64(q, 1, bench_id);
     ob_status st = OB_OK;
     int rc = sqlite3_step(q);
     if (rc == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
-        *config = strdup((const char *)sqlite3_column_text(q, 0));
-        if (!*config) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        *out = strdup((const char *)sqlite3_column_text(q, 0));
+        if (!*out) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
     } else if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-        st = db_fail(s, e, "reading a benchmark's configuration");
+        st = db_fail(s, e, what);
     }
     sqlite3_finalize(q);
     return st;
+}
+
+ob_status ob_store_benchmark_config(ob_store *s, int64_t bench_id, char **config, ob_err *e)
+{
+    return benchmark_text(s, "SELECT config FROM benchmarks WHERE id = ?1", bench_id, config,
+                          "reading a benchmark's configuration", e);
+}
+
+ob_status ob_store_benchmark_device(ob_store *s, int64_t bench_id, char **device, ob_err *e)
+{
+    return benchmark_text(s, "SELECT device FROM benchmarks WHERE id = ?1", bench_id, device,
+                          "reading a benchmark's device", e);
 }
 
 ob_status ob_store_curve_steps(ob_store *s, int64_t run_id, int64_t *step, ob_err *e)

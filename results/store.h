@@ -148,6 +148,8 @@ ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err
 ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only, int *n, ob_err *e);
 /* A benchmark's configuration text (*config malloc'd; NULL when none). */
 ob_status ob_store_benchmark_config(ob_store *s, int64_t bench_id, char **config, ob_err *e);
+/* The device text benchmark bench_id was started on, in *device (malloc'd; NULL when none). */
+ob_status ob_store_benchmark_device(ob_store *s, int64_t bench_id, char **device, ob_err *e);
 /* The last step of a run's stored curve (0: none yet). */
 ob_status ob_store_curve_steps(ob_store *s, int64_t run_id, int64_t *step, ob_err *e);
 /* What the evaluations of a benchmark's sweep runs tell of the eval_every

@@ -175,6 +175,12 @@ wait $b || fail "the waiting process failed: $(tail -n2 "$tmp/b.err")"
 "$OPTBENCH" "${M[@]}" --devices 0,1 --db "$tmp/dev.db" 2>"$tmp/err" || fail "--devices 0,1: $(cat "$tmp/err")"
 grep -q "devices 0,1" "$tmp/err" && grep -q "share the CPU cores" "$tmp/err" || fail "--devices: unexpected messages: $(cat "$tmp/err")"
 python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/dev.db" || fail "--devices: results differ"
+# a benchmark continued on another device (here: the same cells with
+# --devices, another thread count per cell) says so, and keeps its device
+"$OPTBENCH" "${M[@]}" --db "$tmp/ref.db" --resume 2>"$tmp/err" || fail "--resume of ref: $(cat "$tmp/err")"
+grep -q "note: --resume" "$tmp/err" && fail "--resume on the same device: a device note: $(cat "$tmp/err")"
+"$OPTBENCH" "${M[@]}" --devices 0,1 --db "$tmp/ref.db" --resume 2>"$tmp/err" || fail "--resume --devices: $(cat "$tmp/err")"
+grep -q "note: --resume: benchmark 1 was started on 'cpu: " "$tmp/err" || fail "--resume on another device: no note: $(cat "$tmp/err")"
 # each cell's share of the threads is its device: the bits of bert and cnn follow it
 dv=$(q "$tmp/dev.db" "select device from runs limit 1")
 case "$dv" in "cpu: "*" thread"*"; devices 0,1: 2 cells at once") ;; *) fail "--devices: runs record '$dv'" ;; esac

@@ -672,7 +672,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "never the one by the mean and the other by the median, and the workload's paragraph says so). "
               "'not reached' means censored: at no lr did a majority of the "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
-              "others are listed after them without a rank.");
+              "others are listed after them without a rank. A rank is 1 + the number of optimizers that got "
+              "there clearly sooner: by time, those whose whole interval (their steps x the 95% interval of "
+              "the median step time over their runs) lies below; so optimizers within the timing noise "
+              "share a rank.");
 
     /* ---- per workload ---- */
     for (int w = 0; w < d->n_wl; w++) {
@@ -842,34 +845,43 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         static const char *const thdr[] = {"rank", "optimizer", "steps to target",
                                            "training time (est.)", "at lr"};
         doc_table(dc, 5, thdr);
-        /* rank by time (or steps) */
+        /* ranked (ob_stats_tt_rank: times within the timing noise share a
+         * rank), by rank, then time (or steps); the others follow */
         int n_here = 0;
-        int order[512];
+        int order[512], trank[512];
         for (int k = 0; k < s->n_g && n_here < 512; k++)
-            if (s->g[k].wl == w) order[n_here++] = k;
+            if (s->g[k].wl == w) {
+                trank[n_here] = ob_stats_tt_rank(s, k);
+                order[n_here++] = k;
+            }
         for (int i = 1; i < n_here; i++) {
-            int v = order[i], j = i - 1;
-            double tv = s->profile_by_steps ? s->g[v].tt_steps : s->g[v].tt_time_s;
-            if (isnan(tv)) tv = s->g[v].tt_steps * 1e30;
+            int v = order[i], rv = trank[i], j = i - 1;
+            double tv = s->profile_by_steps || isnan(s->g[v].tt_time_s) ? s->g[v].tt_steps : s->g[v].tt_time_s;
             while (j >= 0) {
-                double tj = s->profile_by_steps ? s->g[order[j]].tt_steps : s->g[order[j]].tt_time_s;
-                if (isnan(tj)) tj = s->g[order[j]].tt_steps * 1e30;
-                if (tj <= tv) break;
+                const ob_group *h = &s->g[order[j]];
+                double tj = s->profile_by_steps || isnan(h->tt_time_s) ? h->tt_steps : h->tt_time_s;
+                if (rv == 0 || (trank[j] > 0 && (trank[j] < rv || (trank[j] == rv && tj <= tv)))) break;
                 order[j + 1] = order[j];
+                trank[j + 1] = trank[j];
                 j--;
             }
             order[j + 1] = v;
+            trank[j + 1] = rv;
         }
-        /* only optimizers that reached the target are ranked; the others
-         * (censored) follow, unranked, in label order */
-        int n_reached = 0;
+        int n_reached = 0, n_shared = 0;
         for (int i = 0; i < n_here; i++) {
             const ob_group *g = &s->g[order[i]];
             if (g->tt_censored) continue;
-            doc_cell(dc, "%d", ++n_reached);
+            n_reached++;
+            n_shared += (i > 0 && trank[i - 1] == trank[i]) || (i + 1 < n_here && trank[i + 1] == trank[i]);
+            doc_cell(dc, "%d", trank[i]);
             doc_cell(dc, "%s", d->opt_labels[g->opt]);
             doc_cell(dc, "%s", num(g->tt_steps, b1, sizeof b1));
-            doc_cell(dc, "%s", secs_text(g->tt_time_s, b1, sizeof b1));
+            if (isfinite(g->tt_time_s) && isfinite(g->tt_step_ms_lo) && g->tt_step_ms_lo < g->tt_step_ms_hi) {
+                secs_text(g->tt_steps * g->tt_step_ms_lo / 1000.0, b2, sizeof b2);
+                secs_text(g->tt_steps * g->tt_step_ms_hi / 1000.0, b3, sizeof b3);
+                doc_cell(dc, "%s (%s - %s)", secs_text(g->tt_time_s, b1, sizeof b1), b2, b3);
+            } else doc_cell(dc, "%s", secs_text(g->tt_time_s, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->tt_lr, b1, sizeof b1));
             doc_row_end(dc);
         }
@@ -884,6 +896,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_row_end(dc);
         }
         doc_table_end(dc);
+        if (n_shared)
+            doc_p(dc, "%s", s->profile_by_steps
+                                ? "Optimizers that got there in the same number of steps share a rank."
+                                : "A rank is 1 + the number of optimizers that got there clearly sooner, so "
+                                  "optimizers within the timing noise share one: in brackets, the steps x the 95% "
+                                  "interval of the median step time over the runs ([min, max] of 5 runs or fewer); "
+                                  "one ranks ahead of another only where its whole interval lies below.");
         /* a ranking by time on timings that say little */
         if (!s->profile_by_steps && n_reached > 1) {
             int n_unst = 0, n_tiny = 0;

@@ -245,7 +245,9 @@ static const ob_file_doc docs[] = {
      "workload, target, target_source (given | default = 1.1 x the best upper-median final loss, each optimizer's middle "
      "seed, the upper of two with an even count | halfway = halfway from the loss before training to that "
      "best, where 1.1 x asked for less), "
-     "optimizer, rank (1 = fastest; empty when not reached), steps (the step by which a strict "
+     "optimizer, rank (1 + the number of optimizers that got there clearly sooner, so optimizers within the "
+     "timing noise share a rank: by time, one whose time_hi_s is below this one's time_lo_s; with --profile-by "
+     "steps, fewer steps; empty when not reached), steps (the step by which a strict "
      "majority of the seeds' trailing losses had first reached it, at lr: the upper median of the seeds' "
      "first steps there, the later of 2, the second of 3, the third of 4; a seed that diverged counts by its "
      "steps until it stopped; inf = censored: no majority did; empty when target_met_at_start), time_s "
@@ -255,7 +257,10 @@ static const ob_file_doc docs[] = {
      "was already at or below the target; nothing is ranked), step_time (the step time that time_s is from, "
      "the same for every optimizer of a workload: mean, or median where some run of the workload predates "
      "the mean (a database of schema < 4, or one merged from its shards and newer ones), so that no "
-     "optimizer's mean is ranked against another's median; empty when target_met_at_start)"},
+     "optimizer's mean is ranked against another's median; empty when target_met_at_start), time_lo_s and "
+     "time_hi_s (steps x the distribution-free 95% interval of that median step time over the runs, [min, "
+     "max] of 5 runs or fewer, one run's time for both with one run: the timing noise the rank ties within; "
+     "inf when censored)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
@@ -987,37 +992,28 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     ob_csv c;
     OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
                        HDR("workload", "target", "target_source", "optimizer", "rank", "steps",
-                           "time_s", "lr", "censored", "target_met_at_start", "step_time"),
+                           "time_s", "lr", "censored", "target_met_at_start", "step_time", "time_lo_s",
+                           "time_hi_s"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         /* only groups that reached the target are ranked (censored: empty);
-         * reached but untimed ones rank after the timed ones, by steps */
-        double mine = s->profile_by_steps ? g->tt_steps : g->tt_time_s;
-        int m_untimed = isnan(mine);
-        if (m_untimed) mine = g->tt_steps;
-        int rank = 1;
-        for (int j = 0; j < s->n_g; j++) {
-            const ob_group *h = &s->g[j];
-            if (j == k || h->wl != g->wl || h->tt_censored) continue;
-            double other = s->profile_by_steps ? h->tt_steps : h->tt_time_s;
-            int h_untimed = isnan(other);
-            if (h_untimed) other = h->tt_steps;
-            if (h_untimed < m_untimed ||
-                (h_untimed == m_untimed && (other < mine || (other == mine && j < k))))
-                rank++;
-        }
+         * times within the timing noise share a rank (ob_stats_tt_rank) */
+        const int rank = ob_stats_tt_rank(s, k);
         ob_csv_str(&c, d->wl_labels[g->wl]);
         ob_csv_num(&c, s->target[g->wl]);
         ob_csv_str(&c, s->target_given[g->wl] ? "given" : s->target_halfway[g->wl] ? "halfway" : "default");
         ob_csv_str(&c, d->opt_labels[g->opt]);
-        ob_csv_opt_int(&c, g->tt_censored ? -1 : rank);
+        ob_csv_opt_int(&c, rank > 0 ? rank : -1);
         ob_csv_num(&c, g->tt_steps);
         ob_csv_num(&c, g->tt_time_s);
         ob_csv_num(&c, g->tt_lr);
         ob_csv_int(&c, g->tt_censored);
         ob_csv_int(&c, s->target_at_start[g->wl]);
         ob_csv_str(&c, s->target_at_start[g->wl] ? NULL : s->tt_by_median[g->wl] ? "median" : "mean");
+        const int timed = !g->tt_censored && isfinite(g->tt_step_ms_lo);
+        ob_csv_num(&c, timed ? g->tt_steps * g->tt_step_ms_lo / 1000.0 : g->tt_censored ? g->tt_time_s : NAN);
+        ob_csv_num(&c, timed ? g->tt_steps * g->tt_step_ms_hi / 1000.0 : g->tt_censored ? g->tt_time_s : NAN);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

@@ -825,7 +825,7 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = NAN;
     g->tt_censored = 1;
-    g->tt_step_ms = NAN;
+    g->tt_step_ms = g->tt_step_ms_lo = g->tt_step_ms_hi = NAN;
     const int64_t **st = malloc(((size_t)n + 1) * sizeof *st);
     const double **ls = malloc(((size_t)n + 1) * sizeof *ls);
     int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
@@ -847,6 +847,8 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
         if (!isnan(t)) ms[mt++] = t;
     }
     g->tt_step_ms = ob_stat_median(ms, mt); /* NaN when no run was timed */
+    if ((status = ob_stat_median_ci(ms, mt, 0.95, &g->tt_step_ms_lo, &g->tt_step_ms_hi, NULL, e)) != OB_OK)
+        goto out;
     for (int i = 0; i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
         int m = 0;
@@ -1017,6 +1019,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
             if (s->target_at_start[w]) {
                 s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = s->g[k].tt_step_ms = NAN;
+                s->g[k].tt_step_ms_lo = s->g[k].tt_step_ms_hi = NAN;
                 s->g[k].tt_censored = 1;
                 for (int i = 0; i < s->g[k].n_lr; i++) s->g[k].lrs[i].tt_steps = s->g[k].lrs[i].tt_time_s = NAN;
                 continue;
@@ -1107,6 +1110,35 @@ int ob_stats_profile_rank(const ob_stats *s, int o)
     for (int j = 0; j < s->n_opt; j++) {
         double other = isnan(s->area[j]) ? -1 : s->area[j];
         if (j != o && other > mine + tie) rank++;
+    }
+    return rank;
+}
+
+/* Group g's time to target as an interval [*lo, *hi] in seconds; 0 when it
+ * has none (untimed: NaN step time). */
+static int tt_interval(const ob_group *g, double *lo, double *hi)
+{
+    if (!(isfinite(g->tt_step_ms_lo) && isfinite(g->tt_step_ms_hi))) return 0;
+    *lo = g->tt_steps * g->tt_step_ms_lo / 1000.0;
+    *hi = g->tt_steps * g->tt_step_ms_hi / 1000.0;
+    return 1;
+}
+
+int ob_stats_tt_rank(const ob_stats *s, int k)
+{
+    const ob_group *g = &s->g[k];
+    if (g->tt_censored) return 0;
+    double lo, hi;
+    const int timed = !s->profile_by_steps && tt_interval(g, &lo, &hi);
+    int rank = 1;
+    for (int j = 0; j < s->n_g; j++) {
+        const ob_group *h = &s->g[j];
+        if (j == k || h->wl != g->wl || h->tt_censored) continue;
+        double hlo, hhi;
+        if (s->profile_by_steps) rank += h->tt_steps < g->tt_steps;
+        else if (tt_interval(h, &hlo, &hhi)) /* timed: ahead of every untimed one */
+            rank += !timed || hhi < lo * (1 - 1e-12);
+        else rank += !timed && h->tt_steps < g->tt_steps;
     }
     return rank;
 }

@@ -233,6 +233,9 @@ typedef struct ob_group {
     double tt_step_ms;          /* the step time of tt_time_s: median over the group's finished runs at
                                  * every lr of each run's mean step time (median step time where
                                  * tt_by_median); NaN when no run was timed */
+    double tt_step_ms_lo, tt_step_ms_hi; /* the distribution-free 95% interval of that median
+                                 * (ob_stat_median_ci; [min, max] of 5 runs or fewer): the timing
+                                 * noise that ob_stats_tt_rank ties within; NaN when no run was timed */
     int tt_censored;
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
     double step_ms_mean;        /* median over runs of each run's mean step time: above the median
@@ -311,6 +314,19 @@ int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile
 /* The rank of optimizer o by its profile area (1 = largest): competition
  * ranking, tied areas (to 1e-9) share a rank (1, 2, 2, 4); no area ranks last. */
 int ob_stats_profile_rank(const ob_stats *s, int o);
+
+/* The rank of group k by time to target on its workload (1 = fastest), 0
+ * when it did not reach the target (censored) or has no target. Rank = 1 + the
+ * number of groups of the workload that reached it clearly sooner, so
+ * optimizers within the noise share a rank (1, 1, 2 or 1, 1, 3 as the noise
+ * falls). By steps (profile_by_steps): fewer steps, equal steps tie. By time:
+ * j is clearly faster when its time's interval, tt_steps x [tt_step_ms_lo,
+ * tt_step_ms_hi], lies wholly below k's (at the upper end by less than a
+ * part in 1e12), so two optimizers whose median step times the machine's
+ * noise cannot tell apart tie at equal steps; the steps, a majority of the
+ * seeds' first reach, are taken as they are. Groups that reached the target
+ * but have no step time rank after every timed one, by steps. */
+int ob_stats_tt_rank(const ob_stats *s, int k);
 
 /* Compute every statistic; d must have its curves loaded for time to target.
  * On failure s holds nothing (ob_stats_free on it is harmless). */

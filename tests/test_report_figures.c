@@ -309,8 +309,8 @@ static void test_met_at_start(const char *db, const char *dir, int have_gnuplot)
     CHECK(res.n_render_failed == 0);
     char *csv = slurp(out, "time_to_target.csv");
     int n_wa = csv ? count_of(csv, "\n\"wa\",") : 0;
-    CHECK_MSG(n_wa > 0 && csv && count_of(csv, ",1,1,\n") == n_wa &&
-                  count_of(csv, ",1,0,\"mean\"\n") + count_of(csv, ",0,0,\"mean\"\n") > 0,
+    CHECK_MSG(n_wa > 0 && csv && count_of(csv, ",1,1,,,\n") == n_wa &&
+                  count_of(csv, ",1,0,\"mean\",") + count_of(csv, ",0,0,\"mean\",") > 0,
               "%s", csv ? csv : "");
     CHECK(csv && row_has(csv, "\"wa\",", "\"adam\",,,,,1,1"));
     free(csv);
@@ -397,7 +397,7 @@ static void test_mixed_means(const char *dir)
     CHECK(md && !strstr(md, "No optimizer reached the target on wb"));
     free(md);
     char *csv = slurp(out, "time_to_target.csv");
-    CHECK(csv && count_of(csv, ",\"median\"\n") == 2 && count_of(csv, ",\"mean\"\n") == 6);
+    CHECK(csv && count_of(csv, ",\"median\",") == 2 && count_of(csv, ",\"mean\",") == 6);
     /* wa: adam (T 10) at 1 ms per step by its median, not 5 ms by its mean */
     CHECK(csv && row_has(csv, "\"wa\",", "\"adam\",1,"));
     free(csv);

@@ -641,6 +641,62 @@ static void test_tt_one_lr(const char *path)
 /* The best lr at the edge of the grid with a seed diverged at the lr next to
  * it: the range is that lr alone within the grid and open beyond it, so it is
  * not measured (not ">= 0"); with a finite neighbour above the threshold it is. */
+/* Time to target's rank: 1 + the number of optimizers that got there clearly
+ * sooner. By time, clearly means the whole interval (steps x the 95%
+ * interval of the median step time, [min, max] of 3 runs) lies below: adam
+ * [10, 12] ms, adamw [11.5, 13] ms and sgd (twice the steps at half the step
+ * time) [10, 12] ms lie within each other's noise and share rank 1, though
+ * their times differ; lion [20, 22] ms is behind all three (rank 4), the
+ * untimed radam after every timed one (5), and rmsprop, never there, has no
+ * rank. By steps: radam's 5 steps first, then the three at 10 steps tied,
+ * then sgd's 20. */
+static void test_tt_rank_noise(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const struct { const char *opt; double T, ms[3]; } rows[] = {
+        {"adam", 10, {1.0, 1.1, 1.2}},  {"adamw", 10, {1.15, 1.25, 1.3}}, {"lion", 10, {2.0, 2.1, 2.2}},
+        {"sgd", 20, {0.5, 0.55, 0.6}},  {"radam", 5, {1, 1, 1}},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (int seed = 0; seed < 3; seed++)
+            fx_add(s, 0, &(fx_run){"W", rows[i].opt, NULL, 0.01, seed, "done", 1.0, rows[i].T, rows[i].ms[seed],
+                                   rows[i].ms[seed], 1, 1, 1, 1, 0});
+    for (int seed = 0; seed < 3; seed++)
+        fx_add(s, 0, &(fx_run){"W", "rmsprop", NULL, 0.01, seed, "diverged", 0, 0, 1, 1, 1, 1, 1, 1, 0});
+    CHECK(sqlite3_exec(ob_store_db(s),
+                       "UPDATE runs SET step_ms_median = NULL, step_ms_p90 = NULL, step_ms_mean = NULL "
+                       "WHERE optimizer = 'radam'",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    const char *tw[] = {"W"};
+    double tv[] = {2.45};
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
+    static const char *const names[] = {"adam", "adamw", "lion", "sgd", "radam", "rmsprop"};
+    static const int want[2][6] = {{1, 1, 4, 1, 5, 0}, {2, 2, 2, 5, 1, 0}};
+    for (int by_steps = 0; by_steps < 2; by_steps++) {
+        o.profile_by_steps = by_steps;
+        ob_dataset d;
+        ob_stats st;
+        load_stats(ob_store_db(s), &o, &d, &st);
+        for (int i = 0; i < 6; i++) {
+            const ob_group *g = grp(&d, &st, "W", names[i]);
+            CHECK(g != NULL);
+            if (!g) continue;
+            int r = ob_stats_tt_rank(&st, (int)(g - st.g));
+            CHECK_MSG(r == want[by_steps][i], "by %s: %s ranks %d, want %d", by_steps ? "steps" : "time",
+                      names[i], r, want[by_steps][i]);
+        }
+        const ob_group *ga = grp(&d, &st, "W", "adam");
+        if (ga) CHECK(ga->tt_step_ms_lo == 1.0 && ga->tt_step_ms_hi == 1.2 && ga->tt_step_ms == 1.1);
+        const ob_group *gr = grp(&d, &st, "W", "radam");
+        if (gr) CHECK(!gr->tt_censored && isnan(gr->tt_time_s) && isnan(gr->tt_step_ms_lo));
+        ob_stats_free(&st);
+        ob_dataset_free(&d);
+    }
+    ob_store_close(s);
+}
+
 static void test_width_edge(const char *path)
 {
     ob_store *s = new_store(path);
@@ -1141,10 +1197,10 @@ static void test_tt_mixed_means(const char *path)
     CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
     CHECK_OK(ob_export_tables(ob_store_db(s), &d, &st, dir, &e), &e);
     char *csv = check_slurp(dir, "time_to_target.csv", NULL);
-    CHECK(csv && strstr(csv, ",\"target_met_at_start\",\"step_time\"\n"));
-    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"adam\",1,20,0.02,0.01,0,0,\"median\"\n"));
-    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"sgd\",2,20,0.04,0.01,0,0,\"median\"\n"));
-    CHECK(csv && strstr(csv, "\"V\",2.45,\"given\",\"adam\",2,20,0.06,0.01,0,0,\"mean\"\n"));
+    CHECK(csv && strstr(csv, ",\"target_met_at_start\",\"step_time\",\"time_lo_s\",\"time_hi_s\"\n"));
+    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"adam\",1,20,0.02,0.01,0,0,\"median\",0.02,0.02\n"));
+    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"sgd\",2,20,0.04,0.01,0,0,\"median\",0.04,0.04\n"));
+    CHECK(csv && strstr(csv, "\"V\",2.45,\"given\",\"adam\",2,20,0.06,0.01,0,0,\"mean\",0.06,0.06\n"));
     free(csv);
     ob_stats_free(&st);
     ob_dataset_free(&d);
@@ -1176,6 +1232,7 @@ int main(void)
         void (*test)(const char *path);
     } own_db[] = {
         {"tt.db", test_tt_one_lr},
+        {"tt_rank.db", test_tt_rank_noise},
         {"width_edge.db", test_width_edge},
         {"tt_mixed.db", test_tt_mixed_means},
         {"labels.db", test_labels},

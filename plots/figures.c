@@ -210,7 +210,7 @@ static ob_status write_style(const ob_dataset *d, const char *dir, double pdf_wi
     for (int o = 0; o < d->n_opt; o++)
         fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o], mark[o],
                 mark[n_alloc + (size_t)o], d->opt_labels[o]);
-    if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#1f77b4\" lw 2 pt 7\n");
+    if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#0077bb\" lw 2 pt 7\n");
     free(mark);
     free(colour);
     int bad = ferror(f);

@@ -515,7 +515,7 @@ int ob_cmd_history(int argc, char **argv)
                        : "tick(i, d, r) = d[1:16] . \"\\n#\" . i . \" \" . r[1:8]");
         for (int j = 0; j < ns; j++) {
             int o = ser[j].opt;
-            const char *colour = "#1f77b4";
+            const char *colour = "#0077bb"; /* sgd's, should the colours be missing */
             if (colours) colour = colours[o];
             fprintf(f,
                     "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS "

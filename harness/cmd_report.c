@@ -8,6 +8,7 @@
 #include "core/hparams.h"
 #include "harness/commands.h"
 #include "harness/signals.h"
+#include "plots/figures.h"
 #include "plots/report.h"
 
 static void report_usage(FILE *f)
@@ -36,6 +37,13 @@ static void report_usage(FILE *f)
             "  --jobs N               run up to N gnuplot processes at once (default: the number of\n"
             "                         online CPUs, at most 8); gnuplot.log lists their messages in\n"
             "                         figure order all the same\n"
+            "  --pdf-width text|column|INCHES\n"
+            "                         width of the PDF figures: 'text' (default) 6.5 in, a page's\n"
+            "                         text width, with 9-point text; 'column' 3.3 in, a column of a\n"
+            "                         two-column paper, with 7-point text, smaller marks, a taller\n"
+            "                         frame and no title (style.gp's PDF_TITLES = 1 keeps it); or\n"
+            "                         a width in inches from 1 to 20 (under 4.5 laid out as a\n"
+            "                         column); style.gp's PDF_WIDTH, which each NAME.gp follows\n"
             "  --no-render            write the scripts but do not run gnuplot\n\n"
             "SIGINT or SIGTERM while the figures render ends gnuplot and exits 130 / 143,\n"
             "leaving DIR as it was.\n");
@@ -45,7 +53,8 @@ static void report_usage(FILE *f)
  * --help and --no-render (no value, the last) are handled before the value
  * is checked */
 static const char *const report_opts[] = {"--db",      "--out",  "--benchmark",  "--target",   "--tol",
-                                          "--tol-of",  "--tau-max", "--jobs",    "--profile-by", "--no-render"};
+                                          "--tol-of",  "--tau-max", "--jobs",    "--profile-by", "--pdf-width",
+                                          "--no-render"};
 #define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
 
 int ob_cmd_report(int argc, char **argv)
@@ -121,6 +130,16 @@ int ob_cmd_report(int argc, char **argv)
                 goto out;
             }
             o.jobs = (int)x;
+        } else if (!strcmp(a, "--pdf-width")) {
+            double x;
+            if (!strcmp(v, "text")) o.pdf_width = OB_PDF_TEXT_WIDTH;
+            else if (!strcmp(v, "column")) o.pdf_width = OB_PDF_COLUMN_WIDTH;
+            else if (ob_parse_double(v, &x) == 0 && x >= 1 && x <= 20) o.pdf_width = x;
+            else {
+                rc = ob_cli_error(2, "report: --pdf-width '%s' is not 'text', 'column' or a width in inches from 1 to 20",
+                                  v);
+                goto out;
+            }
         } else if (!strcmp(a, "--profile-by")) {
             if (!strcmp(v, "time")) o.stats.profile_by_steps = 0;
             else if (!strcmp(v, "steps")) o.stats.profile_by_steps = 1;

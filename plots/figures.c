@@ -50,17 +50,40 @@ typedef struct script {
 
 void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
 {
-    /* 6.5 x 4 inches (a page's text width) with a 9-point font: fits a paper
-     * at its natural size; pdfcairo is in Debian's gnuplot-nox */
+    /* PDF_WIDTH inches wide (style.gp sets it from report --pdf-width; 6.5,
+     * a page's text width, where nothing does) at the size the paper prints
+     * it: a text width 0.62 as high with 9-point text; narrower than 4.5
+     * inches (a column, 3.3) 0.8 as high, for the legend's extra rows, with
+     * 7-point text and thinner lines, and without its title unless
+     * PDF_TITLES says (style.gp); the legend's columns follow the width
+     * (KEY_N entries, the longest KEY_LONGEST characters: key_fit). pdfcairo
+     * is in Debian's gnuplot-nox */
     fprintf(f,
-            "\n# the same figure as PDF (vector, for papers), where gnuplot has pdfcairo\n"
+            "\n# the same figure as PDF (vector, for papers), where gnuplot has pdfcairo: PDF_WIDTH inches wide\n"
+            "# (style.gp, or gnuplot -e 'PDF_WIDTH = 3.3' NAME.gp): 6.5 a page's text width, 0.62 as high, 9-point\n"
+            "# text; narrower than 4.5 (3.3: a column of a two-column paper) 0.8 as high, 7-point text, no title\n"
             "if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") > 0) {\n"
-            "    set terminal pdfcairo size 6.5in,4.03in font \"Sans,9\" linewidth 0.8 noenhanced\n"
+            "    PDF_WIDTH = exists(\"PDF_WIDTH\") ? PDF_WIDTH : 6.5\n"
+            "    PDF_NARROW = PDF_WIDTH < 4.5\n"
+            "    PDF_FONT = PDF_NARROW ? 7 : 9\n"
+            "    set terminal pdfcairo size PDF_WIDTH, PDF_WIDTH * (PDF_NARROW ? 0.8 : 0.62) \\\n"
+            "        font sprintf(\"Sans,%%g\", PDF_FONT) linewidth (PDF_NARROW ? 0.7 : 0.8) noenhanced\n"
             "    # PDF_TITLES = 0 (style.gp, or gnuplot -e 'PDF_TITLES = 0' NAME.gp): no title, for a paper's caption\n"
-            "    if (exists(\"PDF_TITLES\") && !PDF_TITLES) {\n"
+            "    if (exists(\"PDF_TITLES\") ? !PDF_TITLES : PDF_NARROW) {\n"
             "        unset title\n"
             "    }\n"
             "%s"
+            "    if (PDF_NARROW) {   # smaller marks for the smaller frame\n"
+            "        PS = 0.8 * PS\n"
+            "        set pointsize 0.45\n"
+            "    }\n"
+            "    # the legend's columns: as many as its longest entry lets fit across this width\n"
+            "    if (exists(\"KEY_N\") && KEY_N > 0) {\n"
+            "        KEY_COLS = int(100.0 * PDF_WIDTH / 6.5 * 9 / PDF_FONT / (KEY_LONGEST + 10))\n"
+            "        KEY_COLS = KEY_COLS < 1 ? 1 : KEY_COLS > KEY_N ? KEY_N : KEY_COLS\n"
+            "        KEY_ROWS = (KEY_N + KEY_COLS - 1) / KEY_COLS\n"
+            "        set key maxcols (KEY_N + KEY_ROWS - 1) / KEY_ROWS maxrows KEY_ROWS\n"
+            "    }\n"
             "    set output '%s.pdf'\n"
             "    replot\n"
             "    set output\n"
@@ -131,6 +154,7 @@ static ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, c
 static void key_fit(script *sc, int n, size_t longest)
 {
     if (n < 1) return;
+    fprintf(sc->f, "KEY_N = %d; KEY_LONGEST = %zu   # the legend, for the PDF's columns\n", n, longest);
     int cols = (int)(100 / (longest + 10));
     if (cols < 1) cols = 1;
     if (cols > n) cols = n;
@@ -139,7 +163,7 @@ static void key_fit(script *sc, int n, size_t longest)
     fprintf(sc->f, "set key maxcols %d maxrows %d\n", cols, rows);
 }
 
-static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
+static ob_status write_style(const ob_dataset *d, const char *dir, double pdf_width, ob_err *e)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/style.gp", dir);
@@ -148,6 +172,9 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
     fprintf(f,
             "# style.gp - the look shared by every figure of this report (each NAME.gp loads it).\n"
             "# Change size, fonts or colours here, then rerun the scripts: gnuplot NAME.gp\n"
+            "# the PDFs' width in inches (optbench report --pdf-width): 6.5 a page's text width, 3.3 a\n"
+            "# column of a two-column paper; height, text size and legend follow it (each NAME.gp's PDF part)\n"
+            "if (!exists(\"PDF_WIDTH\")) PDF_WIDTH = %g\n"
             "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
             "    set terminal pngcairo size %d,%d font \"Sans,11\" noenhanced\n"
             "} else {\n"
@@ -164,10 +191,11 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
             "set pointsize 1.1\n"
             "set style fill transparent solid 0.18 noborder\n"
             "# 0: the PDFs (for papers) without their titles, which a paper's caption replaces; the PNGs keep them\n"
-            "if (!exists(\"PDF_TITLES\")) PDF_TITLES = 1\n"
+            "# (the default for PDFs narrower than 4.5 inches, where a title would not fit; 1 keeps it)\n"
+            "if (!exists(\"PDF_TITLES\")) PDF_TITLES = PDF_WIDTH >= 4.5\n"
             "# one colour, marker shape and dash type per optimizer, the same in every figure and every report\n"
             "# (a second configuration of an optimizer, a swept hyperparameter, takes a colour no optimizer owns):\n",
-            FIG_W, FIG_H, FIG_W, FIG_H);
+            pdf_width > 0 ? pdf_width : OB_PDF_TEXT_WIDTH, FIG_W, FIG_H, FIG_W, FIG_H);
     size_t n_alloc = (size_t)(d->n_opt > 0 ? d->n_opt : 1);
     const char **colour = malloc(n_alloc * sizeof *colour);
     int *mark = malloc(2 * n_alloc * sizeof *mark); /* shapes, then dash types */
@@ -182,7 +210,7 @@ static ob_status write_style(const ob_dataset *d, const char *dir, ob_err *e)
     for (int o = 0; o < d->n_opt; o++)
         fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o], mark[o],
                 mark[n_alloc + (size_t)o], d->opt_labels[o]);
-    if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#1f77b4\" lw 2 pt 7\n");
+    if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#0077bb\" lw 2 pt 7\n");
     free(mark);
     free(colour);
     int bad = ferror(f);
@@ -1842,11 +1870,11 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
                    median_note);
 }
 
-ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_figures *out,
+ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, double pdf_width, ob_figures *out,
                            ob_err *e)
 {
     memset(out, 0, sizeof *out);
-    OB_TRY(write_style(d, dir, e));
+    OB_TRY(write_style(d, dir, pdf_width, e));
     ob_hp_sweeps hp;
     OB_TRY(ob_hp_sweeps_find(d, s, &hp, e));
     ob_status st = OB_OK;

@@ -33,16 +33,24 @@ typedef struct ob_figures {
     int n_skipped;
 } ob_figures;
 
+/* The PDFs' width in inches: a page's text width, and a column of a
+ * two-column paper (report --pdf-width text, column). */
+#define OB_PDF_TEXT_WIDTH 6.5
+#define OB_PDF_COLUMN_WIDTH 3.3
+
 /* Write style.gp and every figure's script into dir. A figure that would
- * have no data gets no script; it is listed in out->skipped instead. */
-ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_figures *out,
-                           ob_err *e);
+ * have no data gets no script; it is listed in out->skipped instead.
+ * pdf_width: the PDFs' width in inches (style.gp's PDF_WIDTH); 0 for
+ * OB_PDF_TEXT_WIDTH. */
+ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, double pdf_width,
+                           ob_figures *out, ob_err *e);
 void ob_figures_free(ob_figures *f);
 
 /* Path of gnuplot on PATH (buf), or 0 when it is not installed. */
 int ob_gnuplot_find(char *buf, size_t n);
 /* Appends to a gnuplot script the lines that replot its figure as STEM.pdf
- * (pdfcairo, page-width size) where the gnuplot running it has pdfcairo;
+ * (pdfcairo, PDF_WIDTH inches wide where the script set it, else
+ * OB_PDF_TEXT_WIDTH) where the gnuplot running it has pdfcairo;
  * extra (NULL: none): gnuplot lines run before the replot, for that size. */
 void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra);
 /* Run one script with dir as the working directory; its messages (or why

@@ -1124,14 +1124,18 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
 
     /* ---- files ---- */
     doc_h(dc, 2, "Files in this folder");
+    const double pdf_w = o->pdf_width > 0 ? o->pdf_width : OB_PDF_TEXT_WIDTH;
+    const int pdf_narrow = pdf_w < 4.5;
     doc_p(dc, "Every table above is a CSV file (text quoted; inf = diverged or never reached: a diverged "
               "run's final and held-out loss are inf and its held-out metric -inf, as the statistics count "
               "them, and a time or number of steps to a target never reached is inf; empty = no value: not "
               "run, not measured, or not defined, as the columns below say). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
               "it and run `gnuplot NAME.gp` here to redraw NAME.png, NAME.svg and NAME.pdf (vector, "
-              "6.5 x 4 inches with 9-point text, for a paper; where gnuplot has pdfcairo). style.gp "
-              "holds the shared look (size, fonts, one colour, marker shape and dash type per optimizer). "
-              "summary.tex holds the ranked tables for a paper (LaTeX, booktabs: \\input{summary.tex}).");
+              "%g x %.3g inches with %d-point text, for a paper; where gnuplot has pdfcairo). style.gp "
+              "holds the shared look (size, fonts, one colour, marker shape and dash type per optimizer; "
+              "PDF_WIDTH, the PDFs' width in inches: optbench report --pdf-width). "
+              "summary.tex holds the ranked tables for a paper (LaTeX, booktabs: \\input{summary.tex}).",
+          pdf_w, pdf_w * (pdf_narrow ? 0.8 : 0.62), pdf_narrow ? 7 : 9);
     static const char *const fh[] = {"file", "contents", "columns"};
     doc_table(dc, 3, fh);
     int nd;
@@ -1415,7 +1419,7 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     res->n_groups = s.n_g;
     if ((st = ob_export_tables(db, &d, &s, stage, e)) != OB_OK) goto done;
     if ((st = ob_latex_write(&d, &s, stage, e)) != OB_OK) goto done;
-    if ((st = ob_figures_write(&d, &s, stage, &figs, e)) != OB_OK) goto done;
+    if ((st = ob_figures_write(&d, &s, stage, o->pdf_width, &figs, e)) != OB_OK) goto done;
     res->n_figures = figs.n;
     res->n_skipped = figs.n_skipped;
     rendered = calloc((size_t)figs.n + 1, sizeof *rendered);

@@ -21,6 +21,7 @@ typedef struct ob_report_opts {
     ob_stats_opts stats;
     int no_render;          /* write scripts only, even when gnuplot is installed */
     int jobs;               /* gnuplot processes at once; 0: ob_gnuplot_jobs_default() */
+    double pdf_width;       /* the PDFs' width in inches; 0: a page's text width (OB_PDF_TEXT_WIDTH) */
     FILE *log;              /* progress lines; NULL for none */
     FILE *ranking;          /* a short ranking per workload (for a terminal or CI log); NULL for none */
 } ob_report_opts;

@@ -8,22 +8,43 @@
 
 /* One colour per optimizer of the registry, in its order (sgd, adam, adamw,
  * nadam, radam, adamax, adagrad, adadelta, rmsprop, lion, muon, root,
- * adamw_sf, sgd_sf, soap, adafactor, rprop, asgd): the first ten are the
- * common "tab10". No black: the figures draw their annotations (the loss
- * floor, legend keys of marks) in black. Series differ by marker and dash
- * type as well (ob_series_marks), so the closer pairs still tell apart. */
-static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
-                                      "#e377c2", "#17becf", "#7f7f7f", "#bcbd22", "#000080", "#b8005c",
-                                      "#00a087", "#6baed6", "#5e3c99", "#a05000", "#808000", "#f0a0c0"};
+ * adamw_sf, sgd_sf, soap, adafactor, rprop, asgd), chosen to stay apart for
+ * readers with a colour-vision deficiency as well: distances are Delta E
+ * 1976 in CIELAB, under normal vision and under protanopia, deuteranopia
+ * and tritanopia as simulated by Machado, Oliveira and Fernandes (2009) at
+ * severity 1 (their matrices applied to linear RGB).
+ *  - The six of the default benchmark (sgd, adam, adamw, lion, muon, root),
+ *    which share nearly every figure, come from well-known palettes: Paul
+ *    Tol's vibrant blue, muted wine and olive, bright red and dark green,
+ *    and Okabe-Ito's reddish purple. Every pair of them is at least 30.7
+ *    apart in normal vision and 22.9 under each simulation (tab10, used
+ *    before, put adam's red and adamw's green 7.3 apart for deuteranopes).
+ *    adam and adamw, which often lie on top of each other, differ in
+ *    lightness as well (L* 32 and 61): 53 or more apart in every vision.
+ *  - The other twelve take well-known colours where these kept their
+ *    distances (ColorBrewer Dark2's orange and teal, tab10's and Set1's
+ *    browns, Okabe-Ito's sky blue) and #rgb colours (steps of 0x11) otherwise:
+ *    all 18 are at least 20.6 apart in normal vision (rmsprop and sgd_sf)
+ *    and 10.0 under each simulation (adafactor and rprop under protanopia,
+ *    nadam and lion under tritanopia).
+ *  - Every one reads on white: CIELAB L* 31-70. No black: the figures draw
+ *    their annotations (the loss floor, legend keys of marks) in black.
+ * tests/test_report_figures.c (test_series_colours_cvd) checks these
+ * bounds. Series differ by marker and dash type as well (ob_series_marks),
+ * so the closer pairs of the 18 still tell apart. */
+static const char *const palette[] = {"#0077bb", "#882255", "#999933", "#d95f02", "#886699", "#8c564b",
+                                      "#bb1177", "#1144aa", "#99aacc", "#ee6677", "#225522", "#cc79a7",
+                                      "#1b9e77", "#56b4e9", "#773388", "#997744", "#a65628", "#8899ff"};
 #define N_PALETTE (int)(sizeof palette / sizeof palette[0])
 /* Colours no optimizer owns, for further configurations of an optimizer
  * (swept hyperparameters): so a colour keeps meaning one optimizer. Each
- * was picked, in this order, as the colour of moderate lightness and
- * saturation (CIELAB L* 30-70, chroma under 70) farthest from the palette
- * and the spares before it: every one is at least 30 CIELAB units (Delta
- * E 1976) from any other colour here, where the palette's closest pair
- * (#9467bd, #5e3c99) is 19 apart. */
-static const char *const spare[] = {"#335522", "#ff8877", "#2288ff", "#bbaa77", "#554466", "#005555"};
+ * was picked, in this order, from the #rgb colours of moderate lightness
+ * and saturation (CIELAB L* 30-70, chroma under 70) as the one farthest from
+ * the palette and the spares before it, by the smallest of its distances
+ * in the four visions above: every one is at least 21.4 apart from
+ * any other colour here in normal vision and 11.4 under each simulation,
+ * more than the palette's closest pairs (20.6 and 10.0). */
+static const char *const spare[] = {"#7766dd", "#991122", "#ff8866", "#cc9999", "#dd9922", "#006677"};
 #define N_SPARE (int)(sizeof spare / sizeof spare[0])
 
 /* The registry place of an optimizer name, -1 if unknown. */

@@ -1057,6 +1057,92 @@ static void test_series_colours(void)
     for (int i = 0; i < 40; i++) CHECK(cm[i] && cm[i][0] == '#');
 }
 
+/* CIELAB (D65) of colour "#rrggbb" as seen with normal vision (cvd 0) or
+ * with protanopia, deuteranopia or tritanopia (cvd 1, 2, 3): Machado,
+ * Oliveira and Fernandes (2009), severity 1, applied in linear RGB. */
+static void colour_lab(const char *hex, int cvd, double lab[3])
+{
+    static const double sim[4][3][3] = {
+        {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}},
+        {{0.152286, 1.052583, -0.204868}, {0.114503, 0.786281, 0.099216}, {-0.003882, -0.048116, 1.051998}},
+        {{0.367322, 0.860646, -0.227968}, {0.280085, 0.672501, 0.047413}, {-0.011820, 0.042940, 0.968881}},
+        {{1.255528, -0.076749, -0.178779}, {-0.078411, 0.930809, 0.147602}, {0.004733, 0.691367, 0.303900}},
+    };
+    static const double to_xyz[3][3] = {
+        {0.4124564, 0.3575761, 0.1804375}, {0.2126729, 0.7151522, 0.0721750}, {0.0193339, 0.1191920, 0.9503041}};
+    static const double white[3] = {0.95047, 1.0, 1.08883};
+    unsigned v = (unsigned)strtoul(hex + 1, NULL, 16);
+    double rgb[3], l[3], f[3];
+    for (int c = 0; c < 3; c++) {
+        double u = ((v >> (16 - 8 * c)) & 0xff) / 255.0;
+        rgb[c] = u <= 0.04045 ? u / 12.92 : pow((u + 0.055) / 1.055, 2.4);
+    }
+    for (int r = 0; r < 3; r++) {
+        l[r] = 0;
+        for (int c = 0; c < 3; c++) l[r] += sim[cvd][r][c] * rgb[c];
+        l[r] = l[r] < 0 ? 0 : l[r] > 1 ? 1 : l[r];
+    }
+    for (int r = 0; r < 3; r++) {
+        double t = 0;
+        for (int c = 0; c < 3; c++) t += to_xyz[r][c] * l[c];
+        t /= white[r];
+        f[r] = t > 216.0 / 24389 ? cbrt(t) : t * 24389.0 / 3132 + 4.0 / 29;
+    }
+    lab[0] = 116 * f[1] - 16, lab[1] = 500 * (f[0] - f[1]), lab[2] = 200 * (f[1] - f[2]);
+}
+
+/* Delta E 1976 between two colours in vision cvd (see colour_lab). */
+static double colour_de(const char *a, const char *b, int cvd)
+{
+    double la[3], lb[3];
+    colour_lab(a, cvd, la);
+    colour_lab(b, cvd, lb);
+    return sqrt((la[0] - lb[0]) * (la[0] - lb[0]) + (la[1] - lb[1]) * (la[1] - lb[1]) +
+                (la[2] - lb[2]) * (la[2] - lb[2]));
+}
+
+/* The colours stay apart for readers with a colour-vision deficiency (the
+ * bounds plots/style.c states): the default benchmark's six optimizers at
+ * least 20 Delta E 1976 apart in normal vision and under simulated
+ * protanopia, deuteranopia and tritanopia; all of the registry's at least 20
+ * apart in normal vision and 10 under each simulation, and so is every
+ * spare colour (a swept configuration's) from them and from each other;
+ * every colour of CIELAB lightness 30-70, readable on white. */
+static void test_series_colours_cvd(void)
+{
+    static const char *const vision[] = {"normal vision", "protanopia", "deuteranopia", "tritanopia"};
+    static const char *const six[] = {"sgd", "adam", "adamw", "lion", "muon", "root"};
+    int n_all;
+    const ob_optimizer_def *const *all = ob_optimizers(&n_all);
+    const char *names[64], *col[64], *c6[6];
+    CHECK(n_all <= 64);
+    for (int i = 0; i < n_all && i < 64; i++) names[i] = all[i]->name;
+    ob_series_colours(names, n_all, col);
+    ob_series_colours(six, 6, c6);
+    for (int v = 0; v < 4; v++)
+        for (int i = 0; i < 6; i++)
+            for (int j = i + 1; j < 6; j++) {
+                double d = colour_de(c6[i], c6[j], v);
+                CHECK_MSG(d >= 20, "%s and %s are %.1f apart in %s", six[i], six[j], d, vision[v]);
+            }
+    /* the registry's colours, then the spares (adam's further configurations) */
+    const char *cols[64 + 8], *sw[7] = {"adam", "adam", "adam", "adam", "adam", "adam", "adam"}, *csw[7];
+    ob_series_colours(sw, 7, csw);
+    int n = 0;
+    for (int i = 0; i < n_all && i < 64; i++) cols[n++] = col[i];
+    for (int k = 1; k < 7; k++) cols[n++] = csw[k];
+    for (int i = 0; i < n; i++) {
+        double lab[3];
+        colour_lab(cols[i], 0, lab);
+        CHECK_MSG(lab[0] >= 30 && lab[0] <= 70, "%s has L* %.1f", cols[i], lab[0]);
+        for (int j = i + 1; j < n; j++)
+            for (int v = 0; v < 4; v++) {
+                double d = colour_de(cols[i], cols[j], v);
+                CHECK_MSG(d >= (v ? 10 : 20), "%s and %s are %.1f apart in %s", cols[i], cols[j], d, vision[v]);
+            }
+    }
+}
+
 /* An optimizer's marker and dashes are the same in every report, whatever
  * else it compares and in whatever order; no two of the registry's
  * optimizers share both; in the order figures draw them (alphabetical), no
@@ -1338,6 +1424,7 @@ int main(void)
     test_metric_name(dir);
     test_series_styles(dir);
     test_series_colours();
+    test_series_colours_cvd();
     test_series_marks();
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);

@@ -62,6 +62,30 @@ else
   echo "gnuplot not installed: rendering not checked"
 fi
 
+# --pdf-width: style.gp's PDF_WIDTH (the default a page's text width, 6.5
+# inches), which each script's PDF follows; where gnuplot has pdfcairo, a
+# column-wide PDF is 3.3 inches (237 points) wide and 0.8 as high
+check "style.gp's PDF_WIDTH is 6.5 by default" grep -qxF 'if (!exists("PDF_WIDTH")) PDF_WIDTH = 6.5' "$tmp/rep/style.gp"
+"$OPTBENCH" report --db "$db" --out "$tmp/col" --pdf-width column >"$tmp/out" 2>&1; rc=$?
+check "report --pdf-width column exits 0 (rc $rc)" test $rc -eq 0
+check "--pdf-width column: PDF_WIDTH 3.3" grep -qxF 'if (!exists("PDF_WIDTH")) PDF_WIDTH = 3.3' "$tmp/col/style.gp"
+check "--pdf-width column: the page says 3.3 x 2.64 inches" grep -qF "3.3 x 2.64 inches with 7-point text" "$tmp/col/index.html"
+"$OPTBENCH" report --db "$db" --out "$tmp/w" --pdf-width 3.25 --no-render >"$tmp/out" 2>&1
+check "--pdf-width 3.25: PDF_WIDTH 3.25" grep -qxF 'if (!exists("PDF_WIDTH")) PDF_WIDTH = 3.25' "$tmp/w/style.gp"
+mediabox() { grep -a -o '/MediaBox \[ *0 0 [0-9.]* [0-9.]*' "$1" | head -1 | awk '{print int($5 + 0.5) "x" int($6 + 0.5)}'; }
+if command -v gnuplot >/dev/null 2>&1 && gnuplot -e 'print GPVAL_TERMINALS' 2>&1 | grep -q pdfcairo; then
+  for s in loss_quadratic lr_quadratic step_time profile; do
+    check "$s.pdf is 6.5 x 4.03 in by default ($(mediabox "$tmp/rep/$s.pdf") pt)" test "$(mediabox "$tmp/rep/$s.pdf")" = 468x290
+    check "$s.pdf is 3.3 x 2.64 in with --pdf-width column ($(mediabox "$tmp/col/$s.pdf") pt)" \
+      test "$(mediabox "$tmp/col/$s.pdf")" = 237x190
+  done
+  check "gnuplot -e 'PDF_WIDTH = 3.3' redraws a column-wide PDF" sh -c \
+    "cd '$tmp/rep' && gnuplot -e 'PDF_WIDTH = 3.3' lr_quadratic.gp >/dev/null 2>&1"
+  check "... 3.3 in wide ($(mediabox "$tmp/rep/lr_quadratic.pdf") pt)" test "$(mediabox "$tmp/rep/lr_quadratic.pdf")" = 237x190
+else
+  echo "note: gnuplot without pdfcairo: the PDFs' size not checked"
+fi
+
 # without gnuplot: scripts and CSVs, a clear message, exit 0
 PATH=/nonexistent "$OPTBENCH" report --db "$db" --out "$tmp/rep2" >"$tmp/out" 2>&1; rc=$?
 check "report without gnuplot exits 0 (rc $rc)" test $rc -eq 0
@@ -111,6 +135,8 @@ bad_input "report --benchmark x" "--benchmark 'x'" report --db "$db" --out "$tmp
 bad_input "report --target without =" "--target 'quadratic'" report --db "$db" --out "$tmp/x" --target quadratic
 bad_input "report --target unknown workload" "nosuch" report --db "$db" --out "$tmp/x" --target nosuch=1
 bad_input "report unknown flag" "--colour" report --db "$db" --out "$tmp/x" --colour red
+bad_input "report --pdf-width wide" "--pdf-width 'wide' is not 'text', 'column' or a width in inches" report --db "$db" --out "$tmp/x" --pdf-width wide
+bad_input "report --pdf-width 0.5" "--pdf-width '0.5'" report --db "$db" --out "$tmp/x" --pdf-width 0.5
 bad_input "report --tol-of x" "--tol-of 'prog' is not 'best' or 'progress'" report --db "$db" --out "$tmp/x" --tol-of prog
 # the lr range's tolerance of the progress: said in summary.md, and a range
 # at least as wide on the quadratic, whose loss ends near 0

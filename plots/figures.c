@@ -128,6 +128,8 @@ static ob_status script_close(script *sc, ob_err *e)
 }
 
 static ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
+                         const char *fmt, ...) OB_PRINTF(6, 7);
+static ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
                          const char *fmt, ...)
 {
     ob_figure *fs = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
@@ -1554,7 +1556,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     range r = {NAN, NAN};
     int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0, n_atstart = 0;
-    int n_alldiv = 0;
+    int n_alldiv = 0, n_ranges = 0;
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
             const ob_group *g = ob_stats_group(s, w, o);
@@ -1571,6 +1573,11 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                 else if (!isfinite(g->tt_time_s)) *m = 4, n_untimed++;
                 else *m = 1, n_bars++;
                 if (*m == 1) range_add(&r, g->tt_time_s);
+                if (*m == 1 && g->tt_step_ms_lo < g->tt_step_ms_hi) { /* its interval, drawn as a bar */
+                    range_add(&r, g->tt_steps * g->tt_step_ms_lo / 1000.0);
+                    range_add(&r, g->tt_steps * g->tt_step_ms_hi / 1000.0);
+                    n_ranges++;
+                }
                 continue;
             }
             double v = kind == 0 ? g->step_ms_median
@@ -1627,8 +1634,9 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     else if (logy) snprintf(yrange, sizeof yrange, "set yrange [%.6g:%.6g]", r.lo / scale / 2.5, r.hi / scale * 2.5);
     else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", r.hi / scale * 1.12);
     script sc;
-    char reads[160];
-    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no point)", files[kind]);
+    char reads[256];
+    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no point)%s",
+             files[kind], n_ranges ? " and bars_time_to_target_range.csv (each time's interval, a bar)" : "");
     static const char *const what_txt[] = {"median time per training step", "peak memory",
                                            "optimizer state size", "training time to reach the target loss"};
     ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
@@ -1732,7 +1740,14 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     /* an infinite time (not reached, inf in the CSV) draws no point either */
     snprintf(using, sizeof using, "(column(i) < 1e308 ? column(i) / %.17g : NaN)", scale);
     /* lt (i - 1): the optimizer's colour and marker shape (pt) from style.gp */
-    fprintf(f, "plot for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with points lt (i - 1) ps (1.7 * PS) notitle",
+    fprintf(f, "plot ");
+    if (n_ranges) /* first, under the points: each time's interval, the noise that ties ranks */
+        fprintf(f,
+                "for [i=2:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(i)):"
+                "((column(2 * i - 2) + column(2 * i - 1)) / 2 / %.17g):(column(2 * i - 2) / %.17g):"
+                "(column(2 * i - 1) / %.17g) with yerrorbars lt (i - 1) pt -1 lw 1 notitle, \\\n  ",
+                d->n_opt + 1, scale, scale, scale);
+    fprintf(f, "for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with points lt (i - 1) ps (1.7 * PS) notitle",
             d->n_opt + 1, files[kind], using);
     /* the legend names every optimizer, also one without a single point */
     for (int o = 0; o < d->n_opt; o++) {
@@ -1788,9 +1803,12 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         snprintf(median_note, sizeof median_note,
                  " Time to target from median step times on %s: some runs there predate the mean (schema < 4), so "
                  "every optimizer there is timed by its median.", names);
-    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s", caps[kind],
+    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s", caps[kind],
                    " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
                    "within each workload's group.",
+                   n_ranges ? " A bar through a point spans the time's 95% interval (the steps x that of the median "
+                              "step time over the runs): the timing noise within which the tables tie ranks."
+                            : "",
                    extra, median_note, notrun, logy ? " The y axis is logarithmic." : "");
 }
 

@@ -101,6 +101,7 @@ static char *doc_vfmt(char *small, size_t n, char **own, const char *fmt, va_lis
     return *own ? *own : small;
 }
 
+static void doc_h(doc *d, int level, const char *fmt, ...) OB_PRINTF(3, 4);
 static void doc_h(doc *d, int level, const char *fmt, ...)
 {
     char buf[1024];
@@ -114,6 +115,7 @@ static void doc_h(doc *d, int level, const char *fmt, ...)
     fprintf(d->html, "</h%d>\n", level);
 }
 
+static void doc_p(doc *d, const char *fmt, ...) OB_PRINTF(2, 3);
 static void doc_p(doc *d, const char *fmt, ...)
 {
     char small[4096], *own;
@@ -148,6 +150,7 @@ static void doc_table(doc *d, int n, const char *const *hdr)
     fputs("</tr></thead>\n<tbody>\n", d->html);
 }
 
+static void doc_cell(doc *d, const char *fmt, ...) OB_PRINTF(2, 3);
 static void doc_cell(doc *d, const char *fmt, ...)
 {
     char small[1024], *own;
@@ -673,7 +676,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "'not reached' means censored: at no lr did a majority of the "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank. A rank is 1 + the number of optimizers that got "
-              "there clearly sooner: by time, those whose whole interval (their steps x the 95% interval of "
+              "there clearly sooner: by time, those whose whole interval (their steps x the 95%% interval of "
               "the median step time over their runs) lies below; so optimizers within the timing noise "
               "share a rank.");
 

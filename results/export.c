@@ -287,6 +287,10 @@ static const ob_file_doc docs[] = {
     {"bars_time_to_target.csv", "training time to target (s), one row per workload, one column per "
      "optimizer; inf when not reached, empty when not run (or untimed, or the target was met at the start)",
      "workload, then one column per optimizer"},
+    {"bars_time_to_target_range.csv", "the interval of each training time to target (s) that ties ranks "
+     "(time_to_target.csv's time_lo_s and time_hi_s), one row per workload, two columns per optimizer; empty where "
+     "there is no time or no spread (one run, or every run timed alike)",
+     "workload, then OPTIMIZER lo and OPTIMIZER hi for each optimizer"},
 };
 
 const ob_file_doc *ob_export_docs(int *n)
@@ -987,6 +991,48 @@ static ob_status write_best_series(sqlite3 *db, const ob_dataset *d, const ob_st
     return st != OB_OK ? st : st2;
 }
 
+/* bars_time_to_target_range.csv: per workload, each optimizer's training
+ * time interval (steps x the 95% interval of its median step time), empty
+ * where it has no time or no spread. */
+static ob_status write_tt_ranges(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    const int n_cols = 2 * d->n_opt + 1;
+    const char **hdr = malloc((size_t)n_cols * sizeof *hdr);
+    size_t total = 1;
+    for (int o = 0; o < d->n_opt; o++) total += 2 * (strlen(d->opt_labels[o]) + 4);
+    char *names = malloc(total);
+    if (!hdr || !names) {
+        free(hdr);
+        free(names);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    hdr[0] = "workload";
+    char *at = names;
+    for (int o = 0; o < d->n_opt; o++)
+        for (int k = 0; k < 2; k++) {
+            const size_t len = strlen(d->opt_labels[o]) + 4;
+            snprintf(at, len, "%s %s", d->opt_labels[o], k ? "hi" : "lo");
+            hdr[2 * o + k + 1] = at;
+            at += len;
+        }
+    ob_csv c;
+    ob_status st = ob_csv_open(&c, dir, "bars_time_to_target_range.csv", hdr, n_cols, e);
+    for (int w = 0; w < d->n_wl && st == OB_OK; w++) {
+        ob_csv_str(&c, d->wl_labels[w]);
+        for (int o = 0; o < d->n_opt; o++) {
+            const ob_group *g = ob_stats_group(s, w, o);
+            const int has = g && !g->tt_censored && isfinite(g->tt_time_s) && g->tt_step_ms_lo < g->tt_step_ms_hi;
+            ob_csv_num(&c, has ? g->tt_steps * g->tt_step_ms_lo / 1000.0 : NAN);
+            ob_csv_num(&c, has ? g->tt_steps * g->tt_step_ms_hi / 1000.0 : NAN);
+        }
+        ob_csv_row(&c);
+    }
+    if (st == OB_OK) st = ob_csv_close(&c, e);
+    free(hdr);
+    free(names);
+    return st;
+}
+
 static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     ob_csv c;
@@ -1084,6 +1130,7 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     }
     free(hdr);
     OB_TRY(st);
+    OB_TRY(write_tt_ranges(d, s, dir, e));
 
     OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads", "workloads_run"),
                        e));

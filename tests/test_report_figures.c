@@ -1283,6 +1283,46 @@ static void test_bar_time_units(const char *dir)
     free(gp);
 }
 
+/* Times to target within the timing noise share a rank: adam (step times 1
+ * and 1.4 ms) and sgd (1.1 and 1.2 ms) reach the target in the same steps,
+ * (13), their intervals overlap, so both rank 1 though sgd's median is faster;
+ * lion (3 and 3.2 ms) is clearly behind both: rank 3. The table shows each
+ * interval, the CSVs hold it, and the figure draws it as a bar. */
+static void test_tt_noise(const char *dir)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "ttnoise");
+    static const struct { const char *opt; double ms[2]; } rows[] = {
+        {"adam", {1.0, 1.4}}, {"sgd", {1.1, 1.2}}, {"lion", {3.0, 3.2}}};
+    for (int i = 0; i < 3; i++)
+        for (int seed = 0; seed < 2; seed++)
+            fx_add(s, fix.bench, &(fx_run){"w", rows[i].opt, NULL, 0.01, seed, "done", 1.0, 10, rows[i].ms[seed],
+                                           rows[i].ms[seed], 4096, 800, 1.5, NAN, 0});
+    ob_report_result res;
+    fixture_report(&fix, 0, &res);
+    char *md = slurp(fix.out, "summary.md");
+    CHECK_MSG(md && strstr(md, "| 1 | sgd | 13 | 14.9 ms (14.3 ms - 15.6 ms) | 0.01 |") &&
+                  strstr(md, "| 1 | adam | 13 | 15.6 ms (13 ms - 18.2 ms) | 0.01 |") &&
+                  strstr(md, "| 3 | lion | 13 | 40.3 ms (39 ms - 41.6 ms) | 0.01 |") &&
+                  strstr(md, "optimizers within the timing noise share one"),
+              "%s", md ? md : "");
+    free(md);
+    char *csv = slurp(fix.out, "time_to_target.csv");
+    CHECK(csv && row_has(csv, "\"w\",", "\"adam\",1,13,"));
+    CHECK(csv && row_has(csv, "\"w\",", "\"sgd\",1,13,"));
+    CHECK(csv && row_has(csv, "\"w\",", "\"lion\",3,"));
+    free(csv);
+    csv = slurp(fix.out, "bars_time_to_target_range.csv");
+    CHECK_MSG(csv && strstr(csv, "\"workload\",\"adam lo\",\"adam hi\",\"lion lo\",\"lion hi\",\"sgd lo\",\"sgd hi\"\n"
+                                "\"w\",0.013,"),
+              "%s", csv ? csv : "");
+    free(csv);
+    char *gp = slurp(fix.out, "time_to_target.gp");
+    CHECK(gp && strstr(gp, "plot for [i=2:4] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(i)):") &&
+          strstr(gp, "with yerrorbars lt (i - 1) pt -1 lw 1 notitle"));
+    free(gp);
+}
+
 /* The step time, memory and time-to-target figures are dot plots: a point
  * per optimizer in its colour and marker shape (style.gp's linetype), not a
  * bar whose length on a log axis would mean nothing. An optimizer whose
@@ -1428,6 +1468,7 @@ int main(void)
     test_series_marks();
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);
+    test_tt_noise(dir);
     test_mixed_means(dir);
     test_loss_floor(dir, have_gnuplot);
     test_dot_plots(dir, have_gnuplot);

@@ -1,8 +1,13 @@
 /* core/layout.c - the tensor table (see layout.h). */
 #include "core/layout.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The most floats a tensor, and the whole layout, may have: their byte
+ * counts (and the aligned offsets) stay well inside int64_t and size_t. */
+#define OB_LAYOUT_MAX_FLOATS (INT64_MAX / 8)
 
 static const char *const tag_names[OB_TAG_COUNT] = {
     "matrix", "bias", "norm", "embedding", "head", "conv", "vector"};
@@ -58,6 +63,9 @@ ob_status ob_layout_add(ob_layout *l, const char *name, ob_tag tag, int ndim,
         if (shape[d] <= 0)
             return ob_fail(e, OB_ERR_INPUT, "tensor '%s': dimension %d is %lld; sizes must be positive",
                            name, d, (long long)shape[d]);
+        if (shape[d] > OB_LAYOUT_MAX_FLOATS / t->numel)
+            return ob_fail(e, OB_ERR_INPUT, "tensor '%s': shape too large (more than %lld elements)", name,
+                           (long long)OB_LAYOUT_MAX_FLOATS);
         t->shape[d] = shape[d];
         t->numel *= shape[d];
     }
@@ -85,8 +93,12 @@ ob_status ob_layout_finalize(ob_layout *l, ob_err *e)
         l->group_begin[g] = off;
         for (int i = 0; i < l->n; i++) {
             if (l->t[i].group != g) continue;
+            const int64_t padded = (l->t[i].numel + OB_ALIGN_FLOATS - 1) / OB_ALIGN_FLOATS * OB_ALIGN_FLOATS;
+            if (padded > OB_LAYOUT_MAX_FLOATS - off)
+                return ob_fail(e, OB_ERR_INPUT, "the parameters total more than %lld floats (at tensor '%s')",
+                               (long long)OB_LAYOUT_MAX_FLOATS, l->t[i].name);
             l->t[i].offset = off;
-            off += (l->t[i].numel + OB_ALIGN_FLOATS - 1) / OB_ALIGN_FLOATS * OB_ALIGN_FLOATS;
+            off += padded;
         }
         l->group_end[g] = off;
     }

@@ -336,6 +336,8 @@ int ob_ckpt_list(const char *dir, int64_t *steps, int max)
             if (!na) break;
             all = na;
         }
+        /* all is not NULL inside the loop (its condition); the check after it is for a failed malloc */
+        /* cppcheck-suppress nullPointerRedundantCheck */
         all[n++] = s;
     }
     closedir(d);

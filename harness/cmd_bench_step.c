@@ -28,6 +28,7 @@
  * float arithmetic, stop changing, and no longer be written back (the CUDA
  * update skips unchanged stores): fewer bytes than any real training step.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,9 +130,17 @@ static int bs_parse(int argc, char **argv, bs_args *a)
                 return ob_cli_error(2, "bench-step: --tensors '%s' is not a count in [1, 1e7]", v);
             a->tensors = x;
         } else if (!strcmp(k, "--shape")) {
-            long long r, c;
-            char tail;
-            if (sscanf(v, "%lldx%lld%c", &r, &c, &tail) != 2 || r < 1 || c < 1)
+            /* strtoll, not sscanf: a number too large for long long is refused */
+            char *end;
+            errno = 0;
+            long long r = strtoll(v, &end, 10), c = 0;
+            int ok = end != v && *end == 'x';
+            if (ok) {
+                const char *p = end + 1;
+                c = strtoll(p, &end, 10);
+                ok = end != p && *end == '\0';
+            }
+            if (!ok || errno == ERANGE || r < 1 || c < 1)
                 return ob_cli_error(2, "bench-step: --shape '%s' is not RxC (e.g. 1024x1024)", v);
             a->rows = r;
             a->cols = c;
@@ -158,6 +167,9 @@ static int bs_parse(int argc, char **argv, bs_args *a)
     if (a->params >= 0 && a->rows)
         return ob_cli_error(2, "bench-step: give --params N (with --tensors K) or --shape RxC (with --tensors K), "
                                "not both");
+    if (a->rows && (double)a->rows * (double)a->cols * (double)a->tensors > 9e15)
+        return ob_cli_error(2, "bench-step: --shape %lldx%lld with --tensors %lld is more than 9e15 parameters",
+                            (long long)a->rows, (long long)a->cols, (long long)a->tensors);
     if (!a->rows) {
         int64_t per = a->params / a->tensors;
         if (per < 1)

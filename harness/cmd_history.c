@@ -186,7 +186,12 @@ int ob_cmd_history(int argc, char **argv)
         if (ob_cli_valued_option("history", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
         if (!strcmp(a, "--db")) db_path = v;
-        else if (!strcmp(a, "--out")) out = v;
+        else if (!strcmp(a, "--out")) {
+            if (strlen(v) > OB_OUT_DIR_MAX)
+                return ob_cli_error(2, "history: the output folder name is %zu bytes long; at most %d (give a "
+                                       "shorter --out)", strlen(v), OB_OUT_DIR_MAX);
+            out = v;
+        }
         else if (!strcmp(a, "--workload")) wl_filter = v;
         else if (!strcmp(a, "--optimizer")) opt_filter = v;
         else if (!strcmp(a, "--target")) {

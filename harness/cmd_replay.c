@@ -191,7 +191,11 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
         for (int64_t i = 0; i < numel; i++) fprintf(out, "%s%.9g", i ? "," : "", (double)host[i]);
         fputc('\n', out);
     }
-    if (ferror(out)) st = ob_fail(e, OB_ERR_IO, "error writing '%s'", out_path);
+    /* the standard output is not closed here: flush it to learn whether it was written */
+    if (out == stdout && fflush(out) != 0)
+        st = ob_fail(e, OB_ERR_IO, "error writing the standard output: %s", strerror(errno));
+    else if (ferror(out))
+        st = ob_fail(e, OB_ERR_IO, "error writing '%s'", out_path);
 #undef CK
 out:
     if (out && out != stdout && fclose(out) != 0 && st == OB_OK)

@@ -103,7 +103,10 @@ int ob_cmd_report(int argc, char **argv)
                 rc = ob_cli_error(2, "report: --target '%s' is not WORKLOAD=LOSS", v);
                 goto out;
             }
-            owned[nt] = strndup(v, (size_t)(eq - v));
+            if (!(owned[nt] = strndup(v, (size_t)(eq - v)))) {
+                rc = ob_cli_error(ob_exit_code(OB_ERR_NOMEM), "report: out of memory");
+                goto out;
+            }
             twl[nt] = owned[nt];
             tval[nt++] = x;
         } else if (!strcmp(a, "--tol")) {

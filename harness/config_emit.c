@@ -39,7 +39,7 @@ static int sink_write(void *data, unsigned char *bytes, size_t n)
 typedef struct out {
     yaml_emitter_t em;
     int failed;
-    const char *bad; /* a text the emitter refused (not UTF-8) */
+    char bad[201];   /* a text the emitter refused (not UTF-8), copied: it may be a caller's local buffer */
 } out;
 
 static void emit(out *o, yaml_event_t *ev, int made)
@@ -56,7 +56,7 @@ static void str(out *o, const char *s)
     yaml_event_t ev;
     int made = yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s), 1, 1,
                                             YAML_ANY_SCALAR_STYLE);
-    if (!made && !o->failed) o->bad = s;
+    if (!made && !o->failed) snprintf(o->bad, sizeof o->bad, "%s", s);
     emit(o, &ev, made);
 }
 
@@ -326,8 +326,8 @@ ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e)
     ob_status s = OB_OK;
     if (failed && k.nomem)
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory writing the configuration");
-    else if (failed && o.bad)
-        s = ob_fail(e, OB_ERR_INPUT, "the configuration cannot be written as YAML: '%.200s' is not UTF-8 text", o.bad);
+    else if (failed && o.bad[0])
+        s = ob_fail(e, OB_ERR_INPUT, "the configuration cannot be written as YAML: '%s' is not UTF-8 text", o.bad);
     else if (failed)
         s = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "writing the configuration as YAML: %s", why ? why : "emitter error");
     yaml_emitter_delete(&o.em);

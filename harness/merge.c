@@ -546,7 +546,7 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
             sqlite3_prepare_v2(src[i].db, "SELECT origin FROM runs WHERE id = ?1", -1, &qo[i], NULL) != SQLITE_OK)
             s = sql_fail(src[i].db, src[i].path, "reading run origins", e);
     }
-    qsort(cands, (size_t)nc, sizeof *cands, cmp_cell);
+    if (nc > 1) qsort(cands, (size_t)nc, sizeof *cands, cmp_cell);
     for (int k = 0; k < nc && s == OB_OK; k++) {
         cand *c = &cands[k];
         if (!c->chosen) continue;
@@ -674,7 +674,7 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     sbuf conflicts = {0};
     if (s == OB_OK) {
         /* decide: the best run of each cell */
-        qsort(cands, (size_t)nc, sizeof *cands, cmp_cand);
+        if (nc > 1) qsort(cands, (size_t)nc, sizeof *cands, cmp_cand); /* cands is NULL without runs */
         for (int i = 0; i < nc;) {
             int j = i + 1;
             while (j < nc && !strcmp(cands[j].key, cands[i].key)) j++;

@@ -1356,6 +1356,9 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
     memset(res, 0, sizeof *res);
     FILE *log = o->log;
     char dir[1024], stage[1100] = "";
+    if (strlen(o->out_dir) > OB_OUT_DIR_MAX)
+        return ob_fail(e, OB_ERR_INPUT, "the output folder name is %zu bytes long; at most %d (give a shorter --out)",
+                       strlen(o->out_dir), OB_OUT_DIR_MAX);
     ob_path_trim(o->out_dir, dir, sizeof dir);
     ob_store *store = NULL;
     OB_TRY(ob_store_open(o->db_path, OB_STORE_READONLY, &store, e));

@@ -45,4 +45,9 @@ void ob_path_trim(const char *path, char *out, size_t n);
 /* mkdir -p */
 ob_status ob_mkdirs(const char *path, ob_err *e);
 
+/* The longest output folder name (bytes) of report and history: the paths
+ * of the files written in it, and of report's hidden folder beside them,
+ * are built in fixed buffers that then have room for every file name. */
+#define OB_OUT_DIR_MAX 900
+
 #endif

@@ -63,6 +63,24 @@ static void test_layout(void)
     ob_tensor_matrix_dims(&l.t[2], &r, &c);
     CHECK(r == 4 && c == 27);
     ob_layout_free(&l);
+
+    /* element counts that overflow 64 bits are refused, not wrapped */
+    ob_layout_init(&l);
+    int64_t huge[2] = {(int64_t)1 << 32, (int64_t)1 << 32}, big[2] = {(int64_t)1 << 29, (int64_t)1 << 30};
+    CHECK(ob_layout_add(&l, "huge", OB_TAG_MATRIX, 2, huge, NULL, &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'huge'") != NULL && strstr(e.msg, "too large") != NULL, "%s", e.msg);
+    CHECK(l.n == 0);
+    /* each one fits, their sum does not */
+    for (int i = 0; i < 2; i++) {
+        char nm[8];
+        snprintf(nm, sizeof nm, "b%d", i);
+        CHECK_OK(ob_layout_add(&l, nm, OB_TAG_MATRIX, 2, big, NULL, &e), &e);
+        l.t[i].group = 0;
+    }
+    CHECK(ob_layout_finalize(&l, &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'b1'") != NULL, "%s", e.msg);
+    CHECK(!l.finalized);
+    ob_layout_free(&l);
 }
 
 static void test_rng(void)

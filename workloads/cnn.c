@@ -233,6 +233,8 @@ static ob_status build_net(cnn *m, ob_err *e)
     m->ops = calloc((size_t)maxu + (size_t)m->stages + 2, sizeof *m->ops);
     m->ps = calloc((size_t)maxp, sizeof *m->ps);
     if (!m->units || !m->ops || !m->ps) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    /* the images are square */
+    /* cppcheck-suppress duplicateAssignExpression */
     int H = m->IMG, W = m->IMG, C = m->CIN;
     char nm[OB_NAME_MAX];
     if (m->residual) {

@@ -91,6 +91,8 @@ static float abs_quantile_one(const float *x, int64_t n, double q, float *work)
     int64_t lo = (int64_t)floor(pos);
     if (lo > n - 1) lo = n - 1;
     double frac = pos - (double)lo;
+    /* the caller's scratch is allocated memory: the keys are stored and read only as uint32_t */
+    /* cppcheck-suppress invalidPointerCast */
     uint32_t *keys = (uint32_t *)work;
     for (int64_t i = 0; i < n; i++) keys[i] = abs_bits(x[i]);
     uint32_t vlo = radix_select(keys, n, lo);
@@ -512,6 +514,8 @@ ob_status ob_cpu_adafactor_precond(ob_device *dev, const float *g, const float *
                                 (long long)batch, (long long)rows, (long long)cols);
     if (rows == 0 || cols == 0 || batch == 0) return OB_OK;
     const float eps1sq = eps1 * eps1;
+    /* one (batch 1) is written in the loop below before it is read */
+    /* cppcheck-suppress uninitvar */
     float one, *m = batch == 1 ? &one : malloc((size_t)batch * sizeof *m);
     if (!m) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     for (int64_t b = 0; b < batch; b++) {

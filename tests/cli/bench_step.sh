@@ -47,6 +47,10 @@ bad "--params" --optimizer adam --params 12x
 bad "--params N or --shape" --optimizer adam
 bad "--optimizer NAME is required" --params 1000
 bad "--shape" --optimizer adam --shape 10by10
+# sizes past long long, and element counts past int64_t, are refused before anything is allocated
+bad "--shape" --optimizer adam --shape 99999999999999999999x2
+bad "more than 9e15 parameters" --optimizer adam --shape 4294967296x4294967296
+bad "more than 9e15 parameters" --optimizer adam --shape 100000000x100000000 --tensors 2
 bad "unknown option" --optimizer adam --params 1000 --paramz 3
 bad "fewer than --tensors" --optimizer adam --params 10 --tensors 20
 bad "betaX" --optimizer adam --params 1000 --set betaX=0.9 --backend cpu

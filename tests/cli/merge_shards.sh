@@ -117,5 +117,13 @@ grep -q "are shards of different matrices" "$tmp/err" || fail "two matrices: $(c
   fail "a merged database and another matrix's shard: rc $rc: $(cat "$tmp/err")"
 "$OPTBENCH" merge --out "$tmp/m012.db" "$tmp/m01.db" "$tmp/s2.db" 2>"$tmp/err" || fail "the merged shards and the last one: $(cat "$tmp/err")"
 
+# a database whose runs were all deleted: merged, with nothing to sort
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.1 --steps 5 --backend cpu --db "$tmp/noruns.db" \
+  >/dev/null 2>&1 || fail "the run for noruns.db"
+for t in curves evals events runs; do q "$tmp/noruns.db" "delete from $t" >/dev/null; done
+"$OPTBENCH" merge --out "$tmp/m-noruns.db" "$tmp/noruns.db" >"$tmp/out" 2>&1 ||
+  fail "merging a database without runs: $(cat "$tmp/out")"
+grep -q "merged 0 runs" "$tmp/out" || fail "merging a database without runs: $(cat "$tmp/out")"
+
 echo "$fails failed"
 [ $fails -eq 0 ]

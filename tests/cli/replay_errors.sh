@@ -54,5 +54,12 @@ if "$OPTBENCH" replay "${ok[@]}" --grads "$tmp/grads.csv" --set lr=0.1 && [ "$(w
 else
   echo "FAIL: good run:"; cat "$tmp/o.csv"; fails=$((fails+1))
 fi
+# --out - on a full device: the failed write is an error, not a silent exit 0
+if [ -w /dev/full ]; then
+  "$OPTBENCH" replay --optimizer sgd --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out - \
+    >/dev/full 2>"$tmp/err"; rc=$?
+  if [ $rc -ne 0 ] && grep -q "error writing the standard output" "$tmp/err"; then echo "ok: $(cat "$tmp/err")"
+  else echo "FAIL: --out - to /dev/full: rc=$rc: $(cat "$tmp/err")"; fails=$((fails+1)); fi
+fi
 echo "$fails failed"
 [ "$fails" -eq 0 ]

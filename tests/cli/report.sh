@@ -120,6 +120,11 @@ check "missing db not created" test ! -e "$tmp/missing.db"
 bad_input "report without --out" "--out DIR is required" report --db "$db"
 bad_input "report without --db" "--db FILE is required" report --out "$tmp/x"
 bad_input "report without --db and --out" "--db and --out are required" report
+# an --out too long for the paths built in it, refused rather than cut short
+long="$tmp/$(printf 'd%.0s' {1..200})/$(printf 'd%.0s' {1..200})/$(printf 'd%.0s' {1..200})/$(printf 'd%.0s' {1..200})/$(printf 'd%.0s' {1..200})"
+bad_input "report with a long --out" "at most 900" report --db "$db" --out "$long" --no-render
+bad_input "history with a long --out" "at most 900" history --db "$db" --out "$long"
+check "no folder for a long --out" test ! -e "$tmp/$(printf 'd%.0s' {1..200})"
 # a missing flag is one line naming it, not the whole usage
 "$OPTBENCH" report --db "$db" >"$tmp/out" 2>"$tmp/err"
 check "report without --out: one line on stderr" test "$(wc -l <"$tmp/err")" -eq 1

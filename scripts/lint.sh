@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Static analysis of the library's C code (core, harness, results, plots,
+# optimizers, workloads, kernels; not tests/) with cppcheck: its warning,
+# portability and performance checks, on the compile commands of a CPU build
+# (build-lint/, configured here, not built). Exits 1 on any finding. The few
+# findings that are not defects are suppressed where they occur, each with
+# its reason (grep cppcheck-suppress). Installs cppcheck when it is missing.
+# About 35 to 45 s on 2 cores; OB_LINT_JOBS sets cppcheck's jobs (default 1).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+if ! command -v cppcheck >/dev/null 2>&1; then
+  echo "optbench: installing missing packages: cppcheck" >&2
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "optbench: need root (or sudo) to install: cppcheck" >&2; exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends cppcheck >/dev/null
+fi
+
+build=build-lint
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DOB_CUDA=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null
+# the library's sources only (and the program's main.c), not the tests
+mkdir -p "$build/lint"
+python3 - "$build/compile_commands.json" "$build/lint/compile_commands.json" "$PWD" <<'PY'
+import json, os, sys
+src, dst, root = sys.argv[1:4]
+lib = ("core/", "harness/", "results/", "plots/", "optimizers/", "workloads/", "kernels/")
+keep = [c for c in json.load(open(src))
+        if os.path.relpath(c["file"], root).startswith(lib) and c["file"].endswith(".c")]
+json.dump(keep, open(dst, "w"), indent=1)
+PY
+set +e
+cppcheck --project="$build/lint/compile_commands.json" --enable=warning,portability,performance \
+  --inline-suppr --error-exitcode=1 -q -j"${OB_LINT_JOBS:-1}" --template=gcc >"$build/lint/findings.txt" 2>&1
+rc=$?
+set -e
+sed 's|^'"$PWD"'/||' "$build/lint/findings.txt"
+if [ "$rc" -eq 0 ]; then echo "optbench: lint: no findings"; else echo "optbench: lint: findings above" >&2; fi
+exit "$rc"

@@ -141,7 +141,12 @@ static int status_rank(const char *s)
 
 static ob_status sql_fail(sqlite3 *db, const char *path, const char *what, ob_err *e)
 {
-    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s", path, what, sqlite3_errmsg(db));
+    int rc = sqlite3_extended_errcode(db) & 0xff;
+    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s%s", path, what, sqlite3_errmsg(db),
+                   rc == SQLITE_FULL || rc == SQLITE_IOERR
+                       ? " (is the disk full, or failing? nothing was merged: the incomplete output was removed "
+                         "and the inputs are unchanged; make room and merge again)"
+                       : "");
 }
 
 /* Does table have column col in db? */

@@ -2,7 +2,8 @@
 # A merge killed part way (SIGKILL: a machine that dies) leaves no OUT: the
 # merged database is written under OUT.merging-PID and takes OUT's name only
 # once complete. So OUT is whole or absent, a second merge is not refused,
-# and it names the working file the killed one left.
+# and it names the working file the killed one left. A full disk says so
+# and leaves nothing behind.
 . "$(dirname "$0")/common.bash"
 M=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 20000 --backend cpu)
 "$OPTBENCH" "${M[@]}" --shard 0/2 --db "$tmp/s0.db" 2>/dev/null || { echo "setup run failed"; exit 1; }
@@ -26,6 +27,12 @@ for t in 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.6; do
   fi
   echo "killed at $t s: no all.db left; the next merge: $(tail -1 "$tmp/err" | cut -c1-80)"
 done
+# a full disk (a file size limit) part way: a message that says so, no output left
+rm -f "$tmp"/full.db*
+( ulimit -f 2000; trap '' XFSZ; exec "$OPTBENCH" merge --out "$tmp/full.db" "$tmp/s0.db" "$tmp/s1.db" ) 2>"$tmp/err"; rc=$?
+echo "full disk: exit $rc: $(cat "$tmp/err")"
+[ $rc = 1 ] && grep -q "is the disk full" "$tmp/err" || fail "full disk: exit $rc, $(cat "$tmp/err")"
+! compgen -G "$tmp/full.db*" >/dev/null || fail "full disk: left $(ls "$tmp"/full.db*)"
 echo "$landed kills landed while merging"
 [ $landed -ge 3 ] || fail "only $landed kills landed while the merge ran"
 echo "$fails failed"

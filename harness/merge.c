@@ -768,8 +768,16 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     }
     ob_store_close(os); /* the last connection: the log is folded into the file and removed */
     if (s == OB_OK && created) {
-        /* link() refuses an OUT made meanwhile, where rename() would replace it */
-        if (link(part, out) != 0)
+        /* link() refuses an OUT made meanwhile, where rename() would replace it;
+         * on a file system without hard links, rename() once OUT is still absent */
+        struct stat ob;
+        int linked = stat(out, &ob) == 0 && S_ISREG(ob.st_mode) && ob.st_size == 0
+                         ? rename(part, out) == 0 /* an empty file given as OUT (mktemp's) is replaced */
+                         : link(part, out) == 0;
+        if (!linked && (errno == EPERM || errno == EOPNOTSUPP || errno == ENOSYS || errno == EMLINK) &&
+            stat(out, &ob) != 0 && errno == ENOENT)
+            linked = rename(part, out) == 0;
+        if (!linked)
             s = errno == EEXIST ? ob_fail(e, OB_ERR_INPUT,
                                           "merge: '%s' was created by something else while the merge ran; "
                                           "merge writes a new database (that file was left as it is)", out)

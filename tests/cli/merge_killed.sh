@@ -27,6 +27,10 @@ for t in 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.6; do
   fi
   echo "killed at $t s: no all.db left; the next merge: $(tail -1 "$tmp/err" | cut -c1-80)"
 done
+# an empty OUT (made by mktemp) is still taken, as before
+rm -f "$tmp"/empty.db*; : >"$tmp/empty.db"
+"$OPTBENCH" merge --out "$tmp/empty.db" "$tmp/s0.db" "$tmp/s1.db" 2>"$tmp/err" || fail "merge into an empty file: $(cat "$tmp/err")"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/empty.db" >"$tmp/cmp" || fail "merge into an empty file differs"
 # a full disk (a file size limit) part way: a message that says so, no output left
 rm -f "$tmp"/full.db*
 ( ulimit -f 2000; trap '' XFSZ; exec "$OPTBENCH" merge --out "$tmp/full.db" "$tmp/s0.db" "$tmp/s1.db" ) 2>"$tmp/err"; rc=$?

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static const unsigned char magic[8] = {'O', 'B', 'C', 'K', 'P', 'T', '\r', '\n'};
@@ -252,6 +253,18 @@ static int write_all(int fd, const void *p, size_t n, uint32_t *crc)
     return 0;
 }
 
+/* A process removing the parent over and over (or a busy machine that
+ * schedules the remover between each of our two mkdirs) can win many times
+ * in a row: retry for a while, not a fixed handful of tight attempts, with
+ * short pauses once the first 100 tries have lost (at most about 10 s). */
+#define OB_MKDIR_TRIES 100000
+static void mkdir_pause(int attempt)
+{
+    if (attempt < 100) return;
+    struct timespec ts = {0, 100000}; /* 0.1 ms */
+    nanosleep(&ts, NULL);
+}
+
 ob_status ob_mkdir_p(const char *path, ob_err *e)
 {
     char buf[1024];
@@ -271,7 +284,7 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
                 if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
                     int err = errno;
                     *p = c;
-                    if (err == ENOENT && p != buf + 1 && attempt < 1000) {
+                    if (err == ENOENT && p != buf + 1 && attempt < OB_MKDIR_TRIES) {
                         vanished = 1;
                         break;
                     }
@@ -282,12 +295,18 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
                 if (!c) break;
             }
         }
-        if (vanished) continue;
+        if (vanished) {
+            mkdir_pause(attempt);
+            continue;
+        }
         /* made, or there: unless it went again since (then make it again) */
         struct stat sb;
         int rc = stat(buf, &sb);
         if (rc == 0 && S_ISDIR(sb.st_mode)) return OB_OK;
-        if (rc != 0 && errno == ENOENT && attempt < 1000) continue;
+        if (rc != 0 && errno == ENOENT && attempt < OB_MKDIR_TRIES) {
+            mkdir_pause(attempt);
+            continue;
+        }
         break;
     }
     return ob_fail(e, OB_ERR_IO, "'%s' exists and is not a folder", buf);

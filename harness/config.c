@@ -888,8 +888,17 @@ ob_status ob_config_load_file(ob_config *c, const char *path, ob_err *e)
     }
     buf[len] = '\0';
     if (strlen(buf) != len) {
+        /* where: line and column (in bytes) of the first NUL */
+        size_t at = strlen(buf);
+        unsigned long line = 1, col = 1;
+        for (size_t i = 0; i < at; i++) {
+            if (buf[i] == '\n') line++, col = 1;
+            else col++;
+        }
         free(buf);
-        return ob_fail(e, OB_ERR_INPUT, "config file '%s' contains a NUL byte; it is not a YAML text file", path);
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s:%lu:%lu: a NUL byte (0x00): a YAML config is text; remove the byte, or give the YAML "
+                       "file if this is another file (a binary, a database)", path, line, col);
     }
     free(c->text);
     c->text = buf;

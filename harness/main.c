@@ -1,4 +1,5 @@
 /* harness/main.c - the `optbench` program: dispatch to a subcommand. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,6 +41,24 @@ static void usage(FILE *f)
             "exit status: 0 success, 1 failure, 2 bad input\n");
 }
 
+/* What a command prints (a ranking, a comparison, a table) is its result: a
+ * standard output that could not take it (a full disk, a closed pipe
+ * without SIGPIPE, /dev/full) must not end in exit status 0, as if a CI
+ * log or a redirected file held it all. */
+static int finish_stdout(const char *name, int rc)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int err = errno;
+    if (bad || ferror(stdout)) {
+        fprintf(stderr, "optbench: %s: could not write its output to standard output (%s): the output is "
+                        "incomplete; check where it goes (a full disk?) and run again\n",
+                name, err ? strerror(err) : "write error");
+        return rc == 0 ? 1 : rc;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -55,7 +74,7 @@ int main(int argc, char **argv)
         return 0;
     }
     for (int i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].fn(argc - 1, argv + 1);
+        if (!strcmp(argv[1], commands[i].name)) return finish_stdout(commands[i].name, commands[i].fn(argc - 1, argv + 1));
     const char *names[N_COMMANDS];
     for (int i = 0; i < N_COMMANDS; i++) names[i] = commands[i].name;
     const char *near = ob_closest_name(argv[1], names, N_COMMANDS);

@@ -8,6 +8,8 @@
 #include "harness/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -139,7 +141,12 @@ static int status_rank(const char *s)
 
 static ob_status sql_fail(sqlite3 *db, const char *path, const char *what, ob_err *e)
 {
-    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s", path, what, sqlite3_errmsg(db));
+    int rc = sqlite3_extended_errcode(db) & 0xff;
+    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s%s", path, what, sqlite3_errmsg(db),
+                   rc == SQLITE_FULL || rc == SQLITE_IOERR
+                       ? " (is the disk full, or failing? nothing was merged: the incomplete output was removed "
+                         "and the inputs are unchanged; make room and merge again)"
+                       : "");
 }
 
 /* Does table have column col in db? */
@@ -634,6 +641,22 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
     return OB_OK;
 }
 
+/* Makes a new name in OUT's folder durable (fsync of the folder). */
+static void sync_folder(const char *out)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", out);
+    char *slash = strrchr(dir, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    int fd = open(dir, O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
 ob_status ob_merge(const char *out, const char *const *inputs, int n, const char *name, FILE *log,
                    ob_merge_report *rep, ob_err *e)
 {
@@ -718,11 +741,21 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
         }
         if (conflicts.oom) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
+    /* The merged database is written under a name of its own beside OUT and
+     * takes OUT's name only once it is complete: a merge killed (or whose
+     * machine died) part way leaves no OUT that looks like a merge with
+     * missing or no runs, and no OUT that a second merge refuses. */
+    char part[PATH_MAX + 40];
+    snprintf(part, sizeof part, "%s.merging-%ld", out, (long)getpid());
     ob_store *os = NULL;
     int created = 0;
     if (s == OB_OK) {
-        s = ob_store_open(out, OB_STORE_CREATE, &os, e);
+        unlink(part); /* a leftover of an earlier process with this pid */
+        s = ob_store_open(part, OB_STORE_CREATE, &os, e);
         created = s == OB_OK;
+        char *at = e && s != OB_OK ? strstr(e->msg, part) : NULL;
+        if (at) /* say OUT, the name the user gave, not the working name */
+            memmove(at + strlen(out), at + strlen(part), strlen(at + strlen(part)) + 1);
     }
     if (s == OB_OK) {
         sqlite3 *odb = ob_store_db(os);
@@ -733,14 +766,50 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
             s = sql_fail(odb, out, "committing the merge", e);
         if (s != OB_OK) sqlite3_exec(odb, "ROLLBACK", NULL, NULL, NULL);
     }
-    ob_store_close(os);
-    if (s != OB_OK && created) {
-        /* the output is ours and incomplete: remove it */
-        char p[PATH_MAX + 8];
-        unlink(out);
-        snprintf(p, sizeof p, "%s-wal", out);
+    ob_store_close(os); /* the last connection: the log is folded into the file and removed */
+    if (s == OB_OK && created) {
+        /* link() refuses an OUT made meanwhile, where rename() would replace it;
+         * on a file system without hard links, rename() once OUT is still absent */
+        struct stat ob;
+        int linked = stat(out, &ob) == 0 && S_ISREG(ob.st_mode) && ob.st_size == 0
+                         ? rename(part, out) == 0 /* an empty file given as OUT (mktemp's) is replaced */
+                         : link(part, out) == 0;
+        if (!linked && (errno == EPERM || errno == EOPNOTSUPP || errno == ENOSYS || errno == EMLINK) &&
+            stat(out, &ob) != 0 && errno == ENOENT)
+            linked = rename(part, out) == 0;
+        if (!linked)
+            s = errno == EEXIST ? ob_fail(e, OB_ERR_INPUT,
+                                          "merge: '%s' was created by something else while the merge ran; "
+                                          "merge writes a new database (that file was left as it is)", out)
+                                : ob_fail(e, OB_ERR_IO, "merge: cannot name the merged database '%s': %s", out,
+                                          strerror(errno));
+        else
+            sync_folder(out);
+    }
+    if (created && log) {
+        /* a merge into OUT that was killed left its working file: name it */
+        char pat[PATH_MAX + 16];
+        snprintf(pat, sizeof pat, "%s.merging-*", out);
+        glob_t g;
+        if (glob(pat, 0, NULL, &g) == 0) {
+            for (size_t i = 0; i < g.gl_pathc; i++) {
+                const char *f = g.gl_pathv[i], *tail = f + strlen(out) + 9;
+                if (!strcmp(f, part) || !strncmp(f, part, strlen(part)) || strchr(tail, '-')) continue;
+                fprintf(log, "optbench: merge: note: '%s' is the working file of a merge into '%s' that did not "
+                             "finish (killed, or its machine stopped); remove it once no merge runs\n", f, out);
+            }
+            globfree(&g);
+        }
+    }
+    if (created) {
+        /* the output under its working name: moved to OUT, or incomplete */
+        char p[PATH_MAX + 48];
+        unlink(part);
+        snprintf(p, sizeof p, "%s-wal", part);
         unlink(p);
-        snprintf(p, sizeof p, "%s-shm", out);
+        snprintf(p, sizeof p, "%s-shm", part);
+        unlink(p);
+        snprintf(p, sizeof p, "%s-journal", part);
         unlink(p);
     }
     free(conflicts.p);

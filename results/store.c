@@ -491,10 +491,15 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
     if (rc != SQLITE_OK) {
         int code = db ? sqlite3_errcode(db) & 0xff : 0;
         int corrupt = code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
-        ob_fail(e, OB_ERR_INPUT, "database '%s' cannot be read: %s%s", path,
+        /* an I/O error here is the disk's, not the file's: SQLite could not
+         * create or size NAME-shm beside a WAL database (a full disk) */
+        int io = code == SQLITE_IOERR || code == SQLITE_FULL;
+        ob_status st = ob_fail(e, io ? OB_ERR_IO : OB_ERR_INPUT, "database '%s' cannot be read: %s%s", path,
                 db ? sqlite3_errmsg(db) : "out of memory",
                 corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy "
                           "or another database; it was left unchanged)"
+                : io ? " (is the disk full? SQLite needs room for NAME-shm beside a database in WAL mode, also "
+                       "to read it; the database was left unchanged: make room and run again)"
                 : !folder_writable(path) && wal_present(path)
                     ? " (its folder is read-only, and SQLite needs to create NAME-shm beside a database with a "
                       "write-ahead log, NAME-wal: copy the database with its -wal file to a writable folder)"
@@ -505,7 +510,41 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
                     : "");
         sqlite3_close(db);
         tidy_wal(path, had_wal);
-        return OB_ERR_INPUT;
+        return st;
+    }
+    if ((uint32_t)app == (uint32_t)OB_APPLICATION_ID) {
+        /* A damaged page inside a table (a bad disk, a copy cut short and
+         * patched, a stray write) need not stop SQLite from reading the rest:
+         * a scan may end early or skip rows, and report, compare and merge
+         * would give numbers from part of the curves as if from all of them.
+         * Check the whole file's structure first (quick_check reads every
+         * page once) and refuse a damaged one. */
+        char *bad = NULL;
+        sqlite3_stmt *q = NULL;
+        int qc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
+        if (qc == SQLITE_OK) qc = sqlite3_step(q);
+        if (qc == SQLITE_ROW) {
+            const char *r = (const char *)sqlite3_column_text(q, 0);
+            if (r && strcmp(r, "ok") != 0) bad = strdup(r);
+        } else if ((sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT || (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB) {
+            bad = strdup(sqlite3_errmsg(db));
+        } /* anything else (a lock held too long, say) is left to the open that follows */
+        sqlite3_finalize(q);
+        if (bad) {
+            for (char *c = bad; *c; c++)
+                if (*c == '\n') *c = ' ';
+            const char *head = "*** in database main *** ";
+            if (strncmp(bad, head, strlen(head)) == 0) memmove(bad, bad + strlen(head), strlen(bad) - strlen(head) + 1);
+            ob_fail(e, OB_ERR_INPUT,
+                    "database '%s' is damaged: SQLite's check of its pages says: %s (use an intact copy, "
+                    "e.g. a backup or the shard's own copy; `sqlite3 '%s' .recover` may save what is "
+                    "left, into a new file; it was left unchanged)",
+                    path, bad, path);
+            free(bad);
+            sqlite3_close(db);
+            tidy_wal(path, had_wal);
+            return OB_ERR_INPUT;
+        }
     }
     sqlite3_close(db);
     tidy_wal(path, had_wal);

@@ -50,6 +50,14 @@ echo "full disk: $done_before runs finished and $before curve points stored befo
 "$OPTBENCH" "${args[@]}" --db "$tmp/full.db" --resume 2>"$tmp/err" || fail "resume after a full disk failed: $(cat "$tmp/err")"
 python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/full.db" || fail "results differ after the full disk and resume"
 
+# 3b. a full disk while reading: SQLite cannot make NAME-shm beside a WAL
+# database; a failure of the disk (exit 1, says so), not bad input
+mkdir "$tmp/rdfull"
+"$OPTBENCH" "${small[@]}" --db "$tmp/rdfull/r.db" 2>/dev/null || fail "setup run failed"
+( ulimit -f 20; trap '' XFSZ; exec "$OPTBENCH" history --db "$tmp/rdfull/r.db" ) >/dev/null 2>"$tmp/err"; rc=$?
+echo "full disk while reading: exit $rc: $(cat "$tmp/err")"
+[ $rc = 1 ] && grep -q "is the disk full" "$tmp/err" || fail "full disk while reading: exit $rc, $(cat "$tmp/err")"
+
 # 4. an older schema version (1): migrated in place, nothing of it lost
 "$OPTBENCH" "${small[@]}" --db "$tmp/old.db" --name old 2>/dev/null || fail "setup run failed"
 q "$tmp/old.db" "select count(*) from benchmarks" >/dev/null

@@ -48,6 +48,9 @@ expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/
 printf 'workloads: quadratic\noptimizers: sgd\nsteps: 10\nsetps: 3\n' >"$tmp/bad2.yaml"
 expect "bad2.yaml:4: unknown key 'setps' (did you mean 'steps'?)" run "$tmp/bad2.yaml" --db "$tmp/keep.db"
 expect "cannot open config file" run "$tmp/none.yaml"
+# a NUL byte (a file saved by a broken editor, or a binary given as the config) says where
+printf 'workloads: quadratic\noptimizers: [sgd\000]\n' >"$tmp/nul.yaml"
+expect "nul.yaml:2:17: a NUL byte (0x00)" run "$tmp/nul.yaml" --db "$tmp/keep.db"
 # a file that is not an optbench database is refused and left as it was
 echo "precious text, not a database" >"$tmp/notes.txt"
 cp "$tmp/notes.txt" "$tmp/notes.orig"

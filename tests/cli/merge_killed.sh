@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# A merge killed part way (SIGKILL: a machine that dies) leaves no OUT: the
+# merged database is written under OUT.merging-PID and takes OUT's name only
+# once complete. So OUT is whole or absent, a second merge is not refused,
+# and it names the working file the killed one left. A full disk says so
+# and leaves nothing behind.
+. "$(dirname "$0")/common.bash"
+M=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 20000 --backend cpu)
+"$OPTBENCH" "${M[@]}" --shard 0/2 --db "$tmp/s0.db" 2>/dev/null || { echo "setup run failed"; exit 1; }
+"$OPTBENCH" "${M[@]}" --shard 1/2 --db "$tmp/s1.db" 2>/dev/null || { echo "setup run failed"; exit 1; }
+"$OPTBENCH" merge --out "$tmp/ref.db" "$tmp/s0.db" "$tmp/s1.db" 2>/dev/null || { echo "reference merge failed"; exit 1; }
+landed=0
+for t in 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.6; do
+  rm -f "$tmp"/all.db*
+  "$OPTBENCH" merge --out "$tmp/all.db" "$tmp/s0.db" "$tmp/s1.db" 2>/dev/null & pid=$!
+  sleep $t
+  kill -9 $pid 2>/dev/null && landed=$((landed+1))
+  wait $pid 2>/dev/null
+  if [ -e "$tmp/all.db" ]; then   # the merge had finished: it must be whole
+    python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/all.db" >"$tmp/cmp" || fail "killed at $t s: all.db is incomplete: $(tail -1 "$tmp/cmp")"
+    continue
+  fi
+  "$OPTBENCH" merge --out "$tmp/all.db" "$tmp/s0.db" "$tmp/s1.db" 2>"$tmp/err" || fail "killed at $t s: the next merge failed: $(cat "$tmp/err")"
+  python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/all.db" >"$tmp/cmp" || fail "killed at $t s: the next merge differs: $(tail -1 "$tmp/cmp")"
+  if compgen -G "$tmp/all.db.merging-*" >/dev/null; then
+    grep -q "all.db.merging-$pid' is the working file of a merge" "$tmp/err" || fail "killed at $t s: no note of the working file left: $(cat "$tmp/err")"
+  fi
+  echo "killed at $t s: no all.db left; the next merge: $(tail -1 "$tmp/err" | cut -c1-80)"
+done
+# an empty OUT (made by mktemp) is still taken, as before
+rm -f "$tmp"/empty.db*; : >"$tmp/empty.db"
+"$OPTBENCH" merge --out "$tmp/empty.db" "$tmp/s0.db" "$tmp/s1.db" 2>"$tmp/err" || fail "merge into an empty file: $(cat "$tmp/err")"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/empty.db" >"$tmp/cmp" || fail "merge into an empty file differs"
+# a full disk (a file size limit) part way: a message that says so, no output left
+rm -f "$tmp"/full.db*
+( ulimit -f 2000; trap '' XFSZ; exec "$OPTBENCH" merge --out "$tmp/full.db" "$tmp/s0.db" "$tmp/s1.db" ) 2>"$tmp/err"; rc=$?
+echo "full disk: exit $rc: $(cat "$tmp/err")"
+[ $rc = 1 ] && grep -q "is the disk full" "$tmp/err" || fail "full disk: exit $rc, $(cat "$tmp/err")"
+! compgen -G "$tmp/full.db*" >/dev/null || fail "full disk: left $(ls "$tmp"/full.db*)"
+echo "$landed kills landed while merging"
+[ $landed -ge 3 ] || fail "only $landed kills landed while the merge ran"
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -1273,6 +1273,29 @@ out:
     return st;
 }
 
+/* The optimizers test_trajectories runs on the networks: one of each kind of
+ * step (test_traj_names checks that each is in the registry, so a renamed
+ * one is not silently left out). */
+static const char *const traj_network_optimizers[] = {"sgd", "adamw", "lion", "muon", "root", "soap", "adafactor"};
+
+static int traj_network_optimizer(const char *name)
+{
+    for (size_t i = 0; i < sizeof traj_network_optimizers / sizeof traj_network_optimizers[0]; i++)
+        if (!strcmp(traj_network_optimizers[i], name)) return 1;
+    return 0;
+}
+
+/* Runs without a device: the names above are registered optimizers, and
+ * quadratic and rosenbrock (every optimizer) are not taken for networks. */
+static void test_traj_names(void)
+{
+    for (size_t i = 0; i < sizeof traj_network_optimizers / sizeof traj_network_optimizers[0]; i++)
+        CHECK_MSG(ob_optimizer_find(traj_network_optimizers[i]) != NULL,
+                  "test_trajectories names '%s', which is not a registered optimizer", traj_network_optimizers[i]);
+    CHECK(ob_wl_quadratic.items_name == NULL && ob_wl_rosenbrock.items_name == NULL);
+    CHECK(ob_wl_bert_tiny.items_name != NULL && ob_wl_cnn_tiny.items_name != NULL);
+}
+
 static void test_trajectories(void)
 {
     int nw, no;
@@ -1281,14 +1304,13 @@ static void test_trajectories(void)
     const char *only = getenv("OB_TEST_WORKLOADS"); /* comma list, to narrow a run by hand */
     for (int wi = 0; wi < nw; wi++) {
         if (only && !strstr(only, wds[wi]->name)) continue;
-        /* Network workloads cost seconds per trajectory on the CPU: a spread
-         * of optimizers (elementwise, sign, matrix) rather than all of them. */
-        int network = !strcmp(wds[wi]->name, "quadratic") || !strcmp(wds[wi]->name, "rosenbrock") ? 0 : 1;
+        /* Network workloads (those that train on batches of items) cost
+         * seconds per trajectory on the CPU: a spread of optimizers
+         * (elementwise, sign, matrix, custom groups) rather than all of them. */
+        int network = wds[wi]->items_name != NULL;
         for (int oi = 0; oi < no; oi++) {
             const char *on = ods[oi]->name;
-            if (network && strcmp(on, "sgd") && strcmp(on, "adamw") && strcmp(on, "lion") && strcmp(on, "muon") &&
-                strcmp(on, "root") && strcmp(on, "soap") && strcmp(on, "adafactor"))
-                continue;
+            if (network && !traj_network_optimizer(on)) continue;
             traj tc, tg;
             ob_err ec, eg;
             struct timespec t0, t1;
@@ -1747,6 +1769,7 @@ int main(void)
     /* the test's own bookkeeping, which needs no device: a rule kind added
      * without its parity case fails here on every machine */
     rule_cases_cover_kinds();
+    test_traj_names();
     if (!self_check) {
         if (!cu) {
             if (ob_t_fail) return check_done();

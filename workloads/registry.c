@@ -3,10 +3,7 @@
 
 #include "workloads/workload.h"
 
-/* Neural-network workloads (workloads/bert.c, workloads/cnn.c): one definition per size preset. */
-extern const ob_workload_def ob_wl_bert_tiny, ob_wl_bert_small, ob_wl_bert_base;
-extern const ob_workload_def ob_wl_cnn_tiny, ob_wl_cnn_small, ob_wl_cnn_base;
-
+/* declared in workload.h, defined in quadratic.c, rosenbrock.c, bert.c and cnn.c */
 static const ob_workload_def *const registry[] = {
     &ob_wl_quadratic,
     &ob_wl_rosenbrock,

@@ -73,7 +73,11 @@ ob_status ob_workload_unknown(const char *name, ob_err *e);
 /* For create_replica: is rank of world a part of a batch of B? */
 ob_status ob_workload_check_part(const ob_workload_def *d, int B, int rank, int world, ob_err *e);
 
+/* The workloads of the registry (workloads/registry.c), each defined in its
+ * own file: one definition per size preset of the networks. */
 extern const ob_workload_def ob_wl_quadratic;
 extern const ob_workload_def ob_wl_rosenbrock;
+extern const ob_workload_def ob_wl_bert_tiny, ob_wl_bert_small, ob_wl_bert_base;
+extern const ob_workload_def ob_wl_cnn_tiny, ob_wl_cnn_small, ob_wl_cnn_base;
 
 #endif

@@ -446,9 +446,16 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
             return 0;
         }
     }
-    int n_opt = 0;
+    /* an optional blob (host state that rebuilds from zeros) may be absent:
+     * a checkpoint of an older optbench */
+    int n_opt = 0, n_have = nb;
     for (int i = 0; i < c->n; i++) n_opt += !strncmp(c->sec[i].name, "opt.", 4);
-    if (n_opt != nb) {
+    for (int i = 0; i < nb; i++) {
+        char name[OB_CKPT_NAME_MAX];
+        snprintf(name, sizeof name, "opt.%.47s", blobs[i].name);
+        n_have -= blobs[i].optional && !ob_ckpt_find(c, name);
+    }
+    if (n_opt != n_have) {
         snprintf(why, wn, "it holds %d optimizer state blobs, this optimizer has %d", n_opt, nb);
         return 0;
     }
@@ -456,6 +463,7 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
         char name[OB_CKPT_NAME_MAX];
         snprintf(name, sizeof name, "opt.%.47s", blobs[i].name);
         s = ob_ckpt_find(c, name);
+        if (!s && blobs[i].optional) continue;
         if (!s || s->bytes != blobs[i].bytes) {
             snprintf(why, wn, "optimizer state '%.47s' is missing or has another size", blobs[i].name);
             return 0;
@@ -516,7 +524,8 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
             char name[OB_CKPT_NAME_MAX];
             snprintf(name, sizeof name, "opt.%.47s", blobs[k].name);
             const ob_ckpt_section *b = ob_ckpt_find(&c, name);
-            if (blobs[k].on_device) s = dev->ops->upload(dev, blobs[k].ptr, b->data, blobs[k].bytes, e);
+            if (!b) memset(blobs[k].ptr, 0, blobs[k].bytes); /* optional, host (ckpt_matches) */
+            else if (blobs[k].on_device) s = dev->ops->upload(dev, blobs[k].ptr, b->data, blobs[k].bytes, e);
             else memcpy(blobs[k].ptr, b->data, blobs[k].bytes);
         }
         if (s == OB_OK) {

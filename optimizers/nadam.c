@@ -1,7 +1,8 @@
 /* optimizers/nadam.c - torch.optim.NAdam: Adam with Nesterov momentum and the
  * momentum_decay schedule mu_t = beta1 (1 - 0.5 * 0.96^(t psi)). The running
- * product of the mu_t is host arithmetic once per step (a cache of a function
- * of t, rebuilt when a rollback winds t back).
+ * product of the mu_t is host arithmetic once per step, in the optimizer's
+ * host state (struct nadam_host: a cache of a function of t, rebuilt from
+ * update 1 when t goes back, or from zeros).
  *
  * PyTorch changed NAdam in 2.0: up to 1.13 the second step size divides by
  * 1 - prod_t * mu_t * mu_{t+1} (mu_t counted twice), from 2.0 on (and in
@@ -29,6 +30,13 @@ static double nadam_state(const ob_hp_values *hp)
     return 2.0;
 }
 
+/* The host state (ob_optim.host): the product of mu_1 .. mu_t_cached
+ * (t_cached 0: nothing cached). Checkpointed as "optim.host". */
+typedef struct nadam_host {
+    int64_t t_cached;
+    double product;
+} nadam_host;
+
 static ob_status nadam_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
 {
     (void)g;
@@ -48,17 +56,18 @@ static void nadam_step(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_s
     double lr = lr_scale * ob_optim_hp(o, "lr");
     double beta1 = ob_optim_hp(o, "beta1"), beta2 = ob_optim_hp(o, "beta2");
     double psi = ob_optim_hp(o, "momentum_decay");
-    if (o->mu_t_cached > t || o->mu_t_cached == 0) {
-        o->mu_t_cached = 0;
-        o->mu_product = 1.0;
+    nadam_host *h = o->host;
+    if (h->t_cached > t || h->t_cached == 0) {
+        h->t_cached = 0;
+        h->product = 1.0;
     }
-    while (o->mu_t_cached < t) o->mu_product *= nadam_mu(beta1, psi, ++o->mu_t_cached);
+    while (h->t_cached < t) h->product *= nadam_mu(beta1, psi, ++h->t_cached);
     double mu = nadam_mu(beta1, psi, t), mu_next = nadam_mu(beta1, psi, t + 1);
     s->lr = (float)lr;
     s->t = (float)t;
     s->bc2 = (float)(1.0 - pow(beta2, (double)t));
-    s->c[0] = (float)(lr * (1.0 - mu) / (1.0 - o->mu_product));
-    double prod_next = o->mu_product * mu_next * (ob_optim_hp(o, "formula") == 0 ? mu : 1.0);
+    s->c[0] = (float)(lr * (1.0 - mu) / (1.0 - h->product));
+    double prod_next = h->product * mu_next * (ob_optim_hp(o, "formula") == 0 ? mu : 1.0);
     s->c[1] = (float)(lr * mu_next / (1.0 - prod_next));
 }
 
@@ -70,4 +79,6 @@ const ob_optimizer_def ob_opt_nadam = {
     .state_per_param = nadam_state,
     .group_rule = nadam_rule,
     .group_step = nadam_step,
+    .host_state_bytes = sizeof(nadam_host),
+    .host_state_rebuilds = 1,
 };

@@ -83,6 +83,20 @@ struct ob_optimizer_def {
     ob_status (*custom_setup)(ob_optim *o, int g, int *is_custom, ob_err *e);
     ob_status (*custom_step)(ob_optim *o, int g, float *params, const float *grads, ob_err *e);
     void (*custom_release)(ob_optim *o, int g);
+    /* (optional) Host-side state of the optimizer's own, a struct of its
+     * file (nadam's running product, the schedule-free weights): so many
+     * bytes, allocated zeroed with the optimizer, at ob_optim.host. The
+     * pipeline checkpoints it (blob "optim.host") and keeps it in rollback
+     * snapshots like the state roles. It may change only in group_step,
+     * first_step and custom_step, and a skipped update still counts (the
+     * skip mode decides on the device), so it can be a function of the update
+     * count and the hyperparameters, not of the gradients.
+     * host_state_rebuilds = 1: it is a cache of such a function that
+     * rebuilds itself from zeros, so a checkpoint written before the
+     * optimizer had it resumes with it zeroed, bit for bit; 0: such a
+     * checkpoint is refused (the run starts over). */
+    size_t host_state_bytes;
+    int host_state_rebuilds;
 };
 
 /* Training settings common to all optimizers (clip_norm, diverge_factor, ...). */
@@ -164,6 +178,9 @@ typedef struct ob_state_blob {
     void *ptr;
     size_t bytes;
     int on_device;
+    /* a checkpoint may lack it (one written before it existed): it is then
+     * restored as zeros (host values only) */
+    int optional;
 } ob_state_blob;
 int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max);
 /* Where the model is evaluated: the parameters themselves (*at = params),

@@ -80,7 +80,9 @@ typedef struct ob_event {
 } ob_event;
 
 /* Any state added to ob_optim or ob_group that changes during a run must be
- * listed by ob_optim_state_blobs (pipeline.c), or checkpoints lose it. */
+ * listed by ob_optim_state_blobs (pipeline.c), or checkpoints lose it. An
+ * optimizer's own host values go in its host state instead
+ * (ob_optimizer_def.host_state_bytes), which the pipeline keeps for it. */
 struct ob_optim {
     const ob_optimizer_def *def;
     ob_hp_values hp;
@@ -107,14 +109,9 @@ struct ob_optim {
 
     /* the update count the rules see (state that checkpoints and rollback keep) */
     int64_t t;
-    /* nadam: running product of mu_i up to mu_t_cached (a cache of a function of t) */
-    int64_t mu_t_cached;
-    double mu_product;
-    /* the schedule-free optimizers (schedule_free.c): the averaging weights up
-     * to update sf_t_cached (a cache of a function of t): the largest lr so
-     * far, the weight of update sf_t_cached and the sum of the weights */
-    int64_t sf_t_cached;
-    double sf_lr_max, sf_weight, sf_weight_sum;
+    /* the optimizer's own host state (def->host_state_bytes, zeroed at
+     * creation; NULL when it has none), e.g. nadam.c's struct nadam_host */
+    void *host;
     /* the evaluation point of eval_point (layout->total floats), allocated on first use */
     float *eval_buf;
 
@@ -128,6 +125,7 @@ struct ob_optim {
     char stopped_why[192];
     float *snap_params;     /* rollback: copies of the params and every state role */
     float *snap_state[OB_MAX_GROUPS][OB_RULE_MAX_STATE];
+    void *snap_host;        /* rollback: the copy of host in the snapshot */
     int64_t snap_t;         /* update count of the snapshot; -1 before the first */
     int64_t snap_step;      /* harness step of the snapshot */
     float *params_seen;     /* params pointer of the first step */

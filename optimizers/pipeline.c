@@ -348,6 +348,10 @@ ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
     o->train = *train;
     o->guard_mode = (int)ob_hp_get(train, "on_nonfinite");
     o->snap_t = -1;
+    if (d->host_state_bytes && !(o->host = calloc(1, d->host_state_bytes))) {
+        free(o);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
     *out = o;
     return OB_OK;
 }
@@ -489,6 +493,8 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
     if (o->guard_mode == OB_GUARD_ROLLBACK) {
         OB_TRY(ob_dev_alloc(dev, (size_t)l->total * sizeof(float), (void **)&o->snap_params, e));
         if (o->spike_dev) OB_TRY(ob_dev_alloc(dev, sizeof(ob_spike), (void **)&o->snap_spike, e));
+        if (o->host && !o->snap_host && !(o->snap_host = calloc(1, o->def->host_state_bytes)))
+            return ob_fail(e, OB_ERR_NOMEM, "out of memory");
         for (int g = 0; g < o->n_groups; g++) {
             ob_group *gr = &o->group[g];
             for (int k = 0; k < gr->rule.n_state && gr->end > gr->begin; k++)
@@ -719,9 +725,10 @@ ob_status ob_optim_ew(ob_optim *o, const ob_rule_step *step, const ob_rule *r, f
     return o->dev->ops->elementwise_step(o->dev, r, step, o->stats_dev, p, g, st, n, e);
 }
 
-/* Copy params, every state role and the spike guard's window into the
- * snapshot (to = 1) or back: after a rollback the window is the one of the
- * restored step, so the restored step's level of loss is no spike. */
+/* Copy params, every state role, the optimizer's host state and the spike
+ * guard's window into the snapshot (to = 1) or back: after a rollback the
+ * window is the one of the restored step, so the restored step's level of
+ * loss is no spike. */
 static ob_status snapshot_copy(ob_optim *o, float *params, int to, ob_err *e)
 {
     ob_device *dev = o->dev;
@@ -730,6 +737,8 @@ static ob_status snapshot_copy(ob_optim *o, float *params, int to, ob_err *e)
     if (o->spike_dev)
         OB_TRY(dev->ops->copy(dev, to ? o->snap_spike : o->spike_dev, to ? o->spike_dev : o->snap_spike,
                               sizeof(ob_spike), e));
+    if (o->host)
+        memcpy(to ? o->snap_host : o->host, to ? o->host : o->snap_host, o->def->host_state_bytes);
     for (int g = 0; g < o->n_groups; g++) {
         ob_group *gr = &o->group[g];
         size_t bytes = (size_t)(gr->end - gr->begin) * sizeof(float);
@@ -872,8 +881,17 @@ static void blob(ob_state_blob *out, int max, int *n, const char *name, void *pt
         out[*n].ptr = ptr;
         out[*n].bytes = bytes;
         out[*n].on_device = on_device;
+        out[*n].optional = 0;
     }
     (*n)++;
+}
+
+/* The optimizer's host state (or its snapshot copy): optional in a
+ * checkpoint where it rebuilds from zeros (one written before it existed). */
+static void host_blob(const ob_optim *o, ob_state_blob *out, int max, int *n, const char *name, void *ptr)
+{
+    blob(out, max, n, name, ptr, o->def->host_state_bytes, 0);
+    if (*n <= max) out[*n - 1].optional = o->def->host_state_rebuilds != 0;
 }
 
 int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
@@ -894,11 +912,13 @@ int ob_optim_state_blobs(ob_optim *o, ob_state_blob *out, int max)
         }
     }
     blob(out, max, &n, "optim.t", &o->t, sizeof o->t, 0);
+    if (o->host) host_blob(o, out, max, &n, "optim.host", o->host);
     blob(out, max, &n, "guard.bad_streak", &o->bad_streak, sizeof o->bad_streak, 0);
     if (o->spike_dev) blob(out, max, &n, "guard.spike_window", o->spike_dev, sizeof(ob_spike), 1);
     if (o->guard_mode == OB_GUARD_ROLLBACK) {
         blob(out, max, &n, "guard.snap_t", &o->snap_t, sizeof o->snap_t, 0);
         blob(out, max, &n, "guard.snap_step", &o->snap_step, sizeof o->snap_step, 0);
+        if (o->snap_host) host_blob(o, out, max, &n, "guard.snap_host", o->snap_host);
         blob(out, max, &n, "guard.snap_params", o->snap_params, (size_t)o->layout->total * sizeof(float), 1);
         if (o->spike_dev) blob(out, max, &n, "guard.snap_spike_window", o->snap_spike, sizeof(ob_spike), 1);
         for (int g = 0; g < o->n_groups; g++) {
@@ -963,5 +983,7 @@ void ob_optim_destroy(ob_optim *o)
         free(o->group[g].buckets);
     }
     free(o->coeffs);
+    free(o->host);
+    free(o->snap_host);
     free(o);
 }

@@ -19,20 +19,21 @@ double ob_sf_lr(const ob_optim *o, int64_t k)
 double ob_sf_ckp1(ob_optim *o, int64_t t)
 {
     const double r = ob_optim_hp(o, "r"), power = ob_optim_hp(o, "weight_lr_power");
-    if (o->sf_t_cached > t || o->sf_t_cached == 0) {
-        o->sf_t_cached = 0;
-        o->sf_lr_max = -1.0;
-        o->sf_weight_sum = 0.0;
-        o->sf_weight = 0.0;
+    ob_sf_host *h = o->host;
+    if (h->t_cached > t || h->t_cached == 0) {
+        h->t_cached = 0;
+        h->lr_max = -1.0;
+        h->weight_sum = 0.0;
+        h->weight = 0.0;
     }
-    while (o->sf_t_cached < t) {
-        int64_t k = ++o->sf_t_cached;
+    while (h->t_cached < t) {
+        int64_t k = ++h->t_cached;
         double lr = ob_sf_lr(o, k);
-        if (lr > o->sf_lr_max) o->sf_lr_max = lr;
-        o->sf_weight = pow((double)k, r) * pow(o->sf_lr_max, power);
-        o->sf_weight_sum += o->sf_weight;
+        if (lr > h->lr_max) h->lr_max = lr;
+        h->weight = pow((double)k, r) * pow(h->lr_max, power);
+        h->weight_sum += h->weight;
     }
-    return o->sf_weight_sum > 0 ? o->sf_weight / o->sf_weight_sum : 0.0;
+    return h->weight_sum > 0 ? h->weight / h->weight_sum : 0.0;
 }
 
 ob_status ob_sf_first_step(ob_optim *o, float *params, ob_err *e)

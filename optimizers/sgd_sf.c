@@ -69,4 +69,6 @@ const ob_optimizer_def ob_opt_sgd_sf = {
     .first_step = ob_sf_first_step,
     .eval_point = sgd_sf_eval_point,
     .lr_factor = ob_sf_warmup,
+    .host_state_bytes = sizeof(ob_sf_host),
+    .host_state_rebuilds = 1,
 };

@@ -4,11 +4,16 @@
  * hyperparameter tables with unique names ("lr" first for an optimizer, with
  * a lower bound of 0 left open), the hooks a run calls, the state in words or
  * floats, a colour and marker of its own in the figures (plots/style.c), a
- * place in the nightly config (with its lrs), and the README's count. */
+ * place in the nightly config (with its lrs), and the README's count; and
+ * that its state, its own host state included, is all in the blobs a
+ * checkpoint keeps. */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
 #include "optimizers/optim.h"
+#include "optimizers/optim_impl.h"
+#include "optim_rig.h"
 #include "plots/style.h"
 #include "workloads/workload.h"
 
@@ -42,9 +47,80 @@ static void test_optimizers(void)
         CHECK_MSG(o->group_rule && o->group_step, "%s: no group_rule or group_step", name);
         CHECK_MSG(o->state_per_param || (o->state_text && o->state_text[0]), "%s: its state neither in floats nor in words",
                   name);
+        CHECK_MSG(!o->host_state_rebuilds || o->host_state_bytes > 0, "%s: host_state_rebuilds without host state",
+                  name);
     }
     const char *what = NULL, *missing = ob_series_style_missing(&what);
     CHECK_MSG(!missing, "optimizer '%s' lacks %s", missing, what ? what : "");
+}
+
+/* Steps from..to of r with gradients of step s; a NaN in one at step nan_at. */
+static void host_steps(rig *r, int from, int to, int nan_at)
+{
+    ob_err e;
+    for (int s = from; s <= to; s++) {
+        for (int64_t i = 0; i < r->lay.total; i++) r->g[i] = 0.1f * sinf((float)(7 * s + 3 * i));
+        if (s == nan_at) r->g[1] = NAN;
+        CHECK_OK(ob_optim_step(r->opt, r->p, r->g, r->loss, s, r->rec, &e), &e);
+    }
+}
+
+/* Every optimizer, under the rollback guard: after 6 steps, its blobs
+ * (what a checkpoint keeps) copied into a fresh one restore its host state
+ * (ob_optimizer_def.host_state_bytes, blob "optim.host", and the snapshot's
+ * "guard.snap_host") byte for byte, and the two continue bit for bit,
+ * through a rollback. An optimizer that kept state outside the blobs would
+ * drift here. */
+static void test_state_round_trip(void)
+{
+    int n;
+    const ob_optimizer_def *const *all = ob_optimizers(&n);
+    for (int oi = 0; oi < n; oi++) {
+        const ob_optimizer_def *d = all[oi];
+        rig r[2];
+        for (int k = 0; k < 2; k++) {
+            ob_err e;
+            memset(&r[k], 0, sizeof r[k]);
+            CHECK_OK(ob_device_open(&r[k].dev, "cpu", 0, &e), &e);
+            ob_layout_init(&r[k].lay);
+            const int64_t w[2] = {4, 6}, b[1] = {6};
+            CHECK_OK(ob_layout_add(&r[k].lay, "w", OB_TAG_MATRIX, 2, w, NULL, &e), &e);
+            CHECK_OK(ob_layout_add(&r[k].lay, "b", OB_TAG_BIAS, 1, b, NULL, &e), &e);
+            rig_setup_layout(&r[k], d->name, NULL, "on_nonfinite=rollback,snapshot_every=2", 20);
+            for (int64_t i = 0; i < r[k].lay.total; i++) r[k].p[i] = 0.05f * (float)(i % 7) - 0.1f;
+        }
+        host_steps(&r[0], 1, 6, 0);
+        ob_state_blob ba[64], bb[64];
+        int na = ob_optim_state_blobs(r[0].opt, ba, 64), nb = ob_optim_state_blobs(r[1].opt, bb, 64);
+        CHECK_MSG(na == nb && na <= 64, "%s: %d and %d state blobs", d->name, na, nb);
+        int have_host = 0, have_snap = 0;
+        for (int i = 0; i < na && i < 64 && na == nb; i++) {
+            CHECK_MSG(!strcmp(ba[i].name, bb[i].name) && ba[i].bytes == bb[i].bytes, "%s: blob %s", d->name,
+                      ba[i].name);
+            memcpy(bb[i].ptr, ba[i].ptr, ba[i].bytes); /* (the CPU backend's device memory is the host's) */
+            have_host += !strcmp(ba[i].name, "optim.host") && ba[i].bytes == d->host_state_bytes;
+            have_snap += !strcmp(ba[i].name, "guard.snap_host") && ba[i].bytes == d->host_state_bytes;
+        }
+        memcpy(r[1].p, r[0].p, (size_t)r[0].lay.total * sizeof(float));
+        if (d->host_state_bytes) {
+            CHECK_MSG(have_host == 1 && have_snap == 1, "%s: its host state is not in the blobs (%d, %d)", d->name,
+                      have_host, have_snap);
+            CHECK_MSG(!memcmp(r[0].opt->host, r[1].opt->host, d->host_state_bytes) &&
+                          !memcmp(r[0].opt->snap_host, r[1].opt->snap_host, d->host_state_bytes),
+                      "%s: its host state did not come back byte for byte", d->name);
+        } else {
+            CHECK_MSG(!have_host && !have_snap && !r[0].opt->host, "%s: host state blobs without host_state_bytes",
+                      d->name);
+        }
+        host_steps(&r[0], 7, 12, 9);
+        host_steps(&r[1], 7, 12, 9);
+        CHECK_MSG(!memcmp(r[0].p, r[1].p, (size_t)r[0].lay.total * sizeof(float)),
+                  "%s: the restored optimizer drifted", d->name);
+        if (d->host_state_bytes)
+            CHECK_MSG(!memcmp(r[0].opt->host, r[1].opt->host, d->host_state_bytes), "%s: host state drifted", d->name);
+        rig_close(&r[0]);
+        rig_close(&r[1]);
+    }
 }
 
 static void test_workloads(void)
@@ -115,6 +191,7 @@ static void test_docs(void)
 int main(void)
 {
     test_optimizers();
+    test_state_round_trip();
     test_workloads();
     test_docs();
     return check_done();

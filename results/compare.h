@@ -17,7 +17,9 @@
  *   regression whatever the median.
  * - held-out metric (higher is better) the same way with absolute differences
  *   and metric_tol; when a workload has no metric, the held-out loss is judged
- *   like the final loss.
+ *   like the final loss. A seed diverged on one side only counts as the worst
+ *   value there (metric -inf, held-out loss +inf), as in the report; diverged
+ *   on both sides, as no change.
  * - step time: per matched cell, the relative change of the run's median (p50)
  *   step time, paired like the final loss (cells below time_floor_ms on both
  *   sides left out): worse when the median change

@@ -215,6 +215,28 @@ static double rel_change(double c, double b)
     return (c - b) / den;
 }
 
+/* Does a finished run of the group's pairs p (either side, any lr) that did
+ * not diverge have a held-out metric (metric 1) or loss (0)? A workload
+ * without one has none for a diverged seed either. */
+static int has_held_out(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, int metric)
+{
+    for (int i = 0; i < n; i++)
+        for (int side = 0; side < 2; side++) {
+            const ob_rrun *r = side ? &C->runs[p[i].c] : &B->runs[p[i].b];
+            if (r->finished && !r->diverged && !isnan(metric ? r->eval_metric : r->eval_loss)) return 1;
+        }
+    return 0;
+}
+
+/* A finished run's held-out metric (metric 1) or loss (0) as it is paired:
+ * a diverged run's is the worst there is, -inf for the metric (higher is
+ * better) and +inf for the loss, whatever its last evaluation said. */
+static double run_held_out(const ob_rrun *r, int metric)
+{
+    if (r->diverged) return metric ? -INFINITY : INFINITY;
+    return metric ? r->eval_metric : r->eval_loss;
+}
+
 /* Verdict of paired changes x (higher = worse when worse_up) with a minimum effect. */
 static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double tol, int worse_up, ob_err *e)
 {
@@ -222,9 +244,12 @@ static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double 
     q->effect = q->ci_lo = q->ci_hi = NAN;
     q->ci_cover = 0;
     q->n_to_finite = q->n_to_inf = 0;
+    q->higher_better = !worse_up;
+    /* an infinite change the worse way is a value now not finite (a seed
+     * that diverged): +inf for a loss, -inf for the metric */
     for (int i = 0; i < n; i++) {
-        q->n_to_finite += isinf(x[i]) && x[i] < 0;
-        q->n_to_inf += isinf(x[i]) && x[i] > 0;
+        q->n_to_finite += isinf(x[i]) && (x[i] > 0) != worse_up;
+        q->n_to_inf += isinf(x[i]) && (x[i] > 0) == worse_up;
     }
     if (n == 0) {
         q->v = OB_NODATA;
@@ -295,7 +320,7 @@ static const char *ci_text(const ob_cmp_quantity *q, int dig, char *buf, size_t 
     return buf;
 }
 
-/* A median loss: "0.1234", or "diverged" when it is not finite. */
+/* A median loss or metric: "0.1234", or "diverged" when it is not finite. */
 static const char *value_text(double v, char *buf, size_t n)
 {
     if (isinf(v)) snprintf(buf, n, "diverged");
@@ -369,28 +394,42 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         goto done;
     g->loss.base = ob_stat_median(bl, nb);
     g->loss.cand = ob_stat_median(cl, nb);
-    /* held-out metric (or held-out loss) at the best lr */
+    /* held-out metric (or held-out loss) at the best lr, paired like the
+     * final loss: a seed that diverged counts as the worst value (metric
+     * -inf, held-out loss +inf), as in the report, where the group has that
+     * quantity at all (has_held_out); left out, the seeds that survived
+     * would stand for it and a candidate that diverges on some seeds would
+     * be judged on the others. Diverged on both sides is no change (0, as
+     * the final loss's rel_change counts it): kept in, so that both
+     * quantities are judged over the same seeds. A pair without the value
+     * on a side that did not diverge (no evaluation) is left out. */
     m = 0;
     nb = 0;
-    for (int i = 0; i < n; i++) {
-        const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
-        if (rb->lr != g->best_lr || !rb->finished || !rc->finished || rb->diverged || rc->diverged) continue;
-        if (isnan(rb->eval_metric) || isnan(rc->eval_metric)) continue;
-        x[m++] = rc->eval_metric - rb->eval_metric;
-        bl[nb] = rb->eval_metric;
-        cl[nb++] = rc->eval_metric;
+    if (has_held_out(B, C, p, n, 1)) {
+        for (int i = 0; i < n; i++) {
+            const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+            if (rb->lr != g->best_lr || !rb->finished || !rc->finished) continue;
+            const double vb = run_held_out(rb, 1), vc = run_held_out(rc, 1);
+            if (isnan(vb) || isnan(vc)) continue;
+            x[m++] = isinf(vb) && isinf(vc) && (vb > 0) == (vc > 0) ? 0 : vc - vb;
+            bl[nb] = vb;
+            cl[nb++] = vc;
+        }
     }
     if (m > 0) {
         if ((st = judge_pairs(&g->metric, x, m, o->metric_tol, 0, e)) != OB_OK) goto done;
     } else {
         g->metric_is_loss = 1;
-        for (int i = 0; i < n; i++) {
-            const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
-            if (rb->lr != g->best_lr || !rb->finished || !rc->finished || rb->diverged || rc->diverged) continue;
-            if (isnan(rb->eval_loss) || isnan(rc->eval_loss)) continue;
-            x[m++] = rel_change(rc->eval_loss, rb->eval_loss);
-            bl[nb] = rb->eval_loss;
-            cl[nb++] = rc->eval_loss;
+        if (has_held_out(B, C, p, n, 0)) {
+            for (int i = 0; i < n; i++) {
+                const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+                if (rb->lr != g->best_lr || !rb->finished || !rc->finished) continue;
+                const double vb = run_held_out(rb, 0), vc = run_held_out(rc, 0);
+                if (isnan(vb) || isnan(vc)) continue;
+                x[m++] = rel_change(vc, vb);
+                bl[nb] = vb;
+                cl[nb++] = vc;
+            }
         }
         if ((st = judge_pairs(&g->metric, x, m, o->loss_tol, 1, e)) != OB_OK ||
             (st = loss_abs_floor(&g->metric, bl, cl, nb, o->loss_abs_tol, e)) != OB_OK)
@@ -549,6 +588,8 @@ static double common_shift(const ob_compare *c, int mean, double tol, double *ef
  * which counts both as infinite changes, judges them then. */
 static int new_divergences(const ob_cmp_group *g) { return g->n_new_diverged > g->loss.n_to_finite; }
 
+static void infinite_text(const ob_cmp_quantity *q, int sign, const char *word, char *buf, size_t n);
+
 /* The group's overall verdict and its reasons (detail), once its
  * quantities are final (the comparison may set a mean's verdict aside). */
 static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
@@ -577,16 +618,23 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
             g->best_lr, 100 * g->loss.effect, g->loss.n, g->loss.n == 1 ? "" : "s",
             ci_text(&g->loss, 1, c1, sizeof c1), value_text(g->loss.base, c2, sizeof c2),
             value_text(g->loss.cand, c3, sizeof c3));
-    if (g->metric.v == OB_WORSE) {
+    if (g->metric.v == OB_WORSE && isinf(g->metric.effect)) {
+        /* the median seed diverged in the candidate: the divergences below
+         * say it, else (as many went the other way on the final loss) in words */
+        if (!new_divergences(g)) {
+            infinite_text(&g->metric, 1, "diverged", c1, sizeof c1);
+            ADD("held-out %s worse: %s; ", g->metric_is_loss ? "loss" : "metric", c1);
+        }
+    } else if (g->metric.v == OB_WORSE) {
         if (g->metric_is_loss)
             ADD("held-out loss worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
                 100 * g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s",
                 ci_text(&g->metric, 1, c1, sizeof c1), value_text(g->metric.base, c2, sizeof c2),
                 value_text(g->metric.cand, c3, sizeof c3));
         else
-            ADD("held-out metric worse: median per-seed change %+.4g over %d seed%s (%s); medians %.4g -> %.4g; ",
+            ADD("held-out metric worse: median per-seed change %+.4g over %d seed%s (%s); medians %s -> %s; ",
                 g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s", ci_text(&g->metric, -1, c1, sizeof c1),
-                g->metric.base, g->metric.cand);
+                value_text(g->metric.base, c2, sizeof c2), value_text(g->metric.cand, c3, sizeof c3));
     }
     if (g->time.v == OB_WORSE)
         ADD("step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%); medians "
@@ -1068,7 +1116,8 @@ static const char *pct(double v, char *buf, size_t n)
 
 /* The seeds whose change is infinite, in words: "now finite (diverged
  * before)", "now diverged on 2 of 3 seeds (finite before)" when the median
- * is infinite (sign: its sign), else "1 of 3 seeds now finite, 1 now
+ * is infinite (sign: 1 when its value is now not finite, -1 when now finite,
+ * whichever sign the change has), else "1 of 3 seeds now finite, 1 now
  * diverged" (sign 0). word: what a value that is not finite means. */
 static void infinite_text(const ob_cmp_quantity *q, int sign, const char *word, char *buf, size_t n)
 {
@@ -1102,7 +1151,10 @@ static void quantity_text(const ob_cmp_quantity *q, int absolute, const char *wo
     int dig = absolute ? -1 : 1;
     change_text(q->effect, dig, a, sizeof a);
     if (isinf(q->effect)) {
-        infinite_text(q, q->effect < 0 ? -1 : 1, word, w, sizeof w);
+        /* the sign of the change that makes a value not finite: +inf for a
+         * loss, -inf for the metric (higher is better) */
+        const int to_inf = (q->effect > 0) != q->higher_better;
+        infinite_text(q, to_inf ? 1 : -1, word, w, sizeof w);
         if (snprintf(buf, n, "%s %s", w, vn) >= (int)n) buf[n - 1] = '\0';
     } else if (isinf(q->ci_lo) || isinf(q->ci_hi)) {
         infinite_text(q, 0, word, w, sizeof w);
@@ -1197,7 +1249,7 @@ static void row_texts(const ob_cmp_group *g, row_text *r)
     char m[96];
     lr_text(g, r->lr, sizeof r->lr);
     quantity_text(&g->loss, 0, "diverged", r->l, sizeof r->l);
-    quantity_text(&g->metric, !g->metric_is_loss, "not finite", m, sizeof m);
+    quantity_text(&g->metric, !g->metric_is_loss, "diverged", m, sizeof m); /* a diverged seed's is infinite */
     snprintf(r->m, sizeof r->m, "%s%s", g->metric_is_loss && g->metric.v != OB_NODATA ? "loss " : "", m);
     time_text(g, r->t, sizeof r->t);
     memory_text(g, r->mem, sizeof r->mem);

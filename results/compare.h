@@ -17,7 +17,9 @@
  *   regression whatever the median.
  * - held-out metric (higher is better) the same way with absolute differences
  *   and metric_tol; when a workload has no metric, the held-out loss is judged
- *   like the final loss.
+ *   like the final loss. A seed diverged on one side only counts as the worst
+ *   value there (metric -inf, held-out loss +inf), as in the report; diverged
+ *   on both sides, as no change.
  * - step time: per matched cell, the relative change of the run's median (p50)
  *   step time, paired like the final loss (cells below time_floor_ms on both
  *   sides left out): worse when the median change
@@ -106,7 +108,10 @@ typedef struct ob_cmp_quantity {
                                * (ob_stat_median_ci): at least 0.95 from 6 pairs; 1 - 2^(1-n)
                                * below (a range: 50% with 2 pairs); 0 with one pair */
     int n_to_finite, n_to_inf; /* pairs not finite in the baseline and finite in the candidate
-                              * (a change of -inf: converges now), and the reverse (+inf) */
+                              * (converges now: a change of -inf, or +inf where higher_better),
+                              * and the reverse (+inf, or -inf where higher_better) */
+    int higher_better;        /* the held-out metric: a higher value is the better one, and a
+                               * diverged seed's value is -inf */
     int unsure;               /* OB_SAME with a median change beyond the tolerance whose interval
                                * holds 0: shown as "inconclusive", not "same" (not a failure) */
     double abs_effect;        /* loss: the median of the seeds' differences, candidate - baseline */

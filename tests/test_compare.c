@@ -963,6 +963,132 @@ int main(void)
         ob_compare_free(&c);
     }
 
+    /* held-out at the best lr: a seed diverged on one side only counts as the
+     * worst value there (held-out loss +inf, metric -inf), as in the report
+     * and the final loss, never left out; diverged on both sides, no change.
+     * The texts say which way, for the metric (higher is better) too. */
+    {
+        char cell[96], hd1[512], hd2[512];
+        snprintf(hd1, sizeof hd1, "%s/hd1.db", dir);
+        snprintf(hd2, sizeof hd2, "%s/hd2.db", dir);
+        static const char *const div_adam0 =
+            "UPDATE runs SET status = 'diverged' WHERE workload = 'quad' AND optimizer = 'adam' AND lr = 0.1 AND seed = 0";
+        /* a metric (quad): the candidate diverged on seed 0 only */
+        m = none();
+        c = cmp_planted(base, hd1, &m, div_adam0, &o, &st);
+        g = grp(&c, "quad", "adam");
+        CHECK_MSG(st == OB_OK && g && !g->metric_is_loss && g->metric.n == 3 && g->metric.n_to_inf == 1 &&
+                  g->metric.n_to_finite == 0 && g->metric.v == OB_SAME && g->metric.effect == 0 &&
+                  isinf(g->metric.ci_lo) && g->metric.ci_lo < 0 && g->overall == OB_WORSE,
+                  "n %d to_inf %d to_finite %d", g ? g->metric.n : -1, g ? g->metric.n_to_inf : -1,
+                  g ? g->metric.n_to_finite : -1);
+        snprintf(p, sizeof p, "%s/hd.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "held-out", "step time", "quad", "adam", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "+0 (1 of 3 seeds now diverged) same"), "held-out cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+        /* the same with the other seeds' metric 0.05 lower: worse, over 3 seeds */
+        m.metric_add = -0.05;
+        c = cmp_planted(base, hd1, &m, div_adam0, &o, &st);
+        g = grp(&c, "quad", "adam");
+        CHECK(st == OB_OK && g && g->metric.v == OB_WORSE && g->metric.n == 3 && fabs(g->metric.effect + 0.05) < 1e-9);
+        CHECK_MSG(g && strstr(g->detail, "held-out metric worse: median per-seed change -0.05 over 3 seeds (range "
+                                         "-0.05 and below, a 75% interval); medians 0.81 -> 0.76"),
+                  "%s", g ? g->detail : "");
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "held-out", "step time", "quad", "adam", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "-0.05 (1 of 3 seeds now diverged) worse"), "held-out cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        snprintf(p, sizeof p, "%s/hd.md", dir);
+        render(&c, "markdown", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, " | -0.05 (1 of 3 seeds now diverged) worse | ") && no_inf(buf), "%s", buf);
+        snprintf(p, sizeof p, "%s/hd.xml", dir);
+        render(&c, "junit", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "held-out -0.05 (1 of 3 seeds now diverged) worse;") && no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+        /* every seed diverged in the candidate: the median is worst, told in words */
+        m = none();
+        c = cmp_planted(base, hd1, &m,
+                        "UPDATE runs SET status = 'diverged' WHERE workload = 'quad' AND optimizer = 'adam' "
+                        "AND lr = 0.1", &o, &st);
+        g = grp(&c, "quad", "adam");
+        CHECK(st == OB_OK && g && !g->metric_is_loss && g->metric.v == OB_WORSE && g->metric.n == 3 &&
+              g->metric.n_to_inf == 3 && isinf(g->metric.cand) && fabs(g->metric.base - 0.81) < 1e-9);
+        snprintf(p, sizeof p, "%s/hd.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "held-out", "step time", "quad", "adam", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "now diverged (finite before) worse"), "held-out cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        snprintf(p, sizeof p, "%s/hd.md", dir);
+        render(&c, "markdown", p, buf, sizeof buf);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        snprintf(p, sizeof p, "%s/hd.xml", dir);
+        render(&c, "junit", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "held-out now diverged (finite before) worse;") && no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+        /* the baseline diverged on seed 0 only: now finite there, not "now diverged" */
+        build(hd2, &m);
+        plant(hd2, div_adam0);
+        c = run_cmp(hd2, base, &o, &st);
+        g = grp(&c, "quad", "adam");
+        CHECK(st == OB_OK && g && g->metric.n == 3 && g->metric.n_to_finite == 1 && g->metric.n_to_inf == 0 &&
+              g->metric.v == OB_SAME);
+        snprintf(p, sizeof p, "%s/hd.txt", dir);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "held-out", "step time", "quad", "adam", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "+0 (1 of 3 seeds now finite) same"), "held-out cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+        /* diverged on both sides: no change, over every seed */
+        c = run_cmp(hd2, hd2, &o, &st);
+        g = grp(&c, "quad", "adam");
+        CHECK(st == OB_OK && g && g->metric.n == 3 && g->metric.n_to_finite == 0 && g->metric.n_to_inf == 0 &&
+              g->metric.v == OB_SAME && g->metric.effect == 0 && g->metric.ci_lo == 0 && g->metric.ci_hi == 0);
+        ob_compare_free(&c);
+        /* no metric (rosen): the held-out loss, diverged seed 0 in the candidate */
+        m = none();
+        m.rosen_sgd_div_seeds = 1;
+        c = cmp_built(base, hd1, &m, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->metric_is_loss && g->metric.n == 3 && g->metric.n_to_inf == 1 &&
+              g->metric.v == OB_SAME && g->metric.abs_effect == 0);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "held-out", "step time", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "loss +0.0% (1 of 3 seeds now diverged) same"), "held-out cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+        /* ... the baseline's seed 0 diverged instead */
+        c = run_cmp(hd1, base, &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->metric_is_loss && g->metric.n == 3 && g->metric.n_to_finite == 1 &&
+              g->metric.n_to_inf == 0);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "held-out", "step time", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "loss +0.0% (1 of 3 seeds now finite) same"), "held-out cell '%s'", cell);
+        ob_compare_free(&c);
+        /* ... and on both sides: no change; with --loss-abs-tol too */
+        ob_compare_opts oa = o;
+        oa.loss_abs_tol = 1e-9;
+        c = run_cmp(hd1, hd1, &oa, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->metric_is_loss && g->metric.n == 3 && g->metric.v == OB_SAME &&
+              g->metric.effect == 0 && g->metric.abs_effect == 0 && !g->metric.under_abs);
+        ob_compare_free(&c);
+        /* every seed diverged in the candidate: held-out loss worse, past the floor */
+        m = none();
+        m.rosen_sgd_diverged = 1;
+        c = cmp_built(base, hd1, &m, &oa, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK(st == OB_OK && g && g->metric_is_loss && g->metric.v == OB_WORSE && g->metric.n == 3 &&
+              isinf(g->metric.abs_effect) && !g->metric.under_abs);
+        render(&c, "print", p, buf, sizeof buf);
+        table_cell(buf, "held-out", "step time", "rosen", "sgd", cell, sizeof cell);
+        CHECK_MSG(!strcmp(cell, "loss now diverged (finite before) worse"), "held-out cell '%s'", cell);
+        CHECK_MSG(no_inf(buf), "%s", buf);
+        ob_compare_free(&c);
+    }
+
     /* no verdict: the reports say why, escaped for each format; bytes that are
      * not UTF-8 and control characters do not reach them */
     {

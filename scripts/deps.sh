@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages optbench needs to build, test and plot, when
 # they are missing. Used by scripts/bench.sh and scripts/test.sh; safe to run
-# again (it installs nothing when everything is present).
+# again (it installs nothing when everything is present). Further package
+# names given as arguments are installed the same way (scripts/lint.sh:
+# cppcheck).
 set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git python3
       libsqlite3-dev libcsv-dev libyaml-dev libopenblas-dev libopenblas0-openmp liblapacke-dev
-      gnuplot-nox sqlite3)
+      gnuplot-nox sqlite3 "$@")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

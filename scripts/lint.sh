@@ -8,19 +8,7 @@
 # About 35 to 45 s on 2 cores; OB_LINT_JOBS sets cppcheck's jobs (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-if ! command -v cppcheck >/dev/null 2>&1; then
-  echo "optbench: installing missing packages: cppcheck" >&2
-  SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-      echo "optbench: need root (or sudo) to install: cppcheck" >&2; exit 1
-    fi
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends cppcheck >/dev/null
-fi
+bash scripts/deps.sh cppcheck
 
 build=build-lint
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DOB_CUDA=OFF -DCMAKE_EXPORT_COMPILE_COMMANDS=ON >/dev/null

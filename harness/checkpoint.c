@@ -253,65 +253,6 @@ static int write_all(int fd, const void *p, size_t n, uint32_t *crc)
     return 0;
 }
 
-/* A process removing the parent over and over (or a busy machine that
- * schedules the remover between each of our two mkdirs) can win many times
- * in a row: retry for a while, not a fixed handful of tight attempts, with
- * short pauses once the first 100 tries have lost (at most about 10 s). */
-#define OB_MKDIR_TRIES 100000
-static void mkdir_pause(int attempt)
-{
-    if (attempt < 100) return;
-    struct timespec ts = {0, 100000}; /* 0.1 ms */
-    nanosleep(&ts, NULL);
-}
-
-ob_status ob_mkdir_p(const char *path, ob_err *e)
-{
-    char buf[1024];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return ob_fail(e, OB_ERR_INPUT, "folder name too long: '%s'", path);
-    /* Another process sharing the database may remove an empty parent (the
-     * DB.ckpt folder goes when its last run is finished), or the folder
-     * itself (a finished run's), between our mkdirs and our check: the
-     * child's mkdir or the check then fails with ENOENT, and the whole path
-     * is made again. */
-    for (int attempt = 0;; attempt++) {
-        int vanished = 0;
-        for (char *p = buf + 1;; p++) {
-            if (*p == '/' || *p == '\0') {
-                char c = *p;
-                *p = '\0';
-                if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                    int err = errno;
-                    *p = c;
-                    if (err == ENOENT && p != buf + 1 && attempt < OB_MKDIR_TRIES) {
-                        vanished = 1;
-                        break;
-                    }
-                    *p = '\0';
-                    return ob_fail(e, OB_ERR_IO, "cannot create folder '%s': %s", buf, strerror(err));
-                }
-                *p = c;
-                if (!c) break;
-            }
-        }
-        if (vanished) {
-            mkdir_pause(attempt);
-            continue;
-        }
-        /* made, or there: unless it went again since (then make it again) */
-        struct stat sb;
-        int rc = stat(buf, &sb);
-        if (rc == 0 && S_ISDIR(sb.st_mode)) return OB_OK;
-        if (rc != 0 && errno == ENOENT && attempt < OB_MKDIR_TRIES) {
-            mkdir_pause(attempt);
-            continue;
-        }
-        break;
-    }
-    return ob_fail(e, OB_ERR_IO, "'%s' exists and is not a folder", buf);
-}
-
 void ob_ckpt_path(const char *dir, int64_t step, char *buf, size_t n)
 {
     snprintf(buf, n, "%s/ckpt-%012lld.obck", dir, (long long)step);

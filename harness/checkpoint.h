@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/fs.h"
 #include "core/ob.h"
 
 #define OB_CKPT_VERSION 1
@@ -76,7 +77,5 @@ void ob_ckpt_path(const char *dir, int64_t step, char *buf, size_t n);
 /* Delete every checkpoint (and leftover temporary file) in dir, then dir
  * itself when it is empty. */
 void ob_ckpt_remove_all(const char *dir);
-/* mkdir -p. */
-ob_status ob_mkdir_p(const char *path, ob_err *e);
 
 #endif

@@ -6,6 +6,7 @@
  * repository, HTML with the figures inline for a browser.
  */
 #include "plots/report.h"
+#include "core/fs.h"
 #include "plots/latex.h"
 
 #include <errno.h>
@@ -35,26 +36,19 @@ void ob_path_trim(const char *path, char *out, size_t n)
 
 ob_status ob_mkdirs(const char *path, ob_err *e)
 {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    size_t len = strlen(buf);
-    for (size_t i = 1; i <= len; i++) {
-        if (buf[i] != '/' && buf[i] != '\0') continue;
-        char c = buf[i];
-        buf[i] = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
-            /* a folder the user may not write, or a path through a file: bad
-             * input; a full disk or an I/O error: a failure */
-            int user = errno == EACCES || errno == EPERM || errno == EROFS || errno == ENOTDIR ||
-                       errno == ENAMETOOLONG || errno == ENOENT;
-            return ob_fail(e, user ? OB_ERR_INPUT : OB_ERR_IO, "cannot create folder '%s': %s%s", buf,
-                           strerror(errno), user ? " (give --out a folder that can be written)" : "");
+    if (ob_mkdir_p(path, e) != OB_OK) {
+        /* a folder the user may not write, or a path through a file: bad
+         * input; a full disk or an I/O error: a failure */
+        int err = errno;
+        int user = err == EACCES || err == EPERM || err == EROFS || err == ENOTDIR || err == ENAMETOOLONG ||
+                   err == ENOENT;
+        if (user) {
+            e->status = OB_ERR_INPUT;
+            size_t l = strlen(e->msg);
+            snprintf(e->msg + l, sizeof e->msg - l, " (give --out a folder that can be written)");
         }
-        buf[i] = c;
+        return e->status;
     }
-    struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return ob_fail(e, OB_ERR_INPUT, "output '%s' exists and is not a folder (give --out a folder)", path);
     return OB_OK;
 }
 

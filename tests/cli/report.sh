@@ -169,7 +169,7 @@ bad_input "ortho: near miss" "did you mean '--shapes'?" ortho --shaps 8x8
 bad_input "replay: value is a flag" "--init needs a value" replay --optimizer adam --shape 2x3 --init --grads g.csv
 # an --out that cannot be made is bad input (2), and no ranking is printed
 touch "$tmp/plain"
-bad_input "report: --out under a file" "cannot create folder" report --db "$db" --out "$tmp/plain/rep"
+bad_input "report: --out under a file" "cannot create folder '$tmp/plain/rep': Not a directory ('$tmp/plain': a file of that name is in the way) (give --out a folder that can be written)" report --db "$db" --out "$tmp/plain/rep"
 check "report: no ranking before the error" test ! -s "$tmp/out"
 bad_input "history: --out under a file" "cannot create folder" history --db "$db" --out "$tmp/plain/hist"
 check "history: no table before the error" test ! -s "$tmp/out"

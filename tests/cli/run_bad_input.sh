@@ -144,7 +144,7 @@ expect "the checkpoints' folder '$tmp/ckfile' is a file" run --workloads quadrat
 [ ! -e "$tmp/ck.db" ] || { echo "FAIL: a refused run made its database"; fails=$((fails+1)); }
 # a checkpoints' or dump folder that cannot be made: refused before any run
 for flag in --checkpoint-dir --dump-params; do
-  expect "cannot create folder '$tmp/ckfile/sub': Not a directory; give " run --workloads quadratic --optimizers sgd \
+  expect "cannot create folder '$tmp/ckfile/sub': Not a directory ('$tmp/ckfile': a file of that name is in the way); give " run --workloads quadratic --optimizers sgd \
     --steps 5 $flag "$tmp/ckfile/sub" --db "$tmp/ck.db"
   [ ! -e "$tmp/ck.db" ] || { echo "FAIL: $flag: a refused run made its database"; fails=$((fails+1)); }
 done

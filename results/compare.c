@@ -237,6 +237,32 @@ static double run_held_out(const ob_rrun *r, int metric)
     return metric ? r->eval_metric : r->eval_loss;
 }
 
+/* The group's held-out metric (metric 1) or loss (0) at lr, paired over its
+ * seeds where both runs finished: each pair's change into x (the metric's
+ * difference, the loss's relative change; 0 where both diverged), the two
+ * values into bl and cl. A pair without the value on a side that did not
+ * diverge (no evaluation) is left out; none are taken when no run of the
+ * group has the quantity (has_held_out). Returns the number of pairs. */
+static int held_out_pairs(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, double lr, int metric,
+                          double *x, double *bl, double *cl)
+{
+    if (!has_held_out(B, C, p, n, metric)) return 0;
+    int m = 0;
+    for (int i = 0; i < n; i++) {
+        const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
+        if (rb->lr != lr || !rb->finished || !rc->finished) continue;
+        const double vb = run_held_out(rb, metric), vc = run_held_out(rc, metric);
+        if (isnan(vb) || isnan(vc)) continue;
+        if (metric)
+            x[m] = isinf(vb) && isinf(vc) && (vb > 0) == (vc > 0) ? 0 : vc - vb;
+        else
+            x[m] = rel_change(vc, vb);
+        bl[m] = vb;
+        cl[m++] = vc;
+    }
+    return m;
+}
+
 /* Verdict of paired changes x (higher = worse when worse_up) with a minimum effect. */
 static ob_status judge_pairs(ob_cmp_quantity *q, const double *x, int n, double tol, int worse_up, ob_err *e)
 {
@@ -403,34 +429,14 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * the final loss's rel_change counts it): kept in, so that both
      * quantities are judged over the same seeds. A pair without the value
      * on a side that did not diverge (no evaluation) is left out. */
-    m = 0;
-    nb = 0;
-    if (has_held_out(B, C, p, n, 1)) {
-        for (int i = 0; i < n; i++) {
-            const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
-            if (rb->lr != g->best_lr || !rb->finished || !rc->finished) continue;
-            const double vb = run_held_out(rb, 1), vc = run_held_out(rc, 1);
-            if (isnan(vb) || isnan(vc)) continue;
-            x[m++] = isinf(vb) && isinf(vc) && (vb > 0) == (vc > 0) ? 0 : vc - vb;
-            bl[nb] = vb;
-            cl[nb++] = vc;
-        }
-    }
+    m = held_out_pairs(B, C, p, n, g->best_lr, 1, x, bl, cl);
+    nb = m;
     if (m > 0) {
         if ((st = judge_pairs(&g->metric, x, m, o->metric_tol, 0, e)) != OB_OK) goto done;
     } else {
         g->metric_is_loss = 1;
-        if (has_held_out(B, C, p, n, 0)) {
-            for (int i = 0; i < n; i++) {
-                const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
-                if (rb->lr != g->best_lr || !rb->finished || !rc->finished) continue;
-                const double vb = run_held_out(rb, 0), vc = run_held_out(rc, 0);
-                if (isnan(vb) || isnan(vc)) continue;
-                x[m++] = rel_change(vc, vb);
-                bl[nb] = vb;
-                cl[nb++] = vc;
-            }
-        }
+        m = held_out_pairs(B, C, p, n, g->best_lr, 0, x, bl, cl);
+        nb = m;
         if ((st = judge_pairs(&g->metric, x, m, o->loss_tol, 1, e)) != OB_OK ||
             (st = loss_abs_floor(&g->metric, bl, cl, nb, o->loss_abs_tol, e)) != OB_OK)
             goto done;

@@ -69,7 +69,9 @@ static void randn(float *x, int64_t n, uint64_t seed, float scale)
     for (int64_t i = 0; i < n; i++) x[i] = scale * ob_rng_normal(seed, OB_STREAM_MISC, (uint64_t)i);
 }
 
-/* max over i of |a-b| / max(|a|, floor); NaN in one and not the other is infinite. */
+/* max over i of |a-b| / max(|a|, floor); NaN in one and not the other is
+ * infinite, and so is an infinity in either that the other does not equal
+ * (the quotient would be inf / inf = NaN, which no comparison catches). */
 static double max_rel(const float *a, const float *b, int64_t n, double floor_)
 {
     double m = 0;
@@ -79,6 +81,7 @@ static double max_rel(const float *a, const float *b, int64_t n, double floor_)
             continue;
         }
         if (a[i] == b[i]) continue;
+        if (isinf(a[i]) || isinf(b[i])) return INFINITY;
         double d = fabs((double)a[i] - (double)b[i]) / fmax(fabs((double)a[i]), floor_);
         if (d > m) m = d;
     }
@@ -88,6 +91,19 @@ static double max_rel(const float *a, const float *b, int64_t n, double floor_)
 static int bitwise_equal(const float *a, const float *b, int64_t n)
 {
     return memcmp(a, b, (size_t)n * sizeof(float)) == 0;
+}
+
+/* max_rel itself (no device needed): a difference it returned as NaN, or
+ * skipped, would let a wrong CUDA result pass every tolerance. */
+static void test_max_rel(void)
+{
+    const float inf = INFINITY, nan = NAN;
+    const float a[] = {inf, inf, 1.0f, nan, 2.0f, -inf}, b[] = {1.0f, -inf, inf, nan, 2.0f, -inf};
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(max_rel(a + i, b + i, 1, 1e-3) == INFINITY, "max_rel(%g, %g) = %g, not infinite", a[i], b[i],
+                  max_rel(a + i, b + i, 1, 1e-3));
+    CHECK(max_rel(a + 3, b + 3, 3, 1e-3) == 0); /* NaN and NaN, equal values, the same infinity */
+    CHECK(max_rel(a + 2, a + 2, 1, 1e-3) == 0 && max_rel(a + 4, b + 3, 1, 1e-3) == INFINITY);
 }
 
 #define OK(call)                                                              \
@@ -1770,6 +1786,7 @@ int main(void)
      * without its parity case fails here on every machine */
     rule_cases_cover_kinds();
     test_traj_names();
+    test_max_rel();
     if (!self_check) {
         if (!cu) {
             if (ob_t_fail) return check_done();

@@ -133,4 +133,17 @@ check "history: a note on the steps" grep -q "^note: quadratic ran with differen
 check "compare: a group per number of steps" test "$(grep -cE '^quadratic steps=(20|30) +sgd' "$tmp/out")" = 2
 "$OPTBENCH" report --db "$db" --out "$tmp/d6" --no-render >"$tmp/out" 2>&1
 check "report: a workload per number of steps" test "$(grep -cE '^## Workload quadratic steps=(20|30)$' "$tmp/d6/summary.md")" = 2
+# more series than one legend holds (the nightly config's 68): a panel per
+# workload, each with its own y axis, and one legend of the optimizers below
+db="$tmp/many.db"
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam,adamw,nadam,radam,adamax,adagrad,lion,rmsprop \
+  --lrs 0.01 --seeds 1 --steps 10 --backend cpu --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run many"; exit 1; }
+"$OPTBENCH" history --db "$db" --out "$tmp/d7" >"$tmp/out" 2>&1; rc=$?
+check "history of 18 series exits 0 (rc $rc)" test $rc -eq 0
+check "a panel per workload" test "$(grep -cE '^    set title "(quadratic|rosenbrock)( \(log scale\))?"$' "$tmp/d7/history.gp")" = 2
+check "one legend: each optimizer once" test "$(grep -c 'with lines .* title "' "$tmp/d7/history.gp")" = 9
+check "no series titled in the panels" test "$(grep -c 'columnheader' "$tmp/d7/history.gp")" = 0
+if command -v gnuplot >/dev/null; then
+  check "history.png rendered" test -s "$tmp/d7/history.png"
+fi
 exit $fail

@@ -544,19 +544,45 @@ int ob_cmd_history(int argc, char **argv)
                    "it\n");
         }
     }
-    printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
-    for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
-                                        ser[j].label);
-    printf("\n");
-    for (int b = 0; b < nb; b++) {
-        printf("%-6lld %-17s %-13s", (long long)bl.b[b].id, bdate[b], brev[b]);
-        for (int j = 0; j < ns; j++) {
-            char buf[64];
-            if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
-            else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
-            printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10, buf);
-        }
+    if (ns > HISTORY_PANEL_SERIES) {
+        /* a column per series would make lines thousands of characters long
+         * (the nightly config's 68 series): a row per series instead, a
+         * column per benchmark, headed by its id, date and revision */
+        int lw = 10;
+        for (int j = 0; j < ns; j++)
+            if ((int)strlen(ser[j].label) > lw) lw = (int)strlen(ser[j].label);
+        printf("%-*s", lw, "bench");
+        for (int b = 0; b < nb; b++) printf("  %18lld", (long long)bl.b[b].id);
+        printf("\n%-*s", lw, "date (UTC)");
+        for (int b = 0; b < nb; b++) printf("  %18s", bdate[b]);
+        printf("\n%-*s", lw, "revision");
+        for (int b = 0; b < nb; b++) printf("  %18s", brev[b]);
         printf("\n");
+        for (int j = 0; j < ns; j++) {
+            printf("%-*s", lw, ser[j].label);
+            for (int b = 0; b < nb; b++) {
+                char buf[64];
+                if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
+                else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
+                printf("  %18s", buf);
+            }
+            printf("\n");
+        }
+    } else {
+        printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
+        for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
+                                            ser[j].label);
+        printf("\n");
+        for (int b = 0; b < nb; b++) {
+            printf("%-6lld %-17s %-13s", (long long)bl.b[b].id, bdate[b], brev[b]);
+            for (int j = 0; j < ns; j++) {
+                char buf[64];
+                if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
+                else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
+                printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10, buf);
+            }
+            printf("\n");
+        }
     }
     /* say why a workload or an optimizer has more than one series */
     for (int pass = 0; pass < 2; pass++)

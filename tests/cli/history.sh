@@ -140,6 +140,8 @@ db="$tmp/many.db"
   --lrs 0.01 --seeds 1 --steps 10 --backend cpu --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run many"; exit 1; }
 "$OPTBENCH" history --db "$db" --out "$tmp/d7" >"$tmp/out" 2>&1; rc=$?
 check "history of 18 series exits 0 (rc $rc)" test $rc -eq 0
+check "a row per series, not a column" test "$(grep -cE '^(quadratic|rosenbrock) [a-z]+ ' "$tmp/out")" = 18
+check "the benchmarks' header rows" test "$(grep -cE '^(bench|date \(UTC\)|revision) ' "$tmp/out")" = 3
 check "a panel per workload" test "$(grep -cE '^    set title "(quadratic|rosenbrock)( \(log scale\))?"$' "$tmp/d7/history.gp")" = 2
 check "one legend: each optimizer once" test "$(grep -c 'with lines .* title "' "$tmp/d7/history.gp")" = 9
 check "no series titled in the panels" test "$(grep -c 'columnheader' "$tmp/d7/history.gp")" = 0

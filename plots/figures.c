@@ -299,6 +299,12 @@ static const char *diverged_note(const ob_dataset *d, const ob_group *g, char *b
     return buf;
 }
 
+/* More lines than this on a loss or held-out figure (the nightly config's
+ * 18 optimizers): their min-max bands, each translucent, lie over one
+ * another until they hide the lines in one opaque blur, so the figure
+ * draws the medians alone (the CSVs keep min and max). */
+#define BAND_MAX_LINES 8
+
 static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                           const char *slug, ob_figures *out, ob_err *e)
 {
@@ -325,6 +331,12 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         }
     }
     if (!any) return OB_OK;
+    int n_lines = 0;
+    for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w && s->g[k].best >= 0;
+    const int bands = n_lines <= BAND_MAX_LINES;
+    char line2[160];
+    if (bands) snprintf(line2, sizeof line2, "band = min to max over seeds%s", any_div ? " still training" : "");
+    else snprintf(line2, sizeof line2, "no min-max bands with %d optimizers: curves_best.csv has them", n_lines);
     /* early spikes far above the starting loss would flatten everything else: cut them */
     int capped = start > 0 && r.hi > 1.5 * start;
     if (capped) r.hi = 1.5 * start;
@@ -361,14 +373,14 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: training loss, each optimizer at its best learning rate\\n"
-            "line = median over seeds (up to %d), band = min to max over seeds%s\"\n"
+            "line = median over seeds (up to %d), %s\"\n"
             "set xlabel \"step\"\n"
             "set xrange [0:%lld]\n"
             "set ylabel \"training loss%s\"\n"
             "%s\n"
             "%s"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, seeds, any_div ? " still training" : "", (long long)(last_step > 0 ? last_step : 1),
+            wq, seeds, line2, (long long)(last_step > 0 ? last_step : 1),
             logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", cap, wq);
     key_fit(&sc, n_key, key_len);
     fprintf(f, "plot \\\n");
@@ -379,11 +391,13 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         char oq[512], lr[32], dn[64];
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         lr_text(g->best_lr, lr, sizeof lr);
+        if (bands)
+            fprintf(f, "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle",
+                    first ? "" : ", \\\n", oq, g->opt + 1);
         fprintf(f,
-                "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle, \\\n"
-                "  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
+                "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
                 "title \"%s (lr %s%s)\"",
-                first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, point_every(g, d, k), oq, lr,
+                bands ? ", \\\n" : first ? "" : ", \\\n", oq, g->opt + 1, point_every(g, d, k), oq, lr,
                 diverged_note(d, g, dn, sizeof dn));
         first = 0;
     }
@@ -414,11 +428,17 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         snprintf(div_note, sizeof div_note, " Every run of %s diverged at every lr: no curve to draw.", all_div);
     return add_fig(out, e, stem, w, "Training loss",
                    "Training loss against step for each optimizer at its best learning rate (the lr "
-                   "with the lowest median final loss). The line is the median over seeds, the shaded "
-                   "band spans the best and worst seed.%s%s%s%s%s",
-                   any_div ? " A seed that diverged (the legend counts them) counts as infinitely bad from "
+                   "with the lowest median final loss). %s%s%s%s%s%s",
+                   bands ? "The line is the median over seeds, the shaded band spans the best and worst seed."
+                         : "The line is the median over seeds. With this many optimizers their min-max bands, "
+                           "drawn over one another, would hide the lines: they are left out (`curves_best.csv` "
+                           "has each one's loss_min and loss_max).",
+                   !any_div ? "" : bands ? " A seed that diverged (the legend counts them) counts as infinitely bad from "
                              "its last recorded step on, so the line ends where half the seeds or more have "
-                             "diverged; the band spans the seeds still training." : "",
+                             "diverged; the band spans the seeds still training." :
+                             " A seed that diverged (the legend counts them) counts as infinitely bad from "
+                             "its last recorded step on, so the line ends where half the seeds or more have "
+                             "diverged.",
                    logy ? " The y axis is logarithmic." : "",
                    capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
                    floor_far ? " The workload's loss floor (the lowest reachable loss), in the legend, lies far "
@@ -1329,6 +1349,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         range_add(&er, g->eval_loss.max);
     }
     if (n_opt_here == 0) return OB_OK;
+    const int bands = n_opt_here <= BAND_MAX_LINES;
     /* one evaluation per run (the end of training, eval_every 0): a point per
      * optimizer with its spread, not a curve of one point */
     int at_end = max_evals <= 1;
@@ -1445,15 +1466,21 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
             }
             fprintf(f, "\n");
         } else {
+            char line2[160];
+            if (bands)
+                snprintf(line2, sizeof line2, "band = min to max over seeds%s", any_div ? " still training" : "");
+            else
+                snprintf(line2, sizeof line2, "no min-max bands with %d optimizers: evals_best.csv has them",
+                         n_opt_here);
             fprintf(f,
                     "set title \"%s: held-out %s during training, each optimizer at its best learning rate\\n"
-                    "line = median over seeds, band = min to max over seeds%s\"\n"
+                    "line = median over seeds, %s\"\n"
                     "set xlabel \"step\"\n"
                     "set xrange [0:%lld]\n"
                     "set ylabel \"held-out %s%s\"\n"
                     "%s\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-                    wq, which ? metric : "loss", any_div ? " still training" : "",
+                    wq, which ? metric : "loss", line2,
                     (long long)(last_step > 0 ? last_step : 1), which ? metric : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
             size_t key_len = 0;
@@ -1473,11 +1500,15 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 char oq[512], lr[32], dn[64];
                 gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 lr_text(g->best_lr, lr, sizeof lr);
+                if (bands)
+                    fprintf(f,
+                            "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
+                            "with filledcurves lt %d notitle",
+                            first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1);
                 fprintf(f,
-                        "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) with filledcurves lt %d notitle, \\\n"
-                        "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d pi %d ps PS "
+                        "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d pi %d ps PS "
                         "title \"%s (lr %s%s)\"",
-                        first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1, oq, c0, g->opt + 1,
+                        bands ? ", \\\n" : first ? "" : ", \\\n", oq, c0, g->opt + 1,
                         /* a marker at each evaluation, at about 12 of them when there are many (each
                          * optimizer's a little shifted, as in the loss figure) */
                         max_evals > 15 ? (int)(max_evals / 12) + k % 3 : 1, oq, lr,
@@ -1513,11 +1544,17 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         else
             OB_TRY(add_fig(out, e, stem, w, fig_title,
                            "%s on held-out data at each evaluation, for each optimizer at its best learning "
-                           "rate: median over seeds with a min-max band.%s%s%s",
+                           "rate: median over seeds%s%s%s%s",
                            which ? metric_caption : "Loss (lower is better)",
-                           any_div ? " A seed that diverged (the legend counts them) counts as the worst value "
+                           bands ? " with a min-max band." :
+                                   ". With this many optimizers their min-max bands, drawn over one another, would "
+                                   "hide the lines: they are left out (`evals_best.csv` has each one's min and max).",
+                           !any_div ? "" : bands ? " A seed that diverged (the legend counts them) counts as the worst value "
                                      "from its last evaluation on, so the line ends where half the seeds or more "
-                                     "have diverged; the band spans the seeds still training." : "",
+                                     "have diverged; the band spans the seeds still training." :
+                                     " A seed that diverged (the legend counts them) counts as the worst value "
+                                     "from its last evaluation on, so the line ends where half the seeds or more "
+                                     "have diverged.",
                            gone_note, logy ? " The y axis is logarithmic." : ""));
     }
     return OB_OK;

@@ -148,4 +148,11 @@ check "no series titled in the panels" test "$(grep -c 'columnheader' "$tmp/d7/h
 if command -v gnuplot >/dev/null; then
   check "history.png rendered" test -s "$tmp/d7/history.png"
 fi
+# the report of those 9 optimizers: medians without their min-max bands,
+# which would lie over one another; 8 or fewer keep them
+"$OPTBENCH" report --db "$db" --out "$tmp/d8" --no-render >"$tmp/out" 2>&1
+check "9 optimizers: no bands in the loss figure" test "$(grep -c filledcurves "$tmp/d8/loss_quadratic.gp")" = 0
+check "9 optimizers: the title says so" grep -q 'no min-max bands with 9 optimizers' "$tmp/d8/loss_quadratic.gp"
+check "9 optimizers: 9 median lines" test "$(grep -c "using 5:(sel(.*) ? \$6 : NaN) with linespoints" "$tmp/d8/loss_quadratic.gp")" = 9
+check "fewer optimizers keep their bands" test "$(cat "$tmp"/rep/loss_*.gp | grep -c filledcurves)" -gt 0
 exit $fail

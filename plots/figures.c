@@ -752,6 +752,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                            "the table above has each optimizer's final loss there (run --lrs with several values "
                            "to measure it).");
     gp_str(d->wl_labels[w], wq, sizeof wq);
+    int n_lines = 0;
+    for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w;
+    const int bands = n_lines <= BAND_MAX_LINES; /* as on the loss figure */
+    char band_text[96];
+    if (bands) snprintf(band_text, sizeof band_text, "band = min to max where every seed ended finite");
+    else snprintf(band_text, sizeof band_text, "no min-max bands with %d optimizers", n_lines);
     const double init = initial_loss(d, w);
     double cap = NAN; /* the top of the data area when some lr's median lies above it */
     if (init > 0 && r.lo < OFF_SCALE * init)
@@ -773,7 +779,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: final training loss vs learning rate\\n"
-            "line = median over seeds (a diverged seed = +inf), band = min to max where every seed ended finite, "
+            "line = median over seeds (a diverged seed = +inf), %s, "
             "open circle = best lr\"\n"
             "set xlabel \"learning rate (log scale)\"\n"
             "set ylabel \"final loss, mean over the last 10%% of steps%s\"\n"
@@ -784,7 +790,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "set y2range [0:1]\n"
             "unset y2tics\n"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
+            wq, band_text, logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
             logy ? "set logscale y" : "unset logscale y", wq);
     double tics[LR_TICS_MAX];
     int labelled[LR_TICS_MAX];
@@ -931,11 +937,14 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
          * finite loss (column 15): band_drawn; the x along the top says how
          * many of the seeds did either (columns 6 + 15 of column 5, the
          * finished ones) */
+        if (bands)
+            fprintf(f,
+                    "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle",
+                    first ? "" : ", \\\n", oq, oq, lt);
         fprintf(f,
-                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle, \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
+                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle",
-                first ? "" : ", \\\n", oq, oq, lt, oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt);
+                bands ? ", \\\n" : first ? "" : ", \\\n", oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt);
         /* the x's and their labels only where a seed diverged (or ended
          * without a finite loss): gnuplot 5.4 crashes on labels with no
          * point to draw */
@@ -958,7 +967,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         char iso[1024];
         size_t n_iso = 0;
         iso[0] = 0;
-        for (int i = 0; i < g->n_lr; i++) {
+        for (int i = 0; i < g->n_lr && bands; i++) {
             const ob_lr_point *p = &g->lrs[i];
             if (!band_drawn(p) || !(p->max_finite > p->min_finite)) continue;
             if ((i > 0 && band_drawn(&g->lrs[i - 1])) || (i + 1 < g->n_lr && band_drawn(&g->lrs[i + 1]))) continue;
@@ -1011,10 +1020,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     return add_fig(out, e, stem, w, "Learning-rate sensitivity",
                    "Final training loss (mean over the last 10%% of steps) against the learning rate, "
                    "one line per optimizer: the median over seeds, a diverged seed counting as +inf as in the "
-                   "tables, with a band from the best to the worst seed where no seed diverged or ended without "
-                   "a finite loss (where one did, the worst is +inf and the band is left out). The open circle marks each optimizer's best lr, "
+                   "tables%s The open circle marks each optimizer's best lr, "
                    "which the legend gives (\"grid edge\": the smallest or largest lr tried, so the best may lie "
                    "beyond).%s%s%s%s A flat, wide valley means the optimizer is easy to tune.",
+                   bands ? ", with a band from the best to the worst seed where no seed diverged or ended without "
+                           "a finite loss (where one did, the worst is +inf and the band is left out)."
+                         : ". With this many optimizers their min-max bands, drawn over one another, would hide the "
+                           "lines: they are left out (lr_sweep.csv has final_min and final_max at each lr).",
                    !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
                                  "workload's runs that did not diverge): a learning rate whose median final loss is "
                                  "finite but above it, worse than where any run started, is a triangle on the dotted "

@@ -137,7 +137,7 @@ check "report: a workload per number of steps" test "$(grep -cE '^## Workload qu
 # workload, each with its own y axis, and one legend of the optimizers below
 db="$tmp/many.db"
 "$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam,adamw,nadam,radam,adamax,adagrad,lion,rmsprop,rprop \
-  --lrs 0.01 --seeds 1 --steps 10 --backend cpu --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run many"; exit 1; }
+  --lrs 0.01,0.1 --seeds 1 --steps 10 --backend cpu --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run many"; exit 1; }
 "$OPTBENCH" history --db "$db" --out "$tmp/d7" >"$tmp/out" 2>&1; rc=$?
 check "history of 20 series exits 0 (rc $rc)" test $rc -eq 0
 check "a row per series, not a column" test "$(grep -cE '^(quadratic|rosenbrock) [a-z]+ ' "$tmp/out")" = 20
@@ -157,5 +157,8 @@ check "10 optimizers: 10 median lines" test "$(grep -c "using 5:(sel(.*) ? \$6 :
 check "10 optimizers: the seed-by-seed pairs in a table" grep -q '^| optimizer a (rank) | optimizer b (rank) | a lower on | median a / b - 1 |$' "$tmp/d8/summary.md"
 check "10 optimizers: a row per pair" test "$(sed -n '/^## Workload quadratic/,/^## /p' "$tmp/d8/summary.md" | grep -cE '^\| [a-z]+ \([0-9]+\) \| [a-z]+ \([0-9]+\) \|')" = 9
 check "fewer optimizers: a sentence" grep -q '^Seed by seed at the best lrs: ' "$tmp/rep/summary.md"
+check "10 optimizers: no bands in the lr figure" test "$(grep -c filledcurves "$tmp/d8/lr_quadratic.gp")" = 0
+check "10 optimizers: the lr figure's title says so" grep -q 'no min-max bands with 10 optimizers, open circle' "$tmp/d8/lr_quadratic.gp"
+check "fewer optimizers keep their lr bands" test "$(cat "$tmp"/rep/lr_*.gp | grep -c filledcurves)" -gt 0
 check "fewer optimizers keep their bands" test "$(cat "$tmp"/rep/loss_*.gp | grep -c filledcurves)" -gt 0
 exit $fail

@@ -131,6 +131,166 @@ static const char *direction(int m, const series *ser, int ns, int nb, const ob_
 static const int history_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
 #define HISTORY_POINTS 12
 
+/* Too many series for one legend (the nightly config's 68): one panel per
+ * workload label, each with its own y axis (log where its values span two
+ * decades), and below them one legend of the optimizers (colour and dashes;
+ * the panel says the workload). */
+#define HISTORY_PANEL_SERIES 16
+
+static void gp_quoted(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '\n') {
+            fputs("\\n", f);
+            continue;
+        }
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_dataset *all, const char **colours,
+                         const int *dashes, const char *mlabel, const char *better)
+{
+    /* the workload labels shown, in series order (series are sorted by workload label) */
+    int nw = 0, no = 0;
+    for (int j = 0; j < ns; j++)
+        if (!j || ser[j].wl != ser[j - 1].wl) nw++;
+    int *seen = calloc((size_t)(all->n_opt > 0 ? all->n_opt : 1), sizeof *seen);
+    for (int j = 0; j < ns; j++)
+        if (seen && !seen[ser[j].opt]) {
+            seen[ser[j].opt] = 1;
+            no++;
+        }
+    const int cols = nw <= 1 ? 1 : nw <= 4 ? 2 : 3, rows = (nw + cols - 1) / cols;
+    const int key_cols = 6, key_rows = (no + key_cols - 1) / key_cols;
+    /* pixels at 1000 wide: title 50, panels 300 each, legend 24 a row */
+    const int title_px = 50, panel_px = 300, key_px = 24 * key_rows + 20;
+    const int height = title_px + rows * panel_px + key_px;
+    const int rotate = nb > 16;
+    fprintf(f,
+            "# history.gp - %s per benchmark: one panel per workload, one line per optimizer.\n"
+            "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
+            "# series). Run `gnuplot history.gp` in this folder to redraw history.png, .svg and .pdf.\n"
+            "# A series is one workload with one set of its parameters and one optimizer\n"
+            "# configuration; colours and dashes are the report's (one per optimizer). %d series\n"
+            "# are too many for one legend: each workload has a panel of its own, with its own y axis,\n"
+            "# and x tics name the benchmark id (history.csv has each one's date and revision).\n"
+            "set datafile separator comma\n"
+            "set grid xtics ytics lc rgb \"#dddddd\"\n"
+            "set offsets 0.3, 0.3, 0, 0\n"
+            "do for [T = 1:3] {\n"
+            "    if (T == 1) {\n"
+            "        if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+            "            set terminal pngcairo size 1000,%d font \"Sans,11\" noenhanced\n"
+            "        } else {\n"
+            "            set terminal png size 1000,%d noenhanced\n"
+            "        }\n"
+            "        set output 'history.png'\n"
+            "        PS = 1.0\n"
+            "    }\n"
+            "    if (T == 2) {\n"
+            "        set terminal svg size 1000,%d dynamic font \"Sans,12\" background rgb \"white\" noenhanced\n"
+            "        set output 'history.svg'\n"
+            "    }\n"
+            "    if (T == 3) {\n"
+            "        # the same figure as PDF (vector, for papers), where gnuplot has pdfcairo: PDF_WIDTH\n"
+            "        # inches wide (gnuplot -e 'PDF_WIDTH = 3.3' history.gp), as high as the panels need\n"
+            "        if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") == 0) { break }\n"
+            "        PDF_WIDTH = exists(\"PDF_WIDTH\") ? PDF_WIDTH : 6.5\n"
+            "        set terminal pdfcairo size PDF_WIDTH, PDF_WIDTH * %g \\\n"
+            "            font sprintf(\"Sans,%%g\", PDF_WIDTH < 4.5 ? 4 : 7) linewidth 0.6 noenhanced\n"
+            "        set output 'history.pdf'\n"
+            "        PS = 0.5\n"
+            "    }\n"
+            "    set multiplot title ",
+            mlabel, ns, height, height, height, (double)height / 1000.0);
+    char title[512];
+    snprintf(title, sizeof title, "%s over %d benchmarks%s\nx: benchmark id (history.csv: its date and revision)",
+             mlabel, nb, better);
+    gp_quoted(f, title);
+    fprintf(f, "\n");
+    const double top = 1.0 - (double)title_px / height, ph = (double)panel_px / height;
+    int w = -1;
+    for (int j = 0; j < ns; j++) {
+        if (j && ser[j].wl == ser[j - 1].wl) continue;
+        w++;
+        /* the panel's series: j .. j2 - 1 */
+        int j2 = j;
+        double lo = NAN, hi = NAN;
+        while (j2 < ns && ser[j2].wl == ser[j].wl) {
+            for (int b = 0; b < nb; b++) {
+                double v = ser[j2].v[b];
+                if (!(v > 0) || !isfinite(v)) continue;
+                if (isnan(lo) || v < lo) lo = v;
+                if (isnan(hi) || v > hi) hi = v;
+            }
+            j2++;
+        }
+        const int r = w / cols, c = w % cols;
+        const int logy = !isnan(lo) && hi / lo >= 100;
+        fprintf(f,
+                "    set origin %.4f, %.4f\n"
+                "    set size %.4f, %.4f\n"
+                "    set title ",
+                (double)c / cols, top - (r + 1) * ph, 1.0 / cols, ph);
+        char ptitle[300];
+        snprintf(ptitle, sizeof ptitle, "%s%s", all->wl_labels[ser[j].wl], logy ? " (log scale)" : "");
+        gp_quoted(f, ptitle);
+        fprintf(f,
+                "\n"
+                "    %s\n"
+                "    unset key\n"
+                "    set xtics nomirror%s\n"
+                "    plot",
+                logy ? "set logscale y" : "unset logscale y", rotate ? " rotate by 90 right" : "");
+        for (int k = j; k < j2; k++) {
+            int o = ser[k].opt;
+            fprintf(f,
+                    "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS notitle",
+                    k > j ? ", \\\n        " : "", 5 + k, k > j ? "" : ":xtic(\"#\" . strcol(1))",
+                    colours ? colours[o] : "#0077bb", dashes ? dashes[o] : 1,
+                    history_points[ser[k].wl % HISTORY_POINTS]);
+        }
+        fprintf(f, "\n");
+    }
+    /* the legend: a frame of its own under the panels, with nothing drawn in it */
+    fprintf(f,
+            "    set origin 0, 0\n"
+            "    set size 1, %.4f\n"
+            "    unset title\n"
+            "    unset ylabel\n"
+            "    unset logscale y\n"
+            "    unset border\n"
+            "    unset tics\n"
+            "    unset grid\n"
+            "    set xrange [0:1]\n"
+            "    set yrange [0:1]\n"
+            "    set key center center horizontal maxcols %d width 1\n"
+            "    plot",
+            (double)key_px / height, key_cols);
+    int first = 1;
+    for (int o = 0; o < all->n_opt; o++) {
+        if (seen && !seen[o]) continue;
+        fprintf(f, "%s -1 with lines lw 2 lc rgb \"%s\" dt %d title ", first ? "" : ", \\\n        ",
+                colours ? colours[o] : "#0077bb", dashes ? dashes[o] : 1);
+        gp_quoted(f, all->opt_labels[o]);
+        first = 0;
+    }
+    fprintf(f,
+            "\n"
+            "    unset multiplot\n"
+            "    set output\n"
+            "    set border\n"
+            "    set tics\n"
+            "    set grid xtics ytics lc rgb \"#dddddd\"\n"
+            "    set autoscale xy\n"
+            "}\n");
+    free(seen);
+}
+
 /* The run of the whole database with r's workload, workload parameters,
  * optimizer and optimizer configuration; -1 when none. */
 static int find_like(const ob_dataset *all, const ob_rrun *r)
@@ -384,19 +544,45 @@ int ob_cmd_history(int argc, char **argv)
                    "it\n");
         }
     }
-    printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
-    for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
-                                        ser[j].label);
-    printf("\n");
-    for (int b = 0; b < nb; b++) {
-        printf("%-6lld %-17s %-13s", (long long)bl.b[b].id, bdate[b], brev[b]);
-        for (int j = 0; j < ns; j++) {
-            char buf[64];
-            if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
-            else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
-            printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10, buf);
-        }
+    if (ns > HISTORY_PANEL_SERIES) {
+        /* a column per series would make lines thousands of characters long
+         * (the nightly config's 68 series): a row per series instead, a
+         * column per benchmark, headed by its id, date and revision */
+        int lw = 10;
+        for (int j = 0; j < ns; j++)
+            if ((int)strlen(ser[j].label) > lw) lw = (int)strlen(ser[j].label);
+        printf("%-*s", lw, "bench");
+        for (int b = 0; b < nb; b++) printf("  %18lld", (long long)bl.b[b].id);
+        printf("\n%-*s", lw, "date (UTC)");
+        for (int b = 0; b < nb; b++) printf("  %18s", bdate[b]);
+        printf("\n%-*s", lw, "revision");
+        for (int b = 0; b < nb; b++) printf("  %18s", brev[b]);
         printf("\n");
+        for (int j = 0; j < ns; j++) {
+            printf("%-*s", lw, ser[j].label);
+            for (int b = 0; b < nb; b++) {
+                char buf[64];
+                if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
+                else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
+                printf("  %18s", buf);
+            }
+            printf("\n");
+        }
+    } else {
+        printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
+        for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
+                                            ser[j].label);
+        printf("\n");
+        for (int b = 0; b < nb; b++) {
+            printf("%-6lld %-17s %-13s", (long long)bl.b[b].id, bdate[b], brev[b]);
+            for (int j = 0; j < ns; j++) {
+                char buf[64];
+                if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
+                else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
+                printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10, buf);
+            }
+            printf("\n");
+        }
     }
     /* say why a workload or an optimizer has more than one series */
     for (int pass = 0; pass < 2; pass++)
@@ -484,6 +670,14 @@ int ob_cmd_history(int argc, char **argv)
         int *dashes = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *dashes);
         if (colours) ob_series_colours((const char *const *)all.opt_names, all.n_opt, colours);
         if (dashes) ob_series_marks((const char *const *)all.opt_names, all.n_opt, NULL, dashes);
+        int n_wl_shown = ns > 0;
+        for (int j = 1; j < ns; j++) n_wl_shown += ser[j].wl != ser[j - 1].wl;
+        if (ns > HISTORY_PANEL_SERIES && n_wl_shown > 1) {
+            write_panels(f, ser, ns, nb, &all, colours, dashes, metrics[m].label, better);
+            free(colours);
+            free(dashes);
+            goto written;
+        }
         /* tick labels: date and time, then benchmark id and revision; many
          * benchmarks get one rotated line each */
         const int rotate = nb > 12;
@@ -541,6 +735,7 @@ int ob_cmd_history(int argc, char **argv)
                 "set output\n");
         ob_gp_write_pdf(f, "history", rotate ? "    PS = 0.5\n    set key height 1\n    set bmargin 14\n"
                                               : "    PS = 0.5\n    set key height 1\n    set bmargin 11\n");
+    written:
         if (ferror(f) | fclose(f)) {
             rc = ob_cli_error(1, "history: writing '%s' failed", gpp);
             goto done;

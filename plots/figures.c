@@ -299,6 +299,12 @@ static const char *diverged_note(const ob_dataset *d, const ob_group *g, char *b
     return buf;
 }
 
+/* More lines than this on a loss or held-out figure (the nightly config's
+ * 18 optimizers): their min-max bands, each translucent, lie over one
+ * another until they hide the lines in one opaque blur, so the figure
+ * draws the medians alone (the CSVs keep min and max). */
+#define BAND_MAX_LINES 8
+
 static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                           const char *slug, ob_figures *out, ob_err *e)
 {
@@ -325,6 +331,12 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         }
     }
     if (!any) return OB_OK;
+    int n_lines = 0;
+    for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w && s->g[k].best >= 0;
+    const int bands = n_lines <= BAND_MAX_LINES;
+    char line2[160];
+    if (bands) snprintf(line2, sizeof line2, "band = min to max over seeds%s", any_div ? " still training" : "");
+    else snprintf(line2, sizeof line2, "no min-max bands with %d optimizers: curves_best.csv has them", n_lines);
     /* early spikes far above the starting loss would flatten everything else: cut them */
     int capped = start > 0 && r.hi > 1.5 * start;
     if (capped) r.hi = 1.5 * start;
@@ -361,14 +373,14 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: training loss, each optimizer at its best learning rate\\n"
-            "line = median over seeds (up to %d), band = min to max over seeds%s\"\n"
+            "line = median over seeds (up to %d), %s\"\n"
             "set xlabel \"step\"\n"
             "set xrange [0:%lld]\n"
             "set ylabel \"training loss%s\"\n"
             "%s\n"
             "%s"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, seeds, any_div ? " still training" : "", (long long)(last_step > 0 ? last_step : 1),
+            wq, seeds, line2, (long long)(last_step > 0 ? last_step : 1),
             logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", cap, wq);
     key_fit(&sc, n_key, key_len);
     fprintf(f, "plot \\\n");
@@ -379,11 +391,13 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         char oq[512], lr[32], dn[64];
         gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         lr_text(g->best_lr, lr, sizeof lr);
+        if (bands)
+            fprintf(f, "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle",
+                    first ? "" : ", \\\n", oq, g->opt + 1);
         fprintf(f,
-                "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle, \\\n"
-                "  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
+                "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
                 "title \"%s (lr %s%s)\"",
-                first ? "" : ", \\\n", oq, g->opt + 1, oq, g->opt + 1, point_every(g, d, k), oq, lr,
+                bands ? ", \\\n" : first ? "" : ", \\\n", oq, g->opt + 1, point_every(g, d, k), oq, lr,
                 diverged_note(d, g, dn, sizeof dn));
         first = 0;
     }
@@ -414,11 +428,17 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         snprintf(div_note, sizeof div_note, " Every run of %s diverged at every lr: no curve to draw.", all_div);
     return add_fig(out, e, stem, w, "Training loss",
                    "Training loss against step for each optimizer at its best learning rate (the lr "
-                   "with the lowest median final loss). The line is the median over seeds, the shaded "
-                   "band spans the best and worst seed.%s%s%s%s%s",
-                   any_div ? " A seed that diverged (the legend counts them) counts as infinitely bad from "
+                   "with the lowest median final loss). %s%s%s%s%s%s",
+                   bands ? "The line is the median over seeds, the shaded band spans the best and worst seed."
+                         : "The line is the median over seeds. With this many optimizers their min-max bands, "
+                           "drawn over one another, would hide the lines: they are left out (`curves_best.csv` "
+                           "has each one's loss_min and loss_max).",
+                   !any_div ? "" : bands ? " A seed that diverged (the legend counts them) counts as infinitely bad from "
                              "its last recorded step on, so the line ends where half the seeds or more have "
-                             "diverged; the band spans the seeds still training." : "",
+                             "diverged; the band spans the seeds still training." :
+                             " A seed that diverged (the legend counts them) counts as infinitely bad from "
+                             "its last recorded step on, so the line ends where half the seeds or more have "
+                             "diverged.",
                    logy ? " The y axis is logarithmic." : "",
                    capped ? " Early spikes above 1.5 times the starting loss run off the top." : "",
                    floor_far ? " The workload's loss floor (the lowest reachable loss), in the legend, lies far "
@@ -732,6 +752,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                            "the table above has each optimizer's final loss there (run --lrs with several values "
                            "to measure it).");
     gp_str(d->wl_labels[w], wq, sizeof wq);
+    int n_lines = 0;
+    for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w;
+    const int bands = n_lines <= BAND_MAX_LINES; /* as on the loss figure */
+    char band_text[96];
+    if (bands) snprintf(band_text, sizeof band_text, "band = min to max where every seed ended finite");
+    else snprintf(band_text, sizeof band_text, "no min-max bands with %d optimizers", n_lines);
     const double init = initial_loss(d, w);
     double cap = NAN; /* the top of the data area when some lr's median lies above it */
     if (init > 0 && r.lo < OFF_SCALE * init)
@@ -753,7 +779,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: final training loss vs learning rate\\n"
-            "line = median over seeds (a diverged seed = +inf), band = min to max where every seed ended finite, "
+            "line = median over seeds (a diverged seed = +inf), %s, "
             "open circle = best lr\"\n"
             "set xlabel \"learning rate (log scale)\"\n"
             "set ylabel \"final loss, mean over the last 10%% of steps%s\"\n"
@@ -764,7 +790,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "set y2range [0:1]\n"
             "unset y2tics\n"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
+            wq, band_text, logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
             logy ? "set logscale y" : "unset logscale y", wq);
     double tics[LR_TICS_MAX];
     int labelled[LR_TICS_MAX];
@@ -911,11 +937,14 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
          * finite loss (column 15): band_drawn; the x along the top says how
          * many of the seeds did either (columns 6 + 15 of column 5, the
          * finished ones) */
+        if (bands)
+            fprintf(f,
+                    "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle",
+                    first ? "" : ", \\\n", oq, oq, lt);
         fprintf(f,
-                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle, \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
+                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle",
-                first ? "" : ", \\\n", oq, oq, lt, oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt);
+                bands ? ", \\\n" : first ? "" : ", \\\n", oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt);
         /* the x's and their labels only where a seed diverged (or ended
          * without a finite loss): gnuplot 5.4 crashes on labels with no
          * point to draw */
@@ -938,7 +967,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         char iso[1024];
         size_t n_iso = 0;
         iso[0] = 0;
-        for (int i = 0; i < g->n_lr; i++) {
+        for (int i = 0; i < g->n_lr && bands; i++) {
             const ob_lr_point *p = &g->lrs[i];
             if (!band_drawn(p) || !(p->max_finite > p->min_finite)) continue;
             if ((i > 0 && band_drawn(&g->lrs[i - 1])) || (i + 1 < g->n_lr && band_drawn(&g->lrs[i + 1]))) continue;
@@ -991,10 +1020,13 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     return add_fig(out, e, stem, w, "Learning-rate sensitivity",
                    "Final training loss (mean over the last 10%% of steps) against the learning rate, "
                    "one line per optimizer: the median over seeds, a diverged seed counting as +inf as in the "
-                   "tables, with a band from the best to the worst seed where no seed diverged or ended without "
-                   "a finite loss (where one did, the worst is +inf and the band is left out). The open circle marks each optimizer's best lr, "
+                   "tables%s The open circle marks each optimizer's best lr, "
                    "which the legend gives (\"grid edge\": the smallest or largest lr tried, so the best may lie "
                    "beyond).%s%s%s%s A flat, wide valley means the optimizer is easy to tune.",
+                   bands ? ", with a band from the best to the worst seed where no seed diverged or ended without "
+                           "a finite loss (where one did, the worst is +inf and the band is left out)."
+                         : ". With this many optimizers their min-max bands, drawn over one another, would hide the "
+                           "lines: they are left out (lr_sweep.csv has final_min and final_max at each lr).",
                    !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
                                  "workload's runs that did not diverge): a learning rate whose median final loss is "
                                  "finite but above it, worse than where any run started, is a triangle on the dotted "
@@ -1329,6 +1361,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         range_add(&er, g->eval_loss.max);
     }
     if (n_opt_here == 0) return OB_OK;
+    const int bands = n_opt_here <= BAND_MAX_LINES;
     /* one evaluation per run (the end of training, eval_every 0): a point per
      * optimizer with its spread, not a curve of one point */
     int at_end = max_evals <= 1;
@@ -1445,15 +1478,21 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
             }
             fprintf(f, "\n");
         } else {
+            char line2[160];
+            if (bands)
+                snprintf(line2, sizeof line2, "band = min to max over seeds%s", any_div ? " still training" : "");
+            else
+                snprintf(line2, sizeof line2, "no min-max bands with %d optimizers: evals_best.csv has them",
+                         n_opt_here);
             fprintf(f,
                     "set title \"%s: held-out %s during training, each optimizer at its best learning rate\\n"
-                    "line = median over seeds, band = min to max over seeds%s\"\n"
+                    "line = median over seeds, %s\"\n"
                     "set xlabel \"step\"\n"
                     "set xrange [0:%lld]\n"
                     "set ylabel \"held-out %s%s\"\n"
                     "%s\n"
                     "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-                    wq, which ? metric : "loss", any_div ? " still training" : "",
+                    wq, which ? metric : "loss", line2,
                     (long long)(last_step > 0 ? last_step : 1), which ? metric : "loss",
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y", wq);
             size_t key_len = 0;
@@ -1473,11 +1512,15 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 char oq[512], lr[32], dn[64];
                 gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 lr_text(g->best_lr, lr, sizeof lr);
+                if (bands)
+                    fprintf(f,
+                            "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
+                            "with filledcurves lt %d notitle",
+                            first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1);
                 fprintf(f,
-                        "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) with filledcurves lt %d notitle, \\\n"
-                        "  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d pi %d ps PS "
+                        "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d pi %d ps PS "
                         "title \"%s (lr %s%s)\"",
-                        first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1, oq, c0, g->opt + 1,
+                        bands ? ", \\\n" : first ? "" : ", \\\n", oq, c0, g->opt + 1,
                         /* a marker at each evaluation, at about 12 of them when there are many (each
                          * optimizer's a little shifted, as in the loss figure) */
                         max_evals > 15 ? (int)(max_evals / 12) + k % 3 : 1, oq, lr,
@@ -1513,11 +1556,17 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
         else
             OB_TRY(add_fig(out, e, stem, w, fig_title,
                            "%s on held-out data at each evaluation, for each optimizer at its best learning "
-                           "rate: median over seeds with a min-max band.%s%s%s",
+                           "rate: median over seeds%s%s%s%s",
                            which ? metric_caption : "Loss (lower is better)",
-                           any_div ? " A seed that diverged (the legend counts them) counts as the worst value "
+                           bands ? " with a min-max band." :
+                                   ". With this many optimizers their min-max bands, drawn over one another, would "
+                                   "hide the lines: they are left out (`evals_best.csv` has each one's min and max).",
+                           !any_div ? "" : bands ? " A seed that diverged (the legend counts them) counts as the worst value "
                                      "from its last evaluation on, so the line ends where half the seeds or more "
-                                     "have diverged; the band spans the seeds still training." : "",
+                                     "have diverged; the band spans the seeds still training." :
+                                     " A seed that diverged (the legend counts them) counts as the worst value "
+                                     "from its last evaluation on, so the line ends where half the seeds or more "
+                                     "have diverged.",
                            gone_note, logy ? " The y axis is logarithmic." : ""));
     }
     return OB_OK;

@@ -478,12 +478,42 @@ static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
               text);
 }
 
+/* More neighbouring pairs than this in a ranking: a table rather than a
+ * sentence (which also had room for about 3,000 characters only). */
+#define PAIRED_TABLE_PAIRS 8
+
 static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm,
                             ob_err *e)
 {
     int order[512];
     int n = ob_stats_ranked(s, rank, w, order, 512);
     if (n < 2) return OB_OK;
+    if (n - 1 > PAIRED_TABLE_PAIRS) {
+        /* more pairs than a sentence reads well (the nightly config's 17):
+         * a table, a row per pair, every pair however many there are */
+        doc_p(dc, "Seed by seed%s, each optimizer against the next in the ranking:",
+              confirm ? " on the fresh seeds" : " at the best lrs");
+        static const char *const hdr[] = {"optimizer a (rank)", "optimizer b (rank)", "a lower on", "median a / b - 1"};
+        doc_table(dc, 4, hdr);
+        int max_n = 0;
+        for (int i = 0; i + 1 < n; i++) {
+            ob_paired pr;
+            OB_TRY(ob_stats_pair_neighbours(d, s, order[i], order[i + 1], confirm, &pr, e));
+            if (pr.n > max_n) max_n = pr.n;
+            doc_cell(dc, "%s (%d)", d->opt_labels[s->g[order[i]].opt], rank[order[i]]);
+            doc_cell(dc, "%s (%d)", d->opt_labels[s->g[order[i + 1]].opt], rank[order[i + 1]]);
+            doc_cell(dc, "%d of %d seed%s", pr.a_lower, pr.n, pr.n == 1 ? "" : "s");
+            if (isinf(pr.median_rel)) doc_cell(dc, "+inf (diverged on half the seeds or more)");
+            else if (!isnan(pr.median_rel)) doc_cell(dc, "%+.1f%%", 100 * pr.median_rel);
+            else doc_cell(dc, "-");
+            doc_row_end(dc);
+        }
+        doc_table_end(dc);
+        doc_p(dc, "(%s.)",
+              max_n >= 6 ? "sign-test p in paired.csv"
+                         : "fewer than 6 seeds: no such count is significant at 5%; paired.csv");
+        return OB_OK;
+    }
     char buf[3072];
     size_t l = 0;
     l += (size_t)snprintf(buf + l, sizeof buf - l, "Seed by seed%s: ",

@@ -133,4 +133,32 @@ check "history: a note on the steps" grep -q "^note: quadratic ran with differen
 check "compare: a group per number of steps" test "$(grep -cE '^quadratic steps=(20|30) +sgd' "$tmp/out")" = 2
 "$OPTBENCH" report --db "$db" --out "$tmp/d6" --no-render >"$tmp/out" 2>&1
 check "report: a workload per number of steps" test "$(grep -cE '^## Workload quadratic steps=(20|30)$' "$tmp/d6/summary.md")" = 2
+# more series than one legend holds (the nightly config's 68): a panel per
+# workload, each with its own y axis, and one legend of the optimizers below
+db="$tmp/many.db"
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam,adamw,nadam,radam,adamax,adagrad,lion,rmsprop,rprop \
+  --lrs 0.01,0.1 --seeds 1 --steps 10 --backend cpu --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run many"; exit 1; }
+"$OPTBENCH" history --db "$db" --out "$tmp/d7" >"$tmp/out" 2>&1; rc=$?
+check "history of 20 series exits 0 (rc $rc)" test $rc -eq 0
+check "a row per series, not a column" test "$(grep -cE '^(quadratic|rosenbrock) [a-z]+ ' "$tmp/out")" = 20
+check "the benchmarks' header rows" test "$(grep -cE '^(bench|date \(UTC\)|revision) ' "$tmp/out")" = 3
+check "a panel per workload" test "$(grep -cE '^    set title "(quadratic|rosenbrock)( \(log scale\))?"$' "$tmp/d7/history.gp")" = 2
+check "one legend: each optimizer once" test "$(grep -c 'with lines .* title "' "$tmp/d7/history.gp")" = 10
+check "no series titled in the panels" test "$(grep -c 'columnheader' "$tmp/d7/history.gp")" = 0
+if command -v gnuplot >/dev/null; then
+  check "history.png rendered" test -s "$tmp/d7/history.png"
+fi
+# the report of those 10 optimizers: medians without their min-max bands,
+# which would lie over one another; 8 or fewer keep them
+"$OPTBENCH" report --db "$db" --out "$tmp/d8" --no-render >"$tmp/out" 2>&1
+check "10 optimizers: no bands in the loss figure" test "$(grep -c filledcurves "$tmp/d8/loss_quadratic.gp")" = 0
+check "10 optimizers: the title says so" grep -q 'no min-max bands with 10 optimizers' "$tmp/d8/loss_quadratic.gp"
+check "10 optimizers: 10 median lines" test "$(grep -c "using 5:(sel(.*) ? \$6 : NaN) with linespoints" "$tmp/d8/loss_quadratic.gp")" = 10
+check "10 optimizers: the seed-by-seed pairs in a table" grep -q '^| optimizer a (rank) | optimizer b (rank) | a lower on | median a / b - 1 |$' "$tmp/d8/summary.md"
+check "10 optimizers: a row per pair" test "$(sed -n '/^## Workload quadratic/,/^## /p' "$tmp/d8/summary.md" | grep -cE '^\| [a-z]+ \([0-9]+\) \| [a-z]+ \([0-9]+\) \|')" = 9
+check "fewer optimizers: a sentence" grep -q '^Seed by seed at the best lrs: ' "$tmp/rep/summary.md"
+check "10 optimizers: no bands in the lr figure" test "$(grep -c filledcurves "$tmp/d8/lr_quadratic.gp")" = 0
+check "10 optimizers: the lr figure's title says so" grep -q 'no min-max bands with 10 optimizers, open circle' "$tmp/d8/lr_quadratic.gp"
+check "fewer optimizers keep their lr bands" test "$(cat "$tmp"/rep/lr_*.gp | grep -c filledcurves)" -gt 0
+check "fewer optimizers keep their bands" test "$(cat "$tmp"/rep/loss_*.gp | grep -c filledcurves)" -gt 0
 exit $fail

@@ -21,6 +21,10 @@
  *   length-8   4  u32 CRC-32C (Castagnoli) of every byte before it
  *   length-4   4  "OBCE"
  * Files are named ckpt-<step, 12 digits>.obck inside the run's folder.
+ * The framing above is little-endian on any host; the sections' data are the
+ * writer's memory as it is (floats, doubles, int64 counters in the host's
+ * byte order), so a checkpoint is read back correctly by a little-endian
+ * host (x86-64, aarch64 Linux), not by a big-endian one.
  */
 #ifndef OB_HARNESS_CHECKPOINT_H
 #define OB_HARNESS_CHECKPOINT_H

@@ -77,7 +77,7 @@ static int set_abc(const coeff_set *c, int rows, int cols, float abc[][3], char 
 }
 
 /* "a, b, c" of a fixed set, or what a schedule is */
-static void abc_text(const float abc[][3], int n_abc, int steps, int digits, char *t, size_t n)
+static void abc_text(float abc[][3], int n_abc, int steps, int digits, char *t, size_t n)
 {
     if (n_abc > 1 && steps <= n_abc)
         snprintf(t, n, "per iteration, %d of %d", steps, n_abc);

@@ -1646,8 +1646,8 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "Not drawn: no run recorded a step time.",
             "Not drawn: no run recorded its peak memory.",
             "Not drawn: no run recorded its optimizer state size.",
-            "Not drawn: no optimizer reached the target loss on any workload (see the time-to-target "
-            "tables), so there is no time to show."};
+            ("Not drawn: no optimizer reached the target loss on any workload (see the time-to-target "
+             "tables), so there is no time to show.")};
         if (kind == 3 && n_atstart == n_groups)
             return add_skipped(out, e, stems[kind], -1, fig_titles[kind],
                                "Not drawn: on every workload the loss met the target before training (see the "

@@ -1128,7 +1128,7 @@ int ob_stats_tt_rank(const ob_stats *s, int k)
 {
     const ob_group *g = &s->g[k];
     if (g->tt_censored) return 0;
-    double lo, hi;
+    double lo = 0, hi = 0; /* read only when timed */
     const int timed = !s->profile_by_steps && tt_interval(g, &lo, &hi);
     int rank = 1;
     for (int j = 0; j < s->n_g; j++) {

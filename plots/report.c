@@ -36,20 +36,19 @@ void ob_path_trim(const char *path, char *out, size_t n)
 
 ob_status ob_mkdirs(const char *path, ob_err *e)
 {
-    if (ob_mkdir_p(path, e) != OB_OK) {
-        /* a folder the user may not write, or a path through a file: bad
-         * input; a full disk or an I/O error: a failure */
-        int err = errno;
-        int user = err == EACCES || err == EPERM || err == EROFS || err == ENOTDIR || err == ENAMETOOLONG ||
-                   err == ENOENT;
-        if (user) {
-            e->status = OB_ERR_INPUT;
-            size_t l = strlen(e->msg);
-            snprintf(e->msg + l, sizeof e->msg - l, " (give --out a folder that can be written)");
-        }
-        return e->status;
+    ob_status st = ob_mkdir_p(path, e);
+    if (st == OB_OK) return OB_OK;
+    /* a folder the user may not write, or a path through a file: bad input;
+     * a full disk or an I/O error: a failure */
+    int err = errno;
+    if (err != EACCES && err != EPERM && err != EROFS && err != ENOTDIR && err != ENAMETOOLONG && err != ENOENT)
+        return st;
+    if (e) {
+        e->status = OB_ERR_INPUT;
+        size_t l = strlen(e->msg);
+        snprintf(e->msg + l, sizeof e->msg - l, " (give --out a folder that can be written)");
     }
-    return OB_OK;
+    return OB_ERR_INPUT;
 }
 
 /* ---- a writer of Markdown and HTML at once ------------------------------------ */

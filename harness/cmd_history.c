@@ -137,18 +137,12 @@ static const int history_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
  * the panel says the workload). */
 #define HISTORY_PANEL_SERIES 16
 
+/* s as a gnuplot double-quoted string */
 static void gp_quoted(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '\n') {
-            fputs("\\n", f);
-            continue;
-        }
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        fputc(*s, f);
-    }
-    fputc('"', f);
+    char q[1200];
+    ob_gp_str(s, q, sizeof q);
+    fprintf(f, "\"%s\"", q);
 }
 
 static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_dataset *all, const char **colours,

@@ -30,11 +30,15 @@
 #define FIG_W 1000
 #define FIG_H 620
 
-/* A gnuplot string literal body: backslashes and double quotes escaped. */
-static void gp_str(const char *s, char *out, size_t n)
+void ob_gp_str(const char *s, char *out, size_t n)
 {
     size_t k = 0;
     for (; *s && k + 2 < n; s++) {
+        if (*s == '\n') {
+            out[k++] = '\\';
+            out[k++] = 'n';
+            continue;
+        }
         if (*s == '"' || *s == '\\') out[k++] = '\\';
         out[k++] = *s;
     }
@@ -346,7 +350,7 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
                                   "set yrange [*:%.6g]\n", 1.5 * start);
     char stem[300], wq[512];
     snprintf(stem, sizeof stem, "loss_%s", slug);
-    gp_str(d->wl_labels[w], wq, sizeof wq);
+    ob_gp_str(d->wl_labels[w], wq, sizeof wq);
     int logy = spans_decades(&r);
     int floor_drawn = !isnan(floor_v) && (!logy || floor_v > 0);
     /* a floor far below the curves (bert's entropy floor under losses that
@@ -389,7 +393,7 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         const ob_group *g = &s->g[k];
         if (g->wl != w || g->best < 0) continue;
         char oq[512], lr[32], dn[64];
-        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         lr_text(g->best_lr, lr, sizeof lr);
         if (bands)
             fprintf(f, "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle",
@@ -408,7 +412,7 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         const ob_group *g = &s->g[k];
         if (g->wl != w || g->best >= 0) continue;
         char oq[512];
-        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         fprintf(f, ", \\\n  NaN with lines lt %d title \"%s (%s)\"", g->opt + 1, oq,
                 g->n_finished ? "every run diverged" : "no run finished");
         if (g->n_finished && adl < sizeof all_div)
@@ -751,7 +755,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                            "Not drawn: each optimizer ran at one learning rate, so there is no sensitivity to show; "
                            "the table above has each optimizer's final loss there (run --lrs with several values "
                            "to measure it).");
-    gp_str(d->wl_labels[w], wq, sizeof wq);
+    ob_gp_str(d->wl_labels[w], wq, sizeof wq);
     int n_lines = 0;
     for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w;
     const int bands = n_lines <= BAND_MAX_LINES; /* as on the loss figure */
@@ -917,7 +921,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         const ob_group *g = &s->g[k];
         if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
         char oq[512];
-        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         fprintf(f, "set label \"%s\" at graph 1, graph %.4f left offset char %.2f, 0 font \",8\" tc lt %d\n", oq,
                 1 - (LR_STRIP_PAD + row_px * row++) / plot_h, name_px / LR_CHAR_PX, g->opt + 1);
     }
@@ -930,7 +934,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         /* its row of marks, as its name's above */
         const int marks = lr_sweep_marks(g), row = marks || lr_conf_mark(g) ? nth++ : 0;
         const double mark_y = 1 - (LR_STRIP_PAD + row_px * row) / plot_h;
-        gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+        ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         int lt = g->opt + 1;
         char note[96];
         /* the band only where no seed diverged (column 6) or ended without a
@@ -1154,8 +1158,8 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             if (gap < (la + lb) / 2.0 / 80 + 0.02) own_tics = 0;
         }
     char wq[512], kq[256];
-    gp_str(d->wl_labels[w], wq, sizeof wq);
-    gp_str(hf->key, kq, sizeof kq);
+    ob_gp_str(d->wl_labels[w], wq, sizeof wq);
+    ob_gp_str(hf->key, kq, sizeof kq);
     script sc;
     OB_TRY(script_open(&sc, dir, stem, "final loss at the best lr vs a swept hyperparameter",
                        "hp_sweep.csv (workload, key, line, value, best_lr, seeds, final_median, "
@@ -1232,7 +1236,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
     for (int l = 0; l < hf->n_lines; l++) {
         const ob_hp_line *ln = &hf->lines[l];
         char lq[1100];
-        gp_str(ln->label, lq, sizeof lq);
+        ob_gp_str(ln->label, lq, sizeof lq);
         /* the colour and marker of the line's first configuration in style.gp */
         int lt = s->g[ln->p[0].group].opt + 1;
         fprintf(f,
@@ -1366,7 +1370,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
      * optimizer with its spread, not a curve of one point */
     int at_end = max_evals <= 1;
     char wq[512];
-    gp_str(d->wl_labels[w], wq, sizeof wq);
+    ob_gp_str(d->wl_labels[w], wq, sizeof wq);
     /* the metric by its name where the workload is known (accuracy), as the
      * report's tables name it */
     const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
@@ -1439,7 +1443,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 const ob_group *g = &s->g[k];
                 if (g->wl != w || (g->best < 0 && g->n_finished == 0)) continue;
                 char oq[512], lr[32];
-                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 if (g->best >= 0) lr_text(g->best_lr, lr, sizeof lr);
                 fprintf(f, "%s\"%s (%s)\" %d", x ? ", " : "", oq, g->best >= 0 ? lr : gone_text(g), x);
                 x++;
@@ -1467,7 +1471,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     continue;
                 }
                 char oq[512];
-                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 /* every column selected, so other rows do not stretch the autoscale */
                 fprintf(f, "%s  'evals_best.csv' skip 1 using (%d):(sel(\"%s\") ? $%d : NaN):"
                            "(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
@@ -1510,7 +1514,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 const ob_group *g = &s->g[k];
                 if (g->wl != w || g->best < 0) continue;
                 char oq[512], lr[32], dn[64];
-                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 lr_text(g->best_lr, lr, sizeof lr);
                 if (bands)
                     fprintf(f,
@@ -1532,7 +1536,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 const ob_group *g = &s->g[k];
                 if (g->wl != w || g->best >= 0 || g->n_finished == 0) continue;
                 char oq[512];
-                gp_str(d->opt_labels[g->opt], oq, sizeof oq);
+                ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
                 fprintf(f, ", \\\n  NaN with points lt %d pt 2 ps PS title \"%s (%s)\"", g->opt + 1, oq, gone_text(g));
             }
             fprintf(f, "\n");
@@ -1726,7 +1730,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             d->n_wl > 5 || label_chars > 90 ? " rotate by -25" : "");
     for (int w = 0; w < d->n_wl; w++) {
         char wq[512];
-        gp_str(d->wl_labels[w], wq, sizeof wq);
+        ob_gp_str(d->wl_labels[w], wq, sizeof wq);
         fprintf(f, "%s\"%s\" %d", w ? ", " : "", wq, w);
     }
     fprintf(f, ")\n"
@@ -1801,7 +1805,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     /* the legend names every optimizer, also one without a single point */
     for (int o = 0; o < d->n_opt; o++) {
         char oq[512];
-        gp_str(d->opt_labels[o], oq, sizeof oq);
+        ob_gp_str(d->opt_labels[o], oq, sizeof oq);
         fprintf(f, ", \\\n  NaN with points lt %d ps (1.7 * PS) title \"%s\"", o + 1, oq);
     }
     fprintf(f, "\n");
@@ -1901,7 +1905,7 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     int every = s->n_tau / 10 > 1 ? s->n_tau / 10 : 1;
     for (int o = 0; o < d->n_opt; o++) {
         char oq[512];
-        gp_str(d->opt_labels[o], oq, sizeof oq);
+        ob_gp_str(d->opt_labels[o], oq, sizeof oq);
         /* later lines thinner and with their own dashes (style.gp), so coinciding curves stay visible */
         double lw = 4.5 - 1.0 * (o % 4);
         /* an optimizer not run on some workloads counts as not reaching the

@@ -53,6 +53,9 @@ int ob_gnuplot_find(char *buf, size_t n);
  * OB_PDF_TEXT_WIDTH) where the gnuplot running it has pdfcairo;
  * extra (NULL: none): gnuplot lines run before the replot, for that size. */
 void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra);
+/* s as the body of a gnuplot double-quoted string (backslashes and double
+ * quotes escaped, a newline as \n) into out, cut to fit n bytes. */
+void ob_gp_str(const char *s, char *out, size_t n);
 /* Run one script with dir as the working directory; its messages (or why
  * gnuplot could not be started) go to dir/gnuplot.log. Returns 0 on success. */
 int ob_gnuplot_run(const char *gnuplot, const char *dir, const char *script_name);

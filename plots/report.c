@@ -80,6 +80,23 @@ static void md_cell_esc(FILE *f, const char *s)
     }
 }
 
+/* Text of the user's own (a benchmark's name, a host name) in a Markdown
+ * paragraph: the characters that would start emphasis, code, a link, HTML,
+ * an entity, math or a table cell are escaped with a backslash (CommonMark
+ * shows an escaped ASCII punctuation character as itself); a line break is a
+ * space. */
+static void md_text_esc(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '\n' || *s == '\r') {
+            fputc(' ', f);
+            continue;
+        }
+        if (strchr("\\`*_[]<>|~&!$", *s)) fputc('\\', f);
+        fputc(*s, f);
+    }
+}
+
 /* fmt formatted whole: into small when it fits, else into a buffer of its
  * own (*own, to free); truncated to small only when out of memory. */
 static char *doc_vfmt(char *small, size_t n, char **own, const char *fmt, va_list ap)
@@ -292,6 +309,28 @@ static int bench_by_id(const void *a, const void *b)
 
 /* The benchmarks of the report (its one benchmark, or every one with runs),
  * a line each for the first five by id. */
+/* One benchmark's line, in Markdown or HTML (esc: the escaper of the user's text). */
+static void bench_line(FILE *f, void (*esc)(FILE *, const char *), const ob_bench *b)
+{
+    /* the device description names the backend first ("cpu: 2 threads, ..."): not twice */
+    const char *be = b->backend, *dv = b->device;
+    size_t bel = strlen(be);
+    int dup = !strncmp(dv, be, bel) && dv[bel] == ':';
+    fprintf(f, "Benchmark #%lld", (long long)b->id);
+    if (b->name[0]) fputc(' ', f); /* "" when it has none */
+    esc(f, b->name);
+    fprintf(f, ": revision %s on ", b->git_rev);
+    esc(f, b->host);
+    fputs(" (", f);
+    if (!dup) {
+        esc(f, be);
+        fputs(", ", f);
+    }
+    esc(f, dv);
+    fprintf(f, "), started %s, %s%s.", b->created_at, b->finished_at ? "finished " : "not finished",
+            b->finished_at ? b->finished_at : "");
+}
+
 static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
 {
     ob_bench_list bl;
@@ -304,13 +343,11 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     /* ob_bench_list_load lists them oldest first */
     if (n > 1) qsort(b, (size_t)n, sizeof *b, bench_by_id);
     for (int i = 0; i < n && i < 5; i++) {
-        /* the device description names the backend first ("cpu: 2 threads, ..."): not twice */
-        const char *be = b[i]->backend, *dv = b[i]->device;
-        size_t bel = strlen(be);
-        int dup = !strncmp(dv, be, bel) && dv[bel] == ':';
-        doc_p(dc, "Benchmark #%lld %s: revision %s on %s (%s%s%s), started %s, %s%s.", (long long)b[i]->id,
-              b[i]->name, b[i]->git_rev, b[i]->host, dup ? "" : be, dup ? "" : ", ", dv, b[i]->created_at,
-              b[i]->finished_at ? "finished " : "not finished", b[i]->finished_at ? b[i]->finished_at : "");
+        bench_line(dc->md, md_text_esc, b[i]);
+        fputs("\n\n", dc->md);
+        fputs("<p>", dc->html);
+        bench_line(dc->html, html_esc, b[i]);
+        fputs("</p>\n", dc->html);
     }
     if (n > 5) doc_p(dc, "... and %d more benchmarks in this database.", n - 5);
     free(b);

@@ -197,4 +197,14 @@ check "  ... says it is damaged" grep -q "is damaged\|is malformed" "$tmp/err"
 check "  ... the earlier report is unchanged" test "$sum" = "$(cat "$tmp/dmgrep"/* | md5sum)"
 bad_input "history of a damaged database" "dmg.db" history --db "$tmp/dmg.db"
 
+# a benchmark's name is the user's text: escaped for Markdown (no emphasis,
+# HTML, math or table cell from it) and for HTML
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.1 --seeds 1 --steps 5 --backend cpu \
+  --name 'a_b *c* <i>d</i> $x$ |p| [l](u) & \' --db "$tmp/name.db" >/dev/null 2>&1
+"$OPTBENCH" report --db "$tmp/name.db" --out "$tmp/namerep" --no-render >/dev/null 2>&1
+check "summary.md escapes the benchmark's name" grep -qF \
+  'Benchmark #1 a\_b \*c\* \<i\>d\</i\> \$x\$ \|p\| \[l\](u) \& \\: revision' "$tmp/namerep/summary.md"
+check "index.html escapes the benchmark's name" grep -qF \
+  '<p>Benchmark #1 a_b *c* &lt;i&gt;d&lt;/i&gt; $x$ |p| [l](u) &amp; \: revision' "$tmp/namerep/index.html"
+
 exit $fail

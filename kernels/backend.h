@@ -5,7 +5,7 @@
  * CUDA one (kernels/cuda: cuBLAS, cuSOLVER). The table is built with
  * designated initializers (ggml style); a slot may be NULL when a backend
  * lacks the op, and callers check with OB_HAS(dev, op) or get
- * OB_ERR_UNSUPPORTED from ob_dev_require(). Pointers passed to ops are device
+ * OB_ERR_UNSUPPORTED from OB_REQUIRE(dev, op, e). Pointers passed to ops are device
  * pointers from ob_dev_alloc (plain host memory on the CPU backend).
  *
  * Matrices are row-major. GEMM follows the BLAS convention on row-major data:
@@ -393,7 +393,11 @@ void ob_device_close(ob_device *dev);
 ob_status ob_dev_alloc(ob_device *dev, size_t bytes, void **out, ob_err *e);
 void ob_dev_free(ob_device *dev, void *p);
 void ob_dev_reset_peak(ob_device *dev);
-ob_status ob_dev_require(const ob_device *dev, const void *slot, const char *op, ob_err *e);
+/* OB_OK when present, else OB_ERR_UNSUPPORTED naming the backend and op;
+ * called through OB_REQUIRE(dev, op, e) (a slot's presence, not the function
+ * pointer itself: ISO C has no conversion of one to const void *). */
+ob_status ob_dev_require(const ob_device *dev, int present, const char *op, ob_err *e);
+#define OB_REQUIRE(dev, op, e) ob_dev_require((dev), OB_HAS(dev, op), #op, (e))
 
 #ifdef __cplusplus
 }

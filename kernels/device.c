@@ -89,8 +89,8 @@ void ob_dev_reset_peak(ob_device *dev)
     dev->bytes_peak = dev->bytes_in_use;
 }
 
-ob_status ob_dev_require(const ob_device *dev, const void *slot, const char *op, ob_err *e)
+ob_status ob_dev_require(const ob_device *dev, int present, const char *op, ob_err *e)
 {
-    if (slot) return OB_OK;
+    if (present) return OB_OK;
     return ob_fail(e, OB_ERR_UNSUPPORTED, "the %s backend has no '%s' operation", dev->ops->name, op);
 }

@@ -146,11 +146,11 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     const ob_layout *l = o->layout;
     *is_custom = 1;
     if (gr->end == gr->begin) return OB_OK;
-    OB_TRY(ob_dev_require(dev, (const void *)ops->batched_sumsq, "batched_sumsq", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->rows_sumsq, "rows_sumsq", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->cols_sumsq, "cols_sumsq", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->adafactor_precond, "adafactor_precond", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->adafactor_scale, "adafactor_scale", e));
+    OB_TRY(OB_REQUIRE(dev, batched_sumsq, e));
+    OB_TRY(OB_REQUIRE(dev, rows_sumsq, e));
+    OB_TRY(OB_REQUIRE(dev, cols_sumsq, e));
+    OB_TRY(OB_REQUIRE(dev, adafactor_precond, e));
+    OB_TRY(OB_REQUIRE(dev, adafactor_scale, e));
     af_priv *ap = calloc(1, sizeof *ap);
     if (!ap) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = ap;

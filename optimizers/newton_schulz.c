@@ -122,7 +122,7 @@ ob_status ob_ns_iterate(ob_device *dev, float *x, float *x2, float *a, float *b,
                         int n_abc, int steps, float **out, ob_err *e)
 {
     const ob_backend_ops *ops = dev->ops;
-    OB_TRY(ob_dev_require(dev, (const void *)ops->gemm_strided_batched, "gemm_strided_batched", e));
+    OB_TRY(OB_REQUIRE(dev, gemm_strided_batched, e));
     const int r = (int)rows, c = (int)cols;
     const int wide = rows <= cols;
     const int s = wide ? r : c;

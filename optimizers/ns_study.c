@@ -78,8 +78,8 @@ ob_status ob_ortho_make(ob_device *dev, ob_spectrum spec, int batch, int rows, i
 {
     memset(s, 0, sizeof *s);
     const ob_backend_ops *ops = dev->ops;
-    OB_TRY(ob_dev_require(dev, (const void *)ops->svd_polar, "svd_polar", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->batched_normalize, "batched_normalize", e));
+    OB_TRY(OB_REQUIRE(dev, svd_polar, e));
+    OB_TRY(OB_REQUIRE(dev, batched_normalize, e));
     s->dev = dev;
     s->batch = batch;
     s->rows = rows;

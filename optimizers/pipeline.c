@@ -473,11 +473,10 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
             o->state_bytes += (size_t)gr->aux_floats * sizeof(float);
         }
         if (gr->is_matrix) {
-            const ob_backend_ops *ops = dev->ops;
-            OB_TRY(ob_dev_require(dev, (const void *)ops->batched_normalize, "batched_normalize", e));
+            OB_TRY(OB_REQUIRE(dev, batched_normalize, e));
             if (gr->plan.quantile > 0) {
-                OB_TRY(ob_dev_require(dev, (const void *)ops->abs_quantile, "abs_quantile", e));
-                OB_TRY(ob_dev_require(dev, (const void *)ops->clamp_abs, "clamp_abs", e));
+                OB_TRY(OB_REQUIRE(dev, abs_quantile, e));
+                OB_TRY(OB_REQUIRE(dev, clamp_abs, e));
                 need_thr = 1;
             }
             OB_TRY(build_buckets(o, g, l, &ws_x, &ws_s, &ws_count, e));

@@ -235,15 +235,14 @@ static ob_status soap_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
 {
     ob_group *gr = &o->group[g];
     ob_device *dev = o->dev;
-    const ob_backend_ops *ops = dev->ops;
     const ob_layout *l = o->layout;
     *is_custom = 1;
     if (gr->end == gr->begin) return OB_OK;
-    OB_TRY(ob_dev_require(dev, (const void *)ops->swap01, "swap01", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->sym_eigvecs, "sym_eigvecs", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->qr_orth, "qr_orth", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->eig_order, "eig_order", e));
-    OB_TRY(ob_dev_require(dev, (const void *)ops->rows_gather, "rows_gather", e));
+    OB_TRY(OB_REQUIRE(dev, swap01, e));
+    OB_TRY(OB_REQUIRE(dev, sym_eigvecs, e));
+    OB_TRY(OB_REQUIRE(dev, qr_orth, e));
+    OB_TRY(OB_REQUIRE(dev, eig_order, e));
+    OB_TRY(OB_REQUIRE(dev, rows_gather, e));
     soap_priv *sp = calloc(1, sizeof *sp);
     if (!sp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = sp;

@@ -198,7 +198,7 @@ static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
 {
     bert *m = (bert *)w;
     ob_device *dev = w->dev;
-#define NEED(op) OB_TRY(ob_dev_require(dev, (const void *)dev->ops->op, #op, e))
+#define NEED(op) OB_TRY(OB_REQUIRE(dev, op, e))
     NEED(embedding_forward);
     NEED(embedding_backward);
     NEED(layernorm_forward);

@@ -301,7 +301,7 @@ static ob_status cnn_setup(ob_workload *w, const ob_layout *l, ob_err *e)
 {
     cnn *m = (cnn *)w;
     ob_device *dev = w->dev;
-#define NEED(op) OB_TRY(ob_dev_require(dev, (const void *)dev->ops->op, #op, e))
+#define NEED(op) OB_TRY(OB_REQUIRE(dev, op, e))
     NEED(im2col);
     NEED(col2im);
     NEED(groupnorm_forward);

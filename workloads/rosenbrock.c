@@ -31,7 +31,7 @@ static ob_status rosen_describe(ob_workload *w, ob_layout *l, ob_err *e)
 static ob_status rosen_setup(ob_workload *w, const ob_layout *l, ob_err *e)
 {
     rosen *r = (rosen *)w;
-    OB_TRY(ob_dev_require(w->dev, (const void *)w->dev->ops->rosenbrock, "rosenbrock", e));
+    OB_TRY(OB_REQUIRE(w->dev, rosenbrock, e));
     r->off_x = l->t[ob_layout_find(l, "x")].offset;
     OB_TRY(ob_dev_alloc(w->dev, (size_t)r->d * sizeof(float), (void **)&r->tmp, e));
     return ob_dev_alloc(w->dev, sizeof(float), (void **)&r->loss_eval, e);

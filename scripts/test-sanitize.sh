@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${OB_SAN_BUILD_DIR:-build-sanitize}
 jobs=${OB_JOBS:-$(nproc)}
-cmake -S . -B "$build" -DOB_SANITIZE=ON -DOB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S . -B "$build" -DOB_SANITIZE=ON -DOB_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo ${OB_CMAKE_ARGS:-} >/dev/null
 cmake --build "$build" -j"$jobs"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

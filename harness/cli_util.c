@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/hparams.h"
 #include "harness/commands.h"
@@ -67,4 +68,39 @@ int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const ch
     if (!known) ob_cli_option_error(msg, sizeof msg, cmd, argv[i], names, n_names, n_valued);
     else if (!ob_cli_value_error(msg, sizeof msg, cmd, argc, argv, i)) return 0;
     return ob_cli_error(2, "%s", msg);
+}
+
+int ob_cli_output_check(char *buf, size_t n, const char *flag, const char *path, const char *const *inputs,
+                        const char *const *what, int n_inputs)
+{
+    struct stat sp, si;
+    if (stat(path, &sp) != 0) return 0;
+    if (S_ISDIR(sp.st_mode)) {
+        snprintf(buf, n, "%s '%s' is a folder: give the path of a file (one in that folder, say)", flag, path);
+        return 2;
+    }
+    for (int k = 0; k < n_inputs; k++)
+        if (inputs[k] && stat(inputs[k], &si) == 0 && si.st_dev == sp.st_dev && si.st_ino == sp.st_ino) {
+            if (!strcmp(path, inputs[k]))
+                snprintf(buf, n, "%s '%s' is %s: give the output a file of its own ('%s' was left as it was)", flag,
+                         path, what[k], path);
+            else
+                snprintf(buf, n, "%s '%s' is %s ('%s'): give the output a file of its own ('%s' was left as it was)",
+                         flag, path, what[k], inputs[k], path);
+            return 2;
+        }
+    if (S_ISREG(sp.st_mode)) {
+        /* the first 16 bytes of every SQLite 3 database */
+        static const char magic[16] = "SQLite format 3";
+        char head[16];
+        FILE *f = fopen(path, "rb");
+        size_t got = f ? fread(head, 1, sizeof head, f) : 0;
+        if (f) fclose(f);
+        if (got == sizeof head && !memcmp(head, magic, sizeof head)) {
+            snprintf(buf, n, "%s '%s' is an SQLite database: give the output a file of its own ('%s' was left as "
+                             "it was)", flag, path, path);
+            return 2;
+        }
+    }
+    return 0;
 }

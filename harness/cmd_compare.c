@@ -189,16 +189,41 @@ static void blank_line_before(FILE *f)
 static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc, char *why, size_t nwhy)
 {
     const char *paths[3] = {r->md, r->md_append, r->junit};
+    static const char *const flags[3] = {"--markdown", "--markdown-append", "--junit"};
+    const char *const inputs[2] = {r->base, r->cand};
+    static const char *const what[2] = {"the baseline database", "the candidate database"};
     FILE *f[3] = {NULL, NULL, NULL};
     long start[3] = {0, 0, 0}; /* where each report starts: the append's earlier content stays */
     why[0] = 0;
     for (int k = 0; k < 3; k++) {
         if (!paths[k]) continue;
+        char msg[1024];
+        /* never over a database (one of the two, or any other) or a folder */
+        if (ob_cli_output_check(msg, sizeof msg, flags[k], paths[k], inputs, what, 2)) {
+            ob_cli_error(2, "compare: %s", msg);
+            first_error(why, nwhy, "%s", msg);
+            continue;
+        }
         f[k] = fopen(paths[k], k == 1 ? "a+" : "w");
         if (!f[k]) {
             int en = errno;
             ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
             first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
+            continue;
+        }
+        struct stat sk, sj;
+        int shared = -1; /* two reports into one file would interleave */
+        for (int j = 0; j < k && shared < 0; j++)
+            if (f[j] && fstat(fileno(f[k]), &sk) == 0 && fstat(fileno(f[j]), &sj) == 0 && sk.st_dev == sj.st_dev &&
+                sk.st_ino == sj.st_ino)
+                shared = j;
+        if (shared >= 0) {
+            snprintf(msg, sizeof msg, "%s and %s name one file '%s': give each report its own", flags[shared],
+                     flags[k], paths[k]);
+            ob_cli_error(2, "compare: %s", msg);
+            first_error(why, nwhy, "%s", msg);
+            fclose(f[k]);
+            f[k] = NULL;
             continue;
         }
         if (k == 1 && fseek(f[k], 0, SEEK_END) == 0) start[k] = ftell(f[k]);

@@ -80,6 +80,8 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
         if (!eq) return ob_fail(e, OB_ERR_INPUT, "--set: '%s' has no '=' (expected key=value)", tok);
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
+        size_t on = strlen(d->name);
+        if (!strncmp(k, d->name, on) && k[on] == '.') k += on + 1; /* adam.beta2 as run writes it: beta2 */
         if (!strncmp(k, "train.", 6)) {
             OB_TRY(ob_hp_set(train, "train", k + 6, v, e));
         } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 || !d->options || !strstr(d->options, k)) {
@@ -107,6 +109,13 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
                        shape_s);
     int64_t numel = 1;
     for (int i = 0; i < ndim; i++) numel *= shape[i];
+    if (strcmp(out_path, "-")) { /* never over an input, a database or a folder */
+        const char *const inputs[2] = {init_path, grads_path};
+        static const char *const what[2] = {"the --init file", "the --grads file"};
+        char msg[1024];
+        if (ob_cli_output_check(msg, sizeof msg, "--out", out_path, inputs, what, 2))
+            return ob_fail(e, OB_ERR_INPUT, "%s", msg);
+    }
 
     ob_hp_values hp, train;
     ob_hp_defaults(&hp, d->hp, d->n_hp);
@@ -179,8 +188,10 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
     CK(dev.ops->upload(&dev, loss, &zero, sizeof zero, e));
 
     out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
-    if (!out) {
-        st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", out_path, strerror(errno));
+    if (!out) { /* a missing or read-only folder is the path's fault; a full or failing disk is not */
+        int en = errno;
+        st = ob_fail(e, en == ENOSPC || en == EIO || en == EDQUOT ? OB_ERR_IO : OB_ERR_INPUT,
+                     "--out: cannot write '%s': %s", out_path, strerror(en));
         goto out;
     }
     for (int t = 1; t <= grads.n; t++) {
@@ -252,6 +263,6 @@ int ob_cmd_replay(int argc, char **argv)
     ob_err e;
     ob_err_clear(&e);
     ob_status st = replay(backend, opt, shape, sets[0] ? sets : NULL, routes, n_routes, init, grads, outp, &e);
-    if (st != OB_OK) return ob_cli_error(ob_exit_code(st), "%s", e.msg);
+    if (st != OB_OK) return ob_cli_error(ob_exit_code(st), "replay: %s", e.msg);
     return 0;
 }

@@ -41,6 +41,14 @@ int ob_cli_value_error(char *buf, size_t n, const char *cmd, int argc, char **ar
  * the near-miss hint. */
 int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const char *const *names, int n_names,
                          int n_valued);
+/* A file the command is about to write (flag names it, e.g. "--markdown"):
+ * 0 when path may be written; else 2, with the reason in buf (n bytes), when
+ * it is a folder, the same file as one of the command's inputs (inputs[k],
+ * described by what[k]: "the baseline database") or an SQLite database
+ * (whose contents a report or table would replace). A path that does not
+ * exist yet passes: opening it says what is wrong with its folder. */
+int ob_cli_output_check(char *buf, size_t n, const char *flag, const char *path, const char *const *inputs,
+                        const char *const *what, int n_inputs);
 /* The number of names in an array of them. */
 #define OB_CLI_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -340,6 +340,25 @@ no_verdict_reports "both markdowns" --baseline "$tmp/base.db" --candidate "$tmp/
 # a report that cannot be written: no verdict (2), not a regression (1)
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/no/such/dir.md"
 check "names the report: $(cat "$tmp/err")" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"
+# a report never replaces a database (either of the two, or another) or lands in a folder,
+# and two reports are not written into one file
+cp "$tmp/base.db" "$tmp/rp-b.db"; cp "$tmp/cand.db" "$tmp/rp-c.db"; cp "$tmp/base.db" "$tmp/rp-other.db"
+sums=$(md5sum "$tmp/rp-b.db" "$tmp/rp-c.db" "$tmp/rp-other.db" | cut -d' ' -f1)
+compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown "$tmp/rp-b.db"
+check "--markdown over the baseline: $(cat "$tmp/err")" grep -q "\-\-markdown '$tmp/rp-b.db' is the baseline database" "$tmp/err"
+compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --junit "$tmp/rp-c.db"
+check "--junit over the candidate: $(cat "$tmp/err")" grep -q "\-\-junit '$tmp/rp-c.db' is the candidate database" "$tmp/err"
+compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown-append "$tmp/rp-other.db"
+check "--markdown-append to another database: $(cat "$tmp/err")" grep -q "is an SQLite database" "$tmp/err"
+compare 2 --baseline "$tmp/rp-b.db" --markdown "$tmp/rp-b.db"
+check "no verdict: its report is not written over the baseline either" grep -q "is the baseline database" "$tmp/err"
+check "the databases are unchanged" test "$sums" = "$(md5sum "$tmp/rp-b.db" "$tmp/rp-c.db" "$tmp/rp-other.db" | cut -d' ' -f1)"
+mkdir -p "$tmp/rp-dir"
+compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown "$tmp/rp-dir"
+check "--markdown to a folder: $(cat "$tmp/err")" grep -q "\-\-markdown '$tmp/rp-dir' is a folder" "$tmp/err"
+compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown "$tmp/rp-one.md" --junit "$tmp/rp-one.md"
+check "two reports into one file: $(cat "$tmp/err")" grep -q "\-\-markdown and --junit name one file" "$tmp/err"
+check "  ... the file says why there is no verdict" grep -q '^compare could not run: --markdown and --junit name one file' "$tmp/rp-one.md"
 # ... and the reports that could be written say so, in place of the verdict,
 # whichever report was not written; the verdict line says there is none
 unwritable() { # what, then the report options: exit 2, the reports written say why

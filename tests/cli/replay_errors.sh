@@ -54,6 +54,25 @@ if "$OPTBENCH" replay "${ok[@]}" --grads "$tmp/grads.csv" --set lr=0.1 && [ "$(w
 else
   echo "FAIL: good run:"; cat "$tmp/o.csv"; fails=$((fails+1))
 fi
+# --out never replaces an input, a database or a folder, and names the flag when its folder is missing
+cp "$tmp/grads.csv" "$tmp/grads.keep"
+expect "--out '$tmp/grads.csv' is the --grads file" --optimizer sgd --shape 2x3 --init "$tmp/init.csv" \
+  --grads "$tmp/grads.csv" --out "$tmp/grads.csv"
+if cmp -s "$tmp/grads.csv" "$tmp/grads.keep"; then echo "ok: the --grads file is unchanged"
+else echo "FAIL: --out over --grads changed it"; fails=$((fails+1)); fi
+printf 'SQLite format 3\000rest of a database' >"$tmp/results.db"
+cp "$tmp/results.db" "$tmp/results.keep"
+expect "--out '$tmp/results.db' is an SQLite database" "${ok[@]/$tmp\/o.csv/$tmp/results.db}" --grads "$tmp/grads.csv"
+if cmp -s "$tmp/results.db" "$tmp/results.keep"; then echo "ok: the database is unchanged"
+else echo "FAIL: --out over a database changed it"; fails=$((fails+1)); fi
+expect "--out '$tmp/dir.csv' is a folder" "${ok[@]/$tmp\/o.csv/$tmp/dir.csv}" --grads "$tmp/grads.csv"
+expect "--out: cannot write '$tmp/nodir/o.csv': No such file or directory" \
+  "${ok[@]/$tmp\/o.csv/$tmp/nodir/o.csv}" --grads "$tmp/grads.csv"
+# --set takes a key with the optimizer's name, as run writes it
+if "$OPTBENCH" replay "${ok[@]}" --grads "$tmp/grads.csv" --set sgd.lr=0.1 &&
+   [ "$(head -1 "$tmp/o.csv" | cut -d, -f1)" = "0.949999988" ]; then echo "ok: --set sgd.lr=0.1"
+else echo "FAIL: --set sgd.lr=0.1:"; cat "$tmp/o.csv"; fails=$((fails+1)); fi
+
 # --out - on a full device: the failed write is an error, not a silent exit 0
 if [ -w /dev/full ]; then
   "$OPTBENCH" replay --optimizer sgd --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out - \

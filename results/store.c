@@ -654,6 +654,11 @@ static ob_status migrate(ob_store *s, int from, ob_err *e)
             break;
         }
         st = exec(s, migrations[v - 1], e);
+        if (st != OB_OK && (sqlite3_errcode(s->db) & 0xff) == SQLITE_ERROR) /* the tables, not the disk */
+            st = ob_fail(e, OB_ERR_INPUT,
+                         "database '%s' says it is of schema version %d, but its tables do not match that "
+                         "version (%s): it was changed by hand or by another program; use an intact copy or "
+                         "another --db (nothing was changed)", s->path, from, sqlite3_errmsg(s->db));
     }
     if (st == OB_OK) {
         char sql[256];
@@ -663,6 +668,62 @@ static ob_status migrate(ob_store *s, int from, ob_err *e)
         st = exec(s, sql, e);
     }
     return commit_or_rollback(s, st, e);
+}
+
+/* A database that says it is optbench's, at the current version, yet lacks
+ * a table or column of the schema (dropped by hand, or made by another
+ * program that set the same ids) would fail at its first write, after a
+ * benchmark and a run were recorded: refuse it before anything is written.
+ * The schema's tables and columns are read from the schema itself, made in
+ * a database in memory. */
+static ob_status check_schema(ob_store *s, int migrated, ob_err *e)
+{
+    sqlite3 *ref = NULL;
+    sqlite3_stmt *qr = NULL, *qt = NULL, *qc = NULL;
+    ob_status st = OB_OK;
+    char missing[256] = "";
+    if (sqlite3_open_v2(":memory:", &ref, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+        sqlite3_exec(ref, schema_sql, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(ref,
+                           "SELECT m.name, p.name FROM sqlite_master m JOIN pragma_table_info(m.name) p "
+                           "WHERE m.type = 'table' ORDER BY m.name, p.cid", -1, &qr, NULL) != SQLITE_OK) {
+        st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "the schema in memory: %s",
+                              ref ? sqlite3_errmsg(ref) : "out of memory");
+        goto done;
+    }
+    if (sqlite3_prepare_v2(s->db, "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?1", -1, &qt,
+                           NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = ?2", -1, &qc, NULL) !=
+            SQLITE_OK) {
+        st = db_fail(s, e, "reading the schema");
+        goto done;
+    }
+    int rc;
+    while (!missing[0] && (rc = sqlite3_step(qr)) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(qr, 0), *c = (const char *)sqlite3_column_text(qr, 1);
+        sqlite3_reset(qt);
+        sqlite3_bind_text(qt, 1, t, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(qt) != SQLITE_ROW) {
+            snprintf(missing, sizeof missing, "no table '%s'", t);
+            break;
+        }
+        sqlite3_reset(qc);
+        sqlite3_bind_text(qc, 1, t, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(qc, 2, c, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(qc) != SQLITE_ROW) snprintf(missing, sizeof missing, "no column '%s' in table '%s'", c, t);
+    }
+    if (missing[0])
+        st = ob_fail(e, OB_ERR_INPUT,
+                     "database '%s' lacks part of optbench's schema (%s): a table or column was dropped, or "
+                     "another program made it; use an intact copy or another --db (%s)",
+                     s->path, missing,
+                     migrated ? "it was brought to this schema version; nothing else was changed" : "nothing was changed");
+done:
+    sqlite3_finalize(qr);
+    sqlite3_finalize(qt);
+    sqlite3_finalize(qc);
+    sqlite3_close(ref);
+    return st;
 }
 
 ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_err *e)
@@ -713,6 +774,7 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
                 if (probe_file(path, mode, &q, e) == OB_OK) p = q;
             }
         }
+        if (st == OB_OK) st = check_schema(s, !p.fresh && p.version < OB_SCHEMA_VERSION, e);
     } else {
         st = exec(s, "PRAGMA query_only = ON;", e);
     }

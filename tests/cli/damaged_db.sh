@@ -32,5 +32,26 @@ try "run --resume" "$OPTBENCH" "${M[@]}" --db "$tmp/b.db" --resume
 # the intact ones still read and merge
 cp "$tmp/a.db" "$tmp/c.db"
 "$OPTBENCH" merge --out "$tmp/ok.db" "$tmp/a.db" "$tmp/c.db" >/dev/null 2>"$tmp/err" || fail "merge of intact inputs: $(cat "$tmp/err")"
+# optbench's ids and version, but a table or column gone (dropped by hand), or
+# a version that does not match the tables: refused before anything is
+# written (no benchmark, no run, no checkpoint folder), exit 2
+schema_gone() { # description, what the message names, SQL
+  local what="$1" want="$2"; cp "$tmp/a.db" "$tmp/s.db"; rm -rf "$tmp/s.db.ckpt"
+  python3 -c 'import sqlite3, sys
+d = sqlite3.connect(sys.argv[1]); d.executescript(sys.argv[2]); d.commit(); d.close()' "$tmp/s.db" "$3"
+  local before; before=$(md5sum <"$tmp/s.db")
+  "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.1 --steps 5 --backend cpu --db "$tmp/s.db" \
+    >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  echo "$what: exit $rc: $(head -c 300 "$tmp/err")"
+  [ $rc = 2 ] && grep -qF "$want" "$tmp/err" || fail "$what: exit $rc, $(cat "$tmp/err")"
+  [ "$before" = "$(md5sum <"$tmp/s.db")" ] || fail "$what: the database was changed"
+  [ ! -e "$tmp/s.db.ckpt" ] || fail "$what: a checkpoint folder was made"
+}
+schema_gone "run into a database without its events table" "lacks part of optbench's schema (no table 'events')" \
+  "DROP TABLE events"
+schema_gone "run into a database without runs.stage" "(no column 'stage' in table 'runs')" \
+  "ALTER TABLE runs DROP COLUMN stage"
+schema_gone "run into a database whose version was set back" "says it is of schema version 1, but its tables do not match" \
+  "PRAGMA user_version = 1"
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -80,6 +80,8 @@ const char *ob_closest_name(const char *word, const char *const *cands, int n)
 ob_status ob_fail_unknown(ob_err *e, const char *what, const char *name, const char *const *known, int n)
 {
     const char *near = ob_closest_name(name, known, n);
+    char shown[256];
+    name = ob_printable(name, shown, sizeof shown);
     if (near) return ob_fail(e, OB_ERR_INPUT, "unknown %s '%s' (did you mean '%s'?)", what, name, near);
     char list[512] = "";
     for (int i = 0; i < n; i++) {
@@ -135,18 +137,34 @@ void ob_hp_format(const ob_hp_def *d, double v, char *buf, size_t n)
 static void range_text(const ob_hp_def *d, char *buf, size_t n)
 {
     char lo[32], hi[32];
-    snprintf(lo, sizeof lo, "%g", d->min);
-    snprintf(hi, sizeof hi, "%g", d->max);
+    snprintf(lo, sizeof lo, "%.9g", d->min); /* every digit of a bound such as 4194304 */
+    snprintf(hi, sizeof hi, "%.9g", d->max);
     if (isinf(d->max))
         snprintf(buf, n, "%s %s", d->min_open ? ">" : ">=", lo);
     else
         snprintf(buf, n, "in %s%s, %s%s", d->min_open ? "(" : "[", lo, hi, d->max_open ? ")" : "]");
 }
 
+/* A hint for a key or value that a space or a second setting got into:
+ * "adam.beta2 = 0.9" gives the key 'beta2 ' and the value ' 0.9', and
+ * "beta2=0.9,eps=1e-8" as one setting the value '0.9,eps=1e-8'. */
+static const char *setting_hint(const char *s)
+{
+    size_t n = strlen(s);
+    if (n && (isspace((unsigned char)s[0]) || isspace((unsigned char)s[n - 1])))
+        return " (write a setting without spaces around '=': key=value)";
+    if (strchr(s, '=')) return " (one setting per --set: --set a=1 --set b=2)";
+    return "";
+}
+
 ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
                     const char *text, ob_err *e)
 {
+    char key_buf[128], text_buf[256];
+    const char *key_hint = setting_hint(key), *text_hint = setting_hint(text);
     int i = ob_hp_index(hv->defs, hv->n, key);
+    key = ob_printable(key, key_buf, sizeof key_buf);
+    text = ob_printable(text, text_buf, sizeof text_buf);
     if (i < 0) {
         const char *names[OB_HP_MAX] = {0};
         for (int k = 0; k < hv->n; k++) names[k] = hv->defs[k].name;
@@ -156,6 +174,8 @@ ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
             strncat(all, hv->defs[k].name, sizeof all - strlen(all) - 3);
             if (k + 1 < hv->n) strncat(all, ", ", sizeof all - strlen(all) - 1);
         }
+        if (key_hint[0])
+            return ob_fail(e, OB_ERR_INPUT, "%s has no hyperparameter '%s'%s", owner, key, key_hint);
         if (near)
             return ob_fail(e, OB_ERR_INPUT, "%s has no hyperparameter '%s' (did you mean '%s'?)",
                            owner, key, near);
@@ -169,16 +189,19 @@ ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
         else if (!strcmp(text, "false") || !strcmp(text, "0") || !strcmp(text, "no") || !strcmp(text, "off"))
             v = 0;
         else
-            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a boolean (use true or false)",
-                           owner, key, text);
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a boolean (use true or false)%s",
+                           owner, key, text, text_hint);
     } else if (d->kind == OB_HP_ENUM) {
         int k = enum_index(d->choices, text);
         if (k < 0)
-            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not one of %s", owner, key, text, d->choices);
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not one of %s%s", owner, key, text, d->choices,
+                           text_hint);
         v = k;
     } else {
-        if (ob_parse_double(text, &v) != 0 || !isfinite(v))
-            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a number", owner, key, text);
+        if (ob_parse_double(text, &v) != 0)
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a number%s", owner, key, text, text_hint);
+        if (!isfinite(v))
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a finite number", owner, key, text);
         if (d->kind == OB_HP_INT && v != floor(v))
             return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a whole number", owner, key, text);
         int bad_lo = d->min_open ? !(v > d->min) : !(v >= d->min);

@@ -30,6 +30,22 @@ static void test_hparams(void)
     CHECK(strstr(e.msg, "not a number") != NULL);
     CHECK(ob_hp_set(&hv, "adam", "betal", "0.9", &e) == OB_ERR_INPUT);
     CHECK_MSG(strstr(e.msg, "did you mean 'beta1'") != NULL, "%s", e.msg);
+    /* "adam.beta2 = 0.9" and two settings in one: said in plain words */
+    CHECK(ob_hp_set(&hv, "adam", "beta1 ", " 0.9", &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'beta1 ' (write a setting without spaces around '='") != NULL, "%s", e.msg);
+    CHECK(ob_hp_set(&hv, "adam", "beta1", "0.9,eps=1e-8", &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "is not a number (one setting per --set") != NULL, "%s", e.msg);
+    CHECK(ob_hp_set(&hv, "adam", "be\xfft\x01", "0.9", &e) == OB_ERR_INPUT); /* bytes shown, not written raw */
+    CHECK_MSG(strstr(e.msg, "'be\\xfft\\x01'") != NULL, "%s", e.msg);
+    CHECK(ob_fail_unknown(&e, "workload", "quadr\xe9tic", (const char *const[]){"quadratic"}, 1) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'quadr\\xe9tic' (did you mean 'quadratic'?)") != NULL, "%s", e.msg);
+    {   /* a bound printed with all its digits */
+        static const ob_hp_def big[] = {{.name = "vocab", .kind = OB_HP_INT, .def = 256, .min = 3, .max = 4194304}};
+        ob_hp_values hb;
+        ob_hp_defaults(&hb, big, 1);
+        CHECK(ob_hp_set(&hb, "bert", "vocab", "2", &e) == OB_ERR_INPUT);
+        CHECK_MSG(strstr(e.msg, "it must be in [3, 4194304]") != NULL, "%s", e.msg);
+    }
     CHECK_OK(ob_hp_set_list(&hv, "muon", "nesterov=true,adjust_lr=match_rms_adamw", &e), &e);
     CHECK(ob_hp_get(&hv, "nesterov") == 1 && ob_hp_get(&hv, "adjust_lr") == 1);
     char json[512];

@@ -199,6 +199,28 @@ static ob_status check_same_eval_every(source *src, int n, ob_err *e)
     return OB_OK;
 }
 
+/* The first line where two stored configurations differ, as "'LINE A' and
+ * 'LINE B'" (a missing line as the end of the text) into out; "" when either
+ * is missing or they are equal. */
+static void config_difference(const char *a, const char *b, char *out, size_t n)
+{
+    out[0] = '\0';
+    if (!a || !b) return;
+    while (*a || *b) {
+        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
+        if (la != lb || memcmp(a, b, la)) {
+            char ta[96], tb[96], pa[128], pb[128];
+            snprintf(ta, sizeof ta, "%.*s", (int)(la < sizeof ta - 1 ? la : sizeof ta - 1), a);
+            snprintf(tb, sizeof tb, "%.*s", (int)(lb < sizeof tb - 1 ? lb : sizeof tb - 1), b);
+            snprintf(out, n, "%s%s%s and %s%s%s", *a ? "'" : "", *a ? ob_printable(ta, pa, sizeof pa) : "the end",
+                     *a ? "'" : "", *b ? "'" : "", *b ? ob_printable(tb, pb, sizeof pb) : "the end", *b ? "'" : "");
+            return;
+        }
+        a += la + (a[la] == '\n');
+        b += lb + (b[lb] == '\n');
+    }
+}
+
 /* Shards of one matrix record one fingerprint; shards of different run
  * commands (another sweep, lr list, setting, step count) would mix two
  * matrices, each configuration with a part of its seeds. The fingerprint
@@ -217,13 +239,16 @@ static ob_status check_same_matrix(source *src, int n, char matrix[32], ob_err *
                 fs = &src[i];
                 fb = &src[i].b[k];
             } else if (strcmp(first, mine)) {
+                char diff[320], said[400] = "";
+                config_difference(fb->config, src[i].b[k].config, diff, sizeof diff);
+                if (diff[0]) snprintf(said, sizeof said, "; their configurations first differ at %s", diff);
                 return ob_fail(e, OB_ERR_INPUT,
                                "merge: '%s' (benchmark %lld, %s%s) and '%s' (benchmark %lld, %s%s) are "
                                "shards of different matrices (their cells differ: another --sweep, --lrs, --set, "
-                               "--steps or config); merge the shards of one run command",
+                               "--steps or config%s); merge the shards of one run command",
                                fs->path, (long long)fb->id, fb->shard ? "shard " : "merged", fb->shard ? fb->shard : "",
                                src[i].path, (long long)src[i].b[k].id, src[i].b[k].shard ? "shard " : "merged",
-                               src[i].b[k].shard ? src[i].b[k].shard : "");
+                               src[i].b[k].shard ? src[i].b[k].shard : "", said);
             }
         }
     snprintf(matrix, 32, "%s", first);

@@ -108,6 +108,8 @@ grep -q "differs: it has more cells than this matrix" "$tmp/err" || fail "anothe
 "$OPTBENCH" merge --out "$tmp/mixed.db" "$tmp/s0.db" "$tmp/other1.db" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] || fail "merging shards of two matrices: rc $rc"
 grep -q "are shards of different matrices" "$tmp/err" || fail "two matrices: $(cat "$tmp/err")"
+grep -q "their configurations first differ at 'lrs: \[0.003, 0.03\]' and 'lrs: \[0.003, 0.1\]'" "$tmp/err" ||
+  fail "two matrices: the message names the difference: $(cat "$tmp/err")"
 [ ! -e "$tmp/mixed.db" ] || fail "two matrices: an output was written"
 # a merged database keeps its shards' fingerprint: merging it again with
 # another matrix's shard is refused too

@@ -48,6 +48,17 @@ expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/
 printf 'workloads: quadratic\noptimizers: sgd\nsteps: 10\nsetps: 3\n' >"$tmp/bad2.yaml"
 expect "bad2.yaml:4: unknown key 'setps' (did you mean 'steps'?)" run "$tmp/bad2.yaml" --db "$tmp/keep.db"
 expect "cannot open config file" run "$tmp/none.yaml"
+# a word that is no file is not taken for a missing config file: a list
+# written with spaces, a name without its flag
+expect "'adam' is an optimizer name, not a config file: lists are comma-separated, without spaces (--optimizers sgd,adam)" \
+  run --workloads quadratic --optimizers sgd adam --steps 5 --db "$tmp/keep.db"
+expect "'quadratic' is a workload name, not a config file: give it with --workloads" \
+  run quadratic --optimizers sgd --steps 5 --db "$tmp/keep.db"
+expect "if '0.01' belongs to --lrs, lists are comma-separated: --lrs 0.1,0.01" "${base[@]}" --lrs 0.1 0.01
+expect "'sgd.dampening=0' is not a config file: each setting takes a --set of its own" \
+  "${base[@]}" --set sgd.momentum=0.9 sgd.dampening=0
+expect "config file 'nightly' does not exist (run takes one CONFIG.yaml; every other argument is an --option)" \
+  run nightly --workloads quadratic --optimizers sgd --db "$tmp/keep.db"
 # a NUL byte (a file saved by a broken editor, or a binary given as the config) says where
 printf 'workloads: quadratic\noptimizers: [sgd\000]\n' >"$tmp/nul.yaml"
 expect "nul.yaml:2:17: a NUL byte (0x00)" run "$tmp/nul.yaml" --db "$tmp/keep.db"

@@ -403,7 +403,12 @@ int ob_cmd_run(int argc, char **argv)
             snprintf(cfg.origin_confirm, sizeof cfg.origin_confirm, "--confirm-seeds");
             s = flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg.confirm_seeds, &e);
         }
-        else if (!strcmp(a, "--db")) snprintf(cfg.db, sizeof cfg.db, "%s", v);
+        else if (!strcmp(a, "--db")) {
+            if (!*v)
+                s = ob_fail(&e, OB_ERR_INPUT, "--db is empty: give the database file (e.g. --db results.db), or "
+                            "leave --db out for ./optbench.db");
+            else snprintf(cfg.db, sizeof cfg.db, "%s", v);
+        }
         else if (!strcmp(a, "--backend")) {
             if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
                 s = ob_fail(&e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);

@@ -277,6 +277,13 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
 
 ob_status ob_config_set_name(ob_config *c, const char *name, const char *origin, ob_err *e)
 {
+    if (!*name) {
+        if (!strcmp(origin, "--name"))
+            return ob_fail(e, OB_ERR_INPUT, "--name is empty: give the benchmark a name (e.g. --name nightly), or "
+                           "leave --name out for the name 'optbench'");
+        return ob_fail(e, OB_ERR_INPUT, "%s: name is empty: give the benchmark a name, or remove the key for the "
+                       "name 'optbench'", origin);
+    }
     if (strlen(name) >= sizeof c->name)
         return ob_fail(e, OB_ERR_INPUT, "%s: the name is %zu bytes long; at most %zu", origin, strlen(name),
                        sizeof c->name - 1);
@@ -537,6 +544,14 @@ static ob_status list_text(const ycx *y, const yaml_node_t *n, const char *key, 
     return OB_OK;
 }
 
+/* A scalar that YAML reads as null: nothing after the ':', '~' or null. */
+static int null_scalar(const yaml_node_t *n)
+{
+    const char *v = (const char *)n->data.scalar.value;
+    return n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+           (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL"));
+}
+
 static ob_status want_scalar(const ycx *y, const yaml_node_t *n, const char *key)
 {
     if (n->type == YAML_SCALAR_NODE) return OB_OK;
@@ -695,7 +710,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     where(y, k, at, sizeof at);
     if (!strcmp(key, "name")) {
         OB_TRY(want_scalar(y, v, key));
-        OB_TRY(ob_config_set_name(c, scalar(v), at, e));
+        OB_TRY(ob_config_set_name(c, null_scalar(v) ? "" : scalar(v), at, e));
     } else if (!strcmp(key, "workloads")) {
         OB_TRY(list_text(y, v, key, text, sizeof text));
         snprintf(c->origin_workloads, sizeof c->origin_workloads, "%s", at);
@@ -737,6 +752,9 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         snprintf(c->backend, sizeof c->backend, "%s", b);
     } else if (!strcmp(key, "db")) {
         OB_TRY(want_scalar(y, v, key));
+        if (null_scalar(v) || !*scalar(v))
+            return ob_fail(e, OB_ERR_INPUT, "%s: db is empty: give the database file (e.g. db: results.db), or "
+                           "remove the key for ./optbench.db", at);
         snprintf(c->db, sizeof c->db, "%s", scalar(v));
     } else if (!strcmp(key, "checkpoint_every")) {
         OB_TRY(want_scalar(y, v, key));

@@ -48,6 +48,16 @@ expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/
 printf 'workloads: quadratic\noptimizers: sgd\nsteps: 10\nsetps: 3\n' >"$tmp/bad2.yaml"
 expect "bad2.yaml:4: unknown key 'setps' (did you mean 'steps'?)" run "$tmp/bad2.yaml" --db "$tmp/keep.db"
 expect "cannot open config file" run "$tmp/none.yaml"
+# an empty --db, db:, --name or name: (a shell variable that is not set) is
+# refused, not a run into ./optbench.db or a benchmark without a name
+( cd "$tmp" && "$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --db "" >/dev/null 2>"$tmp/err"; echo $? >"$tmp/rc" )
+[ "$(cat "$tmp/rc")" = 2 ] && grep -qF -- "--db is empty: give the database file (e.g. --db results.db), or leave --db out for ./optbench.db" "$tmp/err" &&
+  [ ! -e "$tmp/optbench.db" ] || { echo "FAIL: --db '': $(cat "$tmp/err")"; fails=$((fails+1)); }
+printf 'workloads: [quadratic]\noptimizers: [sgd]\ndb:\n' >"$tmp/nodb.yaml"
+expect "nodb.yaml:3: db is empty: give the database file (e.g. db: results.db), or remove the key" run "$tmp/nodb.yaml" --steps 5 --dry-run
+expect "--name is empty: give the benchmark a name" "${base[@]}" --name ""
+printf 'name:\nworkloads: [quadratic]\noptimizers: [sgd]\n' >"$tmp/noname.yaml"
+expect "noname.yaml:1: name is empty: give the benchmark a name, or remove the key" run "$tmp/noname.yaml" --db "$tmp/keep.db"
 # a word that is no file is not taken for a missing config file: a list
 # written with spaces, a name without its flag
 expect "'adam' is an optimizer name, not a config file: lists are comma-separated, without spaces (--optimizers sgd,adam)" \

@@ -102,7 +102,7 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
             char *c1 = strchr(t, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
             double a = 0, b = 0, nn = 0;
             if (!c2 || strchr(c2 + 1, ':'))
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates '%s' is not a grid FROM:TO:N (e.g. 1e-4:1e-1:7)",
+                return ob_fail(e, OB_ERR_INPUT, "%s: '%s' is not a learning-rate grid FROM:TO:N (e.g. 1e-4:1e-1:7)",
                                origin, tok);
             *c1 = *c2 = '\0';
             if (ob_parse_double(t, &a) != 0 || ob_parse_double(c1 + 1, &b) != 0 || ob_parse_double(c2 + 1, &nn) != 0 ||

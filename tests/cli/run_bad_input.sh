@@ -89,6 +89,7 @@ expect "--seeds needs a value" "${base[@]}" --seeds --dry-run
 expect "unknown option '-x'" "${base[@]}" -x
 # lists with an empty item, numbers out of range
 expect "--lrs: '0.1,,0.2': item 2 is empty" "${base[@]}" --lrs 0.1,,0.2
+expect "--lrs: '1e-3:1e-1' is not a learning-rate grid FROM:TO:N (e.g. 1e-4:1e-1:7)" "${base[@]}" --lrs 1e-3:1e-1
 expect "--workloads: 'quadratic,': item 2 is empty" "${base[@]}" --workloads quadratic,
 expect "--steps '99999999999999999999': out of range (max 1000000000000)" "${base[@]}" --steps 99999999999999999999
 printf 'workloads: quadratic\noptimizers: [sgd, adamm]\n' >"$tmp/bad3.yaml"

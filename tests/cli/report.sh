@@ -181,6 +181,10 @@ check "report: no ranking before the error" test ! -s "$tmp/out"
 bad_input "history: --out under a file" "cannot create folder" history --db "$db" --out "$tmp/plain/hist"
 check "history: no table before the error" test ! -s "$tmp/out"
 bad_input "report --benchmark 99" "has no benchmark 99" report --db "$db" --out "$tmp/x" --benchmark 99
+# runs without their benchmark row (an edited file): the latest is none, said once
+cp "$db" "$tmp/nobench.db"
+q "$tmp/nobench.db" "delete from benchmarks" >/dev/null
+bad_input "report --benchmark latest without benchmarks" "database '$tmp/nobench.db': its table of benchmarks is empty, so no benchmark is the latest" report --db "$tmp/nobench.db" --out "$tmp/x" --benchmark latest
 
 # a database damaged where only the analysis reads (a page of the curves
 # table; its header and schema intact): bad input naming the file, for

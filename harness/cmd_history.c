@@ -327,7 +327,7 @@ int ob_cmd_history(int argc, char **argv)
     /* --target WORKLOAD=LOSS: the workload labels point into argv */
     enum { MAX_TARGETS = 64 };
     char twl_buf[MAX_TARGETS][256];
-    const char *twl[MAX_TARGETS];
+    const char *twl[MAX_TARGETS], *tgiven[MAX_TARGETS]; /* tgiven: the loss as given */
     double tval[MAX_TARGETS];
     int nt = 0;
     for (int i = 1; i < argc; i++) {
@@ -353,9 +353,17 @@ int ob_cmd_history(int argc, char **argv)
             double x;
             if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || (size_t)(eq - v) >= sizeof twl_buf[0])
                 return ob_cli_error(2, "history: --target '%s' is not WORKLOAD=LOSS (e.g. --target bert-tiny=4.2)", v);
+            if (!isfinite(x))
+                return ob_cli_error(2, "history: --target '%s': the loss must be a finite number (e.g. --target "
+                                    "%.*s=0.05)", v, (int)(eq - v), v);
+            for (int k = 0; k < nt; k++)
+                if (strlen(twl[k]) == (size_t)(eq - v) && !strncmp(twl[k], v, (size_t)(eq - v)))
+                    return ob_cli_error(2, "history: --target for %s is given twice (%s and %s); give it once",
+                                        twl[k], tgiven[k], eq + 1);
             if (nt >= MAX_TARGETS) return ob_cli_error(2, "history: more than %d --target options", MAX_TARGETS);
             snprintf(twl_buf[nt], sizeof twl_buf[nt], "%.*s", (int)(eq - v), v);
             twl[nt] = twl_buf[nt];
+            tgiven[nt] = eq + 1;
             tval[nt++] = x;
         } else if (!strcmp(a, "--metric")) {
             m = -1;

@@ -53,6 +53,9 @@ int ob_cmd_merge(int argc, char **argv)
         if (n == (int)(sizeof in / sizeof in[0])) return ob_cli_error(2, "merge: more than %d input databases", n);
         in[n++] = a;
     }
+    if (name && !*name)
+        return ob_cli_error(2, "merge: --name is empty: give the merged benchmark a name, or leave --name out for "
+                            "the inputs' name");
     if (!out) return ob_cli_error(2, "merge: needs --out FILE (see optbench merge --help)");
     if (n == 0) return ob_cli_error(2, "merge: needs at least one input database (see optbench merge --help)");
     ob_merge_report r;

@@ -1,6 +1,7 @@
 /* harness/cmd_report.c - `optbench report`: turn a results database into a
  * report folder (CSV tables, gnuplot scripts, PNG/SVG figures, summary.md,
  * index.html). The work is in plots/report.c; this file parses the flags. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,7 +64,7 @@ int ob_cmd_report(int argc, char **argv)
     memset(&o, 0, sizeof o);
     ob_stats_opts_default(&o.stats);
     o.log = stdout;
-    const char *twl[64];
+    const char *twl[64], *tgiven[64]; /* tgiven: the loss as given */
     double tval[64];
     char *owned[64];
     int nt = 0;
@@ -99,19 +100,35 @@ int ob_cmd_report(int argc, char **argv)
         } else if (!strcmp(a, "--target")) {
             const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
             double x;
-            if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || nt >= 64) {
-                rc = ob_cli_error(2, "report: --target '%s' is not WORKLOAD=LOSS", v);
+            if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0) {
+                rc = ob_cli_error(2, "report: --target '%s' is not WORKLOAD=LOSS (e.g. --target quadratic=0.05)", v);
                 goto out;
             }
+            if (!isfinite(x)) {
+                rc = ob_cli_error(2, "report: --target '%s': the loss must be a finite number (e.g. --target "
+                                  "%.*s=0.05)", v, (int)(eq - v), v);
+                goto out;
+            }
+            if (nt >= 64) {
+                rc = ob_cli_error(2, "report: at most 64 --target");
+                goto out;
+            }
+            for (int k = 0; k < nt; k++)
+                if (strlen(twl[k]) == (size_t)(eq - v) && !strncmp(twl[k], v, (size_t)(eq - v))) {
+                    rc = ob_cli_error(2, "report: --target for %s is given twice (%s and %s); give it once", twl[k],
+                                      tgiven[k], eq + 1);
+                    goto out;
+                }
             if (!(owned[nt] = strndup(v, (size_t)(eq - v)))) {
                 rc = ob_cli_error(ob_exit_code(OB_ERR_NOMEM), "report: out of memory");
                 goto out;
             }
             twl[nt] = owned[nt];
+            tgiven[nt] = eq + 1;
             tval[nt++] = x;
         } else if (!strcmp(a, "--tol")) {
-            if (ob_parse_double(v, &o.stats.tol) != 0 || !(o.stats.tol >= 0)) {
-                rc = ob_cli_error(2, "report: --tol '%s' is not a non-negative number", v);
+            if (ob_parse_double(v, &o.stats.tol) != 0 || !(o.stats.tol >= 0) || !isfinite(o.stats.tol)) {
+                rc = ob_cli_error(2, "report: --tol '%s' is not a finite non-negative number (e.g. 0.1)", v);
                 goto out;
             }
         } else if (!strcmp(a, "--tol-of")) {
@@ -122,8 +139,8 @@ int ob_cmd_report(int argc, char **argv)
                 goto out;
             }
         } else if (!strcmp(a, "--tau-max")) {
-            if (ob_parse_double(v, &o.stats.tau_max) != 0 || !(o.stats.tau_max > 1)) {
-                rc = ob_cli_error(2, "report: --tau-max '%s' is not a number above 1", v);
+            if (ob_parse_double(v, &o.stats.tau_max) != 0 || !(o.stats.tau_max > 1) || !isfinite(o.stats.tau_max)) {
+                rc = ob_cli_error(2, "report: --tau-max '%s' is not a finite number above 1 (e.g. 4)", v);
                 goto out;
             }
         } else if (!strcmp(a, "--jobs")) {

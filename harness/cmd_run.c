@@ -114,12 +114,52 @@ static int is_option(const char *a)
 /* Check the shape of the command line before anything is read: every option
  * is known, and one that takes a value has one (a word starting with "--" is
  * the next option, not a value). *config gets the config file (or NULL). */
+/* A word of the command line that is no option, no option's value and no
+ * file: a list written with spaces (--optimizers sgd adam), or a name
+ * without its flag (run quadratic ...), is not a missing config file.
+ * flag is the option whose value came just before the word (or NULL). */
+static ob_status stray_word(const char *a, const char *flag, const char *value, ob_err *e)
+{
+    const char *kind = ob_workload_find(a) ? "workload" : ob_optimizer_find(a) ? "optimizer" : NULL;
+    const char *want = ob_workload_find(a) ? "--workloads" : "--optimizers";
+    if (kind && flag && !strcmp(flag, want))
+        return ob_fail(e, OB_ERR_INPUT, "'%s' is %s %s name, not a config file: lists are comma-separated, without "
+                       "spaces (%s %s,%s)", a, kind[0] == 'o' ? "an" : "a", kind, flag, value, a);
+    if (kind)
+        return ob_fail(e, OB_ERR_INPUT, "'%s' is %s %s name, not a config file: give it with %s (%s %s; lists are "
+                       "comma-separated)", a, kind[0] == 'o' ? "an" : "a", kind, want, want, a);
+    if (flag && (!strcmp(flag, "--set") || !strcmp(flag, "--sweep") || !strcmp(flag, "--exclude")) &&
+        strchr(a, !strcmp(flag, "--exclude") ? ':' : '='))
+        return ob_fail(e, OB_ERR_INPUT, "'%s' is not a config file: each setting takes a %s of its own (%s %s)", a,
+                       flag, flag, a);
+    if (flag && strcmp(flag, "--set") && strcmp(flag, "--sweep") && strcmp(flag, "--exclude"))
+        return ob_fail(e, OB_ERR_INPUT, "config file '%s' does not exist (run takes one CONFIG.yaml; every other "
+                       "argument is an --option; if '%s' belongs to %s, lists are comma-separated: %s %s,%s)", a, a,
+                       flag, flag, value, a);
+    return ob_fail(e, OB_ERR_INPUT, "config file '%s' does not exist (run takes one CONFIG.yaml; every other "
+                   "argument is an --option)", a);
+}
+
+/* Whether a word that names no file is meant as a config file: a path or
+ * a YAML file's name (which keeps the message of a missing file). */
+static int looks_like_config(const char *a)
+{
+    size_t n = strlen(a);
+    return strchr(a, '/') || (n > 5 && !strcmp(a + n - 5, ".yaml")) || (n > 4 && !strcmp(a + n - 4, ".yml"));
+}
+
 static ob_status check_args(int argc, char **argv, const char **config, ob_err *e)
 {
     *config = NULL;
+    const char *valued = NULL; /* the option whose value is argv[i - 1] */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        const char *after = valued;
+        valued = NULL;
         if (!is_option(a)) {
+            struct stat sb;
+            if (stat(a, &sb) != 0 && errno == ENOENT && !looks_like_config(a))
+                return stray_word(a, after, after ? argv[i - 1] : NULL, e);
             if (*config)
                 return ob_fail(e, OB_ERR_INPUT, "more than one config file given ('%s' and '%s')", *config, a);
             *config = a;
@@ -150,6 +190,7 @@ static ob_status check_args(int argc, char **argv, const char **config, ob_err *
             return ob_fail(e, OB_ERR_INPUT, "%s needs a value%s%s%s (see optbench run --help)", a,
                            i + 1 < argc ? "; the next argument '" : "", i + 1 < argc ? argv[i + 1] : "",
                            i + 1 < argc ? "' is an option" : "");
+        valued = a;
         i++;
     }
     return OB_OK;
@@ -362,7 +403,12 @@ int ob_cmd_run(int argc, char **argv)
             snprintf(cfg.origin_confirm, sizeof cfg.origin_confirm, "--confirm-seeds");
             s = flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg.confirm_seeds, &e);
         }
-        else if (!strcmp(a, "--db")) snprintf(cfg.db, sizeof cfg.db, "%s", v);
+        else if (!strcmp(a, "--db")) {
+            if (!*v)
+                s = ob_fail(&e, OB_ERR_INPUT, "--db is empty: give the database file (e.g. --db results.db), or "
+                            "leave --db out for ./optbench.db");
+            else snprintf(cfg.db, sizeof cfg.db, "%s", v);
+        }
         else if (!strcmp(a, "--backend")) {
             if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
                 s = ob_fail(&e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);

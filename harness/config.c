@@ -102,7 +102,7 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
             char *c1 = strchr(t, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
             double a = 0, b = 0, nn = 0;
             if (!c2 || strchr(c2 + 1, ':'))
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates '%s' is not a grid FROM:TO:N (e.g. 1e-4:1e-1:7)",
+                return ob_fail(e, OB_ERR_INPUT, "%s: '%s' is not a learning-rate grid FROM:TO:N (e.g. 1e-4:1e-1:7)",
                                origin, tok);
             *c1 = *c2 = '\0';
             if (ob_parse_double(t, &a) != 0 || ob_parse_double(c1 + 1, &b) != 0 || ob_parse_double(c2 + 1, &nn) != 0 ||
@@ -277,6 +277,13 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
 
 ob_status ob_config_set_name(ob_config *c, const char *name, const char *origin, ob_err *e)
 {
+    if (!*name) {
+        if (!strcmp(origin, "--name"))
+            return ob_fail(e, OB_ERR_INPUT, "--name is empty: give the benchmark a name (e.g. --name nightly), or "
+                           "leave --name out for the name 'optbench'");
+        return ob_fail(e, OB_ERR_INPUT, "%s: name is empty: give the benchmark a name, or remove the key for the "
+                       "name 'optbench'", origin);
+    }
     if (strlen(name) >= sizeof c->name)
         return ob_fail(e, OB_ERR_INPUT, "%s: the name is %zu bytes long; at most %zu", origin, strlen(name),
                        sizeof c->name - 1);
@@ -537,6 +544,14 @@ static ob_status list_text(const ycx *y, const yaml_node_t *n, const char *key, 
     return OB_OK;
 }
 
+/* A scalar that YAML reads as null: nothing after the ':', '~' or null. */
+static int null_scalar(const yaml_node_t *n)
+{
+    const char *v = (const char *)n->data.scalar.value;
+    return n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+           (!*v || !strcmp(v, "~") || !strcmp(v, "null") || !strcmp(v, "Null") || !strcmp(v, "NULL"));
+}
+
 static ob_status want_scalar(const ycx *y, const yaml_node_t *n, const char *key)
 {
     if (n->type == YAML_SCALAR_NODE) return OB_OK;
@@ -695,7 +710,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     where(y, k, at, sizeof at);
     if (!strcmp(key, "name")) {
         OB_TRY(want_scalar(y, v, key));
-        OB_TRY(ob_config_set_name(c, scalar(v), at, e));
+        OB_TRY(ob_config_set_name(c, null_scalar(v) ? "" : scalar(v), at, e));
     } else if (!strcmp(key, "workloads")) {
         OB_TRY(list_text(y, v, key, text, sizeof text));
         snprintf(c->origin_workloads, sizeof c->origin_workloads, "%s", at);
@@ -737,6 +752,9 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         snprintf(c->backend, sizeof c->backend, "%s", b);
     } else if (!strcmp(key, "db")) {
         OB_TRY(want_scalar(y, v, key));
+        if (null_scalar(v) || !*scalar(v))
+            return ob_fail(e, OB_ERR_INPUT, "%s: db is empty: give the database file (e.g. db: results.db), or "
+                           "remove the key for ./optbench.db", at);
         snprintf(c->db, sizeof c->db, "%s", scalar(v));
     } else if (!strcmp(key, "checkpoint_every")) {
         OB_TRY(want_scalar(y, v, key));
@@ -777,6 +795,159 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
     return OB_OK;
 }
 
+/* The byte of text at a parser mark (line and column from 0, columns in
+ * characters; the parser skips a byte-order mark and counts "\r\n", "\r"
+ * and "\n" as one line break each). */
+static const char *mark_ptr(const char *text, yaml_mark_t m)
+{
+    const char *s = strncmp(text, "\xEF\xBB\xBF", 3) ? text : text + 3;
+    for (size_t line = 0; line < m.line && *s; s++) {
+        if (*s == '\r' && s[1] == '\n') s++;
+        if (*s == '\n' || *s == '\r') line++;
+    }
+    for (size_t col = 0; col < m.column && *s && *s != '\n' && *s != '\r'; col++) {
+        s++;
+        while (((unsigned char)*s & 0xC0) == 0x80) s++;
+    }
+    return s;
+}
+
+/* The rest of the line from s, without trailing blanks or a comment, into
+ * buf (cut to fit). */
+static void line_text(const char *s, char *buf, size_t n)
+{
+    size_t len = 0;
+    while (s[len] && s[len] != '\n' && s[len] != '\r') len++;
+    for (size_t i = 0; i < len; i++)
+        if (s[i] == '#' && (i == 0 || s[i - 1] == ' ' || s[i - 1] == '\t')) {
+            len = i;
+            break;
+        }
+    while (len && (s[len - 1] == ' ' || s[len - 1] == '\t')) len--;
+    if (len >= n) len = n - 1;
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+}
+
+/* A key without ': ' (key text at line:col): the message, with the line as it
+ * should read ('steps 5' -> 'steps: 5', 'optimizers:sgd' -> 'optimizers: sgd'). */
+static ob_status missing_colon(const char *at, const char *path, unsigned long l, unsigned long col, ob_err *e)
+{
+    char text[64], fix[80];
+    line_text(at, text, sizeof text);
+    const char *colon = strchr(text, ':');
+    size_t ws = strcspn(text, " \t");
+    if (colon && colon[1] && colon[1] != ' ')
+        snprintf(fix, sizeof fix, "%.*s %s", (int)(colon - text + 1), text, colon + 1);
+    else if (text[ws])
+        snprintf(fix, sizeof fix, "%.*s: %s", (int)ws, text, text + ws + strspn(text + ws, " \t"));
+    else
+        snprintf(fix, sizeof fix, "%s: VALUE", text);
+    return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: '%s' has no ': ' (a key needs a colon and a space: '%s')", path, l,
+                   col, text, fix);
+}
+
+/* Does the line above the mark (blank and comment lines aside) lack the
+ * ': ' of its key? (The parser reads such a line on as text, and stops at the
+ * next line.) If so, the message is made and 1 returned. */
+static int above_lacks_colon(const char *text, yaml_mark_t pm, const char *path, ob_err *e)
+{
+    for (size_t k = pm.line; k-- > 0;) {
+        yaml_mark_t m = pm;
+        m.line = k;
+        m.column = 0;
+        const char *s = mark_ptr(text, m);
+        const size_t in = strspn(s, " ");
+        char t[256];
+        line_text(s + in, t, sizeof t);
+        if (!t[0]) continue;
+        size_t n = strlen(t);
+        if (t[0] == '-' || strstr(t, ": ") || strstr(t, ":\t") || t[n - 1] == ':') return 0;
+        missing_colon(s + in, path, (unsigned long)k + 1, (unsigned long)in + 1, e);
+        return 1;
+    }
+    return 0;
+}
+
+/* A syntax error of the parser, at the line where the mistake is (the
+ * parser's problem mark is often where it gave up: the line after a key
+ * without ':', the end of the file after an unclosed quote), with the usual
+ * causes said in plain words. */
+static ob_status syntax_error(const yaml_parser_t *p, const char *text, const char *path, ob_err *e)
+{
+    const char *problem = p->problem ? p->problem : "malformed document";
+    const char *context = p->context ? p->context : "";
+    const yaml_mark_t pm = p->problem_mark, cm = p->context_mark;
+    const unsigned long pl = (unsigned long)pm.line + 1, pc = (unsigned long)pm.column + 1;
+    const unsigned long cl = (unsigned long)cm.line + 1, cc = (unsigned long)cm.column + 1;
+    const char *here = mark_ptr(text, pm);
+    /* where the line of the problem mark starts, and its first non-blank */
+    yaml_mark_t bol = pm;
+    bol.column = 0;
+    const char *line = mark_ptr(text, bol);
+    const size_t indent = strspn(line, " ");
+
+    /* a key without ':' (the parser notices at the next line) */
+    if (strstr(problem, "could not find expected ':'") && strstr(context, "simple key"))
+        return missing_colon(mark_ptr(text, cm), path, cl, cc, e);
+    /* a tab where YAML wants spaces */
+    if (strstr(problem, "cannot start any token") && *here == '\t')
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a tab character; YAML indents with spaces only: replace the tab "
+                       "with spaces", path, pl, pc);
+    if (strstr(problem, "cannot start any token") && (*here == '@' || *here == '`'))
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a value cannot start with '%c' in YAML: put the value in quotes",
+                       path, pl, pc, *here);
+    /* an unclosed quote: the parser reads on to the end of the file */
+    if (strstr(context, "quoted scalar") && strstr(problem, "end of stream")) {
+        const char q = *mark_ptr(text, cm);
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: the quoted text that starts here is not closed: end it with %c",
+                       path, cl, cc, q == '\'' ? '\'' : '"');
+    }
+    /* an unclosed '[' or '{': the parser reads on to a later line */
+    if (strstr(context, "while parsing a flow") && cm.line < pm.line) {
+        const char open = *mark_ptr(text, cm), close = open == '{' ? '}' : ']';
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: the '%c' here is not closed: end the %s with '%c' (the parser "
+                       "reached line %lu without it)", path, cl, cc, open, open == '{' ? "mapping" : "list", close,
+                       pl);
+    }
+    if (strstr(problem, "mapping values are not allowed")) {
+        /* a second ': ' on the key's own line: a value holding ': ' */
+        const char *kc = strstr(line, ": ");
+        if (!kc) kc = strstr(line, ":\t");
+        if (kc && kc < here)
+            return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a second ': ' on one line: a value that holds ': ' must be "
+                           "in quotes (e.g. 'name: \"a: b\"')", path, pl, pc);
+        /* the line above (blank and comment lines aside) lacks its ':' */
+        if (above_lacks_colon(text, pm, path, e)) return OB_ERR_INPUT;
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a key where none can start: this line is indented deeper than "
+                       "the key above it (keys of one mapping start in the same column), or a line above lacks ': ' "
+                       "after its key", path, pl, (unsigned long)indent + 1);
+    }
+    /* a line indented so that it lines up with no key (or list item) above */
+    if ((strstr(problem, "did not find expected key") || strstr(problem, "did not find expected '-'")) &&
+        here == line + indent && cm.line < pm.line) {
+        /* deeper than the keys: the line above may be a key without ':' */
+        if (pm.column > cm.column && above_lacks_colon(text, pm, path, e)) return OB_ERR_INPUT;
+        const int list = strstr(problem, "'-'") != NULL;
+        if (list && pm.column == cm.column)
+            return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: this line is in the column of the list's items (line %lu) "
+                           "but is not an item: start it with '- ', or indent it as the key that holds the list",
+                           path, pl, pc, cl);
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: this line is indented to column %lu, which lines up with nothing "
+                       "above it (the %s at line %lu has its %s at column %lu): the %s of one %s start in the same "
+                       "column", path, pl, pc, pc, list ? "list" : "mapping", cl, list ? "items" : "keys", cc,
+                       list ? "items" : "keys", list ? "list" : "mapping");
+    }
+    if (strstr(problem, "did not find expected key") && *here)
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: unexpected '%c' after the value (a bracket or quote too many?)",
+                       path, pl, pc, *here);
+    if (p->context && cm.line < pm.line)
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s %s (at line %lu)", path, pl, pc, problem,
+                       context, cl);
+    return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s%s%s", path, pl, pc, problem,
+                   p->context ? " " : "", context);
+}
+
 /* The parser's error, at its line and column. A reader error (a byte that
  * is not UTF-8, or a character YAML does not allow) has no mark: its place
  * is the byte offset into text, its column counted in characters as the
@@ -807,10 +978,7 @@ static ob_status yaml_error(const yaml_parser_t *p, const char *text, const char
         return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: %s%s; remove it or write it as an escape in a double-quoted "
                        "string", path, line, col, what, val);
     }
-    return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: YAML syntax error: %s%s%s", path,
-                   (unsigned long)p->problem_mark.line + 1, (unsigned long)p->problem_mark.column + 1,
-                   p->problem ? p->problem : "malformed document", p->context ? " " : "",
-                   p->context ? p->context : "");
+    return syntax_error(p, text, path, e);
 }
 
 ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, ob_err *e)

@@ -365,7 +365,9 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
             return db_fail(db, e, "finding the latest benchmark");
         benchmark_id = sqlite3_step(q) == SQLITE_ROW ? col_int(q, 0) : -1;
         sqlite3_finalize(q);
-        if (benchmark_id <= 0) return ob_fail(e, OB_ERR_INPUT, "the database holds no benchmark");
+        if (benchmark_id <= 0)
+            return ob_fail(e, OB_ERR_INPUT, "its table of benchmarks is empty, so no benchmark is the latest (ask "
+                           "for all benchmarks, or use an intact copy)");
     }
     d->benchmark_id = benchmark_id;
     /* runs.stage and runs.device_mem_bytes are schema version 3: a database of

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/hparams.h"
 
 static ob_status no_mem(ob_err *e, const char *what)
 {
@@ -895,9 +896,28 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
         int found = 0;
         for (int w = 0; w < d->n_wl; w++)
             found |= !strcmp(o->target_wl[i], d->wl_labels[w]) || !strcmp(o->target_wl[i], d->wl_names[w]);
-        if (!found)
-            return ob_fail(e, OB_ERR_INPUT, "target for workload '%s': no such workload in the database",
-                           o->target_wl[i]);
+        if (!found) {
+            /* the workloads to choose from, names and labels, and the nearest */
+            const char **cands = malloc(((size_t)d->n_wl * 2 + 1) * sizeof *cands);
+            if (!cands) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+            int nc = 0;
+            char list[400] = "";
+            size_t l = 0;
+            for (int w = 0; w < d->n_wl; w++) {
+                cands[nc++] = d->wl_names[w];
+                if (strcmp(d->wl_labels[w], d->wl_names[w])) cands[nc++] = d->wl_labels[w];
+                if (l + 80 < sizeof list)
+                    l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", w ? ", " : "", d->wl_labels[w]);
+                else if (l + 5 < sizeof list && list[l - 1] != '.')
+                    l += (size_t)snprintf(list + l, sizeof list - l, ", ...");
+            }
+            const char *near = ob_closest_name(o->target_wl[i], cands, nc);
+            ob_fail(e, OB_ERR_INPUT, "--target '%s=%g': the database has no workload '%s'%s%s%s; its workloads: %s",
+                    o->target_wl[i], o->target_val[i], o->target_wl[i], near ? " (did you mean '" : "",
+                    near ? near : "", near ? "'?)" : "", list);
+            free(cands);
+            return OB_ERR_INPUT;
+        }
     }
     ob_status st = OB_OK;
     int *gi = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *gi);

@@ -95,7 +95,23 @@ static void test_yaml_bad(void)
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adamm: {beta2: 0.9}\n", "'adamm' is not an optimizer, a workload or 'train' (did you mean 'adam'?)");
     expect_bad("workloads: quadratic\noptimizers: adam\nworkload_params:\n  quadratic: {dim: -3}\n", "quadratic.dim = -3 is out of range");
     expect_bad("workloads: quadratic\noptimizers: adam\nbackend: tpu\n", "backend 'tpu'");
-    expect_bad("workloads: [quadratic\n", "YAML syntax error");
+    expect_bad("workloads: [quadratic\n", "t.yaml:1:12: the '[' here is not closed");
+    /* a syntax error at the line of the mistake, not where the parser gave up,
+     * in plain words */
+    expect_bad("workloads: [quadratic]\noptimizers:sgd\n\n\n# comment\nsteps: 5\n",
+               "t.yaml:2:1: 'optimizers:sgd' has no ': ' (a key needs a colon and a space: 'optimizers: sgd')");
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nsteps 5\n", "t.yaml:3:1: 'steps 5' has no ': '");
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nhparams:\n  sgd:\n    momentum 0.9\n    dampening: 0\n",
+               "t.yaml:5:5: 'momentum 0.9' has no ': ' (a key needs a colon and a space: 'momentum: 0.9')");
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nhparams:\n\tsgd: {momentum: 0.9}\n",
+               "t.yaml:4:1: a tab character; YAML indents with spaces only: replace the tab with spaces");
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nhparams:\n  sgd:\n    momentum: 0.9\n   dampening: 0\n",
+               "t.yaml:6:4: this line is indented to column 4, which lines up with nothing above it");
+    expect_bad("workloads: [quadratic, rosenbrock\noptimizers: [sgd]\nsteps: 5\n",
+               "t.yaml:1:12: the '[' here is not closed: end the list with ']'");
+    expect_bad("name: \"nightly\nworkloads: [quadratic]\nsteps: 5\n",
+               "t.yaml:1:7: the quoted text that starts here is not closed");
+    expect_bad("name: a: b\n", "t.yaml:1:8: a second ': ' on one line");
     /* a byte that is not UTF-8: at its own line and column, not 1:1 */
     expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nname: caf\xe9\n", "t.yaml:3:10: not UTF-8 text");
     /* columns in characters, after a byte-order mark; a character YAML

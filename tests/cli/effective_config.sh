@@ -43,7 +43,11 @@ check "per-optimizer lrs replaced by --lrs" run "$root/configs/default.yaml" --l
 check "root coefficients from a file" run --workloads cnn-tiny --optimizers root \
   --set "root.coeff_file=$root/configs/root_coeffs.example.tsv"
 
-check "an empty name" run --workloads quadratic --optimizers sgd --steps 3 --name ''
+# an empty name (an unset shell variable) is bad input, not a benchmark
+# without a name; names that need quoting are written back as they were
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 3 --name '' --print-config >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q -- "--name is empty" "$tmp/err" || fail "an empty name: $(cat "$tmp/err")"
+check "a name that needs quoting" run --workloads quadratic --optimizers sgd --steps 3 --name ': x #y'
 # routing rules given around another setting of the optimizer stay in their
 # order and together, so the printed YAML (route: [...]) is the same cells
 printf 'workloads: [cnn-tiny]\noptimizers: [root]\nhparams:\n  root:\n    route: ["tag=matrix -> root"]\n    coeff_file: %s\n' \

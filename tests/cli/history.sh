@@ -98,6 +98,12 @@ check "--target 1e-30: never reached, no value" test "$(grep -E '^[0-9]+ ' "$tmp
 "$OPTBENCH" history --db "$db" --metric steps_to_target --target nosuch=1 >"$tmp/out" 2>&1; rc=$?
 check "--target of an unknown workload: exit 2 (rc $rc)" test $rc -eq 2
 check "--target of an unknown workload: said" grep -q "history: --target 'nosuch': no workload 'nosuch'" "$tmp/out"
+"$OPTBENCH" history --db "$db" --metric steps_to_target --target quadratic=1 --target quadratic=2 >"$tmp/out" 2>&1; rc=$?
+check "--target twice: exit 2 (rc $rc)" test $rc -eq 2
+check "--target twice: said" grep -q "history: --target for quadratic is given twice (1 and 2); give it once" "$tmp/out"
+"$OPTBENCH" history --db "$db" --metric steps_to_target --target quadratic=inf >"$tmp/out" 2>&1; rc=$?
+check "--target inf: exit 2 (rc $rc)" test $rc -eq 2
+check "--target inf: said" grep -q "history: --target 'quadratic=inf': the loss must be a finite number" "$tmp/out"
 "$OPTBENCH" history --db "$db" --target quadratic >"$tmp/out" 2>&1; rc=$?
 check "--target without =LOSS: exit 2 (rc $rc)" test $rc -eq 2
 hist --metric eval_metric

@@ -59,6 +59,9 @@ echo "some notes" >"$tmp/notes.txt"
 [ $rc = 2 ] && grep -q "^optbench: merge: .*notes.txt" "$tmp/err" && [ ! -e "$tmp/x.db" ] || fail "foreign input: exit $rc, $(cat "$tmp/err")"
 "$OPTBENCH" merge --out "$tmp/x.db" 2>"$tmp/err"; [ $? = 2 ] || fail "merge without inputs"
 "$OPTBENCH" merge "$tmp/s0.db" 2>"$tmp/err"; [ $? = 2 ] && grep -q -- "--out" "$tmp/err" || fail "merge without --out"
+# an empty --name (a shell variable that is not set) is refused, not stored
+"$OPTBENCH" merge --out "$tmp/x.db" "$tmp/s0.db" --name "" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "merge: --name is empty" "$tmp/err" && [ ! -e "$tmp/x.db" ] || fail "empty --name: exit $rc, $(cat "$tmp/err")"
 
 # an input of schema version 1, and a merged database merged again (provenance nests)
 cp "$tmp/s0.db" "$tmp/v1.db"

@@ -139,6 +139,13 @@ check "report --benchmark all exits 0 (rc $rc)" test $rc -eq 0
 bad_input "report --benchmark x" "--benchmark 'x'" report --db "$db" --out "$tmp/x" --benchmark x
 bad_input "report --target without =" "--target 'quadratic'" report --db "$db" --out "$tmp/x" --target quadratic
 bad_input "report --target unknown workload" "nosuch" report --db "$db" --out "$tmp/x" --target nosuch=1
+bad_input "report --target misspelt workload" "--target 'quadratc=0.1': the database has no workload 'quadratc' (did you mean 'quadratic'?); its workloads: quadratic" report --db "$db" --out "$tmp/x" --target quadratc=0.1
+bad_input "report --target twice" "report: --target for quadratic is given twice (0.1 and 0.2); give it once" report --db "$db" --out "$tmp/x" --target quadratic=0.1 --target quadratic=0.2
+# numbers that are no numbers: NaN and infinity are refused as strtod would take them
+bad_input "report --target nan" "report: --target 'quadratic=nan': the loss must be a finite number (e.g. --target quadratic=0.05)" report --db "$db" --out "$tmp/x" --target quadratic=nan
+bad_input "report --tau-max inf" "report: --tau-max 'inf' is not a finite number above 1 (e.g. 4)" report --db "$db" --out "$tmp/x" --tau-max inf
+bad_input "report --tol inf" "report: --tol 'inf' is not a finite non-negative number" report --db "$db" --out "$tmp/x" --tol inf
+bad_input "history --target nan" "history: --target 'quadratic=nan': the loss must be a finite number" history --db "$db" --target quadratic=nan
 bad_input "report unknown flag" "--colour" report --db "$db" --out "$tmp/x" --colour red
 bad_input "report --pdf-width wide" "--pdf-width 'wide' is not 'text', 'column' or a width in inches" report --db "$db" --out "$tmp/x" --pdf-width wide
 bad_input "report --pdf-width 0.5" "--pdf-width '0.5'" report --db "$db" --out "$tmp/x" --pdf-width 0.5
@@ -174,6 +181,10 @@ check "report: no ranking before the error" test ! -s "$tmp/out"
 bad_input "history: --out under a file" "cannot create folder" history --db "$db" --out "$tmp/plain/hist"
 check "history: no table before the error" test ! -s "$tmp/out"
 bad_input "report --benchmark 99" "has no benchmark 99" report --db "$db" --out "$tmp/x" --benchmark 99
+# runs without their benchmark row (an edited file): the latest is none, said once
+cp "$db" "$tmp/nobench.db"
+q "$tmp/nobench.db" "delete from benchmarks" >/dev/null
+bad_input "report --benchmark latest without benchmarks" "database '$tmp/nobench.db': its table of benchmarks is empty, so no benchmark is the latest" report --db "$tmp/nobench.db" --out "$tmp/x" --benchmark latest
 
 # a database damaged where only the analysis reads (a page of the curves
 # table; its header and schema intact): bad input naming the file, for

@@ -48,6 +48,27 @@ expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/
 printf 'workloads: quadratic\noptimizers: sgd\nsteps: 10\nsetps: 3\n' >"$tmp/bad2.yaml"
 expect "bad2.yaml:4: unknown key 'setps' (did you mean 'steps'?)" run "$tmp/bad2.yaml" --db "$tmp/keep.db"
 expect "cannot open config file" run "$tmp/none.yaml"
+# an empty --db, db:, --name or name: (a shell variable that is not set) is
+# refused, not a run into ./optbench.db or a benchmark without a name
+( cd "$tmp" && "$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --db "" >/dev/null 2>"$tmp/err"; echo $? >"$tmp/rc" )
+[ "$(cat "$tmp/rc")" = 2 ] && grep -qF -- "--db is empty: give the database file (e.g. --db results.db), or leave --db out for ./optbench.db" "$tmp/err" &&
+  [ ! -e "$tmp/optbench.db" ] || { echo "FAIL: --db '': $(cat "$tmp/err")"; fails=$((fails+1)); }
+printf 'workloads: [quadratic]\noptimizers: [sgd]\ndb:\n' >"$tmp/nodb.yaml"
+expect "nodb.yaml:3: db is empty: give the database file (e.g. db: results.db), or remove the key" run "$tmp/nodb.yaml" --steps 5 --dry-run
+expect "--name is empty: give the benchmark a name" "${base[@]}" --name ""
+printf 'name:\nworkloads: [quadratic]\noptimizers: [sgd]\n' >"$tmp/noname.yaml"
+expect "noname.yaml:1: name is empty: give the benchmark a name, or remove the key" run "$tmp/noname.yaml" --db "$tmp/keep.db"
+# a word that is no file is not taken for a missing config file: a list
+# written with spaces, a name without its flag
+expect "'adam' is an optimizer name, not a config file: lists are comma-separated, without spaces (--optimizers sgd,adam)" \
+  run --workloads quadratic --optimizers sgd adam --steps 5 --db "$tmp/keep.db"
+expect "'quadratic' is a workload name, not a config file: give it with --workloads" \
+  run quadratic --optimizers sgd --steps 5 --db "$tmp/keep.db"
+expect "if '0.01' belongs to --lrs, lists are comma-separated: --lrs 0.1,0.01" "${base[@]}" --lrs 0.1 0.01
+expect "'sgd.dampening=0' is not a config file: each setting takes a --set of its own" \
+  "${base[@]}" --set sgd.momentum=0.9 sgd.dampening=0
+expect "config file 'nightly' does not exist (run takes one CONFIG.yaml; every other argument is an --option)" \
+  run nightly --workloads quadratic --optimizers sgd --db "$tmp/keep.db"
 # a NUL byte (a file saved by a broken editor, or a binary given as the config) says where
 printf 'workloads: quadratic\noptimizers: [sgd\000]\n' >"$tmp/nul.yaml"
 expect "nul.yaml:2:17: a NUL byte (0x00)" run "$tmp/nul.yaml" --db "$tmp/keep.db"
@@ -68,6 +89,7 @@ expect "--seeds needs a value" "${base[@]}" --seeds --dry-run
 expect "unknown option '-x'" "${base[@]}" -x
 # lists with an empty item, numbers out of range
 expect "--lrs: '0.1,,0.2': item 2 is empty" "${base[@]}" --lrs 0.1,,0.2
+expect "--lrs: '1e-3:1e-1' is not a learning-rate grid FROM:TO:N (e.g. 1e-4:1e-1:7)" "${base[@]}" --lrs 1e-3:1e-1
 expect "--workloads: 'quadratic,': item 2 is empty" "${base[@]}" --workloads quadratic,
 expect "--steps '99999999999999999999': out of range (max 1000000000000)" "${base[@]}" --steps 99999999999999999999
 printf 'workloads: quadratic\noptimizers: [sgd, adamm]\n' >"$tmp/bad3.yaml"

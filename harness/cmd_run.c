@@ -482,6 +482,10 @@ int ob_cmd_run(int argc, char **argv)
         char d[256];
         snprintf(cfg.backend, sizeof cfg.backend, "%s", cu && cu->probe(cfg.devices[0], d, sizeof d) ? "cuda" : "cpu");
     }
+    if (cfg.eval_every > cfg.steps)
+        fprintf(stderr,
+                "optbench: note: eval_every %lld is more than the %lld steps of a run: each run is evaluated at "
+                "its end only (as eval_every 0)\n", (long long)cfg.eval_every, (long long)cfg.steps);
     if (cfg.n_devices > 0 && !strcmp(cfg.backend, "cpu") && !dry)
         fprintf(stderr,
                 "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores, each on "

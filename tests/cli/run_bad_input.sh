@@ -186,6 +186,10 @@ for c in "report --db $tmp/nanlr.db --out $tmp/nanrep" "history --db $tmp/nanlr.
   # shellcheck disable=SC2086
   expect "has lr nan, not a learning rate" $c
 done
+# an eval_every beyond the run's steps is not an error, but it is said
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --eval-every 10 --dry-run >/dev/null 2>"$tmp/err"
+if grep -q "note: eval_every 10 is more than the 5 steps of a run: each run is evaluated at its end only" "$tmp/err"
+then echo "ok: $(cat "$tmp/err")"; else echo "FAIL: no note for eval_every > steps: $(cat "$tmp/err")"; fails=$((fails+1)); fi
 sum_after=$(cat "$tmp/keep.db"* | md5sum)
 [ "$sum_before" = "$sum_after" ] || { echo "FAIL: the database changed"; fails=$((fails+1)); }
 echo "$fails failed"

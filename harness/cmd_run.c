@@ -407,6 +407,9 @@ int ob_cmd_run(int argc, char **argv)
             if (!*v)
                 s = ob_fail(&e, OB_ERR_INPUT, "--db is empty: give the database file (e.g. --db results.db), or "
                             "leave --db out for ./optbench.db");
+            else if (strlen(v) >= sizeof cfg.db - 64) /* room for DB.ckpt/run-N/... beside it */
+                s = ob_fail(&e, OB_ERR_INPUT, "--db: the path is %zu bytes long; at most %zu (give a shorter path)",
+                            strlen(v), sizeof cfg.db - 65);
             else snprintf(cfg.db, sizeof cfg.db, "%s", v);
         }
         else if (!strcmp(a, "--backend")) {

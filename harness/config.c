@@ -755,6 +755,9 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         if (null_scalar(v) || !*scalar(v))
             return ob_fail(e, OB_ERR_INPUT, "%s: db is empty: give the database file (e.g. db: results.db), or "
                            "remove the key for ./optbench.db", at);
+        if (strlen(scalar(v)) >= sizeof c->db - 64) /* room for DB.ckpt/run-N/... beside it */
+            return ob_fail(e, OB_ERR_INPUT, "%s: db: the path is %zu bytes long; at most %zu (give a shorter path)", at,
+                           strlen(scalar(v)), sizeof c->db - 65);
         snprintf(c->db, sizeof c->db, "%s", scalar(v));
     } else if (!strcmp(key, "checkpoint_every")) {
         OB_TRY(want_scalar(y, v, key));

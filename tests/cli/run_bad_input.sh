@@ -186,6 +186,11 @@ for c in "report --db $tmp/nanlr.db --out $tmp/nanrep" "history --db $tmp/nanlr.
   # shellcheck disable=SC2086
   expect "has lr nan, not a learning rate" $c
 done
+# a database path too long to hold its checkpoints' names beside it: refused, not cut
+long=$(printf 'd/%.0s' $(seq 500))x.db
+expect "--db: the path is 1004 bytes long; at most 959" run --workloads quadratic --optimizers sgd --steps 5 --db "$long"
+printf 'db: %s\n' "$long" >"$tmp/long.yaml"
+expect "long.yaml:1: db: the path is 1004 bytes long" run "$tmp/long.yaml" --workloads quadratic --optimizers sgd
 # an eval_every beyond the run's steps is not an error, but it is said
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --eval-every 10 --dry-run >/dev/null 2>"$tmp/err"
 if grep -q "note: eval_every 10 is more than the 5 steps of a run: each run is evaluated at its end only" "$tmp/err"

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/hparams.h"
@@ -37,7 +38,8 @@ static void ortho_usage(FILE *f)
             "                     error on RxC samples (Nelder-Mead from --start, default muon),\n"
             "                     then measure it beside muon, root and polar_express\n"
             "  --spectrum S       samples of the fit: gaussian (default) or heavy\n"
-            "  --append FILE      with --fit: append 'rows cols a b c' to FILE (root's coeff_file)\n\n"
+            "  --append FILE      with --fit: append 'rows cols a b c' to FILE (root's coeff_file)\n"
+            "--start, --spectrum, --evals and --append need --fit; --shapes and --coeffs do not go with it.\n\n"
             "Coefficient files are tab-separated lines 'rows cols a b c'; '#' starts a comment.\n"
             "exit status: 0 ok, 1 failure, 2 bad input\n");
 }
@@ -195,14 +197,15 @@ static ob_status fit(ob_device *dev, const char *shape, ob_spectrum spec, const 
     return OB_OK;
 }
 
-static ob_status parse_sets(const char *list, coeff_set *sets, int *n, int max, ob_err *e)
+/* flag: the flag that gave list ("--coeffs", "--start"), for messages */
+static ob_status parse_sets(const char *flag, const char *list, coeff_set *sets, int *n, int max, ob_err *e)
 {
     char buf[2048];
     snprintf(buf, sizeof buf, "%s", list);
     char *save = NULL;
     *n = 0;
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (*n == max) return ob_fail(e, OB_ERR_INPUT, "--coeffs: at most %d sets", max);
+        if (*n == max) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d sets", flag, max);
         coeff_set *c = &sets[(*n)++];
         memset(c, 0, sizeof *c);
         snprintf(c->name, sizeof c->name, "%s", tok);
@@ -219,13 +222,45 @@ static ob_status parse_sets(const char *list, coeff_set *sets, int *n, int max, 
         static const char *const known[] = {"muon", "root", "polar_express"};
         const char *near = ob_closest_name(tok, known, 3);
         if (near && !strchr(tok, '/') && !strchr(tok, '.') && access(tok, F_OK) != 0)
-            return ob_fail(e, OB_ERR_INPUT, "--coeffs: unknown coefficient set '%s' (did you mean '%s'?); a "
-                           "file of coefficients is named by its path", tok, near);
+            return ob_fail(e, OB_ERR_INPUT, "%s: unknown coefficient set '%s' (did you mean '%s'?); a "
+                           "file of coefficients is named by its path", flag, tok, near);
         ob_status st = ob_ns_coeffs_load(tok, &c->table, &c->n, e);
-        if (st != OB_OK) return ob_err_prefix(e, "--coeffs: ");
+        if (st != OB_OK) return ob_err_prefix(e, "%s: ", flag);
     }
-    if (*n == 0) return ob_fail(e, OB_ERR_INPUT, "--coeffs: no coefficient sets given");
+    if (*n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: no coefficient sets given", flag);
     return OB_OK;
+}
+
+/* --append's file can be appended to: checked before the fit, which takes a
+ * while. Returns 0, or 2 after printing what is wrong. */
+static int append_check(const char *path)
+{
+    struct stat sb;
+    if (!path[0]) return ob_cli_error(2, "--append is empty: give the coefficient file (e.g. --append root_coeffs.tsv)");
+    if (stat(path, &sb) == 0) {
+        if (S_ISDIR(sb.st_mode))
+            return ob_cli_error(2, "--append '%s' is a folder: give the coefficient file (e.g. --append %s%sroot_coeffs.tsv)",
+                                path, path, path[strlen(path) - 1] == '/' ? "" : "/");
+        if (access(path, W_OK) != 0)
+            return ob_cli_error(2, "--append '%s' cannot be written (%s): give a coefficient file you may write", path,
+                                strerror(errno));
+        return 0;
+    }
+    if (errno != ENOENT)
+        return ob_cli_error(2, "--append '%s': %s: give a coefficient file that can be written", path, strerror(errno));
+    /* a new file: its folder must exist and be writable */
+    char dir[1024];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return ob_cli_error(2, "--append '%s': the folder '%s' does not exist: make it, or give a file in an existing "
+                            "folder", path, dir);
+    if (access(dir, W_OK) != 0)
+        return ob_cli_error(2, "--append '%s': the folder '%s' cannot be written (%s): give a file in a folder you may "
+                            "write", path, dir, strerror(errno));
+    return 0;
 }
 
 static int parse_int(const char *flag, const char *v, int lo, int hi, int *out)
@@ -246,6 +281,8 @@ int ob_cmd_ortho(int argc, char **argv)
     const char *shapes_arg = "64x64,128x256", *coeffs_arg = "muon,root", *backend = "cpu";
     const char *fit_shape = NULL, *append = NULL, *start_arg = "muon", *spectrum = "gaussian";
     int steps = 5, samples = 4, seed = 0, evals = 400;
+    /* flags that belong to one mode only: the first of each kind given */
+    const char *study_only = NULL, *fit_only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -256,6 +293,10 @@ int ob_cmd_ortho(int argc, char **argv)
                                            "--spectrum", "--steps", "--samples", "--seed", "--evals"};
         if (ob_cli_valued_option("ortho", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
+        if (!study_only && (!strcmp(a, "--shapes") || !strcmp(a, "--coeffs"))) study_only = a;
+        if (!fit_only && (!strcmp(a, "--start") || !strcmp(a, "--spectrum") || !strcmp(a, "--evals") ||
+                          !strcmp(a, "--append")))
+            fit_only = a;
         if (!strcmp(a, "--shapes"))
             shapes_arg = v;
         else if (!strcmp(a, "--coeffs"))
@@ -280,7 +321,13 @@ int ob_cmd_ortho(int argc, char **argv)
             if (!parse_int(a, v, 10, 1000000, &evals)) return 2;
         }
     }
-    if (append && !fit_shape) return ob_cli_error(2, "--append needs --fit RxC");
+    if (fit_only && !fit_shape)
+        return ob_cli_error(2, "%s needs --fit RxC (it is a setting of the fit; the study takes --shapes and --coeffs)",
+                            fit_only);
+    if (study_only && fit_shape)
+        return ob_cli_error(2, "%s does not go with --fit: the fit measures its own shape and muon, root and "
+                            "polar_express; leave out --shapes and --coeffs (--start picks the set it starts from)",
+                            study_only);
     if (strcmp(spectrum, "gaussian") && strcmp(spectrum, "heavy"))
         return ob_cli_error(2, "--spectrum '%s': use gaussian or heavy", spectrum);
     ob_spectrum spec = strcmp(spectrum, "heavy") ? OB_SPECTRUM_GAUSSIAN : OB_SPECTRUM_HEAVY;
@@ -305,7 +352,9 @@ int ob_cmd_ortho(int argc, char **argv)
     ob_err_clear(&e);
     coeff_set sets[16];
     int n_sets = 0;
-    ob_status st = parse_sets(fit_shape ? start_arg : coeffs_arg, sets, &n_sets, 16, &e);
+    if (append && append_check(append)) return 2;
+    ob_status st = parse_sets(fit_shape ? "--start" : "--coeffs", fit_shape ? start_arg : coeffs_arg, sets, &n_sets,
+                              16, &e);
     if (st == OB_OK && fit_shape && n_sets != 1) st = ob_fail(&e, OB_ERR_INPUT, "--start takes one set");
     ob_device dev = {0};
     if (st == OB_OK) st = ob_device_open(&dev, backend, 0, &e);

@@ -1,6 +1,7 @@
 /* harness/matrix.c - configuration -> validated cells (see matrix.h). */
 #include "harness/matrix.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,89 @@ static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_val
         if (ob_hp_set(hv, owner, s->key, s->value, e) != OB_OK) return ob_err_prefix(e, "%s: ", s->origin);
     }
     return OB_OK;
+}
+
+/* ---- where a failed check's setting came from ------------------------------ */
+
+static const ob_setting *find_setting(const ob_config *c, const char *owner, const char *key)
+{
+    const ob_setting *found = NULL;
+    for (int i = 0; i < c->n_settings; i++)
+        if (!strcmp(c->settings[i].owner, owner) && !strcmp(c->settings[i].key, key)) found = &c->settings[i];
+    return found;
+}
+
+/* Append text to e's message, as far as it fits; returns e->status. */
+static ob_status err_append(ob_err *e, const char *text)
+{
+    size_t l = strlen(e->msg);
+    snprintf(e->msg + l, sizeof e->msg - l, "%s", text);
+    return e->status;
+}
+
+static int name_char(char ch)
+{
+    return isalnum((unsigned char)ch) || ch == '_' || ch == '-' || ch == '.';
+}
+
+/* The setting that msg names first: of the settings of c, the one whose
+ * "OWNER.KEY" ("rprop.step_size_min", "bert-tiny.dim") occurs earliest in
+ * msg as a whole word (the last given on a tie, as it is the one in effect);
+ * NULL if msg names none. */
+static const ob_setting *named_setting(const ob_config *c, const char *msg)
+{
+    const ob_setting *best = NULL;
+    const char *best_at = NULL;
+    for (int i = 0; i < c->n_settings; i++) {
+        const ob_setting *x = &c->settings[i];
+        char name[sizeof x->owner + sizeof x->key + 1];
+        snprintf(name, sizeof name, "%s.%s", x->owner, x->key);
+        size_t n = strlen(name);
+        for (const char *p = strstr(msg, name); p; p = strstr(p + 1, name)) {
+            if ((p > msg && name_char(p[-1])) || isalnum((unsigned char)p[n]) || p[n] == '_') continue;
+            if (!best_at || p <= best_at) {
+                best = x;
+                best_at = p;
+            }
+            break;
+        }
+    }
+    return best;
+}
+
+/* Where the settings of owner (and of also, if not NULL) came from: "--set",
+ * "c.yaml:4, --sweep"; "" for none. */
+static void origins_of(const ob_config *c, const char *owner, const char *also, char *where, size_t n)
+{
+    size_t wl = 0;
+    where[0] = 0;
+    for (int i = 0; i < c->n_settings && wl + 80 < n; i++) {
+        const ob_setting *x = &c->settings[i];
+        if (strcmp(x->owner, owner) && (!also || strcmp(x->owner, also))) continue;
+        if (strstr(where, x->origin)) continue;
+        wl += (size_t)snprintf(where + wl, n - wl, "%s%s", wl ? ", " : "", x->origin);
+    }
+}
+
+/* Whether msg starts with the place of one of c's settings ("c.yaml:6: ..."). */
+static int msg_located(const ob_config *c, const char *msg)
+{
+    for (int i = 0; i < c->n_settings; i++) {
+        size_t ol = strlen(c->settings[i].origin);
+        if (ol && !strncmp(msg, c->settings[i].origin, ol) && msg[ol] == ':') return 1;
+    }
+    return 0;
+}
+
+/* A check of owner's settings failed (e): put the place of the setting the
+ * message names first, else where (the places of all of owner's settings,
+ * "" for none), before it. */
+static void locate_err(const ob_config *c, const char *where, ob_err *e)
+{
+    if (msg_located(c, e->msg)) return;
+    const ob_setting *at = named_setting(c, e->msg);
+    if (at) ob_err_prefix(e, "%s: ", at->origin);
+    else if (where[0]) ob_err_prefix(e, "%s: ", where);
 }
 
 /* ---- sweeps of hyperparameters other than the lr ---------------------------- */
@@ -324,10 +408,54 @@ static ob_status check_unused_settings(const ob_config *c, const ob_hp_values *t
             ob_optim *made = NULL;
             ob_status st = ob_cell_make_optim(&probe, &made, e);
             ob_optim_destroy(made);
-            if (st != OB_OK) return ob_err_prefix(e, "%s (not in this matrix): ", owner);
+            if (st != OB_OK) {
+                char note[160];
+                locate_err(c, "", e);
+                snprintf(note, sizeof note, " (%s is not in this matrix; its settings are checked all the same)",
+                         owner);
+                return err_append(e, note);
+            }
         }
     }
     return OB_OK;
+}
+
+/* A schedule that decays to train.min_lr (thp) needs every lr the optimizer
+ * od runs at (its lr list l, else its own lr in ohp) to be at least min_lr:
+ * the check names the lrs below it and where min_lr was set. *lowest gets
+ * the smallest of those lrs. */
+static ob_status check_min_lr(const ob_config *c, const ob_optimizer_def *od, const ob_lr_list *l,
+                              const ob_hp_values *ohp, const ob_hp_values *thp, double *lowest, ob_err *e)
+{
+    const int n = l ? l->n : 1;
+    const int flag = l && l->origin[0] == '-';
+    char below[256] = "", all[512] = "";
+    size_t bl = 0, al = 0;
+    int n_below = 0;
+    const double min_lr = ob_hp_get(thp, "min_lr");
+    *lowest = INFINITY;
+    for (int k = 0; k < n; k++) {
+        const double lr = l ? l->v[k] : ob_hp_get(ohp, "lr");
+        if (lr < *lowest) *lowest = lr;
+        if (al < sizeof all) al += (size_t)snprintf(all + al, sizeof all - al, "%s%g", !k ? "" : flag ? "," : ", ", lr);
+        if (!ob_schedule_decays(thp) || lr >= min_lr) continue;
+        if (bl < sizeof below)
+            bl += (size_t)snprintf(below + bl, sizeof below - bl, "%s%g", n_below ? ", " : "", lr);
+        n_below++;
+    }
+    if (!n_below) return OB_OK;
+    const ob_setting *at = find_setting(c, "train", "min_lr");
+    const ob_setting *lr_at = l ? NULL : find_setting(c, od->name, "lr");
+    char src[800];
+    if (flag) snprintf(src, sizeof src, "of %s %s", l->origin, all);
+    else if (l) snprintf(src, sizeof src, "of the lrs %s at %s", all, l->origin);
+    else if (lr_at) snprintf(src, sizeof src, "%s.lr, set at %s", od->name, lr_at->origin);
+    else snprintf(src, sizeof src, "its default; --lrs or 'lrs:' gives others");
+    return ob_fail(e, OB_ERR_INPUT,
+                   "%s%strain.min_lr = %g is above %s's learning rate%s %s (%s); give a min_lr of at most %g%s, or "
+                   "leave it out",
+                   at ? at->origin : "", at ? ": " : "", min_lr, od->name, n_below > 1 ? "s" : "", below, src, *lowest,
+                   n > 1 ? " (below every lr of the sweep)" : "");
 }
 
 /* The cells of optimizer od on configuration wv of workload wd (hyperparameters
@@ -360,29 +488,28 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
         memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
         char conf[512];
         sweep_text_of(c, &probe, OB_SWEEP_ALL, 1, conf, sizeof conf); /* messages quote the values as written */
-        /* where its settings came from: "--set", "c.yaml:4" */
-        char where[300] = "";
-        size_t wl = 0;
-        for (int i = 0; i < c->n_settings && wl + 80 < sizeof where; i++) {
-            const ob_setting *x = &c->settings[i];
-            if (strcmp(x->owner, od->name) && strcmp(x->owner, "train")) continue;
-            if (strstr(where, x->origin)) continue;
-            wl += (size_t)snprintf(where + wl, sizeof where - wl, "%s%s", wl ? ", " : "", x->origin);
+        char where[300];
+        origins_of(c, od->name, "train", where, sizeof where);
+        /* the schedule's min_lr against the lrs that will run (the probe's own lr is
+         * the optimizer's default; each cell has its own) */
+        double lowest;
+        st = check_min_lr(c, od, l, &ohp, &thp, &lowest, e);
+        if (st == OB_OK && li >= 0) {
+            probe.opt_hp.v[li] = lowest;
+            probe.opt_hp.set[li] = 1;
         }
         ob_optim *made = NULL;
-        st = ob_cell_make_optim(&probe, &made, e);
+        if (st == OB_OK) st = ob_cell_make_optim(&probe, &made, e);
         ob_optim_destroy(made);
         if (st != OB_OK) {
-            /* a message that names its setting's place already ("c.yaml:6: muon: route ...") */
-            int located = 0;
-            for (int i = 0; i < c->n_settings && !located; i++) {
-                size_t ol = strlen(c->settings[i].origin);
-                located = ol && !strncmp(e->msg, c->settings[i].origin, ol) && e->msg[ol] == ':';
+            /* the place first: of the setting the message names ("--set: rprop.step_size_min = 10 ..."),
+             * unless it names its place already ("c.yaml:6: muon: route ...") */
+            locate_err(c, where, e);
+            if (conf[0]) {
+                char note[600];
+                snprintf(note, sizeof note, " (in %s's configuration %s)", od->name, conf);
+                err_append(e, note);
             }
-            if (located) where[0] = 0;
-            if (conf[0] || where[0])
-                ob_err_prefix(e, "%s%s%s%s%s%s: ", od->name, conf[0] ? " with " : "", conf, where[0] ? " (set at " : "",
-                              where, where[0] ? ")" : "");
             break;
         }
         for (int64_t k = 0; k < ov && confs; k++)
@@ -548,14 +675,6 @@ static ob_status route_cell(const ob_cell *x, ob_layout *l, ob_optim **out, ob_e
     return s;
 }
 
-static const ob_setting *find_setting(const ob_config *c, const char *owner, const char *key)
-{
-    const ob_setting *found = NULL;
-    for (int i = 0; i < c->n_settings; i++)
-        if (!strcmp(c->settings[i].owner, owner) && !strcmp(c->settings[i].key, key)) found = &c->settings[i];
-    return found;
-}
-
 /* Routing x's parameters failed (e): name the user's rule that did it. With
  * hybrid routing (forced for the search, so that no parameter is left
  * without a rule) the first k rules fail for the first time when rule k
@@ -688,8 +807,16 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
         if (s != OB_ERR_INPUT) { /* not the input's fault (memory): each run records it */
             if (describe) fprintf(describe, "  %s x %s: %s\n", wl_label, x->opt->name, e->msg);
             s = OB_OK;
-        } else if (conf[0]) {
-            ob_err_prefix(e, "%s: ", wl_label);
+        } else {
+            /* the place of the setting the message names ("c.yaml:6: bert-tiny.dim = 65 ...") */
+            char where[300];
+            origins_of(c, x->wl->name, NULL, where, sizeof where);
+            locate_err(c, where, e);
+            if (conf[0]) {
+                char note[600];
+                snprintf(note, sizeof note, " (in %s's configuration %s)", x->wl->name, conf);
+                err_append(e, note);
+            }
         }
         goto done;
     }
@@ -751,6 +878,10 @@ ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e)
         if (ob_optim_set_option(*out, s->key, s->value, e) != OB_OK) {
             ob_optim_destroy(*out);
             *out = NULL;
+            /* name the setting unless the message does ("muon: route '...'") */
+            size_t ol = strlen(s->owner);
+            if (strncmp(e->msg, s->owner, ol) || (e->msg[ol] != ':' && e->msg[ol] != ' ' && e->msg[ol] != '.'))
+                return ob_err_prefix(e, "%s: %s.%s: ", s->origin, s->owner, s->key);
             return ob_err_prefix(e, "%s: ", s->origin);
         }
     }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "optimizers/rows.h"
 
@@ -76,6 +77,12 @@ ob_status ob_ns_coeffs_load(const char *path, ob_ns_coeff **out, int *n, ob_err 
 {
     *out = NULL;
     *n = 0;
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))
+        return ob_fail(e, OB_ERR_INPUT,
+                       "'%s' is a folder: give the tab-separated coefficient file (e.g. "
+                       "configs/root_coeffs.example.tsv)",
+                       path);
     ob_rows r;
     OB_TRY(ob_rows_read(path, '\t', &r, e));
     ob_ns_coeff *t = malloc((size_t)(r.n ? r.n : 1) * sizeof *t);
@@ -85,11 +92,18 @@ ob_status ob_ns_coeffs_load(const char *path, ob_ns_coeff **out, int *n, ob_err 
     }
     for (int i = 0; i < r.n; i++) {
         const double *v = r.v[i];
-        if (r.len[i] != 5 || v[0] < 1 || v[1] < 1 || v[0] != (int64_t)v[0] || v[1] != (int64_t)v[1]) {
-            ob_status st = ob_fail(e, OB_ERR_INPUT,
-                                   "%s:%d: expected 'rows<TAB>cols<TAB>a<TAB>b<TAB>c' with whole "
-                                   "positive rows and cols (%d fields found)",
-                                   path, r.line[i], r.len[i]);
+        ob_status st = OB_OK;
+        if (r.len[i] != 5)
+            st = ob_fail(e, OB_ERR_INPUT,
+                         "%s:%d: %d field%s where 5 were expected: a line is 'rows<TAB>cols<TAB>a<TAB>b<TAB>c', "
+                         "separated by tabs",
+                         path, r.line[i], r.len[i], r.len[i] == 1 ? "" : "s");
+        for (int k = 0; k < 2 && st == OB_OK; k++)
+            if (v[k] < 1 || v[k] > 9e18 || v[k] != (double)(int64_t)v[k])
+                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: %s '%g' must be a whole number >= 1 (a line is "
+                             "'rows<TAB>cols<TAB>a<TAB>b<TAB>c')",
+                             path, r.line[i], k ? "cols" : "rows", v[k]);
+        if (st != OB_OK) {
             free(t);
             ob_rows_free(&r);
             return st;

@@ -162,6 +162,10 @@ int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, ch
                        size_t detail_n);
 /* Learning rate the schedule gives at step t (host arithmetic). */
 double ob_optim_lr(const ob_optim *o, int64_t t);
+/* Whether train's schedule decays towards train.min_lr (cosine,
+ * warmup_cosine, wsd): then every lr a run starts from must be at least
+ * min_lr (ob_optim_create refuses a smaller one). */
+int ob_schedule_decays(const ob_hp_values *train);
 /* The lr in effect at step t: the schedule's, times the optimizer's own
  * factor (schedule-free's warmup) where it has one. */
 double ob_optim_lr_in_effect(const ob_optim *o, int64_t t);

@@ -15,6 +15,7 @@
 
 typedef struct row_ctx {
     const char *path;
+    char delim;
     int line;
     int col;            /* fields seen in this row */
     double *vals;
@@ -22,6 +23,22 @@ typedef struct row_ctx {
     ob_err *e;
     ob_status st;
 } row_ctx;
+
+static const char *sep_name(char ch)
+{
+    return ch == '\t' ? "tabs" : ch == ',' ? "commas" : ch == ';' ? "semicolons" : "spaces";
+}
+
+/* The separator other than delim that field s holds between its words (a
+ * file written with spaces, or tabs in a CSV file), or 0. */
+static char other_sep(const char *s, char delim)
+{
+    size_t a = strspn(s, " \t"), b = strlen(s);
+    while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t')) b--;
+    for (const char *q = delim == '\t' ? " ,;" : "\t ;"; *q; q++)
+        if (memchr(s + a, *q, b - a)) return *q;
+    return 0;
+}
 
 static void on_field(void *field, size_t len, void *data)
 {
@@ -33,8 +50,11 @@ static void on_field(void *field, size_t len, void *data)
     double v;
     char q[64]; /* the field as a message may show it (a binary file's bytes escaped) */
     if (ob_parse_double(s, &v) != 0) {
-        c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: '%s' is not a number", c->path, c->line,
-                        c->col, ob_printable(s, q, sizeof q));
+        char sep = other_sep(s, c->delim), hint[96] = "";
+        if (sep)
+            snprintf(hint, sizeof hint, " (fields are separated by %s, not %s)", sep_name(c->delim), sep_name(sep));
+        c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: '%s' is not a number%s", c->path, c->line, c->col,
+                        ob_printable(s, q, sizeof q), hint);
         return;
     }
     if (!isfinite(v)) {
@@ -92,7 +112,8 @@ ob_status ob_rows_read(const char *path, char delim, ob_rows *out, ob_err *e)
     struct stat sb;
     if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
         fclose(f);
-        return ob_fail(e, OB_ERR_INPUT, "'%s' is a folder, not a file of numbers: give the CSV or TSV file", path);
+        return ob_fail(e, OB_ERR_INPUT, "'%s' is a folder, not a file of numbers: give the %s file", path,
+                       delim == '\t' ? "tab-separated" : "comma-separated (CSV)");
     }
     struct csv_parser p;
     if (csv_init(&p, CSV_APPEND_NULL) != 0) {
@@ -100,7 +121,7 @@ ob_status ob_rows_read(const char *path, char delim, ob_rows *out, ob_err *e)
         return ob_fail(e, OB_ERR_NOMEM, "out of memory for the CSV parser");
     }
     csv_set_delim(&p, (unsigned char)delim);
-    row_ctx c = {.path = path, .e = e, .st = OB_OK};
+    row_ctx c = {.path = path, .delim = delim, .e = e, .st = OB_OK};
     char *buf = NULL;
     size_t cap = 0;
     ssize_t got;

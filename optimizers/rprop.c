@@ -34,8 +34,8 @@ static ob_status rprop_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     r->c[2] = (float)ob_optim_hp(o, "step_size_min");
     r->c[3] = (float)ob_optim_hp(o, "step_size_max");
     if (r->c[2] > r->c[3])
-        return ob_fail(e, OB_ERR_INPUT, "rprop: step_size_min = %g is above step_size_max = %g; set one of them "
-                       "so that min <= max", (double)r->c[2], (double)r->c[3]);
+        return ob_fail(e, OB_ERR_INPUT, "rprop.step_size_min = %g is above rprop.step_size_max = %g; set them so "
+                       "that step_size_min <= step_size_max", (double)r->c[2], (double)r->c[3]);
     r->n_state = 2;
     r->state_init[1] = (float)ob_optim_hp(o, "lr");
     return OB_OK;

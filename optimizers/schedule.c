@@ -47,6 +47,12 @@ double ob_schedule_lr(const ob_hp_values *train, double lr, int64_t t, int64_t t
     return min_lr + (lr - min_lr) * 0.5 * (1.0 + cos(M_PI * r));
 }
 
+int ob_schedule_decays(const ob_hp_values *train)
+{
+    int kind = (int)ob_hp_get(train, "schedule");
+    return kind != SCHED_CONSTANT && kind != SCHED_WARMUP;
+}
+
 ob_status ob_schedule_check(const ob_hp_values *train, double lr, ob_err *e)
 {
     int kind = (int)ob_hp_get(train, "schedule");
@@ -69,7 +75,7 @@ ob_status ob_schedule_check(const ob_hp_values *train, double lr, ob_err *e)
     if (train->set[idf] && kind != SCHED_WSD)
         return ob_fail(e, OB_ERR_INPUT, "train.decay_frac has no effect with train.schedule = %s; use wsd",
                        name);
-    if (train->v[im] > lr && kind != SCHED_CONSTANT && kind != SCHED_WARMUP)
+    if (train->v[im] > lr && ob_schedule_decays(train))
         return ob_fail(e, OB_ERR_INPUT, "train.min_lr = %g is above the learning rate %g", train->v[im], lr);
     return OB_OK;
 }

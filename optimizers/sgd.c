@@ -26,8 +26,12 @@ static ob_status sgd_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     r->nesterov = ob_optim_hp(o, "nesterov") != 0;
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->n_state = r->momentum != 0 ? 1 : 0;
-    if (r->nesterov && (r->momentum <= 0 || r->dampening != 0))
-        return ob_fail(e, OB_ERR_INPUT, "sgd.nesterov = true requires momentum > 0 and dampening = 0");
+    if (r->nesterov && r->momentum <= 0)
+        return ob_fail(e, OB_ERR_INPUT, "sgd.nesterov = true needs sgd.momentum > 0 (it is 0); give a momentum "
+                       "(e.g. sgd.momentum = 0.9), or leave nesterov off");
+    if (r->nesterov && r->dampening != 0)
+        return ob_fail(e, OB_ERR_INPUT, "sgd.nesterov = true needs sgd.dampening = 0 (it is %g); leave dampening "
+                       "at 0, or nesterov off", (double)r->dampening);
     return OB_OK;
 }
 

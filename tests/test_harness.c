@@ -144,7 +144,11 @@ static void test_text_options(void)
     expect_bad("workloads: quadratic\noptimizers: [muon]\nhparams:\n  muon: {route: \"tag=matrix => adamw\"}\n",
                "t.yaml:4: muon: route");
     expect_bad("workloads: quadratic\noptimizers: [root]\nhparams:\n  root: {coeff_file: /nonexistent/c.tsv}\n",
-               "t.yaml:4:");
+               "t.yaml:4: root.coeff_file: cannot open '/nonexistent/c.tsv'");
+    /* outside the matrix: the setting's place first, then that its owner is not in the matrix */
+    expect_bad("workloads: quadratic\noptimizers: [sgd]\nhparams:\n  root: {coeff_file: /nonexistent/c.tsv}\n",
+               "t.yaml:4: root.coeff_file: cannot open '/nonexistent/c.tsv': No such file or directory (root is not "
+               "in this matrix; its settings are checked all the same)");
 }
 
 static void test_flags(void)
@@ -338,6 +342,20 @@ static void test_routing_check(void)
     CHECK_MSG(strstr(e.msg, "t.yaml:5: root.routing=explicit on quadratic: root: parameter 'x'") &&
                   strstr(e.msg, "matches no routing rule"),
               "%s", e.msg);
+    /* a workload's settings that do not go together: where, both settings, what to do */
+    s = route_all("workloads: [bert-tiny]\noptimizers: [adam]\nworkload_params:\n  bert-tiny:\n    dim: 65\n", warn,
+                  sizeof warn, &e);
+    CHECK(s == OB_ERR_INPUT);
+    CHECK_MSG(!strcmp(e.msg, "t.yaml:5: bert-tiny.dim = 65 is not a multiple of bert-tiny.heads = 4; set dim to a "
+                             "multiple of 4 (e.g. 64) or heads to a divisor of 65"),
+              "%s", e.msg);
+    s = route_all("workloads: [cnn-tiny]\noptimizers: [adam]\nsweep: {cnn-tiny: {groups: [4, 3]}}\n", warn, sizeof warn,
+                  &e);
+    CHECK(s == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "t.yaml:3: cnn-tiny.groups = 3 does not divide the 16 channels of unit 0; set groups to a "
+                            "divisor of cnn-tiny.width = 16") &&
+                  strstr(e.msg, "(in cnn-tiny's configuration groups=3)"),
+              "%s", e.msg);
     /* a swept lr that reaches no parameter: one warning per such pair */
     CHECK_OK(route_all("workloads: [quadratic, cnn-tiny]\noptimizers: [sgd, muon]\nlrs: [0.01, 0.1]\n", warn, sizeof warn,
                        &e),
@@ -415,6 +433,88 @@ static void test_step_times(void)
 /* Sweeps of hyperparameters besides the lr: the grid's order (the first
  * sweep slowest; workload, optimizer, train), each configuration's values,
  * the pairs, the label text, what replaces what, and bad sweeps. */
+/* train.min_lr is checked against the lrs that run, not the optimizer's default */
+static void test_min_lr(void)
+{
+    ob_config c;
+    ob_matrix m;
+    ob_err e;
+    CHECK_OK(load(&c, "workloads: quadratic\noptimizers: adam\nlrs: [0.1, 0.3]\ntrain: {schedule: cosine, min_lr: 0.01}\n",
+                  &e),
+             &e);
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK(m.n == 2 && m.cells[0].lr == 0.1 && m.cells[1].lr == 0.3);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    /* from flags, a sweep of min_lr included */
+    ob_config_init(&c);
+    CHECK_OK(ob_config_set_lrs(&c.lrs[0], "0.1", "--lrs", &e), &e);
+    c.n_lr_lists = 1;
+    snprintf(c.workloads[0], sizeof c.workloads[0], "quadratic");
+    snprintf(c.optimizers[0], sizeof c.optimizers[0], "adam");
+    c.n_workloads = c.n_optimizers = 1;
+    CHECK_OK(ob_config_add_set(&c, "train.schedule=cosine", "--set", &e), &e);
+    CHECK_OK(ob_config_add_sweep(&c, "train.min_lr=0.001,0.01", "--sweep", &e), &e);
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK(m.n == 2);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    /* one swept lr below min_lr: that lr, and where min_lr was set */
+    expect_bad("workloads: quadratic\noptimizers: adam\nlrs: [0.1, 0.003]\ntrain: {schedule: cosine, min_lr: 0.01}\n",
+               "t.yaml:4: train.min_lr = 0.01 is above adam's learning rate 0.003 (of the lrs 0.1, 0.003 at t.yaml:3); "
+               "give a min_lr of at most 0.003 (below every lr of the sweep), or leave it out");
+    expect_bad("workloads: quadratic\noptimizers: adam\ntrain: {schedule: wsd, min_lr: 0.01}\n",
+               "t.yaml:3: train.min_lr = 0.01 is above adam's learning rate 0.001 (its default;");
+    /* a schedule that does not decay: min_lr has no effect (not compared with the lr) */
+    expect_bad("workloads: quadratic\noptimizers: adam\nlrs: [0.1]\ntrain: {min_lr: 0.01}\n",
+               "train.min_lr = 0.01 has no effect with train.schedule = constant");
+    /* each cell keeps its own check */
+    CHECK_OK(load(&c, "workloads: quadratic\noptimizers: adam\nlrs: [0.1, 0.3]\ntrain: {schedule: cosine, min_lr: 0.01}\n",
+                  &e),
+             &e);
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    if (m.n == 2) {
+        ob_cell low = m.cells[0];
+        low.lr = 0.001;
+        low.opt_hp.v[ob_hp_index(low.opt_hp.defs, low.opt_hp.n, "lr")] = 0.001;
+        ob_optim *o = NULL;
+        CHECK(ob_cell_make_optim(&low, &o, &e) == OB_ERR_INPUT && strstr(e.msg, "above the learning rate 0.001"));
+        ob_optim_destroy(o);
+    }
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+}
+
+/* settings that do not go together: the place of the setting first, its owner once */
+static void test_consistency_messages(void)
+{
+    ob_config c;
+    ob_matrix m;
+    ob_err e;
+    ob_config_init(&c);
+    snprintf(c.workloads[0], sizeof c.workloads[0], "quadratic");
+    snprintf(c.optimizers[0], sizeof c.optimizers[0], "rprop");
+    c.n_workloads = c.n_optimizers = 1;
+    CHECK_OK(ob_config_add_set(&c, "rprop.step_size_min=10", "--set", &e), &e);
+    CHECK_OK(ob_config_add_set(&c, "rprop.step_size_max=1", "--set", &e), &e);
+    CHECK(ob_matrix_expand(&c, &m, NULL, &e) == OB_ERR_INPUT);
+    CHECK_MSG(!strcmp(e.msg, "--set: rprop.step_size_min = 10 is above rprop.step_size_max = 1; set them so that "
+                             "step_size_min <= step_size_max"),
+              "%s", e.msg);
+    ob_config_free(&c);
+    /* a train setting is not blamed on the optimizer */
+    expect_bad("workloads: quadratic\noptimizers: sgd\nhparams: {sgd: {momentum: 0.9}}\n"
+               "train:\n  schedule: cosine\n  warmup_steps: 3\n",
+               "t.yaml:6: train.warmup_steps = 3 has no effect with train.schedule = cosine");
+    ob_config cc;
+    CHECK_OK(load(&cc, "workloads: quadratic\noptimizers: sgd\ntrain: {schedule: cosine, warmup_steps: 3}\n", &e), &e);
+    CHECK(ob_matrix_expand(&cc, &m, NULL, &e) == OB_ERR_INPUT);
+    CHECK_MSG(!strncmp(e.msg, "t.yaml:3: train.warmup_steps", 28), "%s", e.msg);
+    ob_config_free(&cc);
+    expect_bad("workloads: quadratic\noptimizers: sgd\nhparams: {sgd: {nesterov: true, momentum: 0.9, dampening: 0.5}}\n",
+               "t.yaml:3: sgd.nesterov = true needs sgd.dampening = 0 (it is 0.5)");
+}
+
 static void test_sweeps(void)
 {
     ob_config c;
@@ -509,7 +609,8 @@ static void test_sweeps(void)
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {quadratic: {cond: [100, 1e2]}}\n",
                "two configurations of quadratic that are one problem");
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {sgd: {nesterov: [true, false]}}\n",
-               "sgd with nesterov=true (set at t.yaml:3): sgd.nesterov = true requires momentum > 0");
+               "t.yaml:3: sgd.nesterov = true needs sgd.momentum > 0 (it is 0); give a momentum (e.g. sgd.momentum = "
+               "0.9), or leave nesterov off (in sgd's configuration nesterov=true)");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams: {adam: {beta2: 0.9}}\n"
                "sweep: {adam: {beta2: [0.95, 0.99]}}\n",
                "t.yaml:4: adam.beta2 is both set and swept in this file (also at t.yaml:3)");
@@ -518,7 +619,8 @@ static void test_sweeps(void)
     /* an optimizer outside the matrix: each configuration of its sweeps is checked */
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams: {sgd: {nesterov: true}}\n"
                "sweep: {sgd: {momentum: [0, 0.9]}}\n",
-               "sgd (not in this matrix): sgd.nesterov = true requires momentum > 0");
+               "t.yaml:3: sgd.nesterov = true needs sgd.momentum > 0 (it is 0); give a momentum (e.g. sgd.momentum = "
+               "0.9), or leave nesterov off (sgd is not in this matrix; its settings are checked all the same)");
     {
         ob_config ok;
         CHECK_OK(load(&ok, "workloads: quadratic\noptimizers: adam\nhparams: {sgd: {nesterov: true}}\n"
@@ -543,6 +645,8 @@ int main(void)
     test_lrs_note();
     test_exclude();
     test_routing_check();
+    test_min_lr();
+    test_consistency_messages();
     test_stats();
     test_step_times();
     test_sweeps();

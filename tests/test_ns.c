@@ -204,8 +204,26 @@ static void test_tables(void)
     fputs("64\t64\t1.0\n", f);
     fclose(f);
     CHECK(ob_ns_coeffs_load(path, &t, &n, &e) == OB_ERR_INPUT);
-    CHECK(strstr(e.msg, ":4: expected 'rows<TAB>cols<TAB>a<TAB>b<TAB>c'") != NULL);
+    CHECK_MSG(strstr(e.msg, ":4: 3 fields where 5 were expected: a line is 'rows<TAB>cols<TAB>a<TAB>b<TAB>c', "
+                            "separated by tabs") != NULL,
+              "%s", e.msg);
+    /* the field at fault is named: a zero cols, or spaces instead of tabs */
+    f = fopen(path, "w");
+    fputs("4\t0\t3.4\t-4.7\t2\n", f);
+    fclose(f);
+    CHECK(ob_ns_coeffs_load(path, &t, &n, &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, ":1: cols '0' must be a whole number >= 1") != NULL, "%s", e.msg);
+    f = fopen(path, "w");
+    fputs("4 4 3.4445 -4.775 2.0315\n", f);
+    fclose(f);
+    CHECK(ob_ns_coeffs_load(path, &t, &n, &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, ":1: column 1: '4 4 3.4445 -4.775 2.0315' is not a number (fields are separated by "
+                            "tabs, not spaces)") != NULL,
+              "%s", e.msg);
     unlink(path);
+    /* a folder: the file it wants */
+    CHECK(ob_ns_coeffs_load("/tmp", &t, &n, &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'/tmp' is a folder: give the tab-separated coefficient file") != NULL, "%s", e.msg);
 }
 
 /* gemm_strided_batched against a double reference, all four transposes,

@@ -95,10 +95,17 @@ int main(void)
     test_determinism("cnn-tiny", "batch=4,image=8,residual=1,stages=2,depth=1,width=8,eval_batches=1");
     test_training("bert-tiny", "eval_batches=4", "lr=0.003", 60, 1.0, 0.05);
     test_training("cnn-tiny", "eval_batches=4", "lr=0.003", 150, 0.3, 0.3);
-    test_bad_input("bert-tiny", "dim=30,heads=4", "not a multiple");
-    test_bad_input("bert-tiny", "branch=300", "branch");
-    test_bad_input("bert-tiny", "mask_token_frac=0.8,random_token_frac=0.5", "exceeds 1");
-    test_bad_input("cnn-tiny", "width=6,groups=4", "groups=4");
-    test_bad_input("cnn-tiny", "image=6,stages=3", "cannot be pooled");
+    test_bad_input("bert-tiny", "dim=30,heads=4",
+                   "bert-tiny.dim = 30 is not a multiple of bert-tiny.heads = 4; set dim to a multiple of 4 (e.g. 28)");
+    test_bad_input("bert-tiny", "branch=300", "bert-tiny.branch = 300 is not below bert-tiny.vocab - 1 = 255");
+    test_bad_input("bert-tiny", "mask_token_frac=0.8,random_token_frac=0.5",
+                   "bert-tiny.mask_token_frac + bert-tiny.random_token_frac = 0.8 + 0.5 = 1.3 exceeds 1");
+    test_bad_input("cnn-tiny", "width=6,groups=4",
+                   "cnn-tiny.groups = 4 does not divide the 6 channels of unit 0; set groups to a divisor of "
+                   "cnn-tiny.width = 6");
+    test_bad_input("cnn-tiny", "image=6,stages=3",
+                   "cnn-tiny.image = 6 with cnn-tiny.stages = 3: the 3x3 map of stage 2 cannot be pooled 2x2; give an "
+                   "image size divisible by 4, or fewer stages");
+    test_bad_input("cnn-tiny", "contrast_lo=0.9,contrast_hi=0.5", "cnn-tiny.contrast_lo = 0.9 exceeds cnn-tiny.contrast_hi");
     return check_done();
 }

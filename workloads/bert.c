@@ -542,11 +542,28 @@ static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_value
     OB_TRY(ob_workload_check_part(d, B, rank, world, e));
     int L = (int)ob_hp_get(hp, "layers"), C = (int)ob_hp_get(hp, "dim"), NH = (int)ob_hp_get(hp, "heads");
     int F = C * (int)ob_hp_get(hp, "mlp_ratio");
+    const char *n = d->name;
     if (C % NH != 0)
-        return ob_fail(e, OB_ERR_INPUT, "%s: dim=%d is not a multiple of heads=%d", d->name, C, NH);
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s.dim = %d is not a multiple of %s.heads = %d; set dim to a multiple of %d (e.g. %d) or heads "
+                       "to a divisor of %d",
+                       n, C, n, NH, NH, C / NH ? C / NH * NH : NH, C);
     if ((int64_t)B * T > (1 << 24))
-        return ob_fail(e, OB_ERR_INPUT, "%s: batch*seq = %lld tokens per step is too many (at most 16777216)",
-                       d->name, (long long)B * T);
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s.batch * %s.seq = %lld tokens per step is too many (at most 16777216); lower batch or seq", n,
+                       n, (long long)B * T);
+    const int K = (int)ob_hp_get(hp, "branch");
+    if (K >= V - 1)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s.branch = %d is not below %s.vocab - 1 = %d (a token's successors are other real tokens); "
+                       "set branch to at most %d or vocab to at least %d",
+                       n, K, n, V - 1, V - 2, K + 2);
+    const double mf = ob_hp_get(hp, "mask_token_frac"), rf = ob_hp_get(hp, "random_token_frac");
+    if (mf + rf > 1.0 + 1e-12)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "%s.mask_token_frac + %s.random_token_frac = %g + %g = %g exceeds 1 (they are shares of the "
+                       "masked targets); lower one of them",
+                       n, n, mf, rf, mf + rf);
     bert *m = calloc(1, sizeof *m);
     if (!m) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     m->base.vt = &bert_vt;
@@ -590,7 +607,7 @@ static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_value
     };
     ob_status s = ob_lang_build(&m->lang, &lc, m->data_seed, e);
     if (s != OB_OK) {
-        ob_err_prefix(e, "%s: ", d->name);
+        ob_err_prefix(e, "%s: ", n);
         free(m);
         return s;
     }

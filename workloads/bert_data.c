@@ -49,12 +49,12 @@ ob_status ob_lang_build(ob_lang *g, const ob_lang_config *cfg, uint64_t data_see
 {
     memset(g, 0, sizeof *g);
     const int V = cfg->vocab, S = cfg->topics, K = cfg->branch;
-    if (V < 3) return ob_fail(e, OB_ERR_INPUT, "bert: vocab=%d is too small (at least 3: two tokens and [MASK])", V);
-    if (S < 1) return ob_fail(e, OB_ERR_INPUT, "bert: topics=%d must be at least 1", S);
+    if (V < 3) return ob_fail(e, OB_ERR_INPUT, "vocab = %d is too small (at least 3: two tokens and [MASK])", V);
+    if (S < 1) return ob_fail(e, OB_ERR_INPUT, "topics = %d must be at least 1", S);
     if (K < 1 || K >= V - 1)
-        return ob_fail(e, OB_ERR_INPUT, "bert: branch=%d must be in [1, vocab-2] = [1, %d]", K, V - 2);
+        return ob_fail(e, OB_ERR_INPUT, "branch = %d must be in [1, vocab - 2] = [1, %d]", K, V - 2);
     if (cfg->mask_token_frac + cfg->random_token_frac > 1.0 + 1e-12)
-        return ob_fail(e, OB_ERR_INPUT, "bert: mask_token_frac + random_token_frac = %g exceeds 1",
+        return ob_fail(e, OB_ERR_INPUT, "mask_token_frac + random_token_frac = %g exceeds 1",
                        cfg->mask_token_frac + cfg->random_token_frac);
     g->cfg = *cfg;
     g->data_seed = data_seed;

@@ -246,8 +246,10 @@ static ob_status build_net(cnn *m, ob_err *e)
         int cs = m->width << s;
         if (!m->residual && s > 0) {
             if (H % 2 || W % 2)
-                return ob_fail(e, OB_ERR_INPUT, "%s: a %dx%d map cannot be pooled 2x2 at stage %d; use a larger "
-                               "image or fewer stages", m->base.def->name, H, W, s);
+                return ob_fail(e, OB_ERR_INPUT,
+                               "%s.image = %d with %s.stages = %d: the %dx%d map of stage %d cannot be pooled 2x2; give "
+                               "an image size divisible by %d, or fewer stages",
+                               m->base.def->name, m->IMG, m->base.def->name, m->stages, H, W, s, 1 << (m->stages - 1));
             add_op(m, OP_POOL, -1, 0, H, W, C);
             H /= 2;
             W /= 2;
@@ -279,8 +281,10 @@ static ob_status build_net(cnn *m, ob_err *e)
     m->HWl = H * W;
     for (int i = 0; i < m->nunits; i++)
         if (m->units[i].cout % m->G != 0)
-            return ob_fail(e, OB_ERR_INPUT, "%s: groups=%d does not divide the %d channels of unit %d", m->base.def->name,
-                           m->G, m->units[i].cout, i);
+            return ob_fail(e, OB_ERR_INPUT,
+                           "%s.groups = %d does not divide the %d channels of unit %d; set groups to a divisor of "
+                           "%s.width = %d (every stage's channels are a multiple of it)",
+                           m->base.def->name, m->G, m->units[i].cout, i, m->base.def->name, m->width);
     int64_t fs[2] = {m->K, C}, bs[1] = {m->K};
     m->i_fcw = add_slot(m, "fc.w", OB_TAG_HEAD, 2, fs, INIT_NORMAL, (float)(1.0 / sqrt((double)C)));
     m->i_fcb = add_slot(m, "fc.b", OB_TAG_BIAS, 1, bs, INIT_ZERO, 0);
@@ -714,10 +718,13 @@ static ob_status cnn_create_replica(const ob_workload_def *d, const ob_hp_values
     m->cache_eval = strcmp(dev->ops->name, "cpu") == 0 && ev_bytes <= (double)CNN_EVAL_CACHE_MAX;
     ob_status s = OB_OK;
     if (m->clo > m->chi)
-        s = ob_fail(e, OB_ERR_INPUT, "%s: contrast_lo=%g exceeds contrast_hi=%g", d->name, m->clo, m->chi);
+        s = ob_fail(e, OB_ERR_INPUT, "%s.contrast_lo = %g exceeds %s.contrast_hi = %g; set lo <= hi", d->name,
+                    m->clo, d->name, m->chi);
     else if ((int64_t)m->width << (m->stages - 1) > 65536)
-        s = ob_fail(e, OB_ERR_INPUT, "%s: width=%d with stages=%d gives more than 65536 channels", d->name,
-                    m->width, m->stages);
+        s = ob_fail(e, OB_ERR_INPUT,
+                    "%s.width = %d with %s.stages = %d gives more than 65536 channels (width * 2^(stages - 1)); "
+                    "lower width or stages",
+                    d->name, m->width, d->name, m->stages);
     if (s == OB_OK) s = build_net(m, e);
     if (s != OB_OK) {
         free(m->units);

@@ -33,6 +33,10 @@ expect "--shape '9999999999x9999999999' is not a shape like 8x6 or 40 (of at mos
   --shape 9999999999x9999999999 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
 mkdir -p "$tmp/dir.csv"
 expect "dir.csv' is a folder, not a file of numbers" "${ok[@]}" --grads "$tmp/dir.csv"
+printf '0.5\t0.5\t0.5\t0.5\t0.5\t0.5\n' >"$tmp/tabs.csv"
+expect "tabs.csv:1: column 1: '0.5\\x090.5\\x090.5\\x090.5\\x090.5\\x090.5' is not a number (fields are separated by commas, not tabs)" \
+  "${ok[@]}" --grads "$tmp/tabs.csv"
+expect "dir.csv' is a folder, not a file of numbers: give the comma-separated (CSV) file" "${ok[@]}" --grads "$tmp/dir.csv"
 printf '0.5,\001\377ab,0.5,0.5,0.5,0.5\n' >"$tmp/bin.csv"
 expect "bin.csv:1: column 2: '\\x01\\xffab' is not a number" "${ok[@]}" --grads "$tmp/bin.csv"
 expect "unknown optimizer 'adma' (did you mean 'adam'?)" --optimizer adma --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"

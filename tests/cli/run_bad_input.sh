@@ -195,6 +195,22 @@ expect "long.yaml:1: db: the path is 1004 bytes long" run "$tmp/long.yaml" --wor
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --eval-every 10 --dry-run >/dev/null 2>"$tmp/err"
 if grep -q "note: eval_every 10 is more than the 5 steps of a run: each run is evaluated at its end only" "$tmp/err"
 then echo "ok: $(cat "$tmp/err")"; else echo "FAIL: no note for eval_every > steps: $(cat "$tmp/err")"; fails=$((fails+1)); fi
+# train.min_lr against the lrs that run: below every one is fine, above one names it and where min_lr was set
+"$OPTBENCH" run --workloads quadratic --optimizers adam --lrs 0.1,0.3 --set train.schedule=cosine \
+  --set train.min_lr=0.01 --steps 5 --dry-run >/dev/null 2>"$tmp/err" || { echo "FAIL: a min_lr below every lr was refused: $(cat "$tmp/err")"; fails=$((fails+1)); }
+expect "--set: train.min_lr = 0.01 is above adam's learning rate 0.003 (of --lrs 0.1,0.003); give a min_lr of at most 0.003" \
+  "${base[@]/sgd/adam}" --lrs 0.1,0.003 --set train.schedule=cosine --set train.min_lr=0.01
+# settings that do not go together: the place first, the owner once, what to do
+expect "optbench: --set: rprop.step_size_min = 10 is above rprop.step_size_max = 1; set them so that" \
+  "${base[@]/sgd/rprop}" --set rprop.step_size_min=10 --set rprop.step_size_max=1
+printf 'workloads: [bert-tiny]\noptimizers: [adam]\nworkload_params:\n  bert-tiny:\n    dim: 65\n' >"$tmp/dim.yaml"
+expect "dim.yaml:5: bert-tiny.dim = 65 is not a multiple of bert-tiny.heads = 4; set dim to a multiple of 4" \
+  run "$tmp/dim.yaml" --db "$tmp/keep.db"
+expect "optbench: --set: cnn-tiny.groups = 3 does not divide the 16 channels of unit 0; set groups to a divisor of" \
+  run --workloads cnn-tiny --optimizers adam --set cnn-tiny.groups=3 --db "$tmp/keep.db"
+mkdir -p "$tmp/coeffdir"
+expect "optbench: --set: root.coeff_file: '$tmp/coeffdir' is a folder: give the tab-separated coefficient file" \
+  "${base[@]}" --set root.coeff_file="$tmp/coeffdir"
 sum_after=$(cat "$tmp/keep.db"* | md5sum)
 [ "$sum_before" = "$sum_after" ] || { echo "FAIL: the database changed"; fails=$((fails+1)); }
 echo "$fails failed"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# `optbench ortho` on bad input: one line naming the flag, exit status 2, and
+# nothing fitted or written. Flags of the study (--shapes, --coeffs) and of the
+# fit (--start, --spectrum, --evals, --append) are not mixed, and --append's
+# file is checked before the fit runs.
+set -uo pipefail
+: "${OPTBENCH:?}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+expect() { # expect "message part" args...
+  local want=$1; shift
+  "$OPTBENCH" ortho "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+  if [ $rc -ne 2 ] || ! grep -qF -- "$want" "$tmp/err" || [ "$(wc -l <"$tmp/err")" -ne 1 ] || [ -s "$tmp/out" ]; then
+    echo "FAIL: ortho $*: rc=$rc, stdout: $(head -c 200 "$tmp/out"), stderr:"; cat "$tmp/err"; fails=$((fails+1))
+  else
+    echo "ok: $(cat "$tmp/err")"
+  fi
+}
+fit=(--fit 8x8 --evals 10 --samples 1)
+# the flag that was given, not another
+expect "optbench: --start: unknown coefficient set 'mouns' (did you mean 'muon'?)" "${fit[@]}" --start mouns
+expect "optbench: --coeffs: unknown coefficient set 'mouns' (did you mean 'muon'?)" --shapes 8x8 --samples 1 --coeffs mouns
+# flags of the other mode
+expect "--shapes does not go with --fit: the fit measures its own shape and muon, root and polar_express" \
+  "${fit[@]}" --shapes 16x16
+expect "--coeffs does not go with --fit" "${fit[@]}" --coeffs polar_express
+expect "--start needs --fit RxC" --shapes 8x8 --samples 1 --start root
+expect "--spectrum needs --fit RxC" --shapes 8x8 --samples 1 --spectrum heavy
+expect "--evals needs --fit RxC" --shapes 8x8 --samples 1 --evals 10
+expect "--append needs --fit RxC" --shapes 8x8 --samples 1 --append "$tmp/c.tsv"
+# --append: a folder, or a file in a folder that does not exist, is refused before the fit
+mkdir "$tmp/adir"
+expect "--append '$tmp/adir' is a folder: give the coefficient file (e.g. --append $tmp/adir/root_coeffs.tsv)" \
+  "${fit[@]}" --append "$tmp/adir"
+expect "--append '$tmp/none/c.tsv': the folder '$tmp/none' does not exist" "${fit[@]}" --append "$tmp/none/c.tsv"
+[ ! -e "$tmp/none" ] || { echo "FAIL: a refused --append made a folder"; fails=$((fails+1)); }
+# a good --append writes one line that --coeffs reads back
+"$OPTBENCH" ortho "${fit[@]}" --append "$tmp/c.tsv" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: --append: $(cat "$tmp/err")"; fails=$((fails+1)); }
+[ "$(grep -vc '^#' "$tmp/c.tsv")" = 1 ] || { echo "FAIL: --append wrote $(cat "$tmp/c.tsv")"; fails=$((fails+1)); }
+"$OPTBENCH" ortho --shapes 8x8 --samples 1 --coeffs "$tmp/c.tsv" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: --coeffs of the fitted file: $(cat "$tmp/err")"; fails=$((fails+1)); }
+echo "$fails failed"
+[ $fails -eq 0 ]

@@ -165,7 +165,13 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
     CK(ob_device_open(&dev, backend, 0, e));
     CK(ob_layout_add(&lay, "param", tag, ndim, shape, NULL, e));
     CK(ob_optim_create(d, &hp, &train, &o, e));
-    for (int i = 0; i < n_text; i++) CK(ob_optim_set_option(o, text[i][0], text[i][1], e));
+    for (int i = 0; i < n_text; i++)
+        if ((st = ob_optim_set_option(o, text[i][0], text[i][1], e)) != OB_OK) { /* name the setting */
+            size_t on = strlen(d->name);
+            if (strncmp(e->msg, d->name, on) || (e->msg[on] != '.' && e->msg[on] != ':'))
+                ob_err_prefix(e, "--set: %s.%s: ", d->name, text[i][0]);
+            goto out;
+        }
     for (int i = 0; i < n_routes; i++) CK(ob_optim_add_route(o, routes[i], e));
     CK(ob_optim_route(o, &lay, e));
     CK(ob_layout_finalize(&lay, e));

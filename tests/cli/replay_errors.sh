@@ -43,6 +43,8 @@ expect "unknown optimizer 'adma' (did you mean 'adam'?)" --optimizer adma --shap
 expect "sgd has no hyperparameter 'mom'" "${ok[@]}" --grads "$tmp/grads.csv" --set mom=0.9
 expect "train.schedule: 'cosin' is not one of" "${ok[@]}" --grads "$tmp/grads.csv" --set train.schedule=cosin
 expect "cannot open" "${ok[@]}" --grads "$tmp/missing.csv"
+expect "--set: root.coeff_file: cannot open '$tmp/missing.tsv'" --optimizer root --shape 2x3 --init "$tmp/init.csv" \
+  --grads "$tmp/grads.csv" --out "$tmp/o.csv" --set coeff_file="$tmp/missing.tsv"
 expect "replay needs --out" --optimizer sgd --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv"
 expect "route 'tag=matrx -> adamw': unknown tag 'matrx'" --optimizer muon --shape 2x3 --init "$tmp/init.csv" \
   --grads "$tmp/grads.csv" --out "$tmp/o.csv" --route 'tag=matrx -> adamw'

@@ -244,6 +244,9 @@ static int append_check(const char *path)
         if (access(path, W_OK) != 0)
             return ob_cli_error(2, "--append '%s' cannot be written (%s): give a coefficient file you may write", path,
                                 strerror(errno));
+        char msg[1024];
+        if (ob_cli_output_check(msg, sizeof msg, "--append", path, NULL, NULL, 0)) /* a database */
+            return ob_cli_error(2, "%s", msg);
         return 0;
     }
     if (errno != ENOENT)

@@ -35,6 +35,11 @@ expect "--append '$tmp/adir' is a folder: give the coefficient file (e.g. --appe
   "${fit[@]}" --append "$tmp/adir"
 expect "--append '$tmp/none/c.tsv': the folder '$tmp/none' does not exist" "${fit[@]}" --append "$tmp/none/c.tsv"
 [ ! -e "$tmp/none" ] || { echo "FAIL: a refused --append made a folder"; fails=$((fails+1)); }
+# ... and so is an SQLite database, left as it was
+printf 'SQLite format 3\000rest of a database' >"$tmp/results.db"
+cp "$tmp/results.db" "$tmp/results.keep"
+expect "--append '$tmp/results.db' is an SQLite database" "${fit[@]}" --append "$tmp/results.db"
+cmp -s "$tmp/results.db" "$tmp/results.keep" || { echo "FAIL: --append changed a database"; fails=$((fails+1)); }
 # a good --append writes one line that --coeffs reads back
 "$OPTBENCH" ortho "${fit[@]}" --append "$tmp/c.tsv" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: --append: $(cat "$tmp/err")"; fails=$((fails+1)); }
 [ "$(grep -vc '^#' "$tmp/c.tsv")" = 1 ] || { echo "FAIL: --append wrote $(cat "$tmp/c.tsv")"; fails=$((fails+1)); }

@@ -104,3 +104,31 @@ int ob_cli_output_check(char *buf, size_t n, const char *flag, const char *path,
     }
     return 0;
 }
+
+void ob_cli_once(const char *cmd, int argc, char **argv, const char *const *single, int n)
+{
+    for (int k = 0; k < n; k++) {
+        int first = -1, last = -1, times = 0;
+        for (int i = 1; i < argc; i++)
+            if (!strcmp(argv[i], single[k])) {
+                if (first < 0) first = i;
+                last = i;
+                times++;
+                i++; /* its value */
+            }
+        if (times < 2) continue;
+        char a[96], b[96];
+        const char *va = first + 1 < argc ? argv[first + 1] : "", *vb = last + 1 < argc ? argv[last + 1] : "";
+        int list = strchr(va, ',') || strchr(vb, ',') || !strcmp(single[k], "--workloads") ||
+                   !strcmp(single[k], "--optimizers") || !strcmp(single[k], "--lrs") ||
+                   !strcmp(single[k], "--seeds") || !strcmp(single[k], "--shapes") ||
+                   !strcmp(single[k], "--coeffs") || !strcmp(single[k], "--devices");
+        char n_times[32];
+        if (times == 2) snprintf(n_times, sizeof n_times, "twice");
+        else snprintf(n_times, sizeof n_times, "%d times", times);
+        fprintf(stderr, "optbench: note: %s%s%s is given %s ('%s'%s'%s'): the last is used%s%s%s\n",
+                cmd ? cmd : "", cmd ? ": " : "", single[k], n_times, ob_printable(va, a, sizeof a),
+                times == 2 ? " and " : ", ..., ", ob_printable(vb, b, sizeof b),
+                list ? " (a list is one comma-separated value: " : "", list ? single[k] : "", list ? " A,B)" : "");
+    }
+}

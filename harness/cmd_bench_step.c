@@ -462,6 +462,9 @@ out:
 
 int ob_cmd_bench_step(int argc, char **argv)
 {
+    static const char *const single[] = {"--optimizer", "--params", "--tensors", "--shape", "--backend",
+                                         "--iters", "--repeats", "--warmup"};
+    ob_cli_once("bench-step", argc, argv, single, OB_CLI_COUNT(single));
     bs_args a;
     int rc = bs_parse(argc, argv, &a);
     if (rc < 0) return 0; /* --help */

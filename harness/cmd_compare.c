@@ -23,6 +23,7 @@ typedef enum copt_id {
     C_BASELINE, C_CANDIDATE, C_LOSS_TOL, C_LOSS_ABS_TOL, C_METRIC_TOL, C_TIME_TOL, C_TIME_MEAN_TOL, C_TIME_FLOOR, C_TIME_ACROSS, C_NO_MEMORY,
     C_STRICT, C_BASE_BENCH, C_CAND_BENCH, C_MARKDOWN, C_MARKDOWN_APPEND, C_JUNIT, C_QUIET, C_HELP
 } copt_id;
+#define C_COUNT_ (C_HELP + 1) /* the number of ids */
 
 typedef struct copt {
     const char *name;
@@ -295,6 +296,7 @@ int ob_cmd_compare(int argc, char **argv)
      * one, as the unknown option's value would be: an error either way, and
      * the first error is the one shown. */
     char err[1024] = "";
+    const char *given[C_COUNT_] = {0}; /* the value of each option so far: one given twice keeps neither */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const copt *op = find_copt(a);
@@ -319,6 +321,13 @@ int ob_cmd_compare(int argc, char **argv)
                 continue;
             }
             v = argv[++i];
+            if (given[op->id]) {
+                char pa[96], pb[96];
+                first_error(err, sizeof err, "%s is given twice ('%s' and '%s'): give it once", op->name,
+                            ob_printable(given[op->id], pa, sizeof pa), ob_printable(v, pb, sizeof pb));
+                continue;
+            }
+            given[op->id] = v;
         }
         double x = 0;
         switch (op->id) {

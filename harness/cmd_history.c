@@ -322,6 +322,8 @@ static char *minute_date(const char *created_at)
 
 int ob_cmd_history(int argc, char **argv)
 {
+    static const char *const single[] = {"--db", "--metric", "--workload", "--optimizer", "--out"};
+    ob_cli_once("history", argc, argv, single, OB_CLI_COUNT(single));
     const char *db_path = NULL, *out = NULL, *wl_filter = NULL, *opt_filter = NULL;
     int m = 0;
     /* --target WORKLOAD=LOSS: the workload labels point into argv */

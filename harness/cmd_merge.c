@@ -29,6 +29,8 @@ static void merge_usage(FILE *f)
 
 int ob_cmd_merge(int argc, char **argv)
 {
+    static const char *const single[] = {"--out", "--name"};
+    ob_cli_once("merge", argc, argv, single, OB_CLI_COUNT(single));
     const char *out = NULL, *name = NULL;
     const char *in[1024];
     int n = 0;

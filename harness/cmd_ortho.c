@@ -281,6 +281,9 @@ static int parse_int(const char *flag, const char *v, int lo, int hi, int *out)
 
 int ob_cmd_ortho(int argc, char **argv)
 {
+    static const char *const single[] = {"--shapes", "--coeffs", "--steps", "--samples", "--seed", "--backend",
+                                         "--fit", "--start", "--spectrum", "--evals", "--append"};
+    ob_cli_once(NULL, argc, argv, single, OB_CLI_COUNT(single));
     const char *shapes_arg = "64x64,128x256", *coeffs_arg = "muon,root", *backend = "cpu";
     const char *fit_shape = NULL, *append = NULL, *start_arg = "muon", *spectrum = "gaussian";
     int steps = 5, samples = 4, seed = 0, evals = 400;

@@ -228,6 +228,8 @@ out:
 
 int ob_cmd_replay(int argc, char **argv)
 {
+    static const char *const single[] = {"--optimizer", "--shape", "--init", "--grads", "--out", "--backend"};
+    ob_cli_once("replay", argc, argv, single, OB_CLI_COUNT(single));
     const char *opt = NULL, *shape = NULL, *init = NULL, *grads = NULL, *outp = NULL, *backend = "cpu";
     const char *routes[16];
     int n_routes = 0;

@@ -60,6 +60,9 @@ static const char *const report_opts[] = {"--db",      "--out",  "--benchmark", 
 
 int ob_cmd_report(int argc, char **argv)
 {
+    static const char *const single[] = {"--db", "--out", "--benchmark", "--tol", "--tol-of", "--tau-max",
+                                         "--profile-by", "--jobs", "--pdf-width"};
+    ob_cli_once("report", argc, argv, single, OB_CLI_COUNT(single));
     ob_report_opts o;
     memset(&o, 0, sizeof o);
     ob_stats_opts_default(&o.stats);

@@ -132,10 +132,17 @@ static ob_status stray_word(const char *a, const char *flag, const char *value, 
         strchr(a, !strcmp(flag, "--exclude") ? ':' : '='))
         return ob_fail(e, OB_ERR_INPUT, "'%s' is not a config file: each setting takes a %s of its own (%s %s)", a,
                        flag, flag, a);
-    if (flag && strcmp(flag, "--set") && strcmp(flag, "--sweep") && strcmp(flag, "--exclude"))
+    static const char *const lists[] = {"--workloads", "--optimizers", "--lrs", "--seeds", "--devices"};
+    int is_list = 0;
+    for (int i = 0; flag && i < (int)(sizeof lists / sizeof lists[0]); i++) is_list |= !strcmp(flag, lists[i]);
+    if (is_list)
         return ob_fail(e, OB_ERR_INPUT, "config file '%s' does not exist (run takes one CONFIG.yaml; every other "
                        "argument is an --option; if '%s' belongs to %s, lists are comma-separated: %s %s,%s)", a, a,
                        flag, flag, value, a);
+    if (flag && strcmp(flag, "--set") && strcmp(flag, "--sweep") && strcmp(flag, "--exclude"))
+        return ob_fail(e, OB_ERR_INPUT, "config file '%s' does not exist (run takes one CONFIG.yaml; every other "
+                       "argument is an --option; %s takes one value: if '%s %s' is one, quote it: %s '%s %s')", a,
+                       flag, value, a, flag, value, a);
     return ob_fail(e, OB_ERR_INPUT, "config file '%s' does not exist (run takes one CONFIG.yaml; every other "
                    "argument is an --option)", a);
 }
@@ -353,6 +360,11 @@ static ob_status check_run_folder(const char *path, const char *who, ob_err *e)
 
 int ob_cmd_run(int argc, char **argv)
 {
+    static const char *const single[] = {"--workloads", "--optimizers", "--lrs", "--seeds", "--steps",
+                                         "--eval-every", "--confirm-seeds", "--db", "--backend", "--name",
+                                         "--checkpoint-every", "--checkpoint-keep", "--checkpoint-dir", "--shard",
+                                         "--devices", "--data-parallel", "--dump-params"};
+    ob_cli_once(NULL, argc, argv, single, OB_CLI_COUNT(single));
     ob_config cfg;
     ob_config_init(&cfg);
     ob_err e;

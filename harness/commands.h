@@ -49,6 +49,12 @@ int ob_cli_valued_option(const char *cmd, int argc, char **argv, int i, const ch
  * exist yet passes: opening it says what is wrong with its folder. */
 int ob_cli_output_check(char *buf, size_t n, const char *flag, const char *path, const char *const *inputs,
                         const char *const *what, int n_inputs);
+/* An option that takes one value (single, n of them) given more than once
+ * keeps its last value (a script's defaults, then the value of this call),
+ * and a note on stderr says so, naming the values: a list written as two
+ * options (--workloads a --workloads b) runs one of them. Options that add
+ * up when repeated (--set, --target, ...) are not in single. */
+void ob_cli_once(const char *cmd, int argc, char **argv, const char *const *single, int n);
 /* The number of names in an array of them. */
 #define OB_CLI_COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 

@@ -340,6 +340,9 @@ no_verdict_reports "both markdowns" --baseline "$tmp/base.db" --candidate "$tmp/
 # a report that cannot be written: no verdict (2), not a regression (1)
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/no/such/dir.md"
 check "names the report: $(cat "$tmp/err")" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"
+# an option given twice would judge another database than the one meant: no verdict
+no_verdict_reports "--baseline twice" --baseline "$tmp/cand.db" --baseline "$tmp/base.db" --candidate "$tmp/cand.db"
+check "--baseline twice: says so: $(cat "$tmp/err")" grep -q "\-\-baseline is given twice ('$tmp/cand.db' and '$tmp/base.db'): give it once" "$tmp/err"
 # a report never replaces a database (either of the two, or another) or lands in a folder,
 # and two reports are not written into one file
 cp "$tmp/base.db" "$tmp/rp-b.db"; cp "$tmp/cand.db" "$tmp/rp-c.db"; cp "$tmp/base.db" "$tmp/rp-other.db"

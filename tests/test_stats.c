@@ -145,6 +145,15 @@ static void test_interp_width(void)
     CHECK(olo == 0 && ohi == 0);
     CHECK(isnan(ob_stat_lr_width(lr4, m4, 4, 0, 1.1, &olo, &ohi)));
     CHECK(isnan(ob_stat_lr_width(lr5, m5, 5, 2, 0.9, &olo, &ohi))); /* a threshold below the best */
+    /* a median equal to the threshold is inside (m <= thr), and the range goes
+     * on past it: every lr here is inside, both ends open at the grid's edges */
+    double meq[] = {1.05, 1.1, 1, 1.1, 1.05};
+    CHECK_NEAR(ob_stat_lr_width(lr5, meq, 5, 2, 1.1, &olo, &ohi), 4.0, 1e-12);
+    CHECK(olo == 1 && ohi == 1);
+    /* tolerance 0 with the neighbours at the best median: inside too */
+    double mflat[] = {2, 1, 1, 1, 2};
+    CHECK_NEAR(ob_stat_lr_width(lr5, mflat, 5, 1, 1.0, &olo, &ohi), 2.0, 1e-12);
+    CHECK(olo == 0 && ohi == 0);
 }
 
 /* ob_stat_first_reach and ob_stat_majority_first_reach, which must not fail here */
@@ -925,6 +934,7 @@ static void test_sign_paired(const char *path)
     ob_paired pd;
     CHECK_OK(ob_stat_paired(&d, a1, na1, s1, ns1, &pd, &e), &e); /* {-1, -1, 0} */
     CHECK(pd.n == 3 && pd.a_lower == 2 && pd.ties == 1 && pd.median_rel == -1.0);
+    CHECK_NEAR(pd.p_sign, 0.5, 1e-15); /* the sign test over the 2 untied seeds, not all 3 */
     CHECK_OK(ob_stat_paired(&d, s1, ns1, a1, na1, &pd, &e), &e); /* {+inf, +inf, 0} */
     CHECK(pd.n == 3 && pd.b_lower == 2 && isinf(pd.median_rel) && pd.median_rel > 0);
     CHECK_OK(ob_stat_paired(&d, a1, na1, a01, na01, &pd, &e), &e); /* {0.05, -0.1, +inf} */

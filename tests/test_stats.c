@@ -1217,6 +1217,121 @@ static void test_tt_mixed_means(const char *path)
     ob_store_close(s);
 }
 
+/* The best lr: equal medians go to the smaller lr; the first diverged lr is
+ * the smallest where a seed diverged, not the last; and a seed diverged at
+ * the best lr itself (its median still finite) leaves the lr range measured:
+ * the best lr is inside whatever its seeds did. */
+static void test_best_lr_ties(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        /* adam: medians 2 (a seed diverged), 1, 1, and every seed diverged at lr 1 */
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.001, seed, seed ? "done" : "diverged", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.1, seed, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 1.0, seed, "diverged", 0, 0, 1, 1, 1, 1, 1, 1, 0});
+        /* sgd: medians 4, 1 (a seed diverged), 4 */
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.001, seed, "done", 4.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, seed ? "done" : "diverged", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, seed, "done", 4.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), NULL, &d, &st);
+    const ob_group *ga = grp(&d, &st, "W", "adam"), *gs = grp(&d, &st, "W", "sgd");
+    CHECK(ga && gs);
+    if (ga && gs) {
+        CHECK_MSG(ga->best_lr == 0.01 && ga->final.median == 1.0, "adam: best lr %g", ga->best_lr);
+        CHECK_MSG(ga->first_div_lr == 0.001 && ga->n_diverged == 4, "adam: first diverged lr %g", ga->first_div_lr);
+        /* the range: 0.01 to 0.1 (within 10%), closed by the diverged seeds at 0.001 and 1 */
+        CHECK_NEAR(ga->width_decades, 1.0, 1e-12);
+        CHECK(!ga->width_open_lo && !ga->width_open_hi && ga->width_unmeasured == OB_WIDTH_MEASURED);
+        /* sgd: median 1 at 0.01 over {inf, 1, 1}; 4 on either side crosses 1.1 ln(1.1) / ln(4)
+         * decades away */
+        CHECK(gs->best_lr == 0.01 && gs->final.median == 1.0 && isinf(gs->final.max) && gs->first_div_lr == 0.01);
+        CHECK_MSG(fabs(gs->width_decades - 2 * log(1.1) / log(4.0)) < 1e-12 && gs->width_unmeasured == OB_WIDTH_MEASURED,
+                  "sgd: width %g, unmeasured %d", gs->width_decades, gs->width_unmeasured);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
+/* A loss below 0 (one with an offset, a negative log-likelihood): the lr
+ * range's threshold is tol x |best| above the best median, not below it; and a
+ * given target equal to the loss before training is met at the start. */
+static void test_negative_and_start(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"N", "adam", NULL, 0.01, seed, "done", -2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"N", "adam", NULL, 0.1, seed, "done", -1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"S", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    const char *tw[] = {"S"};
+    double tv[] = {6.0}; /* S starts at 1 + 10 / 2 */
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), &o, &d, &st);
+    const ob_group *gn = grp(&d, &st, "N", "adam"), *gt = grp(&d, &st, "S", "adam");
+    int wn = ob_dataset_find_wl(&d, "N"), ws = ob_dataset_find_wl(&d, "S");
+    CHECK(gn && gt && wn >= 0 && ws >= 0);
+    if (gn && gt && wn >= 0 && ws >= 0) {
+        /* threshold -2 + 0.1 x 2 = -1.8, linearly (no log of a loss <= 0) 0.2 of the way to
+         * -1 at 0.1; open below 0.01 */
+        CHECK(gn->best_lr == 0.01);
+        CHECK_MSG(fabs(gn->width_decades - 0.2) < 1e-12 && gn->width_open_lo && !gn->width_open_hi,
+                  "N: width %g (open %d %d)", gn->width_decades, gn->width_open_lo, gn->width_open_hi);
+        CHECK_NEAR(st.target[wn], -1.8, 1e-12);
+        CHECK(st.start_loss[ws] == 6.0 && st.target_given[ws] && st.target[ws] == 6.0);
+        CHECK_MSG(st.target_at_start[ws] && gt->tt_censored && isnan(gt->tt_steps), "S: at start %d",
+                  st.target_at_start[ws]);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
+/* Time-to-target intervals that touch, one's upper end the other's lower end,
+ * lie within each other's noise: adam [10, 11] ms and lion [11, 12] ms share
+ * rank 1, and so do lion and sgd [12, 13] ms; adam is clearly faster than sgd
+ * (rank 2). */
+static void test_tt_rank_touching(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const struct { const char *opt; double ms[3]; } rows[] = {
+        {"adam", {1.0, 1.05, 1.1}}, {"lion", {1.1, 1.15, 1.2}}, {"sgd", {1.2, 1.25, 1.3}},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (int seed = 0; seed < 3; seed++)
+            fx_add(s, 0, &(fx_run){"W", rows[i].opt, NULL, 0.01, seed, "done", 1.0, 10, rows[i].ms[seed],
+                                   rows[i].ms[seed], 1, 1, 1, 1, 0});
+    const char *tw[] = {"W"};
+    double tv[] = {2.45}; /* reached at step 10 */
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), &o, &d, &st);
+    static const int want[] = {1, 1, 2};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const ob_group *g = grp(&d, &st, "W", rows[i].opt);
+        CHECK(g != NULL);
+        if (!g) continue;
+        CHECK(g->tt_steps == 10);
+        int r = ob_stats_tt_rank(&st, (int)(g - st.g));
+        CHECK_MSG(r == want[i], "%s ranks %d, want %d", rows[i].opt, r, want[i]);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 int main(void)
 {
     char dir[256];
@@ -1252,6 +1367,9 @@ int main(void)
         {"confirm.db", test_confirm},
         {"against.db", test_counted_against},
         {"paired.db", test_sign_paired},
+        {"ties.db", test_best_lr_ties},
+        {"negative.db", test_negative_and_start},
+        {"tt_touch.db", test_tt_rank_touching},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);

@@ -572,11 +572,29 @@ static void test_rollback(void)
     *a.loss = INFINITY;
     CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 2, a.rec, &e), &e);
     CHECK(!ob_optim_stopped(a.o, NULL, NULL, 0));
+    /* the snapshot taken before the first update is of step 0, not of step 1 */
+    CHECK(ob_optim_pop_event(a.o, &st, kind, sizeof kind, detail, sizeof detail) == 1);
+    CHECK_MSG(st == 2 && !strcmp(kind, "rollback") &&
+                  strstr(detail, "a non-finite loss at step 2: parameters and optimizer state restored from step 0"),
+              "%s", detail);
     CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 3, a.rec, &e), &e);
     char why[192];
     CHECK(ob_optim_stopped(a.o, &st, why, sizeof why) && st == 2);
     CHECK(strstr(why, "2 consecutive non-finite steps despite rollback") != NULL);
     CHECK_NEAR(a.p[0], 0.0, 0); /* rolled back to the start (snapshot of update 0) */
+    rig_close(&a);
+    /* consecutive ones: a good step between two bad ones starts the count again
+     * (bad at 2, 4 and 5: stopped at 5, the streak from step 4) */
+    CHECK(rig_route(&a, "sgd", "lr=0.1", "on_nonfinite=rollback,max_bad_steps=2", v, 1, NULL, &e));
+    rig_setup(&a);
+    a.g[0] = 1;
+    for (int s = 1; s <= 5; s++) {
+        *a.loss = s == 2 || s >= 4 ? INFINITY : 1.0f;
+        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, s, a.rec, &e), &e);
+        const int stopped = ob_optim_stopped(a.o, &st, NULL, 0);
+        CHECK_MSG(stopped == (s == 5), "step %d: stopped %d", s, stopped);
+    }
+    CHECK(ob_optim_stopped(a.o, &st, NULL, 0) && st == 4);
     rig_close(&a);
 }
 

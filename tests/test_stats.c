@@ -698,6 +698,8 @@ static void test_tt_rank_noise(const char *path)
         }
         const ob_group *ga = grp(&d, &st, "W", "adam");
         if (ga) CHECK(ga->tt_step_ms_lo == 1.0 && ga->tt_step_ms_hi == 1.2 && ga->tt_step_ms == 1.1);
+        /* the spread of the runs' median step times: largest / smallest - 1 */
+        if (ga) CHECK_NEAR(ga->step_ms_spread, 0.2, 1e-12);
         const ob_group *gr = grp(&d, &st, "W", "radam");
         if (gr) CHECK(!gr->tt_censored && isnan(gr->tt_time_s) && isnan(gr->tt_step_ms_lo));
         ob_stats_free(&st);
@@ -1081,6 +1083,10 @@ static void test_confirm(const char *path)
         CHECK(isnan(a->confirm_lr));
     }
     for (int w = 0; w < d.n_wl; w++) CHECK(s.target[w] == s0.target[w]);
+    /* the loss before training is the sweep's: fresh seeds start elsewhere */
+    for (int w = 0; w < d.n_wl; w++)
+        CHECK_MSG(s.start_loss[w] == s0.start_loss[w], "%s starts at %g, %g without the confirmation runs",
+                  d.wl_labels[w], s.start_loss[w], s0.start_loss[w]);
     const ob_group *qa = grp(&d, &s, "quad", "adam"), *qs = grp(&d, &s, "quad", "sgd");
     const ob_group *ra = grp(&d, &s, "rosen", "adam"), *rs = grp(&d, &s, "rosen", "sgd");
     CHECK(qa && qs && ra && rs);
@@ -1162,21 +1168,31 @@ static void test_tt_mixed_means(const char *path)
         }
     /* a failed run of V without a mean: not timed, not counted */
     fx_add(s, 0, &(fx_run){"V", "sgd", NULL, 0.01, 2, "failed", 0, 0, 2, 2, 1, 1, 1, 1, 0});
+    /* U: no means either, but its target is met at the start: no time to target there */
+    fx_add(s, 0, &(fx_run){"U", "sgd", NULL, 0.01, 0, "done", 1.0, 20, 2, 2, 1, 1, 1, 1, 0});
     CHECK(sqlite3_exec(ob_store_db(s),
                        "UPDATE runs SET step_ms_mean = 3 WHERE optimizer = 'adam';"
-                       "UPDATE runs SET step_ms_mean = NULL WHERE optimizer = 'sgd' AND (workload = 'W' OR status = 'failed');",
+                       "UPDATE runs SET step_ms_mean = NULL WHERE optimizer = 'sgd' AND (workload IN ('W', 'U') OR "
+                       "status = 'failed');",
                        NULL, NULL, NULL) == SQLITE_OK);
     ob_dataset d;
     load_with_curves(ob_store_db(s), &d);
-    const char *tw[] = {"W", "V"};
-    double tv[] = {2.45, 2.45}; /* reached at step T (see test_reference) */
+    const char *tw[] = {"W", "V", "U"};
+    double tv[] = {2.45, 2.45, 100}; /* reached at step T (see test_reference); U at the start */
     ob_stats_opts o;
-    opts_targets(&o, 2, tw, tv);
+    opts_targets(&o, 3, tw, tv);
     ob_stats st;
     CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
-    int ww = ob_dataset_find_wl(&d, "W"), wv = ob_dataset_find_wl(&d, "V");
-    CHECK(ww >= 0 && wv >= 0);
+    int ww = ob_dataset_find_wl(&d, "W"), wv = ob_dataset_find_wl(&d, "V"), wu = ob_dataset_find_wl(&d, "U");
+    CHECK(ww >= 0 && wv >= 0 && wu >= 0);
     if (ww >= 0 && wv >= 0) CHECK(st.tt_by_median[ww] == 1 && st.tt_by_median[wv] == 0);
+    if (wu >= 0) CHECK(st.tt_by_median[wu] == 1 && st.target_at_start[wu]);
+    /* the workloads timed by the median: W, not U (its target was met at the start) */
+    for (int in_profile = 0; in_profile < 2; in_profile++) {
+        char names[64];
+        int nm = ob_stats_median_timed(&d, &st, in_profile, names, sizeof names);
+        CHECK_MSG(nm == 1 && !strcmp(names, "W"), "median-timed (in the profile %d): %d, '%s'", in_profile, nm, names);
+    }
     const ob_group *wa = grp(&d, &st, "W", "adam"), *ws = grp(&d, &st, "W", "sgd");
     const ob_group *va = grp(&d, &st, "V", "adam"), *vs = grp(&d, &st, "V", "sgd");
     CHECK(wa && ws && va && vs);

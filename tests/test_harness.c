@@ -495,6 +495,9 @@ static void test_sweeps(void)
                "two configurations of quadratic that are one problem");
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {sgd: {nesterov: [true, false]}}\n",
                "sgd with nesterov=true (set at t.yaml:3): sgd.nesterov = true requires momentum > 0");
+    /* two settings of one line: the place named once */
+    expect_bad("workloads: quadratic\noptimizers: sgd\nhparams: {sgd: {nesterov: true, dampening: 0}}\n",
+               "sgd (set at t.yaml:3): sgd.nesterov = true requires momentum > 0");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams: {adam: {beta2: 0.9}}\n"
                "sweep: {adam: {beta2: [0.95, 0.99]}}\n",
                "t.yaml:4: adam.beta2 is both set and swept in this file (also at t.yaml:3)");

@@ -270,6 +270,144 @@ static const ob_cmp_group *grp(const ob_compare *c, const char *wl, const char *
     return NULL;
 }
 
+/* Edges of the verdicts, each on databases of its own in dir: an effect equal
+ * to the tolerance (relative or absolute) does not exceed it; a loss below 0
+ * changes relative to its magnitude, so a higher loss is worse; equal medians
+ * of the baseline's final loss give the smaller lr, not the one whose cells
+ * sort first; a cell under the time floor on one side only is timed, and one
+ * group alone moving is no machine-wide shift; exactly half the cells
+ * unsteady still leaves the step time judged, and exactly half with a mean
+ * still judges the mean; the groups judged on their mean being half the
+ * timed groups (not most) keeps their mean verdicts. */
+static void test_edges(const char *dir)
+{
+    char base[512], cand[512];
+    snprintf(base, sizeof base, "%s/edge_base.db", dir);
+    snprintf(cand, sizeof cand, "%s/edge_cand.db", dir);
+    mod m = none();
+    build(base, &m);
+    ob_compare_opts o;
+    ob_compare_opts_default(&o);
+    ob_status st;
+    ob_compare c;
+    const ob_cmp_group *g;
+
+    /* 30% worse on every seed; then a tolerance of exactly that effect, and an
+     * absolute floor of exactly the median difference */
+    m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 1.3;
+    c = cmp_built(base, cand, &m, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK(st == OB_OK && g && g->loss.v == OB_WORSE);
+    const double effect = g ? g->loss.effect : 0.3, abs_effect = g ? g->loss.abs_effect : 0.153;
+    ob_compare_free(&c);
+    o.loss_tol = effect;
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK_MSG(st == OB_OK && !c.regression && g && g->loss.v == OB_SAME && !g->loss.unsure,
+              "effect %.17g at a tolerance of itself: verdict %d", effect, g ? (int)g->loss.v : -1);
+    ob_compare_free(&c);
+    ob_compare_opts_default(&o);
+    o.loss_abs_tol = abs_effect;
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK_MSG(st == OB_OK && !c.regression && g && g->loss.v == OB_SAME && g->loss.under_abs,
+              "median difference %.17g at an absolute floor of itself: verdict %d", abs_effect,
+              g ? (int)g->loss.v : -1);
+    ob_compare_free(&c);
+    ob_compare_opts_default(&o);
+
+    /* losses below 0: -1.01 -> -0.707 is higher, 30% of |baseline| worse */
+    static const char neg[] = "UPDATE runs SET final_loss = -final_loss WHERE workload = 'quad' AND optimizer = 'adam'";
+    m = none();
+    build(base, &m);
+    plant(base, neg);
+    m.loss_mul[0] = m.loss_mul[1] = m.loss_mul[2] = 0.7;
+    c = cmp_planted(base, cand, &m, neg, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK_MSG(st == OB_OK && c.regression && g && g->loss.v == OB_WORSE && fabs(g->loss.effect - 0.3) < 1e-9,
+              "negative losses: verdict %d, effect %g", g ? (int)g->loss.v : -1, g ? g->loss.effect : NAN);
+    ob_compare_free(&c);
+
+    /* lrs 1e-5 and 1e-4 with equal medians in the baseline (1e-4's cells sort
+     * first by their text): judged at 1e-5, where the candidate is worse */
+    {
+        ob_store *sb = new_db(base), *sc = new_db(cand);
+        for (int seed = 0; seed < 3; seed++)
+            for (int l = 0; l < 2; l++) {
+                const double lr = l ? 1e-4 : 1e-5;
+                fx_add(sb, 0, &(fx_run){"quad", "adam", NULL, lr, seed, "done", 1.0, 5, 1, 1.2, 4096, 800, 1.1, 0.8, 20});
+                fx_add(sc, 0, &(fx_run){"quad", "adam", NULL, lr, seed, "done", l ? 1.0 : 1.3, 5, 1, 1.2, 4096, 800, 1.1,
+                                        0.8, 20});
+            }
+        ob_store_close(sb);
+        ob_store_close(sc);
+        c = run_cmp(base, cand, &o, &st);
+        g = grp(&c, "quad", "adam");
+        CHECK_MSG(st == OB_OK && g && g->best_lr == 1e-5 && g->loss.v == OB_WORSE && c.regression,
+                  "tied lrs: judged at %g", g ? g->best_lr : NAN);
+        ob_compare_free(&c);
+    }
+
+    /* a floor of 2.5 ms: every cell under it on both sides but rosen/sgd, 1 ms
+     * in the baseline and 3 ms in the candidate: timed, and worse; the one
+     * group judged is no machine-wide shift */
+    m = none();
+    build(base, &m);
+    m.time_mul = 3;
+    o.time_floor_ms = 2.5;
+    c = cmp_built(base, cand, &m, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK_MSG(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && g->time.n == 6 && g->time_fast == 0,
+              "under the floor on one side: verdict %d over %d cells, %d fast", g ? (int)g->time.v : -1,
+              g ? g->time.n : -1, g ? g->time_fast : -1);
+    g = grp(&c, "quad", "adam");
+    CHECK(g && g->time.v == OB_NODATA && g->time_fast == 6);
+    CHECK_MSG(isnan(c.time_shift), "time shift %g from one group", c.time_shift);
+    ob_compare_free(&c);
+    ob_compare_opts_default(&o);
+
+    /* rosen/sgd 3x slower; its cells at lr 0.1 unsteady in the candidate
+     * (p90 1.6 x p50): 3 of 6, not more than half, so judged on the other 3 */
+    c = cmp_planted(base, cand, &m,
+                    "UPDATE runs SET step_ms_p90 = step_ms_median * 1.6 WHERE workload = 'rosen' AND "
+                    "optimizer = 'sgd' AND lr = 0.1",
+                    &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK_MSG(st == OB_OK && g && g->time_unsteady == 3 && !g->time_not_judged && g->time.n == 3 &&
+                  g->time.v == OB_WORSE,
+              "half unsteady: %d unsteady, not judged %d, %d judged", g ? g->time_unsteady : -1,
+              g ? g->time_not_judged : -1, g ? g->time.n : -1);
+    ob_compare_free(&c);
+
+    /* the mean 40% up on rosen/sgd's cells, known at lr 0.01 only: 3 of the
+     * 6 timed cells, at least half, so the mean is judged */
+    m = none();
+    m.mean_seed[0] = m.mean_seed[1] = m.mean_seed[2] = 1.4;
+    c = cmp_planted(base, cand, &m,
+                    "UPDATE runs SET step_ms_mean = NULL WHERE workload = 'rosen' AND optimizer = 'sgd' AND lr = 0.1",
+                    &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK_MSG(st == OB_OK && g && g->time_mean.n == 3 && g->time_mean.v == OB_WORSE && c.regression,
+              "means on half the cells: %d judged, verdict %d", g ? g->time_mean.n : -1,
+              g ? (int)g->time_mean.v : -1);
+    ob_compare_free(&c);
+
+    /* every mean 40% up, the medians as they were, and the means known for
+     * quad/adam and rosen/sgd only: two workloads and two optimizers, but 2 of
+     * the 4 timed groups, not most of them: their verdicts stand */
+    m = none();
+    m.mean_all = 1.4;
+    c = cmp_planted(base, cand, &m,
+                    "UPDATE runs SET step_ms_mean = NULL WHERE (workload = 'quad' AND optimizer = 'sgd') OR "
+                    "(workload = 'rosen' AND optimizer = 'adam')",
+                    &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK_MSG(st == OB_OK && c.regression && !c.mean_shift_spread && c.n_time_mean_machine == 0 && g &&
+                  g->time_mean.v == OB_WORSE && isnan(c.time_shift),
+              "half the timed groups: spread %d, set aside %d", c.mean_shift_spread, c.n_time_mean_machine);
+    ob_compare_free(&c);
+}
+
 int main(void)
 {
     char dir[256];
@@ -433,6 +571,9 @@ int main(void)
     c = cmp_built(base, cand, &m, &o, &st);
     g = grp(&c, "rosen", "adam");
     CHECK(st == OB_OK && c.regression && g && g->n_new_failures == 1 && g->overall == OB_WORSE);
+    /* the failed cell (at the judged lr 0.1) is a failure, not a divergence: out of the final loss's pairs */
+    CHECK_MSG(g && g->n_new_diverged == 0 && g->loss.n == 2 && !strstr(g->detail, "diverged"), "%d diverged, %d pairs",
+              g ? g->n_new_diverged : -1, g ? g->loss.n : -1);
     ob_compare_free(&c);
     /* ... or has not finished yet (a stopped candidate): still a regression,
      * told apart from a failure, with a note saying to finish it */
@@ -1368,6 +1509,8 @@ int main(void)
     ob_store_close(new_db(cand));
     c = run_cmp(base, cand, &o, &st);
     CHECK(st == OB_ERR_INPUT);
+
+    test_edges(dir);
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

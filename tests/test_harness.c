@@ -1,5 +1,6 @@
 /* tests/test_harness.c - configuration parsing (YAML and flags), matrix
- * expansion and validation, curve statistics, the steps that count in the
+ * expansion and validation (and its limits: 4096 configurations of an
+ * optimizer, a million cells), curve statistics, the steps that count in the
  * step-time statistics (a warm-up after the start and after every resume). */
 #include <math.h>
 #include <string.h>
@@ -611,6 +612,9 @@ static void test_sweeps(void)
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {sgd: {nesterov: [true, false]}}\n",
                "t.yaml:3: sgd.nesterov = true needs sgd.momentum > 0 (it is 0); give a momentum (e.g. sgd.momentum = "
                "0.9), or leave nesterov off (in sgd's configuration nesterov=true)");
+    /* two settings of one line: the place named once */
+    expect_bad("workloads: quadratic\noptimizers: sgd\nhparams: {sgd: {nesterov: true, dampening: 0}}\n",
+               "t.yaml:3: sgd.nesterov = true needs sgd.momentum > 0 (it is 0); give a momentum");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams: {adam: {beta2: 0.9}}\n"
                "sweep: {adam: {beta2: [0.95, 0.99]}}\n",
                "t.yaml:4: adam.beta2 is both set and swept in this file (also at t.yaml:3)");
@@ -635,6 +639,39 @@ static void test_sweeps(void)
     ob_config_free(&c);
 }
 
+/* The matrix's limits: at most 4096 configurations of an optimizer (its sweeps
+ * times train's; 16 x 16 x 16 is allowed, 16 x 16 x 17 is not) and at most
+ * 1000000 cells (refused before anything is allocated). */
+static void test_matrix_limits(void)
+{
+    char text[1024], list[3][128];
+    for (int k = 0; k < 3; k++) {
+        size_t len = 0;
+        for (int i = 0; i < 16; i++)
+            len += (size_t)snprintf(list[k] + len, sizeof list[k] - len, "%s%s%d", i ? ", " : "", k == 2 ? "" : "0.",
+                                    k == 2 ? i + 1 : k ? 80 + i : 50 + i);
+    }
+    snprintf(text, sizeof text,
+             "workloads: quadratic\noptimizers: adam\nsweep:\n  adam: {beta1: [%s], beta2: [%s]}\n"
+             "  train: {clip_norm: [%s]}\n",
+             list[0], list[1], list[2]);
+    ob_config c;
+    ob_err e;
+    ob_matrix m;
+    CHECK_OK(load(&c, text, &e), &e);
+    ob_status st = ob_matrix_expand(&c, &m, NULL, &e);
+    CHECK_MSG(st == OB_OK && m.n == 4096, "4096 configurations: %s (%d cells)", st == OB_OK ? "" : e.msg,
+              st == OB_OK ? m.n : 0);
+    if (st == OB_OK) ob_matrix_free(&m);
+    ob_config_free(&c);
+    char more[1100];
+    snprintf(more, sizeof more, "%.*s, 17]}\n", (int)strlen(text) - 3, text); /* a 17th clip_norm */
+    expect_bad(more, "the sweeps make 4352 configurations of adam; at most 4096");
+    /* 4096 x 16 lrs x 16 seeds */
+    snprintf(more, sizeof more, "%slrs: [%s]\nseeds: 0..15\n", text, list[2]);
+    expect_bad(more, "the matrix has 1048576 cells; at most 1000000");
+}
+
 int main(void)
 {
     test_yaml_ok();
@@ -650,5 +687,6 @@ int main(void)
     test_stats();
     test_step_times();
     test_sweeps();
+    test_matrix_limits();
     return check_done();
 }

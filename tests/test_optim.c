@@ -3,7 +3,9 @@
  * parameter, non-matrices in a matrix group, bad rules), exact state bytes,
  * matrix groups (a batch of same-shape matrices and a conv kernel give what
  * each gives alone), text options, the guard's rollback after a planted NaN,
- * stop, and the state a checkpoint keeps. */
+ * stop, and the state a checkpoint keeps (the guard's too: a run resumed
+ * after a snapshot or within a streak of bad steps goes on as the
+ * uninterrupted one). */
 #include <math.h>
 #include <string.h>
 #include <unistd.h>
@@ -572,11 +574,29 @@ static void test_rollback(void)
     *a.loss = INFINITY;
     CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 2, a.rec, &e), &e);
     CHECK(!ob_optim_stopped(a.o, NULL, NULL, 0));
+    /* the snapshot taken before the first update is of step 0, not of step 1 */
+    CHECK(ob_optim_pop_event(a.o, &st, kind, sizeof kind, detail, sizeof detail) == 1);
+    CHECK_MSG(st == 2 && !strcmp(kind, "rollback") &&
+                  strstr(detail, "a non-finite loss at step 2: parameters and optimizer state restored from step 0"),
+              "%s", detail);
     CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, 3, a.rec, &e), &e);
     char why[192];
     CHECK(ob_optim_stopped(a.o, &st, why, sizeof why) && st == 2);
     CHECK(strstr(why, "2 consecutive non-finite steps despite rollback") != NULL);
     CHECK_NEAR(a.p[0], 0.0, 0); /* rolled back to the start (snapshot of update 0) */
+    rig_close(&a);
+    /* consecutive ones: a good step between two bad ones starts the count again
+     * (bad at 2, 4 and 5: stopped at 5, the streak from step 4) */
+    CHECK(rig_route(&a, "sgd", "lr=0.1", "on_nonfinite=rollback,max_bad_steps=2", v, 1, NULL, &e));
+    rig_setup(&a);
+    a.g[0] = 1;
+    for (int s = 1; s <= 5; s++) {
+        *a.loss = s == 2 || s >= 4 ? INFINITY : 1.0f;
+        CHECK_OK(ob_optim_step(a.o, a.p, a.g, a.loss, s, a.rec, &e), &e);
+        const int stopped = ob_optim_stopped(a.o, &st, NULL, 0);
+        CHECK_MSG(stopped == (s == 5), "step %d: stopped %d", s, stopped);
+    }
+    CHECK(ob_optim_stopped(a.o, &st, NULL, 0) && st == 4);
     rig_close(&a);
 }
 
@@ -884,6 +904,75 @@ static void test_adafactor_state(void)
     check_resume("adafactor", sets, 41);
 }
 
+/* A fresh optimizer that takes from's state blobs and parameters (a resume). */
+static void resume_into(rig *from, rig *to)
+{
+    ob_state_blob bf[32], bt[32];
+    int nf = ob_optim_state_blobs(from->o, bf, 32), nt = ob_optim_state_blobs(to->o, bt, 32);
+    CHECK(nf == nt && nf <= 32);
+    for (int i = 0; i < nf && i < nt && i < 32; i++) {
+        CHECK(!strcmp(bf[i].name, bt[i].name) && bf[i].bytes == bt[i].bytes);
+        memcpy(bt[i].ptr, bf[i].ptr, bf[i].bytes);
+    }
+    memcpy(to->p, from->p, (size_t)from->lay.total * sizeof(float));
+}
+
+/* The guard's state through a resume (the blobs a checkpoint keeps): a run
+ * resumed after a snapshot rolls back to it as the uninterrupted one does
+ * (the same step named, the spike guard's window restored with it, so the
+ * scores after it agree), and one resumed within a streak of bad steps
+ * stops where the uninterrupted one stops. */
+static void test_resume_guard(void)
+{
+    const tensor_spec v[] = {{"x", OB_TAG_VECTOR, 1, {20}}};
+    const char *train = "on_nonfinite=rollback,snapshot_every=2,max_bad_steps=2,spike_z_loss=1000,spike_window=2";
+    rig a, c, d;
+    ob_err e;
+    CHECK(rig_route(&a, "adam", "lr=0.01", train, v, 1, NULL, &e));
+    rig_setup(&a);
+    CHECK(rig_route(&c, "adam", "lr=0.01", train, v, 1, NULL, &e));
+    rig_setup(&c);
+    CHECK(rig_route(&d, "adam", "lr=0.01", train, v, 1, NULL, &e));
+    rig_setup(&d);
+    for (int i = 0; i < 20; i++) a.p[i] = (float)i / 20;
+    /* step s: loss 2 + s / 10 (NaN at steps 5, 7 and 8), gradients of seed 13 */
+    rig *both[2] = {&a, NULL};
+    for (int s = 1; s <= 8; s++) {
+        if (s == 5) both[1] = &c;
+        if (s == 8) both[1] = &d;
+        if (s == 5) resume_into(&a, &c); /* after the snapshot of update 4 */
+        if (s == 8) resume_into(&a, &d); /* within a streak: step 7 was bad */
+        for (int k = 0; k < 2; k++) {
+            rig *r = both[k];
+            if (!r) continue;
+            for (int i = 0; i < 20; i++) r->g[i] = ob_rng_normal(13, (uint64_t)s, (uint64_t)i);
+            *r->loss = s == 5 || s >= 7 ? NAN : 2.0f + 0.1f * (float)s;
+            CHECK_OK(ob_optim_step(r->o, r->p, r->g, r->loss, s, r->rec, &e), &e);
+        }
+        if (s == 5 || s == 6) {
+            /* the rollback of step 5 names update 4's step; step 6's scores and parameters agree */
+            CHECK_MSG(memcmp(a.p, c.p, 20 * sizeof(float)) == 0, "step %d: the resumed run drifted", s);
+            CHECK(s == 5 || isfinite(a.rec->spike_z[0])); /* step 6 is scored: the restored window is full */
+            CHECK_MSG(a.rec->spike_z[0] == c.rec->spike_z[0] || (isnan(a.rec->spike_z[0]) && isnan(c.rec->spike_z[0])),
+                      "step %d: score %g, resumed %g", s, a.rec->spike_z[0], c.rec->spike_z[0]);
+            for (int k = 0; k < 2; k++) {
+                int64_t st;
+                char kind[32], detail[192];
+                rig *r = k ? &c : &a;
+                int got = ob_optim_pop_event(r->o, &st, kind, sizeof kind, detail, sizeof detail);
+                CHECK_MSG(got == (s == 5) && (s != 5 || strstr(detail, "restored from step 4")), "%s, step %d: %s",
+                          k ? "resumed" : "uninterrupted", s, got ? detail : "no event");
+            }
+        }
+    }
+    int64_t sa = -1, sd = -1;
+    CHECK_MSG(ob_optim_stopped(a.o, &sa, NULL, 0) && ob_optim_stopped(d.o, &sd, NULL, 0) && sa == 7 && sd == 7,
+              "stopped at %lld and, resumed within the streak, %lld", (long long)sa, (long long)sd);
+    rig_close(&a);
+    rig_close(&c);
+    rig_close(&d);
+}
+
 int main(void)
 {
     test_hybrid_routing();
@@ -893,6 +982,7 @@ int main(void)
     test_run_cuts();
     test_options();
     test_rollback();
+    test_resume_guard();
     test_stop();
     test_no_guard();
     test_schedule_free();

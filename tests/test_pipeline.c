@@ -1,6 +1,7 @@
 /* tests/test_pipeline.c - the optimizer pipeline on the CPU backend:
- * hand-computed sgd and adam steps, clipping, and the guard (a planted NaN
- * gradient is skipped and recorded), end to end through the run loop. */
+ * hand-computed sgd and adam steps, clipping (torch's scale, clip / (norm +
+ * 1e-6)), and the guard (a planted NaN gradient is skipped and recorded, or
+ * applied as it is with on_nonfinite = none), end to end through the run loop. */
 #include <sqlite3.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,6 +89,44 @@ static void test_clip_and_guard(void)
     rig_close(&r);
 }
 
+/* torch's clip scale, clip / (norm + 1e-6): with a norm of 5e-4 and clip 1e-4
+ * it is 0.1996, not 0.2 */
+static void test_clip_small_norm(void)
+{
+    rig r;
+    ob_err e;
+    rig_open(&r, "sgd", "lr=1", "clip_norm=1e-4", 2);
+    r.p[0] = r.p[1] = 0;
+    *r.loss = 1.0f;
+    r.g[0] = 3e-4f;
+    r.g[1] = 4e-4f;
+    CHECK_OK(ob_optim_step(r.opt, r.p, r.g, r.loss, 1, r.rec, &e), &e);
+    const double norm = sqrt(3e-4f * (double)3e-4f + 4e-4f * (double)4e-4f), scale = 1e-4 / (norm + 1e-6);
+    CHECK_MSG(fabs(r.p[0] / (-3e-4 * scale) - 1) < 1e-5 && fabs(r.p[1] / (-4e-4 * scale) - 1) < 1e-5,
+              "p = %.9g, %.9g; want scale %.9g", r.p[0], r.p[1], scale);
+    rig_close(&r);
+}
+
+/* train.on_nonfinite = none: a non-finite gradient is applied as it is (the
+ * parameters become NaN), and recorded as non-finite; with clipping (the
+ * statistics known before the update) and without. */
+static void test_nonfinite_none(void)
+{
+    for (int clip = 0; clip < 2; clip++) {
+        rig r;
+        ob_err e;
+        rig_open(&r, "sgd", "lr=1", clip ? "on_nonfinite=none,clip_norm=10" : "on_nonfinite=none", 2);
+        r.p[0] = r.p[1] = 0;
+        *r.loss = 1.0f;
+        r.g[0] = 1;
+        r.g[1] = NAN;
+        CHECK_OK(ob_optim_step(r.opt, r.p, r.g, r.loss, 1, r.rec, &e), &e);
+        CHECK_MSG(r.p[0] == -1.0f && isnan(r.p[1]) && r.rec->skipped == (float)OB_REC_NONFINITE,
+                  "clip %d: p = %g, %g, skipped %g", clip, r.p[0], r.p[1], r.rec->skipped);
+        rig_close(&r);
+    }
+}
+
 static int count(sqlite3 *db, const char *sql)
 {
     sqlite3_stmt *st;
@@ -148,6 +187,8 @@ int main(void)
     test_sgd_hand();
     test_adam_hand();
     test_clip_and_guard();
+    test_clip_small_norm();
+    test_nonfinite_none();
     test_run_guard();
     return check_done();
 }

@@ -66,6 +66,15 @@ static void test_adam_family(void)
     CHECK_NEAR(m, 0.2, 1e-7);
     CHECK_NEAR(v, 0.04, 1e-7);
     CHECK_NEAR(p, 0.99, 1e-6);
+    /* eps added after the bias correction of the root, as torch: sqrt(v)/sqrt(bc2) + eps =
+     * 0.2/0.1 + 0.5 = 2.5; p -= (0.01/0.1) * 0.2/2.5 = 0.008 (not 0.1 * 0.2 / ((0.2 + 0.5)/0.1)) */
+    r.eps = 0.5f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adam(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(p, 0.992, 1e-6);
+    r.eps = 0;
     /* AdamW: p *= 1 - lr*wd first; amsgrad keeps the max of v */
     r.decoupled_wd = 1;
     r.weight_decay = 0.5f;
@@ -101,6 +110,14 @@ static void test_adam_family(void)
     v = 0;
     ob_rule_nadam(&na, &sn, &p, 2.0f, &m, &v); /* m = 0.2, d = 2: p -= 0.5*1 + 0.25*0.1 */
     CHECK_NEAR(p, 1 - 0.525, 1e-6);
+    /* eps outside the square root, after the bias correction: d = sqrt(0.04/0.01) + 0.5 = 2.5;
+     * p -= 0.5*2/2.5 + 0.25*0.2/2.5 */
+    na.eps = 0.5f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_nadam(&na, &sn, &p, 2.0f, &m, &v);
+    CHECK_NEAR(p, 1 - 0.42, 1e-6);
 
     /* RAdam: c1 = 0 -> p -= c0 m; c1 = 1 -> p -= c0 m / (sqrt(v) + eps) */
     ob_rule ra = rule(OB_RULE_RADAM);

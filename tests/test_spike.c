@@ -89,6 +89,17 @@ static void test_window(void)
     CHECK(f == (OB_SPIKE_LOSS | OB_SPIKE_GRAD));
     /* the flagged value entered the window */
     CHECK(sp.seen == seen + 1 && sp.loss[seen % 4] == 50.0f && sp.norm[seen % 4] == 50.0f);
+    /* more than z deviations above: window {1, 3} (mean 2, sd 1), threshold 2; 4 scores
+     * exactly 2, no spike; 4.5 scores 2.5, one */
+    for (int x = 0; x < 2; x++) {
+        memset(&sp, 0, sizeof sp);
+        sp.window = 2;
+        sp.z_loss = 2.0f;
+        CHECK(ob_spike_check(&sp, 1.0f, 1.0f, z) == 0 && ob_spike_check(&sp, 3.0f, 1.0f, z) == 0);
+        f = ob_spike_check(&sp, x ? 4.5f : 4.0f, 1.0f, z);
+        CHECK_MSG(f == (x ? OB_SPIKE_LOSS : 0) && z[0] == (x ? 2.5f : 2.0f), "loss %g: score %g, flags %d",
+                  x ? 4.5 : 4.0, z[0], f);
+    }
 }
 
 /* ---- the pipeline ----------------------------------------------------------- */

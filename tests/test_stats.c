@@ -145,6 +145,15 @@ static void test_interp_width(void)
     CHECK(olo == 0 && ohi == 0);
     CHECK(isnan(ob_stat_lr_width(lr4, m4, 4, 0, 1.1, &olo, &ohi)));
     CHECK(isnan(ob_stat_lr_width(lr5, m5, 5, 2, 0.9, &olo, &ohi))); /* a threshold below the best */
+    /* a median equal to the threshold is inside (m <= thr), and the range goes
+     * on past it: every lr here is inside, both ends open at the grid's edges */
+    double meq[] = {1.05, 1.1, 1, 1.1, 1.05};
+    CHECK_NEAR(ob_stat_lr_width(lr5, meq, 5, 2, 1.1, &olo, &ohi), 4.0, 1e-12);
+    CHECK(olo == 1 && ohi == 1);
+    /* tolerance 0 with the neighbours at the best median: inside too */
+    double mflat[] = {2, 1, 1, 1, 2};
+    CHECK_NEAR(ob_stat_lr_width(lr5, mflat, 5, 1, 1.0, &olo, &ohi), 2.0, 1e-12);
+    CHECK(olo == 0 && ohi == 0);
 }
 
 /* ob_stat_first_reach and ob_stat_majority_first_reach, which must not fail here */
@@ -689,6 +698,8 @@ static void test_tt_rank_noise(const char *path)
         }
         const ob_group *ga = grp(&d, &st, "W", "adam");
         if (ga) CHECK(ga->tt_step_ms_lo == 1.0 && ga->tt_step_ms_hi == 1.2 && ga->tt_step_ms == 1.1);
+        /* the spread of the runs' median step times: largest / smallest - 1 */
+        if (ga) CHECK_NEAR(ga->step_ms_spread, 0.2, 1e-12);
         const ob_group *gr = grp(&d, &st, "W", "radam");
         if (gr) CHECK(!gr->tt_censored && isnan(gr->tt_time_s) && isnan(gr->tt_step_ms_lo));
         ob_stats_free(&st);
@@ -925,6 +936,7 @@ static void test_sign_paired(const char *path)
     ob_paired pd;
     CHECK_OK(ob_stat_paired(&d, a1, na1, s1, ns1, &pd, &e), &e); /* {-1, -1, 0} */
     CHECK(pd.n == 3 && pd.a_lower == 2 && pd.ties == 1 && pd.median_rel == -1.0);
+    CHECK_NEAR(pd.p_sign, 0.5, 1e-15); /* the sign test over the 2 untied seeds, not all 3 */
     CHECK_OK(ob_stat_paired(&d, s1, ns1, a1, na1, &pd, &e), &e); /* {+inf, +inf, 0} */
     CHECK(pd.n == 3 && pd.b_lower == 2 && isinf(pd.median_rel) && pd.median_rel > 0);
     CHECK_OK(ob_stat_paired(&d, a1, na1, a01, na01, &pd, &e), &e); /* {0.05, -0.1, +inf} */
@@ -1071,6 +1083,10 @@ static void test_confirm(const char *path)
         CHECK(isnan(a->confirm_lr));
     }
     for (int w = 0; w < d.n_wl; w++) CHECK(s.target[w] == s0.target[w]);
+    /* the loss before training is the sweep's: fresh seeds start elsewhere */
+    for (int w = 0; w < d.n_wl; w++)
+        CHECK_MSG(s.start_loss[w] == s0.start_loss[w], "%s starts at %g, %g without the confirmation runs",
+                  d.wl_labels[w], s.start_loss[w], s0.start_loss[w]);
     const ob_group *qa = grp(&d, &s, "quad", "adam"), *qs = grp(&d, &s, "quad", "sgd");
     const ob_group *ra = grp(&d, &s, "rosen", "adam"), *rs = grp(&d, &s, "rosen", "sgd");
     CHECK(qa && qs && ra && rs);
@@ -1152,21 +1168,31 @@ static void test_tt_mixed_means(const char *path)
         }
     /* a failed run of V without a mean: not timed, not counted */
     fx_add(s, 0, &(fx_run){"V", "sgd", NULL, 0.01, 2, "failed", 0, 0, 2, 2, 1, 1, 1, 1, 0});
+    /* U: no means either, but its target is met at the start: no time to target there */
+    fx_add(s, 0, &(fx_run){"U", "sgd", NULL, 0.01, 0, "done", 1.0, 20, 2, 2, 1, 1, 1, 1, 0});
     CHECK(sqlite3_exec(ob_store_db(s),
                        "UPDATE runs SET step_ms_mean = 3 WHERE optimizer = 'adam';"
-                       "UPDATE runs SET step_ms_mean = NULL WHERE optimizer = 'sgd' AND (workload = 'W' OR status = 'failed');",
+                       "UPDATE runs SET step_ms_mean = NULL WHERE optimizer = 'sgd' AND (workload IN ('W', 'U') OR "
+                       "status = 'failed');",
                        NULL, NULL, NULL) == SQLITE_OK);
     ob_dataset d;
     load_with_curves(ob_store_db(s), &d);
-    const char *tw[] = {"W", "V"};
-    double tv[] = {2.45, 2.45}; /* reached at step T (see test_reference) */
+    const char *tw[] = {"W", "V", "U"};
+    double tv[] = {2.45, 2.45, 100}; /* reached at step T (see test_reference); U at the start */
     ob_stats_opts o;
-    opts_targets(&o, 2, tw, tv);
+    opts_targets(&o, 3, tw, tv);
     ob_stats st;
     CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
-    int ww = ob_dataset_find_wl(&d, "W"), wv = ob_dataset_find_wl(&d, "V");
-    CHECK(ww >= 0 && wv >= 0);
+    int ww = ob_dataset_find_wl(&d, "W"), wv = ob_dataset_find_wl(&d, "V"), wu = ob_dataset_find_wl(&d, "U");
+    CHECK(ww >= 0 && wv >= 0 && wu >= 0);
     if (ww >= 0 && wv >= 0) CHECK(st.tt_by_median[ww] == 1 && st.tt_by_median[wv] == 0);
+    if (wu >= 0) CHECK(st.tt_by_median[wu] == 1 && st.target_at_start[wu]);
+    /* the workloads timed by the median: W, not U (its target was met at the start) */
+    for (int in_profile = 0; in_profile < 2; in_profile++) {
+        char names[64];
+        int nm = ob_stats_median_timed(&d, &st, in_profile, names, sizeof names);
+        CHECK_MSG(nm == 1 && !strcmp(names, "W"), "median-timed (in the profile %d): %d, '%s'", in_profile, nm, names);
+    }
     const ob_group *wa = grp(&d, &st, "W", "adam"), *ws = grp(&d, &st, "W", "sgd");
     const ob_group *va = grp(&d, &st, "V", "adam"), *vs = grp(&d, &st, "V", "sgd");
     CHECK(wa && ws && va && vs);
@@ -1207,6 +1233,121 @@ static void test_tt_mixed_means(const char *path)
     ob_store_close(s);
 }
 
+/* The best lr: equal medians go to the smaller lr; the first diverged lr is
+ * the smallest where a seed diverged, not the last; and a seed diverged at
+ * the best lr itself (its median still finite) leaves the lr range measured:
+ * the best lr is inside whatever its seeds did. */
+static void test_best_lr_ties(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        /* adam: medians 2 (a seed diverged), 1, 1, and every seed diverged at lr 1 */
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.001, seed, seed ? "done" : "diverged", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.1, seed, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 1.0, seed, "diverged", 0, 0, 1, 1, 1, 1, 1, 1, 0});
+        /* sgd: medians 4, 1 (a seed diverged), 4 */
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.001, seed, "done", 4.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, seed ? "done" : "diverged", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, seed, "done", 4.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), NULL, &d, &st);
+    const ob_group *ga = grp(&d, &st, "W", "adam"), *gs = grp(&d, &st, "W", "sgd");
+    CHECK(ga && gs);
+    if (ga && gs) {
+        CHECK_MSG(ga->best_lr == 0.01 && ga->final.median == 1.0, "adam: best lr %g", ga->best_lr);
+        CHECK_MSG(ga->first_div_lr == 0.001 && ga->n_diverged == 4, "adam: first diverged lr %g", ga->first_div_lr);
+        /* the range: 0.01 to 0.1 (within 10%), closed by the diverged seeds at 0.001 and 1 */
+        CHECK_NEAR(ga->width_decades, 1.0, 1e-12);
+        CHECK(!ga->width_open_lo && !ga->width_open_hi && ga->width_unmeasured == OB_WIDTH_MEASURED);
+        /* sgd: median 1 at 0.01 over {inf, 1, 1}; 4 on either side crosses 1.1 ln(1.1) / ln(4)
+         * decades away */
+        CHECK(gs->best_lr == 0.01 && gs->final.median == 1.0 && isinf(gs->final.max) && gs->first_div_lr == 0.01);
+        CHECK_MSG(fabs(gs->width_decades - 2 * log(1.1) / log(4.0)) < 1e-12 && gs->width_unmeasured == OB_WIDTH_MEASURED,
+                  "sgd: width %g, unmeasured %d", gs->width_decades, gs->width_unmeasured);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
+/* A loss below 0 (one with an offset, a negative log-likelihood): the lr
+ * range's threshold is tol x |best| above the best median, not below it; and a
+ * given target equal to the loss before training is met at the start. */
+static void test_negative_and_start(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"N", "adam", NULL, 0.01, seed, "done", -2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"N", "adam", NULL, 0.1, seed, "done", -1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"S", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    const char *tw[] = {"S"};
+    double tv[] = {6.0}; /* S starts at 1 + 10 / 2 */
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), &o, &d, &st);
+    const ob_group *gn = grp(&d, &st, "N", "adam"), *gt = grp(&d, &st, "S", "adam");
+    int wn = ob_dataset_find_wl(&d, "N"), ws = ob_dataset_find_wl(&d, "S");
+    CHECK(gn && gt && wn >= 0 && ws >= 0);
+    if (gn && gt && wn >= 0 && ws >= 0) {
+        /* threshold -2 + 0.1 x 2 = -1.8, linearly (no log of a loss <= 0) 0.2 of the way to
+         * -1 at 0.1; open below 0.01 */
+        CHECK(gn->best_lr == 0.01);
+        CHECK_MSG(fabs(gn->width_decades - 0.2) < 1e-12 && gn->width_open_lo && !gn->width_open_hi,
+                  "N: width %g (open %d %d)", gn->width_decades, gn->width_open_lo, gn->width_open_hi);
+        CHECK_NEAR(st.target[wn], -1.8, 1e-12);
+        CHECK(st.start_loss[ws] == 6.0 && st.target_given[ws] && st.target[ws] == 6.0);
+        CHECK_MSG(st.target_at_start[ws] && gt->tt_censored && isnan(gt->tt_steps), "S: at start %d",
+                  st.target_at_start[ws]);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
+/* Time-to-target intervals that touch, one's upper end the other's lower end,
+ * lie within each other's noise: adam [10, 11] ms and lion [11, 12] ms share
+ * rank 1, and so do lion and sgd [12, 13] ms; adam is clearly faster than sgd
+ * (rank 2). */
+static void test_tt_rank_touching(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const struct { const char *opt; double ms[3]; } rows[] = {
+        {"adam", {1.0, 1.05, 1.1}}, {"lion", {1.1, 1.15, 1.2}}, {"sgd", {1.2, 1.25, 1.3}},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (int seed = 0; seed < 3; seed++)
+            fx_add(s, 0, &(fx_run){"W", rows[i].opt, NULL, 0.01, seed, "done", 1.0, 10, rows[i].ms[seed],
+                                   rows[i].ms[seed], 1, 1, 1, 1, 0});
+    const char *tw[] = {"W"};
+    double tv[] = {2.45}; /* reached at step 10 */
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), &o, &d, &st);
+    static const int want[] = {1, 1, 2};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const ob_group *g = grp(&d, &st, "W", rows[i].opt);
+        CHECK(g != NULL);
+        if (!g) continue;
+        CHECK(g->tt_steps == 10);
+        int r = ob_stats_tt_rank(&st, (int)(g - st.g));
+        CHECK_MSG(r == want[i], "%s ranks %d, want %d", rows[i].opt, r, want[i]);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 int main(void)
 {
     char dir[256];
@@ -1242,6 +1383,9 @@ int main(void)
         {"confirm.db", test_confirm},
         {"against.db", test_counted_against},
         {"paired.db", test_sign_paired},
+        {"ties.db", test_best_lr_ties},
+        {"negative.db", test_negative_and_start},
+        {"tt_touch.db", test_tt_rank_touching},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);

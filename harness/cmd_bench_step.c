@@ -75,7 +75,8 @@ static void bs_usage(FILE *f)
             "  --repeats R    timed repeats, the median is reported (default 5)\n"
             "  --warmup W     untimed steps first (default 3)\n"
             "  --set K=V[,K=V...]  optimizer or training hyperparameters, as in run: lr=0.01,\n"
-            "                 adamw.weight_decay=0.1, train.on_nonfinite=none (the prefixes optional)\n\n"
+            "                 adamw.weight_decay=0.1, train.on_nonfinite=none (the prefixes optional);\n"
+            "                 text settings too (root.coeff_file=FILE, muon.route=RULE)\n\n"
             "The last line is machine-readable: 'result: key=value ...'.\n");
 }
 
@@ -275,6 +276,8 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     ob_hp_values hp, train;
     ob_hp_defaults(&hp, def->hp, def->n_hp);
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
+    char text[8][2][512]; /* text settings (root.coeff_file, muon.route): given once the optimizer exists */
+    int n_text = 0;
     /* --set KEY=VALUE[,KEY=VALUE...]; KEY may carry the optimizer's name or
      * 'train.' in front, as in `optbench run --set` */
     for (int i = 0; i < a->n_sets; i++) {
@@ -298,8 +301,17 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
                        ob_hp_index(ob_train_hp_defs, ob_train_hp_count, key) >= 0) {
                 to_train = 1;
             }
-            if (to_train) OB_TRY(ob_hp_set(&train, "train", key, val, e));
-            else OB_TRY(ob_hp_set(&hp, def->name, key, val, e));
+            if (to_train) {
+                OB_TRY(ob_hp_set(&train, "train", key, val, e));
+            } else if (ob_hp_index(def->hp, def->n_hp, key) < 0 &&
+                       (!strcmp(key, "route") || (def->options && strstr(def->options, key)))) {
+                if (n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: at most 8 text settings");
+                snprintf(text[n_text][0], sizeof text[0][0], "%s", key);
+                snprintf(text[n_text][1], sizeof text[0][1], "%s", val);
+                n_text++;
+            } else {
+                OB_TRY(ob_hp_set(&hp, def->name, key, val, e));
+            }
         }
     }
 
@@ -324,6 +336,13 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
         CK(ob_layout_add(&lay, name, OB_TAG_MATRIX, 2, shape, NULL, e));
     }
     CK(ob_optim_create(def, &hp, &train, &opt, e));
+    for (int i = 0; i < n_text; i++)
+        if ((st = ob_optim_set_option(opt, text[i][0], text[i][1], e)) != OB_OK) { /* name the setting */
+            size_t on = strlen(def->name);
+            if (strncmp(e->msg, def->name, on) || (e->msg[on] != '.' && e->msg[on] != ':'))
+                ob_err_prefix(e, "--set: %s.%s: ", def->name, text[i][0]);
+            goto out;
+        }
     CK(ob_optim_route(opt, &lay, e));
     CK(ob_layout_finalize(&lay, e));
     const int64_t n_params = ob_layout_numel(&lay);

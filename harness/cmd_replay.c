@@ -84,7 +84,8 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
         if (!strncmp(k, d->name, on) && k[on] == '.') k += on + 1; /* adam.beta2 as run writes it: beta2 */
         if (!strncmp(k, "train.", 6)) {
             OB_TRY(ob_hp_set(train, "train", k + 6, v, e));
-        } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 || !d->options || !strstr(d->options, k)) {
+        } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 ||
+                   (strcmp(k, "route") && (!d->options || !strstr(d->options, k)))) {
             OB_TRY(ob_hp_set(hp, d->name, k, v, e));
         } else {
             if (*n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: too many text settings");

@@ -62,5 +62,15 @@ for set in lr=0.01,weight_decay=0.1 adam.lr=0.01 train.on_nonfinite=none on_nonf
   "$OPTBENCH" bench-step --optimizer adam --shape 32x32 --backend cpu --repeats 1 --iters 2 --warmup 0 \
     --set "$set" >/dev/null 2>&1 || { echo "FAIL: --set $set"; fail=1; }
 done
+# text settings as in run: root's coefficient file, muon's routing rules
+coeffs="$(dirname "$0")/../../configs/root_coeffs.example.tsv"
+for set in "root.coeff_file=$coeffs" ; do
+  "$OPTBENCH" bench-step --optimizer root --shape 32x32 --backend cpu --repeats 1 --iters 2 --warmup 0 \
+    --set "$set" >/dev/null 2>"$tmp/err" || { echo "FAIL: --set $set: $(cat "$tmp/err")"; fail=1; }
+done
+"$OPTBENCH" bench-step --optimizer muon --shape 32x32 --backend cpu --repeats 1 --iters 2 --warmup 0 \
+  --set 'muon.route=tag=matrix -> adamw' >/dev/null 2>"$tmp/err" || { echo "FAIL: muon.route: $(cat "$tmp/err")"; fail=1; }
+bad "--set: root.coeff_file: cannot open 'missing.tsv'" --optimizer root --params 1000 --set root.coeff_file=missing.tsv
+bad "unknown tag 'matrx'" --optimizer muon --params 1000 --set 'route=tag=matrx -> adamw'
 "$OPTBENCH" bench-step --help | grep -q "minimal traffic" || { echo "FAIL: --help"; fail=1; }
 exit $fail

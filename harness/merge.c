@@ -171,6 +171,51 @@ static void shard_matrix(const src_bench *b, char out[32])
     if (m) sscanf(m + 10, "%31[0-9a-f]", out);
 }
 
+/* Notes on the shards given (all inputs plain shards of one matrix): a
+ * shard found in two files (a copy: each cell is kept once, so nothing is
+ * counted twice, but the copy may stand for a shard not given), and the
+ * shards of the matrix that no input holds (their cells are missing from
+ * the merged database until merged in or run with --resume). */
+static void note_shards(const source *src, int n, FILE *log)
+{
+    enum { MAX_N = 4096 };
+    int total = 0, plain = 1;
+    for (int i = 0; i < n && plain; i++)
+        for (int k = 0; k < src[i].nb && plain; k++) {
+            int kk, nn;
+            const char *sh = src[i].b[k].shard;
+            if (!sh || sscanf(sh, "%d/%d", &kk, &nn) != 2 || nn < 1 || nn > MAX_N || (total && nn != total)) plain = 0;
+            else total = nn;
+        }
+    if (!plain || !total || !log) return;
+    int *where = malloc((size_t)total * sizeof *where); /* the input holding each shard, -1: none */
+    if (!where) return;
+    for (int k = 0; k < total; k++) where[k] = -1;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < src[i].nb; k++) {
+            int kk = 0, nn = 0;
+            if (sscanf(src[i].b[k].shard, "%d/%d", &kk, &nn) != 2 || kk < 0 || kk >= total) continue;
+            if (where[kk] >= 0 && where[kk] != i)
+                fprintf(log, "optbench: merge: note: shard %d/%d is in both '%s' and '%s' (a copy?): each cell is "
+                             "kept once\n", kk, total, src[where[kk]].path, src[i].path);
+            else where[kk] = i;
+        }
+    char list[256] = "";
+    int missing = 0;
+    for (int k = 0; k < total; k++)
+        if (where[k] < 0) {
+            size_t l = strlen(list);
+            if (missing < 8) snprintf(list + l, sizeof list - l, "%s%d/%d", missing ? ", " : "", k, total);
+            else if (missing == 8) snprintf(list + l, sizeof list - l, ", ...");
+            missing++;
+        }
+    if (missing)
+        fprintf(log, "optbench: merge: note: %d of the %d shards %s not given (%s): their cells are not in the "
+                     "merged database; merge it again with them, or run the matrix with --resume on it to add them\n",
+                missing, total, missing == 1 ? "was" : "were", list);
+    free(where);
+}
+
 /* Runs evaluated every N steps and every M steps would mix two evaluation
  * schedules in one benchmark (and --resume of it could not tell which to
  * keep): the sources' stored configurations must agree on eval_every. One
@@ -719,6 +764,7 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     char matrix[32] = "";
     if (s == OB_OK) s = check_same_matrix(src, n, matrix, e);
     if (s == OB_OK) s = check_same_eval_every(src, n, e);
+    if (s == OB_OK) note_shards(src, n, log);
     sbuf conflicts = {0};
     if (s == OB_OK) {
         /* decide: the best run of each cell */

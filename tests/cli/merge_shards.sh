@@ -89,7 +89,14 @@ print("nested provenance ok;", p["duplicates"], "duplicates")
 PY
 # a shard's database missing from the merge: run --resume (the whole matrix)
 # on the merged database adds and runs its cells, and gives the unsharded results
-"$OPTBENCH" merge --out "$tmp/part.db" "$tmp/s0.db" "$tmp/s2.db" >/dev/null 2>&1 || fail "merge of two shards"
+"$OPTBENCH" merge --out "$tmp/part.db" "$tmp/s0.db" "$tmp/s2.db" >/dev/null 2>"$tmp/err" || fail "merge of two shards"
+grep -q "note: 1 of the 3 shards was not given (1/3): their cells are not in the merged database" "$tmp/err" ||
+  fail "the shard not given is not named: $(cat "$tmp/err")"
+# a shard's copy given for another shard: named, and its cells kept once
+cp "$tmp/s0.db" "$tmp/s0copy.db"
+"$OPTBENCH" merge --out "$tmp/copy.db" "$tmp/s0.db" "$tmp/s0copy.db" "$tmp/s2.db" >/dev/null 2>"$tmp/err" || fail "merge with a copy"
+grep -q "note: shard 0/3 is in both '$tmp/s0.db' and '$tmp/s0copy.db' (a copy?)" "$tmp/err" ||
+  fail "the copied shard is not named: $(cat "$tmp/err")"
 # and one merged run left interrupted (its shard died): run again from the start, it loses its origin
 q "$tmp/part.db" "update runs set status='interrupted' where cell=0" >/dev/null
 "$OPTBENCH" "${M[@]}" --db "$tmp/part.db" --resume 2>"$tmp/err" || fail "resume of a partial merge: $(cat "$tmp/err")"

@@ -3,15 +3,43 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* full into dst (cap bytes): whole when it fits; else its start and its end
+ * around " ... (N bytes left out) ... ", cut between UTF-8 characters, so
+ * that what a long value pushed out is its middle, not the message's advice
+ * at the end. */
+static void fit_msg(char *dst, size_t cap, const char *full, size_t len)
+{
+    if (len < cap) {
+        memcpy(dst, full, len + 1);
+        return;
+    }
+    size_t head = cap * 5 / 8, tail = cap / 4;
+    while (head > 0 && ((unsigned char)full[head] & 0xC0) == 0x80) head--;
+    size_t from = len - tail;
+    while (from < len && ((unsigned char)full[from] & 0xC0) == 0x80) from++;
+    snprintf(dst, cap, "%.*s ... (%zu bytes left out) ... %s", (int)head, full, from - head, full + from);
+}
 
 ob_status ob_fail(ob_err *e, ob_status s, const char *fmt, ...)
 {
     if (e) {
-        va_list ap;
+        va_list ap, again;
         va_start(ap, fmt);
-        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        va_copy(again, ap);
+        int n = vsnprintf(e->msg, sizeof e->msg, fmt, ap);
         va_end(ap);
+        if (n >= (int)sizeof e->msg) { /* too long: keep its start and its end */
+            char *full = malloc((size_t)n + 1);
+            if (full) {
+                vsnprintf(full, (size_t)n + 1, fmt, again);
+                fit_msg(e->msg, sizeof e->msg, full, (size_t)n);
+                free(full);
+            }
+        }
+        va_end(again);
         e->status = s;
     }
     return s;
@@ -35,17 +63,15 @@ ob_status ob_fail_at(ob_err *e, ob_status s, const char *file, int line,
 ob_status ob_err_prefix(ob_err *e, const char *fmt, ...)
 {
     if (!e) return OB_ERR_INTERNAL;
-    char out[sizeof e->msg];
+    char out[2 * sizeof e->msg];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(out, sizeof out, fmt, ap);
+    int n = vsnprintf(out, sizeof e->msg, fmt, ap);
     va_end(ap);
-    size_t used = n < 0 ? 0 : ((size_t)n < sizeof out ? (size_t)n : sizeof out - 1);
-    size_t rest = strlen(e->msg);
-    if (rest > sizeof out - 1 - used) rest = sizeof out - 1 - used;
-    memcpy(out + used, e->msg, rest);
-    out[used + rest] = '\0';
-    memcpy(e->msg, out, sizeof out);
+    size_t used = n < 0 ? 0 : ((size_t)n < sizeof e->msg ? (size_t)n : sizeof e->msg - 1);
+    size_t rest = strlen(e->msg); /* < sizeof e->msg */
+    memcpy(out + used, e->msg, rest + 1);
+    fit_msg(e->msg, sizeof e->msg, out, used + rest); /* the message's end kept, as ob_fail keeps it */
     return e->status;
 }
 

@@ -1,6 +1,7 @@
 /* harness/cli_util.c - small helpers shared by the subcommands. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -9,12 +10,22 @@
 
 int ob_cli_error(int status, const char *fmt, ...)
 {
-    va_list ap;
+    /* one line of text: a newline, a control character or a byte that is
+     * not UTF-8 that a value brought in is shown as \xNN (ob_printable) */
+    va_list ap, again;
     va_start(ap, fmt);
-    fputs("optbench: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    va_copy(again, ap);
+    char small[2048], *text = small;
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (text = malloc((size_t)n + 1)) != NULL) vsnprintf(text, (size_t)n + 1, fmt, again);
+    if (!text) text = small; /* cut, when out of memory */
+    va_end(again);
     va_end(ap);
+    size_t len = strlen(text), cap = 4 * len + 8;
+    char *shown = malloc(cap);
+    fprintf(stderr, "optbench: %s\n", shown ? ob_printable(text, shown, cap) : text);
+    free(shown);
+    if (text != small) free(text);
     return status;
 }
 

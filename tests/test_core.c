@@ -136,8 +136,30 @@ static void test_text(void)
     CHECK(!strcmp(ob_printable("", b, sizeof b), ""));
 }
 
+/* A message longer than ob_err holds keeps its start and its end (the
+ * advice), cut between UTF-8 characters; a prefix does not push the end out. */
+static void test_long_message(void)
+{
+    ob_err e;
+    char big[3000];
+    memset(big, 'k', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    big[630] = '\xc3'; /* an e-acute across the head's cut (byte 640 of the message) */
+    big[631] = '\xa9';
+    CHECK(ob_fail(&e, OB_ERR_INPUT, "unknown '%s'; give one of a, b", big) == OB_ERR_INPUT);
+    CHECK_MSG(strlen(e.msg) < sizeof e.msg && !strncmp(e.msg, "unknown 'kkk", 12), "%.40s", e.msg);
+    CHECK_MSG(strstr(e.msg, "kk'; give one of a, b") && e.msg[strlen(e.msg) - 1] == 'b', "%s", e.msg);
+    CHECK_MSG(strstr(e.msg, " ... (") && strstr(e.msg, " bytes left out) ... "), "%s", e.msg);
+    CHECK_MSG(ob_utf8_check(e.msg) == -1, "cut inside a character: %s", e.msg);
+    CHECK(ob_fail(&e, OB_ERR_INPUT, "short %d", 1) == OB_ERR_INPUT && !strcmp(e.msg, "short 1"));
+    ob_fail(&e, OB_ERR_INPUT, "%.1000s; do this", big);
+    ob_err_prefix(&e, "file.yaml:3: ");
+    CHECK_MSG(!strncmp(e.msg, "file.yaml:3: kkk", 16) && strstr(e.msg, "; do this"), "%s", e.msg);
+}
+
 int main(void)
 {
+    test_long_message();
     test_hparams();
     test_layout();
     test_rng();

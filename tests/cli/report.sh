@@ -208,6 +208,9 @@ check "  ... says it is damaged" grep -q "is damaged\|is malformed" "$tmp/err"
 check "  ... the earlier report is unchanged" test "$sum" = "$(cat "$tmp/dmgrep"/* | md5sum)"
 bad_input "history of a damaged database" "dmg.db" history --db "$tmp/dmg.db"
 
+# a newline in a value is shown as \x0a: the message stays one line
+bad_input "a newline in --target" "--target 'quad\x0aratic=0.1'" report --db "$db" --out "$tmp/nl" --target $'quad\nratic=0.1'
+check "  ... on one line" test "$(wc -l <"$tmp/err")" = 1
 # a benchmark's name is the user's text: escaped for Markdown (no emphasis,
 # HTML, math or table cell from it) and for HTML
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.1 --seeds 1 --steps 5 --backend cpu \

@@ -303,8 +303,7 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
             }
             if (to_train) {
                 OB_TRY(ob_hp_set(&train, "train", key, val, e));
-            } else if (ob_hp_index(def->hp, def->n_hp, key) < 0 &&
-                       (!strcmp(key, "route") || (def->options && strstr(def->options, key)))) {
+            } else if (ob_hp_index(def->hp, def->n_hp, key) < 0 && ob_optim_is_option(def, key)) {
                 if (n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: at most 8 text settings");
                 snprintf(text[n_text][0], sizeof text[0][0], "%s", key);
                 snprintf(text[n_text][1], sizeof text[0][1], "%s", val);
@@ -337,10 +336,8 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     }
     CK(ob_optim_create(def, &hp, &train, &opt, e));
     for (int i = 0; i < n_text; i++)
-        if ((st = ob_optim_set_option(opt, text[i][0], text[i][1], e)) != OB_OK) { /* name the setting */
-            size_t on = strlen(def->name);
-            if (strncmp(e->msg, def->name, on) || (e->msg[on] != '.' && e->msg[on] != ':'))
-                ob_err_prefix(e, "--set: %s.%s: ", def->name, text[i][0]);
+        if ((st = ob_optim_set_option(opt, text[i][0], text[i][1], e)) != OB_OK) {
+            ob_err_prefix(e, "--set: ");
             goto out;
         }
     CK(ob_optim_route(opt, &lay, e));

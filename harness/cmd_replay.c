@@ -84,8 +84,7 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
         if (!strncmp(k, d->name, on) && k[on] == '.') k += on + 1; /* adam.beta2 as run writes it: beta2 */
         if (!strncmp(k, "train.", 6)) {
             OB_TRY(ob_hp_set(train, "train", k + 6, v, e));
-        } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 ||
-                   (strcmp(k, "route") && (!d->options || !strstr(d->options, k)))) {
+        } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 || !ob_optim_is_option(d, k)) {
             OB_TRY(ob_hp_set(hp, d->name, k, v, e));
         } else {
             if (*n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: too many text settings");
@@ -167,10 +166,8 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
     CK(ob_layout_add(&lay, "param", tag, ndim, shape, NULL, e));
     CK(ob_optim_create(d, &hp, &train, &o, e));
     for (int i = 0; i < n_text; i++)
-        if ((st = ob_optim_set_option(o, text[i][0], text[i][1], e)) != OB_OK) { /* name the setting */
-            size_t on = strlen(d->name);
-            if (strncmp(e->msg, d->name, on) || (e->msg[on] != '.' && e->msg[on] != ':'))
-                ob_err_prefix(e, "--set: %s.%s: ", d->name, text[i][0]);
+        if ((st = ob_optim_set_option(o, text[i][0], text[i][1], e)) != OB_OK) {
+            ob_err_prefix(e, "--set: ");
             goto out;
         }
     for (int i = 0; i < n_routes; i++) CK(ob_optim_add_route(o, routes[i], e));

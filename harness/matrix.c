@@ -6,30 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Is key a text setting of optimizer d ("route", or listed in d->options)? */
-static int is_option(const ob_optimizer_def *d, const char *key)
-{
-    if (!d) return 0;
-    if (!strcmp(key, "route")) return 1;
-    if (!d->options) return 0;
-    size_t lk = strlen(key);
-    for (const char *p = d->options; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == lk && !strncmp(p, key, lk)) return 1;
-        if (!end) break;
-        p = end + 1;
-    }
-    return 0;
-}
-
 static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_values *hv, ob_err *e)
 {
     const ob_optimizer_def *od = ob_optimizer_find(owner);
     for (int i = 0; i < c->n_settings; i++) {
         const ob_setting *s = &c->settings[i];
         if (strcmp(s->owner, owner) != 0 || s->sweep) continue; /* sweeps: apply_sweep */
-        if (is_option(od, s->key)) continue; /* text settings: ob_cell_make_optim */
+        if (ob_optim_is_option(od, s->key)) continue; /* text settings: ob_cell_make_optim */
         if (ob_hp_set(hv, owner, s->key, s->value, e) != OB_OK) return ob_err_prefix(e, "%s: ", s->origin);
     }
     return OB_OK;
@@ -274,7 +257,7 @@ static ob_status check_sweeps(const ob_config *c, ob_err *e)
         if (!s->sweep) continue;
         const ob_workload_def *wd = ob_workload_find(s->owner);
         const ob_optimizer_def *od = ob_optimizer_find(s->owner);
-        if (is_option(od, s->key))
+        if (ob_optim_is_option(od, s->key))
             return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is a text setting; it cannot be swept", s->origin, s->owner,
                            s->key);
         ob_hp_values hv;
@@ -365,7 +348,7 @@ static ob_status text_settings(const ob_config *c, const ob_optimizer_def *od, c
 {
     *n = 0;
     for (int i = 0; i < c->n_settings; i++) {
-        if (strcmp(c->settings[i].owner, od->name) || !is_option(od, c->settings[i].key) || c->settings[i].sweep)
+        if (strcmp(c->settings[i].owner, od->name) || !ob_optim_is_option(od, c->settings[i].key) || c->settings[i].sweep)
             continue;
         if (*n == OB_MAX_CELL_OPTIONS)
             return ob_fail(e, OB_ERR_INPUT, "%s: more than %d text settings for %s", c->settings[i].origin,
@@ -878,11 +861,7 @@ ob_status ob_cell_make_optim(const ob_cell *cell, ob_optim **out, ob_err *e)
         if (ob_optim_set_option(*out, s->key, s->value, e) != OB_OK) {
             ob_optim_destroy(*out);
             *out = NULL;
-            /* name the setting unless the message does ("muon: route '...'") */
-            size_t ol = strlen(s->owner);
-            if (strncmp(e->msg, s->owner, ol) || (e->msg[ol] != ':' && e->msg[ol] != ' ' && e->msg[ol] != '.'))
-                return ob_err_prefix(e, "%s: %s.%s: ", s->origin, s->owner, s->key);
-            return ob_err_prefix(e, "%s: ", s->origin);
+            return ob_err_prefix(e, "%s: ", s->origin); /* the message names the setting */
         }
     }
     if (ob_optim_check(*out, e) != OB_OK) {

@@ -122,8 +122,11 @@ ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
  * Example: ob_optim_add_route("tag=embedding|head -> adamw"). A bad rule is
  * OB_ERR_INPUT naming it. */
 ob_status ob_optim_add_route(ob_optim *o, const char *rule, ob_err *e);
+/* Is key a text setting of d: "route", or one of the keys of d->options? */
+int ob_optim_is_option(const ob_optimizer_def *d, const char *key);
 /* Text-valued settings (the keys of def->options, e.g. root's coeff_file),
- * and "route" (same as ob_optim_add_route). OB_ERR_INPUT for an unknown key. */
+ * and "route" (same as ob_optim_add_route). OB_ERR_INPUT for an unknown key;
+ * a failure names the setting ("root.coeff_file: cannot open ..."). */
 ob_status ob_optim_set_option(ob_optim *o, const char *key, const char *value, ob_err *e);
 /* Route every tensor of l to a group (before ob_layout_finalize). A
  * parameter no rule matches, or a non-matrix in a matrix group, is

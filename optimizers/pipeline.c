@@ -242,15 +242,33 @@ ob_status ob_optim_add_route(ob_optim *o, const char *rule, ob_err *e)
     return OB_OK;
 }
 
+int ob_optim_is_option(const ob_optimizer_def *d, const char *key)
+{
+    if (!d) return 0;
+    if (!strcmp(key, "route")) return 1;
+    if (!d->options) return 0;
+    size_t lk = strlen(key);
+    for (const char *p = d->options; *p;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == lk && !strncmp(p, key, lk)) return 1;
+        if (!end) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
 ob_status ob_optim_set_option(ob_optim *o, const char *key, const char *value, ob_err *e)
 {
-    if (!strcmp(key, "route")) return ob_optim_add_route(o, value, e);
-    if (o->def->set_option && o->def->options) {
-        char opts[256];
-        snprintf(opts, sizeof opts, "%s", o->def->options);
-        char *save = NULL;
-        for (char *k = strtok_r(opts, ",", &save); k; k = strtok_r(NULL, ",", &save))
-            if (!strcmp(k, key)) return o->def->set_option(o, key, value, e);
+    if (!strcmp(key, "route")) return ob_optim_add_route(o, value, e); /* its messages name "muon: route" */
+    if (o->def->set_option && ob_optim_is_option(o->def, key)) {
+        ob_status st = o->def->set_option(o, key, value, e);
+        /* name the setting unless the message does */
+        size_t ol = strlen(o->def->name);
+        if (st != OB_OK && (strncmp(e->msg, o->def->name, ol) ||
+                            (e->msg[ol] != ':' && e->msg[ol] != ' ' && e->msg[ol] != '.')))
+            ob_err_prefix(e, "%s.%s: ", o->def->name, key);
+        return st;
     }
     return ob_fail(e, OB_ERR_INPUT, "%s has no text setting '%s' (it has: route%s%s)", o->def->name, key,
                    o->def->options ? ", " : "", o->def->options ? o->def->options : "");

@@ -35,7 +35,8 @@ int ob_parse_double(const char *s, double *out)
     char *end;
     errno = 0;
     double v = strtod(s, &end);
-    if (end == s || *end != '\0' || errno == ERANGE) return -1;
+    if (end == s || *end != '\0') return -1;
+    if (errno == ERANGE) return -2; /* too large, or too small for a normal double */
     *out = v;
     return 0;
 }
@@ -198,7 +199,11 @@ ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
                            text_hint);
         v = k;
     } else {
-        if (ob_parse_double(text, &v) != 0)
+        int prc = ob_parse_double(text, &v);
+        if (prc == -2)
+            return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is out of range for a double (about 1e-308 to 1e308 "
+                           "in magnitude, or 0)", owner, key, text);
+        if (prc != 0)
             return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a number%s", owner, key, text, text_hint);
         if (!isfinite(v))
             return ob_fail(e, OB_ERR_INPUT, "%s.%s: '%s' is not a finite number", owner, key, text);

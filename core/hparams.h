@@ -53,7 +53,9 @@ int ob_edit_distance(const char *a, const char *b);
 /* OB_ERR_INPUT "unknown WHAT 'name' (did you mean 'x'?)", or with the list of
  * known names when none is close. */
 ob_status ob_fail_unknown(ob_err *e, const char *what, const char *name, const char *const *known, int n);
-/* Parse a full double with no trailing junk; 0 on success. */
+/* Parse a full double with no trailing junk: 0 on success, -1 when the text
+ * is not a number, -2 when it is one a double cannot hold (overflow, or an
+ * underflow to a subnormal or zero). */
 int ob_parse_double(const char *s, double *out);
 
 #endif

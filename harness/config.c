@@ -125,13 +125,13 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
             }
             continue;
         }
-        if (ob_parse_double(tok, &v) != 0 || !isfinite(v)) {
-            char *end;
-            double x = strtod(tok, &end);
-            if (end != tok && *end == '\0' && (isinf(x) || x == 0))
+        int prc = ob_parse_double(tok, &v);
+        if (prc != 0 || !isfinite(v)) {
+            if (prc == -2)
                 return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is out of range (a double holds "
                                "about 1e-308 to 1e308)", origin, tok);
-            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is not a number", origin, tok);
+            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is not a %snumber", origin, tok,
+                           prc == 0 ? "finite " : "");
         }
         if (v <= 0)
             return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);

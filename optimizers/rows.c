@@ -49,7 +49,13 @@ static void on_field(void *field, size_t len, void *data)
     (void)len;
     double v;
     char q[64]; /* the field as a message may show it (a binary file's bytes escaped) */
-    if (ob_parse_double(s, &v) != 0) {
+    int prc = ob_parse_double(s, &v);
+    if (prc == -2) {
+        c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: '%s' is out of range for a double (about 1e-308 "
+                        "to 1e308 in magnitude, or 0)", c->path, c->line, c->col, ob_printable(s, q, sizeof q));
+        return;
+    }
+    if (prc != 0) {
         char sep = other_sep(s, c->delim), hint[96] = "";
         if (sep)
             snprintf(hint, sizeof hint, " (fields are separated by %s, not %s)", sep_name(c->delim), sep_name(sep));

@@ -28,6 +28,19 @@ static void test_hparams(void)
     CHECK(ob_hp_set(&hv, "adam", "lr", "0", &e) == OB_ERR_INPUT);
     CHECK(ob_hp_set(&hv, "adam", "lr", "1e-3x", &e) == OB_ERR_INPUT);
     CHECK(strstr(e.msg, "not a number") != NULL);
+    /* a number a double cannot hold is not called "not a number" */
+    CHECK(ob_hp_set(&hv, "adam", "lr", "1e999", &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'1e999' is out of range for a double") != NULL, "%s", e.msg);
+    CHECK(ob_hp_set(&hv, "adam", "beta1", "1e-999", &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'1e-999' is out of range for a double") != NULL, "%s", e.msg);
+    CHECK(ob_hp_set(&hv, "adam", "lr", "inf", &e) == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "'inf' is not a finite number") != NULL, "%s", e.msg);
+    {
+        double x = 7;
+        CHECK(ob_parse_double("1e999", &x) == -2 && ob_parse_double("1e-999", &x) == -2);
+        CHECK(ob_parse_double("1e-3x", &x) == -1 && ob_parse_double(" 1", &x) == -1 && x == 7);
+        CHECK(ob_parse_double("-2.5e3", &x) == 0 && x == -2500);
+    }
     CHECK(ob_hp_set(&hv, "adam", "betal", "0.9", &e) == OB_ERR_INPUT);
     CHECK_MSG(strstr(e.msg, "did you mean 'beta1'") != NULL, "%s", e.msg);
     /* "adam.beta2 = 0.9" and two settings in one: said in plain words */

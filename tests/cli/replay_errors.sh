@@ -25,6 +25,8 @@ printf '0.5,0.5,0.5,0.5,0.5,0.5\n0.5,0.5,0.5,0.5,0.5\n' >"$tmp/ragged.csv"
 ok=(--optimizer sgd --shape 2x3 --init "$tmp/init.csv" --out "$tmp/o.csv")
 expect "word.csv:2: column 3: 'abc' is not a number" "${ok[@]}" --grads "$tmp/word.csv"
 expect "nan.csv:3: column 6: 'nan' is not finite" "${ok[@]}" --grads "$tmp/nan.csv"
+printf '0.5,0.5,0.5,0.5,1e400,0.5\n' >"$tmp/huge.csv"
+expect "huge.csv:1: column 5: '1e400' is out of range for a double" "${ok[@]}" --grads "$tmp/huge.csv"
 expect "ragged.csv:2: 5 values; the shape 2x3 needs 6" "${ok[@]}" --grads "$tmp/ragged.csv"
 expect "short.csv: expected one row of 6 values (shape 2x3); found 1 row that is too short" \
   --optimizer sgd --shape 2x3 --init "$tmp/short.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"

@@ -36,6 +36,9 @@ expect "unknown option '--out' (run writes a database: --db FILE" run --workload
 expect "unknown optimizer 'adma' (did you mean 'adam'?)" run --workloads quadratic --optimizers adma --db "$tmp/keep.db"
 expect "adam has no hyperparameter 'beta3'" run --workloads quadratic --optimizers adam --set adam.beta3=0.9 --db "$tmp/keep.db"
 expect "learning rate '1e-3x' is not a number" "${base[@]}" --lrs 0.1,1e-3x
+expect "learning rate '1e999' is out of range (a double holds about 1e-308 to 1e308)" "${base[@]}" --lrs 1e999
+expect "learning rate 'inf' is not a finite number" "${base[@]}" --lrs inf
+expect "sgd.momentum: '1e999' is out of range for a double" "${base[@]}" --set sgd.momentum=1e999
 expect "learning rate -0.1 must be > 0" "${base[@]}" --lrs -0.1
 expect "--steps 'abc'" "${base[@]}" --steps abc
 expect "adam.beta2 = 1 is out of range" run --workloads quadratic --optimizers adam --set adam.beta2=1 --db "$tmp/keep.db"

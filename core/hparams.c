@@ -161,15 +161,31 @@ static const char *setting_hint(const char *s)
 ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
                     const char *text, ob_err *e)
 {
+    return ob_hp_set_named(hv, owner, key, text, NULL, e);
+}
+
+ob_status ob_hp_set_named(ob_hp_values *hv, const char *owner, const char *key, const char *text,
+                          const char *text_keys, ob_err *e)
+{
     char key_buf[128], text_buf[256];
     const char *key_hint = setting_hint(key), *text_hint = setting_hint(text);
     int i = ob_hp_index(hv->defs, hv->n, key);
     key = ob_printable(key, key_buf, sizeof key_buf);
     text = ob_printable(text, text_buf, sizeof text_buf);
     if (i < 0) {
-        const char *names[OB_HP_MAX] = {0};
-        for (int k = 0; k < hv->n; k++) names[k] = hv->defs[k].name;
-        const char *near = ob_closest_name(key, names, hv->n);
+        const char *names[OB_HP_MAX + 8] = {0};
+        char tk[160] = "";
+        int nn = 0;
+        for (int k = 0; k < hv->n; k++) names[nn++] = hv->defs[k].name;
+        if (text_keys && strlen(text_keys) < sizeof tk) { /* the text settings are candidates too */
+            strcpy(tk, text_keys);
+            for (char *p = tk; p && *p && nn < OB_HP_MAX + 8;) {
+                names[nn++] = p;
+                p = strchr(p, ',');
+                if (p) *p++ = '\0';
+            }
+        }
+        const char *near = ob_closest_name(key, names, nn);
         char all[512] = "";
         for (int k = 0; k < hv->n; k++) {
             strncat(all, hv->defs[k].name, sizeof all - strlen(all) - 3);
@@ -177,9 +193,12 @@ ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
         }
         if (key_hint[0])
             return ob_fail(e, OB_ERR_INPUT, "%s has no hyperparameter '%s'%s", owner, key, key_hint);
-        if (near)
-            return ob_fail(e, OB_ERR_INPUT, "%s has no hyperparameter '%s' (did you mean '%s'?)",
-                           owner, key, near);
+        if (near) /* named as what it is near: a hyperparameter or a text setting */
+            return ob_fail(e, OB_ERR_INPUT, "%s has no %s '%s' (did you mean '%s'?)", owner,
+                           ob_hp_index(hv->defs, hv->n, near) >= 0 ? "hyperparameter" : "setting", key, near);
+        if (text_keys && *text_keys)
+            return ob_fail(e, OB_ERR_INPUT, "%s has no setting '%s'; its hyperparameters: %s; its text settings: %s",
+                           owner, key, all, text_keys);
         return ob_fail(e, OB_ERR_INPUT, "%s has no hyperparameter '%s'; it has: %s", owner, key, all);
     }
     const ob_hp_def *d = &hv->defs[i];

@@ -40,6 +40,10 @@ double ob_hp_get(const ob_hp_values *hv, const char *name);        /* NaN if non
 /* Parse text for key; owner names the component in messages ("adam"). */
 ob_status ob_hp_set(ob_hp_values *hv, const char *owner, const char *key,
                     const char *text, ob_err *e);
+/* ob_hp_set whose message for an unknown key also considers text_keys, the
+ * owner's comma-separated text settings ("route,coeff_file"; NULL: none). */
+ob_status ob_hp_set_named(ob_hp_values *hv, const char *owner, const char *key, const char *text,
+                          const char *text_keys, ob_err *e);
 /* "k=v,k=v" (the replay / --set form without the owner prefix). */
 ob_status ob_hp_set_list(ob_hp_values *hv, const char *owner, const char *list, ob_err *e);
 /* Compact JSON object of every value ({"lr":0.001,"nesterov":true,...}). */

@@ -309,7 +309,7 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
                 snprintf(text[n_text][1], sizeof text[0][1], "%s", val);
                 n_text++;
             } else {
-                OB_TRY(ob_hp_set(&hp, def->name, key, val, e));
+                OB_TRY(ob_optim_hp_set(def, &hp, key, val, e));
             }
         }
     }

@@ -85,7 +85,7 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
         if (!strncmp(k, "train.", 6)) {
             OB_TRY(ob_hp_set(train, "train", k + 6, v, e));
         } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 || !ob_optim_is_option(d, k)) {
-            OB_TRY(ob_hp_set(hp, d->name, k, v, e));
+            OB_TRY(ob_optim_hp_set(d, hp, k, v, e));
         } else {
             if (*n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: too many text settings");
             snprintf(text[*n_text][0], sizeof text[0][0], "%s", k);

@@ -13,7 +13,8 @@ static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_val
         const ob_setting *s = &c->settings[i];
         if (strcmp(s->owner, owner) != 0 || s->sweep) continue; /* sweeps: apply_sweep */
         if (ob_optim_is_option(od, s->key)) continue; /* text settings: ob_cell_make_optim */
-        if (ob_hp_set(hv, owner, s->key, s->value, e) != OB_OK) return ob_err_prefix(e, "%s: ", s->origin);
+        ob_status st = od ? ob_optim_hp_set(od, hv, s->key, s->value, e) : ob_hp_set(hv, owner, s->key, s->value, e);
+        if (st != OB_OK) return ob_err_prefix(e, "%s: ", s->origin);
     }
     return OB_OK;
 }

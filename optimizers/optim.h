@@ -122,6 +122,10 @@ ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
  * Example: ob_optim_add_route("tag=embedding|head -> adamw"). A bad rule is
  * OB_ERR_INPUT naming it. */
 ob_status ob_optim_add_route(ob_optim *o, const char *rule, ob_err *e);
+/* ob_hp_set on d's hyperparameters hv; an unknown key's message also names
+ * d's text settings (a misspelt "coeff_filex" suggests "coeff_file"). */
+ob_status ob_optim_hp_set(const ob_optimizer_def *d, ob_hp_values *hv, const char *key, const char *text,
+                          ob_err *e);
 /* Is key a text setting of d: "route", or one of the keys of d->options? */
 int ob_optim_is_option(const ob_optimizer_def *d, const char *key);
 /* Text-valued settings (the keys of def->options, e.g. root's coeff_file),

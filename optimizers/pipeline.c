@@ -258,6 +258,14 @@ int ob_optim_is_option(const ob_optimizer_def *d, const char *key)
     return 0;
 }
 
+ob_status ob_optim_hp_set(const ob_optimizer_def *d, ob_hp_values *hv, const char *key, const char *text,
+                          ob_err *e)
+{
+    char keys[160];
+    snprintf(keys, sizeof keys, "route%s%s", d->options ? "," : "", d->options ? d->options : "");
+    return ob_hp_set_named(hv, d->name, key, text, keys, e);
+}
+
 ob_status ob_optim_set_option(ob_optim *o, const char *key, const char *value, ob_err *e)
 {
     if (!strcmp(key, "route")) return ob_optim_add_route(o, value, e); /* its messages name "muon: route" */

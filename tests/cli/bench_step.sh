@@ -72,5 +72,6 @@ done
   --set 'muon.route=tag=matrix -> adamw' >/dev/null 2>"$tmp/err" || { echo "FAIL: muon.route: $(cat "$tmp/err")"; fail=1; }
 bad "--set: root.coeff_file: cannot open 'missing.tsv'" --optimizer root --params 1000 --set root.coeff_file=missing.tsv
 bad "unknown tag 'matrx'" --optimizer muon --params 1000 --set 'route=tag=matrx -> adamw'
+bad "muon has no setting 'rout' (did you mean 'route'?)" --optimizer muon --params 1000 --set 'rout=tag=matrix -> adamw'
 "$OPTBENCH" bench-step --help | grep -q "minimal traffic" || { echo "FAIL: --help"; fail=1; }
 exit $fail

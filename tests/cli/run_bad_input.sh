@@ -46,6 +46,7 @@ expect "adam.beta2 = 1 is out of range" run --workloads quadratic --optimizers a
 expect "adam has no hyperparameter 'bta2' (did you mean 'beta2'?)" "${base[@]}" --set adam.bta2=0.9
 expect "nadam.formula: 'torch3' is not one of" "${base[@]}" --set nadam.formula=torch3
 expect "bert-tiny has no hyperparameter 'dmodel'" "${base[@]}" --set bert-tiny.dmodel=3
+expect "root has no setting 'coeff_filex' (did you mean 'coeff_file'?)" "${base[@]}" --set root.coeff_filex=x.tsv
 expect "unknown option '--stpes'" "${base[@]}" --stpes 3
 printf 'workloads: quadratic\noptimizers: sgd\nlrs: [0.1, 0]\n' >"$tmp/bad.yaml"
 expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/keep.db"

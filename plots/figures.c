@@ -1609,7 +1609,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     range r = {NAN, NAN};
     int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0, n_atstart = 0;
-    int n_alldiv = 0, n_ranges = 0;
+    int n_alldiv = 0, n_ranges = 0, n_open = 0;
     for (int w = 0; w < d->n_wl; w++)
         for (int o = 0; o < d->n_opt; o++) {
             const ob_group *g = ob_stats_group(s, w, o);
@@ -1626,9 +1626,11 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                 else if (!isfinite(g->tt_time_s)) *m = 4, n_untimed++;
                 else *m = 1, n_bars++;
                 if (*m == 1) range_add(&r, g->tt_time_s);
-                if (*m == 1 && g->tt_step_ms_lo < g->tt_step_ms_hi) { /* its interval, drawn as a bar */
-                    range_add(&r, g->tt_steps * g->tt_step_ms_lo / 1000.0);
-                    range_add(&r, g->tt_steps * g->tt_step_ms_hi / 1000.0);
+                double lo, hi;
+                if (*m == 1 && ob_group_tt_interval(g, 0, &lo, &hi) && lo < hi) { /* its interval, drawn as a bar */
+                    range_add(&r, lo);
+                    if (isfinite(hi)) range_add(&r, hi);
+                    else n_open++; /* a seed never got there: the bar runs to the top */
                     n_ranges++;
                 }
                 continue;
@@ -1683,9 +1685,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     const int time_tics = logy && (kind == 0 || kind == 3);
     if (time_tics) scale = kind == 0 ? 1000 : 1; /* bars_step_ms.csv holds ms, bars_time_to_target.csv s */
     char yrange[128];
+    const double ytop = isnan(r.hi) ? 1 : logy ? r.hi / scale * 2.5 : r.hi / scale * 1.12;
     if (isnan(r.hi)) snprintf(yrange, sizeof yrange, "set yrange [0:1]");
-    else if (logy) snprintf(yrange, sizeof yrange, "set yrange [%.6g:%.6g]", r.lo / scale / 2.5, r.hi / scale * 2.5);
-    else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", r.hi / scale * 1.12);
+    else if (logy) snprintf(yrange, sizeof yrange, "set yrange [%.6g:%.6g]", r.lo / scale / 2.5, ytop);
+    else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", ytop);
     script sc;
     char reads[256];
     snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no point)%s",
@@ -1793,13 +1796,24 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     /* an infinite time (not reached, inf in the CSV) draws no point either */
     snprintf(using, sizeof using, "(column(i) < 1e308 ? column(i) / %.17g : NaN)", scale);
     /* lt (i - 1): the optimizer's colour and marker shape (pt) from style.gp */
+    if (n_ranges) /* an interval open above (a seed never got there, inf in the CSV) is an arrow to the top */
+        fprintf(f, "top = %.6g  # the top of the y range\n"
+                   "hi(c) = column(c) < 1e308 ? column(c) / %.17g : NaN\n"
+                   "up(c) = column(c) < 1e308 ? NaN : top - column(c - 1) / %.17g\n",
+                ytop, scale, scale);
     fprintf(f, "plot ");
     if (n_ranges) /* first, under the points: each time's interval, the noise that ties ranks */
         fprintf(f,
                 "for [i=2:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(i)):"
-                "((column(2 * i - 2) + column(2 * i - 1)) / 2 / %.17g):(column(2 * i - 2) / %.17g):"
-                "(column(2 * i - 1) / %.17g) with yerrorbars lt (i - 1) pt -1 lw 1 notitle, \\\n  ",
-                d->n_opt + 1, scale, scale, scale);
+                "(column(2 * i - 2) / %.17g):(column(2 * i - 2) / %.17g):"
+                "(hi(2 * i - 1)) with yerrorbars lt (i - 1) pt -1 lw 1 notitle, \\\n  ",
+                d->n_opt + 1, scale, scale);
+    if (n_open)
+        fprintf(f,
+                "for [i=2:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(i)):"
+                "(column(2 * i - 2) / %.17g):(0):(up(2 * i - 1)) with vectors head size screen 0.008,25 filled "
+                "lt (i - 1) lw 1 notitle, \\\n  ",
+                d->n_opt + 1, scale);
     fprintf(f, "for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with points lt (i - 1) ps (1.7 * PS) notitle",
             d->n_opt + 1, files[kind], using);
     /* the legend names every optimizer, also one without a single point */
@@ -1859,8 +1873,13 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s", caps[kind],
                    " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
                    "within each workload's group.",
-                   n_ranges ? " A bar through a point spans the time's 95% interval (the steps x that of the median "
-                              "step time over the runs): the timing noise within which the tables tie ranks."
+                   n_ranges ? (n_open ? " A bar through a point spans the time's 95% interval (that of the seeds' "
+                                        "steps x that of the median step time over the runs): the noise within "
+                                        "which the tables tie ranks. An arrow to the top of the plot is an "
+                                        "interval open above: a seed in it never got there."
+                                      : " A bar through a point spans the time's 95% interval (that of the seeds' "
+                                        "steps x that of the median step time over the runs): the noise within "
+                                        "which the tables tie ranks.")
                             : "",
                    extra, median_note, notrun, logy ? " The y axis is logarithmic." : "");
 }

@@ -736,9 +736,12 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "'not reached' means censored: at no lr did a majority of the "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank. A rank is 1 + the number of optimizers that got "
-              "there clearly sooner: by time, those whose whole interval (their steps x the 95%% interval of "
-              "the median step time over their runs) lies below; so optimizers within the timing noise "
-              "share a rank.");
+              "there clearly sooner: those whose whole interval lies below, by steps the 95%% interval of the "
+              "seeds' median first step there ([min, max] of 5 seeds or fewer), by time its ends x those of "
+              "the 95%% interval of the median step time over the runs; so optimizers within the noise of the "
+              "seeds and of the timing share a rank (with 3 seeds and equal step times, one is ahead where "
+              "each of its seeds got there before every seed of the other: 1 chance in 20 for two equal "
+              "optimizers).");
 
     /* ---- per workload ---- */
     for (int w = 0; w < d->n_wl; w++) {
@@ -908,7 +911,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         static const char *const thdr[] = {"rank", "optimizer", "steps to target",
                                            "training time (est.)", "at lr"};
         doc_table(dc, 5, thdr);
-        /* ranked (ob_stats_tt_rank: times within the timing noise share a
+        /* ranked (ob_stats_tt_rank: times within the noise share a
          * rank), by rank, then time (or steps); the others follow */
         int n_here = 0;
         int order[512], trank[512];
@@ -931,7 +934,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             order[j + 1] = v;
             trank[j + 1] = rv;
         }
-        int n_reached = 0, n_shared = 0;
+        int n_reached = 0, n_shared = 0, n_brackets = 0;
         for (int i = 0; i < n_here; i++) {
             const ob_group *g = &s->g[order[i]];
             if (g->tt_censored) continue;
@@ -939,11 +942,20 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             n_shared += (i > 0 && trank[i - 1] == trank[i]) || (i + 1 < n_here && trank[i + 1] == trank[i]);
             doc_cell(dc, "%d", trank[i]);
             doc_cell(dc, "%s", d->opt_labels[g->opt]);
-            doc_cell(dc, "%s", num(g->tt_steps, b1, sizeof b1));
-            if (isfinite(g->tt_time_s) && isfinite(g->tt_step_ms_lo) && g->tt_step_ms_lo < g->tt_step_ms_hi) {
-                secs_text(g->tt_steps * g->tt_step_ms_lo / 1000.0, b2, sizeof b2);
-                secs_text(g->tt_steps * g->tt_step_ms_hi / 1000.0, b3, sizeof b3);
-                doc_cell(dc, "%s (%s - %s)", secs_text(g->tt_time_s, b1, sizeof b1), b2, b3);
+            /* each with the interval its rank ties within (the seeds' noise,
+             * and for the time the timing's too) */
+            double lo, hi;
+            if (ob_group_tt_interval(g, 1, &lo, &hi) && lo < hi) {
+                n_brackets++;
+                num(lo, b2, sizeof b2);
+                if (isinf(hi)) doc_cell(dc, "%s (>= %s: a seed never got there)", num(g->tt_steps, b1, sizeof b1), b2);
+                else doc_cell(dc, "%s (%s - %s)", num(g->tt_steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
+            } else doc_cell(dc, "%s", num(g->tt_steps, b1, sizeof b1));
+            if (isfinite(g->tt_time_s) && ob_group_tt_interval(g, 0, &lo, &hi) && lo < hi) {
+                n_brackets++;
+                secs_text(lo, b2, sizeof b2);
+                if (isinf(hi)) doc_cell(dc, "%s (>= %s)", secs_text(g->tt_time_s, b1, sizeof b1), b2);
+                else doc_cell(dc, "%s (%s - %s)", secs_text(g->tt_time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
             } else doc_cell(dc, "%s", secs_text(g->tt_time_s, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->tt_lr, b1, sizeof b1));
             doc_row_end(dc);
@@ -959,13 +971,20 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_row_end(dc);
         }
         doc_table_end(dc);
-        if (n_shared)
+        if (n_shared || n_brackets)
             doc_p(dc, "%s", s->profile_by_steps
-                                ? "Optimizers that got there in the same number of steps share a rank."
+                                ? "A rank is 1 + the number of optimizers that got there clearly sooner, so "
+                                  "optimizers within the seeds' noise share one: in brackets, the 95% interval of "
+                                  "the seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, "
+                                  "the first and the last seed to get there); one ranks ahead of another only "
+                                  "where its whole interval lies below."
                                 : "A rank is 1 + the number of optimizers that got there clearly sooner, so "
-                                  "optimizers within the timing noise share one: in brackets, the steps x the 95% "
-                                  "interval of the median step time over the runs ([min, max] of 5 runs or fewer); "
-                                  "one ranks ahead of another only where its whole interval lies below.");
+                                  "optimizers within the noise share one: in brackets, the 95% interval of the "
+                                  "seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, the "
+                                  "first and the last seed to get there), and for the time, its ends x those of "
+                                  "the 95% interval of the median step time over the runs ([min, max] of 5 runs "
+                                  "or fewer); one ranks ahead of another only where its whole interval lies "
+                                  "below.");
         /* a ranking by time on timings that say little */
         if (!s->profile_by_steps && n_reached > 1) {
             int n_unst = 0, n_tiny = 0;

@@ -351,8 +351,9 @@ static const ob_file_doc docs[] = {
      "seed, the upper of two with an even count | halfway = halfway from the loss before training to that "
      "best, where 1.1 x asked for less), "
      "optimizer, rank (1 + the number of optimizers that got there clearly sooner, so optimizers within the "
-     "timing noise share a rank: by time, one whose time_hi_s is below this one's time_lo_s; with --profile-by "
-     "steps, fewer steps; empty when not reached), steps (the step by which a strict "
+     "noise of the seeds and of the timing share a rank: by time, one whose time_hi_s is below this one's "
+     "time_lo_s; with --profile-by steps, one whose steps_hi is below this one's steps_lo; empty when not "
+     "reached), steps (the step by which a strict "
      "majority of the seeds' trailing losses had first reached it, at lr: the upper median of the seeds' "
      "first steps there, the later of 2, the second of 3, the third of 4; a seed that diverged counts by its "
      "steps until it stopped; inf = censored: no majority did; empty when target_met_at_start), time_s "
@@ -362,9 +363,13 @@ static const ob_file_doc docs[] = {
      "was already at or below the target; nothing is ranked), step_time (the step time that time_s is from, "
      "the same for every optimizer of a workload: mean, or median where some run of the workload predates "
      "the mean (a database of schema < 4, or one merged from its shards and newer ones), so that no "
-     "optimizer's mean is ranked against another's median; empty when target_met_at_start), time_lo_s and "
-     "time_hi_s (steps x the distribution-free 95% interval of that median step time over the runs, [min, "
-     "max] of 5 runs or fewer, one run's time for both with one run: the timing noise the rank ties within; "
+     "optimizer's mean is ranked against another's median; empty when target_met_at_start), steps_lo and "
+     "steps_hi (the distribution-free 95% interval of the seeds' median first reach at lr, [min, max] of 5 "
+     "seeds or fewer, so with 3 seeds the first and the last seed to get there; steps_hi inf where a seed "
+     "in it never did: the seeds' noise), time_lo_s and time_hi_s (steps_lo x the lower end and steps_hi x "
+     "the upper end of the distribution-free 95% interval of that median step time over the runs, [min, "
+     "max] of 5 runs or fewer, one run's time for both with one run: the noise of the seeds and of the "
+     "timing, which the rank ties within; "
      "inf when censored)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
@@ -393,8 +398,8 @@ static const ob_file_doc docs[] = {
      "optimizer; inf when not reached, empty when not run (or untimed, or the target was met at the start)",
      "workload, then one column per optimizer"},
     {"bars_time_to_target_range.csv", "the interval of each training time to target (s) that ties ranks "
-     "(time_to_target.csv's time_lo_s and time_hi_s), one row per workload, two columns per optimizer; empty where "
-     "there is no time or no spread (one run, or every run timed alike)",
+     "(time_to_target.csv's time_lo_s and time_hi_s; hi inf where a seed never got there), one row per workload, "
+     "two columns per optimizer; empty where there is no time or no spread (one run, or every run alike)",
      "workload, then OPTIMIZER lo and OPTIMIZER hi for each optimizer"},
 };
 
@@ -1126,9 +1131,10 @@ static ob_status write_tt_ranges(const ob_dataset *d, const ob_stats *s, const c
         ob_csv_str(&c, d->wl_labels[w]);
         for (int o = 0; o < d->n_opt; o++) {
             const ob_group *g = ob_stats_group(s, w, o);
-            const int has = g && !g->tt_censored && isfinite(g->tt_time_s) && g->tt_step_ms_lo < g->tt_step_ms_hi;
-            ob_csv_num(&c, has ? g->tt_steps * g->tt_step_ms_lo / 1000.0 : NAN);
-            ob_csv_num(&c, has ? g->tt_steps * g->tt_step_ms_hi / 1000.0 : NAN);
+            double lo = NAN, hi = NAN;
+            const int has = g && isfinite(g->tt_time_s) && ob_group_tt_interval(g, 0, &lo, &hi) && lo < hi;
+            ob_csv_num(&c, has ? lo : NAN);
+            ob_csv_num(&c, has ? hi : NAN);
         }
         ob_csv_row(&c);
     }
@@ -1144,12 +1150,12 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
                        HDR("workload", "target", "target_source", "optimizer", "rank", "steps",
                            "time_s", "lr", "censored", "target_met_at_start", "step_time", "time_lo_s",
-                           "time_hi_s"),
+                           "time_hi_s", "steps_lo", "steps_hi"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         /* only groups that reached the target are ranked (censored: empty);
-         * times within the timing noise share a rank (ob_stats_tt_rank) */
+         * times within the noise share a rank (ob_stats_tt_rank) */
         const int rank = ob_stats_tt_rank(s, k);
         ob_csv_str(&c, d->wl_labels[g->wl]);
         ob_csv_num(&c, s->target[g->wl]);
@@ -1162,9 +1168,14 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_int(&c, g->tt_censored);
         ob_csv_int(&c, s->target_at_start[g->wl]);
         ob_csv_str(&c, s->target_at_start[g->wl] ? NULL : s->tt_by_median[g->wl] ? "median" : "mean");
-        const int timed = !g->tt_censored && isfinite(g->tt_step_ms_lo);
-        ob_csv_num(&c, timed ? g->tt_steps * g->tt_step_ms_lo / 1000.0 : g->tt_censored ? g->tt_time_s : NAN);
-        ob_csv_num(&c, timed ? g->tt_steps * g->tt_step_ms_hi / 1000.0 : g->tt_censored ? g->tt_time_s : NAN);
+        double lo = NAN, hi = NAN, slo = NAN, shi = NAN; /* censored: inf (no interval); untimed: empty */
+        if (g->tt_censored) lo = hi = g->tt_time_s, slo = shi = g->tt_steps;
+        ob_group_tt_interval(g, 0, &lo, &hi);
+        ob_group_tt_interval(g, 1, &slo, &shi);
+        ob_csv_num(&c, lo);
+        ob_csv_num(&c, hi);
+        ob_csv_num(&c, slo);
+        ob_csv_num(&c, shi);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

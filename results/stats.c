@@ -325,9 +325,11 @@ static int cmp_i64(const void *a, const void *b)
 }
 
 ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
-                                       const int64_t *n, double target, int64_t *at, ob_err *e)
+                                       const int64_t *n, double target, int64_t *at, double *lo, double *hi,
+                                       ob_err *e)
 {
     *at = -1;
+    if (lo) *lo = *hi = NAN;
     if (isnan(target) || m <= 0) return OB_OK;
     /* each seed's own first reach, never = INT64_MAX (after every recorded step): a
      * diverged seed's curve ends where it stopped, so one that got there before counts
@@ -349,8 +351,19 @@ ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const
      * carry one that never did (2 seeds, first there at 39 and never: reached at 40) */
     qsort(first, (size_t)m, sizeof *first, cmp_i64);
     if (first[m / 2] != INT64_MAX) *at = first[m / 2];
+    ob_status st = OB_OK;
+    if (lo && *at >= 0) {
+        /* the seeds' noise: an interval of their median first reach, never = +inf */
+        double *f = malloc((size_t)m * sizeof *f);
+        if (!f) st = no_mem(e, "finding the time to target");
+        else {
+            for (int k = 0; k < m; k++) f[k] = first[k] == INT64_MAX ? INFINITY : (double)first[k];
+            st = ob_stat_median_ci(f, m, 0.95, lo, hi, NULL, e);
+            free(f);
+        }
+    }
     free(first);
-    return OB_OK;
+    return st;
 }
 
 double ob_stat_sign_test(int k, int n)
@@ -824,7 +837,7 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
                                       int by_median, ob_err *e)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
-    g->tt_lr = NAN;
+    g->tt_lr = g->tt_steps_lo = g->tt_steps_hi = NAN;
     g->tt_censored = 1;
     g->tt_step_ms = g->tt_step_ms_lo = g->tt_step_ms_hi = NAN;
     const int64_t **st = malloc(((size_t)n + 1) * sizeof *st);
@@ -862,7 +875,9 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
             m++;
         }
         int64_t at;
-        if ((status = ob_stat_majority_first_reach(m, st, ls, len, target, &at, e)) != OB_OK) goto out;
+        if ((status = ob_stat_majority_first_reach(m, st, ls, len, target, &at, &p->tt_steps_lo, &p->tt_steps_hi,
+                                                   e)) != OB_OK)
+            goto out;
         p->tt_steps = at < 0 ? INFINITY : (double)at;
         p->tt_time_s = at < 0 ? INFINITY : (double)at * g->tt_step_ms / 1000.0;
     }
@@ -873,6 +888,8 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
         g->tt_steps = g->lrs[best].tt_steps;
         g->tt_time_s = g->lrs[best].tt_time_s; /* NaN when untimed */
         g->tt_lr = g->lrs[best].lr;
+        g->tt_steps_lo = g->lrs[best].tt_steps_lo;
+        g->tt_steps_hi = g->lrs[best].tt_steps_hi;
         g->tt_censored = 0;
     }
 out:
@@ -1040,8 +1057,12 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
             if (s->target_at_start[w]) {
                 s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = s->g[k].tt_step_ms = NAN;
                 s->g[k].tt_step_ms_lo = s->g[k].tt_step_ms_hi = NAN;
+                s->g[k].tt_steps_lo = s->g[k].tt_steps_hi = NAN;
                 s->g[k].tt_censored = 1;
-                for (int i = 0; i < s->g[k].n_lr; i++) s->g[k].lrs[i].tt_steps = s->g[k].lrs[i].tt_time_s = NAN;
+                for (int i = 0; i < s->g[k].n_lr; i++) {
+                    ob_lr_point *p = &s->g[k].lrs[i];
+                    p->tt_steps = p->tt_time_s = p->tt_steps_lo = p->tt_steps_hi = NAN;
+                }
                 continue;
             }
             if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w],
@@ -1134,13 +1155,17 @@ int ob_stats_profile_rank(const ob_stats *s, int o)
     return rank;
 }
 
-/* Group g's time to target as an interval [*lo, *hi] in seconds; 0 when it
- * has none (untimed: NaN step time). */
-static int tt_interval(const ob_group *g, double *lo, double *hi)
+int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi)
 {
+    if (g->tt_censored || isnan(g->tt_steps_lo)) return 0;
+    if (by_steps) {
+        *lo = g->tt_steps_lo;
+        *hi = g->tt_steps_hi;
+        return 1;
+    }
     if (!(isfinite(g->tt_step_ms_lo) && isfinite(g->tt_step_ms_hi))) return 0;
-    *lo = g->tt_steps * g->tt_step_ms_lo / 1000.0;
-    *hi = g->tt_steps * g->tt_step_ms_hi / 1000.0;
+    *lo = g->tt_steps_lo * g->tt_step_ms_lo / 1000.0;
+    *hi = g->tt_steps_hi * g->tt_step_ms_hi / 1000.0;
     return 1;
 }
 
@@ -1148,17 +1173,20 @@ int ob_stats_tt_rank(const ob_stats *s, int k)
 {
     const ob_group *g = &s->g[k];
     if (g->tt_censored) return 0;
-    double lo = 0, hi = 0; /* read only when timed */
-    const int timed = !s->profile_by_steps && tt_interval(g, &lo, &hi);
+    double lo = 0, hi = 0, slo = 0, shi = 0; /* lo, hi read only when timed */
+    const int timed = !s->profile_by_steps && ob_group_tt_interval(g, 0, &lo, &hi);
+    if (!ob_group_tt_interval(g, 1, &slo, &shi)) slo = shi = g->tt_steps;
     int rank = 1;
     for (int j = 0; j < s->n_g; j++) {
         const ob_group *h = &s->g[j];
         if (j == k || h->wl != g->wl || h->tt_censored) continue;
         double hlo, hhi;
-        if (s->profile_by_steps) rank += h->tt_steps < g->tt_steps;
-        else if (tt_interval(h, &hlo, &hhi)) /* timed: ahead of every untimed one */
+        if (!s->profile_by_steps && ob_group_tt_interval(h, 0, &hlo, &hhi)) /* timed: ahead of every untimed one */
             rank += !timed || hhi < lo * (1 - 1e-12);
-        else rank += !timed && h->tt_steps < g->tt_steps;
+        else if (s->profile_by_steps || !timed) {
+            if (!ob_group_tt_interval(h, 1, &hlo, &hhi)) hlo = hhi = h->tt_steps;
+            rank += hhi < slo * (1 - 1e-12);
+        }
     }
     return rank;
 }

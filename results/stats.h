@@ -148,9 +148,14 @@ ob_status ob_stat_first_reach(const double *loss, int64_t n, double target, int6
  * n[k] points) first had a trailing loss <= target: each run's first such
  * recorded step (never: +inf; a curve ends where its run stopped, so a diverged
  * run counts by its points until then), then the ceil((m + 1) / 2)-th smallest
- * of them (a step value, not an index); -1 when that is +inf. Into *at. */
+ * of them (a step value, not an index); -1 when that is +inf. Into *at. When
+ * lo and hi are given (both or neither), the distribution-free 95% interval
+ * of the seeds' median first reach (ob_stat_median_ci: [min, max] of 5 seeds
+ * or fewer; hi = +inf where a seed in it never got there) when *at >= 0,
+ * NaN both otherwise: the seed-to-seed noise of the steps to target. */
 ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
-                                       const int64_t *n, double target, int64_t *at, ob_err *e);
+                                       const int64_t *n, double target, int64_t *at, double *lo, double *hi,
+                                       ob_err *e);
 /* The best lr of runs (lr[i], final[i]) in any order: the lr with the lowest
  * median final loss over its runs (final +inf for a diverged run and for a
  * finished one without a finite final loss, NaN for one left out), ties to the
@@ -196,6 +201,8 @@ typedef struct ob_lr_point {
     double min_finite, max_finite;
     double eval_med, metric_med;
     double tt_steps, tt_time_s; /* steps / seconds by which a majority of the seeds reached the target */
+    double tt_steps_lo, tt_steps_hi; /* the interval of tt_steps over the seeds (ob_stat_majority_first_reach);
+                                 * NaN when no majority got there */
 } ob_lr_point;
 
 /* Why a group's lr range has no width (width_decades NaN) although it has a
@@ -236,6 +243,10 @@ typedef struct ob_group {
     double tt_step_ms_lo, tt_step_ms_hi; /* the distribution-free 95% interval of that median
                                  * (ob_stat_median_ci; [min, max] of 5 runs or fewer): the timing
                                  * noise that ob_stats_tt_rank ties within; NaN when no run was timed */
+    double tt_steps_lo, tt_steps_hi; /* at tt_lr: the distribution-free 95% interval of the seeds'
+                                 * median first reach ([min, max] of 5 seeds or fewer; hi = +inf when a
+                                 * seed in it never got there): the seed-to-seed noise of tt_steps;
+                                 * NaN when censored */
     int tt_censored;
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
     double step_ms_mean;        /* median over runs of each run's mean step time: above the median
@@ -320,13 +331,20 @@ int ob_stats_profile_rank(const ob_stats *s, int o);
  * number of groups of the workload that reached it clearly sooner, so
  * optimizers within the noise share a rank (1, 1, 2 or 1, 1, 3 as the noise
  * falls). By steps (profile_by_steps): fewer steps, equal steps tie. By time:
- * j is clearly faster when its time's interval, tt_steps x [tt_step_ms_lo,
- * tt_step_ms_hi], lies wholly below k's (at the upper end by less than a
- * part in 1e12), so two optimizers whose median step times the machine's
- * noise cannot tell apart tie at equal steps; the steps, a majority of the
- * seeds' first reach, are taken as they are. Groups that reached the target
- * but have no step time rank after every timed one, by steps. */
+ * j is clearly faster when its interval (ob_group_tt_interval) lies wholly
+ * below k's (by more than a part in 1e12): by steps, the seeds' noise
+ * [tt_steps_lo, tt_steps_hi]; by time, that and the machine's timing noise,
+ * [tt_steps_lo x tt_step_ms_lo, tt_steps_hi x tt_step_ms_hi]. With 3 seeds
+ * and equal step times, one is ahead where each of its seeds got there before
+ * every seed of the other (a chance of 1 in 20 for two equal optimizers).
+ * Groups that reached the target but have no step time rank after every
+ * timed one, by their intervals of steps. */
 int ob_stats_tt_rank(const ob_stats *s, int k);
+/* Group g's time to target as an interval: by_steps, [tt_steps_lo,
+ * tt_steps_hi] in steps; otherwise in seconds, [tt_steps_lo x tt_step_ms_lo,
+ * tt_steps_hi x tt_step_ms_hi] / 1000 (hi may be +inf). 0 (and *lo, *hi
+ * untouched) when it has none: censored, or untimed where by time. */
+int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi);
 
 /* Compute every statistic; d must have its curves loaded for time to target.
  * On failure s holds nothing (ob_stats_free on it is harmless). */

@@ -169,9 +169,49 @@ static int64_t majority_first_reach(int m, const int64_t *const *steps, const do
                                     const int64_t *n, double target)
 {
     ob_err e = {0};
-    int64_t at = -2;
-    CHECK_OK(ob_stat_majority_first_reach(m, steps, loss, n, target, &at, &e), &e);
+    int64_t at = -2, at2 = -2;
+    double lo = 7, hi = 7;
+    CHECK_OK(ob_stat_majority_first_reach(m, steps, loss, n, target, &at, NULL, NULL, &e), &e);
+    /* the interval asked for changes nothing, and holds the step it is of */
+    CHECK_OK(ob_stat_majority_first_reach(m, steps, loss, n, target, &at2, &lo, &hi, &e), &e);
+    CHECK(at2 == at);
+    if (at >= 0) CHECK_MSG(lo <= (double)at && (double)at <= hi, "%g <= %lld <= %g", lo, (long long)at, hi);
+    else CHECK(isnan(lo) && isnan(hi));
     return at;
+}
+
+/* The interval of the steps to target over the seeds: first reaches 8, 12
+ * and never give [8, inf], of which the upper median 12 is inside; 2, 9, 4,
+ * 7, 30, 5 and 11 (7 seeds) [2, 30] (the interval of a median of 7 at 95% is
+ * the extremes); 10 seeds of 1..10 [2, 9]. */
+static void test_first_reach_interval(void)
+{
+    enum { N = 40 };
+    int64_t st[N];
+    for (int i = 0; i < N; i++) st[i] = i;
+    static double l[12][N];
+    const int64_t reach[][12] = {{8, 12, -1}, {2, 9, 4, 7, 30, 5, 11}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}};
+    const int m[] = {3, 7, 10};
+    const double want[][3] = {{12, 8, INFINITY}, {7, 2, 30}, {6, 2, 9}};
+    for (int c = 0; c < 3; c++) {
+        const int64_t *sp[12];
+        const double *lp[12];
+        int64_t n[12];
+        for (int k = 0; k < m[c]; k++) {
+            /* a step down to 0 at reach (the trailing mean of 4 points falls
+             * to 0.75 there); never: 1 throughout */
+            for (int i = 0; i < N; i++) l[k][i] = reach[c][k] >= 0 && i >= reach[c][k] ? 0 : 1;
+            sp[k] = st;
+            lp[k] = l[k];
+            n[k] = N;
+        }
+        ob_err e = {0};
+        int64_t at = -2;
+        double lo = NAN, hi = NAN;
+        CHECK_OK(ob_stat_majority_first_reach(m[c], sp, lp, n, 0.8, &at, &lo, &hi, &e), &e);
+        CHECK_MSG(at == (int64_t)want[c][0] && lo == want[c][1] && hi == want[c][2], "case %d: %lld [%g, %g]", c,
+                  (long long)at, lo, hi);
+    }
 }
 
 static void test_first_reach(void)
@@ -1223,10 +1263,11 @@ static void test_tt_mixed_means(const char *path)
     CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
     CHECK_OK(ob_export_tables(ob_store_db(s), &d, &st, dir, &e), &e);
     char *csv = check_slurp(dir, "time_to_target.csv", NULL);
-    CHECK(csv && strstr(csv, ",\"target_met_at_start\",\"step_time\",\"time_lo_s\",\"time_hi_s\"\n"));
-    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"adam\",1,20,0.02,0.01,0,0,\"median\",0.02,0.02\n"));
-    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"sgd\",2,20,0.04,0.01,0,0,\"median\",0.04,0.04\n"));
-    CHECK(csv && strstr(csv, "\"V\",2.45,\"given\",\"adam\",2,20,0.06,0.01,0,0,\"mean\",0.06,0.06\n"));
+    CHECK(csv && strstr(csv, ",\"target_met_at_start\",\"step_time\",\"time_lo_s\",\"time_hi_s\",\"steps_lo\","
+                             "\"steps_hi\"\n"));
+    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"adam\",1,20,0.02,0.01,0,0,\"median\",0.02,0.02,20,20\n"));
+    CHECK(csv && strstr(csv, "\"W\",2.45,\"given\",\"sgd\",2,20,0.04,0.01,0,0,\"median\",0.04,0.04,20,20\n"));
+    CHECK(csv && strstr(csv, "\"V\",2.45,\"given\",\"adam\",2,20,0.06,0.01,0,0,\"mean\",0.06,0.06,20,20\n"));
     free(csv);
     ob_stats_free(&st);
     ob_dataset_free(&d);
@@ -1348,6 +1389,57 @@ static void test_tt_rank_touching(const char *path)
     ob_store_close(s);
 }
 
+/* The seeds' noise ties ranks too. Equal step times; the seeds of adam
+ * reach the target at the knees 10, 11, 12, those of sgd at 14, 15, 16: every
+ * adam seed before every sgd seed, so adam is ahead (rank 1, sgd 2). lion's
+ * 9, 13, 20 overlap both (rank 1), and so do nadam's 10, 12 and a seed that
+ * never got there (its interval's upper end +inf). Taken as they are, the
+ * upper medians 11, 12, 13, 15 would have ranked all four apart. By steps the
+ * same. */
+static void test_tt_rank_seeds(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const struct { const char *opt; double T[3], final[3]; } rows[] = {
+        {"adam", {10, 11, 12}, {1, 1, 1}}, {"sgd", {14, 15, 16}, {1, 1, 1}},
+        {"lion", {9, 13, 20}, {1, 1, 1}},  {"nadam", {10, 12, 12}, {1, 1, 5}},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        for (int seed = 0; seed < 3; seed++)
+            fx_add(s, 0, &(fx_run){"W", rows[i].opt, NULL, 0.01, seed, "done", rows[i].final[seed], rows[i].T[seed],
+                                   1.0, 1.0, 1, 1, 1, 1, 0});
+    const char *tw[] = {"W"};
+    double tv[] = {2.45};
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
+    static const int want[] = {1, 2, 1, 1};
+    for (int by_steps = 0; by_steps < 2; by_steps++) {
+        o.profile_by_steps = by_steps;
+        ob_dataset d;
+        ob_stats st;
+        load_stats(ob_store_db(s), &o, &d, &st);
+        double prev_hi = -1;
+        for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+            const ob_group *g = grp(&d, &st, "W", rows[i].opt);
+            CHECK(g != NULL);
+            if (!g) continue;
+            int r = ob_stats_tt_rank(&st, (int)(g - st.g));
+            CHECK_MSG(r == want[i], "by %s: %s ranks %d, want %d", by_steps ? "steps" : "time", rows[i].opt, r,
+                      want[i]);
+            double lo = NAN, hi = NAN;
+            CHECK(ob_group_tt_interval(g, by_steps, &lo, &hi));
+            CHECK(lo <= hi && (by_steps ? lo <= g->tt_steps && g->tt_steps <= hi
+                                        : lo <= g->tt_time_s && g->tt_time_s <= hi));
+            if (i == 0) prev_hi = hi;
+            if (i == 1) CHECK(prev_hi < lo); /* adam's whole interval below sgd's */
+            if (i == 3) CHECK(isinf(hi) && isinf(g->tt_steps_hi) && g->tt_steps_lo < g->tt_steps);
+        }
+        ob_stats_free(&st);
+        ob_dataset_free(&d);
+    }
+    ob_store_close(s);
+}
+
 int main(void)
 {
     char dir[256];
@@ -1358,6 +1450,7 @@ int main(void)
     test_median_ci();
     test_interp_width();
     test_first_reach();
+    test_first_reach_interval();
     test_majority_first_reach();
     test_majority_cases();
     test_profile();
@@ -1386,6 +1479,7 @@ int main(void)
         {"ties.db", test_best_lr_ties},
         {"negative.db", test_negative_and_start},
         {"tt_touch.db", test_tt_rank_touching},
+        {"tt_seeds.db", test_tt_rank_seeds},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);

@@ -873,7 +873,8 @@ static void test_bench_list(const char *db)
  * not recorded left empty, the range over
  * one seed left empty with its coverage, a loss of +inf in a run that did not
  * diverge not counted as diverged, and a curve of 4001 steps thinned to at
- * most OB_PLOT_MAX_POINTS rows that keep its last step. */
+ * most OB_PLOT_MAX_POINTS rows that keep its last step, and paired.csv's
+ * pairs of the sweep and of the confirmation runs. */
 static void test_export_columns(const char *db, const char *out)
 {
     ob_store *st = new_store(db);
@@ -886,6 +887,17 @@ static void test_export_columns(const char *db, const char *out)
                                                  4.0, 4096, 800, 1.5, 0.5, 0});
             if (l == 2 && seed == 0) top = id;
         }
+    /* confirmation runs of two optimizers at their best lr: a pair of the confirm stage */
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(st, 0, &(fx_run){"Q", "lion", NULL, 0.1, seed, "done", 2.0, 20, 2.0, 4.0, 4096, 800, 1.5, 0.5, 0});
+        fx_add_stage(st, 0, &(fx_run){"Q", "adam", NULL, 0.1, 10 + seed, "done", 1.0 + 0.1 * seed, 20, 2.0, 4.0, 4096, 800,
+                                      1.5, 0.5, 0}, "confirm");
+        fx_add_stage(st, 0, &(fx_run){"Q", "lion", NULL, 0.1, 10 + seed, "done", 2.0 + 0.1 * seed, 20, 2.0, 4.0, 4096, 800,
+                                      1.5, 0.5, 0}, "confirm");
+    }
+    /* sgd: one seed diverged, the other finished without a held-out loss */
+    fx_add(st, 0, &(fx_run){"Q", "sgd", NULL, 0.1, 0, "done", 3.0, 20, 2.0, 4.0, 4096, 800, NAN, NAN, 0});
+    fx_add(st, 0, &(fx_run){"Q", "sgd", NULL, 0.1, 1, "diverged", 0, 20, 2.0, 4.0, 4096, 800, NAN, NAN, 0});
     fx_add(st, 0, &(fx_run){"R", "adam", NULL, 0.01, 0, "done", 0.5, 10, 2.0, 3.0, 4096, 800, 0.8, NAN, 0});
     fx_add(st, 0, &(fx_run){"L", "adam", NULL, 0.01, 0, "done", 0.5, 10, 2.0, 3.0, 4096, 800, 0.8, NAN, 4001});
     ob_store_close(st);
@@ -933,13 +945,17 @@ static void test_export_columns(const char *db, const char *out)
     CHECK(read_table(out, "lr_sweep.csv", &t) == 0);
     int best = 0;
     for (int i = 1; i < t.rows; i++)
-        if (!strcmp(cell(&t, i, "workload"), "Q")) {
+        if (!strcmp(cell(&t, i, "workload"), "Q") && !strcmp(cell(&t, i, "optimizer"), "adam")) {
             const int is_top = num_of(cell(&t, i, "lr")) == 0.1;
             CHECK_MSG(!strcmp(cell(&t, i, "is_best"), is_top ? "1" : "0"), "lr %s is_best %s", cell(&t, i, "lr"),
                       cell(&t, i, "is_best"));
             best += is_top;
         }
     CHECK(best == 1);
+    /* not every seed diverged: no worst value stands in for the held-out loss not recorded */
+    r = find_row(&t, "workload", "Q", "optimizer", "sgd");
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "diverged"), "1") && !strcmp(cell(&t, r, "eval_loss_median"), ""),
+              "sgd: eval_loss_median '%s'", r > 0 ? cell(&t, r, "eval_loss_median") : "");
     free_table(&t);
 
     CHECK(read_table(out, "cost.csv", &t) == 0);
@@ -988,6 +1004,11 @@ static void test_export_columns(const char *db, const char *out)
               last_l ? "kept" : "missing");
     CHECK(seen3);
     free_table(&t);
+    char *pc = slurp(out, "paired.csv");
+    CHECK_MSG(pc && strstr(pc, "\"Q\",\"sweep\",1,\"adam\",2,\"lion\",3,") &&
+                  strstr(pc, "\"Q\",\"confirm\",1,\"adam\",2,\"lion\",3,"),
+              "paired.csv:\n%s", pc ? pc : "(missing)");
+    free(pc);
     CHECK(read_table(out, "evals_best.csv", &t) == 0);
     r = find_row(&t, "workload", "R", NULL, NULL);
     CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "eval_metric_median"), "") && num_of(cell(&t, r, "eval_loss_median")) == 0.8,

@@ -1,8 +1,10 @@
 /* tests/test_checkpoint.c - checkpoint files and the store's resume support:
  * CRC-32C against its check value, encode/parse round trip, atomic writes
  * that keep the newest K, refusal of every truncation and of corrupted
- * bytes (with a message, never a crash), the listing that resume walks
- * newest first, and the store calls resume relies on (find the matching
+ * bytes (with a message, never a crash) and of files whose checksum matches
+ * but whose magic, version, size, section count, names or step are wrong,
+ * the listing that resume walks newest first, leftover temporary files,
+ * keep 0 and a write that fails part way, and the store calls resume relies on (find the matching
  * benchmark, read a curve's leading losses, drop what follows a step in one
  * transaction), the configuration's checkpoint, shard and device
  * settings, the signal handlers (a second SIGINT stops at once), making
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -90,6 +93,159 @@ static void test_round_trip_and_damage(void)
     free(buf);
 }
 
+/* ---- files that are consistent (their checksum matches) but say what a
+ * reader must refuse: the checks besides the checksum ---- */
+
+static void put32le(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64le(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* store buf's checksum again after an edit */
+static void reseal(unsigned char *buf, size_t len)
+{
+    put32le(buf + len - 8, ob_crc32c(0, buf, len - 8));
+}
+
+/* A checkpoint of n empty sections, name i being names[i] (lens[i] bytes,
+ * which may hold a NUL), built byte by byte: the writer refuses some of
+ * these. Returns its length (buf holds enough). */
+static size_t forge(unsigned char *buf, int64_t step, int n, const char *const *names, const uint32_t *lens)
+{
+    size_t pos = OB_CKPT_HEADER_BYTES;
+    for (int i = 0; i < n; i++) {
+        put32le(buf + pos, lens[i]);
+        memcpy(buf + pos + 4, names[i], lens[i]);
+        pos += 4 + lens[i];
+        put64le(buf + pos, 0);
+        pos += 8;
+    }
+    size_t len = pos + OB_CKPT_TRAILER_BYTES;
+    memcpy(buf, "OBCKPT\r\n", 8);
+    put32le(buf + 8, OB_CKPT_VERSION);
+    put32le(buf + 12, (uint32_t)n);
+    put64le(buf + 16, (uint64_t)step);
+    put64le(buf + 24, len);
+    memcpy(buf + len - 4, "OBCE", 4);
+    reseal(buf, len);
+    return len;
+}
+
+/* parse must refuse buf with a message holding want */
+static void refused(const unsigned char *buf, size_t len, const char *want, const char *what)
+{
+    ob_ckpt c;
+    ob_err e;
+    ob_err_clear(&e);
+    ob_status s = ob_ckpt_parse(buf, len, &c, &e);
+    CHECK_MSG(s == OB_ERR_INPUT && strstr(e.msg, want), "%s: status %d, '%s' (want '%s')", what, (int)s, e.msg, want);
+}
+
+static void test_sealed_but_wrong(void)
+{
+    float params[16];
+    ob_ckpt_section s[4];
+    make_sections(s, params, 16);
+    unsigned char *buf;
+    size_t len;
+    ob_err e;
+    ob_ckpt c;
+    CHECK_OK(ob_ckpt_encode(9, s, 4, &buf, &len, &e), &e);
+    /* another format's magic, another version, a size the file does not
+     * have, fewer sections than the file holds */
+    buf[6] = '\n';
+    reseal(buf, len);
+    refused(buf, len, "magic", "another magic");
+    buf[6] = '\r';
+    put32le(buf + 8, OB_CKPT_VERSION + 1);
+    reseal(buf, len);
+    refused(buf, len, "version 2", "a newer version");
+    put32le(buf + 8, OB_CKPT_VERSION);
+    put64le(buf + 24, len - 1);
+    reseal(buf, len);
+    refused(buf, len, "the header says", "a size smaller than the file");
+    put64le(buf + 24, len);
+    put32le(buf + 12, 3);
+    reseal(buf, len);
+    refused(buf, len, "after the last section", "3 sections said, 4 there");
+    put32le(buf + 12, 4);
+    reseal(buf, len);
+    CHECK_OK(ob_ckpt_parse(buf, len, &c, &e), &e);
+    free(buf);
+    /* a step beyond 32 bits reads back whole */
+    CHECK_OK(ob_ckpt_encode((int64_t)1 << 33, s, 4, &buf, &len, &e), &e);
+    CHECK_OK(ob_ckpt_parse(buf, len, &c, &e), &e);
+    CHECK(c.step == (int64_t)1 << 33);
+    free(buf);
+    /* a negative step: the writer writes what it is given, the reader refuses it */
+    CHECK_OK(ob_ckpt_encode(-1, s, 4, &buf, &len, &e), &e);
+    refused(buf, len, "negative step", "step -1");
+    free(buf);
+
+    /* section names: empty, 64 bytes (63 is the longest), a NUL inside, twice */
+    static unsigned char fb[OB_CKPT_HEADER_BYTES + OB_CKPT_TRAILER_BYTES + (OB_CKPT_MAX_SECTIONS + 1) * 16];
+    char n63[64], n64[65];
+    memset(n63, 'a', 63);
+    n63[63] = 0;
+    memset(n64, 'b', 64);
+    n64[64] = 0;
+    const char *names[2] = {"x", "x"};
+    uint32_t lens[2] = {1, 1};
+    refused(fb, forge(fb, 1, 2, names, lens), "appears twice", "a name twice");
+    names[1] = "";
+    lens[1] = 0;
+    refused(fb, forge(fb, 1, 2, names, lens), "name length 0", "an empty name");
+    names[1] = "a\0b";
+    lens[1] = 3;
+    refused(fb, forge(fb, 1, 2, names, lens), "NUL", "a NUL in a name");
+    names[1] = n64;
+    lens[1] = 64;
+    refused(fb, forge(fb, 1, 2, names, lens), "name length 64", "a 64-byte name");
+    names[1] = n63;
+    lens[1] = 63;
+    CHECK_OK(ob_ckpt_parse(fb, forge(fb, 1, 2, names, lens), &c, &e), &e);
+    CHECK(c.n == 2 && ob_ckpt_find(&c, n63) != NULL);
+    /* the last section's data length cut to 7 bytes */
+    names[1] = "y";
+    lens[1] = 1;
+    len = forge(fb, 1, 2, names, lens);
+    memmove(fb + len - 9, fb + len - 8, 8);
+    len--;
+    put64le(fb + 24, len);
+    reseal(fb, len);
+    refused(fb, len, "'y': truncated length", "a data length of 7 bytes");
+    /* the writer refuses a 64-byte name, takes a 63-byte one */
+    ob_ckpt_section named[1] = {{"", params, sizeof params}};
+    snprintf(named[0].name, sizeof named[0].name, "%s", n63);
+    CHECK_OK(ob_ckpt_encode(1, named, 1, &buf, &len, &e), &e);
+    free(buf);
+    ob_ckpt_section *big = calloc(OB_CKPT_MAX_SECTIONS + 1, sizeof *big);
+    char (*bn)[8] = calloc(OB_CKPT_MAX_SECTIONS + 1, sizeof *bn);
+    const char **bnames = calloc(OB_CKPT_MAX_SECTIONS + 1, sizeof *bnames);
+    uint32_t *blens = calloc(OB_CKPT_MAX_SECTIONS + 1, sizeof *blens);
+    for (int i = 0; i <= OB_CKPT_MAX_SECTIONS; i++) {
+        snprintf(bn[i], sizeof bn[i], "s%d", i);
+        snprintf(big[i].name, sizeof big[i].name, "%s", bn[i]);
+        bnames[i] = bn[i];
+        blens[i] = (uint32_t)strlen(bn[i]);
+    }
+    /* OB_CKPT_MAX_SECTIONS sections write and read; one more is refused both ways */
+    CHECK_OK(ob_ckpt_encode(5, big, OB_CKPT_MAX_SECTIONS, &buf, &len, &e), &e);
+    CHECK_OK(ob_ckpt_parse(buf, len, &c, &e), &e);
+    CHECK(c.n == OB_CKPT_MAX_SECTIONS && ob_ckpt_find(&c, "s255") != NULL);
+    free(buf);
+    refused(fb, forge(fb, 1, OB_CKPT_MAX_SECTIONS + 1, bnames, blens), "at most", "257 sections");
+    free(big);
+    free(bn);
+    free(bnames);
+    free(blens);
+}
+
 static int exists(const char *p)
 {
     struct stat sb;
@@ -149,6 +305,98 @@ static void test_write_keep_and_list(void)
     fclose(f);
     snprintf(d, sizeof d, "%s/file/sub", dir);
     CHECK(ob_ckpt_write(d, 1, s, 4, 2, &e) == OB_ERR_IO);
+}
+
+/* The writer's folder: a leftover temporary file of the step being written
+ * (longer than the new checkpoint) or of a kept one, a name that only looks
+ * like a checkpoint's, keep 0, a directory given as a checkpoint, and a
+ * write that fails part way (the file size limit): an error, no temporary
+ * file left, the previous checkpoints kept. */
+static void test_write_leftovers_and_failures(void)
+{
+    char d[300], path[400], other[400];
+    snprintf(d, sizeof d, "%s/run-2", dir);
+    float params[1000];
+    ob_ckpt_section s[4];
+    make_sections(s, params, 1000);
+    ob_err e;
+    ob_ckpt c;
+    CHECK_OK(ob_ckpt_write(d, 10, s, 4, 2, &e), &e);
+    /* a killed write of step 20 left a longer temporary file: the new one replaces it whole */
+    snprintf(path, sizeof path, "%s/ckpt-000000000020.obck.tmp", d);
+    FILE *f = fopen(path, "wb");
+    for (int i = 0; i < 20000; i++) fputc('z', f);
+    fclose(f);
+    CHECK_OK(ob_ckpt_write(d, 20, s, 4, 2, &e), &e);
+    CHECK(!exists(path));
+    ob_ckpt_path(d, 20, path, sizeof path);
+    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    CHECK(c.step == 20 && c.n == 4);
+    ob_ckpt_free(&c);
+    /* a temporary file of a checkpoint that is kept goes too; a name with
+     * letters where the step's digits go is no checkpoint, and stays */
+    snprintf(path, sizeof path, "%s/ckpt-000000000020.obck.tmp", d);
+    f = fopen(path, "wb");
+    fputs("half", f);
+    fclose(f);
+    snprintf(other, sizeof other, "%s/ckpt-0000000000ab.obck", d);
+    f = fopen(other, "wb");
+    fputs("mine", f);
+    fclose(f);
+    char other2[400];
+    snprintf(other2, sizeof other2, "%s/ckpt-000000000010.obck.tmp~", d);
+    f = fopen(other2, "wb");
+    fputs("mine too", f);
+    fclose(f);
+    int64_t steps[8];
+    CHECK(ob_ckpt_list(d, steps, 8) == 2 && steps[0] == 20 && steps[1] == 10);
+    CHECK_OK(ob_ckpt_write(d, 30, s, 4, 2, &e), &e);
+    CHECK(!exists(path) && exists(other) && exists(other2));
+    int n = ob_ckpt_list(d, steps, 8);
+    CHECK_MSG(n == 2 && steps[0] == 30 && steps[1] == 20, "%d checkpoints, newest %lld", n, n ? (long long)steps[0] : -1LL);
+    unlink(other);
+    unlink(other2);
+    /* keep 0 keeps the checkpoint just written */
+    CHECK_OK(ob_ckpt_write(d, 40, s, 4, 0, &e), &e);
+    n = ob_ckpt_list(d, steps, 8);
+    CHECK_MSG(n == 1 && steps[0] == 40, "keep 0: %d checkpoints", n);
+    /* a file refused part way through its sections leaves nothing behind in c */
+    {
+        static unsigned char fb[256];
+        const char *names[2] = {"x", "x"};
+        const uint32_t lens[2] = {1, 1};
+        size_t len = forge(fb, 1, 2, names, lens);
+        snprintf(path, sizeof path, "%s/twice.obck", d);
+        f = fopen(path, "wb");
+        fwrite(fb, 1, len, f);
+        fclose(f);
+        c.n = 99;
+        CHECK(ob_ckpt_read(path, &c, &e) == OB_ERR_INPUT && strstr(e.msg, "twice"));
+        CHECK(c.n == 0 && c.buf == NULL && ob_ckpt_find(&c, "x") == NULL);
+        unlink(path);
+    }
+    /* a directory is not a checkpoint */
+    CHECK(ob_ckpt_read(d, &c, &e) == OB_ERR_INPUT && strstr(e.msg, "not a regular file"));
+
+    /* a write stopped by the file size limit (as by a full disk) */
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit rl = {2000, 2000};
+        signal(SIGXFSZ, SIG_IGN);
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(3);
+        ob_err ce;
+        if (ob_ckpt_write(d, 50, s, 4, 2, &ce) != OB_ERR_IO || !strstr(ce.msg, "previous checkpoints are kept")) _exit(1);
+        char t[400];
+        snprintf(t, sizeof t, "%s/ckpt-000000000050.obck.tmp", d);
+        _exit(exists(t) ? 2 : 0);
+    }
+    int wst = 0;
+    CHECK(pid > 0 && waitpid(pid, &wst, 0) == pid);
+    CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "failed write: child status %d (1: not an I/O error, 2: its temporary file left)", wst);
+    n = ob_ckpt_list(d, steps, 8);
+    CHECK(n == 1 && steps[0] == 40);
+    ob_ckpt_remove_all(d);
+    CHECK(!exists(d));
 }
 
 static long long q_int(sqlite3 *db, const char *sql)
@@ -518,7 +766,9 @@ int main(void)
     }
     test_crc();
     test_round_trip_and_damage();
+    test_sealed_but_wrong();
     test_write_keep_and_list();
+    test_write_leftovers_and_failures();
     test_store_resume();
     test_shard_and_devices_parsing();
     test_signals();

@@ -575,6 +575,11 @@ static void test_all_diverged(const char *db, const char *out)
     r = find_row(&t, "workload", "rosen", "optimizer", "lion");
     CHECK(r > 0 && !strcmp(cell(&t, r, "eval_loss_median"), "inf") && !strcmp(cell(&t, r, "eval_metric_median"), ""));
     free_table(&t);
+    /* no finished run that did not diverge: no rank (empty, not 0) */
+    CHECK(read_table(out, "summary.csv", &t) == 0);
+    r = find_row(&t, "workload", "quad", "optimizer", "lion");
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "rank"), ""), "all diverged: rank '%s'", r > 0 ? cell(&t, r, "rank") : "");
+    free_table(&t);
 }
 
 /* The lr range at the grid's edge with a tolerance of 0 is not measured
@@ -667,6 +672,18 @@ static void test_lr_range_edges(const char *db, const char *out)
     }
     CHECK(seen == 3);
     CHECK(t.cols == 15 && !strcmp(t.cell[14], "nonfinite"));
+    free_table(&t);
+    /* in runs.csv that seed's final loss is the worst, +inf, as the statistics count it */
+    CHECK(read_table(out, "runs.csv", &t) == 0);
+    seen = 0;
+    for (int i = 1; i < t.rows; i++)
+        if (!strcmp(cell(&t, i, "optimizer"), "adagrad") && num_of(cell(&t, i, "lr")) == 0.1 &&
+            !strcmp(cell(&t, i, "seed"), "2")) {
+            seen++;
+            CHECK_MSG(!strcmp(cell(&t, i, "status"), "done") && !strcmp(cell(&t, i, "final_loss"), "inf"),
+                      "adagrad 0.1 seed 2: %s, final loss '%s'", cell(&t, i, "status"), cell(&t, i, "final_loss"));
+        }
+    CHECK(seen == 1);
     free_table(&t);
     /* the band's predicate reads both columns */
     char *gp = slurp(out, "lr_quad.gp");
@@ -849,6 +866,177 @@ static void test_bench_list(const char *db)
 
 /* The database and report folder of the test named name: dir/NAME.db and
  * dir/NAME (512 bytes each). */
+/* The columns of runs.csv, summary.csv, lr_sweep.csv, cost.csv and
+ * curves_best.csv hold the values they are named for: a run's step times and
+ * byte counts, a best lr at the grid's top (open above; the loss at half the
+ * best lr measured, at double not), the best lr's row marked, a metric
+ * not recorded left empty, the range over
+ * one seed left empty with its coverage, a loss of +inf in a run that did not
+ * diverge not counted as diverged, and a curve of 4001 steps thinned to at
+ * most OB_PLOT_MAX_POINTS rows that keep its last step, and paired.csv's
+ * pairs of the sweep and of the confirmation runs. */
+static void test_export_columns(const char *db, const char *out)
+{
+    ob_store *st = new_store(db);
+    if (!st) return;
+    static const double lrs[3] = {0.001, 0.01, 0.1}, finals[3] = {4.0, 1.05, 1.0};
+    int64_t top = 0;
+    for (int l = 0; l < 3; l++)
+        for (int seed = 0; seed < 3; seed++) {
+            int64_t id = fx_add(st, 0, &(fx_run){"Q", "adam", NULL, lrs[l], seed, "done", finals[l], 20, 2.0 + 0.5 * seed,
+                                                 4.0, 4096, 800, 1.5, 0.5, 0});
+            if (l == 2 && seed == 0) top = id;
+        }
+    /* confirmation runs of two optimizers at their best lr: a pair of the confirm stage */
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(st, 0, &(fx_run){"Q", "lion", NULL, 0.1, seed, "done", 2.0, 20, 2.0, 4.0, 4096, 800, 1.5, 0.5, 0});
+        fx_add_stage(st, 0, &(fx_run){"Q", "adam", NULL, 0.1, 10 + seed, "done", 1.0 + 0.1 * seed, 20, 2.0, 4.0, 4096, 800,
+                                      1.5, 0.5, 0}, "confirm");
+        fx_add_stage(st, 0, &(fx_run){"Q", "lion", NULL, 0.1, 10 + seed, "done", 2.0 + 0.1 * seed, 20, 2.0, 4.0, 4096, 800,
+                                      1.5, 0.5, 0}, "confirm");
+    }
+    /* sgd: one seed diverged, the other finished without a held-out loss */
+    fx_add(st, 0, &(fx_run){"Q", "sgd", NULL, 0.1, 0, "done", 3.0, 20, 2.0, 4.0, 4096, 800, NAN, NAN, 0});
+    fx_add(st, 0, &(fx_run){"Q", "sgd", NULL, 0.1, 1, "diverged", 0, 20, 2.0, 4.0, 4096, 800, NAN, NAN, 0});
+    fx_add(st, 0, &(fx_run){"R", "adam", NULL, 0.01, 0, "done", 0.5, 10, 2.0, 3.0, 4096, 800, 0.8, NAN, 0});
+    fx_add(st, 0, &(fx_run){"L", "adam", NULL, 0.01, 0, "done", 0.5, 10, 2.0, 3.0, 4096, 800, 0.8, NAN, 4001});
+    ob_store_close(st);
+    char sql[200];
+    snprintf(sql, sizeof sql, "UPDATE curves SET loss = 9e999 WHERE run_id = %lld AND step = 3", (long long)top);
+    db_exec(db, sql);
+    db_exec(db, "UPDATE runs SET step_ms_mean = 10 * step_ms_mean");
+    ob_report_result res;
+    write_report(db, out, &res);
+
+    table t;
+    CHECK(read_table(out, "runs.csv", &t) == 0);
+    int r = find_row(&t, "workload", "Q", "optimizer", "adam");
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "step_ms_median"), "2") && !strcmp(cell(&t, r, "step_ms_p90"), "4") &&
+                  !strcmp(cell(&t, r, "peak_mem_bytes"), "4096") && !strcmp(cell(&t, r, "state_bytes"), "800"),
+              "runs.csv: step ms %s, p90 %s, peak %s, state %s", r > 0 ? cell(&t, r, "step_ms_median") : "",
+              r > 0 ? cell(&t, r, "step_ms_p90") : "", r > 0 ? cell(&t, r, "peak_mem_bytes") : "",
+              r > 0 ? cell(&t, r, "state_bytes") : "");
+    free_table(&t);
+
+    /* a metric the workload does not have: empty, not 0 */
+    CHECK(read_table(out, "evals.csv", &t) == 0);
+    r = find_row(&t, "workload", "R", "optimizer", "adam");
+    CHECK_MSG(r > 0 && num_of(cell(&t, r, "eval_loss")) == 0.8 && !strcmp(cell(&t, r, "eval_metric"), ""),
+              "evals.csv: loss %s, metric '%s'", r > 0 ? cell(&t, r, "eval_loss") : "", r > 0 ? cell(&t, r, "eval_metric") : "");
+    free_table(&t);
+
+    CHECK(read_table(out, "summary.csv", &t) == 0);
+    r = find_row(&t, "workload", "Q", "optimizer", "adam");
+    CHECK(r > 0 && num_of(cell(&t, r, "best_lr")) == 0.1);
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "lr_width_open"), "1") && num_of(cell(&t, r, "lr_width_decades")) >= 1,
+              "best lr at the top of the grid: width %s, open '%s'", r > 0 ? cell(&t, r, "lr_width_decades") : "",
+              r > 0 ? cell(&t, r, "lr_width_open") : "");
+    const double half = r > 0 ? num_of(cell(&t, r, "loss_at_half_lr")) : NAN;
+    CHECK_MSG(half > 1.0 && half < 1.05 && !strcmp(cell(&t, r, "loss_at_double_lr"), ""),
+              "loss at half the best lr %s, at double '%s'", r > 0 ? cell(&t, r, "loss_at_half_lr") : "",
+              r > 0 ? cell(&t, r, "loss_at_double_lr") : "");
+    /* one seed: no interval, so no coverage either */
+    r = find_row(&t, "workload", "R", "optimizer", "adam");
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "final_ci_lo"), "") && !strcmp(cell(&t, r, "final_ci_coverage"), ""),
+              "one seed: ci_lo '%s', coverage '%s'", r > 0 ? cell(&t, r, "final_ci_lo") : "",
+              r > 0 ? cell(&t, r, "final_ci_coverage") : "");
+    free_table(&t);
+
+    CHECK(read_table(out, "lr_sweep.csv", &t) == 0);
+    int best = 0;
+    for (int i = 1; i < t.rows; i++)
+        if (!strcmp(cell(&t, i, "workload"), "Q") && !strcmp(cell(&t, i, "optimizer"), "adam")) {
+            const int is_top = num_of(cell(&t, i, "lr")) == 0.1;
+            CHECK_MSG(!strcmp(cell(&t, i, "is_best"), is_top ? "1" : "0"), "lr %s is_best %s", cell(&t, i, "lr"),
+                      cell(&t, i, "is_best"));
+            best += is_top;
+        }
+    CHECK(best == 1);
+    /* not every seed diverged: no worst value stands in for the held-out loss not recorded */
+    r = find_row(&t, "workload", "Q", "optimizer", "sgd");
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "diverged"), "1") && !strcmp(cell(&t, r, "eval_loss_median"), ""),
+              "sgd: eval_loss_median '%s'", r > 0 ? cell(&t, r, "eval_loss_median") : "");
+    free_table(&t);
+
+    CHECK(read_table(out, "cost.csv", &t) == 0);
+    r = find_row(&t, "workload", "Q", "optimizer", "adam");
+    CHECK_MSG(r > 0 && num_of(cell(&t, r, "step_ms_median")) < num_of(cell(&t, r, "step_ms_p90")),
+              "cost.csv: step ms %s, p90 %s", r > 0 ? cell(&t, r, "step_ms_median") : "", r > 0 ? cell(&t, r, "step_ms_p90") : "");
+
+    /* the bar chart of step times shows the median, as cost.csv */
+    char med[64] = "";
+    if (r > 0) snprintf(med, sizeof med, "%s", cell(&t, r, "step_ms_median"));
+    free_table(&t);
+    CHECK(read_table(out, "bars_step_ms.csv", &t) == 0);
+    r = find_row(&t, "workload", "Q", NULL, NULL);
+    CHECK_MSG(r > 0 && med[0] && !strcmp(cell(&t, r, "adam"), med), "bars_step_ms.csv: %s, cost.csv: %s",
+              r > 0 ? cell(&t, r, "adam") : "", med);
+    free_table(&t);
+    /* one run: no spread of step times, so no interval bar */
+    CHECK(read_table(out, "bars_time_to_target_range.csv", &t) == 0);
+    r = find_row(&t, "workload", "R", NULL, NULL);
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "adam lo"), "") && !strcmp(cell(&t, r, "adam hi"), ""),
+              "R: '%s' to '%s'", r > 0 ? cell(&t, r, "adam lo") : "", r > 0 ? cell(&t, r, "adam hi") : "");
+    free_table(&t);
+
+    /* the time to the target's interval, low end first */
+    CHECK(read_table(out, "time_to_target.csv", &t) == 0);
+    r = find_row(&t, "workload", "Q", "optimizer", "adam");
+    CHECK_MSG(r > 0 && num_of(cell(&t, r, "time_lo_s")) < num_of(cell(&t, r, "time_hi_s")), "time %s to %s",
+              r > 0 ? cell(&t, r, "time_lo_s") : "", r > 0 ? cell(&t, r, "time_hi_s") : "");
+    free_table(&t);
+
+    CHECK(read_table(out, "curves_best.csv", &t) == 0);
+    int rows_l = 0, last_l = 0, seen3 = 0;
+    for (int i = 1; i < t.rows; i++) {
+        const char *wl = cell(&t, i, "workload");
+        if (!strcmp(wl, "L")) {
+            rows_l++;
+            last_l |= !strcmp(cell(&t, i, "step"), "4000");
+        }
+        if (!strcmp(wl, "Q") && !strcmp(cell(&t, i, "step"), "3")) {
+            seen3 = 1; /* +inf in a seed that did not diverge: in the median, not counted as diverged */
+            CHECK_MSG(!strcmp(cell(&t, i, "diverged"), "0") && !strcmp(cell(&t, i, "seeds"), "3"),
+                      "step 3: diverged '%s'", cell(&t, i, "diverged"));
+        }
+    }
+    CHECK_MSG(rows_l > 1000 && rows_l <= OB_PLOT_MAX_POINTS && last_l, "4001 steps: %d rows, last step %s", rows_l,
+              last_l ? "kept" : "missing");
+    CHECK(seen3);
+    free_table(&t);
+    char *pc = slurp(out, "paired.csv");
+    CHECK_MSG(pc && strstr(pc, "\"Q\",\"sweep\",1,\"adam\",2,\"lion\",3,") &&
+                  strstr(pc, "\"Q\",\"confirm\",1,\"adam\",2,\"lion\",3,"),
+              "paired.csv:\n%s", pc ? pc : "(missing)");
+    free(pc);
+    CHECK(read_table(out, "evals_best.csv", &t) == 0);
+    r = find_row(&t, "workload", "R", NULL, NULL);
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "eval_metric_median"), "") && num_of(cell(&t, r, "eval_loss_median")) == 0.8,
+              "evals_best.csv: metric '%s'", r > 0 ? cell(&t, r, "eval_metric_median") : "");
+    free_table(&t);
+}
+
+/* ob_slug's names for files, and a CSV whose write fails (a full disk) is an
+ * error when it is closed */
+static void test_slug_and_csv_errors(void)
+{
+    char s[64];
+    ob_slug("adam beta2=0.95", s, sizeof s);
+    CHECK_MSG(!strcmp(s, "adam_beta2-0.95"), "%s", s);
+    ob_slug("a  (b),c", s, sizeof s);
+    CHECK_MSG(!strcmp(s, "a_b_c"), "%s", s);
+    ob_slug("abcdef", s, 4);
+    CHECK_MSG(!strcmp(s, "abc"), "%s", s);
+    struct stat sb;
+    if (stat("/dev/full", &sb) != 0) return;
+    ob_csv c;
+    ob_err e = {0};
+    CHECK_OK(ob_csv_open(&c, "/dev", "full", (const char *const[]){"a"}, 1, &e), &e);
+    ob_csv_int(&c, 1);
+    ob_csv_row(&c);
+    CHECK_MSG(ob_csv_close(&c, &e) == OB_ERR_IO && strstr(e.msg, "/dev/full"), "%s", e.msg);
+}
+
 static void test_paths(const char *dir, const char *name, char *db, char *out)
 {
     snprintf(db, 512, "%s/%s.db", dir, name);
@@ -878,6 +1066,9 @@ int main(void)
     test_all_diverged(db, out);
     test_paths(dir, "lr_edges", db, out);
     test_lr_range_edges(db, out);
+    test_paths(dir, "columns", db, out);
+    test_export_columns(db, out);
+    test_slug_and_csv_errors();
     snprintf(db, sizeof db, "%s/benchmarks.db", dir);
     test_bench_list(db);
     char cmd[600];

@@ -38,6 +38,13 @@ static void usage(FILE *f)
             "  optbench run --workloads quadratic,rosenbrock --optimizers sgd,adam \\\n"
             "               --lrs 0.001,0.01,0.1 --seeds 3 --steps 200 --db results.db\n"
             "  optbench report --db results.db --out report/\n\n"
+            "environment:\n"
+            "  OB_DB_CHECK=off    skip the page check of each database opened (PRAGMA quick_check\n"
+            "                     reads the whole file; a damaged one is refused); default on\n"
+            "  OB_CPU_CONV        the CPU's convolution: auto, avx512, avx2 or im2col\n"
+            "  OPTBENCH_MATMUL_PRECISION\n"
+            "                     highest (fp32, default), high (TF32) or medium (bf16) on a GPU\n"
+            "  SOURCE_DATE_EPOCH  the time reports say they were generated\n\n"
             "exit status: 0 success, 1 failure, 2 bad input\n");
 }
 

@@ -1387,7 +1387,7 @@ static void *worker_main(void *p)
         return NULL;
     }
     ob_store *store = NULL;
-    if (ob_store_open(x->db_path, OB_STORE_EXISTING, &store, &e) != OB_OK) {
+    if (ob_store_open(x->db_path, OB_STORE_AGAIN, &store, &e) != OB_OK) {
         record_failure(x, &e);
         replicas_close(rp);
         free(rp);

@@ -512,7 +512,21 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
         tidy_wal(path, had_wal);
         return st;
     }
-    if ((uint32_t)app == (uint32_t)OB_APPLICATION_ID) {
+    int check = mode != OB_STORE_AGAIN;
+    if (check && (uint32_t)app == (uint32_t)OB_APPLICATION_ID) {
+        const char *env = getenv("OB_DB_CHECK");
+        if (env && !strcmp(env, "off")) check = 0;
+        else if (env && *env && strcmp(env, "on") != 0) {
+            sqlite3_close(db);
+            tidy_wal(path, had_wal);
+            return ob_fail(e, OB_ERR_INPUT,
+                           "the environment's OB_DB_CHECK='%.40s' is neither on nor off: unset it (or write "
+                           "on) to have each database's pages checked when it is opened, off to skip that "
+                           "check (database '%s' was not opened)",
+                           env, path);
+        }
+    }
+    if (check && (uint32_t)app == (uint32_t)OB_APPLICATION_ID) {
         /* A damaged page inside a table (a bad disk, a copy cut short and
          * patched, a stray write) need not stop SQLite from reading the rest:
          * a scan may end early or skip rows, and report, compare and merge

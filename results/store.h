@@ -32,7 +32,10 @@ typedef struct ob_store ob_store;
 typedef enum ob_open_mode {
     OB_STORE_CREATE,   /* create when missing; an existing file must be an optbench db */
     OB_STORE_EXISTING, /* must exist and be an optbench db (read-write) */
-    OB_STORE_READONLY  /* must exist; opened read-only */
+    OB_STORE_READONLY, /* must exist; opened read-only */
+    OB_STORE_AGAIN     /* another read-write connection of this process to a database it has
+                        * opened already (a worker thread's): as OB_STORE_EXISTING, without
+                        * reading the whole file again for the page check */
 } ob_open_mode;
 
 typedef struct ob_run_spec {
@@ -87,7 +90,11 @@ typedef struct ob_event {
 } ob_event;
 
 /* Open (and create/migrate) a store. A file that is not an optbench database
- * gives OB_ERR_INPUT with a message naming it; nothing in it is changed. */
+ * gives OB_ERR_INPUT with a message naming it; nothing in it is changed. An
+ * existing optbench database's pages are checked first (PRAGMA quick_check,
+ * which reads the whole file) and a damaged one refused, unless the
+ * environment sets OB_DB_CHECK=off (any other value than off or on is bad
+ * input). */
 ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_err *e);
 void ob_store_close(ob_store *s);
 /* The underlying connection, for read-only queries by results/ and plots/. */

@@ -485,6 +485,39 @@ static void test_confirm_runs(void)
     ob_store_close(s);
 }
 
+/* OB_DB_CHECK: off skips the page check, on (or unset) keeps it, anything
+ * else is refused naming the variable; a second connection of the process
+ * (OB_STORE_AGAIN, a worker thread's) does not check, nor read the variable,
+ * again. */
+static void test_page_check_setting(void)
+{
+    char p[512];
+    ob_store *s = open_created("check.db", p, sizeof p);
+    ob_store_close(s);
+    const char *was = getenv("OB_DB_CHECK");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("OB_DB_CHECK", "sometimes", 1);
+    expect_refused(p, OB_STORE_READONLY, "OB_DB_CHECK='sometimes' is neither on nor off");
+    expect_refused(p, OB_STORE_EXISTING, "OB_DB_CHECK='sometimes' is neither on nor off");
+    ob_err e = {0};
+    s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_AGAIN, &s, &e), &e);
+    if (s) {
+        CHECK(sqlite3_db_readonly(ob_store_db(s), "main") == 0);
+        ob_store_close(s);
+    }
+    const char *fine[] = {"on", "off", ""};
+    for (int i = 0; i < 3; i++) {
+        setenv("OB_DB_CHECK", fine[i], 1);
+        s = NULL;
+        CHECK_OK(ob_store_open(p, OB_STORE_READONLY, &s, &e), &e);
+        ob_store_close(s);
+    }
+    if (saved) setenv("OB_DB_CHECK", saved, 1);
+    else unsetenv("OB_DB_CHECK");
+    free(saved);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/ob_test_store_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -497,6 +530,7 @@ int main(void)
     test_batched_writes();
     test_refusals();
     test_confirm_runs();
+    test_page_check_setting();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

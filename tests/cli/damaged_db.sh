@@ -4,6 +4,7 @@
 # error. report, compare, history, merge and run check the file's pages
 # first and refuse it (exit 2, a message naming the file), never giving or
 # merging numbers from part of the curves; the file is left unchanged.
+# OB_DB_CHECK=off skips that check.
 . "$(dirname "$0")/common.bash"
 M=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --steps 3000 --eval-every 500 --backend cpu)
 "$OPTBENCH" "${M[@]}" --db "$tmp/a.db" 2>/dev/null || { echo "setup run failed"; exit 1; }
@@ -28,6 +29,16 @@ try report "$OPTBENCH" report --db "$tmp/b.db" --out "$tmp/rep" --no-render
 try compare "$OPTBENCH" compare --baseline "$tmp/a.db" --candidate "$tmp/b.db" --time-tol off
 try history "$OPTBENCH" history --db "$tmp/b.db"
 try "run --resume" "$OPTBENCH" "${M[@]}" --db "$tmp/b.db" --resume
+# OB_DB_CHECK=on is the default; off skips the page check (the user vouches
+# for the file), so the damage is not called out; anything else is bad input
+OB_DB_CHECK=on try "report, OB_DB_CHECK=on" "$OPTBENCH" report --db "$tmp/b.db" --out "$tmp/rep" --no-render
+OB_DB_CHECK=off "$OPTBENCH" history --db "$tmp/b.db" >"$tmp/out" 2>"$tmp/err"
+echo "history, OB_DB_CHECK=off: exit $?: $(head -c 200 "$tmp/err")"
+! grep -q "is damaged" "$tmp/err" || fail "OB_DB_CHECK=off still checked the pages: $(cat "$tmp/err")"
+OB_DB_CHECK=off "$OPTBENCH" history --db "$tmp/a.db" >"$tmp/out" 2>"$tmp/err" || fail "OB_DB_CHECK=off, intact: $(cat "$tmp/err")"
+OB_DB_CHECK=yes "$OPTBENCH" history --db "$tmp/a.db" >"$tmp/out" 2>"$tmp/err"; rc=$?
+echo "OB_DB_CHECK=yes: exit $rc: $(cat "$tmp/err")"
+[ $rc = 2 ] && grep -q "OB_DB_CHECK='yes' is neither on nor off" "$tmp/err" || fail "OB_DB_CHECK=yes: exit $rc"
 [ "$sum" = "$(md5sum <"$tmp/b.db")" ] || fail "the damaged database was changed"
 # the intact ones still read and merge
 cp "$tmp/a.db" "$tmp/c.db"

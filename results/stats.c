@@ -558,8 +558,7 @@ static double start_loss(const ob_dataset *d, int w, double *tmp)
     int m0 = 0;
     for (int r = 0; r < d->n; r++) {
         const ob_rrun *x = &d->runs[r];
-        if (x->wl == w && !x->confirm && x->finished && x->n_curve > 0 && isfinite(x->c_loss[0]))
-            tmp[m0++] = x->c_loss[0];
+        if (x->wl == w && !x->confirm && x->finished && isfinite(x->first_loss)) tmp[m0++] = x->first_loss;
     }
     return ob_stat_median(tmp, m0);
 }

@@ -54,8 +54,8 @@ typedef struct ob_rrun {
     /* the training curve, (step, loss) per recorded step: every run's after
      * ob_dataset_load_curves, the runs asked for after ob_dataset_load_curves_of
      * (has_curve 1); n_curve 0 and NULL otherwise. A report keeps only the
-     * curves of the runs at each group's best lr (ob_stats_compute_db): about
-     * 20 bytes a point, they are most of its memory. */
+     * curves of the runs at each group's best lr (ob_stats_compute_db): 16
+     * bytes a point, they are most of its memory. */
     int has_curve;
     int64_t n_curve;
     int64_t *c_step;           /* (n_curve,) */

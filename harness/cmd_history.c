@@ -458,8 +458,10 @@ int ob_cmd_history(int argc, char **argv)
         so.n_targets = bn;
         so.target_wl = bwl;
         so.target_val = bval;
-        if ((metrics[m].needs_curves && ob_dataset_load_curves(db, &d, &e) != OB_OK) ||
-            ob_stats_compute(&d, &so, &s, &e) != OB_OK) {
+        /* steps to target reads each run's curve once from the database,
+         * not every curve of the benchmark at once */
+        if ((metrics[m].needs_curves ? ob_stats_compute_db(db, NULL, &d, &so, 0, &s, &e)
+                                     : ob_stats_compute(&d, &so, &s, &e)) != OB_OK) {
             rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
             ob_dataset_free(&d);
             break;

@@ -502,8 +502,7 @@ static double initial_loss(const ob_dataset *d, int w)
     double m = NAN;
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
-        if (r->wl == w && !r->diverged && r->n_curve > 0 && isfinite(r->c_loss[0]) && !(r->c_loss[0] <= m))
-            m = r->c_loss[0];
+        if (r->wl == w && !r->diverged && isfinite(r->first_loss) && !(r->first_loss <= m)) m = r->first_loss;
     }
     return m;
 }

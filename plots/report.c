@@ -1461,11 +1461,10 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         else st = ob_fail(e, OB_ERR_INPUT, "database '%s' holds no runs", o->db_path);
         goto done;
     }
-    if ((st = ob_dataset_load_curves(db, &d, e)) != OB_OK) {
-        if (st != OB_ERR_NOMEM) ob_err_prefix(e, "database '%s': ", o->db_path);
-        goto done;
-    }
-    if ((st = ob_stats_compute(&d, &o->stats, &s, e)) != OB_OK) goto done;
+    /* the statistics, reading each run's curve once, and the curves the
+     * figures and curves_best.csv draw (those of the best lrs): not every
+     * curve at once, which for a large database is more memory than it has */
+    if ((st = ob_stats_compute_db(db, o->db_path, &d, &o->stats, 1, &s, e)) != OB_OK) goto done;
     /* the folder first: no ranking printed above an error that writes nothing */
     if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
     remove_dead_stages(dir);

@@ -442,6 +442,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         ob_rrun *r = &d->runs[d->n++];
         memset(r, 0, sizeof *r);
         r->id = sqlite3_column_int64(q, 0);
+        r->first_loss = NAN; /* ob_dataset_load_curve_info */
         r->benchmark_id = col_int(q, 1);
         r->cell = col_int(q, 2);
         r->workload = dup_text(q, 3);
@@ -510,44 +511,57 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     return st;
 }
 
-ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
+/* Read run id's curve with q (SELECT step, loss ... WHERE run_id = ?1 ORDER
+ * BY step) into *step and *loss (*cap points allocated, grown as needed):
+ * *n points. */
+static ob_status read_curve(sqlite3 *db, sqlite3_stmt *q, int64_t id, int64_t **step, double **loss, int64_t *n,
+                            int64_t *cap, ob_err *e)
+{
+    *n = 0;
+    sqlite3_reset(q);
+    sqlite3_bind_int64(q, 1, id);
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (*n == *cap) {
+            int64_t ncap = *cap ? 2 * *cap : 256;
+            int64_t *s2 = realloc(*step, (size_t)ncap * sizeof **step);
+            if (s2) *step = s2;
+            double *l2 = s2 ? realloc(*loss, (size_t)ncap * sizeof **loss) : NULL;
+            if (l2) *loss = l2;
+            if (!l2) {
+                sqlite3_reset(q);
+                return no_mem(e, "reading curves");
+            }
+            *cap = ncap;
+        }
+        (*step)[*n] = sqlite3_column_int64(q, 0);
+        (*loss)[*n] = col_real(q, 1);
+        (*n)++;
+    }
+    if (rc != SQLITE_DONE) return db_fail(db, e, "reading curves");
+    sqlite3_reset(q);
+    return OB_OK;
+}
+
+static const char curve_sql[] = "SELECT step, loss FROM curves WHERE run_id = ?1 ORDER BY step";
+
+ob_status ob_dataset_load_curve_info(sqlite3 *db, ob_dataset *d, ob_err *e)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(db, "SELECT step, loss FROM curves WHERE run_id = ?1 ORDER BY step", -1,
-                           &q, NULL) != SQLITE_OK)
+    /* the first row of the run's curve, as ob_dataset_load_curves reads it */
+    if (sqlite3_prepare_v2(db, "SELECT loss FROM curves WHERE run_id = ?1 ORDER BY step LIMIT 1", -1, &q, NULL) !=
+        SQLITE_OK)
         return db_fail(db, e, "reading curves");
     for (int i = 0; i < d->n; i++) {
         ob_rrun *r = &d->runs[i];
-        free(r->c_step);
-        free(r->c_loss);
-        r->c_step = NULL;
-        r->c_loss = NULL;
-        r->n_curve = 0;
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, r->id);
-        int64_t cap = 0;
-        int rc;
-        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-            if (r->n_curve == cap) {
-                int64_t ncap = cap ? 2 * cap : 256;
-                int64_t *s2 = realloc(r->c_step, (size_t)ncap * sizeof *r->c_step);
-                if (s2) r->c_step = s2;
-                double *l2 = s2 ? realloc(r->c_loss, (size_t)ncap * sizeof *r->c_loss) : NULL;
-                if (l2) r->c_loss = l2;
-                if (!l2) {
-                    sqlite3_finalize(q);
-                    return no_mem(e, "reading curves");
-                }
-                cap = ncap;
-            }
-            r->c_step[r->n_curve] = sqlite3_column_int64(q, 0);
-            r->c_loss[r->n_curve] = col_real(q, 1);
-            r->n_curve++;
-        }
-        if (rc != SQLITE_DONE) {
+        const int rc = sqlite3_step(q);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
             sqlite3_finalize(q);
             return db_fail(db, e, "reading curves");
         }
+        r->first_loss = rc == SQLITE_ROW ? col_real(q, 0) : NAN;
     }
     sqlite3_finalize(q);
     if (sqlite3_prepare_v2(db, "SELECT count(*), count(loss), count(metric) FROM evals WHERE run_id = ?1",
@@ -567,6 +581,109 @@ ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
     }
     sqlite3_finalize(q);
     return OB_OK;
+}
+
+ob_status ob_dataset_load_curves_of(sqlite3 *db, ob_dataset *d, const int *idx, int n, ob_err *e)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, curve_sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading curves");
+    ob_status st = OB_OK;
+    for (int k = 0; k < n && st == OB_OK; k++) {
+        ob_rrun *r = &d->runs[idx[k]];
+        free(r->c_step);
+        free(r->c_loss);
+        r->c_step = NULL;
+        r->c_loss = NULL;
+        r->n_curve = 0;
+        r->has_curve = 0;
+        int64_t cap = 0;
+        st = read_curve(db, q, r->id, &r->c_step, &r->c_loss, &r->n_curve, &cap, e);
+        if (st == OB_OK) {
+            r->has_curve = 1;
+            r->first_loss = r->n_curve > 0 ? r->c_loss[0] : NAN;
+            /* no room for points that will not come: a report keeps these
+             * curves to the end */
+            if (r->n_curve > 0 && r->n_curve < cap) {
+                int64_t *s2 = realloc(r->c_step, (size_t)r->n_curve * sizeof *r->c_step);
+                if (s2) r->c_step = s2;
+                double *l2 = realloc(r->c_loss, (size_t)r->n_curve * sizeof *r->c_loss);
+                if (l2) r->c_loss = l2;
+            }
+        }
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
+{
+    int *all = malloc(((size_t)d->n + 1) * sizeof *all);
+    if (!all) return no_mem(e, "reading curves");
+    for (int i = 0; i < d->n; i++) all[i] = i;
+    ob_status st = ob_dataset_load_curves_of(db, d, all, d->n, e);
+    free(all);
+    return st != OB_OK ? st : ob_dataset_load_curve_info(db, d, e);
+}
+
+struct ob_curve_reader {
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    int64_t *step;
+    double *loss;
+    int64_t cap;
+    int64_t reads;
+    int failed;
+};
+
+ob_status ob_curve_reader_open(sqlite3 *db, ob_curve_reader **cr, ob_err *e)
+{
+    *cr = calloc(1, sizeof **cr);
+    if (!*cr) return no_mem(e, "reading curves");
+    (*cr)->db = db;
+    if (sqlite3_prepare_v2(db, curve_sql, -1, &(*cr)->q, NULL) != SQLITE_OK) {
+        ob_status st = db_fail(db, e, "reading curves");
+        ob_curve_reader_close(*cr);
+        *cr = NULL;
+        return st;
+    }
+    return OB_OK;
+}
+
+ob_status ob_curve_reader_get(ob_curve_reader *cr, const ob_rrun *r, const int64_t **step, const double **loss,
+                              int64_t *n, ob_err *e)
+{
+    if (r->has_curve) {
+        *step = r->c_step;
+        *loss = r->c_loss;
+        *n = r->n_curve;
+        return OB_OK;
+    }
+    *step = NULL;
+    *loss = NULL;
+    *n = 0;
+    ob_status st = read_curve(cr->db, cr->q, r->id, &cr->step, &cr->loss, n, &cr->cap, e);
+    if (st != OB_OK) {
+        cr->failed = 1;
+        *n = 0;
+        return st;
+    }
+    cr->reads++;
+    *step = cr->step;
+    *loss = cr->loss;
+    return OB_OK;
+}
+
+int64_t ob_curve_reader_reads(const ob_curve_reader *cr) { return cr->reads; }
+
+int ob_curve_reader_failed(const ob_curve_reader *cr) { return cr->failed; }
+
+void ob_curve_reader_close(ob_curve_reader *cr)
+{
+    if (!cr) return;
+    sqlite3_finalize(cr->q);
+    free(cr->step);
+    free(cr->loss);
+    free(cr);
 }
 
 /* Column col as a copy; "?" for a NULL (a column without a value, or

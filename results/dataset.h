@@ -47,13 +47,23 @@ typedef struct ob_rrun {
     int diverged;              /* status diverged */
     int confirm;               /* a confirmation run (runs.stage 'confirm'): a fresh seed at the
                                 * best lr of its sweep, not a point of the sweep */
-    /* the training curve, after ob_dataset_load_curves */
+    /* the training loss at the run's first recorded step (before any update),
+     * after ob_dataset_load_curve_info or ob_dataset_load_curves; NaN when the
+     * run recorded no step, or before */
+    double first_loss;
+    /* the training curve, (step, loss) per recorded step: every run's after
+     * ob_dataset_load_curves, the runs asked for after ob_dataset_load_curves_of
+     * (has_curve 1); n_curve 0 and NULL otherwise. A report keeps only the
+     * curves of the runs at each group's best lr (ob_stats_compute_db): 16
+     * bytes a point, they are most of its memory. */
+    int has_curve;
     int64_t n_curve;
     int64_t *c_step;           /* (n_curve,) */
     double *c_loss;            /* (n_curve,) */
-    /* the rows of the evals table, after ob_dataset_load_curves: how many, and
-     * how many hold a loss and a metric (a database written before every run
-     * stored its final evaluation there may have none beside runs.eval_loss) */
+    /* the rows of the evals table, after ob_dataset_load_curve_info or
+     * ob_dataset_load_curves: how many, and how many hold a loss and a metric
+     * (a database written before every run stored its final evaluation there
+     * may have none beside runs.eval_loss) */
     int64_t n_evals, n_eval_loss, n_eval_metric;
 } ob_rrun;
 
@@ -75,9 +85,31 @@ typedef struct ob_dataset {
 /* Load the runs of db. benchmark_id > 0 restricts to that benchmark; 0 takes
  * every run (latest per cell); -1 takes the latest benchmark. */
 ob_status ob_dataset_load(struct sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e);
-/* Read the training curves of every run from db (step, loss) and count its
- * evaluations (n_evals, n_eval_loss, n_eval_metric). */
+/* What the analysis needs of every run's curve and evaluations, without the
+ * curves: the first loss (first_loss) and the counts of evaluations (n_evals,
+ * n_eval_loss, n_eval_metric). */
+ob_status ob_dataset_load_curve_info(struct sqlite3 *db, ob_dataset *d, ob_err *e);
+/* Read the training curves (step, loss) of the runs idx[0..n) (indices into
+ * d->runs; a run already loaded is read again) from db. */
+ob_status ob_dataset_load_curves_of(struct sqlite3 *db, ob_dataset *d, const int *idx, int n, ob_err *e);
+/* ob_dataset_load_curve_info, and the training curve of every run: memory
+ * for every point of the dataset (see ob_stats_compute_db for less). */
 ob_status ob_dataset_load_curves(struct sqlite3 *db, ob_dataset *d, ob_err *e);
+
+/* Reads runs' curves from a database one at a time, into buffers of its own
+ * that the next read reuses: for a pass that needs each run's curve once
+ * (time to target) and never all of them at once. */
+typedef struct ob_curve_reader ob_curve_reader;
+ob_status ob_curve_reader_open(struct sqlite3 *db, ob_curve_reader **cr, ob_err *e);
+/* Run r's curve into *step, *loss (*n points): r's own where loaded
+ * (has_curve), else read from the database; valid until the next call. */
+ob_status ob_curve_reader_get(ob_curve_reader *cr, const ob_rrun *r, const int64_t **step, const double **loss,
+                              int64_t *n, ob_err *e);
+/* How many curves cr has read from the database (not those it found loaded). */
+int64_t ob_curve_reader_reads(const ob_curve_reader *cr);
+/* 1 when a read of cr failed. */
+int ob_curve_reader_failed(const ob_curve_reader *cr);
+void ob_curve_reader_close(ob_curve_reader *cr);
 void ob_dataset_free(ob_dataset *d);
 
 /* Leave the confirmation runs out of d (their labels stay); returns how many. */

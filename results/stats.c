@@ -324,27 +324,22 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
-                                       const int64_t *n, double target, int64_t *at, double *lo, double *hi,
-                                       ob_err *e)
+/* A seed's first reach (ob_stat_first_reach) as a step: the step of its first
+ * point whose trailing loss is <= target, INT64_MAX when never (after every
+ * recorded step). */
+static ob_status first_reach_step(const int64_t *steps, const double *loss, int64_t n, double target,
+                                  int64_t *first, ob_err *e)
 {
-    *at = -1;
-    if (lo) *lo = *hi = NAN;
-    if (isnan(target) || m <= 0) return OB_OK;
-    /* each seed's own first reach, never = INT64_MAX (after every recorded step): a
-     * diverged seed's curve ends where it stopped, so one that got there before counts
-     * as having got there, and later it cannot */
-    int64_t *first = malloc((size_t)m * sizeof *first);
-    if (!first) return no_mem(e, "finding the time to target");
-    for (int k = 0; k < m; k++) {
-        int64_t i;
-        ob_status st = ob_stat_first_reach(loss[k], n[k], target, &i, e);
-        if (st != OB_OK) {
-            free(first);
-            return st;
-        }
-        first[k] = i < 0 ? INT64_MAX : steps[k][i];
-    }
+    int64_t i;
+    OB_TRY(ob_stat_first_reach(loss, n, target, &i, e));
+    *first = i < 0 ? INT64_MAX : steps[i];
+    return OB_OK;
+}
+
+/* The majority's first reach from the m (> 0) seeds' first reaches (sorted in
+ * place), and its interval when lo: see ob_stat_majority_first_reach. */
+static ob_status majority_of_first(int m, int64_t *first, int64_t *at, double *lo, double *hi, ob_err *e)
+{
     /* the upper median, the ceil((m + 1) / 2)-th smallest: the step by which a strict
      * majority of the seeds got there. The median over seeds of the trailing loss, with
      * an even number of seeds the mean of the middle two, let one seed that got there
@@ -362,6 +357,24 @@ ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const
             free(f);
         }
     }
+    return st;
+}
+
+ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
+                                       const int64_t *n, double target, int64_t *at, double *lo, double *hi,
+                                       ob_err *e)
+{
+    *at = -1;
+    if (lo) *lo = *hi = NAN;
+    if (isnan(target) || m <= 0) return OB_OK;
+    /* each seed's own first reach, never = INT64_MAX (after every recorded step): a
+     * diverged seed's curve ends where it stopped, so one that got there before counts
+     * as having got there, and later it cannot */
+    int64_t *first = malloc((size_t)m * sizeof *first);
+    if (!first) return no_mem(e, "finding the time to target");
+    ob_status st = OB_OK;
+    for (int k = 0; k < m && st == OB_OK; k++) st = first_reach_step(steps[k], loss[k], n[k], target, &first[k], e);
+    if (st == OB_OK) st = majority_of_first(m, first, at, lo, hi, e);
     free(first);
     return st;
 }
@@ -558,8 +571,7 @@ static double start_loss(const ob_dataset *d, int w, double *tmp)
     int m0 = 0;
     for (int r = 0; r < d->n; r++) {
         const ob_rrun *x = &d->runs[r];
-        if (x->wl == w && !x->confirm && x->finished && x->n_curve > 0 && isfinite(x->c_loss[0]))
-            tmp[m0++] = x->c_loss[0];
+        if (x->wl == w && !x->confirm && x->finished && isfinite(x->first_loss)) tmp[m0++] = x->first_loss;
     }
     return ob_stat_median(tmp, m0);
 }
@@ -833,19 +845,17 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
  * some run of the workload has no mean). The work of a step does not depend on the lr,
  * so which lr's runs happened to meet a busy machine neither picks the lr nor sets the
  * time. */
-static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const int *idx, int n, double target,
-                                      int by_median, ob_err *e)
+static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, ob_group *g, const int *idx, int n,
+                                      double target, int by_median, ob_err *e)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
     g->tt_lr = g->tt_steps_lo = g->tt_steps_hi = NAN;
     g->tt_censored = 1;
     g->tt_step_ms = g->tt_step_ms_lo = g->tt_step_ms_hi = NAN;
-    const int64_t **st = malloc(((size_t)n + 1) * sizeof *st);
-    const double **ls = malloc(((size_t)n + 1) * sizeof *ls);
-    int64_t *len = malloc(((size_t)n + 1) * sizeof *len);
+    int64_t *first = malloc(((size_t)n + 1) * sizeof *first);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
     ob_status status = OB_OK;
-    if (!st || !ls || !len || !ms) {
+    if (!first || !ms) {
         status = no_mem(e, "computing the time to target");
         goto out;
     }
@@ -865,18 +875,23 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
         goto out;
     for (int i = 0; i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
+        /* each finished seed's first reach, one curve at a time (from the
+         * database where cr reads them: the curves of every run of a large
+         * database need not fit in memory at once) */
         int m = 0;
-        for (int k = 0; k < n; k++) {
+        for (int k = 0; k < n && !isnan(target) && status == OB_OK; k++) {
             const ob_rrun *r = &d->runs[idx[k]];
             if (r->lr != p->lr || !r->finished) continue;
-            st[m] = r->c_step;
-            ls[m] = r->c_loss;
-            len[m] = r->n_curve;
-            m++;
+            const int64_t *st = r->c_step;
+            const double *ls = r->c_loss;
+            int64_t len = r->n_curve;
+            if (cr) status = ob_curve_reader_get(cr, r, &st, &ls, &len, e);
+            if (status == OB_OK) status = first_reach_step(st, ls, len, target, &first[m++], e);
         }
-        int64_t at;
-        if ((status = ob_stat_majority_first_reach(m, st, ls, len, target, &at, &p->tt_steps_lo, &p->tt_steps_hi,
-                                                   e)) != OB_OK)
+        if (status != OB_OK) goto out;
+        int64_t at = -1;
+        p->tt_steps_lo = p->tt_steps_hi = NAN;
+        if (m > 0 && (status = majority_of_first(m, first, &at, &p->tt_steps_lo, &p->tt_steps_hi, e)) != OB_OK)
             goto out;
         p->tt_steps = at < 0 ? INFINITY : (double)at;
         p->tt_time_s = at < 0 ? INFINITY : (double)at * g->tt_step_ms / 1000.0;
@@ -893,14 +908,18 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_group *g, const in
         g->tt_censored = 0;
     }
 out:
-    free(st);
-    free(ls);
-    free(len);
+    free(first);
     free(ms);
     return status;
 }
 
 ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e)
+{
+    return ob_stats_compute_read(d, o, NULL, s, e);
+}
+
+ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
+                                ob_err *e)
 {
     memset(s, 0, sizeof *s);
     s->n_wl = d->n_wl;
@@ -1065,7 +1084,7 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
                 }
                 continue;
             }
-            if ((st = group_time_to_target(d, &s->g[k], members[k], counts[k], s->target[w],
+            if ((st = group_time_to_target(d, cr, &s->g[k], members[k], counts[k], s->target[w],
                                            s->tt_by_median[w], e)) != OB_OK)
                 goto done;
         }
@@ -1108,6 +1127,43 @@ done:
     free(tmp);
     free(t);
     if (st != OB_OK) ob_stats_free(s); /* nothing half built is left to the caller */
+    return st;
+}
+
+/* An error reading db, prefixed with its name where given (out of memory aside) */
+static ob_status read_fail(ob_status st, const char *db_name, ob_err *e)
+{
+    if (st != OB_ERR_NOMEM && db_name) ob_err_prefix(e, "database '%s': ", db_name);
+    return st;
+}
+
+ob_status ob_stats_compute_db(struct sqlite3 *db, const char *db_name, ob_dataset *d, const ob_stats_opts *o,
+                              int best_curves, ob_stats *s, ob_err *e)
+{
+    memset(s, 0, sizeof *s);
+    ob_status st = ob_dataset_load_curve_info(db, d, e);
+    if (st != OB_OK) return read_fail(st, db_name, e);
+    ob_curve_reader *cr;
+    if ((st = ob_curve_reader_open(db, &cr, e)) != OB_OK) return read_fail(st, db_name, e);
+    st = ob_stats_compute_read(d, o, cr, s, e);
+    /* a failed read, not the statistics (an unknown --target workload) */
+    const int read_failed = st != OB_OK && ob_curve_reader_failed(cr);
+    ob_curve_reader_close(cr);
+    if (st != OB_OK) return read_failed ? read_fail(st, db_name, e) : st;
+    if (!best_curves) return OB_OK;
+    /* the statistics are known: the curves drawn are those of the best lrs */
+    int n = 0;
+    for (int k = 0; k < s->n_g; k++) n += s->g[k].n_best_runs;
+    int *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    if (!idx) st = no_mem(e, "reading curves");
+    else {
+        n = 0;
+        for (int k = 0; k < s->n_g; k++)
+            for (int i = 0; i < s->g[k].n_best_runs; i++) idx[n++] = s->g[k].best_runs[i];
+        if ((st = ob_dataset_load_curves_of(db, d, idx, n, e)) != OB_OK) read_fail(st, db_name, e);
+        free(idx);
+    }
+    if (st != OB_OK) ob_stats_free(s);
     return st;
 }
 

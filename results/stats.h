@@ -346,9 +346,28 @@ int ob_stats_tt_rank(const ob_stats *s, int k);
  * untouched) when it has none: censored, or untimed where by time. */
 int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi);
 
-/* Compute every statistic; d must have its curves loaded for time to target.
- * On failure s holds nothing (ob_stats_free on it is harmless). */
+/* Compute every statistic from d's loaded curves (ob_dataset_load_curves:
+ * time to target reads every finished sweep run's curve; start_loss each
+ * run's first_loss). On failure s holds nothing (ob_stats_free on it is
+ * harmless). */
 ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e);
+/* The same, with time to target reading each curve it needs through cr (the
+ * run's own where loaded, else from the database, one run at a time); NULL:
+ * d's loaded curves, as ob_stats_compute. d needs its first losses
+ * (ob_dataset_load_curve_info) for start_loss and the default target. */
+ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
+                                ob_err *e);
+/* The statistics of d (runs loaded, curves not) from db without holding every
+ * curve: ob_dataset_load_curve_info, ob_stats_compute_read reading each
+ * finished sweep run's curve once from db, then, with best_curves, the curves
+ * of each group's runs at its best lr (best_runs: what the report's loss
+ * figures and curves_best.csv draw) into d, and no other run's. The same
+ * statistics as ob_dataset_load_curves and ob_stats_compute, with memory for
+ * the curves of one lr in n_lr (and one run's more) instead of all. An error
+ * reading db (not one of the statistics: an unknown --target workload) is
+ * prefixed "database 'DB_NAME': " where db_name is given, out of memory aside. */
+ob_status ob_stats_compute_db(struct sqlite3 *db, const char *db_name, ob_dataset *d, const ob_stats_opts *o,
+                              int best_curves, ob_stats *s, ob_err *e);
 void ob_stats_free(ob_stats *s);
 /* The group of (wl, opt), NULL when that pair has no runs. */
 const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt);

@@ -4,7 +4,8 @@
  * seeds, seeds that count against an optimizer (diverged held-out values, a
  * finished run without a finite final loss, one seed without an interval), and
  * every statistic of the reference database of tests/test_stats_db.h (values
- * worked out below). */
+ * worked out below), and the same statistics from curves read one at a time
+ * from the database as from every curve in memory. */
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -1440,6 +1441,165 @@ static void test_tt_rank_seeds(const char *path)
     ob_store_close(s);
 }
 
+/* Two doubles alike, NaN alike. */
+static int same_num(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
+
+/* The statistics of time to target and of the start, as the two ways of
+ * computing them must agree: bit for bit. */
+static int same_tt(const ob_stats *a, const ob_stats *b)
+{
+    if (a->n_g != b->n_g || a->n_wl != b->n_wl) return 0;
+    for (int w = 0; w < a->n_wl; w++)
+        if (!same_num(a->target[w], b->target[w]) || !same_num(a->start_loss[w], b->start_loss[w]) ||
+            a->target_halfway[w] != b->target_halfway[w] || a->target_at_start[w] != b->target_at_start[w] ||
+            a->in_profile[w] != b->in_profile[w])
+            return 0;
+    for (int k = 0; k < a->n_g; k++) {
+        const ob_group *x = &a->g[k], *y = &b->g[k];
+        if (x->n_lr != y->n_lr || x->best != y->best || !same_num(x->tt_steps, y->tt_steps) ||
+            !same_num(x->tt_time_s, y->tt_time_s) || !same_num(x->tt_lr, y->tt_lr) ||
+            !same_num(x->tt_steps_lo, y->tt_steps_lo) || !same_num(x->tt_steps_hi, y->tt_steps_hi) ||
+            x->tt_censored != y->tt_censored || !same_num(x->width_decades, y->width_decades) ||
+            x->n_best_runs != y->n_best_runs)
+            return 0;
+        for (int i = 0; i < x->n_lr; i++)
+            if (!same_num(x->lrs[i].tt_steps, y->lrs[i].tt_steps) ||
+                !same_num(x->lrs[i].tt_time_s, y->lrs[i].tt_time_s) ||
+                !same_num(x->lrs[i].tt_steps_lo, y->lrs[i].tt_steps_lo) ||
+                !same_num(x->lrs[i].tt_steps_hi, y->lrs[i].tt_steps_hi))
+                return 0;
+    }
+    for (int op = 0; op < a->n_opt; op++)
+        if (!same_num(a->area[op], b->area[op])) return 0;
+    return 1;
+}
+
+/* Is run i one of the runs at some group's best lr? */
+static int is_best_run(const ob_stats *s, int i)
+{
+    for (int k = 0; k < s->n_g; k++)
+        for (int j = 0; j < s->g[k].n_best_runs; j++)
+            if (s->g[k].best_runs[j] == i) return 1;
+    return 0;
+}
+
+/* The statistics without every curve in memory (ob_stats_compute_db, as the
+ * report computes them; ob_stats_compute_read with a reader) equal those of
+ * every curve loaded (ob_stats_compute), under the default targets (set from
+ * other runs' results) and given ones; and afterwards the dataset holds the
+ * curve of every run at a best lr, whole, and no other. The reference
+ * database with its confirmation runs, and a workload whose seeds reach the
+ * target at steps of their own (knees 30, 60, 90 of 100 steps). */
+static void test_curves_from_db(const char *path)
+{
+    ob_err e = {0};
+    CHECK(fx_build_reference(path) == 0 && fx_add_confirm(path) == 0);
+    ob_store *st = NULL;
+    CHECK_OK(ob_store_open(path, OB_STORE_EXISTING, &st, &e), &e);
+    if (!st) return;
+    static const double knee[3] = {30, 60, 90};
+    for (int seed = 0; seed < 3; seed++)
+        for (int l = 0; l < 2; l++) {
+            const double lr = l ? 0.1 : 0.01;
+            fx_add(st, 1, &(fx_run){"var", "adam", NULL, lr, seed, "done", 1.0 + l + 0.1 * seed, knee[seed] + 5 * l,
+                                    2, 3, 1, 1, 1, 1, 100});
+            fx_add(st, 1, &(fx_run){"var", "sgd", NULL, lr, seed, seed == 2 && l ? "diverged" : "done",
+                                    1.2 + 0.1 * seed, knee[2 - seed], 1, 1.5, 1, 1, 1, 1, 100});
+        }
+    sqlite3 *db = ob_store_db(st);
+    const char *tw[] = {"quad", "var"};
+    const double tv[] = {2.0, 3.0};
+    for (int given = 0; given < 2; given++) {
+        ob_stats_opts o;
+        if (given) opts_targets(&o, 2, tw, tv);
+        else ob_stats_opts_default(&o);
+        ob_dataset full, part, info;
+        ob_stats s_full, s_part, s_info, s_none;
+        load_stats(db, &o, &full, &s_full);
+        /* time to target is measured, so a curve missing from it would show */
+        int n_tt = 0;
+        for (int k = 0; k < s_full.n_g; k++) n_tt += !s_full.g[k].tt_censored;
+        CHECK_MSG(n_tt >= 4, "targets %d: %d groups reached the target", given, n_tt);
+
+        CHECK_OK(ob_dataset_load(db, 0, &part, &e), &e);
+        CHECK_OK(ob_stats_compute_db(db, "x.db", &part, &o, 1, &s_part, &e), &e);
+        CHECK_MSG(same_tt(&s_full, &s_part), "targets %d: the statistics differ from those of every curve", given);
+        CHECK(part.n == full.n);
+        int n_kept = 0, n_runs = part.n < full.n ? part.n : full.n;
+        for (int i = 0; i < n_runs; i++) {
+            const ob_rrun *a = &full.runs[i], *b = &part.runs[i];
+            CHECK(a->id == b->id && same_num(a->first_loss, b->first_loss) && a->n_evals == b->n_evals &&
+                  a->n_eval_loss == b->n_eval_loss && a->n_eval_metric == b->n_eval_metric);
+            if (is_best_run(&s_part, i)) {
+                /* a run whose curve the figures and curves_best.csv draw */
+                n_kept++;
+                CHECK_MSG(b->has_curve && b->n_curve == a->n_curve && b->n_curve > 0 &&
+                              !memcmp(b->c_step, a->c_step, (size_t)a->n_curve * sizeof *a->c_step) &&
+                              !memcmp(b->c_loss, a->c_loss, (size_t)a->n_curve * sizeof *a->c_loss),
+                          "targets %d: run %lld at a best lr: %lld of %lld points", given, (long long)a->id,
+                          (long long)b->n_curve, (long long)a->n_curve);
+            } else {
+                CHECK_MSG(!b->has_curve && b->n_curve == 0 && !b->c_step && !b->c_loss,
+                          "targets %d: run %lld, not at a best lr, has its curve in memory", given,
+                          (long long)a->id);
+            }
+        }
+        CHECK(n_kept > 0 && n_kept < n_runs);
+
+        /* with a reader on a dataset that has no curve: each finished sweep
+         * run of a workload with a target read once */
+        CHECK_OK(ob_dataset_load(db, 0, &info, &e), &e);
+        CHECK_OK(ob_dataset_load_curve_info(db, &info, &e), &e);
+        ob_curve_reader *cr = NULL;
+        CHECK_OK(ob_curve_reader_open(db, &cr, &e), &e);
+        if (cr) {
+            CHECK_OK(ob_stats_compute_read(&info, &o, cr, &s_info, &e), &e);
+            CHECK(same_tt(&s_full, &s_info));
+            int64_t want = 0;
+            for (int i = 0; i < info.n; i++) {
+                const ob_rrun *r = &info.runs[i];
+                want += r->finished && !r->confirm && !isnan(s_info.target[r->wl]) && !s_info.target_at_start[r->wl];
+            }
+            CHECK_MSG(ob_curve_reader_reads(cr) == want && want > 0, "targets %d: %lld curves read, %lld runs",
+                      given, (long long)ob_curve_reader_reads(cr), (long long)want);
+            CHECK(!ob_curve_reader_failed(cr));
+            ob_curve_reader_close(cr);
+            ob_stats_free(&s_info);
+        }
+        /* ... and without one, from the curves it does not have: nothing is
+         * reached (what the reader is for) */
+        CHECK_OK(ob_stats_compute(&info, &o, &s_none, &e), &e);
+        for (int k = 0; k < s_none.n_g; k++) CHECK(s_none.g[k].tt_censored);
+        CHECK(!same_tt(&s_full, &s_none));
+        ob_stats_free(&s_none);
+        ob_dataset_free(&info);
+        ob_stats_free(&s_part);
+        ob_dataset_free(&part);
+        ob_stats_free(&s_full);
+        ob_dataset_free(&full);
+    }
+    /* an unknown --target workload is the statistics' error, not the database's */
+    const char *bw[] = {"nope"};
+    const double bv[] = {1.0};
+    ob_stats_opts o;
+    opts_targets(&o, 1, bw, bv);
+    ob_dataset d;
+    ob_stats s;
+    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+    CHECK(ob_stats_compute_db(db, "x.db", &d, &o, 1, &s, &e) == OB_ERR_INPUT && !strncmp(e.msg, "--target", 8));
+    ob_stats_free(&s);
+    ob_dataset_free(&d);
+    /* a curve that cannot be read: the database's error, named */
+    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+    CHECK(sqlite3_exec(db, "ALTER TABLE curves RENAME TO curves_gone", NULL, NULL, NULL) == SQLITE_OK);
+    ob_stats_opts_default(&o);
+    CHECK(ob_stats_compute_db(db, "x.db", &d, &o, 1, &s, &e) == OB_ERR_INPUT &&
+          !strncmp(e.msg, "database 'x.db': ", 17) && strstr(e.msg, "curves"));
+    CHECK(s.n_g == 0);
+    ob_dataset_free(&d);
+    ob_store_close(st);
+}
+
 int main(void)
 {
     char dir[256];
@@ -1480,6 +1640,7 @@ int main(void)
         {"negative.db", test_negative_and_start},
         {"tt_touch.db", test_tt_rank_touching},
         {"tt_seeds.db", test_tt_rank_seeds},
+        {"curves_db.db", test_curves_from_db},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);

@@ -3,8 +3,8 @@
  * 1e-6)), and the guard (a planted NaN gradient is skipped and recorded, or
  * applied as it is with on_nonfinite = none), end to end through the run loop;
  * the run loop's verdicts on planted step records (streaks of non-finite
- * steps, the guard's stop, the divergence bound) and what it records beside
- * the loss (the lr in effect, the spike guard's settings). */
+ * steps, spikes within them, the guard's stop, the divergence bound) and what
+ * it records beside the loss (the lr in effect, the spike guard's settings). */
 #include <math.h>
 #include <sqlite3.h>
 #include <string.h>
@@ -293,16 +293,21 @@ static void expect_planted(const char *what, const char *wl, const char *train, 
 }
 
 /* The streak of non-finite steps that ends a run (max_bad_steps 3): an
- * applied step between two short streaks ends the first; a streak of three
- * is diverged at its first step. The guard's stop, a first loss that cannot
- * scale the divergence rule, and a loss at and past its bound. */
+ * applied step between two short streaks ends the first; a step the spike
+ * guard skipped neither ends nor lengthens one, and the run is diverged at
+ * the streak's first step. The guard's stop, a first loss that cannot scale
+ * the divergence rule, and a loss at and past its bound. */
 static void test_run_streaks(void)
 {
     for (int t = 0; t < 64; t++) planted_loss[t] = NAN;
-    const float bad = (float)OB_REC_NONFINITE;
+    const float bad = (float)OB_REC_NONFINITE, spike = (float)OB_REC_NONFINITE + 1;
     planted[5] = planted[6] = planted[8] = planted[9] = bad;
     expect_planted("two short streaks", "", "max_bad_steps: 3", "done||20",
                    "5|skipped_step 6|skipped_step 8|skipped_step 9|skipped_step");
+    planted[5] = planted[6] = planted[9] = bad;
+    planted[7] = planted[8] = spike;
+    expect_planted("spikes within a streak", "", "max_bad_steps: 3", "diverged|5|9",
+                   "5|skipped_step 6|skipped_step 7|spike_skipped 8|spike_skipped 9|skipped_step 5|diverged");
     planted[3] = planted[4] = planted[5] = bad;
     expect_planted("a streak", "", "max_bad_steps: 3", "diverged|3|5",
                    "3|skipped_step 4|skipped_step 5|skipped_step 3|diverged");

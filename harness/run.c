@@ -13,13 +13,14 @@
  * points after it (written before a kill) are deleted when the run resumes.
  * The checkpoint holds the parameter arena, every optimizer state blob
  * (ob_optim_state_blobs), the run loop's counters (first loss, bad-step
- * streak, last evaluation, wall time), the step times and the steps at which
- * each process segment began (section "segments"); the losses of the
- * steps before it come back from the database's curve, so the summary
- * statistics of a resumed run are those of the uninterrupted one. Step times
- * leave out a warm-up of OB_WARMUP_STEPS at the start of every segment: the
- * first steps of a resumed process are as cold as a new run's. Data,
- * noise and schedules are functions of (seed, step) and need nothing saved.
+ * streak and its first step, last evaluation, wall time), the step times and
+ * the steps at which each process segment began (section "segments"); the
+ * losses of the steps before it come back from the database's curve, so the
+ * summary statistics of a resumed run are those of the uninterrupted one.
+ * Step times leave out a warm-up of OB_WARMUP_STEPS at the start of every
+ * segment: the first steps of a resumed process are as cold as a new run's.
+ * Data, noise and schedules are functions of (seed, step) and need nothing
+ * saved.
  *
  * Data parallel (data_parallel: n): a worker holds n devices, one replica of
  * the cell's model and optimizer on each. Each replica computes its part of
@@ -292,7 +293,8 @@ typedef struct run_state {
     int64_t have_eval;
     double eval_loss, eval_metric, eval_floor;
     double wall_s;
-    int64_t reserved;
+    int64_t bad_from; /* the first step of the bad-step streak (0: none, or a
+                       * checkpoint of an older optbench, which did not say) */
 } run_state;
 
 /* Devices per run (config data_parallel; 0 means 1). */
@@ -695,7 +697,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
     ob_err e;
     ob_err_clear(&e);
     double t_start = now_s();
-    int64_t done = 0, diverged_step = -1, bad_streak = 0, start = 0;
+    int64_t done = 0, diverged_step = -1, bad_streak = 0, bad_from = 0, start = 0;
     double first_loss = NAN, wall_before = 0;
     ob_eval last_eval = {NAN, NAN, NAN};
     int have_eval = 0, before_gone = 0;
@@ -755,6 +757,8 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             done = start;
             first_loss = rs.first_loss;
             bad_streak = rs.bad_streak;
+            /* an older checkpoint: the streak as if it had no spike within it */
+            bad_from = rs.bad_from > 0 || bad_streak == 0 ? rs.bad_from : start - bad_streak + 1;
             have_eval = rs.have_eval != 0;
             last_eval = (ob_eval){rs.eval_loss, rs.eval_metric, rs.eval_floor};
             wall_before = rs.wall_s;
@@ -843,11 +847,11 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
                 add_event(&cs, step, "diverged", "non-finite %s at step %lld, applied (train.on_nonfinite = none)",
                           isfinite(r->loss) ? "gradient" : "loss", (long long)step);
             } else if (nonfinite) {
-                bad_streak++;
+                if (bad_streak++ == 0) bad_from = step;
                 add_event(&cs, step, "skipped_step", "non-finite %s; update skipped",
                           isfinite(r->loss) ? "gradient" : "loss");
                 if (bad_streak >= max_bad) {
-                    diverged_step = step - bad_streak + 1;
+                    diverged_step = bad_from; /* spikes skipped within the streak are not in its count */
                     add_event(&cs, diverged_step, "diverged", "%lld consecutive non-finite steps",
                               (long long)bad_streak);
                 }
@@ -898,7 +902,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
         if (ckpt_due || stop_now) {
             /* the flush above is committed: the database holds steps 1..t */
             run_state rs = {first_loss, bad_streak, have_eval, last_eval.loss, last_eval.metric,
-                            last_eval.floor, wall_before + now_s() - t_start, 0};
+                            last_eval.floor, wall_before + now_s() - t_start, bad_from};
             ob_err ce;
             ob_err_clear(&ce);
             if (write_checkpoint(x, j, dev, &cs, t, &rs, ckdir, &ce) != OB_OK) {

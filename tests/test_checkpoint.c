@@ -10,7 +10,11 @@
  * settings, the signal handlers (a second SIGINT stops at once), making
  * a run's folder while another process removes the empty DB.ckpt, and the
  * step times of a run resumed twice (the warm-up of every process left out),
- * also from a checkpoint of an older optbench. */
+ * also from a checkpoint of an older optbench; the run loop's state across a
+ * resume (a streak of non-finite steps, the first loss, the last evaluation),
+ * checkpoints with malformed process segments, the step-time statistics and
+ * wall time a run records, a stop asked for during the last step, and cells
+ * another process finished or failed after this one planned them. */
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -19,6 +23,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -628,11 +633,30 @@ static void test_mkdir_against_rmdir(void)
 static ob_backend_ops fake_ops;
 static const ob_backend_ops *real_ops;
 static int fake_steps, fake_reads, fake_stop_after;
+static int fake_vary; /* after the warm-up, every 4th step read takes 9 ms (the optimizer 4.5), not 1; 2: 0 ms */
+static int fake_sleep_at; /* the process's step after which it sleeps 300 ms (0: none) */
+static const char *fake_sql, *fake_sql_db; /* run on fake_sql_db after the process's first step (as another
+                                            * process writing the database would) */
+static const char *fake_block; /* a folder made a file at the end of the process's step fake_block_at */
+static int fake_block_at;
 
 static ob_status fake_timer_mark(ob_device *dev, int slot, ob_err *e)
 {
     ob_status st = real_ops->timer_mark(dev, slot, e);
     if (st == OB_OK && slot % 3 == 2 && ++fake_steps == fake_stop_after) raise(SIGINT);
+    if (st == OB_OK && slot % 3 == 2 && fake_steps == fake_sleep_at) nanosleep(&(struct timespec){0, 300000000}, NULL);
+    if (st == OB_OK && slot % 3 == 2 && fake_steps == fake_block_at && fake_block) {
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' && touch '%s'", fake_block, fake_block);
+        CHECK(system(cmd) == 0);
+    }
+    if (st == OB_OK && slot % 3 == 2 && fake_steps == 1 && fake_sql) {
+        sqlite3 *db = NULL;
+        CHECK(sqlite3_open(fake_sql_db, &db) == SQLITE_OK);
+        sqlite3_busy_timeout(db, 5000);
+        CHECK(sqlite3_exec(db, fake_sql, NULL, NULL, NULL) == SQLITE_OK);
+        sqlite3_close(db);
+    }
     return st;
 }
 
@@ -643,19 +667,20 @@ static ob_status fake_timer_read(ob_device *dev, int a, int b, double *ms, ob_er
     (void)e;
     if (a % 3 == 0) fake_reads++; /* the whole step: read before its optimizer part */
     const int warm = fake_reads <= OB_WARMUP_STEPS;
-    *ms = a % 3 == 0 ? (warm ? 100.0 : 1.0) : (warm ? 50.0 : 0.5);
+    const double slow = fake_vary == 2 ? 0.0 : fake_vary && fake_reads % 4 == 0 ? 9.0 : 1.0;
+    *ms = a % 3 == 0 ? (warm ? 100.0 : slow) : (warm ? 50.0 : slow / 2);
     return OB_OK;
 }
 
-/* One process: the matrix of 30 steps (resumed with resume), stopped after
- * its stop_after-th step when stop_after > 0. Returns ob_run_matrix's status. */
-static ob_status fake_process(const char *db, int resume, int stop_after)
+/* One process of the matrix of yaml (resumed with resume), stopped after
+ * its stop_after-th step when stop_after > 0; its summary in *sum when sum.
+ * Returns ob_run_matrix's status. */
+static ob_status fake_process_of(const char *yaml, const char *db, int resume, int stop_after, ob_run_summary *out)
 {
     ob_err e = {0};
     ob_config c;
     ob_config_init(&c);
-    CHECK_OK(ob_config_load_text(&c, "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\n"
-                                     "steps: 30\ncheckpoint_every: 0\nbackend: cpu\n", "c.yaml", &e), &e);
+    CHECK_OK(ob_config_load_text(&c, yaml, "c.yaml", &e), &e);
     snprintf(c.db, sizeof c.db, "%s", db);
     c.resume = resume;
     ob_matrix m;
@@ -672,7 +697,7 @@ static ob_status fake_process(const char *db, int resume, int stop_after)
     fake_stop_after = stop_after;
     ob_store *store = NULL;
     CHECK_OK(ob_store_open(db, OB_STORE_CREATE, &store, &e), &e);
-    ob_run_summary sum;
+    ob_run_summary sum = {0};
     ob_signals_install();
     ob_status st = store ? ob_run_matrix(&c, &m, &dev, store, &sum, &e) : OB_ERR_IO;
     ob_signal_clear();
@@ -682,7 +707,34 @@ static ob_status fake_process(const char *db, int resume, int stop_after)
     ob_device_close(&dev);
     ob_matrix_free(&m);
     ob_config_free(&c);
+    if (out) *out = sum;
     return st;
+}
+
+/* The matrix of 30 steps of the step-time tests. */
+static ob_status fake_process(const char *db, int resume, int stop_after)
+{
+    return fake_process_of("workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\n"
+                           "steps: 30\ncheckpoint_every: 0\nbackend: cpu\n", db, resume, stop_after, NULL);
+}
+
+/* What one query gives, its rows' columns joined by '|', rows by ' '. */
+static void query_text(const char *db, const char *sql, char *buf, size_t n)
+{
+    sqlite3 *q = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t l = 0;
+    buf[0] = 0;
+    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(q, sql, -1, &st, NULL) == SQLITE_OK);
+    while (st && sqlite3_step(st) == SQLITE_ROW && l + 1 < n) {
+        for (int k = 0; k < sqlite3_column_count(st) && l + 1 < n; k++) {
+            const unsigned char *t = sqlite3_column_text(st, k);
+            l += (size_t)snprintf(buf + l, n - l, "%s%s", k ? "|" : (l ? " " : ""), t ? (const char *)t : "NULL");
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(q);
 }
 
 /* The run's row: status, steps_done, step_ms_median, p90, mean, opt_ms_mean. */
@@ -757,6 +809,296 @@ static void test_resume_warmup(void)
               status, steps, v[0], v[1], v[2], v[3]);
 }
 
+/* What the runs table holds of a run's times and ending: status, steps_done,
+ * step_ms median, p90 and mean, opt_ms median and mean, wall_s. */
+static void run_times(const char *db, char *status, size_t n, long long *steps, double v[6])
+{
+    sqlite3 *q = NULL;
+    sqlite3_stmt *st = NULL;
+    status[0] = 0;
+    *steps = -1;
+    for (int k = 0; k < 6; k++) v[k] = -1;
+    CHECK(sqlite3_open(db, &q) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(q, "SELECT status, steps_done, step_ms_median, step_ms_p90, step_ms_mean, opt_ms_median, "
+                                "opt_ms_mean, wall_s FROM runs", -1, &st, NULL) == SQLITE_OK);
+    if (st && sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(status, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        *steps = sqlite3_column_int64(st, 1);
+        for (int k = 0; k < 6; k++) v[k] = sqlite3_column_double(st, 2 + k);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(q);
+}
+
+/* The step-time statistics are each what they are named for: of the 25 steps
+ * after the warm-up of a 30-step run, 19 take 1 ms and 6 take 9 ms (the
+ * optimizer half of it): median 1, p90 9, mean 2.92; the optimizer's median
+ * 0.5 and mean 1.46; items per second are of the median step (none when it
+ * took 0 ms). A run resumed after a process that spent 300 ms has a wall
+ * time of both processes (and the workload's loss floor). A stop asked for
+ * during the last step comes too late for the run: it is done, not
+ * interrupted. */
+static void test_run_times(void)
+{
+    char db[300], status[32];
+    long long steps;
+    double v[6];
+    snprintf(db, sizeof db, "%s/vary.db", dir);
+    fake_vary = 1;
+    CHECK_OK(fake_process(db, 0, 0), &(ob_err){0});
+    fake_vary = 0;
+    run_times(db, status, sizeof status, &steps, v);
+    CHECK_MSG(!strcmp(status, "done") && steps == 30 && v[0] == 1 && v[1] == 9 && fabs(v[2] - 2.92) < 1e-12 &&
+                  v[3] == 0.5 && fabs(v[4] - 1.46) < 1e-12,
+              "%s after %lld steps: step ms median %g, p90 %g, mean %g; optimizer median %g, mean %g", status, steps,
+              v[0], v[1], v[2], v[3], v[4]);
+
+    /* items per second from the median step: cnn-tiny's 32 images in 1 ms
+     * (steps 6-12: 1, 9, 1, 1, 1, 9, 1 ms) */
+    snprintf(db, sizeof db, "%s/items.db", dir);
+    fake_vary = 1;
+    CHECK(fake_process_of("workloads: [cnn-tiny]\noptimizers: [sgd]\nlrs: [0.01]\nsteps: 12\nbackend: cpu\n", db, 0,
+                          0, NULL) == OB_OK);
+    fake_vary = 0;
+    char got[200];
+    query_text(db, "SELECT step_ms_median, items_per_sec FROM runs", got, sizeof got);
+    CHECK_MSG(!strcmp(got, "1.0|32000.0"), "step median and items per second: %s", got);
+    /* steps too fast for the timer: no items per second (not infinitely many) */
+    snprintf(db, sizeof db, "%s/items0.db", dir);
+    fake_vary = 2;
+    CHECK(fake_process_of("workloads: [cnn-tiny]\noptimizers: [sgd]\nlrs: [0.01]\nsteps: 12\nbackend: cpu\n", db, 0,
+                          0, NULL) == OB_OK);
+    fake_vary = 0;
+    query_text(db, "SELECT step_ms_median, items_per_sec FROM runs", got, sizeof got);
+    CHECK_MSG(!strcmp(got, "0.0|NULL"), "step median 0 and items per second: %s", got);
+
+    snprintf(db, sizeof db, "%s/wall.db", dir);
+    fake_sleep_at = 3;
+    CHECK(fake_process(db, 0, 12) == OB_ERR_INTERRUPTED);
+    fake_sleep_at = 0;
+    run_times(db, status, sizeof status, &steps, v);
+    const double wall_before = v[5];
+    CHECK_MSG(!strcmp(status, "interrupted") && wall_before >= 0.3, "%s, wall %g s", status, wall_before);
+    CHECK_OK(fake_process(db, 1, 0), &(ob_err){0});
+    run_times(db, status, sizeof status, &steps, v);
+    CHECK_MSG(!strcmp(status, "done") && v[5] >= 0.3, "%s: wall %g s after %g s before the resume", status, v[5],
+              wall_before);
+    /* and the quadratic's known minimum, 0, as its loss floor */
+    query_text(db, "SELECT loss_floor FROM runs", got, sizeof got);
+    CHECK_MSG(!strcmp(got, "0.0"), "loss floor '%s'", got);
+
+    snprintf(db, sizeof db, "%s/late_stop.db", dir);
+    ob_run_summary sum;
+    CHECK(fake_process_of("workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
+                          "checkpoint_every: 0\nbackend: cpu\n", db, 0, 30, &sum) == OB_ERR_INTERRUPTED);
+    run_times(db, status, sizeof status, &steps, v);
+    CHECK_MSG(!strcmp(status, "done") && steps == 30 && sum.done == 1 && sum.interrupted == 0,
+              "stopped during the last step: %s after %lld steps", status, steps);
+}
+
+/* A cell another process finished as diverged, or failed, after this one
+ * planned it is left as it is (counted busy), not run again. */
+static void test_finished_elsewhere(void)
+{
+    static const char *const status[] = {"diverged", "failed"};
+    for (int k = 0; k < 2; k++) {
+        char db[300], sql[200], got[200];
+        snprintf(db, sizeof db, "%s/elsewhere%d.db", dir, k);
+        snprintf(sql, sizeof sql, "UPDATE runs SET status = '%s', steps_done = 3 WHERE id = 2", status[k]);
+        fake_sql = sql;
+        fake_sql_db = db;
+        ob_run_summary sum;
+        CHECK(fake_process_of("workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 2\nsteps: 10\n"
+                              "backend: cpu\n", db, 0, 0, &sum) == OB_OK);
+        fake_sql = NULL;
+        query_text(db, "SELECT id, status, steps_done FROM runs ORDER BY id", got, sizeof got);
+        char want[100];
+        snprintf(want, sizeof want, "1|done|10 2|%s|3", status[k]);
+        CHECK_MSG(!strcmp(got, want) && sum.done == 1 && sum.busy == 1, "%s elsewhere: runs '%s', %d done, %d busy",
+                  status[k], got, sum.done, sum.busy);
+    }
+}
+
+/* A checkpoint whose process segments are not 0 first, then ascending and
+ * before its step, is skipped: the run starts over. */
+static void test_resume_bad_segments(void)
+{
+    static const int64_t bad[][3] = {{0, 5, 5}, {0, 7, 5}, {0, 12, -1}, {3, -1, -1}};
+    static const int n_bad[] = {3, 3, 2, 1};
+    const char *yaml = "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
+                       "checkpoint_every: 0\nbackend: cpu\n";
+    for (int v = 0; v < 4; v++) {
+        char db[300], ck[600], path[1300];
+        snprintf(db, sizeof db, "%s/seg%d.db", dir, v);
+        CHECK(fake_process_of(yaml, db, 0, 12, NULL) == OB_ERR_INTERRUPTED);
+        snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
+        ob_ckpt_path(ck, 12, path, sizeof path);
+        ob_ckpt c;
+        ob_err e = {0};
+        CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+        ob_ckpt_section keep[OB_CKPT_MAX_SECTIONS];
+        for (int i = 0; i < c.n; i++) {
+            keep[i] = c.sec[i];
+            if (!strcmp(c.sec[i].name, "segments")) {
+                keep[i].data = bad[v];
+                keep[i].bytes = (uint64_t)n_bad[v] * sizeof(int64_t);
+            }
+        }
+        CHECK_OK(ob_ckpt_write(ck, 12, keep, c.n, 3, &e), &e);
+        ob_ckpt_free(&c);
+        ob_run_summary sum;
+        CHECK(fake_process_of(yaml, db, 1, 0, &sum) == OB_OK);
+        CHECK_MSG(sum.resumed == 0 && sum.done == 1, "segments %d: %d resumed, %d done", v, sum.resumed, sum.done);
+    }
+}
+
+/* A checkpoint whose optimizer times are not one a step (as no optbench
+ * writes them) resumes with those times unknown: the optimizer's statistics
+ * are of the steps timed after the resume (0.5 ms each). */
+static void test_resume_short_opt_ms(void)
+{
+    char db[300], ck[600], path[1300], status[32];
+    snprintf(db, sizeof db, "%s/short_opt.db", dir);
+    CHECK(fake_process(db, 0, 12) == OB_ERR_INTERRUPTED);
+    snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
+    ob_ckpt_path(ck, 12, path, sizeof path);
+    ob_ckpt c;
+    ob_err e = {0};
+    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    static const double one = 7.0;
+    ob_ckpt_section keep[OB_CKPT_MAX_SECTIONS];
+    for (int i = 0; i < c.n; i++) {
+        keep[i] = c.sec[i];
+        if (!strcmp(c.sec[i].name, "opt_ms")) {
+            keep[i].data = &one;
+            keep[i].bytes = sizeof one;
+        }
+    }
+    CHECK_OK(ob_ckpt_write(ck, 12, keep, c.n, 3, &e), &e);
+    ob_ckpt_free(&c);
+    ob_run_summary sum;
+    CHECK(fake_process_of("workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
+                          "checkpoint_every: 0\nbackend: cpu\n", db, 1, 0, &sum) == OB_OK);
+    long long steps;
+    double v[6];
+    run_times(db, status, sizeof status, &steps, v);
+    CHECK_MSG(sum.resumed == 1 && !strcmp(status, "done") && steps == 30 && v[2] == 1 && v[3] == 0.5 && v[4] == 0.5,
+              "%d resumed, %s after %lld steps: step mean %g, optimizer median %g, mean %g", sum.resumed, status,
+              steps, v[2], v[3], v[4]);
+}
+
+/* A run stopped by a process that kept its checkpoints in a folder of its
+ * own (checkpoint_dir) is continued by one that keeps them beside the
+ * database: the other folder's checkpoints are used, and go once the run is
+ * finished, also when the continuing process wrote none of its own. The last
+ * step is not checkpointed. */
+static void test_takeover_folder(void)
+{
+    char db[300], other[300], yaml[700], path[700];
+    snprintf(db, sizeof db, "%s/takeover.db", dir);
+    snprintf(other, sizeof other, "%s/other-ckpt", dir);
+    snprintf(yaml, sizeof yaml, "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
+                                "checkpoint_every: 0\nbackend: cpu\ncheckpoint_dir: %s\n", other);
+    CHECK(fake_process_of(yaml, db, 0, 12, NULL) == OB_ERR_INTERRUPTED);
+    snprintf(path, sizeof path, "%s/run-1/ckpt-000000000012.obck", other);
+    CHECK(exists(path));
+    ob_run_summary sum;
+    CHECK(fake_process_of("workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
+                          "checkpoint_every: 0\nbackend: cpu\n", db, 1, 0, &sum) == OB_OK);
+    CHECK_MSG(sum.resumed == 1 && sum.done == 1, "%d resumed, %d done", sum.resumed, sum.done);
+    CHECK_MSG(!exists(path), "'%s' is left after the run finished", path);
+
+    /* no checkpoint at the last step (the run is recorded, and its
+     * checkpoints go): a checkpoint folder that cannot be written to by then
+     * does not matter */
+    snprintf(db, sizeof db, "%s/last.db", dir);
+    snprintf(other, sizeof other, "%s/last-ckpt", dir);
+    snprintf(yaml, sizeof yaml, "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 20\n"
+                                "checkpoint_every: 10\nbackend: cpu\ncheckpoint_dir: %s\n", other);
+    snprintf(path, sizeof path, "%s/run-1", other);
+    fake_block = path;
+    fake_block_at = 20;
+    CHECK(fake_process_of(yaml, db, 0, 0, &sum) == OB_OK);
+    fake_block = NULL;
+    CHECK_MSG(sum.done == 1 && sum.interrupted == 0, "%d done, %d interrupted", sum.done, sum.interrupted);
+}
+
+/* ---- the guard's state across a resume ------------------------------------ */
+
+#define RUN_SQL "SELECT status, diverged_step, steps_done FROM runs"
+#define EVENTS_SQL "SELECT step, kind FROM events ORDER BY id"
+
+/* A run of yaml stopped after step `stop` and resumed ends as the uninterrupted
+ * run does: its status, diverged step, steps and events. */
+static void resume_same(const char *name, const char *yaml, int stop, const char *want_run)
+{
+    char ref[300], db[300], a[2000], b[2000];
+    snprintf(ref, sizeof ref, "%s/%s_ref.db", dir, name);
+    snprintf(db, sizeof db, "%s/%s.db", dir, name);
+    CHECK(fake_process_of(yaml, ref, 0, 0, NULL) == OB_OK);
+    query_text(ref, RUN_SQL, a, sizeof a);
+    CHECK_MSG(!strcmp(a, want_run), "%s: the uninterrupted run is '%s', want '%s'", name, a, want_run);
+    CHECK(fake_process_of(yaml, db, 0, stop, NULL) == OB_ERR_INTERRUPTED);
+    ob_run_summary sum;
+    CHECK(fake_process_of(yaml, db, 1, 0, &sum) == OB_OK);
+    CHECK_MSG(sum.resumed == 1, "%s: %d runs continued from a checkpoint", name, sum.resumed);
+    query_text(db, RUN_SQL, b, sizeof b);
+    CHECK_MSG(!strcmp(a, b), "%s: stopped after step %d and resumed: '%s', uninterrupted: '%s'", name, stop, b, a);
+    query_text(ref, EVENTS_SQL, a, sizeof a);
+    query_text(db, EVENTS_SQL, b, sizeof b);
+    CHECK_MSG(!strcmp(a, b), "%s: events after the resume '%s', uninterrupted '%s'", name, b, a);
+}
+
+/* The run loop's state comes back from the checkpoint: a streak of skipped
+ * non-finite steps that began before the stop (sgd at lr 30 on the quadratic
+ * overflows at step 15: the run is diverged at step 15 after 10 skipped
+ * steps, stopped after step 18 or not), the first loss that divergence is
+ * measured against (lr 3: the loss, 1.72 at step 1 and 4.28 at step 2, passes
+ * 5000 x the first at step 8, stopped after step 5 or not), and the last
+ * evaluation of a run stopped again before its next one. */
+static void test_resume_guard_state(void)
+{
+    resume_same("streak",
+                "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [30]\nsteps: 40\ncheckpoint_every: 0\nbackend: cpu\n"
+                "workload_params: {quadratic: {dim: 8}}\ntrain: {diverge_factor: 1e38}\n",
+                18, "diverged|15|24");
+    resume_same("factor",
+                "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [3]\nsteps: 40\ncheckpoint_every: 0\nbackend: cpu\n"
+                "eval_every: 5\nworkload_params: {quadratic: {dim: 8}}\ntrain: {diverge_factor: 5000}\n",
+                5, "diverged|8|8");
+    /* a diverged run has no final loss and no evaluation of its end, though
+     * it was evaluated at steps 0 and 5; nothing is evaluated after it diverged */
+    char ref[300], got[200];
+    snprintf(ref, sizeof ref, "%s/factor_ref.db", dir);
+    query_text(ref, "SELECT final_loss IS NULL, eval_loss IS NULL, eval_metric IS NULL, (SELECT group_concat(step) "
+                    "FROM evals) FROM runs", got, sizeof got);
+    CHECK_MSG(!strcmp(got, "1|1|1|0,5"), "diverged run: '%s'", got);
+    snprintf(ref, sizeof ref, "%s/streak_ref.db", dir);
+    query_text(ref, "SELECT final_loss IS NULL, eval_loss IS NULL, (SELECT count(*) FROM evals) FROM runs", got,
+               sizeof got);
+    CHECK_MSG(!strcmp(got, "1|1|0"), "diverged run without evaluations: '%s'", got);
+    /* nor the metric of its last evaluation (cnn-tiny's accuracy at step 2;
+     * sgd at lr 100 diverges at step 3) */
+    snprintf(ref, sizeof ref, "%s/metric.db", dir);
+    CHECK(fake_process_of("workloads: [cnn-tiny]\noptimizers: [sgd]\nlrs: [100]\nsteps: 20\neval_every: 2\n"
+                          "backend: cpu\n", ref, 0, 0, NULL) == OB_OK);
+    query_text(ref, "SELECT status, diverged_step, eval_loss IS NULL, eval_metric IS NULL, (SELECT count(metric) "
+                    "FROM evals) FROM runs", got, sizeof got);
+    CHECK_MSG(!strcmp(got, "diverged|3|1|1|2"), "diverged run with a metric: '%s'", got);
+
+    /* evaluated at 0, 5 and 10, stopped after 12, then after 13: the
+     * interrupted run's evaluation is still step 10's */
+    const char *yaml = "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nsteps: 30\ncheckpoint_every: 0\n"
+                       "eval_every: 5\nbackend: cpu\n";
+    char db[300], a[2000], b[2000];
+    snprintf(db, sizeof db, "%s/eval.db", dir);
+    CHECK(fake_process_of(yaml, db, 0, 12, NULL) == OB_ERR_INTERRUPTED);
+    CHECK(fake_process_of(yaml, db, 1, 1, NULL) == OB_ERR_INTERRUPTED);
+    query_text(db, "SELECT status, steps_done, eval_loss FROM runs", a, sizeof a);
+    query_text(db, "SELECT 'interrupted|13|' || loss FROM evals WHERE step = 10", b, sizeof b);
+    CHECK_MSG(b[0] && !strcmp(a, b), "after a second stop: '%s', want '%s'", a, b);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/ob_test_ckpt_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -774,6 +1116,12 @@ int main(void)
     test_signals();
     test_mkdir_against_rmdir();
     test_resume_warmup();
+    test_resume_guard_state();
+    test_finished_elsewhere();
+    test_run_times();
+    test_resume_bad_segments();
+    test_resume_short_opt_ms();
+    test_takeover_folder();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -1,7 +1,11 @@
 /* tests/test_pipeline.c - the optimizer pipeline on the CPU backend:
  * hand-computed sgd and adam steps, clipping (torch's scale, clip / (norm +
  * 1e-6)), and the guard (a planted NaN gradient is skipped and recorded, or
- * applied as it is with on_nonfinite = none), end to end through the run loop. */
+ * applied as it is with on_nonfinite = none), end to end through the run loop;
+ * the run loop's verdicts on planted step records (streaks of non-finite
+ * steps, spikes within them, the guard's stop, the divergence bound) and what
+ * it records beside the loss (the lr in effect, the spike guard's settings). */
+#include <math.h>
 #include <sqlite3.h>
 #include <string.h>
 #include <unistd.h>
@@ -182,6 +186,164 @@ static void test_run_guard(void)
     unlink(wal);
 }
 
+/* ---- the run loop's verdicts on planted step records ----------------------- */
+
+/* The CPU backend with the step records changed on their way to the host:
+ * step t's record says planted[t] (a skipped flag; 0: as it is). The
+ * optimizer stepped as usual; what is under test is what the run loop makes
+ * of the records. */
+static ob_backend_ops plant_ops;
+static const ob_backend_ops *plant_real;
+static int plant_steps, plant_flushed;
+static float planted[64], planted_loss[64]; /* planted_loss: NaN keeps the record's loss */
+
+static ob_status plant_timer_mark(ob_device *dev, int slot, ob_err *e)
+{
+    ob_status st = plant_real->timer_mark(dev, slot, e);
+    if (st == OB_OK && slot % 3 == 2) plant_steps++;
+    return st;
+}
+
+static ob_status plant_download(ob_device *dev, void *dst, const void *src, size_t bytes, ob_err *e)
+{
+    ob_status st = plant_real->download(dev, dst, src, bytes, e);
+    /* the records of the steps since the last flush */
+    const int nb = plant_steps - plant_flushed;
+    if (st != OB_OK || nb <= 0 || bytes != (size_t)nb * sizeof(ob_step_record)) return st;
+    ob_step_record *r = dst;
+    for (int k = 0; k < nb; k++) {
+        const int t = plant_flushed + 1 + k;
+        if (t < 64 && planted[t] != 0) r[k].skipped = planted[t];
+        if (t < 64 && !isnan(planted_loss[t])) r[k].loss = planted_loss[t];
+    }
+    plant_flushed = plant_steps;
+    return st;
+}
+
+/* One run of 20 steps with quadratic settings wl and train settings train,
+ * and the planted records; its row (status|diverged_step|steps_done) and
+ * events (step|kind ...), or with sql the column x of what sql gives (rows
+ * joined by ' ') in place of the events. */
+static void planted_run(const char *wl, const char *train, const char *sql, char *row, char *events, size_t n)
+{
+    char path[] = "/tmp/ob_plant_XXXXXX";
+    int fd = mkstemp(path);
+    close(fd);
+    unlink(path);
+    char yaml[512];
+    snprintf(yaml, sizeof yaml,
+             "workloads: quadratic\noptimizers: sgd\nlrs: [0.01]\nsteps: 20\nbackend: cpu\n"
+             "workload_params: {quadratic: {dim: 10%s}}\ntrain: {%s}\n", wl, train);
+    ob_config c;
+    ob_err e;
+    ob_config_init(&c);
+    CHECK_OK(ob_config_load_text(&c, yaml, "plant.yaml", &e), &e);
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    ob_device dev;
+    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
+    plant_real = dev.ops;
+    plant_ops = *dev.ops;
+    plant_ops.timer_mark = plant_timer_mark;
+    plant_ops.download = plant_download;
+    dev.ops = &plant_ops;
+    plant_steps = plant_flushed = 0;
+    ob_store *st;
+    CHECK_OK(ob_store_open(path, OB_STORE_CREATE, &st, &e), &e);
+    ob_run_summary sum;
+    CHECK_OK(ob_run_matrix(&c, &m, &dev, st, &sum, &e), &e);
+    ob_store_close(st);
+    dev.ops = plant_real;
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    sqlite3_stmt *q;
+    row[0] = events[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT status || '|' || coalesce(diverged_step, '') || '|' || steps_done FROM runs", -1,
+                           &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
+        snprintf(row, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    char ev[512];
+    snprintf(ev, sizeof ev, "SELECT group_concat(x, ' ') FROM (%s)",
+             sql ? sql : "SELECT step || '|' || kind AS x FROM events ORDER BY id");
+    if (sqlite3_prepare_v2(db, ev, -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW &&
+        sqlite3_column_text(q, 0))
+        snprintf(events, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    ob_device_close(&dev);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    unlink(path);
+    char wal[64];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    unlink(wal);
+    snprintf(wal, sizeof wal, "%s-shm", path);
+    unlink(wal);
+}
+
+static void expect_planted(const char *what, const char *wl, const char *train, const char *want_row,
+                           const char *want_events)
+{
+    char row[256], events[1024];
+    planted_run(wl, train, NULL, row, events, sizeof row);
+    CHECK_MSG(!strcmp(row, want_row), "%s: run '%s', want '%s'", what, row, want_row);
+    CHECK_MSG(!strcmp(events, want_events), "%s: events '%s', want '%s'", what, events, want_events);
+    memset(planted, 0, sizeof planted);
+    for (int t = 0; t < 64; t++) planted_loss[t] = NAN;
+}
+
+/* The streak of non-finite steps that ends a run (max_bad_steps 3): an
+ * applied step between two short streaks ends the first; a step the spike
+ * guard skipped neither ends nor lengthens one, and the run is diverged at
+ * the streak's first step. The guard's stop, a first loss that cannot scale
+ * the divergence rule, and a loss at and past its bound. */
+static void test_run_streaks(void)
+{
+    for (int t = 0; t < 64; t++) planted_loss[t] = NAN;
+    const float bad = (float)OB_REC_NONFINITE, spike = (float)OB_REC_NONFINITE + 1;
+    planted[5] = planted[6] = planted[8] = planted[9] = bad;
+    expect_planted("two short streaks", "", "max_bad_steps: 3", "done||20",
+                   "5|skipped_step 6|skipped_step 8|skipped_step 9|skipped_step");
+    planted[5] = planted[6] = planted[9] = bad;
+    planted[7] = planted[8] = spike;
+    expect_planted("spikes within a streak", "", "max_bad_steps: 3", "diverged|5|9",
+                   "5|skipped_step 6|skipped_step 7|spike_skipped 8|spike_skipped 9|skipped_step 5|diverged");
+    planted[3] = planted[4] = planted[5] = bad;
+    expect_planted("a streak", "", "max_bad_steps: 3", "diverged|3|5",
+                   "3|skipped_step 4|skipped_step 5|skipped_step 3|diverged");
+    /* on_nonfinite = stop: the run ends at the non-finite step itself */
+    expect_planted("the guard stops the run", ", inject_nan_step: 7", "on_nonfinite: stop", "diverged|7|7",
+                   "7|skipped_step 7|diverged 7|optimizer");
+    /* a first loss that is not above 0 is no scale for divergence: the rule
+     * is off (the loss of step 2 is far above 1e4 x -1 or 0) */
+    planted_loss[1] = -1;
+    expect_planted("a negative first loss", "", "", "done||20", "");
+    planted_loss[1] = 0;
+    expect_planted("a first loss of 0", "", "", "done||20", "");
+    /* a loss of diverge_factor x the first is not above it */
+    planted_loss[1] = 1;
+    planted_loss[5] = 10000;
+    expect_planted("a loss at the divergence bound", "", "diverge_factor: 10000", "done||20", "");
+    planted_loss[1] = 1;
+    planted_loss[5] = 10001;
+    expect_planted("a loss past the divergence bound", "", "diverge_factor: 10000", "diverged|5|5", "5|diverged");
+}
+
+/* What the run records beside its loss: the lr in effect at each step of the
+ * curve (a warm-up of 4 steps from lr / 4), and the spike guard's settings
+ * in its hyperparameters when only the gradient norm's is on. */
+static void test_run_records(void)
+{
+    char row[256], got[1024];
+    planted_run("", "schedule: warmup, warmup_steps: 4", "SELECT lr AS x FROM curves WHERE step <= 5 ORDER BY step",
+                row, got, sizeof got);
+    CHECK_MSG(!strcmp(row, "done||20") && !strcmp(got, "0.0025 0.005 0.0075 0.01 0.01"), "%s: lr %s", row, got);
+    planted_run("", "spike_z_grad: 3", "SELECT json_extract(hparams, '$.train.spike_z_grad') || ' ' || "
+                "json_extract(hparams, '$.train.spike_z_loss') || ' ' || json_extract(hparams, "
+                "'$.train.spike_window') AS x FROM runs", row, got, sizeof got);
+    CHECK_MSG(!strcmp(got, "3 0 128"), "the spike guard's settings in the hyperparameters: '%s'", got);
+}
+
 int main(void)
 {
     test_sgd_hand();
@@ -190,5 +352,7 @@ int main(void)
     test_clip_small_norm();
     test_nonfinite_none();
     test_run_guard();
+    test_run_streaks();
+    test_run_records();
     return check_done();
 }

@@ -1600,6 +1600,116 @@ static void test_curves_from_db(const char *path)
     ob_store_close(st);
 }
 
+/* What loading reads of rows a person or another program wrote: text in a
+ * number's column is read as C reads it ('Infinity', with blanks around),
+ * and as unknown when it is no number (empty, '2.5x'), in the runs and in
+ * the curves; the guard's events are counted by kind (non-finite steps
+ * skipped, spikes skipped, rollbacks); an evaluation without a loss is not
+ * counted as one with a loss; a database lacking one of the optimizer-time
+ * columns reads neither; an lr of 0 or infinity is refused, and of two runs
+ * with an lr that is no learning rate, the first is named. Labels tell apart
+ * values that differ in the 4th digit, keep "train." on a training key the
+ * optimizer has a key of its own for (adamw_sf's warmup_steps), hold no
+ * comma or quote (CSV), and configurations whose hyperparameters are no JSON
+ * are numbered by their place. A cell whose run diverged and whose later run
+ * failed keeps the diverged one. Dropping the confirmation runs drops one
+ * that did not finish as well. */
+static void test_dataset_reading(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = new_store(path);
+    if (!s) return;
+    sqlite3 *db = ob_store_db(s);
+    for (int k = 0; k < 5; k++)
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, k, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    CHECK(sqlite3_exec(db, "UPDATE runs SET final_loss = CASE seed WHEN 0 THEN 'Infinity' WHEN 1 THEN ' Infinity ' "
+                           "WHEN 2 THEN '' WHEN 3 THEN '2.5x' ELSE '-inf\t' END, opt_ms_median = 4, "
+                           "opt_ms_mean = 6; "
+                           "UPDATE curves SET loss = 'oops' WHERE step = 3; "
+                           "UPDATE evals SET loss = NULL WHERE run_id = 1; "
+                           "INSERT INTO events (run_id, step, kind, detail) VALUES "
+                           "(1, 3, 'skipped_step', 'non-finite loss; update skipped'), "
+                           "(1, 4, 'skipped_step', 'non-finite loss; update skipped'), "
+                           "(1, 5, 'spike_skipped', 'loss 9'), (1, 6, 'spike_skipped', 'loss 9'), "
+                           "(1, 7, 'spike_skipped', 'loss 9'), (1, 8, 'optimizer', 'rollback: to step 1'), "
+                           "(1, 9, 'optimizer', 'stopped: at step 9'), (2, 9, 'diverged', 'loss 1e9')",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    ob_dataset d;
+    load_with_curves(db, &d);
+    CHECK(d.n == 5);
+    if (d.n == 5) {
+        const double want[5] = {INFINITY, INFINITY, NAN, NAN, -INFINITY};
+        for (int k = 0; k < 5; k++) {
+            const ob_rrun *r = &d.runs[k];
+            CHECK_MSG(r->seed == k && (isnan(want[k]) ? isnan(r->final_loss) : r->final_loss == want[k]),
+                      "seed %lld: final loss %g, want %g", (long long)r->seed, r->final_loss, want[k]);
+            CHECK_MSG(r->n_curve == 50 && r->c_step[3] == 3 && isnan(r->c_loss[3]) && r->c_loss[4] == r->c_loss[4],
+                      "seed %d: the curve's text loss", k);
+            CHECK(r->opt_ms_median == 4 && r->opt_ms_mean == 6);
+            const int64_t want_ev[3] = {k == 0 ? 2 : 0, k == 0 ? 3 : 0, k == 0 ? 1 : 0};
+            CHECK_MSG(r->n_skip_nonfinite == want_ev[0] && r->n_skip_spike == want_ev[1] &&
+                          r->n_rollback == want_ev[2],
+                      "seed %d: %lld non-finite steps skipped, %lld spikes, %lld rollbacks", k,
+                      (long long)r->n_skip_nonfinite, (long long)r->n_skip_spike, (long long)r->n_rollback);
+        }
+        CHECK_MSG(d.runs[0].n_evals == 1 && d.runs[0].n_eval_loss == 0 && d.runs[0].n_eval_metric == 1 &&
+                      d.runs[1].n_eval_loss == 1,
+                  "evaluations %lld, with a loss %lld, with a metric %lld", (long long)d.runs[0].n_evals,
+                  (long long)d.runs[0].n_eval_loss, (long long)d.runs[0].n_eval_metric);
+    }
+    ob_dataset_free(&d);
+    CHECK(sqlite3_exec(db, "ALTER TABLE runs RENAME COLUMN opt_ms_mean TO other_ms", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+    CHECK(d.n == 5 && isnan(d.runs[0].opt_ms_median) && isnan(d.runs[0].opt_ms_mean));
+    ob_dataset_free(&d);
+    /* lrs no run takes: 0, infinite, not a number */
+    CHECK(sqlite3_exec(db, "UPDATE runs SET lr = 0 WHERE seed = 4", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_MSG(ob_dataset_load(db, 0, &d, &e) == OB_ERR_INPUT && strstr(e.msg, "run 5 has lr 0,"), "lr 0: %s", e.msg);
+    CHECK(sqlite3_exec(db, "UPDATE runs SET lr = 'Infinity' WHERE seed = 4", NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_MSG(ob_dataset_load(db, 0, &d, &e) == OB_ERR_INPUT && strstr(e.msg, "run 5 has lr inf,"), "lr inf: %s",
+              e.msg);
+    CHECK(sqlite3_exec(db, "UPDATE runs SET lr = 0.01 WHERE seed = 4; UPDATE runs SET lr = 'NaN' WHERE seed IN (1, 3)",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_MSG(ob_dataset_load(db, 0, &d, &e) == OB_ERR_INPUT && strstr(e.msg, "run 2 has lr nan,"), "lr nan: %s",
+              e.msg);
+    ob_store_close(s);
+
+    s = new_store(path);
+    if (!s) return;
+    db = ob_store_db(s);
+    fx_add(s, 0, &(fx_run){"W", "adam", "\"beta2\":0.9991", 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "adam", "\"beta2\":0.9992", 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "lion", NULL, 0.01, 0, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "lion", NULL, 0.01, 1, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 0, "diverged", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 0, "failed", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add_stage(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, 7, "failed", 1.0, 10, 1, 1, 1, 1, 1, 1, 0}, "confirm");
+    for (int k = 0; k < 2; k++) {
+        fx_add(s, 0, &(fx_run){"W", "adamw_sf", NULL, 0.01, k, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "rmsprop", NULL, 0.01, k, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    CHECK(sqlite3_exec(db, "UPDATE runs SET hparams = 'lion text ' || seed WHERE optimizer = 'lion'; "
+                           "UPDATE runs SET hparams = '{\"lr\":0.01,\"warmup_steps\":0,\"train\":{\"warmup_steps\":' "
+                           "|| (5 * seed + 5) || '}}' WHERE optimizer = 'adamw_sf'; "
+                           "UPDATE runs SET hparams = CASE seed WHEN 0 THEN '{\"lr\":0.01,\"route\":\"x,\\\"y\"}' "
+                           "ELSE '{\"lr\":0.01,\"route\":\"z\"}' END WHERE optimizer = 'rmsprop'",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+    const char *want[] = {"adam beta2=0.9991", "adam beta2=0.9992", "adamw_sf train.warmup_steps=10",
+                          "adamw_sf train.warmup_steps=5", "lion", "lion #2", "rmsprop route=x;;y", "rmsprop route=z",
+                          "sgd"};
+    CHECK_MSG(d.n_opt == 9, "%d labels", d.n_opt);
+    for (int i = 0; i < d.n_opt && i < 9; i++)
+        CHECK_MSG(!strcmp(d.opt_labels[i], want[i]), "label %d '%s', want '%s'", i, d.opt_labels[i], want[i]);
+    CHECK_MSG(d.n == 10 && d.n_masked == 1 && d.n_superseded == 0 && !strcmp(d.runs[8].status, "diverged") &&
+                  d.runs[9].confirm,
+              "%d runs, %d masked, %d superseded", d.n, d.n_masked, d.n_superseded);
+    /* the confirmation run goes, though it did not finish */
+    CHECK(ob_dataset_drop_confirm(&d) == 1 && d.n == 9 && !d.runs[8].confirm);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 int main(void)
 {
     char dir[256];
@@ -1641,6 +1751,7 @@ int main(void)
         {"tt_touch.db", test_tt_rank_touching},
         {"tt_seeds.db", test_tt_rank_seeds},
         {"curves_db.db", test_curves_from_db},
+        {"reading.db", test_dataset_reading},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);

@@ -158,6 +158,17 @@ expect_last "was run with eval_every 50, this command has 10" "${ev[@]/ev.db/ev5
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('update benchmarks set config = null'); c.commit()" "$tmp/ev50.db"
 expect_last "was run with an eval_every above 10, this command has 10" "${ev[@]/ev.db/ev50.db}" --resume --eval-every 10
 expect_last "was run with an eval_every above 0, this command has 0" "${ev[@]/ev.db/ev50.db}" --resume --eval-every 0
+# ... but eval_every 30 evaluates 30 steps at 0 and 30 as well: let through
+"$OPTBENCH" "${ev[@]/ev.db/ev50.db}" --resume --eval-every 30 2>"$tmp/err" ||
+  { echo "FAIL: --resume --eval-every 30 of runs evaluated at 0 and 30 only: $(cat "$tmp/err")"; fails=$((fails+1)); }
+# no run has a curve or an evaluation yet (a process stopped before its first
+# step): nothing tells, and the resume goes ahead
+cp "$tmp/ev.db" "$tmp/evnone.db"
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('update benchmarks set config = null, finished_at = null'); c.execute('delete from evals'); c.execute('delete from curves'); c.execute('delete from events'); c.execute(\"update runs set status = 'pending'\"); c.commit()" "$tmp/evnone.db"
+"$OPTBENCH" "${ev[@]/ev.db/evnone.db}" --resume --eval-every 10 2>"$tmp/err" ||
+  { echo "FAIL: --resume of a benchmark without curves or evaluations: $(cat "$tmp/err")"; fails=$((fails+1)); }
+grep -q "benchmark 1: 0 of 2 cells finished before, 0 to continue, 2 to start" "$tmp/err" ||
+  { echo "FAIL: the plan of a resume whose runs are all pending: $(cat "$tmp/err")"; fails=$((fails+1)); }
 cp "$tmp/ev.db" "$tmp/ev10.db"
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('update benchmarks set config = null'); c.commit()" "$tmp/ev10.db"
 expect_last "was run with eval_every 10, this command has 5" "${ev[@]/ev.db/ev10.db}" --resume --eval-every 5

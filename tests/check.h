@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 static int ob_t_pass, ob_t_fail;
 
@@ -61,6 +62,17 @@ static inline char *check_slurp(const char *dir, const char *name, long *len)
     fclose(f);
     if (len) *len = (long)got;
     return b;
+}
+
+/* Remove an SQLite database and the -wal and -shm files beside it. */
+static inline void check_remove_db(const char *path)
+{
+    char p[1200];
+    unlink(path);
+    snprintf(p, sizeof p, "%s-wal", path);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", path);
+    unlink(p);
 }
 
 static inline int check_done(void)

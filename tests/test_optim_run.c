@@ -24,16 +24,6 @@ static int count(sqlite3 *db, const char *sql)
     return n;
 }
 
-static void remove_db(const char *path)
-{
-    char p[256];
-    unlink(path);
-    snprintf(p, sizeof p, "%s-wal", path);
-    unlink(p);
-    snprintf(p, sizeof p, "%s-shm", path);
-    unlink(p);
-}
-
 static void run_config(const char *yaml, int cells, int steps, const char *improved_sql)
 {
     char path[] = "/tmp/ob_optrun_XXXXXX";
@@ -68,7 +58,7 @@ static void run_config(const char *yaml, int cells, int steps, const char *impro
     ob_device_close(&dev);
     ob_matrix_free(&m);
     ob_config_free(&c);
-    remove_db(path);
+    check_remove_db(path);
 }
 
 /* Each optimizer's lr for 40 steps of both test functions, where the
@@ -121,7 +111,7 @@ static void test_eval_point(const char *opt)
         run_eval = sqlite3_column_double(q, 0);
     sqlite3_finalize(q);
     sqlite3_close(db);
-    remove_db(path);
+    check_remove_db(path);
 
     /* the same 12 steps by hand */
     const ob_cell *cell = &m.cells[0];

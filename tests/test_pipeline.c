@@ -178,12 +178,7 @@ static void test_run_guard(void)
     ob_device_close(&dev);
     ob_matrix_free(&m);
     ob_config_free(&c);
-    unlink(path);
-    char wal[64];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", path);
-    unlink(wal);
+    check_remove_db(path);
 }
 
 /* ---- the run loop's verdicts on planted step records ----------------------- */
@@ -273,12 +268,7 @@ static void planted_run(const char *wl, const char *train, const char *sql, char
     ob_device_close(&dev);
     ob_matrix_free(&m);
     ob_config_free(&c);
-    unlink(path);
-    char wal[64];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    unlink(wal);
-    snprintf(wal, sizeof wal, "%s-shm", path);
-    unlink(wal);
+    check_remove_db(path);
 }
 
 static void expect_planted(const char *what, const char *wl, const char *train, const char *want_row,

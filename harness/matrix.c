@@ -891,3 +891,41 @@ int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed)
     *first_seed = seed0;
     return pairs;
 }
+
+typedef struct run_key {
+    int block; /* workload configuration, by its first appearance */
+    int64_t seed;
+    int at; /* position in the cells given */
+} run_key;
+
+static int cmp_run_key(const void *pa, const void *pb)
+{
+    const run_key *a = pa, *b = pb;
+    if (a->block != b->block) return a->block < b->block ? -1 : 1;
+    if (a->seed != b->seed) return a->seed < b->seed ? -1 : 1;
+    return (a->at > b->at) - (a->at < b->at);
+}
+
+void ob_cells_run_order(const ob_cell *const *cells, int n, int *order)
+{
+    run_key *k = malloc((size_t)(n > 0 ? n : 1) * sizeof *k);
+    if (!k) { /* no memory for the order: the cells as given */
+        for (int i = 0; i < n; i++) order[i] = i;
+        return;
+    }
+    for (int i = 0, b = 0; i < n; i++) {
+        if (i > 0 && (cells[i]->wl != cells[i - 1]->wl || cells[i]->wl_variant != cells[i - 1]->wl_variant)) b++;
+        k[i] = (run_key){b, cells[i]->seed, i};
+    }
+    qsort(k, (size_t)n, sizeof *k, cmp_run_key);
+    /* the seeds of a block in turn, every other one's cells reversed */
+    for (int i = 0, g = 0; i < n;) {
+        int end = i + 1;
+        while (end < n && k[end].block == k[i].block && k[end].seed == k[i].seed) end++;
+        if (i > 0 && k[i].block != k[i - 1].block) g = 0;
+        for (int j = i; j < end; j++) order[j] = k[(g & 1) ? end - 1 - (j - i) : j].at;
+        g++;
+        i = end;
+    }
+    free(k);
+}

@@ -1493,10 +1493,31 @@ static int is_finished(const char *status)
 
 /* Run jobs on dev (or one worker thread per device of --devices); the
  * failure that stopped them, or OB_ERR_INTERRUPTED after a signal. */
+/* The jobs put in the order they run in (ob_cells_run_order: seed by seed,
+ * optimizers in turn); their positions (progress) follow. Without memory for
+ * that, they keep the order given. */
+static void order_jobs(job *jobs, int n)
+{
+    const ob_cell **cells = calloc((size_t)(n > 0 ? n : 1), sizeof *cells);
+    int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
+    job *was = malloc((size_t)(n > 0 ? n : 1) * sizeof *was);
+    if (cells && order && was) {
+        for (int i = 0; i < n; i++) cells[i] = jobs[i].cell;
+        ob_cells_run_order(cells, n, order);
+        memcpy(was, jobs, (size_t)n * sizeof *was);
+        for (int i = 0; i < n; i++) jobs[i] = was[order[i]];
+    }
+    for (int i = 0; i < n; i++) jobs[i].pos = i;
+    free(cells);
+    free(order);
+    free(was);
+}
+
 static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *jobs, int n_jobs, ob_err *e)
 {
     const ob_config *c = x->cfg;
     ob_run_summary *sum = x->sum;
+    order_jobs(jobs, n_jobs);
     x->jobs = jobs;
     x->n_jobs = n_jobs;
     x->next = 0;

@@ -1,7 +1,8 @@
 /* tests/test_harness.c - configuration parsing (YAML and flags), matrix
  * expansion and validation (and its limits: 4096 configurations of an
  * optimizer, a million cells), curve statistics, the steps that count in the
- * step-time statistics (a warm-up after the start and after every resume). */
+ * step-time statistics (a warm-up after the start and after every resume),
+ * the order cells run in. */
 #include <math.h>
 #include <string.h>
 
@@ -672,6 +673,69 @@ static void test_matrix_limits(void)
     expect_bad(more, "the matrix has 1048576 cells; at most 1000000");
 }
 
+/* The run order: per workload configuration, seed by seed, the cells of
+ * every optimizer and lr in turn, every other seed's turn reversed; every
+ * cell once; a subset (a resume's unfinished cells) keeps the same rules. */
+static void test_run_order(void)
+{
+    const char *text = "workloads: [quadratic, rosenbrock]\noptimizers: [sgd, adam]\nlrs: [0.01, 0.1]\nseeds: 3\n"
+                       "sweep: {quadratic: {cond: [10, 100]}}\n";
+    ob_config c;
+    ob_err e;
+    ob_matrix m;
+    CHECK_OK(load(&c, text, &e), &e);
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK_MSG(m.n == 36, "36 cells: %d", m.n); /* 3 workload configurations x 2 x 2 lrs x 3 seeds */
+    const ob_cell *cells[36];
+    int order[36], seen[36] = {0};
+    if (m.n != 36) return;
+    for (int i = 0; i < m.n; i++) cells[i] = &m.cells[i];
+    ob_cells_run_order(cells, m.n, order);
+    for (int i = 0; i < m.n; i++) {
+        CHECK(order[i] >= 0 && order[i] < m.n);
+        if (order[i] >= 0 && order[i] < m.n) seen[order[i]]++;
+    }
+    int once = 1;
+    for (int i = 0; i < m.n; i++) once &= seen[i] == 1;
+    CHECK_MSG(once, "every cell runs once");
+    /* three workload configurations of 12 cells, in matrix order; within
+     * each, seed 0's 4 runs (sgd 0.01, sgd 0.1, adam 0.01, adam 0.1), seed
+     * 1's reversed, seed 2's as seed 0's */
+    static const char *const want_opt[12] = {"sgd", "sgd", "adam", "adam", "adam", "adam",
+                                       "sgd", "sgd", "sgd", "sgd", "adam", "adam"};
+    static const double want_lr[12] = {0.01, 0.1, 0.01, 0.1, 0.1, 0.01, 0.1, 0.01, 0.01, 0.1, 0.01, 0.1};
+    for (int b = 0; b < 3; b++)
+        for (int t = 0; t < 12; t++) {
+            const ob_cell *x = cells[order[b * 12 + t]], *first = cells[b * 12];
+            CHECK_MSG(x->wl == first->wl && x->wl_variant == first->wl_variant, "turn %d: workload block %d",
+                      b * 12 + t, b);
+            CHECK_MSG(x->seed == t / 4, "turn %d: seed %lld, want %d", b * 12 + t, (long long)x->seed, t / 4);
+            CHECK_MSG(!strcmp(x->opt->name, want_opt[t % 12]) && x->lr == want_lr[t % 12],
+                      "turn %d: %s lr=%g, want %s lr=%g", b * 12 + t, x->opt->name, x->lr, want_opt[t % 12],
+                      want_lr[t % 12]);
+        }
+    /* a resume's subset: rosenbrock only, seeds 1 and 2 of adam, seed 2 of sgd */
+    const ob_cell *sub[8];
+    int ns = 0, so[8];
+    for (int i = 24; i < 36; i++)
+        if ((!strcmp(m.cells[i].opt->name, "adam") && m.cells[i].seed >= 1) ||
+            (!strcmp(m.cells[i].opt->name, "sgd") && m.cells[i].seed == 2))
+            sub[ns++] = &m.cells[i];
+    CHECK(ns == 6);
+    ob_cells_run_order(sub, ns, so);
+    /* seed 1 (adam 0.01, adam 0.1) forward, seed 2 (sgd 0.01, sgd 0.1, adam 0.01, adam 0.1) reversed */
+    static const char *const sub_opt[6] = {"adam", "adam", "adam", "adam", "sgd", "sgd"};
+    static const double sub_lr[6] = {0.01, 0.1, 0.1, 0.01, 0.1, 0.01};
+    for (int t = 0; t < ns && t < 6; t++)
+        CHECK_MSG(!strcmp(sub[so[t]]->opt->name, sub_opt[t]) && sub[so[t]]->lr == sub_lr[t] &&
+                      sub[so[t]]->seed == (t < 2 ? 1 : 2),
+                  "subset turn %d: %s lr=%g seed %lld", t, sub[so[t]]->opt->name, sub[so[t]]->lr,
+                  (long long)sub[so[t]]->seed);
+    ob_cells_run_order(sub, 0, so); /* nothing to order */
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+}
+
 int main(void)
 {
     test_yaml_ok();
@@ -688,5 +752,6 @@ int main(void)
     test_step_times();
     test_sweeps();
     test_matrix_limits();
+    test_run_order();
     return check_done();
 }

@@ -9,6 +9,16 @@ trap 'rm -rf "$tmp"' EXIT
   --seeds 3 --steps 200 --db "$tmp/r.db" >"$tmp/out" 2>"$tmp/err"
 grep -q "backend auto -> cpu" "$tmp/err"
 [ "$(grep -c '^\[[0-9]*/36\]' "$tmp/err")" = 36 ]   # one plain line per cell in a pipe
+# the run order: a workload's runs seed by seed, every optimizer and lr in
+# turn, every other seed's turn reversed
+python3 - "$tmp/err" <<'PY'
+import re, sys
+turns = [m.groups() for m in re.finditer(r"^\[\d+/36\] (\S+) (\S+) lr=(\S+) seed=(\d+):", open(sys.argv[1]).read(), re.M)]
+first = [(o, lr) for o in ("sgd", "adam") for lr in ("0.001", "0.01", "0.1")]
+want = [(w, o, lr, str(s)) for w in ("quadratic", "rosenbrock") for s in range(3)
+        for o, lr in (first if s % 2 == 0 else first[::-1])]
+assert turns == want, turns
+PY
 python3 - "$tmp/r.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

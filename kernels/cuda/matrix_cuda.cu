@@ -541,7 +541,9 @@ static ob_status solve_ws_grow(ob_device *dev, size_t bytes, const char *op, ob_
         c->solve_ws = NULL;
         c->solve_ws_bytes = 0;
     }
-    OB_CU(e, op, cudaMalloc((void **)&c->solve_ws, bytes));
+    void *ws = NULL;
+    OB_CU(e, op, cudaMalloc(&ws, bytes));
+    c->solve_ws = (float *)ws;
     c->solve_ws_bytes = bytes;
     return OB_OK;
 }

@@ -192,7 +192,11 @@ ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const
     }
     if (!is_list && !strchr(text, ',')) {
         int64_t n = 0;
-        OB_TRY(ob_config_parse_int(text, 1, OB_CFG_MAX_SEED, "seeds (a count, or a list like 4,9)", origin, &n, e));
+        OB_TRY(ob_config_parse_int(text, 0, OB_CFG_MAX_SEED, "seeds (a count, or a list like 4,9)", origin, &n, e));
+        if (n == 0)
+            return ob_fail(e, OB_ERR_INPUT,
+                           "%s: seeds 0: one number is a count of seeds (seeds 0..N-1), at least 1; for seed 0 "
+                           "alone write 0..0 (in a config file also seeds: [0])", origin);
         if (n > OB_CFG_MAX_LIST) return ob_fail(e, OB_ERR_INPUT, "%s: at most %d seeds", origin, OB_CFG_MAX_LIST);
         c->n_seeds = (int)n;
         for (int i = 0; i < n; i++) c->seeds[i] = i;

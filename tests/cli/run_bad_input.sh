@@ -91,6 +91,9 @@ expect "unknown option '--dryrun' (did you mean '--dry-run'?)" "${base[@]}" --dr
 expect "--db needs a value" "${base[@]}" --db
 expect "unknown option '--steps=10' (write '--steps 10')" "${base[@]}" --steps=10
 expect "--seeds needs a value" "${base[@]}" --seeds --dry-run
+expect "seeds 0: one number is a count of seeds (seeds 0..N-1), at least 1; for seed 0 alone write 0..0" "${base[@]}" --seeds 0
+printf 'workloads: quadratic\noptimizers: sgd\nseeds: 0\n' >"$tmp/seeds0.yaml"
+expect "seeds0.yaml:3: seeds 0: one number is a count of seeds" run "$tmp/seeds0.yaml" --db "$tmp/keep.db"
 expect "unknown option '-x'" "${base[@]}" -x
 # lists with an empty item, numbers out of range
 expect "--lrs: '0.1,,0.2': item 2 is empty" "${base[@]}" --lrs 0.1,,0.2

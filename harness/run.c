@@ -1491,8 +1491,6 @@ static int is_finished(const char *status)
     return !strcmp(status, "done") || !strcmp(status, "diverged");
 }
 
-/* Run jobs on dev (or one worker thread per device of --devices); the
- * failure that stopped them, or OB_ERR_INTERRUPTED after a signal. */
 /* The jobs put in the order they run in (ob_cells_run_order: seed by seed,
  * optimizers in turn); their positions (progress) follow. Without memory for
  * that, they keep the order given. */
@@ -1513,6 +1511,8 @@ static void order_jobs(job *jobs, int n)
     free(was);
 }
 
+/* Run jobs on dev (or one worker thread per device of --devices); the
+ * failure that stopped them, or OB_ERR_INTERRUPTED after a signal. */
 static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *jobs, int n_jobs, ob_err *e)
 {
     const ob_config *c = x->cfg;

@@ -5,7 +5,8 @@ PyTorch eager on the CPU, side by side.
 For each workload it runs `optbench run` (SGD, a few steps, one held-out
 batch) and reads the median step time from the database, then times the same
 architecture, batch and thread count in PyTorch (forward, backward and an SGD
-step; the models below mirror workloads/bert.c and workloads/cnn.c). The two
+step; the models below mirror workloads/bert.c and workloads/cnn.c, which
+scripts/models_torch.py checks: same loss and gradients). The two
 are run alternately `--rounds` times and the best median of each is kept, which
 damps the noise of a shared machine.
 
@@ -78,7 +79,9 @@ def torch_models():
             self.wpe = nn.Embedding(p["seq"], C)
             self.blocks = nn.ModuleList(Block(C, p["heads"], p["mlp_ratio"] * C) for _ in range(p["layers"]))
             self.lnf = nn.LayerNorm(C)
-            self.head_b = nn.Parameter(torch.zeros(p["vocab"]))  # head tied to wte, with a bias
+            # the head: wte (tie_head=1, the presets' default) or its own (V, C); a bias (head_bias=1) or none
+            self.head_w = None if p.get("tie_head", 1) else nn.Parameter(torch.zeros(p["vocab"], C))
+            self.head_b = nn.Parameter(torch.zeros(p["vocab"])) if p.get("head_bias", 1) else None
 
         def forward(self, tok, pos_flat, tgt):
             B, T = tok.shape
@@ -86,7 +89,9 @@ def torch_models():
             for b in self.blocks:
                 x = b(x)
             h = self.lnf(x).view(B * T, -1)[pos_flat]  # masked positions only
-            logits = h @ self.wte.weight.t() + self.head_b
+            logits = h @ (self.wte.weight if self.head_w is None else self.head_w).t()
+            if self.head_b is not None:
+                logits = logits + self.head_b
             return F.cross_entropy(logits, tgt)
 
     class Unit(nn.Module):

@@ -140,10 +140,11 @@ def bench_case(torch, impl, params, tensors, shape):
             "copy_gbps": copy_gbps, "fraction": gbps / copy_gbps if copy_gbps == copy_gbps else None}
 
 
-def bench_bert(torch, spec):
-    """One training step (forward, backward, fused AdamW) of the bert workload's model."""
-    B, T, V, L, C, H = (int(v) for v in spec.split(","))
-    F = 4 * C
+def bert_encoder_model(torch, T, V, L, C, H, F):
+    """The bert workload's model (workloads/bert.c) written as a PyTorch user
+    would, in nn.TransformerEncoderLayers (pre-LN, tanh GELU, tied head with a
+    bias): the model timed here. scripts/models_torch.py checks its loss and
+    gradients against optbench's on the CPU."""
     nn, fn = torch.nn, torch.nn.functional
 
     class Model(nn.Module):
@@ -162,11 +163,17 @@ def bench_bert(torch, spec):
             x = self.wte[tokens] + self.wpe[None, :, :]
             for blk in self.blocks:
                 x = blk(x)
-            h = self.lnf(x).reshape(B * T, C)[pos]
+            h = self.lnf(x).reshape(-1, C)[pos]
             logits = h @ self.wte.t() + self.head_bias
             return fn.cross_entropy(logits, targets)
 
-    model = Model().cuda()
+    return Model()
+
+
+def bench_bert(torch, spec):
+    """One training step (forward, backward, fused AdamW) of the bert workload's model."""
+    B, T, V, L, C, H = (int(v) for v in spec.split(","))
+    model = bert_encoder_model(torch, T, V, L, C, H, 4 * C).cuda()
     n_params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
     g = torch.Generator(device="cuda").manual_seed(0)

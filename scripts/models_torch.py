@@ -7,9 +7,10 @@ gradient compared.
 
 For each case it runs wl_export (tests/wl_export.c: one float32 train_step of
 the workload on the CPU backend, with the 1-D tensors perturbed away from 0
-and 1, written out with its batch), builds the PyTorch model of
-scripts/bench_torch_cpu.py (torch_models) in float64, copies the parameters
-in by name, computes the loss on the same batch and its gradient by
+and 1, written out with its batch), builds a PyTorch model in float64 (those
+of scripts/bench_torch_cpu.py, torch_models, and for one bert case the
+nn.TransformerEncoderLayer model of scripts/bench_torch_gpu.py,
+bert_encoder_model), copies the parameters in by name, computes the loss on the same batch and its gradient by
 autograd, and compares:
   - the loss: |loss_ob - loss_torch| / |loss_torch| <= --loss-tol (1e-6);
   - every tensor's gradient: ||g_ob - g_torch||_2 / ||g_torch||_2 <= --grad-tol
@@ -36,14 +37,22 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# (workload, settings, seed, step): small enough for a few seconds in all.
+# (workload, settings, seed, step, torch model): small enough for a few
+# seconds in all. "mirror": torch_models() of scripts/bench_torch_cpu.py;
+# "encoder": bert_encoder_model() of scripts/bench_torch_gpu.py, the same
+# model in nn.TransformerEncoderLayers (tied head with a bias only), which the
+# GPU check times against optbench.
 CASES = [
     ("bert-tiny", "batch=4,seq=8,vocab=29,layers=2,dim=16,heads=2,mask_prob=0.3,branch=4,eval_batches=1,"
-                  "tie_head=1,head_bias=1", 3, 2),
+                  "tie_head=1,head_bias=1", 3, 2, "mirror"),
     ("bert-tiny", "batch=4,seq=8,vocab=29,layers=2,dim=16,heads=2,mask_prob=0.3,branch=4,eval_batches=1,"
-                  "tie_head=0,head_bias=0", 5, 1),
-    ("cnn-tiny", "batch=4,image=8,classes=5,width=4,stages=2,depth=1,groups=2,residual=0,eval_batches=1", 7, 3),
-    ("cnn-tiny", "batch=3,image=8,classes=5,width=4,stages=2,depth=2,groups=2,residual=1,eval_batches=1", 9, 1),
+                  "tie_head=0,head_bias=0", 5, 1, "mirror"),
+    ("bert-tiny", "batch=4,seq=8,vocab=29,layers=2,dim=16,heads=2,mask_prob=0.3,branch=4,eval_batches=1,"
+                  "tie_head=1,head_bias=1", 4, 3, "encoder"),
+    ("cnn-tiny", "batch=4,image=8,classes=5,width=4,stages=2,depth=1,groups=2,residual=0,eval_batches=1", 7, 3,
+     "mirror"),
+    ("cnn-tiny", "batch=3,image=8,classes=5,width=4,stages=2,depth=2,groups=2,residual=1,eval_batches=1", 9, 1,
+     "mirror"),
 ]
 
 
@@ -51,6 +60,20 @@ def torch_params(model, kind, s):
     """optbench tensor name -> the torch parameter it is, following the names
     of workloads/bert.c and workloads/cnn.c."""
     out = {}
+    if kind == "encoder":
+        out["wte"] = model.wte
+        out["wpe"] = model.wpe
+        for l, b in enumerate(model.blocks):
+            out[f"h{l}.attn.qkv.w"] = b.self_attn.in_proj_weight  # q, k, v stacked, as optbench's qkv
+            out[f"h{l}.attn.qkv.b"] = b.self_attn.in_proj_bias
+            for ob, mod in (("ln1", b.norm1), ("attn.proj", b.self_attn.out_proj), ("ln2", b.norm2),
+                            ("mlp.fc", b.linear1), ("mlp.proj", b.linear2)):
+                out[f"h{l}.{ob}.w"] = mod.weight
+                out[f"h{l}.{ob}.b"] = mod.bias
+        out["lnf.w"] = model.lnf.weight
+        out["lnf.b"] = model.lnf.bias
+        out["head.b"] = model.head_bias
+        return out
     if kind == "bert":
         out["wte"] = model.wte.weight
         out["wpe"] = model.wpe.weight
@@ -93,9 +116,9 @@ def torch_params(model, kind, s):
     return out
 
 
-def check_case(torch, Bert, Cnn, exe, wl, sets, seed, step, a, tmp):
+def check_case(torch, models, exe, wl, sets, seed, step, impl, a, tmp):
     import numpy as np
-    d = os.path.join(tmp, f"{wl}-{seed}")
+    d = os.path.join(tmp, f"{wl}-{seed}-{impl}")
     os.makedirs(d, exist_ok=True)
     cmd = [exe, wl, d, "--set", sets, "--seed", str(seed), "--step", str(step), "--perturb", str(a.perturb)]
     try:
@@ -119,8 +142,13 @@ def check_case(torch, Bert, Cnn, exe, wl, sets, seed, step, a, tmp):
             if t["name"] == name:  # in the cases that have it
                 grads[t["offset"]:t["offset"] + t["numel"]] *= float(x)
     torch.manual_seed(0)
-    model = (Bert(s) if kind == "bert" else Cnn(s)).double()
-    tp = torch_params(model, kind, s)
+    Bert, Cnn, encoder = models
+    if impl == "encoder":
+        model = encoder(torch, s["seq"], s["vocab"], s["layers"], s["dim"], s["heads"], s["mlp_ratio"] * s["dim"])
+    else:
+        model = Bert(s) if kind == "bert" else Cnn(s)
+    model = model.double()
+    tp = torch_params(model, "encoder" if impl == "encoder" else kind, s)
     names = [t["name"] for t in meta["tensors"]]
     if sorted(names) != sorted(tp) or len(set(id(p) for p in tp.values())) != len(list(model.parameters())):
         print(f"FAIL {wl} {sets}: optbench tensors {names} do not map one to one onto the torch parameters "
@@ -164,7 +192,7 @@ def check_case(torch, Bert, Cnn, exe, wl, sets, seed, step, a, tmp):
         ok = ok and not bad
         if bad or a.verbose:
             lines.append(f"    {t['name']:<18} |g| {nt:.3e}  rel err {err:.2e}{'  <-- MISMATCH' if bad else ''}")
-    print(f"{'ok  ' if ok else 'FAIL'} {wl} {sets} seed {seed} step {step}: loss {meta['loss']:.7f} "
+    print(f"{'ok  ' if ok else 'FAIL'} {wl} {sets} seed {seed} step {step} ({impl}): loss {meta['loss']:.7f} "
           f"(torch {lt:.7f}, rel err {lerr:.1e}{'' if lerr <= a.loss_tol else ' <-- MISMATCH'}); worst gradient rel err {worst:.2e} ({wname}) "
           f"over {len(names)} tensors")
     for ln in lines:
@@ -190,12 +218,14 @@ def main():
         return 77
     sys.path.insert(0, HERE)
     from bench_torch_cpu import torch_models
+    from bench_torch_gpu import bert_encoder_model
     torch, Bert, Cnn = torch_models()
     torch.set_num_threads(1)
     ok = True
     with tempfile.TemporaryDirectory() as tmp:
-        for wl, sets, seed, step in CASES:
-            ok = check_case(torch, Bert, Cnn, a.wl_export, wl, sets, seed, step, a, tmp) and ok
+        for wl, sets, seed, step, impl in CASES:
+            ok = check_case(torch, (Bert, Cnn, bert_encoder_model), a.wl_export, wl, sets, seed, step, impl, a,
+                            tmp) and ok
     return 0 if ok else 1
 
 

@@ -294,17 +294,31 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
             printf("  %s.%s = %s  (%s)\n", c->settings[i].owner, c->settings[i].key, c->settings[i].value,
                    c->settings[i].origin);
         }
-    printf("%6s  %-14s %-10s %-10s %6s%s\n", "cell", "workload", "optimizer", "lr", "seed",
+    /* the turn at which each cell of this process runs (ob_cells_run_order) */
+    const ob_cell **mine = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *mine);
+    int *order = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *order);
+    int *turn = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *turn);
+    int n_mine = 0;
+    for (int i = 0; i < m->n; i++)
+        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) mine[n_mine++] = &m->cells[i];
+    if (mine && order && turn) {
+        ob_cells_run_order(mine, n_mine, order);
+        for (int t = 0; t < n_mine; t++) turn[order[t]] = t + 1;
+    }
+    printf("%6s  %5s  %-14s %-10s %-10s %6s%s\n", "cell", "turn", "workload", "optimizer", "lr", "seed",
            any_sweep ? "  configuration" : "");
     if (c->shard_n > 0) printf("shard %d/%d: the cells whose index is %d mod %d\n", c->shard_k, c->shard_n, c->shard_k, c->shard_n);
-    for (int i = 0; i < m->n; i++) {
-        const ob_cell *x = &m->cells[i];
-        if (c->shard_n > 0 && x->index % c->shard_n != c->shard_k) continue;
+    for (int k = 0; mine && k < n_mine; k++) {
+        const ob_cell *x = mine[k];
         char conf[512] = "";
         if (any_sweep) ob_cell_sweep_text(c, x, OB_SWEEP_ALL, conf, sizeof conf);
-        printf("%6lld  %-14s %-10s %-10g %6lld%s%s\n", (long long)x->index, x->wl->name, x->opt->name, x->lr,
-               (long long)x->seed, any_sweep ? "  " : "", conf);
+        printf("%6lld  %5d  %-14s %-10s %-10g %6lld%s%s\n", (long long)x->index, turn ? turn[k] : 0, x->wl->name,
+               x->opt->name, x->lr, (long long)x->seed, any_sweep ? "  " : "", conf);
     }
+    printf("(turn: the order the cells run in, seed by seed, optimizers and lrs taking turns)\n");
+    free(mine);
+    free(order);
+    free(turn);
     /* Routing: which parameter goes to which group, per workload x optimizer
      * (checked before: this cannot fail on the input) */
     ob_err e;

@@ -19,6 +19,17 @@ want = [(w, o, lr, str(s)) for w in ("quadratic", "rosenbrock") for s in range(3
         for o, lr in (first if s % 2 == 0 else first[::-1])]
 assert turns == want, turns
 PY
+# --dry-run's turn column gives the same order
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
+  --seeds 3 --steps 200 --dry-run >"$tmp/dry"
+python3 - "$tmp/err" "$tmp/dry" <<'PY'
+import re, sys
+ran = [m.groups() for m in re.finditer(r"^\[\d+/36\] (\S+) (\S+) lr=(\S+) seed=(\d+):", open(sys.argv[1]).read(), re.M)]
+rows = [l.split() for l in open(sys.argv[2]) if re.match(r"^\s+\d+\s+\d+\s+(quadratic|rosenbrock)\s", l)]
+assert len(rows) == 36, rows
+listed = [tuple(r[2:6]) for r in sorted(rows, key=lambda r: int(r[1]))]
+assert [(w, o, "%g" % float(lr), s) for w, o, lr, s in ran] == [(w, o, "%g" % float(lr), s) for w, o, lr, s in listed], listed
+PY
 python3 - "$tmp/r.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

@@ -302,7 +302,7 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     for (int i = 0; i < m->n; i++)
         if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) mine[n_mine++] = &m->cells[i];
     if (mine && order && turn) {
-        ob_cells_run_order(mine, n_mine, order);
+        ob_cells_run_order(mine, n_mine, m->cells, m->n, order);
         for (int t = 0; t < n_mine; t++) turn[order[t]] = t + 1;
     }
     printf("%6s  %5s  %-14s %-10s %-10s %6s%s\n", "cell", "turn", "workload", "optimizer", "lr", "seed",

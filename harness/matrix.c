@@ -906,26 +906,45 @@ static int cmp_run_key(const void *pa, const void *pb)
     return (a->at > b->at) - (a->at < b->at);
 }
 
-void ob_cells_run_order(const ob_cell *const *cells, int n, int *order)
+static int cmp_i64(const void *pa, const void *pb)
 {
+    const int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return (a > b) - (a < b);
+}
+
+void ob_cells_run_order(const ob_cell *const *cells, int n, const ob_cell *all, int n_all, int *order)
+{
+    for (int i = 0; i < n; i++) order[i] = i; /* without memory for the order: the cells as given */
+    const int n_ref = all ? n_all : n;
     run_key *k = malloc((size_t)(n > 0 ? n : 1) * sizeof *k);
-    if (!k) { /* no memory for the order: the cells as given */
-        for (int i = 0; i < n; i++) order[i] = i;
+    int64_t *seeds = malloc((size_t)(n_ref > 0 ? n_ref : 1) * sizeof *seeds);
+    if (!k || !seeds) {
+        free(k);
+        free(seeds);
         return;
     }
+    /* the distinct seeds of the stage, in order: a seed's rank there decides
+     * whether its turn is reversed, so that a resume's or a shard's cells run
+     * in the order of the whole stage */
+    for (int i = 0; i < n_ref; i++) seeds[i] = all ? all[i].seed : cells[i]->seed;
+    qsort(seeds, (size_t)n_ref, sizeof *seeds, cmp_i64);
+    int n_seeds = 0;
+    for (int i = 0; i < n_ref; i++)
+        if (n_seeds == 0 || seeds[i] != seeds[n_seeds - 1]) seeds[n_seeds++] = seeds[i];
     for (int i = 0, b = 0; i < n; i++) {
         if (i > 0 && (cells[i]->wl != cells[i - 1]->wl || cells[i]->wl_variant != cells[i - 1]->wl_variant)) b++;
         k[i] = (run_key){b, cells[i]->seed, i};
     }
     qsort(k, (size_t)n, sizeof *k, cmp_run_key);
-    /* the seeds of a block in turn, every other one's cells reversed */
-    for (int i = 0, g = 0; i < n;) {
+    /* the seeds of a block in turn, the cells of every other seed reversed */
+    for (int i = 0; i < n;) {
         int end = i + 1;
         while (end < n && k[end].block == k[i].block && k[end].seed == k[i].seed) end++;
-        if (i > 0 && k[i].block != k[i - 1].block) g = 0;
-        for (int j = i; j < end; j++) order[j] = k[(g & 1) ? end - 1 - (j - i) : j].at;
-        g++;
+        const int64_t *at = bsearch(&k[i].seed, seeds, (size_t)n_seeds, sizeof *seeds, cmp_i64);
+        const int odd = at ? (int)((at - seeds) & 1) : 0;
+        for (int j = i; j < end; j++) order[j] = k[odd ? end - 1 - (j - i) : j].at;
         i = end;
     }
     free(k);
+    free(seeds);
 }

@@ -65,15 +65,17 @@ int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed);
 /* The order to run cells in (an index into cells for each turn): the cells
  * of one workload configuration stay together, in the order given, and
  * within them runs go seed by seed, each seed's runs of every optimizer and
- * lr in turn, the order of the cells given for the first seed, reversed for
- * the second, and so on. A machine whose speed drifts during a matrix then
- * slows every optimizer's runs alike (a linear drift cancels over each
+ * lr in turn, in the order given for the first seed of the stage, reversed
+ * for the second, and so on. A machine whose speed drifts during a matrix
+ * then slows every optimizer's runs alike (a linear drift cancels over each
  * pair of seeds) instead of the optimizers that ran last, and a matrix
  * stopped half way holds whole lr sweeps of every optimizer for the seeds
- * it got to. cells need not be a whole matrix (a shard, a resume's
- * unfinished cells); the cells of a workload configuration must be
+ * it got to. cells need not be the whole stage (a shard, a resume's
+ * unfinished cells): all (n_all cells; NULL: cells itself) is the whole
+ * stage, whose seeds decide which turns are reversed, so that a part runs
+ * in the order of the whole. The cells of a workload configuration must be
  * consecutive, as in a matrix. */
-void ob_cells_run_order(const ob_cell *const *cells, int n, int *order);
+void ob_cells_run_order(const ob_cell *const *cells, int n, const ob_cell *all, int n_all, int *order);
 /* Whether a and b are runs of one pair (same configurations of workload and optimizer). */
 int ob_cell_same_pair(const ob_cell *a, const ob_cell *b);
 /* The swept values of the cell's configurations, "cond=100 beta2=0.95

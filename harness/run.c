@@ -1492,16 +1492,17 @@ static int is_finished(const char *status)
 }
 
 /* The jobs put in the order they run in (ob_cells_run_order: seed by seed,
- * optimizers in turn); their positions (progress) follow. Without memory for
- * that, they keep the order given. */
-static void order_jobs(job *jobs, int n)
+ * optimizers in turn, as in the whole stage, all: n_all cells); their
+ * positions (progress) follow. Without memory for that, they keep the order
+ * given. */
+static void order_jobs(job *jobs, int n, const ob_cell *all, int n_all)
 {
     const ob_cell **cells = calloc((size_t)(n > 0 ? n : 1), sizeof *cells);
     int *order = malloc((size_t)(n > 0 ? n : 1) * sizeof *order);
     job *was = malloc((size_t)(n > 0 ? n : 1) * sizeof *was);
     if (cells && order && was) {
         for (int i = 0; i < n; i++) cells[i] = jobs[i].cell;
-        ob_cells_run_order(cells, n, order);
+        ob_cells_run_order(cells, n, all, n_all, order);
         memcpy(was, jobs, (size_t)n * sizeof *was);
         for (int i = 0; i < n; i++) jobs[i] = was[order[i]];
     }
@@ -1511,13 +1512,15 @@ static void order_jobs(job *jobs, int n)
     free(was);
 }
 
-/* Run jobs on dev (or one worker thread per device of --devices); the
- * failure that stopped them, or OB_ERR_INTERRUPTED after a signal. */
-static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *jobs, int n_jobs, ob_err *e)
+/* Run jobs on dev (or one worker thread per device of --devices), in the
+ * order of their stage's cells (stage, n_stage: order_jobs); the failure that
+ * stopped them, or OB_ERR_INTERRUPTED after a signal. */
+static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *jobs, int n_jobs,
+                         const ob_cell *stage, int n_stage, ob_err *e)
 {
     const ob_config *c = x->cfg;
     ob_run_summary *sum = x->sum;
-    order_jobs(jobs, n_jobs);
+    order_jobs(jobs, n_jobs, stage, n_stage);
     x->jobs = jobs;
     x->n_jobs = n_jobs;
     x->next = 0;
@@ -1683,7 +1686,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     if (finished) fprintf(stderr, ", %d finished before", finished);
     fprintf(stderr, "\n");
     x->sum->skipped += finished;
-    s = run_jobs(x, dev, store, jobs, n_jobs, e);
+    s = run_jobs(x, dev, store, jobs, n_jobs, cells, n, e);
 out:
     free(cells);
     free(specs);
@@ -1927,7 +1930,7 @@ setup_done:
     x.db_path = ob_store_path(store);
     x.sum = sum;
     x.multi = c->n_devices > 0;
-    if ((s = run_jobs(&x, dev, store, jobs, n_jobs, e)) != OB_OK) goto done;
+    if ((s = run_jobs(&x, dev, store, jobs, n_jobs, m->cells, m->n, e)) != OB_OK) goto done;
     /* The confirmation stage follows the sweep of the benchmark, once no
      * sweep cell is left to anyone (another process may still run some: the
      * one that finishes the last does it). A benchmark that has confirmation

@@ -690,7 +690,7 @@ static void test_run_order(void)
     int order[36], seen[36] = {0};
     if (m.n != 36) return;
     for (int i = 0; i < m.n; i++) cells[i] = &m.cells[i];
-    ob_cells_run_order(cells, m.n, order);
+    ob_cells_run_order(cells, m.n, NULL, 0, order);
     for (int i = 0; i < m.n; i++) {
         CHECK(order[i] >= 0 && order[i] < m.n);
         if (order[i] >= 0 && order[i] < m.n) seen[order[i]]++;
@@ -722,8 +722,23 @@ static void test_run_order(void)
             (!strcmp(m.cells[i].opt->name, "sgd") && m.cells[i].seed == 2))
             sub[ns++] = &m.cells[i];
     CHECK(ns == 6);
-    ob_cells_run_order(sub, ns, so);
-    /* seed 1 (adam 0.01, adam 0.1) forward, seed 2 (sgd 0.01, sgd 0.1, adam 0.01, adam 0.1) reversed */
+    /* as part of the whole matrix: the whole order, less the cells not given
+     * (seed 1 reversed, seed 2 not, as in the whole) */
+    ob_cells_run_order(sub, ns, m.cells, m.n, so);
+    int k = 0;
+    for (int t = 0; t < m.n; t++) {
+        const ob_cell *x = cells[order[t]];
+        int in = 0;
+        for (int j = 0; j < ns; j++) in |= sub[j] == x;
+        if (!in) continue;
+        CHECK_MSG(k < ns && sub[so[k]] == x, "subset turn %d: cell %lld, want cell %lld (the whole order's)", k,
+                  k < ns ? (long long)sub[so[k]]->index : -1LL, (long long)x->index);
+        k++;
+    }
+    CHECK(k == ns);
+    /* alone (all NULL): its own seeds decide, seed 1 first and forward,
+     * seed 2 (sgd 0.01, sgd 0.1, adam 0.01, adam 0.1) reversed */
+    ob_cells_run_order(sub, ns, NULL, 0, so);
     static const char *const sub_opt[6] = {"adam", "adam", "adam", "adam", "sgd", "sgd"};
     static const double sub_lr[6] = {0.01, 0.1, 0.1, 0.01, 0.1, 0.01};
     for (int t = 0; t < ns && t < 6; t++)
@@ -731,7 +746,7 @@ static void test_run_order(void)
                       sub[so[t]]->seed == (t < 2 ? 1 : 2),
                   "subset turn %d: %s lr=%g seed %lld", t, sub[so[t]]->opt->name, sub[so[t]]->lr,
                   (long long)sub[so[t]]->seed);
-    ob_cells_run_order(sub, 0, so); /* nothing to order */
+    ob_cells_run_order(sub, 0, NULL, 0, so); /* nothing to order */
     ob_matrix_free(&m);
     ob_config_free(&c);
 }

@@ -17,14 +17,17 @@ args=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.0
 # Round 0 kills a random moment after the start (creating the database,
 # the benchmark, the first steps); then six of the runs that train to the
 # end, chosen at random, are each killed a random moment after their first
-# checkpoint (runs are numbered 1..16 in cell order in both databases):
+# checkpoint (runs are numbered 1..16 in cell order in both databases), in
+# the order they run (the reference's, which a resumed process keeps):
 # mid-step, mid-flush, mid-write.
 targets=$(python3 - "$tmp/ref.db" $RANDOM <<'PY'
 import random, sqlite3, sys
 # runs that train to the end (the diverging ones stop before a checkpoint)
-ids = [r[0] for r in sqlite3.connect(sys.argv[1]).execute("select id from runs where status = 'done'")]
+ids = [r[0] for r in sqlite3.connect(sys.argv[1]).execute(
+    "select id from runs where status = 'done' order by started_at, id")]
 random.seed(int(sys.argv[2]))
-print(*sorted(random.sample(ids, 6)))
+chosen = set(random.sample(ids, 6))
+print(*[i for i in ids if i in chosen])
 PY
 )
 echo "SIGKILL at the start, then in runs: $targets"

@@ -11,15 +11,15 @@ M=(--workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.03 --see
 # which cells each shard takes
 all=""
 for k in 0 1 2; do
-  cells=$("$OPTBENCH" run "${M[@]}" --shard $k/3 --dry-run | awk '$1 ~ /^[0-9]+$/ && NF == 5 {print $1}' | tr '\n' ' ')
+  cells=$("$OPTBENCH" run "${M[@]}" --shard $k/3 --dry-run | awk '$1 ~ /^[0-9]+$/ && NF == 6 {print $1}' | tr '\n' ' ')
   echo "shard $k/3: $cells"
   for c in $cells; do [ $((c % 3)) = $k ] || fail "shard $k/3 lists cell $c"; done
   all="$all $cells"
 done
 [ "$(echo $all | tr ' ' '\n' | sort -n | tr '\n' ' ')" = "$(seq 0 15 | tr '\n' ' ')" ] || fail "the shards do not cover each cell once: $all"
-cells=$(SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=5 SLURM_ARRAY_TASK_COUNT=4 "$OPTBENCH" run "${M[@]}" --dry-run | awk '$1 ~ /^[0-9]+$/ && NF == 5 {print $1}' | tr '\n' ' ')
+cells=$(SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_MIN=5 SLURM_ARRAY_TASK_COUNT=4 "$OPTBENCH" run "${M[@]}" --dry-run | awk '$1 ~ /^[0-9]+$/ && NF == 6 {print $1}' | tr '\n' ' ')
 [ "$cells" = "1 5 9 13 " ] || fail "SLURM_ARRAY_TASK_ID=6 of 5..8: cells '$cells'"
-cells=$(SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=4 "$OPTBENCH" run "${M[@]}" --shard 0/2 --dry-run | awk '$1 ~ /^[0-9]+$/ && NF == 5 {print $1}' | tr '\n' ' ')
+cells=$(SLURM_ARRAY_TASK_ID=1 SLURM_ARRAY_TASK_COUNT=4 "$OPTBENCH" run "${M[@]}" --shard 0/2 --dry-run | awk '$1 ~ /^[0-9]+$/ && NF == 6 {print $1}' | tr '\n' ' ')
 [ "$cells" = "0 2 4 6 8 10 12 14 " ] || fail "--shard should win over Slurm's variables: '$cells'"
 for bad in 3/3 -1/2 x 1/0 2; do
   "$OPTBENCH" run "${M[@]}" --shard "$bad" --db "$tmp/no.db" 2>"$tmp/err"; rc=$?

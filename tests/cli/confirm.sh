@@ -16,6 +16,19 @@ check "a pair without a finite median is named" grep -q "rosenbrock sgd has no l
 check "24 sweep runs and 9 confirmation runs" test "$(q "$tmp/a.db" "select count(*), count(stage), sum(stage='confirm') from runs")" = "33|9|9"
 check "all finished" test "$(q "$tmp/a.db" "select count(*) from runs where status not in ('done','diverged')")" = 0
 check "the benchmark is finished" test "$(q "$tmp/a.db" "select count(*) from benchmarks where finished_at is not null")" = 1
+# the stage's runs take turns as the sweep's do: per workload, seed by seed,
+# the pairs in turn, every other seed's turn reversed
+python3 - "$tmp/a.err" <<'EOF' || { echo "FAIL: the confirmation runs' order"; fail=1; }
+import re, sys
+err = open(sys.argv[1]).read()
+stage = err[err.index("confirmation: the best lr"):]
+ran = [m.groups() for m in re.finditer(r"^\[\d+/9\] (\S+) (\S+) lr=\S+ seed=(\d+):", stage, re.M)]
+want = [("quadratic", o, str(s)) for s in (2, 3, 4) for o in (("sgd", "adam") if s != 3 else ("adam", "sgd"))]
+want += [("rosenbrock", "adam", str(s)) for s in (2, 3, 4)]
+if ran != want:
+    print("ran", ran, "expected", want)
+    sys.exit(1)
+EOF
 
 # the best lr of each pair, recomputed from the sweep's runs
 python3 - "$tmp/a.db" <<'EOF' || { echo "FAIL: confirmation runs are not at the best lr"; fail=1; }

@@ -125,7 +125,11 @@ done
 
 # 5d. a cell another process failed since this one planned it is not run
 #    again here (it would fail the same way; --resume runs it again)
-bad=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 10000 --backend cpu
+# (cells of about half a second: the second process must plan before the
+# first has failed its first cell, or it would rightly run that cell again,
+# as --resume runs failed cells; 10,000 steps left too little time on a busy
+# machine)
+bad=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.03 --seeds 2 --steps 60000 --backend cpu
      --dump-params "$tmp/dump")
 # each cell's dump file is a folder: the cells fail at their end (a dump
 # folder that cannot be made is refused before any run)

@@ -21,7 +21,6 @@
  * and the backend's synth_images op); the loss that PyTorch computes from it
  * checks that it is the same batch. A tool, not a test: exit 0 on success, 1
  * with a message otherwise. */
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,18 +53,7 @@ static int bert_batch(const ob_hp_values *hv, uint64_t seed, int64_t step, int32
 {
     ob_err e;
     const int B = (int)ob_hp_get(hv, "batch"), T = (int)ob_hp_get(hv, "seq");
-    const double p = ob_hp_get(hv, "mask_prob");
-    ob_lang_config lc = {
-        .vocab = (int)ob_hp_get(hv, "vocab"),
-        .topics = (int)ob_hp_get(hv, "topics"),
-        .branch = (int)ob_hp_get(hv, "branch"),
-        .zipf = ob_hp_get(hv, "zipf"),
-        .topic_switch = ob_hp_get(hv, "topic_switch"),
-        .topic_spread = ob_hp_get(hv, "topic_spread"),
-        .mask_prob = p,
-        .mask_token_frac = ob_hp_get(hv, "mask_token_frac"),
-        .random_token_frac = ob_hp_get(hv, "random_token_frac"),
-    };
+    const ob_lang_config lc = ob_lang_config_of(hv);
     ob_lang g;
     if (ob_lang_build(&g, &lc, (uint64_t)ob_hp_get(hv, "data_seed"), &e) != OB_OK) die("ob_lang_build", &e);
     const int N = B * T;
@@ -74,9 +62,8 @@ static int bert_batch(const ob_hp_values *hv, uint64_t seed, int64_t step, int32
     *tgt = malloc((size_t)N * sizeof **tgt);
     if (!*tok || !*pos || !*tgt) die("out of memory", NULL);
     ob_lang_batch(&g, seed, OB_STREAM_DATA, (uint64_t)step * (uint64_t)B, B, T, *tok, *pos, *tgt, M);
-    /* bert.c's Mcap_g: the targets beyond it are left out of the loss */
-    const double cap = N * p + 8.0 * sqrt(N * p * (1.0 - p)) + 16.0;
-    const int mcap = cap >= N ? N : (int)cap;
+    /* the targets beyond the cap are left out of the loss, as bert.c does */
+    const int mcap = ob_lang_target_cap(N, lc.mask_prob);
     if (*M > mcap) *M = mcap;
     ob_lang_free(&g);
     return N;

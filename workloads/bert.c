@@ -589,22 +589,10 @@ static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_value
     m->init_std = ob_hp_get(hp, "init_std");
     m->data_seed = (uint64_t)ob_hp_get(hp, "data_seed");
     m->eval_batches = (int)ob_hp_get(hp, "eval_batches");
-    double p = ob_hp_get(hp, "mask_prob");
-    double cap = m->Ng * p + 8.0 * sqrt(m->Ng * p * (1.0 - p)) + 16.0;
-    m->Mcap_g = cap >= m->Ng ? m->Ng : (int)cap;
+    m->Mcap_g = ob_lang_target_cap(m->Ng, ob_hp_get(hp, "mask_prob"));
     /* a part can hold up to all of the whole batch's targets */
     m->Mcap = m->Mcap_g < m->N ? m->Mcap_g : m->N;
-    ob_lang_config lc = {
-        .vocab = V,
-        .topics = (int)ob_hp_get(hp, "topics"),
-        .branch = (int)ob_hp_get(hp, "branch"),
-        .zipf = ob_hp_get(hp, "zipf"),
-        .topic_switch = ob_hp_get(hp, "topic_switch"),
-        .topic_spread = ob_hp_get(hp, "topic_spread"),
-        .mask_prob = p,
-        .mask_token_frac = ob_hp_get(hp, "mask_token_frac"),
-        .random_token_frac = ob_hp_get(hp, "random_token_frac"),
-    };
+    const ob_lang_config lc = ob_lang_config_of(hp);
     ob_status s = ob_lang_build(&m->lang, &lc, m->data_seed, e);
     if (s != OB_OK) {
         ob_err_prefix(e, "%s: ", n);

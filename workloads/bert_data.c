@@ -45,6 +45,28 @@ void ob_lang_free(ob_lang *g)
     memset(g, 0, sizeof *g);
 }
 
+ob_lang_config ob_lang_config_of(const ob_hp_values *hp)
+{
+    ob_lang_config lc = {
+        .vocab = (int)ob_hp_get(hp, "vocab"),
+        .topics = (int)ob_hp_get(hp, "topics"),
+        .branch = (int)ob_hp_get(hp, "branch"),
+        .zipf = ob_hp_get(hp, "zipf"),
+        .topic_switch = ob_hp_get(hp, "topic_switch"),
+        .topic_spread = ob_hp_get(hp, "topic_spread"),
+        .mask_prob = ob_hp_get(hp, "mask_prob"),
+        .mask_token_frac = ob_hp_get(hp, "mask_token_frac"),
+        .random_token_frac = ob_hp_get(hp, "random_token_frac"),
+    };
+    return lc;
+}
+
+int ob_lang_target_cap(int n, double p)
+{
+    double cap = n * p + 8.0 * sqrt(n * p * (1.0 - p)) + 16.0;
+    return cap >= n ? n : (int)cap;
+}
+
 ob_status ob_lang_build(ob_lang *g, const ob_lang_config *cfg, uint64_t data_seed, ob_err *e)
 {
     memset(g, 0, sizeof *g);

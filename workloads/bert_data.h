@@ -42,6 +42,7 @@
 
 #include <stdint.h>
 
+#include "core/hparams.h"
 #include "core/ob.h"
 
 typedef struct ob_lang_config {
@@ -68,6 +69,14 @@ typedef struct ob_lang {
     double *unigram;      /* (n_real) start distribution u */
     double *unigram_cdf;  /* (n_real) */
 } ob_lang;
+
+/* The language of a bert workload's settings (vocab, topics, branch, zipf,
+ * topic_switch, topic_spread, mask_prob, mask_token_frac, random_token_frac). */
+ob_lang_config ob_lang_config_of(const ob_hp_values *hp);
+/* The most targets a batch of n tokens keeps, masked with probability p:
+ * n p + 8 standard deviations + 16, at most n (the rare excess is left out
+ * of the loss). */
+int ob_lang_target_cap(int n, double p);
 
 /* Build the language from data_seed; cfg is validated (OB_ERR_INPUT). */
 ob_status ob_lang_build(ob_lang *g, const ob_lang_config *cfg, uint64_t data_seed, ob_err *e);

@@ -249,6 +249,13 @@ typedef struct ob_backend_ops {
      * ||u_b||^2 = sq[count + b]. No host synchronisation. */
     ob_status (*adafactor_scale)(ob_device *dev, const ob_rule_step *src, const float *sq, int count, int64_t numel,
                                  float d, ob_rule_step *dst, ob_err *e);
+    /* ob_trust_scale (optimizers/rules.h) on the device for count tensors,
+     * one thread per tensor: dst[b] = *src with dst[b].c[0] from tensor b's
+     * trust ratio, sq[b] = ||p_b||^2 and sq[count + b] = ||x_b||^2 (LAMB's
+     * update, LARS's gradient: its clip scale read from st, which LAMB
+     * ignores and may be NULL). No host synchronisation. */
+    ob_status (*trust_scale)(ob_device *dev, const ob_rule_step *src, const float *sq, int count,
+                             const ob_trust *t, const ob_step_stats *st, ob_rule_step *dst, ob_err *e);
 
     /* --- workload kernels (optional; a workload checks before use) --- */
     /* Rosenbrock in n dims: loss (device) and gradient g. */

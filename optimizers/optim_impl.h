@@ -230,5 +230,7 @@ extern const ob_optimizer_def ob_opt_soap;
 extern const ob_optimizer_def ob_opt_adafactor;
 extern const ob_optimizer_def ob_opt_rprop;
 extern const ob_optimizer_def ob_opt_asgd;
+extern const ob_optimizer_def ob_opt_lamb;
+extern const ob_optimizer_def ob_opt_lars;
 
 #endif

@@ -190,6 +190,8 @@ typedef enum ob_rule_kind {
     OB_RULE_AF_APPLY,     /* p = parameters, s0 = preconditioned gradient u (read): decay, then -c[0] u */
     OB_RULE_RPROP,        /* s0 = prev (the last gradient kept), s1 = step size (starts at lr) */
     OB_RULE_ASGD,         /* s0 = ax, the average */
+    OB_RULE_LAMB,         /* p = out (workspace), s0 = exp_avg, s1 = exp_avg_sq, s2 = parameters (read) */
+    OB_RULE_LARS,         /* s0 = momentum buffer; step c[0] = the tensor's trust ratio */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -523,6 +525,51 @@ OB_HD static inline void ob_adafactor_scale(const ob_rule_step *src, const float
     dst->c[0] = (float)(alpha / denom);
 }
 
+/* The layer-wise trust ratio of LAMB and LARS (optimizers/lamb.c, lars.c). */
+typedef enum ob_trust_kind { OB_TRUST_LAMB = 0, OB_TRUST_LARS = 1 } ob_trust_kind;
+typedef struct ob_trust {
+    int kind;    /* ob_trust_kind */
+    int clip;    /* LAMBC / LARC: clip the ratio (see ob_trust_scale) */
+    float coeff; /* LARS: the trust coefficient */
+    float wd;    /* LARS: the weight decay */
+    float eps;   /* LARS: added to the denominator */
+} ob_trust;
+
+/* The trust ratio of one tensor from sq[0] = ||p||^2 and sq[1] = ||x||^2
+ * (LAMB: x = its update u; LARS: its gradient g, before the clip scale
+ * clip_scale is applied, so ||x|| = clip_scale ||g||), as timm's Lamb and
+ * Lars compute it in float32; 1 where either norm is not > 0 (a NaN norm
+ * too, as their torch.where):
+ *   LAMB: r = ||p|| / ||u||, at most 1 with clip; dst->c[0] = lr r
+ *   LARS: r = coeff ||p|| / (||g|| + wd ||p|| + eps), with clip min(r / lr, 1);
+ *         dst->c[0] = r
+ * *dst = *src otherwise. The norms come from double sums and are rounded to
+ * float; LARS's denominator is summed in double (so that an FMA the compiler
+ * may form changes nothing once rounded). Run by one thread of the backend's
+ * trust_scale op: no host synchronisation. */
+OB_HD static inline void ob_trust_scale(const ob_rule_step *src, const float *sq, const ob_trust *t, float clip_scale,
+                                        ob_rule_step *dst)
+{
+    const float wn = (float)sqrt((double)sq[0]);
+    const float xn = t->kind == OB_TRUST_LARS ? (float)(sqrt((double)sq[1]) * (double)clip_scale)
+                                              : (float)sqrt((double)sq[1]);
+    float r = 1.0f;
+    *dst = *src;
+    if (t->kind == OB_TRUST_LARS) {
+        if (wn > 0.0f && xn > 0.0f)
+            r = (t->coeff * wn) / (float)((double)xn + (double)wn * (double)t->wd + (double)t->eps);
+        if (t->clip) {
+            r = r / src->lr;
+            if (r > 1.0f) r = 1.0f;
+        }
+        dst->c[0] = r;
+    } else {
+        if (wn > 0.0f && xn > 0.0f) r = wn / xn;
+        if (t->clip && r > 1.0f) r = 1.0f;
+        dst->c[0] = src->lr * r;
+    }
+}
+
 /* torch.lerp(p, g, w) (ob_lerp) with the rule's weight c[0]. */
 OB_HD static inline void ob_rule_lerp(const ob_rule *r, float *p, float g)
 {
@@ -552,6 +599,40 @@ OB_HD static inline void ob_rule_af_apply(const ob_rule *r, const ob_rule_step *
 {
     float q = r->weight_decay != 0.0f ? *p * (1.0f - s->lr * r->weight_decay) : *p;
     *p = q + -s->c[0] * *u;
+}
+
+/* LAMB's update direction (optimizers/lamb.c), as timm's Lamb and apex's
+ * FusedLAMB compute it: m = lerp(m, g, 1 - beta1) (c[0] != 0: grad
+ * averaging; else beta1 m + g), v = beta2 v + (1 - beta2) g^2,
+ *   u = (m / bc1) / (sqrt(v) / c[1] + eps) + wd p,   c[1] = sqrt(bc2)
+ * (bc1 = bc2 = 1 without bias correction). p is read, not written. */
+OB_HD static inline void ob_rule_lamb(const ob_rule *r, const ob_rule_step *s, float *out, float g, float *m,
+                                      float *v, const float *p)
+{
+    const float mm = r->c[0] != 0.0f ? ob_lerp(*m, g, 1.0f - r->beta1) : r->beta1 * *m + g;
+    const float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
+    *m = mm;
+    *v = vv;
+    const float denom = sqrtf(vv) / s->c[1] + r->eps;
+    float u = (mm / s->bc1) / denom;
+    if (r->weight_decay != 0.0f) u += r->weight_decay * *p;
+    *out = u;
+}
+
+/* LARS (optimizers/lars.c) as timm's Lars: d = (g + wd p) c[0] (c[0] the
+ * tensor's trust ratio from ob_trust_scale, 1 where it is not adapted), then
+ * torch.optim.SGD's momentum on d (the first update copies d into the
+ * buffer; dampening; Nesterov) and p -= lr d. */
+OB_HD static inline void ob_rule_lars(const ob_rule *r, const ob_rule_step *s, float *p, float g, float *buf)
+{
+    float d = r->weight_decay != 0.0f ? g + r->weight_decay * *p : g;
+    d = d * s->c[0];
+    if (r->momentum != 0.0f) {
+        const float b = (s->t <= 1.0f) ? d : r->momentum * *buf + (1.0f - r->dampening) * d;
+        *buf = b;
+        d = r->nesterov ? d + r->momentum * b : b;
+    }
+    *p -= s->lr * d;
 }
 
 /* Apply rule r to element i. st[k] are the state arrays (NULL beyond n_state). */
@@ -594,6 +675,8 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_AF_APPLY: ob_rule_af_apply(r, s, &p[i], &st[0][i]); break;
     case OB_RULE_RPROP: ob_rule_rprop(r, &p[i], gi, &st[0][i], &st[1][i]); break;
     case OB_RULE_ASGD: ob_rule_asgd(r, s, &p[i], gi, &st[0][i]); break;
+    case OB_RULE_LAMB: ob_rule_lamb(r, s, &p[i], gi, &st[0][i], &st[1][i], &st[2][i]); break;
+    case OB_RULE_LARS: ob_rule_lars(r, s, &p[i], gi, st[0] ? &st[0][i] : (float *)0); break;
     case OB_RULE_COUNT: break;
     }
 }

@@ -19,6 +19,10 @@ the schedulefree package is installed (their parameters y after every step;
 their average x, where optbench evaluates, is checked by tests/test_optim.c).
 nadam runs with formula=torch1.13 on PyTorch < 2.0 and torch2 after;
 decoupled weight decay of nadam/radam where torch has it (>= 2.0).
+lamb and lars, which torch.optim lacks, against LambRef and LarsRef below:
+the algorithms of timm's Lamb (apex's FusedLAMB; its built-in global
+clipping, max_grad_norm, off, as optbench leaves clipping to
+train.clip_norm) and timm's Lars (after apex's LARC) written out in torch.
 
 Prints one line per optimizer (cases, worst scaled error, the case it came
 from) and 'N cases, M failed'; exits 1 on a failure, 77 when torch is missing.
@@ -26,6 +30,7 @@ from) and 'N cases, M failed'; exits 1 on a failure, 77 when torch is missing.
 """
 import argparse
 import csv
+import math
 import os
 import random
 import shutil
@@ -197,6 +202,33 @@ def draw_case(rng, opt):
         kw = dict(lr=s["lr"], beta2_decay=s["beta2_decay"], eps=(s["eps1"], s["eps2"]), d=s["d"],
                   weight_decay=s["weight_decay"], foreach=False)
         return s, torch.optim.Adafactor, kw
+    if opt == "lamb":
+        s["lr"] = pick(rng, 1e-3, 1e-2, 0.1)
+        s["beta1"] = pick(rng, 0.0, 0.3, 0.9)
+        s["beta2"] = pick(rng, 0.9, 0.99, 0.999)
+        s["eps"] = pick(rng, 1e-8, 1e-6, 1e-3)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        s["bias_correction"] = rng.random() < 0.8
+        s["grad_averaging"] = rng.random() < 0.8
+        s["trust_clip"] = rng.random() < 0.3
+        s["always_adapt"] = rng.random() < 0.3
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
+                  bias_correction=s["bias_correction"], grad_averaging=s["grad_averaging"],
+                  trust_clip=s["trust_clip"], always_adapt=s["always_adapt"])
+        return s, LambRef, kw
+    if opt == "lars":
+        s["lr"] = pick(rng, 0.01, 0.1, 1.0, 5.0)
+        s["momentum"] = pick(rng, 0.0, 0.5, 0.9)
+        s["nesterov"] = s["momentum"] > 0 and rng.random() < 0.4
+        s["dampening"] = 0.0 if s["nesterov"] else pick(rng, 0.0, 0.1)
+        s["weight_decay"] = pick(rng, 0.0, 1e-4, 5e-4, 0.1)
+        s["trust_coeff"] = pick(rng, 1e-3, 0.02)
+        s["eps"] = pick(rng, 1e-8, 1e-3)
+        s["trust_clip"] = rng.random() < 0.3
+        s["always_adapt"] = rng.random() < 0.3
+        if s["weight_decay"] == 0 and not s["always_adapt"]:
+            s["lr"] = pick(rng, 0.001, 0.01)  # plain SGD
+        return s, LarsRef, dict(s)
     if opt == "muon":
         s["lr"] = pick(rng, 0.01, 0.02)
         s["momentum"] = pick(rng, 0.9, 0.95)
@@ -207,6 +239,87 @@ def draw_case(rng, opt):
                   adjust_lr_fn=s["adjust_lr"])
         return s, torch.optim.Muon, kw
     raise ValueError(opt)
+
+
+class LambRef(torch.optim.Optimizer):
+    """LAMB (You et al. 2020, Algorithm 2) as timm's Lamb and apex's FusedLAMB
+    step one tensor, with max_grad_norm off: m = lerp(m, g, 1 - beta1) (or
+    beta1 m + g without grad averaging), v = beta2 v + (1 - beta2) g^2,
+    u = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps) + wd p, and p -= lr r u with
+    the trust ratio r = ||p|| / ||u|| where both are > 0 (else 1), at most 1
+    with trust_clip, and r = 1 where wd is 0 unless always_adapt."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01, bias_correction=True,
+                 grad_averaging=True, trust_clip=False, always_adapt=False):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      bias_correction=bias_correction, grad_averaging=grad_averaging,
+                                      trust_clip=trust_clip, always_adapt=always_adapt))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            wd = group["weight_decay"]
+            for p in group["params"]:
+                st = self.state[p]
+                if not st:
+                    st["t"], st["m"], st["v"] = 0, torch.zeros_like(p), torch.zeros_like(p)
+                st["t"] += 1
+                t, m, v, g = st["t"], st["m"], st["v"], p.grad
+                bc1 = 1 - beta1 ** t if group["bias_correction"] else 1.0
+                bc2 = 1 - beta2 ** t if group["bias_correction"] else 1.0
+                if group["grad_averaging"]:
+                    m.lerp_(g, 1 - beta1)
+                else:
+                    m.mul_(beta1).add_(g)
+                v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+                u = (m / bc1) / (v.sqrt() / math.sqrt(bc2) + group["eps"])
+                if wd != 0:
+                    u.add_(p, alpha=wd)
+                if wd != 0 or group["always_adapt"]:
+                    pn, un = p.norm(), u.norm()
+                    r = pn / un if pn > 0 and un > 0 else torch.ones((), dtype=p.dtype)
+                    if group["trust_clip"]:
+                        r = torch.clamp(r, max=1.0)
+                    u.mul_(r)
+                p.add_(u, alpha=-group["lr"])
+
+
+class LarsRef(torch.optim.Optimizer):
+    """LARS (You et al. 2017) as timm's Lars steps one tensor: where
+    weight_decay != 0 or always_adapt, r = trust_coeff ||p|| / (||g|| +
+    wd ||p|| + eps) where both norms are > 0 (else 1), with trust_clip
+    min(r / lr, 1), and d = (g + wd p) r (elsewhere d = g); then
+    torch.optim.SGD's momentum on d and p -= lr d."""
+
+    def __init__(self, params, lr=1.0, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
+                 trust_coeff=1e-3, eps=1e-8, trust_clip=False, always_adapt=False):
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, trust_coeff=trust_coeff, eps=eps, trust_clip=trust_clip,
+                                      always_adapt=always_adapt))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            wd, mom = group["weight_decay"], group["momentum"]
+            for p in group["params"]:
+                d = p.grad
+                if wd != 0 or group["always_adapt"]:
+                    pn, gn = p.norm(), d.norm()
+                    r = group["trust_coeff"] * pn / (gn + pn * wd + group["eps"])
+                    if not (pn > 0 and gn > 0):
+                        r = torch.ones((), dtype=p.dtype)
+                    if group["trust_clip"]:
+                        r = torch.clamp(r / group["lr"], max=1.0)
+                    d = d.add(p, alpha=wd).mul_(r)
+                if mom != 0:
+                    st = self.state[p]
+                    if "buf" not in st:
+                        st["buf"] = d.clone()
+                    else:
+                        st["buf"].mul_(mom).add_(d, alpha=1 - group["dampening"])
+                    d = d.add(st["buf"], alpha=mom) if group["nesterov"] else st["buf"]
+                p.add_(d, alpha=-group["lr"])
 
 
 def settings_text(s):
@@ -268,7 +381,8 @@ def main():
     ap.add_argument("--only", default=None)
     ap.add_argument("--keep", default=None)
     a = ap.parse_args()
-    opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "rprop", "asgd"]
+    opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "rprop", "asgd",
+            "lamb", "lars"]
     if hasattr(torch.optim, "Muon"):
         opts.append("muon")
     if hasattr(torch.optim, "Adafactor"):

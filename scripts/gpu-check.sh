@@ -6,10 +6,11 @@
 #   2. ctest -L cuda (every op and 20-step trajectories, CUDA against the CPU),
 #      or the carried test_cuda_* programs;
 #   3. optbench bench-step for sgd, adamw, lion, muon, root at 1M, 100M and 1B
-#      parameters and with 1000 small tensors (soap and adafactor at 1M and
-#      1000 small tensors); the elementwise ones also with
-#      train.on_nonfinite=none (statistics summed inside the update), Muon and
-#      ROOT also with Newton-Schulz on TF32 / bf16 tensor cores
+#      parameters and with 1000 small tensors (soap, adafactor, lamb and lars
+#      at 1M and 1000 small tensors, lamb and lars also at 100M); the
+#      elementwise ones also with train.on_nonfinite=none (statistics summed
+#      inside the update), Muon and ROOT also with Newton-Schulz on TF32 /
+#      bf16 tensor cores
 #      (OPTBENCH_MATMUL_PRECISION);
 #   4. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
 #      1000 tensors, SGD(fused) and torch.optim.Muon (bf16, and with its
@@ -328,10 +329,16 @@ if ((GPU_OK)); then
   done
   # the preconditioned optimizers, new since the last run on a GPU (tensor by
   # tensor: launch-bound on small tensors)
-  for opt in soap adafactor; do
-    bench "$opt-1M" 40 --optimizer "$opt" --shape 1000x1000
-    bench "$opt-1000x64x64" 40 --optimizer "$opt" --tensors 1000 --shape 64x64
+  for opt in soap adafactor lamb lars; do
+    sets=()
+    [ "$opt" = lars ] && sets=(--set momentum=0.9,weight_decay=5e-4) # adapted only with weight decay
+    bench "$opt-1M" 40 --optimizer "$opt" "${sets[@]}" --shape 1000x1000
+    bench "$opt-1000x64x64" 40 --optimizer "$opt" "${sets[@]}" --tensors 1000 --shape 64x64
   done
+  # LAMB's two passes (the update u, then p -= lr r u) against AdamW's one;
+  # LARS's norms, then its update, against SGD's one pass
+  bench "lamb-100M" 40 --optimizer lamb --params 100M
+  bench "lars-100M" 40 --optimizer lars --set momentum=0.9,weight_decay=5e-4 --params 100M
   # Newton-Schulz products on tensor cores: TF32, and bf16 (torch.optim.Muon's precision)
   BENCH_ENV=(OPTBENCH_MATMUL_PRECISION=high)
   bench "muon-100M-tf32" 60 --optimizer muon --tensors 96 --shape 1024x1024

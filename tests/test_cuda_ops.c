@@ -30,7 +30,8 @@
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
  *   svd_polar                                   1e-4 (both in double, then float)
  *   swap01, eig_order                           exact (a copy; sums in the CPU's order)
- *   rows_sumsq, cols_sumsq, adafactor_precond, adafactor_scale   exact (sums in the CPU's order)
+ *   rows_sumsq, cols_sumsq, adafactor_precond, adafactor_scale, trust_scale   exact (sums in the CPU's order;
+ *                                               LARS's ratio within one float ulp)
  *   sym_eigvecs, qr_orth                        each row up to its sign, ||dot| - 1| < 1e-4
  *                                               (other float32 solvers: LAPACK, cuSOLVER)
  *   trajectories (20 steps)                     loss 2e-3 relative (+1e-6 of the first
@@ -456,6 +457,10 @@ static int rule_cases(rule_case *out)
     ADD("af-apply", OB_RULE_AF_APPLY, 1, 0, r->weight_decay = 0.1f);
     ADD("rprop", OB_RULE_RPROP, 2, 1, r->c[0] = 1.2f; r->c[1] = 0.5f; r->c[2] = 1e-6f; r->c[3] = 50.0f);
     ADD("asgd", OB_RULE_ASGD, 1, 0, r->c[0] = 1e-4f; r->weight_decay = 0.01f);
+    ADD("lamb", OB_RULE_LAMB, 3, 1, r->weight_decay = 0.01f; r->c[0] = 1.0f);
+    ADD("lamb-sum", OB_RULE_LAMB, 3, 1, r->beta1 = 0.3f); /* m = beta1 m + g, no decay */
+    ADD("lars", OB_RULE_LARS, 0, 0, r->weight_decay = 1e-4f);
+    ADD("lars-momentum-nesterov", OB_RULE_LARS, 1, 0, r->momentum = 0.9f; r->nesterov = 1; r->weight_decay = 5e-4f);
 #undef ADD
     return n;
 }
@@ -1292,7 +1297,8 @@ out:
 /* The optimizers test_trajectories runs on the networks: one of each kind of
  * step (test_traj_names checks that each is in the registry, so a renamed
  * one is not silently left out). */
-static const char *const traj_network_optimizers[] = {"sgd", "adamw", "lion", "muon", "root", "soap", "adafactor"};
+static const char *const traj_network_optimizers[] = {"sgd",  "adamw", "lion",      "muon", "root",
+                                                       "soap", "adafactor", "lamb", "lars"};
 
 static int traj_network_optimizer(const char *name)
 {
@@ -1684,6 +1690,56 @@ static void test_adafactor_ops(void)
         ob_dev_free(&gpu, gs);
         ob_dev_free(&cpu, cd);
         ob_dev_free(&gpu, gd);
+    }
+    /* trust_scale (LAMB and LARS, each plain and clipped): ratios above and
+     * below 1, a zero norm on either side and a NaN; one batch, the whole
+     * structs equal (LARS's c[0] within one float ulp: its denominator's sum
+     * of a product may be an FMA on one side) */
+    {
+        enum { NB = 6 };
+        const float sqp[NB] = {112.0f, 2.8e-5f, 0.0f, 9.0f, 1234.5f, 3.0f};
+        const float squ[NB] = {700.0f, 25200.0f, 4.0f, 0.0f, 0.3f, NAN};
+        float sq[2 * NB];
+        for (int k = 0; k < NB; k++) {
+            sq[k] = sqp[k];
+            sq[NB + k] = squ[k];
+        }
+        ob_rule_step src = {.lr = 0.0031622776f, .t = 7.0f, .bc1 = 0.5f, .bc2 = 0.125f, .c = {-1.0f, 0.35f, 2.0f, 3.0f}};
+        ob_step_stats stats = {0};
+        stats.clip_scale = 0.75f;
+        float *csq = dev_put(&cpu, sq, 2 * NB), *gsq = dev_put(&gpu, sq, 2 * NB);
+        ob_rule_step *cs = dev_put_bytes(&cpu, &src, sizeof src), *gs = dev_put_bytes(&gpu, &src, sizeof src);
+        ob_step_stats *cst = dev_put_bytes(&cpu, &stats, sizeof stats), *gst = dev_put_bytes(&gpu, &stats, sizeof stats);
+        ob_rule_step rc[NB], rg[NB], one;
+        const ob_trust kinds[4] = {{OB_TRUST_LAMB, 0, 0, 0, 0},
+                                   {OB_TRUST_LAMB, 1, 0, 0, 0},
+                                   {OB_TRUST_LARS, 0, 1e-3f, 5e-4f, 1e-8f},
+                                   {OB_TRUST_LARS, 1, 1e-3f, 5e-4f, 1e-8f}};
+        for (int q = 0; q < 4; q++) {
+            ob_rule_step *cd = dev_put_bytes(&cpu, rc, sizeof rc), *gd = dev_put_bytes(&gpu, rg, sizeof rg);
+            OK(cpu.ops->trust_scale(&cpu, cs, csq, NB, &kinds[q], cst, cd, &err));
+            OK(gpu.ops->trust_scale(&gpu, gs, gsq, NB, &kinds[q], gst, gd, &err));
+            OK(cpu.ops->download(&cpu, rc, cd, sizeof rc, &err));
+            OK(gpu.ops->download(&gpu, rg, gd, sizeof rg, &err));
+            for (int k = 0; k < NB; k++) {
+                const float two[2] = {sqp[k], squ[k]};
+                ob_trust_scale(&src, two, &kinds[q], stats.clip_scale, &one);
+                ob_rule_step a = rc[k], b = rg[k];
+                int close = fabsf(b.c[0] - one.c[0]) <= 1.2e-7f * fabsf(one.c[0]);
+                if (kinds[q].kind == OB_TRUST_LARS && close) b.c[0] = one.c[0];
+                CHECK_MSG(memcmp(&a, &one, sizeof one) == 0 && memcmp(&b, &one, sizeof one) == 0,
+                          "trust_scale kind %d clip %d, tensor %d: c[0] %.9g (cpu) %.9g (cuda), alone %.9g",
+                          kinds[q].kind, kinds[q].clip, k, rc[k].c[0], rg[k].c[0], one.c[0]);
+            }
+            ob_dev_free(&cpu, cd);
+            ob_dev_free(&gpu, gd);
+        }
+        ob_dev_free(&cpu, cst);
+        ob_dev_free(&gpu, gst);
+        ob_dev_free(&cpu, csq);
+        ob_dev_free(&gpu, gsq);
+        ob_dev_free(&cpu, cs);
+        ob_dev_free(&gpu, gs);
     }
 }
 

@@ -297,6 +297,10 @@ static void test_matrix_runs(void)
     } cases[] = {{"muon", NULL, 3, 0},
                  {"root", NULL, 3, 0},
                  {"adafactor", NULL, 3, 0},
+                 {"lamb", NULL, 3, 0},
+                 {"lamb", "trust_clip=1,weight_decay=0.1", 3, 0},
+                 {"lars", "momentum=0.9,weight_decay=1e-4", 3, 0},
+                 {"lars", "momentum=0.9,nesterov=1,trust_clip=1,weight_decay=1e-2", 3, 0},
                  {"soap", NULL, 3, 0},
                  {"soap", "precondition_1d=1,max_precond_dim=9,precondition_frequency=2", 7, 1},
                  {"soap", "precondition_frequency=3", 8, 1},
@@ -904,6 +908,20 @@ static void test_adafactor_state(void)
     check_resume("adafactor", sets, 41);
 }
 
+/* LAMB's moments and LARS's momentum buffer (the groups' roles, stepped run
+ * by run) through a rollback and a resume, bit for bit. */
+static void test_lamb_state(void)
+{
+    const char *sets = "lr=0.05,weight_decay=0.01";
+    check_rollback("lamb", sets, 2, 41);
+    check_rollback("lamb", sets, 100, 41);
+    check_resume("lamb", sets, 41);
+    const char *lars = "lr=2,momentum=0.9,weight_decay=5e-4";
+    check_rollback("lars", lars, 2, 41);
+    check_rollback("lars", lars, 100, 41);
+    check_resume("lars", lars, 41);
+}
+
 /* A fresh optimizer that takes from's state blobs and parameters (a resume). */
 static void resume_into(rig *from, rig *to)
 {
@@ -989,5 +1007,6 @@ int main(void)
     test_schedule_free_sgd();
     test_soap_state();
     test_adafactor_state();
+    test_lamb_state();
     return check_done();
 }

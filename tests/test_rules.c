@@ -461,11 +461,111 @@ static void test_dispatch(void)
         case OB_RULE_AF_APPLY: ob_rule_af_apply(&r, &s, &pb, &b0); break;
         case OB_RULE_RPROP: ob_rule_rprop(&r, &pb, g, &b0, &b1); break;
         case OB_RULE_ASGD: ob_rule_asgd(&r, &s, &pb, g, &b0); break;
+        case OB_RULE_LAMB: ob_rule_lamb(&r, &s, &pb, g, &b0, &b1, &b2); break;
+        case OB_RULE_LARS: ob_rule_lars(&r, &s, &pb, g, &b0); break;
         case OB_RULE_COUNT: break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);
     }
+}
+
+/* LAMB's direction (grad averaging or not, the decay added to u) and its
+ * trust ratio (both norms > 0, a zero or NaN norm: 1, LAMBC's clip at 1). */
+static void test_lamb_rules(void)
+{
+    ob_rule r = rule(OB_RULE_LAMB);
+    r.beta1 = 0.9f;
+    r.beta2 = 0.999f;
+    r.eps = 1e-6f;
+    r.weight_decay = 0.01f;
+    r.c[0] = 1.0f;
+    ob_rule_step s = step(0.1f, 1);
+    s.bc1 = 0.1f;
+    s.bc2 = 0.001f;
+    s.c[1] = sqrtf(0.001f);
+    float out = 0, m = 0, v = 0;
+    const float p = 3.0f;
+    ob_rule_lamb(&r, &s, &out, 2.0f, &m, &v, &p);
+    const double v1 = 4.0 * (double)(1.0f - 0.999f); /* float's 1 - beta2, as the rule has it */
+    CHECK_NEAR(m, 0.2, 1e-7);
+    CHECK_NEAR(v, v1, 1e-10);
+    /* (m / bc1) / (sqrt(v) / sqrt(bc2) + eps) + wd p */
+    CHECK_NEAR(out, 2.0 / (sqrt(v1) / sqrt((double)0.001f) + 1e-6) + 0.03, 1e-6);
+    r.c[0] = 0.0f; /* no grad averaging: m = beta1 m + g */
+    r.weight_decay = 0.0f;
+    m = 1.0f;
+    v = 0.0f;
+    s.bc1 = s.bc2 = s.c[1] = 1.0f; /* no bias correction */
+    ob_rule_lamb(&r, &s, &out, 2.0f, &m, &v, &p);
+    CHECK_NEAR(m, 2.9, 1e-6);
+    CHECK_NEAR(out, 2.9 / (sqrt(v1) + 1e-6), 1e-4);
+    ob_rule_step src = step(0.1f, 4), dst;
+    src.c[0] = 0.1f;
+    const ob_trust lamb = {OB_TRUST_LAMB, 0, 0, 0, 0}, lambc = {OB_TRUST_LAMB, 1, 0, 0, 0};
+    float sq[2] = {9.0f, 4.0f}; /* ||p|| 3, ||u|| 2 */
+    ob_trust_scale(&src, sq, &lamb, 0.5f, &dst); /* LAMB ignores the clip scale */
+    CHECK_NEAR(dst.c[0], 0.15, 1e-7);
+    CHECK(dst.lr == src.lr && dst.t == src.t && dst.bc1 == src.bc1);
+    ob_trust_scale(&src, sq, &lambc, 1.0f, &dst); /* LAMBC: ratio at most 1 */
+    CHECK(dst.c[0] == 0.1f);
+    sq[0] = 1.0f; /* ratio 0.5 is not clipped */
+    ob_trust_scale(&src, sq, &lambc, 1.0f, &dst);
+    CHECK_NEAR(dst.c[0], 0.05, 1e-8);
+    const float zero_p[2] = {0.0f, 4.0f}, zero_u[2] = {9.0f, 0.0f}, nan_u[2] = {9.0f, NAN};
+    ob_trust_scale(&src, zero_p, &lamb, 1.0f, &dst);
+    CHECK(dst.c[0] == 0.1f);
+    ob_trust_scale(&src, zero_u, &lamb, 1.0f, &dst);
+    CHECK(dst.c[0] == 0.1f);
+    ob_trust_scale(&src, nan_u, &lamb, 1.0f, &dst);
+    CHECK(dst.c[0] == 0.1f);
+}
+
+/* LARS: the ratio trust_coeff ||p|| / (||g|| + wd ||p|| + eps) with ||g||
+ * scaled by the clip scale, 1 for a zero or NaN norm, LARC's min(r / lr, 1);
+ * the rule d = (g + wd p) r through SGD's momentum. */
+static void test_lars_rules(void)
+{
+    ob_rule_step src = step(0.5f, 3), dst;
+    const ob_trust lars = {OB_TRUST_LARS, 0, 1e-3f, 0.1f, 1e-8f}, larc = {OB_TRUST_LARS, 1, 1e-3f, 0.1f, 1e-8f};
+    const float sq[2] = {16.0f, 9.0f}; /* ||p|| 4, ||g|| 3 */
+    ob_trust_scale(&src, sq, &lars, 1.0f, &dst);
+    CHECK_NEAR(dst.c[0], 1e-3 * 4 / (3 + 0.4 + 1e-8), 1e-9);
+    CHECK(dst.lr == src.lr);
+    ob_trust_scale(&src, sq, &lars, 0.5f, &dst); /* the clipped gradient's norm: 1.5 */
+    CHECK_NEAR(dst.c[0], 1e-3 * 4 / (1.5 + 0.4 + 1e-8), 1e-9);
+    ob_trust_scale(&src, sq, &larc, 1.0f, &dst); /* LARC: r / lr, at most 1 */
+    CHECK_NEAR(dst.c[0], 1e-3 * 4 / (3.4 + 1e-8) / 0.5, 1e-9);
+    const ob_trust big = {OB_TRUST_LARS, 1, 10.0f, 0.0f, 1e-8f};
+    ob_trust_scale(&src, sq, &big, 1.0f, &dst);
+    CHECK(dst.c[0] == 1.0f);
+    const float zero_g[2] = {16.0f, 0.0f}, nan_p[2] = {NAN, 9.0f};
+    ob_trust_scale(&src, zero_g, &lars, 1.0f, &dst);
+    CHECK(dst.c[0] == 1.0f);
+    ob_trust_scale(&src, nan_p, &lars, 1.0f, &dst);
+    CHECK(dst.c[0] == 1.0f);
+    ob_rule r = rule(OB_RULE_LARS);
+    r.weight_decay = 0.1f;
+    r.momentum = 0.9f;
+    r.dampening = 0.2f;
+    ob_rule_step s = step(0.5f, 1);
+    s.c[0] = 0.01f;
+    float p = 2.0f, buf = 7.0f;
+    ob_rule_lars(&r, &s, &p, 3.0f, &buf); /* d = (3 + 0.2) 0.01 = 0.032; the first update copies it */
+    CHECK_NEAR(buf, 0.032, 1e-8);
+    CHECK_NEAR(p, 2 - 0.5 * 0.032, 1e-7);
+    s.t = 2.0f;
+    ob_rule_lars(&r, &s, &p, 3.0f, &buf); /* d = (3 + 0.1984) 0.01; buf = 0.9 buf + 0.8 d */
+    const double d2 = (3 + 0.1 * (2 - 0.016)) * 0.01, b2 = 0.9 * 0.032 + 0.8 * d2;
+    CHECK_NEAR(buf, b2, 1e-8);
+    CHECK_NEAR(p, 2 - 0.016 - 0.5 * b2, 1e-7);
+    r.nesterov = 1;
+    r.dampening = 0.0f;
+    p = 1.0f;
+    buf = 1.0f;
+    r.weight_decay = 0.0f;
+    ob_rule_lars(&r, &s, &p, 2.0f, &buf); /* d = 0.02, buf = 0.9 + 0.02, d + 0.9 buf */
+    CHECK_NEAR(p, 1 - 0.5 * (0.02 + 0.9 * 0.92), 1e-7);
 }
 
 int main(void)
@@ -477,6 +577,8 @@ int main(void)
     test_soap_rules();
     test_adafactor_rules();
     test_rprop_asgd();
+    test_lamb_rules();
+    test_lars_rules();
     test_dispatch();
     test_schedule_free_rule();
     test_schedule_free_sgd_rule();

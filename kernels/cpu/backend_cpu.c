@@ -549,7 +549,7 @@ static ob_status cpu_finish_stats(ob_device *dev, ob_step_stats *st, const float
 }
 
 /* One rule over [lo, hi) of the arrays; the switch sits outside the loops, so
- * each loop body is one inlined rule, and a rule's switches (amsgrad, weight
+ * each loop body is one inlined rule (always: OB_HD, core/ob.h), and a rule's switches (amsgrad, weight
  * decay, momentum, ...) are tested outside the loop too (SPLIT): inside each
  * copy of the loop the compiler knows their outcome, the body has no branch
  * left, and it vectorizes (in the widest build the CPU has: OB_CPU_CLONES;
@@ -631,6 +631,13 @@ OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc,
     case OB_RULE_RPROP: LOOP(ob_rule_rprop(&r, &p[i], g[i] * clip, &s0[i], &s1[i])); break;
     case OB_RULE_ASGD:
         SPLIT(wd, SPLIT(step.c[1] != 1.0f, LOOP(ob_rule_asgd(&r, &step, &p[i], g[i] * clip, &s0[i]))));
+        break;
+    case OB_RULE_LAMB:
+        SPLIT(wd, SPLIT(r.c[0] != 0.0f, LOOP(ob_rule_lamb(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i], &s2[i]))));
+        break;
+    case OB_RULE_LARS:
+        SPLIT(wd, SPLIT(mom, SPLIT(first, SPLIT(r.nesterov, LOOP(ob_rule_lars(&r, &step, &p[i], g[i] * clip,
+                                                                          s0 ? &s0[i] : NULL))))));
         break;
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
@@ -787,6 +794,7 @@ const ob_backend_ops ob_cpu_backend = {
     .cols_sumsq = ob_cpu_cols_sumsq,
     .adafactor_precond = ob_cpu_adafactor_precond,
     .adafactor_scale = ob_cpu_adafactor_scale,
+    .trust_scale = ob_cpu_trust_scale,
     .rosenbrock = ob_cpu_rosenbrock,
     /* neural-network layers (kernels/cpu/nn_cpu.c, conv_cpu.c) */
     .embedding_forward = ob_cpu_embedding_forward,

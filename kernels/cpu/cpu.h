@@ -74,5 +74,7 @@ ob_status ob_cpu_adafactor_precond(ob_device *dev, const float *g, const float *
                                    int64_t batch, int64_t rows, int64_t cols, float eps1, float *u, ob_err *e);
 ob_status ob_cpu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int count, int64_t numel,
                                  float d, ob_rule_step *dst, ob_err *e);
+ob_status ob_cpu_trust_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int count,
+                             const ob_trust *t, const ob_step_stats *st, ob_rule_step *dst, ob_err *e);
 
 #endif

@@ -548,3 +548,16 @@ ob_status ob_cpu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const 
     }
     return OB_OK;
 }
+
+ob_status ob_cpu_trust_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int count,
+                             const ob_trust *t, const ob_step_stats *st, ob_rule_step *dst, ob_err *e)
+{
+    (void)dev;
+    if (count < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "trust_scale: %d tensors", count);
+    const float clip_scale = st ? st->clip_scale : 1.0f;
+    for (int b = 0; b < count; b++) {
+        const float two[2] = {sq[b], sq[count + b]};
+        ob_trust_scale(src, two, t, clip_scale, &dst[b]);
+    }
+    return OB_OK;
+}

@@ -413,6 +413,7 @@ static ob_backend_ops cuda_make_ops(void)
     o.cols_sumsq = ob_cu_cols_sumsq;
     o.adafactor_precond = ob_cu_adafactor_precond;
     o.adafactor_scale = ob_cu_adafactor_scale;
+    o.trust_scale = ob_cu_trust_scale;
     o.rosenbrock = ob_cu_rosenbrock;
     ob_cu_fill_nn_ops(&o);
     ob_cu_fill_conv_ops(&o);

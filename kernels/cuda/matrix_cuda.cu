@@ -937,3 +937,28 @@ ob_status ob_cu_adafactor_scale(ob_device *dev, const ob_rule_step *src, const f
     OB_CU_LAUNCHED(e, "adafactor_scale");
     return OB_OK;
 }
+
+/* ob_trust_scale, one thread per tensor (the same arithmetic as the CPU:
+ * double sqrt, float divisions and products; LARS's one sum of a product in
+ * double, where an FMA changes at most the last bits before rounding to
+ * float). The clip scale is read from the device statistics. */
+static __global__ void trust_scale_kernel(const ob_rule_step *src, const float *sq, int count, ob_trust t,
+                                          const ob_step_stats *st, ob_rule_step *dst)
+{
+    const float clip_scale = st ? st->clip_scale : 1.0f;
+    for (int b = blockIdx.x * blockDim.x + threadIdx.x; b < count; b += gridDim.x * blockDim.x) {
+        const float two[2] = {sq[b], sq[count + b]};
+        ob_trust_scale(src, two, &t, clip_scale, &dst[b]);
+    }
+}
+
+ob_status ob_cu_trust_scale(ob_device *dev, const ob_rule_step *src, const float *sq, int count,
+                            const ob_trust *t, const ob_step_stats *st, ob_rule_step *dst, ob_err *e)
+{
+    if (count < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda trust_scale: %d tensors", count);
+    if (count == 0) return OB_OK;
+    trust_scale_kernel<<<(unsigned)((count + 127) / 128), 128, 0, cu_impl(dev)->stream>>>(src, sq, count, *t, st,
+                                                                                          dst);
+    OB_CU_LAUNCHED(e, "trust_scale");
+    return OB_OK;
+}

@@ -1,0 +1,228 @@
+/* optimizers/lamb.c - LAMB (You et al. 2020, "Large Batch Optimization for
+ * Deep Learning: Training BERT in 76 Minutes", Algorithm 2) with the
+ * semantics of timm's Lamb and apex's FusedLAMB (torch.optim has none).
+ * At update t, per tensor:
+ *   m = lerp(m, g, 1 - beta1)          (grad_averaging; else beta1 m + g)
+ *   v = beta2 v + (1 - beta2) g^2
+ *   u = (m / bc1) / (sqrt(v) / sqrt(bc2) + eps) + wd p
+ *       bc1 = 1 - beta1^t, bc2 = 1 - beta2^t (1 and 1 without bias_correction)
+ *   r = ||p|| / ||u|| where both are > 0, else 1; min(r, 1) with trust_clip
+ *       (LAMBC); r = 1 for a tensor whose weight decay is 0 unless always_adapt
+ *       (apex's use_nvlamb): biases and norms routed to a group without decay
+ *       take plain Adam-like steps, as in timm and apex
+ *   p -= lr r u
+ * timm and apex also clip the global gradient norm to 1 by default
+ * (max_grad_norm); here that is the pipeline's train.clip_norm (torch's
+ * clip_grad_norm_, whose factor is clip / (norm + 1e-6) where theirs is
+ * clip / norm), off unless set, as for every other optimizer.
+ *
+ * m and v are the group's two state roles. The trust ratio needs every u of
+ * a tensor before any of its parameters moves, so a step is two passes over
+ * each run of same-size tensors (tensors lying at a constant spacing, as
+ * Adafactor's runs): the direction rule writes u into a workspace (and m, v
+ * in place), then the norms (the backend's batched_sumsq), the per-tensor
+ * step scalars on the device (trust_scale), and the update p -= c[0] u with
+ * c[0] = lr r. Every write goes through the guard's elementwise rules, so a
+ * skipped step changes nothing; no host synchronisation.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "optimizers/optim_impl.h"
+
+static const ob_hp_def lamb_hp[] = {
+    {"lr", OB_HP_FLOAT, 1e-3, 0, INFINITY, 1, 0, NULL, "learning rate"},
+    {"beta1", OB_HP_FLOAT, 0.9, 0, 1, 0, 1, NULL, "decay of the first moment"},
+    {"beta2", OB_HP_FLOAT, 0.999, 0, 1, 0, 1, NULL, "decay of the second moment"},
+    {"eps", OB_HP_FLOAT, 1e-6, 0, INFINITY, 0, 0, NULL, "added to the denominator"},
+    {"weight_decay", OB_HP_FLOAT, 1e-2, 0, INFINITY, 0, 0, NULL,
+     "added to the update before the trust ratio: u += wd p"},
+    {"bias_correction", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "divide the moments by 1 - beta^t"},
+    {"grad_averaging", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL,
+     "first moment m = beta1 m + (1 - beta1) g; false: beta1 m + g"},
+    {"trust_clip", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "clip the trust ratio at 1 (LAMBC)"},
+    {"always_adapt", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,
+     "trust ratio also where weight_decay is 0 (apex's use_nvlamb)"},
+};
+
+typedef struct lamb_tensor {
+    int index; /* in the layout */
+} lamb_tensor;
+
+typedef struct lamb_priv {
+    lamb_tensor *t;      /* run by run */
+    int n;
+    ob_run *run;
+    int n_runs;
+    int adapt;
+    ob_trust trust;      /* OB_TRUST_LAMB, LAMBC's clip */
+    float *u;            /* the largest run's updates */
+    float *sq;           /* per tensor of a run: ||p||^2, then ||u||^2 */
+    ob_rule_step *tstep; /* per tensor: the group's step with c[0] = lr r */
+    ob_rule dir, apply;
+} lamb_priv;
+
+static double lamb_state(const ob_hp_values *hp)
+{
+    (void)hp;
+    return 2.0;
+}
+
+static ob_status lamb_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
+{
+    (void)g;
+    (void)e;
+    *r = (ob_rule){0};
+    r->kind = OB_RULE_LAMB;
+    r->beta1 = (float)ob_optim_hp(o, "beta1");
+    r->beta2 = (float)ob_optim_hp(o, "beta2");
+    r->eps = (float)ob_optim_hp(o, "eps");
+    r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
+    r->c[0] = ob_optim_hp(o, "grad_averaging") != 0 ? 1.0f : 0.0f;
+    r->n_state = 2; /* the roles m and v; the direction reads p as a third */
+    return OB_OK;
+}
+
+/* c[0] = lr: the step of a tensor that is not adapted (r = 1);
+ * c[1] = sqrt(bc2), in double as timm's bias_correction2 ** 0.5. */
+static void lamb_step(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_step *s)
+{
+    (void)g;
+    const double lr = lr_scale * ob_optim_hp(o, "lr"), tt = (double)t;
+    const int bc = ob_optim_hp(o, "bias_correction") != 0;
+    const double bc1 = bc ? 1.0 - pow(ob_optim_hp(o, "beta1"), tt) : 1.0;
+    const double bc2 = bc ? 1.0 - pow(ob_optim_hp(o, "beta2"), tt) : 1.0;
+    s->lr = (float)lr;
+    s->t = (float)t;
+    s->bc1 = (float)bc1;
+    s->bc2 = (float)bc2;
+    s->c[0] = (float)lr;
+    s->c[1] = (float)sqrt(bc2);
+}
+
+static void lamb_release(ob_optim *o, int g)
+{
+    lamb_priv *lp = o->group[g].priv;
+    if (!lp) return;
+    ob_dev_free(o->dev, lp->u);
+    ob_dev_free(o->dev, lp->sq);
+    ob_dev_free(o->dev, lp->tstep);
+    free(lp->t);
+    free(lp->run);
+    free(lp);
+    o->group[g].priv = NULL;
+}
+
+/* The norms are over a tensor's elements whatever its shape: a run is of one size. */
+static int lamb_same_size(const void *ctx, int i, int j)
+{
+    const lamb_priv *lp = ((const void *const *)ctx)[0];
+    const ob_layout *l = ((const void *const *)ctx)[1];
+    return l->t[lp->t[i].index].numel == l->t[lp->t[j].index].numel;
+}
+
+/* m and v lie where the parameters do (the group's roles): the same spacing. */
+static void lamb_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
+{
+    const lamb_priv *lp = ((const void *const *)ctx)[0];
+    const ob_layout *l = ((const void *const *)ctx)[1];
+    *off = *aux = l->t[lp->t[i].index].offset;
+    *size = l->t[lp->t[i].index].numel;
+}
+
+static ob_status lamb_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    ob_device *dev = o->dev;
+    const ob_layout *l = o->layout;
+    *is_custom = 1;
+    if (gr->end == gr->begin) return OB_OK;
+    OB_TRY(OB_REQUIRE(dev, batched_sumsq, e));
+    OB_TRY(OB_REQUIRE(dev, trust_scale, e));
+    lamb_priv *lp = calloc(1, sizeof *lp);
+    if (!lp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    gr->priv = lp;
+    int n = 0;
+    int64_t max_numel = 16;
+    for (int i = 0; i < l->n; i++) n += l->t[i].group == g;
+    lp->t = calloc((size_t)(n ? n : 1), sizeof *lp->t);
+    lp->run = malloc((size_t)(n ? n : 1) * sizeof *lp->run);
+    if (!lp->t || !lp->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < l->n; i++) {
+        if (l->t[i].group != g) continue;
+        lp->t[lp->n++].index = i;
+        if (l->t[i].numel > max_numel) max_numel = l->t[i].numel;
+    }
+    lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || ob_optim_hp(o, "always_adapt") != 0;
+    lp->trust = (ob_trust){.kind = OB_TRUST_LAMB, .clip = ob_optim_hp(o, "trust_clip") != 0};
+    /* A run's updates fill a workspace: the largest tensor, or up to 4M
+     * floats where the group is larger (as Adafactor's). */
+    int64_t budget = gr->end - gr->begin < ((int64_t)1 << 22) ? gr->end - gr->begin : (int64_t)1 << 22;
+    if (budget < max_numel) budget = max_numel;
+    const void *ctx[2] = {lp, l};
+    const ob_run_items items = {lp->t, sizeof *lp->t, lp->n, ctx, lamb_same_size, lamb_where};
+    OB_TRY(ob_make_runs(dev, &items, budget, lp->run, &lp->n_runs, e));
+    int64_t ws = 16;
+    int max_count = 1;
+    for (int ri = 0; ri < lp->n_runs; ri++) {
+        const ob_run *r = &lp->run[ri];
+        const int64_t nf = r->count * l->t[lp->t[r->first].index].numel;
+        if (nf > ws) ws = nf;
+        if (r->count > max_count) max_count = r->count;
+    }
+    OB_TRY(ob_dev_alloc(dev, (size_t)ws * sizeof(float), (void **)&lp->u, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * max_count) * sizeof(float), (void **)&lp->sq, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(lp->n ? lp->n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
+    lp->dir = gr->rule;
+    lp->dir.n_state = 3; /* s2: the parameters, read */
+    lp->apply = (ob_rule){.kind = OB_RULE_AF_APPLY, .n_state = 1}; /* p -= c[0] u */
+    return OB_OK;
+}
+
+/* One run: each pass once over its tensors (see the top of the file). */
+static ob_status lamb_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float *params, const float *grads,
+                               ob_err *e)
+{
+    lamb_priv *lp = gr->priv;
+    ob_device *dev = o->dev;
+    const ob_tensor *t = &o->layout->t[lp->t[r->first].index];
+    const int64_t n = t->numel, k = r->count, sp = r->sp, rel = t->offset - gr->begin;
+    float *p = params + t->offset, *u = lp->u;
+    const float *g = grads + t->offset;
+    /* strides: the target, g, three state roles, the step */
+    const int64_t s_dir[OB_BATCH_STRIDES] = {n, sp, sp, sp, sp, 0};
+    float *ms[OB_RULE_MAX_STATE] = {gr->state[0] + rel, gr->state[1] + rel, p};
+    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &lp->dir, u, g, ms, n, k, s_dir, e));
+    float *us[OB_RULE_MAX_STATE] = {u, NULL, NULL};
+    if (!lp->adapt) {
+        const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 0};
+        return ob_optim_ew_batch(o, gr->step_dev, &lp->apply, p, g, us, n, k, s_apply, e);
+    }
+    OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->sq, e));
+    OB_TRY(dev->ops->batched_sumsq(dev, u, (int)k, n, n, lp->sq + k, e));
+    ob_rule_step *ts = lp->tstep + r->first;
+    OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->sq, (int)k, &lp->trust, NULL, ts, e));
+    const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 1};
+    return ob_optim_ew_batch(o, ts, &lp->apply, p, g, us, n, k, s_apply, e);
+}
+
+static ob_status lamb_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    lamb_priv *lp = gr->priv;
+    for (int i = 0; i < lp->n_runs; i++) OB_TRY(lamb_run_step(o, gr, &lp->run[i], params, grads, e));
+    return OB_OK;
+}
+
+const ob_optimizer_def ob_opt_lamb = {
+    .name = "lamb",
+    .summary = "LAMB: Adam's update scaled per tensor by ||p|| / ||u|| (timm Lamb / apex FusedLAMB)",
+    .hp = lamb_hp,
+    .n_hp = (int)(sizeof lamb_hp / sizeof lamb_hp[0]),
+    .state_per_param = lamb_state,
+    .group_rule = lamb_rule,
+    .group_step = lamb_step,
+    .custom_setup = lamb_setup,
+    .custom_step = lamb_custom_step,
+    .custom_release = lamb_release,
+};

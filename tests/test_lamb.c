@@ -1,0 +1,159 @@
+/* tests/test_lamb.c - LAMB (optimizers/lamb.c) against a float64 reference
+ * written here from the algorithm of timm's Lamb (its single-tensor path,
+ * max_grad_norm off): three 6x5 matrices and a vector of 30 (one size, so
+ * one run of four stepped together), a 4-D tensor, a tensor of one element
+ * and one whose parameters are all zero (||p|| = 0: ratio 1); gradients
+ * whose scale changes by decades and a step with no gradient. Cases: the
+ * defaults with weight decay, trust_clip (LAMBC), no weight decay (no trust
+ * ratio), always_adapt without weight decay, and no bias correction with
+ * plain momentum sums (grad_averaging false), each also with
+ * train.clip_norm. scripts/conformance_torch.py compares one tensor at a
+ * time with the same algorithm written in torch.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "core/layout.h"
+#include "core/rng.h"
+#include "optimizers/optim.h"
+#include "optim_rig.h"
+
+#define NT 7
+#define STEPS 25
+
+static const int t_nd[NT] = {2, 2, 1, 2, 4, 1, 2};
+static const int64_t t_shape[NT][4] = {{6, 5}, {6, 5}, {30}, {6, 5}, {2, 3, 4, 5}, {1}, {3, 4}};
+
+typedef struct lamb_case {
+    double lr, beta1, beta2, eps, wd;
+    int bias_correction, grad_averaging, trust_clip, always_adapt;
+    double clip_norm; /* 0: off */
+} lamb_case;
+
+typedef struct ref {
+    int64_t numel;
+    double *p, *m, *v;
+} ref;
+
+static void ref_step(const lamb_case *c, ref *t, const double *g, int step)
+{
+    const int64_t N = t->numel;
+    const double bc1 = c->bias_correction ? 1 - pow(c->beta1, step) : 1;
+    const double bc2 = c->bias_correction ? 1 - pow(c->beta2, step) : 1;
+    double *u = malloc((size_t)N * sizeof *u);
+    double pn = 0, un = 0;
+    for (int64_t i = 0; i < N; i++) {
+        t->m[i] = c->grad_averaging ? c->beta1 * t->m[i] + (1 - c->beta1) * g[i] : c->beta1 * t->m[i] + g[i];
+        t->v[i] = c->beta2 * t->v[i] + (1 - c->beta2) * g[i] * g[i];
+        u[i] = (t->m[i] / bc1) / (sqrt(t->v[i]) / sqrt(bc2) + c->eps) + c->wd * t->p[i];
+        pn += t->p[i] * t->p[i];
+        un += u[i] * u[i];
+    }
+    double r = 1;
+    if ((c->wd != 0 || c->always_adapt) && pn > 0 && un > 0) r = sqrt(pn) / sqrt(un);
+    if ((c->wd != 0 || c->always_adapt) && c->trust_clip && r > 1) r = 1;
+    for (int64_t i = 0; i < N; i++) t->p[i] -= c->lr * r * u[i];
+    free(u);
+}
+
+static void run_case(const lamb_case *c, const char *what)
+{
+    ob_err e;
+    char sets[256], train[64] = "";
+    snprintf(sets, sizeof sets,
+             "lr=%g,beta1=%g,beta2=%g,eps=%g,weight_decay=%g,bias_correction=%s,grad_averaging=%s,trust_clip=%s,"
+             "always_adapt=%s",
+             c->lr, c->beta1, c->beta2, c->eps, c->wd, c->bias_correction ? "true" : "false",
+             c->grad_averaging ? "true" : "false", c->trust_clip ? "true" : "false",
+             c->always_adapt ? "true" : "false");
+    if (c->clip_norm > 0) snprintf(train, sizeof train, "clip_norm=%g", c->clip_norm);
+    rig r;
+    memset(&r, 0, sizeof r);
+    CHECK_OK(ob_device_open(&r.dev, "cpu", 0, &e), &e);
+    ob_layout_init(&r.lay);
+    for (int i = 0; i < NT; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        CHECK_OK(ob_layout_add(&r.lay, name, t_nd[i] == 1 ? OB_TAG_BIAS : OB_TAG_MATRIX, t_nd[i], t_shape[i], NULL,
+                               &e),
+                 &e);
+    }
+    rig_setup_layout(&r, "lamb", sets, c->clip_norm > 0 ? train : NULL, STEPS);
+    ob_optim *o = r.opt;
+    const ob_layout lay = r.lay;
+    float *p = r.p, *g = r.g, *loss = r.loss;
+    ref rt[NT];
+    for (int i = 0; i < NT; i++) {
+        ref *t = &rt[i];
+        t->numel = lay.t[i].numel;
+        t->p = calloc((size_t)t->numel, sizeof(double));
+        t->m = calloc((size_t)t->numel, sizeof(double));
+        t->v = calloc((size_t)t->numel, sizeof(double));
+        for (int64_t j = 0; j < t->numel; j++) {
+            /* t6 starts at zero: its trust ratio is 1 until it moves */
+            p[lay.t[i].offset + j] = i == NT - 1 ? 0.0f : ob_rng_normal(5, (uint64_t)i, (uint64_t)j);
+            t->p[j] = p[lay.t[i].offset + j];
+        }
+    }
+    double *gd[NT];
+    for (int i = 0; i < NT; i++) gd[i] = malloc((size_t)rt[i].numel * sizeof(double));
+    double worst = 0;
+    for (int step = 1; step <= STEPS; step++) {
+        /* scales from 1e-4 to 10; step 6 has no gradient at all */
+        const float scale = step == 6 ? 0.0f : powf(10.0f, (float)(step % 6) - 4.0f);
+        double sq = 0;
+        for (int i = 0; i < NT; i++)
+            for (int64_t j = 0; j < rt[i].numel; j++) {
+                float gj = scale * ob_rng_normal(13 + (uint64_t)step, (uint64_t)i, (uint64_t)j);
+                g[lay.t[i].offset + j] = gj;
+                gd[i][j] = gj;
+                sq += (double)gj * gj;
+            }
+        if (c->clip_norm > 0) { /* torch.nn.utils.clip_grad_norm_ over every tensor */
+            const double f = fmin(1.0, c->clip_norm / (sqrt(sq) + 1e-6));
+            for (int i = 0; i < NT; i++)
+                for (int64_t j = 0; j < rt[i].numel; j++) gd[i][j] *= f;
+        }
+        for (int i = 0; i < NT; i++) ref_step(c, &rt[i], gd[i], step);
+        CHECK_OK(ob_optim_step(o, p, g, loss, step, NULL, &e), &e);
+        for (int i = 0; i < NT; i++)
+            for (int64_t j = 0; j < rt[i].numel; j++) {
+                double dd = fabs(p[lay.t[i].offset + j] - rt[i].p[j]) / fmax(1.0, fabs(rt[i].p[j]));
+                if (dd > worst) worst = dd;
+            }
+    }
+    printf("lamb %s vs float64 reference, %d steps: max scaled |p - p_ref| = %.3g\n", what, STEPS, worst);
+    CHECK_MSG(worst < 1e-5, "lamb %s: max scaled |p - p_ref| = %g", what, worst);
+    for (int i = 0; i < NT; i++) {
+        free(gd[i]);
+        free(rt[i].p);
+        free(rt[i].m);
+        free(rt[i].v);
+    }
+    rig_close(&r);
+}
+
+int main(void)
+{
+    const lamb_case base = {1e-2, 0.9, 0.999, 1e-6, 0.01, 1, 1, 0, 0, 0};
+    lamb_case c = base;
+    run_case(&c, "defaults (wd 0.01)");
+    c.clip_norm = 0.5;
+    run_case(&c, "defaults, clip_norm 0.5");
+    c = base;
+    c.wd = 0.1;
+    c.trust_clip = 1;
+    run_case(&c, "trust_clip, wd 0.1");
+    c = base;
+    c.wd = 0;
+    run_case(&c, "no weight decay (no trust ratio)");
+    c.always_adapt = 1;
+    c.clip_norm = 2;
+    run_case(&c, "always_adapt, no weight decay, clip_norm 2");
+    c = base;
+    c.bias_correction = 0;
+    c.grad_averaging = 0;
+    c.beta1 = 0.3; /* lerp weight 0.7: torch's lerp from the nearer end (here a plain sum) */
+    run_case(&c, "no bias correction, no grad averaging");
+    return check_done();
+}

@@ -1,0 +1,165 @@
+/* tests/test_lars.c - LARS (optimizers/lars.c) against a float64 reference
+ * written here from the algorithm of timm's Lars: three 6x5 matrices and a
+ * vector of 30 (one size, so one run of four stepped together), a 4-D
+ * tensor, a tensor of one element and one whose parameters start at zero
+ * (||p|| = 0: ratio 1); gradients whose scale changes by decades and a step
+ * with no gradient (||g|| = 0: ratio 1). Cases: weight decay with momentum,
+ * LARC's clip, Nesterov, no weight decay (plain SGD), always_adapt, with and
+ * without train.clip_norm (the ratio sees the clipped gradient's norm).
+ * scripts/conformance_torch.py compares one tensor at a time with the same
+ * algorithm written in torch.
+ */
+#include <string.h>
+
+#include "check.h"
+#include "core/layout.h"
+#include "core/rng.h"
+#include "optimizers/optim.h"
+#include "optim_rig.h"
+
+#define NT 7
+#define STEPS 25
+
+static const int t_nd[NT] = {2, 2, 1, 2, 4, 1, 2};
+static const int64_t t_shape[NT][4] = {{6, 5}, {6, 5}, {30}, {6, 5}, {2, 3, 4, 5}, {1}, {3, 4}};
+
+typedef struct lars_case {
+    double lr, momentum, dampening, wd, coeff, eps;
+    int nesterov, trust_clip, always_adapt;
+    double clip_norm; /* 0: off */
+} lars_case;
+
+typedef struct ref {
+    int64_t numel;
+    double *p, *buf;
+} ref;
+
+static void ref_step(const lars_case *c, ref *t, const double *g, int step)
+{
+    const int64_t N = t->numel;
+    double *d = malloc((size_t)N * sizeof *d);
+    double r = 1, pn = 0, gn = 0;
+    for (int64_t i = 0; i < N; i++) {
+        pn += t->p[i] * t->p[i];
+        gn += g[i] * g[i];
+    }
+    pn = sqrt(pn);
+    gn = sqrt(gn);
+    const int adapt = c->wd != 0 || c->always_adapt;
+    if (adapt) {
+        if (pn > 0 && gn > 0) r = c->coeff * pn / (gn + pn * c->wd + c->eps);
+        if (c->trust_clip) r = fmin(r / c->lr, 1.0);
+    }
+    for (int64_t i = 0; i < N; i++) {
+        d[i] = adapt ? (g[i] + c->wd * t->p[i]) * r : g[i];
+        if (c->momentum != 0) {
+            t->buf[i] = step == 1 ? d[i] : c->momentum * t->buf[i] + (1 - c->dampening) * d[i];
+            d[i] = c->nesterov ? d[i] + c->momentum * t->buf[i] : t->buf[i];
+        }
+        t->p[i] -= c->lr * d[i];
+    }
+    free(d);
+}
+
+static void run_case(const lars_case *c, const char *what)
+{
+    ob_err e;
+    char sets[256], train[64] = "";
+    snprintf(sets, sizeof sets,
+             "lr=%g,momentum=%g,dampening=%g,weight_decay=%g,trust_coeff=%g,eps=%g,nesterov=%s,trust_clip=%s,"
+             "always_adapt=%s",
+             c->lr, c->momentum, c->dampening, c->wd, c->coeff, c->eps, c->nesterov ? "true" : "false",
+             c->trust_clip ? "true" : "false", c->always_adapt ? "true" : "false");
+    if (c->clip_norm > 0) snprintf(train, sizeof train, "clip_norm=%g", c->clip_norm);
+    rig r;
+    memset(&r, 0, sizeof r);
+    CHECK_OK(ob_device_open(&r.dev, "cpu", 0, &e), &e);
+    ob_layout_init(&r.lay);
+    for (int i = 0; i < NT; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "t%d", i);
+        CHECK_OK(ob_layout_add(&r.lay, name, t_nd[i] == 1 ? OB_TAG_BIAS : OB_TAG_MATRIX, t_nd[i], t_shape[i], NULL,
+                               &e),
+                 &e);
+    }
+    rig_setup_layout(&r, "lars", sets, c->clip_norm > 0 ? train : NULL, STEPS);
+    ob_optim *o = r.opt;
+    const ob_layout lay = r.lay;
+    float *p = r.p, *g = r.g, *loss = r.loss;
+    ref rt[NT];
+    double *gd[NT];
+    for (int i = 0; i < NT; i++) {
+        ref *t = &rt[i];
+        t->numel = lay.t[i].numel;
+        t->p = calloc((size_t)t->numel, sizeof(double));
+        t->buf = calloc((size_t)t->numel, sizeof(double));
+        gd[i] = malloc((size_t)t->numel * sizeof(double));
+        for (int64_t j = 0; j < t->numel; j++) {
+            p[lay.t[i].offset + j] = i == NT - 1 ? 0.0f : ob_rng_normal(7, (uint64_t)i, (uint64_t)j);
+            t->p[j] = p[lay.t[i].offset + j];
+        }
+    }
+    double worst = 0;
+    for (int step = 1; step <= STEPS; step++) {
+        /* scales from 1e-4 to 10; step 6 has no gradient at all */
+        const float scale = step == 6 ? 0.0f : powf(10.0f, (float)(step % 6) - 4.0f);
+        double sq = 0;
+        for (int i = 0; i < NT; i++)
+            for (int64_t j = 0; j < rt[i].numel; j++) {
+                float gj = scale * ob_rng_normal(17 + (uint64_t)step, (uint64_t)i, (uint64_t)j);
+                g[lay.t[i].offset + j] = gj;
+                gd[i][j] = gj;
+                sq += (double)gj * gj;
+            }
+        if (c->clip_norm > 0) { /* torch.nn.utils.clip_grad_norm_ over every tensor */
+            const double f = fmin(1.0, c->clip_norm / (sqrt(sq) + 1e-6));
+            for (int i = 0; i < NT; i++)
+                for (int64_t j = 0; j < rt[i].numel; j++) gd[i][j] *= f;
+        }
+        for (int i = 0; i < NT; i++) ref_step(c, &rt[i], gd[i], step);
+        CHECK_OK(ob_optim_step(o, p, g, loss, step, NULL, &e), &e);
+        for (int i = 0; i < NT; i++)
+            for (int64_t j = 0; j < rt[i].numel; j++) {
+                double dd = fabs(p[lay.t[i].offset + j] - rt[i].p[j]) / fmax(1.0, fabs(rt[i].p[j]));
+                if (dd > worst) worst = dd;
+            }
+    }
+    printf("lars %s vs float64 reference, %d steps: max scaled |p - p_ref| = %.3g\n", what, STEPS, worst);
+    CHECK_MSG(worst < 1e-5, "lars %s: max scaled |p - p_ref| = %g", what, worst);
+    for (int i = 0; i < NT; i++) {
+        free(gd[i]);
+        free(rt[i].p);
+        free(rt[i].buf);
+    }
+    rig_close(&r);
+}
+
+int main(void)
+{
+    /* lr 5 x trust_coeff 1e-3: each tensor moves by about 0.5% of its norm a step */
+    const lars_case base = {5.0, 0.9, 0.0, 5e-4, 1e-3, 1e-8, 0, 0, 0, 0};
+    lars_case c = base;
+    run_case(&c, "momentum, wd 5e-4");
+    c.clip_norm = 0.5;
+    run_case(&c, "momentum, wd 5e-4, clip_norm 0.5");
+    c = base;
+    c.trust_clip = 1;
+    c.lr = 0.1;
+    run_case(&c, "LARC (trust_clip), lr 0.1");
+    c = base;
+    c.nesterov = 1;
+    c.wd = 0.1;
+    run_case(&c, "Nesterov, wd 0.1");
+    c = base;
+    c.wd = 0;
+    c.lr = 0.01;
+    c.dampening = 0.5;
+    run_case(&c, "no weight decay (plain SGD), dampening 0.5");
+    c = base;
+    c.wd = 0;
+    c.always_adapt = 1;
+    c.momentum = 0;
+    c.clip_norm = 2;
+    run_case(&c, "always_adapt, no momentum, clip_norm 2");
+    return check_done();
+}

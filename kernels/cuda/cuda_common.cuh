@@ -28,7 +28,11 @@
  * then one block combining the partial sums in block order. */
 #define OB_CU_RED_THREADS 256
 #define OB_CU_RED_MAX_BLOCKS 1024
-#define OB_CU_OCC_SLOTS 128
+/* Slots of the occupancy cache (a power of two): above the kernels that
+ * cu_grid_resident sizes (the fused step alone has an instance per rule kind,
+ * state count and statistics switch, about 300), so each asks the runtime once. */
+#define OB_CU_OCC_BITS 10
+#define OB_CU_OCC_SLOTS (1u << OB_CU_OCC_BITS)
 
 typedef struct cuda_impl {
     cudaStream_t stream;
@@ -50,10 +54,10 @@ typedef struct cuda_impl {
     cudaEvent_t stage_ev[OB_CU_STAGE_SLOTS];
     int stage_pending[OB_CU_STAGE_SLOTS];
     int stage_next;
-    /* resident blocks per SM of kernels launched with cu_grid_resident (a small cache) */
+    /* resident blocks per SM of kernels launched with cu_grid_resident: an
+       open-addressing table keyed by the kernel's address (NULL: free) */
     const void *occ_fn[OB_CU_OCC_SLOTS];
     int occ_blocks[OB_CU_OCC_SLOTS];
-    int occ_n;
 } cuda_impl;
 
 static inline cuda_impl *cu_impl(ob_device *dev)
@@ -143,16 +147,30 @@ static inline unsigned cu_grid_resident(ob_device *dev, const void *fn, int64_t 
 {
     cuda_impl *c = (cuda_impl *)dev->impl;
     int per_sm = 0;
-    for (int i = 0; i < c->occ_n; i++)
-        if (c->occ_fn[i] == fn) per_sm = c->occ_blocks[i];
+    /* Fibonacci hashing of the address (the product's top bits), then linear
+     * probing to the kernel's slot or a free one */
+    const unsigned mask = OB_CU_OCC_SLOTS - 1;
+    const unsigned h = (unsigned)(((uint64_t)(uintptr_t)fn * 0x9E3779B97F4A7C15ull) >> (64 - OB_CU_OCC_BITS));
+    unsigned slot = mask + 1;
+    for (unsigned k = 0; k <= mask; k++) {
+        const unsigned i = (h + k) & mask;
+        if (c->occ_fn[i] == fn) {
+            per_sm = c->occ_blocks[i];
+            break;
+        }
+        if (!c->occ_fn[i]) {
+            slot = i;
+            break;
+        }
+    }
     if (per_sm == 0) {
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, 0) != cudaSuccess || per_sm < 1) {
             (void)cudaGetLastError();
             per_sm = 1;
         }
-        if (c->occ_n < OB_CU_OCC_SLOTS) {
-            c->occ_fn[c->occ_n] = fn;
-            c->occ_blocks[c->occ_n++] = per_sm;
+        if (slot <= mask) { /* a full table asks each time (it holds more kernels than optbench has) */
+            c->occ_fn[slot] = fn;
+            c->occ_blocks[slot] = per_sm;
         }
     }
     int64_t need = (work + threads - 1) / threads, cap = (int64_t)c->sm_count * per_sm;

@@ -45,15 +45,8 @@ static const ob_hp_def lamb_hp[] = {
      "trust ratio also where weight_decay is 0 (apex's use_nvlamb)"},
 };
 
-typedef struct lamb_tensor {
-    int index; /* in the layout */
-} lamb_tensor;
-
 typedef struct lamb_priv {
-    lamb_tensor *t;      /* run by run */
-    int n;
-    ob_run *run;
-    int n_runs;
+    ob_size_runs runs;
     int adapt;
     ob_trust trust;      /* OB_TRUST_LAMB, LAMBC's clip */
     float *u;            /* the largest run's updates */
@@ -107,34 +100,15 @@ static void lamb_release(ob_optim *o, int g)
     ob_dev_free(o->dev, lp->u);
     ob_dev_free(o->dev, lp->sq);
     ob_dev_free(o->dev, lp->tstep);
-    free(lp->t);
-    free(lp->run);
+    ob_size_runs_free(&lp->runs);
     free(lp);
     o->group[g].priv = NULL;
-}
-
-/* The norms are over a tensor's elements whatever its shape: a run is of one size. */
-static int lamb_same_size(const void *ctx, int i, int j)
-{
-    const lamb_priv *lp = ((const void *const *)ctx)[0];
-    const ob_layout *l = ((const void *const *)ctx)[1];
-    return l->t[lp->t[i].index].numel == l->t[lp->t[j].index].numel;
-}
-
-/* m and v lie where the parameters do (the group's roles): the same spacing. */
-static void lamb_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
-{
-    const lamb_priv *lp = ((const void *const *)ctx)[0];
-    const ob_layout *l = ((const void *const *)ctx)[1];
-    *off = *aux = l->t[lp->t[i].index].offset;
-    *size = l->t[lp->t[i].index].numel;
 }
 
 static ob_status lamb_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
 {
     ob_group *gr = &o->group[g];
     ob_device *dev = o->dev;
-    const ob_layout *l = o->layout;
     *is_custom = 1;
     if (gr->end == gr->begin) return OB_OK;
     OB_TRY(OB_REQUIRE(dev, batched_sumsq, e));
@@ -142,37 +116,15 @@ static ob_status lamb_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     lamb_priv *lp = calloc(1, sizeof *lp);
     if (!lp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = lp;
-    int n = 0;
-    int64_t max_numel = 16;
-    for (int i = 0; i < l->n; i++) n += l->t[i].group == g;
-    lp->t = calloc((size_t)(n ? n : 1), sizeof *lp->t);
-    lp->run = malloc((size_t)(n ? n : 1) * sizeof *lp->run);
-    if (!lp->t || !lp->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < l->n; i++) {
-        if (l->t[i].group != g) continue;
-        lp->t[lp->n++].index = i;
-        if (l->t[i].numel > max_numel) max_numel = l->t[i].numel;
-    }
     lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || ob_optim_hp(o, "always_adapt") != 0;
     lp->trust = (ob_trust){.kind = OB_TRUST_LAMB, .clip = ob_optim_hp(o, "trust_clip") != 0};
     /* A run's updates fill a workspace: the largest tensor, or up to 4M
      * floats where the group is larger (as Adafactor's). */
-    int64_t budget = gr->end - gr->begin < ((int64_t)1 << 22) ? gr->end - gr->begin : (int64_t)1 << 22;
-    if (budget < max_numel) budget = max_numel;
-    const void *ctx[2] = {lp, l};
-    const ob_run_items items = {lp->t, sizeof *lp->t, lp->n, ctx, lamb_same_size, lamb_where};
-    OB_TRY(ob_make_runs(dev, &items, budget, lp->run, &lp->n_runs, e));
-    int64_t ws = 16;
-    int max_count = 1;
-    for (int ri = 0; ri < lp->n_runs; ri++) {
-        const ob_run *r = &lp->run[ri];
-        const int64_t nf = r->count * l->t[lp->t[r->first].index].numel;
-        if (nf > ws) ws = nf;
-        if (r->count > max_count) max_count = r->count;
-    }
+    OB_TRY(ob_size_runs_make(o, g, (int64_t)1 << 22, &lp->runs, e));
+    const int64_t ws = lp->runs.max_floats > 16 ? lp->runs.max_floats : 16;
     OB_TRY(ob_dev_alloc(dev, (size_t)ws * sizeof(float), (void **)&lp->u, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * max_count) * sizeof(float), (void **)&lp->sq, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)(lp->n ? lp->n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * lp->runs.max_count) * sizeof(float), (void **)&lp->sq, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(lp->runs.n ? lp->runs.n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
     lp->dir = gr->rule;
     lp->dir.n_state = 3; /* s2: the parameters, read */
     lp->apply = (ob_rule){.kind = OB_RULE_AF_APPLY, .n_state = 1}; /* p -= c[0] u */
@@ -185,7 +137,7 @@ static ob_status lamb_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
 {
     lamb_priv *lp = gr->priv;
     ob_device *dev = o->dev;
-    const ob_tensor *t = &o->layout->t[lp->t[r->first].index];
+    const ob_tensor *t = &o->layout->t[lp->runs.index[r->first]];
     const int64_t n = t->numel, k = r->count, sp = r->sp, rel = t->offset - gr->begin;
     float *p = params + t->offset, *u = lp->u;
     const float *g = grads + t->offset;
@@ -210,7 +162,7 @@ static ob_status lamb_custom_step(ob_optim *o, int g, float *params, const float
 {
     ob_group *gr = &o->group[g];
     lamb_priv *lp = gr->priv;
-    for (int i = 0; i < lp->n_runs; i++) OB_TRY(lamb_run_step(o, gr, &lp->run[i], params, grads, e));
+    for (int i = 0; i < lp->runs.n_runs; i++) OB_TRY(lamb_run_step(o, gr, &lp->runs.run[i], params, grads, e));
     return OB_OK;
 }
 

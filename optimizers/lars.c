@@ -36,15 +36,8 @@ static const ob_hp_def lars_hp[] = {
     {"always_adapt", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "trust ratio also where weight_decay is 0"},
 };
 
-typedef struct lars_tensor {
-    int index; /* in the layout */
-} lars_tensor;
-
 typedef struct lars_priv {
-    lars_tensor *t;      /* run by run */
-    int n;
-    ob_run *run;
-    int n_runs;
+    ob_size_runs runs;
     int adapt;
     ob_trust trust;
     float *sq;           /* per tensor of a run: ||p||^2, then ||g||^2 */
@@ -59,20 +52,7 @@ static double lars_state(const ob_hp_values *hp)
 static ob_status lars_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
 {
     (void)g;
-    *r = (ob_rule){0};
-    r->kind = OB_RULE_LARS;
-    r->momentum = (float)ob_optim_hp(o, "momentum");
-    r->dampening = (float)ob_optim_hp(o, "dampening");
-    r->nesterov = ob_optim_hp(o, "nesterov") != 0;
-    r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
-    r->n_state = r->momentum != 0 ? 1 : 0;
-    if (r->nesterov && r->momentum <= 0)
-        return ob_fail(e, OB_ERR_INPUT, "lars.nesterov = true needs lars.momentum > 0 (it is 0); give a momentum "
-                       "(e.g. lars.momentum = 0.9), or leave nesterov off");
-    if (r->nesterov && r->dampening != 0)
-        return ob_fail(e, OB_ERR_INPUT, "lars.nesterov = true needs lars.dampening = 0 (it is %g); leave "
-                       "dampening at 0, or nesterov off", (double)r->dampening);
-    return OB_OK;
+    return ob_sgd_momentum_rule(o, OB_RULE_LARS, r, e);
 }
 
 /* c[0] = 1: the ratio of a tensor that is not adapted. */
@@ -90,33 +70,15 @@ static void lars_release(ob_optim *o, int g)
     if (!lp) return;
     ob_dev_free(o->dev, lp->sq);
     ob_dev_free(o->dev, lp->tstep);
-    free(lp->t);
-    free(lp->run);
+    ob_size_runs_free(&lp->runs);
     free(lp);
     o->group[g].priv = NULL;
-}
-
-static int lars_same_size(const void *ctx, int i, int j)
-{
-    const lars_priv *lp = ((const void *const *)ctx)[0];
-    const ob_layout *l = ((const void *const *)ctx)[1];
-    return l->t[lp->t[i].index].numel == l->t[lp->t[j].index].numel;
-}
-
-/* The momentum buffer lies where the parameters do (the group's role). */
-static void lars_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
-{
-    const lars_priv *lp = ((const void *const *)ctx)[0];
-    const ob_layout *l = ((const void *const *)ctx)[1];
-    *off = *aux = l->t[lp->t[i].index].offset;
-    *size = l->t[lp->t[i].index].numel;
 }
 
 static ob_status lars_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
 {
     ob_group *gr = &o->group[g];
     ob_device *dev = o->dev;
-    const ob_layout *l = o->layout;
     *is_custom = 1;
     if (gr->end == gr->begin) return OB_OK;
     OB_TRY(OB_REQUIRE(dev, batched_sumsq, e));
@@ -124,17 +86,6 @@ static ob_status lars_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     lars_priv *lp = calloc(1, sizeof *lp);
     if (!lp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = lp;
-    int n = 0;
-    int64_t max_numel = 16;
-    for (int i = 0; i < l->n; i++) n += l->t[i].group == g;
-    lp->t = calloc((size_t)(n ? n : 1), sizeof *lp->t);
-    lp->run = malloc((size_t)(n ? n : 1) * sizeof *lp->run);
-    if (!lp->t || !lp->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < l->n; i++) {
-        if (l->t[i].group != g) continue;
-        lp->t[lp->n++].index = i;
-        if (l->t[i].numel > max_numel) max_numel = l->t[i].numel;
-    }
     lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || ob_optim_hp(o, "always_adapt") != 0;
     lp->trust = (ob_trust){.kind = OB_TRUST_LARS,
                            .clip = ob_optim_hp(o, "trust_clip") != 0,
@@ -142,15 +93,9 @@ static ob_status lars_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
                            .wd = (float)ob_optim_hp(o, "weight_decay"),
                            .eps = (float)ob_optim_hp(o, "eps")};
     /* runs as long as the backend's batches like (no workspace to bound them) */
-    int64_t budget = gr->end - gr->begin > max_numel ? gr->end - gr->begin : max_numel;
-    const void *ctx[2] = {lp, l};
-    const ob_run_items items = {lp->t, sizeof *lp->t, lp->n, ctx, lars_same_size, lars_where};
-    OB_TRY(ob_make_runs(dev, &items, budget, lp->run, &lp->n_runs, e));
-    int max_count = 1;
-    for (int ri = 0; ri < lp->n_runs; ri++)
-        if (lp->run[ri].count > max_count) max_count = lp->run[ri].count;
-    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * max_count) * sizeof(float), (void **)&lp->sq, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)(lp->n ? lp->n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
+    OB_TRY(ob_size_runs_make(o, g, 0, &lp->runs, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * lp->runs.max_count) * sizeof(float), (void **)&lp->sq, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(lp->runs.n ? lp->runs.n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
     return OB_OK;
 }
 
@@ -160,7 +105,7 @@ static ob_status lars_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
 {
     lars_priv *lp = gr->priv;
     ob_device *dev = o->dev;
-    const ob_tensor *t = &o->layout->t[lp->t[r->first].index];
+    const ob_tensor *t = &o->layout->t[lp->runs.index[r->first]];
     const int64_t n = t->numel, k = r->count, sp = r->sp, rel = t->offset - gr->begin;
     float *p = params + t->offset;
     const float *g = grads + t->offset;
@@ -181,7 +126,7 @@ static ob_status lars_custom_step(ob_optim *o, int g, float *params, const float
 {
     ob_group *gr = &o->group[g];
     lars_priv *lp = gr->priv;
-    for (int i = 0; i < lp->n_runs; i++) OB_TRY(lars_run_step(o, gr, &lp->run[i], params, grads, e));
+    for (int i = 0; i < lp->runs.n_runs; i++) OB_TRY(lars_run_step(o, gr, &lp->runs.run[i], params, grads, e));
     return OB_OK;
 }
 

@@ -181,6 +181,21 @@ int64_t ob_batch_budget(const ob_device *dev, int64_t item_floats, int64_t limit
  * / size_i items (and 65535). runs: n entries; *n_runs of them are set. */
 ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t budget, ob_run *runs, int *n_runs,
                        ob_err *e);
+/* The tensors of group g cut into runs of one size (ob_make_runs, each run
+ * in layout order), for a custom group whose per-tensor scalars come from
+ * whole-tensor norms (lamb, lars): its state roles lie where its parameters
+ * do, so the arenas' spacing is the roles' too. A run spans at most cap
+ * floats (0: the whole group), and always the largest tensor. */
+typedef struct ob_size_runs {
+    int *index;         /* layout indices, run by run */
+    int n;
+    ob_run *run;
+    int n_runs;
+    int max_count;      /* most tensors in a run */
+    int64_t max_floats; /* most floats in a run */
+} ob_size_runs;
+ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, ob_size_runs *sr, ob_err *e);
+void ob_size_runs_free(ob_size_runs *sr);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
 
@@ -190,6 +205,10 @@ double ob_schedule_lr(const ob_hp_values *train, double lr, int64_t t, int64_t t
 /* OB_ERR_INPUT when schedule settings contradict each other (or lr). */
 ob_status ob_schedule_check(const ob_hp_values *train, double lr, ob_err *e);
 
+/* The rule of kind `kind` with SGD's momentum, dampening, nesterov and
+ * weight_decay (sgd, lars); OB_ERR_INPUT for Nesterov without momentum or
+ * with dampening, naming the optimizer's settings. */
+ob_status ob_sgd_momentum_rule(const ob_optim *o, int kind, ob_rule *r, ob_err *e);
 /* Shared by adam, adamw and the AdamW group of the hybrid optimizers. */
 void ob_adam_rule(ob_rule *r, double beta1, double beta2, double eps, double wd, int decoupled,
                   int amsgrad);

@@ -680,6 +680,60 @@ ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t bud
     return OB_OK;
 }
 
+static int size_runs_same(const void *ctx, int i, int j)
+{
+    const ob_layout *l = ((const void *const *)ctx)[0];
+    const int *index = ((const void *const *)ctx)[1];
+    return l->t[index[i]].numel == l->t[index[j]].numel;
+}
+
+static void size_runs_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
+{
+    const ob_layout *l = ((const void *const *)ctx)[0];
+    const int *index = ((const void *const *)ctx)[1];
+    *off = *aux = l->t[index[i]].offset;
+    *size = l->t[index[i]].numel;
+}
+
+ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, ob_size_runs *sr, ob_err *e)
+{
+    const ob_layout *l = o->layout;
+    const ob_group *gr = &o->group[g];
+    *sr = (ob_size_runs){0};
+    int n = 0;
+    for (int i = 0; i < l->n; i++) n += l->t[i].group == g;
+    sr->index = malloc((size_t)(n ? n : 1) * sizeof *sr->index);
+    sr->run = malloc((size_t)(n ? n : 1) * sizeof *sr->run);
+    if (!sr->index || !sr->run) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    int64_t max_numel = 1;
+    for (int i = 0; i < l->n; i++) {
+        if (l->t[i].group != g) continue;
+        sr->index[sr->n++] = i;
+        if (l->t[i].numel > max_numel) max_numel = l->t[i].numel;
+    }
+    int64_t budget = gr->end - gr->begin;
+    if (cap > 0 && budget > cap) budget = cap;
+    if (budget < max_numel) budget = max_numel;
+    const void *ctx[2] = {l, sr->index};
+    const ob_run_items items = {sr->index, sizeof *sr->index, sr->n, ctx, size_runs_same, size_runs_where};
+    OB_TRY(ob_make_runs(o->dev, &items, budget, sr->run, &sr->n_runs, e));
+    sr->max_count = 1;
+    for (int ri = 0; ri < sr->n_runs; ri++) {
+        const ob_run *r = &sr->run[ri];
+        const int64_t nf = r->count * l->t[sr->index[r->first]].numel;
+        if (nf > sr->max_floats) sr->max_floats = nf;
+        if (r->count > sr->max_count) sr->max_count = r->count;
+    }
+    return OB_OK;
+}
+
+void ob_size_runs_free(ob_size_runs *sr)
+{
+    free(sr->index);
+    free(sr->run);
+    *sr = (ob_size_runs){0};
+}
+
 /* How many of the members from[i..count) lie at one spacing in the arenas
  * (*d floats apart; 0 for a run of one): the next run of a bucket, which
  * one batched pass covers. Same-shape tensors of a model's layers are such

@@ -16,23 +16,29 @@ static double sgd_state(const ob_hp_values *hp)
     return ob_hp_get(hp, "momentum") != 0 ? 1.0 : 0.0;
 }
 
-static ob_status sgd_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
+ob_status ob_sgd_momentum_rule(const ob_optim *o, int kind, ob_rule *r, ob_err *e)
 {
-    (void)g;
+    const char *name = o->def->name;
     *r = (ob_rule){0};
-    r->kind = OB_RULE_SGD;
+    r->kind = kind;
     r->momentum = (float)ob_optim_hp(o, "momentum");
     r->dampening = (float)ob_optim_hp(o, "dampening");
     r->nesterov = ob_optim_hp(o, "nesterov") != 0;
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->n_state = r->momentum != 0 ? 1 : 0;
     if (r->nesterov && r->momentum <= 0)
-        return ob_fail(e, OB_ERR_INPUT, "sgd.nesterov = true needs sgd.momentum > 0 (it is 0); give a momentum "
-                       "(e.g. sgd.momentum = 0.9), or leave nesterov off");
+        return ob_fail(e, OB_ERR_INPUT, "%s.nesterov = true needs %s.momentum > 0 (it is 0); give a momentum "
+                       "(e.g. %s.momentum = 0.9), or leave nesterov off", name, name, name);
     if (r->nesterov && r->dampening != 0)
-        return ob_fail(e, OB_ERR_INPUT, "sgd.nesterov = true needs sgd.dampening = 0 (it is %g); leave dampening "
-                       "at 0, or nesterov off", (double)r->dampening);
+        return ob_fail(e, OB_ERR_INPUT, "%s.nesterov = true needs %s.dampening = 0 (it is %g); leave dampening "
+                       "at 0, or nesterov off", name, name, (double)r->dampening);
     return OB_OK;
+}
+
+static ob_status sgd_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
+{
+    (void)g;
+    return ob_sgd_momentum_rule(o, OB_RULE_SGD, r, e);
 }
 
 static void sgd_step(ob_optim *o, int g, int64_t t, double lr_scale, ob_rule_step *s)

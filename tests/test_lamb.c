@@ -68,59 +68,28 @@ static void run_case(const lamb_case *c, const char *what)
              c->always_adapt ? "true" : "false");
     if (c->clip_norm > 0) snprintf(train, sizeof train, "clip_norm=%g", c->clip_norm);
     rig r;
-    memset(&r, 0, sizeof r);
-    CHECK_OK(ob_device_open(&r.dev, "cpu", 0, &e), &e);
-    ob_layout_init(&r.lay);
-    for (int i = 0; i < NT; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "t%d", i);
-        CHECK_OK(ob_layout_add(&r.lay, name, t_nd[i] == 1 ? OB_TAG_BIAS : OB_TAG_MATRIX, t_nd[i], t_shape[i], NULL,
-                               &e),
-                 &e);
-    }
-    rig_setup_layout(&r, "lamb", sets, c->clip_norm > 0 ? train : NULL, STEPS);
-    ob_optim *o = r.opt;
-    const ob_layout lay = r.lay;
-    float *p = r.p, *g = r.g, *loss = r.loss;
+    rig_open_tensors_train(&r, "lamb", sets, c->clip_norm > 0 ? train : NULL, NT, t_nd, t_shape, STEPS);
     ref rt[NT];
+    double *gd[NT], *pref[NT];
     for (int i = 0; i < NT; i++) {
         ref *t = &rt[i];
-        t->numel = lay.t[i].numel;
-        t->p = calloc((size_t)t->numel, sizeof(double));
+        t->numel = r.lay.t[i].numel;
+        t->p = pref[i] = calloc((size_t)t->numel, sizeof(double));
         t->m = calloc((size_t)t->numel, sizeof(double));
         t->v = calloc((size_t)t->numel, sizeof(double));
+        gd[i] = malloc((size_t)t->numel * sizeof(double));
         for (int64_t j = 0; j < t->numel; j++) {
             /* t6 starts at zero: its trust ratio is 1 until it moves */
-            p[lay.t[i].offset + j] = i == NT - 1 ? 0.0f : ob_rng_normal(5, (uint64_t)i, (uint64_t)j);
-            t->p[j] = p[lay.t[i].offset + j];
+            r.p[r.lay.t[i].offset + j] = i == NT - 1 ? 0.0f : ob_rng_normal(5, (uint64_t)i, (uint64_t)j);
+            t->p[j] = r.p[r.lay.t[i].offset + j];
         }
     }
-    double *gd[NT];
-    for (int i = 0; i < NT; i++) gd[i] = malloc((size_t)rt[i].numel * sizeof(double));
     double worst = 0;
     for (int step = 1; step <= STEPS; step++) {
-        /* scales from 1e-4 to 10; step 6 has no gradient at all */
-        const float scale = step == 6 ? 0.0f : powf(10.0f, (float)(step % 6) - 4.0f);
-        double sq = 0;
-        for (int i = 0; i < NT; i++)
-            for (int64_t j = 0; j < rt[i].numel; j++) {
-                float gj = scale * ob_rng_normal(13 + (uint64_t)step, (uint64_t)i, (uint64_t)j);
-                g[lay.t[i].offset + j] = gj;
-                gd[i][j] = gj;
-                sq += (double)gj * gj;
-            }
-        if (c->clip_norm > 0) { /* torch.nn.utils.clip_grad_norm_ over every tensor */
-            const double f = fmin(1.0, c->clip_norm / (sqrt(sq) + 1e-6));
-            for (int i = 0; i < NT; i++)
-                for (int64_t j = 0; j < rt[i].numel; j++) gd[i][j] *= f;
-        }
+        rig_grads(&r, NT, step, 13, c->clip_norm, gd);
         for (int i = 0; i < NT; i++) ref_step(c, &rt[i], gd[i], step);
-        CHECK_OK(ob_optim_step(o, p, g, loss, step, NULL, &e), &e);
-        for (int i = 0; i < NT; i++)
-            for (int64_t j = 0; j < rt[i].numel; j++) {
-                double dd = fabs(p[lay.t[i].offset + j] - rt[i].p[j]) / fmax(1.0, fabs(rt[i].p[j]));
-                if (dd > worst) worst = dd;
-            }
+        CHECK_OK(ob_optim_step(r.opt, r.p, r.g, r.loss, step, NULL, &e), &e);
+        worst = rig_worst(&r, NT, pref, worst);
     }
     printf("lamb %s vs float64 reference, %d steps: max scaled |p - p_ref| = %.3g\n", what, STEPS, worst);
     CHECK_MSG(worst < 1e-5, "lamb %s: max scaled |p - p_ref| = %g", what, worst);

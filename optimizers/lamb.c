@@ -8,8 +8,9 @@
  *       bc1 = 1 - beta1^t, bc2 = 1 - beta2^t (1 and 1 without bias_correction)
  *   r = ||p|| / ||u|| where both are > 0, else 1; min(r, 1) with trust_clip
  *       (LAMBC); r = 1 for a tensor whose weight decay is 0 unless always_adapt
- *       (apex's use_nvlamb): biases and norms routed to a group without decay
- *       take plain Adam-like steps, as in timm and apex
+ *       (apex's use_nvlamb): with filter_bias_and_bn (timm's create_optimizer
+ *       puts such tensors in a group without decay) biases, norms and 1-D
+ *       tensors have none, and so take plain Adam-like steps, as in timm
  *   p -= lr r u
  * timm and apex also clip the global gradient norm to 1 by default
  * (max_grad_norm); here that is the pipeline's train.clip_norm (torch's
@@ -43,16 +44,19 @@ static const ob_hp_def lamb_hp[] = {
     {"trust_clip", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "clip the trust ratio at 1 (LAMBC)"},
     {"always_adapt", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,
      "trust ratio also where weight_decay is 0 (apex's use_nvlamb)"},
+    {"filter_bias_and_bn", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,
+     "no weight decay (so no trust ratio) for biases, norms and 1-D tensors (timm's create_optimizer)"},
 };
 
 typedef struct lamb_priv {
     ob_size_runs runs;
-    int adapt;
+    unsigned char *no_decay; /* by layout index: filter_bias_and_bn took its decay (NULL: none) */
+    int adapt, adapt_nd;     /* adapted: a decayed tensor, and one without decay (always_adapt) */
     ob_trust trust;      /* OB_TRUST_LAMB, LAMBC's clip */
     float *u;            /* the largest run's updates */
     float *sq;           /* per tensor of a run: ||p||^2, then ||u||^2 */
     ob_rule_step *tstep; /* per tensor: the group's step with c[0] = lr r */
-    ob_rule dir, apply;
+    ob_rule dir, dir_nd, apply; /* dir_nd: the direction without the decay */
 } lamb_priv;
 
 static double lamb_state(const ob_hp_values *hp)
@@ -101,6 +105,7 @@ static void lamb_release(ob_optim *o, int g)
     ob_dev_free(o->dev, lp->sq);
     ob_dev_free(o->dev, lp->tstep);
     ob_size_runs_free(&lp->runs);
+    free(lp->no_decay);
     free(lp);
     o->group[g].priv = NULL;
 }
@@ -116,17 +121,26 @@ static ob_status lamb_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     lamb_priv *lp = calloc(1, sizeof *lp);
     if (!lp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = lp;
-    lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || ob_optim_hp(o, "always_adapt") != 0;
+    lp->adapt_nd = ob_optim_hp(o, "always_adapt") != 0;
+    lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || lp->adapt_nd;
     lp->trust = (ob_trust){.kind = OB_TRUST_LAMB, .clip = ob_optim_hp(o, "trust_clip") != 0};
+    if (ob_optim_hp(o, "filter_bias_and_bn") != 0) {
+        const ob_layout *l = o->layout;
+        lp->no_decay = calloc((size_t)(l->n ? l->n : 1), 1);
+        if (!lp->no_decay) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < l->n; i++) lp->no_decay[i] = l->t[i].group == g && ob_no_decay_tensor(&l->t[i]);
+    }
     /* A run's updates fill a workspace: the largest tensor, or up to 4M
      * floats where the group is larger (as Adafactor's). */
-    OB_TRY(ob_size_runs_make(o, g, (int64_t)1 << 22, &lp->runs, e));
+    OB_TRY(ob_size_runs_make(o, g, (int64_t)1 << 22, lp->no_decay, &lp->runs, e));
     const int64_t ws = lp->runs.max_floats > 16 ? lp->runs.max_floats : 16;
     OB_TRY(ob_dev_alloc(dev, (size_t)ws * sizeof(float), (void **)&lp->u, e));
     OB_TRY(ob_dev_alloc(dev, (size_t)(2 * lp->runs.max_count) * sizeof(float), (void **)&lp->sq, e));
     OB_TRY(ob_dev_alloc(dev, (size_t)(lp->runs.n ? lp->runs.n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
     lp->dir = gr->rule;
     lp->dir.n_state = 3; /* s2: the parameters, read */
+    lp->dir_nd = lp->dir;
+    lp->dir_nd.weight_decay = 0.0f;
     lp->apply = (ob_rule){.kind = OB_RULE_AF_APPLY, .n_state = 1}; /* p -= c[0] u */
     return OB_OK;
 }
@@ -137,16 +151,17 @@ static ob_status lamb_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
 {
     lamb_priv *lp = gr->priv;
     ob_device *dev = o->dev;
-    const ob_tensor *t = &o->layout->t[lp->runs.index[r->first]];
+    const int ti = lp->runs.index[r->first], nd = lp->no_decay && lp->no_decay[ti];
+    const ob_tensor *t = &o->layout->t[ti];
     const int64_t n = t->numel, k = r->count, sp = r->sp, rel = t->offset - gr->begin;
     float *p = params + t->offset, *u = lp->u;
     const float *g = grads + t->offset;
     /* strides: the target, g, three state roles, the step */
     const int64_t s_dir[OB_BATCH_STRIDES] = {n, sp, sp, sp, sp, 0};
     float *ms[OB_RULE_MAX_STATE] = {gr->state[0] + rel, gr->state[1] + rel, p};
-    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &lp->dir, u, g, ms, n, k, s_dir, e));
+    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, nd ? &lp->dir_nd : &lp->dir, u, g, ms, n, k, s_dir, e));
     float *us[OB_RULE_MAX_STATE] = {u, NULL, NULL};
-    if (!lp->adapt) {
+    if (!(nd ? lp->adapt_nd : lp->adapt)) {
         const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 0};
         return ob_optim_ew_batch(o, gr->step_dev, &lp->apply, p, g, us, n, k, s_apply, e);
     }

@@ -6,7 +6,8 @@
  *       else 1; with trust_clip (LARC): min(r / lr, 1)
  *   d = (g + wd p) r
  * elsewhere d = g (timm's default: a tensor without weight decay is not
- * adapted); then torch.optim.SGD's momentum on d (the first update copies d
+ * adapted; with filter_bias_and_bn, as timm's create_optimizer groups them,
+ * biases, norms and 1-D tensors have none); then torch.optim.SGD's momentum on d (the first update copies d
  * into the buffer; dampening; Nesterov) and p -= lr d. g is the gradient
  * after train.clip_norm, its norm too.
  *
@@ -34,12 +35,16 @@ static const ob_hp_def lars_hp[] = {
     {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to the ratio's denominator"},
     {"trust_clip", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "LARC: the ratio becomes min(ratio / lr, 1)"},
     {"always_adapt", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "trust ratio also where weight_decay is 0"},
+    {"filter_bias_and_bn", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,
+     "no weight decay (so no trust ratio) for biases, norms and 1-D tensors (timm's create_optimizer)"},
 };
 
 typedef struct lars_priv {
     ob_size_runs runs;
-    int adapt;
-    ob_trust trust;
+    unsigned char *no_decay; /* by layout index: filter_bias_and_bn took its decay (NULL: none) */
+    int adapt, adapt_nd;     /* adapted: a decayed tensor, and one without decay (always_adapt) */
+    ob_trust trust, trust_nd; /* trust_nd: without the decay */
+    ob_rule rule_nd;          /* the group's rule without the decay */
     float *sq;           /* per tensor of a run: ||p||^2, then ||g||^2 */
     ob_rule_step *tstep; /* per tensor: the group's step with c[0] = its ratio */
 } lars_priv;
@@ -71,6 +76,7 @@ static void lars_release(ob_optim *o, int g)
     ob_dev_free(o->dev, lp->sq);
     ob_dev_free(o->dev, lp->tstep);
     ob_size_runs_free(&lp->runs);
+    free(lp->no_decay);
     free(lp);
     o->group[g].priv = NULL;
 }
@@ -86,14 +92,25 @@ static ob_status lars_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     lars_priv *lp = calloc(1, sizeof *lp);
     if (!lp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = lp;
-    lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || ob_optim_hp(o, "always_adapt") != 0;
+    lp->adapt_nd = ob_optim_hp(o, "always_adapt") != 0;
+    lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || lp->adapt_nd;
     lp->trust = (ob_trust){.kind = OB_TRUST_LARS,
                            .clip = ob_optim_hp(o, "trust_clip") != 0,
                            .coeff = (float)ob_optim_hp(o, "trust_coeff"),
                            .wd = (float)ob_optim_hp(o, "weight_decay"),
                            .eps = (float)ob_optim_hp(o, "eps")};
+    lp->trust_nd = lp->trust;
+    lp->trust_nd.wd = 0.0f;
+    lp->rule_nd = gr->rule;
+    lp->rule_nd.weight_decay = 0.0f;
+    if (ob_optim_hp(o, "filter_bias_and_bn") != 0) {
+        const ob_layout *l = o->layout;
+        lp->no_decay = calloc((size_t)(l->n ? l->n : 1), 1);
+        if (!lp->no_decay) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < l->n; i++) lp->no_decay[i] = l->t[i].group == g && ob_no_decay_tensor(&l->t[i]);
+    }
     /* runs as long as the backend's batches like (no workspace to bound them) */
-    OB_TRY(ob_size_runs_make(o, g, 0, &lp->runs, e));
+    OB_TRY(ob_size_runs_make(o, g, 0, lp->no_decay, &lp->runs, e));
     OB_TRY(ob_dev_alloc(dev, (size_t)(2 * lp->runs.max_count) * sizeof(float), (void **)&lp->sq, e));
     OB_TRY(ob_dev_alloc(dev, (size_t)(lp->runs.n ? lp->runs.n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
     return OB_OK;
@@ -105,21 +122,24 @@ static ob_status lars_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
 {
     lars_priv *lp = gr->priv;
     ob_device *dev = o->dev;
-    const ob_tensor *t = &o->layout->t[lp->runs.index[r->first]];
+    const int ti = lp->runs.index[r->first], nd = lp->no_decay && lp->no_decay[ti];
+    const ob_tensor *t = &o->layout->t[ti];
+    const ob_rule *rule = nd ? &lp->rule_nd : &gr->rule;
     const int64_t n = t->numel, k = r->count, sp = r->sp, rel = t->offset - gr->begin;
     float *p = params + t->offset;
     const float *g = grads + t->offset;
     float *st[OB_RULE_MAX_STATE] = {gr->rule.n_state ? gr->state[0] + rel : NULL, NULL, NULL};
-    if (!lp->adapt) {
+    if (!(nd ? lp->adapt_nd : lp->adapt)) {
         const int64_t s_plain[OB_BATCH_STRIDES] = {sp, sp, sp, 0, 0, 0};
-        return ob_optim_ew_batch(o, gr->step_dev, &gr->rule, p, g, st, n, k, s_plain, e);
+        return ob_optim_ew_batch(o, gr->step_dev, rule, p, g, st, n, k, s_plain, e);
     }
     OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->sq, e));
     OB_TRY(dev->ops->batched_sumsq(dev, g, (int)k, n, sp, lp->sq + k, e));
     ob_rule_step *ts = lp->tstep + r->first;
-    OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->sq, (int)k, &lp->trust, o->stats_dev, ts, e));
+    OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->sq, (int)k, nd ? &lp->trust_nd : &lp->trust, o->stats_dev,
+                                 ts, e));
     const int64_t s_run[OB_BATCH_STRIDES] = {sp, sp, sp, 0, 0, 1};
-    return ob_optim_ew_batch(o, ts, &gr->rule, p, g, st, n, k, s_run, e);
+    return ob_optim_ew_batch(o, ts, rule, p, g, st, n, k, s_run, e);
 }
 
 static ob_status lars_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)

@@ -185,7 +185,8 @@ ob_status ob_make_runs(const ob_device *dev, const ob_run_items *it, int64_t bud
  * in layout order), for a custom group whose per-tensor scalars come from
  * whole-tensor norms (lamb, lars): its state roles lie where its parameters
  * do, so the arenas' spacing is the roles' too. A run spans at most cap
- * floats (0: the whole group), and always the largest tensor. */
+ * floats (0: the whole group), and always the largest tensor. kind (by
+ * layout index, or NULL) keeps tensors of different kinds in different runs. */
 typedef struct ob_size_runs {
     int *index;         /* layout indices, run by run */
     int n;
@@ -194,7 +195,11 @@ typedef struct ob_size_runs {
     int max_count;      /* most tensors in a run */
     int64_t max_floats; /* most floats in a run */
 } ob_size_runs;
-ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, ob_size_runs *sr, ob_err *e);
+ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, const unsigned char *kind, ob_size_runs *sr,
+                            ob_err *e);
+/* timm's filter_bias_and_bn: a tensor of at most one dimension, or tagged
+ * as a bias or a norm, gets no weight decay. */
+int ob_no_decay_tensor(const ob_tensor *t);
 void ob_size_runs_free(ob_size_runs *sr);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);

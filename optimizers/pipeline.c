@@ -684,7 +684,13 @@ static int size_runs_same(const void *ctx, int i, int j)
 {
     const ob_layout *l = ((const void *const *)ctx)[0];
     const int *index = ((const void *const *)ctx)[1];
-    return l->t[index[i]].numel == l->t[index[j]].numel;
+    const unsigned char *kind = ((const void *const *)ctx)[2];
+    return l->t[index[i]].numel == l->t[index[j]].numel && (!kind || kind[index[i]] == kind[index[j]]);
+}
+
+int ob_no_decay_tensor(const ob_tensor *t)
+{
+    return t->ndim <= 1 || t->tag == OB_TAG_BIAS || t->tag == OB_TAG_NORM;
 }
 
 static void size_runs_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
@@ -695,7 +701,8 @@ static void size_runs_where(const void *ctx, int i, int64_t *off, int64_t *aux, 
     *size = l->t[index[i]].numel;
 }
 
-ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, ob_size_runs *sr, ob_err *e)
+ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, const unsigned char *kind, ob_size_runs *sr,
+                            ob_err *e)
 {
     const ob_layout *l = o->layout;
     const ob_group *gr = &o->group[g];
@@ -714,7 +721,7 @@ ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, ob_size_runs 
     int64_t budget = gr->end - gr->begin;
     if (cap > 0 && budget > cap) budget = cap;
     if (budget < max_numel) budget = max_numel;
-    const void *ctx[2] = {l, sr->index};
+    const void *ctx[3] = {l, sr->index, kind};
     const ob_run_items items = {sr->index, sizeof *sr->index, sr->n, ctx, size_runs_same, size_runs_where};
     OB_TRY(ob_make_runs(o->dev, &items, budget, sr->run, &sr->n_runs, e));
     sr->max_count = 1;

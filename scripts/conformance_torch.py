@@ -212,9 +212,11 @@ def draw_case(rng, opt):
         s["grad_averaging"] = rng.random() < 0.8
         s["trust_clip"] = rng.random() < 0.3
         s["always_adapt"] = rng.random() < 0.3
+        s["filter_bias_and_bn"] = rng.random() < 0.3
         kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
                   bias_correction=s["bias_correction"], grad_averaging=s["grad_averaging"],
-                  trust_clip=s["trust_clip"], always_adapt=s["always_adapt"])
+                  trust_clip=s["trust_clip"], always_adapt=s["always_adapt"],
+                  filter_bias_and_bn=s["filter_bias_and_bn"])
         return s, LambRef, kw
     if opt == "lars":
         s["lr"] = pick(rng, 0.01, 0.1, 1.0, 5.0)
@@ -226,6 +228,7 @@ def draw_case(rng, opt):
         s["eps"] = pick(rng, 1e-8, 1e-3)
         s["trust_clip"] = rng.random() < 0.3
         s["always_adapt"] = rng.random() < 0.3
+        s["filter_bias_and_bn"] = rng.random() < 0.3
         if s["weight_decay"] == 0 and not s["always_adapt"]:
             s["lr"] = pick(rng, 0.001, 0.01)  # plain SGD
         return s, LarsRef, dict(s)
@@ -250,17 +253,19 @@ class LambRef(torch.optim.Optimizer):
     with trust_clip, and r = 1 where wd is 0 unless always_adapt."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-6, weight_decay=0.01, bias_correction=True,
-                 grad_averaging=True, trust_clip=False, always_adapt=False):
+                 grad_averaging=True, trust_clip=False, always_adapt=False, filter_bias_and_bn=False):
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       bias_correction=bias_correction, grad_averaging=grad_averaging,
-                                      trust_clip=trust_clip, always_adapt=always_adapt))
+                                      trust_clip=trust_clip, always_adapt=always_adapt,
+                                      filter_bias_and_bn=filter_bias_and_bn))
 
     @torch.no_grad()
     def step(self):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
-            wd = group["weight_decay"]
             for p in group["params"]:
+                # timm's create_optimizer: no decay for 1-D tensors (biases, norms)
+                wd = 0.0 if group["filter_bias_and_bn"] and p.ndim <= 1 else group["weight_decay"]
                 st = self.state[p]
                 if not st:
                     st["t"], st["m"], st["v"] = 0, torch.zeros_like(p), torch.zeros_like(p)
@@ -293,16 +298,17 @@ class LarsRef(torch.optim.Optimizer):
     torch.optim.SGD's momentum on d and p -= lr d."""
 
     def __init__(self, params, lr=1.0, momentum=0.0, dampening=0.0, weight_decay=0.0, nesterov=False,
-                 trust_coeff=1e-3, eps=1e-8, trust_clip=False, always_adapt=False):
+                 trust_coeff=1e-3, eps=1e-8, trust_clip=False, always_adapt=False, filter_bias_and_bn=False):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, trust_coeff=trust_coeff, eps=eps, trust_clip=trust_clip,
-                                      always_adapt=always_adapt))
+                                      always_adapt=always_adapt, filter_bias_and_bn=filter_bias_and_bn))
 
     @torch.no_grad()
     def step(self):
         for group in self.param_groups:
-            wd, mom = group["weight_decay"], group["momentum"]
+            mom = group["momentum"]
             for p in group["params"]:
+                wd = 0.0 if group["filter_bias_and_bn"] and p.ndim <= 1 else group["weight_decay"]
                 d = p.grad
                 if wd != 0 or group["always_adapt"]:
                     pn, gn = p.norm(), d.norm()

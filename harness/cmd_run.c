@@ -684,19 +684,44 @@ static int text_settings(const ob_optimizer_def *d, char (*names)[64], const cha
     return n;
 }
 
+/* Whether section `name` is listed: all when no names were given. */
+static int listed(char *const *names, int n, const char *name)
+{
+    if (n == 0) return 1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(names[i], name)) return 1;
+    return 0;
+}
+
 int ob_cmd_list(int argc, char **argv)
 {
+    char **only = argv + 1;
+    int n_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: optbench list\n\nPrints every workload and optimizer with its hyperparameters\n"
+            printf("usage: optbench list [NAME...]\n\nPrints every workload and optimizer with its hyperparameters\n"
                    "(name, default, type, meaning), the text settings of the optimizers that have\n"
                    "them (route, coeff_file), each optimizer's state size per parameter, and the\n"
-                   "training settings.\n");
+                   "training settings. NAMEs (workloads, optimizers, or 'train' for the training\n"
+                   "settings) list only those: optbench list lamb lars train\n");
             return 0;
         }
         if (is_option(argv[i]))
             return ob_cli_error(2, "unknown option '%s' (optbench list takes none but --help)", argv[i]);
-        return ob_cli_error(2, "list takes no arguments (got '%s')", argv[i]);
+        if (!ob_workload_find(argv[i]) && !ob_optimizer_find(argv[i]) && strcmp(argv[i], "train")) {
+            int nw, no;
+            const ob_workload_def *const *w = ob_workloads(&nw);
+            const ob_optimizer_def *const *o = ob_optimizers(&no);
+            const char *known[129];
+            int nk = 0;
+            for (int k = 0; k < nw && nk < 64; k++) known[nk++] = w[k]->name;
+            for (int k = 0; k < no && nk < 128; k++) known[nk++] = o[k]->name;
+            known[nk++] = "train";
+            ob_err e;
+            ob_fail_unknown(&e, "workload or optimizer", argv[i], known, nk);
+            return ob_cli_error(2, "list: %s", e.msg);
+        }
+        only[n_only++] = argv[i];
     }
     int nw, no;
     const ob_workload_def *const *w = ob_workloads(&nw);
@@ -715,18 +740,28 @@ int ob_cmd_list(int argc, char **argv)
     }
     widen_hparams(&lw, ob_train_hp_defs, ob_train_hp_count);
 
-    printf("WORKLOADS (set with --set WORKLOAD.KEY=VALUE)\n\n");
-    print_row(&lw, "name", "default", "type", NULL, "meaning");
-    printf("\n");
+    int any = 0;
+    for (int i = 0; i < nw; i++) any |= listed(only, n_only, w[i]->name);
+    if (any) {
+        printf("WORKLOADS (set with --set WORKLOAD.KEY=VALUE)\n\n");
+        print_row(&lw, "name", "default", "type", NULL, "meaning");
+        printf("\n");
+    }
     for (int i = 0; i < nw; i++) {
+        if (!listed(only, n_only, w[i]->name)) continue;
         printf("  %s - %s\n", w[i]->name, w[i]->summary);
         print_hparams(&lw, w[i]->hp, w[i]->n_hp);
         printf("\n");
     }
-    printf("OPTIMIZERS (set with --set OPTIMIZER.KEY=VALUE; state = floats kept per parameter)\n\n");
-    print_row(&lw, "name", "default", "type", NULL, "meaning");
-    printf("\n");
+    any = 0;
+    for (int i = 0; i < no; i++) any |= listed(only, n_only, o[i]->name);
+    if (any) {
+        printf("OPTIMIZERS (set with --set OPTIMIZER.KEY=VALUE; state = floats kept per parameter)\n\n");
+        print_row(&lw, "name", "default", "type", NULL, "meaning");
+        printf("\n");
+    }
     for (int i = 0; i < no; i++) {
+        if (!listed(only, n_only, o[i]->name)) continue;
         ob_hp_values hv;
         ob_hp_defaults(&hv, o[i]->hp, o[i]->n_hp);
         double sp = o[i]->state_per_param ? o[i]->state_per_param(&hv) : NAN;
@@ -751,8 +786,10 @@ int ob_cmd_list(int argc, char **argv)
         }
         printf("\n");
     }
-    printf("TRAINING SETTINGS (set with --set train.KEY=VALUE or 'train:' in the config)\n\n");
-    print_row(&lw, "name", "default", "type", NULL, "meaning");
-    print_hparams(&lw, ob_train_hp_defs, ob_train_hp_count);
+    if (listed(only, n_only, "train")) {
+        printf("TRAINING SETTINGS (set with --set train.KEY=VALUE or 'train:' in the config)\n\n");
+        print_row(&lw, "name", "default", "type", NULL, "meaning");
+        print_hparams(&lw, ob_train_hp_defs, ob_train_hp_count);
+    }
     return 0;
 }

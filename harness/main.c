@@ -14,7 +14,7 @@ typedef struct command {
 
 static const command commands[] = {
     {"run", ob_cmd_run, "run a matrix of workloads x optimizers x learning rates x seeds"},
-    {"list", ob_cmd_list, "list workloads and optimizers with their hyperparameters"},
+    {"list", ob_cmd_list, "list workloads and optimizers with their hyperparameters (or those named)"},
     {"report", ob_cmd_report, "write CSV tables, gnuplot scripts and plots from a database"},
     {"compare", ob_cmd_compare, "compare a candidate database against a baseline (regression gate)"},
     {"history", ob_cmd_history, "print and plot a metric over the benchmarks of a database"},

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # optbench list: one aligned table (name, default, type, meaning) however
 # long a name or default is; "1 float"; the text settings that --set takes
-# (route, coeff_file) are listed with the hyperparameters.
+# (route, coeff_file) are listed with the hyperparameters; names narrow it
+# to those sections, and an unknown name is refused (exit 2, did you mean).
 set -uo pipefail
 : "${OPTBENCH:?}"
 out=$("$OPTBENCH" list) || { echo "FAIL: rc=$?"; exit 1; }
@@ -27,3 +28,20 @@ assert "route" not in blocks["adam"]
 assert re.search(r"(?m)^      formula +torch1\.13 +enum +one of torch1\.13\|torch2; ", blocks["nadam"])
 print("list ok: %d rows, columns at %s" % (len(rows), cols.pop()))
 PY
+# names narrow the listing: only those sections, the same table
+sub=$("$OPTBENCH" list lamb train) || { echo "FAIL: list lamb train: rc=$?"; exit 1; }
+python3 - <<'PY' "$sub"
+import re, sys
+text = sys.argv[1]
+heads = re.findall(r"(?m)^  (\S+) - ", text)
+assert heads == ["lamb"], heads
+assert "OPTIMIZERS" in text and "TRAINING SETTINGS" in text and "WORKLOADS" not in text, text[:200]
+assert re.search(r"(?m)^      filter_bias_and_bn +false +bool ", text)
+assert re.search(r"(?m)^      clip_norm +0 +float ", text)
+PY
+[ $? -eq 0 ] || { echo "FAIL: list lamb train"; exit 1; }
+err=$("$OPTBENCH" list lmab 2>&1 >/dev/null)
+rc=$?
+[ $rc -eq 2 ] && [[ "$err" == *"unknown workload or optimizer 'lmab' (did you mean 'lamb'?)"* ]] ||
+  { echo "FAIL: list lmab: rc=$rc: $err"; exit 1; }
+echo "list NAME ok"

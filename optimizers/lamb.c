@@ -124,12 +124,7 @@ static ob_status lamb_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     lp->adapt_nd = ob_optim_hp(o, "always_adapt") != 0;
     lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || lp->adapt_nd;
     lp->trust = (ob_trust){.kind = OB_TRUST_LAMB, .clip = ob_optim_hp(o, "trust_clip") != 0};
-    if (ob_optim_hp(o, "filter_bias_and_bn") != 0) {
-        const ob_layout *l = o->layout;
-        lp->no_decay = calloc((size_t)(l->n ? l->n : 1), 1);
-        if (!lp->no_decay) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        for (int i = 0; i < l->n; i++) lp->no_decay[i] = l->t[i].group == g && ob_no_decay_tensor(&l->t[i]);
-    }
+    OB_TRY(ob_no_decay_marks(o, g, &lp->no_decay, e));
     /* A run's updates fill a workspace: the largest tensor, or up to 4M
      * floats where the group is larger (as Adafactor's). */
     OB_TRY(ob_size_runs_make(o, g, (int64_t)1 << 22, lp->no_decay, &lp->runs, e));

@@ -103,12 +103,7 @@ static ob_status lars_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     lp->trust_nd.wd = 0.0f;
     lp->rule_nd = gr->rule;
     lp->rule_nd.weight_decay = 0.0f;
-    if (ob_optim_hp(o, "filter_bias_and_bn") != 0) {
-        const ob_layout *l = o->layout;
-        lp->no_decay = calloc((size_t)(l->n ? l->n : 1), 1);
-        if (!lp->no_decay) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        for (int i = 0; i < l->n; i++) lp->no_decay[i] = l->t[i].group == g && ob_no_decay_tensor(&l->t[i]);
-    }
+    OB_TRY(ob_no_decay_marks(o, g, &lp->no_decay, e));
     /* runs as long as the backend's batches like (no workspace to bound them) */
     OB_TRY(ob_size_runs_make(o, g, 0, lp->no_decay, &lp->runs, e));
     OB_TRY(ob_dev_alloc(dev, (size_t)(2 * lp->runs.max_count) * sizeof(float), (void **)&lp->sq, e));

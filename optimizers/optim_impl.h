@@ -200,6 +200,10 @@ ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, const unsigne
 /* timm's filter_bias_and_bn: a tensor of at most one dimension, or tagged
  * as a bias or a norm, gets no weight decay. */
 int ob_no_decay_tensor(const ob_tensor *t);
+/* With the optimizer's filter_bias_and_bn on, *marks (by layout index,
+ * freed by the caller) flags group g's tensors that ob_no_decay_tensor
+ * takes the decay from; NULL when the setting is off. */
+ob_status ob_no_decay_marks(const ob_optim *o, int g, unsigned char **marks, ob_err *e);
 void ob_size_runs_free(ob_size_runs *sr);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);

@@ -693,6 +693,17 @@ int ob_no_decay_tensor(const ob_tensor *t)
     return t->ndim <= 1 || t->tag == OB_TAG_BIAS || t->tag == OB_TAG_NORM;
 }
 
+ob_status ob_no_decay_marks(const ob_optim *o, int g, unsigned char **marks, ob_err *e)
+{
+    const ob_layout *l = o->layout;
+    *marks = NULL;
+    if (ob_optim_hp(o, "filter_bias_and_bn") == 0) return OB_OK;
+    *marks = calloc((size_t)(l->n ? l->n : 1), 1);
+    if (!*marks) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < l->n; i++) (*marks)[i] = l->t[i].group == g && ob_no_decay_tensor(&l->t[i]);
+    return OB_OK;
+}
+
 static void size_runs_where(const void *ctx, int i, int64_t *off, int64_t *aux, int64_t *size)
 {
     const ob_layout *l = ((const void *const *)ctx)[0];

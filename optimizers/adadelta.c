@@ -9,6 +9,7 @@ static const ob_hp_def adadelta_hp[] = {
     {"rho", OB_HP_FLOAT, 0.9, 0, 1, 0, 0, NULL, "decay of the running averages"},
     {"eps", OB_HP_FLOAT, 1e-6, 0, INFINITY, 0, 0, NULL, "added inside the square roots"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty added to the gradient"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double adadelta_state(const ob_hp_values *hp)

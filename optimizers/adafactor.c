@@ -23,7 +23,9 @@
  * run, stepped together: each op above runs once over the whole run (the
  * elementwise ones through elementwise_step_batch, the sums and the
  * preconditioning over the run's gradients gathered in the workspace), not
- * once per tensor. Every tensor still gets exactly its own values.
+ * once per tensor. Every tensor still gets exactly its own values. With
+ * filter_bias_and_bn a run holds tensors of one kind: decayed, or (biases,
+ * norms, 1-D tensors) not.
  */
 #include <float.h>
 #include <math.h>
@@ -40,11 +42,13 @@ static const ob_hp_def af_hp[] = {
     {"eps2", OB_HP_FLOAT, 1e-3, 0, INFINITY, 0, 0, NULL, "floor of RMS(p) in the step size"},
     {"d", OB_HP_FLOAT, 1.0, 1, INFINITY, 0, 0, NULL, "clipping threshold of RMS(u)"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "decoupled, before the update: p *= 1 - lr*wd"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 typedef struct af_tensor {
     int index;             /* in the layout */
     int factored;          /* 2 or more dimensions */
+    int no_decay;          /* filter_bias_and_bn took its weight decay */
     int64_t batch, R, C;   /* factored: the last two dimensions and the product of the others */
     int64_t v_off, c_off;  /* in aux: variance, or row (batch R) and col (batch C) */
 } af_tensor;
@@ -57,7 +61,7 @@ typedef struct af_priv {
     float *w[4];           /* scratch: the run's gradients, row and column means, u */
     float *sq;             /* per tensor of a run: ||p||^2, then ||u||^2 */
     ob_rule_step *tstep;   /* per tensor: the group's step with its scale */
-    ob_rule copy_clip, copy, var_sq, var, vec, apply;
+    ob_rule copy_clip, copy, var_sq, var, vec, apply, apply_nd; /* apply_nd: without the decay */
 } af_priv;
 
 static ob_status af_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
@@ -100,7 +104,7 @@ static int af_same_shape(const void *ctx, int i, int j)
     const af_priv *ap = ((const void *const *)ctx)[0];
     const ob_layout *l = ((const void *const *)ctx)[1];
     const af_tensor *a = &ap->t[i], *b = &ap->t[j];
-    if (a->factored != b->factored) return 0;
+    if (a->factored != b->factored || a->no_decay != b->no_decay) return 0;
     if (a->factored) return a->batch == b->batch && a->R == b->R && a->C == b->C;
     return l->t[a->index].numel == l->t[b->index].numel;
 }
@@ -164,6 +168,7 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
         if (t->group != g) continue;
         af_tensor *at = &ap->t[ap->n++];
         at->index = i;
+        at->no_decay = ob_optim_filters_decay(o) && ob_no_decay_tensor(t);
         if (t->numel > max_numel) max_numel = t->numel;
         at->factored = t->ndim >= 2;
         if (at->factored) {
@@ -204,6 +209,8 @@ static ob_status af_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     ap->vec = (ob_rule){.kind = OB_RULE_AF_VEC, .n_state = 1, .eps = eps1};
     ap->apply = (ob_rule){.kind = OB_RULE_AF_APPLY, .n_state = 1,
                           .weight_decay = (float)ob_optim_hp(o, "weight_decay")};
+    ap->apply_nd = ap->apply;
+    ap->apply_nd.weight_decay = 0.0f;
     return OB_OK;
 }
 
@@ -252,7 +259,7 @@ static ob_status af_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float *
     OB_TRY(ops->adafactor_scale(dev, gr->step_dev, ap->sq, (int)k, n, d, ts, e));
     const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 1};
     float *us[OB_RULE_MAX_STATE] = {u, NULL, NULL};
-    return ob_optim_ew_batch(o, ts, &ap->apply, p, g, us, n, k, s_apply, e);
+    return ob_optim_ew_batch(o, ts, at->no_decay ? &ap->apply_nd : &ap->apply, p, g, us, n, k, s_apply, e);
 }
 
 static ob_status af_custom_step(ob_optim *o, int g, float *params, const float *grads, ob_err *e)

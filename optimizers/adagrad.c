@@ -11,6 +11,7 @@ static const ob_hp_def adagrad_hp[] = {
     {"initial_accumulator_value", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL,
      "starting value of the sum of squares"},
     {"eps", OB_HP_FLOAT, 1e-10, 0, INFINITY, 0, 0, NULL, "added to the denominator"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double adagrad_state(const ob_hp_values *hp)

@@ -10,6 +10,7 @@ static const ob_hp_def adamax_hp[] = {
     {"beta2", OB_HP_FLOAT, 0.999, 0, 1, 0, 1, NULL, "decay of the infinity norm"},
     {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to |g| in the infinity norm"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty added to the gradient"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double adamax_state(const ob_hp_values *hp)

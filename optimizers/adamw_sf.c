@@ -25,6 +25,7 @@ static const ob_hp_def sf_hp[] = {
     {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to the denominator"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty at y, added to the normalized step"},
     OB_SF_HP,
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double sf_state(const ob_hp_values *hp)

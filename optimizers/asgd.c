@@ -16,6 +16,7 @@ static const ob_hp_def asgd_hp[] = {
     {"alpha", OB_HP_FLOAT, 0.75, 0, INFINITY, 0, 0, NULL, "power of the step's decay"},
     {"t0", OB_HP_FLOAT, 1e6, 0, INFINITY, 0, 0, NULL, "the step from which the average is kept"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty, added to the gradient"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double asgd_state(const ob_hp_values *hp)

@@ -44,8 +44,7 @@ static const ob_hp_def lamb_hp[] = {
     {"trust_clip", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "clip the trust ratio at 1 (LAMBC)"},
     {"always_adapt", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,
      "trust ratio also where weight_decay is 0 (apex's use_nvlamb)"},
-    {"filter_bias_and_bn", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,
-     "no weight decay (so no trust ratio) for biases, norms and 1-D tensors (timm's create_optimizer)"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay (so no trust ratio)"),
 };
 
 typedef struct lamb_priv {

@@ -35,8 +35,7 @@ static const ob_hp_def lars_hp[] = {
     {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to the ratio's denominator"},
     {"trust_clip", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "LARC: the ratio becomes min(ratio / lr, 1)"},
     {"always_adapt", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "trust ratio also where weight_decay is 0"},
-    {"filter_bias_and_bn", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,
-     "no weight decay (so no trust ratio) for biases, norms and 1-D tensors (timm's create_optimizer)"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay (so no trust ratio)"),
 };
 
 typedef struct lars_priv {

@@ -10,6 +10,7 @@ static const ob_hp_def lion_hp[] = {
     {"beta1", OB_HP_FLOAT, 0.9, 0, 1, 0, 0, NULL, "interpolation of the update direction"},
     {"beta2", OB_HP_FLOAT, 0.99, 0, 1, 0, 0, NULL, "decay of the momentum"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "decoupled weight decay: p *= 1 - lr*wd"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double lion_state(const ob_hp_values *hp)

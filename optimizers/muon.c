@@ -27,6 +27,7 @@ static const ob_hp_def muon_hp[] = {
     {"adjust_lr", OB_HP_ENUM, 0, 0, 1, 0, 0, "original|match_rms_adamw",
      "lr scale per matrix: sqrt(max(1, rows/cols)) or 0.2*sqrt(max(rows, cols))"},
     OB_HYBRID_HP,
+    OB_HP_FILTER_BIAS_AND_BN("adamw_wd in the AdamW group"),
 };
 
 static const char *const muon_groups[] = {"muon", "adamw", NULL};

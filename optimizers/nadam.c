@@ -22,6 +22,7 @@ static const ob_hp_def nadam_hp[] = {
     {"decoupled_weight_decay", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "AdamW-style p *= 1 - lr*wd"},
     {"formula", OB_HP_ENUM, 0, 0, 1, 0, 0, "torch1.13|torch2",
      "mu_product_next = prod_t mu_t mu_t+1 (PyTorch <= 1.13) or prod_t mu_t+1 (PyTorch >= 2.0)"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double nadam_state(const ob_hp_values *hp)

@@ -44,6 +44,13 @@ typedef struct ob_bucket {
     float lr_scale;      /* ob_lr_adjust for this shape */
 } ob_bucket;
 
+/* A span of consecutive tensors of an elementwise group that filter_bias_and_bn
+ * either leaves with the group's weight decay or takes it from. */
+typedef struct ob_decay_span {
+    int64_t begin, end; /* in the arenas; a span runs to the next one's start */
+    int no_decay;
+} ob_decay_span;
+
 typedef struct ob_group {
     int64_t begin, end;                  /* float range in the arenas */
     ob_rule rule;                        /* elementwise rule, or a matrix group's momentum rule */
@@ -60,6 +67,11 @@ typedef struct ob_group {
     int64_t aux_floats;
     float *snap_aux;                     /* rollback: the copy of aux in the snapshot */
     void *priv;                          /* its host tables and scratch */
+    /* an elementwise group with weight decay and filter_bias_and_bn on:
+     * one pass per span, of rule or of rule_nd (rule without the decay) */
+    ob_decay_span *span;
+    int n_span;
+    ob_rule rule_nd;
 } ob_group;
 
 typedef struct ob_route_rule {
@@ -198,8 +210,16 @@ typedef struct ob_size_runs {
 ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, const unsigned char *kind, ob_size_runs *sr,
                             ob_err *e);
 /* timm's filter_bias_and_bn: a tensor of at most one dimension, or tagged
- * as a bias or a norm, gets no weight decay. */
+ * as a bias or a norm, gets no weight decay. The setting belongs to every
+ * optimizer with a weight decay; the pipeline applies it to elementwise
+ * groups, optimizers with their own step (lamb, lars) through
+ * ob_no_decay_marks. */
 int ob_no_decay_tensor(const ob_tensor *t);
+/* 1 when the optimizer has filter_bias_and_bn and it is on. */
+int ob_optim_filters_decay(const ob_optim *o);
+#define OB_HP_FILTER_BIAS_AND_BN(what)                                                            \
+    {"filter_bias_and_bn", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL,                                        \
+     "no " what " for biases, norms and 1-D tensors (timm's create_optimizer)"}
 /* With the optimizer's filter_bias_and_bn on, *marks (by layout index,
  * freed by the caller) flags group g's tensors that ob_no_decay_tensor
  * takes the decay from; NULL when the setting is off. */

@@ -458,6 +458,45 @@ ob_status ob_optim_check(const ob_optim *o, ob_err *e)
     return OB_OK;
 }
 
+static int span_by_offset(const void *a, const void *b)
+{
+    const ob_decay_span *x = a, *y = b;
+    return x->begin < y->begin ? -1 : x->begin > y->begin;
+}
+
+/* filter_bias_and_bn in elementwise group g: its tensors in arena order,
+ * neighbours of one kind merged into a span (the padding between tensors,
+ * zero, goes with the span before it). Nothing when the group has no
+ * weight decay to take, or when every tensor keeps it. */
+static ob_status decay_spans(ob_optim *o, int g, const ob_layout *l, ob_err *e)
+{
+    ob_group *gr = &o->group[g];
+    if (!ob_optim_filters_decay(o) || gr->rule.weight_decay == 0.0f) return OB_OK;
+    gr->span = malloc((size_t)(l->n ? l->n : 1) * sizeof *gr->span);
+    if (!gr->span) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    int n = 0, any = 0;
+    for (int i = 0; i < l->n; i++)
+        if (l->t[i].group == g) {
+            gr->span[n++] = (ob_decay_span){l->t[i].offset, 0, ob_no_decay_tensor(&l->t[i])};
+            any |= gr->span[n - 1].no_decay;
+        }
+    if (!any) {
+        free(gr->span);
+        gr->span = NULL;
+        return OB_OK;
+    }
+    qsort(gr->span, (size_t)n, sizeof *gr->span, span_by_offset);
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (m == 0 || gr->span[m - 1].no_decay != gr->span[i].no_decay) gr->span[m++] = gr->span[i];
+    gr->span[0].begin = gr->begin;
+    for (int i = 0; i < m; i++) gr->span[i].end = i + 1 < m ? gr->span[i + 1].begin : gr->end;
+    gr->n_span = m;
+    gr->rule_nd = gr->rule;
+    gr->rule_nd.weight_decay = 0.0f;
+    return OB_OK;
+}
+
 ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err *e)
 {
     o->dev = dev;
@@ -507,6 +546,8 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
                 need_thr = 1;
             }
             OB_TRY(build_buckets(o, g, l, &ws_x, &ws_s, &ws_count, e));
+        } else if (!gr->is_custom) {
+            OB_TRY(decay_spans(o, g, l, e));
         }
     }
     if (ws_x > 0) {
@@ -693,11 +734,16 @@ int ob_no_decay_tensor(const ob_tensor *t)
     return t->ndim <= 1 || t->tag == OB_TAG_BIAS || t->tag == OB_TAG_NORM;
 }
 
+int ob_optim_filters_decay(const ob_optim *o)
+{
+    return ob_hp_index(o->hp.defs, o->hp.n, "filter_bias_and_bn") >= 0 && ob_optim_hp(o, "filter_bias_and_bn") != 0;
+}
+
 ob_status ob_no_decay_marks(const ob_optim *o, int g, unsigned char **marks, ob_err *e)
 {
     const ob_layout *l = o->layout;
     *marks = NULL;
-    if (ob_optim_hp(o, "filter_bias_and_bn") == 0) return OB_OK;
+    if (!ob_optim_filters_decay(o)) return OB_OK;
     *marks = calloc((size_t)(l->n ? l->n : 1), 1);
     if (!*marks) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     for (int i = 0; i < l->n; i++) (*marks)[i] = l->t[i].group == g && ob_no_decay_tensor(&l->t[i]);
@@ -955,14 +1001,21 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
             else
                 OB_TRY(matrix_group_step(o, gr, params, grads, e));
         } else {
-            float *st[OB_RULE_MAX_STATE] = {0};
-            for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k];
-            if (fused)
-                OB_TRY(ops->elementwise_step_stats(dev, &gr->rule, gr->step_dev, o->stats_dev, params + gr->begin,
-                                                   grads + gr->begin, st, gr->end - gr->begin, e));
-            else
-                OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, params + gr->begin,
-                                             grads + gr->begin, st, gr->end - gr->begin, e));
+            /* one pass over the group, or one per span of filter_bias_and_bn */
+            const ob_decay_span whole = {gr->begin, gr->end, 0};
+            const ob_decay_span *span = gr->span ? gr->span : &whole;
+            for (int i = 0; i < (gr->span ? gr->n_span : 1); i++) {
+                const ob_rule *r = span[i].no_decay ? &gr->rule_nd : &gr->rule;
+                const int64_t at = span[i].begin, n = span[i].end - span[i].begin;
+                float *st[OB_RULE_MAX_STATE] = {0};
+                for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k] + (at - gr->begin);
+                if (fused)
+                    OB_TRY(ops->elementwise_step_stats(dev, r, gr->step_dev, o->stats_dev, params + at, grads + at,
+                                                       st, n, e));
+                else
+                    OB_TRY(ops->elementwise_step(dev, r, gr->step_dev, o->stats_dev, params + at, grads + at, st,
+                                                 n, e));
+            }
         }
     }
     if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, o->spike_dev, rec, e));
@@ -1079,6 +1132,7 @@ void ob_optim_destroy(ob_optim *o)
     for (int g = 0; g < OB_MAX_GROUPS; g++) {
         free(o->group[g].members);
         free(o->group[g].buckets);
+        free(o->group[g].span);
     }
     free(o->coeffs);
     free(o->host);

@@ -13,6 +13,7 @@ static const ob_hp_def radam_hp[] = {
     {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to the denominator"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "weight decay (L2 unless decoupled)"},
     {"decoupled_weight_decay", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "AdamW-style p *= 1 - lr*wd"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double radam_state(const ob_hp_values *hp)

@@ -11,6 +11,7 @@ static const ob_hp_def rmsprop_hp[] = {
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty added to the gradient"},
     {"momentum", OB_HP_FLOAT, 0.0, 0, 1, 0, 1, NULL, "momentum factor"},
     {"centered", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "normalize by the estimated variance"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double rmsprop_state(const ob_hp_values *hp)

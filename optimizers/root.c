@@ -26,6 +26,7 @@ static const ob_hp_def root_hp[] = {
      "clip u at this quantile of |u| (1: no clipping)"},
     {"ns_steps", OB_HP_INT, 5, 1, 99, 0, 0, NULL, "Newton-Schulz iterations"},
     OB_HYBRID_HP,
+    OB_HP_FILTER_BIAS_AND_BN("adamw_wd in the AdamW group"),
 };
 
 static const char *const root_groups[] = {"root", "adamw", NULL};

@@ -198,7 +198,8 @@ typedef enum ob_rule_kind {
 #define OB_RULE_MAX_STATE 3
 
 /* ob_rule.flags */
-#define OB_RULE_CENTERED 1 /* rmsprop: centered */
+#define OB_RULE_CENTERED 1   /* rmsprop: centered */
+#define OB_RULE_SKIP_DECAY 2 /* soap apply: no weight decay (filter_bias_and_bn) */
 
 typedef struct ob_rule {
     int kind;          /* ob_rule_kind */
@@ -498,11 +499,12 @@ OB_HD static inline void ob_rule_soap_adam(const ob_rule *r, float *out, float g
 }
 
 /* SOAP's update: p -= c[0] u (c[0] = lr sqrt(1 - b2^k) / (1 - b1^k)), then
- * the decay p -= c[1] p (c[1] = lr wd) on the updated p, in soap.py's order. */
-OB_HD static inline void ob_rule_soap_apply(const ob_rule_step *s, float *p, const float *u)
+ * the decay p -= c[1] p (c[1] = lr wd) on the updated p, in soap.py's order;
+ * none with OB_RULE_SKIP_DECAY. */
+OB_HD static inline void ob_rule_soap_apply(const ob_rule *r, const ob_rule_step *s, float *p, const float *u)
 {
     float q = *p + -s->c[0] * *u;
-    *p = q + -s->c[1] * q;
+    *p = (r->flags & OB_RULE_SKIP_DECAY) ? q : q + -s->c[1] * q;
 }
 
 /* Adafactor's step scale of one tensor (torch.optim.Adafactor), from
@@ -669,7 +671,7 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_COPY: p[i] = r->c[0] != 0.0f ? gi : g[i]; break;
     case OB_RULE_LERP: ob_rule_lerp(r, &p[i], g[i]); break;
     case OB_RULE_SOAP_ADAM: ob_rule_soap_adam(r, &p[i], g[i], &st[0][i], &st[1][i]); break;
-    case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(s, &p[i], &st[0][i]); break;
+    case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(r, s, &p[i], &st[0][i]); break;
     case OB_RULE_AF_VAR: ob_rule_af_var(r, s, &p[i], g[i]); break;
     case OB_RULE_AF_VEC: ob_rule_af_vec(r, &p[i], g[i], &st[0][i]); break;
     case OB_RULE_AF_APPLY: ob_rule_af_apply(r, s, &p[i], &st[0][i]); break;

@@ -9,6 +9,7 @@ static const ob_hp_def sgd_hp[] = {
     {"dampening", OB_HP_FLOAT, 0.0, 0, 1, 0, 0, NULL, "dampening for momentum"},
     {"nesterov", OB_HP_BOOL, 0, 0, 1, 0, 0, NULL, "Nesterov momentum (needs momentum > 0, dampening 0)"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty added to the gradient"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double sgd_state(const ob_hp_values *hp)

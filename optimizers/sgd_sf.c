@@ -21,6 +21,7 @@ static const ob_hp_def sgd_sf_hp[] = {
      "interpolation between z and the average (the momentum of the method); 0 < momentum < 1"},
     {"weight_decay", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "L2 penalty at y, added to the gradient"},
     OB_SF_HP,
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
 };
 
 static double sgd_sf_state(const ob_hp_values *hp)

@@ -11,7 +11,8 @@
  * and Adam runs in the rotated basis: with R = G x_k Q_k^T over the modes,
  *   m = b1 m + (1-b1) R,  v = b2 v + (1-b2) R^2   (both kept rotated)
  *   U = (m / (sqrt(v) + eps)) x_k Q_k              (back to the tensor's basis)
- *   p -= lr sqrt(1 - b2^k) / (1 - b1^k) U;  p -= lr wd p   (k = Adam steps)
+ *   p -= lr sqrt(1 - b2^k) / (1 - b1^k) U;  p -= lr wd p   (k = Adam steps;
+ *                    no decay for biases, norms and vectors with filter_bias_and_bn)
  * then L_k is updated with this step's gradient, and every
  * precondition_frequency Adam steps Q_k is refreshed by one power iteration:
  * the columns of Q_k sorted by the estimates diag(Q_k^T L_k Q_k), descending
@@ -57,6 +58,7 @@ static const ob_hp_def soap_hp[] = {
      "decay of the preconditioners L, R; < 0: beta2 (soap.py's default -1)"},
     {"eps", OB_HP_FLOAT, 1e-8, 0, INFINITY, 0, 0, NULL, "added to sqrt(v)"},
     {"weight_decay", OB_HP_FLOAT, 0.01, 0, INFINITY, 0, 0, NULL, "decoupled, after the update: p -= lr*wd*p"},
+    OB_HP_FILTER_BIAS_AND_BN("weight decay"),
     {"precondition_frequency", OB_HP_INT, 10, 1, 1e9, 0, 0, NULL,
      "Adam steps between two refreshes of the eigenbases (power iteration + QR)"},
     {"max_precond_dim", OB_HP_INT, 10000, 1, 16384, 0, 0, NULL,
@@ -76,6 +78,7 @@ typedef struct soap_tensor {
     int index; /* in the layout */
     int nd;
     int n_pre; /* preconditioned modes */
+    int no_decay; /* filter_bias_and_bn took its weight decay */
     soap_mode mode[OB_MAX_DIMS];
 } soap_tensor;
 
@@ -87,7 +90,7 @@ typedef struct soap_priv {
     float *w[6];      /* scratch: w[0..3] a run's numel each, w[4], w[5] max numel */
     float *m[3];      /* scratch: a run's n_k^2 each */
     int32_t *perm;    /* scratch: a run's n_k each */
-    ob_rule copy_clip, commit, lerp, apply;
+    ob_rule copy_clip, commit, lerp, apply, apply_nd; /* apply_nd: without the decay */
 } soap_priv;
 
 static double soap_state(const ob_hp_values *hp)
@@ -177,7 +180,7 @@ static int soap_same_shape(const void *ctx, int i, int j)
     const ob_layout *l = ((const void *const *)ctx)[1];
     const soap_tensor *a = &sp->t[i], *b = &sp->t[j];
     const ob_tensor *ta = &l->t[a->index], *tb = &l->t[b->index];
-    if (ta->ndim != tb->ndim || a->nd > 2) return 0;
+    if (ta->ndim != tb->ndim || a->nd > 2 || a->no_decay != b->no_decay) return 0;
     for (int k = 0; k < ta->ndim; k++)
         if (ta->shape[k] != tb->shape[k] || (a->mode[k].l_off < 0) != (b->mode[k].l_off < 0)) return 0;
     return 1;
@@ -259,6 +262,7 @@ static ob_status soap_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
         soap_tensor *st = &sp->t[sp->n++];
         st->index = i;
         st->nd = t->ndim;
+        st->no_decay = ob_optim_filters_decay(o) && ob_no_decay_tensor(t);
         if (t->numel > INT32_MAX)
             return ob_fail(e, OB_ERR_INPUT, "soap: tensor '%s' has %lld elements, more than it handles (2^31-1)",
                            t->name, (long long)t->numel);
@@ -298,6 +302,7 @@ static ob_status soap_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     sp->commit = (ob_rule){.kind = OB_RULE_COPY};
     sp->lerp = (ob_rule){.kind = OB_RULE_LERP, .c = {(float)(1.0 - shampoo_beta(o))}};
     sp->apply = (ob_rule){.kind = OB_RULE_SOAP_APPLY, .n_state = 1};
+    sp->apply_nd = (ob_rule){.kind = OB_RULE_SOAP_APPLY, .n_state = 1, .flags = OB_RULE_SKIP_DECAY};
     return OB_OK;
 }
 
@@ -383,7 +388,8 @@ static ob_status soap_tensor_step(ob_optim *o, ob_group *gr, soap_priv *sp, cons
         OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, sp->w[3], r, mv, numel, e));
         const float *u;
         OB_TRY(project(o, gr, st, sp->w[3], sp->w[1], sp->w[2], 1, &u, e));
-        OB_TRY(ob_optim_ew(o, gr->step_dev, &sp->apply, params + t->offset, grads + t->offset, (float *)u, numel, e));
+        OB_TRY(ob_optim_ew(o, gr->step_dev, st->no_decay ? &sp->apply_nd : &sp->apply, params + t->offset,
+                           grads + t->offset, (float *)u, numel, e));
     }
     if (st->n_pre == 0) return OB_OK;
     /* m in the tensor's basis while the bases change */
@@ -519,8 +525,8 @@ static ob_status soap_run_step(ob_optim *o, ob_group *gr, soap_priv *sp, const o
         OB_TRY(project_run(o, gr, st, r, sp->w[3], n, sp->w[1], sp->w[2], 1, &u, e));
         float *us[OB_RULE_MAX_STATE] = {(float *)u, NULL, NULL};
         const int64_t s_apply[OB_BATCH_STRIDES] = {d, d, n, 0, 0, 0};
-        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, &sp->apply, params + t->offset, grads + t->offset, us, n, k,
-                                 s_apply, e));
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, st->no_decay ? &sp->apply_nd : &sp->apply, params + t->offset,
+                                 grads + t->offset, us, n, k, s_apply, e));
     }
     if (st->n_pre == 0) return OB_OK;
     /* m in the tensors' basis while the bases change */

@@ -17,8 +17,9 @@ comparison is of the method, not of bf16 rounding), and adamw_sf
 and sgd_sf against schedulefree.AdamWScheduleFree and SGDScheduleFree where
 the schedulefree package is installed (their parameters y after every step;
 their average x, where optbench evaluates, is checked by tests/test_optim.c).
-adam and adamw with filter_bias_and_bn at times (a vector then against a
-torch parameter group without decay, as timm's create_optimizer builds it).
+The optimizers of FILTERED below take filter_bias_and_bn at times (a
+vector then against a torch parameter group without decay, as timm's
+create_optimizer builds it).
 nadam runs with formula=torch1.13 on PyTorch < 2.0 and torch2 after;
 decoupled weight decay of nadam/radam where torch has it (>= 2.0).
 lamb and lars, which torch.optim lacks, against LambRef and LarsRef below:
@@ -52,6 +53,12 @@ except ImportError:
     schedulefree = None
 
 TOL = 1e-4
+# optimizers whose filter_bias_and_bn is drawn here (a vector then runs
+# against a torch parameter group without weight decay); lamb and lars draw
+# it themselves, muon's filter concerns its AdamW group, which a replay of
+# one matrix does not have
+FILTERED = ("sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "asgd",
+            "adamw_sf", "sgd_sf", "adafactor")
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 
@@ -99,8 +106,6 @@ def draw_case(rng, opt):
         s["eps"] = pick(rng, 1e-8, 1e-6, 1e-3)
         s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
         s["amsgrad"] = rng.random() < 0.4
-        if rng.random() < 0.25:  # a vector then goes to a parameter group without decay (main)
-            s["filter_bias_and_bn"] = True
         kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
                   amsgrad=s["amsgrad"])
         return s, torch.optim.Adam if opt == "adam" else torch.optim.AdamW, kw
@@ -418,6 +423,8 @@ def main():
             init = f32([rng.gauss(0, 1) for _ in range(n)])
             grads = draw_grads(rng, steps, n)
             s, ctor, kw = draw_case(rng, opt)
+            if opt in FILTERED and rng.random() < 0.25:
+                s["filter_bias_and_bn"] = True
             if s.get("filter_bias_and_bn") and len(shape) <= 1 and ctor not in (LambRef, LarsRef):
                 kw["weight_decay"] = 0.0  # timm's create_optimizer: a 1-D tensor's group has no decay
             clip = pick(rng, 0.0, 0.0, 0.5, 5.0) if opt != "muon" else 0.0

@@ -1,12 +1,13 @@
-/* tests/test_adam_filter.c - adam and adamw with filter_bias_and_bn
- * (optimizers/adam.c) against a float64 reference of torch.optim.Adam /
- * AdamW with two parameter groups, as timm's create_optimizer builds them:
- * the matrices and the 4-D tensor with the weight decay, the vectors (a
- * bias among the matrices, another between the 4-D tensor and a matrix)
- * without. Gradients change scale by decades and one step has none; with
- * and without train.clip_norm, with AMSGrad once. Without the filter the
- * step is the usual single pass, which scripts/conformance_torch.py and the
- * golden cases check.
+/* tests/test_adam_filter.c - adam and adamw with filter_bias_and_bn (the
+ * pipeline's spans, optimizers/pipeline.c) against a float64 reference of
+ * torch.optim.Adam / AdamW with two parameter groups, as timm's
+ * create_optimizer builds them: the matrices and the 4-D tensor with the
+ * weight decay, the vectors (a bias among the matrices, another between the
+ * 4-D tensor and a matrix) without. Gradients change scale by decades and
+ * one step has none; with and without train.clip_norm, with AMSGrad once.
+ * Without the filter the step is the usual single pass, which
+ * scripts/conformance_torch.py and the golden cases check; the other
+ * optimizers' filter is checked by tests/test_filter_decay.c.
  */
 #include <string.h>
 

@@ -451,6 +451,7 @@ static int rule_cases(rule_case *out)
     ADD("lerp-high", OB_RULE_LERP, 0, 0, r->c[0] = 0.75f);
     ADD("soap-adam", OB_RULE_SOAP_ADAM, 2, 1, (void)0);
     ADD("soap-apply", OB_RULE_SOAP_APPLY, 1, 0, (void)0);
+    ADD("soap-apply-no-decay", OB_RULE_SOAP_APPLY, 1, 0, r->flags = OB_RULE_SKIP_DECAY);
     ADD("af-var", OB_RULE_AF_VAR, 0, 0, (void)0);
     ADD("af-var-sq", OB_RULE_AF_VAR, 0, 0, r->c[0] = 1.0f);
     ADD("af-vec", OB_RULE_AF_VEC, 1, 1, r->eps = 1e-3f);

@@ -301,8 +301,13 @@ static void test_soap_rules(void)
     s.c[0] = 0.05f;
     s.c[1] = 0.01f;
     float p = 1.0f, u = 2.0f;
-    ob_rule_soap_apply(&s, &p, &u); /* p = 1 - 0.1 = 0.9, then 0.9 - 0.009 */
+    ob_rule a = rule(OB_RULE_SOAP_APPLY);
+    ob_rule_soap_apply(&a, &s, &p, &u); /* p = 1 - 0.1 = 0.9, then 0.9 - 0.009 */
     CHECK_NEAR(p, 0.891, 1e-7);
+    a.flags = OB_RULE_SKIP_DECAY; /* filter_bias_and_bn: the update alone */
+    p = 1.0f;
+    ob_rule_soap_apply(&a, &s, &p, &u);
+    CHECK_NEAR(p, 0.9, 1e-7);
     ob_rule l = rule(OB_RULE_LERP);
     l.c[0] = 0.1f;
     float x = 1.0f;
@@ -455,7 +460,7 @@ static void test_dispatch(void)
         case OB_RULE_COPY: pb = g; break; /* c[0] != 0: clipped */
         case OB_RULE_LERP: ob_rule_lerp(&r, &pb, 0.4f); break; /* SOAP's rules take g as given */
         case OB_RULE_SOAP_ADAM: ob_rule_soap_adam(&r, &pb, 0.4f, &b0, &b1); break;
-        case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(&s, &pb, &b0); break;
+        case OB_RULE_SOAP_APPLY: ob_rule_soap_apply(&r, &s, &pb, &b0); break;
         case OB_RULE_AF_VAR: ob_rule_af_var(&r, &s, &pb, 0.4f); break; /* Adafactor's rules too */
         case OB_RULE_AF_VEC: ob_rule_af_vec(&r, &pb, 0.4f, &b0); break;
         case OB_RULE_AF_APPLY: ob_rule_af_apply(&r, &s, &pb, &b0); break;

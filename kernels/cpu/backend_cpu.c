@@ -624,7 +624,7 @@ OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc,
         break;
     case OB_RULE_LERP: LOOP(ob_rule_lerp(&r, &p[i], g[i])); break;
     case OB_RULE_SOAP_ADAM: LOOP(ob_rule_soap_adam(&r, &p[i], g[i], &s0[i], &s1[i])); break;
-    case OB_RULE_SOAP_APPLY: LOOP(ob_rule_soap_apply(&step, &p[i], &s0[i])); break;
+    case OB_RULE_SOAP_APPLY: LOOP(ob_rule_soap_apply(&r, &step, &p[i], &s0[i])); break;
     case OB_RULE_AF_VAR: LOOP(ob_rule_af_var(&r, &step, &p[i], g[i])); break;
     case OB_RULE_AF_VEC: LOOP(ob_rule_af_vec(&r, &p[i], g[i], &s0[i])); break;
     case OB_RULE_AF_APPLY: LOOP(ob_rule_af_apply(&r, &step, &p[i], &s0[i])); break;

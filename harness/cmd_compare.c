@@ -96,10 +96,14 @@ static void compare_usage(FILE *f)
             "same way: worse when the median slowdown exceeds --time-tol and shows on the cells\n"
             "together. Cells whose p90 step time is more than %.0f%% above their median on one\n"
             "side only (a busy machine) are left out; a group with mostly such cells is shown as\n"
-            "'unsteady, not judged'. Each run's mean step time is judged alike, with its own\n"
-            "--time-mean-tol, over the steady cells and the unsteady ones whose median held\n"
-            "(within %.0f%%), so steps that are slow every so often (a sync or a refresh every k\n"
-            "steps), which leave the median as it was, still count ('; mean +40%% worse'). When\n"
+            "'unsteady, not judged'. So is a group whose runs of one side ran at different\n"
+            "speeds (the slowest run's median more than %.0f%% above the fastest's, and more than\n"
+            "twice the other side's spread; a step's work does not depend on the lr or the seed):\n"
+            "'unsteady across runs, not judged', its mean too. Each run's mean step time is\n"
+            "judged alike, with its own --time-mean-tol, over the steady cells and the unsteady\n"
+            "ones whose median held (within %.0f%%), so steps that are slow every so often (a\n"
+            "sync or a refresh every k steps), which leave the median as it was, still count\n"
+            "('; mean +40%% worse'). When\n"
             "every group's mean moved while the medians held, the means' verdicts are\n"
             "inconclusive, not failures: a busy machine's short stalls look like that. Cells\n"
             "under --time-floor are judged on neither. Step times are comparable only between\n"
@@ -113,7 +117,7 @@ static void compare_usage(FILE *f)
             "(a shared or virtual machine, parallel jobs), or when the note says every group\n"
             "moved together.\n\n"
             "options:\n",
-            100 * OB_TIME_UNSTEADY, 100 * OB_TIME_MEDIAN_HELD);
+            100 * OB_TIME_UNSTEADY, 100 * OB_TIME_UNSTEADY, 100 * OB_TIME_MEDIAN_HELD);
     for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) {
         const copt *op = &copts[k];
         if (!op->help) continue;

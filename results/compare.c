@@ -43,6 +43,12 @@ int ob_compare_time_unsteady(double base_p50, double base_p90, double cand_p50, 
     return (sc > OB_TIME_UNSTEADY && sc > 2 * sb) || (sb > OB_TIME_UNSTEADY && sb > 2 * sc);
 }
 
+int ob_compare_time_apart(double spread_base, double spread_cand)
+{
+    double sb = spread_base > 0 ? spread_base : 0, sc = spread_cand > 0 ? spread_cand : 0;
+    return (sc > OB_TIME_UNSTEADY && sc > 2 * sb) || (sb > OB_TIME_UNSTEADY && sb > 2 * sc);
+}
+
 const char *ob_compare_bytes(double v, int sign, char *buf, size_t n)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -465,11 +471,17 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
      * mean too; the paired rule (every cell, up to 8) sets aside those that
      * hit some runs, its larger tolerance the short ones that hit all, and a
      * rise common to every group while the medians held is taken for the
-     * machine (see ob_compare: time_mean_shift). */
+     * machine (see ob_compare: time_mean_shift). A group whose runs of one
+     * side ran at different speeds (time_apart, over the cells finished on
+     * both sides) is not judged, its mean neither: a machine with a fast and
+     * a slow mode that took turns between runs pairs fast baseline runs with
+     * slow candidate runs, and the paired rule alone would call every cell
+     * slower. */
     m = 0;
     nb = 0;
-    int timed = 0, mm = 0;
+    int timed = 0, mm = 0, spread_cells = 0;
     double *zb = z + n + 1, *zc = z + 2 * (n + 1);
+    double lo_b = INFINITY, hi_b = 0, lo_c = INFINITY, hi_c = 0; /* the runs' medians, for the spread */
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (!(rb->step_ms_median > 0) || !(rc->step_ms_median > 0)) continue;
@@ -493,6 +505,13 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             continue;
         }
         y[timed++] = r;
+        if (!strcmp(rb->status, "done") && !strcmp(rc->status, "done")) {
+            spread_cells++;
+            lo_b = fmin(lo_b, rb->step_ms_median);
+            hi_b = fmax(hi_b, rb->step_ms_median);
+            lo_c = fmin(lo_c, rc->step_ms_median);
+            hi_c = fmax(hi_c, rc->step_ms_median);
+        }
         if (unsteady) {
             g->time_unsteady++;
             continue;
@@ -503,7 +522,12 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     }
     g->time_cells = timed;
     g->time_floor_ms = o->time_floor_ms;
-    if (o->time_tol >= 0 && timed > 0 && 2 * g->time_unsteady > timed) {
+    g->time_spread_base = spread_cells >= 2 ? hi_b / lo_b - 1 : NAN;
+    g->time_spread_cand = spread_cells >= 2 ? hi_c / lo_c - 1 : NAN;
+    /* one side's runs at different speeds: the machine's, not the code's */
+    g->time_apart = o->time_tol >= 0 && ob_compare_time_apart(g->time_spread_base, g->time_spread_cand);
+    if (g->time_apart) mm = 0;
+    if (o->time_tol >= 0 && timed > 0 && (2 * g->time_unsteady > timed || g->time_apart)) {
         g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
         if ((st = judge_pairs(&g->time, y, 0, 0, 1, e)) != OB_OK) goto done;
         g->time.effect = ob_stat_median(y, timed);
@@ -1210,7 +1234,8 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
     const ob_cmp_quantity *q = &g->time_mean;
     int show_mean; /* the mean where it tells something the median does not: slow steps */
     if (g->time_not_judged || (g->time_cells == 0 && (g->time_other_device > 0 || g->time_fast > 0))) {
-        if (g->time_not_judged) snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
+        if (g->time_apart) snprintf(buf, n, "%s unsteady across runs, not judged", pct(g->time.effect, a, sizeof a));
+        else if (g->time_not_judged) snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
         else if (g->time_other_device > 0) snprintf(buf, n, "other devices, not judged");
         else snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
         show_mean = q->v == OB_WORSE || q->v == OB_BETTER || q->unsure; /* judged without the median */
@@ -1450,20 +1475,42 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                    "candidate: they sit at whichever lr won each side's sweep, so they match only where the "
                    "winners agree; the sweeps are compared%s\n",
                 lead, c->n_confirm_base, c->n_confirm_cand, md ? "." : "");
-    if (c->n_time_not_judged) {
+    int n_apart = 0; /* groups not judged because one side's runs ran at different speeds */
+    const ob_cmp_group *apart = NULL;
+    for (int k = 0; k < c->n_g; k++)
+        if (c->g[k].time_apart) {
+            if (!apart) apart = &c->g[k];
+            n_apart++;
+        }
+    if (c->n_time_not_judged > n_apart) {
         int mean_judged = 0; /* of those groups, with a mean verdict */
         for (int k = 0; k < c->n_g; k++)
-            mean_judged += c->g[k].time_not_judged && c->g[k].time_mean.v != OB_NODATA && !c->g[k].time_mean_machine;
+            mean_judged += c->g[k].time_not_judged && !c->g[k].time_apart && c->g[k].time_mean.v != OB_NODATA &&
+                           !c->g[k].time_mean_machine;
         char also[96] = "";
         if (mean_judged)
             snprintf(also, sizeof also, "; the mean step time still is in %d of them (their medians held)",
                      mean_judged);
-        const int one = c->n_time_not_judged == 1;
+        const int one = c->n_time_not_judged - n_apart == 1;
         fprintf(f, "%sstep time not judged in %d group%s: most of %s cells ran with unsteady step times "
                    "(p90 more than %.0f%% above the median on one side only; a busy machine, or steps slow "
-                   "now and then)%s; rerun %s on a quiet machine%s\n", lead, c->n_time_not_judged,
+                   "now and then)%s; rerun %s on a quiet machine%s\n", lead, c->n_time_not_judged - n_apart,
                 one ? "" : "s", one ? "its" : "their", 100 * OB_TIME_UNSTEADY, also, one ? "it" : "them",
                 md ? "." : "");
+    }
+    if (n_apart) {
+        const int one = n_apart == 1;
+        const int base_side = apart->time_spread_base > apart->time_spread_cand;
+        fprintf(f, "%sstep time not judged in %d group%s whose runs of one side ran at different speeds (the "
+                   "slowest run's median step time more than %.0f%% above the fastest's, and more than twice "
+                   "the other side's spread: a step's work does not depend on the lr or the seed, so the "
+                   "machine changed speed between runs), e.g. %s on %s: %.0f%% in the %s, %.0f%% in the %s; "
+                   "rerun %s on a quiet machine%s\n",
+                lead, n_apart, one ? "" : "s", 100 * OB_TIME_UNSTEADY, apart->optimizer, apart->workload,
+                100 * (base_side ? apart->time_spread_base : apart->time_spread_cand),
+                base_side ? "baseline" : "candidate",
+                100 * (base_side ? apart->time_spread_cand : apart->time_spread_base),
+                base_side ? "candidate" : "baseline", one ? "that side" : "them", md ? "." : "");
     }
     if (c->n_device_differs && !junit) {
         char note[768];

@@ -37,7 +37,14 @@
  *   was unsteady on one side only (p90/p50 - 1 above OB_TIME_UNSTEADY and
  *   above twice the other side's: the machine was busy) is left out; when
  *   more than half of a group's cells are, its step time is not judged
- *   (time_not_judged) and the raw median change is only shown. When every
+ *   (time_not_judged) and the raw median change is only shown. So it is
+ *   when the group's runs of one side ran at different speeds (time_apart:
+ *   over the cells finished on both sides, the slowest run's median step
+ *   time more than OB_TIME_UNSTEADY above the fastest's, and that spread
+ *   more than twice the other side's): a step's work does not depend on the
+ *   lr or the seed, so the machine changed speed between that side's runs
+ *   (a slow and a fast mode that took turns), and its mean is not judged
+ *   either. When every
  *   judged group moved the same way beyond time_tol the comparison notes a
  *   machine-wide shift (time_shift): another or a busier machine, or a change
  *   shared by all of them; the verdicts stand. A matched cell whose two runs
@@ -141,7 +148,10 @@ typedef struct ob_cmp_group {
     int time_mean_machine;    /* the mean's verdict was set aside: every group's mean moved
                                * together while the medians did not (time_mean_shift) */
     int time_unsteady;        /* of them, left out: timing unsteady on one side */
-    int time_not_judged;      /* more than half unsteady: step time has no verdict */
+    int time_not_judged;      /* more than half unsteady, or time_apart: step time has no verdict */
+    int time_apart;           /* one side's runs ran at different speeds (see above) */
+    double time_spread_base;  /* max / min - 1 of the runs' median step times over the cells */
+    double time_spread_cand;  /* finished on both sides, per side (NaN: fewer than 2 such cells) */
     int time_fast;            /* matched cells left out: step time below time_floor_ms on both sides */
     int time_other_device;    /* matched cells left out: run on different devices (see
                                * ob_compare_opts.time_across_devices) */
@@ -224,6 +234,10 @@ typedef struct ob_compare {
 /* 1 when the timing of one side of a matched cell is unsteady and the other's
  * is not (see above); unknown p90s (NaN) count as steady. */
 int ob_compare_time_unsteady(double base_p50, double base_p90, double cand_p50, double cand_p90);
+/* 1 when a group's runs ran at different speeds on one side only: spread
+ * (max / min - 1 of their median step times) above OB_TIME_UNSTEADY and
+ * above twice the other side's; NaN spreads count as none. */
+int ob_compare_time_apart(double spread_base, double spread_cand);
 
 /* A byte count for people: "512 B", "16.7 MiB", "1.25 GiB" (three significant
  * digits); with sign, a leading '+' on positive values. "-" for NaN. */

@@ -355,7 +355,10 @@ void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf,
             for (int d = 0; d < l->t[i].ndim; d++)
                 sl += (size_t)snprintf(shape + sl, sizeof shape - sl, "%s%lld", d ? "x" : "",
                                        (long long)l->t[i].shape[d]);
-            len += (size_t)snprintf(buf + len, n - len, " %s[%s %s]", l->t[i].name, shape, ob_tag_name(l->t[i].tag));
+            /* filter_bias_and_bn takes the decay of such a tensor in any group but a matrix group */
+            const int nd = !mat && ob_optim_filters_decay(o) && ob_no_decay_tensor(&l->t[i]);
+            len += (size_t)snprintf(buf + len, n - len, " %s[%s %s%s]", l->t[i].name, shape,
+                                    ob_tag_name(l->t[i].tag), nd ? ", no decay" : "");
         }
         if (len < n) len += (size_t)snprintf(buf + len, n - len, "\n");
     }

@@ -105,6 +105,16 @@ static void test_hybrid_routing(void)
                       "l2.w[16x32 matrix]") != NULL);
     CHECK(strstr(buf, "group 1 (adamw): emb[50x16 embedding] l1.b[32 bias] ln.g[16 norm] head.w[16x10 head]") != NULL);
     rig_close(&r);
+    /* with filter_bias_and_bn the listing says which tensors lose their decay
+     * (the AdamW group's biases and norms; a matrix group keeps its decay) */
+    CHECK(rig_route(&r, "muon", "filter_bias_and_bn=true", NULL, model, N_MODEL, NULL, &e));
+    ob_optim_describe_routing(r.o, &r.lay, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "group 0 (muon, Newton-Schulz on matrices): l1.w[16x32 matrix] conv.w[8x3x3x3 conv] "
+                          "l2.w[16x32 matrix]") != NULL &&
+                  strstr(buf, "group 1 (adamw): emb[50x16 embedding] l1.b[32 bias, no decay] ln.g[16 norm, no decay] "
+                              "head.w[16x10 head]") != NULL,
+              "%s", buf);
+    rig_close(&r);
 
     /* user rules come first, in order */
     const char *const mine[] = {"name=l2.* -> adamw", "tag=embedding|head & ndim=2 -> main", NULL};

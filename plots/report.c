@@ -492,6 +492,92 @@ static void guard_text(const ob_dataset *d, const int *idx, int n, char *buf, si
 /* What the guard did in the runs at each optimizer's best lr on workload w,
  * and on its fresh seeds: a ranked run that trained on fewer batches than
  * its steps says so. Nothing when it did nothing. */
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The Setup section: each workload's steps and seeds, and each optimizer
+ * configuration's learning rates and the settings it ran with where they
+ * differ from this optbench's defaults (settings.csv), so that a reader
+ * of the rankings knows the recipes compared. */
+static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
+{
+    char b1[64], b2[64];
+    doc_h(dc, 2, "Setup");
+    double *v = malloc(((size_t)d->n + 1) * sizeof *v);
+    if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    /* workloads: planned steps and the sweep's seeds */
+    char wl[2048];
+    size_t len = 0;
+    wl[0] = '\0';
+    for (int w = 0; w < d->n_wl && len < sizeof wl; w++) {
+        int m = 0;
+        int64_t steps = -1;
+        for (int i = 0; i < d->n; i++)
+            if (d->runs[i].wl == w && !d->runs[i].confirm) {
+                v[m++] = (double)d->runs[i].seed;
+                if (d->runs[i].steps > steps) steps = d->runs[i].steps;
+            }
+        qsort(v, (size_t)m, sizeof *v, cmp_double);
+        int seeds = 0;
+        for (int i = 0; i < m; i++) seeds += i == 0 || v[i] != v[i - 1];
+        len += (size_t)snprintf(wl + len, sizeof wl - len, "%s%s, %lld steps, %d seed%s", w ? "; " : "",
+                                d->wl_labels[w], (long long)steps, seeds, seeds == 1 ? "" : "s");
+    }
+    doc_p(dc, "Workloads: %s (confirmation seeds not counted). Each optimizer configuration below ran with "
+              "the settings listed, where they differ from this optbench's defaults for it and for training "
+              "(settings.csv; runs.csv's hparams holds every value), at each of its learning rates and with "
+              "every seed, on the workloads it ran.", wl);
+    static const char *const hdr[] = {"optimizer", "settings other than the defaults", "learning rates"};
+    doc_table(dc, 3, hdr);
+    ob_status st = OB_OK;
+    for (int k = 0; k < d->n_opt && st == OB_OK; k++) {
+        ob_setting_diff *sd = NULL;
+        int n = 0;
+        if ((st = ob_settings_diff(db, d, k, &sd, &n, e)) != OB_OK) break;
+        char set[1536];
+        size_t sl = 0;
+        set[0] = '\0';
+        for (int i = 0; i < n && sl < sizeof set; i++) {
+            const char *sep = i ? ", " : "";
+            if (!strncmp(sd[i].key, "options.", 8)) /* a text setting: "route=..." as given */
+                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s", sep, sd[i].value);
+            else if (!sd[i].dflt[0])
+                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s %s (not a setting of this optbench)", sep,
+                                       sd[i].key, sd[i].value);
+            else
+                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s %s (default %s)", sep, sd[i].key,
+                                       sd[i].value, sd[i].dflt);
+        }
+        free(sd);
+        int m = 0;
+        for (int i = 0; i < d->n; i++)
+            if (d->runs[i].opt == k && !d->runs[i].confirm) v[m++] = d->runs[i].lr;
+        qsort(v, (size_t)m, sizeof *v, cmp_double);
+        int u = 0;
+        for (int i = 0; i < m; i++)
+            if (u == 0 || v[i] != v[u - 1]) v[u++] = v[i];
+        char lrs[512];
+        size_t ll = 0;
+        lrs[0] = '\0';
+        if (u > 8)
+            snprintf(lrs, sizeof lrs, "%s to %s (%d values)", num(v[0], b1, sizeof b1), num(v[u - 1], b2, sizeof b2),
+                     u);
+        else
+            for (int i = 0; i < u && ll < sizeof lrs; i++)
+                ll += (size_t)snprintf(lrs + ll, sizeof lrs - ll, "%s%s", i ? ", " : "", num(v[i], b1, sizeof b1));
+        doc_cell(dc, "%s", d->opt_labels[k]);
+        doc_cell(dc, "%s", n ? set : "the defaults");
+        doc_cell(dc, "%s", u ? lrs : "-");
+        doc_row_end(dc);
+    }
+    doc_table_end(dc);
+    free(v);
+    return st;
+}
+
 static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     char text[4096];
@@ -742,6 +828,14 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "seeds and of the timing share a rank (with 3 seeds and equal step times, one is ahead where "
               "each of its seeds got there before every seed of the other: 1 chance in 20 for two equal "
               "optimizers).");
+
+    /* ---- what ran ---- */
+    const ob_status setup_st = doc_setup(db, d, dc, e);
+    if (setup_st != OB_OK) {
+        free(rank);
+        free(crank);
+        return setup_st;
+    }
 
     /* ---- per workload ---- */
     for (int w = 0; w < d->n_wl; w++) {

@@ -8,6 +8,7 @@
  * the gnuplot figures.
  */
 #include "results/export.h"
+#include "optimizers/optim.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -311,6 +312,12 @@ static const ob_file_doc docs[] = {
      "eval_loss_median/min/max/ci_lo/ci_hi/ci_coverage, eval_metric_median/min/max/ci_lo/ci_hi/ci_coverage, "
      "diverged (of the fresh seeds), final_max_finite (the worst that "
      "did not diverge), not_fresh (confirmation runs left out: their seed is also a seed of the sweep)"},
+    {"settings.csv", "what each optimizer configuration ran with: its settings that differ from this "
+     "optbench's defaults (the report's Setup table)",
+     "optimizer (the label), name (the optimizer), key (a hyperparameter; train.KEY a training setting; "
+     "options.N a text setting such as a route rule), value (as stored with the runs), default (this "
+     "optbench's; empty where it has no such setting: a database of another version). A configuration "
+     "run with every default has no row; runs.csv's hparams holds every value"},
     {"paired.csv", "neighbours in each ranking compared seed by seed (a seed's runs share initialization "
      "and data order across optimizers)",
      "workload, stage (sweep: at the best lrs; confirm: the fresh seeds), rank_a, optimizer_a, rank_b, "
@@ -1386,6 +1393,110 @@ static ob_status write_hp_sweep(const ob_dataset *d, const ob_stats *s, const ob
     return ob_csv_close(&c, e);
 }
 
+/* ---- settings.csv -------------------------------------------------------- */
+
+/* The defaults of optimizer name (NULL when this optbench has no such
+ * optimizer: no settings) and of training, as a run stores them
+ * (harness/run.c: the optimizer's object with "train" inside). */
+static void default_json(const char *name, char *buf, size_t n)
+{
+    const ob_optimizer_def *od = ob_optimizer_find(name);
+    ob_hp_values hv, tr;
+    char opt[2000] = "{}", train[1000];
+    if (od) {
+        ob_hp_defaults(&hv, od->hp, od->n_hp);
+        ob_hp_to_json(&hv, opt, sizeof opt);
+    }
+    ob_hp_defaults(&tr, ob_train_hp_defs, ob_train_hp_count);
+    ob_hp_to_json(&tr, train, sizeof train);
+    size_t l = strlen(opt);
+    if (l > 0) opt[l - 1] = '\0'; /* drop '}' */
+    snprintf(buf, n, "%s%s\"train\":%s}", opt, l > 2 ? "," : "", train);
+}
+
+ob_status ob_settings_diff(sqlite3 *db, const ob_dataset *d, int k, ob_setting_diff **out, int *n, ob_err *e)
+{
+    *out = NULL;
+    *n = 0;
+    const ob_rrun *r = NULL;
+    for (int i = 0; i < d->n && !r; i++)
+        if (d->runs[i].opt == k && !d->runs[i].confirm) r = &d->runs[i];
+    for (int i = 0; i < d->n && !r; i++)
+        if (d->runs[i].opt == k) r = &d->runs[i];
+    if (!r) return OB_OK;
+    char dflt[3200];
+    default_json(r->optimizer, dflt, sizeof dflt);
+    /* leaves by path ("train.clip_norm"), JSON's true and false as words */
+    static const char sql[] =
+        "WITH a AS (SELECT CASE WHEN path = '$' THEN key ELSE replace(substr(path, 3), '\"', '') || '.' || key END "
+        "           AS k, value AS v, type AS t, id FROM json_tree(?1) "
+        "           WHERE type NOT IN ('object', 'array') AND fullkey <> '$'), "
+        "     b AS (SELECT CASE WHEN path = '$' THEN key ELSE replace(substr(path, 3), '\"', '') || '.' || key END "
+        "           AS k, value AS v, type AS t FROM json_tree(?2) "
+        "           WHERE type NOT IN ('object', 'array') AND fullkey <> '$') "
+        "SELECT a.k, CASE a.t WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE a.v END, "
+        "       (SELECT CASE b.t WHEN 'true' THEN 'true' WHEN 'false' THEN 'false' ELSE b.v END FROM b WHERE b.k = a.k) "
+        "FROM a WHERE a.k <> 'lr' AND a.v IS NOT (SELECT b.v FROM b WHERE b.k = a.k) ORDER BY a.id";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return ob_fail(e, OB_ERR_IO, "reading the settings of %s: %s", d->opt_labels[k], sqlite3_errmsg(db));
+    sqlite3_bind_text(q, 1, r->hparams, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 2, dflt, -1, SQLITE_STATIC);
+    int cap = 0, rc;
+    ob_status st = OB_OK;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 8;
+            ob_setting_diff *m = realloc(*out, (size_t)cap * sizeof *m);
+            if (!m) {
+                st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            *out = m;
+        }
+        ob_setting_diff *s = &(*out)[(*n)++];
+        const char *key = (const char *)sqlite3_column_text(q, 0), *v = (const char *)sqlite3_column_text(q, 1),
+                   *dv = (const char *)sqlite3_column_text(q, 2);
+        snprintf(s->key, sizeof s->key, "%s", key ? key : "");
+        snprintf(s->value, sizeof s->value, "%s", v ? v : "");
+        snprintf(s->dflt, sizeof s->dflt, "%s", dv ? dv : "");
+    }
+    if (st == OB_OK && rc != SQLITE_DONE && rc != SQLITE_ROW)
+        st = ob_fail(e, OB_ERR_IO, "reading the settings of %s: %s (hparams not JSON?)", d->opt_labels[k],
+                     sqlite3_errmsg(db));
+    sqlite3_finalize(q);
+    if (st != OB_OK) {
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return st;
+}
+
+static ob_status write_settings(sqlite3 *db, const ob_dataset *d, const char *dir, ob_err *e)
+{
+    static const char *const hdr[] = {"optimizer", "name", "key", "value", "default"};
+    ob_csv c;
+    OB_TRY(ob_csv_open(&c, dir, "settings.csv", hdr, 5, e));
+    ob_status st = OB_OK;
+    for (int k = 0; k < d->n_opt && st == OB_OK; k++) {
+        ob_setting_diff *s = NULL;
+        int n = 0;
+        if ((st = ob_settings_diff(db, d, k, &s, &n, e)) != OB_OK) break;
+        for (int i = 0; i < n; i++) {
+            ob_csv_str(&c, d->opt_labels[k]);
+            ob_csv_str(&c, d->opt_names[k]);
+            ob_csv_str(&c, s[i].key);
+            ob_csv_str(&c, s[i].value);
+            ob_csv_str(&c, s[i].dflt);
+            ob_csv_row(&c);
+        }
+        free(s);
+    }
+    ob_status cs = ob_csv_close(&c, st == OB_OK ? e : NULL);
+    return st != OB_OK ? st : cs;
+}
+
 ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, const char *dir,
                            ob_err *e)
 {
@@ -1398,6 +1509,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK) st = write_best_series(db, d, s, dir, e);
     if (st == OB_OK) st = write_targets_cost(d, s, dir, e);
     if (st == OB_OK) st = write_paired(d, s, dir, e);
+    if (st == OB_OK) st = write_settings(db, d, dir, e);
     if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
     else if (st == OB_OK) {
         /* an earlier report into this folder may have left one */

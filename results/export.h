@@ -106,4 +106,21 @@ ob_status ob_stats_pair_neighbours(const ob_dataset *d, const ob_stats *s, int k
 /* Does any group hold confirmation runs? */
 int ob_stats_has_confirm(const ob_stats *s);
 
+/* What an optimizer configuration ran with, for readers of a report
+ * (settings.csv and the report's Setup table): its settings that differ from
+ * this optbench's defaults for that optimizer and for training. */
+typedef struct ob_setting_diff {
+    char key[96];     /* "weight_decay", "train.clip_norm", "options.0" (a text setting) */
+    char value[200];  /* as stored: true, 0.05, "warmup_cosine" */
+    char dflt[200];   /* this optbench's default; "" when it has no such setting */
+} ob_setting_diff;
+/* Optimizer label k's settings (those of its first sweep run, the lr left
+ * out: every run of a label holds the same) where they differ from the
+ * defaults, in stored order, into *out (malloc'd, NULL when none; *n of
+ * them). A setting this optbench does not know (an older or newer database)
+ * is listed with an empty default; one it has and the run lacks (added
+ * since) is not. */
+ob_status ob_settings_diff(struct sqlite3 *db, const ob_dataset *d, int k, ob_setting_diff **out, int *n,
+                           ob_err *e);
+
 #endif

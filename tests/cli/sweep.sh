@@ -3,7 +3,8 @@
 # give the same matrix; every configuration has its own lr sweep, best lr,
 # ranking row (labelled with its values) and fresh confirmation seeds; a
 # --resume finds the benchmark finished; the labels in the report are the
-# swept values.
+# swept values, and its Setup table (settings.csv) names each
+# configuration's settings against the defaults.
 . "$(dirname "$0")/common.bash"
 flags=(--workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 60 --backend cpu
        --sweep adam.beta2=0.9,0.999 --sweep train.clip_norm=0,1 --confirm-seeds 2)
@@ -43,4 +44,12 @@ for label in "adam beta2=0.9 clip_norm=0" "adam beta2=0.999 clip_norm=1" "sgd cl
   check "summary.md has '$label'" grep -q "| $label |" "$tmp/r/summary.md"
 done
 check "confirm.csv: 6 configurations" test "$(tail -n +2 "$tmp/r/confirm.csv" | cut -d, -f2 | sort -u | wc -l)" = 6
+# the Setup table: each configuration's settings other than the defaults, and its lrs
+check "Setup: the workload's steps and seeds" grep -qF 'Workloads: quadratic, 60 steps, 2 seeds (confirmation seeds not counted)' "$tmp/r/summary.md"
+check "Setup: adam's swept settings against their defaults" \
+  grep -qF '| adam beta2=0.9 clip_norm=1 | beta2 0.9 (default 0.999), train.clip_norm 1 (default 0) | 0.01, 0.1 |' "$tmp/r/summary.md"
+check "Setup: a configuration at the defaults" grep -qF '| sgd clip_norm=0 | the defaults | 0.01, 0.1 |' "$tmp/r/summary.md"
+check "settings.csv: one row per setting that differs" \
+  test "$(grep -c '^"adam beta2=0.9 clip_norm=1","adam",' "$tmp/r/settings.csv") $(grep -c '^"sgd clip_norm=0"' "$tmp/r/settings.csv")" = "2 0"
+check "settings.csv: the value and the default" grep -qF '"sgd clip_norm=1","sgd","train.clip_norm","1","0"' "$tmp/r/settings.csv"
 exit $fail

@@ -75,7 +75,15 @@ const char *ob_closest_name(const char *word, const char *const *cands, int n)
     }
     size_t lw = strlen(word);
     int limit = lw <= 4 ? 1 : (lw <= 8 ? 2 : 3);
-    return bd <= limit ? best : NULL;
+    if (bd <= limit) return best;
+    /* a name cut short ("mom", "filter_bias"): the one candidate it begins */
+    const char *only = NULL;
+    for (int i = 0; i < n && lw >= 3; i++)
+        if (!strncmp(cands[i], word, lw)) {
+            if (only) return NULL; /* more than one: no guess */
+            only = cands[i];
+        }
+    return only;
 }
 
 ob_status ob_fail_unknown(ob_err *e, const char *what, const char *name, const char *const *known, int n)

@@ -51,7 +51,9 @@ void ob_hp_to_json(const ob_hp_values *hv, char *buf, size_t n);
 /* Human form of a value ("0.9", "true", "original"). */
 void ob_hp_format(const ob_hp_def *d, double v, char *buf, size_t n);
 
-/* "did you mean" support: closest candidate within a small edit distance. */
+/* "did you mean" support: the closest candidate within a small edit distance,
+ * else the one candidate that begins with word (at least 3 characters: a
+ * name cut short); NULL when there is none, or several begin with it. */
 const char *ob_closest_name(const char *word, const char *const *cands, int n);
 int ob_edit_distance(const char *a, const char *b);
 /* OB_ERR_INPUT "unknown WHAT 'name' (did you mean 'x'?)", or with the list of

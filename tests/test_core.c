@@ -50,6 +50,15 @@ static void test_hparams(void)
     CHECK_MSG(strstr(e.msg, "is not a number (one setting per --set") != NULL, "%s", e.msg);
     CHECK(ob_hp_set(&hv, "adam", "be\xfft\x01", "0.9", &e) == OB_ERR_INPUT); /* bytes shown, not written raw */
     CHECK_MSG(strstr(e.msg, "'be\\xfft\\x01'") != NULL, "%s", e.msg);
+    {   /* a name cut short: the one candidate it begins, none when several do or it is under 3 characters */
+        static const char *const keys[] = {"lr", "momentum", "weight_decay", "warmup_steps", "filter_bias_and_bn"};
+        const char *m = ob_closest_name("mom", keys, 5), *f = ob_closest_name("filter_bias", keys, 5);
+        CHECK(m && !strcmp(m, "momentum") && f && !strcmp(f, "filter_bias_and_bn"));
+        CHECK(ob_closest_name("w", keys, 5) == NULL && ob_closest_name("wa", keys, 5) == NULL);
+        CHECK(ob_closest_name("weig", keys, 5) && ob_closest_name("xyz", keys, 5) == NULL);
+        static const char *const two[] = {"warmup_steps", "warmup_frac"};
+        CHECK(ob_closest_name("warmup", two, 2) == NULL); /* which one? */
+    }
     CHECK(ob_fail_unknown(&e, "workload", "quadr\xe9tic", (const char *const[]){"quadratic"}, 1) == OB_ERR_INPUT);
     CHECK_MSG(strstr(e.msg, "'quadr\\xe9tic' (did you mean 'quadratic'?)") != NULL, "%s", e.msg);
     {   /* a bound printed with all its digits */

@@ -42,8 +42,10 @@ expect "dir.csv' is a folder, not a file of numbers: give the comma-separated (C
 printf '0.5,\001\377ab,0.5,0.5,0.5,0.5\n' >"$tmp/bin.csv"
 expect "bin.csv:1: column 2: '\\x01\\xffab' is not a number" "${ok[@]}" --grads "$tmp/bin.csv"
 expect "unknown optimizer 'adma' (did you mean 'adam'?)" --optimizer adma --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out "$tmp/o.csv"
-expect "sgd has no setting 'mom'; its hyperparameters: lr, momentum, dampening, nesterov, weight_decay, filter_bias_and_bn; its text settings: route" \
-  "${ok[@]}" --grads "$tmp/grads.csv" --set mom=0.9
+expect "sgd has no hyperparameter 'mom' (did you mean 'momentum'?)" "${ok[@]}" --grads "$tmp/grads.csv" --set mom=0.9
+# a key no other resembles: the list of the optimizer's settings
+expect "sgd has no setting 'zeta'; its hyperparameters: lr, momentum, dampening, nesterov, weight_decay, filter_bias_and_bn; its text settings: route" \
+  "${ok[@]}" --grads "$tmp/grads.csv" --set zeta=0.9
 # a misspelt text setting is suggested like a hyperparameter
 expect "root has no setting 'coeff_filex' (did you mean 'coeff_file'?)" --optimizer root --shape 2x3 --init "$tmp/init.csv" \
   --grads "$tmp/grads.csv" --out "$tmp/o.csv" --set coeff_filex=x.tsv

@@ -6,9 +6,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The owner of settings for every optimizer of the matrix that has the key
+ * ('--set all.filter_bias_and_bn=true'); an optimizer's own setting of the
+ * key wins. */
+#define OB_ALL_OPTIMIZERS "all"
+
 static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_values *hv, ob_err *e)
 {
     const ob_optimizer_def *od = ob_optimizer_find(owner);
+    for (int i = 0; i < c->n_settings && od; i++) { /* all's first: the optimizer's own come after */
+        const ob_setting *s = &c->settings[i];
+        if (strcmp(s->owner, OB_ALL_OPTIMIZERS) != 0 || s->sweep || ob_hp_index(od->hp, od->n_hp, s->key) < 0)
+            continue;
+        if (ob_optim_hp_set(od, hv, s->key, s->value, e) != OB_OK)
+            return ob_err_prefix(e, "%s: all.%s: ", s->origin, s->key);
+    }
     for (int i = 0; i < c->n_settings; i++) {
         const ob_setting *s = &c->settings[i];
         if (strcmp(s->owner, owner) != 0 || s->sweep) continue; /* sweeps: apply_sweep */
@@ -311,13 +323,56 @@ static ob_status check_excludes(const ob_config *c, FILE *notes, ob_err *e)
 
 static int owner_known(const char *owner)
 {
-    return !strcmp(owner, "train") || ob_optimizer_find(owner) || ob_workload_find(owner);
+    return !strcmp(owner, "train") || !strcmp(owner, OB_ALL_OPTIMIZERS) || ob_optimizer_find(owner) ||
+           ob_workload_find(owner);
+}
+
+/* A setting of every optimizer (all.KEY): a hyperparameter (not the lr, not
+ * a text setting), set, not swept, that some optimizer has; *used: one of
+ * the matrix's optimizers has it. */
+static ob_status check_all_setting(const ob_config *c, const ob_setting *s, int *used, ob_err *e)
+{
+    if (s->sweep)
+        return ob_fail(e, OB_ERR_INPUT, "%s: all.%s: a setting of every optimizer cannot be swept; sweep it per "
+                       "optimizer (--sweep adam.%s=...)", s->origin, s->key, s->key);
+    if (!strcmp(s->key, "lr"))
+        return ob_fail(e, OB_ERR_INPUT, "%s: all.lr: give the learning rates with 'lrs' (--lrs), or an "
+                       "optimizer's own lr (adam.lr)", s->origin);
+    int no;
+    const ob_optimizer_def *const *o = ob_optimizers(&no);
+    const char *names[1024];
+    int n = 0, any = 0;
+    *used = 0;
+    for (int k = 0; k < no; k++) {
+        if (ob_optim_is_option(o[k], s->key))
+            return ob_fail(e, OB_ERR_INPUT, "%s: all.%s is a text setting of %s; give it per optimizer (%s.%s=...)",
+                           s->origin, s->key, o[k]->name, o[k]->name, s->key);
+        const int has = ob_hp_index(o[k]->hp, o[k]->n_hp, s->key) >= 0;
+        any |= has;
+        if (has && in_list(c->optimizers, c->n_optimizers, o[k]->name)) *used = 1;
+        for (int j = 0; j < o[k]->n_hp && n < 1024; j++) names[n++] = o[k]->hp[j].name;
+    }
+    if (!any) {
+        const char *near = ob_closest_name(s->key, names, n);
+        return ob_fail(e, OB_ERR_INPUT, "%s: all.%s: no optimizer has a setting '%s'%s%s%s (optbench list shows "
+                       "each one's)", s->origin, s->key, s->key, near ? " (did you mean '" : "", near ? near : "",
+                       near ? "'?)" : "");
+    }
+    return OB_OK;
 }
 
 static ob_status check_owners(const ob_config *c, FILE *notes, ob_err *e)
 {
     for (int i = 0; i < c->n_settings; i++) {
         const ob_setting *s = &c->settings[i];
+        if (!strcmp(s->owner, OB_ALL_OPTIMIZERS)) {
+            int used = 0;
+            OB_TRY(check_all_setting(c, s, &used, e));
+            if (!used && notes)
+                fprintf(notes, "optbench: note: %s: no optimizer of this matrix has '%s'; setting all.%s is unused\n",
+                        s->origin, s->key, s->key);
+            continue;
+        }
         if (!owner_known(s->owner)) {
             int nw, no;
             const ob_workload_def *const *w = ob_workloads(&nw);
@@ -329,7 +384,7 @@ static ob_status check_owners(const ob_config *c, FILE *notes, ob_err *e)
             for (int k = 0; k < no && n < 160; k++) names[n++] = o[k]->name;
             const char *near = ob_closest_name(s->owner, names, n);
             return ob_fail(e, OB_ERR_INPUT,
-                           "%s: setting '%s.%s': '%s' is not an optimizer, a workload or 'train'%s%s%s",
+                           "%s: setting '%s.%s': '%s' is not an optimizer, a workload, 'train' or 'all'%s%s%s",
                            s->origin, s->owner, s->key, s->owner, near ? " (did you mean '" : "",
                            near ? near : "", near ? "'?)" : "");
         }

@@ -94,7 +94,7 @@ static void test_yaml_bad(void)
     expect_bad("workloads: quadratc\noptimizers: adam\n", "unknown workload 'quadratc' (did you mean 'quadratic'?)");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adam: {beta2: 1.5}\n", "t.yaml:4: adam.beta2 = 1.5 is out of range");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adam: {betta2: 0.9}\n", "did you mean 'beta2'");
-    expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adamm: {beta2: 0.9}\n", "'adamm' is not an optimizer, a workload or 'train' (did you mean 'adam'?)");
+    expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adamm: {beta2: 0.9}\n", "'adamm' is not an optimizer, a workload, 'train' or 'all' (did you mean 'adam'?)");
     expect_bad("workloads: quadratic\noptimizers: adam\nworkload_params:\n  quadratic: {dim: -3}\n", "quadratic.dim = -3 is out of range");
     expect_bad("workloads: quadratic\noptimizers: adam\nbackend: tpu\n", "backend 'tpu'");
     expect_bad("workloads: [quadratic\n", "t.yaml:1:12: the '[' here is not closed");
@@ -517,6 +517,57 @@ static void test_consistency_messages(void)
                "t.yaml:3: sgd.nesterov = true needs sgd.dampening = 0 (it is 0.5)");
 }
 
+/* all.KEY: a setting of every optimizer of the matrix that has the key; an
+ * optimizer's own setting of it wins; one without the key runs as it would */
+static void test_all_optimizers(void)
+{
+    ob_config c;
+    ob_err e;
+    CHECK_OK(load(&c,
+                  "workloads: [quadratic]\noptimizers: [sgd, rprop, adamw]\n"
+                  "hparams:\n  adamw: {weight_decay: 0.2}\n  all: {filter_bias_and_bn: true, weight_decay: 0.1}\n",
+                  &e),
+             &e);
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK_MSG(m.n == 3, "%d cells", m.n);
+    for (int i = 0; i < m.n && m.n == 3; i++) {
+        const ob_cell *x = &m.cells[i];
+        const char *name = x->opt->name;
+        if (!strcmp(name, "rprop"))
+            CHECK(isnan(ob_hp_get(&x->opt_hp, "filter_bias_and_bn")) && isnan(ob_hp_get(&x->opt_hp, "weight_decay")));
+        else
+            CHECK_MSG(ob_hp_get(&x->opt_hp, "filter_bias_and_bn") == 1 &&
+                          ob_hp_get(&x->opt_hp, "weight_decay") == (!strcmp(name, "adamw") ? 0.2 : 0.1),
+                      "%s: filter %g, weight_decay %g", name, ob_hp_get(&x->opt_hp, "filter_bias_and_bn"),
+                      ob_hp_get(&x->opt_hp, "weight_decay"));
+    }
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    /* the same from the command line */
+    ob_config_init(&c);
+    CHECK_OK(ob_config_set_names(c.workloads, &c.n_workloads, "quadratic", "workloads", "--workloads", &e), &e);
+    CHECK_OK(ob_config_set_names(c.optimizers, &c.n_optimizers, "sgd,lion", "optimizers", "--optimizers", &e), &e);
+    CHECK_OK(ob_config_add_set(&c, "all.weight_decay=0.05", "--set", &e), &e);
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK(m.n == 2 && ob_hp_get(&m.cells[0].opt_hp, "weight_decay") == 0.05 &&
+          ob_hp_get(&m.cells[1].opt_hp, "weight_decay") == 0.05);
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    static const char head[] = "workloads: quadratic\noptimizers: [sgd, adam]\n";
+    char text[512];
+    snprintf(text, sizeof text, "%shparams: {all: {weight_decya: 0.1}}\n", head);
+    expect_bad(text, "t.yaml:3: all.weight_decya: no optimizer has a setting 'weight_decya' (did you mean 'weight_decay'?)");
+    snprintf(text, sizeof text, "%shparams: {all: {lr: 0.1}}\n", head);
+    expect_bad(text, "all.lr: give the learning rates with 'lrs'");
+    snprintf(text, sizeof text, "%shparams: {all: {coeff_file: x.tsv}}\n", head);
+    expect_bad(text, "all.coeff_file is a text setting of root; give it per optimizer");
+    snprintf(text, sizeof text, "%ssweep: {all: {weight_decay: [0, 0.1]}}\n", head);
+    expect_bad(text, "all.weight_decay: a setting of every optimizer cannot be swept");
+    snprintf(text, sizeof text, "%shparams: {all: {momentum: 1.5}}\n", head);
+    expect_bad(text, "t.yaml:3: all.momentum: ");
+}
+
 static void test_sweeps(void)
 {
     ob_config c;
@@ -766,6 +817,7 @@ int main(void)
     test_stats();
     test_step_times();
     test_sweeps();
+    test_all_optimizers();
     test_matrix_limits();
     test_run_order();
     return check_done();

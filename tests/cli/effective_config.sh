@@ -42,6 +42,15 @@ check "per-optimizer lrs, one optimizer at its default" run "$tmp/per.yaml"
 check "per-optimizer lrs replaced by --lrs" run "$root/configs/default.yaml" --lrs 0.5
 check "root coefficients from a file" run --workloads cnn-tiny --optimizers root \
   --set "root.coeff_file=$root/configs/root_coeffs.example.tsv"
+check "settings of every optimizer (all.KEY), one overridden" run --workloads bert-tiny --optimizers adamw,lion,rprop \
+  --set all.filter_bias_and_bn=true --set all.weight_decay=0.1 --set adamw.weight_decay=0.2
+# ... and the runs store what each optimizer ran with
+"$OPTBENCH" run --workloads quadratic --optimizers adamw,lion,rprop --steps 2 --set all.filter_bias_and_bn=true \
+  --set all.weight_decay=0.1 --set adamw.weight_decay=0.2 --db "$tmp/all.db" >/dev/null 2>"$tmp/err" ||
+  fail "all.KEY run: $(cat "$tmp/err")"
+got=$(sqlite3 "$tmp/all.db" "select optimizer || ' ' || coalesce(json_extract(hparams, '$.weight_decay'), '-') || ' ' ||
+  coalesce(json_extract(hparams, '$.filter_bias_and_bn'), '-') from runs order by optimizer" | tr '\n' ',')
+[ "$got" = "adamw 0.2 1,lion 0.1 1,rprop - -," ] && echo "ok: all.KEY: $got" || fail "all.KEY stored: $got"
 
 # an empty name (an unset shell variable) is bad input, not a benchmark
 # without a name; names that need quoting are written back as they were

@@ -758,7 +758,7 @@ int ob_cmd_list(int argc, char **argv)
     any = 0;
     for (int i = 0; i < no; i++) any |= listed(only, n_only, o[i]->name);
     if (any) {
-        printf("OPTIMIZERS (set with --set OPTIMIZER.KEY=VALUE; state = floats kept per parameter)\n\n");
+        printf("OPTIMIZERS (set with --set OPTIMIZER.KEY=VALUE, or all.KEY=VALUE for every optimizer that has KEY; state = floats kept per parameter)\n\n");
         print_row(&lw, "name", "default", "type", NULL, "meaning");
         printf("\n");
     }

@@ -542,7 +542,7 @@ static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
         set[0] = '\0';
         for (int i = 0; i < n && sl < sizeof set; i++) {
             const char *sep = i ? ", " : "";
-            if (!strncmp(sd[i].key, "options.", 8)) /* a text setting: "route=..." as given */
+            if (!sd[i].key[0] || !strncmp(sd[i].key, "options.", 8)) /* unknown; a text setting ("route=...") */
                 sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s", sep, sd[i].value);
             else if (!sd[i].dflt[0])
                 sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s %s (not a setting of this optbench)", sep,

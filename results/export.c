@@ -1424,6 +1424,21 @@ ob_status ob_settings_diff(sqlite3 *db, const ob_dataset *d, int k, ob_setting_d
     for (int i = 0; i < d->n && !r; i++)
         if (d->runs[i].opt == k) r = &d->runs[i];
     if (!r) return OB_OK;
+    /* a run whose hparams are not JSON (a damaged or hand-edited row): its
+     * settings are unknown, which the one entry says (empty key) */
+    sqlite3_stmt *jv = NULL;
+    int valid = 0;
+    if (sqlite3_prepare_v2(db, "SELECT json_valid(?1)", -1, &jv, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(jv, 1, r->hparams, -1, SQLITE_STATIC);
+        valid = sqlite3_step(jv) == SQLITE_ROW && sqlite3_column_int(jv, 0) == 1;
+    }
+    sqlite3_finalize(jv);
+    if (!valid) {
+        if (!(*out = calloc(1, sizeof **out))) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        snprintf((*out)->value, sizeof (*out)->value, "unknown: its runs' hparams are not JSON");
+        *n = 1;
+        return OB_OK;
+    }
     char dflt[3200];
     default_json(r->optimizer, dflt, sizeof dflt);
     /* leaves by path ("train.clip_norm"), JSON's true and false as words */

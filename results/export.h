@@ -119,7 +119,8 @@ typedef struct ob_setting_diff {
  * defaults, in stored order, into *out (malloc'd, NULL when none; *n of
  * them). A setting this optbench does not know (an older or newer database)
  * is listed with an empty default; one it has and the run lacks (added
- * since) is not. */
+ * since) is not. Hyperparameters not stored as JSON give one entry with
+ * an empty key, whose value says so. */
 ob_status ob_settings_diff(struct sqlite3 *db, const ob_dataset *d, int k, ob_setting_diff **out, int *n,
                            ob_err *e);
 

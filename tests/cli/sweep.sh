@@ -52,4 +52,10 @@ check "Setup: a configuration at the defaults" grep -qF '| sgd clip_norm=0 | the
 check "settings.csv: one row per setting that differs" \
   test "$(grep -c '^"adam beta2=0.9 clip_norm=1","adam",' "$tmp/r/settings.csv") $(grep -c '^"sgd clip_norm=0"' "$tmp/r/settings.csv")" = "2 0"
 check "settings.csv: the value and the default" grep -qF '"sgd clip_norm=1","sgd","train.clip_norm","1","0"' "$tmp/r/settings.csv"
+# a run whose hparams are not JSON (a damaged row): the report still comes, and says so
+cp "$tmp/s.db" "$tmp/bad.db"
+sqlite3 "$tmp/bad.db" "update runs set hparams = 'not json' where id = (select min(id) from runs where optimizer = 'sgd')"
+check "a report with a run whose hparams are not JSON" \
+  "$OPTBENCH" report --db "$tmp/bad.db" --out "$tmp/rbad" --no-render >/dev/null 2>&1
+check "its Setup row says the settings are unknown" grep -qF "| unknown: its runs' hparams are not JSON |" "$tmp/rbad/summary.md"
 exit $fail

@@ -48,13 +48,9 @@ static const ob_hp_def lamb_hp[] = {
 };
 
 typedef struct lamb_priv {
-    ob_size_runs runs;
-    unsigned char *no_decay; /* by layout index: filter_bias_and_bn took its decay (NULL: none) */
-    int adapt, adapt_nd;     /* adapted: a decayed tensor, and one without decay (always_adapt) */
+    ob_trust_runs tr;    /* sq: ||p||^2, then ||u||^2; tstep: c[0] = lr r */
     ob_trust trust;      /* OB_TRUST_LAMB, LAMBC's clip */
     float *u;            /* the largest run's updates */
-    float *sq;           /* per tensor of a run: ||p||^2, then ||u||^2 */
-    ob_rule_step *tstep; /* per tensor: the group's step with c[0] = lr r */
     ob_rule dir, dir_nd, apply; /* dir_nd: the direction without the decay */
 } lamb_priv;
 
@@ -101,10 +97,7 @@ static void lamb_release(ob_optim *o, int g)
     lamb_priv *lp = o->group[g].priv;
     if (!lp) return;
     ob_dev_free(o->dev, lp->u);
-    ob_dev_free(o->dev, lp->sq);
-    ob_dev_free(o->dev, lp->tstep);
-    ob_size_runs_free(&lp->runs);
-    free(lp->no_decay);
+    ob_trust_runs_free(o, &lp->tr);
     free(lp);
     o->group[g].priv = NULL;
 }
@@ -115,22 +108,15 @@ static ob_status lamb_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     ob_device *dev = o->dev;
     *is_custom = 1;
     if (gr->end == gr->begin) return OB_OK;
-    OB_TRY(OB_REQUIRE(dev, batched_sumsq, e));
-    OB_TRY(OB_REQUIRE(dev, trust_scale, e));
     lamb_priv *lp = calloc(1, sizeof *lp);
     if (!lp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = lp;
-    lp->adapt_nd = ob_optim_hp(o, "always_adapt") != 0;
-    lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || lp->adapt_nd;
     lp->trust = (ob_trust){.kind = OB_TRUST_LAMB, .clip = ob_optim_hp(o, "trust_clip") != 0};
-    OB_TRY(ob_no_decay_marks(o, g, &lp->no_decay, e));
     /* A run's updates fill a workspace: the largest tensor, or up to 4M
      * floats where the group is larger (as Adafactor's). */
-    OB_TRY(ob_size_runs_make(o, g, (int64_t)1 << 22, lp->no_decay, &lp->runs, e));
-    const int64_t ws = lp->runs.max_floats > 16 ? lp->runs.max_floats : 16;
+    OB_TRY(ob_trust_runs_make(o, g, (int64_t)1 << 22, &lp->tr, e));
+    const int64_t ws = lp->tr.runs.max_floats > 16 ? lp->tr.runs.max_floats : 16;
     OB_TRY(ob_dev_alloc(dev, (size_t)ws * sizeof(float), (void **)&lp->u, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * lp->runs.max_count) * sizeof(float), (void **)&lp->sq, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)(lp->runs.n ? lp->runs.n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
     lp->dir = gr->rule;
     lp->dir.n_state = 3; /* s2: the parameters, read */
     lp->dir_nd = lp->dir;
@@ -145,7 +131,7 @@ static ob_status lamb_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
 {
     lamb_priv *lp = gr->priv;
     ob_device *dev = o->dev;
-    const int ti = lp->runs.index[r->first], nd = lp->no_decay && lp->no_decay[ti];
+    const int ti = lp->tr.runs.index[r->first], nd = lp->tr.no_decay && lp->tr.no_decay[ti];
     const ob_tensor *t = &o->layout->t[ti];
     const int64_t n = t->numel, k = r->count, sp = r->sp, rel = t->offset - gr->begin;
     float *p = params + t->offset, *u = lp->u;
@@ -155,14 +141,14 @@ static ob_status lamb_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
     float *ms[OB_RULE_MAX_STATE] = {gr->state[0] + rel, gr->state[1] + rel, p};
     OB_TRY(ob_optim_ew_batch(o, gr->step_dev, nd ? &lp->dir_nd : &lp->dir, u, g, ms, n, k, s_dir, e));
     float *us[OB_RULE_MAX_STATE] = {u, NULL, NULL};
-    if (!(nd ? lp->adapt_nd : lp->adapt)) {
+    if (!(nd ? lp->tr.adapt_nd : lp->tr.adapt)) {
         const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 0};
         return ob_optim_ew_batch(o, gr->step_dev, &lp->apply, p, g, us, n, k, s_apply, e);
     }
-    OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->sq, e));
-    OB_TRY(dev->ops->batched_sumsq(dev, u, (int)k, n, n, lp->sq + k, e));
-    ob_rule_step *ts = lp->tstep + r->first;
-    OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->sq, (int)k, &lp->trust, NULL, ts, e));
+    OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->tr.sq, e));
+    OB_TRY(dev->ops->batched_sumsq(dev, u, (int)k, n, n, lp->tr.sq + k, e));
+    ob_rule_step *ts = lp->tr.tstep + r->first;
+    OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->tr.sq, (int)k, &lp->trust, NULL, ts, e));
     const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 1};
     return ob_optim_ew_batch(o, ts, &lp->apply, p, g, us, n, k, s_apply, e);
 }
@@ -171,7 +157,7 @@ static ob_status lamb_custom_step(ob_optim *o, int g, float *params, const float
 {
     ob_group *gr = &o->group[g];
     lamb_priv *lp = gr->priv;
-    for (int i = 0; i < lp->runs.n_runs; i++) OB_TRY(lamb_run_step(o, gr, &lp->runs.run[i], params, grads, e));
+    for (int i = 0; i < lp->tr.runs.n_runs; i++) OB_TRY(lamb_run_step(o, gr, &lp->tr.runs.run[i], params, grads, e));
     return OB_OK;
 }
 

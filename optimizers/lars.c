@@ -39,13 +39,9 @@ static const ob_hp_def lars_hp[] = {
 };
 
 typedef struct lars_priv {
-    ob_size_runs runs;
-    unsigned char *no_decay; /* by layout index: filter_bias_and_bn took its decay (NULL: none) */
-    int adapt, adapt_nd;     /* adapted: a decayed tensor, and one without decay (always_adapt) */
+    ob_trust_runs tr;         /* sq: ||p||^2, then ||g||^2; tstep: c[0] = the ratio */
     ob_trust trust, trust_nd; /* trust_nd: without the decay */
     ob_rule rule_nd;          /* the group's rule without the decay */
-    float *sq;           /* per tensor of a run: ||p||^2, then ||g||^2 */
-    ob_rule_step *tstep; /* per tensor: the group's step with c[0] = its ratio */
 } lars_priv;
 
 static double lars_state(const ob_hp_values *hp)
@@ -72,10 +68,7 @@ static void lars_release(ob_optim *o, int g)
 {
     lars_priv *lp = o->group[g].priv;
     if (!lp) return;
-    ob_dev_free(o->dev, lp->sq);
-    ob_dev_free(o->dev, lp->tstep);
-    ob_size_runs_free(&lp->runs);
-    free(lp->no_decay);
+    ob_trust_runs_free(o, &lp->tr);
     free(lp);
     o->group[g].priv = NULL;
 }
@@ -83,16 +76,11 @@ static void lars_release(ob_optim *o, int g)
 static ob_status lars_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
 {
     ob_group *gr = &o->group[g];
-    ob_device *dev = o->dev;
     *is_custom = 1;
     if (gr->end == gr->begin) return OB_OK;
-    OB_TRY(OB_REQUIRE(dev, batched_sumsq, e));
-    OB_TRY(OB_REQUIRE(dev, trust_scale, e));
     lars_priv *lp = calloc(1, sizeof *lp);
     if (!lp) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     gr->priv = lp;
-    lp->adapt_nd = ob_optim_hp(o, "always_adapt") != 0;
-    lp->adapt = ob_optim_hp(o, "weight_decay") != 0 || lp->adapt_nd;
     lp->trust = (ob_trust){.kind = OB_TRUST_LARS,
                            .clip = ob_optim_hp(o, "trust_clip") != 0,
                            .coeff = (float)ob_optim_hp(o, "trust_coeff"),
@@ -102,12 +90,8 @@ static ob_status lars_setup(ob_optim *o, int g, int *is_custom, ob_err *e)
     lp->trust_nd.wd = 0.0f;
     lp->rule_nd = gr->rule;
     lp->rule_nd.weight_decay = 0.0f;
-    OB_TRY(ob_no_decay_marks(o, g, &lp->no_decay, e));
     /* runs as long as the backend's batches like (no workspace to bound them) */
-    OB_TRY(ob_size_runs_make(o, g, 0, lp->no_decay, &lp->runs, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * lp->runs.max_count) * sizeof(float), (void **)&lp->sq, e));
-    OB_TRY(ob_dev_alloc(dev, (size_t)(lp->runs.n ? lp->runs.n : 1) * sizeof(ob_rule_step), (void **)&lp->tstep, e));
-    return OB_OK;
+    return ob_trust_runs_make(o, g, 0, &lp->tr, e);
 }
 
 /* One run: the norms, the ratios, the update (see the top of the file). */
@@ -116,21 +100,21 @@ static ob_status lars_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
 {
     lars_priv *lp = gr->priv;
     ob_device *dev = o->dev;
-    const int ti = lp->runs.index[r->first], nd = lp->no_decay && lp->no_decay[ti];
+    const int ti = lp->tr.runs.index[r->first], nd = lp->tr.no_decay && lp->tr.no_decay[ti];
     const ob_tensor *t = &o->layout->t[ti];
     const ob_rule *rule = nd ? &lp->rule_nd : &gr->rule;
     const int64_t n = t->numel, k = r->count, sp = r->sp, rel = t->offset - gr->begin;
     float *p = params + t->offset;
     const float *g = grads + t->offset;
     float *st[OB_RULE_MAX_STATE] = {gr->rule.n_state ? gr->state[0] + rel : NULL, NULL, NULL};
-    if (!(nd ? lp->adapt_nd : lp->adapt)) {
+    if (!(nd ? lp->tr.adapt_nd : lp->tr.adapt)) {
         const int64_t s_plain[OB_BATCH_STRIDES] = {sp, sp, sp, 0, 0, 0};
         return ob_optim_ew_batch(o, gr->step_dev, rule, p, g, st, n, k, s_plain, e);
     }
-    OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->sq, e));
-    OB_TRY(dev->ops->batched_sumsq(dev, g, (int)k, n, sp, lp->sq + k, e));
-    ob_rule_step *ts = lp->tstep + r->first;
-    OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->sq, (int)k, nd ? &lp->trust_nd : &lp->trust, o->stats_dev,
+    OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->tr.sq, e));
+    OB_TRY(dev->ops->batched_sumsq(dev, g, (int)k, n, sp, lp->tr.sq + k, e));
+    ob_rule_step *ts = lp->tr.tstep + r->first;
+    OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->tr.sq, (int)k, nd ? &lp->trust_nd : &lp->trust, o->stats_dev,
                                  ts, e));
     const int64_t s_run[OB_BATCH_STRIDES] = {sp, sp, sp, 0, 0, 1};
     return ob_optim_ew_batch(o, ts, rule, p, g, st, n, k, s_run, e);
@@ -140,7 +124,7 @@ static ob_status lars_custom_step(ob_optim *o, int g, float *params, const float
 {
     ob_group *gr = &o->group[g];
     lars_priv *lp = gr->priv;
-    for (int i = 0; i < lp->runs.n_runs; i++) OB_TRY(lars_run_step(o, gr, &lp->runs.run[i], params, grads, e));
+    for (int i = 0; i < lp->tr.runs.n_runs; i++) OB_TRY(lars_run_step(o, gr, &lp->tr.runs.run[i], params, grads, e));
     return OB_OK;
 }
 

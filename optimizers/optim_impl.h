@@ -225,6 +225,21 @@ int ob_optim_filters_decay(const ob_optim *o);
  * takes the decay from; NULL when the setting is off. */
 ob_status ob_no_decay_marks(const ob_optim *o, int g, unsigned char **marks, ob_err *e);
 void ob_size_runs_free(ob_size_runs *sr);
+/* What lamb and lars share: group g's tensors in runs of one size and one
+ * kind (filter_bias_and_bn), the per-tensor sums of squares and step
+ * scalars of a trust ratio in device memory, and which kinds take the
+ * ratio (a decayed tensor where weight_decay != 0, any with always_adapt).
+ * ob_trust_runs_make needs the backend's batched_sumsq and trust_scale; cap
+ * as ob_size_runs_make's. */
+typedef struct ob_trust_runs {
+    ob_size_runs runs;
+    unsigned char *no_decay; /* by layout index: filter_bias_and_bn took its decay (NULL: none) */
+    int adapt, adapt_nd;     /* a decayed tensor, and one without decay, take the ratio */
+    float *sq;               /* per tensor of a run: two sums of squares (||p||^2, then u's or g's) */
+    ob_rule_step *tstep;     /* per tensor: the group's step with its scale in c[0] */
+} ob_trust_runs;
+ob_status ob_trust_runs_make(ob_optim *o, int g, int64_t cap, ob_trust_runs *t, ob_err *e);
+void ob_trust_runs_free(ob_optim *o, ob_trust_runs *t);
 /* Raise an event for ob_optim_pop_event. */
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...) OB_PRINTF(4, 5);
 

@@ -794,6 +794,29 @@ ob_status ob_size_runs_make(const ob_optim *o, int g, int64_t cap, const unsigne
     return OB_OK;
 }
 
+ob_status ob_trust_runs_make(ob_optim *o, int g, int64_t cap, ob_trust_runs *t, ob_err *e)
+{
+    ob_device *dev = o->dev;
+    *t = (ob_trust_runs){0};
+    OB_TRY(OB_REQUIRE(dev, batched_sumsq, e));
+    OB_TRY(OB_REQUIRE(dev, trust_scale, e));
+    t->adapt_nd = ob_optim_hp(o, "always_adapt") != 0;
+    t->adapt = ob_optim_hp(o, "weight_decay") != 0 || t->adapt_nd;
+    OB_TRY(ob_no_decay_marks(o, g, &t->no_decay, e));
+    OB_TRY(ob_size_runs_make(o, g, cap, t->no_decay, &t->runs, e));
+    OB_TRY(ob_dev_alloc(dev, (size_t)(2 * t->runs.max_count) * sizeof(float), (void **)&t->sq, e));
+    return ob_dev_alloc(dev, (size_t)(t->runs.n ? t->runs.n : 1) * sizeof(ob_rule_step), (void **)&t->tstep, e);
+}
+
+void ob_trust_runs_free(ob_optim *o, ob_trust_runs *t)
+{
+    ob_dev_free(o->dev, t->sq);
+    ob_dev_free(o->dev, t->tstep);
+    ob_size_runs_free(&t->runs);
+    free(t->no_decay);
+    *t = (ob_trust_runs){0};
+}
+
 void ob_size_runs_free(ob_size_runs *sr)
 {
     free(sr->index);

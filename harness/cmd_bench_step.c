@@ -48,6 +48,7 @@ typedef struct bs_args {
     const char *backend;
     int64_t params;
     int64_t tensors;
+    int biases;         /* --biases: a bias of C floats after each tensor */
     int64_t rows, cols; /* from --shape, else derived */
     int64_t iters;      /* per repeat; 0 = automatic */
     int repeats;
@@ -60,7 +61,7 @@ static void bs_usage(FILE *f)
 {
     fprintf(f,
             "usage: optbench bench-step --optimizer NAME (--params N | --shape RxC) [--tensors K]\n"
-            "                           [--backend cpu|cuda|auto] [--iters I] [--repeats R]\n"
+            "                           [--biases] [--backend cpu|cuda|auto] [--iters I] [--repeats R]\n"
             "                           [--warmup W] [--set KEY=VALUE ...]\n\n"
             "Times the optimizer step alone (the whole pipeline: gradient statistics, guard,\n"
             "clipping, update) on K synthetic 2-D tensors totalling about N parameters, and\n"
@@ -71,6 +72,9 @@ static void bs_usage(FILE *f)
             "  --tensors K    number of tensors (default 1), each RxC with R = floor(sqrt(N/K)),\n"
             "                 C = floor((N/K)/R)\n"
             "  --shape RxC    shape of each tensor instead of --params\n"
+            "  --biases       a bias of C floats after each tensor (1-D, tagged bias), as in a\n"
+            "                 model's linear layers: with filter_bias_and_bn=true and a weight\n"
+            "                 decay, the step alternates between decayed and undecayed spans\n"
             "  --iters I      steps per timed repeat (default: about 50 ms of work per repeat)\n"
             "  --repeats R    timed repeats, the median is reported (default 5)\n"
             "  --warmup W     untimed steps first (default 3)\n"
@@ -113,6 +117,10 @@ static int bs_parse(int argc, char **argv, bs_args *a)
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             bs_usage(stdout);
             return -1;
+        }
+        if (!strcmp(k, "--biases")) {
+            a->biases = 1;
+            continue;
         }
         static const char *const opts[] = {"--optimizer", "--backend", "--params", "--tensors", "--shape",
                                            "--iters",     "--repeats", "--warmup", "--set"};
@@ -333,6 +341,10 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
         snprintf(name, sizeof name, "w%lld", (long long)k);
         int64_t shape[2] = {a->rows, a->cols};
         CK(ob_layout_add(&lay, name, OB_TAG_MATRIX, 2, shape, NULL, e));
+        if (a->biases) {
+            snprintf(name, sizeof name, "b%lld", (long long)k);
+            CK(ob_layout_add(&lay, name, OB_TAG_BIAS, 1, &a->cols, NULL, e));
+        }
     }
     CK(ob_optim_create(def, &hp, &train, &opt, e));
     for (int i = 0; i < n_text; i++)
@@ -421,9 +433,11 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
     if (dev.ops->mem_info) (void)dev.ops->mem_info(&dev, &free_b, &total_b, e);
 
     printf("bench-step: %s on %s\n", def->name, dev.desc);
-    printf("  layout     %lld %s of %lldx%lld = %lld %s (%lld %s with padding)\n", (long long)a->tensors,
-           plural(a->tensors, "tensor", "tensors"), (long long)a->rows, (long long)a->cols, (long long)n_params,
-           plural(n_params, "parameter", "parameters"), (long long)lay.total,
+    char bias_note[64] = "";
+    if (a->biases) snprintf(bias_note, sizeof bias_note, ", each with a bias of %lld", (long long)a->cols);
+    printf("  layout     %lld %s of %lldx%lld%s = %lld %s (%lld %s with padding)\n", (long long)a->tensors,
+           plural(a->tensors, "tensor", "tensors"), (long long)a->rows, (long long)a->cols, bias_note,
+           (long long)n_params, plural(n_params, "parameter", "parameters"), (long long)lay.total,
            plural(lay.total, "float", "floats"));
     printf("  step       %.4f ms (median of %d %s of %lld %s; min %.4f, max %.4f)\n", step_ms, a->repeats,
            plural(a->repeats, "repeat", "repeats"), (long long)iters, plural(iters, "step", "steps"), step_lo,
@@ -464,10 +478,10 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
                              : "the step moved its bytes faster than the copy could",
                a->repeats < 5 ? ", with more --repeats" : "");
     printf("result: optimizer=%s backend=%s params=%lld tensors=%lld shape=%lldx%lld ms=%.6f gbps=%.3f "
-           "copy_gbps=%.3f fraction=%.4f bytes_per_param=%.0f stats_ms=%.6f peak_bytes=%zu\n",
+           "copy_gbps=%.3f fraction=%.4f bytes_per_param=%.0f stats_ms=%.6f peak_bytes=%zu biases=%d\n",
            def->name, dev.ops->name, (long long)n_params, (long long)a->tensors, (long long)a->rows,
            (long long)a->cols, step_ms, gbs, copy_gbs, gbs / copy_gbs, bytes_per_param, stats_ms,
-           dev.bytes_peak);
+           dev.bytes_peak, a->biases);
 #undef CK
 out:
     ob_optim_destroy(opt);

@@ -154,6 +154,19 @@ typedef struct ob_backend_ops {
     ob_status (*elementwise_step_batch)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                         const ob_step_stats *stats, float *p, const float *g, float *const *s,
                                         int64_t n, int64_t count, const int64_t *stride, ob_err *e);
+    /* elementwise_step (with_stats: elementwise_step_stats) over n floats
+     * cut into n_span spans that alternate between the rule and the rule
+     * without its weight decay (filter_bias_and_bn): span k is [bound[k],
+     * bound[k + 1]) and has no decay when k + nd0 is odd. bound (n_span + 1
+     * entries, device memory) runs from 0 to n, each bound a multiple of 4
+     * (CUDA's 16-byte loads take one rule per 4 floats; the layout aligns
+     * tensors to 16 floats). The same values as one call per span, in one
+     * pass (one launch on CUDA); the statistics are those of the whole range
+     * (as grad_stats over it). */
+    ob_status (*elementwise_step_spans)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                        ob_step_stats *stats, float *p, const float *g, float *const *s,
+                                        int64_t n, const int64_t *bound, int n_span, int nd0, int with_stats,
+                                        ob_err *e);
 
     /* --- matrix optimizers (optional; Muon and ROOT require them) ---
      * Each works on a batch of vectors x_b = x + b*stride (b < batch) of n floats. */

@@ -44,13 +44,6 @@ typedef struct ob_bucket {
     float lr_scale;      /* ob_lr_adjust for this shape */
 } ob_bucket;
 
-/* A span of consecutive tensors of an elementwise group that filter_bias_and_bn
- * either leaves with the group's weight decay or takes it from. */
-typedef struct ob_decay_span {
-    int64_t begin, end; /* in the arenas; a span runs to the next one's start */
-    int no_decay;
-} ob_decay_span;
-
 typedef struct ob_group {
     int64_t begin, end;                  /* float range in the arenas */
     ob_rule rule;                        /* elementwise rule, or a matrix group's momentum rule */
@@ -67,11 +60,14 @@ typedef struct ob_group {
     int64_t aux_floats;
     float *snap_aux;                     /* rollback: the copy of aux in the snapshot */
     void *priv;                          /* its host tables and scratch */
-    /* an elementwise group with weight decay and filter_bias_and_bn on:
-     * one pass per span, of rule or of rule_nd (rule without the decay) */
-    ob_decay_span *span;
-    int n_span;
-    ob_rule rule_nd;
+    /* an elementwise group with weight decay and filter_bias_and_bn on: its
+     * runs of consecutive tensors that keep the decay or lose it, in
+     * alternation, for elementwise_step_spans: n_span + 1 bounds in device
+     * memory, from 0 to the group's size (the padding between tensors, zero,
+     * goes with the span before it); span k has no decay when k + span_nd0
+     * is odd */
+    int64_t *span_bound;
+    int n_span, span_nd0;
 } ob_group;
 
 typedef struct ob_route_rule {

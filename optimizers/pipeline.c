@@ -461,43 +461,53 @@ ob_status ob_optim_check(const ob_optim *o, ob_err *e)
     return OB_OK;
 }
 
-static int span_by_offset(const void *a, const void *b)
+typedef struct {
+    int64_t offset;
+    int no_decay;
+} tensor_mark;
+
+static int mark_by_offset(const void *a, const void *b)
 {
-    const ob_decay_span *x = a, *y = b;
-    return x->begin < y->begin ? -1 : x->begin > y->begin;
+    const tensor_mark *x = a, *y = b;
+    return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
 /* filter_bias_and_bn in elementwise group g: its tensors in arena order,
- * neighbours of one kind merged into a span (the padding between tensors,
- * zero, goes with the span before it). Nothing when the group has no
- * weight decay to take, or when every tensor keeps it. */
+ * neighbours of one kind merged into a span, the bounds uploaded for
+ * elementwise_step_spans. Nothing when the group has no weight decay to
+ * take, or when every tensor keeps it. */
 static ob_status decay_spans(ob_optim *o, int g, const ob_layout *l, ob_err *e)
 {
     ob_group *gr = &o->group[g];
     if (!ob_optim_filters_decay(o) || gr->rule.weight_decay == 0.0f) return OB_OK;
-    gr->span = malloc((size_t)(l->n ? l->n : 1) * sizeof *gr->span);
-    if (!gr->span) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    tensor_mark *t = malloc((size_t)(l->n ? l->n : 1) * sizeof *t);
+    int64_t *bound = malloc((size_t)(l->n + 1) * sizeof *bound);
+    ob_status st = OB_OK;
+    if (!t || !bound) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        goto out;
+    }
     int n = 0, any = 0;
     for (int i = 0; i < l->n; i++)
         if (l->t[i].group == g) {
-            gr->span[n++] = (ob_decay_span){l->t[i].offset, 0, ob_no_decay_tensor(&l->t[i])};
-            any |= gr->span[n - 1].no_decay;
+            t[n++] = (tensor_mark){l->t[i].offset, ob_no_decay_tensor(&l->t[i])};
+            any |= t[n - 1].no_decay;
         }
-    if (!any) {
-        free(gr->span);
-        gr->span = NULL;
-        return OB_OK;
-    }
-    qsort(gr->span, (size_t)n, sizeof *gr->span, span_by_offset);
+    if (!any) goto out;
+    qsort(t, (size_t)n, sizeof *t, mark_by_offset);
     int m = 0;
     for (int i = 0; i < n; i++)
-        if (m == 0 || gr->span[m - 1].no_decay != gr->span[i].no_decay) gr->span[m++] = gr->span[i];
-    gr->span[0].begin = gr->begin;
-    for (int i = 0; i < m; i++) gr->span[i].end = i + 1 < m ? gr->span[i + 1].begin : gr->end;
+        if (i == 0 || t[i - 1].no_decay != t[i].no_decay) bound[m++] = i == 0 ? 0 : t[i].offset - gr->begin;
+    bound[m] = gr->end - gr->begin;
     gr->n_span = m;
-    gr->rule_nd = gr->rule;
-    gr->rule_nd.weight_decay = 0.0f;
-    return OB_OK;
+    gr->span_nd0 = t[0].no_decay;
+    st = OB_REQUIRE(o->dev, elementwise_step_spans, e);
+    if (st == OB_OK) st = ob_dev_alloc(o->dev, (size_t)(m + 1) * sizeof *bound, (void **)&gr->span_bound, e);
+    if (st == OB_OK) st = o->dev->ops->upload(o->dev, gr->span_bound, bound, (size_t)(m + 1) * sizeof *bound, e);
+out:
+    free(t);
+    free(bound);
+    return st;
 }
 
 ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err *e)
@@ -1027,21 +1037,19 @@ ob_status ob_optim_step(ob_optim *o, float *params, const float *grads, const fl
             else
                 OB_TRY(matrix_group_step(o, gr, params, grads, e));
         } else {
-            /* one pass over the group, or one per span of filter_bias_and_bn */
-            const ob_decay_span whole = {gr->begin, gr->end, 0};
-            const ob_decay_span *span = gr->span ? gr->span : &whole;
-            for (int i = 0; i < (gr->span ? gr->n_span : 1); i++) {
-                const ob_rule *r = span[i].no_decay ? &gr->rule_nd : &gr->rule;
-                const int64_t at = span[i].begin, n = span[i].end - span[i].begin;
-                float *st[OB_RULE_MAX_STATE] = {0};
-                for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k] + (at - gr->begin);
-                if (fused)
-                    OB_TRY(ops->elementwise_step_stats(dev, r, gr->step_dev, o->stats_dev, params + at, grads + at,
-                                                       st, n, e));
-                else
-                    OB_TRY(ops->elementwise_step(dev, r, gr->step_dev, o->stats_dev, params + at, grads + at, st,
-                                                 n, e));
-            }
+            /* one pass over the group, its spans (filter_bias_and_bn) included */
+            float *st[OB_RULE_MAX_STATE] = {0};
+            for (int k = 0; k < gr->rule.n_state; k++) st[k] = gr->state[k];
+            const float *gg = grads + gr->begin;
+            float *pg = params + gr->begin;
+            const int64_t n = gr->end - gr->begin;
+            if (gr->span_bound)
+                OB_TRY(ops->elementwise_step_spans(dev, &gr->rule, gr->step_dev, o->stats_dev, pg, gg, st, n,
+                                                   gr->span_bound, gr->n_span, gr->span_nd0, fused, e));
+            else if (fused)
+                OB_TRY(ops->elementwise_step_stats(dev, &gr->rule, gr->step_dev, o->stats_dev, pg, gg, st, n, e));
+            else
+                OB_TRY(ops->elementwise_step(dev, &gr->rule, gr->step_dev, o->stats_dev, pg, gg, st, n, e));
         }
     }
     if (fused) OB_TRY(ops->finish_stats(dev, o->stats_dev, loss, clip_norm, o->spike_dev, rec, e));
@@ -1143,6 +1151,7 @@ void ob_optim_destroy(ob_optim *o)
                 ob_dev_free(o->dev, o->snap_state[g][k]);
             }
             ob_dev_free(o->dev, o->group[g].step_dev);
+            ob_dev_free(o->dev, o->group[g].span_bound);
             if (o->def->custom_release) o->def->custom_release(o, g);
             ob_dev_free(o->dev, o->group[g].aux);
             ob_dev_free(o->dev, o->group[g].snap_aux);
@@ -1158,7 +1167,6 @@ void ob_optim_destroy(ob_optim *o)
     for (int g = 0; g < OB_MAX_GROUPS; g++) {
         free(o->group[g].members);
         free(o->group[g].buckets);
-        free(o->group[g].span);
     }
     free(o->coeffs);
     free(o->host);

@@ -15,6 +15,10 @@ on, so torch runs its fastest convolutions). fp32 throughout, TF32 off.
 Cases: --case IMPL,PARAMS,TENSORS[,RxC] with IMPL one of
   adamw-fused   torch.optim.AdamW(fused=True)
   adamw-foreach torch.optim.AdamW(foreach=True)
+  adamw-fused-groups  torch.optim.AdamW(fused=True) over two parameter groups:
+                the matrices with the weight decay, a bias of C floats after
+                each (bench-step --biases) without it, as timm's
+                create_optimizer groups them (optbench's filter_bias_and_bn)
   sgd-fused     torch.optim.SGD(momentum=0.9, fused=True)
   muon          torch.optim.Muon (2-D parameters; its Newton-Schulz runs in bf16)
   muon-fp32     torch.optim.Muon with the same Newton-Schulz iteration in fp32
@@ -96,11 +100,16 @@ def ns_fp32(grad, ns_coefficients, ns_steps, eps, use_addmm=False):
 
 def bench_case(torch, impl, params, tensors, shape):
     k, r, c = layout(params, tensors, shape)
-    n = k * r * c
     ps = [torch.nn.Parameter(torch.randn(r, c, device="cuda") * 0.02) for _ in range(k)]
-    for p in ps:
+    bs = [torch.nn.Parameter(torch.randn(c, device="cuda") * 0.02) for _ in range(k)] if impl.endswith("-groups") else []
+    n = k * r * c + len(bs) * c
+    for p in ps + bs:
         p.grad = torch.randn_like(p) * 1e-3
-    if impl == "adamw-fused":
+    if impl == "adamw-fused-groups":
+        opt = torch.optim.AdamW([{"params": ps, "weight_decay": 0.01}, {"params": bs, "weight_decay": 0.0}], lr=1e-3,
+                                fused=True)
+        bpp = 28
+    elif impl == "adamw-fused":
         opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, fused=True), 28
     elif impl == "adamw-foreach":
         opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, foreach=True), 28
@@ -133,7 +142,7 @@ def bench_case(torch, impl, params, tensors, shape):
     except RuntimeError:  # out of memory: skip the copy
         copy_gbps = float("nan")
     gbps = bpp * n / (ms * 1e-3) / 1e9
-    del opt, ps
+    del opt, ps, bs
     torch.cuda.empty_cache()
     return {"kind": "optim", "impl": impl, "params": n, "tensors": k, "shape": "%dx%d" % (r, c), "ms": ms,
             "ms_min": lo, "ms_max": hi, "iters": iters, "bytes_per_param": bpp, "gbps": gbps,

@@ -7,13 +7,15 @@
 #      or the carried test_cuda_* programs;
 #   3. optbench bench-step for sgd, adamw, lion, muon, root at 1M, 100M and 1B
 #      parameters and with 1000 small tensors (soap, adafactor, lamb and lars
-#      at 1M and 1000 small tensors, lamb and lars also at 100M); the
+#      at 1M and 1000 small tensors, lamb and lars also at 100M; adamw with
+#      filter_bias_and_bn over matrices with a bias each); the
 #      elementwise ones also with train.on_nonfinite=none (statistics summed
 #      inside the update), Muon and ROOT also with Newton-Schulz on TF32 /
 #      bf16 tensor cores
 #      (OPTBENCH_MATMUL_PRECISION);
 #   4. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
-#      1000 tensors, SGD(fused) and torch.optim.Muon (bf16, and with its
+#      1000 tensors, AdamW(fused) over two parameter groups (matrices with
+#      the decay, biases without), SGD(fused) and torch.optim.Muon (bf16, and with its
 #      Newton-Schulz in fp32) on the same shapes (scripts/bench_torch_gpu.py);
 #   5. short bert-base and cnn-base training runs (when those workloads exist)
 #      and the same BERT's and cnn's training steps in eager PyTorch; then the
@@ -339,6 +341,14 @@ if ((GPU_OK)); then
   # LARS's norms, then its update, against SGD's one pass
   bench "lamb-100M" 40 --optimizer lamb --params 100M
   bench "lars-100M" 40 --optimizer lars --set momentum=0.9,weight_decay=5e-4 --params 100M
+  # filter_bias_and_bn: matrices with a bias each, decayed and undecayed spans
+  # in one launch (torch: two parameter groups, adamw-fused-groups)
+  for g in "" -noguard; do
+    sets=(--set weight_decay=0.01,filter_bias_and_bn=true)
+    [ "$g" = -noguard ] && sets+=(--set on_nonfinite=none)
+    bench "adamw-1000x64x64+b-filter$g" 40 --optimizer adamw "${sets[@]}" --tensors 1000 --shape 64x64 --biases
+    bench "adamw-100M+b-filter$g" 60 --optimizer adamw "${sets[@]}" --params 100M --tensors 100 --biases
+  done
   # Newton-Schulz products on tensor cores: TF32, and bf16 (torch.optim.Muon's precision)
   BENCH_ENV=(OPTBENCH_MATMUL_PRECISION=high)
   bench "muon-100M-tf32" 60 --optimizer muon --tensors 96 --shape 1024x1024
@@ -383,7 +393,8 @@ if ((HAVE_TORCH)); then
     --case adamw-fused,0,1000,64x64 --case sgd-fused,1M,1 --case sgd-fused,100M,1 \
     --case muon,0,1,1000x1000 --case muon,0,1000,64x64 --case muon,0,96,1024x1024 \
     --case muon-fp32,0,1,1000x1000 --case muon-fp32,0,96,1024x1024 --case muon-fp32,0,1000,64x64 \
-    --case adamw-fused,1G,1 --case sgd-fused,1G,1
+    --case adamw-fused,1G,1 --case sgd-fused,1G,1 \
+    --case adamw-fused-groups,0,1000,64x64 --case adamw-fused-groups,100M,100
 fi
 
 # ---- 5. training runs ---------------------------------------------------------------------------
@@ -519,7 +530,7 @@ tor = {}
 for t in torch:
     if t.get("kind") == "optim":
         tor[(t["impl"], int(t["params"]), int(t["tensors"]), t["shape"])] = t
-peer = {"adamw": ["adamw-fused", "adamw-foreach"], "sgd": ["sgd-fused"], "muon": ["muon-fp32", "muon"]}
+peer = {"adamw": ["adamw-fused", "adamw-foreach", "adamw-fused-groups"], "sgd": ["sgd-fused"], "muon": ["muon-fp32", "muon"]}
 
 print("optbench bench-step (CUDA, fp32; step = the whole pipeline incl. the gradient-statistics pass;")
 print("  'of copy' = minimal traffic / step time / copy bandwidth; 'upd only' = the same without the stats pass)")

@@ -27,6 +27,8 @@
  *   (and 3 rules over several grid waves)       the same; their fused statistics 1e-10
  *   elementwise_step_batch (5 rules)            2e-5, and the CPU's bitwise against one
  *                                               elementwise_step per segment
+ *   elementwise_step_spans (6 rules)            2e-5, the CPU's bitwise against one
+ *                                               elementwise_step per span; statistics 1e-10
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
  *   svd_polar                                   1e-4 (both in double, then float)
  *   swap01, eig_order                           exact (a copy; sums in the CPU's order)
@@ -612,6 +614,146 @@ static void test_rules_waves(void)
 {
     static const char *const names[] = {"sgd", "adam-amsgrad", "rmsprop-centered-momentum"};
     rules_parity(3 * 1024 * 1024 + 5, names, 3, 1e-10);
+}
+
+/* elementwise_step_spans (filter_bias_and_bn): spans that alternate between
+ * the rule and the rule without its decay (each case's decay set to 0.1, so
+ * that a wrong span shows at 2e-5), plain and fused, skipped and not,
+ * aligned (float4 body, one span lookup per float4) and offset by one (the
+ * scalar path, a lookup per element): CUDA within 2e-5 of the CPU; the CPU
+ * bitwise against one elementwise_step per span with the rule or the rule
+ * without the decay; the fused statistics those of the whole range (the
+ * CPU's bitwise grad_stats', CUDA's within 1e-10). Layouts: a few spans over
+ * a body and a tail, one span without the decay, and (adamw) up to 1500
+ * spans over several waves of the grid (a thread's elements cross many). */
+static void test_rules_spans(void)
+{
+    CHECK_MSG(cpu.ops->elementwise_step_spans != NULL, "the CPU backend has no elementwise_step_spans");
+    if (!cpu.ops->elementwise_step_spans || !gpu.ops->elementwise_step_spans) return;
+    static const char *const names[] = {"adamw", "adam-l2", "sgd-momentum-dampening", "lion", "adamw-sf", "asgd"};
+    enum { LAYOUTS = 3, MAXB = 1501 };
+    int64_t *bound = malloc(MAXB * sizeof *bound);
+    rule_case cases[RULE_CASES_MAX];
+    int nc = rule_cases(cases);
+    for (int ci = 0; ci < nc; ci++) {
+        int want = 0;
+        for (size_t q = 0; q < sizeof names / sizeof names[0]; q++) want |= !strcmp(cases[ci].name, names[q]);
+        if (!want) continue;
+        ob_rule rule = cases[ci].r, nd = cases[ci].r;
+        rule.weight_decay = 0.1f;
+        nd.weight_decay = 0.0f;
+        for (int li = 0; li < LAYOUTS; li++) {
+            if (li == 2 && strcmp(cases[ci].name, "adamw")) continue; /* the waves: one rule */
+            const int64_t n = li == 2 ? 3 * 1024 * 1024 + 4 : 4099;
+            for (int off = 0; off < 2; off++)
+                for (int sk = 0; sk < 4; sk++) {
+                    const int skip = sk & 1, fused = sk >> 1;
+                    const int64_t m = n - off;
+                    int n_span = 0, nd0 = 0;
+                    bound[n_span++] = 0;
+                    if (li == 0) {
+                        static const int64_t b0[] = {64, 80, 1024, 1040, 2048};
+                        for (int k = 0; k < 5; k++) bound[n_span++] = b0[k];
+                    } else if (li == 1) {
+                        nd0 = 1;
+                    } else {
+                        nd0 = 1;
+                        for (uint64_t k = 0; n_span < MAXB - 1; k++) { /* 16 .. 4096 floats each */
+                            int64_t len = 16 * (1 + (int64_t)(ob_rng_uniform(77, OB_STREAM_MISC, k) * 256.0f));
+                            if (bound[n_span - 1] + len >= m - 16) break;
+                            bound[n_span] = bound[n_span - 1] + len;
+                            n_span++;
+                        }
+                    }
+                    bound[n_span] = m;
+                    float *h[5];
+                    for (int k = 0; k < 5; k++) {
+                        h[k] = malloc((size_t)n * sizeof(float));
+                        randn(h[k], n, 1300 + 10 * ci + k, k == 1 ? 0.1f : 0.5f);
+                        if (k >= 2 && cases[ci].positive_state)
+                            for (int64_t i = 0; i < n; i++) h[k][i] = fabsf(h[k][i]);
+                    }
+                    if (fused && skip) h[1][100] = NAN;
+                    float *c[5], *g[5], *r[5];
+                    for (int k = 0; k < 5; k++) {
+                        c[k] = dev_put(&cpu, h[k], n);
+                        g[k] = dev_put(&gpu, h[k], n);
+                        r[k] = dev_put(&cpu, h[k], n);
+                    }
+                    ob_step_stats st = {0, 0, 0, 0.8f, (float)skip, 0, 0};
+                    ob_rule_step sc;
+                    memset(&sc, 0, sizeof sc);
+                    sc.lr = 0.01f;
+                    sc.t = 2;
+                    sc.bc1 = 0.19f;
+                    sc.bc2 = 0.0199f;
+                    sc.c[0] = 0.004f;
+                    sc.c[1] = 0.003f;
+                    ob_step_stats *cst = dev_put_bytes(&cpu, &st, sizeof st), *gst = dev_put_bytes(&gpu, &st, sizeof st),
+                                  *rst = dev_put_bytes(&cpu, &st, sizeof st);
+                    ob_rule_step *csc = dev_put_bytes(&cpu, &sc, sizeof sc), *gsc = dev_put_bytes(&gpu, &sc, sizeof sc);
+                    int64_t *cb = dev_put_bytes(&cpu, bound, (size_t)(n_span + 1) * sizeof *bound),
+                            *gb = dev_put_bytes(&gpu, bound, (size_t)(n_span + 1) * sizeof *bound);
+                    float *cs[3] = {c[2] + off, c[3] + off, c[4] + off}, *gs[3] = {g[2] + off, g[3] + off, g[4] + off};
+                    OK(cpu.ops->elementwise_step_spans(&cpu, &rule, csc, cst, c[0] + off, c[1] + off, cs, m, cb, n_span,
+                                                       nd0, fused, &err));
+                    OK(gpu.ops->elementwise_step_spans(&gpu, &rule, gsc, gst, g[0] + off, g[1] + off, gs, m, gb, n_span,
+                                                       nd0, fused, &err));
+                    for (int k = 0; k < n_span; k++) {
+                        const int64_t a = off + bound[k];
+                        float *rs[3] = {r[2] + a, r[3] + a, r[4] + a};
+                        OK(cpu.ops->elementwise_step(&cpu, (k + nd0) & 1 ? &nd : &rule, csc, rst, r[0] + a, r[1] + a,
+                                                     rs, bound[k + 1] - bound[k], &err));
+                    }
+                    for (int k = 0; k < 5; k++) {
+                        if (k == 1 || (k >= 2 && k - 2 >= rule.n_state)) continue;
+                        float *a = malloc((size_t)n * sizeof(float)), *b = malloc((size_t)n * sizeof(float)),
+                              *ref = malloc((size_t)n * sizeof(float));
+                        dev_get(&cpu, a, c[k], n);
+                        dev_get(&gpu, b, g[k], n);
+                        dev_get(&cpu, ref, r[k], n);
+                        double mr = max_rel(a, b, n, k ? 1e-3 : 1e-2);
+                        CHECK_MSG(mr <= 2e-5, "spans %s (layout %d, off %d, skip %d, fused %d, role %d): max rel %g",
+                                  cases[ci].name, li, off, skip, fused, k, mr);
+                        CHECK_MSG(bitwise_equal(a, ref, n), "spans %s (layout %d, off %d, role %d): the CPU's spans "
+                                  "differ from one step per span", cases[ci].name, li, off, k);
+                        if (skip) CHECK_MSG(bitwise_equal(b, h[k], n), "spans %s: a skipped step wrote", cases[ci].name);
+                        free(a);
+                        free(b);
+                        free(ref);
+                    }
+                    if (fused) {
+                        ob_step_stats a, b, ref = {0, 0, 0, 0.8f, (float)skip, 0, 0};
+                        ob_step_stats *whole = dev_put_bytes(&cpu, &ref, sizeof ref);
+                        OK(cpu.ops->grad_stats(&cpu, c[1] + off, m, whole, &err));
+                        OK(cpu.ops->download(&cpu, &a, cst, sizeof a, &err));
+                        OK(gpu.ops->download(&gpu, &b, gst, sizeof b, &err));
+                        OK(cpu.ops->download(&cpu, &ref, whole, sizeof ref, &err));
+                        CHECK_MSG(a.sumsq == ref.sumsq && a.nonfinite == ref.nonfinite,
+                                  "spans %s (layout %d): the CPU's statistics %.17g (%g) are not grad_stats' %.17g (%g)",
+                                  cases[ci].name, li, a.sumsq, a.nonfinite, ref.sumsq, ref.nonfinite);
+                        CHECK_MSG(fabs(b.sumsq - ref.sumsq) <= 1e-10 * ref.sumsq && b.nonfinite == ref.nonfinite,
+                                  "spans %s (layout %d): CUDA's statistics %.17g (%g), the range's %.17g (%g)",
+                                  cases[ci].name, li, b.sumsq, b.nonfinite, ref.sumsq, ref.nonfinite);
+                        ob_dev_free(&cpu, whole);
+                    }
+                    for (int k = 0; k < 5; k++) {
+                        free(h[k]);
+                        ob_dev_free(&cpu, c[k]);
+                        ob_dev_free(&gpu, g[k]);
+                        ob_dev_free(&cpu, r[k]);
+                    }
+                    ob_dev_free(&cpu, cst);
+                    ob_dev_free(&gpu, gst);
+                    ob_dev_free(&cpu, rst);
+                    ob_dev_free(&cpu, csc);
+                    ob_dev_free(&gpu, gsc);
+                    ob_dev_free(&cpu, cb);
+                    ob_dev_free(&gpu, gb);
+                }
+        }
+    }
+    free(bound);
 }
 
 /* elementwise_step_batch: count segments of n floats, each pointer with its
@@ -1914,6 +2056,7 @@ int main(void)
     test_rules();
     test_rules_waves();
     test_rules_batch();
+    test_rules_spans();
     test_matrix_ops();
     test_svd();
     test_soap_ops();

@@ -13,8 +13,11 @@
  * optimizer to the same definition of the setting.
  *
  * Also: every optimizer with a weight decay has the setting, except those
- * listed in no_filter[] (README, Known limits).
+ * listed in no_filter[] (README, Known limits); and the CPU's
+ * elementwise_step_spans, which steps a filtered group in one pass, against
+ * one step per span (test_spans_op).
  */
+#include <math.h>
 #include <string.h>
 
 #include "check.h"
@@ -88,8 +91,84 @@ static double diff(const float *a, const float *b, int i)
     return worst;
 }
 
+/* The CPU's elementwise_step_spans, the op the pipeline steps a filtered
+ * group with, over many of its chunks (and threads): bit for bit one
+ * elementwise_step per span with the rule or the rule without the decay,
+ * plain and fused, its statistics grad_stats' over the whole range; and its
+ * contract (bounds from 0 to n, each a multiple of 4) enforced. */
+static void test_spans_op(void)
+{
+    ob_err e;
+    ob_device dev;
+    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
+    enum { N = 300007, NS = 2 };
+    int64_t bound[64];
+    int n_span = 0;
+    bound[n_span++] = 0;
+    for (int64_t at = 16; n_span < 40; at += 16 * (1 + (n_span * 37) % 800)) bound[n_span++] = at;
+    bound[n_span] = N;
+    CHECK(bound[n_span - 1] < N);
+    ob_rule rule;
+    memset(&rule, 0, sizeof rule);
+    rule.kind = OB_RULE_ADAM;
+    rule.n_state = NS;
+    rule.beta1 = 0.9f;
+    rule.beta2 = 0.99f;
+    rule.eps = 1e-8f;
+    rule.weight_decay = 0.1f;
+    rule.decoupled_wd = 1;
+    ob_rule nd = rule;
+    nd.weight_decay = 0.0f;
+    ob_rule_step sc = {0.01f, 2.0f, 0.19f, 0.0199f, {0, 0, 0, 0}};
+    for (int fused = 0; fused < 2; fused++) {
+        float *x[2][2 + NS];
+        for (int v = 0; v < 2; v++)
+            for (int k = 0; k < 2 + NS; k++) {
+                x[v][k] = malloc(N * sizeof(float));
+                for (int64_t i = 0; i < N; i++) {
+                    float z = ob_rng_normal(40 + (uint64_t)k, 3, (uint64_t)i);
+                    x[v][k][i] = k >= 2 ? fabsf(z) : z;
+                }
+            }
+        ob_step_stats st = {0, 0, 0, 1.0f, 0, 0, 0}, ref = st, whole = st;
+        CHECK_OK(dev.ops->elementwise_step_spans(&dev, &rule, &sc, &st, x[0][0], x[0][1], x[0] + 2, N, bound, n_span, 1,
+                                                 fused, &e),
+                 &e);
+        for (int k = 0; k < n_span; k++) {
+            const int64_t at = bound[k];
+            float *s[NS] = {x[1][2] + at, x[1][3] + at};
+            CHECK_OK(dev.ops->elementwise_step(&dev, (k + 1) & 1 ? &nd : &rule, &sc, &ref, x[1][0] + at, x[1][1] + at,
+                                               s, bound[k + 1] - at, &e),
+                     &e);
+        }
+        for (int k = 0; k < 2 + NS; k++)
+            CHECK_MSG(!memcmp(x[0][k], x[1][k], N * sizeof(float)),
+                      "elementwise_step_spans (fused %d): array %d differs from one step per span", fused, k);
+        CHECK_OK(dev.ops->grad_stats(&dev, x[0][1], N, &whole, &e), &e);
+        if (fused)
+            CHECK_MSG(st.sumsq == whole.sumsq && st.sumsq > 0, "elementwise_step_spans: statistics %.17g, the "
+                      "range's %.17g", st.sumsq, whole.sumsq);
+        else
+            CHECK_MSG(st.sumsq == 0, "elementwise_step_spans without statistics summed %g", st.sumsq);
+        for (int v = 0; v < 2; v++)
+            for (int k = 0; k < 2 + NS; k++) free(x[v][k]);
+    }
+    /* the contract */
+    float one[16] = {0}, *none[NS] = {one, one};
+    ob_step_stats st = {0, 0, 0, 1.0f, 0, 0, 0};
+    const int64_t odd[] = {0, 6, 16}, short_[] = {0, 8, 12};
+    CHECK(dev.ops->elementwise_step_spans(&dev, &rule, &sc, &st, one, one, none, 16, odd, 2, 0, 0, &e) ==
+              OB_ERR_INTERNAL &&
+          strstr(e.msg, "multiple of 4"));
+    CHECK(dev.ops->elementwise_step_spans(&dev, &rule, &sc, &st, one, one, none, 16, short_, 2, 0, 0, &e) ==
+              OB_ERR_INTERNAL &&
+          strstr(e.msg, "do not cover"));
+    ob_device_close(&dev);
+}
+
 int main(void)
 {
+    test_spans_op();
     int n_opt = 0, tested = 0;
     const ob_optimizer_def *const *defs = ob_optimizers(&n_opt);
     static const char *const trains[] = {"on_nonfinite=none", "clip_norm=0.5"};

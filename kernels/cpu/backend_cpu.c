@@ -647,21 +647,78 @@ OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc,
 #undef LOOP
 }
 
+/* The span of a decay table (elementwise_step_spans) that holds element i:
+ * the k with bound[k] <= i < bound[k + 1]. */
+static int span_at(const int64_t *bound, int n_span, int64_t i)
+{
+    int lo = 0, hi = n_span - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) / 2;
+        if (bound[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The update of [lo, hi), each piece of a span with its rule: with the
+ * decay (rule) or without (nd). */
+static void rule_spans(const ob_rule *rule, const ob_rule *nd, const ob_rule_step *sc, float clip, float *p,
+                       const float *g, float *const *st3, int64_t lo, int64_t hi, const int64_t *bound, int n_span,
+                       int nd0)
+{
+    if (!bound) {
+        rule_span(rule, sc, clip, p, g, st3, lo, hi);
+        return;
+    }
+    for (int k = span_at(bound, n_span, lo); k < n_span && bound[k] < hi; k++) {
+        const int64_t a = bound[k] > lo ? bound[k] : lo, b = bound[k + 1] < hi ? bound[k + 1] : hi;
+        rule_span((k + nd0) & 1 ? nd : rule, sc, clip, p, g, st3, a, b);
+    }
+}
+
+/* elementwise_step, elementwise_step_stats and elementwise_step_spans: one
+ * sweep over n floats in chunks of RED_CHUNK, each chunk's gradient
+ * statistics (with_stats) summed while it is in cache, in cpu_grad_stats'
+ * chunks and order (the same sums, bit for bit, whatever the spans). */
+static ob_status ew_sweep(const ob_rule *rule, const ob_rule_step *sc, ob_step_stats *st, float *p, const float *g,
+                          float *const *s, int64_t n, const int64_t *bound, int n_span, int nd0, int with_stats,
+                          ob_err *e)
+{
+    const int skip = st->skip != 0.0f;
+    if (n <= 0 || (skip && !with_stats)) return OB_OK;
+    const float clip = st->clip_scale;
+    float *st3[OB_RULE_MAX_STATE] = {0};
+    for (int k = 0; k < rule->n_state && k < OB_RULE_MAX_STATE; k++) st3[k] = s[k];
+    ob_rule nd = *rule;
+    nd.weight_decay = 0.0f;
+    const int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
+    double stack[128], *part = !with_stats || nc <= 64 ? stack : malloc((size_t)(2 * nc) * sizeof *part);
+    if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int isa = ob_cpu_reduce_isa(OB_CPU_ISA_CURRENT);
+#pragma omp parallel for if (n > PAR_MIN)
+    for (int64_t c = 0; c < nc; c++) {
+        const int64_t lo = c * RED_CHUNK, hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
+        if (with_stats) chunk_stats_fast(g, lo, hi, part + 2 * c, isa);
+        if (!skip) rule_spans(rule, &nd, sc, clip, p, g, st3, lo, hi, bound, n_span, nd0);
+    }
+    if (with_stats)
+        for (int64_t c = 0; c < nc; c++) {
+            st->sumsq += part[2 * c];
+            st->nonfinite += part[2 * c + 1];
+        }
+    if (part != stack) free(part);
+    return OB_OK;
+}
+
 static ob_status cpu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                       const ob_step_stats *st, float *p, const float *g,
                                       float *const *s, int64_t n, ob_err *e)
 {
     (void)dev;
-    (void)e;
-    if (st->skip != 0.0f) return OB_OK;
-    const float clip = st->clip_scale;
-    float *st3[OB_RULE_MAX_STATE] = {0};
-    for (int k = 0; k < rule->n_state && k < OB_RULE_MAX_STATE; k++) st3[k] = s[k];
-    int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
-#pragma omp parallel for if (n > PAR_MIN)
-    for (int64_t c = 0; c < nc; c++)
-        rule_span(rule, sc, clip, p, g, st3, c * RED_CHUNK, (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n);
-    return OB_OK;
+    /* without statistics the sweep only reads st */
+    return ew_sweep(rule, sc, (ob_step_stats *)st, p, g, s, n, NULL, 0, 0, 0, e);
 }
 
 /* Segment b of a batch: the pointers moved by b strides. */
@@ -697,35 +754,30 @@ static ob_status cpu_elementwise_step_batch(ob_device *dev, const ob_rule *rule,
     return OB_OK;
 }
 
-/* The update and the gradient statistics in one sweep: each chunk's
- * statistics are summed while the chunk is in cache, in cpu_grad_stats'
- * chunks and order (the same sums, bit for bit). */
 static ob_status cpu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                             ob_step_stats *st, float *p, const float *g, float *const *s,
                                             int64_t n, ob_err *e)
 {
     (void)dev;
-    if (n <= 0) return OB_OK;
-    const int skip = st->skip != 0.0f;
-    const float clip = st->clip_scale;
-    float *st3[OB_RULE_MAX_STATE] = {0};
-    for (int k = 0; k < rule->n_state && k < OB_RULE_MAX_STATE; k++) st3[k] = s[k];
-    int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK;
-    double stack[128], *part = nc <= 64 ? stack : malloc((size_t)(2 * nc) * sizeof *part);
-    if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    const int isa = ob_cpu_reduce_isa(OB_CPU_ISA_CURRENT);
-#pragma omp parallel for if (n > PAR_MIN)
-    for (int64_t c = 0; c < nc; c++) {
-        int64_t lo = c * RED_CHUNK, hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
-        chunk_stats_fast(g, lo, hi, part + 2 * c, isa);
-        if (!skip) rule_span(rule, sc, clip, p, g, st3, lo, hi);
-    }
-    for (int64_t c = 0; c < nc; c++) {
-        st->sumsq += part[2 * c];
-        st->nonfinite += part[2 * c + 1];
-    }
-    if (part != stack) free(part);
-    return OB_OK;
+    return ew_sweep(rule, sc, st, p, g, s, n, NULL, 0, 0, 1, e);
+}
+
+static ob_status cpu_elementwise_step_spans(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                            ob_step_stats *st, float *p, const float *g, float *const *s,
+                                            int64_t n, const int64_t *bound, int n_span, int nd0, int with_stats,
+                                            ob_err *e)
+{
+    (void)dev;
+    if (n_span < 1 || bound[0] != 0 || bound[n_span] != n)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cpu elementwise_step_spans: %d spans do not cover %lld floats",
+                                n_span, (long long)n);
+    /* the op's contract, which CUDA's vector loads rely on, checked here */
+    for (int k = 1; k < n_span; k++)
+        if (bound[k] % 4 || bound[k] <= bound[k - 1])
+            return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
+                                    "cpu elementwise_step_spans: bound %d (%lld) is not a multiple of 4 past %lld", k,
+                                    (long long)bound[k], (long long)bound[k - 1]);
+    return ew_sweep(rule, sc, st, p, g, s, n, bound, n_span, nd0, with_stats, e);
 }
 
 /* A batch of same-shape matrices or tensors takes a dozen or more passes
@@ -777,6 +829,7 @@ const ob_backend_ops ob_cpu_backend = {
     .elementwise_step = cpu_elementwise_step,
     .elementwise_step_stats = cpu_elementwise_step_stats,
     .elementwise_step_batch = cpu_elementwise_step_batch,
+    .elementwise_step_spans = cpu_elementwise_step_spans,
     .batched_normalize = ob_cpu_batched_normalize,
     .batched_sumsq = cpu_batched_sumsq,
     .abs_quantile = ob_cpu_abs_quantile,

@@ -58,25 +58,61 @@ struct ew_seg {
     int64_t p, g, s0, s1, s2, sc; /* sc in ob_rule_step units */
 };
 
-/* The kernel's modes: one range; one range with statistics; a batch. */
-enum { EW_PLAIN = 0, EW_STATS = 1, EW_BATCH = 2 };
+/* The spans of elementwise_step_spans: bounds in device memory (0 to n),
+ * span k without the decay when k + nd0 is odd. */
+struct ew_spans {
+    const int64_t *bound;
+    int n, nd0;
+};
+
+/* The span that holds element i: bound[k] <= i < bound[k + 1]. */
+static __device__ __forceinline__ int ew_span_at(const int64_t *__restrict__ bound, int n, int64_t i)
+{
+    int lo = 0, hi = n - 1;
+    while (lo < hi) {
+        int mid = (lo + hi + 1) >> 1;
+        if (bound[mid] <= i)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Sets rr's decay for element i, moving [lo, hi) to the span that holds it
+ * when i lies past it (a thread's elements only ever move forward). */
+static __device__ __forceinline__ void ew_span_decay(const ew_spans &sp, float wd, int64_t i, int64_t &lo,
+                                                     int64_t &hi, ob_rule &rr)
+{
+    if (i < hi && i >= lo) return;
+    const int k = ew_span_at(sp.bound, sp.n, i);
+    lo = sp.bound[k];
+    hi = sp.bound[k + 1];
+    rr.weight_decay = ((k + sp.nd0) & 1) ? 0.0f : wd;
+}
+
+/* The kernel's modes, bits: with statistics; a batch; with spans. */
+enum { EW_PLAIN = 0, EW_STATS = 1, EW_BATCH = 2, EW_SPANS = 4 };
 
 /* EW_STATS: also sum the gradient statistics of the range (as grad_stats,
  * from the unclipped gradient) into part[2 * block], part[2 * block + 1];
  * the grid is then at most OB_CU_RED_MAX_BLOCKS blocks of
  * OB_CU_RED_THREADS. EW_BATCH: segment blockIdx.y of a batch (seg). A mode
  * of its own, so that the single-range kernels carry no segment arithmetic
- * (registers: the grid is one wave of resident blocks). */
+ * (registers: the grid is one wave of resident blocks). EW_SPANS (alone or
+ * with EW_STATS): the decay of each element from its span (sp), looked up
+ * once per float4 (the bounds are multiples of 4, as the op requires). */
 template <int KIND, int NS, int MODE>
 static __global__ void __launch_bounds__(EW_THREADS)
     ew_step_kernel(ob_rule r, const ob_rule_step *__restrict__ sc,
                    const ob_step_stats *__restrict__ stats, float *__restrict__ p,
                    const float *__restrict__ g, float *__restrict__ s0, float *__restrict__ s1,
-                   float *__restrict__ s2, int64_t n, int vec, double *__restrict__ part, ew_seg seg)
+                   float *__restrict__ s2, int64_t n, int vec, double *__restrict__ part, ew_seg seg,
+                   ew_spans sp)
 {
-    constexpr bool STATS = MODE == EW_STATS;
+    constexpr bool STATS = (MODE & EW_STATS) != 0, SPANS = (MODE & EW_SPANS) != 0;
     const bool skip = stats->skip != 0.0f; /* the guard: this step changes nothing */
-    if (MODE == EW_BATCH) {
+    if (MODE & EW_BATCH) {
         const int64_t b = blockIdx.y;
         p += b * seg.p;
         g += b * seg.g;
@@ -90,6 +126,8 @@ static __global__ void __launch_bounds__(EW_THREADS)
     const ob_rule_step step = *sc;
     ob_rule rr = r;
     rr.kind = KIND; /* a compile-time constant for the rule's switch */
+    const float wd = r.weight_decay;
+    int64_t span_lo = 0, span_hi = 0; /* the span that set rr's decay (none yet) */
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     int64_t i0 = 0;
@@ -113,6 +151,7 @@ static __global__ void __launch_bounds__(EW_THREADS)
             float pa[4] = {P.x, P.y, P.z, P.w}, ga[4] = {G.x, G.y, G.z, G.w};
             float a0[4] = {S0.x, S0.y, S0.z, S0.w}, a1[4] = {S1.x, S1.y, S1.z, S1.w},
                   a2[4] = {S2.x, S2.y, S2.z, S2.w};
+            if (SPANS) ew_span_decay(sp, wd, j << 2, span_lo, span_hi, rr); /* bounds are multiples of 4 */
 #pragma unroll
             for (int l = 0; l < 4; l++) ew_lane<KIND, NS>(rr, step, clip, pa[l], ga[l], a0[l], a1[l], a2[l]);
             reinterpret_cast<float4 *>(p)[j] = make_float4(pa[0], pa[1], pa[2], pa[3]);
@@ -128,7 +167,9 @@ static __global__ void __launch_bounds__(EW_THREADS)
                                     NS > 2 ? s2 : (float *)0};
     for (int64_t i = i0 + tid; i < n; i += stride) {
         if (STATS) cu_gstat_one(g[i], sq, bad);
-        if (!skip) ob_rule_apply(&rr, &step, clip, p, g, st, i);
+        if (skip) continue;
+        if (SPANS) ew_span_decay(sp, wd, i, span_lo, span_hi, rr);
+        ob_rule_apply(&rr, &step, clip, p, g, st, i);
     }
     if (STATS) {
         cu_block_sum2(sq, bad);
@@ -145,7 +186,7 @@ static inline int64_t stride_of(const ew_seg &seg, int k)
 }
 
 typedef void (*ew_kernel_fn)(ob_rule, const ob_rule_step *, const ob_step_stats *, float *,
-                             const float *, float *, float *, float *, int64_t, int, double *, ew_seg);
+                             const float *, float *, float *, float *, int64_t, int, double *, ew_seg, ew_spans);
 
 /* The instance for (kind, n_state, mode), found by walking the kinds at compile time. */
 template <int K>
@@ -172,7 +213,7 @@ struct ew_pick<OB_RULE_COUNT> {
 /* count segments at stride[] (NULL: one range); with_stats only for one. */
 static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc, ob_step_stats *stats,
                            float *p, const float *g, float *const *s, int64_t n, int64_t count,
-                           const int64_t *stride, bool with_stats, ob_err *e)
+                           const int64_t *stride, bool with_stats, const ew_spans *spans, ob_err *e)
 {
     if (n <= 0 || count <= 0) return OB_OK;
     if (with_stats && count != 1)
@@ -185,9 +226,14 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
     if (ns < 0 || ns > OB_RULE_MAX_STATE || ns > 3)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: rule kind %d has %d state roles",
                                 rule->kind, ns);
-    ew_kernel_fn fn = with_stats  ? ew_pick<0>::get<EW_STATS>(rule->kind, ns)
-                      : count > 1 ? ew_pick<0>::get<EW_BATCH>(rule->kind, ns)
-                                  : ew_pick<0>::get<EW_PLAIN>(rule->kind, ns);
+    if (spans && count != 1)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_spans: %lld segments, not one",
+                                (long long)count);
+    ew_kernel_fn fn = spans ? (with_stats ? ew_pick<0>::get<EW_SPANS | EW_STATS>(rule->kind, ns)
+                                          : ew_pick<0>::get<EW_SPANS>(rule->kind, ns))
+                      : with_stats ? ew_pick<0>::get<EW_STATS>(rule->kind, ns)
+                      : count > 1  ? ew_pick<0>::get<EW_BATCH>(rule->kind, ns)
+                                   : ew_pick<0>::get<EW_PLAIN>(rule->kind, ns);
     if (!fn)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step: unknown rule kind %d",
                                 rule->kind);
@@ -233,7 +279,7 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
                         st[2] ? st[2] + b0 * seg.s2 : st[2]};
         fn<<<dim3(blocks, (unsigned)nb), EW_THREADS, 0, c->stream>>>(
             *rule, sc + b0 * seg.sc, stats, p + b0 * seg.p, g + b0 * seg.g, sb[0], sb[1], sb[2], n, vec,
-            with_stats ? c->red_part : (double *)0, seg);
+            with_stats ? c->red_part : (double *)0, seg, spans ? *spans : ew_spans{(const int64_t *)0, 0, 0});
         OB_CU_LAUNCHED(e, "elementwise_step");
     }
     if (with_stats)
@@ -245,19 +291,29 @@ ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_r
                                  const ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                  ob_err *e)
 {
-    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, 1, NULL, false, e);
+    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, 1, NULL, false, NULL, e);
 }
 
 ob_status ob_cu_elementwise_step_batch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        const ob_step_stats *stats, float *p, const float *g, float *const *s,
                                        int64_t n, int64_t count, const int64_t *stride, ob_err *e)
 {
-    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, e);
+    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, NULL, e);
 }
 
 ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                        ob_err *e)
 {
-    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, true, e);
+    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, true, NULL, e);
+}
+
+ob_status ob_cu_elementwise_step_spans(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                       ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
+                                       const int64_t *bound, int n_span, int nd0, int with_stats, ob_err *e)
+{
+    if (n_span < 1 || !bound)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_spans: %d spans", n_span);
+    const ew_spans sp = {bound, n_span, nd0};
+    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, with_stats != 0, &sp, e);
 }

@@ -25,6 +25,12 @@ for spec in "sgd 12" "sgd:momentum=0.9 20" "adam:amsgrad=true 36" "adamw 28" "li
   fi
 done
 
+# --biases: a bias of C floats after each tensor, and the filter's spans through the step
+r=$("$OPTBENCH" bench-step --optimizer adamw --shape 20x30 --tensors 3 --biases --backend cpu --iters 2 --repeats 1 \
+  --warmup 1 --set weight_decay=0.1,filter_bias_and_bn=true 2>&1)
+check "--biases: 3 x (20x30 + 30) parameters" grep -q '^result: .* params=1890 .*biases=1' <<<"$r"
+check "--biases: the layout line says so" grep -q 'each with a bias of 30' <<<"$r"
+
 # matrix optimizers when this build has them
 for opt in muon root; do
   if "$OPTBENCH" bench-step --optimizer "$opt" --shape 32x48 --tensors 4 --backend cpu --iters 2 --repeats 1 --warmup 1 >"$tmp/bs.out" 2>&1; then

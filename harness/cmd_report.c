@@ -29,6 +29,10 @@ static void report_usage(FILE *f)
             "  --target WORKLOAD=LOSS target loss for time to target (repeatable); default: 1.1 x\n"
             "                         the best upper-median final loss (of a majority of seeds), or\n"
             "                         halfway from the loss before training to it when lower\n"
+            "  --eval-target WORKLOAD=LOSS  held-out target loss for the held-out time to target\n"
+            "                         (workloads evaluated during training, eval_every > 0;\n"
+            "                         repeatable); default: as --target's, from the final\n"
+            "                         held-out losses and the held-out loss at step 0\n"
             "  --tol FRACTION         tolerance of the lr sensitivity range (default 0.1)\n"
             "  --tol-of best|progress what --tol is a fraction of: the best median final loss\n"
             "                         (default), or the progress from the loss before training to\n"
@@ -53,10 +57,41 @@ static void report_usage(FILE *f)
 /* every option, for the near-miss hint, those that take a value first;
  * --help and --no-render (no value, the last) are handled before the value
  * is checked */
-static const char *const report_opts[] = {"--db",      "--out",  "--benchmark",  "--target",   "--tol",
+static const char *const report_opts[] = {"--db",      "--out",  "--benchmark",  "--target", "--eval-target", "--tol",
                                           "--tol-of",  "--tau-max", "--jobs",    "--profile-by", "--pdf-width",
                                           "--no-render"};
 #define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
+
+/* The targets of one flag (--target, --eval-target): WORKLOAD=LOSS each */
+typedef struct report_targets {
+    const char *wl[64], *given[64]; /* given: the loss as given */
+    double val[64];
+    char *owned[64];
+    int n;
+} report_targets;
+
+/* flag's value v into t; 0, or the exit status of the message printed */
+static int parse_target(const char *flag, const char *v, report_targets *t)
+{
+    const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
+    double x;
+    if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0)
+        return ob_cli_error(2, "report: %s '%s' is not WORKLOAD=LOSS (e.g. %s quadratic=0.05)", flag, v, flag);
+    if (!isfinite(x))
+        return ob_cli_error(2, "report: %s '%s': the loss must be a finite number (e.g. %s %.*s=0.05)", flag, v, flag,
+                            (int)(eq - v), v);
+    if (t->n >= 64) return ob_cli_error(2, "report: at most 64 %s", flag);
+    for (int k = 0; k < t->n; k++)
+        if (strlen(t->wl[k]) == (size_t)(eq - v) && !strncmp(t->wl[k], v, (size_t)(eq - v)))
+            return ob_cli_error(2, "report: %s for %s is given twice (%s and %s); give it once", flag, t->wl[k],
+                                t->given[k], eq + 1);
+    if (!(t->owned[t->n] = strndup(v, (size_t)(eq - v))))
+        return ob_cli_error(ob_exit_code(OB_ERR_NOMEM), "report: out of memory");
+    t->wl[t->n] = t->owned[t->n];
+    t->given[t->n] = eq + 1;
+    t->val[t->n++] = x;
+    return 0;
+}
 
 int ob_cmd_report(int argc, char **argv)
 {
@@ -67,10 +102,8 @@ int ob_cmd_report(int argc, char **argv)
     memset(&o, 0, sizeof o);
     ob_stats_opts_default(&o.stats);
     o.log = stdout;
-    const char *twl[64], *tgiven[64]; /* tgiven: the loss as given */
-    double tval[64];
-    char *owned[64];
-    int nt = 0;
+    report_targets tt, et; /* --target, --eval-target */
+    tt.n = et.n = 0;
     int rc = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -100,35 +133,8 @@ int ob_cmd_report(int argc, char **argv)
                 rc = ob_cli_error(2, "report: --benchmark '%s' is not a benchmark id, 'latest' or 'all'", v);
                 goto out;
             }
-        } else if (!strcmp(a, "--target")) {
-            const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
-            double x;
-            if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0) {
-                rc = ob_cli_error(2, "report: --target '%s' is not WORKLOAD=LOSS (e.g. --target quadratic=0.05)", v);
-                goto out;
-            }
-            if (!isfinite(x)) {
-                rc = ob_cli_error(2, "report: --target '%s': the loss must be a finite number (e.g. --target "
-                                  "%.*s=0.05)", v, (int)(eq - v), v);
-                goto out;
-            }
-            if (nt >= 64) {
-                rc = ob_cli_error(2, "report: at most 64 --target");
-                goto out;
-            }
-            for (int k = 0; k < nt; k++)
-                if (strlen(twl[k]) == (size_t)(eq - v) && !strncmp(twl[k], v, (size_t)(eq - v))) {
-                    rc = ob_cli_error(2, "report: --target for %s is given twice (%s and %s); give it once", twl[k],
-                                      tgiven[k], eq + 1);
-                    goto out;
-                }
-            if (!(owned[nt] = strndup(v, (size_t)(eq - v)))) {
-                rc = ob_cli_error(ob_exit_code(OB_ERR_NOMEM), "report: out of memory");
-                goto out;
-            }
-            twl[nt] = owned[nt];
-            tgiven[nt] = eq + 1;
-            tval[nt++] = x;
+        } else if (!strcmp(a, "--target") || !strcmp(a, "--eval-target")) {
+            if ((rc = parse_target(a, v, !strcmp(a, "--target") ? &tt : &et)) != 0) goto out;
         } else if (!strcmp(a, "--tol")) {
             if (ob_parse_double(v, &o.stats.tol) != 0 || !(o.stats.tol >= 0) || !isfinite(o.stats.tol)) {
                 rc = ob_cli_error(2, "report: --tol '%s' is not a finite non-negative number (e.g. 0.1)", v);
@@ -180,9 +186,12 @@ int ob_cmd_report(int argc, char **argv)
         goto out;
     }
     o.ranking = stdout;
-    o.stats.n_targets = nt;
-    o.stats.target_wl = twl;
-    o.stats.target_val = tval;
+    o.stats.n_targets = tt.n;
+    o.stats.target_wl = tt.wl;
+    o.stats.target_val = tt.val;
+    o.stats.n_ev_targets = et.n;
+    o.stats.ev_target_wl = et.wl;
+    o.stats.ev_target_val = et.val;
     ob_err e = {0};
     ob_report_result res;
     ob_status st = ob_report_write(&o, &res, &e);
@@ -206,6 +215,7 @@ int ob_cmd_report(int argc, char **argv)
            res.gnuplot_found ? "" : " (gnuplot not installed)", dir);
     rc = res.n_render_failed ? 1 : 0;
 out:
-    for (int i = 0; i < nt; i++) free(owned[i]);
+    for (int i = 0; i < tt.n; i++) free(tt.owned[i]);
+    for (int i = 0; i < et.n; i++) free(et.owned[i]);
     return rc;
 }

@@ -662,6 +662,158 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
     return OB_OK;
 }
 
+/* The time of a group to the target, of the training loss or held out */
+static ob_ttt tt_of(const ob_stats *s, int k, int held_out)
+{
+    return held_out ? s->g[k].ev : ob_group_tt(&s->g[k]);
+}
+
+/* Workload w's time-to-target table (held_out: to the held-out target),
+ * ranked (ob_stats_tt_rank / ob_stats_ev_rank), and the notes on it. */
+static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w, int held_out)
+{
+    char b1[64], b2[64], b3[64];
+    static const char *const thdr[] = {"rank", "optimizer", "steps to target",
+                                       "training time (est.)", "at lr"};
+    doc_table(dc, 5, thdr);
+    /* ranked (ob_stats_tt_rank: times within the noise share a
+     * rank), by rank, then time (or steps); the others follow */
+    int n_here = 0;
+    int order[512], trank[512];
+    for (int k = 0; k < s->n_g && n_here < 512; k++)
+        if (s->g[k].wl == w) {
+            trank[n_here] = held_out ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k);
+            order[n_here++] = k;
+        }
+    for (int i = 1; i < n_here; i++) {
+        int v = order[i], rv = trank[i], j = i - 1;
+        const ob_ttt tvv = tt_of(s, v, held_out);
+        double tv = s->profile_by_steps || isnan(tvv.time_s) ? tvv.steps : tvv.time_s;
+        while (j >= 0) {
+            const ob_ttt h = tt_of(s, order[j], held_out);
+            double tj = s->profile_by_steps || isnan(h.time_s) ? h.steps : h.time_s;
+            if (rv == 0 || (trank[j] > 0 && (trank[j] < rv || (trank[j] == rv && tj <= tv)))) break;
+            order[j + 1] = order[j];
+            trank[j + 1] = trank[j];
+            j--;
+        }
+        order[j + 1] = v;
+        trank[j + 1] = rv;
+    }
+    int n_reached = 0, n_shared = 0, n_brackets = 0;
+    for (int i = 0; i < n_here; i++) {
+        const ob_group *g = &s->g[order[i]];
+        const ob_ttt t = tt_of(s, order[i], held_out);
+        if (t.censored) continue;
+        n_reached++;
+        n_shared += (i > 0 && trank[i - 1] == trank[i]) || (i + 1 < n_here && trank[i + 1] == trank[i]);
+        doc_cell(dc, "%d", trank[i]);
+        doc_cell(dc, "%s", d->opt_labels[g->opt]);
+        /* each with the interval its rank ties within (the seeds' noise,
+         * and for the time the timing's too) */
+        double lo, hi;
+        if (ob_ttt_interval(&t, 1, &lo, &hi) && lo < hi) {
+            n_brackets++;
+            num(lo, b2, sizeof b2);
+            if (isinf(hi)) doc_cell(dc, "%s (>= %s: a seed never got there)", num(t.steps, b1, sizeof b1), b2);
+            else doc_cell(dc, "%s (%s - %s)", num(t.steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
+        } else doc_cell(dc, "%s", num(t.steps, b1, sizeof b1));
+        if (isfinite(t.time_s) && ob_ttt_interval(&t, 0, &lo, &hi) && lo < hi) {
+            n_brackets++;
+            secs_text(lo, b2, sizeof b2);
+            if (isinf(hi)) doc_cell(dc, "%s (>= %s)", secs_text(t.time_s, b1, sizeof b1), b2);
+            else doc_cell(dc, "%s (%s - %s)", secs_text(t.time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
+        } else doc_cell(dc, "%s", secs_text(t.time_s, b1, sizeof b1));
+        doc_cell(dc, "%s", num(t.lr, b1, sizeof b1));
+        doc_row_end(dc);
+    }
+    for (int i = 0; i < n_here; i++) {
+        const ob_group *g = &s->g[order[i]];
+        if (!tt_of(s, order[i], held_out).censored) continue;
+        doc_cell(dc, "-");
+        doc_cell(dc, "%s", d->opt_labels[g->opt]);
+        doc_cell(dc, "not reached");
+        doc_cell(dc, "not reached");
+        doc_cell(dc, "-");
+        doc_row_end(dc);
+    }
+    doc_table_end(dc);
+    /* (the held-out table's ranks read as the training table's, above it) */
+    if ((n_shared || n_brackets) && !(held_out && !s->target_at_start[w]))
+        doc_p(dc, "%s", s->profile_by_steps
+                            ? "A rank is 1 + the number of optimizers that got there clearly sooner, so "
+                              "optimizers within the seeds' noise share one: in brackets, the 95% interval of "
+                              "the seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, "
+                              "the first and the last seed to get there); one ranks ahead of another only "
+                              "where its whole interval lies below."
+                            : "A rank is 1 + the number of optimizers that got there clearly sooner, so "
+                              "optimizers within the noise share one: in brackets, the 95% interval of the "
+                              "seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, the "
+                              "first and the last seed to get there), and for the time, its ends x those of "
+                              "the 95% interval of the median step time over the runs ([min, max] of 5 runs "
+                              "or fewer); one ranks ahead of another only where its whole interval lies "
+                              "below.");
+    /* a ranking by time on timings that say little */
+    if (!s->profile_by_steps && n_reached > 1) {
+        int n_unst = 0, n_tiny = 0;
+        for (int i = 0; i < n_here; i++) {
+            const ob_group *g = &s->g[order[i]];
+            if (tt_of(s, order[i], held_out).censored) continue;
+            n_unst += g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
+            n_tiny += g->step_ms_median < OB_REPORT_TINY_STEP_MS;
+        }
+        if (n_unst || n_tiny)
+            doc_p(dc, "Caution: %s%s%s, so this order by time may be the machine's noise rather than the "
+                      "optimizers'; the steps column, or `--profile-by steps`, ranks by steps.",
+                  n_unst ? "the runs' step times differ by more than 25% (unsteady) in " : "",
+                  n_unst ? (n_unst == 1 ? "one of these groups" : "several of these groups") : "",
+                  n_tiny ? (n_unst ? " and some steps take under 50 microseconds, where timing is mostly overhead"
+                                   : "some steps take under 50 microseconds, where timing is mostly overhead")
+                         : "");
+    }
+    if (n_reached == 0 && n_here > 0)
+        doc_p(dc, "No optimizer reached the %starget on %s (at no lr did a majority of its seeds' %s get there), "
+                  "so none is ranked%s.",
+              held_out ? "held-out " : "", d->wl_labels[w], held_out ? "held-out losses" : "trailing losses",
+              (held_out ? s->ev_target_given[w] : s->target_given[w]) ? ""
+              : held_out ? "; `--eval-target WORKLOAD=LOSS` sets a looser target"
+                         : "; `--target WORKLOAD=LOSS` sets a looser target");
+}
+
+/* Workload w's time to the held-out target, where its runs were evaluated
+ * during training (ob_stats.ev_every). */
+static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+{
+    if (!s->ev_every || !s->ev_every[w]) return;
+    char b1[64], b2[64];
+    const char *q = strchr(d->wl_labels[w], ' ') ? "'" : "";
+    const char *rule = s->ev_target_given[w]   ? "given"
+                       : s->ev_target_halfway[w] ? "halfway from the held-out loss at step 0 to the best "
+                                                   "upper-median final held-out loss, which 1.1 x the best would "
+                                                   "not ask for"
+                                                 : "1.1 x the best upper-median final held-out loss";
+    if (isnan(s->ev_target[w])) {
+        doc_p(dc, "Time to the held-out target: none (no lr of any optimizer has a finite upper-median final "
+                  "held-out loss to set it from; `--eval-target %s%s=LOSS%s` sets one).",
+              q, d->wl_labels[w], q);
+        return;
+    }
+    if (s->ev_target_at_start[w]) {
+        doc_p(dc, "Time to the held-out target: not ranked. The held-out target %s (%s) is at or above the "
+                  "held-out loss at step 0 (median %s over the runs), so every optimizer meets it at once. Set "
+                  "one below it with `--eval-target %s%s=LOSS%s`.",
+              num(s->ev_target[w], b1, sizeof b1), rule, num(s->ev_start[w], b2, sizeof b2), q, d->wl_labels[w],
+              q);
+        return;
+    }
+    doc_p(dc, "Time to the held-out target (AlgoPerf's measure, time to a validation target): target held-out "
+              "loss %s (%s). A seed gets there at its first evaluation with a held-out loss at or below it, so "
+              "steps are counted in evaluations, every %lld steps here; the lr, the majority of seeds, the step "
+              "time and the ranks as for the training loss above.",
+          num(s->ev_target[w], b1, sizeof b1), rule, (long long)s->ev_every[w]);
+    doc_tt_table(dc, d, s, w, 1);
+}
+
 static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
                             const ob_figures *figs, const int *rendered, int gnuplot_found, int n_mixed,
                             const char *mixed_note, doc *dc, ob_err *e)
@@ -1002,106 +1154,9 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                       "every optimizer on %s is timed by the median over its runs, at every lr, of their median step time, "
                       "which leaves out steps that are slow now and then (such as SOAP's refreshes).",
                   d->wl_labels[w]);
-        static const char *const thdr[] = {"rank", "optimizer", "steps to target",
-                                           "training time (est.)", "at lr"};
-        doc_table(dc, 5, thdr);
-        /* ranked (ob_stats_tt_rank: times within the noise share a
-         * rank), by rank, then time (or steps); the others follow */
-        int n_here = 0;
-        int order[512], trank[512];
-        for (int k = 0; k < s->n_g && n_here < 512; k++)
-            if (s->g[k].wl == w) {
-                trank[n_here] = ob_stats_tt_rank(s, k);
-                order[n_here++] = k;
-            }
-        for (int i = 1; i < n_here; i++) {
-            int v = order[i], rv = trank[i], j = i - 1;
-            double tv = s->profile_by_steps || isnan(s->g[v].tt_time_s) ? s->g[v].tt_steps : s->g[v].tt_time_s;
-            while (j >= 0) {
-                const ob_group *h = &s->g[order[j]];
-                double tj = s->profile_by_steps || isnan(h->tt_time_s) ? h->tt_steps : h->tt_time_s;
-                if (rv == 0 || (trank[j] > 0 && (trank[j] < rv || (trank[j] == rv && tj <= tv)))) break;
-                order[j + 1] = order[j];
-                trank[j + 1] = trank[j];
-                j--;
-            }
-            order[j + 1] = v;
-            trank[j + 1] = rv;
-        }
-        int n_reached = 0, n_shared = 0, n_brackets = 0;
-        for (int i = 0; i < n_here; i++) {
-            const ob_group *g = &s->g[order[i]];
-            if (g->tt_censored) continue;
-            n_reached++;
-            n_shared += (i > 0 && trank[i - 1] == trank[i]) || (i + 1 < n_here && trank[i + 1] == trank[i]);
-            doc_cell(dc, "%d", trank[i]);
-            doc_cell(dc, "%s", d->opt_labels[g->opt]);
-            /* each with the interval its rank ties within (the seeds' noise,
-             * and for the time the timing's too) */
-            double lo, hi;
-            if (ob_group_tt_interval(g, 1, &lo, &hi) && lo < hi) {
-                n_brackets++;
-                num(lo, b2, sizeof b2);
-                if (isinf(hi)) doc_cell(dc, "%s (>= %s: a seed never got there)", num(g->tt_steps, b1, sizeof b1), b2);
-                else doc_cell(dc, "%s (%s - %s)", num(g->tt_steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
-            } else doc_cell(dc, "%s", num(g->tt_steps, b1, sizeof b1));
-            if (isfinite(g->tt_time_s) && ob_group_tt_interval(g, 0, &lo, &hi) && lo < hi) {
-                n_brackets++;
-                secs_text(lo, b2, sizeof b2);
-                if (isinf(hi)) doc_cell(dc, "%s (>= %s)", secs_text(g->tt_time_s, b1, sizeof b1), b2);
-                else doc_cell(dc, "%s (%s - %s)", secs_text(g->tt_time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
-            } else doc_cell(dc, "%s", secs_text(g->tt_time_s, b1, sizeof b1));
-            doc_cell(dc, "%s", num(g->tt_lr, b1, sizeof b1));
-            doc_row_end(dc);
-        }
-        for (int i = 0; i < n_here; i++) {
-            const ob_group *g = &s->g[order[i]];
-            if (!g->tt_censored) continue;
-            doc_cell(dc, "-");
-            doc_cell(dc, "%s", d->opt_labels[g->opt]);
-            doc_cell(dc, "not reached");
-            doc_cell(dc, "not reached");
-            doc_cell(dc, "-");
-            doc_row_end(dc);
-        }
-        doc_table_end(dc);
-        if (n_shared || n_brackets)
-            doc_p(dc, "%s", s->profile_by_steps
-                                ? "A rank is 1 + the number of optimizers that got there clearly sooner, so "
-                                  "optimizers within the seeds' noise share one: in brackets, the 95% interval of "
-                                  "the seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, "
-                                  "the first and the last seed to get there); one ranks ahead of another only "
-                                  "where its whole interval lies below."
-                                : "A rank is 1 + the number of optimizers that got there clearly sooner, so "
-                                  "optimizers within the noise share one: in brackets, the 95% interval of the "
-                                  "seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, the "
-                                  "first and the last seed to get there), and for the time, its ends x those of "
-                                  "the 95% interval of the median step time over the runs ([min, max] of 5 runs "
-                                  "or fewer); one ranks ahead of another only where its whole interval lies "
-                                  "below.");
-        /* a ranking by time on timings that say little */
-        if (!s->profile_by_steps && n_reached > 1) {
-            int n_unst = 0, n_tiny = 0;
-            for (int i = 0; i < n_here; i++) {
-                const ob_group *g = &s->g[order[i]];
-                if (g->tt_censored) continue;
-                n_unst += g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
-                n_tiny += g->step_ms_median < OB_REPORT_TINY_STEP_MS;
-            }
-            if (n_unst || n_tiny)
-                doc_p(dc, "Caution: %s%s%s, so this order by time may be the machine's noise rather than the "
-                          "optimizers'; the steps column, or `--profile-by steps`, ranks by steps.",
-                      n_unst ? "the runs' step times differ by more than 25% (unsteady) in " : "",
-                      n_unst ? (n_unst == 1 ? "one of these groups" : "several of these groups") : "",
-                      n_tiny ? (n_unst ? " and some steps take under 50 microseconds, where timing is mostly overhead"
-                                       : "some steps take under 50 microseconds, where timing is mostly overhead")
-                             : "");
-        }
-        if (n_reached == 0 && n_here > 0)
-            doc_p(dc, "No optimizer reached the target on %s (at no lr did a majority of its seeds' trailing "
-                      "losses get there), so none is ranked%s.",
-                  d->wl_labels[w], s->target_given[w] ? "" : "; `--target WORKLOAD=LOSS` sets a looser target");
+        doc_tt_table(dc, d, s, w, 0);
     figures:
+        doc_heldout(dc, d, s, w);
         for (int f = 0; f < figs->n; f++)
             if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);
         for (int f = 0; f < figs->n_skipped; f++)

@@ -627,10 +627,10 @@ ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
 
 struct ob_curve_reader {
     sqlite3 *db;
-    sqlite3_stmt *q;
-    int64_t *step;
-    double *loss;
-    int64_t cap;
+    sqlite3_stmt *q, *qe; /* curves; evals (prepared at the first ob_curve_reader_evals) */
+    int64_t *step, *e_step;
+    double *loss, *e_loss;
+    int64_t cap, e_cap;
     int64_t reads;
     int failed;
 };
@@ -673,6 +673,28 @@ ob_status ob_curve_reader_get(ob_curve_reader *cr, const ob_rrun *r, const int64
     return OB_OK;
 }
 
+ob_status ob_curve_reader_evals(ob_curve_reader *cr, const ob_rrun *r, const int64_t **step, const double **loss,
+                                int64_t *n, ob_err *e)
+{
+    *step = NULL;
+    *loss = NULL;
+    *n = 0;
+    ob_status st = OB_OK;
+    if (!cr->qe &&
+        sqlite3_prepare_v2(cr->db, "SELECT step, loss FROM evals WHERE run_id = ?1 ORDER BY step", -1, &cr->qe,
+                           NULL) != SQLITE_OK)
+        st = db_fail(cr->db, e, "reading evals");
+    if (st == OB_OK) st = read_curve(cr->db, cr->qe, r->id, &cr->e_step, &cr->e_loss, n, &cr->e_cap, e);
+    if (st != OB_OK) {
+        cr->failed = 1;
+        *n = 0;
+        return st;
+    }
+    *step = cr->e_step;
+    *loss = cr->e_loss;
+    return OB_OK;
+}
+
 int64_t ob_curve_reader_reads(const ob_curve_reader *cr) { return cr->reads; }
 
 int ob_curve_reader_failed(const ob_curve_reader *cr) { return cr->failed; }
@@ -681,8 +703,11 @@ void ob_curve_reader_close(ob_curve_reader *cr)
 {
     if (!cr) return;
     sqlite3_finalize(cr->q);
+    sqlite3_finalize(cr->qe);
     free(cr->step);
     free(cr->loss);
+    free(cr->e_step);
+    free(cr->e_loss);
     free(cr);
 }
 

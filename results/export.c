@@ -378,6 +378,14 @@ static const ob_file_doc docs[] = {
      "max] of 5 runs or fewer, one run's time for both with one run: the noise of the seeds and of the "
      "timing, which the rank ties within; "
      "inf when censored)"},
+    {"time_to_heldout_target.csv", "steps and training time to reach each workload's held-out target loss "
+     "(AlgoPerf's measure); only workloads evaluated during training (eval_every > 0), and only where there are such",
+     "the columns of time_to_target.csv, for the held-out loss: target (the held-out target; default 1.1 x the "
+     "best, over the optimizers and their lrs, upper-median final held-out loss, or halfway from the median "
+     "held-out loss at step 0 to it; --eval-target sets it), steps (the evaluation step by which a strict "
+     "majority of the seeds' held-out losses had first reached it, at lr; no trailing mean), "
+     "target_met_at_start (1: the held-out loss at step 0 already met it), and eval_every (the smallest gap "
+     "between two evaluations: the resolution of steps)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
@@ -1151,41 +1159,66 @@ static ob_status write_tt_ranges(const ob_dataset *d, const ob_stats *s, const c
     return st;
 }
 
-static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+/* time_to_target.csv, or with held_out time_to_heldout_target.csv (the
+ * workloads evaluated during training, and their evaluation interval) */
+static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *dir, int held_out, ob_err *e)
 {
     ob_csv c;
-    OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
-                       HDR("workload", "target", "target_source", "optimizer", "rank", "steps",
-                           "time_s", "lr", "censored", "target_met_at_start", "step_time", "time_lo_s",
-                           "time_hi_s", "steps_lo", "steps_hi"),
-                       e));
+    if (held_out)
+        OB_TRY(ob_csv_open(&c, dir, "time_to_heldout_target.csv",
+                           HDR("workload", "target", "target_source", "optimizer", "rank", "steps", "time_s", "lr",
+                               "censored", "target_met_at_start", "step_time", "time_lo_s", "time_hi_s", "steps_lo",
+                               "steps_hi", "eval_every"),
+                           e));
+    else
+        OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
+                           HDR("workload", "target", "target_source", "optimizer", "rank", "steps", "time_s", "lr",
+                               "censored", "target_met_at_start", "step_time", "time_lo_s", "time_hi_s", "steps_lo",
+                               "steps_hi"),
+                           e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
+        const int w = g->wl;
+        if (held_out && !s->ev_every[w]) continue;
+        const ob_ttt t = held_out ? g->ev : ob_group_tt(g);
+        const int given = held_out ? s->ev_target_given[w] : s->target_given[w],
+                  halfway = held_out ? s->ev_target_halfway[w] : s->target_halfway[w],
+                  at_start = held_out ? s->ev_target_at_start[w] : s->target_at_start[w];
         /* only groups that reached the target are ranked (censored: empty);
          * times within the noise share a rank (ob_stats_tt_rank) */
-        const int rank = ob_stats_tt_rank(s, k);
-        ob_csv_str(&c, d->wl_labels[g->wl]);
-        ob_csv_num(&c, s->target[g->wl]);
-        ob_csv_str(&c, s->target_given[g->wl] ? "given" : s->target_halfway[g->wl] ? "halfway" : "default");
+        const int rank = held_out ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k);
+        ob_csv_str(&c, d->wl_labels[w]);
+        ob_csv_num(&c, held_out ? s->ev_target[w] : s->target[w]);
+        ob_csv_str(&c, given ? "given" : halfway ? "halfway" : "default");
         ob_csv_str(&c, d->opt_labels[g->opt]);
         ob_csv_opt_int(&c, rank > 0 ? rank : -1);
-        ob_csv_num(&c, g->tt_steps);
-        ob_csv_num(&c, g->tt_time_s);
-        ob_csv_num(&c, g->tt_lr);
-        ob_csv_int(&c, g->tt_censored);
-        ob_csv_int(&c, s->target_at_start[g->wl]);
-        ob_csv_str(&c, s->target_at_start[g->wl] ? NULL : s->tt_by_median[g->wl] ? "median" : "mean");
+        ob_csv_num(&c, t.steps);
+        ob_csv_num(&c, t.time_s);
+        ob_csv_num(&c, t.lr);
+        ob_csv_int(&c, t.censored);
+        ob_csv_int(&c, at_start);
+        ob_csv_str(&c, at_start ? NULL : s->tt_by_median[w] ? "median" : "mean");
         double lo = NAN, hi = NAN, slo = NAN, shi = NAN; /* censored: inf (no interval); untimed: empty */
-        if (g->tt_censored) lo = hi = g->tt_time_s, slo = shi = g->tt_steps;
-        ob_group_tt_interval(g, 0, &lo, &hi);
-        ob_group_tt_interval(g, 1, &slo, &shi);
+        if (t.censored) lo = hi = t.time_s, slo = shi = t.steps;
+        ob_ttt_interval(&t, 0, &lo, &hi);
+        ob_ttt_interval(&t, 1, &slo, &shi);
         ob_csv_num(&c, lo);
         ob_csv_num(&c, hi);
         ob_csv_num(&c, slo);
         ob_csv_num(&c, shi);
+        if (held_out) ob_csv_int(&c, s->ev_every[w]);
         ob_csv_row(&c);
     }
-    OB_TRY(ob_csv_close(&c, e));
+    return ob_csv_close(&c, e);
+}
+
+static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    ob_csv c;
+    OB_TRY(write_ttt(d, s, dir, 0, e));
+    int evaluated = 0; /* the held-out table only where a workload was evaluated during training */
+    for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every && s->ev_every[w] > 0;
+    if (evaluated) OB_TRY(write_ttt(d, s, dir, 1, e));
 
     OB_TRY(ob_csv_open(&c, dir, "cost.csv",
                        HDR("workload", "optimizer", "step_ms_median", "step_ms_p90", "overhead_vs_sgd",

@@ -836,6 +836,72 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
     return st;
 }
 
+/* The step time of a group's time to target into *ms and its 95% interval
+ * [*lo, *hi] (buf: room for n values): pooled over the lrs; the mean counts
+ * the slow steps now and then (a refresh every k steps); the median for
+ * every run of the workload where some run predates the mean (one statistic
+ * for all the optimizers it ranks). NaN when no run was timed. */
+static ob_status group_step_time(const ob_dataset *d, const int *idx, int n, int by_median, double *buf, double *ms,
+                                 double *lo, double *hi, ob_err *e)
+{
+    int mt = 0;
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (!r->finished) continue;
+        double t = by_median ? r->step_ms_median : r->step_ms_mean;
+        if (!isnan(t)) buf[mt++] = t;
+    }
+    *ms = ob_stat_median(buf, mt);
+    return ob_stat_median_ci(buf, mt, 0.95, lo, hi, NULL, e);
+}
+
+static const ob_ttt ttt_none = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 1};
+
+/* Held-out time to target of g (g->ev): per lr, the upper median of the
+ * seeds' first evaluations with a held-out loss <= target (read through cr),
+ * the lr that gets there in the fewest steps (ties: the smaller), its time
+ * those steps x the group's step time (as group_time_to_target's). */
+static ob_status group_heldout(const ob_dataset *d, ob_curve_reader *cr, ob_group *g, const int *idx, int n,
+                               double target, int by_median, ob_err *e)
+{
+    ob_ttt *t = &g->ev;
+    *t = (ob_ttt){INFINITY, INFINITY, NAN, NAN, NAN, NAN, NAN, NAN, 1};
+    int64_t *first = malloc(((size_t)n + 1) * sizeof *first);
+    double *ms = malloc(((size_t)n + 1) * sizeof *ms);
+    ob_status st = !first || !ms ? no_mem(e, "computing the held-out time to target")
+                                 : group_step_time(d, idx, n, by_median, ms, &t->step_ms, &t->step_ms_lo,
+                                                   &t->step_ms_hi, e);
+    for (int i = 0; i < g->n_lr && st == OB_OK; i++) {
+        int m = 0;
+        for (int k = 0; k < n && st == OB_OK; k++) {
+            const ob_rrun *r = &d->runs[idx[k]];
+            if (r->lr != g->lrs[i].lr || !r->finished) continue;
+            const int64_t *es;
+            const double *el;
+            int64_t ne;
+            if ((st = ob_curve_reader_evals(cr, r, &es, &el, &ne, e)) != OB_OK) break;
+            first[m] = INT64_MAX; /* never, or until it diverged */
+            for (int64_t j = 0; j < ne && first[m] == INT64_MAX; j++)
+                if (el[j] <= target) first[m] = es[j];
+            m++;
+        }
+        int64_t at = -1;
+        double lo = NAN, hi = NAN;
+        if (st == OB_OK && m > 0) st = majority_of_first(m, first, &at, &lo, &hi, e);
+        if (st == OB_OK && at >= 0 && (t->censored || (double)at < t->steps)) {
+            t->steps = (double)at;
+            t->lr = g->lrs[i].lr;
+            t->steps_lo = lo;
+            t->steps_hi = hi;
+            t->censored = 0;
+        }
+    }
+    if (!t->censored) t->time_s = t->steps * t->step_ms / 1000.0; /* NaN when untimed */
+    free(first);
+    free(ms);
+    return st;
+}
+
 /* Time to target of every lr point of g and of g itself: per lr, the step by which a
  * strict majority of the seeds' trailing-mean losses first reached the target, the upper
  * median of the seeds' first-reach steps (see stats.h). The group's steps and lr come
@@ -859,19 +925,8 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, 
         status = no_mem(e, "computing the time to target");
         goto out;
     }
-    /* the step time: pooled over the lrs; the mean counts the slow steps now
-     * and then (a refresh every k steps); the median for every run of the
-     * workload where some run predates the mean (one statistic for all the
-     * optimizers it ranks) */
-    int mt = 0;
-    for (int k = 0; k < n; k++) {
-        const ob_rrun *r = &d->runs[idx[k]];
-        if (!r->finished) continue;
-        double t = by_median ? r->step_ms_median : r->step_ms_mean;
-        if (!isnan(t)) ms[mt++] = t;
-    }
-    g->tt_step_ms = ob_stat_median(ms, mt); /* NaN when no run was timed */
-    if ((status = ob_stat_median_ci(ms, mt, 0.95, &g->tt_step_ms_lo, &g->tt_step_ms_hi, NULL, e)) != OB_OK)
+    if ((status = group_step_time(d, idx, n, by_median, ms, &g->tt_step_ms, &g->tt_step_ms_lo, &g->tt_step_ms_hi,
+                                  e)) != OB_OK)
         goto out;
     for (int i = 0; i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
@@ -918,20 +973,93 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     return ob_stats_compute_read(d, o, NULL, s, e);
 }
 
-ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
-                                ob_err *e)
+/* The held-out time to target of every group (ob_stats.ev_*, ob_group.ev)
+ * on the workloads whose finished sweep runs were evaluated during
+ * training; none without a reader of the database (cr). members[k] and
+ * counts[k]: group k's sweep runs; tmp: room for a value per run. */
+static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
+                                 int *const *members, const int *counts, double *tmp, ob_err *e)
 {
-    memset(s, 0, sizeof *s);
-    s->n_wl = d->n_wl;
-    s->n_opt = d->n_opt;
-    s->tau_max = o->tau_max > 1 ? o->tau_max : 4.0;
-    s->profile_by_steps = o->profile_by_steps;
-    s->tol = o->tol;
-    s->tol_of_progress = o->tol_of_progress;
-    for (int i = 0; i < o->n_targets; i++) {
+    const size_t nw = (size_t)d->n_wl + 1;
+    s->ev_every = calloc(nw, sizeof *s->ev_every);
+    s->ev_start = calloc(nw, sizeof *s->ev_start);
+    s->ev_target = calloc(nw, sizeof *s->ev_target);
+    s->ev_target_given = calloc(nw, sizeof *s->ev_target_given);
+    s->ev_target_halfway = calloc(nw, sizeof *s->ev_target_halfway);
+    s->ev_target_at_start = calloc(nw, sizeof *s->ev_target_at_start);
+    if (!s->ev_every || !s->ev_start || !s->ev_target || !s->ev_target_given || !s->ev_target_halfway ||
+        !s->ev_target_at_start)
+        return no_mem(e, "computing the held-out time to target");
+    for (int w = 0; w < d->n_wl; w++) {
+        s->ev_start[w] = s->ev_target[w] = NAN;
+        if (!cr) continue;
+        /* the evaluation interval, and the held-out loss before training */
+        int64_t every = 0;
+        int ns = 0;
+        for (int r = 0; r < d->n; r++) {
+            const ob_rrun *x = &d->runs[r];
+            if (x->wl != w || x->confirm || !x->finished || x->n_evals < 2) continue;
+            const int64_t *es;
+            const double *el;
+            int64_t ne;
+            OB_TRY(ob_curve_reader_evals(cr, x, &es, &el, &ne, e));
+            for (int64_t j = 1; j < ne; j++)
+                if (es[j] > es[j - 1] && (every == 0 || es[j] - es[j - 1] < every)) every = es[j] - es[j - 1];
+            if (ne > 0 && es[0] == 0 && isfinite(el[0])) tmp[ns++] = el[0];
+        }
+        s->ev_every[w] = every;
+        if (!every) continue; /* evaluated at the end only: nothing to time */
+        s->ev_start[w] = ob_stat_median(tmp, ns);
+        for (int i = 0; i < o->n_ev_targets; i++)
+            if (!strcmp(o->ev_target_wl[i], d->wl_labels[w]) || !strcmp(o->ev_target_wl[i], d->wl_names[w])) {
+                s->ev_target[w] = o->ev_target_val[i];
+                s->ev_target_given[w] = 1;
+            }
+        if (!s->ev_target_given[w]) {
+            /* the best upper median over seeds of the final held-out loss,
+             * over the groups and their lrs (a diverged seed +inf) */
+            double best = INFINITY;
+            for (int k = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                for (int i = 0; g->wl == w && i < g->n_lr; i++) {
+                    int m = 0;
+                    for (int j = 0; j < counts[k]; j++) {
+                        const ob_rrun *x = &d->runs[members[k][j]];
+                        if (x->lr != g->lrs[i].lr || !x->finished) continue;
+                        tmp[m++] = x->diverged || isnan(x->eval_loss) ? INFINITY : x->eval_loss;
+                    }
+                    if (!m) continue;
+                    qsort(tmp, (size_t)m, sizeof *tmp, cmp_double);
+                    if (tmp[m / 2] < best) best = tmp[m / 2];
+                }
+            }
+            if (isfinite(best)) {
+                const double start = s->ev_start[w], half = best + 0.5 * (start - best);
+                s->ev_target[w] = best + (o->target_factor - 1.0) * fabs(best);
+                if (start > best && half < s->ev_target[w]) {
+                    s->ev_target[w] = half;
+                    s->ev_target_halfway[w] = 1;
+                }
+            }
+        }
+        s->ev_target_at_start[w] = s->ev_start[w] <= s->ev_target[w];
+        if (isnan(s->ev_target[w]) || s->ev_target_at_start[w]) continue;
+        for (int k = 0; k < s->n_g; k++)
+            if (s->g[k].wl == w)
+                OB_TRY(group_heldout(d, cr, &s->g[k], members[k], counts[k], s->ev_target[w], s->tt_by_median[w], e));
+    }
+    return OB_OK;
+}
+
+/* Each explicit target (flag: "--target", "--eval-target") names a workload
+ * of d, by label or name; else bad input with the nearest name. */
+static ob_status check_targets(const ob_dataset *d, int n_t, const char *const *wl, const double *val,
+                               const char *flag, ob_err *e)
+{
+    for (int i = 0; i < n_t; i++) {
         int found = 0;
         for (int w = 0; w < d->n_wl; w++)
-            found |= !strcmp(o->target_wl[i], d->wl_labels[w]) || !strcmp(o->target_wl[i], d->wl_names[w]);
+            found |= !strcmp(wl[i], d->wl_labels[w]) || !strcmp(wl[i], d->wl_names[w]);
         if (!found) {
             /* the workloads to choose from, names and labels, and the nearest */
             const char **cands = malloc(((size_t)d->n_wl * 2 + 1) * sizeof *cands);
@@ -947,14 +1075,29 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
                 else if (l + 5 < sizeof list && list[l - 1] != '.')
                     l += (size_t)snprintf(list + l, sizeof list - l, ", ...");
             }
-            const char *near = ob_closest_name(o->target_wl[i], cands, nc);
-            ob_fail(e, OB_ERR_INPUT, "--target '%s=%g': the database has no workload '%s'%s%s%s; its workloads: %s",
-                    o->target_wl[i], o->target_val[i], o->target_wl[i], near ? " (did you mean '" : "",
+            const char *near = ob_closest_name(wl[i], cands, nc);
+            ob_fail(e, OB_ERR_INPUT, "%s '%s=%g': the database has no workload '%s'%s%s%s; its workloads: %s", flag,
+                    wl[i], val[i], wl[i], near ? " (did you mean '" : "",
                     near ? near : "", near ? "'?)" : "", list);
             free(cands);
             return OB_ERR_INPUT;
         }
     }
+    return OB_OK;
+}
+
+ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
+                                ob_err *e)
+{
+    memset(s, 0, sizeof *s);
+    s->n_wl = d->n_wl;
+    s->n_opt = d->n_opt;
+    s->tau_max = o->tau_max > 1 ? o->tau_max : 4.0;
+    s->profile_by_steps = o->profile_by_steps;
+    s->tol = o->tol;
+    s->tol_of_progress = o->tol_of_progress;
+    OB_TRY(check_targets(d, o->n_targets, o->target_wl, o->target_val, "--target", e));
+    OB_TRY(check_targets(d, o->n_ev_targets, o->ev_target_wl, o->ev_target_val, "--eval-target", e));
     ob_status st = OB_OK;
     int *gi = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *gi);
     int *idx = NULL, **members = NULL, *counts = NULL;
@@ -995,6 +1138,7 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
             counts[k] = n;
             s->g[k].wl = w;
             s->g[k].opt = op;
+            s->g[k].ev = ttt_none;
             if ((st = group_basic(d, &s->g[k], idx, n, o->tol, o->tol_of_progress, s->start_loss[w], e)) !=
                     OB_OK ||
                 (st = group_confirm(d, &s->g[k], idx + n, nc, idx, n, e)) != OB_OK)
@@ -1089,6 +1233,7 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
                 goto done;
         }
     }
+    if ((st = heldout_targets(d, o, cr, s, members, counts, tmp, e)) != OB_OK) goto done;
     /* performance profile */
     t = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *t);
     s->n_tau = 301;
@@ -1179,6 +1324,12 @@ void ob_stats_free(ob_stats *s)
     free(s->target_given);
     free(s->start_loss);
     free(s->target_halfway);
+    free(s->ev_every);
+    free(s->ev_start);
+    free(s->ev_target);
+    free(s->ev_target_given);
+    free(s->ev_target_halfway);
+    free(s->ev_target_at_start);
     free(s->target_at_start);
     free(s->tt_by_median);
     free(s->taus);
@@ -1211,41 +1362,59 @@ int ob_stats_profile_rank(const ob_stats *s, int o)
     return rank;
 }
 
-int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi)
+ob_ttt ob_group_tt(const ob_group *g)
 {
-    if (g->tt_censored || isnan(g->tt_steps_lo)) return 0;
+    return (ob_ttt){g->tt_steps,    g->tt_time_s,   g->tt_lr,         g->tt_steps_lo, g->tt_steps_hi,
+                    g->tt_step_ms, g->tt_step_ms_lo, g->tt_step_ms_hi, g->tt_censored};
+}
+
+int ob_ttt_interval(const ob_ttt *t, int by_steps, double *lo, double *hi)
+{
+    if (t->censored || isnan(t->steps_lo)) return 0;
     if (by_steps) {
-        *lo = g->tt_steps_lo;
-        *hi = g->tt_steps_hi;
+        *lo = t->steps_lo;
+        *hi = t->steps_hi;
         return 1;
     }
-    if (!(isfinite(g->tt_step_ms_lo) && isfinite(g->tt_step_ms_hi))) return 0;
-    *lo = g->tt_steps_lo * g->tt_step_ms_lo / 1000.0;
-    *hi = g->tt_steps_hi * g->tt_step_ms_hi / 1000.0;
+    if (!(isfinite(t->step_ms_lo) && isfinite(t->step_ms_hi))) return 0;
+    *lo = t->steps_lo * t->step_ms_lo / 1000.0;
+    *hi = t->steps_hi * t->step_ms_hi / 1000.0;
     return 1;
 }
 
-int ob_stats_tt_rank(const ob_stats *s, int k)
+int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi)
 {
-    const ob_group *g = &s->g[k];
-    if (g->tt_censored) return 0;
+    const ob_ttt t = ob_group_tt(g);
+    return ob_ttt_interval(&t, by_steps, lo, hi);
+}
+
+/* ob_stats_tt_rank of group k, by the held-out time to target (g->ev) where
+ * held_out, else the training loss's */
+static int ttt_rank(const ob_stats *s, int k, int held_out)
+{
+    const ob_ttt g = held_out ? s->g[k].ev : ob_group_tt(&s->g[k]);
+    if (g.censored) return 0;
     double lo = 0, hi = 0, slo = 0, shi = 0; /* lo, hi read only when timed */
-    const int timed = !s->profile_by_steps && ob_group_tt_interval(g, 0, &lo, &hi);
-    if (!ob_group_tt_interval(g, 1, &slo, &shi)) slo = shi = g->tt_steps;
+    const int timed = !s->profile_by_steps && ob_ttt_interval(&g, 0, &lo, &hi);
+    if (!ob_ttt_interval(&g, 1, &slo, &shi)) slo = shi = g.steps;
     int rank = 1;
     for (int j = 0; j < s->n_g; j++) {
-        const ob_group *h = &s->g[j];
-        if (j == k || h->wl != g->wl || h->tt_censored) continue;
+        const ob_ttt h = held_out ? s->g[j].ev : ob_group_tt(&s->g[j]);
+        if (j == k || s->g[j].wl != s->g[k].wl || h.censored) continue;
         double hlo, hhi;
-        if (!s->profile_by_steps && ob_group_tt_interval(h, 0, &hlo, &hhi)) /* timed: ahead of every untimed one */
+        if (!s->profile_by_steps && ob_ttt_interval(&h, 0, &hlo, &hhi)) /* timed: ahead of every untimed one */
             rank += !timed || hhi < lo * (1 - 1e-12);
         else if (s->profile_by_steps || !timed) {
-            if (!ob_group_tt_interval(h, 1, &hlo, &hhi)) hlo = hhi = h->tt_steps;
+            if (!ob_ttt_interval(&h, 1, &hlo, &hhi)) hlo = hhi = h.steps;
             rank += hhi < slo * (1 - 1e-12);
         }
     }
     return rank;
 }
+
+int ob_stats_tt_rank(const ob_stats *s, int k) { return ttt_rank(s, k, 0); }
+
+int ob_stats_ev_rank(const ob_stats *s, int k) { return ttt_rank(s, k, 1); }
 
 int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap)
 {

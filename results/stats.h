@@ -87,6 +87,17 @@
  *   recorded step (training barely moved the loss, or a loose --target) is
  *   met before any update: time to target is then left out for the workload
  *   (target_at_start), not ranked on one step's timing noise.
+ * - held-out time to target (AlgoPerf's measure: time to a validation
+ *   target): on a workload whose sweep runs were evaluated during training, a
+ *   seed's first reach is its first evaluation with a held-out loss <= the
+ *   held-out target (no trailing mean: an evaluation already averages its
+ *   batches; its resolution is the evaluation interval, ev_every); the
+ *   majority over seeds, the lr, the step time and the intervals as above.
+ *   Default held-out target: the best, over the workload's groups and their
+ *   lrs, of the upper median over seeds of the final held-out loss (a
+ *   diverged seed +inf), times 1.1, but at least halfway from the median
+ *   held-out loss at step 0 (ev_start) to that best; at or above ev_start it
+ *   ranks nothing (ev_target_at_start).
  * - step time: median over the group's runs of their median (and p90) step
  *   time; overhead vs sgd = this / the same over all sgd runs of the workload - 1.
  *   peak memory, device memory (driver) and state bytes: the largest value over
@@ -222,6 +233,16 @@ typedef enum ob_width_unmeasured {
  * measured. */
 const char *ob_width_unmeasured_name(int u);
 
+/* A time to a held-out target (ob_group.ev): as the tt_ fields of ob_group
+ * are for the training loss (steps, time, lr, the seeds' and the timing's
+ * intervals, censored), from the runs' held-out evaluations. */
+typedef struct ob_ttt {
+    double steps, time_s, lr;   /* +inf when censored (lr NaN); all NaN where not computed */
+    double steps_lo, steps_hi;
+    double step_ms, step_ms_lo, step_ms_hi;
+    int censored;
+} ob_ttt;
+
 typedef struct ob_group {
     int wl, opt;                /* dataset label indices */
     int n_runs, n_finished, n_diverged, n_failed, n_unfinished;
@@ -248,6 +269,9 @@ typedef struct ob_group {
                                  * seed in it never got there): the seed-to-seed noise of tt_steps;
                                  * NaN when censored */
     int tt_censored;
+    ob_ttt ev;                  /* time to the held-out target (ob_stats.ev_target): the first
+                                 * evaluation whose held-out loss is <= it, per seed; the lr and step
+                                 * time rules as tt_'s. NaN (censored) where the workload has none */
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
     double step_ms_mean;        /* median over runs of each run's mean step time: above the median
                                  * step time where some steps are much slower (a refresh every k
@@ -279,6 +303,9 @@ typedef struct ob_stats_opts {
     int n_targets;              /* explicit targets per workload label */
     const char **target_wl;
     const double *target_val;
+    int n_ev_targets;           /* explicit held-out targets per workload label (--eval-target) */
+    const char **ev_target_wl;
+    const double *ev_target_val;
     double target_factor;       /* default 1.1 */
     double tau_max;             /* default 4 */
     int profile_by_steps;       /* 0: wall time to target (default), 1: steps */
@@ -301,6 +328,14 @@ typedef struct ob_stats {
                                  * computed (every group censored, the workload out of the profile) */
     int *tt_by_median;          /* (n_wl,) 1 when time to target there is from the runs' median step
                                  * times: some timed run of the workload has no mean (schema < 4) */
+    /* time to a held-out target (ob_group.ev), on the workloads whose sweep
+     * runs were evaluated during training (eval_every > 0); read from the
+     * evals table, so only with a curve reader (ob_stats_compute_db/_read) */
+    int64_t *ev_every;          /* (n_wl,) the smallest gap between two evaluations of a run (the
+                                 * resolution of ev's steps); 0: no held-out time to target there */
+    double *ev_start;           /* (n_wl,) median held-out loss at step 0; NaN when not evaluated there */
+    double *ev_target;          /* (n_wl,) held-out target loss; NaN when none */
+    int *ev_target_given, *ev_target_halfway, *ev_target_at_start; /* as target_given, ... */
     /* performance profile */
     int n_tau;
     double *taus;               /* (n_tau,) */
@@ -345,6 +380,12 @@ int ob_stats_tt_rank(const ob_stats *s, int k);
  * tt_steps_hi x tt_step_ms_hi] / 1000 (hi may be +inf). 0 (and *lo, *hi
  * untouched) when it has none: censored, or untimed where by time. */
 int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi);
+/* g's time to target of the training loss (its tt_ fields) as an ob_ttt,
+ * and an ob_ttt as an interval, as ob_group_tt_interval. */
+ob_ttt ob_group_tt(const ob_group *g);
+int ob_ttt_interval(const ob_ttt *t, int by_steps, double *lo, double *hi);
+/* The rank of group k by its held-out time to target, as ob_stats_tt_rank. */
+int ob_stats_ev_rank(const ob_stats *s, int k);
 
 /* Compute every statistic from d's loaded curves (ob_dataset_load_curves:
  * time to target reads every finished sweep run's curve; start_loss each

@@ -1600,6 +1600,135 @@ static void test_curves_from_db(const char *path)
     ob_store_close(st);
 }
 
+/* A run of 50 steps whose held-out loss is 5 at every evaluation (steps
+ * 0, 10, ..., 50; with n_evals 1, at step 50 only) before step reach and fin
+ * from it on (fin is the final held-out loss); a diverged run stops after
+ * its evaluation at step 10. */
+static void add_ho_run(ob_store *s, const char *wl, const char *opt, double lr, int seed, int diverged, int64_t reach,
+                       double fin, int n_evals)
+{
+    ob_err e = {0};
+    char hp[128];
+    snprintf(hp, sizeof hp, "{\"lr\":%.17g,\"train\":{\"clip_norm\":0}}", lr);
+    ob_run_spec spec = {.cell = 0, .workload = wl, .workload_params = "{}", .optimizer = opt, .hparams = hp,
+                        .lr = lr, .seed = seed, .backend = "cpu", .device = "test", .steps = 50};
+    int64_t id = 0;
+    CHECK_OK(ob_store_add_runs(s, 0, &spec, 1, &id, &e), &e);
+    const int n = diverged ? 12 : 51;
+    ob_curve_point pts[51];
+    ob_eval_point ev[6];
+    for (int t = 0; t < n; t++) pts[t] = (ob_curve_point){t, 3.0 - t / 50.0, 1.0, lr};
+    int ne = 0;
+    for (int64_t t = n_evals == 1 ? 50 : 0; t <= (diverged ? 10 : 50); t += 10)
+        ev[ne++] = (ob_eval_point){t, t >= reach ? fin : 5.0, 0.5};
+    CHECK_OK(ob_store_append(s, id, pts, n, ev, ne, NULL, 0, &e), &e);
+    ob_run_result res = {.status = diverged ? "diverged" : "done", .steps_done = n, .final_loss = diverged ? NAN : 2.0,
+                         .best_loss = 2.0, .eval_loss = diverged ? NAN : fin, .eval_metric = 0.5, .loss_floor = NAN,
+                         .peak_mem_bytes = 1, .state_bytes = 1, .step_ms_median = 1.0, .step_ms_p90 = 1.0,
+                         .step_ms_mean = 1.0, .items_per_sec = NAN, .diverged_step = diverged ? 11 : -1, .wall_s = 1.0};
+    CHECK_OK(ob_store_finish_run(s, id, &res, &e), &e);
+}
+
+/* The held-out time to target (ob_group.ev) on a workload evaluated every
+ * 10 steps: the default target (1.1 x the best upper-median final held-out
+ * loss, over the groups and their lrs), a seed's first evaluation at or
+ * below it, the majority of seeds, the lr, the interval and the ranks; a
+ * given target (--eval-target), one met at step 0, and an unknown workload;
+ * a workload evaluated at the end only has none, and so has every workload
+ * without a reader of the database. */
+static void test_heldout_target(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const int64_t never = 1000;
+    for (int seed = 0; seed < 3; seed++) {
+        add_ho_run(s, "ho", "adam", 0.1, seed, 0, 10 * (seed + 1), 1.0 + 0.1 * seed, 6); /* 10, 20, 30 */
+        add_ho_run(s, "ho", "adam", 0.01, seed, 0, 40, 1.5, 6);                           /* above the target */
+        add_ho_run(s, "ho", "sgd", 0.1, seed, seed == 2, seed == 0 ? 30 : never, seed == 0 ? 1.2 : 3.0, 6);
+        add_ho_run(s, "ho", "sgd", 0.01, seed, 0, 50, 1.2, 6);
+        add_ho_run(s, "end", "adam", 0.1, seed, 0, 0, 1.0, 1);
+    }
+    sqlite3 *db = ob_store_db(s);
+    for (int variant = 0; variant < 4; variant++) {
+        /* 0: default target; 1: given 1.05; 2: given 6 (met at step 0); 3: without a reader */
+        ob_stats_opts o;
+        ob_stats_opts_default(&o);
+        o.profile_by_steps = 1;
+        const char *tw[] = {"ho"};
+        const double tv[] = {variant == 1 ? 1.05 : 6.0};
+        if (variant == 1 || variant == 2) {
+            o.n_ev_targets = 1;
+            o.ev_target_wl = tw;
+            o.ev_target_val = tv;
+        }
+        ob_dataset d;
+        ob_stats st;
+        CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+        if (variant == 3) {
+            CHECK_OK(ob_dataset_load_curves(db, &d, &e), &e);
+            CHECK_OK(ob_stats_compute(&d, &o, &st, &e), &e);
+        } else {
+            CHECK_OK(ob_stats_compute_db(db, "ho.db", &d, &o, 0, &st, &e), &e);
+        }
+        const int ho = ob_dataset_find_wl(&d, "ho"), end = ob_dataset_find_wl(&d, "end");
+        const ob_group *adam = grp(&d, &st, "ho", "adam"), *sgd = grp(&d, &st, "ho", "sgd"),
+                       *adam_end = grp(&d, &st, "end", "adam");
+        CHECK(ho >= 0 && end >= 0 && adam && sgd && adam_end);
+        if (!adam || !sgd || !adam_end || ho < 0 || end < 0) return;
+        CHECK_MSG(st.ev_every[end] == 0 && isnan(adam_end->ev.steps) && adam_end->ev.censored,
+                  "variant %d: a workload evaluated at the end only has a held-out time to target", variant);
+        if (variant == 3) {
+            CHECK_MSG(st.ev_every[ho] == 0 && isnan(adam->ev.steps) && isnan(st.ev_target[ho]),
+                      "without a reader: held-out time to target %g", adam->ev.steps);
+        } else {
+            CHECK_MSG(st.ev_every[ho] == 10 && st.ev_start[ho] == 5.0, "every %lld, start %g",
+                      (long long)st.ev_every[ho], st.ev_start[ho]);
+        }
+        if (variant == 0) {
+            /* the best upper median: adam at 0.1, 1.1; x 1.1 */
+            CHECK_MSG(fabs(st.ev_target[ho] - 1.21) < 1e-12 && !st.ev_target_given[ho] &&
+                          !st.ev_target_halfway[ho] && !st.ev_target_at_start[ho],
+                      "default held-out target %.17g", st.ev_target[ho]);
+            /* adam: seeds at 10, 20, 30 -> 20 at lr 0.1 (0.01 never: 1.5) */
+            CHECK_MSG(!adam->ev.censored && adam->ev.steps == 20 && adam->ev.lr == 0.1 && adam->ev.steps_lo == 10 &&
+                          adam->ev.steps_hi == 30 && adam->ev.time_s == 0.02,
+                      "adam: %g steps (%g - %g) at lr %g, %g s", adam->ev.steps, adam->ev.steps_lo,
+                      adam->ev.steps_hi, adam->ev.lr, adam->ev.time_s);
+            /* sgd: at 0.1 one seed of three (one diverged); at 0.01 all at 50 */
+            CHECK_MSG(!sgd->ev.censored && sgd->ev.steps == 50 && sgd->ev.lr == 0.01, "sgd: %g steps at lr %g",
+                      sgd->ev.steps, sgd->ev.lr);
+            CHECK(ob_stats_ev_rank(&st, (int)(adam - st.g)) == 1 && ob_stats_ev_rank(&st, (int)(sgd - st.g)) == 2);
+        } else if (variant == 1) {
+            CHECK(st.ev_target[ho] == 1.05 && st.ev_target_given[ho] && !st.ev_target_at_start[ho]);
+            CHECK_MSG(adam->ev.censored && isinf(adam->ev.steps) && sgd->ev.censored &&
+                          ob_stats_ev_rank(&st, (int)(adam - st.g)) == 0,
+                      "target 1.05: adam %g steps (one seed of three gets there)", adam->ev.steps);
+        } else if (variant == 2) {
+            CHECK(st.ev_target_at_start[ho] && adam->ev.censored && isnan(adam->ev.steps));
+        }
+        ob_stats_free(&st);
+        ob_dataset_free(&d);
+    }
+    /* an --eval-target workload the database does not have */
+    const char *bw[] = {"hoo"};
+    const double bv[] = {1.0};
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    o.n_ev_targets = 1;
+    o.ev_target_wl = bw;
+    o.ev_target_val = bv;
+    ob_dataset d;
+    ob_stats st;
+    CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+    CHECK_MSG(ob_stats_compute_db(db, "ho.db", &d, &o, 0, &st, &e) == OB_ERR_INPUT &&
+                  !strncmp(e.msg, "--eval-target 'hoo=1'", 21) && strstr(e.msg, "did you mean 'ho'"),
+              "unknown --eval-target workload: %s", e.msg);
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* What loading reads of rows a person or another program wrote: text in a
  * number's column is read as C reads it ('Infinity', with blanks around),
  * and as unknown when it is no number (empty, '2.5x'), in the runs and in
@@ -1751,6 +1880,7 @@ int main(void)
         {"tt_touch.db", test_tt_rank_touching},
         {"tt_seeds.db", test_tt_rank_seeds},
         {"curves_db.db", test_curves_from_db},
+        {"heldout.db", test_heldout_target},
         {"reading.db", test_dataset_reading},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {

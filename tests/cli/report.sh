@@ -28,6 +28,13 @@ for f in runs.csv curves.csv evals.csv summary.csv lr_sweep.csv curves_best.csv 
 done
 check "runs.csv has a row per run (24 + header)" test "$(grep -c '^[0-9]' "$tmp/rep/runs.csv")" -eq 24
 check "summary.md ranks the quadratic workload" grep -q '^## Workload quadratic' "$tmp/rep/summary.md"
+# evaluated every 20 steps: a held-out time to target per workload, its CSV and --eval-target
+check "summary.md has the held-out time to target" grep -q 'Time to the held-out target.*every 20 steps' "$tmp/rep/summary.md"
+check "time_to_heldout_target.csv: a row per group (4 + header), eval_every 20" \
+  test "$(grep -c ',20$' "$tmp/rep/time_to_heldout_target.csv")" -eq 4
+"$OPTBENCH" report --db "$db" --out "$tmp/rep_ev" --no-render --eval-target quadratic=1e9 >/dev/null 2>&1
+check "--eval-target above the loss at step 0: not ranked" \
+  grep -q 'held-out target 1e+09 (given) is at or above the held-out loss at step 0' "$tmp/rep_ev/summary.md"
 check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"
 check "report wrote summary.tex" test -s "$tmp/rep/summary.tex"
 # a read-only connection creates NAME-wal and NAME-shm; the report leaves none behind
@@ -142,6 +149,8 @@ bad_input "report --target unknown workload" "nosuch" report --db "$db" --out "$
 bad_input "report --target misspelt workload" "--target 'quadratc=0.1': the database has no workload 'quadratc' (did you mean 'quadratic'?); its workloads: quadratic" report --db "$db" --out "$tmp/x" --target quadratc=0.1
 bad_input "report --target twice" "report: --target for quadratic is given twice (0.1 and 0.2); give it once" report --db "$db" --out "$tmp/x" --target quadratic=0.1 --target quadratic=0.2
 # numbers that are no numbers: NaN and infinity are refused as strtod would take them
+bad_input "report --eval-target misspelt workload" "--eval-target 'quadratc=0.1': the database has no workload 'quadratc' (did you mean 'quadratic'?)" report --db "$db" --out "$tmp/x" --eval-target quadratc=0.1
+bad_input "report --eval-target without =" "report: --eval-target 'quadratic' is not WORKLOAD=LOSS" report --db "$db" --out "$tmp/x" --eval-target quadratic
 bad_input "report --target nan" "report: --target 'quadratic=nan': the loss must be a finite number (e.g. --target quadratic=0.05)" report --db "$db" --out "$tmp/x" --target quadratic=nan
 bad_input "report --tau-max inf" "report: --tau-max 'inf' is not a finite number above 1 (e.g. 4)" report --db "$db" --out "$tmp/x" --tau-max inf
 bad_input "report --tol inf" "report: --tol 'inf' is not a finite non-negative number" report --db "$db" --out "$tmp/x" --tol inf

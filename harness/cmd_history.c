@@ -51,6 +51,8 @@ static const metric_def metrics[] = {
     {"steps_to_target", "steps to the target loss (each night's default target, or --target)", 1, LOWER},
     {"step_ms_mean", "mean step time (ms): slow steps now and then included", 0, LOWER},
     {"opt_ms", "median time of the optimizer's part of a step (ms)", 0, LOWER},
+    {"steps_to_heldout_target", "steps to the held-out target loss (workloads evaluated during training; each "
+     "night's default held-out target, or --target)", 1, LOWER},
 };
 #define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
 
@@ -67,6 +69,7 @@ static double metric_value(int m, const ob_group *g)
     case 7: return g->div_rate;
     case 9: return g->step_ms_mean;
     case 10: return g->opt_ms_median;
+    case 11: return g->ev.steps;
     default: return g->tt_steps;
     }
 }
@@ -83,11 +86,11 @@ static void history_usage(FILE *f)
                "workload name (all its series) or a workload label (\"quadratic noise=2\"), --optimizer an\n"
                "optimizer name or label (\"adam beta2=0.95\"). Colours are the report's, one per optimizer.\n"
                "--target WORKLOAD=LOSS (repeatable, as in report) fixes the target of steps_to_target for\n"
-               "that workload; without it each night's target is that night's default (1.1 x its best\n"
-               "upper-median final loss, or halfway to it), so a series can move because another\n"
-               "optimizer did.\n\n"
+               "that workload (of steps_to_heldout_target: the held-out target, as report's --eval-target);\n"
+               "without it each night's target is that night's default (1.1 x its best upper-median\n"
+               "final loss, or halfway to it), so a series can move because another optimizer did.\n\n"
                "metrics:\n");
-    for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-16s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
+    for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-24s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
 }
 
 /* Has d a workload of that name or label? */
@@ -455,9 +458,16 @@ int ob_cmd_history(int argc, char **argv)
                 bwl[bn] = twl[k];
                 bval[bn++] = tval[k];
             }
-        so.n_targets = bn;
-        so.target_wl = bwl;
-        so.target_val = bval;
+        const int held_out = !strcmp(metrics[m].name, "steps_to_heldout_target");
+        if (held_out) {
+            so.n_ev_targets = bn;
+            so.ev_target_wl = bwl;
+            so.ev_target_val = bval;
+        } else {
+            so.n_targets = bn;
+            so.target_wl = bwl;
+            so.target_val = bval;
+        }
         /* steps to target reads each run's curve once from the database,
          * not every curve of the benchmark at once */
         if ((metrics[m].needs_curves ? ob_stats_compute_db(db, NULL, &d, &so, 0, &s, &e)
@@ -539,15 +549,15 @@ int ob_cmd_history(int argc, char **argv)
         }
     }
     printf("%s over %d benchmarks in %s%s\n", metrics[m].label, nb, db_path, better);
-    if (!strcmp(metrics[m].name, "steps_to_target")) {
+    if (!strncmp(metrics[m].name, "steps_to_", 9)) {
         if (nt) {
             printf("targets fixed by --target:");
             for (int k = 0; k < nt; k++) printf("%s %s=%g", k ? "," : "", twl[k], tval[k]);
             printf("; any other workload: each night's default target\n");
         } else {
-            printf("note: each night's target is that night's default (1.1 x its best upper-median final loss, or "
-                   "halfway to it), so a series moves when another optimizer does; --target WORKLOAD=LOSS fixes "
-                   "it\n");
+            printf("note: each night's target is that night's default (1.1 x its best upper-median final %sloss, "
+                   "or halfway to it), so a series moves when another optimizer does; --target WORKLOAD=LOSS fixes "
+                   "it\n", strcmp(metrics[m].name, "steps_to_target") ? "held-out " : "");
         }
     }
     if (ns > HISTORY_PANEL_SERIES) {

@@ -104,6 +104,15 @@ check "--target twice: said" grep -q "history: --target for quadratic is given t
 "$OPTBENCH" history --db "$db" --metric steps_to_target --target quadratic=inf >"$tmp/out" 2>&1; rc=$?
 check "--target inf: exit 2 (rc $rc)" test $rc -eq 2
 check "--target inf: said" grep -q "history: --target 'quadratic=inf': the loss must be a finite number" "$tmp/out"
+# steps_to_heldout_target: runs evaluated every 10 steps; --target fixes the held-out target
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 40 --eval-every 10 \
+  --backend cpu --db "$tmp/ev.db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run --eval-every 10"; fail=1; }
+"$OPTBENCH" history --db "$tmp/ev.db" --metric steps_to_heldout_target >"$tmp/out" 2>&1
+check "steps_to_heldout_target: the held-out default noted" grep -q 'its best upper-median final held-out loss' "$tmp/out"
+check "steps_to_heldout_target: adam gets there at an evaluation: $(tail -1 "$tmp/out")" \
+  grep -Eq '^1 +[0-9-]+ [0-9:]+ +[^ ]+ +[1-4]0 ' "$tmp/out"
+"$OPTBENCH" history --db "$tmp/ev.db" --metric steps_to_heldout_target --target quadratic=1e-30 >"$tmp/out" 2>&1
+check "steps_to_heldout_target --target 1e-30: never reached" grep -Eq '^1 +.* inf +inf$' "$tmp/out"
 "$OPTBENCH" history --db "$db" --target quadratic >"$tmp/out" 2>&1; rc=$?
 check "--target without =LOSS: exit 2 (rc $rc)" test $rc -eq 2
 hist --metric eval_metric

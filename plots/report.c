@@ -980,6 +980,16 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "seeds and of the timing share a rank (with 3 seeds and equal step times, one is ahead where "
               "each of its seeds got there before every seed of the other: 1 chance in 20 for two equal "
               "optimizers).");
+    int evaluated = 0;
+    for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every[w] > 0;
+    if (evaluated)
+        doc_p(dc, "Time to the held-out target (on workloads evaluated during training): the same, for the "
+                  "held-out loss, as AlgoPerf scores time to a validation target. A seed gets there at its first "
+                  "evaluation with a held-out loss at or below the workload's held-out target (no trailing mean: "
+                  "an evaluation averages its own batches), so its steps are counted in evaluations; by default "
+                  "the target is 1.1 x the best upper-median final held-out loss over the optimizers and each of "
+                  "their lrs, but at least halfway from the held-out loss at step 0 (report --eval-target sets "
+                  "one). The performance profile stays on the training loss.");
 
     /* ---- what ran ---- */
     const ob_status setup_st = doc_setup(db, d, dc, e);

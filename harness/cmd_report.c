@@ -39,6 +39,9 @@ static void report_usage(FILE *f)
             "                         it, which adding a constant to the loss leaves where it is\n"
             "  --tau-max X            end of the performance profile's tau range (default 4)\n"
             "  --profile-by time|steps  what the performance profile compares (default time)\n"
+            "  --profile-on train|heldout  the target of the performance profile: the training\n"
+            "                         loss's (default) or the held-out loss's (AlgoPerf's; only\n"
+            "                         workloads evaluated during training enter)\n"
             "  --jobs N               run up to N gnuplot processes at once (default: the number of\n"
             "                         online CPUs, at most 8); gnuplot.log lists their messages in\n"
             "                         figure order all the same\n"
@@ -58,7 +61,8 @@ static void report_usage(FILE *f)
  * --help and --no-render (no value, the last) are handled before the value
  * is checked */
 static const char *const report_opts[] = {"--db",      "--out",  "--benchmark",  "--target", "--eval-target", "--tol",
-                                          "--tol-of",  "--tau-max", "--jobs",    "--profile-by", "--pdf-width",
+                                          "--tol-of",  "--tau-max", "--jobs",    "--profile-by", "--profile-on",
+                                          "--pdf-width",
                                           "--no-render"};
 #define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
 
@@ -96,7 +100,7 @@ static int parse_target(const char *flag, const char *v, report_targets *t)
 int ob_cmd_report(int argc, char **argv)
 {
     static const char *const single[] = {"--db", "--out", "--benchmark", "--tol", "--tol-of", "--tau-max",
-                                         "--profile-by", "--jobs", "--pdf-width"};
+                                         "--profile-by", "--profile-on", "--jobs", "--pdf-width"};
     ob_cli_once("report", argc, argv, single, OB_CLI_COUNT(single));
     ob_report_opts o;
     memset(&o, 0, sizeof o);
@@ -167,6 +171,13 @@ int ob_cmd_report(int argc, char **argv)
             else {
                 rc = ob_cli_error(2, "report: --pdf-width '%s' is not 'text', 'column' or a width in inches from 1 to 20",
                                   v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--profile-on")) {
+            if (!strcmp(v, "train")) o.stats.profile_heldout = 0;
+            else if (!strcmp(v, "heldout")) o.stats.profile_heldout = 1;
+            else {
+                rc = ob_cli_error(2, "report: --profile-on '%s' is not 'train' or 'heldout'", v);
                 goto out;
             }
         } else if (!strcmp(a, "--profile-by")) {

@@ -989,7 +989,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   "an evaluation averages its own batches), so its steps are counted in evaluations; by default "
                   "the target is 1.1 x the best upper-median final held-out loss over the optimizers and each of "
                   "their lrs, but at least halfway from the held-out loss at step 0 (report --eval-target sets "
-                  "one). The performance profile stays on the training loss.");
+                  "one). %s",
+              s->profile_heldout ? "The performance profile below is on it (report --profile-on heldout)."
+                                 : "The performance profile stays on the training loss (report --profile-on "
+                                   "heldout puts it on this).");
 
     /* ---- what ran ---- */
     const ob_status setup_st = doc_setup(db, d, dc, e);
@@ -1255,15 +1258,18 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     /* ---- profile ---- */
     doc_h(dc, 2, "Across workloads: time to target and performance profile");
     doc_p(dc, "The performance profile (Dolan and More, as in AlgoPerf) counts, for each optimizer, "
-              "the fraction of workloads on which its %s to the target is within a factor tau of the "
+              "the fraction of workloads on which its %s to the %starget is within a factor tau of the "
               "fastest optimizer there; the score is the area under that curve for tau in [1, %g], "
               "normalized so 1 means fastest on every workload and 0 means never within %gx. %d of %d "
               "workloads entered (a workload where no optimizer reached its target, or whose target the "
               "loss met before training, is left out; an "
               "optimizer left out of a workload's matrix counts as not reaching the target there; each "
               "configuration of a swept workload counts as a workload of its own).",
-          s->profile_by_steps ? "number of steps" : "training time", s->tau_max, s->tau_max,
-          s->profile_workloads, d->n_wl);
+          s->profile_by_steps ? "number of steps" : "training time",
+          s->profile_heldout ? "held-out " : "", s->tau_max, s->tau_max, s->profile_workloads, d->n_wl);
+    if (s->profile_heldout)
+        doc_p(dc, "On the held-out target (--profile-on heldout): only workloads evaluated during training "
+                  "(eval_every > 0) can enter; the time-to-target figure below stays on the training loss.");
     {
         /* the optimizers that ran on fewer of them: their area is low for that alone */
         char few[512] = "";
@@ -1301,7 +1307,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             int reached = 0, bad = 0;
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
-                if (g->wl != w || g->tt_censored) continue;
+                if (g->wl != w || tt_of(s, k, s->profile_heldout).censored) continue;
                 reached++;
                 bad |= g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY || g->step_ms_median < OB_REPORT_TINY_STEP_MS;
             }
@@ -1321,7 +1327,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             if (ob_stats_profile_rank(s, op) != r) continue;
             int reached = 0;
             for (int k = 0; k < s->n_g; k++)
-                if (s->g[k].opt == op && !s->g[k].tt_censored) reached++;
+                if (s->g[k].opt == op && !tt_of(s, k, s->profile_heldout).censored) reached++;
             doc_cell(dc, "%d", r);
             doc_cell(dc, "%s", d->opt_labels[op]);
             doc_cell(dc, "%s", isnan(s->area[op]) ? "-" : (snprintf(b1, sizeof b1, "%.3f", s->area[op]), b1));

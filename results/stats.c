@@ -1094,6 +1094,7 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
     s->n_opt = d->n_opt;
     s->tau_max = o->tau_max > 1 ? o->tau_max : 4.0;
     s->profile_by_steps = o->profile_by_steps;
+    s->profile_heldout = o->profile_heldout;
     s->tol = o->tol;
     s->tol_of_progress = o->tol_of_progress;
     OB_TRY(check_targets(d, o->n_targets, o->target_wl, o->target_val, "--target", e));
@@ -1247,7 +1248,10 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
         for (int op = 0; op < d->n_opt; op++) {
             int k = gi[w * d->n_opt + op];
             double v = INFINITY;
-            if (k >= 0) v = o->profile_by_steps ? s->g[k].tt_steps : s->g[k].tt_time_s;
+            if (k >= 0) {
+                const ob_ttt tk = o->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
+                v = o->profile_by_steps ? tk.steps : tk.time_s;
+            }
             t[w * d->n_opt + op] = isnan(v) ? INFINITY : v;
         }
     for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);

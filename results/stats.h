@@ -109,7 +109,7 @@
  *   confirmation run whose seed is also a seed of the group's sweep (another
  *   benchmark in the dataset swept it) is not fresh and is left out.
  * - performance profile (Dolan & More): r(w, o) = t(w, o) / min_o t(w, o) with
- *   t the time to target; rho_o(tau) = fraction of workloads with r <= tau, for
+ *   t the time to target (to the held-out target with profile_heldout); rho_o(tau) = fraction of workloads with r <= tau, for
  *   tau in [1, tau_max]; area = integral of rho_o over [1, tau_max] divided by
  *   (tau_max - 1), in [0, 1]. Workloads no optimizer reached are left out.
  *   An optimizer not run on a workload counts there as not reaching it (a
@@ -309,6 +309,7 @@ typedef struct ob_stats_opts {
     double target_factor;       /* default 1.1 */
     double tau_max;             /* default 4 */
     int profile_by_steps;       /* 0: wall time to target (default), 1: steps */
+    int profile_heldout;        /* 1: the profile on the held-out time to target (ob_group.ev) */
 } ob_stats_opts;
 
 void ob_stats_opts_default(ob_stats_opts *o);
@@ -347,6 +348,7 @@ typedef struct ob_stats {
                                  * on the others it counts as not reaching the target */
     double tau_max;
     int profile_by_steps;
+    int profile_heldout;        /* the profile is on the held-out time to target (ob_stats_opts) */
     double tol;                 /* the lr range's tolerance the statistics used (ob_stats_opts.tol) */
     int tol_of_progress;        /* ... and what it is a fraction of (ob_stats_opts.tol_of_progress) */
 } ob_stats;

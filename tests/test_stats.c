@@ -1655,6 +1655,7 @@ static void test_heldout_target(const char *path)
         ob_stats_opts o;
         ob_stats_opts_default(&o);
         o.profile_by_steps = 1;
+        o.profile_heldout = 1;
         const char *tw[] = {"ho"};
         const double tv[] = {variant == 1 ? 1.05 : 6.0};
         if (variant == 1 || variant == 2) {
@@ -1699,6 +1700,11 @@ static void test_heldout_target(const char *path)
             CHECK_MSG(!sgd->ev.censored && sgd->ev.steps == 50 && sgd->ev.lr == 0.01, "sgd: %g steps at lr %g",
                       sgd->ev.steps, sgd->ev.lr);
             CHECK(ob_stats_ev_rank(&st, (int)(adam - st.g)) == 1 && ob_stats_ev_rank(&st, (int)(sgd - st.g)) == 2);
+            /* the profile on it: "ho" alone enters ("end" has none); sgd 2.5 x adam's steps */
+            const int oa = ob_dataset_find_opt(&d, "adam"), os = ob_dataset_find_opt(&d, "sgd");
+            CHECK_MSG(st.profile_workloads == 1 && st.area[oa] == 1.0 && fabs(st.area[os] - 0.5) < 0.01,
+                      "held-out profile: %d workloads, areas adam %g sgd %g", st.profile_workloads, st.area[oa],
+                      st.area[os]);
         } else if (variant == 1) {
             CHECK(st.ev_target[ho] == 1.05 && st.ev_target_given[ho] && !st.ev_target_at_start[ho]);
             CHECK_MSG(adam->ev.censored && isinf(adam->ev.steps) && sgd->ev.censored &&

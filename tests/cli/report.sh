@@ -35,6 +35,11 @@ check "time_to_heldout_target.csv: a row per group (4 + header), eval_every 20" 
 "$OPTBENCH" report --db "$db" --out "$tmp/rep_ev" --no-render --eval-target quadratic=1e9 >/dev/null 2>&1
 check "--eval-target above the loss at step 0: not ranked" \
   grep -q 'held-out target 1e+09 (given) is at or above the held-out loss at step 0' "$tmp/rep_ev/summary.md"
+"$OPTBENCH" report --db "$db" --out "$tmp/rep_po" --no-render --profile-on heldout >/dev/null 2>&1
+check "--profile-on heldout: the profile is on the held-out target" \
+  grep -q 'training time to the held-out target is within a factor tau' "$tmp/rep_po/summary.md"
+check "--profile-on heldout: in the figure's title" grep -q "reach each workload's held-out target loss" "$tmp/rep_po/profile.gp"
+bad_input "report --profile-on misspelt" "report: --profile-on 'held' is not 'train' or 'heldout'" report --db "$db" --out "$tmp/x" --profile-on held
 check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"
 check "report wrote summary.tex" test -s "$tmp/rep/summary.tex"
 # a read-only connection creates NAME-wal and NAME-shm; the report leaves none behind

@@ -384,8 +384,8 @@ static const ob_file_doc docs[] = {
      "best, over the optimizers and their lrs, upper-median final held-out loss, or halfway from the median "
      "held-out loss at step 0 to it; --eval-target sets it), steps (the evaluation step by which a strict "
      "majority of the seeds' held-out losses had first reached it, at lr; no trailing mean), "
-     "target_met_at_start (1: the held-out loss at step 0 already met it), and eval_every (the smallest gap "
-     "between two evaluations: the resolution of steps)"},
+     "target_met_at_start (1: the held-out loss at step 0 already met it), and eval_every (the evaluation "
+     "interval, the gap between a run's first two evaluations: the resolution of steps)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "

@@ -1003,8 +1003,9 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
             const double *el;
             int64_t ne;
             OB_TRY(ob_curve_reader_evals(cr, x, &es, &el, &ne, e));
-            for (int64_t j = 1; j < ne; j++)
-                if (es[j] > es[j - 1] && (every == 0 || es[j] - es[j - 1] < every)) every = es[j] - es[j - 1];
+            /* the gap after the first evaluation: the last one, at the final
+             * step, may follow the one before it sooner (310 steps every 50) */
+            if (ne >= 2 && es[1] > es[0] && (every == 0 || es[1] - es[0] < every)) every = es[1] - es[0];
             if (ne > 0 && es[0] == 0 && isfinite(el[0])) tmp[ns++] = el[0];
         }
         s->ev_every[w] = every;

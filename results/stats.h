@@ -332,8 +332,9 @@ typedef struct ob_stats {
     /* time to a held-out target (ob_group.ev), on the workloads whose sweep
      * runs were evaluated during training (eval_every > 0); read from the
      * evals table, so only with a curve reader (ob_stats_compute_db/_read) */
-    int64_t *ev_every;          /* (n_wl,) the smallest gap between two evaluations of a run (the
-                                 * resolution of ev's steps); 0: no held-out time to target there */
+    int64_t *ev_every;          /* (n_wl,) the evaluation interval, the smallest over the runs of the gap
+                                 * between their first two evaluations (the resolution of ev's steps);
+                                 * 0: no held-out time to target there */
     double *ev_start;           /* (n_wl,) median held-out loss at step 0; NaN when not evaluated there */
     double *ev_target;          /* (n_wl,) held-out target loss; NaN when none */
     int *ev_target_given, *ev_target_halfway, *ev_target_at_start; /* as target_given, ... */

@@ -349,6 +349,8 @@ if ((GPU_OK)); then
     bench "adamw-1000x64x64+b-filter$g" 40 --optimizer adamw "${sets[@]}" --tensors 1000 --shape 64x64 --biases
     bench "adamw-100M+b-filter$g" 60 --optimizer adamw "${sets[@]}" --params 100M --tensors 100 --biases
   done
+  # the same layout without the filter: one range, no span lookups (the spans' own cost)
+  bench "adamw-1000x64x64+b" 40 --optimizer adamw --set weight_decay=0.01 --tensors 1000 --shape 64x64 --biases
   # Newton-Schulz products on tensor cores: TF32, and bf16 (torch.optim.Muon's precision)
   BENCH_ENV=(OPTBENCH_MATMUL_PRECISION=high)
   bench "muon-100M-tf32" 60 --optimizer muon --tensors 96 --shape 1024x1024

@@ -154,6 +154,18 @@ typedef struct ob_backend_ops {
     ob_status (*elementwise_step_batch)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                         const ob_step_stats *stats, float *p, const float *g, float *const *s,
                                         int64_t n, int64_t count, const int64_t *stride, ob_err *e);
+    /* (optional) elementwise_step_batch, then per segment b the sums of
+     * squares, in double, of its state role 2 (a role the rule reads only,
+     * such as LAMB's parameters) into sq[b] and of its target after the step
+     * into sq[count + b] (device memory, floats): the values of
+     * elementwise_step_batch followed by batched_sumsq over each, sums
+     * included (the CPU sums each chunk while the step has it in cache, in
+     * batched_sumsq's chunks: the same bits). With the guard's skip the
+     * arrays stay as they are and their sums are still taken. */
+    ob_status (*elementwise_step_batch_sumsq)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                              const ob_step_stats *stats, float *p, const float *g,
+                                              float *const *s, int64_t n, int64_t count, const int64_t *stride,
+                                              float *sq, ob_err *e);
     /* elementwise_step (with_stats: elementwise_step_stats) over n floats
      * cut into n_span spans that alternate between the rule and the rule
      * without its weight decay (filter_bias_and_bn): span k is [bound[k],

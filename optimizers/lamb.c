@@ -21,9 +21,10 @@
  * a tensor before any of its parameters moves, so a step is two passes over
  * each run of same-size tensors (tensors lying at a constant spacing, as
  * Adafactor's runs): the direction rule writes u into a workspace (and m, v
- * in place), then the norms (the backend's batched_sumsq), the per-tensor
- * step scalars on the device (trust_scale), and the update p -= c[0] u with
- * c[0] = lr r. Every write goes through the guard's elementwise rules, so a
+ * in place) and the norms of p and u are summed (elementwise_step_batch_sumsq:
+ * in the same sweep on the CPU; where a backend lacks it, batched_sumsq
+ * after), then the per-tensor step scalars on the device (trust_scale), and
+ * the update p -= c[0] u with c[0] = lr r. Every write goes through the guard's elementwise rules, so a
  * skipped step changes nothing; no host synchronisation.
  */
 #include <math.h>
@@ -139,14 +140,23 @@ static ob_status lamb_run_step(ob_optim *o, ob_group *gr, const ob_run *r, float
     /* strides: the target, g, three state roles, the step */
     const int64_t s_dir[OB_BATCH_STRIDES] = {n, sp, sp, sp, sp, 0};
     float *ms[OB_RULE_MAX_STATE] = {gr->state[0] + rel, gr->state[1] + rel, p};
-    OB_TRY(ob_optim_ew_batch(o, gr->step_dev, nd ? &lp->dir_nd : &lp->dir, u, g, ms, n, k, s_dir, e));
+    const ob_rule *dir = nd ? &lp->dir_nd : &lp->dir;
     float *us[OB_RULE_MAX_STATE] = {u, NULL, NULL};
     if (!(nd ? lp->tr.adapt_nd : lp->tr.adapt)) {
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, dir, u, g, ms, n, k, s_dir, e));
         const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 0};
         return ob_optim_ew_batch(o, gr->step_dev, &lp->apply, p, g, us, n, k, s_apply, e);
     }
-    OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->tr.sq, e));
-    OB_TRY(dev->ops->batched_sumsq(dev, u, (int)k, n, n, lp->tr.sq + k, e));
+    /* u, then ||p||^2 and ||u||^2 per tensor: in the same sweep where the
+     * backend can (the CPU's, while each chunk is in cache) */
+    if (dev->ops->elementwise_step_batch_sumsq) {
+        OB_TRY(dev->ops->elementwise_step_batch_sumsq(dev, dir, gr->step_dev, o->stats_dev, u, g, ms, n, k, s_dir,
+                                                      lp->tr.sq, e));
+    } else {
+        OB_TRY(ob_optim_ew_batch(o, gr->step_dev, dir, u, g, ms, n, k, s_dir, e));
+        OB_TRY(dev->ops->batched_sumsq(dev, p, (int)k, n, sp, lp->tr.sq, e));
+        OB_TRY(dev->ops->batched_sumsq(dev, u, (int)k, n, n, lp->tr.sq + k, e));
+    }
     ob_rule_step *ts = lp->tr.tstep + r->first;
     OB_TRY(dev->ops->trust_scale(dev, gr->step_dev, lp->tr.sq, (int)k, &lp->trust, NULL, ts, e));
     const int64_t s_apply[OB_BATCH_STRIDES] = {sp, sp, n, 0, 0, 1};

@@ -27,6 +27,7 @@
  *   (and 3 rules over several grid waves)       the same; their fused statistics 1e-10
  *   elementwise_step_batch (5 rules)            2e-5, and the CPU's bitwise against one
  *                                               elementwise_step per segment
+ *   elementwise_step_batch_sumsq (lamb)         2e-5; its sums of squares 1e-6
  *   elementwise_step_spans (6 rules)            2e-5, the CPU's bitwise against one
  *                                               elementwise_step per span; statistics 1e-10
  *   rosenbrock                                  1e-6 relative (rounding made explicit)
@@ -616,6 +617,91 @@ static void test_rules_waves(void)
     rules_parity(3 * 1024 * 1024 + 5, names, 3, 1e-10);
 }
 
+/* The per-step scalars of a second step (lr 0.01, betas 0.9 and 0.99) with
+ * rule-specific c[0], c[1]. */
+static ob_rule_step second_step(float c0, float c1)
+{
+    ob_rule_step sc;
+    memset(&sc, 0, sizeof sc);
+    sc.lr = 0.01f;
+    sc.t = 2;
+    sc.bc1 = 0.19f;
+    sc.bc2 = 0.0199f;
+    sc.c[0] = c0;
+    sc.c[1] = c1;
+    return sc;
+}
+
+/* elementwise_step_batch_sumsq (LAMB's direction and its norms): CUDA's
+ * arrays within 2e-5 of the CPU's, the sums of squares within 1e-6
+ * (double sums in other orders), over a few segments with a tail and a
+ * float4 body, and with the guard's skip. */
+static void test_rules_batch_sumsq(void)
+{
+    CHECK_MSG(cpu.ops->elementwise_step_batch_sumsq != NULL, "the CPU backend has no elementwise_step_batch_sumsq");
+    if (!cpu.ops->elementwise_step_batch_sumsq || !gpu.ops->elementwise_step_batch_sumsq) return;
+    rule_case cases[RULE_CASES_MAX];
+    const int nc = rule_cases(cases);
+    const rule_case *rc = NULL;
+    for (int i = 0; i < nc; i++)
+        if (!strcmp(cases[i].name, "lamb")) rc = &cases[i];
+    CHECK(rc != NULL);
+    if (!rc) return;
+    static const int64_t shapes[][2] = {{1001, 3}, {70001, 2}};
+    for (int si = 0; si < 4; si++) {
+        const int skip = si & 1;
+        const int64_t n = shapes[si / 2][0], count = shapes[si / 2][1], sp = n + 7 - (n + 7) % 4;
+        const int64_t str[OB_BATCH_STRIDES] = {n + 3 - (n + 3) % 4, sp, sp, sp, sp, 0};
+        float *h[5], *c[5], *g[5];
+        int64_t len[5];
+        for (int k = 0; k < 5; k++) {
+            len[k] = (count - 1) * str[k] + n;
+            h[k] = malloc((size_t)len[k] * sizeof(float));
+            randn(h[k], len[k], 1700 + k, k == 1 ? 0.1f : 0.5f);
+            if (k == 3)
+                for (int64_t i = 0; i < len[k]; i++) h[k][i] = fabsf(h[k][i]);
+            c[k] = dev_put(&cpu, h[k], len[k]);
+            g[k] = dev_put(&gpu, h[k], len[k]);
+        }
+        ob_step_stats st = {0, 0, 0, 0.8f, (float)skip, 0, 0};
+        const ob_rule_step sc = second_step(0.0f, 0.141f);
+        ob_step_stats *cst = dev_put_bytes(&cpu, &st, sizeof st), *gst = dev_put_bytes(&gpu, &st, sizeof st);
+        ob_rule_step *csc = dev_put_bytes(&cpu, &sc, sizeof sc), *gsc = dev_put_bytes(&gpu, &sc, sizeof sc);
+        float *csq = dev_put(&cpu, NULL, 2 * count), *gsq = dev_put(&gpu, NULL, 2 * count);
+        float *cs[3] = {c[2], c[3], c[4]}, *gs[3] = {g[2], g[3], g[4]};
+        OK(cpu.ops->elementwise_step_batch_sumsq(&cpu, &rc->r, csc, cst, c[0], c[1], cs, n, count, str, csq, &err));
+        OK(gpu.ops->elementwise_step_batch_sumsq(&gpu, &rc->r, gsc, gst, g[0], g[1], gs, n, count, str, gsq, &err));
+        for (int k = 0; k < 5; k++) {
+            if (k == 1) continue;
+            float *a = malloc((size_t)len[k] * sizeof(float)), *b = malloc((size_t)len[k] * sizeof(float));
+            dev_get(&cpu, a, c[k], len[k]);
+            dev_get(&gpu, b, g[k], len[k]);
+            double m = max_rel(a, b, len[k], 1e-2);
+            CHECK_MSG(m <= 2e-5, "batch_sumsq (%lld x %lld, skip %d, role %d): max rel %g", (long long)count,
+                      (long long)n, skip, k, m);
+            free(a);
+            free(b);
+        }
+        float a2[8], b2[8];
+        dev_get(&cpu, a2, csq, 2 * count);
+        dev_get(&gpu, b2, gsq, 2 * count);
+        double m = max_rel(a2, b2, 2 * count, 1e-3);
+        CHECK_MSG(m <= 1e-6 && a2[0] > 0, "batch_sumsq (%lld x %lld, skip %d): sums max rel %g", (long long)count,
+                  (long long)n, skip, m);
+        for (int k = 0; k < 5; k++) {
+            free(h[k]);
+            ob_dev_free(&cpu, c[k]);
+            ob_dev_free(&gpu, g[k]);
+        }
+        ob_dev_free(&cpu, cst);
+        ob_dev_free(&gpu, gst);
+        ob_dev_free(&cpu, csc);
+        ob_dev_free(&gpu, gsc);
+        ob_dev_free(&cpu, csq);
+        ob_dev_free(&gpu, gsq);
+    }
+}
+
 /* elementwise_step_spans (filter_bias_and_bn): spans that alternate between
  * the rule and the rule without its decay (each case's decay set to 0.1, so
  * that a wrong span shows at 2e-5), plain and fused, skipped and not,
@@ -681,14 +767,7 @@ static void test_rules_spans(void)
                         r[k] = dev_put(&cpu, h[k], n);
                     }
                     ob_step_stats st = {0, 0, 0, 0.8f, (float)skip, 0, 0};
-                    ob_rule_step sc;
-                    memset(&sc, 0, sizeof sc);
-                    sc.lr = 0.01f;
-                    sc.t = 2;
-                    sc.bc1 = 0.19f;
-                    sc.bc2 = 0.0199f;
-                    sc.c[0] = 0.004f;
-                    sc.c[1] = 0.003f;
+                    const ob_rule_step sc = second_step(0.004f, 0.003f);
                     ob_step_stats *cst = dev_put_bytes(&cpu, &st, sizeof st), *gst = dev_put_bytes(&gpu, &st, sizeof st),
                                   *rst = dev_put_bytes(&cpu, &st, sizeof st);
                     ob_rule_step *csc = dev_put_bytes(&cpu, &sc, sizeof sc), *gsc = dev_put_bytes(&gpu, &sc, sizeof sc);
@@ -2057,6 +2136,7 @@ int main(void)
     test_rules_waves();
     test_rules_batch();
     test_rules_spans();
+    test_rules_batch_sumsq();
     test_matrix_ops();
     test_svd();
     test_soap_ops();

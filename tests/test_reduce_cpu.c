@@ -51,6 +51,60 @@ static double ref_sum(const float *x, const float *y, int64_t n, double s0, doub
 
 static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
 
+/* elementwise_step_batch_sumsq (LAMB's direction and its two norms in one
+ * sweep) against elementwise_step_batch, then batched_sumsq of role 2 and
+ * of the target: the arrays and the sums bit for bit, on 1 to 3 threads,
+ * segments of one chunk, of several and with a tail, spaced apart; with the
+ * guard's skip the arrays stay and the sums are still taken. */
+static void test_batch_sumsq(ob_device *dev)
+{
+    ob_err e;
+    ob_rule r = {.kind = OB_RULE_LAMB, .n_state = 3, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-6f,
+                 .weight_decay = 0.01f};
+    r.c[0] = 1.0f;
+    const ob_rule_step sc = {1e-3f, 3.0f, 0.271f, 0.003f, {1e-3f, 0.0547f, 0, 0}};
+    static const int64_t shapes[][2] = {{100, 3}, {8192, 2}, {3 * 8192 + 13, 4}, {40000, 1}};
+    for (int threads = 1; threads <= 3; threads++)
+        for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+            for (int skip = 0; skip < 2; skip++) {
+                omp_set_num_threads(threads);
+                const int64_t n = shapes[si][0], count = shapes[si][1], sp = n + 20;
+                /* target u (spacing n), g, m, v and the parameters (spacing sp) */
+                const int64_t stride[OB_BATCH_STRIDES] = {n, sp, sp, sp, sp, 0};
+                float *a[2][5];
+                for (int v = 0; v < 2; v++)
+                    for (int k = 0; k < 5; k++) {
+                        const int64_t len = count * (k ? sp : n);
+                        a[v][k] = malloc((size_t)len * sizeof(float));
+                        for (int64_t i = 0; i < len; i++) {
+                            const float z = ob_rng_normal(60 + (uint64_t)k, 1, (uint64_t)i);
+                            a[v][k][i] = k == 3 ? z * z : z * (k == 1 ? 0.1f : 1.0f);
+                        }
+                    }
+                ob_step_stats st = {0, 0, 0, 0.9f, (float)skip, 0, 0};
+                float sq[2][16];
+                CHECK_OK(dev->ops->elementwise_step_batch_sumsq(dev, &r, &sc, &st, a[0][0], a[0][1], a[0] + 2, n,
+                                                                count, stride, sq[0], &e),
+                         &e);
+                CHECK_OK(dev->ops->elementwise_step_batch(dev, &r, &sc, &st, a[1][0], a[1][1], a[1] + 2, n, count,
+                                                          stride, &e),
+                         &e);
+                CHECK_OK(dev->ops->batched_sumsq(dev, a[1][4], (int)count, n, sp, sq[1], &e), &e);
+                CHECK_OK(dev->ops->batched_sumsq(dev, a[1][0], (int)count, n, n, sq[1] + count, &e), &e);
+                for (int k = 0; k < 5; k++)
+                    CHECK_MSG(!memcmp(a[0][k], a[1][k], (size_t)(count * (k ? sp : n)) * sizeof(float)),
+                              "batch_sumsq n=%lld x %lld threads=%d skip=%d: array %d differs", (long long)n,
+                              (long long)count, threads, skip, k);
+                CHECK_MSG(!memcmp(sq[0], sq[1], (size_t)(2 * count) * sizeof(float)) && sq[0][0] > 0,
+                          "batch_sumsq n=%lld x %lld threads=%d skip=%d: sums %.9g %.9g, batched_sumsq's %.9g %.9g",
+                          (long long)n, (long long)count, threads, skip, (double)sq[0][0], (double)sq[0][count],
+                          (double)sq[1][0], (double)sq[1][count]);
+                for (int v = 0; v < 2; v++)
+                    for (int k = 0; k < 5; k++) free(a[v][k]);
+            }
+    omp_set_num_threads(2);
+}
+
 int main(void)
 {
     ob_device dev;
@@ -137,6 +191,7 @@ int main(void)
     }
     ob_cpu_reduce_isa(OB_CPU_ISA_AUTO);
     CHECK(paths >= 1);
+    test_batch_sumsq(&dev);
     omp_set_num_threads(2);
     free(x);
     free(y);

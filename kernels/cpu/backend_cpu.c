@@ -754,6 +754,45 @@ static ob_status cpu_elementwise_step_batch(ob_device *dev, const ob_rule *rule,
     return OB_OK;
 }
 
+/* elementwise_step_batch and batched_sumsq of role 2 and of the target, in
+ * one sweep: each (segment, chunk) is stepped, then its two sums taken in
+ * batched_sumsq's chunks and order (the same bits as the two passes). */
+static ob_status cpu_elementwise_step_batch_sumsq(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                                  const ob_step_stats *st, float *p, const float *g, float *const *s,
+                                                  int64_t n, int64_t count, const int64_t *stride, float *sq,
+                                                  ob_err *e)
+{
+    (void)dev;
+    if (n <= 0 || count <= 0) return OB_OK;
+    if (rule->n_state < 3 || !s[2])
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cpu elementwise_step_batch_sumsq: rule kind %d has no role 2",
+                                rule->kind);
+    const int skip = st->skip != 0.0f;
+    const float clip = st->clip_scale;
+    const int64_t nc = (n + RED_CHUNK - 1) / RED_CHUNK, total = nc * count;
+    double stack[128], *part = total <= 64 ? stack : malloc((size_t)(2 * total) * sizeof *part);
+    if (!part) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int isa = ob_cpu_reduce_isa(OB_CPU_ISA_CURRENT);
+#pragma omp parallel for if (n * count > PAR_MIN && total > 1)
+    for (int64_t w = 0; w < total; w++) {
+        const int64_t b = w / nc, c = w % nc, lo = c * RED_CHUNK, hi = (c + 1) * RED_CHUNK < n ? (c + 1) * RED_CHUNK : n;
+        float *pb, *sb[OB_RULE_MAX_STATE];
+        const float *gb;
+        const ob_rule_step *scb;
+        seg_ptrs(rule, sc, p, g, s, stride, b, &scb, &pb, &gb, sb);
+        if (!skip) rule_span(rule, scb, clip, pb, gb, sb, lo, hi);
+        part[w] = chunk_dot_fast(sb[2], sb[2], lo, hi, isa);
+        part[total + w] = chunk_dot_fast(pb, pb, lo, hi, isa);
+    }
+    for (int64_t b = 0; b < 2 * count; b++) {
+        double x = 0;
+        for (int64_t c = 0; c < nc; c++) x += part[b * nc + c];
+        sq[b] = (float)x;
+    }
+    if (part != stack) free(part);
+    return OB_OK;
+}
+
 static ob_status cpu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                             ob_step_stats *st, float *p, const float *g, float *const *s,
                                             int64_t n, ob_err *e)
@@ -830,6 +869,7 @@ const ob_backend_ops ob_cpu_backend = {
     .elementwise_step_stats = cpu_elementwise_step_stats,
     .elementwise_step_batch = cpu_elementwise_step_batch,
     .elementwise_step_spans = cpu_elementwise_step_spans,
+    .elementwise_step_batch_sumsq = cpu_elementwise_step_batch_sumsq,
     .batched_normalize = ob_cpu_batched_normalize,
     .batched_sumsq = cpu_batched_sumsq,
     .abs_quantile = ob_cpu_abs_quantile,

@@ -401,6 +401,7 @@ static ob_backend_ops cuda_make_ops(void)
     o.elementwise_step_stats = ob_cu_elementwise_step_stats;
     o.elementwise_step_batch = ob_cu_elementwise_step_batch;
     o.elementwise_step_spans = ob_cu_elementwise_step_spans;
+    o.elementwise_step_batch_sumsq = ob_cu_elementwise_step_batch_sumsq;
     o.batched_normalize = ob_cu_batched_normalize;
     o.batched_sumsq = ob_cu_batched_sumsq;
     o.abs_quantile = ob_cu_abs_quantile;

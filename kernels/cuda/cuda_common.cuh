@@ -272,6 +272,9 @@ ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_r
 ob_status ob_cu_elementwise_step_batch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        const ob_step_stats *stats, float *p, const float *g, float *const *s,
                                        int64_t n, int64_t count, const int64_t *stride, ob_err *e);
+ob_status ob_cu_elementwise_step_batch_sumsq(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                             const ob_step_stats *stats, float *p, const float *g, float *const *s,
+                                             int64_t n, int64_t count, const int64_t *stride, float *sq, ob_err *e);
 ob_status ob_cu_elementwise_step_spans(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                        const int64_t *bound, int n_span, int nd0, int with_stats, ob_err *e);

@@ -308,6 +308,24 @@ ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, cons
     return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, true, NULL, e);
 }
 
+/* The batch, then batched_sumsq of role 2 and of the target: three
+ * launches, the sums in batched_sumsq's fixed order (repeatable). A fused
+ * kernel would read role 2 and the target once less per element (LAMB: 40
+ * bytes per parameter instead of 48); not written yet. */
+ob_status ob_cu_elementwise_step_batch_sumsq(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
+                                             const ob_step_stats *stats, float *p, const float *g, float *const *s,
+                                             int64_t n, int64_t count, const int64_t *stride, float *sq, ob_err *e)
+{
+    if (n <= 0 || count <= 0) return OB_OK;
+    if (rule->n_state < 3 || !s[2] || count > INT32_MAX)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
+                                "cuda elementwise_step_batch_sumsq: rule kind %d, %lld segments", rule->kind,
+                                (long long)count);
+    OB_TRY(ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, NULL, e));
+    OB_TRY(ob_cu_batched_sumsq(dev, s[2], (int)count, n, stride[4], sq, e));
+    return ob_cu_batched_sumsq(dev, p, (int)count, n, stride[0], sq + count, e);
+}
+
 ob_status ob_cu_elementwise_step_spans(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                        const int64_t *bound, int n_span, int nd0, int with_stats, ob_err *e)

@@ -51,8 +51,8 @@ static const metric_def metrics[] = {
     {"steps_to_target", "steps to the target loss (each night's default target, or --target)", 1, LOWER},
     {"step_ms_mean", "mean step time (ms): slow steps now and then included", 0, LOWER},
     {"opt_ms", "median time of the optimizer's part of a step (ms)", 0, LOWER},
-    {"steps_to_heldout_target", "steps to the held-out target loss (workloads evaluated during training; each "
-     "night's default held-out target, or --target)", 1, LOWER},
+    {"steps_to_heldout_target", "steps to the held-out target loss (runs evaluated during training; as "
+     "steps_to_target)", 1, LOWER},
 };
 #define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
 

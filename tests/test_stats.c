@@ -445,6 +445,15 @@ static void opts_targets(ob_stats_opts *o, int n, const char **wl, const double 
     o->target_val = val;
 }
 
+/* The default options with n held-out targets (--eval-target). */
+static void opts_ev_targets(ob_stats_opts *o, int n, const char **wl, const double *val)
+{
+    ob_stats_opts_default(o);
+    o->n_ev_targets = n;
+    o->ev_target_wl = wl;
+    o->ev_target_val = val;
+}
+
 static void test_reference(const char *path)
 {
     ob_err e = {0};
@@ -1652,17 +1661,12 @@ static void test_heldout_target(const char *path)
     sqlite3 *db = ob_store_db(s);
     for (int variant = 0; variant < 4; variant++) {
         /* 0: default target; 1: given 1.05; 2: given 6 (met at step 0); 3: without a reader */
-        ob_stats_opts o;
-        ob_stats_opts_default(&o);
-        o.profile_by_steps = 1;
-        o.profile_heldout = 1;
         const char *tw[] = {"ho"};
         const double tv[] = {variant == 1 ? 1.05 : 6.0};
-        if (variant == 1 || variant == 2) {
-            o.n_ev_targets = 1;
-            o.ev_target_wl = tw;
-            o.ev_target_val = tv;
-        }
+        ob_stats_opts o;
+        opts_ev_targets(&o, variant == 1 || variant == 2, tw, tv);
+        o.profile_by_steps = 1;
+        o.profile_heldout = 1;
         ob_dataset d;
         ob_stats st;
         CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
@@ -1720,10 +1724,7 @@ static void test_heldout_target(const char *path)
     const char *bw[] = {"hoo"};
     const double bv[] = {1.0};
     ob_stats_opts o;
-    ob_stats_opts_default(&o);
-    o.n_ev_targets = 1;
-    o.ev_target_wl = bw;
-    o.ev_target_val = bv;
+    opts_ev_targets(&o, 1, bw, bv);
     ob_dataset d;
     ob_stats st;
     CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);

@@ -69,6 +69,7 @@ static void nccl_load(void)
 
 typedef struct cu_group {
     int n;
+    int *ord;         /* ord[r]: the CUDA device of replica r (comm[r] is bound to it) */
     ncclComm_t *comm;
 } cu_group;
 
@@ -110,13 +111,14 @@ ob_status ob_cu_group_open(ob_device *const *devs, int n, void **group, ob_err *
             }
     }
     ncclResult_t res = nccl.comm_init_all(comm, n, ord);
-    free(ord);
     if (res != ncclSuccess) {
+        free(ord);
         free(g);
         free(comm);
         return nccl_fail(e, res, "ncclCommInitAll");
     }
     g->n = n;
+    g->ord = ord;
     g->comm = comm;
     *group = g;
     return OB_OK;
@@ -127,6 +129,10 @@ ob_status ob_cu_group_sum(void *group, ob_device *const *devs, int n, float *con
 {
     cu_group *g = (cu_group *)group;
     if (!g || g->n != n) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "group_sum: %d devices, group of %d", n, g ? g->n : 0);
+    for (int r = 0; r < n; r++) /* comm[r] works on device ord[r] only */
+        if (devs[r]->index != g->ord[r])
+            return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "group_sum: replica %d on device %d, the group's on %d", r,
+                                    devs[r]->index, g->ord[r]);
     if (count <= 0) return OB_OK;
     ncclResult_t res = nccl.group_start();
     if (res != ncclSuccess) return nccl_fail(e, res, "ncclGroupStart");
@@ -150,6 +156,7 @@ void ob_cu_group_close(void *group)
     for (int r = 0; r < g->n; r++)
         if (g->comm[r]) (void)nccl.comm_destroy(g->comm[r]);
     free(g->comm);
+    free(g->ord);
     free(g);
 }
 

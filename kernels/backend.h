@@ -160,8 +160,10 @@ typedef struct ob_backend_ops {
      * into sq[count + b] (device memory, floats): the values of
      * elementwise_step_batch followed by batched_sumsq over each, sums
      * included (the CPU sums each chunk while the step has it in cache, in
-     * batched_sumsq's chunks: the same bits). With the guard's skip the
-     * arrays stay as they are and their sums are still taken. */
+     * batched_sumsq's chunks: the same bits; CUDA fuses LAMB's rule, its
+     * sums in a fixed order of their own, bitwise repeatable and within
+     * rounding of batched_sumsq's). With the guard's skip the arrays stay as
+     * they are and their sums are still taken. */
     ob_status (*elementwise_step_batch_sumsq)(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                               const ob_step_stats *stats, float *p, const float *g,
                                               float *const *s, int64_t n, int64_t count, const int64_t *stride,

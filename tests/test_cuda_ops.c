@@ -632,30 +632,39 @@ static ob_rule_step second_step(float c0, float c1)
     return sc;
 }
 
-/* elementwise_step_batch_sumsq (LAMB's direction and its norms): CUDA's
- * arrays within 2e-5 of the CPU's, the sums of squares within 1e-6
- * (double sums in other orders), over a few segments with a tail and a
- * float4 body, and with the guard's skip. */
+/* elementwise_step_batch_sumsq (LAMB's direction and its norms; CUDA fuses
+ * LAMB's, composes the others from three launches, as adam-amsgrad here):
+ * CUDA's arrays within 2e-5 of the CPU's, the sums of squares within 1e-6
+ * (double sums in other orders), with the guard's skip and without, over a
+ * few segments with a tail and a float4 body, many small segments (a block
+ * each), one segment over many blocks, and misaligned by a float (every
+ * pointer: the scalar path, the sums taken there). */
 static void test_rules_batch_sumsq(void)
 {
     CHECK_MSG(cpu.ops->elementwise_step_batch_sumsq != NULL, "the CPU backend has no elementwise_step_batch_sumsq");
     if (!cpu.ops->elementwise_step_batch_sumsq || !gpu.ops->elementwise_step_batch_sumsq) return;
     rule_case cases[RULE_CASES_MAX];
     const int nc = rule_cases(cases);
-    const rule_case *rc = NULL;
-    for (int i = 0; i < nc; i++)
-        if (!strcmp(cases[i].name, "lamb")) rc = &cases[i];
-    CHECK(rc != NULL);
-    if (!rc) return;
-    static const int64_t shapes[][2] = {{1001, 3}, {70001, 2}};
-    for (int si = 0; si < 4; si++) {
+    static const struct {
+        const char *rule;
+        int64_t n, count, off;
+    } shapes[] = {{"lamb", 1001, 3, 0},         {"lamb", 70001, 2, 0},       {"lamb", 4096, 300, 0},
+                  {"lamb", (1 << 20) + 3, 1, 0}, {"lamb", 70001, 2, 1},       {"lamb", 4099, 40, 1},
+                  {"adam-amsgrad", 1001, 3, 0}};
+    for (int si = 0; si < 2 * (int)(sizeof shapes / sizeof shapes[0]); si++) {
         const int skip = si & 1;
-        const int64_t n = shapes[si / 2][0], count = shapes[si / 2][1], sp = n + 7 - (n + 7) % 4;
+        const rule_case *rc = NULL;
+        for (int i = 0; i < nc; i++)
+            if (!strcmp(cases[i].name, shapes[si / 2].rule)) rc = &cases[i];
+        CHECK_MSG(rc != NULL, "no rule case %s", shapes[si / 2].rule);
+        if (!rc) continue;
+        const int64_t n = shapes[si / 2].n, count = shapes[si / 2].count, off = shapes[si / 2].off;
+        const int64_t sp = n + 7 - (n + 7) % 4;
         const int64_t str[OB_BATCH_STRIDES] = {n + 3 - (n + 3) % 4, sp, sp, sp, sp, 0};
         float *h[5], *c[5], *g[5];
         int64_t len[5];
         for (int k = 0; k < 5; k++) {
-            len[k] = (count - 1) * str[k] + n;
+            len[k] = (count - 1) * str[k] + n + off;
             h[k] = malloc((size_t)len[k] * sizeof(float));
             randn(h[k], len[k], 1700 + k, k == 1 ? 0.1f : 0.5f);
             if (k == 3)
@@ -668,26 +677,31 @@ static void test_rules_batch_sumsq(void)
         ob_step_stats *cst = dev_put_bytes(&cpu, &st, sizeof st), *gst = dev_put_bytes(&gpu, &st, sizeof st);
         ob_rule_step *csc = dev_put_bytes(&cpu, &sc, sizeof sc), *gsc = dev_put_bytes(&gpu, &sc, sizeof sc);
         float *csq = dev_put(&cpu, NULL, 2 * count), *gsq = dev_put(&gpu, NULL, 2 * count);
-        float *cs[3] = {c[2], c[3], c[4]}, *gs[3] = {g[2], g[3], g[4]};
-        OK(cpu.ops->elementwise_step_batch_sumsq(&cpu, &rc->r, csc, cst, c[0], c[1], cs, n, count, str, csq, &err));
-        OK(gpu.ops->elementwise_step_batch_sumsq(&gpu, &rc->r, gsc, gst, g[0], g[1], gs, n, count, str, gsq, &err));
+        float *cs[3] = {c[2] + off, c[3] + off, c[4] + off}, *gs[3] = {g[2] + off, g[3] + off, g[4] + off};
+        OK(cpu.ops->elementwise_step_batch_sumsq(&cpu, &rc->r, csc, cst, c[0] + off, c[1] + off, cs, n, count, str,
+                                                 csq, &err));
+        OK(gpu.ops->elementwise_step_batch_sumsq(&gpu, &rc->r, gsc, gst, g[0] + off, g[1] + off, gs, n, count, str,
+                                                 gsq, &err));
         for (int k = 0; k < 5; k++) {
             if (k == 1) continue;
             float *a = malloc((size_t)len[k] * sizeof(float)), *b = malloc((size_t)len[k] * sizeof(float));
             dev_get(&cpu, a, c[k], len[k]);
             dev_get(&gpu, b, g[k], len[k]);
             double m = max_rel(a, b, len[k], 1e-2);
-            CHECK_MSG(m <= 2e-5, "batch_sumsq (%lld x %lld, skip %d, role %d): max rel %g", (long long)count,
-                      (long long)n, skip, k, m);
+            CHECK_MSG(m <= 2e-5, "batch_sumsq %s (%lld x %lld, offset %lld, skip %d, role %d): max rel %g",
+                      rc->name, (long long)count, (long long)n, (long long)off, skip, k, m);
             free(a);
             free(b);
         }
-        float a2[8], b2[8];
+        float *a2 = malloc((size_t)(2 * count) * sizeof(float)), *b2 = malloc((size_t)(2 * count) * sizeof(float));
         dev_get(&cpu, a2, csq, 2 * count);
         dev_get(&gpu, b2, gsq, 2 * count);
         double m = max_rel(a2, b2, 2 * count, 1e-3);
-        CHECK_MSG(m <= 1e-6 && a2[0] > 0, "batch_sumsq (%lld x %lld, skip %d): sums max rel %g", (long long)count,
-                  (long long)n, skip, m);
+        CHECK_MSG(m <= 1e-6 && a2[0] > 0 && a2[2 * count - 1] > 0,
+                  "batch_sumsq %s (%lld x %lld, offset %lld, skip %d): sums max rel %g", rc->name,
+                  (long long)count, (long long)n, (long long)off, skip, m);
+        free(a2);
+        free(b2);
         for (int k = 0; k < 5; k++) {
             free(h[k]);
             ob_dev_free(&cpu, c[k]);

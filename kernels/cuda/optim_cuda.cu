@@ -91,8 +91,16 @@ static __device__ __forceinline__ void ew_span_decay(const ew_spans &sp, float w
     rr.weight_decay = ((k + sp.nd0) & 1) ? 0.0f : wd;
 }
 
-/* The kernel's modes, bits: with statistics; a batch; with spans. */
-enum { EW_PLAIN = 0, EW_STATS = 1, EW_BATCH = 2, EW_SPANS = 4 };
+/* The kernel's modes, bits: with statistics; a batch; with spans; with the
+ * sums of squares of role 2 and of the target. */
+enum { EW_PLAIN = 0, EW_STATS = 1, EW_BATCH = 2, EW_SPANS = 4, EW_SUMSQ = 8 };
+
+/* Adds the squares of a float4's lanes to a, in lane order (double). */
+static __device__ __forceinline__ void sq4(const float *v, double &a)
+{
+#pragma unroll
+    for (int l = 0; l < 4; l++) a += (double)v[l] * v[l];
+}
 
 /* EW_STATS: also sum the gradient statistics of the range (as grad_stats,
  * from the unclipped gradient) into part[2 * block], part[2 * block + 1];
@@ -101,7 +109,12 @@ enum { EW_PLAIN = 0, EW_STATS = 1, EW_BATCH = 2, EW_SPANS = 4 };
  * of its own, so that the single-range kernels carry no segment arithmetic
  * (registers: the grid is one wave of resident blocks). EW_SPANS (alone or
  * with EW_STATS): the decay of each element from its span (sp), looked up
- * once per float4 (the bounds are multiples of 4, as the op requires). */
+ * once per float4 (the bounds are multiples of 4, as the op requires).
+ * EW_SUMSQ (with EW_BATCH): also sum the squares of role 2 and of the target
+ * after the step (before it, unchanged, when the guard skips) into
+ * part[2 * (blockIdx.y * gridDim.x + blockIdx.x)] and the entry after (a
+ * fixed grid of cu_red_blocks(n) blocks per segment; every thread reaches
+ * the block sum, so there is no early return). */
 template <int KIND, int NS, int MODE>
 static __global__ void __launch_bounds__(EW_THREADS)
     ew_step_kernel(ob_rule r, const ob_rule_step *__restrict__ sc,
@@ -110,7 +123,9 @@ static __global__ void __launch_bounds__(EW_THREADS)
                    float *__restrict__ s2, int64_t n, int vec, double *__restrict__ part, ew_seg seg,
                    ew_spans sp)
 {
-    constexpr bool STATS = (MODE & EW_STATS) != 0, SPANS = (MODE & EW_SPANS) != 0;
+    constexpr bool STATS = (MODE & EW_STATS) != 0, SPANS = (MODE & EW_SPANS) != 0, SUMSQ = (MODE & EW_SUMSQ) != 0;
+    static_assert(!SUMSQ || (NS == 3 && (MODE & EW_BATCH) && !STATS && !SPANS),
+                  "EW_SUMSQ: a batch with role 2, without statistics or spans");
     const bool skip = stats->skip != 0.0f; /* the guard: this step changes nothing */
     if (MODE & EW_BATCH) {
         const int64_t b = blockIdx.y;
@@ -121,7 +136,7 @@ static __global__ void __launch_bounds__(EW_THREADS)
         if (NS > 2) s2 += b * seg.s2;
         sc += b * seg.sc;
     }
-    if (!STATS && skip) return;
+    if (!STATS && !SUMSQ && skip) return;
     const float clip = stats->clip_scale;
     const ob_rule_step step = *sc;
     ob_rule rr = r;
@@ -131,10 +146,17 @@ static __global__ void __launch_bounds__(EW_THREADS)
     int64_t tid = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     int64_t stride = (int64_t)gridDim.x * blockDim.x;
     int64_t i0 = 0;
-    double sq = 0.0, bad = 0.0;
+    double sq = 0.0, bad = 0.0; /* EW_SUMSQ: the sums of role 2 and of the target */
     if (vec) {
         int64_t n4 = n >> 2;
         for (int64_t j = tid; j < n4; j += stride) {
+            if (SUMSQ && skip) {
+                const float4 P = reinterpret_cast<const float4 *>(p)[j], S2 = reinterpret_cast<const float4 *>(s2)[j];
+                const float pa[4] = {P.x, P.y, P.z, P.w}, a2[4] = {S2.x, S2.y, S2.z, S2.w};
+                sq4(a2, sq);
+                sq4(pa, bad);
+                continue;
+            }
             float4 G = reinterpret_cast<const float4 *>(g)[j];
             if (STATS) {
                 cu_gstat_one(G.x, sq, bad);
@@ -154,6 +176,10 @@ static __global__ void __launch_bounds__(EW_THREADS)
             if (SPANS) ew_span_decay(sp, wd, j << 2, span_lo, span_hi, rr); /* bounds are multiples of 4 */
 #pragma unroll
             for (int l = 0; l < 4; l++) ew_lane<KIND, NS>(rr, step, clip, pa[l], ga[l], a0[l], a1[l], a2[l]);
+            if (SUMSQ) {
+                sq4(a2, sq);
+                sq4(pa, bad);
+            }
             reinterpret_cast<float4 *>(p)[j] = make_float4(pa[0], pa[1], pa[2], pa[3]);
             /* A role the rule only reads (the orthogonalized update of
              * OB_RULE_MATRIX_APPLY) is not written back: 4 bytes less per element. */
@@ -167,15 +193,22 @@ static __global__ void __launch_bounds__(EW_THREADS)
                                     NS > 2 ? s2 : (float *)0};
     for (int64_t i = i0 + tid; i < n; i += stride) {
         if (STATS) cu_gstat_one(g[i], sq, bad);
-        if (skip) continue;
-        if (SPANS) ew_span_decay(sp, wd, i, span_lo, span_hi, rr);
-        ob_rule_apply(&rr, &step, clip, p, g, st, i);
+        if (!skip) {
+            if (SPANS) ew_span_decay(sp, wd, i, span_lo, span_hi, rr);
+            ob_rule_apply(&rr, &step, clip, p, g, st, i);
+        }
+        if (SUMSQ) {
+            const double a = s2[i], b = p[i];
+            sq += a * a;
+            bad += b * b;
+        }
     }
-    if (STATS) {
+    if (STATS || SUMSQ) {
         cu_block_sum2(sq, bad);
+        const int64_t at = SUMSQ ? (int64_t)blockIdx.y * gridDim.x + blockIdx.x : blockIdx.x;
         if (threadIdx.x == 0) {
-            part[2 * blockIdx.x] = sq;
-            part[2 * blockIdx.x + 1] = bad;
+            part[2 * at] = sq;
+            part[2 * at + 1] = bad;
         }
     }
 }
@@ -210,10 +243,21 @@ struct ew_pick<OB_RULE_COUNT> {
     static ew_kernel_fn get(int, int) { return (ew_kernel_fn)0; }
 };
 
-/* count segments at stride[] (NULL: one range); with_stats only for one. */
+/* The EW_SUMSQ instance for a rule kind: LAMB's direction, the one rule
+ * that has it (others: NULL, the op composes it from launches). */
+static ew_kernel_fn ew_sumsq_fn(int kind, int ns)
+{
+    if (kind == OB_RULE_LAMB && ns == 3) return ew_step_kernel<OB_RULE_LAMB, 3, EW_BATCH | EW_SUMSQ>;
+    return (ew_kernel_fn)0;
+}
+
+/* count segments at stride[] (NULL: one range); with_stats only for one.
+ * sums (scratch, 2 * count * cu_red_blocks(n) doubles): EW_SUMSQ, its
+ * partial sums, block b of segment k at sums[2 * (k * blocks + b)]. */
 static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc, ob_step_stats *stats,
                            float *p, const float *g, float *const *s, int64_t n, int64_t count,
-                           const int64_t *stride, bool with_stats, const ew_spans *spans, ob_err *e)
+                           const int64_t *stride, bool with_stats, const ew_spans *spans, double *sums,
+                           ob_err *e)
 {
     if (n <= 0 || count <= 0) return OB_OK;
     if (with_stats && count != 1)
@@ -229,7 +273,10 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
     if (spans && count != 1)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_spans: %lld segments, not one",
                                 (long long)count);
-    ew_kernel_fn fn = spans ? (with_stats ? ew_pick<0>::get<EW_SPANS | EW_STATS>(rule->kind, ns)
+    if (sums && (with_stats || spans || !stride))
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_batch_sumsq: a batch only");
+    ew_kernel_fn fn = sums    ? ew_sumsq_fn(rule->kind, ns)
+                      : spans ? (with_stats ? ew_pick<0>::get<EW_SPANS | EW_STATS>(rule->kind, ns)
                                           : ew_pick<0>::get<EW_SPANS>(rule->kind, ns))
                       : with_stats ? ew_pick<0>::get<EW_STATS>(rule->kind, ns)
                       : count > 1  ? ew_pick<0>::get<EW_BATCH>(rule->kind, ns)
@@ -267,7 +314,9 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
     if (with_stats && blocks > OB_CU_RED_MAX_BLOCKS) blocks = OB_CU_RED_MAX_BLOCKS;
     /* A batch: its segments share the resident blocks (at least one each),
      * gridDim.y <= 65535 segments per launch. */
-    if (count > 1) {
+    if (sums) /* the sums' order: a function of n alone */
+        blocks = cu_red_blocks(n);
+    else if (count > 1) {
         unsigned share = (unsigned)(cu_grid_resident(dev, (const void *)fn, INT64_MAX / 2, EW_THREADS) / count);
         if (share < 1) share = 1;
         if (blocks > share) blocks = share;
@@ -279,7 +328,8 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
                         st[2] ? st[2] + b0 * seg.s2 : st[2]};
         fn<<<dim3(blocks, (unsigned)nb), EW_THREADS, 0, c->stream>>>(
             *rule, sc + b0 * seg.sc, stats, p + b0 * seg.p, g + b0 * seg.g, sb[0], sb[1], sb[2], n, vec,
-            with_stats ? c->red_part : (double *)0, seg, spans ? *spans : ew_spans{(const int64_t *)0, 0, 0});
+            with_stats ? c->red_part : sums ? sums + 2 * b0 * blocks : (double *)0, seg,
+            spans ? *spans : ew_spans{(const int64_t *)0, 0, 0});
         OB_CU_LAUNCHED(e, "elementwise_step");
     }
     if (with_stats)
@@ -291,27 +341,46 @@ ob_status ob_cu_elementwise_step(ob_device *dev, const ob_rule *rule, const ob_r
                                  const ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                  ob_err *e)
 {
-    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, 1, NULL, false, NULL, e);
+    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, 1, NULL, false, NULL, NULL, e);
 }
 
 ob_status ob_cu_elementwise_step_batch(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        const ob_step_stats *stats, float *p, const float *g, float *const *s,
                                        int64_t n, int64_t count, const int64_t *stride, ob_err *e)
 {
-    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, NULL, e);
+    return ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, NULL, NULL, e);
 }
 
 ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                        ob_step_stats *stats, float *p, const float *g, float *const *s, int64_t n,
                                        ob_err *e)
 {
-    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, true, NULL, e);
+    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, true, NULL, NULL, e);
 }
 
-/* The batch, then batched_sumsq of role 2 and of the target: three
- * launches, the sums in batched_sumsq's fixed order (repeatable). A fused
- * kernel would read role 2 and the target once less per element (LAMB: 40
- * bytes per parameter instead of 48); not written yet. */
+/* sq[b] and sq[count + b] = segment b's partial sums of role 2 and of the
+ * target, added in block order (double), as floats. */
+static __global__ void sumsq2_finish_kernel(const double *__restrict__ part, int64_t count, int blocks,
+                                            float *__restrict__ sq)
+{
+    for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b < count; b += (int64_t)gridDim.x * blockDim.x) {
+        double a = 0.0, t = 0.0;
+        for (int k = 0; k < blocks; k++) {
+            a += part[2 * (b * blocks + k)];
+            t += part[2 * (b * blocks + k) + 1];
+        }
+        sq[b] = (float)a;
+        sq[count + b] = (float)t;
+    }
+}
+
+/* LAMB's direction: one launch that steps every segment and sums the
+ * squares of role 2 and of the target while it holds them (40 bytes per
+ * parameter instead of 48), then one small launch for the totals; the sums
+ * in a fixed order of their own (per thread in index order, then
+ * cu_block_sum2, then the blocks in order: bitwise repeatable, within
+ * rounding of batched_sumsq's). Other rules: the batch, then batched_sumsq of
+ * role 2 and of the target (three launches). */
 ob_status ob_cu_elementwise_step_batch_sumsq(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
                                              const ob_step_stats *stats, float *p, const float *g, float *const *s,
                                              int64_t n, int64_t count, const int64_t *stride, float *sq, ob_err *e)
@@ -321,9 +390,24 @@ ob_status ob_cu_elementwise_step_batch_sumsq(ob_device *dev, const ob_rule *rule
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
                                 "cuda elementwise_step_batch_sumsq: rule kind %d, %lld segments", rule->kind,
                                 (long long)count);
-    OB_TRY(ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, NULL, e));
-    OB_TRY(ob_cu_batched_sumsq(dev, s[2], (int)count, n, stride[4], sq, e));
-    return ob_cu_batched_sumsq(dev, p, (int)count, n, stride[0], sq + count, e);
+    if (ew_sumsq_fn(rule->kind, rule->n_state)) {
+        const int64_t blocks = cu_red_blocks(n);
+        double *part;
+        OB_TRY(ob_cu_scratch(dev, (size_t)(2 * count * blocks) * sizeof(double), (void **)&part, e));
+        OB_TRY(ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, NULL, part, e));
+        const int64_t fb = (count + 127) / 128;
+        sumsq2_finish_kernel<<<(unsigned)(fb < 1024 ? fb : 1024), 128, 0, cu_impl(dev)->stream>>>(part, count,
+                                                                                                  (int)blocks, sq);
+        OB_CU_LAUNCHED(e, "elementwise_step_batch_sumsq");
+        return OB_OK;
+    }
+    OB_TRY(ew_launch(dev, rule, sc, (ob_step_stats *)stats, p, g, s, n, count, stride, false, NULL, NULL, e));
+    for (int64_t b0 = 0; b0 < count; b0 += 65535) { /* batched_sumsq's grid holds 65535 */
+        const int nb = (int)(count - b0 < 65535 ? count - b0 : 65535);
+        OB_TRY(ob_cu_batched_sumsq(dev, s[2] + b0 * stride[4], nb, n, stride[4], sq + b0, e));
+        OB_TRY(ob_cu_batched_sumsq(dev, p + b0 * stride[0], nb, n, stride[0], sq + count + b0, e));
+    }
+    return OB_OK;
 }
 
 ob_status ob_cu_elementwise_step_spans(ob_device *dev, const ob_rule *rule, const ob_rule_step *sc,
@@ -333,5 +417,5 @@ ob_status ob_cu_elementwise_step_spans(ob_device *dev, const ob_rule *rule, cons
     if (n_span < 1 || !bound)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "cuda elementwise_step_spans: %d spans", n_span);
     const ew_spans sp = {bound, n_span, nd0};
-    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, with_stats != 0, &sp, e);
+    return ew_launch(dev, rule, sc, stats, p, g, s, n, 1, NULL, with_stats != 0, &sp, NULL, e);
 }

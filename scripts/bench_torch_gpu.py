@@ -15,6 +15,11 @@ on, so torch runs its fastest convolutions). fp32 throughout, TF32 off.
 Cases: --case IMPL,PARAMS,TENSORS[,RxC] with IMPL one of
   adamw-fused   torch.optim.AdamW(fused=True)
   adamw-foreach torch.optim.AdamW(foreach=True)
+  adamw-fused-guarded  torch.optim.AdamW(fused=True) skipping the step on a
+                non-finite gradient as optbench's default guard does: the
+                global gradient norm first (torch._foreach_norm, one read of
+                the gradients), its finiteness handed to the fused kernel as
+                found_inf (what GradScaler hands it), so no host sync
   adamw-fused-groups  torch.optim.AdamW(fused=True) over two parameter groups:
                 the matrices with the weight decay, a bias of C floats after
                 each (bench-step --biases) without it, as timm's
@@ -111,6 +116,8 @@ def bench_case(torch, impl, params, tensors, shape):
         bpp = 28
     elif impl == "adamw-fused":
         opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, fused=True), 28
+    elif impl == "adamw-fused-guarded":
+        opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, fused=True), 28
     elif impl == "adamw-foreach":
         opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, foreach=True), 28
     elif impl == "sgd-fused":
@@ -126,8 +133,16 @@ def bench_case(torch, impl, params, tensors, shape):
         import torch.optim._muon as muon_mod
         patched = (muon_mod, muon_mod._zeropower_via_newtonschulz)
         muon_mod._zeropower_via_newtonschulz = ns_fp32
+    step = opt.step
+    if impl == "adamw-fused-guarded":
+        grads = [p.grad for p in ps]
+
+        def step():
+            total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads)))
+            opt.found_inf = (~torch.isfinite(total)).to(torch.float32)  # read by the fused kernel
+            opt.step()
     try:
-        ms, lo, hi, iters = timed(torch, opt.step)
+        ms, lo, hi, iters = timed(torch, step)
     finally:
         if patched:
             patched[0]._zeropower_via_newtonschulz = patched[1]

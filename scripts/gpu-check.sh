@@ -13,7 +13,8 @@
 #      inside the update), Muon and ROOT also with Newton-Schulz on TF32 /
 #      bf16 tensor cores
 #      (OPTBENCH_MATMUL_PRECISION);
-#   4. where python3 has torch: torch's AdamW(fused=True), AdamW(foreach) with
+#   4. where python3 has torch: torch's AdamW(fused=True), the same behind a
+#      non-finite guard like optbench's (found_inf), AdamW(foreach) with
 #      1000 tensors, AdamW(fused) over two parameter groups (matrices with
 #      the decay, biases without), SGD(fused) and torch.optim.Muon (bf16, and with its
 #      Newton-Schulz in fp32) on the same shapes (scripts/bench_torch_gpu.py);
@@ -396,6 +397,7 @@ if ((HAVE_TORCH)); then
     --case muon,0,1,1000x1000 --case muon,0,1000,64x64 --case muon,0,96,1024x1024 \
     --case muon-fp32,0,1,1000x1000 --case muon-fp32,0,96,1024x1024 --case muon-fp32,0,1000,64x64 \
     --case adamw-fused,1G,1 --case sgd-fused,1G,1 \
+    --case adamw-fused-guarded,100M,1 --case adamw-fused-guarded,1G,1 \
     --case adamw-fused-groups,0,1000,64x64 --case adamw-fused-groups,100M,100
 fi
 
@@ -532,7 +534,7 @@ tor = {}
 for t in torch:
     if t.get("kind") == "optim":
         tor[(t["impl"], int(t["params"]), int(t["tensors"]), t["shape"])] = t
-peer = {"adamw": ["adamw-fused", "adamw-foreach", "adamw-fused-groups"], "sgd": ["sgd-fused"], "muon": ["muon-fp32", "muon"]}
+peer = {"adamw": ["adamw-fused", "adamw-fused-guarded", "adamw-foreach", "adamw-fused-groups"], "sgd": ["sgd-fused"], "muon": ["muon-fp32", "muon"]}
 
 print("optbench bench-step (CUDA, fp32; step = the whole pipeline incl. the gradient-statistics pass;")
 print("  'of copy' = minimal traffic / step time / copy bandwidth; 'upd only' = the same without the stats pass)")

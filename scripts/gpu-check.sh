@@ -238,10 +238,15 @@ fi
 # under pipefail ldconfig's SIGPIPE made the test fail at random. find exits
 # non-zero for a missing or unreadable folder or at its timeout, which under
 # set -e would end the whole check here: hence || true.)
+# Each search gets at most 60 s and a tenth of the time left, so that it
+# cannot push the device checks past the budget.
 if ((BUILD_OK)) && ! ldconfig -p 2>/dev/null | grep 'libnccl\.so\.2 ' >/dev/null; then
-  nccl_lib=$(timeout 60 find /usr/local /usr/lib /usr/lib64 /opt -name 'libnccl.so.2' \( -type f -o -type l \) 2>/dev/null | head -n 1 || true)
+  nccl_t=$(((DEADLINE - $(date +%s)) / 10))
+  ((nccl_t > 60)) && nccl_t=60
+  ((nccl_t < 1)) && nccl_t=1
+  nccl_lib=$(timeout "$nccl_t" find /usr/local /usr/lib /usr/lib64 /opt -name 'libnccl.so.2' \( -type f -o -type l \) 2>/dev/null | head -n 1 || true)
   if [ -z "$nccl_lib" ]; then # the copy in torch's wheel (nvidia-nccl), wherever its environment lives
-    d=$(timeout 60 "${PY_ENV[@]}" python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null || true)
+    d=$(timeout "$nccl_t" "${PY_ENV[@]}" python3 -c 'import nvidia.nccl as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null || true)
     [ -n "$d" ] && [ -e "$d/libnccl.so.2" ] && nccl_lib=$d/libnccl.so.2
   fi
   if [ -n "$nccl_lib" ]; then
@@ -461,7 +466,7 @@ if ((GPU_OK)) && [ "${OB_GPU_DEFAULT:-1}" != 0 ]; then
   rc=0
   run_step default-bench 120 "$OPTBENCH" run "$ROOT/configs/default.yaml" --backend cuda --db "$DEFAULT_DB" \
     --checkpoint-every 0 --confirm-seeds 0 || rc=$?
-  if ((rc == 124)); then
+  if ((rc == 124 || rc == 137)); then # 137: the sweep outlived timeout's grace after SIGTERM
     unset 'FAILED[${#FAILED[@]}-1]'
     SKIPPED+=("default-bench(cut at its limit)")
   fi

@@ -16,6 +16,7 @@
 #include "kernels/cuda/cuda_common.cuh"
 
 #define EW_THREADS 256
+static_assert(EW_THREADS == OB_CU_RED_THREADS, "the fused step's statistics and sums use cu_block_sum2");
 
 /* Bitwise: did any lane change? */
 static __device__ __forceinline__ bool changed4(float4 old, const float *a)

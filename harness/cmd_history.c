@@ -53,6 +53,8 @@ static const metric_def metrics[] = {
     {"opt_ms", "median time of the optimizer's part of a step (ms)", 0, LOWER},
     {"steps_to_heldout_target", "steps to the held-out target loss (runs evaluated during training; as "
      "steps_to_target)", 1, LOWER},
+    {"steps_to_metric_target", "steps to the held-out target metric (accuracy; as report --heldout-on metric)", 1,
+     LOWER},
 };
 #define N_METRICS (int)(sizeof metrics / sizeof metrics[0])
 
@@ -69,7 +71,8 @@ static double metric_value(int m, const ob_group *g)
     case 7: return g->div_rate;
     case 9: return g->step_ms_mean;
     case 10: return g->opt_ms_median;
-    case 11: return g->ev.steps;
+    case 11:
+    case 12: return g->ev.steps;
     default: return g->tt_steps;
     }
 }
@@ -86,9 +89,10 @@ static void history_usage(FILE *f)
                "workload name (all its series) or a workload label (\"quadratic noise=2\"), --optimizer an\n"
                "optimizer name or label (\"adam beta2=0.95\"). Colours are the report's, one per optimizer.\n"
                "--target WORKLOAD=LOSS (repeatable, as in report) fixes the target of steps_to_target for\n"
-               "that workload (of steps_to_heldout_target: the held-out target, as report's --eval-target);\n"
-               "without it each night's target is that night's default (1.1 x its best upper-median\n"
-               "final loss, or halfway to it), so a series can move because another optimizer did.\n\n"
+               "that workload (of steps_to_heldout_target and steps_to_metric_target: the held-out target,\n"
+               "as report's --eval-target); without it each night's target is that night's default (1.1 x\n"
+               "its best upper-median final loss, 0.9 x the best lower-median metric, or halfway to it), so\n"
+               "a series can move because another optimizer did.\n\n"
                "metrics:\n");
     for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-24s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
 }
@@ -458,7 +462,9 @@ int ob_cmd_history(int argc, char **argv)
                 bwl[bn] = twl[k];
                 bval[bn++] = tval[k];
             }
-        const int held_out = !strcmp(metrics[m].name, "steps_to_heldout_target");
+        const int on_metric = !strcmp(metrics[m].name, "steps_to_metric_target"),
+                  held_out = on_metric || !strcmp(metrics[m].name, "steps_to_heldout_target");
+        so.heldout_metric = on_metric;
         if (held_out) {
             so.n_ev_targets = bn;
             so.ev_target_wl = bwl;
@@ -555,9 +561,13 @@ int ob_cmd_history(int argc, char **argv)
             for (int k = 0; k < nt; k++) printf("%s %s=%g", k ? "," : "", twl[k], tval[k]);
             printf("; any other workload: each night's default target\n");
         } else {
-            printf("note: each night's target is that night's default (1.1 x its best upper-median final %sloss, "
-                   "or halfway to it), so a series moves when another optimizer does; --target WORKLOAD=LOSS fixes "
-                   "it\n", strcmp(metrics[m].name, "steps_to_target") ? "held-out " : "");
+            const int on_metric = !strcmp(metrics[m].name, "steps_to_metric_target");
+            printf("note: each night's target is that night's default (%s, or halfway to it), so a series moves "
+                   "when another optimizer does; --target WORKLOAD=%s fixes it\n",
+                   on_metric ? "0.9 x its best lower-median final held-out metric"
+                   : strcmp(metrics[m].name, "steps_to_target") ? "1.1 x its best upper-median final held-out loss"
+                                                                : "1.1 x its best upper-median final loss",
+                   on_metric ? "VALUE" : "LOSS");
         }
     }
     if (ns > HISTORY_PANEL_SERIES) {

@@ -29,10 +29,13 @@ static void report_usage(FILE *f)
             "  --target WORKLOAD=LOSS target loss for time to target (repeatable); default: 1.1 x\n"
             "                         the best upper-median final loss (of a majority of seeds), or\n"
             "                         halfway from the loss before training to it when lower\n"
-            "  --eval-target WORKLOAD=LOSS  held-out target loss for the held-out time to target\n"
-            "                         (workloads evaluated during training, eval_every > 0;\n"
-            "                         repeatable); default: as --target's, from the final\n"
-            "                         held-out losses and the held-out loss at step 0\n"
+            "  --eval-target WORKLOAD=VALUE  held-out target for the held-out time to target, a\n"
+            "                         loss (a metric with --heldout-on metric; workloads evaluated\n"
+            "                         during training, eval_every > 0; repeatable); default: as\n"
+            "                         --target's, from the final held-out values and those at step 0\n"
+            "  --heldout-on loss|metric  what the held-out target is on: the held-out loss\n"
+            "                         (default) or the held-out metric (accuracy, higher is better;\n"
+            "                         default target 0.9 x the best lower-median final metric)\n"
             "  --tol FRACTION         tolerance of the lr sensitivity range (default 0.1)\n"
             "  --tol-of best|progress what --tol is a fraction of: the best median final loss\n"
             "                         (default), or the progress from the loss before training to\n"
@@ -40,8 +43,9 @@ static void report_usage(FILE *f)
             "  --tau-max X            end of the performance profile's tau range (default 4)\n"
             "  --profile-by time|steps  what the performance profile compares (default time)\n"
             "  --profile-on train|heldout  the target of the performance profile: the training\n"
-            "                         loss's (default) or the held-out loss's (AlgoPerf's; only\n"
-            "                         workloads evaluated during training enter)\n"
+            "                         loss's (default) or the held-out target's (AlgoPerf's, on\n"
+            "                         --heldout-on's quantity; only workloads evaluated during\n"
+            "                         training enter)\n"
             "  --jobs N               run up to N gnuplot processes at once (default: the number of\n"
             "                         online CPUs, at most 8); gnuplot.log lists their messages in\n"
             "                         figure order all the same\n"
@@ -62,11 +66,11 @@ static void report_usage(FILE *f)
  * is checked */
 static const char *const report_opts[] = {"--db",      "--out",  "--benchmark",  "--target", "--eval-target", "--tol",
                                           "--tol-of",  "--tau-max", "--jobs",    "--profile-by", "--profile-on",
-                                          "--pdf-width",
+                                          "--heldout-on", "--pdf-width",
                                           "--no-render"};
 #define N_REPORT_OPTS (int)(sizeof report_opts / sizeof report_opts[0])
 
-/* The targets of one flag (--target, --eval-target): WORKLOAD=LOSS each */
+/* The targets of one flag (--target, --eval-target): WORKLOAD=LOSS (--eval-target: VALUE) each */
 typedef struct report_targets {
     const char *wl[64], *given[64]; /* given: the loss as given */
     double val[64];
@@ -78,12 +82,14 @@ typedef struct report_targets {
 static int parse_target(const char *flag, const char *v, report_targets *t)
 {
     const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
+    const int ev = !strcmp(flag, "--eval-target");
     double x;
     if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0)
-        return ob_cli_error(2, "report: %s '%s' is not WORKLOAD=LOSS (e.g. %s quadratic=0.05)", flag, v, flag);
+        return ob_cli_error(2, "report: %s '%s' is not WORKLOAD=%s (e.g. %s quadratic=0.05)", flag, v,
+                            ev ? "VALUE" : "LOSS", flag);
     if (!isfinite(x))
-        return ob_cli_error(2, "report: %s '%s': the loss must be a finite number (e.g. %s %.*s=0.05)", flag, v, flag,
-                            (int)(eq - v), v);
+        return ob_cli_error(2, "report: %s '%s': the %s must be a finite number (e.g. %s %.*s=0.05)", flag, v,
+                            ev ? "target" : "loss", flag, (int)(eq - v), v);
     if (t->n >= 64) return ob_cli_error(2, "report: at most 64 %s", flag);
     for (int k = 0; k < t->n; k++)
         if (strlen(t->wl[k]) == (size_t)(eq - v) && !strncmp(t->wl[k], v, (size_t)(eq - v)))
@@ -100,7 +106,7 @@ static int parse_target(const char *flag, const char *v, report_targets *t)
 int ob_cmd_report(int argc, char **argv)
 {
     static const char *const single[] = {"--db", "--out", "--benchmark", "--tol", "--tol-of", "--tau-max",
-                                         "--profile-by", "--profile-on", "--jobs", "--pdf-width"};
+                                         "--profile-by", "--profile-on", "--heldout-on", "--jobs", "--pdf-width"};
     ob_cli_once("report", argc, argv, single, OB_CLI_COUNT(single));
     ob_report_opts o;
     memset(&o, 0, sizeof o);
@@ -178,6 +184,13 @@ int ob_cmd_report(int argc, char **argv)
             else if (!strcmp(v, "heldout")) o.stats.profile_heldout = 1;
             else {
                 rc = ob_cli_error(2, "report: --profile-on '%s' is not 'train' or 'heldout'", v);
+                goto out;
+            }
+        } else if (!strcmp(a, "--heldout-on")) {
+            if (!strcmp(v, "loss")) o.stats.heldout_metric = 0;
+            else if (!strcmp(v, "metric")) o.stats.heldout_metric = 1;
+            else {
+                rc = ob_cli_error(2, "report: --heldout-on '%s' is not 'loss' or 'metric'", v);
                 goto out;
             }
         } else if (!strcmp(a, "--profile-by")) {

@@ -1898,7 +1898,7 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     FILE *f = sc.f;
     fprintf(f,
             "set title \"Performance profile over %d workload%s: how often is each optimizer within a "
-            "factor tau of the fastest?\\n(%s to reach each workload's %starget loss; legend: area "
+            "factor tau of the fastest?\\n(%s to reach each workload's %starget %s; legend: area "
             "under the curve, 1 = fastest everywhere)\"\n"
             "set xlabel \"tau (time to target / fastest optimizer's time to target)\"\n"
             "set ylabel \"fraction of workloads\"\n"
@@ -1908,7 +1908,8 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
             "set ytics 0, 0.2, 1\n"
             "set key below left\n",
             s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
-            s->profile_by_steps ? "steps" : "training time", s->profile_heldout ? "held-out " : "", s->tau_max);
+            s->profile_by_steps ? "steps" : "training time", s->profile_heldout ? "held-out " : "",
+            s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max);
     size_t key_len = 0;
     for (int o = 0; o < d->n_opt; o++) {
         /* "LABEL (area 0.33)", and ", ran 1 of 3" where it ran on fewer */
@@ -1949,14 +1950,15 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
                  "so every optimizer there is timed by its median.", names);
     return add_fig(out, e, "profile", -1, "Performance profile",
                    "For each optimizer, the fraction of workloads (y) on which its %s to reach the %starget "
-                   "loss is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
+                   "%s is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
                    "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
                    "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
                    "optimizer reached the target on are left out (%d used).%s An optimizer not run on a "
                    "workload counts there as not reaching the target; the legend says where one ran on "
                    "fewer (\"ran 1 of 3\").",
                    s->profile_by_steps ? "number of steps" : "training time", s->profile_heldout ? "held-out " : "",
-                   s->tau_max, s->profile_workloads, median_note);
+                   s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max, s->profile_workloads,
+                   median_note);
 }
 
 ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, double pdf_width, ob_figures *out,

@@ -774,10 +774,12 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
     if (n_reached == 0 && n_here > 0)
         doc_p(dc, "No optimizer reached the %starget on %s (at no lr did a majority of its seeds' %s get there), "
                   "so none is ranked%s.",
-              held_out ? "held-out " : "", d->wl_labels[w], held_out ? "held-out losses" : "trailing losses",
+              held_out ? "held-out " : "", d->wl_labels[w],
+              !held_out ? "trailing losses" : s->heldout_metric ? "held-out metrics" : "held-out losses",
               (held_out ? s->ev_target_given[w] : s->target_given[w]) ? ""
-              : held_out ? "; `--eval-target WORKLOAD=LOSS` sets a looser target"
-                         : "; `--target WORKLOAD=LOSS` sets a looser target");
+              : !held_out            ? "; `--target WORKLOAD=LOSS` sets a looser target"
+              : s->heldout_metric    ? "; `--eval-target WORKLOAD=VALUE` sets a looser target"
+                                     : "; `--eval-target WORKLOAD=LOSS` sets a looser target");
 }
 
 /* Workload w's time to the held-out target, where its runs were evaluated
@@ -785,32 +787,39 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
 static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     if (!s->ev_every || !s->ev_every[w]) return;
-    char b1[64], b2[64];
+    char b1[64], b2[64], what[96], rule[512];
     const char *q = strchr(d->wl_labels[w], ' ') ? "'" : "";
-    const char *rule = s->ev_target_given[w]   ? "given"
-                       : s->ev_target_halfway[w] ? "halfway from the held-out loss at step 0 to the best "
-                                                   "upper-median final held-out loss, which 1.1 x the best would "
-                                                   "not ask for"
-                                                 : "1.1 x the best upper-median final held-out loss";
+    /* the held-out loss, or the metric by its name (report --heldout-on metric) */
+    const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
+    snprintf(what, sizeof what, "held-out %s",
+             !s->heldout_metric ? "loss" : wdef && wdef->metric_name ? wdef->metric_name : "metric");
+    const int met = s->heldout_metric;
+    const char *med = met ? "lower-median" : "upper-median", *val = met ? "VALUE" : "LOSS";
+    if (s->ev_target_given[w]) snprintf(rule, sizeof rule, "given");
+    else if (s->ev_target_halfway[w])
+        snprintf(rule, sizeof rule, "halfway from the %s at step 0 to the best %s final %s, which %s the best would "
+                 "not ask for", what, med, what, met ? "0.9 x" : "1.1 x");
+    else snprintf(rule, sizeof rule, "%s the best %s final %s", met ? "0.9 x" : "1.1 x", med, what);
     if (isnan(s->ev_target[w])) {
-        doc_p(dc, "Time to the held-out target: none (no lr of any optimizer has a finite upper-median final "
-                  "held-out loss to set it from; `--eval-target %s%s=LOSS%s` sets one).",
-              q, d->wl_labels[w], q);
+        doc_p(dc, "Time to the held-out target: none (no lr of any optimizer has a finite %s final %s to set it "
+                  "from; `--eval-target %s%s=%s%s` sets one).",
+              med, what, q, d->wl_labels[w], val, q);
         return;
     }
     if (s->ev_target_at_start[w]) {
-        doc_p(dc, "Time to the held-out target: not ranked. The held-out target %s (%s) is at or above the "
-                  "held-out loss at step 0 (median %s over the runs), so every optimizer meets it at once. Set "
-                  "one below it with `--eval-target %s%s=LOSS%s`.",
-              num(s->ev_target[w], b1, sizeof b1), rule, num(s->ev_start[w], b2, sizeof b2), q, d->wl_labels[w],
-              q);
+        doc_p(dc, "Time to the held-out target: not ranked. The held-out target %s (%s) is at or %s the %s at "
+                  "step 0 (median %s over the runs), so every optimizer meets it at once. Set one %s it with "
+                  "`--eval-target %s%s=%s%s`.",
+              num(s->ev_target[w], b1, sizeof b1), rule, met ? "below" : "above", what,
+              num(s->ev_start[w], b2, sizeof b2), met ? "above" : "below", q, d->wl_labels[w], val, q);
         return;
     }
-    doc_p(dc, "Time to the held-out target (AlgoPerf's measure, time to a validation target): target held-out "
-              "loss %s (%s). A seed gets there at its first evaluation with a held-out loss at or below it, so "
-              "steps are counted in evaluations, every %lld steps here; the lr, the majority of seeds, the step "
-              "time and the ranks as for the training loss above.",
-          num(s->ev_target[w], b1, sizeof b1), rule, (long long)s->ev_every[w]);
+    doc_p(dc, "Time to the held-out target (AlgoPerf's measure, time to a validation target): target %s %s (%s). "
+              "A seed gets there at its first evaluation with a %s at or %s it, so steps are counted in "
+              "evaluations, every %lld steps here; the lr, the majority of seeds, the step time and the ranks as "
+              "for the training loss above.",
+          what, num(s->ev_target[w], b1, sizeof b1), rule, what, met ? "above" : "below",
+          (long long)s->ev_every[w]);
     doc_tt_table(dc, d, s, w, 1);
 }
 
@@ -983,16 +992,25 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     int evaluated = 0;
     for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every[w] > 0;
     if (evaluated)
-        doc_p(dc, "Time to the held-out target (on workloads evaluated during training): the same, for the "
-                  "held-out loss, as AlgoPerf scores time to a validation target. A seed gets there at its first "
-                  "evaluation with a held-out loss at or below the workload's held-out target (no trailing mean: "
-                  "an evaluation averages its own batches), so its steps are counted in evaluations; by default "
-                  "the target is 1.1 x the best upper-median final held-out loss over the optimizers and each of "
-                  "their lrs, but at least halfway from the held-out loss at step 0 (report --eval-target sets "
-                  "one). %s",
+        doc_p(dc, "%s %s",
+              s->heldout_metric
+                  ? "Time to the held-out target (on workloads evaluated during training that have a held-out "
+                    "metric): the same, for the held-out metric (accuracy: higher is better; report --heldout-on "
+                    "metric), as AlgoPerf scores time to a validation target. A seed gets there at its first "
+                    "evaluation with a metric at or above the workload's held-out target (no trailing mean: an "
+                    "evaluation averages its own batches), so its steps are counted in evaluations; by default "
+                    "the target is 0.9 x the best lower-median final metric over the optimizers and each of their "
+                    "lrs, but at least halfway from the metric at step 0 (report --eval-target sets one)."
+                  : "Time to the held-out target (on workloads evaluated during training): the same, for the "
+                    "held-out loss, as AlgoPerf scores time to a validation target. A seed gets there at its first "
+                    "evaluation with a held-out loss at or below the workload's held-out target (no trailing mean: "
+                    "an evaluation averages its own batches), so its steps are counted in evaluations; by default "
+                    "the target is 1.1 x the best upper-median final held-out loss over the optimizers and each of "
+                    "their lrs, but at least halfway from the held-out loss at step 0 (report --eval-target sets "
+                    "one; report --heldout-on metric puts it on the held-out accuracy).",
               s->profile_heldout ? "The performance profile below is on it (report --profile-on heldout)."
                                  : "The performance profile stays on the training loss (report --profile-on "
-                                   "heldout puts it on this).");
+                                   "heldout puts it on this)."); 
 
     /* ---- what ran ---- */
     const ob_status setup_st = doc_setup(db, d, dc, e);

@@ -627,7 +627,7 @@ ob_status ob_dataset_load_curves(sqlite3 *db, ob_dataset *d, ob_err *e)
 
 struct ob_curve_reader {
     sqlite3 *db;
-    sqlite3_stmt *q, *qe; /* curves; evals (prepared at the first ob_curve_reader_evals) */
+    sqlite3_stmt *q, *qe[2]; /* curves; evals' loss and metric (prepared at their first read) */
     int64_t *step, *e_step;
     double *loss, *e_loss;
     int64_t cap, e_cap;
@@ -673,25 +673,26 @@ ob_status ob_curve_reader_get(ob_curve_reader *cr, const ob_rrun *r, const int64
     return OB_OK;
 }
 
-ob_status ob_curve_reader_evals(ob_curve_reader *cr, const ob_rrun *r, const int64_t **step, const double **loss,
-                                int64_t *n, ob_err *e)
+ob_status ob_curve_reader_evals(ob_curve_reader *cr, const ob_rrun *r, int metric, const int64_t **step,
+                                const double **val, int64_t *n, ob_err *e)
 {
+    static const char *const sql[2] = {"SELECT step, loss FROM evals WHERE run_id = ?1 ORDER BY step",
+                                       "SELECT step, metric FROM evals WHERE run_id = ?1 ORDER BY step"};
+    metric = metric != 0;
     *step = NULL;
-    *loss = NULL;
+    *val = NULL;
     *n = 0;
     ob_status st = OB_OK;
-    if (!cr->qe &&
-        sqlite3_prepare_v2(cr->db, "SELECT step, loss FROM evals WHERE run_id = ?1 ORDER BY step", -1, &cr->qe,
-                           NULL) != SQLITE_OK)
+    if (!cr->qe[metric] && sqlite3_prepare_v2(cr->db, sql[metric], -1, &cr->qe[metric], NULL) != SQLITE_OK)
         st = db_fail(cr->db, e, "reading evals");
-    if (st == OB_OK) st = read_curve(cr->db, cr->qe, r->id, &cr->e_step, &cr->e_loss, n, &cr->e_cap, e);
+    if (st == OB_OK) st = read_curve(cr->db, cr->qe[metric], r->id, &cr->e_step, &cr->e_loss, n, &cr->e_cap, e);
     if (st != OB_OK) {
         cr->failed = 1;
         *n = 0;
         return st;
     }
     *step = cr->e_step;
-    *loss = cr->e_loss;
+    *val = cr->e_loss;
     return OB_OK;
 }
 
@@ -703,7 +704,8 @@ void ob_curve_reader_close(ob_curve_reader *cr)
 {
     if (!cr) return;
     sqlite3_finalize(cr->q);
-    sqlite3_finalize(cr->qe);
+    sqlite3_finalize(cr->qe[0]);
+    sqlite3_finalize(cr->qe[1]);
     free(cr->step);
     free(cr->loss);
     free(cr->e_step);

@@ -105,11 +105,11 @@ ob_status ob_curve_reader_open(struct sqlite3 *db, ob_curve_reader **cr, ob_err 
  * (has_curve), else read from the database; valid until the next call. */
 ob_status ob_curve_reader_get(ob_curve_reader *cr, const ob_rrun *r, const int64_t **step, const double **loss,
                               int64_t *n, ob_err *e);
-/* Run r's held-out evaluations (step, loss; NaN where the row has no loss)
- * in step order, read from the database's evals table; valid until the next
- * call. */
-ob_status ob_curve_reader_evals(ob_curve_reader *cr, const ob_rrun *r, const int64_t **step, const double **loss,
-                                int64_t *n, ob_err *e);
+/* Run r's held-out evaluations (step and loss, or with metric the held-out
+ * metric; NaN where the row has none) in step order, read from the
+ * database's evals table; valid until the next call. */
+ob_status ob_curve_reader_evals(ob_curve_reader *cr, const ob_rrun *r, int metric, const int64_t **step,
+                                const double **val, int64_t *n, ob_err *e);
 /* How many curves cr has read from the database (not those it found loaded). */
 int64_t ob_curve_reader_reads(const ob_curve_reader *cr);
 /* 1 when a read of cr failed. */

@@ -384,8 +384,11 @@ static const ob_file_doc docs[] = {
      "best, over the optimizers and their lrs, upper-median final held-out loss, or halfway from the median "
      "held-out loss at step 0 to it; --eval-target sets it), steps (the evaluation step by which a strict "
      "majority of the seeds' held-out losses had first reached it, at lr; no trailing mean), "
-     "target_met_at_start (1: the held-out loss at step 0 already met it), and eval_every (the evaluation "
-     "interval, the gap between a run's first two evaluations: the resolution of steps)"},
+     "target_met_at_start (1: the held-out loss at step 0 already met it), eval_every (the evaluation "
+     "interval, the gap between a run's first two evaluations: the resolution of steps), and on (loss; "
+     "metric with report --heldout-on metric: the target is then on the held-out metric, higher is better, "
+     "default 0.9 x the best lower-median final metric or halfway from the metric at step 0 to it, and a "
+     "seed gets there at its first evaluation at or above it; workloads without a metric are left out)"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
@@ -1168,7 +1171,7 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
         OB_TRY(ob_csv_open(&c, dir, "time_to_heldout_target.csv",
                            HDR("workload", "target", "target_source", "optimizer", "rank", "steps", "time_s", "lr",
                                "censored", "target_met_at_start", "step_time", "time_lo_s", "time_hi_s", "steps_lo",
-                               "steps_hi", "eval_every"),
+                               "steps_hi", "eval_every", "on"),
                            e));
     else
         OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
@@ -1206,7 +1209,10 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
         ob_csv_num(&c, hi);
         ob_csv_num(&c, slo);
         ob_csv_num(&c, shi);
-        if (held_out) ob_csv_int(&c, s->ev_every[w]);
+        if (held_out) {
+            ob_csv_int(&c, s->ev_every[w]);
+            ob_csv_str(&c, s->heldout_metric ? "metric" : "loss");
+        }
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);

@@ -858,11 +858,12 @@ static ob_status group_step_time(const ob_dataset *d, const int *idx, int n, int
 static const ob_ttt ttt_none = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 1};
 
 /* Held-out time to target of g (g->ev): per lr, the upper median of the
- * seeds' first evaluations with a held-out loss <= target (read through cr),
- * the lr that gets there in the fewest steps (ties: the smaller), its time
- * those steps x the group's step time (as group_time_to_target's). */
+ * seeds' first evaluations with a held-out loss <= target (with metric: a
+ * held-out metric >= target; read through cr), the lr that gets there in the
+ * fewest steps (ties: the smaller), its time those steps x the group's step
+ * time (as group_time_to_target's). */
 static ob_status group_heldout(const ob_dataset *d, ob_curve_reader *cr, ob_group *g, const int *idx, int n,
-                               double target, int by_median, ob_err *e)
+                               double target, int metric, int by_median, ob_err *e)
 {
     ob_ttt *t = &g->ev;
     *t = (ob_ttt){INFINITY, INFINITY, NAN, NAN, NAN, NAN, NAN, NAN, 1};
@@ -879,10 +880,10 @@ static ob_status group_heldout(const ob_dataset *d, ob_curve_reader *cr, ob_grou
             const int64_t *es;
             const double *el;
             int64_t ne;
-            if ((st = ob_curve_reader_evals(cr, r, &es, &el, &ne, e)) != OB_OK) break;
+            if ((st = ob_curve_reader_evals(cr, r, metric, &es, &el, &ne, e)) != OB_OK) break;
             first[m] = INT64_MAX; /* never, or until it diverged */
             for (int64_t j = 0; j < ne && first[m] == INT64_MAX; j++)
-                if (el[j] <= target) first[m] = es[j];
+                if (metric ? el[j] >= target : el[j] <= target) first[m] = es[j];
             m++;
         }
         int64_t at = -1;
@@ -990,24 +991,28 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
     if (!s->ev_every || !s->ev_start || !s->ev_target || !s->ev_target_given || !s->ev_target_halfway ||
         !s->ev_target_at_start)
         return no_mem(e, "computing the held-out time to target");
+    const int metric = o->heldout_metric != 0, sign = metric ? -1 : 1; /* sign * value: lower is better */
+    s->heldout_metric = metric;
     for (int w = 0; w < d->n_wl; w++) {
         s->ev_start[w] = s->ev_target[w] = NAN;
         if (!cr) continue;
-        /* the evaluation interval, and the held-out loss before training */
+        /* the evaluation interval, and the held-out value before training */
         int64_t every = 0;
-        int ns = 0;
+        int ns = 0, valued = 0;
         for (int r = 0; r < d->n; r++) {
             const ob_rrun *x = &d->runs[r];
             if (x->wl != w || x->confirm || !x->finished || x->n_evals < 2) continue;
             const int64_t *es;
             const double *el;
             int64_t ne;
-            OB_TRY(ob_curve_reader_evals(cr, x, &es, &el, &ne, e));
+            OB_TRY(ob_curve_reader_evals(cr, x, metric, &es, &el, &ne, e));
             /* the gap after the first evaluation: the last one, at the final
              * step, may follow the one before it sooner (310 steps every 50) */
             if (ne >= 2 && es[1] > es[0] && (every == 0 || es[1] - es[0] < every)) every = es[1] - es[0];
             if (ne > 0 && es[0] == 0 && isfinite(el[0])) tmp[ns++] = el[0];
+            for (int64_t j = 0; j < ne && !valued; j++) valued = !isnan(el[j]);
         }
+        if (!valued) every = 0; /* no held-out metric here (quadratic): nothing to time */
         s->ev_every[w] = every;
         if (!every) continue; /* evaluated at the end only: nothing to time */
         s->ev_start[w] = ob_stat_median(tmp, ns);
@@ -1018,8 +1023,9 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
             }
         if (!s->ev_target_given[w]) {
             /* the best upper median over seeds of the final held-out loss,
-             * over the groups and their lrs (a diverged seed +inf) */
-            double best = INFINITY;
+             * over the groups and their lrs (a diverged seed +inf; on the
+             * metric, sign -1: the lower median, a diverged seed -inf) */
+            double best = INFINITY; /* of sign * value */
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
                 for (int i = 0; g->wl == w && i < g->n_lr; i++) {
@@ -1027,27 +1033,30 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
                     for (int j = 0; j < counts[k]; j++) {
                         const ob_rrun *x = &d->runs[members[k][j]];
                         if (x->lr != g->lrs[i].lr || !x->finished) continue;
-                        tmp[m++] = x->diverged || isnan(x->eval_loss) ? INFINITY : x->eval_loss;
+                        const double v = metric ? x->eval_metric : x->eval_loss;
+                        tmp[m++] = x->diverged || isnan(v) ? INFINITY : sign * v;
                     }
                     if (!m) continue;
                     qsort(tmp, (size_t)m, sizeof *tmp, cmp_double);
                     if (tmp[m / 2] < best) best = tmp[m / 2];
                 }
             }
-            if (isfinite(best)) {
-                const double start = s->ev_start[w], half = best + 0.5 * (start - best);
-                s->ev_target[w] = best + (o->target_factor - 1.0) * fabs(best);
-                if (start > best && half < s->ev_target[w]) {
-                    s->ev_target[w] = half;
+            if (isfinite(best)) { /* in sign * value, lower is better */
+                const double start = sign * s->ev_start[w], half = best + 0.5 * (start - best);
+                double t = best + (o->target_factor - 1.0) * fabs(best);
+                if (start > best && half < t) {
+                    t = half;
                     s->ev_target_halfway[w] = 1;
                 }
+                s->ev_target[w] = sign * t;
             }
         }
-        s->ev_target_at_start[w] = s->ev_start[w] <= s->ev_target[w];
+        s->ev_target_at_start[w] = sign * s->ev_start[w] <= sign * s->ev_target[w];
         if (isnan(s->ev_target[w]) || s->ev_target_at_start[w]) continue;
         for (int k = 0; k < s->n_g; k++)
             if (s->g[k].wl == w)
-                OB_TRY(group_heldout(d, cr, &s->g[k], members[k], counts[k], s->ev_target[w], s->tt_by_median[w], e));
+                OB_TRY(group_heldout(d, cr, &s->g[k], members[k], counts[k], s->ev_target[w], metric,
+                                     s->tt_by_median[w], e));
     }
     return OB_OK;
 }

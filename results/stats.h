@@ -97,7 +97,12 @@
  *   lrs, of the upper median over seeds of the final held-out loss (a
  *   diverged seed +inf), times 1.1, but at least halfway from the median
  *   held-out loss at step 0 (ev_start) to that best; at or above ev_start it
- *   ranks nothing (ev_target_at_start).
+ *   ranks nothing (ev_target_at_start). With heldout_metric the same on the
+ *   held-out metric, higher being better (accuracy): a seed gets there at
+ *   its first evaluation with a metric >= the target; the default is the
+ *   best lower median of the final metric (a diverged seed -inf), less 10%
+ *   of it, but at least halfway from the metric at step 0 to that best;
+ *   workloads without a metric (quadratic) have none (ev_every 0).
  * - step time: median over the group's runs of their median (and p90) step
  *   time; overhead vs sgd = this / the same over all sgd runs of the workload - 1.
  *   peak memory, device memory (driver) and state bytes: the largest value over
@@ -310,6 +315,8 @@ typedef struct ob_stats_opts {
     double tau_max;             /* default 4 */
     int profile_by_steps;       /* 0: wall time to target (default), 1: steps */
     int profile_heldout;        /* 1: the profile on the held-out time to target (ob_group.ev) */
+    int heldout_metric;         /* 1: the held-out target is on the held-out metric (higher is better:
+                                 * accuracy), not the held-out loss */
 } ob_stats_opts;
 
 void ob_stats_opts_default(ob_stats_opts *o);
@@ -335,8 +342,9 @@ typedef struct ob_stats {
     int64_t *ev_every;          /* (n_wl,) the evaluation interval, the smallest over the runs of the gap
                                  * between their first two evaluations (the resolution of ev's steps);
                                  * 0: no held-out time to target there */
-    double *ev_start;           /* (n_wl,) median held-out loss at step 0; NaN when not evaluated there */
-    double *ev_target;          /* (n_wl,) held-out target loss; NaN when none */
+    int heldout_metric;         /* 1: ev_* are on the held-out metric (ob_stats_opts.heldout_metric) */
+    double *ev_start;           /* (n_wl,) median held-out loss (metric) at step 0; NaN when not evaluated there */
+    double *ev_target;          /* (n_wl,) held-out target loss (metric); NaN when none */
     int *ev_target_given, *ev_target_halfway, *ev_target_at_start; /* as target_given, ... */
     /* performance profile */
     int n_tau;

@@ -1736,6 +1736,104 @@ static void test_heldout_target(const char *path)
     ob_store_close(s);
 }
 
+/* A run of 50 steps evaluated every 10 whose held-out metric is start
+ * before step reach and fin from it on (the held-out loss 1 throughout); a
+ * diverged run stops after its evaluation at step 10. */
+static void add_hm_run(ob_store *s, const char *wl, const char *opt, double lr, int seed, int diverged, int64_t reach,
+                       double fin, double start)
+{
+    ob_err e = {0};
+    char hp[128];
+    snprintf(hp, sizeof hp, "{\"lr\":%.17g,\"train\":{\"clip_norm\":0}}", lr);
+    ob_run_spec spec = {.cell = 0, .workload = wl, .workload_params = "{}", .optimizer = opt, .hparams = hp,
+                        .lr = lr, .seed = seed, .backend = "cpu", .device = "test", .steps = 50};
+    int64_t id = 0;
+    CHECK_OK(ob_store_add_runs(s, 0, &spec, 1, &id, &e), &e);
+    const int n = diverged ? 12 : 51;
+    ob_curve_point pts[51];
+    ob_eval_point ev[6];
+    for (int t = 0; t < n; t++) pts[t] = (ob_curve_point){t, 3.0 - t / 50.0, 1.0, lr};
+    int ne = 0;
+    for (int64_t t = 0; t <= (diverged ? 10 : 50); t += 10) ev[ne++] = (ob_eval_point){t, 1.0, t >= reach ? fin : start};
+    CHECK_OK(ob_store_append(s, id, pts, n, ev, ne, NULL, 0, &e), &e);
+    ob_run_result res = {.status = diverged ? "diverged" : "done", .steps_done = n, .final_loss = diverged ? NAN : 2.0,
+                         .best_loss = 2.0, .eval_loss = 1.0, .eval_metric = diverged ? NAN : fin, .loss_floor = NAN,
+                         .peak_mem_bytes = 1, .state_bytes = 1, .step_ms_median = 1.0, .step_ms_p90 = 1.0,
+                         .step_ms_mean = 1.0, .items_per_sec = NAN, .diverged_step = diverged ? 11 : -1, .wall_s = 1.0};
+    CHECK_OK(ob_store_finish_run(s, id, &res, &e), &e);
+}
+
+/* The held-out time to target on the held-out metric (heldout_metric:
+ * higher is better): the default target 0.9 x the best lower-median final
+ * metric, a seed's first evaluation at or above it (below it before: a
+ * reach read as for a loss would be step 0), the halfway rule from the
+ * metric at step 0, a given target, one met at step 0, and a workload
+ * without a metric (none). */
+static void test_heldout_metric_target(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        /* adam 0.1: 0.9, 0.85, 0.8 from steps 10, 20, 30: lower median 0.85 */
+        add_hm_run(s, "hm", "adam", 0.1, seed, 0, 10 * (seed + 1), 0.9 - 0.05 * seed, 0.1);
+        add_hm_run(s, "hm", "adam", 0.01, seed, 0, 40, 0.7, 0.1); /* below the target */
+        add_hm_run(s, "hm", "sgd", 0.1, seed, seed == 2, 10, seed == 2 ? 0.99 : 0.6, 0.1);
+        /* from 0.8 at step 0 to 0.9: 0.9 x 0.9 = 0.81 asks for less than halfway, 0.85 */
+        add_hm_run(s, "hh", "adam", 0.1, seed, 0, 20, 0.9, 0.8);
+        add_hm_run(s, "nm", "adam", 0.1, seed, 0, 20, NAN, NAN); /* no metric (quadratic) */
+    }
+    sqlite3 *db = ob_store_db(s);
+    for (int variant = 0; variant < 3; variant++) {
+        /* 0: default targets; 1: given 0.95; 2: given 0.05 (met at step 0) */
+        const char *tw[] = {"hm"};
+        const double tv[] = {variant == 1 ? 0.95 : 0.05};
+        ob_stats_opts o;
+        opts_ev_targets(&o, variant > 0, tw, tv);
+        o.heldout_metric = 1;
+        ob_dataset d;
+        ob_stats st;
+        CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
+        CHECK_OK(ob_stats_compute_db(db, "hm.db", &d, &o, 0, &st, &e), &e);
+        const int hm = ob_dataset_find_wl(&d, "hm"), hh = ob_dataset_find_wl(&d, "hh"), nm = ob_dataset_find_wl(&d, "nm");
+        const ob_group *adam = grp(&d, &st, "hm", "adam"), *sgd = grp(&d, &st, "hm", "sgd"),
+                       *adam_hh = grp(&d, &st, "hh", "adam"), *adam_nm = grp(&d, &st, "nm", "adam");
+        CHECK(hm >= 0 && hh >= 0 && nm >= 0 && adam && sgd && adam_hh && adam_nm);
+        if (hm < 0 || hh < 0 || nm < 0 || !adam || !sgd || !adam_hh || !adam_nm) return;
+        CHECK(st.heldout_metric == 1);
+        CHECK_MSG(st.ev_every[nm] == 0 && adam_nm->ev.censored && isnan(adam_nm->ev.steps),
+                  "variant %d: a workload without a metric has a held-out time to target", variant);
+        CHECK_MSG(st.ev_every[hm] == 10 && fabs(st.ev_start[hm] - 0.1) < 1e-12, "every %lld, start %g",
+                  (long long)st.ev_every[hm], st.ev_start[hm]);
+        if (variant == 0) {
+            CHECK_MSG(fabs(st.ev_target[hm] - 0.765) < 1e-12 && !st.ev_target_given[hm] &&
+                          !st.ev_target_halfway[hm] && !st.ev_target_at_start[hm],
+                      "default metric target %.17g", st.ev_target[hm]);
+            CHECK_MSG(!adam->ev.censored && adam->ev.steps == 20 && adam->ev.lr == 0.1 && adam->ev.steps_lo == 10 &&
+                          adam->ev.steps_hi == 30,
+                      "adam: %g steps (%g - %g) at lr %g", adam->ev.steps, adam->ev.steps_lo, adam->ev.steps_hi,
+                      adam->ev.lr);
+            /* sgd: two seeds at 0.6, the diverged one never */
+            CHECK_MSG(sgd->ev.censored && isinf(sgd->ev.steps), "sgd: %g steps", sgd->ev.steps);
+            CHECK(ob_stats_ev_rank(&st, (int)(adam - st.g)) == 1 && ob_stats_ev_rank(&st, (int)(sgd - st.g)) == 0);
+            CHECK_MSG(fabs(st.ev_target[hh] - 0.85) < 1e-12 && st.ev_target_halfway[hh] && !adam_hh->ev.censored &&
+                          adam_hh->ev.steps == 20,
+                      "halfway metric target %.17g (%d), %g steps", st.ev_target[hh], st.ev_target_halfway[hh],
+                      adam_hh->ev.steps);
+        } else if (variant == 1) {
+            CHECK(st.ev_target[hm] == 0.95 && st.ev_target_given[hm] && !st.ev_target_at_start[hm]);
+            CHECK_MSG(adam->ev.censored && sgd->ev.censored, "target 0.95: adam %g steps", adam->ev.steps);
+        } else {
+            CHECK_MSG(st.ev_target_at_start[hm] && adam->ev.censored && isnan(adam->ev.steps),
+                      "target 0.05 below the metric at step 0: at start %d, adam %g steps",
+                      st.ev_target_at_start[hm], adam->ev.steps);
+        }
+        ob_stats_free(&st);
+        ob_dataset_free(&d);
+    }
+    ob_store_close(s);
+}
+
 /* What loading reads of rows a person or another program wrote: text in a
  * number's column is read as C reads it ('Infinity', with blanks around),
  * and as unknown when it is no number (empty, '2.5x'), in the runs and in
@@ -1888,6 +1986,7 @@ int main(void)
         {"tt_seeds.db", test_tt_rank_seeds},
         {"curves_db.db", test_curves_from_db},
         {"heldout.db", test_heldout_target},
+        {"heldout_metric.db", test_heldout_metric_target},
         {"reading.db", test_dataset_reading},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {

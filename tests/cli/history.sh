@@ -113,6 +113,15 @@ check "steps_to_heldout_target: adam gets there at an evaluation: $(tail -1 "$tm
   grep -Eq '^1 +[0-9-]+ [0-9:]+ +[^ ]+ +[1-4]0 ' "$tmp/out"
 "$OPTBENCH" history --db "$tmp/ev.db" --metric steps_to_heldout_target --target quadratic=1e-30 >"$tmp/out" 2>&1
 check "steps_to_heldout_target --target 1e-30: never reached" grep -Eq '^1 +.* inf +inf$' "$tmp/out"
+# steps_to_metric_target: the held-out target on cnn-tiny's accuracy (a target of 0: met at step 0)
+"$OPTBENCH" run --workloads cnn-tiny --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 40 --eval-every 10 \
+  --backend cpu --db "$tmp/evm.db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run cnn-tiny --eval-every 10"; fail=1; }
+"$OPTBENCH" history --db "$tmp/evm.db" --metric steps_to_metric_target >"$tmp/out" 2>&1
+check "steps_to_metric_target: the metric's default noted" grep -q 'its best lower-median final held-out metric' "$tmp/out"
+check "steps_to_metric_target: a step count at an evaluation: $(tail -1 "$tmp/out")" \
+  grep -Eq '^1 +[0-9-]+ [0-9:]+ +[^ ]+ +([1-4]0|inf) ' "$tmp/out"
+"$OPTBENCH" history --db "$tmp/evm.db" --metric steps_to_metric_target --target cnn-tiny=1.5 >"$tmp/out" 2>&1
+check "steps_to_metric_target --target 1.5 (above any accuracy): never reached" grep -Eq '^1 +.* inf +inf$' "$tmp/out"
 "$OPTBENCH" history --db "$db" --target quadratic >"$tmp/out" 2>&1; rc=$?
 check "--target without =LOSS: exit 2 (rc $rc)" test $rc -eq 2
 hist --metric eval_metric

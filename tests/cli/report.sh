@@ -31,7 +31,7 @@ check "summary.md ranks the quadratic workload" grep -q '^## Workload quadratic'
 # evaluated every 20 steps: a held-out time to target per workload, its CSV and --eval-target
 check "summary.md has the held-out time to target" grep -q 'Time to the held-out target.*every 20 steps' "$tmp/rep/summary.md"
 check "time_to_heldout_target.csv: a row per group (4 + header), eval_every 20" \
-  test "$(grep -c ',20$' "$tmp/rep/time_to_heldout_target.csv")" -eq 4
+  test "$(grep -c ',20,"loss"$' "$tmp/rep/time_to_heldout_target.csv")" -eq 4
 "$OPTBENCH" report --db "$db" --out "$tmp/rep_ev" --no-render --eval-target quadratic=1e9 >/dev/null 2>&1
 check "--eval-target above the loss at step 0: not ranked" \
   grep -q 'held-out target 1e+09 (given) is at or above the held-out loss at step 0' "$tmp/rep_ev/summary.md"
@@ -39,6 +39,16 @@ check "--eval-target above the loss at step 0: not ranked" \
 check "--profile-on heldout: the profile is on the held-out target" \
   grep -q 'training time to the held-out target is within a factor tau' "$tmp/rep_po/summary.md"
 check "--profile-on heldout: in the figure's title" grep -q "reach each workload's held-out target loss" "$tmp/rep_po/profile.gp"
+# the held-out target on the held-out metric: cnn-tiny has one (accuracy), quadratic none
+"$OPTBENCH" run --workloads cnn-tiny,quadratic --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 40 \
+  --eval-every 10 --backend cpu --db "$tmp/m.db" >"$tmp/run_m.log" 2>&1 || { echo "FAIL: run cnn-tiny"; fail=1; }
+"$OPTBENCH" report --db "$tmp/m.db" --out "$tmp/rep_m" --no-render --heldout-on metric >/dev/null 2>&1
+check "--heldout-on metric: the target on the held-out accuracy" \
+  grep -q 'Time to the held-out target (AlgoPerf.*target held-out accuracy .* at or above it' "$tmp/rep_m/summary.md"
+check "--heldout-on metric: a row per cnn-tiny group, on the metric; none for quadratic" \
+  test "$(grep -c '^"cnn-tiny".*,10,"metric"$' "$tmp/rep_m/time_to_heldout_target.csv")" -eq 2 -a \
+  "$(grep -c '^"quadratic"' "$tmp/rep_m/time_to_heldout_target.csv")" -eq 0
+bad_input "report --heldout-on misspelt" "report: --heldout-on 'accuracy' is not 'loss' or 'metric'" report --db "$db" --out "$tmp/x" --heldout-on accuracy
 bad_input "report --profile-on misspelt" "report: --profile-on 'held' is not 'train' or 'heldout'" report --db "$db" --out "$tmp/x" --profile-on held
 check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"
 check "report wrote summary.tex" test -s "$tmp/rep/summary.tex"
@@ -155,7 +165,7 @@ bad_input "report --target misspelt workload" "--target 'quadratc=0.1': the data
 bad_input "report --target twice" "report: --target for quadratic is given twice (0.1 and 0.2); give it once" report --db "$db" --out "$tmp/x" --target quadratic=0.1 --target quadratic=0.2
 # numbers that are no numbers: NaN and infinity are refused as strtod would take them
 bad_input "report --eval-target misspelt workload" "--eval-target 'quadratc=0.1': the database has no workload 'quadratc' (did you mean 'quadratic'?)" report --db "$db" --out "$tmp/x" --eval-target quadratc=0.1
-bad_input "report --eval-target without =" "report: --eval-target 'quadratic' is not WORKLOAD=LOSS" report --db "$db" --out "$tmp/x" --eval-target quadratic
+bad_input "report --eval-target without =" "report: --eval-target 'quadratic' is not WORKLOAD=VALUE" report --db "$db" --out "$tmp/x" --eval-target quadratic
 bad_input "report --target nan" "report: --target 'quadratic=nan': the loss must be a finite number (e.g. --target quadratic=0.05)" report --db "$db" --out "$tmp/x" --target quadratic=nan
 bad_input "report --tau-max inf" "report: --tau-max 'inf' is not a finite number above 1 (e.g. 4)" report --db "$db" --out "$tmp/x" --tau-max inf
 bad_input "report --tol inf" "report: --tol 'inf' is not a finite non-negative number" report --db "$db" --out "$tmp/x" --tol inf

@@ -291,5 +291,6 @@ extern const ob_optimizer_def ob_opt_rprop;
 extern const ob_optimizer_def ob_opt_asgd;
 extern const ob_optimizer_def ob_opt_lamb;
 extern const ob_optimizer_def ob_opt_lars;
+extern const ob_optimizer_def ob_opt_ademamix;
 
 #endif

@@ -192,6 +192,7 @@ typedef enum ob_rule_kind {
     OB_RULE_ASGD,         /* s0 = ax, the average */
     OB_RULE_LAMB,         /* p = out (workspace), s0 = exp_avg, s1 = exp_avg_sq, s2 = parameters (read) */
     OB_RULE_LARS,         /* s0 = momentum buffer; step c[0] = the tensor's trust ratio */
+    OB_RULE_ADEMAMIX,     /* s0 = exp_avg_fast, s1 = exp_avg_slow, s2 = exp_avg_sq */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -637,6 +638,26 @@ OB_HD static inline void ob_rule_lars(const ob_rule *r, const ob_rule_step *s, f
     *p -= s->lr * d;
 }
 
+/* AdEMAMix (optimizers/ademamix.c) as the authors' PyTorch code (Pagliardini
+ * et al. 2024): a fast EMA m1 (beta1), a slow EMA m2 (beta3, warmed up per
+ * step) and Adam's second moment v; u = (m1 / bc1 + alpha m2) / (sqrt(v) /
+ * sqrt(bc2) + eps) + wd p, then p -= lr u. Constants c[0] = 1 - beta1, c[1] =
+ * 1 - beta2 (in double, then float, as torch takes them); per step c[0] =
+ * beta3_t, c[1] = 1 - beta3_t, c[2] = alpha_t, c[3] = sqrt(bc2). */
+OB_HD static inline void ob_rule_ademamix(const ob_rule *r, const ob_rule_step *s, float *p, float g, float *m1,
+                                          float *m2, float *v)
+{
+    const float a = *m1 * r->beta1 + r->c[0] * g;
+    const float b = *m2 * s->c[0] + s->c[1] * g;
+    const float vv = *v * r->beta2 + r->c[1] * g * g;
+    *m1 = a;
+    *m2 = b;
+    *v = vv;
+    const float denom = sqrtf(vv) / s->c[3] + r->eps;
+    const float u = (a / s->bc1 + s->c[2] * b) / denom + r->weight_decay * *p;
+    *p -= s->lr * u;
+}
+
 /* Apply rule r to element i. st[k] are the state arrays (NULL beyond n_state). */
 OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, float clip_scale,
                                        float *p, const float *g, float *const *st, long long i)
@@ -679,6 +700,7 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_ASGD: ob_rule_asgd(r, s, &p[i], gi, &st[0][i]); break;
     case OB_RULE_LAMB: ob_rule_lamb(r, s, &p[i], gi, &st[0][i], &st[1][i], &st[2][i]); break;
     case OB_RULE_LARS: ob_rule_lars(r, s, &p[i], gi, st[0] ? &st[0][i] : (float *)0); break;
+    case OB_RULE_ADEMAMIX: ob_rule_ademamix(r, s, &p[i], gi, &st[0][i], &st[1][i], &st[2][i]); break;
     case OB_RULE_COUNT: break;
     }
 }

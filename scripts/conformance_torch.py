@@ -22,10 +22,11 @@ vector then against a torch parameter group without decay, as timm's
 create_optimizer builds it).
 nadam runs with formula=torch1.13 on PyTorch < 2.0 and torch2 after;
 decoupled weight decay of nadam/radam where torch has it (>= 2.0).
-lamb and lars, which torch.optim lacks, against LambRef and LarsRef below:
-the algorithms of timm's Lamb (apex's FusedLAMB; its built-in global
-clipping, max_grad_norm, off, as optbench leaves clipping to
-train.clip_norm) and timm's Lars (after apex's LARC) written out in torch.
+lamb, lars and ademamix, which torch.optim lacks, against LambRef, LarsRef
+and AdEMAMixRef below: the algorithms of timm's Lamb (apex's FusedLAMB; its
+built-in global clipping, max_grad_norm, off, as optbench leaves clipping to
+train.clip_norm), timm's Lars (after apex's LARC) and the AdEMAMix authors'
+PyTorch optimizer (with its alpha and beta3 warmups) written out in torch.
 
 Prints one line per optimizer (cases, worst scaled error, the case it came
 from) and 'N cases, M failed'; exits 1 on a failure, 77 when torch is missing.
@@ -58,7 +59,7 @@ TOL = 1e-4
 # it themselves, muon's filter concerns its AdamW group, which a replay of
 # one matrix does not have
 FILTERED = ("sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "asgd",
-            "adamw_sf", "sgd_sf", "adafactor")
+            "adamw_sf", "sgd_sf", "adafactor", "ademamix")
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 
@@ -250,7 +251,65 @@ def draw_case(rng, opt):
         kw = dict(lr=s["lr"], momentum=s["momentum"], nesterov=s["nesterov"], weight_decay=s["weight_decay"],
                   adjust_lr_fn=s["adjust_lr"])
         return s, torch.optim.Muon, kw
+    if opt == "ademamix":
+        s["lr"] = pick(rng, 1e-3, 1e-2, 0.1)
+        s["beta1"] = pick(rng, 0.0, 0.5, 0.9)
+        s["beta2"] = pick(rng, 0.9, 0.99, 0.999)
+        s["beta3"] = pick(rng, 0.99, 0.999, 0.9999)
+        s["alpha"] = pick(rng, 0.0, 2.0, 8.0)
+        s["alpha_warmup"] = pick(rng, 0, 0, 5, 30)
+        s["beta3_warmup"] = pick(rng, 0, 0, 7, 30)
+        s["eps"] = pick(rng, 1e-8, 1e-6, 1e-3)
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"], s["beta3"]), alpha=s["alpha"],
+                  alpha_warmup=s["alpha_warmup"], beta3_warmup=s["beta3_warmup"], eps=s["eps"],
+                  weight_decay=s["weight_decay"])
+        return s, AdEMAMixRef, kw
     raise ValueError(opt)
+
+
+class AdEMAMixRef(torch.optim.Optimizer):
+    """AdEMAMix (Pagliardini et al. 2024) as its authors' PyTorch optimizer
+    steps one tensor: m1 = beta1 m1 + (1 - beta1) g, m2 = beta3_t m2 +
+    (1 - beta3_t) g, v = beta2 v + (1 - beta2) g^2, u = (m1 / bc1 + alpha_t m2)
+    / (sqrt(v) / sqrt(bc2) + eps) + wd p, p -= lr u; alpha_t rises linearly
+    from 0 over alpha_warmup steps, beta3_t from beta1 to beta3 linearly in
+    half-life over beta3_warmup steps (0: no warmup)."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999, 0.9999), alpha=2.0, alpha_warmup=0, beta3_warmup=0,
+                 eps=1e-8, weight_decay=0.0):
+        super().__init__(params, dict(lr=lr, betas=betas, alpha=alpha, alpha_warmup=alpha_warmup,
+                                      beta3_warmup=beta3_warmup, eps=eps, weight_decay=weight_decay))
+
+    @staticmethod
+    def _half_life(beta):
+        return math.log(0.5) / math.log(beta + 1e-8) - 1
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            beta1, beta2, beta3 = group["betas"]
+            for p in group["params"]:
+                st = self.state[p]
+                if not st:
+                    st["t"] = 0
+                    st["m1"], st["m2"], st["v"] = (torch.zeros_like(p) for _ in range(3))
+                st["t"] += 1
+                t, g = st["t"], p.grad
+                alpha, b3 = group["alpha"], beta3
+                if t < group["alpha_warmup"]:
+                    alpha = t / group["alpha_warmup"] * alpha
+                if t < group["beta3_warmup"]:
+                    a = t / group["beta3_warmup"]
+                    h = (1 - a) * self._half_life(beta1) + a * self._half_life(beta3)
+                    b3 = math.pow(0.5, 1 / (h + 1))
+                st["m1"].mul_(beta1).add_(g, alpha=1 - beta1)
+                st["m2"].mul_(b3).add_(g, alpha=1 - b3)
+                st["v"].mul_(beta2).addcmul_(g, g, value=1 - beta2)
+                denom = (st["v"].sqrt() / math.sqrt(1 - beta2 ** t)).add_(group["eps"])
+                u = (st["m1"].div(1 - beta1 ** t) + alpha * st["m2"]) / denom
+                u.add_(p, alpha=group["weight_decay"])
+                p.add_(-group["lr"] * u)
 
 
 class LambRef(torch.optim.Optimizer):
@@ -397,7 +456,7 @@ def main():
     ap.add_argument("--keep", default=None)
     a = ap.parse_args()
     opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "rprop", "asgd",
-            "lamb", "lars"]
+            "lamb", "lars", "ademamix"]
     if hasattr(torch.optim, "Muon"):
         opts.append("muon")
     if hasattr(torch.optim, "Adafactor"):

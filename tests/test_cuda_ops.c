@@ -465,6 +465,7 @@ static int rule_cases(rule_case *out)
     ADD("lamb-sum", OB_RULE_LAMB, 3, 1, r->beta1 = 0.3f); /* m = beta1 m + g, no decay */
     ADD("lars", OB_RULE_LARS, 0, 0, r->weight_decay = 1e-4f);
     ADD("lars-momentum-nesterov", OB_RULE_LARS, 1, 0, r->momentum = 0.9f; r->nesterov = 1; r->weight_decay = 5e-4f);
+    ADD("ademamix", OB_RULE_ADEMAMIX, 3, 1, r->weight_decay = 0.01f; r->c[0] = 0.1f; r->c[1] = 0.01f);
 #undef ADD
     return n;
 }
@@ -525,6 +526,8 @@ static void rules_parity(int64_t n, const char *const *only, int n_only, double 
                     s.bc2 = (float)(1.0 - pow(0.99, t));
                     s.c[0] = 0.004f;
                     s.c[1] = t == 2 ? 0.0f : 0.003f; /* radam: both branches */
+                    s.c[2] = 2.0f;                   /* ademamix: alpha, sqrt(bc2) */
+                    s.c[3] = sqrtf(s.bc2);
                     OK(cpu.ops->upload(&cpu, csc, &s, sizeof s, &err));
                     OK(gpu.ops->upload(&gpu, gsc, &s, sizeof s, &err));
                     if (fused) {

@@ -261,6 +261,29 @@ static void ref_lion(ref *r, double *p, const double *g, int t)
     }
 }
 
+/* AdEMAMix as the paper's Algorithm 1 with its schedulers (alpha linear from
+ * 0, beta3 linear in half-life from beta1) and the authors' decay added to
+ * the update. */
+static void ref_ademamix(ref *r, double *p, const double *g, int t)
+{
+    double lr = HP("lr", 1e-3), b1 = HP("beta1", 0.9), b2 = HP("beta2", 0.999), b3 = HP("beta3", 0.9999),
+           alpha = HP("alpha", 2.0), ta = HP("alpha_warmup", 0), tb = HP("beta3_warmup", 0), eps = HP("eps", 1e-8),
+           wd = HP("weight_decay", 0);
+    if (t < ta) alpha *= t / ta;
+    if (t < tb) {
+        double a = t / tb, h1 = log(0.5) / log(b1 + 1e-8) - 1, h3 = log(0.5) / log(b3 + 1e-8) - 1;
+        b3 = pow(0.5, 1 / ((1 - a) * h1 + a * h3 + 1));
+    }
+    for (int i = 0; i < r->n; i++) {
+        double *m1 = &r->s[0][i], *m2 = &r->s[1][i], *v = &r->s[2][i];
+        *m1 = b1 * *m1 + (1 - b1) * g[i];
+        *m2 = b3 * *m2 + (1 - b3) * g[i];
+        *v = b2 * *v + (1 - b2) * g[i] * g[i];
+        double u = (*m1 / (1 - pow(b1, t)) + alpha * *m2) / (sqrt(*v / (1 - pow(b2, t))) + eps);
+        p[i] -= lr * (u + wd * p[i]);
+    }
+}
+
 /* Polar Express (arXiv 2505.16932, Algorithm 1) as printed; ns_ref applies
  * its safety factor 1.01 to all but the last triple. */
 static const double polar_express[8][3] = {
@@ -403,6 +426,9 @@ static const rcase cases[] = {
     {"rmsprop_centered", "rmsprop", "4x4", "lr=0.003,centered=true", 10, 1e-5, ref_rmsprop, NULL},
     {"nadam_torch2_l2", "nadam", "20", "lr=0.003,formula=torch2,weight_decay=0.01", 10, 1e-5, ref_nadam, NULL},
     {"lion_nowd", "lion", "5x5", "lr=0.01,beta1=0.95,beta2=0.98", 10, 1e-5, ref_lion, NULL},
+    {"ademamix_warmups_wd", "ademamix", "6x5", "lr=0.01,beta3=0.999,alpha=5,alpha_warmup=6,beta3_warmup=8,weight_decay=0.1",
+     12, 1e-5, ref_ademamix, NULL},
+    {"ademamix_default", "ademamix", "17", "lr=0.01", 10, 1e-5, ref_ademamix, NULL},
     {"muon_match_rms", "muon", "12x20", "lr=0.02,adjust_lr=match_rms_adamw,nesterov=false,weight_decay=0.05", 5, 1e-4,
      ref_muon, NULL},
     {"muon_tall_default", "muon", "20x12", "lr=0.01", 5, 1e-4, ref_muon, NULL},

@@ -73,7 +73,7 @@ static const struct {
     {"adamax", "0.01"},   {"adagrad", "0.05"}, {"adadelta", "1.0"},   {"rmsprop", "0.001"}, {"lion", "0.001"},
     {"muon", "0.01"},     {"root", "0.01"},    {"adamw_sf", "0.01"},  {"sgd_sf", "0.001"},  {"soap", "0.01"},
     {"adafactor", "0.01"}, {"rprop", "0.01"},  {"asgd", "0.001"},    {"lamb", "0.01"},
-    {"lars", "0.001"},
+    {"lars", "0.001"},    {"ademamix", "0.01"},
 };
 #define N_RUN_LRS (int)(sizeof run_lrs / sizeof run_lrs[0])
 

@@ -1126,11 +1126,11 @@ static void test_series_colours_cvd(void)
                 CHECK_MSG(d >= 20, "%s and %s are %.1f apart in %s", six[i], six[j], d, vision[v]);
             }
     /* the registry's colours, then the spares (adam's further configurations) */
-    const char *cols[64 + 8], *sw[6] = {"adam", "adam", "adam", "adam", "adam", "adam"}, *csw[6];
-    ob_series_colours(sw, 6, csw); /* adam's own, then the five spares */
+    const char *cols[64 + 8], *sw[5] = {"adam", "adam", "adam", "adam", "adam"}, *csw[5];
+    ob_series_colours(sw, 5, csw); /* adam's own, then the four spares */
     int n = 0;
     for (int i = 0; i < n_all && i < 64; i++) cols[n++] = col[i];
-    for (int k = 1; k < 6; k++) cols[n++] = csw[k];
+    for (int k = 1; k < 5; k++) cols[n++] = csw[k];
     for (int i = 0; i < n; i++) {
         double lab[3];
         colour_lab(cols[i], 0, lab);

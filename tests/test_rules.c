@@ -468,11 +468,51 @@ static void test_dispatch(void)
         case OB_RULE_ASGD: ob_rule_asgd(&r, &s, &pb, g, &b0); break;
         case OB_RULE_LAMB: ob_rule_lamb(&r, &s, &pb, g, &b0, &b1, &b2); break;
         case OB_RULE_LARS: ob_rule_lars(&r, &s, &pb, g, &b0); break;
+        case OB_RULE_ADEMAMIX: ob_rule_ademamix(&r, &s, &pb, g, &b0, &b1, &b2); break;
         case OB_RULE_COUNT: break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
                   (double)pa[0], (double)pb);
     }
+}
+
+/* AdEMAMix: the three moments and the update worked out by hand, with the
+ * decay added to the update; alpha 0 and beta3 = beta1 give Adam's step
+ * with that decay (m2 then equals m1). */
+static void test_ademamix_rule(void)
+{
+    ob_rule r = rule(OB_RULE_ADEMAMIX);
+    r.beta1 = 0.9f;
+    r.beta2 = 0.999f;
+    r.eps = 1e-8f;
+    r.weight_decay = 0.1f;
+    r.c[0] = 0.1f;
+    r.c[1] = 0.001f;
+    ob_rule_step s = step(0.01f, 2);
+    s.bc1 = 0.19f;
+    s.bc2 = 0.001999f;
+    s.c[0] = 0.99f; /* beta3_t */
+    s.c[1] = 0.01f;
+    s.c[2] = 2.0f;  /* alpha_t */
+    s.c[3] = sqrtf(0.001999f);
+    float p = 1.5f, m1 = 0.2f, m2 = 0.3f, v = 0.04f;
+    ob_rule_ademamix(&r, &s, &p, 2.0f, &m1, &m2, &v);
+    const double a = 0.2 * 0.9 + 0.1 * 2.0, b = 0.3 * 0.99 + 0.01 * 2.0, vv = 0.04 * 0.999 + 0.001 * 4.0;
+    CHECK_NEAR(m1, a, 1e-7);
+    CHECK_NEAR(m2, b, 1e-7);
+    CHECK_NEAR(v, vv, 1e-8);
+    const double u = (a / 0.19 + 2.0 * b) / (sqrt(vv) / sqrt(0.001999) + 1e-8) + 0.1 * 1.5;
+    CHECK_NEAR(p, 1.5 - 0.01 * u, 2e-6);
+    /* alpha 0, beta3 = beta1: Adam's step with the decay in the update */
+    s.c[0] = 0.9f;
+    s.c[1] = 0.1f;
+    s.c[2] = 0.0f;
+    p = 1.5f;
+    m1 = m2 = 0.2f;
+    v = 0.04f;
+    ob_rule_ademamix(&r, &s, &p, 2.0f, &m1, &m2, &v);
+    CHECK(m1 == m2);
+    CHECK_NEAR(p, 1.5 - 0.01 * (a / 0.19 / (sqrt(vv) / sqrt(0.001999) + 1e-8) + 0.15), 2e-6);
 }
 
 /* LAMB's direction (grad averaging or not, the decay added to u) and its
@@ -584,6 +624,7 @@ int main(void)
     test_rprop_asgd();
     test_lamb_rules();
     test_lars_rules();
+    test_ademamix_rule();
     test_dispatch();
     test_schedule_free_rule();
     test_schedule_free_sgd_rule();

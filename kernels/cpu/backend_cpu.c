@@ -639,6 +639,7 @@ OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc,
         SPLIT(wd, SPLIT(mom, SPLIT(first, SPLIT(r.nesterov, LOOP(ob_rule_lars(&r, &step, &p[i], g[i] * clip,
                                                                           s0 ? &s0[i] : NULL))))));
         break;
+    case OB_RULE_ADEMAMIX: LOOP(ob_rule_ademamix(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i], &s2[i])); break;
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;

@@ -10,10 +10,11 @@
 . "$(dirname "$0")/common.bash"
 RANDOM=${OB_KILL_SEED:-$$}
 
-opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf,adafactor,rprop,asgd
+opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf,adafactor,rprop,asgd,ademamix
 A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --checkpoint-every 25
    --set quadratic.dim=64 --set quadratic.inject_nan_step=130 --set sgd.momentum=0.9 --set sgd.nesterov=true
    --set adam.amsgrad=true --set rmsprop.centered=true --set rmsprop.momentum=0.5
+   --set ademamix.alpha_warmup=300 --set ademamix.beta3_warmup=300
    --set train.schedule=warmup_cosine --set train.warmup_steps=50
    --set train.on_nonfinite=rollback --set train.snapshot_every=40 --backend cpu)
 "$OPTBENCH" "${A[@]}" --db "$tmp/a_ref.db" --dump-params "$tmp/a_ref" 2>"$tmp/err" || { cat "$tmp/err"; exit 1; }

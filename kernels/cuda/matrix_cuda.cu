@@ -862,30 +862,48 @@ ob_status ob_cu_cols_sumsq(ob_device *dev, const float *x, int64_t batch, int64_
 }
 
 /* adafactor_precond, first pass: m[b] = max((float)(sum_r row[b][r]) / rows,
- * eps1), the sum in double, r ascending; one thread per b. The clamps
- * propagate NaN, as torch's clamp_(min=...) does (and the CPU). */
+ * eps1), the sum in double, r ascending (the CPU's order, so the same bits);
+ * one warp per b. The sum is one chain of additions, but the warp loads 32
+ * consecutive values at once (the next 32 while it adds these) and hands
+ * them to the chain by shuffles, instead of one thread waiting on each load
+ * in turn (30522 rows for bert-base's embedding). Every lane keeps the same
+ * sum, so the warp never diverges. The clamps propagate NaN, as torch's
+ * clamp_(min=...) does (and the CPU). */
 static __global__ void ada_mean_kernel(const float *__restrict__ row, int64_t batch, int64_t rows, float eps1,
                                        float *__restrict__ m)
 {
-    const int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; b < batch; b += step) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;
+    for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5; b < batch; b += warps) {
         const float *rb = row + b * rows;
         double s = 0.0;
-        for (int64_t r = 0; r < rows; r++) s = __dadd_rn(s, (double)rb[r]);
-        float mb = __fdiv_rn((float)s, (float)rows);
-        m[b] = mb < eps1 ? eps1 : mb;
+        float next = lane < rows ? rb[lane] : 0.0f;
+        for (int64_t r0 = 0; r0 < rows; r0 += 32) {
+            const float cur = next;
+            next = r0 + 32 + lane < rows ? rb[r0 + 32 + lane] : 0.0f;
+            const int nk = rows - r0 < 32 ? (int)(rows - r0) : 32; /* the same in every lane */
+            for (int k = 0; k < nk; k++) s = __dadd_rn(s, (double)__shfl_sync(0xffffffffu, cur, k));
+        }
+        if (lane == 0) {
+            const float mb = __fdiv_rn((float)s, (float)rows);
+            m[b] = mb < eps1 ? eps1 : mb;
+        }
     }
 }
 
 /* Second pass, one thread per element: the float operations of the CPU, each
- * rounded on its own (no contraction, no approximate division or sqrt). */
+ * rounded on its own (no contraction, no approximate division or sqrt).
+ * Indices in I: 32-bit where the tensor allows, as a 64-bit division is a
+ * long sequence of instructions on the GPU and this kernel does two per
+ * element. */
+template <typename I>
 static __global__ void ada_precond_kernel(const float *__restrict__ g, const float *__restrict__ row,
-                                          const float *__restrict__ col, const float *__restrict__ m, int64_t rows,
-                                          int64_t cols, int64_t total, float eps1sq, float *__restrict__ u)
+                                          const float *__restrict__ col, const float *__restrict__ m, I rows,
+                                          I cols, I total, float eps1sq, float *__restrict__ u)
 {
-    const int64_t step = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t idx = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
-        const int64_t c = idx % cols, br = idx / cols, b = br / rows;
+    const I step = (I)gridDim.x * blockDim.x;
+    for (I idx = (I)blockIdx.x * blockDim.x + threadIdx.x; idx < total; idx += step) {
+        const I c = idx % cols, br = idx / cols, b = br / rows;
         float v = __fmul_rn(row[br], col[b * cols + c]);
         v = __fdiv_rn(v, m[b]);
         v = v < eps1sq ? eps1sq : v;
@@ -904,11 +922,16 @@ ob_status ob_cu_adafactor_precond(ob_device *dev, const float *g, const float *r
     cuda_impl *c = cu_impl(dev);
     float *m = NULL;
     OB_TRY(ob_cu_scratch(dev, (size_t)batch * sizeof(float), (void **)&m, e));
-    ada_mean_kernel<<<cu_grid(dev, batch, 128), 128, 0, c->stream>>>(row, batch, rows, eps1, m);
+    ada_mean_kernel<<<cu_grid(dev, batch * 32, 128), 128, 0, c->stream>>>(row, batch, rows, eps1, m); /* a warp per b */
     OB_CU_LAUNCHED(e, op);
     const int64_t total = batch * rows * cols;
     const float eps1sq = eps1 * eps1; /* on the host, as the CPU computes it */
-    ada_precond_kernel<<<cu_grid(dev, total, 256), 256, 0, c->stream>>>(g, row, col, m, rows, cols, total, eps1sq, u);
+    const unsigned blocks = cu_grid(dev, total, 256);
+    if (total + (int64_t)blocks * 256 <= INT32_MAX) /* idx + step stays in range */
+        ada_precond_kernel<int32_t><<<blocks, 256, 0, c->stream>>>(g, row, col, m, (int32_t)rows, (int32_t)cols,
+                                                                   (int32_t)total, eps1sq, u);
+    else
+        ada_precond_kernel<int64_t><<<blocks, 256, 0, c->stream>>>(g, row, col, m, rows, cols, total, eps1sq, u);
     OB_CU_LAUNCHED(e, op);
     return OB_OK;
 }

@@ -782,6 +782,59 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
                                      : "; `--eval-target WORKLOAD=LOSS` sets a looser target");
 }
 
+/* The configuration label of group k without its optimizer's name
+ * ("beta2=0.95"), "-" for an optimizer run in one configuration. */
+static const char *config_text(const ob_dataset *d, const ob_group *g, int n_configs)
+{
+    const char *label = d->opt_labels[g->opt];
+    const size_t n = strlen(d->opt_names[g->opt]);
+    if (n_configs < 2 || strncmp(label, d->opt_names[g->opt], n) || label[n] != ' ') return "-";
+    return label + n + 1;
+}
+
+/* Each optimizer at its best configuration on workload w, where the matrix
+ * swept some optimizer's hyperparameters (ob_stats_best_configs). */
+static void doc_configs(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+{
+    ob_best_config rows[256];
+    int swept = 0;
+    const int n = ob_stats_best_configs(d, s, w, rows, 256, &swept);
+    if (!swept) return;
+    char b1[64], b2[64];
+    int any_conf = 0;
+    for (int i = 0; i < n; i++) any_conf |= !isnan(s->g[rows[i].best].confirm_lr);
+    doc_p(dc, "Each optimizer at its best configuration: the sweeps (--sweep) made several configurations of some "
+              "optimizers, each with its own lr sweep; here is each optimizer's configuration with the lowest "
+              "median final loss at its best lr, beside its worst (how much the swept settings matter), ordered "
+              "by the best. The choice is made on the sweep's own seeds, so its median is optimistic, as the best "
+              "lr's is%s.",
+          any_conf ? "; the fresh seeds' median (--confirm-seeds, at that configuration's best lr) is the estimate "
+                     "to quote"
+                   : "; --confirm-seeds runs fresh seeds at each configuration's best lr, the estimate to quote");
+    static const char *const hdr[] = {"optimizer",           "best configuration", "configurations", "at lr",
+                                      "final loss (median)", "95% CI",             "worst configuration",
+                                      "its final loss (median)", "fresh seeds (median)"};
+    doc_table(dc, 9, hdr);
+    for (int i = 0; i < n; i++) {
+        const ob_group *g = &s->g[rows[i].best], *bad = &s->g[rows[i].worst];
+        doc_cell(dc, "%s", d->opt_names[g->opt]);
+        doc_cell(dc, "%s", config_text(d, g, rows[i].n_configs));
+        doc_cell(dc, "%d", rows[i].n_configs);
+        doc_cell(dc, "%s", g->best >= 0 ? num(g->best_lr, b1, sizeof b1) : "-");
+        doc_cell(dc, "%s", g->best >= 0 ? num(g->final.median, b1, sizeof b1) : ob_group_no_best(g));
+        if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
+        else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
+        doc_cell(dc, "%s", rows[i].n_configs < 2 ? "-" : config_text(d, bad, rows[i].n_configs));
+        doc_cell(dc, "%s", rows[i].n_configs < 2 ? "-"
+                           : bad->best >= 0     ? num(bad->final.median, b1, sizeof b1)
+                                                : ob_group_no_best(bad));
+        if (isnan(g->confirm_lr)) doc_cell(dc, "-");
+        else doc_cell(dc, "%s (%d seeds)", num(g->conf_final.median, b1, sizeof b1), g->conf_final.n);
+        doc_row_end(dc);
+    }
+    doc_table_end(dc);
+}
+
 /* Workload w's time to the held-out target, where its runs were evaluated
  * during training (ob_stats.ev_every). */
 static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
@@ -1081,6 +1134,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             free(crank);
             return st;
         }
+        doc_configs(dc, d, s, w);
 
         int n_conf = 0, n_overlap = 0, max_seeds = 0;
         for (int k = 0; k < s->n_g; k++)

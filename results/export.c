@@ -389,6 +389,14 @@ static const ob_file_doc docs[] = {
      "metric with report --heldout-on metric: the target is then on the held-out metric, higher is better, "
      "default 0.9 x the best lower-median final metric or halfway from the metric at step 0 to it, and a "
      "seed gets there at its first evaluation at or above it; workloads without a metric are left out)"},
+    {"best_configuration.csv", "each optimizer at its best configuration, on workloads where the sweeps "
+     "(--sweep) made several configurations of an optimizer; only then",
+     "workload, optimizer, configurations (how many the optimizer has there), best_configuration (the swept "
+     "values of the one with the lowest median final loss at its best lr; empty with one configuration), lr "
+     "(its best lr), final_median, final_ci_lo, final_ci_hi (as in summary.csv), worst_configuration and "
+     "worst_final_median (the highest; inf: no finite median), confirm_median and confirm_seeds (fresh seeds "
+     "at the best configuration's best lr, --confirm-seeds; empty without). The choice is made on the "
+     "sweep's seeds, so final_median is optimistic; confirm_median is not"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
@@ -1218,6 +1226,69 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
     return ob_csv_close(&c, e);
 }
 
+/* The swept values of group g's configuration ("beta2=0.95"); NULL with one
+ * configuration. */
+static const char *config_values(const ob_dataset *d, const ob_group *g, int n_configs)
+{
+    const char *label = d->opt_labels[g->opt];
+    const size_t n = strlen(d->opt_names[g->opt]);
+    if (n_configs < 2 || strncmp(label, d->opt_names[g->opt], n) || label[n] != ' ') return NULL;
+    return label + n + 1;
+}
+
+/* best_configuration.csv where some workload has an optimizer in several
+ * configurations (ob_stats_best_configs); else none (an earlier report's
+ * is removed). */
+static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    ob_best_config *rows = malloc(((size_t)s->n_g + 1) * sizeof *rows);
+    if (!rows) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    int any = 0;
+    for (int w = 0; w < d->n_wl && !any; w++) (void)ob_stats_best_configs(d, s, w, rows, s->n_g, &any);
+    if (!any) {
+        free(rows);
+        char p[1200];
+        snprintf(p, sizeof p, "%s/best_configuration.csv", dir);
+        remove(p);
+        return OB_OK;
+    }
+    ob_csv c;
+    ob_status st = ob_csv_open(&c, dir, "best_configuration.csv",
+                               HDR("workload", "optimizer", "configurations", "best_configuration", "lr",
+                                   "final_median", "final_ci_lo", "final_ci_hi", "worst_configuration",
+                                   "worst_final_median", "confirm_median", "confirm_seeds"),
+                               e);
+    if (st != OB_OK) {
+        free(rows);
+        return st;
+    }
+    for (int w = 0; w < d->n_wl; w++) {
+        int swept = 0;
+        const int n = ob_stats_best_configs(d, s, w, rows, s->n_g, &swept);
+        if (!swept) continue;
+        for (int i = 0; i < n; i++) {
+            const ob_group *g = &s->g[rows[i].best], *bad = &s->g[rows[i].worst];
+            const int many = rows[i].n_configs > 1;
+            ob_csv_str(&c, d->wl_labels[w]);
+            ob_csv_str(&c, d->opt_names[g->opt]);
+            ob_csv_int(&c, rows[i].n_configs);
+            ob_csv_str(&c, config_values(d, g, rows[i].n_configs));
+            ob_csv_num(&c, g->best >= 0 ? g->best_lr : NAN);
+            ob_csv_num(&c, g->best >= 0 ? g->final.median : INFINITY);
+            ob_csv_num(&c, g->final.ci_cover >= 0.95 ? g->final.ci_lo : NAN);
+            ob_csv_num(&c, g->final.ci_cover >= 0.95 ? g->final.ci_hi : NAN);
+            ob_csv_str(&c, many ? config_values(d, bad, rows[i].n_configs) : NULL);
+            ob_csv_num(&c, !many ? NAN : bad->best >= 0 ? bad->final.median : INFINITY);
+            ob_csv_num(&c, isnan(g->confirm_lr) ? NAN : g->conf_final.median);
+            if (isnan(g->confirm_lr)) ob_csv_str(&c, NULL);
+            else ob_csv_int(&c, g->conf_final.n);
+            ob_csv_row(&c);
+        }
+    }
+    free(rows);
+    return ob_csv_close(&c, e);
+}
+
 static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     ob_csv c;
@@ -1563,6 +1634,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK) st = write_best_series(db, d, s, dir, e);
     if (st == OB_OK) st = write_targets_cost(d, s, dir, e);
     if (st == OB_OK) st = write_paired(d, s, dir, e);
+    if (st == OB_OK) st = write_best_configs(d, s, dir, e);
     if (st == OB_OK) st = write_settings(db, d, dir, e);
     if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
     else if (st == OB_OK) {

@@ -1430,6 +1430,40 @@ int ob_stats_tt_rank(const ob_stats *s, int k) { return ttt_rank(s, k, 0); }
 
 int ob_stats_ev_rank(const ob_stats *s, int k) { return ttt_rank(s, k, 1); }
 
+/* A group's median final loss for choosing among configurations: +inf when none. */
+static double config_final(const ob_group *g) { return isnan(g->final.median) ? INFINITY : g->final.median; }
+
+int ob_stats_best_configs(const ob_dataset *d, const ob_stats *s, int w, ob_best_config *out, int cap, int *swept)
+{
+    int n = 0;
+    *swept = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w) continue;
+        int i = 0; /* the optimizer's row, or a new one */
+        while (i < n && strcmp(d->opt_names[s->g[out[i].best].opt], d->opt_names[g->opt])) i++;
+        if (i == n) {
+            if (n == cap) continue;
+            out[n++] = (ob_best_config){k, k, 1};
+            continue;
+        }
+        out[i].n_configs++;
+        *swept = 1;
+        if (config_final(g) < config_final(&s->g[out[i].best])) out[i].best = k;
+        if (config_final(g) > config_final(&s->g[out[i].worst])) out[i].worst = k;
+    }
+    for (int i = 1; i < n; i++) { /* insertion sort: stable, so ties keep group order */
+        ob_best_config v = out[i];
+        int j = i - 1;
+        while (j >= 0 && config_final(&s->g[out[j].best]) > config_final(&s->g[v.best])) {
+            out[j + 1] = out[j];
+            j--;
+        }
+        out[j + 1] = v;
+    }
+    return n;
+}
+
 int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile, char *names, size_t cap)
 {
     int n = 0;

@@ -423,6 +423,19 @@ ob_status ob_stats_compute_db(struct sqlite3 *db, const char *db_name, ob_datase
 void ob_stats_free(ob_stats *s);
 /* The group of (wl, opt), NULL when that pair has no runs. */
 const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt);
+/* Each optimizer (by name) of workload w at its best configuration: where
+ * the matrix swept an optimizer's hyperparameters (--sweep), each
+ * configuration is a group of its own; best is the one with the lowest
+ * median final loss at its best lr, worst the highest (no finite median:
+ * +inf; ties: the first in group order). */
+typedef struct ob_best_config {
+    int best, worst; /* group indices */
+    int n_configs;   /* the optimizer's groups on w */
+} ob_best_config;
+/* The optimizers of w into out (at most cap), ordered by their best
+ * configuration's median final loss (ties: group order); returns how many.
+ * *swept: 1 when one of them has two configurations or more. */
+int ob_stats_best_configs(const ob_dataset *d, const ob_stats *s, int w, ob_best_config *out, int cap, int *swept);
 /* Why a group has no best lr (best < 0): "no run finished", "every run
  * diverged", or "no lr with a finite median" (half its seeds or more diverged,
  * or ended without a finite loss, at every lr). */

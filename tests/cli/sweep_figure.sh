@@ -26,6 +26,24 @@ check "after the lr figure" test "$(grep -n 'lr_quadratic.gp' "$r/summary.md" | 
   "$(grep -n 'hp_quadratic_beta2.gp' "$r/summary.md" | head -1 | cut -d: -f1)"
 check "index.html shows it" grep -q 'hp_quadratic_beta2' "$r/index.html"
 check "the Files section documents hp_sweep.csv" grep -q '| hp_sweep.csv |' "$r/summary.md"
+# each optimizer at its best configuration: adam's of its three (the lowest
+# final_median of summary.csv's adam rows), sgd's one; in summary.md too
+check "best_configuration.csv: adam (3 configurations) and sgd (1)" \
+  test "$(grep -c '^"quadratic","adam",3,"beta2=0.9[9]*",' "$r/best_configuration.csv")" = 1 -a \
+  "$(grep -c '^"quadratic","sgd",1,,' "$r/best_configuration.csv")" = 1
+check "best_configuration.csv: adam's best is the lowest median of its configurations" python3 - "$r" <<'PY'
+import csv, sys
+d = sys.argv[1]
+rows = [r for r in csv.DictReader(open(d + "/summary.csv")) if r["optimizer"].startswith("adam ")]
+best = min(rows, key=lambda r: float(r["final_median"]))
+worst = max(rows, key=lambda r: float(r["final_median"]))
+b = [r for r in csv.DictReader(open(d + "/best_configuration.csv")) if r["optimizer"] == "adam"][0]
+ok = ("adam " + b["best_configuration"] == best["optimizer"] and b["final_median"] == best["final_median"]
+      and b["lr"] == best["best_lr"] and "adam " + b["worst_configuration"] == worst["optimizer"]
+      and b["worst_final_median"] == worst["final_median"])
+sys.exit(0 if ok else 1)
+PY
+check "summary.md: each optimizer at its best configuration" grep -q '^Each optimizer at its best configuration' "$r/summary.md"
 if [ -z "$render" ]; then
   check "the figure is rendered (PNG)" test -s "$r/hp_quadratic_beta2.png"
   check "the figure is rendered (SVG)" test -s "$r/hp_quadratic_beta2.svg"
@@ -38,5 +56,7 @@ fi
 check "no hp_sweep.csv without sweeps" test ! -e "$tmp/n/hp_sweep.csv"
 check "no hp_ figure without sweeps" test -z "$(ls "$tmp/n" | grep '^hp_')"
 check "summary.md without the section" test "$(grep -c 'Sensitivity to' "$tmp/n/summary.md")" = 0
+check "no best_configuration.csv without sweeps" test ! -e "$tmp/n/best_configuration.csv"
+check "summary.md without the best-configuration table" test "$(grep -c '^Each optimizer at its best' "$tmp/n/summary.md")" = 0
 if [ -n "${OB_KEEP_FIG:-}" ]; then cp "$r"/hp_quadratic_beta2.* "$r/hp_sweep.csv" "$OB_KEEP_FIG"/ 2>/dev/null; fi
 exit $fail

@@ -111,6 +111,58 @@ static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
                  tnum(sp->min, 4, 1, b, sizeof b), tnum(sp->max, 4, 1, c, sizeof c));
 }
 
+/* The swept values of group g's configuration ("beta2=0.95"), "--" with one. */
+static const char *config_of(const ob_dataset *d, const ob_group *g, int n_configs)
+{
+    const char *label = d->opt_labels[g->opt];
+    const size_t n = strlen(d->opt_names[g->opt]);
+    if (n_configs < 2 || strncmp(label, d->opt_names[g->opt], n) || label[n] != ' ') return "--";
+    return label + n + 1;
+}
+
+/* Workload w's optimizers at their best configurations, where sweeps made
+ * several of some (ob_stats_best_configs); nothing otherwise. */
+static void best_config_table(const ob_dataset *d, const ob_stats *s, int w, FILE *f)
+{
+    ob_best_config rows[256];
+    int swept = 0;
+    const int n = ob_stats_best_configs(d, s, w, rows, 256, &swept);
+    if (!swept) return;
+    int any_conf = 0;
+    for (int i = 0; i < n; i++) any_conf |= !isnan(s->g[rows[i].best].confirm_lr);
+    char wl[512], lab[256];
+    ob_latex_escape(d->wl_labels[w], wl, sizeof wl);
+    slug(d->wl_labels[w], lab, sizeof lab);
+    fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
+    fprintf(f,
+            "  \\caption{%s: each optimizer at its best configuration of the swept hyperparameters, the one with "
+            "the lowest median final training loss at its best learning rate (median over seeds with [min, max]), "
+            "beside its worst configuration's median. Chosen on the sweep's own seeds, so the best is "
+            "optimistic%s.}\n  \\label{tab:optbench-%s-configs}\n  \\smallskip\n",
+            wl, any_conf ? "; confirmed: the median of fresh seeds at that configuration's best learning rate" : "",
+            lab[0] ? lab : "workload");
+    fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
+    fprintf(f, "  \\begin{tabular}{@{}llrrlr%s@{}}\n    \\toprule\n", any_conf ? "r" : "");
+    fprintf(f, "    Optimizer & Best configuration & Best lr & Final loss & Worst configuration & Final loss%s "
+               "\\\\\n    \\midrule\n",
+            any_conf ? " & Confirmed" : "");
+    for (int i = 0; i < n; i++) {
+        const ob_group *g = &s->g[rows[i].best], *bad = &s->g[rows[i].worst];
+        char opt[256], cb[512], cw[512], a[64], cell[256];
+        ob_latex_escape(d->opt_names[g->opt], opt, sizeof opt);
+        ob_latex_escape(config_of(d, g, rows[i].n_configs), cb, sizeof cb);
+        ob_latex_escape(config_of(d, bad, rows[i].n_configs), cw, sizeof cw);
+        spread_cell(&g->final, 0, cell, sizeof cell);
+        fprintf(f, "    %s & %s & %s & %s & ", opt, cb, g->best >= 0 ? tnum(g->best_lr, 3, 0, a, sizeof a) : "--",
+                g->best >= 0 ? cell : ob_group_no_best(g));
+        if (rows[i].n_configs < 2) fprintf(f, "-- & --");
+        else fprintf(f, "%s & %s", cw, bad->best >= 0 ? tnum(bad->final.median, 4, 1, a, sizeof a) : ob_group_no_best(bad));
+        if (any_conf) fprintf(f, " & %s", isnan(g->confirm_lr) ? "--" : tnum(g->conf_final.median, 4, 1, a, sizeof a));
+        fprintf(f, " \\\\\n");
+    }
+    fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
+}
+
 ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e)
 {
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
@@ -236,6 +288,7 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                 fprintf(f, " \\\\\n");
             }
         fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
+        best_config_table(d, s, w, f);
     }
     free(rank);
     free(crank);

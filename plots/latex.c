@@ -150,12 +150,14 @@ static void best_config_table(const ob_dataset *d, const ob_stats *s, int w, FIL
         const ob_group *g = &s->g[rows[i].best], *bad = &s->g[rows[i].worst];
         char opt[256], cb[512], cw[512], a[64], cell[256];
         ob_latex_escape(d->opt_names[g->opt], opt, sizeof opt);
-        ob_latex_escape(config_of(d, g, rows[i].n_configs), cb, sizeof cb);
-        ob_latex_escape(config_of(d, bad, rows[i].n_configs), cw, sizeof cw);
+        /* none with a finite median: none is the best or the worst */
+        const int none = g->best < 0 || !isfinite(g->final.median);
+        ob_latex_escape(config_of(d, g, none ? 1 : rows[i].n_configs), cb, sizeof cb);
+        ob_latex_escape(config_of(d, bad, none ? 1 : rows[i].n_configs), cw, sizeof cw);
         spread_cell(&g->final, 0, cell, sizeof cell);
         fprintf(f, "    %s & %s & %s & %s & ", opt, cb, g->best >= 0 ? tnum(g->best_lr, 3, 0, a, sizeof a) : "--",
                 g->best >= 0 ? cell : ob_group_no_best(g));
-        if (rows[i].n_configs < 2) fprintf(f, "-- & --");
+        if (rows[i].n_configs < 2 || none) fprintf(f, "-- & --");
         else fprintf(f, "%s & %s", cw, bad->best >= 0 ? tnum(bad->final.median, 4, 1, a, sizeof a) : ob_group_no_best(bad));
         if (any_conf) fprintf(f, " & %s", isnan(g->confirm_lr) ? "--" : tnum(g->conf_final.median, 4, 1, a, sizeof a));
         fprintf(f, " \\\\\n");

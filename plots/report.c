@@ -817,14 +817,16 @@ static void doc_configs(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
     doc_table(dc, 9, hdr);
     for (int i = 0; i < n; i++) {
         const ob_group *g = &s->g[rows[i].best], *bad = &s->g[rows[i].worst];
+        /* every configuration without a finite median: none is the best */
+        const int none = g->best < 0 || !isfinite(g->final.median);
         doc_cell(dc, "%s", d->opt_names[g->opt]);
-        doc_cell(dc, "%s", config_text(d, g, rows[i].n_configs));
+        doc_cell(dc, "%s", none ? "- (none has a finite median)" : config_text(d, g, rows[i].n_configs));
         doc_cell(dc, "%d", rows[i].n_configs);
         doc_cell(dc, "%s", g->best >= 0 ? num(g->best_lr, b1, sizeof b1) : "-");
         doc_cell(dc, "%s", g->best >= 0 ? num(g->final.median, b1, sizeof b1) : ob_group_no_best(g));
         if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
         else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
-        doc_cell(dc, "%s", rows[i].n_configs < 2 ? "-" : config_text(d, bad, rows[i].n_configs));
+        doc_cell(dc, "%s", rows[i].n_configs < 2 || none ? "-" : config_text(d, bad, rows[i].n_configs));
         doc_cell(dc, "%s", rows[i].n_configs < 2 ? "-"
                            : bad->best >= 0     ? num(bad->final.median, b1, sizeof b1)
                                                 : ob_group_no_best(bad));
@@ -839,6 +841,12 @@ static void doc_configs(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
  * during training (ob_stats.ev_every). */
 static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
+    if (s->ev_no_metric && s->ev_no_metric[w]) {
+        doc_p(dc, "Time to the held-out target: none. It is on the held-out metric here (report --heldout-on "
+                  "metric), and %s has none; report --heldout-on loss times the held-out loss.",
+              d->wl_labels[w]);
+        return;
+    }
     if (!s->ev_every || !s->ev_every[w]) return;
     char b1[64], b2[64], what[96], rule[512];
     const char *q = strchr(d->wl_labels[w], ' ') ? "'" : "";
@@ -1341,7 +1349,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
           s->profile_heldout ? "held-out " : "", s->tau_max, s->tau_max, s->profile_workloads, d->n_wl);
     if (s->profile_heldout)
         doc_p(dc, "On the held-out target (--profile-on heldout): only workloads evaluated during training "
-                  "(eval_every > 0) can enter; the time-to-target figure below stays on the training loss.");
+                  "(eval_every > 0)%s can enter; the time-to-target figure below stays on the training loss.",
+              s->heldout_metric ? " that have a held-out metric (--heldout-on metric)" : "");
     {
         /* the optimizers that ran on fewer of them: their area is low for that alone */
         char few[512] = "";

@@ -392,11 +392,12 @@ static const ob_file_doc docs[] = {
     {"best_configuration.csv", "each optimizer at its best configuration, on workloads where the sweeps "
      "(--sweep) made several configurations of an optimizer; only then",
      "workload, optimizer, configurations (how many the optimizer has there), best_configuration (the swept "
-     "values of the one with the lowest median final loss at its best lr; empty with one configuration), lr "
-     "(its best lr), final_median, final_ci_lo, final_ci_hi (as in summary.csv), worst_configuration and "
-     "worst_final_median (the highest; inf: no finite median), confirm_median and confirm_seeds (fresh seeds "
-     "at the best configuration's best lr, --confirm-seeds; empty without). The choice is made on the "
-     "sweep's seeds, so final_median is optimistic; confirm_median is not"},
+     "values of the one with the lowest median final loss at its best lr; empty with one configuration, or "
+     "where none has a finite median), lr (its best lr), final_median, final_min, final_max, final_ci_lo, "
+     "final_ci_hi, final_ci_coverage (its row of summary.csv), worst_configuration and worst_final_median "
+     "(the highest; empty as best_configuration is), confirm_median and confirm_seeds (fresh seeds at the "
+     "best configuration's best lr, --confirm-seeds; empty without). The choice is made on the sweep's "
+     "seeds, so final_median is optimistic; confirm_median is not"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
      "slower than sgd), items_per_sec, peak_mem_bytes (high-water mark of optbench's allocations), "
@@ -1255,8 +1256,9 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
     ob_csv c;
     ob_status st = ob_csv_open(&c, dir, "best_configuration.csv",
                                HDR("workload", "optimizer", "configurations", "best_configuration", "lr",
-                                   "final_median", "final_ci_lo", "final_ci_hi", "worst_configuration",
-                                   "worst_final_median", "confirm_median", "confirm_seeds"),
+                                   "final_median", "final_min", "final_max", "final_ci_lo", "final_ci_hi",
+                                   "final_ci_coverage", "worst_configuration", "worst_final_median",
+                                   "confirm_median", "confirm_seeds"),
                                e);
     if (st != OB_OK) {
         free(rows);
@@ -1268,15 +1270,14 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
         if (!swept) continue;
         for (int i = 0; i < n; i++) {
             const ob_group *g = &s->g[rows[i].best], *bad = &s->g[rows[i].worst];
-            const int many = rows[i].n_configs > 1;
+            /* none with a finite median: neither is the best, nor the worst */
+            const int many = rows[i].n_configs > 1 && g->best >= 0 && isfinite(g->final.median);
             ob_csv_str(&c, d->wl_labels[w]);
             ob_csv_str(&c, d->opt_names[g->opt]);
             ob_csv_int(&c, rows[i].n_configs);
-            ob_csv_str(&c, config_values(d, g, rows[i].n_configs));
+            ob_csv_str(&c, many ? config_values(d, g, rows[i].n_configs) : NULL);
             ob_csv_num(&c, g->best >= 0 ? g->best_lr : NAN);
-            ob_csv_num(&c, g->best >= 0 ? g->final.median : INFINITY);
-            ob_csv_num(&c, g->final.ci_cover >= 0.95 ? g->final.ci_lo : NAN);
-            ob_csv_num(&c, g->final.ci_cover >= 0.95 ? g->final.ci_hi : NAN);
+            spread_cols(&c, &g->final);
             ob_csv_str(&c, many ? config_values(d, bad, rows[i].n_configs) : NULL);
             ob_csv_num(&c, !many ? NAN : bad->best >= 0 ? bad->final.median : INFINITY);
             ob_csv_num(&c, isnan(g->confirm_lr) ? NAN : g->conf_final.median);

@@ -988,8 +988,9 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
     s->ev_target_given = calloc(nw, sizeof *s->ev_target_given);
     s->ev_target_halfway = calloc(nw, sizeof *s->ev_target_halfway);
     s->ev_target_at_start = calloc(nw, sizeof *s->ev_target_at_start);
+    s->ev_no_metric = calloc(nw, sizeof *s->ev_no_metric);
     if (!s->ev_every || !s->ev_start || !s->ev_target || !s->ev_target_given || !s->ev_target_halfway ||
-        !s->ev_target_at_start)
+        !s->ev_target_at_start || !s->ev_no_metric)
         return no_mem(e, "computing the held-out time to target");
     const int metric = o->heldout_metric != 0, sign = metric ? -1 : 1; /* sign * value: lower is better */
     s->heldout_metric = metric;
@@ -1012,7 +1013,10 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
             if (ne > 0 && es[0] == 0 && isfinite(el[0])) tmp[ns++] = el[0];
             for (int64_t j = 0; j < ne && !valued; j++) valued = !isnan(el[j]);
         }
-        if (!valued) every = 0; /* no held-out metric here (quadratic): nothing to time */
+        if (!valued && every) { /* no held-out metric here (quadratic): nothing to time */
+            s->ev_no_metric[w] = 1;
+            every = 0;
+        }
         s->ev_every[w] = every;
         if (!every) continue; /* evaluated at the end only: nothing to time */
         s->ev_start[w] = ob_stat_median(tmp, ns);
@@ -1344,6 +1348,7 @@ void ob_stats_free(ob_stats *s)
     free(s->ev_target_given);
     free(s->ev_target_halfway);
     free(s->ev_target_at_start);
+    free(s->ev_no_metric);
     free(s->target_at_start);
     free(s->tt_by_median);
     free(s->taus);
@@ -1450,7 +1455,7 @@ int ob_stats_best_configs(const ob_dataset *d, const ob_stats *s, int w, ob_best
         out[i].n_configs++;
         *swept = 1;
         if (config_final(g) < config_final(&s->g[out[i].best])) out[i].best = k;
-        if (config_final(g) > config_final(&s->g[out[i].worst])) out[i].worst = k;
+        if (config_final(g) >= config_final(&s->g[out[i].worst])) out[i].worst = k;
     }
     for (int i = 1; i < n; i++) { /* insertion sort: stable, so ties keep group order */
         ob_best_config v = out[i];

@@ -346,6 +346,8 @@ typedef struct ob_stats {
     double *ev_start;           /* (n_wl,) median held-out loss (metric) at step 0; NaN when not evaluated there */
     double *ev_target;          /* (n_wl,) held-out target loss (metric); NaN when none */
     int *ev_target_given, *ev_target_halfway, *ev_target_at_start; /* as target_given, ... */
+    int *ev_no_metric;          /* (n_wl,) 1: evaluated during training, but heldout_metric and the
+                                 * workload has no metric (ev_every is 0 there) */
     /* performance profile */
     int n_tau;
     double *taus;               /* (n_tau,) */
@@ -426,8 +428,9 @@ const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt);
 /* Each optimizer (by name) of workload w at its best configuration: where
  * the matrix swept an optimizer's hyperparameters (--sweep), each
  * configuration is a group of its own; best is the one with the lowest
- * median final loss at its best lr, worst the highest (no finite median:
- * +inf; ties: the first in group order). */
+ * median final loss at its best lr (no finite median: +inf; ties: the first
+ * in group order), worst the highest (ties: the last, so that best and
+ * worst differ where there are two configurations or more). */
 typedef struct ob_best_config {
     int best, worst; /* group indices */
     int n_configs;   /* the optimizer's groups on w */

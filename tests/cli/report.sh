@@ -48,6 +48,8 @@ check "--heldout-on metric: the target on the held-out accuracy" \
 check "--heldout-on metric: a row per cnn-tiny group, on the metric; none for quadratic" \
   test "$(grep -c '^"cnn-tiny".*,10,"metric"$' "$tmp/rep_m/time_to_heldout_target.csv")" -eq 2 -a \
   "$(grep -c '^"quadratic"' "$tmp/rep_m/time_to_heldout_target.csv")" -eq 0
+check "--heldout-on metric: quadratic has no metric, and the report says so" \
+  grep -q 'It is on the held-out metric here (report --heldout-on metric), and quadratic has none' "$tmp/rep_m/summary.md"
 bad_input "report --heldout-on misspelt" "report: --heldout-on 'accuracy' is not 'loss' or 'metric'" report --db "$db" --out "$tmp/x" --heldout-on accuracy
 bad_input "report --profile-on misspelt" "report: --profile-on 'held' is not 'train' or 'heldout'" report --db "$db" --out "$tmp/x" --profile-on held
 check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"

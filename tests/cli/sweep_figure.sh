@@ -44,6 +44,13 @@ ok = ("adam " + b["best_configuration"] == best["optimizer"] and b["final_median
 sys.exit(0 if ok else 1)
 PY
 check "summary.md: each optimizer at its best configuration" grep -q '^Each optimizer at its best configuration' "$r/summary.md"
+# every configuration diverged: neither is named the best or the worst
+"$OPTBENCH" run --workloads quadratic --optimizers adam --lrs 1000 --seeds 2 --steps 30 --backend cpu \
+  --sweep adam.beta2=0.9,0.99 --db "$tmp/d.db" >"$tmp/run_d" 2>&1 || { cat "$tmp/run_d"; fail=1; }
+"$OPTBENCH" report --db "$tmp/d.db" --out "$tmp/rd" --no-render >/dev/null 2>&1 || fail=1
+check "best_configuration.csv: no best when every configuration diverged" \
+  grep -q '^"quadratic","adam",2,,.*,,,,$' "$tmp/rd/best_configuration.csv"
+check "summary.md: none has a finite median" grep -q '| adam | - (none has a finite median) | 2 |' "$tmp/rd/summary.md"
 check "summary.tex: the best-configuration table" grep -q 'label{tab:optbench-quadratic-configs}' "$r/summary.tex"
 if command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1; then
   printf '\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n\\input{%s}\n\\end{document}\n' \

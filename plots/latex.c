@@ -114,10 +114,8 @@ static void spread_cell(const ob_spread *sp, int bold, char *buf, size_t n)
 /* The swept values of group g's configuration ("beta2=0.95"), "--" with one. */
 static const char *config_of(const ob_dataset *d, const ob_group *g, int n_configs)
 {
-    const char *label = d->opt_labels[g->opt];
-    const size_t n = strlen(d->opt_names[g->opt]);
-    if (n_configs < 2 || strncmp(label, d->opt_names[g->opt], n) || label[n] != ' ') return "--";
-    return label + n + 1;
+    const char *c = n_configs > 1 ? ob_dataset_opt_config(d, g->opt) : NULL;
+    return c ? c : "--";
 }
 
 /* Workload w's optimizers at their best configurations, where sweeps made

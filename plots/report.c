@@ -782,14 +782,12 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
                                      : "; `--eval-target WORKLOAD=LOSS` sets a looser target");
 }
 
-/* The configuration label of group k without its optimizer's name
- * ("beta2=0.95"), "-" for an optimizer run in one configuration. */
+/* The swept values of group g's configuration ("beta2=0.95"), "-" for an
+ * optimizer run in one configuration. */
 static const char *config_text(const ob_dataset *d, const ob_group *g, int n_configs)
 {
-    const char *label = d->opt_labels[g->opt];
-    const size_t n = strlen(d->opt_names[g->opt]);
-    if (n_configs < 2 || strncmp(label, d->opt_names[g->opt], n) || label[n] != ' ') return "-";
-    return label + n + 1;
+    const char *c = n_configs > 1 ? ob_dataset_opt_config(d, g->opt) : NULL;
+    return c ? c : "-";
 }
 
 /* Each optimizer at its best configuration on workload w, where the matrix

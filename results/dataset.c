@@ -849,3 +849,10 @@ int ob_dataset_find_opt(const ob_dataset *d, const char *label)
         if (!strcmp(d->opt_labels[i], label)) return i;
     return -1;
 }
+
+const char *ob_dataset_opt_config(const ob_dataset *d, int opt)
+{
+    const char *label = d->opt_labels[opt];
+    const size_t n = strlen(d->opt_names[opt]);
+    return strncmp(label, d->opt_names[opt], n) || label[n] != ' ' ? NULL : label + n + 1;
+}

@@ -1227,16 +1227,6 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
     return ob_csv_close(&c, e);
 }
 
-/* The swept values of group g's configuration ("beta2=0.95"); NULL with one
- * configuration. */
-static const char *config_values(const ob_dataset *d, const ob_group *g, int n_configs)
-{
-    const char *label = d->opt_labels[g->opt];
-    const size_t n = strlen(d->opt_names[g->opt]);
-    if (n_configs < 2 || strncmp(label, d->opt_names[g->opt], n) || label[n] != ' ') return NULL;
-    return label + n + 1;
-}
-
 /* best_configuration.csv where some workload has an optimizer in several
  * configurations (ob_stats_best_configs); else none (an earlier report's
  * is removed). */
@@ -1275,10 +1265,10 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
             ob_csv_str(&c, d->wl_labels[w]);
             ob_csv_str(&c, d->opt_names[g->opt]);
             ob_csv_int(&c, rows[i].n_configs);
-            ob_csv_str(&c, many ? config_values(d, g, rows[i].n_configs) : NULL);
+            ob_csv_str(&c, many ? ob_dataset_opt_config(d, g->opt) : NULL);
             ob_csv_num(&c, g->best >= 0 ? g->best_lr : NAN);
             spread_cols(&c, &g->final);
-            ob_csv_str(&c, many ? config_values(d, bad, rows[i].n_configs) : NULL);
+            ob_csv_str(&c, many ? ob_dataset_opt_config(d, bad->opt) : NULL);
             ob_csv_num(&c, !many ? NAN : bad->best >= 0 ? bad->final.median : INFINITY);
             ob_csv_num(&c, isnan(g->confirm_lr) ? NAN : g->conf_final.median);
             if (isnan(g->confirm_lr)) ob_csv_str(&c, NULL);

@@ -1609,12 +1609,13 @@ static void test_curves_from_db(const char *path)
     ob_store_close(st);
 }
 
-/* A run of 50 steps whose held-out loss is 5 at every evaluation (steps
- * 0, 10, ..., 50; with n_evals 1, at step 50 only) before step reach and fin
- * from it on (fin is the final held-out loss); a diverged run stops after
- * its evaluation at step 10. */
-static void add_ho_run(ob_store *s, const char *wl, const char *opt, double lr, int seed, int diverged, int64_t reach,
-                       double fin, int n_evals)
+/* A run of 50 steps evaluated every 10 steps (with n_evals 1, at step 50
+ * only), each evaluation before step reach holding pre and from it on post
+ * (loss, metric), the run's final held-out loss and metric fin_loss and
+ * fin_metric (NaN loss when diverged); a diverged run stops after its
+ * evaluation at step 10. */
+static void add_eval_run(ob_store *s, const char *wl, const char *opt, double lr, int seed, int diverged,
+                         int64_t reach, ob_eval_point pre, ob_eval_point post, double fin_metric, int n_evals)
 {
     ob_err e = {0};
     char hp[128];
@@ -1628,14 +1629,26 @@ static void add_ho_run(ob_store *s, const char *wl, const char *opt, double lr, 
     ob_eval_point ev[6];
     for (int t = 0; t < n; t++) pts[t] = (ob_curve_point){t, 3.0 - t / 50.0, 1.0, lr};
     int ne = 0;
-    for (int64_t t = n_evals == 1 ? 50 : 0; t <= (diverged ? 10 : 50); t += 10)
-        ev[ne++] = (ob_eval_point){t, t >= reach ? fin : 5.0, 0.5};
+    for (int64_t t = n_evals == 1 ? 50 : 0; t <= (diverged ? 10 : 50); t += 10) {
+        ev[ne] = t >= reach ? post : pre;
+        ev[ne++].step = t;
+    }
     CHECK_OK(ob_store_append(s, id, pts, n, ev, ne, NULL, 0, &e), &e);
     ob_run_result res = {.status = diverged ? "diverged" : "done", .steps_done = n, .final_loss = diverged ? NAN : 2.0,
-                         .best_loss = 2.0, .eval_loss = diverged ? NAN : fin, .eval_metric = 0.5, .loss_floor = NAN,
-                         .peak_mem_bytes = 1, .state_bytes = 1, .step_ms_median = 1.0, .step_ms_p90 = 1.0,
-                         .step_ms_mean = 1.0, .items_per_sec = NAN, .diverged_step = diverged ? 11 : -1, .wall_s = 1.0};
+                         .best_loss = 2.0, .eval_loss = diverged ? NAN : post.loss, .eval_metric = fin_metric,
+                         .loss_floor = NAN, .peak_mem_bytes = 1, .state_bytes = 1, .step_ms_median = 1.0,
+                         .step_ms_p90 = 1.0, .step_ms_mean = 1.0, .items_per_sec = NAN,
+                         .diverged_step = diverged ? 11 : -1, .wall_s = 1.0};
     CHECK_OK(ob_store_finish_run(s, id, &res, &e), &e);
+}
+
+/* A run whose held-out loss is 5 at every evaluation before step reach and
+ * fin from it on (fin is the final held-out loss; the metric 0.5). */
+static void add_ho_run(ob_store *s, const char *wl, const char *opt, double lr, int seed, int diverged, int64_t reach,
+                       double fin, int n_evals)
+{
+    add_eval_run(s, wl, opt, lr, seed, diverged, reach, (ob_eval_point){0, 5.0, 0.5}, (ob_eval_point){0, fin, 0.5},
+                 0.5, n_evals);
 }
 
 /* The held-out time to target (ob_group.ev) on a workload evaluated every
@@ -1736,31 +1749,13 @@ static void test_heldout_target(const char *path)
     ob_store_close(s);
 }
 
-/* A run of 50 steps evaluated every 10 whose held-out metric is start
- * before step reach and fin from it on (the held-out loss 1 throughout); a
- * diverged run stops after its evaluation at step 10. */
+/* A run evaluated every 10 steps whose held-out metric is start before step
+ * reach and fin from it on (the held-out loss 1 throughout). */
 static void add_hm_run(ob_store *s, const char *wl, const char *opt, double lr, int seed, int diverged, int64_t reach,
                        double fin, double start)
 {
-    ob_err e = {0};
-    char hp[128];
-    snprintf(hp, sizeof hp, "{\"lr\":%.17g,\"train\":{\"clip_norm\":0}}", lr);
-    ob_run_spec spec = {.cell = 0, .workload = wl, .workload_params = "{}", .optimizer = opt, .hparams = hp,
-                        .lr = lr, .seed = seed, .backend = "cpu", .device = "test", .steps = 50};
-    int64_t id = 0;
-    CHECK_OK(ob_store_add_runs(s, 0, &spec, 1, &id, &e), &e);
-    const int n = diverged ? 12 : 51;
-    ob_curve_point pts[51];
-    ob_eval_point ev[6];
-    for (int t = 0; t < n; t++) pts[t] = (ob_curve_point){t, 3.0 - t / 50.0, 1.0, lr};
-    int ne = 0;
-    for (int64_t t = 0; t <= (diverged ? 10 : 50); t += 10) ev[ne++] = (ob_eval_point){t, 1.0, t >= reach ? fin : start};
-    CHECK_OK(ob_store_append(s, id, pts, n, ev, ne, NULL, 0, &e), &e);
-    ob_run_result res = {.status = diverged ? "diverged" : "done", .steps_done = n, .final_loss = diverged ? NAN : 2.0,
-                         .best_loss = 2.0, .eval_loss = 1.0, .eval_metric = diverged ? NAN : fin, .loss_floor = NAN,
-                         .peak_mem_bytes = 1, .state_bytes = 1, .step_ms_median = 1.0, .step_ms_p90 = 1.0,
-                         .step_ms_mean = 1.0, .items_per_sec = NAN, .diverged_step = diverged ? 11 : -1, .wall_s = 1.0};
-    CHECK_OK(ob_store_finish_run(s, id, &res, &e), &e);
+    add_eval_run(s, wl, opt, lr, seed, diverged, reach, (ob_eval_point){0, 1.0, start}, (ob_eval_point){0, 1.0, fin},
+                 diverged ? NAN : fin, 6);
 }
 
 /* The held-out time to target on the held-out metric (heldout_metric:

@@ -8,6 +8,9 @@
 #    too (end the script with: echo "$fails failed"; [ $fails -eq 0 ]).
 # q DB SQL prints the rows of a query, one a line, columns joined by '|';
 # wait_for GLOB waits (up to 20 s) until a file matching GLOB exists.
+# check_tex DESCRIPTION FILE.tex checks that a report's summary.tex compiles
+# in a LaTeX document (booktabs, graphicx) where pdflatex with booktabs is
+# installed (Debian: texlive-latex-recommended); returns 1 (a note) elsewhere.
 set -uo pipefail
 : "${OPTBENCH:?}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -22,3 +25,13 @@ check() { # description, command...
 fail() { echo "FAIL: $*"; fails=$((fails+1)); fail=1; }
 q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
 wait_for() { for _ in $(seq 400); do compgen -G "$1" >/dev/null && return 0; sleep 0.05; done; return 1; }
+check_tex() { # description, summary.tex
+  command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1 || return 1
+  local d; d=$(mktemp -d -p "$tmp")
+  printf '\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n\\input{%s}\n\\end{document}\n' \
+    "$2" >"$d/doc.tex"
+  (cd "$d" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >"$d/tex.log" 2>&1)
+  check "$1 (see $d/tex.log)" test -s "$d/doc.pdf"
+  [ -s "$d/doc.pdf" ] || tail -20 "$d/tex.log"
+  return 0
+}

@@ -58,15 +58,8 @@ check "report wrote summary.tex" test -s "$tmp/rep/summary.tex"
 check "report leaves no -wal/-shm beside the database" test ! -e "$db-wal" -a ! -e "$db-shm"
 # summary.tex in a LaTeX document, where pdflatex with booktabs is installed (graphicx is LaTeX's own)
 # (Debian: texlive-latex-recommended); skipped otherwise
-if command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1; then
-  printf '\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n\\input{%s}\n\\end{document}\n' \
-    "$tmp/rep/summary.tex" >"$tmp/doc.tex"
-  (cd "$tmp" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >"$tmp/tex.log" 2>&1)
-  check "summary.tex compiles with pdflatex (see $tmp/tex.log)" test -s "$tmp/doc.pdf"
-  [ -s "$tmp/doc.pdf" ] || tail -20 "$tmp/tex.log"
-else
+check_tex "summary.tex compiles with pdflatex" "$tmp/rep/summary.tex" ||
   echo "note: pdflatex with booktabs not installed: summary.tex not compiled"
-fi
 if command -v gnuplot >/dev/null 2>&1; then
   for s in loss_quadratic lr_quadratic loss_rosenbrock lr_rosenbrock step_time profile; do
     check "$s.png is a PNG" sh -c "head -c 4 '$tmp/rep/$s.png' | od -An -c | grep -q 'P   N   G'"

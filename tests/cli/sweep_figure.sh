@@ -52,13 +52,7 @@ check "best_configuration.csv: no best when every configuration diverged" \
   grep -q '^"quadratic","adam",2,,.*,,,,$' "$tmp/rd/best_configuration.csv"
 check "summary.md: none has a finite median" grep -q '| adam | - (none has a finite median) | 2 |' "$tmp/rd/summary.md"
 check "summary.tex: the best-configuration table" grep -q 'label{tab:optbench-quadratic-configs}' "$r/summary.tex"
-if command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1; then
-  printf '\\documentclass{article}\n\\usepackage{booktabs,graphicx}\n\\begin{document}\n\\input{%s}\n\\end{document}\n' \
-    "$r/summary.tex" >"$tmp/doc.tex"
-  (cd "$tmp" && pdflatex -interaction=nonstopmode -halt-on-error doc.tex >"$tmp/tex.log" 2>&1)
-  check "summary.tex with the best-configuration table compiles (see $tmp/tex.log)" test -s "$tmp/doc.pdf"
-  [ -s "$tmp/doc.pdf" ] || tail -20 "$tmp/tex.log"
-fi
+check_tex "summary.tex with the best-configuration table compiles" "$r/summary.tex" || true
 if [ -z "$render" ]; then
   check "the figure is rendered (PNG)" test -s "$r/hp_quadratic_beta2.png"
   check "the figure is rendered (SVG)" test -s "$r/hp_quadratic_beta2.svg"

@@ -47,7 +47,13 @@ static void run_usage(FILE *f)
             "                         configuration of its own (adam.beta2=0.95,0.999;\n"
             "                         train.clip_norm=0,1; quadratic.cond=100,10000), with its\n"
             "                         own lr sweep and seeds; several sweeps make a grid\n"
-            "                         (repeatable; config: 'sweep: {adam: {beta2: [...]}}')\n"
+            "                         (repeatable; config: 'sweep: {adam: {beta2: [...]}}');\n"
+            "                         a range, adam.beta1=0.8..0.99 (uniform), log:1e-5..1e-1\n"
+            "                         (log-uniform) or log1m:0.9..0.9999 (1 - value log-uniform),\n"
+            "                         is searched with --trials\n"
+            "  --trials N             quasi-random search: each optimizer's ranged sweeps take\n"
+            "                         N points of a scrambled Halton sequence together (N\n"
+            "                         configurations, each with its own lr sweep and seeds)\n"
             "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
@@ -97,7 +103,7 @@ static const run_flag run_flags[] = {
     {"--set", 1},              {"--exclude", 1},         {"--name", 1},          {"--dry-run", 0},
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
-    {"--confirm-seeds", 1},    {"--sweep", 1},           {"--print-config", 0},  {"--data-parallel", 1},
+    {"--confirm-seeds", 1},    {"--sweep", 1},           {"--trials", 1},           {"--print-config", 0},  {"--data-parallel", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -297,6 +303,9 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
             printf("  %s.%s = %s  (%s)\n", c->settings[i].owner, c->settings[i].key, c->settings[i].value,
                    c->settings[i].origin);
         }
+    if (c->trials > 0)
+        printf("search: %lld trials of each optimizer's ranged sweeps (LO..HI above), drawn together from a "
+               "scrambled Halton sequence (%s)\n", (long long)c->trials, c->origin_trials);
     /* the turn at which each cell of this process runs (ob_cells_run_order) */
     const ob_cell **mine = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *mine);
     int *order = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *order);
@@ -431,6 +440,10 @@ int ob_cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--confirm-seeds")) {
             snprintf(cfg.origin_confirm, sizeof cfg.origin_confirm, "--confirm-seeds");
             s = flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg.confirm_seeds, &e);
+        }
+        else if (!strcmp(a, "--trials")) {
+            snprintf(cfg.origin_trials, sizeof cfg.origin_trials, "--trials");
+            s = flag_int(a, v, 1, OB_MAX_TRIALS, &cfg.trials, &e);
         }
         else if (!strcmp(a, "--db")) {
             if (!*v)

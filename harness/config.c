@@ -702,7 +702,7 @@ static ob_status exclude_map(const ycx *y, const yaml_node_t *k, const yaml_node
 static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
                                        "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude",
-                                       "confirm_seeds", "sweep", "data_parallel"};
+                                       "confirm_seeds", "sweep", "trials", "data_parallel"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -748,6 +748,10 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_confirm, sizeof c->origin_confirm, "%s", at);
         OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_CONFIRM, "confirm_seeds", at, &c->confirm_seeds, e));
+    } else if (!strcmp(key, "trials")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->origin_trials, sizeof c->origin_trials, "%s", at);
+        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_MAX_TRIALS, "trials", at, &c->trials, e));
     } else if (!strcmp(key, "backend")) {
         OB_TRY(want_scalar(y, v, key));
         const char *b = scalar(v);
@@ -796,7 +800,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, sweep, data_parallel",
+                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, sweep, trials, data_parallel",
                        at, key);
     }
     return OB_OK;

@@ -25,6 +25,9 @@
  *   checkpoint_dir: ckpt/                   # default: DB.ckpt/ beside the database
  *   exclude: {quadratic: [muon, root]}      # (workload, optimizer) pairs left out
  *   confirm_seeds: 5                        # then 5 fresh seeds at each pair's best lr
+ *   sweep: {adam: {beta2: [0.95, 0.999]}}   # more configurations: each value, or with
+ *   trials: 16                              # ranges (beta1: 0.8..0.99), 16 points of a
+ *                                           # quasi-random search (harness/search.h)
  *   data_parallel: 2                        # devices per run, its batch split over them
  * Resume, sharding and devices are flags only (--resume, --shard K/N,
  * --devices 0,1); with no --shard, Slurm's SLURM_ARRAY_TASK_ID and
@@ -47,6 +50,7 @@
 #define OB_CFG_MAX_STEPS 1000000000000LL    /* steps, eval_every, checkpoint_every */
 #define OB_CFG_MAX_SEED 9000000000000000LL  /* seeds are exact in a double below 2^53 */
 #define OB_CFG_MAX_CONFIRM 1000             /* confirm_seeds */
+#define OB_MAX_TRIALS 4096                  /* trials (= OB_MAX_CONFIGURATIONS of an optimizer) */
 
 typedef struct ob_setting {
     char owner[64];
@@ -84,6 +88,8 @@ typedef struct ob_config {
     int64_t eval_every;         /* 0: at the end only */
     int64_t confirm_seeds;      /* > 0: after the sweep, this many fresh seeds at each pair's best lr */
     char origin_confirm[256];
+    int64_t trials;             /* > 0: points of the quasi-random search over ranged sweeps (harness/search.h) */
+    char origin_trials[256];
     char backend[16];
     char db[1024];
     int n_settings;

@@ -271,11 +271,17 @@ static void emit_config(out *o, const ob_config *c)
             for (int j = i; j < c->n_settings; j++) {
                 if (!c->settings[j].sweep || strcmp(c->settings[j].owner, s->owner)) continue;
                 str(o, c->settings[j].key);
-                sweep_values(o, c->settings[j].value);
+                if (strchr(c->settings[j].value, ',') || !strstr(c->settings[j].value, ".."))
+                    sweep_values(o, c->settings[j].value);
+                else str(o, c->settings[j].value); /* a range: one scalar */
             }
             map_end(o);
         }
         map_end(o);
+    }
+    if (c->trials > 0) {
+        str(o, "trials");
+        i64(o, c->trials);
     }
     if (c->n_excludes > 0) {
         str(o, "exclude");

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "harness/search.h"
+
 /* The owner of settings for every optimizer of the matrix that has the key
  * ('--set all.filter_bias_and_bn=true'); an optimizer's own setting of the
  * key wins. */
@@ -137,20 +139,39 @@ static void nth_value(const char *list, int k, char *out, size_t n)
     out[len] = '\0';
 }
 
-/* How many configurations the sweeps of owner make: the product of their
- * numbers of values (1 without sweeps). */
+/* Whether a sweep's value is a range ("0.8..0.99", "log:1e-5..1e-1"): its
+ * configurations are the trials of a quasi-random search (harness/search.h). */
+static int is_range(const ob_setting *s)
+{
+    ob_range r;
+    ob_err e;
+    return n_values(s->value) == 1 && ob_range_parse(s->value, &r, &e) != 0;
+}
+
+/* How many configurations the sweeps of owner make: the product of the
+ * numbers of values of its listed sweeps, times the trials where it has
+ * ranges (1 without sweeps). */
 static int64_t sweep_size(const ob_config *c, const char *owner)
 {
     int64_t n = 1;
-    for (int i = 0; i < c->n_settings && n <= 1000000; i++)
-        if (c->settings[i].sweep && !strcmp(c->settings[i].owner, owner)) n *= n_values(c->settings[i].value);
+    int ranged = 0;
+    for (int i = 0; i < c->n_settings && n <= 1000000; i++) {
+        const ob_setting *s = &c->settings[i];
+        if (!s->sweep || strcmp(s->owner, owner)) continue;
+        if (is_range(s)) ranged = 1;
+        else n *= n_values(s->value);
+    }
+    if (ranged && c->trials > 0) n *= c->trials;
     return n;
 }
 
 /* Configuration v (0 <= v < sweep_size) of owner's sweeps: calls fn with
  * each swept key and its value, from the last key to the first. The keys are
  * in name order, whatever the order they were given in (a reordered config
- * is the same matrix, so --resume finds it); the first varies slowest. */
+ * is the same matrix, so --resume finds it); the first varies slowest. With
+ * ranges, the trial varies slowest of all: v = trial x (the listed sweeps'
+ * configurations) + the listed sweeps' configuration, and the ranged keys
+ * take the trial's point of the search, one dimension each in name order. */
 typedef ob_status (*sweep_fn)(const ob_setting *s, const char *value, void *arg, ob_err *e);
 
 static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sweep_fn fn, void *arg, ob_err *e)
@@ -164,12 +185,29 @@ static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sw
         for (; j > 0 && strcmp(sw[j - 1]->key, s->key) > 0; j--) sw[j] = sw[j - 1];
         sw[j] = s;
     }
+    int64_t lists = 1;
+    int dim[OB_CFG_MAX_SETTINGS], n_dim = 0;
+    for (int i = 0; i < n_sw; i++) {
+        dim[i] = is_range(sw[i]) ? n_dim++ : -1;
+        if (dim[i] < 0) lists *= n_values(sw[i]->value);
+    }
+    const int64_t trial = v / lists;
+    v %= lists;
+    const ob_optimizer_def *od = n_dim ? ob_optimizer_find(owner) : NULL;
     for (int i = n_sw - 1; i >= 0; i--) {
         const ob_setting *s = sw[i];
-        int n = n_values(s->value);
         char val[sizeof s->value];
-        nth_value(s->value, (int)(v % n), val, sizeof val);
-        v /= n;
+        if (dim[i] >= 0) {
+            ob_range r;
+            ob_err pe;
+            int k = od ? ob_hp_index(od->hp, od->n_hp, s->key) : -1;
+            (void)ob_range_parse(s->value, &r, &pe); /* check_sweeps took it */
+            ob_range_value(&r, k >= 0 ? &od->hp[k] : NULL, ob_search_point(trial, dim[i]), val, sizeof val);
+        } else {
+            int n = n_values(s->value);
+            nth_value(s->value, (int)(v % n), val, sizeof val);
+            v /= n;
+        }
         OB_TRY(fn(s, val, arg, e));
     }
     return OB_OK;
@@ -261,6 +299,58 @@ int ob_cell_same_pair(const ob_cell *a, const ob_cell *b)
     return a->wl == b->wl && a->wl_variant == b->wl_variant && a->opt == b->opt && a->variant == b->variant;
 }
 
+/* A ranged sweep (harness/search.h): of an optimizer's number, alone in
+ * its sweep, its ends valid values of the key, searched with trials; the
+ * items of a listed sweep are no ranges. hv: the owner's defaults. */
+static ob_status check_range(const ob_config *c, const ob_setting *s, const ob_optimizer_def *od,
+                             ob_hp_values *hv, ob_err *e)
+{
+    const int n = n_values(s->value);
+    ob_range r;
+    for (int k = 0; k < n; k++) {
+        char val[sizeof s->value];
+        nth_value(s->value, k, val, sizeof val);
+        int kind = ob_range_parse(val, &r, e);
+        if (kind < 0) return ob_err_prefix(e, "%s: %s%s.%s: ", s->origin, s->origin[0] == '-' ? "" : "sweep: ",
+                                           s->owner, s->key);
+        if (kind > 0 && n > 1)
+            return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s: the range %s is one of %d values; a range is a sweep's only "
+                           "value (the search draws its values from it)", s->origin, s->owner, s->key, val, n);
+    }
+    if (!is_range(s)) return OB_OK;
+    if (!od)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s = %s is a range, which only an optimizer's settings take (a "
+                       "search over its configurations); list %s's values instead (V1,V2,...)", s->origin, s->owner,
+                       s->key, s->value, s->owner);
+    int ki = ob_hp_index(od->hp, od->n_hp, s->key);
+    if (ki < 0) return set_swept(s, "0", hv, e); /* the unknown key's message, with a "did you mean" */
+    const ob_hp_def *d = &od->hp[ki];
+    (void)ob_range_parse(s->value, &r, e);
+    if (d->kind != OB_HP_FLOAT && d->kind != OB_HP_INT)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s takes %s, not a number: it cannot be a range; list its values",
+                       s->origin, s->owner, s->key, d->kind == OB_HP_BOOL ? "true or false" : "a name");
+    if (d->kind == OB_HP_INT && (r.scale == OB_RANGE_LOG1M || r.lo != floor(r.lo) || r.hi != floor(r.hi)))
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s is an integer: its range needs whole ends, linear or log (%s)",
+                       s->origin, s->owner, s->key, s->value);
+    char end[64], note[sizeof s->value + 48];
+    snprintf(note, sizeof note, " (an end of the range %s)", s->value);
+    snprintf(end, sizeof end, "%.17g", r.lo);
+    if (set_swept(s, end, hv, e) != OB_OK) return err_append(e, note);
+    snprintf(end, sizeof end, "%.17g", r.hi);
+    if (set_swept(s, end, hv, e) != OB_OK) return err_append(e, note);
+    int n_ranges = 0;
+    for (int i = 0; i < c->n_settings; i++)
+        n_ranges += c->settings[i].sweep && !strcmp(c->settings[i].owner, s->owner) && is_range(&c->settings[i]);
+    if (n_ranges > OB_SEARCH_MAX_DIMS)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s has %d ranged sweeps; a search takes at most %d", s->origin,
+                       s->owner, n_ranges, OB_SEARCH_MAX_DIMS);
+    if (c->trials <= 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s = %s is a range: give the number of points to search it at, "
+                       "trials: N in the config or --trials N (16 say), or list values instead", s->origin,
+                       s->owner, s->key, s->value);
+    return OB_OK;
+}
+
 /* Every value of every sweep is a valid value of its key; text settings
  * (route, coeff_file, ...) cannot be swept. */
 static ob_status check_sweeps(const ob_config *c, ob_err *e)
@@ -281,6 +371,8 @@ static ob_status check_sweeps(const ob_config *c, ob_err *e)
         if (!strcmp(s->key, "lr") && od)
             return ob_fail(e, OB_ERR_INPUT, "%s: %s.lr is swept with 'lrs' (--lrs), not with a sweep", s->origin,
                            s->owner);
+        OB_TRY(check_range(c, s, od, &hv, e));
+        if (is_range(s)) continue;
         for (int k = 0; k < n_values(s->value); k++) {
             char val[sizeof s->value];
             nth_value(s->value, k, val, sizeof val);
@@ -623,6 +715,15 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
     OB_TRY(apply_settings(c, "train", &train, e));
     OB_TRY(check_sweeps(c, e));
+    if (c->trials > 0) {
+        int ranged = 0;
+        for (int i = 0; i < c->n_settings; i++) ranged |= c->settings[i].sweep && is_range(&c->settings[i]);
+        if (!ranged)
+            return ob_fail(e, OB_ERR_INPUT, "%s: trials = %lld, but no sweep is a range, so there is nothing to "
+                           "search: give ranges (--sweep adam.beta1=0.8..0.99, log:1e-5..1e-1 for a log-uniform "
+                           "one) or leave trials out", c->origin_trials[0] ? c->origin_trials : "trials",
+                           (long long)c->trials);
+    }
     OB_TRY(check_unused_settings(c, &train, e));
     OB_TRY(check_owners(c, notes, e)); /* valid: now note the unused ones */
 

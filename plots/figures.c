@@ -1074,7 +1074,8 @@ static ob_status add_skipped(ob_figures *out, ob_err *e, const char *stem, int w
 
 /* Final loss at the best lr against a swept hyperparameter (hp_sweep.csv):
  * one line per optimizer and setting of its other swept keys, each point a
- * configuration at its own best lr. */
+ * configuration at its own best lr; an optimizer whose keys were searched
+ * together (scatter lines) is points with min-max bars, on no line. */
 static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig *hf, const char *dir,
                         const char *slug, ob_figures *out, ob_err *e)
 {
@@ -1164,15 +1165,20 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                        "hp_sweep.csv (workload, key, line, value, best_lr, seeds, final_median, "
                        "final_min, final_max, diverged_runs, finished_runs, diverged_everywhere, optimizer)", e));
     FILE *f = sc.f;
+    int n_scatter = 0;
+    for (int l = 0; l < hf->n_lines; l++) n_scatter += hf->lines[l].scatter;
     fprintf(f,
-            "set title \"%s: final loss at the best lr vs %s\\n"
-            "point = a configuration at its own best lr (written where it changes), line = median over seeds (up to %d), "
-            "band = min to max\"\n"
+            "set title \"%s: final loss at the best lr vs %s\\n%s (up to %d), %s = min to max\"\n"
             "set xlabel \"%s%s%s\"\n"
             "set ylabel \"final loss at the best lr, mean over the last 10%% of steps%s\"\n"
             "%s\n"
             "set format x \"%%g\"\n",
-            wq, kq, most, onem && !own_tics ? "1 - " : "", kq,
+            wq, kq,
+            n_scatter == hf->n_lines ? "point = a configuration at its own best lr, median over seeds"
+                                     : "point = a configuration at its own best lr (written where it changes), line = "
+                                       "median over seeds",
+            most, n_scatter == hf->n_lines ? "bar" : n_scatter ? "band or bar" : "band",
+            onem && !own_tics ? "1 - " : "", kq,
             onem ? (own_tics ? " (spaced by 1 - value, log scale)" : " (log scale)")
             : zlog ? " (log scale; 0 set apart at the left)"
             : logx ? " (log scale)" : "",
@@ -1238,17 +1244,24 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         ob_gp_str(ln->label, lq, sizeof lq);
         /* the colour and marker of the line's first configuration in style.gp */
         int lt = s->g[ln->p[0].group].opt + 1;
-        fprintf(f,
-                "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
-                "  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
-                /* the lr written at a line's first point and where it changes
-                 * along the line (the same lr at every point once, not over
-                 * and over where lines cross); p_l: the line's previous lr,
-                 * reset at the file's first row, so replots draw the same */
-                "  'hp_sweep.csv' skip 1 using (XV($4)):(($0 == 0 ? p_%d = -1 : 0), sel(\"%s\") ? "
-                "(show = $5 != p_%d, p_%d = $5, show ? $7 : NaN) : NaN):(sprintf(\"lr %%g\", $5)) with labels "
-                "offset char 0,%.1f font \",8\" tc lt %d notitle",
-                l ? ", \\\n" : "", lq, lt, lq, lt, lq, l, lq, l, l, l % 2 ? -1.0 : 0.9, lt);
+        if (ln->scatter) { /* configurations searched together: each a point with its min-max bar, no line */
+            fprintf(f,
+                    "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN):8:9 with yerrorbars lt %d "
+                    "title \"%s\"",
+                    l ? ", \\\n" : "", lq, lt, lq);
+        } else {
+            fprintf(f,
+                    "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
+                    "  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN) with linespoints lt %d title \"%s\", \\\n"
+                    /* the lr written at a line's first point and where it changes
+                     * along the line (the same lr at every point once, not over
+                     * and over where lines cross); p_l: the line's previous lr,
+                     * reset at the file's first row, so replots draw the same */
+                    "  'hp_sweep.csv' skip 1 using (XV($4)):(($0 == 0 ? p_%d = -1 : 0), sel(\"%s\") ? "
+                    "(show = $5 != p_%d, p_%d = $5, show ? $7 : NaN) : NaN):(sprintf(\"lr %%g\", $5)) with labels "
+                    "offset char 0,%.1f font \",8\" tc lt %d notitle",
+                    l ? ", \\\n" : "", lq, lt, lq, lt, lq, l, lq, l, l, l % 2 ? -1.0 : 0.9, lt);
+        }
         int div_here = 0;
         for (int i = 0; i < ln->n; i++) div_here |= ob_hp_diverged_everywhere(&s->g[ln->p[i].group]);
         if (div_here)
@@ -1270,8 +1283,20 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             n_pts++;
             n_edge += g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
         }
-    char edge[300] = "", count[32];
+    char edge[300] = "", count[32], scat[400] = "";
     snprintf(count, sizeof count, "%d", n_edge);
+    for (int l = 0, n_sc = 0; l < hf->n_lines; l++) {
+        if (!hf->lines[l].scatter) continue;
+        size_t len = strlen(scat);
+        snprintf(scat + len, sizeof scat - len, "%s%.40s", n_sc++ ? ", " : " For ",
+                 d->opt_names[s->g[hf->lines[l].p[0].group].opt]);
+    }
+    if (scat[0]) {
+        size_t len = strlen(scat);
+        snprintf(scat + len, sizeof scat - len,
+                 ", whose swept keys were searched together (each configuration differs in the others too), each "
+                 "configuration is a point with a bar from its best to its worst seed, on no line.");
+    }
     if (n_edge)
         snprintf(edge, sizeof edge, " %s of the %d points %s best lr at the edge of the lr grid, so %s tuned "
                                     "only within the grid: the best may lie beyond it.",
@@ -1284,8 +1309,8 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                    "where it changes along the line; the lr sweep "
                    "was run for each value), so the line shows the sensitivity to %s once the lr is tuned: a flat "
                    "line means the value matters little.%s The line is the median over seeds at that lr, the band "
-                   "spans the best and the worst seed that did not diverge.%s%s Values in hp_sweep.csv.",
-                   hf->key, hf->key, hf->key, edge,
+                   "spans the best and the worst seed that did not diverge.%s%s%s Values in hp_sweep.csv.",
+                   hf->key, hf->key, hf->key, edge, scat,
                    any_div ? " An x along the top edge marks a configuration for which every lr diverged (half "
                              "the seeds or more at each): it has no best lr and no point, and the line has a gap "
                              "there." : "",

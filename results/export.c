@@ -340,7 +340,9 @@ static const ob_file_doc docs[] = {
      "at its best lr, per workload x key x line (written when a sweep gives a line: run --sweep; the "
      "hp_* figures draw it)",
      "workload, key (a swept optimizer or train setting, as in the labels), line (the optimizer name and the "
-     "values of its other swept keys: the configurations that differ only in key), value (of key), best_lr "
+     "values of its other swept keys: the configurations that differ only in key; \"NAME (each configuration)\" "
+     "where its keys were searched together, --trials: all its configurations, drawn as points), value (of key), "
+     "best_lr "
      "(the configuration's own), seeds (at the best lr), final_median, final_min, final_max (over seeds that "
      "did not diverge at the best lr), diverged_runs, finished_runs (over the configuration's whole lr grid), "
      "diverged_everywhere (1: no lr has a finite median, half the seeds or more diverged at every lr; no best "
@@ -509,6 +511,48 @@ static int cmp_hp_point(const void *a, const void *b)
     return x->group - y->group;
 }
 
+/* Sorts l's points by value; the number of distinct values. */
+static int hp_distinct(ob_hp_line *l)
+{
+    qsort(l->p, (size_t)l->n, sizeof *l->p, cmp_hp_point);
+    int distinct = 0;
+    for (int i = 0; i < l->n; i++) distinct += i == 0 || l->p[i].value != l->p[i - 1].value;
+    return distinct;
+}
+
+/* The nl lines of one figure (each with room for every group's point: a
+ * group is a point of one line at most): an optimizer none of whose lines
+ * has two distinct values gets its points gathered into its first line,
+ * relabelled "NAME (each configuration)" and marked scatter; its other
+ * lines are left empty (the caller drops them). */
+static ob_status hp_scatter_lines(const ob_dataset *d, const ob_stats *s, ob_hp_line *lines, int nl, ob_err *e)
+{
+    for (int l = 0; l < nl; l++) {
+        if (lines[l].n == 0 || lines[l].scatter) continue;
+        const char *name = d->opt_names[s->g[lines[l].p[0].group].opt];
+        int has_line = 0, total = 0;
+        for (int m = 0; m < nl; m++) {
+            if (lines[m].n == 0 || strcmp(d->opt_names[s->g[lines[m].p[0].group].opt], name)) continue;
+            has_line |= hp_distinct(&lines[m]) >= 2;
+            total += lines[m].n;
+        }
+        if (has_line || total < 2) continue;
+        char *label = malloc(strlen(name) + 32);
+        if (!label) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        for (int m = l + 1; m < nl; m++) {
+            if (lines[m].n == 0 || strcmp(d->opt_names[s->g[lines[m].p[0].group].opt], name)) continue;
+            memcpy(lines[l].p + lines[l].n, lines[m].p, (size_t)lines[m].n * sizeof *lines[m].p);
+            lines[l].n += lines[m].n;
+            lines[m].n = 0;
+        }
+        sprintf(label, "%s (each configuration)", name); /* no comma: gnuplot splits the CSV at each */
+        free(lines[l].label);
+        lines[l].label = label;
+        lines[l].scatter = 1;
+    }
+    return OB_OK;
+}
+
 void ob_hp_sweeps_free(ob_hp_sweeps *h)
 {
     for (int i = 0; i < h->n; i++) {
@@ -580,6 +624,7 @@ ob_status ob_hp_sweeps_find(const ob_dataset *d, const ob_stats *s, ob_hp_sweeps
                     lines[nl].label = strdup(rest);
                     lines[nl].p = malloc(ng * sizeof *lines[nl].p);
                     lines[nl].n = 0;
+                    lines[nl].scatter = 0;
                     nl++;
                     if (!lines[l].label || !lines[l].p) {
                         st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
@@ -588,15 +633,14 @@ ob_status ob_hp_sweeps_find(const ob_dataset *d, const ob_stats *s, ob_hp_sweeps
                 }
                 lines[l].p[lines[l].n++] = (ob_hp_point){(int)k, x};
             }
-            /* a line needs two values of the key or more */
+            /* a line needs two values of the key or more; an optimizer
+             * without such a line (its keys searched together) gets a
+             * scatter of its configurations where they have two values */
             int kept = 0;
+            if (st == OB_OK) st = hp_scatter_lines(d, s, lines, nl, e);
             for (int l = 0; l < nl; l++) {
                 int distinct = 0;
-                if (st == OB_OK) {
-                    qsort(lines[l].p, (size_t)lines[l].n, sizeof *lines[l].p, cmp_hp_point);
-                    for (int i = 0; i < lines[l].n; i++)
-                        distinct += i == 0 || lines[l].p[i].value != lines[l].p[i - 1].value;
-                }
+                if (st == OB_OK) distinct = hp_distinct(&lines[l]);
                 if (distinct >= 2) lines[kept++] = lines[l];
                 else {
                     free(lines[l].label);

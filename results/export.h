@@ -59,7 +59,10 @@ const ob_file_doc *ob_export_docs(int *n);
  * beta2=0.95 clip_norm=1": keys beta2 and clip_norm): the groups of that
  * workload whose label holds the key with a numeric value make lines, one per
  * optimizer name and values of its other keys ("adam clip_norm=1"); a line
- * needs at least 2 distinct values of the key. Workload parameters are no
+ * needs at least 2 distinct values of the key. An optimizer none of whose
+ * lines has 2 (its keys were searched together, so every configuration
+ * differs in the other keys as well) gets one scatter of all its
+ * configurations instead, labelled "NAME (each configuration)". Workload parameters are no
  * such key (a swept one makes workload labels of their own). A label numbered
  * for being ambiguous ("adam #3") and a group without a finished run are left
  * out. Points are ordered by value; lines and keys by first appearance in
@@ -73,6 +76,8 @@ typedef struct ob_hp_line {
     char *label;              /* optimizer name plus its other keys' values */
     int n;
     ob_hp_point *p;           /* (n,) ascending value */
+    int scatter;              /* 1: the configurations differ in other keys too (a quasi-random
+                               * search draws them together): points, not a line */
 } ob_hp_line;
 typedef struct ob_hp_fig {
     int wl;

@@ -4,12 +4,14 @@
  * step-time statistics (a warm-up after the start and after every resume),
  * the order cells run in. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 #include "harness/config.h"
 #include "harness/matrix.h"
 #include "harness/run.h"
+#include "harness/search.h"
 
 static ob_status load(ob_config *c, const char *text, ob_err *e)
 {
@@ -802,6 +804,165 @@ static void test_run_order(void)
     ob_config_free(&c);
 }
 
+/* Quasi-random search (harness/search.h): ranges, the scrambled Halton
+ * points, their values, the trials' configurations in the matrix, and bad
+ * ranges. */
+static void test_search(void)
+{
+    ob_err e;
+    ob_range r;
+    CHECK(ob_range_parse("0.9", &r, &e) == 0 && ob_range_parse("1e-3", &r, &e) == 0);
+    CHECK(ob_range_parse("0.8..0.99", &r, &e) == 1 && r.scale == OB_RANGE_LIN && r.lo == 0.8 && r.hi == 0.99);
+    CHECK(ob_range_parse("log:1e-5..1e-1", &r, &e) == 1 && r.scale == OB_RANGE_LOG && r.lo == 1e-5);
+    CHECK(ob_range_parse("log1m:0.9..0.9999", &r, &e) == 1 && r.scale == OB_RANGE_LOG1M && r.hi == 0.9999);
+    CHECK(ob_range_parse("lin:-1..1", &r, &e) == 1 && r.scale == OB_RANGE_LIN && r.lo == -1);
+    const char *bad[][2] = {{"0.9..0.8", "empty or reversed"}, {"1..1", "empty or reversed"},
+                            {"log:0..1", "LO must be above 0"}, {"log1m:0.5..1", "HI must be below 1"},
+                            {"0.1..", "not LO..HI"},          {"..0.1", "not LO..HI"},
+                            {"log:1e-3", "not LO..HI"},       {"a..b", "must be numbers"},
+                            {"0.1..nan", "must be numbers"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ob_err_clear(&e);
+        CHECK_MSG(ob_range_parse(bad[i][0], &r, &e) < 0 && strstr(e.msg, bad[i][1]), "%s: '%s'", bad[i][0], e.msg);
+    }
+    /* the points: in [0, 1); the first p^k of a dimension of base p one in
+     * each of p^k strata (the scrambling permutes digits: a bijection), and
+     * the first 6 of dimensions 0 and 1 (bases 2 and 3) one in each cell of
+     * a 2 x 3 grid; the same every call */
+    const int base[4] = {2, 3, 5, 7}, count[4] = {16, 27, 25, 49};
+    for (int dim = 0; dim < 4; dim++) {
+        int hit[64] = {0}, ok = 1;
+        for (int i = 0; i < count[dim]; i++) {
+            double u = ob_search_point(i, dim);
+            ok &= u >= 0 && u < 1 && u == ob_search_point(i, dim);
+            hit[(int)(u * count[dim])]++;
+        }
+        for (int k = 0; k < count[dim]; k++) ok &= hit[k] == 1;
+        CHECK_MSG(ok, "dimension %d (base %d): the first %d points are not one per stratum", dim, base[dim],
+                  count[dim]);
+    }
+    {
+        int cell[6] = {0}, ok = 1;
+        for (int i = 0; i < 6; i++) cell[(int)(ob_search_point(i, 0) * 2) * 3 + (int)(ob_search_point(i, 1) * 3)]++;
+        for (int k = 0; k < 6; k++) ok &= cell[k] == 1;
+        CHECK(ok);
+        /* scrambled: not the plain radical inverse (0, 1/2, 1/4, ...) */
+        CHECK(ob_search_point(0, 0) != 0 || ob_search_point(1, 0) != 0.5);
+        /* far dimensions too: every point in [0, 1) */
+        for (int i = 0; i < 200; i++) ok &= ob_search_point(i, OB_SEARCH_MAX_DIMS - 1) < 1;
+        CHECK(ok);
+    }
+    /* values: rounded for short labels, within the range, ends reached */
+    const ob_hp_def fdef = {"x", OB_HP_FLOAT, 0, -1e9, 1e9, 0, 0, NULL, ""};
+    const ob_hp_def idef = {"n", OB_HP_INT, 0, 0, 1e9, 0, 0, NULL, ""};
+    char v[64];
+    ob_range lin = {OB_RANGE_LIN, 0.8, 0.99}, lg = {OB_RANGE_LOG, 1e-4, 1e-1}, l1m = {OB_RANGE_LOG1M, 0.9, 0.9999},
+             narrow = {OB_RANGE_LOG, 0.5, 0.6}, ints = {OB_RANGE_LIN, 1, 4}, ilog = {OB_RANGE_LOG, 1, 1000};
+    ob_range_value(&lin, &fdef, 0, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.8"), "%s", v);
+    ob_range_value(&lin, &fdef, 0.99999999, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.99"), "%s", v);
+    ob_range_value(&lin, &fdef, 0.5, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.895"), "%s", v); /* a step of 0.001 */
+    ob_range_value(&lg, &fdef, 0.5, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.00316"), "%s", v); /* 10^-2.5, 3 digits */
+    ob_range_value(&lg, &fdef, 1.0 / 3, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.001"), "%s", v);
+    ob_range_value(&l1m, &fdef, 0, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.9"), "%s", v);
+    ob_range_value(&l1m, &fdef, 0.5, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.99684"), "%s", v); /* 1 - 10^-2.5 */
+    ob_range_value(&l1m, &fdef, 0.25, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.9822"), "%s", v); /* 1 - 10^-1.75, 3 digits */
+    ob_range_value(&narrow, &fdef, 0.5, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "0.5477"), "%s", v); /* a range of a fifth of a decade: 4 digits */
+    int seen[5] = {0};
+    for (int k = 0; k < 40; k++) {
+        ob_range_value(&ints, &idef, k / 40.0, v, sizeof v);
+        int n = atoi(v);
+        if (n >= 1 && n <= 4) seen[n]++;
+        else seen[0]++;
+    }
+    CHECK_MSG(seen[0] == 0 && seen[1] == 10 && seen[2] == 10 && seen[3] == 10 && seen[4] == 10, "%d %d %d %d %d",
+              seen[0], seen[1], seen[2], seen[3], seen[4]);
+    ob_range_value(&ilog, &idef, 0.5, v, sizeof v);
+    CHECK_MSG(!strcmp(v, "32"), "%s", v);
+
+    /* the matrix: trials x the listed sweeps; the ranged keys move together */
+    ob_config c;
+    CHECK_OK(load(&c,
+                  "workloads: [quadratic]\noptimizers: [sgd, adamw]\nlrs: [0.01, 0.1]\ntrials: 8\n"
+                  "sweep:\n  adamw: {weight_decay: \"log:1e-4..1e-1\", beta1: 0.8..0.99, amsgrad: [false, true]}\n",
+                  &e),
+             &e);
+    ob_matrix m;
+    CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+    CHECK_MSG(m.n == 2 + 8 * 2 * 2, "%d cells", m.n);
+    if (m.n == 34) {
+        int ok = 1;
+        for (int t = 0; t < 8; t++)
+            for (int a = 0; a < 2; a++) {
+                const ob_cell *x = &m.cells[2 + (t * 2 + a) * 2];
+                /* beta1 the first key in name order: dimension 0; weight_decay dimension 1 */
+                ob_range_value(&(ob_range){OB_RANGE_LIN, 0.8, 0.99}, &fdef, ob_search_point(t, 0), v, sizeof v);
+                ok &= ob_hp_get(&x->opt_hp, "beta1") == atof(v);
+                ob_range_value(&(ob_range){OB_RANGE_LOG, 1e-4, 1e-1}, &fdef, ob_search_point(t, 1), v, sizeof v);
+                ok &= ob_hp_get(&x->opt_hp, "weight_decay") == atof(v);
+                ok &= ob_hp_get(&x->opt_hp, "amsgrad") == a && x->variant == t * 2 + a;
+                ok &= x->lr == 0.01 && m.cells[3 + (t * 2 + a) * 2].lr == 0.1 &&
+                      ob_cell_same_pair(x, &m.cells[3 + (t * 2 + a) * 2]);
+            }
+        CHECK(ok);
+        char text[256];
+        ob_cell_sweep_text(&c, &m.cells[2], OB_SWEEP_ALL, text, sizeof text);
+        ob_range_value(&(ob_range){OB_RANGE_LIN, 0.8, 0.99}, &fdef, ob_search_point(0, 0), v, sizeof v);
+        char want[128];
+        snprintf(want, sizeof want, "amsgrad=false beta1=%s weight_decay=", v);
+        CHECK_MSG(!strncmp(text, want, strlen(want)), "'%s'", text);
+    }
+    /* more trials begin with the fewer trials' configurations */
+    {
+        ob_config c2;
+        CHECK_OK(load(&c2,
+                      "workloads: [quadratic]\noptimizers: [sgd, adamw]\nlrs: [0.01, 0.1]\ntrials: 3\n"
+                      "sweep:\n  adamw: {beta1: 0.8..0.99, amsgrad: [false, true], weight_decay: \"log:1e-4..1e-1\"}\n",
+                      &e),
+                 &e);
+        ob_matrix m2;
+        CHECK_OK(ob_matrix_expand(&c2, &m2, NULL, &e), &e);
+        int same = m2.n == 2 + 3 * 4;
+        for (int i = 0; same && i < m2.n; i++) same = !memcmp(m.cells[i].opt_hp.v, m2.cells[i].opt_hp.v, sizeof m.cells[i].opt_hp.v);
+        CHECK(same);
+        ob_matrix_free(&m2);
+        ob_config_free(&c2);
+    }
+    ob_matrix_free(&m);
+    ob_config_free(&c);
+    /* bad searches: what, where, what to do */
+    const char *head = "workloads: [quadratic]\noptimizers: [adamw]\n";
+    char text[512];
+    const char *bads[][2] = {
+        {"sweep: {adamw: {beta1: 0.8..0.99}}\n", "t.yaml:3: adamw.beta1 = 0.8..0.99 is a range: give the number of points"},
+        {"trials: 4\n", "t.yaml:3: trials = 4, but no sweep is a range"},
+        {"trials: 4\nsweep: {adamw: {beta1: [0.8..0.9, 0.95]}}\n", "a range is a sweep's only value"},
+        {"trials: 4\nsweep: {adamw: {beta1: 0.8..1.5}}\n", "adamw.beta1 = 1.5 is out of range: it must be in [0, 1) (an end of the range 0.8..1.5)"},
+        {"trials: 4\nsweep: {adamw: {beta1: 0.9..0.8}}\n", "t.yaml:4: sweep: adamw.beta1: the range '0.9..0.8' is empty or reversed"},
+        {"trials: 4\nsweep: {adamw: {amsgrad: 0..1}}\n", "adamw.amsgrad takes true or false, not a number"},
+        {"trials: 4\nsweep: {train: {clip_norm: 0..1}}\n", "which only an optimizer's settings take"},
+        {"trials: 4\nsweep: {quadratic: {cond: 10..100}}\n", "which only an optimizer's settings take"},
+        {"trials: 4\nsweep: {adamw: {betta1: 0.1..0.5}}\n", "did you mean 'beta1'"},
+        {"trials: 0\nsweep: {adamw: {beta1: 0.8..0.99}}\n", "trials"},
+        {"trials: 5000\nsweep: {adamw: {beta1: 0.8..0.99}}\n", "trials"},
+    };
+    for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+        snprintf(text, sizeof text, "%s%s", head, bads[i][0]);
+        expect_bad(text, bads[i][1]);
+    }
+    /* an integer key: whole ends, not log1m */
+    expect_bad("workloads: [quadratic]\noptimizers: [soap]\ntrials: 4\nsweep: {soap: {precondition_frequency: 1.5..10}}\n",
+               "is an integer: its range needs whole ends");
+}
+
 int main(void)
 {
     test_yaml_ok();
@@ -817,6 +978,7 @@ int main(void)
     test_stats();
     test_step_times();
     test_sweeps();
+    test_search();
     test_all_optimizers();
     test_matrix_limits();
     test_run_order();

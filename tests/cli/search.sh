@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Quasi-random search (--trials with ranged sweeps): the flags and a config
+# file give the same matrix; each trial is a configuration whose ranged keys
+# move together, within their ranges, with its own lr sweep; the runs store
+# the values the dry run shows; --print-config reads back into the same
+# matrix and --resume finds the benchmark finished; the report draws each
+# searched key as a scatter of the optimizer's configurations and names the
+# best of them. Bad ranges are bad input, with nothing written.
+. "$(dirname "$0")/common.bash"
+flags=(--workloads quadratic --optimizers sgd,adamw --lrs 0.01,0.03 --seeds 2 --steps 40 --backend cpu
+       --sweep adamw.beta1=0.8..0.99 --sweep adamw.weight_decay=log:1e-4..1e-1 --trials 5)
+cat >"$tmp/c.yaml" <<'EOF'
+workloads: [quadratic]
+optimizers: [sgd, adamw]
+lrs: [0.01, 0.03]
+seeds: 2
+steps: 40
+backend: cpu
+trials: 5
+sweep:
+  adamw: {weight_decay: "log:1e-4..1e-1", beta1: 0.8..0.99}
+EOF
+"$OPTBENCH" run "${flags[@]}" --dry-run >"$tmp/dry1" 2>&1 || { cat "$tmp/dry1"; exit 1; }
+"$OPTBENCH" run "$tmp/c.yaml" --dry-run >"$tmp/dry2" 2>&1 || { cat "$tmp/dry2"; exit 1; }
+strip() { grep -v '(--sweep)\|(--trials)\|c.yaml:\|e.yaml:' "$1"; }
+check "the config file gives the flags' matrix" diff <(strip "$tmp/dry1") <(strip "$tmp/dry2")
+check "the dry run counts the trials as configurations" \
+  grep -qF '24 cells (6 configurations of 1 workload x 2 optimizers and the sweeps below, x 2 lrs x 2 seeds)' "$tmp/dry1"
+check "the dry run names the search" grep -qF 'search: 5 trials' "$tmp/dry1"
+# the configurations: 5, distinct in every key, within the ranges
+grep -E '^ +[0-9]+ +[0-9]+ +quadratic +adamw ' "$tmp/dry1" | sed 's/.*  beta1=/beta1=/' | sort -u >"$tmp/confs"
+check "5 configurations of adamw" test "$(wc -l <"$tmp/confs")" = 5
+check "every key distinct across the trials, within its range" python3 - "$tmp/confs" <<'PY'
+import sys
+rows = [dict(kv.split("=") for kv in line.split()) for line in open(sys.argv[1])]
+b1 = [float(r["beta1"]) for r in rows]
+wd = [float(r["weight_decay"]) for r in rows]
+assert len(set(b1)) == 5 and len(set(wd)) == 5, rows
+assert all(0.8 <= x <= 0.99 for x in b1) and all(1e-4 <= x <= 1e-1 for x in wd), rows
+PY
+
+"$OPTBENCH" run "${flags[@]}" --db "$tmp/s.db" >"$tmp/run" 2>&1 || { cat "$tmp/run"; exit 1; }
+check "24 runs" test "$(q "$tmp/s.db" "select count(*) from runs")" = 24
+check "the runs ran at the dry run's values" python3 - "$tmp/s.db" "$tmp/confs" <<'PY'
+import json, sqlite3, sys
+want = {(float(r["beta1"]), float(r["weight_decay"]))
+        for r in (dict(kv.split("=") for kv in l.split()) for l in open(sys.argv[2]))}
+got = {(h["beta1"], h["weight_decay"]) for (t,) in sqlite3.connect(sys.argv[1]).execute(
+       "select hparams from runs where optimizer = 'adamw'") for h in [json.loads(t)]}
+assert got == want, (got, want)
+PY
+"$OPTBENCH" run "${flags[@]}" --print-config >"$tmp/e.yaml" 2>&1 || { cat "$tmp/e.yaml"; fail=1; }
+check "--print-config writes the ranges and the trials" grep -qx 'trials: 5' "$tmp/e.yaml"
+"$OPTBENCH" run "$tmp/e.yaml" --dry-run >"$tmp/dry3" 2>&1 || { cat "$tmp/dry3"; fail=1; }
+check "--print-config reads back into the same matrix" diff <(strip "$tmp/dry1") <(strip "$tmp/dry3")
+"$OPTBENCH" run "${flags[@]}" --db "$tmp/s.db" --resume >"$tmp/resume" 2>&1 || { cat "$tmp/resume"; fail=1; }
+check "--resume finds it finished" grep -q '0 done, 0 diverged, 0 failed, 24 finished before' "$tmp/resume"
+
+render=--no-render
+command -v gnuplot >/dev/null && render=
+"$OPTBENCH" report --db "$tmp/s.db" --out "$tmp/r" $render >"$tmp/report" 2>&1 || { cat "$tmp/report"; fail=1; }
+r=$tmp/r
+for key in beta1 weight_decay; do
+  check "hp_sweep.csv: $key a scatter of adamw's 5 configurations" \
+    test "$(grep -c "^\"quadratic\",\"$key\",\"adamw (each configuration)\"," "$r/hp_sweep.csv")" = 5
+  check "hp_quadratic_$key is drawn as points with bars" grep -q 'with yerrorbars' "$r/hp_quadratic_$key.gp"
+  check "hp_quadratic_$key: no line through the points" \
+    test "$(grep -c 'with linespoints' "$r/hp_quadratic_$key.gp")" = 0
+done
+check "the caption says why there is no line" grep -q 'searched together' "$r/summary.md"
+check "best_configuration.csv: adamw's best of its 5, the lowest median" python3 - "$r" <<'PY'
+import csv, sys
+d = sys.argv[1]
+rows = [r for r in csv.DictReader(open(d + "/summary.csv")) if r["optimizer"].startswith("adamw ")]
+assert len(rows) == 5, rows
+best = min(rows, key=lambda r: float(r["final_median"]))
+b = [r for r in csv.DictReader(open(d + "/best_configuration.csv")) if r["optimizer"] == "adamw"][0]
+assert b["configurations"] == "5" and "adamw " + b["best_configuration"] == best["optimizer"], (b, best)
+PY
+
+# bad input: exit 2, the place and what to do, nothing written
+bad() { # description, expected text, flags...
+  local what="$1" want="$2"; shift 2
+  "$OPTBENCH" run --workloads quadratic --optimizers adamw --steps 5 --backend cpu --db "$tmp/bad.db" "$@" \
+    >"$tmp/out" 2>&1
+  local rc=$?
+  check "$what: exit 2" test $rc = 2
+  check "$what: the message" grep -qF -- "$want" "$tmp/out"
+  check "$what: no database" test ! -e "$tmp/bad.db"
+}
+bad "a range without trials" "--sweep: adamw.beta1 = 0.8..0.99 is a range: give the number of points" \
+  --sweep adamw.beta1=0.8..0.99
+bad "trials without a range" "--trials: trials = 3, but no sweep is a range" --trials 3
+bad "a reversed range" "the range '0.99..0.8' is empty or reversed" --sweep adamw.beta1=0.99..0.8 --trials 3
+bad "a range past the key's" "(an end of the range 0.8..1.5)" --sweep adamw.beta1=0.8..1.5 --trials 3
+bad "a log range from 0" "its LO must be above 0" --sweep adamw.weight_decay=log:0..0.1 --trials 3
+bad "a range of a training setting" "which only an optimizer's settings take" --sweep train.clip_norm=0..1 --trials 3
+exit $fail

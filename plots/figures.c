@@ -1908,21 +1908,39 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                    extra, median_note, notrun, logy ? " The y axis is logarithmic." : "");
 }
 
-static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
-                             ob_figures *out, ob_err *e)
+/* One performance profile figure: n curves from csv (tau, then a column
+ * each), curve o labelled label[o], in line type lt[o], with area[o] and
+ * ran[o] (of the profile's workloads, how many it ran on); tuned: the
+ * profile of the tuned optimizers (each at its fastest configuration per
+ * workload, configs[o] of them). */
+typedef struct profile_view {
+    const char *stem, *csv;
+    int n;
+    const char *const *label;
+    const int *lt, *ran, *configs;
+    const double *area;
+    int tuned;
+} profile_view;
+
+static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const profile_view *v, const char *dir,
+                                  ob_figures *out, ob_err *e)
 {
-    if (d->n_opt == 0) return OB_OK;
+    const char *title = v->tuned ? "Performance profile of the tuned optimizers" : "Performance profile";
     if (s->profile_workloads == 0) {
-        return add_skipped(out, e, "profile", -1, "Performance profile",
+        return add_skipped(out, e, v->stem, -1, title,
                            "Not drawn: no workload enters the profile (on each, no optimizer reached the target "
                            "loss, or the loss met it before training).");
     }
     script sc;
-    OB_TRY(script_open(&sc, dir, "profile", "performance profile over workloads (Dolan-More)",
-                       "profile.csv (tau, then one column per optimizer)", e));
+    char what[160];
+    snprintf(what, sizeof what, "%s (tau, then one column per optimizer)", v->csv);
+    OB_TRY(script_open(&sc, dir, v->stem,
+                       v->tuned ? "performance profile of the tuned optimizers, each at its fastest configuration"
+                                : "performance profile over workloads (Dolan-More)",
+                       what, e));
     FILE *f = sc.f;
     fprintf(f,
-            "set title \"Performance profile over %d workload%s: how often is each optimizer within a "
+            "set title \"%s over %d workload%s: how often %s within a "
             "factor tau of the fastest?\\n(%s to reach each workload's %starget %s; legend: area "
             "under the curve, 1 = fastest everywhere)\"\n"
             "set xlabel \"tau (time to target / fastest optimizer's time to target)\"\n"
@@ -1932,37 +1950,41 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
             "set yrange [-0.04:1.05]\n"
             "set ytics 0, 0.2, 1\n"
             "set key below left\n",
+            v->tuned ? "Tuned optimizers (each at its fastest configuration)" : "Performance profile",
             s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
+            v->tuned ? "is each" : "is each optimizer",
             s->profile_by_steps ? "steps" : "training time", s->profile_heldout ? "held-out " : "",
             s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max);
     size_t key_len = 0;
-    for (int o = 0; o < d->n_opt; o++) {
-        /* "LABEL (area 0.33)", and ", ran 1 of 3" where it ran on fewer */
-        size_t len = strlen(d->opt_labels[o]) + 12 + (s->profile_ran[o] < s->profile_workloads ? 16 : 0);
+    for (int o = 0; o < v->n; o++) {
+        /* "LABEL (area 0.33)", ", best of 16" when tuned, and ", ran 1 of 3" where it ran on fewer */
+        size_t len = strlen(v->label[o]) + 12 + (v->tuned ? 14 : 0) + (v->ran[o] < s->profile_workloads ? 16 : 0);
         if (len > key_len) key_len = len;
     }
-    key_fit(&sc, d->n_opt, key_len);
+    key_fit(&sc, v->n, key_len);
     fprintf(f, "plot \\\n");
-    /* markers on each curve (values of profile.csv, so on the curve), each
+    /* markers on each curve (values of the CSV, so on the curve), each
      * optimizer's at other rows: curves that coincide (two optimizers equally
      * fast everywhere, or never within tau) still show every marker */
     int every = s->n_tau / 10 > 1 ? s->n_tau / 10 : 1;
-    for (int o = 0; o < d->n_opt; o++) {
+    for (int o = 0; o < v->n; o++) {
         char oq[512];
-        ob_gp_str(d->opt_labels[o], oq, sizeof oq);
+        ob_gp_str(v->label[o], oq, sizeof oq);
         /* later lines thinner and with their own dashes (style.gp), so coinciding curves stay visible */
         double lw = 4.5 - 1.0 * (o % 4);
         /* an optimizer not run on some workloads counts as not reaching the
          * target there: the legend says so */
-        char ran[64] = "";
-        if (s->profile_ran[o] < s->profile_workloads)
-            snprintf(ran, sizeof ran, ", ran %d of %d", s->profile_ran[o], s->profile_workloads);
+        char ran[96] = "";
+        size_t rl = 0;
+        if (v->tuned) rl += (size_t)snprintf(ran, sizeof ran, ", best of %d", v->configs[o]);
+        if (v->ran[o] < s->profile_workloads)
+            snprintf(ran + rl, sizeof ran - rl, ", ran %d of %d", v->ran[o], s->profile_workloads);
         fprintf(f,
-                "%s  'profile.csv' skip 1 using 1:%d with steps lt %d lw %.1f notitle, \\\n"
-                "  'profile.csv' skip 1 every %d::%d using 1:%d with points lt %d ps (1.3 * PS) notitle, \\\n"
+                "%s  '%s' skip 1 using 1:%d with steps lt %d lw %.1f notitle, \\\n"
+                "  '%s' skip 1 every %d::%d using 1:%d with points lt %d ps (1.3 * PS) notitle, \\\n"
                 "  NaN with linespoints lt %d lw %.1f ps (1.3 * PS) title \"%s (area %.2f%s)\"",
-                o ? ", \\\n" : "", o + 2, o + 1, lw, every, (o * 7) % every, o + 2, o + 1, o + 1, lw, oq,
-                isnan(s->area[o]) ? 0.0 : s->area[o], ran);
+                o ? ", \\\n" : "", v->csv, o + 2, v->lt[o], lw, v->csv, every, (o * 7) % every, o + 2, v->lt[o],
+                v->lt[o], lw, oq, isnan(v->area[o]) ? 0.0 : v->area[o], ran);
     }
     fprintf(f, "\n");
     OB_TRY(script_close(&sc, e));
@@ -1973,17 +1995,53 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
         snprintf(median_note, sizeof median_note,
                  " Training time from median step times on %s: some runs there predate the mean (schema < 4), "
                  "so every optimizer there is timed by its median.", names);
-    return add_fig(out, e, "profile", -1, "Performance profile",
-                   "For each optimizer, the fraction of workloads (y) on which its %s to reach the %starget "
+    return add_fig(out, e, v->stem, -1, title,
+                   "For each optimizer%s, the fraction of workloads (y) on which its %s to reach the %starget "
                    "%s is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
                    "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
                    "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
                    "optimizer reached the target on are left out (%d used).%s An optimizer not run on a "
                    "workload counts there as not reaching the target; the legend says where one ran on "
-                   "fewer (\"ran 1 of 3\").",
+                   "fewer (\"ran 1 of 3\").%s",
+                   v->tuned ? ", at its fastest configuration on each workload (AlgoPerf's external tuning: the "
+                              "best of its trials)" : "",
                    s->profile_by_steps ? "number of steps" : "training time", s->profile_heldout ? "held-out " : "",
                    s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max, s->profile_workloads,
-                   median_note);
+                   median_note,
+                   v->tuned ? " The legend says how many configurations each picked its fastest from (\"best of "
+                              "16\"): the more it had, the more a lucky configuration helps it, so compare "
+                              "optimizers given the same number (profile_tuned_picks.csv names each pick)." : "");
+}
+
+static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
+                             ob_figures *out, ob_err *e)
+{
+    if (d->n_opt == 0) return OB_OK;
+    const int n = s->n_tuned > d->n_opt ? s->n_tuned : d->n_opt;
+    int *lt = malloc(((size_t)n + 1) * sizeof *lt);
+    const char **label = malloc(((size_t)n + 1) * sizeof *label);
+    if (!lt || !label) {
+        free(lt);
+        free(label);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    for (int o = 0; o < d->n_opt; o++) lt[o] = o + 1;
+    profile_view v = {"profile", "profile.csv", d->n_opt, (const char *const *)d->opt_labels, lt, s->profile_ran,
+                      NULL, s->area, 0};
+    ob_status st = fig_profile_view(d, s, &v, dir, out, e);
+    if (st == OB_OK && s->n_tuned > 0) {
+        /* each optimizer in the colour of its first configuration */
+        for (int i = 0; i < s->n_tuned; i++) {
+            lt[i] = s->tuned_first[i] + 1;
+            label[i] = d->opt_names[s->tuned_first[i]];
+        }
+        profile_view tv = {"profile_tuned", "profile_tuned.csv", s->n_tuned, label, lt, s->tuned_ran,
+                           s->tuned_configs, s->tuned_area, 1};
+        st = fig_profile_view(d, s, &tv, dir, out, e);
+    }
+    free(lt);
+    free(label);
+    return st;
 }
 
 ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, double pdf_width, ob_figures *out,

@@ -835,6 +835,64 @@ static void doc_configs(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
     doc_table_end(dc);
 }
 
+/* Which profile figure stem is: 1 the profile, 2 the tuned optimizers'
+ * profile, 1 too for time to target (shown with the profile), 0 another. */
+static int profile_stem(const char *stem)
+{
+    return !strcmp(stem, "profile") || !strcmp(stem, "time_to_target") ? 1 : !strcmp(stem, "profile_tuned") ? 2 : 0;
+}
+
+/* The profile of the tuned optimizers (ob_stats.n_tuned > 0): each
+ * optimizer on each workload at its fastest configuration there. */
+static void doc_tuned_profile(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
+    const int n = s->n_tuned;
+    int lo = 0, hi = 0;
+    for (int i = 0; i < n; i++) {
+        if (!lo || s->tuned_configs[i] < lo) lo = s->tuned_configs[i];
+        if (s->tuned_configs[i] > hi) hi = s->tuned_configs[i];
+    }
+    char range[160];
+    if (lo == hi) snprintf(range, sizeof range, "here each had %d", lo);
+    else
+        snprintf(range, sizeof range, "here they had from %d to %d (the configurations column), so compare "
+                 "optimizers given the same number", lo, hi);
+    doc_p(dc, "Tuned optimizers: the sweeps made several configurations of some optimizers, and the profile "
+              "above counts each configuration as an optimizer of its own. Here each optimizer counts once, on "
+              "each workload at its fastest configuration there (AlgoPerf's external tuning scores a submission "
+              "by its fastest trial on each workload), by the same %s. The fastest of several is partly the "
+              "luckiest, so an optimizer with more configurations is favoured for that alone: %s.",
+          s->profile_by_steps ? "steps" : "time", range);
+    static const char *const hdr[] = {"rank", "optimizer", "configurations", "profile area", "workloads won",
+                                      "fastest configuration on each workload"};
+    doc_table(dc, 6, hdr);
+    char b1[64];
+    for (int r = 1; r <= n; r++)
+        for (int i = 0; i < n; i++) {
+            if (ob_stats_tuned_rank(s, i) != r) continue;
+            doc_cell(dc, "%d", r);
+            doc_cell(dc, "%s", d->opt_names[s->tuned_first[i]]);
+            doc_cell(dc, "%d", s->tuned_configs[i]);
+            doc_cell(dc, "%s", isnan(s->tuned_area[i]) ? "-"
+                               : (snprintf(b1, sizeof b1, "%.3f", s->tuned_area[i]), b1));
+            doc_cell(dc, "%s", isnan(s->tuned_rho[i]) ? "-"
+                               : (snprintf(b1, sizeof b1, "%.0f of %d", s->tuned_rho[i] * s->profile_workloads,
+                                           s->profile_workloads), b1));
+            char picks[1024] = "";
+            size_t len = 0;
+            for (int w = 0; w < d->n_wl && len + 1 < sizeof picks; w++) {
+                if (!s->in_profile[w]) continue;
+                const int k = s->tuned_pick[w * n + i];
+                const char *c = k >= 0 ? ob_dataset_opt_config(d, s->g[k].opt) : NULL;
+                len += (size_t)snprintf(picks + len, sizeof picks - len, "%s%s: %s", len ? "; " : "",
+                                        d->wl_labels[w], k < 0 ? "not reached" : c ? c : "its one");
+            }
+            doc_cell(dc, "%s", picks[0] ? picks : "-");
+            doc_row_end(dc);
+        }
+    doc_table_end(dc);
+}
+
 /* Workload w's time to the held-out target, where its runs were evaluated
  * during training (ob_stats.ev_every). */
 static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
@@ -1326,12 +1384,9 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   "only the optimizer.",
               n_unsteady, n_unsteady == 1 ? "" : "s", 100 * OB_STEP_SPREAD_UNSTEADY);
     for (int f = 0; f < figs->n; f++)
-        if (figs->f[f].wl < 0 && strcmp(figs->f[f].stem, "profile") && strcmp(figs->f[f].stem, "time_to_target"))
-            doc_figure(dc, &figs->f[f], rendered[f]);
+        if (figs->f[f].wl < 0 && !profile_stem(figs->f[f].stem)) doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
-        if (figs->skipped[f].wl < 0 && strcmp(figs->skipped[f].stem, "profile") &&
-            strcmp(figs->skipped[f].stem, "time_to_target"))
-            doc_skipped(dc, &figs->skipped[f]);
+        if (figs->skipped[f].wl < 0 && !profile_stem(figs->skipped[f].stem)) doc_skipped(dc, &figs->skipped[f]);
 
     /* ---- profile ---- */
     doc_h(dc, 2, "Across workloads: time to target and performance profile");
@@ -1419,11 +1474,16 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         }
     doc_table_end(dc);
     for (int f = 0; f < figs->n; f++)
-        if (!strcmp(figs->f[f].stem, "profile") || !strcmp(figs->f[f].stem, "time_to_target"))
-            doc_figure(dc, &figs->f[f], rendered[f]);
+        if (profile_stem(figs->f[f].stem) == 1) doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
-        if (!strcmp(figs->skipped[f].stem, "profile") || !strcmp(figs->skipped[f].stem, "time_to_target"))
-            doc_skipped(dc, &figs->skipped[f]);
+        if (profile_stem(figs->skipped[f].stem) == 1) doc_skipped(dc, &figs->skipped[f]);
+    if (s->n_tuned > 0) {
+        doc_tuned_profile(dc, d, s);
+        for (int f = 0; f < figs->n; f++)
+            if (profile_stem(figs->f[f].stem) == 2) doc_figure(dc, &figs->f[f], rendered[f]);
+        for (int f = 0; f < figs->n_skipped; f++)
+            if (profile_stem(figs->skipped[f].stem) == 2) doc_skipped(dc, &figs->skipped[f]);
+    }
 
     /* ---- problems ---- */
     int n_bad = 0;

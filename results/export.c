@@ -417,6 +417,20 @@ static const ob_file_doc docs[] = {
      "areas share a rank: 1, 2, 2, 4), workloads (in the profile), workloads_run (of those, the ones the "
      "optimizer has runs on: on the others it counts as not reaching the target, so an optimizer run on "
      "fewer workloads has a smaller area for that alone)"},
+    {"profile_tuned.csv", "performance profile of the tuned optimizers, where sweeps made several "
+     "configurations of an optimizer (only then): each optimizer on each workload at its fastest "
+     "configuration there (AlgoPerf's external tuning)",
+     "tau, then one column per optimizer (name)"},
+    {"profile_tuned_area.csv", "area under each tuned optimizer's performance profile (with profile_tuned.csv)",
+     "optimizer, configurations (how many it picked its fastest from: more configurations, more luck), area, "
+     "rank, workloads, workloads_run (as in profile_area.csv)"},
+    {"profile_tuned_picks.csv", "the configuration each tuned optimizer took on each workload of the profile "
+     "(with profile_tuned.csv)",
+     "workload, optimizer, configurations, fastest_configuration (the swept values of the configuration "
+     "with the shortest time to target there, the profile's time: by time or steps, training or held-out "
+     "target; ties: the first in label order; empty where none reached the target or the optimizer has one "
+     "configuration), lr, steps, time_s (its row of time_to_target.csv, or of time_to_heldout_target.csv with "
+     "report --profile-on heldout; inf where none reached it)"},
     {"bars_step_ms.csv", "median step time (ms), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_peak_mem.csv", "peak memory (bytes), one row per workload, one column per optimizer",
@@ -1324,6 +1338,71 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
     return ob_csv_close(&c, e);
 }
 
+/* profile_tuned.csv, profile_tuned_area.csv and profile_tuned_picks.csv
+ * where some optimizer has several configurations (ob_stats.n_tuned); else
+ * none (an earlier report's are removed). */
+static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    static const char *const names[] = {"profile_tuned.csv", "profile_tuned_area.csv", "profile_tuned_picks.csv"};
+    if (s->n_tuned == 0) {
+        for (int i = 0; i < 3; i++) {
+            char p[1200];
+            snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+            remove(p);
+        }
+        return OB_OK;
+    }
+    const int n = s->n_tuned;
+    const char **hdr = malloc(((size_t)n + 1) * sizeof *hdr);
+    if (!hdr) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    hdr[0] = "tau";
+    for (int i = 0; i < n; i++) hdr[i + 1] = d->opt_names[s->tuned_first[i]];
+    ob_csv c;
+    ob_status st = ob_csv_open(&c, dir, names[0], hdr, n + 1, e);
+    free(hdr);
+    OB_TRY(st);
+    for (int t = 0; t < s->n_tau; t++) {
+        ob_csv_num(&c, s->taus[t]);
+        for (int i = 0; i < n; i++) ob_csv_num(&c, s->tuned_rho[t * n + i]);
+        ob_csv_row(&c);
+    }
+    OB_TRY(ob_csv_close(&c, e));
+    OB_TRY(ob_csv_open(&c, dir, names[1],
+                       HDR("optimizer", "configurations", "area", "rank", "workloads", "workloads_run"), e));
+    for (int i = 0; i < n; i++) {
+        ob_csv_str(&c, d->opt_names[s->tuned_first[i]]);
+        ob_csv_int(&c, s->tuned_configs[i]);
+        ob_csv_num(&c, s->tuned_area[i]);
+        ob_csv_int(&c, ob_stats_tuned_rank(s, i));
+        ob_csv_int(&c, s->profile_workloads);
+        ob_csv_int(&c, s->tuned_ran[i]);
+        ob_csv_row(&c);
+    }
+    OB_TRY(ob_csv_close(&c, e));
+    OB_TRY(ob_csv_open(&c, dir, names[2],
+                       HDR("workload", "optimizer", "configurations", "fastest_configuration", "lr", "steps",
+                           "time_s"),
+                       e));
+    for (int w = 0; w < d->n_wl; w++) {
+        if (!s->in_profile[w]) continue;
+        for (int i = 0; i < n; i++) {
+            const int k = s->tuned_pick[w * n + i];
+            ob_ttt t = {0};
+            if (k >= 0) t = s->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
+            const char *conf = k < 0 ? NULL : ob_dataset_opt_config(d, s->g[k].opt);
+            ob_csv_str(&c, d->wl_labels[w]);
+            ob_csv_str(&c, d->opt_names[s->tuned_first[i]]);
+            ob_csv_int(&c, s->tuned_configs[i]);
+            ob_csv_str(&c, conf ? conf : ""); /* the swept values alone, as best_configuration.csv writes them */
+            ob_csv_num(&c, k < 0 ? NAN : t.lr);
+            ob_csv_num(&c, k < 0 ? INFINITY : t.steps);
+            ob_csv_num(&c, k < 0 ? INFINITY : t.time_s);
+            ob_csv_row(&c);
+        }
+    }
+    return ob_csv_close(&c, e);
+}
+
 static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     ob_csv c;
@@ -1670,6 +1749,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK) st = write_targets_cost(d, s, dir, e);
     if (st == OB_OK) st = write_paired(d, s, dir, e);
     if (st == OB_OK) st = write_best_configs(d, s, dir, e);
+    if (st == OB_OK) st = write_tuned_profile(d, s, dir, e);
     if (st == OB_OK) st = write_settings(db, d, dir, e);
     if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
     else if (st == OB_OK) {

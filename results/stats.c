@@ -493,6 +493,79 @@ void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int 
 
 /* ---- the statistics of a dataset ------------------------------------------ */
 
+static const char *opt_name(const ob_dataset *d, int op)
+{
+    return d->opt_names && d->opt_names[op] ? d->opt_names[op] : d->opt_labels[op];
+}
+
+/* The profile of the tuned optimizers (ob_stats.tuned_*) from t (n_wl x
+ * n_opt, the profile's times) and gi (the group of each workload and label,
+ * -1 for none): OB_ERR_NOMEM or OB_OK. */
+static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t, const int *gi)
+{
+    const int n_o = d->n_opt;
+    int *of = malloc(((size_t)n_o + 1) * sizeof *of); /* each label's tuned index */
+    s->tuned_first = malloc(((size_t)n_o + 1) * sizeof *s->tuned_first);
+    s->tuned_configs = calloc((size_t)n_o + 1, sizeof *s->tuned_configs);
+    if (!of || !s->tuned_first || !s->tuned_configs) {
+        free(of);
+        return OB_ERR_NOMEM;
+    }
+    int n = 0, several = 0;
+    for (int op = 0; op < n_o; op++) {
+        int i = 0;
+        while (i < n && strcmp(opt_name(d, s->tuned_first[i]), opt_name(d, op))) i++;
+        if (i == n) s->tuned_first[n++] = op;
+        of[op] = i;
+        several |= ++s->tuned_configs[i] > 1;
+    }
+    if (!several) { /* every optimizer has one configuration: the profile above is the tuned one */
+        free(of);
+        return OB_OK;
+    }
+    s->n_tuned = n;
+    double *t2 = calloc((size_t)d->n_wl * n + 1, sizeof *t2);
+    s->tuned_pick = malloc(((size_t)d->n_wl * n + 1) * sizeof *s->tuned_pick);
+    s->tuned_rho = malloc(((size_t)s->n_tau * n + 1) * sizeof *s->tuned_rho);
+    s->tuned_area = malloc(((size_t)n + 1) * sizeof *s->tuned_area);
+    s->tuned_ran = calloc((size_t)n + 1, sizeof *s->tuned_ran);
+    int *used = calloc((size_t)d->n_wl + 1, sizeof *used), n_used = 0;
+    if (!t2 || !s->tuned_pick || !s->tuned_rho || !s->tuned_area || !s->tuned_ran || !used) {
+        free(of);
+        free(t2);
+        free(used);
+        return OB_ERR_NOMEM;
+    }
+    for (int w = 0; w < d->n_wl; w++) {
+        for (int i = 0; i < n; i++) {
+            t2[w * n + i] = INFINITY;
+            s->tuned_pick[w * n + i] = -1;
+        }
+        for (int op = 0; op < n_o; op++) {
+            const int i = of[op], k = gi[w * n_o + op];
+            const double v = t[w * n_o + op];
+            if (v < t2[w * n + i]) { /* the first of equal times: the earlier label */
+                t2[w * n + i] = v;
+                s->tuned_pick[w * n + i] = k;
+            }
+        }
+    }
+    ob_stat_profile(t2, d->n_wl, n, s->taus, s->n_tau, s->tau_max, s->tuned_rho, s->tuned_area, &n_used, used);
+    for (int w = 0; w < d->n_wl; w++)
+        for (int i = 0; used[w] && i < n; i++) {
+            int any = 0;
+            for (int op = 0; op < n_o && !any; op++) {
+                const int k = gi[w * n_o + op];
+                any = of[op] == i && k >= 0 && s->g[k].n_runs > 0;
+            }
+            s->tuned_ran[i] += any;
+        }
+    free(of);
+    free(t2);
+    free(used);
+    return OB_OK;
+}
+
 void ob_stats_opts_default(ob_stats_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -1278,6 +1351,7 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
             int k = gi[w * d->n_opt + op];
             s->profile_ran[op] += k >= 0 && s->g[k].n_runs > 0;
         }
+    if (tuned_profile(d, s, t, gi) != OB_OK) goto nomem;
     goto done;
 nomem:
     st = no_mem(e, "computing the statistics");
@@ -1356,6 +1430,12 @@ void ob_stats_free(ob_stats *s)
     free(s->area);
     free(s->in_profile);
     free(s->profile_ran);
+    free(s->tuned_first);
+    free(s->tuned_configs);
+    free(s->tuned_pick);
+    free(s->tuned_rho);
+    free(s->tuned_area);
+    free(s->tuned_ran);
     memset(s, 0, sizeof *s);
 }
 
@@ -1368,18 +1448,23 @@ const char *ob_width_unmeasured_name(int u)
                                        : "";
 }
 
-int ob_stats_profile_rank(const ob_stats *s, int o)
+/* competition rank of area[o] among area[0..n), tied areas sharing a rank */
+static int area_rank(const double *area, int n, int o)
 {
     /* areas are sums of fractions: equal ones may differ in the last bits */
     const double tie = 1e-9;
-    double mine = isnan(s->area[o]) ? -1 : s->area[o];
+    double mine = isnan(area[o]) ? -1 : area[o];
     int rank = 1;
-    for (int j = 0; j < s->n_opt; j++) {
-        double other = isnan(s->area[j]) ? -1 : s->area[j];
+    for (int j = 0; j < n; j++) {
+        double other = isnan(area[j]) ? -1 : area[j];
         if (j != o && other > mine + tie) rank++;
     }
     return rank;
 }
+
+int ob_stats_profile_rank(const ob_stats *s, int o) { return area_rank(s->area, s->n_opt, o); }
+
+int ob_stats_tuned_rank(const ob_stats *s, int i) { return area_rank(s->tuned_area, s->n_tuned, i); }
 
 ob_ttt ob_group_tt(const ob_group *g)
 {

@@ -362,6 +362,19 @@ typedef struct ob_stats {
     int profile_heldout;        /* the profile is on the held-out time to target (ob_stats_opts) */
     double tol;                 /* the lr range's tolerance the statistics used (ob_stats_opts.tol) */
     int tol_of_progress;        /* ... and what it is a fraction of (ob_stats_opts.tol_of_progress) */
+    /* the profile of the tuned optimizers: where sweeps made several
+     * configurations of an optimizer, each optimizer (name) on each workload
+     * at its fastest configuration there, the time the profile above takes
+     * (AlgoPerf's external tuning: a submission's time on a workload is its
+     * fastest trial's); n_tuned 0 when no optimizer has several */
+    int n_tuned;                /* optimizer names, in the order of their first label */
+    int *tuned_first;           /* (n_tuned,) the first label of each (its name: d->opt_names[...]) */
+    int *tuned_configs;         /* (n_tuned,) how many labels (configurations) each has */
+    int *tuned_pick;            /* (n_wl x n_tuned) the group of the fastest configuration; -1 where
+                                 * none reached the target (or none ran) */
+    double *tuned_rho;          /* (n_tau, n_tuned) */
+    double *tuned_area;         /* (n_tuned,) */
+    int *tuned_ran;             /* (n_tuned,) of the profile's workloads, how many it has sweep runs on */
 } ob_stats;
 
 /* The workloads whose time to target is from median step times
@@ -373,6 +386,8 @@ int ob_stats_median_timed(const ob_dataset *d, const ob_stats *s, int in_profile
 /* The rank of optimizer o by its profile area (1 = largest): competition
  * ranking, tied areas (to 1e-9) share a rank (1, 2, 2, 4); no area ranks last. */
 int ob_stats_profile_rank(const ob_stats *s, int o);
+/* The same for tuned optimizer i (0 <= i < n_tuned) by its tuned_area. */
+int ob_stats_tuned_rank(const ob_stats *s, int i);
 
 /* The rank of group k by time to target on its workload (1 = fastest), 0
  * when it did not reach the target (censored) or has no target. Rank = 1 + the

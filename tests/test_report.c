@@ -223,31 +223,25 @@ static void test_tables(const char *db, const char *out)
     const ob_file_doc *docs = ob_export_docs(&nd);
     for (int i = 0; i < nd; i++) {
         table t;
-        if (!strcmp(docs[i].name, "confirm.csv")) { /* only with confirmation runs (test_confirm) */
-            char *b = slurp(out, "confirm.csv");
-            CHECK_MSG(b == NULL, "confirm.csv written without confirmation runs");
+        /* files written only when there is something to write (and where they are tested) */
+        static const char *const only_with[][2] = {
+            {"confirm.csv", "confirmation runs (test_confirm)"},
+            {"time_to_heldout_target.csv", "evaluations during training (tests/cli/report.sh)"},
+            {"best_configuration.csv", "sweeps (tests/cli/sweep_figure.sh)"},
+            {"hp_sweep.csv", "sweeps besides the lr (test_report_figures)"},
+            {"profile_tuned.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
+            {"profile_tuned_area.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
+            {"profile_tuned_picks.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
+        };
+        int skip = 0;
+        for (size_t k = 0; k < sizeof only_with / sizeof only_with[0] && !skip; k++) {
+            if (strcmp(docs[i].name, only_with[k][0])) continue;
+            char *b = slurp(out, only_with[k][0]);
+            CHECK_MSG(b == NULL, "%s written without %s", only_with[k][0], only_with[k][1]);
             free(b);
-            continue;
+            skip = 1;
         }
-        if (!strcmp(docs[i].name, "time_to_heldout_target.csv")) { /* only with evaluations during training
-                                                                     * (tests/cli/report.sh) */
-            char *b = slurp(out, "time_to_heldout_target.csv");
-            CHECK_MSG(b == NULL, "time_to_heldout_target.csv written without evaluations during training");
-            free(b);
-            continue;
-        }
-        if (!strcmp(docs[i].name, "best_configuration.csv")) { /* only with sweeps (tests/cli/sweep_figure.sh) */
-            char *b = slurp(out, "best_configuration.csv");
-            CHECK_MSG(b == NULL, "best_configuration.csv written without sweeps");
-            free(b);
-            continue;
-        }
-        if (!strcmp(docs[i].name, "hp_sweep.csv")) { /* only with sweeps besides the lr (test_report_figures) */
-            char *b = slurp(out, "hp_sweep.csv");
-            CHECK_MSG(b == NULL, "hp_sweep.csv written without sweeps");
-            free(b);
-            continue;
-        }
+        if (skip) continue;
         CHECK_MSG(read_table(out, docs[i].name, &t) == 0, "%s does not parse as CSV", docs[i].name);
         /* every run here has the defaults: settings.csv is its header (its rows: tests/cli/sweep.sh) */
         const int want = !strcmp(docs[i].name, "settings.csv") ? 1 : 2;

@@ -787,6 +787,71 @@ static void test_width_edge(const char *path)
     ob_store_close(s);
 }
 
+/* The profile of the tuned optimizers: each optimizer (name) on each
+ * workload at its fastest configuration there. Finals 1 (target 1.1, met
+ * at T + 3): on A adam beta2=0.9 13 steps x 1 ms, beta2=0.999 23 x 1, sgd
+ * 8 x 2 ms; on B 33 x 1, 9 x 1, 13 x 2. Tuned: adam 0.013 s on A (0.9),
+ * 0.009 s on B (0.999); sgd 0.016, 0.026. */
+static void test_tuned_profile(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.9", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.999", 0.01, 0, "done", 1, 20, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"A", "sgd", NULL, 0.01, 0, "done", 1, 5, 2, 2, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"B", "adam", "\"beta2\":0.9", 0.01, 0, "done", 1, 30, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"B", "adam", "\"beta2\":0.999", 0.01, 0, "done", 1, 6, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"B", "sgd", NULL, 0.01, 0, "done", 1, 10, 2, 2, 1, 1, 1, 1, 0});
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), NULL, &d, &st);
+    const ob_group *a9 = grp(&d, &st, "A", "adam beta2=0.9"), *b999 = grp(&d, &st, "B", "adam beta2=0.999");
+    CHECK(a9 && b999 && a9->tt_steps == 13 && b999->tt_steps == 9);
+    CHECK_MSG(st.n_tuned == 2, "%d tuned optimizers", st.n_tuned);
+    if (st.n_tuned == 2 && a9 && b999) {
+        int ia = !strcmp(d.opt_names[st.tuned_first[0]], "adam") ? 0 : 1, is = 1 - ia;
+        CHECK(!strcmp(d.opt_names[st.tuned_first[ia]], "adam") && !strcmp(d.opt_names[st.tuned_first[is]], "sgd"));
+        CHECK(st.tuned_configs[ia] == 2 && st.tuned_configs[is] == 1);
+        int wa = ob_dataset_find_wl(&d, "A"), wb = ob_dataset_find_wl(&d, "B");
+        CHECK(&st.g[st.tuned_pick[wa * 2 + ia]] == a9 && &st.g[st.tuned_pick[wb * 2 + ia]] == b999);
+        CHECK(&st.g[st.tuned_pick[wa * 2 + is]] == grp(&d, &st, "A", "sgd"));
+        /* adam fastest on both; sgd 16 / 13 and 26 / 9 of it */
+        CHECK_NEAR(st.tuned_area[ia], 1.0, 1e-12);
+        CHECK_NEAR(st.tuned_area[is], ((4 - 16.0 / 13) / 3 + (4 - 26.0 / 9) / 3) / 2, 1e-9);
+        CHECK(ob_stats_tuned_rank(&st, ia) == 1 && ob_stats_tuned_rank(&st, is) == 2);
+        CHECK(st.tuned_rho[ia] == 1.0 && st.tuned_rho[is] == 0.0 && st.tuned_ran[ia] == 2 && st.tuned_ran[is] == 2);
+        /* the profile of the configurations is unchanged: beta2=0.9 won A only, sgd none */
+        int o9 = ob_dataset_find_opt(&d, "adam beta2=0.9"), os = ob_dataset_find_opt(&d, "sgd");
+        CHECK(st.rho[o9] == 0.5 && st.rho[os] == 0.0);
+        CHECK_NEAR(st.area[o9], (1 + (4 - 33.0 / 9) / 3) / 2, 1e-9);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    /* by steps: sgd 8 of adam's 13 on A wins there */
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    o.profile_by_steps = 1;
+    load_stats(ob_store_db(s), &o, &d, &st);
+    if (st.n_tuned == 2) {
+        int is = !strcmp(d.opt_names[st.tuned_first[0]], "sgd") ? 0 : 1;
+        CHECK(st.tuned_rho[is] == 0.5 && st.tuned_rho[1 - is] == 0.5);
+        CHECK_NEAR(st.tuned_area[1 - is], (1 + (4 - 13.0 / 8) / 3) / 2, 1e-9);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+    /* one configuration each: no tuned profile (the profile is that) */
+    s = new_store(path);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"A", "adam", NULL, 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"A", "sgd", NULL, 0.01, 0, "done", 1, 5, 2, 2, 1, 1, 1, 1, 0});
+    load_stats(ob_store_db(s), NULL, &d, &st);
+    CHECK(st.n_tuned == 0 && !st.tuned_area && st.profile_workloads == 1);
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* Labels: configurations of one optimizer that differ on a workload are told
  * apart by the differing key; settings that follow the workload are not shown. */
 static void test_labels(const char *path)
@@ -1969,6 +2034,7 @@ int main(void)
         {"width_edge.db", test_width_edge},
         {"tt_mixed.db", test_tt_mixed_means},
         {"labels.db", test_labels},
+        {"tuned.db", test_tuned_profile},
         {"steps.db", test_steps_and_start},
         {"progress.db", test_width_progress},
         {"masked.db", test_superseded_and_masked},

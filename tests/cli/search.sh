@@ -78,6 +78,49 @@ b = [r for r in csv.DictReader(open(d + "/best_configuration.csv")) if r["optimi
 assert b["configurations"] == "5" and "adamw " + b["best_configuration"] == best["optimizer"], (b, best)
 PY
 
+# the tuned optimizers' profile: each optimizer on each workload at its
+# fastest configuration (a target most configurations reach, so that the
+# choice matters), recomputed here from time_to_target.csv
+target=$(python3 - "$r/summary.csv" <<'PY'
+import csv, statistics, sys
+print(statistics.median(float(r["final_median"]) for r in csv.DictReader(open(sys.argv[1]))) * 1.5)
+PY
+)
+"$OPTBENCH" report --db "$tmp/s.db" --out "$tmp/rt" --no-render --target "quadratic=$target" >"$tmp/report2" 2>&1 ||
+  { cat "$tmp/report2"; fail=1; }
+check "profile_tuned*.csv are written" test -s "$tmp/rt/profile_tuned.csv" -a -s "$tmp/rt/profile_tuned_area.csv" \
+  -a -s "$tmp/rt/profile_tuned_picks.csv"
+check "the tuned profile: the fastest configuration of each optimizer, and its area" python3 - "$tmp/rt" <<'PY'
+import csv, math, sys
+d = sys.argv[1]
+best = {}
+for r in csv.DictReader(open(d + "/time_to_target.csv")):
+    name, _, conf = r["optimizer"].partition(" ")
+    t = float(r["time_s"])
+    if name not in best or t < best[name][0]:
+        best[name] = (t, conf if math.isfinite(t) else "")
+picks = {r["optimizer"]: r for r in csv.DictReader(open(d + "/profile_tuned_picks.csv"))}
+assert set(picks) == set(best) == {"adamw", "sgd"}, picks
+reached = [n for n in best if math.isfinite(best[n][0])]
+assert len(reached) >= 1, best
+for n, (t, conf) in best.items():
+    p = picks[n]
+    assert p["configurations"] == ("5" if n == "adamw" else "1"), p
+    assert p["fastest_configuration"] == conf and (float(p["time_s"]) == t or math.isinf(t)), (p, t, conf)
+fastest = min(t for t, _ in best.values())
+for r in csv.DictReader(open(d + "/profile_tuned_area.csv")):
+    ratio = best[r["optimizer"]][0] / fastest
+    want = (4 - max(ratio, 1)) / 3 if ratio < 4 else 0
+    assert abs(float(r["area"]) - want) < 1e-9, (r, want)
+PY
+check "summary.md has the tuned optimizers' table" grep -q '^Tuned optimizers: ' "$tmp/rt/summary.md"
+# without sweeps none, and a report into the same folder removes the old ones
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adamw --lrs 0.01 --steps 20 --backend cpu --db "$tmp/n.db" \
+  >"$tmp/run3" 2>&1 || { cat "$tmp/run3"; fail=1; }
+"$OPTBENCH" report --db "$tmp/n.db" --out "$tmp/rt" --no-render >"$tmp/report3" 2>&1 || { cat "$tmp/report3"; fail=1; }
+check "no tuned profile without sweeps" test -z "$(ls "$tmp/rt" | grep profile_tuned)"
+check "nor its table" test "$(grep -c '^Tuned optimizers: ' "$tmp/rt/summary.md")" = 0
+
 # bad input: exit 2, the place and what to do, nothing written
 bad() { # description, expected text, flags...
   local what="$1" want="$2"; shift 2

@@ -305,7 +305,7 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         }
     if (c->trials > 0)
         printf("search: %lld trials of each optimizer's ranged sweeps (LO..HI above), drawn together from a "
-               "scrambled Halton sequence (%s)\n", (long long)c->trials, c->origin_trials);
+               "scrambled Halton sequence  (%s)\n", (long long)c->trials, c->origin_trials);
     /* the turn at which each cell of this process runs (ob_cells_run_order) */
     const ob_cell **mine = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *mine);
     int *order = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *order);

@@ -1245,9 +1245,12 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         /* the colour and marker of the line's first configuration in style.gp */
         int lt = s->g[ln->p[0].group].opt + 1;
         if (ln->scatter) { /* configurations searched together: each a point with its min-max bar, no line */
+            /* in the colour of the optimizer's first configuration, as its other figures of the search */
+            for (int i = 0; i < ln->n; i++)
+                if (s->g[ln->p[i].group].opt + 1 < lt) lt = s->g[ln->p[i].group].opt + 1;
             fprintf(f,
                     "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN):8:9 with yerrorbars lt %d "
-                    "title \"%s\"",
+                    "dt 1 title \"%s\"",
                     l ? ", \\\n" : "", lq, lt, lq);
         } else {
             fprintf(f,
@@ -1327,6 +1330,91 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                    : logx       ? " The x axis is logarithmic."
                    : logy       ? " The y axis is logarithmic (as the learning-rate figure's would be)."
                                 : "");
+}
+
+/* The tuning budget on workload w (tuning_budget.csv): for each optimizer
+ * with several configurations there, the best final loss among k of them
+ * drawn at random against k, its median a line and its quartiles a band. */
+static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, const char *dir, const char *slug,
+                            ob_figures *out, ob_err *e)
+{
+    if (s->n_tuned == 0) return OB_OK;
+    double *v = malloc(((size_t)d->n_opt + 1) * sizeof *v);
+    if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    range yr = {NAN, NAN};
+    int n_lines = 0, kmax = 0, any_inf = 0;
+    size_t key_len = 0;
+    for (int i = 0; i < s->n_tuned; i++) {
+        const int n = ob_stats_trial_losses(d, s, w, i, v);
+        if (n < 2) continue;
+        n_lines++;
+        if (n > kmax) kmax = n;
+        for (int j = 0; j < n; j++) range_add(&yr, v[j]);
+        any_inf |= isinf(ob_stat_best_of_k(v, n, 1, 0.75));
+        size_t len = strlen(d->opt_names[s->tuned_first[i]]) + 24;
+        if (len > key_len) key_len = len;
+    }
+    char stem[300], title[300];
+    snprintf(stem, sizeof stem, "budget_%.200s", slug);
+    snprintf(title, sizeof title, "Tuning budget on %s", d->wl_labels[w]);
+    if (n_lines == 0) {
+        free(v);
+        return OB_OK; /* no optimizer with several configurations here */
+    }
+    const int logy = spans_decades(&yr);
+    char wq[512];
+    ob_gp_str(d->wl_labels[w], wq, sizeof wq);
+    script sc;
+    ob_status st = script_open(&sc, dir, stem, "best final loss among k configurations vs k",
+                               "tuning_budget.csv (workload, optimizer, configurations, k, best_q25, best_median, "
+                               "best_q75)", e);
+    if (st != OB_OK) {
+        free(v);
+        return st;
+    }
+    FILE *f = sc.f;
+    fprintf(f,
+            "set title \"%s: the best final loss among k configurations drawn at random\\n"
+            "line = median of the best of k, band = its interquartile range\"\n"
+            "set xlabel \"k, configurations tried (each with its lr sweep)\"\n"
+            "set ylabel \"best final loss at the best lr%s\"\n"
+            "set xrange [0.8:%d.2]\n"
+            "set xtics 1, %d\n"
+            "%s\n"
+            "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
+            wq, logy ? " (log scale)" : "", kmax, kmax > 16 ? (kmax + 7) / 8 : 1,
+            logy ? "set logscale y" : "unset logscale y", wq);
+    if (logy) narrow_log_ytics(f, &yr, 0);
+    key_fit(&sc, n_lines, key_len);
+    fprintf(f, "plot \\\n");
+    int l = 0;
+    for (int i = 0; i < s->n_tuned; i++) {
+        const int n = ob_stats_trial_losses(d, s, w, i, v);
+        if (n < 2) continue;
+        char oq[256];
+        ob_gp_str(d->opt_names[s->tuned_first[i]], oq, sizeof oq);
+        const int lt = s->tuned_first[i] + 1;
+        fprintf(f,
+                "%s  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $5 : NaN):7 with filledcurves lt %d "
+                "notitle, \\\n"
+                "  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d "
+                "title \"%s (%d configurations)\"",
+                l++ ? ", \\\n" : "", oq, lt, oq, lt, oq, n);
+    }
+    fprintf(f, "\n");
+    free(v);
+    OB_TRY(script_close(&sc, e));
+    return add_fig(out, e, stem, w, title,
+                   "How much tuning each optimizer needs: the best final training loss (at its best lr, median "
+                   "over seeds) among k of its configurations drawn at random with replacement from those run, "
+                   "against k, computed exactly from the configurations' losses (Dodge et al. 2019, \"Show your "
+                   "work\"; Sivaprasad et al. 2020 compare optimizers by it). The line is the median of the best "
+                   "of k, the band its interquartile range. Low at k = 1: good without tuning; a steep fall: "
+                   "tuning pays; the right end: the best configuration found. With a quasi-random search "
+                   "(--trials) the configurations are draws from its ranges, so this estimates the best after k "
+                   "trials; with a grid, after k of its points.%s Values in tuning_budget.csv.",
+                   any_inf ? " A missing point: the chance of drawing only configurations that diverged at every "
+                             "lr is above that quantile's." : "");
 }
 
 /* Why an optimizer with finished runs has no best lr, as the figures' axis
@@ -2044,6 +2132,36 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     return st;
 }
 
+/* More configurations on a workload than its curve figures can show apart:
+ * the figures then draw each optimizer's best configuration. */
+#define FIG_MAX_CONFIGS 12
+
+/* The groups the curve figures of workload w (training loss, held-out,
+ * lr) draw, into sel (room for s->n_g): every group of w, unless there are
+ * more than FIG_MAX_CONFIGS and sweeps made several configurations of some
+ * optimizer: then each optimizer's best configuration there
+ * (ob_stats_best_configs, the report's table). Returns how many, *n_all
+ * the groups of w. */
+static int fig_groups(const ob_dataset *d, const ob_stats *s, int w, ob_group *sel, int *n_all)
+{
+    int n = 0, swept = 0;
+    for (int k = 0; k < s->n_g; k++)
+        if (s->g[k].wl == w) sel[n++] = s->g[k];
+    *n_all = n;
+    if (n <= FIG_MAX_CONFIGS) return n;
+    ob_best_config *rows = malloc(((size_t)s->n_g + 1) * sizeof *rows);
+    if (!rows) return n; /* out of memory: every group, as without sweeps */
+    const int m = ob_stats_best_configs(d, s, w, rows, s->n_g, &swept);
+    if (swept) { /* in group order, as the other figures' lines */
+        n = 0;
+        for (int k = 0; k < s->n_g; k++)
+            for (int i = 0; i < m; i++)
+                if (rows[i].best == k) sel[n++] = s->g[k];
+    }
+    free(rows);
+    return n;
+}
+
 ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *dir, double pdf_width, ob_figures *out,
                            ob_err *e)
 {
@@ -2052,17 +2170,43 @@ ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *d
     ob_hp_sweeps hp;
     OB_TRY(ob_hp_sweeps_find(d, s, &hp, e));
     ob_status st = OB_OK;
+    ob_group *sel = malloc(((size_t)s->n_g + 1) * sizeof *sel);
+    if (!sel) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
     for (int w = 0; w < d->n_wl && st == OB_OK; w++) {
         char slug[256];
         ob_slug(d->wl_labels[w], slug, sizeof slug);
-        st = fig_loss(d, s, w, dir, slug, out, e);
-        if (st == OB_OK) st = fig_evals(d, s, w, dir, slug, out, e);
-        if (st == OB_OK) st = fig_lr(d, s, w, dir, slug, out, e);
+        /* the curve figures: of every configuration, or of each optimizer's best */
+        int n_all;
+        ob_stats view = *s;
+        view.n_g = fig_groups(d, s, w, sel, &n_all);
+        view.g = sel;
+        const int f0 = out->n, s0 = out->n_skipped;
+        st = fig_loss(d, &view, w, dir, slug, out, e);
+        if (st == OB_OK) st = fig_evals(d, &view, w, dir, slug, out, e);
+        if (st == OB_OK) st = fig_lr(d, &view, w, dir, slug, out, e);
+        if (st == OB_OK && view.n_g < n_all) {
+            char note[400];
+            snprintf(note, sizeof note,
+                     " It shows each optimizer at its best configuration on %s (the lowest median final loss at "
+                     "its best lr, as in the table above): the %d configurations run there would crowd it. Every "
+                     "configuration's values are in lr_sweep.csv, curves_best.csv and evals_best.csv.",
+                     d->wl_labels[w], n_all);
+            for (int i = f0; i < out->n; i++) {
+                size_t len = strlen(out->f[i].caption);
+                snprintf(out->f[i].caption + len, sizeof out->f[i].caption - len, "%s", note);
+            }
+            for (int i = s0; i < out->n_skipped; i++) {
+                size_t len = strlen(out->skipped[i].caption);
+                snprintf(out->skipped[i].caption + len, sizeof out->skipped[i].caption - len, "%s", note);
+            }
+        }
         /* the swept hyperparameters besides the lr, after the lr figure */
         for (int i = 0; i < hp.n && st == OB_OK; i++)
             if (hp.f[i].wl == w) st = fig_hp(d, s, &hp.f[i], dir, slug, out, e);
+        if (st == OB_OK) st = fig_budget(d, s, w, dir, slug, out, e);
     }
     ob_hp_sweeps_free(&hp);
+    free(sel);
     OB_TRY(st);
     for (int kind = 0; kind < 4; kind++) OB_TRY(fig_bars(d, s, dir, kind, out, e));
     OB_TRY(fig_profile(d, s, dir, out, e));

@@ -19,7 +19,8 @@
 typedef struct ob_figure {
     char stem[256];    /* file name without extension: STEM.gp, STEM.png, STEM.svg, STEM.pdf */
     char title[256];   /* one line, for the report's text */
-    char caption[2048]; /* how to read it (the lr figure's, with every note, takes about 1900) */
+    char caption[3072]; /* how to read it (the lr figure's, with every note, takes about 1900; a
+                         * figure of each optimizer's best configuration adds a note) */
     int wl;            /* workload label index, -1 for a figure over all workloads */
     int has_pdf;       /* set by the report after rendering: STEM.pdf was written */
 } ob_figure;

@@ -431,6 +431,12 @@ static const ob_file_doc docs[] = {
      "target; ties: the first in label order; empty where none reached the target or the optimizer has one "
      "configuration), lr, steps, time_s (its row of time_to_target.csv, or of time_to_heldout_target.csv with "
      "report --profile-on heldout; inf where none reached it)"},
+    {"tuning_budget.csv", "the best final loss found among k configurations of an optimizer, where sweeps "
+     "made several (only then): how much tuning it needs (Dodge et al. 2019; Sivaprasad et al. 2020)",
+     "workload, optimizer, configurations (n, those with a finished run there), k (1 .. n), best_q25, "
+     "best_median, best_q75 (quartiles of the lowest of k configurations' final losses at their best lr, "
+     "the k drawn at random with replacement from the n run; a configuration with no finite median at any "
+     "lr counts +inf, so a quantile is inf while the chance of drawing only such ones is above it)"},
     {"bars_step_ms.csv", "median step time (ms), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_peak_mem.csv", "peak memory (bytes), one row per workload, one column per optimizer",
@@ -1341,6 +1347,43 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
 /* profile_tuned.csv, profile_tuned_area.csv and profile_tuned_picks.csv
  * where some optimizer has several configurations (ob_stats.n_tuned); else
  * none (an earlier report's are removed). */
+/* tuning_budget.csv where some optimizer has several configurations: for
+ * each workload and such optimizer, the best final loss of k of its
+ * configurations drawn at random (ob_stat_best_of_k), k = 1 .. all; else
+ * none (an earlier report's is removed). */
+static ob_status write_budget(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    if (s->n_tuned == 0) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/tuning_budget.csv", dir);
+        remove(p);
+        return OB_OK;
+    }
+    double *v = malloc(((size_t)d->n_opt + 1) * sizeof *v);
+    if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_csv c;
+    ob_status st = ob_csv_open(&c, dir, "tuning_budget.csv",
+                               HDR("workload", "optimizer", "configurations", "k", "best_q25", "best_median",
+                                   "best_q75"),
+                               e);
+    for (int w = 0; w < d->n_wl && st == OB_OK; w++)
+        for (int i = 0; i < s->n_tuned; i++) {
+            const int n = ob_stats_trial_losses(d, s, w, i, v);
+            for (int k = 1; n >= 2 && k <= n; k++) {
+                ob_csv_str(&c, d->wl_labels[w]);
+                ob_csv_str(&c, d->opt_names[s->tuned_first[i]]);
+                ob_csv_int(&c, n);
+                ob_csv_int(&c, k);
+                ob_csv_num(&c, ob_stat_best_of_k(v, n, k, 0.25));
+                ob_csv_num(&c, ob_stat_best_of_k(v, n, k, 0.5));
+                ob_csv_num(&c, ob_stat_best_of_k(v, n, k, 0.75));
+                ob_csv_row(&c);
+            }
+        }
+    free(v);
+    return st == OB_OK ? ob_csv_close(&c, e) : st;
+}
+
 static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     static const char *const names[] = {"profile_tuned.csv", "profile_tuned_area.csv", "profile_tuned_picks.csv"};
@@ -1750,6 +1793,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK) st = write_paired(d, s, dir, e);
     if (st == OB_OK) st = write_best_configs(d, s, dir, e);
     if (st == OB_OK) st = write_tuned_profile(d, s, dir, e);
+    if (st == OB_OK) st = write_budget(d, s, dir, e);
     if (st == OB_OK) st = write_settings(db, d, dir, e);
     if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
     else if (st == OB_OK) {

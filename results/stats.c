@@ -1466,6 +1466,27 @@ int ob_stats_profile_rank(const ob_stats *s, int o) { return area_rank(s->area, 
 
 int ob_stats_tuned_rank(const ob_stats *s, int i) { return area_rank(s->tuned_area, s->n_tuned, i); }
 
+double ob_stat_best_of_k(const double *sorted, int n, int k, double q)
+{
+    if (n < 1 || k < 1) return NAN;
+    for (int i = 1; i < n; i++)
+        if (1 - pow((double)(n - i) / n, k) >= q - 1e-12) return sorted[i - 1];
+    return sorted[n - 1];
+}
+
+int ob_stats_trial_losses(const ob_dataset *d, const ob_stats *s, int w, int i, double *out)
+{
+    int n = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->n_finished == 0 || strcmp(opt_name(d, g->opt), opt_name(d, s->tuned_first[i])))
+            continue;
+        out[n++] = g->best >= 0 && isfinite(g->final.median) ? g->final.median : INFINITY;
+    }
+    qsort(out, (size_t)n, sizeof *out, cmp_double);
+    return n;
+}
+
 ob_ttt ob_group_tt(const ob_group *g)
 {
     return (ob_ttt){g->tt_steps,    g->tt_time_s,   g->tt_lr,         g->tt_steps_lo, g->tt_steps_hi,

@@ -389,6 +389,21 @@ int ob_stats_profile_rank(const ob_stats *s, int o);
 /* The same for tuned optimizer i (0 <= i < n_tuned) by its tuned_area. */
 int ob_stats_tuned_rank(const ob_stats *s, int i);
 
+/* The best of k trials (Dodge et al. 2019, "Show your work"; Sivaprasad
+ * et al. 2020 on optimizers and their tuning budget): of n values sorted
+ * ascending (a trial's loss, lower is better; +inf for one that diverged),
+ * the q-quantile of the smallest of k drawn at random with replacement:
+ * x[i - 1] for the smallest i with 1 - ((n - i) / n)^k >= q (n >= 1,
+ * k >= 1). Quantiles, not the expectation, so that a diverged trial (+inf)
+ * leaves the curve finite once the chance of drawing only such is below
+ * 1 - q. */
+double ob_stat_best_of_k(const double *sorted, int n, int k, double q);
+/* The trials of tuned optimizer i on workload w: the final loss at the best
+ * lr (median over seeds; +inf where no lr has a finite median) of each of
+ * its configurations with a finished run there, sorted ascending, into out
+ * (room for s->n_opt); returns how many. */
+int ob_stats_trial_losses(const ob_dataset *d, const ob_stats *s, int w, int i, double *out);
+
 /* The rank of group k by time to target on its workload (1 = fastest), 0
  * when it did not reach the target (censored) or has no target. Rank = 1 + the
  * number of groups of the workload that reached it clearly sooner, so

@@ -232,6 +232,7 @@ static void test_tables(const char *db, const char *out)
             {"profile_tuned.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
             {"profile_tuned_area.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
             {"profile_tuned_picks.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
+            {"tuning_budget.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
         };
         int skip = 0;
         for (size_t k = 0; k < sizeof only_with / sizeof only_with[0] && !skip; k++) {

@@ -787,6 +787,41 @@ static void test_width_edge(const char *path)
     ob_store_close(s);
 }
 
+/* The best of k trials: by hand, with diverged (+inf) trials, and against
+ * every draw of k of n enumerated (the smallest value v whose chance
+ * P(min <= v) reaches q). */
+static void test_best_of_k(void)
+{
+    const double x[4] = {1, 2, 3, 4};
+    CHECK(ob_stat_best_of_k(x, 4, 1, 0.5) == 2 && ob_stat_best_of_k(x, 4, 2, 0.5) == 2);
+    CHECK(ob_stat_best_of_k(x, 4, 2, 0.25) == 1 && ob_stat_best_of_k(x, 4, 4, 0.5) == 1);
+    CHECK(ob_stat_best_of_k(x, 4, 1, 0.75) == 3 && ob_stat_best_of_k(x, 4, 1, 1.0) == 4);
+    CHECK(ob_stat_best_of_k(x, 1, 3, 0.5) == 1 && isnan(ob_stat_best_of_k(x, 0, 1, 0.5)));
+    const double dv[4] = {1, INFINITY, INFINITY, INFINITY};
+    CHECK(isinf(ob_stat_best_of_k(dv, 4, 1, 0.5)) && ob_stat_best_of_k(dv, 4, 3, 0.5) == 1);
+    CHECK(isinf(ob_stat_best_of_k(dv, 4, 3, 0.75)) && ob_stat_best_of_k(dv, 4, 5, 0.75) == 1);
+    const double y[5] = {0.3, 0.5, 0.5, 0.9, 2.0};
+    const double qs[3] = {0.25, 0.5, 0.75};
+    int ok = 1;
+    for (int k = 1; k <= 5; k++) {
+        int total = 1;
+        for (int j = 0; j < k; j++) total *= 5;
+        int below[5] = {0}; /* draws whose smallest is <= y[i] */
+        for (int t = 0; t < total; t++) {
+            double m = INFINITY;
+            for (int j = 0, u = t; j < k; j++, u /= 5) m = y[u % 5] < m ? y[u % 5] : m;
+            for (int i = 0; i < 5; i++) below[i] += m <= y[i];
+        }
+        for (int a = 0; a < 3; a++) {
+            double want = NAN;
+            for (int i = 0; i < 5 && isnan(want); i++)
+                if (below[i] >= qs[a] * total - 1e-9) want = y[i];
+            ok &= ob_stat_best_of_k(y, 5, k, qs[a]) == want;
+        }
+    }
+    CHECK(ok);
+}
+
 /* The profile of the tuned optimizers: each optimizer (name) on each
  * workload at its fastest configuration there. Finals 1 (target 1.1, met
  * at T + 3): on A adam beta2=0.9 13 steps x 1 ms, beta2=0.999 23 x 1, sgd
@@ -2019,6 +2054,7 @@ int main(void)
     test_majority_cases();
     test_profile();
     test_profile_rank();
+    test_best_of_k();
     test_best_lr();
     test_sign_large();
     snprintf(p, sizeof p, "%s/ref.db", dir);

@@ -114,12 +114,44 @@ for r in csv.DictReader(open(d + "/profile_tuned_area.csv")):
     assert abs(float(r["area"]) - want) < 1e-9, (r, want)
 PY
 check "summary.md has the tuned optimizers' table" grep -q '^Tuned optimizers: ' "$tmp/rt/summary.md"
+# the tuning budget: quartiles of the best of k of adamw's 5 configurations,
+# from every draw of k enumerated; sgd (one configuration) has none
+check "tuning_budget.csv: the best of k, from every draw of k of 5" python3 - "$r" <<'PY'
+import csv, itertools, math, sys
+d = sys.argv[1]
+loss = sorted(float(r["final_median"]) for r in csv.DictReader(open(d + "/summary.csv"))
+              if r["optimizer"].startswith("adamw "))
+rows = list(csv.DictReader(open(d + "/tuning_budget.csv")))
+assert [r["k"] for r in rows] == ["1", "2", "3", "4", "5"] and {r["optimizer"] for r in rows} == {"adamw"}, rows
+for r in rows:
+    k = int(r["k"])
+    mins = sorted(min(t) for t in itertools.product(loss, repeat=k))
+    for q, col in ((0.25, "best_q25"), (0.5, "best_median"), (0.75, "best_q75")):
+        want = next(v for v in loss if sum(m <= v for m in mins) >= q * len(mins) - 1e-9)
+        assert float(r[col]) == want, (k, col, r[col], want)
+PY
+check "the tuning budget figure" grep -q "'tuning_budget.csv'" "$r/budget_quadratic.gp"
+check "summary.md shows it" grep -q 'Tuning budget on quadratic' "$r/summary.md"
 # without sweeps none, and a report into the same folder removes the old ones
 "$OPTBENCH" run --workloads quadratic --optimizers sgd,adamw --lrs 0.01 --steps 20 --backend cpu --db "$tmp/n.db" \
   >"$tmp/run3" 2>&1 || { cat "$tmp/run3"; fail=1; }
 "$OPTBENCH" report --db "$tmp/n.db" --out "$tmp/rt" --no-render >"$tmp/report3" 2>&1 || { cat "$tmp/report3"; fail=1; }
 check "no tuned profile without sweeps" test -z "$(ls "$tmp/rt" | grep profile_tuned)"
 check "nor its table" test "$(grep -c '^Tuned optimizers: ' "$tmp/rt/summary.md")" = 0
+
+# more configurations on a workload than its curve figures can show apart
+# (13 > 12): the loss and lr figures draw each optimizer's best one, the
+# one best_configuration.csv names, and their captions say so
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adamw --lrs 0.01,0.03 --steps 20 --backend cpu \
+  --sweep adamw.beta1=0.8..0.99 --trials 12 --db "$tmp/m.db" >"$tmp/run4" 2>&1 || { cat "$tmp/run4"; fail=1; }
+"$OPTBENCH" report --db "$tmp/m.db" --out "$tmp/rm" --no-render >"$tmp/report4" 2>&1 || { cat "$tmp/report4"; fail=1; }
+best=$(python3 -c "import csv,sys; print([r for r in csv.DictReader(open(sys.argv[1])) if r['optimizer'] == 'adamw'][0]['best_configuration'])" "$tmp/rm/best_configuration.csv")
+for fig in loss lr; do
+  check "$fig figure: sgd and adamw's best configuration alone" \
+    test "$(grep -o 'sel("[^"]*")' "$tmp/rm/${fig}_quadratic.gp" | sort -u | tr '\n' ' ')" = "sel(\"adamw $best\") sel(\"sgd\") "
+done
+check "the captions say why" test "$(grep -c 'It shows each optimizer at its best configuration on quadratic' "$tmp/rm/summary.md")" -ge 2
+check "with 6 configurations every one is drawn" test "$(grep -o 'sel("[^"]*")' "$r/lr_quadratic.gp" | sort -u | wc -l)" = 6
 
 # bad input: exit 2, the place and what to do, nothing written
 bad() { # description, expected text, flags...

@@ -34,6 +34,11 @@ static void run_usage(FILE *f)
             "  --confirm-seeds N      after the sweep, run N fresh seeds at each pair's best lr\n"
             "                         (lowest median final loss): the report's confirmation table\n"
             "                         is free of the bias of picking the best lr on the same seeds\n"
+            "  --confirm-configs all|best\n"
+            "                         with sweeps: confirm every configuration's best lr (all,\n"
+            "                         the default) or each optimizer's best configuration only\n"
+            "                         (best: the one with the lowest median final loss at its\n"
+            "                         best lr, on each workload; a search's best trial)\n"
             "  --db FILE              database to create or add to (default optbench.db)\n"
             "  --backend B            cpu, cuda or auto (default auto: cuda when a device is present)\n"
             "  --set OWNER.KEY=VALUE  a hyperparameter: adam.beta2=0.95, quadratic.dim=50,\n"
@@ -103,7 +108,8 @@ static const run_flag run_flags[] = {
     {"--set", 1},              {"--exclude", 1},         {"--name", 1},          {"--dry-run", 0},
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
-    {"--confirm-seeds", 1},    {"--sweep", 1},           {"--trials", 1},           {"--print-config", 0},  {"--data-parallel", 1},
+    {"--confirm-seeds", 1},    {"--sweep", 1},           {"--trials", 1},        {"--print-config", 0},
+    {"--data-parallel", 1},    {"--confirm-configs", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -292,9 +298,23 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         printf("then confirmation: %lld fresh seed%s (", n, n == 1 ? "" : "s");
         if (n == 1) printf("seed %lld", (long long)seed0);
         else printf("seeds %lld..%lld", (long long)seed0, (long long)seed0 + n - 1);
-        printf(") at the best lr of each of %d %s%s: up to %lld more runs%s\n", pairs,
-               swept ? "configuration" : "pair", pairs == 1 ? "" : "s", n * pairs,
-               c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
+        /* confirm_configs best: one configuration per (workload configuration, optimizer) */
+        int n_best = 0;
+        for (int i = 0; i < m->n; i++) {
+            int seen = 0;
+            for (int j = 0; j < i && !seen; j++)
+                seen = m->cells[j].wl == m->cells[i].wl && m->cells[j].wl_variant == m->cells[i].wl_variant &&
+                       m->cells[j].opt == m->cells[i].opt;
+            n_best += !seen;
+        }
+        if (c->confirm_best && swept && n_best < pairs)
+            printf(") at the best lr of each optimizer's best configuration on each workload (%d of the %d "
+                   "configurations, chosen after the sweep: confirm_configs best): up to %lld more runs%s\n",
+                   n_best, pairs, n * n_best, c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
+        else
+            printf(") at the best lr of each of %d %s%s: up to %lld more runs%s\n", pairs,
+                   swept ? "configuration" : "pair", pairs == 1 ? "" : "s", n * pairs,
+                   c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
     }
     int any_sweep = 0;
     for (int i = 0; i < c->n_settings; i++)
@@ -387,7 +407,8 @@ static ob_status check_run_folder(const char *path, const char *who, ob_err *e)
 int ob_cmd_run(int argc, char **argv)
 {
     static const char *const single[] = {"--workloads", "--optimizers", "--lrs", "--seeds", "--steps",
-                                         "--eval-every", "--confirm-seeds", "--db", "--backend", "--name",
+                                         "--eval-every", "--confirm-seeds", "--confirm-configs", "--trials",
+                                         "--db", "--backend", "--name",
                                          "--checkpoint-every", "--checkpoint-keep", "--checkpoint-dir", "--shard",
                                          "--devices", "--data-parallel", "--dump-params"};
     ob_cli_once(NULL, argc, argv, single, OB_CLI_COUNT(single));
@@ -440,6 +461,10 @@ int ob_cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--confirm-seeds")) {
             snprintf(cfg.origin_confirm, sizeof cfg.origin_confirm, "--confirm-seeds");
             s = flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg.confirm_seeds, &e);
+        }
+        else if (!strcmp(a, "--confirm-configs")) {
+            snprintf(cfg.origin_confirm_configs, sizeof cfg.origin_confirm_configs, "--confirm-configs");
+            s = ob_config_set_confirm_configs(&cfg, v, "--confirm-configs", &e);
         }
         else if (!strcmp(a, "--trials")) {
             snprintf(cfg.origin_trials, sizeof cfg.origin_trials, "--trials");

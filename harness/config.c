@@ -279,6 +279,15 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
     return OB_OK;
 }
 
+ob_status ob_config_set_confirm_configs(ob_config *c, const char *value, const char *origin, ob_err *e)
+{
+    if (strcmp(value, "all") && strcmp(value, "best"))
+        return ob_fail(e, OB_ERR_INPUT, "%s: confirm_configs '%s' is not one of all (every configuration's best lr, "
+                       "the default), best (each optimizer's best configuration only)", origin, value);
+    c->confirm_best = !strcmp(value, "best");
+    return OB_OK;
+}
+
 ob_status ob_config_set_name(ob_config *c, const char *name, const char *origin, ob_err *e)
 {
     if (!*name) {
@@ -702,7 +711,7 @@ static ob_status exclude_map(const ycx *y, const yaml_node_t *k, const yaml_node
 static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs", "seeds", "steps",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
                                        "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude",
-                                       "confirm_seeds", "sweep", "trials", "data_parallel"};
+                                       "confirm_seeds", "confirm_configs", "sweep", "trials", "data_parallel"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -748,6 +757,10 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_confirm, sizeof c->origin_confirm, "%s", at);
         OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_CONFIRM, "confirm_seeds", at, &c->confirm_seeds, e));
+    } else if (!strcmp(key, "confirm_configs")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->origin_confirm_configs, sizeof c->origin_confirm_configs, "%s", at);
+        OB_TRY(ob_config_set_confirm_configs(c, scalar(v), at, e));
     } else if (!strcmp(key, "trials")) {
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_trials, sizeof c->origin_trials, "%s", at);
@@ -800,7 +813,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, sweep, trials, data_parallel",
+                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, confirm_configs, sweep, trials, data_parallel",
                        at, key);
     }
     return OB_OK;

@@ -25,6 +25,7 @@
  *   checkpoint_dir: ckpt/                   # default: DB.ckpt/ beside the database
  *   exclude: {quadratic: [muon, root]}      # (workload, optimizer) pairs left out
  *   confirm_seeds: 5                        # then 5 fresh seeds at each pair's best lr
+ *   confirm_configs: best                   # ... of each optimizer's best configuration only
  *   sweep: {adam: {beta2: [0.95, 0.999]}}   # more configurations: each value, or with
  *   trials: 16                              # ranges (beta1: 0.8..0.99), 16 points of a
  *                                           # quasi-random search (harness/search.h)
@@ -88,6 +89,9 @@ typedef struct ob_config {
     int64_t eval_every;         /* 0: at the end only */
     int64_t confirm_seeds;      /* > 0: after the sweep, this many fresh seeds at each pair's best lr */
     char origin_confirm[256];
+    int confirm_best;           /* 1: the confirmation stage runs only each optimizer's best configuration
+                                 * (confirm_configs: best), not every configuration's best lr */
+    char origin_confirm_configs[256];
     int64_t trials;             /* > 0: points of the quasi-random search over ranged sweeps (harness/search.h) */
     char origin_trials[256];
     char backend[16];
@@ -127,6 +131,9 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
 ob_status ob_config_set_seeds(ob_config *c, const char *text, int is_list, const char *origin, ob_err *e);
 /* The benchmark's name: UTF-8, at most 127 bytes. */
 ob_status ob_config_set_name(ob_config *c, const char *name, const char *origin, ob_err *e);
+/* confirm_configs: "all" (every configuration's best lr) or "best" (each
+ * optimizer's best configuration only); anything else is bad input. */
+ob_status ob_config_set_confirm_configs(ob_config *c, const char *value, const char *origin, ob_err *e);
 /* "owner.key=value" */
 ob_status ob_config_add_set(ob_config *c, const char *assignment, const char *origin, ob_err *e);
 /* "owner.key=v1,v2,...": a hyperparameter swept like the lr (every value is

@@ -248,6 +248,10 @@ static void emit_config(out *o, const ob_config *c)
         str(o, "confirm_seeds");
         i64(o, c->confirm_seeds);
     }
+    if (c->confirm_best) {
+        str(o, "confirm_configs");
+        str(o, "best");
+    }
     str(o, "backend");
     str(o, c->backend);
     settings_section(o, c, OWN_OPTIMIZER, "hparams");

@@ -715,6 +715,9 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
     OB_TRY(apply_settings(c, "train", &train, e));
     OB_TRY(check_sweeps(c, e));
+    if (c->confirm_best && c->confirm_seeds == 0 && !c->resume)
+        return ob_fail(e, OB_ERR_INPUT, "%s: confirm_configs = best, but no confirmation seeds: give confirm_seeds N "
+                       "(--confirm-seeds N) or leave confirm_configs out", c->origin_confirm_configs);
     if (c->trials > 0) {
         int ranged = 0;
         for (int i = 0; i < c->n_settings; i++) ranged |= c->settings[i].sweep && is_range(&c->settings[i]);

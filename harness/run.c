@@ -1620,20 +1620,50 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     char (*ojson)[4096] = calloc((size_t)n_pairs + 1, sizeof *ojson);
     job *jobs = calloc((size_t)cap + 1, sizeof *jobs);
     double *lr = malloc(((size_t)m->n + 1) * sizeof *lr), *fin = malloc(((size_t)m->n + 1) * sizeof *fin);
+    double *best_lr = malloc(((size_t)n_pairs + 1) * sizeof *best_lr);
+    double *best_med = malloc(((size_t)n_pairs + 1) * sizeof *best_med);
+    int *first_cell = malloc(((size_t)n_pairs + 1) * sizeof *first_cell);
     ob_status s = OB_OK;
-    if (!cells || !specs || !ids || !wjson || !ojson || !jobs || !lr || !fin) {
+    if (!cells || !specs || !ids || !wjson || !ojson || !jobs || !lr || !fin || !best_lr || !best_med || !first_cell) {
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d confirmation runs", cap);
         goto out;
     }
-    int n = 0, p = 0, pairs_confirmed = 0;
-    for (int i0 = 0, i1; i0 < m->n && s == OB_OK; i0 = i1, p++) {
+    /* each pair's best lr and its median final loss there, first: with
+     * confirm_configs best, only the configuration of lowest median of each
+     * (workload configuration, optimizer) is confirmed (ties: the first) */
+    for (int i0 = 0, i1, q = 0; i0 < m->n && q < n_pairs && s == OB_OK; i0 = i1, q++) {
         i1 = i0 + 1;
         while (i1 < m->n && ob_cell_same_pair(&m->cells[i1], &m->cells[i0])) i1++;
         int k = 0;
         s = ob_store_sweep_finals(store, x->bench_id, m->cells[i0].index, m->cells[i1 - 1].index, lr, fin, m->n, &k,
                                   e);
-        if (s != OB_OK) break;
-        double best = ob_stat_best_lr(lr, fin, k);
+        first_cell[q] = i0;
+        best_lr[q] = ob_stat_best_lr(lr, fin, k);
+        int nb = 0;
+        for (int r = 0; r < k; r++)
+            if (lr[r] == best_lr[q]) fin[nb++] = fin[r];
+        best_med[q] = isnan(best_lr[q]) ? NAN : ob_stat_median(fin, nb);
+    }
+    int n = 0, pairs_confirmed = 0, pairs_left = 0;
+    for (int p = 0; p < n_pairs && s == OB_OK; p++) {
+        const int i0 = first_cell[p], i1 = p + 1 < n_pairs ? first_cell[p + 1] : m->n;
+        const double best = best_lr[p];
+        if (c->confirm_best) {
+            /* another configuration of this optimizer on this workload configuration is better (or,
+             * where this one has no best lr, has one; or, where none has, was named already) */
+            int beaten = 0;
+            for (int q = 0; q < n_pairs && !beaten; q++) {
+                const ob_cell *a = &m->cells[first_cell[q]], *b = &m->cells[i0];
+                if (q == p || a->wl != b->wl || a->wl_variant != b->wl_variant || a->opt != b->opt) continue;
+                const int earlier = q < p, better = best_med[q] < best_med[p];
+                beaten = isnan(best) ? !isnan(best_lr[q]) || earlier
+                                     : !isnan(best_lr[q]) && (better || (best_med[q] == best_med[p] && earlier));
+            }
+            if (beaten) {
+                pairs_left++;
+                continue;
+            }
+        }
         if (isnan(best)) {
             char conf[512];
             ob_cell_sweep_text(c, &m->cells[i0], OB_SWEEP_ALL, conf, sizeof conf);
@@ -1680,9 +1710,10 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     else snprintf(seeds, sizeof seeds, "seeds %lld..%lld", (long long)seed0, (long long)(seed0 + N - 1));
     int swept = 0; /* with sweeps a pair is a (workload, optimizer) configuration, as the plan says */
     for (int i = 0; i < x->cfg->n_settings; i++) swept |= x->cfg->settings[i].sweep != 0;
-    fprintf(stderr, "optbench: confirmation: the best lr of %d %s%s, %d fresh seed%s each (%s): %d run%s",
-            pairs_confirmed, swept ? "configuration" : "pair", pairs_confirmed == 1 ? "" : "s", N, N == 1 ? "" : "s",
-            seeds, n, n == 1 ? "" : "s");
+    fprintf(stderr, "optbench: confirmation: the best lr of %d %s%s%s, %d fresh seed%s each (%s): %d run%s",
+            pairs_confirmed, swept ? "configuration" : "pair", pairs_confirmed == 1 ? "" : "s",
+            pairs_left ? " (each optimizer's best: confirm_configs best)" : "", N, N == 1 ? "" : "s", seeds, n,
+            n == 1 ? "" : "s");
     if (finished) fprintf(stderr, ", %d finished before", finished);
     fprintf(stderr, "\n");
     x->sum->skipped += finished;
@@ -1696,6 +1727,9 @@ out:
     free(jobs);
     free(lr);
     free(fin);
+    free(best_lr);
+    free(best_med);
+    free(first_cell);
     return s;
 }
 

@@ -418,7 +418,9 @@ static int mixed_provenance(sqlite3 *db, const ob_dataset *d, const ob_stats *s,
     return mixed;
 }
 
-/* The rankings in a few lines, for a terminal or a CI log. */
+/* The rankings in a few lines, for a terminal or a CI log: at most
+ * PRINT_RANKED optimizers (configurations) a line. */
+#define PRINT_RANKED 10
 static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, ob_err *e)
 {
     ob_status st = OB_OK;
@@ -440,7 +442,8 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
             if (stage && n == 0) continue;
             char b[64];
             fprintf(f, "  %-*s %s", wmax, stage ? "" : d->wl_labels[w], stage ? "fresh seeds: " : "");
-            for (int i = 0; i < n; i++) {
+            /* a line each: the first PRINT_RANKED of a long ranking (a search's trials), then how many more */
+            for (int i = 0; i < n && i < PRINT_RANKED; i++) {
                 const ob_group *g = &s->g[order[i]];
                 fprintf(f, "%s%d %s %s", i ? ", " : "", (stage ? crank : rank)[order[i]], d->opt_labels[g->opt],
                         num(stage ? g->conf_final.median : g->final.median, b, sizeof b));
@@ -448,13 +451,16 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
                 const int nd = stage ? g->conf_n_diverged : g->lrs[g->best].n_diverged;
                 if (nd) fprintf(f, " (%d of %d diverged)", nd, stage ? g->n_confirm : g->lrs[g->best].n_finished);
             }
+            if (n > PRINT_RANKED) fprintf(f, ", and %d more (summary.md ranks them all)", n - PRINT_RANKED);
+            int n_unranked = 0;
             if (!stage)
                 for (int k = 0; k < s->n_g; k++)
-                    if (s->g[k].wl == w && rank[k] == 0)
+                    if (s->g[k].wl == w && rank[k] == 0 && n_unranked++ < PRINT_RANKED)
                         /* unranked: no finite median at any lr, because its runs diverged
                          * or because none has finished yet (a benchmark still running) */
                         fprintf(f, "%s%s: %s", n++ ? "; " : "", d->opt_labels[s->g[k].opt],
                                 ob_group_no_best(&s->g[k]));
+            if (n_unranked > PRINT_RANKED) fprintf(f, "; and %d more unranked", n_unranked - PRINT_RANKED);
             fprintf(f, "\n");
         }
 out:

@@ -33,7 +33,8 @@ check() { # check LABEL run-args...
 check "default config" run "$root/configs/default.yaml"
 check "nightly config" run "$root/configs/nightly.yaml"
 check "search config" run "$root/configs/search.yaml"
-check "a search from flags" run --workloads quadratic --optimizers adamw,sgd --trials 6 \
+check "a search from flags" run --workloads quadratic --optimizers adamw,sgd --trials 6 --confirm-seeds 2 \
+  --confirm-configs best \
   --sweep adamw.beta1=0.8..0.99 --sweep adamw.weight_decay=log:1e-4..1e-1 --sweep sgd.momentum=0.5,0.9
 check "config and flags" run "$root/configs/default.yaml" --set adam.beta2=0.95 --sweep adam.eps=1e-8,1e-6 \
   --set 'muon.route=tag=matrix -> muon' --set 'muon.route=tag=vector -> adamw' --set train.clip_norm=1 \

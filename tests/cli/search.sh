@@ -153,6 +153,32 @@ done
 check "the captions say why" test "$(grep -c 'It shows each optimizer at its best configuration on quadratic' "$tmp/rm/summary.md")" -ge 2
 check "with 6 configurations every one is drawn" test "$(grep -o 'sel("[^"]*")' "$r/lr_quadratic.gp" | sort -u | wc -l)" = 6
 
+# confirm_configs best: fresh seeds at each optimizer's best configuration
+# alone, the one the report names best (on each workload)
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adamw --lrs 0.01,0.03 --seeds 2 --steps 40 \
+  --backend cpu --sweep adamw.beta1=0.8..0.99 --trials 4 --confirm-seeds 2 --confirm-configs best --db "$tmp/cb.db" \
+  >"$tmp/run5" 2>&1 || { cat "$tmp/run5"; fail=1; }
+check "the stage says which" grep -q 'confirmation: the best lr of [0-9]* configurations (each optimizer.s best' "$tmp/run5"
+"$OPTBENCH" report --db "$tmp/cb.db" --out "$tmp/rcb" --no-render >"$tmp/report5" 2>&1 || { cat "$tmp/report5"; fail=1; }
+check "confirmation runs of one configuration per workload and optimizer, the best one" python3 - "$tmp/cb.db" "$tmp/rcb" <<'PY'
+import csv, json, sqlite3, sys
+db, d = sys.argv[1], sys.argv[2]
+rows = sqlite3.connect(db).execute("select workload, optimizer, hparams, seed from runs where stage = 'confirm'").fetchall()
+confs = {}
+for wl, opt, hp, seed in rows:
+    h = json.loads(hp)
+    confs.setdefault((wl, opt), set()).add(h.get("beta1") if opt == "adamw" else None)
+assert all(len(v) == 1 for v in confs.values()), confs
+best = {(r["workload"], r["optimizer"]): r["best_configuration"] for r in csv.DictReader(open(d + "/best_configuration.csv"))}
+for (wl, opt), v in confs.items():
+    if opt == "adamw":
+        assert best[(wl, opt)] == "beta1=%.9g" % next(iter(v)), (wl, best[(wl, opt)], v)
+assert ("quadratic", "adamw") in confs and ("rosenbrock", "adamw") in confs, confs
+PY
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --confirm-configs best --db "$tmp/cb2.db" >"$tmp/out" 2>&1
+check "confirm_configs best without confirmation seeds: exit 2" test $? = 2
+check "... and says what to give" grep -qF 'confirm_configs = best, but no confirmation seeds' "$tmp/out"
+
 # bad input: exit 2, the place and what to do, nothing written
 bad() { # description, expected text, flags...
   local what="$1" want="$2"; shift 2

@@ -56,9 +56,10 @@ static void run_usage(FILE *f)
             "                         a range, adam.beta1=0.8..0.99 (uniform), log:1e-5..1e-1\n"
             "                         (log-uniform) or log1m:0.9..0.9999 (1 - value log-uniform),\n"
             "                         is searched with --trials\n"
-            "  --trials N             quasi-random search: each optimizer's ranged sweeps take\n"
-            "                         N points of a scrambled Halton sequence together (N\n"
-            "                         configurations, each with its own lr sweep and seeds)\n"
+            "  --trials N             quasi-random search: each optimizer's ranged sweeps, and\n"
+            "                         train's (train.warmup_steps=0..100), take N points of a\n"
+            "                         scrambled Halton sequence together (N configurations,\n"
+            "                         each with its own lr sweep and seeds)\n"
             "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
@@ -324,7 +325,8 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
                    c->settings[i].origin);
         }
     if (c->trials > 0)
-        printf("search: %lld trials of each optimizer's ranged sweeps (LO..HI above), drawn together from a "
+        printf("search: %lld trials of each optimizer's ranged sweeps, train's included (LO..HI above), drawn "
+               "together from a "
                "scrambled Halton sequence  (%s)\n", (long long)c->trials, c->origin_trials);
     /* the turn at which each cell of this process runs (ob_cells_run_order) */
     const ob_cell **mine = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *mine);

@@ -148,21 +148,51 @@ static int is_range(const ob_setting *s)
     return n_values(s->value) == 1 && ob_range_parse(s->value, &r, &e) != 0;
 }
 
-/* How many configurations the sweeps of owner make: the product of the
- * numbers of values of its listed sweeps, times the trials where it has
- * ranges (1 without sweeps). */
-static int64_t sweep_size(const ob_config *c, const char *owner)
+/* The number of owner's ranged sweeps, and the product of the numbers of
+ * values of its listed ones (1 without). */
+static int n_ranges(const ob_config *c, const char *owner)
+{
+    int n = 0;
+    for (int i = 0; i < c->n_settings; i++)
+        n += c->settings[i].sweep && !strcmp(c->settings[i].owner, owner) && is_range(&c->settings[i]);
+    return n;
+}
+
+static int64_t list_size(const ob_config *c, const char *owner)
 {
     int64_t n = 1;
-    int ranged = 0;
     for (int i = 0; i < c->n_settings && n <= 1000000; i++) {
         const ob_setting *s = &c->settings[i];
-        if (!s->sweep || strcmp(s->owner, owner)) continue;
-        if (is_range(s)) ranged = 1;
-        else n *= n_values(s->value);
+        if (s->sweep && !strcmp(s->owner, owner) && !is_range(s)) n *= n_values(s->value);
     }
-    if (ranged && c->trials > 0) n *= c->trials;
     return n;
+}
+
+/* How many configurations the sweeps of owner make: the product of the
+ * numbers of values of its listed sweeps, times the trials where the
+ * search has ranges to draw (1 without sweeps): an optimizer's own ranged
+ * keys or train's, which are searched with each optimizer's (train's own
+ * configurations are its listed ones alone). */
+static int64_t sweep_size(const ob_config *c, const char *owner)
+{
+    int64_t n = list_size(c, owner);
+    if (!ob_optimizer_find(owner)) return n; /* train's, a workload's: listed values alone */
+    const int searched = n_ranges(c, owner) > 0 || n_ranges(c, "train") > 0;
+    if (searched && c->trials > 0) n *= c->trials;
+    return n;
+}
+
+/* The table of owner's hyperparameters: an optimizer's or train's (NULL
+ * for another owner, a workload's, which takes no ranges). */
+static const ob_hp_def *owner_defs(const char *owner, int *n)
+{
+    const ob_optimizer_def *od = ob_optimizer_find(owner);
+    if (od) {
+        *n = od->n_hp;
+        return od->hp;
+    }
+    *n = ob_train_hp_count;
+    return strcmp(owner, "train") ? NULL : ob_train_hp_defs;
 }
 
 /* Configuration v (0 <= v < sweep_size) of owner's sweeps: calls fn with
@@ -171,10 +201,13 @@ static int64_t sweep_size(const ob_config *c, const char *owner)
  * is the same matrix, so --resume finds it); the first varies slowest. With
  * ranges, the trial varies slowest of all: v = trial x (the listed sweeps'
  * configurations) + the listed sweeps' configuration, and the ranged keys
- * take the trial's point of the search, one dimension each in name order. */
+ * take the trial's point of the search, one dimension each in name order,
+ * from dimension dim0 on. trial < 0: from v, as for an optimizer; train's
+ * sweeps take the trial of the optimizer's configuration (train_swept). */
 typedef ob_status (*sweep_fn)(const ob_setting *s, const char *value, void *arg, ob_err *e);
 
-static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sweep_fn fn, void *arg, ob_err *e)
+static ob_status each_swept_at(const ob_config *c, const char *owner, int64_t v, int64_t trial, int dim0,
+                               sweep_fn fn, void *arg, ob_err *e)
 {
     const ob_setting *sw[OB_CFG_MAX_SETTINGS];
     int n_sw = 0;
@@ -188,21 +221,22 @@ static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sw
     int64_t lists = 1;
     int dim[OB_CFG_MAX_SETTINGS], n_dim = 0;
     for (int i = 0; i < n_sw; i++) {
-        dim[i] = is_range(sw[i]) ? n_dim++ : -1;
+        dim[i] = is_range(sw[i]) ? dim0 + n_dim++ : -1;
         if (dim[i] < 0) lists *= n_values(sw[i]->value);
     }
-    const int64_t trial = v / lists;
+    if (trial < 0) trial = v / lists;
     v %= lists;
-    const ob_optimizer_def *od = n_dim ? ob_optimizer_find(owner) : NULL;
+    int n_defs = 0;
+    const ob_hp_def *defs = n_dim ? owner_defs(owner, &n_defs) : NULL;
     for (int i = n_sw - 1; i >= 0; i--) {
         const ob_setting *s = sw[i];
         char val[sizeof s->value];
         if (dim[i] >= 0) {
             ob_range r;
             ob_err pe;
-            int k = od ? ob_hp_index(od->hp, od->n_hp, s->key) : -1;
+            int k = defs ? ob_hp_index(defs, n_defs, s->key) : -1;
             (void)ob_range_parse(s->value, &r, &pe); /* check_sweeps took it */
-            ob_range_value(&r, k >= 0 ? &od->hp[k] : NULL, ob_search_point(trial, dim[i]), val, sizeof val);
+            ob_range_value(&r, k >= 0 ? &defs[k] : NULL, ob_search_point(trial, dim[i]), val, sizeof val);
         } else {
             int n = n_values(s->value);
             nth_value(s->value, (int)(v % n), val, sizeof val);
@@ -211,6 +245,21 @@ static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sw
         OB_TRY(fn(s, val, arg, e));
     }
     return OB_OK;
+}
+
+static ob_status each_swept(const ob_config *c, const char *owner, int64_t v, sweep_fn fn, void *arg, ob_err *e)
+{
+    return each_swept_at(c, owner, v, -1, 0, fn, arg, e);
+}
+
+/* train's sweeps in configuration variant of optimizer opt (its own
+ * configuration variant / train's count, train's variant % that count): its
+ * ranged keys take the optimizer's trial, in the dimensions after the
+ * optimizer's own ranged keys. */
+static ob_status train_swept(const ob_config *c, const char *opt, int64_t variant, sweep_fn fn, void *arg, ob_err *e)
+{
+    const int64_t nt = sweep_size(c, "train");
+    return each_swept_at(c, "train", variant % nt, variant / nt / list_size(c, opt), n_ranges(c, opt), fn, arg, e);
 }
 
 static ob_status set_swept(const ob_setting *s, const char *value, void *arg, ob_err *e)
@@ -283,7 +332,7 @@ static void sweep_text_of(const ob_config *c, const ob_cell *cell, int part, int
     if (part != OB_SWEEP_OPTIMIZER) (void)each_swept(c, cell->wl->name, cell->wl_variant, text_swept, &tw, &e);
     if (part != OB_SWEEP_WORKLOAD) {
         (void)each_swept(c, cell->opt->name, cell->variant / nt, text_swept, &to, &e);
-        (void)each_swept(c, "train", cell->variant % nt, text_swept, &tt, &e);
+        (void)train_swept(c, cell->opt->name, cell->variant, text_swept, &tt, &e);
     }
     snprintf(buf, n, "%s%s%s%s%s", wl, wl[0] && (opt[0] || train[0]) ? " " : "", opt, opt[0] && train[0] ? " " : "",
              train);
@@ -299,11 +348,11 @@ int ob_cell_same_pair(const ob_cell *a, const ob_cell *b)
     return a->wl == b->wl && a->wl_variant == b->wl_variant && a->opt == b->opt && a->variant == b->variant;
 }
 
-/* A ranged sweep (harness/search.h): of an optimizer's number, alone in
- * its sweep, its ends valid values of the key, searched with trials; the
- * items of a listed sweep are no ranges. hv: the owner's defaults. */
-static ob_status check_range(const ob_config *c, const ob_setting *s, const ob_optimizer_def *od,
-                             ob_hp_values *hv, ob_err *e)
+/* A ranged sweep (harness/search.h): of an optimizer's or train's number,
+ * alone in its sweep, its ends valid values of the key, searched with
+ * trials; the items of a listed sweep are no ranges. hv: the owner's
+ * defaults. */
+static ob_status check_range(const ob_config *c, const ob_setting *s, ob_hp_values *hv, ob_err *e)
 {
     const int n = n_values(s->value);
     ob_range r;
@@ -318,13 +367,15 @@ static ob_status check_range(const ob_config *c, const ob_setting *s, const ob_o
                            "value (the search draws its values from it)", s->origin, s->owner, s->key, val, n);
     }
     if (!is_range(s)) return OB_OK;
-    if (!od)
-        return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s = %s is a range, which only an optimizer's settings take (a "
-                       "search over its configurations); list %s's values instead (V1,V2,...)", s->origin, s->owner,
-                       s->key, s->value, s->owner);
-    int ki = ob_hp_index(od->hp, od->n_hp, s->key);
+    int n_defs = 0;
+    const ob_hp_def *defs = owner_defs(s->owner, &n_defs);
+    if (!defs)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s = %s is a range, which only an optimizer's settings and train's "
+                       "take (a search over the optimizers' configurations); list %s's values instead (V1,V2,...)",
+                       s->origin, s->owner, s->key, s->value, s->owner);
+    int ki = ob_hp_index(defs, n_defs, s->key);
     if (ki < 0) return set_swept(s, "0", hv, e); /* the unknown key's message, with a "did you mean" */
-    const ob_hp_def *d = &od->hp[ki];
+    const ob_hp_def *d = &defs[ki];
     (void)ob_range_parse(s->value, &r, e);
     if (d->kind != OB_HP_FLOAT && d->kind != OB_HP_INT)
         return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s takes %s, not a number: it cannot be a range; list its values",
@@ -338,12 +389,11 @@ static ob_status check_range(const ob_config *c, const ob_setting *s, const ob_o
     if (set_swept(s, end, hv, e) != OB_OK) return err_append(e, note);
     snprintf(end, sizeof end, "%.17g", r.hi);
     if (set_swept(s, end, hv, e) != OB_OK) return err_append(e, note);
-    int n_ranges = 0;
-    for (int i = 0; i < c->n_settings; i++)
-        n_ranges += c->settings[i].sweep && !strcmp(c->settings[i].owner, s->owner) && is_range(&c->settings[i]);
-    if (n_ranges > OB_SEARCH_MAX_DIMS)
-        return ob_fail(e, OB_ERR_INPUT, "%s: %s has %d ranged sweeps; a search takes at most %d", s->origin,
-                       s->owner, n_ranges, OB_SEARCH_MAX_DIMS);
+    /* an optimizer's search draws its own ranged keys and train's */
+    const int dims = n_ranges(c, s->owner) + (strcmp(s->owner, "train") ? n_ranges(c, "train") : 0);
+    if (dims > OB_SEARCH_MAX_DIMS)
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s has %d ranged sweeps%s; a search takes at most %d", s->origin,
+                       s->owner, dims, strcmp(s->owner, "train") ? ", train's included" : "", OB_SEARCH_MAX_DIMS);
     if (c->trials <= 0)
         return ob_fail(e, OB_ERR_INPUT, "%s: %s.%s = %s is a range: give the number of points to search it at, "
                        "trials: N in the config or --trials N (16 say), or list values instead", s->origin,
@@ -371,7 +421,7 @@ static ob_status check_sweeps(const ob_config *c, ob_err *e)
         if (!strcmp(s->key, "lr") && od)
             return ob_fail(e, OB_ERR_INPUT, "%s: %s.lr is swept with 'lrs' (--lrs), not with a sweep", s->origin,
                            s->owner);
-        OB_TRY(check_range(c, s, od, &hv, e));
+        OB_TRY(check_range(c, s, &hv, e));
         if (is_range(s)) continue;
         for (int k = 0; k < n_values(s->value); k++) {
             char val[sizeof s->value];
@@ -612,7 +662,7 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
     for (int64_t ov = 0; ov < n_conf && st == OB_OK; ov++) {
         ob_hp_values ohp = base, thp = *train;
         if ((st = apply_sweep(c, od->name, ov / n_train, &ohp, e)) != OB_OK ||
-            (st = apply_sweep(c, "train", ov % n_train, &thp, e)) != OB_OK)
+            (st = train_swept(c, od->name, ov, set_swept, &thp, e)) != OB_OK)
             break;
         ob_cell probe = {.wl = wd, .wl_variant = wv, .opt = od, .variant = (int)ov, .opt_hp = ohp, .train_hp = thp,
                          .n_options = n_opts};
@@ -644,15 +694,20 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
             break;
         }
         for (int64_t k = 0; k < ov && confs; k++)
-            if (same_values(&confs[k].opt_hp, &ohp) && same_values(&confs[k].train_hp, &thp)) {
+            if (same_values(&confs[k].opt_hp, &probe.opt_hp) && same_values(&confs[k].train_hp, &probe.train_hp)) {
                 char other[512];
                 sweep_text_of(c, &confs[k], OB_SWEEP_ALL, 1, other, sizeof other);
                 int spike = ob_hp_get(&thp, "spike_window") != ob_hp_get(&confs[k].train_hp, "spike_window");
+                /* two trials of a search whose ranges, rounded, gave the same values */
+                int drawn = c->trials > 0 && (n_ranges(c, od->name) > 0 || n_ranges(c, "train") > 0);
                 st = ob_fail(e, OB_ERR_INPUT, "%s%sthe sweeps make two configurations of %s that are one run: %s and %s%s",
                              where, where[0] ? ": " : "", od->name, other, conf,
                              spike ? " (train.spike_window does nothing while spike_z_loss and spike_z_grad are 0)"
-                                   : " (the same as a run records them: one value written twice, or values that agree in 9 "
-                                     "significant digits); list each value once");
+                             : drawn ? " (two trials of the search drew the same values, as rounded: an integer range with "
+                                       "fewer values than the trials, or a range too narrow for them; widen the range or "
+                                       "take fewer trials)"
+                                     : " (the same as a run records them: one value written twice, or values that agree in 9 "
+                                       "significant digits); list each value once");
                 break;
             }
         if (confs) confs[ov] = probe;

@@ -659,6 +659,11 @@ static void test_sweeps(void)
     /* one run twice; settings that do not go together; set and swept in one file */
     expect_bad("workloads: quadratic\noptimizers: adam\nsweep: {adam: {beta2: [0.95, 0.950]}}\n",
                "two configurations of adam that are one run: beta2=0.95 and beta2=0.950");
+    /* ... with lrs given too (each configuration then probed at the lowest lr, not the default) */
+    expect_bad("workloads: quadratic\noptimizers: adam\nlrs: [0.01, 0.1]\nsweep: {adam: {beta2: [0.95, 0.950]}}\n",
+               "two configurations of adam that are one run: beta2=0.95 and beta2=0.950");
+    expect_bad("workloads: quadratic\noptimizers: adam\nlrs: [0.01]\nsweep: {train: {clip_norm: [1, 1.0]}}\n",
+               "two configurations of adam that are one run");
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {train: {spike_window: [16, 32]}}\n",
                "spike_window does nothing while");
     expect_bad("workloads: quadratic\noptimizers: sgd\nsweep: {quadratic: {cond: [100, 1e2]}}\n",
@@ -948,8 +953,7 @@ static void test_search(void)
         {"trials: 4\nsweep: {adamw: {beta1: 0.8..1.5}}\n", "adamw.beta1 = 1.5 is out of range: it must be in [0, 1) (an end of the range 0.8..1.5)"},
         {"trials: 4\nsweep: {adamw: {beta1: 0.9..0.8}}\n", "t.yaml:4: sweep: adamw.beta1: the range '0.9..0.8' is empty or reversed"},
         {"trials: 4\nsweep: {adamw: {amsgrad: 0..1}}\n", "adamw.amsgrad takes true or false, not a number"},
-        {"trials: 4\nsweep: {train: {clip_norm: 0..1}}\n", "which only an optimizer's settings take"},
-        {"trials: 4\nsweep: {quadratic: {cond: 10..100}}\n", "which only an optimizer's settings take"},
+        {"trials: 4\nsweep: {quadratic: {cond: 10..100}}\n", "which only an optimizer's settings and train's take"},
         {"trials: 4\nsweep: {adamw: {betta1: 0.1..0.5}}\n", "did you mean 'beta1'"},
         {"trials: 0\nsweep: {adamw: {beta1: 0.8..0.99}}\n", "trials"},
         {"trials: 5000\nsweep: {adamw: {beta1: 0.8..0.99}}\n", "trials"},
@@ -957,6 +961,45 @@ static void test_search(void)
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
         snprintf(text, sizeof text, "%s%s", head, bads[i][0]);
         expect_bad(text, bads[i][1]);
+    }
+    /* two trials that round to one configuration */
+    expect_bad("workloads: [quadratic]\noptimizers: [adamw]\nlrs: [0.01]\ntrials: 4\ntrain: {schedule: warmup}\n"
+               "sweep: {train: {warmup_steps: 1..2}}\n",
+               "two trials of the search drew the same values");
+    /* train's ranges are searched with each optimizer's: sgd gets the trials too, adamw's draw both */
+    {
+        ob_config c3;
+        CHECK_OK(load(&c3,
+                      "workloads: [quadratic]\noptimizers: [sgd, adamw]\nlrs: [0.01]\ntrials: 4\n"
+                      "train: {schedule: warmup}\nsweep:\n  adamw: {beta1: 0.8..0.99}\n"
+                      "  train: {warmup_steps: 0..20, clip_norm: [0, 1]}\n",
+                      &e),
+                 &e);
+        ob_matrix m3;
+        CHECK_OK(ob_matrix_expand(&c3, &m3, NULL, &e), &e);
+        CHECK_MSG(m3.n == 4 * 2 + 4 * 2, "%d cells", m3.n);
+        if (m3.n == 16) {
+            int ok = 1;
+            const ob_hp_def wdef = {"w", OB_HP_INT, 0, 0, 1e9, 0, 0, NULL, ""};
+            for (int t = 0; t < 4; t++)
+                for (int cn = 0; cn < 2; cn++) {
+                    const ob_cell *s1 = &m3.cells[t * 2 + cn], *a1 = &m3.cells[8 + t * 2 + cn];
+                    /* sgd: warmup_steps in dimension 0; adamw: beta1 0, warmup_steps 1 */
+                    ob_range_value(&(ob_range){OB_RANGE_LIN, 0, 20}, &wdef, ob_search_point(t, 0), v, sizeof v);
+                    ok &= ob_hp_get(&s1->train_hp, "warmup_steps") == atof(v);
+                    ob_range_value(&(ob_range){OB_RANGE_LIN, 0, 20}, &wdef, ob_search_point(t, 1), v, sizeof v);
+                    ok &= ob_hp_get(&a1->train_hp, "warmup_steps") == atof(v);
+                    ob_range_value(&(ob_range){OB_RANGE_LIN, 0.8, 0.99}, &fdef, ob_search_point(t, 0), v, sizeof v);
+                    ok &= ob_hp_get(&a1->opt_hp, "beta1") == atof(v);
+                    ok &= ob_hp_get(&s1->train_hp, "clip_norm") == cn && ob_hp_get(&a1->train_hp, "clip_norm") == cn;
+                }
+            CHECK(ok);
+            char text3[256];
+            ob_cell_sweep_text(&c3, &m3.cells[8], OB_SWEEP_ALL, text3, sizeof text3);
+            CHECK_MSG(!strncmp(text3, "beta1=", 6) && strstr(text3, " clip_norm=0 warmup_steps="), "'%s'", text3);
+        }
+        ob_matrix_free(&m3);
+        ob_config_free(&c3);
     }
     /* an integer key: whole ends, not log1m */
     expect_bad("workloads: [quadratic]\noptimizers: [soap]\ntrials: 4\nsweep: {soap: {precondition_frequency: 1.5..10}}\n",

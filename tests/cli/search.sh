@@ -195,5 +195,8 @@ bad "trials without a range" "--trials: trials = 3, but no sweep is a range" --t
 bad "a reversed range" "the range '0.99..0.8' is empty or reversed" --sweep adamw.beta1=0.99..0.8 --trials 3
 bad "a range past the key's" "(an end of the range 0.8..1.5)" --sweep adamw.beta1=0.8..1.5 --trials 3
 bad "a log range from 0" "its LO must be above 0" --sweep adamw.weight_decay=log:0..0.1 --trials 3
-bad "a range of a training setting" "which only an optimizer's settings take" --sweep train.clip_norm=0..1 --trials 3
+bad "a range of a workload parameter" "which only an optimizer's settings and train's take" \
+  --sweep quadratic.cond=10..100 --trials 3
+bad "trials that round to one configuration" "two trials of the search drew the same values" \
+  --set train.schedule=warmup --sweep train.warmup_steps=1..2 --trials 3
 exit $fail

@@ -163,6 +163,56 @@ static void best_config_table(const ob_dataset *d, const ob_stats *s, int w, FIL
     fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
 }
 
+/* The tuned optimizers, where some optimizer has several configurations
+ * (ob_stats.n_tuned): on each workload the median best final loss of one
+ * configuration drawn at random and of all of them (the tuning budget's
+ * ends, ob_stat_best_of_k), and the area of the tuned optimizers' profile. */
+static ob_status tuning_table(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e)
+{
+    if (s->n_tuned == 0) return OB_OK;
+    double *v = malloc(((size_t)d->n_opt + 1) * sizeof *v);
+    if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory writing the LaTeX tables");
+    fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
+    fprintf(f,
+            "  \\caption{Tuning budget: on each workload, the median over random draws of the best final training "
+            "loss among $k$ configurations of the optimizer (each at its best learning rate, median over seeds), "
+            "for $k = 1$ (an untuned draw) and $k = n$, the $n$ configurations run (the best of $n$ draws with "
+            "replacement; Dodge et al., 2019); and the area under the performance profile of the tuned optimizers, "
+            "each at its fastest configuration on each workload (%s to the %starget; 1 = fastest everywhere). "
+            "The more configurations an optimizer had, the more its best was helped by luck.}\n"
+            "  \\label{tab:optbench-tuning}\n  \\smallskip\n",
+            s->profile_by_steps ? "steps" : "time", s->profile_heldout ? "held-out " : "");
+    fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
+    fprintf(f, "  \\begin{tabular}{@{}lr");
+    for (int w = 0; w < d->n_wl; w++) fprintf(f, "rr");
+    fprintf(f, "r@{}}\n    \\toprule\n    &");
+    for (int w = 0; w < d->n_wl; w++) {
+        char wl[512];
+        ob_latex_escape(d->wl_labels[w], wl, sizeof wl);
+        fprintf(f, " & \\multicolumn{2}{c}{%s}", wl);
+    }
+    fprintf(f, " & \\\\\n   ");
+    for (int w = 0; w < d->n_wl; w++) fprintf(f, " \\cmidrule(lr){%d-%d}", 3 + 2 * w, 4 + 2 * w);
+    fprintf(f, "\n    Optimizer & $n$");
+    for (int w = 0; w < d->n_wl; w++) fprintf(f, " & $k = 1$ & $k = n$");
+    fprintf(f, " & Profile area \\\\\n    \\midrule\n");
+    for (int i = 0; i < s->n_tuned; i++) {
+        char opt[256], a[64], b[64];
+        ob_latex_escape(d->opt_names[s->tuned_first[i]], opt, sizeof opt);
+        fprintf(f, "    %s & %d", opt, s->tuned_configs[i]);
+        for (int w = 0; w < d->n_wl; w++) {
+            const int n = ob_stats_trial_losses(d, s, w, i, v);
+            if (n == 0) fprintf(f, " & -- & --");
+            else fprintf(f, " & %s & %s", tnum(ob_stat_best_of_k(v, n, 1, 0.5), 4, 1, a, sizeof a),
+                         tnum(ob_stat_best_of_k(v, n, n, 0.5), 4, 1, b, sizeof b));
+        }
+        fprintf(f, " & %s \\\\\n", tnum(s->tuned_area[i], 3, 0, a, sizeof a));
+    }
+    fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
+    free(v);
+    return OB_OK;
+}
+
 ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e)
 {
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
@@ -292,7 +342,7 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
     }
     free(rank);
     free(crank);
-    return OB_OK;
+    return tuning_table(d, s, f, e);
 }
 
 ob_status ob_latex_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)

@@ -5,7 +5,10 @@
  * loss over seeds, with its min-max range, the held-out loss and metric and
  * the lr range; the lowest median in bold; the confirmed median of fresh
  * seeds (run --confirm-seeds) in a column of its own when the workload has
- * them. Labels are escaped for LaTeX; +inf (diverged) is $\infty$, a value
+ * them. With sweeps, each optimizer at its best configuration per workload,
+ * and where some optimizer has several configurations the tuning table
+ * (the tuning budget's ends and the tuned optimizers' profile areas).
+ * Labels are escaped for LaTeX; +inf (diverged) is $\infty$, a value
  * not measured is --.
  */
 #ifndef OB_PLOTS_LATEX_H

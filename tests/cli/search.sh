@@ -131,6 +131,18 @@ for r in rows:
         assert float(r[col]) == want, (k, col, r[col], want)
 PY
 check "the tuning budget figure" grep -q "'tuning_budget.csv'" "$r/budget_quadratic.gp"
+check "summary.tex: the tuning table, adamw's ends of the budget" python3 - "$r" <<'PY'
+import csv, re, sys
+d = sys.argv[1]
+tex = open(d + "/summary.tex").read()
+assert "tab:optbench-tuning" in tex
+rows = {r["k"]: r for r in csv.DictReader(open(d + "/tuning_budget.csv")) if r["optimizer"] == "adamw"}
+m = re.search(r"\n    adamw & 5 & ([0-9.e+-]+) & ([0-9.e+-]+) & ", tex)
+assert m, tex[-800:]
+assert abs(float(m.group(1)) - float(rows["1"]["best_median"])) <= 5e-4 * float(rows["1"]["best_median"]), m.groups()
+assert abs(float(m.group(2)) - float(rows["5"]["best_median"])) <= 5e-4 * float(rows["5"]["best_median"]), m.groups()
+PY
+check_tex "summary.tex with the tuning table compiles" "$r/summary.tex" || echo "note: pdflatex with booktabs not installed: summary.tex not compiled"
 check "summary.md shows it" grep -q 'Tuning budget on quadratic' "$r/summary.md"
 # without sweeps none, and a report into the same folder removes the old ones
 "$OPTBENCH" run --workloads quadratic --optimizers sgd,adamw --lrs 0.01 --steps 20 --backend cpu --db "$tmp/n.db" \

@@ -10,6 +10,7 @@
 #include <yaml.h>
 
 #include "core/hparams.h"
+#include "harness/search.h"
 
 void ob_config_init(ob_config *c)
 {
@@ -91,9 +92,26 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
     l->n = 0;
     snprintf(l->origin, sizeof l->origin, "%s", origin);
     OB_TRY(split_items(list, buf, sizeof buf, items, OB_CFG_MAX_LIST, &k, "learning rates", origin, e));
+    l->range[0] = '\0';
     for (int j = 0; j < k; j++) {
         const char *tok = items[j];
         double v;
+        ob_range rg;
+        int kind = strstr(tok, "..") ? ob_range_parse(tok, &rg, e) : 0;
+        if (kind < 0) return ob_err_prefix(e, "%s: learning rates: ", origin);
+        if (kind > 0) { /* LO..HI: the lr searched with trials (harness/search.h) */
+            if (k > 1)
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s is one of %d items; a range is "
+                               "the only one (each trial draws its lr from it)", origin, tok, k);
+            if (!(rg.lo > 0) || rg.scale == OB_RANGE_LOG1M)
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s must lie above 0, linear or log "
+                               "(log:1e-4..1e-1)", origin, tok);
+            if (strlen(tok) >= sizeof l->range)
+                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s is too long", origin, tok);
+            snprintf(l->range, sizeof l->range, "%s", tok);
+            l->v[l->n++] = rg.lo;
+            continue;
+        }
         if (strchr(tok, ':')) { /* A:B:N, N points log-spaced from A to B */
             char t[128];
             if (strlen(tok) >= sizeof t)

@@ -67,6 +67,8 @@ typedef struct ob_lr_list {
     int n;
     double v[OB_CFG_MAX_LIST];
     char origin[256];
+    char range[128];    /* "" or a range ("log:1e-4..1e-1"): with trials each configuration draws its one lr
+                         * in the quasi-random search (n 1, v[0] the range's low end) */
 } ob_lr_list;
 
 /* A (workload, optimizer) pair left out of the matrix. */

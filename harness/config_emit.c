@@ -112,6 +112,10 @@ static void names(out *o, const char (*v)[64], int n)
 
 static void lr_list(out *o, const ob_lr_list *l)
 {
+    if (l->range[0]) { /* a range of the search: one scalar */
+        str(o, l->range);
+        return;
+    }
     seq_begin(o);
     for (int i = 0; i < l->n; i++) num(o, l->v[i]);
     seq_end(o);

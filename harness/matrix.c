@@ -168,16 +168,25 @@ static int64_t list_size(const ob_config *c, const char *owner)
     return n;
 }
 
+/* Whether optimizer opt's lrs are a range of the search (parsed into r). */
+static int lr_range(const ob_config *c, const char *opt, ob_range *r)
+{
+    const ob_lr_list *l = ob_config_lrs_for(c, opt);
+    ob_err e;
+    return l && l->range[0] && ob_range_parse(l->range, r, &e) > 0;
+}
+
 /* How many configurations the sweeps of owner make: the product of the
  * numbers of values of its listed sweeps, times the trials where the
  * search has ranges to draw (1 without sweeps): an optimizer's own ranged
- * keys or train's, which are searched with each optimizer's (train's own
- * configurations are its listed ones alone). */
+ * keys or train's, which are searched with each optimizer's, or its lrs'
+ * range (train's own configurations are its listed ones alone). */
 static int64_t sweep_size(const ob_config *c, const char *owner)
 {
     int64_t n = list_size(c, owner);
     if (!ob_optimizer_find(owner)) return n; /* train's, a workload's: listed values alone */
-    const int searched = n_ranges(c, owner) > 0 || n_ranges(c, "train") > 0;
+    ob_range r;
+    const int searched = n_ranges(c, owner) > 0 || n_ranges(c, "train") > 0 || lr_range(c, owner, &r);
     if (searched && c->trials > 0) n *= c->trials;
     return n;
 }
@@ -260,6 +269,21 @@ static ob_status train_swept(const ob_config *c, const char *opt, int64_t varian
 {
     const int64_t nt = sweep_size(c, "train");
     return each_swept_at(c, "train", variant % nt, variant / nt / list_size(c, opt), n_ranges(c, opt), fn, arg, e);
+}
+
+/* The lr of configuration variant of optimizer od where its lrs are a range
+ * (NAN where they are not): the trial's point in the dimension after the
+ * optimizer's and train's ranged keys. */
+static double trial_lr(const ob_config *c, const ob_optimizer_def *od, int64_t variant)
+{
+    ob_range r;
+    if (!lr_range(c, od->name, &r)) return NAN;
+    const int64_t trial = variant / sweep_size(c, "train") / list_size(c, od->name);
+    const int k = ob_hp_index(od->hp, od->n_hp, "lr");
+    char v[64];
+    ob_range_value(&r, k >= 0 ? &od->hp[k] : NULL,
+                   ob_search_point(trial, n_ranges(c, od->name) + n_ranges(c, "train")), v, sizeof v);
+    return strtod(v, NULL);
 }
 
 static ob_status set_swept(const ob_setting *s, const char *value, void *arg, ob_err *e)
@@ -675,8 +699,10 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
          * the optimizer's default; each cell has its own) */
         double lowest;
         st = check_min_lr(c, od, l, &ohp, &thp, &lowest, e);
+        /* a searched lr: the configuration's own (two trials apart in the lr alone are two configurations) */
+        const double drawn = trial_lr(c, od, ov);
         if (st == OB_OK && li >= 0) {
-            probe.opt_hp.v[li] = lowest;
+            probe.opt_hp.v[li] = isnan(drawn) ? lowest : drawn;
             probe.opt_hp.set[li] = 1;
         }
         ob_optim *made = NULL;
@@ -699,11 +725,13 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
                 sweep_text_of(c, &confs[k], OB_SWEEP_ALL, 1, other, sizeof other);
                 int spike = ob_hp_get(&thp, "spike_window") != ob_hp_get(&confs[k].train_hp, "spike_window");
                 /* two trials of a search whose ranges, rounded, gave the same values */
-                int drawn = c->trials > 0 && (n_ranges(c, od->name) > 0 || n_ranges(c, "train") > 0);
+                ob_range lr_r;
+                int searched = c->trials > 0 && (n_ranges(c, od->name) > 0 || n_ranges(c, "train") > 0 ||
+                                                 lr_range(c, od->name, &lr_r));
                 st = ob_fail(e, OB_ERR_INPUT, "%s%sthe sweeps make two configurations of %s that are one run: %s and %s%s",
                              where, where[0] ? ": " : "", od->name, other, conf,
                              spike ? " (train.spike_window does nothing while spike_z_loss and spike_z_grad are 0)"
-                             : drawn ? " (two trials of the search drew the same values, as rounded: an integer range with "
+                             : searched ? " (two trials of the search drew the same values, as rounded: an integer range with "
                                        "fewer values than the trials, or a range too narrow for them; widen the range or "
                                        "take fewer trials)"
                                      : " (the same as a run records them: one value written twice, or values that agree in 9 "
@@ -721,7 +749,7 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
                 cell->wl_variant = wv;
                 cell->variant = (int)ov;
                 cell->wl_hp = *whp;
-                cell->lr = l ? l->v[k] : ob_hp_get(&ohp, "lr");
+                cell->lr = !isnan(drawn) ? drawn : l ? l->v[k] : ob_hp_get(&ohp, "lr");
                 cell->seed = c->n_seeds ? c->seeds[s] : 0;
                 if (li >= 0) {
                     cell->opt_hp.v[li] = cell->lr;
@@ -773,9 +801,25 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     if (c->confirm_best && c->confirm_seeds == 0 && !c->resume)
         return ob_fail(e, OB_ERR_INPUT, "%s: confirm_configs = best, but no confirmation seeds: give confirm_seeds N "
                        "(--confirm-seeds N) or leave confirm_configs out", c->origin_confirm_configs);
+    for (int i = 0; i < c->n_optimizers; i++) { /* lrs searched: with trials, within the search's dimensions */
+        ob_range r;
+        if (!lr_range(c, c->optimizers[i], &r)) continue;
+        const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[i]);
+        if (c->trials <= 0)
+            return ob_fail(e, OB_ERR_INPUT, "%s: the lrs of %s, %s, are a range: give the number of points to search "
+                           "it at, trials: N in the config or --trials N (16 say), or list lrs instead", l->origin,
+                           c->optimizers[i], l->range);
+        if (n_ranges(c, c->optimizers[i]) + n_ranges(c, "train") + 1 > OB_SEARCH_MAX_DIMS)
+            return ob_fail(e, OB_ERR_INPUT, "%s: %s's search has more than %d ranges, its lr's included", l->origin,
+                           c->optimizers[i], OB_SEARCH_MAX_DIMS);
+    }
     if (c->trials > 0) {
         int ranged = 0;
         for (int i = 0; i < c->n_settings; i++) ranged |= c->settings[i].sweep && is_range(&c->settings[i]);
+        for (int i = 0; i < c->n_optimizers; i++) {
+            ob_range r;
+            ranged |= lr_range(c, c->optimizers[i], &r);
+        }
         if (!ranged)
             return ob_fail(e, OB_ERR_INPUT, "%s: trials = %lld, but no sweep is a range, so there is nothing to "
                            "search: give ranges (--sweep adam.beta1=0.8..0.99, log:1e-5..1e-1 for a log-uniform "

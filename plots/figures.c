@@ -753,7 +753,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         return add_skipped(out, e, stem, w, "Learning-rate sensitivity",
                            "Not drawn: each optimizer ran at one learning rate, so there is no sensitivity to show; "
                            "the table above has each optimizer's final loss there (run --lrs with several values "
-                           "to measure it).");
+                           "to measure it; where a search drew each configuration's lr, --lrs LO..HI with --trials, "
+                           "the figure of final loss against the searched lr draws every configuration).");
     ob_gp_str(d->wl_labels[w], wq, sizeof wq);
     int n_lines = 0;
     for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w;
@@ -1167,13 +1168,14 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
     FILE *f = sc.f;
     int n_scatter = 0;
     for (int l = 0; l < hf->n_lines; l++) n_scatter += hf->lines[l].scatter;
+    const int lr_key = !strcmp(hf->key, "lr"); /* the lr drawn by a search: each configuration at its one lr */
     fprintf(f,
-            "set title \"%s: final loss at the best lr vs %s\\n%s (up to %d), %s = min to max\"\n"
+            "set title \"%s: final loss %s %s\\n%s (up to %d), %s = min to max\"\n"
             "set xlabel \"%s%s%s\"\n"
             "set ylabel \"final loss at the best lr, mean over the last 10%% of steps%s\"\n"
             "%s\n"
             "set format x \"%%g\"\n",
-            wq, kq,
+            wq, lr_key ? "vs the searched" : "at the best lr vs", kq,
             n_scatter == hf->n_lines ? "point = a configuration at its own best lr, median over seeds"
                                      : "point = a configuration at its own best lr (written where it changes), line = "
                                        "median over seeds",
@@ -1249,9 +1251,10 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             for (int i = 0; i < ln->n; i++)
                 if (s->g[ln->p[i].group].opt + 1 < lt) lt = s->g[ln->p[i].group].opt + 1;
             fprintf(f,
-                    "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN):8:9 with yerrorbars lt %d "
-                    "dt 1 title \"%s\"",
-                    l ? ", \\\n" : "", lq, lt, lq);
+                    /* the bar's ends of the line's rows alone: gnuplot's autoscale takes every row's */
+                    "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
+                    "(sel(\"%s\") ? $9 : NaN) with yerrorbars lt %d dt 1 title \"%s\"",
+                    l ? ", \\\n" : "", lq, lq, lq, lt, lq);
         } else {
             fprintf(f,
                     "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $8 : NaN):9 with filledcurves lt %d notitle, \\\n"
@@ -1305,6 +1308,15 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                                     "only within the grid: the best may lie beyond it.",
                  n_edge == n_pts ? "All" : count, n_pts, n_edge == 1 ? "has its" : "have their",
                  n_edge == 1 ? "it is" : "they are");
+    if (lr_key)
+        return add_fig(out, e, stem, w, title,
+                       "Final training loss (mean over the last 10%% of steps) of each configuration of a search whose "
+                       "learning rate was drawn with its other settings (--lrs LO..HI with --trials), against that lr: "
+                       "a point per configuration, the median over seeds, a bar from the best to the worst seed that "
+                       "did not diverge, on no line (the configurations differ in their other settings too).%s%s "
+                       "Values in hp_sweep.csv.",
+                       any_div ? " An x along the top edge marks a configuration whose seeds diverged (half or more)." : "",
+                       logy ? " The y axis is logarithmic." : "");
     return add_fig(out, e, stem, w, title,
                    "Final training loss (mean over the last 10%% of steps) against %s, for the configurations "
                    "that differ only in %s: one line per optimizer and setting of its other swept keys. Each point "

@@ -573,6 +573,73 @@ static ob_status hp_scatter_lines(const ob_dataset *d, const ob_stats *s, ob_hp_
     return OB_OK;
 }
 
+/* The searched lr (lrs LO..HI with trials): on workload w, each optimizer
+ * whose configurations with a finished run (two or more) each ran at one
+ * lr, not all the same, is a scatter of them against their lr, in a figure
+ * of key "lr" added to out. */
+static ob_status hp_lr_scatter(const ob_dataset *d, const ob_stats *s, int w, ob_hp_sweeps *out, ob_err *e)
+{
+    ob_hp_line *lines = calloc((size_t)s->n_g + 1, sizeof *lines);
+    if (!lines) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    int nl = 0;
+    ob_status st = OB_OK;
+    for (int k = 0; k < s->n_g && st == OB_OK; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->n_finished == 0) continue;
+        const char *name = d->opt_names[g->opt];
+        int seen = 0; /* its optimizer's line is made already */
+        for (int l = 0; l < nl && !seen; l++) seen = !strcmp(d->opt_names[s->g[lines[l].p[0].group].opt], name);
+        if (seen) continue;
+        int n = 0, one_lr = 1;
+        double lo = INFINITY, hi = -INFINITY;
+        for (int j = 0; j < s->n_g; j++) {
+            const ob_group *h = &s->g[j];
+            if (h->wl != w || h->n_finished == 0 || strcmp(d->opt_names[h->opt], name)) continue;
+            n++;
+            one_lr &= h->n_lr == 1;
+            if (h->n_lr >= 1 && h->lrs[0].lr < lo) lo = h->lrs[0].lr;
+            if (h->n_lr >= 1 && h->lrs[0].lr > hi) hi = h->lrs[0].lr;
+        }
+        if (n < 2 || !one_lr || !(hi > lo)) continue;
+        ob_hp_line *ln = &lines[nl];
+        ln->p = malloc((size_t)n * sizeof *ln->p);
+        ln->label = malloc(strlen(name) + 32);
+        if (!ln->p || !ln->label) {
+            free(ln->p);
+            free(ln->label);
+            st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        sprintf(ln->label, "%s (each configuration)", name);
+        ln->scatter = 1;
+        for (int j = 0; j < s->n_g; j++) {
+            const ob_group *h = &s->g[j];
+            if (h->wl == w && h->n_finished > 0 && !strcmp(d->opt_names[h->opt], name))
+                ln->p[ln->n++] = (ob_hp_point){j, h->lrs[0].lr};
+        }
+        qsort(ln->p, (size_t)ln->n, sizeof *ln->p, cmp_hp_point);
+        nl++;
+    }
+    if (st == OB_OK && nl > 0) {
+        ob_hp_fig *nf = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
+        char *key = strdup("lr");
+        if (nf) out->f = nf;
+        if (!nf || !key) {
+            free(key);
+            st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        } else {
+            out->f[out->n++] = (ob_hp_fig){.wl = w, .key = key, .n_lines = nl, .lines = lines};
+            return OB_OK;
+        }
+    }
+    for (int l = 0; l < nl; l++) {
+        free(lines[l].label);
+        free(lines[l].p);
+    }
+    free(lines);
+    return st;
+}
+
 void ob_hp_sweeps_free(ob_hp_sweeps *h)
 {
     for (int i = 0; i < h->n; i++) {
@@ -685,6 +752,7 @@ ob_status ob_hp_sweeps_find(const ob_dataset *d, const ob_stats *s, ob_hp_sweeps
             memcpy(ls, lines, (size_t)kept * sizeof *ls);
             out->f[out->n++] = (ob_hp_fig){.wl = w, .key = key, .n_lines = kept, .lines = ls};
         }
+        if (st == OB_OK) st = hp_lr_scatter(d, s, w, out, e);
     }
 done:
     free(bufs);

@@ -1001,6 +1001,41 @@ static void test_search(void)
         ob_matrix_free(&m3);
         ob_config_free(&c3);
     }
+    /* the lr searched: each trial draws its lr in the dimension after the
+     * optimizer's and train's ranged keys; sgd's lrs a list */
+    {
+        ob_config c4;
+        CHECK_OK(load(&c4,
+                      "workloads: [quadratic]\noptimizers: [sgd, adamw]\ntrials: 5\n"
+                      "lrs: {sgd: [0.01, 0.1], adamw: \"log:1e-4..1e-1\"}\n"
+                      "sweep:\n  adamw: {beta1: 0.8..0.99}\n",
+                      &e),
+                 &e);
+        ob_matrix m4;
+        CHECK_OK(ob_matrix_expand(&c4, &m4, NULL, &e), &e);
+        CHECK_MSG(m4.n == 2 + 5, "%d cells", m4.n);
+        if (m4.n == 7) {
+            int ok = m4.cells[0].lr == 0.01 && m4.cells[1].lr == 0.1;
+            const ob_hp_def lrdef = {"lr", OB_HP_FLOAT, 0.001, 0, 1e9, 1, 0, NULL, ""};
+            for (int t = 0; t < 5; t++) {
+                const ob_cell *x = &m4.cells[2 + t];
+                ob_range_value(&(ob_range){OB_RANGE_LOG, 1e-4, 1e-1}, &lrdef, ob_search_point(t, 1), v, sizeof v);
+                ok &= x->lr == atof(v) && ob_hp_get(&x->opt_hp, "lr") == x->lr && x->variant == t;
+                ob_range_value(&(ob_range){OB_RANGE_LIN, 0.8, 0.99}, &fdef, ob_search_point(t, 0), v, sizeof v);
+                ok &= ob_hp_get(&x->opt_hp, "beta1") == atof(v);
+            }
+            CHECK(ok);
+        }
+        ob_matrix_free(&m4);
+        ob_config_free(&c4);
+    }
+    expect_bad("workloads: [quadratic]\noptimizers: [adamw]\nlrs: \"log:1e-4..1e-1\"\n",
+               "t.yaml:3: the lrs of adamw, log:1e-4..1e-1, are a range: give the number of points");
+    expect_bad("workloads: [quadratic]\noptimizers: [adamw]\ntrials: 3\nlrs: [0.1, \"log:1e-4..1e-1\"]\n",
+               "a range is the only one");
+    expect_bad("workloads: [quadratic]\noptimizers: [adamw]\ntrials: 3\nlrs: \"0..0.1\"\n", "must lie above 0");
+    expect_bad("workloads: [quadratic]\noptimizers: [adamw]\ntrials: 3\nlrs: \"log:0.1..1e-4\"\n",
+               "empty or reversed");
     /* an integer key: whole ends, not log1m */
     expect_bad("workloads: [quadratic]\noptimizers: [soap]\ntrials: 4\nsweep: {soap: {precondition_frequency: 1.5..10}}\n",
                "is an integer: its range needs whole ends");

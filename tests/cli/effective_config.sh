@@ -33,6 +33,11 @@ check() { # check LABEL run-args...
 check "default config" run "$root/configs/default.yaml"
 check "nightly config" run "$root/configs/nightly.yaml"
 check "search config" run "$root/configs/search.yaml"
+check "a search of the lr" run --workloads quadratic --optimizers adamw,sgd --trials 5 --lrs log:1e-4..1e-1 \
+  --sweep adamw.beta1=0.8..0.99
+printf 'workloads: [quadratic]\noptimizers: [sgd, adamw]\ntrials: 4\nlrs: {sgd: [0.01, 0.1], adamw: "1e-4..1e-2"}\n' \
+  >"$tmp/lrs.yaml"
+check "one optimizer's lr searched, another's listed" run "$tmp/lrs.yaml"
 check "a search from flags" run --workloads quadratic --optimizers adamw,sgd --trials 6 --confirm-seeds 2 \
   --confirm-configs best \
   --sweep adamw.beta1=0.8..0.99 --sweep adamw.weight_decay=log:1e-4..1e-1 --sweep sgd.momentum=0.5,0.9

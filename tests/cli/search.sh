@@ -191,6 +191,29 @@ PY
 check "confirm_configs best without confirmation seeds: exit 2" test $? = 2
 check "... and says what to give" grep -qF 'confirm_configs = best, but no confirmation seeds' "$tmp/out"
 
+# the lr searched too (--lrs LO..HI): sgd, without ranges of its own, is one
+# configuration with the trials' lrs (a random lr sweep); adamw's trials each
+# run at one lr, drawn with beta1, and the report draws them against it
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adamw --lrs log:1e-3..1e-1 --seeds 2 --steps 30 \
+  --backend cpu --sweep adamw.beta1=0.8..0.99 --trials 6 --db "$tmp/lr.db" >"$tmp/run6" 2>&1 || { cat "$tmp/run6"; fail=1; }
+check "24 runs: 2 optimizers x 6 trials x 2 seeds" test "$(q "$tmp/lr.db" "select count(*) from runs")" = 24
+check "6 distinct lrs per optimizer, within the range" python3 - "$tmp/lr.db" <<'PY'
+import sqlite3, sys
+rows = sqlite3.connect(sys.argv[1]).execute("select optimizer, lr from runs").fetchall()
+for o in ("sgd", "adamw"):
+    lrs = {lr for opt, lr in rows if opt == o}
+    assert len(lrs) == 6 and all(1e-3 <= x <= 1e-1 for x in lrs), (o, lrs)
+PY
+"$OPTBENCH" report --db "$tmp/lr.db" --out "$tmp/rlr" --no-render >"$tmp/report6" 2>&1 || { cat "$tmp/report6"; fail=1; }
+check "lr_sweep.csv: sgd one configuration over 6 lrs" \
+  test "$(grep -c '^"quadratic","sgd",' "$tmp/rlr/lr_sweep.csv")" = 6
+check "hp_sweep.csv: adamw's 6 configurations against the searched lr" \
+  test "$(grep -c '^"quadratic","lr","adamw (each configuration)",' "$tmp/rlr/hp_sweep.csv")" = 6
+check "the figure of the searched lr" grep -q 'final loss vs the searched lr' "$tmp/rlr/hp_quadratic_lr.gp"
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adamw --lrs log:1e-3..1e-1 --trials 6 \
+  --sweep adamw.beta1=0.8..0.99 --print-config >"$tmp/lr.yaml" 2>&1
+check "--print-config writes the lr range" grep -qx 'lrs: log:1e-3..1e-1' "$tmp/lr.yaml"
+
 # bad input: exit 2, the place and what to do, nothing written
 bad() { # description, expected text, flags...
   local what="$1" want="$2"; shift 2
@@ -207,6 +230,7 @@ bad "trials without a range" "--trials: trials = 3, but no sweep is a range" --t
 bad "a reversed range" "the range '0.99..0.8' is empty or reversed" --sweep adamw.beta1=0.99..0.8 --trials 3
 bad "a range past the key's" "(an end of the range 0.8..1.5)" --sweep adamw.beta1=0.8..1.5 --trials 3
 bad "a log range from 0" "its LO must be above 0" --sweep adamw.weight_decay=log:0..0.1 --trials 3
+bad "an lr range without trials" "the lrs of adamw, log:1e-3..1e-1, are a range" --lrs log:1e-3..1e-1
 bad "a range of a workload parameter" "which only an optimizer's settings and train's take" \
   --sweep quadratic.cond=10..100 --trials 3
 bad "trials that round to one configuration" "two trials of the search drew the same values" \

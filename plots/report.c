@@ -1078,6 +1078,15 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
           o->stats.tol_of_progress ? "; 'not measured (no progress)': the best median is not below the loss "
                                      "before training, so there is no progress to take a fraction of"
                                    : "");
+    if (s->n_tuned > 0)
+        doc_p(dc, "Configurations: sweeps or a quasi-random search (run --sweep, --trials) made several "
+                  "configurations of some optimizers. Each configuration is ranked, timed and profiled as an "
+                  "optimizer of its own, labelled with its swept values; per optimizer, each workload's table of "
+                  "the optimizer at its best configuration, the tuning budget (the best final loss among k of its "
+                  "configurations) and the profile of the tuned optimizers (each at its fastest configuration) "
+                  "sum them up. A best of several configurations picked on the same seeds is optimistic, the more "
+                  "so the more configurations there were; run --confirm-seeds (with --confirm-configs best, at "
+                  "each optimizer's best configuration alone) gives fresh seeds there.");
     doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
               "optimizers, so neighbours in a ranking are also compared seed by seed, which pairs away each "
               "seed's own luck: on how many seeds the better-ranked one had the lower final loss, and the median "

@@ -150,6 +150,9 @@ check "summary.md shows it" grep -q 'Tuning budget on quadratic' "$r/summary.md"
 "$OPTBENCH" report --db "$tmp/n.db" --out "$tmp/rt" --no-render >"$tmp/report3" 2>&1 || { cat "$tmp/report3"; fail=1; }
 check "no tuned profile without sweeps" test -z "$(ls "$tmp/rt" | grep profile_tuned)"
 check "nor its table" test "$(grep -c '^Tuned optimizers: ' "$tmp/rt/summary.md")" = 0
+check "nor the paragraph on configurations" test "$(grep -c '^Configurations: sweeps or a quasi-random' "$tmp/rt/summary.md")" = 0
+check "with them, How to read says how configurations are summed up" \
+  grep -q '^Configurations: sweeps or a quasi-random search' "$r/summary.md"
 
 # more configurations on a workload than its curve figures can show apart
 # (13 > 12): the loss and lr figures draw each optimizer's best one, the

@@ -60,6 +60,8 @@ static void run_usage(FILE *f)
             "                         train's (train.warmup_steps=0..100), take N points of a\n"
             "                         scrambled Halton sequence together (N configurations,\n"
             "                         each with its own lr sweep and seeds)\n"
+            "  --search-seed N        another draw of the search's points (default 0); independent\n"
+            "                         searches of the same ranges take different seeds\n"
             "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
@@ -110,7 +112,7 @@ static const run_flag run_flags[] = {
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
     {"--confirm-seeds", 1},    {"--sweep", 1},           {"--trials", 1},        {"--print-config", 0},
-    {"--data-parallel", 1},    {"--confirm-configs", 1},
+    {"--data-parallel", 1},    {"--confirm-configs", 1}, {"--search-seed", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -324,10 +326,12 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
             printf("  %s.%s = %s  (%s)\n", c->settings[i].owner, c->settings[i].key, c->settings[i].value,
                    c->settings[i].origin);
         }
-    if (c->trials > 0)
+    if (c->trials > 0) {
+        char seed[64] = "";
+        if (c->search_seed) snprintf(seed, sizeof seed, " of seed %lld", (long long)c->search_seed);
         printf("search: %lld trials of each optimizer's ranged sweeps, train's included (LO..HI above), drawn "
-               "together from a "
-               "scrambled Halton sequence  (%s)\n", (long long)c->trials, c->origin_trials);
+               "together from a scrambled Halton sequence%s  (%s)\n", (long long)c->trials, seed, c->origin_trials);
+    }
     /* the turn at which each cell of this process runs (ob_cells_run_order) */
     const ob_cell **mine = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *mine);
     int *order = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *order);
@@ -410,6 +414,7 @@ int ob_cmd_run(int argc, char **argv)
 {
     static const char *const single[] = {"--workloads", "--optimizers", "--lrs", "--seeds", "--steps",
                                          "--eval-every", "--confirm-seeds", "--confirm-configs", "--trials",
+                                         "--search-seed",
                                          "--db", "--backend", "--name",
                                          "--checkpoint-every", "--checkpoint-keep", "--checkpoint-dir", "--shard",
                                          "--devices", "--data-parallel", "--dump-params"};
@@ -467,6 +472,10 @@ int ob_cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--confirm-configs")) {
             snprintf(cfg.origin_confirm_configs, sizeof cfg.origin_confirm_configs, "--confirm-configs");
             s = ob_config_set_confirm_configs(&cfg, v, "--confirm-configs", &e);
+        }
+        else if (!strcmp(a, "--search-seed")) {
+            snprintf(cfg.origin_search_seed, sizeof cfg.origin_search_seed, "--search-seed");
+            s = flag_int(a, v, 0, OB_CFG_MAX_SEED, &cfg.search_seed, &e);
         }
         else if (!strcmp(a, "--trials")) {
             snprintf(cfg.origin_trials, sizeof cfg.origin_trials, "--trials");

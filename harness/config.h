@@ -29,6 +29,7 @@
  *   sweep: {adam: {beta2: [0.95, 0.999]}}   # more configurations: each value, or with
  *   trials: 16                              # ranges (beta1: 0.8..0.99), 16 points of a
  *                                           # quasi-random search (harness/search.h)
+ *   search_seed: 1                          # another draw of the search's points
  *   data_parallel: 2                        # devices per run, its batch split over them
  * Resume, sharding and devices are flags only (--resume, --shard K/N,
  * --devices 0,1); with no --shard, Slurm's SLURM_ARRAY_TASK_ID and
@@ -96,6 +97,8 @@ typedef struct ob_config {
     char origin_confirm_configs[256];
     int64_t trials;             /* > 0: points of the quasi-random search over ranged sweeps (harness/search.h) */
     char origin_trials[256];
+    int64_t search_seed;        /* the search's sequence (0: the fixed one; another seed, other points) */
+    char origin_search_seed[256];
     char backend[16];
     char db[1024];
     int n_settings;

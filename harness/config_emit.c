@@ -291,6 +291,10 @@ static void emit_config(out *o, const ob_config *c)
         str(o, "trials");
         i64(o, c->trials);
     }
+    if (c->search_seed != 0) {
+        str(o, "search_seed");
+        i64(o, c->search_seed);
+    }
     if (c->n_excludes > 0) {
         str(o, "exclude");
         map_begin(o, 0);

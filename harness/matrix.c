@@ -245,7 +245,8 @@ static ob_status each_swept_at(const ob_config *c, const char *owner, int64_t v,
             ob_err pe;
             int k = defs ? ob_hp_index(defs, n_defs, s->key) : -1;
             (void)ob_range_parse(s->value, &r, &pe); /* check_sweeps took it */
-            ob_range_value(&r, k >= 0 ? &defs[k] : NULL, ob_search_point(trial, dim[i]), val, sizeof val);
+            ob_range_value(&r, k >= 0 ? &defs[k] : NULL, ob_search_point_seeded(trial, dim[i], c->search_seed), val,
+                           sizeof val);
         } else {
             int n = n_values(s->value);
             nth_value(s->value, (int)(v % n), val, sizeof val);
@@ -282,7 +283,8 @@ static double trial_lr(const ob_config *c, const ob_optimizer_def *od, int64_t v
     const int k = ob_hp_index(od->hp, od->n_hp, "lr");
     char v[64];
     ob_range_value(&r, k >= 0 ? &od->hp[k] : NULL,
-                   ob_search_point(trial, n_ranges(c, od->name) + n_ranges(c, "train")), v, sizeof v);
+                   ob_search_point_seeded(trial, n_ranges(c, od->name) + n_ranges(c, "train"), c->search_seed), v,
+                   sizeof v);
     return strtod(v, NULL);
 }
 
@@ -813,6 +815,9 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
             return ob_fail(e, OB_ERR_INPUT, "%s: %s's search has more than %d ranges, its lr's included", l->origin,
                            c->optimizers[i], OB_SEARCH_MAX_DIMS);
     }
+    if (c->search_seed != 0 && c->trials <= 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: search_seed = %lld, but there is no search (no trials): give trials and "
+                       "ranges, or leave search_seed out", c->origin_search_seed, (long long)c->search_seed);
     if (c->trials > 0) {
         int ranged = 0;
         for (int i = 0; i < c->n_settings; i++) ranged |= c->settings[i].sweep && is_range(&c->settings[i]);

@@ -58,8 +58,11 @@ int ob_range_parse(const char *text, ob_range *r, ob_err *e)
     return 1;
 }
 
-double ob_search_point(int64_t i, int dim)
+double ob_search_point(int64_t i, int dim) { return ob_search_point_seeded(i, dim, 0); }
+
+double ob_search_point_seeded(int64_t i, int dim, int64_t seed)
 {
+    const uint64_t key = OB_SEARCH_KEY ^ ((uint64_t)seed * 0x9e3779b97f4a7c15ull); /* seed 0: the fixed key */
     const int p = primes[dim < 0 ? 0 : dim % OB_SEARCH_MAX_DIMS];
     const double inv = 1.0 / p;
     uint64_t n = (uint64_t)(i < 0 ? 0 : i);
@@ -69,7 +72,7 @@ double ob_search_point(int64_t i, int dim)
     for (int j = 0; f >= 1e-12; j++, f *= inv) {
         int digit = (int)(n % (uint64_t)p);
         n /= (uint64_t)p;
-        ob_u32x4 r = ob_philox(OB_SEARCH_KEY, OB_STREAM_MISC | (uint64_t)dim, (uint64_t)j);
+        ob_u32x4 r = ob_philox(key, OB_STREAM_MISC | (uint64_t)dim, (uint64_t)j);
         int a = 1 + (int)(r.v[0] % (uint32_t)(p - 1)), b = (int)(r.v[1] % (uint32_t)p);
         u += (double)((a * digit + b) % p) * f;
     }

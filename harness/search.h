@@ -12,7 +12,7 @@
  * prime base (2, 3, 5, ... in the order of the keys' names), each digit
  * position's digits mapped by a fixed random permutation of 0..base-1
  * (drawn from Philox with a fixed key, so every build makes the same
- * points). The permutations break the correlations between dimensions of
+ * points; a search seed draws other permutations). The permutations break the correlations between dimensions of
  * large bases that the plain Halton sequence has over its first points.
  */
 #ifndef OB_HARNESS_SEARCH_H
@@ -45,6 +45,11 @@ int ob_range_parse(const char *text, ob_range *r, ob_err *e);
 /* Point i (>= 0) of the scrambled Halton sequence in dimension dim
  * (0 <= dim < OB_SEARCH_MAX_DIMS): in [0, 1). */
 double ob_search_point(int64_t i, int dim);
+/* The same in the sequence of search seed seed (search_seed, --search-seed):
+ * another draw of the digits' permutations, so another set of points of the
+ * same evenness (seed 0: ob_search_point's). Independent searches of the
+ * same ranges (AlgoPerf's studies) take different seeds. */
+double ob_search_point_seeded(int64_t i, int dim, int64_t seed);
 
 /* The value at u in [0, 1) of range r for a hyperparameter of kind d->kind
  * (OB_HP_FLOAT or OB_HP_INT), as the text a setting takes ("%.9g"), within

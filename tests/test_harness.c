@@ -851,6 +851,16 @@ static void test_search(void)
         for (int i = 0; i < 6; i++) cell[(int)(ob_search_point(i, 0) * 2) * 3 + (int)(ob_search_point(i, 1) * 3)]++;
         for (int k = 0; k < 6; k++) ok &= cell[k] == 1;
         CHECK(ok);
+        /* another seed: other points, of the same evenness; seed 0 the fixed sequence */
+        int differ = 0, strata = 1, hit8[8] = {0};
+        for (int i = 0; i < 8; i++) {
+            const double u = ob_search_point_seeded(i, 0, 7);
+            differ += u != ob_search_point(i, 0);
+            hit8[(int)(u * 8)]++;
+            strata &= ob_search_point_seeded(i, 3, 0) == ob_search_point(i, 3);
+        }
+        for (int k = 0; k < 8; k++) strata &= hit8[k] == 1;
+        CHECK_MSG(differ >= 6 && strata, "seed 7: %d of 8 points differ", differ);
         /* scrambled: not the plain radical inverse (0, 1/2, 1/4, ...) */
         CHECK(ob_search_point(0, 0) != 0 || ob_search_point(1, 0) != 0.5);
         /* far dimensions too: every point in [0, 1) */
@@ -1036,6 +1046,8 @@ static void test_search(void)
     expect_bad("workloads: [quadratic]\noptimizers: [adamw]\ntrials: 3\nlrs: \"0..0.1\"\n", "must lie above 0");
     expect_bad("workloads: [quadratic]\noptimizers: [adamw]\ntrials: 3\nlrs: \"log:0.1..1e-4\"\n",
                "empty or reversed");
+    expect_bad("workloads: [quadratic]\noptimizers: [adamw]\nsearch_seed: 3\n",
+               "t.yaml:3: search_seed = 3, but there is no search");
     /* an integer key: whole ends, not log1m */
     expect_bad("workloads: [quadratic]\noptimizers: [soap]\ntrials: 4\nsweep: {soap: {precondition_frequency: 1.5..10}}\n",
                "is an integer: its range needs whole ends");

@@ -33,7 +33,7 @@ check() { # check LABEL run-args...
 check "default config" run "$root/configs/default.yaml"
 check "nightly config" run "$root/configs/nightly.yaml"
 check "search config" run "$root/configs/search.yaml"
-check "a search of the lr" run --workloads quadratic --optimizers adamw,sgd --trials 5 --lrs log:1e-4..1e-1 \
+check "a search of the lr" run --workloads quadratic --optimizers adamw,sgd --trials 5 --search-seed 4 --lrs log:1e-4..1e-1 \
   --sweep adamw.beta1=0.8..0.99
 printf 'workloads: [quadratic]\noptimizers: [sgd, adamw]\ntrials: 4\nlrs: {sgd: [0.01, 0.1], adamw: "1e-4..1e-2"}\n' \
   >"$tmp/lrs.yaml"

@@ -30,6 +30,12 @@ check "the dry run names the search" grep -qF 'search: 5 trials' "$tmp/dry1"
 # the configurations: 5, distinct in every key, within the ranges
 grep -E '^ +[0-9]+ +[0-9]+ +quadratic +adamw ' "$tmp/dry1" | sed 's/.*  beta1=/beta1=/' | sort -u >"$tmp/confs"
 check "5 configurations of adamw" test "$(wc -l <"$tmp/confs")" = 5
+# another search seed: other configurations, the same ones every time
+"$OPTBENCH" run "${flags[@]}" --search-seed 3 --dry-run >"$tmp/dry_s3" 2>&1 || { cat "$tmp/dry_s3"; fail=1; }
+"$OPTBENCH" run "${flags[@]}" --search-seed 3 --dry-run >"$tmp/dry_s3b" 2>&1
+check "--search-seed 3 draws other points" test "$(grep -c 'beta1=' "$tmp/dry_s3")" = 20 -a \
+  "$(grep -E ' adamw ' "$tmp/dry1" | sed 's/.*  beta1=/beta1=/' | sort -u | grep -cxFf - <(grep -E ' adamw ' "$tmp/dry_s3" | sed 's/.*  beta1=/beta1=/' | sort -u))" = 0
+check "--search-seed 3 again: the same points" cmp -s "$tmp/dry_s3" "$tmp/dry_s3b"
 check "every key distinct across the trials, within its range" python3 - "$tmp/confs" <<'PY'
 import sys
 rows = [dict(kv.split("=") for kv in line.split()) for line in open(sys.argv[1])]

@@ -1359,6 +1359,15 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
     return ob_csv_close(&c, e);
 }
 
+/* An earlier report's file name in dir, which this report does not write:
+ * removed, so that a folder reported into again holds no stale table. */
+static void remove_stale(const char *dir, const char *name)
+{
+    char p[1200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    remove(p);
+}
+
 /* best_configuration.csv where some workload has an optimizer in several
  * configurations (ob_stats_best_configs); else none (an earlier report's
  * is removed). */
@@ -1370,9 +1379,7 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
     for (int w = 0; w < d->n_wl && !any; w++) (void)ob_stats_best_configs(d, s, w, rows, s->n_g, &any);
     if (!any) {
         free(rows);
-        char p[1200];
-        snprintf(p, sizeof p, "%s/best_configuration.csv", dir);
-        remove(p);
+        remove_stale(dir, "best_configuration.csv");
         return OB_OK;
     }
     ob_csv c;
@@ -1422,9 +1429,7 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
 static ob_status write_budget(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     if (s->n_tuned == 0) {
-        char p[1200];
-        snprintf(p, sizeof p, "%s/tuning_budget.csv", dir);
-        remove(p);
+        remove_stale(dir, "tuning_budget.csv");
         return OB_OK;
     }
     double *v = malloc(((size_t)d->n_opt + 1) * sizeof *v);
@@ -1456,11 +1461,7 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
 {
     static const char *const names[] = {"profile_tuned.csv", "profile_tuned_area.csv", "profile_tuned_picks.csv"};
     if (s->n_tuned == 0) {
-        for (int i = 0; i < 3; i++) {
-            char p[1200];
-            snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-            remove(p);
-        }
+        for (int i = 0; i < 3; i++) remove_stale(dir, names[i]);
         return OB_OK;
     }
     const int n = s->n_tuned;
@@ -1866,9 +1867,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
     if (st == OB_OK && ob_stats_has_confirm(s)) st = write_confirm(d, s, dir, e);
     else if (st == OB_OK) {
         /* an earlier report into this folder may have left one */
-        char p[1200];
-        snprintf(p, sizeof p, "%s/confirm.csv", dir);
-        remove(p);
+        remove_stale(dir, "confirm.csv");
     }
     if (st == OB_OK) {
         ob_hp_sweeps h;
@@ -1876,9 +1875,7 @@ ob_status ob_export_tables(sqlite3 *db, const ob_dataset *d, const ob_stats *s, 
         if (st == OB_OK && h.n) st = write_hp_sweep(d, s, &h, dir, e);
         else if (st == OB_OK) {
             /* no sweep besides the lr: no file (an earlier report may have left one) */
-            char p[1200];
-            snprintf(p, sizeof p, "%s/hp_sweep.csv", dir);
-            remove(p);
+            remove_stale(dir, "hp_sweep.csv");
         }
         ob_hp_sweeps_free(&h);
     }

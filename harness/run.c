@@ -1444,6 +1444,76 @@ static void train_json(const ob_hp_values *train, char *buf, size_t n)
 static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
                       char wjson[1024], char ojson[4096], ob_run_spec *spec);
 
+/* Whether another process holds run_id's lock now (owner: what its lock
+ * file says). The lock is tried and let go at once; a missing lock file is
+ * no holder. */
+static int run_is_held(const char *db_path, int64_t run_id, char *owner, size_t n)
+{
+    char dir[1100], path[1200];
+    run_lock_dir(db_path, run_id, dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/lock", dir);
+    owner[0] = '\0';
+    int f = open(path, O_RDONLY | O_CLOEXEC);
+    if (f < 0) return 0;
+    int held = flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+    if (held) {
+        ssize_t got = pread(f, owner, n - 1, 0);
+        owner[got > 0 ? got : 0] = '\0';
+    } else {
+        flock(f, LOCK_UN);
+    }
+    close(f);
+    return held;
+}
+
+/* --resume of a matrix that grew from an earlier benchmark (more lrs, seeds,
+ * trials, configurations, optimizers or workloads; or its cells listed in
+ * another order): that benchmark's runs take this matrix's cells, in the
+ * caller's transaction, and ids[k] is 0 for each cell it lacks (the caller
+ * adds them). *bench_id 0: none (why says why the newest is not). A
+ * benchmark another process is running is not renumbered under it: bad
+ * input, nothing changed. */
+static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs,
+                                int n, int64_t *bench_id, int64_t *ids, char *why, size_t why_n, ob_err *e)
+{
+    int *pair = malloc(((size_t)n + 1) * sizeof *pair);
+    if (!pair) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    /* the unsharded matrix: specs[k] is m->cells[k]; pairs as confirm_stage counts them */
+    for (int k = 0, p = -1; k < n; k++) {
+        if (k == 0 || !ob_cell_same_pair(&m->cells[k], &m->cells[k - 1])) p++;
+        pair[k] = p;
+    }
+    ob_grow_plan plan = {pair, m->n, OB_CFG_MAX_CONFIRM, 0};
+    ob_matrix_confirm_plan(m, &plan.confirm_seed0);
+    char note[600] = "";
+    int held = 0;
+    ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, note, sizeof note, e);
+    /* what keeps the newest from being grown says more than how its cells differ */
+    if (s == OB_OK && !*bench_id && note[0]) snprintf(why, why_n, "%s", note);
+    for (int k = 0; s == OB_OK && *bench_id && k < n; k++) {
+        char owner[400], who[320];
+        if (!ids[k] || !run_is_held(ob_store_path(store), ids[k], owner, sizeof owner)) continue;
+        owner_text(owner, who, sizeof who);
+        s = ob_fail(e, OB_ERR_INPUT,
+                    "--resume: this matrix grew from benchmark %lld of '%s', which another process is running "
+                    "(%s runs its run %lld): its cells cannot be renumbered under it; let that process finish "
+                    "(or stop it), then run this again",
+                    (long long)*bench_id, ob_store_path(store), who, (long long)ids[k]);
+    }
+    if (s == OB_OK && *bench_id) s = ob_store_grow(store, *bench_id, specs, n, &plan, ids, e);
+    if (s == OB_OK && *bench_id) {
+        if (held == n)
+            fprintf(stderr, "optbench: --resume: benchmark %lld holds this matrix's %d cells in another order: "
+                            "renumbered\n", (long long)*bench_id, n);
+        else
+            fprintf(stderr, "optbench: --resume: benchmark %lld holds %d of this matrix's %d cells (the matrix "
+                            "grew): the %d others are added to it\n",
+                    (long long)*bench_id, held, n, n - held);
+    }
+    free(pair);
+    return s;
+}
+
 static void matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf, size_t n)
 {
     uint64_t h = 1469598103934665603ull;
@@ -1862,6 +1932,12 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, why,
                                          sizeof why, e)) != OB_OK)
             goto setup_done;
+        int grown = 0;
+        if (!bench_id && !shard[0]) {
+            if ((s = grow_benchmark(c, m, store, specs, n, &bench_id, ids, why, sizeof why, e)) != OB_OK)
+                goto setup_done;
+            grown = bench_id != 0;
+        }
         if (!bench_id)
             fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);
         resumed_bench = bench_id != 0;
@@ -1894,8 +1970,9 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
             free(ms);
             free(mi);
             if (s != OB_OK) goto setup_done;
-            fprintf(stderr, "optbench: --resume: merged benchmark %lld lacks %d of the %d cells (a shard's "
-                            "database that was not merged?): added, to run now\n", (long long)bench_id, missing, n);
+            if (!grown)
+                fprintf(stderr, "optbench: --resume: merged benchmark %lld lacks %d of the %d cells (a shard's "
+                                "database that was not merged?): added, to run now\n", (long long)bench_id, missing, n);
         }
     }
     const char *backend_name = dev ? dev->ops->name : c->backend;

@@ -1094,6 +1094,198 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     return st;
 }
 
+
+/* ---- a grown matrix: --resume of a benchmark whose runs are part of it ---- */
+
+/* A run's identity (what --resume, compare and history know a run by) and
+ * where it is among the specs. */
+typedef struct run_ident {
+    const char *workload, *params, *optimizer, *hparams;
+    double lr;
+    int64_t steps, seed;
+    int k;
+} run_ident;
+
+static int str_cmp(const char *a, const char *b)
+{
+    if (!a || !b) return (a != NULL) - (b != NULL);
+    return strcmp(a, b);
+}
+
+/* By workload, parameters and optimizer (depth 1), then hyperparameters, lr
+ * and steps (2: the identity but the seed), then the seed (3). */
+static int ident_cmp(const run_ident *a, const run_ident *b, int depth)
+{
+    int c;
+    if ((c = str_cmp(a->workload, b->workload)) || (c = str_cmp(a->params, b->params)) ||
+        (c = str_cmp(a->optimizer, b->optimizer)) || depth < 2)
+        return c;
+    if ((c = str_cmp(a->hparams, b->hparams))) return c;
+    if (a->lr != b->lr) return a->lr < b->lr ? -1 : 1;
+    if (a->steps != b->steps) return a->steps < b->steps ? -1 : 1;
+    if (depth < 3) return 0;
+    return (a->seed > b->seed) - (a->seed < b->seed);
+}
+
+static int cmp_ident_k(const void *pa, const void *pb)
+{
+    const run_ident *a = pa, *b = pb;
+    int c = ident_cmp(a, b, 3);
+    return c ? c : (a->k > b->k) - (a->k < b->k);
+}
+
+/* The first of v[0..n) (sorted) not below key at depth; n when none. */
+static int lower_bound(const run_ident *v, int n, const run_ident *key, int depth)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ident_cmp(&v[mid], key, depth) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Whether benchmark b's runs are all part of this matrix (see
+ * ob_store_find_grown; v: the specs' identities, sorted); with apply, each
+ * takes its cell in this matrix. */
+static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs, const run_ident *v, int n,
+                                const ob_grow_plan *plan, int64_t *run_ids, int *held, int apply, int *ok,
+                                char *why, size_t why_n, ob_err *e)
+{
+    *ok = 0;
+    *held = 0;
+    sqlite3_stmt *q = NULL, *qu = NULL;
+    OB_TRY(prep(s, "SELECT id, stage IS NOT NULL, workload, workload_params, optimizer, hparams, lr, steps, seed "
+                   "FROM runs WHERE benchmark_id = ?1 ORDER BY stage IS NOT NULL, cell, id", &q, e));
+    ob_status st = apply ? prep(s, "UPDATE runs SET cell = ?2 WHERE id = ?1", &qu, e) : OB_OK;
+    sqlite3_bind_int64(q, 1, b);
+    for (int i = 0; i < n; i++) run_ids[i] = 0;
+    int rc = SQLITE_DONE, bad = 0;
+    while (st == OB_OK && !bad && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const int64_t id = sqlite3_column_int64(q, 0);
+        const int confirm = sqlite3_column_int(q, 1);
+        const run_ident r = {(const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3),
+                             (const char *)sqlite3_column_text(q, 4), (const char *)sqlite3_column_text(q, 5),
+                             sqlite3_column_double(q, 6), sqlite3_column_int64(q, 7), sqlite3_column_int64(q, 8),
+                             -1};
+        char what[200];
+        snprintf(what, sizeof what, "%s on %s, lr %g, seed %lld", r.optimizer ? r.optimizer : "?",
+                 r.workload ? r.workload : "?", r.lr, (long long)r.seed);
+        int64_t cell;
+        if (!confirm) {
+            const int at = lower_bound(v, n, &r, 3);
+            if (at == n || ident_cmp(&v[at], &r, 3) != 0) {
+                snprintf(why, why_n, "its run %lld (%s) is not in this matrix", (long long)id, what);
+                bad = 1;
+                break;
+            }
+            const int k = v[at].k;
+            if (run_ids[k]) {
+                snprintf(why, why_n, "it holds two runs of one cell (%s: runs %lld and %lld)", what,
+                         (long long)run_ids[k], (long long)id);
+                bad = 1;
+                break;
+            }
+            run_ids[k] = id;
+            (*held)++;
+            cell = specs[k].cell;
+        } else {
+            /* A confirmation run stays what it was when this matrix adds no
+             * run of its optimizer on its workload configuration (other lrs,
+             * seeds or configurations there could change which lr and
+             * configuration are confirmed). The sweep's runs came first: a
+             * cell not matched now is new. */
+            for (int j = lower_bound(v, n, &r, 1); j < n && !bad && ident_cmp(&v[j], &r, 1) == 0; j++)
+                bad = run_ids[v[j].k] == 0;
+            if (bad) {
+                snprintf(why, why_n, "it has confirmation runs of %s on %s, and this matrix adds runs of that "
+                                     "optimizer there, which could change what they confirm",
+                         r.optimizer ? r.optimizer : "?", r.workload ? r.workload : "?");
+                break;
+            }
+            const int at = lower_bound(v, n, &r, 2);
+            const int64_t j = r.seed - plan->confirm_seed0;
+            if (at == n || ident_cmp(&v[at], &r, 2) != 0 || j < 0 || j >= plan->confirm_stride) {
+                snprintf(why, why_n, "its confirmation run %lld (%s) is not one of this matrix's", (long long)id,
+                         what);
+                bad = 1;
+                break;
+            }
+            cell = plan->confirm_base + (int64_t)plan->pair[v[at].k] * plan->confirm_stride + j;
+        }
+        if (apply) {
+            sqlite3_reset(qu);
+            sqlite3_bind_int64(qu, 1, id);
+            sqlite3_bind_int64(qu, 2, cell);
+            st = step_done(s, qu, e, "renumbering the runs of a grown benchmark");
+        }
+    }
+    if (st == OB_OK && !bad && rc != SQLITE_DONE) st = db_fail(s, e, "reading the runs of a benchmark");
+    if (st == OB_OK && !bad && *held == 0) snprintf(why, why_n, "it has no cells");
+    else if (st == OB_OK && !bad) *ok = 1;
+    sqlite3_finalize(q);
+    sqlite3_finalize(qu);
+    return st;
+}
+
+static ob_status sorted_idents(const ob_run_spec *specs, int n, run_ident **out, ob_err *e)
+{
+    run_ident *v = malloc(((size_t)n + 1) * sizeof *v);
+    if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    for (int k = 0; k < n; k++) {
+        const ob_run_spec *r = &specs[k];
+        v[k] = (run_ident){r->workload, r->workload_params, r->optimizer, r->hparams, r->lr, r->steps, r->seed, k};
+    }
+    qsort(v, (size_t)n, sizeof *v, cmp_ident_k);
+    *out = v;
+    return OB_OK;
+}
+
+ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
+                              int64_t *bench_id, int64_t *run_ids, int *held, char *why, size_t why_n, ob_err *e)
+{
+    *bench_id = 0;
+    *held = 0;
+    if (why && why_n) why[0] = '\0';
+    run_ident *v = NULL;
+    OB_TRY(sorted_idents(specs, n, &v, e));
+    sqlite3_stmt *qb = NULL;
+    ob_status st = prep(s, "SELECT id FROM benchmarks WHERE shard IS NULL ORDER BY id DESC LIMIT 64", &qb, e);
+    int rc = SQLITE_DONE, first = 1;
+    while (st == OB_OK && !*bench_id && (rc = sqlite3_step(qb)) == SQLITE_ROW) {
+        const int64_t b = sqlite3_column_int64(qb, 0);
+        char diff[400] = "";
+        int ok = 0;
+        st = grow_candidate(s, b, specs, v, n, plan, run_ids, held, 0, &ok, diff, sizeof diff, e);
+        if (st == OB_OK && ok) *bench_id = b;
+        else if (st == OB_OK && first && why && why_n)
+            snprintf(why, why_n, "the newest benchmark (%lld) is not part of this matrix: %s", (long long)b, diff);
+        first = 0;
+    }
+    if (st == OB_OK && !*bench_id && rc != SQLITE_DONE) st = db_fail(s, e, "looking for the benchmark to continue");
+    if (st != OB_OK || !*bench_id) *held = 0;
+    sqlite3_finalize(qb);
+    free(v);
+    return st;
+}
+
+ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
+                        int64_t *run_ids, ob_err *e)
+{
+    if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
+    run_ident *v = NULL;
+    OB_TRY(sorted_idents(specs, n, &v, e));
+    char why[400] = "";
+    int held = 0, ok = 0;
+    ob_status st = begin(s, e);
+    if (st == OB_OK) st = grow_candidate(s, bench_id, specs, v, n, plan, run_ids, &held, 1, &ok, why, sizeof why, e);
+    if (st == OB_OK && !ok)
+        st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "benchmark %lld is no longer part of this matrix: %s",
+                              (long long)bench_id, why);
+    free(v);
+    return commit_or_rollback(s, st, e);
+}
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e)
 {
     sqlite3_stmt *q = NULL;

@@ -142,6 +142,31 @@ ob_status ob_store_set_benchmark_origin(ob_store *s, int64_t bench_id, const cha
 ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_spec *specs, int n,
                                   int64_t *bench_id, int64_t *run_ids, char *why, size_t why_n,
                                   ob_err *e);
+/* Where a grown matrix puts an earlier benchmark's confirmation runs (run.c
+ * numbers them confirm_base + pair * confirm_stride + fresh seed index):
+ * pair[i] is the (workload configuration, optimizer configuration) pair of
+ * specs[i], confirm_seed0 the matrix's first fresh seed. */
+typedef struct ob_grow_plan {
+    const int *pair;
+    int64_t confirm_base, confirm_stride, confirm_seed0;
+} ob_grow_plan;
+/* The newest unsharded benchmark (a merged one too) each of whose sweep runs
+ * is one of specs (the same workload, parameters, optimizer,
+ * hyperparameters, lr, seed and steps, in any cell), none twice: this matrix
+ * grew from it (more lrs, seeds, trials, configurations, optimizers or
+ * workloads) or lists its cells in another order. Its confirmation runs must
+ * be at a configuration and fresh seed of this matrix, and this matrix must
+ * add no run of their optimizer on their workload configuration. Nothing is
+ * written. run_ids[i] receives the run of specs[i], 0 for a cell the
+ * benchmark lacks; *held how many it holds. *bench_id = 0 when there is none,
+ * and why (may be NULL) then says why the newest is not. */
+ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
+                              int64_t *bench_id, int64_t *run_ids, int *held, char *why, size_t why_n, ob_err *e);
+/* One transaction: the runs of benchmark bench_id (found by
+ * ob_store_find_grown with the same specs and plan) take this matrix's cell
+ * numbers, its confirmation runs too. run_ids as ob_store_find_grown's. */
+ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
+                        int64_t *run_ids, ob_err *e);
 /* Status of a run: pending|running|done|diverged|failed|interrupted. */
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
 /* One transaction: drop a run's curve points, evaluations and events after

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# --resume of a matrix that grew from an earlier benchmark (another
+# optimizer, more lrs, seeds or search trials, its cells listed in another
+# order): the benchmark's runs are kept, renumbered to the grown matrix's
+# cells, and only the new cells run; the database then equals a fresh run of
+# the grown matrix cell by cell. Confirmation runs move with it when the
+# matrix adds no run of their optimizer on their workload; otherwise, and for
+# a matrix that drops cells or a shard, a new benchmark starts and the
+# message says why. A benchmark another process is running is not
+# renumbered under it: bad input, nothing changed.
+. "$(dirname "$0")/common.bash"
+base=(run --workloads quadratic,rosenbrock --lrs 0.003,0.03 --seeds 2 --steps 300 --eval-every 100 --backend cpu)
+ids() { q "$1" "select id || ':' || coalesce(finished_at, '') from runs where benchmark_id = 1 order by id"; }
+
+# another optimizer, with one of the earlier runs left interrupted
+"$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/a.db" 2>/dev/null || fail "first run"
+q "$tmp/a.db" "update runs set status = 'interrupted', finished_at = null where id = 3" >/dev/null
+before=$(ids "$tmp/a.db" | grep -v '^3:')
+"$OPTBENCH" "${base[@]}" --optimizers sgd,lion,adam --db "$tmp/a.db" --resume 2>"$tmp/err" >/dev/null ||
+  fail "grown by an optimizer: $(cat "$tmp/err")"
+grep -q "resume: benchmark 1 holds 16 of this matrix's 24 cells (the matrix grew): the 8 others are added to it" \
+  "$tmp/err" || fail "the growth is not announced: $(cat "$tmp/err")"
+grep -q "15 of 24 cells finished before, 1 to continue, 8 to start" "$tmp/err" ||
+  fail "the plan: $(cat "$tmp/err")"
+[ "$(q "$tmp/a.db" "select count(distinct benchmark_id), count(*), count(distinct cell), max(cell) from runs")" = "1|24|24|23" ] ||
+  fail "one benchmark of 24 cells: $(q "$tmp/a.db" "select benchmark_id, count(*) from runs group by 1")"
+after=$(ids "$tmp/a.db" | grep -v '^3:' | head -15)
+[ "$before" = "$after" ] || fail "the finished runs were run again"
+"$OPTBENCH" "${base[@]}" --optimizers sgd,lion,adam --db "$tmp/ref.db" 2>/dev/null || fail "reference"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/a.db" >"$tmp/cmp" || fail "grown differs from a fresh run: $(tail -3 "$tmp/cmp")"
+# the stored configuration is the grown matrix's
+cfg=$(q "$tmp/a.db" "select config from benchmarks where id = 1")
+grep -q "^optimizers: \[sgd, lion, adam\]" <<<"$cfg" || fail "the benchmark's configuration: $cfg"
+# finished: a second --resume has nothing to do
+"$OPTBENCH" "${base[@]}" --optimizers sgd,lion,adam --db "$tmp/a.db" --resume 2>"$tmp/err" >/dev/null || fail "again"
+grep -q "24 of 24 cells finished before, 0 to continue" "$tmp/err" || fail "again: $(cat "$tmp/err")"
+
+# the same cells in another order: renumbered, nothing run
+"$OPTBENCH" "${base[@]}" --optimizers adam,lion,sgd --db "$tmp/a.db" --resume 2>"$tmp/err" >/dev/null || fail "reordered"
+grep -q "benchmark 1 holds this matrix's 24 cells in another order: renumbered" "$tmp/err" ||
+  fail "reordered: $(cat "$tmp/err")"
+[ "$(q "$tmp/a.db" "select count(*) from benchmarks"),$(q "$tmp/a.db" "select optimizer from runs where cell = 0")" = "1,adam" ] ||
+  fail "reordered: $(q "$tmp/a.db" "select count(*) from benchmarks")"
+
+# more lrs and seeds
+"$OPTBENCH" "${base[@]}" --optimizers sgd --db "$tmp/b.db" 2>/dev/null || fail "b"
+more=(run --workloads quadratic,rosenbrock --optimizers sgd --lrs 0.001,0.003,0.03 --seeds 3 --steps 300 --eval-every 100
+      --backend cpu)
+"$OPTBENCH" "${more[@]}" --db "$tmp/b.db" --resume 2>"$tmp/err" >/dev/null || fail "more lrs and seeds"
+grep -q "holds 8 of this matrix's 18 cells" "$tmp/err" || fail "more lrs and seeds: $(cat "$tmp/err")"
+"$OPTBENCH" "${more[@]}" --db "$tmp/bref.db" 2>/dev/null || fail "bref"
+python3 "$here/resume_compare.py" "$tmp/bref.db" "$tmp/b.db" >"$tmp/cmp" || fail "more lrs and seeds: $(tail -3 "$tmp/cmp")"
+
+# a search with more trials keeps its first trials (the same points)
+search=(run --workloads quadratic --optimizers adamw --lrs 0.01 --seeds 1 --steps 200 --backend cpu
+        --sweep adamw.beta1=0.8..0.99)
+"$OPTBENCH" "${search[@]}" --trials 3 --db "$tmp/s.db" 2>/dev/null || fail "search"
+"$OPTBENCH" "${search[@]}" --trials 6 --db "$tmp/s.db" --resume 2>"$tmp/err" >/dev/null || fail "more trials"
+grep -q "holds 3 of this matrix's 6 cells" "$tmp/err" || fail "more trials: $(cat "$tmp/err")"
+"$OPTBENCH" "${search[@]}" --trials 6 --db "$tmp/sref.db" 2>/dev/null || fail "sref"
+python3 "$here/resume_compare.py" "$tmp/sref.db" "$tmp/s.db" >"$tmp/cmp" || fail "more trials: $(tail -3 "$tmp/cmp")"
+
+# confirmation runs move with a matrix that adds another optimizer ...
+conf=(--confirm-seeds 2)
+"$OPTBENCH" "${base[@]}" "${conf[@]}" --optimizers sgd,adam --db "$tmp/c.db" 2>/dev/null || fail "c"
+"$OPTBENCH" "${base[@]}" "${conf[@]}" --optimizers sgd,lion,adam --db "$tmp/c.db" --resume 2>"$tmp/err" >/dev/null ||
+  fail "confirmed, grown: $(cat "$tmp/err")"
+grep -q "10 runs, 6 finished before" "$tmp/err" || fail "the confirmation runs are kept: $(cat "$tmp/err")"
+"$OPTBENCH" "${base[@]}" "${conf[@]}" --optimizers sgd,lion,adam --db "$tmp/cref.db" 2>/dev/null || fail "cref"
+python3 "$here/resume_compare.py" "$tmp/cref.db" "$tmp/c.db" >"$tmp/cmp" || fail "confirmed, grown: $(tail -3 "$tmp/cmp")"
+# ... but not with one that adds lrs where they were chosen
+"$OPTBENCH" "${base[@]}" "${conf[@]}" --optimizers sgd,lion,adam --lrs 0.003,0.03,0.1 --db "$tmp/c.db" --resume \
+  2>"$tmp/err" >/dev/null || fail "confirmed, more lrs"
+grep -q "the newest benchmark (1) is not part of this matrix: it has confirmation runs of [a-z]* on [a-z]*, and this matrix adds runs of that optimizer there, which could change what they confirm; starting a new benchmark" \
+  "$tmp/err" || fail "confirmed, more lrs: $(cat "$tmp/err")"
+[ "$(q "$tmp/c.db" "select count(*) from runs where benchmark_id = 1")" = 34 ] || fail "benchmark 1 changed"
+
+# fewer cells, or a shard: a new benchmark, and why
+"$OPTBENCH" "${base[@]}" --optimizers sgd --db "$tmp/b.db" --resume 2>"$tmp/err" >/dev/null || fail "fewer"
+grep -q "the newest benchmark (1) is not part of this matrix: its run [0-9]* (sgd on quadratic, lr 0.001, seed 0) is not in this matrix; starting a new benchmark" \
+  "$tmp/err" || fail "fewer cells: $(cat "$tmp/err")"
+"$OPTBENCH" "${base[@]}" --optimizers sgd,adam --shard 0/2 --db "$tmp/sh.db" 2>/dev/null || fail "shard"
+"$OPTBENCH" "${base[@]}" --optimizers sgd,lion,adam --shard 0/2 --db "$tmp/sh.db" --resume 2>"$tmp/err" >/dev/null ||
+  fail "grown shard"
+grep -q "starting a new benchmark" "$tmp/err" || fail "a shard is not grown: $(cat "$tmp/err")"
+
+# a benchmark another process is running is not renumbered
+"$OPTBENCH" "${base[@]}" --optimizers sgd --db "$tmp/d.db" 2>/dev/null || fail "d"
+mkdir -p "$tmp/d.db.ckpt/run-2"
+printf 'pid 4242 host elsewhere\ncheckpoints %s\n' "$tmp/d.db.ckpt/run-2" >"$tmp/d.db.ckpt/run-2/lock"
+python3 -c "
+import fcntl, sys, time
+f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], 'w').close(); time.sleep(60)" \
+  "$tmp/d.db.ckpt/run-2/lock" "$tmp/held" &
+holder=$!
+wait_for "$tmp/held" || fail "the lock holder did not start"
+cp "$tmp/d.db" "$tmp/d0.db"
+"$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/d.db" --resume 2>"$tmp/err" >/dev/null
+rc=$?
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
+[ $rc = 2 ] || fail "a running benchmark grown: rc $rc"
+grep -q "this matrix grew from benchmark 1 of '$tmp/d.db', which another process is running (pid 4242 host elsewhere runs its run 2)" \
+  "$tmp/err" || fail "a running benchmark: $(cat "$tmp/err")"
+[ "$(q "$tmp/d.db" "select id, cell, status from runs")" = "$(q "$tmp/d0.db" "select id, cell, status from runs")" ] ||
+  fail "a running benchmark was changed"
+[ "$(q "$tmp/d.db" "select count(*) from benchmarks")" = 1 ] || fail "a running benchmark: another benchmark started"
+# once it is let go, the same command grows it
+"$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/d.db" --resume 2>"$tmp/err" >/dev/null || fail "after the holder"
+grep -q "holds 8 of this matrix's 16 cells" "$tmp/err" || fail "after the holder: $(cat "$tmp/err")"
+
+echo "$fails failed"
+[ "$fails" -eq 0 ]

@@ -152,7 +152,7 @@ static void gp_quoted(FILE *f, const char *s)
     fprintf(f, "\"%s\"", q);
 }
 
-static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_dataset *all, const char **colours,
+static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_dataset *all, const ob_colour *colours,
                          const int *dashes, const char *mlabel, const char *better)
 {
     /* the workload labels shown, in series order (series are sorted by workload label) */
@@ -252,7 +252,7 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             fprintf(f,
                     "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS notitle",
                     k > j ? ", \\\n        " : "", 5 + k, k > j ? "" : ":xtic(\"#\" . strcol(1))",
-                    colours ? colours[o] : "#0077bb", dashes ? dashes[o] : 1,
+                    colours ? colours[o].hex : "#0077bb", dashes ? dashes[o] : 1,
                     history_points[ser[k].wl % HISTORY_POINTS]);
         }
         fprintf(f, "\n");
@@ -276,7 +276,7 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
     for (int o = 0; o < all->n_opt; o++) {
         if (seen && !seen[o]) continue;
         fprintf(f, "%s -1 with lines lw 2 lc rgb \"%s\" dt %d title ", first ? "" : ", \\\n        ",
-                colours ? colours[o] : "#0077bb", dashes ? dashes[o] : 1);
+                colours ? colours[o].hex : "#0077bb", dashes ? dashes[o] : 1);
         gp_quoted(f, all->opt_labels[o]);
         first = 0;
     }
@@ -692,7 +692,7 @@ int ob_cmd_history(int argc, char **argv)
             goto done;
         }
         /* each optimizer in its colour of every report (when out of memory, one colour) */
-        const char **colours = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *colours);
+        ob_colour *colours = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *colours);
         int *dashes = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *dashes);
         if (colours) ob_series_colours((const char *const *)all.opt_names, all.n_opt, colours);
         if (dashes) ob_series_marks((const char *const *)all.opt_names, all.n_opt, NULL, dashes);
@@ -741,7 +741,7 @@ int ob_cmd_history(int argc, char **argv)
         for (int j = 0; j < ns; j++) {
             int o = ser[j].opt;
             const char *colour = "#0077bb"; /* sgd's, should the colours be missing */
-            if (colours) colour = colours[o];
+            if (colours) colour = colours[o].hex;
             fprintf(f,
                     "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS "
                     "title columnheader(%d)",

@@ -200,10 +200,10 @@ static ob_status write_style(const ob_dataset *d, const char *dir, double pdf_wi
             "# (the default for PDFs narrower than 4.5 inches, where a title would not fit; 1 keeps it)\n"
             "if (!exists(\"PDF_TITLES\")) PDF_TITLES = PDF_WIDTH >= 4.5\n"
             "# one colour, marker shape and dash type per optimizer, the same in every figure and every report\n"
-            "# (a second configuration of an optimizer, a swept hyperparameter, takes a colour no optimizer owns):\n",
+            "# (further configurations of an optimizer, swept hyperparameters, take shades of its colour):\n",
             pdf_width > 0 ? pdf_width : OB_PDF_TEXT_WIDTH, FIG_W, FIG_H, FIG_W, FIG_H);
     size_t n_alloc = (size_t)(d->n_opt > 0 ? d->n_opt : 1);
-    const char **colour = malloc(n_alloc * sizeof *colour);
+    ob_colour *colour = malloc(n_alloc * sizeof *colour);
     int *mark = malloc(2 * n_alloc * sizeof *mark); /* shapes, then dash types */
     if (!colour || !mark) {
         free(colour);
@@ -214,7 +214,7 @@ static ob_status write_style(const ob_dataset *d, const char *dir, double pdf_wi
     ob_series_colours((const char *const *)d->opt_names, d->n_opt, colour);
     ob_series_marks((const char *const *)d->opt_names, d->n_opt, mark, mark + n_alloc);
     for (int o = 0; o < d->n_opt; o++)
-        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o], mark[o],
+        fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o].hex, mark[o],
                 mark[n_alloc + (size_t)o], d->opt_labels[o]);
     if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#0077bb\" lw 2 pt 7\n");
     free(mark);

@@ -1,6 +1,8 @@
 /* plots/style.c - see style.h. */
 #include "plots/style.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,8 +45,9 @@ static const char *const palette[] = {"#0077bb", "#882255", "#999933", "#d95f02"
                                       "#1b9e77", "#56b4e9", "#773388", "#997744", "#a65628", "#8899ff",
                                       "#77aa55", "#7766dd", "#991122"};
 #define N_PALETTE (int)(sizeof palette / sizeof palette[0])
-/* Colours no optimizer owns, for further configurations of an optimizer
- * (swept hyperparameters): so a colour keeps meaning one optimizer. Each
+/* Colours no optimizer owns, for optimizers the registry does not know
+ * (and for the next optimizers added to it, as lars and ademamix took the
+ * first two): so a colour keeps meaning one optimizer. Each
  * was picked, in this order, from the #rgb colours of moderate lightness
  * and saturation (CIELAB L* 30-70, chroma under 70) as the one farthest from
  * the palette and the spares before it, by the smallest of its distances
@@ -74,22 +77,132 @@ static int own_place(const char *const *names, int i)
     return k;
 }
 
-void ob_series_colours(const char *const *opt_names, int n, const char **out)
+/* sRGB "#rrggbb" and CIELAB (D65), for the shades. */
+static const double xyz_white[3] = {0.95047, 1.0, 1.08883};
+
+static void hex_to_lab(const char *hex, double lab[3])
+{
+    unsigned v = (unsigned)strtoul(hex + 1, NULL, 16);
+    double l[3], f[3];
+    for (int c = 0; c < 3; c++) {
+        double u = ((v >> (16 - 8 * c)) & 0xff) / 255.0;
+        l[c] = u <= 0.04045 ? u / 12.92 : pow((u + 0.055) / 1.055, 2.4);
+    }
+    const double x = 0.4124564 * l[0] + 0.3575761 * l[1] + 0.1804375 * l[2];
+    const double y = 0.2126729 * l[0] + 0.7151522 * l[1] + 0.0721750 * l[2];
+    const double z = 0.0193339 * l[0] + 0.1191920 * l[1] + 0.9503041 * l[2];
+    const double t[3] = {x / xyz_white[0], y / xyz_white[1], z / xyz_white[2]};
+    for (int c = 0; c < 3; c++) f[c] = t[c] > 216.0 / 24389 ? cbrt(t[c]) : t[c] * 24389.0 / 3132 + 4.0 / 29;
+    lab[0] = 116 * f[1] - 16, lab[1] = 500 * (f[0] - f[1]), lab[2] = 200 * (f[1] - f[2]);
+}
+
+/* Linear RGB of a CIELAB colour; 0 when it lies outside [0, 1]^3 (sRGB's gamut). */
+static int lab_to_linear(const double lab[3], double rgb[3])
+{
+    const double fy = (lab[0] + 16) / 116, f[3] = {fy + lab[1] / 500, fy, fy - lab[2] / 200};
+    double t[3];
+    for (int c = 0; c < 3; c++) t[c] = (f[c] > 6.0 / 29 ? f[c] * f[c] * f[c] : (f[c] - 4.0 / 29) * 3132 / 24389) *
+                                       xyz_white[c];
+    rgb[0] = 3.2404542 * t[0] - 1.5371385 * t[1] - 0.4985314 * t[2];
+    rgb[1] = -0.9692660 * t[0] + 1.8760108 * t[1] + 0.0415560 * t[2];
+    rgb[2] = 0.0556434 * t[0] - 0.2040259 * t[1] + 1.0572252 * t[2];
+    int in = 1;
+    for (int c = 0; c < 3; c++) in &= rgb[c] >= -1e-9 && rgb[c] <= 1 + 1e-9;
+    return in;
+}
+
+static void linear_to_hex(const double rgb[3], ob_colour *out)
+{
+    int v[3];
+    for (int c = 0; c < 3; c++) {
+        double u = rgb[c] < 0 ? 0 : rgb[c] > 1 ? 1 : rgb[c];
+        u = u <= 0.0031308 ? 12.92 * u : 1.055 * pow(u, 1 / 2.4) - 0.055;
+        v[c] = (int)lround(u * 255);
+    }
+    snprintf(out->hex, sizeof out->hex, "#%02x%02x%02x", v[0], v[1], v[2]);
+}
+
+#define SHADE_L_LO 28.0
+#define SHADE_L_HI 76.0
+#define SHADE_STEP 11.0
+
+void ob_series_shade(const char *hex, int k, int m, ob_colour *out, int *own)
+{
+    double lab[3];
+    hex_to_lab(hex, lab);
+    const double l0 = lab[0];
+    if (m < 2) m = 1;
+    /* the colour's place c among the levels and their step: the largest
+     * step up to SHADE_STEP that keeps every level within the span, the
+     * colour as near the middle as that allows */
+    int c = 0;
+    double step = 0;
+    for (int p = 0; p < m; p++) {
+        double sp = SHADE_STEP;
+        if (p > 0 && (l0 - SHADE_L_LO) / p < sp) sp = (l0 - SHADE_L_LO) / p;
+        if (p < m - 1 && (SHADE_L_HI - l0) / (m - 1 - p) < sp) sp = (SHADE_L_HI - l0) / (m - 1 - p);
+        if (sp > step + 1e-9 || (fabs(sp - step) <= 1e-9 && abs(2 * p - (m - 1)) < abs(2 * c - (m - 1)))) {
+            step = sp;
+            c = p;
+        }
+    }
+    if (own) *own = c;
+    if (k == c || m == 1) {
+        snprintf(out->hex, sizeof out->hex, "%.7s", hex);
+        return;
+    }
+    /* the hue and as much of the chroma as sRGB shows at that lightness */
+    double t[3] = {l0 + step * (k - c), lab[1], lab[2]}, rgb[3];
+    double keep = 1, cut = 0;
+    if (!lab_to_linear(t, rgb)) {
+        keep = 0, cut = 1; /* bisect the chroma factor: keep shows, cut does not */
+        for (int it = 0; it < 30; it++) {
+            double mid = (keep + cut) / 2;
+            t[1] = lab[1] * mid, t[2] = lab[2] * mid;
+            if (lab_to_linear(t, rgb)) keep = mid;
+            else cut = mid;
+        }
+    }
+    t[1] = lab[1] * keep, t[2] = lab[2] * keep;
+    lab_to_linear(t, rgb);
+    linear_to_hex(rgb, out);
+}
+
+void ob_series_colours(const char *const *opt_names, int n, ob_colour *out)
 {
     int taken[N_PALETTE] = {0};
+    int *place = malloc(((size_t)n + 1) * sizeof *place);
     for (int i = 0; i < n; i++) {
-        int k = own_place(opt_names, i);
+        int k = registry_index(opt_names[i]);
         if (k >= N_PALETTE) k = -1;
-        out[i] = k >= 0 ? palette[k] : NULL;
+        if (place) place[i] = k;
         if (k >= 0) taken[k] = 1;
+        out[i].hex[0] = '\0';
     }
-    /* the others: the spare colours, then those of optimizers not in the
-     * figure, then every colour again, in order */
+    /* each known optimizer's configurations: its colour, then its shades */
+    for (int i = 0; i < n && place; i++) {
+        const int k = place[i];
+        if (k < 0) continue;
+        int m = 0, r = 0;
+        for (int j = 0; j < n; j++)
+            if (place[j] == k) r += j < i, m++;
+        if (r == 0) {
+            snprintf(out[i].hex, sizeof out[i].hex, "%s", palette[k]);
+            continue;
+        }
+        int c = 0;
+        ob_colour own;
+        ob_series_shade(palette[k], 0, m, &own, &c);
+        ob_series_shade(palette[k], r - 1 < c ? r - 1 : r, m, &out[i], NULL);
+    }
+    /* the others (optimizers the registry does not know; every series when
+     * out of memory): the spare colours, then those of optimizers not in
+     * the figure, then every colour again, in order */
     int next_spare = 0, next = 0;
     for (int i = 0; i < n; i++) {
-        if (out[i]) continue;
+        if (out[i].hex[0]) continue;
         if (next_spare < N_SPARE) {
-            out[i] = spare[next_spare++];
+            snprintf(out[i].hex, sizeof out[i].hex, "%s", spare[next_spare++]);
             continue;
         }
         while (next < N_PALETTE && taken[next]) next++;
@@ -98,8 +211,9 @@ void ob_series_colours(const char *const *opt_names, int n, const char **out)
             next = 0;
         }
         taken[next] = 1;
-        out[i] = palette[next++];
+        snprintf(out[i].hex, sizeof out[i].hex, "%s", palette[next++]);
     }
+    free(place);
 }
 
 /* Each optimizer's marker shape (gnuplot point type) and dash type. Five

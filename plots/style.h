@@ -5,14 +5,30 @@
 #ifndef OB_PLOTS_STYLE_H
 #define OB_PLOTS_STYLE_H
 
-/* Colours ("#rrggbb", static strings) of n optimizer configurations in a
- * figure's order; opt_names[i] is the optimizer of configuration i. The first
- * configuration of each optimizer takes that optimizer's own colour (one per
- * optimizer of the registry, by its place there); further configurations of
- * an optimizer (swept hyperparameters), and optimizers the registry does not
- * know, take colours that no optimizer owns, then those of optimizers not in
- * the figure, then every colour again. */
-void ob_series_colours(const char *const *opt_names, int n, const char **out);
+/* A colour, "#rrggbb". */
+typedef struct ob_colour {
+    char hex[8];
+} ob_colour;
+
+/* Colours of n optimizer configurations in a figure's order; opt_names[i] is
+ * the optimizer of configuration i. The first configuration of each optimizer
+ * takes that optimizer's own colour (one per optimizer of the registry, by
+ * its place there); its further configurations (swept hyperparameters, a
+ * search's trials) take shades of it, its hue at other CIELAB lightnesses
+ * (ob_series_shade), so that a colour family still means one optimizer.
+ * Optimizers the registry does not know take colours that no optimizer
+ * owns, then those of optimizers not in the figure, then every colour
+ * again. */
+void ob_series_colours(const char *const *opt_names, int n, ob_colour *out);
+
+/* Shade k (0..m-1) of m of colour hex: its CIELAB hue and chroma (less
+ * chroma where sRGB cannot show it) at evenly spaced lightnesses, one of
+ * them the colour's own, all within L* 28-76 and up to 11 apart (for up to
+ * 5 shades at least 9 Delta E 1976 apart in normal vision and under
+ * simulated colour-vision deficiencies: test_series_shades); the colour
+ * itself is shade *own (own may be NULL), the darker ones below it and the
+ * lighter above. */
+void ob_series_shade(const char *hex, int k, int m, ob_colour *out, int *own);
 
 /* The marker shape (gnuplot point type) and dash type of n optimizer
  * configurations in a figure's order, the same in every report as the

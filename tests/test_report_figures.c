@@ -1017,44 +1017,56 @@ static void test_series_styles(const char *dir)
 
 /* An optimizer's colour is the same in every report, whatever else it
  * compares and in whatever order; further configurations of an optimizer
- * take colours that no optimizer in the figure has. */
+ * take shades of it (checked by test_series_shades); optimizers the registry
+ * does not know take colours that no optimizer has. */
 static void test_series_colours(void)
 {
     int n_all;
     const ob_optimizer_def *const *all = ob_optimizers(&n_all);
-    const char *names[64], *col[64];
+    const char *names[64];
+    ob_colour col[64];
     for (int i = 0; i < n_all && i < 64; i++) names[i] = all[i]->name;
     ob_series_colours(names, n_all, col);
     for (int i = 0; i < n_all; i++)
         for (int j = i + 1; j < n_all; j++)
-            CHECK_MSG(strcmp(col[i], col[j]) != 0, "%s and %s share %s", names[i], names[j], col[i]);
-    const char *sgd = col[0], *adam = col[1], *muon = NULL;
+            CHECK_MSG(strcmp(col[i].hex, col[j].hex) != 0, "%s and %s share %s", names[i], names[j], col[i].hex);
+    const char *sgd = col[0].hex, *adam = col[1].hex, *muon = NULL;
     for (int i = 0; i < n_all; i++)
-        if (!strcmp(names[i], "muon")) muon = col[i];
+        if (!strcmp(names[i], "muon")) muon = col[i].hex;
     /* another set, another order: the same colours */
-    const char *some[] = {"muon", "adam", "sgd"}, *c3[3];
+    const char *some[] = {"muon", "adam", "sgd"};
+    ob_colour c3[3];
     ob_series_colours(some, 3, c3);
-    CHECK(!strcmp(c3[0], muon) && !strcmp(c3[1], adam) && !strcmp(c3[2], sgd));
+    CHECK(!strcmp(c3[0].hex, muon) && !strcmp(c3[1].hex, adam) && !strcmp(c3[2].hex, sgd));
     /* adam swept over three values, and an optimizer unknown to the registry:
-     * adam's first keeps adam's colour, the others take colours of none of
-     * the figure's optimizers, and no two are alike */
-    const char *sw[] = {"adam", "adam", "sgd", "adam", "no_such_optimizer"}, *c5[5];
-    ob_series_colours(sw, 5, c5);
-    CHECK(!strcmp(c5[0], adam) && !strcmp(c5[2], sgd));
-    for (int i = 0; i < 5; i++)
-        for (int j = i + 1; j < 5; j++) CHECK_MSG(strcmp(c5[i], c5[j]) != 0, "series %d and %d share %s", i, j, c5[i]);
-    /* ... and no optimizer's own colour (none is black either: the figures'
+     * adam's first keeps adam's colour, no two are alike, and the unknown
+     * one's is none of the registry's (none is black either: the figures'
      * annotations are) */
+    const char *sw[] = {"adam", "adam", "sgd", "adam", "no_such_optimizer"};
+    ob_colour c5[5];
+    ob_series_colours(sw, 5, c5);
+    CHECK(!strcmp(c5[0].hex, adam) && !strcmp(c5[2].hex, sgd));
+    for (int i = 0; i < 5; i++)
+        for (int j = i + 1; j < 5; j++)
+            CHECK_MSG(strcmp(c5[i].hex, c5[j].hex) != 0, "series %d and %d share %s", i, j, c5[i].hex);
     for (int i = 0; i < n_all; i++) {
-        CHECK_MSG(strcmp(col[i], "#000000") != 0, "%s is black", names[i]);
-        for (int k = 1; k < 5; k++)
-            if (k != 2) CHECK_MSG(strcmp(c5[k], col[i]) != 0, "series %d has %s's colour %s", k, names[i], col[i]);
+        CHECK_MSG(strcmp(col[i].hex, "#000000") != 0, "%s is black", names[i]);
+        CHECK_MSG(strcmp(c5[4].hex, col[i].hex) != 0, "an unknown optimizer has %s's colour %s", names[i], col[i].hex);
     }
+    /* adam's further configurations are its two shades other than its own
+     * colour, darker first, whatever stands between them */
+    ob_colour sh[3];
+    int own = -1;
+    for (int k = 0; k < 3; k++) ob_series_shade(adam, k, 3, &sh[k], k ? NULL : &own);
+    const int k1 = own == 0 ? 1 : 0, k2 = own == 2 ? 1 : 2;
+    CHECK_MSG(own >= 0 && !strcmp(sh[own].hex, adam) && !strcmp(c5[1].hex, sh[k1].hex) && !strcmp(c5[3].hex, sh[k2].hex),
+              "adam's shades %s %s, expected %s %s (own %d)", c5[1].hex, c5[3].hex, sh[k1].hex, sh[k2].hex, own);
     /* more series than colours: every one gets one */
-    const char *many[40], *cm[40];
+    const char *many[40];
+    ob_colour cm[40];
     for (int i = 0; i < 40; i++) many[i] = "adamw";
     ob_series_colours(many, 40, cm);
-    for (int i = 0; i < 40; i++) CHECK(cm[i] && cm[i][0] == '#');
+    for (int i = 0; i < 40; i++) CHECK(cm[i].hex[0] == '#' && strlen(cm[i].hex) == 7);
 }
 
 /* CIELAB (D65) of colour "#rrggbb" as seen with normal vision (cvd 0) or
@@ -1114,7 +1126,8 @@ static void test_series_colours_cvd(void)
     static const char *const six[] = {"sgd", "adam", "adamw", "lion", "muon", "root"};
     int n_all;
     const ob_optimizer_def *const *all = ob_optimizers(&n_all);
-    const char *names[64], *col[64], *c6[6];
+    const char *names[64];
+    ob_colour col[64], c6[6];
     CHECK(n_all <= 64);
     for (int i = 0; i < n_all && i < 64; i++) names[i] = all[i]->name;
     ob_series_colours(names, n_all, col);
@@ -1122,15 +1135,16 @@ static void test_series_colours_cvd(void)
     for (int v = 0; v < 4; v++)
         for (int i = 0; i < 6; i++)
             for (int j = i + 1; j < 6; j++) {
-                double d = colour_de(c6[i], c6[j], v);
+                double d = colour_de(c6[i].hex, c6[j].hex, v);
                 CHECK_MSG(d >= 20, "%s and %s are %.1f apart in %s", six[i], six[j], d, vision[v]);
             }
-    /* the registry's colours, then the spares (adam's further configurations) */
-    const char *cols[64 + 8], *sw[5] = {"adam", "adam", "adam", "adam", "adam"}, *csw[5];
-    ob_series_colours(sw, 5, csw); /* adam's own, then the four spares */
+    /* the registry's colours, then the spares (optimizers it does not know) */
+    const char *cols[64 + 8], *unknown[4] = {"x1", "x2", "x3", "x4"};
+    ob_colour csp[4];
+    ob_series_colours(unknown, 4, csp);
     int n = 0;
-    for (int i = 0; i < n_all && i < 64; i++) cols[n++] = col[i];
-    for (int k = 1; k < 5; k++) cols[n++] = csw[k];
+    for (int i = 0; i < n_all && i < 64; i++) cols[n++] = col[i].hex;
+    for (int k = 0; k < 4; k++) cols[n++] = csp[k].hex;
     for (int i = 0; i < n; i++) {
         double lab[3];
         colour_lab(cols[i], 0, lab);
@@ -1141,6 +1155,56 @@ static void test_series_colours_cvd(void)
                 CHECK_MSG(d >= (v ? 10 : 20), "%s and %s are %.1f apart in %s", cols[i], cols[j], d, vision[v]);
             }
     }
+}
+
+/* Shades of an optimizer's colour (its further configurations): the same
+ * hue, lightness within L* 28-76 and, for up to 5 configurations, at
+ * least 9 Delta E apart in normal vision and under each simulated
+ * deficiency (where lightness is what is left); the colour itself among
+ * them, darker ones below it; every optimizer of the registry. */
+static void test_series_shades(void)
+{
+    static const char *const vision[] = {"normal vision", "protanopia", "deuteranopia", "tritanopia"};
+    int n_all;
+    const ob_optimizer_def *const *all = ob_optimizers(&n_all);
+    const char *names[64];
+    ob_colour col[64];
+    CHECK(n_all <= 64);
+    for (int i = 0; i < n_all && i < 64; i++) names[i] = all[i]->name;
+    ob_series_colours(names, n_all, col);
+    for (int o = 0; o < n_all; o++)
+        for (int m = 2; m <= 8; m++) {
+            ob_colour sh[8];
+            double lab[8][3], base[3];
+            int own = -1;
+            colour_lab(col[o].hex, 0, base);
+            for (int k = 0; k < m; k++) {
+                ob_series_shade(col[o].hex, k, m, &sh[k], k ? NULL : &own);
+                colour_lab(sh[k].hex, 0, lab[k]);
+            }
+            CHECK_MSG(own >= 0 && own < m && !strcmp(sh[own].hex, col[o].hex), "%s: shade %d of %d is not its colour",
+                      names[o], own, m);
+            for (int k = 0; k < m; k++) {
+                CHECK_MSG(lab[k][0] >= 27.5 && lab[k][0] <= 76.5, "%s shade %d/%d %s: L* %.1f", names[o], k, m,
+                          sh[k].hex, lab[k][0]);
+                if (k) CHECK_MSG(lab[k][0] > lab[k - 1][0] + 4, "%s shades %d/%d not lighter", names[o], k, m);
+                /* the hue of the colour, and a good part of its chroma (sRGB has
+                 * less of it at the ends of the span) */
+                double c0 = hypot(base[1], base[2]), ck = hypot(lab[k][1], lab[k][2]);
+                CHECK_MSG(ck >= 0.4 * c0, "%s shade %d/%d %s: chroma %.1f of %.1f", names[o], k, m, sh[k].hex, ck, c0);
+                if (c0 > 10 && ck > 10) {
+                    double dh = fabs(atan2(lab[k][2], lab[k][1]) - atan2(base[2], base[1])) * 180 / M_PI;
+                    if (dh > 180) dh = 360 - dh;
+                    CHECK_MSG(dh < 8, "%s shade %d/%d %s: hue %.1f degrees off", names[o], k, m, sh[k].hex, dh);
+                }
+                for (int j = 0; m <= 5 && j < k; j++)
+                    for (int v = 0; v < 4; v++) {
+                        double d = colour_de(sh[j].hex, sh[k].hex, v);
+                        CHECK_MSG(d >= 9, "%s shades %d and %d of %d are %.1f apart in %s", names[o], j, k, m, d,
+                                  vision[v]);
+                    }
+            }
+        }
 }
 
 /* An optimizer's marker and dashes are the same in every report, whatever
@@ -1512,6 +1576,7 @@ int main(void)
     test_series_styles(dir);
     test_series_colours();
     test_series_colours_cvd();
+    test_series_shades();
     test_series_marks();
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);

@@ -485,6 +485,75 @@ static void test_confirm_runs(void)
     ob_store_close(s);
 }
 
+/* A grown matrix (ob_store_find_grown, ob_store_grow): an earlier
+ * benchmark each of whose runs is one of the matrix's cells is found
+ * without a write, then its runs take the matrix's cells, confirmation runs
+ * too (at base + pair * stride + fresh seed index); a benchmark with a run
+ * the matrix lacks, with two runs of one cell, or whose confirmation runs'
+ * optimizer the matrix adds runs to, is not, and why says so. */
+static void test_find_grown(void)
+{
+    ob_err e = {0};
+    ob_store *s = open_created("grown.db", NULL, 0);
+    if (!s) return;
+    sqlite3 *db = ob_store_db(s);
+    int64_t bench = 0, ids[2], conf_id[1], found = -1, rid[4];
+    CHECK_OK(ob_store_begin_benchmark(s, "b", "", "rev", "host", "cpu", "CPU", &bench, &e), &e);
+#define SPEC(c, o, l, sd) {.cell = (c), .workload = "quadratic", .workload_params = "{}", .optimizer = (o), \
+                           .hparams = "{}", .lr = (l), .seed = (sd), .steps = 10}
+    ob_run_spec old[2] = {SPEC(0, "sgd", 0.1, 0), SPEC(1, "sgd", 0.01, 0)};
+    CHECK_OK(ob_store_add_runs(s, bench, old, 2, ids, &e), &e);
+    /* a confirmation run of sgd at lr 0.01, fresh seed 1 (its pair 0, base 2) */
+    ob_run_spec conf = SPEC(2, "sgd", 0.01, 1);
+    conf.stage = "confirm";
+    int added = 0;
+    CHECK_OK(ob_store_confirm_runs(s, bench, &conf, 1, conf_id, &added, &e), &e);
+    /* grown: adam before sgd, sgd's cells in another order; pairs: adam 0, sgd 1 */
+    ob_run_spec grown[3] = {SPEC(0, "adam", 0.1, 0), SPEC(1, "sgd", 0.01, 0), SPEC(2, "sgd", 0.1, 0)};
+    const int pair[3] = {0, 1, 1};
+    ob_grow_plan plan = {pair, 3, 1000, 1};
+    int held = -1;
+    char why[400] = "";
+    CHECK_OK(ob_store_find_grown(s, grown, 3, &plan, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_MSG(found == bench && held == 2 && rid[0] == 0 && rid[1] == ids[1] && rid[2] == ids[0], "found %lld held %d: %s",
+              (long long)found, held, why);
+    /* nothing written yet */
+    CHECK(q_int(db, "SELECT count(*) FROM runs WHERE stage IS NULL AND cell <> id - 1") == 0);
+    CHECK_OK(ob_store_grow(s, bench, grown, 3, &plan, rid, &e), &e);
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT cell FROM runs WHERE id = %lld", (long long)ids[0]);
+    CHECK(q_int(db, sql) == 2);
+    snprintf(sql, sizeof sql, "SELECT cell FROM runs WHERE id = %lld", (long long)ids[1]);
+    CHECK(q_int(db, sql) == 1);
+    snprintf(sql, sizeof sql, "SELECT cell FROM runs WHERE id = %lld", (long long)conf_id[0]);
+    CHECK_MSG(q_int(db, sql) == 3 + 1 * 1000 + 0, "the confirmation run's cell is %lld", q_int(db, sql));
+
+    /* a matrix without the run at lr 0.1: not found, the run named */
+    ob_run_spec fewer[2] = {SPEC(0, "adam", 0.1, 0), SPEC(1, "sgd", 0.01, 0)};
+    CHECK_OK(ob_store_find_grown(s, fewer, 2, &plan, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_MSG(found == 0 && held == 0 && strstr(why, "(sgd on quadratic, lr 0.1, seed 0) is not in this matrix"),
+              "%s", why);
+    /* more lrs of sgd, whose confirmation run they could change: not found */
+    ob_run_spec more[4] = {SPEC(0, "adam", 0.1, 0), SPEC(1, "sgd", 0.001, 0), SPEC(2, "sgd", 0.01, 0),
+                           SPEC(3, "sgd", 0.1, 0)};
+    const int pair4[4] = {0, 1, 1, 1};
+    ob_grow_plan plan4 = {pair4, 4, 1000, 1};
+    CHECK_OK(ob_store_find_grown(s, more, 4, &plan4, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_MSG(found == 0 && strstr(why, "it has confirmation runs of sgd on quadratic, and this matrix adds runs"),
+              "%s", why);
+    /* a confirmation seed outside the matrix's fresh seeds (its first fresh seed is now 2) */
+    ob_grow_plan later = {pair, 3, 1000, 2};
+    CHECK_OK(ob_store_find_grown(s, grown, 3, &later, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_MSG(found == 0 && strstr(why, "is not one of this matrix's"), "%s", why);
+    /* two runs of one cell (an edited database): not found */
+    int64_t dup[1];
+    CHECK_OK(ob_store_add_runs(s, bench, &old[0], 1, dup, &e), &e);
+    CHECK_OK(ob_store_find_grown(s, grown, 3, &plan, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_MSG(found == 0 && strstr(why, "it holds two runs of one cell"), "%s", why);
+#undef SPEC
+    ob_store_close(s);
+}
+
 /* OB_DB_CHECK: off skips the page check, on (or unset) keeps it, anything
  * else is refused naming the variable; a second connection of the process
  * (OB_STORE_AGAIN, a worker thread's) does not check, nor read the variable,
@@ -530,6 +599,7 @@ int main(void)
     test_batched_writes();
     test_refusals();
     test_confirm_runs();
+    test_find_grown();
     test_page_check_setting();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -1344,78 +1344,125 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                                 : "");
 }
 
+/* The trials of tuned optimizer i on workload w for the budget figure: the
+ * final losses (heldout 0) or the held-out values (1: s->heldout_metric's,
+ * negated for the metric), sorted ascending; how many (0: no held-out value
+ * for some configuration). */
+static int budget_trials(const ob_dataset *d, const ob_stats *s, int w, int i, int heldout, double *v)
+{
+    if (!heldout) return ob_stats_trial_losses(d, s, w, i, v);
+    int n = ob_stats_trial_losses(d, s, w, i, v);
+    return ob_stats_trial_heldout(d, s, w, i, s->heldout_metric, v) == n ? n : 0;
+}
+
 /* The tuning budget on workload w (tuning_budget.csv): for each optimizer
  * with several configurations there, the best final loss among k of them
- * drawn at random against k, its median a line and its quartiles a band. */
-static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, const char *dir, const char *slug,
-                            ob_figures *out, ob_err *e)
+ * drawn at random against k, its median a line and its quartiles a band;
+ * with heldout, the same on the held-out loss (or metric: report
+ * --heldout-on), each configuration at its best lr for it, where every
+ * configuration has one (budget_heldout_WORKLOAD). */
+static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int heldout, const char *dir,
+                            const char *slug, ob_figures *out, ob_err *e)
 {
     if (s->n_tuned == 0) return OB_OK;
     double *v = malloc(((size_t)d->n_opt + 1) * sizeof *v);
     if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int metric = heldout && s->heldout_metric;
+    const double sign = metric ? -1 : 1;
     range yr = {NAN, NAN};
     int n_lines = 0, kmax = 0, any_inf = 0;
     size_t key_len = 0;
     for (int i = 0; i < s->n_tuned; i++) {
-        const int n = ob_stats_trial_losses(d, s, w, i, v);
+        const int n = budget_trials(d, s, w, i, heldout, v);
         if (n < 2) continue;
         n_lines++;
         if (n > kmax) kmax = n;
-        for (int j = 0; j < n; j++) range_add(&yr, v[j]);
+        for (int j = 0; j < n; j++) range_add(&yr, sign * v[j]);
         any_inf |= isinf(ob_stat_best_of_k(v, n, 1, 0.75));
         size_t len = strlen(d->opt_names[s->tuned_first[i]]) + 24;
         if (len > key_len) key_len = len;
     }
     char stem[300], title[300];
-    snprintf(stem, sizeof stem, "budget_%.200s", slug);
-    snprintf(title, sizeof title, "Tuning budget on %s", d->wl_labels[w]);
+    snprintf(stem, sizeof stem, "budget_%s%.200s", heldout ? "heldout_" : "", slug);
     if (n_lines == 0) {
         free(v);
-        return OB_OK; /* no optimizer with several configurations here */
+        return OB_OK; /* no optimizer with several configurations here (with held-out values) */
     }
-    const int logy = spans_decades(&yr);
+    const int logy = !metric && spans_decades(&yr);
+    /* the metric by its name where the workload is known (accuracy) */
+    const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
+    const char *qty = !metric ? "loss" : wdef && wdef->metric_name ? wdef->metric_name : "metric";
+    char what[96];
+    snprintf(what, sizeof what, "final %s%s", heldout ? "held-out " : "", qty);
+    /* the columns of tuning_budget.csv: q25, median, q75 (the metric's band runs q25 to q75 as well) */
+    const int col = !heldout ? 5 : metric ? 11 : 8;
+    if (heldout) snprintf(title, sizeof title, "Tuning budget on %s (held-out %s)", d->wl_labels[w], qty);
+    else snprintf(title, sizeof title, "Tuning budget on %s", d->wl_labels[w]);
     char wq[512];
     ob_gp_str(d->wl_labels[w], wq, sizeof wq);
     script sc;
-    ob_status st = script_open(&sc, dir, stem, "best final loss among k configurations vs k",
-                               "tuning_budget.csv (workload, optimizer, configurations, k, best_q25, best_median, "
-                               "best_q75)", e);
+    char desc[160];
+    snprintf(desc, sizeof desc, "best %s among k configurations vs k", what);
+    ob_status st = script_open(&sc, dir, stem, desc,
+                               !heldout ? "tuning_budget.csv (workload, optimizer, configurations, k, best_q25, "
+                                          "best_median, best_q75)"
+                               : metric ? "tuning_budget.csv (workload, optimizer, configurations, k, ..., "
+                                          "eval_metric_best_q25, eval_metric_best_median, eval_metric_best_q75)"
+                                        : "tuning_budget.csv (workload, optimizer, configurations, k, ..., "
+                                          "eval_loss_best_q25, eval_loss_best_median, eval_loss_best_q75)",
+                               e);
     if (st != OB_OK) {
         free(v);
         return st;
     }
     FILE *f = sc.f;
     fprintf(f,
-            "set title \"%s: the best final loss among k configurations drawn at random\\n"
+            "set title \"%s: the best %s among k configurations drawn at random\\n"
             "line = median of the best of k, band = its interquartile range\"\n"
             "set xlabel \"k, configurations tried (each with its lr sweep)\"\n"
-            "set ylabel \"best final loss at the best lr%s\"\n"
+            "set ylabel \"best %s at the best lr%s%s\"\n"
             "set xrange [0.8:%d.2]\n"
             "set xtics 1, %d\n"
             "%s\n"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, logy ? " (log scale)" : "", kmax, kmax > 16 ? (kmax + 7) / 8 : 1,
+            wq, what, what, heldout ? " for it" : "", logy ? " (log scale)" : "", kmax, kmax > 16 ? (kmax + 7) / 8 : 1,
             logy ? "set logscale y" : "unset logscale y", wq);
     if (logy) narrow_log_ytics(f, &yr, 0);
     key_fit(&sc, n_lines, key_len);
     fprintf(f, "plot \\\n");
     int l = 0;
     for (int i = 0; i < s->n_tuned; i++) {
-        const int n = ob_stats_trial_losses(d, s, w, i, v);
+        const int n = budget_trials(d, s, w, i, heldout, v);
         if (n < 2) continue;
         char oq[256];
         ob_gp_str(d->opt_names[s->tuned_first[i]], oq, sizeof oq);
         const int lt = s->tuned_first[i] + 1;
         fprintf(f,
-                "%s  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $5 : NaN):7 with filledcurves lt %d "
+                "%s  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $%d : NaN):%d with filledcurves lt %d "
                 "notitle, \\\n"
-                "  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d "
+                "  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d "
                 "title \"%s (%d configurations)\"",
-                l++ ? ", \\\n" : "", oq, lt, oq, lt, oq, n);
+                l++ ? ", \\\n" : "", oq, col, col + 2, lt, oq, col + 1, lt, oq, n);
     }
     fprintf(f, "\n");
     free(v);
     OB_TRY(script_close(&sc, e));
+    if (heldout) {
+        char cap[1400];
+        snprintf(cap, sizeof cap,
+                 "The tuning budget on held-out data: the best %s among k configurations drawn "
+                 "at random with replacement, against k, each configuration at its best lr for the held-out "
+                 "%s (median over seeds; a diverged seed counts the worst there is), as a tuning on validation "
+                 "data would pick it (Dodge et al. 2019's expected validation performance, as quantiles). The "
+                 "line is the median of the best of k, the band its interquartile range; %s.%s Values in "
+                 "tuning_budget.csv (eval_%s_best_*).",
+                 what, qty, metric ? "higher is better (report --heldout-on metric)" : "lower is better",
+                 any_inf ? " A missing point: the chance of drawing only configurations that diverged at every "
+                           "lr is above that quantile's."
+                         : "",
+                 metric ? "metric" : "loss");
+        return add_fig(out, e, stem, w, title, "%s", cap);
+    }
     return add_fig(out, e, stem, w, title,
                    "How much tuning each optimizer needs: the best final training loss (at its best lr, median "
                    "over seeds) among k of its configurations drawn at random with replacement from those run, "
@@ -2215,7 +2262,8 @@ ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *d
         /* the swept hyperparameters besides the lr, after the lr figure */
         for (int i = 0; i < hp.n && st == OB_OK; i++)
             if (hp.f[i].wl == w) st = fig_hp(d, s, &hp.f[i], dir, slug, out, e);
-        if (st == OB_OK) st = fig_budget(d, s, w, dir, slug, out, e);
+        if (st == OB_OK) st = fig_budget(d, s, w, 0, dir, slug, out, e);
+        if (st == OB_OK) st = fig_budget(d, s, w, 1, dir, slug, out, e);
     }
     ob_hp_sweeps_free(&hp);
     free(sel);

@@ -1083,7 +1083,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   "configurations of some optimizers. Each configuration is ranked, timed and profiled as an "
                   "optimizer of its own, labelled with its swept values; per optimizer, each workload's table of "
                   "the optimizer at its best configuration, the tuning budget (the best final loss among k of its "
-                  "configurations) and the profile of the tuned optimizers (each at its fastest configuration) "
+                  "configurations, and the best held-out value where the workload was evaluated) and the profile of the tuned optimizers (each at its fastest configuration) "
                   "sum them up. A best of several configurations picked on the same seeds is optimistic, the more "
                   "so the more configurations there were; run --confirm-seeds (with --confirm-configs best, at "
                   "each optimizer's best configuration alone) gives fresh seeds there.");

@@ -1424,24 +1424,30 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
  * none (an earlier report's are removed). */
 /* tuning_budget.csv where some optimizer has several configurations: for
  * each workload and such optimizer, the best final loss of k of its
- * configurations drawn at random (ob_stat_best_of_k), k = 1 .. all; else
- * none (an earlier report's is removed). */
+ * configurations drawn at random (ob_stat_best_of_k), k = 1 .. all, and the
+ * same on the held-out loss and metric where every configuration has one
+ * (ob_stats_trial_heldout; the metric's best is its largest, so its q25 is
+ * the lower quartile); else none (an earlier report's is removed). */
 static ob_status write_budget(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     if (s->n_tuned == 0) {
         remove_stale(dir, "tuning_budget.csv");
         return OB_OK;
     }
-    double *v = malloc(((size_t)d->n_opt + 1) * sizeof *v);
+    double *v = malloc(3 * ((size_t)d->n_opt + 1) * sizeof *v);
     if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    double *hl = v + d->n_opt + 1, *hm = hl + d->n_opt + 1;
     ob_csv c;
     ob_status st = ob_csv_open(&c, dir, "tuning_budget.csv",
                                HDR("workload", "optimizer", "configurations", "k", "best_q25", "best_median",
-                                   "best_q75"),
+                                   "best_q75", "eval_loss_best_q25", "eval_loss_best_median", "eval_loss_best_q75",
+                                   "eval_metric_best_q25", "eval_metric_best_median", "eval_metric_best_q75"),
                                e);
     for (int w = 0; w < d->n_wl && st == OB_OK; w++)
         for (int i = 0; i < s->n_tuned; i++) {
             const int n = ob_stats_trial_losses(d, s, w, i, v);
+            const int nl = ob_stats_trial_heldout(d, s, w, i, 0, hl) == n;
+            const int nm = ob_stats_trial_heldout(d, s, w, i, 1, hm) == n;
             for (int k = 1; n >= 2 && k <= n; k++) {
                 ob_csv_str(&c, d->wl_labels[w]);
                 ob_csv_str(&c, d->opt_names[s->tuned_first[i]]);
@@ -1450,6 +1456,12 @@ static ob_status write_budget(const ob_dataset *d, const ob_stats *s, const char
                 ob_csv_num(&c, ob_stat_best_of_k(v, n, k, 0.25));
                 ob_csv_num(&c, ob_stat_best_of_k(v, n, k, 0.5));
                 ob_csv_num(&c, ob_stat_best_of_k(v, n, k, 0.75));
+                ob_csv_num(&c, nl ? ob_stat_best_of_k(hl, n, k, 0.25) : NAN);
+                ob_csv_num(&c, nl ? ob_stat_best_of_k(hl, n, k, 0.5) : NAN);
+                ob_csv_num(&c, nl ? ob_stat_best_of_k(hl, n, k, 0.75) : NAN);
+                ob_csv_num(&c, nm ? -ob_stat_best_of_k(hm, n, k, 0.75) : NAN);
+                ob_csv_num(&c, nm ? -ob_stat_best_of_k(hm, n, k, 0.5) : NAN);
+                ob_csv_num(&c, nm ? -ob_stat_best_of_k(hm, n, k, 0.25) : NAN);
                 ob_csv_row(&c);
             }
         }

@@ -1487,6 +1487,25 @@ int ob_stats_trial_losses(const ob_dataset *d, const ob_stats *s, int w, int i, 
     return n;
 }
 
+int ob_stats_trial_heldout(const ob_dataset *d, const ob_stats *s, int w, int i, int metric, double *out)
+{
+    int n = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->n_finished == 0 || strcmp(opt_name(d, g->opt), opt_name(d, s->tuned_first[i])))
+            continue;
+        double best = NAN;
+        for (int j = 0; j < g->n_lr; j++) {
+            const double v = metric ? -g->lrs[j].metric_med : g->lrs[j].eval_med;
+            if (!isnan(v) && (isnan(best) || v < best)) best = v;
+        }
+        if (isnan(best)) return 0;
+        out[n++] = best;
+    }
+    qsort(out, (size_t)n, sizeof *out, cmp_double);
+    return n;
+}
+
 ob_ttt ob_group_tt(const ob_group *g)
 {
     return (ob_ttt){g->tt_steps,    g->tt_time_s,   g->tt_lr,         g->tt_steps_lo, g->tt_steps_hi,

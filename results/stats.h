@@ -403,6 +403,14 @@ double ob_stat_best_of_k(const double *sorted, int n, int k, double q);
  * its configurations with a finished run there, sorted ascending, into out
  * (room for s->n_opt); returns how many. */
 int ob_stats_trial_losses(const ob_dataset *d, const ob_stats *s, int w, int i, double *out);
+/* The same trials on the held-out loss (metric 0) or metric (1): each
+ * configuration's best over its lrs of the median final held-out value
+ * (selected on it, as a tuning on held-out data would; a diverged seed
+ * counts the worst there is), the metric negated so that lower is better
+ * for both, sorted ascending into out; returns how many, as
+ * ob_stats_trial_losses, or 0 when some configuration has no held-out value
+ * at any lr (not evaluated). */
+int ob_stats_trial_heldout(const ob_dataset *d, const ob_stats *s, int w, int i, int metric, double *out);
 
 /* The rank of group k by time to target on its workload (1 = fastest), 0
  * when it did not reach the target (censored) or has no target. Rank = 1 + the

@@ -887,6 +887,44 @@ static void test_tuned_profile(const char *path)
     ob_store_close(s);
 }
 
+/* The trials on held-out data (ob_stats_trial_heldout): each configuration
+ * at its best lr for the held-out loss (the lowest median) or metric (the
+ * highest, negated), a diverged seed the worst value; 0 where a
+ * configuration has no held-out value. */
+static void test_trial_heldout(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    /* A: adam x 3 configurations x 2 lrs; B: one configuration not evaluated */
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.9", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 3, 0.5, 0});
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.9", 0.1, 0, "done", 1, 10, 1, 1, 1, 1, 2, 0.4, 0});
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.99", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 5, 0.7, 0});
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.99", 0.1, 0, "diverged", 1, 10, 1, 1, 1, 1, NAN, NAN, 0});
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.999", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 1, 0.2, 0});
+    fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.999", 0.1, 0, "done", 1, 10, 1, 1, 1, 1, 4, 0.1, 0});
+    fx_add(s, 0, &(fx_run){"B", "adam", "\"beta2\":0.9", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 3, 0.5, 0});
+    fx_add(s, 0, &(fx_run){"B", "adam", "\"beta2\":0.99", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, NAN, NAN, 0});
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), NULL, &d, &st);
+    CHECK_MSG(st.n_tuned == 1, "%d tuned optimizers", st.n_tuned);
+    if (st.n_tuned == 1) {
+        double v[8];
+        const int wa = ob_dataset_find_wl(&d, "A"), wb = ob_dataset_find_wl(&d, "B");
+        int n = ob_stats_trial_heldout(&d, &st, wa, 0, 0, v);
+        CHECK_MSG(n == 3 && v[0] == 1 && v[1] == 2 && v[2] == 5, "held-out loss: %d: %g %g %g", n, v[0], v[1], v[2]);
+        n = ob_stats_trial_heldout(&d, &st, wa, 0, 1, v);
+        CHECK_MSG(n == 3 && v[0] == -0.7 && v[1] == -0.5 && v[2] == -0.2, "held-out metric: %d: %g %g %g", n, v[0],
+                  v[1], v[2]);
+        CHECK(ob_stats_trial_heldout(&d, &st, wb, 0, 0, v) == 0 && ob_stats_trial_heldout(&d, &st, wb, 0, 1, v) == 0);
+        /* the training-loss trials are there all the same */
+        CHECK(ob_stats_trial_losses(&d, &st, wb, 0, v) == 2);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* Labels: configurations of one optimizer that differ on a workload are told
  * apart by the differing key; settings that follow the workload are not shown. */
 static void test_labels(const char *path)
@@ -2071,6 +2109,7 @@ int main(void)
         {"tt_mixed.db", test_tt_mixed_means},
         {"labels.db", test_labels},
         {"tuned.db", test_tuned_profile},
+        {"heldout_trials.db", test_trial_heldout},
         {"steps.db", test_steps_and_start},
         {"progress.db", test_width_progress},
         {"masked.db", test_superseded_and_masked},

@@ -137,6 +137,30 @@ for r in rows:
         assert float(r[col]) == want, (k, col, r[col], want)
 PY
 check "the tuning budget figure" grep -q "'tuning_budget.csv'" "$r/budget_quadratic.gp"
+# on the held-out loss: each configuration at its best lr for it (lr_sweep.csv's
+# medians), the best of k from every draw; no metric on quadratic
+check "tuning_budget.csv: the held-out best of k, each configuration at its best lr for it" python3 - "$r" <<'PY'
+import csv, itertools, math, sys
+d = sys.argv[1]
+best = {}
+for r in csv.DictReader(open(d + "/lr_sweep.csv")):
+    if r["optimizer"].startswith("adamw ") and r["eval_loss_median"]:
+        v = float(r["eval_loss_median"])
+        best[r["optimizer"]] = min(v, best.get(r["optimizer"], math.inf))
+loss = sorted(best.values())
+assert len(loss) == 5, best
+rows = list(csv.DictReader(open(d + "/tuning_budget.csv")))
+for r in rows:
+    k = int(r["k"])
+    mins = sorted(min(t) for t in itertools.product(loss, repeat=k))
+    for q, col in ((0.25, "eval_loss_best_q25"), (0.5, "eval_loss_best_median"), (0.75, "eval_loss_best_q75")):
+        want = next(v for v in loss if sum(m <= v for m in mins) >= q * len(mins) - 1e-9)
+        assert float(r[col]) == want, (k, col, r[col], want)
+    assert r["eval_metric_best_median"] == "", r
+PY
+check "the held-out tuning budget figure" grep -q "'tuning_budget.csv' skip 1 using 4:(sel(\"adamw\") ? \$8 : NaN):10 with filledcurves" \
+  "$r/budget_heldout_quadratic.gp"
+check "summary.md shows it" grep -q 'Tuning budget on quadratic (held-out loss)' "$r/summary.md"
 check "summary.tex: the tuning table, adamw's ends of the budget" python3 - "$r" <<'PY'
 import csv, re, sys
 d = sys.argv[1]

@@ -66,6 +66,8 @@ static void run_usage(FILE *f)
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
             "  --dry-run              print the matrix and the parameter routing, run nothing\n"
+            "                         (with --resume: which benchmark it would continue, and how\n"
+            "                         many cells are finished, to continue and to start)\n"
             "  --print-config         print the effective configuration (config file and flags)\n"
             "                         as YAML that `optbench run FILE` reads, run nothing\n\n"
             "The routing of every workload x optimizer pair is checked before anything runs: a\n"
@@ -591,6 +593,23 @@ int ob_cmd_run(int argc, char **argv)
     }
     if (dry) {
         print_dry_run(&cfg, &m);
+        if (cfg.resume) {
+            /* what --resume would do with this database, read only */
+            struct stat sb;
+            ob_store *st = NULL;
+            char line[1400];
+            if (stat(cfg.db, &sb) != 0) {
+                printf("--resume: no database '%s' yet; it would start a new benchmark\n", cfg.db);
+            } else if (ob_store_open(cfg.db, OB_STORE_READONLY, &st, &e) != OB_OK ||
+                       ob_run_resume_preview(&cfg, &m, st, line, sizeof line, &e) != OB_OK) {
+                ob_store_close(st);
+                ob_matrix_free(&m);
+                goto fail;
+            } else {
+                printf("%s\n", line);
+                ob_store_close(st);
+            }
+        }
         ob_matrix_free(&m);
         ob_config_free(&cfg);
         return 0;

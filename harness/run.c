@@ -1514,6 +1514,79 @@ static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store
     return s;
 }
 
+static int is_finished(const char *status);
+
+ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store *store, char *buf, size_t n,
+                                ob_err *e)
+{
+    char shard[64] = "";
+    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
+    int k = 0;
+    for (int i = 0; i < m->n; i++) k += c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k;
+    ob_run_spec *specs = calloc((size_t)k + 1, sizeof *specs);
+    int64_t *ids = calloc((size_t)k + 1, sizeof *ids);
+    int *pair = malloc(((size_t)k + 1) * sizeof *pair);
+    char (*wjson)[1024] = calloc((size_t)k + 1, sizeof *wjson);
+    char (*ojson)[4096] = calloc((size_t)k + 1, sizeof *ojson);
+    ob_status s = OB_OK;
+    if (!specs || !ids || !pair || !wjson || !ojson) {
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
+        goto out;
+    }
+    for (int i = 0, j = 0, p = -1; i < m->n; i++) {
+        if (i == 0 || !ob_cell_same_pair(&m->cells[i], &m->cells[i - 1])) p++;
+        if (c->shard_n > 0 && m->cells[i].index % c->shard_n != c->shard_k) continue;
+        make_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j]);
+        pair[j++] = p;
+    }
+    int64_t bench = 0;
+    int held = k, grown = 0;
+    char why[600] = "";
+    s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, why, sizeof why, e);
+    if (s == OB_OK && !bench && !shard[0]) {
+        ob_grow_plan plan = {pair, m->n, OB_CFG_MAX_CONFIRM, 0};
+        ob_matrix_confirm_plan(m, &plan.confirm_seed0);
+        char note[600] = "";
+        s = ob_store_find_grown(store, specs, k, &plan, &bench, ids, &held, note, sizeof note, e);
+        if (s == OB_OK && !bench && note[0]) snprintf(why, sizeof why, "%s", note);
+        grown = bench != 0;
+    }
+    if (s != OB_OK) goto out;
+    if (!bench) {
+        snprintf(buf, n, "--resume: %s; it would start a new benchmark", why);
+        goto out;
+    }
+    int finished = 0, cont = 0, start = 0;
+    held = 0;
+    for (int j = 0; j < k && s == OB_OK; j++) {
+        char status[32] = "";
+        if (!ids[j]) {
+            start++;
+            continue;
+        }
+        held++;
+        if ((s = ob_store_run_status(store, ids[j], status, sizeof status, e)) != OB_OK) break;
+        if (is_finished(status)) finished++;
+        else if (!strcmp(status, "pending")) start++;
+        else cont++;
+    }
+    if (s != OB_OK) goto out;
+    size_t l = (size_t)snprintf(buf, n, "--resume: it would continue benchmark %lld", (long long)bench);
+    if (grown && held < k && l < n)
+        l += (size_t)snprintf(buf + l, n - l, ", which holds %d of this matrix's %d cells (the matrix grew)", held, k);
+    else if (grown && l < n)
+        l += (size_t)snprintf(buf + l, n - l, ", which holds this matrix's cells in another order");
+    if (l < n)
+        snprintf(buf + l, n - l, ": %d of %d cells finished, %d to continue, %d to start", finished, k, cont, start);
+out:
+    free(specs);
+    free(ids);
+    free(pair);
+    free(wjson);
+    free(ojson);
+    return s;
+}
+
 static void matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf, size_t n)
 {
     uint64_t h = 1469598103934665603ull;

@@ -52,6 +52,14 @@ typedef struct ob_run_summary {
 ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
                         ob_run_summary *sum, ob_err *e);
 
+/* What `run --resume` of the matrix m (cfg's shard of it) into store would do,
+ * for --dry-run: one line into buf (n bytes), which benchmark it continues
+ * (the same matrix, or one it grew from) and how many cells are finished,
+ * to continue and to start, or why it would start a new benchmark. Reads
+ * only. */
+ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store *store, char *buf, size_t n,
+                                ob_err *e);
+
 /* Statistics of a finished curve (exposed for tests). final = mean of the
  * finite losses over the last 10% of the steps (at least one step). */
 void ob_curve_summary(const double *loss, int64_t n, double *final_loss, double *best_loss);

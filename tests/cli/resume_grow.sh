@@ -2,7 +2,7 @@
 # --resume of a matrix that grew from an earlier benchmark (another
 # optimizer, more lrs, seeds or search trials, its cells listed in another
 # order): the benchmark's runs are kept, renumbered to the grown matrix's
-# cells, and only the new cells run; the database then equals a fresh run of
+# cells, and only the new cells run (--dry-run says so first); the database then equals a fresh run of
 # the grown matrix cell by cell. Confirmation runs move with it when the
 # matrix adds no run of their optimizer on their workload; otherwise, and for
 # a matrix that drops cells or a shard, a new benchmark starts and the
@@ -16,6 +16,19 @@ ids() { q "$1" "select id || ':' || coalesce(finished_at, '') from runs where be
 "$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/a.db" 2>/dev/null || fail "first run"
 q "$tmp/a.db" "update runs set status = 'interrupted', finished_at = null where id = 3" >/dev/null
 before=$(ids "$tmp/a.db" | grep -v '^3:')
+# the dry run says what --resume would do, and changes nothing
+cp "$tmp/a.db" "$tmp/a0.db"
+"$OPTBENCH" "${base[@]}" --optimizers sgd,lion,adam --db "$tmp/a.db" --resume --dry-run >"$tmp/dry" 2>&1 ||
+  fail "dry run: $(cat "$tmp/dry")"
+grep -q "^--resume: it would continue benchmark 1, which holds 16 of this matrix's 24 cells (the matrix grew): 15 of 24 cells finished, 1 to continue, 8 to start$" \
+  "$tmp/dry" || fail "the dry run's preview: $(tail -2 "$tmp/dry")"
+cmp -s "$tmp/a.db" "$tmp/a0.db" || fail "the dry run changed the database"
+"$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/a.db" --resume --dry-run >"$tmp/dry" 2>&1 || fail "dry run 2"
+grep -q "^--resume: it would continue benchmark 1: 15 of 16 cells finished, 1 to continue, 0 to start$" "$tmp/dry" ||
+  fail "the dry run's preview of the same matrix: $(tail -2 "$tmp/dry")"
+"$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/none.db" --resume --dry-run >"$tmp/dry" 2>&1 || fail "dry run 3"
+grep -q "^--resume: no database '$tmp/none.db' yet; it would start a new benchmark$" "$tmp/dry" && [ ! -e "$tmp/none.db" ] ||
+  fail "the dry run without a database: $(tail -2 "$tmp/dry")"
 "$OPTBENCH" "${base[@]}" --optimizers sgd,lion,adam --db "$tmp/a.db" --resume 2>"$tmp/err" >/dev/null ||
   fail "grown by an optimizer: $(cat "$tmp/err")"
 grep -q "resume: benchmark 1 holds 16 of this matrix's 24 cells (the matrix grew): the 8 others are added to it" \

@@ -768,6 +768,16 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
         /* Curve points, evaluations and events after the checkpoint go, in one
          * transaction (all of them when the cell starts over). */
         CKS(ob_store_resume_run(store, run_id, start > 0 ? start : -1, store_err));
+        if (start > 0) {
+            /* the run's record says it was stopped and continued here (AlgoPerf
+             * counts a run's preemptions too): an event at the checkpoint's step */
+            char what[400], host[256] = "?";
+            gethostname(host, sizeof host - 1);
+            snprintf(what, sizeof what, "continued from its checkpoint at step %lld (process %ld on %s)",
+                     (long long)start, (long)getpid(), host);
+            const ob_event ev = {.step = start, .kind = "resumed", .detail = what};
+            CKS(ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err));
+        }
     } else {
         CKS(ob_store_run_started(store, run_id, store_err));
     }

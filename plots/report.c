@@ -1012,6 +1012,17 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                   "the sweep (run --confirm-seeds). Every statistic but the confirmation tables is of the sweep "
                   "alone.%s", n_confirm_runs, nf);
     }
+    {
+        int n_res = 0;
+        long long n_stops = 0;
+        for (int i = 0; i < d->n; i++) n_res += d->runs[i].n_resumed > 0, n_stops += d->runs[i].n_resumed;
+        if (n_res)
+            doc_p(dc, "%d of the runs %s stopped and continued from a checkpoint (%lld time%s in all; runs.csv's "
+                      "resumes column names them): a continued run's curve and results are those of an "
+                      "uninterrupted one (on the CPU bit for bit, on the same device text), and its step times "
+                      "leave out the first 5 steps of each process that ran it.",
+                  n_res, n_res == 1 ? "was" : "were", n_stops, n_stops == 1 ? "" : "s");
+    }
     if (d->n_superseded)
         doc_p(dc, "%d older run%s of cells that were run again %s not counted (the latest finished run of "
                   "each cell is).", d->n_superseded, d->n_superseded == 1 ? "" : "s",

@@ -404,7 +404,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " coalesce(backend_, ''), coalesce(device_, ''), "
              " CASE WHEN json_valid(workload_params) AND steps IS NOT NULL "
              "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END, "
-             " chosen_, mean_, optmed_, optmean_ "
+             " chosen_, mean_, optmed_, optmean_, "
+             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed') "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
              "      %s AS optmed_, %s AS optmean_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
@@ -488,6 +489,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->n_skip_nonfinite = sqlite3_column_int64(q, 29);
         r->n_skip_spike = sqlite3_column_int64(q, 30);
         r->n_rollback = sqlite3_column_int64(q, 31);
+        r->n_resumed = sqlite3_column_int64(q, 39);
         r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
                      !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
         r->diverged = !strcmp(r->status, "diverged");

@@ -38,6 +38,7 @@ typedef struct ob_rrun {
     /* steps the guard handled (from the events): skipped for a non-finite
      * gradient or loss, skipped by the spike guard, rolled back */
     int64_t n_skip_nonfinite, n_skip_spike, n_rollback;
+    int64_t n_resumed;            /* times the run was stopped and continued from a checkpoint */
     double final_loss, best_loss, eval_loss, eval_metric, loss_floor;    /* NaN when unknown */
     double step_ms_median, step_ms_p90, items_per_sec, wall_s;           /* NaN when unknown */
     double step_ms_mean;       /* every step after the warm-up; NaN unknown (schema < 4) */

@@ -273,7 +273,8 @@ static const ob_file_doc docs[] = {
      "steps as the median: above it when some steps are much slower, e.g. a refresh every k steps; empty "
      "for a database of an older optbench), opt_ms_median, opt_ms_mean (the optimizer's part of those "
      "steps: from the gradients, summed over the replicas, to the updated parameters; empty for a database "
-     "of an older optbench)"},
+     "of an older optbench), resumes (how many times the run was stopped and continued from a checkpoint: "
+     "its 'resumed' events)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss (empty where it was NaN), "
      "grad_norm, step_lr (lr in effect at that step), stage (as in runs.csv: sweep | confirm)"},
@@ -980,7 +981,8 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "eval_metric", "loss_floor", "diverged_step", "step_ms_median",
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
                            "workload_params", "hparams", "error", "stage", "device_mem_bytes",
-                           "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean", "opt_ms_median", "opt_ms_mean"),
+                           "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean", "opt_ms_median", "opt_ms_mean",
+                           "resumes"),
                        e);
     if (st != OB_OK) {
         free(has_el);
@@ -1023,6 +1025,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_num(&c, r->step_ms_mean);
         ob_csv_num(&c, r->opt_ms_median);
         ob_csv_num(&c, r->opt_ms_mean);
+        ob_csv_int(&c, r->n_resumed);
         ob_csv_row(&c);
     }
     free(has_el);

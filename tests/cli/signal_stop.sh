@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SIGINT / SIGTERM: the current step finishes, the run is checkpointed and
 # marked interrupted, the exit status is 130 / 143, and --resume then gives
-# the uninterrupted results bit for bit. Two SIGINTs in a row stop at once
+# the uninterrupted results bit for bit (and records that it continued the
+# run: a 'resumed' event, runs.csv's resumes, a line of the report). Two SIGINTs in a row stop at once
 # (exit 130) and lose nothing either; two SIGTERMs stop as one does.
 . "$(dirname "$0")/common.bash"
 args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --steps 4000 --eval-every 500
@@ -33,6 +34,16 @@ for sig in INT TERM; do
   "$OPTBENCH" "${args[@]}" "${ck[@]}" --db "$db" --dump-params "$tmp/$sig" --resume 2>"$tmp/$sig.resume.err" || fail "SIG$sig: resume failed: $(cat "$tmp/$sig.resume.err")"
   grep -q "1 continued from a checkpoint" "$tmp/$sig.resume.err" || fail "SIG$sig: resume did not continue from the checkpoint: $(tail -2 "$tmp/$sig.resume.err")"
   python3 "$here/resume_compare.py" "$tmp/ref.db" "$db" || fail "SIG$sig: results differ after resume"
+  # the run's record says it was stopped and continued there, and the report counts it
+  ev=$(q "$db" "select step || '|' || detail from events where run_id=$rid and kind='resumed'")
+  case "$ev" in "$step|continued from its checkpoint at step $step (process "*) ;;
+    *) fail "SIG$sig: the resumed event: '$ev' (stopped at $step)";; esac
+  [ "$(q "$db" "select count(*) from events where kind='resumed'")" = 1 ] || fail "SIG$sig: resumed events in other runs"
+  "$OPTBENCH" report --db "$db" --out "$tmp/$sig.rep" --no-render >/dev/null 2>&1 || fail "SIG$sig: report"
+  python3 -c "import csv,sys; r=[x['resumes'] for x in csv.DictReader(open(sys.argv[1]))]; assert sorted(r)==['0','0','0','1'], r" \
+    "$tmp/$sig.rep/runs.csv" || fail "SIG$sig: runs.csv's resumes"
+  grep -q "^1 of the runs was stopped and continued from a checkpoint (1 time in all" "$tmp/$sig.rep/summary.md" ||
+    fail "SIG$sig: summary.md does not say a run was continued"
   for f in "$tmp"/ref/*.f32; do cmp -s "$f" "$tmp/$sig/$(basename "$f")" || fail "SIG$sig: parameters differ: $(basename "$f")"; done
   [ -z "$(ls -A "$ckroot" 2>/dev/null)" ] || fail "SIG$sig: checkpoints left in $ckroot after the runs finished"
 done

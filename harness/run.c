@@ -1476,6 +1476,19 @@ static int run_is_held(const char *db_path, int64_t run_id, char *owner, size_t 
     return held;
 }
 
+/* Where a grown matrix puts an earlier benchmark's confirmation runs: the
+ * pair (as confirm_stage counts them) of each of the process's cells (its
+ * shard's, in order) into pair, and the plan for ob_store_find_grown. */
+static void grow_plan(const ob_config *c, const ob_matrix *m, int *pair, ob_grow_plan *plan)
+{
+    for (int i = 0, j = 0, p = -1; i < m->n; i++) {
+        if (i == 0 || !ob_cell_same_pair(&m->cells[i], &m->cells[i - 1])) p++;
+        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) pair[j++] = p;
+    }
+    *plan = (ob_grow_plan){pair, m->n, OB_CFG_MAX_CONFIRM, 0};
+    ob_matrix_confirm_plan(m, &plan->confirm_seed0);
+}
+
 /* --resume of a matrix that grew from an earlier benchmark (more lrs, seeds,
  * trials, configurations, optimizers or workloads; or its cells listed in
  * another order): that benchmark's runs take this matrix's cells, in the
@@ -1488,13 +1501,8 @@ static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store
 {
     int *pair = malloc(((size_t)n + 1) * sizeof *pair);
     if (!pair) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
-    /* the unsharded matrix: specs[k] is m->cells[k]; pairs as confirm_stage counts them */
-    for (int k = 0, p = -1; k < n; k++) {
-        if (k == 0 || !ob_cell_same_pair(&m->cells[k], &m->cells[k - 1])) p++;
-        pair[k] = p;
-    }
-    ob_grow_plan plan = {pair, m->n, OB_CFG_MAX_CONFIRM, 0};
-    ob_matrix_confirm_plan(m, &plan.confirm_seed0);
+    ob_grow_plan plan;
+    grow_plan(c, m, pair, &plan); /* the unsharded matrix: specs[k] is m->cells[k] */
     char note[600] = "";
     int held = 0;
     ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, note, sizeof note, e);
@@ -1543,19 +1551,16 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
         goto out;
     }
-    for (int i = 0, j = 0, p = -1; i < m->n; i++) {
-        if (i == 0 || !ob_cell_same_pair(&m->cells[i], &m->cells[i - 1])) p++;
-        if (c->shard_n > 0 && m->cells[i].index % c->shard_n != c->shard_k) continue;
-        make_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j]);
-        pair[j++] = p;
-    }
+    for (int i = 0, j = 0; i < m->n; i++)
+        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k)
+            make_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j]), j++;
     int64_t bench = 0;
     int held = k, grown = 0;
     char why[600] = "";
     s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, why, sizeof why, e);
     if (s == OB_OK && !bench && !shard[0]) {
-        ob_grow_plan plan = {pair, m->n, OB_CFG_MAX_CONFIRM, 0};
-        ob_matrix_confirm_plan(m, &plan.confirm_seed0);
+        ob_grow_plan plan;
+        grow_plan(c, m, pair, &plan);
         char note[600] = "";
         s = ob_store_find_grown(store, specs, k, &plan, &bench, ids, &held, note, sizeof note, e);
         if (s == OB_OK && !bench && note[0]) snprintf(why, sizeof why, "%s", note);

@@ -781,6 +781,13 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
     } else {
         CKS(ob_store_run_started(store, run_id, store_err));
     }
+    {
+        /* which build and machine ran it (a benchmark continued or grown
+         * elsewhere holds runs of several: the report tells them apart) */
+        char host[256] = "?";
+        gethostname(host, sizeof host - 1);
+        CKS(ob_store_run_provenance(store, run_id, OB_GIT_REV, host, continuing && start > 0, store_err));
+    }
     if (eval_every > 0 && start == 0) {
         ob_eval_point ep;
         CK(eval_now(&cs, 0, &last_eval, &ep, &e));

@@ -390,7 +390,9 @@ static int mixed_provenance(sqlite3 *db, const ob_dataset *d, const ob_stats *s,
             /* the sweep's runs: the confirmation runs enter no other statistic */
             if (r->wl != g->wl || r->opt != g->opt || !r->finished || r->confirm) continue;
             const ob_bench *b = ob_bench_list_find(&bl, r->benchmark_id);
-            const char *x[3] = {b ? b->git_rev : "?", b ? b->host : "?", r->device[0] ? r->device : r->backend};
+            /* the run's own revision and machine (schema 5), else its benchmark's */
+            const char *x[3] = {r->git_rev[0] ? r->git_rev : b ? b->git_rev : "?",
+                                r->host[0] ? r->host : b ? b->host : "?", r->device[0] ? r->device : r->backend};
             for (int j = 0; j < 3; j++) {
                 if (!seen[j][0]) seen[j][0] = x[j];
                 else if (!seen[j][1] && strcmp(seen[j][0], x[j])) seen[j][1] = x[j];

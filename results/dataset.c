@@ -374,10 +374,11 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
      * an older optbench, read as it is, has neither; backend and device are
      * read only when present too (a database written by another tool);
      * runs.step_ms_mean is version 4 */
-    int has_stage = 0, has_dmem = 0, has_backend = 0, has_device = 0, has_mean = 0, has_opt = 0;
+    int has_stage = 0, has_dmem = 0, has_backend = 0, has_device = 0, has_mean = 0, has_opt = 0, has_prov = 0;
     if (sqlite3_prepare_v2(db, "SELECT sum(name = 'stage'), sum(name = 'device_mem_bytes'), "
                                "sum(name = 'backend'), sum(name = 'device'), sum(name = 'step_ms_mean'), "
-                               "sum(name = 'opt_ms_median') + sum(name = 'opt_ms_mean') "
+                               "sum(name = 'opt_ms_median') + sum(name = 'opt_ms_mean'), "
+                               "sum(name = 'git_rev') + sum(name = 'host') "
                                "FROM pragma_table_info('runs')", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW) {
             has_stage = sqlite3_column_int(q, 0) > 0;
@@ -386,6 +387,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
             has_device = sqlite3_column_int(q, 3) > 0;
             has_mean = sqlite3_column_int(q, 4) > 0;
             has_opt = sqlite3_column_int(q, 5) == 2;
+            has_prov = sqlite3_column_int(q, 6) == 2;
         }
         sqlite3_finalize(q);
     }
@@ -405,9 +407,10 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " CASE WHEN json_valid(workload_params) AND steps IS NOT NULL "
              "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END, "
              " chosen_, mean_, optmed_, optmean_, "
-             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed') "
+             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed'), "
+             " coalesce(rev_, ''), coalesce(host_, '') "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
-             "      %s AS optmed_, %s AS optmean_, "
+             "      %s AS optmed_, %s AS optmean_, %s AS rev_, %s AS host_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
              "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1 "
              "      WINDOW cw AS (PARTITION BY workload, coalesce(workload_params, ''), steps, optimizer, "
@@ -416,7 +419,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "ORDER BY workload, coalesce(workload_params, '{}'), steps, optimizer, opt_key, lr, seed, id",
              has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_backend ? "backend" : "NULL",
              has_device ? "device" : "NULL", has_mean ? "step_ms_mean" : "NULL", has_opt ? "opt_ms_median" : "NULL",
-             has_opt ? "opt_ms_mean" : "NULL", has_stage ? "stage" : "NULL");
+             has_opt ? "opt_ms_mean" : "NULL", has_prov ? "git_rev" : "NULL", has_prov ? "host" : "NULL",
+             has_stage ? "stage" : "NULL");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc, oom = 0;
@@ -462,9 +466,12 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->backend = dup_text(q, 32);
         r->device = dup_text(q, 33);
         r->wl_key = dup_text(q, 34);
+        r->git_rev = dup_text(q, 40);
+        r->host = dup_text(q, 41);
         /* counted, but cleared first: ob_dataset_free frees what got copied */
         if (!r->workload || !r->workload_params || !r->optimizer || !r->hparams || !r->opt_key || !r->status ||
-            !r->backend || !r->device || !r->wl_key || (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
+            !r->backend || !r->device || !r->wl_key || !r->git_rev || !r->host ||
+            (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
             oom = 1;
             break;
         }
@@ -799,6 +806,8 @@ static void rrun_free(ob_rrun *r)
     free(r->error);
     free(r->backend);
     free(r->device);
+    free(r->git_rev);
+    free(r->host);
     free(r->wl_key);
     free(r->c_step);
     free(r->c_loss);

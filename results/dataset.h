@@ -39,6 +39,8 @@ typedef struct ob_rrun {
      * gradient or loss, skipped by the spike guard, rolled back */
     int64_t n_skip_nonfinite, n_skip_spike, n_rollback;
     int64_t n_resumed;            /* times the run was stopped and continued from a checkpoint */
+    char *git_rev, *host;         /* the revision and machine that ran it ("A, then B": continued by
+                                   * another); "" unknown (a database of schema < 5: the benchmark's) */
     double final_loss, best_loss, eval_loss, eval_metric, loss_floor;    /* NaN when unknown */
     double step_ms_median, step_ms_p90, items_per_sec, wall_s;           /* NaN when unknown */
     double step_ms_mean;       /* every step after the warm-up; NaN unknown (schema < 4) */

@@ -69,7 +69,10 @@ CREATE TABLE IF NOT EXISTS runs (
     step_ms_mean    REAL,         -- mean per-step time after warm-up, recording excluded: beside
                                   -- the median, it counts steps that are slow now and then (v4)
     opt_ms_median   REAL,         -- the optimizer's part of a step (from the gradients, summed
-    opt_ms_mean     REAL          -- over the replicas, to the updated parameters), same steps (v4)
+    opt_ms_mean     REAL,         -- over the replicas, to the updated parameters), same steps (v4)
+    git_rev         TEXT,         -- revision of the optbench that ran it ("A, then B": continued
+                                  -- by another); NULL: the benchmark's (v5)
+    host            TEXT          -- machine that ran it, the same way (v5)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

@@ -94,7 +94,10 @@ static const char schema_sql[] =
     "    step_ms_mean    REAL,         -- mean per-step time after warm-up, recording excluded: beside\n"
     "                                  -- the median, it counts steps that are slow now and then (v4)\n"
     "    opt_ms_median   REAL,         -- the optimizer's part of a step (from the gradients, summed\n"
-    "    opt_ms_mean     REAL          -- over the replicas, to the updated parameters), same steps (v4)\n"
+    "    opt_ms_mean     REAL,         -- over the replicas, to the updated parameters), same steps (v4)\n"
+    "    git_rev         TEXT,         -- revision of the optbench that ran it (\"A, then B\": continued\n"
+    "                                  -- by another); NULL: the benchmark's (v5)\n"
+    "    host            TEXT          -- machine that ran it, the same way (v5)\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
     "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
@@ -133,7 +136,9 @@ static const char schema_sql[] =
  * 1 -> 2: provenance of sharded and merged benchmarks (columns appended, so a
  * migrated database has the same columns in the same order as a new one).
  * 2 -> 3: runs.stage, the confirmation runs after a sweep; runs.device_mem_bytes.
- * 3 -> 4: runs.step_ms_mean, opt_ms_median, opt_ms_mean. */
+ * 3 -> 4: runs.step_ms_mean, opt_ms_median, opt_ms_mean.
+ * 4 -> 5: runs.git_rev, runs.host (a benchmark continued or grown by another
+ * build or machine holds runs of several). */
 static const char *const migrations[] = {
     "ALTER TABLE benchmarks ADD COLUMN shard TEXT;"
     "ALTER TABLE benchmarks ADD COLUMN provenance TEXT;"
@@ -143,8 +148,10 @@ static const char *const migrations[] = {
     "ALTER TABLE runs ADD COLUMN step_ms_mean REAL;"
     "ALTER TABLE runs ADD COLUMN opt_ms_median REAL;"
     "ALTER TABLE runs ADD COLUMN opt_ms_mean REAL;",
+    "ALTER TABLE runs ADD COLUMN git_rev TEXT;"
+    "ALTER TABLE runs ADD COLUMN host TEXT;",
 };
-#define N_MIGRATIONS 3
+#define N_MIGRATIONS 4
 
 enum {
     ST_BEGIN_BENCH,
@@ -892,6 +899,32 @@ ob_status ob_store_run_started(ob_store *s, int64_t run_id, ob_err *e)
     OB_TRY(stmt(s, ST_RUN_STARTED, &q, e));
     sqlite3_bind_int64(q, 1, run_id);
     return update_one(s, q, "marking the run started", run_id, e);
+}
+
+static ob_status prep(ob_store *s, const char *sql, sqlite3_stmt **q, ob_err *e);
+
+ob_status ob_store_run_provenance(ob_store *s, int64_t run_id, const char *git_rev, const char *host, int continued,
+                                  ob_err *e)
+{
+    if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
+    sqlite3_stmt *q = NULL;
+    /* continued by the same: unchanged; by another: ", then X" (once per change) */
+    OB_TRY(prep(s,
+                "UPDATE runs SET "
+                "git_rev = CASE WHEN NOT ?4 OR git_rev IS NULL THEN ?2 WHEN git_rev = ?2 OR "
+                "substr(git_rev, -length(', then ' || ?2)) = ', then ' || ?2 THEN git_rev "
+                "ELSE git_rev || ', then ' || ?2 END, "
+                "host = CASE WHEN NOT ?4 OR host IS NULL THEN ?3 WHEN host = ?3 OR "
+                "substr(host, -length(', then ' || ?3)) = ', then ' || ?3 THEN host "
+                "ELSE host || ', then ' || ?3 END WHERE id = ?1",
+                &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    bind_text(q, 2, git_rev);
+    bind_text(q, 3, host);
+    sqlite3_bind_int(q, 4, continued != 0);
+    ob_status st = update_one(s, q, "recording the run's revision and host", run_id, e);
+    sqlite3_finalize(q);
+    return st;
 }
 
 ob_status ob_store_append(ob_store *s, int64_t run_id, const ob_curve_point *pts, int n_pts,

@@ -9,7 +9,7 @@
  *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
  *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
  *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin, stage,
- *        device_mem_bytes, step_ms_mean, opt_ms_median, opt_ms_mean)
+ *        device_mem_bytes, step_ms_mean, opt_ms_median, opt_ms_mean, git_rev, host)
  *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
  *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
  *   events(id, run_id, step, kind, detail)
@@ -24,7 +24,7 @@
 
 #include "core/ob.h"
 
-#define OB_SCHEMA_VERSION 4
+#define OB_SCHEMA_VERSION 5
 #define OB_APPLICATION_ID 0x4f424e43 /* 'OBNC', PRAGMA application_id */
 
 typedef struct ob_store ob_store;
@@ -121,6 +121,11 @@ ob_status ob_store_set_benchmark_config(ob_store *s, int64_t bench_id, const cha
 ob_status ob_store_add_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n,
                             int64_t *ids, ob_err *e);
 ob_status ob_store_run_started(ob_store *s, int64_t run_id, ob_err *e);
+/* The revision and host running run_id now: a run started (or started
+ * over) takes them; one continued from a checkpoint keeps its own and adds
+ * ", then REV" (", then HOST") where this one differs. */
+ob_status ob_store_run_provenance(ob_store *s, int64_t run_id, const char *git_rev, const char *host, int continued,
+                                  ob_err *e);
 /* One transaction: curve points, eval points and events of a run. */
 ob_status ob_store_append(ob_store *s, int64_t run_id, const ob_curve_point *pts, int n_pts,
                           const ob_eval_point *evals, int n_evals, const ob_event *events,

@@ -825,6 +825,22 @@ static void test_provenance(const char *db, const char *out)
     /* the Files table's notes whole, however long (summary.csv's ends with its last column) */
     CHECK(md && strstr(md, "divergence_rate, first_diverged_lr |"));
     free(md);
+    /* a run's own revision and machine (a benchmark continued or grown by
+     * another build) count over its benchmark's: one sgd run continued
+     * elsewhere pools the sgd group, and runs.csv names them */
+    st = open_store(db, OB_STORE_EXISTING);
+    if (!st) return;
+    CHECK_OK(ob_store_run_provenance(st, 2, "rev0", "host0", 0, &e), &e);
+    CHECK_OK(ob_store_run_provenance(st, 2, "rev5", "host5", 1, &e), &e);
+    ob_store_close(st);
+    write_report(db, out, &res);
+    md = slurp(out, "summary.md");
+    CHECK_MSG(md && strstr(md, "(W / sgd: revisions rev0, then rev5 and rev0; machines host0, then host5 and host0)"),
+              "%s", md ? strstr(md, "Pooled") : "");
+    free(md);
+    char *csv = slurp(out, "runs.csv");
+    CHECK(csv && strstr(csv, ",\"rev0, then rev5\",\"host0, then host5\"\n"));
+    free(csv);
 }
 
 /* The benchmarks the report and history tell apart by: those with runs,

@@ -554,6 +554,40 @@ static void test_find_grown(void)
     ob_store_close(s);
 }
 
+/* A run's revision and host: a start takes them, a continuation by the same
+ * keeps them, by another adds ", then X" once, a start over replaces them. */
+static void test_run_provenance(void)
+{
+    ob_err e = {0};
+    ob_store *s = open_created("prov.db", NULL, 0);
+    if (!s) return;
+    int64_t bench = 0, id = 0;
+    CHECK_OK(ob_store_begin_benchmark(s, "b", "", "rev", "host", "cpu", "CPU", &bench, &e), &e);
+    ob_run_spec r = {.cell = 0, .workload = "quadratic", .workload_params = "{}", .optimizer = "sgd",
+                     .hparams = "{}", .lr = 0.1, .seed = 0, .steps = 10};
+    CHECK_OK(ob_store_add_runs(s, bench, &r, 1, &id, &e), &e);
+    sqlite3 *db = ob_store_db(s);
+    char got[200];
+    const char *steps[][4] = {{"A", "h1", "0", "A|h1"},
+                              {"A", "h1", "1", "A|h1"},
+                              {"B", "h1", "1", "A, then B|h1"},
+                              {"B", "h2", "1", "A, then B|h1, then h2"},
+                              {"A", "h2", "1", "A, then B, then A|h1, then h2"},
+                              {"C", "h3", "0", "C|h3"}};
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        CHECK_OK(ob_store_run_provenance(s, id, steps[i][0], steps[i][1], steps[i][2][0] == '1', &e), &e);
+        sqlite3_stmt *q = NULL;
+        got[0] = '\0';
+        if (sqlite3_prepare_v2(db, "SELECT git_rev || '|' || host FROM runs", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            snprintf(got, sizeof got, "%s", (const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+        CHECK_MSG(!strcmp(got, steps[i][3]), "step %zu: '%s', want '%s'", i, got, steps[i][3]);
+    }
+    CHECK(ob_store_run_provenance(s, 999, "A", "h", 0, &e) != OB_OK);
+    ob_store_close(s);
+}
+
 /* OB_DB_CHECK: off skips the page check, on (or unset) keeps it, anything
  * else is refused naming the variable; a second connection of the process
  * (OB_STORE_AGAIN, a worker thread's) does not check, nor read the variable,
@@ -600,6 +634,7 @@ int main(void)
     test_refusals();
     test_confirm_runs();
     test_find_grown();
+    test_run_provenance();
     test_page_check_setting();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -44,6 +44,9 @@ python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/a.db" >"$tmp/cmp" || fail 
 # the stored configuration is the grown matrix's
 cfg=$(q "$tmp/a.db" "select config from benchmarks where id = 1")
 grep -q "^optimizers: \[sgd, lion, adam\]" <<<"$cfg" || fail "the benchmark's configuration: $cfg"
+# each run records the build and machine that ran it: here the benchmark's
+[ "$(q "$tmp/a.db" "select count(*) from runs r join benchmarks b on b.id = r.benchmark_id where r.git_rev = b.git_rev and r.host = b.host")" = 24 ] ||
+  fail "the runs' revision and host: $(q "$tmp/a.db" "select distinct git_rev, host from runs")"
 # finished: a second --resume has nothing to do
 "$OPTBENCH" "${base[@]}" --optimizers sgd,lion,adam --db "$tmp/a.db" --resume 2>"$tmp/err" >/dev/null || fail "again"
 grep -q "24 of 24 cells finished before, 0 to continue" "$tmp/err" || fail "again: $(cat "$tmp/err")"

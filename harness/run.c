@@ -740,6 +740,9 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
         st = ob_fail(&e, OB_ERR_NOMEM, "out of memory for the curve of %lld steps", (long long)steps);
         goto out;
     }
+    /* the machine running it now: its runs record it (the provenance below, a resume's event) */
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
     if (continuing) {
         run_state rs;
         CK(restore_checkpoint(x, j, dev, store, &cs, ckdir, &rs, &start, &e, store_err, &sst));
@@ -771,8 +774,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
         if (start > 0) {
             /* the run's record says it was stopped and continued here (AlgoPerf
              * counts a run's preemptions too): an event at the checkpoint's step */
-            char what[400], host[256] = "?";
-            gethostname(host, sizeof host - 1);
+            char what[400];
             snprintf(what, sizeof what, "continued from its checkpoint at step %lld (process %ld on %s)",
                      (long long)start, (long)getpid(), host);
             const ob_event ev = {.step = start, .kind = "resumed", .detail = what};
@@ -781,13 +783,9 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
     } else {
         CKS(ob_store_run_started(store, run_id, store_err));
     }
-    {
-        /* which build and machine ran it (a benchmark continued or grown
-         * elsewhere holds runs of several: the report tells them apart) */
-        char host[256] = "?";
-        gethostname(host, sizeof host - 1);
-        CKS(ob_store_run_provenance(store, run_id, OB_GIT_REV, host, continuing && start > 0, store_err));
-    }
+    /* which build and machine ran it (a benchmark continued or grown
+     * elsewhere holds runs of several: the report tells them apart) */
+    CKS(ob_store_run_provenance(store, run_id, OB_GIT_REV, host, continuing && start > 0, store_err));
     if (eval_every > 0 && start == 0) {
         ob_eval_point ep;
         CK(eval_now(&cs, 0, &last_eval, &ep, &e));

@@ -1749,6 +1749,94 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
 
 /* ---- figures over all workloads ---------------------------------------------- */
 
+/* More configurations on a workload than its curve figures can show apart:
+ * the figures then draw each optimizer's best configuration. */
+#define FIG_MAX_CONFIGS 12
+
+/* The slots of the dot plots' groups: one per label (configuration), or,
+ * with more than FIG_MAX_CONFIGS labels of which some optimizer has several
+ * (a sweep or a search), one per optimizer, its point on each workload from
+ * one of its configurations there, picked by pick_config. */
+typedef struct bar_slots {
+    int n;             /* slots in each workload's group */
+    int reduced;       /* 1: one slot per optimizer */
+    int *lab;          /* (n_wl x n) the label at slot j of workload w; -1: none ran there */
+    int *lt;           /* (n) the slot's line type (colour, marker): its first label's, label + 1 */
+    const char **name; /* (n) the legend's entry */
+} bar_slots;
+
+static void bar_slots_free(bar_slots *b)
+{
+    free(b->lab);
+    free(b->lt);
+    free(b->name);
+}
+
+/* The group of optimizer i (ob_stats' tuned index) that the dot plot of
+ * kind draws on workload w, -1 where it has none: for the time to target
+ * (kind 3) the configuration that got there soonest (the tuned profile's
+ * pick when that is on training time; ties: the first label), else one that
+ * got there untimed, else one whose runs did not all diverge, else any; for
+ * the others, the best configuration (the lowest median final loss at its
+ * best lr: the report's table, best_configuration.csv). */
+static int pick_config(const ob_dataset *d, const ob_stats *s, int w, int i, int kind, const ob_best_config *rows,
+                       int n_rows)
+{
+    const char *name = d->opt_names[s->tuned_first[i]];
+    int best = -1;
+    for (int r = 0; r < n_rows && best < 0; r++)
+        if (!strcmp(d->opt_names[s->g[rows[r].best].opt], name)) best = rows[r].best;
+    if (kind != 3 || best < 0) return best;
+    int pick = -1, tier = 5;
+    for (int o = 0; o < d->n_opt; o++) {
+        if (strcmp(d->opt_names[o], name)) continue;
+        const ob_group *g = ob_stats_group(s, w, o);
+        if (!g) continue;
+        const int all_div = g->n_finished > 0 && g->n_diverged == g->n_finished;
+        const int t = !g->tt_censored && isfinite(g->tt_time_s) ? 1 : !g->tt_censored ? 2 : !all_div ? 3 : 4;
+        const int k = (int)(g - s->g);
+        if (t < tier || (t == 1 && tier == 1 && g->tt_time_s < s->g[pick].tt_time_s)) tier = t, pick = k;
+    }
+    return pick >= 0 ? pick : best;
+}
+
+static ob_status bar_slots_make(const ob_dataset *d, const ob_stats *s, int kind, bar_slots *b, ob_err *e)
+{
+    memset(b, 0, sizeof *b);
+    b->reduced = d->n_opt > FIG_MAX_CONFIGS && s->n_tuned > 0;
+    b->n = b->reduced ? s->n_tuned : d->n_opt;
+    b->lab = malloc(((size_t)d->n_wl * b->n + 1) * sizeof *b->lab);
+    b->lt = malloc(((size_t)b->n + 1) * sizeof *b->lt);
+    b->name = malloc(((size_t)b->n + 1) * sizeof *b->name);
+    ob_best_config *rows = b->reduced ? malloc(((size_t)s->n_g + 1) * sizeof *rows) : NULL;
+    if (!b->lab || !b->lt || !b->name || (b->reduced && !rows)) {
+        free(rows);
+        bar_slots_free(b);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    for (int j = 0; j < b->n; j++) {
+        const int o = b->reduced ? s->tuned_first[j] : j;
+        b->lt[j] = o + 1;
+        b->name[j] = b->reduced ? d->opt_names[o] : d->opt_labels[o];
+    }
+    for (int w = 0; w < d->n_wl; w++) {
+        int swept = 0;
+        const int n_rows = b->reduced ? ob_stats_best_configs(d, s, w, rows, s->n_g, &swept) : 0;
+        for (int j = 0; j < b->n; j++) {
+            int lab = j;
+            if (b->reduced) {
+                const int k = pick_config(d, s, w, j, kind, rows, n_rows);
+                lab = k >= 0 ? s->g[k].opt : -1;
+            } else if (!ob_stats_group(s, w, j)) {
+                lab = -1;
+            }
+            b->lab[w * b->n + j] = lab;
+        }
+    }
+    free(rows);
+    return OB_OK;
+}
+
 /* x position of optimizer o's point in the group of workload w, and the
  * width of one slot: each workload is a group of n_opt slots plus one slot of
  * gap, centred on x = w (the row index of the bars_*.csv tables). */
@@ -1775,21 +1863,27 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
      * target the loss met before training (time to target not ranked), 8 not
      * reached because every run diverged, at every lr (ob_group_no_best's
      * "every run diverged"), which "not reached" would tell as merely slow */
-    int n_slots = d->n_wl * d->n_opt;
+    bar_slots b;
+    OB_TRY(bar_slots_make(d, s, kind, &b, e));
+    const int n_col = b.n, n_slots = d->n_wl * n_col;
     int *what = calloc((size_t)n_slots, sizeof *what);
-    if (!what) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    if (!what) {
+        bar_slots_free(&b);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
     range r = {NAN, NAN};
     int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0, n_atstart = 0;
     int n_alldiv = 0, n_ranges = 0, n_open = 0;
     for (int w = 0; w < d->n_wl; w++)
-        for (int o = 0; o < d->n_opt; o++) {
-            const ob_group *g = ob_stats_group(s, w, o);
+        for (int j = 0; j < n_col; j++) {
+            const int o = b.lab[w * n_col + j];
+            const ob_group *g = o >= 0 ? ob_stats_group(s, w, o) : NULL;
             if (!g) {
-                what[w * d->n_opt + o] = 5, n_notrun++;
+                what[w * n_col + j] = 5, n_notrun++;
                 continue;
             }
             n_groups++;
-            int *m = &what[w * d->n_opt + o];
+            int *m = &what[w * n_col + j];
             if (kind == 3) {
                 if (s->target_at_start[w]) *m = 7, n_atstart++;
                 else if (g->tt_censored && g->n_finished > 0 && g->n_diverged == g->n_finished) *m = 8, n_alldiv++;
@@ -1819,6 +1913,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         }
     if (n_groups == 0 || (n_bars == 0 && n_zero == 0)) {
         free(what);
+        bar_slots_free(&b);
         static const char *const why[] = {
             "Not drawn: no run recorded a step time.",
             "Not drawn: no run recorded its peak memory.",
@@ -1869,6 +1964,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
     if (st != OB_OK) {
         free(what);
+        bar_slots_free(&b);
         return st;
     }
     FILE *f = sc.f;
@@ -1887,7 +1983,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");
     else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
     else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", unit);
-    double slot = bar_slot(d->n_opt);
+    double slot = bar_slot(n_col);
     size_t label_chars = 0; /* the workload labels side by side: rotated when they would run into each other */
     for (int w = 0; w < d->n_wl; w++) label_chars += strlen(d->wl_labels[w]) + 2;
     fprintf(f,
@@ -1896,11 +1992,38 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "unset xlabel\n"
             "# a dot plot: one group of points per workload (row r of the table at x = r), one slot per\n"
             "# optimizer, each point in its optimizer's colour and marker shape (style.gp)\n"
-            "slot = %.17g\n"
-            "off(i) = (i - 2 - (%d - 1) / 2.0) * slot   # column i is optimizer i - 1\n"
+            "slot = %.17g\n",
+            title, ylabel, logy ? " (log scale)" : "", slot);
+    if (b.reduced) {
+        /* slot j draws, in row r of the table, column C[j]'s (r + 1)-th word:
+         * the column of the configuration it shows on that workload */
+        fprintf(f,
+                "# one slot per optimizer (%d configurations would crowd each group): in each workload's row,\n"
+                "# the column of the configuration it shows there, C[j]'s word r + 1 for row r (0: not run);\n"
+                "# LT[j]: the line type (colour, marker) of the optimizer's first configuration\n"
+                "array C[%d]\n",
+                d->n_opt, n_col);
+        for (int j = 0; j < n_col; j++) {
+            fprintf(f, "C[%d] = \"", j + 1);
+            for (int w = 0; w < d->n_wl; w++) {
+                const int o = b.lab[w * n_col + j];
+                fprintf(f, "%s%d", w ? " " : "", o >= 0 ? o + 2 : 0);
+            }
+            fprintf(f, "\"   # %s\n", b.name[j]);
+        }
+        fprintf(f, "array LT[%d] = [", n_col);
+        for (int j = 0; j < n_col; j++) fprintf(f, "%s%d", j ? ", " : "", b.lt[j]);
+        fprintf(f, "]\n"
+                   "c(j) = int(word(C[j], int($0) + 1))\n"
+                   "off(j) = (j - 1 - (%d - 1) / 2.0) * slot   # slot j is optimizer j\n",
+                n_col);
+    } else {
+        fprintf(f, "off(i) = (i - 2 - (%d - 1) / 2.0) * slot   # column i is optimizer i - 1\n", n_col);
+    }
+    fprintf(f,
             "set xrange [-0.5:%d.5]\n"
             "set xtics nomirror scale 0%s (",
-            title, ylabel, logy ? " (log scale)" : "", slot, d->n_opt, d->n_wl - 1,
+            d->n_wl - 1,
             d->n_wl > 5 || label_chars > 90 ? " rotate by -25" : "");
     for (int w = 0; w < d->n_wl; w++) {
         char wq[512];
@@ -1931,24 +2054,24 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
      * between workloads */
     fprintf(f, "# guide lines: each optimizer's slot, and the gaps between workloads\n");
     for (int w = 0; w < d->n_wl; w++) {
-        for (int o = 0; o < d->n_opt; o++)
+        for (int j = 0; j < n_col; j++)
             fprintf(f, "set arrow from first %.6g, graph 0 to first %.6g, graph 1 nohead back lc rgb \"#e4e4e4\" lw 1 dt 1\n",
-                    bar_x(w, o, d->n_opt), bar_x(w, o, d->n_opt));
+                    bar_x(w, j, n_col), bar_x(w, j, n_col));
         if (w + 1 < d->n_wl)
             fprintf(f, "set arrow from first %d.5, graph 0 to first %d.5, graph 1 nohead back lc rgb \"#b0b0b0\" lw 1 dt 1\n",
                     w, w);
     }
     /* marks for what has no point */
     for (int w = 0; w < d->n_wl; w++)
-        for (int o = 0; o < d->n_opt; o++) {
-            int m = what[w * d->n_opt + o];
-            double x = bar_x(w, o, d->n_opt);
+        for (int j = 0; j < n_col; j++) {
+            int m = what[w * n_col + j];
+            double x = bar_x(w, j, n_col);
             if (m == 2) /* on a linear axis its point is at 0: the mark above it */
                 fprintf(f, "set label \"0 B\" at first %.6g, graph %s center front tc lt %d\n", x,
-                        logy ? "0.025" : "0.07", o + 1);
+                        logy ? "0.025" : "0.07", b.lt[j]);
             else if (m == 3 || m == 4 || m == 8)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc lt %d\n",
-                        m == 3 ? "not reached" : m == 8 ? "diverged at every lr" : "step time unknown", x, o + 1);
+                        m == 3 ? "not reached" : m == 8 ? "diverged at every lr" : "step time unknown", x, b.lt[j]);
             else if (m == 7)
                 fprintf(f, "set label \"target met at start\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
                         x);
@@ -1957,16 +2080,18 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                         m == 5 ? "not run" : "no data", x);
         }
     size_t key_len = 0;
-    for (int o = 0; o < d->n_opt; o++)
-        if (strlen(d->opt_labels[o]) > key_len) key_len = strlen(d->opt_labels[o]);
-    key_fit(&sc, d->n_opt, key_len);
+    for (int j = 0; j < n_col; j++)
+        if (strlen(b.name[j]) > key_len) key_len = strlen(b.name[j]);
+    key_fit(&sc, n_col, key_len);
     /* always an expression: a column without a value (an optimizer that
      * reached the target nowhere) is then undefined points, not a gnuplot
-     * warning that it has none */
-    char using[64];
-    /* an infinite time (not reached, inf in the CSV) draws no point either */
-    snprintf(using, sizeof using, "(column(i) < 1e308 ? column(i) / %.17g : NaN)", scale);
-    /* lt (i - 1): the optimizer's colour and marker shape (pt) from style.gp */
+     * warning that it has none; an infinite time (not reached, inf in the
+     * CSV) draws no point either. Each slot's column: i, or with one slot
+     * per optimizer c(j), its configuration's on the row's workload (0: none) */
+    const char *col = b.reduced ? "c(j)" : "i", *it = b.reduced ? "j" : "i";
+    const char *has = b.reduced ? "c(j) > 0 && " : "", *lt = b.reduced ? "LT[j]" : "(i - 1)";
+    const int it0 = b.reduced ? 1 : 2, it1 = b.reduced ? n_col : n_col + 1;
+    /* lt: the optimizer's colour and marker shape (pt) from style.gp */
     if (n_ranges) /* an interval open above (a seed never got there, inf in the CSV) is an arrow to the top */
         fprintf(f, "top = %.6g  # the top of the y range\n"
                    "hi(c) = column(c) < 1e308 ? column(c) / %.17g : NaN\n"
@@ -1975,28 +2100,32 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     fprintf(f, "plot ");
     if (n_ranges) /* first, under the points: each time's interval, the noise that ties ranks */
         fprintf(f,
-                "for [i=2:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(i)):"
-                "(column(2 * i - 2) / %.17g):(column(2 * i - 2) / %.17g):"
-                "(hi(2 * i - 1)) with yerrorbars lt (i - 1) pt -1 lw 1 notitle, \\\n  ",
-                d->n_opt + 1, scale, scale);
+                "for [%s=%d:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(%s)):"
+                "(%scolumn(2 * %s - 2) / %.17g%s):(column(2 * %s - 2) / %.17g):"
+                "(hi(2 * %s - 1)) with yerrorbars lt %s pt -1 lw 1 notitle, \\\n  ",
+                it, it0, it1, it, b.reduced ? "c(j) > 0 ? " : "", col, scale, b.reduced ? " : NaN" : "", col,
+                scale, col, lt);
     if (n_open)
         fprintf(f,
-                "for [i=2:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(i)):"
-                "(column(2 * i - 2) / %.17g):(0):(up(2 * i - 1)) with vectors head size screen 0.008,25 filled "
-                "lt (i - 1) lw 1 notitle, \\\n  ",
-                d->n_opt + 1, scale);
-    fprintf(f, "for [i=2:%d] '%s' skip 1 using ($0 + off(i)):%s with points lt (i - 1) ps (1.7 * PS) notitle",
-            d->n_opt + 1, files[kind], using);
+                "for [%s=%d:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(%s)):"
+                "(%scolumn(2 * %s - 2) / %.17g%s):(0):(up(2 * %s - 1)) with vectors head size screen 0.008,25 "
+                "filled lt %s lw 1 notitle, \\\n  ",
+                it, it0, it1, it, b.reduced ? "c(j) > 0 ? " : "", col, scale, b.reduced ? " : NaN" : "", col, lt);
+    fprintf(f,
+            "for [%s=%d:%d] '%s' skip 1 using ($0 + off(%s)):(%scolumn(%s) < 1e308 ? column(%s) / %.17g : NaN) "
+            "with points lt %s ps (1.7 * PS) notitle",
+            it, it0, it1, files[kind], it, has, col, col, scale, lt);
     /* the legend names every optimizer, also one without a single point */
-    for (int o = 0; o < d->n_opt; o++) {
+    for (int j = 0; j < n_col; j++) {
         char oq[512];
-        ob_gp_str(d->opt_labels[o], oq, sizeof oq);
-        fprintf(f, ", \\\n  NaN with points lt %d ps (1.7 * PS) title \"%s\"", o + 1, oq);
+        ob_gp_str(b.name[j], oq, sizeof oq);
+        fprintf(f, ", \\\n  NaN with points lt %d ps (1.7 * PS) title \"%s\"", b.lt[j], oq);
     }
     fprintf(f, "\n");
     ob_status closed = script_close(&sc, e);
     if (closed != OB_OK) {
         free(what);
+        bar_slots_free(&b);
         return closed;
     }
     static const char *const caps[] = {
@@ -2023,8 +2152,11 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                       "before any update, so its times are not shown." : "";
     if (kind == 3 && (n_unreached || n_alldiv || n_untimed || n_atstart))
         snprintf(extra, sizeof extra, "%s%s%s%s",
-                 n_unreached ? " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
-                               "target at any learning rate: it has no time to show." : "",
+                 !n_unreached ? ""
+                 : b.reduced  ? " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
+                                "target at any learning rate, in any configuration: it has no time to show."
+                              : " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
+                                "target at any learning rate: it has no time to show.",
                  n_alldiv ? " \"diverged at every lr\": every run of the optimizer there diverged, so it has no "
                             "time to show." : "",
                  n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "", atstart);
@@ -2041,10 +2173,22 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         snprintf(median_note, sizeof median_note,
                  " Time to target from median step times on %s: some runs there predate the mean (schema < 4), so "
                  "every optimizer there is timed by its median.", names);
-    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s", caps[kind],
+    char reduced[500] = "";
+    if (b.reduced)
+        snprintf(reduced, sizeof reduced,
+                 " With %d configurations, each optimizer is one point per workload: %s; every configuration's "
+                 "value is in %s.",
+                 d->n_opt,
+                 kind == 3 ? "its configuration that got there soonest (profile_tuned_picks.csv names it where "
+                             "the profile is on the training time, the default)"
+                           : "its best configuration there (the lowest median final loss at its best lr, "
+                             "best_configuration.csv)",
+                 files[kind]);
+    bar_slots_free(&b);
+    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s%s", caps[kind],
                    " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
                    "within each workload's group.",
-                   n_ranges ? (n_open ? " A bar through a point spans the time's 95% interval (that of the seeds' "
+                   reduced, n_ranges ? (n_open ? " A bar through a point spans the time's 95% interval (that of the seeds' "
                                         "steps x that of the median step time over the runs): the noise within "
                                         "which the tables tie ranks. An arrow to the top of the plot is an "
                                         "interval open above: a seed in it never got there."
@@ -2190,10 +2334,6 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     free(label);
     return st;
 }
-
-/* More configurations on a workload than its curve figures can show apart:
- * the figures then draw each optimizer's best configuration. */
-#define FIG_MAX_CONFIGS 12
 
 /* The groups the curve figures of workload w (training loss, held-out,
  * lr) draw, into sel (room for s->n_g): every group of w, unless there are

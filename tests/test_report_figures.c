@@ -1517,6 +1517,73 @@ static void test_dot_plots(const char *dir, int have_gnuplot)
     if (have_gnuplot) check_pngs_of_page(out);
 }
 
+/* The column (1-based) of label in a CSV's header, 0 when not there. */
+static int csv_col(const char *csv, const char *label)
+{
+    char want[128];
+    snprintf(want, sizeof want, "\"%s\"", label);
+    const char *end = strchr(csv, '\n'), *at = strstr(csv, want);
+    if (!at || (end && at > end)) return 0;
+    int col = 1;
+    for (const char *p = csv; p < at; p++) col += *p == ',';
+    return col;
+}
+
+/* Past FIG_MAX_CONFIGS configurations the dot plots give each optimizer one
+ * slot, its point on each workload from one configuration there: for step
+ * time and memory the best (lowest median final loss at its best lr), for
+ * the time to target the one that got there soonest. adam has 13
+ * configurations: on w beta2=0.904 has the lowest final loss but gets to
+ * the target late, 0.908 soonest; on v 0.911 is both; sgd runs on w alone. */
+static void test_dot_plots_reduced(const char *dir, int have_gnuplot)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "dots_reduced");
+    for (int k = 1; k <= 13; k++) {
+        char extra[64];
+        snprintf(extra, sizeof extra, "\"beta2\":0.9%02d", k);
+        const double ms = 1.0 + 0.1 * k; /* tells the configurations apart in bars_step_ms.csv */
+        const double fw = k == 4 ? 0.5 : k == 8 ? 0.52 : 1.0 + 0.01 * k, tw = k == 4 ? 40 : k == 8 ? 2 : 20;
+        fx_add(s, fix.bench, &(fx_run){"w", "adam", extra, 0.01, 0, "done", fw, tw, ms, ms, 4096, 800, fw, NAN, 0});
+        fx_add(s, fix.bench, &(fx_run){"v", "adam", extra, 0.01, 0, "done", k == 11 ? 0.4 : 1.0, k == 11 ? 3 : 20, ms,
+                                       ms, 4096, 800, 1.0, NAN, 0});
+    }
+    fx_add(s, fix.bench, &(fx_run){"w", "sgd", NULL, 0.01, 0, "done", 2.0, 20, 0.5, 0.5, 2048, 0, 2.0, NAN, 0});
+    ob_report_result res;
+    fixture_report(&fix, have_gnuplot, &res);
+    CHECK(res.n_render_failed == 0);
+
+    char *csv = slurp(fix.out, "bars_step_ms.csv");
+    CHECK(csv != NULL);
+    if (!csv) return;
+    const int c4 = csv_col(csv, "adam beta2=0.904"), c8 = csv_col(csv, "adam beta2=0.908"),
+              c11 = csv_col(csv, "adam beta2=0.911"), csgd = csv_col(csv, "sgd");
+    const int v_first = strstr(csv, "\n\"v\",") < strstr(csv, "\n\"w\",");
+    CHECK_MSG(c4 > 1 && c8 > 1 && c11 > 1 && csgd > 1 && count_of(csv, ",") == 3 * 14, "%s", csv); /* every config */
+    static const char *const dots[] = {"step_time.gp", "memory_peak.gp", "memory_state.gp", "time_to_target.gp"};
+    for (int i = 0; i < 4; i++) {
+        char *gp = slurp(fix.out, dots[i]);
+        char adam[64], sgd[64];
+        const int cw = i == 3 ? c8 : c4;
+        snprintf(adam, sizeof adam, "C[1] = \"%d %d\"   # adam\n", v_first ? c11 : cw, v_first ? cw : c11);
+        snprintf(sgd, sizeof sgd, "C[2] = \"%d %d\"   # sgd\n", v_first ? 0 : csgd, v_first ? csgd : 0);
+        CHECK_MSG(gp && strstr(gp, "array C[2]\n") && strstr(gp, adam) && strstr(gp, sgd) &&
+                      strstr(gp, "array LT[2] = [1, 14]\n") &&
+                      strstr(gp, "with points lt LT[j] ps (1.7 * PS) notitle") &&
+                      count_of(gp, "NaN with points lt ") == 2 && strstr(gp, "NaN with points lt 1 ps (1.7 * PS) title \"adam\"") &&
+                      strstr(gp, "NaN with points lt 14 ps (1.7 * PS) title \"sgd\"") &&
+                      count_of(gp, "nohead back lc rgb \"#e4e4e4\"") == 4 && count_of(gp, "set label \"not run\"") == 1,
+                  "%s: want %s and %s in\n%s", dots[i], adam, sgd, gp ? gp : "nothing");
+        free(gp);
+    }
+    free(csv);
+    char *md = slurp(fix.out, "summary.md");
+    CHECK(md && count_of(md, "With 14 configurations, each optimizer is one point per workload") == 4 &&
+          strstr(md, "its configuration that got there soonest"));
+    free(md);
+    if (have_gnuplot) check_pngs_of_page(fix.out);
+}
+
 /* The loss floor: a dashed line where it lies near the curves, a legend
  * entry alone where drawing it would stretch the axis far below them (bert's
  * entropy floor under losses near the vocabulary's log). */
@@ -1585,6 +1652,7 @@ int main(void)
     test_mixed_means(dir);
     test_loss_floor(dir, have_gnuplot);
     test_dot_plots(dir, have_gnuplot);
+    test_dot_plots_reduced(dir, have_gnuplot);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (getenv("OB_TEST_KEEP")) printf("kept %s\n", dir); /* to look at the figures */

@@ -670,6 +670,7 @@ int ob_cmd_run(int argc, char **argv)
     fprintf(stderr, "optbench: %d done, %d diverged, %d failed", sum.done, sum.diverged, sum.failed);
     if (sum.skipped) fprintf(stderr, ", %d finished before", sum.skipped);
     if (sum.resumed) fprintf(stderr, ", %d continued from a checkpoint", sum.resumed);
+    if (sum.restarted) fprintf(stderr, ", %d started over (no usable checkpoint)", sum.restarted);
     if (sum.busy) fprintf(stderr, ", %d run by another process", sum.busy);
     fprintf(stderr, "; benchmark %lld in %s\n", (long long)sum.bench_id, cfg.db);
     fprintf(stderr, "optbench: next: optbench report --db %s --out report/\n", cfg.db);

@@ -676,7 +676,8 @@ static ob_status replicas_sum(const replicas *rp, cell_state *cs, int k, ob_err 
 /* Train one cell. Returns a non-OK status only for store failures (which end
  * the matrix, store_err says why); everything else is reported in res. A
  * checkpoint that cannot be written also ends the matrix (*stop_matrix),
- * after the run is recorded as interrupted. */
+ * after the run is recorded as interrupted. *resumed_from: the checkpoint's step
+ * it continued from, -1 when it had begun before and started over, 0 else. */
 static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_store *store, int continuing,
                           const char *ckdir, const char *ckdir_before, ob_run_result *res, char *errbuf, size_t errlen,
                           ob_err *store_err, int *stop_matrix, int *resumed_from)
@@ -753,9 +754,11 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             CK(restore_checkpoint(x, j, dev, store, &cs, ckdir_before, &rs, &start, &e, store_err, &sst));
             if (sst != OB_OK) goto out;
         }
-        if (start == 0)
+        if (start == 0) {
             fprintf(stderr, "optbench: run %lld: no usable checkpoint (in %s%s%s): starting it over\n",
                     (long long)run_id, ckdir, ckdir_before[0] ? " or " : "", ckdir_before);
+            *resumed_from = -1;
+        }
         if (start > 0) {
             done = start;
             first_loss = rs.first_loss;
@@ -778,6 +781,14 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             snprintf(what, sizeof what, "continued from its checkpoint at step %lld (process %ld on %s)",
                      (long long)start, (long)getpid(), host);
             const ob_event ev = {.step = start, .kind = "resumed", .detail = what};
+            CKS(ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err));
+        } else {
+            /* stopped before it had a checkpoint (or every one was damaged):
+             * its steps were done again, which its record says too */
+            char what[400];
+            snprintf(what, sizeof what, "started over: stopped without a usable checkpoint (process %ld on %s)",
+                     (long)getpid(), host);
+            const ob_event ev = {.step = 0, .kind = "restarted", .detail = what};
             CKS(ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err));
         }
     } else {
@@ -1184,6 +1195,7 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     else if (!strcmp(res.status, "interrupted")) x->sum->interrupted++;
     else x->sum->failed++;
     if (resumed_from > 0) x->sum->resumed++;
+    else if (resumed_from < 0) x->sum->restarted++;
     if (x->multi)
         ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
     ob_progress_cell_end(x->prog, res.status, res.final_loss, res.steps_done, res.diverged_step, res.wall_s,

@@ -32,6 +32,7 @@ typedef struct ob_run_summary {
     int done, diverged, failed, interrupted;
     int skipped;   /* finished before this process started (--resume) */
     int resumed;   /* continued from a checkpoint */
+    int restarted; /* begun before, started over: no usable checkpoint */
     int busy;      /* finished by another process after this one planned it */
     int64_t bench_id;
     int stop_signal; /* SIGINT/SIGTERM that stopped the matrix, 0 when none */

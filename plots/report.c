@@ -1024,6 +1024,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                       "uninterrupted one (on the CPU bit for bit, on the same device text), and its step times "
                       "leave out the first 5 steps of each process that ran it.",
                   n_res, n_res == 1 ? "was" : "were", n_stops, n_stops == 1 ? "" : "s");
+        int n_over = 0;
+        for (int i = 0; i < d->n; i++) n_over += d->runs[i].n_restarted > 0;
+        if (n_over)
+            doc_p(dc, "%d of the runs %s begun, stopped without a usable checkpoint and started over (runs.csv's "
+                      "restarts column names them): their steps until the stop were done again, which the "
+                      "benchmark's wall time holds but their results do not.",
+                  n_over, n_over == 1 ? "was" : "were");
     }
     if (d->n_superseded)
         doc_p(dc, "%d older run%s of cells that were run again %s not counted (the latest finished run of "

@@ -408,7 +408,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END, "
              " chosen_, mean_, optmed_, optmean_, "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed'), "
-             " coalesce(rev_, ''), coalesce(host_, '') "
+             " coalesce(rev_, ''), coalesce(host_, ''), "
+             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'restarted') "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
              "      %s AS optmed_, %s AS optmean_, %s AS rev_, %s AS host_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
@@ -497,6 +498,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->n_skip_spike = sqlite3_column_int64(q, 30);
         r->n_rollback = sqlite3_column_int64(q, 31);
         r->n_resumed = sqlite3_column_int64(q, 39);
+        r->n_restarted = sqlite3_column_int64(q, 42);
         r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
                      !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
         r->diverged = !strcmp(r->status, "diverged");

@@ -39,6 +39,9 @@ typedef struct ob_rrun {
      * gradient or loss, skipped by the spike guard, rolled back */
     int64_t n_skip_nonfinite, n_skip_spike, n_rollback;
     int64_t n_resumed;            /* times the run was stopped and continued from a checkpoint */
+    int64_t n_restarted;          /* times it was begun, stopped without a usable checkpoint and
+                                   * started over (its 'restarted' events; a database of an optbench
+                                   * before them: 0) */
     char *git_rev, *host;         /* the revision and machine that ran it ("A, then B": continued by
                                    * another); "" unknown (a database of schema < 5: the benchmark's) */
     double final_loss, best_loss, eval_loss, eval_metric, loss_floor;    /* NaN when unknown */

@@ -4,7 +4,7 @@
 Compares the results of two databases cell by cell (by cell index, the
 newest benchmark with runs of each): status, steps, final/best/eval loss,
 divergence step, and every curve point, evaluation and event (but the
-"resumed" events, which record a stop, not a result), exactly (bit
+"resumed" and "restarted" events, which record a stop, not a result), exactly (bit
 for bit). Also checks that each curve has no gap and no duplicate. Used by
 the resume, signal, shard and concurrency tests. Exit 0 when identical."""
 import sqlite3
@@ -21,8 +21,8 @@ def load(path):
             rid, cell = row[0], row[1]
             curve = q("select step, loss, grad_norm, lr from curves where run_id=? order by step", rid)
             evals = q("select step, loss, metric from evals where run_id=? order by step", rid)
-            # a 'resumed' event records that the run was stopped and continued, not a result
-            events = q("select step, kind, detail from events where run_id=? and kind <> 'resumed' "
+            # a 'resumed' or 'restarted' event records that the run was stopped, not a result
+            events = q("select step, kind, detail from events where run_id=? and kind NOT IN ('resumed', 'restarted') "
                        "order by step, kind, detail", rid)
             runs[cell] = (row[2:], curve, evals, events, rid)
     return runs

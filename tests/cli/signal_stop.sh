@@ -2,7 +2,8 @@
 # SIGINT / SIGTERM: the current step finishes, the run is checkpointed and
 # marked interrupted, the exit status is 130 / 143, and --resume then gives
 # the uninterrupted results bit for bit (and records that it continued the
-# run: a 'resumed' event, runs.csv's resumes, a line of the report). Two SIGINTs in a row stop at once
+# run: a 'resumed' event, runs.csv's resumes, a line of the report; one
+# whose checkpoints are gone starts over, and says so). Two SIGINTs in a row stop at once
 # (exit 130) and lose nothing either; two SIGTERMs stop as one does.
 . "$(dirname "$0")/common.bash"
 args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --steps 4000 --eval-every 500
@@ -47,6 +48,32 @@ for sig in INT TERM; do
   for f in "$tmp"/ref/*.f32; do cmp -s "$f" "$tmp/$sig/$(basename "$f")" || fail "SIG$sig: parameters differ: $(basename "$f")"; done
   [ -z "$(ls -A "$ckroot" 2>/dev/null)" ] || fail "SIG$sig: checkpoints left in $ckroot after the runs finished"
 done
+
+# a stop whose checkpoints are gone: the run starts over, gives the same
+# results, and its record says so (a 'restarted' event, runs.csv's restarts,
+# the run's last line, a line of the report), not that it was continued
+db="$tmp/over.db"
+"$OPTBENCH" "${args[@]}" --db "$db" >/dev/null 2>"$tmp/over.err" &
+pid=$!
+wait_for "$db.ckpt/run-*/ckpt-*.obck" || fail "restart: no checkpoint appeared"
+kill -INT $pid
+wait $pid
+rid=$(q "$db" "select id from runs where status='interrupted'")
+rm -rf "$db.ckpt"
+"$OPTBENCH" "${args[@]}" --db "$db" --resume 2>"$tmp/over.resume.err" || fail "restart: resume failed: $(cat "$tmp/over.resume.err")"
+grep -q "run $rid: no usable checkpoint" "$tmp/over.resume.err" || fail "restart: no message: $(cat "$tmp/over.resume.err")"
+grep -q "1 started over (no usable checkpoint)" "$tmp/over.resume.err" && ! grep -q "continued from a checkpoint" "$tmp/over.resume.err" ||
+  fail "restart: the last line: $(tail -2 "$tmp/over.resume.err")"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$db" || fail "restart: results differ"
+ev=$(q "$db" "select run_id || '|' || step || '|' || kind || '|' || detail from events where kind in ('resumed', 'restarted')")
+case "$ev" in "$rid|0|restarted|started over: stopped without a usable checkpoint (process "*) ;;
+  *) fail "restart: the events: '$ev'";; esac
+"$OPTBENCH" report --db "$db" --out "$tmp/over.rep" --no-render >/dev/null 2>&1 || fail "restart: report"
+python3 -c "import csv,sys; r=[(x['resumes'], x['restarts']) for x in csv.DictReader(open(sys.argv[1]))]; assert sorted(r)==[('0','0')]*3+[('0','1')], r" \
+  "$tmp/over.rep/runs.csv" || fail "restart: runs.csv's restarts"
+grep -q "^1 of the runs was begun, stopped without a usable checkpoint and started over" "$tmp/over.rep/summary.md" &&
+  ! grep -q "stopped and continued from a checkpoint (" "$tmp/over.rep/summary.md" || fail "restart: summary.md"
+echo "restart: run $rid started over, the same results"
 
 # two SIGINTs in a row: out at once (exit 130); the database and the
 # checkpoints stay usable and --resume ends as the uninterrupted run. The

@@ -2200,17 +2200,18 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
 }
 
 /* One performance profile figure: n curves from csv (tau, then a column
- * each), curve o labelled label[o], in line type lt[o], with area[o] and
- * ran[o] (of the profile's workloads, how many it ran on); tuned: the
- * profile of the tuned optimizers (each at its fastest configuration per
- * workload, configs[o] of them). */
+ * each), curve o from column col[o] (NULL: o + 2) labelled label[o], in
+ * line type lt[o], with area[o] and ran[o] (of the profile's workloads, how
+ * many it ran on); tuned: the profile of the tuned optimizers (each at its
+ * fastest configuration per workload, configs[o] of them); single: each
+ * optimizer's configuration with the largest area, of configs[o]. */
 typedef struct profile_view {
     const char *stem, *csv;
     int n;
     const char *const *label;
-    const int *lt, *ran, *configs;
+    const int *lt, *ran, *configs, *col;
     const double *area;
-    int tuned;
+    int tuned, single;
 } profile_view;
 
 static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const profile_view *v, const char *dir,
@@ -2222,6 +2223,15 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                            "Not drawn: no workload enters the profile (on each, no optimizer reached the target "
                            "loss, or the loss met it before training).");
     }
+    /* past FIG_MAX_CONFIGS configurations, one curve per optimizer */
+    char single[600] = "";
+    if (v->single)
+        snprintf(single, sizeof single,
+                 " With %d configurations, it draws each optimizer at its configuration with the largest area "
+                 "(the legend says of how many: \"best of 8\"), the one setting that does best over all the "
+                 "workloads, where the tuned profile lets each workload take its fastest; profile.csv and "
+                 "profile_area.csv hold every configuration's curve and area.",
+                 d->n_opt);
     script sc;
     char what[160];
     snprintf(what, sizeof what, "%s (tau, then one column per optimizer)", v->csv);
@@ -2241,7 +2251,9 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
             "set yrange [-0.04:1.05]\n"
             "set ytics 0, 0.2, 1\n"
             "set key below left\n",
-            v->tuned ? "Tuned optimizers (each at its fastest configuration)" : "Performance profile",
+            v->tuned    ? "Tuned optimizers (each at its fastest configuration)"
+            : v->single ? "Performance profile, each optimizer at its best single configuration,"
+                        : "Performance profile",
             s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
             v->tuned ? "is each" : "is each optimizer",
             s->profile_by_steps ? "steps" : "training time", s->profile_heldout ? "held-out " : "",
@@ -2249,7 +2261,8 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
     size_t key_len = 0;
     for (int o = 0; o < v->n; o++) {
         /* "LABEL (area 0.33)", ", best of 16" when tuned, and ", ran 1 of 3" where it ran on fewer */
-        size_t len = strlen(v->label[o]) + 12 + (v->tuned ? 14 : 0) + (v->ran[o] < s->profile_workloads ? 16 : 0);
+        size_t len = strlen(v->label[o]) + 12 + (v->tuned || v->single ? 14 : 0) +
+                     (v->ran[o] < s->profile_workloads ? 16 : 0);
         if (len > key_len) key_len = len;
     }
     key_fit(&sc, v->n, key_len);
@@ -2267,14 +2280,15 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
          * target there: the legend says so */
         char ran[96] = "";
         size_t rl = 0;
-        if (v->tuned) rl += (size_t)snprintf(ran, sizeof ran, ", best of %d", v->configs[o]);
+        if (v->tuned || v->single) rl += (size_t)snprintf(ran, sizeof ran, ", best of %d", v->configs[o]);
         if (v->ran[o] < s->profile_workloads)
             snprintf(ran + rl, sizeof ran - rl, ", ran %d of %d", v->ran[o], s->profile_workloads);
         fprintf(f,
                 "%s  '%s' skip 1 using 1:%d with steps lt %d lw %.1f notitle, \\\n"
                 "  '%s' skip 1 every %d::%d using 1:%d with points lt %d ps (1.3 * PS) notitle, \\\n"
                 "  NaN with linespoints lt %d lw %.1f ps (1.3 * PS) title \"%s (area %.2f%s)\"",
-                o ? ", \\\n" : "", v->csv, o + 2, v->lt[o], lw, v->csv, every, (o * 7) % every, o + 2, v->lt[o],
+                o ? ", \\\n" : "", v->csv, v->col ? v->col[o] : o + 2, v->lt[o], lw, v->csv, every, (o * 7) % every,
+                v->col ? v->col[o] : o + 2, v->lt[o],
                 v->lt[o], lw, oq, isnan(v->area[o]) ? 0.0 : v->area[o], ran);
     }
     fprintf(f, "\n");
@@ -2293,7 +2307,7 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                    "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
                    "optimizer reached the target on are left out (%d used).%s An optimizer not run on a "
                    "workload counts there as not reaching the target; the legend says where one ran on "
-                   "fewer (\"ran 1 of 3\").%s",
+                   "fewer (\"ran 1 of 3\").%s%s",
                    v->tuned ? ", at its fastest configuration on each workload (AlgoPerf's external tuning: the "
                               "best of its trials)" : "",
                    s->profile_by_steps ? "number of steps" : "training time", s->profile_heldout ? "held-out " : "",
@@ -2301,7 +2315,8 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                    median_note,
                    v->tuned ? " The legend says how many configurations each picked its fastest from (\"best of "
                               "16\"): the more it had, the more a lucky configuration helps it, so compare "
-                              "optimizers given the same number (profile_tuned_picks.csv names each pick)." : "");
+                              "optimizers given the same number (profile_tuned_picks.csv names each pick)." : "",
+                   single);
 }
 
 static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
@@ -2318,8 +2333,42 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
     }
     for (int o = 0; o < d->n_opt; o++) lt[o] = o + 1;
     profile_view v = {"profile", "profile.csv", d->n_opt, (const char *const *)d->opt_labels, lt, s->profile_ran,
-                      NULL, s->area, 0};
-    ob_status st = fig_profile_view(d, s, &v, dir, out, e);
+                      NULL, NULL, s->area, 0, 0};
+    ob_status st = OB_OK;
+    if (d->n_opt > FIG_MAX_CONFIGS && s->n_tuned > 0) {
+        /* too many curves to tell apart: each optimizer's configuration with
+         * the largest area (ties: the first), in its own line type */
+        int *pick = malloc(((size_t)s->n_tuned + 1) * 4 * sizeof *pick);
+        if (!pick) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < s->n_tuned && st == OB_OK; i++) {
+            int best = s->tuned_first[i];
+            for (int o = best + 1; o < d->n_opt; o++)
+                if (!strcmp(d->opt_names[o], d->opt_names[best]) &&
+                    (isnan(s->area[best]) ? !isnan(s->area[o]) : s->area[o] > s->area[best]))
+                    best = o;
+            pick[i] = best;
+        }
+        if (st == OB_OK) {
+            int *plt = pick + s->n_tuned, *col = plt + s->n_tuned, *ran = col + s->n_tuned;
+            for (int i = 0; i < s->n_tuned; i++) {
+                plt[i] = pick[i] + 1;
+                col[i] = pick[i] + 2;
+                ran[i] = s->profile_ran[pick[i]];
+                label[i] = d->opt_labels[pick[i]];
+            }
+            profile_view sv = {"profile", "profile.csv", s->n_tuned, label, plt, ran, s->tuned_configs, col,
+                               NULL, 0, 1};
+            double *area = malloc(((size_t)s->n_tuned + 1) * sizeof *area);
+            if (!area) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+            for (int i = 0; st == OB_OK && i < s->n_tuned; i++) area[i] = s->area[pick[i]];
+            sv.area = area;
+            if (st == OB_OK) st = fig_profile_view(d, s, &sv, dir, out, e);
+            free(area);
+        }
+        free(pick);
+    } else {
+        st = fig_profile_view(d, s, &v, dir, out, e);
+    }
     if (st == OB_OK && s->n_tuned > 0) {
         /* each optimizer in the colour of its first configuration */
         for (int i = 0; i < s->n_tuned; i++) {
@@ -2327,7 +2376,7 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
             label[i] = d->opt_names[s->tuned_first[i]];
         }
         profile_view tv = {"profile_tuned", "profile_tuned.csv", s->n_tuned, label, lt, s->tuned_ran,
-                           s->tuned_configs, s->tuned_area, 1};
+                           s->tuned_configs, NULL, s->tuned_area, 1, 0};
         st = fig_profile_view(d, s, &tv, dir, out, e);
     }
     free(lt);

@@ -1577,7 +1577,24 @@ static void test_dot_plots_reduced(const char *dir, int have_gnuplot)
         free(gp);
     }
     free(csv);
+    /* the profile: each optimizer's configuration with the largest area */
+    char *area = slurp(fix.out, "profile_area.csv");
+    char best[64] = "", want[160];
+    double top = -1;
+    for (const char *l = area ? strstr(area, "\n\"adam ") : NULL; l; l = strstr(l + 1, "\n\"adam ")) {
+        char lab[64];
+        double a;
+        if (sscanf(l + 2, "%63[^\"]\",%lf", lab, &a) == 2 && a > top) top = a, snprintf(best, sizeof best, "%s", lab);
+    }
+    free(area);
+    snprintf(want, sizeof want, "title \"%s (area %.2f, best of 13)\"", best, top);
+    char *gp = slurp(fix.out, "profile.gp");
+    CHECK_MSG(top > 0 && gp && count_of(gp, "NaN with linespoints") == 2 && strstr(gp, want) &&
+                  strstr(gp, "title \"sgd (area ") && strstr(gp, "at its best single configuration"),
+              "want %s in %s", want, gp ? gp : "nothing");
+    free(gp);
     char *md = slurp(fix.out, "summary.md");
+    CHECK(md && strstr(md, "With 14 configurations, it draws each optimizer at its configuration with the largest"));
     CHECK(md && count_of(md, "With 14 configurations, each optimizer is one point per workload") == 4 &&
           strstr(md, "its configuration that got there soonest"));
     free(md);

@@ -717,7 +717,8 @@ static void lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac
     if (!(raw > 0)) raw = fabs(data_top) > 0 ? fabs(data_top) / 6 : 1;
     double mag = pow(10, floor(log10(raw)));
     double step = raw / mag < 1.5 ? mag : raw / mag < 3.5 ? 2 * mag : raw / mag < 7.5 ? 5 * mag : 10 * mag;
-    double bot = floor(lo / step) * step;
+    /* a little room below the lowest point, whose marker would else sit on the border */
+    double bot = floor((lo - 0.03 * (data_top - lo)) / step) * step;
     if (!(data_top > bot)) bot -= step;
     fprintf(f, "set yrange [%.9g:%.9g]\n", bot, data_top + (data_top - bot) * frac / (1 - frac));
     fprintf(f, "set ytics %.9g, %.9g, %.9g\n", bot, step, data_top);
@@ -899,6 +900,10 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         /* nothing finite to draw: an empty data area under the strip */
         data_top = 1 - div_frac;
         fprintf(f, "set yrange [0:1]\nunset ytics\nset lmargin 10   # room for \"diverged\" where no tics make it\n");
+    } else {
+        /* gnuplot's own axis, with room above and below the points (the best
+         * lr's circle at a tic's value would sit on the border) */
+        fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
     }
     if (!isnan(cap)) {
         /* the lines and bands are cut at the cap (their triangles sit on its
@@ -1219,7 +1224,11 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         mark_step = rows > 4 ? 0.14 / rows : 0.035;
         double frac = 0.05 + mark_step * rows;
         strip = frac;
-        fprintf(f, "set offsets 0, 0, graph %.3f, 0\n", frac / (1 - frac));
+        fprintf(f, "set offsets 0, 0, graph %.3f, graph 0.05   # and room below the lowest point\n",
+                frac / (1 - frac));
+    } else {
+        /* room above and below the points: one at a tic's value would sit on the border */
+        fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
     }
     if (logy) {
         range own = {NAN, NAN};

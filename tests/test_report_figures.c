@@ -511,8 +511,10 @@ static void test_hp_sweep(const char *dir, int have_gnuplot)
         const char *xr = gp ? strstr(gp, "set xrange [") : NULL;
         CHECK(xr && sscanf(xr, "set xrange [%lf:%lf]", &a, &b) == 2 && a > b && b > 0);
     }
-    /* the configuration that diverged at every lr: an x along the top */
+    /* the configuration that diverged at every lr: an x along the top, in a
+     * strip above the points; room below the lowest point too */
     CHECK(gp && strstr(gp, "$12 == 1") && strstr(gp, "title \"x at the top: every lr diverged\""));
+    CHECK(gp && strstr(gp, ", graph 0.05   # and room below the lowest point\n"));
     free(gp);
     gp = slurp(out, "hp_quad_beta1.gp");
     /* beta1 0.8, 0.9: less than a decade of 1 - value apart, a linear axis of the values */
@@ -523,6 +525,8 @@ static void test_hp_sweep(const char *dir, int have_gnuplot)
     free(gp);
     gp = slurp(out, "hp_quad_momentum.gp");
     CHECK(gp && count_of(gp, "with linespoints") == 1 && strstr(gp, "title \"sgd\"") && !strstr(gp, "$12 == 1"));
+    /* gnuplot's axis, with room above and below the points (one at a tic's value would sit on the border) */
+    CHECK(gp && strstr(gp, "set offsets 0, 0, graph 0.05, graph 0.05\n"));
     free(gp);
     CHECK(!exists(out, "hp_flat_beta2.gp") && !exists(out, "hp_flat_momentum.gp") &&
           !exists(out, "hp_quad_clip_norm.gp"));
@@ -1513,6 +1517,10 @@ static void test_dot_plots(const char *dir, int have_gnuplot)
     CHECK(gp && strstr(gp, "(\"adam (0.01)\" 0, \"sgd (0.01)\" 1)") && !strstr(gp, "point lt"));
     /* no room below the lowest point that would take the axis under 0 */
     CHECK(gp && strstr(gp, "set yrange [0<*:*]") && strstr(gp, "set offsets 0, 0, graph 0.06, graph 0.06"));
+    free(gp);
+    /* the lr figure on gnuplot's own axis: room above and below the points */
+    gp = slurp(out, "lr_v.gp");
+    CHECK(gp && strstr(gp, "set offsets 0, 0, graph 0.05, graph 0.05\n") && !strstr(gp, "set yrange"));
     free(gp);
     if (have_gnuplot) check_pngs_of_page(out);
 }

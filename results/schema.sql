@@ -1,4 +1,4 @@
--- results/schema.sql - the optbench results database, schema version 4.
+-- results/schema.sql - the optbench results database, schema version 5.
 --
 -- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43
 -- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats

@@ -23,7 +23,7 @@
 /* The schema: the same text as results/schema.sql (tests/test_store.c checks
  * that the two create identical tables). */
 static const char schema_sql[] =
-    "-- results/schema.sql - the optbench results database, schema version 4.\n"
+    "-- results/schema.sql - the optbench results database, schema version 5.\n"
     "--\n"
     "-- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43\n"
     "-- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats\n"

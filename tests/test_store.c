@@ -244,6 +244,12 @@ static void test_schema_file_matches(void)
     sqlite3 *mem;
     sqlite3_open(":memory:", &mem);
     CHECK(sqlite3_exec(mem, text, NULL, NULL, NULL) == SQLITE_OK);
+    /* its first line names the version the store writes */
+    char first[128];
+    snprintf(first, sizeof first, "the optbench results database, schema version %d.\n", OB_SCHEMA_VERSION);
+    const char *nl = strchr(text, '\n');
+    CHECK_MSG(nl && strstr(text, first) && strstr(text, first) < nl, "results/schema.sql's first line: want '%s'",
+              first);
     char a[16384], b[16384];
     schema_of(mem, a, sizeof a);
     sqlite3_close(mem);

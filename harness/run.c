@@ -1018,6 +1018,64 @@ static void run_lock_dir(const char *db_path, int64_t run_id, char *buf, size_t 
     snprintf(buf, n, "%s.ckpt/run-%lld", db_path, (long long)run_id);
 }
 
+/* The benchmark's lock, beside the runs' (DB.ckpt/benchmark-ID.lock): a
+ * process running the benchmark's cells holds it shared from the moment it
+ * chose the benchmark (in the transaction that chose it) to its end, also
+ * between two cells, when it holds no run's lock; a matrix that grew from
+ * the benchmark renumbers its cells only where no process holds it. */
+static void bench_lock_path(const char *db_path, int64_t bench_id, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s.ckpt/benchmark-%lld.lock", db_path, (long long)bench_id);
+}
+
+/* Take the benchmark's lock, shared (waiting while a growing process tests
+ * it) or, with exclusive, without waiting: *fd holds it, or -1 when another
+ * process holds it (exclusive only). The file at the path is the lock: one
+ * removed and made again while this process waited is taken again. */
+static ob_status bench_lock(const char *db_path, int64_t bench_id, int exclusive, int *fd, ob_err *e)
+{
+    char dir[1100], path[1200];
+    *fd = -1;
+    snprintf(dir, sizeof dir, "%s.ckpt", db_path);
+    bench_lock_path(db_path, bench_id, path, sizeof path);
+    for (int attempt = 0;; attempt++) {
+        OB_TRY(ob_mkdir_p(dir, e));
+        int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (f < 0 && errno == ENOENT && attempt < 1000) continue; /* the folder went again */
+        if (f < 0) return ob_fail(e, OB_ERR_IO, "cannot create the lock file '%s': %s", path, strerror(errno));
+        int r;
+        while ((r = flock(f, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH)) != 0 && errno == EINTR) {
+        }
+        if (r != 0) {
+            const int busy = errno == EWOULDBLOCK;
+            const int err = errno;
+            close(f);
+            if (busy) return OB_OK;
+            return ob_fail(e, OB_ERR_IO, "cannot lock '%s': %s", path, strerror(err));
+        }
+        struct stat a, b;
+        if (fstat(f, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
+            close(f); /* removed by the process that held it last: the new file is the lock */
+            if (attempt < 1000) continue;
+            return ob_fail(e, OB_ERR_IO, "cannot keep a lock on '%s': it is removed and made again", path);
+        }
+        *fd = f;
+        return OB_OK;
+    }
+}
+
+/* Let the benchmark's lock go; its file too when no other process holds it. */
+static void bench_unlock(const char *db_path, int64_t bench_id, int fd)
+{
+    if (fd < 0) return;
+    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        char path[1200];
+        bench_lock_path(db_path, bench_id, path, sizeof path);
+        unlink(path);
+    }
+    close(fd);
+}
+
 /* A finished run's checkpoints and lock (and their folders) go. */
 static void remove_run_files(const ob_config *c, const char *db_path, int64_t run_id)
 {
@@ -1525,6 +1583,18 @@ static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store
     ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, note, sizeof note, e);
     /* what keeps the newest from being grown says more than how its cells differ */
     if (s == OB_OK && !*bench_id && note[0]) snprintf(why, why_n, "%s", note);
+    if (s == OB_OK && *bench_id) {
+        /* a process running it, maybe between two cells, holds its lock */
+        int fd = -1;
+        s = bench_lock(ob_store_path(store), *bench_id, 1, &fd, e);
+        if (s == OB_OK && fd < 0)
+            s = ob_fail(e, OB_ERR_INPUT,
+                        "--resume: this matrix grew from benchmark %lld of '%s', which another process is running: "
+                        "its cells cannot be renumbered under it; let that process finish (or stop it), then run "
+                        "this again",
+                        (long long)*bench_id, ob_store_path(store));
+        if (fd >= 0) close(fd); /* tested, not kept: the lock this process runs under is taken below */
+    }
     for (int k = 0; s == OB_OK && *bench_id && k < n; k++) {
         char owner[400], who[320];
         if (!ids[k] || !run_is_held(ob_store_path(store), ids[k], owner, sizeof owner)) continue;
@@ -1976,6 +2046,8 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     char (*ojson)[4096] = calloc((size_t)(n ? n : 1), sizeof *ojson);
     job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
     ob_status s = OB_OK;
+    int64_t bench_id = 0;
+    int bench_fd = -1; /* the benchmark's lock (bench_lock), once chosen */
     matrix_ctx x;
     memset(&x, 0, sizeof x);
     pthread_mutex_init(&x.mu, NULL);
@@ -2025,7 +2097,6 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         cells[k++] = cell;
     }
 
-    int64_t bench_id = 0;
     int resumed_bench = 0;
     /* Finding the benchmark to continue, adding what it lacks, or creating
      * one with its runs: one write transaction, so that processes started
@@ -2114,6 +2185,9 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
             goto setup_done;
         s = ob_store_add_runs(store, bench_id, specs, n, ids, e);
     }
+    /* held while this process runs the benchmark's cells, taken before the
+     * transaction that chose it ends: a matrix growing from it waits for none */
+    if (s == OB_OK) s = bench_lock(ob_store_path(store), bench_id, 0, &bench_fd, e);
 setup_done:
     if ((s = ob_store_tx_end(store, s, e)) != OB_OK) goto done;
     sum->bench_id = bench_id;
@@ -2175,6 +2249,7 @@ setup_done:
     if (s == OB_OK) s = ob_store_unfinished_runs(store, bench_id, 0, &open_runs, e);
     if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, bench_id, e);
 done:
+    bench_unlock(ob_store_path(store), bench_id, bench_fd);
     {
         /* DB.ckpt (the locks, and the checkpoints unless --checkpoint-dir)
          * goes when no run left anything in it */

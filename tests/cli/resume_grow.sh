@@ -6,7 +6,8 @@
 # the grown matrix cell by cell. Confirmation runs move with it when the
 # matrix adds no run of their optimizer on their workload; otherwise, and for
 # a matrix that drops cells or a shard, a new benchmark starts and the
-# message says why. A benchmark another process is running is not
+# message says why. A benchmark another process is running (in a cell, or
+# between two: its benchmark's lock) is not
 # renumbered under it: bad input, nothing changed.
 . "$(dirname "$0")/common.bash"
 base=(run --workloads quadratic,rosenbrock --lrs 0.003,0.03 --seeds 2 --steps 300 --eval-every 100 --backend cpu)
@@ -100,21 +101,29 @@ grep -q "the newest benchmark (1) is not part of this matrix: its run [0-9]* (sg
   fail "grown shard"
 grep -q "starting a new benchmark" "$tmp/err" || fail "a shard is not grown: $(cat "$tmp/err")"
 
+# grow_held DB LOCKFILE MODE: the sgd,adam matrix grown from DB (--resume)
+# while another process holds LOCKFILE (flock MODE: EX or SH); rc is the
+# command's status, DB0 a copy of DB from before, its output in $tmp/err
+grow_held() {
+  rm -f "$tmp/held"
+  python3 -c "
+import fcntl, sys, time
+f = open(sys.argv[1], 'a'); fcntl.flock(f, getattr(fcntl, 'LOCK_' + sys.argv[3])); open(sys.argv[2], 'w').close()
+time.sleep(60)" "$2" "$tmp/held" "$3" &
+  local holder=$!
+  wait_for "$tmp/held" || fail "the lock holder did not start"
+  cp "$1" "${1%.db}0.db"
+  "$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$1" --resume 2>"$tmp/err" >/dev/null
+  rc=$?
+  kill $holder 2>/dev/null
+  wait $holder 2>/dev/null
+}
+
 # a benchmark another process is running is not renumbered
 "$OPTBENCH" "${base[@]}" --optimizers sgd --db "$tmp/d.db" 2>/dev/null || fail "d"
 mkdir -p "$tmp/d.db.ckpt/run-2"
 printf 'pid 4242 host elsewhere\ncheckpoints %s\n' "$tmp/d.db.ckpt/run-2" >"$tmp/d.db.ckpt/run-2/lock"
-python3 -c "
-import fcntl, sys, time
-f = open(sys.argv[1]); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], 'w').close(); time.sleep(60)" \
-  "$tmp/d.db.ckpt/run-2/lock" "$tmp/held" &
-holder=$!
-wait_for "$tmp/held" || fail "the lock holder did not start"
-cp "$tmp/d.db" "$tmp/d0.db"
-"$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/d.db" --resume 2>"$tmp/err" >/dev/null
-rc=$?
-kill $holder 2>/dev/null
-wait $holder 2>/dev/null
+grow_held "$tmp/d.db" "$tmp/d.db.ckpt/run-2/lock" EX
 [ $rc = 2 ] || fail "a running benchmark grown: rc $rc"
 grep -q "this matrix grew from benchmark 1 of '$tmp/d.db', which another process is running (pid 4242 host elsewhere runs its run 2)" \
   "$tmp/err" || fail "a running benchmark: $(cat "$tmp/err")"
@@ -124,6 +133,26 @@ grep -q "this matrix grew from benchmark 1 of '$tmp/d.db', which another process
 # once it is let go, the same command grows it
 "$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/d.db" --resume 2>"$tmp/err" >/dev/null || fail "after the holder"
 grep -q "holds 8 of this matrix's 16 cells" "$tmp/err" || fail "after the holder: $(cat "$tmp/err")"
+
+# between two cells a process holds no run's lock, but its benchmark's
+# (DB.ckpt/benchmark-ID.lock, shared): growing is refused while it is held
+"$OPTBENCH" "${base[@]}" --optimizers sgd --db "$tmp/e.db" 2>/dev/null || fail "e"
+[ ! -e "$tmp/e.db.ckpt" ] || fail "the benchmark's lock left behind: $(ls -A "$tmp/e.db.ckpt")"
+mkdir -p "$tmp/e.db.ckpt"
+grow_held "$tmp/e.db" "$tmp/e.db.ckpt/benchmark-1.lock" SH
+[ $rc = 2 ] || fail "a benchmark held between cells grown: rc $rc"
+grep -q "this matrix grew from benchmark 1 of '$tmp/e.db', which another process is running: its cells cannot be renumbered" \
+  "$tmp/err" || fail "a benchmark held between cells: $(cat "$tmp/err")"
+[ "$(q "$tmp/e.db" "select id, cell, status from runs")" = "$(q "$tmp/e0.db" "select id, cell, status from runs")" ] ||
+  fail "a benchmark held between cells was changed"
+# a process running the benchmark holds it from start to end
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.01 --seeds 2 --steps 3000 --backend cpu --db "$tmp/f.db" \
+  >/dev/null 2>&1 &
+runner=$!
+wait_for "$tmp/f.db.ckpt/benchmark-1.lock" || fail "no benchmark lock while running"
+if flock -n -x "$tmp/f.db.ckpt/benchmark-1.lock" true; then fail "the running process does not hold its benchmark's lock"; fi
+wait $runner || fail "f"
+[ ! -e "$tmp/f.db.ckpt" ] || fail "the benchmark's lock left behind: $(ls -A "$tmp/f.db.ckpt")"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -1593,7 +1593,9 @@ static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store
                         "its cells cannot be renumbered under it; let that process finish (or stop it), then run "
                         "this again",
                         (long long)*bench_id, ob_store_path(store));
-        if (fd >= 0) close(fd); /* tested, not kept: the lock this process runs under is taken below */
+        /* tested, not kept (the lock this process runs under is taken after
+         * the growth), and its file gone: no one else held it */
+        if (fd >= 0) bench_unlock(ob_store_path(store), *bench_id, fd);
     }
     for (int k = 0; s == OB_OK && *bench_id && k < n; k++) {
         char owner[400], who[320];

@@ -130,6 +130,7 @@ grep -q "this matrix grew from benchmark 1 of '$tmp/d.db', which another process
 [ "$(q "$tmp/d.db" "select id, cell, status from runs")" = "$(q "$tmp/d0.db" "select id, cell, status from runs")" ] ||
   fail "a running benchmark was changed"
 [ "$(q "$tmp/d.db" "select count(*) from benchmarks")" = 1 ] || fail "a running benchmark: another benchmark started"
+[ ! -e "$tmp/d.db.ckpt/benchmark-1.lock" ] || fail "the refused growth left the benchmark's lock file"
 # once it is let go, the same command grows it
 "$OPTBENCH" "${base[@]}" --optimizers sgd,adam --db "$tmp/d.db" --resume 2>"$tmp/err" >/dev/null || fail "after the holder"
 grep -q "holds 8 of this matrix's 16 cells" "$tmp/err" || fail "after the holder: $(cat "$tmp/err")"

@@ -850,9 +850,43 @@ static int profile_stem(const char *stem)
     return !strcmp(stem, "profile") || !strcmp(stem, "time_to_target") ? 1 : !strcmp(stem, "profile_tuned") ? 2 : 0;
 }
 
+/* The search seeds of the quasi-random searches (benchmarks with trials)
+ * whose runs d holds, into list (cap bytes, "0, 1, 2"; the first eight):
+ * returns how many distinct ones, 0 when none (or the benchmarks cannot be
+ * read). Each seed is another draw of the search's points: several are
+ * AlgoPerf's studies. */
+static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap)
+{
+    list[0] = '\0';
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT config FROM benchmarks WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) "
+                           "AND (?1 <= 0 OR id = ?1) ORDER BY id",
+                           -1, &q, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_int64(q, 1, d->benchmark_id);
+    long long seen[64];
+    int n = 0;
+    while (sqlite3_step(q) == SQLITE_ROW && n < 64) {
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        if (!t || (strncmp(t, "trials:", 7) && !strstr(t, "\ntrials:"))) continue; /* not a search */
+        const char *at = !strncmp(t, "search_seed:", 12) ? t : strstr(t, "\nsearch_seed:");
+        const long long seed = at ? strtoll(strchr(at, ':') + 1, NULL, 10) : 0;
+        int i = 0;
+        while (i < n && seen[i] != seed) i++;
+        if (i < n) continue;
+        seen[n++] = seed;
+        const size_t l = strlen(list);
+        if (n <= 8) snprintf(list + l, cap - l, "%s%lld", n > 1 ? ", " : "", seed);
+        else if (n == 9) snprintf(list + l, cap - l, ", ...");
+    }
+    sqlite3_finalize(q);
+    return n;
+}
+
 /* The profile of the tuned optimizers (ob_stats.n_tuned > 0): each
  * optimizer on each workload at its fastest configuration there. */
-static void doc_tuned_profile(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     const int n = s->n_tuned;
     int lo = 0, hi = 0;
@@ -871,6 +905,14 @@ static void doc_tuned_profile(doc *dc, const ob_dataset *d, const ob_stats *s)
               "by its fastest trial on each workload), by the same %s. The fastest of several is partly the "
               "luckiest, so an optimizer with more configurations is favoured for that alone: %s.",
           s->profile_by_steps ? "steps" : "time", range);
+    char seeds[160];
+    const int n_searches = search_seeds(db, d, seeds, sizeof seeds);
+    if (n_searches > 1)
+        doc_p(dc, "The configurations come from %d searches of other search seeds (%s), AlgoPerf's studies: "
+                  "this profile takes each optimizer's fastest over the trials of all of them, the best of %d "
+                  "studies' budgets, not AlgoPerf's score (on each workload the median over the studies of each "
+                  "study's fastest trial). report --benchmark ID scores one search alone.",
+              n_searches, seeds, n_searches);
     static const char *const hdr[] = {"rank", "optimizer", "configurations", "profile area", "workloads won",
                                       "fastest configuration on each workload"};
     doc_table(dc, 6, hdr);
@@ -1513,7 +1555,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     for (int f = 0; f < figs->n_skipped; f++)
         if (profile_stem(figs->skipped[f].stem) == 1) doc_skipped(dc, &figs->skipped[f]);
     if (s->n_tuned > 0) {
-        doc_tuned_profile(dc, d, s);
+        doc_tuned_profile(db, dc, d, s);
         for (int f = 0; f < figs->n; f++)
             if (profile_stem(figs->f[f].stem) == 2) doc_figure(dc, &figs->f[f], rendered[f]);
         for (int f = 0; f < figs->n_skipped; f++)

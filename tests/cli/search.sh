@@ -120,6 +120,16 @@ for r in csv.DictReader(open(d + "/profile_tuned_area.csv")):
     assert abs(float(r["area"]) - want) < 1e-9, (r, want)
 PY
 check "summary.md has the tuned optimizers' table" grep -q '^Tuned optimizers: ' "$tmp/rt/summary.md"
+check "one search: no note of several" test "$(grep -c 'searches of other search seeds' "$tmp/rt/summary.md")" = 0
+# a second search of another seed in the same database: the report says the
+# tuned profile pools them (AlgoPerf's studies), and --benchmark takes one
+cp "$tmp/s.db" "$tmp/s2.db"
+"$OPTBENCH" run "${flags[@]}" --search-seed 4 --db "$tmp/s2.db" >"$tmp/run_s4" 2>&1 || { cat "$tmp/run_s4"; fail=1; }
+"$OPTBENCH" report --db "$tmp/s2.db" --out "$tmp/r2" --no-render >/dev/null 2>&1 || fail=1
+check "two searches: the tuned profile says it pools them" \
+  grep -qF "The configurations come from 2 searches of other search seeds (0, 4), AlgoPerf's studies" "$tmp/r2/summary.md"
+"$OPTBENCH" report --db "$tmp/s2.db" --benchmark 2 --out "$tmp/r2b" --no-render >/dev/null 2>&1 || fail=1
+check "one of them alone: no note" test "$(grep -c 'searches of other search seeds' "$tmp/r2b/summary.md")" = 0
 # the tuning budget: quartiles of the best of k of adamw's 5 configurations,
 # from every draw of k enumerated; sgd (one configuration) has none
 check "tuning_budget.csv: the best of k, from every draw of k of 5" python3 - "$r" <<'PY'

@@ -62,6 +62,9 @@ static void run_usage(FILE *f)
             "                         each with its own lr sweep and seeds)\n"
             "  --search-seed N        another draw of the search's points (default 0); independent\n"
             "                         searches of the same ranges take different seeds\n"
+            "  --studies K            K independent searches of N trials each, of search seeds\n"
+            "                         S, S+1, ... (AlgoPerf's studies): the tuned profile takes,\n"
+            "                         on each workload, the median over them of each one's fastest\n"
             "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"
@@ -116,7 +119,7 @@ static const run_flag run_flags[] = {
     {"--checkpoint-every", 1}, {"--checkpoint-keep", 1}, {"--checkpoint-dir", 1}, {"--resume", 0},
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
     {"--confirm-seeds", 1},    {"--sweep", 1},           {"--trials", 1},        {"--print-config", 0},
-    {"--data-parallel", 1},    {"--confirm-configs", 1}, {"--search-seed", 1},
+    {"--data-parallel", 1},    {"--confirm-configs", 1}, {"--search-seed", 1},   {"--studies", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -335,6 +338,10 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         if (c->search_seed) snprintf(seed, sizeof seed, " of seed %lld", (long long)c->search_seed);
         printf("search: %lld trials of each optimizer's ranged sweeps, train's included (LO..HI above), drawn "
                "together from a scrambled Halton sequence%s  (%s)\n", (long long)c->trials, seed, c->origin_trials);
+        if (c->studies > 1)
+            printf("studies: %lld searches of %lld trials each, of search seeds %lld to %lld (AlgoPerf's studies)  "
+                   "(%s)\n", (long long)c->studies, (long long)c->trials, (long long)c->search_seed,
+                   (long long)(c->search_seed + c->studies - 1), c->origin_studies);
     }
     /* the turn at which each cell of this process runs (ob_cells_run_order) */
     const ob_cell **mine = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *mine);
@@ -418,7 +425,7 @@ int ob_cmd_run(int argc, char **argv)
 {
     static const char *const single[] = {"--workloads", "--optimizers", "--lrs", "--seeds", "--steps",
                                          "--eval-every", "--confirm-seeds", "--confirm-configs", "--trials",
-                                         "--search-seed",
+                                         "--search-seed", "--studies",
                                          "--db", "--backend", "--name",
                                          "--checkpoint-every", "--checkpoint-keep", "--checkpoint-dir", "--shard",
                                          "--devices", "--data-parallel", "--dump-params"};
@@ -480,6 +487,10 @@ int ob_cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--search-seed")) {
             snprintf(cfg.origin_search_seed, sizeof cfg.origin_search_seed, "--search-seed");
             s = flag_int(a, v, 0, OB_CFG_MAX_SEED, &cfg.search_seed, &e);
+        }
+        else if (!strcmp(a, "--studies")) {
+            snprintf(cfg.origin_studies, sizeof cfg.origin_studies, "--studies");
+            s = flag_int(a, v, 1, OB_MAX_STUDIES, &cfg.studies, &e);
         }
         else if (!strcmp(a, "--trials")) {
             snprintf(cfg.origin_trials, sizeof cfg.origin_trials, "--trials");

@@ -730,7 +730,7 @@ static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
                                        "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude",
                                        "confirm_seeds", "confirm_configs", "sweep", "trials", "search_seed",
-                                       "data_parallel"};
+                                       "studies", "data_parallel"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -784,6 +784,10 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_search_seed, sizeof c->origin_search_seed, "%s", at);
         OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_SEED, "search_seed", at, &c->search_seed, e));
+    } else if (!strcmp(key, "studies")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->origin_studies, sizeof c->origin_studies, "%s", at);
+        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_MAX_STUDIES, "studies", at, &c->studies, e));
     } else if (!strcmp(key, "trials")) {
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_trials, sizeof c->origin_trials, "%s", at);
@@ -836,7 +840,7 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, confirm_configs, sweep, trials, search_seed, data_parallel",
+                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, confirm_configs, sweep, trials, search_seed, studies, data_parallel",
                        at, key);
     }
     return OB_OK;

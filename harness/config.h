@@ -30,6 +30,7 @@
  *   trials: 16                              # ranges (beta1: 0.8..0.99), 16 points of a
  *                                           # quasi-random search (harness/search.h)
  *   search_seed: 1                          # another draw of the search's points
+ *   studies: 3                              # 3 searches (seeds search_seed, +1, +2): AlgoPerf's studies
  *   data_parallel: 2                        # devices per run, its batch split over them
  * Resume, sharding and devices are flags only (--resume, --shard K/N,
  * --devices 0,1); with no --shard, Slurm's SLURM_ARRAY_TASK_ID and
@@ -53,6 +54,7 @@
 #define OB_CFG_MAX_SEED 9000000000000000LL  /* seeds are exact in a double below 2^53 */
 #define OB_CFG_MAX_CONFIRM 1000             /* confirm_seeds */
 #define OB_MAX_TRIALS 4096                  /* trials (= OB_MAX_CONFIGURATIONS of an optimizer) */
+#define OB_MAX_STUDIES 64                   /* studies: searches of other seeds (trials x studies <= OB_MAX_TRIALS) */
 
 typedef struct ob_setting {
     char owner[64];
@@ -99,6 +101,9 @@ typedef struct ob_config {
     char origin_trials[256];
     int64_t search_seed;        /* the search's sequence (0: the fixed one; another seed, other points) */
     char origin_search_seed[256];
+    int64_t studies;            /* > 1: that many searches, study s of search seed search_seed + s, each of
+                                 * trials points (AlgoPerf's studies); 0 or 1: one */
+    char origin_studies[256];
     char backend[16];
     char db[1024];
     int n_settings;

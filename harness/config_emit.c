@@ -295,6 +295,10 @@ static void emit_config(out *o, const ob_config *c)
         str(o, "search_seed");
         i64(o, c->search_seed);
     }
+    if (c->studies > 1) {
+        str(o, "studies");
+        i64(o, c->studies);
+    }
     if (c->n_excludes > 0) {
         str(o, "exclude");
         map_begin(o, 0);

@@ -187,8 +187,17 @@ static int64_t sweep_size(const ob_config *c, const char *owner)
     if (!ob_optimizer_find(owner)) return n; /* train's, a workload's: listed values alone */
     ob_range r;
     const int searched = n_ranges(c, owner) > 0 || n_ranges(c, "train") > 0 || lr_range(c, owner, &r);
-    if (searched && c->trials > 0) n *= c->trials;
+    if (searched && c->trials > 0) n *= c->trials * (c->studies > 1 ? c->studies : 1);
     return n;
+}
+
+/* Coordinate dim of trial g of the search: with studies, study g / trials
+ * takes point g % trials of search seed search_seed + study (a study is the
+ * search another --search-seed runs). */
+static double search_u(const ob_config *c, int64_t g, int dim)
+{
+    const int64_t study = c->studies > 1 ? g / c->trials : 0;
+    return ob_search_point_seeded(c->studies > 1 ? g % c->trials : g, dim, c->search_seed + study);
 }
 
 /* The table of owner's hyperparameters: an optimizer's or train's (NULL
@@ -245,8 +254,7 @@ static ob_status each_swept_at(const ob_config *c, const char *owner, int64_t v,
             ob_err pe;
             int k = defs ? ob_hp_index(defs, n_defs, s->key) : -1;
             (void)ob_range_parse(s->value, &r, &pe); /* check_sweeps took it */
-            ob_range_value(&r, k >= 0 ? &defs[k] : NULL, ob_search_point_seeded(trial, dim[i], c->search_seed), val,
-                           sizeof val);
+            ob_range_value(&r, k >= 0 ? &defs[k] : NULL, search_u(c, trial, dim[i]), val, sizeof val);
         } else {
             int n = n_values(s->value);
             nth_value(s->value, (int)(v % n), val, sizeof val);
@@ -282,9 +290,8 @@ static double trial_lr(const ob_config *c, const ob_optimizer_def *od, int64_t v
     const int64_t trial = variant / sweep_size(c, "train") / list_size(c, od->name);
     const int k = ob_hp_index(od->hp, od->n_hp, "lr");
     char v[64];
-    ob_range_value(&r, k >= 0 ? &od->hp[k] : NULL,
-                   ob_search_point_seeded(trial, n_ranges(c, od->name) + n_ranges(c, "train"), c->search_seed), v,
-                   sizeof v);
+    ob_range_value(&r, k >= 0 ? &od->hp[k] : NULL, search_u(c, trial, n_ranges(c, od->name) + n_ranges(c, "train")),
+                   v, sizeof v);
     return strtod(v, NULL);
 }
 
@@ -690,8 +697,13 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
         if ((st = apply_sweep(c, od->name, ov / n_train, &ohp, e)) != OB_OK ||
             (st = train_swept(c, od->name, ov, set_swept, &thp, e)) != OB_OK)
             break;
-        ob_cell probe = {.wl = wd, .wl_variant = wv, .opt = od, .variant = (int)ov, .opt_hp = ohp, .train_hp = thp,
-                         .n_options = n_opts};
+        /* the study of a searched configuration: its trial / trials */
+        const int64_t per_trial = n_train * list_size(c, od->name);
+        const int study = c->studies > 1 && sweep_size(c, od->name) > list_size(c, od->name)
+                              ? (int)(ov / per_trial / c->trials)
+                              : -1;
+        ob_cell probe = {.wl = wd, .wl_variant = wv, .opt = od, .variant = (int)ov, .study = study, .opt_hp = ohp,
+                         .train_hp = thp, .n_options = n_opts};
         memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
         char conf[512];
         sweep_text_of(c, &probe, OB_SWEEP_ALL, 1, conf, sizeof conf); /* messages quote the values as written */
@@ -818,6 +830,13 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     if (c->search_seed != 0 && c->trials <= 0)
         return ob_fail(e, OB_ERR_INPUT, "%s: search_seed = %lld, but there is no search (no trials): give trials and "
                        "ranges, or leave search_seed out", c->origin_search_seed, (long long)c->search_seed);
+    if (c->studies > 1 && c->trials <= 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: studies = %lld, but there is no search (no trials): give trials and "
+                       "ranges, or leave studies out", c->origin_studies, (long long)c->studies);
+    if (c->studies > 1 && c->trials * c->studies > OB_MAX_TRIALS)
+        return ob_fail(e, OB_ERR_INPUT, "%s: studies = %lld of %lld trials each make %lld configurations of an "
+                       "optimizer, more than %d: take fewer trials or studies", c->origin_studies,
+                       (long long)c->studies, (long long)c->trials, (long long)(c->studies * c->trials), OB_MAX_TRIALS);
     if (c->trials > 0) {
         int ranged = 0;
         for (int i = 0; i < c->n_settings; i++) ranged |= c->settings[i].sweep && is_range(&c->settings[i]);

@@ -32,6 +32,8 @@ typedef struct ob_cell {
     double lr;
     int64_t seed;
     int wl_variant, variant; /* configuration of the workload's sweeps; of the optimizer's and train's */
+    int study;               /* with studies (config studies > 1), the search the configuration is a trial
+                              * of (0 ..); -1 otherwise */
     ob_hp_values wl_hp, opt_hp, train_hp;
     /* text settings of the optimizer (route rules, coeff_file), in order;
      * they point into the configuration, which outlives the matrix */

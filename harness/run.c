@@ -1718,7 +1718,11 @@ static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *
     train_json(&cell->train_hp, train, sizeof train);
     opt[strlen(opt) - 1] = '\0'; /* drop '}' and merge the training settings */
     options_json(cell, optj, sizeof optj);
-    snprintf(ojson, 4096, "%s,\"train\":%s%s}", opt, train, optj);
+    /* a trial of one of several searches (studies): which one, part of the
+     * run's identity (two studies may draw the same point) */
+    char study[48] = "";
+    if (cell->study >= 0) snprintf(study, sizeof study, ",\"search\":{\"study\":%d}", cell->study);
+    snprintf(ojson, 4096, "%s,\"train\":%s%s%s}", opt, train, optj, study);
     *spec = (ob_run_spec){
         .cell = cell->index,
         .workload = cell->wl->name,

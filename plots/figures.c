@@ -2271,6 +2271,7 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
     for (int o = 0; o < v->n; o++) {
         /* "LABEL (area 0.33)", ", best of 16" when tuned, and ", ran 1 of 3" where it ran on fewer */
         size_t len = strlen(v->label[o]) + 12 + (v->tuned || v->single ? 14 : 0) +
+                     (v->tuned && s->tuned_studies && s->tuned_studies[o] > 1 ? 22 : 0) +
                      (v->ran[o] < s->profile_workloads ? 16 : 0);
         if (len > key_len) key_len = len;
     }
@@ -2289,7 +2290,11 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
          * target there: the legend says so */
         char ran[96] = "";
         size_t rl = 0;
-        if (v->tuned || v->single) rl += (size_t)snprintf(ran, sizeof ran, ", best of %d", v->configs[o]);
+        const int k_st = v->tuned && s->tuned_studies ? s->tuned_studies[o] : 0;
+        if (k_st > 1) /* AlgoPerf's studies: the median of their best */
+            rl += (size_t)snprintf(ran, sizeof ran, ", median of %d studies' best of %d", k_st, v->configs[o] / k_st);
+        else if (v->tuned || v->single)
+            rl += (size_t)snprintf(ran, sizeof ran, ", best of %d", v->configs[o]);
         if (v->ran[o] < s->profile_workloads)
             snprintf(ran + rl, sizeof ran - rl, ", ran %d of %d", v->ran[o], s->profile_workloads);
         fprintf(f,

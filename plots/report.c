@@ -905,6 +905,15 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
               "by its fastest trial on each workload), by the same %s. The fastest of several is partly the "
               "luckiest, so an optimizer with more configurations is favoured for that alone: %s.",
           s->profile_by_steps ? "steps" : "time", range);
+    int k_st = 0;
+    for (int i = 0; i < n; i++)
+        if (s->tuned_studies && s->tuned_studies[i] > k_st) k_st = s->tuned_studies[i];
+    if (k_st > 1)
+        doc_p(dc, "The search ran %d studies (searches of other search seeds, config studies): as AlgoPerf scores "
+                  "them, an optimizer's %s on a workload is the median over the studies of each study's fastest "
+                  "trial (of two middle ones the slower), and the table names the trial of that study; the "
+                  "legend says of how many trials each study's fastest is.",
+              k_st, s->profile_by_steps ? "steps" : "time");
     char seeds[160];
     const int n_searches = search_seeds(db, d, seeds, sizeof seeds);
     if (n_searches > 1)

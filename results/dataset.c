@@ -409,7 +409,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " chosen_, mean_, optmed_, optmean_, "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed'), "
              " coalesce(rev_, ''), coalesce(host_, ''), "
-             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'restarted') "
+             " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'restarted'), "
+             " CASE WHEN json_valid(hparams) THEN json_extract(hparams, '$.search.study') END "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
              "      %s AS optmed_, %s AS optmean_, %s AS rev_, %s AS host_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
@@ -499,6 +500,12 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->n_rollback = sqlite3_column_int64(q, 31);
         r->n_resumed = sqlite3_column_int64(q, 39);
         r->n_restarted = sqlite3_column_int64(q, 42);
+        {
+            /* a study index as run writes it (0 .. OB_MAX_STUDIES - 1); anything else (a hand-edited
+             * database) none */
+            const sqlite3_int64 st = sqlite3_column_type(q, 43) == SQLITE_INTEGER ? sqlite3_column_int64(q, 43) : -1;
+            r->study = st >= 0 && st < 64 ? (int)st : -1;
+        }
         r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
                      !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
         r->diverged = !strcmp(r->status, "diverged");

@@ -423,7 +423,8 @@ static const ob_file_doc docs[] = {
      "fewer workloads has a smaller area for that alone)"},
     {"profile_tuned.csv", "performance profile of the tuned optimizers, where sweeps made several "
      "configurations of an optimizer (only then): each optimizer on each workload at its fastest "
-     "configuration there (AlgoPerf's external tuning)",
+     "configuration there (AlgoPerf's external tuning; with studies, run studies: K, the median over the "
+     "studies of each study's fastest)",
      "tau, then one column per optimizer (name)"},
     {"profile_tuned_area.csv", "area under each tuned optimizer's performance profile (with profile_tuned.csv)",
      "optimizer, configurations (how many it picked its fastest from: more configurations, more luck), area, "
@@ -513,7 +514,11 @@ static int hp_tokens(const char *label, const char *name, char *buf, size_t bn, 
         k[m][klen[m]] = 0;
         if (m + 1 < n) buf[start[m + 1]] = 0;
     }
-    return n;
+    /* a trial's study (run studies: K) names the search it is of, not a setting */
+    int kept = 0;
+    for (int m = 0; m < n; m++)
+        if (strcmp(k[m], "search.study")) k[kept] = k[m], v[kept++] = v[m];
+    return kept;
 }
 
 int ob_hp_diverged_everywhere(const ob_group *g) { return g->best < 0 && g->n_diverged > 0; }

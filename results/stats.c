@@ -529,13 +529,29 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
     s->tuned_rho = malloc(((size_t)s->n_tau * n + 1) * sizeof *s->tuned_rho);
     s->tuned_area = malloc(((size_t)n + 1) * sizeof *s->tuned_area);
     s->tuned_ran = calloc((size_t)n + 1, sizeof *s->tuned_ran);
+    s->tuned_studies = calloc((size_t)n + 1, sizeof *s->tuned_studies);
     int *used = calloc((size_t)d->n_wl + 1, sizeof *used), n_used = 0;
-    if (!t2 || !s->tuned_pick || !s->tuned_rho || !s->tuned_area || !s->tuned_ran || !used) {
+    /* each label's study (its runs share it: -1 none), and the studies' best of each optimizer */
+    int *lab_study = malloc(((size_t)n_o + 1) * sizeof *lab_study), n_st = 0;
+    for (int op = 0; lab_study && op < n_o; op++) lab_study[op] = -1;
+    for (int r = 0; lab_study && r < d->n; r++) {
+        lab_study[d->runs[r].opt] = d->runs[r].study;
+        if (d->runs[r].study >= n_st) n_st = d->runs[r].study + 1;
+    }
+    double *sbest = malloc(((size_t)n_st + 1) * sizeof *sbest);
+    int *spick = malloc(((size_t)n_st + 1) * sizeof *spick);
+    if (!t2 || !s->tuned_pick || !s->tuned_rho || !s->tuned_area || !s->tuned_ran || !s->tuned_studies || !used ||
+        !lab_study || !sbest || !spick) {
         free(of);
         free(t2);
         free(used);
+        free(lab_study);
+        free(sbest);
+        free(spick);
         return OB_ERR_NOMEM;
     }
+    for (int op = 0; op < n_o; op++)
+        if (lab_study[op] >= s->tuned_studies[of[op]]) s->tuned_studies[of[op]] = lab_study[op] + 1;
     for (int w = 0; w < d->n_wl; w++) {
         for (int i = 0; i < n; i++) {
             t2[w * n + i] = INFINITY;
@@ -550,6 +566,36 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
             }
         }
     }
+    /* several studies (searches of other seeds): on each workload each
+     * study's fastest, then the median over the studies (the upper of two
+     * middle ones), AlgoPerf's score, and that study's pick */
+    for (int w = 0; w < d->n_wl; w++)
+        for (int i = 0; i < n; i++) {
+            const int k_st = s->tuned_studies[i];
+            if (k_st < 2) continue;
+            for (int st = 0; st < k_st; st++) sbest[st] = INFINITY, spick[st] = -1;
+            for (int op = 0; op < n_o; op++) {
+                const int st = lab_study[op], k = gi[w * n_o + op];
+                if (of[op] != i || st < 0) continue;
+                if (t[w * n_o + op] < sbest[st] || (spick[st] < 0 && k >= 0)) {
+                    if (t[w * n_o + op] < sbest[st]) sbest[st] = t[w * n_o + op];
+                    spick[st] = k;
+                }
+            }
+            /* the study whose best is the median: sort the studies by it (ties: the lower study) */
+            int order[64] = {0}, m = 0;
+            for (int st = 0; st < k_st && m < 64; st++) {
+                int j = m++;
+                for (; j > 0 && sbest[order[j - 1]] > sbest[st]; j--) order[j] = order[j - 1];
+                order[j] = st;
+            }
+            const int mid = order[m / 2];
+            t2[w * n + i] = sbest[mid];
+            s->tuned_pick[w * n + i] = isfinite(sbest[mid]) ? spick[mid] : -1;
+        }
+    free(lab_study);
+    free(sbest);
+    free(spick);
     ob_stat_profile(t2, d->n_wl, n, s->taus, s->n_tau, s->tau_max, s->tuned_rho, s->tuned_area, &n_used, used);
     for (int w = 0; w < d->n_wl; w++)
         for (int i = 0; used[w] && i < n; i++) {
@@ -1436,6 +1482,7 @@ void ob_stats_free(ob_stats *s)
     free(s->tuned_rho);
     free(s->tuned_area);
     free(s->tuned_ran);
+    free(s->tuned_studies);
     memset(s, 0, sizeof *s);
 }
 

@@ -375,6 +375,10 @@ typedef struct ob_stats {
     double *tuned_rho;          /* (n_tau, n_tuned) */
     double *tuned_area;         /* (n_tuned,) */
     int *tuned_ran;             /* (n_tuned,) of the profile's workloads, how many it has sweep runs on */
+    int *tuned_studies;         /* (n_tuned,) the studies (searches of other seeds, config studies) its
+                                 * configurations come from, 0 or 1 for one: with 2 or more, its time on a
+                                 * workload is the median over the studies of each one's fastest, and
+                                 * tuned_pick that study's pick */
 } ob_stats;
 
 /* The workloads whose time to target is from median step times

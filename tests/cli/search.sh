@@ -130,6 +130,46 @@ check "two searches: the tuned profile says it pools them" \
   grep -qF "The configurations come from 2 searches of other search seeds (0, 4), AlgoPerf's studies" "$tmp/r2/summary.md"
 "$OPTBENCH" report --db "$tmp/s2.db" --benchmark 2 --out "$tmp/r2b" --no-render >/dev/null 2>&1 || fail=1
 check "one of them alone: no note" test "$(grep -c 'searches of other search seeds' "$tmp/r2b/summary.md")" = 0
+# studies (AlgoPerf's): studies: 3 runs three searches, study s of search seed
+# s (its points those of --search-seed s); the tuned profile's time on a
+# workload is the median over the studies of each study's fastest trial
+sflags=(--workloads quadratic --optimizers sgd,adamw --lrs 0.01,0.03 --seeds 1 --steps 40 --backend cpu
+        --sweep adamw.beta1=0.8..0.99 --trials 2)
+"$OPTBENCH" run "${sflags[@]}" --studies 3 --dry-run >"$tmp/dry_st" 2>&1 || { cat "$tmp/dry_st"; fail=1; }
+check "the dry run counts 3 studies of 2 trials" grep -qF '14 cells (7 configurations of 1 workload x 2 optimizers' "$tmp/dry_st"
+check "the dry run lists 3 x 2 adamw configurations at 2 lrs" test "$(grep -c ' adamw .*beta1=' "$tmp/dry_st")" = 12
+check "the dry run names the studies" grep -qF 'studies: 3 searches of 2 trials each, of search seeds 0 to 2' "$tmp/dry_st"
+for k in 1 2; do
+  "$OPTBENCH" run "${sflags[@]}" --search-seed $k --dry-run >"$tmp/dry_s$k" 2>&1
+  check "study $k draws --search-seed $k's points" test \
+    "$(grep -E ' adamw ' "$tmp/dry_s$k" | sed 's/.*  beta1=/beta1=/' | sort -u | tr '\n' ' ')" = \
+    "$(grep -E ' adamw ' "$tmp/dry_st" | sed 's/.*  beta1=/beta1=/' | sed -n "$((4 * k + 1)),$((4 * k + 4))p" | sort -u | tr '\n' ' ')"
+done
+"$OPTBENCH" run "${sflags[@]}" --studies 3 --print-config >"$tmp/st.yaml" 2>&1
+check "--print-config writes the studies" grep -qx 'studies: 3' "$tmp/st.yaml"
+"$OPTBENCH" run "${sflags[@]}" --studies 3 --db "$tmp/st.db" >"$tmp/run_st" 2>&1 || { cat "$tmp/run_st"; fail=1; }
+check "each run records its study" test "$(q "$tmp/st.db" "select group_concat(distinct json_extract(hparams, '\$.search.study')) from runs where optimizer = 'adamw'")" = "0,1,2"
+"$OPTBENCH" report --db "$tmp/st.db" --out "$tmp/rst" --no-render >/dev/null 2>&1 || fail=1
+check "the tuned profile: the median over the studies of each one's fastest" python3 - "$tmp/rst" <<'PY'
+import csv, math, sys
+d = sys.argv[1]
+best = {}
+for r in csv.DictReader(open(d + "/time_to_target.csv")):
+    if not r["optimizer"].startswith("adamw "):
+        continue
+    study = int(r["optimizer"].split("search.study=")[1])
+    t = float(r["time_s"])
+    if study not in best or t < best[study][0]:
+        best[study] = (t, r["optimizer"][len("adamw "):])
+assert sorted(best) == [0, 1, 2], best
+t, conf = sorted(best.values())[1]
+p = [r for r in csv.DictReader(open(d + "/profile_tuned_picks.csv")) if r["optimizer"] == "adamw"][0]
+assert float(p["time_s"]) == t or math.isinf(t), (p, best)
+assert p["fastest_configuration"] == (conf if math.isfinite(t) else ""), (p, best)
+PY
+check "the legend says so" grep -qF "median of 3 studies' best of 2" "$tmp/rst/profile_tuned.gp"
+check "the study is no hyperparameter of the sensitivity figures" test ! -e "$tmp/rst/hp_quadratic_search.study.gp" -a \
+  "$(grep -c '"search.study"' "$tmp/rst/hp_sweep.csv")" = 0
 # the tuning budget: quartiles of the best of k of adamw's 5 configurations,
 # from every draw of k enumerated; sgd (one configuration) has none
 check "tuning_budget.csv: the best of k, from every draw of k of 5" python3 - "$r" <<'PY'
@@ -270,6 +310,7 @@ bad() { # description, expected text, flags...
 bad "a range without trials" "--sweep: adamw.beta1 = 0.8..0.99 is a range: give the number of points" \
   --sweep adamw.beta1=0.8..0.99
 bad "trials without a range" "--trials: trials = 3, but no sweep is a range" --trials 3
+bad "studies without a search" "--studies: studies = 2, but there is no search (no trials)" --studies 2
 bad "a reversed range" "the range '0.99..0.8' is empty or reversed" --sweep adamw.beta1=0.99..0.8 --trials 3
 bad "a range past the key's" "(an end of the range 0.8..1.5)" --sweep adamw.beta1=0.8..1.5 --trials 3
 bad "a log range from 0" "its LO must be above 0" --sweep adamw.weight_decay=log:0..0.1 --trials 3

@@ -64,7 +64,7 @@ static void run_usage(FILE *f)
             "                         searches of the same ranges take different seeds\n"
             "  --studies K            K independent searches of N trials each, of search seeds\n"
             "                         S, S+1, ... (AlgoPerf's studies): the tuned profile takes,\n"
-            "                         on each workload, the median over them of each one's fastest\n"
+            "                         on each workload, the median of each one's fastest trial\n"
             "  --exclude W:O[,O...]   leave the pairs (workload W, optimizer O) out of the matrix\n"
             "                         (repeatable; adds to the config's 'exclude: {W: [O, ...]}')\n"
             "  --name NAME            name of this benchmark in the database\n"

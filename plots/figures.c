@@ -2249,6 +2249,9 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                                 : "performance profile over workloads (Dolan-More)",
                        what, e));
     FILE *f = sc.f;
+    int studies = 0; /* with studies, each optimizer's time is the median of the studies' fastest */
+    for (int o = 0; v->tuned && s->tuned_studies && o < v->n; o++)
+        if (s->tuned_studies[o] > studies) studies = s->tuned_studies[o];
     fprintf(f,
             "set title \"%s over %d workload%s: how often %s within a "
             "factor tau of the fastest?\\n(%s to reach each workload's %starget %s; legend: area "
@@ -2260,7 +2263,8 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
             "set yrange [-0.04:1.05]\n"
             "set ytics 0, 0.2, 1\n"
             "set key below left\n",
-            v->tuned    ? "Tuned optimizers (each at its fastest configuration)"
+            v->tuned && studies > 1 ? "Tuned optimizers (each at the median over its studies of their fastest)"
+            : v->tuned  ? "Tuned optimizers (each at its fastest configuration)"
             : v->single ? "Performance profile, each optimizer at its best single configuration,"
                         : "Performance profile",
             s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
@@ -2322,8 +2326,12 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                    "optimizer reached the target on are left out (%d used).%s An optimizer not run on a "
                    "workload counts there as not reaching the target; the legend says where one ran on "
                    "fewer (\"ran 1 of 3\").%s%s",
-                   v->tuned ? ", at its fastest configuration on each workload (AlgoPerf's external tuning: the "
-                              "best of its trials)" : "",
+                   v->tuned && studies > 1
+                       ? ", on each workload at the median over its studies of each study's fastest configuration "
+                         "(AlgoPerf's external tuning: the best of a study's trials, the median of the studies)"
+                   : v->tuned ? ", at its fastest configuration on each workload (AlgoPerf's external tuning: the "
+                                "best of its trials)"
+                              : "",
                    s->profile_by_steps ? "number of steps" : "training time", s->profile_heldout ? "held-out " : "",
                    s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max, s->profile_workloads,
                    median_note,

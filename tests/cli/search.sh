@@ -168,6 +168,8 @@ assert float(p["time_s"]) == t or math.isinf(t), (p, best)
 assert p["fastest_configuration"] == (conf if math.isfinite(t) else ""), (p, best)
 PY
 check "the legend says so" grep -qF "median of 3 studies' best of 2" "$tmp/rst/profile_tuned.gp"
+check "the title says so" grep -qF "Tuned optimizers (each at the median over its studies of their fastest)" \
+  "$tmp/rst/profile_tuned.gp"
 check "the study is no hyperparameter of the sensitivity figures" test ! -e "$tmp/rst/hp_quadratic_search.study.gp" -a \
   "$(grep -c '"search.study"' "$tmp/rst/hp_sweep.csv")" = 0
 # the tuning budget: quartiles of the best of k of adamw's 5 configurations,

@@ -575,12 +575,10 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
             if (k_st < 2) continue;
             for (int st = 0; st < k_st; st++) sbest[st] = INFINITY, spick[st] = -1;
             for (int op = 0; op < n_o; op++) {
-                const int st = lab_study[op], k = gi[w * n_o + op];
+                const int st = lab_study[op];
+                const double v = t[w * n_o + op];
                 if (of[op] != i || st < 0) continue;
-                if (t[w * n_o + op] < sbest[st] || (spick[st] < 0 && k >= 0)) {
-                    if (t[w * n_o + op] < sbest[st]) sbest[st] = t[w * n_o + op];
-                    spick[st] = k;
-                }
+                if (v < sbest[st]) sbest[st] = v, spick[st] = gi[w * n_o + op]; /* ties: the earlier label */
             }
             /* the study whose best is the median: sort the studies by it (ties: the lower study) */
             int order[64] = {0}, m = 0;

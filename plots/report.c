@@ -931,7 +931,9 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
             if (ob_stats_tuned_rank(s, i) != r) continue;
             doc_cell(dc, "%d", r);
             doc_cell(dc, "%s", d->opt_names[s->tuned_first[i]]);
-            doc_cell(dc, "%d", s->tuned_configs[i]);
+            const int k_i = s->tuned_studies ? s->tuned_studies[i] : 0;
+            if (k_i > 1) doc_cell(dc, "%d (%d studies of %d)", s->tuned_configs[i], k_i, s->tuned_configs[i] / k_i);
+            else doc_cell(dc, "%d", s->tuned_configs[i]);
             doc_cell(dc, "%s", isnan(s->tuned_area[i]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.3f", s->tuned_area[i]), b1));
             doc_cell(dc, "%s", isnan(s->tuned_rho[i]) ? "-"

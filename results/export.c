@@ -427,15 +427,17 @@ static const ob_file_doc docs[] = {
      "studies of each study's fastest)",
      "tau, then one column per optimizer (name)"},
     {"profile_tuned_area.csv", "area under each tuned optimizer's performance profile (with profile_tuned.csv)",
-     "optimizer, configurations (how many it picked its fastest from: more configurations, more luck), area, "
-     "rank, workloads, workloads_run (as in profile_area.csv)"},
+     "optimizer, configurations (how many it picked its fastest from: more configurations, more luck; with "
+     "studies, every study's together), area, rank, workloads, workloads_run (as in profile_area.csv), studies "
+     "(1, or K of studies: K: each study's fastest is then of configurations / K)"},
     {"profile_tuned_picks.csv", "the configuration each tuned optimizer took on each workload of the profile "
      "(with profile_tuned.csv)",
      "workload, optimizer, configurations, fastest_configuration (the swept values of the configuration "
      "with the shortest time to target there, the profile's time: by time or steps, training or held-out "
      "target; ties: the first in label order; empty where none reached the target or the optimizer has one "
      "configuration), lr, steps, time_s (its row of time_to_target.csv, or of time_to_heldout_target.csv with "
-     "report --profile-on heldout; inf where none reached it)"},
+     "report --profile-on heldout; inf where none reached it), study (with studies: K, the study whose fastest "
+     "was the median, which the configuration is from; else empty)"},
     {"tuning_budget.csv", "the best final loss found among k configurations of an optimizer, where sweeps "
      "made several (only then): how much tuning it needs (Dodge et al. 2019; Sivaprasad et al. 2020)",
      "workload, optimizer, configurations (n, those with a finished run there), k (1 .. n), best_q25, "
@@ -1506,7 +1508,9 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
     }
     OB_TRY(ob_csv_close(&c, e));
     OB_TRY(ob_csv_open(&c, dir, names[1],
-                       HDR("optimizer", "configurations", "area", "rank", "workloads", "workloads_run"), e));
+                       HDR("optimizer", "configurations", "area", "rank", "workloads", "workloads_run",
+                           "studies"),
+                       e));
     for (int i = 0; i < n; i++) {
         ob_csv_str(&c, d->opt_names[s->tuned_first[i]]);
         ob_csv_int(&c, s->tuned_configs[i]);
@@ -1514,12 +1518,13 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
         ob_csv_int(&c, ob_stats_tuned_rank(s, i));
         ob_csv_int(&c, s->profile_workloads);
         ob_csv_int(&c, s->tuned_ran[i]);
+        ob_csv_int(&c, s->tuned_studies[i] > 1 ? s->tuned_studies[i] : 1);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));
     OB_TRY(ob_csv_open(&c, dir, names[2],
                        HDR("workload", "optimizer", "configurations", "fastest_configuration", "lr", "steps",
-                           "time_s"),
+                           "time_s", "study"),
                        e));
     for (int w = 0; w < d->n_wl; w++) {
         if (!s->in_profile[w]) continue;
@@ -1535,6 +1540,9 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
             ob_csv_num(&c, k < 0 ? NAN : t.lr);
             ob_csv_num(&c, k < 0 ? INFINITY : t.steps);
             ob_csv_num(&c, k < 0 ? INFINITY : t.time_s);
+            const int ps = s->tuned_pick_study[w * n + i];
+            if (ps >= 0) ob_csv_int(&c, ps);
+            else ob_csv_str(&c, "");
             ob_csv_row(&c);
         }
     }

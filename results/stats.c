@@ -530,6 +530,7 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
     s->tuned_area = malloc(((size_t)n + 1) * sizeof *s->tuned_area);
     s->tuned_ran = calloc((size_t)n + 1, sizeof *s->tuned_ran);
     s->tuned_studies = calloc((size_t)n + 1, sizeof *s->tuned_studies);
+    s->tuned_pick_study = malloc(((size_t)d->n_wl * n + 1) * sizeof *s->tuned_pick_study);
     int *used = calloc((size_t)d->n_wl + 1, sizeof *used), n_used = 0;
     /* each label's study (its runs share it: -1 none), and the studies' best of each optimizer */
     int *lab_study = malloc(((size_t)n_o + 1) * sizeof *lab_study), n_st = 0;
@@ -540,7 +541,8 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
     }
     double *sbest = malloc(((size_t)n_st + 1) * sizeof *sbest);
     int *spick = malloc(((size_t)n_st + 1) * sizeof *spick);
-    if (!t2 || !s->tuned_pick || !s->tuned_rho || !s->tuned_area || !s->tuned_ran || !s->tuned_studies || !used ||
+    if (!t2 || !s->tuned_pick || !s->tuned_rho || !s->tuned_area || !s->tuned_ran || !s->tuned_studies ||
+        !s->tuned_pick_study || !used ||
         !lab_study || !sbest || !spick) {
         free(of);
         free(t2);
@@ -556,6 +558,7 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
         for (int i = 0; i < n; i++) {
             t2[w * n + i] = INFINITY;
             s->tuned_pick[w * n + i] = -1;
+            s->tuned_pick_study[w * n + i] = -1;
         }
         for (int op = 0; op < n_o; op++) {
             const int i = of[op], k = gi[w * n_o + op];
@@ -590,6 +593,7 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
             const int mid = order[m / 2];
             t2[w * n + i] = sbest[mid];
             s->tuned_pick[w * n + i] = isfinite(sbest[mid]) ? spick[mid] : -1;
+            s->tuned_pick_study[w * n + i] = isfinite(sbest[mid]) ? mid : -1;
         }
     free(lab_study);
     free(sbest);
@@ -1481,6 +1485,7 @@ void ob_stats_free(ob_stats *s)
     free(s->tuned_area);
     free(s->tuned_ran);
     free(s->tuned_studies);
+    free(s->tuned_pick_study);
     memset(s, 0, sizeof *s);
 }
 

@@ -111,7 +111,7 @@ reached = [n for n in best if math.isfinite(best[n][0])]
 assert len(reached) >= 1, best
 for n, (t, conf) in best.items():
     p = picks[n]
-    assert p["configurations"] == ("5" if n == "adamw" else "1"), p
+    assert p["configurations"] == ("5" if n == "adamw" else "1") and p["study"] == "", p
     assert p["fastest_configuration"] == conf and (float(p["time_s"]) == t or math.isinf(t)), (p, t, conf)
 fastest = min(t for t, _ in best.values())
 for r in csv.DictReader(open(d + "/profile_tuned_area.csv")):
@@ -163,9 +163,13 @@ for r in csv.DictReader(open(d + "/time_to_target.csv")):
         best[study] = (t, r["optimizer"][len("adamw "):])
 assert sorted(best) == [0, 1, 2], best
 t, conf = sorted(best.values())[1]
+study = sorted((v, k) for k, v in best.items())[1][1]
 p = [r for r in csv.DictReader(open(d + "/profile_tuned_picks.csv")) if r["optimizer"] == "adamw"][0]
 assert float(p["time_s"]) == t or math.isinf(t), (p, best)
 assert p["fastest_configuration"] == (conf if math.isfinite(t) else ""), (p, best)
+assert p["study"] == (str(study) if math.isfinite(t) else "") and p["configurations"] == "6", (p, best)
+a = {r["optimizer"]: r for r in csv.DictReader(open(d + "/profile_tuned_area.csv"))}
+assert a["adamw"]["studies"] == "3" and a["adamw"]["configurations"] == "6" and a["sgd"]["studies"] == "1", a
 PY
 check "the legend says so" grep -qF "median of 3 studies' best of 2" "$tmp/rst/profile_tuned.gp"
 check "the title says so" grep -qF "Tuned optimizers (each at the median over its studies of their fastest)" \

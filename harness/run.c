@@ -1523,6 +1523,42 @@ static void train_json(const ob_hp_values *train, char *buf, size_t n)
     ob_hp_to_json(&t, buf, n);
 }
 
+/* The cells of benchmark bench_id that --resume matched by their settings
+ * but not their texts (relaxed: a key this build added, at its default, is
+ * missing from the stored runs): they keep the stored texts, so that the
+ * benchmark's runs, its checkpoints and confirmation runs go on with one
+ * text each. Says which keys, once. */
+static ob_status keep_stored_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
+                                   const unsigned char *relaxed, char (*wjson)[1024], char (*ojson)[4096], ob_err *e)
+{
+    int kept = 0;
+    char keys[512] = "";
+    for (int k = 0; k < n; k++) {
+        if (!relaxed[k]) continue;
+        char w[1024], o[4096];
+        int found = 0;
+        OB_TRY(ob_store_sweep_texts(store, bench_id, specs[k].cell, w, sizeof w, o, sizeof o, &found, e));
+        if (!found) continue;
+        if (!kept++) {
+            char kw[256] = "", ko[256] = "";
+            ob_store_equivalent(store, w, specs[k].workload_params, specs[k].workload_defaults, kw, sizeof kw);
+            ob_store_equivalent(store, o, specs[k].hparams, specs[k].hparams_defaults, ko, sizeof ko);
+            snprintf(keys, sizeof keys, "%s%s%s", kw, kw[0] && ko[0] ? ", " : "", ko);
+        }
+        memcpy(wjson[k], w, sizeof w);
+        memcpy(ojson[k], o, sizeof o);
+        specs[k].workload_params = wjson[k];
+        specs[k].hparams = ojson[k];
+    }
+    if (kept)
+        fprintf(stderr,
+                "optbench: note: --resume: %d of benchmark %lld's cells were stored by a build without %s%s "
+                "(added since, run at their defaults, which keep what that build did): continued, with the "
+                "settings they were stored with\n",
+                kept, (long long)bench_id, keys[0] ? "the settings " : "some of this build's settings", keys);
+    return OB_OK;
+}
+
 /* {"matrix":"<FNV-1a 64 of every cell's identity>","cells":N}: what a
  * shard's benchmark records, so that merge can tell the shards of one
  * matrix from those of another (another sweep, lr list or setting). */
@@ -1646,7 +1682,15 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
     int64_t bench = 0;
     int held = k, grown = 0;
     char why[600] = "";
-    s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, why, sizeof why, e);
+    unsigned char *relaxed = calloc((size_t)k + 1, 1);
+    if (!relaxed) {
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
+        goto out;
+    }
+    s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, relaxed, why, sizeof why, e);
+    int n_relaxed = 0;
+    for (int j = 0; j < k; j++) n_relaxed += relaxed[j];
+    free(relaxed);
     if (s == OB_OK && !bench && !shard[0]) {
         ob_grow_plan plan;
         grow_plan(c, m, pair, &plan);
@@ -1681,7 +1725,10 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
     else if (grown && l < n)
         l += (size_t)snprintf(buf + l, n - l, ", which holds this matrix's cells in another order");
     if (l < n)
-        snprintf(buf + l, n - l, ": %d of %d cells finished, %d to continue, %d to start", finished, k, cont, start);
+        l += (size_t)snprintf(buf + l, n - l, ": %d of %d cells finished, %d to continue, %d to start", finished, k,
+                              cont, start);
+    if (n_relaxed && l < n)
+        snprintf(buf + l, n - l, " (%d stored without settings this build added, at their defaults)", n_relaxed);
 out:
     free(specs);
     free(ids);
@@ -1706,6 +1753,33 @@ static void matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf
         }
     }
     snprintf(buf, n, "{\"matrix\":\"%016llx\",\"cells\":%d}", (unsigned long long)h, m->n);
+}
+
+/* This build's defaults of a cell's texts (ob_optimizer_defaults_json,
+ * ob_workload_defaults_json), which --resume takes a key at that an earlier
+ * build's run lacks (ob_store_find_benchmark): one text per definition, kept
+ * for the process (NULL past 64: texts then match exactly). */
+static const char *defaults_text(const ob_optimizer_def *od, const ob_workload_def *wd)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static struct {
+        const void *def;
+        char json[4096];
+    } tab[64];
+    static int n_tab;
+    const void *key = od ? (const void *)od : (const void *)wd;
+    const char *out = NULL;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < n_tab && !out; i++)
+        if (tab[i].def == key) out = tab[i].json;
+    if (!out && n_tab < 64) {
+        if (od) ob_optimizer_defaults_json(od, tab[n_tab].json, sizeof tab[n_tab].json);
+        else ob_workload_defaults_json(wd, tab[n_tab].json, sizeof tab[n_tab].json);
+        tab[n_tab].def = key;
+        out = tab[n_tab++].json;
+    }
+    pthread_mutex_unlock(&mu);
+    return out;
 }
 
 /* The run spec of a cell; wjson and ojson receive its JSON texts. */
@@ -1734,6 +1808,8 @@ static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *
         .backend = dev ? dev->ops->name : c->backend,
         .device = devices_desc, /* the device text of the run (ob_run_matrix) */
         .steps = c->steps,
+        .workload_defaults = defaults_text(NULL, cell->wl),
+        .hparams_defaults = defaults_text(cell->opt, NULL),
     };
 }
 
@@ -1932,12 +2008,26 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             break;
         }
         pairs_confirmed++;
+        /* the texts the sweep's run at that lr was stored with: the same as
+         * this build's, or (a benchmark continued by a build that added a
+         * setting) the ones --resume matched */
+        char sw[1024], so[4096];
+        int stored = 0;
+        if ((s = ob_store_sweep_texts(store, x->bench_id, m->cells[at].index, sw, sizeof sw, so, sizeof so, &stored,
+                                      e)) != OB_OK)
+            break;
         for (int j = 0; j < N; j++) {
             ob_cell *cell = &cells[n];
             *cell = m->cells[at];
             cell->seed = seed0 + j;
             cell->index = (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM + j;
             make_spec(c, cell, dev, devices_desc, wjson[p], ojson[p], &specs[n]);
+            if (stored && ob_store_equivalent(store, sw, specs[n].workload_params, specs[n].workload_defaults, NULL,
+                                              0) &&
+                ob_store_equivalent(store, so, specs[n].hparams, specs[n].hparams_defaults, NULL, 0)) {
+                memcpy(wjson[p], sw, sizeof sw);
+                memcpy(ojson[p], so, sizeof so);
+            }
             specs[n].stage = "confirm";
             n++;
         }
@@ -2111,9 +2201,16 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     if ((s = ob_store_tx_begin(store, e)) != OB_OK) goto done;
     if (c->resume) {
         char why[512];
-        if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, why,
-                                         sizeof why, e)) != OB_OK)
+        unsigned char *relaxed = calloc((size_t)n + 1, 1);
+        if (!relaxed) {
+            s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
             goto setup_done;
+        }
+        if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, relaxed, why,
+                                         sizeof why, e)) == OB_OK)
+            s = keep_stored_texts(store, bench_id, specs, n, relaxed, wjson, ojson, e);
+        free(relaxed);
+        if (s != OB_OK) goto setup_done;
         int grown = 0;
         if (!bench_id && !shard[0]) {
             if ((s = grow_benchmark(c, m, store, specs, n, &bench_id, ids, why, sizeof why, e)) != OB_OK)

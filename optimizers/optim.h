@@ -109,6 +109,12 @@ const ob_optimizer_def *const *ob_optimizers(int *n);
 const ob_optimizer_def *ob_optimizer_find(const char *name);
 /* Message for an unknown name, with "did you mean" and the list. */
 ob_status ob_optimizer_unknown(const char *name, ob_err *e);
+/* A run's hyperparameter text (JSON) with every key at its default: the
+ * optimizer's keys, then the training settings under "train" (each key the
+ * spike guard writes only when on included). A stored run that lacks a key
+ * ran before the key existed, at what its default does: --resume, report
+ * and history read such a run as if it held the key at this default. */
+void ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n);
 
 ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
                           const ob_hp_values *train, ob_optim **out, ob_err *e);

@@ -69,6 +69,18 @@ const ob_optimizer_def *ob_optimizer_find(const char *name)
     return NULL;
 }
 
+void ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n)
+{
+    ob_hp_values hv, t;
+    ob_hp_defaults(&hv, d->hp, d->n_hp);
+    ob_hp_defaults(&t, ob_train_hp_defs, ob_train_hp_count);
+    char tj[1024];
+    ob_hp_to_json(&t, tj, sizeof tj);
+    ob_hp_to_json(&hv, buf, n);
+    const size_t l = strlen(buf);
+    if (l > 0 && buf[l - 1] == '}') snprintf(buf + l - 1, n - (l - 1), "%s\"train\":%s}", l > 2 ? "," : "", tj);
+}
+
 ob_status ob_optimizer_unknown(const char *name, ob_err *e)
 {
     int n;

@@ -6,6 +6,8 @@
  * rows and builds the labels.
  */
 #include "results/dataset.h"
+#include "optimizers/optim.h"
+#include "workloads/workload.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -356,6 +358,30 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
 
 /* ---- loading ------------------------------------------------------------- */
 
+/* SQL ob_defaults(kind, name): this build's text of every key at its
+ * default for optimizer (kind 0) or workload (1) name; NULL for a name it
+ * does not know. A run's texts are read over it (json_patch), so that a key
+ * added since the run was stored reads as its default, which is what runs
+ * before the key did: the run stays in its configuration and its series. */
+static void sql_defaults(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *name = (const char *)sqlite3_value_text(argv[1]);
+    const int kind = sqlite3_value_int(argv[0]);
+    char buf[4096];
+    if (!name) {
+        sqlite3_result_null(cx);
+    } else if (kind == 0 && ob_optimizer_find(name)) {
+        ob_optimizer_defaults_json(ob_optimizer_find(name), buf, sizeof buf);
+        sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT);
+    } else if (kind == 1 && ob_workload_find(name)) {
+        ob_workload_defaults_json(ob_workload_find(name), buf, sizeof buf);
+        sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT);
+    } else {
+        sqlite3_result_null(cx);
+    }
+}
+
 ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e)
 {
     memset(d, 0, sizeof *d);
@@ -391,11 +417,11 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         }
         sqlite3_finalize(q);
     }
-    char sql[3072];
+    char sql[4096];
     snprintf(sql, sizeof sql,
              "SELECT id, benchmark_id, cell, workload, coalesce(workload_params, '{}'), optimizer, "
              " coalesce(hparams, '{}'), "
-             " CASE WHEN json_valid(hparams) THEN json_remove(hparams, '$.lr') ELSE coalesce(hparams, '') END AS opt_key, "
+             " CASE WHEN json_valid(hparams) THEN json_remove(hk_, '$.lr') ELSE hk_ END AS opt_key, "
              " lr, seed, status, error, steps, steps_done, diverged_step, peak_mem_bytes, state_bytes, "
              " final_loss, best_loss, eval_loss, eval_metric, loss_floor, step_ms_median, step_ms_p90, "
              " items_per_sec, wall_s, rn, stage_, dmem_, "
@@ -405,7 +431,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "  AND v.detail LIKE 'rollback:%%'), "
              " coalesce(backend_, ''), coalesce(device_, ''), "
              " CASE WHEN json_valid(workload_params) AND steps IS NOT NULL "
-             "  THEN json_set(workload_params, '$.steps', steps) ELSE coalesce(workload_params, '{}') END, "
+             "  THEN json_set(wk_, '$.steps', steps) ELSE coalesce(workload_params, '{}') END, "
              " chosen_, mean_, optmed_, optmean_, "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed'), "
              " coalesce(rev_, ''), coalesce(host_, ''), "
@@ -414,15 +440,23 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
              "      %s AS optmed_, %s AS optmean_, %s AS rev_, %s AS host_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
-             "      FROM runs WHERE ?1 = 0 OR benchmark_id = ?1 "
-             "      WINDOW cw AS (PARTITION BY workload, coalesce(workload_params, ''), steps, optimizer, "
-             "                    coalesce(hparams, ''), lr, seed, coalesce(%s, '') "
+             /* a run's texts over this build's defaults (ob_defaults): a key
+              * added since it was stored reads as its default */
+             "      FROM (SELECT *, CASE WHEN json_valid(hparams) THEN json_patch(coalesce(ob_defaults(0, optimizer), "
+             "            '{}'), hparams) ELSE coalesce(hparams, '') END AS hk_, "
+             "            CASE WHEN json_valid(workload_params) THEN json_patch(coalesce(ob_defaults(1, workload), "
+             "            '{}'), workload_params) ELSE coalesce(workload_params, '') END AS wk_ "
+             "            FROM runs WHERE ?1 = 0 OR benchmark_id = ?1) "
+             "      WINDOW cw AS (PARTITION BY workload, wk_, steps, optimizer, hk_, lr, seed, coalesce(%s, '') "
              "                    ORDER BY status IN ('done', 'diverged') DESC, id DESC)) AS rr "
-             "ORDER BY workload, coalesce(workload_params, '{}'), steps, optimizer, opt_key, lr, seed, id",
+             "ORDER BY workload, wk_, steps, optimizer, opt_key, lr, seed, id",
              has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_backend ? "backend" : "NULL",
              has_device ? "device" : "NULL", has_mean ? "step_ms_mean" : "NULL", has_opt ? "opt_ms_median" : "NULL",
              has_opt ? "opt_ms_mean" : "NULL", has_prov ? "git_rev" : "NULL", has_prov ? "host" : "NULL",
              has_stage ? "stage" : "NULL");
+    if (sqlite3_create_function(db, "ob_defaults", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_defaults, NULL,
+                                NULL) != SQLITE_OK)
+        return db_fail(db, e, "reading runs");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc, oom = 0;

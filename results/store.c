@@ -1033,11 +1033,72 @@ static int text_eq(sqlite3_stmt *q, int col, const char *v)
     return strcmp(t, v) == 0;
 }
 
+int ob_store_equivalent(ob_store *s, const char *stored, const char *current, const char *defaults, char *added,
+                        size_t added_n)
+{
+    if (added && added_n) added[0] = '\0';
+    if (!stored || !current || !defaults) return 0;
+    /* each side's leaves (fullkey, value); a leaf not at its default must be
+     * on the other side with the same value (values compare as SQLite
+     * values: numbers exactly, by value) */
+    static const char *const sql =
+        "WITH s(k, v) AS (SELECT fullkey, atom FROM json_tree(?1) WHERE type NOT IN ('object', 'array')), "
+        "c(k, v, name) AS (SELECT fullkey, atom, CASE WHEN path = '$' THEN key ELSE substr(path, 3) || '.' || key END "
+        "FROM json_tree(?2) WHERE type NOT IN ('object', 'array')) "
+        "SELECT NOT EXISTS (SELECT 1 FROM s WHERE (json_type(?3, s.k) IS NULL OR json_extract(?3, s.k) IS NOT s.v) "
+        "AND NOT EXISTS (SELECT 1 FROM c WHERE c.k = s.k AND c.v IS s.v)) "
+        "AND NOT EXISTS (SELECT 1 FROM c WHERE (json_type(?3, c.k) IS NULL OR json_extract(?3, c.k) IS NOT c.v) "
+        "AND NOT EXISTS (SELECT 1 FROM s WHERE s.k = c.k AND s.v IS c.v)), "
+        "(SELECT group_concat(name, ', ') FROM (SELECT name FROM c WHERE k NOT IN (SELECT k FROM s) ORDER BY k))";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(q);
+        return 0;
+    }
+    bind_text(q, 1, stored);
+    bind_text(q, 2, current);
+    bind_text(q, 3, defaults);
+    /* malformed JSON fails the step: not the same */
+    const int eq = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    if (eq && added && added_n && sqlite3_column_text(q, 1))
+        snprintf(added, added_n, "%s", (const char *)sqlite3_column_text(q, 1));
+    sqlite3_finalize(q);
+    return eq;
+}
+
+ob_status ob_store_sweep_texts(ob_store *s, int64_t bench_id, int64_t cell, char *wl, size_t wl_n, char *hp,
+                               size_t hp_n, int *found, ob_err *e)
+{
+    *found = 0;
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT workload_params, hparams FROM runs WHERE benchmark_id = ?1 AND cell = ?2 AND "
+                   "stage IS NULL ORDER BY id LIMIT 1", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    sqlite3_bind_int64(q, 2, cell);
+    ob_status st = OB_OK;
+    const int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        const char *w = (const char *)sqlite3_column_text(q, 0), *h = (const char *)sqlite3_column_text(q, 1);
+        /* a text that does not fit is not cut: the caller keeps its own */
+        *found = w && h && strlen(w) < wl_n && strlen(h) < hp_n;
+        if (*found) {
+            memcpy(wl, w, strlen(w) + 1);
+            memcpy(hp, h, strlen(h) + 1);
+        }
+    } else if (rc != SQLITE_DONE) {
+        st = db_fail(s, e, "reading a run's settings");
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
 ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_spec *specs, int n,
-                                  int64_t *bench_id, int64_t *run_ids, char *why, size_t why_n,
-                                  ob_err *e)
+                                  int64_t *bench_id, int64_t *run_ids, unsigned char *relaxed, char *why,
+                                  size_t why_n, ob_err *e)
 {
     *bench_id = 0;
+    if (relaxed)
+        for (int i = 0; i < n; i++) relaxed[i] = 0;
     if (why && why_n) snprintf(why, why_n, "no earlier benchmark%s%s in '%s'", shard ? " of shard " : "",
                                shard ? shard : "", s->path);
     sqlite3_stmt *qb = NULL, *qr = NULL;
@@ -1090,10 +1151,23 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
             else if (sqlite3_column_int64(qr, 8) != r->steps)
                 snprintf(what, sizeof what, "its cell %lld has %lld steps, this matrix %lld", (long long)cell,
                          (long long)sqlite3_column_int64(qr, 8), (long long)r->steps);
-            else if (!text_eq(qr, 3, r->workload_params))
-                snprintf(what, sizeof what, "its cell %lld has other workload parameters", (long long)cell);
-            else if (!text_eq(qr, 5, r->hparams))
-                snprintf(what, sizeof what, "its cell %lld has other hyperparameters", (long long)cell);
+            else {
+                /* texts that differ only by keys at their defaults (a key
+                 * added since) are the same, where the caller allows it */
+                const int wl_eq = text_eq(qr, 3, r->workload_params),
+                          hp_eq = text_eq(qr, 5, r->hparams);
+                const int wl_ok = wl_eq || (relaxed && ob_store_equivalent(s, (const char *)sqlite3_column_text(qr, 3),
+                                                                           r->workload_params, r->workload_defaults,
+                                                                           NULL, 0));
+                const int hp_ok = hp_eq || (relaxed && ob_store_equivalent(s, (const char *)sqlite3_column_text(qr, 5),
+                                                                           r->hparams, r->hparams_defaults, NULL, 0));
+                if (!wl_ok)
+                    snprintf(what, sizeof what, "its cell %lld has other workload parameters", (long long)cell);
+                else if (!hp_ok)
+                    snprintf(what, sizeof what, "its cell %lld has other hyperparameters", (long long)cell);
+                else if (relaxed)
+                    relaxed[i] = !wl_eq || !hp_eq;
+            }
             if (what[0]) {
                 ok = 0;
                 snprintf(diff, sizeof diff, "%s", what);
@@ -1114,7 +1188,9 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
             snprintf(diff, sizeof diff, "it has no cells");
         }
         if (st == OB_OK && ok) *bench_id = b;
-        else if (first && why && why_n)
+        else if (relaxed)
+            for (int k = 0; k < n; k++) relaxed[k] = 0;
+        if (st == OB_OK && !ok && first && why && why_n)
             snprintf(why, why_n, "the newest benchmark%s%s (%lld) differs: %s", shard ? " of shard " : "",
                      shard ? shard : "", (long long)b, diff);
         first = 0;

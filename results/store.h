@@ -50,6 +50,10 @@ typedef struct ob_run_spec {
     const char *device;
     int64_t steps;             /* planned */
     const char *stage;         /* NULL: a cell of the sweep; "confirm": a confirmation run */
+    /* this build's default of every key of workload_params and hparams
+     * (JSON of the same shape; NULL: none), which --resume takes a key at
+     * that a stored run lacks (ob_store_find_benchmark) */
+    const char *workload_defaults, *hparams_defaults;
 } ob_run_spec;
 
 typedef struct ob_run_result {
@@ -139,14 +143,31 @@ ob_status ob_store_set_benchmark_origin(ob_store *s, int64_t bench_id, const cha
                                         const char *provenance, ob_err *e);
 /* The newest benchmark of this shard (NULL: unsharded, which may be a merged
  * one) whose sweep runs are exactly specs, in cell order: same cell index, workload,
- * parameters, optimizer, hyperparameters, lr, seed and steps. A merged
+ * parameters, optimizer, hyperparameters, lr, seed and steps. Parameters and
+ * hyperparameters are the same when their texts are, or when they differ
+ * only by keys at this build's defaults (the spec's *_defaults), present on
+ * one side and not on the other: a key a later build added, whose default
+ * keeps what earlier builds did (ob_store_equivalent); relaxed[i] (may be
+ * NULL) is then 1 for such a cell, whose stored texts the caller keeps
+ * (ob_store_sweep_texts). A merged
  * benchmark may lack some of the cells (a shard's database that was not
  * merged): their run_ids are 0, for the caller to add. *bench_id = 0 when
  * there is none, and why (may be NULL) then says how the newest candidate
  * differs. run_ids[i] receives the run of specs[i]. */
 ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_spec *specs, int n,
-                                  int64_t *bench_id, int64_t *run_ids, char *why, size_t why_n,
-                                  ob_err *e);
+                                  int64_t *bench_id, int64_t *run_ids, unsigned char *relaxed, char *why,
+                                  size_t why_n, ob_err *e);
+/* Whether the JSON texts stored and current hold the same values but for
+ * keys at their value in defaults (JSON of the same shape) that one of them
+ * lacks (0 also for text that is not JSON); where they are, added (may be
+ * NULL) receives the keys current has and stored lacks ("nesterov,
+ * train.clip_norm"; empty when none). */
+int ob_store_equivalent(ob_store *s, const char *stored, const char *current, const char *defaults, char *added,
+                        size_t added_n);
+/* The stored workload parameters and hyperparameters of benchmark bench_id's
+ * sweep run of cell (*found 0 when it has none). */
+ob_status ob_store_sweep_texts(ob_store *s, int64_t bench_id, int64_t cell, char *wl, size_t wl_n, char *hp,
+                               size_t hp_n, int *found, ob_err *e);
 /* Where a grown matrix puts an earlier benchmark's confirmation runs (run.c
  * numbers them confirm_base + pair * confirm_stride + fresh seed index):
  * pair[i] is the (workload configuration, optimizer configuration) pair of

@@ -436,18 +436,62 @@ static void test_store_resume(void)
     CHECK_OK(ob_store_set_benchmark_origin(s, b2, "0/2", NULL, &e), &e);
     CHECK_OK(ob_store_add_runs(s, b2, spec, 2, fids, &e), &e);
 
-    CHECK_OK(ob_store_find_benchmark(s, NULL, spec, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_benchmark(s, NULL, spec, 2, &found, fids, NULL, why, sizeof why, &e), &e);
     CHECK(found == b1 && fids[0] == ids[0] && fids[1] == ids[1]);
-    CHECK_OK(ob_store_find_benchmark(s, "0/2", spec, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_benchmark(s, "0/2", spec, 2, &found, fids, NULL, why, sizeof why, &e), &e);
     CHECK(found == b2);
-    CHECK_OK(ob_store_find_benchmark(s, "1/2", spec, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_benchmark(s, "1/2", spec, 2, &found, fids, NULL, why, sizeof why, &e), &e);
     CHECK(found == 0);
     ob_run_spec other[2] = {spec[0], spec[1]};
     other[1].steps = 20;
-    CHECK_OK(ob_store_find_benchmark(s, NULL, other, 2, &found, fids, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_benchmark(s, NULL, other, 2, &found, fids, NULL, why, sizeof why, &e), &e);
     CHECK_MSG(found == 0 && strstr(why, "steps"), "%s", why);
-    CHECK_OK(ob_store_find_benchmark(s, NULL, spec, 1, &found, fids, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_benchmark(s, NULL, spec, 1, &found, fids, NULL, why, sizeof why, &e), &e);
     CHECK(found == 0);
+
+    /* a build that added a setting (momentum, train.clip) at its default:
+     * the same runs where the caller allows it, their cells flagged */
+    {
+        ob_run_spec grown[2] = {spec[0], spec[1]};
+        const char *defs = "{\"lr\":0.001,\"momentum\":0,\"train\":{\"clip\":0}}";
+        grown[0].hparams = "{\"lr\":0.1,\"momentum\":0,\"train\":{\"clip\":0}}";
+        grown[0].hparams_defaults = grown[1].hparams_defaults = defs;
+        grown[0].workload_defaults = grown[1].workload_defaults = "{\"cond\":100}";
+        grown[1].workload_params = "{\"cond\":100}";
+        unsigned char rel[2] = {9, 9};
+        CHECK_OK(ob_store_find_benchmark(s, NULL, grown, 2, &found, fids, NULL, why, sizeof why, &e), &e);
+        CHECK_MSG(found == 0 && strstr(why, "cell 0 has other hyperparameters"), "exact texts only without relaxed: %s", why);
+        CHECK_OK(ob_store_find_benchmark(s, NULL, grown, 2, &found, fids, rel, why, sizeof why, &e), &e);
+        CHECK(found == b1 && fids[0] == ids[0] && fids[1] == ids[1] && rel[0] == 1 && rel[1] == 1);
+        grown[0].hparams = "{\"lr\":0.1,\"momentum\":0.9,\"train\":{\"clip\":0}}"; /* not its default */
+        CHECK_OK(ob_store_find_benchmark(s, NULL, grown, 2, &found, fids, rel, why, sizeof why, &e), &e);
+        CHECK_MSG(found == 0 && strstr(why, "other hyperparameters") && rel[0] == 0 && rel[1] == 0, "%s", why);
+
+        char added[64];
+        CHECK(ob_store_equivalent(s, "{\"lr\":0.1}", "{\"lr\":0.1,\"momentum\":0,\"train\":{\"clip\":0}}", defs,
+                                  added, sizeof added) &&
+              !strcmp(added, "momentum, train.clip"));
+        /* a key the build dropped, stored at its default; a value that differs; one at the old default */
+        CHECK(ob_store_equivalent(s, "{\"lr\":0.1,\"momentum\":0}", "{\"lr\":0.1}", defs, added, sizeof added) &&
+              added[0] == 0);
+        CHECK(!ob_store_equivalent(s, "{\"lr\":0.1}", "{\"lr\":0.2}", defs, NULL, 0));
+        CHECK(!ob_store_equivalent(s, "{\"lr\":0.1,\"momentum\":0.5}", "{\"lr\":0.1,\"momentum\":0}", defs, NULL, 0));
+        CHECK(!ob_store_equivalent(s, "{\"lr\":0.1,\"train\":{\"clip\":1}}", "{\"lr\":0.1}", defs, NULL, 0));
+        /* an added key inside another object, values equal as numbers, text that is not JSON */
+        CHECK(ob_store_equivalent(s, "{\"lr\":1e-1,\"train\":{}}", "{\"lr\":0.1,\"train\":{\"clip\":0.0}}", defs,
+                                  NULL, 0));
+        CHECK(!ob_store_equivalent(s, "{\"lr\":0.1", "{\"lr\":0.1}", defs, NULL, 0));
+        CHECK(!ob_store_equivalent(s, "{\"lr\":0.1}", "{\"lr\":0.1}", NULL, NULL, 0));
+
+        char w[64], h[64];
+        int got = 0;
+        CHECK_OK(ob_store_sweep_texts(s, b1, 1, w, sizeof w, h, sizeof h, &got, &e), &e);
+        CHECK(got && !strcmp(w, "{}") && !strcmp(h, "{\"lr\":0.01}"));
+        CHECK_OK(ob_store_sweep_texts(s, b1, 7, w, sizeof w, h, sizeof h, &got, &e), &e);
+        CHECK(!got);
+        CHECK_OK(ob_store_sweep_texts(s, b1, 1, w, sizeof w, h, 4, &got, &e), &e);
+        CHECK(!got); /* does not fit: not cut */
+    }
 
     /* a run with 8 curve points, evaluations at 0, 4, 8, a skipped step at 6 and a divergence event at 3 */
     ob_curve_point pts[8];

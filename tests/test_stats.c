@@ -954,7 +954,8 @@ static void test_labels(const char *path)
     ob_store_close(s);
 
     /* keys with an underscore (SQLite quotes them in a JSON path), nested in
-     * "train", and a key one configuration lacks (written only when set) */
+     * "train", and a key two configurations lack (the spike guard's, written
+     * only when on): read as its default, it tells them apart too */
     s = new_store(path);
     if (!s) return;
     fx_add(s, 0, &(fx_run){"A", "lion", "\"weight_decay\":0,\"train\":{\"clip_norm\":1}", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
@@ -962,13 +963,31 @@ static void test_labels(const char *path)
     fx_add(s, 0, &(fx_run){"A", "lion", "\"weight_decay\":0.1,\"train\":{\"clip_norm\":0}", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
     CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
     CHECK(d.n_opt == 3);
-    const char *want[] = {"lion weight_decay=0 clip_norm=0 spike_z_loss=3", "lion weight_decay=0 clip_norm=1",
-                          "lion weight_decay=0.1 clip_norm=0"};
+    const char *want[] = {"lion weight_decay=0 clip_norm=0 spike_z_loss=3", "lion weight_decay=0 clip_norm=1 spike_z_loss=0",
+                          "lion weight_decay=0.1 clip_norm=0 spike_z_loss=0"};
     for (int i = 0; i < d.n_opt && i < 3; i++) {
         int found = 0;
         for (int k = 0; k < 3; k++) found |= !strcmp(d.opt_labels[i], want[k]);
         CHECK_MSG(found, "label '%s'", d.opt_labels[i]);
     }
+    ob_dataset_free(&d);
+    ob_store_close(s);
+
+    /* runs stored before a key existed (no filter_bias_and_bn) are the
+     * configuration of those stored with it at its default, and not of those
+     * with another value */
+    s = new_store(path);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"quadratic", "sgd", "\"momentum\":0.9", 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"quadratic", "sgd", "\"momentum\":0.9,\"filter_bias_and_bn\":false", 0.01, 1, "done", 1, 5, 1,
+                           1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"quadratic", "sgd", "\"momentum\":0.9,\"filter_bias_and_bn\":true", 0.01, 2, "done", 1, 5, 1,
+                           1, 1, 1, 1, 1, 0});
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK(d.n_opt == 2 && d.n_wl == 1);
+    for (int i = 0; i < d.n; i++)
+        CHECK_MSG(d.runs[i].opt == (d.runs[i].seed == 2), "run of seed %lld: label %s", (long long)d.runs[i].seed,
+                  d.opt_labels[d.runs[i].opt]);
     ob_dataset_free(&d);
     ob_store_close(s);
 }

@@ -486,7 +486,7 @@ static void test_confirm_runs(void)
     CHECK(open == 2);
     /* --resume matches the sweep alone */
     int64_t found = 0, rids[2];
-    CHECK_OK(ob_store_find_benchmark(s, NULL, sweep, 2, &found, rids, NULL, 0, &e), &e);
+    CHECK_OK(ob_store_find_benchmark(s, NULL, sweep, 2, &found, rids, NULL, NULL, 0, &e), &e);
     CHECK(found == bench && rids[0] == ids[0] && rids[1] == ids[1]);
     ob_store_close(s);
 }

@@ -1523,9 +1523,10 @@ static void train_json(const ob_hp_values *train, char *buf, size_t n)
     ob_hp_to_json(&t, buf, n);
 }
 
-/* The cells of benchmark bench_id that --resume matched by their settings
- * but not their texts (relaxed: a key this build added, at its default, is
- * missing from the stored runs): they keep the stored texts, so that the
+/* The cells of benchmark bench_id that --resume matched by their settings,
+ * maybe not their texts (relaxed: a key this build added, at its default, is
+ * missing from the stored runs): those whose texts differ keep the stored
+ * ones, so that the
  * benchmark's runs, its checkpoints and confirmation runs go on with one
  * text each. Says which keys, once. */
 static ob_status keep_stored_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
@@ -1538,7 +1539,7 @@ static ob_status keep_stored_texts(ob_store *store, int64_t bench_id, ob_run_spe
         char w[1024], o[4096];
         int found = 0;
         OB_TRY(ob_store_sweep_texts(store, bench_id, specs[k].cell, w, sizeof w, o, sizeof o, &found, e));
-        if (!found) continue;
+        if (!found || (!strcmp(w, specs[k].workload_params) && !strcmp(o, specs[k].hparams))) continue;
         if (!kept++) {
             char kw[256] = "", ko[256] = "";
             ob_store_equivalent(store, w, specs[k].workload_params, specs[k].workload_defaults, kw, sizeof kw);
@@ -2216,6 +2217,16 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
             if ((s = grow_benchmark(c, m, store, specs, n, &bench_id, ids, why, sizeof why, e)) != OB_OK)
                 goto setup_done;
             grown = bench_id != 0;
+            /* its runs were matched over this build's defaults too */
+            unsigned char *held = calloc((size_t)n + 1, 1);
+            if (!held) {
+                s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+                goto setup_done;
+            }
+            for (int k = 0; k < n; k++) held[k] = ids[k] != 0;
+            if (grown) s = keep_stored_texts(store, bench_id, specs, n, held, wjson, ojson, e);
+            free(held);
+            if (s != OB_OK) goto setup_done;
         }
         if (!bench_id)
             fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);

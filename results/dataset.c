@@ -6,8 +6,7 @@
  * rows and builds the labels.
  */
 #include "results/dataset.h"
-#include "optimizers/optim.h"
-#include "workloads/workload.h"
+#include "results/store.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -358,30 +357,6 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
 
 /* ---- loading ------------------------------------------------------------- */
 
-/* SQL ob_defaults(kind, name): this build's text of every key at its
- * default for optimizer (kind 0) or workload (1) name; NULL for a name it
- * does not know. A run's texts are read over it (json_patch), so that a key
- * added since the run was stored reads as its default, which is what runs
- * before the key did: the run stays in its configuration and its series. */
-static void sql_defaults(sqlite3_context *cx, int argc, sqlite3_value **argv)
-{
-    (void)argc;
-    const char *name = (const char *)sqlite3_value_text(argv[1]);
-    const int kind = sqlite3_value_int(argv[0]);
-    char buf[4096];
-    if (!name) {
-        sqlite3_result_null(cx);
-    } else if (kind == 0 && ob_optimizer_find(name)) {
-        ob_optimizer_defaults_json(ob_optimizer_find(name), buf, sizeof buf);
-        sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT);
-    } else if (kind == 1 && ob_workload_find(name)) {
-        ob_workload_defaults_json(ob_workload_find(name), buf, sizeof buf);
-        sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT);
-    } else {
-        sqlite3_result_null(cx);
-    }
-}
-
 ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e)
 {
     memset(d, 0, sizeof *d);
@@ -454,9 +429,7 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              has_device ? "device" : "NULL", has_mean ? "step_ms_mean" : "NULL", has_opt ? "opt_ms_median" : "NULL",
              has_opt ? "opt_ms_mean" : "NULL", has_prov ? "git_rev" : "NULL", has_prov ? "host" : "NULL",
              has_stage ? "stage" : "NULL");
-    if (sqlite3_create_function(db, "ob_defaults", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_defaults, NULL,
-                                NULL) != SQLITE_OK)
-        return db_fail(db, e, "reading runs");
+    if (ob_store_sql_defaults(db) != SQLITE_OK) return db_fail(db, e, "reading runs");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
     int cap = 0, rc, oom = 0;

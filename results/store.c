@@ -9,6 +9,8 @@
  * batch of curve points go in one transaction each (WAL, synchronous=NORMAL).
  */
 #include "results/store.h"
+#include "optimizers/optim.h"
+#include "workloads/workload.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -772,6 +774,11 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
     }
     sqlite3_busy_timeout(s->db, 10000);
     ob_status st = OB_OK;
+    if (ob_store_sql_defaults(s->db) != SQLITE_OK) {
+        st = db_fail(s, e, "opening the database");
+        ob_store_close(s);
+        return st;
+    }
     if (!s->readonly && sqlite3_db_readonly(s->db, "main") == 1) {
         st = ob_fail(e, OB_ERR_INPUT,
                      "database '%s' can only be read here (read-only file system?); optbench "
@@ -1033,6 +1040,26 @@ static int text_eq(sqlite3_stmt *q, int col, const char *v)
     return strcmp(t, v) == 0;
 }
 
+static void sql_defaults(sqlite3_context *cx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    const char *name = (const char *)sqlite3_value_text(argv[1]);
+    const int kind = sqlite3_value_int(argv[0]);
+    const ob_optimizer_def *od = name && kind == 0 ? ob_optimizer_find(name) : NULL;
+    const ob_workload_def *wd = name && kind == 1 ? ob_workload_find(name) : NULL;
+    char buf[4096];
+    if (od) ob_optimizer_defaults_json(od, buf, sizeof buf);
+    else if (wd) ob_workload_defaults_json(wd, buf, sizeof buf);
+    if (od || wd) sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT);
+    else sqlite3_result_null(cx);
+}
+
+int ob_store_sql_defaults(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "ob_defaults", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_defaults, NULL,
+                                   NULL);
+}
+
 int ob_store_equivalent(ob_store *s, const char *stored, const char *current, const char *defaults, char *added,
                         size_t added_n)
 {
@@ -1206,6 +1233,14 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
 
 /* ---- a grown matrix: --resume of a benchmark whose runs are part of it ---- */
 
+/* A run's texts as a grown matrix compares them: over this build's defaults
+ * (ob_store_sql_defaults), so that a run stored before a key existed is the
+ * run with the key at its default. */
+#define CANON(kind, text, name)                                                                                    \
+    "CASE WHEN json_valid(" text ") THEN json_patch(coalesce(ob_defaults(" kind ", " name "), '{}'), " text ") "     \
+    "ELSE " text " END"
+
+
 /* A run's identity (what --resume, compare and history know a run by) and
  * where it is among the specs. */
 typedef struct run_ident {
@@ -1265,7 +1300,8 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
     *ok = 0;
     *held = 0;
     sqlite3_stmt *q = NULL, *qu = NULL;
-    OB_TRY(prep(s, "SELECT id, stage IS NOT NULL, workload, workload_params, optimizer, hparams, lr, steps, seed "
+    OB_TRY(prep(s, "SELECT id, stage IS NOT NULL, workload, " CANON("1", "workload_params", "workload") ", optimizer, "
+                   CANON("0", "hparams", "optimizer") ", lr, steps, seed "
                    "FROM runs WHERE benchmark_id = ?1 ORDER BY stage IS NOT NULL, cell, id", &q, e));
     ob_status st = apply ? prep(s, "UPDATE runs SET cell = ?2 WHERE id = ?1", &qu, e) : OB_OK;
     sqlite3_bind_int64(q, 1, b);
@@ -1338,13 +1374,43 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
     return st;
 }
 
-static ob_status sorted_idents(const ob_run_spec *specs, int n, run_ident **out, ob_err *e)
+static void idents_free(run_ident *v, int n)
 {
-    run_ident *v = malloc(((size_t)n + 1) * sizeof *v);
+    for (int k = 0; v && k < n; k++) {
+        free((char *)v[k].params);
+        free((char *)v[k].hparams);
+    }
+    free(v);
+}
+
+/* The specs' identities, their texts over the defaults (owned: idents_free),
+ * sorted. */
+static ob_status sorted_idents(ob_store *s, const ob_run_spec *specs, int n, run_ident **out, ob_err *e)
+{
+    run_ident *v = calloc((size_t)n + 1, sizeof *v);
     if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
-    for (int k = 0; k < n; k++) {
+    sqlite3_stmt *q = NULL;
+    ob_status st = prep(s, "SELECT " CANON("1", "?2", "?1") ", " CANON("0", "?4", "?3"), &q, e);
+    for (int k = 0; k < n && st == OB_OK; k++) {
         const ob_run_spec *r = &specs[k];
-        v[k] = (run_ident){r->workload, r->workload_params, r->optimizer, r->hparams, r->lr, r->steps, r->seed, k};
+        sqlite3_reset(q);
+        bind_text(q, 1, r->workload);
+        bind_text(q, 2, r->workload_params);
+        bind_text(q, 3, r->optimizer);
+        bind_text(q, 4, r->hparams);
+        if (sqlite3_step(q) != SQLITE_ROW) {
+            st = db_fail(s, e, "reading this matrix's settings");
+            break;
+        }
+        const char *w = (const char *)sqlite3_column_text(q, 0), *h = (const char *)sqlite3_column_text(q, 1);
+        v[k] = (run_ident){r->workload, w ? strdup(w) : NULL, r->optimizer, h ? strdup(h) : NULL, r->lr, r->steps,
+                           r->seed, k};
+        if ((w && !v[k].params) || (h && !v[k].hparams)) st = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    }
+    sqlite3_finalize(q);
+    if (st != OB_OK) {
+        idents_free(v, n);
+        return st;
     }
     qsort(v, (size_t)n, sizeof *v, cmp_ident_k);
     *out = v;
@@ -1358,7 +1424,7 @@ ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, cons
     *held = 0;
     if (why && why_n) why[0] = '\0';
     run_ident *v = NULL;
-    OB_TRY(sorted_idents(specs, n, &v, e));
+    OB_TRY(sorted_idents(s, specs, n, &v, e));
     sqlite3_stmt *qb = NULL;
     ob_status st = prep(s, "SELECT id FROM benchmarks WHERE shard IS NULL ORDER BY id DESC LIMIT 64", &qb, e);
     int rc = SQLITE_DONE, first = 1;
@@ -1375,7 +1441,7 @@ ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, cons
     if (st == OB_OK && !*bench_id && rc != SQLITE_DONE) st = db_fail(s, e, "looking for the benchmark to continue");
     if (st != OB_OK || !*bench_id) *held = 0;
     sqlite3_finalize(qb);
-    free(v);
+    idents_free(v, n);
     return st;
 }
 
@@ -1384,7 +1450,7 @@ ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs,
 {
     if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
     run_ident *v = NULL;
-    OB_TRY(sorted_idents(specs, n, &v, e));
+    OB_TRY(sorted_idents(s, specs, n, &v, e));
     char why[400] = "";
     int held = 0, ok = 0;
     ob_status st = begin(s, e);
@@ -1392,7 +1458,7 @@ ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs,
     if (st == OB_OK && !ok)
         st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "benchmark %lld is no longer part of this matrix: %s",
                               (long long)bench_id, why);
-    free(v);
+    idents_free(v, n);
     return commit_or_rollback(s, st, e);
 }
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e)

@@ -164,6 +164,14 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
  * train.clip_norm"; empty when none). */
 int ob_store_equivalent(ob_store *s, const char *stored, const char *current, const char *defaults, char *added,
                         size_t added_n);
+/* Adds SQL function ob_defaults(kind, name) to db: this build's text of
+ * every key at its default (ob_optimizer_defaults_json for kind 0,
+ * ob_workload_defaults_json for 1), NULL for a name it does not know. A
+ * run's text read over it, json_patch(ob_defaults(0, optimizer), hparams),
+ * holds a key added since it was stored at its default, which is what the
+ * run did: the stores and datasets compare runs by such texts. An SQLite
+ * result code. */
+int ob_store_sql_defaults(struct sqlite3 *db);
 /* The stored workload parameters and hyperparameters of benchmark bench_id's
  * sweep run of cell (*found 0 when it has none). */
 ob_status ob_store_sweep_texts(ob_store *s, int64_t bench_id, int64_t cell, char *wl, size_t wl_n, char *hp,

@@ -11,6 +11,7 @@ args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.03 --seeds 2 
       --set sgd.momentum=0.9)
 "$OPTBENCH" "${args[@]}" --db "$tmp/a.db" >/dev/null 2>&1 || { echo "the first run failed"; exit 1; }
 cp "$tmp/a.db" "$tmp/b.db"
+cp "$tmp/a.db" "$tmp/g.db"
 # an earlier build's texts; and one cell stopped before its first checkpoint
 q "$tmp/a.db" "update runs set hparams = json_remove(hparams, '$.filter_bias_and_bn'),
                                workload_params = json_remove(workload_params, '$.inject_nan_step')" >/dev/null
@@ -82,6 +83,18 @@ PY
 "$OPTBENCH" "${cargs[@]}" --db "$tmp/c.db" --resume >/dev/null 2>"$tmp/cerr" || fail "--resume failed: $(cat "$tmp/cerr")"
 check "the stopped run continued from its checkpoint" grep -q "1 continued from a checkpoint" "$tmp/cerr"
 check "... to the results of the uninterrupted run" python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/c.db"
+
+# a grown matrix (a third seed) over such a benchmark: continued, its runs
+# kept with their texts, the new cells with this build's
+q "$tmp/g.db" "update runs set hparams = json_remove(hparams, '$.filter_bias_and_bn')" >/dev/null
+gargs=("${args[@]}")
+gargs[8]=3 # --seeds 3
+"$OPTBENCH" "${gargs[@]}" --db "$tmp/g.db" --resume >/dev/null 2>"$tmp/gerr" ||
+  fail "--resume of the grown matrix failed: $(cat "$tmp/gerr")"
+check "the grown matrix continues benchmark 1" test "$(q "$tmp/g.db" "select count(distinct benchmark_id) || ' ' || count(*) from runs")" = "1 12"
+check "... and says so" grep -qF "were stored by a build without the settings filter_bias_and_bn" "$tmp/gerr"
+check "its runs keep their texts, the new ones have this build's" test \
+  "$(q "$tmp/g.db" "select seed || ':' || min(instr(hparams, 'filter_bias_and_bn') > 0) || max(instr(hparams, 'filter_bias_and_bn') > 0) from runs group by seed order by seed" | tr '\n' ' ')" = "0:00 1:00 2:11 "
 
 # history over a night stored by an earlier build and one by this build:
 # one series per optimizer and workload, not two

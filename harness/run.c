@@ -50,6 +50,7 @@
 #endif
 
 #include "harness/checkpoint.h"
+#include "harness/locks.h"
 #include "harness/progress.h"
 #include "harness/signals.h"
 #include "results/stats.h"
@@ -1010,175 +1011,14 @@ static void record_failure(matrix_ctx *x, const ob_err *e)
     pthread_mutex_unlock(&x->mu);
 }
 
-/* Where a run's lock lives: beside the database, whatever --checkpoint-dir
- * says, so that every process writing this database sees it (with the
- * default checkpoint folder it is that folder). */
-static void run_lock_dir(const char *db_path, int64_t run_id, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s.ckpt/run-%lld", db_path, (long long)run_id);
-}
-
-/* The benchmark's lock, beside the runs' (DB.ckpt/benchmark-ID.lock): a
- * process running the benchmark's cells holds it shared from the moment it
- * chose the benchmark (in the transaction that chose it) to its end, also
- * between two cells, when it holds no run's lock; a matrix that grew from
- * the benchmark renumbers its cells only where no process holds it. */
-static void bench_lock_path(const char *db_path, int64_t bench_id, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s.ckpt/benchmark-%lld.lock", db_path, (long long)bench_id);
-}
-
-/* Take the benchmark's lock, shared (waiting while a growing process tests
- * it) or, with exclusive, without waiting: *fd holds it, or -1 when another
- * process holds it (exclusive only). The file at the path is the lock: one
- * removed and made again while this process waited is taken again. */
-static ob_status bench_lock(const char *db_path, int64_t bench_id, int exclusive, int *fd, ob_err *e)
-{
-    char dir[1100], path[1200];
-    *fd = -1;
-    snprintf(dir, sizeof dir, "%s.ckpt", db_path);
-    bench_lock_path(db_path, bench_id, path, sizeof path);
-    for (int attempt = 0;; attempt++) {
-        OB_TRY(ob_mkdir_p(dir, e));
-        int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (f < 0 && errno == ENOENT && attempt < 1000) continue; /* the folder went again */
-        if (f < 0) return ob_fail(e, OB_ERR_IO, "cannot create the lock file '%s': %s", path, strerror(errno));
-        int r;
-        while ((r = flock(f, exclusive ? LOCK_EX | LOCK_NB : LOCK_SH)) != 0 && errno == EINTR) {
-        }
-        if (r != 0) {
-            const int busy = errno == EWOULDBLOCK;
-            const int err = errno;
-            close(f);
-            if (busy) return OB_OK;
-            return ob_fail(e, OB_ERR_IO, "cannot lock '%s': %s", path, strerror(err));
-        }
-        struct stat a, b;
-        if (fstat(f, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
-            close(f); /* removed by the process that held it last: the new file is the lock */
-            if (attempt < 1000) continue;
-            return ob_fail(e, OB_ERR_IO, "cannot keep a lock on '%s': it is removed and made again", path);
-        }
-        *fd = f;
-        return OB_OK;
-    }
-}
-
-/* Let the benchmark's lock go; its file too when no other process holds it. */
-static void bench_unlock(const char *db_path, int64_t bench_id, int fd)
-{
-    if (fd < 0) return;
-    if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        char path[1200];
-        bench_lock_path(db_path, bench_id, path, sizeof path);
-        unlink(path);
-    }
-    close(fd);
-}
-
 /* A finished run's checkpoints and lock (and their folders) go. */
 static void remove_run_files(const ob_config *c, const char *db_path, int64_t run_id)
 {
     char dir[1100];
     ob_run_checkpoint_dir(c, db_path, run_id, dir, sizeof dir);
     ob_ckpt_remove_all(dir);
-    run_lock_dir(db_path, run_id, dir, sizeof dir);
+    ob_lock_run_dir(db_path, run_id, dir, sizeof dir);
     ob_ckpt_remove_all(dir);
-}
-
-/* dir as an absolute path (for a process started in another folder): the
- * current folder before a relative one; dir as it is when that is unknown. */
-static void absolute_dir(const char *dir, char *buf, size_t n)
-{
-    char cwd[1024];
-    if (dir[0] != '/' && getcwd(cwd, sizeof cwd)) snprintf(buf, n, "%s/%s", cwd, dir);
-    else snprintf(buf, n, "%s", dir);
-}
-
-/* Take the cell's lock (DIR/lock): 1 taken (*fd holds it), 0 another
- * process has it (or *s says what failed). owner (n bytes) receives what the
- * lock file says of the process that holds it, or held it last (a dead one
- * whose cell this takes over): "pid P host H\ncheckpoints DIR\n". Taken, the
- * file is rewritten to name this process and its checkpoint folder ckdir.
- *
- * A finished run's lock file and folder are removed (remove_run_files) by
- * whichever process finishes it, possibly while another opens them: the
- * folder is made again when it vanished, and a lock taken on a file that is
- * no longer the one at its path (removed, and made again by a third process)
- * is let go and taken again, so two processes never both hold a cell. */
-static int lock_cell(const char *dir, const char *ckdir, int *fd, char *owner, size_t n, ob_err *e, ob_status *s)
-{
-    *fd = -1;
-    *s = OB_OK;
-    if (n) owner[0] = '\0';
-    char path[1200];
-    snprintf(path, sizeof path, "%s/lock", dir);
-    for (int attempt = 0;; attempt++) {
-        if ((*s = ob_mkdir_p(dir, e)) != OB_OK) return 0;
-        int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        if (f < 0 && errno == ENOENT && attempt < 1000) continue; /* the folder went again */
-        if (f < 0) {
-            *s = ob_fail(e, OB_ERR_IO, "cannot create the lock file '%s': %s", path, strerror(errno));
-            return 0;
-        }
-        int locked = flock(f, LOCK_EX | LOCK_NB) == 0;
-        if (!locked && errno != EWOULDBLOCK) {
-            *s = ob_fail(e, OB_ERR_IO, "cannot lock '%s': %s", path, strerror(errno));
-            close(f);
-            return 0;
-        }
-        if (n) {
-            ssize_t got = pread(f, owner, n - 1, 0);
-            owner[got > 0 ? got : 0] = '\0';
-        }
-        if (!locked) {
-            close(f);
-            return 0;
-        }
-        struct stat a, b;
-        if (fstat(f, &a) != 0 || stat(path, &b) != 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev) {
-            close(f);
-            if (attempt < 1000) continue;
-            *s = ob_fail(e, OB_ERR_IO, "cannot keep a lock on '%s': it is removed and made again", path);
-            return 0;
-        }
-        char me[2600], host[256] = "?", where[2200];
-        gethostname(host, sizeof host - 1);
-        absolute_dir(ckdir, where, sizeof where);
-        int len = snprintf(me, sizeof me, "pid %ld host %s\ncheckpoints %s\n", (long)getpid(), host, where);
-        if (ftruncate(f, 0) != 0 || pwrite(f, me, (size_t)len, 0) != len) {
-            /* only informative: the flock is the lock */
-        }
-        *fd = f;
-        return 1;
-    }
-}
-
-/* "pid P host H" of an owner text (lock_cell), for messages. */
-static void owner_text(const char *owner, char *buf, size_t n)
-{
-    size_t l = strcspn(owner, "\n");
-    if (l == 0) snprintf(buf, n, "another process");
-    else snprintf(buf, n, "%.*s", (int)(l < 300 ? l : 300), owner);
-}
-
-/* The checkpoint folder an owner text names, when it is this run's
- * (ends in /run-ID) and not dir: where a process that stopped, run with
- * another --checkpoint-dir, left its checkpoints. "" otherwise. */
-static void owner_ckdir(const char *owner, int64_t run_id, const char *dir, char *buf, size_t n)
-{
-    buf[0] = '\0';
-    const char *p = strstr(owner, "\ncheckpoints ");
-    if (!p) return;
-    p += strlen("\ncheckpoints ");
-    size_t l = strcspn(p, "\n");
-    char tail[48];
-    int tl = snprintf(tail, sizeof tail, "/run-%lld", (long long)run_id);
-    if (l + 1 > n || l < (size_t)tl || memcmp(p + l - (size_t)tl, tail, (size_t)tl) != 0) return;
-    snprintf(buf, n, "%.*s", (int)l, p);
-    char here[2200];
-    absolute_dir(dir, here, sizeof here);
-    if (!strcmp(buf, here)) buf[0] = '\0';
 }
 
 /* One cell, start to end: lock, status check, train, record, report. A cell
@@ -1192,15 +1032,15 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     *busy = 0;
     char ckdir[1100], lockdir[1100], before[1100];
     ob_run_checkpoint_dir(x->cfg, x->db_path, j->run_id, ckdir, sizeof ckdir);
-    run_lock_dir(x->db_path, j->run_id, lockdir, sizeof lockdir);
+    ob_lock_run_dir(x->db_path, j->run_id, lockdir, sizeof lockdir);
     int fd;
     ob_status s = OB_OK;
-    if (!lock_cell(lockdir, ckdir, &fd, owner, owner_n, e, &s)) {
+    if (!ob_lock_cell(lockdir, ckdir, &fd, owner, owner_n, e, &s)) {
         if (s != OB_OK) return s;
         *busy = 1;
         return OB_OK;
     }
-    owner_ckdir(owner, j->run_id, ckdir, before, sizeof before);
+    ob_lock_owner_ckdir(owner, j->run_id, ckdir, before, sizeof before);
     char status[32];
     if ((s = ob_store_run_status(store, j->run_id, status, sizeof status, e)) != OB_OK) {
         close(fd);
@@ -1295,7 +1135,7 @@ static void wait_note(matrix_ctx *x, ob_store *store, int first)
         ob_err e;
         ob_err_clear(&e);
         char who[320];
-        owner_text(x->downer[k], who, sizeof who);
+        ob_lock_owner_text(x->downer[k], who, sizeof who);
         if (ob_store_curve_steps(store, j->run_id, &step, &e) == OB_OK)
             fprintf(stderr, "  cell %lld (run %lld): %s, at step %lld of %lld\n", (long long)j->cell->index,
                     (long long)j->run_id, who, (long long)step, (long long)x->cfg->steps);
@@ -1354,15 +1194,15 @@ static void worker_loop(matrix_ctx *x, const replicas *rp, ob_store *store)
         if (d < 0 && busy) {
             const job *j = &x->jobs[i];
             char who[320];
-            owner_text(owner, who, sizeof who);
+            ob_lock_owner_text(owner, who, sizeof who);
             fprintf(stderr, "optbench: cell %lld (run %lld) is being run by %s; taking the next (it is continued "
                             "here if that process stops)\n", (long long)j->cell->index, (long long)j->run_id, who);
-            snprintf(x->downer[x->n_deferred], sizeof x->downer[0], "%s", owner);
+            snprintf(x->downer[x->n_deferred], sizeof x->downer[0], "%.*s", (int)sizeof x->downer[0] - 1, owner);
             x->deferred[x->n_deferred] = i;
             x->dstate[x->n_deferred++] = 0;
         } else if (d >= 0) {
             x->dstate[d] = busy ? 0 : 2;
-            if (busy) snprintf(x->downer[d], sizeof x->downer[0], "%s", owner);
+            if (busy) snprintf(x->downer[d], sizeof x->downer[0], "%.*s", (int)sizeof x->downer[0] - 1, owner);
         }
         pthread_mutex_unlock(&x->mu);
         if (d >= 0 && busy) {
@@ -1566,28 +1406,6 @@ static ob_status keep_stored_texts(ob_store *store, int64_t bench_id, ob_run_spe
 static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
                       char wjson[1024], char ojson[4096], ob_run_spec *spec);
 
-/* Whether another process holds run_id's lock now (owner: what its lock
- * file says). The lock is tried and let go at once; a missing lock file is
- * no holder. */
-static int run_is_held(const char *db_path, int64_t run_id, char *owner, size_t n)
-{
-    char dir[1100], path[1200];
-    run_lock_dir(db_path, run_id, dir, sizeof dir);
-    snprintf(path, sizeof path, "%s/lock", dir);
-    owner[0] = '\0';
-    int f = open(path, O_RDONLY | O_CLOEXEC);
-    if (f < 0) return 0;
-    int held = flock(f, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-    if (held) {
-        ssize_t got = pread(f, owner, n - 1, 0);
-        owner[got > 0 ? got : 0] = '\0';
-    } else {
-        flock(f, LOCK_UN);
-    }
-    close(f);
-    return held;
-}
-
 /* Where a grown matrix puts an earlier benchmark's confirmation runs: the
  * pair (as confirm_stage counts them) of each of the process's cells (its
  * shard's, in order) into pair, and the plan for ob_store_find_grown. */
@@ -1623,7 +1441,7 @@ static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store
     if (s == OB_OK && *bench_id) {
         /* a process running it, maybe between two cells, holds its lock */
         int fd = -1;
-        s = bench_lock(ob_store_path(store), *bench_id, 1, &fd, e);
+        s = ob_lock_bench(ob_store_path(store), *bench_id, 1, &fd, e);
         if (s == OB_OK && fd < 0)
             s = ob_fail(e, OB_ERR_INPUT,
                         "--resume: this matrix grew from benchmark %lld of '%s', which another process is running: "
@@ -1632,12 +1450,12 @@ static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store
                         (long long)*bench_id, ob_store_path(store));
         /* tested, not kept (the lock this process runs under is taken after
          * the growth), and its file gone: no one else held it */
-        if (fd >= 0) bench_unlock(ob_store_path(store), *bench_id, fd);
+        if (fd >= 0) ob_unlock_bench(ob_store_path(store), *bench_id, fd);
     }
     for (int k = 0; s == OB_OK && *bench_id && k < n; k++) {
         char owner[400], who[320];
-        if (!ids[k] || !run_is_held(ob_store_path(store), ids[k], owner, sizeof owner)) continue;
-        owner_text(owner, who, sizeof who);
+        if (!ids[k] || !ob_lock_run_held(ob_store_path(store), ids[k], owner, sizeof owner)) continue;
+        ob_lock_owner_text(owner, who, sizeof who);
         s = ob_fail(e, OB_ERR_INPUT,
                     "--resume: this matrix grew from benchmark %lld of '%s', which another process is running "
                     "(%s runs its run %lld): its cells cannot be renumbered under it; let that process finish "
@@ -2144,7 +1962,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
     ob_status s = OB_OK;
     int64_t bench_id = 0;
-    int bench_fd = -1; /* the benchmark's lock (bench_lock), once chosen */
+    int bench_fd = -1; /* the benchmark's lock (ob_lock_bench), once chosen */
     matrix_ctx x;
     memset(&x, 0, sizeof x);
     pthread_mutex_init(&x.mu, NULL);
@@ -2301,7 +2119,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     }
     /* held while this process runs the benchmark's cells, taken before the
      * transaction that chose it ends: a matrix growing from it waits for none */
-    if (s == OB_OK) s = bench_lock(ob_store_path(store), bench_id, 0, &bench_fd, e);
+    if (s == OB_OK) s = ob_lock_bench(ob_store_path(store), bench_id, 0, &bench_fd, e);
 setup_done:
     if ((s = ob_store_tx_end(store, s, e)) != OB_OK) goto done;
     sum->bench_id = bench_id;
@@ -2363,7 +2181,7 @@ setup_done:
     if (s == OB_OK) s = ob_store_unfinished_runs(store, bench_id, 0, &open_runs, e);
     if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, bench_id, e);
 done:
-    bench_unlock(ob_store_path(store), bench_id, bench_fd);
+    ob_unlock_bench(ob_store_path(store), bench_id, bench_fd);
     {
         /* DB.ckpt (the locks, and the checkpoints unless --checkpoint-dir)
          * goes when no run left anything in it */

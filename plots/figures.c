@@ -1871,7 +1871,9 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
      * every run diverged before the warm-up ended, say), 7 a workload whose
      * target the loss met before training (time to target not ranked), 8 not
      * reached because every run diverged, at every lr (ob_group_no_best's
-     * "every run diverged"), which "not reached" would tell as merely slow */
+     * "every run diverged"), which "not reached" would tell as merely slow,
+     * 9 runs without the value that all diverged (before the first timed
+     * step, say: "every run diverged" rather than "no data") */
     bar_slots b;
     OB_TRY(bar_slots_make(d, s, kind, &b, e));
     const int n_col = b.n, n_slots = d->n_wl * n_col;
@@ -1913,7 +1915,9 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                      : kind == 1 ? (g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN)
                                  : (g->state_bytes >= 0 ? (double)g->state_bytes : NAN);
             if (!isfinite(v) || v < 0) {
-                *m = 6;
+                /* where every run diverged (within the untimed first steps, say), the mark says so */
+                *m = g->n_finished > 0 && g->n_diverged == g->n_finished ? 9 : 6;
+                n_alldiv += *m == 9;
                 continue;
             }
             if (v == 0) *m = 2, n_zero++;
@@ -2084,9 +2088,9 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             else if (m == 7)
                 fprintf(f, "set label \"target met at start\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
                         x);
-            else if (m == 5 || m == 6)
+            else if (m == 5 || m == 6 || m == 9)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
-                        m == 5 ? "not run" : "no data", x);
+                        m == 5 ? "not run" : m == 9 ? "every run diverged" : "no data", x);
         }
     size_t key_len = 0;
     for (int j = 0; j < n_col; j++)
@@ -2194,7 +2198,10 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                              "best_configuration.csv)",
                  files[kind]);
     bar_slots_free(&b);
-    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s%s", caps[kind],
+    const char *alldiv = kind != 3 && n_alldiv ? " \"every run diverged\": the optimizer's runs there all diverged "
+                                                 "before recording a value (a run's first steps are not timed)."
+                                               : "";
+    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s%s%s", caps[kind],
                    " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
                    "within each workload's group.",
                    reduced, n_ranges ? (n_open ? " A bar through a point spans the time's 95% interval (that of the seeds' "
@@ -2205,7 +2212,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                                         "steps x that of the median step time over the runs): the noise within "
                                         "which the tables tie ranks.")
                             : "",
-                   extra, median_note, notrun, logy ? " The y axis is logarithmic." : "");
+                   extra, median_note, notrun, alldiv, logy ? " The y axis is logarithmic." : "");
 }
 
 /* One performance profile figure: n curves from csv (tau, then a column

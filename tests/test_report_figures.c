@@ -1525,6 +1525,35 @@ static void test_dot_plots(const char *dir, int have_gnuplot)
     if (have_gnuplot) check_pngs_of_page(out);
 }
 
+/* An optimizer whose runs all diverged before their first timed step has
+ * no step time: "every run diverged" on the step-time figure, said in the
+ * caption, not "no data"; one whose runs finished without a value keeps
+ * "no data". */
+static void test_dot_plots_diverged(const char *dir, int have_gnuplot)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "dots_div");
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(s, fix.bench, &(fx_run){"w", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1.25, 1.5, 4096, 800, 1.5,
+                                       NAN, 0});
+        fx_add(s, fix.bench, &(fx_run){"w", "sgd", NULL, 0.01, seed, "diverged", 0, 10, NAN, NAN, 4096, 0, 1.5, NAN,
+                                       0});
+        fx_add(s, fix.bench, &(fx_run){"w", "lion", NULL, 0.01, seed, "done", 1.2, 10, NAN, NAN, 4096, 400, 1.5, NAN,
+                                       0});
+    }
+    ob_report_result res;
+    fixture_report(&fix, have_gnuplot, &res);
+    CHECK(res.n_render_failed == 0);
+    char *gp = slurp(fix.out, "step_time.gp");
+    CHECK_MSG(gp && count_of(gp, "set label \"every run diverged\"") == 1 && count_of(gp, "set label \"no data\"") == 1,
+              "%s", gp ? gp : "no step_time.gp");
+    free(gp);
+    char *md = slurp(fix.out, "summary.md");
+    CHECK(md && strstr(md, "\"every run diverged\": the optimizer's runs there all diverged before recording a value") &&
+          strstr(md, "\"no data\": its runs recorded no value"));
+    free(md);
+}
+
 /* The column (1-based) of label in a CSV's header, 0 when not there. */
 static int csv_col(const char *csv, const char *label)
 {
@@ -1677,6 +1706,7 @@ int main(void)
     test_mixed_means(dir);
     test_loss_floor(dir, have_gnuplot);
     test_dot_plots(dir, have_gnuplot);
+    test_dot_plots_diverged(dir, have_gnuplot);
     test_dot_plots_reduced(dir, have_gnuplot);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

@@ -76,6 +76,9 @@ CREATE TABLE IF NOT EXISTS runs (
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);
+-- a benchmark's run of a cell (--resume, the confirmation stage); made on
+-- opening for writing where an earlier optbench's database lacks it
+CREATE INDEX IF NOT EXISTS runs_by_benchmark_cell ON runs (benchmark_id, cell);
 
 -- Training curve: one row per recorded step.
 CREATE TABLE IF NOT EXISTS curves (

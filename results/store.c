@@ -103,6 +103,9 @@ static const char schema_sql[] =
     ");\n"
     "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
     "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
+    "-- a benchmark's run of a cell (--resume, the confirmation stage); made on\n"
+    "-- opening for writing where an earlier optbench's database lacks it\n"
+    "CREATE INDEX IF NOT EXISTS runs_by_benchmark_cell ON runs (benchmark_id, cell);\n"
     "\n"
     "-- Training curve: one row per recorded step.\n"
     "CREATE TABLE IF NOT EXISTS curves (\n"
@@ -164,6 +167,7 @@ enum {
     ST_EVAL,
     ST_EVENT,
     ST_FINISH_RUN,
+    ST_SWEEP_TEXTS,
     ST_COUNT
 };
 
@@ -191,6 +195,8 @@ static const char *const stmt_sql[ST_COUNT] = {
         "diverged_step = ?14, wall_s = ?15, error = ?16, device_mem_bytes = ?17, step_ms_mean = ?18, "
         "opt_ms_median = ?19, opt_ms_mean = ?20, "
         "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
+    [ST_SWEEP_TEXTS] = "SELECT workload_params, hparams FROM runs WHERE benchmark_id = ?1 AND cell = ?2 AND "
+                       "stage IS NULL ORDER BY id LIMIT 1",
 };
 
 struct ob_store {
@@ -803,6 +809,9 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
             }
         }
         if (st == OB_OK) st = check_schema(s, !p.fresh && p.version < OB_SCHEMA_VERSION, e);
+        /* an index added within schema version 5 (nothing but SQLite reads it) */
+        if (st == OB_OK && !p.fresh)
+            st = exec(s, "CREATE INDEX IF NOT EXISTS runs_by_benchmark_cell ON runs (benchmark_id, cell);", e);
     } else {
         st = exec(s, "PRAGMA query_only = ON;", e);
     }
@@ -1093,13 +1102,41 @@ int ob_store_equivalent(ob_store *s, const char *stored, const char *current, co
     return eq;
 }
 
+/* ob_store_equivalent with the last answer kept: a matrix's cells repeat
+ * their texts (every seed of an lr has the same), so each pair of texts is
+ * compared once in a row. */
+typedef struct equiv_memo {
+    char *stored, *current;
+    const char *defaults;
+    int eq;
+} equiv_memo;
+
+static int equivalent_memo(ob_store *s, equiv_memo *m, const char *stored, const char *current, const char *defaults)
+{
+    if (m->stored && stored && current && m->defaults == defaults && !strcmp(m->stored, stored) &&
+        !strcmp(m->current, current))
+        return m->eq;
+    const int eq = ob_store_equivalent(s, stored, current, defaults, NULL, 0);
+    free(m->stored);
+    free(m->current);
+    m->stored = stored ? strdup(stored) : NULL;
+    m->current = current ? strdup(current) : NULL;
+    if (!m->stored || !m->current) {
+        free(m->stored);
+        free(m->current);
+        m->stored = m->current = NULL;
+    }
+    m->defaults = defaults;
+    m->eq = eq;
+    return eq;
+}
+
 ob_status ob_store_sweep_texts(ob_store *s, int64_t bench_id, int64_t cell, char *wl, size_t wl_n, char *hp,
                                size_t hp_n, int *found, ob_err *e)
 {
     *found = 0;
     sqlite3_stmt *q = NULL;
-    OB_TRY(prep(s, "SELECT workload_params, hparams FROM runs WHERE benchmark_id = ?1 AND cell = ?2 AND "
-                   "stage IS NULL ORDER BY id LIMIT 1", &q, e));
+    OB_TRY(stmt(s, ST_SWEEP_TEXTS, &q, e)); /* once per cell of a benchmark: prepared once */
     sqlite3_bind_int64(q, 1, bench_id);
     sqlite3_bind_int64(q, 2, cell);
     ob_status st = OB_OK;
@@ -1115,7 +1152,7 @@ ob_status ob_store_sweep_texts(ob_store *s, int64_t bench_id, int64_t cell, char
     } else if (rc != SQLITE_DONE) {
         st = db_fail(s, e, "reading a run's settings");
     }
-    sqlite3_finalize(q);
+    sqlite3_reset(q); /* ends its read */
     return st;
 }
 
@@ -1141,6 +1178,7 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
                            "seed, steps FROM runs WHERE benchmark_id = ?1 AND stage IS NULL "
                            "ORDER BY cell, id", &qr, e);
     bind_text(qb, 1, shard);
+    equiv_memo memo[2] = {{0}, {0}}; /* workload parameters, hyperparameters */
     int first = 1, rc = SQLITE_DONE;
     while (st == OB_OK && !*bench_id && (rc = sqlite3_step(qb)) == SQLITE_ROW) {
         int64_t b = sqlite3_column_int64(qb, 0);
@@ -1183,11 +1221,10 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
                  * added since) are the same, where the caller allows it */
                 const int wl_eq = text_eq(qr, 3, r->workload_params),
                           hp_eq = text_eq(qr, 5, r->hparams);
-                const int wl_ok = wl_eq || (relaxed && ob_store_equivalent(s, (const char *)sqlite3_column_text(qr, 3),
-                                                                           r->workload_params, r->workload_defaults,
-                                                                           NULL, 0));
-                const int hp_ok = hp_eq || (relaxed && ob_store_equivalent(s, (const char *)sqlite3_column_text(qr, 5),
-                                                                           r->hparams, r->hparams_defaults, NULL, 0));
+                const int wl_ok = wl_eq || (relaxed && equivalent_memo(s, &memo[0], (const char *)sqlite3_column_text(qr, 3),
+                                                                       r->workload_params, r->workload_defaults));
+                const int hp_ok = hp_eq || (relaxed && equivalent_memo(s, &memo[1], (const char *)sqlite3_column_text(qr, 5),
+                                                                       r->hparams, r->hparams_defaults));
                 if (!wl_ok)
                     snprintf(what, sizeof what, "its cell %lld has other workload parameters", (long long)cell);
                 else if (!hp_ok)
@@ -1227,6 +1264,10 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     if (st == OB_OK && !*bench_id && rc != SQLITE_DONE) st = db_fail(s, e, "looking for the benchmark to continue");
     sqlite3_finalize(qb);
     sqlite3_finalize(qr);
+    for (int k = 0; k < 2; k++) {
+        free(memo[k].stored);
+        free(memo[k].current);
+    }
     return st;
 }
 

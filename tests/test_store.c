@@ -594,6 +594,29 @@ static void test_run_provenance(void)
     ob_store_close(s);
 }
 
+/* The index of a benchmark's cells (runs_by_benchmark_cell), added within
+ * schema version 5: a database made before it gets it when opened for
+ * writing, not when opened to read. */
+static void test_cell_index(void)
+{
+    char p[512];
+    ob_store *s = open_created("index.db", p, sizeof p);
+    if (!s) return;
+    static const char *const has = "SELECT count(*) FROM sqlite_master WHERE name = 'runs_by_benchmark_cell'";
+    CHECK(q_int(ob_store_db(s), has) == 1);
+    CHECK(sqlite3_exec(ob_store_db(s), "DROP INDEX runs_by_benchmark_cell", NULL, NULL, NULL) == SQLITE_OK);
+    ob_store_close(s);
+    ob_err e = {0};
+    s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_READONLY, &s, &e), &e);
+    if (s) CHECK(q_int(ob_store_db(s), has) == 0);
+    ob_store_close(s);
+    s = NULL;
+    CHECK_OK(ob_store_open(p, OB_STORE_EXISTING, &s, &e), &e);
+    if (s) CHECK(q_int(ob_store_db(s), has) == 1);
+    ob_store_close(s);
+}
+
 /* OB_DB_CHECK: off skips the page check, on (or unset) keeps it, anything
  * else is refused naming the variable; a second connection of the process
  * (OB_STORE_AGAIN, a worker thread's) does not check, nor read the variable,
@@ -642,6 +665,7 @@ int main(void)
     test_find_grown();
     test_run_provenance();
     test_page_check_setting();
+    test_cell_index();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);

@@ -49,8 +49,10 @@
 #include <omp.h>
 #endif
 
+#include "harness/cellspec.h"
 #include "harness/checkpoint.h"
 #include "harness/locks.h"
+#include "harness/resume.h"
 #include "harness/progress.h"
 #include "harness/signals.h"
 #include "results/stats.h"
@@ -1329,314 +1331,6 @@ static void *worker_main(void *p)
     return NULL;
 }
 
-/* The optimizer's text settings (route rules, coeff_file), in order, as
- * ',"options":["route=...",...]' (empty when none): they are part of the
- * cell's identity, in the database and for --resume. */
-static void options_json(const ob_cell *cell, char *buf, size_t n)
-{
-    size_t l = 0;
-    buf[0] = '\0';
-    for (int i = 0; i < cell->n_options && l + 8 < n; i++) {
-        const ob_setting *o = cell->options[i];
-        l += (size_t)snprintf(buf + l, n - l, "%s\"", i ? "," : ",\"options\":[");
-        char kv[400];
-        snprintf(kv, sizeof kv, "%s=%s", o->key, o->value);
-        for (const char *p = kv; *p && l + 8 < n; p++) {
-            if (*p == '"' || *p == '\\') buf[l++] = '\\';
-            if ((unsigned char)*p >= 0x20) buf[l++] = *p;
-        }
-        if (l + 3 < n) buf[l++] = '"';
-        buf[l] = '\0';
-    }
-    if (cell->n_options && l + 2 < n) snprintf(buf + l, n - l, "]");
-}
-
-/* The training settings' JSON. The spike guard's keys (the last of
- * ob_train_hp_defs) are left out while the guard is off, so that a run
- * without it keeps the text it had before the guard existed: resume, compare
- * and history know a run by this text. */
-static void train_json(const ob_hp_values *train, char *buf, size_t n)
-{
-    ob_hp_values t = *train;
-    int k = ob_hp_index(t.defs, t.n, "spike_z_loss");
-    if (k >= 0 && ob_hp_get(train, "spike_z_loss") == 0 && ob_hp_get(train, "spike_z_grad") == 0) t.n = k;
-    ob_hp_to_json(&t, buf, n);
-}
-
-/* The cells of benchmark bench_id that --resume matched by their settings,
- * maybe not their texts (relaxed: a key this build added, at its default, is
- * missing from the stored runs): those whose texts differ keep the stored
- * ones, so that the
- * benchmark's runs, its checkpoints and confirmation runs go on with one
- * text each. Says which keys, once. */
-static ob_status keep_stored_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
-                                   const unsigned char *relaxed, char (*wjson)[1024], char (*ojson)[4096], ob_err *e)
-{
-    int kept = 0;
-    char keys[512] = "";
-    for (int k = 0; k < n; k++) {
-        if (!relaxed[k]) continue;
-        char w[1024], o[4096];
-        int found = 0;
-        OB_TRY(ob_store_sweep_texts(store, bench_id, specs[k].cell, w, sizeof w, o, sizeof o, &found, e));
-        if (!found || (!strcmp(w, specs[k].workload_params) && !strcmp(o, specs[k].hparams))) continue;
-        if (!kept++) {
-            char kw[256] = "", ko[256] = "";
-            ob_store_equivalent(store, w, specs[k].workload_params, specs[k].workload_defaults, kw, sizeof kw);
-            ob_store_equivalent(store, o, specs[k].hparams, specs[k].hparams_defaults, ko, sizeof ko);
-            snprintf(keys, sizeof keys, "%s%s%s", kw, kw[0] && ko[0] ? ", " : "", ko);
-        }
-        memcpy(wjson[k], w, sizeof w);
-        memcpy(ojson[k], o, sizeof o);
-        specs[k].workload_params = wjson[k];
-        specs[k].hparams = ojson[k];
-    }
-    if (kept)
-        fprintf(stderr,
-                "optbench: note: --resume: %d of benchmark %lld's cells were stored by a build without %s%s "
-                "(added since, run at their defaults, which keep what that build did): continued, with the "
-                "settings they were stored with\n",
-                kept, (long long)bench_id, keys[0] ? "the settings " : "some of this build's settings", keys);
-    return OB_OK;
-}
-
-/* {"matrix":"<FNV-1a 64 of every cell's identity>","cells":N}: what a
- * shard's benchmark records, so that merge can tell the shards of one
- * matrix from those of another (another sweep, lr list or setting). */
-static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
-                      char wjson[1024], char ojson[4096], ob_run_spec *spec);
-
-/* Where a grown matrix puts an earlier benchmark's confirmation runs: the
- * pair (as confirm_stage counts them) of each of the process's cells (its
- * shard's, in order) into pair, and the plan for ob_store_find_grown. */
-static void grow_plan(const ob_config *c, const ob_matrix *m, int *pair, ob_grow_plan *plan)
-{
-    for (int i = 0, j = 0, p = -1; i < m->n; i++) {
-        if (i == 0 || !ob_cell_same_pair(&m->cells[i], &m->cells[i - 1])) p++;
-        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) pair[j++] = p;
-    }
-    *plan = (ob_grow_plan){pair, m->n, OB_CFG_MAX_CONFIRM, 0};
-    ob_matrix_confirm_plan(m, &plan->confirm_seed0);
-}
-
-/* --resume of a matrix that grew from an earlier benchmark (more lrs, seeds,
- * trials, configurations, optimizers or workloads; or its cells listed in
- * another order): that benchmark's runs take this matrix's cells, in the
- * caller's transaction, and ids[k] is 0 for each cell it lacks (the caller
- * adds them). *bench_id 0: none (why says why the newest is not). A
- * benchmark another process is running is not renumbered under it: bad
- * input, nothing changed. */
-static ob_status grow_benchmark(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs,
-                                int n, int64_t *bench_id, int64_t *ids, char *why, size_t why_n, ob_err *e)
-{
-    int *pair = malloc(((size_t)n + 1) * sizeof *pair);
-    if (!pair) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
-    ob_grow_plan plan;
-    grow_plan(c, m, pair, &plan); /* the unsharded matrix: specs[k] is m->cells[k] */
-    char note[600] = "";
-    int held = 0;
-    ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, note, sizeof note, e);
-    /* what keeps the newest from being grown says more than how its cells differ */
-    if (s == OB_OK && !*bench_id && note[0]) snprintf(why, why_n, "%s", note);
-    if (s == OB_OK && *bench_id) {
-        /* a process running it, maybe between two cells, holds its lock */
-        int fd = -1;
-        s = ob_lock_bench(ob_store_path(store), *bench_id, 1, &fd, e);
-        if (s == OB_OK && fd < 0)
-            s = ob_fail(e, OB_ERR_INPUT,
-                        "--resume: this matrix grew from benchmark %lld of '%s', which another process is running: "
-                        "its cells cannot be renumbered under it; let that process finish (or stop it), then run "
-                        "this again",
-                        (long long)*bench_id, ob_store_path(store));
-        /* tested, not kept (the lock this process runs under is taken after
-         * the growth), and its file gone: no one else held it */
-        if (fd >= 0) ob_unlock_bench(ob_store_path(store), *bench_id, fd);
-    }
-    for (int k = 0; s == OB_OK && *bench_id && k < n; k++) {
-        char owner[400], who[320];
-        if (!ids[k] || !ob_lock_run_held(ob_store_path(store), ids[k], owner, sizeof owner)) continue;
-        ob_lock_owner_text(owner, who, sizeof who);
-        s = ob_fail(e, OB_ERR_INPUT,
-                    "--resume: this matrix grew from benchmark %lld of '%s', which another process is running "
-                    "(%s runs its run %lld): its cells cannot be renumbered under it; let that process finish "
-                    "(or stop it), then run this again",
-                    (long long)*bench_id, ob_store_path(store), who, (long long)ids[k]);
-    }
-    if (s == OB_OK && *bench_id) s = ob_store_grow(store, *bench_id, specs, n, &plan, ids, e);
-    if (s == OB_OK && *bench_id) {
-        if (held == n)
-            fprintf(stderr, "optbench: --resume: benchmark %lld holds this matrix's %d cells in another order: "
-                            "renumbered\n", (long long)*bench_id, n);
-        else
-            fprintf(stderr, "optbench: --resume: benchmark %lld holds %d of this matrix's %d cells (the matrix "
-                            "grew): the %d others are added to it\n",
-                    (long long)*bench_id, held, n, n - held);
-    }
-    free(pair);
-    return s;
-}
-
-static int is_finished(const char *status);
-
-ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store *store, char *buf, size_t n,
-                                ob_err *e)
-{
-    char shard[64] = "";
-    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
-    int k = 0;
-    for (int i = 0; i < m->n; i++) k += c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k;
-    ob_run_spec *specs = calloc((size_t)k + 1, sizeof *specs);
-    int64_t *ids = calloc((size_t)k + 1, sizeof *ids);
-    int *pair = malloc(((size_t)k + 1) * sizeof *pair);
-    char (*wjson)[1024] = calloc((size_t)k + 1, sizeof *wjson);
-    char (*ojson)[4096] = calloc((size_t)k + 1, sizeof *ojson);
-    ob_status s = OB_OK;
-    if (!specs || !ids || !pair || !wjson || !ojson) {
-        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
-        goto out;
-    }
-    for (int i = 0, j = 0; i < m->n; i++)
-        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k)
-            make_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j]), j++;
-    int64_t bench = 0;
-    int held = k, grown = 0;
-    char why[600] = "";
-    unsigned char *relaxed = calloc((size_t)k + 1, 1);
-    if (!relaxed) {
-        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
-        goto out;
-    }
-    s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, relaxed, why, sizeof why, e);
-    int n_relaxed = 0;
-    for (int j = 0; j < k; j++) n_relaxed += relaxed[j];
-    free(relaxed);
-    if (s == OB_OK && !bench && !shard[0]) {
-        ob_grow_plan plan;
-        grow_plan(c, m, pair, &plan);
-        char note[600] = "";
-        s = ob_store_find_grown(store, specs, k, &plan, &bench, ids, &held, note, sizeof note, e);
-        if (s == OB_OK && !bench && note[0]) snprintf(why, sizeof why, "%s", note);
-        grown = bench != 0;
-    }
-    if (s != OB_OK) goto out;
-    if (!bench) {
-        snprintf(buf, n, "--resume: %s; it would start a new benchmark", why);
-        goto out;
-    }
-    int finished = 0, cont = 0, start = 0;
-    held = 0;
-    for (int j = 0; j < k && s == OB_OK; j++) {
-        char status[32] = "";
-        if (!ids[j]) {
-            start++;
-            continue;
-        }
-        held++;
-        if ((s = ob_store_run_status(store, ids[j], status, sizeof status, e)) != OB_OK) break;
-        if (is_finished(status)) finished++;
-        else if (!strcmp(status, "pending")) start++;
-        else cont++;
-    }
-    if (s != OB_OK) goto out;
-    size_t l = (size_t)snprintf(buf, n, "--resume: it would continue benchmark %lld", (long long)bench);
-    if (grown && held < k && l < n)
-        l += (size_t)snprintf(buf + l, n - l, ", which holds %d of this matrix's %d cells (the matrix grew)", held, k);
-    else if (grown && l < n)
-        l += (size_t)snprintf(buf + l, n - l, ", which holds this matrix's cells in another order");
-    if (l < n)
-        l += (size_t)snprintf(buf + l, n - l, ": %d of %d cells finished, %d to continue, %d to start", finished, k,
-                              cont, start);
-    if (n_relaxed && l < n)
-        snprintf(buf + l, n - l, " (%d stored without settings this build added, at their defaults)", n_relaxed);
-out:
-    free(specs);
-    free(ids);
-    free(pair);
-    free(wjson);
-    free(ojson);
-    return s;
-}
-
-static void matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < m->n; i++) {
-        char w[1024], o[4096], id[5400];
-        ob_run_spec sp;
-        make_spec(c, &m->cells[i], NULL, "", w, o, &sp);
-        int k = snprintf(id, sizeof id, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld\x1e", sp.workload, sp.workload_params,
-                         sp.optimizer, sp.hparams, sp.lr, (long long)sp.seed, (long long)sp.steps);
-        for (int j = 0; j < k && j < (int)sizeof id; j++) {
-            h ^= (unsigned char)id[j];
-            h *= 1099511628211ull;
-        }
-    }
-    snprintf(buf, n, "{\"matrix\":\"%016llx\",\"cells\":%d}", (unsigned long long)h, m->n);
-}
-
-/* This build's defaults of a cell's texts (ob_optimizer_defaults_json,
- * ob_workload_defaults_json), which --resume takes a key at that an earlier
- * build's run lacks (ob_store_find_benchmark): one text per definition, kept
- * for the process (NULL past 64: texts then match exactly). */
-static const char *defaults_text(const ob_optimizer_def *od, const ob_workload_def *wd)
-{
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static struct {
-        const void *def;
-        char json[4096];
-    } tab[64];
-    static int n_tab;
-    const void *key = od ? (const void *)od : (const void *)wd;
-    const char *out = NULL;
-    pthread_mutex_lock(&mu);
-    for (int i = 0; i < n_tab && !out; i++)
-        if (tab[i].def == key) out = tab[i].json;
-    if (!out && n_tab < 64) {
-        if (od) ob_optimizer_defaults_json(od, tab[n_tab].json, sizeof tab[n_tab].json);
-        else ob_workload_defaults_json(wd, tab[n_tab].json, sizeof tab[n_tab].json);
-        tab[n_tab].def = key;
-        out = tab[n_tab++].json;
-    }
-    pthread_mutex_unlock(&mu);
-    return out;
-}
-
-/* The run spec of a cell; wjson and ojson receive its JSON texts. */
-static void make_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
-                      char wjson[1024], char ojson[4096], ob_run_spec *spec)
-{
-    char opt[1400], train[600], optj[2000];
-    ob_hp_to_json(&cell->wl_hp, wjson, 1024);
-    ob_hp_to_json(&cell->opt_hp, opt, sizeof opt);
-    train_json(&cell->train_hp, train, sizeof train);
-    opt[strlen(opt) - 1] = '\0'; /* drop '}' and merge the training settings */
-    options_json(cell, optj, sizeof optj);
-    /* a trial of one of several searches (studies): which one, part of the
-     * run's identity (two studies may draw the same point) */
-    char study[48] = "";
-    if (cell->study >= 0) snprintf(study, sizeof study, ",\"search\":{\"study\":%d}", cell->study);
-    snprintf(ojson, 4096, "%s,\"train\":%s%s%s}", opt, train, optj, study);
-    *spec = (ob_run_spec){
-        .cell = cell->index,
-        .workload = cell->wl->name,
-        .workload_params = wjson,
-        .optimizer = cell->opt->name,
-        .hparams = ojson,
-        .lr = cell->lr,
-        .seed = cell->seed,
-        .backend = dev ? dev->ops->name : c->backend,
-        .device = devices_desc, /* the device text of the run (ob_run_matrix) */
-        .steps = c->steps,
-        .workload_defaults = defaults_text(NULL, cell->wl),
-        .hparams_defaults = defaults_text(cell->opt, NULL),
-    };
-}
-
-static int is_finished(const char *status)
-{
-    return !strcmp(status, "done") || !strcmp(status, "diverged");
-}
-
 /* The jobs put in the order they run in (ob_cells_run_order: seed by seed,
  * optimizers in turn, as in the whole stage, all: n_all cells); their
  * positions (progress) follow. Without memory for that, they keep the order
@@ -1840,7 +1534,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             *cell = m->cells[at];
             cell->seed = seed0 + j;
             cell->index = (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM + j;
-            make_spec(c, cell, dev, devices_desc, wjson[p], ojson[p], &specs[n]);
+            ob_cell_spec(c, cell, dev, devices_desc, wjson[p], ojson[p], &specs[n]);
             if (stored && ob_store_equivalent(store, sw, specs[n].workload_params, specs[n].workload_defaults, NULL,
                                               0) &&
                 ob_store_equivalent(store, so, specs[n].hparams, specs[n].hparams_defaults, NULL, 0)) {
@@ -1858,7 +1552,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     for (int k = 0; k < n; k++) {
         char status[32];
         if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto out;
-        if (is_finished(status)) {
+        if (ob_store_status_finished(status)) {
             finished++;
             continue;
         }
@@ -2008,7 +1702,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     for (int i = 0, k = 0; i < m->n; i++) {
         const ob_cell *cell = &m->cells[i];
         if (c->shard_n > 0 && cell->index % c->shard_n != c->shard_k) continue;
-        make_spec(c, cell, dev, run_device, wjson[k], ojson[k], &specs[k]);
+        ob_cell_spec(c, cell, dev, run_device, wjson[k], ojson[k], &specs[k]);
         cells[k++] = cell;
     }
 
@@ -2027,12 +1721,12 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
         }
         if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, relaxed, why,
                                          sizeof why, e)) == OB_OK)
-            s = keep_stored_texts(store, bench_id, specs, n, relaxed, wjson, ojson, e);
+            s = ob_resume_keep_texts(store, bench_id, specs, n, relaxed, wjson, ojson, e);
         free(relaxed);
         if (s != OB_OK) goto setup_done;
         int grown = 0;
         if (!bench_id && !shard[0]) {
-            if ((s = grow_benchmark(c, m, store, specs, n, &bench_id, ids, why, sizeof why, e)) != OB_OK)
+            if ((s = ob_resume_grow(c, m, store, specs, n, &bench_id, ids, why, sizeof why, e)) != OB_OK)
                 goto setup_done;
             grown = bench_id != 0;
             /* its runs were matched over this build's defaults too */
@@ -2042,7 +1736,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
                 goto setup_done;
             }
             for (int k = 0; k < n; k++) held[k] = ids[k] != 0;
-            if (grown) s = keep_stored_texts(store, bench_id, specs, n, held, wjson, ojson, e);
+            if (grown) s = ob_resume_keep_texts(store, bench_id, specs, n, held, wjson, ojson, e);
             free(held);
             if (s != OB_OK) goto setup_done;
         }
@@ -2112,7 +1806,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     if (s != OB_OK) goto setup_done;
     if (!resumed_bench) {
         char fp[128];
-        if (shard[0]) matrix_fingerprint(c, m, fp, sizeof fp);
+        if (shard[0]) ob_matrix_fingerprint(c, m, fp, sizeof fp);
         if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK)
             goto setup_done;
         s = ob_store_add_runs(store, bench_id, specs, n, ids, e);
@@ -2130,7 +1824,7 @@ setup_done:
         char status[32] = "pending";
         if (resumed_bench) {
             if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto done;
-            if (is_finished(status)) {
+            if (ob_store_status_finished(status)) {
                 /* a process killed between recording the result and deleting
                  * the checkpoints leaves them behind: they are of no use now */
                 remove_run_files(c, ob_store_path(store), ids[k]);

@@ -1502,6 +1502,11 @@ ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs,
     idents_free(v, n);
     return commit_or_rollback(s, st, e);
 }
+int ob_store_status_finished(const char *status)
+{
+    return !strcmp(status, "done") || !strcmp(status, "diverged");
+}
+
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e)
 {
     sqlite3_stmt *q = NULL;

@@ -201,6 +201,8 @@ ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, cons
  * numbers, its confirmation runs too. run_ids as ob_store_find_grown's. */
 ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
                         int64_t *run_ids, ob_err *e);
+/* Whether a run's status says it is finished: done or diverged. */
+int ob_store_status_finished(const char *status);
 /* Status of a run: pending|running|done|diverged|failed|interrupted. */
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
 /* One transaction: drop a run's curve points, evaluations and events after

@@ -1,0 +1,183 @@
+/* harness/resume.c - the benchmark `run --resume` continues (see resume.h). */
+#include "harness/resume.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness/cellspec.h"
+#include "harness/locks.h"
+#include "harness/run.h"
+
+ob_status ob_resume_keep_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
+                               const unsigned char *relaxed, char (*wjson)[1024], char (*ojson)[4096], ob_err *e)
+{
+    int kept = 0;
+    char keys[512] = "";
+    for (int k = 0; k < n; k++) {
+        if (!relaxed[k]) continue;
+        char w[1024], o[4096];
+        int found = 0;
+        OB_TRY(ob_store_sweep_texts(store, bench_id, specs[k].cell, w, sizeof w, o, sizeof o, &found, e));
+        if (!found || (!strcmp(w, specs[k].workload_params) && !strcmp(o, specs[k].hparams))) continue;
+        if (!kept++) {
+            char kw[256] = "", ko[256] = "";
+            ob_store_equivalent(store, w, specs[k].workload_params, specs[k].workload_defaults, kw, sizeof kw);
+            ob_store_equivalent(store, o, specs[k].hparams, specs[k].hparams_defaults, ko, sizeof ko);
+            snprintf(keys, sizeof keys, "%s%s%s", kw, kw[0] && ko[0] ? ", " : "", ko);
+        }
+        memcpy(wjson[k], w, sizeof w);
+        memcpy(ojson[k], o, sizeof o);
+        specs[k].workload_params = wjson[k];
+        specs[k].hparams = ojson[k];
+    }
+    if (kept)
+        fprintf(stderr,
+                "optbench: note: --resume: %d of benchmark %lld's cells were stored by a build without %s%s "
+                "(added since, run at their defaults, which keep what that build did): continued, with the "
+                "settings they were stored with\n",
+                kept, (long long)bench_id, keys[0] ? "the settings " : "some of this build's settings", keys);
+    return OB_OK;
+}
+
+/* Where a grown matrix puts an earlier benchmark's confirmation runs: the
+ * pair (as confirm_stage counts them) of each of the process's cells (its
+ * shard's, in order) into pair, and the plan for ob_store_find_grown. */
+static void grow_plan(const ob_config *c, const ob_matrix *m, int *pair, ob_grow_plan *plan)
+{
+    for (int i = 0, j = 0, p = -1; i < m->n; i++) {
+        if (i == 0 || !ob_cell_same_pair(&m->cells[i], &m->cells[i - 1])) p++;
+        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) pair[j++] = p;
+    }
+    *plan = (ob_grow_plan){pair, m->n, OB_CFG_MAX_CONFIRM, 0};
+    ob_matrix_confirm_plan(m, &plan->confirm_seed0);
+}
+
+ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs,
+                         int n, int64_t *bench_id, int64_t *ids, char *why, size_t why_n, ob_err *e)
+{
+    int *pair = malloc(((size_t)n + 1) * sizeof *pair);
+    if (!pair) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    ob_grow_plan plan;
+    grow_plan(c, m, pair, &plan); /* the unsharded matrix: specs[k] is m->cells[k] */
+    char note[600] = "";
+    int held = 0;
+    ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, note, sizeof note, e);
+    /* what keeps the newest from being grown says more than how its cells differ */
+    if (s == OB_OK && !*bench_id && note[0]) snprintf(why, why_n, "%s", note);
+    if (s == OB_OK && *bench_id) {
+        /* a process running it, maybe between two cells, holds its lock */
+        int fd = -1;
+        s = ob_lock_bench(ob_store_path(store), *bench_id, 1, &fd, e);
+        if (s == OB_OK && fd < 0)
+            s = ob_fail(e, OB_ERR_INPUT,
+                        "--resume: this matrix grew from benchmark %lld of '%s', which another process is running: "
+                        "its cells cannot be renumbered under it; let that process finish (or stop it), then run "
+                        "this again",
+                        (long long)*bench_id, ob_store_path(store));
+        /* tested, not kept (the lock this process runs under is taken after
+         * the growth), and its file gone: no one else held it */
+        if (fd >= 0) ob_unlock_bench(ob_store_path(store), *bench_id, fd);
+    }
+    for (int k = 0; s == OB_OK && *bench_id && k < n; k++) {
+        char owner[400], who[320];
+        if (!ids[k] || !ob_lock_run_held(ob_store_path(store), ids[k], owner, sizeof owner)) continue;
+        ob_lock_owner_text(owner, who, sizeof who);
+        s = ob_fail(e, OB_ERR_INPUT,
+                    "--resume: this matrix grew from benchmark %lld of '%s', which another process is running "
+                    "(%s runs its run %lld): its cells cannot be renumbered under it; let that process finish "
+                    "(or stop it), then run this again",
+                    (long long)*bench_id, ob_store_path(store), who, (long long)ids[k]);
+    }
+    if (s == OB_OK && *bench_id) s = ob_store_grow(store, *bench_id, specs, n, &plan, ids, e);
+    if (s == OB_OK && *bench_id) {
+        if (held == n)
+            fprintf(stderr, "optbench: --resume: benchmark %lld holds this matrix's %d cells in another order: "
+                            "renumbered\n", (long long)*bench_id, n);
+        else
+            fprintf(stderr, "optbench: --resume: benchmark %lld holds %d of this matrix's %d cells (the matrix "
+                            "grew): the %d others are added to it\n",
+                    (long long)*bench_id, held, n, n - held);
+    }
+    free(pair);
+    return s;
+}
+
+ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store *store, char *buf, size_t n,
+                                ob_err *e)
+{
+    char shard[64] = "";
+    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
+    int k = 0;
+    for (int i = 0; i < m->n; i++) k += c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k;
+    ob_run_spec *specs = calloc((size_t)k + 1, sizeof *specs);
+    int64_t *ids = calloc((size_t)k + 1, sizeof *ids);
+    int *pair = malloc(((size_t)k + 1) * sizeof *pair);
+    char (*wjson)[1024] = calloc((size_t)k + 1, sizeof *wjson);
+    char (*ojson)[4096] = calloc((size_t)k + 1, sizeof *ojson);
+    ob_status s = OB_OK;
+    if (!specs || !ids || !pair || !wjson || !ojson) {
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
+        goto out;
+    }
+    for (int i = 0, j = 0; i < m->n; i++)
+        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k)
+            ob_cell_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j]), j++;
+    int64_t bench = 0;
+    int held = k, grown = 0;
+    char why[600] = "";
+    unsigned char *relaxed = calloc((size_t)k + 1, 1);
+    if (!relaxed) {
+        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
+        goto out;
+    }
+    s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, relaxed, why, sizeof why, e);
+    int n_relaxed = 0;
+    for (int j = 0; j < k; j++) n_relaxed += relaxed[j];
+    free(relaxed);
+    if (s == OB_OK && !bench && !shard[0]) {
+        ob_grow_plan plan;
+        grow_plan(c, m, pair, &plan);
+        char note[600] = "";
+        s = ob_store_find_grown(store, specs, k, &plan, &bench, ids, &held, note, sizeof note, e);
+        if (s == OB_OK && !bench && note[0]) snprintf(why, sizeof why, "%s", note);
+        grown = bench != 0;
+    }
+    if (s != OB_OK) goto out;
+    if (!bench) {
+        snprintf(buf, n, "--resume: %s; it would start a new benchmark", why);
+        goto out;
+    }
+    int finished = 0, cont = 0, start = 0;
+    held = 0;
+    for (int j = 0; j < k && s == OB_OK; j++) {
+        char status[32] = "";
+        if (!ids[j]) {
+            start++;
+            continue;
+        }
+        held++;
+        if ((s = ob_store_run_status(store, ids[j], status, sizeof status, e)) != OB_OK) break;
+        if (ob_store_status_finished(status)) finished++;
+        else if (!strcmp(status, "pending")) start++;
+        else cont++;
+    }
+    if (s != OB_OK) goto out;
+    size_t l = (size_t)snprintf(buf, n, "--resume: it would continue benchmark %lld", (long long)bench);
+    if (grown && held < k && l < n)
+        l += (size_t)snprintf(buf + l, n - l, ", which holds %d of this matrix's %d cells (the matrix grew)", held, k);
+    else if (grown && l < n)
+        l += (size_t)snprintf(buf + l, n - l, ", which holds this matrix's cells in another order");
+    if (l < n)
+        l += (size_t)snprintf(buf + l, n - l, ": %d of %d cells finished, %d to continue, %d to start", finished, k,
+                              cont, start);
+    if (n_relaxed && l < n)
+        snprintf(buf + l, n - l, " (%d stored without settings this build added, at their defaults)", n_relaxed);
+out:
+    free(specs);
+    free(ids);
+    free(pair);
+    free(wjson);
+    free(ojson);
+    return s;
+}

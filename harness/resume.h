@@ -1,0 +1,42 @@
+/* harness/resume.h - which earlier benchmark `run --resume` continues.
+ *
+ * The newest benchmark of the database whose runs are exactly this matrix's
+ * cells (ob_store_find_benchmark), or else the newest whose runs this matrix
+ * holds among more (a grown matrix: more lrs, seeds, trials, configurations,
+ * optimizers or workloads, or its cells in another order;
+ * ob_store_find_grown), whose runs then take this matrix's cell numbers.
+ * Settings texts are compared over this build's defaults, so a benchmark an
+ * earlier build stored before a setting existed is continued; its cells keep
+ * their stored texts. run.c chooses in one write transaction; the preview
+ * (ob_run_resume_preview, run.h) only reads.
+ */
+#ifndef OB_HARNESS_RESUME_H
+#define OB_HARNESS_RESUME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "harness/config.h"
+#include "harness/matrix.h"
+#include "results/store.h"
+
+/* The cells of benchmark bench_id that --resume matched (relaxed[k] 1) by
+ * their settings, maybe not their texts (a key this build added, at its
+ * default, is missing from the stored runs): those whose texts differ keep
+ * the stored ones (into wjson[k] and ojson[k], which specs[k] then points
+ * to), so that the benchmark's runs, its checkpoints and confirmation runs go
+ * on with one text each. A note names the keys, once. */
+ob_status ob_resume_keep_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
+                               const unsigned char *relaxed, char (*wjson)[1024], char (*ojson)[4096], ob_err *e);
+
+/* --resume of a matrix that grew from an earlier benchmark (more lrs, seeds,
+ * trials, configurations, optimizers or workloads; or its cells listed in
+ * another order): that benchmark's runs take this matrix's cells, in the
+ * caller's transaction, and ids[k] is 0 for each cell it lacks (the caller
+ * adds them). *bench_id 0: none (why says why the newest is not). A
+ * benchmark another process is running is not renumbered under it: bad
+ * input, nothing changed. */
+ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs,
+                         int n, int64_t *bench_id, int64_t *ids, char *why, size_t why_n, ob_err *e);
+
+#endif

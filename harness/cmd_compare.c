@@ -4,6 +4,7 @@
  * given then say why). The judgement is results/compare.c; this file parses
  * flags and writes files. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,6 +200,7 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
     static const char *const what[2] = {"the baseline database", "the candidate database"};
     FILE *f[3] = {NULL, NULL, NULL};
     long start[3] = {0, 0, 0}; /* where each report starts: the append's earlier content stays */
+    int append[3] = {0, 0, 0}; /* added to (--markdown-append), not replaced */
     why[0] = 0;
     for (int k = 0; k < 3; k++) {
         if (!paths[k]) continue;
@@ -209,9 +211,14 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
             first_error(why, nwhy, "%s", msg);
             continue;
         }
-        f[k] = fopen(paths[k], k == 1 ? "a+" : "w");
+        /* opened without truncating, so that a file two reports name keeps
+         * --markdown-append's earlier content */
+        append[k] = k == 1;
+        const int fd = open(paths[k], O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        f[k] = fd >= 0 ? fdopen(fd, "r+") : NULL;
         if (!f[k]) {
             int en = errno;
+            if (fd >= 0) close(fd);
             ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
             first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
             continue;
@@ -227,11 +234,21 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
                      flags[k], paths[k]);
             ob_cli_error(2, "compare: %s", msg);
             first_error(why, nwhy, "%s", msg);
+            /* the file gets one report, the first's, saying why there is no
+             * verdict: added to, where one of the two is --markdown-append */
             fclose(f[k]);
             f[k] = NULL;
+            append[shared] |= append[k];
             continue;
         }
-        if (k == 1 && fseek(f[k], 0, SEEK_END) == 0) start[k] = ftell(f[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        if (!f[k]) continue;
+        if (append[k]) {
+            if (fseek(f[k], 0, SEEK_END) == 0) start[k] = ftell(f[k]);
+        } else if (ftruncate(fileno(f[k]), 0) != 0) { /* a pipe or a terminal: written from where it is */
+            clearerr(f[k]);
+        }
     }
     if (why[0] && c) { /* no verdict after all: the reports that can be written say why */
         c = NULL;
@@ -241,7 +258,7 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
         int failed = 0;
         for (int k = 0; k < 3; k++) {
             if (!f[k]) continue;
-            if (k == 1) blank_line_before(f[k]);
+            if (append[k]) blank_line_before(f[k]);
             if (k < 2) {
                 if (c) ob_compare_markdown(c, r->base, r->cand, f[k]);
                 else ob_compare_markdown_error(err, r->base, r->cand, f[k]);

@@ -363,6 +363,12 @@ check "--markdown to a folder: $(cat "$tmp/err")" grep -q "\-\-markdown '$tmp/rp
 compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown "$tmp/rp-one.md" --junit "$tmp/rp-one.md"
 check "two reports into one file: $(cat "$tmp/err")" grep -q "\-\-markdown and --junit name one file" "$tmp/err"
 check "  ... the file says why there is no verdict" grep -q '^compare could not run: --markdown and --junit name one file' "$tmp/rp-one.md"
+# with --markdown-append one of the two: added to, its earlier content kept
+printf 'an earlier step\n' >"$tmp/rp-app.md"
+compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown-append "$tmp/rp-app.md" --junit "$tmp/rp-app.md"
+check "  ... --markdown-append's earlier content kept" test "$(head -1 "$tmp/rp-app.md")" = "an earlier step"
+check "  ... and the reason added after it" grep -q '^compare could not run: --markdown-append and --junit name one file' "$tmp/rp-app.md"
+check "  ... once" test "$(grep -c 'compare could not run' "$tmp/rp-app.md")" = 1
 # ... and the reports that could be written say so, in place of the verdict,
 # whichever report was not written; the verdict line says there is none
 unwritable() { # what, then the report options: exit 2, the reports written say why

@@ -98,7 +98,7 @@ static keyed *make_keys(const ob_dataset *d)
     if (!k) return NULL;
     for (int i = 0; i < d->n; i++) {
         const ob_rrun *r = &d->runs[i];
-        size_t n = strlen(r->workload) + strlen(r->workload_params) + strlen(r->optimizer) +
+        size_t n = strlen(r->workload) + strlen(r->wl_params) + strlen(r->optimizer) +
                    strlen(r->hparams) + strlen(r->opt_key) + 128;
         k[i].key = malloc(n);
         k[i].gkey = malloc(n);
@@ -106,9 +106,9 @@ static keyed *make_keys(const ob_dataset *d)
             free_keys(k, i + 1);
             return NULL;
         }
-        snprintf(k[i].key, n, "%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%lld\x1f%lld", r->workload, r->workload_params,
+        snprintf(k[i].key, n, "%s\x1f%s\x1f%s\x1f%s\x1f%.17g\x1f%lld\x1f%lld", r->workload, r->wl_params,
                  r->optimizer, r->hparams, r->lr, (long long)r->seed, (long long)r->steps);
-        snprintf(k[i].gkey, n, "%s\x1f%s\x1f%lld\x1f%s\x1f%s", r->workload, r->workload_params,
+        snprintf(k[i].gkey, n, "%s\x1f%s\x1f%lld\x1f%s\x1f%s", r->workload, r->wl_params,
                  (long long)r->steps, r->optimizer, r->opt_key);
         k[i].run = i;
     }
@@ -763,7 +763,7 @@ static void params_hint(sqlite3 *db, const ob_dataset *B, const int *ib, int nb,
             if (strcmp(rb->workload, rc->workload) || strcmp(rb->optimizer, rc->optimizer) ||
                 rb->lr != rc->lr || rb->seed != rc->seed)
                 continue;
-            if (strcmp(rb->workload_params, rc->workload_params)) {
+            if (strcmp(rb->wl_params, rc->wl_params)) {
                 hb = rb;
                 hc = rc;
             } else if (!sb && rb->steps != rc->steps) {
@@ -802,7 +802,7 @@ static void nearest_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, 
             const ob_rrun *rb = &B->runs[i], *rc = &C->runs[j];
             if (strcmp(rb->workload, rc->workload) || strcmp(rb->optimizer, rc->optimizer)) continue;
             const int d = (rb->lr != rc->lr) + (rb->seed != rc->seed) + (rb->steps != rc->steps) +
-                          (strcmp(rb->workload_params, rc->workload_params) != 0) + (strcmp(rb->opt_key, rc->opt_key) != 0);
+                          (strcmp(rb->wl_params, rc->wl_params) != 0) + (strcmp(rb->opt_key, rc->opt_key) != 0);
             /* d == 0: texts that differ only in how they are written; nothing to name */
             if (d > 0 && d < best) {
                 best = d;
@@ -830,7 +830,7 @@ static void nearest_hint(sqlite3 *db, const ob_dataset *B, const ob_dataset *C, 
     if (len < n && hb->steps != hc->steps)
         len += (size_t)snprintf(buf + len, n - len, "%s steps %lld in the baseline, %lld in the candidate",
                                 k++ ? ";" : "", (long long)hb->steps, (long long)hc->steps);
-    if (len < n && strcmp(hb->workload_params, hc->workload_params)) {
+    if (len < n && strcmp(hb->wl_params, hc->wl_params)) {
         len += (size_t)snprintf(buf + len, n - len, "%s workload parameters:", k++ ? ";" : "");
         if (len < n && json_diff(db, hb->workload_params, hc->workload_params, buf, n) == 0)
             snprintf(buf + strlen(buf), n - strlen(buf), " %s in the baseline, %s in the candidate",
@@ -938,7 +938,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         for (int b = 0; b < nuc; b++) {
             if (uc[b] < 0) continue;
             const ob_rrun *rc = &C.runs[kc[uc[b]].run];
-            if (!strcmp(rb->workload, rc->workload) && !strcmp(rb->workload_params, rc->workload_params) &&
+            if (!strcmp(rb->workload, rc->workload) && !strcmp(rb->wl_params, rc->wl_params) &&
                 !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed &&
                 rb->steps == rc->steps) {
                 hit = b;
@@ -948,7 +948,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         for (int a2 = 0; a2 < nub; a2++) {
             if (a2 == a || ub[a2] < 0) continue;
             const ob_rrun *r2 = &B.runs[kb[ub[a2]].run];
-            n_twin += !strcmp(rb->workload, r2->workload) && !strcmp(rb->workload_params, r2->workload_params) &&
+            n_twin += !strcmp(rb->workload, r2->workload) && !strcmp(rb->wl_params, r2->wl_params) &&
                       !strcmp(rb->optimizer, r2->optimizer) && rb->lr == r2->lr && rb->seed == r2->seed &&
                       rb->steps == r2->steps;
         }

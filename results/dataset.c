@@ -411,7 +411,8 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed'), "
              " coalesce(rev_, ''), coalesce(host_, ''), "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'restarted'), "
-             " CASE WHEN json_valid(hparams) THEN json_extract(hparams, '$.search.study') END "
+             " CASE WHEN json_valid(hparams) THEN json_extract(hparams, '$.search.study') END, "
+             " CASE WHEN json_valid(workload_params) THEN wk_ ELSE coalesce(workload_params, '{}') END "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
              "      %s AS optmed_, %s AS optmean_, %s AS rev_, %s AS host_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
@@ -477,9 +478,10 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
         r->wl_key = dup_text(q, 34);
         r->git_rev = dup_text(q, 40);
         r->host = dup_text(q, 41);
+        r->wl_params = dup_text(q, 44);
         /* counted, but cleared first: ob_dataset_free frees what got copied */
         if (!r->workload || !r->workload_params || !r->optimizer || !r->hparams || !r->opt_key || !r->status ||
-            !r->backend || !r->device || !r->wl_key || !r->git_rev || !r->host ||
+            !r->backend || !r->device || !r->wl_key || !r->git_rev || !r->host || !r->wl_params ||
             (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
             oom = 1;
             break;
@@ -825,6 +827,7 @@ static void rrun_free(ob_rrun *r)
     free(r->git_rev);
     free(r->host);
     free(r->wl_key);
+    free(r->wl_params);
     free(r->c_step);
     free(r->c_loss);
 }

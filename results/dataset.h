@@ -24,6 +24,8 @@ typedef struct ob_rrun {
     int64_t id, benchmark_id, cell, seed;
     char *workload, *workload_params, *optimizer, *hparams, *status, *error;
     char *opt_key;             /* hparams without "lr": identifies the optimizer configuration */
+    char *wl_params;           /* workload_params over this build's defaults (a parameter added since the
+                                * run was stored reads as its default): what compare matches */
     char *wl_key;              /* workload_params with "steps" added: identifies the workload's
                                 * configuration (final losses after other numbers of steps do not
                                 * compare: such runs get their own workload label, "quadratic steps=200") */

@@ -12,9 +12,11 @@ args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.03 --seeds 2 
 "$OPTBENCH" "${args[@]}" --db "$tmp/a.db" >/dev/null 2>&1 || { echo "the first run failed"; exit 1; }
 cp "$tmp/a.db" "$tmp/b.db"
 cp "$tmp/a.db" "$tmp/g.db"
+cp "$tmp/a.db" "$tmp/new.db"
 # an earlier build's texts; and one cell stopped before its first checkpoint
 q "$tmp/a.db" "update runs set hparams = json_remove(hparams, '$.filter_bias_and_bn'),
                                workload_params = json_remove(workload_params, '$.inject_nan_step')" >/dev/null
+cp "$tmp/a.db" "$tmp/old.db"
 rid=$(q "$tmp/a.db" "select id from runs where optimizer = 'adam' and lr = 0.03 and seed = 1")
 want=$(q "$tmp/a.db" "select final_loss from runs where id = $rid")
 q "$tmp/a.db" "delete from curves where run_id = $rid" >/dev/null
@@ -83,6 +85,13 @@ PY
 "$OPTBENCH" "${cargs[@]}" --db "$tmp/c.db" --resume >/dev/null 2>"$tmp/cerr" || fail "--resume failed: $(cat "$tmp/cerr")"
 check "the stopped run continued from its checkpoint" grep -q "1 continued from a checkpoint" "$tmp/cerr"
 check "... to the results of the uninterrupted run" python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/c.db"
+
+# compare: a night of the earlier build against one of this build: every
+# cell paired (the hyperparameter that differs named in a note)
+"$OPTBENCH" compare --baseline "$tmp/old.db" --candidate "$tmp/new.db" >"$tmp/cmp" 2>&1
+check "compare pairs the two builds' runs" grep -qF \
+  'no regression (8 matched cells, 2 groups: 0 worse, 0 better; 0 cells only in the baseline, 0 only in the candidate)' "$tmp/cmp"
+check "... and names the hyperparameter added" grep -qF 'filter_bias_and_bn (absent) in the baseline' "$tmp/cmp"
 
 # a grown matrix (a third seed) over such a benchmark: continued, its runs
 # kept with their texts, the new cells with this build's

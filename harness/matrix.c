@@ -518,6 +518,11 @@ static ob_status check_all_setting(const ob_config *c, const ob_setting *s, int 
     const char *names[1024];
     int n = 0, any = 0;
     *used = 0;
+    if (!strcmp(s->key, "route")) { /* route rules: a text setting of every optimizer */
+        const char *eg = c->n_optimizers > 0 ? c->optimizers[0] : "adamw";
+        return ob_fail(e, OB_ERR_INPUT, "%s: all.route: route rules are a text setting, given per optimizer "
+                       "(%s.route=...)", s->origin, eg);
+    }
     for (int k = 0; k < no; k++) {
         if (ob_optim_is_option(o[k], s->key))
             return ob_fail(e, OB_ERR_INPUT, "%s: all.%s is a text setting of %s; give it per optimizer (%s.%s=...)",

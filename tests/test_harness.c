@@ -564,6 +564,8 @@ static void test_all_optimizers(void)
     expect_bad(text, "all.lr: give the learning rates with 'lrs'");
     snprintf(text, sizeof text, "%shparams: {all: {coeff_file: x.tsv}}\n", head);
     expect_bad(text, "all.coeff_file is a text setting of root; give it per optimizer");
+    snprintf(text, sizeof text, "%shparams: {all: {route: \"x\"}}\n", head);
+    expect_bad(text, "all.route: route rules are a text setting, given per optimizer (");
     snprintf(text, sizeof text, "%ssweep: {all: {weight_decay: [0, 0.1]}}\n", head);
     expect_bad(text, "all.weight_decay: a setting of every optimizer cannot be swept");
     snprintf(text, sizeof text, "%shparams: {all: {momentum: 1.5}}\n", head);

@@ -89,7 +89,13 @@ ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store
                     "(or stop it), then run this again",
                     (long long)*bench_id, ob_store_path(store), who, (long long)ids[k]);
     }
-    if (s == OB_OK && *bench_id) s = ob_store_grow(store, *bench_id, specs, n, &plan, ids, e);
+    int retired = 0;
+    if (s == OB_OK && *bench_id) s = ob_store_grow(store, *bench_id, specs, n, &plan, ids, &retired, e);
+    if (s == OB_OK && retired)
+        fprintf(stderr, "optbench: --resume: %d of benchmark %lld's confirmation runs ran a seed that the grown "
+                        "sweep runs now: retired (kept in the database, at no cell of the matrix); the confirmation "
+                        "stage runs fresh seeds again\n",
+                retired, (long long)*bench_id);
     if (s == OB_OK && *bench_id) {
         if (held == n)
             fprintf(stderr, "optbench: --resume: benchmark %lld holds this matrix's %d cells in another order: "

@@ -1546,8 +1546,8 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
         }
     }
     if (s != OB_OK || n == 0) goto out;
-    int added = 0;
-    if ((s = ob_store_confirm_runs(store, x->bench_id, specs, n, ids, &added, e)) != OB_OK) goto out;
+    int added = 0, retired = 0;
+    if ((s = ob_store_confirm_runs(store, x->bench_id, specs, n, ids, &added, &retired, e)) != OB_OK) goto out;
     int n_jobs = 0, finished = 0;
     for (int k = 0; k < n; k++) {
         char status[32];
@@ -1569,6 +1569,9 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             pairs_left ? " (each optimizer's best: confirm_configs best)" : "", N, N == 1 ? "" : "s", seeds, n,
             n == 1 ? "" : "s");
     if (finished) fprintf(stderr, ", %d finished before", finished);
+    if (retired)
+        fprintf(stderr, "; %d run%s confirming an lr that is no longer the best retired (kept in the database, at "
+                        "no cell of the matrix)", retired, retired == 1 ? "" : "s");
     fprintf(stderr, "\n");
     x->sum->skipped += finished;
     s = run_jobs(x, dev, store, jobs, n_jobs, cells, n, e);

@@ -1052,8 +1052,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
           "?"
 #endif
     );
-    int n_confirm_runs = 0;
+    int n_confirm_runs = 0, n_retired = 0;
     for (int i = 0; i < d->n; i++) n_confirm_runs += d->runs[i].confirm;
+    /* retired by a grown matrix (run --resume): at no cell (-id) */
+    for (int i = 0; i < d->n; i++) n_retired += d->runs[i].confirm && d->runs[i].cell < 0;
     int n_not_fresh = 0;
     for (int k = 0; k < s->n_g; k++) n_not_fresh += s->g[k].conf_seed_overlap;
     if (n_confirm_runs) {
@@ -1063,9 +1065,15 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                                     "database, so %s not fresh.",
                      n_not_fresh, n_not_fresh == 1 ? "is" : "are", n_not_fresh == 1 ? "its" : "their",
                      n_not_fresh == 1 ? "it is" : "they are");
+        char rt[400] = "";
+        if (n_retired)
+            snprintf(rt, sizeof rt, " %d of them %s retired when the sweep grew (run --resume of a larger "
+                                    "matrix): %s an lr that is no longer the best or ran a seed the sweep runs now; "
+                                    "kept in the database, the tables use the others.",
+                     n_retired, n_retired == 1 ? "was" : "were", n_retired == 1 ? "it confirms" : "they confirm");
         doc_p(dc, "%d of the runs are confirmation runs: seeds at each optimizer's best lr, run after "
                   "the sweep (run --confirm-seeds). Every statistic but the confirmation tables is of the sweep "
-                  "alone.%s", n_confirm_runs, nf);
+                  "alone.%s%s", n_confirm_runs, rt, nf);
     }
     {
         int n_res = 0;
@@ -1362,9 +1370,9 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             }
         }
         if (n_overlap)
-            doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (another "
-                      "benchmark in this database swept it), so it helped pick the lr and is not fresh; "
-                      "--benchmark latest reports one benchmark alone.",
+            doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (a sweep "
+                      "that grew runs it now, or another benchmark in this database swept it), so it helped pick "
+                      "the lr and is not fresh; --benchmark latest reports one benchmark alone.",
                   n_overlap, n_overlap == 1 ? "" : "s", d->wl_labels[w], n_overlap == 1 ? "is" : "are",
                   n_overlap == 1 ? "its" : "their");
 

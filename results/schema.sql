@@ -33,6 +33,9 @@ CREATE TABLE IF NOT EXISTS runs (
     benchmark_id    INTEGER REFERENCES benchmarks(id),
     cell            INTEGER,      -- index in the expanded matrix; a confirmation
                                   -- run: N + pair * 1000 + fresh seed (N cells)
+                                  -- -id: a retired confirmation run (kept; the
+                                  -- sweep grew: another lr is best, or its seed
+                                  -- is now a seed of the sweep)
     workload        TEXT NOT NULL,
     workload_params TEXT,         -- JSON object
     optimizer       TEXT NOT NULL,

@@ -60,6 +60,9 @@ static const char schema_sql[] =
     "    benchmark_id    INTEGER REFERENCES benchmarks(id),\n"
     "    cell            INTEGER,      -- index in the expanded matrix; a confirmation\n"
     "                                  -- run: N + pair * 1000 + fresh seed (N cells)\n"
+    "                                  -- -id: a retired confirmation run (kept; the\n"
+    "                                  -- sweep grew: another lr is best, or its seed\n"
+    "                                  -- is now a seed of the sweep)\n"
     "    workload        TEXT NOT NULL,\n"
     "    workload_params TEXT,         -- JSON object\n"
     "    optimizer       TEXT NOT NULL,\n"
@@ -1335,14 +1338,15 @@ static int lower_bound(const run_ident *v, int n, const run_ident *key, int dept
  * ob_store_find_grown; v: the specs' identities, sorted); with apply, each
  * takes its cell in this matrix. */
 static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs, const run_ident *v, int n,
-                                const ob_grow_plan *plan, int64_t *run_ids, int *held, int apply, int *ok,
+                                const ob_grow_plan *plan, int64_t *run_ids, int *held, int *retired, int apply, int *ok,
                                 char *why, size_t why_n, ob_err *e)
 {
     *ok = 0;
     *held = 0;
+    *retired = 0;
     sqlite3_stmt *q = NULL, *qu = NULL;
     OB_TRY(prep(s, "SELECT id, stage IS NOT NULL, workload, " CANON("1", "workload_params", "workload") ", optimizer, "
-                   CANON("0", "hparams", "optimizer") ", lr, steps, seed "
+                   CANON("0", "hparams", "optimizer") ", lr, steps, seed, cell "
                    "FROM runs WHERE benchmark_id = ?1 ORDER BY stage IS NOT NULL, cell, id", &q, e));
     ob_status st = apply ? prep(s, "UPDATE runs SET cell = ?2 WHERE id = ?1", &qu, e) : OB_OK;
     sqlite3_bind_int64(q, 1, b);
@@ -1377,28 +1381,26 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
             (*held)++;
             cell = specs[k].cell;
         } else {
-            /* A confirmation run stays what it was when this matrix adds no
-             * run of its optimizer on its workload configuration (other lrs,
-             * seeds or configurations there could change which lr and
-             * configuration are confirmed). The sweep's runs came first: a
-             * cell not matched now is new. */
-            for (int j = lower_bound(v, n, &r, 1); j < n && !bad && ident_cmp(&v[j], &r, 1) == 0; j++)
-                bad = run_ids[v[j].k] == 0;
-            if (bad) {
-                snprintf(why, why_n, "it has confirmation runs of %s on %s, and this matrix adds runs of that "
-                                     "optimizer there, which could change what they confirm",
-                         r.optimizer ? r.optimizer : "?", r.workload ? r.workload : "?");
-                break;
-            }
+            /* A confirmation run keeps its place (its pair's cell for its
+             * fresh seed) where it still has one: where this matrix adds runs
+             * of its optimizer on its workload configuration (other lrs, seeds
+             * or configurations there), the confirmation stage runs again and
+             * retires it if it confirms another lr. One whose seed the sweep
+             * now runs (more seeds) is retired now: kept, at no cell of the
+             * matrix (-id). One retired before stays so. The sweep's runs came
+             * first: a cell not matched now is new. */
+            const int64_t stored_cell = sqlite3_column_int64(q, 9);
+            if (stored_cell < 0) continue;
             const int at = lower_bound(v, n, &r, 2);
             const int64_t j = r.seed - plan->confirm_seed0;
-            if (at == n || ident_cmp(&v[at], &r, 2) != 0 || j < 0 || j >= plan->confirm_stride) {
+            if (at == n || ident_cmp(&v[at], &r, 2) != 0 || j >= plan->confirm_stride) {
                 snprintf(why, why_n, "its confirmation run %lld (%s) is not one of this matrix's", (long long)id,
                          what);
                 bad = 1;
                 break;
             }
-            cell = plan->confirm_base + (int64_t)plan->pair[v[at].k] * plan->confirm_stride + j;
+            cell = j < 0 ? -id : plan->confirm_base + (int64_t)plan->pair[v[at].k] * plan->confirm_stride + j;
+            if (j < 0) (*retired)++;
         }
         if (apply) {
             sqlite3_reset(qu);
@@ -1473,7 +1475,8 @@ ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, cons
         const int64_t b = sqlite3_column_int64(qb, 0);
         char diff[400] = "";
         int ok = 0;
-        st = grow_candidate(s, b, specs, v, n, plan, run_ids, held, 0, &ok, diff, sizeof diff, e);
+        int retired = 0;
+        st = grow_candidate(s, b, specs, v, n, plan, run_ids, held, &retired, 0, &ok, diff, sizeof diff, e);
         if (st == OB_OK && ok) *bench_id = b;
         else if (st == OB_OK && first && why && why_n)
             snprintf(why, why_n, "the newest benchmark (%lld) is not part of this matrix: %s", (long long)b, diff);
@@ -1487,7 +1490,7 @@ ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, cons
 }
 
 ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
-                        int64_t *run_ids, ob_err *e)
+                        int64_t *run_ids, int *retired, ob_err *e)
 {
     if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
     run_ident *v = NULL;
@@ -1495,7 +1498,8 @@ ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs,
     char why[400] = "";
     int held = 0, ok = 0;
     ob_status st = begin(s, e);
-    if (st == OB_OK) st = grow_candidate(s, bench_id, specs, v, n, plan, run_ids, &held, 1, &ok, why, sizeof why, e);
+    if (st == OB_OK)
+        st = grow_candidate(s, bench_id, specs, v, n, plan, run_ids, &held, retired, 1, &ok, why, sizeof why, e);
     if (st == OB_OK && !ok)
         st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "benchmark %lld is no longer part of this matrix: %s",
                               (long long)bench_id, why);
@@ -1702,16 +1706,22 @@ ob_status ob_store_sweep_finals(ob_store *s, int64_t bench_id, int64_t cell_lo, 
 }
 
 ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, int64_t *ids,
-                                int *added, ob_err *e)
+                                int *added, int *retired, ob_err *e)
 {
     *added = 0;
-    sqlite3_stmt *qf = NULL, *qa = NULL;
+    *retired = 0;
+    sqlite3_stmt *qf = NULL, *qa = NULL, *qr = NULL;
     OB_TRY(stmt(s, ST_ADD_RUN, &qa, e));
     OB_TRY(prep(s, "SELECT id, workload, optimizer, lr, seed FROM runs WHERE benchmark_id = ?1 AND "
                    "stage = 'confirm' AND cell = ?2 ORDER BY id LIMIT 1", &qf, e));
+    ob_status st = prep(s, "UPDATE runs SET cell = -id WHERE id = ?1", &qr, e);
     /* one write transaction: a second process finishing the sweep at the same
      * moment waits here, then finds the runs this one added */
-    ob_status st = begin(s, e);
+    if (st == OB_OK) st = begin(s, e);
+    else {
+        sqlite3_finalize(qf);
+        return st;
+    }
     for (int i = 0; i < n && st == OB_OK; i++) {
         const ob_run_spec *r = &specs[i];
         sqlite3_reset(qf);
@@ -1719,17 +1729,27 @@ ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec
         sqlite3_bind_int64(qf, 2, r->cell);
         int rc = sqlite3_step(qf);
         if (rc == SQLITE_ROW) {
+            const int64_t old = sqlite3_column_int64(qf, 0);
             if (!text_eq(qf, 1, r->workload) || !text_eq(qf, 2, r->optimizer) ||
-                sqlite3_column_double(qf, 3) != r->lr || sqlite3_column_int64(qf, 4) != r->seed)
+                sqlite3_column_int64(qf, 4) != r->seed) {
                 st = ob_fail(e, OB_ERR_INPUT,
                              "database '%s': benchmark %lld already holds a confirmation run %lld for cell %lld "
-                             "that is another (workload, optimizer, lr, seed) than this one; not adding to it",
-                             s->path, (long long)bench_id, (long long)sqlite3_column_int64(qf, 0),
-                             (long long)r->cell);
-            else ids[i] = sqlite3_column_int64(qf, 0);
-            continue;
-        }
-        if (rc != SQLITE_DONE) {
+                             "that is another (workload, optimizer, seed) than this one; not adding to it",
+                             s->path, (long long)bench_id, (long long)old, (long long)r->cell);
+                continue;
+            }
+            if (sqlite3_column_double(qf, 3) == r->lr) {
+                ids[i] = old;
+                continue;
+            }
+            /* it confirms an lr that is no longer the best: retired, kept */
+            sqlite3_reset(qf);
+            sqlite3_reset(qr);
+            sqlite3_bind_int64(qr, 1, old);
+            st = step_done(s, qr, e, "retiring a confirmation run");
+            if (st != OB_OK) break;
+            (*retired)++;
+        } else if (rc != SQLITE_DONE) {
             st = db_fail(s, e, "looking for confirmation runs");
             break;
         }
@@ -1741,6 +1761,7 @@ ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec
         }
     }
     sqlite3_finalize(qf);
+    sqlite3_finalize(qr);
     return commit_or_rollback(s, st, e);
 }
 

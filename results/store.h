@@ -189,18 +189,20 @@ typedef struct ob_grow_plan {
  * hyperparameters, lr, seed and steps, in any cell), none twice: this matrix
  * grew from it (more lrs, seeds, trials, configurations, optimizers or
  * workloads) or lists its cells in another order. Its confirmation runs must
- * be at a configuration and fresh seed of this matrix, and this matrix must
- * add no run of their optimizer on their workload configuration. Nothing is
- * written. run_ids[i] receives the run of specs[i], 0 for a cell the
+ * be at a configuration of this matrix, with a fresh seed of it or one its
+ * sweep runs now (more seeds: such a run is retired when the matrix grows);
+ * one retired before (a negative cell) is left out. Nothing is written. run_ids[i] receives the run of specs[i], 0 for a cell the
  * benchmark lacks; *held how many it holds. *bench_id = 0 when there is none,
  * and why (may be NULL) then says why the newest is not. */
 ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
                               int64_t *bench_id, int64_t *run_ids, int *held, char *why, size_t why_n, ob_err *e);
 /* One transaction: the runs of benchmark bench_id (found by
  * ob_store_find_grown with the same specs and plan) take this matrix's cell
- * numbers, its confirmation runs too. run_ids as ob_store_find_grown's. */
+ * numbers, its confirmation runs too, but those whose seed the sweep now
+ * runs: retired (cell -id: kept, at no cell of the matrix), *retired of
+ * them. run_ids as ob_store_find_grown's. */
 ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
-                        int64_t *run_ids, ob_err *e);
+                        int64_t *run_ids, int *retired, ob_err *e);
 /* Whether a run's status says it is finished: done or diverged. */
 int ob_store_status_finished(const char *status);
 /* Status of a run: pending|running|done|diverged|failed|interrupted. */
@@ -241,10 +243,14 @@ ob_status ob_store_confirm_depth(ob_store *s, int64_t bench_id, int64_t cell_bas
 /* The confirmation runs specs (stage "confirm") of a benchmark, in one write
  * transaction: a cell that already has one (added by another process, or
  * before a stop) keeps it, the others are added. ids[i] receives the run of
- * specs[i], *added how many were new. A cell whose existing run is another
- * (workload, optimizer, lr, seed) is OB_ERR_INPUT and nothing is added. */
+ * specs[i], *added how many were new. A cell whose existing run confirms
+ * another lr of its workload, optimizer and seed (the sweep's best lr moved:
+ * the matrix grew, or a failed cell ran again) has it retired (cell -id:
+ * kept, at no cell of the matrix; *retired of them) and the new one added.
+ * A cell whose existing run is another workload, optimizer or seed is
+ * OB_ERR_INPUT and nothing is added. */
 ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec *specs, int n, int64_t *ids,
-                                int *added, ob_err *e);
+                                int *added, int *retired, ob_err *e);
 /* Training losses of steps 1..upto of a run into loss[0..upto-1] (NaN for a
  * NULL loss); *n receives how many leading steps 1, 2, ... are present. */
 ob_status ob_store_read_losses(ob_store *s, int64_t run_id, int64_t upto, double *loss, int64_t *n,

@@ -465,25 +465,37 @@ static void test_confirm_runs(void)
     conf[1].seed = 2;
     conf[0].stage = conf[1].stage = "confirm";
     int64_t cid[2] = {0, 0}, cid2[2] = {0, 0};
-    int added = -1;
-    CHECK_OK(ob_store_confirm_runs(s, bench, conf, 2, cid, &added, &e), &e);
-    CHECK(added == 2 && cid[0] > 0 && cid[1] > cid[0]);
-    CHECK_OK(ob_store_confirm_runs(s, bench, conf, 2, cid2, &added, &e), &e);
-    CHECK(added == 0 && cid2[0] == cid[0] && cid2[1] == cid[1]);
+    int added = -1, retired = -1;
+    CHECK_OK(ob_store_confirm_runs(s, bench, conf, 2, cid, &added, &retired, &e), &e);
+    CHECK(added == 2 && retired == 0 && cid[0] > 0 && cid[1] > cid[0]);
+    CHECK_OK(ob_store_confirm_runs(s, bench, conf, 2, cid2, &added, &retired, &e), &e);
+    CHECK(added == 0 && retired == 0 && cid2[0] == cid[0] && cid2[1] == cid[1]);
     CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM runs WHERE stage = 'confirm'") == 2);
     /* another seed in an existing cell: refused, nothing added */
     ob_run_spec other[2] = {conf[0], conf[1]};
     other[1].seed = 7;
     other[0].cell = 4;
-    CHECK(ob_store_confirm_runs(s, bench, other, 2, cid2, &added, &e) == OB_ERR_INPUT);
-    CHECK(strstr(e.msg, "another (workload, optimizer, lr, seed)") != NULL);
+    CHECK(ob_store_confirm_runs(s, bench, other, 2, cid2, &added, &retired, &e) == OB_ERR_INPUT);
+    CHECK(strstr(e.msg, "another (workload, optimizer, seed)") != NULL);
     CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM runs") == 4);
-    /* unfinished: the sweep's none, the whole benchmark's two */
+    /* the best lr moved (the sweep grew, a failed cell ran again): the run of
+     * the other lr in a cell is retired (kept, cell -id), the new one added */
+    ob_run_spec moved[2] = {conf[0], conf[1]};
+    moved[0].lr = moved[1].lr = 0.1;
+    int64_t cid3[2] = {0, 0};
+    CHECK_OK(ob_store_confirm_runs(s, bench, moved, 2, cid3, &added, &retired, &e), &e);
+    CHECK(added == 2 && retired == 2 && cid3[0] > cid[1] && cid3[1] > cid3[0]);
+    CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM runs WHERE stage = 'confirm' AND cell = -id AND lr = 0.01") == 2);
+    CHECK(q_int(ob_store_db(s), "SELECT count(*) FROM runs WHERE stage = 'confirm' AND cell IN (2, 3) AND lr = 0.1") == 2);
+    /* the moved ones are kept where they are on a second call */
+    CHECK_OK(ob_store_confirm_runs(s, bench, moved, 2, cid2, &added, &retired, &e), &e);
+    CHECK(added == 0 && retired == 0 && cid2[0] == cid3[0] && cid2[1] == cid3[1]);
+    /* unfinished: the sweep's none, the whole benchmark's four (two retired) */
     int open = -1;
     CHECK_OK(ob_store_unfinished_runs(s, bench, 1, &open, &e), &e);
     CHECK(open == 0);
     CHECK_OK(ob_store_unfinished_runs(s, bench, 0, &open, &e), &e);
-    CHECK(open == 2);
+    CHECK(open == 4);
     /* --resume matches the sweep alone */
     int64_t found = 0, rids[2];
     CHECK_OK(ob_store_find_benchmark(s, NULL, sweep, 2, &found, rids, NULL, NULL, 0, &e), &e);
@@ -494,9 +506,9 @@ static void test_confirm_runs(void)
 /* A grown matrix (ob_store_find_grown, ob_store_grow): an earlier
  * benchmark each of whose runs is one of the matrix's cells is found
  * without a write, then its runs take the matrix's cells, confirmation runs
- * too (at base + pair * stride + fresh seed index); a benchmark with a run
- * the matrix lacks, with two runs of one cell, or whose confirmation runs'
- * optimizer the matrix adds runs to, is not, and why says so. */
+ * too (at base + pair * stride + fresh seed index), and one whose seed the
+ * grown sweep runs is retired; a benchmark with a run the matrix lacks or
+ * with two runs of one cell is not, and why says so. */
 static void test_find_grown(void)
 {
     ob_err e = {0};
@@ -512,8 +524,8 @@ static void test_find_grown(void)
     /* a confirmation run of sgd at lr 0.01, fresh seed 1 (its pair 0, base 2) */
     ob_run_spec conf = SPEC(2, "sgd", 0.01, 1);
     conf.stage = "confirm";
-    int added = 0;
-    CHECK_OK(ob_store_confirm_runs(s, bench, &conf, 1, conf_id, &added, &e), &e);
+    int added = 0, retired = -1;
+    CHECK_OK(ob_store_confirm_runs(s, bench, &conf, 1, conf_id, &added, &retired, &e), &e);
     /* grown: adam before sgd, sgd's cells in another order; pairs: adam 0, sgd 1 */
     ob_run_spec grown[3] = {SPEC(0, "adam", 0.1, 0), SPEC(1, "sgd", 0.01, 0), SPEC(2, "sgd", 0.1, 0)};
     const int pair[3] = {0, 1, 1};
@@ -525,7 +537,8 @@ static void test_find_grown(void)
               (long long)found, held, why);
     /* nothing written yet */
     CHECK(q_int(db, "SELECT count(*) FROM runs WHERE stage IS NULL AND cell <> id - 1") == 0);
-    CHECK_OK(ob_store_grow(s, bench, grown, 3, &plan, rid, &e), &e);
+    CHECK_OK(ob_store_grow(s, bench, grown, 3, &plan, rid, &retired, &e), &e);
+    CHECK(retired == 0);
     char sql[160];
     snprintf(sql, sizeof sql, "SELECT cell FROM runs WHERE id = %lld", (long long)ids[0]);
     CHECK(q_int(db, sql) == 2);
@@ -539,18 +552,32 @@ static void test_find_grown(void)
     CHECK_OK(ob_store_find_grown(s, fewer, 2, &plan, &found, rid, &held, why, sizeof why, &e), &e);
     CHECK_MSG(found == 0 && held == 0 && strstr(why, "(sgd on quadratic, lr 0.1, seed 0) is not in this matrix"),
               "%s", why);
-    /* more lrs of sgd, whose confirmation run they could change: not found */
+    /* more lrs of sgd, which could change the lr its confirmation run
+     * confirms: found; the run keeps its place (the confirmation stage
+     * retires it if the best lr moves) */
     ob_run_spec more[4] = {SPEC(0, "adam", 0.1, 0), SPEC(1, "sgd", 0.001, 0), SPEC(2, "sgd", 0.01, 0),
                            SPEC(3, "sgd", 0.1, 0)};
     const int pair4[4] = {0, 1, 1, 1};
     ob_grow_plan plan4 = {pair4, 4, 1000, 1};
     CHECK_OK(ob_store_find_grown(s, more, 4, &plan4, &found, rid, &held, why, sizeof why, &e), &e);
-    CHECK_MSG(found == 0 && strstr(why, "it has confirmation runs of sgd on quadratic, and this matrix adds runs"),
-              "%s", why);
-    /* a confirmation seed outside the matrix's fresh seeds (its first fresh seed is now 2) */
-    ob_grow_plan later = {pair, 3, 1000, 2};
-    CHECK_OK(ob_store_find_grown(s, grown, 3, &later, &found, rid, &held, why, sizeof why, &e), &e);
-    CHECK_MSG(found == 0 && strstr(why, "is not one of this matrix's"), "%s", why);
+    CHECK_MSG(found == bench && held == 2 && rid[1] == 0, "%s", why);
+    /* more seeds: the confirmation seed 1 is now the sweep's (the first
+     * fresh seed is 2): found, and growing retires that run (cell -id) */
+    ob_run_spec seeds2[6] = {SPEC(0, "adam", 0.1, 0), SPEC(1, "adam", 0.1, 1), SPEC(2, "sgd", 0.01, 0),
+                             SPEC(3, "sgd", 0.01, 1), SPEC(4, "sgd", 0.1, 0), SPEC(5, "sgd", 0.1, 1)};
+    const int pair6[6] = {0, 0, 1, 1, 1, 1};
+    ob_grow_plan later = {pair6, 6, 1000, 2};
+    CHECK_OK(ob_store_find_grown(s, seeds2, 6, &later, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_MSG(found == bench && held == 2, "%s", why);
+    CHECK_OK(ob_store_grow(s, bench, seeds2, 6, &later, rid, &retired, &e), &e);
+    CHECK(retired == 1);
+    snprintf(sql, sizeof sql, "SELECT cell FROM runs WHERE id = %lld", (long long)conf_id[0]);
+    CHECK_MSG(q_int(db, sql) == -conf_id[0], "the retired run's cell is %lld", q_int(db, sql));
+    /* a retired run stays so when the matrix grows again, and is not in the way */
+    CHECK_OK(ob_store_find_grown(s, seeds2, 6, &later, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_MSG(found == bench && held == 2, "%s", why);
+    CHECK_OK(ob_store_grow(s, bench, seeds2, 6, &later, rid, &retired, &e), &e);
+    CHECK(retired == 0 && q_int(db, sql) == -conf_id[0]);
     /* two runs of one cell (an edited database): not found */
     int64_t dup[1];
     CHECK_OK(ob_store_add_runs(s, bench, &old[0], 1, dup, &e), &e);

@@ -16,8 +16,10 @@ def load(path):
     q = lambda s, *a: db.execute(s, a).fetchall()
     runs = {}
     for (bid,) in q("select distinct benchmark_id from runs order by benchmark_id"):
+        # a retired confirmation run (cell -id: it confirmed an lr that is no
+        # longer the best, or ran a seed the grown sweep runs now) is no cell
         for row in q("select id, cell, workload, optimizer, lr, seed, status, steps_done, final_loss, best_loss, "
-                     "eval_loss, eval_metric, diverged_step from runs where benchmark_id=?", bid):
+                     "eval_loss, eval_metric, diverged_step from runs where benchmark_id=? and cell >= 0", bid):
             rid, cell = row[0], row[1]
             curve = q("select step, loss, grad_norm, lr from curves where run_id=? order by step", rid)
             evals = q("select step, loss, metric from evals where run_id=? order by step", rid)

@@ -3,10 +3,12 @@
 # optimizer, more lrs, seeds or search trials, its cells listed in another
 # order): the benchmark's runs are kept, renumbered to the grown matrix's
 # cells, and only the new cells run (--dry-run says so first); the database then equals a fresh run of
-# the grown matrix cell by cell. Confirmation runs move with it when the
-# matrix adds no run of their optimizer on their workload; otherwise, and for
-# a matrix that drops cells or a shard, a new benchmark starts and the
-# message says why. A benchmark another process is running (in a cell, or
+# the grown matrix cell by cell. Confirmation runs move with it; where the
+# matrix adds runs of their optimizer on their workload, the confirmation
+# stage runs again and retires (keeps, at no cell) those at an lr that is
+# no longer the best, and one whose seed the grown sweep runs is retired at
+# once. For a matrix that drops cells or a shard, a new benchmark starts and
+# the message says why. A benchmark another process is running (in a cell, or
 # between two: its benchmark's lock) is not
 # renumbered under it: bad input, nothing changed.
 . "$(dirname "$0")/common.bash"
@@ -85,12 +87,35 @@ conf=(--confirm-seeds 2)
 grep -q "10 runs, 6 finished before" "$tmp/err" || fail "the confirmation runs are kept: $(cat "$tmp/err")"
 "$OPTBENCH" "${base[@]}" "${conf[@]}" --optimizers sgd,lion,adam --db "$tmp/cref.db" 2>/dev/null || fail "cref"
 python3 "$here/resume_compare.py" "$tmp/cref.db" "$tmp/c.db" >"$tmp/cmp" || fail "confirmed, grown: $(tail -3 "$tmp/cmp")"
-# ... but not with one that adds lrs where they were chosen
-"$OPTBENCH" "${base[@]}" "${conf[@]}" --optimizers sgd,lion,adam --lrs 0.003,0.03,0.1 --db "$tmp/c.db" --resume \
-  2>"$tmp/err" >/dev/null || fail "confirmed, more lrs"
-grep -q "the newest benchmark (1) is not part of this matrix: it has confirmation runs of [a-z]* on [a-z]*, and this matrix adds runs of that optimizer there, which could change what they confirm; starting a new benchmark" \
-  "$tmp/err" || fail "confirmed, more lrs: $(cat "$tmp/err")"
-[ "$(q "$tmp/c.db" "select count(*) from runs where benchmark_id = 1")" = 34 ] || fail "benchmark 1 changed"
+# ... and with one that adds lrs where they were chosen: the confirmation
+# stage runs again, keeps the runs at an lr it confirms again and retires
+# (keeps, at no cell) those at an lr that is no longer the best
+more=(--optimizers sgd,lion,adam --lrs 0.003,0.03,0.3)
+"$OPTBENCH" "${base[@]}" "${conf[@]}" "${more[@]}" --db "$tmp/c.db" --resume 2>"$tmp/err" >/dev/null ||
+  fail "confirmed, more lrs: $(cat "$tmp/err")"
+grep -q "benchmark 1 holds 24 of this matrix's 36 cells (the matrix grew)" "$tmp/err" ||
+  fail "confirmed, more lrs: not continued: $(cat "$tmp/err")"
+"$OPTBENCH" "${base[@]}" "${conf[@]}" "${more[@]}" --db "$tmp/cref2.db" 2>/dev/null || fail "cref2"
+python3 "$here/resume_compare.py" "$tmp/cref2.db" "$tmp/c.db" >"$tmp/cmp" || fail "confirmed, more lrs: $(tail -3 "$tmp/cmp")"
+retired=$(q "$tmp/c.db" "select count(*) from runs where stage = 'confirm' and cell < 0")
+kept=$(q "$tmp/c.db" "select count(*) from runs where benchmark_id = 1")
+[ $((kept - retired)) = "$(q "$tmp/cref2.db" "select count(*) from runs")" ] ||
+  fail "confirmed, more lrs: $kept runs, $retired retired, against $(q "$tmp/cref2.db" "select count(*) from runs")"
+if [ "$retired" -gt 0 ]; then
+  grep -q "; $retired runs confirming an lr that is no longer the best retired (kept in the database, at no cell of the matrix)" \
+    "$tmp/err" || fail "the retired runs are not said: $(grep confirmation "$tmp/err")"
+else
+  fail "no best lr moved with lr 0.3 (the test needs one to move)"
+fi
+# ... and with one that adds seeds: a confirmation run whose seed the sweep
+# runs now is retired when the matrix grows
+"$OPTBENCH" "${base[@]}" "${conf[@]}" "${more[@]}" --seeds 3 --db "$tmp/c.db" --resume 2>"$tmp/err" >/dev/null ||
+  fail "confirmed, more seeds: $(cat "$tmp/err")"
+grep -q "confirmation runs ran a seed that the grown sweep runs now: retired" "$tmp/err" ||
+  fail "confirmed, more seeds: $(cat "$tmp/err")"
+"$OPTBENCH" "${base[@]}" "${conf[@]}" "${more[@]}" --seeds 3 --db "$tmp/cref3.db" 2>/dev/null || fail "cref3"
+python3 "$here/resume_compare.py" "$tmp/cref3.db" "$tmp/c.db" >"$tmp/cmp" || fail "confirmed, more seeds: $(tail -3 "$tmp/cmp")"
+[ "$(q "$tmp/c.db" "select count(distinct benchmark_id) from runs")" = 1 ] || fail "a new benchmark was started"
 
 # fewer cells, or a shard: a new benchmark, and why
 "$OPTBENCH" "${base[@]}" --optimizers sgd --db "$tmp/b.db" --resume 2>"$tmp/err" >/dev/null || fail "fewer"

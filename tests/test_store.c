@@ -515,7 +515,7 @@ static void test_find_grown(void)
     ob_store *s = open_created("grown.db", NULL, 0);
     if (!s) return;
     sqlite3 *db = ob_store_db(s);
-    int64_t bench = 0, ids[2], conf_id[1], found = -1, rid[4];
+    int64_t bench = 0, ids[2], conf_id[1], found = -1, rid[6];
     CHECK_OK(ob_store_begin_benchmark(s, "b", "", "rev", "host", "cpu", "CPU", &bench, &e), &e);
 #define SPEC(c, o, l, sd) {.cell = (c), .workload = "quadratic", .workload_params = "{}", .optimizer = (o), \
                            .hparams = "{}", .lr = (l), .seed = (sd), .steps = 10}

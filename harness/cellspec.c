@@ -1,7 +1,6 @@
 /* harness/cellspec.c - a cell's run spec and settings texts (see cellspec.h). */
 #include "harness/cellspec.h"
 
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,33 +43,6 @@ static void train_json(const ob_hp_values *train, char *buf, size_t n)
     ob_hp_to_json(&t, buf, n);
 }
 
-/* This build's defaults of a cell's texts (ob_optimizer_defaults_json,
- * ob_workload_defaults_json), which --resume takes a key at that an earlier
- * build's run lacks (ob_store_find_benchmark): one text per definition, kept
- * for the process (NULL past 64: texts then match exactly). */
-static const char *defaults_text(const ob_optimizer_def *od, const ob_workload_def *wd)
-{
-    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-    static struct {
-        const void *def;
-        char json[4096];
-    } tab[64];
-    static int n_tab;
-    const void *key = od ? (const void *)od : (const void *)wd;
-    const char *out = NULL;
-    pthread_mutex_lock(&mu);
-    for (int i = 0; i < n_tab && !out; i++)
-        if (tab[i].def == key) out = tab[i].json;
-    if (!out && n_tab < 64) {
-        if (od) ob_optimizer_defaults_json(od, tab[n_tab].json, sizeof tab[n_tab].json);
-        else ob_workload_defaults_json(wd, tab[n_tab].json, sizeof tab[n_tab].json);
-        tab[n_tab].def = key;
-        out = tab[n_tab++].json;
-    }
-    pthread_mutex_unlock(&mu);
-    return out;
-}
-
 void ob_cell_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
                   char wjson[1024], char ojson[4096], ob_run_spec *spec)
 {
@@ -96,8 +68,8 @@ void ob_cell_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev,
         .backend = dev ? dev->ops->name : c->backend,
         .device = devices_desc, /* the device text of the run (ob_run_matrix) */
         .steps = c->steps,
-        .workload_defaults = defaults_text(NULL, cell->wl),
-        .hparams_defaults = defaults_text(cell->opt, NULL),
+        .workload_defaults = ob_store_defaults_text(NULL, cell->wl),
+        .hparams_defaults = ob_store_defaults_text(cell->opt, NULL),
     };
 }
 

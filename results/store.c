@@ -15,6 +15,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1052,6 +1053,31 @@ static int text_eq(sqlite3_stmt *q, int col, const char *v)
     return strcmp(t, v) == 0;
 }
 
+const char *ob_store_defaults_text(const struct ob_optimizer_def *od, const struct ob_workload_def *wd)
+{
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    static struct {
+        const void *def;
+        char json[4096];
+    } tab[64];
+    static int n_tab;
+    const void *def = od ? (const void *)od : (const void *)wd;
+    const char *out = NULL;
+    if (!def) return NULL;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < n_tab && !out; i++)
+        if (tab[i].def == def) out = tab[i].json;
+    if (!out && n_tab < 64) {
+        if (od) ob_optimizer_defaults_json(od, tab[n_tab].json, sizeof tab[n_tab].json);
+        else ob_workload_defaults_json(wd, tab[n_tab].json, sizeof tab[n_tab].json);
+        tab[n_tab].def = def;
+        out = tab[n_tab++].json;
+    }
+    pthread_mutex_unlock(&mu);
+    return out; /* kept for the process, never changed once made */
+}
+
+/* ob_defaults(kind, name) (ob_store_sql_defaults). */
 static void sql_defaults(sqlite3_context *cx, int argc, sqlite3_value **argv)
 {
     (void)argc;
@@ -1059,10 +1085,14 @@ static void sql_defaults(sqlite3_context *cx, int argc, sqlite3_value **argv)
     const int kind = sqlite3_value_int(argv[0]);
     const ob_optimizer_def *od = name && kind == 0 ? ob_optimizer_find(name) : NULL;
     const ob_workload_def *wd = name && kind == 1 ? ob_workload_find(name) : NULL;
+    const char *t = ob_store_defaults_text(od, wd);
     char buf[4096];
-    if (od) ob_optimizer_defaults_json(od, buf, sizeof buf);
-    else if (wd) ob_workload_defaults_json(wd, buf, sizeof buf);
-    if (od || wd) sqlite3_result_text(cx, buf, -1, SQLITE_TRANSIENT);
+    if (!t && (od || wd)) { /* past the 64 kept */
+        if (od) ob_optimizer_defaults_json(od, buf, sizeof buf);
+        else ob_workload_defaults_json(wd, buf, sizeof buf);
+        t = buf;
+    }
+    if (t) sqlite3_result_text(cx, t, -1, SQLITE_TRANSIENT);
     else sqlite3_result_null(cx);
 }
 

@@ -172,6 +172,13 @@ int ob_store_equivalent(ob_store *s, const char *stored, const char *current, co
  * run did: the stores and datasets compare runs by such texts. An SQLite
  * result code. */
 int ob_store_sql_defaults(struct sqlite3 *db);
+/* This build's defaults text of an optimizer (od; its training settings
+ * under "train") or a workload (wd): ob_optimizer_defaults_json or
+ * ob_workload_defaults_json, made once per definition and kept for the
+ * process (NULL for none, and past 64 definitions). */
+struct ob_optimizer_def;
+struct ob_workload_def;
+const char *ob_store_defaults_text(const struct ob_optimizer_def *od, const struct ob_workload_def *wd);
 /* The stored workload parameters and hyperparameters of benchmark bench_id's
  * sweep run of cell (*found 0 when it has none). */
 ob_status ob_store_sweep_texts(ob_store *s, int64_t bench_id, int64_t cell, char *wl, size_t wl_n, char *hp,

@@ -62,7 +62,8 @@ ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store
     grow_plan(c, m, pair, &plan); /* the unsharded matrix: specs[k] is m->cells[k] */
     char note[600] = "";
     int held = 0;
-    ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, note, sizeof note, e);
+    int to_retire = 0;
+    ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, &to_retire, note, sizeof note, e);
     /* what keeps the newest from being grown says more than how its cells differ */
     if (s == OB_OK && !*bench_id && note[0]) snprintf(why, why_n, "%s", note);
     if (s == OB_OK && *bench_id) {
@@ -138,14 +139,14 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
         goto out;
     }
     s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, relaxed, why, sizeof why, e);
-    int n_relaxed = 0;
+    int n_relaxed = 0, to_retire = 0;
     for (int j = 0; j < k; j++) n_relaxed += relaxed[j];
     free(relaxed);
     if (s == OB_OK && !bench && !shard[0]) {
         ob_grow_plan plan;
         grow_plan(c, m, pair, &plan);
         char note[600] = "";
-        s = ob_store_find_grown(store, specs, k, &plan, &bench, ids, &held, note, sizeof note, e);
+        s = ob_store_find_grown(store, specs, k, &plan, &bench, ids, &held, &to_retire, note, sizeof note, e);
         if (s == OB_OK && !bench && note[0]) snprintf(why, sizeof why, "%s", note);
         grown = bench != 0;
     }
@@ -178,7 +179,11 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
         l += (size_t)snprintf(buf + l, n - l, ": %d of %d cells finished, %d to continue, %d to start", finished, k,
                               cont, start);
     if (n_relaxed && l < n)
-        snprintf(buf + l, n - l, " (%d stored without settings this build added, at their defaults)", n_relaxed);
+        l += (size_t)snprintf(buf + l, n - l, " (%d stored without settings this build added, at their defaults)",
+                              n_relaxed);
+    if (to_retire && l < n)
+        snprintf(buf + l, n - l, "; %d confirmation run%s whose seed the grown sweep runs would be retired", to_retire,
+                 to_retire == 1 ? "" : "s");
 out:
     free(specs);
     free(ids);

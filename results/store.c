@@ -1491,8 +1491,10 @@ static ob_status sorted_idents(ob_store *s, const ob_run_spec *specs, int n, run
 }
 
 ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
-                              int64_t *bench_id, int64_t *run_ids, int *held, char *why, size_t why_n, ob_err *e)
+                              int64_t *bench_id, int64_t *run_ids, int *held, int *retired, char *why, size_t why_n,
+                              ob_err *e)
 {
+    *retired = 0;
     *bench_id = 0;
     *held = 0;
     if (why && why_n) why[0] = '\0';
@@ -1505,15 +1507,14 @@ ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, cons
         const int64_t b = sqlite3_column_int64(qb, 0);
         char diff[400] = "";
         int ok = 0;
-        int retired = 0;
-        st = grow_candidate(s, b, specs, v, n, plan, run_ids, held, &retired, 0, &ok, diff, sizeof diff, e);
+        st = grow_candidate(s, b, specs, v, n, plan, run_ids, held, retired, 0, &ok, diff, sizeof diff, e);
         if (st == OB_OK && ok) *bench_id = b;
         else if (st == OB_OK && first && why && why_n)
             snprintf(why, why_n, "the newest benchmark (%lld) is not part of this matrix: %s", (long long)b, diff);
         first = 0;
     }
     if (st == OB_OK && !*bench_id && rc != SQLITE_DONE) st = db_fail(s, e, "looking for the benchmark to continue");
-    if (st != OB_OK || !*bench_id) *held = 0;
+    if (st != OB_OK || !*bench_id) *held = *retired = 0;
     sqlite3_finalize(qb);
     idents_free(v, n);
     return st;

@@ -199,10 +199,12 @@ typedef struct ob_grow_plan {
  * be at a configuration of this matrix, with a fresh seed of it or one its
  * sweep runs now (more seeds: such a run is retired when the matrix grows);
  * one retired before (a negative cell) is left out. Nothing is written. run_ids[i] receives the run of specs[i], 0 for a cell the
- * benchmark lacks; *held how many it holds. *bench_id = 0 when there is none,
+ * benchmark lacks; *held how many it holds, *retired how many of its
+ * confirmation runs growing it would retire. *bench_id = 0 when there is none,
  * and why (may be NULL) then says why the newest is not. */
 ob_status ob_store_find_grown(ob_store *s, const ob_run_spec *specs, int n, const ob_grow_plan *plan,
-                              int64_t *bench_id, int64_t *run_ids, int *held, char *why, size_t why_n, ob_err *e);
+                              int64_t *bench_id, int64_t *run_ids, int *held, int *retired, char *why, size_t why_n,
+                              ob_err *e);
 /* One transaction: the runs of benchmark bench_id (found by
  * ob_store_find_grown with the same specs and plan) take this matrix's cell
  * numbers, its confirmation runs too, but those whose seed the sweep now

@@ -532,7 +532,7 @@ static void test_find_grown(void)
     ob_grow_plan plan = {pair, 3, 1000, 1};
     int held = -1;
     char why[400] = "";
-    CHECK_OK(ob_store_find_grown(s, grown, 3, &plan, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_grown(s, grown, 3, &plan, &found, rid, &held, &retired, why, sizeof why, &e), &e);
     CHECK_MSG(found == bench && held == 2 && rid[0] == 0 && rid[1] == ids[1] && rid[2] == ids[0], "found %lld held %d: %s",
               (long long)found, held, why);
     /* nothing written yet */
@@ -549,7 +549,7 @@ static void test_find_grown(void)
 
     /* a matrix without the run at lr 0.1: not found, the run named */
     ob_run_spec fewer[2] = {SPEC(0, "adam", 0.1, 0), SPEC(1, "sgd", 0.01, 0)};
-    CHECK_OK(ob_store_find_grown(s, fewer, 2, &plan, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_grown(s, fewer, 2, &plan, &found, rid, &held, &retired, why, sizeof why, &e), &e);
     CHECK_MSG(found == 0 && held == 0 && strstr(why, "(sgd on quadratic, lr 0.1, seed 0) is not in this matrix"),
               "%s", why);
     /* more lrs of sgd, which could change the lr its confirmation run
@@ -559,7 +559,7 @@ static void test_find_grown(void)
                            SPEC(3, "sgd", 0.1, 0)};
     const int pair4[4] = {0, 1, 1, 1};
     ob_grow_plan plan4 = {pair4, 4, 1000, 1};
-    CHECK_OK(ob_store_find_grown(s, more, 4, &plan4, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_grown(s, more, 4, &plan4, &found, rid, &held, &retired, why, sizeof why, &e), &e);
     CHECK_MSG(found == bench && held == 2 && rid[1] == 0, "%s", why);
     /* more seeds: the confirmation seed 1 is now the sweep's (the first
      * fresh seed is 2): found, and growing retires that run (cell -id) */
@@ -567,21 +567,21 @@ static void test_find_grown(void)
                              SPEC(3, "sgd", 0.01, 1), SPEC(4, "sgd", 0.1, 0), SPEC(5, "sgd", 0.1, 1)};
     const int pair6[6] = {0, 0, 1, 1, 1, 1};
     ob_grow_plan later = {pair6, 6, 1000, 2};
-    CHECK_OK(ob_store_find_grown(s, seeds2, 6, &later, &found, rid, &held, why, sizeof why, &e), &e);
-    CHECK_MSG(found == bench && held == 2, "%s", why);
+    CHECK_OK(ob_store_find_grown(s, seeds2, 6, &later, &found, rid, &held, &retired, why, sizeof why, &e), &e);
+    CHECK_MSG(found == bench && held == 2 && retired == 1, "%s", why);
     CHECK_OK(ob_store_grow(s, bench, seeds2, 6, &later, rid, &retired, &e), &e);
     CHECK(retired == 1);
     snprintf(sql, sizeof sql, "SELECT cell FROM runs WHERE id = %lld", (long long)conf_id[0]);
     CHECK_MSG(q_int(db, sql) == -conf_id[0], "the retired run's cell is %lld", q_int(db, sql));
     /* a retired run stays so when the matrix grows again, and is not in the way */
-    CHECK_OK(ob_store_find_grown(s, seeds2, 6, &later, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_grown(s, seeds2, 6, &later, &found, rid, &held, &retired, why, sizeof why, &e), &e);
     CHECK_MSG(found == bench && held == 2, "%s", why);
     CHECK_OK(ob_store_grow(s, bench, seeds2, 6, &later, rid, &retired, &e), &e);
     CHECK(retired == 0 && q_int(db, sql) == -conf_id[0]);
     /* two runs of one cell (an edited database): not found */
     int64_t dup[1];
     CHECK_OK(ob_store_add_runs(s, bench, &old[0], 1, dup, &e), &e);
-    CHECK_OK(ob_store_find_grown(s, grown, 3, &plan, &found, rid, &held, why, sizeof why, &e), &e);
+    CHECK_OK(ob_store_find_grown(s, grown, 3, &plan, &found, rid, &held, &retired, why, sizeof why, &e), &e);
     CHECK_MSG(found == 0 && strstr(why, "it holds two runs of one cell"), "%s", why);
 #undef SPEC
     ob_store_close(s);

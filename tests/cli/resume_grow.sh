@@ -109,6 +109,10 @@ else
 fi
 # ... and with one that adds seeds: a confirmation run whose seed the sweep
 # runs now is retired when the matrix grows
+n2=$(q "$tmp/c.db" "select count(*) from runs where stage = 'confirm' and cell >= 0 and seed = 2")
+"$OPTBENCH" "${base[@]}" "${conf[@]}" "${more[@]}" --seeds 3 --db "$tmp/c.db" --resume --dry-run >"$tmp/dry" 2>&1
+grep -q "; $n2 confirmation runs whose seed the grown sweep runs would be retired$" "$tmp/dry" ||
+  fail "the dry run does not say what growing retires ($n2 runs): $(tail -1 "$tmp/dry")"
 "$OPTBENCH" "${base[@]}" "${conf[@]}" "${more[@]}" --seeds 3 --db "$tmp/c.db" --resume 2>"$tmp/err" >/dev/null ||
   fail "confirmed, more seeds: $(cat "$tmp/err")"
 grep -q "confirmation runs ran a seed that the grown sweep runs now: retired" "$tmp/err" ||

@@ -214,8 +214,10 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
         /* opened without truncating, so that a file two reports name keeps
          * --markdown-append's earlier content */
         append[k] = k == 1;
-        const int fd = open(paths[k], O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-        f[k] = fd >= 0 ? fdopen(fd, "r+") : NULL;
+        /* --markdown-append's with O_APPEND, so that processes appending to
+         * one file at once (a CI step summary) do not write over each other */
+        const int fd = open(paths[k], (k == 1 ? O_RDWR | O_APPEND : O_WRONLY) | O_CREAT | O_CLOEXEC, 0666);
+        f[k] = fd >= 0 ? fdopen(fd, k == 1 ? "a+" : "w") : NULL;
         if (!f[k]) {
             int en = errno;
             if (fd >= 0) close(fd);

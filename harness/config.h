@@ -190,6 +190,8 @@ ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e);
 /* The eval_every of a text ob_config_to_yaml wrote; -1 for any other text
  * (a config file's, stored by an older optbench) or none. */
 int64_t ob_config_text_eval_every(const char *text);
+/* The confirm_seeds of such a text; -1 as above. */
+int64_t ob_config_text_confirm_seeds(const char *text);
 /* Learning rates for an optimizer: its own list, else the global one; NULL if neither. */
 const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer);
 

@@ -366,7 +366,9 @@ ob_status ob_config_to_yaml(const ob_config *c, char **text, ob_err *e)
     return OB_OK;
 }
 
-int64_t ob_config_text_eval_every(const char *text)
+/* A setting of a text ob_config_to_yaml wrote (0 eval_every, 1
+ * confirm_seeds); -1 for any other text or none. */
+static int64_t text_setting(const char *text, int which)
 {
     if (!text || strncmp(text, OB_CONFIG_HEAD, strlen(OB_CONFIG_HEAD)) != 0) return -1;
     ob_config *c = malloc(sizeof *c);
@@ -375,8 +377,18 @@ int64_t ob_config_text_eval_every(const char *text)
     ob_err e;
     ob_err_clear(&e);
     ob_config_init(c);
-    if (ob_config_load_text(c, text, "stored configuration", &e) == OB_OK) v = c->eval_every;
+    if (ob_config_load_text(c, text, "stored configuration", &e) == OB_OK) v = which ? c->confirm_seeds : c->eval_every;
     ob_config_free(c);
     free(c);
     return v;
+}
+
+int64_t ob_config_text_eval_every(const char *text)
+{
+    return text_setting(text, 0);
+}
+
+int64_t ob_config_text_confirm_seeds(const char *text)
+{
+    return text_setting(text, 1);
 }

@@ -31,12 +31,18 @@ ob_status ob_resume_keep_texts(ob_store *store, int64_t bench_id, ob_run_spec *s
         specs[k].workload_params = wjson[k];
         specs[k].hparams = ojson[k];
     }
-    if (kept)
+    if (kept && keys[0])
         fprintf(stderr,
-                "optbench: note: --resume: %d of benchmark %lld's cells were stored by a build without %s%s "
-                "(added since, run at their defaults, which keep what that build did): continued, with the "
+                "optbench: note: --resume: %d of benchmark %lld's cells were stored by a build without the settings "
+                "%s (added since, run at their defaults, which keep what that build did): continued, with the "
                 "settings they were stored with\n",
-                kept, (long long)bench_id, keys[0] ? "the settings " : "some of this build's settings", keys);
+                kept, (long long)bench_id, keys);
+    else if (kept)
+        fprintf(stderr,
+                "optbench: note: --resume: %d of benchmark %lld's cells were stored with settings texts that differ "
+                "from this build's only by keys at their defaults (a setting another build had or lacked): "
+                "continued, with the texts they were stored with\n",
+                kept, (long long)bench_id);
     return OB_OK;
 }
 

@@ -1484,7 +1484,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             if (lr[r] == best_lr[q]) fin[nb++] = fin[r];
         best_med[q] = isnan(best_lr[q]) ? NAN : ob_stat_median(fin, nb);
     }
-    int n = 0, pairs_confirmed = 0, pairs_left = 0;
+    int n = 0, pairs_confirmed = 0, pairs_left = 0, retired_before = 0;
     for (int p = 0; p < n_pairs && s == OB_OK; p++) {
         const int i0 = first_cell[p], i1 = p + 1 < n_pairs ? first_cell[p + 1] : m->n;
         const double best = best_lr[p];
@@ -1500,11 +1500,24 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
                                      : !isnan(best_lr[q]) && (better || (best_med[q] == best_med[p] && earlier));
             }
             if (beaten) {
+                /* confirmed before, when it was the best (a grown matrix, a failed cell run again) */
+                int k = 0;
+                if ((s = ob_store_retire_confirm_cells(store, x->bench_id, (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM,
+                                                       (int64_t)m->n + (int64_t)(p + 1) * OB_CFG_MAX_CONFIRM - 1, &k,
+                                                       e)) != OB_OK)
+                    break;
+                retired_before += k;
                 pairs_left++;
                 continue;
             }
         }
         if (isnan(best)) {
+            int k = 0;
+            if ((s = ob_store_retire_confirm_cells(store, x->bench_id, (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM,
+                                                   (int64_t)m->n + (int64_t)(p + 1) * OB_CFG_MAX_CONFIRM - 1, &k, e)) !=
+                OB_OK)
+                break;
+            retired_before += k;
             char conf[512];
             ob_cell_sweep_text(c, &m->cells[i0], OB_SWEEP_ALL, conf, sizeof conf);
             fprintf(stderr, "optbench: confirmation: %s %s%s%s has no lr with a finite median final loss "
@@ -1545,9 +1558,14 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             n++;
         }
     }
+    if (s == OB_OK && n == 0 && retired_before)
+        fprintf(stderr, "optbench: confirmation: %d earlier run%s retired: %s an lr or configuration that is no longer "
+                        "the best (kept in the database, at no cell of the matrix)\n",
+                retired_before, retired_before == 1 ? "" : "s", retired_before == 1 ? "it confirms" : "they confirm");
     if (s != OB_OK || n == 0) goto out;
     int added = 0, retired = 0;
     if ((s = ob_store_confirm_runs(store, x->bench_id, specs, n, ids, &added, &retired, e)) != OB_OK) goto out;
+    retired += retired_before;
     int n_jobs = 0, finished = 0;
     for (int k = 0; k < n; k++) {
         char status[32];
@@ -1570,8 +1588,8 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             n == 1 ? "" : "s");
     if (finished) fprintf(stderr, ", %d finished before", finished);
     if (retired)
-        fprintf(stderr, "; %d run%s confirming an lr that is no longer the best retired (kept in the database, at "
-                        "no cell of the matrix)", retired, retired == 1 ? "" : "s");
+        fprintf(stderr, "; %d earlier run%s confirming an lr or configuration that is no longer the best retired "
+                        "(kept in the database, at no cell of the matrix)", retired, retired == 1 ? "" : "s");
     fprintf(stderr, "\n");
     x->sum->skipped += finished;
     s = run_jobs(x, dev, store, jobs, n_jobs, cells, n, e);
@@ -1710,6 +1728,7 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     }
 
     int resumed_bench = 0;
+    int kept_confirm = 0; /* the fresh seeds per pair a continued benchmark has or asked for */
     /* Finding the benchmark to continue, adding what it lacks, or creating
      * one with its runs: one write transaction, so that processes started
      * together with --resume agree on one benchmark (the others wait, then
@@ -1788,10 +1807,19 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     char *conf = NULL;
     {
         /* a --resume without --confirm-seeds keeps saying how many fresh
-         * seeds the benchmark's confirmation runs have */
+         * seeds the benchmark's confirmation runs have, or its stored
+         * configuration asked for (a grown matrix may have retired them) */
         int had = 0;
         if (bench_id && (s = ob_store_confirm_depth(store, bench_id, m->n, OB_CFG_MAX_CONFIRM, &had, e)) != OB_OK)
             goto setup_done;
+        if (resumed_bench) {
+            char *text = NULL;
+            if ((s = ob_store_benchmark_config(store, bench_id, &text, e)) != OB_OK) goto setup_done;
+            const int64_t asked = ob_config_text_confirm_seeds(text);
+            free(text);
+            if (asked > had && asked <= OB_CFG_MAX_CONFIRM) had = (int)asked;
+        }
+        kept_confirm = had;
         ob_config *cc = malloc(sizeof *cc);
         if (!cc) {
             s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
@@ -1859,6 +1887,8 @@ setup_done:
     s = ob_store_unfinished_runs(store, bench_id, 1, &open_runs, e);
     if (s == OB_OK && open_runs == 0)
         s = ob_store_confirm_depth(store, bench_id, m->n, OB_CFG_MAX_CONFIRM, &depth, e);
+    const int asked = kept_confirm > depth; /* the stored configuration's, its runs retired by growth */
+    if (asked) depth = kept_confirm;
     int n_confirm = depth > c->confirm_seeds ? depth : (int)c->confirm_seeds;
     if (s == OB_OK && open_runs == 0 && n_confirm > 0) {
         if (shard[0]) {
@@ -1868,8 +1898,8 @@ setup_done:
                     "merged database)\n");
         } else {
             if (depth > c->confirm_seeds)
-                fprintf(stderr, "optbench: the benchmark has confirmation runs of %d seed%s per pair (%s %lld): "
-                                "finishing them\n", depth, depth == 1 ? "" : "s",
+                fprintf(stderr, "optbench: the benchmark %s confirmation runs of %d seed%s per pair (%s %lld): "
+                                "finishing them\n", asked ? "was run with" : "has", depth, depth == 1 ? "" : "s",
                         c->confirm_seeds ? "more than confirm_seeds" : "confirm_seeds", (long long)c->confirm_seeds);
             s = confirm_stage(&x, m, dev, store, run_device, n_confirm, e);
         }

@@ -1265,7 +1265,10 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
             for (int r = 0; r < d->n; r++)
                 if (d->runs[r].wl == w && d->runs[r].opt == op && !d->runs[r].confirm) idx[n++] = r;
             for (int r = 0; r < d->n; r++)
-                if (d->runs[r].wl == w && d->runs[r].opt == op && d->runs[r].confirm) idx[n + nc++] = r;
+                /* a retired confirmation run (cell -id: a grown sweep moved its lr
+                 * or took its seed) stays out */
+                if (d->runs[r].wl == w && d->runs[r].opt == op && d->runs[r].confirm && d->runs[r].cell >= 0)
+                    idx[n + nc++] = r;
             sort_runs(idx, n, d);
             sort_runs(idx + n, nc, d);
             members[k] = malloc(((size_t)n + 1) * sizeof **members);
@@ -1342,13 +1345,15 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
             /* the reference: sgd's runs here with the group's training
              * settings (a sweep of train.clip_norm changes the step's cost),
              * or every sgd run here when none has them */
-            const char *mine = counts[k] ? train_settings(d->runs[members[k][0]].hparams) : NULL;
+            /* read over this build's defaults (opt_key): a run stored before a
+             * training setting existed has the same settings as one after */
+            const char *mine = counts[k] ? train_settings(d->runs[members[k][0]].opt_key) : NULL;
             int m = 0;
             for (int pass = 0; pass < 2 && m == 0; pass++)
                 for (int r = 0; r < d->n; r++) {
                     const ob_rrun *x = &d->runs[r];
                     if (x->wl != w || x->confirm || strcmp(x->optimizer, "sgd") || isnan(x->step_ms_median)) continue;
-                    if (pass == 0 && !same_train(mine, train_settings(x->hparams))) continue;
+                    if (pass == 0 && !same_train(mine, train_settings(x->opt_key))) continue;
                     tmp[m++] = x->step_ms_median;
                 }
             double sgd_ms = ob_stat_median(tmp, m);

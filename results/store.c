@@ -1307,6 +1307,24 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
 
 /* ---- a grown matrix: --resume of a benchmark whose runs are part of it ---- */
 
+/* Retires run id, a confirmation run: cell -id, kept with its results, at
+ * no cell of the matrix; one that had not finished (pending, interrupted)
+ * is failed with a reason, as no process will run it (one running goes on,
+ * and its results are kept as they come). */
+static ob_status retire_run(ob_store *s, int64_t id, const char *why, ob_err *e)
+{
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "UPDATE runs SET cell = -id, status = CASE WHEN status IN ('pending', 'interrupted') "
+                   "THEN 'failed' ELSE status END, error = CASE WHEN status IN ('pending', 'interrupted') "
+                   "THEN ?2 ELSE error END WHERE id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, id);
+    bind_text(q, 2, why);
+    ob_status st = step_done(s, q, e, "retiring a confirmation run");
+    sqlite3_finalize(q);
+    return st;
+}
+
+
 /* A run's texts as a grown matrix compares them: over this build's defaults
  * (ob_store_sql_defaults), so that a run stored before a key existed is the
  * run with the key at its default. */
@@ -1423,14 +1441,22 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
             if (stored_cell < 0) continue;
             const int at = lower_bound(v, n, &r, 2);
             const int64_t j = r.seed - plan->confirm_seed0;
-            if (at == n || ident_cmp(&v[at], &r, 2) != 0 || j >= plan->confirm_stride) {
-                snprintf(why, why_n, "its confirmation run %lld (%s) is not one of this matrix's", (long long)id,
-                         what);
+            /* below the fresh seeds: retired where the grown sweep runs that seed */
+            const int at3 = j < 0 ? lower_bound(v, n, &r, 3) : n;
+            const int swept = j < 0 && at3 < n && ident_cmp(&v[at3], &r, 3) == 0;
+            if (at == n || ident_cmp(&v[at], &r, 2) != 0 || j >= plan->confirm_stride || (j < 0 && !swept)) {
+                snprintf(why, why_n, "its confirmation run %lld (%s) is not one of this matrix's%s", (long long)id,
+                         what, j < 0 && at < n ? " (its seed is neither a fresh seed nor one of the sweep's)" : "");
                 bad = 1;
                 break;
             }
-            cell = j < 0 ? -id : plan->confirm_base + (int64_t)plan->pair[v[at].k] * plan->confirm_stride + j;
-            if (j < 0) (*retired)++;
+            if (j < 0) {
+                (*retired)++;
+                if (apply)
+                    st = retire_run(s, id, "retired before it finished: the grown sweep runs its seed", e);
+                continue;
+            }
+            cell = plan->confirm_base + (int64_t)plan->pair[v[at].k] * plan->confirm_stride + j;
         }
         if (apply) {
             sqlite3_reset(qu);
@@ -1611,8 +1637,10 @@ ob_status ob_store_unfinished_runs(ob_store *s, int64_t bench_id, int sweep_only
 {
     *n = 0;
     sqlite3_stmt *q = NULL;
+    /* a retired run (cell -id) is no cell of the matrix */
     OB_TRY(prep(s, "SELECT count(*) FROM runs WHERE benchmark_id = ?1 AND "
-                   "status IN ('pending', 'running', 'interrupted') AND (?2 = 0 OR stage IS NULL)", &q, e));
+                   "status IN ('pending', 'running', 'interrupted') AND (?2 = 0 OR stage IS NULL) AND "
+                   "(cell IS NULL OR cell >= 0)", &q, e));
     sqlite3_bind_int64(q, 1, bench_id);
     sqlite3_bind_int(q, 2, sweep_only);
     ob_status st = OB_OK;
@@ -1741,18 +1769,13 @@ ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec
 {
     *added = 0;
     *retired = 0;
-    sqlite3_stmt *qf = NULL, *qa = NULL, *qr = NULL;
+    sqlite3_stmt *qf = NULL, *qa = NULL;
     OB_TRY(stmt(s, ST_ADD_RUN, &qa, e));
     OB_TRY(prep(s, "SELECT id, workload, optimizer, lr, seed FROM runs WHERE benchmark_id = ?1 AND "
                    "stage = 'confirm' AND cell = ?2 ORDER BY id LIMIT 1", &qf, e));
-    ob_status st = prep(s, "UPDATE runs SET cell = -id WHERE id = ?1", &qr, e);
     /* one write transaction: a second process finishing the sweep at the same
      * moment waits here, then finds the runs this one added */
-    if (st == OB_OK) st = begin(s, e);
-    else {
-        sqlite3_finalize(qf);
-        return st;
-    }
+    ob_status st = begin(s, e);
     for (int i = 0; i < n && st == OB_OK; i++) {
         const ob_run_spec *r = &specs[i];
         sqlite3_reset(qf);
@@ -1775,9 +1798,7 @@ ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec
             }
             /* it confirms an lr that is no longer the best: retired, kept */
             sqlite3_reset(qf);
-            sqlite3_reset(qr);
-            sqlite3_bind_int64(qr, 1, old);
-            st = step_done(s, qr, e, "retiring a confirmation run");
+            st = retire_run(s, old, "retired before it finished: the sweep's best lr moved", e);
             if (st != OB_OK) break;
             (*retired)++;
         } else if (rc != SQLITE_DONE) {
@@ -1792,8 +1813,32 @@ ob_status ob_store_confirm_runs(ob_store *s, int64_t bench_id, const ob_run_spec
         }
     }
     sqlite3_finalize(qf);
-    sqlite3_finalize(qr);
     return commit_or_rollback(s, st, e);
+}
+
+ob_status ob_store_retire_confirm_cells(ob_store *s, int64_t bench_id, int64_t lo, int64_t hi, int *retired,
+                                       ob_err *e)
+{
+    *retired = 0;
+    if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT id FROM runs WHERE benchmark_id = ?1 AND stage = 'confirm' AND cell BETWEEN ?2 AND ?3 "
+                   "ORDER BY id", &q, e));
+    sqlite3_bind_int64(q, 1, bench_id);
+    sqlite3_bind_int64(q, 2, lo);
+    sqlite3_bind_int64(q, 3, hi);
+    int64_t ids[OB_STORE_RETIRE_MAX];
+    int n = 0, rc = SQLITE_DONE;
+    while (n < OB_STORE_RETIRE_MAX && (rc = sqlite3_step(q)) == SQLITE_ROW) ids[n++] = sqlite3_column_int64(q, 0);
+    ob_status st = rc == SQLITE_ROW || rc == SQLITE_DONE ? OB_OK : db_fail(s, e, "finding confirmation runs to retire");
+    sqlite3_finalize(q);
+    if (st != OB_OK || n == 0) return st;
+    st = begin(s, e);
+    for (int i = 0; i < n && st == OB_OK; i++)
+        st = retire_run(s, ids[i], "retired before it finished: another configuration is confirmed now", e);
+    st = commit_or_rollback(s, st, e);
+    if (st == OB_OK) *retired = n;
+    return st;
 }
 
 ob_status ob_store_confirm_depth(ob_store *s, int64_t bench_id, int64_t cell_base, int64_t stride, int *depth,

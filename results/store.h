@@ -244,6 +244,14 @@ ob_status ob_store_eval_schedule(ob_store *s, int64_t bench_id, int64_t *first, 
  * many. */
 ob_status ob_store_sweep_finals(ob_store *s, int64_t bench_id, int64_t cell_lo, int64_t cell_hi, double *lr,
                                 double *final, int cap, int *n, ob_err *e);
+/* Retires (as ob_store_confirm_runs does) benchmark bench_id's confirmation
+ * runs in cells lo..hi: a pair the confirmation stage no longer confirms
+ * (with confirm_configs best another configuration is the best now, or no
+ * lr has a finite median). At most OB_STORE_RETIRE_MAX (a pair's fresh
+ * seeds); *retired of them. */
+#define OB_STORE_RETIRE_MAX 1000
+ob_status ob_store_retire_confirm_cells(ob_store *s, int64_t bench_id, int64_t lo, int64_t hi, int *retired,
+                                       ob_err *e);
 /* How many fresh seeds per pair the benchmark's confirmation runs reach: the
  * largest (cell - cell_base) % stride + 1 among them, 0 when it has none
  * (run.c numbers them cell_base + pair * stride + seed). */

@@ -369,6 +369,13 @@ compare 2 --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown-append
 check "  ... --markdown-append's earlier content kept" test "$(head -1 "$tmp/rp-app.md")" = "an earlier step"
 check "  ... and the reason added after it" grep -q '^compare could not run: --markdown-append and --junit name one file' "$tmp/rp-app.md"
 check "  ... once" test "$(grep -c 'compare could not run' "$tmp/rp-app.md")" = 1
+# processes appending to one summary at once (a CI step's): every report kept
+for i in $(seq 24); do
+  "$OPTBENCH" compare --baseline "$tmp/rp-b.db" --candidate "$tmp/rp-c.db" --markdown-append "$tmp/rp-many.md" \
+    >/dev/null 2>&1 &
+done
+wait
+check "24 processes appending at once: 24 reports" test "$(grep -c '^## optbench compare' "$tmp/rp-many.md")" = 24
 # ... and the reports that could be written say so, in place of the verdict,
 # whichever report was not written; the verdict line says there is none
 unwritable() { # what, then the report options: exit 2, the reports written say why

@@ -102,7 +102,7 @@ kept=$(q "$tmp/c.db" "select count(*) from runs where benchmark_id = 1")
 [ $((kept - retired)) = "$(q "$tmp/cref2.db" "select count(*) from runs")" ] ||
   fail "confirmed, more lrs: $kept runs, $retired retired, against $(q "$tmp/cref2.db" "select count(*) from runs")"
 if [ "$retired" -gt 0 ]; then
-  grep -q "; $retired runs confirming an lr that is no longer the best retired (kept in the database, at no cell of the matrix)" \
+  grep -q "; $retired earlier runs confirming an lr or configuration that is no longer the best retired (kept in the database, at no cell of the matrix)" \
     "$tmp/err" || fail "the retired runs are not said: $(grep confirmation "$tmp/err")"
 else
   fail "no best lr moved with lr 0.3 (the test needs one to move)"
@@ -183,6 +183,40 @@ wait_for "$tmp/f.db.ckpt/benchmark-1.lock" || fail "no benchmark lock while runn
 if flock -n -x "$tmp/f.db.ckpt/benchmark-1.lock" true; then fail "the running process does not hold its benchmark's lock"; fi
 wait $runner || fail "f"
 [ ! -e "$tmp/f.db.ckpt" ] || fail "the benchmark's lock left behind: $(ls -A "$tmp/f.db.ckpt")"
+
+# growth where runs were confirmed, the corners
+g=(run --workloads quadratic --optimizers sgd --lrs 0.003,0.03 --steps 100 --backend cpu)
+# more seeds, resumed without --confirm-seeds: the confirmation stage the
+# benchmark was run with runs again (its run of the seed now swept retired)
+"$OPTBENCH" "${g[@]}" --seeds 2 --confirm-seeds 1 --db "$tmp/g1.db" >/dev/null 2>&1 || fail "g1"
+"$OPTBENCH" "${g[@]}" --seeds 3 --db "$tmp/g1.db" --resume >/dev/null 2>"$tmp/err" || fail "g1 grown: $(cat "$tmp/err")"
+[ "$(q "$tmp/g1.db" "select seed || ':' || (cell >= 0) || ':' || status from runs where stage = 'confirm' order by seed" | tr '\n' ' ')" = "2:0:done 3:1:done " ] ||
+  fail "more seeds without --confirm-seeds: $(q "$tmp/g1.db" "select seed, cell, status from runs where stage = 'confirm'")"
+[ "$(q "$tmp/g1.db" "select (finished_at is not null) || (config like '%confirm_seeds: 1%') from benchmarks")" = 11 ] ||
+  fail "more seeds without --confirm-seeds: the benchmark is not finished, or forgot its confirm_seeds"
+# an unfinished confirmation run retired: failed, saying why; the benchmark finishes
+"$OPTBENCH" "${g[@]}" --seeds 2 --confirm-seeds 1 --db "$tmp/g4.db" >/dev/null 2>&1 || fail "g4"
+q "$tmp/g4.db" "update runs set status = 'interrupted', finished_at = null where stage = 'confirm'" >/dev/null
+q "$tmp/g4.db" "update benchmarks set finished_at = null" >/dev/null
+"$OPTBENCH" "${g[@]}" --seeds 3 --confirm-seeds 1 --db "$tmp/g4.db" --resume >/dev/null 2>"$tmp/err" || fail "g4 grown"
+[ "$(q "$tmp/g4.db" "select status || ':' || error from runs where cell < 0")" = "failed:retired before it finished: the grown sweep runs its seed" ] ||
+  fail "an unfinished run retired: $(q "$tmp/g4.db" "select status, error from runs where cell < 0")"
+[ "$(q "$tmp/g4.db" "select finished_at is not null from benchmarks")" = 1 ] || fail "an unfinished run retired: the benchmark never finishes"
+# a confirmation seed that is neither fresh nor swept (seed lists with gaps): a new benchmark, and why
+"$OPTBENCH" "${g[@]}" --seeds 0,1 --confirm-seeds 1 --db "$tmp/g2.db" >/dev/null 2>&1 || fail "g2"
+"$OPTBENCH" "${g[@]}" --seeds 0,1,9 --confirm-seeds 1 --db "$tmp/g2.db" --resume >/dev/null 2>"$tmp/err" || fail "g2 grown"
+grep -q "(its seed is neither a fresh seed nor one of the sweep's); starting a new benchmark" "$tmp/err" ||
+  fail "a confirmation seed in a gap of the seeds: $(cat "$tmp/err")"
+# confirm_configs best: the configuration that is no longer the best has its
+# confirmation runs retired (a fresh run of the grown matrix confirms one)
+gc=(--seeds 2 --confirm-configs best --confirm-seeds 1)
+"$OPTBENCH" "${g[@]}" "${gc[@]}" --sweep sgd.momentum=0,0.5 --db "$tmp/g3.db" >/dev/null 2>&1 || fail "g3"
+"$OPTBENCH" "${g[@]}" "${gc[@]}" --sweep sgd.momentum=0,0.5,0.9 --db "$tmp/g3.db" --resume >/dev/null 2>&1 || fail "g3 grown"
+"$OPTBENCH" "${g[@]}" "${gc[@]}" --sweep sgd.momentum=0,0.5,0.9 --db "$tmp/g3ref.db" >/dev/null 2>&1 || fail "g3ref"
+python3 "$here/resume_compare.py" "$tmp/g3ref.db" "$tmp/g3.db" >"$tmp/cmp" ||
+  fail "confirm_configs best, grown: $(tail -3 "$tmp/cmp")"
+[ "$(q "$tmp/g3.db" "select count(*) from runs where stage = 'confirm' and cell < 0")" = 1 ] ||
+  fail "confirm_configs best, grown: the earlier best's confirmation run is not retired"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

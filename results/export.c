@@ -277,7 +277,9 @@ static const ob_file_doc docs[] = {
      "its 'resumed' events), git_rev and host (the revision of optbench and the machine that ran it; \"A, "
      "then B\" where another continued it; empty for a database of an older optbench, whose benchmark "
      "rows say it), restarts (how many times the run was begun, stopped without a usable checkpoint and "
-     "started over: its 'restarted' events)"},
+     "started over: its 'restarted' events), retired (1: a confirmation run a grown sweep retired, which "
+     "confirms an lr or configuration that is no longer the best or ran a seed the sweep runs now; kept, "
+     "left out of the statistics; 0 else)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss (empty where it was NaN), "
      "grad_norm, step_lr (lr in effect at that step), stage (as in runs.csv: sweep | confirm)"},
@@ -992,7 +994,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
                            "workload_params", "hparams", "error", "stage", "device_mem_bytes",
                            "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean", "opt_ms_median", "opt_ms_mean",
-                           "resumes", "git_rev", "host", "restarts"),
+                           "resumes", "git_rev", "host", "restarts", "retired"),
                        e);
     if (st != OB_OK) {
         free(has_el);
@@ -1039,6 +1041,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_str(&c, r->git_rev);
         ob_csv_str(&c, r->host);
         ob_csv_int(&c, r->n_restarted);
+        ob_csv_int(&c, r->confirm && r->cell < 0);
         ob_csv_row(&c);
     }
     free(has_el);

@@ -120,6 +120,13 @@ grep -q "confirmation runs ran a seed that the grown sweep runs now: retired" "$
 "$OPTBENCH" "${base[@]}" "${conf[@]}" "${more[@]}" --seeds 3 --db "$tmp/cref3.db" 2>/dev/null || fail "cref3"
 python3 "$here/resume_compare.py" "$tmp/cref3.db" "$tmp/c.db" >"$tmp/cmp" || fail "confirmed, more seeds: $(tail -3 "$tmp/cmp")"
 [ "$(q "$tmp/c.db" "select count(distinct benchmark_id) from runs")" = 1 ] || fail "a new benchmark was started"
+# the report: runs.csv marks the retired runs, the summary counts them
+"$OPTBENCH" report --db "$tmp/c.db" --out "$tmp/crep" --no-render >/dev/null 2>&1 || fail "report of the grown benchmark"
+n_ret=$(q "$tmp/c.db" "select count(*) from runs where stage = 'confirm' and cell < 0")
+[ "$(python3 -c 'import csv,sys; print(sum(r["retired"] == "1" for r in csv.DictReader(open(sys.argv[1]))))' "$tmp/crep/runs.csv")" = "$n_ret" ] ||
+  fail "runs.csv's retired column does not count the $n_ret retired runs"
+grep -q "$n_ret of them were retired when the sweep grew" "$tmp/crep/summary.md" ||
+  fail "the report does not count the $n_ret retired runs: $(grep -o '[0-9]* of the runs are confirmation runs[^.]*\.[^.]*\.' "$tmp/crep/summary.md")"
 
 # fewer cells, or a shard: a new benchmark, and why
 "$OPTBENCH" "${base[@]}" --optimizers sgd --db "$tmp/b.db" --resume 2>"$tmp/err" >/dev/null || fail "fewer"

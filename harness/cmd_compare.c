@@ -239,8 +239,7 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
             /* the file gets one report, the first's, saying why there is no
              * verdict: added to, where one of the two is --markdown-append */
             fclose(f[k]);
-            f[k] = NULL;
-            append[shared] |= append[k];
+            f[k] = NULL; /* the first is --markdown-append whenever one of the two is (it and --markdown are refused together) */
             continue;
         }
     }

@@ -1434,6 +1434,17 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
     return OB_OK;
 }
 
+/* Retires the confirmation runs in pair p's cells (one the stage no longer
+ * confirms), adding how many to *retired. */
+static ob_status retire_pair(ob_store *store, int64_t bench_id, const ob_matrix *m, int p, int *retired, ob_err *e)
+{
+    const int64_t lo = (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM;
+    int k = 0;
+    OB_TRY(ob_store_retire_confirm_cells(store, bench_id, lo, lo + OB_CFG_MAX_CONFIRM - 1, &k, e));
+    *retired += k;
+    return OB_OK;
+}
+
 /* The confirmation stage, N fresh seeds per pair (the larger of
  * cfg->confirm_seeds and what the benchmark holds already), after the whole
  * sweep of the benchmark is finished: for each (workload, optimizer) pair of the
@@ -1501,23 +1512,13 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             }
             if (beaten) {
                 /* confirmed before, when it was the best (a grown matrix, a failed cell run again) */
-                int k = 0;
-                if ((s = ob_store_retire_confirm_cells(store, x->bench_id, (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM,
-                                                       (int64_t)m->n + (int64_t)(p + 1) * OB_CFG_MAX_CONFIRM - 1, &k,
-                                                       e)) != OB_OK)
-                    break;
-                retired_before += k;
+                if ((s = retire_pair(store, x->bench_id, m, p, &retired_before, e)) != OB_OK) break;
                 pairs_left++;
                 continue;
             }
         }
         if (isnan(best)) {
-            int k = 0;
-            if ((s = ob_store_retire_confirm_cells(store, x->bench_id, (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM,
-                                                   (int64_t)m->n + (int64_t)(p + 1) * OB_CFG_MAX_CONFIRM - 1, &k, e)) !=
-                OB_OK)
-                break;
-            retired_before += k;
+            if ((s = retire_pair(store, x->bench_id, m, p, &retired_before, e)) != OB_OK) break;
             char conf[512];
             ob_cell_sweep_text(c, &m->cells[i0], OB_SWEEP_ALL, conf, sizeof conf);
             fprintf(stderr, "optbench: confirmation: %s %s%s%s has no lr with a finite median final loss "

@@ -1475,10 +1475,17 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     double *best_med = malloc(((size_t)n_pairs + 1) * sizeof *best_med);
     int *first_cell = malloc(((size_t)n_pairs + 1) * sizeof *first_cell);
     ob_status s = OB_OK;
+    int in_tx = 0; /* inside the write transaction below */
     if (!cells || !specs || !ids || !wjson || !ojson || !jobs || !lr || !fin || !best_lr || !best_med || !first_cell) {
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d confirmation runs", cap);
         goto out;
     }
+    /* one write transaction from reading the best lrs to storing the runs
+     * that confirm them: a process that moves a best lr (a failed sweep cell
+     * run again) meanwhile waits for it, and finds the runs this one adds or
+     * retires when it comes to its own stage */
+    if ((s = ob_store_tx_begin(store, e)) != OB_OK) goto out;
+    in_tx = 1;
     /* each pair's best lr and its median final loss there, first: with
      * confirm_configs best, only the configuration of lowest median of each
      * (workload configuration, optimizer) is confirmed (ties: the first) */
@@ -1565,7 +1572,9 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
                 retired_before, retired_before == 1 ? "" : "s", retired_before == 1 ? "it confirms" : "they confirm");
     if (s != OB_OK || n == 0) goto out;
     int added = 0, retired = 0;
-    if ((s = ob_store_confirm_runs(store, x->bench_id, specs, n, ids, &added, &retired, e)) != OB_OK) goto out;
+    s = ob_store_confirm_runs(store, x->bench_id, specs, n, ids, &added, &retired, e);
+    in_tx = 0;
+    if ((s = ob_store_tx_end(store, s, e)) != OB_OK) goto out;
     retired += retired_before;
     int n_jobs = 0, finished = 0;
     for (int k = 0; k < n; k++) {
@@ -1595,6 +1604,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     x->sum->skipped += finished;
     s = run_jobs(x, dev, store, jobs, n_jobs, cells, n, e);
 out:
+    if (in_tx) s = ob_store_tx_end(store, s, e);
     free(cells);
     free(specs);
     free(ids);

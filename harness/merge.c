@@ -6,6 +6,8 @@
  */
 #include "harness/merge.h"
 #include "harness/config.h"
+#include "harness/cellspec.h"
+#include "harness/matrix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -266,11 +268,121 @@ static void config_difference(const char *a, const char *b, char *out, size_t n)
     }
 }
 
+/* The matrix of benchmark b (of source s) as this build expands its stored
+ * configuration: its fingerprint into fp (ob_matrix_fingerprint's), and each
+ * cell's key as load_source makes a sweep run's (texts over this build's
+ * defaults) into *keys (owned, *n_keys of them). 0: the configuration does
+ * not load or expand here. */
+static int rebuilt_matrix(const source *s, const src_bench *b, char fp[32], char ***keys, int *n_keys)
+{
+    *keys = NULL;
+    *n_keys = 0;
+    fp[0] = '\0';
+    if (!b->config) return 0;
+    ob_config *c = malloc(sizeof *c);
+    ob_matrix m = {0};
+    ob_err e = {0};
+    sqlite3_stmt *q = NULL;
+    if (!c) return 0;
+    ob_config_init(c);
+    int ok = ob_config_load_text(c, b->config, "stored configuration", &e) == OB_OK &&
+             ob_matrix_expand(c, &m, NULL, &e) == OB_OK && m.n > 0 &&
+             sqlite3_prepare_v2(s->db,
+                                "SELECT " OB_STORE_CANON_SQL("1", "?2", "?1") ", " OB_STORE_CANON_SQL("0", "?4", "?3"),
+                                -1, &q, NULL) == SQLITE_OK &&
+             (*keys = calloc((size_t)m.n, sizeof **keys)) != NULL;
+    for (int i = 0; ok && i < m.n; i++) {
+        char w[1024], o[4096];
+        ob_run_spec sp;
+        ob_cell_spec(c, &m.cells[i], NULL, "", w, o, &sp);
+        sqlite3_reset(q);
+        sqlite3_bind_text(q, 1, sp.workload, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, sp.workload_params, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 3, sp.optimizer, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 4, sp.hparams, -1, SQLITE_STATIC);
+        ok = sqlite3_step(q) == SQLITE_ROW;
+        const char *cw = ok ? (const char *)sqlite3_column_text(q, 0) : NULL;
+        const char *ch = ok ? (const char *)sqlite3_column_text(q, 1) : NULL;
+        size_t kl = strlen(sp.workload) + strlen(cw ? cw : "") + strlen(sp.optimizer) + strlen(ch ? ch : "") + 160;
+        ok = ok && ((*keys)[i] = malloc(kl)) != NULL;
+        if (ok)
+            snprintf((*keys)[i], kl, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld\x1f", sp.workload, cw ? cw : "",
+                     sp.optimizer, ch ? ch : "", sp.lr, (long long)sp.seed, (long long)sp.steps);
+        *n_keys = i + 1;
+    }
+    if (ok) {
+        char text[96];
+        ob_matrix_fingerprint(c, &m, text, sizeof text);
+        const char *at = strstr(text, "\"matrix\":\"");
+        if (!at || sscanf(at + 10, "%31[0-9a-f]", fp) != 1) ok = 0;
+    }
+    sqlite3_finalize(q);
+    ob_matrix_free(&m);
+    ob_config_free(c);
+    free(c);
+    if (!ok) fp[0] = '\0';
+    return ok;
+}
+
+static void free_keys(char **keys, int n)
+{
+    for (int i = 0; keys && i < n; i++) free(keys[i]);
+    free(keys);
+}
+
+/* Shards whose fingerprints differ may yet be of one matrix: run by two
+ * builds of which one added a setting, they hashed different texts. They
+ * are when this build expands every such benchmark's stored configuration
+ * to one matrix and each of their sweep runs is that matrix's cell at its
+ * index (workload, optimizer, lr, seed and steps the same, the texts over
+ * this build's defaults). Then fp gets this build's fingerprint of it;
+ * else why says what differs ("" when the configurations do not expand
+ * here). */
+static int same_matrix_here(const source *src, int n, const cand *cands, int nc, char fp[32], char *why, size_t why_n)
+{
+    fp[0] = why[0] = '\0';
+    int ok = 1;
+    for (int i = 0; i < n && ok; i++)
+        for (int k = 0; k < src[i].nb && ok; k++) {
+            const src_bench *b = &src[i].b[k];
+            char mine[32], here[32];
+            shard_matrix(b, mine);
+            if (!mine[0]) continue;
+            char **keys = NULL;
+            int nk = 0;
+            ok = rebuilt_matrix(&src[i], b, here, &keys, &nk);
+            if (ok && fp[0] && strcmp(fp, here)) {
+                snprintf(why, why_n, "their stored configurations give different matrices here too");
+                ok = 0;
+            }
+            if (ok) snprintf(fp, 32, "%s", here);
+            for (int j = 0; j < nc && ok; j++) {
+                const cand *c = &cands[j];
+                if (c->src != i || c->bench_id != b->id) continue;
+                const char *stage = strrchr(c->key, '\x1f');
+                if (stage && !strcmp(stage + 1, "confirm")) continue; /* not in the fingerprint */
+                if (c->cell < 0 || c->cell >= nk || strcmp(c->key, keys[c->cell])) {
+                    snprintf(why, why_n, "run %lld of '%s' (%s) is not cell %lld of the matrix its configuration "
+                             "gives here, even over this build's defaults",
+                             (long long)c->run_id, src[i].path, c->label, (long long)c->cell);
+                    ok = 0;
+                }
+            }
+            free_keys(keys, nk);
+        }
+    if (!ok) fp[0] = '\0';
+    return ok && fp[0];
+}
+
 /* Shards of one matrix record one fingerprint; shards of different run
  * commands (another sweep, lr list, setting, step count) would mix two
  * matrices, each configuration with a part of its seeds. The fingerprint
- * they share goes to matrix ("" when none), for the merged benchmark. */
-static ob_status check_same_matrix(source *src, int n, char matrix[32], ob_err *e)
+ * they share goes to matrix ("" when none), for the merged benchmark.
+ * Shards whose fingerprints differ are of one matrix where this build finds
+ * them so (same_matrix_here: two builds, one of which added a setting);
+ * matrix then gets this build's fingerprint and a note says so. */
+static ob_status check_same_matrix(source *src, int n, const cand *cands, int nc, char matrix[32], FILE *log,
+                                   ob_err *e)
 {
     const source *fs = NULL;
     const src_bench *fb = NULL;
@@ -284,9 +396,20 @@ static ob_status check_same_matrix(source *src, int n, char matrix[32], ob_err *
                 fs = &src[i];
                 fb = &src[i].b[k];
             } else if (strcmp(first, mine)) {
-                char diff[320], said[400] = "";
+                char here[32], why[400], diff[320], said[480] = "";
+                if (same_matrix_here(src, n, cands, nc, here, why, sizeof why)) {
+                    if (log)
+                        fprintf(log, "optbench: merge: note: the shards record different matrix fingerprints ('%s', "
+                                     "benchmark %lld, and '%s', benchmark %lld: run by builds whose settings "
+                                     "differ), but this build expands their configurations to one matrix and every "
+                                     "run is its cell, over this build's defaults: merged as one matrix\n",
+                                fs->path, (long long)fb->id, src[i].path, (long long)src[i].b[k].id);
+                    snprintf(matrix, 32, "%s", here);
+                    return OB_OK;
+                }
                 config_difference(fb->config, src[i].b[k].config, diff, sizeof diff);
                 if (diff[0]) snprintf(said, sizeof said, "; their configurations first differ at %s", diff);
+                else if (why[0]) snprintf(said, sizeof said, "; %s", why);
                 return ob_fail(e, OB_ERR_INPUT,
                                "merge: '%s' (benchmark %lld, %s%s) and '%s' (benchmark %lld, %s%s) are "
                                "shards of different matrices (their cells differ: another --sweep, --lrs, --set, "
@@ -336,17 +459,21 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
     if (rc != SQLITE_DONE) return sql_fail(s->db, s->path, "reading its benchmarks", e);
 
     /* runs.stage (schema 3): a confirmation run is another cell than a sweep
-     * run of the same lr and seed */
+     * run of the same lr and seed. A cell's texts are read over this build's
+     * defaults: one cell run by two builds, of which one added a setting, is
+     * one cell. */
+#define TEXTS                                                                                                     \
+    OB_STORE_CANON_SQL("1", "workload_params", "workload") ", optimizer, " OB_STORE_CANON_SQL("0", "hparams",      \
+                                                                                             "optimizer")
     if (sqlite3_prepare_v2(s->db,
                            has_column(s->db, "runs", "stage")
-                               ? "SELECT id, benchmark_id, workload, workload_params, optimizer, hparams, lr, seed, "
-                                 "steps, status, steps_done, final_loss, diverged_step, cell, stage FROM runs "
-                                 "ORDER BY id"
-                               : "SELECT id, benchmark_id, workload, workload_params, optimizer, hparams, lr, seed, "
-                                 "steps, status, steps_done, final_loss, diverged_step, cell, NULL FROM runs "
-                                 "ORDER BY id",
+                               ? "SELECT id, benchmark_id, workload, " TEXTS ", lr, seed, steps, status, steps_done, "
+                                 "final_loss, diverged_step, cell, stage FROM runs ORDER BY id"
+                               : "SELECT id, benchmark_id, workload, " TEXTS ", lr, seed, steps, status, steps_done, "
+                                 "final_loss, diverged_step, cell, NULL FROM runs ORDER BY id",
                            -1, &q, NULL) != SQLITE_OK)
         return sql_fail(s->db, s->path, "reading its runs", e);
+#undef TEXTS
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (*nc == *cap) {
             int ncap = *cap ? *cap * 2 : 256;
@@ -762,7 +889,7 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     rep->sources = n;
     rep->runs_in = nc;
     char matrix[32] = "";
-    if (s == OB_OK) s = check_same_matrix(src, n, matrix, e);
+    if (s == OB_OK) s = check_same_matrix(src, n, cands, nc, matrix, log, e);
     if (s == OB_OK) s = check_same_eval_every(src, n, e);
     if (s == OB_OK) note_shards(src, n, log);
     sbuf conflicts = {0};

@@ -1325,12 +1325,7 @@ static ob_status retire_run(ob_store *s, int64_t id, const char *why, ob_err *e)
 }
 
 
-/* A run's texts as a grown matrix compares them: over this build's defaults
- * (ob_store_sql_defaults), so that a run stored before a key existed is the
- * run with the key at its default. */
-#define CANON(kind, text, name)                                                                                    \
-    "CASE WHEN json_valid(" text ") THEN json_patch(coalesce(ob_defaults(" kind ", " name "), '{}'), " text ") "     \
-    "ELSE " text " END"
+#define CANON OB_STORE_CANON_SQL
 
 
 /* A run's identity (what --resume, compare and history know a run by) and

@@ -172,6 +172,16 @@ int ob_store_equivalent(ob_store *s, const char *stored, const char *current, co
  * run did: the stores and datasets compare runs by such texts. An SQLite
  * result code. */
 int ob_store_sql_defaults(struct sqlite3 *db);
+
+/* SQL for a run's texts as a grown matrix and merge compare them: over this
+ * build's defaults (ob_defaults, above), so that a run stored before a key
+ * existed is the run with the key at its default. kind "0" (hparams of the
+ * optimizer named by name) or "1" (workload parameters of the workload);
+ * text and name are SQL expressions. */
+#define OB_STORE_CANON_SQL(kind, text, name)                                                                       \
+    "CASE WHEN json_valid(" text ") THEN json_patch(coalesce(ob_defaults(" kind ", " name "), '{}'), " text ") "     \
+    "ELSE " text " END"
+
 /* This build's defaults text of an optimizer (od; its training settings
  * under "train") or a workload (wd): ob_optimizer_defaults_json or
  * ob_workload_defaults_json, made once per definition and kept for the

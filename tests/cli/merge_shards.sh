@@ -129,6 +129,32 @@ grep -q "their configurations first differ at 'lrs: \[0.003, 0.03\]' and 'lrs: \
   fail "a merged database and another matrix's shard: rc $rc: $(cat "$tmp/err")"
 "$OPTBENCH" merge --out "$tmp/m012.db" "$tmp/m01.db" "$tmp/s2.db" 2>"$tmp/err" || fail "the merged shards and the last one: $(cat "$tmp/err")"
 
+# a shard run by an earlier build, before two settings existed (made here by
+# removing them from its runs' texts): its texts, and so its fingerprint,
+# differ, but this build expands its configuration to the same matrix and
+# its runs are that matrix's cells over this build's defaults: merged, and
+# its cells are the same cells as another build's (dup.db's copies of shard
+# 1/3 are duplicates, not cells of their own)
+cp "$tmp/s1.db" "$tmp/old1.db"
+q "$tmp/old1.db" "update runs set hparams = json_remove(hparams, '$.filter_bias_and_bn'),
+                                  workload_params = json_remove(workload_params, '$.inject_nan_step')" >/dev/null
+q "$tmp/old1.db" "update benchmarks set provenance = json_set(provenance, '$.matrix', '0123456789abcdef')" >/dev/null
+"$OPTBENCH" merge --out "$tmp/builds.db" "$tmp/s0.db" "$tmp/old1.db" "$tmp/s2.db" "$tmp/dup.db" 2>"$tmp/err" ||
+  fail "shards of two builds: $(cat "$tmp/err")"
+grep -q "note: the shards record different matrix fingerprints .* merged as one matrix" "$tmp/err" ||
+  fail "shards of two builds: no note: $(cat "$tmp/err")"
+grep -q "16 cells, [1-9][0-9]* duplicates left out, 0 conflicts" "$tmp/err" || fail "shards of two builds: counts: $(cat "$tmp/err")"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/builds.db" || fail "shards of two builds: results differ from the unsharded run"
+[ "$(q "$tmp/builds.db" "select json_extract(provenance, '$.matrix') from benchmarks")" = \
+  "$(q "$tmp/s0.db" "select json_extract(provenance, '$.matrix') from benchmarks")" ] ||
+  fail "shards of two builds: the merged database does not record this build's fingerprint"
+# ... but not where a run differs in a setting this build has a default for
+cp "$tmp/old1.db" "$tmp/old1b.db"
+q "$tmp/old1b.db" "update runs set hparams = json_set(hparams, '$.beta1', 0.8) where optimizer = 'adam' and cell = 7" >/dev/null
+"$OPTBENCH" merge --out "$tmp/builds2.db" "$tmp/s0.db" "$tmp/old1b.db" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "are shards of different matrices .*; run [0-9]* of '$tmp/old1b.db' (.*) is not cell 7 of the matrix its configuration gives here" "$tmp/err" &&
+  [ ! -e "$tmp/builds2.db" ] || fail "a shard with another setting: rc $rc: $(cat "$tmp/err")"
+
 # a database whose runs were all deleted: merged, with nothing to sort
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.1 --steps 5 --backend cpu --db "$tmp/noruns.db" \
   >/dev/null 2>&1 || fail "the run for noruns.db"

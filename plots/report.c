@@ -1676,6 +1676,64 @@ static ob_status push_name(char ***list, size_t *n, size_t *cap, const char *nam
     return OB_OK;
 }
 
+/* Appends the names listed in the file at path (a report's list) to the
+ * growing list; a missing file adds none. */
+static ob_status read_names(const char *path, char ***list, size_t *n, size_t *cap, ob_err *e)
+{
+    FILE *f = fopen(path, "r");
+    char line[1200];
+    ob_status st = OB_OK;
+    while (f && st == OB_OK && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = 0;
+        if (line[0] && !strchr(line, '/') && strcmp(line, ".") && strcmp(line, ".."))
+            st = push_name(list, n, cap, line, e);
+    }
+    if (f) fclose(f);
+    return st;
+}
+
+/* A file in dir with the name of one of this report's files that no report
+ * wrote (not in dir's list, nor in the list of another report being
+ * published there) is someone's own: the report would replace it, so it is
+ * refused, nothing changed. */
+static ob_status check_foreign(const char *dir, const char *stage, char **names, size_t n, ob_err *e)
+{
+    char **known = NULL;
+    size_t nk = 0, capk = 0;
+    char p[1400];
+    ob_status st = OB_OK;
+    /* the stages' lists first: a report that publishes meanwhile moves its
+     * list from its stage into dir, so it is read in one place or the other */
+    DIR *dp = opendir(dir);
+    const char *mine = strrchr(stage, '/');
+    mine = mine ? mine + 1 : stage;
+    const size_t pl = strlen(REPORT_LIST "-");
+    struct dirent *de;
+    while (dp && st == OB_OK && (de = readdir(dp))) {
+        if (strncmp(de->d_name, REPORT_LIST "-", pl) || !strcmp(de->d_name, mine)) continue;
+        snprintf(p, sizeof p, "%s/%s/" REPORT_LIST, dir, de->d_name);
+        st = read_names(p, &known, &nk, &capk, e);
+    }
+    if (dp) closedir(dp);
+    snprintf(p, sizeof p, "%s/" REPORT_LIST, dir);
+    if (st == OB_OK) st = read_names(p, &known, &nk, &capk, e);
+    if (st == OB_OK && nk) qsort(known, nk, sizeof *known, cmp_name);
+    for (size_t i = 0; i < n && st == OB_OK; i++) {
+        struct stat sb;
+        const char *key = names[i];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        if (lstat(p, &sb) != 0 || (nk && bsearch(&key, known, nk, sizeof *known, cmp_name))) continue;
+        st = ob_fail(e, OB_ERR_INPUT,
+                     "'%s' is not a file a report wrote (%s/" REPORT_LIST " does not list it), and this report "
+                     "has a file of that name: nothing was written; move that file, or give --out a folder "
+                     "of the report's own",
+                     p, dir);
+    }
+    for (size_t i = 0; i < nk; i++) free(known[i]);
+    free(known);
+    return st;
+}
+
 static ob_status publish(const char *dir, const char *stage, ob_err *e)
 {
     char **names = NULL, **old = NULL;
@@ -1690,6 +1748,7 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     }
     closedir(dp);
     if (st == OB_OK && n) qsort(names, n, sizeof *names, cmp_name);
+    if (st == OB_OK) st = check_foreign(dir, stage, names, n, e);
     /* the earlier report's list: its files that this one does not write go,
      * once this one is in place */
     char list[1200], line[1200], p[1400], from[1400];
@@ -1699,7 +1758,7 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
         line[strcspn(line, "\n")] = 0;
         const char *key = line;
         if (!line[0] || strchr(line, '/') || !strcmp(line, ".") || !strcmp(line, "..") ||
-            bsearch(&key, names, n, sizeof *names, cmp_name))
+            (n && bsearch(&key, names, n, sizeof *names, cmp_name)))
             continue;
         st = push_name(&old, &n_old, &cap_old, line, e);
     }
@@ -1779,7 +1838,19 @@ static void remove_dead_stages(const char *dir)
             maker[strcspn(maker, "\n")] = 0;
             fclose(f);
         }
-        if ((me[0] && !strcmp(maker, me)) || time(NULL) - sb.st_mtime > 600) remove_stage(p);
+        if ((me[0] && !strcmp(maker, me)) || time(NULL) - sb.st_mtime > 600) {
+            /* a report stopped while it moved its files in: those it moved
+             * are a report's (its list is written, and its files checked,
+             * before the first moves), so dir's list takes its names */
+            char sl[1500], dl[1400], line[1200];
+            snprintf(sl, sizeof sl, "%s/" REPORT_LIST, p);
+            snprintf(dl, sizeof dl, "%s/" REPORT_LIST, dir);
+            FILE *from = fopen(sl, "r"), *to = from ? fopen(dl, "a") : NULL;
+            while (to && fgets(line, sizeof line, from)) fputs(line, to);
+            if (to) fclose(to);
+            if (from) fclose(from);
+            remove_stage(p);
+        }
     }
     closedir(dp);
 }
@@ -1887,7 +1958,6 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
             fclose(f);
         }
     }
-    if (o->ranking && (st = print_ranking(o->ranking, &d, &s, e)) != OB_OK) goto done;
     char mixed_note[1024];
     const int n_mixed = mixed_provenance(db, &d, &s, mixed_note, sizeof mixed_note);
     if (n_mixed < 0) {
@@ -1963,17 +2033,9 @@ ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err
         if (bad && st == OB_OK) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", dir);
     }
     if (st == OB_OK) st = publish(dir, stage, e);
-    /* a figure without data has no script: files of it from an earlier report
-     * in this folder would be stale (an empty PNG, a script that fails); the
-     * list of the earlier report's files covers them, this a folder written
-     * before there was one */
-    for (int i = 0; st == OB_OK && i < figs.n_skipped; i++)
-        for (int x = 0; x < 4; x++) {
-            static const char *const ext[] = {"gp", "png", "svg", "pdf"};
-            char p[1400];
-            snprintf(p, sizeof p, "%s/%s.%s", dir, figs.skipped[i].stem, ext[x]);
-            remove(p);
-        }
+    /* the ranking once the report is in place: none above an error that
+     * wrote nothing */
+    if (st == OB_OK && o->ranking) st = print_ranking(o->ranking, &d, &s, e);
 done:
     if (stage[0]) remove_stage(stage);
     free(rendered);

@@ -340,12 +340,18 @@ static void test_no_eval_rows(const char *db, const char *dir, int have_gnuplot)
     ob_store_close(s);
     char out[600];
     snprintf(out, sizeof out, "%s/noevals", dir);
-    /* a stale empty PNG and a failing script from an earlier report go */
+    /* a stale empty PNG and a failing script of an earlier report go */
     CHECK(ob_mkdirs(out, &e) == OB_OK);
     char p[700];
     snprintf(p, sizeof p, "%s/eval_loss_wa.png", out);
     FILE *f = fopen(p, "w");
     if (f) fclose(f);
+    snprintf(p, sizeof p, "%s/.optbench-report", out);
+    f = fopen(p, "w");
+    if (f) {
+        fputs("eval_loss_wa.png\neval_loss_wa.gp\n", f);
+        fclose(f);
+    }
     ob_report_result res;
     CHECK_OK(report(db, out, have_gnuplot, NULL, &res, NULL, 0, &e), &e);
     /* skipped: the three held-out figures and the three lr figures (one lr each) */
@@ -602,6 +608,19 @@ static void test_no_hp_sweep(const char *db, const char *dir)
             else fprintf(fh, "%s %s\n", host, ns);
             fclose(fh);
         }
+    }
+    /* the dead report of this host was stopped while it moved its files in:
+     * summary.csv, which it moved and listed, is a report's, not someone's */
+    {
+        char pl[800], ps[800];
+        snprintf(pl, sizeof pl, "%s/.optbench-report", here);
+        snprintf(ps, sizeof ps, "%s/summary.csv", out);
+        FILE *fl = fopen(pl, "w"), *fs = fopen(ps, "w");
+        if (fl) {
+            fputs("summary.csv\n", fl);
+            fclose(fl);
+        }
+        if (fs) fclose(fs);
     }
     char outside[700];
     snprintf(outside, sizeof outside, "%s/outside.csv", dir);

@@ -283,18 +283,23 @@ static ob_status cuda_upload(ob_device *dev, void *dst, const void *src, size_t 
 {
     if (!bytes) return OB_OK;
     cuda_impl *c = cu_impl(dev);
-    if (c->stage && bytes <= OB_CU_STAGE_BYTES) {
-        int slot = c->stage_next;
-        c->stage_next = (slot + 1) % OB_CU_STAGE_SLOTS;
-        if (c->stage_pending[slot]) OB_CU(e, "upload", cudaEventSynchronize(c->stage_ev[slot]));
-        unsigned char *buf = c->stage + (size_t)slot * OB_CU_STAGE_BYTES;
-        memcpy(buf, src, bytes);
-        OB_CU(e, "upload", cudaMemcpyAsync(dst, buf, bytes, cudaMemcpyHostToDevice, c->stream));
-        OB_CU(e, "upload", cudaEventRecord(c->stage_ev[slot], c->stream));
-        c->stage_pending[slot] = 1;
+    if (c->stage && bytes <= (size_t)OB_CU_STAGE_CHUNKS * OB_CU_STAGE_BYTES) {
+        for (size_t off = 0; off < bytes; off += OB_CU_STAGE_BYTES) {
+            const size_t n = bytes - off < OB_CU_STAGE_BYTES ? bytes - off : OB_CU_STAGE_BYTES;
+            int slot = c->stage_next;
+            c->stage_next = (slot + 1) % OB_CU_STAGE_SLOTS;
+            if (c->stage_pending[slot]) OB_CU(e, "upload", cudaEventSynchronize(c->stage_ev[slot]));
+            unsigned char *buf = c->stage + (size_t)slot * OB_CU_STAGE_BYTES;
+            memcpy(buf, (const unsigned char *)src + off, n);
+            OB_CU(e, "upload",
+                  cudaMemcpyAsync((unsigned char *)dst + off, buf, n, cudaMemcpyHostToDevice, c->stream));
+            OB_CU(e, "upload", cudaEventRecord(c->stage_ev[slot], c->stream));
+            c->stage_pending[slot] = 1;
+        }
         return OB_OK;
     }
-    /* From pageable memory the call returns once src has been staged. */
+    /* From pageable memory the call returns once src has been staged (and
+     * may wait for the stream: uploads this large are not a step's). */
     OB_CU(e, "upload", cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
     return OB_OK;
 }

@@ -16,12 +16,15 @@
 
 #include "kernels/backend.h"
 
-/* Uploads up to OB_CU_STAGE_BYTES (per-step scalars, zeroed statistics, a
- * batch of token ids) go through pinned staging slots, so that they are truly
- * asynchronous and never make the host wait for the stream (a copy from
- * pageable memory may). A slot is reused once its copy has completed. */
+/* Uploads up to OB_CU_STAGE_CHUNKS slots of OB_CU_STAGE_BYTES (per-step
+ * scalars, zeroed statistics, a batch of token ids: 1 MiB, bert's tokens up
+ * to a batch of 262,144) go through pinned staging slots, a slot's worth at
+ * a time, so that they are truly asynchronous and never make the host wait
+ * for the stream (a copy from pageable memory may). A slot is reused once
+ * its copy has completed: the host runs at most 64 slots ahead. */
 #define OB_CU_STAGE_SLOTS 64
 #define OB_CU_STAGE_BYTES 65536
+#define OB_CU_STAGE_CHUNKS 16
 
 /* Deterministic reductions: a grid whose size depends only on n, each thread
  * summing a fixed set of elements in order, a fixed tree within the block,

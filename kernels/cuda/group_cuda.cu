@@ -62,6 +62,7 @@ static void nccl_load(void)
         *fn[i].slot = dlsym(h, fn[i].name);
         if (!*fn[i].slot) {
             snprintf(nccl_missing, sizeof nccl_missing, "libnccl has no %s", fn[i].name);
+            dlclose(h);
             return;
         }
     }

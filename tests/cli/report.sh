@@ -227,6 +227,22 @@ check "  ... says it is damaged" grep -q "is damaged\|is malformed" "$tmp/err"
 check "  ... the earlier report is unchanged" test "$sum" = "$(cat "$tmp/dmgrep"/* | md5sum)"
 bad_input "history of a damaged database" "dmg.db" history --db "$tmp/dmg.db"
 
+# a folder holding files of the user's: one with a report file's name that no
+# report wrote is refused (exit 2), nothing written, nothing printed; the
+# others stay as they are
+mkdir -p "$tmp/mine"
+echo keep >"$tmp/mine/notes.txt"
+echo mine >"$tmp/mine/summary.md"
+bad_input "a file of the user's named like a report file" \
+  "'$tmp/mine/summary.md' is not a file a report wrote ($tmp/mine/.optbench-report does not list it), and this report has a file of that name: nothing was written" \
+  report --db "$db" --out "$tmp/mine" --no-render
+check "  ... the file is kept" test "$(cat "$tmp/mine/summary.md")" = mine
+check "  ... nothing written" test "$(ls -A "$tmp/mine" | tr '\n' ' ')" = "notes.txt summary.md "
+check "  ... no ranking printed" test "$(grep -c '^ranking' "$tmp/out")" = 0
+rm "$tmp/mine/summary.md"
+"$OPTBENCH" report --db "$db" --out "$tmp/mine" --no-render >"$tmp/out" 2>"$tmp/err" || fail "report beside a file of the user's"
+check "  ... beside it, once the name is free" test "$(cat "$tmp/mine/notes.txt")" = keep
+check "  ... the ranking printed" grep -q '^ranking' "$tmp/out"
 # a newline in a value is shown as \x0a: the message stays one line
 bad_input "a newline in --target" "--target 'quad\x0aratic=0.1'" report --db "$db" --out "$tmp/nl" --target $'quad\nratic=0.1'
 check "  ... on one line" test "$(wc -l <"$tmp/err")" = 1

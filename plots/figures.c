@@ -511,6 +511,7 @@ static double initial_loss(const ob_dataset *d, int w)
  * it (0.0012, 0.00215, 0.464), else 3 digits. */
 static int lr_tic_text(double lr, char *buf, size_t n)
 {
+    if (lr >= 10 && lr < 1e6 && lr == floor(lr)) return snprintf(buf, n, "%.0f", lr); /* 100, not 1e+02 */
     for (int prec = 2; prec <= 4; prec++) {
         int len = snprintf(buf, n, "%.*g", prec, lr);
         if (fabs(strtod(buf, NULL) - lr) <= 1e-9 * fabs(lr)) return len;
@@ -526,6 +527,16 @@ static int tics_crowd(double va, double vb, double lo, double hi)
     int la = lr_tic_text(va, ta, sizeof ta), lb = lr_tic_text(vb, tb, sizeof tb);
     double gap = fabs(log10(va / vb)) / log10(hi / lo);
     return gap < (la + lb) / 2.0 / 80 + 0.02 || !strcmp(ta, tb);
+}
+
+/* The same for labels turned 45 degrees, which need only their height
+ * apart (about 14 px of the ~880 of the axis, over sin 45). */
+static int tics_crowd_turned(double va, double vb, double lo, double hi)
+{
+    char ta[32], tb[32];
+    lr_tic_text(va, ta, sizeof ta);
+    lr_tic_text(vb, tb, sizeof tb);
+    return fabs(log10(va / vb)) / log10(hi / lo) < 0.025 || !strcmp(ta, tb);
 }
 
 #define LR_TICS_MAX 40
@@ -761,7 +772,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w;
     const int bands = n_lines <= BAND_MAX_LINES; /* as on the loss figure */
     char band_text[96];
-    if (bands) snprintf(band_text, sizeof band_text, "band = min to max where every seed ended finite");
+    if (bands) snprintf(band_text, sizeof band_text, "band: min to max where all seeds ended finite");
     else snprintf(band_text, sizeof band_text, "no min-max bands with %d optimizers", n_lines);
     const double init = initial_loss(d, w);
     double cap = NAN; /* the top of the data area when some lr's median lies above it */
@@ -784,8 +795,8 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     FILE *f = sc.f;
     fprintf(f,
             "set title \"%s: final training loss vs learning rate\\n"
-            "line = median over seeds (a diverged seed = +inf), %s, "
-            "open circle = best lr\"\n"
+            "line: median over seeds (diverged = +inf); %s; "
+            "circle: best lr\"\n"
             "set xlabel \"learning rate (log scale)\"\n"
             "set ylabel \"final loss, mean over the last 10%% of steps%s\"\n"
             "set logscale x\n"
@@ -800,17 +811,27 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     double tics[LR_TICS_MAX];
     int labelled[LR_TICS_MAX];
     int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / pad, xr.hi * pad, tics, labelled) : 0, second = 0;
+    /* where labels would run into each other, every lr labelled, the labels
+     * turned, if that leaves them room */
+    int crowded = 0, turned = 0;
+    for (int i = 0; i < n_tics; i++) crowded |= labelled[i] != 1;
+    if (crowded) {
+        turned = 1;
+        for (int i = 1; i < n_tics && turned; i++)
+            turned = !tics_crowd_turned(tics[i - 1], tics[i], xr.lo / pad, xr.hi * pad);
+        for (int i = 0; i < n_tics && turned; i++) labelled[i] = 1;
+    }
     if (n_tics > 0) {
         /* a swept lr whose label would run into a neighbour's: a tic without
          * one (a minor tic), or with its label on a second line */
-        fprintf(f, "set xtics (");
+        fprintf(f, "set xtics %s(", turned ? "rotate by 45 right " : "");
         for (int i = 0; i < n_tics; i++) {
             char t[32];
             lr_tic_text(tics[i], t, sizeof t);
             fprintf(f, "%s\"%s\" %.17g%s", i ? ", " : "", labelled[i] == 1 ? t : "", tics[i], labelled[i] ? "" : " 1");
             second |= labelled[i] == 2;
         }
-        fprintf(f, ")   # the swept lrs\n");
+        fprintf(f, ")   # the swept lrs%s\n", turned ? ", turned where they would run into each other" : "");
         for (int i = 0; i < n_tics; i++) {
             char t[32];
             lr_tic_text(tics[i], t, sizeof t);

@@ -823,7 +823,9 @@ static double row_y(const char *p, const char *after)
  * where a line parts the two and "diverged" stands beside it. The x tics:
  * the grid's ends and each best lr keep a label where they crowd (a 5-point
  * grid 0.001 to 0.0018 whose best is 0.0012, beside another one to 1: the
- * end 0.001 on a second line), interior lrs do without. On a 36-point grid
+ * end 0.001 on a second line: too close even for turned labels), interior
+ * lrs do without. On a 36-point grid, where flat labels would crowd, every
+ * lr is labelled, turned by 45 degrees. There
  * the k/n labels of neighbouring x's that read the same are one at the right
  * of the run, and a different first one (1/2 before 2/2's) at its left. */
 static void test_lr_strip(const char *dir, int have_gnuplot)
@@ -911,6 +913,11 @@ static void test_lr_strip(const char *dir, int have_gnuplot)
     snprintf(left, sizeof left, "sel(\"a\") && ($3 == %.17g) ? ", lr24);
     CHECK_MSG(gp && count_of(gp, "with labels left") == 1 && strstr(gp, right) && count_of(gp, "with labels right") == 1 &&
                   strstr(gp, left),
+              "%s", gp ? gp : "no lr_dense.gp");
+    /* 36 lrs a fifth of a decade apart: each labelled, the labels turned
+     * (flat, they would run into each other), 100 as such */
+    CHECK_MSG(gp && strstr(gp, "set xtics rotate by 45 right (\"1e-05\" ") && strstr(gp, ", \"100\" 100)") &&
+                  !strstr(gp, "\"\" ") && !strstr(gp, "a second line of lr labels"),
               "%s", gp ? gp : "no lr_dense.gp");
     free(gp);
 }

@@ -656,7 +656,8 @@ int ob_cmd_run(int argc, char **argv)
         goto fail;
     }
     if (cfg.n_devices == 0) fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
-    fprintf(stderr, "optbench: %d cells, %lld steps each, into %s\n", m.n, (long long)cfg.steps, cfg.db);
+    fprintf(stderr, "optbench: %d cell%s, %lld steps each, into %s\n", m.n, m.n == 1 ? "" : "s", (long long)cfg.steps,
+            cfg.db);
     if (cfg.data_parallel > 1)
         fprintf(stderr, "optbench: each run on %d data-parallel replicas%s\n", cfg.data_parallel,
                 cfg.n_devices == 0 && !strcmp(dev.ops->name, "cpu") ? " (on the CPU one after another: no faster)"

@@ -33,6 +33,34 @@ static ob_status apply_settings(const ob_config *c, const char *owner, ob_hp_val
     return OB_OK;
 }
 
+/* Each setting's value alone, on its owner's defaults, in the order given:
+ * of two bad values the first in the file is the one told. (Together, and
+ * text settings, sweeps and "all", are checked where they are applied.) */
+static ob_status check_each_setting(const ob_config *c, ob_err *e)
+{
+    for (int i = 0; i < c->n_settings; i++) {
+        const ob_setting *s = &c->settings[i];
+        if (s->sweep || !strcmp(s->owner, OB_ALL_OPTIMIZERS)) continue;
+        ob_hp_values hv;
+        ob_status st = OB_OK;
+        const ob_optimizer_def *od = ob_optimizer_find(s->owner);
+        const ob_workload_def *wd = od ? NULL : ob_workload_find(s->owner);
+        if (od) {
+            if (ob_optim_is_option(od, s->key)) continue;
+            ob_hp_defaults(&hv, od->hp, od->n_hp);
+            st = ob_optim_hp_set(od, &hv, s->key, s->value, e);
+        } else if (wd) {
+            ob_hp_defaults(&hv, wd->hp, wd->n_hp);
+            st = ob_hp_set(&hv, s->owner, s->key, s->value, e);
+        } else if (!strcmp(s->owner, "train")) {
+            ob_hp_defaults(&hv, ob_train_hp_defs, ob_train_hp_count);
+            st = ob_hp_set(&hv, s->owner, s->key, s->value, e);
+        }
+        if (st != OB_OK) return ob_err_prefix(e, "%s: ", s->origin);
+    }
+    return OB_OK;
+}
+
 /* ---- where a failed check's setting came from ------------------------------ */
 
 static const ob_setting *find_setting(const ob_config *c, const char *owner, const char *key)
@@ -810,8 +838,27 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
             fprintf(notes, "optbench: note: %s: '%s' is not in this matrix; its lrs are unused\n", l->origin,
                     l->optimizer);
     }
+    /* lrs per optimizer and none for all: an optimizer without a list of
+     * its own runs at one lr, its own, which the config does not show */
+    const ob_lr_list *per = NULL;
+    int global = 0;
+    for (int i = 0; i < c->n_lr_lists; i++) {
+        if (!c->lrs[i].optimizer[0]) global = 1;
+        else if (!per) per = &c->lrs[i];
+    }
+    for (int i = 0; per && !global && notes && i < c->n_optimizers; i++) {
+        const ob_optimizer_def *od = ob_optimizer_find(c->optimizers[i]);
+        if (!od || ob_config_lrs_for(c, od->name)) continue;
+        ob_hp_values hv;
+        ob_err ignored = {0};
+        ob_hp_defaults(&hv, od->hp, od->n_hp);
+        if (apply_settings(c, od->name, &hv, &ignored) != OB_OK) continue; /* told below */
+        fprintf(notes, "optbench: note: %s: lrs lists none for %s: it runs at its lr alone, %g (give %s: [...] to "
+                       "sweep it)\n", per->origin, od->name, ob_hp_get(&hv, "lr"), od->name);
+    }
     OB_TRY(check_excludes(c, notes, e));
     OB_TRY(check_owners(c, NULL, e));
+    OB_TRY(check_each_setting(c, e));
 
     ob_hp_values train;
     ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);

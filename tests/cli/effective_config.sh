@@ -48,6 +48,9 @@ check "flags only" run --workloads quadratic,rosenbrock --optimizers sgd,adam --
   --seeds 3 --sweep train.clip_norm=0,1 --name 'a: name # with YAML in it' --checkpoint-every 7
 printf 'workloads: [quadratic]\noptimizers: [sgd, adam]\nlrs: {adam: [0.01, 0.02]}\nhparams:\n  sgd: {momentum: "0.5"}\n' >"$tmp/per.yaml"
 check "per-optimizer lrs, one optimizer at its default" run "$tmp/per.yaml"
+"$OPTBENCH" run "$tmp/per.yaml" --dry-run 2>&1 >/dev/null | grep -qF \
+  "per.yaml:3: lrs lists none for sgd: it runs at its lr alone, 0.001 (give sgd: [...] to sweep it)" ||
+  fail "per-optimizer lrs: no note on the optimizer at its default lr"
 check "per-optimizer lrs replaced by --lrs" run "$root/configs/default.yaml" --lrs 0.5
 check "root coefficients from a file" run --workloads cnn-tiny --optimizers root \
   --set "root.coeff_file=$root/configs/root_coeffs.example.tsv"

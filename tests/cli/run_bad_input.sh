@@ -53,6 +53,9 @@ expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/
 printf 'workloads: quadratic\noptimizers: sgd\nsteps: 10\nsetps: 3\n' >"$tmp/bad2.yaml"
 expect "bad2.yaml:4: unknown key 'setps' (did you mean 'steps'?)" run "$tmp/bad2.yaml" --db "$tmp/keep.db"
 expect "cannot open config file" run "$tmp/none.yaml"
+# of two bad values, the first in the file is told (an optimizer's before a training setting's)
+printf 'workloads: [quadratic]\noptimizers: [sgd]\nhparams:\n  sgd: {momentum: high}\ntrain: {clip_norm: -1}\n' >"$tmp/two.yaml"
+expect "two.yaml:4: sgd.momentum: 'high' is not a number" run "$tmp/two.yaml" --db "$tmp/keep.db"
 # an empty --db, db:, --name or name: (a shell variable that is not set) is
 # refused, not a run into ./optbench.db or a benchmark without a name
 ( cd "$tmp" && "$OPTBENCH" run --workloads quadratic --optimizers sgd --steps 5 --db "" >/dev/null 2>"$tmp/err"; echo $? >"$tmp/rc" )

@@ -182,7 +182,7 @@ check "10 optimizers: the seed-by-seed pairs in a table" grep -q '^| optimizer a
 check "10 optimizers: a row per pair" test "$(sed -n '/^## Workload quadratic/,/^## /p' "$tmp/d8/summary.md" | grep -cE '^\| [a-z]+ \([0-9]+\) \| [a-z]+ \([0-9]+\) \|')" = 9
 check "fewer optimizers: a sentence" grep -q '^Seed by seed at the best lrs: ' "$tmp/rep/summary.md"
 check "10 optimizers: no bands in the lr figure" test "$(grep -c filledcurves "$tmp/d8/lr_quadratic.gp")" = 0
-check "10 optimizers: the lr figure's title says so" grep -q 'no min-max bands with 10 optimizers, open circle' "$tmp/d8/lr_quadratic.gp"
+check "10 optimizers: the lr figure's title says so" grep -q 'no min-max bands with 10 optimizers; circle: best lr' "$tmp/d8/lr_quadratic.gp"
 check "fewer optimizers keep their lr bands" test "$(cat "$tmp"/rep/lr_*.gp | grep -c filledcurves)" -gt 0
 check "fewer optimizers keep their bands" test "$(cat "$tmp"/rep/loss_*.gp | grep -c filledcurves)" -gt 0
 exit $fail

@@ -438,6 +438,7 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
     int wmax = 0;
     for (int w = 0; w < d->n_wl; w++)
         if ((int)strlen(d->wl_labels[w]) > wmax) wmax = (int)strlen(d->wl_labels[w]);
+    int edges = 0, fewest = 0; /* ranked at a grid's edge; the fewest seeds a place rests on */
     for (int w = 0; w < d->n_wl; w++)
         for (int stage = 0; stage < 2; stage++) {
             int n = ob_stats_ranked(s, stage ? crank : rank, w, order, s->n_g);
@@ -447,8 +448,13 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
             /* a line each: the first PRINT_RANKED of a long ranking (a search's trials), then how many more */
             for (int i = 0; i < n && i < PRINT_RANKED; i++) {
                 const ob_group *g = &s->g[order[i]];
-                fprintf(f, "%s%d %s %s", i ? ", " : "", (stage ? crank : rank)[order[i]], d->opt_labels[g->opt],
-                        num(stage ? g->conf_final.median : g->final.median, b, sizeof b));
+                /* its best lr the smallest or largest it ran: a better one may lie beyond */
+                const int edge = !stage && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
+                const int seeds = stage ? g->n_confirm : g->lrs[g->best].n_finished;
+                edges += edge;
+                if (seeds > 0 && (!fewest || seeds < fewest)) fewest = seeds;
+                fprintf(f, "%s%d %s%s %s", i ? ", " : "", (stage ? crank : rank)[order[i]], d->opt_labels[g->opt],
+                        edge ? "*" : "", num(stage ? g->conf_final.median : g->final.median, b, sizeof b));
                 /* seeds that diverged at the lr it is ranked at */
                 const int nd = stage ? g->conf_n_diverged : g->lrs[g->best].n_diverged;
                 if (nd) fprintf(f, " (%d of %d diverged)", nd, stage ? g->n_confirm : g->lrs[g->best].n_finished);
@@ -465,6 +471,12 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
             if (n_unranked > PRINT_RANKED) fprintf(f, "; and %d more unranked", n_unranked - PRINT_RANKED);
             fprintf(f, "\n");
         }
+    if (edges)
+        fprintf(f, "  *: its best lr is the smallest or largest it ran; a better one may lie beyond (the lr "
+                   "figures)\n");
+    if (fewest && fewest < 5)
+        fprintf(f, "  a place rests on as few as %d seed%s: neighbours closer than their spread are not told apart "
+                   "(summary.md compares them seed by seed)\n", fewest, fewest == 1 ? "" : "s");
 out:
     free(rank);
     free(crank);

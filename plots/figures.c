@@ -1985,7 +1985,13 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     const int time_tics = logy && (kind == 0 || kind == 3);
     if (time_tics) scale = kind == 0 ? 1000 : 1; /* bars_step_ms.csv holds ms, bars_time_to_target.csv s */
     char yrange[128];
-    const double ytop = isnan(r.hi) ? 1 : logy ? r.hi / scale * 2.5 : r.hi / scale * 1.12;
+    double ytop = isnan(r.hi) ? 1 : logy ? r.hi / scale * 2.5 : r.hi / scale * 1.12;
+    /* a log axis reaches the decade above its highest point, so that a tic
+     * labels the axis above it (2.9 s under a "10 s", not above "1 s" alone) */
+    if (!isnan(r.hi) && logy && r.hi > 0) {
+        const double decade = pow(10, ceil(log10(r.hi / scale) - 1e-9));
+        if (decade > ytop) ytop = decade * 1.05;
+    }
     if (isnan(r.hi)) snprintf(yrange, sizeof yrange, "set yrange [0:1]");
     else if (logy) snprintf(yrange, sizeof yrange, "set yrange [%.6g:%.6g]", r.lo / scale / 2.5, ytop);
     else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", ytop);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "results/stats.h"
+#include "workloads/workload.h"
 
 void ob_compare_opts_default(ob_compare_opts *o)
 {
@@ -1275,13 +1276,26 @@ typedef struct row_text {
     char lr[64], l[96], m[110], t[192], mem[160];
 } row_text;
 
+/* What a workload's held-out metric is ("accuracy"), by its label (the
+ * workload's name, maybe followed by its parameters); "metric" for one this
+ * build does not know. */
+static const char *metric_word(const char *wl_label)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(wl_label, " ("), wl_label);
+    const ob_workload_def *wd = ob_workload_find(name);
+    return wd && wd->metric_name ? wd->metric_name : "metric";
+}
+
 static void row_texts(const ob_cmp_group *g, row_text *r)
 {
     char m[96];
     lr_text(g, r->lr, sizeof r->lr);
     quantity_text(&g->loss, 0, "diverged", r->l, sizeof r->l);
     quantity_text(&g->metric, !g->metric_is_loss, "diverged", m, sizeof m); /* a diverged seed's is infinite */
-    snprintf(r->m, sizeof r->m, "%s%s", g->metric_is_loss && g->metric.v != OB_NODATA ? "loss " : "", m);
+    /* which held-out quantity: the loss's change is relative, the metric's absolute */
+    snprintf(r->m, sizeof r->m, "%s%s%s", g->metric.v == OB_NODATA ? "" : g->metric_is_loss ? "loss" :
+             metric_word(g->workload), g->metric.v == OB_NODATA ? "" : " ", m);
     time_text(g, r->t, sizeof r->t);
     memory_text(g, r->mem, sizeof r->mem);
 }

@@ -683,6 +683,16 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
 }
 
 /* The time of a group to the target, of the training loss or held out */
+/* How far above the target a final loss ended (ob_group.tt_miss): "ended
+ * 0.6% above", "ended 58% above", "ended at 18x the target". */
+static const char *miss_text(double miss, char *buf, size_t n)
+{
+    if (miss < 0.1) snprintf(buf, n, "ended %.1f%% above", 100 * miss);
+    else if (miss < 9) snprintf(buf, n, "ended %.0f%% above", 100 * miss);
+    else snprintf(buf, n, "ended at %.0fx the target", 1 + miss);
+    return buf;
+}
+
 static ob_ttt tt_of(const ob_stats *s, int k, int held_out)
 {
     return held_out ? s->g[k].ev : ob_group_tt(&s->g[k]);
@@ -752,7 +762,11 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
         if (!tt_of(s, order[i], held_out).censored) continue;
         doc_cell(dc, "-");
         doc_cell(dc, "%s", d->opt_labels[g->opt]);
-        doc_cell(dc, "not reached");
+        /* how near it came: its upper-median final loss at its best lr */
+        if (!held_out && isfinite(g->tt_miss) && g->tt_miss > 0) {
+            char b[64];
+            doc_cell(dc, "not reached (%s)", miss_text(g->tt_miss, b, sizeof b));
+        } else doc_cell(dc, "not reached");
         doc_cell(dc, "not reached");
         doc_cell(dc, "-");
         doc_row_end(dc);
@@ -1581,6 +1595,29 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_row_end(dc);
         }
     doc_table_end(dc);
+    if (!s->profile_heldout) {
+        /* optimizers that missed a workload's target by a hair: the profile
+         * counts them as not getting there at all */
+        char near[600] = "";
+        int n_near = 0;
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (!s->in_profile[g->wl] || !(g->tt_miss > 0 && g->tt_miss < 0.05)) continue;
+            const size_t len = strlen(near);
+            if (n_near++ < 6)
+                snprintf(near + len, sizeof near - len, "%s%s on %s, %.1f%% above", len ? "; " : "",
+                         d->opt_labels[g->opt], d->wl_labels[g->wl], 100 * g->tt_miss);
+            else if (n_near == 7)
+                snprintf(near + len, sizeof near - len, ", ...");
+        }
+        if (n_near)
+            doc_p(dc, "Near misses (an upper-median final loss at the best lr less than 5%% above the "
+                      "workload's target): %s. The profile counts %s as not reaching the target there. A target "
+                      "is a threshold: a miss this near takes that workload's whole share from an area, and a "
+                      "slightly looser target (report --target WORKLOAD=LOSS) or more seeds could turn it, so "
+                      "the areas, and the ranks they set, are less settled than the numbers suggest.",
+                  near, n_near == 1 ? "it" : "each");
+    }
     for (int f = 0; f < figs->n; f++)
         if (profile_stem(figs->f[f].stem) == 1) doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)

@@ -385,10 +385,12 @@ static const ob_file_doc docs[] = {
      "the upper end of the distribution-free 95% interval of that median step time over the runs, [min, "
      "max] of 5 runs or fewer, one run's time for both with one run: the noise of the seeds and of the "
      "timing, which the rank ties within; "
-     "inf when censored)"},
+     "inf when censored), final_above_target (censored: how far above the target its upper-median final loss "
+     "at the best lr ended, relative to the target, 0.005 = 0.5% above: a near miss, which the performance "
+     "profile counts as not reaching the target at all; empty where it got there)"},
     {"time_to_heldout_target.csv", "steps and training time to reach each workload's held-out target loss "
      "(AlgoPerf's measure); only workloads evaluated during training (eval_every > 0), and only where there are such",
-     "the columns of time_to_target.csv, for the held-out loss: target (the held-out target; default 1.1 x the "
+     "the columns of time_to_target.csv but final_above_target, for the held-out loss: target (the held-out target; default 1.1 x the "
      "best, over the optimizers and their lrs, upper-median final held-out loss, or halfway from the median "
      "held-out loss at step 0 to it; --eval-target sets it), steps (the evaluation step by which a strict "
      "majority of the seeds' held-out losses had first reached it, at lr; no trailing mean), "
@@ -1337,7 +1339,7 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
         OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
                            HDR("workload", "target", "target_source", "optimizer", "rank", "steps", "time_s", "lr",
                                "censored", "target_met_at_start", "step_time", "time_lo_s", "time_hi_s", "steps_lo",
-                               "steps_hi"),
+                               "steps_hi", "final_above_target"),
                            e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -1372,6 +1374,8 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
         if (held_out) {
             ob_csv_int(&c, s->ev_every[w]);
             ob_csv_str(&c, s->heldout_metric ? "metric" : "loss");
+        } else {
+            ob_csv_num(&c, g->tt_miss);
         }
         ob_csv_row(&c);
     }

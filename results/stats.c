@@ -1342,6 +1342,7 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
         }
         for (int k = 0; k < ng; k++) {
             if (s->g[k].wl != w) continue;
+            s->g[k].tt_miss = NAN;
             /* the reference: sgd's runs here with the group's training
              * settings (a sweep of train.clip_norm changes the step's cost),
              * or every sgd run here when none has them */
@@ -1372,6 +1373,17 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
             if ((st = group_time_to_target(d, cr, &s->g[k], members[k], counts[k], s->target[w],
                                            s->tt_by_median[w], e)) != OB_OK)
                 goto done;
+            /* not there: how near, by the statistic the default target is set from */
+            ob_group *g = &s->g[k];
+            if (g->tt_censored && g->best >= 0 && isfinite(s->target[w]) && s->target[w] != 0) {
+                int mf = 0;
+                for (int i = 0; i < g->n_best_runs; i++)
+                    if (d->runs[g->best_runs[i]].finished) tmp[mf++] = run_final(&d->runs[g->best_runs[i]]);
+                if (mf) {
+                    qsort(tmp, (size_t)mf, sizeof *tmp, cmp_double);
+                    if (isfinite(tmp[mf / 2])) g->tt_miss = (tmp[mf / 2] - s->target[w]) / fabs(s->target[w]);
+                }
+            }
         }
     }
     if ((st = heldout_targets(d, o, cr, s, members, counts, tmp, e)) != OB_OK) goto done;

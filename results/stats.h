@@ -274,6 +274,9 @@ typedef struct ob_group {
                                  * seed in it never got there): the seed-to-seed noise of tt_steps;
                                  * NaN when censored */
     int tt_censored;
+    double tt_miss;             /* censored: how far above the target its upper-median final loss at
+                                 * the best lr ended, relative to |target| (0.006: 0.6% above); NaN
+                                 * when it got there, or has no such loss */
     ob_ttt ev;                  /* time to the held-out target (ob_stats.ev_target): the first
                                  * evaluation whose held-out loss is <= it, per seed; the lr and step
                                  * time rules as tt_'s. NaN (censored) where the workload has none */

@@ -225,8 +225,8 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
     char *md = slurp(out, "summary.md");
     CHECK(md != NULL);
     CHECK(md && strstr(md, "| rank | optimizer | steps to target | training time (est.) | at lr |"));
-    CHECK(md && strstr(md, "| - | adam | not reached | not reached | - |"));
-    CHECK(md && strstr(md, "| - | lion | not reached | not reached | - |"));
+    CHECK(md && strstr(md, "| - | adam | not reached"));
+    CHECK(md && strstr(md, "| - | lion | not reached"));
     CHECK(md && strstr(md, "No optimizer reached the target on wb"));
     CHECK(md && !strstr(md, "No optimizer reached the target on wc"));
     CHECK(md && !strstr(md, "from median step times")); /* every run has its mean */
@@ -309,7 +309,7 @@ static void test_met_at_start(const char *db, const char *dir, int have_gnuplot)
     CHECK(res.n_render_failed == 0);
     char *csv = slurp(out, "time_to_target.csv");
     int n_wa = csv ? count_of(csv, "\n\"wa\",") : 0;
-    CHECK_MSG(n_wa > 0 && csv && count_of(csv, ",1,1,,,,,\n") == n_wa &&
+    CHECK_MSG(n_wa > 0 && csv && count_of(csv, ",1,1,,,,,,\n") == n_wa &&
                   count_of(csv, ",1,0,\"mean\",") + count_of(csv, ",0,0,\"mean\",") > 0,
               "%s", csv ? csv : "");
     CHECK(csv && row_has(csv, "\"wa\",", "\"adam\",,,,,1,1"));
@@ -1417,6 +1417,39 @@ static void test_tt_noise(const char *dir)
     free(gp);
 }
 
+/* An optimizer that misses the target: its table row says by how much its
+ * upper-median final loss ended above it, time_to_target.csv's
+ * final_above_target has it, and one that missed by under 5% is named under
+ * the performance profile as a near miss (b: 1.12 against the target 1.1,
+ * 1.8% above; c: 3.0, far; a set the target and got there). */
+static void test_near_miss(const char *dir)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "nearmiss");
+    static const struct { const char *opt; double final; } rows[] = {{"a", 1.0}, {"b", 1.12}, {"c", 3.0}};
+    for (int i = 0; i < 3; i++)
+        for (int seed = 0; seed < 3; seed++)
+            fx_add(s, fix.bench, &(fx_run){"w", rows[i].opt, NULL, 0.01, seed, "done", rows[i].final, 10, 1.0, 1.0,
+                                           4096, 800, 1.5, NAN, 0});
+    ob_report_result res;
+    fixture_report(&fix, 0, &res);
+    char *md = slurp(fix.out, "summary.md");
+    CHECK_MSG(md && strstr(md, "| - | b | not reached (ended 1.8% above) | not reached | - |") &&
+                  strstr(md, "| - | c | not reached (ended 173% above) | not reached | - |") &&
+                  strstr(md, "Near misses (an upper-median final loss at the best lr less than 5% above the "
+                             "workload's target): b on w, 1.8% above. The profile counts it as not reaching") &&
+                  !strstr(md, "c on w,"),
+              "%s", md ? md : "");
+    free(md);
+    char *csv = slurp(fix.out, "time_to_target.csv");
+    CHECK_MSG(csv && strstr(csv, ",\"final_above_target\"\n") && row_has(csv, "\"w\",", "\"a\",1,") &&
+                  strstr(csv, ",0.018181818181818") && strstr(csv, ",1.7272727272727"),
+              "%s", csv ? csv : "");
+    const char *a = csv ? strstr(csv, "\"a\",1,") : NULL;
+    CHECK(a && strchr(a, '\n') && strchr(a, '\n')[-1] == ','); /* a got there: empty */
+    free(csv);
+}
+
 /* The seeds' noise ties ranks too: adam's seeds reach the target at steps
  * 11 and 13 and one never does (its loss stays at 5), so its upper median,
  * 13, is early but its interval is open above; sgd's seeds reach it at 23,
@@ -1445,8 +1478,8 @@ static void test_tt_seeds(const char *dir, int have_gnuplot)
     free(md);
     char *csv = slurp(fix.out, "time_to_target.csv");
     CHECK_MSG(csv && row_has(csv, "\"w\",", "\"adam\",1,") && row_has(csv, "\"w\",", "\"sgd\",1,") &&
-              strstr(csv, "\"w\",1.1,\"default\",\"adam\",1,13,0.0143,0.01,0,0,\"mean\",0.011,inf,11,inf\n") &&
-              strstr(csv, "\"w\",1.1,\"default\",\"sgd\",1,25,0.025,0.01,0,0,\"mean\",0.023,0.027,23,27\n"),
+              strstr(csv, "\"w\",1.1,\"default\",\"adam\",1,13,0.0143,0.01,0,0,\"mean\",0.011,inf,11,inf,\n") &&
+              strstr(csv, "\"w\",1.1,\"default\",\"sgd\",1,25,0.025,0.01,0,0,\"mean\",0.023,0.027,23,27,\n"),
               "%s", csv ? csv : "");
     free(csv);
     csv = slurp(fix.out, "bars_time_to_target_range.csv");
@@ -1728,6 +1761,7 @@ int main(void)
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);
     test_tt_noise(dir);
+    test_near_miss(dir);
     test_tt_seeds(dir, have_gnuplot);
     test_mixed_means(dir);
     test_loss_floor(dir, have_gnuplot);

@@ -180,7 +180,9 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             "# are too many for one legend: each workload has a panel of its own, with its own y axis,\n"
             "# and x tics name the benchmark id (history.csv has each one's date and revision).\n"
             "set datafile separator comma\n"
-            "set grid xtics ytics lc rgb \"#dddddd\"\n"
+            "set grid xtics ytics lc rgb \"#dddddd\" lt 1 dt 1\n"
+            "set border 3\n"
+            "set ytics nomirror\n"
             "set offsets 0.3, 0.3, 0, 0\n"
             "do for [T = 1:3] {\n"
             "    if (T == 1) {\n"
@@ -269,7 +271,7 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             "    unset grid\n"
             "    set xrange [0:1]\n"
             "    set yrange [0:1]\n"
-            "    set key center center horizontal maxcols %d width 1\n"
+            "    set key center center horizontal Left reverse maxcols %d samplen 4 width 4\n"
             "    plot",
             (double)key_px / height, key_cols);
     int first = 1;
@@ -284,9 +286,11 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             "\n"
             "    unset multiplot\n"
             "    set output\n"
-            "    set border\n"
+            "    set border 3\n"
             "    set tics\n"
-            "    set grid xtics ytics lc rgb \"#dddddd\"\n"
+            "    set xtics nomirror\n"
+            "    set ytics nomirror\n"
+            "    set grid xtics ytics lc rgb \"#dddddd\" lt 1 dt 1\n"
             "    set autoscale xy\n"
             "}\n");
     free(seen);
@@ -726,9 +730,12 @@ int ob_cmd_history(int argc, char **argv)
                 "set bmargin %d\n"
                 "set ylabel \"%s%s\"\n"
                 "%s\n"
-                "set grid xtics ytics lc rgb \"#dddddd\"\n"
+                "# the report's look (its style.gp): a grid, the left and bottom borders, tics out there\n"
+                "set grid xtics ytics lc rgb \"#dddddd\" lt 1 dt 1\n"
+                "set border 3\n"
+                "set ytics nomirror\n"
                 "set xtics nomirror%s\n"
-                "set key below left maxrows 4\n"
+                "set key below left Left reverse maxrows 4 samplen 4 width 4\n"
                 "set offsets 0.3, 0.3, 0, 0\n"
                 "%s\n"
                 "plot",

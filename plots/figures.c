@@ -293,6 +293,14 @@ static int point_every(const ob_group *g, const ob_dataset *d, int k)
     return every + k % 3;
 }
 
+/* After a loss figure's "lr 0.03": ", grid edge" where that best lr is the
+ * smallest or largest the optimizer ran (a better one may lie beyond, as
+ * the lr figure's legend says too). */
+static const char *edge_note(const ob_group *g)
+{
+    return g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? ", grid edge" : "";
+}
+
 /* ", 3 of 7 diverged" when seeds of g's best lr diverged, else "" */
 static const char *diverged_note(const ob_dataset *d, const ob_group *g, char *buf, size_t n)
 {
@@ -366,7 +374,8 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
         char dn[64];
-        size_t len = strlen(d->opt_labels[g->opt]) + (g->best >= 0 ? 12 : 22) + strlen(diverged_note(d, g, dn, sizeof dn));
+        size_t len = strlen(d->opt_labels[g->opt]) + (g->best >= 0 ? 12 : 22) + strlen(diverged_note(d, g, dn, sizeof dn)) +
+                     strlen(edge_note(g));
         n_key++;
         if (len > key_len) key_len = len;
     }
@@ -400,9 +409,9 @@ static ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const c
                     first ? "" : ", \\\n", oq, g->opt + 1);
         fprintf(f,
                 "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
-                "title \"%s (lr %s%s)\"",
+                "title \"%s (lr %s%s%s)\"",
                 bands ? ", \\\n" : first ? "" : ", \\\n", oq, g->opt + 1, point_every(g, d, k), oq, lr,
-                diverged_note(d, g, dn, sizeof dn));
+                edge_note(g), diverged_note(d, g, dn, sizeof dn));
         first = 0;
     }
     /* an optimizer whose every run diverged has no curve: the legend still names it */
@@ -1703,7 +1712,8 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
             size_t key_len = 0;
             for (int k = 0; k < s->n_g; k++) {
                 char dn[64];
-                size_t len = strlen(d->opt_labels[s->g[k].opt]) + 12 + strlen(diverged_note(d, &s->g[k], dn, sizeof dn));
+                size_t len = strlen(d->opt_labels[s->g[k].opt]) + 12 + strlen(diverged_note(d, &s->g[k], dn, sizeof dn)) +
+                             strlen(edge_note(&s->g[k]));
                 if (s->g[k].wl == w && s->g[k].best >= 0 && len > key_len) key_len = len;
                 len = strlen(d->opt_labels[s->g[k].opt]) + 23;
                 if (s->g[k].wl == w && s->g[k].best < 0 && s->g[k].n_finished > 0 && len > key_len) key_len = len;
@@ -1724,11 +1734,11 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                             first ? "" : ", \\\n", oq, c0 + 1, oq, c0 + 2, g->opt + 1);
                 fprintf(f,
                         "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN) with linespoints lt %d pi %d ps PS "
-                        "title \"%s (lr %s%s)\"",
+                        "title \"%s (lr %s%s%s)\"",
                         bands ? ", \\\n" : first ? "" : ", \\\n", oq, c0, g->opt + 1,
                         /* a marker at each evaluation, at about 12 of them when there are many (each
                          * optimizer's a little shifted, as in the loss figure) */
-                        max_evals > 15 ? (int)(max_evals / 12) + k % 3 : 1, oq, lr,
+                        max_evals > 15 ? (int)(max_evals / 12) + k % 3 : 1, oq, lr, edge_note(g),
                         diverged_note(d, g, dn, sizeof dn));
                 first = 0;
             }

@@ -25,6 +25,7 @@ check "report prints the ranking" grep -q "^  quadratic  *1 [a-z]*\*\? [0-9.e-]*
 check "the ranking marks a best lr at the grid's edge" grep -q "^  quadratic .* [a-z]*\* [0-9.e-]*" "$tmp/out"
 check "  ... and says what the mark means" grep -q "^  \*: its best lr is the smallest or largest it ran" "$tmp/out"
 check "  ... and how few seeds a place rests on" grep -q "^  a place rests on as few as 2 seeds" "$tmp/out"
+check "  ... and so does the loss figure's legend" grep -q 'title "[a-z]* (lr [0-9.e-]*, grid edge)"' "$tmp/rep/loss_quadratic.gp"
 for f in runs.csv curves.csv evals.csv summary.csv lr_sweep.csv curves_best.csv time_to_target.csv \
          cost.csv profile.csv summary.md index.html style.gp loss_quadratic.gp lr_quadratic.gp \
          loss_rosenbrock.gp lr_rosenbrock.gp step_time.gp memory_peak.gp profile.gp; do

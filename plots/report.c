@@ -635,7 +635,7 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
          * a table, a row per pair, every pair however many there are */
         doc_p(dc, "Seed by seed%s, each optimizer against the next in the ranking:",
               confirm ? " on the fresh seeds" : " at the best lrs");
-        static const char *const hdr[] = {"optimizer a (rank)", "optimizer b (rank)", "a lower on", "median a / b - 1"};
+        static const char *const hdr[] = {"optimizer a (rank)", "optimizer b (rank)", "a lower on", "median change, a vs b"};
         doc_table(dc, 4, hdr);
         int max_n = 0;
         for (int i = 0; i + 1 < n; i++) {
@@ -653,7 +653,7 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
         doc_table_end(dc);
         doc_p(dc, "(%s.)",
               max_n >= 6 ? "sign-test p in paired.csv"
-                         : "fewer than 6 seeds: no such count is significant at 5%; paired.csv");
+                         : "fewer than 6 seeds: no such count is significant at 5% (two-sided); paired.csv");
         return OB_OK;
     }
     char buf[3072];
@@ -677,7 +677,7 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
     if (l + 120 < sizeof buf)
         snprintf(buf + l, sizeof buf - l, " (%s).",
                  max_n >= 6 ? "sign-test p in paired.csv"
-                            : "fewer than 6 seeds: no such count is significant at 5%; paired.csv");
+                            : "fewer than 6 seeds: no such count is significant at 5% (two-sided); paired.csv");
     doc_p(dc, "%s", buf);
     return OB_OK;
 }
@@ -1226,8 +1226,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "seeds' median first step there ([min, max] of 5 seeds or fewer), by time its ends x those of "
               "the 95%% interval of the median step time over the runs; so optimizers within the noise of the "
               "seeds and of the timing share a rank (with 3 seeds and equal step times, one is ahead where "
-              "each of its seeds got there before every seed of the other: 1 chance in 20 for two equal "
-              "optimizers).");
+              "each of its seeds got there before every seed of the other: two equal optimizers get different "
+              "ranks 1 time in 10, a given one ahead of the other 1 time in 20).");
     int evaluated = 0;
     for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every[w] > 0;
     if (evaluated)

@@ -1425,8 +1425,9 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
     if (few)
         fprintf(f, "%s%d verdict%s on the final loss or held-out metric rest%s on fewer than 6 seeds (down to %d): "
                    "there, worse (or better) means that every seed moved the same way and the median change passed "
-                   "the tolerance, which no test makes significant at 5%% below 6 seeds (every one of n seeds on "
-                   "one side happens by chance with probability 2^(1-n): 50%% with 2); a change that only reorders "
+                   "the tolerance, which no two-sided test makes significant at 5%% below 6 seeds (every one of n "
+                   "seeds on one side happens by chance with probability 2^(1-n): 50%% with 2; on the worse side "
+                   "alone 2^-n, 25%% with 2); a change that only reorders "
                    "sums (rounding) does that on chaotic trajectories now and then, so confirm such a verdict with "
                    "more seeds (--seeds 6 or more) before believing it%s\n",
                 lead, few, few == 1 ? "" : "s", few == 1 ? "s" : "", few_min, md ? "." : "");

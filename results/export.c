@@ -328,8 +328,8 @@ static const ob_file_doc docs[] = {
      "and data order across optimizers)",
      "workload, stage (sweep: at the best lrs; confirm: the fresh seeds), rank_a, optimizer_a, rank_b, "
      "optimizer_b, seeds (that both finished), a_lower, b_lower, ties (seeds on which each had the lower final "
-     "loss), median_rel_diff (median over seeds of a / b - 1, a diverged seed's loss +inf: inf when a diverged on half "
-     "the seeds or more, -1 where b did), sign_test_p (two-sided exact sign test over the "
+     "loss), median_rel_diff (median over seeds of (a - b) / |b|, a diverged seed's loss +inf: +inf where a alone "
+     "diverged, -1 where b alone did, 0 where both did; inf when a alone diverged on half the seeds or more), sign_test_p (two-sided exact sign test over the "
      "untied seeds: a win on every one of n seeds gives 2 / 2^n)"},
     {"lr_sweep.csv", "one row per workload x optimizer x lr",
      "workload, optimizer, lr, runs, finished, diverged, final_median (inf when half the "
@@ -447,7 +447,7 @@ static const ob_file_doc docs[] = {
      "workload, optimizer, configurations (n, those with a finished run there), k (1 .. n), best_q25, "
      "best_median, best_q75 (quartiles of the lowest of k configurations' final losses at their best lr, "
      "the k drawn at random with replacement from the n run; a configuration with no finite median at any "
-     "lr counts +inf, so a quantile is inf while the chance of drawing only such ones is above it)"},
+     "lr counts +inf, so a q-quantile is inf while the chance of drawing only such ones is above 1 - q)"},
     {"bars_step_ms.csv", "median step time (ms), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_peak_mem.csv", "peak memory (bytes), one row per workload, one column per optimizer",

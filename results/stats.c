@@ -428,13 +428,14 @@ ob_status ob_stat_paired(const ob_dataset *d, const int *a, int na, const int *b
             if (fa < fb) out->a_lower++;
             else if (fb < fa) out->b_lower++;
             else out->ties++;
-            /* a diverged seed's loss is +inf here as everywhere: a / b - 1 is
+            /* a diverged seed's loss is +inf here as everywhere: the change
+             * (a - b) / |b| (the gate's, right in sign for losses below 0) is
              * +inf where a alone diverged, -1 (-100%) where b alone did, 0
              * where both did (a tie) */
             if (isinf(fa) && isinf(fb)) rel[m++] = 0.0;
             else if (isinf(fa)) rel[m++] = INFINITY;
             else if (isinf(fb)) rel[m++] = -1.0;
-            else if (fb != 0) rel[m++] = fa / fb - 1.0;
+            else if (fb != 0) rel[m++] = (fa - fb) / fabs(fb);
             else rel[m++] = fa > 0 ? INFINITY : fa < 0 ? -INFINITY : 0.0; /* against a loss of 0 */
             break;
         }

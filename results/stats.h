@@ -191,7 +191,8 @@ void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int 
 typedef struct ob_paired {
     int n;                      /* seeds both have (finished) */
     int a_lower, b_lower, ties; /* strictly lower final loss on a seed */
-    double median_rel;          /* median over seeds of a / b - 1 where both are finite, nonzero b (NaN: none) */
+    double median_rel;          /* median over seeds of (a - b) / |b|: +inf where a alone diverged, -1
+                                 * where b alone did, 0 where both did (NaN: no seeds) */
     double p_sign;              /* two-sided exact sign test over the untied seeds (1 when none) */
 } ob_paired;
 /* Pair the runs (dataset run indices) of a and b by seed. */
@@ -425,13 +426,14 @@ int ob_stats_trial_heldout(const ob_dataset *d, const ob_stats *s, int w, int i,
  * when it did not reach the target (censored) or has no target. Rank = 1 + the
  * number of groups of the workload that reached it clearly sooner, so
  * optimizers within the noise share a rank (1, 1, 2 or 1, 1, 3 as the noise
- * falls). By steps (profile_by_steps): fewer steps, equal steps tie. By time:
+ * falls). By steps (profile_by_steps): by the steps' intervals as below. By time:
  * j is clearly faster when its interval (ob_group_tt_interval) lies wholly
  * below k's (by more than a part in 1e12): by steps, the seeds' noise
  * [tt_steps_lo, tt_steps_hi]; by time, that and the machine's timing noise,
  * [tt_steps_lo x tt_step_ms_lo, tt_steps_hi x tt_step_ms_hi]. With 3 seeds
  * and equal step times, one is ahead where each of its seeds got there before
- * every seed of the other (a chance of 1 in 20 for two equal optimizers).
+ * every seed of the other (two equal optimizers get different ranks 1 time in 10;
+ * a given one ahead 1 time in 20).
  * Groups that reached the target but have no step time rank after every
  * timed one, by their intervals of steps. */
 int ob_stats_tt_rank(const ob_stats *s, int k);

@@ -67,9 +67,11 @@ int ob_cmd_merge(int argc, char **argv)
     ob_err_clear(&e);
     if (ob_merge(out, in, n, name, stderr, &r, &e) != OB_OK) return ob_cli_error(ob_exit_code(e.status), "%s%s", strncmp(e.msg, "merge: ", 7) ? "merge: " : "", e.msg);
     fprintf(stderr,
-            "optbench: merged %d runs of %d benchmarks in %d databases into %s (benchmark %lld): %d cells, "
-            "%d duplicates left out, %d conflicts%s, %d cells not finished\n",
-            r.runs_in, r.benchmarks, r.sources, out, (long long)r.bench_id, r.cells, r.duplicates, r.conflicts,
-            r.conflicts ? " (the first run kept; see above)" : "", r.unfinished);
+            "optbench: merged %d run%s of %d benchmark%s in %d database%s into %s (benchmark %lld): %d cell%s, "
+            "%d duplicate%s left out, %d conflict%s%s, %d cell%s not finished\n",
+            r.runs_in, r.runs_in == 1 ? "" : "s", r.benchmarks, r.benchmarks == 1 ? "" : "s", r.sources,
+            r.sources == 1 ? "" : "s", out, (long long)r.bench_id, r.cells, r.cells == 1 ? "" : "s", r.duplicates,
+            r.duplicates == 1 ? "" : "s", r.conflicts, r.conflicts == 1 ? "" : "s",
+            r.conflicts ? " (the first run kept; see above)" : "", r.unfinished, r.unfinished == 1 ? "" : "s");
     return 0;
 }

@@ -24,7 +24,7 @@ for s in 0 1 2; do echo "shard $s: cells $(q "$tmp/s$s.db" "select group_concat(
 rc=$?; cat "$tmp/merge.err"
 [ $rc = 0 ] || fail "merge: exit status $rc"
 grep -q "conflict: quadratic sgd lr=0.03 seed=1" "$tmp/merge.err" || fail "the conflict is not reported"
-grep -q "16 cells, 16 duplicates left out, 1 conflicts" "$tmp/merge.err" || fail "unexpected counts"
+grep -q "16 cells, 16 duplicates left out, 1 conflict " "$tmp/merge.err" || fail "unexpected counts"
 [ "$(q "$tmp/all.db" "select count(*), count(distinct cell), count(origin) from runs")" = "16|16|16" ] || fail "not each cell once with its origin"
 [ "$(q "$tmp/all.db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "a partial run was preferred to a finished one"
 q "$tmp/all.db" "select origin from runs where cell=2"

@@ -139,8 +139,10 @@ static void compare_usage(FILE *f)
         fputc('\n', f);
     }
     fprintf(f, "\nexit status: 0 no regression, 1 regression, 2 no verdict (unusable input, an\n"
-               "unreadable database, a report file that could not be written). With 2 the\n"
-               "reports given say that compare could not run, and why, in place of a verdict.\n");
+               "unreadable database, a report file or the standard output that could not be\n"
+               "written; or a candidate with cells not finished, a run stopped or a machine dead,\n"
+               "where nothing that finished got worse). With 2 the reports given say why in place\n"
+               "of a verdict (an unfinished candidate's keep the table of what finished).\n");
 }
 
 static int parse_bench(const char *v, int64_t *out)
@@ -437,21 +439,37 @@ int ob_cmd_compare(int argc, char **argv)
         first_error(err, sizeof err, "%s", e.msg);
         return no_verdict(&rep, err);
     }
+    /* the table first: standard output that cannot be written (a full
+     * disk, a closed pipe) is no verdict, and the reports say so */
+    if (!quiet) {
+        ob_compare_print(&c, stdout);
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+            const int en = errno;
+            ob_compare_free(&c);
+            first_error(err, sizeof err, "cannot write the standard output: %s", strerror(en));
+            return no_verdict(&rep, err);
+        }
+    }
     /* a report that cannot be written makes the status 2, and the reports
      * written then say why: the line says so in place of the verdict */
     char why[1024];
-    int rc = write_reports(&rep, &c, NULL, c.regression ? 1 : 0, why, sizeof why);
+    int rc = write_reports(&rep, &c, NULL, c.regression ? 1 : c.incomplete ? 2 : 0, why, sizeof why);
     if (why[0]) {
         printf("optbench compare: no verdict (exit status 2): %s\n", why);
     } else {
-        if (!quiet) ob_compare_print(&c, stdout);
-        char unf[96] = "";
+        char unf[192] = "";
         if (c.n_base_unfinished)
             snprintf(unf, sizeof unf, "; %d matched cell%s not finished in the baseline", c.n_base_unfinished,
                      c.n_base_unfinished == 1 ? "" : "s");
+        if (c.n_cand_unfinished) {
+            const size_t l = strlen(unf);
+            snprintf(unf + l, sizeof unf - l, "; %d not finished in the candidate", c.n_cand_unfinished);
+        }
         printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
                "baseline, %d only in the candidate%s)\n",
-               c.regression ? "REGRESSION" : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
+               c.regression ? "REGRESSION"
+               : c.incomplete ? "no verdict (exit status 2): the candidate is not finished, nothing finished got worse"
+                              : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
                c.n_g == 1 ? "" : "s", c.n_worse, c.n_better, c.n_only_base, c.n_only_base == 1 ? "" : "s",
                c.n_only_cand, unf);
     }

@@ -626,7 +626,9 @@ static void infinite_text(const ob_cmp_quantity *q, int sign, const char *word, 
 static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
 {
     const ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
-    int worse = g->n_new_failures > 0 || g->n_new_unfinished > 0 || new_divergences(g), better = 0;
+    /* cells not finished in the candidate make no verdict of their own
+     * (ob_compare.incomplete): a stopped run is not slower code */
+    int worse = g->n_new_failures > 0 || new_divergences(g), better = 0;
     for (int i = 0; i < 6; i++) {
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
@@ -700,9 +702,6 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
             ob_compare_bytes(g->state.cand, 0, b2, sizeof b2),
             ob_compare_bytes(g->state.cand - g->state.base, 1, b3, sizeof b3), g->state.base, g->state.cand);
     if (g->n_new_failures) ADD("%d cells finished in the baseline and failed in the candidate; ", g->n_new_failures);
-    if (g->n_new_unfinished)
-        ADD("%d cells finished in the baseline and not yet in the candidate (pending, running or interrupted: "
-            "finish it with run --resume); ", g->n_new_unfinished);
     if (new_divergences(g)) {
         ADD("%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline",
             g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
@@ -1100,9 +1099,11 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             if (g->overall == OB_WORSE) out->n_worse++;
             if (g->overall == OB_BETTER) out->n_better++;
             out->n_base_unfinished += g->n_base_unfinished;
+            out->n_cand_unfinished += g->n_new_unfinished;
         }
         out->regression = out->n_worse > 0 ||
                           (o->strict && (out->n_only_base || out->n_only_cand || out->n_base_unfinished));
+        out->incomplete = !out->regression && out->n_cand_unfinished > 0;
     }
 done:
     free(pairs);
@@ -1357,10 +1358,20 @@ static void md_para(FILE *f, const char *s);
 /* Why a group is worse beyond its columns: " (new failures)", ... */
 static const char *verdict_suffix(const ob_cmp_group *g)
 {
-    return g->n_new_failures     ? " (new failures)"
-           : g->n_new_unfinished ? " (not finished)"
-           : new_divergences(g)  ? " (new divergences)"
-                                 : "";
+    return g->n_new_failures       ? " (new failures)"
+           : new_divergences(g)    ? " (new divergences)"
+           : !g->n_new_unfinished  ? ""
+           : g->overall == OB_WORSE ? " (some cells not finished)"
+                                    : " (not finished)";
+}
+
+/* The verdict column: a group with cells the candidate has not finished and
+ * nothing worse has no verdict yet. */
+static const char *verdict_word(const ob_cmp_group *g, int md)
+{
+    if (g->overall == OB_WORSE) return md ? "**worse**" : "WORSE";
+    if (g->n_new_unfinished) return "no verdict";
+    return ob_verdict_name(g->overall);
 }
 
 /* The note on a mean step time that moved the same way in every group where
@@ -1443,8 +1454,9 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
     for (int i = 0; i < c->n_g; i++) unfinished += c->g[i].n_new_unfinished;
     if (unfinished)
         fprintf(f, "%s%d matched cell%s finished in the baseline %s not finished in the candidate (pending, running "
-                   "or interrupted): the candidate's benchmark is incomplete, so its groups are judged on what "
-                   "finished; finish it (optbench run ... --resume) and compare again%s\n",
+                   "or interrupted: a run stopped, a machine died): the candidate's benchmark is incomplete, so its "
+                   "groups are judged on what finished, and with nothing worse there is no verdict (exit status "
+                   "2); finish it (the same optbench run command with --resume) and compare again%s\n",
                 lead, unfinished, unfinished == 1 ? "" : "s", unfinished == 1 ? "is" : "are", md ? "." : "");
     int moved = 0, from_cand = 0, smallest = 0;
     for (int i = 0; i < c->n_g; i++) {
@@ -1587,10 +1599,18 @@ void ob_compare_print(const ob_compare *c, FILE *f)
         row_texts(g, &r);
         fprintf(f, "%-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %-*s  %s%s\n", w[0], g->workload, w[1], g->optimizer,
                 w[2], r.lr, w[3], r.l, w[4], r.m, w[5], r.t, w[6], r.mem,
-                g->overall == OB_WORSE ? "WORSE" : ob_verdict_name(g->overall),
-                verdict_suffix(g));
+                verdict_word(g, 0), verdict_suffix(g));
     }
     print_notes(c, f, 0, 0);
+    /* why each worse group is worse, as the Markdown and JUnit say it: the
+     * job's log is what the one paged reads first */
+    int any = 0;
+    for (int i = 0; i < c->n_g; i++)
+        if (c->g[i].detail[0]) {
+            if (!any) fprintf(f, "what got worse:\n");
+            any = 1;
+            fprintf(f, "  %s / %s: %s\n", c->g[i].workload, c->g[i].optimizer, c->g[i].detail);
+        }
     for (int k = 0; k < 2; k++) {
         const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
         int n = k ? c->n_only_cand : c->n_only_base;
@@ -1617,7 +1637,8 @@ static void md_text(FILE *f, const char *s)
 
 void ob_compare_markdown(const ob_compare *c, const char *base_name, const char *cand_name, FILE *f)
 {
-    fprintf(f, "## optbench compare: %s\n\n", c->regression ? "regression" : "no regression");
+    fprintf(f, "## optbench compare: %s\n\n",
+            c->regression ? "regression" : c->incomplete ? "no verdict (the candidate is not finished)" : "no regression");
     fprintf(f, "Baseline `%s`, candidate `%s`: %d matched cells in %d workload x optimizer groups; "
                "%d worse, %d better, %d cells only in the baseline, %d only in the candidate%s.\n\n",
             base_name, cand_name, c->n_matched, c->n_g, c->n_worse, c->n_better, c->n_only_base,
@@ -1638,8 +1659,7 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
         fputs(" | ", f);
         md_text(f, g->optimizer);
         fprintf(f, " | %s | %s | %s | %s | %s | %s%s |\n", r.lr, r.l, r.m, r.t, r.mem,
-                g->overall == OB_WORSE ? "**worse**" : ob_verdict_name(g->overall),
-                verdict_suffix(g));
+                verdict_word(g, 1), verdict_suffix(g));
     }
     print_notes(c, f, 1, 0);
     int any = 0;
@@ -1751,10 +1771,12 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
     const int base_unfinished = c->n_base_unfinished > 0, any_notes = notes && notes_len > 0;
     int tests = c->n_g + (one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0) + mean_note + base_unfinished + any_notes;
     int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0) + (base_unfinished && c->opts.strict ? 1 : 0);
+    int errors = 0; /* groups with cells the candidate has not finished, nothing worse: no verdict */
+    for (int i = 0; i < c->n_g; i++) errors += c->g[i].overall != OB_WORSE && c->g[i].n_new_unfinished > 0;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"0\">\n"
-               "  <testsuite name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n",
-            tests, failures, tests, failures);
+               "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\">\n"
+               "  <testsuite name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"0\">\n",
+            tests, failures, errors, tests, failures, errors);
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
         /* JUnit readers split a classname at its last '.' (package.class):
@@ -1777,6 +1799,16 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
             fputs("\">", f);
             xml_text(f, g->detail);
             fputs("</failure>\n", f);
+        } else if (g->n_new_unfinished) {
+            char msg[256];
+            snprintf(msg, sizeof msg, "%d cell%s finished in the baseline %s not finished in the candidate (a run "
+                     "stopped, a machine died): no verdict; finish it with the same run command and --resume",
+                     g->n_new_unfinished, g->n_new_unfinished == 1 ? "" : "s", g->n_new_unfinished == 1 ? "is" : "are");
+            fputs("      <error type=\"not finished\" message=\"", f);
+            xml_text(f, msg);
+            fputs("\">", f);
+            xml_text(f, msg);
+            fputs("</error>\n", f);
         }
         fputs("      <system-out>", f);
         char line[768];

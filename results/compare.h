@@ -162,8 +162,9 @@ typedef struct ob_cmp_group {
                                * follow the device: the CPU's convolution path, its threads) */
     double time_floor_ms;     /* the floor in effect (for the reports) */
     int n_matched, n_new_failures; /* cells finished in the baseline, failed in the candidate */
-    int n_new_unfinished;     /* ... pending, running or interrupted in the candidate (a regression
-                               * too: the gate does not pass a benchmark that did not finish) */
+    int n_new_unfinished;     /* ... pending, running or interrupted in the candidate: not a
+                               * regression (a run stopped, a machine died) but no verdict either,
+                               * unless something else got worse (ob_compare.incomplete) */
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
                                * candidate, finite in the baseline; a regression when more than
                                * loss.n_to_finite, the seeds that went the other way */
@@ -199,6 +200,9 @@ typedef struct ob_compare {
     int n_worse, n_better;    /* groups */
     int n_base_unfinished;    /* matched cells not finished in the baseline (see the group's) */
     int regression;           /* the gate's answer: 1 when something got worse */
+    int n_cand_unfinished;    /* matched cells finished in the baseline, not yet in the candidate */
+    int incomplete;           /* no regression, but such cells: no verdict until the candidate is
+                               * finished (exit status 2) */
     int n_time_not_judged;    /* groups whose step time was too unsteady to judge */
     int n_device_differs;     /* matched cells whose two runs ran on different devices (backend or
                                * device text): left out of step time unless time_across_devices */

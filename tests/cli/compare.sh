@@ -118,6 +118,21 @@ check "--strict: an incomplete baseline fails" grep -q "REGRESSION" "$tmp/out"
 check "--strict: a JUnit failure" grep -q '<failure type="incomplete" message="14 matched cells did not finish in the baseline' "$tmp/inc.xml"
 check "--strict: the Markdown says so" grep -q "The baseline is incomplete: 14 matched cells did not finish there (--strict: a failure)." "$tmp/inc.md"
 
+# an unfinished candidate (a night killed midway): no regression of the code,
+# no verdict either (exit 2), the table of what finished kept; with
+# something worse as well, a regression (exit 1)
+cp "$tmp/cand.db" "$tmp/cinc.db"
+sql "$tmp/cinc.db" "update runs set status = 'interrupted', final_loss = null where workload = 'rosenbrock' and optimizer = 'adam' and seed = 1"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cinc.db" --junit "$tmp/cinc.xml" --markdown "$tmp/cinc.md"
+check "unfinished candidate: no verdict: $(tail -1 "$tmp/out")" \
+  grep -q "^optbench compare: no verdict (exit status 2): the candidate is not finished, nothing finished got worse (.*; 3 not finished in the candidate)" "$tmp/out"
+check "unfinished candidate: its row: $(grep '^rosenbrock *adam' "$tmp/out")" grep -qE '^rosenbrock +adam .* no verdict \(not finished\)$' "$tmp/out"
+check "unfinished candidate: the Markdown keeps the table" grep -q '^## optbench compare: no verdict (the candidate is not finished)' "$tmp/cinc.md"
+check "unfinished candidate: a JUnit error, no failure" grep -q 'failures="0" errors="1"' "$tmp/cinc.xml"
+sql "$tmp/cinc.db" "update runs set final_loss = final_loss * 3 where workload = 'quadratic' and optimizer = 'adam'"
+compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cinc.db"
+check "unfinished candidate with a regression: REGRESSION" grep -q "^optbench compare: REGRESSION" "$tmp/out"
+
 # one file on both sides: a note (a CI script's variables that came out the same)
 compare 0 --baseline "$tmp/base.db" --candidate "$tmp/base.db"
 check "same database: a note" grep -q "note: --baseline and --candidate are the same database" "$tmp/err"

@@ -213,6 +213,35 @@ static double best_lr_of(const ob_dataset *d, const pair *p, int n, int c, doubl
     return best;
 }
 
+/* The baseline's best lr over all its (sweep) runs of a group: those of
+ * workload label w, optimizer label op and steps, matched or not; the rule
+ * of best_lr_of. x: scratch of d->n doubles. */
+static double best_lr_all(const ob_dataset *d, int w, int op, int64_t steps, double *x)
+{
+    double best = NAN, best_med = INFINITY;
+    for (int i = 0; i < d->n; i++) {
+        const ob_rrun *a = &d->runs[i];
+        if (a->wl != w || a->opt != op || a->steps != steps) continue;
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++) {
+            const ob_rrun *r = &d->runs[j];
+            seen = r->wl == w && r->opt == op && r->steps == steps && r->lr == a->lr;
+        }
+        if (seen) continue;
+        int m = 0;
+        for (int j = 0; j < d->n; j++) {
+            const ob_rrun *r = &d->runs[j];
+            if (r->wl == w && r->opt == op && r->steps == steps && r->lr == a->lr && r->finished) x[m++] = run_final(r);
+        }
+        double med = ob_stat_median(x, m);
+        if (med < best_med || (med == best_med && a->lr < best)) {
+            best_med = med;
+            best = a->lr;
+        }
+    }
+    return best;
+}
+
 static double rel_change(double c, double b)
 {
     if (isinf(b) && isinf(c)) return 0;
@@ -1043,6 +1072,14 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
                     }
                     out->n_g++;
                     if ((st = judge_group(&B, &C, gp, n, o, g, e)) != OB_OK) break;
+                    /* the baseline's own best lr, over its cells the candidate lacks too */
+                    g->base_best_unmatched = NAN;
+                    double *xs = g->lr_from == 0 ? malloc(((size_t)B.n + 1) * sizeof *xs) : NULL;
+                    if (xs) {
+                        const double all = best_lr_all(&B, w, op, B.runs[gp[0].b].steps, xs);
+                        if (!isnan(all) && all != g->best_lr) g->base_best_unmatched = all;
+                        free(xs);
+                    }
                 }
         free(used);
         free(gp);
@@ -1267,6 +1304,8 @@ static void lr_text(const ob_cmp_group *g, char *buf, size_t n)
     else if (isnan(g->best_lr)) snprintf(buf, n, "-");
     else if (g->lr_from == 1) snprintf(buf, n, "%g (cand best)", g->best_lr);
     else if (g->lr_from == 2) snprintf(buf, n, "%g (smallest)", g->best_lr);
+    else if (!isnan(g->base_best_unmatched))
+        snprintf(buf, n, "%g (best matched; base best %g unmatched)", g->best_lr, g->base_best_unmatched);
     else if (!isnan(g->cand_best_lr) && g->cand_best_lr != g->best_lr)
         snprintf(buf, n, "%g (cand best %g)", g->best_lr, g->cand_best_lr);
     else snprintf(buf, n, "%g", g->best_lr);
@@ -1292,8 +1331,16 @@ static void row_texts(const ob_cmp_group *g, row_text *r)
 {
     char m[96];
     lr_text(g, r->lr, sizeof r->lr);
-    quantity_text(&g->loss, 0, "diverged", r->l, sizeof r->l);
-    quantity_text(&g->metric, !g->metric_is_loss, "diverged", m, sizeof m); /* a diverged seed's is infinite */
+    /* seeds newly diverged make the group worse (new divergences) whatever
+     * the median says: the cells that tell of them say "worse" too, not a
+     * "same" beside the verdict */
+    ob_cmp_quantity loss = g->loss, metric = g->metric;
+    if (new_divergences(g)) {
+        if (loss.v != OB_NODATA && loss.n_to_inf) loss.v = OB_WORSE, loss.unsure = 0;
+        if (metric.v != OB_NODATA && metric.n_to_inf) metric.v = OB_WORSE, metric.unsure = 0;
+    }
+    quantity_text(&loss, 0, "diverged", r->l, sizeof r->l);
+    quantity_text(&metric, !g->metric_is_loss, "diverged", m, sizeof m); /* a diverged seed's is infinite */
     /* which held-out quantity: the loss's change is relative, the metric's absolute */
     snprintf(r->m, sizeof r->m, "%s%s%s", g->metric.v == OB_NODATA ? "" : g->metric_is_loss ? "loss" :
              metric_word(g->workload), g->metric.v == OB_NODATA ? "" : " ", m);
@@ -1458,7 +1505,18 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                    "groups are judged on what finished, and with nothing worse there is no verdict (exit status "
                    "2); finish it (the same optbench run command with --resume) and compare again%s\n",
                 lead, unfinished, unfinished == 1 ? "" : "s", unfinished == 1 ? "is" : "are", md ? "." : "");
-    int moved = 0, from_cand = 0, smallest = 0;
+    int moved = 0, from_cand = 0, smallest = 0, unmatched = 0;
+    const ob_cmp_group *first_unmatched = NULL;
+    for (int i = 0; i < c->n_g; i++)
+        if (!isnan(c->g[i].base_best_unmatched) && !unmatched++) first_unmatched = &c->g[i];
+    if (unmatched)
+        fprintf(f, "%s%d group%s judged at the best of the matched lrs, not the baseline's own best lr, whose cells "
+                   "have no match in the candidate (%s%s on %s: best %g, judged at %g): another lr grid? A "
+                   "regression at the baseline's best lr goes unseen there; run the candidate at the baseline's "
+                   "lrs, or keep a new baseline after a deliberate change of the grid%s\n",
+                lead, unmatched, unmatched == 1 ? " is" : "s are", unmatched > 1 ? "the first: " : "",
+                first_unmatched->optimizer, first_unmatched->workload, first_unmatched->base_best_unmatched,
+                first_unmatched->best_lr, md ? "." : "");
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
         moved |= g->lr_from == 0 && !isnan(g->cand_best_lr) && g->cand_best_lr != g->best_lr;
@@ -1470,7 +1528,9 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                 lead, moved ? "; \"cand best X\": the candidate's own best lr is X (its sweep's winner moved)" : "",
                 from_cand ? "; \"cand best\": the baseline has no finite final loss at any lr, the candidate's "
                             "best is judged" : "",
-                smallest ? "; \"smallest\": neither side has one, the smallest lr is judged" : "", md ? "." : "");
+                smallest ? "; \"smallest\": neither side has one, the smallest lr is judged (every run diverged on "
+                           "both sides: such a group's loss gates nothing until a seed trains; give it lrs that "
+                           "train, or exclude it from the matrix)" : "", md ? "." : "");
     if (c->n_relaxed)
         fprintf(f, "%s%d cell%s matched although %s hyperparameters differ%s%s (meant for a hyperparameter "
                    "added, or a default changed, between versions; when you changed one on purpose, the "

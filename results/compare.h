@@ -130,6 +130,10 @@ typedef struct ob_cmp_group {
     char *workload, *optimizer; /* labels (of the baseline when present there) */
     double best_lr;           /* the lr where loss and metric are judged, on both sides: the
                                * baseline's best (see lr_from) */
+    double base_best_unmatched; /* the baseline's best lr over all its cells of the group, where it
+                               * is not best_lr: its cells there have no match in the candidate
+                               * (another lr grid), so best_lr is the best of the matched lrs
+                               * only; NaN otherwise */
     double cand_best_lr;      /* the candidate's own best lr over the same cells; NaN when it
                                * has no finite median at any lr */
     int lr_from;              /* where best_lr comes from: 0 the baseline's best, 1 the candidate's

@@ -1325,7 +1325,6 @@ static ob_status retire_run(ob_store *s, int64_t id, const char *why, ob_err *e)
 }
 
 
-#define CANON OB_STORE_CANON_SQL
 
 
 /* A run's identity (what --resume, compare and history know a run by) and
@@ -1388,9 +1387,10 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
     *held = 0;
     *retired = 0;
     sqlite3_stmt *q = NULL, *qu = NULL;
-    OB_TRY(prep(s, "SELECT id, stage IS NOT NULL, workload, " CANON("1", "workload_params", "workload") ", optimizer, "
-                   CANON("0", "hparams", "optimizer") ", lr, steps, seed, cell "
-                   "FROM runs WHERE benchmark_id = ?1 ORDER BY stage IS NOT NULL, cell, id", &q, e));
+    OB_TRY(prep(s,
+                "SELECT id, stage IS NOT NULL, workload, " OB_STORE_CANON_SQL("1", "workload_params", "workload")
+                ", optimizer, " OB_STORE_CANON_SQL("0", "hparams", "optimizer") ", lr, steps, seed, cell "
+                "FROM runs WHERE benchmark_id = ?1 ORDER BY stage IS NOT NULL, cell, id", &q, e));
     ob_status st = apply ? prep(s, "UPDATE runs SET cell = ?2 WHERE id = ?1", &qu, e) : OB_OK;
     sqlite3_bind_int64(q, 1, b);
     for (int i = 0; i < n; i++) run_ids[i] = 0;
@@ -1484,7 +1484,8 @@ static ob_status sorted_idents(ob_store *s, const ob_run_spec *specs, int n, run
     run_ident *v = calloc((size_t)n + 1, sizeof *v);
     if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
     sqlite3_stmt *q = NULL;
-    ob_status st = prep(s, "SELECT " CANON("1", "?2", "?1") ", " CANON("0", "?4", "?3"), &q, e);
+    ob_status st =
+        prep(s, "SELECT " OB_STORE_CANON_SQL("1", "?2", "?1") ", " OB_STORE_CANON_SQL("0", "?4", "?3"), &q, e);
     for (int k = 0; k < n && st == OB_OK; k++) {
         const ob_run_spec *r = &specs[k];
         sqlite3_reset(q);

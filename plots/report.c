@@ -1744,15 +1744,46 @@ static ob_status read_names(const char *path, char ***list, size_t *n, size_t *c
 /* A file in dir with the name of one of this report's files that no report
  * wrote (not in dir's list, nor in the list of another report being
  * published there) is someone's own: the report would replace it, so it is
- * refused, nothing changed. */
+ * refused, nothing changed. A folder without a list that holds a report's
+ * four fixed files is a report of an optbench from before the list
+ * (2026-12-02): its files are a report's. */
 static ob_status check_foreign(const char *dir, const char *stage, char **names, size_t n, ob_err *e)
 {
     char **known = NULL;
     size_t nk = 0, capk = 0;
     char p[1400];
     ob_status st = OB_OK;
-    /* the stages' lists first: a report that publishes meanwhile moves its
-     * list from its stage into dir, so it is read in one place or the other */
+    /* which of this report's names are there, first: a report that
+     * publishes meanwhile writes its list (in its stage) before it moves a
+     * file in, and moves the list into dir after, so the list of any file
+     * seen here is read below, in one place or the other */
+    unsigned char *there = calloc(n + 1, 1);
+    if (!there) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    size_t n_there = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        there[i] = lstat(p, &sb) == 0;
+        n_there += there[i];
+    }
+    if (!n_there) {
+        free(there);
+        return OB_OK;
+    }
+    struct stat lb;
+    snprintf(p, sizeof p, "%s/" REPORT_LIST, dir);
+    if (stat(p, &lb) != 0) {
+        static const char *const fixed[] = {"style.gp", "index.html", "summary.md", "runs.csv"};
+        int all = 1;
+        for (int k = 0; k < 4 && all; k++) {
+            snprintf(p, sizeof p, "%s/%s", dir, fixed[k]);
+            all = lstat(p, &lb) == 0;
+        }
+        if (all) {
+            free(there);
+            return OB_OK;
+        }
+    }
     DIR *dp = opendir(dir);
     const char *mine = strrchr(stage, '/');
     mine = mine ? mine + 1 : stage;
@@ -1768,10 +1799,9 @@ static ob_status check_foreign(const char *dir, const char *stage, char **names,
     if (st == OB_OK) st = read_names(p, &known, &nk, &capk, e);
     if (st == OB_OK && nk) qsort(known, nk, sizeof *known, cmp_name);
     for (size_t i = 0; i < n && st == OB_OK; i++) {
-        struct stat sb;
         const char *key = names[i];
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
-        if (lstat(p, &sb) != 0 || (nk && bsearch(&key, known, nk, sizeof *known, cmp_name))) continue;
+        if (!there[i] || (nk && bsearch(&key, known, nk, sizeof *known, cmp_name))) continue;
         st = ob_fail(e, OB_ERR_INPUT,
                      "'%s' is not a file a report wrote (%s/" REPORT_LIST " does not list it), and this report "
                      "has a file of that name: nothing was written; move that file, or give --out a folder "
@@ -1780,6 +1810,7 @@ static ob_status check_foreign(const char *dir, const char *stage, char **names,
     }
     for (size_t i = 0; i < nk; i++) free(known[i]);
     free(known);
+    free(there);
     return st;
 }
 

@@ -1077,7 +1077,11 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
                     double *xs = g->lr_from == 0 ? malloc(((size_t)B.n + 1) * sizeof *xs) : NULL;
                     if (xs) {
                         const double all = best_lr_all(&B, w, op, B.runs[gp[0].b].steps, xs);
-                        if (!isnan(all) && all != g->best_lr) g->base_best_unmatched = all;
+                        /* unmatched: no matched cell has that lr (fewer seeds in the
+                         * candidate can move a median's winner without any lr missing) */
+                        int matched = 0;
+                        for (int q = 0; q < n && !matched; q++) matched = B.runs[gp[q].b].lr == all;
+                        if (!isnan(all) && all != g->best_lr && !matched) g->base_best_unmatched = all;
                         free(xs);
                     }
                 }

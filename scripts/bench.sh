@@ -11,7 +11,8 @@ bash scripts/build.sh optbench
 mkdir -p out
 rm -f out/default.db out/default.db-wal out/default.db-shm
 rm -rf out/default-report
-# (run's closing hint, the report command, is left out: the next line runs it)
-build/optbench run configs/default.yaml --db out/default.db "$@" 2> >(grep -v '^optbench: next: ' >&2)
+# (run's progress line needs its standard error on the terminal: not filtered)
+build/optbench run configs/default.yaml --db out/default.db "$@"
+echo "optbench: bench.sh writes the report itself, into out/default-report/:" >&2
 build/optbench report --db out/default.db --out out/default-report
-echo "optbench: database out/default.db, report out/default-report/" >&2
+echo "optbench: database out/default.db, report out/default-report/ (open out/default-report/index.html)" >&2

@@ -248,6 +248,13 @@ rm "$tmp/mine/summary.md"
 "$OPTBENCH" report --db "$db" --out "$tmp/mine" --no-render >"$tmp/out" 2>"$tmp/err" || fail "report beside a file of the user's"
 check "  ... beside it, once the name is free" test "$(cat "$tmp/mine/notes.txt")" = keep
 check "  ... the ranking printed" grep -q '^ranking' "$tmp/out"
+# a report folder of an optbench from before the list (.optbench-report): its
+# files are a report's, reported over
+"$OPTBENCH" report --db "$db" --out "$tmp/old" --no-render >/dev/null 2>&1
+rm "$tmp/old/.optbench-report"
+"$OPTBENCH" report --db "$db" --out "$tmp/old" --no-render >"$tmp/out" 2>"$tmp/err" ||
+  fail "a report folder from before the list: $(cat "$tmp/err")"
+check "  ... and it gets a list" test -s "$tmp/old/.optbench-report"
 # a newline in a value is shown as \x0a: the message stays one line
 bad_input "a newline in --target" "--target 'quad\x0aratic=0.1'" report --db "$db" --out "$tmp/nl" --target $'quad\nratic=0.1'
 check "  ... on one line" test "$(wc -l <"$tmp/err")" = 1

@@ -204,7 +204,7 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             "        if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") == 0) { break }\n"
             "        PDF_WIDTH = exists(\"PDF_WIDTH\") ? PDF_WIDTH : 6.5\n"
             "        set terminal pdfcairo size PDF_WIDTH, PDF_WIDTH * %g \\\n"
-            "            font sprintf(\"Sans,%%g\", PDF_WIDTH < 4.5 ? 4 : 7) linewidth 0.6 noenhanced\n"
+            "            font sprintf(\"Sans,%%g\", PDF_WIDTH < 4.5 ? 6 : 8) fontscale 0.75 linewidth 0.6 noenhanced\n"
             "        set output 'history.pdf'\n"
             "        PS = 0.5\n"
             "    }\n"

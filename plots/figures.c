@@ -56,22 +56,23 @@ void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
 {
     /* PDF_WIDTH inches wide (style.gp sets it from report --pdf-width; 6.5,
      * a page's text width, where nothing does) at the size the paper prints
-     * it: a text width 0.62 as high with 9-point text; narrower than 4.5
+     * it: a text width 0.62 as high with 8-point text; narrower than 4.5
      * inches (a column, 3.3) 0.8 as high, for the legend's extra rows, with
-     * 7-point text and thinner lines, and without its title unless
+     * 6-point text and thinner lines, and without its title unless
      * PDF_TITLES says (style.gp); the legend's columns follow the width
      * (KEY_N entries, the longest KEY_LONGEST characters: key_fit). pdfcairo
      * is in Debian's gnuplot-nox */
     fprintf(f,
             "\n# the same figure as PDF (vector, for papers), where gnuplot has pdfcairo: PDF_WIDTH inches wide\n"
-            "# (style.gp, or gnuplot -e 'PDF_WIDTH = 3.3' NAME.gp): 6.5 a page's text width, 0.62 as high, 9-point\n"
-            "# text; narrower than 4.5 (3.3: a column of a two-column paper) 0.8 as high, 7-point text, no title\n"
+            "# (style.gp, or gnuplot -e 'PDF_WIDTH = 3.3' NAME.gp): 6.5 a page's text width, 0.62 as high, 8-point\n"
+            "# text; narrower than 4.5 (3.3: a column of a two-column paper) 0.8 as high, 6-point text, no title\n"
+            "# (fontscale 0.75: pdfcairo draws a font of N points at 2/3 of N otherwise)\n"
             "if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") > 0) {\n"
             "    PDF_WIDTH = exists(\"PDF_WIDTH\") ? PDF_WIDTH : 6.5\n"
             "    PDF_NARROW = PDF_WIDTH < 4.5\n"
-            "    PDF_FONT = PDF_NARROW ? 7 : 9\n"
+            "    PDF_FONT = PDF_NARROW ? 6 : 8\n"
             "    set terminal pdfcairo size PDF_WIDTH, PDF_WIDTH * (PDF_NARROW ? 0.8 : 0.62) \\\n"
-            "        font sprintf(\"Sans,%%g\", PDF_FONT) linewidth (PDF_NARROW ? 0.7 : 0.8) noenhanced\n"
+            "        font sprintf(\"Sans,%%g\", PDF_FONT) fontscale 0.75 linewidth (PDF_NARROW ? 0.7 : 0.8) noenhanced\n"
             "    # PDF_TITLES = 0 (style.gp, or gnuplot -e 'PDF_TITLES = 0' NAME.gp): no title, for a paper's caption\n"
             "    if (exists(\"PDF_TITLES\") ? !PDF_TITLES : PDF_NARROW) {\n"
             "        unset title\n"
@@ -83,7 +84,7 @@ void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
             "    }\n"
             "    # the legend's columns: as many as its longest entry lets fit across this width\n"
             "    if (exists(\"KEY_N\") && KEY_N > 0) {\n"
-            "        KEY_COLS = int(100.0 * PDF_WIDTH / 6.5 * 9 / PDF_FONT / (KEY_LONGEST + 10))\n"
+            "        KEY_COLS = int(100.0 * PDF_WIDTH / 6.5 * 8 / PDF_FONT / (KEY_LONGEST + 10))\n"
             "        KEY_COLS = KEY_COLS < 1 ? 1 : KEY_COLS > KEY_N ? KEY_N : KEY_COLS\n"
             "        KEY_ROWS = (KEY_N + KEY_COLS - 1) / KEY_COLS\n"
             "        set key maxcols (KEY_N + KEY_ROWS - 1) / KEY_ROWS maxrows KEY_ROWS\n"

@@ -1666,7 +1666,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "holds the shared look (size, fonts, one colour, marker shape and dash type per optimizer; "
               "PDF_WIDTH, the PDFs' width in inches: optbench report --pdf-width). "
               "summary.tex holds the ranked tables for a paper (LaTeX, booktabs: \\input{summary.tex}).",
-          pdf_w, pdf_w * (pdf_narrow ? 0.8 : 0.62), pdf_narrow ? 7 : 9);
+          pdf_w, pdf_w * (pdf_narrow ? 0.8 : 0.62), pdf_narrow ? 6 : 8);
     static const char *const fh[] = {"file", "contents", "columns"};
     doc_table(dc, 3, fh);
     int nd;

@@ -91,7 +91,7 @@ check "style.gp's PDF_WIDTH is 6.5 by default" grep -qxF 'if (!exists("PDF_WIDTH
 "$OPTBENCH" report --db "$db" --out "$tmp/col" --pdf-width column >"$tmp/out" 2>&1; rc=$?
 check "report --pdf-width column exits 0 (rc $rc)" test $rc -eq 0
 check "--pdf-width column: PDF_WIDTH 3.3" grep -qxF 'if (!exists("PDF_WIDTH")) PDF_WIDTH = 3.3' "$tmp/col/style.gp"
-check "--pdf-width column: the page says 3.3 x 2.64 inches" grep -qF "3.3 x 2.64 inches with 7-point text" "$tmp/col/index.html"
+check "--pdf-width column: the page says 3.3 x 2.64 inches" grep -qF "3.3 x 2.64 inches with 6-point text" "$tmp/col/index.html"
 "$OPTBENCH" report --db "$db" --out "$tmp/w" --pdf-width 3.25 --no-render >"$tmp/out" 2>&1
 check "--pdf-width 3.25: PDF_WIDTH 3.25" grep -qxF 'if (!exists("PDF_WIDTH")) PDF_WIDTH = 3.25' "$tmp/w/style.gp"
 mediabox() { grep -a -o '/MediaBox \[ *0 0 [0-9.]* [0-9.]*' "$1" | head -1 | awk '{print int($5 + 0.5) "x" int($6 + 0.5)}'; }
@@ -101,6 +101,25 @@ if command -v gnuplot >/dev/null 2>&1 && gnuplot -e 'print GPVAL_TERMINALS' 2>&1
     check "$s.pdf is 3.3 x 2.64 in with --pdf-width column ($(mediabox "$tmp/col/$s.pdf") pt)" \
       test "$(mediabox "$tmp/col/$s.pdf")" = 237x190
   done
+  # the text's size as drawn (the text matrices of the page's streams): the
+  # points the page says, not pdfcairo's two thirds of them
+  pdf_pt() {
+    python3 - "$1" <<'PY'
+import re, sys, zlib
+b = open(sys.argv[1], "rb").read()
+sizes = set()
+for m in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", b, re.S):
+    try:
+        t = zlib.decompress(m.group(1))
+    except zlib.error:
+        continue
+    for s in re.findall(rb"([0-9.]+) 0 0 -?([0-9.]+) [-0-9.]+ [-0-9.]+ Tm", t):
+        sizes.add(round(float(s[0]), 2))
+print(" ".join(str(s) for s in sorted(sizes)))
+PY
+  }
+  check "the text width's PDF text is 8 points ($(pdf_pt "$tmp/rep/step_time.pdf"))" test "$(pdf_pt "$tmp/rep/step_time.pdf")" = 8.0
+  check "the column's PDF text is 6 points ($(pdf_pt "$tmp/col/step_time.pdf"))" test "$(pdf_pt "$tmp/col/step_time.pdf")" = 6.0
   check "gnuplot -e 'PDF_WIDTH = 3.3' redraws a column-wide PDF" sh -c \
     "cd '$tmp/rep' && gnuplot -e 'PDF_WIDTH = 3.3' lr_quadratic.gp >/dev/null 2>&1"
   check "... 3.3 in wide ($(mediabox "$tmp/rep/lr_quadratic.pdf") pt)" test "$(mediabox "$tmp/rep/lr_quadratic.pdf")" = 237x190

@@ -2349,7 +2349,7 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
         fprintf(f,
                 "%s  '%s' skip 1 using 1:%d with steps lt %d lw %.1f notitle, \\\n"
                 "  '%s' skip 1 every %d::%d using 1:%d with points lt %d ps (1.3 * PS) notitle, \\\n"
-                "  NaN with linespoints lt %d lw %.1f ps (1.3 * PS) title \"%s (area %.2f%s)\"",
+                "  NaN with linespoints lt %d lw %.1f ps (1.3 * PS) title \"%s (area %.3f%s)\"",
                 o ? ", \\\n" : "", v->csv, v->col ? v->col[o] : o + 2, v->lt[o], lw, v->csv, every, (o * 7) % every,
                 v->col ? v->col[o] : o + 2, v->lt[o],
                 v->lt[o], lw, oq, isnan(v->area[o]) ? 0.0 : v->area[o], ran);

@@ -1595,6 +1595,27 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
             doc_row_end(dc);
         }
     doc_table_end(dc);
+    {
+        /* a win by a point estimate that the time-to-target table ties within
+         * the noise: the profile gives the one a whole win and the other an
+         * area below it */
+        int tied = 0, first_w = -1;
+        for (int w = 0; w < d->n_wl; w++) {
+            if (!s->in_profile[w]) continue;
+            int firsts = 0;
+            for (int k = 0; k < s->n_g; k++)
+                if (s->g[k].wl == w && (s->profile_heldout ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k)) == 1)
+                    firsts++;
+            if (firsts > 1 && !tied++) first_w = w;
+        }
+        if (tied)
+            doc_p(dc, "On %d of these workloads (%s%s) optimizers share rank 1 in the time-to-target table, within "
+                      "the noise of the seeds and the timing, but the profile is drawn from the times themselves: "
+                      "the fastest of them by a hair counts a win there and the others an area a little below it. "
+                      "Areas that close, and the workloads won, do not tell those optimizers apart; the tables' "
+                      "shared ranks do.",
+                  tied, d->wl_labels[first_w], tied > 1 ? ", ..." : "");
+    }
     if (!s->profile_heldout) {
         /* optimizers that missed a workload's target by a hair: the profile
          * counts them as not getting there at all */

@@ -1508,7 +1508,9 @@ static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int h
                    "over seeds) among k of its configurations drawn at random with replacement from those run, "
                    "against k, computed exactly from the configurations' losses (Dodge et al. 2019, \"Show your "
                    "work\"; Sivaprasad et al. 2020 compare optimizers by it). The line is the median of the best "
-                   "of k, the band its interquartile range. Low at k = 1: good without tuning; a steep fall: "
+                   "of k, the band its interquartile range (quantiles of a draw from n values: at k = 1 the "
+                   "median is the ceil(n/2)-th smallest, with an even n the lower of the two middle ones). Low "
+                   "at k = 1: good without tuning; a steep fall: "
                    "tuning pays; the right end: the best configuration found. With a quasi-random search "
                    "(--trials) the configurations are draws from its ranges, so this estimates the best after k "
                    "trials; with a grid, after k of its points.%s Values in tuning_budget.csv.",

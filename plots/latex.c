@@ -177,7 +177,9 @@ static ob_status tuning_table(const ob_dataset *d, const ob_stats *s, FILE *f, o
             "  \\caption{Tuning budget: on each workload, the median over random draws of the best final training "
             "loss among $k$ configurations of the optimizer (each at its best learning rate, median over seeds), "
             "for $k = 1$ (an untuned draw) and $k = n$, the $n$ configurations run (the best of $n$ draws with "
-            "replacement; Dodge et al., 2019); and the area under the performance profile of the tuned optimizers, "
+            "replacement; Dodge et al., 2019; the median of a draw from $n$ values is the $\\lceil n/2 \\rceil$-th "
+            "smallest, so with an even $n$ the lower of the two middle ones: with 2 configurations, $k = 1$ shows "
+            "the better of them); and the area under the performance profile of the tuned optimizers, "
             "each at its fastest configuration on each workload (%s to the %starget; 1 = fastest everywhere). "
             "The more configurations an optimizer had, the more its best was helped by luck.}\n"
             "  \\label{tab:optbench-tuning}\n  \\smallskip\n",

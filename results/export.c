@@ -447,7 +447,13 @@ static const ob_file_doc docs[] = {
      "workload, optimizer, configurations (n, those with a finished run there), k (1 .. n), best_q25, "
      "best_median, best_q75 (quartiles of the lowest of k configurations' final losses at their best lr, "
      "the k drawn at random with replacement from the n run; a configuration with no finite median at any "
-     "lr counts +inf, so a q-quantile is inf while the chance of drawing only such ones is above 1 - q)"},
+     "lr counts +inf, so a q-quantile is inf while the chance of drawing only such ones is above 1 - q; at k = 1 "
+     "the median is the ceil(n/2)-th smallest, with an even n the lower of the two middle ones), "
+     "eval_loss_best_q25, eval_loss_best_median, eval_loss_best_q75 (the same on held-out data: each "
+     "configuration at its best lr for the held-out loss, the lowest median over seeds; empty where a "
+     "configuration has no held-out value), eval_metric_best_q25, eval_metric_best_median, eval_metric_best_q75 "
+     "(the held-out metric, each configuration at its best lr for it, the highest median; the best of k is the "
+     "largest, so q25 is the lower quartile; empty for a workload without a metric)"},
     {"bars_step_ms.csv", "median step time (ms), one row per workload, one column per optimizer",
      "workload, then one column per optimizer"},
     {"bars_peak_mem.csv", "peak memory (bytes), one row per workload, one column per optimizer",

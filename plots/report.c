@@ -1852,18 +1852,18 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     if (st == OB_OK) st = check_foreign(dir, stage, names, n, e);
     /* the earlier report's list: its files that this one does not write go,
      * once this one is in place */
-    char list[1200], line[1200], p[1400], from[1400];
+    char list[1200], p[1400], from[1400];
     snprintf(list, sizeof list, "%s/%s", dir, REPORT_LIST);
-    FILE *f = st == OB_OK ? fopen(list, "r") : NULL;
-    while (f && st == OB_OK && fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\n")] = 0;
-        const char *key = line;
-        if (!line[0] || strchr(line, '/') || !strcmp(line, ".") || !strcmp(line, "..") ||
-            (n && bsearch(&key, names, n, sizeof *names, cmp_name)))
-            continue;
-        st = push_name(&old, &n_old, &cap_old, line, e);
+    if (st == OB_OK) st = read_names(list, &old, &n_old, &cap_old, e);
+    {
+        size_t kept = 0; /* those this report writes again stay */
+        for (size_t i = 0; i < n_old; i++) {
+            const char *key = old[i];
+            if (n && bsearch(&key, names, n, sizeof *names, cmp_name)) free(old[i]);
+            else old[kept++] = old[i];
+        }
+        n_old = kept;
     }
-    if (f) fclose(f);
     /* this report's list, written in the stage (one per report: two reports
      * into one folder do not share a temporary file) */
     if (st == OB_OK) {

@@ -188,20 +188,20 @@ static double run_final(const ob_rrun *r)
     return r->diverged || !isfinite(r->final_loss) ? INFINITY : r->final_loss;
 }
 
-/* The lr of d's runs (pairs p, side c) with the lowest median final loss over
+/* The lr of d's runs idx[0..n-1] with the lowest median final loss over
  * its finished runs, ties to the smaller lr; NaN when no lr has a finite
  * median. x: scratch of n doubles. */
-static double best_lr_of(const ob_dataset *d, const pair *p, int n, int c, double *x)
+static double best_lr_runs(const ob_dataset *d, const int *idx, int n, double *x)
 {
     double best = NAN, best_med = INFINITY;
     for (int i = 0; i < n; i++) {
-        double lr = d->runs[c ? p[i].c : p[i].b].lr;
+        double lr = d->runs[idx[i]].lr;
         int seen = 0;
-        for (int j = 0; j < i && !seen; j++) seen = d->runs[c ? p[j].c : p[j].b].lr == lr;
+        for (int j = 0; j < i && !seen; j++) seen = d->runs[idx[j]].lr == lr;
         if (seen) continue;
         int m = 0;
         for (int j = 0; j < n; j++) {
-            const ob_rrun *r = &d->runs[c ? p[j].c : p[j].b];
+            const ob_rrun *r = &d->runs[idx[j]];
             if (r->lr == lr && r->finished) x[m++] = run_final(r);
         }
         double med = ob_stat_median(x, m);
@@ -213,32 +213,29 @@ static double best_lr_of(const ob_dataset *d, const pair *p, int n, int c, doubl
     return best;
 }
 
+/* best_lr_runs over the runs of pairs p on side c (0 the baseline); NaN
+ * also when out of memory. x: scratch of n doubles. */
+static double best_lr_of(const ob_dataset *d, const pair *p, int n, int c, double *x)
+{
+    int *idx = malloc(((size_t)n + 1) * sizeof *idx);
+    if (!idx) return NAN;
+    for (int i = 0; i < n; i++) idx[i] = c ? p[i].c : p[i].b;
+    const double best = best_lr_runs(d, idx, n, x);
+    free(idx);
+    return best;
+}
+
 /* The baseline's best lr over all its (sweep) runs of a group: those of
- * workload label w, optimizer label op and steps, matched or not; the rule
- * of best_lr_of. x: scratch of d->n doubles. */
+ * workload label w, optimizer label op and steps, matched or not
+ * (best_lr_runs); NaN also when out of memory. x: scratch of d->n doubles. */
 static double best_lr_all(const ob_dataset *d, int w, int op, int64_t steps, double *x)
 {
-    double best = NAN, best_med = INFINITY;
-    for (int i = 0; i < d->n; i++) {
-        const ob_rrun *a = &d->runs[i];
-        if (a->wl != w || a->opt != op || a->steps != steps) continue;
-        int seen = 0;
-        for (int j = 0; j < i && !seen; j++) {
-            const ob_rrun *r = &d->runs[j];
-            seen = r->wl == w && r->opt == op && r->steps == steps && r->lr == a->lr;
-        }
-        if (seen) continue;
-        int m = 0;
-        for (int j = 0; j < d->n; j++) {
-            const ob_rrun *r = &d->runs[j];
-            if (r->wl == w && r->opt == op && r->steps == steps && r->lr == a->lr && r->finished) x[m++] = run_final(r);
-        }
-        double med = ob_stat_median(x, m);
-        if (med < best_med || (med == best_med && a->lr < best)) {
-            best_med = med;
-            best = a->lr;
-        }
-    }
+    int *idx = malloc(((size_t)d->n + 1) * sizeof *idx), n = 0;
+    if (!idx) return NAN;
+    for (int i = 0; i < d->n; i++)
+        if (d->runs[i].wl == w && d->runs[i].opt == op && d->runs[i].steps == steps) idx[n++] = i;
+    const double best = best_lr_runs(d, idx, n, x);
+    free(idx);
     return best;
 }
 

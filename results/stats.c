@@ -664,6 +664,20 @@ static void sort_runs(int *idx, int n, const ob_dataset *d)
  * diverged): left out as unknown, such a seed would flatter its lr. */
 static double run_final(const ob_rrun *r) { return r->diverged || !isfinite(r->final_loss) ? INFINITY : r->final_loss; }
 
+/* The upper median (the ceil((m + 1) / 2)-th smallest) of the final losses
+ * of group g's finished runs at its best lr: the statistic the default
+ * target is set from and a majority of the seeds must reach. NaN when none
+ * finished. tmp: scratch of g->n_best_runs doubles. */
+static double best_upper_median_final(const ob_dataset *d, const ob_group *g, double *tmp)
+{
+    int mf = 0;
+    for (int i = 0; i < g->n_best_runs; i++)
+        if (d->runs[g->best_runs[i]].finished) tmp[mf++] = run_final(&d->runs[g->best_runs[i]]);
+    if (!mf) return NAN;
+    qsort(tmp, (size_t)mf, sizeof *tmp, cmp_double);
+    return tmp[mf / 2];
+}
+
 /* Does a finished run of idx[0..n) that did not diverge have a held-out loss
  * (metric 0) or metric (1)? */
 static int has_held_out(const ob_dataset *d, const int *idx, int n, int metric)
@@ -1312,12 +1326,8 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
             for (int k = 0; k < ng; k++) {
                 const ob_group *g = &s->g[k];
                 if (g->wl != w || g->best < 0) continue;
-                int mf = 0;
-                for (int i = 0; i < g->n_best_runs; i++)
-                    if (d->runs[g->best_runs[i]].finished) tmp[mf++] = run_final(&d->runs[g->best_runs[i]]);
-                if (!mf) continue;
-                qsort(tmp, (size_t)mf, sizeof *tmp, cmp_double);
-                if (tmp[mf / 2] < best) best = tmp[mf / 2];
+                const double um = best_upper_median_final(d, g, tmp);
+                if (um < best) best = um;
             }
             if (isfinite(best)) {
                 s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
@@ -1377,13 +1387,8 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
             /* not there: how near, by the statistic the default target is set from */
             ob_group *g = &s->g[k];
             if (g->tt_censored && g->best >= 0 && isfinite(s->target[w]) && s->target[w] != 0) {
-                int mf = 0;
-                for (int i = 0; i < g->n_best_runs; i++)
-                    if (d->runs[g->best_runs[i]].finished) tmp[mf++] = run_final(&d->runs[g->best_runs[i]]);
-                if (mf) {
-                    qsort(tmp, (size_t)mf, sizeof *tmp, cmp_double);
-                    if (isfinite(tmp[mf / 2])) g->tt_miss = (tmp[mf / 2] - s->target[w]) / fabs(s->target[w]);
-                }
+                const double um = best_upper_median_final(d, g, tmp);
+                if (isfinite(um)) g->tt_miss = (um - s->target[w]) / fabs(s->target[w]);
             }
         }
     }

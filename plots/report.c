@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -1709,8 +1711,11 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
  * at the end, file by file: a report that fails leaves the one before in
  * place, and files an earlier report wrote there (listed in DIR/REPORT_LIST)
  * that this one does not write, a workload's figures after it left the
- * matrix, are removed. Files in DIR that no report wrote are never touched. */
+ * matrix, are removed. Files in DIR that no report wrote are never touched.
+ * Two reports into one folder publish one after the other (publish_lock):
+ * the second reads the first's list. */
 #define REPORT_LIST ".optbench-report"
+#define REPORT_LOCK ".optbench-report.lock"
 #define STAGE_HOST ".host" /* in a stage: the host that made it */
 
 static void remove_stage(const char *stage)
@@ -1835,6 +1840,34 @@ static ob_status check_foreign(const char *dir, const char *stage, char **names,
     return st;
 }
 
+/* Hold dir's publishing lock, waiting while another report publishes there:
+ * a flock on the folder itself, or, where its file system locks no folders
+ * (NFS emulates flock with write locks), on DIR/REPORT_LOCK, kept there.
+ * Returns the descriptor to close, or -1 where neither can be locked (the
+ * stage lists that check_foreign reads are then all there is). */
+static int take_lock(int fd)
+{
+    int r = 0;
+    while (fd >= 0 && (r = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (fd >= 0 && r != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int publish_lock(const char *dir)
+{
+    int fd = take_lock(open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd < 0) {
+        char p[1200];
+        snprintf(p, sizeof p, "%s/" REPORT_LOCK, dir);
+        fd = take_lock(open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    }
+    return fd;
+}
+
 static ob_status publish(const char *dir, const char *stage, ob_err *e)
 {
     char **names = NULL, **old = NULL;
@@ -1842,6 +1875,7 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     ob_status st = OB_OK;
     DIR *dp = opendir(stage);
     if (!dp) return ob_fail(e, OB_ERR_IO, "cannot read '%s': %s", stage, strerror(errno));
+    const int lock = publish_lock(dir);
     struct dirent *de;
     while ((de = readdir(dp)) && st == OB_OK) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, STAGE_HOST)) continue;
@@ -1888,6 +1922,7 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
         snprintf(p, sizeof p, "%s/%s", dir, old[i]);
         remove(p);
     }
+    if (lock >= 0) close(lock);
     for (size_t i = 0; i < n; i++) free(names[i]);
     for (size_t i = 0; i < n_old; i++) free(old[i]);
     free(names);
@@ -1920,6 +1955,7 @@ static void remove_dead_stages(const char *dir)
     stage_maker(me, sizeof me);
     DIR *dp = opendir(dir);
     if (!dp) return;
+    const int lock = publish_lock(dir); /* its list is appended to */
     struct dirent *de;
     const size_t pl = strlen(REPORT_LIST "-");
     while ((de = readdir(dp))) {
@@ -1954,6 +1990,7 @@ static void remove_dead_stages(const char *dir)
         }
     }
     closedir(dp);
+    if (lock >= 0) close(lock);
 }
 
 /* After gnuplot ran on figure f with exit status rc: whether it was drawn

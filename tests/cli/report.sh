@@ -267,6 +267,20 @@ rm "$tmp/mine/summary.md"
 "$OPTBENCH" report --db "$db" --out "$tmp/mine" --no-render >"$tmp/out" 2>"$tmp/err" || fail "report beside a file of the user's"
 check "  ... beside it, once the name is free" test "$(cat "$tmp/mine/notes.txt")" = keep
 check "  ... the ranking printed" grep -q '^ranking' "$tmp/out"
+# two reports into one folder publish one after the other: a report waits
+# while another holds the folder's lock (a flock on the folder), so the
+# second reads the first's list and no file is left unlisted
+python3 -c "import fcntl, os, sys, time; f = os.open(sys.argv[1], os.O_RDONLY); fcntl.flock(f, fcntl.LOCK_EX); open(sys.argv[2], 'w').close(); time.sleep(600)" \
+  "$tmp/mine" "$tmp/held" & holder=$!
+for _ in $(seq 2000); do [ -e "$tmp/held" ] && break; sleep 0.05; done
+"$OPTBENCH" report --db "$db" --out "$tmp/mine" --no-render >"$tmp/out" 2>"$tmp/err" & waiter=$!
+for _ in $(seq 2000); do compgen -G "$tmp/mine/.optbench-report-*/summary.md" >/dev/null && break; sleep 0.05; done
+sleep 0.5
+check "a report waits while another publishes into its folder" test "$(grep -c '^ranking' "$tmp/out")" = 0
+kill $holder; wait $holder 2>/dev/null
+wait $waiter || fail "the waiting report failed: $(cat "$tmp/err")"
+check "  ... and publishes once it is free" grep -q '^ranking' "$tmp/out"
+check "  ... leaving no lock file of its own" test "$(ls -A "$tmp/mine" | grep -c lock)" = 0
 # a report folder of an optbench from before the list (.optbench-report): its
 # files are a report's, reported over
 "$OPTBENCH" report --db "$db" --out "$tmp/old" --no-render >/dev/null 2>&1

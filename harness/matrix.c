@@ -85,9 +85,9 @@ static int name_char(char ch)
 }
 
 /* The setting that msg names first: of the settings of c, the one whose
- * "OWNER.KEY" ("rprop.step_size_min", "bert-tiny.dim") occurs earliest in
- * msg as a whole word (the last given on a tie, as it is the one in effect);
- * NULL if msg names none. */
+ * "OWNER.KEY" ("rprop.step_size_min", "bert-tiny.dim"; "all.KEY" as any
+ * "NAME.KEY") occurs earliest in msg as a whole word (the last given on a tie,
+ * as it is the one in effect); NULL if msg names none. */
 static const ob_setting *named_setting(const ob_config *c, const char *msg)
 {
     const ob_setting *best = NULL;
@@ -95,10 +95,12 @@ static const ob_setting *named_setting(const ob_config *c, const char *msg)
     for (int i = 0; i < c->n_settings; i++) {
         const ob_setting *x = &c->settings[i];
         char name[sizeof x->owner + sizeof x->key + 1];
-        snprintf(name, sizeof name, "%s.%s", x->owner, x->key);
+        const int all = !strcmp(x->owner, "all");
+        snprintf(name, sizeof name, "%s.%s", all ? "" : x->owner, x->key);
         size_t n = strlen(name);
         for (const char *p = strstr(msg, name); p; p = strstr(p + 1, name)) {
-            if ((p > msg && name_char(p[-1])) || isalnum((unsigned char)p[n]) || p[n] == '_') continue;
+            const int left_ok = all ? p > msg && name_char(p[-1]) : !(p > msg && name_char(p[-1]));
+            if (!left_ok || isalnum((unsigned char)p[n]) || p[n] == '_') continue;
             if (!best_at || p <= best_at) {
                 best = x;
                 best_at = p;
@@ -1150,7 +1152,10 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
     note_rules(x, o, &l, seen, n_seen);
     int in_main = 0;
     for (int i = 0; i < l.n; i++) in_main += l.t[i].group == 0;
-    if (warn && n_groups(x->opt) > 1 && !in_main && l.n > 0) warn_lr_unused(m, first, end, &l, warn);
+    /* a hybrid whose AdamW group takes its lr (adamw_style=moonlight) uses
+     * the lr wherever the parameters went */
+    const int lr_shared = ob_hp_get(&x->opt_hp, "adamw_style") == 1;
+    if (warn && n_groups(x->opt) > 1 && !in_main && !lr_shared && l.n > 0) warn_lr_unused(m, first, end, &l, warn);
 done:
     ob_optim_destroy(o);
     if (w) w->vt->destroy(w);

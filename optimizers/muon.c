@@ -26,8 +26,8 @@ static const ob_hp_def muon_hp[] = {
      "fixed: (ns_a, ns_b, ns_c) every iteration (torch); polar_express: a triple per iteration (arXiv 2505.16932)"},
     {"adjust_lr", OB_HP_ENUM, 0, 0, 1, 0, 0, "original|match_rms_adamw",
      "lr scale per matrix: sqrt(max(1, rows/cols)) or 0.2*sqrt(max(rows, cols))"},
-    OB_HYBRID_HP,
-    OB_HP_FILTER_BIAS_AND_BN("adamw_wd in the AdamW group"),
+    OB_HYBRID_HP(0, 1e-10),
+    OB_HP_FILTER_BIAS_AND_BN("weight decay in the AdamW group"),
 };
 
 static const char *const muon_groups[] = {"muon", "adamw", NULL};
@@ -40,11 +40,7 @@ static double muon_state(const ob_hp_values *hp)
 
 static ob_status muon_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
 {
-    (void)e;
-    if (g == 1) {
-        ob_hybrid_adamw_rule(o, r);
-        return OB_OK;
-    }
+    if (g == 1) return ob_hybrid_adamw_rule(o, r, e);
     *r = (ob_rule){0};
     r->kind = OB_RULE_MUON_MOMENTUM;
     r->momentum = (float)ob_optim_hp(o, "momentum");

@@ -253,22 +253,33 @@ ob_status ob_sgd_momentum_rule(const ob_optim *o, int kind, ob_rule *r, ob_err *
 void ob_adam_rule(ob_rule *r, double beta1, double beta2, double eps, double wd, int decoupled,
                   int amsgrad);
 void ob_adam_step(ob_rule_step *s, double lr, int64_t t, double beta1, double beta2);
-/* The AdamW group of muon/root: hyperparameters adamw_lr, adamw_beta1/2, adamw_eps, adamw_wd. */
-void ob_hybrid_adamw_rule(const ob_optim *o, ob_rule *r);
+/* The AdamW group of muon/root: hyperparameters adamw_style, adamw_lr,
+ * adamw_beta1/2, adamw_eps, adamw_wd. With adamw_style=moonlight it takes the
+ * optimizer's lr and weight_decay (adamw_lr or adamw_wd given: bad input). */
+ob_status ob_hybrid_adamw_rule(const ob_optim *o, ob_rule *r, ob_err *e);
 void ob_hybrid_adamw_step(const ob_optim *o, int64_t t, double lr_scale, ob_rule_step *s);
 /* Hybrid routing: 2-D matrices and 4-D conv kernels to the main group, the rest to adamw. */
 extern const char *const ob_hybrid_routes[];
-/* Hyperparameters of the hybrid optimizers' routing and AdamW group (the
- * defaults of the reference hybrid Muon: lr 3e-4, betas (0.9, 0.95), eps 1e-10, no decay). */
-#define OB_HYBRID_HP                                                                               \
+/* Hyperparameters of the hybrid optimizers' routing and AdamW group: style
+ * 0 (separate) is the reference hybrid Muon's group (Keller Jordan's
+ * MuonWithAuxAdam: lr 3e-4, eps 1e-10, no decay), 1 (moonlight) Moonlight's
+ * (the ROOT authors' code: the optimizer's lr and weight decay, eps 1e-8
+ * before the bias correction); betas (0.9, 0.95) in both. */
+#define OB_HYBRID_HP(style, eps)                                                                   \
     {"routing", OB_HP_ENUM, 0, 0, 1, 0, 0, "hybrid|explicit",                                      \
      "hybrid: 2-D hidden weights (and conv kernels) here, the rest to AdamW; explicit: only "      \
      "the routes given"},                                                                          \
-    {"adamw_lr", OB_HP_FLOAT, 3e-4, 0, INFINITY, 1, 0, NULL, "learning rate of the AdamW group"},  \
+    {"adamw_style", OB_HP_ENUM, (style), 0, 1, 0, 0, "separate|moonlight",                         \
+     "the AdamW group: separate: its own adamw_lr and adamw_wd (hybrid Muon); moonlight: this "    \
+     "optimizer's lr and weight_decay, eps added to sqrt(v) before the bias correction "           \
+     "(Moonlight, the ROOT authors' code)"},                                                       \
+    {"adamw_lr", OB_HP_FLOAT, 3e-4, 0, INFINITY, 1, 0, NULL,                                       \
+     "learning rate of the AdamW group (adamw_style=separate)"},                                   \
     {"adamw_beta1", OB_HP_FLOAT, 0.9, 0, 1, 0, 1, NULL, "AdamW group: decay of the first moment"}, \
     {"adamw_beta2", OB_HP_FLOAT, 0.95, 0, 1, 0, 1, NULL, "AdamW group: decay of the second moment"}, \
-    {"adamw_eps", OB_HP_FLOAT, 1e-10, 0, INFINITY, 0, 0, NULL, "AdamW group: added to the denominator"}, \
-    {"adamw_wd", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL, "AdamW group: decoupled weight decay"}
+    {"adamw_eps", OB_HP_FLOAT, (eps), 0, INFINITY, 0, 0, NULL, "AdamW group: added to the denominator"}, \
+    {"adamw_wd", OB_HP_FLOAT, 0.0, 0, INFINITY, 0, 0, NULL,                                        \
+     "AdamW group: decoupled weight decay (adamw_style=separate)"}
 
 /* Optimizers of the library, defined in their own files. */
 extern const ob_optimizer_def ob_opt_sgd;

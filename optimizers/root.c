@@ -9,7 +9,9 @@
  *   p *= 1 - lr*wd; p -= lr * 0.2*sqrt(max(rows, cols)) * X
  * The quantile is a selection (the backend's abs_quantile), never a sort.
  * Group 0 holds 2-D matrices (conv kernels as out x in*kh*kw); with the default
- * hybrid routing everything else goes to group 1, an AdamW. */
+ * hybrid routing everything else goes to group 1, an AdamW: by default the
+ * authors' (Moonlight's), with root's lr and weight decay, eps 1e-8 added to
+ * sqrt(v) before the bias correction (adamw_style=moonlight). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +20,17 @@
 #include "optimizers/optim_impl.h"
 
 static const ob_hp_def root_hp[] = {
-    {"lr", OB_HP_FLOAT, 1e-3, 0, INFINITY, 1, 0, NULL, "learning rate of the matrices"},
+    {"lr", OB_HP_FLOAT, 1e-3, 0, INFINITY, 1, 0, NULL,
+     "learning rate (the matrices', and the AdamW group's with adamw_style=moonlight)"},
     {"momentum", OB_HP_FLOAT, 0.95, 0, 1, 0, 1, NULL, "momentum factor (M = momentum*M + g)"},
     {"nesterov", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "u = g + momentum*M (else u = M)"},
-    {"weight_decay", OB_HP_FLOAT, 0.1, 0, INFINITY, 0, 0, NULL, "decoupled weight decay: p *= 1 - lr*wd"},
+    {"weight_decay", OB_HP_FLOAT, 0.1, 0, INFINITY, 0, 0, NULL,
+     "decoupled weight decay: p *= 1 - lr*wd (the AdamW group's too with adamw_style=moonlight)"},
     {"threshold_quantile", OB_HP_FLOAT, 0.9, 0, 1, 1, 0, NULL,
      "clip u at this quantile of |u| (1: no clipping)"},
     {"ns_steps", OB_HP_INT, 5, 1, 99, 0, 0, NULL, "Newton-Schulz iterations"},
-    OB_HYBRID_HP,
-    OB_HP_FILTER_BIAS_AND_BN("adamw_wd in the AdamW group"),
+    OB_HYBRID_HP(1, 1e-8),
+    OB_HP_FILTER_BIAS_AND_BN("weight decay in the AdamW group"),
 };
 
 static const char *const root_groups[] = {"root", "adamw", NULL};
@@ -39,11 +43,7 @@ static double root_state(const ob_hp_values *hp)
 
 static ob_status root_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
 {
-    (void)e;
-    if (g == 1) {
-        ob_hybrid_adamw_rule(o, r);
-        return OB_OK;
-    }
+    if (g == 1) return ob_hybrid_adamw_rule(o, r, e);
     *r = (ob_rule){0};
     r->kind = OB_RULE_ROOT_MOMENTUM;
     r->momentum = (float)ob_optim_hp(o, "momentum");

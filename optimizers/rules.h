@@ -200,6 +200,7 @@ typedef enum ob_rule_kind {
 
 /* ob_rule.flags */
 #define OB_RULE_CENTERED 1   /* rmsprop: centered */
+#define OB_RULE_EPS_RAW 2    /* adam: eps added to sqrt(v) before the bias correction (Moonlight's AdamW) */
 #define OB_RULE_SKIP_DECAY 2 /* soap apply: no weight decay (filter_bias_and_bn) */
 
 typedef struct ob_rule {
@@ -208,7 +209,7 @@ typedef struct ob_rule {
     int nesterov;
     int amsgrad;
     int decoupled_wd;  /* AdamW-style p *= 1 - lr*wd instead of g += wd*p */
-    int flags;         /* rule-specific switches (OB_RULE_CENTERED) */
+    int flags;         /* rule-specific switches (OB_RULE_CENTERED, OB_RULE_EPS_RAW) */
     float weight_decay;
     float momentum;
     float dampening;
@@ -267,7 +268,10 @@ OB_HD static inline void ob_rule_adam(const ob_rule *r, const ob_rule_step *s, f
         *vmax = vhat;
     }
     float step_size = s->lr / s->bc1;
-    float denom = sqrtf(vhat) / sqrtf(s->bc2) + r->eps;
+    /* OB_RULE_EPS_RAW: m / (sqrt(v) + eps) x lr sqrt(bc2) / bc1, as Moonlight's
+     * AdamW (and the ROOT authors' code) computes it */
+    float denom = (r->flags & OB_RULE_EPS_RAW) ? (sqrtf(vhat) + r->eps) / sqrtf(s->bc2)
+                                               : sqrtf(vhat) / sqrtf(s->bc2) + r->eps;
     *p -= step_size * (mm / denom);
 }
 

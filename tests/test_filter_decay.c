@@ -8,7 +8,8 @@
  * the update; and train.clip_norm), over a model-like layout where the two
  * kinds alternate and a norm is 2-D; the filter must also change something
  * (a vacuous filter fails). The hybrid optimizers (muon, root) filter their
- * AdamW group's adamw_wd. A test of the values against torch's algorithm is
+ * AdamW group's decay (adamw_wd; weight_decay with adamw_style=moonlight,
+ * root's default). A test of the values against torch's algorithm is
  * tests/test_adam_filter.c (and the lamb, lars tests); this one holds every
  * optimizer to the same definition of the setting.
  *
@@ -175,7 +176,10 @@ int main(void)
     for (int k = 0; k < n_opt; k++) {
         const ob_optimizer_def *d = defs[k];
         const int has_filter = ob_hp_index(d->hp, d->n_hp, "filter_bias_and_bn") >= 0;
-        const char *wd = ob_hp_index(d->hp, d->n_hp, "adamw_wd") >= 0 ? "adamw_wd" : "weight_decay";
+        /* a hybrid's AdamW group decays by adamw_wd, or by weight_decay with
+         * adamw_style=moonlight (root's default) */
+        const int ia = ob_hp_index(d->hp, d->n_hp, "adamw_wd"), is = ob_hp_index(d->hp, d->n_hp, "adamw_style");
+        const char *wd = ia >= 0 && !(is >= 0 && d->hp[is].def == 1) ? "adamw_wd" : "weight_decay";
         const int has_wd = ob_hp_index(d->hp, d->n_hp, wd) >= 0;
         CHECK_MSG(has_filter == (has_wd && !listed(d->name)),
                   "%s: has a weight decay but no filter_bias_and_bn (or the reverse); add it, or list it in "

@@ -370,11 +370,24 @@ static void test_routing_check(void)
               "%s", warn);
     CHECK_MSG(strstr(warn, "exclude: {quadratic: [muon]}") != NULL, "%s", warn);
     CHECK_MSG(strstr(warn, "cnn-tiny") == NULL && strstr(warn, "sgd") == NULL, "%s", warn);
-    /* routing everything to the AdamW group on purpose is warned about too */
+    /* routing everything to the AdamW group on purpose is warned about too,
+     * where that group has an lr of its own */
+    CHECK_OK(route_all("workloads: cnn-tiny\noptimizers: root\n"
+                       "hparams: {root: {route: \"* -> adamw\", adamw_style: separate}}\n",
+                       warn, sizeof warn, &e),
+             &e);
+    CHECK_MSG(strstr(warn, "cnn-tiny x root: root's lr reaches no parameter") != NULL, "%s", warn);
+    /* root's own AdamW group (adamw_style=moonlight) takes root's lr */
     CHECK_OK(route_all("workloads: cnn-tiny\noptimizers: root\nhparams: {root: {route: \"* -> adamw\"}}\n", warn,
                        sizeof warn, &e),
              &e);
-    CHECK_MSG(strstr(warn, "cnn-tiny x root: root's lr reaches no parameter") != NULL, "%s", warn);
+    CHECK_MSG(strstr(warn, "lr reaches no parameter") == NULL, "%s", warn);
+    /* with it, an lr or a weight decay of the group's own is bad input */
+    s = route_all("workloads: cnn-tiny\noptimizers: root\nhparams: {root: {adamw_lr: 0.01}}\n", warn, sizeof warn, &e);
+    CHECK(s == OB_ERR_INPUT);
+    CHECK_MSG(strstr(e.msg, "root.adamw_lr = 0.01 has no effect with root.adamw_style = moonlight (its AdamW group "
+                            "takes root.lr); set root.lr, or root.adamw_style=separate"),
+              "%s", e.msg);
 }
 
 static void test_stats(void)

@@ -137,6 +137,24 @@ static void ref_hybrid_adamw(ref *r, double *p, const double *g, int t)
     }
 }
 
+/* the AdamW group with adamw_style=moonlight (root's default), as Moonlight's
+ * and the ROOT authors' code write it: the optimizer's lr and weight decay,
+ * u = m / (eps + sqrt(v)), p -= lr / (bc1 / sqrt(bc2)) u */
+static void ref_moonlight_adamw(ref *r, double *p, const double *g, int t)
+{
+    double lr = HP("lr", 1e-3), b1 = HP("adamw_beta1", 0.9), b2 = HP("adamw_beta2", 0.95),
+           eps = HP("adamw_eps", 1e-8), wd = HP("weight_decay", 0.1);
+    double scale = (1 - pow(b1, t)) / sqrt(1 - pow(b2, t));
+    for (int i = 0; i < r->n; i++) {
+        double *m = &r->s[0][i], *v = &r->s[1][i];
+        *m += (1 - b1) * (g[i] - *m);
+        *v += (1 - b2) * (g[i] * g[i] - *v);
+        double u = *m / (eps + sqrt(*v));
+        p[i] *= 1 - lr * wd;
+        p[i] -= lr / scale * u;
+    }
+}
+
 static void ref_nadam(ref *r, double *p, const double *g, int t)
 {
     double lr = HP("lr", 2e-3), b1 = HP("beta1", 0.9), b2 = HP("beta2", 0.999), eps = HP("eps", 1e-8),
@@ -438,6 +456,14 @@ static const rcase cases[] = {
     {"muon_vector_to_adamw", "muon", "16", "adamw_lr=0.01,adamw_wd=0.1", 8, 1e-5, ref_hybrid_adamw, NULL},
     {"muon_routed_adamw", "muon", "6x4", "adamw_lr=0.01,adamw_beta2=0.99", 8, 1e-5, ref_hybrid_adamw,
      "tag=matrix -> adamw"},
+    /* eps large enough that where it is added shows */
+    {"root_vector_moonlight", "root", "16", "lr=0.05,weight_decay=0.2,adamw_eps=0.05", 10, 1e-5, ref_moonlight_adamw,
+     NULL},
+    {"root_routed_moonlight", "root", "6x4", "lr=0.02", 10, 1e-5, ref_moonlight_adamw, "tag=matrix -> adamw"},
+    {"root_vector_separate", "root", "16", "adamw_style=separate,adamw_lr=0.01,adamw_wd=0.1,adamw_eps=0.05", 10, 1e-5,
+     ref_hybrid_adamw, NULL},
+    {"muon_vector_moonlight", "muon", "16", "adamw_style=moonlight,lr=0.05,weight_decay=0.2,adamw_eps=0.05", 10, 1e-5,
+     ref_moonlight_adamw, NULL},
     {"root_tall_q80", "root", "20x12", "lr=0.01,threshold_quantile=0.8", 5, 1e-4, ref_root, NULL},
     {"root_wide_wd", "root", "8x24", "lr=0.02,weight_decay=0.2", 5, 1e-4, ref_root, NULL},
 };

@@ -179,7 +179,7 @@ int main(void)
              "workloads: [quadratic, rosenbrock]\n"
              "optimizers: [%s]\n"
              "lrs: {%s}\n"
-             "hparams: {muon: {adamw_lr: 0.01}, root: {adamw_lr: 0.01}}\n"
+             "hparams: {muon: {adamw_lr: 0.01}}\n"
              "workload_params: {quadratic: {dim: 16}, rosenbrock: {dim: 4}}\n"
              "steps: 40\n",
              names, lrs);

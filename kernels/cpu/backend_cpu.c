@@ -577,10 +577,13 @@ OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc,
         SPLIT(wd, SPLIT(mom, SPLIT(first, SPLIT(r.nesterov, LOOP(ob_rule_sgd(&r, &step, &p[i], g[i] * clip,
                                                                          s0 ? &s0[i] : NULL))))));
         break;
-    case OB_RULE_ADAM:
-        SPLIT(wd, SPLIT(r.decoupled_wd, SPLIT(r.amsgrad, LOOP(ob_rule_adam(&r, &step, &p[i], g[i] * clip, &s0[i],
-                                                                           &s1[i], r.amsgrad ? &s2[i] : NULL)))));
+    case OB_RULE_ADAM: {
+        const int eps_raw = (r.flags & OB_RULE_EPS_RAW) != 0;
+        SPLIT(eps_raw, SPLIT(wd, SPLIT(r.decoupled_wd, SPLIT(r.amsgrad, LOOP(ob_rule_adam(&r, &step, &p[i], g[i] * clip,
+                                                                                        &s0[i], &s1[i],
+                                                                                        r.amsgrad ? &s2[i] : NULL))))));
         break;
+    }
     case OB_RULE_NADAM:
         SPLIT(wd, SPLIT(r.decoupled_wd, LOOP(ob_rule_nadam(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i]))));
         break;

@@ -145,9 +145,12 @@ void ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, co
     free(otmp);
 }
 
-void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, int64_t run_id, char *buf, size_t n)
+void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, const char *db_id, int64_t run_id, char *buf,
+                           size_t n)
 {
-    if (c->checkpoint_dir[0]) snprintf(buf, n, "%s/run-%lld", c->checkpoint_dir, (long long)run_id);
+    if (c->checkpoint_dir[0] && db_id[0])
+        snprintf(buf, n, "%s/%s/run-%lld", c->checkpoint_dir, db_id, (long long)run_id);
+    else if (c->checkpoint_dir[0]) snprintf(buf, n, "%s/run-%lld", c->checkpoint_dir, (long long)run_id);
     else snprintf(buf, n, "%s.ckpt/run-%lld", db_path, (long long)run_id);
 }
 
@@ -273,6 +276,7 @@ typedef struct matrix_ctx {
     const ob_config *cfg;
     int64_t bench_id;
     const char *db_path;
+    const char *db_id;      /* ob_store_database_id: checkpoints in a shared checkpoint_dir */
     job *jobs;
     int n_jobs, next;
     int *deferred;          /* jobs whose cell another process held: tried again at the end */
@@ -319,16 +323,25 @@ static ob_status eval_now(cell_state *cs, int64_t step, ob_eval *ev, ob_eval_poi
 }
 
 /* The identity of a run as a checkpoint records it: a checkpoint is only
- * used by the run it was written for, in the same database. */
-static void spec_text(const matrix_ctx *x, const job *j, char *buf, size_t n)
+ * used by the run it was written for, in the same database (its
+ * ob_store_database_id), whatever its cell's index (a matrix that grew, or
+ * lists its cells in another order, renumbers them). legacy: the text of an
+ * optbench from before 2026-12-05, which named the cell and no database. */
+static void spec_text(const matrix_ctx *x, const job *j, int legacy, char *buf, size_t n)
 {
     const ob_run_spec *r = j->spec;
+    char who[96];
+    if (legacy)
+        snprintf(who, sizeof who, "benchmark=%lld run=%lld cell=%lld", (long long)x->bench_id, (long long)j->run_id,
+                 (long long)r->cell);
+    else
+        snprintf(who, sizeof who, "database=%s benchmark=%lld run=%lld", x->db_id, (long long)x->bench_id,
+                 (long long)j->run_id);
     snprintf(buf, n,
-             "optbench run checkpoint\nbenchmark=%lld run=%lld cell=%lld\nworkload=%s\n"
+             "optbench run checkpoint\n%s\nworkload=%s\n"
              "workload_params=%s\noptimizer=%s\nhparams=%s\nlr=%a seed=%lld steps=%lld\n",
-             (long long)x->bench_id, (long long)j->run_id, (long long)r->cell, r->workload,
-             r->workload_params ? r->workload_params : "", r->optimizer, r->hparams ? r->hparams : "",
-             r->lr, (long long)r->seed, (long long)r->steps);
+             who, r->workload, r->workload_params ? r->workload_params : "", r->optimizer,
+             r->hparams ? r->hparams : "", r->lr, (long long)r->seed, (long long)r->steps);
 }
 
 /* The tensor table, so that a checkpoint of another layout is refused. */
@@ -363,7 +376,7 @@ static ob_status write_checkpoint(const matrix_ctx *x, const job *j, ob_device *
     ob_ckpt_section sec[OB_CKPT_MAX_SECTIONS];
     void *host[MAX_BLOBS + 1] = {0};
     char spec[8192];
-    spec_text(x, j, spec, sizeof spec);
+    spec_text(x, j, 0, spec, sizeof spec);
     char *lay = layout_text(&cs->rep[0].lay);
     ob_status s = lay ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory for a checkpoint");
     int n = 0;
@@ -409,9 +422,13 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
                         ob_state_blob *blobs, int nb, char *why, size_t wn)
 {
     char spec[8192];
-    spec_text(x, j, spec, sizeof spec);
     const ob_ckpt_section *s = ob_ckpt_find(c, "spec");
-    if (!s || s->bytes != strlen(spec) || memcmp(s->data, spec, s->bytes) != 0) {
+    int same = 0;
+    for (int legacy = 0; legacy < 2 && !same && s; legacy++) {
+        spec_text(x, j, legacy, spec, sizeof spec);
+        same = s->bytes == strlen(spec) && memcmp(s->data, spec, s->bytes) == 0;
+    }
+    if (!same) {
         snprintf(why, wn, "it was written for another run or configuration");
         return 0;
     }
@@ -1014,11 +1031,16 @@ static void record_failure(matrix_ctx *x, const ob_err *e)
 }
 
 /* A finished run's checkpoints and lock (and their folders) go. */
-static void remove_run_files(const ob_config *c, const char *db_path, int64_t run_id)
+static void remove_run_files(const ob_config *c, const char *db_path, const char *db_id, int64_t run_id)
 {
     char dir[1100];
-    ob_run_checkpoint_dir(c, db_path, run_id, dir, sizeof dir);
+    ob_run_checkpoint_dir(c, db_path, db_id, run_id, dir, sizeof dir);
     ob_ckpt_remove_all(dir);
+    if (c->checkpoint_dir[0] && db_id[0]) { /* DIR/DBID once its last run is done (fails while others are there) */
+        char *slash = strrchr(dir, '/');
+        if (slash) *slash = 0;
+        rmdir(dir);
+    }
     ob_lock_run_dir(db_path, run_id, dir, sizeof dir);
     ob_ckpt_remove_all(dir);
 }
@@ -1033,7 +1055,7 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
 {
     *busy = 0;
     char ckdir[1100], lockdir[1100], before[1100];
-    ob_run_checkpoint_dir(x->cfg, x->db_path, j->run_id, ckdir, sizeof ckdir);
+    ob_run_checkpoint_dir(x->cfg, x->db_path, x->db_id, j->run_id, ckdir, sizeof ckdir);
     ob_lock_run_dir(x->db_path, j->run_id, lockdir, sizeof lockdir);
     int fd;
     ob_status s = OB_OK;
@@ -1054,7 +1076,7 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
          * failure is recorded with its error, and running the cell again here
          * would most likely fail the same way (--resume runs it again) */
         if (finished) {
-            remove_run_files(x->cfg, x->db_path, j->run_id);
+            remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);
             if (before[0]) ob_ckpt_remove_all(before);
         } else {
             fprintf(stderr, "optbench: cell %lld (run %lld) failed in another process (the error is in the "
@@ -1084,7 +1106,7 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
                  &resumed_from);
     if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
     if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged"))) {
-        remove_run_files(x->cfg, x->db_path, j->run_id);
+        remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);
         if (before[0]) ob_ckpt_remove_all(before);
     }
     close(fd);
@@ -1861,6 +1883,8 @@ setup_done:
     sum->bench_id = bench_id;
 
     /* the plan: every cell not finished yet */
+    char db_id[40];
+    if ((s = ob_store_database_id(store, db_id, sizeof db_id, e)) != OB_OK) goto done;
     int n_jobs = 0, n_cont = 0;
     for (int k = 0; k < n; k++) {
         char status[32] = "pending";
@@ -1869,7 +1893,7 @@ setup_done:
             if (ob_store_status_finished(status)) {
                 /* a process killed between recording the result and deleting
                  * the checkpoints leaves them behind: they are of no use now */
-                remove_run_files(c, ob_store_path(store), ids[k]);
+                remove_run_files(c, ob_store_path(store), db_id, ids[k]);
                 sum->skipped++;
                 continue;
             }
@@ -1886,6 +1910,7 @@ setup_done:
     x.cfg = c;
     x.bench_id = bench_id;
     x.db_path = ob_store_path(store);
+    x.db_id = db_id;
     x.sum = sum;
     x.multi = c->n_devices > 0;
     if ((s = run_jobs(&x, dev, store, jobs, n_jobs, m->cells, m->n, e)) != OB_OK) goto done;

@@ -81,7 +81,11 @@ typedef struct ob_step_times {
 /* Over steps 1..n: step_ms[i] and opt_ms[i] (NaN: unknown) are step i + 1's. */
 void ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, const int64_t *seg, int n_seg,
                       ob_step_times *out);
-/* The folder of run run_id's checkpoints for a configuration and database. */
-void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, int64_t run_id, char *buf, size_t n);
+/* The folder of run run_id's checkpoints for a configuration and database:
+ * DB.ckpt/run-ID, or with checkpoint_dir DIR/DBID/run-ID, DBID the
+ * database's ob_store_database_id (a folder shared by several databases
+ * keeps their runs of one id apart; DIR/run-ID where db_id is ""). */
+void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, const char *db_id, int64_t run_id, char *buf,
+                           size_t n);
 
 #endif

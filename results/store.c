@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The schema: the same text as results/schema.sql (tests/test_store.c checks
@@ -840,6 +841,38 @@ struct sqlite3 *ob_store_db(ob_store *s) { return s ? s->db : NULL; }
 
 const char *ob_store_path(ob_store *s) { return s ? s->path : ""; }
 
+ob_status ob_store_database_id(ob_store *s, char *buf, size_t n, ob_err *e)
+{
+    buf[0] = 0;
+    ob_status st = OB_OK;
+    if (!s->readonly) {
+        unsigned char r[8] = {0};
+        FILE *f = fopen("/dev/urandom", "rb");
+        size_t got = f ? fread(r, 1, sizeof r, f) : 0;
+        if (f) fclose(f);
+        if (got != sizeof r) { /* no /dev/urandom: the time and process are unique enough here */
+            uint64_t x = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid() << 32 ^ (uint64_t)clock();
+            for (int i = 0; i < 8; i++) r[i] = (unsigned char)(x >> (8 * i));
+        }
+        char sql[160];
+        snprintf(sql, sizeof sql,
+                 "INSERT OR IGNORE INTO meta (key, value) VALUES ('database_id', "
+                 "'%02x%02x%02x%02x%02x%02x%02x%02x')",
+                 r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]);
+        OB_TRY(begin(s, e));
+        st = commit_or_rollback(s, exec(s, sql, e), e);
+    }
+    sqlite3_stmt *q = NULL;
+    if (st == OB_OK) {
+        if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key = 'database_id'", -1, &q, NULL) != SQLITE_OK)
+            st = db_fail(s, e, "reading the database's id");
+        else if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+            snprintf(buf, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
 /* ---- writing ------------------------------------------------------------- */
 
 ob_status ob_store_begin_benchmark(ob_store *s, const char *name, const char *config_text,
@@ -1587,7 +1620,10 @@ ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err
     static const char *const sql[] = {
         "DELETE FROM curves WHERE run_id = ?1 AND step > ?2",
         "DELETE FROM evals WHERE run_id = ?1 AND step > ?2",
-        "DELETE FROM events WHERE run_id = ?1 AND (step > ?2 OR step IS NULL OR kind = 'diverged')",
+        /* a start over (?2 = -1) keeps the earlier ones' 'restarted' events:
+         * each counts a time the run's steps were done again */
+        "DELETE FROM events WHERE run_id = ?1 AND (step > ?2 OR step IS NULL OR kind = 'diverged') "
+        "AND kind <> 'restarted'",
         "UPDATE runs SET status = 'running', steps_done = max(?2, 0), final_loss = NULL, "
         "best_loss = NULL, eval_loss = NULL, eval_metric = NULL, step_ms_median = NULL, "
         "step_ms_p90 = NULL, step_ms_mean = NULL, opt_ms_median = NULL, opt_ms_mean = NULL, items_per_sec = NULL, diverged_step = NULL, finished_at = NULL, device_mem_bytes = NULL, "

@@ -105,6 +105,11 @@ void ob_store_close(ob_store *s);
 struct sqlite3 *ob_store_db(ob_store *s);
 /* The file name the store was opened with (for messages). */
 const char *ob_store_path(ob_store *s);
+/* The database's own name, 16 hex digits (meta 'database_id'), made at the
+ * first call on a writable store: what tells two databases' runs of one id
+ * apart where their checkpoints share a folder (checkpoint_dir). A copy of
+ * the file has the same one. "" from a read-only store without one. */
+ob_status ob_store_database_id(ob_store *s, char *buf, size_t n, ob_err *e);
 
 /* A write transaction around several calls: ob_store_tx_end commits when st
  * is OB_OK (and every write inside succeeded), else rolls all of it back, and
@@ -227,7 +232,8 @@ int ob_store_status_finished(const char *status);
 /* Status of a run: pending|running|done|diverged|failed|interrupted. */
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
 /* One transaction: drop a run's curve points, evaluations and events after
- * step `after` (after < 0: all of them) and its 'diverged' events, clear its
+ * step `after` (after < 0: all of them but its 'restarted' events, which
+ * count its starts over) and its 'diverged' events, clear its
  * result and mark it running, so that it can continue from that step. A run
  * that starts again from the beginning loses its origin (a merged run's
  * source): none of its results will come from there. */

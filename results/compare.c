@@ -904,8 +904,8 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     }
     /* The confirmation runs sit at whichever lr won each side's sweep, so
      * their cells match only when the winners agree: compare the sweeps. */
-    out->n_confirm_base = ob_dataset_drop_confirm(&B);
-    out->n_confirm_cand = ob_dataset_drop_confirm(&C);
+    out->n_confirm_base = ob_dataset_drop_confirm(&B, NULL);
+    out->n_confirm_cand = ob_dataset_drop_confirm(&C, &out->n_confirm_cand_unfinished);
     if (B.n == 0 || C.n == 0) {
         const int64_t id = B.n == 0 ? o->base_bench : o->cand_bench;
         if (id > 0)
@@ -1141,7 +1141,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         }
         out->regression = out->n_worse > 0 ||
                           (o->strict && (out->n_only_base || out->n_only_cand || out->n_base_unfinished));
-        out->incomplete = !out->regression && out->n_cand_unfinished > 0;
+        out->incomplete = !out->regression && (out->n_cand_unfinished > 0 || out->n_confirm_cand_unfinished > 0);
     }
 done:
     free(pairs);
@@ -1506,6 +1506,13 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                    "groups are judged on what finished, and with nothing worse there is no verdict (exit status "
                    "2); finish it (the same optbench run command with --resume) and compare again%s\n",
                 lead, unfinished, unfinished == 1 ? "" : "s", unfinished == 1 ? "is" : "are", md ? "." : "");
+    if (c->n_confirm_cand_unfinished)
+        fprintf(f, "%s%d confirmation run%s of the candidate %s not finished (its confirmation stage was stopped: "
+                   "a run stopped, a machine died): the candidate's benchmark is incomplete, and with nothing "
+                   "worse there is no verdict (exit status 2); finish it (the same optbench run command with "
+                   "--resume) and compare again%s\n",
+                lead, c->n_confirm_cand_unfinished, c->n_confirm_cand_unfinished == 1 ? "" : "s",
+                c->n_confirm_cand_unfinished == 1 ? "is" : "are", md ? "." : "");
     int moved = 0, from_cand = 0, smallest = 0, unmatched = 0;
     const ob_cmp_group *first_unmatched = NULL;
     for (int i = 0; i < c->n_g; i++)
@@ -1830,9 +1837,13 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
         fclose(nf);
     }
     const int base_unfinished = c->n_base_unfinished > 0, any_notes = notes && notes_len > 0;
-    int tests = c->n_g + (one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0) + mean_note + base_unfinished + any_notes;
+    const int confirm_unfinished = c->n_confirm_cand_unfinished > 0;
+    int tests = c->n_g + (one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0) + mean_note + base_unfinished + any_notes +
+                confirm_unfinished;
     int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0) + (base_unfinished && c->opts.strict ? 1 : 0);
-    int errors = 0; /* groups with cells the candidate has not finished, nothing worse: no verdict */
+    /* groups with cells the candidate has not finished, nothing worse, and a
+     * stopped confirmation stage: no verdict */
+    int errors = confirm_unfinished;
     for (int i = 0; i < c->n_g; i++) errors += c->g[i].overall != OB_WORSE && c->g[i].n_new_unfinished > 0;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\">\n"
@@ -1916,6 +1927,19 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
               "time=\"0\">\n      <system-out>note: ", f);
         xml_text(f, msn);
         fputs("</system-out>\n    </testcase>\n", f);
+    }
+    if (confirm_unfinished) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%d confirmation run%s of the candidate %s not finished (its confirmation stage "
+                 "was stopped): no verdict; finish it with the same run command and --resume",
+                 c->n_confirm_cand_unfinished, c->n_confirm_cand_unfinished == 1 ? "" : "s",
+                 c->n_confirm_cand_unfinished == 1 ? "is" : "are");
+        fputs("    <testcase classname=\"optbench.confirm\" name=\"confirmation runs not finished\" time=\"0\">\n"
+              "      <error type=\"not finished\" message=\"", f);
+        xml_text(f, msg);
+        fputs("\">", f);
+        xml_text(f, msg);
+        fputs("</error>\n    </testcase>\n", f);
     }
     if (base_unfinished) {
         char msg[160];

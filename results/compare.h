@@ -193,6 +193,8 @@ typedef struct ob_compare {
     int n_matched;
     int n_relaxed;            /* of them, matched with differing hyperparameter text */
     int n_confirm_base, n_confirm_cand; /* confirmation runs left out: the sweeps' cells are compared */
+    int n_confirm_cand_unfinished;      /* of the candidate's, not finished (its confirmation stage was
+                                         * stopped): the benchmark is incomplete (ob_compare.incomplete) */
     int n_bench_base, n_bench_cand;     /* benchmarks whose runs were used on each side */
     char only_note[640];      /* one-sided cells that would match but for their workload
                                * parameters or steps: "; e.g. ..."; empty when none */

@@ -832,11 +832,14 @@ static void rrun_free(ob_rrun *r)
     free(r->c_loss);
 }
 
-int ob_dataset_drop_confirm(ob_dataset *d)
+int ob_dataset_drop_confirm(ob_dataset *d, int *n_unfinished)
 {
     int k = 0, dropped = 0;
+    if (n_unfinished) *n_unfinished = 0;
     for (int i = 0; i < d->n; i++) {
         if (d->runs[i].confirm) {
+            if (n_unfinished && d->runs[i].cell >= 0 && !d->runs[i].finished && strcmp(d->runs[i].status, "failed"))
+                (*n_unfinished)++;
             rrun_free(&d->runs[i]);
             dropped++;
         } else {

@@ -127,8 +127,11 @@ int ob_curve_reader_failed(const ob_curve_reader *cr);
 void ob_curve_reader_close(ob_curve_reader *cr);
 void ob_dataset_free(ob_dataset *d);
 
-/* Leave the confirmation runs out of d (their labels stay); returns how many. */
-int ob_dataset_drop_confirm(ob_dataset *d);
+/* Leave the confirmation runs out of d (their labels stay); returns how many.
+ * *n_unfinished (when not NULL): how many of those in the matrix (not
+ * retired) are pending, running or interrupted (a confirmation stage that
+ * was stopped). */
+int ob_dataset_drop_confirm(ob_dataset *d, int *n_unfinished);
 
 /* A benchmark of a database (a row of its benchmarks table): what it was
  * called, which code ran it, where, on what, and when. */

@@ -1320,7 +1320,7 @@ static void test_confirm(const char *path)
     CHECK(rank[qa - s.g] == 1 && rank[qs - s.g] == 0 && rank[ra - s.g] == 0 && rank[rs - s.g] == 0);
     CHECK(ob_stats_has_confirm(&s) && !ob_stats_has_confirm(&s0));
     /* compare leaves them out */
-    CHECK(ob_dataset_drop_confirm(&d) == 7 && d.n == d0.n);
+    CHECK(ob_dataset_drop_confirm(&d, NULL) == 7 && d.n == d0.n);
     for (int i = 0; i < d.n; i++) CHECK(!d.runs[i].confirm);
 out:
     ob_stats_free(&s0);
@@ -2091,7 +2091,7 @@ static void test_dataset_reading(const char *path)
                   d.runs[9].confirm,
               "%d runs, %d masked, %d superseded", d.n, d.n_masked, d.n_superseded);
     /* the confirmation run goes, though it did not finish */
-    CHECK(ob_dataset_drop_confirm(&d) == 1 && d.n == 9 && !d.runs[8].confirm);
+    CHECK(ob_dataset_drop_confirm(&d, NULL) == 1 && d.n == 9 && !d.runs[8].confirm);
     ob_dataset_free(&d);
     ob_store_close(s);
 }

@@ -77,6 +77,14 @@ check "confirm.csv: 3 seeds, lr is the best" test "$(python3 -c "import csv,sys;
 check "compare of a database with itself passes" test $? = 0
 check "compare notes the confirmation runs it left out" grep -q "not compared, 9 in the baseline and 9 in the candidate" "$tmp/cmp.out"
 check "compare matched the sweep's 24 cells" grep -q "24 matched cells" "$tmp/cmp.out"
+# a candidate whose confirmation stage was stopped is not finished: no verdict
+cp "$tmp/a.db" "$tmp/stopped.db"
+python3 -c "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); db.execute(\"update runs set status = 'interrupted', final_loss = null where id in (select id from runs where stage = 'confirm' order by id desc limit 2)\"); db.execute('update benchmarks set finished_at = null'); db.commit()" "$tmp/stopped.db"
+"$OPTBENCH" compare --baseline "$tmp/a.db" --candidate "$tmp/stopped.db" --strict --junit "$tmp/stopped.xml" >"$tmp/cmp.out" 2>&1
+rc=$?
+check "a stopped confirmation stage: no verdict, exit 2 (rc $rc)" test $rc = 2
+check "  ... and says why" grep -q "note: 2 confirmation runs of the candidate are not finished (its confirmation stage was stopped" "$tmp/cmp.out"
+check "  ... a JUnit error" grep -q '<error type="not finished" message="2 confirmation runs of the candidate are not finished' "$tmp/stopped.xml"
 
 # --resume --confirm-seeds on a finished sweep adds the stage; the same runs
 "$OPTBENCH" "${sweep[@]}" --db "$tmp/b.db" 2>/dev/null || { echo "FAIL: sweep b"; fail=1; }

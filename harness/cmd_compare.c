@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fs.h"
 #include "core/hparams.h"
 #include "harness/commands.h"
 #include "results/compare.h"
@@ -218,6 +220,22 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
             first_error(why, nwhy, "%s", msg);
             continue;
         }
+        /* a folder that is not there yet is made (test-results/x.xml), as
+         * report makes its --out */
+        char dir[1024];
+        snprintf(dir, sizeof dir, "%s", paths[k]);
+        char *slash = strrchr(dir, '/');
+        struct stat sd;
+        if (slash && slash != dir) {
+            *slash = 0;
+            ob_err me;
+            if (stat(dir, &sd) != 0 && ob_mkdir_p(dir, &me) != OB_OK) {
+                int en = errno;
+                ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], me.msg);
+                first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
+                continue;
+            }
+        }
         /* opened without truncating, so that a file two reports name keeps
          * --markdown-append's earlier content */
         append[k] = k == 1;
@@ -314,6 +332,10 @@ static int no_verdict(const reports *r, const char *err)
 
 int ob_cmd_compare(int argc, char **argv)
 {
+    /* the exit status is the verdict: a reader of the standard output that
+     * stops early (`| head`) makes a write fail (no verdict, the reports say
+     * so) rather than end the process with SIGPIPE's 141 */
+    signal(SIGPIPE, SIG_IGN);
     ob_compare_opts o;
     ob_compare_opts_default(&o);
     reports rep = {0};
@@ -472,6 +494,14 @@ int ob_cmd_compare(int argc, char **argv)
                               : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
                c.n_g == 1 ? "" : "s", c.n_worse, c.n_better, c.n_only_base, c.n_only_base == 1 ? "" : "s",
                c.n_only_cand, unf);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        /* the table went out, the reports and the status give the verdict:
+         * only its line is lost (a reader that stopped reading) */
+        const int en = errno;
+        fprintf(stderr, "optbench: compare: the verdict line could not be written to the standard output (%s); the "
+                        "exit status (%d) and the reports give the verdict\n", strerror(en), rc);
+        clearerr(stdout);
     }
     ob_compare_free(&c);
     return rc;

@@ -353,9 +353,26 @@ check "bad value before the report option: reported" grep -q "loss-tol &apos;nan
 no_verdict_reports "unknown option" --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate 1
 no_verdict_reports "no candidate" --baseline "$tmp/base.db"
 no_verdict_reports "both markdowns" --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown-append "$tmp/m2.md"
-# a report that cannot be written: no verdict (2), not a regression (1)
-compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/no/such/dir.md"
-check "names the report: $(cat "$tmp/err")" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"
+# a report that cannot be written (its folder cannot be made: a file is in
+# the way): no verdict (2), not a regression (1)
+printf 'a file\n' >"$tmp/afile"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/afile/dir.md"
+check "names the report: $(cat "$tmp/err")" grep -q "cannot write '$tmp/afile/dir.md'" "$tmp/err"
+# a report's folder that is not there yet is made (test-results/ in a CI job)
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/base.db" --junit "$tmp/made/here/r.xml" \
+  --markdown "$tmp/made/r.md" >/dev/null 2>"$tmp/err"
+rc=$?
+check "reports into folders not there yet: written (rc $rc: $(cat "$tmp/err"))" \
+  test $rc = 0 -a -s "$tmp/made/here/r.xml" -a -s "$tmp/made/r.md"
+# a reader of the table that stops early (| head): the status is still a
+# verdict, 0, 1 or 2 (no verdict when the table itself could not be written),
+# never SIGPIPE's 141, and the reports agree with it
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/base.db" --markdown "$tmp/pipe.md" 2>"$tmp/err" |
+  head -c 10 >/dev/null
+rc=${PIPESTATUS[0]}
+check "a reader that stops early: a verdict's status (rc $rc)" test $rc = 0 -o $rc = 2
+if [ $rc = 0 ]; then want='## optbench compare: no regression'; else want='## optbench compare: no verdict'; fi
+check "  ... the report agrees" test "$(head -1 "$tmp/pipe.md")" = "$want"
 # an option given twice would judge another database than the one meant: no verdict
 no_verdict_reports "--baseline twice" --baseline "$tmp/cand.db" --baseline "$tmp/base.db" --candidate "$tmp/cand.db"
 check "--baseline twice: says so: $(cat "$tmp/err")" grep -q "\-\-baseline is given twice ('$tmp/cand.db' and '$tmp/base.db'): give it once" "$tmp/err"
@@ -401,13 +418,13 @@ unwritable() { # what, then the report options: exit 2, the reports written say 
     grep -qxF "optbench compare: no verdict (exit status 2): cannot write '$bad': $why" "$tmp/out"
   check "$what: no verdict printed" test "$(grep -c 'no regression\|REGRESSION' "$tmp/out")" = 0
 }
-bad="$tmp/no/such/x.xml" why='No such file or directory'
+bad="$tmp/afile/x.xml" why='Not a directory'
 unwritable "JUnit not written" --markdown "$tmp/nv.md" --junit "$bad"
 check "JUnit not written: the Markdown says why: $(head -3 "$tmp/nv.md")" \
   grep -qxF "compare could not run: cannot write '$bad': $why" "$tmp/nv.md"
 check "JUnit not written: no verdict in the Markdown" \
   test "$(grep -c '^## optbench compare: no verdict$' "$tmp/nv.md")" = 1 -a "$(grep -c '| verdict |' "$tmp/nv.md")" = 0
-bad="$tmp/no/such/x.md"
+bad="$tmp/afile/x.md"
 unwritable "Markdown not written" --markdown "$bad" --junit "$tmp/nv.xml"
 if [ $have_py = 1 ]; then
   msg=$(junit_error "$tmp/nv.xml"); rc=$?
@@ -429,8 +446,8 @@ if [ -w /dev/full ]; then
     -a "$(grep -c '^## optbench compare: no verdict$' "$tmp/sum.md")" = 1
 fi
 stale "$tmp/nv.xml"
-compare 2 --baseline "$tmp/base.db" --candidate "$tmp/text.db" --markdown "$tmp/no/such/dir.md" --junit "$tmp/nv.xml"
-check "no verdict, a report not written: named" grep -q "cannot write '$tmp/no/such/dir.md'" "$tmp/err"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/text.db" --markdown "$tmp/afile/dir.md" --junit "$tmp/nv.xml"
+check "no verdict, a report not written: named" grep -q "cannot write '$tmp/afile/dir.md'" "$tmp/err"
 check "no verdict, the other report still written" grep -q '<error type="no verdict"' "$tmp/nv.xml"
 "$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.5 --seeds 1 --steps 10 --backend cpu \
   --db "$tmp/other.db" >/dev/null 2>&1

@@ -611,6 +611,9 @@ int ob_cmd_run(int argc, char **argv)
             char line[1400];
             if (stat(cfg.db, &sb) != 0) {
                 printf("--resume: no database '%s' yet; it would start a new benchmark\n", cfg.db);
+            } else if (ob_store_empty(cfg.db)) {
+                printf("--resume: database '%s' holds no results yet (a run stopped as it created it); it would "
+                       "start a new benchmark\n", cfg.db);
             } else if (ob_store_open(cfg.db, OB_STORE_READONLY, &st, &e) != OB_OK ||
                        ob_run_resume_preview(&cfg, &m, st, line, sizeof line, &e) != OB_OK) {
                 ob_store_close(st);

@@ -453,6 +453,25 @@ static int probe_query(const char *path, int flags, sqlite3 **db, long long *app
     return rc;
 }
 
+/* A file of 0 bytes, or an SQLite database without tables, opened to be
+ * read: `run` makes one as it starts, so most likely one was stopped then. */
+static ob_status fail_empty(const char *path, ob_err *e)
+{
+    return ob_fail(e, OB_ERR_INPUT,
+                   "database '%s' holds no results yet: it is empty (an optbench run stopped as it created it, "
+                   "or a file made by another program); `optbench run` with --resume and this --db fills it",
+                   path);
+}
+
+static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_err *e);
+
+int ob_store_empty(const char *path)
+{
+    probe p;
+    ob_err e;
+    return probe_file(path, OB_STORE_CREATE, &p, &e) == OB_OK && p.exists && p.fresh;
+}
+
 static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_err *e)
 {
     memset(p, 0, sizeof *p);
@@ -474,9 +493,7 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
     size_t n = fread(hdr, 1, sizeof hdr, f);
     fclose(f);
     if (n == 0) {
-        if (mode != OB_STORE_CREATE)
-            return ob_fail(e, OB_ERR_INPUT, "database '%s' is an empty file, not an optbench database",
-                           path);
+        if (mode != OB_STORE_CREATE) return fail_empty(path, e);
         p->fresh = 1;
         return OB_OK;
     }
@@ -583,7 +600,8 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
     sqlite3_close(db);
     tidy_wal(path, had_wal);
     if ((uint32_t)app != (uint32_t)OB_APPLICATION_ID) {
-        if (app == 0 && ver == 0 && objects == 0 && mode == OB_STORE_CREATE) {
+        if (app == 0 && ver == 0 && objects == 0) {
+            if (mode != OB_STORE_CREATE) return fail_empty(path, e);
             p->fresh = 1; /* an empty SQLite database */
             return OB_OK;
         }

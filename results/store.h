@@ -103,6 +103,10 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
 void ob_store_close(ob_store *s);
 /* The underlying connection, for read-only queries by results/ and plots/. */
 struct sqlite3 *ob_store_db(ob_store *s);
+/* 1 when path is a database that holds nothing yet, which `run` fills: a
+ * file of 0 bytes or an SQLite database without tables (a run stopped as it
+ * created it). ob_store_open refuses it, but to create. */
+int ob_store_empty(const char *path);
 /* The file name the store was opened with (for messages). */
 const char *ob_store_path(ob_store *s);
 /* The database's own name, 16 hex digits (meta 'database_id'), made at the

@@ -412,11 +412,21 @@ static void test_refusals(void)
     /* A directory. */
     expect_refused(dir, OB_STORE_CREATE, "not a regular file");
 
+    /* An SQLite database without tables (a run stopped as it created it):
+     * read, it holds no results yet, and says what fills it */
+    path_in(p, sizeof p, "tableless.db");
+    sqlite3_open(p, &db);
+    sqlite3_exec(db, "PRAGMA journal_mode = WAL;", NULL, NULL, NULL);
+    sqlite3_close(db);
+    expect_refused(p, OB_STORE_READONLY, "holds no results yet: it is empty (an optbench run stopped as it created it");
+    CHECK(ob_store_empty(p));
+
     /* An empty file is a fine place to create a store. */
     path_in(p, sizeof p, "empty.db");
     f = fopen(p, "wb");
     fclose(f);
-    expect_refused(p, OB_STORE_EXISTING, "empty");
+    expect_refused(p, OB_STORE_EXISTING, "holds no results yet");
+    CHECK(ob_store_empty(p));
     ob_err e = {0};
     s = NULL;
     CHECK_OK(ob_store_open(p, OB_STORE_CREATE, &s, &e), &e);

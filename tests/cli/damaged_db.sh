@@ -64,5 +64,18 @@ schema_gone "run into a database without runs.stage" "(no column 'stage' in tabl
   "ALTER TABLE runs DROP COLUMN stage"
 schema_gone "run into a database whose version was set back" "says it is of schema version 1, but its tables do not match" \
   "PRAGMA user_version = 1"
+
+# a database without tables (a run killed as it created it): read, it holds
+# no results yet; --resume --dry-run says a new benchmark would start; and
+# --resume fills it
+python3 -c "import sqlite3, sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA journal_mode = WAL')" "$tmp/e.db"
+"$OPTBENCH" report --db "$tmp/e.db" --out "$tmp/erep" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "database '$tmp/e.db' holds no results yet: it is empty (an optbench run stopped as it created it" "$tmp/err" ||
+  fail "report of a database without tables: exit $rc, $(cat "$tmp/err")"
+e=(run --workloads quadratic --optimizers sgd --lrs 0.1 --steps 5 --backend cpu --db "$tmp/e.db" --resume)
+"$OPTBENCH" "${e[@]}" --dry-run >"$tmp/out" 2>"$tmp/err" || fail "--resume --dry-run of it: $(cat "$tmp/err")"
+grep -q "^--resume: database '$tmp/e.db' holds no results yet (a run stopped as it created it); it would start a new benchmark$" \
+  "$tmp/out" || fail "--resume --dry-run of it: $(tail -1 "$tmp/out")"
+"$OPTBENCH" "${e[@]}" >/dev/null 2>"$tmp/err" || fail "--resume into it: $(cat "$tmp/err")"
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -678,6 +678,7 @@ static void free_sources(source *src, int n)
             free(b->provenance);
         }
         free(src[i].b);
+        if (src[i].db && !sqlite3_get_autocommit(src[i].db)) sqlite3_exec(src[i].db, "ROLLBACK", NULL, NULL, NULL);
         ob_store_close(src[i].store);
     }
 }
@@ -883,6 +884,13 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
         s = ob_store_open(inputs[i], OB_STORE_READONLY, &src[i].store, e);
         if (s != OB_OK) break;
         src[i].db = ob_store_db(src[i].store);
+        /* one snapshot of each input from its first read to the end of the
+         * merge: a shard still being written is read as it was at one
+         * moment, so what is counted is what is copied */
+        if (sqlite3_exec(src[i].db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+            s = sql_fail(src[i].db, inputs[i], "starting a read transaction", e);
+            break;
+        }
         s = load_source(&src[i], i, &cands, &nc, &cap, e);
         rep->benchmarks += src[i].nb;
     }

@@ -163,5 +163,20 @@ for t in curves evals events runs; do q "$tmp/noruns.db" "delete from $t" >/dev/
   fail "merging a database without runs: $(cat "$tmp/out")"
 grep -q "merged 0 runs" "$tmp/out" || fail "merging a database without runs: $(cat "$tmp/out")"
 
+# a shard still being written is read as it was at one moment: the cells
+# merge says are not finished are the unfinished rows it wrote, three times
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01 --seeds 2 --steps 20000 \
+  --eval-every 5000 --backend cpu --db "$tmp/live.db" >/dev/null 2>&1 & live=$!
+wait_for "$tmp/live.db-wal"
+for k in 1 2 3; do
+  sleep 0.3
+  rm -f "$tmp/mlive.db"
+  "$OPTBENCH" merge --out "$tmp/mlive.db" "$tmp/live.db" >"$tmp/out" 2>&1 || fail "merge of a live shard: $(cat "$tmp/out")"
+  said=$(grep -o '[0-9]* cells\? not finished' "$tmp/out" | cut -d' ' -f1)
+  rows=$(q "$tmp/mlive.db" "select count(*) from runs where status not in ('done', 'diverged', 'failed')")
+  [ "${said:-0}" = "$rows" ] || fail "merge of a live shard: it said ${said:-0} not finished, wrote $rows: $(cat "$tmp/out")"
+done
+kill $live 2>/dev/null; wait $live 2>/dev/null
+
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -942,9 +942,17 @@ static ob_status syntax_error(const yaml_parser_t *p, const char *text, const ch
     if (strstr(problem, "could not find expected ':'") && strstr(context, "simple key"))
         return missing_colon(mark_ptr(text, cm), path, cl, cc, e);
     /* a tab where YAML wants spaces */
-    if (strstr(problem, "cannot start any token") && *here == '\t')
+    if ((strstr(problem, "cannot start any token") && *here == '\t') || strstr(problem, "found a tab character"))
         return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a tab character; YAML indents with spaces only: replace the tab "
                        "with spaces", path, pl, pc);
+    if (strstr(problem, "undefined alias"))
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: '*' starts an alias in YAML, and no anchor ('&NAME') of that name "
+                       "comes before it: put the value in quotes where the '*' is part of the text",
+                       path, pl, pc);
+    if (strstr(context, "quoted scalar") && (strstr(problem, "hexdecimal") || strstr(problem, "unknown escape")))
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a backslash escape that YAML does not know in double quotes "
+                       "(\\x takes two hex digits, \\u four): write the text in single quotes, where a backslash "
+                       "is itself, or write the backslash as \\\\", path, pl, pc);
     if (strstr(problem, "cannot start any token") && (*here == '@' || *here == '`'))
         return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a value cannot start with '%c' in YAML: put the value in quotes",
                        path, pl, pc, *here);
@@ -1045,9 +1053,16 @@ ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, 
     }
     ob_status s = OB_OK;
     yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (!root) {
+    /* an escape such as \0 or \u0000 puts a NUL in a value, which would end
+     * its text there (a name read as empty) */
+    for (yaml_node_t *n = doc.nodes.start; n && n < doc.nodes.top && s == OB_OK; n++)
+        if (n->type == YAML_SCALAR_NODE && strlen(scalar(n)) != n->data.scalar.length)
+            s = ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a NUL character (an escape \\0 or \\u0000) in a value: "
+                        "remove it", path, (unsigned long)n->start_mark.line + 1,
+                        (unsigned long)n->start_mark.column + 1);
+    if (s == OB_OK && !root) {
         s = ob_fail(e, OB_ERR_INPUT, "%s: the configuration is empty", path);
-    } else {
+    } else if (s == OB_OK) {
         ycx y = {&doc, path, c, e};
         s = each_pair(&y, root, "the configuration", top_pair, NULL);
     }

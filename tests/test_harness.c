@@ -116,6 +116,16 @@ static void test_yaml_bad(void)
     expect_bad("name: \"nightly\nworkloads: [quadratic]\nsteps: 5\n",
                "t.yaml:1:7: the quoted text that starts here is not closed");
     expect_bad("name: a: b\n", "t.yaml:1:8: a second ': ' on one line");
+    /* a tab on a line of its own, after a plain value */
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nsteps: 10\n\t\n",
+               "t.yaml:4:1: a tab character; YAML indents with spaces only");
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nsteps: *nope\n",
+               "t.yaml:3:8: '*' starts an alias in YAML, and no anchor ('&NAME') of that name comes before it");
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nname: \"\\xZZ\"\n",
+               "t.yaml:3:10: a backslash escape that YAML does not know in double quotes");
+    /* a NUL from an escape would end the text there: the name read as empty */
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nname: \"\\u0000x\"\n",
+               "t.yaml:3:7: a NUL character (an escape \\0 or \\u0000) in a value: remove it");
     /* a byte that is not UTF-8: at its own line and column, not 1:1 */
     expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nname: caf\xe9\n", "t.yaml:3:10: not UTF-8 text");
     /* columns in characters, after a byte-order mark; a character YAML

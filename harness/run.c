@@ -154,6 +154,8 @@ void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, const char *
     else snprintf(buf, n, "%s.ckpt/run-%lld", db_path, (long long)run_id);
 }
 
+static void remove_ckpt_folder(const char *dir);
+
 /* The devices of a worker: replica r of a run on dev[r]; n is data_parallel
  * (1: dev[0] alone). own[r] are those the worker opened itself. */
 typedef struct replicas {
@@ -959,7 +961,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
             /* a run taken over from another checkpoint folder: this one now
              * holds a newer checkpoint, and the lock file names it */
             if (ckdir_before[0] && !before_gone) {
-                ob_ckpt_remove_all(ckdir_before);
+                remove_ckpt_folder(ckdir_before);
                 before_gone = 1;
             }
         }
@@ -1030,17 +1032,27 @@ static void record_failure(matrix_ctx *x, const ob_err *e)
     pthread_mutex_unlock(&x->mu);
 }
 
+/* A run's checkpoint folder goes, and the database's folder above it in a
+ * checkpoint_dir (DIR/DBID, 16 hex digits) once it holds nothing else. */
+static void remove_ckpt_folder(const char *dir)
+{
+    ob_ckpt_remove_all(dir);
+    char up[1100];
+    snprintf(up, sizeof up, "%s", dir);
+    char *slash = strrchr(up, '/');
+    if (!slash) return;
+    *slash = 0;
+    const char *name = strrchr(up, '/');
+    name = name ? name + 1 : up;
+    if (strlen(name) == 16 && strspn(name, "0123456789abcdef") == 16) rmdir(up); /* fails while not empty */
+}
+
 /* A finished run's checkpoints and lock (and their folders) go. */
 static void remove_run_files(const ob_config *c, const char *db_path, const char *db_id, int64_t run_id)
 {
     char dir[1100];
     ob_run_checkpoint_dir(c, db_path, db_id, run_id, dir, sizeof dir);
-    ob_ckpt_remove_all(dir);
-    if (c->checkpoint_dir[0] && db_id[0]) { /* DIR/DBID once its last run is done (fails while others are there) */
-        char *slash = strrchr(dir, '/');
-        if (slash) *slash = 0;
-        rmdir(dir);
-    }
+    remove_ckpt_folder(dir);
     ob_lock_run_dir(db_path, run_id, dir, sizeof dir);
     ob_ckpt_remove_all(dir);
 }
@@ -1077,7 +1089,7 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
          * would most likely fail the same way (--resume runs it again) */
         if (finished) {
             remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);
-            if (before[0]) ob_ckpt_remove_all(before);
+            if (before[0]) remove_ckpt_folder(before);
         } else {
             fprintf(stderr, "optbench: cell %lld (run %lld) failed in another process (the error is in the "
                             "database); leaving it, --resume runs it again\n",
@@ -1107,7 +1119,7 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
     if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged"))) {
         remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);
-        if (before[0]) ob_ckpt_remove_all(before);
+        if (before[0]) remove_ckpt_folder(before);
     }
     close(fd);
     if (s != OB_OK) return s;

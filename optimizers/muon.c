@@ -13,10 +13,12 @@
 #include "optimizers/optim_impl.h"
 
 static const ob_hp_def muon_hp[] = {
-    {"lr", OB_HP_FLOAT, 1e-3, 0, INFINITY, 1, 0, NULL, "learning rate of the matrices"},
+    {"lr", OB_HP_FLOAT, 1e-3, 0, INFINITY, 1, 0, NULL,
+     "learning rate of the matrices (and of the AdamW group with adamw_style=moonlight)"},
     {"momentum", OB_HP_FLOAT, 0.95, 0, 1, 0, 1, NULL, "momentum factor"},
     {"nesterov", OB_HP_BOOL, 1, 0, 1, 0, 0, NULL, "Nesterov momentum"},
-    {"weight_decay", OB_HP_FLOAT, 0.1, 0, INFINITY, 0, 0, NULL, "decoupled weight decay: p *= 1 - lr*wd"},
+    {"weight_decay", OB_HP_FLOAT, 0.1, 0, INFINITY, 0, 0, NULL,
+     "decoupled weight decay: p *= 1 - lr*wd (the AdamW group's too with adamw_style=moonlight)"},
     {"ns_steps", OB_HP_INT, 5, 1, 99, 0, 0, NULL, "Newton-Schulz iterations"},
     {"eps", OB_HP_FLOAT, 1e-7, 0, INFINITY, 1, 0, NULL, "X0 = u / max(||u||_F, eps)"},
     {"ns_a", OB_HP_FLOAT, 3.4445, -INFINITY, INFINITY, 0, 0, NULL, "Newton-Schulz coefficient a"},

@@ -257,6 +257,20 @@ static int exists(const char *p)
     return stat(p, &sb) == 0;
 }
 
+/* The database's own id (meta 'database_id'): its folder in a checkpoint_dir. */
+static void database_id(const char *db, char *buf, size_t n)
+{
+    sqlite3 *h = NULL;
+    sqlite3_stmt *q = NULL;
+    buf[0] = 0;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, "SELECT value FROM meta WHERE key = 'database_id'", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+}
+
 static void test_write_keep_and_list(void)
 {
     char d[300], path[400];
@@ -1044,8 +1058,11 @@ static void test_takeover_folder(void)
     snprintf(yaml, sizeof yaml, "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
                                 "checkpoint_every: 0\nbackend: cpu\ncheckpoint_dir: %s\n", other);
     CHECK(fake_process_of(yaml, db, 0, 12, NULL) == OB_ERR_INTERRUPTED);
-    snprintf(path, sizeof path, "%s/run-1/ckpt-000000000012.obck", other);
-    CHECK(exists(path));
+    char id[40];
+    database_id(db, id, sizeof id);
+    CHECK_MSG(strlen(id) == 16, "database id '%s'", id);
+    snprintf(path, sizeof path, "%s/%s/run-1/ckpt-000000000012.obck", other, id);
+    CHECK_MSG(exists(path), "no '%s'", path);
     ob_run_summary sum;
     CHECK(fake_process_of("workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
                           "checkpoint_every: 0\nbackend: cpu\n", db, 1, 0, &sum) == OB_OK);
@@ -1059,7 +1076,7 @@ static void test_takeover_folder(void)
     snprintf(other, sizeof other, "%s/last-ckpt", dir);
     snprintf(yaml, sizeof yaml, "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 20\n"
                                 "checkpoint_every: 10\nbackend: cpu\ncheckpoint_dir: %s\n", other);
-    snprintf(path, sizeof path, "%s/run-1", other);
+    snprintf(path, sizeof path, "%s", other); /* the folder of the database's runs is in it */
     fake_block = path;
     fake_block_at = 20;
     CHECK(fake_process_of(yaml, db, 0, 0, &sum) == OB_OK);

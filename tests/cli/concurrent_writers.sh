@@ -92,7 +92,7 @@ python3 "$here/resume_compare.py" "$tmp/ref6k.db" "$db" >"$tmp/cmp" || { fail "s
 #    names the owner's)
 db="$tmp/takeover.db"
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --checkpoint-dir "$tmp/ck-a" 2>"$tmp/a.err" & a=$!
-for _ in $(seq 2000); do compgen -G "$tmp/ck-a/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.02; done
+for _ in $(seq 2000); do compgen -G "$tmp/ck-a/*/run-1/ckpt-*.obck" >/dev/null && break; sleep 0.02; done
 kill -KILL $a; wait $a 2>/dev/null
 # the process that takes over is itself stopped once it has a checkpoint of
 # its own: the killed one's folder goes then (the lock file names the new one)
@@ -101,8 +101,8 @@ for _ in $(seq 2000); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null && b
 kill -TERM $b; wait $b; rc=$?
 [ $rc = 143 ] || [ $rc = 0 ] || fail "takeover: the stopped process exited $rc: $(tail -n2 "$tmp/b1.err")"
 ! grep -q "run 1: no usable checkpoint" "$tmp/b1.err" || fail "the killed process's checkpoints were not found: $(cat "$tmp/b1.err")"
-[ $rc = 0 ] || [ -z "$(ls -A "$tmp/ck-a/run-1" 2>/dev/null)" ] ||
-  fail "the killed process's checkpoints stayed after the takeover wrote its own: $(ls "$tmp/ck-a/run-1")"
+[ $rc = 0 ] || [ -z "$(ls -A "$tmp"/ck-a/*/run-1 2>/dev/null)" ] ||
+  fail "the killed process's checkpoints stayed after the takeover wrote its own: $(ls -R "$tmp/ck-a")"
 "$OPTBENCH" "${M[@]}" --steps 6000 --checkpoint-every 200 --db "$db" --resume 2>"$tmp/b.err" || fail "takeover: $(cat "$tmp/b.err")"
 echo "takeover: $(grep -h "benchmark 1 in" "$tmp/b.err" | tr '\n' ' ')"
 grep -q "1 continued from a checkpoint" "$tmp/b.err" || fail "the cell was not continued from a checkpoint"

@@ -46,8 +46,12 @@ r=(--workloads quadratic --optimizers adam --lrs 0.01 --steps 200000 --checkpoin
    --db "$tmp/r.db" --resume)
 for k in 1 2; do
   "$OPTBENCH" run "${r[@]}" >/dev/null 2>&1 & pid=$!
+  # killed once this process trains: its start over recorded (the second
+  # time) and curve points of its own written (the first's are dropped then)
   for _ in $(seq 400); do
-    [ "$(q "$tmp/r.db" "select count(*) from curves" 2>/dev/null)" -gt 0 ] 2>/dev/null && break; sleep 0.05
+    [ "$(q "$tmp/r.db" "select (select count(*) from events where kind = 'restarted') = $k - 1 and
+                                (select count(*) from curves) > 0" 2>/dev/null)" = 1 ] && break
+    sleep 0.05
   done
   kill -KILL $pid; wait $pid 2>/dev/null
 done

@@ -14,11 +14,13 @@ for sig in INT TERM; do
   want=$([ $sig = INT ] && echo 130 || echo 143)
   db="$tmp/$sig.db"
   # SIGTERM: checkpoints in a folder of their own (--checkpoint-dir)
-  ck=(); ckroot="$db.ckpt"
-  [ $sig = TERM ] && { ck=(--checkpoint-dir "$tmp/ckdir"); ckroot="$tmp/ckdir"; }
+  # (there, in a folder named by the database's id: DIR/DBID/run-ID)
+  ck=(); ckroot="$db.ckpt"; ckbase="$db.ckpt"
+  [ $sig = TERM ] && { ck=(--checkpoint-dir "$tmp/ckdir"); ckroot="$tmp/ckdir/*"; ckbase="$tmp/ckdir"; }
   "$OPTBENCH" "${args[@]}" "${ck[@]}" --db "$db" --dump-params "$tmp/$sig" >/dev/null 2>"$tmp/$sig.err" &
   pid=$!
   wait_for "$ckroot/run-*/ckpt-*.obck" || fail "SIG$sig: no checkpoint appeared"
+  [ $sig = TERM ] && ckroot="$tmp/ckdir/$(q "$db" "select value from meta where key = 'database_id'")"
   kill -$sig $pid
   wait $pid; rc=$?
   [ $rc = $want ] || fail "SIG$sig: exit status $rc, expected $want"
@@ -46,7 +48,7 @@ for sig in INT TERM; do
   grep -q "^1 of the runs was stopped and continued from a checkpoint (1 time in all" "$tmp/$sig.rep/summary.md" ||
     fail "SIG$sig: summary.md does not say a run was continued"
   for f in "$tmp"/ref/*.f32; do cmp -s "$f" "$tmp/$sig/$(basename "$f")" || fail "SIG$sig: parameters differ: $(basename "$f")"; done
-  [ -z "$(ls -A "$ckroot" 2>/dev/null)" ] || fail "SIG$sig: checkpoints left in $ckroot after the runs finished"
+  [ -z "$(ls -A "$ckbase" 2>/dev/null)" ] || fail "SIG$sig: checkpoints left in $ckbase after the runs finished"
 done
 
 # a stop whose checkpoints are gone: the run starts over, gives the same

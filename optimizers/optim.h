@@ -35,10 +35,19 @@ typedef struct ob_optim ob_optim;
 typedef struct ob_optimizer_def ob_optimizer_def;
 typedef struct ob_matrix_plan ob_matrix_plan; /* optim_impl.h */
 
+/* A key added with a default that changes what earlier builds did: their
+ * runs, which do not record it, ran with value. */
+typedef struct ob_hp_absent {
+    const char *key;
+    double value;
+} ob_hp_absent;
+
 struct ob_optimizer_def {
     const char *name;
     const char *summary;          /* one line for `optbench list` */
     const ob_hp_def *hp;          /* "lr" first */
+    const ob_hp_absent *absent;   /* keys whose absence from a stored run means other than their default */
+    int n_absent;
     int n_hp;
     /* Floats of optimizer state per parameter for these settings (for a
      * routed optimizer: per parameter of its main group). */
@@ -113,7 +122,9 @@ ob_status ob_optimizer_unknown(const char *name, ob_err *e);
  * optimizer's keys, then the training settings under "train" (each key the
  * spike guard writes only when on included). A stored run that lacks a key
  * ran before the key existed, at what its default does: --resume, report
- * and history read such a run as if it held the key at this default. */
+ * and history read such a run as if it held the key at this default. A key
+ * whose default changed what earlier builds did (ob_optimizer_def.absent:
+ * root's adamw_style) is at what they did instead. */
 void ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n);
 
 ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,

@@ -73,6 +73,10 @@ void ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n)
 {
     ob_hp_values hv, t;
     ob_hp_defaults(&hv, d->hp, d->n_hp);
+    for (int i = 0; i < d->n_absent; i++) { /* what the builds before such a key did */
+        const int k = ob_hp_index(d->hp, d->n_hp, d->absent[i].key);
+        if (k >= 0) hv.v[k] = d->absent[i].value;
+    }
     ob_hp_defaults(&t, ob_train_hp_defs, ob_train_hp_count);
     char tj[1024];
     ob_hp_to_json(&t, tj, sizeof tj);

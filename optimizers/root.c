@@ -35,6 +35,10 @@ static const ob_hp_def root_hp[] = {
 
 static const char *const root_groups[] = {"root", "adamw", NULL};
 
+/* builds before adamw_style (2026-12-05) gave root's AdamW group settings of
+ * its own: their runs, which do not record the key, ran separate */
+static const ob_hp_absent root_absent[] = {{"adamw_style", 0}};
+
 static double root_state(const ob_hp_values *hp)
 {
     (void)hp;
@@ -101,6 +105,8 @@ const ob_optimizer_def ob_opt_root = {
     .name = "root",
     .summary = "ROOT: outlier-clipped momentum, shape-specific Newton-Schulz (He et al. 2025), AdamW for the rest",
     .hp = root_hp,
+    .absent = root_absent,
+    .n_absent = 1,
     .n_hp = (int)(sizeof root_hp / sizeof root_hp[0]),
     .state_per_param = root_state,
     .groups = root_groups,

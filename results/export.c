@@ -9,6 +9,7 @@
  */
 #include "results/export.h"
 #include "optimizers/optim.h"
+#include "results/store.h"
 
 #include <csv.h>
 #include <errno.h>
@@ -1824,10 +1825,13 @@ ob_status ob_settings_diff(sqlite3 *db, const ob_dataset *d, int k, ob_setting_d
     }
     char dflt[3200];
     default_json(r->optimizer, dflt, sizeof dflt);
-    /* leaves by path ("train.clip_norm"), JSON's true and false as words */
+    /* leaves by path ("train.clip_norm"), JSON's true and false as words;
+     * the run's text over what a run that lacks a key ran with (?3,
+     * ob_store_defaults_text: a key whose default changed what earlier
+     * builds did reads as what they did) */
     static const char sql[] =
         "WITH a AS (SELECT CASE WHEN path = '$' THEN key ELSE replace(substr(path, 3), '\"', '') || '.' || key END "
-        "           AS k, value AS v, type AS t, id FROM json_tree(?1) "
+        "           AS k, value AS v, type AS t, id FROM json_tree(json_patch(coalesce(?3, '{}'), ?1)) "
         "           WHERE type NOT IN ('object', 'array') AND fullkey <> '$'), "
         "     b AS (SELECT CASE WHEN path = '$' THEN key ELSE replace(substr(path, 3), '\"', '') || '.' || key END "
         "           AS k, value AS v, type AS t FROM json_tree(?2) "
@@ -1840,6 +1844,9 @@ ob_status ob_settings_diff(sqlite3 *db, const ob_dataset *d, int k, ob_setting_d
         return ob_fail(e, OB_ERR_IO, "reading the settings of %s: %s", d->opt_labels[k], sqlite3_errmsg(db));
     sqlite3_bind_text(q, 1, r->hparams, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 2, dflt, -1, SQLITE_STATIC);
+    const ob_optimizer_def *od = ob_optimizer_find(r->optimizer);
+    const char *absent = od ? ob_store_defaults_text(od, NULL) : NULL;
+    if (absent) sqlite3_bind_text(q, 3, absent, -1, SQLITE_STATIC);
     int cap = 0, rc;
     ob_status st = OB_OK;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {

@@ -192,7 +192,9 @@ int ob_store_sql_defaults(struct sqlite3 *db);
     "ELSE " text " END"
 
 /* This build's defaults text of an optimizer (od; its training settings
- * under "train") or a workload (wd): ob_optimizer_defaults_json or
+ * under "train") or a workload (wd), what a stored run that lacks a key ran
+ * with (a key's default, or what builds before it did where it changed
+ * that): ob_optimizer_defaults_json or
  * ob_workload_defaults_json, made once per definition and kept for the
  * process (NULL for none, and past 64 definitions). */
 struct ob_optimizer_def;

@@ -121,4 +121,21 @@ q "$tmp/b.db" "update runs set hparams = json_set(hparams, '$.filter_bias_and_bn
 "$OPTBENCH" "${args[@]}" --db "$tmp/b.db" --resume --dry-run >"$tmp/dry_b" 2>&1
 check "a stored non-default value is another matrix" grep -qE \
   "^--resume: .*its run [0-9]+ \(adam on quadratic, .*\) is not in this matrix; it would start a new benchmark" "$tmp/dry_b"
+
+# a key whose default changed what earlier builds did (root's adamw_style,
+# moonlight since 2026-12-05; before, its AdamW group was separate): a run
+# stored without it ran separate, so it is not this build's default run
+# (with adamw_eps pinned, the rest of the texts are the same), and report
+# reads it as separate
+r=(run --workloads quadratic --optimizers root --lrs 0.01 --seeds 1 --steps 20 --backend cpu --set root.adamw_eps=1e-10)
+"$OPTBENCH" "${r[@]}" --db "$tmp/root.db" >/dev/null 2>&1 || fail "root run"
+q "$tmp/root.db" "update runs set hparams = json_remove(hparams, '$.adamw_style')" >/dev/null
+"$OPTBENCH" "${r[@]}" --db "$tmp/root.db" --resume --dry-run >"$tmp/dry_r" 2>&1
+check "an earlier build's root run is not this build's: $(tail -1 "$tmp/dry_r")" \
+  grep -qE "^--resume: .*is not in this matrix; it would start a new benchmark" "$tmp/dry_r"
+"$OPTBENCH" "${r[@]}" --set root.adamw_style=separate --db "$tmp/root.db" --resume --dry-run >"$tmp/dry_s" 2>&1
+check "  ... but is with adamw_style=separate: $(tail -1 "$tmp/dry_s")" \
+  grep -qF -- "--resume: it would continue benchmark 1: 1 of 1 cells finished" "$tmp/dry_s"
+"$OPTBENCH" report --db "$tmp/root.db" --out "$tmp/rootrep" --no-render >/dev/null 2>&1
+check "  ... and report reads it as separate" grep -q 'adamw_style separate (default moonlight)' "$tmp/rootrep/summary.md"
 exit $fail

@@ -425,7 +425,13 @@ int ob_cmd_history(int argc, char **argv)
     }
     for (int b = 0; b < nb; b++) {
         bdate[b] = minute_date(bl.b[b].created_at);
-        brev[b] = strndup(bl.b[b].git_rev, 12);
+        /* 12 digits of the revision, and "-dirty" where the tree had edits */
+        const char *gr = bl.b[b].git_rev ? bl.b[b].git_rev : "";
+        const size_t gl = strlen(gr);
+        const int dirty = gl > 18 && !strcmp(gr + gl - 6, "-dirty");
+        char rev[40];
+        snprintf(rev, sizeof rev, "%.12s%s", gr, dirty ? "-dirty" : "");
+        brev[b] = strdup(rev);
         if (!bdate[b] || !brev[b]) {
             rc = ob_cli_error(1, "history: out of memory");
             goto done;

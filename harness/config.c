@@ -162,9 +162,14 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
     /* an lr twice would run its cells twice, and the statistics would count
      * each seed twice (0.1,1e-2:1e-1:2 repeats 0.1; a grid's inner points
      * round to 3 digits, so 1:1.01:5 repeats itself) */
+    /* (two that agree to the 6 digits runs and reports label them with,
+     * 0.3 and 0.3000000001, one float apart or none, are one lr to a reader) */
     for (int i = 0; i < l->n; i++)
         for (int j = 0; j < i; j++) {
-            if (l->v[i] != l->v[j]) continue;
+            char a[32], b[32];
+            snprintf(a, sizeof a, "%.6g", l->v[i]);
+            snprintf(b, sizeof b, "%.6g", l->v[j]);
+            if (l->v[i] != l->v[j] && strcmp(a, b)) continue;
             if (from[i] == from[j])
                 return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%s' gives %.6g twice: its points round to 3 "
                                "significant digits (use fewer points or a wider range)", origin, from[i], l->v[i]);

@@ -1542,14 +1542,16 @@ static const char *const traj_network_optimizers[] = {"sgd",  "adamw", "lion",  
 
 /* Trajectories on bert-tiny with filter_bias_and_bn: an elementwise group's
  * spans of decayed and undecayed tensors (adamw, lion), a hybrid's AdamW
- * group (muon), and the kinds kept in runs of their own (adafactor, lamb)
- * and SOAP's update without decay. */
+ * group (muon's; root's, the authors' with eps before the bias correction),
+ * and the kinds kept in runs of their own (adafactor, lamb) and SOAP's
+ * update without decay. */
 static const struct {
     const char *opt, *sets;
 } traj_filtered[] = {
     {"adamw", "weight_decay=0.1,filter_bias_and_bn=true"},     {"lion", "weight_decay=0.1,filter_bias_and_bn=true"},
     {"muon", "adamw_wd=0.1,filter_bias_and_bn=true"},          {"adafactor", "weight_decay=0.1,filter_bias_and_bn=true"},
     {"lamb", "filter_bias_and_bn=true"},                       {"soap", "filter_bias_and_bn=true"},
+    {"root", "filter_bias_and_bn=true"},
 };
 
 static int traj_network_optimizer(const char *name)

@@ -135,6 +135,9 @@ static void test_yaml_bad(void)
     expect_bad("- a\n- b\n", "must be a mapping");
     expect_bad("workloads: quadratic,quadratic\noptimizers: adam\n", "listed twice");
     expect_bad("workloads: quadratic\noptimizers: adam\nlrs: {adam: [0.1, 0.1]}\n", "t.yaml:3: learning rate 0.1 is listed twice");
+    /* one float apart: one lr to a reader (both labelled 0.3) */
+    expect_bad("workloads: quadratic\noptimizers: adam\nlrs: [0.3, 0.3000000001]\n",
+               "t.yaml:3: learning rate 0.3 is listed twice ('0.3' and '0.3000000001'");
 }
 
 static void test_text_options(void)

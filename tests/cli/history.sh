@@ -185,4 +185,10 @@ check "10 optimizers: no bands in the lr figure" test "$(grep -c filledcurves "$
 check "10 optimizers: the lr figure's title says so" grep -q 'no min-max bands with 10 optimizers; circle: best lr' "$tmp/d8/lr_quadratic.gp"
 check "fewer optimizers keep their lr bands" test "$(cat "$tmp"/rep/lr_*.gp | grep -c filledcurves)" -gt 0
 check "fewer optimizers keep their bands" test "$(cat "$tmp"/rep/loss_*.gp | grep -c filledcurves)" -gt 0
+# a revision with edits keeps its "-dirty" in the table and in history.csv
+cp "$db" "$tmp/dirty.db"
+q "$tmp/dirty.db" "update benchmarks set git_rev = '0123456789abcdef0123-dirty' where id = 1" >/dev/null
+"$OPTBENCH" history --db "$tmp/dirty.db" --out "$tmp/hd" >"$tmp/out" 2>&1
+check "history keeps -dirty: $(grep -c 0123456789ab "$tmp/out")" grep -q '0123456789ab-dirty' "$tmp/out"
+check "  ... in history.csv too" grep -q '"0123456789ab-dirty"' "$tmp/hd/history.csv"
 exit $fail

@@ -448,12 +448,10 @@ int ob_cmd_history(int argc, char **argv)
         goto done;
     }
     have_all = 1;
-    for (int k = 0; k < nt; k++)
-        if (!dataset_has_workload(&all, twl[k])) {
-            rc = ob_cli_error(2, "history: --target '%s': no workload '%s' in '%s' (give a workload name or label "
-                                 "of its runs)", twl[k], twl[k], db_path);
-            goto done;
-        }
+    if (ob_stats_check_targets(&all, nt, twl, tval, "--target", &e) != OB_OK) {
+        rc = ob_cli_error(2, "history: %s", e.msg);
+        goto done;
+    }
     for (int b = 0; b < nb && rc == 0; b++) {
         ob_dataset d;
         ob_stats s;

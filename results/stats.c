@@ -1203,8 +1203,8 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
 
 /* Each explicit target (flag: "--target", "--eval-target") names a workload
  * of d, by label or name; else bad input with the nearest name. */
-static ob_status check_targets(const ob_dataset *d, int n_t, const char *const *wl, const double *val,
-                               const char *flag, ob_err *e)
+ob_status ob_stats_check_targets(const ob_dataset *d, int n_t, const char *const *wl, const double *val,
+                                 const char *flag, ob_err *e)
 {
     for (int i = 0; i < n_t; i++) {
         int found = 0;
@@ -1247,8 +1247,8 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
     s->profile_heldout = o->profile_heldout;
     s->tol = o->tol;
     s->tol_of_progress = o->tol_of_progress;
-    OB_TRY(check_targets(d, o->n_targets, o->target_wl, o->target_val, "--target", e));
-    OB_TRY(check_targets(d, o->n_ev_targets, o->ev_target_wl, o->ev_target_val, "--eval-target", e));
+    OB_TRY(ob_stats_check_targets(d, o->n_targets, o->target_wl, o->target_val, "--target", e));
+    OB_TRY(ob_stats_check_targets(d, o->n_ev_targets, o->ev_target_wl, o->ev_target_val, "--eval-target", e));
     ob_status st = OB_OK;
     int *gi = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *gi);
     int *idx = NULL, **members = NULL, *counts = NULL;

@@ -454,6 +454,11 @@ int ob_stats_ev_rank(const ob_stats *s, int k);
  * run's first_loss). On failure s holds nothing (ob_stats_free on it is
  * harmless). */
 ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, ob_err *e);
+/* Each of n_t explicit targets (flag: "--target", "--eval-target"; wl[i]=val[i])
+ * names a workload of d, by label or name; else bad input naming the
+ * nearest and the database's workloads. */
+ob_status ob_stats_check_targets(const ob_dataset *d, int n_t, const char *const *wl, const double *val,
+                                 const char *flag, ob_err *e);
 /* The same, with time to target reading each curve it needs through cr (the
  * run's own where loaded, else from the database, one run at a time); NULL:
  * d's loaded curves, as ob_stats_compute. d needs its first losses

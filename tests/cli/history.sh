@@ -97,7 +97,7 @@ check "--target: named: $(sed -n 2p "$tmp/out")" grep -q '^targets fixed by --ta
 check "--target 1e-30: never reached, no value" test "$(grep -E '^[0-9]+ ' "$tmp/out" | grep -Ec ' [0-9]+$')" = 0
 "$OPTBENCH" history --db "$db" --metric steps_to_target --target nosuch=1 >"$tmp/out" 2>&1; rc=$?
 check "--target of an unknown workload: exit 2 (rc $rc)" test $rc -eq 2
-check "--target of an unknown workload: said" grep -q "history: --target 'nosuch': no workload 'nosuch'" "$tmp/out"
+check "--target of an unknown workload: said" grep -q "history: --target 'nosuch=[0-9.e+-]*': the database has no workload 'nosuch'.*; its workloads: " "$tmp/out"
 "$OPTBENCH" history --db "$db" --metric steps_to_target --target quadratic=1 --target quadratic=2 >"$tmp/out" 2>&1; rc=$?
 check "--target twice: exit 2 (rc $rc)" test $rc -eq 2
 check "--target twice: said" grep -q "history: --target for quadratic is given twice (1 and 2); give it once" "$tmp/out"

@@ -279,8 +279,15 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         int k = l ? l->n : 1;
         n_lr = n_lr < 0 || n_lr == k ? k : 0;
     }
+    /* an lr range (--lrs LO..HI with --trials): each trial draws its lr */
+    int lr_search = 0;
+    for (int o = 0; o < c->n_optimizers; o++) {
+        const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[o]);
+        lr_search |= l && l->range[0];
+    }
     char lrs[48];
-    if (n_lr > 0) snprintf(lrs, sizeof lrs, "%d lr%s", n_lr, n_lr == 1 ? "" : "s");
+    if (lr_search) snprintf(lrs, sizeof lrs, "the lr each trial draws");
+    else if (n_lr > 0) snprintf(lrs, sizeof lrs, "%d lr%s", n_lr, n_lr == 1 ? "" : "s");
     else snprintf(lrs, sizeof lrs, "the lrs of each");
     int n_seeds = c->n_seeds ? c->n_seeds : 1;
     int64_t seed0 = 0;
@@ -291,7 +298,17 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     if (swept) printf("%d configuration%s of ", pairs, pairs == 1 ? "" : "s");
     printf("%d workload%s x %d optimizer%s", c->n_workloads, c->n_workloads == 1 ? "" : "s", c->n_optimizers,
            c->n_optimizers == 1 ? "" : "s");
-    if (swept) {
+    if (lr_search && !swept) {
+        /* the lr searched alone: trials of one configuration each */
+        const long long ns = c->studies > 1 ? (long long)c->studies : 1;
+        printf(" x %lld trials", (long long)c->trials * ns);
+        if (ns > 1) printf(" (%lld studies of %lld)", ns, (long long)c->trials);
+        printf(", each at the lr it draws, x %d seed%s", n_seeds, n_seeds == 1 ? "" : "s");
+        if (m->n_excluded_pairs)
+            printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
+                   m->n_excluded_pairs == 1 ? "" : "s");
+        printf(")");
+    } else if (swept) {
         if (m->n_excluded_pairs)
             printf(" less %d excluded pair%s", m->n_excluded_pairs, m->n_excluded_pairs == 1 ? "" : "s");
         printf(" and the sweeps below, x %s x %d seed%s)", lrs, n_seeds, n_seeds == 1 ? "" : "s");
@@ -336,8 +353,9 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     if (c->trials > 0) {
         char seed[64] = "";
         if (c->search_seed) snprintf(seed, sizeof seed, " of seed %lld", (long long)c->search_seed);
-        printf("search: %lld trials of each optimizer's ranged sweeps, train's included (LO..HI above), drawn "
-               "together from a scrambled Halton sequence%s  (%s)\n", (long long)c->trials, seed, c->origin_trials);
+        printf("search: %lld trials of each optimizer's %s, drawn together from a scrambled Halton sequence%s  "
+               "(%s)\n", (long long)c->trials,
+               swept ? "ranged sweeps, train's included (LO..HI above)" : "lr range (--lrs)", seed, c->origin_trials);
         if (c->studies > 1)
             printf("studies: %lld searches of %lld trials each, of search seeds %lld to %lld (AlgoPerf's studies)  "
                    "(%s)\n", (long long)c->studies, (long long)c->trials, (long long)c->search_seed,

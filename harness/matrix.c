@@ -406,9 +406,29 @@ void ob_cell_sweep_text(const ob_config *c, const ob_cell *cell, int part, char 
     sweep_text_of(c, cell, part, 0, buf, n);
 }
 
+/* Whether two cells of one optimizer hold the same settings but for the lr
+ * (values compared; the lr's own key skipped). */
+static int same_but_lr(const ob_cell *a, const ob_cell *b)
+{
+    if (a->study != b->study || a->opt_hp.n != b->opt_hp.n || a->train_hp.n != b->train_hp.n ||
+        a->n_options != b->n_options)
+        return 0;
+    for (int i = 0; i < a->opt_hp.n; i++)
+        if (strcmp(a->opt_hp.defs[i].name, "lr") && a->opt_hp.v[i] != b->opt_hp.v[i]) return 0;
+    for (int i = 0; i < a->train_hp.n; i++)
+        if (a->train_hp.v[i] != b->train_hp.v[i]) return 0;
+    for (int i = 0; i < a->n_options; i++)
+        if (a->options[i] != b->options[i]) return 0;
+    return 1;
+}
+
 int ob_cell_same_pair(const ob_cell *a, const ob_cell *b)
 {
-    return a->wl == b->wl && a->wl_variant == b->wl_variant && a->opt == b->opt && a->variant == b->variant;
+    if (a->wl != b->wl || a->wl_variant != b->wl_variant || a->opt != b->opt) return 0;
+    /* the trials of an lr searched alone (--lrs LO..HI with --trials) are
+     * configurations that differ in the lr only: one configuration at
+     * several lrs, as the report reads them */
+    return a->variant == b->variant || same_but_lr(a, b);
 }
 
 /* A ranged sweep (harness/search.h): of an optimizer's or train's number,

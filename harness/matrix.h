@@ -78,7 +78,9 @@ int ob_matrix_confirm_plan(const ob_matrix *m, int64_t *first_seed);
  * in the order of the whole. The cells of a workload configuration must be
  * consecutive, as in a matrix. */
 void ob_cells_run_order(const ob_cell *const *cells, int n, const ob_cell *all, int n_all, int *order);
-/* Whether a and b are runs of one pair (same configurations of workload and optimizer). */
+/* Whether a and b are runs of one pair (same configurations of workload and
+ * optimizer; configurations that differ in the lr alone, the trials of an lr
+ * searched on its own, are one). */
 int ob_cell_same_pair(const ob_cell *a, const ob_cell *b);
 /* The swept values of the cell's configurations, "cond=100 beta2=0.95
  * clip_norm=1" ("" without sweeps): of the workload and the optimizer

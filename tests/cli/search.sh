@@ -302,6 +302,17 @@ check "the figure of the searched lr" grep -q 'final loss vs the searched lr' "$
 "$OPTBENCH" run --workloads quadratic --optimizers sgd,adamw --lrs log:1e-3..1e-1 --trials 6 \
   --sweep adamw.beta1=0.8..0.99 --print-config >"$tmp/lr.yaml" 2>&1
 check "--print-config writes the lr range" grep -qx 'lrs: log:1e-3..1e-1' "$tmp/lr.yaml"
+# the lr searched alone is one configuration at the trials' lrs: its
+# confirmation is at the best of them (as the report reads it), not at each
+o=(run --workloads quadratic --optimizers adamw --lrs log:1e-4..1e-1 --trials 4 --steps 5 --backend cpu --confirm-seeds 3)
+"$OPTBENCH" "${o[@]}" --dry-run >"$tmp/dry_lr" 2>&1
+check "an lr searched alone: the dry run counts its trials: $(head -1 "$tmp/dry_lr")" \
+  grep -q '^4 cells (1 workload x 1 optimizer x 4 trials, each at the lr it draws, x 1 seed)' "$tmp/dry_lr"
+check "  ... and one configuration to confirm" grep -q 'at the best lr of each of 1 pair: up to 3 more runs' "$tmp/dry_lr"
+"$OPTBENCH" "${o[@]}" --db "$tmp/lronly.db" >/dev/null 2>&1 || fail=1
+check "  ... confirmed at its best lr alone" test "$(q "$tmp/lronly.db" "select count(*), count(distinct lr) from runs where stage = 'confirm'")" = "3|1"
+best=$(q "$tmp/lronly.db" "select lr from runs where stage is null order by final_loss limit 1")
+check "  ... which is the best trial's ($best)" test "$(q "$tmp/lronly.db" "select distinct lr from runs where stage = 'confirm'")" = "$best"
 
 # bad input: exit 2, the place and what to do, nothing written
 bad() { # description, expected text, flags...

@@ -2541,7 +2541,7 @@ void ob_figures_free(ob_figures *f)
 int ob_gnuplot_find(char *buf, size_t n)
 {
     const char *path = getenv("PATH");
-    if (!path) return 0;
+    if (!path || !buf || n == 0) return 0;
     const char *p = path;
     while (*p) {
         const char *colon = strchr(p, ':');

@@ -404,11 +404,12 @@ int ob_cmd_compare(int argc, char **argv)
         case C_TIME_TOL:
         case C_TIME_MEAN_TOL: {
             const int can_off = op->id == C_TIME_TOL || op->id == C_TIME_MEAN_TOL;
+            int prc = 0;
             if (can_off && !strcmp(v, "off")) x = -1;
-            else if (ob_parse_double(v, &x) == -2) {
+            else if ((prc = ob_parse_double(v, &x)) == -2) {
                 first_error(err, sizeof err, "%s '%s' is out of range (a double holds about 1e-308 to 1e308)", a, v);
                 break;
-            } else if (ob_parse_double(v, &x) != 0 || !(x >= 0) || !isfinite(x)) {
+            } else if (prc != 0 || !(x >= 0) || !isfinite(x)) {
                 first_error(err, sizeof err, "%s '%s' is not a non-negative number%s", a, v, can_off ? " or 'off'" : "");
                 break;
             }

@@ -32,6 +32,15 @@ double ob_hp_get(const ob_hp_values *hv, const char *name)
 int ob_parse_double(const char *s, double *out)
 {
     if (!s || !*s || isspace((unsigned char)*s)) return -1;
+    /* YAML's spellings of the special floats: read as what they are, so that the
+       message says "not a finite number", not "not a number" */
+    static const char *const yaml_special[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
+                                               "-.inf", "-.Inf", "-.INF", ".nan", ".NaN", ".NAN"};
+    for (size_t i = 0; i < sizeof yaml_special / sizeof *yaml_special; i++)
+        if (strcmp(s, yaml_special[i]) == 0) {
+            *out = i >= 9 ? NAN : s[0] == '-' ? -INFINITY : INFINITY;
+            return 0;
+        }
     char *end;
     errno = 0;
     double v = strtod(s, &end);

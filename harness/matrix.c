@@ -716,7 +716,11 @@ static ob_status check_min_lr(const ob_config *c, const ob_optimizer_def *od, co
     const ob_setting *at = find_setting(c, "train", "min_lr");
     const ob_setting *lr_at = l ? NULL : find_setting(c, od->name, "lr");
     char src[800];
-    if (flag) snprintf(src, sizeof src, "of %s %s", l->origin, all);
+    if (l && l->range[0] && flag) /* a searched lr: its one value is the range's low end */
+        snprintf(src, sizeof src, "the low end of %s %s", l->origin, l->range);
+    else if (l && l->range[0])
+        snprintf(src, sizeof src, "the low end of the lr range %s at %s", l->range, l->origin);
+    else if (flag) snprintf(src, sizeof src, "of %s %s", l->origin, all);
     else if (l) snprintf(src, sizeof src, "of the lrs %s at %s", all, l->origin);
     else if (lr_at) snprintf(src, sizeof src, "%s.lr, set at %s", od->name, lr_at->origin);
     else snprintf(src, sizeof src, "its default; --lrs or 'lrs:' gives others");
@@ -724,7 +728,7 @@ static ob_status check_min_lr(const ob_config *c, const ob_optimizer_def *od, co
                    "%s%strain.min_lr = %g is above %s's learning rate%s %s (%s); give a min_lr of at most %g%s, or "
                    "leave it out",
                    at ? at->origin : "", at ? ": " : "", min_lr, od->name, n_below > 1 ? "s" : "", below, src, *lowest,
-                   n > 1 ? " (below every lr of the sweep)" : "");
+                   l && l->range[0] ? " (below every lr of the range)" : n > 1 ? " (below every lr of the sweep)" : "");
 }
 
 /* The cells of optimizer od on configuration wv of workload wd (hyperparameters

@@ -40,6 +40,11 @@ static void test_hparams(void)
         CHECK(ob_parse_double("1e999", &x) == -2 && ob_parse_double("1e-999", &x) == -2);
         CHECK(ob_parse_double("1e-3x", &x) == -1 && ob_parse_double(" 1", &x) == -1 && x == 7);
         CHECK(ob_parse_double("-2.5e3", &x) == 0 && x == -2500);
+        /* YAML's special floats are what they say, not "not a number" */
+        CHECK(ob_parse_double(".inf", &x) == 0 && isinf(x) && x > 0);
+        CHECK(ob_parse_double("-.Inf", &x) == 0 && isinf(x) && x < 0);
+        CHECK(ob_parse_double(".NaN", &x) == 0 && isnan(x));
+        CHECK(ob_parse_double(".infx", &x) == -1);
     }
     CHECK(ob_hp_set(&hv, "adam", "betal", "0.9", &e) == OB_ERR_INPUT);
     CHECK_MSG(strstr(e.msg, "did you mean 'beta1'") != NULL, "%s", e.msg);

@@ -92,6 +92,7 @@ static void test_yaml_bad(void)
     expect_bad("workloads: []\noptimizers: sgd\n", "empty");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, 0]\n", "t.yaml:3: learning rate 0 must be > 0");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, abc]\n", "'abc' is not a number");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, .inf]\n", "t.yaml:3: learning rate '.inf' is not a finite number");
     expect_bad("workloads: quadratic\noptimizers: adma\n", "unknown optimizer 'adma' (did you mean 'adam'?)");
     expect_bad("workloads: quadratc\noptimizers: adam\n", "unknown workload 'quadratc' (did you mean 'quadratic'?)");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adam: {beta2: 1.5}\n", "t.yaml:4: adam.beta2 = 1.5 is out of range");
@@ -493,6 +494,11 @@ static void test_min_lr(void)
     expect_bad("workloads: quadratic\noptimizers: adam\nlrs: [0.1, 0.003]\ntrain: {schedule: cosine, min_lr: 0.01}\n",
                "t.yaml:4: train.min_lr = 0.01 is above adam's learning rate 0.003 (of the lrs 0.1, 0.003 at t.yaml:3); "
                "give a min_lr of at most 0.003 (below every lr of the sweep), or leave it out");
+    /* a searched lr: the range, not the one value drawn from it */
+    expect_bad("workloads: quadratic\noptimizers: adam\nlrs: log:1e-4..1e-1\ntrials: 4\n"
+               "train: {schedule: cosine, min_lr: 0.001}\n",
+               "t.yaml:5: train.min_lr = 0.001 is above adam's learning rate 0.0001 (the low end of the lr range "
+               "log:1e-4..1e-1 at t.yaml:3); give a min_lr of at most 0.0001 (below every lr of the range)");
     expect_bad("workloads: quadratic\noptimizers: adam\ntrain: {schedule: wsd, min_lr: 0.01}\n",
                "t.yaml:3: train.min_lr = 0.01 is above adam's learning rate 0.001 (its default;");
     /* a schedule that does not decay: min_lr has no effect (not compared with the lr) */

@@ -276,16 +276,20 @@ ob_status ob_hp_set_list(ob_hp_values *hv, const char *owner, const char *list, 
     return OB_OK;
 }
 
-void ob_hp_to_json(const ob_hp_values *hv, char *buf, size_t n)
+size_t ob_hp_to_json(const ob_hp_values *hv, char *buf, size_t n)
 {
-    size_t len = 0;
-    len += (size_t)snprintf(buf + len, n - len, "{");
-    for (int i = 0; i < hv->n && len < n; i++) {
+    size_t len = 0; /* the length of the whole text, also past n */
+#define OB_JSON_PUT(...) \
+    (len += (size_t)snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, __VA_ARGS__))
+    if (n) buf[0] = '\0';
+    OB_JSON_PUT("{");
+    for (int i = 0; i < hv->n; i++) {
         char val[64];
         ob_hp_format(&hv->defs[i], hv->v[i], val, sizeof val);
         int quoted = hv->defs[i].kind == OB_HP_ENUM;
-        len += (size_t)snprintf(buf + len, n - len, "%s\"%s\":%s%s%s", i ? "," : "",
-                                hv->defs[i].name, quoted ? "\"" : "", val, quoted ? "\"" : "");
+        OB_JSON_PUT("%s\"%s\":%s%s%s", i ? "," : "", hv->defs[i].name, quoted ? "\"" : "", val, quoted ? "\"" : "");
     }
-    if (len < n) snprintf(buf + len, n - len, "}");
+    OB_JSON_PUT("}");
+#undef OB_JSON_PUT
+    return len;
 }

@@ -46,8 +46,10 @@ ob_status ob_hp_set_named(ob_hp_values *hv, const char *owner, const char *key, 
                           const char *text_keys, ob_err *e);
 /* "k=v,k=v" (the replay / --set form without the owner prefix). */
 ob_status ob_hp_set_list(ob_hp_values *hv, const char *owner, const char *list, ob_err *e);
-/* Compact JSON object of every value ({"lr":0.001,"nesterov":true,...}). */
-void ob_hp_to_json(const ob_hp_values *hv, char *buf, size_t n);
+/* Compact JSON object of every value ({"lr":0.001,"nesterov":true,...}).
+ * Returns the text's length, as snprintf: n or more means buf holds only
+ * its start. */
+size_t ob_hp_to_json(const ob_hp_values *hv, char *buf, size_t n);
 /* Human form of a value ("0.9", "true", "original"). */
 void ob_hp_format(const ob_hp_def *d, double v, char *buf, size_t n);
 

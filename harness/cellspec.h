@@ -22,14 +22,25 @@
 #include "kernels/backend.h"
 #include "results/store.h"
 
+/* The sizes of a run's settings texts: a workload's parameters (JSON of
+ * every key), an optimizer's keys alone and the training settings (both
+ * bounded by the registry: test_registry checks that every one fits), and
+ * the optimizer's whole text, which also holds the user's route rules and
+ * coeff_file (too many of them are bad input). */
+#define OB_SPEC_WL_JSON 1024
+#define OB_SPEC_HP_JSON 1400
+#define OB_SPEC_TRAIN_JSON 600
+#define OB_SPEC_OPT_JSON 4096
+
 /* The run spec of a cell; wjson and ojson receive its JSON texts, which the
- * spec points to (dev NULL: the configuration's backend name). */
-void ob_cell_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
-                  char wjson[1024], char ojson[4096], ob_run_spec *spec);
+ * spec points to (dev NULL: the configuration's backend name). Text settings
+ * too long to store are OB_ERR_INPUT (ob_matrix_expand checks every cell). */
+ob_status ob_cell_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
+                       char wjson[OB_SPEC_WL_JSON], char ojson[OB_SPEC_OPT_JSON], ob_run_spec *spec, ob_err *e);
 
 /* {"matrix":"<FNV-1a 64 of every cell's identity>","cells":N}: what a
  * shard's benchmark records, so that merge can tell the shards of one
  * matrix from those of another (another sweep, lr list or setting). */
-void ob_matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf, size_t n);
+ob_status ob_matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf, size_t n, ob_err *e);
 
 #endif

@@ -366,8 +366,8 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
     int *order = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *order);
     int *turn = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *turn);
     int n_mine = 0;
-    for (int i = 0; i < m->n; i++)
-        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) mine[n_mine++] = &m->cells[i];
+    for (int i = 0; mine && i < m->n; i++)
+        if (ob_config_in_shard(c, m->cells[i].index)) mine[n_mine++] = &m->cells[i];
     if (mine && order && turn) {
         ob_cells_run_order(mine, n_mine, m->cells, m->n, order);
         for (int t = 0; t < n_mine; t++) turn[order[t]] = t + 1;

@@ -194,5 +194,11 @@ int64_t ob_config_text_eval_every(const char *text);
 int64_t ob_config_text_confirm_seeds(const char *text);
 /* Learning rates for an optimizer: its own list, else the global one; NULL if neither. */
 const ob_lr_list *ob_config_lrs_for(const ob_config *c, const char *optimizer);
+/* Whether this process runs the cell of that index: every cell, or with
+ * --shard K/N those whose index is K mod N. */
+static inline int ob_config_in_shard(const ob_config *c, int64_t index)
+{
+    return c->shard_n <= 0 || index % c->shard_n == c->shard_k;
+}
 
 #endif

@@ -292,9 +292,9 @@ static int rebuilt_matrix(const source *s, const src_bench *b, char fp[32], char
                                 -1, &q, NULL) == SQLITE_OK &&
              (*keys = calloc((size_t)m.n, sizeof **keys)) != NULL;
     for (int i = 0; ok && i < m.n; i++) {
-        char w[1024], o[4096];
+        char w[OB_SPEC_WL_JSON], o[OB_SPEC_OPT_JSON];
         ob_run_spec sp;
-        ob_cell_spec(c, &m.cells[i], NULL, "", w, o, &sp);
+        if (!(ok = ob_cell_spec(c, &m.cells[i], NULL, "", w, o, &sp, &e) == OB_OK)) break;
         sqlite3_reset(q);
         sqlite3_bind_text(q, 1, sp.workload, -1, SQLITE_STATIC);
         sqlite3_bind_text(q, 2, sp.workload_params, -1, SQLITE_STATIC);
@@ -312,8 +312,8 @@ static int rebuilt_matrix(const source *s, const src_bench *b, char fp[32], char
     }
     if (ok) {
         char text[96];
-        ob_matrix_fingerprint(c, &m, text, sizeof text);
-        const char *at = strstr(text, "\"matrix\":\"");
+        const char *at = ob_matrix_fingerprint(c, &m, text, sizeof text, &e) == OB_OK ? strstr(text, "\"matrix\":\"")
+                                                                                        : NULL;
         if (!at || sscanf(at + 10, "%31[0-9a-f]", fp) != 1) ok = 0;
     }
     sqlite3_finalize(q);

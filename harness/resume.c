@@ -10,13 +10,14 @@
 #include "harness/run.h"
 
 ob_status ob_resume_keep_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
-                               const unsigned char *relaxed, char (*wjson)[1024], char (*ojson)[4096], ob_err *e)
+                               const unsigned char *relaxed, char (*wjson)[OB_SPEC_WL_JSON], char (*ojson)[OB_SPEC_OPT_JSON],
+                               ob_err *e)
 {
     int kept = 0;
     char keys[512] = "";
     for (int k = 0; k < n; k++) {
         if (!relaxed[k]) continue;
-        char w[1024], o[4096];
+        char w[OB_SPEC_WL_JSON], o[OB_SPEC_OPT_JSON];
         int found = 0;
         OB_TRY(ob_store_sweep_texts(store, bench_id, specs[k].cell, w, sizeof w, o, sizeof o, &found, e));
         if (!found || (!strcmp(w, specs[k].workload_params) && !strcmp(o, specs[k].hparams))) continue;
@@ -53,7 +54,7 @@ static void grow_plan(const ob_config *c, const ob_matrix *m, int *pair, ob_grow
 {
     for (int i = 0, j = 0, p = -1; i < m->n; i++) {
         if (i == 0 || !ob_cell_same_pair(&m->cells[i], &m->cells[i - 1])) p++;
-        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) pair[j++] = p;
+        if (ob_config_in_shard(c, m->cells[i].index)) pair[j++] = p;
     }
     *plan = (ob_grow_plan){pair, m->n, OB_CFG_MAX_CONFIRM, 0};
     ob_matrix_confirm_plan(m, &plan->confirm_seed0);
@@ -122,20 +123,22 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
     char shard[64] = "";
     if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
     int k = 0;
-    for (int i = 0; i < m->n; i++) k += c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k;
+    for (int i = 0; i < m->n; i++) k += ob_config_in_shard(c, m->cells[i].index);
     ob_run_spec *specs = calloc((size_t)k + 1, sizeof *specs);
     int64_t *ids = calloc((size_t)k + 1, sizeof *ids);
     int *pair = malloc(((size_t)k + 1) * sizeof *pair);
-    char (*wjson)[1024] = calloc((size_t)k + 1, sizeof *wjson);
-    char (*ojson)[4096] = calloc((size_t)k + 1, sizeof *ojson);
+    char (*wjson)[OB_SPEC_WL_JSON] = calloc((size_t)k + 1, sizeof *wjson);
+    char (*ojson)[OB_SPEC_OPT_JSON] = calloc((size_t)k + 1, sizeof *ojson);
     ob_status s = OB_OK;
     if (!specs || !ids || !pair || !wjson || !ojson) {
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
         goto out;
     }
-    for (int i = 0, j = 0; i < m->n; i++)
-        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k)
-            ob_cell_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j]), j++;
+    for (int i = 0, j = 0; i < m->n; i++) {
+        if (!ob_config_in_shard(c, m->cells[i].index)) continue;
+        if ((s = ob_cell_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j], e)) != OB_OK) goto out;
+        j++;
+    }
     int64_t bench = 0;
     int held = k, grown = 0;
     char why[600] = "";

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "harness/cellspec.h"
 #include "harness/config.h"
 #include "harness/matrix.h"
 #include "results/store.h"
@@ -27,7 +28,8 @@
  * to), so that the benchmark's runs, its checkpoints and confirmation runs go
  * on with one text each. A note names the keys, once. */
 ob_status ob_resume_keep_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
-                               const unsigned char *relaxed, char (*wjson)[1024], char (*ojson)[4096], ob_err *e);
+                               const unsigned char *relaxed, char (*wjson)[OB_SPEC_WL_JSON], char (*ojson)[OB_SPEC_OPT_JSON],
+                               ob_err *e);
 
 /* --resume of a matrix that grew from an earlier benchmark (more lrs, seeds,
  * trials, configurations, optimizers or workloads; or its cells listed in

@@ -594,10 +594,12 @@ static ob_status dump_params(const ob_config *c, const ob_cell *cell, ob_device 
     char path[1200];
     snprintf(path, sizeof path, "%s/cell-%lld.f32", c->dump_params, (long long)cell->index);
     if (s == OB_OK) {
+        errno = 0;
         FILE *f = fopen(path, "wb");
         int bad = !f || fwrite(h, 1, bytes, f) != bytes;
         if (f && fclose(f) != 0) bad = 1;
-        if (bad) s = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+        if (bad)
+            s = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", path, errno ? strerror(errno) : "a short write");
     }
     free(h);
     return s;
@@ -1501,8 +1503,8 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
     ob_run_spec *specs = calloc((size_t)cap + 1, sizeof *specs);
     int64_t *ids = calloc((size_t)cap + 1, sizeof *ids);
     /* the JSON texts of a pair's runs are one: same settings, same lr */
-    char (*wjson)[1024] = calloc((size_t)n_pairs + 1, sizeof *wjson);
-    char (*ojson)[4096] = calloc((size_t)n_pairs + 1, sizeof *ojson);
+    char (*wjson)[OB_SPEC_WL_JSON] = calloc((size_t)n_pairs + 1, sizeof *wjson);
+    char (*ojson)[OB_SPEC_OPT_JSON] = calloc((size_t)n_pairs + 1, sizeof *ojson);
     job *jobs = calloc((size_t)cap + 1, sizeof *jobs);
     double *lr = malloc(((size_t)m->n + 1) * sizeof *lr), *fin = malloc(((size_t)m->n + 1) * sizeof *fin);
     double *best_lr = malloc(((size_t)n_pairs + 1) * sizeof *best_lr);
@@ -1589,7 +1591,7 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
             *cell = m->cells[at];
             cell->seed = seed0 + j;
             cell->index = (int64_t)m->n + (int64_t)p * OB_CFG_MAX_CONFIRM + j;
-            ob_cell_spec(c, cell, dev, devices_desc, wjson[p], ojson[p], &specs[n]);
+            if ((s = ob_cell_spec(c, cell, dev, devices_desc, wjson[p], ojson[p], &specs[n], e)) != OB_OK) break;
             if (stored && ob_store_equivalent(store, sw, specs[n].workload_params, specs[n].workload_defaults, NULL,
                                               0) &&
                 ob_store_equivalent(store, so, specs[n].hparams, specs[n].hparams_defaults, NULL, 0)) {
@@ -1713,12 +1715,12 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     /* the cells of this process: all, or those of its shard */
     int n = 0;
     for (int i = 0; i < m->n; i++)
-        if (c->shard_n <= 0 || m->cells[i].index % c->shard_n == c->shard_k) n++;
+        if (ob_config_in_shard(c, m->cells[i].index)) n++;
     ob_run_spec *specs = calloc((size_t)(n ? n : 1), sizeof *specs);
     const ob_cell **cells = calloc((size_t)(n ? n : 1), sizeof *cells);
     int64_t *ids = calloc((size_t)(n ? n : 1), sizeof *ids);
-    char (*wjson)[1024] = calloc((size_t)(n ? n : 1), sizeof *wjson);
-    char (*ojson)[4096] = calloc((size_t)(n ? n : 1), sizeof *ojson);
+    char (*wjson)[OB_SPEC_WL_JSON] = calloc((size_t)(n ? n : 1), sizeof *wjson);
+    char (*ojson)[OB_SPEC_OPT_JSON] = calloc((size_t)(n ? n : 1), sizeof *ojson);
     job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
     ob_status s = OB_OK;
     int64_t bench_id = 0;
@@ -1767,8 +1769,8 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     }
     for (int i = 0, k = 0; i < m->n; i++) {
         const ob_cell *cell = &m->cells[i];
-        if (c->shard_n > 0 && cell->index % c->shard_n != c->shard_k) continue;
-        ob_cell_spec(c, cell, dev, run_device, wjson[k], ojson[k], &specs[k]);
+        if (!ob_config_in_shard(c, cell->index)) continue;
+        if ((s = ob_cell_spec(c, cell, dev, run_device, wjson[k], ojson[k], &specs[k], e)) != OB_OK) goto done;
         cells[k++] = cell;
     }
 
@@ -1882,8 +1884,8 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     if (s != OB_OK) goto setup_done;
     if (!resumed_bench) {
         char fp[128];
-        if (shard[0]) ob_matrix_fingerprint(c, m, fp, sizeof fp);
-        if (shard[0] && (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK)
+        if (shard[0] && ((s = ob_matrix_fingerprint(c, m, fp, sizeof fp, e)) != OB_OK ||
+                         (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK))
             goto setup_done;
         s = ob_store_add_runs(store, bench_id, specs, n, ids, e);
     }

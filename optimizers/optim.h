@@ -124,8 +124,9 @@ ob_status ob_optimizer_unknown(const char *name, ob_err *e);
  * ran before the key existed, at what its default does: --resume, report
  * and history read such a run as if it held the key at this default. A key
  * whose default changed what earlier builds did (ob_optimizer_def.absent:
- * root's adamw_style) is at what they did instead. */
-void ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n);
+ * root's adamw_style) is at what they did instead. Returns the text's
+ * length, as snprintf (n or more: buf holds only its start). */
+size_t ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n);
 
 ob_status ob_optim_create(const ob_optimizer_def *d, const ob_hp_values *hp,
                           const ob_hp_values *train, ob_optim **out, ob_err *e);

@@ -81,11 +81,11 @@ typedef struct ob_route_rule {
 #define OB_MAX_ROUTES 32
 #define OB_MAX_EVENTS 160 /* > 2 per step between two pops of the run loop */
 
-typedef struct ob_event {
+typedef struct ob_queued_event {
     int64_t step;
     char kind[32];
     char detail[192];
-} ob_event;
+} ob_queued_event;
 
 /* Any state added to ob_optim or ob_group that changes during a run must be
  * listed by ob_optim_state_blobs (pipeline.c), or checkpoints lose it. An
@@ -138,7 +138,7 @@ struct ob_optim {
     int64_t snap_step;      /* harness step of the snapshot */
     float *params_seen;     /* params pointer of the first step */
 
-    ob_event events[OB_MAX_EVENTS];
+    ob_queued_event events[OB_MAX_EVENTS];
     int n_events;
 };
 

@@ -69,7 +69,7 @@ const ob_optimizer_def *ob_optimizer_find(const char *name)
     return NULL;
 }
 
-void ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n)
+size_t ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n)
 {
     ob_hp_values hv, t;
     ob_hp_defaults(&hv, d->hp, d->n_hp);
@@ -79,10 +79,11 @@ void ob_optimizer_defaults_json(const ob_optimizer_def *d, char *buf, size_t n)
     }
     ob_hp_defaults(&t, ob_train_hp_defs, ob_train_hp_count);
     char tj[1024];
-    ob_hp_to_json(&t, tj, sizeof tj);
-    ob_hp_to_json(&hv, buf, n);
-    const size_t l = strlen(buf);
-    if (l > 0 && buf[l - 1] == '}') snprintf(buf + l - 1, n - (l - 1), "%s\"train\":%s}", l > 2 ? "," : "", tj);
+    const size_t lt = ob_hp_to_json(&t, tj, sizeof tj), l = ob_hp_to_json(&hv, buf, n);
+    if (lt >= sizeof tj || l >= n) return l + lt + 10; /* too long: buf holds only a start */
+    /* {...} + ,"train":{...} : the last '}' makes way for the training settings */
+    const int k = snprintf(buf + l - 1, n - (l - 1), "%s\"train\":%s}", l > 2 ? "," : "", tj);
+    return l - 1 + (size_t)k;
 }
 
 ob_status ob_optimizer_unknown(const char *name, ob_err *e)
@@ -123,7 +124,7 @@ void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt
         memmove(&o->events[0], &o->events[1], (OB_MAX_EVENTS - 1) * sizeof o->events[0]);
         o->n_events--;
     }
-    ob_event *ev = &o->events[o->n_events++];
+    ob_queued_event *ev = &o->events[o->n_events++];
     ev->step = step;
     snprintf(ev->kind, sizeof ev->kind, "%s", kind);
     va_list ap;
@@ -162,7 +163,11 @@ static ob_status parse_route(const ob_optimizer_def *d, const char *text, ob_rou
     memset(r, 0, sizeof *r);
     snprintf(r->text, sizeof r->text, "%s", text);
     const char *arrow = strstr(text, "->");
-    if (!arrow || strlen(text) >= sizeof r->text)
+    if (strlen(text) >= sizeof r->text)
+        return ob_fail(e, OB_ERR_INPUT, "%s: route '%s' is %zu characters long, more than the %zu a rule holds; "
+                       "shorten it (a name pattern with * matches several names)", d->name, text, strlen(text),
+                       sizeof r->text - 1);
+    if (!arrow)
         return ob_fail(e, OB_ERR_INPUT, "%s: route '%s' is not of the form 'MATCH -> GROUP' "
                        "(e.g. 'tag=embedding -> adamw')", d->name, text);
     char match[160], target[64];
@@ -612,7 +617,7 @@ int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, ch
                        size_t detail_n)
 {
     if (o->n_events == 0) return 0;
-    const ob_event *ev = &o->events[0];
+    const ob_queued_event *ev = &o->events[0];
     *step = ev->step;
     snprintf(kind, kind_n, "%s", ev->kind);
     snprintf(detail, detail_n, "%s", ev->detail);

@@ -315,6 +315,13 @@ const char *ob_series_style_missing(const char **what)
             if (what) *what = "its own marker and dash type in marks[] (plots/style.c)";
             return all[i]->name;
         }
+        for (int k = 0; k < N_SPARE; k++)
+            if (!strcmp(palette[i], spare[k])) {
+                if (what) *what = "a colour no spare[] keeps: take its colour out of spare[] (plots/style.c)";
+                return all[i]->name;
+            }
     }
     return NULL;
 }
+
+int ob_series_spare_count(void) { return N_SPARE; }

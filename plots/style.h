@@ -42,7 +42,12 @@ void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
 
 /* The first optimizer of the registry that has no colour of its own
  * (palette[] in style.c, by registry place) or no marker and dash type
- * (marks[], by name); NULL when every one has both. *what says which. */
+ * (marks[], by name), or whose colour is still among the spares; NULL
+ * when every one has both. *what says which. */
 const char *ob_series_style_missing(const char **what);
+
+/* How many colours no optimizer owns (spare[] in style.c): those that
+ * optimizers the registry does not know take first. */
+int ob_series_spare_count(void);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "harness/cellspec.h"
 #include "harness/config.h"
 #include "harness/matrix.h"
 #include "harness/run.h"
@@ -161,6 +162,42 @@ static void test_text_options(void)
     ob_config_free(&c);
     expect_bad("workloads: quadratic\noptimizers: [muon]\nhparams:\n  muon: {route: \"tag=matrix => adamw\"}\n",
                "t.yaml:4: muon: route");
+    {
+        /* route rules are part of a run's identity: all of them stored, or
+         * the matrix refused (never a text cut short) */
+        char text[12000];
+        size_t l = (size_t)snprintf(text, sizeof text, "workloads: bert-tiny\noptimizers: [muon]\nhparams:\n  muon:\n"
+                                                       "    route:\n");
+        for (int i = 0; i < 31; i++)
+            l += (size_t)snprintf(text + l, sizeof text - l,
+                                  "      - \"name=h%d.attn.proj.weight_of_a_long_name* & tag=matrix & ndim=2 -> adamw\"\n",
+                                  i);
+        CHECK_OK(load(&c, text, &e), &e);
+        CHECK_OK(ob_matrix_expand(&c, &m, NULL, &e), &e);
+        char w[OB_SPEC_WL_JSON], oj[OB_SPEC_OPT_JSON];
+        ob_run_spec sp;
+        CHECK(m.n == 1 && m.cells[0].n_options == 31);
+        CHECK_OK(ob_cell_spec(&c, &m.cells[0], NULL, "", w, oj, &sp, &e), &e);
+        CHECK_MSG(strstr(oj, "\"route=name=h30.attn.proj.weight_of_a_long_name* & tag=matrix & ndim=2 -> adamw\"]") &&
+                      oj[strlen(oj) - 1] == '}',
+                  "the 31st rule is not in the stored text: ...%s", strlen(oj) > 120 ? oj + strlen(oj) - 120 : oj);
+        ob_matrix_free(&m);
+        ob_config_free(&c);
+        /* 32 long rules: more than a run's text holds */
+        l = (size_t)snprintf(text, sizeof text, "workloads: bert-tiny\noptimizers: [muon]\nhparams:\n  muon:\n"
+                                                "    route:\n");
+        for (int i = 0; i < 32; i++)
+            l += (size_t)snprintf(text + l, sizeof text - l,
+                                  "      - \"name=h%d.attn.proj.weight_xxxxxxxxxxxxxxxxxxxxxxxxxxx* & tag=matrix & ndim=2 & "
+                                  "name=h%d.attn.proj.weight_xxxxxxxxxxxxxxxxxxxxxxxxxxx* -> adamw\"\n",
+                                  i, i);
+        expect_bad(text, "muon's 32 text settings (route rules, coeff_file; the first at t.yaml:6) make its run's "
+                         "settings text over the 4095 characters");
+    }
+    expect_bad("workloads: quadratic\noptimizers: [muon]\nhparams:\n  muon: {route: \"name=a* & tag=matrix & ndim=2 & "
+               "name=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+               "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbb* -> adamw\"}\n",
+               "characters long, more than the 159 a rule holds; shorten it");
     expect_bad("workloads: quadratic\noptimizers: [root]\nhparams:\n  root: {coeff_file: /nonexistent/c.tsv}\n",
                "t.yaml:4: root.coeff_file: cannot open '/nonexistent/c.tsv'");
     /* outside the matrix: the setting's place first, then that its owner is not in the matrix */

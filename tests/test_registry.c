@@ -11,6 +11,9 @@
 #include <string.h>
 
 #include "check.h"
+#include "harness/cellspec.h"
+#include "harness/config.h"
+#include "harness/matrix.h"
 #include "optimizers/optim.h"
 #include "optimizers/optim_impl.h"
 #include "optim_rig.h"
@@ -153,33 +156,104 @@ static char *source_text(const char *rel)
     return buf;
 }
 
-/* configs/nightly.yaml runs every optimizer ("every optimizer on the four
- * CI-sized workloads"), each with its lrs; the README counts them. */
+/* The longest JSON text (ob_hp_to_json) the table's values can make: each
+ * key at its widest value (a float's %.9g at most 16 characters, an int's
+ * 20, the longest choice of an enum). */
+static size_t widest_json(const ob_hp_def *hp, int n)
+{
+    size_t len = 2; /* {} */
+    for (int i = 0; i < n; i++) {
+        size_t w = hp[i].kind == OB_HP_BOOL ? 5 : hp[i].kind == OB_HP_INT ? 20 : 16;
+        if (hp[i].kind == OB_HP_ENUM) {
+            w = 0;
+            for (const char *p = hp[i].choices; p && *p;) {
+                const char *bar = strchr(p, '|');
+                const size_t l = bar ? (size_t)(bar - p) : strlen(p);
+                if (l > w) w = l;
+                p = bar ? bar + 1 : NULL;
+            }
+            w += 2; /* quoted */
+        }
+        len += (i ? 1 : 0) + strlen(hp[i].name) + 3 + w;
+    }
+    return len;
+}
+
+/* Every run's settings texts fit what a run spec holds (harness/cellspec.h):
+ * a table grown past them would be cut (ob_cell_spec refuses such a run). */
+static void test_spec_sizes(void)
+{
+    int n;
+    const ob_optimizer_def *const *all = ob_optimizers(&n);
+    const size_t train = widest_json(ob_train_hp_defs, ob_train_hp_count);
+    CHECK_MSG(train < OB_SPEC_TRAIN_JSON, "the training settings' JSON may take %zu characters, over %d", train,
+              OB_SPEC_TRAIN_JSON - 1);
+    for (int i = 0; i < n; i++) {
+        const size_t w = widest_json(all[i]->hp, all[i]->n_hp);
+        CHECK_MSG(w < OB_SPEC_HP_JSON, "%s: its settings' JSON may take %zu characters, over %d", all[i]->name, w,
+                  OB_SPEC_HP_JSON - 1);
+        char buf[OB_SPEC_OPT_JSON];
+        CHECK_MSG(ob_optimizer_defaults_json(all[i], buf, sizeof buf) < sizeof buf, "%s: its defaults' text is cut",
+                  all[i]->name);
+        /* and the whole text, with a study's number, leaves room for route rules */
+        CHECK_MSG(w + train + 64 < OB_SPEC_OPT_JSON / 2, "%s: its settings leave little room for route rules",
+                  all[i]->name);
+    }
+    const ob_workload_def *const *wl = ob_workloads(&n);
+    for (int i = 0; i < n; i++) {
+        const size_t w = widest_json(wl[i]->hp, wl[i]->n_hp);
+        CHECK_MSG(w < OB_SPEC_WL_JSON, "%s: its parameters' JSON may take %zu characters, over %d", wl[i]->name, w,
+                  OB_SPEC_WL_JSON - 1);
+    }
+    /* the bound is a bound: a table at its widest values */
+    ob_hp_values hv;
+    ob_hp_defaults(&hv, ob_train_hp_defs, ob_train_hp_count);
+    for (int i = 0; i < hv.n; i++)
+        if (hv.defs[i].kind == OB_HP_FLOAT) hv.v[i] = -1.23456789e-300;
+    char buf[OB_SPEC_TRAIN_JSON];
+    const size_t got = ob_hp_to_json(&hv, buf, sizeof buf);
+    CHECK_MSG(got <= train && got == strlen(buf), "train JSON %zu characters, bound %zu", got, train);
+}
+
+/* configs/nightly.yaml, read as `run` reads it, runs every optimizer
+ * ("every optimizer on the four CI-sized workloads"), each with lrs of its
+ * own, and its header's run count is the matrix's; the README counts the
+ * optimizers. */
 static void test_docs(void)
 {
     int n;
     const ob_optimizer_def *const *all = ob_optimizers(&n);
+    const char *root = getenv("OB_SOURCE_DIR");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/configs/nightly.yaml", root ? root : ".");
+    ob_config *c = malloc(sizeof *c);
+    ob_matrix m = {0};
+    ob_err e = {0};
+    CHECK(c != NULL);
+    if (!c) return;
+    ob_config_init(c);
+    CHECK_OK(ob_config_load_file(c, path, &e), &e);
+    for (int i = 0; i < n; i++) {
+        int found = 0;
+        for (int k = 0; k < c->n_optimizers; k++) found |= !strcmp(c->optimizers[k], all[i]->name);
+        CHECK_MSG(found, "configs/nightly.yaml: optimizers: lacks %s", all[i]->name);
+        const ob_lr_list *l = ob_config_lrs_for(c, all[i]->name);
+        CHECK_MSG(l && !strcmp(l->optimizer, all[i]->name), "configs/nightly.yaml: lrs: lacks %s", all[i]->name);
+    }
     char *y = source_text("configs/nightly.yaml");
     CHECK_MSG(y != NULL, "cannot read configs/nightly.yaml (OB_SOURCE_DIR)");
-    const char *line = y ? strstr(y, "\noptimizers: [") : NULL;
-    const char *lrs = y ? strstr(y, "\nlrs:") : NULL;
-    CHECK(line && lrs);
-    for (int i = 0; line && lrs && i < n; i++) {
-        char tok[96], key[96];
-        const char *eol = strchr(line + 1, '\n');
-        int found = 0;
-        /* the name as a whole entry of the list: "[name," ", name," ", name]" */
-        for (const char *sep = "[ "; *sep && !found; sep++)
-            for (const char *end = ",]"; *end && !found; end++) {
-                snprintf(tok, sizeof tok, "%c%s%c", *sep, all[i]->name, *end);
-                const char *at = strstr(line, tok);
-                found = at && (!eol || at < eol);
-            }
-        CHECK_MSG(found, "configs/nightly.yaml: optimizers: lacks %s", all[i]->name);
-        snprintf(key, sizeof key, "\n  %s:", all[i]->name);
-        CHECK_MSG(strstr(lrs, key) != NULL, "configs/nightly.yaml: lrs: lacks %s", all[i]->name);
+    if (ob_matrix_expand(c, &m, NULL, &e) == OB_OK) {
+        char said[64];
+        snprintf(said, sizeof said, ": %d runs (", m.n);
+        CHECK_MSG(y && strstr(y, said), "configs/nightly.yaml: its header does not say '%s' (the matrix's count)",
+                  said);
+        ob_matrix_free(&m);
+    } else {
+        CHECK_MSG(0, "configs/nightly.yaml: %s", e.msg);
     }
     free(y);
+    ob_config_free(c);
+    free(c);
     char *readme = source_text("README.md");
     CHECK_MSG(readme != NULL, "cannot read README.md (OB_SOURCE_DIR)");
     char count[64];
@@ -193,6 +267,7 @@ int main(void)
     test_optimizers();
     test_state_round_trip();
     test_workloads();
+    test_spec_sizes();
     test_docs();
     return check_done();
 }

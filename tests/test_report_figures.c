@@ -1169,12 +1169,14 @@ static void test_series_colours_cvd(void)
                 CHECK_MSG(d >= 20, "%s and %s are %.1f apart in %s", six[i], six[j], d, vision[v]);
             }
     /* the registry's colours, then the spares (optimizers it does not know) */
-    const char *cols[64 + 8], *unknown[4] = {"x1", "x2", "x3", "x4"};
-    ob_colour csp[4];
-    ob_series_colours(unknown, 4, csp);
+    const int n_spare = ob_series_spare_count();
+    const char *cols[64 + 8], *unknown[8] = {"x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8"};
+    ob_colour csp[8];
+    CHECK(n_spare >= 1 && n_spare <= 8);
+    ob_series_colours(unknown, n_spare, csp);
     int n = 0;
     for (int i = 0; i < n_all && i < 64; i++) cols[n++] = col[i].hex;
-    for (int k = 0; k < 4; k++) cols[n++] = csp[k].hex;
+    for (int k = 0; k < n_spare && k < 8; k++) cols[n++] = csp[k].hex;
     for (int i = 0; i < n; i++) {
         double lab[3];
         colour_lab(cols[i], 0, lab);

@@ -30,11 +30,11 @@ const ob_workload_def *ob_workload_find(const char *name)
     return NULL;
 }
 
-void ob_workload_defaults_json(const ob_workload_def *d, char *buf, size_t n)
+size_t ob_workload_defaults_json(const ob_workload_def *d, char *buf, size_t n)
 {
     ob_hp_values hv;
     ob_hp_defaults(&hv, d->hp, d->n_hp);
-    ob_hp_to_json(&hv, buf, n);
+    return ob_hp_to_json(&hv, buf, n);
 }
 
 ob_status ob_workload_unknown(const char *name, ob_err *e)

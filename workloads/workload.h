@@ -72,7 +72,7 @@ const ob_workload_def *ob_workload_find(const char *name);
 ob_status ob_workload_unknown(const char *name, ob_err *e);
 /* A run's workload parameters (JSON) with every key at its default (see
  * ob_optimizer_defaults_json). */
-void ob_workload_defaults_json(const ob_workload_def *d, char *buf, size_t n);
+size_t ob_workload_defaults_json(const ob_workload_def *d, char *buf, size_t n);
 /* For create_replica: is rank of world a part of a batch of B? */
 ob_status ob_workload_check_part(const ob_workload_def *d, int B, int rank, int world, ob_err *e);
 

@@ -460,6 +460,9 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
                 /* seeds that diverged at the lr it is ranked at */
                 const int nd = stage ? g->conf_n_diverged : g->lrs[g->best].n_diverged;
                 if (nd) fprintf(f, " (%d of %d diverged)", nd, stage ? g->n_confirm : g->lrs[g->best].n_finished);
+                /* a benchmark still running or stopped: a place on part of its grid */
+                if (!stage && g->n_unfinished)
+                    fprintf(f, " (%d of %d runs not finished)", g->n_unfinished, g->n_runs);
             }
             if (n > PRINT_RANKED) fprintf(f, ", and %d more (summary.md ranks them all)", n - PRINT_RANKED);
             int n_unranked = 0;
@@ -1168,6 +1171,7 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "best lr is the smallest or largest tried and a seed diverged (or ended without a finite loss) at "
               "the lr next to it, so the range "
               "is that one lr within the grid and unknown beyond it ('not measured (one lr)': one lr was tried; "
+              "'not measured (lrs not finished)': one lr has finished runs and the others none yet; "
               "'not measured (grid edge, tolerance 0)': the best lr is at the edge and the tolerance is 0, from "
               "--tol 0 or a best median loss of 0, so the range within the grid is that lr alone%s); "
               "a best lr marked (grid edge) is the smallest or "
@@ -1282,10 +1286,14 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 if (rank[k] > 0) doc_cell(dc, "%d", r);
                 else doc_cell(dc, "-");
                 doc_cell(dc, "%s", d->opt_labels[g->opt]);
+                char unfinished[64] = ""; /* a benchmark still running or stopped: what it rests on */
+                if (g->n_unfinished)
+                    snprintf(unfinished, sizeof unfinished, " (%d of %d runs not finished)", g->n_unfinished,
+                             g->n_runs);
                 if (g->best < 0) doc_cell(dc, "none (%s)", ob_group_no_best(g));
                 else if (g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1))
-                    doc_cell(dc, "%s (grid edge)", num(g->best_lr, b1, sizeof b1));
-                else doc_cell(dc, "%s", num(g->best_lr, b1, sizeof b1));
+                    doc_cell(dc, "%s (grid edge)%s", num(g->best_lr, b1, sizeof b1), unfinished);
+                else doc_cell(dc, "%s%s", num(g->best_lr, b1, sizeof b1), unfinished);
                 if (g->best >= 0 && g->lrs[g->best].n_diverged)
                     doc_cell(dc, "%d (%d diverged)", g->final.n, g->lrs[g->best].n_diverged);
                 else doc_cell(dc, "%d", g->final.n);
@@ -1300,6 +1308,8 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                     doc_cell(dc, "not measured (grid edge, next lr diverged)");
                 else if (g->width_unmeasured == OB_WIDTH_ONE_LR)
                     doc_cell(dc, "not measured (one lr)");
+                else if (g->width_unmeasured == OB_WIDTH_UNFINISHED)
+                    doc_cell(dc, "not measured (lrs not finished)");
                 else if (g->width_unmeasured == OB_WIDTH_EDGE_NO_TOL)
                     doc_cell(dc, "not measured (grid edge, tolerance 0)");
                 else if (g->width_unmeasured == OB_WIDTH_NO_PROGRESS)

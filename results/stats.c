@@ -737,7 +737,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
         ob_lr_point *p = &g->lrs[g->n_lr];
         p->lr = d->runs[idx[a]].lr;
         p->n_runs = b - a;
-        int m = 0, me = 0;
+        int m = 0, me = 0, unfinished = 0;
         for (int k = a; k < b; k++) {
             const ob_rrun *r = &d->runs[idx[k]];
             if (r->finished) {
@@ -747,6 +747,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
                 g->n_failed++;
             } else {
                 g->n_unfinished++;
+                unfinished++;
             }
             if (r->diverged) p->n_diverged++;
             else if (r->finished && !isfinite(r->final_loss)) p->n_nonfinite++;
@@ -770,8 +771,12 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
         g->n_finished += p->n_finished;
         g->n_diverged += p->n_diverged;
         if (p->n_diverged && isnan(g->first_div_lr)) g->first_div_lr = p->lr;
-        if (p->n_finished) g->n_lr++;
-        else memset(p, 0, sizeof *p); /* an lr with no finished run is not a grid point */
+        if (p->n_finished) {
+            g->n_lr++;
+        } else { /* an lr with no finished run is not a grid point */
+            g->n_lr_unfinished += unfinished > 0;
+            memset(p, 0, sizeof *p);
+        }
         a = b;
     }
     g->div_rate = g->n_finished ? (double)g->n_diverged / g->n_finished : NAN;
@@ -831,7 +836,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
          * says nothing, so no width, and why */
         if (g->width_decades == 0 && (g->width_open_lo || g->width_open_hi)) {
             const int inner = g->width_open_hi ? g->best - 1 : g->best + 1;
-            if (g->n_lr == 1) g->width_unmeasured = OB_WIDTH_ONE_LR;
+            if (g->n_lr == 1) g->width_unmeasured = g->n_lr_unfinished ? OB_WIDTH_UNFINISHED : OB_WIDTH_ONE_LR;
             else if (inner >= 0 && inner < g->n_lr && isinf(medv[inner])) g->width_unmeasured = OB_WIDTH_EDGE_DIVERGED;
             /* the neighbour is finite and above the threshold: the range
              * ends exactly at the best lr only when the threshold is the
@@ -1518,6 +1523,7 @@ const char *ob_width_unmeasured_name(int u)
            : u == OB_WIDTH_ONE_LR      ? "one_lr"
            : u == OB_WIDTH_EDGE_NO_TOL ? "edge_zero_tolerance"
            : u == OB_WIDTH_NO_PROGRESS ? "no_progress"
+           : u == OB_WIDTH_UNFINISHED  ? "lrs_unfinished"
                                        : "";
 }
 

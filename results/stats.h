@@ -234,9 +234,11 @@ typedef enum ob_width_unmeasured {
                                  * best median of 0): the loss at the lr next to it is above the best's */
     OB_WIDTH_NO_PROGRESS,       /* a tolerance of the progress (tol_of_progress), and the best median is
                                  * not below the loss before training (or that is unknown) */
+    OB_WIDTH_UNFINISHED,        /* one lr has finished runs, and the grid's other lrs none yet (a
+                                 * benchmark still running or stopped) */
 } ob_width_unmeasured;
-/* Short text of u: "edge_next_diverged", "one_lr", "edge_zero_tolerance", "no_progress"; "" when
- * measured. */
+/* Short text of u: "edge_next_diverged", "one_lr", "edge_zero_tolerance", "no_progress",
+ * "lrs_unfinished"; "" when measured. */
 const char *ob_width_unmeasured_name(int u);
 
 /* A time to a held-out target (ob_group.ev): as the tt_ fields of ob_group
@@ -253,6 +255,7 @@ typedef struct ob_group {
     int wl, opt;                /* dataset label indices */
     int n_runs, n_finished, n_diverged, n_failed, n_unfinished;
     int n_lr;
+    int n_lr_unfinished; /* lrs of its grid without a finished run and with one still to finish */
     ob_lr_point *lrs;           /* (n_lr,) ascending lr */
     int best;                   /* index into lrs; -1 when no lr has a finite median */
     double best_lr;

@@ -787,6 +787,38 @@ static void test_width_edge(const char *path)
     ob_store_close(s);
 }
 
+/* A benchmark stopped early: one lr of adam's grid finished, its others
+ * pending or interrupted; sgd's second lr failed. adam's range is "not
+ * measured (lrs not finished)", not "one lr"; sgd's (no lr left to finish)
+ * is one lr's. */
+static void test_width_unfinished(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 2; seed++) {
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.1, seed, seed ? "pending" : "interrupted", 1.0, 10, 1, 1, 1, 1, 1,
+                               1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, seed, "failed", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), NULL, &d, &st);
+    const ob_group *ga = grp(&d, &st, "W", "adam"), *gs = grp(&d, &st, "W", "sgd");
+    CHECK(ga && gs);
+    if (ga && gs) {
+        CHECK(ga->n_lr == 1 && ga->n_lr_unfinished == 1 && ga->n_unfinished == 2 && ga->best_lr == 0.01);
+        CHECK_MSG(ga->width_unmeasured == OB_WIDTH_UNFINISHED, "adam: %d", ga->width_unmeasured);
+        CHECK(!strcmp(ob_width_unmeasured_name(ga->width_unmeasured), "lrs_unfinished"));
+        CHECK(gs->n_lr == 1 && gs->n_lr_unfinished == 0 && gs->n_failed == 2);
+        CHECK_MSG(gs->width_unmeasured == OB_WIDTH_ONE_LR, "sgd: %d", gs->width_unmeasured);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* The best of k trials: by hand, with diverged (+inf) trials, and against
  * every draw of k of n enumerated (the smallest value v whose chance
  * P(min <= v) reaches q). */
@@ -2125,6 +2157,7 @@ int main(void)
         {"tt.db", test_tt_one_lr},
         {"tt_rank.db", test_tt_rank_noise},
         {"width_edge.db", test_width_edge},
+        {"width_unfinished.db", test_width_unfinished},
         {"tt_mixed.db", test_tt_mixed_means},
         {"labels.db", test_labels},
         {"tuned.db", test_tuned_profile},

@@ -1180,7 +1180,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
               "in log(lr) (the loss itself where one of them is <= 0; - when outside the grid, or next to a "
               "grid lr where half the seeds or more diverged: between an lr that trains and one that "
               "diverges the loss is not known). Seed CV: "
-              "standard deviation / mean of the final loss over seeds at the best lr.",
+              "standard deviation / mean of the final loss over seeds at the best lr. Diverged runs: those "
+              "whose loss passed train.diverge_factor times their first loss or stopped being finite; 'N more "
+              "ended above their start' counts finished runs short of that whose final loss is above their loss at "
+              "the first step (they blew up, or did not train).",
           100 * o->stats.tol,
           o->stats.tol_of_progress
               ? "the progress training made, from the workload's loss before training (its median over the runs' "
@@ -1320,7 +1323,10 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                 doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
                 doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
                                    : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));
-                doc_cell(dc, "%d / %d", g->n_diverged, g->n_finished);
+                if (g->n_above_start) /* blown up below the divergence threshold */
+                    doc_cell(dc, "%d / %d (%d more ended above their start)", g->n_diverged, g->n_finished,
+                             g->n_above_start);
+                else doc_cell(dc, "%d / %d", g->n_diverged, g->n_finished);
                 doc_cell(dc, "%s", num(g->first_div_lr, b1, sizeof b1));
                 doc_row_end(dc);
             }

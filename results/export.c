@@ -301,13 +301,16 @@ static const ob_file_doc docs[] = {
      "(1 when the range reaches the edge of the grid: a lower bound; empty without a width), lr_width_unmeasured (why "
      "lr_width_decades is empty although there is a best lr: edge_next_diverged = the best lr is the smallest "
      "or largest of the grid and a seed diverged (or ended without a finite loss) at the lr next to it, so the range is that lr within the "
-     "grid and unknown beyond it; one_lr = the grid has one lr; edge_zero_tolerance = the best lr is at the "
+     "grid and unknown beyond it; one_lr = the grid has one lr; lrs_unfinished = one lr has finished runs and the "
+     "grid's others none yet (a benchmark still running or stopped); edge_zero_tolerance = the best lr is at the "
      "edge and the tolerance is 0, from --tol 0 or a best median loss of 0; no_progress = --tol-of progress and "
      "the best median is not below the loss before training; empty when measured), "
      "loss_at_half_lr, loss_at_double_lr "
      "(the median interpolated between the grid lrs around it, log(loss) linear in log(lr) where both losses "
      "are > 0; empty outside the grid or next to an lr with an infinite median), seed_cv, "
-     "runs, finished, diverged, failed, divergence_rate, first_diverged_lr"},
+     "runs, finished, diverged, failed, divergence_rate, first_diverged_lr, above_start (finished runs, not "
+     "diverged, whose final loss is above their loss at the first step: blown up below the divergence threshold, "
+     "train.diverge_factor)"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",
      "workload, optimizer, rank (1 = lowest confirmed median final loss, equal ones sharing a rank; empty when the runs are not at "
@@ -1131,7 +1134,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
                            "eval_metric_max", "eval_metric_ci_lo", "eval_metric_ci_hi",
                            "eval_metric_ci_coverage", "lr_width_decades",
                            "lr_width_open", "lr_width_unmeasured", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
-                           "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr"),
+                           "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr", "above_start"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -1157,6 +1160,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
         ob_csv_int(&c, g->n_failed);
         ob_csv_num(&c, g->div_rate);
         ob_csv_num(&c, g->first_div_lr);
+        ob_csv_int(&c, g->n_above_start);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

@@ -751,6 +751,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
             }
             if (r->diverged) p->n_diverged++;
             else if (r->finished && !isfinite(r->final_loss)) p->n_nonfinite++;
+            else if (r->finished && r->final_loss > r->first_loss) g->n_above_start++;
             if (r->finished) {
                 tmp2[me] = run_held_out(r, 0, has_el);
                 tmp3[me++] = run_held_out(r, 1, has_em);

@@ -254,6 +254,8 @@ typedef struct ob_ttt {
 typedef struct ob_group {
     int wl, opt;                /* dataset label indices */
     int n_runs, n_finished, n_diverged, n_failed, n_unfinished;
+    int n_above_start;          /* finished, not diverged, and a final loss above the loss at its first step
+                                 * (blown up below the divergence threshold: it did not train) */
     int n_lr;
     int n_lr_unfinished; /* lrs of its grid without a finished run and with one still to finish */
     ob_lr_point *lrs;           /* (n_lr,) ascending lr */

@@ -825,7 +825,9 @@ static void test_provenance(const char *db, const char *out)
     CHECK(md && !strstr(md, "Pooled provenance"));
     CHECK(md && strstr(md, "1 of the runs are confirmation runs"));
     /* the Files table's notes whole, however long (summary.csv's ends with its last column) */
-    CHECK(md && strstr(md, "divergence_rate, first_diverged_lr |"));
+    CHECK(md && strstr(md, "divergence_rate, first_diverged_lr, above_start (finished runs, not diverged, whose final "
+                           "loss is above their loss at the first step: blown up below the divergence threshold, "
+                           "train.diverge_factor) |"));
     free(md);
     /* a run's own revision and machine (a benchmark continued or grown by
      * another build) count over its benchmark's: one sgd run continued

@@ -790,7 +790,7 @@ static void test_width_edge(const char *path)
 /* A benchmark stopped early: one lr of adam's grid finished, its others
  * pending or interrupted; sgd's second lr failed. adam's range is "not
  * measured (lrs not finished)", not "one lr"; sgd's (no lr left to finish)
- * is one lr's. */
+ * is one lr's. And a run that ended above its first loss is counted. */
 static void test_width_unfinished(const char *path)
 {
     ob_store *s = new_store(path);
@@ -802,6 +802,10 @@ static void test_width_unfinished(const char *path)
         fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
         fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, seed, "failed", 2.0, 10, 1, 1, 1, 1, 1, 1, 0});
     }
+    /* sgd's seed 1 blew up short of the divergence threshold: its final loss
+     * 50 is above its first, 2 + 10 / 2 */
+    CHECK(sqlite3_exec(ob_store_db(s), "UPDATE runs SET final_loss = 50 WHERE optimizer = 'sgd' AND seed = 1 AND "
+                       "status = 'done'", NULL, NULL, NULL) == SQLITE_OK);
     ob_dataset d;
     ob_stats st;
     load_stats(ob_store_db(s), NULL, &d, &st);
@@ -812,6 +816,8 @@ static void test_width_unfinished(const char *path)
         CHECK_MSG(ga->width_unmeasured == OB_WIDTH_UNFINISHED, "adam: %d", ga->width_unmeasured);
         CHECK(!strcmp(ob_width_unmeasured_name(ga->width_unmeasured), "lrs_unfinished"));
         CHECK(gs->n_lr == 1 && gs->n_lr_unfinished == 0 && gs->n_failed == 2);
+        CHECK_MSG(gs->n_above_start == 1 && ga->n_above_start == 0, "above start: sgd %d, adam %d",
+                  gs->n_above_start, ga->n_above_start);
         CHECK_MSG(gs->width_unmeasured == OB_WIDTH_ONE_LR, "sgd: %d", gs->width_unmeasured);
     }
     ob_stats_free(&st);

@@ -501,6 +501,19 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
         return ob_fail(e, OB_ERR_INPUT,
                        "'%s' is not an SQLite database, so not an optbench results database "
                        "(left unchanged)", path);
+    /* A file cut short inside a page: SQLite reads the missing bytes as
+     * zeros, and its read-only check need not notice (a row of zeros breaks
+     * a CHECK that only a writer's check tests), so the pages are counted
+     * here. SQLite writes whole pages only. */
+    const unsigned page = (unsigned)hdr[16] << 8 | hdr[17];
+    const long long page_size = page == 1 ? 65536 : (long long)page;
+    if (mode != OB_STORE_AGAIN && page_size >= 512 && (long long)sb.st_size % page_size != 0)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "database '%s' is damaged: its %lld bytes are not a whole number of its %lld-byte pages, "
+                       "so it was cut short (a copy or a download that stopped; use an intact copy, e.g. a backup "
+                       "or the shard's own copy; `sqlite3 '%s' .recover` may save what is left, into a new file; "
+                       "it was left unchanged)",
+                       path, (long long)sb.st_size, page_size, path);
 
     /* An SQLite file: ask it, through a read-only connection, what it holds. */
     int had_wal = wal_present(path);

@@ -561,6 +561,20 @@ int ob_cmd_history(int argc, char **argv)
             rc = ob_cli_error(2, "history: cannot write into '%s': %s (give another --out)", out, strerror(errno));
             goto done;
         }
+        /* the files it writes: never the database it reads, another
+         * database, or a folder of that name */
+        static const char *const written[] = {"history.csv", "history.gp", "history.png", "history.svg",
+                                              "history.pdf", "gnuplot.log"};
+        const char *const inputs[1] = {db_path}, *const what[1] = {"the database it reads (--db)"};
+        for (size_t k = 0; k < sizeof written / sizeof *written; k++) {
+            char path[OB_OUT_DIR_MAX + 32], msg[OB_OUT_DIR_MAX * 3 + 256];
+            snprintf(path, sizeof path, "%s/%s", out, written[k]);
+            if (ob_cli_output_check(msg, sizeof msg, "its file", path, inputs, what, 1)) {
+                rc = ob_cli_error(2, "history: --out '%s': %s; nothing was written (or give --out another folder)",
+                                  out, msg);
+                goto done;
+            }
+        }
     }
     printf("%s over %d benchmarks in %s%s\n", metrics[m].label, nb, db_path, better);
     if (!strncmp(metrics[m].name, "steps_to_", 9)) {

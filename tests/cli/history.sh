@@ -191,4 +191,14 @@ q "$tmp/dirty.db" "update benchmarks set git_rev = '0123456789abcdef0123-dirty' 
 "$OPTBENCH" history --db "$tmp/dirty.db" --out "$tmp/hd" >"$tmp/out" 2>&1
 check "history keeps -dirty: $(grep -c 0123456789ab "$tmp/out")" grep -q '0123456789ab-dirty' "$tmp/out"
 check "  ... in history.csv too" grep -q '"0123456789ab-dirty"' "$tmp/hd/history.csv"
+# --out never writes over the database it reads, another database, or a folder
+mkdir -p "$tmp/ho"; cp "$db" "$tmp/ho/history.csv"; sum=$(md5sum <"$tmp/ho/history.csv")
+"$OPTBENCH" history --db "$tmp/ho/history.csv" --out "$tmp/ho" >"$tmp/out" 2>&1; rc=$?
+check "history --out over its own database: exit 2 ($rc)" test $rc = 2
+check "  ... says so" grep -q "its file '$tmp/ho/history.csv' is the database it reads (--db)" "$tmp/out"
+check "  ... and left it as it was" test "$sum" = "$(md5sum <"$tmp/ho/history.csv")"
+mkdir -p "$tmp/ho2"; cp "$db" "$tmp/ho2/history.gp"
+"$OPTBENCH" history --db "$db" --out "$tmp/ho2" >"$tmp/out" 2>&1; rc=$?
+check "history --out over another database: exit 2 ($rc)" test $rc = 2
+check "  ... nothing written" test ! -e "$tmp/ho2/history.csv"
 exit $fail

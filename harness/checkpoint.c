@@ -73,14 +73,15 @@ uint32_t ob_crc32c(uint32_t crc, const void *data, size_t n)
 
 /* ---- reading --------------------------------------------------------------- */
 
-ob_status ob_ckpt_parse(const unsigned char *buf, size_t len, ob_ckpt *c, ob_err *e)
+/* The header of a checkpoint of len bytes (buf holds at least its
+ * OB_CKPT_HEADER_BYTES when len does): its magic, version and length. */
+static ob_status check_header(const unsigned char *buf, size_t len, ob_err *e)
 {
-    memset(c, 0, sizeof *c);
     if (len < OB_CKPT_HEADER_BYTES + OB_CKPT_TRAILER_BYTES)
         return ob_fail(e, OB_ERR_INPUT, "truncated: %zu bytes, shorter than a header and trailer", len);
     if (memcmp(buf, magic, sizeof magic) != 0)
         return ob_fail(e, OB_ERR_INPUT, "not an optbench checkpoint (bad magic)");
-    uint32_t version = rd32(buf + 8), n = rd32(buf + 12);
+    uint32_t version = rd32(buf + 8);
     uint64_t total = rd64(buf + 24);
     if (version != OB_CKPT_VERSION)
         return ob_fail(e, OB_ERR_INPUT, "checkpoint format version %u; this optbench reads version %d",
@@ -88,6 +89,14 @@ ob_status ob_ckpt_parse(const unsigned char *buf, size_t len, ob_ckpt *c, ob_err
     if (total != (uint64_t)len)
         return ob_fail(e, OB_ERR_INPUT, "truncated or padded: the header says %llu bytes, the file has %zu",
                        (unsigned long long)total, len);
+    return OB_OK;
+}
+
+ob_status ob_ckpt_parse(const unsigned char *buf, size_t len, ob_ckpt *c, ob_err *e)
+{
+    memset(c, 0, sizeof *c);
+    OB_TRY(check_header(buf, len, e));
+    uint32_t n = rd32(buf + 12);
     if (memcmp(buf + len - 4, end_magic, 4) != 0)
         return ob_fail(e, OB_ERR_INPUT, "truncated: no end marker");
     uint32_t want = rd32(buf + len - 8), got = ob_crc32c(0, buf, len - 8);
@@ -133,14 +142,29 @@ ob_status ob_ckpt_parse(const unsigned char *buf, size_t len, ob_ckpt *c, ob_err
 ob_status ob_ckpt_read(const char *path, ob_ckpt *c, ob_err *e)
 {
     memset(c, 0, sizeof *c);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return ob_fail(e, OB_ERR_IO, "cannot open checkpoint '%s': %s", path, strerror(errno));
+    /* O_NONBLOCK: a FIFO of that name (put there by mistake) would block
+     * the open until a writer came; it is then refused as not a file */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot open it: %s", path, strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
-        return ob_fail(e, OB_ERR_INPUT, "checkpoint '%s' is not a regular file", path);
+        return ob_fail(e, OB_ERR_INPUT, "checkpoint '%s': not a regular file", path);
     }
     size_t len = (size_t)sb.st_size;
+    /* its header first: a file that is no checkpoint of its size (a stray
+     * large file) is not read whole into memory */
+    unsigned char head[OB_CKPT_HEADER_BYTES];
+    ssize_t hr = len >= sizeof head ? pread(fd, head, sizeof head, 0) : 0;
+    if (len >= sizeof head && hr != (ssize_t)sizeof head) {
+        close(fd);
+        return ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot read it: %s", path,
+                      hr < 0 ? strerror(errno) : "a short read");
+    }
+    if (check_header(head, len, e) != OB_OK) {
+        close(fd);
+        return ob_err_prefix(e, "checkpoint '%s': ", path);
+    }
     unsigned char *buf = malloc(len ? len : 1);
     if (!buf) {
         close(fd);
@@ -156,7 +180,7 @@ ob_status ob_ckpt_read(const char *path, ob_ckpt *c, ob_err *e)
     close(fd);
     if (got != len) {
         free(buf);
-        return ob_fail(e, OB_ERR_IO, "cannot read checkpoint '%s': %s", path, strerror(errno));
+        return ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot read it: %s", path, strerror(errno));
     }
     ob_status s = ob_ckpt_parse(buf, len, c, e);
     if (s != OB_OK) {

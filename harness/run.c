@@ -493,6 +493,18 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
             return 0;
         }
     }
+    /* the counters, within what c->step steps can make (a file with a valid
+     * checksum but made by hand, or by a bug, would overflow or rewind them) */
+    run_state rs;
+    memcpy(&rs, ob_ckpt_find(c, "run")->data, sizeof rs);
+    int64_t t = 0;
+    s = ob_ckpt_find(c, "opt.optim.t");
+    if (s && s->bytes == sizeof t) memcpy(&t, s->data, sizeof t);
+    if (!s || s->bytes != sizeof t || t < 0 || t > c->step || rs.bad_streak < 0 || rs.bad_streak > c->step ||
+        rs.bad_from < 0 || rs.bad_from > c->step || !(rs.wall_s >= 0) || !isfinite(rs.wall_s)) {
+        snprintf(why, wn, "its counters are out of range for step %lld", (long long)c->step);
+        return 0;
+    }
     return 1;
 }
 

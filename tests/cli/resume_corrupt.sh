@@ -61,5 +61,38 @@ st=$(q "$db" "select steps_done from runs where id=1")
 q "$db" "delete from curves where run_id=1 and step > $((st - 1))" >/dev/null
 resume "holds the curve only up to step $((st - 1))"
 
+# 5. a FIFO named as the newest checkpoint of run 1 (it blocked the open,
+#    and SIGTERM could not end the wait), and a checkpoint of run 2 with a
+#    valid checksum but its optimizer's update count out of range (forged,
+#    or a bug): each is skipped, and the runs continue from the ones before
+interrupt
+f=$(newest 1); rm -f "$f"; mkfifo "$f"
+python3 - "$(newest 2)" <<'PY'
+import struct, sys
+p = sys.argv[1]; b = bytearray(open(p, 'rb').read())
+tab = []
+for i in range(256):
+    c = i
+    for _ in range(8): c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+    tab.append(c)
+def crc32c(data):
+    c = 0xffffffff
+    for x in data: c = (c >> 8) ^ tab[(c ^ x) & 0xff]
+    return c ^ 0xffffffff
+n, = struct.unpack_from('<I', b, 12); pos = 32
+for _ in range(n):
+    nl, = struct.unpack_from('<I', b, pos); name = bytes(b[pos + 4:pos + 4 + nl]).decode(); pos += 4 + nl
+    d, = struct.unpack_from('<Q', b, pos); pos += 8
+    if name == 'opt.optim.t': struct.pack_into('<q', b, pos, 2**63 - 1)
+    pos += d
+struct.pack_into('<I', b, len(b) - 8, crc32c(bytes(b[:len(b) - 8])))
+open(p, 'wb').write(b)
+PY
+timeout 300 "$OPTBENCH" "${args[@]}" --db "$db" --resume >/dev/null 2>"$tmp/res.err"; rc=$?
+[ $rc = 0 ] || fail "resume past a FIFO and a forged count: exit $rc: $(cat "$tmp/res.err")"
+grep -q "skipping checkpoint .*: not a regular file" "$tmp/res.err" || fail "no message about the FIFO: $(cat "$tmp/res.err")"
+grep -q "its counters are out of range" "$tmp/res.err" || fail "no message about the count: $(cat "$tmp/res.err")"
+python3 "$here/resume_compare.py" "$tmp/ref.db" "$db" >"$tmp/cmp.out" || { fail "results differ"; cat "$tmp/cmp.out"; }
+
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -144,7 +144,12 @@ static int status_rank(const char *s)
 static ob_status sql_fail(sqlite3 *db, const char *path, const char *what, ob_err *e)
 {
     int rc = sqlite3_extended_errcode(db) & 0xff;
-    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s%s", path, what, sqlite3_errmsg(db),
+    const char *m = sqlite3_errmsg(db);
+    if (rc == SQLITE_ERROR && (!strncmp(m, "no such table", 13) || !strncmp(m, "no such column", 14)))
+        return ob_fail(e, OB_ERR_INPUT, "database '%s': %s: %s (the database lacks part of optbench's schema: a "
+                       "table or column was dropped, or another program made it; use an intact copy; nothing was "
+                       "merged)", path, what, m);
+    return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s%s", path, what, m,
                    rc == SQLITE_FULL || rc == SQLITE_IOERR
                        ? " (is the disk full, or failing? nothing was merged: the incomplete output was removed "
                          "and the inputs are unchanged; make room and merge again)"
@@ -497,6 +502,27 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
         const char *hp = (const char *)sqlite3_column_text(q, 5);
         double lr = sqlite3_column_double(q, 6);
         long long seed = sqlite3_column_int64(q, 7);
+        /* what report, compare and history refuse is not copied into a
+         * database they would then refuse: an edited or foreign row */
+        const int lr_type = sqlite3_column_type(q, 6), seed_type = sqlite3_column_type(q, 7);
+        if ((lr_type != SQLITE_FLOAT && lr_type != SQLITE_INTEGER) || !isfinite(lr) || !(lr > 0) ||
+            seed_type != SQLITE_INTEGER || !wl || !op) {
+            const char *lr_text = (const char *)sqlite3_column_text(q, 6);
+            char what[160];
+            if (!wl || !op) snprintf(what, sizeof what, "no workload or optimizer");
+            else if (seed_type != SQLITE_INTEGER) snprintf(what, sizeof what, "a seed that is not a whole number");
+            else if (lr_type == SQLITE_BLOB || lr_type == SQLITE_NULL)
+                snprintf(what, sizeof what, "%s as its lr, not a learning rate",
+                         lr_type == SQLITE_BLOB ? "a blob" : "NULL");
+            else snprintf(what, sizeof what, "lr '%.60s', not a learning rate (finite, above 0)", lr_text);
+            ob_status fs = ob_fail(e, OB_ERR_INPUT,
+                                   "'%s': run %lld has %s: the row was edited or written by another program, and "
+                                   "report would refuse the merged database; correct that row of the runs table "
+                                   "(sqlite3 FILE) or leave that database out; nothing was written",
+                                   s->path, (long long)c->run_id, what);
+            sqlite3_finalize(q);
+            return fs;
+        }
         long long steps = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8);
         const char *st = (const char *)sqlite3_column_text(q, 9);
         size_t kl = strlen(wl ? wl : "") + strlen(wp ? wp : "") + strlen(op ? op : "") + strlen(hp ? hp : "") + 160;
@@ -515,7 +541,10 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
         snprintf(c->status, sizeof c->status, "%s", st ? st : "pending");
         c->rank = status_rank(c->status);
         c->steps_done = sqlite3_column_type(q, 10) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 10);
-        c->final_loss = sqlite3_column_type(q, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 11);
+        /* a number, or unknown (NULL, or text in a number's column) */
+        c->final_loss = sqlite3_column_type(q, 11) == SQLITE_FLOAT || sqlite3_column_type(q, 11) == SQLITE_INTEGER
+                            ? sqlite3_column_double(q, 11)
+                            : NAN;
         c->diverged_step = sqlite3_column_type(q, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 12);
         c->cell = sqlite3_column_type(q, 13) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 13);
         (*nc)++;

@@ -98,5 +98,18 @@ nofp "$tmp/e10.db"
 [ $rc = 2 ] && grep -q "eval_every 10 and .* with eval_every 20" "$tmp/err" && [ ! -e "$tmp/evals.db" ] ||
   fail "two eval_every settings: rc $rc: $(cat "$tmp/err")"
 
+# a row report would refuse (an lr of 0, edited by hand) is not merged into
+# a database report would then refuse: exit 2, nothing written
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.003,0.03 --steps 10 --backend cpu \
+  --db "$tmp/edited.db" >/dev/null 2>&1 || fail "setup run"
+q "$tmp/edited.db" "update runs set lr = 0 where id = 2" >/dev/null
+"$OPTBENCH" merge --out "$tmp/medited.db" "$tmp/edited.db" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "'$tmp/edited.db': run 2 has lr '0.0', not a learning rate" "$tmp/out" ||
+  fail "merge of an edited lr: exit $rc: $(cat "$tmp/out")"
+[ ! -e "$tmp/medited.db" ] || fail "merge of an edited lr wrote its output"
+# an input without one of optbench's tables: bad input (exit 2), not a failure
+cp "$tmp/a.db" "$tmp/noevals.db"; q "$tmp/noevals.db" "drop table evals" >/dev/null
+"$OPTBENCH" merge --out "$tmp/mnoevals.db" "$tmp/noevals.db" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "lacks part of optbench's schema" "$tmp/out" || fail "merge of a dropped table: exit $rc: $(cat "$tmp/out")"
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -10,6 +10,8 @@
  * round-trip float32.
  */
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,14 +76,26 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
     char buf[4096];
     if (strlen(list) >= sizeof buf) return ob_fail(e, OB_ERR_INPUT, "--set: list too long");
     strcpy(buf, list);
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    const char *seen[256];
+    int n_seen = 0;
+    for (char *tok = buf, *next; tok; tok = next) {
+        next = strchr(tok, ',');
+        if (next) *next++ = '\0';
+        if (!*tok)
+            return ob_fail(e, OB_ERR_INPUT, "--set: an empty setting in '%s' (two commas, or one at an end): "
+                           "write key=value items separated by single commas", list);
         char *eq = strchr(tok, '=');
         if (!eq) return ob_fail(e, OB_ERR_INPUT, "--set: '%s' has no '=' (expected key=value)", tok);
         *eq = '\0';
         const char *k = tok, *v = eq + 1;
         size_t on = strlen(d->name);
         if (!strncmp(k, d->name, on) && k[on] == '.') k += on + 1; /* adam.beta2 as run writes it: beta2 */
+        /* a key given twice would keep one of its values without a word (as
+         * run, where that is bad input too) */
+        for (int i = 0; i < n_seen; i++)
+            if (!strcmp(seen[i], k))
+                return ob_fail(e, OB_ERR_INPUT, "--set: %s is given twice; give each key once", k);
+        if (n_seen < (int)(sizeof seen / sizeof *seen)) seen[n_seen++] = k;
         if (!strncmp(k, "train.", 6)) {
             OB_TRY(ob_hp_set(train, "train", k + 6, v, e));
         } else if (ob_hp_index(d->hp, d->n_hp, k) >= 0 || !ob_optim_is_option(d, k)) {
@@ -156,6 +170,18 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
                          grads.len[r], shape_s, (long long)numel);
             goto out;
         }
+    /* the steps run in float: a value past float's range would be inf */
+    for (int r = -1; r < grads.n; r++) {
+        const ob_rows *rows = r < 0 ? &init : &grads;
+        const int k = r < 0 ? 0 : r;
+        for (int64_t i = 0; i < numel; i++)
+            if (fabs(rows->v[k][i]) > FLT_MAX) {
+                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: column %lld: %g is out of range for a float (the steps run "
+                             "in float32: at most about 3.4e38 in magnitude)", r < 0 ? init_path : grads_path,
+                             rows->line[k], (long long)i + 1, rows->v[k][i]);
+                goto out;
+            }
+    }
 
     ob_tag tag = ndim == 2 ? OB_TAG_MATRIX : ndim == 4 ? OB_TAG_CONV : OB_TAG_VECTOR;
 #define CK(call)                       \

@@ -46,7 +46,11 @@ static void on_field(void *field, size_t len, void *data)
     c->col++;
     if (c->st != OB_OK) return;
     const char *s = field ? (const char *)field : "";
-    (void)len;
+    if (field && memchr(field, '\0', len)) { /* the text after it would be lost without a word */
+        c->st = ob_fail(c->e, OB_ERR_INPUT, "%s:%d: column %d: a NUL byte in the field (a binary file, or "
+                        "one damaged?)", c->path, c->line, c->col);
+        return;
+    }
     double v;
     char q[64]; /* the field as a message may show it (a binary file's bytes escaped) */
     int prc = ob_parse_double(s, &v);
@@ -135,6 +139,10 @@ ob_status ob_rows_read(const char *path, char delim, ob_rows *out, ob_err *e)
     while (c.st == OB_OK && (got = getline(&buf, &cap, f)) >= 0) {
         c.line++;
         while (got > 0 && (buf[got - 1] == '\n' || buf[got - 1] == '\r')) buf[--got] = '\0';
+        if (c.line == 1 && got >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) { /* a UTF-8 byte-order mark */
+            memmove(buf, buf + 3, (size_t)got - 2);
+            got -= 3;
+        }
         if (blank_or_comment(buf)) continue;
         c.col = 0;
         if (csv_parse(&p, buf, (size_t)got, on_field, NULL, &c) != (size_t)got ||

@@ -87,6 +87,19 @@ if "$OPTBENCH" replay "${ok[@]}" --grads "$tmp/grads.csv" --set sgd.lr=0.1 &&
    [ "$(head -1 "$tmp/o.csv" | cut -d, -f1)" = "0.949999988" ]; then echo "ok: --set sgd.lr=0.1"
 else echo "FAIL: --set sgd.lr=0.1:"; cat "$tmp/o.csv"; fails=$((fails+1)); fi
 
+# a key given twice, an empty item: bad input, as in run
+expect "--set: lr is given twice; give each key once" "${ok[@]}" --grads "$tmp/grads.csv" --set lr=0.1 --set sgd.lr=0.2
+expect "--set: an empty setting in 'lr=0.1,'" "${ok[@]}" --grads "$tmp/grads.csv" --set lr=0.1,
+# a value past float's range (the steps run in float32), a NUL byte inside a
+# field (the rest of the field was dropped), a byte-order mark (read past)
+printf '1e39,2,3,4,5,6\n' >"$tmp/big.csv"
+expect "big.csv:1: column 1: 1e+39 is out of range for a float" "${ok[@]/$tmp\/init.csv/$tmp/big.csv}" --grads "$tmp/grads.csv"
+printf '1,2\0009,3,4,5,6\n' >"$tmp/nul.csv"
+expect "nul.csv:1: column 2: a NUL byte in the field" "${ok[@]/$tmp\/init.csv/$tmp/nul.csv}" --grads "$tmp/grads.csv"
+printf '\357\273\2771,2,3,4,5,6\n' >"$tmp/bom.csv"
+if "$OPTBENCH" replay "${ok[@]/$tmp\/init.csv/$tmp/bom.csv}" --grads "$tmp/grads.csv" 2>"$tmp/err"; then echo "ok: a byte-order mark"
+else echo "FAIL: a byte-order mark: $(cat "$tmp/err")"; fails=$((fails+1)); fi
+
 # --out - on a full device: the failed write is an error, not a silent exit 0
 if [ -w /dev/full ]; then
   "$OPTBENCH" replay --optimizer sgd --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out - \

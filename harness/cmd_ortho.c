@@ -123,9 +123,11 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
                     return r;
                 }
                 abc_text(abc, n_abc, steps, 4, text, sizeof text);
+                if (isinf(st.err_max)) /* the iteration blew up on a sample */
+                    snprintf(note, sizeof note, "  (blew up: inf or NaN in NS(A))");
                 printf("%-11s %-9s %-*s %-30s %10.4e %10.4e %8.4f %8.4f%s\n", shapes[si],
-                       spec ? "heavy" : "gaussian", w, sets[ci].name, text, st.err_mean, st.err_max, st.sv_min,
-                       st.sv_max, note);
+                       spec ? "heavy" : "gaussian", w, sets[ci].name, text, st.err_mean, st.err_max,
+                       isinf(st.sv_min) ? NAN : st.sv_min, st.sv_max, note);
             }
             ob_ortho_free(&s);
         }

@@ -3,6 +3,8 @@
 #include "optimizers/newton_schulz.h"
 
 #include <errno.h>
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +105,11 @@ ob_status ob_ns_coeffs_load(const char *path, ob_ns_coeff **out, int *n, ob_err 
                 st = ob_fail(e, OB_ERR_INPUT, "%s:%d: %s '%g' must be a whole number >= 1 (a line is "
                              "'rows<TAB>cols<TAB>a<TAB>b<TAB>c')",
                              path, r.line[i], k ? "cols" : "rows", v[k]);
+        for (int k = 2; k < 5 && st == OB_OK; k++) /* the iteration runs in float */
+            if (fabs(v[k]) > FLT_MAX)
+                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: coefficient %c = %g is out of range for a float (the "
+                             "iteration runs in float32: at most about 3.4e38 in magnitude)",
+                             path, r.line[i], 'a' + (k - 2), v[k]);
         if (st != OB_OK) {
             free(t);
             ob_rows_free(&r);

@@ -156,6 +156,14 @@ ob_status ob_ortho_measure(ob_ortho_set *s, const float *abc, int n_abc, int ste
     for (int b = 0; b < s->batch && st == OB_OK; b++) {
         float *rb = res + b * s->stride, *qb = s->q + b * s->stride, *db = other + b * s->stride;
         float h[2];
+        /* coefficients under which the iteration blew up (inf or NaN): an
+         * infinite error and singular values, not an SVD of non-finite values */
+        if ((st = ops->dot(dev, n, rb, rb, s->scratch + 2, e)) != OB_OK) break;
+        if ((st = ops->download(dev, h, s->scratch + 2, sizeof h[0], e)) != OB_OK) break;
+        if (!isfinite(h[0])) {
+            out->err_mean = out->err_max = out->sv_max = INFINITY; /* sv_min: of the samples that did not */
+            continue;
+        }
         /* the singular values of NS(A), then NS(A) - Q in the other buffer */
         if ((st = ops->svd_polar(dev, s->rows, s->cols, rb, s->scratch + 4, NULL, e)) != OB_OK) break;
         if ((st = ops->download(dev, sv, s->scratch + 4, (size_t)s->k * sizeof *sv, e)) != OB_OK) break;

@@ -44,5 +44,14 @@ cmp -s "$tmp/results.db" "$tmp/results.keep" || { echo "FAIL: --append changed a
 "$OPTBENCH" ortho "${fit[@]}" --append "$tmp/c.tsv" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: --append: $(cat "$tmp/err")"; fails=$((fails+1)); }
 [ "$(grep -vc '^#' "$tmp/c.tsv")" = 1 ] || { echo "FAIL: --append wrote $(cat "$tmp/c.tsv")"; fails=$((fails+1)); }
 "$OPTBENCH" ortho --shapes 8x8 --samples 1 --coeffs "$tmp/c.tsv" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: --coeffs of the fitted file: $(cat "$tmp/err")"; fails=$((fails+1)); }
+# coefficients past float's range: bad input; ones under which the iteration
+# blows up: an infinite error, said so, not LAPACK's error on NaN
+printf '8\t8\t1e300\t-1e300\t1e300\n' >"$tmp/huge.tsv"
+expect "huge.tsv:1: coefficient a = 1e+300 is out of range for a float" --shapes 8x8 --samples 1 --coeffs "$tmp/huge.tsv"
+printf '8\t8\t10\t0\t0\n' >"$tmp/grow.tsv"
+"$OPTBENCH" ortho --shapes 8x8 --samples 1 --steps 99 --coeffs "$tmp/grow.tsv" >"$tmp/out" 2>"$tmp/err" ||
+  { echo "FAIL: coefficients that blow up: $(cat "$tmp/err")"; fails=$((fails+1)); }
+grep -q "inf        inf      nan      inf  (blew up: inf or NaN in NS(A))" "$tmp/out" ||
+  { echo "FAIL: coefficients that blow up: $(cat "$tmp/out")"; fails=$((fails+1)); }
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "harness/commands.h"
+#include "harness/config.h"
 #include "harness/merge.h"
 
 static void merge_usage(FILE *f)
@@ -60,6 +61,14 @@ int ob_cmd_merge(int argc, char **argv)
     if (name && !*name)
         return ob_cli_error(2, "merge: --name is empty: give the merged benchmark a name, or leave --name out for "
                             "the inputs' name");
+    if (name) { /* as run holds a benchmark's name */
+        const size_t max = sizeof ((ob_config *)0)->name - 1;
+        const long bad = ob_utf8_check(name);
+        if (strlen(name) > max)
+            return ob_cli_error(2, "merge: --name is %zu bytes long; at most %zu", strlen(name), max);
+        if (bad >= 0) return ob_cli_error(2, "merge: --name is not UTF-8 text (byte %ld)", bad + 1);
+    }
+    if (out && !*out) return ob_cli_error(2, "merge: --out is empty: give the merged database's file");
     if (!out) return ob_cli_error(2, "merge: needs --out FILE (see optbench merge --help)");
     if (n == 0) return ob_cli_error(2, "merge: needs at least one input database (see optbench merge --help)");
     ob_merge_report r;

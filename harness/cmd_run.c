@@ -1,4 +1,5 @@
 /* harness/cmd_run.c - `optbench run` and `optbench list`. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -706,7 +707,17 @@ int ob_cmd_run(int argc, char **argv)
     if (sum.restarted) fprintf(stderr, ", %d started over (no usable checkpoint)", sum.restarted);
     if (sum.busy) fprintf(stderr, ", %d run by another process", sum.busy);
     fprintf(stderr, "; benchmark %lld in %s\n", (long long)sum.bench_id, cfg.db);
-    fprintf(stderr, "optbench: next: optbench report --db %s --out report/\n", cfg.db);
+    /* a command to paste: the path quoted for a shell where it needs it */
+    int plain = cfg.db[0] != '\0';
+    for (const char *p = cfg.db; *p && plain; p++) plain = isalnum((unsigned char)*p) || strchr("_./-+:,=@%", *p);
+    fprintf(stderr, "optbench: next: optbench report --db ");
+    if (plain) fputs(cfg.db, stderr);
+    else {
+        fputc('\'', stderr);
+        for (const char *p = cfg.db; *p; p++) *p == '\'' ? fputs("'\\''", stderr) : fputc(*p, stderr);
+        fputc('\'', stderr);
+    }
+    fprintf(stderr, " --out report/\n");
     rc = sum.failed ? 1 : 0;
     ob_config_free(&cfg);
     return rc;

@@ -613,6 +613,11 @@ static ob_status each_pair(const ycx *y, const yaml_node_t *map, const char *wha
             where(y, k, at, sizeof at);
             return ob_fail(y->e, OB_ERR_INPUT, "%s: keys of %s must be plain names", at, what);
         }
+        if (!strcmp(scalar(k), "<<") && k->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+            where(y, k, at, sizeof at);
+            return ob_fail(y->e, OB_ERR_INPUT, "%s: '<<' (YAML 1.1's merge key) is not read in %s: write the "
+                           "keys out (an anchor and alias, &name and *name, may repeat a whole value)", at, what);
+        }
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k2 = yaml_document_get_node(y->doc, q->key);
             if (k2->type == YAML_SCALAR_NODE && !strcmp(scalar(k2), scalar(k))) {

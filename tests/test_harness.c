@@ -93,6 +93,8 @@ static void test_yaml_bad(void)
     expect_bad("workloads: []\noptimizers: sgd\n", "empty");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, 0]\n", "t.yaml:3: learning rate 0 must be > 0");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, abc]\n", "'abc' is not a number");
+    expect_bad("workloads: quadratic\noptimizers: sgd\nhparams: {sgd: {<<: {momentum: 0.9}}}\n",
+               "t.yaml:3: '<<' (YAML 1.1's merge key) is not read in the settings of 'sgd': write the keys out");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, .inf]\n", "t.yaml:3: learning rate '.inf' is not a finite number");
     expect_bad("workloads: quadratic\noptimizers: adma\n", "unknown optimizer 'adma' (did you mean 'adam'?)");
     expect_bad("workloads: quadratc\noptimizers: adam\n", "unknown workload 'quadratc' (did you mean 'quadratic'?)");

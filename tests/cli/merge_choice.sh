@@ -111,5 +111,12 @@ q "$tmp/edited.db" "update runs set lr = 0 where id = 2" >/dev/null
 cp "$tmp/a.db" "$tmp/noevals.db"; q "$tmp/noevals.db" "drop table evals" >/dev/null
 "$OPTBENCH" merge --out "$tmp/mnoevals.db" "$tmp/noevals.db" >"$tmp/out" 2>&1; rc=$?
 [ $rc = 2 ] && grep -q "lacks part of optbench's schema" "$tmp/out" || fail "merge of a dropped table: exit $rc: $(cat "$tmp/out")"
+# --name as run holds a name (at most 127 bytes of UTF-8), --out not empty
+for bad in "--name $(printf 'a\377b')" "--name $(printf '%0500d' 0)" "--out="; do
+  if [ "$bad" = "--out=" ]; then set -- --out ""; else set -- --out "$tmp/mname.db" "${bad%% *}" "${bad#* }"; fi
+  "$OPTBENCH" merge "$@" "$tmp/a.db" >"$tmp/out" 2>&1; rc=$?
+  [ $rc = 2 ] || fail "merge $1 $2 ${3:0:20}: exit $rc: $(cat "$tmp/out")"
+done
+[ ! -e "$tmp/mname.db" ] || fail "a refused --name wrote the output"
 echo "$fails failed"
 [ $fails -eq 0 ]

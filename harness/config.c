@@ -949,8 +949,18 @@ static ob_status syntax_error(const yaml_parser_t *p, const char *text, const ch
     const size_t indent = strspn(line, " ");
 
     /* a key without ':' (the parser notices at the next line) */
-    if (strstr(problem, "could not find expected ':'") && strstr(context, "simple key"))
-        return missing_colon(mark_ptr(text, cm), path, cl, cc, e);
+    if (strstr(problem, "could not find expected ':'") && strstr(context, "simple key")) {
+        /* libyaml reads a plain key of at most 1024 characters: a longer
+         * one has its colon all the same */
+        const char *k = mark_ptr(text, cm);
+        size_t len = 0;
+        while (k[len] && k[len] != '\n' && k[len] != '\r' && !(k[len] == ':' && (k[len + 1] == ' ' || !k[len + 1])))
+            len++;
+        if (len > 1024 && k[len] == ':')
+            return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a key of %zu characters; YAML reads keys of at most 1024: "
+                           "no key optbench knows is that long (see optbench run --help)", path, cl, cc, len);
+        return missing_colon(k, path, cl, cc, e);
+    }
     /* a tab where YAML wants spaces */
     if ((strstr(problem, "cannot start any token") && *here == '\t') || strstr(problem, "found a tab character"))
         return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a tab character; YAML indents with spaces only: replace the tab "

@@ -93,6 +93,13 @@ static void test_yaml_bad(void)
     expect_bad("workloads: []\noptimizers: sgd\n", "empty");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, 0]\n", "t.yaml:3: learning rate 0 must be > 0");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, abc]\n", "'abc' is not a number");
+    {
+        char longkey[1300];
+        int l = snprintf(longkey, sizeof longkey, "workloads: quadratic\noptimizers: sgd\n");
+        memset(longkey + l, 'k', 1100);
+        snprintf(longkey + l + 1100, sizeof longkey - (size_t)l - 1100, ": 3\n");
+        expect_bad(longkey, "t.yaml:3:1: a key of 1100 characters; YAML reads keys of at most 1024");
+    }
     expect_bad("workloads: quadratic\noptimizers: sgd\nhparams: {sgd: {<<: {momentum: 0.9}}}\n",
                "t.yaml:3: '<<' (YAML 1.1's merge key) is not read in the settings of 'sgd': write the keys out");
     expect_bad("workloads: quadratic\noptimizers: sgd\nlrs: [0.1, .inf]\n", "t.yaml:3: learning rate '.inf' is not a finite number");

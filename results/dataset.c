@@ -32,6 +32,7 @@ static double col_real(sqlite3_stmt *q, int col)
         while (end && (*end == ' ' || *end == '\t')) end++;
         return v && end != v && *end == 0 ? x : NAN;
     }
+    if (t == SQLITE_BLOB) return NAN; /* bytes, not a number (SQLite would read 0.0) */
     return sqlite3_column_double(q, col);
 }
 static int64_t col_int(sqlite3_stmt *q, int col)

@@ -553,16 +553,9 @@ int ob_cmd_history(int argc, char **argv)
     const char *better = direction(m, ser, ns, nb, &all);
     /* the folder first: no table printed above an error that writes nothing */
     if (out) {
-        if (ob_mkdirs(out, &e) != OB_OK) {
-            rc = ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
-            goto done;
-        }
-        if (access(out, W_OK) != 0) {
-            rc = ob_cli_error(2, "history: cannot write into '%s': %s (give another --out)", out, strerror(errno));
-            goto done;
-        }
         /* the files it writes: never the database it reads, another
-         * database, or a folder of that name */
+         * database, or a folder of that name (checked before the folder is
+         * made: a folder not there yet holds none of them) */
         static const char *const written[] = {"history.csv", "history.gp", "history.png", "history.svg",
                                               "history.pdf", "gnuplot.log"};
         const char *const inputs[1] = {db_path}, *const what[1] = {"the database it reads (--db)"};
@@ -574,6 +567,14 @@ int ob_cmd_history(int argc, char **argv)
                                   out, msg);
                 goto done;
             }
+        }
+        if (ob_mkdirs(out, &e) != OB_OK) {
+            rc = ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
+            goto done;
+        }
+        if (access(out, W_OK) != 0) {
+            rc = ob_cli_error(2, "history: cannot write into '%s': %s (give another --out)", out, strerror(errno));
+            goto done;
         }
     }
     printf("%s over %d benchmarks in %s%s\n", metrics[m].label, nb, db_path, better);

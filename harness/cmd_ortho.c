@@ -109,7 +109,7 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
             OB_TRY(ob_ortho_make(dev, (ob_spectrum)spec, samples, rows, cols, seed, &s, e));
             for (int ci = 0; ci < n_sets; ci++) {
                 float abc[OB_NS_MAX_SCHEDULE][3];
-                char note[64], text[64];
+                char note[128], text[64];
                 int n_abc = set_abc(&sets[ci], rows, cols, abc, note, sizeof note);
                 if (n_abc == 0) {
                     printf("%-11s %-9s %-*s (no line for this shape)\n", shapes[si],
@@ -123,8 +123,10 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
                     return r;
                 }
                 abc_text(abc, n_abc, steps, 4, text, sizeof text);
-                if (isinf(st.err_max)) /* the iteration blew up on a sample */
-                    snprintf(note, sizeof note, "  (blew up: inf or NaN in NS(A))");
+                if (isinf(st.err_max)) { /* the iteration blew up on a sample */
+                    const size_t l = strlen(note);
+                    snprintf(note + l, sizeof note - l, "  (blew up: inf or NaN in NS(A))");
+                }
                 printf("%-11s %-9s %-*s %-30s %10.4e %10.4e %8.4f %8.4f%s\n", shapes[si],
                        spec ? "heavy" : "gaussian", w, sets[ci].name, text, st.err_mean, st.err_max,
                        isinf(st.sv_min) ? NAN : st.sv_min, st.sv_max, note);

@@ -10,7 +10,6 @@
  * round-trip float32.
  */
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,8 +90,8 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
         size_t on = strlen(d->name);
         if (!strncmp(k, d->name, on) && k[on] == '.') k += on + 1; /* adam.beta2 as run writes it: beta2 */
         /* a key given twice would keep one of its values without a word (as
-         * run, where that is bad input too) */
-        for (int i = 0; i < n_seen; i++)
+         * run, where that is bad input too); route rules are a list */
+        for (int i = 0; i < n_seen && strcmp(k, "route") != 0; i++) /* route rules add up */
             if (!strcmp(seen[i], k))
                 return ob_fail(e, OB_ERR_INPUT, "--set: %s is given twice; give each key once", k);
         if (n_seen < (int)(sizeof seen / sizeof *seen)) seen[n_seen++] = k;
@@ -175,9 +174,9 @@ static ob_status replay(const char *backend, const char *opt_name, const char *s
         const ob_rows *rows = r < 0 ? &init : &grads;
         const int k = r < 0 ? 0 : r;
         for (int64_t i = 0; i < numel; i++)
-            if (fabs(rows->v[k][i]) > FLT_MAX) {
-                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: column %lld: %g is out of range for a float (the steps run "
-                             "in float32: at most about 3.4e38 in magnitude)", r < 0 ? init_path : grads_path,
+            if (isinf((float)rows->v[k][i])) { /* rounds past float's largest, 3.40282347e38 */
+                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: column %lld: %.9g is out of range for a float (the steps "
+                             "run in float32: at most about 3.4028235e38 in magnitude)", r < 0 ? init_path : grads_path,
                              rows->line[k], (long long)i + 1, rows->v[k][i]);
                 goto out;
             }

@@ -992,10 +992,7 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     for (int i = 0; i < m->n; i++) { /* text settings (route rules) that a run's stored text cannot hold */
         char w[OB_SPEC_WL_JSON], o[OB_SPEC_OPT_JSON];
         ob_run_spec sp;
-        if (m->cells[i].n_options && (i == 0 || m->cells[i].opt != m->cells[i - 1].opt ||
-                                      m->cells[i].n_options != m->cells[i - 1].n_options) &&
-            ob_cell_spec(c, &m->cells[i], NULL, "", w, o, &sp, e) != OB_OK)
-            goto fail;
+        if (m->cells[i].n_options && ob_cell_spec(c, &m->cells[i], NULL, "", w, o, &sp, e) != OB_OK) goto fail;
     }
     return OB_OK;
 fail:

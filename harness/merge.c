@@ -145,15 +145,24 @@ static ob_status sql_fail(sqlite3 *db, const char *path, const char *what, ob_er
 {
     int rc = sqlite3_extended_errcode(db) & 0xff;
     const char *m = sqlite3_errmsg(db);
-    if (rc == SQLITE_ERROR && (!strncmp(m, "no such table", 13) || !strncmp(m, "no such column", 14)))
-        return ob_fail(e, OB_ERR_INPUT, "database '%s': %s: %s (the database lacks part of optbench's schema: a "
-                       "table or column was dropped, or another program made it; use an intact copy; nothing was "
-                       "merged)", path, what, m);
     return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s%s", path, what, m,
                    rc == SQLITE_FULL || rc == SQLITE_IOERR
                        ? " (is the disk full, or failing? nothing was merged: the incomplete output was removed "
                          "and the inputs are unchanged; make room and merge again)"
                        : "");
+}
+
+/* sql_fail for an input database: one without a table or column of the
+ * schema (dropped by hand, or another program's) is bad input. */
+static ob_status src_fail(sqlite3 *db, const char *path, const char *what, ob_err *e)
+{
+    const char *m = sqlite3_errmsg(db);
+    if ((sqlite3_extended_errcode(db) & 0xff) == SQLITE_ERROR &&
+        (!strncmp(m, "no such table", 13) || !strncmp(m, "no such column", 14)))
+        return ob_fail(e, OB_ERR_INPUT, "database '%s': %s: %s (the database lacks part of optbench's schema: a "
+                       "table or column was dropped, or another program made it; use an intact copy; nothing was "
+                       "merged)", path, what, m);
+    return sql_fail(db, path, what, e);
 }
 
 /* Does table have column col in db? */
@@ -437,7 +446,7 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
                             "NULL, NULL FROM benchmarks ORDER BY id";
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db, bsql, -1, &q, NULL) != SQLITE_OK)
-        return sql_fail(s->db, s->path, "reading its benchmarks", e);
+        return src_fail(s->db, s->path, "reading its benchmarks", e);
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         src_bench *nb = realloc(s->b, (size_t)(s->nb + 1) * sizeof *nb);
@@ -461,7 +470,7 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
         b->provenance = dup_col(q, 10);
     }
     sqlite3_finalize(q);
-    if (rc != SQLITE_DONE) return sql_fail(s->db, s->path, "reading its benchmarks", e);
+    if (rc != SQLITE_DONE) return src_fail(s->db, s->path, "reading its benchmarks", e);
 
     /* runs.stage (schema 3): a confirmation run is another cell than a sweep
      * run of the same lr and seed. A cell's texts are read over this build's
@@ -477,7 +486,7 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
                                : "SELECT id, benchmark_id, workload, " TEXTS ", lr, seed, steps, status, steps_done, "
                                  "final_loss, diverged_step, cell, NULL FROM runs ORDER BY id",
                            -1, &q, NULL) != SQLITE_OK)
-        return sql_fail(s->db, s->path, "reading its runs", e);
+        return src_fail(s->db, s->path, "reading its runs", e);
 #undef TEXTS
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (*nc == *cap) {
@@ -504,13 +513,11 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
         long long seed = sqlite3_column_int64(q, 7);
         /* what report, compare and history refuse is not copied into a
          * database they would then refuse: an edited or foreign row */
-        const int lr_type = sqlite3_column_type(q, 6), seed_type = sqlite3_column_type(q, 7);
-        if ((lr_type != SQLITE_FLOAT && lr_type != SQLITE_INTEGER) || !isfinite(lr) || !(lr > 0) ||
-            seed_type != SQLITE_INTEGER || !wl || !op) {
+        const int lr_type = sqlite3_column_type(q, 6);
+        if ((lr_type != SQLITE_FLOAT && lr_type != SQLITE_INTEGER) || !isfinite(lr) || !(lr > 0) || !wl || !op) {
             const char *lr_text = (const char *)sqlite3_column_text(q, 6);
             char what[160];
             if (!wl || !op) snprintf(what, sizeof what, "no workload or optimizer");
-            else if (seed_type != SQLITE_INTEGER) snprintf(what, sizeof what, "a seed that is not a whole number");
             else if (lr_type == SQLITE_BLOB || lr_type == SQLITE_NULL)
                 snprintf(what, sizeof what, "%s as its lr, not a learning rate",
                          lr_type == SQLITE_BLOB ? "a blob" : "NULL");
@@ -552,7 +559,7 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
             if (s->b[i].id == c->bench_id) s->b[i].runs++;
     }
     sqlite3_finalize(q);
-    if (rc != SQLITE_DONE) return sql_fail(s->db, s->path, "reading its runs", e);
+    if (rc != SQLITE_DONE) return src_fail(s->db, s->path, "reading its runs", e);
     return OB_OK;
 }
 
@@ -642,7 +649,7 @@ static ob_status copier_init(copier *cp, sqlite3 *src, const char *src_path, sql
     ob_status s = OB_OK;
     if (sel.oom || ins.oom || vals.oom) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
     else if (sqlite3_prepare_v2(src, sel.p, -1, &cp->sel, NULL) != SQLITE_OK)
-        s = sql_fail(src, src_path, "reading rows to merge", e);
+        s = src_fail(src, src_path, "reading rows to merge", e);
     else if (sqlite3_prepare_v2(out, ins.p, -1, &cp->ins, NULL) != SQLITE_OK)
         s = sql_fail(out, "output", "preparing the merge", e);
     free(sel.p);
@@ -778,7 +785,7 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
                             skip_child, e);
         if (s == OB_OK && has_column(src[i].db, "runs", "origin") &&
             sqlite3_prepare_v2(src[i].db, "SELECT origin FROM runs WHERE id = ?1", -1, &qo[i], NULL) != SQLITE_OK)
-            s = sql_fail(src[i].db, src[i].path, "reading run origins", e);
+            s = src_fail(src[i].db, src[i].path, "reading run origins", e);
     }
     if (nc > 1) qsort(cands, (size_t)nc, sizeof *cands, cmp_cell);
     for (int k = 0; k < nc && s == OB_OK; k++) {
@@ -917,7 +924,7 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
          * merge: a shard still being written is read as it was at one
          * moment, so what is counted is what is copied */
         if (sqlite3_exec(src[i].db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-            s = sql_fail(src[i].db, inputs[i], "starting a read transaction", e);
+            s = src_fail(src[i].db, inputs[i], "starting a read transaction", e);
             break;
         }
         s = load_source(&src[i], i, &cands, &nc, &cap, e);

@@ -3,7 +3,6 @@
 #include "optimizers/newton_schulz.h"
 
 #include <errno.h>
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,9 +105,9 @@ ob_status ob_ns_coeffs_load(const char *path, ob_ns_coeff **out, int *n, ob_err 
                              "'rows<TAB>cols<TAB>a<TAB>b<TAB>c')",
                              path, r.line[i], k ? "cols" : "rows", v[k]);
         for (int k = 2; k < 5 && st == OB_OK; k++) /* the iteration runs in float */
-            if (fabs(v[k]) > FLT_MAX)
-                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: coefficient %c = %g is out of range for a float (the "
-                             "iteration runs in float32: at most about 3.4e38 in magnitude)",
+            if (isinf((float)v[k])) /* rounds past float's largest, 3.40282347e38 */
+                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: coefficient %c = %.9g is out of range for a float (the "
+                             "iteration runs in float32: at most about 3.4028235e38 in magnitude)",
                              path, r.line[i], 'a' + (k - 2), v[k]);
         if (st != OB_OK) {
             free(t);

@@ -277,8 +277,8 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
                        "beyond it." : "");
         if (unmeasured)
             fprintf(f, " $^\\ddagger$: lr range not measured: the best lr is at the edge of the grid and a seed "
-                       "diverged at the lr next to it (or the grid has one lr, or the tolerance is 0: --tol 0 or a "
-                       "best median loss of 0%s).",
+                       "diverged at the lr next to it (or the grid has one lr, or its other lrs have no finished run "
+                       "yet, or the tolerance is 0: --tol 0 or a best median loss of 0%s).",
                     s->tol_of_progress ? ", or the best is not below the loss before training" : "");
         if (n_conf)
             fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "

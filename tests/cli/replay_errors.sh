@@ -94,6 +94,14 @@ expect "--set: an empty setting in 'lr=0.1,'" "${ok[@]}" --grads "$tmp/grads.csv
 # field (the rest of the field was dropped), a byte-order mark (read past)
 printf '1e39,2,3,4,5,6\n' >"$tmp/big.csv"
 expect "big.csv:1: column 1: 1e+39 is out of range for a float" "${ok[@]/$tmp\/init.csv/$tmp/big.csv}" --grads "$tmp/grads.csv"
+# float32's largest as numpy prints it rounds to it, not past it
+printf '3.4028235e38,2,3,4,5,6\n' >"$tmp/fmax.csv"
+if "$OPTBENCH" replay "${ok[@]/$tmp\/init.csv/$tmp/fmax.csv}" --grads "$tmp/grads.csv" 2>"$tmp/err"; then echo "ok: float's largest"
+else echo "FAIL: float's largest: $(cat "$tmp/err")"; fails=$((fails+1)); fi
+# route rules add up: a second one is not a key given twice
+if "$OPTBENCH" replay --optimizer muon --shape 2x3 --init "$tmp/init.csv" --grads "$tmp/grads.csv" --out - \
+     --set 'lr=0.01,route=tag=matrix -> adamw,route=tag=vector -> adamw' >/dev/null 2>"$tmp/err"; then echo "ok: two route rules"
+else echo "FAIL: two route rules: $(cat "$tmp/err")"; fails=$((fails+1)); fi
 printf '1,2\0009,3,4,5,6\n' >"$tmp/nul.csv"
 expect "nul.csv:1: column 2: a NUL byte in the field" "${ok[@]/$tmp\/init.csv/$tmp/nul.csv}" --grads "$tmp/grads.csv"
 printf '\357\273\2771,2,3,4,5,6\n' >"$tmp/bom.csv"

@@ -254,6 +254,29 @@ static void test_docs(void)
     free(y);
     ob_config_free(c);
     free(c);
+    /* every optimizer has an end-to-end reference: a case of
+     * tests/test_optim_ref.c, a test of its own (tests/test_NAME.c), or a
+     * place in scripts/conformance_torch.py's list (against torch.optim) */
+    char *ref = source_text("tests/test_optim_ref.c"), *conf = source_text("scripts/conformance_torch.py");
+    CHECK_MSG(ref && conf, "cannot read tests/test_optim_ref.c or scripts/conformance_torch.py (OB_SOURCE_DIR)");
+    const char *opts = conf ? strstr(conf, "\n    opts = [") : NULL;
+    const char *opts_end = opts ? strstr(opts, "if a.only") : NULL;
+    for (int i = 0; ref && opts && opts_end && i < n; i++) {
+        char pat[96], own[128];
+        snprintf(pat, sizeof pat, "\", \"%s\", \"", all[i]->name); /* {"case", "NAME", "shape", ... */
+        int found = strstr(ref, pat) != NULL;
+        snprintf(pat, sizeof pat, "\"%s\"", all[i]->name);
+        const char *at = strstr(opts, pat);
+        found |= at && at < opts_end;
+        snprintf(own, sizeof own, "tests/test_%s.c", all[i]->name);
+        char *t = found ? NULL : source_text(own);
+        found |= t != NULL;
+        free(t);
+        CHECK_MSG(found, "optimizer %s has no end-to-end reference: a case in tests/test_optim_ref.c, a "
+                  "tests/test_%s.c, or a place in scripts/conformance_torch.py's opts", all[i]->name, all[i]->name);
+    }
+    free(ref);
+    free(conf);
     char *readme = source_text("README.md");
     CHECK_MSG(readme != NULL, "cannot read README.md (OB_SOURCE_DIR)");
     char count[64];

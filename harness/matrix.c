@@ -794,7 +794,9 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
             break;
         }
         for (int64_t k = 0; k < ov && confs; k++)
-            if (same_values(&confs[k].opt_hp, &probe.opt_hp) && same_values(&confs[k].train_hp, &probe.train_hp)) {
+            /* two studies may draw the same point: two configurations (a study's number is part of a run) */
+            if (confs[k].study == probe.study && same_values(&confs[k].opt_hp, &probe.opt_hp) &&
+                same_values(&confs[k].train_hp, &probe.train_hp)) {
                 char other[512];
                 sweep_text_of(c, &confs[k], OB_SWEEP_ALL, 1, other, sizeof other);
                 int spike = ob_hp_get(&thp, "spike_window") != ob_hp_get(&confs[k].train_hp, "spike_window");

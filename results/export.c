@@ -565,9 +565,25 @@ static int hp_distinct(ob_hp_line *l)
     return distinct;
 }
 
+/* Whether the groups of line l ran at lrs of their own (a searched lr:
+ * each configuration at its one lr, not all the same): then they differ in
+ * the lr as well as in the figure's key, and are no line. */
+static int hp_lr_varies(const ob_stats *s, const ob_hp_line *l)
+{
+    double lr = NAN;
+    for (int i = 0; i < l->n; i++) {
+        const ob_group *g = &s->g[l->p[i].group];
+        if (g->n_lr != 1) return 0;
+        if (isnan(lr)) lr = g->lrs[0].lr;
+        else if (g->lrs[0].lr != lr) return 1;
+    }
+    return 0;
+}
+
 /* The nl lines of one figure (each with room for every group's point: a
  * group is a point of one line at most): an optimizer none of whose lines
- * has two distinct values gets its points gathered into its first line,
+ * has two distinct values (with the lr alike: hp_lr_varies) gets its
+ * points gathered into its first line,
  * relabelled "NAME (each configuration)" and marked scatter; its other
  * lines are left empty (the caller drops them). */
 static ob_status hp_scatter_lines(const ob_dataset *d, const ob_stats *s, ob_hp_line *lines, int nl, ob_err *e)
@@ -578,7 +594,7 @@ static ob_status hp_scatter_lines(const ob_dataset *d, const ob_stats *s, ob_hp_
         int has_line = 0, total = 0;
         for (int m = 0; m < nl; m++) {
             if (lines[m].n == 0 || strcmp(d->opt_names[s->g[lines[m].p[0].group].opt], name)) continue;
-            has_line |= hp_distinct(&lines[m]) >= 2;
+            has_line |= hp_distinct(&lines[m]) >= 2 && !hp_lr_varies(s, &lines[m]);
             total += lines[m].n;
         }
         if (has_line || total < 2) continue;

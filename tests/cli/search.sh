@@ -336,4 +336,14 @@ bad "a range of a workload parameter" "which only an optimizer's settings and tr
   --sweep quadratic.cond=10..100 --trials 3
 bad "trials that round to one configuration" "two trials of the search drew the same values" \
   --set train.schedule=warmup --sweep train.warmup_steps=1..2 --trials 3
+# two studies that draw the same point are two configurations, not one run
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.01 --sweep sgd.momentum=0.8..0.99 --trials 2 \
+  --search-seed 7 --studies 3 --dry-run --db "$tmp/same.db" >"$tmp/same" 2>&1
+check "two studies drawing one point: 6 configurations" grep -qF '6 cells (6 configurations' "$tmp/same"
+# a searched lr with a searched beta1: each configuration at an lr of its
+# own, so its hp figure is a scatter, not a line through lrs that differ
+"$OPTBENCH" run --workloads quadratic --optimizers adamw --lrs log:1e-3..1 --sweep adamw.beta1=0.8..0.99 --trials 4 \
+  --steps 30 --db "$tmp/lrb.db" >/dev/null 2>&1 || { echo "the lr and beta1 search failed"; fail=1; }
+"$OPTBENCH" report --db "$tmp/lrb.db" --out "$tmp/lrb" --no-render >/dev/null 2>&1 || { echo "its report failed"; fail=1; }
+check "searched lr and beta1: a scatter" grep -q '"quadratic","beta1","adamw (each configuration)"' "$tmp/lrb/hp_sweep.csv"
 exit $fail

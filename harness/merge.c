@@ -1037,8 +1037,12 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
             for (size_t i = 0; i < g.gl_pathc; i++) {
                 const char *f = g.gl_pathv[i], *tail = f + strlen(out) + 9;
                 if (!strcmp(f, part) || !strncmp(f, part, strlen(part)) || strchr(tail, '-')) continue;
+                char wal[PATH_MAX + 24];
+                snprintf(wal, sizeof wal, "%s-wal", f);
+                const int has_wal = access(wal, F_OK) == 0;
                 fprintf(log, "optbench: merge: note: '%s' is the working file of a merge into '%s' that did not "
-                             "finish (killed, or its machine stopped); remove it once no merge runs\n", f, out);
+                             "finish (killed, or its machine stopped); remove it%s once no merge runs\n", f, out,
+                        has_wal ? " with its -wal and -shm files" : "");
             }
             globfree(&g);
         }

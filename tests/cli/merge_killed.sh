@@ -24,6 +24,10 @@ for t in 0.02 0.05 0.1 0.15 0.2 0.3 0.4 0.6; do
   python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/all.db" >"$tmp/cmp" || fail "killed at $t s: the next merge differs: $(tail -1 "$tmp/cmp")"
   if compgen -G "$tmp/all.db.merging-*" >/dev/null; then
     grep -q "all.db.merging-$pid' is the working file of a merge" "$tmp/err" || fail "killed at $t s: no note of the working file left: $(cat "$tmp/err")"
+    # its -wal (megabytes, once rows were copied) is named with it
+    if [ -e "$tmp/all.db.merging-$pid-wal" ]; then
+      grep -q "remove it with its -wal and -shm files" "$tmp/err" || fail "killed at $t s: the note leaves out the -wal: $(cat "$tmp/err")"
+    fi
   fi
   echo "killed at $t s: no all.db left; the next merge: $(tail -1 "$tmp/err" | cut -c1-80)"
 done

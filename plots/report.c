@@ -569,6 +569,8 @@ static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
             const char *sep = i ? ", " : "";
             if (!sd[i].key[0] || !strncmp(sd[i].key, "options.", 8)) /* unknown; a text setting ("route=...") */
                 sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s", sep, sd[i].value);
+            else if (!strcmp(sd[i].key, "search.study")) /* which of the matrix's searches (studies) */
+                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%sstudy %s of the search", sep, sd[i].value);
             else if (!sd[i].dflt[0])
                 sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s %s (not a setting of this optbench)", sep,
                                        sd[i].key, sd[i].value);

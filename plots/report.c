@@ -941,15 +941,19 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
     int k_st = 0;
     for (int i = 0; i < n; i++)
         if (s->tuned_studies && s->tuned_studies[i] > k_st) k_st = s->tuned_studies[i];
-    if (k_st > 1)
-        doc_p(dc, "The search ran %d studies (searches of other search seeds, config studies): as AlgoPerf scores "
-                  "them, an optimizer's %s on a workload is the median over the studies of each study's fastest "
-                  "trial (of two middle ones the slower), and the table names the trial of that study; the "
-                  "legend says of how many trials each study's fastest is.",
-              k_st, s->profile_by_steps ? "steps" : "time");
     char seeds[160];
     const int n_searches = search_seeds(db, d, seeds, sizeof seeds);
-    if (n_searches > 1)
+    char from[240] = "";
+    if (n_searches > 1) /* benchmarks of studies, each from its own search seed on */
+        snprintf(from, sizeof from, ", from %d benchmarks of studies whose first search seeds are %s", n_searches,
+                 seeds);
+    if (k_st > 1)
+        doc_p(dc, "The search ran %d studies (searches of other search seeds, config studies%s): as AlgoPerf "
+                  "scores them, an optimizer's %s on a workload is the median over the studies of each study's "
+                  "fastest trial (of two middle ones the slower), and the table names the trial of that study; "
+                  "the legend says of how many trials each study's fastest is.",
+              k_st, from, s->profile_by_steps ? "steps" : "time");
+    else if (n_searches > 1)
         doc_p(dc, "The configurations come from %d searches of other search seeds (%s), AlgoPerf's studies: "
                   "this profile takes each optimizer's fastest over the trials of all of them, the best of %d "
                   "studies' budgets, not AlgoPerf's score (on each workload the median over the studies of each "

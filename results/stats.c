@@ -533,28 +533,49 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
     s->tuned_studies = calloc((size_t)n + 1, sizeof *s->tuned_studies);
     s->tuned_pick_study = malloc(((size_t)d->n_wl * n + 1) * sizeof *s->tuned_pick_study);
     int *used = calloc((size_t)d->n_wl + 1, sizeof *used), n_used = 0;
-    /* each label's study (its runs share it: -1 none), and the studies' best of each optimizer */
+    /* each label's study: a search of the matrix (its study number) within
+     * its benchmark, numbered from 0 as met (-1 none: not one of several
+     * studies). Two benchmarks of studies in one database (other search
+     * seeds) are so several searches each, not pooled by study number. */
     int *lab_study = malloc(((size_t)n_o + 1) * sizeof *lab_study), n_st = 0;
+    int64_t *st_bench = malloc(((size_t)n_o + 1) * sizeof *st_bench);
+    int *st_num = malloc(((size_t)n_o + 1) * sizeof *st_num);
     for (int op = 0; lab_study && op < n_o; op++) lab_study[op] = -1;
-    for (int r = 0; lab_study && r < d->n; r++) {
-        lab_study[d->runs[r].opt] = d->runs[r].study;
-        if (d->runs[r].study >= n_st) n_st = d->runs[r].study + 1;
+    for (int r = 0; lab_study && st_bench && st_num && r < d->n; r++) {
+        const ob_rrun *x = &d->runs[r];
+        if (x->study < 0 || lab_study[x->opt] >= 0) continue;
+        int j = 0;
+        while (j < n_st && !(st_bench[j] == x->benchmark_id && st_num[j] == x->study)) j++;
+        if (j == n_st) st_bench[n_st] = x->benchmark_id, st_num[n_st++] = x->study;
+        lab_study[x->opt] = j;
     }
     double *sbest = malloc(((size_t)n_st + 1) * sizeof *sbest);
     int *spick = malloc(((size_t)n_st + 1) * sizeof *spick);
+    int *order = malloc(((size_t)n_st + 1) * sizeof *order);
+    unsigned char *has = calloc((size_t)n_st + 1, 1);
     if (!t2 || !s->tuned_pick || !s->tuned_rho || !s->tuned_area || !s->tuned_ran || !s->tuned_studies ||
-        !s->tuned_pick_study || !used ||
-        !lab_study || !sbest || !spick) {
+        !s->tuned_pick_study || !used || !lab_study || !st_bench || !st_num || !sbest || !spick || !order || !has) {
         free(of);
         free(t2);
         free(used);
         free(lab_study);
+        free(st_bench);
+        free(st_num);
         free(sbest);
         free(spick);
+        free(order);
+        free(has);
         return OB_ERR_NOMEM;
     }
-    for (int op = 0; op < n_o; op++)
-        if (lab_study[op] >= s->tuned_studies[of[op]]) s->tuned_studies[of[op]] = lab_study[op] + 1;
+    /* each optimizer's number of studies: the searches its labels come from */
+    for (int i = 0; i < n; i++) {
+        memset(has, 0, (size_t)n_st + 1);
+        for (int op = 0; op < n_o; op++)
+            if (of[op] == i && lab_study[op] >= 0 && !has[lab_study[op]]) {
+                has[lab_study[op]] = 1;
+                s->tuned_studies[i]++;
+            }
+    }
     for (int w = 0; w < d->n_wl; w++) {
         for (int i = 0; i < n; i++) {
             t2[w * n + i] = INFINITY;
@@ -577,16 +598,19 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
         for (int i = 0; i < n; i++) {
             const int k_st = s->tuned_studies[i];
             if (k_st < 2) continue;
-            for (int st = 0; st < k_st; st++) sbest[st] = INFINITY, spick[st] = -1;
+            memset(has, 0, (size_t)n_st + 1);
+            for (int st = 0; st < n_st; st++) sbest[st] = INFINITY, spick[st] = -1;
             for (int op = 0; op < n_o; op++) {
                 const int st = lab_study[op];
                 const double v = t[w * n_o + op];
                 if (of[op] != i || st < 0) continue;
+                has[st] = 1;
                 if (v < sbest[st]) sbest[st] = v, spick[st] = gi[w * n_o + op]; /* ties: the earlier label */
             }
-            /* the study whose best is the median: sort the studies by it (ties: the lower study) */
-            int order[64] = {0}, m = 0;
-            for (int st = 0; st < k_st && m < 64; st++) {
+            /* the study whose best is the median: sort its studies by it (ties: the one met first) */
+            int m = 0;
+            for (int st = 0; st < n_st; st++) {
+                if (!has[st]) continue;
                 int j = m++;
                 for (; j > 0 && sbest[order[j - 1]] > sbest[st]; j--) order[j] = order[j - 1];
                 order[j] = st;
@@ -594,9 +618,14 @@ static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t
             const int mid = order[m / 2];
             t2[w * n + i] = sbest[mid];
             s->tuned_pick[w * n + i] = isfinite(sbest[mid]) ? spick[mid] : -1;
-            s->tuned_pick_study[w * n + i] = isfinite(sbest[mid]) ? mid : -1;
+            /* its study number, as the runs store it */
+            s->tuned_pick_study[w * n + i] = isfinite(sbest[mid]) ? st_num[mid] : -1;
         }
     free(lab_study);
+    free(st_bench);
+    free(st_num);
+    free(order);
+    free(has);
     free(sbest);
     free(spick);
     ob_stat_profile(t2, d->n_wl, n, s->taus, s->n_tau, s->tau_max, s->tuned_rho, s->tuned_area, &n_used, used);

@@ -174,6 +174,19 @@ PY
 check "the legend says so" grep -qF "median of 3 studies' best of 2" "$tmp/rst/profile_tuned.gp"
 check "the title says so" grep -qF "Tuned optimizers (each at the median over its studies of their fastest)" \
   "$tmp/rst/profile_tuned.gp"
+# a second benchmark of 3 studies (search seeds 5 to 7) in the same database:
+# 6 searches, not 3 pooled by study number
+cp "$tmp/st.db" "$tmp/st2.db"
+"$OPTBENCH" run "${sflags[@]}" --studies 3 --search-seed 5 --db "$tmp/st2.db" >"$tmp/run_st2" 2>&1 || { cat "$tmp/run_st2"; fail=1; }
+"$OPTBENCH" report --db "$tmp/st2.db" --out "$tmp/rst2" --no-render >/dev/null 2>&1 || fail=1
+check "two benchmarks of studies: 6 studies of 2" python3 - "$tmp/rst2" <<'PY'
+import csv, sys
+a = {r["optimizer"]: r for r in csv.DictReader(open(sys.argv[1] + "/profile_tuned_area.csv"))}
+assert a["adamw"]["studies"] == "6" and a["adamw"]["configurations"] == "12", a
+PY
+check "  ... the legend says so" grep -qF "median of 6 studies' best of 2" "$tmp/rst2/profile_tuned.gp"
+check "  ... and the summary" grep -qF "The search ran 6 studies (searches of other search seeds, config studies, from 2 benchmarks of studies whose first search seeds are 0, 5)" "$tmp/rst2/summary.md"
+check "  ... with no note of pooled searches" test "$(grep -c 'The configurations come from' "$tmp/rst2/summary.md")" = 0
 check "the study is no hyperparameter of the sensitivity figures" test ! -e "$tmp/rst/hp_quadratic_search.study.gp" -a \
   "$(grep -c '"search.study"' "$tmp/rst/hp_sweep.csv")" = 0
 # the tuning budget: quartiles of the best of k of adamw's 5 configurations,

@@ -5,6 +5,7 @@
 #include "harness/commands.h"
 #include "harness/config.h"
 #include "harness/merge.h"
+#include "harness/signals.h"
 
 static void merge_usage(FILE *f)
 {
@@ -74,7 +75,14 @@ int ob_cmd_merge(int argc, char **argv)
     ob_merge_report r;
     ob_err e;
     ob_err_clear(&e);
-    if (ob_merge(out, in, n, name, stderr, &r, &e) != OB_OK) return ob_cli_error(ob_exit_code(e.status), "%s%s", strncmp(e.msg, "merge: ", 7) ? "merge: " : "", e.msg);
+    /* a stop asked by SIGINT or SIGTERM ends the copy with nothing left (a second SIGINT at once) */
+    ob_signals_install();
+    const ob_status ms = ob_merge(out, in, n, name, stderr, &r, &e);
+    const int sig = ob_signal_pending();
+    ob_signals_restore();
+    if (ms != OB_OK)
+        return ob_cli_error(ms == OB_ERR_INTERRUPTED && sig ? ob_signal_exit_code(sig) : ob_exit_code(e.status), "%s%s",
+                            strncmp(e.msg, "merge: ", 7) ? "merge: " : "", e.msg);
     fprintf(stderr,
             "optbench: merged %d run%s of %d benchmark%s in %d database%s into %s (benchmark %lld): %d cell%s, "
             "%d duplicate%s left out, %d conflict%s%s, %d cell%s not finished\n",

@@ -8,10 +8,12 @@
 #include "harness/config.h"
 #include "harness/cellspec.h"
 #include "harness/matrix.h"
+#include "harness/signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
+#include <signal.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -791,6 +793,12 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
     for (int k = 0; k < nc && s == OB_OK; k++) {
         cand *c = &cands[k];
         if (!c->chosen) continue;
+        const int sig = ob_signal_pending(); /* SIGINT or SIGTERM (a job's end): stop, leave nothing */
+        if (sig) {
+            s = ob_fail(e, OB_ERR_INTERRUPTED, "stopped by %s before it finished: nothing was merged (its working "
+                        "file was removed; the inputs are unchanged)", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+            break;
+        }
         int i = c->src;
         char origin[1400];
         snprintf(origin, sizeof origin, "%s:run %lld", src[i].path, (long long)c->run_id);

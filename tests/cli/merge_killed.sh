@@ -42,6 +42,23 @@ echo "full disk: exit $rc: $(cat "$tmp/err")"
 [ $rc = 1 ] && grep -q "is the disk full" "$tmp/err" || fail "full disk: exit $rc, $(cat "$tmp/err")"
 ! compgen -G "$tmp/full.db*" >/dev/null || fail "full disk: left $(ls "$tmp"/full.db*)"
 echo "$landed kills landed while merging"
+# SIGTERM (a job's end) stops the copy: exit 143, no OUT, no working file
+# left (a merge that was done by then finishes, exit 0, OUT whole)
+for t in 0.15 0.3; do   # after start-up (before the handler, SIGTERM ends it as any program)
+  rm -f "$tmp"/all.db*
+  "$OPTBENCH" merge --out "$tmp/all.db" "$tmp/s0.db" "$tmp/s1.db" 2>"$tmp/err" & pid=$!
+  sleep $t; kill -TERM $pid 2>/dev/null; wait $pid; rc=$?
+  if [ $rc = 0 ]; then
+    python3 "$here/resume_compare.py" "$tmp/ref.db" "$tmp/all.db" >"$tmp/cmp" || fail "SIGTERM at $t s, exit 0: all.db differs"
+    continue
+  fi
+  # (a signal before the handler is installed, on a slow start, ends it silently)
+  [ $rc = 143 ] && { [ ! -s "$tmp/err" ] || grep -q "stopped by SIGTERM before it finished: nothing was merged" "$tmp/err"; } ||
+    fail "SIGTERM at $t s: exit $rc: $(cat "$tmp/err")"
+  [ ! -e "$tmp/all.db" ] || fail "SIGTERM at $t s: all.db was left"
+  ! compgen -G "$tmp/all.db.merging-*" >/dev/null || fail "SIGTERM at $t s: left $(ls "$tmp"/all.db.merging-*)"
+  echo "SIGTERM at $t s: exit $rc, nothing left"
+done
 [ $landed -ge 3 ] || fail "only $landed kills landed while the merge ran"
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -366,9 +366,23 @@ static int journal_present(const char *path)
     return stat(p, &sb) == 0;
 }
 
+/* The size of NAME-wal: 0 when it is empty or absent. */
+static long long wal_bytes(const char *path)
+{
+    char p[600];
+    struct stat sb;
+    snprintf(p, sizeof p, "%s-wal", path);
+    return stat(p, &sb) == 0 ? (long long)sb.st_size : 0;
+}
+
+/* Removes NAME-wal and NAME-shm that this process's reading made (had 0:
+ * they were not there before), or an empty NAME-wal and its NAME-shm left by
+ * a reader that was killed (had 1): nothing to write back, so the database
+ * file stays as it is. A log with content that was there before is a
+ * writer's, and stays. */
 static void tidy_wal(const char *path, int had)
 {
-    if (had || !wal_present(path) || access(path, W_OK) != 0) return;
+    if ((had && wal_bytes(path) != 0) || !wal_present(path) || access(path, W_OK) != 0) return;
     if (!folder_writable(path)) return;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK) {

@@ -61,6 +61,15 @@ check "index.html is a page" grep -q '</html>' "$tmp/rep/index.html"
 check "report wrote summary.tex" test -s "$tmp/rep/summary.tex"
 # a read-only connection creates NAME-wal and NAME-shm; the report leaves none behind
 check "report leaves no -wal/-shm beside the database" test ! -e "$db-wal" -a ! -e "$db-shm"
+# an empty -wal and its -shm that a killed reader left: removed, the database unchanged
+cp "$db" "$tmp/left.db"
+python3 -c 'import sqlite3, os, sys
+c = sqlite3.connect("file:" + sys.argv[1] + "?mode=ro", uri=True); c.execute("select count(*) from runs").fetchone(); os._exit(0)' "$tmp/left.db"
+sum=$(md5sum <"$tmp/left.db")
+check "a killed reader left -wal and -shm (the case below)" test -e "$tmp/left.db-shm" -a ! -s "$tmp/left.db-wal"
+"$OPTBENCH" report --db "$tmp/left.db" --out "$tmp/rep_left" --no-render >/dev/null 2>&1
+check "a killed reader's empty -wal and -shm are removed" test ! -e "$tmp/left.db-wal" -a ! -e "$tmp/left.db-shm"
+check "  ... and the database is unchanged" test "$sum" = "$(md5sum <"$tmp/left.db")"
 # summary.tex in a LaTeX document, where pdflatex with booktabs is installed (graphicx is LaTeX's own)
 # (Debian: texlive-latex-recommended); skipped otherwise
 check_tex "summary.tex compiles with pdflatex" "$tmp/rep/summary.tex" ||

@@ -61,6 +61,7 @@ ob_status ob_cell_spec(const ob_config *c, const ob_cell *cell, const ob_device 
      * run's identity (two studies may draw the same point) */
     char study[48] = "";
     if (cell->study >= 0) snprintf(study, sizeof study, ",\"search\":{\"study\":%d}", cell->study);
+    /* (study 0's is OB_STORE_STUDY0, which stores and merges read as a search of one study) */
     const int len = n_optj >= sizeof optj ? -1
                                           : snprintf(ojson, OB_SPEC_OPT_JSON, "%s,\"train\":%s%s%s}", opt, train, optj, study);
     if (len < 0 || len >= OB_SPEC_OPT_JSON) /* route rules and coeff_file are the user's: bad input */

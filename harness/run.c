@@ -327,12 +327,25 @@ static ob_status eval_now(cell_state *cs, int64_t step, ob_eval *ev, ob_eval_poi
 /* The identity of a run as a checkpoint records it: a checkpoint is only
  * used by the run it was written for, in the same database (its
  * ob_store_database_id), whatever its cell's index (a matrix that grew, or
- * lists its cells in another order, renumbers them). legacy: the text of an
- * optbench from before 2026-12-05, which named the cell and no database. */
-static void spec_text(const matrix_ctx *x, const job *j, int legacy, char *buf, size_t n)
+ * lists its cells in another order, renumbers them). variant 0: this build's
+ * text; 1 (legacy): the text of an optbench from before 2026-12-05, which
+ * named the cell and no database; 2: this build's without the first study's
+ * "search" key, the text of a run a search of one study wrote before it grew
+ * to several (ob_store_grow names the study of such a run). */
+static void spec_text(const matrix_ctx *x, const job *j, int variant, char *buf, size_t n)
 {
     const ob_run_spec *r = j->spec;
-    char who[96];
+    const int legacy = variant == 1;
+    char who[96], hp[OB_SPEC_OPT_JSON] = "";
+    const char *study0 = ",\"search\":" OB_STORE_STUDY0 "}";
+    const size_t lh = r->hparams ? strlen(r->hparams) : 0, ls = strlen(study0);
+    if (variant == 2 && lh > ls && lh < sizeof hp && !strcmp(r->hparams + lh - ls, study0)) {
+        memcpy(hp, r->hparams, lh - ls);
+        hp[lh - ls] = '}';
+        hp[lh - ls + 1] = '\0';
+    } else if (lh < sizeof hp) {
+        if (r->hparams) memcpy(hp, r->hparams, lh + 1);
+    }
     if (legacy)
         snprintf(who, sizeof who, "benchmark=%lld run=%lld cell=%lld", (long long)x->bench_id, (long long)j->run_id,
                  (long long)r->cell);
@@ -342,8 +355,8 @@ static void spec_text(const matrix_ctx *x, const job *j, int legacy, char *buf, 
     snprintf(buf, n,
              "optbench run checkpoint\n%s\nworkload=%s\n"
              "workload_params=%s\noptimizer=%s\nhparams=%s\nlr=%a seed=%lld steps=%lld\n",
-             who, r->workload, r->workload_params ? r->workload_params : "", r->optimizer,
-             r->hparams ? r->hparams : "", r->lr, (long long)r->seed, (long long)r->steps);
+             who, r->workload, r->workload_params ? r->workload_params : "", r->optimizer, hp, r->lr,
+             (long long)r->seed, (long long)r->steps);
 }
 
 /* The tensor table, so that a checkpoint of another layout is refused. */
@@ -426,8 +439,8 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
     char spec[8192];
     const ob_ckpt_section *s = ob_ckpt_find(c, "spec");
     int same = 0;
-    for (int legacy = 0; legacy < 2 && !same && s; legacy++) {
-        spec_text(x, j, legacy, spec, sizeof spec);
+    for (int variant = 0; variant < 3 && !same && s; variant++) {
+        spec_text(x, j, variant, spec, sizeof spec);
         same = s->bytes == strlen(spec) && memcmp(s->data, spec, s->bytes) == 0;
     }
     if (!same) {

@@ -1469,7 +1469,13 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
                 "SELECT id, stage IS NOT NULL, workload, " OB_STORE_CANON_SQL("1", "workload_params", "workload")
                 ", optimizer, " OB_STORE_CANON_SQL("0", "hparams", "optimizer") ", lr, steps, seed, cell "
                 "FROM runs WHERE benchmark_id = ?1 ORDER BY stage IS NOT NULL, cell, id", &q, e));
-    ob_status st = apply ? prep(s, "UPDATE runs SET cell = ?2 WHERE id = ?1", &qu, e) : OB_OK;
+    /* a run of a search of one study kept as the first of several: named so
+     * (its text then is the one the search of K studies stores) */
+    ob_status st = apply ? prep(s, "UPDATE runs SET cell = ?2, hparams = CASE WHEN ?3 AND json_valid(hparams) AND "
+                                   "json_type(hparams, '$.search') IS NULL THEN json_set(hparams, '$.search', "
+                                   "json('" OB_STORE_STUDY0 "')) ELSE hparams END WHERE id = ?1",
+                                &qu, e)
+                         : OB_OK;
     sqlite3_bind_int64(q, 1, b);
     for (int i = 0; i < n; i++) run_ids[i] = 0;
     int rc = SQLITE_DONE, bad = 0;
@@ -1484,6 +1490,7 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
         snprintf(what, sizeof what, "%s on %s, lr %g, seed %lld", r.optimizer ? r.optimizer : "?",
                  r.workload ? r.workload : "?", r.lr, (long long)r.seed);
         int64_t cell;
+        int k_spec; /* the spec whose texts it has (a confirmation run's sweep cell) */
         if (!confirm) {
             const int at = lower_bound(v, n, &r, 3);
             if (at == n || ident_cmp(&v[at], &r, 3) != 0) {
@@ -1501,6 +1508,7 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
             run_ids[k] = id;
             (*held)++;
             cell = specs[k].cell;
+            k_spec = k;
         } else {
             /* A confirmation run keeps its place (its pair's cell for its
              * fresh seed) where it still has one: where this matrix adds runs
@@ -1530,11 +1538,14 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
                 continue;
             }
             cell = plan->confirm_base + (int64_t)plan->pair[v[at].k] * plan->confirm_stride + j;
+            k_spec = v[at].k;
         }
         if (apply) {
+            const char *h = specs[k_spec].hparams;
             sqlite3_reset(qu);
             sqlite3_bind_int64(qu, 1, id);
             sqlite3_bind_int64(qu, 2, cell);
+            sqlite3_bind_int(qu, 3, h && strstr(h, ",\"search\":" OB_STORE_STUDY0) != NULL);
             st = step_done(s, qu, e, "renumbering the runs of a grown benchmark");
         }
     }

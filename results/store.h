@@ -186,10 +186,17 @@ int ob_store_sql_defaults(struct sqlite3 *db);
  * build's defaults (ob_defaults, above), so that a run stored before a key
  * existed is the run with the key at its default. kind "0" (hparams of the
  * optimizer named by name) or "1" (workload parameters of the workload);
- * text and name are SQL expressions. */
+ * text and name are SQL expressions. The first study of a search
+ * ("search":{"study":0}) reads as a search of one study (no "search"): it
+ * draws the same points with the same search seed, so a search grown to
+ * --studies K keeps the runs it had. */
 #define OB_STORE_CANON_SQL(kind, text, name)                                                                       \
-    "CASE WHEN json_valid(" text ") THEN json_patch(coalesce(ob_defaults(" kind ", " name "), '{}'), " text ") "     \
-    "ELSE " text " END"
+    "CASE WHEN NOT json_valid(" text ") THEN " text " "                                                              \
+    "WHEN json_extract(" text ", '$.search') IS '" OB_STORE_STUDY0 "' "                                             \
+    "THEN json_remove(json_patch(coalesce(ob_defaults(" kind ", " name "), '{}'), " text "), '$.search') "          \
+    "ELSE json_patch(coalesce(ob_defaults(" kind ", " name "), '{}'), " text ") END"
+/* The "search" value of a run of a search's first study (harness/cellspec.c). */
+#define OB_STORE_STUDY0 "{\"study\":0}"
 
 /* This build's defaults text of an optimizer (od; its training settings
  * under "train") or a workload (wd), what a stored run that lacks a key ran

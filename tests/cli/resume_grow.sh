@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # --resume of a matrix that grew from an earlier benchmark (another
-# optimizer, more lrs, seeds or search trials, its cells listed in another
-# order): the benchmark's runs are kept, renumbered to the grown matrix's
+# optimizer, more lrs, seeds, search trials or studies, its cells listed in
+# another order): the benchmark's runs are kept, renumbered to the grown matrix's
 # cells, and only the new cells run (--dry-run says so first); the database then equals a fresh run of
 # the grown matrix cell by cell. Confirmation runs move with it; where the
 # matrix adds runs of their optimizer on their workload, the confirmation
@@ -224,6 +224,32 @@ python3 "$here/resume_compare.py" "$tmp/g3ref.db" "$tmp/g3.db" >"$tmp/cmp" ||
   fail "confirm_configs best, grown: $(tail -3 "$tmp/cmp")"
 [ "$(q "$tmp/g3.db" "select count(*) from runs where stage = 'confirm' and cell < 0")" = 1 ] ||
   fail "confirm_configs best, grown: the earlier best's confirmation run is not retired"
+
+# a search of one study grown to --studies 2: its runs are study 0's (the
+# same points of the same search seed), kept and named so, its interrupted
+# run continued from its checkpoint; only study 1 runs, and the database
+# equals a fresh --studies 2, texts and all
+st=(run --workloads quadratic --optimizers sgd,adamw --lrs 0.01 --seeds 1 --steps 20000 --backend cpu
+    --set quadratic.dim=256 --eval-every 1000 --checkpoint-every 50 --sweep adamw.beta1=0.8..0.99 --trials 2)
+"$OPTBENCH" "${st[@]}" --db "$tmp/st.db" >"$tmp/st1" 2>&1 &
+pid=$!
+wait_for "$tmp/st.db.ckpt/run-2/ckpt-*.obck" || fail "studies: no checkpoint of the first adamw run"
+kill -TERM $pid
+wait $pid
+[ "$(q "$tmp/st.db" "select status from runs where id = 2")" = interrupted ] ||
+  fail "studies: the first adamw run was not interrupted (stopped too late?): $(q "$tmp/st.db" "select id, status from runs")"
+"$OPTBENCH" "${st[@]}" --studies 2 --db "$tmp/st.db" --resume --dry-run >"$tmp/st2d" 2>&1
+grep -qF "it would continue benchmark 1, which holds 3 of this matrix's 5 cells (the matrix grew)" "$tmp/st2d" ||
+  fail "studies grown: the dry run: $(grep resume "$tmp/st2d")"
+"$OPTBENCH" "${st[@]}" --studies 2 --db "$tmp/st.db" --resume >"$tmp/st2" 2>&1 || fail "studies grown: $(tail -3 "$tmp/st2")"
+grep -qF "1 finished before, 1 continued from a checkpoint" "$tmp/st2" ||
+  fail "studies grown: the interrupted run did not continue: $(grep -v '^\[' "$tmp/st2")"
+[ "$(q "$tmp/st.db" "select count(distinct benchmark_id) from runs")" = 1 ] || fail "studies grown: a new benchmark"
+"$OPTBENCH" "${st[@]}" --studies 2 --db "$tmp/stref.db" >/dev/null 2>&1 || fail "studies: the reference"
+python3 "$here/resume_compare.py" "$tmp/stref.db" "$tmp/st.db" >"$tmp/cmp" || fail "studies grown: $(tail -3 "$tmp/cmp")"
+[ "$(q "$tmp/st.db" "select group_concat(hparams, ' ') from (select hparams from runs order by cell)")" = \
+  "$(q "$tmp/stref.db" "select group_concat(hparams, ' ') from (select hparams from runs order by cell)")" ] ||
+  fail "studies grown: the runs' settings texts differ from a fresh --studies 2"
 
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -60,77 +60,92 @@ static void grow_plan(const ob_config *c, const ob_matrix *m, int *pair, ob_grow
     ob_matrix_confirm_plan(m, &plan->confirm_seed0);
 }
 
-ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs,
-                         int n, int64_t *bench_id, int64_t *ids, char *why, size_t why_n, ob_err *e)
+ob_status ob_resume_find(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs, int n,
+                         int64_t *ids, unsigned char *relaxed, ob_resume_found *f, ob_err *e)
 {
+    memset(f, 0, sizeof *f);
+    char shard[64] = "";
+    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
+    OB_TRY(ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &f->bench, ids, relaxed, f->why,
+                                   sizeof f->why, e));
+    if (f->bench || shard[0]) return OB_OK; /* a shard continues only its own matrix */
     int *pair = malloc(((size_t)n + 1) * sizeof *pair);
     if (!pair) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
     ob_grow_plan plan;
     grow_plan(c, m, pair, &plan); /* the unsharded matrix: specs[k] is m->cells[k] */
     char note[600] = "";
-    int held = 0;
-    int to_retire = 0;
-    ob_status s = ob_store_find_grown(store, specs, n, &plan, bench_id, ids, &held, &to_retire, note, sizeof note, e);
+    ob_status s =
+        ob_store_find_grown(store, specs, n, &plan, &f->bench, ids, &f->held, &f->to_retire, note, sizeof note, e);
+    free(pair);
     /* what keeps the newest from being grown says more than how its cells differ */
-    if (s == OB_OK && !*bench_id && note[0]) snprintf(why, why_n, "%s", note);
-    if (s == OB_OK && *bench_id) {
-        /* a process running it, maybe between two cells, holds its lock */
-        int fd = -1;
-        s = ob_lock_bench(ob_store_path(store), *bench_id, 1, &fd, e);
-        if (s == OB_OK && fd < 0)
-            s = ob_fail(e, OB_ERR_INPUT,
-                        "--resume: this matrix grew from benchmark %lld of '%s', which another process is running: "
-                        "its cells cannot be renumbered under it; let that process finish (or stop it), then run "
-                        "this again",
-                        (long long)*bench_id, ob_store_path(store));
-        /* tested, not kept (the lock this process runs under is taken after
-         * the growth), and its file gone: no one else held it */
-        if (fd >= 0) ob_unlock_bench(ob_store_path(store), *bench_id, fd);
-    }
-    for (int k = 0; s == OB_OK && *bench_id && k < n; k++) {
+    if (s == OB_OK && !f->bench && note[0]) snprintf(f->why, sizeof f->why, "%s", note);
+    f->grown = s == OB_OK && f->bench != 0;
+    if (!f->grown)
+        for (int k = 0; k < n; k++) ids[k] = 0;
+    return s;
+}
+
+ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs, int n,
+                         const ob_resume_found *f, int64_t *ids, ob_err *e)
+{
+    const int64_t bench = f->bench;
+    /* a process running it, maybe between two cells, holds its lock */
+    int fd = -1;
+    OB_TRY(ob_lock_bench(ob_store_path(store), bench, 1, &fd, e));
+    if (fd < 0)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "--resume: this matrix grew from benchmark %lld of '%s', which another process is running: "
+                       "its cells cannot be renumbered under it; let that process finish (or stop it), then run "
+                       "this again",
+                       (long long)bench, ob_store_path(store));
+    /* tested, not kept (the lock this process runs under is taken after
+     * the growth), and its file gone: no one else held it */
+    ob_unlock_bench(ob_store_path(store), bench, fd);
+    for (int k = 0; k < n; k++) {
         char owner[400], who[320];
         if (!ids[k] || !ob_lock_run_held(ob_store_path(store), ids[k], owner, sizeof owner)) continue;
         ob_lock_owner_text(owner, who, sizeof who);
-        s = ob_fail(e, OB_ERR_INPUT,
-                    "--resume: this matrix grew from benchmark %lld of '%s', which another process is running "
-                    "(%s runs its run %lld): its cells cannot be renumbered under it; let that process finish "
-                    "(or stop it), then run this again",
-                    (long long)*bench_id, ob_store_path(store), who, (long long)ids[k]);
+        return ob_fail(e, OB_ERR_INPUT,
+                       "--resume: this matrix grew from benchmark %lld of '%s', which another process is running "
+                       "(%s runs its run %lld): its cells cannot be renumbered under it; let that process finish "
+                       "(or stop it), then run this again",
+                       (long long)bench, ob_store_path(store), who, (long long)ids[k]);
     }
+    int *pair = malloc(((size_t)n + 1) * sizeof *pair);
+    if (!pair) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    ob_grow_plan plan;
+    grow_plan(c, m, pair, &plan);
     int retired = 0;
-    if (s == OB_OK && *bench_id) s = ob_store_grow(store, *bench_id, specs, n, &plan, ids, &retired, e);
-    if (s == OB_OK && retired)
+    ob_status s = ob_store_grow(store, bench, specs, n, &plan, ids, &retired, e);
+    free(pair);
+    if (s != OB_OK) return s;
+    if (retired)
         fprintf(stderr, "optbench: --resume: %d of benchmark %lld's confirmation runs ran a seed that the grown "
                         "sweep runs now: retired (kept in the database, at no cell of the matrix); the confirmation "
                         "stage runs fresh seeds again\n",
-                retired, (long long)*bench_id);
-    if (s == OB_OK && *bench_id) {
-        if (held == n)
-            fprintf(stderr, "optbench: --resume: benchmark %lld holds this matrix's %d cells in another order: "
-                            "renumbered\n", (long long)*bench_id, n);
-        else
-            fprintf(stderr, "optbench: --resume: benchmark %lld holds %d of this matrix's %d cells (the matrix "
-                            "grew): the %d others are added to it\n",
-                    (long long)*bench_id, held, n, n - held);
-    }
-    free(pair);
-    return s;
+                retired, (long long)bench);
+    if (f->held == n)
+        fprintf(stderr, "optbench: --resume: benchmark %lld holds this matrix's %d cells in another order: "
+                        "renumbered\n", (long long)bench, n);
+    else
+        fprintf(stderr, "optbench: --resume: benchmark %lld holds %d of this matrix's %d cells (the matrix "
+                        "grew): the %d others are added to it\n",
+                (long long)bench, f->held, n, n - f->held);
+    return OB_OK;
 }
 
 ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store *store, char *buf, size_t n,
                                 ob_err *e)
 {
-    char shard[64] = "";
-    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
     int k = 0;
     for (int i = 0; i < m->n; i++) k += ob_config_in_shard(c, m->cells[i].index);
     ob_run_spec *specs = calloc((size_t)k + 1, sizeof *specs);
     int64_t *ids = calloc((size_t)k + 1, sizeof *ids);
-    int *pair = malloc(((size_t)k + 1) * sizeof *pair);
+    unsigned char *relaxed = calloc((size_t)k + 1, 1);
     char (*wjson)[OB_SPEC_WL_JSON] = calloc((size_t)k + 1, sizeof *wjson);
     char (*ojson)[OB_SPEC_OPT_JSON] = calloc((size_t)k + 1, sizeof *ojson);
     ob_status s = OB_OK;
-    if (!specs || !ids || !pair || !wjson || !ojson) {
+    if (!specs || !ids || !relaxed || !wjson || !ojson) {
         s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
         goto out;
     }
@@ -139,33 +154,15 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
         if ((s = ob_cell_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j], e)) != OB_OK) goto out;
         j++;
     }
-    int64_t bench = 0;
-    int held = k, grown = 0;
-    char why[600] = "";
-    unsigned char *relaxed = calloc((size_t)k + 1, 1);
-    if (!relaxed) {
-        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
+    ob_resume_found f;
+    if ((s = ob_resume_find(c, m, store, specs, k, ids, relaxed, &f, e)) != OB_OK) goto out;
+    if (!f.bench) {
+        snprintf(buf, n, "--resume: %s; it would start a new benchmark", f.why);
         goto out;
     }
-    s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, k, &bench, ids, relaxed, why, sizeof why, e);
-    int n_relaxed = 0, to_retire = 0;
+    int n_relaxed = 0;
     for (int j = 0; j < k; j++) n_relaxed += relaxed[j];
-    free(relaxed);
-    if (s == OB_OK && !bench && !shard[0]) {
-        ob_grow_plan plan;
-        grow_plan(c, m, pair, &plan);
-        char note[600] = "";
-        s = ob_store_find_grown(store, specs, k, &plan, &bench, ids, &held, &to_retire, note, sizeof note, e);
-        if (s == OB_OK && !bench && note[0]) snprintf(why, sizeof why, "%s", note);
-        grown = bench != 0;
-    }
-    if (s != OB_OK) goto out;
-    if (!bench) {
-        snprintf(buf, n, "--resume: %s; it would start a new benchmark", why);
-        goto out;
-    }
-    int finished = 0, cont = 0, start = 0;
-    held = 0;
+    int finished = 0, cont = 0, start = 0, held = 0;
     for (int j = 0; j < k && s == OB_OK; j++) {
         char status[32] = "";
         if (!ids[j]) {
@@ -179,10 +176,10 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
         else cont++;
     }
     if (s != OB_OK) goto out;
-    size_t l = (size_t)snprintf(buf, n, "--resume: it would continue benchmark %lld", (long long)bench);
-    if (grown && held < k && l < n)
+    size_t l = (size_t)snprintf(buf, n, "--resume: it would continue benchmark %lld", (long long)f.bench);
+    if (f.grown && held < k && l < n)
         l += (size_t)snprintf(buf + l, n - l, ", which holds %d of this matrix's %d cells (the matrix grew)", held, k);
-    else if (grown && l < n)
+    else if (f.grown && l < n)
         l += (size_t)snprintf(buf + l, n - l, ", which holds this matrix's cells in another order");
     if (l < n)
         l += (size_t)snprintf(buf + l, n - l, ": %d of %d cells finished, %d to continue, %d to start", finished, k,
@@ -190,13 +187,13 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
     if (n_relaxed && l < n)
         l += (size_t)snprintf(buf + l, n - l, " (%d stored without settings this build added, at their defaults)",
                               n_relaxed);
-    if (to_retire && l < n)
-        snprintf(buf + l, n - l, "; %d confirmation run%s whose seed the grown sweep runs would be retired", to_retire,
-                 to_retire == 1 ? "" : "s");
+    if (f.to_retire && l < n)
+        snprintf(buf + l, n - l, "; %d confirmation run%s whose seed the grown sweep runs would be retired",
+                 f.to_retire, f.to_retire == 1 ? "" : "s");
 out:
     free(specs);
     free(ids);
-    free(pair);
+    free(relaxed);
     free(wjson);
     free(ojson);
     return s;

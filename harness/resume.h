@@ -7,8 +7,7 @@
  * ob_store_find_grown), whose runs then take this matrix's cell numbers.
  * Settings texts are compared over this build's defaults, so a benchmark an
  * earlier build stored before a setting existed is continued; its cells keep
- * their stored texts. run.c chooses in one write transaction; the preview
- * (ob_run_resume_preview, run.h) only reads.
+ * their stored texts.
  */
 #ifndef OB_HARNESS_RESUME_H
 #define OB_HARNESS_RESUME_H
@@ -31,14 +30,29 @@ ob_status ob_resume_keep_texts(ob_store *store, int64_t bench_id, ob_run_spec *s
                                const unsigned char *relaxed, char (*wjson)[OB_SPEC_WL_JSON], char (*ojson)[OB_SPEC_OPT_JSON],
                                ob_err *e);
 
-/* --resume of a matrix that grew from an earlier benchmark (more lrs, seeds,
- * trials, configurations, optimizers or workloads; or its cells listed in
- * another order): that benchmark's runs take this matrix's cells, in the
- * caller's transaction, and ids[k] is 0 for each cell it lacks (the caller
- * adds them). *bench_id 0: none (why says why the newest is not). A
- * benchmark another process is running is not renumbered under it: bad
- * input, nothing changed. */
-ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs,
-                         int n, int64_t *bench_id, int64_t *ids, char *why, size_t why_n, ob_err *e);
+/* Which benchmark --resume continues, the database unchanged: the newest of
+ * this process's shard (or unsharded) whose runs are exactly specs' cells
+ * (the process's cells of m, in order; ids[k] its run of cell k, relaxed[k]
+ * 1 where it matched by settings, not texts), else, unsharded, the newest
+ * whose runs this matrix holds among more (grown 1; held: how many of the
+ * cells it has, ids[k] 0 for the others; to_retire: its confirmation runs
+ * the grown sweep would retire). bench 0: none, why says why the newest is
+ * not. run.c chooses with it in one write transaction; the preview
+ * (ob_run_resume_preview, run.h) only reads. */
+typedef struct ob_resume_found {
+    int64_t bench;
+    int grown, held, to_retire;
+    char why[600];
+} ob_resume_found;
+ob_status ob_resume_find(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs, int n,
+                         int64_t *ids, unsigned char *relaxed, ob_resume_found *f, ob_err *e);
+
+/* The benchmark a grown matrix continues (f from ob_resume_find, grown): its
+ * runs take this matrix's cells, in the caller's transaction, and ids[k] is
+ * 0 for each cell it lacks (the caller adds them). A benchmark another
+ * process is running is not renumbered under it: bad input, nothing
+ * changed. */
+ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs, int n,
+                         const ob_resume_found *f, int64_t *ids, ob_err *e);
 
 #endif

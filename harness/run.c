@@ -1807,35 +1807,25 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
      * find it), and a process killed here leaves no benchmark without runs. */
     if ((s = ob_store_tx_begin(store, e)) != OB_OK) goto done;
     if (c->resume) {
-        char why[512];
         unsigned char *relaxed = calloc((size_t)n + 1, 1);
         if (!relaxed) {
             s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
             goto setup_done;
         }
-        if ((s = ob_store_find_benchmark(store, shard[0] ? shard : NULL, specs, n, &bench_id, ids, relaxed, why,
-                                         sizeof why, e)) == OB_OK)
-            s = ob_resume_keep_texts(store, bench_id, specs, n, relaxed, wjson, ojson, e);
+        ob_resume_found found;
+        s = ob_resume_find(c, m, store, specs, n, ids, relaxed, &found, e);
+        if (s == OB_OK && found.grown) {
+            s = ob_resume_grow(c, m, store, specs, n, &found, ids, e);
+            for (int k = 0; k < n; k++) relaxed[k] = ids[k] != 0; /* matched over this build's defaults too */
+        }
+        /* cells matched by their settings keep the texts they were stored with */
+        if (s == OB_OK && found.bench) s = ob_resume_keep_texts(store, found.bench, specs, n, relaxed, wjson, ojson, e);
         free(relaxed);
         if (s != OB_OK) goto setup_done;
-        int grown = 0;
-        if (!bench_id && !shard[0]) {
-            if ((s = ob_resume_grow(c, m, store, specs, n, &bench_id, ids, why, sizeof why, e)) != OB_OK)
-                goto setup_done;
-            grown = bench_id != 0;
-            /* its runs were matched over this build's defaults too */
-            unsigned char *held = calloc((size_t)n + 1, 1);
-            if (!held) {
-                s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
-                goto setup_done;
-            }
-            for (int k = 0; k < n; k++) held[k] = ids[k] != 0;
-            if (grown) s = ob_resume_keep_texts(store, bench_id, specs, n, held, wjson, ojson, e);
-            free(held);
-            if (s != OB_OK) goto setup_done;
-        }
+        bench_id = found.bench;
+        const int grown = found.grown;
         if (!bench_id)
-            fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", why);
+            fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", found.why);
         resumed_bench = bench_id != 0;
         if (resumed_bench && (s = check_eval_every(c, store, bench_id, e)) != OB_OK) goto setup_done;
         if (resumed_bench) {

@@ -24,7 +24,7 @@ static ob_status adadelta_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     (void)e;
     *r = (ob_rule){0};
     r->kind = OB_RULE_ADADELTA;
-    r->beta2 = (float)ob_optim_hp(o, "rho");
+    ob_rule_betas(r, 0, ob_optim_hp(o, "rho"));
     r->eps = (float)ob_optim_hp(o, "eps");
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->n_state = 2;

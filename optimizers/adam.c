@@ -29,8 +29,7 @@ void ob_adam_rule(ob_rule *r, double beta1, double beta2, double eps, double wd,
 {
     *r = (ob_rule){0};
     r->kind = OB_RULE_ADAM;
-    r->beta1 = (float)beta1;
-    r->beta2 = (float)beta2;
+    ob_rule_betas(r, beta1, beta2);
     r->eps = (float)eps;
     r->weight_decay = (float)wd;
     r->decoupled_wd = decoupled;

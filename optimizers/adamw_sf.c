@@ -40,8 +40,7 @@ static ob_status sf_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     (void)e;
     *r = (ob_rule){0};
     r->kind = OB_RULE_ADAMW_SF;
-    r->beta1 = (float)ob_optim_hp(o, "beta1");
-    r->beta2 = (float)ob_optim_hp(o, "beta2");
+    ob_rule_betas(r, ob_optim_hp(o, "beta1"), ob_optim_hp(o, "beta2"));
     r->eps = (float)ob_optim_hp(o, "eps");
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->n_state = 2;

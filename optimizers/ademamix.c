@@ -38,8 +38,7 @@ static ob_status ademamix_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     const double beta1 = ob_optim_hp(o, "beta1"), beta2 = ob_optim_hp(o, "beta2");
     *r = (ob_rule){0};
     r->kind = OB_RULE_ADEMAMIX;
-    r->beta1 = (float)beta1;
-    r->beta2 = (float)beta2;
+    ob_rule_betas(r, beta1, beta2);
     r->eps = (float)ob_optim_hp(o, "eps");
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->c[0] = (float)(1.0 - beta1); /* as torch takes 1 - beta: a double, then a float */

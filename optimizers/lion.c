@@ -25,8 +25,7 @@ static ob_status lion_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     (void)e;
     *r = (ob_rule){0};
     r->kind = OB_RULE_LION;
-    r->beta1 = (float)ob_optim_hp(o, "beta1");
-    r->beta2 = (float)ob_optim_hp(o, "beta2");
+    ob_rule_betas(r, ob_optim_hp(o, "beta1"), ob_optim_hp(o, "beta2"));
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->decoupled_wd = 1;
     r->n_state = 1;

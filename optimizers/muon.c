@@ -40,12 +40,24 @@ static double muon_state(const ob_hp_values *hp)
     return 1.0;
 }
 
+static int muon_polar_express(const ob_optim *o);
+
 static ob_status muon_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
 {
     if (g == 1) return ob_hybrid_adamw_rule(o, r, e);
+    /* polar_express brings its own triples: a fixed triple set beside it would be ignored */
+    static const char *const fixed[] = {"ns_a", "ns_b", "ns_c"};
+    for (int k = 0; k < 3 && muon_polar_express(o); k++) {
+        const int i = ob_hp_index(o->hp.defs, o->hp.n, fixed[k]);
+        if (i >= 0 && o->hp.set[i])
+            return ob_fail(e, OB_ERR_INPUT,
+                           "%s.%s = %g has no effect with %s.ns_coeffs = polar_express (a triple of its own per "
+                           "iteration); leave %s out, or set %s.ns_coeffs=fixed to iterate with (ns_a, ns_b, ns_c)",
+                           o->def->name, fixed[k], o->hp.v[i], o->def->name, fixed[k], o->def->name);
+    }
     *r = (ob_rule){0};
     r->kind = OB_RULE_MUON_MOMENTUM;
-    r->momentum = (float)ob_optim_hp(o, "momentum");
+    ob_rule_momentum(r, ob_optim_hp(o, "momentum"), 0);
     r->nesterov = ob_optim_hp(o, "nesterov") != 0;
     r->n_state = 1;
     return OB_OK;

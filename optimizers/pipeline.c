@@ -104,8 +104,7 @@ void ob_optim_beta_rule(const ob_optim *o, int kind, ob_rule *r)
 {
     *r = (ob_rule){0};
     r->kind = kind;
-    r->beta1 = (float)ob_optim_hp(o, "beta1");
-    r->beta2 = (float)ob_optim_hp(o, "beta2");
+    ob_rule_betas(r, ob_optim_hp(o, "beta1"), ob_optim_hp(o, "beta2"));
     r->eps = (float)ob_optim_hp(o, "eps");
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->decoupled_wd = ob_hp_index(o->hp.defs, o->hp.n, "decoupled_weight_decay") >= 0 &&

@@ -25,10 +25,10 @@ static ob_status rmsprop_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     (void)e;
     *r = (ob_rule){0};
     r->kind = OB_RULE_RMSPROP;
-    r->beta2 = (float)ob_optim_hp(o, "alpha");
+    ob_rule_betas(r, 0, ob_optim_hp(o, "alpha"));
     r->eps = (float)ob_optim_hp(o, "eps");
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
-    r->momentum = (float)ob_optim_hp(o, "momentum");
+    ob_rule_momentum(r, ob_optim_hp(o, "momentum"), 0);
     r->flags = ob_optim_hp(o, "centered") != 0 ? OB_RULE_CENTERED : 0;
     r->n_state = (int)rmsprop_state(&o->hp);
     return OB_OK;

@@ -50,7 +50,7 @@ static ob_status root_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
     if (g == 1) return ob_hybrid_adamw_rule(o, r, e);
     *r = (ob_rule){0};
     r->kind = OB_RULE_ROOT_MOMENTUM;
-    r->momentum = (float)ob_optim_hp(o, "momentum");
+    ob_rule_momentum(r, ob_optim_hp(o, "momentum"), 0);
     r->nesterov = ob_optim_hp(o, "nesterov") != 0;
     r->n_state = 1;
     return OB_OK;

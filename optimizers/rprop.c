@@ -3,9 +3,11 @@
  * gradient keeps its sign, shrunk by etaminus when it flips (and that
  * element does not move on that step), within [step_size_min,
  * step_size_max]; the update is -sign(g) times the step size. lr is only
- * the initial step size: the learning-rate schedule does not reach Rprop, as
- * in torch, where a scheduler changes group['lr'] and Rprop never reads it
- * again. A full-batch method: with noisy gradients the signs flip often. */
+ * the initial step size: the learning-rate schedule does not reach Rprop
+ * past its first step, as in torch, where Rprop fills its step sizes with
+ * group['lr'] at its first step (the scheduler's lr then: lr times the
+ * schedule's first factor, 1/4 of it for a warmup of 4 steps) and never reads
+ * it again. A full-batch method: with noisy gradients the signs flip often. */
 #include <math.h>
 
 #include "optimizers/optim_impl.h"
@@ -37,7 +39,7 @@ static ob_status rprop_rule(const ob_optim *o, int g, ob_rule *r, ob_err *e)
         return ob_fail(e, OB_ERR_INPUT, "rprop.step_size_min = %g is above rprop.step_size_max = %g; set them so "
                        "that step_size_min <= step_size_max", (double)r->c[2], (double)r->c[3]);
     r->n_state = 2;
-    r->state_init[1] = (float)ob_optim_hp(o, "lr");
+    r->state_init[1] = (float)ob_optim_lr_in_effect(o, 0); /* the lr of the first step */
     return OB_OK;
 }
 

@@ -214,6 +214,11 @@ typedef struct ob_rule {
     float momentum;
     float dampening;
     float beta1, beta2;
+    /* 1 - beta1, 1 - beta2, 1 - momentum, 1 - dampening: computed in double
+     * from the setting, then rounded, as torch computes 1 - beta from a
+     * Python float (1.0f - (float)beta2 is 1.36e-3 off at beta2 = 0.99999);
+     * set with ob_rule_betas and ob_rule_momentum */
+    float omb1, omb2, omm, omd;
     float eps;
     float c[6];        /* rule-specific constants (see each rule) */
     float state_init[OB_RULE_MAX_STATE]; /* value each state role starts at (setup only) */
@@ -226,6 +231,29 @@ typedef struct ob_rule_step {
     float bc2;         /* 1 - beta2^t */
     float c[4];        /* rule-specific per-step scalars (see each rule) */
 } ob_rule_step;
+
+/* torch's lerp: start + w (end - start), computed from the nearer end. */
+OB_HD static inline float ob_lerp(float start, float end, float w)
+{
+    return w < 0.5f ? start + w * (end - start) : end - (end - start) * (1.0f - w);
+}
+
+/* A rule's decays and their complements (ob_rule.omb1 ...). */
+static inline void ob_rule_betas(ob_rule *r, double beta1, double beta2)
+{
+    r->beta1 = (float)beta1;
+    r->beta2 = (float)beta2;
+    r->omb1 = (float)(1.0 - beta1);
+    r->omb2 = (float)(1.0 - beta2);
+}
+
+static inline void ob_rule_momentum(ob_rule *r, double momentum, double dampening)
+{
+    r->momentum = (float)momentum;
+    r->dampening = (float)dampening;
+    r->omm = (float)(1.0 - momentum);
+    r->omd = (float)(1.0 - dampening);
+}
 
 /* Weight decay of the torch optimizers with an L2 penalty (returns the new g)
  * or, with decoupled_wd, AdamW's p *= 1 - lr*wd. */
@@ -246,7 +274,7 @@ OB_HD static inline void ob_rule_sgd(const ob_rule *r, const ob_rule_step *s, fl
 {
     if (r->weight_decay != 0.0f) g += r->weight_decay * *p;
     if (r->momentum != 0.0f) {
-        float b = (s->t <= 1.0f) ? g : r->momentum * *buf + (1.0f - r->dampening) * g;
+        float b = (s->t <= 1.0f) ? g : r->momentum * *buf + r->omd * g;
         *buf = b;
         g = r->nesterov ? g + r->momentum * b : b;
     }
@@ -258,8 +286,8 @@ OB_HD static inline void ob_rule_adam(const ob_rule *r, const ob_rule_step *s, f
                                       float *m, float *v, float *vmax)
 {
     g = ob_rule_weight_decay(r, s, p, g);
-    float mm = *m + (1.0f - r->beta1) * (g - *m); /* torch: exp_avg.lerp_(g, 1-beta1) */
-    float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
+    float mm = ob_lerp(*m, g, r->omb1); /* torch: exp_avg.lerp_(g, 1-beta1) */
+    float vv = r->beta2 * *v + r->omb2 * g * g; /* exp_avg_sq.mul_(beta2).addcmul_(g, g, value=1-beta2) */
     *m = mm;
     *v = vv;
     float vhat = vv;
@@ -281,8 +309,8 @@ OB_HD static inline void ob_rule_nadam(const ob_rule *r, const ob_rule_step *s, 
                                        float *m, float *v)
 {
     g = ob_rule_weight_decay(r, s, p, g);
-    float mm = *m + (1.0f - r->beta1) * (g - *m);
-    float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
+    float mm = ob_lerp(*m, g, r->omb1);
+    float vv = r->beta2 * *v + r->omb2 * g * g;
     *m = mm;
     *v = vv;
     float denom = sqrtf(vv / s->bc2) + r->eps;
@@ -297,8 +325,8 @@ OB_HD static inline void ob_rule_radam(const ob_rule *r, const ob_rule_step *s, 
                                        float *m, float *v)
 {
     g = ob_rule_weight_decay(r, s, p, g);
-    float mm = *m + (1.0f - r->beta1) * (g - *m);
-    float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
+    float mm = ob_lerp(*m, g, r->omb1);
+    float vv = r->beta2 * *v + r->omb2 * g * g;
     *m = mm;
     *v = vv;
     if (s->c[1] != 0.0f)
@@ -312,7 +340,7 @@ OB_HD static inline void ob_rule_adamax(const ob_rule *r, const ob_rule_step *s,
                                         float *m, float *u)
 {
     g = ob_rule_weight_decay(r, s, p, g);
-    float mm = *m + (1.0f - r->beta1) * (g - *m);
+    float mm = ob_lerp(*m, g, r->omb1);
     float a = r->beta2 * *u, b = fabsf(g) + r->eps;
     float uu = a > b ? a : b;
     *m = mm;
@@ -336,10 +364,10 @@ OB_HD static inline void ob_rule_adadelta(const ob_rule *r, const ob_rule_step *
 {
     g = ob_rule_weight_decay(r, s, p, g);
     const float rho = r->beta2;
-    float q = rho * *sq + (1.0f - rho) * g * g;
+    float q = rho * *sq + r->omb2 * g * g;
     float delta = sqrtf(*acc + r->eps) / sqrtf(q + r->eps) * g;
     *sq = q;
-    *acc = rho * *acc + (1.0f - rho) * delta * delta;
+    *acc = rho * *acc + r->omb2 * delta * delta;
     *p -= s->lr * delta;
 }
 
@@ -351,11 +379,11 @@ OB_HD static inline void ob_rule_rmsprop_k(const ob_rule *r, const ob_rule_step 
 {
     g = ob_rule_weight_decay(r, s, p, g);
     const float alpha = r->beta2;
-    float q = alpha * *sq + (1.0f - alpha) * g * g;
+    float q = alpha * *sq + r->omb2 * g * g;
     *sq = q;
     float var = q;
     if (centered) {
-        float ga = *gavg + (1.0f - alpha) * (g - *gavg);
+        float ga = ob_lerp(*gavg, g, r->omb2); /* grad_avg.lerp_(g, 1-alpha) */
         *gavg = ga;
         var = q - ga * ga;
         if (var < 0.0f) var = 0.0f;
@@ -383,12 +411,12 @@ OB_HD static inline void ob_rule_rmsprop(const ob_rule *r, const ob_rule_step *s
 OB_HD static inline void ob_rule_lion(const ob_rule *r, const ob_rule_step *s, float *p, float g,
                                       float *m)
 {
-    float c = *m + (1.0f - r->beta1) * (g - *m);
+    float c = *m + r->omb1 * (g - *m);
     /* arithmetic on the two comparisons: as a nested selection, gcc 12 left
      * a branch in the loop and did not vectorize it */
     float sg = (float)(c > 0.0f) - (float)(c < 0.0f);
     *p = *p * (1.0f - s->lr * r->weight_decay) - s->lr * sg;
-    *m = *m + (1.0f - r->beta2) * (g - *m);
+    *m = *m + r->omb2 * (g - *m);
 }
 
 /* torch.optim.Rprop: the step size of each element grows by etaplus
@@ -428,12 +456,6 @@ OB_HD static inline void ob_rule_asgd(const ob_rule *r, const ob_rule_step *s, f
     *ax = mu != 1.0f ? *ax + (q - *ax) * mu : q;
 }
 
-/* torch's lerp: start + w (end - start), computed from the nearer end. */
-OB_HD static inline float ob_lerp(float start, float end, float w)
-{
-    return w < 0.5f ? start + w * (end - start) : end - (end - start) * (1.0f - w);
-}
-
 /* Schedule-free AdamW (Defazio et al. 2024, schedulefree.AdamWScheduleFree):
  * p holds y, the point gradients are taken at; z the base sequence (it starts
  * at the parameters: the pipeline copies them in before the first update).
@@ -444,7 +466,7 @@ OB_HD static inline float ob_lerp(float start, float end, float w)
 OB_HD static inline void ob_rule_adamw_sf(const ob_rule *r, const ob_rule_step *s, float *p, float g, float *z,
                                           float *v)
 {
-    float vv = *v * r->beta2 + (1.0f - r->beta2) * (g * g);
+    float vv = *v * r->beta2 + r->omb2 * (g * g);
     *v = vv;
     float u = g / (sqrtf(vv / s->bc2) + r->eps);
     if (r->weight_decay != 0.0f) u += r->weight_decay * *p;
@@ -470,9 +492,9 @@ OB_HD static inline void ob_rule_sgd_sf(const ob_rule *r, const ob_rule_step *s,
 /* torch.optim.Muon's momentum: M = lerp(M, g, 1-mu); out = nesterov ? lerp(g, M, mu) : M. */
 OB_HD static inline void ob_rule_muon_momentum(const ob_rule *r, float *out, float g, float *mbuf)
 {
-    float mm = *mbuf + (1.0f - r->momentum) * (g - *mbuf);
+    float mm = ob_lerp(*mbuf, g, r->omm);
     *mbuf = mm;
-    *out = r->nesterov ? g + r->momentum * (mm - g) : mm;
+    *out = r->nesterov ? ob_lerp(g, mm, r->momentum) : mm;
 }
 
 /* ROOT's momentum: M = mu M + g; out = nesterov ? g + mu M : M. */
@@ -496,8 +518,8 @@ OB_HD static inline void ob_rule_matrix_apply(const ob_rule *r, const ob_rule_st
  * are in the step size of OB_RULE_SOAP_APPLY. */
 OB_HD static inline void ob_rule_soap_adam(const ob_rule *r, float *out, float g, float *m, float *v)
 {
-    float mm = *m * r->beta1 + (1.0f - r->beta1) * g;
-    float vv = *v * r->beta2 + (1.0f - r->beta2) * (g * g);
+    float mm = *m * r->beta1 + r->omb1 * g;
+    float vv = *v * r->beta2 + r->omb2 * (g * g);
     *m = mm;
     *v = vv;
     *out = mm / (sqrtf(vv) + r->eps);
@@ -616,8 +638,8 @@ OB_HD static inline void ob_rule_af_apply(const ob_rule *r, const ob_rule_step *
 OB_HD static inline void ob_rule_lamb(const ob_rule *r, const ob_rule_step *s, float *out, float g, float *m,
                                       float *v, const float *p)
 {
-    const float mm = r->c[0] != 0.0f ? ob_lerp(*m, g, 1.0f - r->beta1) : r->beta1 * *m + g;
-    const float vv = r->beta2 * *v + (1.0f - r->beta2) * g * g;
+    const float mm = r->c[0] != 0.0f ? ob_lerp(*m, g, r->omb1) : r->beta1 * *m + g;
+    const float vv = r->beta2 * *v + r->omb2 * g * g;
     *m = mm;
     *v = vv;
     const float denom = sqrtf(vv) / s->c[1] + r->eps;
@@ -635,7 +657,7 @@ OB_HD static inline void ob_rule_lars(const ob_rule *r, const ob_rule_step *s, f
     float d = r->weight_decay != 0.0f ? g + r->weight_decay * *p : g;
     d = d * s->c[0];
     if (r->momentum != 0.0f) {
-        const float b = (s->t <= 1.0f) ? d : r->momentum * *buf + (1.0f - r->dampening) * d;
+        const float b = (s->t <= 1.0f) ? d : r->momentum * *buf + r->omd * d;
         *buf = b;
         d = r->nesterov ? d + r->momentum * b : b;
     }

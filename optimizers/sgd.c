@@ -22,8 +22,7 @@ ob_status ob_sgd_momentum_rule(const ob_optim *o, int kind, ob_rule *r, ob_err *
     const char *name = o->def->name;
     *r = (ob_rule){0};
     r->kind = kind;
-    r->momentum = (float)ob_optim_hp(o, "momentum");
-    r->dampening = (float)ob_optim_hp(o, "dampening");
+    ob_rule_momentum(r, ob_optim_hp(o, "momentum"), ob_optim_hp(o, "dampening"));
     r->nesterov = ob_optim_hp(o, "nesterov") != 0;
     r->weight_decay = (float)ob_optim_hp(o, "weight_decay");
     r->n_state = r->momentum != 0 ? 1 : 0;

@@ -103,7 +103,7 @@ def draw_case(rng, opt):
     if opt in ("adam", "adamw"):
         s["lr"] = pick(rng, 1e-4, 1e-3, 1e-2, 0.1)
         s["beta1"] = pick(rng, 0.0, 0.8, 0.9)
-        s["beta2"] = pick(rng, 0.9, 0.95, 0.999)
+        s["beta2"] = pick(rng, 0.9, 0.95, 0.999, 0.99999)  # near 1: 1 - beta2 as torch rounds it
         s["eps"] = pick(rng, 1e-8, 1e-6, 1e-3)
         s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
         s["amsgrad"] = rng.random() < 0.4
@@ -113,7 +113,7 @@ def draw_case(rng, opt):
     if opt == "nadam":
         s["lr"] = pick(rng, 1e-3, 2e-3, 1e-2)
         s["beta1"] = pick(rng, 0.8, 0.9)
-        s["beta2"] = pick(rng, 0.95, 0.999)
+        s["beta2"] = pick(rng, 0.95, 0.999, 0.99999)
         s["eps"] = pick(rng, 1e-8, 1e-6)
         s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
         s["momentum_decay"] = pick(rng, 0.004, 0.01)
@@ -135,7 +135,7 @@ def draw_case(rng, opt):
         return s, torch.optim.RAdam, kw
     if opt == "adamax":
         s["lr"] = pick(rng, 1e-3, 2e-3, 1e-2)
-        s["beta1"] = pick(rng, 0.8, 0.9)
+        s["beta1"] = pick(rng, 0.0, 0.8, 0.9, 0.9999)
         s["beta2"] = pick(rng, 0.95, 0.999)
         s["eps"] = pick(rng, 1e-8, 1e-6)
         s["weight_decay"] = pick(rng, 0.0, 0.01)
@@ -150,13 +150,13 @@ def draw_case(rng, opt):
         return s, torch.optim.Adagrad, dict(s)
     if opt == "adadelta":
         s["lr"] = pick(rng, 0.1, 1.0)
-        s["rho"] = pick(rng, 0.9, 0.95)
+        s["rho"] = pick(rng, 0.9, 0.95, 0.99999)
         s["eps"] = pick(rng, 1e-6, 1e-4)
         s["weight_decay"] = pick(rng, 0.0, 0.01)
         return s, torch.optim.Adadelta, dict(s)
     if opt == "rmsprop":
         s["lr"] = pick(rng, 1e-3, 1e-2)
-        s["alpha"] = pick(rng, 0.9, 0.99)
+        s["alpha"] = pick(rng, 0.9, 0.99, 0.99999)
         s["eps"] = pick(rng, 1e-8, 1e-6)
         s["weight_decay"] = pick(rng, 0.0, 0.01)
         s["momentum"] = pick(rng, 0.0, 0.9)
@@ -192,6 +192,9 @@ def draw_case(rng, opt):
         s["step_size_max"] = pick(rng, 50.0, 0.05)
         kw = dict(lr=s["lr"], etas=(s["etaminus"], s["etaplus"]),
                   step_sizes=(s["step_size_min"], s["step_size_max"]), foreach=False)
+        w = pick(rng, 0, 0, 2, 4)  # a warmup: Rprop's step sizes start at the first step's lr
+        if w:
+            s["train.schedule"], s["train.warmup_steps"] = "warmup", w
         return s, torch.optim.Rprop, kw
     if opt == "asgd":
         s["lr"] = pick(rng, 1e-3, 1e-2, 0.1)
@@ -419,9 +422,12 @@ class no_bf16:
         return False
 
 
-def torch_run(ctor, kw, shape, init, grads, clip):
+def torch_run(ctor, kw, shape, init, grads, clip, warmup=0):
+    """warmup W: optbench's train.schedule=warmup, lr (i + 1) / W at step i < W,
+    as torch's LinearLR(start_factor=1/W, total_iters=W-1)."""
     p = torch.nn.Parameter(torch.tensor(init, dtype=torch.float64).reshape(shape))
     o = ctor([p], **kw)
+    sched = torch.optim.lr_scheduler.LinearLR(o, start_factor=1 / warmup, total_iters=warmup - 1) if warmup else None
     if hasattr(o, "train"):
         o.train()  # schedule-free: the parameters hold y
     rows = []
@@ -431,6 +437,8 @@ def torch_run(ctor, kw, shape, init, grads, clip):
             torch.nn.utils.clip_grad_norm_([p], clip)
         with no_bf16():
             o.step()
+        if sched:
+            sched.step()
         rows.append(p.detach().reshape(-1).numpy().copy())
     return rows
 
@@ -487,7 +495,7 @@ def main():
             if s.get("filter_bias_and_bn") and len(shape) <= 1 and ctor not in (LambRef, LarsRef):
                 kw["weight_decay"] = 0.0  # timm's create_optimizer: a 1-D tensor's group has no decay
             clip = pick(rng, 0.0, 0.0, 0.5, 5.0) if opt != "muon" else 0.0
-            ref = torch_run(ctor, kw, shape, init, grads, clip)
+            ref = torch_run(ctor, kw, shape, init, grads, clip, s.get("train.warmup_steps", 0))
             settings = settings_text(s) + (f",train.clip_norm={clip}" if clip > 0 else "")
             shape_text = "x".join(str(d) for d in shape)
             name = f"{opt}-{k}"

@@ -406,8 +406,7 @@ static int rule_cases(rule_case *out)
     int n = 0;
     ob_rule b;
     memset(&b, 0, sizeof b);
-    b.beta1 = 0.9f;
-    b.beta2 = 0.99f;
+    ob_rule_betas(&b, 0.9f, 0.99f);
     b.eps = 1e-8f;
 #define ADD(nm, kind_, ns, pos, ...)           \
     do {                                       \

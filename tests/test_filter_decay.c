@@ -113,8 +113,7 @@ static void test_spans_op(void)
     memset(&rule, 0, sizeof rule);
     rule.kind = OB_RULE_ADAM;
     rule.n_state = NS;
-    rule.beta1 = 0.9f;
-    rule.beta2 = 0.99f;
+    ob_rule_betas(&rule, 0.9f, 0.99f);
     rule.eps = 1e-8f;
     rule.weight_decay = 0.1f;
     rule.decoupled_wd = 1;

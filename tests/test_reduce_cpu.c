@@ -59,8 +59,8 @@ static int same_bits(double a, double b) { return memcmp(&a, &b, sizeof a) == 0;
 static void test_batch_sumsq(ob_device *dev)
 {
     ob_err e;
-    ob_rule r = {.kind = OB_RULE_LAMB, .n_state = 3, .beta1 = 0.9f, .beta2 = 0.999f, .eps = 1e-6f,
-                 .weight_decay = 0.01f};
+    ob_rule r = {.kind = OB_RULE_LAMB, .n_state = 3, .eps = 1e-6f, .weight_decay = 0.01f};
+    ob_rule_betas(&r, 0.9f, 0.999f);
     r.c[0] = 1.0f;
     const ob_rule_step sc = {1e-3f, 3.0f, 0.271f, 0.003f, {1e-3f, 0.0547f, 0, 0}};
     static const int64_t shapes[][2] = {{100, 3}, {8192, 2}, {3 * 8192 + 13, 4}, {40000, 1}};

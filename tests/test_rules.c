@@ -30,8 +30,7 @@ static void test_sgd(void)
     float p = 1.0f;
     ob_rule_sgd(&r, &s, &p, 0.5f, NULL);
     CHECK_NEAR(p, 0.95, 1e-7); /* 1 - 0.1*0.5 */
-    r.momentum = 0.9f;
-    r.dampening = 0.5f;
+    ob_rule_momentum(&r, 0.9f, 0.5f);
     float buf = 0;
     p = 1.0f;
     ob_rule_sgd(&r, &s, &p, 0.5f, &buf); /* t=1: buf = g = 0.5; p = 1 - 0.05 */
@@ -41,7 +40,7 @@ static void test_sgd(void)
     ob_rule_sgd(&r, &s, &p, 1.0f, &buf); /* buf = 0.9*0.5 + 0.5*1 = 0.95; p = 0.95 - 0.095 */
     CHECK_NEAR(buf, 0.95, 1e-7);
     CHECK_NEAR(p, 0.855, 1e-6);
-    r.dampening = 0;
+    ob_rule_momentum(&r, r.momentum, 0);
     r.nesterov = 1;
     r.weight_decay = 0.1f;
     buf = 1.0f;
@@ -54,8 +53,7 @@ static void test_sgd(void)
 static void test_adam_family(void)
 {
     ob_rule r = rule(OB_RULE_ADAM);
-    r.beta1 = 0.9f;
-    r.beta2 = 0.99f;
+    ob_rule_betas(&r, 0.9f, 0.99f);
     r.eps = 0;
     ob_rule_step s = step(0.01f, 1);
     s.bc1 = 0.1f;
@@ -89,8 +87,7 @@ static void test_adam_family(void)
 
     /* Adamax: u = max(0.99*0.5, |-1| + 0) = 1; m = -0.1; p -= (0.01/0.1) * -0.1/1 */
     ob_rule ax = rule(OB_RULE_ADAMAX);
-    ax.beta1 = 0.9f;
-    ax.beta2 = 0.99f;
+    ob_rule_betas(&ax, 0.9f, 0.99f);
     float u = 0.5f;
     p = 1;
     m = 0;
@@ -100,8 +97,7 @@ static void test_adam_family(void)
 
     /* NAdam: the step sizes are per-step scalars: p -= c0 g/d + c1 m/d, d = sqrt(v/bc2) + eps */
     ob_rule na = rule(OB_RULE_NADAM);
-    na.beta1 = 0.9f;
-    na.beta2 = 0.99f;
+    ob_rule_betas(&na, 0.9f, 0.99f);
     ob_rule_step sn = s;
     sn.c[0] = 0.5f;
     sn.c[1] = 0.25f;
@@ -121,8 +117,7 @@ static void test_adam_family(void)
 
     /* RAdam: c1 = 0 -> p -= c0 m; c1 = 1 -> p -= c0 m / (sqrt(v) + eps) */
     ob_rule ra = rule(OB_RULE_RADAM);
-    ra.beta1 = 0.9f;
-    ra.beta2 = 0.99f;
+    ob_rule_betas(&ra, 0.9f, 0.99f);
     ob_rule_step sr = s;
     sr.c[0] = 0.1f;
     p = 1;
@@ -152,7 +147,7 @@ static void test_ada(void)
 
     /* Adadelta, rho 0.5, eps 0: sq = 0.5*4 = 2; delta = sqrt(acc=2)/sqrt(2) * 2 = 2; acc = 1 + 2 = 3 */
     ob_rule d = rule(OB_RULE_ADADELTA);
-    d.beta2 = 0.5f;
+    ob_rule_betas(&d, 0, 0.5f);
     ob_rule_step s1 = step(1.0f, 1);
     float sq = 0, acc = 2;
     p = 1;
@@ -164,8 +159,8 @@ static void test_ada(void)
     /* RMSprop alpha 0.75, centered, momentum 0.5: sq = 0.25*4 = 1; ga = 0.5; var = 0.75;
      * buf = 0.5*1 + 2/sqrt(0.75); p -= 0.1 buf */
     ob_rule rm = rule(OB_RULE_RMSPROP);
-    rm.beta2 = 0.75f;
-    rm.momentum = 0.5f;
+    ob_rule_betas(&rm, 0, 0.75f);
+    ob_rule_momentum(&rm, 0.5f, 0);
     rm.flags = OB_RULE_CENTERED;
     sq = 0;
     float ga = 0, buf = 1;
@@ -188,8 +183,7 @@ static void test_ada(void)
 static void test_lion_and_matrix(void)
 {
     ob_rule r = rule(OB_RULE_LION);
-    r.beta1 = 0.9f;
-    r.beta2 = 0.99f;
+    ob_rule_betas(&r, 0.9f, 0.99f);
     r.weight_decay = 0.5f;
     ob_rule_step s = step(0.1f, 1);
     float p = 1, m = 1;
@@ -204,7 +198,7 @@ static void test_lion_and_matrix(void)
 
     /* Muon momentum: M = lerp(1, 3, 0.05) = 1.1; nesterov out = lerp(3, 1.1, 0.95) = 1.195 */
     ob_rule mu = rule(OB_RULE_MUON_MOMENTUM);
-    mu.momentum = 0.95f;
+    ob_rule_momentum(&mu, 0.95f, 0);
     mu.nesterov = 1;
     float out = 0, mb = 1;
     ob_rule_muon_momentum(&mu, &out, 3.0f, &mb);
@@ -212,7 +206,7 @@ static void test_lion_and_matrix(void)
     CHECK_NEAR(out, 1.195, 1e-6);
     /* ROOT momentum: M = 0.5*1 + 3 = 3.5; out = 3 + 0.5*3.5 = 4.75; without nesterov out = M */
     ob_rule ro = rule(OB_RULE_ROOT_MOMENTUM);
-    ro.momentum = 0.5f;
+    ob_rule_momentum(&ro, 0.5f, 0);
     ro.nesterov = 1;
     mb = 1;
     ob_rule_root_momentum(&ro, &out, 3.0f, &mb);
@@ -237,8 +231,7 @@ static void test_lion_and_matrix(void)
 static void test_schedule_free_rule(void)
 {
     ob_rule r = rule(OB_RULE_ADAMW_SF);
-    r.beta1 = 0.8f;
-    r.beta2 = 0.9f;
+    ob_rule_betas(&r, 0.8f, 0.9f);
     r.eps = 1e-3f;
     r.weight_decay = 0.01f;
     ob_rule_step s = step(0.01f, 3);
@@ -289,8 +282,7 @@ static void test_schedule_free_sgd_rule(void)
 static void test_soap_rules(void)
 {
     ob_rule r = rule(OB_RULE_SOAP_ADAM);
-    r.beta1 = 0.9f;
-    r.beta2 = 0.99f;
+    ob_rule_betas(&r, 0.9f, 0.99f);
     r.eps = 1e-8f;
     float out = 0, m = 0.5f, v = 0.04f;
     ob_rule_soap_adam(&r, &out, 2.0f, &m, &v); /* m = 0.45 + 0.2, v = 0.0396 + 0.04 */
@@ -420,10 +412,9 @@ static void test_dispatch(void)
 {
     for (int kind = 0; kind < OB_RULE_COUNT; kind++) {
         ob_rule r = rule(kind);
-        r.beta1 = 0.8f;
-        r.beta2 = 0.9f;
+        ob_rule_betas(&r, 0.8f, 0.9f);
         r.eps = 1e-3f;
-        r.momentum = 0.5f;
+        ob_rule_momentum(&r, 0.5f, 0);
         r.weight_decay = 0.01f;
         r.flags = OB_RULE_CENTERED;
         r.c[0] = 1.5f;
@@ -482,8 +473,7 @@ static void test_dispatch(void)
 static void test_ademamix_rule(void)
 {
     ob_rule r = rule(OB_RULE_ADEMAMIX);
-    r.beta1 = 0.9f;
-    r.beta2 = 0.999f;
+    ob_rule_betas(&r, 0.9f, 0.999f);
     r.eps = 1e-8f;
     r.weight_decay = 0.1f;
     r.c[0] = 0.1f;
@@ -520,8 +510,7 @@ static void test_ademamix_rule(void)
 static void test_lamb_rules(void)
 {
     ob_rule r = rule(OB_RULE_LAMB);
-    r.beta1 = 0.9f;
-    r.beta2 = 0.999f;
+    ob_rule_betas(&r, 0.9f, 0.999f);
     r.eps = 1e-6f;
     r.weight_decay = 0.01f;
     r.c[0] = 1.0f;
@@ -591,8 +580,7 @@ static void test_lars_rules(void)
     CHECK(dst.c[0] == 1.0f);
     ob_rule r = rule(OB_RULE_LARS);
     r.weight_decay = 0.1f;
-    r.momentum = 0.9f;
-    r.dampening = 0.2f;
+    ob_rule_momentum(&r, 0.9f, 0.2f);
     ob_rule_step s = step(0.5f, 1);
     s.c[0] = 0.01f;
     float p = 2.0f, buf = 7.0f;
@@ -605,7 +593,7 @@ static void test_lars_rules(void)
     CHECK_NEAR(buf, b2, 1e-8);
     CHECK_NEAR(p, 2 - 0.016 - 0.5 * b2, 1e-7);
     r.nesterov = 1;
-    r.dampening = 0.0f;
+    ob_rule_momentum(&r, r.momentum, 0.0f);
     p = 1.0f;
     buf = 1.0f;
     r.weight_decay = 0.0f;
@@ -613,10 +601,52 @@ static void test_lars_rules(void)
     CHECK_NEAR(p, 1 - 0.5 * (0.02 + 0.9 * 0.92), 1e-7);
 }
 
+/* The decays' complements as torch takes them (1 - beta in double, then a
+ * float), and a moving average that takes g whole at weight 1 (torch's lerp
+ * from the nearer end): 1.0f - (float)0.99999 is 1.36e-3 off 1e-5, and m +
+ * 1 (g - m) loses g where m is 2^24 times larger. */
+static void test_complements(void)
+{
+    ob_rule r = rule(OB_RULE_ADAM);
+    ob_rule_betas(&r, 0.0, 0.99999);
+    CHECK(r.omb2 == (float)1e-5 && r.omb1 == 1.0f);
+    ob_rule_step s = step(1.0f, 1);
+    s.bc1 = 1.0f;
+    s.bc2 = (float)(1.0 - 0.99999);
+    float p = 0, m = 0, v = 0;
+    ob_rule_adam(&r, &s, &p, 1.0f, &m, &v, NULL); /* v = 1e-5 exactly as float; p -= 1 / sqrt(v / bc2) = 1 */
+    CHECK_MSG(v == (float)1e-5, "v = %.9g, not (float)1e-5", v);
+    CHECK_NEAR(p, -1.0, 1e-6);
+    m = 1e8f;
+    ob_rule_adam(&r, &s, &p, 1.0f, &m, &v, NULL); /* beta1 = 0: m = g */
+    CHECK_MSG(m == 1.0f, "beta1 = 0: m = %.9g, not g", m);
+    ob_rule ax = rule(OB_RULE_ADAMAX);
+    ob_rule_betas(&ax, 0.0, 0.9);
+    float u = 1;
+    m = -1e8f;
+    ob_rule_adamax(&ax, &s, &p, 0.5f, &m, &u);
+    CHECK(m == 0.5f);
+    ob_rule rm = rule(OB_RULE_RMSPROP);
+    ob_rule_betas(&rm, 0, 0.99999);
+    float sq = 0;
+    p = 0;
+    ob_rule_rmsprop(&rm, &s, &p, 1.0f, &sq, NULL, NULL);
+    CHECK(sq == (float)1e-5);
+    ob_rule mu = rule(OB_RULE_MUON_MOMENTUM);
+    ob_rule_momentum(&mu, 0.0, 0);
+    float out = 0, buf = 1e8f;
+    ob_rule_muon_momentum(&mu, &out, 2.0f, &buf);
+    CHECK(buf == 2.0f && out == 2.0f);
+    ob_rule sg = rule(OB_RULE_SGD);
+    ob_rule_momentum(&sg, 0.5, 0.99999);
+    CHECK(sg.omd == (float)1e-5 && sg.omm == 0.5f);
+}
+
 int main(void)
 {
     test_sgd();
     test_adam_family();
+    test_complements();
     test_ada();
     test_lion_and_matrix();
     test_soap_rules();

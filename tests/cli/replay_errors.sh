@@ -115,5 +115,8 @@ if [ -w /dev/full ]; then
   if [ $rc -ne 0 ] && grep -q "error writing the standard output" "$tmp/err"; then echo "ok: $(cat "$tmp/err")"
   else echo "FAIL: --out - to /dev/full: rc=$rc: $(cat "$tmp/err")"; fails=$((fails+1)); fi
 fi
+# a setting the chosen variant ignores is refused, not dropped
+expect "muon.ns_a = 2 has no effect with muon.ns_coeffs = polar_express" --optimizer muon --shape 2x3 \
+  --init "$tmp/init.csv" --out "$tmp/o.csv" --grads "$tmp/grads.csv" --set ns_coeffs=polar_express,ns_a=2
 echo "$fails failed"
 [ "$fails" -eq 0 ]

@@ -44,6 +44,7 @@ static void usage(FILE *f)
             "  OB_CPU_CONV        the CPU's convolution: auto, avx512, avx2 or im2col\n"
             "  OPTBENCH_MATMUL_PRECISION\n"
             "                     highest (fp32, default), high (TF32) or medium (bf16) on a GPU\n"
+            "  OPTBENCH_TF32=1    as OPTBENCH_MATMUL_PRECISION=high (which wins where both are set)\n"
             "  SOURCE_DATE_EPOCH  the time reports say they were generated\n\n"
             "exit status: 0 success, 1 failure, 2 bad input\n");
 }
@@ -77,11 +78,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return 0;
+        return finish_stdout("--help", 0);
     }
     if (!strcmp(argv[1], "--version")) {
         printf("optbench %s\n", OB_VERSION);
-        return 0;
+        return finish_stdout("--version", 0);
     }
     for (int i = 0; i < N_COMMANDS; i++)
         if (!strcmp(argv[1], commands[i].name)) return finish_stdout(commands[i].name, commands[i].fn(argc - 1, argv + 1));

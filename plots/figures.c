@@ -1688,7 +1688,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                 /* every column selected, so other rows do not stretch the autoscale */
                 fprintf(f, "%s  'evals_best.csv' skip 1 using (%d):(sel(\"%s\") ? $%d : NaN):"
                            "(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
-                           "with yerrorbars lt %d dt 1 pt 7 ps (1.8 * PS) lw 2 notitle",
+                           "with yerrorbars lt %d dt 1 ps (1.8 * PS) lw 2 notitle", /* the linetype's marker, as every figure */
                         first ? "" : ", \\\n", x, oq, c0, oq, c0 + 1, oq, c0 + 2, g->opt + 1);
                 first = 0;
                 x++;

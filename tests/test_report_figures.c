@@ -1036,7 +1036,8 @@ static void test_series_styles(const char *dir)
     CHECK(gp && !strstr(gp, " pt "));
     free(gp);
     gp = slurp(dir, "tt/eval_loss_wa.gp");
-    CHECK(gp && count_of(gp, "with yerrorbars lt ") == 2 && count_of(gp, " dt 1 pt 7 ") == 2);
+    CHECK(gp && count_of(gp, "with yerrorbars lt ") == 2 && count_of(gp, " dt 1 ps (1.8 * PS) ") == 2 &&
+          !strstr(gp, " pt 7 "));
     free(gp);
     /* an optimizer without a line (every lr diverged) says so in the legend */
     gp = slurp(dir, "offscale/lr_w.gp");

@@ -304,42 +304,67 @@ static int cmp_desc(const void *a, const void *b)
     return (x < y) - (x > y);
 }
 
-int ob_ckpt_list(const char *dir, int64_t *steps, int max)
+ob_status ob_ckpt_list(const char *dir, int64_t *steps, int max, int *count, ob_err *e)
 {
+    *count = 0;
     DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0, cap = 64;
+    if (!d) {
+        if (errno == ENOENT) return OB_OK; /* no folder: no checkpoints */
+        return ob_fail(e, OB_ERR_IO, "cannot list the checkpoints in '%s': %s", dir, strerror(errno));
+    }
+    int n = 0, cap = 64, err = 0;
     int64_t *all = malloc((size_t)cap * sizeof *all);
+    if (!all) err = ENOMEM;
     struct dirent *de;
-    while (all && (de = readdir(d)) != NULL) {
+    while (!err) {
+        errno = 0;
+        if ((de = readdir(d)) == NULL) {
+            err = errno; /* 0 at the end of the folder */
+            break;
+        }
         int64_t s;
         int tmp;
         if (!parse_name(de->d_name, &s, &tmp) || tmp) continue;
         if (n == cap) {
             int64_t *na = realloc(all, (size_t)(cap *= 2) * sizeof *all);
-            if (!na) break;
+            if (!na) {
+                err = ENOMEM;
+                break;
+            }
             all = na;
         }
-        /* all is not NULL inside the loop (its condition); the check after it is for a failed malloc */
-        /* cppcheck-suppress nullPointerRedundantCheck */
         all[n++] = s;
     }
     closedir(d);
-    if (!all) return 0;
+    if (err) {
+        free(all);
+        return ob_fail(e, err == ENOMEM ? OB_ERR_NOMEM : OB_ERR_IO, "cannot list the checkpoints in '%s': %s", dir,
+                       strerror(err));
+    }
     qsort(all, (size_t)n, sizeof *all, cmp_desc);
     int k = n < max ? n : max;
     memcpy(steps, all, (size_t)k * sizeof *steps);
     free(all);
-    return k;
+    *count = k;
+    return OB_OK;
 }
 
-/* Delete temporary files other than keep_tmp, and checkpoints beyond the newest `keep`. */
-static void prune(const char *dir, int keep)
+/* Delete temporary files other than keep_tmp, and checkpoints beyond the
+ * newest `keep`, never the one of step `written` (-1: none). Where the
+ * folder cannot be listed whole, nothing is deleted (keep > 0): which are the
+ * newest is not known. */
+static void prune(const char *dir, int keep, int64_t written)
 {
+    int64_t newest[OB_CKPT_MAX_SECTIONS];
+    int nk = 0;
+    if (keep > 0) {
+        ob_err le;
+        ob_err_clear(&le);
+        if (ob_ckpt_list(dir, newest, keep < OB_CKPT_MAX_SECTIONS ? keep : OB_CKPT_MAX_SECTIONS, &nk, &le) != OB_OK)
+            return;
+    }
     DIR *d = opendir(dir);
     if (!d) return;
-    int64_t newest[OB_CKPT_MAX_SECTIONS];
-    int nk = ob_ckpt_list(dir, newest, keep < OB_CKPT_MAX_SECTIONS ? keep : OB_CKPT_MAX_SECTIONS);
     struct dirent *de;
     char path[1200];
     while ((de = readdir(d)) != NULL) {
@@ -347,7 +372,7 @@ static void prune(const char *dir, int keep)
         int tmp, kept = 0;
         if (!parse_name(de->d_name, &s, &tmp)) continue;
         for (int i = 0; i < nk && !tmp; i++) kept |= newest[i] == s;
-        if (kept) continue;
+        if (kept || (!tmp && s == written)) continue;
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
         unlink(path);
     }
@@ -409,13 +434,13 @@ ob_status ob_ckpt_write(const char *dir, int64_t step, const ob_ckpt_section *se
         return ob_fail(e, OB_ERR_IO, "cannot rename checkpoint '%s': %s", tmp, strerror(err));
     }
     fsync_dir(dir);
-    prune(dir, keep < 1 ? 1 : keep);
+    prune(dir, keep < 1 ? 1 : keep, step);
     return OB_OK;
 }
 
 void ob_ckpt_remove_all(const char *dir)
 {
-    prune(dir, 0);
+    prune(dir, 0, -1);
     DIR *d = opendir(dir);
     if (!d) return;
     /* the run's lock file, if any */

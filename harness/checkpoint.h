@@ -74,9 +74,10 @@ ob_status ob_ckpt_encode(int64_t step, const ob_ckpt_section *secs, int n, unsig
  * creating dir when needed; then keep only the newest `keep` checkpoints. */
 ob_status ob_ckpt_write(const char *dir, int64_t step, const ob_ckpt_section *secs, int n, int keep,
                         ob_err *e);
-/* Steps of the checkpoints in dir, newest first; returns how many (at most
- * max; 0 when dir does not exist). */
-int ob_ckpt_list(const char *dir, int64_t *steps, int max);
+/* Steps of the checkpoints in dir, newest first, and how many (*count, at
+ * most max; 0 when dir does not exist). A folder that cannot be read whole
+ * is an error, never "none": a caller would start the run over. */
+ob_status ob_ckpt_list(const char *dir, int64_t *steps, int max, int *count, ob_err *e);
 void ob_ckpt_path(const char *dir, int64_t step, char *buf, size_t n);
 /* Delete every checkpoint (and leftover temporary file) in dir, then dir
  * itself when it is empty. */

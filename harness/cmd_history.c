@@ -671,8 +671,14 @@ int ob_cmd_history(int argc, char **argv)
         hdr[2] = "git_rev";
         hdr[3] = "label";
         for (int j = 0; j < ns; j++) hdr[4 + j] = ser[j].label;
+        /* history.csv and history.gp are written under working names and
+         * renamed in once both are whole: a failed write (a full disk) leaves
+         * the previous ones */
+        char csv_part[1100], csv_path[1100];
+        snprintf(csv_part, sizeof csv_part, "%s/.history.csv.part", out);
+        snprintf(csv_path, sizeof csv_path, "%s/history.csv", out);
         ob_csv c;
-        ob_status st = ob_csv_open(&c, out, "history.csv", hdr, ns + 4, &e);
+        ob_status st = ob_csv_open(&c, out, ".history.csv.part", hdr, ns + 4, &e);
         free(hdr);
         for (int b = 0; b < nb && st == OB_OK; b++) {
             char lab[128];
@@ -685,8 +691,10 @@ int ob_cmd_history(int argc, char **argv)
             ob_csv_row(&c);
         }
         if (st == OB_OK) st = ob_csv_close(&c, &e);
+        else ob_csv_close(&c, NULL);
         if (st != OB_OK) {
-            rc = ob_cli_error(1, "history: %s", e.msg);
+            unlink(csv_part);
+            rc = ob_cli_error(1, "history: %s (the previous history.csv, if any, is kept)", e.msg);
             goto done;
         }
         /* log scale when the series span two decades */
@@ -703,15 +711,22 @@ int ob_cmd_history(int argc, char **argv)
             for (int b = 0; b < nb && !any_value; b++) any_value = isfinite(ser[j].v[b]);
         if (!any_value) {
             /* gnuplot has nothing to draw (a metric these workloads do not have) */
+            if (rename(csv_part, csv_path) != 0) {
+                rc = ob_cli_error(1, "history: cannot name '%s': %s", csv_path, strerror(errno));
+                unlink(csv_part);
+                goto done;
+            }
             printf("optbench: wrote %s/history.csv; no plot: no benchmark has a value of %s for these series\n",
                    out, metrics[m].name);
             goto done;
         }
-        char gpp[1024];
+        char gpp[1024], gp_part[1100];
         snprintf(gpp, sizeof gpp, "%s/history.gp", out);
-        FILE *f = fopen(gpp, "w");
+        snprintf(gp_part, sizeof gp_part, "%s/.history.gp.part", out);
+        FILE *f = fopen(gp_part, "w");
         if (!f) {
-            rc = ob_cli_error(1, "history: cannot write '%s'", gpp);
+            rc = ob_cli_error(1, "history: cannot write '%s': %s", gp_part, strerror(errno));
+            unlink(csv_part);
             goto done;
         }
         /* each optimizer in its colour of every report (when out of memory, one colour) */
@@ -788,8 +803,18 @@ int ob_cmd_history(int argc, char **argv)
         ob_gp_write_pdf(f, "history", rotate ? "    PS = 0.5\n    set key height 1\n    set bmargin 14\n"
                                               : "    PS = 0.5\n    set key height 1\n    set bmargin 11\n");
     written:
+        errno = 0;
         if (ferror(f) | fclose(f)) {
-            rc = ob_cli_error(1, "history: writing '%s' failed", gpp);
+            rc = ob_cli_error(1, "history: writing '%s' failed: %s (the previous history.csv and history.gp, if "
+                                 "any, are kept)", gpp, errno ? strerror(errno) : "write error");
+            unlink(gp_part);
+            unlink(csv_part);
+            goto done;
+        }
+        if (rename(csv_part, csv_path) != 0 || rename(gp_part, gpp) != 0) {
+            rc = ob_cli_error(1, "history: cannot name '%s' and '%s': %s", csv_path, gpp, strerror(errno));
+            unlink(gp_part);
+            unlink(csv_part);
             goto done;
         }
         char gp[1024];

@@ -129,10 +129,14 @@ typedef struct cand {
     int chosen;
 } cand;
 
-static char *dup_col(sqlite3_stmt *q, int i)
+/* Column i's text, copied (NULL for NULL; *oom set where the copy failed,
+ * which must not read as a column without a value). */
+static char *dup_col(sqlite3_stmt *q, int i, int *oom)
 {
     const unsigned char *t = sqlite3_column_text(q, i);
-    return t ? strdup((const char *)t) : NULL;
+    char *c = t ? strdup((const char *)t) : NULL;
+    if (t && !c) *oom = 1;
+    return c;
 }
 
 static int status_rank(const char *s)
@@ -152,6 +156,23 @@ static ob_status sql_fail(sqlite3 *db, const char *path, const char *what, ob_er
                        ? " (is the disk full, or failing? nothing was merged: the incomplete output was removed "
                          "and the inputs are unchanged; make room and merge again)"
                        : "");
+}
+
+/* Folds db's write-ahead log into its file and empties it (a checkpoint
+ * that must complete). */
+static ob_status fold_log(sqlite3 *db, const char *path, ob_err *e)
+{
+    sqlite3_stmt *q = NULL;
+    ob_status s = OB_OK;
+    if (sqlite3_prepare_v2(db, "PRAGMA wal_checkpoint(TRUNCATE)", -1, &q, NULL) != SQLITE_OK)
+        return sql_fail(db, path, "writing the merged database", e);
+    const int rc = sqlite3_step(q);
+    if (rc != SQLITE_ROW) s = sql_fail(db, path, "writing the merged database", e);
+    else if (sqlite3_column_int(q, 0) != 0)
+        s = ob_fail(e, OB_ERR_IO, "database '%s': writing the merged database: its log could not be folded in "
+                    "(another process holds it?); nothing was merged", path);
+    sqlite3_finalize(q);
+    return s;
 }
 
 /* sql_fail for an input database: one without a table or column of the
@@ -449,8 +470,8 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(s->db, bsql, -1, &q, NULL) != SQLITE_OK)
         return src_fail(s->db, s->path, "reading its benchmarks", e);
-    int rc;
-    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+    int rc = SQLITE_DONE, oom = 0;
+    while (!oom && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         src_bench *nb = realloc(s->b, (size_t)(s->nb + 1) * sizeof *nb);
         if (!nb) {
             sqlite3_finalize(q);
@@ -460,18 +481,19 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
         src_bench *b = &s->b[s->nb++];
         memset(b, 0, sizeof *b);
         b->id = sqlite3_column_int64(q, 0);
-        b->name = dup_col(q, 1);
-        b->config = dup_col(q, 2);
-        b->git_rev = dup_col(q, 3);
-        b->host = dup_col(q, 4);
-        b->backend = dup_col(q, 5);
-        b->device = dup_col(q, 6);
-        b->created_at = dup_col(q, 7);
-        b->finished_at = dup_col(q, 8);
-        b->shard = dup_col(q, 9);
-        b->provenance = dup_col(q, 10);
+        b->name = dup_col(q, 1, &oom);
+        b->config = dup_col(q, 2, &oom);
+        b->git_rev = dup_col(q, 3, &oom);
+        b->host = dup_col(q, 4, &oom);
+        b->backend = dup_col(q, 5, &oom);
+        b->device = dup_col(q, 6, &oom);
+        b->created_at = dup_col(q, 7, &oom);
+        b->finished_at = dup_col(q, 8, &oom);
+        b->shard = dup_col(q, 9, &oom);
+        b->provenance = dup_col(q, 10, &oom);
     }
     sqlite3_finalize(q);
+    if (oom) return ob_fail(e, OB_ERR_NOMEM, "out of memory reading the benchmarks of '%s'", s->path);
     if (rc != SQLITE_DONE) return src_fail(s->db, s->path, "reading its benchmarks", e);
 
     /* runs.stage (schema 3): a confirmation run is another cell than a sweep
@@ -669,7 +691,8 @@ static void copier_free(copier *cp)
 
 /* Copy the rows with key_col = key; the fixed leading columns get
  * fixed_text[i] when that is given, else fixed_int[i]. Returns the number of
- * rows, -1 on error. */
+ * rows, -1 where writing a row failed (the output's error), -2 where reading
+ * them did (the input's). */
 static int64_t copier_run(copier *cp, int64_t key, const int64_t *fixed_int, const char *const *fixed_text,
                           int nf)
 {
@@ -688,7 +711,7 @@ static int64_t copier_run(copier *cp, int64_t key, const int64_t *fixed_int, con
         if (sqlite3_step(cp->ins) != SQLITE_DONE) return -1;
         n++;
     }
-    return rc == SQLITE_DONE ? n : -1;
+    return rc == SQLITE_DONE ? n : -2;
 }
 
 /* ---- the merge ---------------------------------------------------------------- */
@@ -812,14 +835,20 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
         }
         const int64_t fi[2] = {rep->bench_id, 0};
         const char *ft[2] = {NULL, origin};
-        if (copier_run(&cp[i][0], c->run_id, fi, ft, 2) != 1) {
-            s = sql_fail(out, out_path, "copying a run", e);
+        const int64_t got = copier_run(&cp[i][0], c->run_id, fi, ft, 2);
+        if (got != 1) {
+            s = got == -2  ? src_fail(src[i].db, src[i].path, "reading a run", e)
+                : got == -1 ? sql_fail(out, out_path, "copying a run", e)
+                            : ob_fail(e, OB_ERR_INTERNAL, "merge: run %lld of '%s' read as %lld rows",
+                                      (long long)c->run_id, src[i].path, (long long)got);
             break;
         }
         int64_t new_id = sqlite3_last_insert_rowid(out);
-        for (int t = 1; t < 4 && s == OB_OK; t++)
-            if (copier_run(&cp[i][t], c->run_id, &new_id, NULL, 1) < 0)
-                s = sql_fail(out, out_path, "copying curves, evaluations and events", e);
+        for (int t = 1; t < 4 && s == OB_OK; t++) {
+            const int64_t r = copier_run(&cp[i][t], c->run_id, &new_id, NULL, 1);
+            if (r == -2) s = src_fail(src[i].db, src[i].path, "reading curves, evaluations and events", e);
+            else if (r < 0) s = sql_fail(out, out_path, "copying curves, evaluations and events", e);
+        }
         for (int b = 0; b < src[i].nb; b++)
             if (src[i].b[b].id == c->bench_id) src[i].b[b].taken++;
     }
@@ -1015,8 +1044,22 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
         if (s == OB_OK && sqlite3_exec(odb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
             s = sql_fail(odb, out, "committing the merge", e);
         if (s != OB_OK) sqlite3_exec(odb, "ROLLBACK", NULL, NULL, NULL);
+        /* the log folded into the file now, where a failure (a full disk) has
+         * a cause: the close that would fold it reports none, and keeps the
+         * log, which the working file's removal below would lose */
+        if (s == OB_OK) s = fold_log(odb, out, e);
     }
-    ob_store_close(os); /* the last connection: the log is folded into the file and removed */
+    ob_store_close(os); /* the last connection */
+    if (s == OB_OK && created) {
+        /* what the close left: a log not folded in is a merge not written whole */
+        char wal[PATH_MAX + 48];
+        struct stat ws;
+        snprintf(wal, sizeof wal, "%s-wal", part);
+        if (stat(wal, &ws) == 0 && ws.st_size > 0)
+            s = ob_fail(e, OB_ERR_IO, "merge: the merged database could not be written whole (its log was not "
+                        "folded into '%s': is the disk full, or failing?); nothing was merged: the incomplete output "
+                        "was removed and the inputs are unchanged; make room and merge again", out);
+    }
     if (s == OB_OK && created) {
         /* link() refuses an OUT made meanwhile, where rename() would replace it;
          * on a file system without hard links, rename() once OUT is still absent */

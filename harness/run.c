@@ -530,7 +530,10 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
 {
     *from = 0;
     int64_t steps[64];
-    int n = ob_ckpt_list(dir, steps, 64);
+    int n = 0;
+    /* a folder it cannot list fails the run (kept, with its checkpoints, for
+     * the next --resume), never "none": that would drop its curve */
+    OB_TRY(ob_ckpt_list(dir, steps, 64, &n, e));
     ob_state_blob blobs[MAX_BLOBS];
     int nb = ob_optim_state_blobs(cs->rep[0].opt, blobs, MAX_BLOBS);
     if (nb > MAX_BLOBS) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "%d optimizer state blobs", nb);

@@ -3,11 +3,13 @@
 #include "optimizers/newton_schulz.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "optimizers/rows.h"
 
@@ -128,12 +130,47 @@ ob_status ob_ns_coeffs_load(const char *path, ob_ns_coeff **out, int *n, ob_err 
 ob_status ob_ns_coeffs_append(const char *path, int64_t rows, int64_t cols, const float abc[3],
                               const char *comment, ob_err *e)
 {
-    FILE *f = fopen(path, "a");
-    if (!f) return ob_fail(e, OB_ERR_IO, "cannot open '%s' for appending: %s", path, strerror(errno));
-    if (comment) fprintf(f, "# %s\n", comment);
-    fprintf(f, "%lld\t%lld\t%.6f\t%.6f\t%.6f\n", (long long)rows, (long long)cols, (double)abc[0],
-            (double)abc[1], (double)abc[2]);
-    if (fclose(f) != 0) return ob_fail(e, OB_ERR_IO, "error writing '%s': %s", path, strerror(errno));
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0) return ob_fail(e, OB_ERR_IO, "cannot open '%s' for appending: %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        const int err = errno;
+        close(fd);
+        return ob_fail(e, OB_ERR_IO, "cannot read '%s': %s", path, strerror(err));
+    }
+    /* the lines whole, in one write; a file that does not end its last line
+     * gets a line break first, so that the new line stays one of its own */
+    char last = '\n';
+    if (st.st_size > 0) {
+        int rfd = open(path, O_RDONLY | O_CLOEXEC);
+        if (rfd < 0 || pread(rfd, &last, 1, st.st_size - 1) != 1) last = '\n';
+        if (rfd >= 0) close(rfd);
+    }
+    char text[1400];
+    const int len = snprintf(text, sizeof text, "%s%s%.1000s%s%lld\t%lld\t%.6f\t%.6f\t%.6f\n", last == '\n' ? "" : "\n",
+                             comment ? "# " : "", comment ? comment : "", comment ? "\n" : "", (long long)rows,
+                             (long long)cols, (double)abc[0], (double)abc[1], (double)abc[2]);
+    size_t done = 0;
+    int err = 0;
+    while (len > 0 && done < (size_t)len && !err) {
+        const ssize_t w = write(fd, text + done, (size_t)len - done);
+        if (w > 0) done += (size_t)w;
+        else if (w < 0 && errno == EINTR) continue;
+        else err = w < 0 ? errno : ENOSPC;
+    }
+    if (!err && fsync(fd) != 0 && errno != EINVAL) err = errno;
+    /* a line cut short would read as coefficients (a 2 for 2.031500): the
+     * file goes back to what it held */
+    if (err && ftruncate(fd, st.st_size) != 0) {
+        close(fd);
+        return ob_fail(e, OB_ERR_IO, "error writing '%s': %s; its last line may be cut short (it held %lld bytes "
+                       "before: cut it back to them)", path, strerror(err), (long long)st.st_size);
+    }
+    if (err) {
+        close(fd);
+        return ob_fail(e, OB_ERR_IO, "error writing '%s': %s (the file was left as it was)", path, strerror(err));
+    }
+    if (close(fd) != 0) return ob_fail(e, OB_ERR_IO, "error writing '%s': %s", path, strerror(errno));
     return OB_OK;
 }
 

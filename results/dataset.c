@@ -90,8 +90,8 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(db, e, "reading hyperparameters");
     sqlite3_bind_text(q, 1, json, -1, SQLITE_STATIC);
-    int cap = 0;
-    while (sqlite3_step(q) == SQLITE_ROW) {
+    int cap = 0, rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (out->n == cap) {
             int ncap = cap ? 2 * cap : 16;
             char **k2 = realloc(out->k, (size_t)ncap * sizeof *out->k);
@@ -120,6 +120,12 @@ static ob_status json_leaves(sqlite3 *db, const char *json, kvs *out, ob_err *e)
             goto nomem;
         }
         out->n++;
+    }
+    if (rc != SQLITE_DONE) { /* settings cut short would read as defaults */
+        ob_status st = db_fail(db, e, "reading hyperparameters");
+        sqlite3_finalize(q);
+        kvs_free(out);
+        return st;
     }
     sqlite3_finalize(q);
     /* "train.clip_norm" reads "clip_norm", unless the optimizer has a key of

@@ -1094,7 +1094,8 @@ static ob_status write_series(sqlite3 *db, const ob_dataset *d, const char *dir,
         const ob_rrun *r = &d->runs[i];
         sqlite3_reset(q);
         sqlite3_bind_int64(q, 1, r->id);
-        while (sqlite3_step(q) == SQLITE_ROW) {
+        int rc;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
             ob_csv_int(&c, r->id);
             ob_csv_str(&c, d->wl_labels[r->wl]);
             ob_csv_str(&c, d->opt_labels[r->opt]);
@@ -1106,6 +1107,9 @@ static ob_status write_series(sqlite3 *db, const ob_dataset *d, const char *dir,
             ob_csv_str(&c, r->confirm ? "confirm" : "sweep");
             ob_csv_row(&c);
         }
+        /* a read that failed part way would leave the file cut short */
+        if (rc != SQLITE_DONE) st = ob_fail(e, OB_ERR_DB, "writing %s: reading run %lld: %s", name, (long long)r->id,
+                                            sqlite3_errmsg(db));
     }
     sqlite3_finalize(q);
     ob_status st2 = ob_csv_close(&c, e);

@@ -223,6 +223,15 @@ static const char *io_hint(ob_store *s)
                : "";
 }
 
+/* The system's error behind a database that could not be opened, where it
+ * is the machine's rather than the file's (out of file descriptors or
+ * memory, an I/O error); 0 else. */
+static int open_errno(sqlite3 *db)
+{
+    const int err = db ? sqlite3_system_errno(db) : ENOMEM;
+    return err == EMFILE || err == ENFILE || err == ENOMEM || err == EIO ? err : 0;
+}
+
 static ob_status db_fail(ob_store *s, ob_err *e, const char *what)
 {
     return ob_fail(e, OB_ERR_DB, "database '%s': %s: %s%s", s->path, what, sqlite3_errmsg(s->db), io_hint(s));
@@ -552,6 +561,15 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
             return OB_ERR_INPUT;
         }
     }
+    if (rc != SQLITE_OK && open_errno(db)) {
+        const int err = open_errno(db);
+        ob_status st = ob_fail(e, OB_ERR_IO, "database '%s' cannot be opened: %s (%s; the database was left "
+                               "unchanged: run again once the machine has them)", path,
+                               db ? sqlite3_errmsg(db) : "out of memory", strerror(err));
+        sqlite3_close(db);
+        tidy_wal(path, had_wal);
+        return st;
+    }
     if (rc != SQLITE_OK) {
         int code = db ? sqlite3_errcode(db) & 0xff : 0;
         int corrupt = code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
@@ -822,9 +840,11 @@ ob_status ob_store_open(const char *path, ob_open_mode mode, ob_store **out, ob_
     int flags = s->readonly ? SQLITE_OPEN_READONLY
                             : SQLITE_OPEN_READWRITE | (mode == OB_STORE_CREATE ? SQLITE_OPEN_CREATE : 0);
     if (open_db(path, flags, &s->db) != SQLITE_OK) {
-        ob_status st = ob_fail(e, OB_ERR_INPUT,
-                               "cannot open database '%s': %s", path,
-                               s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        const int err = open_errno(s->db);
+        ob_status st = err ? ob_fail(e, OB_ERR_IO, "cannot open database '%s': %s (%s; run again once the machine "
+                                     "has them)", path, s->db ? sqlite3_errmsg(s->db) : "out of memory", strerror(err))
+                           : ob_fail(e, OB_ERR_INPUT, "cannot open database '%s': %s", path,
+                                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
         ob_store_close(s);
         return st;
     }

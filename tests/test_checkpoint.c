@@ -271,6 +271,15 @@ static void database_id(const char *db, char *buf, size_t n)
     sqlite3_close(h);
 }
 
+
+/* ob_ckpt_list's count, -1 on an error */
+static int list_ckpts(const char *d, int64_t *steps, int max)
+{
+    int n = 0;
+    ob_err e;
+    return ob_ckpt_list(d, steps, max, &n, &e) == OB_OK ? n : -1;
+}
+
 static void test_write_keep_and_list(void)
 {
     char d[300], path[400];
@@ -281,7 +290,7 @@ static void test_write_keep_and_list(void)
     ob_err e;
     for (int64_t step = 10; step <= 50; step += 10) CHECK_OK(ob_ckpt_write(d, step, s, 4, 2, &e), &e);
     int64_t steps[8];
-    int n = ob_ckpt_list(d, steps, 8);
+    int n = list_ckpts(d, steps, 8);
     CHECK(n == 2 && steps[0] == 50 && steps[1] == 40);
     ob_ckpt_path(d, 30, path, sizeof path);
     CHECK(!exists(path));
@@ -290,10 +299,10 @@ static void test_write_keep_and_list(void)
     FILE *f = fopen(path, "wb");
     fputs("half a checkpoint", f);
     fclose(f);
-    CHECK(ob_ckpt_list(d, steps, 8) == 2);
+    CHECK(list_ckpts(d, steps, 8) == 2);
     CHECK_OK(ob_ckpt_write(d, 70, s, 4, 2, &e), &e);
     CHECK(!exists(path));
-    n = ob_ckpt_list(d, steps, 8);
+    n = list_ckpts(d, steps, 8);
     CHECK(n == 2 && steps[0] == 70 && steps[1] == 50);
 
     /* read back; a damaged newest file is an error naming it, the older one reads */
@@ -317,7 +326,7 @@ static void test_write_keep_and_list(void)
 
     ob_ckpt_remove_all(d);
     CHECK(!exists(d));
-    CHECK(ob_ckpt_list(d, steps, 8) == 0);
+    CHECK(list_ckpts(d, steps, 8) == 0);
     /* a folder that cannot be created is an I/O error, not a crash */
     snprintf(path, sizeof path, "%s/file", dir);
     f = fopen(path, "wb");
@@ -368,16 +377,16 @@ static void test_write_leftovers_and_failures(void)
     fputs("mine too", f);
     fclose(f);
     int64_t steps[8];
-    CHECK(ob_ckpt_list(d, steps, 8) == 2 && steps[0] == 20 && steps[1] == 10);
+    CHECK(list_ckpts(d, steps, 8) == 2 && steps[0] == 20 && steps[1] == 10);
     CHECK_OK(ob_ckpt_write(d, 30, s, 4, 2, &e), &e);
     CHECK(!exists(path) && exists(other) && exists(other2));
-    int n = ob_ckpt_list(d, steps, 8);
+    int n = list_ckpts(d, steps, 8);
     CHECK_MSG(n == 2 && steps[0] == 30 && steps[1] == 20, "%d checkpoints, newest %lld", n, n ? (long long)steps[0] : -1LL);
     unlink(other);
     unlink(other2);
     /* keep 0 keeps the checkpoint just written */
     CHECK_OK(ob_ckpt_write(d, 40, s, 4, 0, &e), &e);
-    n = ob_ckpt_list(d, steps, 8);
+    n = list_ckpts(d, steps, 8);
     CHECK_MSG(n == 1 && steps[0] == 40, "keep 0: %d checkpoints", n);
     /* a file refused part way through its sections leaves nothing behind in c */
     {
@@ -412,10 +421,27 @@ static void test_write_leftovers_and_failures(void)
     int wst = 0;
     CHECK(pid > 0 && waitpid(pid, &wst, 0) == pid);
     CHECK_MSG(WIFEXITED(wst) && WEXITSTATUS(wst) == 0, "failed write: child status %d (1: not an I/O error, 2: its temporary file left)", wst);
-    n = ob_ckpt_list(d, steps, 8);
+    n = list_ckpts(d, steps, 8);
     CHECK(n == 1 && steps[0] == 40);
     ob_ckpt_remove_all(d);
     CHECK(!exists(d));
+    /* a folder that is none, or one it cannot read, is an error, not "no
+     * checkpoints" (the run would start over, dropping its curve); a missing
+     * one has none */
+    CHECK(list_ckpts(d, steps, 8) == 0);
+    char file[400];
+    snprintf(file, sizeof file, "%s.file", d);
+    f = fopen(file, "wb");
+    fclose(f);
+    int k = 7;
+    CHECK(ob_ckpt_list(file, steps, 8, &k, &e) == OB_ERR_IO && k == 0 && strstr(e.msg, "cannot list the checkpoints"));
+    unlink(file);
+    /* the checkpoint just written stays, even when older than those kept */
+    for (int64_t step = 20; step <= 30; step += 10) CHECK_OK(ob_ckpt_write(d, step, s, 4, 1, &e), &e);
+    CHECK_OK(ob_ckpt_write(d, 10, s, 4, 1, &e), &e);
+    n = list_ckpts(d, steps, 8);
+    CHECK_MSG(n == 2 && steps[0] == 30 && steps[1] == 10, "%d checkpoints after writing an older one", n);
+    ob_ckpt_remove_all(d);
 }
 
 static long long q_int(sqlite3 *db, const char *sql)

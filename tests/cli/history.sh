@@ -201,4 +201,16 @@ mkdir -p "$tmp/ho2"; cp "$db" "$tmp/ho2/history.gp"
 "$OPTBENCH" history --db "$db" --out "$tmp/ho2" >"$tmp/out" 2>&1; rc=$?
 check "history --out over another database: exit 2 ($rc)" test $rc = 2
 check "  ... nothing written" test ! -e "$tmp/ho2/history.csv"
+# a write that fails (a full disk; here the file size limit) keeps the
+# previous history.csv and history.gp, and says why
+cp "$db" "$tmp/hf.db"
+python3 -c "import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute('pragma journal_mode=delete')" "$tmp/hf.db"
+"$OPTBENCH" history --db "$tmp/hf.db" --out "$tmp/hf" >/dev/null 2>&1 || fail "history into hf"
+sums=$(cat "$tmp/hf/history.csv" "$tmp/hf/history.gp" | md5sum)
+bash -c 'trap "" XFSZ; ulimit -f 2; exec "$@"' _ "$OPTBENCH" history --db "$tmp/hf.db" --metric step_ms \
+  --out "$tmp/hf" >"$tmp/out" 2>&1; rc=$?
+check "a failed write: exit 1 ($rc)" test $rc = 1
+check "  ... names the cause" grep -q "history.gp' failed: File too large (the previous history.csv and history.gp" "$tmp/out"
+check "  ... the previous files kept" test "$sums" = "$(cat "$tmp/hf/history.csv" "$tmp/hf/history.gp" | md5sum)"
+check "  ... no working file left" test -z "$(ls -A "$tmp/hf" | grep part)"
 exit $fail

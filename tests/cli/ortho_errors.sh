@@ -53,5 +53,15 @@ printf '8\t8\t10\t0\t0\n' >"$tmp/grow.tsv"
   { echo "FAIL: coefficients that blow up: $(cat "$tmp/err")"; fails=$((fails+1)); }
 grep -q "inf        inf      nan      inf  (blew up: inf or NaN in NS(A))" "$tmp/out" ||
   { echo "FAIL: coefficients that blow up: $(cat "$tmp/out")"; fails=$((fails+1)); }
+# --append that fails part way (a full disk; here the file size limit) leaves
+# the file as it was: a line cut short would read as coefficients
+{ printf '# padding to just under 2 KiB\n'; for i in $(seq 60); do printf '# %030d\n' $i; done; } >"$tmp/full.tsv"
+head -c 2000 "$tmp/full.tsv" >"$tmp/f2.tsv" && printf '\n' >>"$tmp/f2.tsv"
+sum=$(md5sum <"$tmp/f2.tsv")
+bash -c 'trap "" XFSZ; ulimit -f 2; exec "$@"' _ "$OPTBENCH" ortho --fit 8x8 --samples 1 --evals 10 \
+  --append "$tmp/f2.tsv" >"$tmp/out" 2>"$tmp/err"; rc=$?
+if [ $rc = 1 ] && grep -q "error writing '.*f2.tsv': File too large (the file was left as it was)" "$tmp/err" &&
+  [ "$sum" = "$(md5sum <"$tmp/f2.tsv")" ]; then echo "ok: a failed --append left the file as it was"
+else echo "FAIL: a failed --append: rc=$rc, $(cat "$tmp/err"), $(tail -c 80 "$tmp/f2.tsv")"; fails=$((fails+1)); fi
 echo "$fails failed"
 [ $fails -eq 0 ]

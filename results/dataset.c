@@ -371,7 +371,13 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     if (benchmark_id < 0) {
         if (sqlite3_prepare_v2(db, "SELECT max(id) FROM benchmarks", -1, &q, NULL) != SQLITE_OK)
             return db_fail(db, e, "finding the latest benchmark");
-        benchmark_id = sqlite3_step(q) == SQLITE_ROW ? col_int(q, 0) : -1;
+        const int rc = sqlite3_step(q);
+        benchmark_id = rc == SQLITE_ROW ? col_int(q, 0) : -1;
+        if (rc != SQLITE_ROW) { /* a read that failed, not an empty table */
+            ob_status st = db_fail(db, e, "finding the latest benchmark");
+            sqlite3_finalize(q);
+            return st;
+        }
         sqlite3_finalize(q);
         if (benchmark_id <= 0)
             return ob_fail(e, OB_ERR_INPUT, "its table of benchmarks is empty, so no benchmark is the latest (ask "

@@ -947,14 +947,18 @@ static ob_status write_over_seeds(ob_csv *c, const series *ss, int k, const char
         ob_csv_int(c, st);
         const double *vals[2] = {a, b};
         for (int t = 0; t < (with_v2 ? 2 : 1); t++) {
-            /* band over finite values; the median keeps +inf (a diverged seed) */
-            double fin[64];
-            int nf = 0;
-            for (int i = 0; i < na && nf < 64; i++)
-                if (isfinite(vals[t][i])) fin[nf++] = vals[t][i];
+            /* band over finite values, every seed's (however many runs a
+             * series pools); the median keeps +inf (a diverged seed) */
+            double lo = NAN, hi = NAN;
+            for (int i = 0; i < na; i++) {
+                const double v = vals[t][i];
+                if (!isfinite(v)) continue;
+                if (!(v >= lo)) lo = v;
+                if (!(v <= hi)) hi = v;
+            }
             ob_csv_num(c, ob_stat_median(vals[t], na));
-            ob_csv_num(c, ob_stat_min(fin, nf));
-            ob_csv_num(c, ob_stat_max(fin, nf));
+            ob_csv_num(c, lo);
+            ob_csv_num(c, hi);
         }
         ob_csv_int(c, n_div);
         ob_csv_row(c);

@@ -1038,21 +1038,15 @@ static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
     doc_tt_table(dc, d, s, w, 1);
 }
 
-static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
-                            const ob_figures *figs, const int *rendered, int gnuplot_found, int n_mixed,
-                            const char *mixed_note, doc *dc, ob_err *e)
+/* The report's opening: what the database holds (runs by outcome, over what
+ * workloads and optimizers, when and by which optbench), then what a reader
+ * should know before the tables: confirmation runs, runs that were resumed,
+ * rerun or left out, the benchmarks, pooled provenance and whether the
+ * figures were drawn. Returns the number of confirmation runs, which the
+ * next section's first paragraph mentions. */
+static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+                       int gnuplot_found, int n_mixed, const char *mixed_note)
 {
-    char b1[64], b2[64], b3[64], b4[64];
-    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
-    int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
-    if (!rank || !crank) {
-        free(rank);
-        free(crank);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    }
-    ob_stats_rank(s, rank);
-    ob_stats_confirm_rank(s, crank);
-
     doc_h(dc, 1, "optbench report");
     int n_done = 0, n_div = 0, n_fail = 0, n_other = 0;
     for (int i = 0; i < d->n; i++) {
@@ -1151,7 +1145,15 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
     else if (!gnuplot_found)
         doc_p(dc, "gnuplot was not found, so the figures are not rendered: install gnuplot and run "
                   "`gnuplot NAME.gp` for each script in this folder.");
+    return n_confirm_runs;
+}
 
+/* "How to read this report": the definitions behind every column and
+ * ranking below. n_confirm_runs (doc_opening) picks what the first paragraph
+ * says of the sweep's optimism: where the fresh seeds are, or how to run them. */
+static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+                            int n_confirm_runs)
+{
     doc_h(dc, 2, "How to read this report");
     doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps (a tenth of its steps rounded "
               "down, at least one: under 20 steps, its last step alone). Each optimizer is "
@@ -1264,201 +1266,225 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
                     "one; report --heldout-on metric puts it on the held-out accuracy).",
               s->profile_heldout ? "The performance profile below is on it (report --profile-on heldout)."
                                  : "The performance profile stays on the training loss (report --profile-on "
-                                   "heldout puts it on this)."); 
+                                   "heldout puts it on this).");
+}
 
-    /* ---- what ran ---- */
-    const ob_status setup_st = doc_setup(db, d, dc, e);
-    if (setup_st != OB_OK) {
-        free(rank);
-        free(crank);
-        return setup_st;
-    }
+/* A workload's table of the optimizers at their best lr, ranked by the
+ * sweep's median final loss (rank from ob_stats_rank), the unranked last;
+ * metric_hdr names the held-out metric's column. */
+static void doc_ranked_table(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w,
+                             const char *metric_hdr)
+{
+    char b1[64], b2[64];
+    const char *const hdr[] = {"rank", "optimizer", "best lr", "seeds", "final loss (median)",
+                               "95% CI", "min - max", "held-out loss", metric_hdr,
+                               "lr range (decades)", "loss at 0.5x / 2x lr (interpolated)",
+                               "seed CV", "diverged runs (every lr)", "first diverged lr"};
+    doc_table(dc, 14, hdr);
+    /* ranked first, then the unranked (rank 0) */
+    for (int r = 1; r <= s->n_g + 1; r++)
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (g->wl != w || rank[k] != (r <= s->n_g ? r : 0)) continue;
+            if (rank[k] > 0) doc_cell(dc, "%d", r);
+            else doc_cell(dc, "-");
+            doc_cell(dc, "%s", d->opt_labels[g->opt]);
+            char unfinished[64] = ""; /* a benchmark still running or stopped: what it rests on */
+            if (g->n_unfinished)
+                snprintf(unfinished, sizeof unfinished, " (%d of %d runs not finished)", g->n_unfinished,
+                         g->n_runs);
+            if (g->best < 0) doc_cell(dc, "none (%s)", ob_group_no_best(g));
+            else if (g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1))
+                doc_cell(dc, "%s (grid edge)%s", num(g->best_lr, b1, sizeof b1), unfinished);
+            else doc_cell(dc, "%s%s", num(g->best_lr, b1, sizeof b1), unfinished);
+            if (g->best >= 0 && g->lrs[g->best].n_diverged)
+                doc_cell(dc, "%d (%d diverged)", g->final.n, g->lrs[g->best].n_diverged);
+            else doc_cell(dc, "%d", g->final.n);
+            doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
+            if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
+            else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
+            if (isnan(g->final.min) && isnan(g->final.max)) doc_cell(dc, "-");
+            else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
+            doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
+            doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
+            if (g->width_unmeasured == OB_WIDTH_EDGE_DIVERGED)
+                doc_cell(dc, "not measured (grid edge, next lr diverged)");
+            else if (g->width_unmeasured == OB_WIDTH_ONE_LR)
+                doc_cell(dc, "not measured (one lr)");
+            else if (g->width_unmeasured == OB_WIDTH_UNFINISHED)
+                doc_cell(dc, "not measured (lrs not finished)");
+            else if (g->width_unmeasured == OB_WIDTH_EDGE_NO_TOL)
+                doc_cell(dc, "not measured (grid edge, tolerance 0)");
+            else if (g->width_unmeasured == OB_WIDTH_NO_PROGRESS)
+                doc_cell(dc, "not measured (no progress)");
+            else
+                doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
+                         isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
+            doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
+            doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
+                               : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));
+            if (g->n_above_start) /* blown up below the divergence threshold */
+                doc_cell(dc, "%d / %d (%d more ended above their start)", g->n_diverged, g->n_finished,
+                         g->n_above_start);
+            else doc_cell(dc, "%d / %d", g->n_diverged, g->n_finished);
+            doc_cell(dc, "%s", num(g->first_div_lr, b1, sizeof b1));
+            doc_row_end(dc);
+        }
+    doc_table_end(dc);
+}
 
-    /* ---- per workload ---- */
-    for (int w = 0; w < d->n_wl; w++) {
-        doc_h(dc, 2, "Workload %s", d->wl_labels[w]);
-        /* the metric by its name where the workload is known (accuracy) */
-        const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
-        char metric_hdr[96];
-        snprintf(metric_hdr, sizeof metric_hdr, "held-out %s",
-                 wdef && wdef->metric_name ? wdef->metric_name : "metric");
-        const char *const hdr[] = {"rank", "optimizer", "best lr", "seeds", "final loss (median)",
-                                   "95% CI", "min - max", "held-out loss", metric_hdr,
-                                   "lr range (decades)", "loss at 0.5x / 2x lr (interpolated)",
-                                   "seed CV", "diverged runs (every lr)", "first diverged lr"};
-        doc_table(dc, 14, hdr);
-        /* ranked first, then the unranked (rank 0) */
+/* A workload's confirmation table: the fresh seeds at each optimizer's best
+ * lr, ranked by crank (ob_stats_confirm_rank), their seed-by-seed comparison,
+ * and the confirmation runs left out for not being fresh. */
+static ob_status doc_confirmation(doc *dc, const ob_dataset *d, const ob_stats *s, const int *crank, int w,
+                                  const char *metric_hdr, ob_err *e)
+{
+    char b1[64], b2[64];
+    int n_conf = 0, n_overlap = 0, max_seeds = 0;
+    for (int k = 0; k < s->n_g; k++)
+        if (s->g[k].wl == w) {
+            n_conf += !isnan(s->g[k].confirm_lr);
+            n_overlap += s->g[k].conf_seed_overlap;
+            if (s->g[k].conf_final.n > max_seeds) max_seeds = s->g[k].conf_final.n;
+        }
+    if (n_conf) {
+        doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked by their "
+                  "median final loss. The sweep's median at its best lr is optimistic: that lr won partly "
+                  "because its seeds happened to do well, and the fresh seeds do not share that luck, so where "
+                  "the two rankings differ, this one is the estimate to quote%s. change = confirmed median / "
+                  "sweep median - 1: that optimism, and partly how the fresh seeds differ from the sweep's.",
+                  max_seeds <= 3 ? " (with 3 seeds or fewer, rankings whose min-max ranges overlap are not a "
+                                   "finding here either)"
+                                 : "");
+        static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
+                                           "95% CI", "min - max", "diverged", "sweep median (seeds)", "change",
+                                           "held-out loss", "held-out metric"};
+        const char *fh[12];
+        memcpy(fh, fhdr, sizeof fh);
+        fh[11] = metric_hdr;
+        doc_table(dc, 12, fh);
         for (int r = 1; r <= s->n_g + 1; r++)
             for (int k = 0; k < s->n_g; k++) {
                 const ob_group *g = &s->g[k];
-                if (g->wl != w || rank[k] != (r <= s->n_g ? r : 0)) continue;
-                if (rank[k] > 0) doc_cell(dc, "%d", r);
+                if (g->wl != w || isnan(g->confirm_lr) || crank[k] != (r <= s->n_g ? r : 0)) continue;
+                int at_best = g->confirm_lr == g->best_lr;
+                if (crank[k] > 0) doc_cell(dc, "%d", r);
                 else doc_cell(dc, "-");
                 doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                char unfinished[64] = ""; /* a benchmark still running or stopped: what it rests on */
-                if (g->n_unfinished)
-                    snprintf(unfinished, sizeof unfinished, " (%d of %d runs not finished)", g->n_unfinished,
-                             g->n_runs);
-                if (g->best < 0) doc_cell(dc, "none (%s)", ob_group_no_best(g));
-                else if (g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1))
-                    doc_cell(dc, "%s (grid edge)%s", num(g->best_lr, b1, sizeof b1), unfinished);
-                else doc_cell(dc, "%s%s", num(g->best_lr, b1, sizeof b1), unfinished);
-                if (g->best >= 0 && g->lrs[g->best].n_diverged)
-                    doc_cell(dc, "%d (%d diverged)", g->final.n, g->lrs[g->best].n_diverged);
-                else doc_cell(dc, "%d", g->final.n);
-                doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
-                if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
-                else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
-                if (isnan(g->final.min) && isnan(g->final.max)) doc_cell(dc, "-");
-                else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
-                doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
-                doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
-                if (g->width_unmeasured == OB_WIDTH_EDGE_DIVERGED)
-                    doc_cell(dc, "not measured (grid edge, next lr diverged)");
-                else if (g->width_unmeasured == OB_WIDTH_ONE_LR)
-                    doc_cell(dc, "not measured (one lr)");
-                else if (g->width_unmeasured == OB_WIDTH_UNFINISHED)
-                    doc_cell(dc, "not measured (lrs not finished)");
-                else if (g->width_unmeasured == OB_WIDTH_EDGE_NO_TOL)
-                    doc_cell(dc, "not measured (grid edge, tolerance 0)");
-                else if (g->width_unmeasured == OB_WIDTH_NO_PROGRESS)
-                    doc_cell(dc, "not measured (no progress)");
-                else
-                    doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
-                             isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
-                doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
-                doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
-                                   : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));
-                if (g->n_above_start) /* blown up below the divergence threshold */
-                    doc_cell(dc, "%d / %d (%d more ended above their start)", g->n_diverged, g->n_finished,
-                             g->n_above_start);
-                else doc_cell(dc, "%d / %d", g->n_diverged, g->n_finished);
-                doc_cell(dc, "%s", num(g->first_div_lr, b1, sizeof b1));
+                if (at_best) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
+                else doc_cell(dc, "%s (not this sweep's best lr, %s: an earlier benchmark's; not ranked)",
+                              num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
+                doc_cell(dc, "%d", g->conf_final.n);
+                doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
+                if (!(g->conf_final.ci_cover >= 0.95)) doc_cell(dc, "-");
+                else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1),
+                              num(g->conf_final.ci_hi, b2, sizeof b2));
+                if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
+                else doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1),
+                              num(g->conf_final.max, b2, sizeof b2));
+                doc_cell(dc, "%d / %d", g->conf_n_diverged, g->conf_final.n);
+                if (at_best) doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
+                else doc_cell(dc, "-");
+                if (at_best && isfinite(g->final.median) && g->final.median != 0 &&
+                    isfinite(g->conf_final.median))
+                    doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
+                else doc_cell(dc, "-");
+                doc_cell(dc, "%s", num(g->conf_eval_loss.median, b1, sizeof b1));
+                doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
                 doc_row_end(dc);
             }
+        /* the optimizers with nothing to confirm */
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (g->wl != w || !isnan(g->confirm_lr)) continue;
+            doc_cell(dc, "-");
+            doc_cell(dc, "%s", d->opt_labels[g->opt]);
+            if (g->best < 0) doc_cell(dc, "none (%s: nothing to confirm)", ob_group_no_best(g));
+            else if (g->conf_seed_overlap)
+                doc_cell(dc, "not confirmed (its confirmation runs are left out: not fresh, see below)");
+            else doc_cell(dc, "not confirmed (no fresh seeds ran)");
+            for (int c = 0; c < 9; c++) doc_cell(dc, "-");
+            doc_row_end(dc);
+        }
         doc_table_end(dc);
-        doc_guard(dc, d, s, w);
-        ob_status st = doc_paired(dc, d, s, rank, w, 0, e);
-        if (st != OB_OK) {
-            free(rank);
-            free(crank);
-            return st;
-        }
-        doc_configs(dc, d, s, w);
-
-        int n_conf = 0, n_overlap = 0, max_seeds = 0;
-        for (int k = 0; k < s->n_g; k++)
-            if (s->g[k].wl == w) {
-                n_conf += !isnan(s->g[k].confirm_lr);
-                n_overlap += s->g[k].conf_seed_overlap;
-                if (s->g[k].conf_final.n > max_seeds) max_seeds = s->g[k].conf_final.n;
-            }
-        if (n_conf) {
-            doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked by their "
-                      "median final loss. The sweep's median at its best lr is optimistic: that lr won partly "
-                      "because its seeds happened to do well, and the fresh seeds do not share that luck, so where "
-                      "the two rankings differ, this one is the estimate to quote%s. change = confirmed median / "
-                      "sweep median - 1: that optimism, and partly how the fresh seeds differ from the sweep's.",
-                      max_seeds <= 3 ? " (with 3 seeds or fewer, rankings whose min-max ranges overlap are not a "
-                                       "finding here either)"
-                                     : "");
-            static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
-                                               "95% CI", "min - max", "diverged", "sweep median (seeds)", "change",
-                                               "held-out loss", "held-out metric"};
-            const char *fh[12];
-            memcpy(fh, fhdr, sizeof fh);
-            fh[11] = metric_hdr;
-            doc_table(dc, 12, fh);
-            for (int r = 1; r <= s->n_g + 1; r++)
-                for (int k = 0; k < s->n_g; k++) {
-                    const ob_group *g = &s->g[k];
-                    if (g->wl != w || isnan(g->confirm_lr) || crank[k] != (r <= s->n_g ? r : 0)) continue;
-                    int at_best = g->confirm_lr == g->best_lr;
-                    if (crank[k] > 0) doc_cell(dc, "%d", r);
-                    else doc_cell(dc, "-");
-                    doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                    if (at_best) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
-                    else doc_cell(dc, "%s (not this sweep's best lr, %s: an earlier benchmark's; not ranked)",
-                                  num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
-                    doc_cell(dc, "%d", g->conf_final.n);
-                    doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
-                    if (!(g->conf_final.ci_cover >= 0.95)) doc_cell(dc, "-");
-                    else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1),
-                                  num(g->conf_final.ci_hi, b2, sizeof b2));
-                    if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
-                    else doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1),
-                                  num(g->conf_final.max, b2, sizeof b2));
-                    doc_cell(dc, "%d / %d", g->conf_n_diverged, g->conf_final.n);
-                    if (at_best) doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
-                    else doc_cell(dc, "-");
-                    if (at_best && isfinite(g->final.median) && g->final.median != 0 &&
-                        isfinite(g->conf_final.median))
-                        doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
-                    else doc_cell(dc, "-");
-                    doc_cell(dc, "%s", num(g->conf_eval_loss.median, b1, sizeof b1));
-                    doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
-                    doc_row_end(dc);
-                }
-            /* the optimizers with nothing to confirm */
-            for (int k = 0; k < s->n_g; k++) {
-                const ob_group *g = &s->g[k];
-                if (g->wl != w || !isnan(g->confirm_lr)) continue;
-                doc_cell(dc, "-");
-                doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                if (g->best < 0) doc_cell(dc, "none (%s: nothing to confirm)", ob_group_no_best(g));
-                else if (g->conf_seed_overlap)
-                    doc_cell(dc, "not confirmed (its confirmation runs are left out: not fresh, see below)");
-                else doc_cell(dc, "not confirmed (no fresh seeds ran)");
-                for (int c = 0; c < 9; c++) doc_cell(dc, "-");
-                doc_row_end(dc);
-            }
-            doc_table_end(dc);
-            if ((st = doc_paired(dc, d, s, crank, w, 1, e)) != OB_OK) {
-                free(rank);
-                free(crank);
-                return st;
-            }
-        }
-        if (n_overlap)
-            doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (a sweep "
-                      "that grew runs it now, or another benchmark in this database swept it), so it helped pick "
-                      "the lr and is not fresh; --benchmark latest reports one benchmark alone.",
-                  n_overlap, n_overlap == 1 ? "" : "s", d->wl_labels[w], n_overlap == 1 ? "is" : "are",
-                  n_overlap == 1 ? "its" : "their");
-
-        if (s->target_at_start[w]) {
-            char bs[64];
-            doc_p(dc, "Time to target: not ranked. The target loss %s (%s) is at or above the loss at the first "
-                      "recorded step, before any update (median %s over the runs), so every optimizer meets it "
-                      "at once and a ranking would only order one step's timing noise. Train longer, or set a "
-                      "target below the starting loss with `--target %s%s=LOSS%s`.",
-                  num(s->target[w], b1, sizeof b1),
-                  target_rule(s, w), num(s->start_loss[w], bs, sizeof bs),
-                  strchr(d->wl_labels[w], ' ') ? "'" : "", d->wl_labels[w], strchr(d->wl_labels[w], ' ') ? "'" : "");
-            goto figures;
-        }
-        doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
-              target_rule(s, w),
-              s->profile_by_steps ? "steps (--profile-by steps)"
-              : s->tt_by_median[w] ? "estimated training time, steps x median step time (--profile-by steps "
-                                     "ranks by steps, which a busy machine cannot distort)"
-                                   : "estimated training time, steps x mean step time (--profile-by steps "
-                                     "ranks by steps, which a busy machine cannot distort)");
-        if (s->tt_by_median[w])
-            doc_p(dc, "Note: time to target from median step times: some runs predate the mean (schema < 4), so "
-                      "every optimizer on %s is timed by the median over its runs, at every lr, of their median step time, "
-                      "which leaves out steps that are slow now and then (such as SOAP's refreshes).",
-                  d->wl_labels[w]);
-        doc_tt_table(dc, d, s, w, 0);
-    figures:
-        doc_heldout(dc, d, s, w);
-        for (int f = 0; f < figs->n; f++)
-            if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);
-        for (int f = 0; f < figs->n_skipped; f++)
-            if (figs->skipped[f].wl == w) doc_skipped(dc, &figs->skipped[f]);
+        const ob_status st = doc_paired(dc, d, s, crank, w, 1, e);
+        if (st != OB_OK) return st;
     }
+    if (n_overlap)
+        doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (a sweep "
+                  "that grew runs it now, or another benchmark in this database swept it), so it helped pick "
+                  "the lr and is not fresh; --benchmark latest reports one benchmark alone.",
+              n_overlap, n_overlap == 1 ? "" : "s", d->wl_labels[w], n_overlap == 1 ? "is" : "are",
+              n_overlap == 1 ? "its" : "their");
+    return OB_OK;
+}
 
-    /* ---- cost ---- */
+/* A workload's time to its training-loss target: the target and what ranks
+ * by it, then the table; or, where the loss met the target before training,
+ * why there is no ranking. */
+static void doc_time_to_target(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+{
+    char b1[64];
+    if (s->target_at_start[w]) {
+        char bs[64];
+        doc_p(dc, "Time to target: not ranked. The target loss %s (%s) is at or above the loss at the first "
+                  "recorded step, before any update (median %s over the runs), so every optimizer meets it "
+                  "at once and a ranking would only order one step's timing noise. Train longer, or set a "
+                  "target below the starting loss with `--target %s%s=LOSS%s`.",
+              num(s->target[w], b1, sizeof b1),
+              target_rule(s, w), num(s->start_loss[w], bs, sizeof bs),
+              strchr(d->wl_labels[w], ' ') ? "'" : "", d->wl_labels[w], strchr(d->wl_labels[w], ' ') ? "'" : "");
+        return;
+    }
+    doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
+          target_rule(s, w),
+          s->profile_by_steps ? "steps (--profile-by steps)"
+          : s->tt_by_median[w] ? "estimated training time, steps x median step time (--profile-by steps "
+                                 "ranks by steps, which a busy machine cannot distort)"
+                               : "estimated training time, steps x mean step time (--profile-by steps "
+                                 "ranks by steps, which a busy machine cannot distort)");
+    if (s->tt_by_median[w])
+        doc_p(dc, "Note: time to target from median step times: some runs predate the mean (schema < 4), so "
+                  "every optimizer on %s is timed by the median over its runs, at every lr, of their median step time, "
+                  "which leaves out steps that are slow now and then (such as SOAP's refreshes).",
+              d->wl_labels[w]);
+    doc_tt_table(dc, d, s, w, 0);
+}
+
+/* The section of workload w: its ranked table, the guard's interventions,
+ * the seed-by-seed comparison, its configurations, the confirmation, time to
+ * the training and held-out targets, and its figures. */
+static ob_status doc_workload(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, const int *crank,
+                              const ob_figures *figs, const int *rendered, int w, ob_err *e)
+{
+    doc_h(dc, 2, "Workload %s", d->wl_labels[w]);
+    /* the metric by its name where the workload is known (accuracy) */
+    const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
+    char metric_hdr[96];
+    snprintf(metric_hdr, sizeof metric_hdr, "held-out %s",
+             wdef && wdef->metric_name ? wdef->metric_name : "metric");
+    doc_ranked_table(dc, d, s, rank, w, metric_hdr);
+    doc_guard(dc, d, s, w);
+    ob_status st = doc_paired(dc, d, s, rank, w, 0, e);
+    if (st != OB_OK) return st;
+    doc_configs(dc, d, s, w);
+    if ((st = doc_confirmation(dc, d, s, crank, w, metric_hdr, e)) != OB_OK) return st;
+    doc_time_to_target(dc, d, s, w);
+    doc_heldout(dc, d, s, w);
+    for (int f = 0; f < figs->n; f++)
+        if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);
+    for (int f = 0; f < figs->n_skipped; f++)
+        if (figs->skipped[f].wl == w) doc_skipped(dc, &figs->skipped[f]);
+    return OB_OK;
+}
+
+/* "Cost: step time and memory": per workload, each optimizer's step times,
+ * overhead and memory, fastest first, a note on groups whose runs' step
+ * times differ, and the figures drawn across workloads (doc_profile shows the
+ * profile's). */
+static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs, const int *rendered)
+{
+    char b1[64], b3[64], b4[64];
     doc_h(dc, 2, "Cost: step time and memory");
     doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up, at the "
               "run's start and again after each resume from a checkpoint; "
@@ -1533,8 +1559,16 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         if (figs->f[f].wl < 0 && !profile_stem(figs->f[f].stem)) doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
         if (figs->skipped[f].wl < 0 && !profile_stem(figs->skipped[f].stem)) doc_skipped(dc, &figs->skipped[f]);
+}
 
-    /* ---- profile ---- */
+/* "Across workloads": the performance profile's table with what qualifies
+ * it (optimizers not run everywhere, median-timed or noisy workloads, shared
+ * first places, near misses), its figures, and the tuned optimizers' profile
+ * where there were several configurations. */
+static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs,
+                        const int *rendered)
+{
+    char b1[64];
     doc_h(dc, 2, "Across workloads: time to target and performance profile");
     doc_p(dc, "The performance profile (Dolan and More, as in AlgoPerf) counts, for each optimizer, "
               "the fraction of workloads on which its %s to the %starget is within a factor tau of the "
@@ -1674,8 +1708,13 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         for (int f = 0; f < figs->n_skipped; f++)
             if (profile_stem(figs->skipped[f].stem) == 2) doc_skipped(dc, &figs->skipped[f]);
     }
+}
 
-    /* ---- problems ---- */
+/* "Runs that did not finish", with each one's status and error; none when
+ * every run finished. */
+static void doc_unfinished(doc *dc, const ob_dataset *d)
+{
+    char b1[64];
     int n_bad = 0;
     for (int i = 0; i < d->n; i++)
         if (!d->runs[i].finished) n_bad++;
@@ -1697,8 +1736,12 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         }
         doc_table_end(dc);
     }
+}
 
-    /* ---- files ---- */
+/* "Files in this folder": the CSV files, figure scripts and LaTeX tables,
+ * with the PDFs' size as report --pdf-width sets it. */
+static void doc_files(doc *dc, const ob_report_opts *o)
+{
     doc_h(dc, 2, "Files in this folder");
     const double pdf_w = o->pdf_width > 0 ? o->pdf_width : OB_PDF_TEXT_WIDTH;
     const int pdf_narrow = pdf_w < 4.5;
@@ -1723,9 +1766,39 @@ static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_datas
         doc_row_end(dc);
     }
     doc_table_end(dc);
+}
+
+/* summary.md and index.html, section by section. The sweep's and the
+ * confirmation's ranks are computed once, for every workload's tables. */
+static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+                            const ob_figures *figs, const int *rendered, int gnuplot_found, int n_mixed,
+                            const char *mixed_note, doc *dc, ob_err *e)
+{
+    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
+    int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
+    if (!rank || !crank) {
+        free(rank);
+        free(crank);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    ob_stats_rank(s, rank);
+    ob_stats_confirm_rank(s, crank);
+
+    const int n_confirm_runs = doc_opening(db, dc, o, d, s, gnuplot_found, n_mixed, mixed_note);
+    doc_how_to_read(dc, o, d, s, n_confirm_runs);
+    /* a section that fails ends the documents there: ob_report_write then
+     * publishes nothing */
+    ob_status st = doc_setup(db, d, dc, e);
+    for (int w = 0; w < d->n_wl && st == OB_OK; w++) st = doc_workload(dc, d, s, rank, crank, figs, rendered, w, e);
+    if (st == OB_OK) {
+        doc_cost(dc, d, s, figs, rendered);
+        doc_profile(db, dc, d, s, figs, rendered);
+        doc_unfinished(dc, d);
+        doc_files(dc, o);
+    }
     free(rank);
     free(crank);
-    return OB_OK;
+    return st;
 }
 
 /* ---- publishing ------------------------------------------------------------

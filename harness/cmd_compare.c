@@ -38,15 +38,17 @@ typedef struct copt {
 static const copt copts[] = {
     {"--baseline", "A.db", C_BASELINE, "the accepted results database (required)"},
     {"--candidate", "B.db", C_CANDIDATE, "the results database judged against it (required)"},
-    {"--loss-tol", "F", C_LOSS_TOL, "minimum relative change of final loss that counts (default 0.05)"},
+    {"--loss-tol", "F", C_LOSS_TOL,
+     "minimum relative change of final loss that counts (default 0.05;\n"
+     "a fraction, or a percentage: 5%; above 1 only as a percentage)"},
     {"--loss-abs-tol", "X", C_LOSS_ABS_TOL,
      "minimum absolute change of final and held-out loss as well: the\n"
      "median of the seeds' differences (default 0: none); for losses\n"
      "that converge to float rounding (a noise-free quadratic at 1e-14)"},
     {"--metric-tol", "F", C_METRIC_TOL, "minimum absolute change of the held-out metric (default 0.01)"},
     {"--time-tol", "F|off", C_TIME_TOL,
-     "minimum relative change of step time that counts (default 0.10);\n"
-     "off: step time is not judged, its mean neither (see above)"},
+     "minimum relative change of step time that counts (default 0.10,\n"
+     "or 10%); off: step time is not judged, its mean neither (see above)"},
     {"--time-mean-tol", "F|off", C_TIME_MEAN_TOL,
      "minimum relative change of the mean step time that counts\n"
      "(default 0.20: the mean also carries a busy machine's short\n"
@@ -404,15 +406,31 @@ int ob_cmd_compare(int argc, char **argv)
         case C_TIME_TOL:
         case C_TIME_MEAN_TOL: {
             const int can_off = op->id == C_TIME_TOL || op->id == C_TIME_MEAN_TOL;
+            /* a relative change: a fraction (0.1), or a percentage (10%) */
+            const int relative = can_off || op->id == C_LOSS_TOL;
             int prc = 0;
+            char num[64];
+            const size_t lv = strlen(v);
+            const int pct = relative && lv > 1 && lv < sizeof num && v[lv - 1] == '%';
+            if (pct) {
+                memcpy(num, v, lv - 1);
+                num[lv - 1] = '\0';
+            }
             if (can_off && !strcmp(v, "off")) x = -1;
-            else if ((prc = ob_parse_double(v, &x)) == -2) {
+            else if ((prc = ob_parse_double(pct ? num : v, &x)) == -2) {
                 first_error(err, sizeof err, "%s '%s' is out of range (a double holds about 1e-308 to 1e308)", a, v);
                 break;
             } else if (prc != 0 || !(x >= 0) || !isfinite(x)) {
-                first_error(err, sizeof err, "%s '%s' is not a non-negative number%s", a, v, can_off ? " or 'off'" : "");
+                first_error(err, sizeof err, "%s '%s' is not a non-negative number%s%s", a, v,
+                            relative ? " (a fraction, 0.1, or a percentage, 10%)" : "", can_off ? " or 'off'" : "");
+                break;
+            } else if (relative && !pct && x > 1) {
+                /* 10 for 10%: a tolerance of 1000% would pass nearly anything */
+                first_error(err, sizeof err, "%s %s is a fraction, %g%%: write %s%% for a percentage (or %g%% for "
+                            "that many)", a, v, 100 * x, v, 100 * x);
                 break;
             }
+            if (pct) x /= 100;
             *(op->id == C_LOSS_TOL ? &o.loss_tol : op->id == C_LOSS_ABS_TOL ? &o.loss_abs_tol
               : op->id == C_METRIC_TOL ? &o.metric_tol
               : op->id == C_TIME_FLOOR ? &o.time_floor_ms : op->id == C_TIME_MEAN_TOL ? &o.time_mean_tol
@@ -447,15 +465,6 @@ int ob_cmd_compare(int argc, char **argv)
         ob_store_close(sb);
         first_error(err, sizeof err, "candidate: %s", e.msg);
         return no_verdict(&rep, err);
-    }
-    {
-        /* one file on both sides passes whatever it holds: a CI script's
-         * variables that came out the same, say */
-        struct stat s1, s2;
-        if (stat(rep.base, &s1) == 0 && stat(rep.cand, &s2) == 0 && s1.st_dev == s2.st_dev &&
-            s1.st_ino == s2.st_ino && o.base_bench == o.cand_bench)
-            fprintf(stderr, "optbench: note: --baseline and --candidate are the same database '%s' (and the same "
-                            "benchmarks of it): every cell matches itself\n", rep.cand);
     }
     ob_compare c;
     st = ob_compare_dbs(ob_store_db(sb), ob_store_db(sc), &o, &c, &e);

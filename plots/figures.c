@@ -981,6 +981,26 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             fprintf(f,
                     "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle",
                     first ? "" : ", \\\n", oq, oq, lt);
+        /* an lr with a band between lrs without one (or the grid's end) has
+         * a band of no width: its spread is a bar, drawn before the line so
+         * that the line's marker stays on top (the bar's blank point, pt -1,
+         * would clear it) */
+        char iso[1024];
+        size_t n_iso = 0;
+        iso[0] = 0;
+        for (int i = 0; i < g->n_lr && bands; i++) {
+            const ob_lr_point *p = &g->lrs[i];
+            if (!band_drawn(p) || !(p->max_finite > p->min_finite)) continue;
+            if ((i > 0 && band_drawn(&g->lrs[i - 1])) || (i + 1 < g->n_lr && band_drawn(&g->lrs[i + 1]))) continue;
+            if (n_iso + 40 < sizeof iso)
+                n_iso += (size_t)snprintf(iso + n_iso, sizeof iso - n_iso, "%s$3 == %.17g", n_iso ? " || " : "", p->lr);
+        }
+        if (n_iso)
+            fprintf(f,
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && (%s) ? cut($7) : NaN):"
+                    "(sel(\"%s\") && (%s) ? cut($8) : NaN):(sel(\"%s\") && (%s) ? cut($9) : NaN) "
+                    "with yerrorbars lt %d dt 1 pt -1 lw 2 notitle",
+                    oq, iso, oq, iso, oq, iso, lt);
         fprintf(f,
                 "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
                 "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle",
@@ -1002,24 +1022,6 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
                         "axes x1y2 with labels right offset char -1, 0 font \",8\" tc lt %d notitle",
                         oq, left, mark_y, lt);
         }
-        /* an lr with a band between lrs without one (or the grid's end) has
-         * a band of no width: its spread is a bar */
-        char iso[1024];
-        size_t n_iso = 0;
-        iso[0] = 0;
-        for (int i = 0; i < g->n_lr && bands; i++) {
-            const ob_lr_point *p = &g->lrs[i];
-            if (!band_drawn(p) || !(p->max_finite > p->min_finite)) continue;
-            if ((i > 0 && band_drawn(&g->lrs[i - 1])) || (i + 1 < g->n_lr && band_drawn(&g->lrs[i + 1]))) continue;
-            if (n_iso + 40 < sizeof iso)
-                n_iso += (size_t)snprintf(iso + n_iso, sizeof iso - n_iso, "%s$3 == %.17g", n_iso ? " || " : "", p->lr);
-        }
-        if (n_iso)
-            fprintf(f,
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && (%s) ? cut($7) : NaN):"
-                    "(sel(\"%s\") && (%s) ? cut($8) : NaN):(sel(\"%s\") && (%s) ? cut($9) : NaN) "
-                    "with yerrorbars lt %d dt 1 pt -1 lw 2 notitle",
-                    oq, iso, oq, iso, oq, iso, lt);
         int above = 0;
         for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap && isfinite(g->lrs[i].med);
         if (above)
@@ -1343,11 +1345,16 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                  ", whose swept keys were searched together (each configuration differs in the others too), each "
                  "configuration is a point with a bar from its best to its worst seed, on no line.");
     }
-    if (n_edge)
-        snprintf(edge, sizeof edge, " %s of the %d points %s best lr at the edge of the lr grid, so %s tuned "
-                                    "only within the grid: the best may lie beyond it.",
-                 n_edge == n_pts ? "All" : count, n_pts, n_edge == 1 ? "has its" : "have their",
-                 n_edge == 1 ? "it is" : "they are");
+    if (n_edge) {
+        if (n_pts == 1)
+            snprintf(edge, sizeof edge, " The point has its best lr at the edge of the lr grid, so it is tuned only "
+                                        "within the grid: the best may lie beyond it.");
+        else
+            snprintf(edge, sizeof edge, " %s of the %d points %s best lr at the edge of the lr grid, so %s tuned "
+                                        "only within the grid: the best may lie beyond it.",
+                     n_edge == n_pts ? "All" : count, n_pts, n_edge == 1 ? "has its" : "have their",
+                     n_edge == 1 ? "it is" : "they are");
+    }
     if (lr_key)
         return add_fig(out, e, stem, w, title,
                        "Final training loss (mean over the last 10%% of steps) of each configuration of a search whose "
@@ -2221,11 +2228,23 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     /* time to target from median step times where some run predates the mean */
     char names[160];
     const int n_median = kind == 3 ? ob_stats_median_timed(d, s, 0, names, sizeof names) : 0;
-    char median_note[400] = "";
+    char median_note[800] = "";
     if (n_median)
         snprintf(median_note, sizeof median_note,
                  " Time to target from median step times on %s: some runs there predate the mean (schema < 4), so "
                  "every optimizer there is timed by its median.", names);
+    /* step times a busy machine moved: the cost table marks them, and so does the figure */
+    int n_unsteady = 0;
+    for (int k = 0; (kind == 0 || kind == 3) && k < s->n_g; k++)
+        n_unsteady += s->g[k].step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
+    if (n_unsteady) {
+        const size_t l = strlen(median_note);
+        snprintf(median_note + l, sizeof median_note - l,
+                 " %d of the workload x optimizer groups ran at unsteady speeds (their runs' median step times "
+                 "differ by more than %.0f%%: a busy machine; \"unsteady\" in the cost table): their %s the "
+                 "machine's load as much as the optimizer's.",
+                 n_unsteady, 100 * OB_STEP_SPREAD_UNSTEADY, kind == 0 ? "step times show" : "times to target show");
+    }
     char reduced[500] = "";
     if (b.reduced)
         snprintf(reduced, sizeof reduced,
@@ -2244,13 +2263,17 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
     return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s%s%s", caps[kind],
                    " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
                    "within each workload's group.",
-                   reduced, n_ranges ? (n_open ? " A bar through a point spans the time's 95% interval (that of the seeds' "
-                                        "steps x that of the median step time over the runs): the noise within "
-                                        "which the tables tie ranks. An arrow to the top of the plot is an "
+                   reduced, n_ranges ? (n_open ? " A bar through a point spans the time's interval (that of the seeds' "
+                                        "steps x that of the median step time over the runs: the 95% interval of "
+                                        "each median, or with 5 seeds or runs or fewer their min to max, which "
+                                        "holds the median with probability 1 - 2^(1-n) only, 75% at 3): the noise "
+                                        "within which the tables tie ranks. An arrow to the top of the plot is an "
                                         "interval open above: a seed in it never got there."
-                                      : " A bar through a point spans the time's 95% interval (that of the seeds' "
-                                        "steps x that of the median step time over the runs): the noise within "
-                                        "which the tables tie ranks.")
+                                      : " A bar through a point spans the time's interval (that of the seeds' "
+                                        "steps x that of the median step time over the runs: the 95% interval of "
+                                        "each median, or with 5 seeds or runs or fewer their min to max, which "
+                                        "holds the median with probability 1 - 2^(1-n) only, 75% at 3): the noise "
+                                        "within which the tables tie ranks.")
                             : "",
                    extra, median_note, notrun, alldiv, logy ? " The y axis is logarithmic." : "");
 }

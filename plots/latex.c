@@ -53,6 +53,9 @@ static const char *tnum(double v, int digits, int measured, char *buf, size_t n)
     char t[32];
     snprintf(t, sizeof t, measured ? "%#.*g" : "%.*g", digits > 9 ? 9 : digits, v);
     char *x = strchr(t, 'e');
+    /* %#g keeps the point of a whole number's digits (2837.): not in print */
+    char *dot = strchr(t, '.');
+    if (dot && (dot[1] == '\0' || dot + 1 == x)) memmove(dot, dot + 1, strlen(dot + 1) + 1), x = x ? x - 1 : NULL;
     if (!x) {
         snprintf(buf, n, "%s", t);
         return buf;

@@ -1657,22 +1657,30 @@ static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stat
         /* a win by a point estimate that the time-to-target table ties within
          * the noise: the profile gives the one a whole win and the other an
          * area below it */
-        int tied = 0, first_w = -1;
+        int tied = 0;
+        char names[400] = "";
         for (int w = 0; w < d->n_wl; w++) {
             if (!s->in_profile[w]) continue;
             int firsts = 0;
             for (int k = 0; k < s->n_g; k++)
                 if (s->g[k].wl == w && (s->profile_heldout ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k)) == 1)
                     firsts++;
-            if (firsts > 1 && !tied++) first_w = w;
+            if (firsts > 1) {
+                const size_t l = strlen(names);
+                if (l + strlen(d->wl_labels[w]) + 8 < sizeof names)
+                    snprintf(names + l, sizeof names - l, "%s%s", tied ? ", " : "", d->wl_labels[w]);
+                else if (l + 6 < sizeof names && !strstr(names, ", ..."))
+                    snprintf(names + l, sizeof names - l, ", ...");
+                tied++;
+            }
         }
         if (tied)
-            doc_p(dc, "On %d of these workloads (%s%s) optimizers share rank 1 in the time-to-target table, within "
+            doc_p(dc, "On %d of these workloads (%s) optimizers share rank 1 in the time-to-target table, within "
                       "the noise of the seeds and the timing, but the profile is drawn from the times themselves: "
                       "the fastest of them by a hair counts a win there and the others an area a little below it. "
                       "Areas that close, and the workloads won, do not tell those optimizers apart; the tables' "
                       "shared ranks do.",
-                  tied, d->wl_labels[first_w], tied > 1 ? ", ..." : "");
+                  tied, names);
     }
     if (!s->profile_heldout) {
         /* optimizers that missed a workload's target by a hair: the profile

@@ -607,7 +607,9 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (rb->finished && !rc->finished) {
-            if (!strcmp(rc->status, "failed")) g->n_new_failures++;
+            if (!strcmp(rc->status, "failed") && !g->n_new_failures++)
+                snprintf(g->new_failure, sizeof g->new_failure, "lr %g, seed %lld, run %lld: %.160s", rc->lr,
+                         (long long)rc->seed, (long long)rc->id, rc->error && rc->error[0] ? rc->error : "no error stored");
             else g->n_new_unfinished++;
         }
         else if (rb->finished && rb->lr != g->best_lr && isinf(run_final(rc)) && !isinf(run_final(rb)))
@@ -727,7 +729,9 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
         ADD("optimizer state %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->state.base, 0, b1, sizeof b1),
             ob_compare_bytes(g->state.cand, 0, b2, sizeof b2),
             ob_compare_bytes(g->state.cand - g->state.base, 1, b3, sizeof b3), g->state.base, g->state.cand);
-    if (g->n_new_failures) ADD("%d cells finished in the baseline and failed in the candidate; ", g->n_new_failures);
+    if (g->n_new_failures)
+        ADD("%d cell%s finished in the baseline and failed in the candidate (%s%s); ", g->n_new_failures,
+            g->n_new_failures == 1 ? "" : "s", g->n_new_failures == 1 ? "" : "the first: ", g->new_failure);
     if (new_divergences(g)) {
         ADD("%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline",
             g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
@@ -737,6 +741,17 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
     }
 #undef ADD
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
+}
+
+/* A group a CI's test view shows as skipped: nothing judged (no quantity
+ * has a verdict), nothing worse and nothing unfinished. */
+static int junit_skipped(const ob_cmp_group *g)
+{
+    if (g->overall == OB_WORSE || g->n_new_unfinished > 0) return 0;
+    const ob_cmp_quantity *q[] = {&g->loss, &g->metric, &g->time, &g->peak_mem, &g->state};
+    for (int k = 0; k < 5; k++)
+        if (q[k]->v != OB_NODATA) return 0;
+    return 1;
 }
 
 /* The keys of two JSON objects whose values differ, appended to buf as
@@ -889,6 +904,81 @@ static ob_status add_cell(ob_cmp_cell **list, int *n, const ob_dataset *d, int r
     return OB_OK;
 }
 
+/* Whether the benchmarks of db that sel names (as ob_dataset_load: 0 all,
+ * -1 latest, > 0 that one) hold only part of their matrix: one shard of it
+ * (run --shard), or a merge of shards that lacks some. Says which into why
+ * ("" none). */
+static void partial_matrix(sqlite3 *db, int64_t sel, char *why, size_t n)
+{
+    why[0] = '\0';
+    sqlite3_stmt *q = NULL;
+    /* the matrix's cells: a shard's provenance holds them, a merge's sources' */
+    if (sqlite3_prepare_v2(
+            db,
+            "WITH m AS (SELECT id, shard, CASE WHEN json_valid(provenance) THEN coalesce((SELECT max(json_extract("
+            "s.value, '$.provenance.cells')) FROM json_each(provenance, '$.sources') s), json_extract(provenance, "
+            "'$.cells')) END AS cells FROM benchmarks WHERE (?1 = 0 OR id = (CASE WHEN ?1 < 0 THEN (SELECT max(id) "
+            "FROM benchmarks) ELSE ?1 END))) "
+            "SELECT m.id, m.shard, m.cells, (SELECT count(DISTINCT r.cell) FROM runs r WHERE r.benchmark_id = m.id "
+            "AND r.cell >= 0 AND r.cell < m.cells) FROM m WHERE m.cells > 0 AND m.id IN (SELECT benchmark_id FROM "
+            "runs) ORDER BY m.id",
+            -1, &q, NULL) != SQLITE_OK) {
+        sqlite3_finalize(q);
+        return;
+    }
+    sqlite3_bind_int64(q, 1, sel);
+    while (!why[0] && sqlite3_step(q) == SQLITE_ROW) {
+        const long long id = sqlite3_column_int64(q, 0), cells = sqlite3_column_int64(q, 2),
+                        have = sqlite3_column_int64(q, 3);
+        const char *shard = (const char *)sqlite3_column_text(q, 1);
+        if (shard)
+            snprintf(why, n, "its benchmark %lld is shard %s of its matrix (%lld of its %lld cells): compare the "
+                     "merge of every shard's database (optbench merge --out ALL.db ...)", id, shard, have, cells);
+        else if (have < cells)
+            snprintf(why, n, "its benchmark %lld holds %lld of its matrix's %lld cells (a merge that lacks a shard): "
+                     "merge every shard's database, or run the missing cells on it with the same run command and "
+                     "--resume", id, have, cells);
+    }
+    sqlite3_finalize(q);
+}
+
+/* The database id optbench gave db (meta.database_id, copied with it) into
+ * buf; "" where it has none. */
+static void database_id(sqlite3 *db, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'database_id'", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+}
+
+/* Are B's runs C's, run by run: one database (or a copy, by its id) and the
+ * same benchmarks' runs with the same results? */
+static int same_runs(sqlite3 *base, sqlite3 *cand, const ob_dataset *B, const ob_dataset *C)
+{
+    if (B->n != C->n || B->n == 0) return 0;
+    char ib[80], ic[80];
+    database_id(base, ib, sizeof ib);
+    database_id(cand, ic, sizeof ic);
+    if (base != cand && (!ib[0] || strcmp(ib, ic) != 0)) return 0;
+    for (int i = 0; i < B->n; i++) {
+        const ob_rrun *a = &B->runs[i], *b = &C->runs[i];
+        /* every value compare judges, bit for bit (a copy edited to plant a
+         * change is another candidate) */
+        const double va[] = {a->final_loss, a->eval_loss, a->eval_metric, a->step_ms_median, a->step_ms_mean},
+                     vb[] = {b->final_loss, b->eval_loss, b->eval_metric, b->step_ms_median, b->step_ms_mean};
+        if (a->id != b->id || a->benchmark_id != b->benchmark_id || strcmp(a->status, b->status) != 0 ||
+            memcmp(va, vb, sizeof va) != 0 || a->peak_mem_bytes != b->peak_mem_bytes ||
+            a->state_bytes != b->state_bytes || a->steps_done != b->steps_done || a->lr != b->lr ||
+            strcmp(a->hparams ? a->hparams : "", b->hparams ? b->hparams : "") != 0 ||
+            strcmp(a->device ? a->device : "", b->device ? b->device : "") != 0)
+            return 0;
+    }
+    return 1;
+}
+
 ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o, ob_compare *out,
                          ob_err *e)
 {
@@ -901,6 +991,17 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     if (st != OB_OK) {
         ob_dataset_free(&B);
         return ob_err_prefix(e, "the candidate database: ");
+    }
+    if (same_runs(base, cand, &B, &C)) {
+        /* a CI script whose two paths came out the same, or a copy of the
+         * baseline given as the candidate: every cell matches itself, and a
+         * verdict would say nothing */
+        st = ob_fail(e, OB_ERR_INPUT, "the candidate's runs are the baseline's own (%s): comparing them judges "
+                     "nothing; give the database (or --candidate-benchmark) of the run to judge",
+                     "the same database, or a copy of it: one database id, the same runs");
+        ob_dataset_free(&B);
+        ob_dataset_free(&C);
+        return st;
     }
     /* The confirmation runs sit at whichever lr won each side's sweep, so
      * their cells match only when the winners agree: compare the sweeps. */
@@ -917,6 +1018,19 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         ob_dataset_free(&B);
         ob_dataset_free(&C);
         return st;
+    }
+    for (int side = 0; side < 2; side++) {
+        /* a shard, or a merge that lacks one: cells the other side has look
+         * like cells the night dropped (or, with --strict, a regression) */
+        char why[400];
+        partial_matrix(side ? cand : base, side ? o->cand_bench : o->base_bench, why, sizeof why);
+        if (why[0]) {
+            st = ob_fail(e, OB_ERR_INPUT, "the %s database is part of a matrix: %s; no verdict on part of a "
+                         "matrix", side ? "candidate" : "baseline", why);
+            ob_dataset_free(&B);
+            ob_dataset_free(&C);
+            return st;
+        }
     }
     for (int side = 0; side < 2; side++) {
         const ob_dataset *d = side ? &C : &B;
@@ -1843,12 +1957,15 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
     int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0) + (base_unfinished && c->opts.strict ? 1 : 0);
     /* groups with cells the candidate has not finished, nothing worse, and a
      * stopped confirmation stage: no verdict */
-    int errors = confirm_unfinished;
-    for (int i = 0; i < c->n_g; i++) errors += c->g[i].overall != OB_WORSE && c->g[i].n_new_unfinished > 0;
+    int errors = confirm_unfinished, skipped = 0;
+    for (int i = 0; i < c->n_g; i++) {
+        errors += c->g[i].overall != OB_WORSE && c->g[i].n_new_unfinished > 0;
+        skipped += junit_skipped(&c->g[i]);
+    }
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\">\n"
-               "  <testsuite name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"0\">\n",
-            tests, failures, errors, tests, failures, errors);
+               "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n"
+               "  <testsuite name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
+            tests, failures, errors, skipped, tests, failures, errors, skipped);
     for (int i = 0; i < c->n_g; i++) {
         const ob_cmp_group *g = &c->g[i];
         /* JUnit readers split a classname at its last '.' (package.class):
@@ -1881,6 +1998,11 @@ void ob_compare_junit(const ob_compare *c, FILE *f)
             fputs("\">", f);
             xml_text(f, msg);
             fputs("</error>\n", f);
+        } else if (junit_skipped(g)) {
+            fputs("      <skipped message=\"", f);
+            xml_text(f, g->lr_from == 3 ? "no verdict: no matched cell finished in the baseline"
+                                        : "no verdict: nothing of this group could be judged (no data on one side)");
+            fputs("\"/>\n", f);
         }
         fputs("      <system-out>", f);
         char line[768];

@@ -166,6 +166,7 @@ typedef struct ob_cmp_group {
                                * follow the device: the CPU's convolution path, its threads) */
     double time_floor_ms;     /* the floor in effect (for the reports) */
     int n_matched, n_new_failures; /* cells finished in the baseline, failed in the candidate */
+    char new_failure[240];    /* the first of them: its lr, seed and stored error ("" none) */
     int n_new_unfinished;     /* ... pending, running or interrupted in the candidate: not a
                                * regression (a run stopped, a machine died) but no verdict either,
                                * unless something else got worse (ob_compare.incomplete) */

@@ -7,6 +7,7 @@
 #  - fail MESSAGE prints "FAIL: MESSAGE", counts it in $fails and sets fail=1
 #    too (end the script with: echo "$fails failed"; [ $fails -eq 0 ]).
 # q DB SQL prints the rows of a query, one a line, columns joined by '|';
+# copy_as_rerun SRC DST: a copy of a database with a database id of its own;
 # wait_for GLOB waits (up to 20 s) until a file matching GLOB exists.
 # check_tex DESCRIPTION FILE.tex checks that a report's summary.tex compiles
 # in a LaTeX document (booktabs, graphicx) where pdflatex with booktabs is
@@ -24,6 +25,12 @@ check() { # description, command...
 }
 fail() { echo "FAIL: $*"; fails=$((fails+1)); fail=1; }
 q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_level=None).execute(sys.argv[2]).fetchall(); print('\n'.join('|'.join(str(x) for x in row) for row in r))" "$@"; }
+# copy_as_rerun SRC DST copies a database and gives the copy a database id of
+# its own: a deterministic rerun's stand-in (compare refuses a copy of the
+# baseline as its candidate: its runs are the baseline's own).
+copy_as_rerun() {
+  cp "$1" "$2" && python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute(\"update meta set value = 'rerun' || value where key = 'database_id'\"); d.commit()" "$2"
+}
 wait_for() { for _ in $(seq 400); do compgen -G "$1" >/dev/null && return 0; sleep 0.05; done; return 1; }
 check_tex() { # description, summary.tex
   command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1 || return 1

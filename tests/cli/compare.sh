@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `optbench compare`, the nightly regression gate, end to end: identical
-# databases and a deterministic rerun pass (exit 0); a planted regression
+# `optbench compare`, the nightly regression gate, end to end: a
+# deterministic rerun passes (exit 0), the baseline itself or a copy of it,
+# and a shard, are no verdict (exit 2); a planted regression
 # (worse final loss on every seed, a slower step) fails (exit 1), and so do a
 # seed newly diverged and a non-finite final loss; microsecond steps are not
 # timed; cells on one side only are listed and fail only with --strict; a
@@ -82,7 +83,8 @@ run() { # db
 }
 run "$tmp/base.db"
 check "baseline written" test -s "$tmp/base.db"
-cp "$tmp/base.db" "$tmp/cand.db"
+copy_as_rerun "$tmp/base.db" "$tmp/cand.db"
+copy_as_rerun "$tmp/base.db" "$tmp/same.db" # kept as it is: a deterministic rerun
 
 compare 0 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/ok.md" --junit "$tmp/ok.xml"
 check "identical: no regression" grep -q 'no regression' "$tmp/out"
@@ -133,9 +135,39 @@ sql "$tmp/cinc.db" "update runs set final_loss = final_loss * 3 where workload =
 compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cinc.db"
 check "unfinished candidate with a regression: REGRESSION" grep -q "^optbench compare: REGRESSION" "$tmp/out"
 
-# one file on both sides: a note (a CI script's variables that came out the same)
-compare 0 --baseline "$tmp/base.db" --candidate "$tmp/base.db"
-check "same database: a note" grep -q "note: --baseline and --candidate are the same database" "$tmp/err"
+# one file on both sides, or a copy of it (a CI script's variables that came
+# out the same): no verdict; another benchmark of one database is compared
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/base.db" --junit "$tmp/self.xml"
+check "same database: no verdict" grep -q "the candidate's runs are the baseline's own (the same database, or a copy" "$tmp/err"
+check "  ... the JUnit report says so" grep -q "own (the same database, or a copy" "$tmp/self.xml"
+cp "$tmp/base.db" "$tmp/basecopy.db"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/basecopy.db"
+check "a copy of the baseline: no verdict" grep -q "the candidate's runs are the baseline's own" "$tmp/err"
+copy_as_rerun "$tmp/base.db" "$tmp/rerun.db"
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/rerun.db"
+# a new failure names its cell and its error
+copy_as_rerun "$tmp/base.db" "$tmp/cfail.db"
+sql "$tmp/cfail.db" "update runs set status = 'failed', error = 'simulated crash' where id = (select min(id) from runs where workload = 'quadratic' and optimizer = 'adam')"
+compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cfail.db"
+check "a new failure names its lr, seed and error: $(grep 'failed in the candidate' "$tmp/out")" \
+  grep -qE "1 cell finished in the baseline and failed in the candidate \(lr [0-9.e-]+, seed [0-9]+, run [0-9]+: simulated crash\)" "$tmp/out"
+# groups with nothing to judge are skipped in the JUnit view
+copy_as_rerun "$tmp/base.db" "$tmp/bnone.db"
+sql "$tmp/bnone.db" "update runs set status = 'pending', final_loss = null, step_ms_median = null where optimizer = 'adam' and workload = 'quadratic'"
+compare 0 --baseline "$tmp/bnone.db" --candidate "$tmp/base.db" --junit "$tmp/skip.xml"
+check "a group with no data: JUnit skipped" python3 - "$tmp/skip.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall("./testsuite/testcase")
+skipped = [c for c in cases if c.find("skipped") is not None]
+assert int(root.get("skipped")) == len(skipped) >= 1, ET.tostring(root)[:400]
+assert any(c.get("classname") == "optbench.quadratic" and c.get("name") == "adam" for c in skipped), [c.get("name") for c in skipped]
+PY
+# a shard, or a merge that lacks one: no verdict (its missing cells are not the night's)
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.01,0.03 --seeds 2 --steps 40 \
+  --backend cpu --shard 0/2 --db "$tmp/sh0.db" >/dev/null 2>&1 || fail "the shard run"
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/sh0.db"
+check "a shard as the candidate: no verdict" grep -q "is shard 0/2 of its matrix" "$tmp/err"
 
 # --markdown-append: adds to a step summary, one blank line apart; creates it
 printf '# earlier step\nsome text' >"$tmp/summary.md"
@@ -333,7 +365,11 @@ compare 2 --baseline "$tmp/missing.db" --candidate "$tmp/base.db"
 compare 2 --baseline "$tmp/base.db"
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --loss-tol -1
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-mean-tol often
-check "a bad --time-mean-tol is named: $(cat "$tmp/err")" grep -q "time-mean-tol 'often' is not a non-negative number or 'off'" "$tmp/err"
+check "a bad --time-mean-tol is named: $(cat "$tmp/err")" grep -q "time-mean-tol 'often' is not a non-negative number (a fraction, 0.1, or a percentage, 10%) or 'off'" "$tmp/err"
+# a relative tolerance is a fraction or a percentage; 10 for 10% is refused, not read as 1000%
+compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol 10
+check "--time-tol 10: a fraction, said so: $(cat "$tmp/err")" grep -q "time-tol 10 is a fraction, 1000%: write 10% for a percentage" "$tmp/err"
+compare 0 --baseline "$tmp/base.db" --candidate "$tmp/same.db" --time-tol 1000% --loss-tol 5%
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate 1
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --frobnicate
 check "an unknown last option is unknown: $(cat "$tmp/err")" grep -q "unknown option '--frobnicate'" "$tmp/err"
@@ -359,7 +395,7 @@ printf 'a file\n' >"$tmp/afile"
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-tol off --markdown "$tmp/afile/dir.md"
 check "names the report: $(cat "$tmp/err")" grep -q "cannot write '$tmp/afile/dir.md'" "$tmp/err"
 # a report's folder that is not there yet is made (test-results/ in a CI job)
-"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/base.db" --junit "$tmp/made/here/r.xml" \
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/same.db" --time-tol off --junit "$tmp/made/here/r.xml" \
   --markdown "$tmp/made/r.md" >/dev/null 2>"$tmp/err"
 rc=$?
 check "reports into folders not there yet: written (rc $rc: $(cat "$tmp/err"))" \
@@ -367,7 +403,7 @@ check "reports into folders not there yet: written (rc $rc: $(cat "$tmp/err"))" 
 # a reader of the table that stops early (| head): the status is still a
 # verdict, 0, 1 or 2 (no verdict when the table itself could not be written),
 # never SIGPIPE's 141, and the reports agree with it
-"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/base.db" --markdown "$tmp/pipe.md" 2>"$tmp/err" |
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/same.db" --time-tol off --markdown "$tmp/pipe.md" 2>"$tmp/err" |
   head -c 10 >/dev/null
 rc=${PIPESTATUS[0]}
 check "a reader that stops early: a verdict's status (rc $rc)" test $rc = 0 -o $rc = 2

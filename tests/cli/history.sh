@@ -153,7 +153,8 @@ s20, s30 = hdr.index("quadratic steps=20 sgd"), hdr.index("quadratic steps=30 sg
 assert [r[s20] != "" for r in data] == [True, False] and [r[s30] != "" for r in data] == [False, True], data
 PY
 check "history: a note on the steps" grep -q "^note: quadratic ran with different workload parameters or numbers of steps" "$tmp/out"
-"$OPTBENCH" compare --baseline "$db" --candidate "$db" --time-tol off >"$tmp/out" 2>&1
+copy_as_rerun "$db" "$tmp/db2.db"
+"$OPTBENCH" compare --baseline "$db" --candidate "$tmp/db2.db" --time-tol off >"$tmp/out" 2>&1
 check "compare: a group per number of steps" test "$(grep -cE '^quadratic steps=(20|30) +sgd' "$tmp/out")" = 2
 "$OPTBENCH" report --db "$db" --out "$tmp/d6" --no-render >"$tmp/out" 2>&1
 check "report: a workload per number of steps" test "$(grep -cE '^## Workload quadratic steps=(20|30)$' "$tmp/d6/summary.md")" = 2

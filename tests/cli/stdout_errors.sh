@@ -16,7 +16,8 @@ try() { # description, command... (stdout to /dev/full); compare's status is 2, 
 try list "$OPTBENCH" list
 try report "$OPTBENCH" report --db "$tmp/a.db" --out "$tmp/rep" --no-render
 try history "$OPTBENCH" history --db "$tmp/a.db"
-try compare "$OPTBENCH" compare --baseline "$tmp/a.db" --candidate "$tmp/a.db" --time-tol off
+copy_as_rerun "$tmp/a.db" "$tmp/a2.db"
+try compare "$OPTBENCH" compare --baseline "$tmp/a.db" --candidate "$tmp/a2.db" --time-tol off
 "$OPTBENCH" list >&- 2>"$tmp/err"; rc=$?
 [ $rc = 1 ] && grep -q "standard output" "$tmp/err" || fail "list with stdout closed: exit $rc, $(cat "$tmp/err")"
 # bad input keeps its own status

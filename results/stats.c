@@ -1608,6 +1608,9 @@ int ob_stats_trial_heldout(const ob_dataset *d, const ob_stats *s, int w, int i,
             const double v = metric ? -g->lrs[j].metric_med : g->lrs[j].eval_med;
             if (!isnan(v) && (isnan(best) || v < best)) best = v;
         }
+        /* a configuration whose every run diverged (before an evaluation)
+         * is the worst, as its final loss counts in the training budget */
+        if (isnan(best) && g->n_diverged > 0 && g->n_diverged == g->n_finished) best = INFINITY;
         if (isnan(best)) return 0;
         out[n++] = best;
     }

@@ -942,6 +942,11 @@ static void test_trial_heldout(const char *path)
     fx_add(s, 0, &(fx_run){"A", "adam", "\"beta2\":0.999", 0.1, 0, "done", 1, 10, 1, 1, 1, 1, 4, 0.1, 0});
     fx_add(s, 0, &(fx_run){"B", "adam", "\"beta2\":0.9", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 3, 0.5, 0});
     fx_add(s, 0, &(fx_run){"B", "adam", "\"beta2\":0.99", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, NAN, NAN, 0});
+    /* C: a configuration whose every run diverged before an evaluation is the
+     * worst held-out value, as its final loss is in the training budget */
+    fx_add(s, 0, &(fx_run){"C", "adam", "\"beta2\":0.9", 0.01, 0, "done", 1, 10, 1, 1, 1, 1, 3, 0.5, 0});
+    fx_add(s, 0, &(fx_run){"C", "adam", "\"beta2\":0.99", 0.01, 0, "diverged", 1, 10, 1, 1, 1, 1, NAN, NAN, 0});
+    fx_add(s, 0, &(fx_run){"C", "adam", "\"beta2\":0.99", 0.1, 0, "diverged", 1, 10, 1, 1, 1, 1, NAN, NAN, 0});
     ob_dataset d;
     ob_stats st;
     load_stats(ob_store_db(s), NULL, &d, &st);
@@ -957,6 +962,9 @@ static void test_trial_heldout(const char *path)
         CHECK(ob_stats_trial_heldout(&d, &st, wb, 0, 0, v) == 0 && ob_stats_trial_heldout(&d, &st, wb, 0, 1, v) == 0);
         /* the training-loss trials are there all the same */
         CHECK(ob_stats_trial_losses(&d, &st, wb, 0, v) == 2);
+        const int wc = ob_dataset_find_wl(&d, "C");
+        n = ob_stats_trial_heldout(&d, &st, wc, 0, 0, v);
+        CHECK_MSG(n == 2 && v[0] == 3 && isinf(v[1]), "every run diverged: %d: %g %g", n, v[0], v[1]);
     }
     ob_stats_free(&st);
     ob_dataset_free(&d);

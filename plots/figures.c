@@ -66,21 +66,25 @@ void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
             "\n# the same figure as PDF (vector, for papers), where gnuplot has pdfcairo: PDF_WIDTH inches wide\n"
             "# (style.gp, or gnuplot -e 'PDF_WIDTH = 3.3' NAME.gp): 6.5 a page's text width, 0.62 as high, 8-point\n"
             "# text; narrower than 4.5 (3.3: a column of a two-column paper) 0.8 as high, 6-point text, no title\n"
-            "# (fontscale 0.75: pdfcairo draws a font of N points at 2/3 of N otherwise)\n"
+            "# (fontscale 0.75: pdfcairo draws a font of N points at 2/3 of N otherwise; the terminal's font is 8\n"
+            "# and the scale brings it to PDF_FONT, so that the annotations' fixed 8 points shrink with the text)\n"
             "if (strstrt(GPVAL_TERMINALS, \"pdfcairo\") > 0) {\n"
             "    PDF_WIDTH = exists(\"PDF_WIDTH\") ? PDF_WIDTH : 6.5\n"
             "    PDF_NARROW = PDF_WIDTH < 4.5\n"
             "    PDF_FONT = PDF_NARROW ? 6 : 8\n"
             "    set terminal pdfcairo size PDF_WIDTH, PDF_WIDTH * (PDF_NARROW ? 0.8 : 0.62) \\\n"
-            "        font sprintf(\"Sans,%%g\", PDF_FONT) fontscale 0.75 linewidth (PDF_NARROW ? 0.7 : 0.8) noenhanced\n"
+            "        font \"Sans,8\" fontscale (0.75 * PDF_FONT / 8) linewidth (PDF_NARROW ? 0.7 : 0.8) noenhanced\n"
             "    # PDF_TITLES = 0 (style.gp, or gnuplot -e 'PDF_TITLES = 0' NAME.gp): no title, for a paper's caption\n"
             "    if (exists(\"PDF_TITLES\") ? !PDF_TITLES : PDF_NARROW) {\n"
             "        unset title\n"
             "    }\n"
             "%s"
-            "    if (PDF_NARROW) {   # smaller marks for the smaller frame\n"
+            "    if (PDF_NARROW) {   # smaller marks for the smaller frame, and a y label that fits its height\n"
             "        PS = 0.8 * PS\n"
             "        set pointsize 0.45\n"
+            "        if (exists(\"YLABEL_SHORT\")) {\n"
+            "            set ylabel YLABEL_SHORT\n"
+            "        }\n"
             "    }\n"
             "    # the legend's columns: as many as its longest entry lets fit across this width\n"
             "    if (exists(\"KEY_N\") && KEY_N > 0) {\n"
@@ -809,6 +813,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "circle: best lr\"\n"
             "set xlabel \"learning rate (log scale)\"\n"
             "set ylabel \"final loss, mean over the last 10%% of steps%s\"\n"
+            "YLABEL_SHORT = \"final loss%s\"   # a column-wide PDF's (ob_gp_write_pdf)\n"
             "set logscale x\n"
             "set format x \"%%g\"\n"
             "set xrange [%.6g:%.6g]\n"
@@ -816,7 +821,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "set y2range [0:1]\n"
             "unset y2tics\n"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, band_text, logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
+            wq, band_text, logy ? " (log scale)" : "", logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
             logy ? "set logscale y" : "unset logscale y", wq);
     double tics[LR_TICS_MAX];
     int labelled[LR_TICS_MAX];
@@ -1211,6 +1216,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             "set title \"%s: final loss %s %s\\n%s (up to %d), %s = min to max\"\n"
             "set xlabel \"%s%s%s\"\n"
             "set ylabel \"final loss at the best lr, mean over the last 10%% of steps%s\"\n"
+            "YLABEL_SHORT = \"final loss at the best lr%s\"   # a column-wide PDF's (ob_gp_write_pdf)\n"
             "%s\n"
             "set format x \"%%g\"\n",
             wq, lr_key ? "vs the searched" : "at the best lr vs", kq,
@@ -1222,7 +1228,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
             onem ? (own_tics ? " (spaced by 1 - value, log scale)" : " (log scale)")
             : zlog ? " (log scale; 0 set apart at the left)"
             : logx ? " (log scale)" : "",
-            logy ? " (log scale)" : "", logx ? "set logscale x" : "unset logscale x");
+            logy ? " (log scale)" : "", logy ? " (log scale)" : "", logx ? "set logscale x" : "unset logscale x");
     if (onem) fprintf(f, "XV(v) = 1 - v\n");
     else if (zlog) fprintf(f, "XV(v) = v > 0 ? v : %.17g   # 0 drawn here\n", zpos);
     else fprintf(f, "XV(v) = v\n");

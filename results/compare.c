@@ -1071,7 +1071,9 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
     }
     /* Second pass: the same workload, optimizer, lr and seed whose hyperparameter
      * text differs (a hyperparameter was added, or a default changed), when that
-     * pairing is unambiguous on both sides. */
+     * pairing is unambiguous on both sides, and not across configurations of a
+     * sweep: labels that differ (adam beta2=0.999, adam beta2=0.99) are other
+     * configurations, not one whose default moved. */
     for (int a = 0; a < nub; a++) {
         const ob_rrun *rb = &B.runs[kb[ub[a]].run];
         int hit = -1, n_hit = 0, n_twin = 0;
@@ -1080,7 +1082,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
             const ob_rrun *rc = &C.runs[kc[uc[b]].run];
             if (!strcmp(rb->workload, rc->workload) && !strcmp(rb->wl_params, rc->wl_params) &&
                 !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed &&
-                rb->steps == rc->steps) {
+                rb->steps == rc->steps && !strcmp(B.opt_labels[rb->opt], C.opt_labels[rc->opt])) {
                 hit = b;
                 n_hit++;
             }

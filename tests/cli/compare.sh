@@ -163,6 +163,15 @@ skipped = [c for c in cases if c.find("skipped") is not None]
 assert int(root.get("skipped")) == len(skipped) >= 1, ET.tostring(root)[:400]
 assert any(c.get("classname") == "optbench.quadratic" and c.get("name") == "adam" for c in skipped), [c.get("name") for c in skipped]
 PY
+# a swept value that changed (beta2 0.999 -> 0.99) is another configuration,
+# not judged under the old one's label: its cells are on one side only
+sw=(run --workloads quadratic --optimizers adam --lrs 0.01 --seeds 2 --steps 30 --backend cpu)
+"$OPTBENCH" "${sw[@]}" --sweep adam.beta2=0.95,0.999 --db "$tmp/swb.db" >/dev/null 2>&1 || fail "sweep b"
+"$OPTBENCH" "${sw[@]}" --sweep adam.beta2=0.95,0.99 --db "$tmp/swc.db" >/dev/null 2>&1 || fail "sweep c"
+compare 0 --baseline "$tmp/swb.db" --candidate "$tmp/swc.db" --time-tol off
+check "a changed swept value: 2 cells on each side only: $(tail -1 "$tmp/out")" \
+  grep -q "1 group: .*2 cells only in the baseline, 2 only in the candidate" "$tmp/out"
+check "  ... not judged under the old label" test -z "$(grep '^quadratic *adam beta2=0.999 ' "$tmp/out" | grep -v 'only')"
 # a shard, or a merge that lacks one: no verdict (its missing cells are not the night's)
 "$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.01,0.03 --seeds 2 --steps 40 \
   --backend cpu --shard 0/2 --db "$tmp/sh0.db" >/dev/null 2>&1 || fail "the shard run"

@@ -108,17 +108,17 @@ int ob_step_timed(int64_t i, const int64_t *seg, int n_seg)
     return i - from >= OB_WARMUP_STEPS;
 }
 
-void ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, const int64_t *seg, int n_seg,
-                      ob_step_times *out)
+int ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, const int64_t *seg, int n_seg,
+                     ob_step_times *out)
 {
     out->median = out->p90 = out->mean = out->opt_median = out->opt_mean = NAN;
     out->n_timed = 0;
-    if (n <= 0 || !step_ms) return;
+    if (n <= 0 || !step_ms) return 0;
     double *tmp = malloc((size_t)n * sizeof *tmp), *otmp = malloc((size_t)n * sizeof *otmp);
     if (!tmp || !otmp) {
         free(tmp);
         free(otmp);
-        return;
+        return -1;
     }
     /* the mean, beside the quantiles: a step slow every k-th time (a sync,
      * a refresh) moves it and not the median; the optimizer's part over the
@@ -143,6 +143,7 @@ void ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, co
     }
     free(tmp);
     free(otmp);
+    return 0;
 }
 
 void ob_run_checkpoint_dir(const ob_config *c, const char *db_path, const char *db_id, int64_t run_id, char *buf,
@@ -1029,7 +1030,9 @@ out:
      * at step 2) has none, rather than a warm-up figure */
     if (done > 0 && cs.step_ms && cs.opt_ms) {
         ob_step_times tm;
-        ob_step_times_of(cs.step_ms, cs.opt_ms, done, cs.seg, cs.n_seg, &tm);
+        /* a run stored without its step times would read as one that had none */
+        if (ob_step_times_of(cs.step_ms, cs.opt_ms, done, cs.seg, cs.n_seg, &tm) != 0)
+            CK(ob_fail(&e, OB_ERR_NOMEM, "out of memory for the step times of %lld steps", (long long)done));
         res->step_ms_mean = tm.mean;
         res->step_ms_median = tm.median;
         res->step_ms_p90 = tm.p90;

@@ -78,9 +78,10 @@ typedef struct ob_step_times {
     double opt_median, opt_mean; /* the optimizer's part, over the timed steps where it is known */
     int64_t n_timed;
 } ob_step_times;
-/* Over steps 1..n: step_ms[i] and opt_ms[i] (NaN: unknown) are step i + 1's. */
-void ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, const int64_t *seg, int n_seg,
-                      ob_step_times *out);
+/* Over steps 1..n: step_ms[i] and opt_ms[i] (NaN: unknown) are step i + 1's.
+ * -1 when out of memory (out all unknown), 0 else. */
+int ob_step_times_of(const double *step_ms, const double *opt_ms, int64_t n, const int64_t *seg, int n_seg,
+                     ob_step_times *out);
 /* The folder of run run_id's checkpoints for a configuration and database:
  * DB.ckpt/run-ID, or with checkpoint_dir DIR/DBID/run-ID, DBID the
  * database's ob_store_database_id (a folder shared by several databases

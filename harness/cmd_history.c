@@ -811,10 +811,17 @@ int ob_cmd_history(int argc, char **argv)
             unlink(csv_part);
             goto done;
         }
-        if (rename(csv_part, csv_path) != 0 || rename(gp_part, gpp) != 0) {
-            rc = ob_cli_error(1, "history: cannot name '%s' and '%s': %s", csv_path, gpp, strerror(errno));
+        if (rename(csv_part, csv_path) != 0) {
+            rc = ob_cli_error(1, "history: cannot name '%s': %s (the previous history.csv and history.gp, if any, "
+                                 "are kept)", csv_path, strerror(errno));
             unlink(gp_part);
             unlink(csv_part);
+            goto done;
+        }
+        if (rename(gp_part, gpp) != 0) {
+            rc = ob_cli_error(1, "history: cannot name '%s': %s (history.csv is the new one, history.gp, if any, "
+                                 "the previous)", gpp, strerror(errno));
+            unlink(gp_part);
             goto done;
         }
         char gp[1024];

@@ -1037,6 +1037,11 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
             memmove(at + strlen(out), at + strlen(part), strlen(at + strlen(part)) + 1);
     }
     if (s == OB_OK) {
+        /* an id of its own, as a run's database has: compare knows a copy of it */
+        char id[40];
+        s = ob_store_database_id(os, id, sizeof id, e);
+    }
+    if (s == OB_OK) {
         sqlite3 *odb = ob_store_db(os);
         if (sqlite3_exec(odb, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
             s = sql_fail(odb, out, "starting the merge", e);

@@ -1657,7 +1657,7 @@ static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stat
         /* a win by a point estimate that the time-to-target table ties within
          * the noise: the profile gives the one a whole win and the other an
          * area below it */
-        int tied = 0;
+        int tied = 0, cut = 0;
         char names[400] = "";
         for (int w = 0; w < d->n_wl; w++) {
             if (!s->in_profile[w]) continue;
@@ -1666,11 +1666,12 @@ static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stat
                 if (s->g[k].wl == w && (s->profile_heldout ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k)) == 1)
                     firsts++;
             if (firsts > 1) {
+                /* the names while they fit, then "..." once */
                 const size_t l = strlen(names);
-                if (l + strlen(d->wl_labels[w]) + 8 < sizeof names)
+                if (!cut && l + strlen(d->wl_labels[w]) + 8 < sizeof names)
                     snprintf(names + l, sizeof names - l, "%s%s", tied ? ", " : "", d->wl_labels[w]);
-                else if (l + 6 < sizeof names && !strstr(names, ", ..."))
-                    snprintf(names + l, sizeof names - l, ", ...");
+                else if (!cut++)
+                    snprintf(names + l, sizeof names - l, "%s...", tied ? ", " : "");
                 tied++;
             }
         }

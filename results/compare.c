@@ -915,13 +915,19 @@ static void partial_matrix(sqlite3 *db, int64_t sel, char *why, size_t n)
     /* the matrix's cells: a shard's provenance holds them, a merge's sources' */
     if (sqlite3_prepare_v2(
             db,
-            "WITH m AS (SELECT id, shard, CASE WHEN json_valid(provenance) THEN coalesce((SELECT max(json_extract("
-            "s.value, '$.provenance.cells')) FROM json_each(provenance, '$.sources') s), json_extract(provenance, "
-            "'$.cells')) END AS cells FROM benchmarks WHERE (?1 = 0 OR id = (CASE WHEN ?1 < 0 THEN (SELECT max(id) "
-            "FROM benchmarks) ELSE ?1 END))) "
+            /* a shard's own cells are in its provenance; a merge's are its
+             * shard sources' (sources not run as shards record none: a merge
+             * of whole databases is whole) */
+            "WITH m AS (SELECT id, shard, CASE WHEN NOT json_valid(provenance) THEN NULL "
+            "WHEN json_type(provenance, '$.sources') IS NOT NULL THEN (SELECT max(json_extract(s.value, "
+            "'$.provenance.cells')) FROM json_each(provenance, '$.sources') s WHERE json_extract(s.value, '$.shard') "
+            "IS NOT NULL) WHEN shard IS NOT NULL THEN json_extract(provenance, '$.cells') END AS cells "
+            "FROM benchmarks WHERE (?1 = 0 OR id = (CASE WHEN ?1 < 0 THEN (SELECT max(id) FROM benchmarks) "
+            "ELSE ?1 END))) "
+            /* the matrix's own cells: sweep runs (a confirmation run's cell is past them) */
             "SELECT m.id, m.shard, m.cells, (SELECT count(DISTINCT r.cell) FROM runs r WHERE r.benchmark_id = m.id "
-            "AND r.cell >= 0 AND r.cell < m.cells) FROM m WHERE m.cells > 0 AND m.id IN (SELECT benchmark_id FROM "
-            "runs) ORDER BY m.id",
+            "AND r.stage IS NULL AND r.cell >= 0 AND r.cell < m.cells) FROM m WHERE m.cells > 0 AND m.id IN "
+            "(SELECT benchmark_id FROM runs) ORDER BY m.id",
             -1, &q, NULL) != SQLITE_OK) {
         sqlite3_finalize(q);
         return;
@@ -931,10 +937,10 @@ static void partial_matrix(sqlite3 *db, int64_t sel, char *why, size_t n)
         const long long id = sqlite3_column_int64(q, 0), cells = sqlite3_column_int64(q, 2),
                         have = sqlite3_column_int64(q, 3);
         const char *shard = (const char *)sqlite3_column_text(q, 1);
-        if (shard)
+        if (shard && have < cells)
             snprintf(why, n, "its benchmark %lld is shard %s of its matrix (%lld of its %lld cells): compare the "
                      "merge of every shard's database (optbench merge --out ALL.db ...)", id, shard, have, cells);
-        else if (have < cells)
+        else if (!shard && have < cells)
             snprintf(why, n, "its benchmark %lld holds %lld of its matrix's %lld cells (a merge that lacks a shard): "
                      "merge every shard's database, or run the missing cells on it with the same run command and "
                      "--resume", id, have, cells);
@@ -956,13 +962,13 @@ static void database_id(sqlite3 *db, char *buf, size_t n)
 
 /* Are B's runs C's, run by run: one database (or a copy, by its id) and the
  * same benchmarks' runs with the same results? */
-static int same_runs(sqlite3 *base, sqlite3 *cand, const ob_dataset *B, const ob_dataset *C)
+static int same_runs(sqlite3 *base, sqlite3 *cand, int same_file, const ob_dataset *B, const ob_dataset *C)
 {
     if (B->n != C->n || B->n == 0) return 0;
     char ib[80], ic[80];
     database_id(base, ib, sizeof ib);
     database_id(cand, ic, sizeof ic);
-    if (base != cand && (!ib[0] || strcmp(ib, ic) != 0)) return 0;
+    if (base != cand && !same_file && (!ib[0] || strcmp(ib, ic) != 0)) return 0;
     for (int i = 0; i < B->n; i++) {
         const ob_rrun *a = &B->runs[i], *b = &C->runs[i];
         /* every value compare judges, bit for bit (a copy edited to plant a
@@ -992,7 +998,7 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         ob_dataset_free(&B);
         return ob_err_prefix(e, "the candidate database: ");
     }
-    if (same_runs(base, cand, &B, &C)) {
+    if (same_runs(base, cand, o->same_file, &B, &C)) {
         /* a CI script whose two paths came out the same, or a copy of the
          * baseline given as the candidate: every cell matches itself, and a
          * verdict would say nothing */

@@ -97,6 +97,8 @@ typedef struct ob_compare_opts {
     int strict;          /* cells on one side only fail the comparison */
     int time_across_devices; /* judge the step time of cells run on different devices too */
     int64_t base_bench, cand_bench; /* as ob_dataset_load: 0 all, -1 latest, > 0 that one */
+    int same_file;       /* the two databases are one file (the caller's stat): with the same runs
+                          * selected, no verdict, whether or not it has a database id */
 } ob_compare_opts;
 
 void ob_compare_opts_default(ob_compare_opts *o);

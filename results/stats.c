@@ -1610,7 +1610,9 @@ int ob_stats_trial_heldout(const ob_dataset *d, const ob_stats *s, int w, int i,
         }
         /* a configuration whose every run diverged (before an evaluation)
          * is the worst, as its final loss counts in the training budget */
-        if (isnan(best) && g->n_diverged > 0 && g->n_diverged == g->n_finished) best = INFINITY;
+        int n_bad = 0; /* diverged, or finished without a finite loss */
+        for (int j = 0; j < g->n_lr; j++) n_bad += g->lrs[j].n_diverged + g->lrs[j].n_nonfinite;
+        if (isnan(best) && n_bad > 0 && n_bad == g->n_finished) best = INFINITY;
         if (isnan(best)) return 0;
         out[n++] = best;
     }

@@ -407,6 +407,7 @@ static int rule_cases(rule_case *out)
     ob_rule b;
     memset(&b, 0, sizeof b);
     ob_rule_betas(&b, 0.9f, 0.99f);
+    ob_rule_momentum(&b, 0, 0); /* the complements of no momentum: 1 */
     b.eps = 1e-8f;
 #define ADD(nm, kind_, ns, pos, ...)           \
     do {                                       \
@@ -427,8 +428,8 @@ static int rule_cases(rule_case *out)
         n++;                                   \
     } while (0)
     ADD("sgd", OB_RULE_SGD, 0, 0, r->weight_decay = 0.01f);
-    ADD("sgd-momentum-nesterov", OB_RULE_SGD, 1, 0, r->momentum = 0.9f; r->nesterov = 1);
-    ADD("sgd-momentum-dampening", OB_RULE_SGD, 1, 0, r->momentum = 0.8f; r->dampening = 0.1f; r->weight_decay = 1e-3f);
+    ADD("sgd-momentum-nesterov", OB_RULE_SGD, 1, 0, ob_rule_momentum(r, 0.9f, 0); r->nesterov = 1);
+    ADD("sgd-momentum-dampening", OB_RULE_SGD, 1, 0, ob_rule_momentum(r, 0.8f, 0.1f); r->weight_decay = 1e-3f);
     ADD("adam-l2", OB_RULE_ADAM, 2, 1, r->weight_decay = 0.01f);
     ADD("adamw", OB_RULE_ADAM, 2, 1, r->weight_decay = 0.1f; r->decoupled_wd = 1);
     ADD("adam-amsgrad", OB_RULE_ADAM, 3, 1, r->amsgrad = 1);
@@ -439,11 +440,11 @@ static int rule_cases(rule_case *out)
     ADD("adadelta", OB_RULE_ADADELTA, 2, 1, r->eps = 1e-6f);
     ADD("rmsprop", OB_RULE_RMSPROP, 1, 1, r->eps = 1e-8f);
     ADD("rmsprop-centered", OB_RULE_RMSPROP, 2, 1, r->flags = OB_RULE_CENTERED);
-    ADD("rmsprop-momentum", OB_RULE_RMSPROP, 2, 1, r->momentum = 0.9f);
-    ADD("rmsprop-centered-momentum", OB_RULE_RMSPROP, 3, 1, r->flags = OB_RULE_CENTERED; r->momentum = 0.9f);
+    ADD("rmsprop-momentum", OB_RULE_RMSPROP, 2, 1, ob_rule_momentum(r, 0.9f, 0));
+    ADD("rmsprop-centered-momentum", OB_RULE_RMSPROP, 3, 1, r->flags = OB_RULE_CENTERED; ob_rule_momentum(r, 0.9f, 0));
     ADD("lion", OB_RULE_LION, 1, 0, r->weight_decay = 0.1f);
-    ADD("muon-momentum", OB_RULE_MUON_MOMENTUM, 1, 0, r->momentum = 0.95f; r->nesterov = 1);
-    ADD("root-momentum", OB_RULE_ROOT_MOMENTUM, 1, 0, r->momentum = 0.95f);
+    ADD("muon-momentum", OB_RULE_MUON_MOMENTUM, 1, 0, ob_rule_momentum(r, 0.95f, 0); r->nesterov = 1);
+    ADD("root-momentum", OB_RULE_ROOT_MOMENTUM, 1, 0, ob_rule_momentum(r, 0.95f, 0));
     ADD("matrix-apply", OB_RULE_MATRIX_APPLY, 1, 0, r->weight_decay = 0.1f; r->c[0] = 0.2f);
     ADD("adamw-sf", OB_RULE_ADAMW_SF, 2, 1, r->weight_decay = 0.01f);
     ADD("sgd-sf", OB_RULE_SGD_SF, 1, 0, r->weight_decay = 0.01f);
@@ -463,7 +464,7 @@ static int rule_cases(rule_case *out)
     ADD("lamb", OB_RULE_LAMB, 3, 1, r->weight_decay = 0.01f; r->c[0] = 1.0f);
     ADD("lamb-sum", OB_RULE_LAMB, 3, 1, r->beta1 = 0.3f); /* m = beta1 m + g, no decay */
     ADD("lars", OB_RULE_LARS, 0, 0, r->weight_decay = 1e-4f);
-    ADD("lars-momentum-nesterov", OB_RULE_LARS, 1, 0, r->momentum = 0.9f; r->nesterov = 1; r->weight_decay = 5e-4f);
+    ADD("lars-momentum-nesterov", OB_RULE_LARS, 1, 0, ob_rule_momentum(r, 0.9f, 0); r->nesterov = 1; r->weight_decay = 5e-4f);
     ADD("ademamix", OB_RULE_ADEMAMIX, 3, 1, r->weight_decay = 0.01f; r->c[0] = 0.1f; r->c[1] = 0.01f);
 #undef ADD
     return n;

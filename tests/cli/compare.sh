@@ -177,6 +177,20 @@ check "  ... not judged under the old label" test -z "$(grep '^quadratic *adam b
   --backend cpu --shard 0/2 --db "$tmp/sh0.db" >/dev/null 2>&1 || fail "the shard run"
 compare 2 --baseline "$tmp/base.db" --candidate "$tmp/sh0.db"
 check "a shard as the candidate: no verdict" grep -q "is shard 0/2 of its matrix" "$tmp/err"
+# ... but a shard that holds the whole matrix (--shard 0/1, a one-task array),
+# and a merge of whole databases (confirmation runs included), are whole
+m1=(run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.03 --seeds 2 --steps 40 --backend cpu)
+"$OPTBENCH" "${m1[@]}" --shard 0/1 --db "$tmp/sh01.db" >/dev/null 2>&1 || fail "the 0/1 shard run"
+"$OPTBENCH" "${m1[@]}" --db "$tmp/m1.db" --confirm-seeds 2 >/dev/null 2>&1 || fail "the whole run"
+compare 0 --baseline "$tmp/m1.db" --candidate "$tmp/sh01.db" --time-tol off
+"$OPTBENCH" merge --out "$tmp/m1merged.db" "$tmp/m1.db" >/dev/null 2>&1 || fail "merge of a whole database"
+compare 0 --baseline "$tmp/m1merged.db" --candidate "$tmp/sh01.db" --time-tol off
+# one file on both sides is no verdict also without a database id (a database
+# of an older build); the merged database has one of its own
+python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute(\"delete from meta where key = 'database_id'\"); d.commit()" "$tmp/sh01.db"
+compare 2 --baseline "$tmp/sh01.db" --candidate "$tmp/sh01.db"
+check "the same file without a database id: no verdict" grep -q "the baseline's own" "$tmp/err"
+check "a merge has a database id" test -n "$(q "$tmp/m1merged.db" "select value from meta where key = 'database_id'")"
 
 # --markdown-append: adds to a step summary, one blank line apart; creates it
 printf '# earlier step\nsome text' >"$tmp/summary.md"

@@ -243,10 +243,11 @@ static void range_add(range *r, double v)
 /* y tics for a log axis whose values lie within a decade or so (an hp
  * figure on its workload's log scale): gnuplot would label only the decades
  * around them, 0.1 and 1 with nothing readable between; 1-2-5 steps (or finer
- * where that gives fewer than three) across the values instead. */
-static void narrow_log_ytics(FILE *f, const range *r, double strip)
+ * where that gives fewer than three) across the values instead. Returns 1
+ * when it set the axis, 0 when the values span more (gnuplot's own). */
+static int narrow_log_ytics(FILE *f, const range *r, double strip)
 {
-    if (isnan(r->lo) || !(r->hi / r->lo < 30)) return;
+    if (isnan(r->lo) || !(r->hi / r->lo < 30)) return 0;
     /* the axis around the values (autoscaling would stretch it to whole
      * decades), with the strip for the divergence marks above them */
     const double bot = r->lo / 1.15, top = r->hi * 1.15;
@@ -276,7 +277,15 @@ static void narrow_log_ytics(FILE *f, const range *r, double strip)
     fprintf(f, "set ytics (");
     for (int i = 0; i < n; i += every) fprintf(f, "%s\"%.3g\" %.17g", i ? ", " : "", t[i], t[i]);
     fprintf(f, ")   # the values lie within a decade or so: steps inside it, not only its ends\n");
+    return 1;
 }
+
+/* A log axis autoscaled with offsets (room around the points): gnuplot
+ * widens the data's range to whole decades, adds the offsets and widens to
+ * whole decades again, so that data over 3 decades took 6 and left a third
+ * of the plot empty. Only the offsets, then. */
+#define LOG_NOEXTEND_LINE "set autoscale yfix   # the offsets' room around the points, not whole decades beyond it"
+#define LOG_NOEXTEND LOG_NOEXTEND_LINE "\n"
 
 /* Log scale when the values span two decades or more. */
 static int spans_decades(const range *r) { return !isnan(r->lo) && r->hi / r->lo >= 100.0; }
@@ -940,6 +949,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         /* gnuplot's own axis, with room above and below the points (the best
          * lr's circle at a tic's value would sit on the border) */
         fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
+        if (logy) fprintf(f, "%s", LOG_NOEXTEND);
     }
     if (!isnan(cap)) {
         /* the lines and bands are cut at the cap (their triangles sit on its
@@ -1278,7 +1288,7 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
                 range_add(&own, g->final.min);
                 range_add(&own, g->final.max);
             }
-        narrow_log_ytics(f, &own, strip);
+        if (!narrow_log_ytics(f, &own, strip)) fprintf(f, "%s", LOG_NOEXTEND);
     }
     {
         size_t key_len = any_div ? 31 : 0;
@@ -1662,7 +1672,7 @@ static ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const 
                     logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
                     n_pos - 1, n_gone ? "0.12" : "0.06",
                     from0 ? "set yrange [0<*:*]   # every value >= 0: autoscaled, the offsets too, but not below 0"
-                          : "set yrange [*:*]",
+                          : logy ? "set yrange [*:*]\n" LOG_NOEXTEND_LINE : "set yrange [*:*]",
                     wq, n_pos > 5 || label_chars > 90 ? " rotate by -25" : "");
             int x = 0;
             for (int k = 0; k < s->n_g; k++) {

@@ -922,6 +922,42 @@ static void test_lr_strip(const char *dir, int have_gnuplot)
     free(gp);
 }
 
+/* The lr figure on gnuplot's own log axis (no divergence, no cap), final
+ * losses from 0.006 to 11: room around the points, not whole decades beyond
+ * them (widened to decades, offset and widened again, it ran from 1e-4 to
+ * 1000). */
+static void test_lr_log_axis(const char *dir, const char *gnuplot)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "logaxis");
+    const struct {
+        const char *opt;
+        double lr, final;
+    } rows[] = {{"a", 0.01, 11}, {"a", 0.1, 2}, {"b", 0.01, 0.05}, {"b", 0.1, 0.006}};
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++)
+        fx_add(s, fix.bench, &(fx_run){"w", rows[i].opt, NULL, rows[i].lr, 0, "done", rows[i].final, 0, 1.0, 1.5,
+                                       4096, 0, NAN, NAN, 0});
+    ob_report_result res;
+    fixture_report(&fix, gnuplot != NULL, &res);
+    CHECK(res.n_render_failed == 0);
+    char *gp = slurp(fix.out, "lr_w.gp");
+    CHECK(gp && strstr(gp, "set logscale y") && strstr(gp, "set offsets 0, 0, graph 0.05, graph 0.05\n") &&
+          strstr(gp, "set autoscale yfix") && !strstr(gp, "set yrange"));
+    free(gp);
+    if (!gnuplot) return;
+    char cmd[2200];
+    snprintf(cmd, sizeof cmd, "cd '%s' && '%s' -e \"load 'lr_w.gp'; print GPVAL_Y_MIN, GPVAL_Y_MAX\" 2>&1", fix.out,
+             gnuplot);
+    FILE *p = popen(cmd, "r");
+    double lo = NAN, hi = NAN;
+    char line[512];
+    while (p && fgets(line, sizeof line, p))
+        if (sscanf(line, "%lf %lf", &lo, &hi) != 2) lo = hi = NAN;
+    if (p) pclose(p);
+    /* 5% of the 3.3 decades on each side: 0.0041 to 16.3 */
+    CHECK_MSG(lo > 0.003 && lo < 0.006 && hi > 11 && hi < 25, "y axis %g to %g", lo, hi);
+}
+
 /* The held-out metric figure names the metric as the report's table does:
  * "accuracy" for a workload known to measure it (cnn-tiny), "metric" for
  * one that optbench does not know. */
@@ -1757,6 +1793,7 @@ int main(void)
     test_lr_off_scale(dir, have_gnuplot);
     test_lr_diverged_seeds(dir, have_gnuplot);
     test_lr_strip(dir, have_gnuplot);
+    test_lr_log_axis(dir, have_gnuplot ? gp : NULL);
     test_metric_name(dir);
     test_series_styles(dir);
     test_series_colours();

@@ -266,15 +266,33 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
         else snprintf(seeds, sizeof seeds, "%d to %d seeds", smin, smax);
         if (cmin == cmax) snprintf(cseeds, sizeof cseeds, "%d fresh seed%s", cmin, cmin == 1 ? "" : "s");
         else snprintf(cseeds, sizeof cseeds, "%d to %d fresh seeds", cmin, cmax);
+        /* ranges apart are no test either: two optimizers alike, n seeds
+         * each, have ranges apart with probability 2 / C(2n, n) (1/3 at 2
+         * seeds, 1/10 at 3), more often among several */
+        char apart[512] = "";
+        if (smin >= 2 && smin <= 5) {
+            double c = 1;
+            for (int i = 1; i <= smin; i++) c = c * (smin + i) / i;
+            snprintf(apart, sizeof apart, " (nor are ranges apart a test: with %d seeds two optimizers alike have "
+                     "ranges apart 1 time in %.0f, and more often among several; paired.csv compares neighbours "
+                     "seed by seed)", smin, c / 2);
+        }
+        for (int k = 0; k < s->n_g; k++)
+            if (s->g[k].wl == w && rank[k] == 1 && s->g[k].final.n > 1 && isinf(s->g[k].final.max)) {
+                const size_t l = strlen(apart);
+                snprintf(apart + l, sizeof apart - l, "; a diverged seed makes the lowest's range unbounded, so "
+                         "every optimizer whose max is at or above the lowest's min is in bold");
+                break;
+            }
         fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
         fprintf(f,
                 "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
                 "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every median whose "
-                "[min, max] overlaps the lowest's, which these seeds do not tell apart from it; held-out loss%s%s (medians); "
+                "[min, max] overlaps the lowest's, which these seeds do not tell apart from it%s; held-out loss%s%s (medians); "
                 "lr range: decades of learning rate whose median final loss is within %.3g\\%% of %s "
                 "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
                 "lr.%s",
-                wl, seeds, has_metric ? " and " : "", has_metric ? metric : "", 100 * s->tol,
+                wl, seeds, apart, has_metric ? " and " : "", has_metric ? metric : "", 100 * s->tol,
                 s->tol_of_progress ? "the progress from the loss before training to the best" : "the best",
                 edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
                        "beyond it." : "");

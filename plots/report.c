@@ -480,8 +480,9 @@ static ob_status print_ranking(FILE *f, const ob_dataset *d, const ob_stats *s, 
         fprintf(f, "  *: its best lr is the smallest or largest it ran; a better one may lie beyond (the lr "
                    "figures)\n");
     if (fewest && fewest < 5)
-        fprintf(f, "  a place rests on as few as %d seed%s: neighbours closer than their spread are not told apart "
-                   "(summary.md compares them seed by seed)\n", fewest, fewest == 1 ? "" : "s");
+        fprintf(f, "  a place rests on as few as %d seed%s: neighbours closer than their spread are not told apart, "
+                   "and farther ones not surely either (summary.md compares them seed by seed)\n", fewest,
+                fewest == 1 ? "" : "s");
 out:
     free(rank);
     free(crank);
@@ -700,6 +701,27 @@ static const char *miss_text(double miss, char *buf, size_t n)
     return buf;
 }
 
+/* r[0], r[1]: the least and the most of the probabilities c seen (NaN: none). */
+static void cover_range(double *r, double c)
+{
+    if (isnan(c)) return;
+    if (c < r[0]) r[0] = c;
+    if (c > r[1]) r[1] = c;
+}
+
+/* fmt with the probability, "75%", or "75% to 98%", where some interval of
+ * r's holds its median with probability under 95% (fewer than 6 values);
+ * "" else. */
+static void cover_text(const double *r, const char *fmt, char *buf, size_t n)
+{
+    buf[0] = '\0';
+    if (!(r[0] < 0.95)) return;
+    char p[64];
+    if (r[1] - r[0] < 0.005) snprintf(p, sizeof p, "%.0f%%", 100 * r[0]);
+    else snprintf(p, sizeof p, "%.0f%% to %.0f%%", 100 * r[0], 100 * r[1]);
+    snprintf(buf, n, fmt, p);
+}
+
 static ob_ttt tt_of(const ob_stats *s, int k, int held_out)
 {
     return held_out ? s->g[k].ev : ob_group_tt(&s->g[k]);
@@ -738,6 +760,9 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
         trank[j + 1] = rv;
     }
     int n_reached = 0, n_shared = 0, n_brackets = 0;
+    /* the least and most that a bracket holds the median (1 - 2^(1-n) for
+     * [min, max] of n <= 5), of the steps' and the step times' intervals */
+    double scov[2] = {INFINITY, -INFINITY}, tcov[2] = {INFINITY, -INFINITY};
     for (int i = 0; i < n_here; i++) {
         const ob_group *g = &s->g[order[i]];
         const ob_ttt t = tt_of(s, order[i], held_out);
@@ -751,12 +776,15 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
         double lo, hi;
         if (ob_ttt_interval(&t, 1, &lo, &hi) && lo < hi) {
             n_brackets++;
+            cover_range(scov, t.steps_cover);
             num(lo, b2, sizeof b2);
             if (isinf(hi)) doc_cell(dc, "%s (>= %s: a seed never got there)", num(t.steps, b1, sizeof b1), b2);
             else doc_cell(dc, "%s (%s - %s)", num(t.steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
         } else doc_cell(dc, "%s", num(t.steps, b1, sizeof b1));
         if (isfinite(t.time_s) && ob_ttt_interval(&t, 0, &lo, &hi) && lo < hi) {
             n_brackets++;
+            cover_range(scov, t.steps_cover);
+            cover_range(tcov, t.step_ms_cover);
             secs_text(lo, b2, sizeof b2);
             if (isinf(hi)) doc_cell(dc, "%s (>= %s)", secs_text(t.time_s, b1, sizeof b1), b2);
             else doc_cell(dc, "%s (%s - %s)", secs_text(t.time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
@@ -780,20 +808,30 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
     }
     doc_table_end(dc);
     /* (the held-out table's ranks read as the training table's, above it) */
-    if ((n_shared || n_brackets) && !(held_out && !s->target_at_start[w]))
-        doc_p(dc, "%s", s->profile_by_steps
-                            ? "A rank is 1 + the number of optimizers that got there clearly sooner, so "
-                              "optimizers within the seeds' noise share one: in brackets, the 95% interval of "
-                              "the seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, "
-                              "the first and the last seed to get there); one ranks ahead of another only "
-                              "where its whole interval lies below."
-                            : "A rank is 1 + the number of optimizers that got there clearly sooner, so "
-                              "optimizers within the noise share one: in brackets, the 95% interval of the "
-                              "seeds' median first step there ([min, max] of 5 seeds or fewer: with 3, the "
-                              "first and the last seed to get there), and for the time, its ends x those of "
-                              "the 95% interval of the median step time over the runs ([min, max] of 5 runs "
-                              "or fewer); one ranks ahead of another only where its whole interval lies "
-                              "below.");
+    if ((n_shared || n_brackets) && !(held_out && !s->target_at_start[w])) {
+        char sc[160] = "", tc[160] = "";
+        cover_text(scov, ": here %s", sc, sizeof sc);
+        cover_text(tcov, " (here one that holds it with probability %s)", tc, sizeof tc);
+        if (s->profile_by_steps)
+            doc_p(dc, "A rank is 1 + the number of optimizers that got there clearly sooner, so optimizers "
+                      "within the seeds' noise share one: in brackets, an interval of the seeds' median first "
+                      "step there from their order statistics, the narrowest that holds the median with "
+                      "probability 95%% or more ([min, max] from 6 to 8 seeds); with 5 seeds or fewer none "
+                      "does, and it is [min, max] (with 3, the first and the last seed to get there), which "
+                      "holds it with probability 1 - 2^(1-n) only%s. One ranks ahead of another "
+                      "only where its whole interval lies below.",
+                  sc);
+        else
+            doc_p(dc, "A rank is 1 + the number of optimizers that got there clearly sooner, so optimizers "
+                      "within the noise share one: in brackets, an interval of the seeds' median first step "
+                      "there from their order statistics, the narrowest that holds the median with "
+                      "probability 95%% or more ([min, max] from 6 to 8 seeds); with 5 seeds or fewer none "
+                      "does, and it is [min, max] (with 3, the first and the last seed to get there), which "
+                      "holds it with probability 1 - 2^(1-n) only%s; for the time, its ends x "
+                      "those of the same interval of the median step time over the runs%s. One ranks ahead of "
+                      "another only where its whole interval lies below.",
+                  sc, tc);
+    }
     /* a ranking by time on timings that say little */
     if (!s->profile_by_steps && n_reached > 1) {
         int n_unst = 0, n_tiny = 0;
@@ -1187,7 +1225,8 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
               "at half and twice the best lr, interpolated between the grid lrs around it with log(loss) linear "
               "in log(lr) (the loss itself where one of them is <= 0; - when outside the grid, or next to a "
               "grid lr where half the seeds or more diverged: between an lr that trains and one that "
-              "diverges the loss is not known). Seed CV: "
+              "diverges the loss is not known; inf where half or twice is itself a grid lr where half the "
+              "seeds or more diverged). Seed CV: "
               "standard deviation / mean of the final loss over seeds at the best lr. Diverged runs: those "
               "whose loss passed train.diverge_factor times their first loss or stopped being finite; 'N more "
               "ended above their start' counts finished runs short of that whose final loss is above their loss at "
@@ -1239,9 +1278,11 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
               "'not reached' means censored: at no lr did a majority of the "
               "seeds get there within the run. Only optimizers that reached the target are ranked; the "
               "others are listed after them without a rank. A rank is 1 + the number of optimizers that got "
-              "there clearly sooner: those whose whole interval lies below, by steps the 95%% interval of the "
-              "seeds' median first step there ([min, max] of 5 seeds or fewer), by time its ends x those of "
-              "the 95%% interval of the median step time over the runs; so optimizers within the noise of the "
+              "there clearly sooner: those whose whole interval lies below, by steps the distribution-free interval "
+              "of the seeds' median first step there (the narrowest of their order statistics that holds it with "
+              "probability 95%% or more; with 5 seeds or fewer none does, and it is [min, max], which holds it "
+              "with probability 1 - 2^(1-n): 50%%, 75%%, 88%%, 94%% with 2 to 5 seeds), by time its ends x those "
+              "of the same interval of the median step time over the runs; so optimizers within the noise of the "
               "seeds and of the timing share a rank (with 3 seeds and equal step times, one is ahead where "
               "each of its seeds got there before every seed of the other: two equal optimizers get different "
               "ranks 1 time in 10, a given one ahead of the other 1 time in 20).");

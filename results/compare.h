@@ -111,8 +111,9 @@ typedef struct ob_cmp_quantity {
     int n;                    /* pairs / cells that entered */
     double base, cand;        /* medians (loss, metric, step ms) or maxima (memory) */
     double effect, ci_lo, ci_hi; /* relative (loss, time) or absolute (metric) change: the
-                              * median of the paired changes and its 95% interval, or with
-                              * fewer than 6 pairs the range of the changes */
+                              * median of the paired changes and its distribution-free
+                              * interval (ob_stat_median_ci: the range of the changes up to 8
+                              * pairs, which holds the median less often than 95% below 6) */
     double ci_cover;          /* the probability that [ci_lo, ci_hi] holds the median change
                                * (ob_stat_median_ci): at least 0.95 from 6 pairs; 1 - 2^(1-n)
                                * below (a range: 50% with 2 pairs); 0 with one pair */

@@ -307,7 +307,8 @@ static const ob_file_doc docs[] = {
      "the best median is not below the loss before training; empty when measured), "
      "loss_at_half_lr, loss_at_double_lr "
      "(the median interpolated between the grid lrs around it, log(loss) linear in log(lr) where both losses "
-     "are > 0; empty outside the grid or next to an lr with an infinite median), seed_cv, "
+     "are > 0; the grid's own median where 0.5x or 2x is one of its lrs, inf where half its seeds or more "
+     "diverged there; empty outside the grid or next to an lr with an infinite median), seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr, above_start (finished runs, not "
      "diverged, whose final loss is above their loss at the first step: blown up below the divergence threshold, "
      "train.diverge_factor)"},
@@ -383,15 +384,20 @@ static const ob_file_doc docs[] = {
      "the same for every optimizer of a workload: mean, or median where some run of the workload predates "
      "the mean (a database of schema < 4, or one merged from its shards and newer ones), so that no "
      "optimizer's mean is ranked against another's median; empty when target_met_at_start), steps_lo and "
-     "steps_hi (the distribution-free 95% interval of the seeds' median first reach at lr, [min, max] of 5 "
-     "seeds or fewer, so with 3 seeds the first and the last seed to get there; steps_hi inf where a seed "
+     "steps_hi (the distribution-free interval of the seeds' median first reach at lr from their order "
+     "statistics, the narrowest that holds it with probability 95% or more: [min, max] from 6 to 8 seeds; "
+     "with 5 seeds or fewer none does and it is [min, max], which holds it less often (steps_ci_coverage), "
+     "so with 3 seeds the first and the last seed to get there; steps_hi inf where a seed "
      "in it never did: the seeds' noise), time_lo_s and time_hi_s (steps_lo x the lower end and steps_hi x "
-     "the upper end of the distribution-free 95% interval of that median step time over the runs, [min, "
-     "max] of 5 runs or fewer, one run's time for both with one run: the noise of the seeds and of the "
+     "the upper end of the same interval of that median step time over the runs (step_time_ci_coverage), "
+     "one run's time for both with one run: the noise of the seeds and of the "
      "timing, which the rank ties within; "
      "inf when censored), final_above_target (censored: how far above the target its upper-median final loss "
      "at the best lr ended, relative to the target, 0.005 = 0.5% above: a near miss, which the performance "
-     "profile counts as not reaching the target at all; empty where it got there)"},
+     "profile counts as not reaching the target at all; empty where it got there), steps_ci_coverage and "
+     "step_time_ci_coverage (the probability that [steps_lo, steps_hi] and the step times' interval hold "
+     "their medians, exact from the binomial distribution: 0.95 or more from 6 values, 1 - 2^(1-n) for "
+     "[min, max] of n <= 5: 0.5, 0.75, 0.875, 0.9375; 0 with one; empty when censored or untimed)"},
     {"time_to_heldout_target.csv", "steps and training time to reach each workload's held-out target loss "
      "(AlgoPerf's measure); only workloads evaluated during training (eval_every > 0), and only where there are such",
      "the columns of time_to_target.csv but final_above_target, for the held-out loss: target (the held-out target; default 1.1 x the "
@@ -402,7 +408,8 @@ static const ob_file_doc docs[] = {
      "interval, the gap between a run's first two evaluations: the resolution of steps), and on (loss; "
      "metric with report --heldout-on metric: the target is then on the held-out metric, higher is better, "
      "default 0.9 x the best lower-median final metric or halfway from the metric at step 0 to it, and a "
-     "seed gets there at its first evaluation at or above it; workloads without a metric are left out)"},
+     "seed gets there at its first evaluation at or above it; workloads without a metric are left out), "
+     "steps_ci_coverage and step_time_ci_coverage (as in time_to_target.csv)"},
     {"best_configuration.csv", "each optimizer at its best configuration, on workloads where the sweeps "
      "(--sweep) made several configurations of an optimizer; only then",
      "workload, optimizer, configurations (how many the optimizer has there), best_configuration (the swept "
@@ -1368,13 +1375,13 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
         OB_TRY(ob_csv_open(&c, dir, "time_to_heldout_target.csv",
                            HDR("workload", "target", "target_source", "optimizer", "rank", "steps", "time_s", "lr",
                                "censored", "target_met_at_start", "step_time", "time_lo_s", "time_hi_s", "steps_lo",
-                               "steps_hi", "eval_every", "on"),
+                               "steps_hi", "eval_every", "on", "steps_ci_coverage", "step_time_ci_coverage"),
                            e));
     else
         OB_TRY(ob_csv_open(&c, dir, "time_to_target.csv",
                            HDR("workload", "target", "target_source", "optimizer", "rank", "steps", "time_s", "lr",
                                "censored", "target_met_at_start", "step_time", "time_lo_s", "time_hi_s", "steps_lo",
-                               "steps_hi", "final_above_target"),
+                               "steps_hi", "final_above_target", "steps_ci_coverage", "step_time_ci_coverage"),
                            e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -1412,6 +1419,9 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
         } else {
             ob_csv_num(&c, g->tt_miss);
         }
+        /* what the intervals are worth: under 0.95 with 5 values or fewer */
+        ob_csv_num(&c, !t.censored && !isnan(slo) && !isinf(t.steps) ? t.steps_cover : NAN);
+        ob_csv_num(&c, !t.censored && !isnan(lo) ? t.step_ms_cover : NAN);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);

@@ -338,7 +338,8 @@ static ob_status first_reach_step(const int64_t *steps, const double *loss, int6
 
 /* The majority's first reach from the m (> 0) seeds' first reaches (sorted in
  * place), and its interval when lo: see ob_stat_majority_first_reach. */
-static ob_status majority_of_first(int m, int64_t *first, int64_t *at, double *lo, double *hi, ob_err *e)
+static ob_status majority_of_first(int m, int64_t *first, int64_t *at, double *lo, double *hi, double *cover,
+                                   ob_err *e)
 {
     /* the upper median, the ceil((m + 1) / 2)-th smallest: the step by which a strict
      * majority of the seeds got there. The median over seeds of the trailing loss, with
@@ -353,7 +354,7 @@ static ob_status majority_of_first(int m, int64_t *first, int64_t *at, double *l
         if (!f) st = no_mem(e, "finding the time to target");
         else {
             for (int k = 0; k < m; k++) f[k] = first[k] == INT64_MAX ? INFINITY : (double)first[k];
-            st = ob_stat_median_ci(f, m, 0.95, lo, hi, NULL, e);
+            st = ob_stat_median_ci(f, m, 0.95, lo, hi, cover, e);
             free(f);
         }
     }
@@ -374,7 +375,7 @@ ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const
     if (!first) return no_mem(e, "finding the time to target");
     ob_status st = OB_OK;
     for (int k = 0; k < m && st == OB_OK; k++) st = first_reach_step(steps[k], loss[k], n[k], target, &first[k], e);
-    if (st == OB_OK) st = majority_of_first(m, first, at, lo, hi, e);
+    if (st == OB_OK) st = majority_of_first(m, first, at, lo, hi, NULL, e);
     free(first);
     return st;
 }
@@ -1013,7 +1014,7 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
  * every run of the workload where some run predates the mean (one statistic
  * for all the optimizers it ranks). NaN when no run was timed. */
 static ob_status group_step_time(const ob_dataset *d, const int *idx, int n, int by_median, double *buf, double *ms,
-                                 double *lo, double *hi, ob_err *e)
+                                 double *lo, double *hi, double *cover, ob_err *e)
 {
     int mt = 0;
     for (int k = 0; k < n; k++) {
@@ -1023,10 +1024,15 @@ static ob_status group_step_time(const ob_dataset *d, const int *idx, int n, int
         if (!isnan(t)) buf[mt++] = t;
     }
     *ms = ob_stat_median(buf, mt);
-    return ob_stat_median_ci(buf, mt, 0.95, lo, hi, NULL, e);
+    *cover = NAN;
+    OB_TRY(ob_stat_median_ci(buf, mt, 0.95, lo, hi, cover, e));
+    if (mt == 0) *cover = NAN;
+    return OB_OK;
 }
 
-static const ob_ttt ttt_none = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, 1};
+static const ob_ttt ttt_none = {.steps = NAN, .time_s = NAN, .lr = NAN, .steps_lo = NAN, .steps_hi = NAN,
+                                .step_ms = NAN, .step_ms_lo = NAN, .step_ms_hi = NAN, .censored = 1,
+                                .steps_cover = NAN, .step_ms_cover = NAN};
 
 /* Held-out time to target of g (g->ev): per lr, the upper median of the
  * seeds' first evaluations with a held-out loss <= target (with metric: a
@@ -1037,12 +1043,13 @@ static ob_status group_heldout(const ob_dataset *d, ob_curve_reader *cr, ob_grou
                                double target, int metric, int by_median, ob_err *e)
 {
     ob_ttt *t = &g->ev;
-    *t = (ob_ttt){INFINITY, INFINITY, NAN, NAN, NAN, NAN, NAN, NAN, 1};
+    *t = ttt_none;
+    t->steps = t->time_s = INFINITY;
     int64_t *first = malloc(((size_t)n + 1) * sizeof *first);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
     ob_status st = !first || !ms ? no_mem(e, "computing the held-out time to target")
                                  : group_step_time(d, idx, n, by_median, ms, &t->step_ms, &t->step_ms_lo,
-                                                   &t->step_ms_hi, e);
+                                                   &t->step_ms_hi, &t->step_ms_cover, e);
     for (int i = 0; i < g->n_lr && st == OB_OK; i++) {
         int m = 0;
         for (int k = 0; k < n && st == OB_OK; k++) {
@@ -1058,13 +1065,14 @@ static ob_status group_heldout(const ob_dataset *d, ob_curve_reader *cr, ob_grou
             m++;
         }
         int64_t at = -1;
-        double lo = NAN, hi = NAN;
-        if (st == OB_OK && m > 0) st = majority_of_first(m, first, &at, &lo, &hi, e);
+        double lo = NAN, hi = NAN, cover = NAN;
+        if (st == OB_OK && m > 0) st = majority_of_first(m, first, &at, &lo, &hi, &cover, e);
         if (st == OB_OK && at >= 0 && (t->censored || (double)at < t->steps)) {
             t->steps = (double)at;
             t->lr = g->lrs[i].lr;
             t->steps_lo = lo;
             t->steps_hi = hi;
+            t->steps_cover = cover;
             t->censored = 0;
         }
     }
@@ -1087,9 +1095,9 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, 
                                       double target, int by_median, ob_err *e)
 {
     g->tt_steps = g->tt_time_s = INFINITY;
-    g->tt_lr = g->tt_steps_lo = g->tt_steps_hi = NAN;
+    g->tt_lr = g->tt_steps_lo = g->tt_steps_hi = g->tt_steps_cover = NAN;
     g->tt_censored = 1;
-    g->tt_step_ms = g->tt_step_ms_lo = g->tt_step_ms_hi = NAN;
+    g->tt_step_ms = g->tt_step_ms_lo = g->tt_step_ms_hi = g->tt_step_ms_cover = NAN;
     int64_t *first = malloc(((size_t)n + 1) * sizeof *first);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
     ob_status status = OB_OK;
@@ -1098,7 +1106,7 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, 
         goto out;
     }
     if ((status = group_step_time(d, idx, n, by_median, ms, &g->tt_step_ms, &g->tt_step_ms_lo, &g->tt_step_ms_hi,
-                                  e)) != OB_OK)
+                                  &g->tt_step_ms_cover, e)) != OB_OK)
         goto out;
     for (int i = 0; i < g->n_lr; i++) {
         ob_lr_point *p = &g->lrs[i];
@@ -1117,8 +1125,9 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, 
         }
         if (status != OB_OK) goto out;
         int64_t at = -1;
-        p->tt_steps_lo = p->tt_steps_hi = NAN;
-        if (m > 0 && (status = majority_of_first(m, first, &at, &p->tt_steps_lo, &p->tt_steps_hi, e)) != OB_OK)
+        p->tt_steps_lo = p->tt_steps_hi = p->tt_steps_cover = NAN;
+        if (m > 0 && (status = majority_of_first(m, first, &at, &p->tt_steps_lo, &p->tt_steps_hi,
+                                                 &p->tt_steps_cover, e)) != OB_OK)
             goto out;
         p->tt_steps = at < 0 ? INFINITY : (double)at;
         p->tt_time_s = at < 0 ? INFINITY : (double)at * g->tt_step_ms / 1000.0;
@@ -1132,6 +1141,7 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, 
         g->tt_lr = g->lrs[best].lr;
         g->tt_steps_lo = g->lrs[best].tt_steps_lo;
         g->tt_steps_hi = g->lrs[best].tt_steps_hi;
+        g->tt_steps_cover = g->lrs[best].tt_steps_cover;
         g->tt_censored = 0;
     }
 out:
@@ -1622,8 +1632,17 @@ int ob_stats_trial_heldout(const ob_dataset *d, const ob_stats *s, int w, int i,
 
 ob_ttt ob_group_tt(const ob_group *g)
 {
-    return (ob_ttt){g->tt_steps,    g->tt_time_s,   g->tt_lr,         g->tt_steps_lo, g->tt_steps_hi,
-                    g->tt_step_ms, g->tt_step_ms_lo, g->tt_step_ms_hi, g->tt_censored};
+    return (ob_ttt){.steps = g->tt_steps,
+                    .time_s = g->tt_time_s,
+                    .lr = g->tt_lr,
+                    .steps_lo = g->tt_steps_lo,
+                    .steps_hi = g->tt_steps_hi,
+                    .step_ms = g->tt_step_ms,
+                    .step_ms_lo = g->tt_step_ms_lo,
+                    .step_ms_hi = g->tt_step_ms_hi,
+                    .censored = g->tt_censored,
+                    .steps_cover = g->tt_steps_cover,
+                    .step_ms_cover = g->tt_step_ms_cover};
 }
 
 int ob_ttt_interval(const ob_ttt *t, int by_steps, double *lo, double *hi)

@@ -150,7 +150,9 @@ double ob_stat_max(const double *x, int n);
  * values sort as numbers. */
 ob_status ob_stat_median_ci(const double *x, int n, double level, double *lo, double *hi, double *cover,
                             ob_err *e);
-/* Value at `at` of points (lr[i], v[i]) (lr ascending) by the rule above. */
+/* Value at `at` of points (lr[i], v[i]) (lr ascending) by the rule above;
+ * at one of the lrs its own value, +inf included (half the seeds or more
+ * diverged there: the loss there is known), NaN between that and another. */
 double ob_stat_interp_loglr(const double *lr, const double *v, int n, double at);
 /* Sensitivity width in decades around index best (see above): the lrs
  * whose median is <= thr are inside. */
@@ -165,10 +167,12 @@ ob_status ob_stat_first_reach(const double *loss, int64_t n, double target, int6
  * recorded step (never: +inf; a curve ends where its run stopped, so a diverged
  * run counts by its points until then), then the ceil((m + 1) / 2)-th smallest
  * of them (a step value, not an index); -1 when that is +inf. Into *at. When
- * lo and hi are given (both or neither), the distribution-free 95% interval
- * of the seeds' median first reach (ob_stat_median_ci: [min, max] of 5 seeds
- * or fewer; hi = +inf where a seed in it never got there) when *at >= 0,
- * NaN both otherwise: the seed-to-seed noise of the steps to target. */
+ * lo and hi are given (both or neither), the distribution-free interval of
+ * the seeds' median first reach (ob_stat_median_ci at level 0.95: [min, max]
+ * of 8 seeds or fewer, which holds the median with probability 1 - 2^(1-n)
+ * only, below 0.95, with 5 or fewer; hi = +inf where a seed in it never got
+ * there) when *at >= 0, NaN both otherwise: the seed-to-seed noise of the
+ * steps to target. */
 ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const double *const *loss,
                                        const int64_t *n, double target, int64_t *at, double *lo, double *hi,
                                        ob_err *e);
@@ -220,6 +224,7 @@ typedef struct ob_lr_point {
     double tt_steps, tt_time_s; /* steps / seconds by which a majority of the seeds reached the target */
     double tt_steps_lo, tt_steps_hi; /* the interval of tt_steps over the seeds (ob_stat_majority_first_reach);
                                  * NaN when no majority got there */
+    double tt_steps_cover;      /* the probability that it holds their median (ob_stat_median_ci) */
 } ob_lr_point;
 
 /* Why a group's lr range has no width (width_decades NaN) although it has a
@@ -249,6 +254,9 @@ typedef struct ob_ttt {
     double steps_lo, steps_hi;
     double step_ms, step_ms_lo, step_ms_hi;
     int censored;
+    double steps_cover, step_ms_cover; /* the probabilities that [steps_lo, steps_hi] and [step_ms_lo,
+                                 * step_ms_hi] hold their medians (ob_stat_median_ci): 0.95 or more
+                                 * from 6 values, 1 - 2^(1-n) for [min, max] of n <= 5; NaN without */
 } ob_ttt;
 
 typedef struct ob_group {
@@ -272,13 +280,16 @@ typedef struct ob_group {
     double tt_step_ms;          /* the step time of tt_time_s: median over the group's finished runs at
                                  * every lr of each run's mean step time (median step time where
                                  * tt_by_median); NaN when no run was timed */
-    double tt_step_ms_lo, tt_step_ms_hi; /* the distribution-free 95% interval of that median
-                                 * (ob_stat_median_ci; [min, max] of 5 runs or fewer): the timing
-                                 * noise that ob_stats_tt_rank ties within; NaN when no run was timed */
-    double tt_steps_lo, tt_steps_hi; /* at tt_lr: the distribution-free 95% interval of the seeds'
-                                 * median first reach ([min, max] of 5 seeds or fewer; hi = +inf when a
-                                 * seed in it never got there): the seed-to-seed noise of tt_steps;
-                                 * NaN when censored */
+    double tt_step_ms_lo, tt_step_ms_hi; /* the distribution-free interval of that median
+                                 * (ob_stat_median_ci: 95% or more from 6 runs; [min, max] of 8 runs or
+                                 * fewer, of coverage 1 - 2^(1-n) below 6): the timing noise that
+                                 * ob_stats_tt_rank ties within; NaN when no run was timed */
+    double tt_step_ms_cover;    /* the probability that interval holds the median; NaN when untimed */
+    double tt_steps_lo, tt_steps_hi; /* at tt_lr: the distribution-free interval of the seeds' median
+                                 * first reach (as above: [min, max] of 8 seeds or fewer; hi = +inf
+                                 * when a seed in it never got there): the seed-to-seed noise of
+                                 * tt_steps; NaN when censored */
+    double tt_steps_cover;      /* the probability that interval holds the median; NaN when censored */
     int tt_censored;
     double tt_miss;             /* censored: how far above the target its upper-median final loss at
                                  * the best lr ended, relative to |target| (0.006: 0.6% above); NaN

@@ -36,7 +36,7 @@ check "summary.md ranks the quadratic workload" grep -q '^## Workload quadratic'
 # evaluated every 20 steps: a held-out time to target per workload, its CSV and --eval-target
 check "summary.md has the held-out time to target" grep -q 'Time to the held-out target.*every 20 steps' "$tmp/rep/summary.md"
 check "time_to_heldout_target.csv: a row per group (4 + header), eval_every 20" \
-  test "$(grep -c ',20,"loss"$' "$tmp/rep/time_to_heldout_target.csv")" -eq 4
+  test "$(grep -c ',20,"loss",' "$tmp/rep/time_to_heldout_target.csv")" -eq 4
 "$OPTBENCH" report --db "$db" --out "$tmp/rep_ev" --no-render --eval-target quadratic=1e9 >/dev/null 2>&1
 check "--eval-target above the loss at step 0: not ranked" \
   grep -q 'held-out target 1e+09 (given) is at or above the held-out loss at step 0' "$tmp/rep_ev/summary.md"
@@ -51,7 +51,7 @@ check "--profile-on heldout: in the figure's title" grep -q "reach each workload
 check "--heldout-on metric: the target on the held-out accuracy" \
   grep -q 'Time to the held-out target (AlgoPerf.*target held-out accuracy .* at or above it' "$tmp/rep_m/summary.md"
 check "--heldout-on metric: a row per cnn-tiny group, on the metric; none for quadratic" \
-  test "$(grep -c '^"cnn-tiny".*,10,"metric"$' "$tmp/rep_m/time_to_heldout_target.csv")" -eq 2 -a \
+  test "$(grep -c '^"cnn-tiny".*,10,"metric",' "$tmp/rep_m/time_to_heldout_target.csv")" -eq 2 -a \
   "$(grep -c '^"quadratic"' "$tmp/rep_m/time_to_heldout_target.csv")" -eq 0
 check "--heldout-on metric: quadratic has no metric, and the report says so" \
   grep -q 'It is on the held-out metric here (report --heldout-on metric), and quadratic has none' "$tmp/rep_m/summary.md"

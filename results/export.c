@@ -289,7 +289,8 @@ static const ob_file_doc docs[] = {
      "confirm)"},
     {"summary.csv", "one row per workload x optimizer: the best lr and its statistics",
      "workload, optimizer, rank (1 = lowest median final loss; equal medians share a rank: 1, 1, 3; empty when every run diverged), best_lr, seeds (at the best lr), "
-     "final_median, final_min, final_max, final_ci_lo, final_ci_hi (distribution-free interval of the "
+     "final_median, final_min, final_max (inf when a seed diverged or ended without a finite loss: "
+     "final_max_finite has the worst of the others), final_ci_lo, final_ci_hi (distribution-free interval of the "
      "median from order statistics: the narrowest that holds it with probability 95% or more; with 5 seeds or "
      "fewer none does and it is min-max; empty with one seed), final_ci_coverage (the probability that the "
      "interval holds the median, exact from the binomial distribution: 0.95 or more from 6 seeds, "
@@ -311,7 +312,8 @@ static const ob_file_doc docs[] = {
      "diverged there; empty outside the grid or next to an lr with an infinite median), seed_cv, "
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr, above_start (finished runs, not "
      "diverged, whose final loss is above their loss at the first step: blown up below the divergence threshold, "
-     "train.diverge_factor)"},
+     "train.diverge_factor), final_max_finite (the worst final loss at the best lr of the seeds that did not "
+     "diverge and ended finite, as lr_sweep.csv's final_max there; empty when none did)"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",
      "workload, optimizer, rank (1 = lowest confirmed median final loss, equal ones sharing a rank; empty when the runs are not at "
@@ -1165,7 +1167,8 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
                            "eval_metric_max", "eval_metric_ci_lo", "eval_metric_ci_hi",
                            "eval_metric_ci_coverage", "lr_width_decades",
                            "lr_width_open", "lr_width_unmeasured", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
-                           "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr", "above_start"),
+                           "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr", "above_start",
+                           "final_max_finite"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -1192,6 +1195,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
         ob_csv_num(&c, g->div_rate);
         ob_csv_num(&c, g->first_div_lr);
         ob_csv_int(&c, g->n_above_start);
+        ob_csv_num(&c, g->best >= 0 ? g->lrs[g->best].max_finite : NAN);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));

@@ -270,6 +270,8 @@ static void test_tables(const char *db, const char *out)
                 CHECK_MSG(!strcmp(t.cell[c + 1], want), "%s follows %s", t.cell[c + 1], t.cell[c]);
             }
         CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
+        /* no seed diverged at the best lr: the worst finite one is the max */
+        CHECK(num_of(cell(&t, r, "final_max_finite")) == num_of(cell(&t, r, "final_max")));
         /* lr 0.1 is within 10% of the best but a seed diverged there: a closed range */
         CHECK(!strcmp(cell(&t, r, "lr_width_open"), "0"));
         CHECK_NEAR(num_of(cell(&t, r, "lr_width_decades")), log(1.1) / log(4.0), 1e-12);
@@ -714,6 +716,18 @@ static void test_lr_range_edges(const char *db, const char *out)
                              "time in 10"));
     free(tex);
     db_exec(db, "UPDATE runs SET final_loss = final_loss + 0.9 WHERE workload = 'quad' AND optimizer = 'sgd'");
+    /* adam's seed of 1.2 diverged: still ranked 1 (median 1), its range now
+     * unbounded above, which the caption says bolds the others */
+    db_exec(db, "UPDATE runs SET status = 'diverged' WHERE workload = 'quad' AND optimizer = 'adam' AND lr = 0.01 "
+                "AND final_loss = 1.2");
+    write_report(db, out, &res);
+    tex = slurp(out, "summary.tex");
+    CHECK_MSG(tex && strstr(tex, "1 & adam & 0.01 & \\textbf{1.000} {\\scriptsize [0.8000, $\\infty$]}") &&
+                  strstr(tex, "a diverged seed makes the lowest's range unbounded"),
+              "%s", tex ? tex : "(none)");
+    free(tex);
+    db_exec(db, "UPDATE runs SET status = 'done' WHERE workload = 'quad' AND optimizer = 'adam' AND lr = 0.01 "
+                "AND final_loss = 1.2");
 }
 
 /* Seeds that diverged at the best lr: curves_best.csv counts them as +inf
@@ -830,7 +844,8 @@ static void test_provenance(const char *db, const char *out)
     /* the Files table's notes whole, however long (summary.csv's ends with its last column) */
     CHECK(md && strstr(md, "divergence_rate, first_diverged_lr, above_start (finished runs, not diverged, whose final "
                            "loss is above their loss at the first step: blown up below the divergence threshold, "
-                           "train.diverge_factor) |"));
+                           "train.diverge_factor), final_max_finite (") &&
+          strstr(md, "as lr_sweep.csv's final_max there; empty when none did) |"));
     free(md);
     /* a run's own revision and machine (a benchmark continued or grown by
      * another build) count over its benchmark's: one sgd run continued

@@ -8,6 +8,7 @@
 #include "results/dataset.h"
 #include "results/store.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -248,10 +249,48 @@ static int add_label(char ***labels, char ***names, int *n, const char *label, c
     return (*n)++;
 }
 
-static int cmp_str(const void *a, const void *b)
+/* Does a number start at s[i]: a digit, or '-' or '.' before one where a
+ * value begins (after '=', ' ', ',', '(' or at the start: "beta2=-0.5",
+ * not the hyphen of "bert-2")? */
+static int number_at(const char *s, size_t i)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    const unsigned char c = (unsigned char)s[i];
+    if (c >= '0' && c <= '9') return 1;
+    if ((c != '-' && c != '.') || !(s[i + 1] >= '0' && s[i + 1] <= '9')) return 0;
+    return i == 0 || strchr("= ,(", s[i - 1]) != NULL;
 }
+
+/* Labels in order, their numbers by value: "adamw weight_decay=1e-05" before
+ * "adamw weight_decay=0.001", "sgd momentum=9" before "sgd momentum=10"
+ * (strcmp put both the other way round), so that tables, legends and the
+ * shades of a sweep's configurations follow the swept values; equal values
+ * written apart (0.1, 0.10) by their text. */
+static int cmp_label(const char *a, const char *b)
+{
+    size_t i = 0, j = 0;
+    while (a[i] && b[j]) {
+        /* a digit continuing a word on both sides ("adam2") is compared as text */
+        const int na = number_at(a, i) && !(i > 0 && isalpha((unsigned char)a[i - 1])),
+                  nb = number_at(b, j) && !(j > 0 && isalpha((unsigned char)b[j - 1]));
+        if (na && nb) {
+            char *ea, *eb;
+            const double va = strtod(a + i, &ea), vb = strtod(b + j, &eb);
+            if (va != vb && !isnan(va) && !isnan(vb)) return va < vb ? -1 : 1;
+            const size_t la = (size_t)(ea - (a + i)), lb = (size_t)(eb - (b + j));
+            const int t = strncmp(a + i, b + j, la < lb ? la : lb);
+            if (t || la != lb) return t ? t : la < lb ? -1 : 1;
+            i += la;
+            j += lb;
+            continue;
+        }
+        if (a[i] != b[j]) return (unsigned char)a[i] < (unsigned char)b[j] ? -1 : 1;
+        i++;
+        j++;
+    }
+    return a[i] ? 1 : b[j] ? -1 : 0;
+}
+
+static int cmp_str(const void *a, const void *b) { return cmp_label(*(char *const *)a, *(char *const *)b); }
 
 /* Distinct strings of a list: index of s, appending it when new; -1 when out of memory. */
 static int intern(char ***list, int *n, const char *s)

@@ -971,6 +971,33 @@ static void test_trial_heldout(const char *path)
     ob_store_close(s);
 }
 
+/* Labels in order, their numbers by value: a sweep's configurations follow
+ * the swept values in tables, legends and shades (as text, 1e-05 sorted
+ * after 0.001 and 10 before 9); digits in a name stay text. */
+static void test_label_order(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const char *const wd[] = {"10", "0.001", "1e-05", "9", "0", "-0.5"};
+    for (int i = 0; i < 6; i++) {
+        char x[64];
+        snprintf(x, sizeof x, "\"weight_decay\":%s", wd[i]);
+        fx_add(s, 0, &(fx_run){"A", "adamw", x, 0.01, 0, "done", 1, 5, 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_dataset d;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    static const char *const want[] = {"-0.5", "0", "1e-05", "0.001", "9", "10"};
+    CHECK(d.n_opt == 6);
+    for (int i = 0; i < d.n_opt && i < 6; i++) {
+        char l[64];
+        snprintf(l, sizeof l, "adamw weight_decay=%s", want[i]);
+        CHECK_MSG(!strcmp(d.opt_labels[i], l), "label %d: '%s', not '%s'", i, d.opt_labels[i], l);
+    }
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* Labels: configurations of one optimizer that differ on a workload are told
  * apart by the differing key; settings that follow the workload are not shown. */
 static void test_labels(const char *path)
@@ -2128,8 +2155,9 @@ static void test_dataset_reading(const char *path)
                            "ELSE '{\"lr\":0.01,\"route\":\"z\"}' END WHERE optimizer = 'rmsprop'",
                        NULL, NULL, NULL) == SQLITE_OK);
     CHECK_OK(ob_dataset_load(db, 0, &d, &e), &e);
-    const char *want[] = {"adam beta2=0.9991", "adam beta2=0.9992", "adamw_sf train.warmup_steps=10",
-                          "adamw_sf train.warmup_steps=5", "lion", "lion #2", "rmsprop route=x;;y", "rmsprop route=z",
+    /* (numbers by value: 5 before 10) */
+    const char *want[] = {"adam beta2=0.9991", "adam beta2=0.9992", "adamw_sf train.warmup_steps=5",
+                          "adamw_sf train.warmup_steps=10", "lion", "lion #2", "rmsprop route=x;;y", "rmsprop route=z",
                           "sgd"};
     CHECK_MSG(d.n_opt == 9, "%d labels", d.n_opt);
     for (int i = 0; i < d.n_opt && i < 9; i++)
@@ -2175,6 +2203,7 @@ int main(void)
         {"width_unfinished.db", test_width_unfinished},
         {"tt_mixed.db", test_tt_mixed_means},
         {"labels.db", test_labels},
+        {"label_order.db", test_label_order},
         {"tuned.db", test_tuned_profile},
         {"heldout_trials.db", test_trial_heldout},
         {"steps.db", test_steps_and_start},

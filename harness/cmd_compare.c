@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -212,6 +213,13 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
     FILE *f[3] = {NULL, NULL, NULL};
     long start[3] = {0, 0, 0}; /* where each report starts: the append's earlier content stays */
     int append[3] = {0, 0, 0}; /* added to (--markdown-append), not replaced */
+    int existed[3] = {0, 0, 0};
+    /* a regular file replaced (--markdown, --junit) is written beside it and
+     * renamed over it at the end: killed half way, the file is the earlier
+     * night's or this one's, never empty or cut (one of the two reports may
+     * be the earlier's still); one that cannot be written is removed, so
+     * that it keeps no earlier verdict */
+    char tmp[3][1100] = {"", "", ""};
     why[0] = 0;
     for (int k = 0; k < 3; k++) {
         if (!paths[k]) continue;
@@ -241,6 +249,8 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
         /* opened without truncating, so that a file two reports name keeps
          * --markdown-append's earlier content */
         append[k] = k == 1;
+        struct stat sp;
+        existed[k] = stat(paths[k], &sp) == 0;
         /* --markdown-append's with O_APPEND, so that processes appending to
          * one file at once (a CI step summary) do not write over each other */
         const int fd = open(paths[k], (k == 1 ? O_RDWR | O_APPEND : O_WRONLY) | O_CREAT | O_CLOEXEC, 0666);
@@ -272,8 +282,31 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
     }
     for (int k = 0; k < 3; k++) {
         if (!f[k]) continue;
+        struct stat sk;
         if (append[k]) {
             if (fseek(f[k], 0, SEEK_END) == 0) start[k] = ftell(f[k]);
+        } else if (fstat(fileno(f[k]), &sk) == 0 && S_ISREG(sk.st_mode)) {
+            snprintf(tmp[k], sizeof tmp[k], "%s.partXXXXXX", paths[k]);
+            const int fd = mkstemp(tmp[k]);
+            FILE *t = fd >= 0 ? fdopen(fd, "w+") : NULL;
+            if (!t) {
+                int en = errno;
+                if (fd >= 0) {
+                    close(fd);
+                    unlink(tmp[k]);
+                }
+                tmp[k][0] = 0;
+                ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
+                first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
+                fclose(f[k]);
+                f[k] = NULL;
+                continue;
+            }
+            fchmod(fd, sk.st_mode & 07777); /* the file's own mode (0666 less the umask when new) */
+            fclose(f[k]);
+            f[k] = t;
+            /* made empty by the open above, and not there before: gone until the rename */
+            if (!existed[k]) unlink(paths[k]);
         } else if (ftruncate(fileno(f[k]), 0) != 0) { /* a pipe or a terminal: written from where it is */
             clearerr(f[k]);
         }
@@ -300,6 +333,11 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
                 first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
                 fclose(f[k]);
                 f[k] = NULL;
+                if (tmp[k][0]) { /* no earlier night's verdict stays in its place either */
+                    unlink(tmp[k]);
+                    unlink(paths[k]);
+                }
+                tmp[k][0] = 0;
                 failed = 1;
             }
         }
@@ -314,12 +352,21 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
             if (start[k] >= 0 && ftruncate(fileno(f[k]), (off_t)start[k]) == 0) fseek(f[k], start[k], SEEK_SET);
         }
     }
-    for (int k = 0; k < 3; k++)
-        if (f[k] && fclose(f[k]) != 0) {
+    for (int k = 0; k < 3; k++) {
+        if (!f[k]) continue;
+        int bad = tmp[k][0] && (fflush(f[k]) != 0 || fsync(fileno(f[k])) != 0);
+        if (fclose(f[k]) != 0) bad = 1;
+        if (!bad && tmp[k][0] && rename(tmp[k], paths[k]) != 0) bad = 1;
+        if (bad) {
             int en = errno;
             ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
             first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
+            if (tmp[k][0]) {
+                unlink(tmp[k]);
+                unlink(paths[k]);
+            }
         }
+    }
     return why[0] ? 2 : rc;
 }
 

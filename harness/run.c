@@ -1649,6 +1649,9 @@ static ob_status confirm_stage(matrix_ctx *x, const ob_matrix *m, ob_device *dev
         char status[32];
         if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto out;
         if (ob_store_status_finished(status)) {
+            /* killed between recording it and deleting its checkpoints: they go now
+             * (as the sweep's cells' do) */
+            remove_run_files(x->cfg, x->db_path, x->db_id, ids[k]);
             finished++;
             continue;
         }

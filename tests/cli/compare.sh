@@ -95,6 +95,20 @@ check "each row names its lr: $(grep '^quadratic *adam' "$tmp/out")" \
   test "$(grep -cE '^(quadratic|rosenbrock) +(sgd|adam) +[0-9.e-]+ +[-+]' "$tmp/out")" = 4
 check "markdown rows name the lr" test "$(grep -cE '^\| (quadratic|rosenbrock) \| (sgd|adam) \| [0-9.e-]+ \| [-+]' "$tmp/ok.md")" = 4
 check "JUnit names the lr" test "$(grep -cE '<system-out>6 matched cells; lr [0-9.e-]+; final loss' "$tmp/ok.xml")" = 4
+check "the reports' working files are gone" test -z "$(ls "$tmp" | grep '\.part')"
+# killed while writing its reports: each is the earlier one or the new one,
+# never empty or cut (written beside it, then renamed over it)
+if command -v strace >/dev/null 2>&1; then
+  for at in 1 2 3; do
+    cp "$tmp/ok.md" "$tmp/k.md"
+    cp "$tmp/ok.xml" "$tmp/k.xml"
+    strace -f -o /dev/null -e trace=write -e inject=write:signal=KILL:when=$at "$OPTBENCH" compare \
+      --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/k.md" --junit "$tmp/k.xml" >/dev/null 2>&1
+    check "killed at write $at: the Markdown whole" cmp -s "$tmp/ok.md" "$tmp/k.md"
+    check "killed at write $at: the JUnit whole" cmp -s "$tmp/ok.xml" "$tmp/k.xml"
+  done
+  rm -f "$tmp"/k.md.part* "$tmp"/k.xml.part*
+fi
 
 # an incomplete baseline (a night killed midway, kept as the baseline): its
 # unfinished cells are not judged and said so; a group with none finished

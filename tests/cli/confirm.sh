@@ -126,6 +126,14 @@ check "stopped and resumed = uninterrupted" test "$r" = "$c"
 rc=$(q "$tmp/ref.db" "select r.cell, c.step, c.loss from curves c join runs r on r.id = c.run_id where r.stage='confirm' order by 1, 2" | md5sum)
 cc=$(q "$tmp/c.db" "select r.cell, c.step, c.loss from curves c join runs r on r.id = c.run_id where r.stage='confirm' order by 1, 2" | md5sum)
 check "the confirmation curves are the same" test "$rc" = "$cc"
+# a finished confirmation run's files left by a kill between recording it and
+# removing them (its lock, a checkpoint) go at the next --resume
+cid=$(q "$tmp/c.db" "select min(id) from runs where stage='confirm'")
+mkdir -p "$tmp/c.db.ckpt/run-$cid"
+echo 999999 >"$tmp/c.db.ckpt/run-$cid/lock"
+cp "$tmp/c.db" "$tmp/c.db.ckpt/run-$cid/ckpt-000000000100.obck"
+"$OPTBENCH" "${long0[@]}" --db "$tmp/c.db" --resume 2>"$tmp/c3.err" || { cat "$tmp/c3.err"; echo "FAIL: resume c again"; fail=1; }
+check "a finished confirmation run's leftover files are removed" test ! -e "$tmp/c.db.ckpt/run-$cid"
 
 # a shard does not run the stage (it holds part of the sweep)
 "$OPTBENCH" "${sweep[@]}" --confirm-seeds 2 --shard 0/2 --db "$tmp/s.db" 2>"$tmp/s.err" || { echo "FAIL: shard"; fail=1; }

@@ -303,5 +303,6 @@ extern const ob_optimizer_def ob_opt_asgd;
 extern const ob_optimizer_def ob_opt_lamb;
 extern const ob_optimizer_def ob_opt_lars;
 extern const ob_optimizer_def ob_opt_ademamix;
+extern const ob_optimizer_def ob_opt_adabelief;
 
 #endif

@@ -51,7 +51,7 @@ static const ob_optimizer_def *const registry[] = {
     &ob_opt_sgd, &ob_opt_adam, &ob_opt_adamw, &ob_opt_nadam, &ob_opt_radam, &ob_opt_adamax,
     &ob_opt_adagrad, &ob_opt_adadelta, &ob_opt_rmsprop, &ob_opt_lion, &ob_opt_muon, &ob_opt_root,
     &ob_opt_adamw_sf, &ob_opt_sgd_sf, &ob_opt_soap, &ob_opt_adafactor, &ob_opt_rprop, &ob_opt_asgd,
-    &ob_opt_lamb, &ob_opt_lars, &ob_opt_ademamix,
+    &ob_opt_lamb, &ob_opt_lars, &ob_opt_ademamix, &ob_opt_adabelief,
 };
 
 const ob_optimizer_def *const *ob_optimizers(int *n)

@@ -193,6 +193,7 @@ typedef enum ob_rule_kind {
     OB_RULE_LAMB,         /* p = out (workspace), s0 = exp_avg, s1 = exp_avg_sq, s2 = parameters (read) */
     OB_RULE_LARS,         /* s0 = momentum buffer; step c[0] = the tensor's trust ratio */
     OB_RULE_ADEMAMIX,     /* s0 = exp_avg_fast, s1 = exp_avg_slow, s2 = exp_avg_sq */
+    OB_RULE_ADABELIEF,    /* s0 = exp_avg, s1 = exp_avg_var (eps included), s2 = max_exp_avg_var (amsgrad) */
     OB_RULE_COUNT
 } ob_rule_kind;
 
@@ -202,6 +203,7 @@ typedef enum ob_rule_kind {
 #define OB_RULE_CENTERED 1   /* rmsprop: centered */
 #define OB_RULE_EPS_RAW 2    /* adam: eps added to sqrt(v) before the bias correction (Moonlight's AdamW) */
 #define OB_RULE_SKIP_DECAY 2 /* soap apply: no weight decay (filter_bias_and_bn) */
+#define OB_RULE_FIXED_DECAY 1 /* adabelief: decoupled decay p *= c[0] = 1 - wd, without the lr */
 
 typedef struct ob_rule {
     int kind;          /* ob_rule_kind */
@@ -684,6 +686,46 @@ OB_HD static inline void ob_rule_ademamix(const ob_rule *r, const ob_rule_step *
     *p -= s->lr * u;
 }
 
+/* AdaBelief (Zhuang et al. 2020) as adabelief-pytorch 0.2's AdaBelief: Adam
+ * whose second moment s is the EMA of (g - m)^2, the belief in the observed
+ * gradient, m the new first moment, with eps added into it at every step and
+ * stored so (the package's exp_avg_var.add_(eps) is in place, so eps
+ * accumulates in s): s = beta2 s + (1 - beta2) (g - m)^2 + eps. The decay
+ * comes first: L2 (g += wd p), decoupled (p *= 1 - lr wd) or, with
+ * OB_RULE_FIXED_DECAY, p *= c[0] (the rule's c[0] = 1 - wd, rounded from
+ * double as the package's factor is). Per step: where c[1] != 0 the adaptive
+ * step p -= c[0] m / (sqrt(s) / c[3] + eps), c[3] = sqrt(bc2), or 1 for the
+ * rectified step (whose bias correction is in c[0]); where c[1] == 0 the
+ * rectified rule's SGD phase p -= c[0] m; and where c[2] == 0 no move at all
+ * (that phase without degenerated_to_sgd: m and s still move, and the
+ * decay). c[0] is the step size times lr, in double on the host. amsgrad (the
+ * unrectified step only: the package's rectified step divides by sqrt(s),
+ * not by its maximum) keeps vmax = max(vmax, s) and divides by sqrt(vmax). */
+OB_HD static inline void ob_rule_adabelief(const ob_rule *r, const ob_rule_step *s, float *p, float g, float *m,
+                                           float *v, float *vmax)
+{
+    if (r->weight_decay != 0.0f && (r->flags & OB_RULE_FIXED_DECAY))
+        *p *= r->c[0];
+    else
+        g = ob_rule_weight_decay(r, s, p, g);
+    const float mm = *m * r->beta1 + r->omb1 * g; /* exp_avg.mul_(beta1).add_(g, alpha=1-beta1) */
+    const float d = g - mm;
+    const float vv = (*v * r->beta2 + r->omb2 * d * d) + r->eps;
+    *m = mm;
+    *v = vv;
+    float vhat = vv;
+    if (r->amsgrad) {
+        vhat = *vmax > vv ? *vmax : vv;
+        *vmax = vhat;
+    }
+    const float denom = sqrtf(vhat) / s->c[3] + r->eps;
+    /* selections, not branches, on values the same for every element of a
+     * step: the CPU's loops vectorize them as they are */
+    const float u = s->c[1] != 0.0f ? mm / denom : mm;
+    const float q = *p - s->c[0] * u;
+    *p = s->c[2] != 0.0f ? q : *p;
+}
+
 /* Apply rule r to element i. st[k] are the state arrays (NULL beyond n_state). */
 OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, float clip_scale,
                                        float *p, const float *g, float *const *st, long long i)
@@ -727,6 +769,9 @@ OB_HD static inline void ob_rule_apply(const ob_rule *r, const ob_rule_step *s, 
     case OB_RULE_LAMB: ob_rule_lamb(r, s, &p[i], gi, &st[0][i], &st[1][i], &st[2][i]); break;
     case OB_RULE_LARS: ob_rule_lars(r, s, &p[i], gi, st[0] ? &st[0][i] : (float *)0); break;
     case OB_RULE_ADEMAMIX: ob_rule_ademamix(r, s, &p[i], gi, &st[0][i], &st[1][i], &st[2][i]); break;
+    case OB_RULE_ADABELIEF:
+        ob_rule_adabelief(r, s, &p[i], gi, &st[0][i], &st[1][i], r->amsgrad ? &st[2][i] : (float *)0);
+        break;
     case OB_RULE_COUNT: break;
     }
 }

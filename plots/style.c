@@ -10,7 +10,7 @@
 
 /* One colour per optimizer of the registry, in its order (sgd, adam, adamw,
  * nadam, radam, adamax, adagrad, adadelta, rmsprop, lion, muon, root,
- * adamw_sf, sgd_sf, soap, adafactor, rprop, asgd, lamb, lars, ademamix), chosen to stay apart for
+ * adamw_sf, sgd_sf, soap, adafactor, rprop, asgd, lamb, lars, ademamix, adabelief), chosen to stay apart for
  * readers with a colour-vision deficiency as well: distances are Delta E
  * 1976 in CIELAB, under normal vision and under protanopia, deuteranopia
  * and tritanopia as simulated by Machado, Oliveira and Fernandes (2009) at
@@ -33,28 +33,28 @@
  *    normal vision and 10.5 under each simulation (from adafactor's, under
  *    deuteranopia). No colour was left that far from all of these (the
  *    best of a 64-level grid kept 20.5 and 10.2), so lars, added last,
- *    took the first spare, which is farther (21.4 and 11.4), and ademamix,
- *    after it, the next one.
+ *    took the first spare, which is farther (21.4 and 11.4), ademamix,
+ *    after it, the next one, and adabelief, after that, the next.
  *  - Every one reads on white: CIELAB L* 31-70. No black: the figures draw
  *    their annotations (the loss floor, legend keys of marks) in black.
  * tests/test_report_figures.c (test_series_colours_cvd) checks these
  * bounds. Series differ by marker and dash type as well (ob_series_marks),
- * so the closer pairs of the 21 still tell apart. */
+ * so the closer pairs of the 22 still tell apart. */
 static const char *const palette[] = {"#0077bb", "#882255", "#999933", "#d95f02", "#886699", "#8c564b",
                                       "#bb1177", "#1144aa", "#99aacc", "#ee6677", "#225522", "#cc79a7",
                                       "#1b9e77", "#56b4e9", "#773388", "#997744", "#a65628", "#8899ff",
-                                      "#77aa55", "#7766dd", "#991122"};
+                                      "#77aa55", "#7766dd", "#991122", "#ff8866"};
 #define N_PALETTE (int)(sizeof palette / sizeof palette[0])
 /* Colours no optimizer owns, for optimizers the registry does not know
- * (and for the next optimizers added to it, as lars and ademamix took the
- * first two): so a colour keeps meaning one optimizer. Each
+ * (and for the next optimizers added to it, as lars, ademamix and
+ * adabelief took the first three): so a colour keeps meaning one optimizer. Each
  * was picked, in this order, from the #rgb colours of moderate lightness
  * and saturation (CIELAB L* 30-70, chroma under 70) as the one farthest from
  * the palette and the spares before it, by the smallest of its distances
  * in the four visions above: every one is at least 21.4 apart from
  * any other colour here in normal vision and 11.4 under each simulation,
  * more than the palette's closest pairs (20.6 and 10.0). */
-static const char *const spare[] = {"#ff8866", "#cc9999", "#dd9922", "#006677"};
+static const char *const spare[] = {"#cc9999", "#dd9922", "#006677"};
 #define N_SPARE (int)(sizeof spare / sizeof spare[0])
 
 /* The registry place of an optimizer name, -1 if unknown. */
@@ -241,7 +241,7 @@ static const struct mark {
     {"adamax", 11, 2},   {"adagrad", 7, 2},    {"adadelta", 15, 5}, {"rmsprop", 12, 1},  {"lion", 13, 2},
     {"muon", 15, 4},     {"root", 10, 5},      {"adamw_sf", 9, 1}, {"sgd_sf", 8, 2},    {"soap", 12, 4},
     {"adafactor", 11, 5}, {"rprop", 14, 1},    {"asgd", 13, 4},     {"lamb", 4, 1},
-    {"lars", 10, 2},     {"ademamix", 7, 4},
+    {"lars", 10, 2},     {"ademamix", 7, 4},  {"adabelief", 4, 5},
 };
 #define N_MARKS (int)(sizeof marks / sizeof marks[0])
 static const int open_shapes[] = {4, 8, 10, 12, 14};

@@ -22,11 +22,13 @@ vector then against a torch parameter group without decay, as timm's
 create_optimizer builds it).
 nadam runs with formula=torch1.13 on PyTorch < 2.0 and torch2 after;
 decoupled weight decay of nadam/radam where torch has it (>= 2.0).
-lamb, lars and ademamix, which torch.optim lacks, against LambRef, LarsRef
-and AdEMAMixRef below: the algorithms of timm's Lamb (apex's FusedLAMB; its
-built-in global clipping, max_grad_norm, off, as optbench leaves clipping to
-train.clip_norm), timm's Lars (after apex's LARC) and the AdEMAMix authors'
-PyTorch optimizer (with its alpha and beta3 warmups) written out in torch.
+lamb, lars, ademamix and adabelief, which torch.optim lacks, against
+LambRef, LarsRef, AdEMAMixRef and AdaBeliefRef below: the algorithms of
+timm's Lamb (apex's FusedLAMB; its built-in global clipping, max_grad_norm,
+off, as optbench leaves clipping to train.clip_norm), timm's Lars (after
+apex's LARC), the AdEMAMix authors' PyTorch optimizer (with its alpha and
+beta3 warmups) and the AdaBelief authors' adabelief-pytorch 0.2 (rectified
+or not, its three decays, amsgrad) written out in torch.
 
 Prints one line per optimizer (cases, worst scaled error, the case it came
 from) and 'N cases, M failed'; exits 1 on a failure, 77 when torch is missing.
@@ -59,7 +61,7 @@ TOL = 1e-4
 # it themselves, muon's filter concerns its AdamW group, which a replay of
 # one matrix does not have
 FILTERED = ("sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "asgd",
-            "adamw_sf", "sgd_sf", "adafactor", "ademamix")
+            "adamw_sf", "sgd_sf", "adafactor", "ademamix", "adabelief")
 TORCH2 = int(torch.__version__.split(".")[0]) >= 2
 
 
@@ -268,7 +270,82 @@ def draw_case(rng, opt):
                   alpha_warmup=s["alpha_warmup"], beta3_warmup=s["beta3_warmup"], eps=s["eps"],
                   weight_decay=s["weight_decay"])
         return s, AdEMAMixRef, kw
+    if opt == "adabelief":
+        s["lr"] = pick(rng, 1e-4, 1e-3, 1e-2, 0.1)
+        # not beta1 = 0: then m = g, g - m = 0, and the denominator is eps
+        # alone, steps of g / sqrt(eps) that float32 rounding alone (the
+        # package's own float32 run) puts 5e-5 off
+        s["beta1"] = pick(rng, 0.5, 0.8, 0.9)
+        s["beta2"] = pick(rng, 0.9, 0.99, 0.999, 0.99999)
+        s["eps"] = pick(rng, 1e-16, 1e-12, 1e-8, 1e-3)  # the package's default, and eps large enough to show
+        s["weight_decay"] = pick(rng, 0.0, 0.01, 0.1)
+        s["weight_decouple"] = rng.random() < 0.7
+        s["fixed_decay"] = s["weight_decouple"] and rng.random() < 0.3
+        s["rectify"] = rng.random() < 0.6
+        # optbench refuses the settings the package ignores: degenerated_to_sgd
+        # without rectify, amsgrad with it
+        s["degenerated_to_sgd"] = not s["rectify"] or rng.random() < 0.7
+        s["amsgrad"] = not s["rectify"] and rng.random() < 0.4
+        kw = dict(lr=s["lr"], betas=(s["beta1"], s["beta2"]), eps=s["eps"], weight_decay=s["weight_decay"],
+                  amsgrad=s["amsgrad"], weight_decouple=s["weight_decouple"], fixed_decay=s["fixed_decay"],
+                  rectify=s["rectify"], degenerated_to_sgd=s["degenerated_to_sgd"])
+        w = pick(rng, 0, 0, 0, 4)  # a warmup: the scheduled lr reaches the decay and the rectified step
+        if w:
+            s["train.schedule"], s["train.warmup_steps"] = "warmup", w
+        return s, AdaBeliefRef, kw
     raise ValueError(opt)
+
+
+class AdaBeliefRef(torch.optim.Optimizer):
+    """AdaBelief (Zhuang et al. 2020) as adabelief-pytorch 0.2's AdaBelief
+    steps one tensor: the decay first (weight_decouple: p *= 1 - lr wd, or
+    1 - wd with fixed_decay; else g += wd p), m = beta1 m + (1 - beta1) g,
+    s = beta2 s + (1 - beta2) (g - m)^2 + eps (the package adds eps in place,
+    so s keeps it); without rectify p -= lr / bc1 m / (sqrt(s) / sqrt(bc2) +
+    eps) (amsgrad: the maximum of s); with it, once N_sma >= 5, RAdam's
+    rectified step p -= lr r m / (sqrt(s) + eps) (the bias corrections in r),
+    before that p -= lr / bc1 m (degenerated_to_sgd) or no move."""
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-16, weight_decay=0.0, amsgrad=False,
+                 weight_decouple=True, fixed_decay=False, rectify=True, degenerated_to_sgd=True):
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      weight_decouple=weight_decouple, fixed_decay=fixed_decay, rectify=rectify,
+                                      degenerated_to_sgd=degenerated_to_sgd))
+
+    @torch.no_grad()
+    def step(self):
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+            for p in group["params"]:
+                st = self.state[p]
+                if not st:
+                    st["t"] = 0
+                    st["m"], st["s"], st["smax"] = (torch.zeros_like(p) for _ in range(3))
+                g = p.grad
+                if group["weight_decouple"]:
+                    p.mul_(1.0 - (wd if group["fixed_decay"] else lr * wd))
+                elif wd != 0:
+                    g = g.add(p, alpha=wd)
+                st["t"] += 1
+                t, m, s = st["t"], st["m"], st["s"]
+                bc1, bc2 = 1 - beta1 ** t, 1 - beta2 ** t
+                m.mul_(beta1).add_(g, alpha=1 - beta1)
+                d = g - m
+                s.mul_(beta2).addcmul_(d, d, value=1 - beta2).add_(eps)
+                if not group["rectify"]:
+                    v = s
+                    if group["amsgrad"]:
+                        v = torch.maximum(st["smax"], s, out=st["smax"])
+                    p.addcdiv_(m, (v.sqrt() / math.sqrt(bc2)).add_(eps), value=-lr / bc1)
+                    continue
+                n_max = 2 / (1 - beta2) - 1
+                n_sma = n_max - 2 * t * beta2 ** t / bc2
+                if n_sma >= 5:
+                    r = math.sqrt(bc2 * (n_sma - 4) / (n_max - 4) * (n_sma - 2) / n_sma * n_max / (n_max - 2)) / bc1
+                    p.addcdiv_(m, s.sqrt().add_(eps), value=-lr * r)
+                elif group["degenerated_to_sgd"]:
+                    p.add_(m, alpha=-lr / bc1)
 
 
 class AdEMAMixRef(torch.optim.Optimizer):
@@ -464,7 +541,7 @@ def main():
     ap.add_argument("--keep", default=None)
     a = ap.parse_args()
     opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "rprop", "asgd",
-            "lamb", "lars", "ademamix"]
+            "lamb", "lars", "ademamix", "adabelief"]
     if hasattr(torch.optim, "Muon"):
         opts.append("muon")
     if hasattr(torch.optim, "Adafactor"):

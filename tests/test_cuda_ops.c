@@ -466,6 +466,11 @@ static int rule_cases(rule_case *out)
     ADD("lars", OB_RULE_LARS, 0, 0, r->weight_decay = 1e-4f);
     ADD("lars-momentum-nesterov", OB_RULE_LARS, 1, 0, ob_rule_momentum(r, 0.9f, 0); r->nesterov = 1; r->weight_decay = 5e-4f);
     ADD("ademamix", OB_RULE_ADEMAMIX, 3, 1, r->weight_decay = 0.01f; r->c[0] = 0.1f; r->c[1] = 0.01f);
+    /* step c[1] = 0 at t = 2: the rectified rule's SGD phase */
+    ADD("adabelief", OB_RULE_ADABELIEF, 2, 1, r->weight_decay = 0.1f; r->decoupled_wd = 1; r->eps = 1e-16f);
+    ADD("adabelief-l2-amsgrad", OB_RULE_ADABELIEF, 3, 1, r->weight_decay = 0.01f; r->amsgrad = 1);
+    ADD("adabelief-fixed-decay", OB_RULE_ADABELIEF, 2, 1, r->weight_decay = 0.01f; r->decoupled_wd = 1;
+        r->flags = OB_RULE_FIXED_DECAY; r->c[0] = 0.99f);
 #undef ADD
     return n;
 }
@@ -525,8 +530,8 @@ static void rules_parity(int64_t n, const char *const *only, int n_only, double 
                     s.bc1 = (float)(1.0 - pow(0.9, t));
                     s.bc2 = (float)(1.0 - pow(0.99, t));
                     s.c[0] = 0.004f;
-                    s.c[1] = t == 2 ? 0.0f : 0.003f; /* radam: both branches */
-                    s.c[2] = 2.0f;                   /* ademamix: alpha, sqrt(bc2) */
+                    s.c[1] = t == 2 ? 0.0f : 0.003f; /* radam, adabelief: both branches */
+                    s.c[2] = 2.0f;                   /* ademamix: alpha, sqrt(bc2); adabelief: a move */
                     s.c[3] = sqrtf(s.bc2);
                     OK(cpu.ops->upload(&cpu, csc, &s, sizeof s, &err));
                     OK(gpu.ops->upload(&gpu, gsc, &s, sizeof s, &err));

@@ -302,6 +302,41 @@ static void ref_ademamix(ref *r, double *p, const double *g, int t)
     }
 }
 
+/* AdaBelief (Zhuang et al. 2020, Algorithm 2) as adabelief-pytorch 0.2 runs
+ * it: the decay first (decoupled, fixed or L2), s = beta2 s + (1 - beta2)
+ * (g - m)^2 + eps with the new m (eps kept in s), then Adam's step (amsgrad:
+ * the maximum of s), or with rectify RAdam's rectified step once N_sma >= 5
+ * (its denominator sqrt(s) + eps) and SGD with momentum, or nothing, before. */
+static void ref_adabelief(ref *r, double *p, const double *g, int t)
+{
+    double lr = HP("lr", 1e-3), b1 = HP("beta1", 0.9), b2 = HP("beta2", 0.999), eps = HP("eps", 1e-16),
+           wd = HP("weight_decay", 0);
+    int dec = HP("weight_decouple", 1) != 0, fixed = HP("fixed_decay", 0) != 0, rect = HP("rectify", 1) != 0,
+        to_sgd = HP("degenerated_to_sgd", 1) != 0, ams = HP("amsgrad", 0) != 0;
+    double bc1 = 1 - pow(b1, t), bc2 = 1 - pow(b2, t);
+    double nmax = 2 / (1 - b2) - 1, nsma = nmax - 2 * t * pow(b2, t) / bc2;
+    for (int i = 0; i < r->n; i++) {
+        double gi = g[i];
+        if (dec)
+            p[i] *= fixed ? 1 - wd : 1 - lr * wd;
+        else
+            gi += wd * p[i];
+        double *m = &r->s[0][i], *s = &r->s[1][i], *smax = &r->s[2][i];
+        *m = b1 * *m + (1 - b1) * gi;
+        *s = b2 * *s + (1 - b2) * (gi - *m) * (gi - *m) + eps;
+        if (!rect) {
+            double sh = *s;
+            if (ams) sh = *smax = fmax(*smax, *s);
+            p[i] -= lr / bc1 * *m / (sqrt(sh / bc2) + eps);
+        } else if (nsma >= 5) {
+            double rt = sqrt((nsma - 4) * (nsma - 2) * nmax / ((nmax - 4) * (nmax - 2) * nsma));
+            p[i] -= lr * rt * sqrt(bc2) / bc1 * *m / (sqrt(*s) + eps);
+        } else if (to_sgd) {
+            p[i] -= lr / bc1 * *m;
+        }
+    }
+}
+
 /* Polar Express (arXiv 2505.16932, Algorithm 1) as printed; ns_ref applies
  * its safety factor 1.01 to all but the last triple. */
 static const double polar_express[8][3] = {
@@ -447,6 +482,16 @@ static const rcase cases[] = {
     {"ademamix_warmups_wd", "ademamix", "6x5", "lr=0.01,beta3=0.999,alpha=5,alpha_warmup=6,beta3_warmup=8,weight_decay=0.1",
      12, 1e-5, ref_ademamix, NULL},
     {"ademamix_default", "ademamix", "17", "lr=0.01", 10, 1e-5, ref_ademamix, NULL},
+    /* the package's defaults: rectified, its SGD phase until step 5 */
+    {"adabelief_default", "adabelief", "6x5", "lr=0.01", 10, 1e-5, ref_adabelief, NULL},
+    /* eps large enough that its adding up in s shows */
+    {"adabelief_decoupled_eps", "adabelief", "30", "lr=0.005,beta1=0.8,weight_decay=0.1,eps=0.001", 9, 1e-5,
+     ref_adabelief, NULL},
+    {"adabelief_fixed_no_sgd", "adabelief", "17", "lr=0.01,weight_decay=0.05,fixed_decay=true,degenerated_to_sgd=false",
+     10, 1e-5, ref_adabelief, NULL},
+    {"adabelief_l2_amsgrad", "adabelief", "5x7",
+     "lr=0.01,beta2=0.99,eps=1e-8,rectify=false,amsgrad=true,weight_decouple=false,weight_decay=0.01", 12, 1e-5,
+     ref_adabelief, NULL},
     {"muon_match_rms", "muon", "12x20", "lr=0.02,adjust_lr=match_rms_adamw,nesterov=false,weight_decay=0.05", 5, 1e-4,
      ref_muon, NULL},
     {"muon_tall_default", "muon", "20x12", "lr=0.01", 5, 1e-4, ref_muon, NULL},

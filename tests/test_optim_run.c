@@ -62,8 +62,8 @@ static void run_config(const char *yaml, int cells, int steps, const char *impro
 }
 
 /* Each optimizer's lr for 40 steps of both test functions, where the
- * default is too timid or too bold (radam starts as SGD with momentum, and
- * sgd_sf and asgd are SGD: a small lr survives rosenbrock's large first
+ * default is too timid or too bold (radam and adabelief start as SGD with
+ * momentum, and sgd_sf and asgd are SGD: a small lr survives rosenbrock's large first
  * gradients; lars with its defaults is SGD). Every optimizer of the registry must be here. */
 static const struct {
     const char *name;
@@ -73,7 +73,7 @@ static const struct {
     {"adamax", "0.01"},   {"adagrad", "0.05"}, {"adadelta", "1.0"},   {"rmsprop", "0.001"}, {"lion", "0.001"},
     {"muon", "0.01"},     {"root", "0.01"},    {"adamw_sf", "0.01"},  {"sgd_sf", "0.001"},  {"soap", "0.01"},
     {"adafactor", "0.01"}, {"rprop", "0.01"},  {"asgd", "0.001"},    {"lamb", "0.01"},
-    {"lars", "0.001"},    {"ademamix", "0.01"},
+    {"lars", "0.001"},    {"ademamix", "0.01"}, {"adabelief", "0.0001"},
 };
 #define N_RUN_LRS (int)(sizeof run_lrs / sizeof run_lrs[0])
 

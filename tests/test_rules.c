@@ -460,6 +460,7 @@ static void test_dispatch(void)
         case OB_RULE_LAMB: ob_rule_lamb(&r, &s, &pb, g, &b0, &b1, &b2); break;
         case OB_RULE_LARS: ob_rule_lars(&r, &s, &pb, g, &b0); break;
         case OB_RULE_ADEMAMIX: ob_rule_ademamix(&r, &s, &pb, g, &b0, &b1, &b2); break;
+        case OB_RULE_ADABELIEF: ob_rule_adabelief(&r, &s, &pb, g, &b0, &b1, NULL); break; /* no amsgrad */
         case OB_RULE_COUNT: break;
         }
         CHECK_MSG(pa[0] == pb && a0[0] == b0 && a1[0] == b1 && a2[0] == b2, "rule kind %d: %g vs %g", kind,
@@ -503,6 +504,95 @@ static void test_ademamix_rule(void)
     ob_rule_ademamix(&r, &s, &p, 2.0f, &m1, &m2, &v);
     CHECK(m1 == m2);
     CHECK_NEAR(p, 1.5 - 0.01 * (a / 0.19 / (sqrt(vv) / sqrt(0.001999) + 1e-8) + 0.15), 2e-6);
+}
+
+/* AdaBelief: the second moment is the EMA of (g - m)^2 with the new m, eps
+ * added into it (and kept), eps again outside the root; the rectified
+ * rule's SGD phase and its phase without a move; the three decays; amsgrad. */
+static void test_adabelief_rule(void)
+{
+    ob_rule r = rule(OB_RULE_ADABELIEF);
+    ob_rule_betas(&r, 0.9, 0.99);
+    ob_rule_step s = step(0.01f, 1);
+    s.c[0] = 0.1f;  /* lr / bc1 = 0.01 / 0.1 */
+    s.c[1] = 1.0f;  /* adaptive */
+    s.c[2] = 1.0f;  /* moves */
+    s.c[3] = 0.1f;  /* sqrt(bc2) = sqrt(0.01) */
+    float p = 1, m = 0, v = 0;
+    /* m = 0.2, g - m = 1.8, v = 0.01 * 3.24 = 0.0324; denom = 0.18 / 0.1 = 1.8
+     * (Adam's would be 0.2 / 0.1 = 2); p -= 0.1 * 0.2 / 1.8 */
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(m, 0.2, 1e-7);
+    CHECK_NEAR(v, 0.0324, 1e-8);
+    CHECK_NEAR(p, 1 - 0.1 * 0.2 / 1.8, 1e-6);
+    /* eps = 0.0076 goes into v, which keeps it (0.0324 + 0.0076 = 0.04), and
+     * into the denominator after the bias correction: 0.2 / 0.1 + 0.0076 */
+    r.eps = 0.0076f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(v, 0.04, 1e-8);
+    CHECK_NEAR(p, 1 - 0.1 * 0.2 / 2.0076, 1e-6);
+    r.eps = 0;
+    /* the rectified rule's SGD phase: p -= c0 m; without degenerated_to_sgd
+     * nothing moves p, while m and v still move */
+    s.c[1] = 0.0f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(p, 0.98, 1e-6);
+    s.c[2] = 0.0f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK(p == 1.0f);
+    CHECK_NEAR(m, 0.2, 1e-7);
+    CHECK_NEAR(v, 0.0324, 1e-8);
+    s.c[1] = s.c[2] = 1.0f;
+    /* L2: g = 2 + 0.5 * 1 = 2.5, m = 0.25, v = 0.01 * 2.25^2, denom 2.25 */
+    r.weight_decay = 0.5f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(m, 0.25, 1e-7);
+    CHECK_NEAR(p, 1 - 0.1 * 0.25 / 2.25, 1e-6);
+    /* decoupled: p *= 1 - lr wd = 0.995 first, then the step of g = 2 */
+    r.decoupled_wd = 1;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(p, 0.995 - 0.1 * 0.2 / 1.8, 1e-6);
+    /* fixed: p *= c[0] = 1 - wd = 0.5, without the lr */
+    r.flags = OB_RULE_FIXED_DECAY;
+    r.c[0] = 0.5f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(p, 0.5 - 0.1 * 0.2 / 1.8, 1e-6);
+    /* no decay where the filter took it (weight_decay 0), the flag set or not */
+    r.weight_decay = 0;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, NULL);
+    CHECK_NEAR(p, 1 - 0.1 * 0.2 / 1.8, 1e-6);
+    /* amsgrad: the maximum 1 > v = 0.0324 divides: denom = 1 / 0.1 = 10 */
+    r.flags = 0;
+    r.amsgrad = 1;
+    float vmax = 1.0f;
+    p = 1;
+    m = 0;
+    v = 0;
+    ob_rule_adabelief(&r, &s, &p, 2.0f, &m, &v, &vmax);
+    CHECK(vmax == 1.0f);
+    CHECK_NEAR(v, 0.0324, 1e-8);
+    CHECK_NEAR(p, 1 - 0.1 * 0.2 / 10, 1e-6);
 }
 
 /* LAMB's direction (grad averaging or not, the decay added to u) and its
@@ -655,6 +745,7 @@ int main(void)
     test_lamb_rules();
     test_lars_rules();
     test_ademamix_rule();
+    test_adabelief_rule();
     test_dispatch();
     test_schedule_free_rule();
     test_schedule_free_sgd_rule();

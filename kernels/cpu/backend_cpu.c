@@ -643,6 +643,22 @@ OB_CPU_CLONES static void rule_span(const ob_rule *rule, const ob_rule_step *sc,
                                                                           s0 ? &s0[i] : NULL))))));
         break;
     case OB_RULE_ADEMAMIX: LOOP(ob_rule_ademamix(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i], &s2[i])); break;
+    case OB_RULE_ADABELIEF: {
+        /* the decay's forms (none, fixed, L2 or decoupled) and amsgrad split;
+         * the step's phase (adaptive, SGD, none) is two selections on
+         * per-step scalars, which vectorize as they are */
+        const int fixed = (r.flags & OB_RULE_FIXED_DECAY) != 0;
+#define ADABELIEF LOOP(ob_rule_adabelief(&r, &step, &p[i], g[i] * clip, &s0[i], &s1[i], r.amsgrad ? &s2[i] : NULL))
+        if (!wd) {
+            SPLIT(r.amsgrad, ADABELIEF);
+        } else if (fixed) {
+            SPLIT(r.amsgrad, ADABELIEF);
+        } else {
+            SPLIT(r.decoupled_wd, SPLIT(r.amsgrad, ADABELIEF));
+        }
+#undef ADABELIEF
+        break;
+    }
     default:
         for (int64_t i = lo; i < hi; i++) ob_rule_apply(&r, &step, clip, p, g, (float **)st3, i);
         break;

@@ -37,6 +37,10 @@ static __device__ __forceinline__ void ew_lane(const ob_rule &rr, const ob_rule_
         ob_rule_adam(&rr, &step, &p, g * clip, &v0, &v1, &v2); /* vmax is used only with amsgrad */
     } else if constexpr (KIND == OB_RULE_ADAM && NS == 2) {
         ob_rule_adam(&rr, &step, &p, g * clip, &v0, &v1, (float *)0); /* host checked: no amsgrad */
+    } else if constexpr (KIND == OB_RULE_ADABELIEF && NS == 3) {
+        ob_rule_adabelief(&rr, &step, &p, g * clip, &v0, &v1, &v2); /* amsgrad */
+    } else if constexpr (KIND == OB_RULE_ADABELIEF && NS == 2) {
+        ob_rule_adabelief(&rr, &step, &p, g * clip, &v0, &v1, (float *)0); /* host checked: no amsgrad */
     } else if constexpr (KIND == OB_RULE_RMSPROP && NS == 1) {
         ob_rule_rmsprop(&rr, &step, &p, g * clip, &v0, (float *)0, (float *)0);
     } else if constexpr (KIND == OB_RULE_RMSPROP && NS == 2) {
@@ -287,7 +291,7 @@ static ob_status ew_launch(ob_device *dev, const ob_rule *rule, const ob_rule_st
                                 rule->kind);
     /* The role layouts ew_lane resolves at compile time must match the rule. */
     int centered = (rule->flags & OB_RULE_CENTERED) != 0;
-    if ((rule->kind == OB_RULE_ADAM && ns != 2 + (rule->amsgrad != 0)) ||
+    if (((rule->kind == OB_RULE_ADAM || rule->kind == OB_RULE_ADABELIEF) && ns != 2 + (rule->amsgrad != 0)) ||
         (rule->kind == OB_RULE_RMSPROP && ns != 1 + centered + (rule->momentum != 0.0f)))
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
                                 "cuda elementwise_step: rule kind %d with %d state roles does not match "

@@ -10,7 +10,7 @@
 . "$(dirname "$0")/common.bash"
 RANDOM=${OB_KILL_SEED:-$$}
 
-opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf,adafactor,rprop,asgd,ademamix
+opts=sgd,adam,adamw,nadam,radam,adamax,adagrad,adadelta,rmsprop,lion,adamw_sf,sgd_sf,adafactor,rprop,asgd,ademamix,adabelief
 A=(run --workloads quadratic --optimizers $opts --steps 2000 --eval-every 500 --checkpoint-every 25
    --set quadratic.dim=64 --set quadratic.inject_nan_step=130 --set sgd.momentum=0.9 --set sgd.nesterov=true
    --set adam.amsgrad=true --set rmsprop.centered=true --set rmsprop.momentum=0.5

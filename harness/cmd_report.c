@@ -58,7 +58,8 @@ static void report_usage(FILE *f)
             "                         column); style.gp's PDF_WIDTH, which each NAME.gp follows\n"
             "  --no-render            write the scripts but do not run gnuplot\n\n"
             "SIGINT or SIGTERM while the figures render ends gnuplot and exits 130 / 143,\n"
-            "leaving DIR as it was.\n");
+            "leaving DIR as it was; while the files move into DIR it waits until DIR holds\n"
+            "the whole report, then exits so.\n");
 }
 
 /* every option, for the near-miss hint, those that take a value first;

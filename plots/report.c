@@ -2053,7 +2053,17 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
         if (g && fclose(g) != 0) bad = 1;
         if (bad) st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", from, strerror(errno));
     }
-    /* the files, then the list; nothing is removed before all are in place */
+    /* the files, then the list; nothing is removed before all are in place.
+     * A stop (SIGINT, SIGTERM, SIGHUP) waits until then: stopped half way the
+     * folder would hold some of the earlier report's files beside this one's
+     * (it ends the process as soon as the report is whole; a SIGKILL can
+     * still cut it, and the next report into the folder makes it whole) */
+    sigset_t stops, mask;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    const int masked = st == OB_OK && sigprocmask(SIG_BLOCK, &stops, &mask) == 0;
     for (size_t i = 0; i < n && st == OB_OK; i++) {
         snprintf(from, sizeof from, "%s/%s", stage, names[i]);
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -2066,6 +2076,15 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
     for (size_t i = 0; i < n_old && st == OB_OK; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, old[i]);
         remove(p);
+    }
+    if (masked) {
+        /* a stop that came meanwhile ends the process when unblocked: the
+         * stage, empty now, goes first */
+        sigset_t pend;
+        if (sigpending(&pend) == 0 &&
+            (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 || sigismember(&pend, SIGHUP) == 1))
+            remove_stage(stage);
+        sigprocmask(SIG_SETMASK, &mask, NULL);
     }
     if (lock >= 0) close(lock);
     for (size_t i = 0; i < n; i++) free(names[i]);

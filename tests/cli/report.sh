@@ -310,4 +310,25 @@ check "summary.md escapes the benchmark's name" grep -qF \
 check "index.html escapes the benchmark's name" grep -qF \
   '<p>Benchmark #1 a_b *c* &lt;i&gt;d&lt;/i&gt; $x$ |p| [l](u) &amp; \: revision' "$tmp/namerep/index.html"
 
+# a stop (SIGTERM, SIGINT) while the report moves its files into the folder
+# waits until they are all there: the folder is the new report whole, never
+# part old and part new, and the process then ends by the signal
+if command -v strace >/dev/null 2>&1; then
+  export SOURCE_DATE_EPOCH=1
+  "$OPTBENCH" report --db "$tmp/name.db" --out "$tmp/st_old" --no-render >/dev/null 2>&1
+  "$OPTBENCH" report --db "$db" --out "$tmp/st_new" --no-render >/dev/null 2>&1
+  for sig in TERM INT; do
+    rm -rf "$tmp/st"
+    cp -a "$tmp/st_old" "$tmp/st"
+    strace -f -o /dev/null -e trace=rename -e inject=rename:signal=$sig:when=5 \
+      "$OPTBENCH" report --db "$db" --out "$tmp/st" --no-render >/dev/null 2>&1
+    rcs=$?
+    check "SIG$sig while the files move: ends by it (got $rcs)" test $rcs = $([ $sig = TERM ] && echo 143 || echo 130)
+    check "SIG$sig while the files move: the folder is the new report whole" \
+      test -z "$(diff -r -x '.optbench-report*' "$tmp/st_new" "$tmp/st")"
+    check "SIG$sig while the files move: no stage left" test -z "$(ls -a "$tmp/st" | grep '^\.optbench-report-')"
+  done
+  unset SOURCE_DATE_EPOCH
+fi
+
 exit $fail

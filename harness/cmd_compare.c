@@ -204,6 +204,34 @@ static void blank_line_before(FILE *f)
  * others say that compare could not run and why in place of the verdict (a
  * verdict never stands beside a report that is missing). Returns rc, or 2
  * when a report was not written; why then gets the first such failure. */
+/* The bytes of file from into file to (truncated, made when missing);
+ * 0 when all are there, -1 (errno set) else. */
+static int copy_file(const char *from, const char *to)
+{
+    const int in = open(from, O_RDONLY | O_CLOEXEC);
+    if (in < 0) return -1;
+    const int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+    int rc = out < 0 ? -1 : 0;
+    char buf[1 << 14];
+    ssize_t n;
+    while (rc == 0 && (n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0) {
+            if (errno != EINTR) rc = -1;
+            continue;
+        }
+        for (ssize_t off = 0; off < n && rc == 0;) {
+            const ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno != EINTR) rc = -1;
+            else if (w > 0) off += w;
+        }
+    }
+    const int en = errno;
+    if (out >= 0 && close(out) != 0 && rc == 0) rc = -1;
+    close(in);
+    if (rc) errno = en;
+    return rc;
+}
+
 static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc, char *why, size_t nwhy)
 {
     const char *paths[3] = {r->md, r->md_append, r->junit};
@@ -214,6 +242,7 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
     long start[3] = {0, 0, 0}; /* where each report starts: the append's earlier content stays */
     int append[3] = {0, 0, 0}; /* added to (--markdown-append), not replaced */
     int existed[3] = {0, 0, 0};
+    int replace[3] = {0, 0, 0}; /* a file of its own (not a link, a device or a pipe): written beside, renamed over */
     /* a regular file replaced (--markdown, --junit) is written beside it and
      * renamed over it at the end: killed half way, the file is the earlier
      * night's or this one's, never empty or cut (one of the two reports may
@@ -250,7 +279,10 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
          * --markdown-append's earlier content */
         append[k] = k == 1;
         struct stat sp;
-        existed[k] = stat(paths[k], &sp) == 0;
+        existed[k] = lstat(paths[k], &sp) == 0;
+        /* a symlink (/dev/stdout is one) is written through, as is a file
+         * with other names (a rename would part them) */
+        replace[k] = !existed[k] || (S_ISREG(sp.st_mode) && sp.st_nlink == 1);
         /* --markdown-append's with O_APPEND, so that processes appending to
          * one file at once (a CI step summary) do not write over each other */
         const int fd = open(paths[k], (k == 1 ? O_RDWR | O_APPEND : O_WRONLY) | O_CREAT | O_CLOEXEC, 0666);
@@ -285,31 +317,29 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
         struct stat sk;
         if (append[k]) {
             if (fseek(f[k], 0, SEEK_END) == 0) start[k] = ftell(f[k]);
-        } else if (fstat(fileno(f[k]), &sk) == 0 && S_ISREG(sk.st_mode)) {
+            continue;
+        }
+        if (replace[k] && fstat(fileno(f[k]), &sk) == 0 && S_ISREG(sk.st_mode)) {
             snprintf(tmp[k], sizeof tmp[k], "%s.partXXXXXX", paths[k]);
             const int fd = mkstemp(tmp[k]);
+            if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
             FILE *t = fd >= 0 ? fdopen(fd, "w+") : NULL;
-            if (!t) {
-                int en = errno;
-                if (fd >= 0) {
-                    close(fd);
-                    unlink(tmp[k]);
-                }
-                tmp[k][0] = 0;
-                ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
-                first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
+            if (t) {
+                fchmod(fd, sk.st_mode & 07777); /* the file's own mode (0666 less the umask when new) */
                 fclose(f[k]);
-                f[k] = NULL;
+                f[k] = t;
+                /* made empty by the open above, and not there before: gone until the rename */
+                if (!existed[k]) unlink(paths[k]);
                 continue;
             }
-            fchmod(fd, sk.st_mode & 07777); /* the file's own mode (0666 less the umask when new) */
-            fclose(f[k]);
-            f[k] = t;
-            /* made empty by the open above, and not there before: gone until the rename */
-            if (!existed[k]) unlink(paths[k]);
-        } else if (ftruncate(fileno(f[k]), 0) != 0) { /* a pipe or a terminal: written from where it is */
-            clearerr(f[k]);
+            /* no file beside it (a folder not writable): written in place */
+            if (fd >= 0) {
+                close(fd);
+                unlink(tmp[k]);
+            }
+            tmp[k][0] = 0;
         }
+        if (ftruncate(fileno(f[k]), 0) != 0) clearerr(f[k]); /* a pipe or a terminal: written from where it is */
     }
     if (why[0] && c) { /* no verdict after all: the reports that can be written say why */
         c = NULL;
@@ -327,7 +357,9 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
                 if (c) ob_compare_junit(c, f[k]);
                 else ob_compare_junit_error(err, f[k]);
             }
-            if (fflush(f[k]) != 0 || ferror(f[k])) {
+            /* a file beside its target is on the disk before any is renamed
+             * in: one that fails leaves no verdict in the others */
+            if (fflush(f[k]) != 0 || ferror(f[k]) || (tmp[k][0] && fsync(fileno(f[k])) != 0)) {
                 int en = errno;
                 ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
                 first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
@@ -354,9 +386,11 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
     }
     for (int k = 0; k < 3; k++) {
         if (!f[k]) continue;
-        int bad = tmp[k][0] && (fflush(f[k]) != 0 || fsync(fileno(f[k])) != 0);
-        if (fclose(f[k]) != 0) bad = 1;
-        if (!bad && tmp[k][0] && rename(tmp[k], paths[k]) != 0) bad = 1;
+        int bad = fclose(f[k]) != 0;
+        /* a target that cannot be renamed over (a file mounted on its own
+         * into a container: EBUSY) takes the text in place */
+        if (!bad && tmp[k][0] && rename(tmp[k], paths[k]) != 0 && copy_file(tmp[k], paths[k]) != 0) bad = 1;
+        if (!bad && tmp[k][0]) unlink(tmp[k]); /* after a copy; gone already after a rename */
         if (bad) {
             int en = errno;
             ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));

@@ -272,6 +272,9 @@ static int cmp_label(const char *a, const char *b)
         /* a digit continuing a word on both sides ("adam2") is compared as text */
         const int na = number_at(a, i) && !(i > 0 && isalpha((unsigned char)a[i - 1])),
                   nb = number_at(b, j) && !(j > 0 && isalpha((unsigned char)b[j - 1]));
+        /* a number before anything else at the same place (one rule for
+         * every pair, so that the order is one: "x=0" < "x=.5" < "x=.a") */
+        if (na != nb) return na ? -1 : 1;
         if (na && nb) {
             char *ea, *eb;
             const double va = strtod(a + i, &ea), vb = strtod(b + j, &eb);

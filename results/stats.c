@@ -1419,10 +1419,11 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
                 s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = s->g[k].tt_step_ms = NAN;
                 s->g[k].tt_step_ms_lo = s->g[k].tt_step_ms_hi = NAN;
                 s->g[k].tt_steps_lo = s->g[k].tt_steps_hi = NAN;
+                s->g[k].tt_steps_cover = s->g[k].tt_step_ms_cover = NAN;
                 s->g[k].tt_censored = 1;
                 for (int i = 0; i < s->g[k].n_lr; i++) {
                     ob_lr_point *p = &s->g[k].lrs[i];
-                    p->tt_steps = p->tt_time_s = p->tt_steps_lo = p->tt_steps_hi = NAN;
+                    p->tt_steps = p->tt_time_s = p->tt_steps_lo = p->tt_steps_hi = p->tt_steps_cover = NAN;
                 }
                 continue;
             }

@@ -99,7 +99,7 @@ check "the reports' working files are gone" test -z "$(ls "$tmp" | grep '\.part'
 # killed while writing its reports: each is the earlier one or the new one,
 # never empty or cut (written beside it, then renamed over it)
 if command -v strace >/dev/null 2>&1; then
-  for at in 1 2 3; do
+  for at in 2 3; do # the first write is the table on stdout; the second and third the reports
     cp "$tmp/ok.md" "$tmp/k.md"
     cp "$tmp/ok.xml" "$tmp/k.xml"
     strace -f -o /dev/null -e trace=write -e inject=write:signal=KILL:when=$at "$OPTBENCH" compare \
@@ -109,6 +109,18 @@ if command -v strace >/dev/null 2>&1; then
   done
   rm -f "$tmp"/k.md.part* "$tmp"/k.xml.part*
 fi
+# a symlink is written through, not replaced (/dev/stdout is one)
+echo old >"$tmp/real.md"
+ln -s real.md "$tmp/link.md"
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/link.md" >/dev/null 2>&1
+check "a symlinked report stays a link" test -L "$tmp/link.md"
+check "  ... and its target gets the report" cmp -s "$tmp/ok.md" "$tmp/real.md"
+# (a link of the test's own to the standard output: a broken build must not replace the machine's /dev/stdout)
+ln -s /proc/self/fd/1 "$tmp/stdout"
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --junit "$tmp/stdout" 2>/dev/null >"$tmp/so.xml"
+check "--junit to a link to the standard output writes there (after the table)" \
+  grep -q '^<testsuites name="optbench compare"' "$tmp/so.xml"
+check "  ... and leaves the link" test -L "$tmp/stdout"
 
 # an incomplete baseline (a night killed midway, kept as the baseline): its
 # unfinished cells are not judged and said so; a group with none finished

@@ -389,8 +389,10 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
         int bad = fclose(f[k]) != 0;
         /* a target that cannot be renamed over (a file mounted on its own
          * into a container: EBUSY) takes the text in place */
-        if (!bad && tmp[k][0] && rename(tmp[k], paths[k]) != 0 && copy_file(tmp[k], paths[k]) != 0) bad = 1;
-        if (!bad && tmp[k][0]) unlink(tmp[k]); /* after a copy; gone already after a rename */
+        if (!bad && tmp[k][0] && rename(tmp[k], paths[k]) != 0) {
+            bad = copy_file(tmp[k], paths[k]) != 0;
+            if (!bad) unlink(tmp[k]);
+        }
         if (bad) {
             int en = errno;
             ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));

@@ -12,7 +12,9 @@
 #include "harness/commands.h"
 #include "harness/config.h"
 #include "harness/matrix.h"
+#include "harness/resume.h"
 #include "harness/run.h"
+#include "harness/search.h"
 #include "harness/signals.h"
 #include "results/store.h"
 
@@ -66,6 +68,9 @@ static void run_usage(FILE *f)
             "                         each with its own lr sweep and seeds; default: no search)\n"
             "  --search-seed N        another draw of the search's points (default 0); independent\n"
             "                         searches of the same ranges take different seeds\n"
+            "  --search-draws D       the sequence's scrambling: 2 (default, nested), or 1, that\n"
+            "                         of searches stored before 2026-12-06 (--resume of such a\n"
+            "                         search takes 1 by itself)\n"
             "  --studies K            K independent searches of N trials each, of search seeds\n"
             "                         S, S+1, ... (AlgoPerf's studies): the tuned profile takes,\n"
             "                         on each workload, the median of each one's fastest trial\n"
@@ -126,6 +131,7 @@ static const run_flag run_flags[] = {
     {"--shard", 1},            {"--devices", 1},         {"--dump-params", 1},   {"--help", 0},
     {"--confirm-seeds", 1},    {"--sweep", 1},           {"--trials", 1},        {"--print-config", 0},
     {"--data-parallel", 1},    {"--confirm-configs", 1}, {"--search-seed", 1},   {"--studies", 1},
+    {"--search-draws", 1},
 };
 #define N_RUN_FLAGS (int)(sizeof run_flags / sizeof run_flags[0])
 
@@ -449,7 +455,7 @@ int ob_cmd_run(int argc, char **argv)
 {
     static const char *const single[] = {"--workloads", "--optimizers", "--lrs", "--seeds", "--steps",
                                          "--eval-every", "--confirm-seeds", "--confirm-configs", "--trials",
-                                         "--search-seed", "--studies",
+                                         "--search-seed", "--search-draws", "--studies",
                                          "--db", "--backend", "--name",
                                          "--checkpoint-every", "--checkpoint-keep", "--checkpoint-dir", "--shard",
                                          "--devices", "--data-parallel", "--dump-params"};
@@ -511,6 +517,10 @@ int ob_cmd_run(int argc, char **argv)
         else if (!strcmp(a, "--search-seed")) {
             snprintf(cfg.origin_search_seed, sizeof cfg.origin_search_seed, "--search-seed");
             s = flag_int(a, v, 0, OB_CFG_MAX_SEED, &cfg.search_seed, &e);
+        }
+        else if (!strcmp(a, "--search-draws")) {
+            snprintf(cfg.origin_search_draws, sizeof cfg.origin_search_draws, "--search-draws");
+            s = flag_int(a, v, 1, OB_SEARCH_DRAWS, &cfg.search_draws, &e);
         }
         else if (!strcmp(a, "--studies")) {
             snprintf(cfg.origin_studies, sizeof cfg.origin_studies, "--studies");
@@ -579,6 +589,11 @@ int ob_cmd_run(int argc, char **argv)
         goto fail;
     }
     if (check_data_parallel(&cfg, &m, &e) != OB_OK) {
+        ob_matrix_free(&m);
+        goto fail;
+    }
+    /* --resume of a search an earlier build stored: its draws */
+    if (ob_resume_search_draws(&cfg, &m, &e) != OB_OK) {
         ob_matrix_free(&m);
         goto fail;
     }

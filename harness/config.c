@@ -740,7 +740,7 @@ static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs",
                                        "eval_every", "backend", "db", "hparams", "workload_params", "train",
                                        "checkpoint_every", "checkpoint_keep", "checkpoint_dir", "exclude",
                                        "confirm_seeds", "confirm_configs", "sweep", "trials", "search_seed",
-                                       "studies", "data_parallel"};
+                                       "search_draws", "studies", "data_parallel"};
 
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
@@ -794,6 +794,10 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_search_seed, sizeof c->origin_search_seed, "%s", at);
         OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_SEED, "search_seed", at, &c->search_seed, e));
+    } else if (!strcmp(key, "search_draws")) {
+        OB_TRY(want_scalar(y, v, key));
+        snprintf(c->origin_search_draws, sizeof c->origin_search_draws, "%s", at);
+        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_SEARCH_DRAWS, "search_draws", at, &c->search_draws, e));
     } else if (!strcmp(key, "studies")) {
         OB_TRY(want_scalar(y, v, key));
         snprintf(c->origin_studies, sizeof c->origin_studies, "%s", at);
@@ -850,7 +854,8 @@ static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t 
         return ob_fail(e, OB_ERR_INPUT,
                        "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
                        "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, confirm_configs, sweep, trials, search_seed, studies, data_parallel",
+                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, confirm_configs, sweep, trials, "
+                       "search_seed, search_draws, studies, data_parallel",
                        at, key);
     }
     return OB_OK;

@@ -30,6 +30,7 @@
  *   trials: 16                              # ranges (beta1: 0.8..0.99), 16 points of a
  *                                           # quasi-random search (harness/search.h)
  *   search_seed: 1                          # another draw of the search's points
+ *   search_draws: 1                         # the scrambling of searches stored before 2026-12-06
  *   studies: 3                              # 3 searches (seeds search_seed, +1, +2): AlgoPerf's studies
  *   data_parallel: 2                        # devices per run, its batch split over them
  * Resume, sharding and devices are flags only (--resume, --shard K/N,
@@ -101,6 +102,10 @@ typedef struct ob_config {
     char origin_trials[256];
     int64_t search_seed;        /* the search's sequence (0: the fixed one; another seed, other points) */
     char origin_search_seed[256];
+    int64_t search_draws;       /* the scrambling's version (harness/search.h): 0 unset, this build's
+                                 * (OB_SEARCH_DRAWS, 2); 1: that of searches stored before 2026-12-06,
+                                 * which --resume takes by itself for such a benchmark */
+    char origin_search_draws[256];
     int64_t studies;            /* > 1: that many searches, study s of search seed search_seed + s, each of
                                  * trials points (AlgoPerf's studies); 0 or 1: one */
     char origin_studies[256];

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "harness/search.h"
 #include "workloads/workload.h"
 
 typedef struct sink {
@@ -294,6 +295,12 @@ static void emit_config(out *o, const ob_config *c)
     if (c->search_seed != 0) {
         str(o, "search_seed");
         i64(o, c->search_seed);
+    }
+    if (c->trials > 0) {
+        /* always, so that a stored search says which draws it took (a text
+         * without it is an earlier build's, of draws 1) */
+        str(o, "search_draws");
+        i64(o, c->search_draws > 0 ? c->search_draws : OB_SEARCH_DRAWS);
     }
     if (c->studies > 1) {
         str(o, "studies");

@@ -228,7 +228,8 @@ static int64_t sweep_size(const ob_config *c, const char *owner)
 static double search_u(const ob_config *c, int64_t g, int dim)
 {
     const int64_t study = c->studies > 1 ? g / c->trials : 0;
-    return ob_search_point_seeded(c->studies > 1 ? g % c->trials : g, dim, c->search_seed + study);
+    return ob_search_point_drawn(c->studies > 1 ? g % c->trials : g, dim, c->search_seed + study,
+                                 c->search_draws > 0 ? (int)c->search_draws : OB_SEARCH_DRAWS);
 }
 
 /* The table of owner's hyperparameters: an optimizer's or train's (NULL
@@ -911,6 +912,9 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
     if (c->search_seed != 0 && c->trials <= 0)
         return ob_fail(e, OB_ERR_INPUT, "%s: search_seed = %lld, but there is no search (no trials): give trials and "
                        "ranges, or leave search_seed out", c->origin_search_seed, (long long)c->search_seed);
+    if (c->search_draws > 0 && c->trials <= 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: search_draws = %lld, but there is no search (no trials): give trials "
+                       "and ranges, or leave search_draws out", c->origin_search_draws, (long long)c->search_draws);
     if (c->studies > 1 && c->trials <= 0)
         return ob_fail(e, OB_ERR_INPUT, "%s: studies = %lld, but there is no search (no trials): give trials and "
                        "ranges, or leave studies out", c->origin_studies, (long long)c->studies);

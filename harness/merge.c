@@ -322,8 +322,10 @@ static int rebuilt_matrix(const source *s, const src_bench *b, char fp[32], char
     sqlite3_stmt *q = NULL;
     if (!c) return 0;
     ob_config_init(c);
-    int ok = ob_config_load_text(c, b->config, "stored configuration", &e) == OB_OK &&
-             ob_matrix_expand(c, &m, NULL, &e) == OB_OK && m.n > 0 &&
+    int ok = ob_config_load_text(c, b->config, "stored configuration", &e) == OB_OK;
+    /* a search stored without search_draws is an earlier build's: draws 1 */
+    if (ok && c->trials > 0 && c->search_draws == 0) c->search_draws = 1;
+    ok = ok && ob_matrix_expand(c, &m, NULL, &e) == OB_OK && m.n > 0 &&
              sqlite3_prepare_v2(s->db,
                                 "SELECT " OB_STORE_CANON_SQL("1", "?2", "?1") ", " OB_STORE_CANON_SQL("0", "?4", "?3"),
                                 -1, &q, NULL) == SQLITE_OK &&

@@ -4,10 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "harness/cellspec.h"
 #include "harness/locks.h"
 #include "harness/run.h"
+#include "harness/search.h"
 
 ob_status ob_resume_keep_texts(ob_store *store, int64_t bench_id, ob_run_spec *specs, int n,
                                const unsigned char *relaxed, char (*wjson)[OB_SPEC_WL_JSON], char (*ojson)[OB_SPEC_OPT_JSON],
@@ -134,28 +136,97 @@ ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store
     return OB_OK;
 }
 
+/* The process's cells of m as specs, and the benchmark --resume would
+ * continue with them (read only): for the preview and for the choice of a
+ * stored search's draws. Free with lookup_free. */
+typedef struct lookup {
+    int k;
+    ob_run_spec *specs;
+    int64_t *ids;
+    unsigned char *relaxed;
+    char (*wjson)[OB_SPEC_WL_JSON];
+    char (*ojson)[OB_SPEC_OPT_JSON];
+    ob_resume_found f;
+} lookup;
+
+static void lookup_free(lookup *l)
+{
+    free(l->specs);
+    free(l->ids);
+    free(l->relaxed);
+    free(l->wjson);
+    free(l->ojson);
+}
+
+static ob_status lookup_find(const ob_config *c, const ob_matrix *m, ob_store *store, lookup *l, ob_err *e)
+{
+    memset(l, 0, sizeof *l);
+    int k = 0;
+    for (int i = 0; i < m->n; i++) k += ob_config_in_shard(c, m->cells[i].index);
+    l->k = k;
+    l->specs = calloc((size_t)k + 1, sizeof *l->specs);
+    l->ids = calloc((size_t)k + 1, sizeof *l->ids);
+    l->relaxed = calloc((size_t)k + 1, 1);
+    l->wjson = calloc((size_t)k + 1, sizeof *l->wjson);
+    l->ojson = calloc((size_t)k + 1, sizeof *l->ojson);
+    if (!l->specs || !l->ids || !l->relaxed || !l->wjson || !l->ojson)
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
+    for (int i = 0, j = 0; i < m->n; i++) {
+        if (!ob_config_in_shard(c, m->cells[i].index)) continue;
+        OB_TRY(ob_cell_spec(c, &m->cells[i], NULL, "", l->wjson[j], l->ojson[j], &l->specs[j], e));
+        j++;
+    }
+    return ob_resume_find(c, m, store, l->specs, k, l->ids, l->relaxed, &l->f, e);
+}
+
+ob_status ob_resume_search_draws(ob_config *c, ob_matrix *m, ob_err *e)
+{
+    struct stat sb;
+    if (!c->resume || c->trials <= 0 || c->search_draws > 0 || stat(c->db, &sb) != 0 || ob_store_empty(c->db))
+        return OB_OK;
+    ob_store *st = NULL;
+    OB_TRY(ob_store_open(c->db, OB_STORE_READONLY, &st, e));
+    lookup now, was;
+    ob_status s = lookup_find(c, m, st, &now, e);
+    const int64_t found_now = now.f.bench;
+    lookup_free(&now);
+    if (s != OB_OK || found_now) goto out;
+    ob_matrix m1;
+    c->search_draws = 1;
+    if ((s = ob_matrix_expand(c, &m1, NULL, e)) != OB_OK) {
+        c->search_draws = 0;
+        goto out;
+    }
+    s = lookup_find(c, &m1, st, &was, e);
+    const int64_t found_was = was.f.bench;
+    lookup_free(&was);
+    if (s == OB_OK && found_was) {
+        ob_matrix_free(m);
+        *m = m1;
+        fprintf(stderr,
+                "optbench: note: --resume: benchmark %lld is a search drawn as builds before 2026-12-06 drew (one "
+                "scrambling per digit position, search_draws 1): it continues with those draws (a new search "
+                "takes search_draws %d)\n",
+                (long long)found_was, OB_SEARCH_DRAWS);
+    } else {
+        ob_matrix_free(&m1);
+        c->search_draws = 0;
+    }
+out:
+    ob_store_close(st);
+    return s;
+}
+
 ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store *store, char *buf, size_t n,
                                 ob_err *e)
 {
-    int k = 0;
-    for (int i = 0; i < m->n; i++) k += ob_config_in_shard(c, m->cells[i].index);
-    ob_run_spec *specs = calloc((size_t)k + 1, sizeof *specs);
-    int64_t *ids = calloc((size_t)k + 1, sizeof *ids);
-    unsigned char *relaxed = calloc((size_t)k + 1, 1);
-    char (*wjson)[OB_SPEC_WL_JSON] = calloc((size_t)k + 1, sizeof *wjson);
-    char (*ojson)[OB_SPEC_OPT_JSON] = calloc((size_t)k + 1, sizeof *ojson);
-    ob_status s = OB_OK;
-    if (!specs || !ids || !relaxed || !wjson || !ojson) {
-        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
-        goto out;
-    }
-    for (int i = 0, j = 0; i < m->n; i++) {
-        if (!ob_config_in_shard(c, m->cells[i].index)) continue;
-        if ((s = ob_cell_spec(c, &m->cells[i], NULL, "", wjson[j], ojson[j], &specs[j], e)) != OB_OK) goto out;
-        j++;
-    }
-    ob_resume_found f;
-    if ((s = ob_resume_find(c, m, store, specs, k, ids, relaxed, &f, e)) != OB_OK) goto out;
+    lookup lk;
+    ob_status s = lookup_find(c, m, store, &lk, e);
+    if (s != OB_OK) goto out;
+    const int k = lk.k;
+    const int64_t *ids = lk.ids;
+    const unsigned char *relaxed = lk.relaxed;
+    const ob_resume_found f = lk.f;
     if (!f.bench) {
         snprintf(buf, n, "--resume: %s; it would start a new benchmark", f.why);
         goto out;
@@ -191,10 +262,6 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
         snprintf(buf + l, n - l, "; %d confirmation run%s whose seed the grown sweep runs would be retired",
                  f.to_retire, f.to_retire == 1 ? "" : "s");
 out:
-    free(specs);
-    free(ids);
-    free(relaxed);
-    free(wjson);
-    free(ojson);
+    lookup_free(&lk);
     return s;
 }

@@ -47,6 +47,13 @@ typedef struct ob_resume_found {
 ob_status ob_resume_find(const ob_config *c, const ob_matrix *m, ob_store *store, const ob_run_spec *specs, int n,
                          int64_t *ids, unsigned char *relaxed, ob_resume_found *f, ob_err *e);
 
+/* --resume of a search whose draws are not given (search_draws): where no
+ * benchmark of c->db continues this build's draws but one continues the
+ * draws of builds before 2026-12-06 (search_draws 1, which a search those
+ * builds stored took), c->search_draws becomes 1 and *m that matrix, with a
+ * note; otherwise both stay. Reads the database only. */
+ob_status ob_resume_search_draws(ob_config *c, ob_matrix *m, ob_err *e);
+
 /* The benchmark a grown matrix continues (f from ob_resume_find, grown): its
  * runs take this matrix's cells, in the caller's transaction, and ids[k] is
  * 0 for each cell it lacks (the caller adds them). A benchmark another

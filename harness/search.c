@@ -62,17 +62,38 @@ double ob_search_point(int64_t i, int dim) { return ob_search_point_seeded(i, di
 
 double ob_search_point_seeded(int64_t i, int dim, int64_t seed)
 {
+    return ob_search_point_drawn(i, dim, seed, OB_SEARCH_DRAWS);
+}
+
+double ob_search_point_drawn(int64_t i, int dim, int64_t seed, int draws)
+{
     const uint64_t key = OB_SEARCH_KEY ^ ((uint64_t)seed * 0x9e3779b97f4a7c15ull); /* seed 0: the fixed key */
     const int p = primes[dim < 0 ? 0 : dim % OB_SEARCH_MAX_DIMS];
     const double inv = 1.0 / p;
-    uint64_t n = (uint64_t)(i < 0 ? 0 : i);
+    const uint64_t idx = (uint64_t)(i < 0 ? 0 : i);
+    uint64_t n = idx, below = 1; /* below: p^j while it is at most the index, then past it */
     double u = 0, f = inv;
     /* digits until their weight is below 1e-12: past the index's own digits
      * they are 0, which the scrambling maps to b_j, so the sum goes on */
     for (int j = 0; f >= 1e-12; j++, f *= inv) {
         int digit = (int)(n % (uint64_t)p);
         n /= (uint64_t)p;
-        ob_u32x4 r = ob_philox(key, OB_STREAM_MISC | (uint64_t)dim, (uint64_t)j);
+        ob_u32x4 r;
+        if (draws == 1) {
+            /* one permutation per digit position: in base 2 it flips the same
+             * bits of every point, so the first 2^k points of two seeds are
+             * the same 2^k values up to their digits past the k-th */
+            r = ob_philox(key, OB_STREAM_MISC | (uint64_t)dim, (uint64_t)j);
+        } else {
+            /* nested (Owen's): the permutation of digit j depends on the
+             * index's digits before it, i mod p^j, which place the point in
+             * its stratum of width p^-j; the strata's counts stay one point
+             * each, and each point's digits past its index's own are its own
+             * draws, so two seeds share no point but by chance */
+            const uint64_t prefix = below > idx ? idx : idx % below;
+            r = ob_philox(key, OB_STREAM_MISC | (0x5ea00ull + (uint64_t)dim), (prefix << 7) | (uint64_t)j);
+            if (below <= idx) below *= (uint64_t)p;
+        }
         int a = 1 + (int)(r.v[0] % (uint32_t)(p - 1)), b = (int)(r.v[1] % (uint32_t)p);
         u += (double)((a * digit + b) % p) * f;
     }

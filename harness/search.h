@@ -9,11 +9,19 @@
  * starts with the configurations of one with fewer.
  *
  * The sequence: the radical inverse of the trial index in the dimension's
- * prime base (2, 3, 5, ... in the order of the keys' names), each digit
- * position's digits mapped by a fixed random permutation of 0..base-1
- * (drawn from Philox with a fixed key, so every build makes the same
- * points; a search seed draws other permutations). The permutations break the correlations between dimensions of
- * large bases that the plain Halton sequence has over its first points.
+ * prime base (2, 3, 5, ... in the order of the keys' names), its digits
+ * scrambled by Owen's nested scrambling: digit j mapped by a random
+ * permutation of 0..base-1 (an affine one, a*d + b mod base) drawn from
+ * Philox for digit position j and the index's digits before it, with a
+ * fixed key, so every build makes the same points; a search seed draws
+ * other permutations. The first base^k points keep one point in each of
+ * base^k strata; the scrambling breaks the correlations between dimensions
+ * of large bases that the plain Halton sequence has over its first points,
+ * and gives each point digits of its own past its index's, so two search
+ * seeds draw different points (in base 2 the draws of builds before
+ * 2026-12-06, one permutation per digit position, are the same 2^k values
+ * at 2^k trials up to their low digits: draws 1, which the searches those
+ * builds stored keep; see search_draws in config.h).
  */
 #ifndef OB_HARNESS_SEARCH_H
 #define OB_HARNESS_SEARCH_H
@@ -50,6 +58,11 @@ double ob_search_point(int64_t i, int dim);
  * same evenness (seed 0: ob_search_point's). Independent searches of the
  * same ranges (AlgoPerf's studies) take different seeds. */
 double ob_search_point_seeded(int64_t i, int dim, int64_t seed);
+/* The draws of this build, OB_SEARCH_DRAWS (2: nested scrambling), or of
+ * earlier builds (draws 1: one permutation per digit position), which a
+ * search they stored is continued with. */
+#define OB_SEARCH_DRAWS 2
+double ob_search_point_drawn(int64_t i, int dim, int64_t seed, int draws);
 
 /* The value at u in [0, 1) of range r for a hyperparameter of kind d->kind
  * (OB_HP_FLOAT or OB_HP_INT), as the text a setting takes ("%.9g"), within

@@ -947,6 +947,45 @@ static void test_search(void)
         for (int i = 0; i < 200; i++) ok &= ob_search_point(i, OB_SEARCH_MAX_DIMS - 1) < 1;
         CHECK(ok);
     }
+    {
+        /* two search seeds draw different lrs: with one scrambling per digit
+         * position (draws 1) the first 8 points of base 2 are the same 8
+         * strata's, and seeds 17 and 21 gave the same 8 lrs of
+         * log:1e-4..1e-1 to 3 digits; nested scrambling gives each point low
+         * digits of its own */
+        const ob_hp_def lrdef = {"lr", OB_HP_FLOAT, 0, 0, 1e9, 0, 0, NULL, ""};
+        const ob_range lr = {OB_RANGE_LOG, 1e-4, 1e-1};
+        for (int draws = 1; draws <= OB_SEARCH_DRAWS; draws++) {
+            char a[8][32], b[8][32];
+            for (int i = 0; i < 8; i++) {
+                ob_range_value(&lr, &lrdef, ob_search_point_drawn(i, 0, 17, draws), a[i], sizeof a[i]);
+                ob_range_value(&lr, &lrdef, ob_search_point_drawn(i, 0, 21, draws), b[i], sizeof b[i]);
+            }
+            int shared = 0;
+            for (int i = 0; i < 8; i++)
+                for (int j = 0; j < 8; j++) shared += !strcmp(a[i], b[j]);
+            if (draws == 1) CHECK_MSG(shared == 8, "draws 1 (kept for stored searches): %d of 8 lrs shared", shared);
+            else CHECK_MSG(shared == 0, "draws %d: seeds 17 and 21 share %d of 8 lrs", draws, shared);
+        }
+        /* draws 1 stay those of the builds that stored searches with them
+         * (dimension 0 at seed 0 and dimension 1 at seed 5, as they drew) */
+        static const double was0[4] = {0.20179282425851852, 0.70179282425851852, 0.45179282425851852,
+                                       0.95179282425851852};
+        static const double was1[3] = {0.92589581042134395, 0.59256247708801069, 0.2592291437546772};
+        int same = 1;
+        for (int i = 0; i < 4; i++) same &= fabs(ob_search_point_drawn(i, 0, 0, 1) - was0[i]) < 1e-15;
+        for (int i = 0; i < 3; i++) same &= fabs(ob_search_point_drawn(i, 1, 5, 1) - was1[i]) < 1e-15;
+        CHECK(same);
+        /* draws 2: the first 2^k (3^k) points still one per stratum, at other seeds too */
+        for (int seed = 0; seed < 4; seed++) {
+            int h2[16] = {0}, h3[9] = {0}, ok = 1;
+            for (int i = 0; i < 16; i++) h2[(int)(ob_search_point_drawn(i, 0, seed, 2) * 16)]++;
+            for (int i = 0; i < 9; i++) h3[(int)(ob_search_point_drawn(i, 1, seed, 2) * 9)]++;
+            for (int k = 0; k < 16; k++) ok &= h2[k] == 1;
+            for (int k = 0; k < 9; k++) ok &= h3[k] == 1;
+            CHECK_MSG(ok, "seed %d: the first 16 (9) points are not one per stratum", seed);
+        }
+    }
     /* values: rounded for short labels, within the range, ends reached */
     const ob_hp_def fdef = {"x", OB_HP_FLOAT, 0, -1e9, 1e9, 0, 0, NULL, ""};
     const ob_hp_def idef = {"n", OB_HP_INT, 0, 0, 1e9, 0, 0, NULL, ""};

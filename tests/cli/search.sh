@@ -347,6 +347,9 @@ bad "a log range from 0" "its LO must be above 0" --sweep adamw.weight_decay=log
 bad "an lr range without trials" "the lrs of adamw, log:1e-3..1e-1, are a range" --lrs log:1e-3..1e-1
 bad "a range of a workload parameter" "which only an optimizer's settings and train's take" \
   --sweep quadratic.cond=10..100 --trials 3
+bad "search draws without a search" "--search-draws: search_draws = 1, but there is no search (no trials)" \
+  --search-draws 1
+bad "search draws unknown" "--search-draws" --sweep adamw.beta1=0.8..0.99 --trials 3 --search-draws 3
 bad "trials that round to one configuration" "two trials of the search drew the same values" \
   --set train.schedule=warmup --sweep train.warmup_steps=1..2 --trials 3
 # two studies that draw the same point are two configurations, not one run
@@ -359,4 +362,27 @@ check "two studies drawing one point: 6 configurations" grep -qF '6 cells (6 con
   --steps 30 --db "$tmp/lrb.db" >/dev/null 2>&1 || { echo "the lr and beta1 search failed"; fail=1; }
 "$OPTBENCH" report --db "$tmp/lrb.db" --out "$tmp/lrb" --no-render >/dev/null 2>&1 || { echo "its report failed"; fail=1; }
 check "searched lr and beta1: a scatter" grep -q '"quadratic","beta1","adamw (each configuration)"' "$tmp/lrb/hp_sweep.csv"
+# a search stored by a build before search_draws (its configuration
+# without the key, its points drawn as draws 1) is continued with its own
+# draws: --resume finds it, adds the trials it grew by, and says so; a new
+# search takes draws 2, which the stored configuration names
+o=(run --workloads quadratic --optimizers adamw --lrs log:1e-4..1e-1 --trials 4 --search-seed 17 --steps 5
+   --backend cpu)
+"$OPTBENCH" "${o[@]}" --search-draws 1 --db "$tmp/old.db" >/dev/null 2>&1 || { echo "the draws-1 search failed"; fail=1; }
+q "$tmp/old.db" "update benchmarks set config = replace(config, 'search_draws: 1' || char(10), '')"
+check "the stored configuration as an earlier build's" test "$(q "$tmp/old.db" \
+  "select count(*) from benchmarks where config like '%search_draws%'")" = 0
+"$OPTBENCH" "${o[@]}" --db "$tmp/old.db" --resume --dry-run >"$tmp/dr" 2>&1
+check "the dry run continues the earlier draws" grep -qF 'it would continue benchmark 1: 4 of 4 cells finished' "$tmp/dr"
+"$OPTBENCH" "${o[@]}" --trials 6 --db "$tmp/old.db" --resume >"$tmp/dr" 2>&1 || { cat "$tmp/dr"; fail=1; }
+check "--resume says which draws it continues" grep -qF 'continues with those draws' "$tmp/dr"
+check "one benchmark, grown by 2 trials" test "$(q "$tmp/old.db" "select count(*) || ' ' || count(distinct benchmark_id) from runs")" = "6 1"
+check "its configuration now names draws 1" test "$(q "$tmp/old.db" \
+  "select count(*) from benchmarks where config like '%search_draws: 1%'")" = 1
+"$OPTBENCH" "${o[@]}" --trials 6 --db "$tmp/new.db" >/dev/null 2>&1 || { echo "the draws-2 search failed"; fail=1; }
+check "a new search stores draws 2" test "$(q "$tmp/new.db" \
+  "select count(*) from benchmarks where config like '%search_draws: 2%'")" = 1
+check "draws 2 are other lrs" test "$(q "$tmp/new.db" "select group_concat(json_extract(hparams, '$.lr')) from \
+  (select hparams from runs order by id)")" != "$(q "$tmp/old.db" "select group_concat(json_extract(hparams, '$.lr')) \
+  from (select hparams from runs order by id)")"
 exit $fail

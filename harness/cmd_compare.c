@@ -3,6 +3,8 @@
  * input, an unreadable database, a report file not written; the reports
  * given then say why). The judgement is results/compare.c; this file parses
  * flags and writes files. */
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -12,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/fs.h"
@@ -232,6 +235,42 @@ static int copy_file(const char *from, const char *to)
     return rc;
 }
 
+/* The working files (PATH.partXXXXXX, see write_reports) of report path
+ * that a compare stopped by a SIGKILL or a crash left beside it: removed
+ * once older than an hour (a compare renames its own within seconds of
+ * making it, so an older one has no writer left, on this machine or
+ * another sharing the folder). */
+#define STALE_PART_S 3600
+static void sweep_stale_parts(const char *path)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? slash + 1 : path;
+    if (slash == dir) dir[1] = '\0'; /* "/x" */
+    else if (slash) *slash = '\0';
+    else snprintf(dir, sizeof dir, ".");
+    const size_t nb = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    const time_t now = time(NULL);
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        const char *n = de->d_name;
+        if (strlen(n) != nb + 11 || strncmp(n, base, nb) || strncmp(n + nb, ".part", 5)) continue;
+        int made = 1; /* mkstemp's six letters and digits */
+        for (int i = 0; i < 6; i++) made &= isalnum((unsigned char)n[nb + 5 + i]) != 0;
+        char full[2100];
+        struct stat st;
+        snprintf(full, sizeof full, "%s/%s", dir, n);
+        if (!made || lstat(full, &st) != 0 || !S_ISREG(st.st_mode) || now - st.st_mtime < STALE_PART_S) continue;
+        if (unlink(full) == 0)
+            fprintf(stderr, "optbench: note: compare: removed '%s', a report's working file that an interrupted "
+                            "compare left (last written %.1f h ago)\n", full, (double)(now - st.st_mtime) / 3600.0);
+    }
+    closedir(d);
+}
+
 static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc, char *why, size_t nwhy)
 {
     const char *paths[3] = {r->md, r->md_append, r->junit};
@@ -320,6 +359,7 @@ static int write_reports(const reports *r, const ob_compare *c, const char *err,
             continue;
         }
         if (replace[k] && fstat(fileno(f[k]), &sk) == 0 && S_ISREG(sk.st_mode)) {
+            sweep_stale_parts(paths[k]);
             snprintf(tmp[k], sizeof tmp[k], "%s.partXXXXXX", paths[k]);
             const int fd = mkstemp(tmp[k]);
             if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);

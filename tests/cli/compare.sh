@@ -109,6 +109,18 @@ if command -v strace >/dev/null 2>&1; then
   done
   rm -f "$tmp"/k.md.part* "$tmp"/k.xml.part*
 fi
+# working files a killed compare left: the next compare removes those of
+# its reports older than an hour, not a fresh one (maybe another compare's
+# at work) nor files of other names
+mkdir "$tmp/sw"
+touch -d '2 hours ago' "$tmp/sw/n.md.partAb3dE9" "$tmp/sw/n.xml.partQ1w2E3" "$tmp/sw/n.md.part-notes" \
+  "$tmp/sw/n.md.partAb3dE" "$tmp/sw/m.md.partAb3dE9"
+touch "$tmp/sw/n.md.partZZ9zz9"
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --markdown "$tmp/sw/n.md" \
+  --junit "$tmp/sw/n.xml" >/dev/null 2>"$tmp/sw.err"
+check "stale working files removed: $(ls "$tmp/sw" | tr '\n' ' ')" \
+  test "$(ls "$tmp/sw" | tr '\n' ' ')" = "m.md.partAb3dE9 n.md n.md.part-notes n.md.partAb3dE n.md.partZZ9zz9 n.xml "
+check "  ... and said so" grep -qF "removed '$tmp/sw/n.md.partAb3dE9', a report's working file" "$tmp/sw.err"
 # a symlink is written through, not replaced (/dev/stdout is one)
 echo old >"$tmp/real.md"
 ln -s real.md "$tmp/link.md"

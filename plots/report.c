@@ -921,11 +921,24 @@ static int profile_stem(const char *stem)
     return !strcmp(stem, "profile") || !strcmp(stem, "time_to_target") ? 1 : !strcmp(stem, "profile_tuned") ? 2 : 0;
 }
 
-/* The search seeds of the quasi-random searches (benchmarks with trials)
- * whose runs d holds, into list (cap bytes, "0, 1, 2"; the first eight):
- * returns how many distinct ones, 0 when none (or the benchmarks cannot be
- * read). Each seed is another draw of the search's points: several are
- * AlgoPerf's studies. */
+/* The integer of a top-level key of a stored configuration text ("key: 3"),
+ * or dflt where it has none. */
+static long long config_int(const char *t, const char *key, long long dflt)
+{
+    const size_t k = strlen(key);
+    for (const char *at = t; at; at = strchr(at, '\n')) {
+        if (*at == '\n') at++;
+        if (!strncmp(at, key, k) && at[k] == ':') return strtoll(at + k + 1, NULL, 10);
+    }
+    return dflt;
+}
+
+/* The quasi-random searches (benchmarks with trials) whose runs d holds:
+ * their search seeds into list (cap bytes, "0, 1, 2"; the first eight):
+ * returns how many distinct searches (a seed and the draws, search_draws,
+ * of builds before or after 2026-12-06), 0 when none, -1 when the
+ * benchmarks cannot be read (list then says why). Each seed is another
+ * draw of the search's points: several are AlgoPerf's studies. */
 static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap)
 {
     list[0] = '\0';
@@ -933,23 +946,35 @@ static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap
     if (sqlite3_prepare_v2(db,
                            "SELECT config FROM benchmarks WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) "
                            "AND (?1 <= 0 OR id = ?1) ORDER BY id",
-                           -1, &q, NULL) != SQLITE_OK)
-        return 0;
+                           -1, &q, NULL) != SQLITE_OK) {
+        snprintf(list, cap, "%s", sqlite3_errmsg(db));
+        return -1;
+    }
     sqlite3_bind_int64(q, 1, d->benchmark_id);
-    long long seen[64];
-    int n = 0;
-    while (sqlite3_step(q) == SQLITE_ROW && n < 64) {
+    long long seen[64][2];
+    int n = 0, rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(q, 0);
-        if (!t || (strncmp(t, "trials:", 7) && !strstr(t, "\ntrials:"))) continue; /* not a search */
-        const char *at = !strncmp(t, "search_seed:", 12) ? t : strstr(t, "\nsearch_seed:");
-        const long long seed = at ? strtoll(strchr(at, ':') + 1, NULL, 10) : 0;
+        if (!t || config_int(t, "trials", 0) <= 0) continue; /* not a search */
+        const long long seed = config_int(t, "search_seed", 0), draws = config_int(t, "search_draws", 1);
         int i = 0;
-        while (i < n && seen[i] != seed) i++;
-        if (i < n) continue;
-        seen[n++] = seed;
+        while (i < n && (seen[i][0] != seed || seen[i][1] != draws)) i++;
+        if (i < n || n == 64) continue;
+        seen[n][0] = seed;
+        seen[n++][1] = draws;
+    }
+    int mixed = 0; /* searches of both draws: each seed says which */
+    for (int i = 1; i < n; i++) mixed |= seen[i][1] != seen[0][1];
+    for (int i = 0; i < n && i < 9; i++) {
         const size_t l = strlen(list);
-        if (n <= 8) snprintf(list + l, cap - l, "%s%lld", n > 1 ? ", " : "", seed);
-        else if (n == 9) snprintf(list + l, cap - l, ", ...");
+        if (i == 8) snprintf(list + l, cap - l, ", ...");
+        else if (mixed)
+            snprintf(list + l, cap - l, "%s%lld of search_draws %lld", i ? ", " : "", seen[i][0], seen[i][1]);
+        else snprintf(list + l, cap - l, "%s%lld", i ? ", " : "", seen[i][0]);
+    }
+    if (rc != SQLITE_DONE) {
+        snprintf(list, cap, "%s", sqlite3_errmsg(db));
+        n = -1;
     }
     sqlite3_finalize(q);
     return n;
@@ -979,9 +1004,12 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
     int k_st = 0;
     for (int i = 0; i < n; i++)
         if (s->tuned_studies && s->tuned_studies[i] > k_st) k_st = s->tuned_studies[i];
-    char seeds[160];
+    char seeds[400];
     const int n_searches = search_seeds(db, d, seeds, sizeof seeds);
-    char from[240] = "";
+    char from[520] = "";
+    if (n_searches < 0)
+        doc_p(dc, "(The benchmarks' configurations could not be read, %s: whether these configurations come from "
+                  "several searches is not said here.)", seeds);
     if (n_searches > 1) /* benchmarks of studies, each from its own search seed on */
         snprintf(from, sizeof from, ", from %d benchmarks of studies whose first search seeds are %s", n_searches,
                  seeds);

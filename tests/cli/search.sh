@@ -130,6 +130,13 @@ check "two searches: the tuned profile says it pools them" \
   grep -qF "The configurations come from 2 searches of other search seeds (0, 4), AlgoPerf's studies" "$tmp/r2/summary.md"
 "$OPTBENCH" report --db "$tmp/s2.db" --benchmark 2 --out "$tmp/r2b" --no-render >/dev/null 2>&1 || fail=1
 check "one of them alone: no note" test "$(grep -c 'searches of other search seeds' "$tmp/r2b/summary.md")" = 0
+# a search of seed 0 as builds before 2026-12-06 drew it (search_draws 1)
+# beside the one of this build: two searches, each seed saying its draws
+cp "$tmp/s.db" "$tmp/s3.db"
+"$OPTBENCH" run "${flags[@]}" --search-draws 1 --db "$tmp/s3.db" >"$tmp/run_d1" 2>&1 || { cat "$tmp/run_d1"; fail=1; }
+"$OPTBENCH" report --db "$tmp/s3.db" --out "$tmp/r3" --no-render >/dev/null 2>&1 || fail=1
+check "the same seed drawn two ways: two searches" grep -qF "come from 2 searches of other search seeds (0 of \
+search_draws 2, 0 of search_draws 1)" "$tmp/r3/summary.md"
 # studies (AlgoPerf's): studies: 3 runs three searches, study s of search seed
 # s (its points those of --search-seed s); the tuned profile's time on a
 # workload is the median over the studies of each study's fastest trial

@@ -307,6 +307,41 @@ static int intern(char ***list, int *n, const char *s)
     return (*n)++;
 }
 
+/* d's workload labels (and names) sorted by cmp_label, each run's wl
+ * following its label. */
+static ob_status sort_wl_labels(ob_dataset *d, ob_err *e)
+{
+    const int n = d->n_wl;
+    int *order = malloc((size_t)n * sizeof *order), *at = malloc((size_t)n * sizeof *at);
+    char **labels = malloc((size_t)n * sizeof *labels), **names = malloc((size_t)n * sizeof *names);
+    if (!order || !at || !labels || !names) {
+        free(order);
+        free(at);
+        free(labels);
+        free(names);
+        return no_mem(e, "labelling the runs");
+    }
+    /* by insertion, stable (a workload has a few parameter sets) */
+    for (int i = 0; i < n; i++) {
+        int j = i;
+        for (; j > 0 && cmp_label(d->wl_labels[order[j - 1]], d->wl_labels[i]) > 0; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    for (int i = 0; i < n; i++) {
+        labels[i] = d->wl_labels[order[i]];
+        names[i] = d->wl_names[order[i]];
+        at[order[i]] = i;
+    }
+    memcpy(d->wl_labels, labels, (size_t)n * sizeof *labels);
+    memcpy(d->wl_names, names, (size_t)n * sizeof *names);
+    for (int r = 0; r < d->n; r++) d->runs[r].wl = at[d->runs[r].wl];
+    free(order);
+    free(at);
+    free(labels);
+    free(names);
+    return OB_OK;
+}
+
 /* Assign r->wl and r->opt and fill the label lists. Runs are ordered by
  * workload, workload_params, optimizer, opt_key. */
 static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
@@ -339,6 +374,10 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
         free(u);
         i = j;
     }
+    /* workloads in label order, their numbers by value ("quadratic cond=5"
+     * before "quadratic cond=10"), as the optimizers' below: the runs come
+     * ordered by their parameters' text */
+    if (st == OB_OK && d->n_wl > 1) st = sort_wl_labels(d, e);
     /* optimizers: per optimizer name over all workloads, buckets = workloads */
     char **glabels = NULL, **gnames = NULL;
     int ng = 0;

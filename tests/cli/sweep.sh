@@ -58,4 +58,12 @@ sqlite3 "$tmp/bad.db" "update runs set hparams = 'not json' where id = (select m
 check "a report with a run whose hparams are not JSON" \
   "$OPTBENCH" report --db "$tmp/bad.db" --out "$tmp/rbad" --no-render >/dev/null 2>&1
 check "its Setup row says the settings are unknown" grep -qF "| unknown: its runs' hparams are not JSON |" "$tmp/rbad/summary.md"
+# a workload's swept parameter: its configurations listed by value (5, 10,
+# 20, 100), not as text (10, 100, 20, 5)
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.1 --steps 5 --backend cpu \
+  --sweep quadratic.cond=20,5,100,10 --db "$tmp/wl.db" >/dev/null 2>&1 || { echo "the workload sweep failed"; fail=1; }
+"$OPTBENCH" report --db "$tmp/wl.db" --out "$tmp/rwl" --no-render >/dev/null 2>&1 || { echo "its report failed"; fail=1; }
+check "workload configurations by value: $(cut -d, -f1 "$tmp/rwl/summary.csv" | tr '\n' ' ')" \
+  test "$(cut -d, -f1 "$tmp/rwl/summary.csv" | tr -d '"' | tr '\n' ' ')" = \
+  "workload quadratic cond=5 quadratic cond=10 quadratic cond=20 quadratic cond=100 "
 exit $fail

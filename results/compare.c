@@ -602,8 +602,9 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         q->v = !cnt || !o->check_memory ? OB_NODATA : mc > mb ? OB_WORSE : mc < mb ? OB_BETTER : OB_SAME;
     }
     /* cells that finished before and do not now; and cells that diverge now
-     * at an lr other than the judged one (a note: the edge of stability can
-     * move with rounding) */
+     * at an lr other than the judged one: below it, where a larger lr
+     * trains, a regression (unless as many went the other way there); above
+     * it a note (the edge of stability can move with rounding) */
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (rb->finished && !rc->finished) {
@@ -611,6 +612,14 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
                 snprintf(g->new_failure, sizeof g->new_failure, "lr %g, seed %lld, run %lld: %.160s", rc->lr,
                          (long long)rc->seed, (long long)rc->id, rc->error && rc->error[0] ? rc->error : "no error stored");
             else g->n_new_unfinished++;
+        }
+        else if (rb->finished && rc->finished && rb->lr < g->best_lr && !isinf(run_final(rc)) &&
+                 isinf(run_final(rb)))
+            g->n_to_finite_below++;
+        else if (rb->finished && rb->lr < g->best_lr && isinf(run_final(rc)) && !isinf(run_final(rb))) {
+            if (!g->n_new_diverged_below++)
+                snprintf(g->new_diverged_below, sizeof g->new_diverged_below, "lr %g, seed %lld", rc->lr,
+                         (long long)rc->seed);
         }
         else if (rb->finished && rb->lr != g->best_lr && isinf(run_final(rc)) && !isinf(run_final(rb)))
             g->n_new_diverged_other++;
@@ -647,6 +656,11 @@ static double common_shift(const ob_compare *c, int mean, double tol, double *ef
  * which counts both as infinite changes, judges them then. */
 static int new_divergences(const ob_cmp_group *g) { return g->n_new_diverged > g->loss.n_to_finite; }
 
+/* Did more cells at lrs below the judged one newly diverge than newly
+ * converge? There a larger lr trains on both sides, so the edge of
+ * stability is not what moved. */
+static int new_divergences_below(const ob_cmp_group *g) { return g->n_new_diverged_below > g->n_to_finite_below; }
+
 static void infinite_text(const ob_cmp_quantity *q, int sign, const char *word, char *buf, size_t n);
 
 /* The group's overall verdict and its reasons (detail), once its
@@ -656,7 +670,7 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
     const ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
     /* cells not finished in the candidate make no verdict of their own
      * (ob_compare.incomplete): a stopped run is not slower code */
-    int worse = g->n_new_failures > 0 || new_divergences(g), better = 0;
+    int worse = g->n_new_failures > 0 || new_divergences(g) || new_divergences_below(g), better = 0;
     for (int i = 0; i < 6; i++) {
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
@@ -738,6 +752,14 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
         if (g->loss.n_to_finite)
             ADD(" (%d the other way)", g->loss.n_to_finite);
         ADD("; ");
+    }
+    if (new_divergences_below(g)) {
+        ADD("%d cell%s at lrs below the judged %g diverged or ended with a non-finite loss in the candidate, not in "
+            "the baseline (%s%s)",
+            g->n_new_diverged_below, g->n_new_diverged_below == 1 ? "" : "s", g->best_lr,
+            g->n_new_diverged_below == 1 ? "" : "the first: ", g->new_diverged_below);
+        if (g->n_to_finite_below) ADD(" (%d the other way)", g->n_to_finite_below);
+        ADD(": a smaller lr than one that trains; ");
     }
 #undef ADD
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
@@ -1529,7 +1551,7 @@ static void md_para(FILE *f, const char *s);
 static const char *verdict_suffix(const ob_cmp_group *g)
 {
     return g->n_new_failures       ? " (new failures)"
-           : new_divergences(g)    ? " (new divergences)"
+           : new_divergences(g) || new_divergences_below(g) ? " (new divergences)"
            : !g->n_new_unfinished  ? ""
            : g->overall == OB_WORSE ? " (some cells not finished)"
                                     : " (not finished)";
@@ -1681,7 +1703,7 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                 if (!first) first = &c->g[i];
             }
         if (nd)
-            fprintf(f, "%s%d cell%s diverged in the candidate and not in the baseline at lrs other than the judged "
+            fprintf(f, "%s%d cell%s diverged in the candidate and not in the baseline at lrs above the judged "
                        "one, in %d group%s (e.g. %s on %s): the range of lrs that train narrowed there; not judged, "
                        "as the edge of stability can move with rounding alone, but worth a look%s\n",
                     lead, nd, nd == 1 ? "" : "s", ng, ng == 1 ? "" : "s", first->optimizer, first->workload,

@@ -176,7 +176,13 @@ typedef struct ob_cmp_group {
     int n_new_diverged;       /* at the judged lr: diverged (or a non-finite final loss) in the
                                * candidate, finite in the baseline; a regression when more than
                                * loss.n_to_finite, the seeds that went the other way */
-    int n_new_diverged_other; /* the same at the other lrs: a note, not a regression */
+    int n_new_diverged_below; /* the same at lrs below the judged one, where a larger lr trains: not
+                               * the edge of stability moving; a regression when more than
+                               * n_to_finite_below, the cells there that went the other way */
+    int n_to_finite_below;
+    char new_diverged_below[96]; /* the first of them: "lr 0.001, seed 2" */
+    int n_new_diverged_other; /* the same at lrs above the judged one: a note, not a regression
+                               * (the edge of stability can move with rounding alone) */
     int n_base_unfinished;    /* matched cells whose baseline run did not finish (failed, pending,
                                * running or interrupted): not judged; --strict fails them */
     ob_verdict overall;

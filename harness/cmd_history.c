@@ -296,6 +296,80 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
     free(seen);
 }
 
+/* One figure, a line per series (HISTORY_PANEL_SERIES or fewer, or all of one
+ * workload's), titled in the legend; its y axis log scale where the values
+ * span two decades. */
+static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_colour *colours, const int *dashes,
+                         const char *mlabel, const char *better)
+{
+    double lo = NAN, hi = NAN;
+    for (int j = 0; j < ns; j++)
+        for (int b = 0; b < nb; b++) {
+            double v = ser[j].v[b];
+            if (!(v > 0) || !isfinite(v)) continue;
+            if (isnan(lo) || v < lo) lo = v;
+            if (isnan(hi) || v > hi) hi = v;
+        }
+    const int logy = !isnan(lo) && hi / lo >= 100;
+    /* tick labels: date and time, then benchmark id and revision; many
+     * benchmarks get one rotated line each */
+    const int rotate = nb > 12;
+    fprintf(f,
+            "# history.gp - %s per benchmark, one line per workload x optimizer.\n"
+            "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
+            "# series). Run `gnuplot history.gp` in this folder to redraw history.png, .svg and .pdf.\n"
+            "# A series is one workload with one set of its parameters and one optimizer\n"
+            "# configuration; colours are the report's (one per optimizer), point types the workload.\n"
+            "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+            "    set terminal pngcairo size 1000,620 font \"Sans,11\" noenhanced\n"
+            "} else {\n"
+            "    set terminal png size 1000,620 noenhanced\n"
+            "}\n"
+            "set output 'history.png'\n"
+            "PS = 1.1   # point size\n"
+            "set datafile separator comma\n"
+            "set title \"%s over %d benchmarks%s\"\n"
+            "set xlabel \"benchmark (UTC date and time, #id%s)\" offset 0,-1\n"
+            "set bmargin %d\n"
+            "set ylabel \"%s%s\"\n"
+            "%s\n"
+            "# the report's look (its style.gp): a grid, the left and bottom borders, tics out there\n"
+            "set grid xtics ytics lc rgb \"#dddddd\" lt 1 dt 1\n"
+            "set border 3\n"
+            "set ytics nomirror\n"
+            "set xtics nomirror%s\n"
+            "set key below left Left reverse maxrows 4 samplen 4 width 4\n"
+            "set offsets 0.3, 0.3, 0, 0\n"
+            "%s\n"
+            "plot",
+            mlabel, mlabel, nb, better, rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8,
+            mlabel, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
+            rotate ? " rotate by 40 right\nset lmargin 16" : "",
+            rotate ? "tick(i, d, r) = d[1:16] . \" #\" . i"
+                   : "tick(i, d, r) = d[1:16] . \"\\n#\" . i . \" \" . r[1:8]");
+    for (int j = 0; j < ns; j++) {
+        int o = ser[j].opt;
+        const char *colour = "#0077bb"; /* sgd's, should the colours be missing */
+        if (colours) colour = colours[o].hex;
+        fprintf(f,
+                "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS "
+                "title columnheader(%d)",
+                j ? ", \\\n    " : "", 5 + j,
+                j ? "" : ":xtic(tick(strcol(1), strcol(2), strcol(3)))",
+                colour, dashes ? dashes[o] : 1,
+                history_points[ser[j].wl % HISTORY_POINTS], 5 + j);
+    }
+    fprintf(f,
+            "\n"
+            "\n# the same figure as SVG\n"
+            "set terminal svg size 1000,620 dynamic font \"Sans,12\" background rgb \"white\" noenhanced\n"
+            "set output 'history.svg'\n"
+            "replot\n"
+            "set output\n");
+    ob_gp_write_pdf(f, "history", rotate ? "    PS = 0.5\n    set key height 1\n    set bmargin 14\n"
+                                          : "    PS = 0.5\n    set key height 1\n    set bmargin 11\n");
+}
+
 /* The run of the whole database with r's workload, workload parameters,
  * optimizer and optimizer configuration; -1 when none. */
 static int find_like(const ob_dataset *all, const ob_rrun *r)
@@ -331,528 +405,657 @@ static char *minute_date(const char *created_at)
     return date;
 }
 
-int ob_cmd_history(int argc, char **argv)
+/* ---- the command line --------------------------------------------------------- */
+
+enum { HISTORY_MAX_TARGETS = 64 };
+
+typedef struct history_args {
+    const char *db_path;               /* --db */
+    const char *out;                   /* --out DIR; NULL: the table alone */
+    const char *wl_filter, *opt_filter; /* --workload, --optimizer; NULL: all */
+    int metric;                        /* --metric: its index in metrics[] */
+    /* --target WORKLOAD=LOSS, in the order given: the workload labels (copied
+     * out of argv, cut at the last '='), the losses as given and as numbers */
+    int n_targets;
+    char target_buf[HISTORY_MAX_TARGETS][256];
+    const char *target_wl[HISTORY_MAX_TARGETS], *target_given[HISTORY_MAX_TARGETS];
+    double target_val[HISTORY_MAX_TARGETS];
+} history_args;
+
+/* The parsers print their messages themselves and return the exit status,
+ * as ob_cli_valued_option does: a message quotes an argument, which may be
+ * longer than an ob_err holds. */
+
+/* --target's value v, added to a's targets: 0, or the exit status of the
+ * message printed */
+static int parse_target(history_args *a, const char *v)
 {
-    static const char *const single[] = {"--db", "--metric", "--workload", "--optimizer", "--out"};
-    ob_cli_once("history", argc, argv, single, OB_CLI_COUNT(single));
-    const char *db_path = NULL, *out = NULL, *wl_filter = NULL, *opt_filter = NULL;
-    int m = 0;
-    /* --target WORKLOAD=LOSS: the workload labels point into argv */
-    enum { MAX_TARGETS = 64 };
-    char twl_buf[MAX_TARGETS][256];
-    const char *twl[MAX_TARGETS], *tgiven[MAX_TARGETS]; /* tgiven: the loss as given */
-    double tval[MAX_TARGETS];
-    int nt = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            history_usage(stdout);
+    const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
+    double x;
+    if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || (size_t)(eq - v) >= sizeof a->target_buf[0])
+        return ob_cli_error(2, "history: --target '%s' is not WORKLOAD=LOSS (e.g. --target bert-tiny=4.2)", v);
+    if (!isfinite(x))
+        return ob_cli_error(2, "history: --target '%s': the loss must be a finite number (e.g. --target "
+                            "%.*s=0.05)", v, (int)(eq - v), v);
+    for (int k = 0; k < a->n_targets; k++)
+        if (strlen(a->target_wl[k]) == (size_t)(eq - v) && !strncmp(a->target_wl[k], v, (size_t)(eq - v)))
+            return ob_cli_error(2, "history: --target for %s is given twice (%s and %s); give it once",
+                                a->target_wl[k], a->target_given[k], eq + 1);
+    if (a->n_targets >= HISTORY_MAX_TARGETS)
+        return ob_cli_error(2, "history: more than %d --target options", HISTORY_MAX_TARGETS);
+    const int n = a->n_targets++;
+    snprintf(a->target_buf[n], sizeof a->target_buf[n], "%.*s", (int)(eq - v), v);
+    a->target_wl[n] = a->target_buf[n];
+    a->target_given[n] = eq + 1;
+    a->target_val[n] = x;
+    return 0;
+}
+
+/* --metric's value v, as its index in metrics[], into *m: 0, or the exit
+ * status of the message printed */
+static int parse_metric(const char *v, int *m)
+{
+    for (int k = 0; k < N_METRICS; k++)
+        if (!strcmp(v, metrics[k].name)) {
+            *m = k;
             return 0;
+        }
+    const char *names[N_METRICS];
+    for (int k = 0; k < N_METRICS; k++) names[k] = metrics[k].name;
+    const char *near = ob_closest_name(v, names, N_METRICS);
+    char list[400];
+    size_t l = 0;
+    list[0] = 0;
+    for (int k = 0; k < N_METRICS && l + 40 < sizeof list; k++)
+        l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", k ? ", " : "", names[k]);
+    return ob_cli_error(2, "history: unknown metric '%s'%s%s%s; the metrics: %s", v, near ? " (did you mean '" : "",
+                        near ? near : "", near ? "'?)" : "", list);
+}
+
+/* argv into a: 0; -1 after --help, the usage printed; else the exit status of
+ * the message printed. Options are taken in order: one that is wrong before
+ * --help is reported instead of the usage. */
+static int history_parse(int argc, char **argv, history_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 1; i < argc; i++) {
+        const char *k = argv[i];
+        if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
+            history_usage(stdout);
+            return -1;
         }
         static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric", "--target"};
         if (ob_cli_valued_option("history", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
-        if (!strcmp(a, "--db")) db_path = v;
-        else if (!strcmp(a, "--out")) {
+        int rc = 0;
+        if (!strcmp(k, "--db")) {
+            a->db_path = v;
+        } else if (!strcmp(k, "--out")) {
             if (strlen(v) > OB_OUT_DIR_MAX)
                 return ob_cli_error(2, "history: the output folder name is %zu bytes long; at most %d (give a "
                                        "shorter --out)", strlen(v), OB_OUT_DIR_MAX);
-            out = v;
+            a->out = v;
+        } else if (!strcmp(k, "--workload")) {
+            a->wl_filter = v;
+        } else if (!strcmp(k, "--optimizer")) {
+            a->opt_filter = v;
+        } else if (!strcmp(k, "--target")) {
+            rc = parse_target(a, v);
+        } else if (!strcmp(k, "--metric")) {
+            rc = parse_metric(v, &a->metric);
         }
-        else if (!strcmp(a, "--workload")) wl_filter = v;
-        else if (!strcmp(a, "--optimizer")) opt_filter = v;
-        else if (!strcmp(a, "--target")) {
-            const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
-            double x;
-            if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || (size_t)(eq - v) >= sizeof twl_buf[0])
-                return ob_cli_error(2, "history: --target '%s' is not WORKLOAD=LOSS (e.g. --target bert-tiny=4.2)", v);
-            if (!isfinite(x))
-                return ob_cli_error(2, "history: --target '%s': the loss must be a finite number (e.g. --target "
-                                    "%.*s=0.05)", v, (int)(eq - v), v);
-            for (int k = 0; k < nt; k++)
-                if (strlen(twl[k]) == (size_t)(eq - v) && !strncmp(twl[k], v, (size_t)(eq - v)))
-                    return ob_cli_error(2, "history: --target for %s is given twice (%s and %s); give it once",
-                                        twl[k], tgiven[k], eq + 1);
-            if (nt >= MAX_TARGETS) return ob_cli_error(2, "history: more than %d --target options", MAX_TARGETS);
-            snprintf(twl_buf[nt], sizeof twl_buf[nt], "%.*s", (int)(eq - v), v);
-            twl[nt] = twl_buf[nt];
-            tgiven[nt] = eq + 1;
-            tval[nt++] = x;
-        } else if (!strcmp(a, "--metric")) {
-            m = -1;
-            for (int k = 0; k < N_METRICS; k++)
-                if (!strcmp(v, metrics[k].name)) m = k;
-            if (m < 0) {
-                const char *names[N_METRICS];
-                for (int k = 0; k < N_METRICS; k++) names[k] = metrics[k].name;
-                const char *near = ob_closest_name(v, names, N_METRICS);
-                char list[400];
-                size_t l = 0;
-                list[0] = 0;
-                for (int k = 0; k < N_METRICS && l + 40 < sizeof list; k++)
-                    l += (size_t)snprintf(list + l, sizeof list - l, "%s%s", k ? ", " : "", names[k]);
-                return ob_cli_error(2, "history: unknown metric '%s'%s%s%s; the metrics: %s", v,
-                                    near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "", list);
-            }
-        }
+        if (rc) return rc;
     }
-    if (!db_path)
+    if (!a->db_path)
         return ob_cli_error(2, "history: --db is required (the results database FILE; see optbench history --help)");
-    ob_err e = {0};
-    ob_store *store = NULL;
-    if (ob_store_open(db_path, OB_STORE_READONLY, &store, &e) != OB_OK)
-        return ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
-    sqlite3 *db = ob_store_db(store);
-    int rc = 0;
-    ob_bench_list bl = {0};
-    int nb = 0;
-    char **bdate = NULL, **brev = NULL;
-    series *ser = NULL;
-    int ns = 0;
-    ob_dataset all;
-    int have_all = 0;
-    if (ob_bench_list_load(db, &bl, &e) != OB_OK) {
-        rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
-        goto done;
+    return 0;
+}
+
+/* ---- the series, from the database -------------------------------------------- */
+
+/* The benchmarks of the database and the series shown, a value of each per
+ * benchmark. */
+typedef struct history {
+    ob_bench_list bl;     /* the benchmarks with runs, oldest first */
+    int nb;               /* bl.n */
+    char **bdate, **brev; /* (nb,) each one's date to the minute and revision, for the table and the CSV */
+    ob_dataset all;       /* every run of the database (have_all): its labels name the series */
+    int have_all;
+    series *ser;          /* (ns,) in the whole database's order once collected */
+    int ns;
+} history;
+
+static void history_free(history *h)
+{
+    if (h->have_all) ob_dataset_free(&h->all);
+    for (int j = 0; j < h->ns; j++) {
+        free(h->ser[j].label);
+        free(h->ser[j].v);
     }
-    nb = bl.n;
-    /* each benchmark's date to the minute and the start of its revision, for the table and the CSV */
-    bdate = calloc((size_t)nb + 1, sizeof *bdate);
-    brev = calloc((size_t)nb + 1, sizeof *brev);
-    if (!bdate || !brev) {
-        rc = ob_cli_error(1, "history: out of memory");
-        goto done;
+    free(h->ser);
+    for (int b = 0; h->bdate && h->brev && b < h->nb; b++) {
+        free(h->bdate[b]);
+        free(h->brev[b]);
     }
-    for (int b = 0; b < nb; b++) {
-        bdate[b] = minute_date(bl.b[b].created_at);
-        /* 12 digits of the revision, and "-dirty" where the tree had edits */
-        const char *gr = bl.b[b].git_rev ? bl.b[b].git_rev : "";
-        const size_t gl = strlen(gr);
-        const int dirty = gl > 18 && !strcmp(gr + gl - 6, "-dirty");
-        char rev[40];
-        snprintf(rev, sizeof rev, "%.12s%s", gr, dirty ? "-dirty" : "");
-        brev[b] = strdup(rev);
-        if (!bdate[b] || !brev[b]) {
-            rc = ob_cli_error(1, "history: out of memory");
-            goto done;
+    free(h->bdate);
+    free(h->brev);
+    ob_bench_list_free(&h->bl);
+}
+
+/* A revision as the table shows it: 12 digits, and "-dirty" where the tree
+ * had edits. NULL when out of memory. */
+static char *short_rev(const char *git_rev)
+{
+    const char *gr = git_rev ? git_rev : "";
+    const size_t gl = strlen(gr);
+    const int dirty = gl > 18 && !strcmp(gr + gl - 6, "-dirty");
+    char rev[40];
+    snprintf(rev, sizeof rev, "%.12s%s", gr, dirty ? "-dirty" : "");
+    return strdup(rev);
+}
+
+/* h's bdate and brev, from its benchmarks */
+static ob_status label_benchmarks(history *h, ob_err *e)
+{
+    h->bdate = calloc((size_t)h->nb + 1, sizeof *h->bdate);
+    h->brev = calloc((size_t)h->nb + 1, sizeof *h->brev);
+    if (!h->bdate || !h->brev) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int b = 0; b < h->nb; b++) {
+        h->bdate[b] = minute_date(h->bl.b[b].created_at);
+        h->brev[b] = short_rev(h->bl.b[b].git_rev);
+        if (!h->bdate[b] || !h->brev[b]) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    return OB_OK;
+}
+
+/* The statistics of one benchmark's runs d, with the --target values of the
+ * workloads it ran (the training or the held-out targets, as the metric
+ * reads them). */
+static ob_status bench_stats(sqlite3 *db, const history_args *a, ob_dataset *d, ob_stats *s, ob_err *e)
+{
+    ob_stats_opts so;
+    ob_stats_opts_default(&so);
+    const char *bwl[HISTORY_MAX_TARGETS];
+    double bval[HISTORY_MAX_TARGETS];
+    int bn = 0;
+    for (int k = 0; k < a->n_targets; k++)
+        if (dataset_has_workload(d, a->target_wl[k])) {
+            bwl[bn] = a->target_wl[k];
+            bval[bn++] = a->target_val[k];
         }
+    const metric_def *md = &metrics[a->metric];
+    const int on_metric = !strcmp(md->name, "steps_to_metric_target"),
+              held_out = on_metric || !strcmp(md->name, "steps_to_heldout_target");
+    so.heldout_metric = on_metric;
+    if (held_out) {
+        so.n_ev_targets = bn;
+        so.ev_target_wl = bwl;
+        so.ev_target_val = bval;
+    } else {
+        so.n_targets = bn;
+        so.target_wl = bwl;
+        so.target_val = bval;
     }
-    if (nb == 0) {
-        rc = ob_cli_error(2, "history: database '%s' holds no benchmark with runs", db_path);
-        goto done;
+    /* steps to target reads each run's curve once from the database,
+     * not every curve of the benchmark at once */
+    return md->needs_curves ? ob_stats_compute_db(db, NULL, d, &so, 0, s, e) : ob_stats_compute(d, &so, s, e);
+}
+
+/* Do --workload and --optimizer take the group g of a benchmark's runs d,
+ * whose labels in the whole database are gw and go? Each names a label of
+ * the whole database, a name, or a label of the benchmark's own. */
+static int wanted(const history_args *a, const ob_dataset *all, int gw, int go, const ob_dataset *d, const ob_group *g)
+{
+    if (a->wl_filter && strcmp(a->wl_filter, all->wl_labels[gw]) && strcmp(a->wl_filter, all->wl_names[gw]) &&
+        strcmp(a->wl_filter, d->wl_labels[g->wl]))
+        return 0;
+    if (a->opt_filter && strcmp(a->opt_filter, all->opt_labels[go]) && strcmp(a->opt_filter, all->opt_names[go]) &&
+        strcmp(a->opt_filter, d->opt_labels[g->opt]))
+        return 0;
+    return 1;
+}
+
+/* The index of the series of workload label gw and optimizer label go,
+ * added (no value yet in any benchmark) when h has none; -1 when out of
+ * memory. */
+static int series_of(history *h, int gw, int go)
+{
+    for (int j = 0; j < h->ns; j++)
+        if (h->ser[j].wl == gw && h->ser[j].opt == go) return j;
+    char label[512];
+    snprintf(label, sizeof label, "%s %s", h->all.wl_labels[gw], h->all.opt_labels[go]);
+    series *ser2 = realloc(h->ser, (size_t)(h->ns + 1) * sizeof *h->ser);
+    if (ser2) h->ser = ser2;
+    char *lab = strdup(label);
+    double *v = malloc((size_t)h->nb * sizeof(double));
+    if (!ser2 || !lab || !v) {
+        free(lab);
+        free(v);
+        return -1;
     }
+    series *s = &h->ser[h->ns];
+    s->label = lab;
+    s->wl = gw;
+    s->opt = go;
+    s->v = v;
+    for (int j = 0; j < h->nb; j++) s->v[j] = NAN;
+    return h->ns++;
+}
+
+/* Benchmark b's value of each series it has, from its statistics s (of its
+ * runs d); a series first seen is added. */
+static ob_status add_values(const history_args *a, history *h, int b, const ob_dataset *d, const ob_stats *s,
+                            ob_err *e)
+{
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        /* the group's runs share workload parameters and optimizer configuration */
+        int run = -1;
+        for (int r = 0; r < d->n && run < 0; r++)
+            if (d->runs[r].wl == g->wl && d->runs[r].opt == g->opt) run = r;
+        int like = run < 0 ? -1 : find_like(&h->all, &d->runs[run]);
+        if (like < 0) continue;
+        int gw = h->all.runs[like].wl, go = h->all.runs[like].opt;
+        if (!wanted(a, &h->all, gw, go, d, g)) continue;
+        int j = series_of(h, gw, go);
+        if (j < 0) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        h->ser[j].v[b] = metric_value(a->metric, g);
+    }
+    return OB_OK;
+}
+
+/* Benchmark b's values: each benchmark is summarized on its own. */
+static ob_status collect_bench(sqlite3 *db, const history_args *a, history *h, int b, ob_err *e)
+{
+    ob_dataset d;
+    if (ob_dataset_load(db, h->bl.b[b].id, &d, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", a->db_path);
+    ob_stats s;
+    if (bench_stats(db, a, &d, &s, e) != OB_OK) {
+        ob_dataset_free(&d);
+        return ob_err_prefix(e, "database '%s': ", a->db_path);
+    }
+    ob_status st = add_values(a, h, b, &d, &s, e);
+    ob_stats_free(&s);
+    ob_dataset_free(&d);
+    return st;
+}
+
+/* The benchmarks of the database and the series a asks for, in the whole
+ * database's order (workload label, then optimizer label); none (h->ns 0)
+ * when the filters match no run. */
+static ob_status collect_series(sqlite3 *db, const history_args *a, history *h, ob_err *e)
+{
+    if (ob_bench_list_load(db, &h->bl, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", a->db_path);
+    h->nb = h->bl.n;
+    OB_TRY(label_benchmarks(h, e));
+    if (h->nb == 0) return ob_fail(e, OB_ERR_INPUT, "database '%s' holds no benchmark with runs", a->db_path);
     /* the labels of the whole database: they tell workload parameters and
      * optimizer configurations apart wherever the benchmarks differ in them */
-    if (ob_dataset_load(db, 0, &all, &e) != OB_OK) {
-        rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
-        goto done;
+    if (ob_dataset_load(db, 0, &h->all, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", a->db_path);
+    h->have_all = 1;
+    if (ob_stats_check_targets(&h->all, a->n_targets, a->target_wl, a->target_val, "--target", e) != OB_OK) {
+        e->status = OB_ERR_INPUT; /* a --target naming no workload: exit 2 (an allocation failing there too) */
+        return OB_ERR_INPUT;
     }
-    have_all = 1;
-    if (ob_stats_check_targets(&all, nt, twl, tval, "--target", &e) != OB_OK) {
-        rc = ob_cli_error(2, "history: %s", e.msg);
-        goto done;
+    for (int b = 0; b < h->nb; b++) OB_TRY(collect_bench(db, a, h, b, e));
+    if (h->ns > 0) qsort(h->ser, (size_t)h->ns, sizeof *h->ser, cmp_series);
+    return OB_OK;
+}
+
+/* What there is to ask for when nothing matched: the labels of the whole
+ * database, quoted, into buf (n bytes), its optimizers' (optimizers 1) or its
+ * workloads'. The list stops within 80 bytes of buf's end; 1 when it got
+ * there, and some may be left out. */
+static int list_labels(char *buf, size_t n, const ob_dataset *all, int optimizers)
+{
+    size_t hl = 0;
+    buf[0] = 0;
+    const int n_have = optimizers ? all->n_opt : all->n_wl;
+    for (int i = 0; i < n_have && hl + 80 < n; i++)
+        hl += (size_t)snprintf(buf + hl, n - hl, "%s'%s'", i ? ", " : "",
+                               optimizers ? all->opt_labels[i] : all->wl_labels[i]);
+    return hl + 80 >= n;
+}
+
+/* ---- the table ---------------------------------------------------------------- */
+
+/* The table's heading: the metric, and for steps to a target, which targets. */
+static void print_heading(const history_args *a, const history *h, const char *better)
+{
+    const metric_def *md = &metrics[a->metric];
+    printf("%s over %d benchmarks in %s%s\n", md->label, h->nb, a->db_path, better);
+    if (strncmp(md->name, "steps_to_", 9)) return;
+    if (a->n_targets) {
+        printf("targets fixed by --target:");
+        for (int k = 0; k < a->n_targets; k++) printf("%s %s=%g", k ? "," : "", a->target_wl[k], a->target_val[k]);
+        printf("; any other workload: each night's default target\n");
+        return;
     }
-    for (int b = 0; b < nb && rc == 0; b++) {
-        ob_dataset d;
-        ob_stats s;
-        if (ob_dataset_load(db, bl.b[b].id, &d, &e) != OB_OK) {
-            rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
-            break;
+    const int on_metric = !strcmp(md->name, "steps_to_metric_target");
+    printf("note: each night's target is that night's default (%s, or halfway to it), so a series moves "
+           "when another optimizer does; --target WORKLOAD=%s fixes it\n",
+           on_metric ? "0.9 x its best lower-median final held-out metric"
+           : strcmp(md->name, "steps_to_target") ? "1.1 x its best upper-median final held-out loss"
+                                                  : "1.1 x its best upper-median final loss",
+           on_metric ? "VALUE" : "LOSS");
+}
+
+/* v as a cell of the table: "-" where the benchmark has no value */
+static void format_value(char *buf, size_t n, double v)
+{
+    if (isnan(v)) snprintf(buf, n, "-");
+    else snprintf(buf, n, "%.5g", v);
+}
+
+/* A row per series, a column per benchmark, headed by its id, date and
+ * revision: a column per series would make lines thousands of characters
+ * long (the nightly config's 68 series). */
+static void print_rows_by_series(const history *h)
+{
+    int lw = 10;
+    for (int j = 0; j < h->ns; j++)
+        if ((int)strlen(h->ser[j].label) > lw) lw = (int)strlen(h->ser[j].label);
+    printf("%-*s", lw, "bench");
+    for (int b = 0; b < h->nb; b++) printf("  %18lld", (long long)h->bl.b[b].id);
+    printf("\n%-*s", lw, "date (UTC)");
+    for (int b = 0; b < h->nb; b++) printf("  %18s", h->bdate[b]);
+    printf("\n%-*s", lw, "revision");
+    for (int b = 0; b < h->nb; b++) printf("  %18s", h->brev[b]);
+    printf("\n");
+    for (int j = 0; j < h->ns; j++) {
+        printf("%-*s", lw, h->ser[j].label);
+        for (int b = 0; b < h->nb; b++) {
+            char buf[64];
+            format_value(buf, sizeof buf, h->ser[j].v[b]);
+            printf("  %18s", buf);
         }
-        ob_stats_opts so;
-        ob_stats_opts_default(&so);
-        /* the targets of the workloads this benchmark ran */
-        const char *bwl[MAX_TARGETS];
-        double bval[MAX_TARGETS];
-        int bn = 0;
-        for (int k = 0; k < nt; k++)
-            if (dataset_has_workload(&d, twl[k])) {
-                bwl[bn] = twl[k];
-                bval[bn++] = tval[k];
-            }
-        const int on_metric = !strcmp(metrics[m].name, "steps_to_metric_target"),
-                  held_out = on_metric || !strcmp(metrics[m].name, "steps_to_heldout_target");
-        so.heldout_metric = on_metric;
-        if (held_out) {
-            so.n_ev_targets = bn;
-            so.ev_target_wl = bwl;
-            so.ev_target_val = bval;
-        } else {
-            so.n_targets = bn;
-            so.target_wl = bwl;
-            so.target_val = bval;
-        }
-        /* steps to target reads each run's curve once from the database,
-         * not every curve of the benchmark at once */
-        if ((metrics[m].needs_curves ? ob_stats_compute_db(db, NULL, &d, &so, 0, &s, &e)
-                                     : ob_stats_compute(&d, &so, &s, &e)) != OB_OK) {
-            rc = ob_cli_error(ob_exit_code(e.status), "history: database '%s': %s", db_path, e.msg);
-            ob_dataset_free(&d);
-            break;
-        }
-        for (int k = 0; k < s.n_g; k++) {
-            const ob_group *g = &s.g[k];
-            /* the group's runs share workload parameters and optimizer configuration */
-            int run = -1;
-            for (int r = 0; r < d.n && run < 0; r++)
-                if (d.runs[r].wl == g->wl && d.runs[r].opt == g->opt) run = r;
-            int like = run < 0 ? -1 : find_like(&all, &d.runs[run]);
-            if (like < 0) continue;
-            int gw = all.runs[like].wl, go = all.runs[like].opt;
-            const char *wl = all.wl_labels[gw], *op = all.opt_labels[go];
-            if ((wl_filter && strcmp(wl_filter, wl) && strcmp(wl_filter, all.wl_names[gw]) &&
-                 strcmp(wl_filter, d.wl_labels[g->wl])) ||
-                (opt_filter && strcmp(opt_filter, op) && strcmp(opt_filter, all.opt_names[go]) &&
-                 strcmp(opt_filter, d.opt_labels[g->opt])))
-                continue;
-            int idx = -1;
-            for (int j = 0; j < ns; j++)
-                if (ser[j].wl == gw && ser[j].opt == go) idx = j;
-            if (idx < 0) {
-                char label[512];
-                snprintf(label, sizeof label, "%s %s", wl, op);
-                series *ser2 = realloc(ser, (size_t)(ns + 1) * sizeof *ser);
-                if (ser2) ser = ser2;
-                char *lab = strdup(label);
-                double *v = malloc((size_t)nb * sizeof(double));
-                if (!ser2 || !lab || !v) {
-                    free(lab);
-                    free(v);
-                    rc = ob_cli_error(1, "history: out of memory");
-                    break;
-                }
-                ser[ns].label = lab;
-                ser[ns].wl = gw;
-                ser[ns].opt = go;
-                ser[ns].v = v;
-                for (int j = 0; j < nb; j++) ser[ns].v[j] = NAN;
-                idx = ns++;
-            }
-            ser[idx].v[b] = metric_value(m, g);
-        }
-        ob_stats_free(&s);
-        ob_dataset_free(&d);
-    }
-    if (rc) goto done;
-    if (ns == 0) {
-        /* what there is to ask for: the labels of the whole database */
-        char have[1024] = "";
-        size_t hl = 0;
-        int n_have = opt_filter ? all.n_opt : all.n_wl;
-        for (int i = 0; i < n_have && hl + 80 < sizeof have; i++)
-            hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s'%s'", i ? ", " : "",
-                                   opt_filter ? all.opt_labels[i] : all.wl_labels[i]);
-        rc = ob_cli_error(2, "history: no runs match%s%s%s%s; the database has %s %s%s", wl_filter ? " workload " : "",
-                          wl_filter ? wl_filter : "", opt_filter ? " optimizer " : "", opt_filter ? opt_filter : "",
-                          opt_filter ? "the optimizers" : "the workloads", have, hl + 80 >= sizeof have ? ", ..." : "");
-        goto done;
-    }
-    /* series in the whole database's order: workload label, then optimizer label */
-    qsort(ser, (size_t)ns, sizeof *ser, cmp_series);
-    /* the table: each column as wide as its label */
-    const char *better = direction(m, ser, ns, nb, &all);
-    /* the folder first: no table printed above an error that writes nothing */
-    if (out) {
-        /* the files it writes: never the database it reads, another
-         * database, or a folder of that name (checked before the folder is
-         * made: a folder not there yet holds none of them) */
-        static const char *const written[] = {"history.csv", "history.gp", "history.png", "history.svg",
-                                              "history.pdf", "gnuplot.log"};
-        const char *const inputs[1] = {db_path}, *const what[1] = {"the database it reads (--db)"};
-        for (size_t k = 0; k < sizeof written / sizeof *written; k++) {
-            char path[OB_OUT_DIR_MAX + 32], msg[OB_OUT_DIR_MAX * 3 + 256];
-            snprintf(path, sizeof path, "%s/%s", out, written[k]);
-            if (ob_cli_output_check(msg, sizeof msg, "its file", path, inputs, what, 1)) {
-                rc = ob_cli_error(2, "history: --out '%s': %s; nothing was written (or give --out another folder)",
-                                  out, msg);
-                goto done;
-            }
-        }
-        if (ob_mkdirs(out, &e) != OB_OK) {
-            rc = ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
-            goto done;
-        }
-        if (access(out, W_OK) != 0) {
-            rc = ob_cli_error(2, "history: cannot write into '%s': %s (give another --out)", out, strerror(errno));
-            goto done;
-        }
-    }
-    printf("%s over %d benchmarks in %s%s\n", metrics[m].label, nb, db_path, better);
-    if (!strncmp(metrics[m].name, "steps_to_", 9)) {
-        if (nt) {
-            printf("targets fixed by --target:");
-            for (int k = 0; k < nt; k++) printf("%s %s=%g", k ? "," : "", twl[k], tval[k]);
-            printf("; any other workload: each night's default target\n");
-        } else {
-            const int on_metric = !strcmp(metrics[m].name, "steps_to_metric_target");
-            printf("note: each night's target is that night's default (%s, or halfway to it), so a series moves "
-                   "when another optimizer does; --target WORKLOAD=%s fixes it\n",
-                   on_metric ? "0.9 x its best lower-median final held-out metric"
-                   : strcmp(metrics[m].name, "steps_to_target") ? "1.1 x its best upper-median final held-out loss"
-                                                                : "1.1 x its best upper-median final loss",
-                   on_metric ? "VALUE" : "LOSS");
-        }
-    }
-    if (ns > HISTORY_PANEL_SERIES) {
-        /* a column per series would make lines thousands of characters long
-         * (the nightly config's 68 series): a row per series instead, a
-         * column per benchmark, headed by its id, date and revision */
-        int lw = 10;
-        for (int j = 0; j < ns; j++)
-            if ((int)strlen(ser[j].label) > lw) lw = (int)strlen(ser[j].label);
-        printf("%-*s", lw, "bench");
-        for (int b = 0; b < nb; b++) printf("  %18lld", (long long)bl.b[b].id);
-        printf("\n%-*s", lw, "date (UTC)");
-        for (int b = 0; b < nb; b++) printf("  %18s", bdate[b]);
-        printf("\n%-*s", lw, "revision");
-        for (int b = 0; b < nb; b++) printf("  %18s", brev[b]);
         printf("\n");
-        for (int j = 0; j < ns; j++) {
-            printf("%-*s", lw, ser[j].label);
-            for (int b = 0; b < nb; b++) {
-                char buf[64];
-                if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
-                else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
-                printf("  %18s", buf);
-            }
-            printf("\n");
-        }
-    } else {
-        printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
-        for (int j = 0; j < ns; j++) printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10,
-                                            ser[j].label);
-        printf("\n");
-        for (int b = 0; b < nb; b++) {
-            printf("%-6lld %-17s %-13s", (long long)bl.b[b].id, bdate[b], brev[b]);
-            for (int j = 0; j < ns; j++) {
-                char buf[64];
-                if (isnan(ser[j].v[b])) snprintf(buf, sizeof buf, "-");
-                else snprintf(buf, sizeof buf, "%.5g", ser[j].v[b]);
-                printf("  %*s", (int)strlen(ser[j].label) > 10 ? (int)strlen(ser[j].label) : 10, buf);
-            }
-            printf("\n");
-        }
     }
-    /* say why a workload or an optimizer has more than one series */
-    for (int pass = 0; pass < 2; pass++)
-        for (int j = 0; j < ns; j++) {
-            const char *name = pass ? all.opt_names[ser[j].opt] : all.wl_names[ser[j].wl];
+}
+
+/* a column of the table: as wide as its series' label, at least 10 */
+static int column_width(const series *s)
+{
+    const int w = (int)strlen(s->label);
+    return w > 10 ? w : 10;
+}
+
+/* A row per benchmark, a column per series. */
+static void print_rows_by_benchmark(const history *h)
+{
+    printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
+    for (int j = 0; j < h->ns; j++) printf("  %*s", column_width(&h->ser[j]), h->ser[j].label);
+    printf("\n");
+    for (int b = 0; b < h->nb; b++) {
+        printf("%-6lld %-17s %-13s", (long long)h->bl.b[b].id, h->bdate[b], h->brev[b]);
+        for (int j = 0; j < h->ns; j++) {
+            char buf[64];
+            format_value(buf, sizeof buf, h->ser[j].v[b]);
+            printf("  %*s", column_width(&h->ser[j]), buf);
+        }
+        printf("\n");
+    }
+}
+
+/* Series k's workload (by_opt 0) or optimizer (by_opt 1): its label index
+ * in the whole database, its name and its label. */
+static int part_of(const history *h, int k, int by_opt) { return by_opt ? h->ser[k].opt : h->ser[k].wl; }
+static const char *part_name(const history *h, int k, int by_opt)
+{
+    return by_opt ? h->all.opt_names[h->ser[k].opt] : h->all.wl_names[h->ser[k].wl];
+}
+static const char *part_label(const history *h, int k, int by_opt)
+{
+    return by_opt ? h->all.opt_labels[h->ser[k].opt] : h->all.wl_labels[h->ser[k].wl];
+}
+
+/* Says why a workload or an optimizer has more than one series: a note for
+ * each name that several labels share, listing them. */
+static void print_split_notes(const history *h)
+{
+    for (int by_opt = 0; by_opt < 2; by_opt++)
+        for (int j = 0; j < h->ns; j++) {
+            const char *name = part_name(h, j, by_opt);
             int first = 1, several = 0;
-            for (int k = 0; k < ns; k++) {
-                const char *nk = pass ? all.opt_names[ser[k].opt] : all.wl_names[ser[k].wl];
-                int same_label = pass ? ser[k].opt == ser[j].opt : ser[k].wl == ser[j].wl;
-                if (strcmp(nk, name)) continue;
+            for (int k = 0; k < h->ns; k++) {
+                if (strcmp(part_name(h, k, by_opt), name)) continue;
                 if (k < j) first = 0;
-                if (!same_label) several = 1;
+                if (part_of(h, k, by_opt) != part_of(h, j, by_opt)) several = 1;
             }
             if (!first || !several) continue;
             printf("note: %s ran with different %s across these benchmarks; each set is its own series (",
-                   name, pass ? "hyperparameters" : "workload parameters or numbers of steps");
+                   name, by_opt ? "hyperparameters" : "workload parameters or numbers of steps");
             int any = 0;
-            for (int k = 0; k < ns; k++) {
-                const char *nk = pass ? all.opt_names[ser[k].opt] : all.wl_names[ser[k].wl];
-                const char *lk = pass ? all.opt_labels[ser[k].opt] : all.wl_labels[ser[k].wl];
+            for (int k = 0; k < h->ns; k++) {
                 int dup = 0;
-                for (int q2 = 0; q2 < k; q2++)
-                    dup |= pass ? ser[q2].opt == ser[k].opt : ser[q2].wl == ser[k].wl;
-                if (strcmp(nk, name) || dup) continue;
-                printf("%s'%s'", any++ ? ", " : "", lk);
+                for (int q = 0; q < k; q++) dup |= part_of(h, q, by_opt) == part_of(h, k, by_opt);
+                if (strcmp(part_name(h, k, by_opt), name) || dup) continue;
+                printf("%s'%s'", any++ ? ", " : "", part_label(h, k, by_opt));
             }
             printf("), so a change between them is a different problem, not a regression\n");
         }
-    if (out) {
-        const char **hdr = malloc((size_t)(ns + 4) * sizeof *hdr);
-        if (!hdr) {
-            rc = ob_cli_error(1, "history: out of memory");
-            goto done;
-        }
-        hdr[0] = "benchmark_id";
-        hdr[1] = "created_at";
-        hdr[2] = "git_rev";
-        hdr[3] = "label";
-        for (int j = 0; j < ns; j++) hdr[4 + j] = ser[j].label;
-        /* history.csv and history.gp are written under working names and
-         * renamed in once both are whole: a failed write (a full disk) leaves
-         * the previous ones */
-        char csv_part[1100], csv_path[1100];
-        snprintf(csv_part, sizeof csv_part, "%s/.history.csv.part", out);
-        snprintf(csv_path, sizeof csv_path, "%s/history.csv", out);
-        ob_csv c;
-        ob_status st = ob_csv_open(&c, out, ".history.csv.part", hdr, ns + 4, &e);
-        free(hdr);
-        for (int b = 0; b < nb && st == OB_OK; b++) {
-            char lab[128];
-            snprintf(lab, sizeof lab, "%s #%lld %s", bdate[b], (long long)bl.b[b].id, brev[b]);
-            ob_csv_int(&c, bl.b[b].id);
-            ob_csv_str(&c, bdate[b]);
-            ob_csv_str(&c, brev[b]);
-            ob_csv_str(&c, lab);
-            for (int j = 0; j < ns; j++) ob_csv_num(&c, ser[j].v[b]);
-            ob_csv_row(&c);
-        }
-        if (st == OB_OK) st = ob_csv_close(&c, &e);
-        else ob_csv_close(&c, NULL);
-        if (st != OB_OK) {
-            unlink(csv_part);
-            rc = ob_cli_error(1, "history: %s (the previous history.csv, if any, is kept)", e.msg);
-            goto done;
-        }
-        /* log scale when the series span two decades */
-        double lo = NAN, hi = NAN;
-        for (int j = 0; j < ns; j++)
-            for (int b = 0; b < nb; b++) {
-                double v = ser[j].v[b];
-                if (!(v > 0) || !isfinite(v)) continue;
-                if (isnan(lo) || v < lo) lo = v;
-                if (isnan(hi) || v > hi) hi = v;
-            }
-        int any_value = 0;
-        for (int j = 0; j < ns && !any_value; j++)
-            for (int b = 0; b < nb && !any_value; b++) any_value = isfinite(ser[j].v[b]);
-        if (!any_value) {
-            /* gnuplot has nothing to draw (a metric these workloads do not have) */
-            if (rename(csv_part, csv_path) != 0) {
-                rc = ob_cli_error(1, "history: cannot name '%s': %s", csv_path, strerror(errno));
-                unlink(csv_part);
-                goto done;
-            }
-            printf("optbench: wrote %s/history.csv; no plot: no benchmark has a value of %s for these series\n",
-                   out, metrics[m].name);
-            goto done;
-        }
-        char gpp[1024], gp_part[1100];
-        snprintf(gpp, sizeof gpp, "%s/history.gp", out);
-        snprintf(gp_part, sizeof gp_part, "%s/.history.gp.part", out);
-        FILE *f = fopen(gp_part, "w");
-        if (!f) {
-            rc = ob_cli_error(1, "history: cannot write '%s': %s", gp_part, strerror(errno));
-            unlink(csv_part);
-            goto done;
-        }
-        /* each optimizer in its colour of every report (when out of memory, one colour) */
-        ob_colour *colours = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *colours);
-        int *dashes = malloc((size_t)(all.n_opt > 0 ? all.n_opt : 1) * sizeof *dashes);
-        if (colours) ob_series_colours((const char *const *)all.opt_names, all.n_opt, colours);
-        if (dashes) ob_series_marks((const char *const *)all.opt_names, all.n_opt, NULL, dashes);
-        int n_wl_shown = ns > 0;
-        for (int j = 1; j < ns; j++) n_wl_shown += ser[j].wl != ser[j - 1].wl;
-        if (ns > HISTORY_PANEL_SERIES && n_wl_shown > 1) {
-            write_panels(f, ser, ns, nb, &all, colours, dashes, metrics[m].label, better);
-            free(colours);
-            free(dashes);
-            goto written;
-        }
-        /* tick labels: date and time, then benchmark id and revision; many
-         * benchmarks get one rotated line each */
-        const int rotate = nb > 12;
-        fprintf(f,
-                "# history.gp - %s per benchmark, one line per workload x optimizer.\n"
-                "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
-                "# series). Run `gnuplot history.gp` in this folder to redraw history.png, .svg and .pdf.\n"
-                "# A series is one workload with one set of its parameters and one optimizer\n"
-                "# configuration; colours are the report's (one per optimizer), point types the workload.\n"
-                "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
-                "    set terminal pngcairo size 1000,620 font \"Sans,11\" noenhanced\n"
-                "} else {\n"
-                "    set terminal png size 1000,620 noenhanced\n"
-                "}\n"
-                "set output 'history.png'\n"
-                "PS = 1.1   # point size\n"
-                "set datafile separator comma\n"
-                "set title \"%s over %d benchmarks%s\"\n"
-                "set xlabel \"benchmark (UTC date and time, #id%s)\" offset 0,-1\n"
-                "set bmargin %d\n"
-                "set ylabel \"%s%s\"\n"
-                "%s\n"
-                "# the report's look (its style.gp): a grid, the left and bottom borders, tics out there\n"
-                "set grid xtics ytics lc rgb \"#dddddd\" lt 1 dt 1\n"
-                "set border 3\n"
-                "set ytics nomirror\n"
-                "set xtics nomirror%s\n"
-                "set key below left Left reverse maxrows 4 samplen 4 width 4\n"
-                "set offsets 0.3, 0.3, 0, 0\n"
-                "%s\n"
-                "plot",
-                metrics[m].label, metrics[m].label, nb, better,
-                rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8, metrics[m].label, !isnan(lo) && hi / lo >= 100 ? " (log scale)" : "",
-                !isnan(lo) && hi / lo >= 100 ? "set logscale y" : "unset logscale y",
-                rotate ? " rotate by 40 right\nset lmargin 16" : "",
-                rotate ? "tick(i, d, r) = d[1:16] . \" #\" . i"
-                       : "tick(i, d, r) = d[1:16] . \"\\n#\" . i . \" \" . r[1:8]");
-        for (int j = 0; j < ns; j++) {
-            int o = ser[j].opt;
-            const char *colour = "#0077bb"; /* sgd's, should the colours be missing */
-            if (colours) colour = colours[o].hex;
-            fprintf(f,
-                    "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS "
-                    "title columnheader(%d)",
-                    j ? ", \\\n    " : "", 5 + j,
-                    j ? "" : ":xtic(tick(strcol(1), strcol(2), strcol(3)))",
-                    colour, dashes ? dashes[o] : 1,
-                    history_points[ser[j].wl % HISTORY_POINTS], 5 + j);
-        }
-        free(colours);
-        free(dashes);
-        fprintf(f,
-                "\n"
-                "\n# the same figure as SVG\n"
-                "set terminal svg size 1000,620 dynamic font \"Sans,12\" background rgb \"white\" noenhanced\n"
-                "set output 'history.svg'\n"
-                "replot\n"
-                "set output\n");
-        ob_gp_write_pdf(f, "history", rotate ? "    PS = 0.5\n    set key height 1\n    set bmargin 14\n"
-                                              : "    PS = 0.5\n    set key height 1\n    set bmargin 11\n");
-    written:
-        errno = 0;
-        if (ferror(f) | fclose(f)) {
-            rc = ob_cli_error(1, "history: writing '%s' failed: %s (the previous history.csv and history.gp, if "
-                                 "any, are kept)", gpp, errno ? strerror(errno) : "write error");
-            unlink(gp_part);
-            unlink(csv_part);
-            goto done;
-        }
+}
+
+/* ---- the files of --out ------------------------------------------------------- */
+
+/* Is one of the files written into DIR (--out) the database read, another
+ * database or a folder? Then 1, and msg (n bytes) says which. Checked before
+ * the folder is made: a folder not there yet holds none of them. */
+static int out_file_taken(const history_args *a, char *msg, size_t n)
+{
+    static const char *const written[] = {"history.csv", "history.gp", "history.png", "history.svg", "history.pdf",
+                                          "gnuplot.log"};
+    const char *const inputs[1] = {a->db_path}, *const what[1] = {"the database it reads (--db)"};
+    for (size_t k = 0; k < sizeof written / sizeof *written; k++) {
+        char path[OB_OUT_DIR_MAX + 32];
+        snprintf(path, sizeof path, "%s/%s", a->out, written[k]);
+        if (ob_cli_output_check(msg, n, "its file", path, inputs, what, 1)) return 1;
+    }
+    return 0;
+}
+
+static ob_status make_out_folder(const char *out, ob_err *e)
+{
+    OB_TRY(ob_mkdirs(out, e));
+    if (access(out, W_OK) != 0)
+        return ob_fail(e, OB_ERR_INPUT, "cannot write into '%s': %s (give another --out)", out, strerror(errno));
+    return OB_OK;
+}
+
+/* The working file of history.csv, csv_part: a row per benchmark (its id,
+ * date, revision and tick label), a column per series. Removed when its
+ * write fails. */
+static ob_status write_csv(const char *out, const char *csv_part, const history *h, ob_err *e)
+{
+    const char **hdr = malloc((size_t)(h->ns + 4) * sizeof *hdr);
+    if (!hdr) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    hdr[0] = "benchmark_id";
+    hdr[1] = "created_at";
+    hdr[2] = "git_rev";
+    hdr[3] = "label";
+    for (int j = 0; j < h->ns; j++) hdr[4 + j] = h->ser[j].label;
+    ob_csv c;
+    ob_status st = ob_csv_open(&c, out, ".history.csv.part", hdr, h->ns + 4, e);
+    free(hdr);
+    for (int b = 0; b < h->nb && st == OB_OK; b++) {
+        char lab[128];
+        snprintf(lab, sizeof lab, "%s #%lld %s", h->bdate[b], (long long)h->bl.b[b].id, h->brev[b]);
+        ob_csv_int(&c, h->bl.b[b].id);
+        ob_csv_str(&c, h->bdate[b]);
+        ob_csv_str(&c, h->brev[b]);
+        ob_csv_str(&c, lab);
+        for (int j = 0; j < h->ns; j++) ob_csv_num(&c, h->ser[j].v[b]);
+        ob_csv_row(&c);
+    }
+    if (st == OB_OK) st = ob_csv_close(&c, e);
+    else ob_csv_close(&c, NULL);
+    if (st == OB_OK) return OB_OK;
+    unlink(csv_part);
+    ob_err cause = *e;
+    return ob_fail(e, OB_ERR_IO, "%s (the previous history.csv, if any, is kept)", cause.msg);
+}
+
+/* The working file of history.gp, gp_part: the report's colours and dashes
+ * per optimizer configuration, point types per workload label; a panel per
+ * workload where the series are too many for one legend. On failure gp_part
+ * and csv_part are removed. */
+static ob_status write_gp(const history_args *a, const history *h, const char *better, const char *gp_part,
+                          const char *gpp, const char *csv_part, ob_err *e)
+{
+    FILE *f = fopen(gp_part, "w");
+    if (!f) {
+        ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", gp_part, strerror(errno));
+        unlink(csv_part);
+        return OB_ERR_IO;
+    }
+    /* each optimizer in its colour of every report (when out of memory, one colour) */
+    const ob_dataset *all = &h->all;
+    ob_colour *colours = malloc((size_t)(all->n_opt > 0 ? all->n_opt : 1) * sizeof *colours);
+    int *dashes = malloc((size_t)(all->n_opt > 0 ? all->n_opt : 1) * sizeof *dashes);
+    if (colours) ob_series_colours((const char *const *)all->opt_names, all->n_opt, colours);
+    if (dashes) ob_series_marks((const char *const *)all->opt_names, all->n_opt, NULL, dashes);
+    int n_wl_shown = h->ns > 0;
+    for (int j = 1; j < h->ns; j++) n_wl_shown += h->ser[j].wl != h->ser[j - 1].wl;
+    const char *mlabel = metrics[a->metric].label;
+    if (h->ns > HISTORY_PANEL_SERIES && n_wl_shown > 1)
+        write_panels(f, h->ser, h->ns, h->nb, all, colours, dashes, mlabel, better);
+    else
+        write_figure(f, h->ser, h->ns, h->nb, colours, dashes, mlabel, better);
+    free(colours);
+    free(dashes);
+    errno = 0;
+    if (ferror(f) | fclose(f)) {
+        ob_fail(e, OB_ERR_IO, "writing '%s' failed: %s (the previous history.csv and history.gp, if any, are kept)",
+                gpp, errno ? strerror(errno) : "write error");
+        unlink(gp_part);
+        unlink(csv_part);
+        return OB_ERR_IO;
+    }
+    return OB_OK;
+}
+
+/* DIR/history.csv and, where a series has a value to draw, DIR/history.gp
+ * (*drawn 1). Both are written under working names and renamed in once
+ * both are whole: a failed write (a full disk) leaves the previous ones. */
+static ob_status write_files(const history_args *a, const history *h, const char *better, int *drawn, ob_err *e)
+{
+    const char *out = a->out;
+    char csv_part[1100], csv_path[1100], gp_part[1100], gpp[1024];
+    snprintf(csv_part, sizeof csv_part, "%s/.history.csv.part", out);
+    snprintf(csv_path, sizeof csv_path, "%s/history.csv", out);
+    snprintf(gp_part, sizeof gp_part, "%s/.history.gp.part", out);
+    snprintf(gpp, sizeof gpp, "%s/history.gp", out);
+    *drawn = 0;
+    OB_TRY(write_csv(out, csv_part, h, e));
+    int any_value = 0;
+    for (int j = 0; j < h->ns && !any_value; j++)
+        for (int b = 0; b < h->nb && !any_value; b++) any_value = isfinite(h->ser[j].v[b]);
+    if (!any_value) {
+        /* gnuplot has nothing to draw (a metric these workloads do not have) */
         if (rename(csv_part, csv_path) != 0) {
-            rc = ob_cli_error(1, "history: cannot name '%s': %s (the previous history.csv and history.gp, if any, "
-                                 "are kept)", csv_path, strerror(errno));
-            unlink(gp_part);
+            ob_fail(e, OB_ERR_IO, "cannot name '%s': %s", csv_path, strerror(errno));
             unlink(csv_part);
+            return OB_ERR_IO;
+        }
+        printf("optbench: wrote %s/history.csv; no plot: no benchmark has a value of %s for these series\n", out,
+               metrics[a->metric].name);
+        return OB_OK;
+    }
+    OB_TRY(write_gp(a, h, better, gp_part, gpp, csv_part, e));
+    if (rename(csv_part, csv_path) != 0) {
+        ob_fail(e, OB_ERR_IO, "cannot name '%s': %s (the previous history.csv and history.gp, if any, are kept)",
+                csv_path, strerror(errno));
+        unlink(gp_part);
+        unlink(csv_part);
+        return OB_ERR_IO;
+    }
+    if (rename(gp_part, gpp) != 0) {
+        ob_fail(e, OB_ERR_IO, "cannot name '%s': %s (history.csv is the new one, history.gp, if any, the previous)",
+                gpp, strerror(errno));
+        unlink(gp_part);
+        return OB_ERR_IO;
+    }
+    *drawn = 1;
+    return OB_OK;
+}
+
+/* Draws DIR/history.gp with gnuplot where there is one, and says what was
+ * written; nonzero when gnuplot failed. */
+static int render_plot(const char *out)
+{
+    char gp[1024];
+    if (!ob_gnuplot_find(gp, sizeof gp)) {
+        printf("optbench: gnuplot not found on PATH: wrote %s/history.csv and history.gp; run "
+               "`gnuplot history.gp` there to draw it\n", out);
+        return 0;
+    }
+    if (ob_gnuplot_run(gp, out, "history.gp") != 0) return 1;
+    char pdf[1100];
+    snprintf(pdf, sizeof pdf, "%s/history.pdf", out);
+    struct stat sb;
+    int has_pdf = stat(pdf, &sb) == 0 && sb.st_size > 0;
+    printf("optbench: wrote %s/history.csv, history.gp, history.png%s history.svg%s\n", out,
+           has_pdf ? "," : " and", has_pdf ? " and history.pdf" : "");
+    return 0;
+}
+
+int ob_cmd_history(int argc, char **argv)
+{
+    static const char *const single[] = {"--db", "--metric", "--workload", "--optimizer", "--out"};
+    ob_cli_once("history", argc, argv, single, OB_CLI_COUNT(single));
+    history_args a;
+    int rc = history_parse(argc, argv, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    ob_err e;
+    ob_err_clear(&e);
+    ob_store *store = NULL;
+    if (ob_store_open(a.db_path, OB_STORE_READONLY, &store, &e) != OB_OK)
+        return ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
+    history h;
+    memset(&h, 0, sizeof h);
+    /* the messages that quote a list or several paths are printed here, not
+     * passed in an ob_err, whose 1024 bytes would cut a long one */
+    ob_status st = collect_series(ob_store_db(store), &a, &h, &e);
+    if (st != OB_OK) {
+        rc = ob_cli_error(ob_exit_code(st), "history: %s", e.msg);
+        goto done;
+    }
+    if (h.ns == 0) {
+        char have[1024];
+        const int cut = list_labels(have, sizeof have, &h.all, a.opt_filter != NULL);
+        rc = ob_cli_error(2, "history: no runs match%s%s%s%s; the database has %s %s%s",
+                          a.wl_filter ? " workload " : "", a.wl_filter ? a.wl_filter : "",
+                          a.opt_filter ? " optimizer " : "", a.opt_filter ? a.opt_filter : "",
+                          a.opt_filter ? "the optimizers" : "the workloads", have, cut ? ", ..." : "");
+        goto done;
+    }
+    const char *better = direction(a.metric, h.ser, h.ns, h.nb, &h.all);
+    /* the folder first: no table printed above an error that writes nothing */
+    if (a.out) {
+        char msg[OB_OUT_DIR_MAX * 3 + 256];
+        if (out_file_taken(&a, msg, sizeof msg)) {
+            rc = ob_cli_error(2, "history: --out '%s': %s; nothing was written (or give --out another folder)",
+                              a.out, msg);
             goto done;
         }
-        if (rename(gp_part, gpp) != 0) {
-            rc = ob_cli_error(1, "history: cannot name '%s': %s (history.csv is the new one, history.gp, if any, "
-                                 "the previous)", gpp, strerror(errno));
-            unlink(gp_part);
+        if ((st = make_out_folder(a.out, &e)) != OB_OK) {
+            rc = ob_cli_error(ob_exit_code(st), "history: %s", e.msg);
             goto done;
         }
-        char gp[1024];
-        if (!ob_gnuplot_find(gp, sizeof gp)) {
-            printf("optbench: gnuplot not found on PATH: wrote %s/history.csv and history.gp; run "
-                   "`gnuplot history.gp` there to draw it\n", out);
-        } else if (ob_gnuplot_run(gp, out, "history.gp") != 0) {
-            rc = ob_cli_error(1, "history: gnuplot failed on %s/history.gp (see %s/gnuplot.log)", out, out);
-        } else {
-            char pdf[1100];
-            snprintf(pdf, sizeof pdf, "%s/history.pdf", out);
-            struct stat sb;
-            int has_pdf = stat(pdf, &sb) == 0 && sb.st_size > 0;
-            printf("optbench: wrote %s/history.csv, history.gp, history.png%s history.svg%s\n", out,
-                   has_pdf ? "," : " and", has_pdf ? " and history.pdf" : "");
-        }
+    }
+    print_heading(&a, &h, better);
+    if (h.ns > HISTORY_PANEL_SERIES) print_rows_by_series(&h);
+    else print_rows_by_benchmark(&h);
+    print_split_notes(&h);
+    if (a.out) {
+        int drawn;
+        if ((st = write_files(&a, &h, better, &drawn, &e)) != OB_OK)
+            rc = ob_cli_error(ob_exit_code(st), "history: %s", e.msg);
+        else if (drawn && render_plot(a.out) != 0)
+            rc = ob_cli_error(1, "history: gnuplot failed on %s/history.gp (see %s/gnuplot.log)", a.out, a.out);
     }
 done:
-    if (have_all) ob_dataset_free(&all);
-    for (int j = 0; j < ns; j++) {
-        free(ser[j].label);
-        free(ser[j].v);
-    }
-    free(ser);
-    for (int b = 0; bdate && brev && b < nb; b++) {
-        free(bdate[b]);
-        free(brev[b]);
-    }
-    free(bdate);
-    free(brev);
-    ob_bench_list_free(&bl);
+    history_free(&h);
     ob_store_close(store);
     return rc;
 }

@@ -204,8 +204,10 @@ static ob_status write_style(const ob_dataset *d, const char *dir, double pdf_wi
             "# 0: the PDFs (for papers) without their titles, which a paper's caption replaces; the PNGs keep them\n"
             "# (the default for PDFs narrower than 4.5 inches, where a title would not fit; 1 keeps it)\n"
             "if (!exists(\"PDF_TITLES\")) PDF_TITLES = PDF_WIDTH >= 4.5\n"
-            "# one colour, marker shape and dash type per optimizer, the same in every figure and every report\n"
-            "# (further configurations of an optimizer, swept hyperparameters, take shades of its colour):\n",
+            "# one colour, marker shape and dash type per optimizer, the same in every figure and every report;\n"
+            "# an optimizer's configurations (swept hyperparameters, a search's trials) take shades of its colour,\n"
+            "# dark to light in the order listed (by the swept values), the one at the colour's own lightness the\n"
+            "# colour itself and the optimizer's marker and dashes (\"its own\"), the others markers of their own:\n",
             pdf_width > 0 ? pdf_width : OB_PDF_TEXT_WIDTH, FIG_W, FIG_H, FIG_W, FIG_H);
     size_t n_alloc = (size_t)(d->n_opt > 0 ? d->n_opt : 1);
     ob_colour *colour = malloc(n_alloc * sizeof *colour);
@@ -218,9 +220,17 @@ static ob_status write_style(const ob_dataset *d, const char *dir, double pdf_wi
     }
     ob_series_colours((const char *const *)d->opt_names, d->n_opt, colour);
     ob_series_marks((const char *const *)d->opt_names, d->n_opt, mark, mark + n_alloc);
-    for (int o = 0; o < d->n_opt; o++)
+    for (int o = 0; o < d->n_opt; o++) {
+        int rank = 0, count = 1;
+        const int own = ob_series_family((const char *const *)d->opt_names, d->n_opt, o, &rank, &count);
+        /* which shade, on a line of its own: the linetype's comment is the
+         * configuration's label alone (history reads it) */
+        if (count > 1)
+            fprintf(f, "# %s: %s's shade %d of %d%s\n", d->opt_labels[o], d->opt_names[o], rank + 1, count,
+                    own == o ? ", its own colour, marker and dashes" : "");
         fprintf(f, "set linetype %d lc rgb \"%s\" lw 2 pt %d dt %d   # %s\n", o + 1, colour[o].hex, mark[o],
                 mark[n_alloc + (size_t)o], d->opt_labels[o]);
+    }
     if (d->n_opt == 0) fprintf(f, "set linetype 1 lc rgb \"#0077bb\" lw 2 pt 7\n");
     free(mark);
     free(colour);
@@ -291,6 +301,15 @@ static int narrow_log_ytics(FILE *f, const range *r, double strip)
 static int spans_decades(const range *r) { return !isnan(r->lo) && r->hi / r->lo >= 100.0; }
 
 static void lr_text(double lr, char *buf, size_t n) { snprintf(buf, n, "%.3g", lr); }
+
+/* The line type (style.gp) of optimizer configuration o's optimizer as a
+ * whole: its configuration in the optimizer's own colour, marker and dash
+ * type (ob_series_family; the first configuration when no sweep made others
+ * or the registry does not know the optimizer). */
+static int own_lt(const ob_dataset *d, int o)
+{
+    return ob_series_family((const char *const *)d->opt_names, d->n_opt, o, NULL, NULL) + 1;
+}
 
 /* ---- per-workload figures ---------------------------------------------------- */
 
@@ -1302,12 +1321,17 @@ static ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig 
         const ob_hp_line *ln = &hf->lines[l];
         char lq[1100];
         ob_gp_str(ln->label, lq, sizeof lq);
-        /* the colour and marker of the line's first configuration in style.gp */
-        int lt = s->g[ln->p[0].group].opt + 1;
+        /* the colour and marker of the line's first configuration in style.gp,
+         * or where the line is its optimizer's only one (one key swept), the
+         * optimizer's own (the configuration that wears them may be any of
+         * the line's points: the shades follow the values) */
+        int lt = s->g[ln->p[0].group].opt + 1, alone = 1;
+        for (int m = 0; m < hf->n_lines && alone; m++)
+            alone = m == l || strcmp(d->opt_names[s->g[hf->lines[m].p[0].group].opt],
+                                     d->opt_names[s->g[ln->p[0].group].opt]);
+        if (alone) lt = own_lt(d, s->g[ln->p[0].group].opt);
         if (ln->scatter) { /* configurations searched together: each a point with its min-max bar, no line */
-            /* in the colour of the optimizer's first configuration, as its other figures of the search */
-            for (int i = 0; i < ln->n; i++)
-                if (s->g[ln->p[i].group].opt + 1 < lt) lt = s->g[ln->p[i].group].opt + 1;
+            /* in the optimizer's own colour, as its other figures of the search */
             fprintf(f,
                     /* the bar's ends of the line's rows alone: gnuplot's autoscale takes every row's */
                     "%s  'hp_sweep.csv' skip 1 using (XV($4)):(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
@@ -1499,7 +1523,7 @@ static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int h
         if (n < 2) continue;
         char oq[256];
         ob_gp_str(d->opt_names[s->tuned_first[i]], oq, sizeof oq);
-        const int lt = s->tuned_first[i] + 1;
+        const int lt = own_lt(d, s->tuned_first[i]);
         fprintf(f,
                 "%s  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $%d : NaN):%d with filledcurves lt %d "
                 "notitle, \\\n"
@@ -1882,7 +1906,7 @@ static ob_status bar_slots_make(const ob_dataset *d, const ob_stats *s, int kind
     }
     for (int j = 0; j < b->n; j++) {
         const int o = b->reduced ? s->tuned_first[j] : j;
-        b->lt[j] = o + 1;
+        b->lt[j] = b->reduced ? own_lt(d, o) : o + 1;
         b->name[j] = b->reduced ? d->opt_names[o] : d->opt_labels[o];
     }
     for (int w = 0; w < d->n_wl; w++) {
@@ -2076,7 +2100,7 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         fprintf(f,
                 "# one slot per optimizer (%d configurations would crowd each group): in each workload's row,\n"
                 "# the column of the configuration it shows there, C[j]'s word r + 1 for row r (0: not run);\n"
-                "# LT[j]: the line type (colour, marker) of the optimizer's first configuration\n"
+                "# LT[j]: the line type (colour, marker) of the optimizer's own configuration (its own colour)\n"
                 "array C[%d]\n",
                 d->n_opt, n_col);
         for (int j = 0; j < n_col; j++) {
@@ -2478,9 +2502,9 @@ static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char 
         st = fig_profile_view(d, s, &v, dir, out, e);
     }
     if (st == OB_OK && s->n_tuned > 0) {
-        /* each optimizer in the colour of its first configuration */
+        /* each optimizer in its own colour, marker and dashes */
         for (int i = 0; i < s->n_tuned; i++) {
-            lt[i] = s->tuned_first[i] + 1;
+            lt[i] = own_lt(d, s->tuned_first[i]);
             label[i] = d->opt_names[s->tuned_first[i]];
         }
         profile_view tv = {"profile_tuned", "profile_tuned.csv", s->n_tuned, label, lt, s->tuned_ran,

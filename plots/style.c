@@ -67,16 +67,6 @@ static int registry_index(const char *name)
     return -1;
 }
 
-/* The registry place of configuration i's optimizer when i is that
- * optimizer's first configuration, else -1 (also for unknown optimizers). */
-static int own_place(const char *const *names, int i)
-{
-    int k = registry_index(names[i]);
-    for (int j = 0; j < i && k >= 0; j++)
-        if (names[j] && !strcmp(names[j], names[i])) k = -1;
-    return k;
-}
-
 /* sRGB "#rrggbb" and CIELAB (D65), for the shades. */
 static const double xyz_white[3] = {0.95047, 1.0, 1.08883};
 
@@ -168,6 +158,28 @@ void ob_series_shade(const char *hex, int k, int m, ob_colour *out, int *own)
     linear_to_hex(rgb, out);
 }
 
+int ob_series_family(const char *const *opt_names, int n, int i, int *rank, int *count)
+{
+    const int k = i >= 0 && i < n ? registry_index(opt_names[i]) : -1;
+    if (k < 0 || k >= N_PALETTE) {
+        if (rank) *rank = 0;
+        if (count) *count = 1;
+        return i;
+    }
+    int r = 0, m = 0;
+    for (int j = 0; j < n; j++)
+        if (opt_names[j] && !strcmp(opt_names[j], opt_names[i])) r += j < i, m++;
+    if (rank) *rank = r;
+    if (count) *count = m;
+    /* the colour's own place among m shades, and the configuration there */
+    int c = 0;
+    ob_colour tmp;
+    ob_series_shade(palette[k], 0, m, &tmp, &c);
+    for (int j = 0, q = 0; j < n; j++)
+        if (opt_names[j] && !strcmp(opt_names[j], opt_names[i]) && q++ == c) return j;
+    return i;
+}
+
 void ob_series_colours(const char *const *opt_names, int n, ob_colour *out)
 {
     int taken[N_PALETTE] = {0};
@@ -179,21 +191,15 @@ void ob_series_colours(const char *const *opt_names, int n, ob_colour *out)
         if (k >= 0) taken[k] = 1;
         out[i].hex[0] = '\0';
     }
-    /* each known optimizer's configurations: its colour, then its shades */
+    /* each known optimizer's configurations: its shades, dark to light in
+     * the order given (by the swept value), the one at its own lightness
+     * its own colour (ob_series_family) */
     for (int i = 0; i < n && place; i++) {
         const int k = place[i];
         if (k < 0) continue;
-        int m = 0, r = 0;
-        for (int j = 0; j < n; j++)
-            if (place[j] == k) r += j < i, m++;
-        if (r == 0) {
-            snprintf(out[i].hex, sizeof out[i].hex, "%s", palette[k]);
-            continue;
-        }
-        int c = 0;
-        ob_colour own;
-        ob_series_shade(palette[k], 0, m, &own, &c);
-        ob_series_shade(palette[k], r - 1 < c ? r - 1 : r, m, &out[i], NULL);
+        int r = 0, m = 1;
+        ob_series_family(opt_names, n, i, &r, &m);
+        ob_series_shade(palette[k], r, m, &out[i], NULL);
     }
     /* the others (optimizers the registry does not know; every series when
      * out of memory): the spare colours, then those of optimizers not in
@@ -271,7 +277,9 @@ void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
         return;
     }
     for (int i = 0; i < n; i++) {
-        int k = own_place(opt_names, i) >= 0 ? mark_of(opt_names[i]) : -1;
+        int k = registry_index(opt_names[i]) >= 0 && ob_series_family(opt_names, n, i, NULL, NULL) == i
+                    ? mark_of(opt_names[i])
+                    : -1;
         sh[i] = k >= 0 ? marks[k].shape : 0;
         da[i] = k >= 0 ? marks[k].dash : 0;
     }

@@ -11,14 +11,16 @@ typedef struct ob_colour {
 } ob_colour;
 
 /* Colours of n optimizer configurations in a figure's order; opt_names[i] is
- * the optimizer of configuration i. The first configuration of each optimizer
- * takes that optimizer's own colour (one per optimizer of the registry, by
- * its place there); its further configurations (swept hyperparameters, a
- * search's trials) take shades of it, its hue at other CIELAB lightnesses
- * (ob_series_shade), so that a colour family still means one optimizer.
- * Optimizers the registry does not know take colours that no optimizer
- * owns, then those of optimizers not in the figure, then every colour
- * again. */
+ * the optimizer of configuration i. The configurations of an optimizer of
+ * the registry take shades of its colour (one per optimizer, by its place
+ * there): its hue at evenly spaced CIELAB lightnesses (ob_series_shade),
+ * dark to light in the order given, which lists a sweep's configurations by
+ * their swept values, so that the shade reads as the value and a colour
+ * family still means one optimizer; the configuration at the colour's own
+ * lightness takes the colour itself (ob_series_family), and a single
+ * configuration is that one. Optimizers the registry does not know take
+ * colours that no optimizer owns, then those of optimizers not in the
+ * figure, then every colour again. */
 void ob_series_colours(const char *const *opt_names, int n, ob_colour *out);
 
 /* Shade k (0..m-1) of m of colour hex: its CIELAB hue and chroma (less
@@ -30,14 +32,24 @@ void ob_series_colours(const char *const *opt_names, int n, ob_colour *out);
  * lighter above. */
 void ob_series_shade(const char *hex, int k, int m, ob_colour *out, int *own);
 
+/* Configuration i's place among the configurations of its optimizer in
+ * the figure's order: *rank (0 the first) of *count (either may be NULL);
+ * returns the configuration that takes the optimizer's own colour, marker
+ * and dash type: the one whose shade is the colour itself, at the colour's
+ * lightness among the *count shades (as near the middle as L* 28-76 lets
+ * the darker ones below it and the lighter above stay apart: adam's, dark,
+ * is its first, rmsprop's, light, its last, sgd's the middle one of 3 or
+ * 5). An optimizer the registry does not know: i itself, rank 0 of 1. */
+int ob_series_family(const char *const *opt_names, int n, int i, int *rank, int *count);
+
 /* The marker shape (gnuplot point type) and dash type of n optimizer
  * configurations in a figure's order, the same in every report as the
- * colours are: the first configuration of each optimizer takes its
- * optimizer's own (no two of the registry's share both), so adam has the
- * same marker and dashes whatever else is compared; further configurations
- * (swept hyperparameters) and optimizers the registry does not know take an
- * open shape and dashes that no other series of the figure has while there
- * is one. shape or dash may be NULL. */
+ * colours are: the configuration that wears its optimizer's own colour
+ * (ob_series_family) takes its own marks (no two of the registry's share
+ * both), so adam has the same marker and dashes whatever else is compared;
+ * further configurations (swept hyperparameters) and optimizers the
+ * registry does not know take an open shape and dashes that no other series
+ * of the figure has while there is one. shape or dash may be NULL. */
 void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash);
 
 /* The first optimizer of the registry that has no colour of its own

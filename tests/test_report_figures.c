@@ -1082,10 +1082,13 @@ static void test_series_styles(const char *dir)
     free(gp);
 }
 
+static void colour_lab(const char *hex, int cvd, double lab[3]);
+
 /* An optimizer's colour is the same in every report, whatever else it
- * compares and in whatever order; further configurations of an optimizer
- * take shades of it (checked by test_series_shades); optimizers the registry
- * does not know take colours that no optimizer has. */
+ * compares and in whatever order; its configurations take shades of it
+ * (checked by test_series_shades) in the order listed, one of them the
+ * colour itself; optimizers the registry does not know take colours that
+ * no optimizer has. */
 static void test_series_colours(void)
 {
     int n_all;
@@ -1120,14 +1123,54 @@ static void test_series_colours(void)
         CHECK_MSG(strcmp(col[i].hex, "#000000") != 0, "%s is black", names[i]);
         CHECK_MSG(strcmp(c5[4].hex, col[i].hex) != 0, "an unknown optimizer has %s's colour %s", names[i], col[i].hex);
     }
-    /* adam's further configurations are its two shades other than its own
-     * colour, darker first, whatever stands between them */
-    ob_colour sh[3];
-    int own = -1;
-    for (int k = 0; k < 3; k++) ob_series_shade(adam, k, 3, &sh[k], k ? NULL : &own);
-    const int k1 = own == 0 ? 1 : 0, k2 = own == 2 ? 1 : 2;
-    CHECK_MSG(own >= 0 && !strcmp(sh[own].hex, adam) && !strcmp(c5[1].hex, sh[k1].hex) && !strcmp(c5[3].hex, sh[k2].hex),
-              "adam's shades %s %s, expected %s %s (own %d)", c5[1].hex, c5[3].hex, sh[k1].hex, sh[k2].hex, own);
+    /* the configurations of an optimizer take its shades dark to light in
+     * the order given (a sweep's: by the swept value), whatever stands
+     * between them, so that the shade reads as the value; the one at the
+     * colour's own lightness is the colour itself, and it wears the
+     * optimizer's own marker and dashes (ob_series_family names it); every
+     * optimizer of the registry, 1 to 8 configurations */
+    for (int o = 0; o < n_all; o++)
+        for (int m = 1; m <= 8; m++) {
+            const char *fam[16];
+            int at[8], nf = 0, own = -1;
+            for (int r = 0; r < m; r++) {
+                if (r == 1) fam[nf++] = o ? names[0] : names[1]; /* another optimizer between them */
+                at[r] = nf;
+                fam[nf++] = names[o];
+            }
+            ob_colour cf[16], sh[8];
+            int sf[16], df[16], s1, d1;
+            ob_series_colours(fam, nf, cf);
+            ob_series_marks(fam, nf, sf, df);
+            ob_series_marks(&names[o], 1, &s1, &d1);
+            double prev = -1;
+            for (int r = 0; r < m; r++) {
+                ob_series_shade(col[o].hex, r, m, &sh[r], r ? NULL : &own);
+                int rank = -1, count = -1;
+                const int fo = ob_series_family(fam, nf, at[r], &rank, &count);
+                double lab[3];
+                colour_lab(cf[at[r]].hex, 0, lab);
+                CHECK_MSG(!strcmp(cf[at[r]].hex, sh[r].hex) && lab[0] > prev,
+                          "%s, %d configurations: the %d-th has %s, not shade %d %s", names[o], m, r + 1,
+                          cf[at[r]].hex, r, sh[r].hex);
+                CHECK_MSG(rank == r && count == m && fo == at[own], "%s: family of %d: rank %d of %d, own %d (want %d)",
+                          names[o], r, rank, count, fo, at[own]);
+                prev = lab[0];
+            }
+            CHECK_MSG(!strcmp(cf[at[own]].hex, col[o].hex) && sf[at[own]] == s1 && df[at[own]] == d1,
+                      "%s, %d configurations: the %d-th (%s pt %d dt %d) is not its own look (%s pt %d dt %d)",
+                      names[o], m, own + 1, cf[at[own]].hex, sf[at[own]], df[at[own]], col[o].hex, s1, d1);
+        }
+    /* sgd's own colour, mid-lightness, is its middle shade of 3: listed
+     * first it went to its first configuration, its darker shade to the
+     * second (the shades did not follow the values) */
+    {
+        const char *sg[] = {"sgd", "sgd", "sgd"};
+        ob_colour c3s[3];
+        ob_series_colours(sg, 3, c3s);
+        CHECK_MSG(strcmp(c3s[0].hex, sgd) && !strcmp(c3s[1].hex, sgd) && strcmp(c3s[2].hex, sgd),
+                  "sgd x 3: %s %s %s", c3s[0].hex, c3s[1].hex, c3s[2].hex);
+    }
     /* more series than colours: every one gets one */
     const char *many[40];
     ob_colour cm[40];
@@ -1700,6 +1743,17 @@ static void test_dot_plots_reduced(const char *dir, int have_gnuplot)
     const int v_first = strstr(csv, "\n\"v\",") < strstr(csv, "\n\"w\",");
     CHECK_MSG(c4 > 1 && c8 > 1 && c11 > 1 && csgd > 1 && count_of(csv, ",") == 3 * 14, "%s", csv); /* every config */
     static const char *const dots[] = {"step_time.gp", "memory_peak.gp", "memory_state.gp", "time_to_target.gp"};
+    /* each slot in its optimizer's own colour: adam's that of the configuration
+     * at its colour's lightness among the 13 shades (the second: the first is
+     * as dark as shades go), sgd's its one */
+    const char *names[14];
+    for (int k = 0; k < 13; k++) names[k] = "adam";
+    names[13] = "sgd";
+    const int lt_adam = ob_series_family(names, 14, 0, NULL, NULL) + 1;
+    char lts[64], adam_key[96];
+    snprintf(lts, sizeof lts, "array LT[2] = [%d, 14]\n", lt_adam);
+    snprintf(adam_key, sizeof adam_key, "NaN with points lt %d ps (1.7 * PS) title \"adam\"", lt_adam);
+    CHECK_MSG(lt_adam == 2, "adam's own among 13: lt %d", lt_adam);
     for (int i = 0; i < 4; i++) {
         char *gp = slurp(fix.out, dots[i]);
         char adam[64], sgd[64];
@@ -1707,9 +1761,8 @@ static void test_dot_plots_reduced(const char *dir, int have_gnuplot)
         snprintf(adam, sizeof adam, "C[1] = \"%d %d\"   # adam\n", v_first ? c11 : cw, v_first ? cw : c11);
         snprintf(sgd, sizeof sgd, "C[2] = \"%d %d\"   # sgd\n", v_first ? 0 : csgd, v_first ? csgd : 0);
         CHECK_MSG(gp && strstr(gp, "array C[2]\n") && strstr(gp, adam) && strstr(gp, sgd) &&
-                      strstr(gp, "array LT[2] = [1, 14]\n") &&
-                      strstr(gp, "with points lt LT[j] ps (1.7 * PS) notitle") &&
-                      count_of(gp, "NaN with points lt ") == 2 && strstr(gp, "NaN with points lt 1 ps (1.7 * PS) title \"adam\"") &&
+                      strstr(gp, lts) && strstr(gp, "with points lt LT[j] ps (1.7 * PS) notitle") &&
+                      count_of(gp, "NaN with points lt ") == 2 && strstr(gp, adam_key) &&
                       strstr(gp, "NaN with points lt 14 ps (1.7 * PS) title \"sgd\"") &&
                       count_of(gp, "nohead back lc rgb \"#e4e4e4\"") == 4 && count_of(gp, "set label \"not run\"") == 1,
                   "%s: want %s and %s in\n%s", dots[i], adam, sgd, gp ? gp : "nothing");

@@ -67,5 +67,50 @@ check "no hp_ figure without sweeps" test -z "$(ls "$tmp/n" | grep '^hp_')"
 check "summary.md without the section" test "$(grep -c 'Sensitivity to' "$tmp/n/summary.md")" = 0
 check "no best_configuration.csv without sweeps" test ! -e "$tmp/n/best_configuration.csv"
 check "summary.md without the best-configuration table" test "$(grep -c '^Each optimizer at its best' "$tmp/n/summary.md")" = 0
+# style.gp: an optimizer's configurations take shades of its colour dark to
+# light in the order listed (by the swept value), the one at the colour's own
+# lightness its own colour (sgd's blue, mid-lightness: its middle one of 3;
+# adam's wine red, dark: its first); until 2026-12-06 the first configuration
+# took the own colour and the shades went to the others, so sgd's momentum=0
+# was mid blue and 0.5 dark
+"$OPTBENCH" run --workloads quadratic --optimizers sgd,adam --lrs 0.01 --seeds 1 --steps 10 --backend cpu \
+  --sweep sgd.momentum=0,0.5,0.9 --sweep adam.beta2=0.9,0.99,0.999 --db "$tmp/sh.db" >"$tmp/run_sh" 2>&1 ||
+  { cat "$tmp/run_sh"; fail=1; }
+"$OPTBENCH" report --db "$tmp/sh.db" --out "$tmp/sh" --no-render >/dev/null 2>&1 || fail=1
+cat >"$tmp/style_check.py" <<'PY'
+import re, sys
+def lstar(h):
+    v = [int(h[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+    v = [u / 12.92 if u <= 0.04045 else ((u + 0.055) / 1.055) ** 2.4 for u in v]
+    y = 0.2126729 * v[0] + 0.7151522 * v[1] + 0.0721750 * v[2]
+    return 116 * (y ** (1 / 3) if y > 216 / 24389 else y * 24389 / 3132 + 4 / 29) - 16
+# each configuration's linetype (its label in the comment), and the comment
+# line above it that says which shade it is ("# sgd momentum=0.5: sgd's
+# shade 2 of 3, its own colour, marker and dashes")
+lines, note, prev = [], {}, ""
+for l in open(sys.argv[1]):
+    if l.startswith("set linetype"):
+        m = re.match(r'set linetype (\d+) lc rgb "(#[0-9a-f]{6})" lw 2 pt (\d+) dt (\d+)   # (\S+) (.*)$', l)
+        if not m:
+            sys.exit("unexpected linetype line: " + l)
+        lines.append(m)
+        note[m.group(1)] = prev if prev.startswith("# " + m.group(5) + " " + m.group(6) + ": ") else ""
+    prev = l.rstrip("\n")
+what, own = sys.argv[2], {"sgd": "#0077bb", "adam": "#882255"}
+ok = True
+for opt, colour in own.items():
+    fam = [m for m in lines if m.group(5) == opt]
+    ls = [lstar(m.group(2)) for m in fam]
+    if what == "shades":
+        owns = [m for m in fam if note[m.group(1)].endswith("its own colour, marker and dashes")]
+        want = 1 if opt == "sgd" else 0
+        if len(fam) != 3 or any(b <= a for a, b in zip(ls, ls[1:])) or len(owns) != 1 or \
+           owns[0].group(2) != colour or fam[want] is not owns[0]:
+            print(opt, [(m.group(2), round(l, 1), m.group(6), note[m.group(1)]) for m, l in zip(fam, ls)])
+            ok = False
+sys.exit(0 if ok else 1)
+PY
+check "style.gp: each optimizer's shades dark to light by the swept value, its own colour at its lightness" \
+  python3 "$tmp/style_check.py" "$tmp/sh/style.gp" shades
 if [ -n "${OB_KEEP_FIG:-}" ]; then cp "$r"/hp_quadratic_beta2.* "$r/hp_sweep.csv" "$OB_KEEP_FIG"/ 2>/dev/null; fi
 exit $fail

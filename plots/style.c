@@ -250,9 +250,10 @@ static const struct mark {
     {"lars", 10, 2},     {"ademamix", 7, 4},  {"adabelief", 4, 5},
 };
 #define N_MARKS (int)(sizeof marks / sizeof marks[0])
-static const int open_shapes[] = {4, 8, 10, 12, 14};
+/* the shapes of further configurations, open ones first */
+static const int shapes[] = {4, 8, 10, 12, 14, 7, 9, 11, 13, 15};
 static const int dash_types[] = {1, 2, 4, 5};
-#define N_OPEN (int)(sizeof open_shapes / sizeof open_shapes[0])
+#define N_SHAPES (int)(sizeof shapes / sizeof shapes[0])
 #define N_DASH (int)(sizeof dash_types / sizeof dash_types[0])
 
 static int mark_of(const char *name)
@@ -262,11 +263,52 @@ static int mark_of(const char *name)
     return -1;
 }
 
+/* The outline of shape s: an open shape and its filled twin are one (at the
+ * figures' line width a small open triangle drawn with a solid line reads
+ * as a filled one), so 6 outlines: square, circle, triangle, down triangle,
+ * diamond, pentagon. */
+static int outline(int s) { return s == 4 || s == 5 ? 4 : s == 6 || s == 7 ? 6 : s - (s % 2); }
+
+/* The cost of shape s and dash type d for configuration i, given the marks
+ * of the others so far (sh[j] 0: none yet) and every colour, as bits, the
+ * higher the worse: 64 another series of the same colour has that shape
+ * (the two would read the same in the legend, and at a point), 32 another
+ * has that shape and dash type (in grey), 16 a filled shape drawn after its
+ * open twin (series are drawn in the order given) or an open one before
+ * its filled twin (covered where they meet), 8 another configuration of the
+ * same optimizer has that outline (its configurations tell apart by marker,
+ * not only by shade), 4 not the optimizer's own dashes (its configurations
+ * keep its dashes, so the family reads as one line style), 2 a filled shape
+ * (open ones hide nothing), 1 another series has that outline. */
+static int mark_cost(const char *const *names, const ob_colour *col, const int *sh, const int *da, int n, int i,
+                     int own_dash, int s, int d)
+{
+    int cost = 0;
+    const int filled = s % 2 == 1; /* 7, 9, 11, 13, 15 */
+    if (own_dash && d != own_dash) cost |= 4;
+    if (filled) cost |= 2;
+    for (int j = 0; j < n; j++) {
+        if (j == i || !sh[j]) continue;
+        if (sh[j] == s) {
+            if (col && !strcmp(col[j].hex, col[i].hex)) cost |= 64;
+            if (da[j] == d) cost |= 32;
+        }
+        if (outline(sh[j]) == outline(s)) {
+            cost |= 1;
+            if (names[j] && names[i] && !strcmp(names[j], names[i])) cost |= 8;
+        }
+        if ((filled && j < i && sh[j] == s - 1) || (!filled && j > i && sh[j] == s + 1)) cost |= 16;
+    }
+    return cost;
+}
+
 void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
 {
     int sh_buf[64], da_buf[64];
+    ob_colour col_buf[64];
     int *sh = n <= 64 ? sh_buf : malloc((size_t)n * sizeof *sh);
     int *da = n <= 64 ? da_buf : malloc((size_t)n * sizeof *da);
+    ob_colour *col = n <= 64 ? col_buf : malloc((size_t)n * sizeof *col);
     if (!sh || !da) { /* out of memory: every series solid with filled circles */
         for (int i = 0; i < n; i++) {
             if (shape) shape[i] = 7;
@@ -274,8 +316,10 @@ void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
         }
         if (sh != sh_buf) free(sh);
         if (da != da_buf) free(da);
+        if (col != col_buf) free(col);
         return;
     }
+    if (col) ob_series_colours(opt_names, n, col);
     for (int i = 0; i < n; i++) {
         int k = registry_index(opt_names[i]) >= 0 && ob_series_family(opt_names, n, i, NULL, NULL) == i
                     ? mark_of(opt_names[i])
@@ -283,24 +327,29 @@ void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
         sh[i] = k >= 0 ? marks[k].shape : 0;
         da[i] = k >= 0 ? marks[k].dash : 0;
     }
-    /* the others (further configurations, unknown optimizers): open shapes,
-     * which hide nothing, with a shape and dashes no series has yet, where
-     * possible one whose filled twin is not drawn after them */
+    /* the others (an optimizer's further configurations, unknown
+     * optimizers), in order, each the shape and dashes of least cost
+     * (mark_cost), the first of those: its optimizer's dashes, open shapes
+     * before filled ones. So no two series share colour and shape while
+     * there is a shape left for the colour, and up to 6 configurations of
+     * an optimizer have an outline each (square, circle, triangle, down
+     * triangle, diamond, pentagon: its own and 5 others) */
     for (int i = 0; i < n; i++) {
         if (sh[i]) continue;
-        int best = -1, best_cost = 3;
-        for (int c = 0; c < N_OPEN * N_DASH && best_cost > 0; c++) {
-            int s = open_shapes[c % N_OPEN], d = dash_types[(c / N_OPEN) % N_DASH];
-            int cost = 0;
-            for (int j = 0; j < n; j++) {
-                if (sh[j] == s && da[j] == d) cost |= 2;
-                if (j > i && sh[j] == s + 1) cost |= 1;
-            }
-            if (cost < best_cost) best_cost = cost, best = c;
+        const int k = mark_of(opt_names[i]);
+        const int own_dash = k >= 0 ? marks[k].dash : 0;
+        int dl[N_DASH], nd = 0; /* the optimizer's own dashes first, then the others in order */
+        if (own_dash) dl[nd++] = own_dash;
+        for (int q = 0; q < N_DASH; q++)
+            if (dash_types[q] != own_dash) dl[nd++] = dash_types[q];
+        int best_s = shapes[0], best_d = dl[0], best_cost = -1;
+        for (int c = 0; c < nd * N_SHAPES && best_cost != 0; c++) {
+            const int s = shapes[c % N_SHAPES], d = dl[c / N_SHAPES];
+            const int cost = mark_cost(opt_names, col, sh, da, n, i, own_dash, s, d);
+            if (best_cost < 0 || cost < best_cost) best_cost = cost, best_s = s, best_d = d;
         }
-        if (best < 0) best = i % (N_OPEN * N_DASH); /* every combination taken: they repeat */
-        sh[i] = open_shapes[best % N_OPEN];
-        da[i] = dash_types[(best / N_OPEN) % N_DASH];
+        sh[i] = best_s;
+        da[i] = best_d;
     }
     for (int i = 0; i < n; i++) {
         if (shape) shape[i] = sh[i];
@@ -308,6 +357,7 @@ void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash)
     }
     if (sh != sh_buf) free(sh);
     if (da != da_buf) free(da);
+    if (col != col_buf) free(col);
 }
 
 const char *ob_series_style_missing(const char **what)

@@ -48,8 +48,14 @@ int ob_series_family(const char *const *opt_names, int n, int i, int *rank, int 
  * (ob_series_family) takes its own marks (no two of the registry's share
  * both), so adam has the same marker and dashes whatever else is compared;
  * further configurations (swept hyperparameters) and optimizers the
- * registry does not know take an open shape and dashes that no other series
- * of the figure has while there is one. shape or dash may be NULL. */
+ * registry does not know take, in order, the shape and dashes that best
+ * keep the figure readable: no two series of the same colour with the same
+ * shape, no two with the same shape and dashes, no filled shape drawn over
+ * its open twin, an outline of its own among its optimizer's configurations
+ * (square, circle, triangle, down triangle, diamond, pentagon: up to 6
+ * configurations), its optimizer's dashes, an open shape, and one no other
+ * series has, each while there is one (in that order of importance). shape
+ * or dash may be NULL. */
 void ob_series_marks(const char *const *opt_names, int n, int *shape, int *dash);
 
 /* The first optimizer of the registry that has no colour of its own

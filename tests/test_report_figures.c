@@ -997,6 +997,8 @@ static void test_metric_name(const char *dir)
  * style.gp. Reads the reports of test_hp_sweep (8 optimizer labels, swept
  * configurations among them), test_time_to_target and test_lr_off_scale. */
 static int filled(int pt) { return pt == 5 || pt == 7 || pt == 9 || pt == 11 || pt == 13 || pt == 15; }
+/* A marker's outline: an open shape and its filled twin alike. */
+static int outline_of(int pt) { return pt == 4 || pt == 5 ? 4 : pt == 6 || pt == 7 ? 6 : pt - pt % 2; }
 
 static void test_series_styles(const char *dir)
 {
@@ -1005,13 +1007,16 @@ static void test_series_styles(const char *dir)
     char *st = slurp(out, "style.gp");
     CHECK(st != NULL);
     int pt[64], dt[64], n = 0;
+    char rgb[64][8], opt[64][32];
     for (const char *p = st; p && n < 64 && (p = strstr(p, "\nset linetype ")); p++) {
         const char *eol = strchr(p + 1, '\n');
-        const char *q = strstr(p, " pt "), *r = strstr(p, " dt ");
+        const char *q = strstr(p, " pt "), *r = strstr(p, " dt "), *c = strstr(p, " lc rgb \""), *h = strstr(p, "   # ");
         int lt = 0;
-        CHECK_MSG(sscanf(p, "\nset linetype %d", &lt) == 1 && lt == n + 1 && q && r && (!eol || (q < eol && r < eol)) &&
-                      sscanf(q, " pt %d", &pt[n]) == 1 && sscanf(r, " dt %d", &dt[n]) == 1,
-                  "linetype %d without its pt and dt", n + 1);
+        CHECK_MSG(sscanf(p, "\nset linetype %d", &lt) == 1 && lt == n + 1 && q && r && c && h &&
+                      (!eol || (q < eol && r < eol && c < eol && h < eol)) && sscanf(q, " pt %d", &pt[n]) == 1 &&
+                      sscanf(r, " dt %d", &dt[n]) == 1 && sscanf(c, " lc rgb \"%7[#0-9a-f]\"", rgb[n]) == 1 &&
+                      sscanf(h, "   # %31[^ \n]", opt[n]) == 1,
+                  "linetype %d without its colour, pt, dt and optimizer", n + 1);
         n++;
     }
     CHECK_MSG(n == 8, "%d linetypes", n);
@@ -1019,6 +1024,12 @@ static void test_series_styles(const char *dir)
         CHECK_MSG(pt[i] != 2 && pt[i] != 3 && pt[i] != 6 && pt[i] != 5, "linetype %d: pt %d", i + 1, pt[i]);
         for (int j = i + 1; j < n; j++) {
             CHECK_MSG(pt[i] != pt[j] || dt[i] != dt[j], "linetypes %d and %d look the same", i + 1, j + 1);
+            /* colour and marker: every series its own pair, and an optimizer's
+             * configurations an outline each (open and filled twins alike) */
+            CHECK_MSG(pt[i] != pt[j] || strcmp(rgb[i], rgb[j]), "linetypes %d and %d share %s and pt %d", i + 1,
+                      j + 1, rgb[i], pt[i]);
+            CHECK_MSG(strcmp(opt[i], opt[j]) || outline_of(pt[i]) != outline_of(pt[j]),
+                      "%s's linetypes %d and %d share an outline (pt %d, pt %d)", opt[i], i + 1, j + 1, pt[i], pt[j]);
             /* open shape i, then the filled one of its shape j: that would hide it */
             CHECK_MSG(filled(pt[i]) || pt[j] != pt[i] + 1, "linetype %d (pt %d) hides %d (pt %d)", j + 1, pt[j], i + 1,
                       pt[i]);
@@ -1384,12 +1395,65 @@ static void test_series_marks(void)
         }
     for (int i = 1; i < 5; i++)
         if (i != 3) CHECK_MSG(!filled(s5[i]), "series %d: pt %d", i, s5[i]);
-    /* more series than combinations: every one gets one; dash only */
+    /* each optimizer of the registry swept over 2 to 8 configurations
+     * beside the default benchmark's six (in label order, as figures draw
+     * them): no two series share colour and marker shape, or shape and
+     * dashes; none is drawn filled over its open twin; up to 6
+     * configurations of the optimizer have an outline each, its own among
+     * them (an open shape and its filled twin count as one: at the figures'
+     * line width a small open triangle on a solid line reads as filled) */
+    static const char *const six_sorted[] = {"adam", "adamw", "lion", "muon", "root", "sgd"};
+    for (int o = 0; o < n_all; o++)
+        for (int m = 2; m <= 8; m++) {
+            const char *fig[16];
+            int nf = 0, placed = 0;
+            for (int q = 0; q <= 6; q++) {
+                if (!placed && (q == 6 || strcmp(names[o], six_sorted[q]) <= 0)) {
+                    for (int r = 0; r < m; r++) fig[nf++] = names[o];
+                    placed = 1;
+                }
+                if (q < 6 && strcmp(names[o], six_sorted[q])) fig[nf++] = six_sorted[q];
+            }
+            ob_colour cf[16];
+            int sf[16], df[16], s1, d1;
+            ob_series_colours(fig, nf, cf);
+            ob_series_marks(fig, nf, sf, df);
+            ob_series_marks(&names[o], 1, &s1, &d1);
+            int own_seen = 0;
+            for (int i = 0; i < nf; i++) own_seen += !strcmp(fig[i], names[o]) && sf[i] == s1 && df[i] == d1;
+            CHECK_MSG(own_seen == 1, "%s x %d: its own marks %d times", names[o], m, own_seen);
+            for (int i = 0; i < nf; i++) {
+                CHECK_MSG(sf[i] >= 4 && sf[i] <= 15 && sf[i] != 5 && sf[i] != 6, "%s x %d: series %d pt %d",
+                          names[o], m, i, sf[i]);
+                for (int j = i + 1; j < nf; j++) {
+                    CHECK_MSG(strcmp(cf[i].hex, cf[j].hex) || sf[i] != sf[j],
+                              "%s x %d: series %d and %d (%s, %s) share %s and pt %d", names[o], m, i, j, fig[i],
+                              fig[j], cf[i].hex, sf[i]);
+                    CHECK_MSG(sf[i] != sf[j] || df[i] != df[j], "%s x %d: series %d and %d share pt %d dt %d",
+                              names[o], m, i, j, sf[i], df[i]);
+                    CHECK_MSG(filled(sf[i]) || sf[j] != sf[i] + 1, "%s x %d: series %d (pt %d) hides %d (pt %d)",
+                              names[o], m, j, sf[j], i, sf[i]);
+                    if (m <= 6 && !strcmp(fig[i], names[o]) && !strcmp(fig[j], names[o]))
+                        CHECK_MSG(outline_of(sf[i]) != outline_of(sf[j]),
+                                  "%s x %d: configurations %d and %d share an outline (pt %d, pt %d)", names[o], m, i,
+                                  j, sf[i], sf[j]);
+                }
+            }
+        }
+    /* more series than combinations: every one gets one; 40 configurations
+     * of one optimizer have 40 shades, and no two share shade and shape */
     const char *many[40];
-    int dm[40];
+    int dm[40], smany[40];
+    ob_colour cmany[40];
     for (int i = 0; i < 40; i++) many[i] = "adamw";
     ob_series_marks(many, 40, NULL, dm);
     for (int i = 0; i < 40; i++) CHECK(dm[i] == 1 || dm[i] == 2 || dm[i] == 4 || dm[i] == 5);
+    ob_series_marks(many, 40, smany, NULL);
+    ob_series_colours(many, 40, cmany);
+    for (int i = 0; i < 40; i++)
+        for (int j = i + 1; j < 40; j++)
+            CHECK_MSG(strcmp(cmany[i].hex, cmany[j].hex) || smany[i] != smany[j], "adamw x 40: %d and %d share %s pt %d",
+                      i, j, cmany[i].hex, smany[i]);
 }
 
 /* A hyperparameter swept over 0 and positive values spanning decades

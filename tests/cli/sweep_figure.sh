@@ -108,9 +108,23 @@ for opt, colour in own.items():
            owns[0].group(2) != colour or fam[want] is not owns[0]:
             print(opt, [(m.group(2), round(l, 1), m.group(6), note[m.group(1)]) for m, l in zip(fam, ls)])
             ok = False
+if what == "marks":
+    outline = lambda pt: {4: 4, 5: 4, 6: 6, 7: 6}.get(pt, pt - pt % 2)
+    for a in range(len(lines)):
+        for b in range(a + 1, len(lines)):
+            x, y = lines[a], lines[b]
+            if (x.group(2), x.group(3)) == (y.group(2), y.group(3)) or \
+               (x.group(5) == y.group(5) and outline(int(x.group(3))) == outline(int(y.group(3)))):
+                print(x.group(0), "\n", y.group(0))
+                ok = False
 sys.exit(0 if ok else 1)
 PY
 check "style.gp: each optimizer's shades dark to light by the swept value, its own colour at its lightness" \
   python3 "$tmp/style_check.py" "$tmp/sh/style.gp" shades
+# and no two share colour and marker, an optimizer's configurations a marker
+# outline each (an open shape and its filled twin alike); until 2026-12-06
+# adam's beta2=0.9 and 0.99 were both open squares
+check "style.gp: every configuration its own colour and marker, an outline each within an optimizer" \
+  python3 "$tmp/style_check.py" "$tmp/sh/style.gp" marks
 if [ -n "${OB_KEEP_FIG:-}" ]; then cp "$r"/hp_quadratic_beta2.* "$r/hp_sweep.csv" "$OB_KEEP_FIG"/ 2>/dev/null; fi
 exit $fail

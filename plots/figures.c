@@ -47,12 +47,20 @@ void ob_gp_str(const char *s, char *out, size_t n)
 
 typedef struct script {
     FILE *f;
-    int no_key; /* the figure has no legend */
+    int no_key;     /* the figure has no legend */
+    char *relayout; /* NULL, or the PDF's settings for its width (gp_write_pdf), malloc'd */
     char stem[256];
     char path[1024];
 } script;
 
-void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
+static void gp_write_pdf(FILE *f, const char *stem, const char *extra, const char *relayout);
+
+void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra) { gp_write_pdf(f, stem, extra, NULL); }
+
+/* ob_gp_write_pdf, with relayout (gnuplot lines, or NULL) last before the
+ * PDF is drawn: settings that depend on the PDF's width, which only gnuplot
+ * knows (gnuplot -e 'PDF_WIDTH = 3.3' NAME.gp) */
+static void gp_write_pdf(FILE *f, const char *stem, const char *extra, const char *relayout)
 {
     /* PDF_WIDTH inches wide (style.gp sets it from report --pdf-width; 6.5,
      * a page's text width, where nothing does) at the size the paper prints
@@ -93,17 +101,19 @@ void ob_gp_write_pdf(FILE *f, const char *stem, const char *extra)
             "        KEY_ROWS = (KEY_N + KEY_COLS - 1) / KEY_COLS\n"
             "        set key maxcols (KEY_N + KEY_ROWS - 1) / KEY_ROWS maxrows KEY_ROWS\n"
             "    }\n"
+            "%s"
             "    set output '%s.pdf'\n"
             "    replot\n"
             "    set output\n"
             "}\n",
-            extra ? extra : "", stem);
+            extra ? extra : "", relayout ? relayout : "", stem);
 }
 
 static ob_status script_open(script *sc, const char *dir, const char *stem, const char *what,
                              const char *reads, ob_err *e)
 {
     sc->no_key = 0;
+    sc->relayout = NULL;
     snprintf(sc->stem, sizeof sc->stem, "%s", stem);
     snprintf(sc->path, sizeof sc->path, "%s/%s.gp", dir, stem);
     sc->f = fopen(sc->path, "w");
@@ -126,10 +136,13 @@ static ob_status script_close(script *sc, ob_err *e)
             "replot\n"
             "set output\n",
             FIG_W, FIG_H, sc->stem);
-    ob_gp_write_pdf(sc->f, sc->stem,
-                    sc->no_key ? "    PS = 0.5\n    set pointsize 0.55\n"
-                               : "    PS = 0.5\n    set pointsize 0.55\n"
-                                 "    set key height 1   # room between the x label and the legend\n");
+    gp_write_pdf(sc->f, sc->stem,
+                 sc->no_key ? "    PS = 0.5\n    set pointsize 0.55\n"
+                            : "    PS = 0.5\n    set pointsize 0.55\n"
+                              "    set key height 1   # room between the x label and the legend\n",
+                 sc->relayout);
+    free(sc->relayout);
+    sc->relayout = NULL;
     int bad = ferror(sc->f);
     if (fclose(sc->f) != 0) bad = 1;
     if (bad) return ob_fail(e, OB_ERR_IO, "writing '%s' failed", sc->path);
@@ -561,24 +574,32 @@ static int lr_tic_text(double lr, char *buf, size_t n)
     return snprintf(buf, n, "%.3g", lr);
 }
 
-/* Labels a and b of values va, vb on the log axis from lo to hi run into each
- * other (or read the same). */
-static int tics_crowd(double va, double vb, double lo, double hi)
+/* The lr figure's x axis is laid out in characters of its tic labels: the
+ * PNG's (880 px, 11 px a character with the room a label needs around it)
+ * is LR_AXIS_PNG of them; a PDF's is measured when gnuplot draws it
+ * (lr_pdf_layout): a column's (3.3 inches) about 35, a text width's about
+ * 58. */
+#define LR_AXIS_PNG 80.0
+
+/* Labels a and b of values va, vb on the log axis from lo to hi, axis
+ * characters long, run into each other (or read the same): less than half
+ * their widths and 1.6 characters apart. */
+static int tics_crowd(double va, double vb, double lo, double hi, double axis)
 {
     char ta[32], tb[32];
     int la = lr_tic_text(va, ta, sizeof ta), lb = lr_tic_text(vb, tb, sizeof tb);
-    double gap = fabs(log10(va / vb)) / log10(hi / lo);
-    return gap < (la + lb) / 2.0 / 80 + 0.02 || !strcmp(ta, tb);
+    double gap = fabs(log10(va / vb)) / log10(hi / lo) * axis;
+    return gap < (la + lb) / 2.0 + 1.6 || !strcmp(ta, tb);
 }
 
 /* The same for labels turned 45 degrees, which need only their height
- * apart (about 14 px of the ~880 of the axis, over sin 45). */
-static int tics_crowd_turned(double va, double vb, double lo, double hi)
+ * apart over sin 45: 2 characters (22 px of the PNG's 880). */
+static int tics_crowd_turned(double va, double vb, double lo, double hi, double axis)
 {
     char ta[32], tb[32];
     lr_tic_text(va, ta, sizeof ta);
     lr_tic_text(vb, tb, sizeof tb);
-    return fabs(log10(va / vb)) / log10(hi / lo) < 0.025 || !strcmp(ta, tb);
+    return fabs(log10(va / vb)) / log10(hi / lo) * axis < 2.0 || !strcmp(ta, tb);
 }
 
 #define LR_TICS_MAX 40
@@ -593,9 +614,11 @@ static int tics_crowd_turned(double va, double vb, double lo, double hi)
  * without. A best lr or an end whose label would still run into one of
  * those (a best lr next to another, or to the grid's end) is labelled on a
  * second line under the first (labelled[i] 2), where it does not run into
- * another there. Returns how many, 0 to leave the tics at the decades (more
- * lrs than that). */
-static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals, int *labelled)
+ * another there. turned: for labels turned 45 degrees, which need less room
+ * and have no second line. Returns how many, 0 to leave the tics at the
+ * decades (more lrs than that). The axis is axis characters long. */
+static int lr_tics(const ob_stats *s, int w, double lo, double hi, double axis, int turned, double *vals,
+                   int *labelled)
 {
     int nv = 0;
     for (int k = 0; k < s->n_g; k++)
@@ -614,7 +637,7 @@ static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals,
             vals[j - 1] = t;
         }
     for (int i = 0; i < nv; i++) labelled[i] = 0;
-    for (int pass = 0; pass < 4; pass++)
+    for (int pass = 0; pass < (turned ? 3 : 4); pass++)
         for (int i = 0; i < nv; i++) {
             int best = 0;
             for (int k = 0; k < s->n_g && !best; k++) best = s->g[k].wl == w && s->g[k].best_lr == vals[i];
@@ -624,7 +647,9 @@ static int lr_tics(const ob_stats *s, int w, double lo, double hi, double *vals,
             /* passes 0 to 2: the first line; 3: the second */
             const int line = pass == 3 ? 2 : 1;
             int ok = 1;
-            for (int j = 0; j < nv && ok; j++) ok = labelled[j] != line || !tics_crowd(vals[i], vals[j], lo, hi);
+            for (int j = 0; j < nv && ok; j++)
+                ok = labelled[j] != line || !(turned ? tics_crowd_turned(vals[i], vals[j], lo, hi, axis)
+                                                     : tics_crowd(vals[i], vals[j], lo, hi, axis));
             labelled[i] = ok ? line : 0;
         }
     return nv;
@@ -692,31 +717,43 @@ static int lr_mark_text(const ob_lr_point *p, char *buf, size_t n)
     return snprintf(buf, n, "%d/%d", p->n_diverged + p->n_nonfinite, p->n_finished);
 }
 
-/* Append "$3 == lr" to the gnuplot condition in buf (len characters so far). */
+/* Append "x == lr" to the gnuplot condition in buf (len characters so far). */
 static size_t lr_cond_add(char *buf, size_t n, size_t len, double lr)
 {
-    if (len + 40 < n) len += (size_t)snprintf(buf + len, n - len, "%s$3 == %.17g", len ? " || " : "", lr);
+    if (len + 40 < n) len += (size_t)snprintf(buf + len, n - len, "%sx == %.17g", len ? " || " : "", lr);
     return len;
 }
 
-/* Which x marks of group g carry their k/n label, as gnuplot conditions on
- * the lr (column 3): right[] those labelled at their right, as every one is
- * where the marks stand apart ("" then: all), left[] those labelled at their
- * left ("" when none). On a dense grid (36 lrs) a label would run into the
- * next x of the row: of a cluster of x's too close for a label each, a run
- * of them that read the same is labelled once, the last run at the right of
- * the cluster's last x, the first (where it reads otherwise, 1/3 before a
- * run of 3/3, say) at the left of the cluster's first x where the row has
- * room for it there; runs between those two go without (lr_sweep.csv has
- * every count). x_px(lr) = plot_w * log(lr / xlo) / log(xhi / xlo); mark_px:
- * the x's half width. */
-static void lr_mark_labels(const ob_group *g, double xlo, double xhi, double plot_w, double mark_px, char *right,
-                           char *left, size_t n)
+/* The lr figure's strip laid out along its x axis, in one unit: the PNG's
+ * pixels, or a PDF's characters (gnuplot's "char", which the offsets use):
+ * the axis's length, a character of the k/n labels, the labels' offset
+ * from their x, an x's half width and a little room between two labels. */
+typedef struct lr_geom {
+    double axis, small, off, mark, slack;
+} lr_geom;
+
+/* Which x marks of group g carry their k/n label, as the body of a gnuplot
+ * function of the lr (column 3) in right and left (each n bytes): right
+ * those labelled at their right ("1" where every one is, as where the marks
+ * stand apart), left those labelled at their left ("0" where none is). On
+ * a dense grid (36 lrs) a label would run into the next x of the row: of a
+ * cluster of x's too close for a label each, a run of them that read the
+ * same is labelled once, the last run at the right of the cluster's last x,
+ * the first (where it reads otherwise, 1/3 before a run of 3/3, say) at the
+ * left of the cluster's first x where the row has room for it there; runs
+ * between those two go without (lr_sweep.csv has every count). Every label
+ * stays inside the plot, clear of the names at its right: where the last
+ * one would reach past the axis's end, the cluster's first x is labelled at
+ * its left instead, where the row has room for it. x(lr) = gm->axis *
+ * log(lr / xlo) / log(xhi / xlo). */
+static void lr_mark_labels(const ob_group *g, double xlo, double xhi, const lr_geom *gm, char *right, char *left,
+                           size_t n)
 {
     size_t nr = 0, nl = 0;
     int all = 1;
-    double prev_end = 0; /* where the row's last label so far ends */
+    double prev_end = 0; /* where the row's last label so far ends (the axis's start) */
     right[0] = left[0] = 0;
+    const double span = log(xhi / xlo);
     for (int a = 0; a < g->n_lr;) {
         if (g->lrs[a].n_diverged + g->lrs[a].n_nonfinite == 0) {
             a++;
@@ -724,39 +761,43 @@ static void lr_mark_labels(const ob_group *g, double xlo, double xhi, double plo
         }
         /* the cluster a..b: each x too close to the next for its label */
         int b = a, nb = a;
-        char tb[32], tn[32];
+        char tb[32];
         for (;;) {
             int len = lr_mark_text(&g->lrs[b], tb, sizeof tb);
             nb = b + 1;
             while (nb < g->n_lr && g->lrs[nb].n_diverged + g->lrs[nb].n_nonfinite == 0) nb++;
             /* a label starts a character right of its x and must end
              * before the next x begins */
-            if (nb == g->n_lr || plot_w * log(g->lrs[nb].lr / g->lrs[b].lr) / log(xhi / xlo) >=
-                                      LR_CHAR_PX + len * LR_SMALL_PX + mark_px + 2)
+            if (nb == g->n_lr ||
+                gm->axis * log(g->lrs[nb].lr / g->lrs[b].lr) / span >= gm->off + len * gm->small + gm->mark + gm->slack)
                 break;
             b = nb;
         }
-        nr = lr_cond_add(right, n, nr, g->lrs[b].lr);
-        if (b > a) {
+        const double xa = gm->axis * log(g->lrs[a].lr / xlo) / span, xb = gm->axis * log(g->lrs[b].lr / xlo) / span;
+        const int lb = lr_mark_text(&g->lrs[b], tb, sizeof tb);
+        /* inside the plot (the next x of the row, if any, is inside it too) */
+        const int fits = xb + gm->off + lb * gm->small <= gm->axis;
+        if (fits) nr = lr_cond_add(right, n, nr, g->lrs[b].lr);
+        if (b > a || !fits) {
             all = 0;
             char ta[32];
             int la = lr_mark_text(&g->lrs[a], ta, sizeof ta);
-            double xa = plot_w * log(g->lrs[a].lr / xlo) / log(xhi / xlo);
-            if (strcmp(ta, tb) && xa - (LR_CHAR_PX + la * LR_SMALL_PX + mark_px + 2) >= prev_end)
+            if ((strcmp(ta, tb) || !fits) && xa - (gm->off + la * gm->small + gm->mark + gm->slack) >= prev_end)
                 nl = lr_cond_add(left, n, nl, g->lrs[a].lr);
         }
-        int lb = lr_mark_text(&g->lrs[b], tn, sizeof tn);
-        prev_end = plot_w * log(g->lrs[b].lr / xlo) / log(xhi / xlo) + LR_CHAR_PX + lb * LR_SMALL_PX;
+        prev_end = fits ? xb + gm->off + lb * gm->small : xb + gm->mark;
         a = nb;
     }
-    if (all) right[0] = 0;
+    if (all) snprintf(right, n, "1");
+    else if (!nr) snprintf(right, n, "0");
+    if (!nl) snprintf(left, n, "0");
 }
 
 /* The lr figure's y axis where its top is fixed (a strip of marks above the
  * data, or a cap): from bottom bot (the decade below lo on a log axis, a
  * step below it on a linear one) to data_top, the tics stopping there, and
- * frac of the plot's height above it for the strip. */
-static void lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac)
+ * frac of the plot's height above it for the strip. Returns bot. */
+static double lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac)
 {
     if (!(frac < 0.9)) frac = 0.9; /* the data keep a tenth of the plot whatever the strip asks */
     if (logy) {
@@ -764,7 +805,7 @@ static void lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac
         double top = data_top * pow(data_top / bot, frac / (1 - frac));
         fprintf(f, "set yrange [%.9g:%.9g]\n", bot, top);
         fprintf(f, "set ytics %.9g, %g, %.9g\n", bot, log10(data_top / bot) > 10 ? 100.0 : 10.0, data_top);
-        return;
+        return bot;
     }
     double raw = (data_top - lo) / 6;
     if (!(raw > 0)) raw = fabs(data_top) > 0 ? fabs(data_top) / 6 : 1;
@@ -775,6 +816,261 @@ static void lr_y_axis(FILE *f, int logy, double lo, double data_top, double frac
     if (!(data_top > bot)) bot -= step;
     fprintf(f, "set yrange [%.9g:%.9g]\n", bot, data_top + (data_top - bot) * frac / (1 - frac));
     fprintf(f, "set ytics %.9g, %.9g, %.9g\n", bot, step, data_top);
+    return bot;
+}
+
+/* The lr figure's x tics on an axis `axis` characters long (LR_AXIS_PNG
+ * for the PNG): lr_tics' labels, and where labels would run into each
+ * other, every lr labelled and the labels turned (*turned) if that leaves
+ * them room; else, where turned labels keep every best lr and both ends
+ * and label more lrs than the flat ones (a dense grid on a column's
+ * width), turned labels thinned as lr_tics thins them. Returns how many
+ * tics (0: gnuplot's own at the decades). */
+static int lr_tic_layout(const ob_stats *s, int w, double lo, double hi, double axis, double *tics, int *labelled,
+                         int *turned)
+{
+    const int n_tics = lo > 0 ? lr_tics(s, w, lo, hi, axis, 0, tics, labelled) : 0;
+    int crowded = 0;
+    *turned = 0;
+    for (int i = 0; i < n_tics; i++) crowded |= labelled[i] != 1;
+    if (!crowded) return n_tics;
+    int t = 1;
+    for (int i = 1; i < n_tics && t; i++) t = !tics_crowd_turned(tics[i - 1], tics[i], lo, hi, axis);
+    if (t) {
+        for (int i = 0; i < n_tics; i++) labelled[i] = 1;
+        *turned = 1;
+        return n_tics;
+    }
+    int thin[LR_TICS_MAX], n_flat = 0, n_thin = 0, keeps = 1;
+    lr_tics(s, w, lo, hi, axis, 1, tics, thin);
+    for (int i = 0; i < n_tics; i++) {
+        int best = 0;
+        for (int k = 0; k < s->n_g && !best; k++) best = s->g[k].wl == w && s->g[k].best_lr == tics[i];
+        if ((best || i == 0 || i == n_tics - 1) && thin[i] != 1) keeps = 0;
+        n_flat += labelled[i] != 0;
+        n_thin += thin[i] == 1;
+    }
+    if (keeps && n_thin > n_flat) {
+        for (int i = 0; i < n_tics; i++) labelled[i] = thin[i];
+        *turned = 1;
+    }
+    return n_tics;
+}
+
+/* Tags of the labels of the lr figure's second line of lr labels (one per
+ * tic at most), so that a PDF of another width can take them back. */
+#define LR_TAG_SECOND 9001
+
+/* Writes the lr figure's x tics (lr_tic_layout's) to f, each line after
+ * indent: a swept lr whose label would run into a neighbour's is a tic
+ * without one (a minor tic), or with its label on a second line (tagged
+ * LR_TAG_SECOND + i) and the x label under it. reset: after another
+ * layout, whose rotation, second line and x label's offset it undoes.
+ * Returns whether there is a second line. */
+static int lr_tics_write(FILE *f, const char *indent, const double *tics, const int *labelled, int n_tics, int turned,
+                         int reset)
+{
+    int second = 0;
+    if (n_tics <= 0) return 0;
+    fprintf(f, "%sset xtics %s(", indent, turned ? "rotate by 45 right " : reset ? "norotate autojustify " : "");
+    for (int i = 0; i < n_tics; i++) {
+        char t[32];
+        lr_tic_text(tics[i], t, sizeof t);
+        fprintf(f, "%s\"%s\" %.17g%s", i ? ", " : "", labelled[i] == 1 ? t : "", tics[i], labelled[i] ? "" : " 1");
+        second |= labelled[i] == 2;
+    }
+    fprintf(f, ")   # the swept lrs%s\n", turned ? ", turned where they would run into each other" : "");
+    if (reset) fprintf(f, "%sdo for [t = %d:%d] { unset label t }\n", indent, LR_TAG_SECOND, LR_TAG_SECOND + n_tics - 1);
+    for (int i = 0; i < n_tics; i++) {
+        char t[32];
+        lr_tic_text(tics[i], t, sizeof t);
+        if (labelled[i] == 2)
+            fprintf(f, "%sset label %d \"%s\" at first %.17g, graph 0 center offset 0, char -2.1   # a second line of lr labels\n",
+                    indent, LR_TAG_SECOND + i, t, tics[i]);
+    }
+    if (second) fprintf(f, "%sset xlabel offset 0, -1   # under the second line of lr labels\n", indent);
+    else if (reset) fprintf(f, "%sset xlabel offset 0, 0\n", indent);
+    return second;
+}
+
+/* The right end of the lr axis (at least xhi) that leaves room inside the
+ * plot, between the axis's end and the names at its right, for the k/n
+ * label of each row's last x, which stands at its right (lr_mark_labels):
+ * a little more axis beyond the grid's end where a label would else reach
+ * past it. gm: the axis's geometry (its length, the label's characters);
+ * where a label would need more than 12% of the axis (a PDF under about
+ * 2.7 inches wide), the axis is left as it is and the label goes at the
+ * left of its x instead. */
+static double lr_room_right(const ob_stats *s, int w, double xlo, double xhi, const lr_geom *gm)
+{
+    double hi = xhi;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w) continue;
+        for (int i = g->n_lr - 1; i >= 0; i--) {
+            if (g->lrs[i].n_diverged + g->lrs[i].n_nonfinite == 0) continue;
+            char t[32];
+            const double r = (gm->off + lr_mark_text(&g->lrs[i], t, sizeof t) * gm->small + gm->slack) / gm->axis;
+            /* the label's share r of the axis from the x to the end:
+             * log(hi / x) = r log(hi / xlo) */
+            if (r <= 0.12 && g->lrs[i].lr > xlo) {
+                const double need = g->lrs[i].lr * exp(r * log(g->lrs[i].lr / xlo) / (1 - r));
+                if (need > hi) hi = need;
+            }
+            break;
+        }
+    }
+    return hi;
+}
+
+/* The lr figure's strip along the top, as the PNG lays it out: n_rows
+ * rows, the data's axis from bot to data_top (log or not) under it, the
+ * strip div_frac of the plot's height (with the room for a cap's
+ * triangles when cap). */
+typedef struct lr_strip {
+    int n_rows, logy;
+    double bot, data_top, div_frac;
+    int cap;
+} lr_strip;
+
+/* A PDF's lr axis in characters of its text (gnuplot's "char": a digit's
+ * width), lr_tics' characters (LR_AXIS_PNG) being this many of them: lr_tics
+ * counts the room a label needs around it into its characters (the PNG's
+ * axis, 880 px, is about 97 of gnuplot's 9 px characters; its labels' text
+ * is narrower than gnuplot's character, a PDF's as wide). */
+#define LR_PDF_TIC_CH 1.34
+
+/* A PDF's lr axis lengths, in its characters, for which lr_pdf_layout lays
+ * the labels out: from 8 (a PDF an inch wide has about 9) to 300 (20
+ * inches), 12% apart; a layout is used from its length to the next one's,
+ * so on an axis up to 12% longer than it was laid out for. -1 past them. */
+static double lr_pdf_ladder(int i)
+{
+    const double a = 8 * pow(1.12, i);
+    return a <= 300 ? floor(a * 10 + 0.5) / 10 : -1;
+}
+
+/* The PDF's labels along the lr axis, for whatever width it is drawn at:
+ * the PNG's layout (lr_tic_layout, lr_mark_labels) counts on its 880 px,
+ * where a column's PDF (3.3 inches, 6-point text) has room for about 47
+ * characters, so its tic labels ran into each other and a k/n label at the
+ * right end into the strip's names. Writes into sc->relayout, for the PDF
+ * part (gp_write_pdf): the right margin the names take in the PDF's
+ * characters (name_len the longest; 0 without a strip), a first drawing to
+ * nowhere that measures the x axis (GPVAL_TERM_XMIN/XMAX over the
+ * character's width, GPVAL_TERM_HCHAR), and for each range of lengths the
+ * tics and the k/n functions laid out for it, along a ladder of lengths
+ * (lr_pdf_ladder), those of one layout merged. Sets left_any[row] where a
+ * layout labels a row's x at its left. Returns 0, -1 out of memory. */
+static int lr_pdf_layout(script *sc, const ob_stats *s, int w, double xlo, double xhi_grid, size_t name_len,
+                         double mark_scale, const lr_strip *st, unsigned char *left_any)
+{
+    size_t n_out = 0, n_cur = 0, n_blk = 0;
+    char *out = NULL, *cur = NULL, *prev = NULL, *blk = NULL;
+    FILE *o = open_memstream(&blk, &n_blk);
+    if (!o) return -1;
+    double from = 0;
+    int bad = 0, n_layouts = 0;
+    for (int i = 0; !bad; i++) {
+        const double axis = lr_pdf_ladder(i);
+        /* the layout for this length */
+        FILE *c = axis > 0 ? open_memstream(&cur, &n_cur) : NULL;
+        if (axis > 0 && !c) {
+            bad = 1;
+            break;
+        }
+        if (c) {
+            double tics[LR_TICS_MAX];
+            int labelled[LR_TICS_MAX], turned = 0;
+            const lr_geom pdf = {axis, 1.0, 1.0, 0.5 * mark_scale, 0.3};
+            /* the room at the right in steps of a tenth of a decade (a new
+             * layout only every so often along the ladder) */
+            double hi = lr_room_right(s, w, xlo, xhi_grid, &pdf);
+            if (hi > xhi_grid) hi = xhi_grid * pow(10, ceil(log10(hi / xhi_grid) * 10 - 1e-9) / 10);
+            fprintf(c, "        set xrange [%.6g:%.6g]\n", xlo, hi);
+            const int n_tics = lr_tic_layout(s, w, xlo, hi, axis / LR_PDF_TIC_CH, tics, labelled, &turned);
+            lr_tics_write(c, "        ", tics, labelled, n_tics, turned, 1);
+            for (int k = 0, row = 0; k < s->n_g; k++) {
+                const ob_group *g = &s->g[k];
+                if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+                if (lr_sweep_marks(g)) {
+                    char right[2048], left[2048];
+                    lr_mark_labels(g, xlo, hi, &pdf, right, left, sizeof right);
+                    fprintf(c, "        KNR_%d(x) = %s\n        KNL_%d(x) = %s\n", row, right, row, left);
+                    left_any[row] |= strcmp(left, "0") != 0;
+                }
+                row++;
+            }
+            if (fclose(c) != 0) bad = 1;
+        }
+        /* a layout of its own: the previous one's range ends here */
+        if (!bad && prev && (!cur || strcmp(cur, prev))) {
+            n_layouts++;
+            if (from > 0 && axis > 0) fprintf(o, "    if (LR_AXIS >= %g && LR_AXIS < %g) {\n", from, axis);
+            else if (from > 0) fprintf(o, "    if (LR_AXIS >= %g) {\n", from);
+            else if (axis > 0) fprintf(o, "    if (LR_AXIS < %g) {\n", axis);
+            else fprintf(o, "    if (1) {\n");
+            fprintf(o, "%s    }\n", prev);
+            from = axis;
+        }
+        if (!cur) break;
+        if (prev && !strcmp(cur, prev)) {
+            free(cur);
+        } else {
+            free(prev);
+            prev = cur;
+        }
+        cur = NULL;
+    }
+    free(prev);
+    free(cur);
+    if (fclose(o) != 0) bad = 1;
+    o = bad ? NULL : open_memstream(&out, &n_out);
+    if (!o) {
+        free(blk);
+        return -1;
+    }
+    fprintf(o, "    # the labels along the lr axis for this width%s\n",
+            n_layouts > 1 ? ": measured on a first drawing, in characters" : "");
+    if (name_len)
+        fprintf(o, "    set rmargin %.0f   # the names of the strip's rows\n"
+                   "    set ylabel YLABEL_SHORT   # not through \"diverged\" beside the strip\n",
+                ceil(2 + (double)name_len));
+    if (n_layouts > 1 || st->n_rows > 0) fprintf(o, "    set output '/dev/null'\n");
+    if (n_layouts > 1)
+        fprintf(o, "    replot\n"
+                   "    LR_AXIS = (GPVAL_TERM_XMAX - GPVAL_TERM_XMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_HCHAR\n");
+    fputs(blk, o);
+    free(blk);
+    if (st->n_rows > 0 && st->data_top > st->bot) {
+        /* the strip: its rows 1.2 lines apart and 0.7 of a line from the
+         * top and the data (0.5 more for the triangles on a cap), all of it
+         * at most 45% of the plot: the PNG's strip (div_frac of its height)
+         * scaled by LR_S, the labels and marks on the y2 axis, the data's
+         * axis stopping that much lower */
+        fprintf(o, "    # the strip's rows for this height: measured on a second drawing, in lines of text\n"
+                   "    replot\n"
+                   "    LR_H = (GPVAL_TERM_YMAX - GPVAL_TERM_YMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_VCHAR\n"
+                   "    LR_S = (1.4 + %g + %d * 1.2) / LR_H / %.6g\n"
+                   "    LR_S = LR_S * %.6g > 0.45 ? 0.45 / %.6g : LR_S\n"
+                   "    LR_F = LR_S * %.6g\n"
+                   "    set y2range [1 - 1 / LR_S:1]\n"
+                   "    set ylabel offset 0, -LR_F * LR_H / 2   # beside the data, clear of \"diverged\"\n",
+                st->cap ? 0.5 : 0.0, st->n_rows - 1, st->div_frac, st->div_frac, st->div_frac, st->div_frac);
+        if (st->logy)
+            fprintf(o, "    set yrange [%.9g:%.9g * (%.9g / %.9g) ** (LR_F / (1 - LR_F))]\n", st->bot, st->data_top,
+                    st->data_top, st->bot);
+        else
+            fprintf(o, "    set yrange [%.9g:%.9g + (%.9g - %.9g) * LR_F / (1 - LR_F)]\n", st->bot, st->data_top,
+                    st->data_top, st->bot);
+    }
+    if (fclose(o) != 0) bad = 1;
+    if (bad) {
+        free(out);
+        return -1;
+    }
+    sc->relayout = out;
+    return 0;
 }
 
 /* Median final losses above OFF_SCALE x the initial loss (an optimizer that
@@ -830,6 +1126,21 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     double pad = xr.lo > 0 ? pow(xr.hi / xr.lo, 0.08) : 1.5;
     if (!(pad <= 1.5)) pad = 1.5;
     if (pad < 1.05) pad = 1.05;
+    /* the strip's rows (an optimizer's with a mark) and their names' length */
+    int n_rows = 0;
+    size_t name_len = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        n_rows++;
+        if (strlen(d->opt_labels[g->opt]) > name_len) name_len = strlen(d->opt_labels[g->opt]);
+    }
+    /* the PNG's axis in pixels, right of it the names; room at its right
+     * end for the last k/n label of each row */
+    double plot_w = FIG_W - 100 - (n_rows > 0 ? LR_CHAR_PX + name_len * LR_SMALL_PX + 10 : 0);
+    const double xlo = xr.lo / pad, xhi_grid = xr.hi * pad;
+    const lr_geom png0 = {plot_w, LR_SMALL_PX, LR_CHAR_PX, 7, 2};
+    const double xhi = lr_room_right(s, w, xlo, xhi_grid, &png0);
     script sc;
     OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
                        "lr_sweep.csv (workload, optimizer, lr, runs, finished, diverged, "
@@ -849,41 +1160,12 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "set y2range [0:1]\n"
             "unset y2tics\n"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, band_text, logy ? " (log scale)" : "", logy ? " (log scale)" : "", xr.lo / pad, xr.hi * pad,
+            wq, band_text, logy ? " (log scale)" : "", logy ? " (log scale)" : "", xlo, xhi,
             logy ? "set logscale y" : "unset logscale y", wq);
     double tics[LR_TICS_MAX];
-    int labelled[LR_TICS_MAX];
-    int n_tics = xr.lo > 0 ? lr_tics(s, w, xr.lo / pad, xr.hi * pad, tics, labelled) : 0, second = 0;
-    /* where labels would run into each other, every lr labelled, the labels
-     * turned, if that leaves them room */
-    int crowded = 0, turned = 0;
-    for (int i = 0; i < n_tics; i++) crowded |= labelled[i] != 1;
-    if (crowded) {
-        turned = 1;
-        for (int i = 1; i < n_tics && turned; i++)
-            turned = !tics_crowd_turned(tics[i - 1], tics[i], xr.lo / pad, xr.hi * pad);
-        for (int i = 0; i < n_tics && turned; i++) labelled[i] = 1;
-    }
-    if (n_tics > 0) {
-        /* a swept lr whose label would run into a neighbour's: a tic without
-         * one (a minor tic), or with its label on a second line */
-        fprintf(f, "set xtics %s(", turned ? "rotate by 45 right " : "");
-        for (int i = 0; i < n_tics; i++) {
-            char t[32];
-            lr_tic_text(tics[i], t, sizeof t);
-            fprintf(f, "%s\"%s\" %.17g%s", i ? ", " : "", labelled[i] == 1 ? t : "", tics[i], labelled[i] ? "" : " 1");
-            second |= labelled[i] == 2;
-        }
-        fprintf(f, ")   # the swept lrs%s\n", turned ? ", turned where they would run into each other" : "");
-        for (int i = 0; i < n_tics; i++) {
-            char t[32];
-            lr_tic_text(tics[i], t, sizeof t);
-            if (labelled[i] == 2)
-                fprintf(f, "set label \"%s\" at first %.17g, graph 0 center offset 0, char -2.1   # a second line of lr labels\n",
-                        t, tics[i]);
-        }
-        if (second) fprintf(f, "set xlabel offset 0, -1   # under the second line of lr labels\n");
-    }
+    int labelled[LR_TICS_MAX], turned = 0;
+    int n_tics = lr_tic_layout(s, w, xlo, xhi, LR_AXIS_PNG, tics, labelled, &turned);
+    const int second = lr_tics_write(f, "", tics, labelled, n_tics, turned, 0);
     int n_key = (any_div & 1) + ((any_div >> 1) & 1) + !isnan(cap) + any_conf;
     size_t key_len = any_div & 4 ? 58 : any_div & 2 ? 40 : any_div ? 38 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
     for (int k = 0; k < s->n_g; k++) {
@@ -906,16 +1188,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
      * of lr labels) off FIG_H, at least 120 px (a taller legend overflows). */
     double plot_h = FIG_H - 142 - 17.0 * (lr_key_rows(n_key, key_len) + second);
     if (plot_h < 120) plot_h = 120;
-    const double xlo = xr.lo / pad, xhi = xr.hi * pad;
-    int n_rows = 0;
-    size_t name_len = 0;
-    for (int k = 0; k < s->n_g; k++) {
-        const ob_group *g = &s->g[k];
-        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
-        n_rows++;
-        if (strlen(d->opt_labels[g->opt]) > name_len) name_len = strlen(d->opt_labels[g->opt]);
-    }
-    double row_px = LR_ROW_PX, mark_scale = 1, div_frac = 0, name_px = LR_CHAR_PX, plot_w = FIG_W - 100;
+    double row_px = LR_ROW_PX, mark_scale = 1, div_frac = 0, name_px = LR_CHAR_PX;
     if (n_rows > 0) {
         const double room = 0.45 * plot_h - 2 * LR_STRIP_PAD - (isnan(cap) ? 0 : 7);
         if (n_rows > 1 && (n_rows - 1) * row_px > room) {
@@ -924,30 +1197,17 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         }
         /* with a cap, room under the last row for the triangles on it */
         div_frac = (2 * LR_STRIP_PAD + (isnan(cap) ? 0 : 7) + (n_rows - 1) * row_px) / plot_h;
-        plot_w -= name_px + name_len * LR_SMALL_PX + 10;
-        /* the k/n label of an x at the grid's right end may reach past the
-         * plot: the names start after it */
-        for (int k = 0; k < s->n_g && xhi > xlo; k++) {
-            const ob_group *g = &s->g[k];
-            for (int i = g->n_lr - 1; g->wl == w && i >= 0; i--) {
-                if (g->lrs[i].n_diverged + g->lrs[i].n_nonfinite == 0) continue;
-                char t[32];
-                double end = plot_w * log(g->lrs[i].lr / xlo) / log(xhi / xlo) + LR_CHAR_PX +
-                             lr_mark_text(&g->lrs[i], t, sizeof t) * LR_SMALL_PX + 4;
-                if (end - plot_w + LR_CHAR_PX > name_px) name_px = end - plot_w + LR_CHAR_PX;
-                break;
-            }
-        }
+        /* the names a character right of the plot: the k/n labels stay
+         * inside it (lr_mark_labels) */
         fprintf(f, "set rmargin %.0f   # the names of the strip's rows\n",
                 ceil((name_px + name_len * LR_SMALL_PX + 10) / LR_CHAR_PX));
-        plot_w = FIG_W - 100 - (name_px + name_len * LR_SMALL_PX + 10);
     }
     /* The y axis stops at the top of the data, below the strip, or at the
      * cap: its tics and grid end there, so that no mark reads as a loss,
      * and a line across the plot (the cap's dotted one) parts the two; a
      * small "diverged" stands in the margin beside the strip. Without
      * either, gnuplot's own axis. */
-    double data_top = NAN;
+    double data_top = NAN, y_bot = 0;
     if (!isnan(cap)) {
         data_top = cap;
     } else if (n_rows > 0 && !isnan(r.lo)) {
@@ -959,7 +1219,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
     }
     if (!isnan(data_top)) {
         /* with no strip, a little room above the cap for the triangles */
-        lr_y_axis(f, logy, r.lo, data_top, n_rows > 0 ? div_frac : 0.06);
+        y_bot = lr_y_axis(f, logy, r.lo, data_top, n_rows > 0 ? div_frac : 0.06);
     } else if (n_rows > 0) {
         /* nothing finite to draw: an empty data area under the strip */
         data_top = 1 - div_frac;
@@ -985,15 +1245,42 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         fprintf(f, "cut(v) = v\n");
     }
     if (n_rows > 0)
-        fprintf(f, "set label \"diverged\" at graph 0, graph %.4f right offset char -0.8, 0 font \",8\" tc rgb \"#555555\"\n",
+        fprintf(f, "set label \"diverged\" at graph 0, second %.4f right offset char -0.8, 0 font \",8\" tc rgb \"#555555\"\n",
                 1 - div_frac / 2);
     for (int k = 0, row = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
         if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
         char oq[512];
         ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-        fprintf(f, "set label \"%s\" at graph 1, graph %.4f left offset char %.2f, 0 font \",8\" tc lt %d\n", oq,
+        fprintf(f, "set label \"%s\" at graph 1, second %.4f left offset char %.2f, 0 font \",8\" tc lt %d\n", oq,
                 1 - (LR_STRIP_PAD + row_px * row++) / plot_h, name_px / LR_CHAR_PX, g->opt + 1);
+    }
+    /* the k/n labels of each row: at the right of their x where KNR_row is
+     * true of its lr, at the left where KNL_row is (lr_mark_labels); a PDF
+     * redefines them for its width (lr_pdf_layout) */
+    unsigned char *left_any = calloc((size_t)n_rows + 1, 1);
+    if (!left_any) {
+        script_close(&sc, e);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    const lr_geom png = {plot_w, LR_SMALL_PX, LR_CHAR_PX, 7 * mark_scale, 2};
+    for (int k = 0, row = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        if (lr_sweep_marks(g)) {
+            char right[2048], left[2048];
+            lr_mark_labels(g, xlo, xhi, &png, right, left, sizeof right);
+            fprintf(f, "KNR_%d(x) = %s\nKNL_%d(x) = %s\n", row, right, row, left);
+            left_any[row] = strcmp(left, "0") != 0;
+        }
+        row++;
+    }
+    const lr_strip strip = {n_rows, logy && !isnan(data_top) && n_rows > 0 && !isnan(r.lo), y_bot, data_top, div_frac,
+                            isnan(cap) ? 0 : 1};
+    if (lr_pdf_layout(&sc, s, w, xlo, xhi_grid, n_rows > 0 ? name_len : 0, mark_scale, &strip, left_any) != 0) {
+        free(left_any);
+        script_close(&sc, e);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
     fprintf(f, "plot \\\n");
     int first = 1, nth = 0;
@@ -1043,18 +1330,16 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
          * without a finite loss): gnuplot 5.4 crashes on labels with no
          * point to draw */
         if (marks) {
-            char right[2048], left[2048];
-            lr_mark_labels(g, xlo, xhi, plot_w, 7 * mark_scale, right, left, sizeof right);
             fprintf(f,
                     ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.4f : NaN) axes x1y2 with points lt %d pt 2 ps (%.3g * PS) lw 3 notitle"
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0%s%s%s ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 && KNR_%d($3) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
                     "axes x1y2 with labels left offset char 1, 0 font \",8\" tc lt %d notitle",
-                    oq, mark_y, lt, 2 * mark_scale, oq, right[0] ? " && (" : "", right, right[0] ? ")" : "", mark_y, lt);
-            if (left[0])
+                    oq, mark_y, lt, 2 * mark_scale, oq, row, mark_y, lt);
+            if (left_any[row])
                 fprintf(f,
-                        ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && (%s) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
+                        ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 && KNL_%d($3) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
                         "axes x1y2 with labels right offset char -1, 0 font \",8\" tc lt %d notitle",
-                        oq, left, mark_y, lt);
+                        oq, row, mark_y, lt);
         }
         int above = 0;
         for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap && isfinite(g->lrs[i].med);
@@ -1092,6 +1377,7 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         /* a legend entry alone (yerrorbars takes no function: keyentry, gnuplot 5.4) */
         fprintf(f, ", \\\n  keyentry with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
     fprintf(f, "\n");
+    free(left_any);
     OB_TRY(script_close(&sc, e));
     return add_fig(out, e, stem, w, "Learning-rate sensitivity",
                    "Final training loss (mean over the last 10%% of steps) against the learning rate, "

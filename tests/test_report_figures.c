@@ -42,6 +42,15 @@
 
 static char *slurp(const char *dir, const char *name) { return check_slurp(dir, name, NULL); }
 
+/* A figure's script up to its SVG and PDF parts: what the PNG draws (the
+ * PDF's part lays the lr figure's labels out again for its width). */
+static char *slurp_png(const char *dir, const char *name)
+{
+    char *gp = slurp(dir, name), *end = gp ? strstr(gp, "\n# the same figure as SVG") : NULL;
+    if (end) end[1] = 0;
+    return gp;
+}
+
 static int exists(const char *dir, const char *name)
 {
     char p[700];
@@ -694,8 +703,8 @@ static void test_lr_off_scale(const char *dir, int have_gnuplot)
     CHECK(gp && strstr(gp, "title \"triangle: off the scale\""));
     /* one row of marks, gone's (good and bad have none), named at its right;
      * the cap's dotted line parts it from the data, "diverged" beside it */
-    CHECK(gp && count_of(gp, "at graph 1, graph ") == 1 && strstr(gp, "set label \"gone\" at graph 1, graph ") &&
-          strstr(gp, "set rmargin ") && strstr(gp, "set label \"diverged\" at graph 0, graph ") &&
+    CHECK(gp && count_of(gp, "at graph 1, second ") == 1 && strstr(gp, "set label \"gone\" at graph 1, second ") &&
+          strstr(gp, "set rmargin ") && strstr(gp, "set label \"diverged\" at graph 0, second ") &&
           !strstr(gp, "set offsets"));
     CHECK(gp && count_of(gp, "axes x1y2 with points") == 1 && strstr(gp, "sel(\"gone\") && $6 + $15 > 0 ? "));
     /* the lines and bands stop at the cap, on its dotted line, and the tics end there */
@@ -778,10 +787,13 @@ static void test_lr_diverged_seeds(const char *dir, int have_gnuplot)
     CHECK(gp && strstr(gp, "sel(\"sgd\") && ($3 == 0.001) ? cut($7) : NaN)") && count_of(gp, "with yerrorbars") == 1);
     /* k/n beside each x */
     CHECK(gp && strstr(gp, ":(sprintf(\"%d/%d\", $6 + $15, $5)) axes x1y2 with labels"));
-    /* every lr of the narrow grid labelled, none an unlabelled tic */
+    CHECK(gp && strstr(gp, "title \"sgd, best lr 0.001 (grid edge)\""));
+    free(gp);
+    /* every lr of the narrow grid labelled, none an unlabelled tic (in the
+     * PNG: a PDF narrow enough labels fewer) */
+    gp = slurp_png(out, "lr_w.gp");
     CHECK(gp && strstr(gp, "set xtics (\"0.001\" 0.001, \"0.0012\" ") && strstr(gp, "\"0.0014\" ") &&
           strstr(gp, "\"0.0016\" ") && strstr(gp, "\"0.0018\" ") && !strstr(gp, "\"\" 0.0"));
-    CHECK(gp && strstr(gp, "title \"sgd, best lr 0.001 (grid edge)\""));
     free(gp);
     char *csv = slurp(out, "lr_sweep.csv"); /* 5 of 7 diverged: the median is +inf */
     CHECK(csv && strstr(csv, "\"w\",\"sgd\",0.0016,7,7,5,inf,"));
@@ -868,14 +880,14 @@ static void test_lr_strip(const char *dir, int have_gnuplot)
     fixture_report(&fix, have_gnuplot, &res);
     CHECK(res.n_render_failed == 0);
     char *gp = slurp(out, "lr_w.gp");
-    CHECK(gp && count_of(gp, "at graph 1, graph ") == 4 && !strstr(gp, "set label \"ok"));
+    CHECK(gp && count_of(gp, "at graph 1, second ") == 4 && !strstr(gp, "set label \"ok"));
     double ys[4];
     for (int o = 9; o < 13; o++) {
         char label[64], mark[64];
-        snprintf(label, sizeof label, "set label \"bad%d\" at graph 1, graph ", o);
+        snprintf(label, sizeof label, "set label \"bad%d\" at graph 1, second ", o);
         snprintf(mark, sizeof mark, "sel(\"bad%d\") && $6 + $15 > 0 ? ", o);
         const char *p = gp ? strstr(gp, label) : NULL;
-        double y = row_y(p, ", graph "), ym = row_y(gp ? strstr(gp, mark) : NULL, "? ");
+        double y = row_y(p, ", second "), ym = row_y(gp ? strstr(gp, mark) : NULL, "? ");
         /* its marks on its name's row, in the strip at the top */
         CHECK_MSG(p && strstr(p, "left offset char ") && strstr(p, "font \",8\" tc lt ") && fabs(y - ym) < 1e-3 &&
                       y < 1 && y > 0.6,
@@ -897,22 +909,23 @@ static void test_lr_strip(const char *dir, int have_gnuplot)
     CHECK(p && sscanf(p, "\nset arrow from graph 0, first %lf", &line) == 1 && strstr(p, "nohead"));
     CHECK_MSG(line == tend && t0 == bot && step == 10 && tend >= 10 && tend < 30 && top > 3 * tend,
               "yrange [%g:%g], ytics %g, %g, %g, line at %g", bot, top, t0, step, tend, line);
-    CHECK(gp && strstr(gp, "set label \"diverged\" at graph 0, graph ") && !strstr(gp, "set offsets") &&
+    CHECK(gp && strstr(gp, "set label \"diverged\" at graph 0, second ") && !strstr(gp, "set offsets") &&
           strstr(gp, "set logscale y"));
     free(gp);
     /* adam's best 0.0012 and the grid's two ends labelled, 0.001 on a second line */
-    gp = slurp(out, "lr_t.gp");
+    gp = slurp_png(out, "lr_t.gp");
     CHECK_MSG(gp && strstr(gp, "\"0.0012\" 0.00119999") && strstr(gp, "\"1\" 1)") && strstr(gp, "\"0.1\" 0.1") &&
-                  strstr(gp, "set label \"0.001\" at first 0.001, graph 0") && strstr(gp, "\"\" 0.0014 1") &&
+                  strstr(gp, "set label 9001 \"0.001\" at first 0.001, graph 0") && strstr(gp, "\"\" 0.0014 1") &&
                   strstr(gp, "set xlabel offset 0, -1"),
               "%s", gp ? gp : "no lr_t.gp");
     free(gp);
-    gp = slurp(out, "lr_dense.gp");
+    gp = slurp_png(out, "lr_dense.gp");
     char right[96], left[96];
-    snprintf(right, sizeof right, "sel(\"a\") && $6 + $15 > 0 && ($3 == 100) ? ");
-    snprintf(left, sizeof left, "sel(\"a\") && ($3 == %.17g) ? ", lr24);
+    snprintf(right, sizeof right, "\nKNR_0(x) = x == 100\n");
+    snprintf(left, sizeof left, "\nKNL_0(x) = x == %.17g\n", lr24);
     CHECK_MSG(gp && count_of(gp, "with labels left") == 1 && strstr(gp, right) && count_of(gp, "with labels right") == 1 &&
-                  strstr(gp, left),
+                  strstr(gp, left) && strstr(gp, "sel(\"a\") && $6 + $15 > 0 && KNR_0($3) ? ") &&
+                  strstr(gp, "sel(\"a\") && $6 + $15 > 0 && KNL_0($3) ? "),
               "%s", gp ? gp : "no lr_dense.gp");
     /* 36 lrs a fifth of a decade apart: each labelled, the labels turned
      * (flat, they would run into each other), 100 as such */
@@ -920,6 +933,121 @@ static void test_lr_strip(const char *dir, int have_gnuplot)
                   !strstr(gp, "\"\" ") && !strstr(gp, "a second line of lr labels"),
               "%s", gp ? gp : "no lr_dense.gp");
     free(gp);
+}
+
+/* The lr figure's PDF at a column's width (3.3 inches, 6-point text): its
+ * tic labels, k/n labels and strip laid out for the axis gnuplot draws
+ * there, measured in its characters, not for the PNG's. A dense grid (16
+ * lrs, 0.001 to 3) whose two largest lrs diverged for a and b: no two
+ * labelled tics closer than their text needs (until 2026-12-06 the PNG's
+ * labels, turned, 0.002 and 0.003 touched), the k/n label at the right of
+ * the grid's last x inside the plot (it ran into the strip's names), the
+ * strip's rows a line of text apart (they were 0.7 of one), the names in
+ * the right margin after the axis. Drawn by gnuplot, which reports the axis
+ * (GPVAL_TERM_*), its range, its tics and the labels as drawn. */
+static void test_lr_column_pdf(const char *dir, const char *gnuplot)
+{
+    fixture fix;
+    ob_store *s = fixture_begin(&fix, dir, "column");
+    static const double lrs[16] = {0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.02, 0.03,
+                                   0.05,  0.1,   0.2,   0.3,   0.5,   1,    2,    3};
+    static const char *const opts[3] = {"a", "b", "c"};
+    for (int o = 0; o < 3; o++)
+        for (int l = 0; l < 16; l++)
+            for (int seed = 0; seed < 3; seed++) {
+                const int div = o < 2 && l >= 14;
+                const double final = 0.05 + 0.02 * (l - 9 - o) * (l - 9 - o) + 0.01 * seed;
+                fx_add(s, fix.bench, &(fx_run){"w", opts[o], NULL, lrs[l], seed, div ? "diverged" : "done", final, 0,
+                                               1.0, 1.5, 4096, 0, 1.5, NAN, 0});
+            }
+    ob_report_result res;
+    fixture_report(&fix, gnuplot != NULL, &res);
+    CHECK(res.n_render_failed == 0);
+    if (!gnuplot) return;
+    char cmd[2400];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && '%s' -e 'PDF_WIDTH = 3.3' -e \"load 'lr_w.gp'; "
+             "print sprintf('AXIS %%.9g H %%.9g', (GPVAL_TERM_XMAX - GPVAL_TERM_XMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_HCHAR, "
+             "(GPVAL_TERM_YMAX - GPVAL_TERM_YMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_VCHAR); "
+             "print sprintf('XR %%.17g %%.17g Y2 %%.17g %%.17g', GPVAL_X_MIN, GPVAL_X_MAX, GPVAL_Y2_MIN, GPVAL_Y2_MAX); "
+             "show xtics; show label; print sprintf('KNR %%d %%d', KNR_0(3), KNR_1(3))\" 2>&1",
+             fix.out, gnuplot);
+    FILE *p = popen(cmd, "r");
+    char *outp = NULL;
+    size_t len = 0;
+    char line[8192];
+    while (p && fgets(line, sizeof line, p)) {
+        size_t l = strlen(line);
+        char *g = realloc(outp, len + l + 1);
+        if (!g) break;
+        outp = g;
+        memcpy(outp + len, line, l + 1);
+        len += l;
+    }
+    if (p) pclose(p);
+    double axis = NAN, h = NAN, xmin = NAN, xmax = NAN, y2min = 0, y2max = 1;
+    const char *q = outp ? strstr(outp, "AXIS ") : NULL;
+    CHECK_MSG(q && sscanf(q, "AXIS %lf H %lf", &axis, &h) == 2 && axis > 30 && axis < 70 && h > 5,
+              "gnuplot said: %s", outp ? outp : "nothing");
+    q = outp ? strstr(outp, "XR ") : NULL;
+    CHECK(q && sscanf(q, "XR %lf %lf Y2 %lf %lf", &xmin, &xmax, &y2min, &y2max) == 4 && xmin > 0 && xmax > xmin &&
+          y2max > y2min);
+    /* the tics as drawn: every two labelled ones apart by more than their
+     * text (turned: its height over sin 45, about 2.3 characters; flat:
+     * half of each and a character) */
+    const int turned = outp && strstr(outp, "rotated by 45");
+    q = outp ? strstr(outp, "explicit list (") : NULL;
+    double prev_v = NAN;
+    int prev_l = 0, n_lab = 0;
+    for (q = q ? q + strlen("explicit list (") : NULL; q && *q == '"';) {
+        const char *e = strchr(q + 1, '"');
+        if (!e) break;
+        const int l = (int)(e - q - 1);
+        char *end;
+        const double v = strtod(e + 1, &end);
+        if (l > 0) {
+            n_lab++;
+            if (!isnan(prev_v) && xmax > xmin) {
+                const double gap = log(v / prev_v) / log(xmax / xmin) * axis;
+                const double need = turned ? 2.3 : (l + prev_l) / 2.0 + 1;
+                CHECK_MSG(gap >= need, "tic labels at %g and %g: %.2f characters apart, %s, on %.1f", prev_v, v, gap,
+                          turned ? "turned" : "flat", axis);
+            }
+            prev_v = v, prev_l = l;
+        }
+        q = strchr(end, '"');
+        const char *close = strchr(end, ')');
+        if (close && q && close < q) break;
+    }
+    CHECK_MSG(n_lab >= 5, "%d labelled tics", n_lab);
+    /* the k/n label ("3/3") right of the x at 3, where there is one, ends
+     * inside the plot: a character after the x and 3 long */
+    int r0 = 1, r1 = 1;
+    q = outp ? strstr(outp, "KNR ") : NULL;
+    if (q) sscanf(q, "KNR %d %d", &r0, &r1);
+    const double x3 = xmax > xmin ? log(3 / xmin) / log(xmax / xmin) * axis : NAN;
+    CHECK_MSG(!(r0 || r1) || x3 + 1 + 3 <= axis + 0.01, "the k/n label at 3 ends at %.2f of %.2f characters",
+              x3 + 4, axis);
+    /* the rows' names: a line of text apart, after the axis */
+    double ya = NAN, yb = NAN;
+    for (int o = 0; o < 2; o++) {
+        char want[64];
+        snprintf(want, sizeof want, "\"%s\" at (graph 1, ", opts[o]);
+        const char *lb = outp ? strstr(outp, want) : NULL;
+        double y = NAN;
+        if (lb) {
+            lb += strlen(want);
+            /* gnuplot leaves out a coordinate system the same as the previous one's */
+            if (!strncmp(lb, "second ", 7)) y = (strtod(lb + 7, NULL) - y2min) / (y2max - y2min);
+            else if (!strncmp(lb, "graph ", 6)) y = strtod(lb + 6, NULL);
+            else if ((*lb >= '0' && *lb <= '9') || *lb == '.') y = strtod(lb, NULL);
+        }
+        CHECK_MSG(!isnan(y) && y > 0.5 && y < 1, "%s's name at %g", opts[o], y);
+        if (o) yb = y;
+        else ya = y;
+    }
+    CHECK_MSG(fabs(ya - yb) * h >= 1.0, "the strip's rows %.2f lines apart", fabs(ya - yb) * h);
+    free(outp);
 }
 
 /* The lr figure on gnuplot's own log axis (no divergence, no cap), final
@@ -1913,6 +2041,7 @@ int main(void)
     test_lr_diverged_seeds(dir, have_gnuplot);
     test_lr_strip(dir, have_gnuplot);
     test_lr_log_axis(dir, have_gnuplot ? gp : NULL);
+    test_lr_column_pdf(dir, have_gnuplot ? gp : NULL);
     test_metric_name(dir);
     test_series_styles(dir);
     test_series_colours();

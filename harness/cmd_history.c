@@ -542,15 +542,17 @@ static void history_free(history *h)
     ob_bench_list_free(&h->bl);
 }
 
-/* A revision as the table shows it: 12 digits, and "-dirty" where the tree
- * had edits. NULL when out of memory. */
+/* A revision as the table shows it: at most 12 digits, and "-dirty" where
+ * the tree had edits (the build records "1a2b3c4d5e6f-dirty": the digits are
+ * cut, never the suffix). NULL when out of memory. */
 static char *short_rev(const char *git_rev)
 {
     const char *gr = git_rev ? git_rev : "";
     const size_t gl = strlen(gr);
-    const int dirty = gl > 18 && !strcmp(gr + gl - 6, "-dirty");
+    const int dirty = gl >= 6 && !strcmp(gr + gl - 6, "-dirty");
+    const size_t digits = dirty ? gl - 6 : gl;
     char rev[40];
-    snprintf(rev, sizeof rev, "%.12s%s", gr, dirty ? "-dirty" : "");
+    snprintf(rev, sizeof rev, "%.*s%s", (int)(digits < 12 ? digits : 12), gr, dirty ? "-dirty" : "");
     return strdup(rev);
 }
 

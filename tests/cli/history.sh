@@ -192,6 +192,14 @@ q "$tmp/dirty.db" "update benchmarks set git_rev = '0123456789abcdef0123-dirty' 
 "$OPTBENCH" history --db "$tmp/dirty.db" --out "$tmp/hd" >"$tmp/out" 2>&1
 check "history keeps -dirty: $(grep -c 0123456789ab "$tmp/out")" grep -q '0123456789ab-dirty' "$tmp/out"
 check "  ... in history.csv too" grep -q '"0123456789ab-dirty"' "$tmp/hd/history.csv"
+# ... and so does the revision a build records, 12 digits and "-dirty" (18
+# characters), and a shorter one
+cp "$tmp/h.db" "$tmp/dirty2.db"
+q "$tmp/dirty2.db" "update benchmarks set git_rev = case id when 1 then '1a2b3c4d5e6f-dirty' when 2 then 'abcdef12-dirty' else git_rev end" >/dev/null
+"$OPTBENCH" history --db "$tmp/dirty2.db" --out "$tmp/hd2" >"$tmp/out" 2>&1
+check "history keeps -dirty of 12 digits: $(grep '^1 ' "$tmp/out" | cut -c1-60)" grep -qE '^1 +[0-9-]+ [0-9:]+ +1a2b3c4d5e6f-dirty ' "$tmp/out"
+check "  ... in history.csv too" grep -q '^1,"[^"]*","1a2b3c4d5e6f-dirty",' "$tmp/hd2/history.csv"
+check "  ... and of fewer digits: $(grep '^2 ' "$tmp/out" | cut -c1-60)" grep -qE '^2 +[0-9-]+ [0-9:]+ +abcdef12-dirty ' "$tmp/out"
 # --out never writes over the database it reads, another database, or a folder
 mkdir -p "$tmp/ho"; cp "$db" "$tmp/ho/history.csv"; sum=$(md5sum <"$tmp/ho/history.csv")
 "$OPTBENCH" history --db "$tmp/ho/history.csv" --out "$tmp/ho" >"$tmp/out" 2>&1; rc=$?

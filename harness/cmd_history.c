@@ -749,47 +749,103 @@ static void format_value(char *buf, size_t n, double v)
     else snprintf(buf, n, "%.5g", v);
 }
 
+/* How many characters s has (UTF-8: every byte that does not continue a
+ * character starts one); a column is as wide as its characters, not its
+ * bytes (a date or label with a non-ASCII character in it). */
+static int text_width(const char *s)
+{
+    int n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) n += (*p & 0xc0) != 0x80;
+    return n;
+}
+
+/* s in a column of width characters: padded with spaces on its right
+ * (left 1) or on its left */
+static void print_cell(const char *s, int width, int left)
+{
+    const int pad = width > text_width(s) ? width - text_width(s) : 0;
+    printf("%*s%s%*s", left ? 0 : pad, "", s, left ? pad : 0, "");
+}
+
+static int max_int(int a, int b) { return a > b ? a : b; }
+
 /* A row per series, a column per benchmark, headed by its id, date and
  * revision: a column per series would make lines thousands of characters
- * long (the nightly config's 68 series). */
+ * long (the nightly config's 68 series). The benchmarks' columns are 18
+ * wide, or as wide as the widest cell. */
 static void print_rows_by_series(const history *h)
 {
-    int lw = 10;
-    for (int j = 0; j < h->ns; j++)
-        if ((int)strlen(h->ser[j].label) > lw) lw = (int)strlen(h->ser[j].label);
-    printf("%-*s", lw, "bench");
-    for (int b = 0; b < h->nb; b++) printf("  %18lld", (long long)h->bl.b[b].id);
-    printf("\n%-*s", lw, "date (UTC)");
-    for (int b = 0; b < h->nb; b++) printf("  %18s", h->bdate[b]);
-    printf("\n%-*s", lw, "revision");
-    for (int b = 0; b < h->nb; b++) printf("  %18s", h->brev[b]);
+    int lw = 10, cw = 18;
+    for (int j = 0; j < h->ns; j++) lw = max_int(lw, text_width(h->ser[j].label));
+    for (int b = 0; b < h->nb; b++) {
+        char buf[64];
+        snprintf(buf, sizeof buf, "%lld", (long long)h->bl.b[b].id);
+        cw = max_int(cw, max_int(text_width(buf), max_int(text_width(h->bdate[b]), text_width(h->brev[b]))));
+        for (int j = 0; j < h->ns; j++) {
+            format_value(buf, sizeof buf, h->ser[j].v[b]);
+            cw = max_int(cw, text_width(buf));
+        }
+    }
+    print_cell("bench", lw, 1);
+    for (int b = 0; b < h->nb; b++) printf("  %*lld", cw, (long long)h->bl.b[b].id);
+    printf("\n");
+    print_cell("date (UTC)", lw, 1);
+    for (int b = 0; b < h->nb; b++) {
+        printf("  ");
+        print_cell(h->bdate[b], cw, 0);
+    }
+    printf("\n");
+    print_cell("revision", lw, 1);
+    for (int b = 0; b < h->nb; b++) {
+        printf("  ");
+        print_cell(h->brev[b], cw, 0);
+    }
     printf("\n");
     for (int j = 0; j < h->ns; j++) {
-        printf("%-*s", lw, h->ser[j].label);
+        print_cell(h->ser[j].label, lw, 1);
         for (int b = 0; b < h->nb; b++) {
             char buf[64];
             format_value(buf, sizeof buf, h->ser[j].v[b]);
-            printf("  %18s", buf);
+            printf("  %*s", cw, buf);
         }
         printf("\n");
     }
 }
 
 /* a column of the table: as wide as its series' label, at least 10 */
-static int column_width(const series *s)
-{
-    const int w = (int)strlen(s->label);
-    return w > 10 ? w : 10;
-}
+static int column_width(const series *s) { return max_int(text_width(s->label), 10); }
 
-/* A row per benchmark, a column per series. */
+/* A row per benchmark, a column per series. The id, date and revision
+ * columns are 6, 17 and 13 wide, or as wide as their widest cell (a dirty
+ * revision: 18). */
 static void print_rows_by_benchmark(const history *h)
 {
-    printf("%-6s %-17s %-13s", "bench", "date (UTC)", "revision");
-    for (int j = 0; j < h->ns; j++) printf("  %*s", column_width(&h->ser[j]), h->ser[j].label);
+    int iw = 6, dw = 17, rw = 13;
+    for (int b = 0; b < h->nb; b++) {
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)h->bl.b[b].id);
+        iw = max_int(iw, text_width(id));
+        dw = max_int(dw, text_width(h->bdate[b]));
+        rw = max_int(rw, text_width(h->brev[b]));
+    }
+    print_cell("bench", iw, 1);
+    printf(" ");
+    print_cell("date (UTC)", dw, 1);
+    printf(" ");
+    print_cell("revision", rw, 1);
+    for (int j = 0; j < h->ns; j++) {
+        printf("  ");
+        print_cell(h->ser[j].label, column_width(&h->ser[j]), 0);
+    }
     printf("\n");
     for (int b = 0; b < h->nb; b++) {
-        printf("%-6lld %-17s %-13s", (long long)h->bl.b[b].id, h->bdate[b], h->brev[b]);
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)h->bl.b[b].id);
+        print_cell(id, iw, 1);
+        printf(" ");
+        print_cell(h->bdate[b], dw, 1);
+        printf(" ");
+        print_cell(h->brev[b], rw, 1);
         for (int j = 0; j < h->ns; j++) {
             char buf[64];
             format_value(buf, sizeof buf, h->ser[j].v[b]);

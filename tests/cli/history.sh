@@ -200,6 +200,25 @@ q "$tmp/dirty2.db" "update benchmarks set git_rev = case id when 1 then '1a2b3c4
 check "history keeps -dirty of 12 digits: $(grep '^1 ' "$tmp/out" | cut -c1-60)" grep -qE '^1 +[0-9-]+ [0-9:]+ +1a2b3c4d5e6f-dirty ' "$tmp/out"
 check "  ... in history.csv too" grep -q '^1,"[^"]*","1a2b3c4d5e6f-dirty",' "$tmp/hd2/history.csv"
 check "  ... and of fewer digits: $(grep '^2 ' "$tmp/out" | cut -c1-60)" grep -qE '^2 +[0-9-]+ [0-9:]+ +abcdef12-dirty ' "$tmp/out"
+# the table's columns line up whatever their cells: a dirty revision (18
+# characters), a date with a character of two bytes; a row per benchmark and
+# a row per series alike
+aligned() { # the table of $tmp/out: its rows from "bench" on, each as many characters long
+  python3 - "$tmp/out" <<'PY'
+import sys
+rows = open(sys.argv[1], encoding="utf-8").read().split("\n")
+rows = rows[next(i for i, r in enumerate(rows) if r.startswith("bench ")):]
+rows = rows[:next(i for i, r in enumerate(rows) if not r or r.startswith(("note:", "optbench:")))]
+assert len(rows) > 2 and len({len(r) for r in rows}) == 1, "\n".join(rows)
+PY
+}
+cp "$tmp/dirty2.db" "$tmp/wide.db"
+q "$tmp/wide.db" "update benchmarks set created_at = '2026-é1-02 03:04:05' where id = 2" >/dev/null
+"$OPTBENCH" history --db "$tmp/wide.db" >"$tmp/out" 2>&1
+check "a row per benchmark: the columns line up" aligned
+q "$tmp/dirty.db" "update benchmarks set created_at = '2026-é1-02 03:04:05', git_rev = '1a2b3c4d5e6f-dirty'" >/dev/null
+"$OPTBENCH" history --db "$tmp/dirty.db" >"$tmp/out" 2>&1
+check "a row per series: the columns line up" aligned
 # --out never writes over the database it reads, another database, or a folder
 mkdir -p "$tmp/ho"; cp "$db" "$tmp/ho/history.csv"; sum=$(md5sum <"$tmp/ho/history.csv")
 "$OPTBENCH" history --db "$tmp/ho/history.csv" --out "$tmp/ho" >"$tmp/out" 2>&1; rc=$?

@@ -495,10 +495,13 @@ static int history_parse(int argc, char **argv, history_args *a)
                 return ob_cli_error(2, "history: the output folder name is %zu bytes long; at most %d (give a "
                                        "shorter --out)", strlen(v), OB_OUT_DIR_MAX);
             a->out = v;
-        } else if (!strcmp(k, "--workload")) {
-            a->wl_filter = v;
-        } else if (!strcmp(k, "--optimizer")) {
-            a->opt_filter = v;
+        } else if (!strcmp(k, "--workload") || !strcmp(k, "--optimizer")) {
+            const int wl = !strcmp(k, "--workload");
+            if (!*v)
+                return ob_cli_error(2, "history: %s is empty: give %s name or label (e.g. %s %s), or leave %s out "
+                                       "for all", k, wl ? "a workload" : "an optimizer", k, wl ? "quadratic" : "adam",
+                                    k);
+            *(wl ? &a->wl_filter : &a->opt_filter) = v;
         } else if (!strcmp(k, "--target")) {
             rc = parse_target(a, v);
         } else if (!strcmp(k, "--metric")) {
@@ -523,6 +526,11 @@ typedef struct history {
     int have_all;
     series *ser;          /* (ns,) in the whole database's order once collected */
     int ns;
+    /* what --workload and --optimizer took, each on its own, to say which
+     * did not match when no run matches both: wl_seen, opt_seen, and the
+     * optimizer labels (of all) run on a workload --workload takes */
+    int wl_seen, opt_seen;
+    unsigned char *opt_on_wl; /* (all.n_opt,) */
 } history;
 
 static void history_free(history *h)
@@ -533,6 +541,7 @@ static void history_free(history *h)
         free(h->ser[j].v);
     }
     free(h->ser);
+    free(h->opt_on_wl);
     for (int b = 0; h->bdate && h->brev && b < h->nb; b++) {
         free(h->bdate[b]);
         free(h->brev[b]);
@@ -603,18 +612,20 @@ static ob_status bench_stats(sqlite3 *db, const history_args *a, ob_dataset *d, 
     return md->needs_curves ? ob_stats_compute_db(db, NULL, d, &so, 0, s, e) : ob_stats_compute(d, &so, s, e);
 }
 
-/* Do --workload and --optimizer take the group g of a benchmark's runs d,
- * whose labels in the whole database are gw and go? Each names a label of
- * the whole database, a name, or a label of the benchmark's own. */
-static int wanted(const history_args *a, const ob_dataset *all, int gw, int go, const ob_dataset *d, const ob_group *g)
+/* Does --workload take the group g of a benchmark's runs d, whose workload
+ * label in the whole database is gw? It names a label of the whole
+ * database, a name, or a label of the benchmark's own. */
+static int wl_wanted(const history_args *a, const ob_dataset *all, int gw, const ob_dataset *d, const ob_group *g)
 {
-    if (a->wl_filter && strcmp(a->wl_filter, all->wl_labels[gw]) && strcmp(a->wl_filter, all->wl_names[gw]) &&
-        strcmp(a->wl_filter, d->wl_labels[g->wl]))
-        return 0;
-    if (a->opt_filter && strcmp(a->opt_filter, all->opt_labels[go]) && strcmp(a->opt_filter, all->opt_names[go]) &&
-        strcmp(a->opt_filter, d->opt_labels[g->opt]))
-        return 0;
-    return 1;
+    return !a->wl_filter || !strcmp(a->wl_filter, all->wl_labels[gw]) || !strcmp(a->wl_filter, all->wl_names[gw]) ||
+           !strcmp(a->wl_filter, d->wl_labels[g->wl]);
+}
+
+/* Does --optimizer take it, its optimizer label in the whole database go? */
+static int opt_wanted(const history_args *a, const ob_dataset *all, int go, const ob_dataset *d, const ob_group *g)
+{
+    return !a->opt_filter || !strcmp(a->opt_filter, all->opt_labels[go]) ||
+           !strcmp(a->opt_filter, all->opt_names[go]) || !strcmp(a->opt_filter, d->opt_labels[g->opt]);
 }
 
 /* The index of the series of workload label gw and optimizer label go,
@@ -658,7 +669,11 @@ static ob_status add_values(const history_args *a, history *h, int b, const ob_d
         int like = run < 0 ? -1 : find_like(&h->all, &d->runs[run]);
         if (like < 0) continue;
         int gw = h->all.runs[like].wl, go = h->all.runs[like].opt;
-        if (!wanted(a, &h->all, gw, go, d, g)) continue;
+        const int wl_ok = wl_wanted(a, &h->all, gw, d, g), opt_ok = opt_wanted(a, &h->all, go, d, g);
+        h->wl_seen |= wl_ok;
+        h->opt_seen |= opt_ok;
+        if (wl_ok) h->opt_on_wl[go] = 1;
+        if (!wl_ok || !opt_ok) continue;
         int j = series_of(h, gw, go);
         if (j < 0) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
         h->ser[j].v[b] = metric_value(a->metric, g);
@@ -695,6 +710,8 @@ static ob_status collect_series(sqlite3 *db, const history_args *a, history *h, 
      * optimizer configurations apart wherever the benchmarks differ in them */
     if (ob_dataset_load(db, 0, &h->all, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", a->db_path);
     h->have_all = 1;
+    h->opt_on_wl = calloc((size_t)(h->all.n_opt > 0 ? h->all.n_opt : 1), 1);
+    if (!h->opt_on_wl) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     if (ob_stats_check_targets(&h->all, a->n_targets, a->target_wl, a->target_val, "--target", e) != OB_OK) {
         e->status = OB_ERR_INPUT; /* a --target naming no workload: exit 2 (an allocation failing there too) */
         return OB_ERR_INPUT;
@@ -705,18 +722,52 @@ static ob_status collect_series(sqlite3 *db, const history_args *a, history *h, 
 }
 
 /* What there is to ask for when nothing matched: the labels of the whole
- * database, quoted, into buf (n bytes), its optimizers' (optimizers 1) or its
- * workloads'. The list stops within 80 bytes of buf's end; 1 when it got
- * there, and some may be left out. */
-static int list_labels(char *buf, size_t n, const ob_dataset *all, int optimizers)
+ * database, quoted, into buf (n bytes, at least 8), its optimizers'
+ * (optimizers 1) or its workloads', those only marks (only NULL: all). A
+ * list too long for buf ends in ", ..." (only then). */
+static void list_labels(char *buf, size_t n, const ob_dataset *all, int optimizers, const unsigned char *only)
 {
     size_t hl = 0;
+    int shown = 0;
     buf[0] = 0;
     const int n_have = optimizers ? all->n_opt : all->n_wl;
-    for (int i = 0; i < n_have && hl + 80 < n; i++)
-        hl += (size_t)snprintf(buf + hl, n - hl, "%s'%s'", i ? ", " : "",
-                               optimizers ? all->opt_labels[i] : all->wl_labels[i]);
-    return hl + 80 >= n;
+    for (int i = 0; i < n_have; i++) {
+        if (only && !only[i]) continue;
+        const char *lab = optimizers ? all->opt_labels[i] : all->wl_labels[i];
+        int more = 0; /* another label after this one: keep room for ", ..." */
+        for (int k = i + 1; k < n_have && !more; k++) more = !only || only[k];
+        if (hl + strlen(lab) + 4 + (more ? 5 : 0) >= n) {
+            snprintf(buf + hl, n - hl, "%s...", shown ? ", " : "");
+            return;
+        }
+        hl += (size_t)snprintf(buf + hl, n - hl, "%s'%s'", shown++ ? ", " : "", lab);
+    }
+}
+
+/* The message when no run matches --workload and --optimizer: which of them
+ * matched nothing, and what there is instead; its exit status. */
+static int print_no_match(const history_args *a, const history *h)
+{
+    char wls[1024], opts[1024];
+    list_labels(wls, sizeof wls, &h->all, 0, NULL);
+    list_labels(opts, sizeof opts, &h->all, 1, NULL);
+    const int no_wl = a->wl_filter && !h->wl_seen, no_opt = a->opt_filter && !h->opt_seen;
+    if (no_wl && no_opt)
+        return ob_cli_error(2, "history: no runs match: the database has no workload '%s' (--workload) and no "
+                            "optimizer '%s' (--optimizer); its workloads: %s; its optimizers: %s", a->wl_filter,
+                            a->opt_filter, wls, opts);
+    if (no_wl)
+        return ob_cli_error(2, "history: no runs match: the database has no workload '%s' (--workload; a name or "
+                            "a label); its workloads: %s", a->wl_filter, wls);
+    if (no_opt)
+        return ob_cli_error(2, "history: no runs match: the database has no optimizer '%s' (--optimizer; a name or "
+                            "a label); its optimizers: %s", a->opt_filter, opts);
+    if (a->wl_filter && a->opt_filter) {
+        list_labels(opts, sizeof opts, &h->all, 1, h->opt_on_wl);
+        return ob_cli_error(2, "history: no runs match: no run of workload '%s' is of optimizer '%s'; the "
+                            "optimizers run on '%s': %s", a->wl_filter, a->opt_filter, a->wl_filter, opts);
+    }
+    return ob_cli_error(2, "history: no benchmark of '%s' has a run to show", a->db_path);
 }
 
 /* ---- the table ---------------------------------------------------------------- */
@@ -1079,12 +1130,7 @@ int ob_cmd_history(int argc, char **argv)
         goto done;
     }
     if (h.ns == 0) {
-        char have[1024];
-        const int cut = list_labels(have, sizeof have, &h.all, a.opt_filter != NULL);
-        rc = ob_cli_error(2, "history: no runs match%s%s%s%s; the database has %s %s%s",
-                          a.wl_filter ? " workload " : "", a.wl_filter ? a.wl_filter : "",
-                          a.opt_filter ? " optimizer " : "", a.opt_filter ? a.opt_filter : "",
-                          a.opt_filter ? "the optimizers" : "the workloads", have, cut ? ", ..." : "");
+        rc = print_no_match(&a, &h);
         goto done;
     }
     const char *better = direction(a.metric, h.ser, h.ns, h.nb, &h.all);

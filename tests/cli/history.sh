@@ -73,6 +73,34 @@ if command -v gnuplot >/dev/null 2>&1; then check "history.png rendered" test -s
 # one series asked for by its workload name keeps both parameter sets
 "$OPTBENCH" history --db "$db" --workload quadratic --optimizer sgd >"$tmp/out" 2>&1
 check "--workload by name: both sets" test "$(grep '^bench ' "$tmp/out" | grep -o 'quadratic noise=' | wc -l)" -eq 2
+# no runs match: the message names the filter that matched nothing and lists
+# what there is of that kind; of two that each match, the optimizers run on
+# the workload; an empty filter is bad input
+nomatch() { # description, pattern, args...
+  local what=$1 pat=$2; shift 2
+  "$OPTBENCH" history --db "$db" "$@" >"$tmp/out" 2>&1; local rc=$?
+  check "$what: exit 2 (rc $rc)" test $rc -eq 2
+  check "$what: said: $(cat "$tmp/out")" grep -qF -- "$pat" "$tmp/out"
+}
+nomatch "an unknown workload with a known optimizer" \
+  "history: no runs match: the database has no workload 'nosuch' (--workload; a name or a label); its workloads: 'quadratic noise=0.01', 'quadratic noise=2'" \
+  --workload nosuch --optimizer sgd
+nomatch "a known workload with an unknown optimizer" \
+  "history: no runs match: the database has no optimizer 'nosuch' (--optimizer; a name or a label); its optimizers: 'adam beta2=0.95', 'adam beta2=0.999', 'sgd'" \
+  --workload quadratic --optimizer nosuch
+nomatch "both unknown" "no workload 'w0' (--workload) and no optimizer 'o0' (--optimizer); its workloads: 'quadratic noise=0.01', 'quadratic noise=2'; its optimizers: 'adam beta2=0.95', " \
+  --workload w0 --optimizer o0
+nomatch "both known, never together" \
+  "history: no runs match: no run of workload 'quadratic noise=2' is of optimizer 'adam beta2=0.95'; the optimizers run on 'quadratic noise=2': 'adam beta2=0.999', 'sgd'" \
+  --workload "quadratic noise=2" --optimizer "adam beta2=0.95"
+nomatch "--workload ''" "history: --workload is empty: give a workload name or label (e.g. --workload quadratic)" --workload ""
+nomatch "--optimizer ''" "history: --optimizer is empty: give an optimizer name or label" --optimizer ""
+# the list ends in ", ..." only where labels were left out: two of 470
+# characters fit the message's 1 KiB, three do not
+cp "$db" "$tmp/longopt3.db"
+q "$tmp/longopt3.db" "update runs set optimizer = substr(replace(hex(zeroblob(470)), '0', substr(optimizer, 1, 1)), 1, 470)" >/dev/null
+"$OPTBENCH" history --db "$tmp/longopt3.db" --optimizer nosuch >"$tmp/out" 2>&1
+check "three long optimizer labels: two shown, then ', ...'" grep -qE "its optimizers: 'a{470} beta2=0.95', 'a{470} beta2=0.999', \.\.\.$" "$tmp/out"
 
 # the direction a metric improves in, where it has one: the best lr has none;
 # the held-out metric is higher-is-better where it is an accuracy
@@ -158,6 +186,12 @@ copy_as_rerun "$db" "$tmp/db2.db"
 check "compare: a group per number of steps" test "$(grep -cE '^quadratic steps=(20|30) +sgd' "$tmp/out")" = 2
 "$OPTBENCH" report --db "$db" --out "$tmp/d6" --no-render >"$tmp/out" 2>&1
 check "report: a workload per number of steps" test "$(grep -cE '^## Workload quadratic steps=(20|30)$' "$tmp/d6/summary.md")" = 2
+# the labels listed when none matches: two of 470 characters fit the
+# message's 1 KiB, so nothing is left out and the list has no ", ..."
+cp "$db" "$tmp/longopt2.db"
+q "$tmp/longopt2.db" "update runs set optimizer = substr(replace(hex(zeroblob(470)), '0', char(96 + benchmark_id)), 1, 470)" >/dev/null
+"$OPTBENCH" history --db "$tmp/longopt2.db" --optimizer nosuch >"$tmp/out" 2>&1
+check "two long optimizer labels: both, and no ', ...': $(tail -c 20 "$tmp/out")" grep -qE "its optimizers: 'a{470}', 'b{470}'$" "$tmp/out"
 # more series than one legend holds (the nightly config's 68): a panel per
 # workload, each with its own y axis, and one legend of the optimizers below
 db="$tmp/many.db"

@@ -80,7 +80,7 @@ static double metric_value(int m, const ob_group *g)
 static void history_usage(FILE *f)
 {
     fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n"
-               "                        [--target WORKLOAD=LOSS ...]\n\n"
+               "                        [--target WORKLOAD=LOSS|VALUE ...]\n\n"
                "Prints one metric per benchmark (by date and git revision) for each workload x optimizer;\n"
                "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg/.pdf.\n"
                "A series is one workload with one set of workload parameters and one optimizer with one\n"
@@ -90,7 +90,8 @@ static void history_usage(FILE *f)
                "optimizer name or label (\"adam beta2=0.95\"). Colours are the report's, one per optimizer.\n"
                "--target WORKLOAD=LOSS (repeatable, as in report) fixes the target of steps_to_target for\n"
                "that workload (of steps_to_heldout_target and steps_to_metric_target: the held-out target,\n"
-               "as report's --eval-target); without it each night's target is that night's default (1.1 x\n"
+               "as report's --eval-target; steps_to_metric_target's is WORKLOAD=VALUE, a value of the metric\n"
+               "such as an accuracy); without it each night's target is that night's default (1.1 x\n"
                "its best upper-median final loss, 0.9 x the best lower-median metric, or halfway to it), so\n"
                "a series can move because another optimizer did.\n\n"
                "metrics:\n");
@@ -427,24 +428,41 @@ typedef struct history_args {
  * longer than an ob_err holds. */
 
 /* --target's value v, added to a's targets: 0, or the exit status of the
- * message printed */
-static int parse_target(history_args *a, const char *v)
+ * message printed. on_metric: --metric is steps_to_metric_target, whose
+ * target is a value of the held-out metric (an accuracy), not a loss. */
+static int parse_target(history_args *a, const char *v, int on_metric)
 {
+    const char *what = on_metric ? "VALUE" : "LOSS", *the = on_metric ? "the value" : "the loss",
+               *eg = on_metric ? "0.9" : "0.05";
     const char *eq = strrchr(v, '='); /* a label may hold '=': "quadratic cond=100=0.05" */
+    if (!eq || eq == v)
+        return ob_cli_error(2, "history: --target '%s' is not WORKLOAD=%s (e.g. --target %s=%s)", v, what,
+                            !eq && *v && strlen(v) < 64 ? v : on_metric ? "cnn-tiny" : "quadratic", eg);
+    const size_t wl_len = (size_t)(eq - v);
+    if (wl_len >= sizeof a->target_buf[0])
+        return ob_cli_error(2, "history: --target '%s': the workload is %zu bytes long; at most %zu (give the "
+                            "workload's name: its target is then that of each of its labels)", v, wl_len,
+                            sizeof a->target_buf[0] - 1);
     double x;
-    if (!eq || eq == v || ob_parse_double(eq + 1, &x) != 0 || (size_t)(eq - v) >= sizeof a->target_buf[0])
-        return ob_cli_error(2, "history: --target '%s' is not WORKLOAD=LOSS (e.g. --target bert-tiny=4.2)", v);
+    const int bad = ob_parse_double(eq + 1, &x);
+    if (bad == -2)
+        return ob_cli_error(2, "history: --target '%s': %s '%s' is beyond the range of a double (about 1e-308 to "
+                            "1e308 in size); give a finite number (e.g. --target %.*s=%s)", v, the, eq + 1,
+                            (int)wl_len, v, eg);
+    if (bad)
+        return ob_cli_error(2, "history: --target '%s': %s '%s' is not a number (WORKLOAD=%s, e.g. --target %.*s=%s)",
+                            v, the, eq + 1, what, (int)wl_len, v, eg);
     if (!isfinite(x))
-        return ob_cli_error(2, "history: --target '%s': the loss must be a finite number (e.g. --target "
-                            "%.*s=0.05)", v, (int)(eq - v), v);
+        return ob_cli_error(2, "history: --target '%s': %s must be a finite number (e.g. --target %.*s=%s)", v, the,
+                            (int)wl_len, v, eg);
     for (int k = 0; k < a->n_targets; k++)
-        if (strlen(a->target_wl[k]) == (size_t)(eq - v) && !strncmp(a->target_wl[k], v, (size_t)(eq - v)))
+        if (strlen(a->target_wl[k]) == wl_len && !strncmp(a->target_wl[k], v, wl_len))
             return ob_cli_error(2, "history: --target for %s is given twice (%s and %s); give it once",
                                 a->target_wl[k], a->target_given[k], eq + 1);
     if (a->n_targets >= HISTORY_MAX_TARGETS)
         return ob_cli_error(2, "history: more than %d --target options", HISTORY_MAX_TARGETS);
     const int n = a->n_targets++;
-    snprintf(a->target_buf[n], sizeof a->target_buf[n], "%.*s", (int)(eq - v), v);
+    snprintf(a->target_buf[n], sizeof a->target_buf[n], "%.*s", (int)wl_len, v);
     a->target_wl[n] = a->target_buf[n];
     a->target_given[n] = eq + 1;
     a->target_val[n] = x;
@@ -478,13 +496,23 @@ static int parse_metric(const char *v, int *m)
 static int history_parse(int argc, char **argv, history_args *a)
 {
     memset(a, 0, sizeof *a);
+    static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric", "--target"};
+    /* the metric, wherever --metric is given: it says what a --target
+     * before it is (a loss, or a value of the held-out metric) */
+    int on_metric = 0;
+    for (int i = 1; i + 1 < argc; i++)
+        for (int k = 0; k < OB_CLI_COUNT(opts); k++)
+            if (!strcmp(argv[i], opts[k])) {
+                if (!strcmp(argv[i], "--metric")) on_metric = !strcmp(argv[i + 1], "steps_to_metric_target");
+                i++;
+                break;
+            }
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i];
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
             history_usage(stdout);
             return -1;
         }
-        static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric", "--target"};
         if (ob_cli_valued_option("history", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
         int rc = 0;
@@ -503,7 +531,7 @@ static int history_parse(int argc, char **argv, history_args *a)
                                     k);
             *(wl ? &a->wl_filter : &a->opt_filter) = v;
         } else if (!strcmp(k, "--target")) {
-            rc = parse_target(a, v);
+            rc = parse_target(a, v, on_metric);
         } else if (!strcmp(k, "--metric")) {
             rc = parse_metric(v, &a->metric);
         }

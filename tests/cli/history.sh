@@ -132,6 +132,20 @@ check "--target twice: said" grep -q "history: --target for quadratic is given t
 "$OPTBENCH" history --db "$db" --metric steps_to_target --target quadratic=inf >"$tmp/out" 2>&1; rc=$?
 check "--target inf: exit 2 (rc $rc)" test $rc -eq 2
 check "--target inf: said" grep -q "history: --target 'quadratic=inf': the loss must be a finite number" "$tmp/out"
+# what is wrong with a --target is what it says: a workload label too long
+# to take, a number out of a double's range, a word that is not a number
+badtarget() { # description, pattern, args...
+  local what=$1 pat=$2; shift 2
+  "$OPTBENCH" history --db "$db" "$@" >"$tmp/out" 2>&1; local rc=$?
+  check "$what: exit 2 (rc $rc)" test $rc -eq 2
+  check "$what: said: $(cut -c1-300 "$tmp/out")" grep -qF -- "$pat" "$tmp/out"
+}
+badtarget "--target of a 256-byte label" "=1': the workload is 256 bytes long; at most 255 (give the workload's name" \
+  --metric steps_to_target --target "$(printf 'w%.0s' {1..256})=1"
+badtarget "--target 1e999" "history: --target 'quadratic=1e999': the loss '1e999' is beyond the range of a double" \
+  --metric steps_to_target --target quadratic=1e999
+badtarget "--target abc" "history: --target 'quadratic=abc': the loss 'abc' is not a number (WORKLOAD=LOSS" \
+  --metric steps_to_target --target quadratic=abc
 # steps_to_heldout_target: runs evaluated every 10 steps; --target fixes the held-out target
 "$OPTBENCH" run --workloads quadratic --optimizers sgd,adam --lrs 0.01,0.1 --seeds 2 --steps 40 --eval-every 10 \
   --backend cpu --db "$tmp/ev.db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run --eval-every 10"; fail=1; }
@@ -150,6 +164,14 @@ check "steps_to_metric_target: a step count at an evaluation: $(tail -1 "$tmp/ou
   grep -Eq '^1 +[0-9-]+ [0-9:]+ +[^ ]+ +([1-4]0|inf) ' "$tmp/out"
 "$OPTBENCH" history --db "$tmp/evm.db" --metric steps_to_metric_target --target cnn-tiny=1.5 >"$tmp/out" 2>&1
 check "steps_to_metric_target --target 1.5 (above any accuracy): never reached" grep -Eq '^1 +.* inf +inf$' "$tmp/out"
+# its target is a value of the metric, and the messages say so, whichever
+# comes first of --target and --metric
+db="$tmp/evm.db"
+badtarget "steps_to_metric_target: --target without =VALUE" \
+  "history: --target 'cnn-tiny' is not WORKLOAD=VALUE (e.g. --target cnn-tiny=0.9)" --target cnn-tiny --metric steps_to_metric_target
+badtarget "steps_to_metric_target: --target nan" \
+  "history: --target 'cnn-tiny=nan': the value must be a finite number" --metric steps_to_metric_target --target cnn-tiny=nan
+db="$tmp/h.db"
 "$OPTBENCH" history --db "$db" --target quadratic >"$tmp/out" 2>&1; rc=$?
 check "--target without =LOSS: exit 2 (rc $rc)" test $rc -eq 2
 hist --metric eval_metric

@@ -499,11 +499,14 @@ static int history_parse(int argc, char **argv, history_args *a)
     static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric", "--target"};
     /* the metric, wherever --metric is given: it says what a --target
      * before it is (a loss, or a value of the held-out metric) */
-    int on_metric = 0;
+    int on_metric = 0, metric_given = 0;
     for (int i = 1; i + 1 < argc; i++)
         for (int k = 0; k < OB_CLI_COUNT(opts); k++)
             if (!strcmp(argv[i], opts[k])) {
-                if (!strcmp(argv[i], "--metric")) on_metric = !strcmp(argv[i + 1], "steps_to_metric_target");
+                if (!strcmp(argv[i], "--metric")) {
+                    metric_given = 1;
+                    on_metric = !strcmp(argv[i + 1], "steps_to_metric_target");
+                }
                 i++;
                 break;
             }
@@ -539,6 +542,18 @@ static int history_parse(int argc, char **argv, history_args *a)
     }
     if (!a->db_path)
         return ob_cli_error(2, "history: --db is required (the results database FILE; see optbench history --help)");
+    if (a->n_targets && strncmp(metrics[a->metric].name, "steps_to_", 9)) {
+        char takes[200];
+        size_t l = 0;
+        takes[0] = 0;
+        for (int k = 0, n = 0; k < N_METRICS; k++)
+            if (!strncmp(metrics[k].name, "steps_to_", 9))
+                l += (size_t)snprintf(takes + l, sizeof takes - l, "%s%s", n++ ? ", " : "", metrics[k].name);
+        return ob_cli_error(2, "history: --target sets the target of the steps_to_ metrics (%s); %s%s%s has "
+                               "none (give one of those with --metric, or leave --target out)", takes,
+                            metric_given ? "--metric " : "", metrics[a->metric].name,
+                            metric_given ? "" : " (the default metric)");
+    }
     return 0;
 }
 

@@ -144,6 +144,12 @@ badtarget "--target of a 256-byte label" "=1': the workload is 256 bytes long; a
   --metric steps_to_target --target "$(printf 'w%.0s' {1..256})=1"
 badtarget "--target 1e999" "history: --target 'quadratic=1e999': the loss '1e999' is beyond the range of a double" \
   --metric steps_to_target --target quadratic=1e999
+# --target with a metric that has no target would have no effect: bad input
+badtarget "--target with final_loss (the default)" \
+  "history: --target sets the target of the steps_to_ metrics (steps_to_target, steps_to_heldout_target, steps_to_metric_target); final_loss (the default metric) has none" \
+  --target quadratic=1
+badtarget "--target with step_ms" "; --metric step_ms has none (give one of those with --metric, or leave --target out)" \
+  --target quadratic=1 --metric step_ms
 badtarget "--target abc" "history: --target 'quadratic=abc': the loss 'abc' is not a number (WORKLOAD=LOSS" \
   --metric steps_to_target --target quadratic=abc
 # steps_to_heldout_target: runs evaluated every 10 steps; --target fixes the held-out target

@@ -755,10 +755,8 @@ static ob_status collect_series(sqlite3 *db, const history_args *a, history *h, 
     h->have_all = 1;
     h->opt_on_wl = calloc((size_t)(h->all.n_opt > 0 ? h->all.n_opt : 1), 1);
     if (!h->opt_on_wl) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    if (ob_stats_check_targets(&h->all, a->n_targets, a->target_wl, a->target_val, "--target", e) != OB_OK) {
-        e->status = OB_ERR_INPUT; /* a --target naming no workload: exit 2 (an allocation failing there too) */
-        return OB_ERR_INPUT;
-    }
+    /* a --target naming no workload: bad input (exit 2); out of memory there: exit 1 */
+    OB_TRY(ob_stats_check_targets(&h->all, a->n_targets, a->target_wl, a->target_val, "--target", e));
     for (int b = 0; b < h->nb; b++) OB_TRY(collect_bench(db, a, h, b, e));
     if (h->ns > 0) qsort(h->ser, (size_t)h->ns, sizeof *h->ser, cmp_series);
     return OB_OK;

@@ -303,4 +303,93 @@ check "a failed write: exit 1 ($rc)" test $rc = 1
 check "  ... names the cause" grep -q "history.gp' failed: File too large (the previous history.csv and history.gp" "$tmp/out"
 check "  ... the previous files kept" test "$sums" = "$(cat "$tmp/hf/history.csv" "$tmp/hf/history.gp" | md5sum)"
 check "  ... no working file left" test -z "$(ls -A "$tmp/hf" | grep part)"
+# out of memory is an internal error (exit 1), never bad input (exit 2), in
+# the --target check too: the program's own last allocations of a run that
+# stops there (a --target naming no workload) fail in turn, each run from
+# its Nth on (an LD_PRELOAD library; skipped without a C compiler or where
+# preloading does not take, e.g. under a sanitizer)
+cat >"$tmp/failalloc.c" <<'C'
+/* LD_PRELOAD: the allocations the program itself makes (malloc, calloc,
+ * realloc, strdup, strndup called from its own code, not from a library's)
+ * are counted; those numbered OB_FAIL_FROM and after fail with ENOMEM.
+ * OB_COUNT=FILE: the count, written at exit. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+extern void *__libc_malloc(size_t), *__libc_calloc(size_t, size_t), *__libc_realloc(void *, size_t);
+static long n, from = -1;
+static uintptr_t lo, hi; /* the program's code */
+static int first(struct dl_phdr_info *i, size_t size, void *data)
+{
+    (void)size, (void)data;
+    for (int k = 0; k < i->dlpi_phnum; k++)
+        if (i->dlpi_phdr[k].p_type == PT_LOAD && (i->dlpi_phdr[k].p_flags & PF_X)) {
+            lo = i->dlpi_addr + i->dlpi_phdr[k].p_vaddr;
+            hi = lo + i->dlpi_phdr[k].p_memsz;
+        }
+    return 1; /* the first is the program */
+}
+static int fail(void *caller)
+{
+    if (from < 0) {
+        const char *s = getenv("OB_FAIL_FROM");
+        from = s ? atol(s) : 0;
+        dl_iterate_phdr(first, NULL);
+    }
+    if ((uintptr_t)caller < lo || (uintptr_t)caller >= hi) return 0;
+    long k = __atomic_add_fetch(&n, 1, __ATOMIC_RELAXED);
+    if (from > 0 && k >= from) {
+        errno = ENOMEM;
+        return 1;
+    }
+    return 0;
+}
+#define CALLER __builtin_return_address(0)
+void *malloc(size_t s) { return fail(CALLER) ? NULL : __libc_malloc(s); }
+void *calloc(size_t a, size_t b) { return fail(CALLER) ? NULL : __libc_calloc(a, b); }
+void *realloc(void *p, size_t s) { return fail(CALLER) ? NULL : __libc_realloc(p, s); }
+char *strdup(const char *s)
+{
+    size_t l = strlen(s) + 1;
+    char *d = fail(CALLER) ? NULL : __libc_malloc(l);
+    return d ? memcpy(d, s, l) : NULL;
+}
+char *strndup(const char *s, size_t m)
+{
+    size_t l = strnlen(s, m);
+    char *d = fail(CALLER) ? NULL : __libc_malloc(l + 1);
+    if (d) memcpy(d, s, l), d[l] = 0;
+    return d;
+}
+__attribute__((destructor)) static void count(void)
+{
+    const char *f = getenv("OB_COUNT");
+    FILE *o = f ? fopen(f, "w") : NULL;
+    if (o) fprintf(o, "%ld\n", n), fclose(o);
+}
+C
+if "${CC:-cc}" -shared -fPIC -O1 -o "$tmp/failalloc.so" "$tmp/failalloc.c" >"$tmp/cc.log" 2>&1; then
+  oomrun() { # N, then the run's exit status and its output in $tmp/out
+    OB_FAIL_FROM=$1 OB_COUNT="$tmp/count" LD_PRELOAD="$tmp/failalloc.so" "$OPTBENCH" history --db "$tmp/h.db" \
+      --metric steps_to_target --target nosuch=1 >"$tmp/out" 2>&1
+  }
+  oomrun 0; n_alloc=$(cat "$tmp/count" 2>/dev/null || echo 0)
+  if [ "$n_alloc" -gt 20 ]; then
+    n_oom=0
+    for n in $(seq $((n_alloc - 20)) "$n_alloc"); do
+      oomrun "$n"; rc=$?
+      grep -q 'out of memory' "$tmp/out" || continue
+      n_oom=$((n_oom + 1))
+      check "out of memory at allocation $n of $n_alloc: exit 1 (rc $rc): $(cat "$tmp/out")" test $rc = 1
+    done
+    check "out of memory: some of the last allocations said so ($n_oom)" test $n_oom -gt 0
+  else
+    echo "note: allocations not counted under LD_PRELOAD; the out-of-memory check is skipped"
+  fi
+else
+  echo "note: no C compiler (${CC:-cc}): the out-of-memory check is skipped"
+fi
 exit $fail

@@ -1084,11 +1084,51 @@ static ob_status write_gp(const history_args *a, const history *h, const char *b
     return OB_OK;
 }
 
+/* A few of the command's file names, as a message lists them */
+typedef struct file_list {
+    const char *v[8];
+    int n;
+} file_list;
+
+/* l's names into buf (n bytes): "history.png", "history.png and
+ * history.svg", "history.gp, history.png and history.svg" */
+static const char *join_files(char *buf, size_t n, const file_list *l)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < l->n && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%s", i == 0 ? "" : i == l->n - 1 ? " and " : ", ", l->v[i]);
+    return buf;
+}
+
+/* The files of an earlier run in DIR that this one does not write: of
+ * names, those DIR has are removed and added to removed. written: what
+ * this run has written, for the message when one cannot be removed. */
+static ob_status remove_stale(const char *out, const char *const *names, int n_names, const char *written,
+                              file_list *removed, ob_err *e)
+{
+    for (int k = 0; k < n_names; k++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", out, names[k]);
+        if (unlink(path) == 0)
+            removed->v[removed->n++] = names[k];
+        else if (errno != ENOENT)
+            return ob_fail(e, OB_ERR_IO, "cannot remove '%s', of an earlier run: %s (%s; remove it by hand)", path,
+                           strerror(errno), written);
+    }
+    return OB_OK;
+}
+
 /* DIR/history.csv and, where a series has a value to draw, DIR/history.gp
  * (*drawn 1). Both are written under working names and renamed in once
- * both are whole: a failed write (a full disk) leaves the previous ones. */
-static ob_status write_files(const history_args *a, const history *h, const char *better, int *drawn, ob_err *e)
+ * both are whole: a failed write (a full disk) leaves the previous ones.
+ * The figure files of an earlier run that would not match them go:
+ * history.png, .svg and .pdf (drawn again from the new history.gp), and
+ * where nothing is drawn history.gp too; stale names those removed. */
+static ob_status write_files(const history_args *a, const history *h, const char *better, int *drawn,
+                             file_list *stale, ob_err *e)
 {
+    static const char *const figures[] = {"history.gp", "history.png", "history.svg", "history.pdf"};
     const char *out = a->out;
     char csv_part[1100], csv_path[1100], gp_part[1100], gpp[1024];
     snprintf(csv_part, sizeof csv_part, "%s/.history.csv.part", out);
@@ -1096,6 +1136,7 @@ static ob_status write_files(const history_args *a, const history *h, const char
     snprintf(gp_part, sizeof gp_part, "%s/.history.gp.part", out);
     snprintf(gpp, sizeof gpp, "%s/history.gp", out);
     *drawn = 0;
+    stale->n = 0;
     OB_TRY(write_csv(out, csv_part, h, e));
     int any_value = 0;
     for (int j = 0; j < h->ns && !any_value; j++)
@@ -1107,9 +1148,7 @@ static ob_status write_files(const history_args *a, const history *h, const char
             unlink(csv_part);
             return OB_ERR_IO;
         }
-        printf("optbench: wrote %s/history.csv; no plot: no benchmark has a value of %s for these series\n", out,
-               metrics[a->metric].name);
-        return OB_OK;
+        return remove_stale(out, figures, 4, "history.csv is the new one", stale, e);
     }
     OB_TRY(write_gp(a, h, better, gp_part, gpp, csv_part, e));
     if (rename(csv_part, csv_path) != 0) {
@@ -1126,26 +1165,42 @@ static ob_status write_files(const history_args *a, const history *h, const char
         return OB_ERR_IO;
     }
     *drawn = 1;
-    return OB_OK;
+    return remove_stale(out, figures + 1, 3, "history.csv and history.gp are the new ones", stale, e);
 }
 
 /* Draws DIR/history.gp with gnuplot where there is one, and says what was
- * written; nonzero when gnuplot failed. */
-static int render_plot(const char *out)
+ * written (the images there now are this run's: write_files removed the
+ * earlier ones, stale); nonzero when gnuplot failed. */
+static int render_plot(const char *out, const file_list *stale)
 {
-    char gp[1024];
+    char gp[1024], list[200];
     if (!ob_gnuplot_find(gp, sizeof gp)) {
-        printf("optbench: gnuplot not found on PATH: wrote %s/history.csv and history.gp; run "
-               "`gnuplot history.gp` there to draw it\n", out);
+        printf("optbench: gnuplot not found on PATH: wrote %s/history.csv and history.gp; run `gnuplot history.gp` "
+               "there to draw it%s%s%s\n", out, stale->n ? "; removed the figure of an earlier run (" : "",
+               join_files(list, sizeof list, stale), stale->n ? ")" : "");
         return 0;
     }
     if (ob_gnuplot_run(gp, out, "history.gp") != 0) return 1;
-    char pdf[1100];
-    snprintf(pdf, sizeof pdf, "%s/history.pdf", out);
-    struct stat sb;
-    int has_pdf = stat(pdf, &sb) == 0 && sb.st_size > 0;
-    printf("optbench: wrote %s/history.csv, history.gp, history.png%s history.svg%s\n", out,
-           has_pdf ? "," : " and", has_pdf ? " and history.pdf" : "");
+    file_list made = {{"history.csv", "history.gp"}, 2}, gone = {{0}, 0};
+    for (int k = 0; k < stale->n; k++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", out, stale->v[k]);
+        struct stat sb;
+        if (stat(path, &sb) != 0 || sb.st_size == 0) gone.v[gone.n++] = stale->v[k];
+    }
+    static const char *const images[] = {"history.png", "history.svg", "history.pdf"};
+    for (int k = 0; k < 3; k++) {
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%s", out, images[k]);
+        struct stat sb;
+        if (stat(path, &sb) == 0 && sb.st_size > 0) made.v[made.n++] = images[k];
+    }
+    printf("optbench: wrote %s/%s", out, join_files(list, sizeof list, &made));
+    /* drawn before, not this time (history.pdf by a gnuplot without pdfcairo) */
+    if (gone.n)
+        printf("; removed the earlier run's %s, which this gnuplot did not draw again",
+               join_files(list, sizeof list, &gone));
+    printf("\n");
     return 0;
 }
 
@@ -1194,9 +1249,15 @@ int ob_cmd_history(int argc, char **argv)
     print_split_notes(&h);
     if (a.out) {
         int drawn;
-        if ((st = write_files(&a, &h, better, &drawn, &e)) != OB_OK)
+        file_list stale;
+        char list[200];
+        if ((st = write_files(&a, &h, better, &drawn, &stale, &e)) != OB_OK)
             rc = ob_cli_error(ob_exit_code(st), "history: %s", e.msg);
-        else if (drawn && render_plot(a.out) != 0)
+        else if (!drawn)
+            printf("optbench: wrote %s/history.csv; no plot: no benchmark has a value of %s for these series%s%s%s\n",
+                   a.out, metrics[a.metric].name, stale.n ? "; removed the figure of an earlier run (" : "",
+                   join_files(list, sizeof list, &stale), stale.n ? ")" : "");
+        else if (render_plot(a.out, &stale) != 0)
             rc = ob_cli_error(1, "history: gnuplot failed on %s/history.gp (see %s/gnuplot.log)", a.out, a.out);
     }
 done:

@@ -185,6 +185,25 @@ check "eval_metric without a metric: no direction: $(head -1 "$tmp/out")" test "
 hist --out "$tmp/d3" --metric eval_metric
 check "eval_metric without a value: the table, no plot (gnuplot has nothing to draw)" \
   grep -q "no plot: no benchmark has a value of eval_metric" "$tmp/out"
+# the folder holds only what this run wrote: where nothing is drawn, the
+# figure an earlier run drew there goes, and the message says so
+hist --out "$tmp/d9" --metric final_loss
+for f in png svg pdf; do echo earlier >"$tmp/d9/history.$f"; done
+hist --out "$tmp/d9" --metric eval_metric
+check "no plot: the earlier figure removed: $(ls "$tmp/d9" | tr '\n' ' ')" \
+  test "$(ls "$tmp/d9" | grep -cE '^history\.(gp|png|svg|pdf)$')" = 0
+check "  ... and said: $(tail -1 "$tmp/out")" \
+  grep -q "; removed the figure of an earlier run (history.gp, history.png, history.svg and history.pdf)$" "$tmp/out"
+# a gnuplot that draws no PDF (one without pdfcairo): the earlier history.pdf
+# goes, and the message does not count it as written
+mkdir -p "$tmp/gp-nopdf"
+printf '#!/bin/sh\necho png >history.png\necho svg >history.svg\n' >"$tmp/gp-nopdf/gnuplot"
+chmod +x "$tmp/gp-nopdf/gnuplot"
+echo earlier >"$tmp/d9/history.pdf"
+PATH="$tmp/gp-nopdf:$PATH" "$OPTBENCH" history --db "$db" --out "$tmp/d9" >"$tmp/out" 2>&1
+check "no PDF drawn: the earlier one removed" test ! -e "$tmp/d9/history.pdf"
+check "  ... and not said to be written: $(tail -1 "$tmp/out")" grep -qxF \
+  "optbench: wrote $tmp/d9/history.csv, history.gp, history.png and history.svg; removed the earlier run's history.pdf, which this gnuplot did not draw again" "$tmp/out"
 db="$tmp/cls.db"
 "$OPTBENCH" run --workloads cnn-tiny --optimizers sgd --lrs 0.1 --seeds 1 --steps 4 --eval-every 2 --backend cpu \
   --db "$db" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run cnn-tiny"; fail=1; }

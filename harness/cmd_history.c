@@ -1054,7 +1054,8 @@ static ob_status write_gp(const history_args *a, const history *h, const char *b
 {
     FILE *f = fopen(gp_part, "w");
     if (!f) {
-        ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", gp_part, strerror(errno));
+        ob_fail(e, OB_ERR_IO, "cannot write history.gp: opening its working file '%s' failed: %s (the previous "
+                "history.csv and history.gp, if any, are kept)", gp_part, strerror(errno));
         unlink(csv_part);
         return OB_ERR_IO;
     }
@@ -1144,7 +1145,8 @@ static ob_status write_files(const history_args *a, const history *h, const char
     if (!any_value) {
         /* gnuplot has nothing to draw (a metric these workloads do not have) */
         if (rename(csv_part, csv_path) != 0) {
-            ob_fail(e, OB_ERR_IO, "cannot name '%s': %s", csv_path, strerror(errno));
+            ob_fail(e, OB_ERR_IO, "cannot rename '%s' to '%s': %s (the previous history.csv, if any, is kept)",
+                    csv_part, csv_path, strerror(errno));
             unlink(csv_part);
             return OB_ERR_IO;
         }
@@ -1152,15 +1154,15 @@ static ob_status write_files(const history_args *a, const history *h, const char
     }
     OB_TRY(write_gp(a, h, better, gp_part, gpp, csv_part, e));
     if (rename(csv_part, csv_path) != 0) {
-        ob_fail(e, OB_ERR_IO, "cannot name '%s': %s (the previous history.csv and history.gp, if any, are kept)",
-                csv_path, strerror(errno));
+        ob_fail(e, OB_ERR_IO, "cannot rename '%s' to '%s': %s (the previous history.csv and history.gp, if any, "
+                "are kept)", csv_part, csv_path, strerror(errno));
         unlink(gp_part);
         unlink(csv_part);
         return OB_ERR_IO;
     }
     if (rename(gp_part, gpp) != 0) {
-        ob_fail(e, OB_ERR_IO, "cannot name '%s': %s (history.csv is the new one, history.gp, if any, the previous)",
-                gpp, strerror(errno));
+        ob_fail(e, OB_ERR_IO, "cannot rename '%s' to '%s': %s (history.csv is the new one; history.gp, if any, is "
+                "the previous)", gp_part, gpp, strerror(errno));
         unlink(gp_part);
         return OB_ERR_IO;
     }

@@ -322,6 +322,15 @@ check "a failed write: exit 1 ($rc)" test $rc = 1
 check "  ... names the cause" grep -q "history.gp' failed: File too large (the previous history.csv and history.gp" "$tmp/out"
 check "  ... the previous files kept" test "$sums" = "$(cat "$tmp/hf/history.csv" "$tmp/hf/history.gp" | md5sum)"
 check "  ... no working file left" test -z "$(ls -A "$tmp/hf" | grep part)"
+# history.gp's working file that cannot be opened (here a folder in its
+# way): named as such, and the previous files kept
+mkdir "$tmp/hf/.history.gp.part"
+"$OPTBENCH" history --db "$tmp/hf.db" --metric step_ms --out "$tmp/hf" >"$tmp/out" 2>&1; rc=$?
+check "history.gp's working file not opened: exit 1 ($rc)" test $rc = 1
+check "  ... said: $(grep '^optbench: ' "$tmp/out")" grep -qxF "optbench: history: cannot write history.gp: opening its working file '$tmp/hf/.history.gp.part' failed: Is a directory (the previous history.csv and history.gp, if any, are kept)" "$tmp/out"
+check "  ... the previous files kept" test "$sums" = "$(cat "$tmp/hf/history.csv" "$tmp/hf/history.gp" | md5sum)"
+check "  ... no working file of history.csv left" test ! -e "$tmp/hf/.history.csv.part"
+rmdir "$tmp/hf/.history.gp.part"
 # out of memory is an internal error (exit 1), never bad input (exit 2), in
 # the --target check too: the program's own last allocations of a run that
 # stops there (a --target naming no workload) fail in turn, each run from
@@ -331,9 +340,10 @@ cat >"$tmp/failalloc.c" <<'C'
 /* LD_PRELOAD: the allocations the program itself makes (malloc, calloc,
  * realloc, strdup, strndup called from its own code, not from a library's)
  * are counted; those numbered OB_FAIL_FROM and after fail with ENOMEM.
- * OB_COUNT=FILE: the count, written at exit. */
+ * OB_COUNT=FILE: the count, written at exit. OB_FAIL_RENAME: see rename. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -383,6 +393,17 @@ char *strndup(const char *s, size_t m)
     if (d) memcpy(d, s, l), d[l] = 0;
     return d;
 }
+/* OB_FAIL_RENAME=S: a rename to a path that ends in S fails (EXDEV) */
+int rename(const char *from, const char *to)
+{
+    const char *f = getenv("OB_FAIL_RENAME");
+    size_t lt = strlen(to), lf = f ? strlen(f) : 0;
+    if (lf && lt >= lf && !strcmp(to + lt - lf, f)) {
+        errno = EXDEV;
+        return -1;
+    }
+    return renameat(AT_FDCWD, from, AT_FDCWD, to);
+}
 __attribute__((destructor)) static void count(void)
 {
     const char *f = getenv("OB_COUNT");
@@ -405,6 +426,20 @@ if "${CC:-cc}" -shared -fPIC -O1 -o "$tmp/failalloc.so" "$tmp/failalloc.c" >"$tm
       check "out of memory at allocation $n of $n_alloc: exit 1 (rc $rc): $(cat "$tmp/out")" test $rc = 1
     done
     check "out of memory: some of the last allocations said so ($n_oom)" test $n_oom -gt 0
+    # a rename into place that fails says so plainly, and what is kept
+    renamefail() { # the name whose rename fails, the message, args...
+      local name=$1 msg=$2; shift 2
+      OB_FAIL_RENAME=$name LD_PRELOAD="$tmp/failalloc.so" "$OPTBENCH" history --db "$tmp/hf.db" --out "$tmp/hf" "$@" \
+        >"$tmp/out" 2>&1; local rc=$?
+      check "rename to $name fails: exit 1 ($rc)" test $rc = 1
+      check "  ... said: $(grep '^optbench: ' "$tmp/out")" grep -qxF "optbench: history: $msg" "$tmp/out"
+      check "  ... no working file left" test -z "$(ls -A "$tmp/hf" | grep part)"
+    }
+    renamefail /history.csv "cannot rename '$tmp/hf/.history.csv.part' to '$tmp/hf/history.csv': Invalid cross-device link (the previous history.csv and history.gp, if any, are kept)" --metric step_ms
+    check "  ... the previous files kept" test "$sums" = "$(cat "$tmp/hf/history.csv" "$tmp/hf/history.gp" | md5sum)"
+    renamefail /history.csv "cannot rename '$tmp/hf/.history.csv.part' to '$tmp/hf/history.csv': Invalid cross-device link (the previous history.csv, if any, is kept)" --metric eval_metric
+    check "  ... the previous files kept" test "$sums" = "$(cat "$tmp/hf/history.csv" "$tmp/hf/history.gp" | md5sum)"
+    renamefail /history.gp "cannot rename '$tmp/hf/.history.gp.part' to '$tmp/hf/history.gp': Invalid cross-device link (history.csv is the new one; history.gp, if any, is the previous)" --metric step_ms
   else
     echo "note: allocations not counted under LD_PRELOAD; the out-of-memory check is skipped"
   fi

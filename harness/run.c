@@ -726,6 +726,439 @@ static ob_status replicas_sum(const replicas *rp, cell_state *cs, int k, ob_err 
     return ops->group_sum(rp->group, rp->dev, rp->n, l, 1, e);
 }
 
+/* A cell being trained, as the parts of run_cell share it: what it runs
+ * with, what it owns (cs), and the run loop's counters, which a checkpoint
+ * carries (run_state) and its result is made of. */
+typedef struct cell_run {
+    matrix_ctx *x;
+    const job *j;
+    const replicas *rp;
+    ob_store *store;
+    const char *ckdir;        /* its checkpoints */
+    const char *ckdir_before; /* those of the process it was taken over from ("": none) */
+    /* the guard's settings (the cell's train_hp) */
+    double diverge_factor;
+    int no_guard; /* on_nonfinite none */
+    int64_t max_bad;
+    cell_state cs;
+    int64_t start;         /* the checkpoint's step it continues from (0: from the start) */
+    int64_t done;          /* steps whose records came to the host */
+    int64_t diverged_step; /* -1 while it has not diverged */
+    int64_t bad_streak, bad_from;
+    double first_loss;
+    ob_eval last_eval;
+    int have_eval;
+    double t_start;     /* this process's start on the cell */
+    double wall_before; /* the wall time of the processes before it */
+    int before_gone;    /* ckdir_before removed: ckdir holds a newer checkpoint */
+    int64_t drv_peak;   /* device memory in use as the driver reports it; -1: unknown */
+    ob_status sst;      /* a store failure: it ends the matrix (store_err says why) */
+    ob_err *store_err;
+} cell_run;
+
+/* A store call in a part of run_cell: its failure is run_cell's to return
+ * (it ends the matrix) and ends the part, whose own status stays OB_OK: the
+ * run itself did not fail. */
+#define CELL_STORE(cr, call)                             \
+    do {                                                 \
+        if (((cr)->sst = (call)) != OB_OK) return OB_OK; \
+    } while (0)
+
+/* The cell's replicas, each on its device, and the host buffers of its
+ * curve and of a flush's points and events. */
+static ob_status cell_setup(cell_run *cr, ob_err *e)
+{
+    const ob_cell *cell = cr->j->cell;
+    const replicas *rp = cr->rp;
+    const int64_t steps = cr->x->cfg->steps;
+    cell_state *cs = &cr->cs;
+    if (rp->n > 1 && !cell->wl->create_replica)
+        return ob_fail(e, OB_ERR_INPUT, "%s has no batch to split over data-parallel replicas; run it with "
+                       "data_parallel: 1", cell->wl->name);
+    for (int r = 0; r < rp->n; r++) {
+        cs->n_rep = r + 1; /* cell_free frees a replica set up half way too */
+        OB_TRY(replica_setup(cell, rp, r, &cs->rep[r], steps, e));
+    }
+    OB_TRY(use_replica(rp, 0, e));
+
+    cs->losses = malloc((size_t)steps * sizeof *cs->losses);
+    cs->step_ms = malloc((size_t)steps * sizeof *cs->step_ms);
+    cs->opt_ms = malloc((size_t)steps * sizeof *cs->opt_ms);
+    cs->pts = malloc(OB_FLUSH_STEPS * sizeof *cs->pts);
+    cs->events = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs->events);
+    cs->event_text = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs->event_text);
+    if (!cs->losses || !cs->step_ms || !cs->opt_ms || !cs->pts || !cs->events || !cs->event_text)
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory for the curve of %lld steps", (long long)steps);
+    return OB_OK;
+}
+
+/* A cell begun before: continued from its newest usable checkpoint, with
+ * the run loop's counters, in its own folder or else in that of the process
+ * it was taken over from (kept elsewhere, by another --checkpoint-dir: its
+ * newest one is as good); with none usable it starts over, which is said.
+ * *resumed_from as run_cell's. */
+static ob_status cell_restore(cell_run *cr, int *resumed_from, ob_err *e)
+{
+    const replicas *rp = cr->rp;
+    run_state rs;
+    OB_TRY(restore_checkpoint(cr->x, cr->j, rp->dev[0], cr->store, &cr->cs, cr->ckdir, &rs, &cr->start, e,
+                              cr->store_err, &cr->sst));
+    if (cr->sst != OB_OK) return OB_OK;
+    if (cr->start == 0 && cr->ckdir_before[0]) {
+        OB_TRY(restore_checkpoint(cr->x, cr->j, rp->dev[0], cr->store, &cr->cs, cr->ckdir_before, &rs, &cr->start,
+                                  e, cr->store_err, &cr->sst));
+        if (cr->sst != OB_OK) return OB_OK;
+    }
+    const int64_t start = cr->start;
+    if (start == 0) {
+        fprintf(stderr, "optbench: run %lld: no usable checkpoint (in %s%s%s): starting it over\n",
+                (long long)cr->j->run_id, cr->ckdir, cr->ckdir_before[0] ? " or " : "", cr->ckdir_before);
+        *resumed_from = -1;
+        return OB_OK;
+    }
+    cr->done = start;
+    cr->first_loss = rs.first_loss;
+    cr->bad_streak = rs.bad_streak;
+    /* an older checkpoint: the streak as if it had no spike within it */
+    cr->bad_from = rs.bad_from > 0 || cr->bad_streak == 0 ? rs.bad_from : start - cr->bad_streak + 1;
+    cr->have_eval = rs.have_eval != 0;
+    cr->last_eval = (ob_eval){rs.eval_loss, rs.eval_metric, rs.eval_floor};
+    cr->wall_before = rs.wall_s;
+    *resumed_from = (int)(start < INT32_MAX ? start : INT32_MAX);
+    if (rp->n > 1) OB_TRY(replicas_copy_state(rp, &cr->cs, e));
+    return OB_OK;
+}
+
+/* The run's record says it was stopped and continued here (AlgoPerf counts a
+ * run's preemptions too): an event at the checkpoint's step, or at step 0
+ * when it starts over (stopped before it had a checkpoint, or every one was
+ * damaged: its steps are done again). A store status. */
+static ob_status store_continuation(ob_store *store, int64_t run_id, int64_t start, const char *host,
+                                    ob_err *store_err)
+{
+    char what[400];
+    if (start > 0) {
+        snprintf(what, sizeof what, "continued from its checkpoint at step %lld (process %ld on %s)",
+                 (long long)start, (long)getpid(), host);
+        const ob_event ev = {.step = start, .kind = "resumed", .detail = what};
+        return ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err);
+    }
+    snprintf(what, sizeof what, "started over: stopped without a usable checkpoint (process %ld on %s)",
+             (long)getpid(), host);
+    const ob_event ev = {.step = 0, .kind = "restarted", .detail = what};
+    return ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err);
+}
+
+/* The cell's start in the store: a new run started, or one begun before
+ * continued from its checkpoint or started over; which build and machine
+ * run it; the evaluation at step 0 of a run that starts from it. */
+static ob_status cell_begin(cell_run *cr, int continuing, int *resumed_from, ob_err *e)
+{
+    const int64_t run_id = cr->j->run_id;
+    /* the machine running it now: its runs record it (the provenance below, a resume's event) */
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    if (continuing) {
+        OB_TRY(cell_restore(cr, resumed_from, e));
+        if (cr->sst != OB_OK) return OB_OK;
+        /* Curve points, evaluations and events after the checkpoint go, in one
+         * transaction (all of them when the cell starts over). */
+        CELL_STORE(cr, ob_store_resume_run(cr->store, run_id, cr->start > 0 ? cr->start : -1, cr->store_err));
+        CELL_STORE(cr, store_continuation(cr->store, run_id, cr->start, host, cr->store_err));
+    } else {
+        CELL_STORE(cr, ob_store_run_started(cr->store, run_id, cr->store_err));
+    }
+    /* which build and machine ran it (a benchmark continued or grown
+     * elsewhere holds runs of several: the report tells them apart) */
+    CELL_STORE(cr, ob_store_run_provenance(cr->store, run_id, OB_GIT_REV, host, continuing && cr->start > 0,
+                                           cr->store_err));
+    if (cr->x->cfg->eval_every > 0 && cr->start == 0) {
+        ob_eval_point ep;
+        OB_TRY(eval_now(&cr->cs, 0, &cr->last_eval, &ep, e));
+        CELL_STORE(cr, ob_store_append(cr->store, run_id, NULL, 0, &ep, 1, NULL, 0, cr->store_err));
+    }
+    return OB_OK;
+}
+
+/* Step t, into slot k of the flush. Three timer marks: its start, the
+ * gradients summed, its end (the optimizer's part between the last two).
+ * Each replica computes its part of the batch; the parts' gradients and
+ * losses are summed over the replicas; then every replica takes the same
+ * step. */
+static ob_status cell_step(cell_run *cr, int64_t t, int k, ob_err *e)
+{
+    const replicas *rp = cr->rp;
+    ob_device *dev = rp->dev[0];
+    const ob_backend_ops *ops = dev->ops;
+    OB_TRY(ops->timer_mark(dev, 3 * k, e));
+    for (int r = 0; r < rp->n; r++) {
+        replica_state *q = &cr->cs.rep[r];
+        OB_TRY(use_replica(rp, r, e));
+        OB_TRY(q->wl->vt->train_step(q->wl, q->params, q->grads, t - 1, &q->loss_dev[k], e));
+    }
+    if (rp->n > 1) OB_TRY(replicas_sum(rp, &cr->cs, k, e));
+    /* the marks are replica 0's (its device's events and stream) */
+    OB_TRY(use_replica(rp, 0, e));
+    OB_TRY(ops->timer_mark(dev, 3 * k + 1, e));
+    for (int r = rp->n - 1; r >= 0; r--) {
+        replica_state *q = &cr->cs.rep[r];
+        OB_TRY(use_replica(rp, r, e));
+        OB_TRY(ob_optim_step(q->opt, q->params, q->grads, &q->loss_dev[k], t, &q->rec_dev[k], e));
+    }
+    return ops->timer_mark(dev, 3 * k + 2, e);
+}
+
+/* Device memory in use as the driver sees it (CUDA: cudaMemGetInfo), at
+ * each flush: the stream has just been waited for. */
+static void note_driver_memory(cell_run *cr)
+{
+    ob_device *dev = cr->rp->dev[0];
+    if (!dev->ops->mem_info) return;
+    size_t free_b = 0, total_b = 0;
+    ob_err me;
+    ob_err_clear(&me);
+    if (dev->ops->mem_info(dev, &free_b, &total_b, &me) == OB_OK && total_b > free_b &&
+        (int64_t)(total_b - free_b) > cr->drv_peak)
+        cr->drv_peak = (int64_t)(total_b - free_b);
+}
+
+/* The guard's verdict on step `step` (record r): a non-finite step is
+ * skipped (a streak of max_bad_steps of them diverges the run, from the
+ * streak's first step) or, with on_nonfinite none, was applied and diverges
+ * it; a spike the spike guard skipped is recorded; a loss past
+ * diverge_factor x the first loss diverges it. */
+static void judge_step(cell_run *cr, int64_t step, const ob_step_record *r)
+{
+    cell_state *cs = &cr->cs;
+    const int nonfinite = r->skipped == (float)OB_REC_NONFINITE;
+    if (nonfinite && cr->no_guard) {
+        /* train.on_nonfinite = none: the step was applied as is */
+        cr->diverged_step = step;
+        add_event(cs, step, "diverged", "non-finite %s at step %lld, applied (train.on_nonfinite = none)",
+                  isfinite(r->loss) ? "gradient" : "loss", (long long)step);
+    } else if (nonfinite) {
+        if (cr->bad_streak++ == 0) cr->bad_from = step;
+        add_event(cs, step, "skipped_step", "non-finite %s; update skipped", isfinite(r->loss) ? "gradient" : "loss");
+        if (cr->bad_streak >= cr->max_bad) {
+            cr->diverged_step = cr->bad_from; /* spikes skipped within the streak are not in its count */
+            add_event(cs, cr->diverged_step, "diverged", "%lld consecutive non-finite steps",
+                      (long long)cr->bad_streak);
+        }
+    } else {
+        /* a spike the spike guard skipped is finite: neither bad nor good for the
+         * streak, and its loss still counts for divergence */
+        if (r->skipped != 0.0f)
+            add_spike_event(cs, step, (int)r->skipped - OB_REC_NONFINITE, r, &cr->j->cell->train_hp);
+        else
+            cr->bad_streak = 0;
+        if (isfinite(cr->first_loss) && cr->first_loss > 0 && r->loss > cr->diverge_factor * cr->first_loss) {
+            cr->diverged_step = step;
+            add_event(cs, step, "diverged", "loss %.6g exceeds %g x the first loss %.6g", (double)r->loss,
+                      cr->diverge_factor, cr->first_loss);
+        }
+    }
+}
+
+/* A flush's nb records, of the steps from batch_start on, in order up to
+ * the one that diverges the run: each step's loss and times into the curve,
+ * its point into cs.pts (*n_pts of them), the guard's verdict, and the
+ * optimizer's own stop (its guard) at its step. */
+static ob_status take_records(cell_run *cr, const ob_step_record *recs, int nb, int64_t batch_start, int *n_pts,
+                              ob_err *e)
+{
+    ob_device *dev = cr->rp->dev[0];
+    cell_state *cs = &cr->cs;
+    int64_t stop_step = -1;
+    char stop_why[200] = "";
+    const int stopped = ob_optim_stopped(cs->rep[0].opt, &stop_step, stop_why, sizeof stop_why);
+    *n_pts = 0;
+    for (int jj = 0; jj < nb && cr->diverged_step < 0; jj++) {
+        const int64_t step = batch_start + jj;
+        double ms, oms;
+        OB_TRY(dev->ops->timer_read(dev, 3 * jj, 3 * jj + 2, &ms, e));
+        OB_TRY(dev->ops->timer_read(dev, 3 * jj + 1, 3 * jj + 2, &oms, e));
+        const ob_step_record *r = &recs[jj];
+        cs->losses[cr->done] = r->loss;
+        cs->step_ms[cr->done] = ms;
+        cs->opt_ms[cr->done] = oms;
+        cr->done++;
+        ob_curve_point *pt = &cs->pts[(*n_pts)++];
+        pt->step = step;
+        pt->loss = r->loss;
+        pt->grad_norm = r->grad_norm;
+        pt->lr = ob_optim_lr_in_effect(cs->rep[0].opt, step);
+        if (step == 1) cr->first_loss = r->loss;
+        judge_step(cr, step, r);
+        if (cr->diverged_step < 0 && stopped && step >= stop_step) {
+            cr->diverged_step = stop_step;
+            add_event(cs, stop_step, "diverged", "%s", stop_why[0] ? stop_why : "the guard stopped the run");
+        }
+    }
+    return OB_OK;
+}
+
+/* The optimizer's events since the last flush, replica 0's: the other
+ * replicas raise the same, and theirs are dropped. */
+static void take_optimizer_events(cell_state *cs)
+{
+    int64_t ev_step;
+    char kind[32], detail[160];
+    while (cs->n_events < OB_FLUSH_STEPS * 2 &&
+           ob_optim_pop_event(cs->rep[0].opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
+        /* kind must outlive the append: keep it in the event text buffer */
+        add_event(cs, ev_step, "optimizer", "%s: %s", kind, detail);
+    }
+    for (int r = 1; r < cs->n_rep; r++)
+        while (ob_optim_pop_event(cs->rep[r].opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
+        }
+}
+
+/* The flush after step t of the steps from batch_start: their records to the
+ * host in one copy, the guard's decisions, the optimizer's events and the
+ * evaluation when one is due (the end of the run always is, like any other
+ * evaluation: with eval_every = 0 it is the only one), to the store in one
+ * transaction. */
+static ob_status cell_flush(cell_run *cr, int64_t batch_start, int64_t t, int eval_due, ob_err *e)
+{
+    ob_device *dev = cr->rp->dev[0];
+    cell_state *cs = &cr->cs;
+    const int64_t steps = cr->x->cfg->steps;
+    const int nb = (int)(t - batch_start) + 1;
+    ob_step_record recs[OB_FLUSH_STEPS];
+    OB_TRY(dev->ops->download(dev, recs, cs->rep[0].rec_dev, (size_t)nb * sizeof *recs, e));
+    note_driver_memory(cr);
+    int n_pts = 0;
+    cs->n_events = 0;
+    OB_TRY(take_records(cr, recs, nb, batch_start, &n_pts, e));
+    take_optimizer_events(cs);
+    ob_eval_point ep;
+    int n_ep = 0;
+    if (cr->diverged_step < 0 && (eval_due || t == steps)) {
+        OB_TRY(eval_now(cs, t, &cr->last_eval, &ep, e));
+        cr->have_eval = 1;
+        n_ep = 1;
+    }
+    CELL_STORE(cr, ob_store_append(cr->store, cr->j->run_id, cs->pts, n_pts, &ep, n_ep, cs->events, cs->n_events,
+                                   cr->store_err));
+    if (!cr->x->multi) ob_progress_cell_step(cr->x->prog, t, steps, cs->losses[cr->done - 1]);
+    return OB_OK;
+}
+
+/* The checkpoint of step t, right after its flush was committed (the
+ * database holds steps 1..t). One that cannot be written stops the run
+ * (interrupted) and the matrix (*stop_matrix). */
+static ob_status cell_checkpoint(cell_run *cr, int64_t t, int *stop_matrix, ob_err *e)
+{
+    const run_state rs = {cr->first_loss, cr->bad_streak, cr->have_eval, cr->last_eval.loss,
+                          cr->last_eval.metric, cr->last_eval.floor, cr->wall_before + now_s() - cr->t_start,
+                          cr->bad_from};
+    ob_err ce;
+    ob_err_clear(&ce);
+    if (write_checkpoint(cr->x, cr->j, cr->rp->dev[0], &cr->cs, t, &rs, cr->ckdir, &ce) != OB_OK) {
+        *stop_matrix = 1;
+        return ob_fail(e, OB_ERR_INTERRUPTED, "%s", ce.msg);
+    }
+    /* a run taken over from another checkpoint folder: this one now
+     * holds a newer checkpoint, and the lock file names it */
+    if (cr->ckdir_before[0] && !cr->before_gone) {
+        remove_ckpt_folder(cr->ckdir_before);
+        cr->before_gone = 1;
+    }
+    return OB_OK;
+}
+
+/* Steps start + 1 .. steps, flushed every OB_FLUSH_STEPS steps and at each
+ * evaluation, checkpoint and stop. Ends early when the run diverges, when a
+ * signal stops it (after a checkpoint: OB_ERR_INTERRUPTED) or when a
+ * checkpoint cannot be written (*stop_matrix). */
+static ob_status cell_train(cell_run *cr, int *stop_matrix, ob_err *e)
+{
+    const ob_config *cfg = cr->x->cfg;
+    const int64_t steps = cfg->steps, eval_every = cfg->eval_every, ckpt_every = cfg->checkpoint_every;
+    int64_t batch_start = cr->start + 1;
+    for (int64_t t = cr->start + 1; t <= steps; t++) {
+        const int k = (int)(t - batch_start);
+        OB_TRY(cell_step(cr, t, k, e));
+        const int eval_due = eval_every > 0 && t % eval_every == 0;
+        const int ckpt_due = ckpt_every > 0 && t % ckpt_every == 0 && t < steps;
+        const int stop_now = ob_signal_pending() != 0 && t < steps;
+        if (k + 1 < OB_FLUSH_STEPS && t < steps && !eval_due && !ckpt_due && !stop_now) continue;
+        OB_TRY(cell_flush(cr, batch_start, t, eval_due, e));
+        if (cr->sst != OB_OK || cr->diverged_step >= 0) return OB_OK;
+        batch_start = t + 1;
+        if (ckpt_due || stop_now) OB_TRY(cell_checkpoint(cr, t, stop_matrix, e));
+        if (stop_now)
+            return ob_fail(e, OB_ERR_INTERRUPTED, "stopped by %s after step %lld (checkpointed)",
+                           ob_signal_pending() == SIGTERM ? "SIGTERM" : "SIGINT", (long long)t);
+    }
+    return OB_OK;
+}
+
+/* A run trained to its end, or diverged: evaluated at its end when it has
+ * no evaluation yet, its status, its parameters dumped when asked. */
+static ob_status cell_end(cell_run *cr, ob_run_result *res, ob_err *e)
+{
+    const ob_config *cfg = cr->x->cfg;
+    if (cr->diverged_step < 0 && !cr->have_eval) {
+        ob_eval_point ep;
+        OB_TRY(eval_now(&cr->cs, cr->done, &cr->last_eval, &ep, e));
+        CELL_STORE(cr, ob_store_append(cr->store, cr->j->run_id, NULL, 0, &ep, 1, NULL, 0, cr->store_err));
+        cr->have_eval = 1;
+    }
+    res->status = cr->diverged_step >= 0 ? "diverged" : "done";
+    if (cfg->dump_params[0]) OB_TRY(dump_params(cfg, cr->j->cell, cr->rp->dev[0], &cr->cs, e));
+    return OB_OK;
+}
+
+/* The cell's result, however it ended (st: the run's failure, e says why;
+ * res->status is "failed" unless it reached its end): its curve's
+ * statistics, memory, step times and wall time. base_bytes: the device's
+ * allocations before the cell. */
+static void cell_result(cell_run *cr, ob_status st, size_t base_bytes, ob_run_result *res, char *errbuf,
+                        size_t errlen, ob_err *e)
+{
+    ob_device *dev = cr->rp->dev[0];
+    cell_state *cs = &cr->cs;
+    const int64_t done = cr->done, diverged_step = cr->diverged_step;
+    res->steps_done = done;
+    ob_curve_summary(cs->losses, done, &res->final_loss, &res->best_loss);
+    if (diverged_step >= 0) res->final_loss = NAN;
+    res->diverged_step = diverged_step;
+    res->eval_loss = cr->have_eval && diverged_step < 0 ? cr->last_eval.loss : NAN;
+    res->eval_metric = cr->have_eval && diverged_step < 0 ? cr->last_eval.metric : NAN;
+    res->loss_floor = cr->last_eval.floor;
+    res->peak_mem_bytes = (int64_t)(dev->bytes_peak - base_bytes);
+    res->device_mem_bytes = cr->drv_peak;
+    res->state_bytes = cs->rep[0].opt ? (int64_t)ob_optim_state_bytes(cs->rep[0].opt) : 0;
+    res->step_ms_median = res->step_ms_p90 = res->step_ms_mean = NAN;
+    res->opt_ms_median = res->opt_ms_mean = NAN;
+    res->items_per_sec = NAN;
+    /* step time after the warm-up of each process segment only (the run's
+     * start, every resume): a run that ended within the first (e.g. diverged
+     * at step 2) has none, rather than a warm-up figure */
+    if (done > 0 && cs->step_ms && cs->opt_ms) {
+        ob_step_times tm;
+        /* a run stored without its step times would read as one that had
+         * none: it fails instead */
+        if (ob_step_times_of(cs->step_ms, cs->opt_ms, done, cs->seg, cs->n_seg, &tm) != 0 && st == OB_OK)
+            st = ob_fail(e, OB_ERR_NOMEM, "out of memory for the step times of %lld steps", (long long)done);
+        res->step_ms_mean = tm.mean;
+        res->step_ms_median = tm.median;
+        res->step_ms_p90 = tm.p90;
+        res->opt_ms_mean = tm.opt_mean;
+        res->opt_ms_median = tm.opt_median;
+        if (cs->rep[0].wl && cs->rep[0].wl->items_per_step > 0 && res->step_ms_median > 0)
+            res->items_per_sec = (double)cs->rep[0].wl->items_per_step / (res->step_ms_median * 1e-3);
+    }
+    res->wall_s = cr->wall_before + now_s() - cr->t_start;
+    res->error = NULL;
+    if (st != OB_OK) {
+        res->status = st == OB_ERR_INTERRUPTED ? "interrupted" : "failed";
+        snprintf(errbuf, errlen, "%s", e->msg);
+        res->error = errbuf;
+    }
+}
+
 /* Train one cell. Returns a non-OK status only for store failures (which end
  * the matrix, store_err says why); everything else is reported in res. A
  * checkpoint that cannot be written also ends the matrix (*stop_matrix),
@@ -736,324 +1169,42 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
                           ob_err *store_err, int *stop_matrix, int *resumed_from)
 {
     ob_device *dev = rp->dev[0];
-    const ob_cell *cell = j->cell;
-    const int64_t run_id = j->run_id;
-    const ob_backend_ops *ops = dev->ops;
-    const ob_config *cfg = x->cfg;
-    const int64_t steps = cfg->steps;
-    const int64_t eval_every = cfg->eval_every;
-    const int64_t ckpt_every = cfg->checkpoint_every;
-    const double diverge_factor = ob_hp_get(&cell->train_hp, "diverge_factor");
-    const int no_guard = (int)ob_hp_get(&cell->train_hp, "on_nonfinite") == OB_GUARD_NONE;
-    const int64_t max_bad = (int64_t)ob_hp_get(&cell->train_hp, "max_bad_steps");
-    cell_state cs;
-    memset(&cs, 0, sizeof cs);
+    const ob_hp_values *train = &j->cell->train_hp;
+    cell_run cr = {.x = x,
+                   .j = j,
+                   .rp = rp,
+                   .store = store,
+                   .ckdir = ckdir,
+                   .ckdir_before = ckdir_before,
+                   .diverge_factor = ob_hp_get(train, "diverge_factor"),
+                   .no_guard = (int)ob_hp_get(train, "on_nonfinite") == OB_GUARD_NONE,
+                   .max_bad = (int64_t)ob_hp_get(train, "max_bad_steps"),
+                   .diverged_step = -1,
+                   .first_loss = NAN,
+                   .last_eval = {NAN, NAN, NAN},
+                   .t_start = now_s(),
+                   .drv_peak = -1,
+                   .sst = OB_OK,
+                   .store_err = store_err};
     ob_err e;
     ob_err_clear(&e);
-    double t_start = now_s();
-    int64_t done = 0, diverged_step = -1, bad_streak = 0, bad_from = 0, start = 0;
-    double first_loss = NAN, wall_before = 0;
-    ob_eval last_eval = {NAN, NAN, NAN};
-    int have_eval = 0, before_gone = 0;
-    ob_status st = OB_OK;
-    ob_status sst = OB_OK; /* store status */
     *stop_matrix = 0;
     *resumed_from = 0;
 
     ob_dev_reset_peak(dev);
-    size_t base_bytes = dev->bytes_in_use;
-    int64_t drv_peak = -1;
+    const size_t base_bytes = dev->bytes_in_use;
     res->status = "failed";
-#define CK(call)                           \
-    do {                                   \
-        if ((st = (call)) != OB_OK) goto out; \
-    } while (0)
-#define CKS(call)                                \
-    do {                                         \
-        if ((sst = (call)) != OB_OK) goto out;   \
-    } while (0)
-
-    if (rp->n > 1 && !cell->wl->create_replica) {
-        st = ob_fail(&e, OB_ERR_INPUT, "%s has no batch to split over data-parallel replicas; run it with "
-                     "data_parallel: 1", cell->wl->name);
-        goto out;
-    }
-    for (int r = 0; r < rp->n; r++) {
-        cs.n_rep = r + 1;
-        CK(replica_setup(cell, rp, r, &cs.rep[r], steps, &e));
-    }
-    CK(use_replica(rp, 0, &e));
-
-    cs.losses = malloc((size_t)steps * sizeof *cs.losses);
-    cs.step_ms = malloc((size_t)steps * sizeof *cs.step_ms);
-    cs.opt_ms = malloc((size_t)steps * sizeof *cs.opt_ms);
-    cs.pts = malloc(OB_FLUSH_STEPS * sizeof *cs.pts);
-    cs.events = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs.events);
-    cs.event_text = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs.event_text);
-    if (!cs.losses || !cs.step_ms || !cs.opt_ms || !cs.pts || !cs.events || !cs.event_text) {
-        st = ob_fail(&e, OB_ERR_NOMEM, "out of memory for the curve of %lld steps", (long long)steps);
-        goto out;
-    }
-    /* the machine running it now: its runs record it (the provenance below, a resume's event) */
-    char host[256] = "?";
-    gethostname(host, sizeof host - 1);
-    if (continuing) {
-        run_state rs;
-        CK(restore_checkpoint(x, j, dev, store, &cs, ckdir, &rs, &start, &e, store_err, &sst));
-        if (sst != OB_OK) goto out;
-        /* taken over from a process that kept its checkpoints elsewhere
-         * (another --checkpoint-dir): its newest one is as good */
-        if (start == 0 && ckdir_before[0]) {
-            CK(restore_checkpoint(x, j, dev, store, &cs, ckdir_before, &rs, &start, &e, store_err, &sst));
-            if (sst != OB_OK) goto out;
-        }
-        if (start == 0) {
-            fprintf(stderr, "optbench: run %lld: no usable checkpoint (in %s%s%s): starting it over\n",
-                    (long long)run_id, ckdir, ckdir_before[0] ? " or " : "", ckdir_before);
-            *resumed_from = -1;
-        }
-        if (start > 0) {
-            done = start;
-            first_loss = rs.first_loss;
-            bad_streak = rs.bad_streak;
-            /* an older checkpoint: the streak as if it had no spike within it */
-            bad_from = rs.bad_from > 0 || bad_streak == 0 ? rs.bad_from : start - bad_streak + 1;
-            have_eval = rs.have_eval != 0;
-            last_eval = (ob_eval){rs.eval_loss, rs.eval_metric, rs.eval_floor};
-            wall_before = rs.wall_s;
-            *resumed_from = (int)(start < INT32_MAX ? start : INT32_MAX);
-            if (rp->n > 1) CK(replicas_copy_state(rp, &cs, &e));
-        }
-        /* Curve points, evaluations and events after the checkpoint go, in one
-         * transaction (all of them when the cell starts over). */
-        CKS(ob_store_resume_run(store, run_id, start > 0 ? start : -1, store_err));
-        if (start > 0) {
-            /* the run's record says it was stopped and continued here (AlgoPerf
-             * counts a run's preemptions too): an event at the checkpoint's step */
-            char what[400];
-            snprintf(what, sizeof what, "continued from its checkpoint at step %lld (process %ld on %s)",
-                     (long long)start, (long)getpid(), host);
-            const ob_event ev = {.step = start, .kind = "resumed", .detail = what};
-            CKS(ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err));
-        } else {
-            /* stopped before it had a checkpoint (or every one was damaged):
-             * its steps were done again, which its record says too */
-            char what[400];
-            snprintf(what, sizeof what, "started over: stopped without a usable checkpoint (process %ld on %s)",
-                     (long)getpid(), host);
-            const ob_event ev = {.step = 0, .kind = "restarted", .detail = what};
-            CKS(ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err));
-        }
-    } else {
-        CKS(ob_store_run_started(store, run_id, store_err));
-    }
-    /* which build and machine ran it (a benchmark continued or grown
-     * elsewhere holds runs of several: the report tells them apart) */
-    CKS(ob_store_run_provenance(store, run_id, OB_GIT_REV, host, continuing && start > 0, store_err));
-    if (eval_every > 0 && start == 0) {
-        ob_eval_point ep;
-        CK(eval_now(&cs, 0, &last_eval, &ep, &e));
-        CKS(ob_store_append(store, run_id, NULL, 0, &ep, 1, NULL, 0, store_err));
-    }
-
-    int64_t batch_start = start + 1;
-    for (int64_t t = start + 1; t <= steps; t++) {
-        int k = (int)(t - batch_start);
-        /* three marks a step: its start, the gradients summed, its end (the
-         * optimizer's part between the last two) */
-        CK(ops->timer_mark(dev, 3 * k, &e));
-        /* each replica its part of the batch; the sum of the parts' gradients
-         * and losses over the replicas; then the same step on every replica */
-        for (int r = 0; r < rp->n; r++) {
-            replica_state *q = &cs.rep[r];
-            CK(use_replica(rp, r, &e));
-            CK(q->wl->vt->train_step(q->wl, q->params, q->grads, t - 1, &q->loss_dev[k], &e));
-        }
-        if (rp->n > 1) CK(replicas_sum(rp, &cs, k, &e));
-        /* the marks are replica 0's (its device's events and stream) */
-        CK(use_replica(rp, 0, &e));
-        CK(ops->timer_mark(dev, 3 * k + 1, &e));
-        for (int r = rp->n - 1; r >= 0; r--) {
-            replica_state *q = &cs.rep[r];
-            CK(use_replica(rp, r, &e));
-            CK(ob_optim_step(q->opt, q->params, q->grads, &q->loss_dev[k], t, &q->rec_dev[k], &e));
-        }
-        CK(ops->timer_mark(dev, 3 * k + 2, &e));
-        int eval_due = eval_every > 0 && t % eval_every == 0;
-        int ckpt_due = ckpt_every > 0 && t % ckpt_every == 0 && t < steps;
-        int stop_now = ob_signal_pending() != 0 && t < steps;
-        if (k + 1 < OB_FLUSH_STEPS && t < steps && !eval_due && !ckpt_due && !stop_now) continue;
-
-        /* ---- flush: records to the host, decide, store ---- */
-        int nb = k + 1;
-        ob_step_record recs[OB_FLUSH_STEPS];
-        CK(ops->download(dev, recs, cs.rep[0].rec_dev, (size_t)nb * sizeof *recs, &e));
-        /* device memory in use as the driver sees it (CUDA: cudaMemGetInfo),
-         * at each flush: the stream has just been waited for */
-        if (ops->mem_info) {
-            size_t free_b = 0, total_b = 0;
-            ob_err me;
-            ob_err_clear(&me);
-            if (ops->mem_info(dev, &free_b, &total_b, &me) == OB_OK && total_b > free_b &&
-                (int64_t)(total_b - free_b) > drv_peak)
-                drv_peak = (int64_t)(total_b - free_b);
-        }
-        int64_t stop_step = -1;
-        char stop_why[200] = "";
-        int stopped = ob_optim_stopped(cs.rep[0].opt, &stop_step, stop_why, sizeof stop_why);
-        int n_pts = 0;
-        cs.n_events = 0;
-        for (int jj = 0; jj < nb && diverged_step < 0; jj++) {
-            int64_t step = batch_start + jj;
-            double ms, oms;
-            CK(ops->timer_read(dev, 3 * jj, 3 * jj + 2, &ms, &e));
-            CK(ops->timer_read(dev, 3 * jj + 1, 3 * jj + 2, &oms, &e));
-            ob_step_record *r = &recs[jj];
-            cs.losses[done] = r->loss;
-            cs.step_ms[done] = ms;
-            cs.opt_ms[done] = oms;
-            done++;
-            cs.pts[n_pts].step = step;
-            cs.pts[n_pts].loss = r->loss;
-            cs.pts[n_pts].grad_norm = r->grad_norm;
-            cs.pts[n_pts].lr = ob_optim_lr_in_effect(cs.rep[0].opt, step);
-            n_pts++;
-            if (step == 1) first_loss = r->loss;
-            const int nonfinite = r->skipped == (float)OB_REC_NONFINITE;
-            if (nonfinite && no_guard) {
-                /* train.on_nonfinite = none: the step was applied as is */
-                diverged_step = step;
-                add_event(&cs, step, "diverged", "non-finite %s at step %lld, applied (train.on_nonfinite = none)",
-                          isfinite(r->loss) ? "gradient" : "loss", (long long)step);
-            } else if (nonfinite) {
-                if (bad_streak++ == 0) bad_from = step;
-                add_event(&cs, step, "skipped_step", "non-finite %s; update skipped",
-                          isfinite(r->loss) ? "gradient" : "loss");
-                if (bad_streak >= max_bad) {
-                    diverged_step = bad_from; /* spikes skipped within the streak are not in its count */
-                    add_event(&cs, diverged_step, "diverged", "%lld consecutive non-finite steps",
-                              (long long)bad_streak);
-                }
-            } else {
-                /* a spike the spike guard skipped is finite: neither bad nor good for the
-                 * streak, and its loss still counts for divergence */
-                if (r->skipped != 0.0f)
-                    add_spike_event(&cs, step, (int)r->skipped - OB_REC_NONFINITE, r, &cell->train_hp);
-                else
-                    bad_streak = 0;
-                if (isfinite(first_loss) && first_loss > 0 && r->loss > diverge_factor * first_loss) {
-                    diverged_step = step;
-                    add_event(&cs, step, "diverged", "loss %.6g exceeds %g x the first loss %.6g",
-                              (double)r->loss, diverge_factor, first_loss);
-                }
-            }
-            if (diverged_step < 0 && stopped && step >= stop_step) {
-                diverged_step = stop_step;
-                add_event(&cs, stop_step, "diverged", "%s", stop_why[0] ? stop_why : "the guard stopped the run");
-            }
-        }
-        {
-            int64_t ev_step;
-            char kind[32], detail[160];
-            while (cs.n_events < OB_FLUSH_STEPS * 2 &&
-                   ob_optim_pop_event(cs.rep[0].opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
-                /* kind must outlive the append: keep it in the event text buffer */
-                add_event(&cs, ev_step, "optimizer", "%s: %s", kind, detail);
-            }
-            /* the other replicas raise the same events */
-            for (int r = 1; r < cs.n_rep; r++)
-                while (ob_optim_pop_event(cs.rep[r].opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
-                }
-        }
-        ob_eval_point ep;
-        int n_ep = 0;
-        /* the end of the run is always evaluated and stored like any other
-         * evaluation (with eval_every = 0 it is the only one) */
-        if (diverged_step < 0 && (eval_due || t == steps)) {
-            CK(eval_now(&cs, t, &last_eval, &ep, &e));
-            have_eval = 1;
-            n_ep = 1;
-        }
-        CKS(ob_store_append(store, run_id, cs.pts, n_pts, &ep, n_ep, cs.events, cs.n_events, store_err));
-        if (!x->multi) ob_progress_cell_step(x->prog, t, steps, cs.losses[done - 1]);
-        batch_start = t + 1;
-        if (diverged_step >= 0) break;
-        if (ckpt_due || stop_now) {
-            /* the flush above is committed: the database holds steps 1..t */
-            run_state rs = {first_loss, bad_streak, have_eval, last_eval.loss, last_eval.metric,
-                            last_eval.floor, wall_before + now_s() - t_start, bad_from};
-            ob_err ce;
-            ob_err_clear(&ce);
-            if (write_checkpoint(x, j, dev, &cs, t, &rs, ckdir, &ce) != OB_OK) {
-                st = ob_fail(&e, OB_ERR_INTERRUPTED, "%s", ce.msg);
-                *stop_matrix = 1;
-                goto out;
-            }
-            /* a run taken over from another checkpoint folder: this one now
-             * holds a newer checkpoint, and the lock file names it */
-            if (ckdir_before[0] && !before_gone) {
-                remove_ckpt_folder(ckdir_before);
-                before_gone = 1;
-            }
-        }
-        if (stop_now) {
-            st = ob_fail(&e, OB_ERR_INTERRUPTED, "stopped by %s after step %lld (checkpointed)",
-                         ob_signal_pending() == SIGTERM ? "SIGTERM" : "SIGINT", (long long)t);
-            goto out;
-        }
-    }
-    if (diverged_step < 0 && !have_eval) {
-        ob_eval_point ep;
-        CK(eval_now(&cs, done, &last_eval, &ep, &e));
-        CKS(ob_store_append(store, run_id, NULL, 0, &ep, 1, NULL, 0, store_err));
-        have_eval = 1;
-    }
-    res->status = diverged_step >= 0 ? "diverged" : "done";
-    if (cfg->dump_params[0]) CK(dump_params(cfg, cell, dev, &cs, &e));
-
-out:
-    res->steps_done = done;
-    ob_curve_summary(cs.losses, done, &res->final_loss, &res->best_loss);
-    if (diverged_step >= 0) res->final_loss = NAN;
-    res->diverged_step = diverged_step;
-    res->eval_loss = have_eval && diverged_step < 0 ? last_eval.loss : NAN;
-    res->eval_metric = have_eval && diverged_step < 0 ? last_eval.metric : NAN;
-    res->loss_floor = last_eval.floor;
-    res->peak_mem_bytes = (int64_t)(dev->bytes_peak - base_bytes);
-    res->device_mem_bytes = drv_peak;
-    res->state_bytes = cs.rep[0].opt ? (int64_t)ob_optim_state_bytes(cs.rep[0].opt) : 0;
-    res->step_ms_median = res->step_ms_p90 = res->step_ms_mean = NAN;
-    res->opt_ms_median = res->opt_ms_mean = NAN;
-    res->items_per_sec = NAN;
-    /* step time after the warm-up of each process segment only (the run's
-     * start, every resume): a run that ended within the first (e.g. diverged
-     * at step 2) has none, rather than a warm-up figure */
-    if (done > 0 && cs.step_ms && cs.opt_ms) {
-        ob_step_times tm;
-        /* a run stored without its step times would read as one that had none
-         * (no jump: this is past the out label) */
-        if (ob_step_times_of(cs.step_ms, cs.opt_ms, done, cs.seg, cs.n_seg, &tm) != 0 && st == OB_OK)
-            st = ob_fail(&e, OB_ERR_NOMEM, "out of memory for the step times of %lld steps", (long long)done);
-        res->step_ms_mean = tm.mean;
-        res->step_ms_median = tm.median;
-        res->step_ms_p90 = tm.p90;
-        res->opt_ms_mean = tm.opt_mean;
-        res->opt_ms_median = tm.opt_median;
-        if (cs.rep[0].wl && cs.rep[0].wl->items_per_step > 0 && res->step_ms_median > 0)
-            res->items_per_sec = (double)cs.rep[0].wl->items_per_step / (res->step_ms_median * 1e-3);
-    }
-    res->wall_s = wall_before + now_s() - t_start;
-    res->error = NULL;
-    if (st != OB_OK) {
-        res->status = st == OB_ERR_INTERRUPTED ? "interrupted" : "failed";
-        snprintf(errbuf, errlen, "%s", e.msg);
-        res->error = errbuf;
-    }
-    cell_free(rp, &cs);
-#undef CK
-#undef CKS
-    return sst;
+    /* each part goes on only where the ones before neither failed the run
+     * (st) nor the store (cr.sst) */
+    ob_status st = cell_setup(&cr, &e);
+    if (st == OB_OK) st = cell_begin(&cr, continuing, resumed_from, &e);
+    if (st == OB_OK && cr.sst == OB_OK) st = cell_train(&cr, stop_matrix, &e);
+    if (st == OB_OK && cr.sst == OB_OK) st = cell_end(&cr, res, &e);
+    cell_result(&cr, st, base_bytes, res, errbuf, errlen, &e);
+    cell_free(rp, &cr.cs);
+    return cr.sst;
 }
+#undef CELL_STORE
 
 static void record_failure(matrix_ctx *x, const ob_err *e)
 {
@@ -1738,42 +1889,61 @@ static ob_status check_eval_every(const ob_config *c, ob_store *store, int64_t b
                    (long long)bench_id, ob_store_path(store), was, (long long)now, give);
 }
 
-ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
-                        ob_run_summary *sum, ob_err *e)
-{
-    memset(sum, 0, sizeof *sum);
-    char host[256] = "unknown";
-    gethostname(host, sizeof host - 1);
-    char shard[64] = "";
-    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
+/* The cells of this process (all of the matrix, or those of its shard), with
+ * what each is stored as: its spec (and the JSON texts it points into) and,
+ * once the benchmark is chosen, its run; jobs: those of them to run. */
+typedef struct own_cells {
+    int n;
+    const ob_cell **cells;
+    ob_run_spec *specs;
+    int64_t *ids;
+    char (*wjson)[OB_SPEC_WL_JSON];
+    char (*ojson)[OB_SPEC_OPT_JSON];
+    job *jobs;
+} own_cells;
 
-    /* the cells of this process: all, or those of its shard */
+static void own_cells_free(own_cells *oc)
+{
+    free(oc->specs);
+    free(oc->cells);
+    free(oc->ids);
+    free(oc->wjson);
+    free(oc->ojson);
+    free(oc->jobs);
+    memset(oc, 0, sizeof *oc);
+}
+
+/* The arrays for this process's cells of m (their number only: the specs
+ * come from own_cells_specs). */
+static ob_status own_cells_alloc(const ob_config *c, const ob_matrix *m, own_cells *oc, ob_err *e)
+{
+    memset(oc, 0, sizeof *oc);
     int n = 0;
     for (int i = 0; i < m->n; i++)
         if (ob_config_in_shard(c, m->cells[i].index)) n++;
-    ob_run_spec *specs = calloc((size_t)(n ? n : 1), sizeof *specs);
-    const ob_cell **cells = calloc((size_t)(n ? n : 1), sizeof *cells);
-    int64_t *ids = calloc((size_t)(n ? n : 1), sizeof *ids);
-    char (*wjson)[OB_SPEC_WL_JSON] = calloc((size_t)(n ? n : 1), sizeof *wjson);
-    char (*ojson)[OB_SPEC_OPT_JSON] = calloc((size_t)(n ? n : 1), sizeof *ojson);
-    job *jobs = calloc((size_t)(n ? n : 1), sizeof *jobs);
-    ob_status s = OB_OK;
-    int64_t bench_id = 0;
-    int bench_fd = -1; /* the benchmark's lock (ob_lock_bench), once chosen */
-    matrix_ctx x;
-    memset(&x, 0, sizeof x);
-    pthread_mutex_init(&x.mu, NULL);
-    if (!specs || !cells || !ids || !wjson || !ojson || !jobs) {
-        s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
-        goto done;
-    }
-    /* with --devices, each cell runs on whichever device is free */
-    char devices_desc[256] = "";
-    for (int i = 0, l = 0; i < c->n_devices && l < (int)sizeof devices_desc; i++)
-        l += snprintf(devices_desc + l, sizeof devices_desc - (size_t)l, "%s%d", i ? "," : "devices ", c->devices[i]);
-    /* what the benchmark and each run record as their device */
-    char run_device[600];
-    snprintf(run_device, sizeof run_device, "%s", dev ? dev->desc : devices_desc);
+    const size_t cap = (size_t)(n ? n : 1);
+    oc->n = n;
+    oc->specs = calloc(cap, sizeof *oc->specs);
+    oc->cells = calloc(cap, sizeof *oc->cells);
+    oc->ids = calloc(cap, sizeof *oc->ids);
+    oc->wjson = calloc(cap, sizeof *oc->wjson);
+    oc->ojson = calloc(cap, sizeof *oc->ojson);
+    oc->jobs = calloc(cap, sizeof *oc->jobs);
+    if (!oc->specs || !oc->cells || !oc->ids || !oc->wjson || !oc->ojson || !oc->jobs)
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    return OB_OK;
+}
+
+/* What the benchmark and each run record as their device (run_device), and
+ * the list of --devices ("devices 0,1"; "" without). With --devices (dev
+ * NULL), each cell runs on whichever device is free. */
+static void describe_devices(const ob_config *c, const ob_device *dev, char *devices_desc, size_t dn,
+                             char *run_device, size_t rn)
+{
+    devices_desc[0] = '\0';
+    for (int i = 0, l = 0; i < c->n_devices && l < (int)dn; i++)
+        l += snprintf(devices_desc + l, dn - (size_t)l, "%s%d", i ? "," : "devices ", c->devices[i]);
+    snprintf(run_device, rn, "%s", dev ? dev->desc : devices_desc);
     const int dp = data_parallel(c);
     const int per_cell = dev ? 0 : cpu_threads_per_cell(c, c->n_devices / dp);
     if (per_cell > 0) {
@@ -1789,217 +1959,305 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
 #ifdef _OPENMP
         omp_set_num_threads(saved);
 #endif
-        snprintf(run_device, sizeof run_device, "%s; %s: %d cells at once", cpu_desc, devices_desc,
-                 c->n_devices / dp);
+        snprintf(run_device, rn, "%s; %s: %d cells at once", cpu_desc, devices_desc, c->n_devices / dp);
     }
     if (dp > 1) {
         size_t l = strlen(run_device);
         if (dev && !strcmp(dev->ops->name, "cpu"))
-            snprintf(run_device + l, sizeof run_device - l, "; data parallel: %d replicas, one after another", dp);
+            snprintf(run_device + l, rn - l, "; data parallel: %d replicas, one after another", dp);
         else if (dev)
-            snprintf(run_device + l, sizeof run_device - l, "; data parallel over devices %d-%d", dev->index,
-                     dev->index + dp - 1);
+            snprintf(run_device + l, rn - l, "; data parallel over devices %d-%d", dev->index, dev->index + dp - 1);
         else
-            snprintf(run_device + l, sizeof run_device - l, "; data parallel: %d devices per run", dp);
+            snprintf(run_device + l, rn - l, "; data parallel: %d devices per run", dp);
     }
+}
+
+/* The spec of each of this process's cells, as this build stores it. */
+static ob_status own_cells_specs(const ob_config *c, const ob_matrix *m, ob_device *dev, const char *run_device,
+                                 own_cells *oc, ob_err *e)
+{
     for (int i = 0, k = 0; i < m->n; i++) {
         const ob_cell *cell = &m->cells[i];
         if (!ob_config_in_shard(c, cell->index)) continue;
-        if ((s = ob_cell_spec(c, cell, dev, run_device, wjson[k], ojson[k], &specs[k], e)) != OB_OK) goto done;
-        cells[k++] = cell;
+        OB_TRY(ob_cell_spec(c, cell, dev, run_device, oc->wjson[k], oc->ojson[k], &oc->specs[k], e));
+        oc->cells[k++] = cell;
     }
+    return OB_OK;
+}
 
-    int resumed_bench = 0;
-    int kept_confirm = 0; /* the fresh seeds per pair a continued benchmark has or asked for */
-    /* Finding the benchmark to continue, adding what it lacks, or creating
-     * one with its runs: one write transaction, so that processes started
-     * together with --resume agree on one benchmark (the others wait, then
-     * find it), and a process killed here leaves no benchmark without runs. */
-    if ((s = ob_store_tx_begin(store, e)) != OB_OK) goto done;
-    if (c->resume) {
-        unsigned char *relaxed = calloc((size_t)n + 1, 1);
-        if (!relaxed) {
-            s = ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
-            goto setup_done;
-        }
-        ob_resume_found found;
-        s = ob_resume_find(c, m, store, specs, n, ids, relaxed, &found, e);
-        if (s == OB_OK && found.grown) {
-            s = ob_resume_grow(c, m, store, specs, n, &found, ids, e);
-            for (int k = 0; k < n; k++) relaxed[k] = ids[k] != 0; /* matched over this build's defaults too */
-        }
-        /* cells matched by their settings keep the texts they were stored with */
-        if (s == OB_OK && found.bench) s = ob_resume_keep_texts(store, found.bench, specs, n, relaxed, wjson, ojson, e);
-        free(relaxed);
-        if (s != OB_OK) goto setup_done;
-        bench_id = found.bench;
-        const int grown = found.grown;
-        if (!bench_id)
-            fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", found.why);
-        resumed_bench = bench_id != 0;
-        if (resumed_bench && (s = check_eval_every(c, store, bench_id, e)) != OB_OK) goto setup_done;
-        if (resumed_bench) {
-            /* another thread count, data_parallel or machine: allowed, and said */
-            char *was = NULL;
-            if ((s = ob_store_benchmark_device(store, bench_id, &was, e)) != OB_OK) goto setup_done;
-            if (was && strcmp(was, run_device) != 0)
-                fprintf(stderr,
-                        "optbench: note: --resume: benchmark %lld was started on '%s', this process runs on '%s': "
-                        "its runs keep the first as their device, and a run continued here differs from an "
-                        "uninterrupted one by rounding where the thread count or the split changed\n",
-                        (long long)bench_id, was, run_device);
-            free(was);
-        }
-        /* a merged benchmark that lacks cells (a shard's database was not
-         * merged): they are added to it, and run */
-        int missing = 0;
-        for (int k = 0; resumed_bench && k < n; k++) missing += ids[k] == 0;
-        if (missing) {
-            ob_run_spec *ms = calloc((size_t)missing, sizeof *ms);
-            int64_t *mi = calloc((size_t)missing, sizeof *mi);
-            if (!ms || !mi) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-            for (int k = 0, j = 0; s == OB_OK && k < n; k++)
-                if (ids[k] == 0) ms[j++] = specs[k];
-            if (s == OB_OK) s = ob_store_add_runs(store, bench_id, ms, missing, mi, e);
-            for (int k = 0, j = 0; s == OB_OK && k < n; k++)
-                if (ids[k] == 0) ids[k] = mi[j++];
-            free(ms);
-            free(mi);
-            if (s != OB_OK) goto setup_done;
-            if (!grown)
-                fprintf(stderr, "optbench: --resume: merged benchmark %lld lacks %d of the %d cells (a shard's "
-                                "database that was not merged?): added, to run now\n", (long long)bench_id, missing, n);
-        }
+/* The benchmark this process runs the cells of, as choose_benchmark found or
+ * began it. */
+typedef struct bench_choice {
+    int64_t id;
+    int resumed;      /* continued (--resume found it), not begun here */
+    int kept_confirm; /* the fresh seeds per pair a continued benchmark has or asked for */
+    int fd;           /* its lock (ob_lock_bench), -1 until taken */
+} bench_choice;
+
+/* --resume: the benchmark of the database to continue (found->bench, 0:
+ * none), grown to this matrix where it is a smaller one; the runs of the
+ * cells it holds in oc->ids, those matched by their settings keeping the
+ * texts they were stored with. */
+static ob_status find_resumed(const ob_config *c, const ob_matrix *m, ob_store *store, own_cells *oc,
+                              ob_resume_found *found, ob_err *e)
+{
+    const int n = oc->n;
+    unsigned char *relaxed = calloc((size_t)n + 1, 1);
+    if (!relaxed) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    ob_status s = ob_resume_find(c, m, store, oc->specs, n, oc->ids, relaxed, found, e);
+    if (s == OB_OK && found->grown) {
+        s = ob_resume_grow(c, m, store, oc->specs, n, found, oc->ids, e);
+        for (int k = 0; k < n; k++) relaxed[k] = oc->ids[k] != 0; /* matched over this build's defaults too */
     }
-    const char *backend_name = dev ? dev->ops->name : c->backend;
-    const char *device_desc = run_device;
-    /* the benchmark keeps its effective configuration: `optbench run` of that
-     * text runs the same matrix; a --resume may have changed what lies outside
-     * the cells (confirm_seeds, checkpoints): the newest is kept */
+    if (s == OB_OK && found->bench)
+        s = ob_resume_keep_texts(store, found->bench, oc->specs, n, relaxed, oc->wjson, oc->ojson, e);
+    free(relaxed);
+    return s;
+}
+
+/* Another thread count, data_parallel or machine than the continued
+ * benchmark was started on: allowed, and said. */
+static ob_status note_other_device(ob_store *store, int64_t bench_id, const char *run_device, ob_err *e)
+{
+    char *was = NULL;
+    OB_TRY(ob_store_benchmark_device(store, bench_id, &was, e));
+    if (was && strcmp(was, run_device) != 0)
+        fprintf(stderr,
+                "optbench: note: --resume: benchmark %lld was started on '%s', this process runs on '%s': "
+                "its runs keep the first as their device, and a run continued here differs from an "
+                "uninterrupted one by rounding where the thread count or the split changed\n",
+                (long long)bench_id, was, run_device);
+    free(was);
+    return OB_OK;
+}
+
+/* A continued benchmark that lacks cells of this process (a merged one whose
+ * shard's database was not merged): they are added to it, to run now. */
+static ob_status add_missing_runs(ob_store *store, int64_t bench_id, int grown, own_cells *oc, ob_err *e)
+{
+    const int n = oc->n;
+    int missing = 0;
+    for (int k = 0; k < n; k++) missing += oc->ids[k] == 0;
+    if (!missing) return OB_OK;
+    ob_status s = OB_OK;
+    ob_run_spec *ms = calloc((size_t)missing, sizeof *ms);
+    int64_t *mi = calloc((size_t)missing, sizeof *mi);
+    if (!ms || !mi) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int k = 0, j = 0; s == OB_OK && k < n; k++)
+        if (oc->ids[k] == 0) ms[j++] = oc->specs[k];
+    if (s == OB_OK) s = ob_store_add_runs(store, bench_id, ms, missing, mi, e);
+    for (int k = 0, j = 0; s == OB_OK && k < n; k++)
+        if (oc->ids[k] == 0) oc->ids[k] = mi[j++];
+    free(ms);
+    free(mi);
+    if (s == OB_OK && !grown)
+        fprintf(stderr, "optbench: --resume: merged benchmark %lld lacks %d of the %d cells (a shard's "
+                        "database that was not merged?): added, to run now\n", (long long)bench_id, missing, n);
+    return s;
+}
+
+/* --resume: the benchmark to continue, if the database has one (b->id, 0:
+ * none, said), checked to have this command's evaluation schedule, and
+ * given the cells it lacks. */
+static ob_status resume_lookup(const ob_config *c, const ob_matrix *m, ob_store *store, const char *run_device,
+                               own_cells *oc, bench_choice *b, ob_err *e)
+{
+    ob_resume_found found;
+    OB_TRY(find_resumed(c, m, store, oc, &found, e));
+    b->id = found.bench;
+    if (!b->id) fprintf(stderr, "optbench: --resume: %s; starting a new benchmark\n", found.why);
+    b->resumed = b->id != 0;
+    if (!b->resumed) return OB_OK;
+    OB_TRY(check_eval_every(c, store, b->id, e));
+    OB_TRY(note_other_device(store, b->id, run_device, e));
+    return add_missing_runs(store, b->id, found.grown, oc, e);
+}
+
+/* The benchmark's effective configuration as YAML (*conf, to free):
+ * `optbench run` of that text runs the same matrix. A --resume without
+ * --confirm-seeds keeps saying how many fresh seeds the benchmark's
+ * confirmation runs have, or its stored configuration asked for (a grown
+ * matrix may have retired them): b->kept_confirm. */
+static ob_status benchmark_config_text(const ob_config *c, const ob_matrix *m, ob_store *store, bench_choice *b,
+                                       char **conf, ob_err *e)
+{
+    int had = 0;
+    if (b->id) OB_TRY(ob_store_confirm_depth(store, b->id, m->n, OB_CFG_MAX_CONFIRM, &had, e));
+    if (b->resumed) {
+        char *text = NULL;
+        OB_TRY(ob_store_benchmark_config(store, b->id, &text, e));
+        const int64_t asked = ob_config_text_confirm_seeds(text);
+        free(text);
+        if (asked > had && asked <= OB_CFG_MAX_CONFIRM) had = (int)asked;
+    }
+    b->kept_confirm = had;
+    ob_config *cc = malloc(sizeof *cc);
+    if (!cc) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    *cc = *c;
+    if (had > cc->confirm_seeds) cc->confirm_seeds = had;
+    ob_status s = ob_config_to_yaml(cc, conf, e);
+    free(cc);
+    return s;
+}
+
+/* The benchmark keeps its effective configuration: a --resume may have
+ * changed what lies outside the cells (confirm_seeds, checkpoints), and the
+ * newest is kept. One not continued is begun here, with its runs (and, for
+ * a shard, which one it is of which matrix). */
+static ob_status store_benchmark(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
+                                 const char *run_device, const char *shard, own_cells *oc, bench_choice *b, ob_err *e)
+{
     char *conf = NULL;
-    {
-        /* a --resume without --confirm-seeds keeps saying how many fresh
-         * seeds the benchmark's confirmation runs have, or its stored
-         * configuration asked for (a grown matrix may have retired them) */
-        int had = 0;
-        if (bench_id && (s = ob_store_confirm_depth(store, bench_id, m->n, OB_CFG_MAX_CONFIRM, &had, e)) != OB_OK)
-            goto setup_done;
-        if (resumed_bench) {
-            char *text = NULL;
-            if ((s = ob_store_benchmark_config(store, bench_id, &text, e)) != OB_OK) goto setup_done;
-            const int64_t asked = ob_config_text_confirm_seeds(text);
-            free(text);
-            if (asked > had && asked <= OB_CFG_MAX_CONFIRM) had = (int)asked;
-        }
-        kept_confirm = had;
-        ob_config *cc = malloc(sizeof *cc);
-        if (!cc) {
-            s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-            goto setup_done;
-        }
-        *cc = *c;
-        if (had > cc->confirm_seeds) cc->confirm_seeds = had;
-        s = ob_config_to_yaml(cc, &conf, e);
-        free(cc);
-        if (s != OB_OK) goto setup_done;
+    OB_TRY(benchmark_config_text(c, m, store, b, &conf, e));
+    ob_status s;
+    if (b->id) {
+        s = ob_store_set_benchmark_config(store, b->id, conf, e);
+    } else {
+        char host[256] = "unknown";
+        gethostname(host, sizeof host - 1);
+        const char *backend_name = dev ? dev->ops->name : c->backend;
+        s = ob_store_begin_benchmark(store, c->name, conf, OB_GIT_REV, host, backend_name, run_device, &b->id, e);
     }
-    if (bench_id) s = ob_store_set_benchmark_config(store, bench_id, conf, e);
-    else s = ob_store_begin_benchmark(store, c->name, conf, OB_GIT_REV, host, backend_name, device_desc, &bench_id, e);
     free(conf);
-    if (s != OB_OK) goto setup_done;
-    if (!resumed_bench) {
+    if (s != OB_OK || b->resumed) return s;
+    if (shard[0]) {
         char fp[128];
-        if (shard[0] && ((s = ob_matrix_fingerprint(c, m, fp, sizeof fp, e)) != OB_OK ||
-                         (s = ob_store_set_benchmark_origin(store, bench_id, shard, fp, e)) != OB_OK))
-            goto setup_done;
-        s = ob_store_add_runs(store, bench_id, specs, n, ids, e);
+        OB_TRY(ob_matrix_fingerprint(c, m, fp, sizeof fp, e));
+        OB_TRY(ob_store_set_benchmark_origin(store, b->id, shard, fp, e));
     }
+    return ob_store_add_runs(store, b->id, oc->specs, oc->n, oc->ids, e);
+}
+
+/* Finding the benchmark to continue, adding what it lacks, or creating one
+ * with its runs: one write transaction, so that processes started together
+ * with --resume agree on one benchmark (the others wait, then find it), and
+ * a process killed here leaves no benchmark without runs. b->fd: the
+ * benchmark's lock, which the caller releases, taken before the transaction
+ * ends. */
+static ob_status choose_benchmark(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
+                                  const char *run_device, const char *shard, own_cells *oc, bench_choice *b,
+                                  ob_err *e)
+{
+    OB_TRY(ob_store_tx_begin(store, e));
+    ob_status s = c->resume ? resume_lookup(c, m, store, run_device, oc, b, e) : OB_OK;
+    if (s == OB_OK) s = store_benchmark(c, m, dev, store, run_device, shard, oc, b, e);
     /* held while this process runs the benchmark's cells, taken before the
      * transaction that chose it ends: a matrix growing from it waits for none */
-    if (s == OB_OK) s = ob_lock_bench(ob_store_path(store), bench_id, 0, &bench_fd, e);
-setup_done:
-    if ((s = ob_store_tx_end(store, s, e)) != OB_OK) goto done;
-    sum->bench_id = bench_id;
+    if (s == OB_OK) s = ob_lock_bench(ob_store_path(store), b->id, 0, &b->fd, e);
+    return ob_store_tx_end(store, s, e);
+}
 
-    /* the plan: every cell not finished yet */
-    char db_id[40];
-    if ((s = ob_store_database_id(store, db_id, sizeof db_id, e)) != OB_OK) goto done;
-    int n_jobs = 0, n_cont = 0;
-    for (int k = 0; k < n; k++) {
+/* The plan: every cell not finished yet, into oc->jobs (*n_jobs); a
+ * continued benchmark's finished ones are skipped (sum->skipped) and said. */
+static ob_status plan_jobs(const ob_config *c, ob_store *store, const char *db_id, const bench_choice *b,
+                           own_cells *oc, ob_run_summary *sum, int *n_jobs, ob_err *e)
+{
+    int n_cont = 0;
+    *n_jobs = 0;
+    for (int k = 0; k < oc->n; k++) {
         char status[32] = "pending";
-        if (resumed_bench) {
-            if ((s = ob_store_run_status(store, ids[k], status, sizeof status, e)) != OB_OK) goto done;
+        if (b->resumed) {
+            OB_TRY(ob_store_run_status(store, oc->ids[k], status, sizeof status, e));
             if (ob_store_status_finished(status)) {
                 /* a process killed between recording the result and deleting
                  * the checkpoints leaves them behind: they are of no use now */
-                remove_run_files(c, ob_store_path(store), db_id, ids[k]);
+                remove_run_files(c, ob_store_path(store), db_id, oc->ids[k]);
                 sum->skipped++;
                 continue;
             }
             n_cont += strcmp(status, "pending") != 0;
         }
-        jobs[n_jobs] = (job){cells[k], &specs[k], ids[k], n_jobs, !strcmp(status, "failed")};
-        n_jobs++;
+        oc->jobs[*n_jobs] = (job){oc->cells[k], &oc->specs[k], oc->ids[k], *n_jobs, !strcmp(status, "failed")};
+        (*n_jobs)++;
     }
-    if (resumed_bench)
+    if (b->resumed)
         fprintf(stderr,
                 "optbench: --resume: benchmark %lld: %d of %d cells finished before, %d to continue, "
-                "%d to start\n", (long long)bench_id, sum->skipped, n, n_cont, n_jobs - n_cont);
+                "%d to start\n", (long long)b->id, sum->skipped, oc->n, n_cont, *n_jobs - n_cont);
+    return OB_OK;
+}
 
-    x.cfg = c;
-    x.bench_id = bench_id;
-    x.db_path = ob_store_path(store);
-    x.db_id = db_id;
-    x.sum = sum;
-    x.multi = c->n_devices > 0;
-    if ((s = run_jobs(&x, dev, store, jobs, n_jobs, m->cells, m->n, e)) != OB_OK) goto done;
-    /* The confirmation stage follows the sweep of the benchmark, once no
-     * sweep cell is left to anyone (another process may still run some: the
-     * one that finishes the last does it). A benchmark that has confirmation
-     * runs already (stopped during the stage, or run with more seeds) keeps
-     * its number of seeds per pair: --resume finishes them. */
+/* The confirmation stage follows the sweep of the benchmark, once no sweep
+ * cell is left to anyone (another process may still run some: the one that
+ * finishes the last does it); never in a shard. A benchmark that has
+ * confirmation runs already (stopped during the stage, or run with more
+ * seeds), or whose stored configuration asked for them (kept_confirm: a
+ * grown matrix retired its runs), keeps its number of seeds per pair:
+ * --resume finishes them. */
+static ob_status confirm_when_due(matrix_ctx *x, const ob_matrix *m, ob_device *dev, ob_store *store,
+                                  const char *run_device, int sharded, int kept_confirm, ob_err *e)
+{
+    const ob_config *c = x->cfg;
     int open_runs = 0, depth = 0;
-    s = ob_store_unfinished_runs(store, bench_id, 1, &open_runs, e);
+    ob_status s = ob_store_unfinished_runs(store, x->bench_id, 1, &open_runs, e);
     if (s == OB_OK && open_runs == 0)
-        s = ob_store_confirm_depth(store, bench_id, m->n, OB_CFG_MAX_CONFIRM, &depth, e);
+        s = ob_store_confirm_depth(store, x->bench_id, m->n, OB_CFG_MAX_CONFIRM, &depth, e);
     const int asked = kept_confirm > depth; /* the stored configuration's, its runs retired by growth */
     if (asked) depth = kept_confirm;
-    int n_confirm = depth > c->confirm_seeds ? depth : (int)c->confirm_seeds;
-    if (s == OB_OK && open_runs == 0 && n_confirm > 0) {
-        if (shard[0]) {
-            fprintf(stderr,
-                    "optbench: note: confirm_seeds is not run by a shard: the best lr of a pair needs the "
-                    "whole sweep, and a shard holds part of it (merge the shards, then run --resume on the "
-                    "merged database)\n");
-        } else {
-            if (depth > c->confirm_seeds)
-                fprintf(stderr, "optbench: the benchmark %s confirmation runs of %d seed%s per pair (%s %lld): "
-                                "finishing them\n", asked ? "was run with" : "has", depth, depth == 1 ? "" : "s",
-                        c->confirm_seeds ? "more than confirm_seeds" : "confirm_seeds", (long long)c->confirm_seeds);
-            s = confirm_stage(&x, m, dev, store, run_device, n_confirm, e);
-        }
+    const int n_confirm = depth > c->confirm_seeds ? depth : (int)c->confirm_seeds;
+    if (s != OB_OK || open_runs != 0 || n_confirm <= 0) return s;
+    if (sharded) {
+        fprintf(stderr, "optbench: note: confirm_seeds is not run by a shard: the best lr of a pair needs the "
+                        "whole sweep, and a shard holds part of it (merge the shards, then run --resume on the "
+                        "merged database)\n");
+        return OB_OK;
     }
+    if (depth > c->confirm_seeds)
+        fprintf(stderr, "optbench: the benchmark %s confirmation runs of %d seed%s per pair (%s %lld): "
+                        "finishing them\n", asked ? "was run with" : "has", depth, depth == 1 ? "" : "s",
+                c->confirm_seeds ? "more than confirm_seeds" : "confirm_seeds", (long long)c->confirm_seeds);
+    return confirm_stage(x, m, dev, store, run_device, n_confirm, e);
+}
+
+ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, ob_store *store,
+                        ob_run_summary *sum, ob_err *e)
+{
+    memset(sum, 0, sizeof *sum);
+    char shard[64] = "";
+    if (c->shard_n > 0) snprintf(shard, sizeof shard, "%d/%d", c->shard_k, c->shard_n);
+    bench_choice b = {.id = 0, .fd = -1};
+    matrix_ctx x;
+    memset(&x, 0, sizeof x);
+    pthread_mutex_init(&x.mu, NULL);
+    char devices_desc[256] = "", run_device[600] = "", db_id[40] = "";
+    own_cells oc;
+    ob_status s = own_cells_alloc(c, m, &oc, e);
+    if (s == OB_OK) {
+        describe_devices(c, dev, devices_desc, sizeof devices_desc, run_device, sizeof run_device);
+        s = own_cells_specs(c, m, dev, run_device, &oc, e);
+    }
+    if (s == OB_OK) s = choose_benchmark(c, m, dev, store, run_device, shard, &oc, &b, e);
+    if (s == OB_OK) {
+        sum->bench_id = b.id;
+        s = ob_store_database_id(store, db_id, sizeof db_id, e);
+    }
+    int n_jobs = 0;
+    if (s == OB_OK) s = plan_jobs(c, store, db_id, &b, &oc, sum, &n_jobs, e);
+    if (s == OB_OK) {
+        x.cfg = c;
+        x.bench_id = b.id;
+        x.db_path = ob_store_path(store);
+        x.db_id = db_id;
+        x.sum = sum;
+        x.multi = c->n_devices > 0;
+        s = run_jobs(&x, dev, store, oc.jobs, n_jobs, m->cells, m->n, e);
+    }
+    if (s == OB_OK) s = confirm_when_due(&x, m, dev, store, run_device, shard[0] != '\0', b.kept_confirm, e);
     /* finished when no cell is left to anyone */
-    if (s == OB_OK) s = ob_store_unfinished_runs(store, bench_id, 0, &open_runs, e);
-    if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, bench_id, e);
-done:
-    ob_unlock_bench(ob_store_path(store), bench_id, bench_fd);
-    {
-        /* DB.ckpt (the locks, and the checkpoints unless --checkpoint-dir)
-         * goes when no run left anything in it */
-        char root[1100];
-        snprintf(root, sizeof root, "%s.ckpt", ob_store_path(store));
-        rmdir(root);
-    }
+    int open_runs = 0;
+    if (s == OB_OK) s = ob_store_unfinished_runs(store, b.id, 0, &open_runs, e);
+    if (s == OB_OK && open_runs == 0) s = ob_store_finish_benchmark(store, b.id, e);
+
+    ob_unlock_bench(ob_store_path(store), b.id, b.fd);
+    /* DB.ckpt (the locks, and the checkpoints unless --checkpoint-dir) goes
+     * when no run left anything in it */
+    char root[1100];
+    snprintf(root, sizeof root, "%s.ckpt", ob_store_path(store));
+    rmdir(root);
     pthread_mutex_destroy(&x.mu);
     free(x.deferred);
     free(x.dstate);
     free(x.downer);
-    free(specs);
-    free(cells);
-    free(ids);
-    free(wjson);
-    free(ojson);
-    free(jobs);
+    own_cells_free(&oc);
     return s;
 }

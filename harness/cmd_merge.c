@@ -75,7 +75,7 @@ int ob_cmd_merge(int argc, char **argv)
     ob_merge_report r;
     ob_err e;
     ob_err_clear(&e);
-    /* a stop asked by SIGINT or SIGTERM ends the copy with nothing left (a second SIGINT at once) */
+    /* a stop asked by SIGINT, SIGTERM or SIGHUP ends the copy with nothing left (a second SIGINT at once) */
     ob_signals_install();
     const ob_status ms = ob_merge(out, in, n, name, stderr, &r, &e);
     const int sig = ob_signal_pending();

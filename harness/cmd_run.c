@@ -110,10 +110,11 @@ static void run_usage(FILE *f)
             "                         --devices, runs take N listed devices each\n"
             "  --dump-params DIR      (debugging) write each finished cell's parameters to\n"
             "                         DIR/cell-INDEX.f32\n\n"
-            "SIGINT or SIGTERM: the current step finishes, the run is checkpointed and marked\n"
-            "interrupted, and optbench exits 130 / 143; a second SIGINT stops at once.\n\n"
+            "SIGINT, SIGTERM or SIGHUP (a closed terminal; not under nohup): the current step\n"
+            "finishes, the run is checkpointed and marked interrupted, and optbench exits\n"
+            "130 / 143 / 129; a second SIGINT stops at once.\n\n"
             "exit status: 0 all cells done or diverged, 1 a cell failed, 2 bad input,\n"
-            "130/143 stopped by SIGINT/SIGTERM (continue with --resume)\n",
+            "130/143/129 stopped by SIGINT/SIGTERM/SIGHUP (continue with --resume)\n",
             OB_CKPT_EVERY_DEFAULT, OB_CKPT_KEEP_DEFAULT);
 }
 

@@ -818,10 +818,10 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
     for (int k = 0; k < nc && s == OB_OK; k++) {
         cand *c = &cands[k];
         if (!c->chosen) continue;
-        const int sig = ob_signal_pending(); /* SIGINT or SIGTERM (a job's end): stop, leave nothing */
+        const int sig = ob_signal_pending(); /* SIGINT, SIGTERM (a job's end) or SIGHUP: stop, leave nothing */
         if (sig) {
             s = ob_fail(e, OB_ERR_INTERRUPTED, "stopped by %s before it finished: nothing was merged (its working "
-                        "file was removed; the inputs are unchanged)", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+                        "file was removed; the inputs are unchanged)", ob_signal_name(sig));
             break;
         }
         int i = c->src;

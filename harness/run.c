@@ -1089,7 +1089,7 @@ static ob_status cell_train(cell_run *cr, int *stop_matrix, ob_err *e)
         if (ckpt_due || stop_now) OB_TRY(cell_checkpoint(cr, t, stop_matrix, e));
         if (stop_now)
             return ob_fail(e, OB_ERR_INTERRUPTED, "stopped by %s after step %lld (checkpointed)",
-                           ob_signal_pending() == SIGTERM ? "SIGTERM" : "SIGINT", (long long)t);
+                           ob_signal_name(ob_signal_pending()), (long long)t);
     }
     return OB_OK;
 }
@@ -1640,7 +1640,7 @@ static ob_status run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *j
     }
     if (ob_signal_pending()) {
         sum->stop_signal = ob_signal_pending();
-        const char *sig = sum->stop_signal == SIGTERM ? "SIGTERM" : "SIGINT";
+        const char *sig = ob_signal_name(sum->stop_signal);
         if (sum->interrupted == 0)
             return ob_fail(e, OB_ERR_INTERRUPTED,
                            "stopped by %s: no run of this process was in progress (it was waiting for cells "

@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
-# SIGINT / SIGTERM: the current step finishes, the run is checkpointed and
-# marked interrupted, the exit status is 130 / 143, and --resume then gives
+# SIGINT / SIGTERM / SIGHUP: the current step finishes, the run is checkpointed and
+# marked interrupted, the exit status is 130 / 143 / 129, and --resume then gives
 # the uninterrupted results bit for bit (and records that it continued the
 # run: a 'resumed' event, runs.csv's resumes, a line of the report; one
 # whose checkpoints are gone starts over, and says so). Two SIGINTs in a row stop at once
-# (exit 130) and lose nothing either; two SIGTERMs stop as one does.
+# (exit 130) and lose nothing either; two SIGTERMs stop as one does; under
+# nohup (SIGHUP ignored) a SIGHUP changes nothing.
 . "$(dirname "$0")/common.bash"
 args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --steps 4000 --eval-every 500
       --checkpoint-every 100 --set sgd.momentum=0.9 --set quadratic.dim=128 --backend cpu)
 "$OPTBENCH" "${args[@]}" --db "$tmp/ref.db" --dump-params "$tmp/ref" 2>/dev/null || { echo "reference run failed"; exit 1; }
 
-for sig in INT TERM; do
-  want=$([ $sig = INT ] && echo 130 || echo 143)
+for sig in INT TERM HUP; do
+  want=$(case $sig in INT) echo 130;; TERM) echo 143;; HUP) echo 129;; esac)
   db="$tmp/$sig.db"
   # SIGTERM: checkpoints in a folder of their own (--checkpoint-dir)
   # (there, in a folder named by the database's id: DIR/DBID/run-ID)
@@ -111,5 +112,17 @@ wait $pid; rc=$?
 [ $rc = 143 ] || fail "two SIGTERMs: exit status $rc, expected 143: $(cat "$tmp/term2.err")"
 grep -q "with --resume" "$tmp/term2.err" || fail "two SIGTERMs: no closing message: $(cat "$tmp/term2.err")"
 echo "two SIGTERMs: exit $rc"
+# under nohup a SIGHUP is ignored, as nohup asks: the run goes on
+( trap '' HUP; exec "$OPTBENCH" "${big[@]}" --db "$tmp/nohup.db" >/dev/null 2>"$tmp/nohup.err" ) &
+pid=$!
+wait_for "$tmp/nohup.db" && sleep 0.5
+kill -HUP $pid
+sleep 0.5
+kill -0 $pid 2>/dev/null || fail "nohup: a SIGHUP stopped the run: $(cat "$tmp/nohup.err")"
+grep -q SIGHUP "$tmp/nohup.err" && fail "nohup: the SIGHUP was taken: $(cat "$tmp/nohup.err")"
+kill -INT $pid
+wait $pid; rc=$?
+[ $rc = 130 ] || fail "nohup: then SIGINT: exit status $rc, expected 130"
+echo "nohup: SIGHUP ignored, SIGINT exit $rc"
 echo "$fails failed"
 [ $fails -eq 0 ]

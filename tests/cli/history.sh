@@ -416,7 +416,7 @@ if "${CC:-cc}" -shared -fPIC -O1 -o "$tmp/failalloc.so" "$tmp/failalloc.c" >"$tm
     OB_FAIL_FROM=$1 OB_COUNT="$tmp/count" LD_PRELOAD="$tmp/failalloc.so" "$OPTBENCH" history --db "$tmp/h.db" \
       --metric steps_to_target --target nosuch=1 >"$tmp/out" 2>&1
   }
-  oomrun 0; n_alloc=$(cat "$tmp/count" 2>/dev/null || echo 0)
+  oomrun 0 2>/dev/null; n_alloc=$(cat "$tmp/count" 2>/dev/null || echo 0)
   if [ "$n_alloc" -gt 20 ]; then
     n_oom=0
     for n in $(seq $((n_alloc - 20)) "$n_alloc"); do

@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/hparams.h"
@@ -85,6 +86,41 @@ ob_status ob_cell_spec(const ob_config *c, const ob_cell *cell, const ob_device 
         .hparams_defaults = ob_store_defaults_text(cell->opt, NULL),
     };
     return OB_OK;
+}
+
+ob_status ob_cell_set_build(const ob_config *c, const ob_matrix *m, const ob_device *dev, const char *devices_desc,
+                            ob_cell_set *set, ob_err *e)
+{
+    memset(set, 0, sizeof *set);
+    int n = 0;
+    for (int i = 0; i < m->n; i++) n += ob_config_in_shard(c, m->cells[i].index);
+    const size_t cap = (size_t)n + 1; /* a shard may hold none */
+    set->cells = calloc(cap, sizeof *set->cells);
+    set->specs = calloc(cap, sizeof *set->specs);
+    set->ids = calloc(cap, sizeof *set->ids);
+    set->wjson = calloc(cap, sizeof *set->wjson);
+    set->ojson = calloc(cap, sizeof *set->ojson);
+    if (!set->cells || !set->specs || !set->ids || !set->wjson || !set->ojson)
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    for (int i = 0; i < m->n; i++) {
+        const ob_cell *cell = &m->cells[i];
+        if (!ob_config_in_shard(c, cell->index)) continue;
+        const int k = set->n;
+        OB_TRY(ob_cell_spec(c, cell, dev, devices_desc, set->wjson[k], set->ojson[k], &set->specs[k], e));
+        set->cells[k] = cell;
+        set->n++;
+    }
+    return OB_OK;
+}
+
+void ob_cell_set_free(ob_cell_set *set)
+{
+    free(set->cells);
+    free(set->specs);
+    free(set->ids);
+    free(set->wjson);
+    free(set->ojson);
+    memset(set, 0, sizeof *set);
 }
 
 ob_status ob_matrix_fingerprint(const ob_config *c, const ob_matrix *m, char *buf, size_t n, ob_err *e)

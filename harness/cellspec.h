@@ -16,6 +16,7 @@
 #define OB_HARNESS_CELLSPEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "harness/config.h"
 #include "harness/matrix.h"
@@ -37,6 +38,25 @@
  * too long to store are OB_ERR_INPUT (ob_matrix_expand checks every cell). */
 ob_status ob_cell_spec(const ob_config *c, const ob_cell *cell, const ob_device *dev, const char *devices_desc,
                        char wjson[OB_SPEC_WL_JSON], char ojson[OB_SPEC_OPT_JSON], ob_run_spec *spec, ob_err *e);
+
+/* The cells of a matrix that this process runs (all of them, or those of
+ * its shard: ob_config_in_shard), each with its spec and the JSON texts the
+ * spec points into, and its run (ids, 0 until --resume finds or a benchmark
+ * stores it). Free with ob_cell_set_free. */
+typedef struct ob_cell_set {
+    int n;
+    const ob_cell **cells;
+    ob_run_spec *specs;
+    int64_t *ids;
+    char (*wjson)[OB_SPEC_WL_JSON];
+    char (*ojson)[OB_SPEC_OPT_JSON];
+} ob_cell_set;
+
+/* Builds *set for m's cells in this process's shard (dev and devices_desc
+ * as ob_cell_spec's). On failure *set is still safe to free. */
+ob_status ob_cell_set_build(const ob_config *c, const ob_matrix *m, const ob_device *dev, const char *devices_desc,
+                            ob_cell_set *set, ob_err *e);
+void ob_cell_set_free(ob_cell_set *set);
 
 /* {"matrix":"<FNV-1a 64 of every cell's identity>","cells":N}: what a
  * shard's benchmark records, so that merge can tell the shards of one

@@ -136,47 +136,28 @@ ob_status ob_resume_grow(const ob_config *c, const ob_matrix *m, ob_store *store
     return OB_OK;
 }
 
-/* The process's cells of m as specs, and the benchmark --resume would
- * continue with them (read only): for the preview and for the choice of a
- * stored search's draws. Free with lookup_free. */
+/* The process's cells of m, and the benchmark --resume would continue with
+ * them (read only): for the preview and for the choice of a stored search's
+ * draws. Free with lookup_free. */
 typedef struct lookup {
-    int k;
-    ob_run_spec *specs;
-    int64_t *ids;
+    ob_cell_set set;
     unsigned char *relaxed;
-    char (*wjson)[OB_SPEC_WL_JSON];
-    char (*ojson)[OB_SPEC_OPT_JSON];
     ob_resume_found f;
 } lookup;
 
 static void lookup_free(lookup *l)
 {
-    free(l->specs);
-    free(l->ids);
+    ob_cell_set_free(&l->set);
     free(l->relaxed);
-    free(l->wjson);
-    free(l->ojson);
 }
 
 static ob_status lookup_find(const ob_config *c, const ob_matrix *m, ob_store *store, lookup *l, ob_err *e)
 {
     memset(l, 0, sizeof *l);
-    int k = 0;
-    for (int i = 0; i < m->n; i++) k += ob_config_in_shard(c, m->cells[i].index);
-    l->k = k;
-    l->specs = calloc((size_t)k + 1, sizeof *l->specs);
-    l->ids = calloc((size_t)k + 1, sizeof *l->ids);
-    l->relaxed = calloc((size_t)k + 1, 1);
-    l->wjson = calloc((size_t)k + 1, sizeof *l->wjson);
-    l->ojson = calloc((size_t)k + 1, sizeof *l->ojson);
-    if (!l->specs || !l->ids || !l->relaxed || !l->wjson || !l->ojson)
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", k);
-    for (int i = 0, j = 0; i < m->n; i++) {
-        if (!ob_config_in_shard(c, m->cells[i].index)) continue;
-        OB_TRY(ob_cell_spec(c, &m->cells[i], NULL, "", l->wjson[j], l->ojson[j], &l->specs[j], e));
-        j++;
-    }
-    return ob_resume_find(c, m, store, l->specs, k, l->ids, l->relaxed, &l->f, e);
+    OB_TRY(ob_cell_set_build(c, m, NULL, "", &l->set, e));
+    if (!(l->relaxed = calloc((size_t)l->set.n + 1, 1)))
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", l->set.n);
+    return ob_resume_find(c, m, store, l->set.specs, l->set.n, l->set.ids, l->relaxed, &l->f, e);
 }
 
 ob_status ob_resume_search_draws(ob_config *c, ob_matrix *m, ob_err *e)
@@ -223,8 +204,8 @@ ob_status ob_run_resume_preview(const ob_config *c, const ob_matrix *m, ob_store
     lookup lk;
     ob_status s = lookup_find(c, m, store, &lk, e);
     if (s != OB_OK) goto out;
-    const int k = lk.k;
-    const int64_t *ids = lk.ids;
+    const int k = lk.set.n;
+    const int64_t *ids = lk.set.ids;
     const unsigned char *relaxed = lk.relaxed;
     const ob_resume_found f = lk.f;
     if (!f.bench) {

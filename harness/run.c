@@ -1889,48 +1889,28 @@ static ob_status check_eval_every(const ob_config *c, ob_store *store, int64_t b
                    (long long)bench_id, ob_store_path(store), was, (long long)now, give);
 }
 
-/* The cells of this process (all of the matrix, or those of its shard), with
- * what each is stored as: its spec (and the JSON texts it points into) and,
- * once the benchmark is chosen, its run; jobs: those of them to run. */
+/* The cells of this process (all of the matrix, or those of its shard), as
+ * stored (ob_cell_set), and those of them to run (jobs). */
 typedef struct own_cells {
-    int n;
-    const ob_cell **cells;
-    ob_run_spec *specs;
-    int64_t *ids;
-    char (*wjson)[OB_SPEC_WL_JSON];
-    char (*ojson)[OB_SPEC_OPT_JSON];
+    ob_cell_set set;
     job *jobs;
 } own_cells;
 
 static void own_cells_free(own_cells *oc)
 {
-    free(oc->specs);
-    free(oc->cells);
-    free(oc->ids);
-    free(oc->wjson);
-    free(oc->ojson);
+    ob_cell_set_free(&oc->set);
     free(oc->jobs);
-    memset(oc, 0, sizeof *oc);
+    oc->jobs = NULL;
 }
 
-/* The arrays for this process's cells of m (their number only: the specs
- * come from own_cells_specs). */
-static ob_status own_cells_alloc(const ob_config *c, const ob_matrix *m, own_cells *oc, ob_err *e)
+/* The spec of each of this process's cells, as this build stores it. */
+static ob_status own_cells_build(const ob_config *c, const ob_matrix *m, ob_device *dev, const char *run_device,
+                                 own_cells *oc, ob_err *e)
 {
-    memset(oc, 0, sizeof *oc);
-    int n = 0;
-    for (int i = 0; i < m->n; i++)
-        if (ob_config_in_shard(c, m->cells[i].index)) n++;
-    const size_t cap = (size_t)(n ? n : 1);
-    oc->n = n;
-    oc->specs = calloc(cap, sizeof *oc->specs);
-    oc->cells = calloc(cap, sizeof *oc->cells);
-    oc->ids = calloc(cap, sizeof *oc->ids);
-    oc->wjson = calloc(cap, sizeof *oc->wjson);
-    oc->ojson = calloc(cap, sizeof *oc->ojson);
-    oc->jobs = calloc(cap, sizeof *oc->jobs);
-    if (!oc->specs || !oc->cells || !oc->ids || !oc->wjson || !oc->ojson || !oc->jobs)
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
+    oc->jobs = NULL;
+    OB_TRY(ob_cell_set_build(c, m, dev, run_device, &oc->set, e));
+    if (!(oc->jobs = calloc((size_t)oc->set.n + 1, sizeof *oc->jobs)))
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", oc->set.n);
     return OB_OK;
 }
 
@@ -1972,19 +1952,6 @@ static void describe_devices(const ob_config *c, const ob_device *dev, char *dev
     }
 }
 
-/* The spec of each of this process's cells, as this build stores it. */
-static ob_status own_cells_specs(const ob_config *c, const ob_matrix *m, ob_device *dev, const char *run_device,
-                                 own_cells *oc, ob_err *e)
-{
-    for (int i = 0, k = 0; i < m->n; i++) {
-        const ob_cell *cell = &m->cells[i];
-        if (!ob_config_in_shard(c, cell->index)) continue;
-        OB_TRY(ob_cell_spec(c, cell, dev, run_device, oc->wjson[k], oc->ojson[k], &oc->specs[k], e));
-        oc->cells[k++] = cell;
-    }
-    return OB_OK;
-}
-
 /* The benchmark this process runs the cells of, as choose_benchmark found or
  * began it. */
 typedef struct bench_choice {
@@ -1996,21 +1963,21 @@ typedef struct bench_choice {
 
 /* --resume: the benchmark of the database to continue (found->bench, 0:
  * none), grown to this matrix where it is a smaller one; the runs of the
- * cells it holds in oc->ids, those matched by their settings keeping the
+ * cells it holds in oc->set.ids, those matched by their settings keeping the
  * texts they were stored with. */
 static ob_status find_resumed(const ob_config *c, const ob_matrix *m, ob_store *store, own_cells *oc,
                               ob_resume_found *found, ob_err *e)
 {
-    const int n = oc->n;
+    const int n = oc->set.n;
     unsigned char *relaxed = calloc((size_t)n + 1, 1);
     if (!relaxed) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %d cells", n);
-    ob_status s = ob_resume_find(c, m, store, oc->specs, n, oc->ids, relaxed, found, e);
+    ob_status s = ob_resume_find(c, m, store, oc->set.specs, n, oc->set.ids, relaxed, found, e);
     if (s == OB_OK && found->grown) {
-        s = ob_resume_grow(c, m, store, oc->specs, n, found, oc->ids, e);
-        for (int k = 0; k < n; k++) relaxed[k] = oc->ids[k] != 0; /* matched over this build's defaults too */
+        s = ob_resume_grow(c, m, store, oc->set.specs, n, found, oc->set.ids, e);
+        for (int k = 0; k < n; k++) relaxed[k] = oc->set.ids[k] != 0; /* matched over this build's defaults too */
     }
     if (s == OB_OK && found->bench)
-        s = ob_resume_keep_texts(store, found->bench, oc->specs, n, relaxed, oc->wjson, oc->ojson, e);
+        s = ob_resume_keep_texts(store, found->bench, oc->set.specs, n, relaxed, oc->set.wjson, oc->set.ojson, e);
     free(relaxed);
     return s;
 }
@@ -2035,19 +2002,19 @@ static ob_status note_other_device(ob_store *store, int64_t bench_id, const char
  * shard's database was not merged): they are added to it, to run now. */
 static ob_status add_missing_runs(ob_store *store, int64_t bench_id, int grown, own_cells *oc, ob_err *e)
 {
-    const int n = oc->n;
+    const int n = oc->set.n;
     int missing = 0;
-    for (int k = 0; k < n; k++) missing += oc->ids[k] == 0;
+    for (int k = 0; k < n; k++) missing += oc->set.ids[k] == 0;
     if (!missing) return OB_OK;
     ob_status s = OB_OK;
     ob_run_spec *ms = calloc((size_t)missing, sizeof *ms);
     int64_t *mi = calloc((size_t)missing, sizeof *mi);
     if (!ms || !mi) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
     for (int k = 0, j = 0; s == OB_OK && k < n; k++)
-        if (oc->ids[k] == 0) ms[j++] = oc->specs[k];
+        if (oc->set.ids[k] == 0) ms[j++] = oc->set.specs[k];
     if (s == OB_OK) s = ob_store_add_runs(store, bench_id, ms, missing, mi, e);
     for (int k = 0, j = 0; s == OB_OK && k < n; k++)
-        if (oc->ids[k] == 0) oc->ids[k] = mi[j++];
+        if (oc->set.ids[k] == 0) oc->set.ids[k] = mi[j++];
     free(ms);
     free(mi);
     if (s == OB_OK && !grown)
@@ -2125,7 +2092,7 @@ static ob_status store_benchmark(const ob_config *c, const ob_matrix *m, ob_devi
         OB_TRY(ob_matrix_fingerprint(c, m, fp, sizeof fp, e));
         OB_TRY(ob_store_set_benchmark_origin(store, b->id, shard, fp, e));
     }
-    return ob_store_add_runs(store, b->id, oc->specs, oc->n, oc->ids, e);
+    return ob_store_add_runs(store, b->id, oc->set.specs, oc->set.n, oc->set.ids, e);
 }
 
 /* Finding the benchmark to continue, adding what it lacks, or creating one
@@ -2154,26 +2121,27 @@ static ob_status plan_jobs(const ob_config *c, ob_store *store, const char *db_i
 {
     int n_cont = 0;
     *n_jobs = 0;
-    for (int k = 0; k < oc->n; k++) {
+    for (int k = 0; k < oc->set.n; k++) {
         char status[32] = "pending";
         if (b->resumed) {
-            OB_TRY(ob_store_run_status(store, oc->ids[k], status, sizeof status, e));
+            OB_TRY(ob_store_run_status(store, oc->set.ids[k], status, sizeof status, e));
             if (ob_store_status_finished(status)) {
                 /* a process killed between recording the result and deleting
                  * the checkpoints leaves them behind: they are of no use now */
-                remove_run_files(c, ob_store_path(store), db_id, oc->ids[k]);
+                remove_run_files(c, ob_store_path(store), db_id, oc->set.ids[k]);
                 sum->skipped++;
                 continue;
             }
             n_cont += strcmp(status, "pending") != 0;
         }
-        oc->jobs[*n_jobs] = (job){oc->cells[k], &oc->specs[k], oc->ids[k], *n_jobs, !strcmp(status, "failed")};
+        const ob_cell_set *set = &oc->set;
+        oc->jobs[*n_jobs] = (job){set->cells[k], &set->specs[k], set->ids[k], *n_jobs, !strcmp(status, "failed")};
         (*n_jobs)++;
     }
     if (b->resumed)
         fprintf(stderr,
                 "optbench: --resume: benchmark %lld: %d of %d cells finished before, %d to continue, "
-                "%d to start\n", (long long)b->id, sum->skipped, oc->n, n_cont, *n_jobs - n_cont);
+                "%d to start\n", (long long)b->id, sum->skipped, oc->set.n, n_cont, *n_jobs - n_cont);
     return OB_OK;
 }
 
@@ -2221,11 +2189,8 @@ ob_status ob_run_matrix(const ob_config *c, const ob_matrix *m, ob_device *dev, 
     pthread_mutex_init(&x.mu, NULL);
     char devices_desc[256] = "", run_device[600] = "", db_id[40] = "";
     own_cells oc;
-    ob_status s = own_cells_alloc(c, m, &oc, e);
-    if (s == OB_OK) {
-        describe_devices(c, dev, devices_desc, sizeof devices_desc, run_device, sizeof run_device);
-        s = own_cells_specs(c, m, dev, run_device, &oc, e);
-    }
+    describe_devices(c, dev, devices_desc, sizeof devices_desc, run_device, sizeof run_device);
+    ob_status s = own_cells_build(c, m, dev, run_device, &oc, e);
     if (s == OB_OK) s = choose_benchmark(c, m, dev, store, run_device, shard, &oc, &b, e);
     if (s == OB_OK) {
         sum->bench_id = b.id;

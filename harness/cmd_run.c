@@ -726,6 +726,7 @@ int ob_cmd_run(int argc, char **argv)
     if (sum.skipped) fprintf(stderr, ", %d finished before", sum.skipped);
     if (sum.resumed) fprintf(stderr, ", %d continued from a checkpoint", sum.resumed);
     if (sum.restarted) fprintf(stderr, ", %d started over (no usable checkpoint)", sum.restarted);
+    if (sum.retried) fprintf(stderr, ", %d failed before and run again", sum.retried);
     if (sum.busy) fprintf(stderr, ", %d run by another process", sum.busy);
     fprintf(stderr, "; benchmark %lld in %s\n", (long long)sum.bench_id, cfg.db);
     /* a command to paste: the path quoted for a shell where it needs it */

@@ -736,6 +736,8 @@ typedef struct cell_run {
     ob_store *store;
     const char *ckdir;        /* its checkpoints */
     const char *ckdir_before; /* those of the process it was taken over from ("": none) */
+    int after_failure;        /* an earlier process's run of it failed: it is run again */
+    char error_before[512];   /* that run's error ("": none recorded) */
     /* the guard's settings (the cell's train_hp) */
     double diverge_factor;
     int no_guard; /* on_nonfinite none */
@@ -763,6 +765,17 @@ typedef struct cell_run {
     do {                                                 \
         if (((cr)->sst = (call)) != OB_OK) return OB_OK; \
     } while (0)
+
+/* What a cell's run is when a process takes it on. */
+enum { CELL_NEW, CELL_CONTINUED, CELL_FAILED_BEFORE };
+
+/* The error of the earlier process's run that failed (what it says when none
+ * was recorded), NULL when the cell is not run again after a failure. */
+static const char *failed_before(const cell_run *cr)
+{
+    if (!cr->after_failure) return NULL;
+    return cr->error_before[0] ? cr->error_before : "no error recorded";
+}
 
 /* The cell's replicas, each on its device, and the host buffers of its
  * curve and of a flush's points and events. */
@@ -810,12 +823,23 @@ static ob_status cell_restore(cell_run *cr, int *resumed_from, ob_err *e)
         if (cr->sst != OB_OK) return OB_OK;
     }
     const int64_t start = cr->start;
+    const char *failed = failed_before(cr);
     if (start == 0) {
-        fprintf(stderr, "optbench: run %lld: no usable checkpoint (in %s%s%s): starting it over\n",
-                (long long)cr->j->run_id, cr->ckdir, cr->ckdir_before[0] ? " or " : "", cr->ckdir_before);
+        if (failed)
+            fprintf(stderr, "optbench: run %lld failed before (%s): running it again from the start (no usable "
+                            "checkpoint in %s%s%s)\n", (long long)cr->j->run_id,
+                    failed, cr->ckdir,
+                    cr->ckdir_before[0] ? " or " : "", cr->ckdir_before);
+        else
+            fprintf(stderr, "optbench: run %lld: no usable checkpoint (in %s%s%s): starting it over\n",
+                    (long long)cr->j->run_id, cr->ckdir, cr->ckdir_before[0] ? " or " : "", cr->ckdir_before);
         *resumed_from = -1;
         return OB_OK;
     }
+    if (failed)
+        fprintf(stderr, "optbench: run %lld failed before (%s): running it again from its checkpoint at step "
+                        "%lld\n", (long long)cr->j->run_id,
+                failed, (long long)start);
     cr->done = start;
     cr->first_loss = rs.first_loss;
     cr->bad_streak = rs.bad_streak;
@@ -832,19 +856,22 @@ static ob_status cell_restore(cell_run *cr, int *resumed_from, ob_err *e)
 /* The run's record says it was stopped and continued here (AlgoPerf counts a
  * run's preemptions too): an event at the checkpoint's step, or at step 0
  * when it starts over (stopped before it had a checkpoint, or every one was
- * damaged: its steps are done again). A store status. */
+ * damaged: its steps are done again). A run that failed in an earlier
+ * process (error_before, its error) is run again: the event keeps that
+ * error, which the run's new result replaces. A store status. */
 static ob_status store_continuation(ob_store *store, int64_t run_id, int64_t start, const char *host,
-                                    ob_err *store_err)
+                                    const char *error_before, ob_err *store_err)
 {
-    char what[400];
+    char what[800], why[560] = "";
+    if (error_before) snprintf(why, sizeof why, "run again after it failed (%s): ", error_before);
     if (start > 0) {
-        snprintf(what, sizeof what, "continued from its checkpoint at step %lld (process %ld on %s)",
+        snprintf(what, sizeof what, "%scontinued from its checkpoint at step %lld (process %ld on %s)", why,
                  (long long)start, (long)getpid(), host);
         const ob_event ev = {.step = start, .kind = "resumed", .detail = what};
         return ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err);
     }
-    snprintf(what, sizeof what, "started over: stopped without a usable checkpoint (process %ld on %s)",
-             (long)getpid(), host);
+    snprintf(what, sizeof what, "%sstarted over: %s (process %ld on %s)", why,
+             error_before ? "no usable checkpoint" : "stopped without a usable checkpoint", (long)getpid(), host);
     const ob_event ev = {.step = 0, .kind = "restarted", .detail = what};
     return ob_store_append(store, run_id, NULL, 0, NULL, 0, &ev, 1, store_err);
 }
@@ -859,12 +886,15 @@ static ob_status cell_begin(cell_run *cr, int continuing, int *resumed_from, ob_
     char host[256] = "?";
     gethostname(host, sizeof host - 1);
     if (continuing) {
+        if (cr->after_failure) /* read before the resume clears it */
+            CELL_STORE(cr, ob_store_run_error(cr->store, run_id, cr->error_before, sizeof cr->error_before,
+                                              cr->store_err));
         OB_TRY(cell_restore(cr, resumed_from, e));
         if (cr->sst != OB_OK) return OB_OK;
         /* Curve points, evaluations and events after the checkpoint go, in one
          * transaction (all of them when the cell starts over). */
         CELL_STORE(cr, ob_store_resume_run(cr->store, run_id, cr->start > 0 ? cr->start : -1, cr->store_err));
-        CELL_STORE(cr, store_continuation(cr->store, run_id, cr->start, host, cr->store_err));
+        CELL_STORE(cr, store_continuation(cr->store, run_id, cr->start, host, failed_before(cr), cr->store_err));
     } else {
         CELL_STORE(cr, ob_store_run_started(cr->store, run_id, cr->store_err));
     }
@@ -1162,8 +1192,10 @@ static void cell_result(cell_run *cr, ob_status st, size_t base_bytes, ob_run_re
 /* Train one cell. Returns a non-OK status only for store failures (which end
  * the matrix, store_err says why); everything else is reported in res. A
  * checkpoint that cannot be written also ends the matrix (*stop_matrix),
- * after the run is recorded as interrupted. *resumed_from: the checkpoint's step
- * it continued from, -1 when it had begun before and started over, 0 else. */
+ * after the run is recorded as interrupted. continuing: CELL_NEW, or the run
+ * was begun before (CELL_CONTINUED) or failed before (CELL_FAILED_BEFORE).
+ * *resumed_from: the checkpoint's step it continued from, -1 when it had
+ * begun before and started over, 0 else. */
 static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_store *store, int continuing,
                           const char *ckdir, const char *ckdir_before, ob_run_result *res, char *errbuf, size_t errlen,
                           ob_err *store_err, int *stop_matrix, int *resumed_from)
@@ -1176,6 +1208,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
                    .store = store,
                    .ckdir = ckdir,
                    .ckdir_before = ckdir_before,
+                   .after_failure = continuing == CELL_FAILED_BEFORE,
                    .diverge_factor = ob_hp_get(train, "diverge_factor"),
                    .no_guard = (int)ob_hp_get(train, "on_nonfinite") == OB_GUARD_NONE,
                    .max_bad = (int64_t)ob_hp_get(train, "max_bad_steps"),
@@ -1286,7 +1319,9 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
         pthread_mutex_unlock(&x->mu);
         return OB_OK;
     }
-    int continuing = strcmp(status, "pending") != 0;
+    const int continuing = !strcmp(status, "pending") ? CELL_NEW
+                           : !strcmp(status, "failed") ? CELL_FAILED_BEFORE
+                                                       : CELL_CONTINUED;
     const ob_cell *cell = j->cell;
     /* the progress line names swept configurations: "quadratic cond=100 adam beta2=0.95" */
     char wl_label[600], opt_label[600], conf[512];
@@ -1313,7 +1348,8 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     else if (!strcmp(res.status, "diverged")) x->sum->diverged++;
     else if (!strcmp(res.status, "interrupted")) x->sum->interrupted++;
     else x->sum->failed++;
-    if (resumed_from > 0) x->sum->resumed++;
+    if (continuing == CELL_FAILED_BEFORE) x->sum->retried++;
+    else if (resumed_from > 0) x->sum->resumed++;
     else if (resumed_from < 0) x->sum->restarted++;
     if (x->multi)
         ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);

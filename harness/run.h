@@ -33,6 +33,7 @@ typedef struct ob_run_summary {
     int skipped;   /* finished before this process started (--resume) */
     int resumed;   /* continued from a checkpoint */
     int restarted; /* begun before, started over: no usable checkpoint */
+    int retried;   /* failed in an earlier process, run again (from its checkpoint or the start) */
     int busy;      /* finished by another process after this one planned it */
     int64_t bench_id;
     int stop_signal; /* SIGINT/SIGTERM that stopped the matrix, 0 when none */

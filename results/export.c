@@ -274,11 +274,11 @@ static const ob_file_doc docs[] = {
      "steps as the median: above it when some steps are much slower, e.g. a refresh every k steps; empty "
      "for a database of an older optbench), opt_ms_median, opt_ms_mean (the optimizer's part of those "
      "steps: from the gradients, summed over the replicas, to the updated parameters; empty for a database "
-     "of an older optbench), resumes (how many times the run was stopped and continued from a checkpoint: "
-     "its 'resumed' events), git_rev and host (the revision of optbench and the machine that ran it; \"A, "
+     "of an older optbench), resumes (how many times the run was stopped, or failed, and continued from a "
+     "checkpoint: its 'resumed' events), git_rev and host (the revision of optbench and the machine that ran it; \"A, "
      "then B\" where another continued it; empty for a database of an older optbench, whose benchmark "
-     "rows say it), restarts (how many times the run was begun, stopped without a usable checkpoint and "
-     "started over: its 'restarted' events), retired (1: a confirmation run a grown sweep retired, which "
+     "rows say it), restarts (how many times the run was begun, stopped without a usable checkpoint or "
+     "failed, and started over: its 'restarted' events), retired (1: a confirmation run a grown sweep retired, which "
      "confirms an lr or configuration that is no longer the best or ran a seed the sweep runs now; kept, "
      "left out of the statistics; 0 else)"},
     {"curves.csv", "every recorded training step of every run",

@@ -1690,6 +1690,23 @@ ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t 
     return st;
 }
 
+ob_status ob_store_run_error(ob_store *s, int64_t run_id, char *buf, size_t n, ob_err *e)
+{
+    sqlite3_stmt *q = NULL;
+    OB_TRY(prep(s, "SELECT coalesce(error, '') FROM runs WHERE id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    ob_status st = OB_OK;
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW)
+        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(q, 0));
+    else if (rc == SQLITE_DONE)
+        st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "no run %lld in '%s'", (long long)run_id, s->path);
+    else
+        st = db_fail(s, e, "reading a run's error");
+    sqlite3_finalize(q);
+    return st;
+}
+
 ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err *e)
 {
     if (s->readonly) return ob_fail(e, OB_ERR_INPUT, "database '%s' is open read-only", s->path);

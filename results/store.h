@@ -244,6 +244,8 @@ ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs,
 int ob_store_status_finished(const char *status);
 /* Status of a run: pending|running|done|diverged|failed|interrupted. */
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
+/* The error a run was recorded with ("" when it has none). */
+ob_status ob_store_run_error(ob_store *s, int64_t run_id, char *buf, size_t n, ob_err *e);
 /* One transaction: drop a run's curve points, evaluations and events after
  * step `after` (after < 0: all of them but its 'restarted' events, which
  * count its starts over) and its 'diverged' events, clear its

@@ -60,6 +60,12 @@
 
 /* three timer marks per step, a flush's steps at most */
 _Static_assert(3 * OB_FLUSH_STEPS <= OB_TIMER_SLOTS, "a flush's timer marks do not fit the backend's slots");
+/* The events of one flush: the guard's, at most one a step (a skipped step
+ * or spike) and one 'diverged' (which ends the flush), and the optimizer's
+ * queue, which keeps up to OB_OPTIM_MAX_EVENTS (2 a step: a skipped step's
+ * rollback and the guard's stop fit), so that no event is dropped. */
+#define OB_FLUSH_EVENTS (OB_FLUSH_STEPS + 1 + OB_OPTIM_MAX_EVENTS)
+_Static_assert(OB_OPTIM_MAX_EVENTS >= 2 * OB_FLUSH_STEPS + 1, "a flush's optimizer events could overflow its queue");
 
 static double now_s(void)
 {
@@ -237,7 +243,7 @@ static void add_event(cell_state *cs, int64_t step, const char *kind, const char
 
 static void add_event(cell_state *cs, int64_t step, const char *kind, const char *fmt, ...)
 {
-    if (cs->n_events >= OB_FLUSH_STEPS * 2) return;
+    if (cs->n_events >= OB_FLUSH_EVENTS) return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(cs->event_text[cs->n_events], sizeof cs->event_text[0], fmt, ap);
@@ -798,8 +804,8 @@ static ob_status cell_setup(cell_run *cr, ob_err *e)
     cs->step_ms = malloc((size_t)steps * sizeof *cs->step_ms);
     cs->opt_ms = malloc((size_t)steps * sizeof *cs->opt_ms);
     cs->pts = malloc(OB_FLUSH_STEPS * sizeof *cs->pts);
-    cs->events = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs->events);
-    cs->event_text = malloc(OB_FLUSH_STEPS * 2 * sizeof *cs->event_text);
+    cs->events = malloc(OB_FLUSH_EVENTS * sizeof *cs->events);
+    cs->event_text = malloc(OB_FLUSH_EVENTS * sizeof *cs->event_text);
     if (!cs->losses || !cs->step_ms || !cs->opt_ms || !cs->pts || !cs->events || !cs->event_text)
         return ob_fail(e, OB_ERR_NOMEM, "out of memory for the curve of %lld steps", (long long)steps);
     return OB_OK;
@@ -1002,15 +1008,19 @@ static ob_status take_records(cell_run *cr, const ob_step_record *recs, int nb, 
     char stop_why[200] = "";
     const int stopped = ob_optim_stopped(cs->rep[0].opt, &stop_step, stop_why, sizeof stop_why);
     *n_pts = 0;
+    /* the times first: a timer that fails fails the run before any of the
+     * flush's steps is counted as done */
+    double ms[OB_FLUSH_STEPS], oms[OB_FLUSH_STEPS];
+    for (int jj = 0; jj < nb; jj++) {
+        OB_TRY(dev->ops->timer_read(dev, 3 * jj, 3 * jj + 2, &ms[jj], e));
+        OB_TRY(dev->ops->timer_read(dev, 3 * jj + 1, 3 * jj + 2, &oms[jj], e));
+    }
     for (int jj = 0; jj < nb && cr->diverged_step < 0; jj++) {
         const int64_t step = batch_start + jj;
-        double ms, oms;
-        OB_TRY(dev->ops->timer_read(dev, 3 * jj, 3 * jj + 2, &ms, e));
-        OB_TRY(dev->ops->timer_read(dev, 3 * jj + 1, 3 * jj + 2, &oms, e));
         const ob_step_record *r = &recs[jj];
         cs->losses[cr->done] = r->loss;
-        cs->step_ms[cr->done] = ms;
-        cs->opt_ms[cr->done] = oms;
+        cs->step_ms[cr->done] = ms[jj];
+        cs->opt_ms[cr->done] = oms[jj];
         cr->done++;
         ob_curve_point *pt = &cs->pts[(*n_pts)++];
         pt->step = step;
@@ -1033,7 +1043,7 @@ static void take_optimizer_events(cell_state *cs)
 {
     int64_t ev_step;
     char kind[32], detail[160];
-    while (cs->n_events < OB_FLUSH_STEPS * 2 &&
+    while (cs->n_events < OB_FLUSH_EVENTS &&
            ob_optim_pop_event(cs->rep[0].opt, &ev_step, kind, sizeof kind, detail, sizeof detail)) {
         /* kind must outlive the append: keep it in the event text buffer */
         add_event(cs, ev_step, "optimizer", "%s: %s", kind, detail);

@@ -182,7 +182,10 @@ int ob_optim_stopped(const ob_optim *o, int64_t *step, char *why, size_t why_n);
 /* Steps the run will take (schedules need it); call before the first step. */
 void ob_optim_set_total_steps(ob_optim *o, int64_t total_steps);
 /* Events the optimizer raised since the last call (rollback, ...): returns 1
- * and fills the fields while one is pending, 0 when none is left. */
+ * and fills the fields while one is pending, 0 when none is left. At most
+ * OB_OPTIM_MAX_EVENTS are kept between two calls (then the newest): more
+ * than 2 per step over the run loop's flush of 64 steps. */
+#define OB_OPTIM_MAX_EVENTS 160
 int ob_optim_pop_event(ob_optim *o, int64_t *step, char *kind, size_t kind_n, char *detail,
                        size_t detail_n);
 /* Learning rate the schedule gives at step t (host arithmetic). */

@@ -79,7 +79,6 @@ typedef struct ob_route_rule {
 } ob_route_rule;
 
 #define OB_MAX_ROUTES 32
-#define OB_MAX_EVENTS 160 /* > 2 per step between two pops of the run loop */
 
 typedef struct ob_queued_event {
     int64_t step;
@@ -138,7 +137,7 @@ struct ob_optim {
     int64_t snap_step;      /* harness step of the snapshot */
     float *params_seen;     /* params pointer of the first step */
 
-    ob_queued_event events[OB_MAX_EVENTS];
+    ob_queued_event events[OB_OPTIM_MAX_EVENTS];
     int n_events;
 };
 

@@ -119,8 +119,8 @@ double ob_optim_train_hp(const ob_optim *o, const char *name)
 
 void ob_optim_event(ob_optim *o, int64_t step, const char *kind, const char *fmt, ...)
 {
-    if (o->n_events == OB_MAX_EVENTS) { /* nobody pops: keep the newest */
-        memmove(&o->events[0], &o->events[1], (OB_MAX_EVENTS - 1) * sizeof o->events[0]);
+    if (o->n_events == OB_OPTIM_MAX_EVENTS) { /* nobody pops: keep the newest */
+        memmove(&o->events[0], &o->events[1], (OB_OPTIM_MAX_EVENTS - 1) * sizeof o->events[0]);
         o->n_events--;
     }
     ob_queued_event *ev = &o->events[o->n_events++];

@@ -699,6 +699,8 @@ int ob_cmd_run(int argc, char **argv)
         goto fail;
     }
     if (cfg.n_devices == 0) fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
+    if (!strcmp(asked, "auto") && ob_cuda_backend_built() && !ob_cuda_backend_ops())
+        fprintf(stderr, "optbench: note: %s\n", ob_cuda_backend_missing());
     fprintf(stderr, "optbench: %d cell%s, %lld steps each, into %s\n", m.n, m.n == 1 ? "" : "s", (long long)cfg.steps,
             cfg.db);
     if (cfg.data_parallel > 1)

@@ -417,7 +417,13 @@ struct ob_device {
 
 /* Backends compiled into this build. */
 extern const ob_backend_ops ob_cpu_backend;
-const ob_backend_ops *ob_cuda_backend_ops(void); /* NULL when built without CUDA */
+/* The CUDA backend, loaded on first use (kernels/cuda/load.c); NULL when
+ * this build has none or it cannot be loaded: ob_cuda_backend_missing says
+ * why ("" when it is loaded). */
+const ob_backend_ops *ob_cuda_backend_ops(void);
+const char *ob_cuda_backend_missing(void);
+/* 1 when this build has a CUDA backend (loaded or not). */
+int ob_cuda_backend_built(void);
 
 /* Open by name: "cpu", "cuda", "auto" (cuda when a device is present). */
 ob_status ob_device_open(ob_device *dev, const char *backend, int index, ob_err *e);

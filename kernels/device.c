@@ -13,15 +13,14 @@ struct ob_alloc_rec {
 ob_status ob_device_open(ob_device *dev, const char *backend, int index, ob_err *e)
 {
     memset(dev, 0, sizeof *dev);
-    const ob_backend_ops *cuda = ob_cuda_backend_ops();
+    /* the CUDA backend is loaded only where it may be used */
+    const int cpu = !strcmp(backend, "cpu");
+    const ob_backend_ops *cuda = cpu ? NULL : ob_cuda_backend_ops();
     const ob_backend_ops *ops = NULL;
-    if (!strcmp(backend, "cpu")) {
+    if (cpu) {
         ops = &ob_cpu_backend;
     } else if (!strcmp(backend, "cuda")) {
-        if (!cuda)
-            return ob_fail(e, OB_ERR_INPUT,
-                           "--backend cuda: this build has no CUDA backend (rebuild with -DOB_CUDA=ON "
-                           "on a machine with the CUDA toolkit)");
+        if (!cuda) return ob_fail(e, OB_ERR_INPUT, "--backend cuda: %s", ob_cuda_backend_missing());
         char desc[256];
         if (!cuda->probe(index, desc, sizeof desc))
             return ob_fail(e, OB_ERR_INPUT, "--backend cuda: no usable CUDA device: %s", desc);

@@ -178,7 +178,7 @@ prebuilt_ready() {
   {
     cat "$P/MANIFEST"
     echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-    ldd "$P/bin/optbench"
+    ldd "$P/bin/optbench" "$P/bin/optbench-cuda.so"
   } >>"$LOGS/prebuilt.log" 2>&1
   OPTBENCH=$P/bin/optbench
   for f in "$P"/bin/test_cuda_*; do [ -x "$f" ] && TEST_CUDA+=("$f"); done
@@ -263,7 +263,7 @@ if ((BUILD_OK)); then
     GPU_OK=1
     say "device: $(sed -n 's/^bench-step: sgd on //p' "$LOGS/gpu-probe.log")"
   else
-    say "optbench sees no usable GPU: the benchmark and training steps are skipped"
+    say "optbench sees no usable GPU: the benchmark and training steps are skipped ($(tail -n 1 "$LOGS/gpu-probe.log" | cut -c1-300))"
   fi
 fi
 

@@ -11,7 +11,8 @@
 #
 # --prebuilt BUILD_DIR also packs a CUDA build made here (cmake -DOB_CUDA=ON
 # -DCMAKE_CUDA_ARCHITECTURES=90) into .gpudeps/prebuilt.tar.gz: the optbench
-# program, the test_cuda_* programs and the shared libraries they load that
+# program, its CUDA backend module (optbench-cuda.so), the test_cuda_*
+# programs and the shared libraries they load that
 # are neither the C/C++ runtime nor CUDA's own (those come from the GPU
 # machine). scripts/gpu-check.sh runs it when every library resolves there,
 # which saves the build's minutes of a short device lease; otherwise it builds.
@@ -88,7 +89,10 @@ echo "gpu-deps: $(du -h "$dest/root.tar.gz" | cut -f1) in $dest/root.tar.gz"
 if [ -n "$prebuilt" ]; then
   pb="$tmp/prebuilt"
   mkdir -p "$pb/bin" "$pb/lib"
-  progs=("$prebuilt/optbench")
+  [ -f "$prebuilt/optbench-cuda.so" ] ||
+    { echo "gpu-deps: no $prebuilt/optbench-cuda.so, the CUDA backend (build the optbench target)" >&2; exit 2; }
+  # the CUDA backend module goes beside the programs, where they look for it
+  progs=("$prebuilt/optbench" "$prebuilt/optbench-cuda.so")
   for t in "$prebuilt"/tests/test_cuda_*; do [ -x "$t" ] && progs+=("$t"); done
   cp "${progs[@]}" "$pb/bin/"
   # The loaded libraries, less the C/C++ runtime and CUDA's (the GPU machine's

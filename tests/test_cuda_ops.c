@@ -2126,8 +2126,10 @@ int main(void)
     test_max_rel();
     if (!self_check) {
         if (!cu) {
+            /* a CUDA build whose module does not load is broken, GPU or not */
+            CHECK_MSG(!ob_cuda_backend_built(), "%s", ob_cuda_backend_missing());
             if (ob_t_fail) return check_done();
-            printf("skipped: this build has no CUDA backend (the rule kinds' parity cases checked)\n");
+            printf("skipped: %s (the rule kinds' parity cases checked)\n", ob_cuda_backend_missing());
             return 77;
         }
         int gaps = table_gaps(&ob_cpu_backend, cu, 1);

@@ -34,9 +34,12 @@ int main(void)
     CHECK_OK(ob_device_open(&dev, "auto", 0, &e), &e);
     CHECK(dev.desc[0] != '\0');
     ob_device_close(&dev);
+    /* a CUDA build loads its backend module (GPU or not) */
+    CHECK_MSG(!ob_cuda_backend_built() || ob_cuda_backend_ops(), "%s", ob_cuda_backend_missing());
     if (!ob_cuda_backend_ops()) {
         CHECK(ob_device_open(&dev, "cuda", 0, &e) == OB_ERR_INPUT);
-        CHECK(strstr(e.msg, "no CUDA backend") != NULL);
+        CHECK(strstr(e.msg, ob_cuda_backend_missing()) != NULL);
+        if (!ob_cuda_backend_built()) CHECK(strstr(e.msg, "this build has no CUDA backend") != NULL);
     }
     return check_done();
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/module.h"
 
 /* ---- errors ---------------------------------------------------------------- */
 
@@ -427,8 +428,15 @@ static ob_backend_ops cuda_make_ops(void)
     return o;
 }
 
-extern "C" const ob_backend_ops *ob_cuda_backend_ops(void)
+/* The module's one export (kernels/cuda/module.h): the table, for the
+ * program of the same build only. */
+extern "C" __attribute__((visibility("default"))) const ob_backend_ops *ob_cuda_module_ops(const char *stamp,
+                                                                                          size_t ops_size,
+                                                                                          size_t device_size)
 {
+    if (!stamp || strcmp(stamp, OB_CUDA_MODULE_STAMP) != 0 || ops_size != sizeof(ob_backend_ops) ||
+        device_size != sizeof(ob_device))
+        return NULL;
     static const ob_backend_ops ops = cuda_make_ops(); /* initialised once, thread-safe */
     return &ops;
 }

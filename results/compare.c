@@ -1007,61 +1007,67 @@ static int same_runs(sqlite3 *base, sqlite3 *cand, int same_file, const ob_datas
     return 1;
 }
 
-ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o, ob_compare *out,
-                         ob_err *e)
+/* The two databases' datasets into B and C (ob_dataset_load: the latest
+ * finished run per cell), unless the candidate's runs are the baseline's
+ * own, which is no verdict. On failure neither stays loaded. */
+static ob_status load_sides(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o, ob_dataset *B, ob_dataset *C,
+                            ob_err *e)
 {
-    memset(out, 0, sizeof *out);
-    out->opts = *o;
-    out->time_shift = out->time_mean_shift = NAN;
-    ob_dataset B, C;
-    if (ob_dataset_load(base, o->base_bench, &B, e) != OB_OK) return ob_err_prefix(e, "the baseline database: ");
-    ob_status st = ob_dataset_load(cand, o->cand_bench, &C, e);
+    if (ob_dataset_load(base, o->base_bench, B, e) != OB_OK) return ob_err_prefix(e, "the baseline database: ");
+    ob_status st = ob_dataset_load(cand, o->cand_bench, C, e);
     if (st != OB_OK) {
-        ob_dataset_free(&B);
+        ob_dataset_free(B);
         return ob_err_prefix(e, "the candidate database: ");
     }
-    if (same_runs(base, cand, o->same_file, &B, &C)) {
+    if (same_runs(base, cand, o->same_file, B, C)) {
         /* a CI script whose two paths came out the same, or a copy of the
          * baseline given as the candidate: every cell matches itself, and a
          * verdict would say nothing */
         st = ob_fail(e, OB_ERR_INPUT, "the candidate's runs are the baseline's own (%s): comparing them judges "
                      "nothing; give the database (or --candidate-benchmark) of the run to judge",
                      "the same database, or a copy of it: one database id, the same runs");
-        ob_dataset_free(&B);
-        ob_dataset_free(&C);
+        ob_dataset_free(B);
+        ob_dataset_free(C);
         return st;
     }
+    return OB_OK;
+}
+
+/* Sets each side's confirmation runs aside (counted in out), then refuses a
+ * side left without runs, or one that holds part of a matrix. */
+static ob_status check_sides(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o, ob_compare *out, ob_dataset *B,
+                             ob_dataset *C, ob_err *e)
+{
     /* The confirmation runs sit at whichever lr won each side's sweep, so
      * their cells match only when the winners agree: compare the sweeps. */
-    out->n_confirm_base = ob_dataset_drop_confirm(&B, NULL);
-    out->n_confirm_cand = ob_dataset_drop_confirm(&C, &out->n_confirm_cand_unfinished);
-    if (B.n == 0 || C.n == 0) {
-        const int64_t id = B.n == 0 ? o->base_bench : o->cand_bench;
+    out->n_confirm_base = ob_dataset_drop_confirm(B, NULL);
+    out->n_confirm_cand = ob_dataset_drop_confirm(C, &out->n_confirm_cand_unfinished);
+    if (B->n == 0 || C->n == 0) {
+        const int64_t id = B->n == 0 ? o->base_bench : o->cand_bench;
         if (id > 0)
-            st = ob_fail(e, OB_ERR_INPUT, "the %s database has no benchmark %lld with runs (optbench history --db "
-                         "FILE lists its benchmarks)", B.n == 0 ? "baseline" : "candidate", (long long)id);
-        else
-            st = ob_fail(e, OB_ERR_INPUT, "the %s database holds no runs to compare",
-                         B.n == 0 ? "baseline" : "candidate");
-        ob_dataset_free(&B);
-        ob_dataset_free(&C);
-        return st;
+            return ob_fail(e, OB_ERR_INPUT, "the %s database has no benchmark %lld with runs (optbench history --db "
+                           "FILE lists its benchmarks)", B->n == 0 ? "baseline" : "candidate", (long long)id);
+        return ob_fail(e, OB_ERR_INPUT, "the %s database holds no runs to compare",
+                       B->n == 0 ? "baseline" : "candidate");
     }
     for (int side = 0; side < 2; side++) {
         /* a shard, or a merge that lacks one: cells the other side has look
          * like cells the night dropped (or, with --strict, a regression) */
         char why[400];
         partial_matrix(side ? cand : base, side ? o->cand_bench : o->base_bench, why, sizeof why);
-        if (why[0]) {
-            st = ob_fail(e, OB_ERR_INPUT, "the %s database is part of a matrix: %s; no verdict on part of a "
-                         "matrix", side ? "candidate" : "baseline", why);
-            ob_dataset_free(&B);
-            ob_dataset_free(&C);
-            return st;
-        }
+        if (why[0])
+            return ob_fail(e, OB_ERR_INPUT, "the %s database is part of a matrix: %s; no verdict on part of a "
+                           "matrix", side ? "candidate" : "baseline", why);
     }
+    return OB_OK;
+}
+
+/* Each side's benchmarks whose runs are used, and its rows set aside
+ * (superseded, masked), into out for the notes. */
+static void count_benchmarks(ob_compare *out, const ob_dataset *B, const ob_dataset *C)
+{
     for (int side = 0; side < 2; side++) {
-        const ob_dataset *d = side ? &C : &B;
+        const ob_dataset *d = side ? C : B;
         int nb = 0;
         for (int r = 0; r < d->n; r++) {
             int seen = 0;
@@ -1072,89 +1078,138 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         *(side ? &out->n_superseded_cand : &out->n_superseded_base) = d->n_superseded;
         *(side ? &out->n_masked_cand : &out->n_masked_base) = d->n_masked;
     }
-    keyed *kb = make_keys(&B), *kc = make_keys(&C);
-    pair *pairs = malloc(((size_t)B.n + 1) * sizeof *pairs);
-    char **pg = malloc(((size_t)B.n + 1) * sizeof *pg);
-    int np = 0, i = 0, j = 0;
-    int *ub = malloc(((size_t)B.n + 1) * sizeof *ub), *uc = malloc(((size_t)C.n + 1) * sizeof *uc);
-    int nub = 0, nuc = 0;
-    if (!kb || !kc || !pairs || !pg || !ub || !uc) {
-        free(ub);
-        free(uc);
-        st = no_mem(e);
-        goto done;
-    }
-    while (i < B.n || j < C.n) {
-        int c = i >= B.n ? 1 : j >= C.n ? -1 : strcmp(kb[i].key, kc[j].key);
+}
+
+/* The cells of the two sides as they are matched: each side's keys
+ * (sorted), the pairs of runs matched and each pair's group key (the
+ * baseline cell's, owned by kb), and the cells of each side not matched:
+ * indices into kb and kc (-1 once matched) until list_one_sided makes them
+ * run indices. */
+typedef struct matching {
+    keyed *kb, *kc;
+    pair *pairs;
+    char **pg;
+    int np;
+    int *ub, *uc;
+    int nub, nuc;
+} matching;
+
+/* m's keys and room for its pairs and unmatched cells; what could be made is
+ * kept for matching_free when out of memory. */
+static ob_status matching_alloc(matching *m, const ob_dataset *B, const ob_dataset *C, ob_err *e)
+{
+    memset(m, 0, sizeof *m);
+    m->kb = make_keys(B);
+    m->kc = make_keys(C);
+    m->pairs = malloc(((size_t)B->n + 1) * sizeof *m->pairs);
+    m->pg = malloc(((size_t)B->n + 1) * sizeof *m->pg);
+    m->ub = malloc(((size_t)B->n + 1) * sizeof *m->ub);
+    m->uc = malloc(((size_t)C->n + 1) * sizeof *m->uc);
+    if (!m->kb || !m->kc || !m->pairs || !m->pg || !m->ub || !m->uc) return no_mem(e);
+    return OB_OK;
+}
+
+/* Frees what matching_alloc made of m, all or part. */
+static void matching_free(matching *m, const ob_dataset *B, const ob_dataset *C)
+{
+    free(m->ub);
+    free(m->uc);
+    free(m->pairs);
+    free(m->pg);
+    free_keys(m->kb, B->n);
+    free_keys(m->kc, C->n);
+}
+
+/* First pass: the cells of one key on both sides are a pair; the others
+ * are unmatched (ub, uc). */
+static void match_exact(matching *m, const ob_dataset *B, const ob_dataset *C)
+{
+    int i = 0, j = 0;
+    while (i < B->n || j < C->n) {
+        int c = i >= B->n ? 1 : j >= C->n ? -1 : strcmp(m->kb[i].key, m->kc[j].key);
         if (c == 0) {
-            pairs[np] = (pair){kb[i].run, kc[j].run};
-            pg[np++] = kb[i].gkey;
+            m->pairs[m->np] = (pair){m->kb[i].run, m->kc[j].run};
+            m->pg[m->np++] = m->kb[i].gkey;
             i++;
             j++;
         } else if (c < 0) {
-            ub[nub++] = i++;
+            m->ub[m->nub++] = i++;
         } else {
-            uc[nuc++] = j++;
+            m->uc[m->nuc++] = j++;
         }
     }
-    /* Second pass: the same workload, optimizer, lr and seed whose hyperparameter
-     * text differs (a hyperparameter was added, or a default changed), when that
-     * pairing is unambiguous on both sides, and not across configurations of a
-     * sweep: labels that differ (adam beta2=0.999, adam beta2=0.99) are other
-     * configurations, not one whose default moved. */
-    for (int a = 0; a < nub; a++) {
-        const ob_rrun *rb = &B.runs[kb[ub[a]].run];
+}
+
+/* Second pass: the same workload, optimizer, lr and seed whose hyperparameter
+ * text differs (a hyperparameter was added, or a default changed), when that
+ * pairing is unambiguous on both sides, and not across configurations of a
+ * sweep: labels that differ (adam beta2=0.999, adam beta2=0.99) are other
+ * configurations, not one whose default moved. Counted in out, the first
+ * pair's differences in its relaxed_note. */
+static void match_relaxed(sqlite3 *base, const ob_dataset *B, const ob_dataset *C, ob_compare *out, matching *m)
+{
+    for (int a = 0; a < m->nub; a++) {
+        const ob_rrun *rb = &B->runs[m->kb[m->ub[a]].run];
         int hit = -1, n_hit = 0, n_twin = 0;
-        for (int b = 0; b < nuc; b++) {
-            if (uc[b] < 0) continue;
-            const ob_rrun *rc = &C.runs[kc[uc[b]].run];
+        for (int b = 0; b < m->nuc; b++) {
+            if (m->uc[b] < 0) continue;
+            const ob_rrun *rc = &C->runs[m->kc[m->uc[b]].run];
             if (!strcmp(rb->workload, rc->workload) && !strcmp(rb->wl_params, rc->wl_params) &&
                 !strcmp(rb->optimizer, rc->optimizer) && rb->lr == rc->lr && rb->seed == rc->seed &&
-                rb->steps == rc->steps && !strcmp(B.opt_labels[rb->opt], C.opt_labels[rc->opt])) {
+                rb->steps == rc->steps && !strcmp(B->opt_labels[rb->opt], C->opt_labels[rc->opt])) {
                 hit = b;
                 n_hit++;
             }
         }
-        for (int a2 = 0; a2 < nub; a2++) {
-            if (a2 == a || ub[a2] < 0) continue;
-            const ob_rrun *r2 = &B.runs[kb[ub[a2]].run];
+        for (int a2 = 0; a2 < m->nub; a2++) {
+            if (a2 == a || m->ub[a2] < 0) continue;
+            const ob_rrun *r2 = &B->runs[m->kb[m->ub[a2]].run];
             n_twin += !strcmp(rb->workload, r2->workload) && !strcmp(rb->wl_params, r2->wl_params) &&
                       !strcmp(rb->optimizer, r2->optimizer) && rb->lr == r2->lr && rb->seed == r2->seed &&
                       rb->steps == r2->steps;
         }
         if (n_hit != 1 || n_twin != 0) continue;
-        pairs[np] = (pair){kb[ub[a]].run, kc[uc[hit]].run};
-        pg[np++] = kb[ub[a]].gkey;
+        m->pairs[m->np] = (pair){m->kb[m->ub[a]].run, m->kc[m->uc[hit]].run};
+        m->pg[m->np++] = m->kb[m->ub[a]].gkey;
         if (out->n_relaxed++ == 0) {
-            const ob_rrun *rc = &C.runs[kc[uc[hit]].run];
+            const ob_rrun *rc = &C->runs[m->kc[m->uc[hit]].run];
             snprintf(out->relaxed_note, sizeof out->relaxed_note, "e.g. %s on %s:", rb->optimizer, rb->workload);
             if (json_diff(base, rb->hparams, rc->hparams, out->relaxed_note, sizeof out->relaxed_note) == 0)
                 out->relaxed_note[0] = 0;
         }
-        ub[a] = -1;
-        uc[hit] = -1;
+        m->ub[a] = -1;
+        m->uc[hit] = -1;
     }
-    /* one-sided cells that are the same cells but for workload parameters or
-     * steps: a note, so that a changed matrix does not pass unremarked */
-    {
-        int mb = 0, mc = 0;
-        for (int a = 0; a < nub; a++)
-            if (ub[a] >= 0) ub[mb++] = kb[ub[a]].run;
-        for (int b = 0; b < nuc; b++)
-            if (uc[b] >= 0) uc[mc++] = kc[uc[b]].run;
-        nub = mb;
-        nuc = mc;
-        if (nub && nuc) params_hint(base, &B, ub, nub, &C, uc, nuc, out->only_note, sizeof out->only_note);
-    }
-    for (int a = 0; a < nub && st == OB_OK; a++) st = add_cell(&out->only_base, &out->n_only_base, &B, ub[a], e);
-    for (int b = 0; b < nuc && st == OB_OK; b++) st = add_cell(&out->only_cand, &out->n_only_cand, &C, uc[b], e);
-    free(ub);
-    free(uc);
-    if (st != OB_OK) goto done;
-    out->n_matched = np;
-    /* matched cells run on different devices, for the note */
+}
+
+/* The cells left unmatched, as run indices (ub, uc), each listed in out
+ * (only_base, only_cand); a note (only_note) when some are the same cells
+ * but for workload parameters or steps, so that a changed matrix does not
+ * pass unremarked. */
+static ob_status list_one_sided(sqlite3 *base, const ob_dataset *B, const ob_dataset *C, ob_compare *out, matching *m,
+                                ob_err *e)
+{
+    int mb = 0, mc = 0;
+    for (int a = 0; a < m->nub; a++)
+        if (m->ub[a] >= 0) m->ub[mb++] = m->kb[m->ub[a]].run;
+    for (int b = 0; b < m->nuc; b++)
+        if (m->uc[b] >= 0) m->uc[mc++] = m->kc[m->uc[b]].run;
+    m->nub = mb;
+    m->nuc = mc;
+    if (m->nub && m->nuc) params_hint(base, B, m->ub, m->nub, C, m->uc, m->nuc, out->only_note, sizeof out->only_note);
+    ob_status st = OB_OK;
+    for (int a = 0; a < m->nub && st == OB_OK; a++) st = add_cell(&out->only_base, &out->n_only_base, B, m->ub[a], e);
+    for (int b = 0; b < m->nuc && st == OB_OK; b++) st = add_cell(&out->only_cand, &out->n_only_cand, C, m->uc[b], e);
+    return st;
+}
+
+/* The matched cells whose two runs ran on different devices, for the note:
+ * how many, on other backends, layouts and devices of one backend, and the
+ * first pair of devices (device_mixed: not all that pair). */
+static void note_devices(ob_compare *out, const ob_dataset *B, const ob_dataset *C, const pair *pairs, int np)
+{
     for (int a = 0; a < np; a++) {
-        const ob_rrun *rb = &B.runs[pairs[a].b], *rc = &C.runs[pairs[a].c];
+        const ob_rrun *rb = &B->runs[pairs[a].b], *rc = &C->runs[pairs[a].c];
         int d = device_differs(rb, rc);
         if (!d) continue;
         char tb[sizeof out->device_base], tc[sizeof out->device_cand];
@@ -1170,128 +1225,204 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         out->n_layout_differs += d != 2 && layout_differs(rb, rc);
         out->n_memdev_differs += mem_differs(rb, rc) == 1;
     }
-    if (np == 0) {
-        char why[640];
-        params_hint(base, &B, NULL, B.n, &C, NULL, C.n, why, sizeof why);
-        if (!why[0]) nearest_hint(base, &B, &C, why, sizeof why);
-        st = ob_fail(e, OB_ERR_INPUT,
-                     "no cell of the candidate matches the baseline (same workload, workload parameters, "
-                     "optimizer, hyperparameters, lr, seed and steps): %d baseline and %d candidate cells%s",
-                     B.n, C.n, why);
-    } else {
-        /* groups in the baseline's order of workload and optimizer label */
-        char *used = calloc((size_t)np, 1);
-        pair *gp = malloc((size_t)np * sizeof *gp);
-        if (!used || !gp) st = no_mem(e);
-        for (int w = 0; w < B.n_wl && st == OB_OK; w++)
-            for (int op = 0; op < B.n_opt && st == OB_OK; op++)
-                for (int a = 0; a < np && st == OB_OK; a++) {
-                    if (used[a]) continue;
-                    const ob_rrun *r = &B.runs[pairs[a].b];
-                    if (r->wl != w || r->opt != op) continue;
-                    int n = 0;
-                    for (int b = a; b < np; b++)
-                        if (!used[b] && !strcmp(pg[b], pg[a])) {
-                            gp[n++] = pairs[b];
-                            used[b] = 1;
-                        }
-                    ob_cmp_group *gs = realloc(out->g, (size_t)(out->n_g + 1) * sizeof *out->g);
-                    if (!gs) {
-                        st = no_mem(e);
-                        break;
-                    }
-                    out->g = gs;
-                    ob_cmp_group *g = &out->g[out->n_g];
-                    memset(g, 0, sizeof *g);
-                    g->workload = strdup(B.wl_labels[w]);
-                    g->optimizer = strdup(B.opt_labels[op]);
-                    if (!g->workload || !g->optimizer) {
-                        free(g->workload);
-                        free(g->optimizer);
-                        st = no_mem(e);
-                        break;
-                    }
-                    out->n_g++;
-                    if ((st = judge_group(&B, &C, gp, n, o, g, e)) != OB_OK) break;
-                    /* the baseline's own best lr, over its cells the candidate lacks too */
-                    g->base_best_unmatched = NAN;
-                    double *xs = g->lr_from == 0 ? malloc(((size_t)B.n + 1) * sizeof *xs) : NULL;
-                    if (xs) {
-                        const double all = best_lr_all(&B, w, op, B.runs[gp[0].b].steps, xs);
-                        /* unmatched: no matched cell has that lr (fewer seeds in the
-                         * candidate can move a median's winner without any lr missing) */
-                        int matched = 0;
-                        for (int q = 0; q < n && !matched; q++) matched = B.runs[gp[q].b].lr == all;
-                        if (!isnan(all) && all != g->best_lr && !matched) g->base_best_unmatched = all;
-                        free(xs);
-                    }
-                }
-        free(used);
-        free(gp);
-        for (int k = 0; k < out->n_g; k++) out->n_time_not_judged += out->g[k].time_not_judged;
-        /* a shift common to every judged group: the machine rather than one
-         * optimizer; for the mean, stalls of a busy machine raise every group's */
-        double *eff = malloc(((size_t)out->n_g + 1) * sizeof *eff);
-        if (!eff && st == OB_OK) st = no_mem(e);
-        out->time_shift = common_shift(out, 0, o->time_tol, eff);
-        out->time_mean_shift = common_shift(out, 1, o->time_mean_tol, eff);
-        free(eff);
-        /* every group's mean moved together and the medians did not: short
-         * stalls of one side's machine look like that (the mean carries
-         * them, the median does not); a change that makes every optimizer's
-         * steps slow now and then does too, and the two cannot be told
-         * apart here, so the means' verdicts are inconclusive, not failures.
-         * Only where the groups judged on their mean span two optimizers and
-         * two workloads at least and are most of the timed groups: a
-         * slow-step regression of one optimizer, or of one workload, fails.
-         * A group whose median verdict says the same (slower, or faster) is
-         * judged on it and keeps its mean's verdict. */
-        out->mean_shift_spread = !isnan(out->time_mean_shift) && isnan(out->time_shift);
-        if (out->mean_shift_spread) {
-            int timed_groups = 0, judged = 0, two_wl = 0, two_opt = 0;
-            const char *wl = NULL, *opt = NULL; /* the first judged group's */
-            for (int k = 0; k < out->n_g; k++) {
-                const ob_cmp_group *g = &out->g[k];
-                timed_groups += g->time_cells > 0;
-                if (g->time_mean.v == OB_NODATA) continue;
-                judged++;
-                if (!wl) {
-                    wl = g->workload;
-                    opt = g->optimizer;
-                }
-                two_wl |= strcmp(wl, g->workload) != 0;
-                two_opt |= strcmp(opt, g->optimizer) != 0;
-            }
-            out->mean_shift_spread = two_wl && two_opt && 2 * judged > timed_groups;
-        }
-        const ob_verdict shift_way = out->time_mean_shift > 0 ? OB_WORSE : OB_BETTER;
-        if (out->mean_shift_spread)
-            for (int k = 0; k < out->n_g; k++) {
-                ob_cmp_quantity *q = &out->g[k].time_mean;
-                if (q->v != OB_WORSE && q->v != OB_BETTER) continue;
-                if (out->g[k].time.v == shift_way) continue;
-                q->v = OB_SAME;
-                q->unsure = 1;
-                out->g[k].time_mean_machine = 1;
-                out->n_time_mean_machine++;
-            }
-        for (int k = 0; k < out->n_g; k++) {
-            ob_cmp_group *g = &out->g[k];
-            finish_group(g, o);
-            if (g->overall == OB_WORSE) out->n_worse++;
-            if (g->overall == OB_BETTER) out->n_better++;
-            out->n_base_unfinished += g->n_base_unfinished;
-            out->n_cand_unfinished += g->n_new_unfinished;
-        }
-        out->regression = out->n_worse > 0 ||
-                          (o->strict && (out->n_only_base || out->n_only_cand || out->n_base_unfinished));
-        out->incomplete = !out->regression && (out->n_cand_unfinished > 0 || out->n_confirm_cand_unfinished > 0);
+}
+
+/* No cell matched: unusable input, with a hint at what differs (params_hint,
+ * else nearest_hint). */
+static ob_status no_match(sqlite3 *base, const ob_dataset *B, const ob_dataset *C, ob_err *e)
+{
+    char why[640];
+    params_hint(base, B, NULL, B->n, C, NULL, C->n, why, sizeof why);
+    if (!why[0]) nearest_hint(base, B, C, why, sizeof why);
+    return ob_fail(e, OB_ERR_INPUT,
+                   "no cell of the candidate matches the baseline (same workload, workload parameters, "
+                   "optimizer, hyperparameters, lr, seed and steps): %d baseline and %d candidate cells%s",
+                   B->n, C->n, why);
+}
+
+/* A new group of out, workload label w and optimizer label op of B, zeroed
+ * but for its labels, into *g. */
+static ob_status new_group(ob_compare *out, const ob_dataset *B, int w, int op, ob_cmp_group **g, ob_err *e)
+{
+    ob_cmp_group *gs = realloc(out->g, (size_t)(out->n_g + 1) * sizeof *out->g);
+    if (!gs) return no_mem(e);
+    out->g = gs;
+    *g = &out->g[out->n_g];
+    memset(*g, 0, sizeof **g);
+    (*g)->workload = strdup(B->wl_labels[w]);
+    (*g)->optimizer = strdup(B->opt_labels[op]);
+    if (!(*g)->workload || !(*g)->optimizer) {
+        free((*g)->workload);
+        free((*g)->optimizer);
+        return no_mem(e);
     }
-done:
-    free(pairs);
-    free(pg);
-    free_keys(kb, B.n);
-    free_keys(kc, C.n);
+    out->n_g++;
+    return OB_OK;
+}
+
+/* The baseline's own best lr, over its cells the candidate lacks too, into
+ * g->base_best_unmatched (NaN where it is the lr judged, or not known): a
+ * group of workload label w, optimizer label op and pairs gp[0..n). */
+static void base_best_unmatched(const ob_dataset *B, int w, int op, const pair *gp, int n, ob_cmp_group *g)
+{
+    g->base_best_unmatched = NAN;
+    double *xs = g->lr_from == 0 ? malloc(((size_t)B->n + 1) * sizeof *xs) : NULL;
+    if (!xs) return;
+    const double all = best_lr_all(B, w, op, B->runs[gp[0].b].steps, xs);
+    /* unmatched: no matched cell has that lr (fewer seeds in the
+     * candidate can move a median's winner without any lr missing) */
+    int matched = 0;
+    for (int q = 0; q < n && !matched; q++) matched = B->runs[gp[q].b].lr == all;
+    if (!isnan(all) && all != g->best_lr && !matched) g->base_best_unmatched = all;
+    free(xs);
+}
+
+/* The matched pairs in groups (one group key each), in the baseline's order
+ * of workload and optimizer label, each judged (judge_group) into out->g. */
+static ob_status judge_groups(const ob_dataset *B, const ob_dataset *C, const matching *m, const ob_compare_opts *o,
+                              ob_compare *out, ob_err *e)
+{
+    const int np = m->np;
+    char *used = calloc((size_t)np, 1);
+    pair *gp = malloc((size_t)np * sizeof *gp);
+    ob_status st = OB_OK;
+    if (!used || !gp) st = no_mem(e);
+    for (int w = 0; w < B->n_wl && st == OB_OK; w++)
+        for (int op = 0; op < B->n_opt && st == OB_OK; op++)
+            for (int a = 0; a < np && st == OB_OK; a++) {
+                if (used[a]) continue;
+                const ob_rrun *r = &B->runs[m->pairs[a].b];
+                if (r->wl != w || r->opt != op) continue;
+                int n = 0;
+                for (int b = a; b < np; b++)
+                    if (!used[b] && !strcmp(m->pg[b], m->pg[a])) {
+                        gp[n++] = m->pairs[b];
+                        used[b] = 1;
+                    }
+                ob_cmp_group *g = NULL;
+                if ((st = new_group(out, B, w, op, &g, e)) != OB_OK) break;
+                if ((st = judge_group(B, C, gp, n, o, g, e)) != OB_OK) break;
+                base_best_unmatched(B, w, op, gp, n, g);
+            }
+    free(used);
+    free(gp);
+    return st;
+}
+
+/* A shift common to every judged group: the machine rather than one
+ * optimizer; for the mean, stalls of a busy machine raise every group's
+ * (out->time_shift, out->time_mean_shift). */
+static ob_status time_shifts(ob_compare *out, const ob_compare_opts *o, ob_err *e)
+{
+    double *eff = malloc(((size_t)out->n_g + 1) * sizeof *eff);
+    const int have = eff != NULL;
+    out->time_shift = common_shift(out, 0, o->time_tol, eff);
+    out->time_mean_shift = common_shift(out, 1, o->time_mean_tol, eff);
+    free(eff);
+    return have ? OB_OK : no_mem(e);
+}
+
+/* Do the groups judged on their mean step time span two optimizers and two
+ * workloads at least, and are they most of the timed groups? */
+static int means_spread(const ob_compare *out)
+{
+    int timed_groups = 0, judged = 0, two_wl = 0, two_opt = 0;
+    const char *wl = NULL, *opt = NULL; /* the first judged group's */
+    for (int k = 0; k < out->n_g; k++) {
+        const ob_cmp_group *g = &out->g[k];
+        timed_groups += g->time_cells > 0;
+        if (g->time_mean.v == OB_NODATA) continue;
+        judged++;
+        if (!wl) {
+            wl = g->workload;
+            opt = g->optimizer;
+        }
+        two_wl |= strcmp(wl, g->workload) != 0;
+        two_opt |= strcmp(opt, g->optimizer) != 0;
+    }
+    return two_wl && two_opt && 2 * judged > timed_groups;
+}
+
+/* The means' verdicts set aside as inconclusive (mean_shift_spread, each
+ * group's time_mean_machine) where every group's mean moved together and
+ * the medians did not: short stalls of one side's machine look like that (the mean carries
+ * them, the median does not); a change that makes every optimizer's
+ * steps slow now and then does too, and the two cannot be told
+ * apart here, so the means' verdicts are inconclusive, not failures.
+ * Only where the groups judged on their mean span two optimizers and
+ * two workloads at least and are most of the timed groups: a
+ * slow-step regression of one optimizer, or of one workload, fails.
+ * A group whose median verdict says the same (slower, or faster) is
+ * judged on it and keeps its mean's verdict. */
+static void set_aside_mean_shift(ob_compare *out)
+{
+    out->mean_shift_spread = !isnan(out->time_mean_shift) && isnan(out->time_shift);
+    if (out->mean_shift_spread) out->mean_shift_spread = means_spread(out);
+    const ob_verdict shift_way = out->time_mean_shift > 0 ? OB_WORSE : OB_BETTER;
+    if (out->mean_shift_spread)
+        for (int k = 0; k < out->n_g; k++) {
+            ob_cmp_quantity *q = &out->g[k].time_mean;
+            if (q->v != OB_WORSE && q->v != OB_BETTER) continue;
+            if (out->g[k].time.v == shift_way) continue;
+            q->v = OB_SAME;
+            q->unsure = 1;
+            out->g[k].time_mean_machine = 1;
+            out->n_time_mean_machine++;
+        }
+}
+
+/* Each group's overall verdict (finish_group), the totals over the groups,
+ * and the gate's answer: a regression, or incomplete. */
+static void finish_comparison(ob_compare *out, const ob_compare_opts *o)
+{
+    for (int k = 0; k < out->n_g; k++) {
+        ob_cmp_group *g = &out->g[k];
+        finish_group(g, o);
+        if (g->overall == OB_WORSE) out->n_worse++;
+        if (g->overall == OB_BETTER) out->n_better++;
+        out->n_base_unfinished += g->n_base_unfinished;
+        out->n_cand_unfinished += g->n_new_unfinished;
+    }
+    out->regression = out->n_worse > 0 ||
+                      (o->strict && (out->n_only_base || out->n_only_cand || out->n_base_unfinished));
+    out->incomplete = !out->regression && (out->n_cand_unfinished > 0 || out->n_confirm_cand_unfinished > 0);
+}
+
+ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o, ob_compare *out,
+                         ob_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->opts = *o;
+    out->time_shift = out->time_mean_shift = NAN;
+    ob_dataset B, C;
+    ob_status st = load_sides(base, cand, o, &B, &C, e);
+    if (st != OB_OK) return st;
+    if ((st = check_sides(base, cand, o, out, &B, &C, e)) != OB_OK) {
+        ob_dataset_free(&B);
+        ob_dataset_free(&C);
+        return st;
+    }
+    count_benchmarks(out, &B, &C);
+    matching m;
+    if ((st = matching_alloc(&m, &B, &C, e)) == OB_OK) {
+        match_exact(&m, &B, &C);
+        match_relaxed(base, &B, &C, out, &m);
+        st = list_one_sided(base, &B, &C, out, &m, e);
+    }
+    if (st == OB_OK) {
+        out->n_matched = m.np;
+        note_devices(out, &B, &C, m.pairs, m.np);
+        if (m.np == 0) {
+            st = no_match(base, &B, &C, e);
+        } else if ((st = judge_groups(&B, &C, &m, o, out, e)) == OB_OK) {
+            for (int k = 0; k < out->n_g; k++) out->n_time_not_judged += out->g[k].time_not_judged;
+            if ((st = time_shifts(out, o, e)) == OB_OK) {
+                set_aside_mean_shift(out);
+                finish_comparison(out, o);
+            }
+        }
+    }
+    matching_free(&m, &B, &C);
     ob_dataset_free(&B);
     ob_dataset_free(&C);
     if (st != OB_OK) ob_compare_free(out);

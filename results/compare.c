@@ -387,23 +387,52 @@ static const char *value_text(double v, char *buf, size_t n)
     return buf;
 }
 
-static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
-                             const ob_compare_opts *o, ob_cmp_group *g, ob_err *e)
+/* judge_group's scratch, of n + 1 values each: the paired changes (x; y
+ * every timed cell's change, for the report), each side's values (bl, cl:
+ * every one of them, for its median: a median of the first few hundred
+ * would be of whichever cells sort first) and the mean step time's changes,
+ * base and cand values (z, zb, zc: one block of 3 (n + 1)). */
+typedef struct scratch {
+    double *x, *y, *bl, *cl, *z, *zb, *zc;
+} scratch;
+
+/* s's arrays for a group of n cells; -1 when out of memory (nothing kept). */
+static int scratch_alloc(scratch *s, int n)
 {
-    /* bl, cl: each side's values, for its median (every one of them: a
-     * median of the first few hundred would be of whichever cells sort first) */
-    double *x = calloc((size_t)n + 1, sizeof *x), *y = calloc((size_t)n + 1, sizeof *y);
-    double *bl = calloc((size_t)n + 1, sizeof *bl), *cl = calloc((size_t)n + 1, sizeof *cl);
-    double *z = calloc(3 * ((size_t)n + 1), sizeof *z); /* mean step time: changes, base, cand */
-    if (!x || !y || !bl || !cl || !z) {
-        free(x);
-        free(y);
-        free(bl);
-        free(cl);
-        free(z);
-        return no_mem(e);
+    s->x = calloc((size_t)n + 1, sizeof *s->x);
+    s->y = calloc((size_t)n + 1, sizeof *s->y);
+    s->bl = calloc((size_t)n + 1, sizeof *s->bl);
+    s->cl = calloc((size_t)n + 1, sizeof *s->cl);
+    s->z = calloc(3 * ((size_t)n + 1), sizeof *s->z);
+    if (!s->x || !s->y || !s->bl || !s->cl || !s->z) {
+        free(s->x);
+        free(s->y);
+        free(s->bl);
+        free(s->cl);
+        free(s->z);
+        return -1;
     }
-    ob_status st = OB_OK;
+    s->zb = s->z + n + 1;
+    s->zc = s->z + 2 * (n + 1);
+    return 0;
+}
+
+/* Frees s's arrays (scratch_alloc's). */
+static void scratch_free(scratch *s)
+{
+    free(s->x);
+    free(s->y);
+    free(s->bl);
+    free(s->cl);
+    free(s->z);
+}
+
+/* The lr where the group's loss and held-out are judged (g->best_lr, and
+ * where it comes from, g->lr_from) and the candidate's own best lr; counts
+ * the baseline cells that did not finish. Returns 0 when none finished.
+ * x: scratch of n doubles. */
+static int judged_lr(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, ob_cmp_group *g, double *x)
+{
     /* the baseline's best lr over the matched cells; where the baseline has
      * no finite median at any lr, the candidate's (a candidate that now
      * converges is better), else the smallest lr (both diverged: the same) */
@@ -414,18 +443,7 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         base_finished += B->runs[p[i].b].finished;
         g->n_base_unfinished += !B->runs[p[i].b].finished;
     }
-    if (!base_finished) {
-        /* a baseline that never ran here says nothing, not "diverged everywhere" */
-        g->lr_from = 3;
-        g->best_lr = NAN;
-        g->n_matched = n;
-        ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
-        for (int i = 0; i < 6; i++) {
-            qs[i]->v = OB_NODATA;
-            qs[i]->base = qs[i]->cand = qs[i]->effect = qs[i]->ci_lo = qs[i]->ci_hi = NAN;
-        }
-        goto done;
-    }
+    if (!base_finished) return 0;
     if (isnan(g->best_lr)) {
         g->best_lr = g->cand_best_lr;
         g->lr_from = 1;
@@ -437,7 +455,31 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
             if (B->runs[p[i].b].finished && (isnan(g->best_lr) || lr < g->best_lr)) g->best_lr = lr;
         }
     }
-    /* final loss at the best lr, paired over seeds */
+    return 1;
+}
+
+/* A group of n matched cells none of which finished in the baseline: a
+ * baseline that never ran here says nothing, not "diverged everywhere";
+ * no quantity has data. */
+static void no_baseline(ob_cmp_group *g, int n)
+{
+    g->lr_from = 3;
+    g->best_lr = NAN;
+    g->n_matched = n;
+    ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
+    for (int i = 0; i < 6; i++) {
+        qs[i]->v = OB_NODATA;
+        qs[i]->base = qs[i]->cand = qs[i]->effect = qs[i]->ci_lo = qs[i]->ci_hi = NAN;
+    }
+}
+
+/* The final loss at the judged lr, paired over seeds (g->loss), and the
+ * seeds newly diverged there. */
+static ob_status judge_loss(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, const ob_compare_opts *o,
+                            ob_cmp_group *g, const scratch *s, ob_err *e)
+{
+    double *x = s->x, *bl = s->bl, *cl = s->cl;
+    ob_status st;
     int m = 0;
     int nb = 0;
     for (int i = 0; i < n; i++) {
@@ -450,65 +492,60 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
     }
     if ((st = judge_pairs(&g->loss, x, m, o->loss_tol, 1, e)) != OB_OK ||
         (st = loss_abs_floor(&g->loss, bl, cl, nb, o->loss_abs_tol, e)) != OB_OK)
-        goto done;
+        return st;
     g->loss.base = ob_stat_median(bl, nb);
     g->loss.cand = ob_stat_median(cl, nb);
-    /* held-out metric (or held-out loss) at the best lr, paired like the
-     * final loss: a seed that diverged counts as the worst value (metric
-     * -inf, held-out loss +inf), as in the report, where the group has that
-     * quantity at all (has_held_out); left out, the seeds that survived
-     * would stand for it and a candidate that diverges on some seeds would
-     * be judged on the others. Diverged on both sides is no change (0, as
-     * the final loss's rel_change counts it): kept in, so that both
-     * quantities are judged over the same seeds. A pair without the value
-     * on a side that did not diverge (no evaluation) is left out. */
-    m = held_out_pairs(B, C, p, n, g->best_lr, 1, x, bl, cl);
-    nb = m;
+    return OB_OK;
+}
+
+/* The held-out metric (or held-out loss) at the best lr, paired like the
+ * final loss (g->metric): a seed that diverged counts as the worst value
+ * (metric -inf, held-out loss +inf), as in the report, where the group has
+ * that quantity at all (has_held_out); left out, the seeds that survived
+ * would stand for it and a candidate that diverges on some seeds would be
+ * judged on the others. Diverged on both sides is no change (0, as the
+ * final loss's rel_change counts it): kept in, so that both quantities are
+ * judged over the same seeds. A pair without the value on a side that did
+ * not diverge (no evaluation) is left out. */
+static ob_status judge_held_out(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
+                                const ob_compare_opts *o, ob_cmp_group *g, const scratch *s, ob_err *e)
+{
+    double *x = s->x, *bl = s->bl, *cl = s->cl;
+    ob_status st;
+    int m = held_out_pairs(B, C, p, n, g->best_lr, 1, x, bl, cl);
+    int nb = m;
     if (m > 0) {
-        if ((st = judge_pairs(&g->metric, x, m, o->metric_tol, 0, e)) != OB_OK) goto done;
+        if ((st = judge_pairs(&g->metric, x, m, o->metric_tol, 0, e)) != OB_OK) return st;
     } else {
         g->metric_is_loss = 1;
         m = held_out_pairs(B, C, p, n, g->best_lr, 0, x, bl, cl);
         nb = m;
         if ((st = judge_pairs(&g->metric, x, m, o->loss_tol, 1, e)) != OB_OK ||
             (st = loss_abs_floor(&g->metric, bl, cl, nb, o->loss_abs_tol, e)) != OB_OK)
-            goto done;
+            return st;
     }
     g->metric.base = ob_stat_median(bl, nb);
     g->metric.cand = ob_stat_median(cl, nb);
-    /* step time: per cell, the relative change of the run's median (p50) step
-     * time, paired like the loss (a slowdown must show on the cells together,
-     * not in one of them); cells whose timing was unsteady on one side only (a
-     * busy machine) are left out, and a group with mostly such cells is not
-     * judged; so are cells run on different devices, unless asked for. y
-     * holds every timed cell's change, for the report. Each cell's mean
-     * step time is judged alike (z) with its own tolerance: a step that is
-     * slow every k-th time (a sync, a refresh, an allocation) leaves the
-     * median where it was and shows in the mean. The mean is judged over
-     * the timed cells (same devices, above the floor) that are steady or
-     * whose median held (within OB_TIME_MEDIAN_HELD, whatever time_tol is):
-     * more than a tenth of the steps slow raise the p90 on one side, which
-     * makes a cell unsteady, and leave the median, and those are the
-     * regressions the mean is for; an unsteady cell whose median moved too
-     * is a slower, busier machine and stays out, and so does the mean of a
-     * group where fewer than half of the timed cells are left (the few that
-     * remain would decide it). Cells under the floor stay out: one stall of
-     * a few ms lifts a microsecond step's mean over any floor, and only the
-     * cells that stalled would be judged. Stalls of a busy machine raise the
-     * mean too; the paired rule (every cell, up to 8) sets aside those that
-     * hit some runs, its larger tolerance the short ones that hit all, and a
-     * rise common to every group while the medians held is taken for the
-     * machine (see ob_compare: time_mean_shift). A group whose runs of one
-     * side ran at different speeds (time_apart, over the cells finished on
-     * both sides) is not judged, its mean neither: a machine with a fast and
-     * a slow mode that took turns between runs pairs fast baseline runs with
-     * slow candidate runs, and the paired rule alone would call every cell
-     * slower. */
-    m = 0;
-    nb = 0;
-    int timed = 0, mm = 0, spread_cells = 0;
-    double *zb = z + n + 1, *zc = z + 2 * (n + 1);
-    double lo_b = INFINITY, hi_b = 0, lo_c = INFINITY, hi_c = 0; /* the runs' medians, for the spread */
+    return OB_OK;
+}
+
+/* The step times of a group's cells as judge_time takes them: counts into
+ * the scratch's arrays, and the range of the runs' medians for the spread. */
+typedef struct time_cells {
+    int m, nb;        /* steady cells: changes in x, each side's medians in bl and cl */
+    int timed;        /* timed cells: changes in y */
+    int mm;           /* cells whose mean is judged: changes in z, each side's means in zb and zc */
+    int spread_cells; /* timed cells finished on both sides */
+    double lo_b, hi_b, lo_c, hi_c; /* the runs' medians, for the spread */
+} time_cells;
+
+/* The group's cells sorted for judge_time: left out (another device, under
+ * the floor, unsteady: counted in g), timed (y), steady (x, bl, cl) and
+ * judged on their mean (z, zb, zc). */
+static void collect_times(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, const ob_compare_opts *o,
+                          ob_cmp_group *g, const scratch *s, time_cells *t)
+{
+    *t = (time_cells){.lo_b = INFINITY, .hi_b = 0, .lo_c = INFINITY, .hi_c = 0};
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (!(rb->step_ms_median > 0) || !(rc->step_ms_median > 0)) continue;
@@ -523,51 +560,95 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         const int means = rb->step_ms_mean > 0 && rc->step_ms_mean > 0 && isfinite(rb->step_ms_mean) &&
                           isfinite(rc->step_ms_mean); /* unknown in a database of schema < 4 */
         if (means && !fast && (!unsteady || fabs(r) <= OB_TIME_MEDIAN_HELD)) {
-            z[mm] = rc->step_ms_mean / rb->step_ms_mean - 1;
-            zb[mm] = rb->step_ms_mean;
-            zc[mm++] = rc->step_ms_mean;
+            s->z[t->mm] = rc->step_ms_mean / rb->step_ms_mean - 1;
+            s->zb[t->mm] = rb->step_ms_mean;
+            s->zc[t->mm++] = rc->step_ms_mean;
         }
         if (fast) {
             g->time_fast++; /* steps of microseconds time the harness and the machine's state */
             continue;
         }
-        y[timed++] = r;
+        s->y[t->timed++] = r;
         if (!strcmp(rb->status, "done") && !strcmp(rc->status, "done")) {
-            spread_cells++;
-            lo_b = fmin(lo_b, rb->step_ms_median);
-            hi_b = fmax(hi_b, rb->step_ms_median);
-            lo_c = fmin(lo_c, rc->step_ms_median);
-            hi_c = fmax(hi_c, rc->step_ms_median);
+            t->spread_cells++;
+            t->lo_b = fmin(t->lo_b, rb->step_ms_median);
+            t->hi_b = fmax(t->hi_b, rb->step_ms_median);
+            t->lo_c = fmin(t->lo_c, rc->step_ms_median);
+            t->hi_c = fmax(t->hi_c, rc->step_ms_median);
         }
         if (unsteady) {
             g->time_unsteady++;
             continue;
         }
-        x[m++] = r;
-        bl[nb] = rb->step_ms_median;
-        cl[nb++] = rc->step_ms_median;
+        s->x[t->m++] = r;
+        s->bl[t->nb] = rb->step_ms_median;
+        s->cl[t->nb++] = rc->step_ms_median;
     }
-    g->time_cells = timed;
+}
+
+/* Step time: per cell, the relative change of the run's median (p50) step
+ * time, paired like the loss (a slowdown must show on the cells together,
+ * not in one of them); cells whose timing was unsteady on one side only (a
+ * busy machine) are left out, and a group with mostly such cells is not
+ * judged; so are cells run on different devices, unless asked for. y
+ * holds every timed cell's change, for the report. Each cell's mean
+ * step time is judged alike (z) with its own tolerance: a step that is
+ * slow every k-th time (a sync, a refresh, an allocation) leaves the
+ * median where it was and shows in the mean. The mean is judged over
+ * the timed cells (same devices, above the floor) that are steady or
+ * whose median held (within OB_TIME_MEDIAN_HELD, whatever time_tol is):
+ * more than a tenth of the steps slow raise the p90 on one side, which
+ * makes a cell unsteady, and leave the median, and those are the
+ * regressions the mean is for; an unsteady cell whose median moved too
+ * is a slower, busier machine and stays out, and so does the mean of a
+ * group where fewer than half of the timed cells are left (the few that
+ * remain would decide it). Cells under the floor stay out: one stall of
+ * a few ms lifts a microsecond step's mean over any floor, and only the
+ * cells that stalled would be judged. Stalls of a busy machine raise the
+ * mean too; the paired rule (every cell, up to 8) sets aside those that
+ * hit some runs, its larger tolerance the short ones that hit all, and a
+ * rise common to every group while the medians held is taken for the
+ * machine (see ob_compare: time_mean_shift). A group whose runs of one
+ * side ran at different speeds (time_apart, over the cells finished on
+ * both sides) is not judged, its mean neither: a machine with a fast and
+ * a slow mode that took turns between runs pairs fast baseline runs with
+ * slow candidate runs, and the paired rule alone would call every cell
+ * slower. */
+static ob_status judge_time(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, const ob_compare_opts *o,
+                            ob_cmp_group *g, const scratch *s, ob_err *e)
+{
+    ob_status st;
+    time_cells t;
+    collect_times(B, C, p, n, o, g, s, &t);
+    g->time_cells = t.timed;
     g->time_floor_ms = o->time_floor_ms;
-    g->time_spread_base = spread_cells >= 2 ? hi_b / lo_b - 1 : NAN;
-    g->time_spread_cand = spread_cells >= 2 ? hi_c / lo_c - 1 : NAN;
+    g->time_spread_base = t.spread_cells >= 2 ? t.hi_b / t.lo_b - 1 : NAN;
+    g->time_spread_cand = t.spread_cells >= 2 ? t.hi_c / t.lo_c - 1 : NAN;
     /* one side's runs at different speeds: the machine's, not the code's */
     g->time_apart = o->time_tol >= 0 && ob_compare_time_apart(g->time_spread_base, g->time_spread_cand);
-    if (g->time_apart) mm = 0;
-    if (o->time_tol >= 0 && timed > 0 && (2 * g->time_unsteady > timed || g->time_apart)) {
+    if (g->time_apart) t.mm = 0;
+    if (o->time_tol >= 0 && t.timed > 0 && (2 * g->time_unsteady > t.timed || g->time_apart)) {
         g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
-        if ((st = judge_pairs(&g->time, y, 0, 0, 1, e)) != OB_OK) goto done;
-        g->time.effect = ob_stat_median(y, timed);
-    } else if ((st = judge_pairs(&g->time, x, o->time_tol < 0 ? 0 : m, o->time_tol, 1, e)) != OB_OK)
-        goto done;
-    g->time_mean_cells = timed;
-    if (o->time_tol < 0 || o->time_mean_tol < 0 || 2 * mm < timed) mm = 0; /* not judged */
-    if ((st = judge_pairs(&g->time_mean, z, mm, o->time_mean_tol, 1, e)) != OB_OK) goto done;
-    g->time_mean.base = ob_stat_median(zb, mm);
-    g->time_mean.cand = ob_stat_median(zc, mm);
-    g->time.base = ob_stat_median(bl, nb);
-    g->time.cand = ob_stat_median(cl, nb);
-    /* memory, exactly */
+        if ((st = judge_pairs(&g->time, s->y, 0, 0, 1, e)) != OB_OK) return st;
+        g->time.effect = ob_stat_median(s->y, t.timed);
+    } else if ((st = judge_pairs(&g->time, s->x, o->time_tol < 0 ? 0 : t.m, o->time_tol, 1, e)) != OB_OK)
+        return st;
+    g->time_mean_cells = t.timed;
+    if (o->time_tol < 0 || o->time_mean_tol < 0 || 2 * t.mm < t.timed) t.mm = 0; /* not judged */
+    if ((st = judge_pairs(&g->time_mean, s->z, t.mm, o->time_mean_tol, 1, e)) != OB_OK) return st;
+    g->time_mean.base = ob_stat_median(s->zb, t.mm);
+    g->time_mean.cand = ob_stat_median(s->zc, t.mm);
+    g->time.base = ob_stat_median(s->bl, t.nb);
+    g->time.cand = ob_stat_median(s->cl, t.nb);
+    return OB_OK;
+}
+
+/* Peak memory and optimizer state, exactly: the largest of each side's
+ * cells (g->peak_mem, g->state), peak memory over the cells whose devices
+ * compare (mem_differs; the others counted in g). */
+static void judge_memory(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, const ob_compare_opts *o,
+                         ob_cmp_group *g)
+{
     for (int kind = 0; kind < 2; kind++) {
         ob_cmp_quantity *q = kind ? &g->state : &g->peak_mem;
         int64_t mb = -1, mc = -1;
@@ -601,10 +682,15 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         q->ci_lo = q->ci_hi = NAN;
         q->v = !cnt || !o->check_memory ? OB_NODATA : mc > mb ? OB_WORSE : mc < mb ? OB_BETTER : OB_SAME;
     }
-    /* cells that finished before and do not now; and cells that diverge now
-     * at an lr other than the judged one: below it, where a larger lr
-     * trains, a regression (unless as many went the other way there); above
-     * it a note (the edge of stability can move with rounding) */
+}
+
+/* Cells that finished before and do not now; and cells that diverge now
+ * at an lr other than the judged one: below it, where a larger lr
+ * trains, a regression (unless as many went the other way there); above
+ * it a note (the edge of stability can move with rounding). Counted in g,
+ * the first of a kind described. */
+static void count_changed_cells(const ob_dataset *B, const ob_dataset *C, const pair *p, int n, ob_cmp_group *g)
+{
     for (int i = 0; i < n; i++) {
         const ob_rrun *rb = &B->runs[p[i].b], *rc = &C->runs[p[i].c];
         if (rb->finished && !rc->finished) {
@@ -624,13 +710,26 @@ static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pai
         else if (rb->finished && rb->lr != g->best_lr && isinf(run_final(rc)) && !isinf(run_final(rb)))
             g->n_new_diverged_other++;
     }
-    g->n_matched = n;
-done:
-    free(x);
-    free(y);
-    free(bl);
-    free(cl);
-    free(z);
+}
+
+/* One group's verdicts, over the pairs p[0..n) of its matched cells, into
+ * g: the lr judged, then each quantity and the cells that changed. */
+static ob_status judge_group(const ob_dataset *B, const ob_dataset *C, const pair *p, int n,
+                             const ob_compare_opts *o, ob_cmp_group *g, ob_err *e)
+{
+    scratch s;
+    if (scratch_alloc(&s, n) != 0) return no_mem(e);
+    ob_status st = OB_OK;
+    if (!judged_lr(B, C, p, n, g, s.x)) {
+        no_baseline(g, n);
+    } else if ((st = judge_loss(B, C, p, n, o, g, &s, e)) == OB_OK &&
+               (st = judge_held_out(B, C, p, n, o, g, &s, e)) == OB_OK &&
+               (st = judge_time(B, C, p, n, o, g, &s, e)) == OB_OK) {
+        judge_memory(B, C, p, n, o, g);
+        count_changed_cells(B, C, p, n, g);
+        g->n_matched = n;
+    }
+    scratch_free(&s);
     return st;
 }
 

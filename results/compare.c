@@ -1826,11 +1826,12 @@ static int mean_shift_note(const ob_compare *c, char *buf, size_t n)
     return 1;
 }
 
-/* The notes under the table (md: as Markdown); junit: leave out those the
- * JUnit report has a test case of their own for (devices, mean step time). */
-static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
+/* The notes on what the verdicts rest on: a baseline not finished, verdicts
+ * on few seeds, losses the absolute floor made the same, and a candidate
+ * not finished (its matrix or its confirmation stage). lead: each note's
+ * start. */
+static void notes_verdicts(const ob_compare *c, FILE *f, const char *lead, int md)
 {
-    const char *lead = md ? "\nNote: " : "note: ";
     if (c->n_base_unfinished) {
         int none = 0; /* groups with no finished baseline cell */
         for (int i = 0; i < c->n_g; i++) none += c->g[i].lr_from == 3;
@@ -1887,6 +1888,14 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                    "--resume) and compare again%s\n",
                 lead, c->n_confirm_cand_unfinished, c->n_confirm_cand_unfinished == 1 ? "" : "s",
                 c->n_confirm_cand_unfinished == 1 ? "is" : "are", md ? "." : "");
+}
+
+/* The notes on what was judged: the lr (the baseline's best not matched,
+ * the candidate's or the smallest), cells matched by relaxed
+ * hyperparameters or on one side only, divergences above the lr judged,
+ * confirmation runs left out. */
+static void notes_judged(const ob_compare *c, FILE *f, const char *lead, int md)
+{
     int moved = 0, from_cand = 0, smallest = 0, unmatched = 0;
     const ob_cmp_group *first_unmatched = NULL;
     for (int i = 0; i < c->n_g; i++)
@@ -1944,6 +1953,13 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
                    "candidate: they sit at whichever lr won each side's sweep, so they match only where the "
                    "winners agree; the sweeps are compared%s\n",
                 lead, c->n_confirm_base, c->n_confirm_cand, md ? "." : "");
+}
+
+/* The notes on step time not judged (unsteady timing, or runs of one side
+ * at different speeds) and, but in the JUnit report (junit), on cells run
+ * on different devices. */
+static void notes_time(const ob_compare *c, FILE *f, const char *lead, int md, int junit)
+{
     int n_apart = 0; /* groups not judged because one side's runs ran at different speeds */
     const ob_cmp_group *apart = NULL;
     for (int k = 0; k < c->n_g; k++)
@@ -1989,6 +2005,13 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
         else fputs(note, f);
         fputs(md ? ".\n" : "\n", f);
     }
+}
+
+/* The notes on each database's benchmarks and the rows set aside, and on
+ * step times that moved in every group (the mean's note but in the JUnit
+ * report, junit). */
+static void notes_sides(const ob_compare *c, FILE *f, const char *lead, int md, int junit)
+{
     for (int k = 0; k < 2; k++) {
         int nb = k ? c->n_bench_cand : c->n_bench_base, ns = k ? c->n_superseded_cand : c->n_superseded_base;
         int nm = k ? c->n_masked_cand : c->n_masked_base;
@@ -2015,6 +2038,17 @@ static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
     }
     char msn[768];
     if (!junit && mean_shift_note(c, msn, sizeof msn)) fprintf(f, "%s%s%s\n", lead, msn, md ? "." : "");
+}
+
+/* The notes under the table (md: as Markdown); junit: leave out those the
+ * JUnit report has a test case of their own for (devices, mean step time). */
+static void print_notes(const ob_compare *c, FILE *f, int md, int junit)
+{
+    const char *lead = md ? "\nNote: " : "note: ";
+    notes_verdicts(c, f, lead, md);
+    notes_judged(c, f, lead, md);
+    notes_time(c, f, lead, md, junit);
+    notes_sides(c, f, lead, md, junit);
 }
 
 void ob_compare_print(const ob_compare *c, FILE *f)

@@ -452,6 +452,299 @@ static ob_status check_run_folder(const char *path, const char *who, ob_err *e)
     return OB_OK;
 }
 
+/* One flag of the command line with its value v (a flag that takes one)
+ * into cfg. */
+static ob_status apply_flag(ob_config *cfg, const char *a, const char *v, ob_err *e)
+{
+    if (!strcmp(a, "--workloads")) {
+        snprintf(cfg->origin_workloads, sizeof cfg->origin_workloads, "--workloads");
+        return ob_config_set_names(cfg->workloads, &cfg->n_workloads, v, "workloads", "--workloads", e);
+    }
+    if (!strcmp(a, "--optimizers")) {
+        snprintf(cfg->origin_optimizers, sizeof cfg->origin_optimizers, "--optimizers");
+        return ob_config_set_names(cfg->optimizers, &cfg->n_optimizers, v, "optimizers", "--optimizers", e);
+    }
+    if (!strcmp(a, "--lrs")) {
+        /* the flag replaces every list of the file */
+        cfg->n_lr_lists = 1;
+        memset(&cfg->lrs[0], 0, sizeof cfg->lrs[0]);
+        return ob_config_set_lrs(&cfg->lrs[0], v, "--lrs", e);
+    }
+    if (!strcmp(a, "--seeds")) return ob_config_set_seeds(cfg, v, 0, "--seeds", e);
+    if (!strcmp(a, "--steps")) return flag_int(a, v, 1, OB_CFG_MAX_STEPS, &cfg->steps, e);
+    if (!strcmp(a, "--eval-every")) return flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg->eval_every, e);
+    if (!strcmp(a, "--confirm-seeds")) {
+        snprintf(cfg->origin_confirm, sizeof cfg->origin_confirm, "--confirm-seeds");
+        return flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg->confirm_seeds, e);
+    }
+    if (!strcmp(a, "--confirm-configs")) {
+        snprintf(cfg->origin_confirm_configs, sizeof cfg->origin_confirm_configs, "--confirm-configs");
+        return ob_config_set_confirm_configs(cfg, v, "--confirm-configs", e);
+    }
+    if (!strcmp(a, "--search-seed")) {
+        snprintf(cfg->origin_search_seed, sizeof cfg->origin_search_seed, "--search-seed");
+        return flag_int(a, v, 0, OB_CFG_MAX_SEED, &cfg->search_seed, e);
+    }
+    if (!strcmp(a, "--search-draws")) {
+        snprintf(cfg->origin_search_draws, sizeof cfg->origin_search_draws, "--search-draws");
+        return flag_int(a, v, 1, OB_SEARCH_DRAWS, &cfg->search_draws, e);
+    }
+    if (!strcmp(a, "--studies")) {
+        snprintf(cfg->origin_studies, sizeof cfg->origin_studies, "--studies");
+        return flag_int(a, v, 1, OB_MAX_STUDIES, &cfg->studies, e);
+    }
+    if (!strcmp(a, "--trials")) {
+        snprintf(cfg->origin_trials, sizeof cfg->origin_trials, "--trials");
+        return flag_int(a, v, 1, OB_MAX_TRIALS, &cfg->trials, e);
+    }
+    if (!strcmp(a, "--db")) {
+        if (!*v)
+            return ob_fail(e, OB_ERR_INPUT, "--db is empty: give the database file (e.g. --db results.db), or "
+                           "leave --db out for ./optbench.db");
+        if (strlen(v) >= sizeof cfg->db - 64) /* room for DB.ckpt/run-N/... beside it */
+            return ob_fail(e, OB_ERR_INPUT, "--db: the path is %zu bytes long; at most %zu (give a shorter path)",
+                           strlen(v), sizeof cfg->db - 65);
+        snprintf(cfg->db, sizeof cfg->db, "%s", v);
+        return OB_OK;
+    }
+    if (!strcmp(a, "--backend")) {
+        if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
+            return ob_fail(e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);
+        snprintf(cfg->backend, sizeof cfg->backend, "%s", v);
+        return OB_OK;
+    }
+    if (!strcmp(a, "--set")) return ob_config_add_set(cfg, v, "--set", e);
+    if (!strcmp(a, "--sweep")) return ob_config_add_sweep(cfg, v, "--sweep", e);
+    if (!strcmp(a, "--name")) return ob_config_set_name(cfg, v, "--name", e);
+    if (!strcmp(a, "--exclude")) return ob_config_add_exclude_text(cfg, v, "--exclude", e);
+    if (!strcmp(a, "--checkpoint-every")) return flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg->checkpoint_every, e);
+    if (!strcmp(a, "--checkpoint-keep")) {
+        int64_t keep = 0;
+        OB_TRY(flag_int(a, v, 1, 100, &keep, e));
+        cfg->checkpoint_keep = (int)keep;
+        return OB_OK;
+    }
+    if (!strcmp(a, "--checkpoint-dir")) {
+        if (!*v || strlen(v) >= sizeof cfg->checkpoint_dir - 64)
+            return ob_fail(e, OB_ERR_INPUT, "--checkpoint-dir '%s': empty or too long", v);
+        snprintf(cfg->checkpoint_dir, sizeof cfg->checkpoint_dir, "%s", v);
+        return OB_OK;
+    }
+    if (!strcmp(a, "--shard")) return ob_config_set_shard(cfg, v, "--shard", e);
+    if (!strcmp(a, "--devices")) return ob_config_set_devices(cfg, v, "--devices", e);
+    if (!strcmp(a, "--data-parallel")) {
+        int64_t dp = 0;
+        OB_TRY(flag_int(a, v, 1, OB_CFG_MAX_REPLICAS, &dp, e));
+        cfg->data_parallel = (int)dp;
+        snprintf(cfg->origin_data_parallel, sizeof cfg->origin_data_parallel, "--data-parallel");
+        return OB_OK;
+    }
+    if (!strcmp(a, "--dump-params")) {
+        if (!*v || strlen(v) >= sizeof cfg->dump_params - 64)
+            return ob_fail(e, OB_ERR_INPUT, "--dump-params '%s': empty or too long", v);
+        snprintf(cfg->dump_params, sizeof cfg->dump_params, "%s", v);
+        return OB_OK;
+    }
+    return ob_fail(e, OB_ERR_INPUT, "unknown option '%s' (see optbench run --help)", a);
+}
+
+/* The command line into cfg: the config file it names first, then its
+ * flags, so that flags override the file whatever their order. */
+static ob_status read_command_line(int argc, char **argv, ob_config *cfg, int *dry, int *print_config, ob_err *e)
+{
+    const char *config = NULL;
+    OB_TRY(check_args(argc, argv, &config, e));
+    if (config) OB_TRY(ob_config_load_file(cfg, config, e));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!is_option(a)) continue;
+        if (!strcmp(a, "--dry-run")) *dry = 1;
+        else if (!strcmp(a, "--print-config")) *print_config = 1;
+        else if (!strcmp(a, "--resume")) cfg->resume = 1;
+        else OB_TRY(apply_flag(cfg, a, argv[++i], e));
+    }
+    if (*dry && *print_config)
+        return ob_fail(e, OB_ERR_INPUT, "--dry-run and --print-config print different things (the matrix; the "
+                       "effective configuration as YAML, to save as a file): give one");
+    if (!cfg->db[0]) snprintf(cfg->db, sizeof cfg->db, "optbench.db");
+    return OB_OK;
+}
+
+/* The matrix of cfg, checked whole before anything is written: every
+ * pair's routing, data parallelism, and (--resume of a search an earlier
+ * build stored) its draws. On failure m holds nothing. */
+static ob_status build_matrix(ob_config *cfg, ob_matrix *m, ob_err *e)
+{
+    OB_TRY(ob_matrix_expand(cfg, m, stderr, e));
+    ob_status s = ob_matrix_check_routing(cfg, m, stderr, NULL, e);
+    if (s == OB_OK) s = check_data_parallel(cfg, m, e);
+    if (s == OB_OK) s = ob_resume_search_draws(cfg, m, e);
+    if (s != OB_OK) ob_matrix_free(m);
+    return s;
+}
+
+/* Notes on the configuration as it will run: the shard, an eval_every past
+ * the steps, --devices on the CPU. With --devices, an auto backend is
+ * chosen here, one for every device. */
+static void note_setup(ob_config *cfg, int from_env, int dry)
+{
+    if (cfg->shard_n > 0)
+        fprintf(stderr, "optbench: shard %d/%d%s: the cells whose index is %d mod %d\n", cfg->shard_k, cfg->shard_n,
+                from_env ? " (from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT)" : "", cfg->shard_k, cfg->shard_n);
+    if (cfg->n_devices > 0 && !strcmp(cfg->backend, "auto")) {
+        /* one backend for every device: take it now */
+        const ob_backend_ops *cu = ob_cuda_backend_ops();
+        char d[256];
+        snprintf(cfg->backend, sizeof cfg->backend, "%s",
+                 cu && cu->probe(cfg->devices[0], d, sizeof d) ? "cuda" : "cpu");
+    }
+    if (cfg->eval_every > cfg->steps)
+        fprintf(stderr,
+                "optbench: note: eval_every %lld is more than the %lld steps of a run: each run is evaluated at "
+                "its end only (as eval_every 0)\n", (long long)cfg->eval_every, (long long)cfg->steps);
+    if (cfg->n_devices > 0 && !strcmp(cfg->backend, "cpu") && !dry)
+        fprintf(stderr,
+                "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores, each on "
+                "its share of the threads, which its runs record as their device (the cpu backend has one device; "
+                "each listed index is one more worker; a result's bits follow its thread count)\n",
+                cfg->n_devices / (cfg->data_parallel > 1 ? cfg->data_parallel : 1));
+}
+
+/* The checkpoints' folder: a file in its place would fail only at the first
+ * checkpoint, after runs were stored. */
+static ob_status check_checkpoint_place(const ob_config *cfg, ob_err *e)
+{
+    char ck[1200];
+    if (cfg->checkpoint_dir[0]) snprintf(ck, sizeof ck, "%s", cfg->checkpoint_dir);
+    else snprintf(ck, sizeof ck, "%s.ckpt", cfg->db);
+    struct stat sb;
+    if (stat(ck, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return ob_fail(e, OB_ERR_INPUT, "the checkpoints' folder '%s' is a file: give another checkpoint_dir "
+                       "(--checkpoint-dir DIR), or move the file", ck);
+    return OB_OK;
+}
+
+/* --dry-run: the matrix, and with --resume what it would do with the
+ * database (read only). */
+static ob_status dry_run(const ob_config *cfg, const ob_matrix *m, ob_err *e)
+{
+    print_dry_run(cfg, m);
+    if (!cfg->resume) return OB_OK;
+    struct stat sb;
+    if (stat(cfg->db, &sb) != 0) {
+        printf("--resume: no database '%s' yet; it would start a new benchmark\n", cfg->db);
+        return OB_OK;
+    }
+    if (ob_store_empty(cfg->db)) {
+        printf("--resume: database '%s' holds no results yet (a run stopped as it created it); it would "
+               "start a new benchmark\n", cfg->db);
+        return OB_OK;
+    }
+    ob_store *st = NULL;
+    char line[1400];
+    ob_status s = ob_store_open(cfg->db, OB_STORE_READONLY, &st, e);
+    if (s == OB_OK) s = ob_run_resume_preview(cfg, m, st, line, sizeof line, e);
+    if (s == OB_OK) printf("%s\n", line);
+    ob_store_close(st);
+    return s;
+}
+
+/* The folders the runs write into, tried now: one that cannot be made is
+ * bad input before anything is stored, not runs failed or stopped midway. */
+static ob_status check_run_folders(const ob_config *cfg, ob_err *e)
+{
+    if (cfg->checkpoint_dir[0])
+        OB_TRY(check_run_folder(cfg->checkpoint_dir,
+                                "the checkpoints (--checkpoint-dir, or checkpoint_dir in a config)", e));
+    if (cfg->dump_params[0]) OB_TRY(check_run_folder(cfg->dump_params, "--dump-params", e));
+    return OB_OK;
+}
+
+/* The device the cells run on (with --devices, the first is opened to
+ * check it, said, and closed: each worker opens its own). */
+static ob_status open_device(const ob_config *cfg, const char *asked, ob_device *dev, ob_err *e)
+{
+    memset(dev, 0, sizeof *dev);
+    int first_dev = cfg->n_devices > 0 ? cfg->devices[0] : 0;
+    OB_TRY(ob_device_open(dev, cfg->backend, first_dev, e));
+    if (cfg->n_devices > 0) {
+        fprintf(stderr, "optbench: backend %s -> %s, devices", asked, dev->ops->name);
+        for (int i = 0; i < cfg->n_devices; i++) fprintf(stderr, "%s%d", i ? "," : " ", cfg->devices[i]);
+        fprintf(stderr, " (%s)\n", dev->desc);
+        ob_device_close(dev);
+    }
+    return OB_OK;
+}
+
+/* The run's banner, once the database is open: the device, the matrix. */
+static void print_banner(const ob_config *cfg, const ob_matrix *m, const char *asked, const ob_device *dev)
+{
+    if (cfg->n_devices == 0)
+        fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg->backend, dev->ops->name, dev->desc);
+    if (!strcmp(asked, "auto") && ob_cuda_backend_built() && !ob_cuda_backend_ops())
+        fprintf(stderr, "optbench: note: %s\n", ob_cuda_backend_missing());
+    fprintf(stderr, "optbench: %d cell%s, %lld steps each, into %s\n", m->n, m->n == 1 ? "" : "s",
+            (long long)cfg->steps, cfg->db);
+    if (cfg->data_parallel > 1)
+        fprintf(stderr, "optbench: each run on %d data-parallel replicas%s\n", cfg->data_parallel,
+                cfg->n_devices == 0 && !strcmp(dev->ops->name, "cpu") ? " (on the CPU one after another: no faster)"
+                                                                      : "");
+}
+
+/* The last lines: what became of the cells, and the command to report. */
+static void print_summary(const ob_config *cfg, const ob_run_summary *sum)
+{
+    fprintf(stderr, "optbench: %d done, %d diverged, %d failed", sum->done, sum->diverged, sum->failed);
+    if (sum->skipped) fprintf(stderr, ", %d finished before", sum->skipped);
+    if (sum->resumed) fprintf(stderr, ", %d continued from a checkpoint", sum->resumed);
+    if (sum->restarted) fprintf(stderr, ", %d started over (no usable checkpoint)", sum->restarted);
+    if (sum->retried) fprintf(stderr, ", %d failed before and run again", sum->retried);
+    if (sum->busy) fprintf(stderr, ", %d run by another process", sum->busy);
+    fprintf(stderr, "; benchmark %lld in %s\n", (long long)sum->bench_id, cfg->db);
+    /* a command to paste: the path quoted for a shell where it needs it */
+    int plain = cfg->db[0] != '\0';
+    for (const char *p = cfg->db; *p && plain; p++) plain = isalnum((unsigned char)*p) || strchr("_./-+:,=@%", *p);
+    fprintf(stderr, "optbench: next: optbench report --db ");
+    if (plain) fputs(cfg->db, stderr);
+    else {
+        fputc('\'', stderr);
+        for (const char *p = cfg->db; *p; p++) *p == '\'' ? fputs("'\\''", stderr) : fputc(*p, stderr);
+        fputc('\'', stderr);
+    }
+    fprintf(stderr, " --out report/\n");
+}
+
+/* The matrix run on the device into the database: the exit status (that of
+ * a stopping signal, 1 when a cell failed), or -1 with e set. */
+static int run_it(ob_config *cfg, ob_matrix *m, const char *asked, ob_err *e)
+{
+    ob_device dev;
+    if (open_device(cfg, asked, &dev, e) != OB_OK) return -1;
+    ob_store *store = NULL;
+    if (ob_store_open(cfg->db, OB_STORE_CREATE, &store, e) != OB_OK) {
+        if (cfg->n_devices == 0) ob_device_close(&dev);
+        return -1;
+    }
+    print_banner(cfg, m, asked, &dev);
+    ob_run_summary sum;
+    ob_signals_install();
+    ob_status s = ob_run_matrix(cfg, m, cfg->n_devices > 0 ? NULL : &dev, store, &sum, e);
+    /* after a stop the handlers stay until the last line is out: a second
+     * SIGTERM (a batch system may send two) must not cut it short */
+    if (!(s == OB_ERR_INTERRUPTED && sum.stop_signal)) ob_signals_restore();
+    ob_store_close(store);
+    if (cfg->n_devices == 0) ob_device_close(&dev);
+    if (s == OB_ERR_INTERRUPTED && sum.stop_signal) {
+        ob_cli_error(1, "%s", e->msg);
+        ob_signals_restore();
+        return ob_signal_exit_code(sum.stop_signal);
+    }
+    ob_signals_restore();
+    if (s != OB_OK) return -1;
+    print_summary(cfg, &sum);
+    return sum.failed ? 1 : 0;
+}
+
 int ob_cmd_run(int argc, char **argv)
 {
     static const char *const single[] = {"--workloads", "--optimizers", "--lrs", "--seeds", "--steps",
@@ -461,293 +754,41 @@ int ob_cmd_run(int argc, char **argv)
                                          "--checkpoint-every", "--checkpoint-keep", "--checkpoint-dir", "--shard",
                                          "--devices", "--data-parallel", "--dump-params"};
     ob_cli_once(NULL, argc, argv, single, OB_CLI_COUNT(single));
-    ob_config cfg;
-    ob_config_init(&cfg);
-    ob_err e;
-    ob_err_clear(&e);
-    int dry = 0, print_config = 0, rc = 0;
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             run_usage(stdout);
             return 0;
         }
-    /* The shape of the command line, then the config file, so that flags
-     * override it whatever their order. */
-    const char *config = NULL;
-    if (check_args(argc, argv, &config, &e) != OB_OK) goto fail;
-    if (config && ob_config_load_file(&cfg, config, &e) != OB_OK) goto fail;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!is_option(a)) continue;
-        if (!strcmp(a, "--dry-run")) {
-            dry = 1;
-            continue;
-        }
-        if (!strcmp(a, "--print-config")) {
-            print_config = 1;
-            continue;
-        }
-        if (!strcmp(a, "--resume")) {
-            cfg.resume = 1;
-            continue;
-        }
-        const char *v = argv[++i];
-        ob_status s = OB_OK;
-        if (!strcmp(a, "--workloads")) {
-            snprintf(cfg.origin_workloads, sizeof cfg.origin_workloads, "--workloads");
-            s = ob_config_set_names(cfg.workloads, &cfg.n_workloads, v, "workloads", "--workloads", &e);
-        } else if (!strcmp(a, "--optimizers")) {
-            snprintf(cfg.origin_optimizers, sizeof cfg.origin_optimizers, "--optimizers");
-            s = ob_config_set_names(cfg.optimizers, &cfg.n_optimizers, v, "optimizers", "--optimizers", &e);
-        } else if (!strcmp(a, "--lrs")) {
-            /* the flag replaces every list of the file */
-            cfg.n_lr_lists = 1;
-            memset(&cfg.lrs[0], 0, sizeof cfg.lrs[0]);
-            s = ob_config_set_lrs(&cfg.lrs[0], v, "--lrs", &e);
-        } else if (!strcmp(a, "--seeds")) s = ob_config_set_seeds(&cfg, v, 0, "--seeds", &e);
-        else if (!strcmp(a, "--steps")) s = flag_int(a, v, 1, OB_CFG_MAX_STEPS, &cfg.steps, &e);
-        else if (!strcmp(a, "--eval-every")) s = flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg.eval_every, &e);
-        else if (!strcmp(a, "--confirm-seeds")) {
-            snprintf(cfg.origin_confirm, sizeof cfg.origin_confirm, "--confirm-seeds");
-            s = flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg.confirm_seeds, &e);
-        }
-        else if (!strcmp(a, "--confirm-configs")) {
-            snprintf(cfg.origin_confirm_configs, sizeof cfg.origin_confirm_configs, "--confirm-configs");
-            s = ob_config_set_confirm_configs(&cfg, v, "--confirm-configs", &e);
-        }
-        else if (!strcmp(a, "--search-seed")) {
-            snprintf(cfg.origin_search_seed, sizeof cfg.origin_search_seed, "--search-seed");
-            s = flag_int(a, v, 0, OB_CFG_MAX_SEED, &cfg.search_seed, &e);
-        }
-        else if (!strcmp(a, "--search-draws")) {
-            snprintf(cfg.origin_search_draws, sizeof cfg.origin_search_draws, "--search-draws");
-            s = flag_int(a, v, 1, OB_SEARCH_DRAWS, &cfg.search_draws, &e);
-        }
-        else if (!strcmp(a, "--studies")) {
-            snprintf(cfg.origin_studies, sizeof cfg.origin_studies, "--studies");
-            s = flag_int(a, v, 1, OB_MAX_STUDIES, &cfg.studies, &e);
-        }
-        else if (!strcmp(a, "--trials")) {
-            snprintf(cfg.origin_trials, sizeof cfg.origin_trials, "--trials");
-            s = flag_int(a, v, 1, OB_MAX_TRIALS, &cfg.trials, &e);
-        }
-        else if (!strcmp(a, "--db")) {
-            if (!*v)
-                s = ob_fail(&e, OB_ERR_INPUT, "--db is empty: give the database file (e.g. --db results.db), or "
-                            "leave --db out for ./optbench.db");
-            else if (strlen(v) >= sizeof cfg.db - 64) /* room for DB.ckpt/run-N/... beside it */
-                s = ob_fail(&e, OB_ERR_INPUT, "--db: the path is %zu bytes long; at most %zu (give a shorter path)",
-                            strlen(v), sizeof cfg.db - 65);
-            else snprintf(cfg.db, sizeof cfg.db, "%s", v);
-        }
-        else if (!strcmp(a, "--backend")) {
-            if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
-                s = ob_fail(&e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);
-            else snprintf(cfg.backend, sizeof cfg.backend, "%s", v);
-        } else if (!strcmp(a, "--set")) s = ob_config_add_set(&cfg, v, "--set", &e);
-        else if (!strcmp(a, "--sweep")) s = ob_config_add_sweep(&cfg, v, "--sweep", &e);
-        else if (!strcmp(a, "--name")) s = ob_config_set_name(&cfg, v, "--name", &e);
-        else if (!strcmp(a, "--exclude")) s = ob_config_add_exclude_text(&cfg, v, "--exclude", &e);
-        else if (!strcmp(a, "--checkpoint-every")) s = flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg.checkpoint_every, &e);
-        else if (!strcmp(a, "--checkpoint-keep")) {
-            int64_t keep = 0;
-            if ((s = flag_int(a, v, 1, 100, &keep, &e)) == OB_OK) cfg.checkpoint_keep = (int)keep;
-        } else if (!strcmp(a, "--checkpoint-dir")) {
-            if (!*v || strlen(v) >= sizeof cfg.checkpoint_dir - 64)
-                s = ob_fail(&e, OB_ERR_INPUT, "--checkpoint-dir '%s': empty or too long", v);
-            else snprintf(cfg.checkpoint_dir, sizeof cfg.checkpoint_dir, "%s", v);
-        } else if (!strcmp(a, "--shard")) s = ob_config_set_shard(&cfg, v, "--shard", &e);
-        else if (!strcmp(a, "--devices")) s = ob_config_set_devices(&cfg, v, "--devices", &e);
-        else if (!strcmp(a, "--data-parallel")) {
-            int64_t dp = 0;
-            if ((s = flag_int(a, v, 1, OB_CFG_MAX_REPLICAS, &dp, &e)) == OB_OK) {
-                cfg.data_parallel = (int)dp;
-                snprintf(cfg.origin_data_parallel, sizeof cfg.origin_data_parallel, "--data-parallel");
-            }
-        }
-        else if (!strcmp(a, "--dump-params")) {
-            if (!*v || strlen(v) >= sizeof cfg.dump_params - 64)
-                s = ob_fail(&e, OB_ERR_INPUT, "--dump-params '%s': empty or too long", v);
-            else snprintf(cfg.dump_params, sizeof cfg.dump_params, "%s", v);
-        }
-        else s = ob_fail(&e, OB_ERR_INPUT, "unknown option '%s' (see optbench run --help)", a);
-        if (s != OB_OK) goto fail;
-    }
-    if (dry && print_config) {
-        ob_fail(&e, OB_ERR_INPUT, "--dry-run and --print-config print different things (the matrix; the effective "
-                "configuration as YAML, to save as a file): give one");
-        goto fail;
-    }
-    if (!cfg.db[0]) snprintf(cfg.db, sizeof cfg.db, "optbench.db");
-    int from_env = 0;
-    if (ob_config_shard_from_env(&cfg, &from_env, &e) != OB_OK) goto fail;
-
+    ob_config cfg;
+    ob_config_init(&cfg);
+    ob_err e;
+    ob_err_clear(&e);
+    int dry = 0, print_config = 0, from_env = 0, rc = -1;
     ob_matrix m;
-    if (ob_matrix_expand(&cfg, &m, stderr, &e) != OB_OK) goto fail;
-    /* every pair's routing, before anything is written */
-    if (ob_matrix_check_routing(&cfg, &m, stderr, NULL, &e) != OB_OK) {
-        ob_matrix_free(&m);
-        goto fail;
-    }
-    if (check_data_parallel(&cfg, &m, &e) != OB_OK) {
-        ob_matrix_free(&m);
-        goto fail;
-    }
-    /* --resume of a search an earlier build stored: its draws */
-    if (ob_resume_search_draws(&cfg, &m, &e) != OB_OK) {
-        ob_matrix_free(&m);
-        goto fail;
-    }
+    if (read_command_line(argc, argv, &cfg, &dry, &print_config, &e) != OB_OK ||
+        ob_config_shard_from_env(&cfg, &from_env, &e) != OB_OK || build_matrix(&cfg, &m, &e) != OB_OK)
+        goto out;
     if (print_config) {
         char *y = NULL;
         ob_matrix_free(&m);
-        if (ob_config_to_yaml(&cfg, &y, &e) != OB_OK) goto fail;
-        fputs(y, stdout);
+        if (ob_config_to_yaml(&cfg, &y, &e) == OB_OK) {
+            fputs(y, stdout);
+            rc = 0;
+        }
         free(y);
-        ob_config_free(&cfg);
-        return 0;
+        goto out;
     }
-    if (cfg.shard_n > 0)
-        fprintf(stderr, "optbench: shard %d/%d%s: the cells whose index is %d mod %d\n", cfg.shard_k, cfg.shard_n,
-                from_env ? " (from SLURM_ARRAY_TASK_ID / SLURM_ARRAY_TASK_COUNT)" : "", cfg.shard_k, cfg.shard_n);
     char asked[sizeof cfg.backend]; /* as given, for the banner: "auto -> cuda" */
     snprintf(asked, sizeof asked, "%s", cfg.backend);
-    if (cfg.n_devices > 0 && !strcmp(cfg.backend, "auto")) {
-        /* one backend for every device: take it now */
-        const ob_backend_ops *cu = ob_cuda_backend_ops();
-        char d[256];
-        snprintf(cfg.backend, sizeof cfg.backend, "%s", cu && cu->probe(cfg.devices[0], d, sizeof d) ? "cuda" : "cpu");
+    note_setup(&cfg, from_env, dry);
+    if (check_checkpoint_place(&cfg, &e) == OB_OK) {
+        if (dry) rc = dry_run(&cfg, &m, &e) == OB_OK ? 0 : -1;
+        else if (check_run_folders(&cfg, &e) == OB_OK) rc = run_it(&cfg, &m, asked, &e);
     }
-    if (cfg.eval_every > cfg.steps)
-        fprintf(stderr,
-                "optbench: note: eval_every %lld is more than the %lld steps of a run: each run is evaluated at "
-                "its end only (as eval_every 0)\n", (long long)cfg.eval_every, (long long)cfg.steps);
-    if (cfg.n_devices > 0 && !strcmp(cfg.backend, "cpu") && !dry)
-        fprintf(stderr,
-                "optbench: note: --devices with the cpu backend: %d cells at a time share the CPU cores, each on "
-                "its share of the threads, which its runs record as their device (the cpu backend has one device; "
-                "each listed index is one more worker; a result's bits follow its thread count)\n",
-                cfg.n_devices / (cfg.data_parallel > 1 ? cfg.data_parallel : 1));
-    {
-        /* the checkpoints' folder: a file in its place would fail only at the
-         * first checkpoint, after runs were stored */
-        char ck[1200];
-        if (cfg.checkpoint_dir[0]) snprintf(ck, sizeof ck, "%s", cfg.checkpoint_dir);
-        else snprintf(ck, sizeof ck, "%s.ckpt", cfg.db);
-        struct stat sb;
-        if (stat(ck, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
-            ob_matrix_free(&m);
-            ob_fail(&e, OB_ERR_INPUT, "the checkpoints' folder '%s' is a file: give another checkpoint_dir "
-                    "(--checkpoint-dir DIR), or move the file", ck);
-            goto fail;
-        }
-    }
-    if (dry) {
-        print_dry_run(&cfg, &m);
-        if (cfg.resume) {
-            /* what --resume would do with this database, read only */
-            struct stat sb;
-            ob_store *st = NULL;
-            char line[1400];
-            if (stat(cfg.db, &sb) != 0) {
-                printf("--resume: no database '%s' yet; it would start a new benchmark\n", cfg.db);
-            } else if (ob_store_empty(cfg.db)) {
-                printf("--resume: database '%s' holds no results yet (a run stopped as it created it); it would "
-                       "start a new benchmark\n", cfg.db);
-            } else if (ob_store_open(cfg.db, OB_STORE_READONLY, &st, &e) != OB_OK ||
-                       ob_run_resume_preview(&cfg, &m, st, line, sizeof line, &e) != OB_OK) {
-                ob_store_close(st);
-                ob_matrix_free(&m);
-                goto fail;
-            } else {
-                printf("%s\n", line);
-                ob_store_close(st);
-            }
-        }
-        ob_matrix_free(&m);
-        ob_config_free(&cfg);
-        return 0;
-    }
-    /* the folders the runs write into, tried now: one that cannot be made is
-     * bad input before anything is stored, not runs failed or stopped midway */
-    if ((cfg.checkpoint_dir[0] &&
-         check_run_folder(cfg.checkpoint_dir, "the checkpoints (--checkpoint-dir, or checkpoint_dir in a config)", &e) !=
-             OB_OK) ||
-        (cfg.dump_params[0] && check_run_folder(cfg.dump_params, "--dump-params", &e) != OB_OK)) {
-        ob_matrix_free(&m);
-        goto fail;
-    }
-
-    ob_device dev;
-    memset(&dev, 0, sizeof dev);
-    int first_dev = cfg.n_devices > 0 ? cfg.devices[0] : 0;
-    if (ob_device_open(&dev, cfg.backend, first_dev, &e) != OB_OK) {
-        ob_matrix_free(&m);
-        goto fail;
-    }
-    if (cfg.n_devices > 0) {
-        /* each worker opens its own device; this one only checked the first */
-        fprintf(stderr, "optbench: backend %s -> %s, devices", asked, dev.ops->name);
-        for (int i = 0; i < cfg.n_devices; i++) fprintf(stderr, "%s%d", i ? "," : " ", cfg.devices[i]);
-        fprintf(stderr, " (%s)\n", dev.desc);
-        ob_device_close(&dev);
-    }
-    ob_store *store = NULL;
-    if (ob_store_open(cfg.db, OB_STORE_CREATE, &store, &e) != OB_OK) {
-        if (cfg.n_devices == 0) ob_device_close(&dev);
-        ob_matrix_free(&m);
-        goto fail;
-    }
-    if (cfg.n_devices == 0) fprintf(stderr, "optbench: backend %s -> %s (%s)\n", cfg.backend, dev.ops->name, dev.desc);
-    if (!strcmp(asked, "auto") && ob_cuda_backend_built() && !ob_cuda_backend_ops())
-        fprintf(stderr, "optbench: note: %s\n", ob_cuda_backend_missing());
-    fprintf(stderr, "optbench: %d cell%s, %lld steps each, into %s\n", m.n, m.n == 1 ? "" : "s", (long long)cfg.steps,
-            cfg.db);
-    if (cfg.data_parallel > 1)
-        fprintf(stderr, "optbench: each run on %d data-parallel replicas%s\n", cfg.data_parallel,
-                cfg.n_devices == 0 && !strcmp(dev.ops->name, "cpu") ? " (on the CPU one after another: no faster)"
-                                                                    : "");
-    ob_run_summary sum;
-    ob_signals_install();
-    ob_status s = ob_run_matrix(&cfg, &m, cfg.n_devices > 0 ? NULL : &dev, store, &sum, &e);
-    /* after a stop the handlers stay until the last line is out: a second
-     * SIGTERM (a batch system may send two) must not cut it short */
-    if (!(s == OB_ERR_INTERRUPTED && sum.stop_signal)) ob_signals_restore();
-    ob_store_close(store);
-    if (cfg.n_devices == 0) ob_device_close(&dev);
     ob_matrix_free(&m);
-    if (s == OB_ERR_INTERRUPTED && sum.stop_signal) {
-        ob_config_free(&cfg);
-        ob_cli_error(1, "%s", e.msg);
-        ob_signals_restore();
-        return ob_signal_exit_code(sum.stop_signal);
-    }
-    ob_signals_restore();
-    if (s != OB_OK) goto fail;
-    fprintf(stderr, "optbench: %d done, %d diverged, %d failed", sum.done, sum.diverged, sum.failed);
-    if (sum.skipped) fprintf(stderr, ", %d finished before", sum.skipped);
-    if (sum.resumed) fprintf(stderr, ", %d continued from a checkpoint", sum.resumed);
-    if (sum.restarted) fprintf(stderr, ", %d started over (no usable checkpoint)", sum.restarted);
-    if (sum.retried) fprintf(stderr, ", %d failed before and run again", sum.retried);
-    if (sum.busy) fprintf(stderr, ", %d run by another process", sum.busy);
-    fprintf(stderr, "; benchmark %lld in %s\n", (long long)sum.bench_id, cfg.db);
-    /* a command to paste: the path quoted for a shell where it needs it */
-    int plain = cfg.db[0] != '\0';
-    for (const char *p = cfg.db; *p && plain; p++) plain = isalnum((unsigned char)*p) || strchr("_./-+:,=@%", *p);
-    fprintf(stderr, "optbench: next: optbench report --db ");
-    if (plain) fputs(cfg.db, stderr);
-    else {
-        fputc('\'', stderr);
-        for (const char *p = cfg.db; *p; p++) *p == '\'' ? fputs("'\\''", stderr) : fputc(*p, stderr);
-        fputc('\'', stderr);
-    }
-    fprintf(stderr, " --out report/\n");
-    rc = sum.failed ? 1 : 0;
+out:
     ob_config_free(&cfg);
-    return rc;
-fail:
-    ob_config_free(&cfg);
-    return ob_cli_error(ob_exit_code(e.status), "%s", e.msg);
+    return rc >= 0 ? rc : ob_cli_error(ob_exit_code(e.status), "%s", e.msg);
 }
 
 /* ---- list ------------------------------------------------------------------ */

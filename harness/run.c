@@ -1139,6 +1139,25 @@ static ob_status cell_train(cell_run *cr, int *stop_matrix, ob_err *e)
 static ob_status cell_end(cell_run *cr, ob_run_result *res, ob_err *e)
 {
     const ob_config *cfg = cr->x->cfg;
+    if (cr->diverged_step < 0 && cr->bad_streak > 0) {
+        /* it ended in a streak of non-finite steps shorter than
+         * max_bad_steps: where no loss of its final stretch is finite, it has
+         * no final loss, and diverged where the streak began */
+        double final_loss, best_loss;
+        ob_curve_summary(cr->cs.losses, cr->done, &final_loss, &best_loss);
+        if (isnan(final_loss)) {
+            cr->diverged_step = cr->bad_from;
+            cr->cs.n_events = 0;
+            const int64_t tail = cr->done / 10 > 0 ? cr->done / 10 : 1; /* ob_curve_summary's */
+            char last[48] = "step";
+            if (tail > 1) snprintf(last, sizeof last, "%lld steps", (long long)tail);
+            add_event(&cr->cs, cr->bad_from, "diverged",
+                      "%lld consecutive non-finite steps at the end of the run: no finite loss in its last %s",
+                      (long long)cr->bad_streak, last);
+            CELL_STORE(cr, ob_store_append(cr->store, cr->j->run_id, NULL, 0, NULL, 0, cr->cs.events,
+                                           cr->cs.n_events, cr->store_err));
+        }
+    }
     if (cr->diverged_step < 0 && !cr->have_eval) {
         ob_eval_point ep;
         OB_TRY(eval_now(&cr->cs, cr->done, &cr->last_eval, &ep, e));

@@ -1315,8 +1315,8 @@ static void note_devices(ob_compare *out, const ob_dataset *B, const ob_dataset 
         device_name(rb, tb, sizeof tb);
         device_name(rc, tc, sizeof tc);
         if (out->n_device_differs++ == 0) {
-            memcpy(out->device_base, tb, sizeof tb);
-            memcpy(out->device_cand, tc, sizeof tc);
+            snprintf(out->device_base, sizeof out->device_base, "%s", tb);
+            snprintf(out->device_cand, sizeof out->device_cand, "%s", tc);
         } else if (strcmp(tb, out->device_base) || strcmp(tc, out->device_cand)) {
             out->device_mixed = 1;
         }

@@ -150,8 +150,9 @@ typedef struct ob_cmp_group {
                                * step time's); no data where the database of either side predates
                                * it (schema < 4) or too few cells are left */
     int time_cells;           /* matched cells timed on both sides */
-    int time_mean_cells;      /* of them, with a mean step time on both sides (time_mean.n of
-                               * them were judged) */
+    int time_mean_cells;      /* the cells the mean step time was looked for in: every timed
+                               * cell (time_mean.n of them had a mean on both sides and were
+                               * judged) */
     int time_mean_machine;    /* the mean's verdict was set aside: every group's mean moved
                                * together while the medians did not (time_mean_shift) */
     int time_unsteady;        /* of them, left out: timing unsteady on one side */

@@ -2219,159 +2219,194 @@ static ob_status bar_slots_make(const ob_dataset *d, const ob_stats *s, int kind
 static double bar_slot(int n_opt) { return 1.0 / (n_opt + 1); }
 static double bar_x(int w, int o, int n_opt) { return w + (o - (n_opt - 1) / 2.0) * bar_slot(n_opt); }
 
-static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *dir, int kind,
-                          ob_figures *out, ob_err *e)
-{
-    /* kind 0: step time, 1: peak memory, 2: optimizer state, 3: time to target.
-     * A dot plot, not bars: on a log axis a bar's length depends on where the
-     * axis happens to start, so it means nothing; a point per optimizer, its
-     * colour and marker shape from style.gp, reads by its position alone and
-     * tells the optimizers apart in grey and to a colour-blind reader too */
-    static const char *const stems[] = {"step_time", "memory_peak", "memory_state", "time_to_target"};
-    static const char *const files[] = {"bars_step_ms.csv", "bars_peak_mem.csv",
-                                        "bars_state_bytes.csv", "bars_time_to_target.csv"};
-    static const char *const fig_titles[] = {"Step time", "Peak memory", "Optimizer state", "Time to target"};
-    if (d->n_opt == 0 || d->n_wl == 0) return OB_OK;
-    /* what each slot shows: 0 nothing, 1 a point, 2 a zero value (a "0 B"
-     * mark), 3 not reached, 4 reached but untimed, 5 a pair left out of the
-     * matrix (a "not run" mark), 6 runs without the value (a "no data" mark:
-     * every run diverged before the warm-up ended, say), 7 a workload whose
-     * target the loss met before training (time to target not ranked), 8 not
-     * reached because every run diverged, at every lr (ob_group_no_best's
-     * "every run diverged"), which "not reached" would tell as merely slow,
-     * 9 runs without the value that all diverged (before the first timed
-     * step, say: "every run diverged" rather than "no data") */
+/* The dot plots' stems, tables and titles, by kind (fig_bars): 0 step
+ * time, 1 peak memory, 2 optimizer state, 3 time to target. */
+static const char *const bar_stems[] = {"step_time", "memory_peak", "memory_state", "time_to_target"};
+static const char *const bar_files[] = {"bars_step_ms.csv", "bars_peak_mem.csv", "bars_state_bytes.csv",
+                                        "bars_time_to_target.csv"};
+static const char *const bar_titles[] = {"Step time", "Peak memory", "Optimizer state", "Time to target"};
+
+/* One dot plot as fig_bars lays it out: its slots, what each shows, how
+ * many of each there are, and the y axis. what[w * b.n + j], what slot j of
+ * workload w shows: 0 nothing, 1 a point, 2 a zero value (a "0 B" mark), 3
+ * not reached, 4 reached but untimed, 5 a pair left out of the matrix (a
+ * "not run" mark), 6 runs without the value (a "no data" mark: every run
+ * diverged before the warm-up ended, say), 7 a workload whose target the
+ * loss met before training (time to target not ranked), 8 not reached
+ * because every run diverged, at every lr (ob_group_no_best's "every run
+ * diverged"), which "not reached" would tell as merely slow, 9 runs without
+ * the value that all diverged (before the first timed step, say: "every run
+ * diverged" rather than "no data"). */
+typedef struct bar_fig {
+    int kind;
     bar_slots b;
-    OB_TRY(bar_slots_make(d, s, kind, &b, e));
-    const int n_col = b.n, n_slots = d->n_wl * n_col;
-    int *what = calloc((size_t)n_slots, sizeof *what);
-    if (!what) {
-        bar_slots_free(&b);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    int *what;
+    range r; /* the values drawn, time intervals' ends included */
+    int n_bars, n_zero, n_unreached, n_untimed, n_groups, n_notrun, n_atstart;
+    int n_alldiv, n_ranges, n_open;
+    double scale;     /* the axis's unit in the table's */
+    const char *unit; /* its name ("" for milliseconds of step time) */
+    int logy;
+    int time_tics; /* a log axis of times whose tics name their own units */
+    double ytop;   /* the top of the y range */
+    char yrange[128];
+} bar_fig;
+
+/* Slot m of the time to target for group g on workload w (bf->what's
+ * codes), counted, its time and interval added to bf->r. */
+static void bars_what_tt(const ob_stats *s, int w, const ob_group *g, bar_fig *bf, int *m)
+{
+    if (s->target_at_start[w]) *m = 7, bf->n_atstart++;
+    else if (g->tt_censored && g->n_finished > 0 && g->n_diverged == g->n_finished) *m = 8, bf->n_alldiv++;
+    else if (g->tt_censored) *m = 3, bf->n_unreached++;
+    else if (!isfinite(g->tt_time_s)) *m = 4, bf->n_untimed++;
+    else *m = 1, bf->n_bars++;
+    if (*m == 1) range_add(&bf->r, g->tt_time_s);
+    double lo, hi;
+    if (*m == 1 && ob_group_tt_interval(g, 0, &lo, &hi) && lo < hi) { /* its interval, drawn as a bar */
+        range_add(&bf->r, lo);
+        if (isfinite(hi)) range_add(&bf->r, hi);
+        else bf->n_open++; /* a seed never got there: the bar runs to the top */
+        bf->n_ranges++;
     }
-    range r = {NAN, NAN};
-    int n_bars = 0, n_zero = 0, n_unreached = 0, n_untimed = 0, n_groups = 0, n_notrun = 0, n_atstart = 0;
-    int n_alldiv = 0, n_ranges = 0, n_open = 0;
+}
+
+/* Slot m of step time, peak memory or optimizer state for group g (bf->what's
+ * codes), counted, its value added to bf->r. */
+static void bars_what_value(const ob_group *g, bar_fig *bf, int *m)
+{
+    const int kind = bf->kind;
+    double v = kind == 0 ? g->step_ms_median
+             : kind == 1 ? (g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN)
+                         : (g->state_bytes >= 0 ? (double)g->state_bytes : NAN);
+    if (!isfinite(v) || v < 0) {
+        /* where every run diverged (within the untimed first steps, say), the mark says so */
+        *m = g->n_finished > 0 && g->n_diverged == g->n_finished ? 9 : 6;
+        bf->n_alldiv += *m == 9;
+        return;
+    }
+    if (v == 0) *m = 2, bf->n_zero++;
+    else *m = 1, bf->n_bars++;
+    range_add(&bf->r, v);
+}
+
+/* bf->what for every slot of every workload, with its counts and range. */
+static void bars_classify(const ob_dataset *d, const ob_stats *s, bar_fig *bf)
+{
+    const int n_col = bf->b.n;
     for (int w = 0; w < d->n_wl; w++)
         for (int j = 0; j < n_col; j++) {
-            const int o = b.lab[w * n_col + j];
+            const int o = bf->b.lab[w * n_col + j];
             const ob_group *g = o >= 0 ? ob_stats_group(s, w, o) : NULL;
+            int *m = &bf->what[w * n_col + j];
             if (!g) {
-                what[w * n_col + j] = 5, n_notrun++;
+                *m = 5, bf->n_notrun++;
                 continue;
             }
-            n_groups++;
-            int *m = &what[w * n_col + j];
-            if (kind == 3) {
-                if (s->target_at_start[w]) *m = 7, n_atstart++;
-                else if (g->tt_censored && g->n_finished > 0 && g->n_diverged == g->n_finished) *m = 8, n_alldiv++;
-                else if (g->tt_censored) *m = 3, n_unreached++;
-                else if (!isfinite(g->tt_time_s)) *m = 4, n_untimed++;
-                else *m = 1, n_bars++;
-                if (*m == 1) range_add(&r, g->tt_time_s);
-                double lo, hi;
-                if (*m == 1 && ob_group_tt_interval(g, 0, &lo, &hi) && lo < hi) { /* its interval, drawn as a bar */
-                    range_add(&r, lo);
-                    if (isfinite(hi)) range_add(&r, hi);
-                    else n_open++; /* a seed never got there: the bar runs to the top */
-                    n_ranges++;
-                }
-                continue;
-            }
-            double v = kind == 0 ? g->step_ms_median
-                     : kind == 1 ? (g->peak_mem_bytes >= 0 ? (double)g->peak_mem_bytes : NAN)
-                                 : (g->state_bytes >= 0 ? (double)g->state_bytes : NAN);
-            if (!isfinite(v) || v < 0) {
-                /* where every run diverged (within the untimed first steps, say), the mark says so */
-                *m = g->n_finished > 0 && g->n_diverged == g->n_finished ? 9 : 6;
-                n_alldiv += *m == 9;
-                continue;
-            }
-            if (v == 0) *m = 2, n_zero++;
-            else *m = 1, n_bars++;
-            range_add(&r, v);
+            bf->n_groups++;
+            if (bf->kind == 3) bars_what_tt(s, w, g, bf, m);
+            else bars_what_value(g, bf, m);
         }
-    if (n_groups == 0 || (n_bars == 0 && n_zero == 0)) {
-        free(what);
-        bar_slots_free(&b);
-        static const char *const why[] = {
-            "Not drawn: no run recorded a step time.",
-            "Not drawn: no run recorded its peak memory.",
-            "Not drawn: no run recorded its optimizer state size.",
-            ("Not drawn: no optimizer reached the target loss on any workload (see the time-to-target "
-             "tables), so there is no time to show.")};
-        if (kind == 3 && n_atstart == n_groups)
-            return add_skipped(out, e, stems[kind], -1, fig_titles[kind],
-                               "Not drawn: on every workload the loss met the target before training (see the "
-                               "time-to-target paragraphs), so no time to target ranks anything.");
-        return n_groups > 0 ? add_skipped(out, e, stems[kind], -1, fig_titles[kind], why[kind]) : OB_OK;
-    }
-    /* units */
-    double scale = 1;
-    const char *unit = "";
+}
+
+/* The dot plot with nothing to draw: its note in the report, why (none
+ * where no optimizer ran on any workload). */
+static ob_status bars_not_drawn(const bar_fig *bf, ob_figures *out, ob_err *e)
+{
+    static const char *const why[] = {
+        "Not drawn: no run recorded a step time.",
+        "Not drawn: no run recorded its peak memory.",
+        "Not drawn: no run recorded its optimizer state size.",
+        ("Not drawn: no optimizer reached the target loss on any workload (see the time-to-target "
+         "tables), so there is no time to show.")};
+    const int kind = bf->kind;
+    if (kind == 3 && bf->n_atstart == bf->n_groups)
+        return add_skipped(out, e, bar_stems[kind], -1, bar_titles[kind],
+                           "Not drawn: on every workload the loss met the target before training (see the "
+                           "time-to-target paragraphs), so no time to target ranks anything.");
+    return bf->n_groups > 0 ? add_skipped(out, e, bar_stems[kind], -1, bar_titles[kind], why[kind]) : OB_OK;
+}
+
+/* The y axis's unit for the largest value (bf->scale, bf->unit). */
+static void bars_unit(bar_fig *bf)
+{
+    const int kind = bf->kind;
+    const range *r = &bf->r;
+    bf->scale = 1;
+    bf->unit = "";
     if (kind == 1 || kind == 2) {
-        double hi = isnan(r.hi) ? 0 : r.hi;
-        if (hi >= 1024.0 * 1024 * 1024) scale = 1024.0 * 1024 * 1024, unit = "GiB";
-        else if (hi >= 1024.0 * 1024) scale = 1024.0 * 1024, unit = "MiB";
-        else if (hi >= 1024.0) scale = 1024.0, unit = "KiB";
-        else unit = "bytes";
+        double hi = isnan(r->hi) ? 0 : r->hi;
+        if (hi >= 1024.0 * 1024 * 1024) bf->scale = 1024.0 * 1024 * 1024, bf->unit = "GiB";
+        else if (hi >= 1024.0 * 1024) bf->scale = 1024.0 * 1024, bf->unit = "MiB";
+        else if (hi >= 1024.0) bf->scale = 1024.0, bf->unit = "KiB";
+        else bf->unit = "bytes";
     } else if (kind == 3) {
-        double hi = isnan(r.hi) ? 0 : r.hi;
-        if (hi < 1e-3) scale = 1e-6, unit = "microseconds";
-        else if (hi < 1) scale = 1e-3, unit = "milliseconds";
-        else if (hi >= 120) scale = 60, unit = "minutes";
-        else unit = "seconds";
-    } else if (kind == 0 && !isnan(r.hi) && r.hi < 0.1) {
-        scale = 1e-3, unit = "microseconds"; /* steps of microseconds: "2.5", not "0.0025" ms */
+        double hi = isnan(r->hi) ? 0 : r->hi;
+        if (hi < 1e-3) bf->scale = 1e-6, bf->unit = "microseconds";
+        else if (hi < 1) bf->scale = 1e-3, bf->unit = "milliseconds";
+        else if (hi >= 120) bf->scale = 60, bf->unit = "minutes";
+        else bf->unit = "seconds";
+    } else if (kind == 0 && !isnan(r->hi) && r->hi < 0.1) {
+        bf->scale = 1e-3, bf->unit = "microseconds"; /* steps of microseconds: "2.5", not "0.0025" ms */
     }
-    int logy = spans_decades(&r);
+}
+
+/* The y axis: log or not, tics in units of their own, its top and its
+ * range as a gnuplot line (bf->yrange). */
+static void bars_y_range(bar_fig *bf)
+{
+    const range *r = &bf->r;
+    const int kind = bf->kind;
+    bf->logy = spans_decades(r);
     /* times over decades (a step of microseconds next to one of 100 ms): one
      * unit for the whole axis would read "1e-05 minutes"; the axis is in
      * seconds and each decade's tic names its own unit ("10 us", "100 ms") */
-    const int time_tics = logy && (kind == 0 || kind == 3);
-    if (time_tics) scale = kind == 0 ? 1000 : 1; /* bars_step_ms.csv holds ms, bars_time_to_target.csv s */
-    char yrange[128];
-    double ytop = isnan(r.hi) ? 1 : logy ? r.hi / scale * 2.5 : r.hi / scale * 1.12;
+    bf->time_tics = bf->logy && (kind == 0 || kind == 3);
+    if (bf->time_tics) bf->scale = kind == 0 ? 1000 : 1; /* bars_step_ms.csv holds ms, bars_time_to_target.csv s */
+    const double scale = bf->scale;
+    bf->ytop = isnan(r->hi) ? 1 : bf->logy ? r->hi / scale * 2.5 : r->hi / scale * 1.12;
     /* a log axis reaches the decade above its highest point, so that a tic
      * labels the axis above it (2.9 s under a "10 s", not above "1 s" alone) */
-    if (!isnan(r.hi) && logy && r.hi > 0) {
-        const double decade = pow(10, ceil(log10(r.hi / scale) - 1e-9));
-        if (decade > ytop) ytop = decade * 1.05;
+    if (!isnan(r->hi) && bf->logy && r->hi > 0) {
+        const double decade = pow(10, ceil(log10(r->hi / scale) - 1e-9));
+        if (decade > bf->ytop) bf->ytop = decade * 1.05;
     }
-    if (isnan(r.hi)) snprintf(yrange, sizeof yrange, "set yrange [0:1]");
-    else if (logy) snprintf(yrange, sizeof yrange, "set yrange [%.6g:%.6g]", r.lo / scale / 2.5, ytop);
-    else snprintf(yrange, sizeof yrange, "set yrange [0:%.6g]", ytop);
-    script sc;
-    char reads[256];
-    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no point)%s",
-             files[kind], n_ranges ? " and bars_time_to_target_range.csv (each time's interval, a bar)" : "");
+    if (isnan(r->hi)) snprintf(bf->yrange, sizeof bf->yrange, "set yrange [0:1]");
+    else if (bf->logy) snprintf(bf->yrange, sizeof bf->yrange, "set yrange [%.6g:%.6g]", r->lo / scale / 2.5, bf->ytop);
+    else snprintf(bf->yrange, sizeof bf->yrange, "set yrange [0:%.6g]", bf->ytop);
+}
+
+/* Opens the dot plot's script. */
+static ob_status bars_open(script *sc, const char *dir, const bar_fig *bf, ob_err *e)
+{
     static const char *const what_txt[] = {"median time per training step", "peak memory",
                                            "optimizer state size", "training time to reach the target loss"};
-    ob_status st = script_open(&sc, dir, stems[kind], what_txt[kind], reads, e);
-    if (st != OB_OK) {
-        free(what);
-        bar_slots_free(&b);
-        return st;
-    }
-    FILE *f = sc.f;
+    char reads[256];
+    snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no point)%s",
+             bar_files[bf->kind],
+             bf->n_ranges ? " and bars_time_to_target_range.csv (each time's interval, a bar)" : "");
+    return script_open(sc, dir, bar_stems[bf->kind], what_txt[bf->kind], reads, e);
+}
+
+/* The dot plot's title, y label and slot width. */
+static void bars_header(FILE *f, const bar_fig *bf)
+{
+    const int kind = bf->kind;
     char tt_title[400];
     snprintf(tt_title, sizeof tt_title,
              "Training time to reach the target loss, at the lr that got there in the fewest steps\\n"
              "(those steps x the mean step time%s%s)",
-             n_unreached ? "; \\\"not reached\\\": most seeds never did" : "",
-             n_alldiv ? "; \\\"diverged at every lr\\\": every run did" : "");
+             bf->n_unreached ? "; \\\"not reached\\\": most seeds never did" : "",
+             bf->n_alldiv ? "; \\\"diverged at every lr\\\": every run did" : "");
     const char *title = kind == 0 ? "Time per training step (median over runs; recording and evaluation excluded)"
                       : kind == 1 ? "Peak memory per run: optbench's own allocations (parameters, gradients, optimizer state, activations)"
                       : kind == 2 ? "Optimizer state size"
                                   : tt_title;
     char ylabel[128];
-    if (time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
-    else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", unit[0] ? unit : "milliseconds");
-    else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", unit);
-    else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", unit);
-    double slot = bar_slot(n_col);
-    size_t label_chars = 0; /* the workload labels side by side: rotated when they would run into each other */
-    for (int w = 0; w < d->n_wl; w++) label_chars += strlen(d->wl_labels[w]) + 2;
+    if (bf->time_tics) snprintf(ylabel, sizeof ylabel, "%s", kind == 0 ? "time per step" : "training time");
+    else if (kind == 0) snprintf(ylabel, sizeof ylabel, "%s per step", bf->unit[0] ? bf->unit : "milliseconds");
+    else if (kind == 3) snprintf(ylabel, sizeof ylabel, "%s of training", bf->unit);
+    else snprintf(ylabel, sizeof ylabel, "%s (%s)", kind == 1 ? "peak memory" : "optimizer state", bf->unit);
     fprintf(f,
             "set title \"%s\"\n"
             "set ylabel \"%s%s\"\n"
@@ -2379,33 +2414,67 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             "# a dot plot: one group of points per workload (row r of the table at x = r), one slot per\n"
             "# optimizer, each point in its optimizer's colour and marker shape (style.gp)\n"
             "slot = %.17g\n",
-            title, ylabel, logy ? " (log scale)" : "", slot);
-    if (b.reduced) {
-        /* slot j draws, in row r of the table, column C[j]'s (r + 1)-th word:
-         * the column of the configuration it shows on that workload */
-        fprintf(f,
-                "# one slot per optimizer (%d configurations would crowd each group): in each workload's row,\n"
-                "# the column of the configuration it shows there, C[j]'s word r + 1 for row r (0: not run);\n"
-                "# LT[j]: the line type (colour, marker) of the optimizer's own configuration (its own colour)\n"
-                "array C[%d]\n",
-                d->n_opt, n_col);
-        for (int j = 0; j < n_col; j++) {
-            fprintf(f, "C[%d] = \"", j + 1);
-            for (int w = 0; w < d->n_wl; w++) {
-                const int o = b.lab[w * n_col + j];
-                fprintf(f, "%s%d", w ? " " : "", o >= 0 ? o + 2 : 0);
-            }
-            fprintf(f, "\"   # %s\n", b.name[j]);
-        }
-        fprintf(f, "array LT[%d] = [", n_col);
-        for (int j = 0; j < n_col; j++) fprintf(f, "%s%d", j ? ", " : "", b.lt[j]);
-        fprintf(f, "]\n"
-                   "c(j) = int(word(C[j], int($0) + 1))\n"
-                   "off(j) = (j - 1 - (%d - 1) / 2.0) * slot   # slot j is optimizer j\n",
-                n_col);
-    } else {
+            title, ylabel, bf->logy ? " (log scale)" : "", bar_slot(bf->b.n));
+}
+
+/* Which column of the table each slot draws: with one slot per optimizer,
+ * gnuplot arrays of each slot's column on each workload (C) and line type
+ * (LT); and each slot's x offset in its group, off(). */
+static void bars_columns(FILE *f, const ob_dataset *d, const bar_fig *bf)
+{
+    const bar_slots *b = &bf->b;
+    const int n_col = b->n;
+    if (!b->reduced) {
         fprintf(f, "off(i) = (i - 2 - (%d - 1) / 2.0) * slot   # column i is optimizer i - 1\n", n_col);
+        return;
     }
+    /* slot j draws, in row r of the table, column C[j]'s (r + 1)-th word:
+     * the column of the configuration it shows on that workload */
+    fprintf(f,
+            "# one slot per optimizer (%d configurations would crowd each group): in each workload's row,\n"
+            "# the column of the configuration it shows there, C[j]'s word r + 1 for row r (0: not run);\n"
+            "# LT[j]: the line type (colour, marker) of the optimizer's own configuration (its own colour)\n"
+            "array C[%d]\n",
+            d->n_opt, n_col);
+    for (int j = 0; j < n_col; j++) {
+        fprintf(f, "C[%d] = \"", j + 1);
+        for (int w = 0; w < d->n_wl; w++) {
+            const int o = b->lab[w * n_col + j];
+            fprintf(f, "%s%d", w ? " " : "", o >= 0 ? o + 2 : 0);
+        }
+        fprintf(f, "\"   # %s\n", b->name[j]);
+    }
+    fprintf(f, "array LT[%d] = [", n_col);
+    for (int j = 0; j < n_col; j++) fprintf(f, "%s%d", j ? ", " : "", b->lt[j]);
+    fprintf(f, "]\n"
+               "c(j) = int(word(C[j], int($0) + 1))\n"
+               "off(j) = (j - 1 - (%d - 1) / 2.0) * slot   # slot j is optimizer j\n",
+            n_col);
+}
+
+/* The y tics of a log axis of times: each decade in its own unit. */
+static void bars_time_tics(FILE *f, const bar_fig *bf)
+{
+    fprintf(f, "set ytics (");
+    int k0 = (int)floor(log10(bf->r.lo / bf->scale / 2.5)), k1 = (int)ceil(log10(bf->r.hi / bf->scale * 2.5));
+    for (int k = k0; k <= k1; k++) {
+        double v = pow(10, k);
+        char t[32];
+        if (k < -6) snprintf(t, sizeof t, "%g ns", v * 1e9);
+        else if (k < -3) snprintf(t, sizeof t, "%g us", v * 1e6);
+        else if (k < 0) snprintf(t, sizeof t, "%g ms", v * 1e3);
+        else snprintf(t, sizeof t, "%g s", v);
+        fprintf(f, "%s\"%s\" %.17g", k > k0 ? ", " : "", t, v);
+    }
+    fprintf(f, ")\n");
+}
+
+/* The dot plot's axes: the workloads along x (their labels turned when
+ * they would run into each other), the y axis's scale, range and tics. */
+static void bars_axes(FILE *f, const ob_dataset *d, const bar_fig *bf)
+{
+    size_t label_chars = 0; /* the workload labels side by side: rotated when they would run into each other */
+    for (int w = 0; w < d->n_wl; w++) label_chars += strlen(d->wl_labels[w]) + 2;
     fprintf(f,
             "set xrange [-0.5:%d.5]\n"
             "set xtics nomirror scale 0%s (",
@@ -2420,24 +2489,15 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                "set grid noxtics ytics\n"
                "%s\n"
                "%s\n",
-            logy ? "set logscale y\nset format y \"%g\"" : "unset logscale y", yrange);
-    if (time_tics) {
-        fprintf(f, "set ytics (");
-        int k0 = (int)floor(log10(r.lo / scale / 2.5)), k1 = (int)ceil(log10(r.hi / scale * 2.5));
-        for (int k = k0; k <= k1; k++) {
-            double v = pow(10, k);
-            char t[32];
-            if (k < -6) snprintf(t, sizeof t, "%g ns", v * 1e9);
-            else if (k < -3) snprintf(t, sizeof t, "%g us", v * 1e6);
-            else if (k < 0) snprintf(t, sizeof t, "%g ms", v * 1e3);
-            else snprintf(t, sizeof t, "%g s", v);
-            fprintf(f, "%s\"%s\" %.17g", k > k0 ? ", " : "", t, v);
-        }
-        fprintf(f, ")\n");
-    }
-    /* a faint guide line through each slot (a point far above the axis is
-     * still read against its workload and its neighbours), a darker one
-     * between workloads */
+            bf->logy ? "set logscale y\nset format y \"%g\"" : "unset logscale y", bf->yrange);
+    if (bf->time_tics) bars_time_tics(f, bf);
+}
+
+/* A faint guide line through each slot (a point far above the axis is
+ * still read against its workload and its neighbours), a darker one
+ * between workloads. */
+static void bars_guides(FILE *f, const ob_dataset *d, int n_col)
+{
     fprintf(f, "# guide lines: each optimizer's slot, and the gaps between workloads\n");
     for (int w = 0; w < d->n_wl; w++) {
         for (int j = 0; j < n_col; j++)
@@ -2447,17 +2507,23 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
             fprintf(f, "set arrow from first %d.5, graph 0 to first %d.5, graph 1 nohead back lc rgb \"#b0b0b0\" lw 1 dt 1\n",
                     w, w);
     }
-    /* marks for what has no point */
+}
+
+/* Marks for the slots that have no point: "0 B", "not reached", "not
+ * run" and the others of bf->what. */
+static void bars_marks(FILE *f, const ob_dataset *d, const bar_fig *bf)
+{
+    const int n_col = bf->b.n;
     for (int w = 0; w < d->n_wl; w++)
         for (int j = 0; j < n_col; j++) {
-            int m = what[w * n_col + j];
+            int m = bf->what[w * n_col + j];
             double x = bar_x(w, j, n_col);
             if (m == 2) /* on a linear axis its point is at 0: the mark above it */
                 fprintf(f, "set label \"0 B\" at first %.6g, graph %s center front tc lt %d\n", x,
-                        logy ? "0.025" : "0.07", b.lt[j]);
+                        bf->logy ? "0.025" : "0.07", bf->b.lt[j]);
             else if (m == 3 || m == 4 || m == 8)
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc lt %d\n",
-                        m == 3 ? "not reached" : m == 8 ? "diverged at every lr" : "step time unknown", x, b.lt[j]);
+                        m == 3 ? "not reached" : m == 8 ? "diverged at every lr" : "step time unknown", x, bf->b.lt[j]);
             else if (m == 7)
                 fprintf(f, "set label \"target met at start\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
                         x);
@@ -2465,55 +2531,147 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                 fprintf(f, "set label \"%s\" at first %.6g, graph 0.02 rotate by 90 left front tc rgb \"#999999\"\n",
                         m == 5 ? "not run" : m == 9 ? "every run diverged" : "no data", x);
         }
+}
+
+/* The dot plot's legend and plot command: the time intervals' bars and
+ * arrows under the points, the points, and a legend entry for every
+ * optimizer, also one without a single point. */
+static void bars_plot(script *sc, const bar_fig *bf)
+{
+    FILE *f = sc->f;
+    const bar_slots *b = &bf->b;
+    const int n_col = b->n;
+    const double scale = bf->scale;
     size_t key_len = 0;
     for (int j = 0; j < n_col; j++)
-        if (strlen(b.name[j]) > key_len) key_len = strlen(b.name[j]);
-    key_fit(&sc, n_col, key_len);
+        if (strlen(b->name[j]) > key_len) key_len = strlen(b->name[j]);
+    key_fit(sc, n_col, key_len);
     /* always an expression: a column without a value (an optimizer that
      * reached the target nowhere) is then undefined points, not a gnuplot
      * warning that it has none; an infinite time (not reached, inf in the
      * CSV) draws no point either. Each slot's column: i, or with one slot
      * per optimizer c(j), its configuration's on the row's workload (0: none) */
-    const char *col = b.reduced ? "c(j)" : "i", *it = b.reduced ? "j" : "i";
-    const char *has = b.reduced ? "c(j) > 0 && " : "", *lt = b.reduced ? "LT[j]" : "(i - 1)";
-    const int it0 = b.reduced ? 1 : 2, it1 = b.reduced ? n_col : n_col + 1;
+    const char *col = b->reduced ? "c(j)" : "i", *it = b->reduced ? "j" : "i";
+    const char *has = b->reduced ? "c(j) > 0 && " : "", *lt = b->reduced ? "LT[j]" : "(i - 1)";
+    const int it0 = b->reduced ? 1 : 2, it1 = b->reduced ? n_col : n_col + 1;
     /* lt: the optimizer's colour and marker shape (pt) from style.gp */
-    if (n_ranges) /* an interval open above (a seed never got there, inf in the CSV) is an arrow to the top */
+    if (bf->n_ranges) /* an interval open above (a seed never got there, inf in the CSV) is an arrow to the top */
         fprintf(f, "top = %.6g  # the top of the y range\n"
                    "hi(c) = column(c) < 1e308 ? column(c) / %.17g : NaN\n"
                    "up(c) = column(c) < 1e308 ? NaN : top - column(c - 1) / %.17g\n",
-                ytop, scale, scale);
+                bf->ytop, scale, scale);
     fprintf(f, "plot ");
-    if (n_ranges) /* first, under the points: each time's interval, the noise that ties ranks */
+    if (bf->n_ranges) /* first, under the points: each time's interval, the noise that ties ranks */
         fprintf(f,
                 "for [%s=%d:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(%s)):"
                 "(%scolumn(2 * %s - 2) / %.17g%s):(column(2 * %s - 2) / %.17g):"
                 "(hi(2 * %s - 1)) with yerrorbars lt %s pt -1 lw 1 notitle, \\\n  ",
-                it, it0, it1, it, b.reduced ? "c(j) > 0 ? " : "", col, scale, b.reduced ? " : NaN" : "", col,
+                it, it0, it1, it, b->reduced ? "c(j) > 0 ? " : "", col, scale, b->reduced ? " : NaN" : "", col,
                 scale, col, lt);
-    if (n_open)
+    if (bf->n_open)
         fprintf(f,
                 "for [%s=%d:%d] 'bars_time_to_target_range.csv' skip 1 using ($0 + off(%s)):"
                 "(%scolumn(2 * %s - 2) / %.17g%s):(0):(up(2 * %s - 1)) with vectors head size screen 0.008,25 "
                 "filled lt %s lw 1 notitle, \\\n  ",
-                it, it0, it1, it, b.reduced ? "c(j) > 0 ? " : "", col, scale, b.reduced ? " : NaN" : "", col, lt);
+                it, it0, it1, it, b->reduced ? "c(j) > 0 ? " : "", col, scale, b->reduced ? " : NaN" : "", col, lt);
     fprintf(f,
             "for [%s=%d:%d] '%s' skip 1 using ($0 + off(%s)):(%scolumn(%s) < 1e308 ? column(%s) / %.17g : NaN) "
             "with points lt %s ps (1.7 * PS) notitle",
-            it, it0, it1, files[kind], it, has, col, col, scale, lt);
+            it, it0, it1, bar_files[bf->kind], it, has, col, col, scale, lt);
     /* the legend names every optimizer, also one without a single point */
     for (int j = 0; j < n_col; j++) {
         char oq[512];
-        ob_gp_str(b.name[j], oq, sizeof oq);
-        fprintf(f, ", \\\n  NaN with points lt %d ps (1.7 * PS) title \"%s\"", b.lt[j], oq);
+        ob_gp_str(b->name[j], oq, sizeof oq);
+        fprintf(f, ", \\\n  NaN with points lt %d ps (1.7 * PS) title \"%s\"", b->lt[j], oq);
     }
     fprintf(f, "\n");
-    ob_status closed = script_close(&sc, e);
-    if (closed != OB_OK) {
-        free(what);
-        bar_slots_free(&b);
-        return closed;
+}
+
+/* The caption's note on the marks of the time to target (not reached,
+ * diverged, untimed, met at the start) or on the "0 B" marks, into extra
+ * (n bytes; "" where there are none). */
+static void bars_marks_note(const bar_fig *bf, char *extra, size_t n)
+{
+    const int kind = bf->kind;
+    extra[0] = 0;
+    const char *atstart = bf->n_atstart ? " \"target met at start\": the loss was at or below the workload's target "
+                                          "before any update, so its times are not shown." : "";
+    if (kind == 3 && (bf->n_unreached || bf->n_alldiv || bf->n_untimed || bf->n_atstart))
+        snprintf(extra, n, "%s%s%s%s",
+                 !bf->n_unreached ? ""
+                 : bf->b.reduced  ? " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
+                                    "target at any learning rate, in any configuration: it has no time to show."
+                                  : " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
+                                    "target at any learning rate: it has no time to show.",
+                 bf->n_alldiv ? " \"diverged at every lr\": every run of the optimizer there diverged, so it has no "
+                                "time to show." : "",
+                 bf->n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "", atstart);
+    else if (bf->n_zero)
+        snprintf(extra, n,
+                 " \"0 B\" marks an optimizer that %s (for example sgd without momentum)%s.",
+                 kind == 2 ? "keeps no state" : "allocated nothing",
+                 bf->logy ? ": 0 has no place on the log scale, so it has no point" : ", its point at 0");
+}
+
+/* The caption's note on the "not run" and "no data" marks ("" without). */
+static const char *bars_notrun_note(const ob_dataset *d, const bar_fig *bf)
+{
+    int n_nodata = 0;
+    for (int i = 0; i < d->n_wl * bf->b.n; i++) n_nodata += bf->what[i] == 6;
+    return bf->n_notrun && n_nodata ? " \"not run\": the pair was left out of the matrix; \"no data\": "
+                                      "its runs recorded no value (every run diverged within the warm-up, say)."
+           : bf->n_notrun ? " \"not run\": the pair was left out of the matrix."
+           : n_nodata     ? " \"no data\": its runs recorded no value (every run diverged within the "
+                            "warm-up, say)."
+                          : "";
+}
+
+/* The caption's note on how the times were taken, into note (n bytes; ""
+ * where there is nothing to say): time to target from median step times
+ * where some run predates the mean, and step times a busy machine moved
+ * (the cost table marks them, and so does the figure). */
+static void bars_timing_note(const ob_dataset *d, const ob_stats *s, int kind, char *note, size_t n)
+{
+    char names[160];
+    const int n_median = kind == 3 ? ob_stats_median_timed(d, s, 0, names, sizeof names) : 0;
+    note[0] = 0;
+    if (n_median)
+        snprintf(note, n,
+                 " Time to target from median step times on %s: some runs there predate the mean (schema < 4), so "
+                 "every optimizer there is timed by its median.", names);
+    int n_unsteady = 0;
+    for (int k = 0; (kind == 0 || kind == 3) && k < s->n_g; k++)
+        n_unsteady += s->g[k].step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
+    if (n_unsteady) {
+        const size_t l = strlen(note);
+        snprintf(note + l, n - l,
+                 " %d of the workload x optimizer groups ran at unsteady speeds (their runs' median step times "
+                 "differ by more than %.0f%%: a busy machine; \"unsteady\" in the cost table): their %s the "
+                 "machine's load as much as the optimizer's.",
+                 n_unsteady, 100 * OB_STEP_SPREAD_UNSTEADY, kind == 0 ? "step times show" : "times to target show");
     }
+}
+
+/* The caption's note on the time intervals' bars and arrows ("" without). */
+static const char *bars_ranges_note(const bar_fig *bf)
+{
+    if (!bf->n_ranges) return "";
+    return bf->n_open ? " A bar through a point spans the time's interval (that of the seeds' "
+                        "steps x that of the median step time over the runs: the 95% interval of "
+                        "each median, or with 5 seeds or runs or fewer their min to max, which "
+                        "holds the median with probability 1 - 2^(1-n) only, 75% at 3): the noise "
+                        "within which the tables tie ranks. An arrow to the top of the plot is an "
+                        "interval open above: a seed in it never got there."
+                      : " A bar through a point spans the time's interval (that of the seeds' "
+                        "steps x that of the median step time over the runs: the 95% interval of "
+                        "each median, or with 5 seeds or runs or fewer their min to max, which "
+                        "holds the median with probability 1 - 2^(1-n) only, 75% at 3): the noise "
+                        "within which the tables tie ranks.";
+}
+
+/* The dot plot in the report: its caption and its notes. */
+static ob_status bars_caption(const ob_dataset *d, const ob_stats *s, const bar_fig *bf, ob_figures *out, ob_err *e)
+{
     static const char *const caps[] = {
         "Median time of one training step (forward, backward and optimizer update; the first "
         "steps are a warm-up and not counted), per workload and optimizer.",
@@ -2524,55 +2682,12 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
         "time-to-target tables): steps to target (the step by which a strict majority of the seeds had first "
         "got there, so one lucky seed does not carry the others) times the mean step time (slow steps, such as "
         "a refresh every k steps, included), at the learning rate that got there first."};
-    char extra[600] = "";
-    int n_nodata = 0;
-    for (int i = 0; i < n_slots; i++) n_nodata += what[i] == 6;
-    const char *notrun = n_notrun && n_nodata ? " \"not run\": the pair was left out of the matrix; \"no data\": "
-                                                "its runs recorded no value (every run diverged within the warm-up, say)."
-                         : n_notrun ? " \"not run\": the pair was left out of the matrix."
-                         : n_nodata ? " \"no data\": its runs recorded no value (every run diverged within the "
-                                      "warm-up, say)."
-                                    : "";
-    free(what);
-    const char *atstart = n_atstart ? " \"target met at start\": the loss was at or below the workload's target "
-                                      "before any update, so its times are not shown." : "";
-    if (kind == 3 && (n_unreached || n_alldiv || n_untimed || n_atstart))
-        snprintf(extra, sizeof extra, "%s%s%s%s",
-                 !n_unreached ? ""
-                 : b.reduced  ? " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
-                                "target at any learning rate, in any configuration: it has no time to show."
-                              : " \"not reached\" marks an optimizer of which no majority of the seeds reached the "
-                                "target at any learning rate: it has no time to show.",
-                 n_alldiv ? " \"diverged at every lr\": every run of the optimizer there diverged, so it has no "
-                            "time to show." : "",
-                 n_untimed ? " \"step time unknown\": reached, but no step time was recorded." : "", atstart);
-    else if (n_zero)
-        snprintf(extra, sizeof extra,
-                 " \"0 B\" marks an optimizer that %s (for example sgd without momentum)%s.",
-                 kind == 2 ? "keeps no state" : "allocated nothing",
-                 logy ? ": 0 has no place on the log scale, so it has no point" : ", its point at 0");
-    /* time to target from median step times where some run predates the mean */
-    char names[160];
-    const int n_median = kind == 3 ? ob_stats_median_timed(d, s, 0, names, sizeof names) : 0;
-    char median_note[800] = "";
-    if (n_median)
-        snprintf(median_note, sizeof median_note,
-                 " Time to target from median step times on %s: some runs there predate the mean (schema < 4), so "
-                 "every optimizer there is timed by its median.", names);
-    /* step times a busy machine moved: the cost table marks them, and so does the figure */
-    int n_unsteady = 0;
-    for (int k = 0; (kind == 0 || kind == 3) && k < s->n_g; k++)
-        n_unsteady += s->g[k].step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
-    if (n_unsteady) {
-        const size_t l = strlen(median_note);
-        snprintf(median_note + l, sizeof median_note - l,
-                 " %d of the workload x optimizer groups ran at unsteady speeds (their runs' median step times "
-                 "differ by more than %.0f%%: a busy machine; \"unsteady\" in the cost table): their %s the "
-                 "machine's load as much as the optimizer's.",
-                 n_unsteady, 100 * OB_STEP_SPREAD_UNSTEADY, kind == 0 ? "step times show" : "times to target show");
-    }
-    char reduced[500] = "";
-    if (b.reduced)
+    const int kind = bf->kind;
+    char extra[600], median_note[800], reduced[500] = "";
+    bars_marks_note(bf, extra, sizeof extra);
+    const char *notrun = bars_notrun_note(d, bf);
+    bars_timing_note(d, s, kind, median_note, sizeof median_note);
+    if (bf->b.reduced)
         snprintf(reduced, sizeof reduced,
                  " With %d configurations, each optimizer is one point per workload: %s; every configuration's "
                  "value is in %s.",
@@ -2581,27 +2696,64 @@ static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *di
                              "the profile is on the training time, the default)"
                            : "its best configuration there (the lowest median final loss at its best lr, "
                              "best_configuration.csv)",
-                 files[kind]);
-    bar_slots_free(&b);
-    const char *alldiv = kind != 3 && n_alldiv ? " \"every run diverged\": the optimizer's runs there all diverged "
-                                                 "before recording a value (a run's first steps are not timed)."
-                                               : "";
-    return add_fig(out, e, stems[kind], -1, fig_titles[kind], "%s%s%s%s%s%s%s%s%s", caps[kind],
+                 bar_files[kind]);
+    const char *alldiv = kind != 3 && bf->n_alldiv ? " \"every run diverged\": the optimizer's runs there all diverged "
+                                                     "before recording a value (a run's first steps are not timed)."
+                                                   : "";
+    return add_fig(out, e, bar_stems[kind], -1, bar_titles[kind], "%s%s%s%s%s%s%s%s%s", caps[kind],
                    " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
                    "within each workload's group.",
-                   reduced, n_ranges ? (n_open ? " A bar through a point spans the time's interval (that of the seeds' "
-                                        "steps x that of the median step time over the runs: the 95% interval of "
-                                        "each median, or with 5 seeds or runs or fewer their min to max, which "
-                                        "holds the median with probability 1 - 2^(1-n) only, 75% at 3): the noise "
-                                        "within which the tables tie ranks. An arrow to the top of the plot is an "
-                                        "interval open above: a seed in it never got there."
-                                      : " A bar through a point spans the time's interval (that of the seeds' "
-                                        "steps x that of the median step time over the runs: the 95% interval of "
-                                        "each median, or with 5 seeds or runs or fewer their min to max, which "
-                                        "holds the median with probability 1 - 2^(1-n) only, 75% at 3): the noise "
-                                        "within which the tables tie ranks.")
-                            : "",
-                   extra, median_note, notrun, alldiv, logy ? " The y axis is logarithmic." : "");
+                   reduced, bars_ranges_note(bf), extra, median_note, notrun, alldiv,
+                   bf->logy ? " The y axis is logarithmic." : "");
+}
+
+/* The script of the dot plot bf, written into dir. */
+static ob_status bars_script(const ob_dataset *d, const bar_fig *bf, const char *dir, ob_err *e)
+{
+    script sc;
+    OB_TRY(bars_open(&sc, dir, bf, e));
+    bars_header(sc.f, bf);
+    bars_columns(sc.f, d, bf);
+    bars_axes(sc.f, d, bf);
+    bars_guides(sc.f, d, bf->b.n);
+    bars_marks(sc.f, d, bf);
+    bars_plot(&sc, bf);
+    return script_close(&sc, e);
+}
+
+/* A dot plot over all workloads of kind 0: step time, 1: peak memory, 2:
+ * optimizer state, 3: time to target. A dot plot, not bars: on a log axis a
+ * bar's length depends on where the axis happens to start, so it means
+ * nothing; a point per optimizer, its colour and marker shape from
+ * style.gp, reads by its position alone and tells the optimizers apart in
+ * grey and to a colour-blind reader too. */
+static ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *dir, int kind,
+                          ob_figures *out, ob_err *e)
+{
+    if (d->n_opt == 0 || d->n_wl == 0) return OB_OK;
+    bar_fig bf;
+    memset(&bf, 0, sizeof bf);
+    bf.kind = kind;
+    bf.r = (range){NAN, NAN};
+    OB_TRY(bar_slots_make(d, s, kind, &bf.b, e));
+    bf.what = calloc((size_t)d->n_wl * bf.b.n, sizeof *bf.what);
+    if (!bf.what) {
+        bar_slots_free(&bf.b);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    bars_classify(d, s, &bf);
+    ob_status st;
+    if (bf.n_groups == 0 || (bf.n_bars == 0 && bf.n_zero == 0)) {
+        st = bars_not_drawn(&bf, out, e);
+    } else {
+        bars_unit(&bf);
+        bars_y_range(&bf);
+        st = bars_script(d, &bf, dir, e);
+        if (st == OB_OK) st = bars_caption(d, s, &bf, out, e);
+    }
+    free(bf.what);
+    bar_slots_free(&bf.b);
+    return st;
 }
 
 /* One performance profile figure: n curves from csv (tau, then a column

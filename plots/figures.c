@@ -1082,70 +1082,80 @@ static int lr_pdf_layout(script *sc, const ob_stats *s, int w, double xlo, doubl
 static ob_status add_skipped(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
                              const char *why);
 
-static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
-                        const char *slug, ob_figures *out, ob_err *e)
+/* The lr figure of one workload as fig_lr lays it out: its y values (r,
+ * whose top is the cap where there is one) and x range, the strip of
+ * divergence marks along the top and the legend, in the PNG's pixels
+ * where they are measured. */
+typedef struct lr_fig {
+    int w;
+    range r;               /* lr_fig_yrange's, r.hi the cap where there is one */
+    int any_div, any_conf; /* lr_fig_yrange's */
+    int n_lines, bands;    /* the lines, and whether their min-max bands are drawn */
+    double cap;            /* the top of the data area when some lr's median lies above it, else NaN */
+    int logy;
+    int n_rows;            /* the strip's rows: the optimizers with a mark */
+    size_t name_len;       /* the longest of their names */
+    double plot_w;         /* the PNG's axis in pixels */
+    double xlo, xhi_grid;  /* the grid's ends with room beside them */
+    double xhi;            /* xhi_grid, or more for the last k/n label (lr_room_right) */
+    int second;            /* a second line of lr labels */
+    int n_key;             /* the legend's entries, */
+    size_t key_len;        /* the longest of them */
+    double plot_h;         /* the plot's height in the PNG */
+    double row_px, mark_scale; /* the strip's rows apart, its marks' scale */
+    double div_frac, name_px;  /* its share of the plot's height, its names' offset */
+    double data_top;       /* the top of the data's axis (NaN: gnuplot's own axis) */
+    double y_bot;          /* its bottom where data_top fixes the axis (lr_y_axis) */
+} lr_fig;
+
+/* The top of the lr figure's data area when some lr's median lies above
+ * OFF_SCALE x the initial loss (and below it some data do), else NaN. */
+static double lr_fig_cap(const ob_dataset *d, const ob_stats *s, int w, const range *r)
 {
-    range xr = {NAN, NAN};
-    int any, any_div, any_conf;
-    range r = lr_fig_yrange(s, w, &any, &any_div, &any_conf);
-    for (int k = 0; k < s->n_g; k++)
-        if (s->g[k].wl == w)
-            for (int i = 0; i < s->g[k].n_lr; i++) range_add(&xr, s->g[k].lrs[i].lr);
-    if (!any) return OB_OK;
-    char stem[300], wq[512];
-    snprintf(stem, sizeof stem, "lr_%s", slug);
-    int most_lrs = 0;
-    for (int k = 0; k < s->n_g; k++)
-        if (s->g[k].wl == w && s->g[k].n_lr > most_lrs) most_lrs = s->g[k].n_lr;
-    /* one lr per optimizer (one for all, or each at its own default): points
-     * side by side would pass for a sensitivity */
-    if (most_lrs <= 1)
-        return add_skipped(out, e, stem, w, "Learning-rate sensitivity",
-                           "Not drawn: each optimizer ran at one learning rate, so there is no sensitivity to show; "
-                           "the table above has each optimizer's final loss there (run --lrs with several values "
-                           "to measure it; where a search drew each configuration's lr, --lrs LO..HI with --trials, "
-                           "the figure of final loss against the searched lr draws every configuration).");
-    ob_gp_str(d->wl_labels[w], wq, sizeof wq);
-    int n_lines = 0;
-    for (int k = 0; k < s->n_g; k++) n_lines += s->g[k].wl == w;
-    const int bands = n_lines <= BAND_MAX_LINES; /* as on the loss figure */
-    char band_text[96];
-    if (bands) snprintf(band_text, sizeof band_text, "band: min to max where all seeds ended finite");
-    else snprintf(band_text, sizeof band_text, "no min-max bands with %d optimizers", n_lines);
     const double init = initial_loss(d, w);
-    double cap = NAN; /* the top of the data area when some lr's median lies above it */
-    if (init > 0 && r.lo < OFF_SCALE * init)
+    double cap = NAN;
+    if (init > 0 && r->lo < OFF_SCALE * init)
         for (int k = 0; k < s->n_g && isnan(cap); k++)
             for (int i = 0; s->g[k].wl == w && i < s->g[k].n_lr; i++)
                 if (isfinite(s->g[k].lrs[i].med) && s->g[k].lrs[i].med > OFF_SCALE * init) cap = OFF_SCALE * init;
-    if (!isnan(cap)) r.hi = cap;
-    int logy = spans_decades(&r);
+    return cap;
+}
+
+/* The lr figure's x axis: room beside the grid's ends (lf->xlo,
+ * lf->xhi_grid), the strip's rows and their names' length, the PNG's axis
+ * length, and room at its right end for the last k/n label of each row
+ * (lf->xhi). xr: the swept lrs. */
+static void lr_fig_xaxis(const ob_dataset *d, const ob_stats *s, const range *xr, lr_fig *lf)
+{
     /* room beside the grid's ends: a factor 1.5 on a grid over decades, less
      * on a narrow one (0.001 to 0.0018), whose lrs would else crowd the
      * middle of the axis and their labels run into each other */
-    double pad = xr.lo > 0 ? pow(xr.hi / xr.lo, 0.08) : 1.5;
+    double pad = xr->lo > 0 ? pow(xr->hi / xr->lo, 0.08) : 1.5;
     if (!(pad <= 1.5)) pad = 1.5;
     if (pad < 1.05) pad = 1.05;
     /* the strip's rows (an optimizer's with a mark) and their names' length */
-    int n_rows = 0;
-    size_t name_len = 0;
+    lf->n_rows = 0;
+    lf->name_len = 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
-        n_rows++;
-        if (strlen(d->opt_labels[g->opt]) > name_len) name_len = strlen(d->opt_labels[g->opt]);
+        if (g->wl != lf->w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        lf->n_rows++;
+        if (strlen(d->opt_labels[g->opt]) > lf->name_len) lf->name_len = strlen(d->opt_labels[g->opt]);
     }
     /* the PNG's axis in pixels, right of it the names; room at its right
      * end for the last k/n label of each row */
-    double plot_w = FIG_W - 100 - (n_rows > 0 ? LR_CHAR_PX + name_len * LR_SMALL_PX + 10 : 0);
-    const double xlo = xr.lo / pad, xhi_grid = xr.hi * pad;
-    const lr_geom png0 = {plot_w, LR_SMALL_PX, LR_CHAR_PX, 7, 2};
-    const double xhi = lr_room_right(s, w, xlo, xhi_grid, &png0);
-    script sc;
-    OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
-                       "lr_sweep.csv (workload, optimizer, lr, runs, finished, diverged, "
-                       "final_median, final_min, final_max, ..., is_best in column 14, nonfinite in 15)", e));
-    FILE *f = sc.f;
+    lf->plot_w = FIG_W - 100 - (lf->n_rows > 0 ? LR_CHAR_PX + lf->name_len * LR_SMALL_PX + 10 : 0);
+    lf->xlo = xr->lo / pad, lf->xhi_grid = xr->hi * pad;
+    const lr_geom png0 = {lf->plot_w, LR_SMALL_PX, LR_CHAR_PX, 7, 2};
+    lf->xhi = lr_room_right(s, lf->w, lf->xlo, lf->xhi_grid, &png0);
+}
+
+/* The lr figure's title, axis labels, scales and x range, and sel(). */
+static void lr_fig_header(FILE *f, const lr_fig *lf, const char *wq)
+{
+    char band_text[96];
+    if (lf->bands) snprintf(band_text, sizeof band_text, "band: min to max where all seeds ended finite");
+    else snprintf(band_text, sizeof band_text, "no min-max bands with %d optimizers", lf->n_lines);
     fprintf(f,
             "set title \"%s: final training loss vs learning rate\\n"
             "line: median over seeds (diverged = +inf); %s; "
@@ -1160,69 +1170,84 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
             "set y2range [0:1]\n"
             "unset y2tics\n"
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
-            wq, band_text, logy ? " (log scale)" : "", logy ? " (log scale)" : "", xlo, xhi,
-            logy ? "set logscale y" : "unset logscale y", wq);
-    double tics[LR_TICS_MAX];
-    int labelled[LR_TICS_MAX], turned = 0;
-    int n_tics = lr_tic_layout(s, w, xlo, xhi, LR_AXIS_PNG, tics, labelled, &turned);
-    const int second = lr_tics_write(f, "", tics, labelled, n_tics, turned, 0);
-    int n_key = (any_div & 1) + ((any_div >> 1) & 1) + !isnan(cap) + any_conf;
-    size_t key_len = any_div & 4 ? 58 : any_div & 2 ? 40 : any_div ? 38 : any_conf ? 26 : !isnan(cap) ? 23 : 0;
+            wq, band_text, lf->logy ? " (log scale)" : "", lf->logy ? " (log scale)" : "", lf->xlo, lf->xhi,
+            lf->logy ? "set logscale y" : "unset logscale y", wq);
+}
+
+/* The lr figure's legend: its entries (the marks' explanations and the
+ * optimizers) and their longest, laid out by key_fit. */
+static void lr_fig_key(script *sc, const ob_dataset *d, const ob_stats *s, lr_fig *lf)
+{
+    const int any_div = lf->any_div;
+    lf->n_key = (any_div & 1) + ((any_div >> 1) & 1) + !isnan(lf->cap) + lf->any_conf;
+    lf->key_len = any_div & 4 ? 58 : any_div & 2 ? 40 : any_div ? 38 : lf->any_conf ? 26 : !isnan(lf->cap) ? 23 : 0;
     for (int k = 0; k < s->n_g; k++) {
-        if (s->g[k].wl != w) continue;
+        if (s->g[k].wl != lf->w) continue;
         char t[96];
         size_t len = strlen(d->opt_labels[s->g[k].opt]) + strlen(lr_key_note(&s->g[k], t, sizeof t));
-        n_key++;
-        if (len > key_len) key_len = len;
+        lf->n_key++;
+        if (len > lf->key_len) lf->key_len = len;
     }
-    key_fit(&sc, n_key, key_len);
-    /* The strip along the top for the divergence marks: a row for each
-     * optimizer that has one (those without get none, so the rows stay far
-     * enough apart to read), named at its right in the optimizer's colour,
-     * in a right margin as wide as the longest name. With many such rows
-     * they close up (and their markers shrink) so that the strip takes at
-     * most 45% of the plot, overlapping when they must (dozens of swept
-     * configurations under a tall legend) rather than leaving the data no
-     * room. The plot's height in the PNG: the title's two lines, tics and
-     * labels above and below and 17 px per legend row (and per second line
-     * of lr labels) off FIG_H, at least 120 px (a taller legend overflows). */
-    double plot_h = FIG_H - 142 - 17.0 * (lr_key_rows(n_key, key_len) + second);
-    if (plot_h < 120) plot_h = 120;
-    double row_px = LR_ROW_PX, mark_scale = 1, div_frac = 0, name_px = LR_CHAR_PX;
-    if (n_rows > 0) {
-        const double room = 0.45 * plot_h - 2 * LR_STRIP_PAD - (isnan(cap) ? 0 : 7);
-        if (n_rows > 1 && (n_rows - 1) * row_px > room) {
-            row_px = room / (n_rows - 1);
-            mark_scale = row_px / LR_ROW_PX < 0.4 ? 0.4 : row_px / LR_ROW_PX;
+    key_fit(sc, lf->n_key, lf->key_len);
+}
+
+/* The strip along the top for the divergence marks: a row for each
+ * optimizer that has one (those without get none, so the rows stay far
+ * enough apart to read), named at its right in the optimizer's colour,
+ * in a right margin as wide as the longest name. With many such rows
+ * they close up (and their markers shrink) so that the strip takes at
+ * most 45% of the plot, overlapping when they must (dozens of swept
+ * configurations under a tall legend) rather than leaving the data no
+ * room. The plot's height in the PNG: the title's two lines, tics and
+ * labels above and below and 17 px per legend row (and per second line
+ * of lr labels) off FIG_H, at least 120 px (a taller legend overflows). */
+static void lr_fig_strip(FILE *f, lr_fig *lf)
+{
+    lf->plot_h = FIG_H - 142 - 17.0 * (lr_key_rows(lf->n_key, lf->key_len) + lf->second);
+    if (lf->plot_h < 120) lf->plot_h = 120;
+    lf->row_px = LR_ROW_PX, lf->mark_scale = 1, lf->div_frac = 0, lf->name_px = LR_CHAR_PX;
+    if (lf->n_rows > 0) {
+        const int n_rows = lf->n_rows;
+        const double room = 0.45 * lf->plot_h - 2 * LR_STRIP_PAD - (isnan(lf->cap) ? 0 : 7);
+        if (n_rows > 1 && (n_rows - 1) * lf->row_px > room) {
+            lf->row_px = room / (n_rows - 1);
+            lf->mark_scale = lf->row_px / LR_ROW_PX < 0.4 ? 0.4 : lf->row_px / LR_ROW_PX;
         }
         /* with a cap, room under the last row for the triangles on it */
-        div_frac = (2 * LR_STRIP_PAD + (isnan(cap) ? 0 : 7) + (n_rows - 1) * row_px) / plot_h;
+        lf->div_frac = (2 * LR_STRIP_PAD + (isnan(lf->cap) ? 0 : 7) + (n_rows - 1) * lf->row_px) / lf->plot_h;
         /* the names a character right of the plot: the k/n labels stay
          * inside it (lr_mark_labels) */
         fprintf(f, "set rmargin %.0f   # the names of the strip's rows\n",
-                ceil((name_px + name_len * LR_SMALL_PX + 10) / LR_CHAR_PX));
+                ceil((lf->name_px + lf->name_len * LR_SMALL_PX + 10) / LR_CHAR_PX));
     }
-    /* The y axis stops at the top of the data, below the strip, or at the
-     * cap: its tics and grid end there, so that no mark reads as a loss,
-     * and a line across the plot (the cap's dotted one) parts the two; a
-     * small "diverged" stands in the margin beside the strip. Without
-     * either, gnuplot's own axis. */
-    double data_top = NAN, y_bot = 0;
-    if (!isnan(cap)) {
-        data_top = cap;
-    } else if (n_rows > 0 && !isnan(r.lo)) {
+}
+
+/* The y axis stops at the top of the data, below the strip, or at the
+ * cap: its tics and grid end there, so that no mark reads as a loss,
+ * and a line across the plot (the cap's dotted one) parts the two; a
+ * small "diverged" stands in the margin beside the strip. Without
+ * either, gnuplot's own axis. Writes the axis and cut(), the values as
+ * they are drawn (lf->data_top, lf->y_bot). */
+static void lr_fig_yaxis(FILE *f, lr_fig *lf)
+{
+    const range *r = &lf->r;
+    const int n_rows = lf->n_rows, logy = lf->logy;
+    lf->data_top = NAN, lf->y_bot = 0;
+    if (!isnan(lf->cap)) {
+        lf->data_top = lf->cap;
+    } else if (n_rows > 0 && !isnan(r->lo)) {
         /* a little room above the highest point, whose marker would else
          * touch the line */
-        data_top = logy ? r.hi * pow(r.hi / r.lo, 0.05)
-                        : r.hi + (r.hi > r.lo ? 0.05 * (r.hi - r.lo) : 0.1 * fabs(r.hi));
-        if (!(data_top > r.hi)) data_top = r.hi + 1;
+        lf->data_top = logy ? r->hi * pow(r->hi / r->lo, 0.05)
+                            : r->hi + (r->hi > r->lo ? 0.05 * (r->hi - r->lo) : 0.1 * fabs(r->hi));
+        if (!(lf->data_top > r->hi)) lf->data_top = r->hi + 1;
     }
-    if (!isnan(data_top)) {
+    if (!isnan(lf->data_top)) {
         /* with no strip, a little room above the cap for the triangles */
-        y_bot = lr_y_axis(f, logy, r.lo, data_top, n_rows > 0 ? div_frac : 0.06);
+        lf->y_bot = lr_y_axis(f, logy, r->lo, lf->data_top, n_rows > 0 ? lf->div_frac : 0.06);
     } else if (n_rows > 0) {
         /* nothing finite to draw: an empty data area under the strip */
-        data_top = 1 - div_frac;
+        lf->data_top = 1 - lf->div_frac;
         fprintf(f, "set yrange [0:1]\nunset ytics\nset lmargin 10   # room for \"diverged\" where no tics make it\n");
     } else {
         /* gnuplot's own axis, with room above and below the points (the best
@@ -1230,190 +1255,316 @@ static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const cha
         fprintf(f, "set offsets 0, 0, graph 0.05, graph 0.05\n");
         if (logy) fprintf(f, "%s", LOG_NOEXTEND);
     }
-    if (!isnan(cap)) {
+    if (!isnan(lf->cap)) {
         /* the lines and bands are cut at the cap (their triangles sit on its
          * dotted line) */
         fprintf(f, "CAP = %.9g\n"
                    "set arrow from graph 0, first CAP to graph 1, first CAP nohead dt 3 lc rgb \"#999999\" back\n"
                    "cut(v) = v > CAP && v < 1e308 ? CAP : v   # a value above the cap is drawn on it\n",
-                cap);
+                lf->cap);
     } else {
         if (n_rows > 0)
             fprintf(f, "set arrow from graph 0, first %.9g to graph 1, first %.9g nohead lc rgb \"#999999\" lw 1 back"
                        "   # the top of the data\n",
-                    data_top, data_top);
+                    lf->data_top, lf->data_top);
         fprintf(f, "cut(v) = v\n");
     }
-    if (n_rows > 0)
+}
+
+/* The strip's "diverged" beside it and its rows' names at its right. */
+static void lr_fig_row_names(FILE *f, const ob_dataset *d, const ob_stats *s, const lr_fig *lf)
+{
+    if (lf->n_rows > 0)
         fprintf(f, "set label \"diverged\" at graph 0, second %.4f right offset char -0.8, 0 font \",8\" tc rgb \"#555555\"\n",
-                1 - div_frac / 2);
+                1 - lf->div_frac / 2);
     for (int k = 0, row = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        if (g->wl != lf->w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
         char oq[512];
         ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
         fprintf(f, "set label \"%s\" at graph 1, second %.4f left offset char %.2f, 0 font \",8\" tc lt %d\n", oq,
-                1 - (LR_STRIP_PAD + row_px * row++) / plot_h, name_px / LR_CHAR_PX, g->opt + 1);
+                1 - (LR_STRIP_PAD + lf->row_px * row++) / lf->plot_h, lf->name_px / LR_CHAR_PX, g->opt + 1);
     }
-    /* the k/n labels of each row: at the right of their x where KNR_row is
-     * true of its lr, at the left where KNL_row is (lr_mark_labels); a PDF
-     * redefines them for its width (lr_pdf_layout) */
-    unsigned char *left_any = calloc((size_t)n_rows + 1, 1);
-    if (!left_any) {
-        script_close(&sc, e);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    }
-    const lr_geom png = {plot_w, LR_SMALL_PX, LR_CHAR_PX, 7 * mark_scale, 2};
+}
+
+/* The k/n labels of each row: at the right of their x where KNR_row is
+ * true of its lr, at the left where KNL_row is (lr_mark_labels); a PDF
+ * redefines them for its width (lr_pdf_layout). Sets left_any[row] where
+ * a row has labels at the left. */
+static void lr_fig_kn_labels(FILE *f, const ob_stats *s, const lr_fig *lf, unsigned char *left_any)
+{
+    const lr_geom png = {lf->plot_w, LR_SMALL_PX, LR_CHAR_PX, 7 * lf->mark_scale, 2};
     for (int k = 0, row = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        if (g->wl != lf->w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
         if (lr_sweep_marks(g)) {
             char right[2048], left[2048];
-            lr_mark_labels(g, xlo, xhi, &png, right, left, sizeof right);
+            lr_mark_labels(g, lf->xlo, lf->xhi, &png, right, left, sizeof right);
             fprintf(f, "KNR_%d(x) = %s\nKNL_%d(x) = %s\n", row, right, row, left);
             left_any[row] = strcmp(left, "0") != 0;
         }
         row++;
     }
-    const lr_strip strip = {n_rows, logy && !isnan(data_top) && n_rows > 0 && !isnan(r.lo), y_bot, data_top, div_frac,
-                            isnan(cap) ? 0 : 1};
-    if (lr_pdf_layout(&sc, s, w, xlo, xhi_grid, n_rows > 0 ? name_len : 0, mark_scale, &strip, left_any) != 0) {
-        free(left_any);
-        script_close(&sc, e);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+}
+
+/* The strip as the PDF's layout takes it (lr_pdf_layout). */
+static lr_strip lr_fig_pdf_strip(const lr_fig *lf)
+{
+    const lr_strip strip = {lf->n_rows, lf->logy && !isnan(lf->data_top) && lf->n_rows > 0 && !isnan(lf->r.lo),
+                            lf->y_bot, lf->data_top, lf->div_frac, isnan(lf->cap) ? 0 : 1};
+    return strip;
+}
+
+/* The condition on lr_sweep.csv's lr (column 3) of group g's lrs with a
+ * band between lrs without one (or the grid's end), a band of no width,
+ * into iso (n bytes; "" where there are none). */
+static size_t lr_isolated_bands(const ob_group *g, char *iso, size_t n)
+{
+    size_t n_iso = 0;
+    iso[0] = 0;
+    for (int i = 0; i < g->n_lr; i++) {
+        const ob_lr_point *p = &g->lrs[i];
+        if (!band_drawn(p) || !(p->max_finite > p->min_finite)) continue;
+        if ((i > 0 && band_drawn(&g->lrs[i - 1])) || (i + 1 < g->n_lr && band_drawn(&g->lrs[i + 1]))) continue;
+        if (n_iso + 40 < n)
+            n_iso += (size_t)snprintf(iso + n_iso, n - n_iso, "%s$3 == %.17g", n_iso ? " || " : "", p->lr);
     }
+    return n_iso;
+}
+
+/* Group g's band, its spread where the band has no width, its line and
+ * its best lr's circle in the lr figure's plot command (oq: its label,
+ * quoted; lt: its line type; first: the plot's first). */
+static void lr_fig_plot_line(FILE *f, const ob_group *g, const lr_fig *lf, const char *oq, int lt, int first)
+{
+    char note[96];
+    /* the band only where no seed diverged (column 6) or ended without a
+     * finite loss (column 15): band_drawn; the x along the top says how
+     * many of the seeds did either (columns 6 + 15 of column 5, the
+     * finished ones) */
+    if (lf->bands)
+        fprintf(f,
+                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle",
+                first ? "" : ", \\\n", oq, oq, lt);
+    /* an lr with a band between lrs without one (or the grid's end) has
+     * a band of no width: its spread is a bar, drawn before the line so
+     * that the line's marker stays on top (the bar's blank point, pt -1,
+     * would clear it) */
+    char iso[1024];
+    if (lf->bands ? lr_isolated_bands(g, iso, sizeof iso) : 0)
+        fprintf(f,
+                ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && (%s) ? cut($7) : NaN):"
+                "(sel(\"%s\") && (%s) ? cut($8) : NaN):(sel(\"%s\") && (%s) ? cut($9) : NaN) "
+                "with yerrorbars lt %d dt 1 pt -1 lw 2 notitle",
+                oq, iso, oq, iso, oq, iso, lt);
+    fprintf(f,
+            "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
+            "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle",
+            lf->bands ? ", \\\n" : first ? "" : ", \\\n", oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt);
+}
+
+/* Group g's marks in the lr figure's plot command: the x's along the top
+ * with their k/n labels (row: its row of the strip, at mark_y), triangles
+ * on the cap, and the fresh seeds at the best lr (their bar, a square
+ * along the top where one diverged). */
+static void lr_fig_plot_marks(FILE *f, const ob_group *g, const lr_fig *lf, const char *oq, int lt, int row,
+                              const unsigned char *left_any)
+{
+    const double mark_y = 1 - (LR_STRIP_PAD + lf->row_px * row) / lf->plot_h;
+    /* the x's and their labels only where a seed diverged (or ended
+     * without a finite loss): gnuplot 5.4 crashes on labels with no
+     * point to draw */
+    if (lr_sweep_marks(g)) {
+        fprintf(f,
+                ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.4f : NaN) axes x1y2 with points lt %d pt 2 ps (%.3g * PS) lw 3 notitle"
+                ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 && KNR_%d($3) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
+                "axes x1y2 with labels left offset char 1, 0 font \",8\" tc lt %d notitle",
+                oq, mark_y, lt, 2 * lf->mark_scale, oq, row, mark_y, lt);
+        if (left_any[row])
+            fprintf(f,
+                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 && KNL_%d($3) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
+                    "axes x1y2 with labels right offset char -1, 0 font \",8\" tc lt %d notitle",
+                    oq, row, mark_y, lt);
+    }
+    int above = 0;
+    for (int i = 0; i < g->n_lr && !isnan(lf->cap); i++) above |= g->lrs[i].med > lf->cap && isfinite(g->lrs[i].med);
+    if (above)
+        fprintf(f,
+                ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $7 > CAP && $7 < 1e308 ? CAP : NaN) with points lt %d "
+                "pt 9 ps (2 * PS) notitle",
+                oq, lt);
+    if (g->confirm_lr == g->best_lr && g->n_confirm) {
+        /* the fresh seeds' median at the best lr, the bar from the best to
+         * the worst that did not diverge (confirm.csv: 7 median, 8 min, 29
+         * max finite, 28 diverged); a diverged one is an x along the top */
+        if (isfinite(g->conf_final.median))
+            fprintf(f,
+                    ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
+                    "(sel(\"%s\") ? (valid(29) ? $29 : $7) : NaN) with yerrorbars lt %d dt 1 pt 3 ps (2.5 * PS) lw 2 "
+                    "notitle",
+                    oq, oq, oq, lt);
+        if (g->conf_n_diverged)
+            fprintf(f,
+                    ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $28 > 0 ? %.4f : NaN) axes x1y2 "
+                    "with points lt %d pt 4 ps (%.3g * PS) lw 2 notitle",
+                    oq, mark_y, lt, 2.6 * lf->mark_scale);
+    }
+}
+
+/* The lr figure's plot command: each optimizer's series, then the legend's
+ * entries for the marks. */
+static void lr_fig_plot(FILE *f, const ob_dataset *d, const ob_stats *s, const lr_fig *lf,
+                        const unsigned char *left_any)
+{
     fprintf(f, "plot \\\n");
     int first = 1, nth = 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        if (g->wl != w) continue;
+        if (g->wl != lf->w) continue;
         char oq[512];
         /* its row of marks, as its name's above */
-        const int marks = lr_sweep_marks(g), row = marks || lr_conf_mark(g) ? nth++ : 0;
-        const double mark_y = 1 - (LR_STRIP_PAD + row_px * row) / plot_h;
+        const int row = lr_sweep_marks(g) || lr_conf_mark(g) ? nth++ : 0;
         ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-        int lt = g->opt + 1;
-        char note[96];
-        /* the band only where no seed diverged (column 6) or ended without a
-         * finite loss (column 15): band_drawn; the x along the top says how
-         * many of the seeds did either (columns 6 + 15 of column 5, the
-         * finished ones) */
-        if (bands)
-            fprintf(f,
-                    "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($8) : NaN):(sel(\"%s\") && $6 == 0 && $15 == 0 ? cut($9) : NaN) with filledcurves lt %d notitle",
-                    first ? "" : ", \\\n", oq, oq, lt);
-        /* an lr with a band between lrs without one (or the grid's end) has
-         * a band of no width: its spread is a bar, drawn before the line so
-         * that the line's marker stays on top (the bar's blank point, pt -1,
-         * would clear it) */
-        char iso[1024];
-        size_t n_iso = 0;
-        iso[0] = 0;
-        for (int i = 0; i < g->n_lr && bands; i++) {
-            const ob_lr_point *p = &g->lrs[i];
-            if (!band_drawn(p) || !(p->max_finite > p->min_finite)) continue;
-            if ((i > 0 && band_drawn(&g->lrs[i - 1])) || (i + 1 < g->n_lr && band_drawn(&g->lrs[i + 1]))) continue;
-            if (n_iso + 40 < sizeof iso)
-                n_iso += (size_t)snprintf(iso + n_iso, sizeof iso - n_iso, "%s$3 == %.17g", n_iso ? " || " : "", p->lr);
-        }
-        if (n_iso)
-            fprintf(f,
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && (%s) ? cut($7) : NaN):"
-                    "(sel(\"%s\") && (%s) ? cut($8) : NaN):(sel(\"%s\") && (%s) ? cut($9) : NaN) "
-                    "with yerrorbars lt %d dt 1 pt -1 lw 2 notitle",
-                    oq, iso, oq, iso, oq, iso, lt);
-        fprintf(f,
-                "%s  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") ? cut($7) : NaN) with linespoints lt %d title \"%s%s\", \\\n"
-                "  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $14 == 1 ? $7 : NaN) with points lt %d pt 6 ps (3 * PS) lw 2 notitle",
-                bands ? ", \\\n" : first ? "" : ", \\\n", oq, lt, oq, lr_key_note(g, note, sizeof note), oq, lt);
-        /* the x's and their labels only where a seed diverged (or ended
-         * without a finite loss): gnuplot 5.4 crashes on labels with no
-         * point to draw */
-        if (marks) {
-            fprintf(f,
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 ? %.4f : NaN) axes x1y2 with points lt %d pt 2 ps (%.3g * PS) lw 3 notitle"
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 && KNR_%d($3) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
-                    "axes x1y2 with labels left offset char 1, 0 font \",8\" tc lt %d notitle",
-                    oq, mark_y, lt, 2 * mark_scale, oq, row, mark_y, lt);
-            if (left_any[row])
-                fprintf(f,
-                        ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $6 + $15 > 0 && KNL_%d($3) ? %.4f : NaN):(sprintf(\"%%d/%%d\", $6 + $15, $5)) "
-                        "axes x1y2 with labels right offset char -1, 0 font \",8\" tc lt %d notitle",
-                        oq, row, mark_y, lt);
-        }
-        int above = 0;
-        for (int i = 0; i < g->n_lr && !isnan(cap); i++) above |= g->lrs[i].med > cap && isfinite(g->lrs[i].med);
-        if (above)
-            fprintf(f,
-                    ", \\\n  'lr_sweep.csv' skip 1 using 3:(sel(\"%s\") && $7 > CAP && $7 < 1e308 ? CAP : NaN) with points lt %d "
-                    "pt 9 ps (2 * PS) notitle",
-                    oq, lt);
-        if (g->confirm_lr == g->best_lr && g->n_confirm) {
-            /* the fresh seeds' median at the best lr, the bar from the best to
-             * the worst that did not diverge (confirm.csv: 7 median, 8 min, 29
-             * max finite, 28 diverged); a diverged one is an x along the top */
-            if (isfinite(g->conf_final.median))
-                fprintf(f,
-                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") ? $7 : NaN):(sel(\"%s\") ? $8 : NaN):"
-                        "(sel(\"%s\") ? (valid(29) ? $29 : $7) : NaN) with yerrorbars lt %d dt 1 pt 3 ps (2.5 * PS) lw 2 "
-                        "notitle",
-                        oq, oq, oq, lt);
-            if (g->conf_n_diverged)
-                fprintf(f,
-                        ", \\\n  'confirm.csv' skip 1 using 4:(sel(\"%s\") && $28 > 0 ? %.4f : NaN) axes x1y2 "
-                        "with points lt %d pt 4 ps (%.3g * PS) lw 2 notitle",
-                        oq, mark_y, lt, 2.6 * mark_scale);
-        }
+        lr_fig_plot_line(f, g, lf, oq, g->opt + 1, first);
+        lr_fig_plot_marks(f, g, lf, oq, g->opt + 1, row, left_any);
         first = 0;
     }
-    if (any_div & 1)
+    if (lf->any_div & 1)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x k/n at the top: k of n seeds diverged%s\"",
-                any_div & 4 ? " or ended non-finite" : "");
-    if (any_div & 2)
+                lf->any_div & 4 ? " or ended non-finite" : "");
+    if (lf->any_div & 2)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 4 ps (2.6 * PS) lw 2 title \"square at the top: a fresh seed diverged\"");
-    if (!isnan(cap))
+    if (!isnan(lf->cap))
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 9 ps (2 * PS) title \"triangle: off the scale\"");
-    if (any_conf)
+    if (lf->any_conf)
         /* a legend entry alone (yerrorbars takes no function: keyentry, gnuplot 5.4) */
         fprintf(f, ", \\\n  keyentry with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
     fprintf(f, "\n");
-    free(left_any);
-    OB_TRY(script_close(&sc, e));
-    return add_fig(out, e, stem, w, "Learning-rate sensitivity",
+}
+
+/* The lr figure's caption's note on the strip along the top ("" without). */
+static const char *lr_fig_strip_note(int any_div)
+{
+    return any_div & 4 ? " In a strip along the top, above a line at the top of the data (the y tics stop "
+                         "under it), each optimizer with marks has a row, named at its right: an x marks a learning "
+                         "rate where at least one seed of the sweep diverged or finished without a finite loss "
+                         "(every step of its last 10% skipped), labelled k/n: k of its n seeds did (x's too close "
+                         "for a label each that read the same share one, at the end of their run; lr_sweep.csv has "
+                         "every count, diverged and nonfinite apart); where half the seeds or more did the median "
+                         "is infinite and the line has a gap." :
+           any_div & 1 ? " In a strip along the top, above a line at the top of the data (the y tics stop "
+                         "under it), each optimizer with marks has a row, named at its right: an x marks a learning "
+                         "rate where at least one seed of the sweep diverged, labelled k/n: k of its n seeds "
+                         "diverged (x's too close for a label each that read the same share one, at the end of "
+                         "their run; lr_sweep.csv has every count); where half the seeds or more diverged the "
+                         "median is infinite and the line has a gap." :
+           any_div     ? " The strip along the top, above a line at the top of the data, has a row for each "
+                         "optimizer with a square there, named at its right." : "";
+}
+
+/* The lr figure in the report, with its caption. */
+static ob_status lr_fig_caption(ob_figures *out, ob_err *e, const char *stem, const lr_fig *lf)
+{
+    return add_fig(out, e, stem, lf->w, "Learning-rate sensitivity",
                    "Final training loss (mean over the last 10%% of steps) against the learning rate, "
                    "one line per optimizer: the median over seeds, a diverged seed counting as +inf as in the "
                    "tables%s The open circle marks each optimizer's best lr, "
                    "which the legend gives (\"grid edge\": the smallest or largest lr tried, so the best may lie "
                    "beyond).%s%s%s%s A flat, wide valley means the optimizer is easy to tune.",
-                   bands ? ", with a band from the best to the worst seed where no seed diverged or ended without "
-                           "a finite loss (where one did, the worst is +inf and the band is left out)."
-                         : ". With this many optimizers their min-max bands, drawn over one another, would hide the "
-                           "lines: they are left out (lr_sweep.csv has final_min and final_max at each lr).",
-                   !isnan(cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
-                                 "workload's runs that did not diverge): a learning rate whose median final loss is "
-                                 "finite but above it, worse than where any run started, is a triangle on the dotted "
-                                 "line at that height, and the lines stop there; lr_sweep.csv has its value." : "",
-                   any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
-                              "sweep (its bar from the best to the worst of those that did not diverge; one that "
-                              "diverged is a square in the strip along the top, around the x of the sweep's seeds where "
-                              "those diverged there too): a star above its circle shows how much picking the lr on the "
-                              "sweep's own seeds flattered it." : "",
-                   any_div & 4 ? " In a strip along the top, above a line at the top of the data (the y tics stop "
-                             "under it), each optimizer with marks has a row, named at its right: an x marks a learning "
-                             "rate where at least one seed of the sweep diverged or finished without a finite loss "
-                             "(every step of its last 10% skipped), labelled k/n: k of its n seeds did (x's too close "
-                             "for a label each that read the same share one, at the end of their run; lr_sweep.csv has "
-                             "every count, diverged and nonfinite apart); where half the seeds or more did the median "
-                             "is infinite and the line has a gap." :
-                   any_div & 1 ? " In a strip along the top, above a line at the top of the data (the y tics stop "
-                             "under it), each optimizer with marks has a row, named at its right: an x marks a learning "
-                             "rate where at least one seed of the sweep diverged, labelled k/n: k of its n seeds "
-                             "diverged (x's too close for a label each that read the same share one, at the end of "
-                             "their run; lr_sweep.csv has every count); where half the seeds or more diverged the "
-                             "median is infinite and the line has a gap." :
-                   any_div ? " The strip along the top, above a line at the top of the data, has a row for each "
-                             "optimizer with a square there, named at its right." : "",
-                   logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
+                   lf->bands ? ", with a band from the best to the worst seed where no seed diverged or ended without "
+                               "a finite loss (where one did, the worst is +inf and the band is left out)."
+                             : ". With this many optimizers their min-max bands, drawn over one another, would hide the "
+                               "lines: they are left out (lr_sweep.csv has final_min and final_max at each lr).",
+                   !isnan(lf->cap) ? " The y axis stops at 1.5 times the initial loss (the largest first loss of the "
+                                     "workload's runs that did not diverge): a learning rate whose median final loss is "
+                                     "finite but above it, worse than where any run started, is a triangle on the dotted "
+                                     "line at that height, and the lines stop there; lr_sweep.csv has its value." : "",
+                   lf->any_conf ? " The star is the median final loss of the fresh seeds run at the best lr after the "
+                                  "sweep (its bar from the best to the worst of those that did not diverge; one that "
+                                  "diverged is a square in the strip along the top, around the x of the sweep's seeds where "
+                                  "those diverged there too): a star above its circle shows how much picking the lr on the "
+                                  "sweep's own seeds flattered it." : "",
+                   lr_fig_strip_note(lf->any_div),
+                   lf->logy ? " Both axes are logarithmic." : " The x axis is logarithmic.");
+}
+
+/* The lr figure's script from its axes on (lf laid out up to its x axis):
+ * the tics, legend, strip and y axis, the k/n labels and the PDF's layout,
+ * and the plot command. Out of memory, it closes the script. */
+static ob_status lr_fig_body(script *sc, const ob_dataset *d, const ob_stats *s, lr_fig *lf, ob_err *e)
+{
+    FILE *f = sc->f;
+    double tics[LR_TICS_MAX];
+    int labelled[LR_TICS_MAX], turned = 0;
+    int n_tics = lr_tic_layout(s, lf->w, lf->xlo, lf->xhi, LR_AXIS_PNG, tics, labelled, &turned);
+    lf->second = lr_tics_write(f, "", tics, labelled, n_tics, turned, 0);
+    lr_fig_key(sc, d, s, lf);
+    lr_fig_strip(f, lf);
+    lr_fig_yaxis(f, lf);
+    lr_fig_row_names(f, d, s, lf);
+    unsigned char *left_any = calloc((size_t)lf->n_rows + 1, 1);
+    if (!left_any) {
+        script_close(sc, e);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    lr_fig_kn_labels(f, s, lf, left_any);
+    const lr_strip strip = lr_fig_pdf_strip(lf);
+    if (lr_pdf_layout(sc, s, lf->w, lf->xlo, lf->xhi_grid, lf->n_rows > 0 ? lf->name_len : 0, lf->mark_scale, &strip,
+                      left_any) != 0) {
+        free(left_any);
+        script_close(sc, e);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    lr_fig_plot(f, d, s, lf, left_any);
+    free(left_any);
+    return OB_OK;
+}
+
+/* Final loss against the lr on workload w (lr_WORKLOAD, from
+ * lr_sweep.csv and confirm.csv): a line per optimizer with its min-max
+ * band, its best lr circled, the fresh seeds at the best lr, and a strip
+ * along the top marking where seeds diverged. */
+static ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+                        const char *slug, ob_figures *out, ob_err *e)
+{
+    lr_fig lf;
+    memset(&lf, 0, sizeof lf);
+    lf.w = w;
+    range xr = {NAN, NAN};
+    int any;
+    lf.r = lr_fig_yrange(s, w, &any, &lf.any_div, &lf.any_conf);
+    int most_lrs = 0;
+    for (int k = 0; k < s->n_g; k++)
+        if (s->g[k].wl == w) {
+            for (int i = 0; i < s->g[k].n_lr; i++) range_add(&xr, s->g[k].lrs[i].lr);
+            if (s->g[k].n_lr > most_lrs) most_lrs = s->g[k].n_lr;
+            lf.n_lines++;
+        }
+    if (!any) return OB_OK;
+    char stem[300], wq[512];
+    snprintf(stem, sizeof stem, "lr_%s", slug);
+    /* one lr per optimizer (one for all, or each at its own default): points
+     * side by side would pass for a sensitivity */
+    if (most_lrs <= 1)
+        return add_skipped(out, e, stem, w, "Learning-rate sensitivity",
+                           "Not drawn: each optimizer ran at one learning rate, so there is no sensitivity to show; "
+                           "the table above has each optimizer's final loss there (run --lrs with several values "
+                           "to measure it; where a search drew each configuration's lr, --lrs LO..HI with --trials, "
+                           "the figure of final loss against the searched lr draws every configuration).");
+    ob_gp_str(d->wl_labels[w], wq, sizeof wq);
+    lf.bands = lf.n_lines <= BAND_MAX_LINES; /* as on the loss figure */
+    lf.cap = lr_fig_cap(d, s, w, &lf.r);
+    if (!isnan(lf.cap)) lf.r.hi = lf.cap;
+    lf.logy = spans_decades(&lf.r);
+    lr_fig_xaxis(d, s, &xr, &lf);
+    script sc;
+    OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
+                       "lr_sweep.csv (workload, optimizer, lr, runs, finished, diverged, "
+                       "final_median, final_min, final_max, ..., is_best in column 14, nonfinite in 15)", e));
+    lr_fig_header(sc.f, &lf, wq);
+    OB_TRY(lr_fig_body(&sc, d, s, &lf, e));
+    OB_TRY(script_close(&sc, e));
+    return lr_fig_caption(out, e, stem, &lf);
 }
 
 static ob_status add_skipped(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,

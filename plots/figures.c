@@ -1996,6 +1996,19 @@ static int budget_trials(const ob_dataset *d, const ob_stats *s, int w, int i, i
     return ob_stats_trial_heldout(d, s, w, i, s->heldout_metric, v) == n ? n : 0;
 }
 
+/* Whether tuned optimizer i has a line in the tuning budget: several
+ * configurations (*n of them, their values in v), one at least with a
+ * finite value (where every one diverged at every lr, the best of any k is
+ * infinite: nothing to draw, and gnuplot refuses a series of no point). */
+static int budget_line(const ob_dataset *d, const ob_stats *s, int w, int i, int heldout, double *v, int *n)
+{
+    *n = budget_trials(d, s, w, i, heldout, v);
+    if (*n < 2) return 0;
+    for (int j = 0; j < *n; j++)
+        if (isfinite(v[j])) return 1;
+    return 0;
+}
+
 /* The tuning budget on workload w (tuning_budget.csv): for each optimizer
  * with several configurations there, the best final loss among k of them
  * drawn at random against k, its median a line and its quartiles a band;
@@ -2011,11 +2024,19 @@ static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int h
     const int metric = heldout && s->heldout_metric;
     const double sign = metric ? -1 : 1;
     range yr = {NAN, NAN};
-    int n_lines = 0, kmax = 0, any_inf = 0;
+    int n_lines = 0, kmax = 0, any_inf = 0, all_diverged = 0;
     size_t key_len = 0;
+    char gone[400] = ""; /* the optimizers left out: every configuration diverged at every lr */
     for (int i = 0; i < s->n_tuned; i++) {
-        const int n = budget_trials(d, s, w, i, heldout, v);
-        if (n < 2) continue;
+        int n = 0;
+        if (!budget_line(d, s, w, i, heldout, v, &n)) {
+            if (n >= 2) {
+                const size_t l = strlen(gone);
+                snprintf(gone + l, sizeof gone - l, "%s%s", all_diverged++ ? ", " : "",
+                         d->opt_names[s->tuned_first[i]]);
+            }
+            continue;
+        }
         n_lines++;
         if (n > kmax) kmax = n;
         for (int j = 0; j < n; j++) range_add(&yr, sign * v[j]);
@@ -2027,7 +2048,14 @@ static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int h
     snprintf(stem, sizeof stem, "budget_%s%.200s", heldout ? "heldout_" : "", slug);
     if (n_lines == 0) {
         free(v);
-        return OB_OK; /* no optimizer with several configurations here (with held-out values) */
+        if (heldout) snprintf(title, sizeof title, "Tuning budget on %s (held-out)", d->wl_labels[w]);
+        else snprintf(title, sizeof title, "Tuning budget on %s", d->wl_labels[w]);
+        /* no optimizer with several configurations here (with held-out values); or each has
+         * them all diverged at every lr */
+        char why[600];
+        snprintf(why, sizeof why, "every configuration of %s diverged at every lr: the best of any k of them is "
+                 "infinite, no line to draw", gone);
+        return all_diverged ? add_skipped(out, e, stem, w, title, why) : OB_OK;
     }
     const int logy = !metric && spans_decades(&yr);
     /* the metric by its name where the workload is known (accuracy) */
@@ -2073,8 +2101,8 @@ static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int h
     fprintf(f, "plot \\\n");
     int l = 0;
     for (int i = 0; i < s->n_tuned; i++) {
-        const int n = budget_trials(d, s, w, i, heldout, v);
-        if (n < 2) continue;
+        int n = 0;
+        if (!budget_line(d, s, w, i, heldout, v, &n)) continue;
         char oq[256];
         ob_gp_str(d->opt_names[s->tuned_first[i]], oq, sizeof oq);
         const int lt = own_lt(d, s->tuned_first[i]);
@@ -2096,12 +2124,13 @@ static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int h
                  "%s (median over seeds; a diverged seed counts the worst there is), as a tuning on validation "
                  "data would pick it (Dodge et al. 2019's expected validation performance, as quantiles). The "
                  "line is the median of the best of k, the band its interquartile range; %s.%s Values in "
-                 "tuning_budget.csv (eval_%s_best_*).",
+                 "tuning_budget.csv (eval_%s_best_*).%s%s%s",
                  what, qty, metric ? "higher is better (report --heldout-on metric)" : "lower is better",
                  any_inf ? " A missing point: the chance of drawing only configurations that diverged at every "
                            "lr is above that quantile's."
                          : "",
-                 metric ? "metric" : "loss");
+                 metric ? "metric" : "loss", gone[0] ? " Not drawn: " : "", gone,
+                 gone[0] ? " (every configuration diverged at every lr)." : "");
         return add_fig(out, e, stem, w, title, "%s", cap);
     }
     return add_fig(out, e, stem, w, title,
@@ -2114,9 +2143,10 @@ static ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int h
                    "at k = 1: good without tuning; a steep fall: "
                    "tuning pays; the right end: the best configuration found. With a quasi-random search "
                    "(--trials) the configurations are draws from its ranges, so this estimates the best after k "
-                   "trials; with a grid, after k of its points.%s Values in tuning_budget.csv.",
+                   "trials; with a grid, after k of its points.%s Values in tuning_budget.csv.%s%s%s",
                    any_inf ? " A missing point: the chance of drawing only configurations that diverged at every "
-                             "lr is above that quantile's." : "");
+                             "lr is above that quantile's." : "",
+                   gone[0] ? " Not drawn: " : "", gone, gone[0] ? " (every configuration diverged at every lr)." : "");
 }
 
 /* Why an optimizer with finished runs has no best lr, as the figures' axis

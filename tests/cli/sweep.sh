@@ -66,4 +66,30 @@ check "its Setup row says the settings are unknown" grep -qF "| unknown: its run
 check "workload configurations by value: $(cut -d, -f1 "$tmp/rwl/summary.csv" | tr '\n' ' ')" \
   test "$(cut -d, -f1 "$tmp/rwl/summary.csv" | tr -d '"' | tr '\n' ' ')" = \
   "workload quadratic cond=5 quadratic cond=10 quadratic cond=20 quadratic cond=100 "
+# every configuration of an optimizer diverged at every lr: its tuning budget
+# has no line (gnuplot refused the all-undefined series: the report failed);
+# the figure is not drawn and says why, or leaves that optimizer out and says so
+"$OPTBENCH" run --workloads quadratic --optimizers adam --lrs 1000 --seeds 2 --steps 30 --backend cpu \
+  --sweep adam.beta2=0.9,0.99 --db "$tmp/gone.db" >/dev/null 2>&1 || { echo "the diverging sweep failed"; fail=1; }
+check "a report with every configuration diverged" \
+  "$OPTBENCH" report --db "$tmp/gone.db" --out "$tmp/rgone" >"$tmp/rgone.out" 2>&1
+check "the budget figure not drawn, said: $(grep -o 'Tuning budget on quadratic:</b>[^<]*' "$tmp/rgone/index.html")" \
+  grep -q "Tuning budget on quadratic:</b> every configuration of adam diverged at every lr" "$tmp/rgone/index.html"
+"$OPTBENCH" run --workloads quadratic --optimizers adam,sgd --lrs 1000 --seeds 2 --steps 30 --backend cpu \
+  --sweep adam.beta2=0.9,0.99 --sweep sgd.momentum=0,0.5 --db "$tmp/half.db" >/dev/null 2>&1
+"$OPTBENCH" run --workloads quadratic --optimizers adam,sgd --lrs 0.001 --seeds 2 --steps 30 --backend cpu \
+  --sweep adam.beta2=0.9,0.99 --sweep sgd.momentum=0,0.5 --db "$tmp/half2.db" >/dev/null 2>&1
+python3 - "$tmp/half.db" "$tmp/half2.db" <<'PY'
+import sqlite3, sys
+# adam's runs of the second database are replaced by diverged ones: sgd keeps a line, adam has none
+a, b = sqlite3.connect(sys.argv[1]), sqlite3.connect(sys.argv[2])
+for col in ("status", "final_loss", "diverged_step"):
+    for rid, val in a.execute(f"select cell, {col} from runs where optimizer = 'adam'"):
+        b.execute(f"update runs set {col} = ? where cell = ? and optimizer = 'adam'", (val, rid))
+b.commit()
+PY
+check "a report with one optimizer's configurations all diverged" \
+  "$OPTBENCH" report --db "$tmp/half2.db" --out "$tmp/rhalf" >"$tmp/rhalf.out" 2>&1
+check "the budget figure leaves adam out and says so" \
+  grep -q "Not drawn: adam (every configuration diverged at every lr)" "$tmp/rhalf/index.html"
 exit $fail

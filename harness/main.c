@@ -45,6 +45,9 @@ static void usage(FILE *f)
             "  OPTBENCH_MATMUL_PRECISION\n"
             "                     highest (fp32, default), high (TF32) or medium (bf16) on a GPU\n"
             "  OPTBENCH_TF32=1    as OPTBENCH_MATMUL_PRECISION=high (which wins where both are set)\n"
+            "  OPTBENCH_CUDA_MODULE\n"
+            "                     the CUDA backend module to load (default: optbench-cuda.so beside\n"
+            "                     the program, where a CUDA build puts it)\n"
             "  SOURCE_DATE_EPOCH  the time reports say they were generated\n\n"
             "exit status: 0 success, 1 failure, 2 bad input\n");
 }

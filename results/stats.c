@@ -742,77 +742,71 @@ static double start_loss(const ob_dataset *d, int w, double *tmp)
     return ob_stat_median(tmp, m0);
 }
 
-/* The group's statistics from its sweep runs idx[0..n-1]; the lr range's
- * tolerance: tol x |best median|, or with of_progress tol x (start - best
- * median), start the workload's loss before training. */
-static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol, int of_progress,
-                             double start, ob_err *e)
+/* The median, extremes and finite extremes of an lr point's m final losses
+ * x (run_final's: +inf for a seed that diverged). */
+static void point_losses(ob_lr_point *p, const double *x, int m)
 {
-    ob_status st = OB_OK;
-    double *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
-    double *tmp2 = malloc(((size_t)n + 1) * sizeof *tmp2);
-    double *tmp3 = malloc(((size_t)n + 1) * sizeof *tmp3);
-    double *lrv = NULL, *medv = NULL, *a1 = NULL, *a4 = NULL, *a5 = NULL;
-    g->n_runs = n;
-    g->lrs = calloc((size_t)n + 1, sizeof *g->lrs);
-    g->first_div_lr = NAN;
-    if (!tmp || !tmp2 || !tmp3 || !g->lrs) {
-        st = no_mem(e, "computing the statistics");
-        goto out;
-    }
-    const int has_el = has_held_out(d, idx, n, 0), has_em = has_held_out(d, idx, n, 1);
-    for (int a = 0; a < n;) {
-        int b = a;
-        while (b < n && d->runs[idx[b]].lr == d->runs[idx[a]].lr) b++;
-        ob_lr_point *p = &g->lrs[g->n_lr];
-        p->lr = d->runs[idx[a]].lr;
-        p->n_runs = b - a;
-        int m = 0, me = 0, unfinished = 0;
-        for (int k = a; k < b; k++) {
-            const ob_rrun *r = &d->runs[idx[k]];
-            if (r->finished) {
-                p->n_finished++;
-                tmp[m++] = run_final(r);
-            } else if (!strcmp(r->status, "failed")) {
-                g->n_failed++;
-            } else {
-                g->n_unfinished++;
-                unfinished++;
-            }
-            if (r->diverged) p->n_diverged++;
-            else if (r->finished && !isfinite(r->final_loss)) p->n_nonfinite++;
-            else if (r->finished && r->final_loss > r->first_loss) g->n_above_start++;
-            if (r->finished) {
-                tmp2[me] = run_held_out(r, 0, has_el);
-                tmp3[me++] = run_held_out(r, 1, has_em);
-            }
+    p->med = ob_stat_median(x, m);
+    p->min = ob_stat_min(x, m);
+    p->max = ob_stat_max(x, m);
+    p->min_finite = p->max_finite = NAN;
+    for (int k = 0; k < m; k++)
+        if (isfinite(x[k])) {
+            if (isnan(p->min_finite) || x[k] < p->min_finite) p->min_finite = x[k];
+            if (isnan(p->max_finite) || x[k] > p->max_finite) p->max_finite = x[k];
         }
-        p->med = ob_stat_median(tmp, m);
-        p->min = ob_stat_min(tmp, m);
-        p->max = ob_stat_max(tmp, m);
-        p->min_finite = p->max_finite = NAN;
-        for (int k = 0; k < m; k++)
-            if (isfinite(tmp[k])) {
-                if (isnan(p->min_finite) || tmp[k] < p->min_finite) p->min_finite = tmp[k];
-                if (isnan(p->max_finite) || tmp[k] > p->max_finite) p->max_finite = tmp[k];
-            }
-        p->eval_med = ob_stat_median(tmp2, me);
-        p->metric_med = ob_stat_median(tmp3, me);
-        p->tt_steps = p->tt_time_s = NAN;
-        g->n_finished += p->n_finished;
-        g->n_diverged += p->n_diverged;
-        if (p->n_diverged && isnan(g->first_div_lr)) g->first_div_lr = p->lr;
-        if (p->n_finished) {
-            g->n_lr++;
-        } else { /* an lr with no finished run is not a grid point */
-            g->n_lr_unfinished += unfinished > 0;
-            memset(p, 0, sizeof *p);
-        }
-        a = b;
-    }
-    g->div_rate = g->n_finished ? (double)g->n_diverged / g->n_finished : NAN;
+}
 
-    /* best lr */
+/* The lr point of g's sweep runs idx[a..b) (one lr) into g->lrs[g->n_lr],
+ * and their counts into g's; the point is kept (g->n_lr counts it) only
+ * where a run finished. has_el, has_em: the group has a held-out loss, a
+ * metric (has_held_out); tmp, tmp2, tmp3: room for b - a values each. */
+static void lr_point(const ob_dataset *d, ob_group *g, const int *idx, int a, int b, int has_el, int has_em,
+                     double *tmp, double *tmp2, double *tmp3)
+{
+    ob_lr_point *p = &g->lrs[g->n_lr];
+    p->lr = d->runs[idx[a]].lr;
+    p->n_runs = b - a;
+    int m = 0, me = 0, unfinished = 0;
+    for (int k = a; k < b; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (r->finished) {
+            p->n_finished++;
+            tmp[m++] = run_final(r);
+        } else if (!strcmp(r->status, "failed")) {
+            g->n_failed++;
+        } else {
+            g->n_unfinished++;
+            unfinished++;
+        }
+        if (r->diverged) p->n_diverged++;
+        else if (r->finished && !isfinite(r->final_loss)) p->n_nonfinite++;
+        else if (r->finished && r->final_loss > r->first_loss) g->n_above_start++;
+        if (r->finished) {
+            tmp2[me] = run_held_out(r, 0, has_el);
+            tmp3[me++] = run_held_out(r, 1, has_em);
+        }
+    }
+    point_losses(p, tmp, m);
+    p->eval_med = ob_stat_median(tmp2, me);
+    p->metric_med = ob_stat_median(tmp3, me);
+    p->tt_steps = p->tt_time_s = NAN;
+    g->n_finished += p->n_finished;
+    g->n_diverged += p->n_diverged;
+    if (p->n_diverged && isnan(g->first_div_lr)) g->first_div_lr = p->lr;
+    if (p->n_finished) {
+        g->n_lr++;
+    } else { /* an lr with no finished run is not a grid point */
+        g->n_lr_unfinished += unfinished > 0;
+        memset(p, 0, sizeof *p);
+    }
+}
+
+/* g's best lr (g->best, g->best_lr): the lr point with the smallest finite
+ * median final loss (ties: the smaller lr), -1 and NaN for none; what is
+ * measured at it starts unknown. */
+static void pick_best_lr(ob_group *g)
+{
     g->best = -1;
     for (int i = 0; i < g->n_lr; i++)
         if (isfinite(g->lrs[i].med) && (g->best < 0 || g->lrs[i].med < g->lrs[g->best].med)) g->best = i;
@@ -821,70 +815,102 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     memset(&g->final, 0, sizeof g->final);
     g->final.median = g->final.min = g->final.max = g->final.ci_lo = g->final.ci_hi = NAN;
     g->eval_loss = g->eval_metric = g->final;
-    if (g->best >= 0) {
-        int m = 0, me = 0;
-        g->best_runs = malloc(((size_t)n + 1) * sizeof *g->best_runs);
-        if (!g->best_runs) {
-            st = no_mem(e, "computing the statistics");
-            goto out;
-        }
-        for (int k = 0; k < n; k++) {
-            const ob_rrun *r = &d->runs[idx[k]];
-            if (r->lr != g->best_lr || !r->finished) continue;
-            g->best_runs[g->n_best_runs++] = idx[k];
-            tmp[m++] = run_final(r);
-            tmp2[me] = run_held_out(r, 0, has_el);
-            tmp3[me++] = run_held_out(r, 1, has_em);
-        }
-        if ((st = spread_of(tmp, m, &g->final, e)) != OB_OK || (st = spread_of(tmp2, me, &g->eval_loss, e)) != OB_OK ||
-            (st = spread_of(tmp3, me, &g->eval_metric, e)) != OB_OK)
-            goto out;
-        double sd = ob_stat_sd(tmp, m), mu = ob_stat_mean(tmp, m);
-        if (isinf(mu)) g->seed_cv = INFINITY;
-        else if (m >= 2 && mu != 0) g->seed_cv = sd / fabs(mu);
+}
 
-        lrv = malloc(((size_t)g->n_lr + 1) * sizeof *lrv);
-        medv = malloc(((size_t)g->n_lr + 1) * sizeof *medv);
-        if (!lrv || !medv) {
-            st = no_mem(e, "computing the statistics");
-            goto out;
-        }
-        /* the lr range: an lr besides the best one counts only where no seed
-         * diverged or ended without a finite loss (a median of 7 seeds is
-         * finite with 3 of them diverged) */
-        for (int i = 0; i < g->n_lr; i++) {
-            lrv[i] = g->lrs[i].lr;
-            medv[i] = i != g->best && (g->lrs[i].n_diverged > 0 || g->lrs[i].n_nonfinite > 0) ? INFINITY
-                                                                                            : g->lrs[i].med;
-        }
-        const double bm = medv[g->best];
-        const double thr = of_progress ? bm + tol * (start - bm) : bm + tol * fabs(bm);
-        g->width_decades = NAN;
-        if (of_progress && !(start > bm)) g->width_unmeasured = OB_WIDTH_NO_PROGRESS;
-        else g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, thr, &g->width_open_lo,
-                                                 &g->width_open_hi);
-        /* open on one side and ending at the best lr on the other: ">= 0"
-         * says nothing, so no width, and why */
-        if (g->width_decades == 0 && (g->width_open_lo || g->width_open_hi)) {
-            const int inner = g->width_open_hi ? g->best - 1 : g->best + 1;
-            if (g->n_lr == 1) g->width_unmeasured = g->n_lr_unfinished ? OB_WIDTH_UNFINISHED : OB_WIDTH_ONE_LR;
-            else if (inner >= 0 && inner < g->n_lr && isinf(medv[inner])) g->width_unmeasured = OB_WIDTH_EDGE_DIVERGED;
-            /* the neighbour is finite and above the threshold: the range
-             * ends exactly at the best lr only when the threshold is the
-             * best median itself */
-            else g->width_unmeasured = OB_WIDTH_EDGE_NO_TOL;
-            g->width_decades = NAN;
-        }
-        for (int i = 0; i < g->n_lr; i++) medv[i] = g->lrs[i].med;
-        g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);
-        g->loss_double = ob_stat_interp_loglr(lrv, medv, g->n_lr, 2.0 * g->best_lr);
+/* The finished runs of g's sweep runs idx[0..n) at its best lr
+ * (g->best_runs), the spreads of their final loss, held-out loss and metric,
+ * and the seeds' coefficient of variation of the final loss. has_el,
+ * has_em: as lr_point's; tmp, tmp2, tmp3: room for n values each. */
+static ob_status best_lr_runs(const ob_dataset *d, ob_group *g, const int *idx, int n, int has_el, int has_em,
+                              double *tmp, double *tmp2, double *tmp3, ob_err *e)
+{
+    int m = 0, me = 0;
+    g->best_runs = malloc(((size_t)n + 1) * sizeof *g->best_runs);
+    if (!g->best_runs) return no_mem(e, "computing the statistics");
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (r->lr != g->best_lr || !r->finished) continue;
+        g->best_runs[g->n_best_runs++] = idx[k];
+        tmp[m++] = run_final(r);
+        tmp2[me] = run_held_out(r, 0, has_el);
+        tmp3[me++] = run_held_out(r, 1, has_em);
     }
+    ob_status st;
+    if ((st = spread_of(tmp, m, &g->final, e)) != OB_OK || (st = spread_of(tmp2, me, &g->eval_loss, e)) != OB_OK ||
+        (st = spread_of(tmp3, me, &g->eval_metric, e)) != OB_OK)
+        return st;
+    double sd = ob_stat_sd(tmp, m), mu = ob_stat_mean(tmp, m);
+    if (isinf(mu)) g->seed_cv = INFINITY;
+    else if (m >= 2 && mu != 0) g->seed_cv = sd / fabs(mu);
+    return OB_OK;
+}
 
-    /* cost */
+/* The width of g's lr range (g->width_decades; NaN and why in
+ * g->width_unmeasured where it says nothing) from its lrs lrv and the
+ * medians medv that count for the range; the tolerance as group_basic's. */
+static void lr_width(ob_group *g, const double *lrv, const double *medv, double tol, int of_progress, double start)
+{
+    const double bm = medv[g->best];
+    const double thr = of_progress ? bm + tol * (start - bm) : bm + tol * fabs(bm);
+    g->width_decades = NAN;
+    if (of_progress && !(start > bm)) g->width_unmeasured = OB_WIDTH_NO_PROGRESS;
+    else g->width_decades = ob_stat_lr_width(lrv, medv, g->n_lr, g->best, thr, &g->width_open_lo,
+                                             &g->width_open_hi);
+    /* open on one side and ending at the best lr on the other: ">= 0"
+     * says nothing, so no width, and why */
+    if (g->width_decades == 0 && (g->width_open_lo || g->width_open_hi)) {
+        const int inner = g->width_open_hi ? g->best - 1 : g->best + 1;
+        if (g->n_lr == 1) g->width_unmeasured = g->n_lr_unfinished ? OB_WIDTH_UNFINISHED : OB_WIDTH_ONE_LR;
+        else if (inner >= 0 && inner < g->n_lr && isinf(medv[inner])) g->width_unmeasured = OB_WIDTH_EDGE_DIVERGED;
+        /* the neighbour is finite and above the threshold: the range
+         * ends exactly at the best lr only when the threshold is the
+         * best median itself */
+        else g->width_unmeasured = OB_WIDTH_EDGE_NO_TOL;
+        g->width_decades = NAN;
+    }
+}
+
+/* g's lr range around its best lr (lr_width) and the median final loss at
+ * half and at twice the best lr. */
+static ob_status lr_range(ob_group *g, double tol, int of_progress, double start, ob_err *e)
+{
+    double *lrv = malloc(((size_t)g->n_lr + 1) * sizeof *lrv);
+    double *medv = malloc(((size_t)g->n_lr + 1) * sizeof *medv);
+    ob_status st = OB_OK;
+    if (!lrv || !medv) {
+        st = no_mem(e, "computing the statistics");
+        goto out;
+    }
+    /* the lr range: an lr besides the best one counts only where no seed
+     * diverged or ended without a finite loss (a median of 7 seeds is
+     * finite with 3 of them diverged) */
+    for (int i = 0; i < g->n_lr; i++) {
+        lrv[i] = g->lrs[i].lr;
+        medv[i] = i != g->best && (g->lrs[i].n_diverged > 0 || g->lrs[i].n_nonfinite > 0) ? INFINITY
+                                                                                        : g->lrs[i].med;
+    }
+    lr_width(g, lrv, medv, tol, of_progress, start);
+    for (int i = 0; i < g->n_lr; i++) medv[i] = g->lrs[i].med;
+    g->loss_half = ob_stat_interp_loglr(lrv, medv, g->n_lr, 0.5 * g->best_lr);
+    g->loss_double = ob_stat_interp_loglr(lrv, medv, g->n_lr, 2.0 * g->best_lr);
+out:
+    free(lrv);
+    free(medv);
+    return st;
+}
+
+/* The cost of g over its sweep runs idx[0..n), at every lr: the medians of
+ * the runs' step and optimizer times, throughput and loss floor, the spread
+ * of their median step times, the largest memory; tmp, tmp2: room for n
+ * values each. */
+static ob_status group_cost(const ob_dataset *d, ob_group *g, const int *idx, int n, double *tmp, double *tmp2,
+                            ob_err *e)
+{
+    ob_status st = OB_OK;
     int m1 = 0, m2 = 0, m3 = 0, m4 = 0, m5 = 0, m6 = 0, m7 = 0;
-    a1 = malloc(((size_t)n + 1) * sizeof *a1);
-    a4 = malloc(((size_t)n + 1) * sizeof *a4);
-    a5 = malloc(3 * ((size_t)n + 1) * sizeof *a5); /* step mean, optimizer median, optimizer mean */
+    double *a1 = malloc(((size_t)n + 1) * sizeof *a1);
+    double *a4 = malloc(((size_t)n + 1) * sizeof *a4);
+    double *a5 = malloc(3 * ((size_t)n + 1) * sizeof *a5); /* step mean, optimizer median, optimizer mean */
     if (!a1 || !a4 || !a5) {
         st = no_mem(e, "computing the statistics");
         goto out;
@@ -913,11 +939,43 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     g->loss_floor = ob_stat_median(a4, m4);
     g->overhead_vs_sgd = NAN;
 out:
-    free(lrv);
-    free(medv);
     free(a1);
     free(a4);
     free(a5);
+    return st;
+}
+
+/* The group's statistics from its sweep runs idx[0..n-1]; the lr range's
+ * tolerance: tol x |best median|, or with of_progress tol x (start - best
+ * median), start the workload's loss before training. */
+static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, int n, double tol, int of_progress,
+                             double start, ob_err *e)
+{
+    ob_status st = OB_OK;
+    double *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    double *tmp2 = malloc(((size_t)n + 1) * sizeof *tmp2);
+    double *tmp3 = malloc(((size_t)n + 1) * sizeof *tmp3);
+    g->n_runs = n;
+    g->lrs = calloc((size_t)n + 1, sizeof *g->lrs);
+    g->first_div_lr = NAN;
+    if (!tmp || !tmp2 || !tmp3 || !g->lrs) {
+        st = no_mem(e, "computing the statistics");
+        goto out;
+    }
+    const int has_el = has_held_out(d, idx, n, 0), has_em = has_held_out(d, idx, n, 1);
+    for (int a = 0; a < n;) {
+        int b = a;
+        while (b < n && d->runs[idx[b]].lr == d->runs[idx[a]].lr) b++;
+        lr_point(d, g, idx, a, b, has_el, has_em, tmp, tmp2, tmp3);
+        a = b;
+    }
+    g->div_rate = g->n_finished ? (double)g->n_diverged / g->n_finished : NAN;
+    pick_best_lr(g);
+    if (g->best >= 0 && ((st = best_lr_runs(d, g, idx, n, has_el, has_em, tmp, tmp2, tmp3, e)) != OB_OK ||
+                         (st = lr_range(g, tol, of_progress, start, e)) != OB_OK))
+        goto out;
+    st = group_cost(d, g, idx, n, tmp, tmp2, e);
+out:
     free(tmp);
     free(tmp2);
     free(tmp3);

@@ -1339,6 +1339,260 @@ ob_status ob_stats_check_targets(const ob_dataset *d, int n_t, const char *const
     return OB_OK;
 }
 
+/* Each workload and optimizer label's group into gi[w * n_opt + op] (-1:
+ * no run of that pair), numbered in that order; returns the number of groups. */
+static int number_groups(const ob_dataset *d, int *gi)
+{
+    int ng = 0;
+    for (int k = 0; k < d->n_wl * d->n_opt; k++) gi[k] = -1;
+    for (int r = 0; r < d->n; r++) gi[d->runs[r].wl * d->n_opt + d->runs[r].opt] = 0;
+    for (int k = 0; k < d->n_wl * d->n_opt; k++)
+        if (gi[k] == 0) gi[k] = ng++;
+    return ng;
+}
+
+/* The runs of workload w and optimizer label op into idx: its sweep runs
+ * (*n) first, then its confirmation runs (*nc), each sorted by lr and seed. */
+static void group_runs(const ob_dataset *d, int w, int op, int *idx, int *n, int *nc)
+{
+    int ns = 0, nk = 0;
+    for (int r = 0; r < d->n; r++)
+        if (d->runs[r].wl == w && d->runs[r].opt == op && !d->runs[r].confirm) idx[ns++] = r;
+    for (int r = 0; r < d->n; r++)
+        /* a retired confirmation run (cell -id: a grown sweep moved its lr
+         * or took its seed) stays out */
+        if (d->runs[r].wl == w && d->runs[r].opt == op && d->runs[r].confirm && d->runs[r].cell >= 0)
+            idx[ns + nk++] = r;
+    sort_runs(idx, ns, d);
+    sort_runs(idx + ns, nk, d);
+    *n = ns;
+    *nc = nk;
+}
+
+/* Every group's statistics from its runs (group_basic, group_confirm), in
+ * the order of gi (number_groups'), and its sweep runs into members[k] and
+ * counts[k]; idx: room for d->n runs. */
+static ob_status compute_groups(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, const int *gi, int *idx,
+                                int **members, int *counts, ob_err *e)
+{
+    ob_status st;
+    for (int w = 0; w < d->n_wl; w++)
+        for (int op = 0; op < d->n_opt; op++) {
+            int k = gi[w * d->n_opt + op];
+            if (k < 0) continue;
+            /* the sweep's runs first, then the confirmation runs */
+            int n, nc;
+            group_runs(d, w, op, idx, &n, &nc);
+            members[k] = malloc(((size_t)n + 1) * sizeof **members);
+            if (!members[k]) return no_mem(e, "computing the statistics");
+            memcpy(members[k], idx, (size_t)n * sizeof *idx);
+            counts[k] = n;
+            s->g[k].wl = w;
+            s->g[k].opt = op;
+            s->g[k].ev = ttt_none;
+            if ((st = group_basic(d, &s->g[k], idx, n, o->tol, o->tol_of_progress, s->start_loss[w], e)) !=
+                    OB_OK ||
+                (st = group_confirm(d, &s->g[k], idx + n, nc, idx, n, e)) != OB_OK)
+                return st;
+        }
+    return OB_OK;
+}
+
+/* Workload w's target of time to target (s->target[w]): the one given
+ * (--target), else set from its groups' best upper median final losses
+ * (target_halfway where halfway from the start is the lower); and whether
+ * the loss before training is at or below it (target_at_start). tmp: room
+ * for d->n values. */
+static void loss_target(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, int w, double *tmp)
+{
+    s->target[w] = NAN;
+    for (int i = 0; i < o->n_targets; i++)
+        if (!strcmp(o->target_wl[i], d->wl_labels[w]) || !strcmp(o->target_wl[i], d->wl_names[w])) {
+            s->target[w] = o->target_val[i];
+            s->target_given[w] = 1;
+        }
+    const double start = s->start_loss[w];
+    if (!s->target_given[w]) {
+        /* the best upper median of final losses at the best lr (each
+         * optimizer's ceil((m+1)/2)-th smallest of its m seeds, the
+         * statistic time to target asks a majority of seeds to reach):
+         * 1.1 x that, or halfway to it, a majority of the seeds of the
+         * optimizer that set it reach by their last step (with an even
+         * count, the median, the mean of the middle two, asked for a
+         * loss that only one of two seeds far apart got to) */
+        double best = INFINITY;
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (g->wl != w || g->best < 0) continue;
+            const double um = best_upper_median_final(d, g, tmp);
+            if (um < best) best = um;
+        }
+        if (isfinite(best)) {
+            s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
+            /* at least half the way from the start to the best: a loss
+             * that training moves little (cross-entropy from 2.54 to 2.29)
+             * would otherwise set a target one step's noise reaches */
+            const double half = best + 0.5 * (start - best);
+            if (start > best && half < s->target[w]) {
+                s->target[w] = half;
+                s->target_halfway[w] = 1;
+            }
+        }
+    }
+    s->target_at_start[w] = start <= s->target[w];
+}
+
+/* Is workload w's time to target timed by the median step time? The step
+ * time of time to target: the mean only when every timed run that enters it
+ * (finished sweep runs) has one; a database merged from shards of an older
+ * optbench (schema < 4) and a newer one would otherwise time some
+ * optimizers by the mean, others by the median. */
+static int step_time_by_median(const ob_dataset *d, int w)
+{
+    int by_median = 0;
+    for (int r = 0; r < d->n; r++) {
+        const ob_rrun *x = &d->runs[r];
+        if (x->wl == w && !x->confirm && x->finished && !isnan(x->step_ms_median) && isnan(x->step_ms_mean))
+            by_median = 1;
+    }
+    return by_median;
+}
+
+/* Group k's median step time over sgd's on its workload (overhead_vs_sgd;
+ * left as it is where sgd has no timed run there). mine: the group's
+ * training settings (train_settings); tmp: room for d->n values. */
+static void sgd_overhead(const ob_dataset *d, ob_group *g, const char *mine, double *tmp)
+{
+    /* the reference: sgd's runs here with the group's training
+     * settings (a sweep of train.clip_norm changes the step's cost),
+     * or every sgd run here when none has them */
+    int m = 0;
+    for (int pass = 0; pass < 2 && m == 0; pass++)
+        for (int r = 0; r < d->n; r++) {
+            const ob_rrun *x = &d->runs[r];
+            if (x->wl != g->wl || x->confirm || strcmp(x->optimizer, "sgd") || isnan(x->step_ms_median)) continue;
+            if (pass == 0 && !same_train(mine, train_settings(x->opt_key))) continue;
+            tmp[m++] = x->step_ms_median;
+        }
+    double sgd_ms = ob_stat_median(tmp, m);
+    if (sgd_ms > 0) g->overhead_vs_sgd = g->step_ms_median / sgd_ms - 1.0;
+}
+
+/* No time to target for g and its lr points: its workload's target is at or
+ * below the loss before training. */
+static void no_time_to_target(ob_group *g)
+{
+    g->tt_steps = g->tt_time_s = g->tt_lr = g->tt_step_ms = NAN;
+    g->tt_step_ms_lo = g->tt_step_ms_hi = NAN;
+    g->tt_steps_lo = g->tt_steps_hi = NAN;
+    g->tt_steps_cover = g->tt_step_ms_cover = NAN;
+    g->tt_censored = 1;
+    for (int i = 0; i < g->n_lr; i++) {
+        ob_lr_point *p = &g->lrs[i];
+        p->tt_steps = p->tt_time_s = p->tt_steps_lo = p->tt_steps_hi = p->tt_steps_cover = NAN;
+    }
+}
+
+/* Group k's overhead over sgd (sgd_overhead) and time to target on its
+ * workload's target (group_time_to_target, curves read through cr), and
+ * where it misses the target, how near it gets (tt_miss). members, counts:
+ * each group's sweep runs; tmp: room for d->n values. */
+static ob_status group_target(const ob_dataset *d, ob_curve_reader *cr, ob_stats *s, int k, int *const *members,
+                              const int *counts, double *tmp, ob_err *e)
+{
+    ob_group *g = &s->g[k];
+    const int w = g->wl;
+    g->tt_miss = NAN;
+    /* read over this build's defaults (opt_key): a run stored before a
+     * training setting existed has the same settings as one after */
+    const char *mine = counts[k] ? train_settings(d->runs[members[k][0]].opt_key) : NULL;
+    sgd_overhead(d, g, mine, tmp);
+    if (s->target_at_start[w]) {
+        no_time_to_target(g);
+        return OB_OK;
+    }
+    OB_TRY(group_time_to_target(d, cr, g, members[k], counts[k], s->target[w], s->tt_by_median[w], e));
+    /* not there: how near, by the statistic the default target is set from */
+    if (g->tt_censored && g->best >= 0 && isfinite(s->target[w]) && s->target[w] != 0) {
+        const double um = best_upper_median_final(d, g, tmp);
+        if (isfinite(um)) g->tt_miss = (um - s->target[w]) / fabs(s->target[w]);
+    }
+    return OB_OK;
+}
+
+/* Targets, sgd step time, time to target: each workload's target
+ * (loss_target) and step time statistic (step_time_by_median), then its
+ * groups' time to target (group_target). */
+static ob_status time_to_targets(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
+                                 int *const *members, const int *counts, double *tmp, ob_err *e)
+{
+    s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);
+    s->target_given = calloc((size_t)d->n_wl + 1, sizeof *s->target_given);
+    s->target_halfway = calloc((size_t)d->n_wl + 1, sizeof *s->target_halfway);
+    s->target_at_start = calloc((size_t)d->n_wl + 1, sizeof *s->target_at_start);
+    s->tt_by_median = calloc((size_t)d->n_wl + 1, sizeof *s->tt_by_median);
+    if (!s->target || !s->target_given || !s->target_halfway || !s->target_at_start || !s->tt_by_median)
+        return no_mem(e, "computing the statistics");
+    for (int w = 0; w < d->n_wl; w++) {
+        loss_target(d, o, s, w, tmp);
+        s->tt_by_median[w] = step_time_by_median(d, w);
+        for (int k = 0; k < s->n_g; k++)
+            if (s->g[k].wl == w) OB_TRY(group_target(d, cr, s, k, members, counts, tmp, e));
+    }
+    return OB_OK;
+}
+
+/* Each workload's and optimizer label's time in the performance profile
+ * into t[w * n_opt + op]: its group's time to target (steps with
+ * profile_by_steps; the held-out one with profile_heldout), +inf where it
+ * has none or no group. gi: as number_groups'. */
+static void profile_times(const ob_dataset *d, const ob_stats_opts *o, const ob_stats *s, const int *gi, double *t)
+{
+    for (int w = 0; w < d->n_wl; w++)
+        for (int op = 0; op < d->n_opt; op++) {
+            int k = gi[w * d->n_opt + op];
+            double v = INFINITY;
+            if (k >= 0) {
+                const ob_ttt tk = o->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
+                v = o->profile_by_steps ? tk.steps : tk.time_s;
+            }
+            t[w * d->n_opt + op] = isnan(v) ? INFINITY : v;
+        }
+}
+
+/* The performance profile (taus, rho, area, in_profile) of the groups'
+ * times (profile_times), the profile workloads each optimizer has sweep
+ * runs on (profile_ran), and the tuned optimizers' profile
+ * (tuned_profile). */
+static ob_status perf_profile(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, const int *gi, ob_err *e)
+{
+    double *t = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *t);
+    s->n_tau = 301;
+    s->taus = malloc((size_t)s->n_tau * sizeof *s->taus);
+    s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
+    s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
+    s->in_profile = calloc((size_t)d->n_wl + 1, sizeof *s->in_profile);
+    s->profile_ran = calloc((size_t)d->n_opt + 1, sizeof *s->profile_ran);
+    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile || !s->profile_ran) {
+        free(t);
+        return no_mem(e, "computing the statistics");
+    }
+    profile_times(d, o, s, gi, t);
+    for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
+    ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
+                    &s->profile_workloads, s->in_profile);
+    /* the profile workloads each optimizer has sweep runs on: the others
+     * count as not reached, which the reader must be able to see */
+    for (int w = 0; w < d->n_wl; w++)
+        for (int op = 0; s->in_profile[w] && op < d->n_opt; op++) {
+            int k = gi[w * d->n_opt + op];
+            s->profile_ran[op] += k >= 0 && s->g[k].n_runs > 0;
+        }
+    const ob_status st = tuned_profile(d, s, t, gi) == OB_OK ? OB_OK : no_mem(e, "computing the statistics");
+    free(t);
+    return st;
+}
+
 ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
                                 ob_err *e)
 {
@@ -1355,13 +1609,10 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
     ob_status st = OB_OK;
     int *gi = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *gi);
     int *idx = NULL, **members = NULL, *counts = NULL;
-    double *tmp = NULL, *t = NULL;
+    double *tmp = NULL;
     int ng = 0;
     if (!gi) goto nomem;
-    for (int k = 0; k < d->n_wl * d->n_opt; k++) gi[k] = -1;
-    for (int r = 0; r < d->n; r++) gi[d->runs[r].wl * d->n_opt + d->runs[r].opt] = 0;
-    for (int k = 0; k < d->n_wl * d->n_opt; k++)
-        if (gi[k] == 0) gi[k] = ng++;
+    ng = number_groups(d, gi);
     s->g = calloc((size_t)ng + 1, sizeof *s->g);
     if (!s->g) goto nomem;
     s->n_g = ng;
@@ -1374,159 +1625,10 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
     tmp = malloc(((size_t)d->n + 1) * sizeof *tmp);
     if (!s->start_loss || !tmp) goto nomem;
     for (int w = 0; w < d->n_wl; w++) s->start_loss[w] = start_loss(d, w, tmp);
-    for (int w = 0; w < d->n_wl; w++)
-        for (int op = 0; op < d->n_opt; op++) {
-            int k = gi[w * d->n_opt + op];
-            if (k < 0) continue;
-            /* the sweep's runs first, then the confirmation runs */
-            int n = 0, nc = 0;
-            for (int r = 0; r < d->n; r++)
-                if (d->runs[r].wl == w && d->runs[r].opt == op && !d->runs[r].confirm) idx[n++] = r;
-            for (int r = 0; r < d->n; r++)
-                /* a retired confirmation run (cell -id: a grown sweep moved its lr
-                 * or took its seed) stays out */
-                if (d->runs[r].wl == w && d->runs[r].opt == op && d->runs[r].confirm && d->runs[r].cell >= 0)
-                    idx[n + nc++] = r;
-            sort_runs(idx, n, d);
-            sort_runs(idx + n, nc, d);
-            members[k] = malloc(((size_t)n + 1) * sizeof **members);
-            if (!members[k]) goto nomem;
-            memcpy(members[k], idx, (size_t)n * sizeof *idx);
-            counts[k] = n;
-            s->g[k].wl = w;
-            s->g[k].opt = op;
-            s->g[k].ev = ttt_none;
-            if ((st = group_basic(d, &s->g[k], idx, n, o->tol, o->tol_of_progress, s->start_loss[w], e)) !=
-                    OB_OK ||
-                (st = group_confirm(d, &s->g[k], idx + n, nc, idx, n, e)) != OB_OK)
-                goto done;
-        }
-    /* targets, sgd step time, time to target */
-    s->target = calloc((size_t)d->n_wl + 1, sizeof *s->target);
-    s->target_given = calloc((size_t)d->n_wl + 1, sizeof *s->target_given);
-    s->target_halfway = calloc((size_t)d->n_wl + 1, sizeof *s->target_halfway);
-    s->target_at_start = calloc((size_t)d->n_wl + 1, sizeof *s->target_at_start);
-    s->tt_by_median = calloc((size_t)d->n_wl + 1, sizeof *s->tt_by_median);
-    if (!s->target || !s->target_given || !s->target_halfway || !s->target_at_start || !s->tt_by_median)
-        goto nomem;
-    for (int w = 0; w < d->n_wl; w++) {
-        s->target[w] = NAN;
-        for (int i = 0; i < o->n_targets; i++)
-            if (!strcmp(o->target_wl[i], d->wl_labels[w]) || !strcmp(o->target_wl[i], d->wl_names[w])) {
-                s->target[w] = o->target_val[i];
-                s->target_given[w] = 1;
-            }
-        const double start = s->start_loss[w];
-        if (!s->target_given[w]) {
-            /* the best upper median of final losses at the best lr (each
-             * optimizer's ceil((m+1)/2)-th smallest of its m seeds, the
-             * statistic time to target asks a majority of seeds to reach):
-             * 1.1 x that, or halfway to it, a majority of the seeds of the
-             * optimizer that set it reach by their last step (with an even
-             * count, the median, the mean of the middle two, asked for a
-             * loss that only one of two seeds far apart got to) */
-            double best = INFINITY;
-            for (int k = 0; k < ng; k++) {
-                const ob_group *g = &s->g[k];
-                if (g->wl != w || g->best < 0) continue;
-                const double um = best_upper_median_final(d, g, tmp);
-                if (um < best) best = um;
-            }
-            if (isfinite(best)) {
-                s->target[w] = best + (o->target_factor - 1.0) * fabs(best);
-                /* at least half the way from the start to the best: a loss
-                 * that training moves little (cross-entropy from 2.54 to 2.29)
-                 * would otherwise set a target one step's noise reaches */
-                const double half = best + 0.5 * (start - best);
-                if (start > best && half < s->target[w]) {
-                    s->target[w] = half;
-                    s->target_halfway[w] = 1;
-                }
-            }
-        }
-        s->target_at_start[w] = start <= s->target[w];
-        /* the step time of time to target: the mean only when every timed
-         * run that enters it (finished sweep runs) has one; a database merged
-         * from shards of an older optbench (schema < 4) and a newer one would
-         * otherwise time some optimizers by the mean, others by the median */
-        for (int r = 0; r < d->n; r++) {
-            const ob_rrun *x = &d->runs[r];
-            if (x->wl == w && !x->confirm && x->finished && !isnan(x->step_ms_median) && isnan(x->step_ms_mean))
-                s->tt_by_median[w] = 1;
-        }
-        for (int k = 0; k < ng; k++) {
-            if (s->g[k].wl != w) continue;
-            s->g[k].tt_miss = NAN;
-            /* the reference: sgd's runs here with the group's training
-             * settings (a sweep of train.clip_norm changes the step's cost),
-             * or every sgd run here when none has them */
-            /* read over this build's defaults (opt_key): a run stored before a
-             * training setting existed has the same settings as one after */
-            const char *mine = counts[k] ? train_settings(d->runs[members[k][0]].opt_key) : NULL;
-            int m = 0;
-            for (int pass = 0; pass < 2 && m == 0; pass++)
-                for (int r = 0; r < d->n; r++) {
-                    const ob_rrun *x = &d->runs[r];
-                    if (x->wl != w || x->confirm || strcmp(x->optimizer, "sgd") || isnan(x->step_ms_median)) continue;
-                    if (pass == 0 && !same_train(mine, train_settings(x->opt_key))) continue;
-                    tmp[m++] = x->step_ms_median;
-                }
-            double sgd_ms = ob_stat_median(tmp, m);
-            if (sgd_ms > 0) s->g[k].overhead_vs_sgd = s->g[k].step_ms_median / sgd_ms - 1.0;
-            if (s->target_at_start[w]) {
-                s->g[k].tt_steps = s->g[k].tt_time_s = s->g[k].tt_lr = s->g[k].tt_step_ms = NAN;
-                s->g[k].tt_step_ms_lo = s->g[k].tt_step_ms_hi = NAN;
-                s->g[k].tt_steps_lo = s->g[k].tt_steps_hi = NAN;
-                s->g[k].tt_steps_cover = s->g[k].tt_step_ms_cover = NAN;
-                s->g[k].tt_censored = 1;
-                for (int i = 0; i < s->g[k].n_lr; i++) {
-                    ob_lr_point *p = &s->g[k].lrs[i];
-                    p->tt_steps = p->tt_time_s = p->tt_steps_lo = p->tt_steps_hi = p->tt_steps_cover = NAN;
-                }
-                continue;
-            }
-            if ((st = group_time_to_target(d, cr, &s->g[k], members[k], counts[k], s->target[w],
-                                           s->tt_by_median[w], e)) != OB_OK)
-                goto done;
-            /* not there: how near, by the statistic the default target is set from */
-            ob_group *g = &s->g[k];
-            if (g->tt_censored && g->best >= 0 && isfinite(s->target[w]) && s->target[w] != 0) {
-                const double um = best_upper_median_final(d, g, tmp);
-                if (isfinite(um)) g->tt_miss = (um - s->target[w]) / fabs(s->target[w]);
-            }
-        }
-    }
-    if ((st = heldout_targets(d, o, cr, s, members, counts, tmp, e)) != OB_OK) goto done;
-    /* performance profile */
-    t = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *t);
-    s->n_tau = 301;
-    s->taus = malloc((size_t)s->n_tau * sizeof *s->taus);
-    s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
-    s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
-    s->in_profile = calloc((size_t)d->n_wl + 1, sizeof *s->in_profile);
-    s->profile_ran = calloc((size_t)d->n_opt + 1, sizeof *s->profile_ran);
-    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile || !s->profile_ran) goto nomem;
-    for (int w = 0; w < d->n_wl; w++)
-        for (int op = 0; op < d->n_opt; op++) {
-            int k = gi[w * d->n_opt + op];
-            double v = INFINITY;
-            if (k >= 0) {
-                const ob_ttt tk = o->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
-                v = o->profile_by_steps ? tk.steps : tk.time_s;
-            }
-            t[w * d->n_opt + op] = isnan(v) ? INFINITY : v;
-        }
-    for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
-    ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
-                    &s->profile_workloads, s->in_profile);
-    /* the profile workloads each optimizer has sweep runs on: the others
-     * count as not reached, which the reader must be able to see */
-    for (int w = 0; w < d->n_wl; w++)
-        for (int op = 0; s->in_profile[w] && op < d->n_opt; op++) {
-            int k = gi[w * d->n_opt + op];
-            s->profile_ran[op] += k >= 0 && s->g[k].n_runs > 0;
-        }
-    if (tuned_profile(d, s, t, gi) != OB_OK) goto nomem;
+    if ((st = compute_groups(d, o, s, gi, idx, members, counts, e)) == OB_OK &&
+        (st = time_to_targets(d, o, cr, s, members, counts, tmp, e)) == OB_OK &&
+        (st = heldout_targets(d, o, cr, s, members, counts, tmp, e)) == OB_OK)
+        st = perf_profile(d, o, s, gi, e);
     goto done;
 nomem:
     st = no_mem(e, "computing the statistics");
@@ -1537,7 +1639,6 @@ done:
     free(idx);
     free(gi);
     free(tmp);
-    free(t);
     if (st != OB_OK) ob_stats_free(s); /* nothing half built is left to the caller */
     return st;
 }

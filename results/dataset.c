@@ -445,49 +445,67 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
 
 /* ---- loading ------------------------------------------------------------- */
 
-ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e)
+/* The id of db's latest benchmark into *id; bad input when its table of
+ * benchmarks is empty. */
+static ob_status latest_benchmark(sqlite3 *db, int64_t *id, ob_err *e)
 {
-    memset(d, 0, sizeof *d);
     sqlite3_stmt *q;
-    if (benchmark_id < 0) {
-        if (sqlite3_prepare_v2(db, "SELECT max(id) FROM benchmarks", -1, &q, NULL) != SQLITE_OK)
-            return db_fail(db, e, "finding the latest benchmark");
-        const int rc = sqlite3_step(q);
-        benchmark_id = rc == SQLITE_ROW ? col_int(q, 0) : -1;
-        if (rc != SQLITE_ROW) { /* a read that failed, not an empty table */
-            ob_status st = db_fail(db, e, "finding the latest benchmark");
-            sqlite3_finalize(q);
-            return st;
-        }
+    if (sqlite3_prepare_v2(db, "SELECT max(id) FROM benchmarks", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(db, e, "finding the latest benchmark");
+    const int rc = sqlite3_step(q);
+    *id = rc == SQLITE_ROW ? col_int(q, 0) : -1;
+    if (rc != SQLITE_ROW) { /* a read that failed, not an empty table */
+        ob_status st = db_fail(db, e, "finding the latest benchmark");
         sqlite3_finalize(q);
-        if (benchmark_id <= 0)
-            return ob_fail(e, OB_ERR_INPUT, "its table of benchmarks is empty, so no benchmark is the latest (ask "
-                           "for all benchmarks, or use an intact copy)");
+        return st;
     }
-    d->benchmark_id = benchmark_id;
-    /* runs.stage and runs.device_mem_bytes are schema version 3: a database of
-     * an older optbench, read as it is, has neither; backend and device are
-     * read only when present too (a database written by another tool);
-     * runs.step_ms_mean is version 4 */
-    int has_stage = 0, has_dmem = 0, has_backend = 0, has_device = 0, has_mean = 0, has_opt = 0, has_prov = 0;
+    sqlite3_finalize(q);
+    if (*id <= 0)
+        return ob_fail(e, OB_ERR_INPUT, "its table of benchmarks is empty, so no benchmark is the latest (ask "
+                       "for all benchmarks, or use an intact copy)");
+    return OB_OK;
+}
+
+/* The columns of the runs table that not every database has: 1 where db's has them. */
+typedef struct run_cols {
+    int stage, dmem, backend, device, mean, opt, prov;
+} run_cols;
+
+/* Which of run_cols's columns db's runs table has. runs.stage and
+ * runs.device_mem_bytes are schema version 3: a database of an older
+ * optbench, read as it is, has neither; backend and device are read only
+ * when present too (a database written by another tool); runs.step_ms_mean
+ * is version 4. */
+static run_cols runs_columns(sqlite3 *db)
+{
+    run_cols c = {0};
+    sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, "SELECT sum(name = 'stage'), sum(name = 'device_mem_bytes'), "
                                "sum(name = 'backend'), sum(name = 'device'), sum(name = 'step_ms_mean'), "
                                "sum(name = 'opt_ms_median') + sum(name = 'opt_ms_mean'), "
                                "sum(name = 'git_rev') + sum(name = 'host') "
                                "FROM pragma_table_info('runs')", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW) {
-            has_stage = sqlite3_column_int(q, 0) > 0;
-            has_dmem = sqlite3_column_int(q, 1) > 0;
-            has_backend = sqlite3_column_int(q, 2) > 0;
-            has_device = sqlite3_column_int(q, 3) > 0;
-            has_mean = sqlite3_column_int(q, 4) > 0;
-            has_opt = sqlite3_column_int(q, 5) == 2;
-            has_prov = sqlite3_column_int(q, 6) == 2;
+            c.stage = sqlite3_column_int(q, 0) > 0;
+            c.dmem = sqlite3_column_int(q, 1) > 0;
+            c.backend = sqlite3_column_int(q, 2) > 0;
+            c.device = sqlite3_column_int(q, 3) > 0;
+            c.mean = sqlite3_column_int(q, 4) > 0;
+            c.opt = sqlite3_column_int(q, 5) == 2;
+            c.prov = sqlite3_column_int(q, 6) == 2;
         }
         sqlite3_finalize(q);
     }
-    char sql[4096];
-    snprintf(sql, sizeof sql,
+    return c;
+}
+
+/* The query of the runs (of benchmark ?1; 0: every benchmark) into sql (cap
+ * bytes), NULL for the columns c says are missing: every run with its row
+ * number rn within its cell (1: the run kept, the latest finished one) and
+ * the cell's chosen run; its columns are read by read_run. */
+static void runs_query(char *sql, size_t cap, const run_cols *c)
+{
+    snprintf(sql, cap,
              "SELECT id, benchmark_id, cell, workload, coalesce(workload_params, '{}'), optimizer, "
              " coalesce(hparams, '{}'), "
              " CASE WHEN json_valid(hparams) THEN json_remove(hk_, '$.lr') ELSE hk_ END AS opt_key, "
@@ -520,16 +538,92 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
              "      WINDOW cw AS (PARTITION BY workload, wk_, steps, optimizer, hk_, lr, seed, coalesce(%s, '') "
              "                    ORDER BY status IN ('done', 'diverged') DESC, id DESC)) AS rr "
              "ORDER BY workload, wk_, steps, optimizer, opt_key, lr, seed, id",
-             has_stage ? "stage" : "NULL", has_dmem ? "device_mem_bytes" : "NULL", has_backend ? "backend" : "NULL",
-             has_device ? "device" : "NULL", has_mean ? "step_ms_mean" : "NULL", has_opt ? "opt_ms_median" : "NULL",
-             has_opt ? "opt_ms_mean" : "NULL", has_prov ? "git_rev" : "NULL", has_prov ? "host" : "NULL",
-             has_stage ? "stage" : "NULL");
-    if (ob_store_sql_defaults(db) != SQLITE_OK) return db_fail(db, e, "reading runs");
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
-    sqlite3_bind_int64(q, 1, benchmark_id);
-    int cap = 0, rc, oom = 0;
-    int64_t bad_lr_id = 0;
-    double bad_lr = 0;
+             c->stage ? "stage" : "NULL", c->dmem ? "device_mem_bytes" : "NULL", c->backend ? "backend" : "NULL",
+             c->device ? "device" : "NULL", c->mean ? "step_ms_mean" : "NULL", c->opt ? "opt_ms_median" : "NULL",
+             c->opt ? "opt_ms_mean" : "NULL", c->prov ? "git_rev" : "NULL", c->prov ? "host" : "NULL",
+             c->stage ? "stage" : "NULL");
+}
+
+/* The numbers of the row of q (runs_query's) into r: counts, losses, times,
+ * memory, its study, and whether it is a confirmation run, diverged or
+ * finished (from r->status, read before). */
+static void read_run_numbers(sqlite3_stmt *q, ob_rrun *r)
+{
+    r->steps = col_int(q, 12);
+    r->steps_done = col_int(q, 13);
+    r->diverged_step = col_int(q, 14);
+    r->peak_mem_bytes = col_int(q, 15);
+    r->state_bytes = col_int(q, 16);
+    r->final_loss = col_real(q, 17);
+    r->best_loss = col_real(q, 18);
+    r->eval_loss = col_real(q, 19);
+    r->eval_metric = col_real(q, 20);
+    r->loss_floor = col_real(q, 21);
+    r->step_ms_median = col_real(q, 22);
+    r->step_ms_p90 = col_real(q, 23);
+    r->step_ms_mean = col_real(q, 36);
+    r->opt_ms_median = col_real(q, 37);
+    r->opt_ms_mean = col_real(q, 38);
+    r->items_per_sec = col_real(q, 24);
+    r->wall_s = col_real(q, 25);
+    r->device_mem_bytes = col_int(q, 28);
+    r->n_skip_nonfinite = sqlite3_column_int64(q, 29);
+    r->n_skip_spike = sqlite3_column_int64(q, 30);
+    r->n_rollback = sqlite3_column_int64(q, 31);
+    r->n_resumed = sqlite3_column_int64(q, 39);
+    r->n_restarted = sqlite3_column_int64(q, 42);
+    {
+        /* a study index as run writes it (0 .. OB_MAX_STUDIES - 1); anything else (a hand-edited
+         * database) none */
+        const sqlite3_int64 st = sqlite3_column_type(q, 43) == SQLITE_INTEGER ? sqlite3_column_int64(q, 43) : -1;
+        r->study = st >= 0 && st < 64 ? (int)st : -1;
+    }
+    r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
+                 !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
+    r->diverged = !strcmp(r->status, "diverged");
+    r->finished = r->diverged || !strcmp(r->status, "done");
+}
+
+/* The row of q (runs_query's) into r, cleared first; 0, or -1 out of memory
+ * (r holds what was copied, which ob_dataset_free frees). */
+static int read_run(sqlite3_stmt *q, ob_rrun *r)
+{
+    memset(r, 0, sizeof *r);
+    r->id = sqlite3_column_int64(q, 0);
+    r->first_loss = NAN; /* ob_dataset_load_curve_info */
+    r->benchmark_id = col_int(q, 1);
+    r->cell = col_int(q, 2);
+    r->workload = dup_text(q, 3);
+    r->workload_params = dup_text(q, 4);
+    r->optimizer = dup_text(q, 5);
+    r->hparams = dup_text(q, 6);
+    r->opt_key = dup_text(q, 7);
+    r->lr = col_real(q, 8);
+    r->seed = col_int(q, 9);
+    r->status = dup_text(q, 10);
+    r->error = sqlite3_column_type(q, 11) == SQLITE_NULL ? NULL : dup_text(q, 11);
+    r->backend = dup_text(q, 32);
+    r->device = dup_text(q, 33);
+    r->wl_key = dup_text(q, 34);
+    r->git_rev = dup_text(q, 40);
+    r->host = dup_text(q, 41);
+    r->wl_params = dup_text(q, 44);
+    /* counted, but cleared first: ob_dataset_free frees what got copied */
+    if (!r->workload || !r->workload_params || !r->optimizer || !r->hparams || !r->opt_key || !r->status ||
+        !r->backend || !r->device || !r->wl_key || !r->git_rev || !r->host || !r->wl_params ||
+        (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error))
+        return -1;
+    read_run_numbers(q, r);
+    return 0;
+}
+
+/* The runs of q (runs_query's, bound) into d: each cell's kept run, the
+ * others counted (n_masked, n_superseded). Stops at a run whose lr is not
+ * a learning rate (its id and lr into *bad_id and *bad_lr) and out of
+ * memory (*oom 1). Returns sqlite3_step's last code. */
+static int read_runs(sqlite3_stmt *q, ob_dataset *d, int *oom, int64_t *bad_id, double *bad_lr)
+{
+    int cap = 0, rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (sqlite3_column_int64(q, 26) > 1) {
             /* a row later than the one kept is a run that failed or did not
@@ -542,79 +636,42 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
             int ncap = cap ? 2 * cap : 64;
             ob_rrun *runs = realloc(d->runs, (size_t)ncap * sizeof *d->runs);
             if (!runs) {
-                oom = 1;
+                *oom = 1;
                 break;
             }
             d->runs = runs;
             cap = ncap;
         }
         ob_rrun *r = &d->runs[d->n++];
-        memset(r, 0, sizeof *r);
-        r->id = sqlite3_column_int64(q, 0);
-        r->first_loss = NAN; /* ob_dataset_load_curve_info */
-        r->benchmark_id = col_int(q, 1);
-        r->cell = col_int(q, 2);
-        r->workload = dup_text(q, 3);
-        r->workload_params = dup_text(q, 4);
-        r->optimizer = dup_text(q, 5);
-        r->hparams = dup_text(q, 6);
-        r->opt_key = dup_text(q, 7);
-        r->lr = col_real(q, 8);
-        if (!(isfinite(r->lr) && r->lr > 0)) { /* run refuses such lrs: an edited or foreign row */
-            bad_lr_id = r->id;
-            bad_lr = r->lr;
-        }
-        r->seed = col_int(q, 9);
-        r->status = dup_text(q, 10);
-        r->error = sqlite3_column_type(q, 11) == SQLITE_NULL ? NULL : dup_text(q, 11);
-        r->backend = dup_text(q, 32);
-        r->device = dup_text(q, 33);
-        r->wl_key = dup_text(q, 34);
-        r->git_rev = dup_text(q, 40);
-        r->host = dup_text(q, 41);
-        r->wl_params = dup_text(q, 44);
-        /* counted, but cleared first: ob_dataset_free frees what got copied */
-        if (!r->workload || !r->workload_params || !r->optimizer || !r->hparams || !r->opt_key || !r->status ||
-            !r->backend || !r->device || !r->wl_key || !r->git_rev || !r->host || !r->wl_params ||
-            (sqlite3_column_type(q, 11) != SQLITE_NULL && !r->error)) {
-            oom = 1;
+        if (read_run(q, r) != 0) {
+            *oom = 1;
             break;
         }
-        r->steps = col_int(q, 12);
-        r->steps_done = col_int(q, 13);
-        r->diverged_step = col_int(q, 14);
-        r->peak_mem_bytes = col_int(q, 15);
-        r->state_bytes = col_int(q, 16);
-        r->final_loss = col_real(q, 17);
-        r->best_loss = col_real(q, 18);
-        r->eval_loss = col_real(q, 19);
-        r->eval_metric = col_real(q, 20);
-        r->loss_floor = col_real(q, 21);
-        r->step_ms_median = col_real(q, 22);
-        r->step_ms_p90 = col_real(q, 23);
-        r->step_ms_mean = col_real(q, 36);
-        r->opt_ms_median = col_real(q, 37);
-        r->opt_ms_mean = col_real(q, 38);
-        r->items_per_sec = col_real(q, 24);
-        r->wall_s = col_real(q, 25);
-        r->device_mem_bytes = col_int(q, 28);
-        r->n_skip_nonfinite = sqlite3_column_int64(q, 29);
-        r->n_skip_spike = sqlite3_column_int64(q, 30);
-        r->n_rollback = sqlite3_column_int64(q, 31);
-        r->n_resumed = sqlite3_column_int64(q, 39);
-        r->n_restarted = sqlite3_column_int64(q, 42);
-        {
-            /* a study index as run writes it (0 .. OB_MAX_STUDIES - 1); anything else (a hand-edited
-             * database) none */
-            const sqlite3_int64 st = sqlite3_column_type(q, 43) == SQLITE_INTEGER ? sqlite3_column_int64(q, 43) : -1;
-            r->study = st >= 0 && st < 64 ? (int)st : -1;
+        if (!(isfinite(r->lr) && r->lr > 0)) { /* run refuses such lrs: an edited or foreign row */
+            *bad_id = r->id;
+            *bad_lr = r->lr;
         }
-        r->confirm = sqlite3_column_type(q, 27) == SQLITE_TEXT &&
-                     !strcmp((const char *)sqlite3_column_text(q, 27), "confirm");
-        r->diverged = !strcmp(r->status, "diverged");
-        r->finished = r->diverged || !strcmp(r->status, "done");
-        if (bad_lr_id) break;
+        if (*bad_id) break;
     }
+    return rc;
+}
+
+ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e)
+{
+    memset(d, 0, sizeof *d);
+    if (benchmark_id < 0) OB_TRY(latest_benchmark(db, &benchmark_id, e));
+    d->benchmark_id = benchmark_id;
+    const run_cols cols = runs_columns(db);
+    char sql[4096];
+    runs_query(sql, sizeof sql, &cols);
+    sqlite3_stmt *q;
+    if (ob_store_sql_defaults(db) != SQLITE_OK) return db_fail(db, e, "reading runs");
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
+    sqlite3_bind_int64(q, 1, benchmark_id);
+    int oom = 0;
+    int64_t bad_lr_id = 0;
+    double bad_lr = 0;
+    const int rc = read_runs(q, d, &oom, &bad_lr_id, &bad_lr);
     sqlite3_finalize(q);
     if (bad_lr_id && !oom) {
         ob_dataset_free(d);

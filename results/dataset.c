@@ -619,9 +619,10 @@ static int read_run(sqlite3_stmt *q, ob_rrun *r)
 
 /* The runs of q (runs_query's, bound) into d: each cell's kept run, the
  * others counted (n_masked, n_superseded). Stops at a run whose lr is not
- * a learning rate (its id and lr into *bad_id and *bad_lr) and out of
- * memory (*oom 1). Returns sqlite3_step's last code. */
-static int read_runs(sqlite3_stmt *q, ob_dataset *d, int *oom, int64_t *bad_id, double *bad_lr)
+ * a learning rate (*bad 1, its id and lr into *bad_id and *bad_lr: any id,
+ * 0 too, as an edited row may have) and out of memory (*oom 1). Returns
+ * sqlite3_step's last code. */
+static int read_runs(sqlite3_stmt *q, ob_dataset *d, int *oom, int *bad, int64_t *bad_id, double *bad_lr)
 {
     int cap = 0, rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
@@ -648,10 +649,11 @@ static int read_runs(sqlite3_stmt *q, ob_dataset *d, int *oom, int64_t *bad_id, 
             break;
         }
         if (!(isfinite(r->lr) && r->lr > 0)) { /* run refuses such lrs: an edited or foreign row */
+            *bad = 1;
             *bad_id = r->id;
             *bad_lr = r->lr;
+            break;
         }
-        if (*bad_id) break;
     }
     return rc;
 }
@@ -668,12 +670,12 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     if (ob_store_sql_defaults(db) != SQLITE_OK) return db_fail(db, e, "reading runs");
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK) return db_fail(db, e, "reading runs");
     sqlite3_bind_int64(q, 1, benchmark_id);
-    int oom = 0;
+    int oom = 0, bad = 0;
     int64_t bad_lr_id = 0;
     double bad_lr = 0;
-    const int rc = read_runs(q, d, &oom, &bad_lr_id, &bad_lr);
+    const int rc = read_runs(q, d, &oom, &bad, &bad_lr_id, &bad_lr);
     sqlite3_finalize(q);
-    if (bad_lr_id && !oom) {
+    if (bad && !oom) {
         ob_dataset_free(d);
         return ob_fail(e, OB_ERR_INPUT, "run %lld has lr %g, not a learning rate (optbench stores only finite lrs "
                        "above 0: the row was edited or written by another program); correct that row of the "

@@ -208,6 +208,10 @@ for c in "report --db $tmp/nanlr.db --out $tmp/nanrep" "history --db $tmp/nanlr.
   # shellcheck disable=SC2086
   expect "has lr nan, not a learning rate" $c
 done
+# ... also a run whose id is 0
+cp "$tmp/keep.db" "$tmp/zerolr.db"
+python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('pragma foreign_keys=off'); c.execute(\"update runs set id = 0, lr = 0 where id = (select min(id) from runs)\"); c.commit()" "$tmp/zerolr.db"
+expect "run 0 has lr 0, not a learning rate" report --db "$tmp/zerolr.db" --out "$tmp/zerorep"
 # a database path too long to hold its checkpoints' names beside it: refused, not cut
 long=$(printf 'd/%.0s' $(seq 500))x.db
 expect "--db: the path is 1004 bytes long; at most 959" run --workloads quadratic --optimizers sgd --steps 5 --db "$long"

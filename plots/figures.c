@@ -1815,8 +1815,10 @@ static void hp_plot_line(FILE *f, const ob_dataset *d, const ob_stats *s, const 
                 /* the lr written at a line's first point and where it changes
                  * along the line (the same lr at every point once, not over
                  * and over where lines cross); p_l: the line's previous lr,
-                 * reset at the file's first row, so replots draw the same */
-                "  'hp_sweep.csv' skip 1 using (XV($4)):(($0 == 0 ? p_%d = -1 : 0), sel(\"%s\") ? "
+                 * reset at the file's first row, so replots draw the same
+                 * (in the x column, which gnuplot reads at every row: a row
+                 * whose x is undefined, another key's value, skips the rest) */
+                "  'hp_sweep.csv' skip 1 using (($0 == 0 ? p_%d = -1 : 0), XV($4)):(sel(\"%s\") ? "
                 "(show = $5 != p_%d, p_%d = $5, show ? $7 : NaN) : NaN):(sprintf(\"lr %%g\", $5)) with labels "
                 "offset char 0,%.1f font \",8\" tc lt %d notitle",
                 l ? ", \\\n" : "", lq, lt, lq, lt, lq, l, lq, l, l, l % 2 ? -1.0 : 0.9, lt);

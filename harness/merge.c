@@ -746,16 +746,21 @@ static void free_sources(source *src, int n)
     }
 }
 
-static ob_status write_output(sqlite3 *out, const char *out_path, source *src, int n, cand *cands, int nc,
-                              const char *name, const char *matrix, sbuf *conflicts, ob_merge_report *rep, ob_err *e)
+/* The merged benchmark's row from the sources' benchmarks into vals (name,
+ * config, git_rev, host, backend, device, created_at, finished_at): the
+ * first's, each text that differs "mixed" (name given: that name), the
+ * earliest start and the latest finish (none while a benchmark or a cell is
+ * not finished). *config_differs: the stored configurations are not one. */
+static void merged_benchmark(const source *src, int n, const char *name, const ob_merge_report *rep,
+                             const char *vals[8], int *config_differs)
 {
-    /* the merged benchmark's row */
     const char *bname = name, *config = NULL, *git = NULL, *host = NULL, *backend = NULL, *device = NULL;
     const char *created = NULL, *finished = NULL;
-    int first = 1, all_finished = 1, config_differs = 0;
+    int first = 1, all_finished = 1;
+    *config_differs = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < src[i].nb; k++) {
-            src_bench *b = &src[i].b[k];
+            const src_bench *b = &src[i].b[k];
             if (first) {
                 if (!bname) bname = b->name;
                 config = b->config;
@@ -768,7 +773,8 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
                 first = 0;
             } else {
                 if (!name) bname = common(bname, b->name);
-                if ((config && b->config && strcmp(config, b->config)) || (!config) != (!b->config)) config_differs = 1;
+                if ((config && b->config && strcmp(config, b->config)) || (!config) != (!b->config))
+                    *config_differs = 1;
                 git = common(git, b->git_rev);
                 host = common(host, b->host);
                 backend = common(backend, b->backend);
@@ -779,6 +785,21 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
             if (!b->finished_at) all_finished = 0;
         }
     if (!all_finished || rep->unfinished) finished = NULL;
+    vals[0] = bname ? bname : "merged";
+    vals[1] = config;
+    vals[2] = git;
+    vals[3] = host;
+    vals[4] = backend;
+    vals[5] = device;
+    vals[6] = created;
+    vals[7] = finished;
+}
+
+/* Inserts the merged benchmark's row (vals, as merged_benchmark gives them;
+ * no start: now) into out; its id into rep->bench_id. */
+static ob_status insert_benchmark(sqlite3 *out, const char *out_path, const char *const vals[8],
+                                  ob_merge_report *rep, ob_err *e)
+{
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(out,
                            "INSERT INTO benchmarks (name, config, git_rev, host, backend, device, created_at, "
@@ -786,7 +807,6 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
                            "coalesce(?7, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')), ?8)",
                            -1, &q, NULL) != SQLITE_OK)
         return sql_fail(out, out_path, "recording the merged benchmark", e);
-    const char *vals[8] = {bname ? bname : "merged", config, git, host, backend, device, created, finished};
     for (int i = 0; i < 8; i++) {
         if (vals[i]) sqlite3_bind_text(q, i + 1, vals[i], -1, SQLITE_TRANSIENT);
         else sqlite3_bind_null(q, i + 1);
@@ -795,16 +815,21 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE) return sql_fail(out, out_path, "recording the merged benchmark", e);
     rep->bench_id = sqlite3_last_insert_rowid(out);
+    return OB_OK;
+}
 
-    /* the runs, in cell order, with their curves, evaluations and events */
+/* The copiers of each source into out: cp[i][0] of its runs, cp[i][1..3] of
+ * their curves, evaluations and events; qo[i] reads a run's origin where
+ * source i records one (NULL else). */
+static ob_status open_copiers(sqlite3 *out, const source *src, int n, copier (*cp)[4], sqlite3_stmt **qo,
+                              ob_err *e)
+{
     static const char *const skip_run[] = {"id", "benchmark_id", "origin", NULL};
     static const char *const fix_run[] = {"benchmark_id", "origin", NULL};
     static const char *const skip_child[] = {"run_id", "id", NULL};
     static const char *const fix_child[] = {"run_id", NULL};
     static const char *const child[3] = {"curves", "evals", "events"};
-    copier(*cp)[4] = calloc((size_t)n, sizeof *cp);
-    sqlite3_stmt **qo = calloc((size_t)n, sizeof *qo);
-    ob_status s = cp && qo ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_status s = OB_OK;
     for (int i = 0; i < n && s == OB_OK; i++) {
         s = copier_init(&cp[i][0], src[i].db, src[i].path, out, "runs", "id", fix_run, skip_run, e);
         for (int t = 0; t < 3 && s == OB_OK; t++)
@@ -814,9 +839,57 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
             sqlite3_prepare_v2(src[i].db, "SELECT origin FROM runs WHERE id = ?1", -1, &qo[i], NULL) != SQLITE_OK)
             s = src_fail(src[i].db, src[i].path, "reading run origins", e);
     }
+    return s;
+}
+
+/* Copies run c of source sc (its copiers cp, its origin query qo) into out
+ * as a run of the merged benchmark, its origin "FILE:run ID" (followed by
+ * the origin it records), with its curves, evaluations and events; sc's
+ * benchmark of the run counts it as taken once the run is copied. */
+static ob_status copy_run(sqlite3 *out, const char *out_path, source *sc, copier *cp, sqlite3_stmt *qo,
+                          const cand *c, const ob_merge_report *rep, ob_err *e)
+{
+    char origin[1400];
+    snprintf(origin, sizeof origin, "%s:run %lld", sc->path, (long long)c->run_id);
+    if (qo) {
+        sqlite3_reset(qo);
+        sqlite3_bind_int64(qo, 1, c->run_id);
+        if (sqlite3_step(qo) == SQLITE_ROW && sqlite3_column_type(qo, 0) != SQLITE_NULL) {
+            size_t l = strlen(origin);
+            snprintf(origin + l, sizeof origin - l, " <- %s", (const char *)sqlite3_column_text(qo, 0));
+        }
+    }
+    const int64_t fi[2] = {rep->bench_id, 0};
+    const char *ft[2] = {NULL, origin};
+    const int64_t got = copier_run(&cp[0], c->run_id, fi, ft, 2);
+    if (got != 1)
+        return got == -2  ? src_fail(sc->db, sc->path, "reading a run", e)
+               : got == -1 ? sql_fail(out, out_path, "copying a run", e)
+                           : ob_fail(e, OB_ERR_INTERNAL, "merge: run %lld of '%s' read as %lld rows",
+                                     (long long)c->run_id, sc->path, (long long)got);
+    int64_t new_id = sqlite3_last_insert_rowid(out);
+    ob_status s = OB_OK;
+    for (int t = 1; t < 4 && s == OB_OK; t++) {
+        const int64_t r = copier_run(&cp[t], c->run_id, &new_id, NULL, 1);
+        if (r == -2) s = src_fail(sc->db, sc->path, "reading curves, evaluations and events", e);
+        else if (r < 0) s = sql_fail(out, out_path, "copying curves, evaluations and events", e);
+    }
+    for (int b = 0; b < sc->nb; b++)
+        if (sc->b[b].id == c->bench_id) sc->b[b].taken++;
+    return s;
+}
+
+/* The chosen runs into out in cell order (cands sorted so), each with its
+ * curves, evaluations and events (copy_run); a signal stops the copy. */
+static ob_status copy_runs(sqlite3 *out, const char *out_path, source *src, int n, cand *cands, int nc,
+                           const ob_merge_report *rep, ob_err *e)
+{
+    copier(*cp)[4] = calloc((size_t)n, sizeof *cp);
+    sqlite3_stmt **qo = calloc((size_t)n, sizeof *qo);
+    ob_status s = cp && qo ? open_copiers(out, src, n, cp, qo, e) : ob_fail(e, OB_ERR_NOMEM, "out of memory");
     if (nc > 1) qsort(cands, (size_t)nc, sizeof *cands, cmp_cell);
     for (int k = 0; k < nc && s == OB_OK; k++) {
-        cand *c = &cands[k];
+        const cand *c = &cands[k];
         if (!c->chosen) continue;
         const int sig = ob_signal_pending(); /* SIGINT, SIGTERM (a job's end) or SIGHUP: stop, leave nothing */
         if (sig) {
@@ -824,35 +897,7 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
                         "file was removed; the inputs are unchanged)", ob_signal_name(sig));
             break;
         }
-        int i = c->src;
-        char origin[1400];
-        snprintf(origin, sizeof origin, "%s:run %lld", src[i].path, (long long)c->run_id);
-        if (qo[i]) {
-            sqlite3_reset(qo[i]);
-            sqlite3_bind_int64(qo[i], 1, c->run_id);
-            if (sqlite3_step(qo[i]) == SQLITE_ROW && sqlite3_column_type(qo[i], 0) != SQLITE_NULL) {
-                size_t l = strlen(origin);
-                snprintf(origin + l, sizeof origin - l, " <- %s", (const char *)sqlite3_column_text(qo[i], 0));
-            }
-        }
-        const int64_t fi[2] = {rep->bench_id, 0};
-        const char *ft[2] = {NULL, origin};
-        const int64_t got = copier_run(&cp[i][0], c->run_id, fi, ft, 2);
-        if (got != 1) {
-            s = got == -2  ? src_fail(src[i].db, src[i].path, "reading a run", e)
-                : got == -1 ? sql_fail(out, out_path, "copying a run", e)
-                            : ob_fail(e, OB_ERR_INTERNAL, "merge: run %lld of '%s' read as %lld rows",
-                                      (long long)c->run_id, src[i].path, (long long)got);
-            break;
-        }
-        int64_t new_id = sqlite3_last_insert_rowid(out);
-        for (int t = 1; t < 4 && s == OB_OK; t++) {
-            const int64_t r = copier_run(&cp[i][t], c->run_id, &new_id, NULL, 1);
-            if (r == -2) s = src_fail(src[i].db, src[i].path, "reading curves, evaluations and events", e);
-            else if (r < 0) s = sql_fail(out, out_path, "copying curves, evaluations and events", e);
-        }
-        for (int b = 0; b < src[i].nb; b++)
-            if (src[i].b[b].id == c->bench_id) src[i].b[b].taken++;
+        s = copy_run(out, out_path, &src[c->src], cp[c->src], qo[c->src], c, rep, e);
     }
     for (int i = 0; i < n && cp && qo; i++) {
         sqlite3_finalize(qo[i]);
@@ -860,58 +905,87 @@ static ob_status write_output(sqlite3 *out, const char *out_path, source *src, i
     }
     free(cp);
     free(qo);
-    if (s != OB_OK) return s;
+    return s;
+}
 
-    /* provenance */
-    sbuf p = {0};
-    sb_printf(&p, "{\"merged_by\":\"optbench %s\",", OB_VERSION);
-    if (matrix[0]) sb_printf(&p, "\"matrix\":\"%s\",", matrix); /* the shards' matrix, for a later merge */
-    sb_printf(&p, "\"cells\":%d,\"duplicates\":%d,\"unfinished\":%d,", rep->cells, rep->duplicates, rep->unfinished);
-    sb_printf(&p, "\"configs_differ\":%s,\"sources\":[", config_differs ? "true" : "false");
+/* The merged benchmark's provenance (JSON) into p: the build that merged,
+ * the shards' matrix, the counts, each source benchmark (its file, row,
+ * runs and runs taken, its own provenance) and the conflicts. */
+static void provenance_json(sbuf *p, const source *src, int n, const char *matrix, int config_differs,
+                            const sbuf *conflicts, const ob_merge_report *rep)
+{
+    sb_printf(p, "{\"merged_by\":\"optbench %s\",", OB_VERSION);
+    if (matrix[0]) sb_printf(p, "\"matrix\":\"%s\",", matrix); /* the shards' matrix, for a later merge */
+    sb_printf(p, "\"cells\":%d,\"duplicates\":%d,\"unfinished\":%d,", rep->cells, rep->duplicates, rep->unfinished);
+    sb_printf(p, "\"configs_differ\":%s,\"sources\":[", config_differs ? "true" : "false");
     int nsrc = 0;
     for (int i = 0; i < n; i++)
         for (int k = 0; k < src[i].nb; k++) {
-            src_bench *b = &src[i].b[k];
-            sb_printf(&p, "%s{\"file\":", nsrc++ ? "," : "");
-            sb_json(&p, src[i].path);
-            sb_printf(&p, ",\"benchmark\":%lld,\"name\":", (long long)b->id);
-            sb_json(&p, b->name);
-            sb_printf(&p, ",\"shard\":");
-            sb_json(&p, b->shard);
-            sb_printf(&p, ",\"host\":");
-            sb_json(&p, b->host);
-            sb_printf(&p, ",\"git_rev\":");
-            sb_json(&p, b->git_rev);
-            sb_printf(&p, ",\"backend\":");
-            sb_json(&p, b->backend);
-            sb_printf(&p, ",\"device\":");
-            sb_json(&p, b->device);
-            sb_printf(&p, ",\"created_at\":");
-            sb_json(&p, b->created_at);
-            sb_printf(&p, ",\"finished_at\":");
-            sb_json(&p, b->finished_at);
-            sb_printf(&p, ",\"runs\":%d,\"taken\":%d,\"provenance\":", b->runs, b->taken);
+            const src_bench *b = &src[i].b[k];
+            sb_printf(p, "%s{\"file\":", nsrc++ ? "," : "");
+            sb_json(p, src[i].path);
+            sb_printf(p, ",\"benchmark\":%lld,\"name\":", (long long)b->id);
+            sb_json(p, b->name);
+            sb_printf(p, ",\"shard\":");
+            sb_json(p, b->shard);
+            sb_printf(p, ",\"host\":");
+            sb_json(p, b->host);
+            sb_printf(p, ",\"git_rev\":");
+            sb_json(p, b->git_rev);
+            sb_printf(p, ",\"backend\":");
+            sb_json(p, b->backend);
+            sb_printf(p, ",\"device\":");
+            sb_json(p, b->device);
+            sb_printf(p, ",\"created_at\":");
+            sb_json(p, b->created_at);
+            sb_printf(p, ",\"finished_at\":");
+            sb_json(p, b->finished_at);
+            sb_printf(p, ",\"runs\":%d,\"taken\":%d,\"provenance\":", b->runs, b->taken);
             /* a merged input's own provenance, as it is (it is JSON we wrote) */
-            if (b->provenance && b->provenance[0] == '{') sb_put(&p, b->provenance, strlen(b->provenance));
-            else sb_json(&p, b->provenance);
-            sb_printf(&p, "}");
+            if (b->provenance && b->provenance[0] == '{') sb_put(p, b->provenance, strlen(b->provenance));
+            else sb_json(p, b->provenance);
+            sb_printf(p, "}");
         }
-    sb_printf(&p, "],\"conflicts\":[%s]}", conflicts->p ? conflicts->p : "");
+    sb_printf(p, "],\"conflicts\":[%s]}", conflicts->p ? conflicts->p : "");
+}
+
+/* Records the provenance (provenance_json) on the merged benchmark's row. */
+static ob_status record_provenance(sqlite3 *out, const char *out_path, const source *src, int n, const char *matrix,
+                                   int config_differs, const sbuf *conflicts, const ob_merge_report *rep, ob_err *e)
+{
+    sbuf p = {0};
+    provenance_json(&p, src, n, matrix, config_differs, conflicts, rep);
     if (p.oom) {
         free(p.p);
         return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
+    sqlite3_stmt *q;
     if (sqlite3_prepare_v2(out, "UPDATE benchmarks SET provenance = ?2 WHERE id = ?1", -1, &q, NULL) != SQLITE_OK) {
         free(p.p);
         return sql_fail(out, out_path, "recording the provenance", e);
     }
     sqlite3_bind_int64(q, 1, rep->bench_id);
     sqlite3_bind_text(q, 2, p.p, -1, SQLITE_TRANSIENT);
-    rc = sqlite3_step(q);
+    int rc = sqlite3_step(q);
     sqlite3_finalize(q);
     free(p.p);
     if (rc != SQLITE_DONE) return sql_fail(out, out_path, "recording the provenance", e);
     return OB_OK;
+}
+
+/* The merged database's contents into out (in its transaction): the merged
+ * benchmark's row, the chosen runs with their curves, evaluations and
+ * events, and the provenance. */
+static ob_status write_output(sqlite3 *out, const char *out_path, source *src, int n, cand *cands, int nc,
+                              const char *name, const char *matrix, const sbuf *conflicts, ob_merge_report *rep,
+                              ob_err *e)
+{
+    const char *vals[8];
+    int config_differs;
+    merged_benchmark(src, n, name, rep, vals, &config_differs);
+    OB_TRY(insert_benchmark(out, out_path, vals, rep, e));
+    OB_TRY(copy_runs(out, out_path, src, n, cands, nc, rep, e));
+    return record_provenance(out, out_path, src, n, matrix, config_differs, conflicts, rep, e);
 }
 
 /* Makes a new name in OUT's folder durable (fsync of the folder). */
@@ -930,11 +1004,10 @@ static void sync_folder(const char *out)
     }
 }
 
-ob_status ob_merge(const char *out, const char *const *inputs, int n, const char *name, FILE *log,
-                   ob_merge_report *rep, ob_err *e)
+/* OUT must not exist (an empty file, mktemp's, may), and each input must
+ * exist and be given once (by any of its names). */
+static ob_status check_paths(const char *out, const char *const *inputs, int n, ob_err *e)
 {
-    memset(rep, 0, sizeof *rep);
-    if (n < 1) return ob_fail(e, OB_ERR_INPUT, "merge: no input databases given");
     struct stat sb;
     if (stat(out, &sb) == 0 && !(S_ISREG(sb.st_mode) && sb.st_size == 0))
         return ob_fail(e, OB_ERR_INPUT,
@@ -949,10 +1022,16 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
                 return ob_fail(e, OB_ERR_INPUT, "merge: '%s' is given twice", inputs[i]);
         }
     }
-    source *src = calloc((size_t)n, sizeof *src);
-    if (!src) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    cand *cands = NULL;
-    int nc = 0, cap = 0;
+    return OB_OK;
+}
+
+/* Opens each input (read-only, in a read transaction kept to the end of the
+ * merge) and reads its benchmarks and its runs into *cands (load_source),
+ * counting them in rep. */
+static ob_status open_sources(source *src, const char *const *inputs, int n, cand **cands, int *nc,
+                              ob_merge_report *rep, ob_err *e)
+{
+    int cap = 0;
     ob_status s = OB_OK;
     for (int i = 0; i < n && s == OB_OK; i++) {
         src[i].path = inputs[i];
@@ -966,62 +1045,197 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
             s = src_fail(src[i].db, inputs[i], "starting a read transaction", e);
             break;
         }
-        s = load_source(&src[i], i, &cands, &nc, &cap, e);
+        s = load_source(&src[i], i, cands, nc, &cap, e);
         rep->benchmarks += src[i].nb;
     }
     rep->sources = n;
-    rep->runs_in = nc;
+    rep->runs_in = *nc;
+    return s;
+}
+
+/* Two finished runs of one cell that disagree: best kept, o dropped. Told
+ * on log and added to conflicts (for the provenance). */
+static void note_conflict(const source *src, const cand *best, const cand *o, ob_merge_report *rep, sbuf *conflicts,
+                          FILE *log)
+{
+    rep->conflicts++;
+    char a[160], b[160];
+    snprintf(a, sizeof a, "%s, %lld steps, final loss %.9g", best->status, (long long)best->steps_done,
+             best->final_loss);
+    snprintf(b, sizeof b, "%s, %lld steps, final loss %.9g", o->status, (long long)o->steps_done, o->final_loss);
+    if (log)
+        fprintf(log,
+                "optbench: merge: conflict: %s: %s run %lld (%s) and %s run %lld (%s) disagree; "
+                "kept the first\n",
+                best->label, src[best->src].path, (long long)best->run_id, a, src[o->src].path,
+                (long long)o->run_id, b);
+    sb_printf(conflicts, "%s{\"cell\":", rep->conflicts > 1 ? "," : "");
+    sb_json(conflicts, best->label);
+    char ka[1300], kb[1300];
+    snprintf(ka, sizeof ka, "%s:run %lld", src[best->src].path, (long long)best->run_id);
+    snprintf(kb, sizeof kb, "%s:run %lld", src[o->src].path, (long long)o->run_id);
+    sb_printf(conflicts, ",\"kept\":");
+    sb_json(conflicts, ka);
+    sb_printf(conflicts, ",\"kept_result\":");
+    sb_json(conflicts, a);
+    sb_printf(conflicts, ",\"dropped\":");
+    sb_json(conflicts, kb);
+    sb_printf(conflicts, ",\"dropped_result\":");
+    sb_json(conflicts, b);
+    sb_printf(conflicts, "}");
+}
+
+/* Decides each cell's run: the best (cands sorted by cmp_cand) is chosen,
+ * the others count as duplicates, and two finished ones that disagree as a
+ * conflict (note_conflict). */
+static ob_status choose_runs(const source *src, cand *cands, int nc, ob_merge_report *rep, sbuf *conflicts,
+                             FILE *log, ob_err *e)
+{
+    if (nc > 1) qsort(cands, (size_t)nc, sizeof *cands, cmp_cand); /* cands is NULL without runs */
+    for (int i = 0; i < nc;) {
+        int j = i + 1;
+        while (j < nc && !strcmp(cands[j].key, cands[i].key)) j++;
+        cand *best = &cands[i];
+        best->chosen = 1;
+        rep->cells++;
+        if (best->rank < 2) rep->unfinished++;
+        for (int k = i + 1; k < j; k++) {
+            const cand *o = &cands[k];
+            rep->duplicates++;
+            if (best->rank == 3 && o->rank == 3 && !same_result(best, o))
+                note_conflict(src, best, o, rep, conflicts, log);
+        }
+        i = j;
+    }
+    if (conflicts->oom) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    return OB_OK;
+}
+
+/* Creates the merged database under its working name part (*created set
+ * where it was); an error names OUT, the name the user gave, not part. */
+static ob_status create_output(const char *out, const char *part, ob_store **os, int *created, ob_err *e)
+{
+    unlink(part); /* a leftover of an earlier process with this pid */
+    ob_status s = ob_store_open(part, OB_STORE_CREATE, os, e);
+    *created = s == OB_OK;
+    char *at = e && s != OB_OK ? strstr(e->msg, part) : NULL;
+    if (at) /* say OUT, the name the user gave, not the working name */
+        memmove(at + strlen(out), at + strlen(part), strlen(at + strlen(part)) + 1);
+    return s;
+}
+
+/* Writes the merge into os: a database id of its own, then the contents
+ * (write_output) in one transaction, then its log folded into its file. */
+static ob_status fill_output(ob_store *os, const char *out, source *src, int n, cand *cands, int nc,
+                             const char *name, const char *matrix, const sbuf *conflicts, ob_merge_report *rep,
+                             ob_err *e)
+{
+    /* an id of its own, as a run's database has: compare knows a copy of it */
+    char id[40];
+    OB_TRY(ob_store_database_id(os, id, sizeof id, e));
+    sqlite3 *odb = ob_store_db(os);
+    ob_status s = OB_OK;
+    if (sqlite3_exec(odb, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        s = sql_fail(odb, out, "starting the merge", e);
+    if (s == OB_OK) s = write_output(odb, out, src, n, cands, nc, name, matrix, conflicts, rep, e);
+    if (s == OB_OK && sqlite3_exec(odb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        s = sql_fail(odb, out, "committing the merge", e);
+    if (s != OB_OK) sqlite3_exec(odb, "ROLLBACK", NULL, NULL, NULL);
+    /* the log folded into the file now, where a failure (a full disk) has
+     * a cause: the close that would fold it reports none, and keeps the
+     * log, which the working file's removal below would lose */
+    if (s == OB_OK) s = fold_log(odb, out, e);
+    return s;
+}
+
+/* What the close of the working file part left: a log not folded in is a
+ * merge not written whole. */
+static ob_status check_written_whole(const char *part, const char *out, ob_err *e)
+{
+    char wal[PATH_MAX + 48];
+    struct stat ws;
+    snprintf(wal, sizeof wal, "%s-wal", part);
+    if (stat(wal, &ws) == 0 && ws.st_size > 0)
+        return ob_fail(e, OB_ERR_IO, "merge: the merged database could not be written whole (its log was not "
+                       "folded into '%s': is the disk full, or failing?); nothing was merged: the incomplete output "
+                       "was removed and the inputs are unchanged; make room and merge again", out);
+    return OB_OK;
+}
+
+/* Gives the complete working file part the name OUT. */
+static ob_status name_output(const char *part, const char *out, ob_err *e)
+{
+    /* link() refuses an OUT made meanwhile, where rename() would replace it;
+     * on a file system without hard links, rename() once OUT is still absent */
+    struct stat ob;
+    int linked = stat(out, &ob) == 0 && S_ISREG(ob.st_mode) && ob.st_size == 0
+                     ? rename(part, out) == 0 /* an empty file given as OUT (mktemp's) is replaced */
+                     : link(part, out) == 0;
+    if (!linked && (errno == EPERM || errno == EOPNOTSUPP || errno == ENOSYS || errno == EMLINK) &&
+        stat(out, &ob) != 0 && errno == ENOENT)
+        linked = rename(part, out) == 0;
+    if (!linked)
+        return errno == EEXIST ? ob_fail(e, OB_ERR_INPUT,
+                                         "merge: '%s' was created by something else while the merge ran; "
+                                         "merge writes a new database (that file was left as it is)", out)
+                               : ob_fail(e, OB_ERR_IO, "merge: cannot name the merged database '%s': %s", out,
+                                         strerror(errno));
+    sync_folder(out);
+    return OB_OK;
+}
+
+/* Names on log the working files that merges into OUT killed part way (or
+ * whose machine stopped) left, other than this merge's own, part. */
+static void note_leftovers(const char *out, const char *part, FILE *log)
+{
+    char pat[PATH_MAX + 16];
+    snprintf(pat, sizeof pat, "%s.merging-*", out);
+    glob_t g;
+    if (glob(pat, 0, NULL, &g) != 0) return;
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        const char *f = g.gl_pathv[i], *tail = f + strlen(out) + 9;
+        if (!strcmp(f, part) || !strncmp(f, part, strlen(part)) || strchr(tail, '-')) continue;
+        char wal[PATH_MAX + 24];
+        snprintf(wal, sizeof wal, "%s-wal", f);
+        const int has_wal = access(wal, F_OK) == 0;
+        fprintf(log, "optbench: merge: note: '%s' is the working file of a merge into '%s' that did not "
+                     "finish (killed, or its machine stopped); remove it%s once no merge runs\n", f, out,
+                has_wal ? " with its -wal and -shm files" : "");
+    }
+    globfree(&g);
+}
+
+/* Removes the working file part with its -wal, -shm and -journal files:
+ * the output under its working name, moved to OUT already, or incomplete. */
+static void remove_working(const char *part)
+{
+    char p[PATH_MAX + 48];
+    unlink(part);
+    snprintf(p, sizeof p, "%s-wal", part);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-shm", part);
+    unlink(p);
+    snprintf(p, sizeof p, "%s-journal", part);
+    unlink(p);
+}
+
+ob_status ob_merge(const char *out, const char *const *inputs, int n, const char *name, FILE *log,
+                   ob_merge_report *rep, ob_err *e)
+{
+    memset(rep, 0, sizeof *rep);
+    if (n < 1) return ob_fail(e, OB_ERR_INPUT, "merge: no input databases given");
+    OB_TRY(check_paths(out, inputs, n, e));
+    source *src = calloc((size_t)n, sizeof *src);
+    if (!src) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    cand *cands = NULL;
+    int nc = 0;
+    ob_status s = open_sources(src, inputs, n, &cands, &nc, rep, e);
     char matrix[32] = "";
     if (s == OB_OK) s = check_same_matrix(src, n, cands, nc, matrix, log, e);
     if (s == OB_OK) s = check_same_eval_every(src, n, e);
     if (s == OB_OK) note_shards(src, n, log);
     sbuf conflicts = {0};
-    if (s == OB_OK) {
-        /* decide: the best run of each cell */
-        if (nc > 1) qsort(cands, (size_t)nc, sizeof *cands, cmp_cand); /* cands is NULL without runs */
-        for (int i = 0; i < nc;) {
-            int j = i + 1;
-            while (j < nc && !strcmp(cands[j].key, cands[i].key)) j++;
-            cand *best = &cands[i];
-            best->chosen = 1;
-            rep->cells++;
-            if (best->rank < 2) rep->unfinished++;
-            for (int k = i + 1; k < j; k++) {
-                cand *o = &cands[k];
-                rep->duplicates++;
-                if (best->rank == 3 && o->rank == 3 && !same_result(best, o)) {
-                    rep->conflicts++;
-                    char a[160], b[160];
-                    snprintf(a, sizeof a, "%s, %lld steps, final loss %.9g", best->status,
-                             (long long)best->steps_done, best->final_loss);
-                    snprintf(b, sizeof b, "%s, %lld steps, final loss %.9g", o->status, (long long)o->steps_done,
-                             o->final_loss);
-                    if (log)
-                        fprintf(log,
-                                "optbench: merge: conflict: %s: %s run %lld (%s) and %s run %lld (%s) disagree; "
-                                "kept the first\n",
-                                best->label, src[best->src].path, (long long)best->run_id, a, src[o->src].path,
-                                (long long)o->run_id, b);
-                    sb_printf(&conflicts, "%s{\"cell\":", rep->conflicts > 1 ? "," : "");
-                    sb_json(&conflicts, best->label);
-                    char ka[1300], kb[1300];
-                    snprintf(ka, sizeof ka, "%s:run %lld", src[best->src].path, (long long)best->run_id);
-                    snprintf(kb, sizeof kb, "%s:run %lld", src[o->src].path, (long long)o->run_id);
-                    sb_printf(&conflicts, ",\"kept\":");
-                    sb_json(&conflicts, ka);
-                    sb_printf(&conflicts, ",\"kept_result\":");
-                    sb_json(&conflicts, a);
-                    sb_printf(&conflicts, ",\"dropped\":");
-                    sb_json(&conflicts, kb);
-                    sb_printf(&conflicts, ",\"dropped_result\":");
-                    sb_json(&conflicts, b);
-                    sb_printf(&conflicts, "}");
-                }
-            }
-            i = j;
-        }
-        if (conflicts.oom) s = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    }
+    if (s == OB_OK) s = choose_runs(src, cands, nc, rep, &conflicts, log, e);
     /* The merged database is written under a name of its own beside OUT and
      * takes OUT's name only once it is complete: a merge killed (or whose
      * machine died) part way leaves no OUT that looks like a merge with
@@ -1030,92 +1244,13 @@ ob_status ob_merge(const char *out, const char *const *inputs, int n, const char
     snprintf(part, sizeof part, "%s.merging-%ld", out, (long)getpid());
     ob_store *os = NULL;
     int created = 0;
-    if (s == OB_OK) {
-        unlink(part); /* a leftover of an earlier process with this pid */
-        s = ob_store_open(part, OB_STORE_CREATE, &os, e);
-        created = s == OB_OK;
-        char *at = e && s != OB_OK ? strstr(e->msg, part) : NULL;
-        if (at) /* say OUT, the name the user gave, not the working name */
-            memmove(at + strlen(out), at + strlen(part), strlen(at + strlen(part)) + 1);
-    }
-    if (s == OB_OK) {
-        /* an id of its own, as a run's database has: compare knows a copy of it */
-        char id[40];
-        s = ob_store_database_id(os, id, sizeof id, e);
-    }
-    if (s == OB_OK) {
-        sqlite3 *odb = ob_store_db(os);
-        if (sqlite3_exec(odb, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-            s = sql_fail(odb, out, "starting the merge", e);
-        if (s == OB_OK) s = write_output(odb, out, src, n, cands, nc, name, matrix, &conflicts, rep, e);
-        if (s == OB_OK && sqlite3_exec(odb, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-            s = sql_fail(odb, out, "committing the merge", e);
-        if (s != OB_OK) sqlite3_exec(odb, "ROLLBACK", NULL, NULL, NULL);
-        /* the log folded into the file now, where a failure (a full disk) has
-         * a cause: the close that would fold it reports none, and keeps the
-         * log, which the working file's removal below would lose */
-        if (s == OB_OK) s = fold_log(odb, out, e);
-    }
+    if (s == OB_OK) s = create_output(out, part, &os, &created, e);
+    if (s == OB_OK) s = fill_output(os, out, src, n, cands, nc, name, matrix, &conflicts, rep, e);
     ob_store_close(os); /* the last connection */
-    if (s == OB_OK && created) {
-        /* what the close left: a log not folded in is a merge not written whole */
-        char wal[PATH_MAX + 48];
-        struct stat ws;
-        snprintf(wal, sizeof wal, "%s-wal", part);
-        if (stat(wal, &ws) == 0 && ws.st_size > 0)
-            s = ob_fail(e, OB_ERR_IO, "merge: the merged database could not be written whole (its log was not "
-                        "folded into '%s': is the disk full, or failing?); nothing was merged: the incomplete output "
-                        "was removed and the inputs are unchanged; make room and merge again", out);
-    }
-    if (s == OB_OK && created) {
-        /* link() refuses an OUT made meanwhile, where rename() would replace it;
-         * on a file system without hard links, rename() once OUT is still absent */
-        struct stat ob;
-        int linked = stat(out, &ob) == 0 && S_ISREG(ob.st_mode) && ob.st_size == 0
-                         ? rename(part, out) == 0 /* an empty file given as OUT (mktemp's) is replaced */
-                         : link(part, out) == 0;
-        if (!linked && (errno == EPERM || errno == EOPNOTSUPP || errno == ENOSYS || errno == EMLINK) &&
-            stat(out, &ob) != 0 && errno == ENOENT)
-            linked = rename(part, out) == 0;
-        if (!linked)
-            s = errno == EEXIST ? ob_fail(e, OB_ERR_INPUT,
-                                          "merge: '%s' was created by something else while the merge ran; "
-                                          "merge writes a new database (that file was left as it is)", out)
-                                : ob_fail(e, OB_ERR_IO, "merge: cannot name the merged database '%s': %s", out,
-                                          strerror(errno));
-        else
-            sync_folder(out);
-    }
-    if (created && log) {
-        /* a merge into OUT that was killed left its working file: name it */
-        char pat[PATH_MAX + 16];
-        snprintf(pat, sizeof pat, "%s.merging-*", out);
-        glob_t g;
-        if (glob(pat, 0, NULL, &g) == 0) {
-            for (size_t i = 0; i < g.gl_pathc; i++) {
-                const char *f = g.gl_pathv[i], *tail = f + strlen(out) + 9;
-                if (!strcmp(f, part) || !strncmp(f, part, strlen(part)) || strchr(tail, '-')) continue;
-                char wal[PATH_MAX + 24];
-                snprintf(wal, sizeof wal, "%s-wal", f);
-                const int has_wal = access(wal, F_OK) == 0;
-                fprintf(log, "optbench: merge: note: '%s' is the working file of a merge into '%s' that did not "
-                             "finish (killed, or its machine stopped); remove it%s once no merge runs\n", f, out,
-                        has_wal ? " with its -wal and -shm files" : "");
-            }
-            globfree(&g);
-        }
-    }
-    if (created) {
-        /* the output under its working name: moved to OUT, or incomplete */
-        char p[PATH_MAX + 48];
-        unlink(part);
-        snprintf(p, sizeof p, "%s-wal", part);
-        unlink(p);
-        snprintf(p, sizeof p, "%s-shm", part);
-        unlink(p);
-        snprintf(p, sizeof p, "%s-journal", part);
-        unlink(p);
-    }
+    if (s == OB_OK && created) s = check_written_whole(part, out, e);
+    if (s == OB_OK && created) s = name_output(part, out, e);
+    if (created && log) note_leftovers(out, part, log); /* a merge into OUT that was killed left its working file */
+    if (created) remove_working(part);
     free(conflicts.p);
     for (int i = 0; i < nc; i++) {
         free(cands[i].key);

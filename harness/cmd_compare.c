@@ -203,12 +203,6 @@ static void blank_line_before(FILE *f)
     if (nl < 2) fputs(nl ? "\n" : "\n\n", f);
 }
 
-/* Writes the reports asked for: c's verdict, or (c NULL) that compare could
- * not run because of err. Every report is opened, and then written and
- * flushed, before any is closed: when one cannot be opened or written, the
- * others say that compare could not run and why in place of the verdict (a
- * verdict never stands beside a report that is missing). Returns rc, or 2
- * when a report was not written; why then gets the first such failure. */
 /* The bytes of file from into file to (truncated, made when missing);
  * 0 when all are there, -1 (errno set) else. */
 static int copy_file(const char *from, const char *to)
@@ -273,178 +267,239 @@ static void sweep_stale_parts(const char *path)
     closedir(d);
 }
 
-static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc, char *why, size_t nwhy)
-{
-    const char *paths[3] = {r->md, r->md_append, r->junit};
-    static const char *const flags[3] = {"--markdown", "--markdown-append", "--junit"};
-    const char *const inputs[2] = {r->base, r->cand};
-    static const char *const what[2] = {"the baseline database", "the candidate database"};
-    FILE *f[3] = {NULL, NULL, NULL};
-    long start[3] = {0, 0, 0}; /* where each report starts: the append's earlier content stays */
-    int append[3] = {0, 0, 0}; /* added to (--markdown-append), not replaced */
-    int existed[3] = {0, 0, 0};
-    int replace[3] = {0, 0, 0}; /* a file of its own (not a link, a device or a pipe): written beside, renamed over */
+/* The report files of one compare, as write_reports opens, writes and
+ * closes them: [0] --markdown, [1] --markdown-append, [2] --junit. */
+typedef struct report_files {
+    const char *paths[3];
+    FILE *f[3];
+    long start[3];   /* where each report starts: the append's earlier content stays */
+    int append[3];   /* added to (--markdown-append), not replaced */
+    int existed[3];
+    int replace[3];  /* a file of its own (not a link, a device or a pipe): written beside, renamed over */
     /* a regular file replaced (--markdown, --junit) is written beside it and
      * renamed over it at the end: killed half way, the file is the earlier
      * night's or this one's, never empty or cut (one of the two reports may
      * be the earlier's still); one that cannot be written is removed, so
      * that it keeps no earlier verdict */
-    char tmp[3][1100] = {"", "", ""};
-    why[0] = 0;
-    for (int k = 0; k < 3; k++) {
-        if (!paths[k]) continue;
-        char msg[1024];
-        /* never over a database (one of the two, or any other) or a folder */
-        if (ob_cli_output_check(msg, sizeof msg, flags[k], paths[k], inputs, what, 2)) {
-            ob_cli_error(2, "compare: %s", msg);
-            first_error(why, nwhy, "%s", msg);
-            continue;
-        }
-        /* a folder that is not there yet is made (test-results/x.xml), as
-         * report makes its --out */
-        char dir[1024];
-        snprintf(dir, sizeof dir, "%s", paths[k]);
-        char *slash = strrchr(dir, '/');
-        struct stat sd;
-        if (slash && slash != dir) {
-            *slash = 0;
-            ob_err me;
-            if (stat(dir, &sd) != 0 && ob_mkdir_p(dir, &me) != OB_OK) {
-                int en = errno;
-                ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], me.msg);
-                first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
-                continue;
-            }
-        }
-        /* opened without truncating, so that a file two reports name keeps
-         * --markdown-append's earlier content */
-        append[k] = k == 1;
-        struct stat sp;
-        existed[k] = lstat(paths[k], &sp) == 0;
-        /* a symlink (/dev/stdout is one) is written through, as is a file
-         * with other names (a rename would part them) */
-        replace[k] = !existed[k] || (S_ISREG(sp.st_mode) && sp.st_nlink == 1);
-        /* --markdown-append's with O_APPEND, so that processes appending to
-         * one file at once (a CI step summary) do not write over each other */
-        const int fd = open(paths[k], (k == 1 ? O_RDWR | O_APPEND : O_WRONLY) | O_CREAT | O_CLOEXEC, 0666);
-        f[k] = fd >= 0 ? fdopen(fd, k == 1 ? "a+" : "w") : NULL;
-        if (!f[k]) {
+    char tmp[3][1100];
+} report_files;
+
+/* Makes the folder of report path when it is not there yet
+ * (test-results/x.xml), as report makes its --out. 0 when it is there;
+ * -1 (said, and first in why) when it cannot be made. */
+static int make_report_folder(const char *path, char *why, size_t nwhy)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    struct stat sd;
+    if (slash && slash != dir) {
+        *slash = 0;
+        ob_err me;
+        if (stat(dir, &sd) != 0 && ob_mkdir_p(dir, &me) != OB_OK) {
             int en = errno;
-            if (fd >= 0) close(fd);
-            ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
-            first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
-            continue;
-        }
-        struct stat sk, sj;
-        int shared = -1; /* two reports into one file would interleave */
-        for (int j = 0; j < k && shared < 0; j++)
-            if (f[j] && fstat(fileno(f[k]), &sk) == 0 && fstat(fileno(f[j]), &sj) == 0 && sk.st_dev == sj.st_dev &&
-                sk.st_ino == sj.st_ino)
-                shared = j;
-        if (shared >= 0) {
-            snprintf(msg, sizeof msg, "%s and %s name one file '%s': give each report its own", flags[shared],
-                     flags[k], paths[k]);
-            ob_cli_error(2, "compare: %s", msg);
-            first_error(why, nwhy, "%s", msg);
-            /* the file gets one report, the first's, saying why there is no
-             * verdict: added to, where one of the two is --markdown-append */
-            fclose(f[k]);
-            f[k] = NULL; /* the first is --markdown-append whenever one of the two is (it and --markdown are refused together) */
-            continue;
+            ob_cli_error(2, "compare: cannot write '%s': %s", path, me.msg);
+            first_error(why, nwhy, "cannot write '%s': %s", path, strerror(en));
+            return -1;
         }
     }
+    return 0;
+}
+
+/* Opens report k of rf (its path given) for writing: never over a database
+ * or a folder, its folder made, never one file for two reports. One that
+ * cannot be opened is said, first in why, and left closed. */
+static void open_report(report_files *rf, int k, const reports *r, char *why, size_t nwhy)
+{
+    static const char *const flags[3] = {"--markdown", "--markdown-append", "--junit"};
+    const char *const inputs[2] = {r->base, r->cand};
+    static const char *const what[2] = {"the baseline database", "the candidate database"};
+    const char *path = rf->paths[k];
+    char msg[1024];
+    /* never over a database (one of the two, or any other) or a folder */
+    if (ob_cli_output_check(msg, sizeof msg, flags[k], path, inputs, what, 2)) {
+        ob_cli_error(2, "compare: %s", msg);
+        first_error(why, nwhy, "%s", msg);
+        return;
+    }
+    if (make_report_folder(path, why, nwhy)) return;
+    /* opened without truncating, so that a file two reports name keeps
+     * --markdown-append's earlier content */
+    rf->append[k] = k == 1;
+    struct stat sp;
+    rf->existed[k] = lstat(path, &sp) == 0;
+    /* a symlink (/dev/stdout is one) is written through, as is a file
+     * with other names (a rename would part them) */
+    rf->replace[k] = !rf->existed[k] || (S_ISREG(sp.st_mode) && sp.st_nlink == 1);
+    /* --markdown-append's with O_APPEND, so that processes appending to
+     * one file at once (a CI step summary) do not write over each other */
+    const int fd = open(path, (k == 1 ? O_RDWR | O_APPEND : O_WRONLY) | O_CREAT | O_CLOEXEC, 0666);
+    rf->f[k] = fd >= 0 ? fdopen(fd, k == 1 ? "a+" : "w") : NULL;
+    if (!rf->f[k]) {
+        int en = errno;
+        if (fd >= 0) close(fd);
+        ob_cli_error(2, "compare: cannot write '%s': %s", path, strerror(en));
+        first_error(why, nwhy, "cannot write '%s': %s", path, strerror(en));
+        return;
+    }
+    struct stat sk, sj;
+    int shared = -1; /* two reports into one file would interleave */
+    for (int j = 0; j < k && shared < 0; j++)
+        if (rf->f[j] && fstat(fileno(rf->f[k]), &sk) == 0 && fstat(fileno(rf->f[j]), &sj) == 0 &&
+            sk.st_dev == sj.st_dev && sk.st_ino == sj.st_ino)
+            shared = j;
+    if (shared >= 0) {
+        snprintf(msg, sizeof msg, "%s and %s name one file '%s': give each report its own", flags[shared],
+                 flags[k], path);
+        ob_cli_error(2, "compare: %s", msg);
+        first_error(why, nwhy, "%s", msg);
+        /* the file gets one report, the first's, saying why there is no
+         * verdict: added to, where one of the two is --markdown-append */
+        fclose(rf->f[k]);
+        /* the first is --markdown-append whenever one of the two is (it and --markdown are refused together) */
+        rf->f[k] = NULL;
+    }
+}
+
+/* Readies open report k of rf for its text: an append notes where its
+ * report starts; a regular file replaced gets its working file beside it
+ * (PATH.partXXXXXX, of the file's mode), else it is emptied where it can
+ * be and written in place. */
+static void prepare_report(report_files *rf, int k)
+{
+    struct stat sk;
+    if (rf->append[k]) {
+        if (fseek(rf->f[k], 0, SEEK_END) == 0) rf->start[k] = ftell(rf->f[k]);
+        return;
+    }
+    if (rf->replace[k] && fstat(fileno(rf->f[k]), &sk) == 0 && S_ISREG(sk.st_mode)) {
+        sweep_stale_parts(rf->paths[k]);
+        snprintf(rf->tmp[k], sizeof rf->tmp[k], "%s.partXXXXXX", rf->paths[k]);
+        const int fd = mkstemp(rf->tmp[k]);
+        if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
+        FILE *t = fd >= 0 ? fdopen(fd, "w+") : NULL;
+        if (t) {
+            fchmod(fd, sk.st_mode & 07777); /* the file's own mode (0666 less the umask when new) */
+            fclose(rf->f[k]);
+            rf->f[k] = t;
+            /* made empty by the open above, and not there before: gone until the rename */
+            if (!rf->existed[k]) unlink(rf->paths[k]);
+            return;
+        }
+        /* no file beside it (a folder not writable): written in place */
+        if (fd >= 0) {
+            close(fd);
+            unlink(rf->tmp[k]);
+        }
+        rf->tmp[k][0] = 0;
+    }
+    if (ftruncate(fileno(rf->f[k]), 0) != 0) clearerr(rf->f[k]); /* a pipe or a terminal: written from where it is */
+}
+
+/* Writes c's verdict (c NULL: err, why compare could not run) into each
+ * open report of rf and flushes it to the disk. A report that cannot be
+ * written is said, first in why, closed and removed. Returns 1 when one
+ * could not be written. */
+static int write_each(report_files *rf, const reports *r, const ob_compare *c, const char *err, char *why,
+                      size_t nwhy)
+{
+    int failed = 0;
     for (int k = 0; k < 3; k++) {
-        if (!f[k]) continue;
-        struct stat sk;
-        if (append[k]) {
-            if (fseek(f[k], 0, SEEK_END) == 0) start[k] = ftell(f[k]);
-            continue;
+        FILE *f = rf->f[k];
+        if (!f) continue;
+        if (rf->append[k]) blank_line_before(f);
+        if (k < 2) {
+            if (c) ob_compare_markdown(c, r->base, r->cand, f);
+            else ob_compare_markdown_error(err, r->base, r->cand, f);
+        } else {
+            if (c) ob_compare_junit(c, f);
+            else ob_compare_junit_error(err, f);
         }
-        if (replace[k] && fstat(fileno(f[k]), &sk) == 0 && S_ISREG(sk.st_mode)) {
-            sweep_stale_parts(paths[k]);
-            snprintf(tmp[k], sizeof tmp[k], "%s.partXXXXXX", paths[k]);
-            const int fd = mkstemp(tmp[k]);
-            if (fd >= 0) fcntl(fd, F_SETFD, FD_CLOEXEC);
-            FILE *t = fd >= 0 ? fdopen(fd, "w+") : NULL;
-            if (t) {
-                fchmod(fd, sk.st_mode & 07777); /* the file's own mode (0666 less the umask when new) */
-                fclose(f[k]);
-                f[k] = t;
-                /* made empty by the open above, and not there before: gone until the rename */
-                if (!existed[k]) unlink(paths[k]);
-                continue;
+        /* a file beside its target is on the disk before any is renamed
+         * in: one that fails leaves no verdict in the others */
+        if (fflush(f) != 0 || ferror(f) || (rf->tmp[k][0] && fsync(fileno(f)) != 0)) {
+            int en = errno;
+            ob_cli_error(2, "compare: cannot write '%s': %s", rf->paths[k], strerror(en));
+            first_error(why, nwhy, "cannot write '%s': %s", rf->paths[k], strerror(en));
+            fclose(f);
+            rf->f[k] = NULL;
+            if (rf->tmp[k][0]) { /* no earlier night's verdict stays in its place either */
+                unlink(rf->tmp[k]);
+                unlink(rf->paths[k]);
             }
-            /* no file beside it (a folder not writable): written in place */
-            if (fd >= 0) {
-                close(fd);
-                unlink(tmp[k]);
-            }
-            tmp[k][0] = 0;
+            rf->tmp[k][0] = 0;
+            failed = 1;
         }
-        if (ftruncate(fileno(f[k]), 0) != 0) clearerr(f[k]); /* a pipe or a terminal: written from where it is */
     }
+    return failed;
+}
+
+/* Writes the reports' text (write_each): c's verdict, unless a report
+ * failed already (why given) or fails now, when every report written says
+ * why there is no verdict in its place (emptied back to where it started). */
+static void fill_reports(report_files *rf, const reports *r, const ob_compare *c, const char *err, char *why,
+                         size_t nwhy)
+{
     if (why[0] && c) { /* no verdict after all: the reports that can be written say why */
         c = NULL;
         err = why;
     }
     for (int pass = 0; pass < 2; pass++) {
-        int failed = 0;
-        for (int k = 0; k < 3; k++) {
-            if (!f[k]) continue;
-            if (append[k]) blank_line_before(f[k]);
-            if (k < 2) {
-                if (c) ob_compare_markdown(c, r->base, r->cand, f[k]);
-                else ob_compare_markdown_error(err, r->base, r->cand, f[k]);
-            } else {
-                if (c) ob_compare_junit(c, f[k]);
-                else ob_compare_junit_error(err, f[k]);
-            }
-            /* a file beside its target is on the disk before any is renamed
-             * in: one that fails leaves no verdict in the others */
-            if (fflush(f[k]) != 0 || ferror(f[k]) || (tmp[k][0] && fsync(fileno(f[k])) != 0)) {
-                int en = errno;
-                ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
-                first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
-                fclose(f[k]);
-                f[k] = NULL;
-                if (tmp[k][0]) { /* no earlier night's verdict stays in its place either */
-                    unlink(tmp[k]);
-                    unlink(paths[k]);
-                }
-                tmp[k][0] = 0;
-                failed = 1;
-            }
-        }
+        int failed = write_each(rf, r, c, err, why, nwhy);
         if (!failed || !c) break;
         /* a report not written beside verdicts written: those are replaced by
          * reports that say why there is no verdict */
         c = NULL;
         err = why;
         for (int k = 0; k < 3; k++) {
-            if (!f[k]) continue;
-            clearerr(f[k]);
-            if (start[k] >= 0 && ftruncate(fileno(f[k]), (off_t)start[k]) == 0) fseek(f[k], start[k], SEEK_SET);
+            if (!rf->f[k]) continue;
+            clearerr(rf->f[k]);
+            if (rf->start[k] >= 0 && ftruncate(fileno(rf->f[k]), (off_t)rf->start[k]) == 0)
+                fseek(rf->f[k], rf->start[k], SEEK_SET);
         }
     }
-    for (int k = 0; k < 3; k++) {
-        if (!f[k]) continue;
-        int bad = fclose(f[k]) != 0;
-        /* a target that cannot be renamed over (a file mounted on its own
-         * into a container: EBUSY) takes the text in place */
-        if (!bad && tmp[k][0] && rename(tmp[k], paths[k]) != 0) {
-            bad = copy_file(tmp[k], paths[k]) != 0;
-            if (!bad) unlink(tmp[k]);
-        }
-        if (bad) {
-            int en = errno;
-            ob_cli_error(2, "compare: cannot write '%s': %s", paths[k], strerror(en));
-            first_error(why, nwhy, "cannot write '%s': %s", paths[k], strerror(en));
-            if (tmp[k][0]) {
-                unlink(tmp[k]);
-                unlink(paths[k]);
-            }
+}
+
+/* Closes written report k of rf and renames its working file over its
+ * path (or copies it in, where a rename cannot). One that fails is said,
+ * first in why, and removed. */
+static void close_report(report_files *rf, int k, char *why, size_t nwhy)
+{
+    int bad = fclose(rf->f[k]) != 0;
+    /* a target that cannot be renamed over (a file mounted on its own
+     * into a container: EBUSY) takes the text in place */
+    if (!bad && rf->tmp[k][0] && rename(rf->tmp[k], rf->paths[k]) != 0) {
+        bad = copy_file(rf->tmp[k], rf->paths[k]) != 0;
+        if (!bad) unlink(rf->tmp[k]);
+    }
+    if (bad) {
+        int en = errno;
+        ob_cli_error(2, "compare: cannot write '%s': %s", rf->paths[k], strerror(en));
+        first_error(why, nwhy, "cannot write '%s': %s", rf->paths[k], strerror(en));
+        if (rf->tmp[k][0]) {
+            unlink(rf->tmp[k]);
+            unlink(rf->paths[k]);
         }
     }
+}
+
+/* Writes the reports asked for: c's verdict, or (c NULL) that compare could
+ * not run because of err. Every report is opened, and then written and
+ * flushed, before any is closed: when one cannot be opened or written, the
+ * others say that compare could not run and why in place of the verdict (a
+ * verdict never stands beside a report that is missing). Returns rc, or 2
+ * when a report was not written; why then gets the first such failure. */
+static int write_reports(const reports *r, const ob_compare *c, const char *err, int rc, char *why, size_t nwhy)
+{
+    report_files rf = {.paths = {r->md, r->md_append, r->junit}};
+    why[0] = 0;
+    for (int k = 0; k < 3; k++)
+        if (rf.paths[k]) open_report(&rf, k, r, why, nwhy);
+    for (int k = 0; k < 3; k++)
+        if (rf.f[k]) prepare_report(&rf, k);
+    fill_reports(&rf, r, c, err, why, nwhy);
+    for (int k = 0; k < 3; k++)
+        if (rf.f[k]) close_report(&rf, k, why, nwhy);
     return why[0] ? 2 : rc;
 }
 
@@ -457,6 +512,204 @@ static int no_verdict(const reports *r, const char *err)
     return write_reports(r, NULL, err, 2, why, sizeof why);
 }
 
+/* An argument a that is no option of compare: the message (the options
+ * that take a value named first) first in err. */
+static void unknown_option(const char *a, char *err, size_t n)
+{
+    char msg[512];
+    const char *names[sizeof copts / sizeof copts[0]];
+    int nn = 0, nv = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++)
+            if ((copts[k].arg != NULL) == (pass == 0)) names[nn++] = copts[k].name;
+        if (pass == 0) nv = nn;
+    }
+    ob_cli_option_error(msg, sizeof msg, "compare", a, names, nn, nv);
+    first_error(err, n, "%s", msg + strlen("compare: "));
+}
+
+/* Tolerance option op (as given, a) of value v into o: a non-negative
+ * number, for a relative change a fraction or a percentage (10%), for step
+ * time also off (-1). A value that is none of these: first in err. */
+static void set_tolerance(const copt *op, const char *a, const char *v, ob_compare_opts *o, char *err, size_t n)
+{
+    double x = 0;
+    const int can_off = op->id == C_TIME_TOL || op->id == C_TIME_MEAN_TOL;
+    /* a relative change: a fraction (0.1), or a percentage (10%) */
+    const int relative = can_off || op->id == C_LOSS_TOL;
+    int prc = 0;
+    char num[64];
+    const size_t lv = strlen(v);
+    const int pct = relative && lv > 1 && lv < sizeof num && v[lv - 1] == '%';
+    if (pct) {
+        memcpy(num, v, lv - 1);
+        num[lv - 1] = '\0';
+    }
+    if (can_off && !strcmp(v, "off")) x = -1;
+    else if ((prc = ob_parse_double(pct ? num : v, &x)) == -2) {
+        first_error(err, n, "%s '%s' is out of range (a double holds about 1e-308 to 1e308)", a, v);
+        return;
+    } else if (prc != 0 || !(x >= 0) || !isfinite(x)) {
+        first_error(err, n, "%s '%s' is not a non-negative number%s%s", a, v,
+                    relative ? " (a fraction, 0.1, or a percentage, 10%)" : "", can_off ? " or 'off'" : "");
+        return;
+    } else if (relative && !pct && x > 1) {
+        /* 10 for 10%: a tolerance of 1000% would pass nearly anything */
+        first_error(err, n, "%s %s is a fraction, %g%%: write %s%% for a percentage (or %g%% for "
+                    "that many)", a, v, 100 * x, v, 100 * x);
+        return;
+    }
+    if (pct) x /= 100;
+    *(op->id == C_LOSS_TOL ? &o->loss_tol : op->id == C_LOSS_ABS_TOL ? &o->loss_abs_tol
+      : op->id == C_METRIC_TOL ? &o->metric_tol
+      : op->id == C_TIME_FLOOR ? &o->time_floor_ms : op->id == C_TIME_MEAN_TOL ? &o->time_mean_tol
+      : &o->time_tol) = x;
+}
+
+/* Option op (as given, a) with its value v (NULL for a flag) into o, rep
+ * and *quiet; a bad value first in err. Returns 1 where it was --help with
+ * no error before it: the text is printed, and compare is done. */
+static int apply_option(const copt *op, const char *a, const char *v, ob_compare_opts *o, reports *rep, int *quiet,
+                        char *err, size_t n)
+{
+    switch (op->id) {
+    case C_HELP:
+        if (!err[0]) {
+            compare_usage(stdout);
+            return 1;
+        }
+        break;
+    case C_BASELINE: rep->base = v; break;
+    case C_CANDIDATE: rep->cand = v; break;
+    case C_MARKDOWN: rep->md = v; break;
+    case C_MARKDOWN_APPEND: rep->md_append = v; break;
+    case C_JUNIT: rep->junit = v; break;
+    case C_NO_MEMORY: o->check_memory = 0; break;
+    case C_STRICT: o->strict = 1; break;
+    case C_TIME_ACROSS: o->time_across_devices = 1; break;
+    case C_QUIET: *quiet = 1; break;
+    case C_LOSS_TOL:
+    case C_LOSS_ABS_TOL:
+    case C_METRIC_TOL:
+    case C_TIME_FLOOR:
+    case C_TIME_TOL:
+    case C_TIME_MEAN_TOL: set_tolerance(op, a, v, o, err, n); break;
+    case C_BASE_BENCH:
+    case C_CAND_BENCH:
+        if (parse_bench(v, op->id == C_BASE_BENCH ? &o->base_bench : &o->cand_bench))
+            first_error(err, n, "%s '%s' is not an id, 'latest' or 'all'", a, v);
+        break;
+    }
+    return 0;
+}
+
+/* The command line into o, rep and *quiet, the first error into err.
+ * A usage error does not stop the scan: the report options after it still
+ * name the reports that then say compare could not run. Only a report
+ * option whose value is missing (the last argument) names no report. An
+ * argument after an unknown option is read as an option or, if it is not
+ * one, as the unknown option's value would be: an error either way, and
+ * the first error is the one shown. Returns 1 where --help was printed. */
+static int read_command_line(int argc, char **argv, ob_compare_opts *o, reports *rep, int *quiet, char *err,
+                             size_t n)
+{
+    const char *given[C_COUNT_] = {0}; /* the value of each option so far: one given twice keeps neither */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const copt *op = find_copt(a);
+        if (!op) {
+            unknown_option(a, err, n);
+            continue;
+        }
+        const char *v = NULL;
+        if (op->arg) {
+            char msg[512];
+            if (ob_cli_value_error(msg, sizeof msg, "compare", argc, argv, i)) {
+                first_error(err, n, "%s", msg + strlen("compare: "));
+                continue;
+            }
+            v = argv[++i];
+            if (given[op->id]) {
+                char pa[96], pb[96];
+                first_error(err, n, "%s is given twice ('%s' and '%s'): give it once", op->name,
+                            ob_printable(given[op->id], pa, sizeof pa), ob_printable(v, pb, sizeof pb));
+                continue;
+            }
+            given[op->id] = v;
+        }
+        if (apply_option(op, a, v, o, rep, quiet, err, n)) return 1;
+    }
+    return 0;
+}
+
+/* Both databases given, and at most one of --markdown and
+ * --markdown-append: else the first error into err. */
+static void check_command_line(const reports *rep, char *err, size_t n)
+{
+    if (!err[0] && (!rep->base || !rep->cand))
+        first_error(err, n, "%s (see optbench compare --help)",
+                    !rep->base && !rep->cand ? "--baseline and --candidate are required"
+                    : !rep->base             ? "--baseline A.db is required (the accepted results database)"
+                                             : "--candidate B.db is required (the results database judged)");
+    if (rep->md && rep->md_append) /* each still gets the report that says so */
+        first_error(err, n, "--markdown and --markdown-append both given: use one (--markdown "
+                            "replaces FILE, --markdown-append adds to it)");
+}
+
+/* Compares the two databases rep names (opened read-only) with o into *c.
+ * Where there is no comparison, the error is first in err. */
+static ob_status compare_files(const reports *rep, ob_compare_opts *o, ob_compare *c, char *err, size_t n)
+{
+    ob_err e = {0};
+    ob_store *sb = NULL, *sc = NULL;
+    ob_status st = ob_store_open(rep->base, OB_STORE_READONLY, &sb, &e);
+    if (st != OB_OK) {
+        first_error(err, n, "baseline: %s", e.msg);
+        return st;
+    }
+    st = ob_store_open(rep->cand, OB_STORE_READONLY, &sc, &e);
+    if (st != OB_OK) {
+        ob_store_close(sb);
+        first_error(err, n, "candidate: %s", e.msg);
+        return st;
+    }
+    /* one file on both sides (a CI script's variables that came out the
+     * same): compare says so whether or not the file has a database id */
+    struct stat s1, s2;
+    o->same_file = stat(rep->base, &s1) == 0 && stat(rep->cand, &s2) == 0 && s1.st_dev == s2.st_dev &&
+                   s1.st_ino == s2.st_ino;
+    st = ob_compare_dbs(ob_store_db(sb), ob_store_db(sc), o, c, &e);
+    ob_store_close(sb);
+    ob_store_close(sc);
+    if (st != OB_OK) first_error(err, n, "%s", e.msg); /* no verdict: never 1, a regression */
+    return st;
+}
+
+/* The verdict line on the standard output: c's verdict and counts, or, a
+ * report not written (why), no verdict and why. */
+static void print_verdict(const ob_compare *c, const char *why)
+{
+    if (why[0]) {
+        printf("optbench compare: no verdict (exit status 2): %s\n", why);
+        return;
+    }
+    char unf[192] = "";
+    if (c->n_base_unfinished)
+        snprintf(unf, sizeof unf, "; %d matched cell%s not finished in the baseline", c->n_base_unfinished,
+                 c->n_base_unfinished == 1 ? "" : "s");
+    if (c->n_cand_unfinished) {
+        const size_t l = strlen(unf);
+        snprintf(unf + l, sizeof unf - l, "; %d not finished in the candidate", c->n_cand_unfinished);
+    }
+    printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
+           "baseline, %d only in the candidate%s)\n",
+           c->regression ? "REGRESSION"
+           : c->incomplete ? "no verdict (exit status 2): the candidate is not finished, nothing finished got worse"
+                           : "no regression", c->n_matched, c->n_matched == 1 ? "" : "s", c->n_g,
+           c->n_g == 1 ? "" : "s", c->n_worse, c->n_better, c->n_only_base, c->n_only_base == 1 ? "" : "s",
+           c->n_only_cand, unf);
+}
+
 int ob_cmd_compare(int argc, char **argv)
 {
     /* the exit status is the verdict: a reader of the standard output that
@@ -467,145 +720,12 @@ int ob_cmd_compare(int argc, char **argv)
     ob_compare_opts_default(&o);
     reports rep = {0};
     int quiet = 0;
-    /* A usage error does not stop the scan: the report options after it still
-     * name the reports that then say compare could not run. Only a report
-     * option whose value is missing (the last argument) names no report. An
-     * argument after an unknown option is read as an option or, if it is not
-     * one, as the unknown option's value would be: an error either way, and
-     * the first error is the one shown. */
     char err[1024] = "";
-    const char *given[C_COUNT_] = {0}; /* the value of each option so far: one given twice keeps neither */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const copt *op = find_copt(a);
-        char msg[512];
-        if (!op) {
-            /* the options that take a value first */
-            const char *names[sizeof copts / sizeof copts[0]];
-            int nn = 0, nv = 0;
-            for (int pass = 0; pass < 2; pass++) {
-                for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++)
-                    if ((copts[k].arg != NULL) == (pass == 0)) names[nn++] = copts[k].name;
-                if (pass == 0) nv = nn;
-            }
-            ob_cli_option_error(msg, sizeof msg, "compare", a, names, nn, nv);
-            first_error(err, sizeof err, "%s", msg + strlen("compare: "));
-            continue;
-        }
-        const char *v = NULL;
-        if (op->arg) {
-            if (ob_cli_value_error(msg, sizeof msg, "compare", argc, argv, i)) {
-                first_error(err, sizeof err, "%s", msg + strlen("compare: "));
-                continue;
-            }
-            v = argv[++i];
-            if (given[op->id]) {
-                char pa[96], pb[96];
-                first_error(err, sizeof err, "%s is given twice ('%s' and '%s'): give it once", op->name,
-                            ob_printable(given[op->id], pa, sizeof pa), ob_printable(v, pb, sizeof pb));
-                continue;
-            }
-            given[op->id] = v;
-        }
-        double x = 0;
-        switch (op->id) {
-        case C_HELP:
-            if (!err[0]) {
-                compare_usage(stdout);
-                return 0;
-            }
-            break;
-        case C_BASELINE: rep.base = v; break;
-        case C_CANDIDATE: rep.cand = v; break;
-        case C_MARKDOWN: rep.md = v; break;
-        case C_MARKDOWN_APPEND: rep.md_append = v; break;
-        case C_JUNIT: rep.junit = v; break;
-        case C_NO_MEMORY: o.check_memory = 0; break;
-        case C_STRICT: o.strict = 1; break;
-        case C_TIME_ACROSS: o.time_across_devices = 1; break;
-        case C_QUIET: quiet = 1; break;
-        case C_LOSS_TOL:
-        case C_LOSS_ABS_TOL:
-        case C_METRIC_TOL:
-        case C_TIME_FLOOR:
-        case C_TIME_TOL:
-        case C_TIME_MEAN_TOL: {
-            const int can_off = op->id == C_TIME_TOL || op->id == C_TIME_MEAN_TOL;
-            /* a relative change: a fraction (0.1), or a percentage (10%) */
-            const int relative = can_off || op->id == C_LOSS_TOL;
-            int prc = 0;
-            char num[64];
-            const size_t lv = strlen(v);
-            const int pct = relative && lv > 1 && lv < sizeof num && v[lv - 1] == '%';
-            if (pct) {
-                memcpy(num, v, lv - 1);
-                num[lv - 1] = '\0';
-            }
-            if (can_off && !strcmp(v, "off")) x = -1;
-            else if ((prc = ob_parse_double(pct ? num : v, &x)) == -2) {
-                first_error(err, sizeof err, "%s '%s' is out of range (a double holds about 1e-308 to 1e308)", a, v);
-                break;
-            } else if (prc != 0 || !(x >= 0) || !isfinite(x)) {
-                first_error(err, sizeof err, "%s '%s' is not a non-negative number%s%s", a, v,
-                            relative ? " (a fraction, 0.1, or a percentage, 10%)" : "", can_off ? " or 'off'" : "");
-                break;
-            } else if (relative && !pct && x > 1) {
-                /* 10 for 10%: a tolerance of 1000% would pass nearly anything */
-                first_error(err, sizeof err, "%s %s is a fraction, %g%%: write %s%% for a percentage (or %g%% for "
-                            "that many)", a, v, 100 * x, v, 100 * x);
-                break;
-            }
-            if (pct) x /= 100;
-            *(op->id == C_LOSS_TOL ? &o.loss_tol : op->id == C_LOSS_ABS_TOL ? &o.loss_abs_tol
-              : op->id == C_METRIC_TOL ? &o.metric_tol
-              : op->id == C_TIME_FLOOR ? &o.time_floor_ms : op->id == C_TIME_MEAN_TOL ? &o.time_mean_tol
-              : &o.time_tol) = x;
-            break;
-        }
-        case C_BASE_BENCH:
-        case C_CAND_BENCH:
-            if (parse_bench(v, op->id == C_BASE_BENCH ? &o.base_bench : &o.cand_bench))
-                first_error(err, sizeof err, "%s '%s' is not an id, 'latest' or 'all'", a, v);
-            break;
-        }
-    }
-    if (!err[0] && (!rep.base || !rep.cand))
-        first_error(err, sizeof err, "%s (see optbench compare --help)",
-                    !rep.base && !rep.cand ? "--baseline and --candidate are required"
-                    : !rep.base            ? "--baseline A.db is required (the accepted results database)"
-                                           : "--candidate B.db is required (the results database judged)");
-    if (rep.md && rep.md_append) /* each still gets the report that says so */
-        first_error(err, sizeof err, "--markdown and --markdown-append both given: use one (--markdown "
-                                     "replaces FILE, --markdown-append adds to it)");
+    if (read_command_line(argc, argv, &o, &rep, &quiet, err, sizeof err)) return 0;
+    check_command_line(&rep, err, sizeof err);
     if (err[0]) return no_verdict(&rep, err);
-    ob_err e = {0};
-    ob_store *sb = NULL, *sc = NULL;
-    ob_status st = ob_store_open(rep.base, OB_STORE_READONLY, &sb, &e);
-    if (st != OB_OK) {
-        first_error(err, sizeof err, "baseline: %s", e.msg);
-        return no_verdict(&rep, err);
-    }
-    st = ob_store_open(rep.cand, OB_STORE_READONLY, &sc, &e);
-    if (st != OB_OK) {
-        ob_store_close(sb);
-        first_error(err, sizeof err, "candidate: %s", e.msg);
-        return no_verdict(&rep, err);
-    }
-    {
-        /* one file on both sides (a CI script's variables that came out the
-         * same): compare says so whether or not the file has a database id */
-        struct stat s1, s2;
-        o.same_file = stat(rep.base, &s1) == 0 && stat(rep.cand, &s2) == 0 && s1.st_dev == s2.st_dev &&
-                      s1.st_ino == s2.st_ino;
-    }
     ob_compare c;
-    st = ob_compare_dbs(ob_store_db(sb), ob_store_db(sc), &o, &c, &e);
-    ob_store_close(sb);
-    ob_store_close(sc);
-    if (st != OB_OK) { /* no verdict: never 1, a regression */
-        first_error(err, sizeof err, "%s", e.msg);
-        return no_verdict(&rep, err);
-    }
+    if (compare_files(&rep, &o, &c, err, sizeof err) != OB_OK) return no_verdict(&rep, err);
     /* the table first: standard output that cannot be written (a full
      * disk, a closed pipe) is no verdict, and the reports say so */
     if (!quiet) {
@@ -621,25 +741,7 @@ int ob_cmd_compare(int argc, char **argv)
      * written then say why: the line says so in place of the verdict */
     char why[1024];
     int rc = write_reports(&rep, &c, NULL, c.regression ? 1 : c.incomplete ? 2 : 0, why, sizeof why);
-    if (why[0]) {
-        printf("optbench compare: no verdict (exit status 2): %s\n", why);
-    } else {
-        char unf[192] = "";
-        if (c.n_base_unfinished)
-            snprintf(unf, sizeof unf, "; %d matched cell%s not finished in the baseline", c.n_base_unfinished,
-                     c.n_base_unfinished == 1 ? "" : "s");
-        if (c.n_cand_unfinished) {
-            const size_t l = strlen(unf);
-            snprintf(unf + l, sizeof unf - l, "; %d not finished in the candidate", c.n_cand_unfinished);
-        }
-        printf("optbench compare: %s (%d matched cell%s, %d group%s: %d worse, %d better; %d cell%s only in the "
-               "baseline, %d only in the candidate%s)\n",
-               c.regression ? "REGRESSION"
-               : c.incomplete ? "no verdict (exit status 2): the candidate is not finished, nothing finished got worse"
-                              : "no regression", c.n_matched, c.n_matched == 1 ? "" : "s", c.n_g,
-               c.n_g == 1 ? "" : "s", c.n_worse, c.n_better, c.n_only_base, c.n_only_base == 1 ? "" : "s",
-               c.n_only_cand, unf);
-    }
+    print_verdict(&c, why);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         /* the table went out, the reports and the status give the verdict:
          * only its line is lost (a reader that stopped reading) */

@@ -838,11 +838,12 @@ static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *
     return st;
 }
 
-ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e)
+/* The names of the matrix: each workload and optimizer known (a misspelt
+ * workload told at once, not after the missing optimizers), at least one
+ * of each, and the optimizer of each lr list known (one that is not in the
+ * matrix: a note). */
+static ob_status check_names(const ob_config *c, FILE *notes, ob_err *e)
 {
-    memset(m, 0, sizeof *m);
-    /* names first: a misspelt workload is told at once, not after the
-     * missing optimizers */
     for (int i = 0; i < c->n_workloads; i++)
         if (!ob_workload_find(c->workloads[i])) {
             ob_workload_unknown(c->workloads[i], e);
@@ -868,8 +869,14 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
             fprintf(notes, "optbench: note: %s: '%s' is not in this matrix; its lrs are unused\n", l->origin,
                     l->optimizer);
     }
-    /* lrs per optimizer and none for all: an optimizer without a list of
-     * its own runs at one lr, its own, which the config does not show */
+    return OB_OK;
+}
+
+/* lrs per optimizer and none for all: an optimizer without a list of
+ * its own runs at one lr, its own, which the config does not show; a
+ * note on notes says which. */
+static void note_own_lr(const ob_config *c, FILE *notes)
+{
     const ob_lr_list *per = NULL;
     int global = 0;
     for (int i = 0; i < c->n_lr_lists; i++) {
@@ -886,17 +893,14 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
         fprintf(notes, "optbench: note: %s: lrs lists none for %s: it runs at its lr alone, %g (give %s: [...] to "
                        "sweep it)\n", per->origin, od->name, ob_hp_get(&hv, "lr"), od->name);
     }
-    OB_TRY(check_excludes(c, notes, e));
-    OB_TRY(check_owners(c, NULL, e));
-    OB_TRY(check_each_setting(c, e));
+}
 
-    ob_hp_values train;
-    ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
-    OB_TRY(apply_settings(c, "train", &train, e));
-    OB_TRY(check_sweeps(c, e));
-    if (c->confirm_best && c->confirm_seeds == 0 && !c->resume)
-        return ob_fail(e, OB_ERR_INPUT, "%s: confirm_configs = best, but no confirmation seeds: give confirm_seeds N "
-                       "(--confirm-seeds N) or leave confirm_configs out", c->origin_confirm_configs);
+/* The search's settings: lrs searched only with trials, within the
+ * search's dimensions; search_seed, search_draws and studies only with a
+ * search, studies of at most OB_MAX_TRIALS configurations in all; trials
+ * only with a range to search. */
+static ob_status check_search(const ob_config *c, ob_err *e)
+{
     for (int i = 0; i < c->n_optimizers; i++) { /* lrs searched: with trials, within the search's dimensions */
         ob_range r;
         if (!lr_range(c, c->optimizers[i], &r)) continue;
@@ -935,9 +939,14 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
                            "one) or leave trials out", c->origin_trials[0] ? c->origin_trials : "trials",
                            (long long)c->trials);
     }
-    OB_TRY(check_unused_settings(c, &train, e));
-    OB_TRY(check_owners(c, notes, e)); /* valid: now note the unused ones */
+    return OB_OK;
+}
 
+/* The matrix's size into *total (cells): at most OB_MAX_CONFIGURATIONS
+ * configurations of an owner and 1000000 cells, not every pair excluded
+ * (the excluded ones counted in m->n_excluded_pairs). */
+static ob_status count_cells(const ob_config *c, ob_matrix *m, double *total, ob_err *e)
+{
     int n_seeds = c->n_seeds ? c->n_seeds : 1;
     const int64_t n_train = sweep_size(c, "train");
     for (int i = 0; i < c->n_optimizers + c->n_workloads; i++) {
@@ -949,7 +958,7 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
                            n_conf > 1000000 ? "over " : "", (long long)(n_conf > 1000000 ? 1000000 : n_conf), owner,
                            OB_MAX_CONFIGURATIONS);
     }
-    double total = 0;
+    *total = 0;
     for (int w = 0; w < c->n_workloads; w++)
         for (int o = 0; o < c->n_optimizers; o++) {
             if (ob_config_excluded(c, c->workloads[w], c->optimizers[o])) {
@@ -957,53 +966,96 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
                 continue;
             }
             const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[o]);
-            total += (double)sweep_size(c, c->workloads[w]) * (double)sweep_size(c, c->optimizers[o]) *
-                     (double)n_train * (l ? l->n : 1) * n_seeds;
+            *total += (double)sweep_size(c, c->workloads[w]) * (double)sweep_size(c, c->optimizers[o]) *
+                      (double)n_train * (l ? l->n : 1) * n_seeds;
         }
-    if (total == 0)
+    if (*total == 0)
         return ob_fail(e, OB_ERR_INPUT, "%s: every (workload, optimizer) pair is excluded; the matrix is empty",
                        c->excludes[0].origin);
-    if (total > 1000000)
-        return ob_fail(e, OB_ERR_INPUT, "the matrix has %.0f cells%s; at most 1000000", total,
-                       total >= 1e12 ? " or more" : "");
-    m->cells = calloc((size_t)total, sizeof *m->cells);
-    if (!m->cells) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %.0f cells", total);
+    if (*total > 1000000)
+        return ob_fail(e, OB_ERR_INPUT, "the matrix has %.0f cells%s; at most 1000000", *total,
+                       *total >= 1e12 ? " or more" : "");
+    return OB_OK;
+}
 
-    for (int w = 0; w < c->n_workloads; w++) {
-        const ob_workload_def *wd = ob_workload_find(c->workloads[w]);
-        for (int64_t wv = 0; wv < sweep_size(c, wd->name); wv++) {
-            ob_hp_values whp;
-            ob_hp_defaults(&whp, wd->hp, wd->n_hp);
-            if (apply_settings(c, wd->name, &whp, e) != OB_OK || apply_sweep(c, wd->name, wv, &whp, e) != OB_OK)
-                goto fail;
-            for (int64_t k = 0; k < wv; k++) { /* one run twice: the same value written differently */
-                ob_hp_values other;
-                ob_hp_defaults(&other, wd->hp, wd->n_hp);
-                if (apply_settings(c, wd->name, &other, e) != OB_OK || apply_sweep(c, wd->name, k, &other, e) != OB_OK)
-                    goto fail;
-                if (same_values(&other, &whp)) {
-                    ob_fail(e, OB_ERR_INPUT,
-                            "the sweeps make two configurations of %s that are one problem (the same values written "
-                            "differently); list each value once",
-                            wd->name);
-                    goto fail;
-                }
-            }
-            for (int o = 0; o < c->n_optimizers; o++)
-                if (add_optimizer_cells(c, wd, (int)wv, &whp, ob_optimizer_find(c->optimizers[o]), &train, m, e) !=
-                    OB_OK)
-                    goto fail;
+/* The hyperparameters of configuration wv of workload wd into whp: its
+ * defaults, then the settings, then the values of its sweeps. */
+static ob_status workload_hp(const ob_config *c, const ob_workload_def *wd, int64_t wv, ob_hp_values *whp, ob_err *e)
+{
+    ob_hp_defaults(whp, wd->hp, wd->n_hp);
+    OB_TRY(apply_settings(c, wd->name, whp, e));
+    return apply_sweep(c, wd->name, wv, whp, e);
+}
+
+/* The cells of workload wd into m: each of its configurations (two that
+ * are one problem, the same values written differently, refused) with the
+ * cells of every optimizer on it (add_optimizer_cells). */
+static ob_status add_workload_cells(const ob_config *c, const ob_workload_def *wd, const ob_hp_values *train,
+                                    ob_matrix *m, ob_err *e)
+{
+    for (int64_t wv = 0; wv < sweep_size(c, wd->name); wv++) {
+        ob_hp_values whp;
+        OB_TRY(workload_hp(c, wd, wv, &whp, e));
+        for (int64_t k = 0; k < wv; k++) { /* one run twice: the same value written differently */
+            ob_hp_values other;
+            OB_TRY(workload_hp(c, wd, k, &other, e));
+            if (same_values(&other, &whp))
+                return ob_fail(e, OB_ERR_INPUT,
+                               "the sweeps make two configurations of %s that are one problem (the same values "
+                               "written differently); list each value once",
+                               wd->name);
         }
-    }
-    for (int i = 0; i < m->n; i++) { /* text settings (route rules) that a run's stored text cannot hold */
-        char w[OB_SPEC_WL_JSON], o[OB_SPEC_OPT_JSON];
-        ob_run_spec sp;
-        if (m->cells[i].n_options && ob_cell_spec(c, &m->cells[i], NULL, "", w, o, &sp, e) != OB_OK) goto fail;
+        for (int o = 0; o < c->n_optimizers; o++)
+            OB_TRY(add_optimizer_cells(c, wd, (int)wv, &whp, ob_optimizer_find(c->optimizers[o]), train, m, e));
     }
     return OB_OK;
-fail:
-    ob_matrix_free(m);
-    return e->status;
+}
+
+/* The cells with text settings (route rules): each must fit the text a
+ * run stores (ob_cell_spec). */
+static ob_status check_cell_texts(const ob_config *c, const ob_matrix *m, ob_err *e)
+{
+    for (int i = 0; i < m->n; i++) {
+        char w[OB_SPEC_WL_JSON], o[OB_SPEC_OPT_JSON];
+        ob_run_spec sp;
+        if (m->cells[i].n_options) OB_TRY(ob_cell_spec(c, &m->cells[i], NULL, "", w, o, &sp, e));
+    }
+    return OB_OK;
+}
+
+ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err *e)
+{
+    memset(m, 0, sizeof *m);
+    OB_TRY(check_names(c, notes, e)); /* names first */
+    note_own_lr(c, notes);
+    OB_TRY(check_excludes(c, notes, e));
+    OB_TRY(check_owners(c, NULL, e));
+    OB_TRY(check_each_setting(c, e));
+
+    ob_hp_values train;
+    ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
+    OB_TRY(apply_settings(c, "train", &train, e));
+    OB_TRY(check_sweeps(c, e));
+    if (c->confirm_best && c->confirm_seeds == 0 && !c->resume)
+        return ob_fail(e, OB_ERR_INPUT, "%s: confirm_configs = best, but no confirmation seeds: give confirm_seeds N "
+                       "(--confirm-seeds N) or leave confirm_configs out", c->origin_confirm_configs);
+    OB_TRY(check_search(c, e));
+    OB_TRY(check_unused_settings(c, &train, e));
+    OB_TRY(check_owners(c, notes, e)); /* valid: now note the unused ones */
+
+    double total = 0;
+    OB_TRY(count_cells(c, m, &total, e));
+    m->cells = calloc((size_t)total, sizeof *m->cells);
+    if (!m->cells) return ob_fail(e, OB_ERR_NOMEM, "out of memory for %.0f cells", total);
+    ob_status st = OB_OK;
+    for (int w = 0; w < c->n_workloads && st == OB_OK; w++)
+        st = add_workload_cells(c, ob_workload_find(c->workloads[w]), &train, m, e);
+    if (st == OB_OK) st = check_cell_texts(c, m, e);
+    if (st != OB_OK) {
+        ob_matrix_free(m);
+        return e->status;
+    }
+    return OB_OK;
 }
 
 /* ---- routing of every (workload, optimizer) pair ---------------------------- */

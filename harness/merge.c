@@ -1194,7 +1194,9 @@ static void note_leftovers(const char *out, const char *part, FILE *log)
     if (glob(pat, 0, NULL, &g) != 0) return;
     for (size_t i = 0; i < g.gl_pathc; i++) {
         const char *f = g.gl_pathv[i], *tail = f + strlen(out) + 9;
-        if (!strcmp(f, part) || !strncmp(f, part, strlen(part)) || strchr(tail, '-')) continue;
+        /* this merge's own file, and any merge's -wal, -shm and -journal files, are not listed
+         * (another merge's file whose number starts with this one's pid is) */
+        if (!strcmp(f, part) || strchr(tail, '-')) continue;
         char wal[PATH_MAX + 24];
         snprintf(wal, sizeof wal, "%s-wal", f);
         const int has_wal = access(wal, F_OK) == 0;

@@ -60,5 +60,12 @@ for t in 0.15 0.3; do   # after start-up (before the handler, SIGTERM ends it as
   echo "SIGTERM at $t s: exit $rc, nothing left"
 done
 [ $landed -ge 3 ] || fail "only $landed kills landed while the merge ran"
+# a working file left by another merge whose number starts with this merge's
+# pid is named too (the merge execs in place of the shell: its pid is $$)
+rm -f "$tmp"/all.db*
+OB_BIN=$OPTBENCH OB_TMP=$tmp bash -c 'touch "$OB_TMP/all.db.merging-${$}7"; exec "$OB_BIN" merge --out "$OB_TMP/all.db" "$OB_TMP/s0.db" "$OB_TMP/s1.db"' \
+  2>"$tmp/err" || fail "the merge beside a left working file failed: $(cat "$tmp/err")"
+grep -q "all.db.merging-[0-9]*7' is the working file of a merge" "$tmp/err" ||
+  fail "a left working file whose number starts with the pid is not named: $(cat "$tmp/err")"
 echo "$fails failed"
 [ $fails -eq 0 ]

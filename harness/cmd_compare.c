@@ -613,7 +613,9 @@ static int apply_option(const copt *op, const char *a, const char *v, ob_compare
 static int read_command_line(int argc, char **argv, ob_compare_opts *o, reports *rep, int *quiet, char *err,
                              size_t n)
 {
-    const char *given[C_COUNT_] = {0}; /* the value of each option so far: one given twice keeps neither */
+    /* the value of each option so far: one given twice is an error, and keeps its first value (a report
+     * option's first file gets the report that says why there is no verdict) */
+    const char *given[C_COUNT_] = {0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const copt *op = find_copt(a);

@@ -999,11 +999,14 @@ static ob_status add_workload_cells(const ob_config *c, const ob_workload_def *w
         for (int64_t k = 0; k < wv; k++) { /* one run twice: the same value written differently */
             ob_hp_values other;
             OB_TRY(workload_hp(c, wd, k, &other, e));
-            if (same_values(&other, &whp))
+            if (same_values(&other, &whp)) {
+                char where[300];
+                origins_of(c, wd->name, NULL, where, sizeof where);
                 return ob_fail(e, OB_ERR_INPUT,
-                               "the sweeps make two configurations of %s that are one problem (the same values "
+                               "%s%sthe sweeps make two configurations of %s that are one problem (the same values "
                                "written differently); list each value once",
-                               wd->name);
+                               where, where[0] ? ": " : "", wd->name);
+            }
         }
         for (int o = 0; o < c->n_optimizers; o++)
             OB_TRY(add_optimizer_cells(c, wd, (int)wv, &whp, ob_optimizer_find(c->optimizers[o]), train, m, e));

@@ -212,6 +212,11 @@ done
 cp "$tmp/keep.db" "$tmp/zerolr.db"
 python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('pragma foreign_keys=off'); c.execute(\"update runs set id = 0, lr = 0 where id = (select min(id) from runs)\"); c.commit()" "$tmp/zerolr.db"
 expect "run 0 has lr 0, not a learning rate" report --db "$tmp/zerolr.db" --out "$tmp/zerorep"
+# a workload's sweep of one value written twice: refused, with the place
+expect "--sweep: the sweeps make two configurations of quadratic that are one problem" \
+  run --workloads quadratic --optimizers sgd --sweep quadratic.cond=10,1e1 --db "$tmp/wdup.db"
+printf 'workloads: [quadratic]\noptimizers: [sgd]\nsweep:\n  quadratic: {cond: [10, 1e1]}\n' >"$tmp/wdup.yaml"
+expect "wdup.yaml:4: the sweeps make two configurations of quadratic that are one problem" run "$tmp/wdup.yaml" --db "$tmp/wdup.db"
 # a database path too long to hold its checkpoints' names beside it: refused, not cut
 long=$(printf 'd/%.0s' $(seq 500))x.db
 expect "--db: the path is 1004 bytes long; at most 959" run --workloads quadratic --optimizers sgd --steps 5 --db "$long"

@@ -277,17 +277,44 @@ static ob_status bs_pick_iters(ob_device *dev, bs_fn fn, void *ctx, int64_t *cou
     }
 }
 
-static ob_status bs_run(const bs_args *a, ob_err *e)
-{
-    const ob_optimizer_def *def = ob_optimizer_find(a->optimizer);
-    if (!def) return ob_optimizer_unknown(a->optimizer, e);
+/* The optimizer's settings from --set KEY=VALUE[,KEY=VALUE...]: KEY may
+ * carry the optimizer's name or 'train.' in front, as in `optbench run
+ * --set`; its text settings (root.coeff_file, muon.route) into text, to be
+ * given once the optimizer exists. */
+typedef struct bs_settings {
     ob_hp_values hp, train;
-    ob_hp_defaults(&hp, def->hp, def->n_hp);
-    ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
-    char text[8][2][512]; /* text settings (root.coeff_file, muon.route): given once the optimizer exists */
-    int n_text = 0;
-    /* --set KEY=VALUE[,KEY=VALUE...]; KEY may carry the optimizer's name or
-     * 'train.' in front, as in `optbench run --set` */
+    char text[8][2][512];
+    int n_text;
+} bs_settings;
+
+static ob_status bs_set_one(const ob_optimizer_def *def, const char *key, const char *val, bs_settings *st, ob_err *e)
+{
+    int to_train = 0;
+    size_t on = strlen(def->name);
+    if (!strncmp(key, "train.", 6)) {
+        key += 6;
+        to_train = 1;
+    } else if (!strncmp(key, def->name, on) && key[on] == '.') {
+        key += on + 1;
+    } else if (ob_hp_index(def->hp, def->n_hp, key) < 0 && ob_hp_index(ob_train_hp_defs, ob_train_hp_count, key) >= 0) {
+        to_train = 1;
+    }
+    if (to_train) return ob_hp_set(&st->train, "train", key, val, e);
+    if (ob_hp_index(def->hp, def->n_hp, key) < 0 && ob_optim_is_option(def, key)) {
+        if (st->n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: at most 8 text settings");
+        snprintf(st->text[st->n_text][0], sizeof st->text[0][0], "%s", key);
+        snprintf(st->text[st->n_text][1], sizeof st->text[0][1], "%s", val);
+        st->n_text++;
+        return OB_OK;
+    }
+    return ob_optim_hp_set(def, &st->hp, key, val, e);
+}
+
+static ob_status bs_settings_read(const bs_args *a, const ob_optimizer_def *def, bs_settings *st, ob_err *e)
+{
+    ob_hp_defaults(&st->hp, def->hp, def->n_hp);
+    ob_hp_defaults(&st->train, ob_train_hp_defs, ob_train_hp_count);
+    st->n_text = 0;
     for (int i = 0; i < a->n_sets; i++) {
         char list[512];
         if (strlen(a->sets[i]) >= sizeof list) return ob_fail(e, OB_ERR_INPUT, "--set '%s': too long", a->sets[i]);
@@ -297,156 +324,140 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
             char *eq = strchr(item, '=');
             if (!eq || eq == item) return ob_fail(e, OB_ERR_INPUT, "--set '%s' is not KEY=VALUE", item);
             *eq = '\0';
-            const char *key = item, *val = eq + 1;
-            int to_train = 0;
-            size_t on = strlen(def->name);
-            if (!strncmp(key, "train.", 6)) {
-                key += 6;
-                to_train = 1;
-            } else if (!strncmp(key, def->name, on) && key[on] == '.') {
-                key += on + 1;
-            } else if (ob_hp_index(def->hp, def->n_hp, key) < 0 &&
-                       ob_hp_index(ob_train_hp_defs, ob_train_hp_count, key) >= 0) {
-                to_train = 1;
-            }
-            if (to_train) {
-                OB_TRY(ob_hp_set(&train, "train", key, val, e));
-            } else if (ob_hp_index(def->hp, def->n_hp, key) < 0 && ob_optim_is_option(def, key)) {
-                if (n_text == 8) return ob_fail(e, OB_ERR_INPUT, "--set: at most 8 text settings");
-                snprintf(text[n_text][0], sizeof text[0][0], "%s", key);
-                snprintf(text[n_text][1], sizeof text[0][1], "%s", val);
-                n_text++;
-            } else {
-                OB_TRY(ob_optim_hp_set(def, &hp, key, val, e));
-            }
+            OB_TRY(bs_set_one(def, item, eq + 1, st, e));
         }
     }
+    return OB_OK;
+}
 
-    ob_device dev;
-    memset(&dev, 0, sizeof dev);
-    ob_layout lay;
-    ob_layout_init(&lay);
-    ob_optim *opt = NULL;
-    bs_ctx c;
-    memset(&c, 0, sizeof c);
-    ob_status st = OB_OK;
-#define CK(call)                              \
-    do {                                      \
-        if ((st = (call)) != OB_OK) goto out; \
-    } while (0)
-
-    CK(ob_device_open(&dev, a->backend, 0, e));
+/* The K tensors (and their biases) of the synthetic layout, the optimizer
+ * over them with its text settings, and the arenas: parameters N(0, 0.02),
+ * two gradient buffers N(0, 1e-3) (finite, never zero), the loss 1. */
+static ob_status bs_setup(const bs_args *a, const ob_optimizer_def *def, const bs_settings *st, ob_device *dev,
+                          ob_layout *lay, ob_optim **opt, bs_ctx *c, ob_err *e)
+{
+    OB_TRY(ob_device_open(dev, a->backend, 0, e));
     for (int64_t k = 0; k < a->tensors; k++) {
         char name[32];
         snprintf(name, sizeof name, "w%lld", (long long)k);
         int64_t shape[2] = {a->rows, a->cols};
-        CK(ob_layout_add(&lay, name, OB_TAG_MATRIX, 2, shape, NULL, e));
+        OB_TRY(ob_layout_add(lay, name, OB_TAG_MATRIX, 2, shape, NULL, e));
         if (a->biases) {
             snprintf(name, sizeof name, "b%lld", (long long)k);
-            CK(ob_layout_add(&lay, name, OB_TAG_BIAS, 1, &a->cols, NULL, e));
+            OB_TRY(ob_layout_add(lay, name, OB_TAG_BIAS, 1, &a->cols, NULL, e));
         }
     }
-    CK(ob_optim_create(def, &hp, &train, &opt, e));
-    for (int i = 0; i < n_text; i++)
-        if ((st = ob_optim_set_option(opt, text[i][0], text[i][1], e)) != OB_OK) {
-            ob_err_prefix(e, "--set: ");
-            goto out;
-        }
-    CK(ob_optim_route(opt, &lay, e));
-    CK(ob_layout_finalize(&lay, e));
-    const int64_t n_params = ob_layout_numel(&lay);
-    c.dev = &dev;
-    c.opt = opt;
-    c.total = lay.total;
-    size_t arena = (size_t)lay.total * sizeof(float);
-    CK(ob_dev_alloc(&dev, arena, (void **)&c.params, e));
-    CK(ob_dev_alloc(&dev, arena, (void **)&c.grads, e));
-    CK(ob_dev_alloc(&dev, arena, (void **)&c.grads2, e));
-    CK(ob_dev_alloc(&dev, sizeof(float), (void **)&c.loss, e));
-    CK(ob_dev_alloc(&dev, sizeof(ob_step_record), (void **)&c.rec, e));
-    CK(ob_dev_alloc(&dev, sizeof(ob_step_stats), (void **)&c.stats, e));
-    CK(ob_optim_setup(opt, &dev, &lay, e));
+    OB_TRY(ob_optim_create(def, &st->hp, &st->train, opt, e));
+    for (int i = 0; i < st->n_text; i++)
+        if (ob_optim_set_option(*opt, st->text[i][0], st->text[i][1], e) != OB_OK) return ob_err_prefix(e, "--set: ");
+    OB_TRY(ob_optim_route(*opt, lay, e));
+    OB_TRY(ob_layout_finalize(lay, e));
+    c->dev = dev;
+    c->opt = *opt;
+    c->total = lay->total;
+    size_t arena = (size_t)lay->total * sizeof(float);
+    OB_TRY(ob_dev_alloc(dev, arena, (void **)&c->params, e));
+    OB_TRY(ob_dev_alloc(dev, arena, (void **)&c->grads, e));
+    OB_TRY(ob_dev_alloc(dev, arena, (void **)&c->grads2, e));
+    OB_TRY(ob_dev_alloc(dev, sizeof(float), (void **)&c->loss, e));
+    OB_TRY(ob_dev_alloc(dev, sizeof(ob_step_record), (void **)&c->rec, e));
+    OB_TRY(ob_dev_alloc(dev, sizeof(ob_step_stats), (void **)&c->stats, e));
+    OB_TRY(ob_optim_setup(*opt, dev, lay, e));
     const int64_t total_steps = (int64_t)a->warmup + 2 + (int64_t)a->repeats * (a->iters ? a->iters : 1000);
-    ob_optim_set_total_steps(opt, total_steps);
-    /* Parameters N(0, 0.02), gradients N(0, 1e-3): finite, never zero. */
-    CK(dev.ops->rng_normal(&dev, c.params, lay.total, 1, OB_STREAM_INIT, 0, 0.0f, 0.02f, e));
-    CK(dev.ops->rng_normal(&dev, c.grads, lay.total, 1, OB_STREAM_NOISE, 0, 0.0f, 1e-3f, e));
-    CK(dev.ops->rng_normal(&dev, c.grads2, lay.total, 2, OB_STREAM_NOISE, 0, 0.0f, 1e-3f, e));
+    ob_optim_set_total_steps(*opt, total_steps);
+    OB_TRY(dev->ops->rng_normal(dev, c->params, lay->total, 1, OB_STREAM_INIT, 0, 0.0f, 0.02f, e));
+    OB_TRY(dev->ops->rng_normal(dev, c->grads, lay->total, 1, OB_STREAM_NOISE, 0, 0.0f, 1e-3f, e));
+    OB_TRY(dev->ops->rng_normal(dev, c->grads2, lay->total, 2, OB_STREAM_NOISE, 0, 0.0f, 1e-3f, e));
     const float one = 1.0f;
-    CK(dev.ops->upload(&dev, c.loss, &one, sizeof one, e));
+    return dev->ops->upload(dev, c->loss, &one, sizeof one, e);
+}
 
-    const double state_floats = (double)ob_optim_state_bytes(opt) / sizeof(float) / (double)lay.total;
-    const double bytes_per_param = 12.0 + 8.0 * state_floats;
-    const double traffic = bytes_per_param * (double)n_params;
-
-    /* the copy: same bytes read + written as the step's minimal traffic,
-     * halved until the two buffers fit */
+/* The copy's buffers: together the same bytes read + written as the step's
+ * minimal traffic, halved until the two fit; filled. */
+static ob_status bs_copy_buffers(ob_device *dev, double traffic, bs_ctx *c, ob_err *e)
+{
     size_t want = (size_t)(traffic / 2);
     if (want < 4096) want = 4096;
     for (;;) {
         ob_err ce;
-        if (ob_dev_alloc(&dev, want, &c.copy_a, &ce) == OB_OK) {
-            if (ob_dev_alloc(&dev, want, &c.copy_b, &ce) == OB_OK) break;
-            ob_dev_free(&dev, c.copy_a);
-            c.copy_a = NULL;
+        if (ob_dev_alloc(dev, want, &c->copy_a, &ce) == OB_OK) {
+            if (ob_dev_alloc(dev, want, &c->copy_b, &ce) == OB_OK) break;
+            ob_dev_free(dev, c->copy_a);
+            c->copy_a = NULL;
         }
-        if (want <= ((size_t)1 << 24) || ce.status != OB_ERR_NOMEM) {
-            st = ob_fail(e, ce.status, "bench-step: cannot allocate the copy buffers: %s", ce.msg);
-            goto out;
-        }
+        if (want <= ((size_t)1 << 24) || ce.status != OB_ERR_NOMEM)
+            return ob_fail(e, ce.status, "bench-step: cannot allocate the copy buffers: %s", ce.msg);
         want /= 2;
     }
-    c.copy_bytes = want;
-    CK(dev.ops->fill(&dev, c.copy_a, 1.0f, (int64_t)(want / sizeof(float)), e));
+    c->copy_bytes = want;
+    return dev->ops->fill(dev, c->copy_a, 1.0f, (int64_t)(want / sizeof(float)), e);
+}
 
-    const int is_cpu = !strcmp(dev.ops->name, "cpu");
-    const double target_ms = is_cpu ? 200.0 : 50.0;
-    int64_t counter = 0;
-    for (int i = 0; i < a->warmup; i++) CK(bs_step(&c, counter++, e));
-    int64_t iters = a->iters;
-    if (!iters) CK(bs_pick_iters(&dev, bs_step, &c, &counter, target_ms, &iters, e));
+/* What bench-step measured: each timing's median over the repeats and its
+ * min and max, with the counts they were taken over. */
+typedef struct bs_times {
+    int64_t iters;
     double step_ms, step_lo, step_hi;
-    CK(bs_time(&dev, bs_step, &c, &counter, a->repeats, iters, &step_ms, &step_lo, &step_hi, e));
-    /* the gradient-statistics pass alone */
-    int64_t sc = 0, stats_iters = iters;
     double stats_ms, stats_lo, stats_hi;
-    CK(bs_stats(&c, sc++, e));
-    /* timed for as long as the step (its own count of passes), not for its few passes */
-    if (!a->iters) CK(bs_pick_iters(&dev, bs_stats, &c, &sc, target_ms, &stats_iters, e));
-    CK(bs_time(&dev, bs_stats, &c, &sc, a->repeats, stats_iters, &stats_ms, &stats_lo, &stats_hi, e));
-    /* the copy */
-    int64_t cc = 0, copy_iters = 0;
-    CK(bs_copy(&c, cc++, e));
-    CK(bs_pick_iters(&dev, bs_copy, &c, &cc, target_ms, &copy_iters, e));
     double copy_ms, copy_lo, copy_hi;
-    CK(bs_time(&dev, bs_copy, &c, &cc, a->repeats, copy_iters, &copy_ms, &copy_lo, &copy_hi, e));
-    CK(dev.ops->sync(&dev, e));
+    ob_step_record rec; /* the last step's record */
+} bs_times;
 
+/* The step (after its warm-up), the gradient-statistics pass alone, timed
+ * for as long as the step (its own count of passes, not the step's few),
+ * and the copy; then the last step's record. */
+static ob_status bs_measure(const bs_args *a, ob_device *dev, bs_ctx *c, bs_times *t, ob_err *e)
+{
+    const double target_ms = !strcmp(dev->ops->name, "cpu") ? 200.0 : 50.0;
+    int64_t counter = 0;
+    for (int i = 0; i < a->warmup; i++) OB_TRY(bs_step(c, counter++, e));
+    t->iters = a->iters;
+    if (!t->iters) OB_TRY(bs_pick_iters(dev, bs_step, c, &counter, target_ms, &t->iters, e));
+    OB_TRY(bs_time(dev, bs_step, c, &counter, a->repeats, t->iters, &t->step_ms, &t->step_lo, &t->step_hi, e));
+    int64_t sc = 0, stats_iters = t->iters;
+    OB_TRY(bs_stats(c, sc++, e));
+    if (!a->iters) OB_TRY(bs_pick_iters(dev, bs_stats, c, &sc, target_ms, &stats_iters, e));
+    OB_TRY(bs_time(dev, bs_stats, c, &sc, a->repeats, stats_iters, &t->stats_ms, &t->stats_lo, &t->stats_hi, e));
+    int64_t cc = 0, copy_iters = 0;
+    OB_TRY(bs_copy(c, cc++, e));
+    OB_TRY(bs_pick_iters(dev, bs_copy, c, &cc, target_ms, &copy_iters, e));
+    OB_TRY(bs_time(dev, bs_copy, c, &cc, a->repeats, copy_iters, &t->copy_ms, &t->copy_lo, &t->copy_hi, e));
+    OB_TRY(dev->ops->sync(dev, e));
     /* the run must have stayed finite: the last record is not a skipped step */
-    ob_step_record rec;
-    CK(dev.ops->download(&dev, &rec, c.rec, sizeof rec, e));
+    return dev->ops->download(dev, &t->rec, c->rec, sizeof t->rec, e);
+}
 
-    const double gbs = traffic / (step_ms * 1e-3) / 1e9;
-    const double copy_gbs = 2.0 * (double)c.copy_bytes / (copy_ms * 1e-3) / 1e9;
-    const double stats_gbs = 4.0 * (double)n_params / (stats_ms * 1e-3) / 1e9;
+/* The report's lines: layout, step, traffic, copy, fraction, the stats
+ * pass, memory, warnings, and the one-line result. */
+static void bs_print(const bs_args *a, const ob_optimizer_def *def, const bs_settings *st, const ob_device *dev,
+                     const ob_layout *lay, const ob_optim *opt, const bs_ctx *c, const bs_times *t, ob_err *e)
+{
+    const int64_t n_params = ob_layout_numel(lay);
+    const double state_floats = (double)ob_optim_state_bytes(opt) / sizeof(float) / (double)lay->total;
+    const double bytes_per_param = 12.0 + 8.0 * state_floats;
+    const double traffic = bytes_per_param * (double)n_params;
+    const int is_cpu = !strcmp(dev->ops->name, "cpu");
+    const double gbs = traffic / (t->step_ms * 1e-3) / 1e9;
+    const double copy_gbs = 2.0 * (double)c->copy_bytes / (t->copy_ms * 1e-3) / 1e9;
+    const double stats_gbs = 4.0 * (double)n_params / (t->stats_ms * 1e-3) / 1e9;
     size_t free_b = 0, total_b = 0;
-    if (dev.ops->mem_info) (void)dev.ops->mem_info(&dev, &free_b, &total_b, e);
+    if (dev->ops->mem_info) (void)dev->ops->mem_info((ob_device *)dev, &free_b, &total_b, e);
 
-    printf("bench-step: %s on %s\n", def->name, dev.desc);
+    printf("bench-step: %s on %s\n", def->name, dev->desc);
     char bias_note[64] = "";
     if (a->biases) snprintf(bias_note, sizeof bias_note, ", each with a bias of %lld", (long long)a->cols);
     printf("  layout     %lld %s of %lldx%lld%s = %lld %s (%lld %s with padding)\n", (long long)a->tensors,
            plural(a->tensors, "tensor", "tensors"), (long long)a->rows, (long long)a->cols, bias_note,
-           (long long)n_params, plural(n_params, "parameter", "parameters"), (long long)lay.total,
-           plural(lay.total, "float", "floats"));
-    printf("  step       %.4f ms (median of %d %s of %lld %s; min %.4f, max %.4f)\n", step_ms, a->repeats,
-           plural(a->repeats, "repeat", "repeats"), (long long)iters, plural(iters, "step", "steps"), step_lo,
-           step_hi);
+           (long long)n_params, plural(n_params, "parameter", "parameters"), (long long)lay->total,
+           plural(lay->total, "float", "floats"));
+    printf("  step       %.4f ms (median of %d %s of %lld %s; min %.4f, max %.4f)\n", t->step_ms, a->repeats,
+           plural(a->repeats, "repeat", "repeats"), (long long)t->iters, plural(t->iters, "step", "steps"), t->step_lo,
+           t->step_hi);
     printf("  traffic    %.0f B/param minimal (%.2f state floats/param) -> %.1f GB/s\n", bytes_per_param,
            state_floats, gbs);
     printf("  copy       %.1f GB/s (%s, %.3f GB copied, counted read + written; %.4f ms, min %.4f, max %.4f)\n",
-           copy_gbs, is_cpu ? "memcpy over the threads" : "device-to-device", (double)c.copy_bytes / 1e9, copy_ms,
-           copy_lo, copy_hi);
+           copy_gbs, is_cpu ? "memcpy over the threads" : "device-to-device", (double)c->copy_bytes / 1e9,
+           t->copy_ms, t->copy_lo, t->copy_hi);
     const double frac = gbs / copy_gbs;
     /* a CPU copy reads each line it writes first (write-allocate): 3 lines
      * moved for the 2 counted, so an in-place update can reach 1.5 of it */
@@ -458,19 +469,19 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
                ? " (above 1: the copy reads each line it writes first, an in-place update does not)"
                : "");
     /* with no guard and no clipping the statistics are summed inside the update */
-    const int fused_stats = (int)ob_hp_get(&train, "on_nonfinite") == OB_GUARD_NONE &&
-                            ob_hp_get(&train, "clip_norm") <= 0.0 && dev.ops->elementwise_step_stats;
+    const int fused_stats = (int)ob_hp_get(&st->train, "on_nonfinite") == OB_GUARD_NONE &&
+                            ob_hp_get(&st->train, "clip_norm") <= 0.0 && dev->ops->elementwise_step_stats;
     printf("  stats pass %.4f ms alone (min %.4f, max %.4f; gradient norm and non-finite count, %.1f GB/s)%s\n",
-           stats_ms, stats_lo, stats_hi, stats_gbs, fused_stats ? "; this step sums them inside the update" : "");
-    if (!fused_stats && step_ms > stats_ms)
+           t->stats_ms, t->stats_lo, t->stats_hi, stats_gbs, fused_stats ? "; this step sums them inside the update" : "");
+    if (!fused_stats && t->step_ms > t->stats_ms)
         printf("  update     ~%.4f ms without the stats pass (step - stats) -> %.3f of the copy bandwidth\n",
-               step_ms - stats_ms, traffic / ((step_ms - stats_ms) * 1e-3) / 1e9 / copy_gbs);
-    printf("  memory     peak %.3f GB through the allocator, state %.3f GB\n", (double)dev.bytes_peak / 1e9,
+               t->step_ms - t->stats_ms, traffic / ((t->step_ms - t->stats_ms) * 1e-3) / 1e9 / copy_gbs);
+    printf("  memory     peak %.3f GB through the allocator, state %.3f GB\n", (double)dev->bytes_peak / 1e9,
            (double)ob_optim_state_bytes(opt) / 1e9);
-    if (rec.skipped != 0.0f) printf("  warning    the last step saw a non-finite gradient or loss\n");
+    if (t->rec.skipped != 0.0f) printf("  warning    the last step saw a non-finite gradient or loss\n");
     /* figures a busy machine made: repeats far apart, or a step faster than
      * the copy allows */
-    const double spread = fmax(step_hi / step_lo, fmax(copy_hi / copy_lo, stats_hi / stats_lo));
+    const double spread = fmax(t->step_hi / t->step_lo, fmax(t->copy_hi / t->copy_lo, t->stats_hi / t->stats_lo));
     if (spread > 1.25 || (is_cpu ? frac > 1.5 : frac > 1.05))
         printf("  warning    %s: the machine was busy or changed speed, so these figures are not its own; "
                "rerun on an idle machine%s\n",
@@ -479,15 +490,40 @@ static ob_status bs_run(const bs_args *a, ob_err *e)
                a->repeats < 5 ? ", with more --repeats" : "");
     printf("result: optimizer=%s backend=%s params=%lld tensors=%lld shape=%lldx%lld ms=%.6f gbps=%.3f "
            "copy_gbps=%.3f fraction=%.4f bytes_per_param=%.0f stats_ms=%.6f peak_bytes=%zu biases=%d\n",
-           def->name, dev.ops->name, (long long)n_params, (long long)a->tensors, (long long)a->rows,
-           (long long)a->cols, step_ms, gbs, copy_gbs, gbs / copy_gbs, bytes_per_param, stats_ms,
-           dev.bytes_peak, a->biases);
-#undef CK
-out:
+           def->name, dev->ops->name, (long long)n_params, (long long)a->tensors, (long long)a->rows,
+           (long long)a->cols, t->step_ms, gbs, copy_gbs, gbs / copy_gbs, bytes_per_param, t->stats_ms,
+           dev->bytes_peak, a->biases);
+}
+
+static ob_status bs_run(const bs_args *a, ob_err *e)
+{
+    const ob_optimizer_def *def = ob_optimizer_find(a->optimizer);
+    if (!def) return ob_optimizer_unknown(a->optimizer, e);
+    bs_settings *st = malloc(sizeof *st);
+    if (!st) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_device dev;
+    memset(&dev, 0, sizeof dev);
+    ob_layout lay;
+    ob_layout_init(&lay);
+    ob_optim *opt = NULL;
+    bs_ctx c;
+    memset(&c, 0, sizeof c);
+    bs_times t;
+    memset(&t, 0, sizeof t);
+    ob_status s = bs_settings_read(a, def, st, e);
+    if (s == OB_OK) s = bs_setup(a, def, st, &dev, &lay, &opt, &c, e);
+    if (s == OB_OK) {
+        const double state_floats = (double)ob_optim_state_bytes(opt) / sizeof(float) / (double)lay.total;
+        const double traffic = (12.0 + 8.0 * state_floats) * (double)ob_layout_numel(&lay);
+        s = bs_copy_buffers(&dev, traffic, &c, e);
+    }
+    if (s == OB_OK) s = bs_measure(a, &dev, &c, &t, e);
+    if (s == OB_OK) bs_print(a, def, st, &dev, &lay, opt, &c, &t, e);
     ob_optim_destroy(opt);
     ob_layout_free(&lay);
     if (dev.ops) ob_device_close(&dev);
-    return st;
+    free(st);
+    return s;
 }
 
 int ob_cmd_bench_step(int argc, char **argv)

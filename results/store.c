@@ -1673,38 +1673,37 @@ int ob_store_status_finished(const char *status)
     return !strcmp(status, "done") || !strcmp(status, "diverged");
 }
 
-ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e)
+/* One text column of a run (sql selects it by id ?1) into buf; what names it
+ * in a failure's message. */
+static ob_status run_text(ob_store *s, int64_t run_id, const char *sql, const char *what, char *buf, size_t n,
+                          ob_err *e)
 {
     sqlite3_stmt *q = NULL;
-    OB_TRY(prep(s, "SELECT status FROM runs WHERE id = ?1", &q, e));
+    OB_TRY(prep(s, sql, &q, e));
     sqlite3_bind_int64(q, 1, run_id);
     ob_status st = OB_OK;
     int rc = sqlite3_step(q);
-    if (rc == SQLITE_ROW)
-        snprintf(status, n, "%s", (const char *)sqlite3_column_text(q, 0));
-    else if (rc == SQLITE_DONE)
+    if (rc == SQLITE_ROW) {
+        const unsigned char *t = sqlite3_column_text(q, 0);
+        snprintf(buf, n, "%s", t ? (const char *)t : "");
+    } else if (rc == SQLITE_DONE) {
         st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "no run %lld in '%s'", (long long)run_id, s->path);
-    else
-        st = db_fail(s, e, "reading a run's status");
+    } else {
+        st = db_fail(s, e, what);
+    }
     sqlite3_finalize(q);
     return st;
 }
 
+ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e)
+{
+    return run_text(s, run_id, "SELECT status FROM runs WHERE id = ?1", "reading a run's status", status, n, e);
+}
+
 ob_status ob_store_run_error(ob_store *s, int64_t run_id, char *buf, size_t n, ob_err *e)
 {
-    sqlite3_stmt *q = NULL;
-    OB_TRY(prep(s, "SELECT coalesce(error, '') FROM runs WHERE id = ?1", &q, e));
-    sqlite3_bind_int64(q, 1, run_id);
-    ob_status st = OB_OK;
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_ROW)
-        snprintf(buf, n, "%s", (const char *)sqlite3_column_text(q, 0));
-    else if (rc == SQLITE_DONE)
-        st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "no run %lld in '%s'", (long long)run_id, s->path);
-    else
-        st = db_fail(s, e, "reading a run's error");
-    sqlite3_finalize(q);
-    return st;
+    return run_text(s, run_id, "SELECT coalesce(error, '') FROM runs WHERE id = ?1", "reading a run's error", buf, n,
+                    e);
 }
 
 ob_status ob_store_resume_run(ob_store *s, int64_t run_id, int64_t after, ob_err *e)

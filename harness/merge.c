@@ -926,20 +926,16 @@ static void provenance_json(sbuf *p, const source *src, int n, const char *matri
             sb_json(p, src[i].path);
             sb_printf(p, ",\"benchmark\":%lld,\"name\":", (long long)b->id);
             sb_json(p, b->name);
-            sb_printf(p, ",\"shard\":");
-            sb_json(p, b->shard);
-            sb_printf(p, ",\"host\":");
-            sb_json(p, b->host);
-            sb_printf(p, ",\"git_rev\":");
-            sb_json(p, b->git_rev);
-            sb_printf(p, ",\"backend\":");
-            sb_json(p, b->backend);
-            sb_printf(p, ",\"device\":");
-            sb_json(p, b->device);
-            sb_printf(p, ",\"created_at\":");
-            sb_json(p, b->created_at);
-            sb_printf(p, ",\"finished_at\":");
-            sb_json(p, b->finished_at);
+            const struct {
+                const char *key, *value;
+            } text[] = {{"shard", b->shard},          {"host", b->host},
+                        {"git_rev", b->git_rev},      {"backend", b->backend},
+                        {"device", b->device},        {"created_at", b->created_at},
+                        {"finished_at", b->finished_at}};
+            for (size_t t = 0; t < sizeof text / sizeof text[0]; t++) {
+                sb_printf(p, ",\"%s\":", text[t].key);
+                sb_json(p, text[t].value);
+            }
             sb_printf(p, ",\"runs\":%d,\"taken\":%d,\"provenance\":", b->runs, b->taken);
             /* a merged input's own provenance, as it is (it is JSON we wrote) */
             if (b->provenance && b->provenance[0] == '{') sb_put(p, b->provenance, strlen(b->provenance));

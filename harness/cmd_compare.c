@@ -297,9 +297,9 @@ static int make_report_folder(const char *path, char *why, size_t nwhy)
         *slash = 0;
         ob_err me;
         if (stat(dir, &sd) != 0 && ob_mkdir_p(dir, &me) != OB_OK) {
-            int en = errno;
+            /* the reports that can be written say why this one is not, in the same words */
             ob_cli_error(2, "compare: cannot write '%s': %s", path, me.msg);
-            first_error(why, nwhy, "cannot write '%s': %s", path, strerror(en));
+            first_error(why, nwhy, "cannot write '%s': %s", path, me.msg);
             return -1;
         }
     }

@@ -521,7 +521,12 @@ check "JUnit not written: the Markdown says why: $(head -3 "$tmp/nv.md")" \
   grep -qxF "compare could not run: cannot write '$bad': $why" "$tmp/nv.md"
 check "JUnit not written: no verdict in the Markdown" \
   test "$(grep -c '^## optbench compare: no verdict$' "$tmp/nv.md")" = 1 -a "$(grep -c '| verdict |' "$tmp/nv.md")" = 0
-bad="$tmp/afile/x.md"
+# a report whose folder cannot be made: the written report gives the reason as stderr does
+bad="$tmp/afile/sub/x.xml" why="cannot create folder '$tmp/afile/sub': Not a directory ('$tmp/afile': a file of that name is in the way)"
+unwritable "JUnit's folder not made" --markdown "$tmp/nv.md" --junit "$bad"
+check "JUnit's folder not made: the Markdown says why: $(sed -n 3p "$tmp/nv.md")" \
+  grep -qxF "compare could not run: cannot write '$bad': $why" "$tmp/nv.md"
+bad="$tmp/afile/x.md" why='Not a directory'
 unwritable "Markdown not written" --markdown "$bad" --junit "$tmp/nv.xml"
 if [ $have_py = 1 ]; then
   msg=$(junit_error "$tmp/nv.xml"); rc=$?

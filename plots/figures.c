@@ -3263,35 +3263,20 @@ typedef struct profile_view {
     int tuned, single;
 } profile_view;
 
-static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const profile_view *v, const char *dir,
-                                  ob_figures *out, ob_err *e)
+/* The most studies of an optimizer of the profile v (0 but for the tuned
+ * profile of a search with studies): with studies, each optimizer's time
+ * is the median of the studies' fastest. */
+static int profile_studies(const ob_stats *s, const profile_view *v)
 {
-    const char *title = v->tuned ? "Performance profile of the tuned optimizers" : "Performance profile";
-    if (s->profile_workloads == 0) {
-        return add_skipped(out, e, v->stem, -1, title,
-                           "Not drawn: no workload enters the profile (on each, no optimizer reached the target "
-                           "loss, or the loss met it before training).");
-    }
-    /* past FIG_MAX_CONFIGS configurations, one curve per optimizer */
-    char single[600] = "";
-    if (v->single)
-        snprintf(single, sizeof single,
-                 " With %d configurations, it draws each optimizer at its configuration with the largest area "
-                 "(the legend says of how many: \"best of 8\"), the one setting that does best over all the "
-                 "workloads, where the tuned profile lets each workload take its fastest; profile.csv and "
-                 "profile_area.csv hold every configuration's curve and area.",
-                 d->n_opt);
-    script sc;
-    char what[160];
-    snprintf(what, sizeof what, "%s (tau, then one column per optimizer)", v->csv);
-    OB_TRY(script_open(&sc, dir, v->stem,
-                       v->tuned ? "performance profile of the tuned optimizers, each at its fastest configuration"
-                                : "performance profile over workloads (Dolan-More)",
-                       what, e));
-    FILE *f = sc.f;
-    int studies = 0; /* with studies, each optimizer's time is the median of the studies' fastest */
+    int studies = 0;
     for (int o = 0; v->tuned && s->tuned_studies && o < v->n; o++)
         if (s->tuned_studies[o] > studies) studies = s->tuned_studies[o];
+    return studies;
+}
+
+/* The profile's title, axes and legend's place. */
+static void profile_header(FILE *f, const ob_stats *s, const profile_view *v, int studies)
+{
     fprintf(f,
             "set title \"%s over %d workload%s: how often %s within a "
             "factor tau of the fastest?\\n(%s to reach each workload's %starget %s; legend: area "
@@ -3311,6 +3296,11 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
             v->tuned ? "is each" : "is each optimizer",
             s->profile_by_steps ? "steps" : "training time", s->profile_heldout ? "held-out " : "",
             s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max);
+}
+
+/* The profile's legend: an entry per curve. */
+static void profile_key(script *sc, const ob_stats *s, const profile_view *v)
+{
     size_t key_len = 0;
     for (int o = 0; o < v->n; o++) {
         /* "LABEL (area 0.33)", ", best of 16" when tuned, and ", ran 1 of 3" where it ran on fewer */
@@ -3319,7 +3309,30 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                      (v->ran[o] < s->profile_workloads ? 16 : 0);
         if (len > key_len) key_len = len;
     }
-    key_fit(&sc, v->n, key_len);
+    key_fit(sc, v->n, key_len);
+}
+
+/* After curve o's area in its legend entry, into ran (n bytes): of how
+ * many configurations (and studies) it picked, and on how many workloads
+ * it ran where fewer than all: an optimizer not run on some workloads
+ * counts as not reaching the target there. */
+static void profile_ran_note(const ob_stats *s, const profile_view *v, int o, char *ran, size_t n)
+{
+    size_t rl = 0;
+    ran[0] = 0;
+    const int k_st = v->tuned && s->tuned_studies ? s->tuned_studies[o] : 0;
+    if (k_st > 1) /* AlgoPerf's studies: the median of their best */
+        rl += (size_t)snprintf(ran, n, ", median of %d studies' best of %d", k_st, v->configs[o] / k_st);
+    else if (v->tuned || v->single)
+        rl += (size_t)snprintf(ran, n, ", best of %d", v->configs[o]);
+    if (v->ran[o] < s->profile_workloads)
+        snprintf(ran + rl, n - rl, ", ran %d of %d", v->ran[o], s->profile_workloads);
+}
+
+/* The profile's plot command: each curve as steps, its markers, and its
+ * legend entry. */
+static void profile_plot(FILE *f, const ob_stats *s, const profile_view *v)
+{
     fprintf(f, "plot \\\n");
     /* markers on each curve (values of the CSV, so on the curve), each
      * optimizer's at other rows: curves that coincide (two optimizers equally
@@ -3330,17 +3343,8 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
         ob_gp_str(v->label[o], oq, sizeof oq);
         /* later lines thinner and with their own dashes (style.gp), so coinciding curves stay visible */
         double lw = 4.5 - 1.0 * (o % 4);
-        /* an optimizer not run on some workloads counts as not reaching the
-         * target there: the legend says so */
-        char ran[96] = "";
-        size_t rl = 0;
-        const int k_st = v->tuned && s->tuned_studies ? s->tuned_studies[o] : 0;
-        if (k_st > 1) /* AlgoPerf's studies: the median of their best */
-            rl += (size_t)snprintf(ran, sizeof ran, ", median of %d studies' best of %d", k_st, v->configs[o] / k_st);
-        else if (v->tuned || v->single)
-            rl += (size_t)snprintf(ran, sizeof ran, ", best of %d", v->configs[o]);
-        if (v->ran[o] < s->profile_workloads)
-            snprintf(ran + rl, sizeof ran - rl, ", ran %d of %d", v->ran[o], s->profile_workloads);
+        char ran[96];
+        profile_ran_note(s, v, o, ran, sizeof ran);
         fprintf(f,
                 "%s  '%s' skip 1 using 1:%d with steps lt %d lw %.1f notitle, \\\n"
                 "  '%s' skip 1 every %d::%d using 1:%d with points lt %d ps (1.3 * PS) notitle, \\\n"
@@ -3350,7 +3354,21 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                 v->lt[o], lw, oq, isnan(v->area[o]) ? 0.0 : v->area[o], ran);
     }
     fprintf(f, "\n");
-    OB_TRY(script_close(&sc, e));
+}
+
+/* The profile's caption. */
+static ob_status profile_caption(const ob_dataset *d, const ob_stats *s, const profile_view *v, int studies,
+                                 const char *title, ob_figures *out, ob_err *e)
+{
+    /* past FIG_MAX_CONFIGS configurations, one curve per optimizer */
+    char single[600] = "";
+    if (v->single)
+        snprintf(single, sizeof single,
+                 " With %d configurations, it draws each optimizer at its configuration with the largest area "
+                 "(the legend says of how many: \"best of 8\"), the one setting that does best over all the "
+                 "workloads, where the tuned profile lets each workload take its fastest; profile.csv and "
+                 "profile_area.csv hold every configuration's curve and area.",
+                 d->n_opt);
     /* training time from median step times on some workloads */
     char names[160], median_note[400] = "";
     const int n_median = s->profile_by_steps ? 0 : ob_stats_median_timed(d, s, 1, names, sizeof names);
@@ -3379,6 +3397,32 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
                               "16\"): the more it had, the more a lucky configuration helps it, so compare "
                               "optimizers given the same number (profile_tuned_picks.csv names each pick)." : "",
                    single);
+}
+
+/* The performance profile v (profile.csv or profile_tuned.csv): its
+ * script and caption, or a note where no workload enters it. */
+static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const profile_view *v, const char *dir,
+                                  ob_figures *out, ob_err *e)
+{
+    const char *title = v->tuned ? "Performance profile of the tuned optimizers" : "Performance profile";
+    if (s->profile_workloads == 0) {
+        return add_skipped(out, e, v->stem, -1, title,
+                           "Not drawn: no workload enters the profile (on each, no optimizer reached the target "
+                           "loss, or the loss met it before training).");
+    }
+    script sc;
+    char what[160];
+    snprintf(what, sizeof what, "%s (tau, then one column per optimizer)", v->csv);
+    OB_TRY(script_open(&sc, dir, v->stem,
+                       v->tuned ? "performance profile of the tuned optimizers, each at its fastest configuration"
+                                : "performance profile over workloads (Dolan-More)",
+                       what, e));
+    const int studies = profile_studies(s, v);
+    profile_header(sc.f, s, v, studies);
+    profile_key(&sc, s, v);
+    profile_plot(sc.f, s, v);
+    OB_TRY(script_close(&sc, e));
+    return profile_caption(d, s, v, studies, title, out, e);
 }
 
 static ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,

@@ -1032,6 +1032,152 @@ static double lr_pdf_ladder(int i)
     return a <= 300 ? floor(a * 10 + 0.5) / 10 : -1;
 }
 
+/* What lr_pdf_layout lays out for each length of the axis: the groups of
+ * workload w in s, the grid's ends with room beside them (xlo, xhi_grid),
+ * the marks' scale, and left_any (set where a layout labels a row's x at
+ * its left). */
+typedef struct lr_pdf {
+    const ob_stats *s;
+    int w;
+    double xlo, xhi_grid, mark_scale;
+    unsigned char *left_any;
+} lr_pdf;
+
+/* The PDF's labels along the lr axis laid out for an axis `axis`
+ * characters long, into c: the x range, with the room at the right in
+ * steps of a tenth of a decade (a new layout only every so often along
+ * the ladder), the tics, and the k/n functions of each row of the strip
+ * (KNR_row, KNL_row). */
+static void lr_pdf_at(FILE *c, const lr_pdf *p, double axis)
+{
+    const ob_stats *s = p->s;
+    double tics[LR_TICS_MAX];
+    int labelled[LR_TICS_MAX], turned = 0;
+    const lr_geom pdf = {axis, 1.0, 1.0, 0.5 * p->mark_scale, 0.3};
+    double hi = lr_room_right(s, p->w, p->xlo, p->xhi_grid, &pdf);
+    if (hi > p->xhi_grid) hi = p->xhi_grid * pow(10, ceil(log10(hi / p->xhi_grid) * 10 - 1e-9) / 10);
+    fprintf(c, "        set xrange [%.6g:%.6g]\n", p->xlo, hi);
+    const int n_tics = lr_tic_layout(s, p->w, p->xlo, hi, axis / LR_PDF_TIC_CH, tics, labelled, &turned);
+    lr_tics_write(c, "        ", tics, labelled, n_tics, turned, 1);
+    for (int k = 0, row = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != p->w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
+        if (lr_sweep_marks(g)) {
+            char right[2048], left[2048];
+            lr_mark_labels(g, p->xlo, hi, &pdf, right, left, sizeof right);
+            fprintf(c, "        KNR_%d(x) = %s\n        KNL_%d(x) = %s\n", row, right, row, left);
+            p->left_any[row] |= strcmp(left, "0") != 0;
+        }
+        row++;
+    }
+}
+
+/* Writes to o the layout lay, used on axes from `from` characters (0: any
+ * shorter) up to `to` (-1: any longer). */
+static void lr_pdf_range(FILE *o, const char *lay, double from, double to)
+{
+    if (from > 0 && to > 0) fprintf(o, "    if (LR_AXIS >= %g && LR_AXIS < %g) {\n", from, to);
+    else if (from > 0) fprintf(o, "    if (LR_AXIS >= %g) {\n", from);
+    else if (to > 0) fprintf(o, "    if (LR_AXIS < %g) {\n", to);
+    else fprintf(o, "    if (1) {\n");
+    fprintf(o, "%s    }\n", lay);
+}
+
+/* The layouts along the ladder of lengths (lr_pdf_ladder), those of one
+ * layout merged, each for its range of lengths, into *blk (malloc'd);
+ * *n_layouts how many. Returns 0, -1 out of memory (*blk NULL). */
+static int lr_pdf_blocks(const lr_pdf *p, char **blk, int *n_layouts)
+{
+    size_t n_cur = 0, n_blk = 0;
+    char *cur = NULL, *prev = NULL;
+    *blk = NULL;
+    FILE *o = open_memstream(blk, &n_blk);
+    if (!o) return -1;
+    double from = 0;
+    int bad = 0;
+    *n_layouts = 0;
+    for (int i = 0; !bad; i++) {
+        const double axis = lr_pdf_ladder(i);
+        /* the layout for this length */
+        FILE *c = axis > 0 ? open_memstream(&cur, &n_cur) : NULL;
+        if (axis > 0 && !c) {
+            bad = 1;
+            break;
+        }
+        if (c) {
+            lr_pdf_at(c, p, axis);
+            if (fclose(c) != 0) bad = 1;
+        }
+        /* a layout of its own: the previous one's range ends here */
+        if (!bad && prev && (!cur || strcmp(cur, prev))) {
+            (*n_layouts)++;
+            lr_pdf_range(o, prev, from, axis);
+            from = axis;
+        }
+        if (!cur) break;
+        if (prev && !strcmp(cur, prev)) {
+            free(cur);
+        } else {
+            free(prev);
+            prev = cur;
+        }
+        cur = NULL;
+    }
+    free(prev);
+    free(cur);
+    if (fclose(o) != 0) bad = 1;
+    if (bad) {
+        free(*blk);
+        *blk = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* The start of the PDF's relayout, to o: the right margin the strip's
+ * names take (name_len the longest; 0 without a strip), and a first
+ * drawing to nowhere that measures the x axis where there are several
+ * layouts (n_layouts), or the strip's second drawing (st) follows. */
+static void lr_pdf_head(FILE *o, size_t name_len, int n_layouts, const lr_strip *st)
+{
+    fprintf(o, "    # the labels along the lr axis for this width%s\n",
+            n_layouts > 1 ? ": measured on a first drawing, in characters" : "");
+    if (name_len)
+        fprintf(o, "    set rmargin %.0f   # the names of the strip's rows\n"
+                   "    set ylabel YLABEL_SHORT   # not through \"diverged\" beside the strip\n",
+                ceil(2 + (double)name_len));
+    if (n_layouts > 1 || st->n_rows > 0) fprintf(o, "    set output '/dev/null'\n");
+    if (n_layouts > 1)
+        fprintf(o, "    replot\n"
+                   "    LR_AXIS = (GPVAL_TERM_XMAX - GPVAL_TERM_XMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_HCHAR\n");
+}
+
+/* The strip's rows for the PDF's height, to o (nothing without a strip):
+ * its rows 1.2 lines apart and 0.7 of a line from the top and the data
+ * (0.5 more for the triangles on a cap), all of it at most 45% of the
+ * plot: the PNG's strip (div_frac of its height) scaled by LR_S, the
+ * labels and marks on the y2 axis, the data's axis stopping that much
+ * lower. */
+static void lr_pdf_strip(FILE *o, const lr_strip *st)
+{
+    if (!(st->n_rows > 0 && st->data_top > st->bot)) return;
+    fprintf(o, "    # the strip's rows for this height: measured on a second drawing, in lines of text\n"
+               "    replot\n"
+               "    LR_H = (GPVAL_TERM_YMAX - GPVAL_TERM_YMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_VCHAR\n"
+               "    LR_S = (1.4 + %g + %d * 1.2) / LR_H / %.6g\n"
+               "    LR_S = LR_S * %.6g > 0.45 ? 0.45 / %.6g : LR_S\n"
+               "    LR_F = LR_S * %.6g\n"
+               "    set y2range [1 - 1 / LR_S:1]\n"
+               "    set ylabel offset 0, -LR_F * LR_H / 2   # beside the data, clear of \"diverged\"\n",
+            st->cap ? 0.5 : 0.0, st->n_rows - 1, st->div_frac, st->div_frac, st->div_frac, st->div_frac);
+    if (st->logy)
+        fprintf(o, "    set yrange [%.9g:%.9g * (%.9g / %.9g) ** (LR_F / (1 - LR_F))]\n", st->bot, st->data_top,
+                st->data_top, st->bot);
+    else
+        fprintf(o, "    set yrange [%.9g:%.9g + (%.9g - %.9g) * LR_F / (1 - LR_F)]\n", st->bot, st->data_top,
+                st->data_top, st->bot);
+}
+
 /* The PDF's labels along the lr axis, for whatever width it is drawn at:
  * the PNG's layout (lr_tic_layout, lr_mark_labels) counts on its 880 px,
  * where a column's PDF (3.3 inches, 6-point text) has room for about 47
@@ -1047,107 +1193,21 @@ static double lr_pdf_ladder(int i)
 static int lr_pdf_layout(script *sc, const ob_stats *s, int w, double xlo, double xhi_grid, size_t name_len,
                          double mark_scale, const lr_strip *st, unsigned char *left_any)
 {
-    size_t n_out = 0, n_cur = 0, n_blk = 0;
-    char *out = NULL, *cur = NULL, *prev = NULL, *blk = NULL;
-    FILE *o = open_memstream(&blk, &n_blk);
-    if (!o) return -1;
-    double from = 0;
-    int bad = 0, n_layouts = 0;
-    for (int i = 0; !bad; i++) {
-        const double axis = lr_pdf_ladder(i);
-        /* the layout for this length */
-        FILE *c = axis > 0 ? open_memstream(&cur, &n_cur) : NULL;
-        if (axis > 0 && !c) {
-            bad = 1;
-            break;
-        }
-        if (c) {
-            double tics[LR_TICS_MAX];
-            int labelled[LR_TICS_MAX], turned = 0;
-            const lr_geom pdf = {axis, 1.0, 1.0, 0.5 * mark_scale, 0.3};
-            /* the room at the right in steps of a tenth of a decade (a new
-             * layout only every so often along the ladder) */
-            double hi = lr_room_right(s, w, xlo, xhi_grid, &pdf);
-            if (hi > xhi_grid) hi = xhi_grid * pow(10, ceil(log10(hi / xhi_grid) * 10 - 1e-9) / 10);
-            fprintf(c, "        set xrange [%.6g:%.6g]\n", xlo, hi);
-            const int n_tics = lr_tic_layout(s, w, xlo, hi, axis / LR_PDF_TIC_CH, tics, labelled, &turned);
-            lr_tics_write(c, "        ", tics, labelled, n_tics, turned, 1);
-            for (int k = 0, row = 0; k < s->n_g; k++) {
-                const ob_group *g = &s->g[k];
-                if (g->wl != w || !(lr_sweep_marks(g) || lr_conf_mark(g))) continue;
-                if (lr_sweep_marks(g)) {
-                    char right[2048], left[2048];
-                    lr_mark_labels(g, xlo, hi, &pdf, right, left, sizeof right);
-                    fprintf(c, "        KNR_%d(x) = %s\n        KNL_%d(x) = %s\n", row, right, row, left);
-                    left_any[row] |= strcmp(left, "0") != 0;
-                }
-                row++;
-            }
-            if (fclose(c) != 0) bad = 1;
-        }
-        /* a layout of its own: the previous one's range ends here */
-        if (!bad && prev && (!cur || strcmp(cur, prev))) {
-            n_layouts++;
-            if (from > 0 && axis > 0) fprintf(o, "    if (LR_AXIS >= %g && LR_AXIS < %g) {\n", from, axis);
-            else if (from > 0) fprintf(o, "    if (LR_AXIS >= %g) {\n", from);
-            else if (axis > 0) fprintf(o, "    if (LR_AXIS < %g) {\n", axis);
-            else fprintf(o, "    if (1) {\n");
-            fprintf(o, "%s    }\n", prev);
-            from = axis;
-        }
-        if (!cur) break;
-        if (prev && !strcmp(cur, prev)) {
-            free(cur);
-        } else {
-            free(prev);
-            prev = cur;
-        }
-        cur = NULL;
-    }
-    free(prev);
-    free(cur);
-    if (fclose(o) != 0) bad = 1;
-    o = bad ? NULL : open_memstream(&out, &n_out);
+    const lr_pdf p = {s, w, xlo, xhi_grid, mark_scale, left_any};
+    char *blk = NULL, *out = NULL;
+    size_t n_out = 0;
+    int n_layouts = 0;
+    if (lr_pdf_blocks(&p, &blk, &n_layouts) != 0) return -1;
+    FILE *o = open_memstream(&out, &n_out);
     if (!o) {
         free(blk);
         return -1;
     }
-    fprintf(o, "    # the labels along the lr axis for this width%s\n",
-            n_layouts > 1 ? ": measured on a first drawing, in characters" : "");
-    if (name_len)
-        fprintf(o, "    set rmargin %.0f   # the names of the strip's rows\n"
-                   "    set ylabel YLABEL_SHORT   # not through \"diverged\" beside the strip\n",
-                ceil(2 + (double)name_len));
-    if (n_layouts > 1 || st->n_rows > 0) fprintf(o, "    set output '/dev/null'\n");
-    if (n_layouts > 1)
-        fprintf(o, "    replot\n"
-                   "    LR_AXIS = (GPVAL_TERM_XMAX - GPVAL_TERM_XMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_HCHAR\n");
+    lr_pdf_head(o, name_len, n_layouts, st);
     fputs(blk, o);
     free(blk);
-    if (st->n_rows > 0 && st->data_top > st->bot) {
-        /* the strip: its rows 1.2 lines apart and 0.7 of a line from the
-         * top and the data (0.5 more for the triangles on a cap), all of it
-         * at most 45% of the plot: the PNG's strip (div_frac of its height)
-         * scaled by LR_S, the labels and marks on the y2 axis, the data's
-         * axis stopping that much lower */
-        fprintf(o, "    # the strip's rows for this height: measured on a second drawing, in lines of text\n"
-                   "    replot\n"
-                   "    LR_H = (GPVAL_TERM_YMAX - GPVAL_TERM_YMIN) * GPVAL_TERM_SCALE / GPVAL_TERM_VCHAR\n"
-                   "    LR_S = (1.4 + %g + %d * 1.2) / LR_H / %.6g\n"
-                   "    LR_S = LR_S * %.6g > 0.45 ? 0.45 / %.6g : LR_S\n"
-                   "    LR_F = LR_S * %.6g\n"
-                   "    set y2range [1 - 1 / LR_S:1]\n"
-                   "    set ylabel offset 0, -LR_F * LR_H / 2   # beside the data, clear of \"diverged\"\n",
-                st->cap ? 0.5 : 0.0, st->n_rows - 1, st->div_frac, st->div_frac, st->div_frac, st->div_frac);
-        if (st->logy)
-            fprintf(o, "    set yrange [%.9g:%.9g * (%.9g / %.9g) ** (LR_F / (1 - LR_F))]\n", st->bot, st->data_top,
-                    st->data_top, st->bot);
-        else
-            fprintf(o, "    set yrange [%.9g:%.9g + (%.9g - %.9g) * LR_F / (1 - LR_F)]\n", st->bot, st->data_top,
-                    st->data_top, st->bot);
-    }
-    if (fclose(o) != 0) bad = 1;
-    if (bad) {
+    lr_pdf_strip(o, st);
+    if (fclose(o) != 0) {
         free(out);
         return -1;
     }

@@ -5,6 +5,7 @@
 
 #include "core/hparams.h"
 #include "harness/commands.h"
+#include "kernels/backend.h"
 
 typedef struct command {
     const char *name;
@@ -85,6 +86,10 @@ int main(int argc, char **argv)
     }
     if (!strcmp(argv[1], "--version")) {
         printf("optbench %s\n", OB_VERSION);
+        /* said, not loaded: --version starts where the CUDA libraries are missing too */
+        printf("%s\n", ob_cuda_backend_built() ? "CUDA backend: optbench-cuda.so beside the program (or "
+                                                 "OPTBENCH_CUDA_MODULE), loaded when a command asks for a CUDA device"
+                                               : "CUDA backend: none in this build (CPU only)");
         return finish_stdout("--version", 0);
     }
     for (int i = 0; i < N_COMMANDS; i++)

@@ -18,6 +18,8 @@ if [ ! -f "$module" ]; then
   [ $rc = 2 ] || fail "--backend cuda without a CUDA build: exit $rc"
   grep -q "this build has no CUDA backend (rebuild with -DOB_CUDA=ON" "$tmp/none.err" ||
     fail "--backend cuda without a CUDA build: $(cat "$tmp/none.err")"
+  "$OPTBENCH" --version | grep -qx "CUDA backend: none in this build (CPU only)" ||
+    fail "--version: $("$OPTBENCH" --version)"
   echo "$fails failed (a build without the CUDA backend)"
   [ $fails -eq 0 ]
   exit
@@ -25,7 +27,9 @@ fi
 
 # commands that open no device do not load it (glibc's loader says what it opens)
 "$OPTBENCH" "${small[@]}" --backend cpu --db "$tmp/cpu.db" 2>/dev/null || fail "cpu run failed"
-for cmd in "list" "report --db $tmp/cpu.db --out $tmp/rep" "run ${small[*]:1} --backend cpu --db $tmp/cpu2.db"; do
+"$OPTBENCH" --version | grep -q "^CUDA backend: optbench-cuda.so beside the program" ||
+  fail "--version: $("$OPTBENCH" --version)"
+for cmd in "--version" "list" "report --db $tmp/cpu.db --out $tmp/rep" "run ${small[*]:1} --backend cpu --db $tmp/cpu2.db"; do
   # shellcheck disable=SC2086 # the words of the command
   LD_DEBUG=files "$OPTBENCH" $cmd >/dev/null 2>"$tmp/ld.err" || fail "$cmd failed: $(grep -v '^ *[0-9]*:' "$tmp/ld.err" | tail -3)"
   grep -q "optbench-cuda\|libcudart" "$tmp/ld.err" && fail "'optbench $cmd' loaded the CUDA backend"

@@ -2230,153 +2230,230 @@ static void xml_text(FILE *f, const char *s)
     }
 }
 
-void ob_compare_junit(const ob_compare *c, FILE *f)
+/* What the JUnit report holds besides the groups: its notes, the test
+ * cases of its own they make, and the counts of its header. */
+typedef struct junit_report {
+    char msn[768];               /* the note on mean step time moved in every group */
+    int mean_note;               /* msn holds it */
+    char *notes;                 /* every other note (print_notes), NULL where none could be written */
+    size_t notes_len;
+    int one_sided;               /* cells on one side only */
+    int base_unfinished;         /* matched cells the baseline did not finish */
+    int confirm_unfinished;      /* confirmation runs the candidate did not finish */
+    int any_notes;               /* notes holds some */
+    int tests, failures, errors, skipped;
+} junit_report;
+
+/* The report's notes, and which test cases it has besides the groups', into jr. */
+static void junit_gather(const ob_compare *c, junit_report *jr)
 {
-    int one_sided = c->n_only_base + c->n_only_cand > 0;
-    char msn[768];
-    const int mean_note = mean_shift_note(c, msn, sizeof msn);
+    jr->one_sided = c->n_only_base + c->n_only_cand > 0;
+    jr->mean_note = mean_shift_note(c, jr->msn, sizeof jr->msn);
     /* every note, where a CI's test view shows it: they change what a
      * verdict means (cells set aside, hyperparameters that differ, ...) */
-    char *notes = NULL;
-    size_t notes_len = 0;
-    FILE *nf = open_memstream(&notes, &notes_len);
+    jr->notes = NULL;
+    jr->notes_len = 0;
+    FILE *nf = open_memstream(&jr->notes, &jr->notes_len);
     if (nf) {
         print_notes(c, nf, 0, 1);
         fclose(nf);
     }
-    const int base_unfinished = c->n_base_unfinished > 0, any_notes = notes && notes_len > 0;
-    const int confirm_unfinished = c->n_confirm_cand_unfinished > 0;
-    int tests = c->n_g + (one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0) + mean_note + base_unfinished + any_notes +
-                confirm_unfinished;
-    int failures = c->n_worse + (one_sided && c->opts.strict ? 1 : 0) + (base_unfinished && c->opts.strict ? 1 : 0);
+    jr->base_unfinished = c->n_base_unfinished > 0;
+    jr->any_notes = jr->notes && jr->notes_len > 0;
+    jr->confirm_unfinished = c->n_confirm_cand_unfinished > 0;
+}
+
+/* The counts of the header: test cases, failures, errors and skipped. */
+static void junit_count(const ob_compare *c, junit_report *jr)
+{
+    jr->tests = c->n_g + (jr->one_sided ? 1 : 0) + (c->n_device_differs ? 1 : 0) + jr->mean_note +
+                jr->base_unfinished + jr->any_notes + jr->confirm_unfinished;
+    jr->failures = c->n_worse + (jr->one_sided && c->opts.strict ? 1 : 0) +
+                   (jr->base_unfinished && c->opts.strict ? 1 : 0);
     /* groups with cells the candidate has not finished, nothing worse, and a
      * stopped confirmation stage: no verdict */
-    int errors = confirm_unfinished, skipped = 0;
+    jr->errors = jr->confirm_unfinished;
+    jr->skipped = 0;
     for (int i = 0; i < c->n_g; i++) {
-        errors += c->g[i].overall != OB_WORSE && c->g[i].n_new_unfinished > 0;
-        skipped += junit_skipped(&c->g[i]);
+        jr->errors += c->g[i].overall != OB_WORSE && c->g[i].n_new_unfinished > 0;
+        jr->skipped += junit_skipped(&c->g[i]);
     }
+}
+
+/* The XML declaration and the opening tags with the counts. */
+static void junit_header(const junit_report *jr, FILE *f)
+{
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                "<testsuites name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n"
                "  <testsuite name=\"optbench compare\" tests=\"%d\" failures=\"%d\" errors=\"%d\" skipped=\"%d\">\n",
-            tests, failures, errors, skipped, tests, failures, errors, skipped);
-    for (int i = 0; i < c->n_g; i++) {
-        const ob_cmp_group *g = &c->g[i];
-        /* JUnit readers split a classname at its last '.' (package.class):
-         * a label's own dots ("noise=0.01") become '_' there */
-        fputs("    <testcase classname=\"optbench.", f);
-        char *cls = strdup(g->workload);
-        if (cls)
-            for (char *q = cls; *q; q++)
-                if (*q == '.') *q = '_';
-        xml_text(f, cls ? cls : g->workload);
-        free(cls);
-        fputs("\" name=\"", f);
-        xml_text(f, g->optimizer);
-        fputs("\" time=\"0\">\n", f);
-        row_text r;
-        row_texts(g, &r);
-        if (g->overall == OB_WORSE) {
-            fputs("      <failure type=\"regression\" message=\"", f);
-            xml_text(f, g->detail);
-            fputs("\">", f);
-            xml_text(f, g->detail);
-            fputs("</failure>\n", f);
-        } else if (g->n_new_unfinished) {
-            char msg[256];
-            snprintf(msg, sizeof msg, "%d cell%s finished in the baseline %s not finished in the candidate (a run "
-                     "stopped, a machine died): no verdict; finish it with the same run command and --resume",
-                     g->n_new_unfinished, g->n_new_unfinished == 1 ? "" : "s", g->n_new_unfinished == 1 ? "is" : "are");
-            fputs("      <error type=\"not finished\" message=\"", f);
-            xml_text(f, msg);
-            fputs("\">", f);
-            xml_text(f, msg);
-            fputs("</error>\n", f);
-        } else if (junit_skipped(g)) {
-            fputs("      <skipped message=\"", f);
-            xml_text(f, g->lr_from == 3 ? "no verdict: no matched cell finished in the baseline"
-                                        : "no verdict: nothing of this group could be judged (no data on one side)");
-            fputs("\"/>\n", f);
-        }
-        fputs("      <system-out>", f);
-        char line[768];
-        snprintf(line, sizeof line, "%d matched cells; lr %s; final loss %s; held-out %s; step time %s; memory %s",
-                 g->n_matched, r.lr, r.l, r.m, r.t, r.mem);
-        xml_text(f, line);
-        fputs("</system-out>\n    </testcase>\n", f);
-    }
-    if (one_sided) {
-        fputs("    <testcase classname=\"optbench.cells\" name=\"cells on one side only\" time=\"0\">\n", f);
+            jr->tests, jr->failures, jr->errors, jr->skipped, jr->tests, jr->failures, jr->errors, jr->skipped);
+}
+
+/* A group's test case opened: its classname from the workload, its name the optimizer. */
+static void junit_group_open(const ob_cmp_group *g, FILE *f)
+{
+    /* JUnit readers split a classname at its last '.' (package.class):
+     * a label's own dots ("noise=0.01") become '_' there */
+    fputs("    <testcase classname=\"optbench.", f);
+    char *cls = strdup(g->workload);
+    if (cls)
+        for (char *q = cls; *q; q++)
+            if (*q == '.') *q = '_';
+    xml_text(f, cls ? cls : g->workload);
+    free(cls);
+    fputs("\" name=\"", f);
+    xml_text(f, g->optimizer);
+    fputs("\" time=\"0\">\n", f);
+}
+
+/* A group's outcome: a failure where worse, an error where the candidate
+ * has cells unfinished, skipped where nothing was judged; nothing else. */
+static void junit_group_outcome(const ob_cmp_group *g, FILE *f)
+{
+    if (g->overall == OB_WORSE) {
+        fputs("      <failure type=\"regression\" message=\"", f);
+        xml_text(f, g->detail);
+        fputs("\">", f);
+        xml_text(f, g->detail);
+        fputs("</failure>\n", f);
+    } else if (g->n_new_unfinished) {
         char msg[256];
-        snprintf(msg, sizeof msg, "%d cells only in the baseline, %d only in the candidate", c->n_only_base,
-                 c->n_only_cand);
-        if (c->opts.strict) {
-            fputs("      <failure type=\"missing\" message=\"", f);
-            xml_text(f, msg);
-            fputs("\"/>\n", f);
-        }
-        fputs("      <system-out>", f);
-        xml_text(f, msg);
-        fputs("\n", f);
-        for (int k = 0; k < 2; k++) {
-            const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
-            int n = k ? c->n_only_cand : c->n_only_base;
-            for (int i = 0; i < n; i++) {
-                snprintf(msg, sizeof msg, "only in the %s: %s %s lr=%g seed=%lld (%s)\n",
-                         k ? "candidate" : "baseline", l[i].workload, l[i].optimizer, l[i].lr,
-                         (long long)l[i].seed, l[i].status);
-                xml_text(f, msg);
-            }
-        }
-        fputs("</system-out>\n    </testcase>\n", f);
-    }
-    if (c->n_device_differs) { /* a note, where a CI's test view shows it */
-        char note[768];
-        device_note(c, note, sizeof note);
-        fputs("    <testcase classname=\"optbench.devices\" name=\"cells run on different devices\" time=\"0\">\n"
-              "      <system-out>note: ", f);
-        xml_text(f, note);
-        fputs("</system-out>\n    </testcase>\n", f);
-    }
-    if (mean_note) { /* why some means read "inconclusive", where a CI's test view shows it */
-        fputs("    <testcase classname=\"optbench.step_time\" name=\"mean step time moved in every group\" "
-              "time=\"0\">\n      <system-out>note: ", f);
-        xml_text(f, msn);
-        fputs("</system-out>\n    </testcase>\n", f);
-    }
-    if (confirm_unfinished) {
-        char msg[256];
-        snprintf(msg, sizeof msg, "%d confirmation run%s of the candidate %s not finished (its confirmation stage "
-                 "was stopped): no verdict; finish it with the same run command and --resume",
-                 c->n_confirm_cand_unfinished, c->n_confirm_cand_unfinished == 1 ? "" : "s",
-                 c->n_confirm_cand_unfinished == 1 ? "is" : "are");
-        fputs("    <testcase classname=\"optbench.confirm\" name=\"confirmation runs not finished\" time=\"0\">\n"
-              "      <error type=\"not finished\" message=\"", f);
+        snprintf(msg, sizeof msg, "%d cell%s finished in the baseline %s not finished in the candidate (a run "
+                 "stopped, a machine died): no verdict; finish it with the same run command and --resume",
+                 g->n_new_unfinished, g->n_new_unfinished == 1 ? "" : "s", g->n_new_unfinished == 1 ? "is" : "are");
+        fputs("      <error type=\"not finished\" message=\"", f);
         xml_text(f, msg);
         fputs("\">", f);
         xml_text(f, msg);
-        fputs("</error>\n    </testcase>\n", f);
+        fputs("</error>\n", f);
+    } else if (junit_skipped(g)) {
+        fputs("      <skipped message=\"", f);
+        xml_text(f, g->lr_from == 3 ? "no verdict: no matched cell finished in the baseline"
+                                    : "no verdict: nothing of this group could be judged (no data on one side)");
+        fputs("\"/>\n", f);
     }
-    if (base_unfinished) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "%d matched cells did not finish in the baseline: not judged",
-                 c->n_base_unfinished);
-        fputs("    <testcase classname=\"optbench.baseline\" name=\"baseline cells not finished\" time=\"0\">\n", f);
-        if (c->opts.strict) {
-            fputs("      <failure type=\"incomplete\" message=\"", f);
-            xml_text(f, msg);
-            fputs("\"/>\n", f);
-        }
-        fputs("      <system-out>", f);
+}
+
+/* A group's test case: its outcome and the row of the table as its output. */
+static void junit_group(const ob_cmp_group *g, FILE *f)
+{
+    junit_group_open(g, f);
+    row_text r;
+    row_texts(g, &r);
+    junit_group_outcome(g, f);
+    fputs("      <system-out>", f);
+    char line[768];
+    snprintf(line, sizeof line, "%d matched cells; lr %s; final loss %s; held-out %s; step time %s; memory %s",
+             g->n_matched, r.lr, r.l, r.m, r.t, r.mem);
+    xml_text(f, line);
+    fputs("</system-out>\n    </testcase>\n", f);
+}
+
+/* The test case of the cells on one side only, a failure with --strict,
+ * each cell a line of its output. */
+static void junit_one_sided(const ob_compare *c, FILE *f)
+{
+    fputs("    <testcase classname=\"optbench.cells\" name=\"cells on one side only\" time=\"0\">\n", f);
+    char msg[256];
+    snprintf(msg, sizeof msg, "%d cells only in the baseline, %d only in the candidate", c->n_only_base,
+             c->n_only_cand);
+    if (c->opts.strict) {
+        fputs("      <failure type=\"missing\" message=\"", f);
         xml_text(f, msg);
-        fputs("</system-out>\n    </testcase>\n", f);
+        fputs("\"/>\n", f);
     }
-    if (any_notes) {
-        fputs("    <testcase classname=\"optbench.notes\" name=\"notes\" time=\"0\">\n      <system-out>", f);
-        xml_text(f, notes);
-        fputs("</system-out>\n    </testcase>\n", f);
+    fputs("      <system-out>", f);
+    xml_text(f, msg);
+    fputs("\n", f);
+    for (int k = 0; k < 2; k++) {
+        const ob_cmp_cell *l = k ? c->only_cand : c->only_base;
+        int n = k ? c->n_only_cand : c->n_only_base;
+        for (int i = 0; i < n; i++) {
+            snprintf(msg, sizeof msg, "only in the %s: %s %s lr=%g seed=%lld (%s)\n",
+                     k ? "candidate" : "baseline", l[i].workload, l[i].optimizer, l[i].lr,
+                     (long long)l[i].seed, l[i].status);
+            xml_text(f, msg);
+        }
     }
-    free(notes);
+    fputs("</system-out>\n    </testcase>\n", f);
+}
+
+/* The test case of the note on matched cells run on different devices. */
+static void junit_devices(const ob_compare *c, FILE *f)
+{
+    char note[768];
+    device_note(c, note, sizeof note);
+    fputs("    <testcase classname=\"optbench.devices\" name=\"cells run on different devices\" time=\"0\">\n"
+          "      <system-out>note: ", f);
+    xml_text(f, note);
+    fputs("</system-out>\n    </testcase>\n", f);
+}
+
+/* The test case of the note msn: why some means read "inconclusive". */
+static void junit_mean_shift(const char *msn, FILE *f)
+{
+    fputs("    <testcase classname=\"optbench.step_time\" name=\"mean step time moved in every group\" "
+          "time=\"0\">\n      <system-out>note: ", f);
+    xml_text(f, msn);
+    fputs("</system-out>\n    </testcase>\n", f);
+}
+
+/* The test case of the candidate's confirmation runs not finished, an error. */
+static void junit_confirm_unfinished(const ob_compare *c, FILE *f)
+{
+    char msg[256];
+    snprintf(msg, sizeof msg, "%d confirmation run%s of the candidate %s not finished (its confirmation stage "
+             "was stopped): no verdict; finish it with the same run command and --resume",
+             c->n_confirm_cand_unfinished, c->n_confirm_cand_unfinished == 1 ? "" : "s",
+             c->n_confirm_cand_unfinished == 1 ? "is" : "are");
+    fputs("    <testcase classname=\"optbench.confirm\" name=\"confirmation runs not finished\" time=\"0\">\n"
+          "      <error type=\"not finished\" message=\"", f);
+    xml_text(f, msg);
+    fputs("\">", f);
+    xml_text(f, msg);
+    fputs("</error>\n    </testcase>\n", f);
+}
+
+/* The test case of the matched cells the baseline did not finish, a failure with --strict. */
+static void junit_base_unfinished(const ob_compare *c, FILE *f)
+{
+    char msg[160];
+    snprintf(msg, sizeof msg, "%d matched cells did not finish in the baseline: not judged",
+             c->n_base_unfinished);
+    fputs("    <testcase classname=\"optbench.baseline\" name=\"baseline cells not finished\" time=\"0\">\n", f);
+    if (c->opts.strict) {
+        fputs("      <failure type=\"incomplete\" message=\"", f);
+        xml_text(f, msg);
+        fputs("\"/>\n", f);
+    }
+    fputs("      <system-out>", f);
+    xml_text(f, msg);
+    fputs("</system-out>\n    </testcase>\n", f);
+}
+
+/* The test case of the notes. */
+static void junit_notes(const char *notes, FILE *f)
+{
+    fputs("    <testcase classname=\"optbench.notes\" name=\"notes\" time=\"0\">\n      <system-out>", f);
+    xml_text(f, notes);
+    fputs("</system-out>\n    </testcase>\n", f);
+}
+
+void ob_compare_junit(const ob_compare *c, FILE *f)
+{
+    junit_report jr;
+    junit_gather(c, &jr);
+    junit_count(c, &jr);
+    junit_header(&jr, f);
+    for (int i = 0; i < c->n_g; i++) junit_group(&c->g[i], f);
+    if (jr.one_sided) junit_one_sided(c, f);
+    /* notes, where a CI's test view shows them: the devices, and why some means read "inconclusive" */
+    if (c->n_device_differs) junit_devices(c, f);
+    if (jr.mean_note) junit_mean_shift(jr.msn, f);
+    if (jr.confirm_unfinished) junit_confirm_unfinished(c, f);
+    if (jr.base_unfinished) junit_base_unfinished(c, f);
+    if (jr.any_notes) junit_notes(jr.notes, f);
+    free(jr.notes);
     fputs("  </testsuite>\n</testsuites>\n", f);
 }
 

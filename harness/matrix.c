@@ -733,108 +733,187 @@ static ob_status check_min_lr(const ob_config *c, const ob_optimizer_def *od, co
                    l && l->range[0] ? " (below every lr of the range)" : n > 1 ? " (below every lr of the sweep)" : "");
 }
 
+/* What the cells of optimizer od on configuration wv of workload wd share
+ * (add_optimizer_cells): od's values before its sweeps, its text settings,
+ * lrs and seeds, and each configuration made so far. */
+typedef struct opt_cells {
+    const ob_config *c;
+    const ob_workload_def *wd;
+    int wv;                     /* the workload's configuration, */
+    const ob_hp_values *whp;    /* and its hyperparameters */
+    const ob_optimizer_def *od;
+    const ob_hp_values *train;  /* train's hyperparameters before its sweeps */
+    ob_hp_values base;          /* od's defaults and settings before its sweeps */
+    const ob_setting *opts[OB_MAX_CELL_OPTIONS];
+    int n_opts;                 /* od's text settings */
+    const ob_lr_list *l;        /* od's lrs; NULL: its own lr */
+    int n_lr, n_seeds;
+    int li;                     /* the index of lr among od's hyperparameters, -1 without one */
+    int64_t n_train, n_conf;    /* configurations of train's sweeps; of od's and train's together */
+    ob_cell *confs;             /* each configuration's probe (with more than one), to find two that are one run */
+} opt_cells;
+
+/* One configuration of od's and train's sweeps. */
+typedef struct opt_conf {
+    ob_hp_values ohp, thp;      /* od's hyperparameters and train's */
+    ob_cell probe;              /* its cell, at the lowest lr that will run (or the drawn one) */
+    double drawn;               /* a searched lr: the configuration's own; NAN otherwise */
+    char conf[512];             /* its sweeps' values as written, for messages */
+    char where[300];            /* where od's and train's settings were given */
+} opt_conf;
+
+/* The part of oc that is the same for each configuration: od's values and
+ * text settings, its lrs and seeds, the room for its configurations. */
+static ob_status opt_cells_init(opt_cells *oc, ob_err *e)
+{
+    const ob_config *c = oc->c;
+    const ob_optimizer_def *od = oc->od;
+    ob_hp_defaults(&oc->base, od->hp, od->n_hp);
+    OB_TRY(apply_settings(c, od->name, &oc->base, e));
+    OB_TRY(text_settings(c, od, oc->opts, &oc->n_opts, e));
+    oc->l = ob_config_lrs_for(c, od->name);
+    oc->n_lr = oc->l ? oc->l->n : 1;
+    oc->n_seeds = c->n_seeds ? c->n_seeds : 1;
+    oc->n_train = sweep_size(c, "train");
+    oc->li = ob_hp_index(od->hp, od->n_hp, "lr");
+    oc->n_conf = sweep_size(c, od->name) * oc->n_train;
+    oc->confs = oc->n_conf > 1 ? calloc((size_t)oc->n_conf, sizeof *oc->confs) : NULL;
+    if (oc->n_conf > 1 && !oc->confs) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    return OB_OK;
+}
+
+/* Configuration ov into cf: od's and train's values, the study it is a
+ * trial of, its cell, and the texts its messages quote. */
+static ob_status conf_probe(const opt_cells *oc, int64_t ov, opt_conf *cf, ob_err *e)
+{
+    const ob_config *c = oc->c;
+    const char *name = oc->od->name;
+    cf->ohp = oc->base;
+    cf->thp = *oc->train;
+    OB_TRY(apply_sweep(c, name, ov / oc->n_train, &cf->ohp, e));
+    OB_TRY(train_swept(c, name, ov, set_swept, &cf->thp, e));
+    /* the study of a searched configuration: its trial / trials */
+    const int64_t per_trial = oc->n_train * list_size(c, name);
+    const int study = c->studies > 1 && sweep_size(c, name) > list_size(c, name)
+                          ? (int)(ov / per_trial / c->trials)
+                          : -1;
+    cf->probe = (ob_cell){.wl = oc->wd, .wl_variant = oc->wv, .opt = oc->od, .variant = (int)ov, .study = study,
+                          .opt_hp = cf->ohp, .train_hp = cf->thp, .n_options = oc->n_opts};
+    memcpy(cf->probe.options, oc->opts, (size_t)oc->n_opts * sizeof oc->opts[0]);
+    sweep_text_of(c, &cf->probe, OB_SWEEP_ALL, 1, cf->conf, sizeof cf->conf); /* messages quote the values as written */
+    origins_of(c, name, "train", cf->where, sizeof cf->where);
+    return OB_OK;
+}
+
+/* Whether configuration ov makes an optimizer: the schedule's min_lr
+ * against the lrs that will run, then od's own check of its values at the
+ * lowest of them (or the drawn one); a failure says where and in which
+ * configuration. */
+static ob_status conf_check(const opt_cells *oc, int64_t ov, opt_conf *cf, ob_err *e)
+{
+    /* the schedule's min_lr against the lrs that will run (the probe's own lr is
+     * the optimizer's default; each cell has its own) */
+    double lowest;
+    ob_status st = check_min_lr(oc->c, oc->od, oc->l, &cf->ohp, &cf->thp, &lowest, e);
+    /* a searched lr: the configuration's own (two trials apart in the lr alone are two configurations) */
+    cf->drawn = trial_lr(oc->c, oc->od, ov);
+    if (st == OB_OK && oc->li >= 0) {
+        cf->probe.opt_hp.v[oc->li] = isnan(cf->drawn) ? lowest : cf->drawn;
+        cf->probe.opt_hp.set[oc->li] = 1;
+    }
+    ob_optim *made = NULL;
+    if (st == OB_OK) st = ob_cell_make_optim(&cf->probe, &made, e);
+    ob_optim_destroy(made);
+    if (st != OB_OK) {
+        /* the place first: of the setting the message names ("--set: rprop.step_size_min = 10 ..."),
+         * unless it names its place already ("c.yaml:6: muon: route ...") */
+        locate_err(oc->c, cf->where, e);
+        if (cf->conf[0]) {
+            char note[600];
+            snprintf(note, sizeof note, " (in %s's configuration %s)", oc->od->name, cf->conf);
+            err_append(e, note);
+        }
+    }
+    return st;
+}
+
+/* Why configuration cf and an earlier one, prev, are one run, for the
+ * message that refuses them. */
+static const char *same_run_cause(const opt_cells *oc, const opt_conf *cf, const ob_cell *prev)
+{
+    const ob_config *c = oc->c;
+    int spike = ob_hp_get(&cf->thp, "spike_window") != ob_hp_get(&prev->train_hp, "spike_window");
+    /* two trials of a search whose ranges, rounded, gave the same values */
+    ob_range lr_r;
+    int searched = c->trials > 0 && (n_ranges(c, oc->od->name) > 0 || n_ranges(c, "train") > 0 ||
+                                     lr_range(c, oc->od->name, &lr_r));
+    return spike ? " (train.spike_window does nothing while spike_z_loss and spike_z_grad are 0)"
+           : searched ? " (two trials of the search drew the same values, as rounded: an integer range with "
+                        "fewer values than the trials, or a range too narrow for them; widen the range or "
+                        "take fewer trials)"
+                      : " (the same as a run records them: one value written twice, or values that agree in 9 "
+                        "significant digits); list each value once";
+}
+
+/* Configuration ov against each before it: two of one study with the same
+ * values are one run, refused. */
+static ob_status conf_unique(const opt_cells *oc, int64_t ov, const opt_conf *cf, ob_err *e)
+{
+    for (int64_t k = 0; k < ov && oc->confs; k++) {
+        const ob_cell *prev = &oc->confs[k];
+        /* two studies may draw the same point: two configurations (a study's number is part of a run) */
+        if (prev->study == cf->probe.study && same_values(&prev->opt_hp, &cf->probe.opt_hp) &&
+            same_values(&prev->train_hp, &cf->probe.train_hp)) {
+            char other[512];
+            sweep_text_of(oc->c, prev, OB_SWEEP_ALL, 1, other, sizeof other);
+            return ob_fail(e, OB_ERR_INPUT,
+                           "%s%sthe sweeps make two configurations of %s that are one run: %s and %s%s", cf->where,
+                           cf->where[0] ? ": " : "", oc->od->name, other, cf->conf, same_run_cause(oc, cf, prev));
+        }
+    }
+    return OB_OK;
+}
+
+/* The cells of configuration ov into m: each lr, then each seed. */
+static void add_conf_cells(const opt_cells *oc, int64_t ov, const opt_conf *cf, ob_matrix *m)
+{
+    const ob_config *c = oc->c;
+    for (int k = 0; k < oc->n_lr; k++)
+        for (int s = 0; s < oc->n_seeds; s++) {
+            ob_cell *cell = &m->cells[m->n];
+            *cell = cf->probe;
+            cell->index = m->n++;
+            cell->wl = oc->wd;
+            cell->wl_variant = oc->wv;
+            cell->variant = (int)ov;
+            cell->wl_hp = *oc->whp;
+            cell->lr = !isnan(cf->drawn) ? cf->drawn : oc->l ? oc->l->v[k] : ob_hp_get(&cf->ohp, "lr");
+            cell->seed = c->n_seeds ? c->seeds[s] : 0;
+            if (oc->li >= 0) {
+                cell->opt_hp.v[oc->li] = cell->lr;
+                cell->opt_hp.set[oc->li] = 1;
+            }
+        }
+}
+
 /* The cells of optimizer od on configuration wv of workload wd (hyperparameters
  * whp): each configuration of od's sweeps and train's, then lr, then seed.
  * The settings of every configuration are validated, also of an excluded pair. */
 static ob_status add_optimizer_cells(const ob_config *c, const ob_workload_def *wd, int wv, const ob_hp_values *whp,
                                      const ob_optimizer_def *od, const ob_hp_values *train, ob_matrix *m, ob_err *e)
 {
-    ob_hp_values base;
-    ob_hp_defaults(&base, od->hp, od->n_hp);
-    OB_TRY(apply_settings(c, od->name, &base, e));
-    const ob_setting *opts[OB_MAX_CELL_OPTIONS];
-    int n_opts = 0;
-    OB_TRY(text_settings(c, od, opts, &n_opts, e));
-    const ob_lr_list *l = ob_config_lrs_for(c, od->name);
-    const int n_lr = l ? l->n : 1, n_seeds = c->n_seeds ? c->n_seeds : 1;
-    const int64_t n_train = sweep_size(c, "train");
-    const int li = ob_hp_index(od->hp, od->n_hp, "lr");
-    const int64_t n_conf = sweep_size(c, od->name) * n_train;
-    ob_cell *confs = n_conf > 1 ? calloc((size_t)n_conf, sizeof *confs) : NULL;
-    if (n_conf > 1 && !confs) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    opt_cells oc = {.c = c, .wd = wd, .wv = wv, .whp = whp, .od = od, .train = train};
+    OB_TRY(opt_cells_init(&oc, e));
     ob_status st = OB_OK;
-    for (int64_t ov = 0; ov < n_conf && st == OB_OK; ov++) {
-        ob_hp_values ohp = base, thp = *train;
-        if ((st = apply_sweep(c, od->name, ov / n_train, &ohp, e)) != OB_OK ||
-            (st = train_swept(c, od->name, ov, set_swept, &thp, e)) != OB_OK)
-            break;
-        /* the study of a searched configuration: its trial / trials */
-        const int64_t per_trial = n_train * list_size(c, od->name);
-        const int study = c->studies > 1 && sweep_size(c, od->name) > list_size(c, od->name)
-                              ? (int)(ov / per_trial / c->trials)
-                              : -1;
-        ob_cell probe = {.wl = wd, .wl_variant = wv, .opt = od, .variant = (int)ov, .study = study, .opt_hp = ohp,
-                         .train_hp = thp, .n_options = n_opts};
-        memcpy(probe.options, opts, (size_t)n_opts * sizeof opts[0]);
-        char conf[512];
-        sweep_text_of(c, &probe, OB_SWEEP_ALL, 1, conf, sizeof conf); /* messages quote the values as written */
-        char where[300];
-        origins_of(c, od->name, "train", where, sizeof where);
-        /* the schedule's min_lr against the lrs that will run (the probe's own lr is
-         * the optimizer's default; each cell has its own) */
-        double lowest;
-        st = check_min_lr(c, od, l, &ohp, &thp, &lowest, e);
-        /* a searched lr: the configuration's own (two trials apart in the lr alone are two configurations) */
-        const double drawn = trial_lr(c, od, ov);
-        if (st == OB_OK && li >= 0) {
-            probe.opt_hp.v[li] = isnan(drawn) ? lowest : drawn;
-            probe.opt_hp.set[li] = 1;
-        }
-        ob_optim *made = NULL;
-        if (st == OB_OK) st = ob_cell_make_optim(&probe, &made, e);
-        ob_optim_destroy(made);
-        if (st != OB_OK) {
-            /* the place first: of the setting the message names ("--set: rprop.step_size_min = 10 ..."),
-             * unless it names its place already ("c.yaml:6: muon: route ...") */
-            locate_err(c, where, e);
-            if (conf[0]) {
-                char note[600];
-                snprintf(note, sizeof note, " (in %s's configuration %s)", od->name, conf);
-                err_append(e, note);
-            }
-            break;
-        }
-        for (int64_t k = 0; k < ov && confs; k++)
-            /* two studies may draw the same point: two configurations (a study's number is part of a run) */
-            if (confs[k].study == probe.study && same_values(&confs[k].opt_hp, &probe.opt_hp) &&
-                same_values(&confs[k].train_hp, &probe.train_hp)) {
-                char other[512];
-                sweep_text_of(c, &confs[k], OB_SWEEP_ALL, 1, other, sizeof other);
-                int spike = ob_hp_get(&thp, "spike_window") != ob_hp_get(&confs[k].train_hp, "spike_window");
-                /* two trials of a search whose ranges, rounded, gave the same values */
-                ob_range lr_r;
-                int searched = c->trials > 0 && (n_ranges(c, od->name) > 0 || n_ranges(c, "train") > 0 ||
-                                                 lr_range(c, od->name, &lr_r));
-                st = ob_fail(e, OB_ERR_INPUT, "%s%sthe sweeps make two configurations of %s that are one run: %s and %s%s",
-                             where, where[0] ? ": " : "", od->name, other, conf,
-                             spike ? " (train.spike_window does nothing while spike_z_loss and spike_z_grad are 0)"
-                             : searched ? " (two trials of the search drew the same values, as rounded: an integer range with "
-                                       "fewer values than the trials, or a range too narrow for them; widen the range or "
-                                       "take fewer trials)"
-                                     : " (the same as a run records them: one value written twice, or values that agree in 9 "
-                                       "significant digits); list each value once");
-                break;
-            }
-        if (confs) confs[ov] = probe;
+    for (int64_t ov = 0; ov < oc.n_conf && st == OB_OK; ov++) {
+        opt_conf cf;
+        if ((st = conf_probe(&oc, ov, &cf, e)) != OB_OK || (st = conf_check(&oc, ov, &cf, e)) != OB_OK) break;
+        st = conf_unique(&oc, ov, &cf, e);
+        if (oc.confs) oc.confs[ov] = cf.probe;
         if (st != OB_OK || ob_config_excluded(c, wd->name, od->name)) continue;
-        for (int k = 0; k < n_lr; k++)
-            for (int s = 0; s < n_seeds; s++) {
-                ob_cell *cell = &m->cells[m->n];
-                *cell = probe;
-                cell->index = m->n++;
-                cell->wl = wd;
-                cell->wl_variant = wv;
-                cell->variant = (int)ov;
-                cell->wl_hp = *whp;
-                cell->lr = !isnan(drawn) ? drawn : l ? l->v[k] : ob_hp_get(&ohp, "lr");
-                cell->seed = c->n_seeds ? c->seeds[s] : 0;
-                if (li >= 0) {
-                    cell->opt_hp.v[li] = cell->lr;
-                    cell->opt_hp.set[li] = 1;
-                }
-            }
+        add_conf_cells(&oc, ov, &cf, m);
     }
-    free(confs);
+    free(oc.confs);
     return st;
 }
 

@@ -401,7 +401,6 @@ static void tidy_wal(const char *path, int had)
     sqlite3_close(db);
 }
 
-/* Decide what the file at path is without writing to it. */
 /* Opens path with flags and reads its application id, schema version and
  * number of schema objects. SQLITE_OK, or an error code with *db left open
  * (when not NULL) for its message. */
@@ -495,32 +494,40 @@ int ob_store_empty(const char *path)
     return probe_file(path, OB_STORE_CREATE, &p, &e) == OB_OK && p.exists && p.fresh;
 }
 
-static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_err *e)
+/* A path stat failed on (err: its errno): a missing file is fresh where mode creates it, else refused. */
+static ob_status probe_missing(const char *path, ob_open_mode mode, int err, probe *p, ob_err *e)
 {
-    memset(p, 0, sizeof *p);
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (errno != ENOENT)
-            return ob_fail(e, OB_ERR_INPUT, "database '%s': %s", path, strerror(errno));
-        if (mode != OB_STORE_CREATE)
-            return ob_fail(e, OB_ERR_INPUT, "database '%s' does not exist", path);
-        p->fresh = 1;
-        return OB_OK;
-    }
-    p->exists = 1;
-    if (!S_ISREG(sb.st_mode))
+    if (err != ENOENT) return ob_fail(e, OB_ERR_INPUT, "database '%s': %s", path, strerror(err));
+    if (mode != OB_STORE_CREATE) return ob_fail(e, OB_ERR_INPUT, "database '%s' does not exist", path);
+    p->fresh = 1;
+    return OB_OK;
+}
+
+/* An empty file or an empty SQLite database: fresh where mode creates it, else refused as empty. */
+static ob_status probe_empty(const char *path, ob_open_mode mode, probe *p, ob_err *e)
+{
+    if (mode != OB_STORE_CREATE) return fail_empty(path, e);
+    p->fresh = 1;
+    return OB_OK;
+}
+
+/* Reads up to the first 100 bytes of the regular file at path into hdr (*n: how many were read). */
+static ob_status read_header(const char *path, const struct stat *sb, unsigned char hdr[100], size_t *n, ob_err *e)
+{
+    if (!S_ISREG(sb->st_mode))
         return ob_fail(e, OB_ERR_INPUT, "database '%s' is not a regular file", path);
     FILE *f = fopen(path, "rb");
     if (!f) return ob_fail(e, OB_ERR_INPUT, "cannot read database '%s': %s", path, strerror(errno));
-    unsigned char hdr[100];
-    size_t n = fread(hdr, 1, sizeof hdr, f);
+    *n = fread(hdr, 1, 100, f);
     fclose(f);
-    if (n == 0) {
-        if (mode != OB_STORE_CREATE) return fail_empty(path, e);
-        p->fresh = 1;
-        return OB_OK;
-    }
-    if (n < sizeof hdr || memcmp(hdr, "SQLite format 3", 16) != 0)
+    return OB_OK;
+}
+
+/* Refuses a file whose header (n bytes of it) is not an SQLite database's, or one cut short inside a page. */
+static ob_status check_header(const char *path, ob_open_mode mode, const struct stat *sb, const unsigned char *hdr,
+                              size_t n, ob_err *e)
+{
+    if (n < 100 || memcmp(hdr, "SQLite format 3", 16) != 0)
         return ob_fail(e, OB_ERR_INPUT,
                        "'%s' is not an SQLite database, so not an optbench results database "
                        "(left unchanged)", path);
@@ -530,126 +537,158 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
      * here. SQLite writes whole pages only. */
     const unsigned page = (unsigned)hdr[16] << 8 | hdr[17];
     const long long page_size = page == 1 ? 65536 : (long long)page;
-    if (mode != OB_STORE_AGAIN && page_size >= 512 && (long long)sb.st_size % page_size != 0)
+    if (mode != OB_STORE_AGAIN && page_size >= 512 && (long long)sb->st_size % page_size != 0)
         return ob_fail(e, OB_ERR_INPUT,
                        "database '%s' is damaged: its %lld bytes are not a whole number of its %lld-byte pages, "
                        "so it was cut short (a copy or a download that stopped; use an intact copy, e.g. a backup "
                        "or the shard's own copy; `sqlite3 '%s' .recover` may save what is left, into a new file; "
                        "it was left unchanged)",
-                       path, (long long)sb.st_size, page_size, path);
+                       path, (long long)sb->st_size, page_size, path);
+    return OB_OK;
+}
 
-    /* An SQLite file: ask it, through a read-only connection, what it holds. */
-    int had_wal = wal_present(path);
-    sqlite3 *db = NULL;
-    long long app = 0, ver = 0, objects = 0;
-    int rc = probe_query(path, SQLITE_OPEN_READONLY, &db, &app, &ver, &objects);
-    if (rc != SQLITE_OK && db && sqlite3_extended_errcode(db) == SQLITE_READONLY_ROLLBACK) {
-        /* A process stopped in the middle of a write (a kill while the file
-         * was being created) left a hot journal, NAME-journal, which only a
-         * writer can roll back: roll it back, restoring the last committed
-         * state, as any SQLite writer would, instead of refusing the file. */
-        sqlite3_close(db);
-        db = NULL;
-        if (access(path, W_OK) == 0) rc = probe_query(path, SQLITE_OPEN_READWRITE, &db, &app, &ver, &objects);
-        if (rc != SQLITE_OK) {
-            ob_fail(e, OB_ERR_INPUT,
-                    "database '%s' cannot be read: a process stopped while writing it left '%s-journal', "
-                    "which only a writer can roll back (%s); make the file writable and run again",
-                    path, path, db ? sqlite3_errmsg(db) : "the file is not writable");
-            sqlite3_close(db);
-            tidy_wal(path, had_wal);
-            return OB_ERR_INPUT;
-        }
-    }
-    if (rc != SQLITE_OK && open_errno(db)) {
-        const int err = open_errno(db);
-        ob_status st = ob_fail(e, OB_ERR_IO, "database '%s' cannot be opened: %s (%s; the database was left "
-                               "unchanged: run again once the machine has them)", path,
-                               db ? sqlite3_errmsg(db) : "out of memory", strerror(err));
+/* A hot journal stopped the read-only probe: rolls it back through a read-write connection and reads the
+ * file again. On failure *db is closed and the log tidied. */
+static ob_status roll_back_journal(const char *path, int had_wal, sqlite3 **db, long long *app, long long *ver,
+                                   long long *objects, ob_err *e)
+{
+    /* A process stopped in the middle of a write (a kill while the file
+     * was being created) left a hot journal, NAME-journal, which only a
+     * writer can roll back: roll it back, restoring the last committed
+     * state, as any SQLite writer would, instead of refusing the file. */
+    sqlite3_close(*db);
+    *db = NULL;
+    if (access(path, W_OK) == 0 && probe_query(path, SQLITE_OPEN_READWRITE, db, app, ver, objects) == SQLITE_OK)
+        return OB_OK;
+    ob_fail(e, OB_ERR_INPUT,
+            "database '%s' cannot be read: a process stopped while writing it left '%s-journal', "
+            "which only a writer can roll back (%s); make the file writable and run again",
+            path, path, *db ? sqlite3_errmsg(*db) : "the file is not writable");
+    sqlite3_close(*db);
+    tidy_wal(path, had_wal);
+    return OB_ERR_INPUT;
+}
+
+/* The probe could not open db for want of the machine's resources (open_errno): an I/O error. */
+static ob_status fail_probe_machine(const char *path, sqlite3 *db, ob_err *e)
+{
+    const int err = open_errno(db);
+    return ob_fail(e, OB_ERR_IO, "database '%s' cannot be opened: %s (%s; the database was left "
+                   "unchanged: run again once the machine has them)", path,
+                   db ? sqlite3_errmsg(db) : "out of memory", strerror(err));
+}
+
+/* The probe could not read db: the file is damaged, the disk full, or its folder read-only with a log beside. */
+static ob_status fail_probe_read(const char *path, sqlite3 *db, ob_err *e)
+{
+    int code = db ? sqlite3_errcode(db) & 0xff : 0;
+    int corrupt = code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
+    /* an I/O error here is the disk's, not the file's: SQLite could not
+     * create or size NAME-shm beside a WAL database (a full disk) */
+    int io = code == SQLITE_IOERR || code == SQLITE_FULL;
+    return ob_fail(e, io ? OB_ERR_IO : OB_ERR_INPUT, "database '%s' cannot be read: %s%s", path,
+            db ? sqlite3_errmsg(db) : "out of memory",
+            corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy "
+                      "or another database; it was left unchanged)"
+            : io ? " (is the disk full? SQLite needs room for NAME-shm beside a database in WAL mode, also "
+                   "to read it; the database was left unchanged: make room and run again)"
+            : !folder_writable(path) && wal_present(path)
+                ? " (its folder is read-only, and SQLite needs to create NAME-shm beside a database with a "
+                  "write-ahead log, NAME-wal: copy the database with its -wal file to a writable folder)"
+            : !folder_writable(path) && journal_present(path)
+                ? " (its folder is read-only, and NAME-journal beside it, left by a write that was cut off, "
+                  "needs a writer to roll it back: copy the database with its -journal file to a writable "
+                  "folder)"
+                : "");
+}
+
+/* Reads the SQLite file's application id, schema version and number of schema objects through a read-only
+ * connection (a read-write one where a hot journal needs rolling back). On success *db stays open; on
+ * failure it is closed and the log tidied. */
+static ob_status probe_read(const char *path, int had_wal, sqlite3 **db, long long *app, long long *ver,
+                            long long *objects, ob_err *e)
+{
+    int rc = probe_query(path, SQLITE_OPEN_READONLY, db, app, ver, objects);
+    if (rc != SQLITE_OK && *db && sqlite3_extended_errcode(*db) == SQLITE_READONLY_ROLLBACK)
+        return roll_back_journal(path, had_wal, db, app, ver, objects, e);
+    if (rc == SQLITE_OK) return OB_OK;
+    ob_status st = open_errno(*db) ? fail_probe_machine(path, *db, e) : fail_probe_read(path, *db, e);
+    sqlite3_close(*db);
+    tidy_wal(path, had_wal);
+    return st;
+}
+
+/* SQLite's check of every page of db (quick_check): its first complaint (owned), or NULL where it finds
+ * none, or could not run for another reason than damage. */
+static char *page_damage(sqlite3 *db)
+{
+    char *bad = NULL;
+    sqlite3_stmt *q = NULL;
+    int qc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
+    if (qc == SQLITE_OK) qc = sqlite3_step(q);
+    if (qc == SQLITE_ROW) {
+        const char *r = (const char *)sqlite3_column_text(q, 0);
+        if (r && strcmp(r, "ok") != 0) bad = strdup(r);
+    } else if ((sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT || (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB) {
+        bad = strdup(sqlite3_errmsg(db));
+    } /* anything else (a lock held too long, say) is left to the open that follows */
+    sqlite3_finalize(q);
+    return bad;
+}
+
+/* Refuses a database whose pages SQLite's check found damaged (bad: its complaint, freed here). */
+static ob_status fail_damaged(const char *path, char *bad, ob_err *e)
+{
+    for (char *c = bad; *c; c++)
+        if (*c == '\n') *c = ' ';
+    const char *head = "*** in database main *** ";
+    if (strncmp(bad, head, strlen(head)) == 0) memmove(bad, bad + strlen(head), strlen(bad) - strlen(head) + 1);
+    ob_fail(e, OB_ERR_INPUT,
+            "database '%s' is damaged: SQLite's check of its pages says: %s (use an intact copy, "
+            "e.g. a backup or the shard's own copy; `sqlite3 '%s' .recover` may save what is "
+            "left, into a new file; it was left unchanged)",
+            path, bad, path);
+    free(bad);
+    return OB_ERR_INPUT;
+}
+
+/* Checks the pages of an optbench database (not for OB_STORE_AGAIN, nor where OB_DB_CHECK is off). On
+ * failure db is closed and the log tidied. */
+static ob_status probe_pages(const char *path, ob_open_mode mode, sqlite3 *db, int had_wal, long long app,
+                             ob_err *e)
+{
+    if (mode == OB_STORE_AGAIN || (uint32_t)app != (uint32_t)OB_APPLICATION_ID) return OB_OK;
+    const char *env = getenv("OB_DB_CHECK");
+    if (env && !strcmp(env, "off")) return OB_OK;
+    if (env && *env && strcmp(env, "on") != 0) {
         sqlite3_close(db);
         tidy_wal(path, had_wal);
-        return st;
+        return ob_fail(e, OB_ERR_INPUT,
+                       "the environment's OB_DB_CHECK='%.40s' is neither on nor off: unset it (or write "
+                       "on) to have each database's pages checked when it is opened, off to skip that "
+                       "check (database '%s' was not opened)",
+                       env, path);
     }
-    if (rc != SQLITE_OK) {
-        int code = db ? sqlite3_errcode(db) & 0xff : 0;
-        int corrupt = code == SQLITE_CORRUPT || code == SQLITE_NOTADB;
-        /* an I/O error here is the disk's, not the file's: SQLite could not
-         * create or size NAME-shm beside a WAL database (a full disk) */
-        int io = code == SQLITE_IOERR || code == SQLITE_FULL;
-        ob_status st = ob_fail(e, io ? OB_ERR_IO : OB_ERR_INPUT, "database '%s' cannot be read: %s%s", path,
-                db ? sqlite3_errmsg(db) : "out of memory",
-                corrupt ? " (the file is damaged or incomplete, e.g. cut short by a copy: use an intact copy "
-                          "or another database; it was left unchanged)"
-                : io ? " (is the disk full? SQLite needs room for NAME-shm beside a database in WAL mode, also "
-                       "to read it; the database was left unchanged: make room and run again)"
-                : !folder_writable(path) && wal_present(path)
-                    ? " (its folder is read-only, and SQLite needs to create NAME-shm beside a database with a "
-                      "write-ahead log, NAME-wal: copy the database with its -wal file to a writable folder)"
-                : !folder_writable(path) && journal_present(path)
-                    ? " (its folder is read-only, and NAME-journal beside it, left by a write that was cut off, "
-                      "needs a writer to roll it back: copy the database with its -journal file to a writable "
-                      "folder)"
-                    : "");
-        sqlite3_close(db);
-        tidy_wal(path, had_wal);
-        return st;
-    }
-    int check = mode != OB_STORE_AGAIN;
-    if (check && (uint32_t)app == (uint32_t)OB_APPLICATION_ID) {
-        const char *env = getenv("OB_DB_CHECK");
-        if (env && !strcmp(env, "off")) check = 0;
-        else if (env && *env && strcmp(env, "on") != 0) {
-            sqlite3_close(db);
-            tidy_wal(path, had_wal);
-            return ob_fail(e, OB_ERR_INPUT,
-                           "the environment's OB_DB_CHECK='%.40s' is neither on nor off: unset it (or write "
-                           "on) to have each database's pages checked when it is opened, off to skip that "
-                           "check (database '%s' was not opened)",
-                           env, path);
-        }
-    }
-    if (check && (uint32_t)app == (uint32_t)OB_APPLICATION_ID) {
-        /* A damaged page inside a table (a bad disk, a copy cut short and
-         * patched, a stray write) need not stop SQLite from reading the rest:
-         * a scan may end early or skip rows, and report, compare and merge
-         * would give numbers from part of the curves as if from all of them.
-         * Check the whole file's structure first (quick_check reads every
-         * page once) and refuse a damaged one. */
-        char *bad = NULL;
-        sqlite3_stmt *q = NULL;
-        int qc = sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &q, NULL);
-        if (qc == SQLITE_OK) qc = sqlite3_step(q);
-        if (qc == SQLITE_ROW) {
-            const char *r = (const char *)sqlite3_column_text(q, 0);
-            if (r && strcmp(r, "ok") != 0) bad = strdup(r);
-        } else if ((sqlite3_errcode(db) & 0xff) == SQLITE_CORRUPT || (sqlite3_errcode(db) & 0xff) == SQLITE_NOTADB) {
-            bad = strdup(sqlite3_errmsg(db));
-        } /* anything else (a lock held too long, say) is left to the open that follows */
-        sqlite3_finalize(q);
-        if (bad) {
-            for (char *c = bad; *c; c++)
-                if (*c == '\n') *c = ' ';
-            const char *head = "*** in database main *** ";
-            if (strncmp(bad, head, strlen(head)) == 0) memmove(bad, bad + strlen(head), strlen(bad) - strlen(head) + 1);
-            ob_fail(e, OB_ERR_INPUT,
-                    "database '%s' is damaged: SQLite's check of its pages says: %s (use an intact copy, "
-                    "e.g. a backup or the shard's own copy; `sqlite3 '%s' .recover` may save what is "
-                    "left, into a new file; it was left unchanged)",
-                    path, bad, path);
-            free(bad);
-            sqlite3_close(db);
-            tidy_wal(path, had_wal);
-            return OB_ERR_INPUT;
-        }
-    }
+    /* A damaged page inside a table (a bad disk, a copy cut short and
+     * patched, a stray write) need not stop SQLite from reading the rest:
+     * a scan may end early or skip rows, and report, compare and merge
+     * would give numbers from part of the curves as if from all of them.
+     * Check the whole file's structure first (quick_check reads every
+     * page once) and refuse a damaged one. */
+    char *bad = page_damage(db);
+    if (!bad) return OB_OK;
+    fail_damaged(path, bad, e);
     sqlite3_close(db);
     tidy_wal(path, had_wal);
+    return OB_ERR_INPUT;
+}
+
+/* What a readable SQLite file is from its application id, schema version and number of schema objects. */
+static ob_status probe_kind(const char *path, ob_open_mode mode, long long app, long long ver, long long objects,
+                            probe *p, ob_err *e)
+{
     if ((uint32_t)app != (uint32_t)OB_APPLICATION_ID) {
-        if (app == 0 && ver == 0 && objects == 0) {
-            if (mode != OB_STORE_CREATE) return fail_empty(path, e);
-            p->fresh = 1; /* an empty SQLite database */
-            return OB_OK;
-        }
+        if (app == 0 && ver == 0 && objects == 0) return probe_empty(path, mode, p, e);
         return ob_fail(e, OB_ERR_INPUT,
                        "'%s' is an SQLite database but not an optbench results database "
                        "(application_id 0x%08x, expected 0x%08x); left unchanged",
@@ -665,6 +704,30 @@ static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_er
                        "it is damaged or was not written by optbench", path);
     p->version = (int)ver;
     return OB_OK;
+}
+
+/* Decide what the file at path is without writing to it. */
+static ob_status probe_file(const char *path, ob_open_mode mode, probe *p, ob_err *e)
+{
+    memset(p, 0, sizeof *p);
+    struct stat sb;
+    if (stat(path, &sb) != 0) return probe_missing(path, mode, errno, p, e);
+    p->exists = 1;
+    unsigned char hdr[100];
+    size_t n = 0;
+    OB_TRY(read_header(path, &sb, hdr, &n, e));
+    if (n == 0) return probe_empty(path, mode, p, e);
+    OB_TRY(check_header(path, mode, &sb, hdr, n, e));
+
+    /* An SQLite file: ask it, through a read-only connection, what it holds. */
+    int had_wal = wal_present(path);
+    sqlite3 *db = NULL;
+    long long app = 0, ver = 0, objects = 0;
+    OB_TRY(probe_read(path, had_wal, &db, &app, &ver, &objects, e));
+    OB_TRY(probe_pages(path, mode, db, had_wal, app, e));
+    sqlite3_close(db);
+    tidy_wal(path, had_wal);
+    return probe_kind(path, mode, app, ver, objects, p, e);
 }
 
 /* Writing needs the file and its folder (SQLite keeps NAME-wal and NAME-shm

@@ -462,7 +462,25 @@ static ob_status check_same_matrix(source *src, int n, const cand *cands, int nc
     return OB_OK;
 }
 
-static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap, ob_err *e)
+/* Copies the benchmark row at q into b (*oom set where a copy failed). */
+static void read_bench(src_bench *b, sqlite3_stmt *q, int *oom)
+{
+    memset(b, 0, sizeof *b);
+    b->id = sqlite3_column_int64(q, 0);
+    b->name = dup_col(q, 1, oom);
+    b->config = dup_col(q, 2, oom);
+    b->git_rev = dup_col(q, 3, oom);
+    b->host = dup_col(q, 4, oom);
+    b->backend = dup_col(q, 5, oom);
+    b->device = dup_col(q, 6, oom);
+    b->created_at = dup_col(q, 7, oom);
+    b->finished_at = dup_col(q, 8, oom);
+    b->shard = dup_col(q, 9, oom);
+    b->provenance = dup_col(q, 10, oom);
+}
+
+/* Reads the benchmarks of source s into s->b (shard and provenance NULL where its schema lacks them). */
+static ob_status load_benchmarks(source *s, ob_err *e)
 {
     int v2 = has_column(s->db, "benchmarks", "shard");
     const char *bsql = v2 ? "SELECT id, name, config, git_rev, host, backend, device, created_at, finished_at, "
@@ -480,24 +498,17 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
             return ob_fail(e, OB_ERR_NOMEM, "out of memory");
         }
         s->b = nb;
-        src_bench *b = &s->b[s->nb++];
-        memset(b, 0, sizeof *b);
-        b->id = sqlite3_column_int64(q, 0);
-        b->name = dup_col(q, 1, &oom);
-        b->config = dup_col(q, 2, &oom);
-        b->git_rev = dup_col(q, 3, &oom);
-        b->host = dup_col(q, 4, &oom);
-        b->backend = dup_col(q, 5, &oom);
-        b->device = dup_col(q, 6, &oom);
-        b->created_at = dup_col(q, 7, &oom);
-        b->finished_at = dup_col(q, 8, &oom);
-        b->shard = dup_col(q, 9, &oom);
-        b->provenance = dup_col(q, 10, &oom);
+        read_bench(&s->b[s->nb++], q, &oom);
     }
     sqlite3_finalize(q);
     if (oom) return ob_fail(e, OB_ERR_NOMEM, "out of memory reading the benchmarks of '%s'", s->path);
     if (rc != SQLITE_DONE) return src_fail(s->db, s->path, "reading its benchmarks", e);
+    return OB_OK;
+}
 
+/* Prepares the query of db's runs, a cell's texts over this build's defaults (stage NULL before schema 3). */
+static int prepare_runs(sqlite3 *db, sqlite3_stmt **q)
+{
     /* runs.stage (schema 3): a confirmation run is another cell than a sweep
      * run of the same lr and seed. A cell's texts are read over this build's
      * defaults: one cell run by two builds, of which one added a setting, is
@@ -505,15 +516,97 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
 #define TEXTS                                                                                                     \
     OB_STORE_CANON_SQL("1", "workload_params", "workload") ", optimizer, " OB_STORE_CANON_SQL("0", "hparams",      \
                                                                                              "optimizer")
-    if (sqlite3_prepare_v2(s->db,
-                           has_column(s->db, "runs", "stage")
-                               ? "SELECT id, benchmark_id, workload, " TEXTS ", lr, seed, steps, status, steps_done, "
-                                 "final_loss, diverged_step, cell, stage FROM runs ORDER BY id"
-                               : "SELECT id, benchmark_id, workload, " TEXTS ", lr, seed, steps, status, steps_done, "
-                                 "final_loss, diverged_step, cell, NULL FROM runs ORDER BY id",
-                           -1, &q, NULL) != SQLITE_OK)
-        return src_fail(s->db, s->path, "reading its runs", e);
+    return sqlite3_prepare_v2(db,
+                              has_column(db, "runs", "stage")
+                                  ? "SELECT id, benchmark_id, workload, " TEXTS ", lr, seed, steps, status, "
+                                    "steps_done, final_loss, diverged_step, cell, stage FROM runs ORDER BY id"
+                                  : "SELECT id, benchmark_id, workload, " TEXTS ", lr, seed, steps, status, "
+                                    "steps_done, final_loss, diverged_step, cell, NULL FROM runs ORDER BY id",
+                              -1, q, NULL);
 #undef TEXTS
+}
+
+/* Refuses run run_id of source s (its row at q: wl, op and lr read) without a workload, an optimizer or a
+ * learning rate (finite, above 0). */
+static ob_status check_run_row(const source *s, sqlite3_stmt *q, int64_t run_id, const char *wl, const char *op,
+                               double lr, ob_err *e)
+{
+    /* what report, compare and history refuse is not copied into a
+     * database they would then refuse: an edited or foreign row */
+    const int lr_type = sqlite3_column_type(q, 6);
+    if ((lr_type != SQLITE_FLOAT && lr_type != SQLITE_INTEGER) || !isfinite(lr) || !(lr > 0) || !wl || !op) {
+        const char *lr_text = (const char *)sqlite3_column_text(q, 6);
+        char what[160];
+        if (!wl || !op) snprintf(what, sizeof what, "no workload or optimizer");
+        else if (lr_type == SQLITE_BLOB || lr_type == SQLITE_NULL)
+            snprintf(what, sizeof what, "%s as its lr, not a learning rate",
+                     lr_type == SQLITE_BLOB ? "a blob" : "NULL");
+        else snprintf(what, sizeof what, "lr '%.60s', not a learning rate (finite, above 0)", lr_text);
+        return ob_fail(e, OB_ERR_INPUT,
+                       "'%s': run %lld has %s: the row was edited or written by another program, and "
+                       "report would refuse the merged database; correct that row of the runs table "
+                       "(sqlite3 FILE) or leave that database out; nothing was written",
+                       s->path, (long long)run_id, what);
+    }
+    return OB_OK;
+}
+
+/* The outcome of the run at q into c: its status (st; NULL: pending) and rank, steps done, final loss,
+ * step of divergence and cell. */
+static void read_outcome(cand *c, sqlite3_stmt *q, const char *st)
+{
+    snprintf(c->status, sizeof c->status, "%s", st ? st : "pending");
+    c->rank = status_rank(c->status);
+    c->steps_done = sqlite3_column_type(q, 10) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 10);
+    /* a number, or unknown (NULL, or text in a number's column) */
+    c->final_loss = sqlite3_column_type(q, 11) == SQLITE_FLOAT || sqlite3_column_type(q, 11) == SQLITE_INTEGER
+                        ? sqlite3_column_double(q, 11)
+                        : NAN;
+    c->diverged_step = sqlite3_column_type(q, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 12);
+    c->cell = sqlite3_column_type(q, 13) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 13);
+}
+
+/* Reads the run at q of source s (input idx) into candidate c, the order-th one read: its cell key, label
+ * and outcome. */
+static ob_status read_cand(const source *s, sqlite3_stmt *q, int idx, int order, cand *c, ob_err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->src = idx;
+    c->order = order;
+    c->run_id = sqlite3_column_int64(q, 0);
+    c->bench_id = sqlite3_column_int64(q, 1);
+    const char *wl = (const char *)sqlite3_column_text(q, 2);
+    const char *wp = (const char *)sqlite3_column_text(q, 3);
+    const char *op = (const char *)sqlite3_column_text(q, 4);
+    const char *hp = (const char *)sqlite3_column_text(q, 5);
+    double lr = sqlite3_column_double(q, 6);
+    long long seed = sqlite3_column_int64(q, 7);
+    OB_TRY(check_run_row(s, q, c->run_id, wl, op, lr, e));
+    long long steps = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8);
+    const char *st = (const char *)sqlite3_column_text(q, 9);
+    size_t kl = strlen(wl ? wl : "") + strlen(wp ? wp : "") + strlen(op ? op : "") + strlen(hp ? hp : "") + 160;
+    c->key = malloc(kl);
+    c->label = malloc(256);
+    if (!c->key || !c->label) {
+        free(c->key);
+        free(c->label);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    const char *stage = (const char *)sqlite3_column_text(q, 14);
+    snprintf(c->key, kl, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld\x1f%s", wl ? wl : "", wp ? wp : "",
+             op ? op : "", hp ? hp : "", lr, seed, steps, stage ? stage : "");
+    snprintf(c->label, 256, "%s %s lr=%g seed=%lld", wl ? wl : "?", op ? op : "?", lr, seed);
+    read_outcome(c, q, st);
+    return OB_OK;
+}
+
+/* Reads the runs of source s (input idx) as candidates appended to *cands (*nc of them, room for *cap),
+ * counting each in its benchmark's runs. */
+static ob_status load_runs(source *s, int idx, cand **cands, int *nc, int *cap, ob_err *e)
+{
+    sqlite3_stmt *q;
+    if (prepare_runs(s->db, &q) != SQLITE_OK) return src_fail(s->db, s->path, "reading its runs", e);
+    int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (*nc == *cap) {
             int ncap = *cap ? *cap * 2 : 256;
@@ -526,60 +619,11 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
             *cap = ncap;
         }
         cand *c = &(*cands)[*nc];
-        memset(c, 0, sizeof *c);
-        c->src = idx;
-        c->order = *nc;
-        c->run_id = sqlite3_column_int64(q, 0);
-        c->bench_id = sqlite3_column_int64(q, 1);
-        const char *wl = (const char *)sqlite3_column_text(q, 2);
-        const char *wp = (const char *)sqlite3_column_text(q, 3);
-        const char *op = (const char *)sqlite3_column_text(q, 4);
-        const char *hp = (const char *)sqlite3_column_text(q, 5);
-        double lr = sqlite3_column_double(q, 6);
-        long long seed = sqlite3_column_int64(q, 7);
-        /* what report, compare and history refuse is not copied into a
-         * database they would then refuse: an edited or foreign row */
-        const int lr_type = sqlite3_column_type(q, 6);
-        if ((lr_type != SQLITE_FLOAT && lr_type != SQLITE_INTEGER) || !isfinite(lr) || !(lr > 0) || !wl || !op) {
-            const char *lr_text = (const char *)sqlite3_column_text(q, 6);
-            char what[160];
-            if (!wl || !op) snprintf(what, sizeof what, "no workload or optimizer");
-            else if (lr_type == SQLITE_BLOB || lr_type == SQLITE_NULL)
-                snprintf(what, sizeof what, "%s as its lr, not a learning rate",
-                         lr_type == SQLITE_BLOB ? "a blob" : "NULL");
-            else snprintf(what, sizeof what, "lr '%.60s', not a learning rate (finite, above 0)", lr_text);
-            ob_status fs = ob_fail(e, OB_ERR_INPUT,
-                                   "'%s': run %lld has %s: the row was edited or written by another program, and "
-                                   "report would refuse the merged database; correct that row of the runs table "
-                                   "(sqlite3 FILE) or leave that database out; nothing was written",
-                                   s->path, (long long)c->run_id, what);
+        ob_status st = read_cand(s, q, idx, *nc, c, e);
+        if (st != OB_OK) {
             sqlite3_finalize(q);
-            return fs;
+            return st;
         }
-        long long steps = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8);
-        const char *st = (const char *)sqlite3_column_text(q, 9);
-        size_t kl = strlen(wl ? wl : "") + strlen(wp ? wp : "") + strlen(op ? op : "") + strlen(hp ? hp : "") + 160;
-        c->key = malloc(kl);
-        c->label = malloc(256);
-        if (!c->key || !c->label) {
-            free(c->key);
-            free(c->label);
-            sqlite3_finalize(q);
-            return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        }
-        const char *stage = (const char *)sqlite3_column_text(q, 14);
-        snprintf(c->key, kl, "%s\x1f%s\x1f%s\x1f%s\x1f%a\x1f%lld\x1f%lld\x1f%s", wl ? wl : "", wp ? wp : "",
-                 op ? op : "", hp ? hp : "", lr, seed, steps, stage ? stage : "");
-        snprintf(c->label, 256, "%s %s lr=%g seed=%lld", wl ? wl : "?", op ? op : "?", lr, seed);
-        snprintf(c->status, sizeof c->status, "%s", st ? st : "pending");
-        c->rank = status_rank(c->status);
-        c->steps_done = sqlite3_column_type(q, 10) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 10);
-        /* a number, or unknown (NULL, or text in a number's column) */
-        c->final_loss = sqlite3_column_type(q, 11) == SQLITE_FLOAT || sqlite3_column_type(q, 11) == SQLITE_INTEGER
-                            ? sqlite3_column_double(q, 11)
-                            : NAN;
-        c->diverged_step = sqlite3_column_type(q, 12) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 12);
-        c->cell = sqlite3_column_type(q, 13) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 13);
         (*nc)++;
         for (int i = 0; i < s->nb; i++)
             if (s->b[i].id == c->bench_id) s->b[i].runs++;
@@ -587,6 +631,13 @@ static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap
     sqlite3_finalize(q);
     if (rc != SQLITE_DONE) return src_fail(s->db, s->path, "reading its runs", e);
     return OB_OK;
+}
+
+/* Reads source s (input idx): its benchmarks into s->b, its runs as candidates appended to *cands. */
+static ob_status load_source(source *s, int idx, cand **cands, int *nc, int *cap, ob_err *e)
+{
+    OB_TRY(load_benchmarks(s, e));
+    return load_runs(s, idx, cands, nc, cap, e);
 }
 
 /* Sort: by cell, then best first (rank, then input order). */

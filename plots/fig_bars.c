@@ -69,7 +69,7 @@ static ob_status bar_slots_make(const ob_dataset *d, const ob_stats *s, int kind
     }
     for (int j = 0; j < b->n; j++) {
         const int o = b->reduced ? s->tuned_first[j] : j;
-        b->lt[j] = b->reduced ? own_lt(d, o) : o + 1;
+        b->lt[j] = b->reduced ? ob_fig_own_lt(d, o) : o + 1;
         b->name[j] = b->reduced ? d->opt_names[o] : d->opt_labels[o];
     }
     for (int w = 0; w < d->n_wl; w++) {
@@ -96,14 +96,14 @@ static ob_status bar_slots_make(const ob_dataset *d, const ob_stats *s, int kind
 static double bar_slot(int n_opt) { return 1.0 / (n_opt + 1); }
 static double bar_x(int w, int o, int n_opt) { return w + (o - (n_opt - 1) / 2.0) * bar_slot(n_opt); }
 
-/* The dot plots' stems, tables and titles, by kind (fig_bars): 0 step
+/* The dot plots' stems, tables and titles, by kind (ob_fig_bars): 0 step
  * time, 1 peak memory, 2 optimizer state, 3 time to target. */
 static const char *const bar_stems[] = {"step_time", "memory_peak", "memory_state", "time_to_target"};
 static const char *const bar_files[] = {"bars_step_ms.csv", "bars_peak_mem.csv", "bars_state_bytes.csv",
                                         "bars_time_to_target.csv"};
 static const char *const bar_titles[] = {"Step time", "Peak memory", "Optimizer state", "Time to target"};
 
-/* One dot plot as fig_bars lays it out: its slots, what each shows, how
+/* One dot plot as ob_fig_bars lays it out: its slots, what each shows, how
  * many of each there are, and the y axis. what[w * b.n + j], what slot j of
  * workload w shows: 0 nothing, 1 a point, 2 a zero value (a "0 B" mark), 3
  * not reached, 4 reached but untimed, 5 a pair left out of the matrix (a
@@ -138,11 +138,11 @@ static void bars_what_tt(const ob_stats *s, int w, const ob_group *g, bar_fig *b
     else if (g->tt_censored) *m = 3, bf->n_unreached++;
     else if (!isfinite(g->tt_time_s)) *m = 4, bf->n_untimed++;
     else *m = 1, bf->n_bars++;
-    if (*m == 1) range_add(&bf->r, g->tt_time_s);
+    if (*m == 1) ob_fig_range_add(&bf->r, g->tt_time_s);
     double lo, hi;
     if (*m == 1 && ob_group_tt_interval(g, 0, &lo, &hi) && lo < hi) { /* its interval, drawn as a bar */
-        range_add(&bf->r, lo);
-        if (isfinite(hi)) range_add(&bf->r, hi);
+        ob_fig_range_add(&bf->r, lo);
+        if (isfinite(hi)) ob_fig_range_add(&bf->r, hi);
         else bf->n_open++; /* a seed never got there: the bar runs to the top */
         bf->n_ranges++;
     }
@@ -164,7 +164,7 @@ static void bars_what_value(const ob_group *g, bar_fig *bf, int *m)
     }
     if (v == 0) *m = 2, bf->n_zero++;
     else *m = 1, bf->n_bars++;
-    range_add(&bf->r, v);
+    ob_fig_range_add(&bf->r, v);
 }
 
 /* bf->what for every slot of every workload, with its counts and range. */
@@ -198,10 +198,10 @@ static ob_status bars_not_drawn(const bar_fig *bf, ob_figures *out, ob_err *e)
          "tables), so there is no time to show.")};
     const int kind = bf->kind;
     if (kind == 3 && bf->n_atstart == bf->n_groups)
-        return add_skipped(out, e, bar_stems[kind], -1, bar_titles[kind],
+        return ob_fig_add_skipped(out, e, bar_stems[kind], -1, bar_titles[kind],
                            "Not drawn: on every workload the loss met the target before training (see the "
                            "time-to-target paragraphs), so no time to target ranks anything.");
-    return bf->n_groups > 0 ? add_skipped(out, e, bar_stems[kind], -1, bar_titles[kind], why[kind]) : OB_OK;
+    return bf->n_groups > 0 ? ob_fig_add_skipped(out, e, bar_stems[kind], -1, bar_titles[kind], why[kind]) : OB_OK;
 }
 
 /* The y axis's unit for the largest value (bf->scale, bf->unit). */
@@ -234,7 +234,7 @@ static void bars_y_range(bar_fig *bf)
 {
     const range *r = &bf->r;
     const int kind = bf->kind;
-    bf->logy = spans_decades(r);
+    bf->logy = ob_fig_spans_decades(r);
     /* times over decades (a step of microseconds next to one of 100 ms): one
      * unit for the whole axis would read "1e-05 minutes"; the axis is in
      * seconds and each decade's tic names its own unit ("10 us", "100 ms") */
@@ -262,7 +262,7 @@ static ob_status bars_open(script *sc, const char *dir, const bar_fig *bf, ob_er
     snprintf(reads, sizeof reads, "%s (workload, then one column per optimizer; empty or inf = no point)%s",
              bar_files[bf->kind],
              bf->n_ranges ? " and bars_time_to_target_range.csv (each time's interval, a bar)" : "");
-    return script_open(sc, dir, bar_stems[bf->kind], what_txt[bf->kind], reads, e);
+    return ob_fig_script_open(sc, dir, bar_stems[bf->kind], what_txt[bf->kind], reads, e);
 }
 
 /* The dot plot's title, y label and slot width. */
@@ -422,7 +422,7 @@ static void bars_plot(script *sc, const bar_fig *bf)
     size_t key_len = 0;
     for (int j = 0; j < n_col; j++)
         if (strlen(b->name[j]) > key_len) key_len = strlen(b->name[j]);
-    key_fit(sc, n_col, key_len);
+    ob_fig_key_fit(sc, n_col, key_len);
     /* always an expression: a column without a value (an optimizer that
      * reached the target nowhere) is then undefined points, not a gnuplot
      * warning that it has none; an infinite time (not reached, inf in the
@@ -577,7 +577,7 @@ static ob_status bars_caption(const ob_dataset *d, const ob_stats *s, const bar_
     const char *alldiv = kind != 3 && bf->n_alldiv ? " \"every run diverged\": the optimizer's runs there all diverged "
                                                      "before recording a value (a run's first steps are not timed)."
                                                    : "";
-    return add_fig(out, e, bar_stems[kind], -1, bar_titles[kind], "%s%s%s%s%s%s%s%s%s", caps[kind],
+    return ob_fig_add(out, e, bar_stems[kind], -1, bar_titles[kind], "%s%s%s%s%s%s%s%s%s", caps[kind],
                    " Each optimizer is a point in its colour and marker shape (as in the legend), side by side "
                    "within each workload's group.",
                    reduced, bars_ranges_note(bf), extra, median_note, notrun, alldiv,
@@ -595,7 +595,7 @@ static ob_status bars_script(const ob_dataset *d, const bar_fig *bf, const char 
     bars_guides(sc.f, d, bf->b.n);
     bars_marks(sc.f, d, bf);
     bars_plot(&sc, bf);
-    return script_close(&sc, e);
+    return ob_fig_script_close(&sc, e);
 }
 
 /* A dot plot over all workloads of kind 0: step time, 1: peak memory, 2:
@@ -604,7 +604,7 @@ static ob_status bars_script(const ob_dataset *d, const bar_fig *bf, const char 
  * nothing; a point per optimizer, its colour and marker shape from
  * style.gp, reads by its position alone and tells the optimizers apart in
  * grey and to a colour-blind reader too. */
-ob_status fig_bars(const ob_dataset *d, const ob_stats *s, const char *dir, int kind,
+ob_status ob_fig_bars(const ob_dataset *d, const ob_stats *s, const char *dir, int kind,
                    ob_figures *out, ob_err *e)
 {
     if (d->n_opt == 0 || d->n_wl == 0) return OB_OK;

@@ -33,7 +33,7 @@ static int budget_line(const ob_dataset *d, const ob_stats *s, int w, int i, int
     return 0;
 }
 
-/* The tuning budget of workload w as fig_budget lays it out: its lines
+/* The tuning budget of workload w as ob_fig_budget lays it out: its lines
  * (the tuned optimizers with several configurations, one at least with a
  * finite value), their values' range, those left out, the quantity drawn
  * and its columns. */
@@ -71,7 +71,7 @@ static void budget_scan(const ob_dataset *d, const ob_stats *s, budget_fig *bf)
         }
         bf->n_lines++;
         if (n > bf->kmax) bf->kmax = n;
-        for (int j = 0; j < n; j++) range_add(&bf->yr, sign * bf->v[j]);
+        for (int j = 0; j < n; j++) ob_fig_range_add(&bf->yr, sign * bf->v[j]);
         bf->any_inf |= isinf(ob_stat_best_of_k(bf->v, n, 1, 0.75));
         size_t len = strlen(d->opt_names[s->tuned_first[i]]) + 24;
         if (len > bf->key_len) bf->key_len = len;
@@ -90,14 +90,14 @@ static ob_status budget_not_drawn(const ob_dataset *d, const budget_fig *bf, con
     char why[600];
     snprintf(why, sizeof why, "every configuration of %s diverged at every lr: the best of any k of them is "
              "infinite, no line to draw", bf->gone);
-    return bf->all_diverged ? add_skipped(out, e, stem, bf->w, title, why) : OB_OK;
+    return bf->all_diverged ? ob_fig_add_skipped(out, e, stem, bf->w, title, why) : OB_OK;
 }
 
 /* The tuning budget's y axis, quantity (the metric by its name where the
  * workload is known: accuracy), columns, title and workload label. */
 static void budget_names(const ob_dataset *d, budget_fig *bf)
 {
-    bf->logy = !bf->metric && spans_decades(&bf->yr);
+    bf->logy = !bf->metric && ob_fig_spans_decades(&bf->yr);
     const ob_workload_def *wdef = ob_workload_find(d->wl_names[bf->w]);
     bf->qty = !bf->metric ? "loss" : wdef && wdef->metric_name ? wdef->metric_name : "metric";
     snprintf(bf->what, sizeof bf->what, "final %s%s", bf->heldout ? "held-out " : "", bf->qty);
@@ -114,7 +114,7 @@ static ob_status budget_open(script *sc, const budget_fig *bf, const char *dir, 
 {
     char desc[160];
     snprintf(desc, sizeof desc, "best %s among k configurations vs k", bf->what);
-    return script_open(sc, dir, stem, desc,
+    return ob_fig_script_open(sc, dir, stem, desc,
                        !bf->heldout ? "tuning_budget.csv (workload, optimizer, configurations, k, best_q25, "
                                       "best_median, best_q75)"
                        : bf->metric ? "tuning_budget.csv (workload, optimizer, configurations, k, ..., "
@@ -139,8 +139,8 @@ static void budget_header(script *sc, const budget_fig *bf)
             "sel(o) = strcol(1) eq \"%s\" && strcol(2) eq o\n",
             bf->wq, bf->what, bf->what, bf->heldout ? " for it" : "", bf->logy ? " (log scale)" : "", bf->kmax,
             bf->kmax > 16 ? (bf->kmax + 7) / 8 : 1, bf->logy ? "set logscale y" : "unset logscale y", bf->wq);
-    if (bf->logy) narrow_log_ytics(f, &bf->yr, 0);
-    key_fit(sc, bf->n_lines, bf->key_len);
+    if (bf->logy) ob_fig_narrow_log_ytics(f, &bf->yr, 0);
+    ob_fig_key_fit(sc, bf->n_lines, bf->key_len);
 }
 
 /* The tuning budget's plot command: each line's quartiles as a band and
@@ -154,7 +154,7 @@ static void budget_plot(FILE *f, const ob_dataset *d, const ob_stats *s, const b
         if (!budget_line(d, s, bf->w, i, bf->heldout, bf->v, &n)) continue;
         char oq[256];
         ob_gp_str(d->opt_names[s->tuned_first[i]], oq, sizeof oq);
-        const int lt = own_lt(d, s->tuned_first[i]);
+        const int lt = ob_fig_own_lt(d, s->tuned_first[i]);
         fprintf(f,
                 "%s  'tuning_budget.csv' skip 1 using 4:(sel(\"%s\") ? $%d : NaN):%d with filledcurves lt %d "
                 "notitle, \\\n"
@@ -173,7 +173,7 @@ static ob_status budget_script(const ob_dataset *d, const ob_stats *s, const bud
     OB_TRY(budget_open(&sc, bf, dir, stem, e));
     budget_header(&sc, bf);
     budget_plot(sc.f, d, s, bf);
-    return script_close(&sc, e);
+    return ob_fig_script_close(&sc, e);
 }
 
 /* The tuning budget's caption. */
@@ -194,9 +194,9 @@ static ob_status budget_caption(const budget_fig *bf, const char *stem, ob_figur
                  bf->what, bf->qty, bf->metric ? "higher is better (report --heldout-on metric)" : "lower is better",
                  inf_note, bf->metric ? "metric" : "loss", gone[0] ? " Not drawn: " : "", gone,
                  gone[0] ? " (every configuration diverged at every lr)." : "");
-        return add_fig(out, e, stem, bf->w, bf->title, "%s", cap);
+        return ob_fig_add(out, e, stem, bf->w, bf->title, "%s", cap);
     }
-    return add_fig(out, e, stem, bf->w, bf->title,
+    return ob_fig_add(out, e, stem, bf->w, bf->title,
                    "How much tuning each optimizer needs: the best final training loss (at its best lr, median "
                    "over seeds) among k of its configurations drawn at random with replacement from those run, "
                    "against k, computed exactly from the configurations' losses (Dodge et al. 2019, \"Show your "
@@ -217,7 +217,7 @@ static ob_status budget_caption(const budget_fig *bf, const char *stem, ob_figur
  * with heldout, the same on the held-out loss (or metric: report
  * --heldout-on), each configuration at its best lr for it, where every
  * configuration has one (budget_heldout_WORKLOAD). */
-ob_status fig_budget(const ob_dataset *d, const ob_stats *s, int w, int heldout, const char *dir,
+ob_status ob_fig_budget(const ob_dataset *d, const ob_stats *s, int w, int heldout, const char *dir,
                      const char *slug, ob_figures *out, ob_err *e)
 {
     if (s->n_tuned == 0) return OB_OK;

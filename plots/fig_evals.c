@@ -22,7 +22,7 @@ static void low_add(double *lo, double v)
     if (isfinite(v) && v < *lo) *lo = v;
 }
 
-/* The held-out figures of workload w as fig_evals lays them out: what the
+/* The held-out figures of workload w as ob_fig_evals lays them out: what the
  * evals table holds for the runs at the best lrs (evals_best.csv is made
  * of exactly those rows) and what the runs table says, the metric's name,
  * and the figure being written (which: 0 the loss, 1 the metric). */
@@ -77,12 +77,12 @@ static void evals_scan(const ob_dataset *d, const ob_stats *s, evals_fig *ef)
             if (!isnan(run->eval_metric)) ef->final_metric = 1;
             if (run->n_evals > ef->max_evals) ef->max_evals = run->n_evals;
             /* held-out loss spans about what the training loss spans */
-            for (int64_t j = 0; j < run->n_curve; j++) range_add(&ef->r, run->c_loss[j]);
+            for (int64_t j = 0; j < run->n_curve; j++) ob_fig_range_add(&ef->r, run->c_loss[j]);
         }
-        range_add(&ef->r, g->eval_loss.min);
-        range_add(&ef->r, g->eval_loss.max);
-        range_add(&ef->er, g->eval_loss.min);
-        range_add(&ef->er, g->eval_loss.max);
+        ob_fig_range_add(&ef->r, g->eval_loss.min);
+        ob_fig_range_add(&ef->r, g->eval_loss.max);
+        ob_fig_range_add(&ef->er, g->eval_loss.min);
+        ob_fig_range_add(&ef->er, g->eval_loss.max);
     }
 }
 
@@ -106,7 +106,7 @@ static size_t evals_end_label_chars(const ob_dataset *d, const ob_stats *s, int 
     for (int k = 0; k < s->n_g; k++)
         if (s->g[k].wl == w && s->g[k].best >= 0) {
             char lr[32];
-            lr_text(s->g[k].best_lr, lr, sizeof lr);
+            ob_fig_lr_text(s->g[k].best_lr, lr, sizeof lr);
             label_chars += strlen(d->opt_labels[s->g[k].opt]) + strlen(lr) + 5;
         } else if (s->g[k].wl == w && s->g[k].n_finished > 0) {
             label_chars += strlen(d->opt_labels[s->g[k].opt]) + strlen(gone_text(&s->g[k])) + 5;
@@ -156,7 +156,7 @@ static void evals_end_tics(FILE *f, const ob_dataset *d, const ob_stats *s, int 
         if (g->wl != w || (g->best < 0 && g->n_finished == 0)) continue;
         char oq[512], lr[32];
         ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-        if (g->best >= 0) lr_text(g->best_lr, lr, sizeof lr);
+        if (g->best >= 0) ob_fig_lr_text(g->best_lr, lr, sizeof lr);
         fprintf(f, "%s\"%s (%s)\" %d", x ? ", " : "", oq, g->best >= 0 ? lr : gone_text(g), x);
         x++;
     }
@@ -245,13 +245,13 @@ static void evals_curve_key(script *sc, const ob_dataset *d, const ob_stats *s, 
     size_t key_len = 0;
     for (int k = 0; k < s->n_g; k++) {
         char dn[64];
-        size_t len = strlen(d->opt_labels[s->g[k].opt]) + 12 + strlen(diverged_note(d, &s->g[k], dn, sizeof dn)) +
-                     strlen(edge_note(&s->g[k]));
+        size_t len = strlen(d->opt_labels[s->g[k].opt]) + 12 +
+                     strlen(ob_fig_diverged_note(d, &s->g[k], dn, sizeof dn)) + strlen(ob_fig_edge_note(&s->g[k]));
         if (s->g[k].wl == ef->w && s->g[k].best >= 0 && len > key_len) key_len = len;
         len = strlen(d->opt_labels[s->g[k].opt]) + 23;
         if (s->g[k].wl == ef->w && s->g[k].best < 0 && s->g[k].n_finished > 0 && len > key_len) key_len = len;
     }
-    key_fit(sc, ef->n_opt_here + ef->n_gone, key_len);
+    ob_fig_key_fit(sc, ef->n_opt_here + ef->n_gone, key_len);
 }
 
 /* The curve figure's plot command: each optimizer's median at its best lr
@@ -267,7 +267,7 @@ static void evals_curve_plot(FILE *f, const ob_dataset *d, const ob_stats *s, co
         if (g->wl != ef->w || g->best < 0) continue;
         char oq[512], lr[32], dn[64];
         ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-        lr_text(g->best_lr, lr, sizeof lr);
+        ob_fig_lr_text(g->best_lr, lr, sizeof lr);
         if (ef->bands)
             fprintf(f,
                     "%s  'evals_best.csv' skip 1 using 5:(sel(\"%s\") ? $%d : NaN):(sel(\"%s\") ? $%d : NaN) "
@@ -279,8 +279,8 @@ static void evals_curve_plot(FILE *f, const ob_dataset *d, const ob_stats *s, co
                 ef->bands ? ", \\\n" : first ? "" : ", \\\n", oq, c0, g->opt + 1,
                 /* a marker at each evaluation, at about 12 of them when there are many (each
                  * optimizer's a little shifted, as in the loss figure) */
-                ef->max_evals > 15 ? (int)(ef->max_evals / 12) + k % 3 : 1, oq, lr, edge_note(g),
-                diverged_note(d, g, dn, sizeof dn));
+                ef->max_evals > 15 ? (int)(ef->max_evals / 12) + k % 3 : 1, oq, lr, ob_fig_edge_note(g),
+                ob_fig_diverged_note(d, g, dn, sizeof dn));
         first = 0;
     }
     /* no line for an optimizer without a best lr: the legend still names it */
@@ -307,13 +307,13 @@ static ob_status evals_caption(const evals_fig *ef, const char *stem, const char
                               "has no line: the legend names it and says why.");
     const char *what = ef->which ? ef->metric_caption : "Loss (lower is better)";
     if (ef->at_end)
-        return add_fig(out, e, stem, ef->w, fig_title,
+        return ob_fig_add(out, e, stem, ef->w, fig_title,
                        "%s on held-out data at the end of training (the only evaluation of each run; "
                        "`--eval-every N` evaluates during training too), for each optimizer at its best "
                        "learning rate: the point is the median over seeds, the bar spans the best and "
                        "worst seed.%s%s",
                        what, gone_note, ef->logy ? " The y axis is logarithmic." : "");
-    return add_fig(out, e, stem, ef->w, fig_title,
+    return ob_fig_add(out, e, stem, ef->w, fig_title,
                    "%s on held-out data at each evaluation, for each optimizer at its best learning "
                    "rate: median over seeds%s%s%s%s",
                    what,
@@ -342,7 +342,7 @@ static ob_status evals_figure(const ob_dataset *d, const ob_stats *s, evals_fig 
     if (!(ef->which ? ef->any_metric : ef->any_loss)) {
         /* no rows to draw: no script; say why when the runs have a value */
         if (ef->which ? ef->final_metric : ef->final_loss)
-            return add_skipped(out, e, stem, ef->w, fig_title,
+            return ob_fig_add_skipped(out, e, stem, ef->w, fig_title,
                                "Not drawn: the database's evals table has no held-out evaluations of "
                                "these runs (an optbench older than this one kept the end-of-run "
                                "evaluation only in runs.eval_loss); the final held-out values are in "
@@ -350,13 +350,13 @@ static ob_status evals_figure(const ob_dataset *d, const ob_stats *s, evals_fig 
         return OB_OK;
     }
     script sc;
-    OB_TRY(script_open(&sc, dir, stem,
+    OB_TRY(ob_fig_script_open(&sc, dir, stem,
                        ef->which ? "held-out metric at the best lr" : "held-out loss at the best lr",
                        "evals_best.csv (workload, optimizer, lr, seeds, step, eval_loss_median, "
                        "eval_loss_min, eval_loss_max, eval_metric_median, eval_metric_min, "
                        "eval_metric_max)", e));
     sc.no_key = ef->at_end;
-    ef->logy = ef->which == 0 && spans_decades(ef->at_end ? &ef->er : &ef->r);
+    ef->logy = ef->which == 0 && ob_fig_spans_decades(ef->at_end ? &ef->er : &ef->r);
     ef->c0 = ef->which ? 9 : 6;
     if (ef->at_end) {
         evals_end_script(sc.f, d, s, ef);
@@ -365,7 +365,7 @@ static ob_status evals_figure(const ob_dataset *d, const ob_stats *s, evals_fig 
         evals_curve_key(&sc, d, s, ef);
         evals_curve_plot(sc.f, d, s, ef);
     }
-    OB_TRY(script_close(&sc, e));
+    OB_TRY(ob_fig_script_close(&sc, e));
     return evals_caption(ef, stem, fig_title, out, e);
 }
 
@@ -373,7 +373,7 @@ static ob_status evals_figure(const ob_dataset *d, const ob_stats *s, evals_fig 
  * eval_metric_WORKLOAD, from evals_best.csv), each optimizer at its best
  * lr: a line per optimizer over the evaluations during training, or, with
  * one evaluation per run, a point per optimizer with its min-max bar. */
-ob_status fig_evals(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+ob_status ob_fig_evals(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                     const char *slug, ob_figures *out, ob_err *e)
 {
     evals_fig ef;

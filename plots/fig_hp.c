@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-/* A hyperparameter figure as fig_hp lays it out: what its points are (the
+/* A hyperparameter figure as ob_fig_hp lays it out: what its points are (the
  * values' range, divergence, seeds) and its x axis (a log scale of 1 -
  * value, 0 set apart on a log scale, or the values', and its tics). */
 typedef struct hp_layout {
@@ -190,11 +190,11 @@ static double hp_y_axis(FILE *f, const ob_stats *s, const ob_hp_fig *hf, const h
         for (int l = 0; l < hf->n_lines; l++)
             for (int i = 0; i < hf->lines[l].n; i++) {
                 const ob_group *g = &s->g[hf->lines[l].p[i].group];
-                range_add(&own, g->final.median);
-                range_add(&own, g->final.min);
-                range_add(&own, g->final.max);
+                ob_fig_range_add(&own, g->final.median);
+                ob_fig_range_add(&own, g->final.min);
+                ob_fig_range_add(&own, g->final.max);
             }
-        if (!narrow_log_ytics(f, &own, strip)) fprintf(f, "%s", LOG_NOEXTEND);
+        if (!ob_fig_narrow_log_ytics(f, &own, strip)) fprintf(f, "%s", LOG_NOEXTEND);
     }
     return mark_step;
 }
@@ -210,7 +210,7 @@ static int hp_line_lt(const ob_dataset *d, const ob_stats *s, const ob_hp_fig *h
     for (int m = 0; m < hf->n_lines && alone; m++)
         alone = m == l || strcmp(d->opt_names[s->g[hf->lines[m].p[0].group].opt],
                                  d->opt_names[s->g[ln->p[0].group].opt]);
-    if (alone) lt = own_lt(d, s->g[ln->p[0].group].opt);
+    if (alone) lt = ob_fig_own_lt(d, s->g[ln->p[0].group].opt);
     return lt;
 }
 
@@ -264,7 +264,7 @@ static ob_status hp_script(const ob_dataset *d, const ob_stats *s, const ob_hp_f
     ob_gp_str(d->wl_labels[hf->wl], wq, sizeof wq);
     ob_gp_str(hf->key, kq, sizeof kq);
     script sc;
-    OB_TRY(script_open(&sc, dir, stem, "final loss at the best lr vs a swept hyperparameter",
+    OB_TRY(ob_fig_script_open(&sc, dir, stem, "final loss at the best lr vs a swept hyperparameter",
                        "hp_sweep.csv (workload, key, line, value, best_lr, seeds, final_median, "
                        "final_min, final_max, diverged_runs, finished_runs, diverged_everywhere, optimizer)", e));
     FILE *f = sc.f;
@@ -274,14 +274,14 @@ static ob_status hp_script(const ob_dataset *d, const ob_stats *s, const ob_hp_f
     size_t key_len = hl->any_div ? 31 : 0;
     for (int l = 0; l < hf->n_lines; l++)
         if (strlen(hf->lines[l].label) > key_len) key_len = strlen(hf->lines[l].label);
-    key_fit(&sc, hf->n_lines + hl->any_div, key_len);
+    ob_fig_key_fit(&sc, hf->n_lines + hl->any_div, key_len);
     fprintf(f, "plot \\\n");
     int nth = 0;
     for (int l = 0; l < hf->n_lines; l++) hp_plot_line(f, d, s, hf, l, mark_step, &nth);
     if (hl->any_div)
         fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x at the top: every lr diverged\"");
     fprintf(f, "\n");
-    return script_close(&sc, e);
+    return ob_fig_script_close(&sc, e);
 }
 
 /* The caption's note on the points whose best lr is the grid's smallest or
@@ -357,7 +357,7 @@ static ob_status hp_caption(const ob_dataset *d, const ob_stats *s, const ob_hp_
     hp_edge_note(s, hf, edge, sizeof edge);
     hp_scatter_note(d, s, hf, scat, sizeof scat);
     if (!strcmp(hf->key, "lr"))
-        return add_fig(out, e, stem, hf->wl, title,
+        return ob_fig_add(out, e, stem, hf->wl, title,
                        "Final training loss (mean over the last 10%% of steps) of each configuration of a search whose "
                        "learning rate was drawn with its other settings (--lrs LO..HI with --trials), against that lr: "
                        "a point per configuration, the median over seeds, a bar from the best to the worst seed that "
@@ -365,7 +365,7 @@ static ob_status hp_caption(const ob_dataset *d, const ob_stats *s, const ob_hp_
                        "Values in hp_sweep.csv.",
                        hl->any_div ? " An x along the top edge marks a configuration whose seeds diverged (half or more)." : "",
                        hl->logy ? " The y axis is logarithmic." : "");
-    return add_fig(out, e, stem, hf->wl, title,
+    return ob_fig_add(out, e, stem, hf->wl, title,
                    "Final training loss (mean over the last 10%% of steps) against %s, for the configurations "
                    "that differ only in %s: one line per optimizer and setting of its other swept keys. Each point "
                    "is one configuration at its own best learning rate (written beside a line's first point and "
@@ -384,15 +384,15 @@ static ob_status hp_caption(const ob_dataset *d, const ob_stats *s, const ob_hp_
  * one line per optimizer and setting of its other swept keys, each point a
  * configuration at its own best lr; an optimizer whose keys were searched
  * together (scatter lines) is points with min-max bars, on no line. */
-ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig *hf, const char *dir,
+ob_status ob_fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig *hf, const char *dir,
                  const char *slug, ob_figures *out, ob_err *e)
 {
     const int w = hf->wl;
     hp_layout hl;
     memset(&hl, 0, sizeof hl);
     int any_lr, any_div_lr, any_conf;
-    range yr = lr_fig_yrange(s, w, &any_lr, &any_div_lr, &any_conf);
-    hl.logy = spans_decades(&yr); /* as the lr figure of this workload */
+    range yr = ob_fig_lr_yrange(s, w, &any_lr, &any_div_lr, &any_conf);
+    hl.logy = ob_fig_spans_decades(&yr); /* as the lr figure of this workload */
     hp_scan(s, hf, &hl);
     char ks[128], stem[400], title[300];
     ob_slug(hf->key, ks, sizeof ks);
@@ -403,7 +403,7 @@ ob_status fig_hp(const ob_dataset *d, const ob_stats *s, const ob_hp_fig *hf, co
         snprintf(why, sizeof why,
                  "Not drawn: every configuration that differs in %.100s diverged at every lr (half the "
                  "seeds or more at each), so none has a best lr; hp_sweep.csv lists them.", hf->key);
-        return add_skipped(out, e, stem, w, title, why);
+        return ob_fig_add_skipped(out, e, stem, w, title, why);
     }
     hp_x_scale(&hl);
     hp_x_tic_values(hf, &hl);

@@ -19,7 +19,7 @@ static int point_every(const ob_group *g, const ob_dataset *d, int k)
     return every + k % 3;
 }
 
-/* The training-loss figure of workload w as fig_loss lays it out: the
+/* The training-loss figure of workload w as ob_fig_loss lays it out: the
  * curves' losses, seeds and steps, the loss floor, and its y axis. */
 typedef struct loss_fig {
     int w;
@@ -54,7 +54,7 @@ static int loss_scan(const ob_dataset *d, const ob_stats *s, loss_fig *lf)
             if (run->steps > lf->last_step) lf->last_step = run->steps;
             if (run->n_curve > 0 && run->c_step[run->n_curve - 1] > lf->last_step)
                 lf->last_step = run->c_step[run->n_curve - 1];
-            for (int64_t j = 0; j < run->n_curve; j++) range_add(&lf->r, run->c_loss[j]);
+            for (int64_t j = 0; j < run->n_curve; j++) ob_fig_range_add(&lf->r, run->c_loss[j]);
             if (run->n_curve > 0 && isfinite(run->c_loss[0]) && (isnan(lf->start) || run->c_loss[0] > lf->start))
                 lf->start = run->c_loss[0];
         }
@@ -69,7 +69,7 @@ static void loss_y_axis(loss_fig *lf)
     /* early spikes far above the starting loss would flatten everything else: cut them */
     lf->capped = lf->start > 0 && lf->r.hi > 1.5 * lf->start;
     if (lf->capped) lf->r.hi = 1.5 * lf->start;
-    lf->logy = spans_decades(&lf->r);
+    lf->logy = ob_fig_spans_decades(&lf->r);
     lf->floor_drawn = !isnan(lf->floor_v) && (!lf->logy || lf->floor_v > 0);
     /* a floor far below the curves (bert's entropy floor under losses that
      * stay near the vocabulary's log) would stretch the axis down to it and
@@ -117,11 +117,11 @@ static void loss_key(script *sc, const ob_dataset *d, const ob_stats *s, const l
         if (g->wl != lf->w) continue;
         char dn[64];
         size_t len = strlen(d->opt_labels[g->opt]) + (g->best >= 0 ? 12 : 22) +
-                     strlen(diverged_note(d, g, dn, sizeof dn)) + strlen(edge_note(g));
+                     strlen(ob_fig_diverged_note(d, g, dn, sizeof dn)) + strlen(ob_fig_edge_note(g));
         n_key++;
         if (len > key_len) key_len = len;
     }
-    key_fit(sc, n_key, key_len);
+    ob_fig_key_fit(sc, n_key, key_len);
 }
 
 /* The loss figure's curves: each optimizer's median at its best lr, with
@@ -134,7 +134,7 @@ static void loss_plot_lines(FILE *f, const ob_dataset *d, const ob_stats *s, con
         if (g->wl != lf->w || g->best < 0) continue;
         char oq[512], lr[32], dn[64];
         ob_gp_str(d->opt_labels[g->opt], oq, sizeof oq);
-        lr_text(g->best_lr, lr, sizeof lr);
+        ob_fig_lr_text(g->best_lr, lr, sizeof lr);
         if (lf->bands)
             fprintf(f, "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $7 : NaN):8 with filledcurves lt %d notitle",
                     first ? "" : ", \\\n", oq, g->opt + 1);
@@ -142,7 +142,7 @@ static void loss_plot_lines(FILE *f, const ob_dataset *d, const ob_stats *s, con
                 "%s  'curves_best.csv' skip 1 using 5:(sel(\"%s\") ? $6 : NaN) with linespoints lt %d pi %d ps PS "
                 "title \"%s (lr %s%s%s)\"",
                 lf->bands ? ", \\\n" : first ? "" : ", \\\n", oq, g->opt + 1, point_every(g, d, k), oq, lr,
-                edge_note(g), diverged_note(d, g, dn, sizeof dn));
+                ob_fig_edge_note(g), ob_fig_diverged_note(d, g, dn, sizeof dn));
         first = 0;
     }
 }
@@ -195,7 +195,7 @@ static ob_status loss_caption(const ob_dataset *d, const ob_stats *s, const loss
 {
     char div_note[320];
     loss_div_note(d, s, lf->w, div_note, sizeof div_note);
-    return add_fig(out, e, stem, lf->w, "Training loss",
+    return ob_fig_add(out, e, stem, lf->w, "Training loss",
                    "Training loss against step for each optimizer at its best learning rate (the lr "
                    "with the lowest median final loss). %s%s%s%s%s%s",
                    lf->bands ? "The line is the median over seeds, the shaded band spans the best and worst seed."
@@ -220,7 +220,7 @@ static ob_status loss_caption(const ob_dataset *d, const ob_stats *s, const loss
 /* Training loss against step on workload w (loss_WORKLOAD, from
  * curves_best.csv): a line per optimizer at its best lr with its min-max
  * band, the loss floor where the workload knows it. */
-ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+ob_status ob_fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                    const char *slug, ob_figures *out, ob_err *e)
 {
     loss_fig lf;
@@ -234,12 +234,12 @@ ob_status fig_loss(const ob_dataset *d, const ob_stats *s, int w, const char *di
     snprintf(stem, sizeof stem, "loss_%s", slug);
     ob_gp_str(d->wl_labels[w], lf.wq, sizeof lf.wq);
     script sc;
-    OB_TRY(script_open(&sc, dir, stem, "training loss vs step, each optimizer at its best lr",
+    OB_TRY(ob_fig_script_open(&sc, dir, stem, "training loss vs step, each optimizer at its best lr",
                        "curves_best.csv (workload, optimizer, lr, seeds, step, loss_median, "
                        "loss_min, loss_max)", e));
     loss_header(sc.f, &lf);
     loss_key(&sc, d, s, &lf);
     loss_plot(sc.f, d, s, &lf);
-    OB_TRY(script_close(&sc, e));
+    OB_TRY(ob_fig_script_close(&sc, e));
     return loss_caption(d, s, &lf, stem, out, e);
 }

@@ -18,7 +18,7 @@ static int band_drawn(const ob_lr_point *p) { return p->n_diverged == 0 && p->n_
 /* *any_div: 1 when a sweep seed diverged or finished without a finite loss,
  * 2 when a fresh one diverged (both: 3), plus 4 when a sweep seed finished
  * without a finite loss */
-range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int *any_conf)
+range ob_fig_lr_yrange(const ob_stats *s, int w, int *any, int *any_div, int *any_conf)
 {
     range r = {NAN, NAN};
     *any = *any_div = *any_conf = 0;
@@ -26,12 +26,12 @@ range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int *any_c
         const ob_group *g = &s->g[k];
         if (g->wl != w) continue;
         for (int i = 0; i < g->n_lr; i++) {
-            range_add(&r, g->lrs[i].med);
+            ob_fig_range_add(&r, g->lrs[i].med);
             /* the band, drawn only where every seed ended finite (elsewhere
              * its top, the worst seed, is +inf) */
             if (band_drawn(&g->lrs[i])) {
-                range_add(&r, g->lrs[i].min_finite);
-                range_add(&r, g->lrs[i].max_finite);
+                ob_fig_range_add(&r, g->lrs[i].min_finite);
+                ob_fig_range_add(&r, g->lrs[i].max_finite);
             }
             if (g->lrs[i].n_diverged > 0) *any_div |= 1;
             if (g->lrs[i].n_nonfinite > 0) *any_div |= 1 | 4;
@@ -41,9 +41,9 @@ range lr_fig_yrange(const ob_stats *s, int w, int *any, int *any_div, int *any_c
         if (g->confirm_lr == g->best_lr && g->n_confirm) {
             if (isfinite(g->conf_final.median)) {
                 *any_conf = 1;
-                range_add(&r, g->conf_final.median);
-                range_add(&r, g->conf_final.min);
-                range_add(&r, g->conf_max_finite);
+                ob_fig_range_add(&r, g->conf_final.median);
+                ob_fig_range_add(&r, g->conf_final.min);
+                ob_fig_range_add(&r, g->conf_max_finite);
             }
             if (g->conf_n_diverged > 0) *any_div |= 2;
         }
@@ -200,7 +200,7 @@ static int lr_conf_mark(const ob_group *g)
 }
 
 /* The rows of the legend below the plot for n entries up to longest
- * characters, as key_fit lays them out: each takes about 17 px of the PNG
+ * characters, as ob_fig_key_fit lays them out: each takes about 17 px of the PNG
  * from the plot, whose height the strip's rows are measured against. */
 static int lr_key_rows(int n, size_t longest)
 {
@@ -640,14 +640,14 @@ static int lr_pdf_layout(script *sc, const ob_stats *s, int w, double xlo, doubl
  * are marked at the top. */
 #define OFF_SCALE 1.5
 
-/* The lr figure of one workload as fig_lr lays it out: its y values (r,
+/* The lr figure of one workload as ob_fig_lr lays it out: its y values (r,
  * whose top is the cap where there is one) and x range, the strip of
  * divergence marks along the top and the legend, in the PNG's pixels
  * where they are measured. */
 typedef struct lr_fig {
     int w;
-    range r;               /* lr_fig_yrange's, r.hi the cap where there is one */
-    int any_div, any_conf; /* lr_fig_yrange's */
+    range r;               /* ob_fig_lr_yrange's, r.hi the cap where there is one */
+    int any_div, any_conf; /* ob_fig_lr_yrange's */
     int n_lines, bands;    /* the lines, and whether their min-max bands are drawn */
     double cap;            /* the top of the data area when some lr's median lies above it, else NaN */
     int logy;
@@ -733,7 +733,7 @@ static void lr_fig_header(FILE *f, const lr_fig *lf, const char *wq)
 }
 
 /* The lr figure's legend: its entries (the marks' explanations and the
- * optimizers) and their longest, laid out by key_fit. */
+ * optimizers) and their longest, laid out by ob_fig_key_fit. */
 static void lr_fig_key(script *sc, const ob_dataset *d, const ob_stats *s, lr_fig *lf)
 {
     const int any_div = lf->any_div;
@@ -746,7 +746,7 @@ static void lr_fig_key(script *sc, const ob_dataset *d, const ob_stats *s, lr_fi
         lf->n_key++;
         if (len > lf->key_len) lf->key_len = len;
     }
-    key_fit(sc, lf->n_key, lf->key_len);
+    ob_fig_key_fit(sc, lf->n_key, lf->key_len);
 }
 
 /* The strip along the top for the divergence marks: a row for each
@@ -1023,7 +1023,7 @@ static const char *lr_fig_strip_note(int any_div)
 /* The lr figure in the report, with its caption. */
 static ob_status lr_fig_caption(ob_figures *out, ob_err *e, const char *stem, const lr_fig *lf)
 {
-    return add_fig(out, e, stem, lf->w, "Learning-rate sensitivity",
+    return ob_fig_add(out, e, stem, lf->w, "Learning-rate sensitivity",
                    "Final training loss (mean over the last 10%% of steps) against the learning rate, "
                    "one line per optimizer: the median over seeds, a diverged seed counting as +inf as in the "
                    "tables%s The open circle marks each optimizer's best lr, "
@@ -1062,7 +1062,7 @@ static ob_status lr_fig_body(script *sc, const ob_dataset *d, const ob_stats *s,
     lr_fig_row_names(f, d, s, lf);
     unsigned char *left_any = calloc((size_t)lf->n_rows + 1, 1);
     if (!left_any) {
-        script_close(sc, e);
+        ob_fig_script_close(sc, e);
         return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
     lr_fig_kn_labels(f, s, lf, left_any);
@@ -1070,7 +1070,7 @@ static ob_status lr_fig_body(script *sc, const ob_dataset *d, const ob_stats *s,
     if (lr_pdf_layout(sc, s, lf->w, lf->xlo, lf->xhi_grid, lf->n_rows > 0 ? lf->name_len : 0, lf->mark_scale, &strip,
                       left_any) != 0) {
         free(left_any);
-        script_close(sc, e);
+        ob_fig_script_close(sc, e);
         return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
     lr_fig_plot(f, d, s, lf, left_any);
@@ -1082,7 +1082,7 @@ static ob_status lr_fig_body(script *sc, const ob_dataset *d, const ob_stats *s,
  * lr_sweep.csv and confirm.csv): a line per optimizer with its min-max
  * band, its best lr circled, the fresh seeds at the best lr, and a strip
  * along the top marking where seeds diverged. */
-ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
+ob_status ob_fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
                  const char *slug, ob_figures *out, ob_err *e)
 {
     lr_fig lf;
@@ -1090,11 +1090,11 @@ ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
     lf.w = w;
     range xr = {NAN, NAN};
     int any;
-    lf.r = lr_fig_yrange(s, w, &any, &lf.any_div, &lf.any_conf);
+    lf.r = ob_fig_lr_yrange(s, w, &any, &lf.any_div, &lf.any_conf);
     int most_lrs = 0;
     for (int k = 0; k < s->n_g; k++)
         if (s->g[k].wl == w) {
-            for (int i = 0; i < s->g[k].n_lr; i++) range_add(&xr, s->g[k].lrs[i].lr);
+            for (int i = 0; i < s->g[k].n_lr; i++) ob_fig_range_add(&xr, s->g[k].lrs[i].lr);
             if (s->g[k].n_lr > most_lrs) most_lrs = s->g[k].n_lr;
             lf.n_lines++;
         }
@@ -1104,7 +1104,7 @@ ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
     /* one lr per optimizer (one for all, or each at its own default): points
      * side by side would pass for a sensitivity */
     if (most_lrs <= 1)
-        return add_skipped(out, e, stem, w, "Learning-rate sensitivity",
+        return ob_fig_add_skipped(out, e, stem, w, "Learning-rate sensitivity",
                            "Not drawn: each optimizer ran at one learning rate, so there is no sensitivity to show; "
                            "the table above has each optimizer's final loss there (run --lrs with several values "
                            "to measure it; where a search drew each configuration's lr, --lrs LO..HI with --trials, "
@@ -1113,14 +1113,14 @@ ob_status fig_lr(const ob_dataset *d, const ob_stats *s, int w, const char *dir,
     lf.bands = lf.n_lines <= BAND_MAX_LINES; /* as on the loss figure */
     lf.cap = lr_fig_cap(d, s, w, &lf.r);
     if (!isnan(lf.cap)) lf.r.hi = lf.cap;
-    lf.logy = spans_decades(&lf.r);
+    lf.logy = ob_fig_spans_decades(&lf.r);
     lr_fig_xaxis(d, s, &xr, &lf);
     script sc;
-    OB_TRY(script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
+    OB_TRY(ob_fig_script_open(&sc, dir, stem, "final loss vs learning rate (sensitivity)",
                        "lr_sweep.csv (workload, optimizer, lr, runs, finished, diverged, "
                        "final_median, final_min, final_max, ..., is_best in column 14, nonfinite in 15)", e));
     lr_fig_header(sc.f, &lf, wq);
     OB_TRY(lr_fig_body(&sc, d, s, &lf, e));
-    OB_TRY(script_close(&sc, e));
+    OB_TRY(ob_fig_script_close(&sc, e));
     return lr_fig_caption(out, e, stem, &lf);
 }

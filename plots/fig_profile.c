@@ -68,7 +68,7 @@ static void profile_key(script *sc, const ob_stats *s, const profile_view *v)
                      (v->ran[o] < s->profile_workloads ? 16 : 0);
         if (len > key_len) key_len = len;
     }
-    key_fit(sc, v->n, key_len);
+    ob_fig_key_fit(sc, v->n, key_len);
 }
 
 /* After curve o's area in its legend entry, into ran (n bytes): of how
@@ -135,7 +135,7 @@ static ob_status profile_caption(const ob_dataset *d, const ob_stats *s, const p
         snprintf(median_note, sizeof median_note,
                  " Training time from median step times on %s: some runs there predate the mean (schema < 4), "
                  "so every optimizer there is timed by its median.", names);
-    return add_fig(out, e, v->stem, -1, title,
+    return ob_fig_add(out, e, v->stem, -1, title,
                    "For each optimizer%s, the fraction of workloads (y) on which its %s to reach the %starget "
                    "%s is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
                    "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
@@ -165,14 +165,14 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
 {
     const char *title = v->tuned ? "Performance profile of the tuned optimizers" : "Performance profile";
     if (s->profile_workloads == 0) {
-        return add_skipped(out, e, v->stem, -1, title,
+        return ob_fig_add_skipped(out, e, v->stem, -1, title,
                            "Not drawn: no workload enters the profile (on each, no optimizer reached the target "
                            "loss, or the loss met it before training).");
     }
     script sc;
     char what[160];
     snprintf(what, sizeof what, "%s (tau, then one column per optimizer)", v->csv);
-    OB_TRY(script_open(&sc, dir, v->stem,
+    OB_TRY(ob_fig_script_open(&sc, dir, v->stem,
                        v->tuned ? "performance profile of the tuned optimizers, each at its fastest configuration"
                                 : "performance profile over workloads (Dolan-More)",
                        what, e));
@@ -180,11 +180,11 @@ static ob_status fig_profile_view(const ob_dataset *d, const ob_stats *s, const 
     profile_header(sc.f, s, v, studies);
     profile_key(&sc, s, v);
     profile_plot(sc.f, s, v);
-    OB_TRY(script_close(&sc, e));
+    OB_TRY(ob_fig_script_close(&sc, e));
     return profile_caption(d, s, v, studies, title, out, e);
 }
 
-ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
+ob_status ob_fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
                       ob_figures *out, ob_err *e)
 {
     if (d->n_opt == 0) return OB_OK;
@@ -237,7 +237,7 @@ ob_status fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir,
     if (st == OB_OK && s->n_tuned > 0) {
         /* each optimizer in its own colour, marker and dashes */
         for (int i = 0; i < s->n_tuned; i++) {
-            lt[i] = own_lt(d, s->tuned_first[i]);
+            lt[i] = ob_fig_own_lt(d, s->tuned_first[i]);
             label[i] = d->opt_names[s->tuned_first[i]];
         }
         profile_view tv = {"profile_tuned", "profile_tuned.csv", s->n_tuned, label, lt, s->tuned_ran,

@@ -60,7 +60,7 @@ static void gp_write_pdf(FILE *f, const char *stem, const char *extra, const cha
      * inches (a column, 3.3) 0.8 as high, for the legend's extra rows, with
      * 6-point text and thinner lines, and without its title unless
      * PDF_TITLES says (style.gp); the legend's columns follow the width
-     * (KEY_N entries, the longest KEY_LONGEST characters: key_fit). pdfcairo
+     * (KEY_N entries, the longest KEY_LONGEST characters: ob_fig_key_fit). pdfcairo
      * is in Debian's gnuplot-nox */
     fprintf(f,
             "\n# the same figure as PDF (vector, for papers), where gnuplot has pdfcairo: PDF_WIDTH inches wide\n"
@@ -101,7 +101,7 @@ static void gp_write_pdf(FILE *f, const char *stem, const char *extra, const cha
             extra ? extra : "", relayout ? relayout : "", stem);
 }
 
-ob_status script_open(script *sc, const char *dir, const char *stem, const char *what,
+ob_status ob_fig_script_open(script *sc, const char *dir, const char *stem, const char *what,
                       const char *reads, ob_err *e)
 {
     sc->no_key = 0;
@@ -119,7 +119,7 @@ ob_status script_open(script *sc, const char *dir, const char *stem, const char 
     return OB_OK;
 }
 
-ob_status script_close(script *sc, ob_err *e)
+ob_status ob_fig_script_close(script *sc, ob_err *e)
 {
     fprintf(sc->f,
             "\n# the same figure as SVG\n"
@@ -141,7 +141,7 @@ ob_status script_close(script *sc, ob_err *e)
     return OB_OK;
 }
 
-ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
+ob_status ob_fig_add(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
                   const char *fmt, ...)
 {
     ob_figure *fs = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
@@ -159,7 +159,7 @@ ob_status add_fig(ob_figures *out, ob_err *e, const char *stem, int wl, const ch
     return OB_OK;
 }
 
-ob_status add_skipped(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
+ob_status ob_fig_add_skipped(ob_figures *out, ob_err *e, const char *stem, int wl, const char *title,
                       const char *why)
 {
     ob_figure *fs = realloc(out->skipped, (size_t)(out->n_skipped + 1) * sizeof *out->skipped);
@@ -180,7 +180,7 @@ ob_status add_skipped(ob_figures *out, ob_err *e, const char *stem, int wl, cons
  * the right edge: about 100 characters of text fit across the PNG, the SVG
  * and the PDF alike, each column also holding its sample line and gaps
  * (about 10 characters more). n entries; the rows are filled evenly. */
-void key_fit(script *sc, int n, size_t longest)
+void ob_fig_key_fit(script *sc, int n, size_t longest)
 {
     if (n < 1) return;
     fprintf(sc->f, "KEY_N = %d; KEY_LONGEST = %zu   # the legend, for the PDF's columns\n", n, longest);
@@ -258,7 +258,7 @@ static ob_status write_style(const ob_dataset *d, const char *dir, double pdf_wi
     return OB_OK;
 }
 
-void range_add(range *r, double v)
+void ob_fig_range_add(range *r, double v)
 {
     if (!(v > 0) || !isfinite(v)) return;
     if (isnan(r->lo) || v < r->lo) r->lo = v;
@@ -269,7 +269,7 @@ void range_add(range *r, double v)
  * around them, 0.1 and 1 with nothing readable between; 1-2-5 steps (or finer
  * where that gives fewer than three) across the values instead. Returns 1
  * when it set the axis, 0 when the values span more (gnuplot's own). */
-int narrow_log_ytics(FILE *f, const range *r, double strip)
+int ob_fig_narrow_log_ytics(FILE *f, const range *r, double strip)
 {
     if (isnan(r->lo) || !(r->hi / r->lo < 30)) return 0;
     /* the axis around the values (autoscaling would stretch it to whole
@@ -305,15 +305,15 @@ int narrow_log_ytics(FILE *f, const range *r, double strip)
 }
 
 /* Log scale when the values span two decades or more. */
-int spans_decades(const range *r) { return !isnan(r->lo) && r->hi / r->lo >= 100.0; }
+int ob_fig_spans_decades(const range *r) { return !isnan(r->lo) && r->hi / r->lo >= 100.0; }
 
-void lr_text(double lr, char *buf, size_t n) { snprintf(buf, n, "%.3g", lr); }
+void ob_fig_lr_text(double lr, char *buf, size_t n) { snprintf(buf, n, "%.3g", lr); }
 
 /* The line type (style.gp) of optimizer configuration o's optimizer as a
  * whole: its configuration in the optimizer's own colour, marker and dash
  * type (ob_series_family; the first configuration when no sweep made others
  * or the registry does not know the optimizer). */
-int own_lt(const ob_dataset *d, int o)
+int ob_fig_own_lt(const ob_dataset *d, int o)
 {
     return ob_series_family((const char *const *)d->opt_names, d->n_opt, o, NULL, NULL) + 1;
 }
@@ -321,13 +321,13 @@ int own_lt(const ob_dataset *d, int o)
 /* After a loss figure's "lr 0.03": ", grid edge" where that best lr is the
  * smallest or largest the optimizer ran (a better one may lie beyond, as
  * the lr figure's legend says too). */
-const char *edge_note(const ob_group *g)
+const char *ob_fig_edge_note(const ob_group *g)
 {
     return g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? ", grid edge" : "";
 }
 
 /* ", 3 of 7 diverged" when seeds of g's best lr diverged, else "" */
-const char *diverged_note(const ob_dataset *d, const ob_group *g, char *buf, size_t n)
+const char *ob_fig_diverged_note(const ob_dataset *d, const ob_group *g, char *buf, size_t n)
 {
     int nd = 0;
     for (int i = 0; i < g->n_best_runs; i++) nd += d->runs[g->best_runs[i]].diverged != 0;
@@ -383,9 +383,9 @@ ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *d
         view.n_g = fig_groups(d, s, w, sel, &n_all);
         view.g = sel;
         const int f0 = out->n, s0 = out->n_skipped;
-        st = fig_loss(d, &view, w, dir, slug, out, e);
-        if (st == OB_OK) st = fig_evals(d, &view, w, dir, slug, out, e);
-        if (st == OB_OK) st = fig_lr(d, &view, w, dir, slug, out, e);
+        st = ob_fig_loss(d, &view, w, dir, slug, out, e);
+        if (st == OB_OK) st = ob_fig_evals(d, &view, w, dir, slug, out, e);
+        if (st == OB_OK) st = ob_fig_lr(d, &view, w, dir, slug, out, e);
         if (st == OB_OK && view.n_g < n_all) {
             char note[400];
             snprintf(note, sizeof note,
@@ -404,15 +404,15 @@ ob_status ob_figures_write(const ob_dataset *d, const ob_stats *s, const char *d
         }
         /* the swept hyperparameters besides the lr, after the lr figure */
         for (int i = 0; i < hp.n && st == OB_OK; i++)
-            if (hp.f[i].wl == w) st = fig_hp(d, s, &hp.f[i], dir, slug, out, e);
-        if (st == OB_OK) st = fig_budget(d, s, w, 0, dir, slug, out, e);
-        if (st == OB_OK) st = fig_budget(d, s, w, 1, dir, slug, out, e);
+            if (hp.f[i].wl == w) st = ob_fig_hp(d, s, &hp.f[i], dir, slug, out, e);
+        if (st == OB_OK) st = ob_fig_budget(d, s, w, 0, dir, slug, out, e);
+        if (st == OB_OK) st = ob_fig_budget(d, s, w, 1, dir, slug, out, e);
     }
     ob_hp_sweeps_free(&hp);
     free(sel);
     OB_TRY(st);
-    for (int kind = 0; kind < 4; kind++) OB_TRY(fig_bars(d, s, dir, kind, out, e));
-    OB_TRY(fig_profile(d, s, dir, out, e));
+    for (int kind = 0; kind < 4; kind++) OB_TRY(ob_fig_bars(d, s, dir, kind, out, e));
+    OB_TRY(ob_fig_profile(d, s, dir, out, e));
     return OB_OK;
 }
 

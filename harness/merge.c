@@ -529,7 +529,7 @@ static int prepare_runs(sqlite3 *db, sqlite3_stmt **q)
 /* Refuses run run_id of source s (its row at q: wl, op and lr read) without a workload, an optimizer or a
  * learning rate (finite, above 0). */
 static ob_status check_run_row(const source *s, sqlite3_stmt *q, int64_t run_id, const char *wl, const char *op,
-                               double lr, ob_err *e)
+                               double lr, const char *st, ob_err *e)
 {
     /* what report, compare and history refuse is not copied into a
      * database they would then refuse: an edited or foreign row */
@@ -548,6 +548,17 @@ static ob_status check_run_row(const source *s, sqlite3_stmt *q, int64_t run_id,
                        "(sqlite3 FILE) or leave that database out; nothing was written",
                        s->path, (long long)run_id, what);
     }
+    /* the schema's CHECK would refuse it only when the merged database is
+     * written, half way through */
+    static const char *const statuses[] = {"pending", "running", "done", "diverged", "failed", "interrupted"};
+    int known = !st;
+    for (size_t i = 0; !known && i < sizeof statuses / sizeof *statuses; i++) known = !strcmp(st, statuses[i]);
+    if (!known)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "'%s': run %lld has the status '%.40s', not one of pending, running, done, diverged, failed "
+                       "or interrupted: the row was edited or written by another program; correct that row of the "
+                       "runs table (sqlite3 FILE) or leave that database out; nothing was written",
+                       s->path, (long long)run_id, st);
     return OB_OK;
 }
 
@@ -581,9 +592,9 @@ static ob_status read_cand(const source *s, sqlite3_stmt *q, int idx, int order,
     const char *hp = (const char *)sqlite3_column_text(q, 5);
     double lr = sqlite3_column_double(q, 6);
     long long seed = sqlite3_column_int64(q, 7);
-    OB_TRY(check_run_row(s, q, c->run_id, wl, op, lr, e));
     long long steps = sqlite3_column_type(q, 8) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 8);
     const char *st = (const char *)sqlite3_column_text(q, 9);
+    OB_TRY(check_run_row(s, q, c->run_id, wl, op, lr, st, e));
     size_t kl = strlen(wl ? wl : "") + strlen(wp ? wp : "") + strlen(op ? op : "") + strlen(hp ? hp : "") + 160;
     c->key = malloc(kl);
     c->label = malloc(256);

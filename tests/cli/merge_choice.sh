@@ -107,6 +107,15 @@ q "$tmp/edited.db" "update runs set lr = 0 where id = 2" >/dev/null
 [ $rc = 2 ] && grep -q "'$tmp/edited.db': run 2 has lr '0.0', not a learning rate" "$tmp/out" ||
   fail "merge of an edited lr: exit $rc: $(cat "$tmp/out")"
 [ ! -e "$tmp/medited.db" ] || fail "merge of an edited lr wrote its output"
+# a status outside the schema's list (written past its CHECK) is refused up
+# front, not by the CHECK half way through writing the output (exit 1)
+q "$tmp/edited.db" "update runs set lr = 0.003 where id = 2" >/dev/null
+python3 -c "import sqlite3,sys; sqlite3.connect(sys.argv[1]).executescript(sys.argv[2])" "$tmp/edited.db" \
+  "pragma ignore_check_constraints = 1; update runs set status = 'bogus' where id = 1;" || fail "planting a status"
+"$OPTBENCH" merge --out "$tmp/medited.db" "$tmp/edited.db" >"$tmp/out" 2>&1; rc=$?
+[ $rc = 2 ] && grep -q "'$tmp/edited.db': run 1 has the status 'bogus', not one of pending" "$tmp/out" ||
+  fail "merge of an edited status: exit $rc: $(cat "$tmp/out")"
+[ ! -e "$tmp/medited.db" ] || fail "merge of an edited status wrote its output"
 # an input without one of optbench's tables: bad input (exit 2), not a failure
 cp "$tmp/a.db" "$tmp/noevals.db"; q "$tmp/noevals.db" "drop table evals" >/dev/null
 "$OPTBENCH" merge --out "$tmp/mnoevals.db" "$tmp/noevals.db" >"$tmp/out" 2>&1; rc=$?

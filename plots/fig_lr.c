@@ -732,13 +732,26 @@ static void lr_fig_header(FILE *f, const lr_fig *lf, const char *wq)
             lf->logy ? "set logscale y" : "unset logscale y", wq);
 }
 
+/* The legend's entries of its own, beside the optimizers' (lr_fig_plot;
+ * lr_fig_key sizes the legend's columns by the longest). */
+#define LR_KEY_DIV "x k/n at the top: k of n seeds diverged"
+#define LR_KEY_NONFINITE " or ended non-finite"
+#define LR_KEY_FRESH_DIV "square at the top: a fresh seed diverged"
+#define LR_KEY_CAP "triangle: off the scale"
+#define LR_KEY_CONF "fresh seeds at the best lr"
+
 /* The lr figure's legend: its entries (the marks' explanations and the
  * optimizers) and their longest, laid out by ob_fig_key_fit. */
 static void lr_fig_key(script *sc, const ob_dataset *d, const ob_stats *s, lr_fig *lf)
 {
     const int any_div = lf->any_div;
     lf->n_key = (any_div & 1) + ((any_div >> 1) & 1) + !isnan(lf->cap) + lf->any_conf;
-    lf->key_len = any_div & 4 ? 58 : any_div & 2 ? 40 : any_div ? 38 : lf->any_conf ? 26 : !isnan(lf->cap) ? 23 : 0;
+    /* the longest of the legend's own entries (lr_fig_plot) */
+    lf->key_len = 0;
+    if (any_div & 1) lf->key_len = strlen(LR_KEY_DIV) + (any_div & 4 ? strlen(LR_KEY_NONFINITE) : 0);
+    if (any_div & 2 && strlen(LR_KEY_FRESH_DIV) > lf->key_len) lf->key_len = strlen(LR_KEY_FRESH_DIV);
+    if (!isnan(lf->cap) && strlen(LR_KEY_CAP) > lf->key_len) lf->key_len = strlen(LR_KEY_CAP);
+    if (lf->any_conf && strlen(LR_KEY_CONF) > lf->key_len) lf->key_len = strlen(LR_KEY_CONF);
     for (int k = 0; k < s->n_g; k++) {
         if (s->g[k].wl != lf->w) continue;
         char t[96];
@@ -988,15 +1001,15 @@ static void lr_fig_plot(FILE *f, const ob_dataset *d, const ob_stats *s, const l
         first = 0;
     }
     if (lf->any_div & 1)
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"x k/n at the top: k of n seeds diverged%s\"",
-                lf->any_div & 4 ? " or ended non-finite" : "");
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 2 ps (2 * PS) lw 3 title \"%s%s\"", LR_KEY_DIV,
+                lf->any_div & 4 ? LR_KEY_NONFINITE : "");
     if (lf->any_div & 2)
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 4 ps (2.6 * PS) lw 2 title \"square at the top: a fresh seed diverged\"");
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 4 ps (2.6 * PS) lw 2 title \"%s\"", LR_KEY_FRESH_DIV);
     if (!isnan(lf->cap))
-        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 9 ps (2 * PS) title \"triangle: off the scale\"");
+        fprintf(f, ", \\\n  NaN with points lc rgb \"black\" pt 9 ps (2 * PS) title \"%s\"", LR_KEY_CAP);
     if (lf->any_conf)
         /* a legend entry alone (yerrorbars takes no function: keyentry, gnuplot 5.4) */
-        fprintf(f, ", \\\n  keyentry with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"fresh seeds at the best lr\"");
+        fprintf(f, ", \\\n  keyentry with yerrorbars lc rgb \"black\" pt 3 ps (2.5 * PS) lw 2 title \"%s\"", LR_KEY_CONF);
     fprintf(f, "\n");
 }
 

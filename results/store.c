@@ -401,9 +401,6 @@ static void tidy_wal(const char *path, int had)
     sqlite3_close(db);
 }
 
-/* Opens path with flags and reads its application id, schema version and
- * number of schema objects. SQLITE_OK, or an error code with *db left open
- * (when not NULL) for its message. */
 /* Can this process create files in path's folder? */
 static int folder_writable(const char *path)
 {
@@ -453,6 +450,9 @@ static int open_db(const char *path, int flags, sqlite3 **db)
     return sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
 }
 
+/* Opens path with flags and reads its application id, schema version and
+ * number of schema objects. SQLITE_OK, or an error code with *db left open
+ * (when not NULL) for its message. */
 static int probe_query(const char *path, int flags, sqlite3 **db, long long *app, long long *ver,
                        long long *objects)
 {

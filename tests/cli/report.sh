@@ -117,9 +117,12 @@ if command -v gnuplot >/dev/null 2>&1 && gnuplot -e 'print GPVAL_TERMINALS' 2>&1
 import re, sys, zlib
 b = open(sys.argv[1], "rb").read()
 sizes = set()
-for m in re.finditer(rb"stream\r?\n(.*?)\r?\nendstream", b, re.S):
+# each stream's data read by zlib itself, which stops at the stream's end: a
+# pattern up to "endstream" would cut a last data byte of \r (its line break
+# is \r?\n), a run in 256, and lose that stream's text
+for m in re.finditer(rb"(?<!end)stream\r?\n", b):
     try:
-        t = zlib.decompress(m.group(1))
+        t = zlib.decompressobj().decompress(b[m.end():])
     except zlib.error:
         continue
     for s in re.findall(rb"([0-9.]+) 0 0 -?([0-9.]+) [-0-9.]+ [-0-9.]+ Tm", t):

@@ -727,78 +727,120 @@ static ob_ttt tt_of(const ob_stats *s, int k, int held_out)
     return held_out ? s->g[k].ev : ob_group_tt(&s->g[k]);
 }
 
-/* Workload w's time-to-target table (held_out: to the held-out target),
- * ranked (ob_stats_tt_rank / ob_stats_ev_rank), and the notes on it. */
-static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w, int held_out)
-{
-    char b1[64], b2[64], b3[64];
-    static const char *const thdr[] = {"rank", "optimizer", "steps to target",
-                                       "training time (est.)", "at lr"};
-    doc_table(dc, 5, thdr);
-    /* ranked (ob_stats_tt_rank: times within the noise share a
-     * rank), by rank, then time (or steps); the others follow */
-    int n_here = 0;
-    int order[512], trank[512];
-    for (int k = 0; k < s->n_g && n_here < 512; k++)
-        if (s->g[k].wl == w) {
-            trank[n_here] = held_out ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k);
-            order[n_here++] = k;
-        }
-    for (int i = 1; i < n_here; i++) {
-        int v = order[i], rv = trank[i], j = i - 1;
-        const ob_ttt tvv = tt_of(s, v, held_out);
-        double tv = s->profile_by_steps || isnan(tvv.time_s) ? tvv.steps : tvv.time_s;
-        while (j >= 0) {
-            const ob_ttt h = tt_of(s, order[j], held_out);
-            double tj = s->profile_by_steps || isnan(h.time_s) ? h.steps : h.time_s;
-            if (rv == 0 || (trank[j] > 0 && (trank[j] < rv || (trank[j] == rv && tj <= tv)))) break;
-            order[j + 1] = order[j];
-            trank[j + 1] = trank[j];
-            j--;
-        }
-        order[j + 1] = v;
-        trank[j + 1] = rv;
-    }
-    int n_reached = 0, n_shared = 0, n_brackets = 0;
+/* A workload's time-to-target table as its steps build it: its groups in
+ * order with their ranks, and what the rows leave for the notes under it. */
+typedef struct tt_table {
+    doc *dc;
+    const ob_dataset *d;
+    const ob_stats *s;
+    int w, held_out;
+    int n_here, order[512], trank[512]; /* the workload's groups in the table's order, and their ranks */
+    int n_reached, n_shared, n_brackets;
     /* the least and most that a bracket holds the median (1 - 2^(1-n) for
      * [min, max] of n <= 5), of the steps' and the step times' intervals */
-    double scov[2] = {INFINITY, -INFINITY}, tcov[2] = {INFINITY, -INFINITY};
-    for (int i = 0; i < n_here; i++) {
-        const ob_group *g = &s->g[order[i]];
-        const ob_ttt t = tt_of(s, order[i], held_out);
+    double scov[2], tcov[2];
+} tt_table;
+
+/* What group k is ordered by within its rank: its time, or its steps where
+ * the profile is by steps or it has no time. */
+static double tt_key(const tt_table *tb, int k)
+{
+    const ob_ttt h = tt_of(tb->s, k, tb->held_out);
+    return tb->s->profile_by_steps || isnan(h.time_s) ? h.steps : h.time_s;
+}
+
+/* The workload's groups and their ranks (ob_stats_tt_rank: times within
+ * the noise share a rank), by rank, then time (or steps); the others follow. */
+static void tt_rank_order(tt_table *tb)
+{
+    const ob_stats *s = tb->s;
+    for (int k = 0; k < s->n_g && tb->n_here < 512; k++)
+        if (s->g[k].wl == tb->w) {
+            tb->trank[tb->n_here] = tb->held_out ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k);
+            tb->order[tb->n_here++] = k;
+        }
+    for (int i = 1; i < tb->n_here; i++) {
+        int v = tb->order[i], rv = tb->trank[i], j = i - 1;
+        double tv = tt_key(tb, v);
+        while (j >= 0) {
+            double tj = tt_key(tb, tb->order[j]);
+            if (rv == 0 || (tb->trank[j] > 0 && (tb->trank[j] < rv || (tb->trank[j] == rv && tj <= tv)))) break;
+            tb->order[j + 1] = tb->order[j];
+            tb->trank[j + 1] = tb->trank[j];
+            j--;
+        }
+        tb->order[j + 1] = v;
+        tb->trank[j + 1] = rv;
+    }
+}
+
+/* The steps-to-target cell of a group that got there, with the interval its
+ * rank ties within (the seeds' noise) where there is one. */
+static void tt_steps_cell(tt_table *tb, const ob_ttt *t)
+{
+    doc *dc = tb->dc;
+    char b1[64], b2[64], b3[64];
+    double lo, hi;
+    if (ob_ttt_interval(t, 1, &lo, &hi) && lo < hi) {
+        tb->n_brackets++;
+        cover_range(tb->scov, t->steps_cover);
+        num(lo, b2, sizeof b2);
+        if (isinf(hi)) doc_cell(dc, "%s (>= %s: a seed never got there)", num(t->steps, b1, sizeof b1), b2);
+        else doc_cell(dc, "%s (%s - %s)", num(t->steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
+    } else doc_cell(dc, "%s", num(t->steps, b1, sizeof b1));
+}
+
+/* The training-time cell of a group that got there, with the interval its
+ * rank ties within (the seeds' noise and the timing's) where there is one. */
+static void tt_time_cell(tt_table *tb, const ob_ttt *t)
+{
+    doc *dc = tb->dc;
+    char b1[64], b2[64], b3[64];
+    double lo, hi;
+    if (isfinite(t->time_s) && ob_ttt_interval(t, 0, &lo, &hi) && lo < hi) {
+        tb->n_brackets++;
+        cover_range(tb->scov, t->steps_cover);
+        cover_range(tb->tcov, t->step_ms_cover);
+        secs_text(lo, b2, sizeof b2);
+        if (isinf(hi)) doc_cell(dc, "%s (>= %s)", secs_text(t->time_s, b1, sizeof b1), b2);
+        else doc_cell(dc, "%s (%s - %s)", secs_text(t->time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
+    } else doc_cell(dc, "%s", secs_text(t->time_s, b1, sizeof b1));
+}
+
+/* A row each for the groups that got there, in rank order. */
+static void tt_reached_rows(tt_table *tb)
+{
+    doc *dc = tb->dc;
+    char b1[64];
+    for (int i = 0; i < tb->n_here; i++) {
+        const ob_group *g = &tb->s->g[tb->order[i]];
+        const ob_ttt t = tt_of(tb->s, tb->order[i], tb->held_out);
         if (t.censored) continue;
-        n_reached++;
-        n_shared += (i > 0 && trank[i - 1] == trank[i]) || (i + 1 < n_here && trank[i + 1] == trank[i]);
-        doc_cell(dc, "%d", trank[i]);
-        doc_cell(dc, "%s", d->opt_labels[g->opt]);
+        tb->n_reached++;
+        tb->n_shared += (i > 0 && tb->trank[i - 1] == tb->trank[i]) ||
+                        (i + 1 < tb->n_here && tb->trank[i + 1] == tb->trank[i]);
+        doc_cell(dc, "%d", tb->trank[i]);
+        doc_cell(dc, "%s", tb->d->opt_labels[g->opt]);
         /* each with the interval its rank ties within (the seeds' noise,
          * and for the time the timing's too) */
-        double lo, hi;
-        if (ob_ttt_interval(&t, 1, &lo, &hi) && lo < hi) {
-            n_brackets++;
-            cover_range(scov, t.steps_cover);
-            num(lo, b2, sizeof b2);
-            if (isinf(hi)) doc_cell(dc, "%s (>= %s: a seed never got there)", num(t.steps, b1, sizeof b1), b2);
-            else doc_cell(dc, "%s (%s - %s)", num(t.steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
-        } else doc_cell(dc, "%s", num(t.steps, b1, sizeof b1));
-        if (isfinite(t.time_s) && ob_ttt_interval(&t, 0, &lo, &hi) && lo < hi) {
-            n_brackets++;
-            cover_range(scov, t.steps_cover);
-            cover_range(tcov, t.step_ms_cover);
-            secs_text(lo, b2, sizeof b2);
-            if (isinf(hi)) doc_cell(dc, "%s (>= %s)", secs_text(t.time_s, b1, sizeof b1), b2);
-            else doc_cell(dc, "%s (%s - %s)", secs_text(t.time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
-        } else doc_cell(dc, "%s", secs_text(t.time_s, b1, sizeof b1));
+        tt_steps_cell(tb, &t);
+        tt_time_cell(tb, &t);
         doc_cell(dc, "%s", num(t.lr, b1, sizeof b1));
         doc_row_end(dc);
     }
-    for (int i = 0; i < n_here; i++) {
-        const ob_group *g = &s->g[order[i]];
-        if (!tt_of(s, order[i], held_out).censored) continue;
+}
+
+/* A row each for the groups that did not get there, unranked. */
+static void tt_censored_rows(const tt_table *tb)
+{
+    doc *dc = tb->dc;
+    for (int i = 0; i < tb->n_here; i++) {
+        const ob_group *g = &tb->s->g[tb->order[i]];
+        if (!tt_of(tb->s, tb->order[i], tb->held_out).censored) continue;
         doc_cell(dc, "-");
-        doc_cell(dc, "%s", d->opt_labels[g->opt]);
+        doc_cell(dc, "%s", tb->d->opt_labels[g->opt]);
         /* how near it came: its upper-median final loss at its best lr */
-        if (!held_out && isfinite(g->tt_miss) && g->tt_miss > 0) {
+        if (!tb->held_out && isfinite(g->tt_miss) && g->tt_miss > 0) {
             char b[64];
             doc_cell(dc, "not reached (%s)", miss_text(g->tt_miss, b, sizeof b));
         } else doc_cell(dc, "not reached");
@@ -806,13 +848,18 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
         doc_cell(dc, "-");
         doc_row_end(dc);
     }
-    doc_table_end(dc);
+}
+
+/* What a shared rank and the brackets mean, where the table has them. */
+static void tt_bracket_note(const tt_table *tb)
+{
+    doc *dc = tb->dc;
     /* (the held-out table's ranks read as the training table's, above it) */
-    if ((n_shared || n_brackets) && !(held_out && !s->target_at_start[w])) {
+    if ((tb->n_shared || tb->n_brackets) && !(tb->held_out && !tb->s->target_at_start[tb->w])) {
         char sc[160] = "", tc[160] = "";
-        cover_text(scov, ": here %s", sc, sizeof sc);
-        cover_text(tcov, " (here one that holds it with probability %s)", tc, sizeof tc);
-        if (s->profile_by_steps)
+        cover_text(tb->scov, ": here %s", sc, sizeof sc);
+        cover_text(tb->tcov, " (here one that holds it with probability %s)", tc, sizeof tc);
+        if (tb->s->profile_by_steps)
             doc_p(dc, "A rank is 1 + the number of optimizers that got there clearly sooner, so optimizers "
                       "within the seeds' noise share one: in brackets, an interval of the seeds' median first "
                       "step there from their order statistics, the narrowest that holds the median with "
@@ -832,12 +879,18 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
                       "another only where its whole interval lies below.",
                   sc, tc);
     }
-    /* a ranking by time on timings that say little */
-    if (!s->profile_by_steps && n_reached > 1) {
+}
+
+/* A caution on a ranking by time on timings that say little: unsteady step
+ * times, or steps too short to time. */
+static void tt_timing_caution(const tt_table *tb)
+{
+    doc *dc = tb->dc;
+    if (!tb->s->profile_by_steps && tb->n_reached > 1) {
         int n_unst = 0, n_tiny = 0;
-        for (int i = 0; i < n_here; i++) {
-            const ob_group *g = &s->g[order[i]];
-            if (tt_of(s, order[i], held_out).censored) continue;
+        for (int i = 0; i < tb->n_here; i++) {
+            const ob_group *g = &tb->s->g[tb->order[i]];
+            if (tt_of(tb->s, tb->order[i], tb->held_out).censored) continue;
             n_unst += g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
             n_tiny += g->step_ms_median < OB_REPORT_TINY_STEP_MS;
         }
@@ -850,15 +903,42 @@ static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w,
                                    : "some steps take under 50 microseconds, where timing is mostly overhead")
                          : "");
     }
-    if (n_reached == 0 && n_here > 0)
+}
+
+/* Why none is ranked, where no optimizer got there, and how to set a
+ * looser target. */
+static void tt_none_reached(const tt_table *tb)
+{
+    doc *dc = tb->dc;
+    const ob_stats *s = tb->s;
+    const int held_out = tb->held_out, w = tb->w;
+    if (tb->n_reached == 0 && tb->n_here > 0)
         doc_p(dc, "No optimizer reached the %starget on %s (at no lr did a majority of its seeds' %s get there), "
                   "so none is ranked%s.",
-              held_out ? "held-out " : "", d->wl_labels[w],
+              held_out ? "held-out " : "", tb->d->wl_labels[w],
               !held_out ? "trailing losses" : s->heldout_metric ? "held-out metrics" : "held-out losses",
               (held_out ? s->ev_target_given[w] : s->target_given[w]) ? ""
               : !held_out            ? "; `--target WORKLOAD=LOSS` sets a looser target"
               : s->heldout_metric    ? "; `--eval-target WORKLOAD=VALUE` sets a looser target"
                                      : "; `--eval-target WORKLOAD=LOSS` sets a looser target");
+}
+
+/* Workload w's time-to-target table (held_out: to the held-out target),
+ * ranked (ob_stats_tt_rank / ob_stats_ev_rank), and the notes on it. */
+static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w, int held_out)
+{
+    static const char *const thdr[] = {"rank", "optimizer", "steps to target",
+                                       "training time (est.)", "at lr"};
+    doc_table(dc, 5, thdr);
+    tt_table tb = {.dc = dc, .d = d, .s = s, .w = w, .held_out = held_out,
+                   .scov = {INFINITY, -INFINITY}, .tcov = {INFINITY, -INFINITY}};
+    tt_rank_order(&tb);
+    tt_reached_rows(&tb);
+    tt_censored_rows(&tb);
+    doc_table_end(dc);
+    tt_bracket_note(&tb);
+    tt_timing_caution(&tb);
+    tt_none_reached(&tb);
 }
 
 /* The swept values of group g's configuration ("beta2=0.95"), "-" for an
@@ -1104,14 +1184,36 @@ static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
     doc_tt_table(dc, d, s, w, 1);
 }
 
-/* The report's opening: what the database holds (runs by outcome, over what
- * workloads and optimizers, when and by which optbench), then what a reader
- * should know before the tables: confirmation runs, runs that were resumed,
- * rerun or left out, the benchmarks, pooled provenance and whether the
- * figures were drawn. Returns the number of confirmation runs, which the
- * next section's first paragraph mentions. */
-static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
-                       int gnuplot_found, int n_mixed, const char *mixed_note)
+/* The time the report says it was generated, into when (n bytes): now, or
+ * SOURCE_DATE_EPOCH (the reproducible-builds convention), so that the same
+ * database gives the same report, byte for byte, at any time. */
+static void generated_when(char *when, size_t n)
+{
+    time_t now = time(NULL);
+    const char *sde = getenv("SOURCE_DATE_EPOCH");
+    char *end = NULL;
+    long long fixed = sde && *sde ? strtoll(sde, &end, 10) : -1;
+    if (end && *end == '\0' && fixed >= 0) now = (time_t)fixed;
+    strftime(when, n, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+}
+
+/* "3 workloads", or "2 workloads (5 configurations)" where a swept workload
+ * has several configurations: the workloads by name, into buf (n bytes). */
+static void workloads_text(const ob_dataset *d, char *buf, size_t n)
+{
+    int n_names = 0;
+    for (int w = 0; w < d->n_wl; w++) {
+        int seen = 0;
+        for (int v = 0; v < w && !seen; v++) seen = !strcmp(d->wl_names[v], d->wl_names[w]);
+        n_names += !seen;
+    }
+    if (n_names == d->n_wl) snprintf(buf, n, "%d workload%s", d->n_wl, d->n_wl == 1 ? "" : "s");
+    else snprintf(buf, n, "%d workload%s (%d configurations)", n_names, n_names == 1 ? "" : "s", d->n_wl);
+}
+
+/* The title and what the database holds: runs by outcome, over what
+ * workloads and optimizers, when and by which optbench. */
+static void opening_database(doc *dc, const ob_report_opts *o, const ob_dataset *d)
 {
     doc_h(dc, 1, "optbench report");
     int n_done = 0, n_div = 0, n_fail = 0, n_other = 0;
@@ -1121,25 +1223,10 @@ static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_d
         else if (!strcmp(d->runs[i].status, "failed")) n_fail++;
         else n_other++;
     }
-    /* SOURCE_DATE_EPOCH (the reproducible-builds convention): the same
-     * database gives the same report, byte for byte, at any time */
-    time_t now = time(NULL);
-    const char *sde = getenv("SOURCE_DATE_EPOCH");
-    char *end = NULL;
-    long long fixed = sde && *sde ? strtoll(sde, &end, 10) : -1;
-    if (end && *end == '\0' && fixed >= 0) now = (time_t)fixed;
     char when[64];
-    strftime(when, sizeof when, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    /* workloads by name; a swept workload has several configurations */
-    int n_names = 0;
-    for (int w = 0; w < d->n_wl; w++) {
-        int seen = 0;
-        for (int v = 0; v < w && !seen; v++) seen = !strcmp(d->wl_names[v], d->wl_names[w]);
-        n_names += !seen;
-    }
+    generated_when(when, sizeof when);
     char wls[96];
-    if (n_names == d->n_wl) snprintf(wls, sizeof wls, "%d workload%s", d->n_wl, d->n_wl == 1 ? "" : "s");
-    else snprintf(wls, sizeof wls, "%d workload%s (%d configurations)", n_names, n_names == 1 ? "" : "s", d->n_wl);
+    workloads_text(d, wls, sizeof wls);
     doc_p(dc, "Database %s, %d runs over %s and %d optimizer configurations: %d done, "
               "%d diverged, %d failed, %d not finished. Generated %s by optbench %s.",
           o->db_path, d->n, wls, d->n_opt, n_done, n_div, n_fail, n_other, when,
@@ -1149,6 +1236,12 @@ static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_d
           "?"
 #endif
     );
+}
+
+/* The confirmation runs, with those retired by a grown matrix and those
+ * left out for not being fresh. Returns their number. */
+static int opening_confirmation(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
     int n_confirm_runs = 0, n_retired = 0;
     for (int i = 0; i < d->n; i++) n_confirm_runs += d->runs[i].confirm;
     /* retired by a grown matrix (run --resume): at no cell (-id) */
@@ -1172,24 +1265,35 @@ static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_d
                   "the sweep (run --confirm-seeds). Every statistic but the confirmation tables is of the sweep "
                   "alone.%s%s", n_confirm_runs, rt, nf);
     }
-    {
-        int n_res = 0;
-        long long n_stops = 0;
-        for (int i = 0; i < d->n; i++) n_res += d->runs[i].n_resumed > 0, n_stops += d->runs[i].n_resumed;
-        if (n_res)
-            doc_p(dc, "%d of the runs %s stopped and continued from a checkpoint (%lld time%s in all; runs.csv's "
-                      "resumes column names them): a continued run's curve and results are those of an "
-                      "uninterrupted one (on the CPU bit for bit, on the same device text), and its step times "
-                      "leave out the first 5 steps of each process that ran it.",
-                  n_res, n_res == 1 ? "was" : "were", n_stops, n_stops == 1 ? "" : "s");
-        int n_over = 0;
-        for (int i = 0; i < d->n; i++) n_over += d->runs[i].n_restarted > 0;
-        if (n_over)
-            doc_p(dc, "%d of the runs %s begun, stopped without a usable checkpoint and started over (runs.csv's "
-                      "restarts column names them): their steps until the stop were done again, which the "
-                      "benchmark's wall time holds but their results do not.",
-                  n_over, n_over == 1 ? "was" : "were");
-    }
+    return n_confirm_runs;
+}
+
+/* The runs that were stopped and continued from a checkpoint, and those
+ * that started over for want of one. */
+static void opening_resumed(doc *dc, const ob_dataset *d)
+{
+    int n_res = 0;
+    long long n_stops = 0;
+    for (int i = 0; i < d->n; i++) n_res += d->runs[i].n_resumed > 0, n_stops += d->runs[i].n_resumed;
+    if (n_res)
+        doc_p(dc, "%d of the runs %s stopped and continued from a checkpoint (%lld time%s in all; runs.csv's "
+                  "resumes column names them): a continued run's curve and results are those of an "
+                  "uninterrupted one (on the CPU bit for bit, on the same device text), and its step times "
+                  "leave out the first 5 steps of each process that ran it.",
+              n_res, n_res == 1 ? "was" : "were", n_stops, n_stops == 1 ? "" : "s");
+    int n_over = 0;
+    for (int i = 0; i < d->n; i++) n_over += d->runs[i].n_restarted > 0;
+    if (n_over)
+        doc_p(dc, "%d of the runs %s begun, stopped without a usable checkpoint and started over (runs.csv's "
+                  "restarts column names them): their steps until the stop were done again, which the "
+                  "benchmark's wall time holds but their results do not.",
+              n_over, n_over == 1 ? "was" : "were");
+}
+
+/* The runs not counted: older runs of cells run again, and later runs that
+ * failed where an earlier one finished. */
+static void opening_not_counted(doc *dc, const ob_dataset *d)
+{
     if (d->n_superseded)
         doc_p(dc, "%d older run%s of cells that were run again %s not counted (the latest finished run of "
                   "each cell is).", d->n_superseded, d->n_superseded == 1 ? "" : "s",
@@ -1198,29 +1302,54 @@ static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_d
         doc_p(dc, "%d later run%s that failed or did not finish %s not counted, because an earlier run of the "
                   "same cell finished and stands for it (report --benchmark ID shows one benchmark alone).",
               d->n_masked, d->n_masked == 1 ? "" : "s", d->n_masked == 1 ? "is" : "are");
-    describe_benchmarks(db, d, dc);
+}
+
+/* The groups whose runs pool several revisions, machines or devices
+ * (mixed_provenance: n_mixed of them, the first as mixed_note says). */
+static void opening_pooled(doc *dc, const ob_stats *s, int n_mixed, const char *mixed_note)
+{
     if (n_mixed > 0)
         doc_p(dc, "Pooled provenance: in %d of the %d workload x optimizer groups the runs come from more than "
                   "one code revision, machine or device (%s%s), and every statistic of such a group pools them: "
                   "a change of code between them, or another machine's step times, is inside its medians. "
                   "`report --benchmark ID` (or `latest`) reports one benchmark alone.",
               n_mixed, s->n_g, n_mixed > 1 ? "the first: " : "", mixed_note);
+}
+
+/* Why the figures were not rendered, where they were not. */
+static void opening_not_rendered(doc *dc, const ob_report_opts *o, int gnuplot_found)
+{
     if (o->no_render)
         doc_p(dc, "The figures were not rendered (report --no-render): run `gnuplot NAME.gp` for each script "
                   "in this folder.");
     else if (!gnuplot_found)
         doc_p(dc, "gnuplot was not found, so the figures are not rendered: install gnuplot and run "
                   "`gnuplot NAME.gp` for each script in this folder.");
+}
+
+/* The report's opening: what the database holds (runs by outcome, over what
+ * workloads and optimizers, when and by which optbench), then what a reader
+ * should know before the tables: confirmation runs, runs that were resumed,
+ * rerun or left out, the benchmarks, pooled provenance and whether the
+ * figures were drawn. Returns the number of confirmation runs, which the
+ * next section's first paragraph mentions. */
+static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+                       int gnuplot_found, int n_mixed, const char *mixed_note)
+{
+    opening_database(dc, o, d);
+    const int n_confirm_runs = opening_confirmation(dc, d, s);
+    opening_resumed(dc, d);
+    opening_not_counted(dc, d);
+    describe_benchmarks(db, d, dc);
+    opening_pooled(dc, s, n_mixed, mixed_note);
+    opening_not_rendered(dc, o, gnuplot_found);
     return n_confirm_runs;
 }
 
-/* "How to read this report": the definitions behind every column and
- * ranking below. n_confirm_runs (doc_opening) picks what the first paragraph
- * says of the sweep's optimism: where the fresh seeds are, or how to run them. */
-static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
-                            int n_confirm_runs)
+/* Final loss, the best lr, the ranks and the median's interval; n_confirm_runs
+ * picks what it says of the sweep's optimism. */
+static void how_final_loss(doc *dc, int n_confirm_runs)
 {
-    doc_h(dc, 2, "How to read this report");
     doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps (a tenth of its steps rounded "
               "down, at least one: under 20 steps, its last step alone). Each optimizer is "
               "shown at its best learning rate, the one with the lowest median final loss over seeds "
@@ -1237,6 +1366,12 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
               "shown as '-' there: run more seeds for an interval.",
           n_confirm_runs ? "the confirmation tables below rerun each best lr on fresh seeds"
                          : "run --confirm-seeds N to rerun each best lr on N fresh seeds");
+}
+
+/* The lr range, the loss at half and twice the best lr, the seeds' CV and
+ * the diverged runs, with the tolerance o sets. */
+static void how_lr_range(doc *dc, const ob_report_opts *o)
+{
     doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of %s and where no seed diverged or ended "
               "without a finite loss, found "
@@ -1269,6 +1404,11 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
           o->stats.tol_of_progress ? "; 'not measured (no progress)': the best median is not below the loss "
                                      "before training, so there is no progress to take a fraction of"
                                    : "");
+}
+
+/* The configurations of sweeps and searches, where there are several. */
+static void how_configurations(doc *dc, const ob_stats *s)
+{
     if (s->n_tuned > 0)
         doc_p(dc, "Configurations: sweeps or a quasi-random search (run --sweep, --trials) made several "
                   "configurations of some optimizers. Each configuration is ranked, timed and profiled as an "
@@ -1278,12 +1418,22 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
                   "sum them up. A best of several configurations picked on the same seeds is optimistic, the more "
                   "so the more configurations there were; run --confirm-seeds (with --confirm-configs best, at "
                   "each optimizer's best configuration alone) gives fresh seeds there.");
+}
+
+/* The seed-by-seed comparison of neighbours in a ranking. */
+static void how_seed_by_seed(doc *dc)
+{
     doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
               "optimizers, so neighbours in a ranking are also compared seed by seed, which pairs away each "
               "seed's own luck: on how many seeds the better-ranked one had the lower final loss, and the median "
               "of its final loss over the other's, minus 1 (a diverged seed's loss is infinite: -100%% where only "
               "the other diverged, +inf where only this one did). A lower loss on every one of n seeds has a two-sided "
               "sign-test p of 2/2^n: 0.5 with 2 seeds, 0.25 with 3, below 0.05 only from 6 seeds.");
+}
+
+/* Time to the training-loss target, and the ranks by it. */
+static void how_time_to_target(doc *dc)
+{
     doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
               "the last 10%% of its recorded steps (the window of the final loss). Each seed's time to "
               "target is the first step at which its trailing loss is at or below the workload's target "
@@ -1314,6 +1464,12 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
               "seeds and of the timing share a rank (with 3 seeds and equal step times, one is ahead where "
               "each of its seeds got there before every seed of the other: two equal optimizers get different "
               "ranks 1 time in 10, a given one ahead of the other 1 time in 20).");
+}
+
+/* Time to the held-out target, where some workload was evaluated during
+ * training. */
+static void how_heldout(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
     int evaluated = 0;
     for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every[w] > 0;
     if (evaluated)
@@ -1336,6 +1492,21 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
               s->profile_heldout ? "The performance profile below is on it (report --profile-on heldout)."
                                  : "The performance profile stays on the training loss (report --profile-on "
                                    "heldout puts it on this).");
+}
+
+/* "How to read this report": the definitions behind every column and
+ * ranking below. n_confirm_runs (doc_opening) picks what the first paragraph
+ * says of the sweep's optimism: where the fresh seeds are, or how to run them. */
+static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+                            int n_confirm_runs)
+{
+    doc_h(dc, 2, "How to read this report");
+    how_final_loss(dc, n_confirm_runs);
+    how_lr_range(dc, o);
+    how_configurations(dc, s);
+    how_seed_by_seed(dc);
+    how_time_to_target(dc);
+    how_heldout(dc, d, s);
 }
 
 /* A workload's table of the optimizers at their best lr, ranked by the
@@ -1630,14 +1801,9 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
         if (figs->skipped[f].wl < 0 && !profile_stem(figs->skipped[f].stem)) doc_skipped(dc, &figs->skipped[f]);
 }
 
-/* "Across workloads": the performance profile's table with what qualifies
- * it (optimizers not run everywhere, median-timed or noisy workloads, shared
- * first places, near misses), its figures, and the tuned optimizers' profile
- * where there were several configurations. */
-static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs,
-                        const int *rendered)
+/* The section's heading and what the profile is, and on which target. */
+static void profile_intro(doc *dc, const ob_dataset *d, const ob_stats *s)
 {
-    char b1[64];
     doc_h(dc, 2, "Across workloads: time to target and performance profile");
     doc_p(dc, "The performance profile (Dolan and More, as in AlgoPerf) counts, for each optimizer, "
               "the fraction of workloads on which its %s to the %starget is within a factor tau of the "
@@ -1653,54 +1819,73 @@ static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stat
         doc_p(dc, "On the held-out target (--profile-on heldout): only workloads evaluated during training "
                   "(eval_every > 0)%s can enter; the time-to-target figure below stays on the training loss.",
               s->heldout_metric ? " that have a held-out metric (--heldout-on metric)" : "");
-    {
-        /* the optimizers that ran on fewer of them: their area is low for that alone */
-        char few[512] = "";
-        int n_few = 0;
-        for (int op = 0; op < d->n_opt; op++) {
-            if (s->profile_workloads == 0 || s->profile_ran[op] >= s->profile_workloads) continue;
-            const size_t len = strlen(few);
-            if (n_few++ < 6)
-                snprintf(few + len, sizeof few - len, "%s%s ran on %d", len ? ", " : "", d->opt_labels[op],
-                         s->profile_ran[op]);
-            else if (n_few == 7)
-                snprintf(few + len, sizeof few - len, ", ...");
+}
+
+/* The optimizers that ran on fewer of the profile's workloads: their area
+ * is low for that alone. */
+static void profile_not_everywhere(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
+    char few[512] = "";
+    int n_few = 0;
+    for (int op = 0; op < d->n_opt; op++) {
+        if (s->profile_workloads == 0 || s->profile_ran[op] >= s->profile_workloads) continue;
+        const size_t len = strlen(few);
+        if (n_few++ < 6)
+            snprintf(few + len, sizeof few - len, "%s%s ran on %d", len ? ", " : "", d->opt_labels[op],
+                     s->profile_ran[op]);
+        else if (n_few == 7)
+            snprintf(few + len, sizeof few - len, ", ...");
+    }
+    if (n_few)
+        doc_p(dc, "Not run everywhere: of the %d workloads in the profile, %s. On the others %s as not "
+                  "reaching the target, so %s area is lower for that alone; compare %s only on the workloads "
+                  "%s ran on (the time-to-target tables, or the workloads run column below).",
+              s->profile_workloads, few, n_few == 1 ? "it counts" : "they count", n_few == 1 ? "its" : "their",
+              n_few == 1 ? "it" : "them", n_few == 1 ? "it" : "they");
+}
+
+/* The workloads timed by median step times, where the profile is by time. */
+static void profile_median_timed(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
+    if (s->profile_by_steps) return;
+    char names[160];
+    const int n_median = ob_stats_median_timed(d, s, 1, names, sizeof names);
+    if (n_median)
+        doc_p(dc, "In the profile, training time from median step times on %d workload%s (%s): some of %s "
+                  "runs predate the mean (schema < 4); within each workload every optimizer is timed the "
+                  "same way.",
+              n_median, n_median == 1 ? "" : "s", names, n_median == 1 ? "its" : "their");
+}
+
+/* Where the profile is by time, a caution on the workloads whose order by
+ * time rests on timings that say little. */
+static void profile_noisy(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
+    if (s->profile_by_steps) return;
+    /* the workloads whose time-to-target paragraph has the caution: more
+     * than one optimizer reached the target, one of them on such timings */
+    int noisy = 0;
+    for (int w = 0; w < d->n_wl; w++) {
+        int reached = 0, bad = 0;
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (g->wl != w || tt_of(s, k, s->profile_heldout).censored) continue;
+            reached++;
+            bad |= g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY || g->step_ms_median < OB_REPORT_TINY_STEP_MS;
         }
-        if (n_few)
-            doc_p(dc, "Not run everywhere: of the %d workloads in the profile, %s. On the others %s as not "
-                      "reaching the target, so %s area is lower for that alone; compare %s only on the workloads "
-                      "%s ran on (the time-to-target tables, or the workloads run column below).",
-                  s->profile_workloads, few, n_few == 1 ? "it counts" : "they count", n_few == 1 ? "its" : "their",
-                  n_few == 1 ? "it" : "them", n_few == 1 ? "it" : "they");
+        noisy += reached > 1 && bad;
     }
-    if (!s->profile_by_steps) {
-        char names[160];
-        const int n_median = ob_stats_median_timed(d, s, 1, names, sizeof names);
-        if (n_median)
-            doc_p(dc, "In the profile, training time from median step times on %d workload%s (%s): some of %s "
-                      "runs predate the mean (schema < 4); within each workload every optimizer is timed the "
-                      "same way.",
-                  n_median, n_median == 1 ? "" : "s", names, n_median == 1 ? "its" : "their");
-    }
-    if (!s->profile_by_steps) {
-        /* the workloads whose time-to-target paragraph has the caution: more
-         * than one optimizer reached the target, one of them on such timings */
-        int noisy = 0;
-        for (int w = 0; w < d->n_wl; w++) {
-            int reached = 0, bad = 0;
-            for (int k = 0; k < s->n_g; k++) {
-                const ob_group *g = &s->g[k];
-                if (g->wl != w || tt_of(s, k, s->profile_heldout).censored) continue;
-                reached++;
-                bad |= g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY || g->step_ms_median < OB_REPORT_TINY_STEP_MS;
-            }
-            noisy += reached > 1 && bad;
-        }
-        if (noisy)
-            doc_p(dc, "Caution: on %d of these workloads the order by time rests on unsteady step times or steps "
-                      "under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
-                      "steps instead.", noisy, noisy == 1 ? "its" : "their", noisy == 1 ? "" : "s");
-    }
+    if (noisy)
+        doc_p(dc, "Caution: on %d of these workloads the order by time rests on unsteady step times or steps "
+                  "under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
+                  "steps instead.", noisy, noisy == 1 ? "its" : "their", noisy == 1 ? "" : "s");
+}
+
+/* The profile's table: each optimizer's area, workloads run, won and
+ * reached, by rank. */
+static void profile_table(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
+    char b1[64];
     static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads run", "workloads won",
                                        "workloads reached"};
     doc_table(dc, 6, phdr);
@@ -1722,69 +1907,97 @@ static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stat
             doc_row_end(dc);
         }
     doc_table_end(dc);
-    {
-        /* a win by a point estimate that the time-to-target table ties within
-         * the noise: the profile gives the one a whole win and the other an
-         * area below it */
-        int tied = 0, cut = 0;
-        char names[400] = "";
-        for (int w = 0; w < d->n_wl; w++) {
-            if (!s->in_profile[w]) continue;
-            int firsts = 0;
-            for (int k = 0; k < s->n_g; k++)
-                if (s->g[k].wl == w && (s->profile_heldout ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k)) == 1)
-                    firsts++;
-            if (firsts > 1) {
-                /* the names while they fit, then "..." once */
-                const size_t l = strlen(names);
-                if (!cut && l + strlen(d->wl_labels[w]) + 8 < sizeof names)
-                    snprintf(names + l, sizeof names - l, "%s%s", tied ? ", " : "", d->wl_labels[w]);
-                else if (!cut++)
-                    snprintf(names + l, sizeof names - l, "%s...", tied ? ", " : "");
-                tied++;
-            }
+}
+
+/* The workloads where optimizers share the first place of the
+ * time-to-target table, which the profile tells apart by a hair. */
+static void profile_shared_firsts(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
+    /* a win by a point estimate that the time-to-target table ties within
+     * the noise: the profile gives the one a whole win and the other an
+     * area below it */
+    int tied = 0, cut = 0;
+    char names[400] = "";
+    for (int w = 0; w < d->n_wl; w++) {
+        if (!s->in_profile[w]) continue;
+        int firsts = 0;
+        for (int k = 0; k < s->n_g; k++)
+            if (s->g[k].wl == w && (s->profile_heldout ? ob_stats_ev_rank(s, k) : ob_stats_tt_rank(s, k)) == 1)
+                firsts++;
+        if (firsts > 1) {
+            /* the names while they fit, then "..." once */
+            const size_t l = strlen(names);
+            if (!cut && l + strlen(d->wl_labels[w]) + 8 < sizeof names)
+                snprintf(names + l, sizeof names - l, "%s%s", tied ? ", " : "", d->wl_labels[w]);
+            else if (!cut++)
+                snprintf(names + l, sizeof names - l, "%s...", tied ? ", " : "");
+            tied++;
         }
-        if (tied)
-            doc_p(dc, "On %d of these workloads (%s) optimizers share rank 1 in the time-to-target table, within "
-                      "the noise of the seeds and the timing, but the profile is drawn from the times themselves: "
-                      "the fastest of them by a hair counts a win there and the others an area a little below it. "
-                      "Areas that close, and the workloads won, do not tell those optimizers apart; the tables' "
-                      "shared ranks do.",
-                  tied, names);
     }
-    if (!s->profile_heldout) {
-        /* optimizers that missed a workload's target by a hair: the profile
-         * counts them as not getting there at all */
-        char near[600] = "";
-        int n_near = 0;
-        for (int k = 0; k < s->n_g; k++) {
-            const ob_group *g = &s->g[k];
-            if (!s->in_profile[g->wl] || !(g->tt_miss > 0 && g->tt_miss < 0.05)) continue;
-            const size_t len = strlen(near);
-            if (n_near++ < 6)
-                snprintf(near + len, sizeof near - len, "%s%s on %s, %.1f%% above", len ? "; " : "",
-                         d->opt_labels[g->opt], d->wl_labels[g->wl], 100 * g->tt_miss);
-            else if (n_near == 7)
-                snprintf(near + len, sizeof near - len, ", ...");
-        }
-        if (n_near)
-            doc_p(dc, "Near misses (an upper-median final loss at the best lr less than 5%% above the "
-                      "workload's target): %s. The profile counts %s as not reaching the target there. A target "
-                      "is a threshold: a miss this near takes that workload's whole share from an area, and a "
-                      "slightly looser target (report --target WORKLOAD=LOSS) or more seeds could turn it, so "
-                      "the areas, and the ranks they set, are less settled than the numbers suggest.",
-                  near, n_near == 1 ? "it" : "each");
+    if (tied)
+        doc_p(dc, "On %d of these workloads (%s) optimizers share rank 1 in the time-to-target table, within "
+                  "the noise of the seeds and the timing, but the profile is drawn from the times themselves: "
+                  "the fastest of them by a hair counts a win there and the others an area a little below it. "
+                  "Areas that close, and the workloads won, do not tell those optimizers apart; the tables' "
+                  "shared ranks do.",
+              tied, names);
+}
+
+/* The near misses, where the profile is on the training loss. */
+static void profile_near_misses(doc *dc, const ob_dataset *d, const ob_stats *s)
+{
+    if (s->profile_heldout) return;
+    /* optimizers that missed a workload's target by a hair: the profile
+     * counts them as not getting there at all */
+    char near[600] = "";
+    int n_near = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (!s->in_profile[g->wl] || !(g->tt_miss > 0 && g->tt_miss < 0.05)) continue;
+        const size_t len = strlen(near);
+        if (n_near++ < 6)
+            snprintf(near + len, sizeof near - len, "%s%s on %s, %.1f%% above", len ? "; " : "",
+                     d->opt_labels[g->opt], d->wl_labels[g->wl], 100 * g->tt_miss);
+        else if (n_near == 7)
+            snprintf(near + len, sizeof near - len, ", ...");
     }
+    if (n_near)
+        doc_p(dc, "Near misses (an upper-median final loss at the best lr less than 5%% above the "
+                  "workload's target): %s. The profile counts %s as not reaching the target there. A target "
+                  "is a threshold: a miss this near takes that workload's whole share from an area, and a "
+                  "slightly looser target (report --target WORKLOAD=LOSS) or more seeds could turn it, so "
+                  "the areas, and the ranks they set, are less settled than the numbers suggest.",
+              near, n_near == 1 ? "it" : "each");
+}
+
+/* The figures and the notes of figures not drawn of one kind of profile
+ * (which, as profile_stem says). */
+static void profile_figures(doc *dc, const ob_figures *figs, const int *rendered, int which)
+{
     for (int f = 0; f < figs->n; f++)
-        if (profile_stem(figs->f[f].stem) == 1) doc_figure(dc, &figs->f[f], rendered[f]);
+        if (profile_stem(figs->f[f].stem) == which) doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
-        if (profile_stem(figs->skipped[f].stem) == 1) doc_skipped(dc, &figs->skipped[f]);
+        if (profile_stem(figs->skipped[f].stem) == which) doc_skipped(dc, &figs->skipped[f]);
+}
+
+/* "Across workloads": the performance profile's table with what qualifies
+ * it (optimizers not run everywhere, median-timed or noisy workloads, shared
+ * first places, near misses), its figures, and the tuned optimizers' profile
+ * where there were several configurations. */
+static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs,
+                        const int *rendered)
+{
+    profile_intro(dc, d, s);
+    profile_not_everywhere(dc, d, s);
+    profile_median_timed(dc, d, s);
+    profile_noisy(dc, d, s);
+    profile_table(dc, d, s);
+    profile_shared_firsts(dc, d, s);
+    profile_near_misses(dc, d, s);
+    profile_figures(dc, figs, rendered, 1);
     if (s->n_tuned > 0) {
         doc_tuned_profile(db, dc, d, s);
-        for (int f = 0; f < figs->n; f++)
-            if (profile_stem(figs->f[f].stem) == 2) doc_figure(dc, &figs->f[f], rendered[f]);
-        for (int f = 0; f < figs->n_skipped; f++)
-            if (profile_stem(figs->skipped[f].stem) == 2) doc_skipped(dc, &figs->skipped[f]);
+        profile_figures(dc, figs, rendered, 2);
     }
 }
 
@@ -2231,147 +2444,218 @@ static ob_status render(const char *gp, const char *stage, ob_figures *figs, int
     return st;
 }
 
-ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)
-{
-    memset(res, 0, sizeof *res);
-    FILE *log = o->log;
-    char dir[1024], stage[1100] = "";
-    if (strlen(o->out_dir) > OB_OUT_DIR_MAX)
-        return ob_fail(e, OB_ERR_INPUT, "the output folder name is %zu bytes long; at most %d (give a shorter --out)",
-                       strlen(o->out_dir), OB_OUT_DIR_MAX);
-    ob_path_trim(o->out_dir, dir, sizeof dir);
-    ob_store *store = NULL;
-    OB_TRY(ob_store_open(o->db_path, OB_STORE_READONLY, &store, e));
-    sqlite3 *db = ob_store_db(store);
+/* What the steps of a report share: the options and the result, the output
+ * folder and the hidden folder (stage) the report is written into, the
+ * database and what is read from it, the groups of pooled provenance and
+ * the figures with whether each was drawn. */
+typedef struct report_job {
+    const ob_report_opts *o;
+    ob_report_result *res;
+    char dir[1024], stage[1100];
+    ob_store *store;
+    sqlite3 *db;
     ob_dataset d;
     ob_stats s;
-    ob_figures figs = {0};
-    int *rendered = NULL;
-    memset(&s, 0, sizeof s);
-    ob_status st = ob_dataset_load(db, o->benchmark_id, &d, e);
-    if (st != OB_OK) {
-        ob_store_close(store);
-        return st == OB_ERR_NOMEM ? st : ob_err_prefix(e, "database '%s': ", o->db_path);
-    }
-    if (d.n == 0) {
-        if (o->benchmark_id > 0)
-            st = ob_fail(e, OB_ERR_INPUT,
-                         "database '%s' has no benchmark %lld with runs (optbench history --db %s lists its "
-                         "benchmarks)",
-                         o->db_path, (long long)o->benchmark_id, o->db_path);
-        else st = ob_fail(e, OB_ERR_INPUT, "database '%s' holds no runs", o->db_path);
-        goto done;
-    }
-    /* the statistics, reading each run's curve once, and the curves the
-     * figures and curves_best.csv draw (those of the best lrs): not every
-     * curve at once, which for a large database is more memory than it has */
-    if ((st = ob_stats_compute_db(db, o->db_path, &d, &o->stats, 1, &s, e)) != OB_OK) goto done;
-    /* the folder first: no ranking printed above an error that writes nothing */
-    if ((st = ob_mkdirs(dir, e)) != OB_OK) goto done;
-    remove_dead_stages(dir);
-    snprintf(stage, sizeof stage, "%s/" REPORT_LIST "-%ld-XXXXXX", dir, (long)getpid());
-    if (!mkdtemp(stage)) {
-        const int denied = errno == EACCES || errno == EPERM || errno == EROFS;
-        st = ob_fail(e, denied ? OB_ERR_INPUT : OB_ERR_IO, "cannot write into '%s': %s%s", dir, strerror(errno),
-                     denied ? " (give another --out)" : "");
-        stage[0] = 0;
-        goto done;
-    }
-    {
-        /* the stage's maker, for remove_dead_stages (not published) */
-        char me[512], hp[1300];
-        stage_maker(me, sizeof me);
-        snprintf(hp, sizeof hp, "%s/" STAGE_HOST, stage);
-        FILE *f = me[0] ? fopen(hp, "w") : NULL;
-        if (f) {
-            fprintf(f, "%s\n", me);
-            fclose(f);
-        }
-    }
+    int n_mixed; /* mixed_provenance: the groups that pool runs, and the note on the first */
     char mixed_note[1024];
-    const int n_mixed = mixed_provenance(db, &d, &s, mixed_note, sizeof mixed_note);
-    if (n_mixed < 0) {
-        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        goto done;
+    ob_figures figs;
+    int *rendered;
+} report_job;
+
+/* An error where the database, or its benchmark o->benchmark_id, holds no runs. */
+static ob_status report_check_runs(const report_job *rj, ob_err *e)
+{
+    const ob_report_opts *o = rj->o;
+    if (rj->d.n > 0) return OB_OK;
+    if (o->benchmark_id > 0)
+        return ob_fail(e, OB_ERR_INPUT,
+                       "database '%s' has no benchmark %lld with runs (optbench history --db %s lists its "
+                       "benchmarks)",
+                       o->db_path, (long long)o->benchmark_id, o->db_path);
+    return ob_fail(e, OB_ERR_INPUT, "database '%s' holds no runs", o->db_path);
+}
+
+/* The stage's maker, for remove_dead_stages (not published). */
+static void stage_mark(const char *stage)
+{
+    char me[512], hp[1300];
+    stage_maker(me, sizeof me);
+    snprintf(hp, sizeof hp, "%s/" STAGE_HOST, stage);
+    FILE *f = me[0] ? fopen(hp, "w") : NULL;
+    if (f) {
+        fprintf(f, "%s\n", me);
+        fclose(f);
     }
+}
+
+/* The output folder, and the stage inside it that the report is written
+ * into (rj->stage; "" where there is none). */
+static ob_status report_stage(report_job *rj, ob_err *e)
+{
+    ob_status st;
+    /* the folder first: no ranking printed above an error that writes nothing */
+    if ((st = ob_mkdirs(rj->dir, e)) != OB_OK) return st;
+    remove_dead_stages(rj->dir);
+    snprintf(rj->stage, sizeof rj->stage, "%s/" REPORT_LIST "-%ld-XXXXXX", rj->dir, (long)getpid());
+    if (!mkdtemp(rj->stage)) {
+        const int denied = errno == EACCES || errno == EPERM || errno == EROFS;
+        st = ob_fail(e, denied ? OB_ERR_INPUT : OB_ERR_IO, "cannot write into '%s': %s%s", rj->dir, strerror(errno),
+                     denied ? " (give another --out)" : "");
+        rj->stage[0] = 0;
+        return st;
+    }
+    stage_mark(rj->stage);
+    return OB_OK;
+}
+
+/* The groups whose runs pool several revisions, machines or devices
+ * (mixed_provenance), and a warning in the log where there are some. */
+static ob_status report_provenance(report_job *rj, ob_err *e)
+{
+    FILE *log = rj->o->log;
+    const int n_mixed = rj->n_mixed =
+        mixed_provenance(rj->db, &rj->d, &rj->s, rj->mixed_note, sizeof rj->mixed_note);
+    if (n_mixed < 0) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     if (log && n_mixed)
         fprintf(log, "optbench: warning: %d workload x optimizer group%s pool%s runs of more than one code revision, "
                      "machine or device (%s%s); --benchmark ID reports one benchmark alone\n",
                 n_mixed, n_mixed == 1 ? "" : "s", n_mixed == 1 ? "s" : "", n_mixed > 1 ? "the first: " : "",
-                mixed_note);
-    res->n_runs = d.n;
-    res->n_groups = s.n_g;
-    if ((st = ob_export_tables(db, &d, &s, stage, e)) != OB_OK) goto done;
-    if ((st = ob_latex_write(&d, &s, stage, e)) != OB_OK) goto done;
-    if ((st = ob_figures_write(&d, &s, stage, o->pdf_width, &figs, e)) != OB_OK) goto done;
-    res->n_figures = figs.n;
-    res->n_skipped = figs.n_skipped;
-    rendered = calloc((size_t)figs.n + 1, sizeof *rendered);
-    if (!rendered) {
-        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    if (log && figs.n_skipped) {
+                rj->mixed_note);
+    return OB_OK;
+}
+
+/* A note in the log of the figures not drawn for want of data, where there
+ * are some. */
+static void log_skipped(FILE *log, const ob_figures *figs)
+{
+    if (log && figs->n_skipped) {
         char names[600] = "";
         size_t l = 0;
-        for (int i = 0; i < figs.n_skipped && l + 80 < sizeof names; i++)
-            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", figs.skipped[i].stem);
+        for (int i = 0; i < figs->n_skipped && l + 80 < sizeof names; i++)
+            l += (size_t)snprintf(names + l, sizeof names - l, "%s%s", i ? ", " : "", figs->skipped[i].stem);
         fprintf(log, "optbench: note: %d figure%s not drawn, without data to show (%s); index.html says why\n",
-                figs.n_skipped, figs.n_skipped == 1 ? "" : "s", names);
+                figs->n_skipped, figs->n_skipped == 1 ? "" : "s", names);
     }
+}
 
+/* The CSV files, summary.tex and the figures' scripts into the stage, with
+ * their counts in the result. */
+static ob_status report_files(report_job *rj, ob_err *e)
+{
+    ob_report_result *res = rj->res;
+    ob_status st;
+    res->n_runs = rj->d.n;
+    res->n_groups = rj->s.n_g;
+    if ((st = ob_export_tables(rj->db, &rj->d, &rj->s, rj->stage, e)) != OB_OK) return st;
+    if ((st = ob_latex_write(&rj->d, &rj->s, rj->stage, e)) != OB_OK) return st;
+    if ((st = ob_figures_write(&rj->d, &rj->s, rj->stage, rj->o->pdf_width, &rj->figs, e)) != OB_OK) return st;
+    res->n_figures = rj->figs.n;
+    res->n_skipped = rj->figs.n_skipped;
+    rj->rendered = calloc((size_t)rj->figs.n + 1, sizeof *rj->rendered);
+    if (!rj->rendered) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    log_skipped(rj->o->log, &rj->figs);
+    return OB_OK;
+}
+
+/* The figures drawn by gnuplot, unless --no-render or it is not found
+ * (the log says so, or on how many figures it failed). */
+static ob_status report_render(report_job *rj, ob_err *e)
+{
+    const ob_report_opts *o = rj->o;
+    ob_report_result *res = rj->res;
+    FILE *log = o->log;
     char gp[1024];
     res->gnuplot_found = ob_gnuplot_find(gp, sizeof gp);
     if (o->no_render) {
-        if (log) fprintf(log, "optbench: not rendering (--no-render); run `gnuplot NAME.gp` in %s\n", dir);
+        if (log) fprintf(log, "optbench: not rendering (--no-render); run `gnuplot NAME.gp` in %s\n", rj->dir);
     } else if (!res->gnuplot_found) {
         if (log)
             fprintf(log, "optbench: gnuplot not found on PATH: wrote the scripts and CSV files but no "
-                         "images; install gnuplot and run `gnuplot NAME.gp` in %s\n", dir);
+                         "images; install gnuplot and run `gnuplot NAME.gp` in %s\n", rj->dir);
     } else {
         char logpath[1100];
-        snprintf(logpath, sizeof logpath, "%s/gnuplot.log", dir);
-        if ((st = render(gp, stage, &figs, o->jobs > 0 ? o->jobs : ob_gnuplot_jobs_default(), rendered, res, e)) !=
-            OB_OK)
-            goto done;
+        snprintf(logpath, sizeof logpath, "%s/gnuplot.log", rj->dir);
+        const ob_status st = render(gp, rj->stage, &rj->figs, o->jobs > 0 ? o->jobs : ob_gnuplot_jobs_default(),
+                                    rj->rendered, res, e);
+        if (st != OB_OK) return st;
         if (log && res->n_render_failed)
             fprintf(log, "optbench: gnuplot failed on %d of %d figures; see %s\n", res->n_render_failed,
-                    figs.n, logpath);
+                    rj->figs.n, logpath);
     }
+    return OB_OK;
+}
 
-    /* summary.md and index.html */
-    {
-        char p1[1100], p2[1100];
-        snprintf(p1, sizeof p1, "%s/summary.md", stage);
-        snprintf(p2, sizeof p2, "%s/index.html", stage);
-        doc dc = {fopen(p1, "w"), fopen(p2, "w"), 0, 0};
-        if (!dc.md || !dc.html) {
-            st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", !dc.md ? p1 : p2, strerror(errno));
-            if (dc.md) fclose(dc.md);
-            if (dc.html) fclose(dc.html);
-            goto done;
-        }
-        fprintf(dc.html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-                         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                         "<title>optbench report</title>\n<style>%s</style></head><body>\n", css);
-        st = write_docs(db, o, &d, &s, &figs, rendered, res->gnuplot_found && !o->no_render, n_mixed, mixed_note,
-                        &dc, e);
-        fputs("</body></html>\n", dc.html);
-        int bad = ferror(dc.md) || ferror(dc.html);
-        if (fclose(dc.md) != 0) bad = 1;
-        if (fclose(dc.html) != 0) bad = 1;
-        if (bad && st == OB_OK) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", dir);
+/* summary.md and index.html into the stage. */
+static ob_status report_documents(report_job *rj, ob_err *e)
+{
+    const ob_report_opts *o = rj->o;
+    char p1[1100], p2[1100];
+    snprintf(p1, sizeof p1, "%s/summary.md", rj->stage);
+    snprintf(p2, sizeof p2, "%s/index.html", rj->stage);
+    doc dc = {fopen(p1, "w"), fopen(p2, "w"), 0, 0};
+    if (!dc.md || !dc.html) {
+        const ob_status st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", !dc.md ? p1 : p2, strerror(errno));
+        if (dc.md) fclose(dc.md);
+        if (dc.html) fclose(dc.html);
+        return st;
     }
-    if (st == OB_OK) st = publish(dir, stage, e);
+    fprintf(dc.html, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                     "<title>optbench report</title>\n<style>%s</style></head><body>\n", css);
+    ob_status st = write_docs(rj->db, o, &rj->d, &rj->s, &rj->figs, rj->rendered,
+                              rj->res->gnuplot_found && !o->no_render, rj->n_mixed, rj->mixed_note, &dc, e);
+    fputs("</body></html>\n", dc.html);
+    int bad = ferror(dc.md) || ferror(dc.html);
+    if (fclose(dc.md) != 0) bad = 1;
+    if (fclose(dc.html) != 0) bad = 1;
+    if (bad && st == OB_OK) st = ob_fail(e, OB_ERR_IO, "writing the report documents in '%s' failed", rj->dir);
+    return st;
+}
+
+/* What is left of a report, published or not: its stage removed, the
+ * memory freed and the database closed. */
+static void report_job_free(report_job *rj)
+{
+    if (rj->stage[0]) remove_stage(rj->stage);
+    free(rj->rendered);
+    ob_figures_free(&rj->figs);
+    ob_stats_free(&rj->s);
+    ob_dataset_free(&rj->d);
+    ob_store_close(rj->store);
+}
+
+ob_status ob_report_write(const ob_report_opts *o, ob_report_result *res, ob_err *e)
+{
+    memset(res, 0, sizeof *res);
+    if (strlen(o->out_dir) > OB_OUT_DIR_MAX)
+        return ob_fail(e, OB_ERR_INPUT, "the output folder name is %zu bytes long; at most %d (give a shorter --out)",
+                       strlen(o->out_dir), OB_OUT_DIR_MAX);
+    report_job rj;
+    memset(&rj, 0, sizeof rj);
+    rj.o = o;
+    rj.res = res;
+    ob_path_trim(o->out_dir, rj.dir, sizeof rj.dir);
+    OB_TRY(ob_store_open(o->db_path, OB_STORE_READONLY, &rj.store, e));
+    rj.db = ob_store_db(rj.store);
+    ob_status st = ob_dataset_load(rj.db, o->benchmark_id, &rj.d, e);
+    if (st != OB_OK) {
+        ob_store_close(rj.store);
+        return st == OB_ERR_NOMEM ? st : ob_err_prefix(e, "database '%s': ", o->db_path);
+    }
+    st = report_check_runs(&rj, e);
+    /* the statistics, reading each run's curve once, and the curves the
+     * figures and curves_best.csv draw (those of the best lrs): not every
+     * curve at once, which for a large database is more memory than it has */
+    if (st == OB_OK) st = ob_stats_compute_db(rj.db, o->db_path, &rj.d, &o->stats, 1, &rj.s, e);
+    if (st == OB_OK) st = report_stage(&rj, e);
+    if (st == OB_OK) st = report_provenance(&rj, e);
+    if (st == OB_OK) st = report_files(&rj, e);
+    if (st == OB_OK) st = report_render(&rj, e);
+    if (st == OB_OK) st = report_documents(&rj, e);
+    if (st == OB_OK) st = publish(rj.dir, rj.stage, e);
     /* the ranking once the report is in place: none above an error that
      * wrote nothing */
-    if (st == OB_OK && o->ranking) st = print_ranking(o->ranking, &d, &s, e);
-done:
-    if (stage[0]) remove_stage(stage);
-    free(rendered);
-    ob_figures_free(&figs);
-    ob_stats_free(&s);
-    ob_dataset_free(&d);
-    ob_store_close(store);
+    if (st == OB_OK && o->ranking) st = print_ranking(o->ranking, &rj.d, &rj.s, e);
+    report_job_free(&rj);
     return st;
 }

@@ -218,6 +218,203 @@ static ob_status tuning_table(const ob_dataset *d, const ob_stats *s, FILE *f, o
     return OB_OK;
 }
 
+/* Workload w's table of the optimizers at their best lr, as its steps write
+ * it: the ranks, and what the caption, the header and the rows share. */
+typedef struct ranked_table {
+    const ob_dataset *d;
+    const ob_stats *s;
+    const int *rank, *crank; /* the sweep's ranks and the confirmation's */
+    int w;
+    int n_conf;              /* the optimizers confirmed at their best lr */
+    int smin, smax, cmin, cmax; /* the fewest and most seeds at a best lr, and fresh seeds */
+    int has_metric, edge, unmeasured;
+    char wl[512], lab[256], metric[128], seeds[64], cseeds[64];
+    char apart[512];         /* what the bold does not say, for the caption */
+} ranked_table;
+
+/* What the workload's groups hold: confirmed ones, their seeds and fresh
+ * seeds, a held-out metric, a best lr at the grid's edge, an lr range not
+ * measured. */
+static void ranked_survey(ranked_table *t)
+{
+    const ob_stats *s = t->s;
+    int first = 1, cfirst = 1;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != t->w) continue;
+        t->has_metric |= !isnan(g->eval_metric.median);
+        t->edge |= g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
+        t->unmeasured |= g->width_unmeasured;
+        /* an optimizer that diverged at every lr has no seeds at a best lr */
+        if (g->final.n > 0) {
+            if (first || g->final.n < t->smin) t->smin = g->final.n;
+            if (first || g->final.n > t->smax) t->smax = g->final.n;
+            first = 0;
+        }
+        if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
+            t->n_conf++;
+            if (cfirst || g->conf_final.n < t->cmin) t->cmin = g->conf_final.n;
+            if (cfirst || g->conf_final.n > t->cmax) t->cmax = g->conf_final.n;
+            cfirst = 0;
+        }
+    }
+}
+
+/* The texts of the caption: the workload's label, the metric's name, the
+ * seeds and fresh seeds, and the label for \label{}. */
+static void ranked_texts(ranked_table *t)
+{
+    const int w = t->w;
+    const ob_workload_def *wdef = ob_workload_find(t->d->wl_names[w]);
+    ob_latex_escape(t->d->wl_labels[w], t->wl, sizeof t->wl);
+    slug(t->d->wl_labels[w], t->lab, sizeof t->lab);
+    ob_latex_escape(wdef && wdef->metric_name ? wdef->metric_name : "metric", t->metric, sizeof t->metric);
+    if (t->smin == t->smax) snprintf(t->seeds, sizeof t->seeds, "%d seed%s", t->smin, t->smin == 1 ? "" : "s");
+    else snprintf(t->seeds, sizeof t->seeds, "%d to %d seeds", t->smin, t->smax);
+    if (t->cmin == t->cmax)
+        snprintf(t->cseeds, sizeof t->cseeds, "%d fresh seed%s", t->cmin, t->cmin == 1 ? "" : "s");
+    else snprintf(t->cseeds, sizeof t->cseeds, "%d to %d fresh seeds", t->cmin, t->cmax);
+}
+
+/* What the bold does not tell: ranges apart are no test with few seeds, and
+ * a diverged seed of the lowest makes every range overlap its. */
+static void ranked_apart(ranked_table *t)
+{
+    const ob_stats *s = t->s;
+    const int smin = t->smin;
+    /* ranges apart are no test either: two optimizers alike, n seeds
+     * each, have ranges apart with probability 2 / C(2n, n) (1/3 at 2
+     * seeds, 1/10 at 3), more often among several */
+    if (smin >= 2 && smin <= 5) {
+        double c = 1;
+        for (int i = 1; i <= smin; i++) c = c * (smin + i) / i;
+        snprintf(t->apart, sizeof t->apart, " (nor are ranges apart a test: with %d seeds two optimizers alike have "
+                 "ranges apart 1 time in %.0f, and more often among several; paired.csv compares neighbours "
+                 "seed by seed)", smin, c / 2);
+    }
+    for (int k = 0; k < s->n_g; k++)
+        if (s->g[k].wl == t->w && t->rank[k] == 1 && s->g[k].final.n > 1 && isinf(s->g[k].final.max)) {
+            const size_t l = strlen(t->apart);
+            snprintf(t->apart + l, sizeof t->apart - l, "; a diverged seed makes the lowest's range unbounded, so "
+                     "every optimizer whose max is at or above the lowest's min is in bold");
+            break;
+        }
+}
+
+/* The table's opening and its caption, with its label. */
+static void ranked_caption(const ranked_table *t, FILE *f)
+{
+    const ob_stats *s = t->s;
+    fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
+    fprintf(f,
+            "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
+            "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every median whose "
+            "[min, max] overlaps the lowest's, which these seeds do not tell apart from it%s; held-out loss%s%s (medians); "
+            "lr range: decades of learning rate whose median final loss is within %.3g\\%% of %s "
+            "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
+            "lr.%s",
+            t->wl, t->seeds, t->apart, t->has_metric ? " and " : "", t->has_metric ? t->metric : "", 100 * s->tol,
+            s->tol_of_progress ? "the progress from the loss before training to the best" : "the best",
+            t->edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
+                      "beyond it." : "");
+    if (t->unmeasured)
+        fprintf(f, " $^\\ddagger$: lr range not measured: the best lr is at the edge of the grid and a seed "
+                   "diverged at the lr next to it (or the grid has one lr, or its other lrs have no finished run "
+                   "yet, or the tolerance is 0: --tol 0 or a best median loss of 0%s).",
+                s->tol_of_progress ? ", or the best is not below the loss before training" : "");
+    if (t->n_conf)
+        fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
+                   "free of the optimism of picking it on the sweep's own seeds (in bold as above).", t->cseeds);
+    else
+        fprintf(f, " The median at the best learning rate is optimistic: the seeds that picked that rate "
+                   "also score it.");
+    /* \smallskip: article's captions above a table leave no room before its rule */
+    fprintf(f, "}\n  \\label{tab:optbench-%s}\n  \\smallskip\n", t->lab[0] ? t->lab : "workload");
+}
+
+/* The tabular's columns and header rows. */
+static void ranked_header(const ranked_table *t, FILE *f)
+{
+    /* scaled down to the text width only when wider (long configuration labels) */
+    fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
+    fprintf(f, "  \\begin{tabular}{@{}rllrr%sr%s@{}}\n    \\toprule\n", t->has_metric ? "rr" : "r",
+            t->n_conf ? "r" : "");
+    if (t->has_metric) {
+        fprintf(f, "    & & & & \\multicolumn{2}{c}{Held-out} & & %s \\\\\n    \\cmidrule(lr){5-6}\n",
+                t->n_conf ? "&" : "");
+        fprintf(f, "    & Optimizer & Best lr & Final loss & loss & %s & lr range & Diverged%s \\\\\n    \\midrule\n",
+                t->metric, t->n_conf ? " & Confirmed" : "");
+    } else {
+        fprintf(f, "    & Optimizer & Best lr & Final loss & Held-out loss & lr range & Diverged%s \\\\\n"
+                   "    \\midrule\n",
+                t->n_conf ? " & Confirmed" : "");
+    }
+}
+
+/* Group k's confirmed median, in bold as the sweep's, where the table has
+ * the column. */
+static void ranked_confirmed(const ranked_table *t, int k, FILE *f)
+{
+    const ob_group *g = &t->s->g[k];
+    char a[64];
+    if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
+        int bold = t->crank[k] == 1 || (t->crank[k] > 0 && ties_lowest(t->s, t->crank, t->w, &g->conf_final, 1));
+        fprintf(f, bold ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, 1, a, sizeof a));
+        if (g->conf_n_diverged)
+            fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->conf_n_diverged, g->n_confirm);
+    } else
+        fprintf(f, " & --");
+}
+
+/* Group k's row: rank, optimizer, best lr, final loss, held-out values, lr
+ * range, diverged runs and the confirmed median. */
+static void ranked_row(const ranked_table *t, int k, FILE *f)
+{
+    const int *rank = t->rank;
+    const ob_group *g = &t->s->g[k];
+    char opt[512], a[64], cell[256];
+    ob_latex_escape(t->d->opt_labels[g->opt], opt, sizeof opt);
+    if (rank[k] > 0) fprintf(f, "    %d & %s & ", rank[k], opt);
+    else fprintf(f, "    -- & %s & ", opt);
+    if (g->best < 0) fprintf(f, "none (%s) & ", ob_group_no_best(g));
+    else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, 0, a, sizeof a),
+                 g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? "$^\\dagger$" : "");
+    spread_cell(&g->final,
+                rank[k] == 1 || (rank[k] > 0 && ties_lowest(t->s, rank, t->w, &g->final, 0)),
+                cell, sizeof cell);
+    fprintf(f, "%s", cell);
+    if (g->best >= 0 && g->lrs[g->best].n_diverged)
+        fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->lrs[g->best].n_diverged,
+                g->lrs[g->best].n_finished);
+    fprintf(f, " & ");
+    fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, 1, a, sizeof a));
+    if (t->has_metric) fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, 1, a, sizeof a));
+    if (g->width_unmeasured) fprintf(f, "--$^\\ddagger$");
+    else if (isnan(g->width_decades)) fprintf(f, "--");
+    else fprintf(f, "%s%s", g->width_open_lo || g->width_open_hi ? "$\\geq$ " : "",
+                 tnum(g->width_decades, 3, 0, a, sizeof a));
+    fprintf(f, " & %d / %d", g->n_diverged, g->n_finished);
+    if (t->n_conf) ranked_confirmed(t, k, f);
+    fprintf(f, " \\\\\n");
+}
+
+/* Workload w's table of the optimizers at their best lr, ranked by rank
+ * (the unranked last), with the confirmed medians by crank where some are. */
+static void ranked_table_write(const ob_dataset *d, const ob_stats *s, const int *rank, const int *crank, int w,
+                               FILE *f)
+{
+    ranked_table t = {.d = d, .s = s, .rank = rank, .crank = crank, .w = w};
+    ranked_survey(&t);
+    ranked_texts(&t);
+    ranked_apart(&t);
+    ranked_caption(&t, f);
+    ranked_header(&t, f);
+    for (int r = 1; r <= s->n_g + 1; r++)
+        for (int k = 0; k < s->n_g; k++)
+            if (s->g[k].wl == w && rank[k] == (r <= s->n_g ? r : 0)) ranked_row(&t, k, f);
+    fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
+}
+
 ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e)
 {
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
@@ -236,131 +433,7 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
           "% diverged seed; --: not measured. summary.md and the CSV files hold every statistic.\n\n",
           f);
     for (int w = 0; w < d->n_wl; w++) {
-        int n_conf = 0, smin = 0, smax = 0, cmin = 0, cmax = 0, first = 1, cfirst = 1, has_metric = 0, edge = 0,
-            unmeasured = 0;
-        for (int k = 0; k < s->n_g; k++) {
-            const ob_group *g = &s->g[k];
-            if (g->wl != w) continue;
-            has_metric |= !isnan(g->eval_metric.median);
-            edge |= g->best >= 0 && g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1);
-            unmeasured |= g->width_unmeasured;
-            /* an optimizer that diverged at every lr has no seeds at a best lr */
-            if (g->final.n > 0) {
-                if (first || g->final.n < smin) smin = g->final.n;
-                if (first || g->final.n > smax) smax = g->final.n;
-                first = 0;
-            }
-            if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
-                n_conf++;
-                if (cfirst || g->conf_final.n < cmin) cmin = g->conf_final.n;
-                if (cfirst || g->conf_final.n > cmax) cmax = g->conf_final.n;
-                cfirst = 0;
-            }
-        }
-        const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
-        char wl[512], lab[256], metric[128], seeds[64], cseeds[64];
-        ob_latex_escape(d->wl_labels[w], wl, sizeof wl);
-        slug(d->wl_labels[w], lab, sizeof lab);
-        ob_latex_escape(wdef && wdef->metric_name ? wdef->metric_name : "metric", metric, sizeof metric);
-        if (smin == smax) snprintf(seeds, sizeof seeds, "%d seed%s", smin, smin == 1 ? "" : "s");
-        else snprintf(seeds, sizeof seeds, "%d to %d seeds", smin, smax);
-        if (cmin == cmax) snprintf(cseeds, sizeof cseeds, "%d fresh seed%s", cmin, cmin == 1 ? "" : "s");
-        else snprintf(cseeds, sizeof cseeds, "%d to %d fresh seeds", cmin, cmax);
-        /* ranges apart are no test either: two optimizers alike, n seeds
-         * each, have ranges apart with probability 2 / C(2n, n) (1/3 at 2
-         * seeds, 1/10 at 3), more often among several */
-        char apart[512] = "";
-        if (smin >= 2 && smin <= 5) {
-            double c = 1;
-            for (int i = 1; i <= smin; i++) c = c * (smin + i) / i;
-            snprintf(apart, sizeof apart, " (nor are ranges apart a test: with %d seeds two optimizers alike have "
-                     "ranges apart 1 time in %.0f, and more often among several; paired.csv compares neighbours "
-                     "seed by seed)", smin, c / 2);
-        }
-        for (int k = 0; k < s->n_g; k++)
-            if (s->g[k].wl == w && rank[k] == 1 && s->g[k].final.n > 1 && isinf(s->g[k].final.max)) {
-                const size_t l = strlen(apart);
-                snprintf(apart + l, sizeof apart - l, "; a diverged seed makes the lowest's range unbounded, so "
-                         "every optimizer whose max is at or above the lowest's min is in bold");
-                break;
-            }
-        fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
-        fprintf(f,
-                "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
-                "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every median whose "
-                "[min, max] overlaps the lowest's, which these seeds do not tell apart from it%s; held-out loss%s%s (medians); "
-                "lr range: decades of learning rate whose median final loss is within %.3g\\%% of %s "
-                "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
-                "lr.%s",
-                wl, seeds, apart, has_metric ? " and " : "", has_metric ? metric : "", 100 * s->tol,
-                s->tol_of_progress ? "the progress from the loss before training to the best" : "the best",
-                edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
-                       "beyond it." : "");
-        if (unmeasured)
-            fprintf(f, " $^\\ddagger$: lr range not measured: the best lr is at the edge of the grid and a seed "
-                       "diverged at the lr next to it (or the grid has one lr, or its other lrs have no finished run "
-                       "yet, or the tolerance is 0: --tol 0 or a best median loss of 0%s).",
-                    s->tol_of_progress ? ", or the best is not below the loss before training" : "");
-        if (n_conf)
-            fprintf(f, " Confirmed: the median final loss of %s run at the best learning rate after the sweep, "
-                       "free of the optimism of picking it on the sweep's own seeds (in bold as above).", cseeds);
-        else
-            fprintf(f, " The median at the best learning rate is optimistic: the seeds that picked that rate "
-                       "also score it.");
-        /* \smallskip: article's captions above a table leave no room before its rule */
-        fprintf(f, "}\n  \\label{tab:optbench-%s}\n  \\smallskip\n", lab[0] ? lab : "workload");
-        /* scaled down to the text width only when wider (long configuration labels) */
-        fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
-        fprintf(f, "  \\begin{tabular}{@{}rllrr%sr%s@{}}\n    \\toprule\n", has_metric ? "rr" : "r",
-                n_conf ? "r" : "");
-        if (has_metric) {
-            fprintf(f, "    & & & & \\multicolumn{2}{c}{Held-out} & & %s \\\\\n    \\cmidrule(lr){5-6}\n",
-                    n_conf ? "&" : "");
-            fprintf(f, "    & Optimizer & Best lr & Final loss & loss & %s & lr range & Diverged%s \\\\\n    \\midrule\n",
-                    metric, n_conf ? " & Confirmed" : "");
-        } else {
-            fprintf(f, "    & Optimizer & Best lr & Final loss & Held-out loss & lr range & Diverged%s \\\\\n"
-                       "    \\midrule\n",
-                    n_conf ? " & Confirmed" : "");
-        }
-        for (int r = 1; r <= s->n_g + 1; r++)
-            for (int k = 0; k < s->n_g; k++) {
-                const ob_group *g = &s->g[k];
-                if (g->wl != w || rank[k] != (r <= s->n_g ? r : 0)) continue;
-                char opt[512], a[64], cell[256];
-                ob_latex_escape(d->opt_labels[g->opt], opt, sizeof opt);
-                if (rank[k] > 0) fprintf(f, "    %d & %s & ", rank[k], opt);
-                else fprintf(f, "    -- & %s & ", opt);
-                if (g->best < 0) fprintf(f, "none (%s) & ", ob_group_no_best(g));
-                else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, 0, a, sizeof a),
-                             g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? "$^\\dagger$" : "");
-                spread_cell(&g->final,
-                            rank[k] == 1 || (rank[k] > 0 && ties_lowest(s, rank, w, &g->final, 0)),
-                            cell, sizeof cell);
-                fprintf(f, "%s", cell);
-                if (g->best >= 0 && g->lrs[g->best].n_diverged)
-                    fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->lrs[g->best].n_diverged,
-                            g->lrs[g->best].n_finished);
-                fprintf(f, " & ");
-                fprintf(f, "%s & ", tnum(g->eval_loss.median, 4, 1, a, sizeof a));
-                if (has_metric) fprintf(f, "%s & ", tnum(g->eval_metric.median, 4, 1, a, sizeof a));
-                if (g->width_unmeasured) fprintf(f, "--$^\\ddagger$");
-                else if (isnan(g->width_decades)) fprintf(f, "--");
-                else fprintf(f, "%s%s", g->width_open_lo || g->width_open_hi ? "$\\geq$ " : "",
-                             tnum(g->width_decades, 3, 0, a, sizeof a));
-                fprintf(f, " & %d / %d", g->n_diverged, g->n_finished);
-                if (n_conf) {
-                    if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
-                        int bold = crank[k] == 1 || (crank[k] > 0 && ties_lowest(s, crank, w, &g->conf_final, 1));
-                        fprintf(f, bold ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, 1, a, sizeof a));
-                        if (g->conf_n_diverged)
-                            fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->conf_n_diverged, g->n_confirm);
-                    } else
-                        fprintf(f, " & --");
-                }
-                fprintf(f, " \\\\\n");
-            }
-        fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
+        ranked_table_write(d, s, rank, crank, w, f);
         best_config_table(d, s, w, f);
     }
     free(rank);

@@ -153,26 +153,57 @@ static void gp_quoted(FILE *f, const char *s)
     fprintf(f, "\"%s\"", q);
 }
 
-static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_dataset *all, const ob_colour *colours,
-                         const int *dashes, const char *mlabel, const char *better)
+/* What the steps of write_panels share: the series, their colours and dashes, the layout */
+typedef struct panels {
+    FILE *f;
+    const series *ser;
+    int ns, nb;
+    const ob_dataset *all;
+    const ob_colour *colours;
+    const int *dashes;
+    int *seen;        /* (all->n_opt) 1: the optimizer configuration is shown; NULL when out of memory */
+    int nw, no;       /* the workload labels and optimizer configurations shown */
+    int cols, rows, key_cols, key_rows;
+    int title_px, panel_px, key_px, height; /* pixels at 1000 wide: title 50, panels 300 each, legend 24 a row */
+    int rotate;       /* x tics rotated: many benchmarks */
+    double top, ph;   /* the top of the panels and a panel's height, as fractions of the height */
+} panels;
+
+/* Counts the workload labels shown (series are sorted by them) and marks the configurations shown. */
+static void panels_count(panels *p)
 {
-    /* the workload labels shown, in series order (series are sorted by workload label) */
-    int nw = 0, no = 0;
-    for (int j = 0; j < ns; j++)
-        if (!j || ser[j].wl != ser[j - 1].wl) nw++;
-    int *seen = calloc((size_t)(all->n_opt > 0 ? all->n_opt : 1), sizeof *seen);
-    for (int j = 0; j < ns; j++)
-        if (seen && !seen[ser[j].opt]) {
-            seen[ser[j].opt] = 1;
-            no++;
+    p->nw = 0;
+    p->no = 0;
+    for (int j = 0; j < p->ns; j++)
+        if (!j || p->ser[j].wl != p->ser[j - 1].wl) p->nw++;
+    p->seen = calloc((size_t)(p->all->n_opt > 0 ? p->all->n_opt : 1), sizeof *p->seen);
+    for (int j = 0; j < p->ns; j++)
+        if (p->seen && !p->seen[p->ser[j].opt]) {
+            p->seen[p->ser[j].opt] = 1;
+            p->no++;
         }
-    const int cols = nw <= 1 ? 1 : nw <= 4 ? 2 : 3, rows = (nw + cols - 1) / cols;
-    const int key_cols = 6, key_rows = (no + key_cols - 1) / key_cols;
-    /* pixels at 1000 wide: title 50, panels 300 each, legend 24 a row */
-    const int title_px = 50, panel_px = 300, key_px = 24 * key_rows + 20;
-    const int height = title_px + rows * panel_px + key_px;
-    const int rotate = nb > 16;
-    fprintf(f,
+}
+
+/* Lays out the grid of panels, the legend's rows under them and the figure's height. */
+static void panels_layout(panels *p)
+{
+    p->cols = p->nw <= 1 ? 1 : p->nw <= 4 ? 2 : 3;
+    p->rows = (p->nw + p->cols - 1) / p->cols;
+    p->key_cols = 6;
+    p->key_rows = (p->no + p->key_cols - 1) / p->key_cols;
+    p->title_px = 50;
+    p->panel_px = 300;
+    p->key_px = 24 * p->key_rows + 20;
+    p->height = p->title_px + p->rows * p->panel_px + p->key_px;
+    p->rotate = p->nb > 16;
+    p->top = 1.0 - (double)p->title_px / p->height;
+    p->ph = (double)p->panel_px / p->height;
+}
+
+/* Writes the script's comment, common settings, the loop over terminals and the multiplot's title. */
+static void panels_head(const panels *p, const char *mlabel, const char *better)
+{
+    fprintf(p->f,
             "# history.gp - %s per benchmark: one panel per workload, one line per optimizer.\n"
             "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
             "# series). Run `gnuplot history.gp` in this folder to redraw history.png, .svg and .pdf.\n"
@@ -210,57 +241,71 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             "        PS = 0.5\n"
             "    }\n"
             "    set multiplot title ",
-            mlabel, ns, height, height, height, (double)height / 1000.0);
+            mlabel, p->ns, p->height, p->height, p->height, (double)p->height / 1000.0);
     char title[512];
     snprintf(title, sizeof title, "%s over %d benchmarks%s\nx: benchmark id (history.csv: its date and revision)",
-             mlabel, nb, better);
-    gp_quoted(f, title);
-    fprintf(f, "\n");
-    const double top = 1.0 - (double)title_px / height, ph = (double)panel_px / height;
-    int w = -1;
-    for (int j = 0; j < ns; j++) {
-        if (j && ser[j].wl == ser[j - 1].wl) continue;
-        w++;
-        /* the panel's series: j .. j2 - 1 */
-        int j2 = j;
-        double lo = NAN, hi = NAN;
-        while (j2 < ns && ser[j2].wl == ser[j].wl) {
-            for (int b = 0; b < nb; b++) {
-                double v = ser[j2].v[b];
-                if (!(v > 0) || !isfinite(v)) continue;
-                if (isnan(lo) || v < lo) lo = v;
-                if (isnan(hi) || v > hi) hi = v;
-            }
-            j2++;
+             mlabel, p->nb, better);
+    gp_quoted(p->f, title);
+    fprintf(p->f, "\n");
+}
+
+/* Returns the end of the panel's series from j on, with the range of their positive finite values. */
+static int panel_series(const panels *p, int j, double *lo, double *hi)
+{
+    int j2 = j;
+    *lo = NAN;
+    *hi = NAN;
+    while (j2 < p->ns && p->ser[j2].wl == p->ser[j].wl) {
+        for (int b = 0; b < p->nb; b++) {
+            double v = p->ser[j2].v[b];
+            if (!(v > 0) || !isfinite(v)) continue;
+            if (isnan(*lo) || v < *lo) *lo = v;
+            if (isnan(*hi) || v > *hi) *hi = v;
         }
-        const int r = w / cols, c = w % cols;
-        const int logy = !isnan(lo) && hi / lo >= 100;
-        fprintf(f,
-                "    set origin %.4f, %.4f\n"
-                "    set size %.4f, %.4f\n"
-                "    set title ",
-                (double)c / cols, top - (r + 1) * ph, 1.0 / cols, ph);
-        char ptitle[300];
-        snprintf(ptitle, sizeof ptitle, "%s%s", all->wl_labels[ser[j].wl], logy ? " (log scale)" : "");
-        gp_quoted(f, ptitle);
-        fprintf(f,
-                "\n"
-                "    %s\n"
-                "    unset key\n"
-                "    set xtics nomirror%s\n"
-                "    plot",
-                logy ? "set logscale y" : "unset logscale y", rotate ? " rotate by 90 right" : "");
-        for (int k = j; k < j2; k++) {
-            int o = ser[k].opt;
-            fprintf(f,
-                    "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS notitle",
-                    k > j ? ", \\\n        " : "", 5 + k, k > j ? "" : ":xtic(\"#\" . strcol(1))",
-                    colours ? colours[o].hex : "#0077bb", dashes ? dashes[o] : 1,
-                    history_points[ser[k].wl % HISTORY_POINTS]);
-        }
-        fprintf(f, "\n");
+        j2++;
     }
-    /* the legend: a frame of its own under the panels, with nothing drawn in it */
+    return j2;
+}
+
+/* Writes panel w (the series from j on of one workload label; returned: their end), log y over two decades. */
+static int write_panel(const panels *p, int w, int j)
+{
+    FILE *f = p->f;
+    double lo, hi;
+    const int j2 = panel_series(p, j, &lo, &hi);
+    const int r = w / p->cols, c = w % p->cols;
+    const int logy = !isnan(lo) && hi / lo >= 100;
+    fprintf(f,
+            "    set origin %.4f, %.4f\n"
+            "    set size %.4f, %.4f\n"
+            "    set title ",
+            (double)c / p->cols, p->top - (r + 1) * p->ph, 1.0 / p->cols, p->ph);
+    char ptitle[300];
+    snprintf(ptitle, sizeof ptitle, "%s%s", p->all->wl_labels[p->ser[j].wl], logy ? " (log scale)" : "");
+    gp_quoted(f, ptitle);
+    fprintf(f,
+            "\n"
+            "    %s\n"
+            "    unset key\n"
+            "    set xtics nomirror%s\n"
+            "    plot",
+            logy ? "set logscale y" : "unset logscale y", p->rotate ? " rotate by 90 right" : "");
+    for (int k = j; k < j2; k++) {
+        int o = p->ser[k].opt;
+        fprintf(f,
+                "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS notitle",
+                k > j ? ", \\\n        " : "", 5 + k, k > j ? "" : ":xtic(\"#\" . strcol(1))",
+                p->colours ? p->colours[o].hex : "#0077bb", p->dashes ? p->dashes[o] : 1,
+                history_points[p->ser[k].wl % HISTORY_POINTS]);
+    }
+    fprintf(f, "\n");
+    return j2;
+}
+
+/* Writes the legend: a frame of its own under the panels, with nothing drawn in it. */
+static void panels_legend(const panels *p)
+{
+    FILE *f = p->f;
     fprintf(f,
             "    set origin 0, 0\n"
             "    set size 1, %.4f\n"
@@ -274,15 +319,20 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             "    set yrange [0:1]\n"
             "    set key center center horizontal Left reverse maxcols %d samplen 4 width 4\n"
             "    plot",
-            (double)key_px / height, key_cols);
+            (double)p->key_px / p->height, p->key_cols);
     int first = 1;
-    for (int o = 0; o < all->n_opt; o++) {
-        if (seen && !seen[o]) continue;
+    for (int o = 0; o < p->all->n_opt; o++) {
+        if (p->seen && !p->seen[o]) continue;
         fprintf(f, "%s -1 with lines lw 2 lc rgb \"%s\" dt %d title ", first ? "" : ", \\\n        ",
-                colours ? colours[o].hex : "#0077bb", dashes ? dashes[o] : 1);
-        gp_quoted(f, all->opt_labels[o]);
+                p->colours ? p->colours[o].hex : "#0077bb", p->dashes ? p->dashes[o] : 1);
+        gp_quoted(f, p->all->opt_labels[o]);
         first = 0;
     }
+}
+
+/* Closes the multiplot and sets back what the legend unset, for the next terminal. */
+static void panels_tail(FILE *f)
+{
     fprintf(f,
             "\n"
             "    unset multiplot\n"
@@ -294,7 +344,20 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
             "    set grid xtics ytics lc rgb \"#dddddd\" lt 1 dt 1\n"
             "    set autoscale xy\n"
             "}\n");
-    free(seen);
+}
+
+/* Writes the figure as one panel per workload label shown, with one legend of the optimizers under them. */
+static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_dataset *all, const ob_colour *colours,
+                         const int *dashes, const char *mlabel, const char *better)
+{
+    panels p = {.f = f, .ser = ser, .ns = ns, .nb = nb, .all = all, .colours = colours, .dashes = dashes};
+    panels_count(&p);
+    panels_layout(&p);
+    panels_head(&p, mlabel, better);
+    for (int j = 0, w = 0; j < ns; w++) j = write_panel(&p, w, j);
+    panels_legend(&p);
+    panels_tail(f);
+    free(p.seen);
 }
 
 /* One figure, a line per series (HISTORY_PANEL_SERIES or fewer, or all of one

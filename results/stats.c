@@ -500,148 +500,227 @@ static const char *opt_name(const ob_dataset *d, int op)
     return d->opt_names && d->opt_names[op] ? d->opt_names[op] : d->opt_labels[op];
 }
 
+/* What the steps of tuned_profile share: its input, each label's optimizer and study, and scratch */
+typedef struct tuned {
+    const ob_dataset *d;
+    ob_stats *s;
+    const double *t;             /* (n_wl x n_o) the profile's times */
+    const int *gi;               /* (n_wl x n_o) the group of each workload and label, -1 for none */
+    int n_o, n;                  /* labels; optimizer names (the tuned optimizers) */
+    int *of;                     /* (n_o) each label's tuned index */
+    double *t2;                  /* (n_wl x n) each tuned optimizer's time */
+    int *used;                   /* (n_wl) the workloads in the tuned profile */
+    int *lab_study;              /* (n_o) each label's study, -1 none */
+    int64_t *st_bench;           /* (n_o; n_st used) each study's benchmark */
+    int *st_num;                 /* (n_o; n_st used) each study's number, as the runs store it */
+    int n_st;
+    double *sbest;               /* (n_st) on one workload, each study's fastest time */
+    int *spick;                  /* (n_st) ... and its group */
+    int *order;                  /* (n_st) studies sorted by sbest */
+    unsigned char *has;          /* (n_st) 1: the study is one of the optimizer's */
+} tuned;
+
+/* Numbers the optimizer names (tuned_first, tuned_configs, of); returns whether one has several labels. */
+static int tuned_names(tuned *tp)
+{
+    ob_stats *s = tp->s;
+    int several = 0;
+    tp->n = 0;
+    for (int op = 0; op < tp->n_o; op++) {
+        int i = 0;
+        while (i < tp->n && strcmp(opt_name(tp->d, s->tuned_first[i]), opt_name(tp->d, op))) i++;
+        if (i == tp->n) s->tuned_first[tp->n++] = op;
+        tp->of[op] = i;
+        several |= ++s->tuned_configs[i] > 1;
+    }
+    return several;
+}
+
+/* Allocates the tuned profile's arrays in s, its times (t2) and its workloads (used). */
+static void tuned_alloc(tuned *tp)
+{
+    ob_stats *s = tp->s;
+    const int n = tp->n, n_wl = tp->d->n_wl;
+    tp->t2 = calloc((size_t)n_wl * n + 1, sizeof *tp->t2);
+    s->tuned_pick = malloc(((size_t)n_wl * n + 1) * sizeof *s->tuned_pick);
+    s->tuned_rho = malloc(((size_t)s->n_tau * n + 1) * sizeof *s->tuned_rho);
+    s->tuned_area = malloc(((size_t)n + 1) * sizeof *s->tuned_area);
+    s->tuned_ran = calloc((size_t)n + 1, sizeof *s->tuned_ran);
+    s->tuned_studies = calloc((size_t)n + 1, sizeof *s->tuned_studies);
+    s->tuned_pick_study = malloc(((size_t)n_wl * n + 1) * sizeof *s->tuned_pick_study);
+    tp->used = calloc((size_t)n_wl + 1, sizeof *tp->used);
+}
+
+/* Numbers the studies (searches) the labels come from, and gives each label its study. */
+static void label_studies(tuned *tp)
+{
+    /* each label's study: a search of the matrix (its study number) within
+     * its benchmark, numbered from 0 as met (-1 none: not one of several
+     * studies). Two benchmarks of studies in one database (other search
+     * seeds) are so several searches each, not pooled by study number. */
+    const ob_dataset *d = tp->d;
+    const int n_o = tp->n_o;
+    tp->lab_study = malloc(((size_t)n_o + 1) * sizeof *tp->lab_study);
+    tp->st_bench = malloc(((size_t)n_o + 1) * sizeof *tp->st_bench);
+    tp->st_num = malloc(((size_t)n_o + 1) * sizeof *tp->st_num);
+    tp->n_st = 0;
+    for (int op = 0; tp->lab_study && op < n_o; op++) tp->lab_study[op] = -1;
+    for (int r = 0; tp->lab_study && tp->st_bench && tp->st_num && r < d->n; r++) {
+        const ob_rrun *x = &d->runs[r];
+        if (x->study < 0 || tp->lab_study[x->opt] >= 0) continue;
+        int j = 0;
+        while (j < tp->n_st && !(tp->st_bench[j] == x->benchmark_id && tp->st_num[j] == x->study)) j++;
+        if (j == tp->n_st) tp->st_bench[tp->n_st] = x->benchmark_id, tp->st_num[tp->n_st++] = x->study;
+        tp->lab_study[x->opt] = j;
+    }
+}
+
+/* Allocates the per-study scratch; returns whether all of tuned_profile's arrays are there. */
+static int study_scratch_alloc(tuned *tp)
+{
+    const ob_stats *s = tp->s;
+    const int n_st = tp->n_st;
+    tp->sbest = malloc(((size_t)n_st + 1) * sizeof *tp->sbest);
+    tp->spick = malloc(((size_t)n_st + 1) * sizeof *tp->spick);
+    tp->order = malloc(((size_t)n_st + 1) * sizeof *tp->order);
+    tp->has = calloc((size_t)n_st + 1, 1);
+    return tp->t2 && s->tuned_pick && s->tuned_rho && s->tuned_area && s->tuned_ran && s->tuned_studies &&
+           s->tuned_pick_study && tp->used && tp->lab_study && tp->st_bench && tp->st_num && tp->sbest &&
+           tp->spick && tp->order && tp->has;
+}
+
+/* Frees what tuned_profile allocated for itself (not its results in s). */
+static void tuned_free(tuned *tp)
+{
+    free(tp->of);
+    free(tp->t2);
+    free(tp->used);
+    free(tp->lab_study);
+    free(tp->st_bench);
+    free(tp->st_num);
+    free(tp->sbest);
+    free(tp->spick);
+    free(tp->order);
+    free(tp->has);
+}
+
+/* Counts each optimizer's studies: the searches its labels come from. */
+static void count_studies(tuned *tp)
+{
+    for (int i = 0; i < tp->n; i++) {
+        memset(tp->has, 0, (size_t)tp->n_st + 1);
+        for (int op = 0; op < tp->n_o; op++)
+            if (tp->of[op] == i && tp->lab_study[op] >= 0 && !tp->has[tp->lab_study[op]]) {
+                tp->has[tp->lab_study[op]] = 1;
+                tp->s->tuned_studies[i]++;
+            }
+    }
+}
+
+/* Picks on each workload each optimizer's fastest label (the first of equal times: the earlier label). */
+static void fastest_labels(tuned *tp)
+{
+    ob_stats *s = tp->s;
+    const int n = tp->n, n_o = tp->n_o;
+    for (int w = 0; w < tp->d->n_wl; w++) {
+        for (int i = 0; i < n; i++) {
+            tp->t2[w * n + i] = INFINITY;
+            s->tuned_pick[w * n + i] = -1;
+            s->tuned_pick_study[w * n + i] = -1;
+        }
+        for (int op = 0; op < n_o; op++) {
+            const int i = tp->of[op], k = tp->gi[w * n_o + op];
+            const double v = tp->t[w * n_o + op];
+            if (v < tp->t2[w * n + i]) { /* the first of equal times: the earlier label */
+                tp->t2[w * n + i] = v;
+                s->tuned_pick[w * n + i] = k;
+            }
+        }
+    }
+}
+
+/* Picks on workload w optimizer i's time and label of several studies: those of its median study. */
+static void median_study(tuned *tp, int w, int i)
+{
+    /* on the workload each study's fastest, then the median over the studies
+     * (the upper of two middle ones), AlgoPerf's score, and that study's pick */
+    ob_stats *s = tp->s;
+    const int n = tp->n, n_o = tp->n_o, n_st = tp->n_st;
+    memset(tp->has, 0, (size_t)n_st + 1);
+    for (int st = 0; st < n_st; st++) tp->sbest[st] = INFINITY, tp->spick[st] = -1;
+    for (int op = 0; op < n_o; op++) {
+        const int st = tp->lab_study[op];
+        const double v = tp->t[w * n_o + op];
+        if (tp->of[op] != i || st < 0) continue;
+        tp->has[st] = 1;
+        if (v < tp->sbest[st]) tp->sbest[st] = v, tp->spick[st] = tp->gi[w * n_o + op]; /* ties: the earlier label */
+    }
+    /* the study whose best is the median: sort its studies by it (ties: the one met first) */
+    int m = 0;
+    for (int st = 0; st < n_st; st++) {
+        if (!tp->has[st]) continue;
+        int j = m++;
+        for (; j > 0 && tp->sbest[tp->order[j - 1]] > tp->sbest[st]; j--) tp->order[j] = tp->order[j - 1];
+        tp->order[j] = st;
+    }
+    const int mid = tp->order[m / 2];
+    tp->t2[w * n + i] = tp->sbest[mid];
+    s->tuned_pick[w * n + i] = isfinite(tp->sbest[mid]) ? tp->spick[mid] : -1;
+    /* its study number, as the runs store it */
+    s->tuned_pick_study[w * n + i] = isfinite(tp->sbest[mid]) ? tp->st_num[mid] : -1;
+}
+
+/* Counts, of the tuned profile's workloads, those each optimizer has sweep runs on. */
+static void count_ran(tuned *tp)
+{
+    ob_stats *s = tp->s;
+    const int n_o = tp->n_o;
+    for (int w = 0; w < tp->d->n_wl; w++)
+        for (int i = 0; tp->used[w] && i < tp->n; i++) {
+            int any = 0;
+            for (int op = 0; op < n_o && !any; op++) {
+                const int k = tp->gi[w * n_o + op];
+                any = tp->of[op] == i && k >= 0 && s->g[k].n_runs > 0;
+            }
+            s->tuned_ran[i] += any;
+        }
+}
+
 /* The profile of the tuned optimizers (ob_stats.tuned_*) from t (n_wl x
  * n_opt, the profile's times) and gi (the group of each workload and label,
  * -1 for none): OB_ERR_NOMEM or OB_OK. */
 static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t, const int *gi)
 {
-    const int n_o = d->n_opt;
-    int *of = malloc(((size_t)n_o + 1) * sizeof *of); /* each label's tuned index */
-    s->tuned_first = malloc(((size_t)n_o + 1) * sizeof *s->tuned_first);
-    s->tuned_configs = calloc((size_t)n_o + 1, sizeof *s->tuned_configs);
-    if (!of || !s->tuned_first || !s->tuned_configs) {
-        free(of);
+    tuned tp = {.d = d, .s = s, .t = t, .gi = gi, .n_o = d->n_opt};
+    tp.of = malloc(((size_t)tp.n_o + 1) * sizeof *tp.of);
+    s->tuned_first = malloc(((size_t)tp.n_o + 1) * sizeof *s->tuned_first);
+    s->tuned_configs = calloc((size_t)tp.n_o + 1, sizeof *s->tuned_configs);
+    if (!tp.of || !s->tuned_first || !s->tuned_configs) {
+        free(tp.of);
         return OB_ERR_NOMEM;
     }
-    int n = 0, several = 0;
-    for (int op = 0; op < n_o; op++) {
-        int i = 0;
-        while (i < n && strcmp(opt_name(d, s->tuned_first[i]), opt_name(d, op))) i++;
-        if (i == n) s->tuned_first[n++] = op;
-        of[op] = i;
-        several |= ++s->tuned_configs[i] > 1;
-    }
-    if (!several) { /* every optimizer has one configuration: the profile above is the tuned one */
-        free(of);
+    if (!tuned_names(&tp)) { /* every optimizer has one configuration: the profile above is the tuned one */
+        free(tp.of);
         return OB_OK;
     }
-    s->n_tuned = n;
-    double *t2 = calloc((size_t)d->n_wl * n + 1, sizeof *t2);
-    s->tuned_pick = malloc(((size_t)d->n_wl * n + 1) * sizeof *s->tuned_pick);
-    s->tuned_rho = malloc(((size_t)s->n_tau * n + 1) * sizeof *s->tuned_rho);
-    s->tuned_area = malloc(((size_t)n + 1) * sizeof *s->tuned_area);
-    s->tuned_ran = calloc((size_t)n + 1, sizeof *s->tuned_ran);
-    s->tuned_studies = calloc((size_t)n + 1, sizeof *s->tuned_studies);
-    s->tuned_pick_study = malloc(((size_t)d->n_wl * n + 1) * sizeof *s->tuned_pick_study);
-    int *used = calloc((size_t)d->n_wl + 1, sizeof *used), n_used = 0;
-    /* each label's study: a search of the matrix (its study number) within
-     * its benchmark, numbered from 0 as met (-1 none: not one of several
-     * studies). Two benchmarks of studies in one database (other search
-     * seeds) are so several searches each, not pooled by study number. */
-    int *lab_study = malloc(((size_t)n_o + 1) * sizeof *lab_study), n_st = 0;
-    int64_t *st_bench = malloc(((size_t)n_o + 1) * sizeof *st_bench);
-    int *st_num = malloc(((size_t)n_o + 1) * sizeof *st_num);
-    for (int op = 0; lab_study && op < n_o; op++) lab_study[op] = -1;
-    for (int r = 0; lab_study && st_bench && st_num && r < d->n; r++) {
-        const ob_rrun *x = &d->runs[r];
-        if (x->study < 0 || lab_study[x->opt] >= 0) continue;
-        int j = 0;
-        while (j < n_st && !(st_bench[j] == x->benchmark_id && st_num[j] == x->study)) j++;
-        if (j == n_st) st_bench[n_st] = x->benchmark_id, st_num[n_st++] = x->study;
-        lab_study[x->opt] = j;
-    }
-    double *sbest = malloc(((size_t)n_st + 1) * sizeof *sbest);
-    int *spick = malloc(((size_t)n_st + 1) * sizeof *spick);
-    int *order = malloc(((size_t)n_st + 1) * sizeof *order);
-    unsigned char *has = calloc((size_t)n_st + 1, 1);
-    if (!t2 || !s->tuned_pick || !s->tuned_rho || !s->tuned_area || !s->tuned_ran || !s->tuned_studies ||
-        !s->tuned_pick_study || !used || !lab_study || !st_bench || !st_num || !sbest || !spick || !order || !has) {
-        free(of);
-        free(t2);
-        free(used);
-        free(lab_study);
-        free(st_bench);
-        free(st_num);
-        free(sbest);
-        free(spick);
-        free(order);
-        free(has);
+    s->n_tuned = tp.n;
+    tuned_alloc(&tp);
+    label_studies(&tp);
+    if (!study_scratch_alloc(&tp)) {
+        tuned_free(&tp);
         return OB_ERR_NOMEM;
     }
-    /* each optimizer's number of studies: the searches its labels come from */
-    for (int i = 0; i < n; i++) {
-        memset(has, 0, (size_t)n_st + 1);
-        for (int op = 0; op < n_o; op++)
-            if (of[op] == i && lab_study[op] >= 0 && !has[lab_study[op]]) {
-                has[lab_study[op]] = 1;
-                s->tuned_studies[i]++;
-            }
-    }
-    for (int w = 0; w < d->n_wl; w++) {
-        for (int i = 0; i < n; i++) {
-            t2[w * n + i] = INFINITY;
-            s->tuned_pick[w * n + i] = -1;
-            s->tuned_pick_study[w * n + i] = -1;
-        }
-        for (int op = 0; op < n_o; op++) {
-            const int i = of[op], k = gi[w * n_o + op];
-            const double v = t[w * n_o + op];
-            if (v < t2[w * n + i]) { /* the first of equal times: the earlier label */
-                t2[w * n + i] = v;
-                s->tuned_pick[w * n + i] = k;
-            }
-        }
-    }
-    /* several studies (searches of other seeds): on each workload each
-     * study's fastest, then the median over the studies (the upper of two
-     * middle ones), AlgoPerf's score, and that study's pick */
+    count_studies(&tp);
+    fastest_labels(&tp);
+    /* several studies (searches of other seeds): the median study's fastest label */
     for (int w = 0; w < d->n_wl; w++)
-        for (int i = 0; i < n; i++) {
-            const int k_st = s->tuned_studies[i];
-            if (k_st < 2) continue;
-            memset(has, 0, (size_t)n_st + 1);
-            for (int st = 0; st < n_st; st++) sbest[st] = INFINITY, spick[st] = -1;
-            for (int op = 0; op < n_o; op++) {
-                const int st = lab_study[op];
-                const double v = t[w * n_o + op];
-                if (of[op] != i || st < 0) continue;
-                has[st] = 1;
-                if (v < sbest[st]) sbest[st] = v, spick[st] = gi[w * n_o + op]; /* ties: the earlier label */
-            }
-            /* the study whose best is the median: sort its studies by it (ties: the one met first) */
-            int m = 0;
-            for (int st = 0; st < n_st; st++) {
-                if (!has[st]) continue;
-                int j = m++;
-                for (; j > 0 && sbest[order[j - 1]] > sbest[st]; j--) order[j] = order[j - 1];
-                order[j] = st;
-            }
-            const int mid = order[m / 2];
-            t2[w * n + i] = sbest[mid];
-            s->tuned_pick[w * n + i] = isfinite(sbest[mid]) ? spick[mid] : -1;
-            /* its study number, as the runs store it */
-            s->tuned_pick_study[w * n + i] = isfinite(sbest[mid]) ? st_num[mid] : -1;
-        }
-    free(lab_study);
-    free(st_bench);
-    free(st_num);
-    free(order);
-    free(has);
-    free(sbest);
-    free(spick);
-    ob_stat_profile(t2, d->n_wl, n, s->taus, s->n_tau, s->tau_max, s->tuned_rho, s->tuned_area, &n_used, used);
-    for (int w = 0; w < d->n_wl; w++)
-        for (int i = 0; used[w] && i < n; i++) {
-            int any = 0;
-            for (int op = 0; op < n_o && !any; op++) {
-                const int k = gi[w * n_o + op];
-                any = of[op] == i && k >= 0 && s->g[k].n_runs > 0;
-            }
-            s->tuned_ran[i] += any;
-        }
-    free(of);
-    free(t2);
-    free(used);
+        for (int i = 0; i < tp.n; i++)
+            if (s->tuned_studies[i] >= 2) median_study(&tp, w, i);
+    int n_used = 0;
+    ob_stat_profile(tp.t2, d->n_wl, tp.n, s->taus, s->n_tau, s->tau_max, s->tuned_rho, s->tuned_area, &n_used,
+                    tp.used);
+    count_ran(&tp);
+    tuned_free(&tp);
     return OB_OK;
 }
 

@@ -109,144 +109,179 @@ static ob_status apply_sets(const char *list, const ob_optimizer_def *d, ob_hp_v
     return OB_OK;
 }
 
+/* What the steps of a replay share: its inputs, the rows read, the device, layout and optimizer. */
+typedef struct replay_job {
+    const char *backend, *shape_s, *init_path, *grads_path, *out_path;
+    const char **routes;
+    int n_routes;
+    const ob_optimizer_def *d;
+    int ndim;
+    int64_t shape[OB_MAX_DIMS];
+    int64_t numel;
+    ob_hp_values hp, train;
+    char text[8][2][1024];
+    int n_text;
+    ob_rows init, grads;
+    ob_device dev;
+    ob_layout lay;
+    ob_optim *o;
+    FILE *out;
+    float *p, *g, *loss;
+    ob_step_record *rec;
+    float *host;
+} replay_job;
+
+/* The optimizer, the shape, the --out path and the --set values, checked before any file is read. */
+static ob_status replay_settings(replay_job *j, const char *opt_name, const char *sets, ob_err *e)
+{
+    j->d = ob_optimizer_find(opt_name);
+    if (!j->d) return ob_optimizer_unknown(opt_name, e);
+    if (parse_shape(j->shape_s, &j->ndim, j->shape) != 0)
+        return ob_fail(e, OB_ERR_INPUT, "--shape '%s' is not a shape like 8x6 or 40 (of at most 2^31 elements)",
+                       j->shape_s);
+    j->numel = 1;
+    for (int i = 0; i < j->ndim; i++) j->numel *= j->shape[i];
+    if (strcmp(j->out_path, "-")) { /* never over an input, a database or a folder */
+        const char *const inputs[2] = {j->init_path, j->grads_path};
+        static const char *const what[2] = {"the --init file", "the --grads file"};
+        char msg[1024];
+        if (ob_cli_output_check(msg, sizeof msg, "--out", j->out_path, inputs, what, 2))
+            return ob_fail(e, OB_ERR_INPUT, "%s", msg);
+    }
+    ob_hp_defaults(&j->hp, j->d->hp, j->d->n_hp);
+    ob_hp_defaults(&j->train, ob_train_hp_defs, ob_train_hp_count);
+    j->n_text = 0;
+    if (sets) OB_TRY(apply_sets(sets, j->d, &j->hp, &j->train, j->text, &j->n_text, e));
+    return OB_OK;
+}
+
+/* The --init and --grads rows read; on success they (and an empty layout) are freed by replay_finish. */
+static ob_status replay_read(replay_job *j, ob_err *e)
+{
+    OB_TRY(ob_rows_read(j->init_path, ',', &j->init, e));
+    ob_status st = ob_rows_read(j->grads_path, ',', &j->grads, e);
+    if (st != OB_OK) {
+        ob_rows_free(&j->init);
+        return st;
+    }
+    ob_layout_init(&j->lay);
+    return OB_OK;
+}
+
+/* The rows against the shape: one init row, gradient rows of numel values, all within float's range. */
+static ob_status replay_check_rows(const replay_job *j, ob_err *e)
+{
+    const ob_rows *init = &j->init, *grads = &j->grads;
+    const int64_t numel = j->numel;
+    if (init->n != 1 || init->len[0] != numel)
+        return ob_fail(e, OB_ERR_INPUT, "%s: expected one row of %lld values (shape %s); found %d row%s%s",
+                       j->init_path, (long long)numel, j->shape_s, init->n, init->n == 1 ? "" : "s",
+                       init->n == 1 ? (init->len[0] < numel ? " that is too short" : " that is too long") : "");
+    if (grads->n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: no gradient rows", j->grads_path);
+    for (int r = 0; r < grads->n; r++)
+        if (grads->len[r] != numel)
+            return ob_fail(e, OB_ERR_INPUT, "%s:%d: %d values; the shape %s needs %lld", j->grads_path,
+                           grads->line[r], grads->len[r], j->shape_s, (long long)numel);
+    /* the steps run in float: a value past float's range would be inf */
+    for (int r = -1; r < grads->n; r++) {
+        const ob_rows *rows = r < 0 ? init : grads;
+        const int k = r < 0 ? 0 : r;
+        for (int64_t i = 0; i < numel; i++)
+            if (isinf((float)rows->v[k][i])) /* rounds past float's largest, 3.40282347e38 */
+                return ob_fail(e, OB_ERR_INPUT, "%s:%d: column %lld: %.9g is out of range for a float (the steps "
+                               "run in float32: at most about 3.4028235e38 in magnitude)",
+                               r < 0 ? j->init_path : j->grads_path, rows->line[k], (long long)i + 1, rows->v[k][i]);
+    }
+    return OB_OK;
+}
+
+/* The device, layout and optimizer (text settings, routes) set up; initial parameters and loss uploaded. */
+static ob_status replay_setup(replay_job *j, ob_err *e)
+{
+    ob_tag tag = j->ndim == 2 ? OB_TAG_MATRIX : j->ndim == 4 ? OB_TAG_CONV : OB_TAG_VECTOR;
+    ob_device *dev = &j->dev;
+    OB_TRY(ob_device_open(dev, j->backend, 0, e));
+    OB_TRY(ob_layout_add(&j->lay, "param", tag, j->ndim, j->shape, NULL, e));
+    OB_TRY(ob_optim_create(j->d, &j->hp, &j->train, &j->o, e));
+    for (int i = 0; i < j->n_text; i++) {
+        ob_status st = ob_optim_set_option(j->o, j->text[i][0], j->text[i][1], e);
+        if (st != OB_OK) {
+            ob_err_prefix(e, "--set: ");
+            return st;
+        }
+    }
+    for (int i = 0; i < j->n_routes; i++) OB_TRY(ob_optim_add_route(j->o, j->routes[i], e));
+    OB_TRY(ob_optim_route(j->o, &j->lay, e));
+    OB_TRY(ob_layout_finalize(&j->lay, e));
+    size_t bytes = (size_t)j->lay.total * sizeof(float);
+    OB_TRY(ob_dev_alloc(dev, bytes, (void **)&j->p, e));
+    OB_TRY(ob_dev_alloc(dev, bytes, (void **)&j->g, e));
+    OB_TRY(ob_dev_alloc(dev, sizeof(float), (void **)&j->loss, e));
+    OB_TRY(ob_dev_alloc(dev, sizeof(ob_step_record), (void **)&j->rec, e));
+    OB_TRY(ob_optim_setup(j->o, dev, &j->lay, e));
+    ob_optim_set_total_steps(j->o, j->grads.n);
+    j->host = malloc((size_t)j->numel * sizeof *j->host);
+    if (!j->host) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    const int64_t off = j->lay.t[0].offset;
+    for (int64_t i = 0; i < j->numel; i++) j->host[i] = (float)j->init.v[0][i];
+    OB_TRY(dev->ops->upload(dev, j->p + off, j->host, (size_t)j->numel * sizeof *j->host, e));
+    const float zero = 0.0f;
+    return dev->ops->upload(dev, j->loss, &zero, sizeof zero, e);
+}
+
+/* --out opened, then one step per gradient row, each writing the parameters after it. */
+static ob_status replay_steps(replay_job *j, ob_err *e)
+{
+    ob_device *dev = &j->dev;
+    const int64_t numel = j->numel, off = j->lay.t[0].offset;
+    float *host = j->host;
+    j->out = strcmp(j->out_path, "-") ? fopen(j->out_path, "w") : stdout;
+    if (!j->out) { /* a missing or read-only folder is the path's fault; a full or failing disk is not */
+        int en = errno;
+        return ob_fail(e, en == ENOSPC || en == EIO || en == EDQUOT ? OB_ERR_IO : OB_ERR_INPUT,
+                       "--out: cannot write '%s': %s", j->out_path, strerror(en));
+    }
+    for (int t = 1; t <= j->grads.n; t++) {
+        for (int64_t i = 0; i < numel; i++) host[i] = (float)j->grads.v[t - 1][i];
+        OB_TRY(dev->ops->upload(dev, j->g + off, host, (size_t)numel * sizeof *host, e));
+        OB_TRY(ob_optim_step(j->o, j->p, j->g, j->loss, t, j->rec, e));
+        OB_TRY(dev->ops->download(dev, host, j->p + off, (size_t)numel * sizeof *host, e));
+        for (int64_t i = 0; i < numel; i++) fprintf(j->out, "%s%.9g", i ? "," : "", (double)host[i]);
+        fputc('\n', j->out);
+    }
+    /* the standard output is not closed here: flush it to learn whether it was written */
+    if (j->out == stdout && fflush(j->out) != 0)
+        return ob_fail(e, OB_ERR_IO, "error writing the standard output: %s", strerror(errno));
+    if (ferror(j->out)) return ob_fail(e, OB_ERR_IO, "error writing '%s'", j->out_path);
+    return OB_OK;
+}
+
+/* --out closed, all the job holds freed: st, or the failure to close --out when st is OB_OK. */
+static ob_status replay_finish(replay_job *j, ob_status st, ob_err *e)
+{
+    if (j->out && j->out != stdout && fclose(j->out) != 0 && st == OB_OK)
+        st = ob_fail(e, OB_ERR_IO, "error writing '%s': %s", j->out_path, strerror(errno));
+    free(j->host);
+    ob_optim_destroy(j->o);
+    ob_layout_free(&j->lay);
+    if (j->dev.ops) ob_device_close(&j->dev);
+    ob_rows_free(&j->init);
+    ob_rows_free(&j->grads);
+    return st;
+}
+
 static ob_status replay(const char *backend, const char *opt_name, const char *shape_s, const char *sets, const char **routes,
                         int n_routes, const char *init_path, const char *grads_path, const char *out_path,
                         ob_err *e)
 {
-    const ob_optimizer_def *d = ob_optimizer_find(opt_name);
-    if (!d) return ob_optimizer_unknown(opt_name, e);
-    int ndim;
-    int64_t shape[OB_MAX_DIMS];
-    if (parse_shape(shape_s, &ndim, shape) != 0)
-        return ob_fail(e, OB_ERR_INPUT, "--shape '%s' is not a shape like 8x6 or 40 (of at most 2^31 elements)",
-                       shape_s);
-    int64_t numel = 1;
-    for (int i = 0; i < ndim; i++) numel *= shape[i];
-    if (strcmp(out_path, "-")) { /* never over an input, a database or a folder */
-        const char *const inputs[2] = {init_path, grads_path};
-        static const char *const what[2] = {"the --init file", "the --grads file"};
-        char msg[1024];
-        if (ob_cli_output_check(msg, sizeof msg, "--out", out_path, inputs, what, 2))
-            return ob_fail(e, OB_ERR_INPUT, "%s", msg);
-    }
-
-    ob_hp_values hp, train;
-    ob_hp_defaults(&hp, d->hp, d->n_hp);
-    ob_hp_defaults(&train, ob_train_hp_defs, ob_train_hp_count);
-    char text[8][2][1024];
-    int n_text = 0;
-    if (sets) OB_TRY(apply_sets(sets, d, &hp, &train, text, &n_text, e));
-
-    ob_rows init, grads;
-    OB_TRY(ob_rows_read(init_path, ',', &init, e));
-    ob_status st = ob_rows_read(grads_path, ',', &grads, e);
-    if (st != OB_OK) {
-        ob_rows_free(&init);
-        return st;
-    }
-    ob_device dev = {0};
-    ob_layout lay;
-    ob_layout_init(&lay);
-    ob_optim *o = NULL;
-    FILE *out = NULL;
-    float *p = NULL, *g = NULL, *loss = NULL;
-    ob_step_record *rec = NULL;
-    float *host = NULL;
-
-    if (init.n != 1 || init.len[0] != numel) {
-        st = ob_fail(e, OB_ERR_INPUT, "%s: expected one row of %lld values (shape %s); found %d row%s%s", init_path,
-                     (long long)numel, shape_s, init.n, init.n == 1 ? "" : "s",
-                     init.n == 1 ? (init.len[0] < numel ? " that is too short" : " that is too long") : "");
-        goto out;
-    }
-    if (grads.n == 0) {
-        st = ob_fail(e, OB_ERR_INPUT, "%s: no gradient rows", grads_path);
-        goto out;
-    }
-    for (int r = 0; r < grads.n; r++)
-        if (grads.len[r] != numel) {
-            st = ob_fail(e, OB_ERR_INPUT, "%s:%d: %d values; the shape %s needs %lld", grads_path, grads.line[r],
-                         grads.len[r], shape_s, (long long)numel);
-            goto out;
-        }
-    /* the steps run in float: a value past float's range would be inf */
-    for (int r = -1; r < grads.n; r++) {
-        const ob_rows *rows = r < 0 ? &init : &grads;
-        const int k = r < 0 ? 0 : r;
-        for (int64_t i = 0; i < numel; i++)
-            if (isinf((float)rows->v[k][i])) { /* rounds past float's largest, 3.40282347e38 */
-                st = ob_fail(e, OB_ERR_INPUT, "%s:%d: column %lld: %.9g is out of range for a float (the steps "
-                             "run in float32: at most about 3.4028235e38 in magnitude)", r < 0 ? init_path : grads_path,
-                             rows->line[k], (long long)i + 1, rows->v[k][i]);
-                goto out;
-            }
-    }
-
-    ob_tag tag = ndim == 2 ? OB_TAG_MATRIX : ndim == 4 ? OB_TAG_CONV : OB_TAG_VECTOR;
-#define CK(call)                       \
-    do {                               \
-        if ((st = (call)) != OB_OK) goto out; \
-    } while (0)
-    CK(ob_device_open(&dev, backend, 0, e));
-    CK(ob_layout_add(&lay, "param", tag, ndim, shape, NULL, e));
-    CK(ob_optim_create(d, &hp, &train, &o, e));
-    for (int i = 0; i < n_text; i++)
-        if ((st = ob_optim_set_option(o, text[i][0], text[i][1], e)) != OB_OK) {
-            ob_err_prefix(e, "--set: ");
-            goto out;
-        }
-    for (int i = 0; i < n_routes; i++) CK(ob_optim_add_route(o, routes[i], e));
-    CK(ob_optim_route(o, &lay, e));
-    CK(ob_layout_finalize(&lay, e));
-    size_t bytes = (size_t)lay.total * sizeof(float);
-    CK(ob_dev_alloc(&dev, bytes, (void **)&p, e));
-    CK(ob_dev_alloc(&dev, bytes, (void **)&g, e));
-    CK(ob_dev_alloc(&dev, sizeof(float), (void **)&loss, e));
-    CK(ob_dev_alloc(&dev, sizeof(ob_step_record), (void **)&rec, e));
-    CK(ob_optim_setup(o, &dev, &lay, e));
-    ob_optim_set_total_steps(o, grads.n);
-    host = malloc((size_t)numel * sizeof *host);
-    if (!host) {
-        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        goto out;
-    }
-    const int64_t off = lay.t[0].offset;
-    for (int64_t i = 0; i < numel; i++) host[i] = (float)init.v[0][i];
-    CK(dev.ops->upload(&dev, p + off, host, (size_t)numel * sizeof *host, e));
-    const float zero = 0.0f;
-    CK(dev.ops->upload(&dev, loss, &zero, sizeof zero, e));
-
-    out = strcmp(out_path, "-") ? fopen(out_path, "w") : stdout;
-    if (!out) { /* a missing or read-only folder is the path's fault; a full or failing disk is not */
-        int en = errno;
-        st = ob_fail(e, en == ENOSPC || en == EIO || en == EDQUOT ? OB_ERR_IO : OB_ERR_INPUT,
-                     "--out: cannot write '%s': %s", out_path, strerror(en));
-        goto out;
-    }
-    for (int t = 1; t <= grads.n; t++) {
-        for (int64_t i = 0; i < numel; i++) host[i] = (float)grads.v[t - 1][i];
-        CK(dev.ops->upload(&dev, g + off, host, (size_t)numel * sizeof *host, e));
-        CK(ob_optim_step(o, p, g, loss, t, rec, e));
-        CK(dev.ops->download(&dev, host, p + off, (size_t)numel * sizeof *host, e));
-        for (int64_t i = 0; i < numel; i++) fprintf(out, "%s%.9g", i ? "," : "", (double)host[i]);
-        fputc('\n', out);
-    }
-    /* the standard output is not closed here: flush it to learn whether it was written */
-    if (out == stdout && fflush(out) != 0)
-        st = ob_fail(e, OB_ERR_IO, "error writing the standard output: %s", strerror(errno));
-    else if (ferror(out))
-        st = ob_fail(e, OB_ERR_IO, "error writing '%s'", out_path);
-#undef CK
-out:
-    if (out && out != stdout && fclose(out) != 0 && st == OB_OK)
-        st = ob_fail(e, OB_ERR_IO, "error writing '%s': %s", out_path, strerror(errno));
-    free(host);
-    ob_optim_destroy(o);
-    ob_layout_free(&lay);
-    if (dev.ops) ob_device_close(&dev);
-    ob_rows_free(&init);
-    ob_rows_free(&grads);
-    return st;
+    replay_job j = {.backend = backend, .shape_s = shape_s, .init_path = init_path, .grads_path = grads_path,
+                    .out_path = out_path, .routes = routes, .n_routes = n_routes};
+    OB_TRY(replay_settings(&j, opt_name, sets, e));
+    OB_TRY(replay_read(&j, e));
+    ob_status st = replay_check_rows(&j, e);
+    if (st == OB_OK) st = replay_setup(&j, e);
+    if (st == OB_OK) st = replay_steps(&j, e);
+    return replay_finish(&j, st, e);
 }
 
 int ob_cmd_replay(int argc, char **argv)

@@ -202,20 +202,9 @@ static void settings_section(out *o, const ob_config *c, int kind, const char *k
     map_end(o);
 }
 
-static void emit_config(out *o, const ob_config *c)
+/* lrs: the global list alone, else each optimizer's (its own or the global one; none: its default lr). */
+static void lrs_section(out *o, const ob_config *c)
 {
-    yaml_event_t ev;
-    emit(o, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
-    emit(o, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
-    map_begin(o, 0);
-    str(o, "name");
-    str(o, c->name);
-    str(o, "workloads");
-    names(o, c->workloads, c->n_workloads);
-    str(o, "optimizers");
-    names(o, c->optimizers, c->n_optimizers);
-    /* lrs: the global list alone, else each optimizer's list (its own or the
-     * global one); an optimizer without either runs at its default lr */
     int per_opt = 0, global = 0;
     for (int i = 0; i < c->n_lr_lists; i++) {
         if (c->lrs[i].optimizer[0]) per_opt = 1;
@@ -227,18 +216,22 @@ static void emit_config(out *o, const ob_config *c)
     } else if (per_opt) {
         int any = 0;
         for (int k = 0; k < c->n_optimizers && !any; k++) any = ob_config_lrs_for(c, c->optimizers[k]) != NULL;
-        if (any) {
-            str(o, "lrs");
-            map_begin(o, 0);
-            for (int k = 0; k < c->n_optimizers; k++) {
-                const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[k]);
-                if (!l) continue;
-                str(o, c->optimizers[k]);
-                lr_list(o, l);
-            }
-            map_end(o);
+        if (!any) return;
+        str(o, "lrs");
+        map_begin(o, 0);
+        for (int k = 0; k < c->n_optimizers; k++) {
+            const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[k]);
+            if (!l) continue;
+            str(o, c->optimizers[k]);
+            lr_list(o, l);
         }
+        map_end(o);
     }
+}
+
+/* What each run is: seeds, steps, eval_every, the confirmation and the backend. */
+static void runs_section(out *o, const ob_config *c)
+{
     if (c->n_seeds > 0) {
         str(o, "seeds");
         seq_begin(o);
@@ -259,35 +252,53 @@ static void emit_config(out *o, const ob_config *c)
     }
     str(o, "backend");
     str(o, c->backend);
-    settings_section(o, c, OWN_OPTIMIZER, "hparams");
-    settings_section(o, c, OWN_WORKLOAD, "workload_params");
+}
+
+/* train: the training settings (not swept), when there are any. */
+static void train_section(out *o, const ob_config *c)
+{
     int any_train = 0;
     for (int i = 0; i < c->n_settings; i++) any_train |= !c->settings[i].sweep && !strcmp(c->settings[i].owner, "train");
-    if (any_train) {
-        str(o, "train");
-        owner_settings(o, c, "train");
+    if (!any_train) return;
+    str(o, "train");
+    owner_settings(o, c, "train");
+}
+
+/* The swept settings of the owner of setting i (its first) as a mapping. */
+static void owner_sweeps(out *o, const ob_config *c, int i)
+{
+    const ob_setting *s = &c->settings[i];
+    map_begin(o, 0);
+    for (int j = i; j < c->n_settings; j++) {
+        if (!c->settings[j].sweep || strcmp(c->settings[j].owner, s->owner)) continue;
+        str(o, c->settings[j].key);
+        if (strchr(c->settings[j].value, ',') || !strstr(c->settings[j].value, ".."))
+            sweep_values(o, c->settings[j].value);
+        else str(o, c->settings[j].value); /* a range: one scalar */
     }
+    map_end(o);
+}
+
+/* sweep: every owner's swept settings, when there are any. */
+static void sweep_section(out *o, const ob_config *c)
+{
     int any_sweep = 0;
     for (int i = 0; i < c->n_settings; i++) any_sweep |= c->settings[i].sweep;
-    if (any_sweep) {
-        str(o, "sweep");
-        map_begin(o, 0);
-        for (int i = 0; i < c->n_settings; i++) {
-            const ob_setting *s = &c->settings[i];
-            if (!s->sweep || !first_of_owner(c, i, 1)) continue;
-            str(o, s->owner);
-            map_begin(o, 0);
-            for (int j = i; j < c->n_settings; j++) {
-                if (!c->settings[j].sweep || strcmp(c->settings[j].owner, s->owner)) continue;
-                str(o, c->settings[j].key);
-                if (strchr(c->settings[j].value, ',') || !strstr(c->settings[j].value, ".."))
-                    sweep_values(o, c->settings[j].value);
-                else str(o, c->settings[j].value); /* a range: one scalar */
-            }
-            map_end(o);
-        }
-        map_end(o);
+    if (!any_sweep) return;
+    str(o, "sweep");
+    map_begin(o, 0);
+    for (int i = 0; i < c->n_settings; i++) {
+        const ob_setting *s = &c->settings[i];
+        if (!s->sweep || !first_of_owner(c, i, 1)) continue;
+        str(o, s->owner);
+        owner_sweeps(o, c, i);
     }
+    map_end(o);
+}
+
+/* The search: trials, search_seed, search_draws and studies, each when set. */
+static void search_section(out *o, const ob_config *c)
+{
     if (c->trials > 0) {
         str(o, "trials");
         i64(o, c->trials);
@@ -306,21 +317,47 @@ static void emit_config(out *o, const ob_config *c)
         str(o, "studies");
         i64(o, c->studies);
     }
-    if (c->n_excludes > 0) {
-        str(o, "exclude");
-        map_begin(o, 0);
-        for (int i = 0; i < c->n_excludes; i++) {
-            int first = 1;
-            for (int j = 0; j < i && first; j++) first = strcmp(c->excludes[j].workload, c->excludes[i].workload) != 0;
-            if (!first) continue;
-            str(o, c->excludes[i].workload);
-            seq_begin(o);
-            for (int j = i; j < c->n_excludes; j++)
-                if (!strcmp(c->excludes[j].workload, c->excludes[i].workload)) str(o, c->excludes[j].optimizer);
-            seq_end(o);
-        }
-        map_end(o);
+}
+
+/* exclude: the optimizers left out of each workload, when there are any. */
+static void exclude_section(out *o, const ob_config *c)
+{
+    if (c->n_excludes <= 0) return;
+    str(o, "exclude");
+    map_begin(o, 0);
+    for (int i = 0; i < c->n_excludes; i++) {
+        int first = 1;
+        for (int j = 0; j < i && first; j++) first = strcmp(c->excludes[j].workload, c->excludes[i].workload) != 0;
+        if (!first) continue;
+        str(o, c->excludes[i].workload);
+        seq_begin(o);
+        for (int j = i; j < c->n_excludes; j++)
+            if (!strcmp(c->excludes[j].workload, c->excludes[i].workload)) str(o, c->excludes[j].optimizer);
+        seq_end(o);
     }
+    map_end(o);
+}
+
+static void emit_config(out *o, const ob_config *c)
+{
+    yaml_event_t ev;
+    emit(o, &ev, yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
+    emit(o, &ev, yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 1));
+    map_begin(o, 0);
+    str(o, "name");
+    str(o, c->name);
+    str(o, "workloads");
+    names(o, c->workloads, c->n_workloads);
+    str(o, "optimizers");
+    names(o, c->optimizers, c->n_optimizers);
+    lrs_section(o, c);
+    runs_section(o, c);
+    settings_section(o, c, OWN_OPTIMIZER, "hparams");
+    settings_section(o, c, OWN_WORKLOAD, "workload_params");
+    train_section(o, c);
+    sweep_section(o, c);
+    search_section(o, c);
+    exclude_section(o, c);
     str(o, "checkpoint_every");
     i64(o, c->checkpoint_every);
     str(o, "checkpoint_keep");

@@ -284,7 +284,18 @@ static ob_status check_data_parallel(const ob_config *c, const ob_matrix *m, ob_
     return OB_OK;
 }
 
-static void print_dry_run(const ob_config *c, const ob_matrix *m)
+/* What the lines of a dry run share: the lrs in words, seeds, confirmation plan, whether it sweeps. */
+typedef struct dry_plan {
+    char lrs[48];  /* "3 lrs", "the lrs of each" or "the lr each trial draws" */
+    int lr_search; /* an lr range (--lrs LO..HI with --trials): each trial draws its lr */
+    int n_seeds;
+    int64_t seed0; /* the confirmation's first seed */
+    int pairs;     /* the (workload, optimizer) pairs or configurations */
+    int swept;
+} dry_plan;
+
+/* The plan of a dry run: its lrs in words, its seeds, the confirmation's pairs and first seed. */
+static void dry_plan_make(const ob_config *c, const ob_matrix *m, dry_plan *p)
 {
     int n_lr = -1; /* the lrs per optimizer when all have as many, else 0 */
     for (int o = 0; o < c->n_optimizers; o++) {
@@ -293,25 +304,30 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         n_lr = n_lr < 0 || n_lr == k ? k : 0;
     }
     /* an lr range (--lrs LO..HI with --trials): each trial draws its lr */
-    int lr_search = 0;
+    p->lr_search = 0;
     for (int o = 0; o < c->n_optimizers; o++) {
         const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[o]);
-        lr_search |= l && l->range[0];
+        p->lr_search |= l && l->range[0];
     }
-    char lrs[48];
-    if (lr_search) snprintf(lrs, sizeof lrs, "the lr each trial draws");
-    else if (n_lr > 0) snprintf(lrs, sizeof lrs, "%d lr%s", n_lr, n_lr == 1 ? "" : "s");
-    else snprintf(lrs, sizeof lrs, "the lrs of each");
-    int n_seeds = c->n_seeds ? c->n_seeds : 1;
-    int64_t seed0 = 0;
-    const int pairs = ob_matrix_confirm_plan(m, &seed0);
-    int swept = 0;
-    for (int i = 0; i < c->n_settings; i++) swept |= c->settings[i].sweep;
+    if (p->lr_search) snprintf(p->lrs, sizeof p->lrs, "the lr each trial draws");
+    else if (n_lr > 0) snprintf(p->lrs, sizeof p->lrs, "%d lr%s", n_lr, n_lr == 1 ? "" : "s");
+    else snprintf(p->lrs, sizeof p->lrs, "the lrs of each");
+    p->n_seeds = c->n_seeds ? c->n_seeds : 1;
+    p->seed0 = 0;
+    p->pairs = ob_matrix_confirm_plan(m, &p->seed0);
+    p->swept = 0;
+    for (int i = 0; i < c->n_settings; i++) p->swept |= c->settings[i].sweep;
+}
+
+/* The first line: the cells and what they are made of, and their steps. */
+static void print_matrix_size(const ob_config *c, const ob_matrix *m, const dry_plan *p)
+{
+    const int n_seeds = p->n_seeds, pairs = p->pairs;
     printf("%d cell%s (", m->n, m->n == 1 ? "" : "s");
-    if (swept) printf("%d configuration%s of ", pairs, pairs == 1 ? "" : "s");
+    if (p->swept) printf("%d configuration%s of ", pairs, pairs == 1 ? "" : "s");
     printf("%d workload%s x %d optimizer%s", c->n_workloads, c->n_workloads == 1 ? "" : "s", c->n_optimizers,
            c->n_optimizers == 1 ? "" : "s");
-    if (lr_search && !swept) {
+    if (p->lr_search && !p->swept) {
         /* the lr searched alone: trials of one configuration each */
         const long long ns = c->studies > 1 ? (long long)c->studies : 1;
         printf(" x %lld trials", (long long)c->trials * ns);
@@ -321,41 +337,57 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
             printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
                    m->n_excluded_pairs == 1 ? "" : "s");
         printf(")");
-    } else if (swept) {
+    } else if (p->swept) {
         if (m->n_excluded_pairs)
             printf(" less %d excluded pair%s", m->n_excluded_pairs, m->n_excluded_pairs == 1 ? "" : "s");
-        printf(" and the sweeps below, x %s x %d seed%s)", lrs, n_seeds, n_seeds == 1 ? "" : "s");
+        printf(" and the sweeps below, x %s x %d seed%s)", p->lrs, n_seeds, n_seeds == 1 ? "" : "s");
     } else {
-        printf(" x %s x %d seed%s", lrs, n_seeds, n_seeds == 1 ? "" : "s");
+        printf(" x %s x %d seed%s", p->lrs, n_seeds, n_seeds == 1 ? "" : "s");
         if (m->n_excluded_pairs)
             printf(", less %d excluded (workload, optimizer) pair%s", m->n_excluded_pairs,
                    m->n_excluded_pairs == 1 ? "" : "s");
         printf(")");
     }
     printf(", %lld steps each\n", (long long)c->steps);
-    if (c->confirm_seeds > 0) {
-        long long n = (long long)c->confirm_seeds;
-        printf("then confirmation: %lld fresh seed%s (", n, n == 1 ? "" : "s");
-        if (n == 1) printf("seed %lld", (long long)seed0);
-        else printf("seeds %lld..%lld", (long long)seed0, (long long)seed0 + n - 1);
-        /* confirm_configs best: one configuration per (workload configuration, optimizer) */
-        int n_best = 0;
-        for (int i = 0; i < m->n; i++) {
-            int seen = 0;
-            for (int j = 0; j < i && !seen; j++)
-                seen = m->cells[j].wl == m->cells[i].wl && m->cells[j].wl_variant == m->cells[i].wl_variant &&
-                       m->cells[j].opt == m->cells[i].opt;
-            n_best += !seen;
-        }
-        if (c->confirm_best && swept && n_best < pairs)
-            printf(") at the best lr of each optimizer's best configuration on each workload (%d of the %d "
-                   "configurations, chosen after the sweep: confirm_configs best): up to %lld more runs%s\n",
-                   n_best, pairs, n * n_best, c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
-        else
-            printf(") at the best lr of each of %d %s%s: up to %lld more runs%s\n", pairs,
-                   swept ? "configuration" : "pair", pairs == 1 ? "" : "s", n * pairs,
-                   c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
+}
+
+/* The configurations confirm_configs best confirms: one per (workload configuration, optimizer). */
+static int count_best(const ob_matrix *m)
+{
+    int n_best = 0;
+    for (int i = 0; i < m->n; i++) {
+        int seen = 0;
+        for (int j = 0; j < i && !seen; j++)
+            seen = m->cells[j].wl == m->cells[i].wl && m->cells[j].wl_variant == m->cells[i].wl_variant &&
+                   m->cells[j].opt == m->cells[i].opt;
+        n_best += !seen;
     }
+    return n_best;
+}
+
+/* The confirmation (--confirm-seeds) after the matrix: its seeds and runs. */
+static void print_confirmation(const ob_config *c, const ob_matrix *m, const dry_plan *p)
+{
+    if (c->confirm_seeds <= 0) return;
+    const int pairs = p->pairs;
+    long long n = (long long)c->confirm_seeds;
+    printf("then confirmation: %lld fresh seed%s (", n, n == 1 ? "" : "s");
+    if (n == 1) printf("seed %lld", (long long)p->seed0);
+    else printf("seeds %lld..%lld", (long long)p->seed0, (long long)p->seed0 + n - 1);
+    int n_best = count_best(m);
+    if (c->confirm_best && p->swept && n_best < pairs)
+        printf(") at the best lr of each optimizer's best configuration on each workload (%d of the %d "
+               "configurations, chosen after the sweep: confirm_configs best): up to %lld more runs%s\n",
+               n_best, pairs, n * n_best, c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
+    else
+        printf(") at the best lr of each of %d %s%s: up to %lld more runs%s\n", pairs,
+               p->swept ? "configuration" : "pair", pairs == 1 ? "" : "s", n * pairs,
+               c->shard_n > 0 ? " (not run by a shard: it needs the whole sweep)" : "");
+}
+
+/* The swept settings, one line each with where it was given. */
+static void print_sweeps(const ob_config *c)
+{
     int any_sweep = 0;
     for (int i = 0; i < c->n_settings; i++)
         if (c->settings[i].sweep) {
@@ -363,18 +395,26 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
             printf("  %s.%s = %s  (%s)\n", c->settings[i].owner, c->settings[i].key, c->settings[i].value,
                    c->settings[i].origin);
         }
-    if (c->trials > 0) {
-        char seed[64] = "";
-        if (c->search_seed) snprintf(seed, sizeof seed, " of seed %lld", (long long)c->search_seed);
-        printf("search: %lld trials of each optimizer's %s, drawn together from a scrambled Halton sequence%s  "
-               "(%s)\n", (long long)c->trials,
-               swept ? "ranged sweeps, train's included (LO..HI above)" : "lr range (--lrs)", seed, c->origin_trials);
-        if (c->studies > 1)
-            printf("studies: %lld searches of %lld trials each, of search seeds %lld to %lld (AlgoPerf's studies)  "
-                   "(%s)\n", (long long)c->studies, (long long)c->trials, (long long)c->search_seed,
-                   (long long)(c->search_seed + c->studies - 1), c->origin_studies);
-    }
-    /* the turn at which each cell of this process runs (ob_cells_run_order) */
+}
+
+/* The search (--trials) and its studies, when there is one. */
+static void print_search(const ob_config *c, int swept)
+{
+    if (c->trials <= 0) return;
+    char seed[64] = "";
+    if (c->search_seed) snprintf(seed, sizeof seed, " of seed %lld", (long long)c->search_seed);
+    printf("search: %lld trials of each optimizer's %s, drawn together from a scrambled Halton sequence%s  "
+           "(%s)\n", (long long)c->trials,
+           swept ? "ranged sweeps, train's included (LO..HI above)" : "lr range (--lrs)", seed, c->origin_trials);
+    if (c->studies > 1)
+        printf("studies: %lld searches of %lld trials each, of search seeds %lld to %lld (AlgoPerf's studies)  "
+               "(%s)\n", (long long)c->studies, (long long)c->trials, (long long)c->search_seed,
+               (long long)(c->search_seed + c->studies - 1), c->origin_studies);
+}
+
+/* The table of this process's cells (its shard's), each with its turn (ob_cells_run_order). */
+static void print_cells(const ob_config *c, const ob_matrix *m, int swept)
+{
     const ob_cell **mine = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *mine);
     int *order = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *order);
     int *turn = calloc((size_t)(m->n > 0 ? m->n : 1), sizeof *turn);
@@ -386,19 +426,30 @@ static void print_dry_run(const ob_config *c, const ob_matrix *m)
         for (int t = 0; t < n_mine; t++) turn[order[t]] = t + 1;
     }
     printf("%6s  %5s  %-14s %-10s %-10s %6s%s\n", "cell", "turn", "workload", "optimizer", "lr", "seed",
-           any_sweep ? "  configuration" : "");
+           swept ? "  configuration" : "");
     if (c->shard_n > 0) printf("shard %d/%d: the cells whose index is %d mod %d\n", c->shard_k, c->shard_n, c->shard_k, c->shard_n);
     for (int k = 0; mine && k < n_mine; k++) {
         const ob_cell *x = mine[k];
         char conf[512] = "";
-        if (any_sweep) ob_cell_sweep_text(c, x, OB_SWEEP_ALL, conf, sizeof conf);
+        if (swept) ob_cell_sweep_text(c, x, OB_SWEEP_ALL, conf, sizeof conf);
         printf("%6lld  %5d  %-14s %-10s %-10g %6lld%s%s\n", (long long)x->index, turn ? turn[k] : 0, x->wl->name,
-               x->opt->name, x->lr, (long long)x->seed, any_sweep ? "  " : "", conf);
+               x->opt->name, x->lr, (long long)x->seed, swept ? "  " : "", conf);
     }
     printf("(turn: the order the cells run in, seed by seed, optimizers and lrs taking turns)\n");
     free(mine);
     free(order);
     free(turn);
+}
+
+static void print_dry_run(const ob_config *c, const ob_matrix *m)
+{
+    dry_plan p;
+    dry_plan_make(c, m, &p);
+    print_matrix_size(c, m, &p);
+    print_confirmation(c, m, &p);
+    print_sweeps(c);
+    print_search(c, p.swept);
+    print_cells(c, m, p.swept);
     /* Routing: which parameter goes to which group, per workload x optimizer
      * (checked before: this cannot fail on the input) */
     ob_err e;

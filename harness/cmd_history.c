@@ -250,14 +250,16 @@ static void panels_head(const panels *p, const char *mlabel, const char *better)
 }
 
 /* Returns the end of the panel's series from j on, with the range of their positive finite values. */
-static int panel_series(const panels *p, int j, double *lo, double *hi)
+static int panel_series(const panels *p, int j, double *lo, double *hi, int *any)
 {
     int j2 = j;
     *lo = NAN;
     *hi = NAN;
+    *any = 0;
     while (j2 < p->ns && p->ser[j2].wl == p->ser[j].wl) {
         for (int b = 0; b < p->nb; b++) {
             double v = p->ser[j2].v[b];
+            *any |= isfinite(v);
             if (!(v > 0) || !isfinite(v)) continue;
             if (isnan(*lo) || v < *lo) *lo = v;
             if (isnan(*hi) || v > *hi) *hi = v;
@@ -272,7 +274,8 @@ static int write_panel(const panels *p, int w, int j)
 {
     FILE *f = p->f;
     double lo, hi;
-    const int j2 = panel_series(p, j, &lo, &hi);
+    int any;
+    const int j2 = panel_series(p, j, &lo, &hi, &any);
     const int r = w / p->cols, c = w % p->cols;
     const int logy = !isnan(lo) && hi / lo >= 100;
     fprintf(f,
@@ -288,8 +291,24 @@ static int write_panel(const panels *p, int w, int j)
             "    %s\n"
             "    unset key\n"
             "    set xtics nomirror%s\n"
+            "%s"
             "    plot",
-            logy ? "set logscale y" : "unset logscale y", p->rotate ? " rotate by 90 right" : "");
+            logy ? "set logscale y" : "unset logscale y", p->rotate ? " rotate by 90 right" : "",
+            any ? "    unset label 1\n    set ytics nomirror\n"
+                : "    set label 1 \"no finite value\\n(see the table)\" at graph 0.5, 0.5 center\n"
+                  "    unset ytics\n");
+    if (!any) {
+        /* no finite value (a target nobody reached, a metric the workload
+         * has not): gnuplot would stop at a plot without a point ("x range
+         * is invalid"); the frame with its x tics, invisible points, and why */
+        fprintf(f,
+                " [0.7:%d.3] [0:1] 'history.csv' using 0:($0 > 0 ? 0.5 : NaN):xtic(\"#\" . strcol(1)) with points "
+                "lc rgb \"white\" pt 7 ps 0 notitle\n",
+                p->nb); /* the x range the others take: the rows 1 to nb (0, the header) and the offsets */
+        return j2;
+    }
+    /* every panel over every benchmark, so they line up (rows 1 to nb, and the offsets) */
+    fprintf(f, " [0.7:%d.3]", p->nb);
     for (int k = j; k < j2; k++) {
         int o = p->ser[k].opt;
         fprintf(f,
@@ -311,6 +330,7 @@ static void panels_legend(const panels *p)
             "    set size 1, %.4f\n"
             "    unset title\n"
             "    unset ylabel\n"
+            "    unset label 1\n"
             "    unset logscale y\n"
             "    unset border\n"
             "    unset tics\n"

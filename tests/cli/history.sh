@@ -123,6 +123,22 @@ check "steps_to_target: values with the default target" grep -Eq '^1 +.* [0-9]+(
 hist --metric steps_to_target --target quadratic=1e-30
 check "--target: named: $(sed -n 2p "$tmp/out")" grep -q '^targets fixed by --target: quadratic=1e-30;' "$tmp/out"
 check "--target 1e-30: never reached, no value" test "$(grep -E '^[0-9]+ ' "$tmp/out" | grep -Ec ' [0-9]+$')" = 0
+# more than 16 series draw a panel per workload; one with nothing finite to
+# draw (0.5 is reached at noise 0.01, never at noise 2) still renders
+# (gnuplot stopped at a plot without a point, "x range is invalid": exit 1,
+# no PDF) and says why it is empty
+for n in 0.01 2; do
+  "$OPTBENCH" run --workloads quadratic --optimizers sgd,adam,adamw,nadam,radam,adamax,adagrad,rmsprop,lion \
+    --lrs 0.1 --steps 40 --set quadratic.noise=$n --backend cpu --db "$tmp/panels.db" >/dev/null 2>&1 ||
+    fail "the panels' run at noise $n"
+done
+"$OPTBENCH" history --db "$tmp/panels.db" --out "$tmp/dt" --metric steps_to_target --target quadratic=0.5 \
+  >"$tmp/out" 2>&1; rc=$?
+check "a panel with no finite value: exit 0 (rc $rc)" test $rc -eq 0
+check "--target 0.5: reached at noise 0.01" grep -Eq '^quadratic noise=0.01 adam +[0-9]+ ' "$tmp/out"
+check "--target 0.5: the figure is drawn" test -s "$tmp/dt/history.png" -a -s "$tmp/dt/history.pdf"
+check "--target 0.5: the noise-2 panel says why it is empty" \
+  test "$(grep -c 'set label 1 "no finite value' "$tmp/dt/history.gp" 2>/dev/null)" = 1
 "$OPTBENCH" history --db "$db" --metric steps_to_target --target nosuch=1 >"$tmp/out" 2>&1; rc=$?
 check "--target of an unknown workload: exit 2 (rc $rc)" test $rc -eq 2
 check "--target of an unknown workload: said" grep -q "history: --target 'nosuch=[0-9.e+-]*': the database has no workload 'nosuch'.*; its workloads: " "$tmp/out"

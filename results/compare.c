@@ -155,14 +155,17 @@ static int layout_differs(const ob_rrun *rb, const ob_rrun *rc)
  * one backend (the kernels chosen and the workspaces sized for a device
  * differ: the CPU's convolution path, its batch budget per thread), 2 other
  * backends, 3 other data-parallel layouts. Device texts that differ only in
- * the data-parallel device indices (GPUs 0-1 against 2-3) compare. */
+ * the data-parallel device indices (GPUs 0-1 against 2-3) or in OpenMP's
+ * waits ("; OpenMP waits: OMP_WAIT_POLICY=passive") compare. */
 static int mem_differs(const ob_rrun *rb, const ob_rrun *rc)
 {
     int d = device_differs(rb, rc);
     if (d == 2) return 2;
     if (layout_differs(rb, rc)) return 3;
     if (d == 0) return 0;
-    const char *a = strstr(rb->device, "; data parallel"), *b = strstr(rc->device, "; data parallel");
+    /* the device itself, before its "; ..." parts: the data-parallel
+     * devices and OpenMP's waits, which move step times, not memory */
+    const char *a = strstr(rb->device, "; "), *b = strstr(rc->device, "; ");
     size_t la = a ? (size_t)(a - rb->device) : strlen(rb->device), lb = b ? (size_t)(b - rc->device) : strlen(rc->device);
     return la != lb || strncmp(rb->device, rc->device, la) ? 1 : 0;
 }

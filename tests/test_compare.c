@@ -1451,6 +1451,19 @@ int main(void)
                                   "&quot;cpu: test&quot;; candidate: &quot;cpu: 8 threads&quot;): their step times"),
                   "%s", buf);
         ob_compare_free(&c);
+        /* the same device, its OpenMP threads waiting otherwise (the
+         * environment's OMP_WAIT_POLICY): step times are another device's,
+         * peak memory still compares (here worse) */
+        c = cmp_planted(base, cand, &m, "UPDATE runs SET device = 'test; OpenMP waits: OMP_WAIT_POLICY=passive'",
+                        &o, &st);
+        g = grp(&c, "rosen", "sgd");
+        CHECK_MSG(st == OB_OK && c.n_device_differs == 24 && c.n_memdev_differs == 0 && g &&
+                      g->time.v == OB_NODATA && g->time_other_device == 6,
+                  "%d cells on other devices, %d for memory (%s -> %s)", c.n_device_differs, c.n_memdev_differs,
+                  c.device_base, c.device_cand);
+        g = grp(&c, "quad", "sgd");
+        CHECK(g && g->mem_other_device == 0 && g->peak_mem.v == OB_WORSE && c.regression);
+        ob_compare_free(&c);
         /* ... judged anyway with time_across_devices */
         ob_compare_opts oa = o;
         oa.time_across_devices = 1;

@@ -41,8 +41,19 @@ static int cpu_probe(int index, char *desc, size_t n)
 #else
     int threads = 1;
 #endif
-    snprintf(desc, n, "cpu: %d thread%s, OpenBLAS%s%s (%s kernels), conv %s", threads, threads == 1 ? "" : "s",
-             version[0] ? " " : "", version, core ? core : "unknown", ob_cpu_conv_path_name(ob_cpu_conv_path_now()));
+    int len = snprintf(desc, n, "cpu: %d thread%s, OpenBLAS%s%s (%s kernels), conv %s", threads,
+                       threads == 1 ? "" : "s", version[0] ? " " : "", version, core ? core : "unknown",
+                       ob_cpu_conv_path_name(ob_cpu_conv_path_now()));
+    /* how OpenMP's threads wait, where the environment sets it: passive
+     * waits change step times by 2x idle and 10x or more on a busy machine
+     * (README), so runs made so are another device for compare's timing */
+    static const char *const waits[] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"};
+    for (int i = 0, first = 1; i < 2; i++) {
+        const char *v = getenv(waits[i]);
+        if (!v || !*v || len < 0 || (size_t)len >= n) continue;
+        len += snprintf(desc + len, n - (size_t)len, "%s%s=%.24s", first ? "; OpenMP waits: " : ", ", waits[i], v);
+        first = 0;
+    }
     return 1;
 }
 

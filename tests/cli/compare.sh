@@ -337,6 +337,18 @@ if [ $have_py = 1 ]; then
     test "$(grep -cE '^(quadratic|rosenbrock) +sgd .* other devices, not judged ' "$tmp/out")" = 2 -a \
     "$(grep -cE '^(quadratic|rosenbrock) +adam .* other devices' "$tmp/out")" = 0
   compare 1 --baseline "$tmp/base.db" --candidate "$tmp/cpu8.db" --time-floor 0 --time-across-devices --quiet
+  # the same machine with OpenMP's threads waiting passively (the
+  # environment's OMP_WAIT_POLICY, which moves step times 2x idle and far more
+  # on a busy machine): the device text says so, its step times are another
+  # device's, peak memory still compares
+  OMP_WAIT_POLICY=passive run "$tmp/passive.db"
+  check "OMP_WAIT_POLICY=passive: in the device text" \
+    test "$(q "$tmp/passive.db" "SELECT count(*) FROM runs WHERE device = '$cpu; OpenMP waits: OMP_WAIT_POLICY=passive'")" = 24
+  compare 0 --baseline "$tmp/base.db" --candidate "$tmp/passive.db" --time-floor 0
+  check "OMP_WAIT_POLICY=passive: step times not judged, peak memory judged" \
+    test "$(grep -cE '^(quadratic|rosenbrock) +(sgd|adam) .* other devices, not judged +same +same$' "$tmp/out")" = 4
+  check "OMP_WAIT_POLICY=passive: the note names the waits, not memory: $(grep '^note' "$tmp/out")" \
+    grep -qxF "note: 24 matched cells ran on different devices (baseline: \"$cpu\"; candidate: \"$cpu; OpenMP waits: OMP_WAIT_POLICY=passive\"): their step times are not compared (--time-across-devices compares them anyway)" "$tmp/out"
 
   # one-sided cells: listed; --strict fails
   cp "$tmp/base.db" "$tmp/fewer.db"

@@ -297,18 +297,17 @@ static int write_panel(const panels *p, int w, int j)
             any ? "    unset label 1\n    set ytics nomirror\n"
                 : "    set label 1 \"no finite value\\n(see the table)\" at graph 0.5, 0.5 center\n"
                   "    unset ytics\n");
+    /* every panel over every benchmark, so they line up: the rows 1 to nb
+     * (0 is the header) and the offsets */
+    fprintf(f, " [0.7:%d.3]", p->nb);
     if (!any) {
         /* no finite value (a target nobody reached, a metric the workload
          * has not): gnuplot would stop at a plot without a point ("x range
          * is invalid"); the frame with its x tics, invisible points, and why */
-        fprintf(f,
-                " [0.7:%d.3] [0:1] 'history.csv' using 0:($0 > 0 ? 0.5 : NaN):xtic(\"#\" . strcol(1)) with points "
-                "lc rgb \"white\" pt 7 ps 0 notitle\n",
-                p->nb); /* the x range the others take: the rows 1 to nb (0, the header) and the offsets */
+        fprintf(f, " [0:1] 'history.csv' using 0:($0 > 0 ? 0.5 : NaN):xtic(\"#\" . strcol(1)) with points "
+                   "lc rgb \"white\" pt 7 ps 0 notitle\n");
         return j2;
     }
-    /* every panel over every benchmark, so they line up (rows 1 to nb, and the offsets) */
-    fprintf(f, " [0.7:%d.3]", p->nb);
     for (int k = j; k < j2; k++) {
         int o = p->ser[k].opt;
         fprintf(f,

@@ -550,10 +550,7 @@ static ob_status check_run_row(const source *s, sqlite3_stmt *q, int64_t run_id,
     }
     /* the schema's CHECK would refuse it only when the merged database is
      * written, half way through */
-    static const char *const statuses[] = {"pending", "running", "done", "diverged", "failed", "interrupted"};
-    int known = !st;
-    for (size_t i = 0; !known && i < sizeof statuses / sizeof *statuses; i++) known = !strcmp(st, statuses[i]);
-    if (!known)
+    if (st && !ob_store_status_known(st))
         return ob_fail(e, OB_ERR_INPUT,
                        "'%s': run %lld has the status '%.40s', not one of pending, running, done, diverged, failed "
                        "or interrupted: the row was edited or written by another program; correct that row of the "

@@ -1147,12 +1147,7 @@ ob_status ob_store_append(ob_store *s, int64_t run_id, const ob_curve_point *pts
 
 ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *r, ob_err *e)
 {
-    static const char *const ok_status[] = {"done", "diverged", "failed", "interrupted",
-                                            "running", "pending"};
-    int known = 0;
-    for (size_t i = 0; r->status && i < sizeof ok_status / sizeof ok_status[0]; i++)
-        known |= !strcmp(r->status, ok_status[i]);
-    if (!known)
+    if (!r->status || !ob_store_status_known(r->status))
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "run %lld: unknown status '%s'",
                                 (long long)run_id, r->status ? r->status : "(null)");
     sqlite3_stmt *q = NULL;
@@ -1734,6 +1729,14 @@ ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs,
 int ob_store_status_finished(const char *status)
 {
     return !strcmp(status, "done") || !strcmp(status, "diverged");
+}
+
+int ob_store_status_known(const char *status)
+{
+    static const char *const known[] = {"pending", "running", "done", "diverged", "failed", "interrupted"};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (!strcmp(status, known[i])) return 1;
+    return 0;
 }
 
 /* One text column of a run (sql selects it by id ?1) into buf; what names it

@@ -242,6 +242,9 @@ ob_status ob_store_grow(ob_store *s, int64_t bench_id, const ob_run_spec *specs,
                         int64_t *run_ids, int *retired, ob_err *e);
 /* Whether a run's status says it is finished: done or diverged. */
 int ob_store_status_finished(const char *status);
+/* Whether status is one the schema's runs.status takes (its CHECK list):
+ * pending, running, done, diverged, failed or interrupted. */
+int ob_store_status_known(const char *status);
 /* Status of a run: pending|running|done|diverged|failed|interrupted. */
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
 /* The error a run was recorded with ("" when it has none). */

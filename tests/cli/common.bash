@@ -31,7 +31,7 @@ q() { python3 -c "import sqlite3,sys; r=sqlite3.connect(sys.argv[1], isolation_l
 copy_as_rerun() {
   cp "$1" "$2" && python3 -c "import sqlite3,sys; d=sqlite3.connect(sys.argv[1]); d.execute(\"update meta set value = 'rerun' || value where key = 'database_id'\"); d.commit()" "$2"
 }
-wait_for() { for _ in $(seq 400); do compgen -G "$1" >/dev/null && return 0; sleep 0.05; done; return 1; }
+wait_for() { for _ in $(seq 2000); do compgen -G "$1" >/dev/null && return 0; sleep 0.01; done; return 1; }
 check_tex() { # description, summary.tex
   command -v pdflatex >/dev/null && kpsewhich booktabs.sty >/dev/null 2>&1 || return 1
   local d; d=$(mktemp -d -p "$tmp")

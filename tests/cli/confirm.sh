@@ -111,11 +111,11 @@ pid=$!
 # way (waited for as long as the run goes on: a busy machine takes longer
 # than wait_for's 20 s to get through the sweep)
 started=0
-for _ in $(seq 6000); do
+for _ in $(seq 30000); do
   compgen -G "$tmp/c.db.ckpt/run-9/ckpt-*.obck" >/dev/null || compgen -G "$tmp/c.db.ckpt/run-1[0-2]/ckpt-*.obck" >/dev/null &&
     { started=1; break; }
   kill -0 $pid 2>/dev/null || break
-  sleep 0.05
+  sleep 0.01
 done
 [ $started = 1 ] || { echo "FAIL: the stage did not start"; fail=1; }
 kill -INT $pid

@@ -41,12 +41,14 @@ check "4 confirmation runs, with the texts of the cells they confirm" test \
 check "... and nothing else" test "$(q "$tmp/a.db" "select count(*) from runs")" = 12
 # a run stopped by an earlier build, its checkpoint written with that build's
 # texts: continued from the checkpoint, to the uninterrupted results
-cargs=(run --workloads quadratic --optimizers adam --lrs 0.01 --steps 3000 --checkpoint-every 100 --backend cpu)
+# (long enough, about 1 s here, that a machine 10x faster is still training
+# when the first checkpoint has been seen and the signal is sent)
+cargs=(run --workloads quadratic --optimizers adam --lrs 0.01 --steps 100000 --checkpoint-every 1000 --backend cpu)
 "$OPTBENCH" "${cargs[@]}" --db "$tmp/ref.db" >/dev/null 2>&1 || fail "the reference run failed"
 "$OPTBENCH" "${cargs[@]}" --db "$tmp/c.db" >/dev/null 2>&1 &
 pid=$!
 wait_for "$tmp/c.db.ckpt/run-*/ckpt-*.obck" || fail "no checkpoint appeared"
-kill -INT $pid
+kill -INT $pid || fail "the run ended before it could be stopped"
 wait $pid
 q "$tmp/c.db" "update runs set hparams = json_remove(hparams, '$.filter_bias_and_bn'),
                                workload_params = json_remove(workload_params, '$.inject_nan_step')" >/dev/null

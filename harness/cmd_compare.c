@@ -119,21 +119,24 @@ static void compare_usage(FILE *f)
             "judged alike, with its own --time-mean-tol, over the steady cells and the unsteady\n"
             "ones whose median held (within %.0f%%), so steps that are slow every so often (a\n"
             "sync or a refresh every k steps), which leave the median as it was, still count\n"
-            "('; mean +40%% worse'). When\n"
-            "every group's mean moved while the medians held, the means' verdicts are\n"
-            "inconclusive, not failures: a busy machine's short stalls look like that. Cells\n"
-            "under --time-floor are judged on neither. Step times are comparable only between\n"
-            "runs on the same, otherwise idle machine. Cells whose two runs recorded different\n"
-            "devices (another backend, CPU, GPU or number of devices) are left out of step time,\n"
-            "with a note (a group with only such cells: 'other devices, not judged';\n"
-            "--time-across-devices judges them), and out of peak memory when the backends\n"
-            "differ (CPU and GPU memory do not compare). Else use --time-tol off (or\n"
-            "--time-mean-tol off, for the mean alone) when the baseline ran on another machine\n"
-            "of the same kind (another runner of one type), when either ran beside other work\n"
-            "(a shared or virtual machine, parallel jobs), or when the note says every group\n"
+            "('; mean +40%% worse'). When every group's mean moved while the medians held, the\n"
+            "means' verdicts are inconclusive, not failures: a busy machine's short stalls look\n"
+            "like that. Cells under --time-floor are judged on neither. Each run records the\n"
+            "share of its CPUs that other processes kept busy while it ran (runs.other_cpu); a\n"
+            "cell where it was %.0f%% or more on either side is left out of step time and its\n"
+            "mean, and a group with mostly such cells is 'on a busy machine, not judged'. Step\n"
+            "times are comparable only between runs on the same, otherwise idle machine. Cells\n"
+            "whose two runs recorded different devices (another backend, CPU, GPU or number of\n"
+            "devices) are left out of step time, with a note (a group with only such cells:\n"
+            "'other devices, not judged'; --time-across-devices judges them), and out of peak\n"
+            "memory when the backends differ (CPU and GPU memory do not compare). Else use\n"
+            "--time-tol off (or --time-mean-tol off, for the mean alone) when the baseline ran on\n"
+            "another machine of the same kind (another runner of one type), when either ran\n"
+            "beside work the share does not see (jobs on the host's other CPUs, which share its\n"
+            "memory bandwidth; a GPU shared with other jobs), or when the note says every group\n"
             "moved together.\n\n"
             "options:\n",
-            100 * OB_TIME_UNSTEADY, 100 * OB_TIME_UNSTEADY, 100 * OB_TIME_MEDIAN_HELD);
+            100 * OB_TIME_UNSTEADY, 100 * OB_TIME_UNSTEADY, 100 * OB_TIME_MEDIAN_HELD, 100 * OB_BUSY_SHARE);
     for (size_t k = 0; k < sizeof copts / sizeof copts[0]; k++) {
         const copt *op = &copts[k];
         if (!op->help) continue;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/cpu_share.h"
 #include "harness/checkpoint.h"
 #include "harness/commands.h"
 #include "harness/config.h"
@@ -752,6 +753,11 @@ static void print_summary(const ob_config *cfg, const ob_run_summary *sum)
     if (sum->retried) fprintf(stderr, ", %d failed before and run again", sum->retried);
     if (sum->busy) fprintf(stderr, ", %d run by another process", sum->busy);
     fprintf(stderr, "; benchmark %lld in %s\n", (long long)sum->bench_id, cfg->db);
+    if (sum->on_busy_machine)
+        fprintf(stderr, "optbench: note: %d of the runs met a busy machine: other processes kept %.0f%% or more of "
+                        "its CPUs busy (up to %.0f%%; runs.other_cpu), so their step times are that work's as "
+                        "much as the optimizers'; compare leaves them out\n",
+                sum->on_busy_machine, 100 * OB_BUSY_SHARE, 100 * sum->busy_most);
     /* a command to paste: the path quoted for a shell where it needs it */
     int plain = cfg->db[0] != '\0';
     for (const char *p = cfg->db; *p && plain; p++) plain = isalnum((unsigned char)*p) || strchr("_./-+:,=@%", *p);

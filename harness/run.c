@@ -49,6 +49,7 @@
 #include <omp.h>
 #endif
 
+#include "core/cpu_share.h"
 #include "harness/cellspec.h"
 #include "harness/checkpoint.h"
 #include "harness/locks.h"
@@ -757,6 +758,7 @@ typedef struct cell_run {
     ob_eval last_eval;
     int have_eval;
     double t_start;     /* this process's start on the cell */
+    ob_cpu_sample cpu0; /* ... and the CPUs' busy times then (other_cpu) */
     double wall_before; /* the wall time of the processes before it */
     int before_gone;    /* ckdir_before removed: ckdir holds a newer checkpoint */
     int64_t drv_peak;   /* device memory in use as the driver reports it; -1: unknown */
@@ -1210,6 +1212,9 @@ static void cell_result(cell_run *cr, ob_status st, size_t base_bytes, ob_run_re
             res->items_per_sec = (double)cs->rep[0].wl->items_per_step / (res->step_ms_median * 1e-3);
     }
     res->wall_s = cr->wall_before + now_s() - cr->t_start;
+    ob_cpu_sample cpu1;
+    ob_cpu_sample_take(&cpu1);
+    res->other_cpu = ob_cpu_share_others(&cr->cpu0, &cpu1); /* this process's part of the run */
     res->error = NULL;
     if (st != OB_OK) {
         res->status = st == OB_ERR_INTERRUPTED ? "interrupted" : "failed";
@@ -1248,6 +1253,7 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
                    .drv_peak = -1,
                    .sst = OB_OK,
                    .store_err = store_err};
+    ob_cpu_sample_take(&cr.cpu0);
     ob_err e;
     ob_err_clear(&e);
     *stop_matrix = 0;
@@ -1380,6 +1386,10 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     if (continuing == CELL_FAILED_BEFORE) x->sum->retried++;
     else if (resumed_from > 0) x->sum->resumed++;
     else if (resumed_from < 0) x->sum->restarted++;
+    if (res.other_cpu >= OB_BUSY_SHARE) {
+        x->sum->on_busy_machine++;
+        x->sum->busy_most = fmax(x->sum->busy_most, res.other_cpu);
+    }
     if (x->multi)
         ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
     ob_progress_cell_end(x->prog, res.status, res.final_loss, res.steps_done, res.diverged_step, res.wall_s,

@@ -35,6 +35,9 @@ typedef struct ob_run_summary {
     int restarted; /* begun before, started over: no usable checkpoint */
     int retried;   /* failed in an earlier process, run again (from its checkpoint or the start) */
     int busy;      /* finished by another process after this one planned it */
+    int on_busy_machine; /* of the runs this process ran, those that met a busy machine
+                          * (other_cpu at OB_BUSY_SHARE or more) */
+    double busy_most;    /* their largest other_cpu */
     int64_t bench_id;
     int stop_signal; /* SIGINT/SIGTERM that stopped the matrix, 0 when none */
 } ob_run_summary;

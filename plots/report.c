@@ -6,6 +6,7 @@
  * repository, HTML with the figures inline for a browser.
  */
 #include "plots/report.h"
+#include "core/cpu_share.h"
 #include "core/fs.h"
 #include "plots/latex.h"
 
@@ -1290,6 +1291,26 @@ static void opening_resumed(doc *dc, const ob_dataset *d)
               n_over, n_over == 1 ? "was" : "were");
 }
 
+/* The runs whose step times are a busy machine's: other processes kept
+ * OB_BUSY_SHARE or more of their CPUs busy while they ran. */
+static void opening_busy(doc *dc, const ob_dataset *d)
+{
+    int n_busy = 0;
+    double most = 0;
+    for (int i = 0; i < d->n; i++) {
+        const ob_rrun *r = &d->runs[i];
+        if (!r->finished || !(r->other_cpu >= OB_BUSY_SHARE)) continue;
+        n_busy++;
+        most = fmax(most, r->other_cpu);
+    }
+    if (n_busy)
+        doc_p(dc, "%d of the finished runs ran while other processes kept %.0f%% or more of the machine's CPUs "
+                  "busy (up to %.0f%%; runs.csv's other_cpu column names them): their step times, and the "
+                  "times to target and costs built on them, are a busy machine's; their losses are not "
+                  "affected.",
+              n_busy, 100 * OB_BUSY_SHARE, 100 * most);
+}
+
 /* The runs not counted: older runs of cells run again, and later runs that
  * failed where an earlier one finished. */
 static void opening_not_counted(doc *dc, const ob_dataset *d)
@@ -1339,6 +1360,7 @@ static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_d
     opening_database(dc, o, d);
     const int n_confirm_runs = opening_confirmation(dc, d, s);
     opening_resumed(dc, d);
+    opening_busy(dc, d);
     opening_not_counted(dc, d);
     describe_benchmarks(db, d, dc);
     opening_pooled(dc, s, n_mixed, mixed_note);

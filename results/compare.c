@@ -50,6 +50,11 @@ int ob_compare_time_apart(double spread_base, double spread_cand)
     return (sc > OB_TIME_UNSTEADY && sc > 2 * sb) || (sb > OB_TIME_UNSTEADY && sb > 2 * sc);
 }
 
+int ob_compare_busy(double other_cpu)
+{
+    return other_cpu >= OB_BUSY_SHARE;
+}
+
 const char *ob_compare_bytes(double v, int sign, char *buf, size_t n)
 {
     static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -562,7 +567,8 @@ static void collect_times(const ob_dataset *B, const ob_dataset *C, const pair *
             !fast && ob_compare_time_unsteady(rb->step_ms_median, rb->step_ms_p90, rc->step_ms_median, rc->step_ms_p90);
         const int means = rb->step_ms_mean > 0 && rc->step_ms_mean > 0 && isfinite(rb->step_ms_mean) &&
                           isfinite(rc->step_ms_mean); /* unknown in a database of schema < 4 */
-        if (means && !fast && (!unsteady || fabs(r) <= OB_TIME_MEDIAN_HELD)) {
+        const int busy = ob_compare_busy(rb->other_cpu) || ob_compare_busy(rc->other_cpu);
+        if (means && !fast && !busy && (!unsteady || fabs(r) <= OB_TIME_MEDIAN_HELD)) {
             s->z[t->mm] = rc->step_ms_mean / rb->step_ms_mean - 1;
             s->zb[t->mm] = rb->step_ms_mean;
             s->zc[t->mm++] = rc->step_ms_mean;
@@ -572,6 +578,12 @@ static void collect_times(const ob_dataset *B, const ob_dataset *C, const pair *
             continue;
         }
         s->y[t->timed++] = r;
+        if (!isnan(rb->other_cpu)) g->busy_base = isnan(g->busy_base) ? rb->other_cpu : fmax(g->busy_base, rb->other_cpu);
+        if (!isnan(rc->other_cpu)) g->busy_cand = isnan(g->busy_cand) ? rc->other_cpu : fmax(g->busy_cand, rc->other_cpu);
+        if (busy) {
+            g->time_busy++; /* other processes' work timed, not the code's */
+            continue;
+        }
         if (!strcmp(rb->status, "done") && !strcmp(rc->status, "done")) {
             t->spread_cells++;
             t->lo_b = fmin(t->lo_b, rb->step_ms_median);
@@ -630,8 +642,10 @@ static ob_status judge_time(const ob_dataset *B, const ob_dataset *C, const pair
     /* one side's runs at different speeds: the machine's, not the code's */
     g->time_apart = o->time_tol >= 0 && ob_compare_time_apart(g->time_spread_base, g->time_spread_cand);
     if (g->time_apart) t.mm = 0;
-    if (o->time_tol >= 0 && t.timed > 0 && (2 * g->time_unsteady > t.timed || g->time_apart)) {
-        g->time_not_judged = 1; /* mostly unsteady: no verdict, the raw change is shown */
+    g->time_busy_most = o->time_tol >= 0 && t.timed > 0 && 2 * g->time_busy > t.timed;
+    if (o->time_tol >= 0 && t.timed > 0 &&
+        (2 * (g->time_unsteady + g->time_busy) > t.timed || g->time_apart)) {
+        g->time_not_judged = 1; /* mostly unsteady or busy: no verdict, the raw change is shown */
         if ((st = judge_pairs(&g->time, s->y, 0, 0, 1, e)) != OB_OK) return st;
         g->time.effect = ob_stat_median(s->y, t.timed);
     } else if ((st = judge_pairs(&g->time, s->x, o->time_tol < 0 ? 0 : t.m, o->time_tol, 1, e)) != OB_OK)
@@ -1351,6 +1365,7 @@ static ob_status new_group(ob_compare *out, const ob_dataset *B, int w, int op, 
     out->g = gs;
     *g = &out->g[out->n_g];
     memset(*g, 0, sizeof **g);
+    (*g)->busy_base = (*g)->busy_cand = NAN;
     (*g)->workload = strdup(B->wl_labels[w]);
     (*g)->optimizer = strdup(B->opt_labels[op]);
     if (!(*g)->workload || !(*g)->optimizer) {
@@ -1517,7 +1532,10 @@ ob_status ob_compare_dbs(sqlite3 *base, sqlite3 *cand, const ob_compare_opts *o,
         if (m.np == 0) {
             st = no_match(base, &B, &C, e);
         } else if ((st = judge_groups(&B, &C, &m, o, out, e)) == OB_OK) {
-            for (int k = 0; k < out->n_g; k++) out->n_time_not_judged += out->g[k].time_not_judged;
+            for (int k = 0; k < out->n_g; k++) {
+                out->n_time_not_judged += out->g[k].time_not_judged;
+                out->n_time_busy += out->g[k].time_not_judged && out->g[k].time_busy_most && !out->g[k].time_apart;
+            }
             if ((st = time_shifts(out, o, e)) == OB_OK) {
                 set_aside_mean_shift(out);
                 finish_comparison(out, o);
@@ -1652,6 +1670,8 @@ static void time_text(const ob_cmp_group *g, char *buf, size_t n)
     int show_mean; /* the mean where it tells something the median does not: slow steps */
     if (g->time_not_judged || (g->time_cells == 0 && (g->time_other_device > 0 || g->time_fast > 0))) {
         if (g->time_apart) snprintf(buf, n, "%s unsteady across runs, not judged", pct(g->time.effect, a, sizeof a));
+        else if (g->time_not_judged && g->time_busy_most)
+            snprintf(buf, n, "%s on a busy machine, not judged", pct(g->time.effect, a, sizeof a));
         else if (g->time_not_judged) snprintf(buf, n, "%s unsteady, not judged", pct(g->time.effect, a, sizeof a));
         else if (g->time_other_device > 0) snprintf(buf, n, "other devices, not judged");
         else snprintf(buf, n, "steps under %g ms, not judged", g->time_floor_ms);
@@ -1958,9 +1978,52 @@ static void notes_judged(const ob_compare *c, FILE *f, const char *lead, int md)
                 lead, c->n_confirm_base, c->n_confirm_cand, md ? "." : "");
 }
 
-/* The notes on step time not judged (unsteady timing, or runs of one side
- * at different speeds) and, but in the JUnit report (junit), on cells run
- * on different devices. */
+/* A share of CPUs (runs.other_cpu) for a note: "38%", "unknown" for NaN. */
+static const char *share_text(double v, char *buf, size_t n)
+{
+    if (isnan(v)) snprintf(buf, n, "unknown");
+    else snprintf(buf, n, "%.0f%%", 100 * v);
+    return buf;
+}
+
+/* The note on step times of runs that met a busy machine (runs.other_cpu
+ * at OB_BUSY_SHARE or more on either side): the groups not judged for it,
+ * and the cells left out of the groups judged. */
+static void note_busy(const ob_compare *c, FILE *f, const char *lead, int md)
+{
+    const ob_cmp_group *eg = NULL; /* the first group not judged for it */
+    int left_out = 0;              /* cells left out of judged groups */
+    for (int k = 0; k < c->n_g; k++) {
+        const ob_cmp_group *g = &c->g[k];
+        if (g->time_not_judged && g->time_busy_most && !g->time_apart) {
+            if (!eg) eg = g;
+        } else if (!g->time_not_judged) {
+            left_out += g->time_busy;
+        }
+    }
+    if (!eg && !left_out) return;
+    char sb[32], sc[32], lim[32];
+    share_text(OB_BUSY_SHARE, lim, sizeof lim);
+    if (eg) {
+        const int one = c->n_time_busy == 1;
+        fprintf(f, "%sstep time not judged in %d group%s: most of %s cells ran while other processes kept %s or "
+                   "more of the machine's CPUs busy on one side or both (runs.other_cpu; e.g. %s on %s: up to %s "
+                   "in the baseline, %s in the candidate), which times their work, not the code's; rerun %s on "
+                   "a quiet machine%s\n",
+                lead, c->n_time_busy, one ? "" : "s", one ? "its" : "their", lim, eg->optimizer, eg->workload,
+                share_text(eg->busy_base, sb, sizeof sb), share_text(eg->busy_cand, sc, sizeof sc),
+                one ? "it" : "them", md ? "." : "");
+    }
+    if (left_out)
+        fprintf(f, "%s%d cell%s of the groups judged %s left out of step time: a run of %s met a busy machine "
+                   "(other processes kept %s or more of its CPUs busy)%s\n",
+                lead, left_out, left_out == 1 ? "" : "s", left_out == 1 ? "was" : "were",
+                left_out == 1 ? "it" : "each", lim, md ? "." : "");
+}
+
+/* The notes on step time not judged (unsteady timing, a busy machine, or
+ * runs of one side at different speeds) and, but in the JUnit report
+ * (junit), on cells run on different devices. */
 static void notes_time(const ob_compare *c, FILE *f, const char *lead, int md, int junit)
 {
     int n_apart = 0; /* groups not judged because one side's runs ran at different speeds */
@@ -1970,19 +2033,20 @@ static void notes_time(const ob_compare *c, FILE *f, const char *lead, int md, i
             if (!apart) apart = &c->g[k];
             n_apart++;
         }
-    if (c->n_time_not_judged > n_apart) {
+    note_busy(c, f, lead, md);
+    if (c->n_time_not_judged > n_apart + c->n_time_busy) {
         int mean_judged = 0; /* of those groups, with a mean verdict */
         for (int k = 0; k < c->n_g; k++)
-            mean_judged += c->g[k].time_not_judged && !c->g[k].time_apart && c->g[k].time_mean.v != OB_NODATA &&
-                           !c->g[k].time_mean_machine;
+            mean_judged += c->g[k].time_not_judged && !c->g[k].time_apart && !c->g[k].time_busy_most &&
+                           c->g[k].time_mean.v != OB_NODATA && !c->g[k].time_mean_machine;
         char also[96] = "";
         if (mean_judged)
             snprintf(also, sizeof also, "; the mean step time still is in %d of them (their medians held)",
                      mean_judged);
-        const int one = c->n_time_not_judged - n_apart == 1;
+        const int n_unsteady = c->n_time_not_judged - n_apart - c->n_time_busy, one = n_unsteady == 1;
         fprintf(f, "%sstep time not judged in %d group%s: most of %s cells ran with unsteady step times "
                    "(p90 more than %.0f%% above the median on one side only; a busy machine, or steps slow "
-                   "now and then)%s; rerun %s on a quiet machine%s\n", lead, c->n_time_not_judged - n_apart,
+                   "now and then)%s; rerun %s on a quiet machine%s\n", lead, n_unsteady,
                 one ? "" : "s", one ? "its" : "their", 100 * OB_TIME_UNSTEADY, also, one ? "it" : "them",
                 md ? "." : "");
     }

@@ -77,6 +77,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/cpu_share.h"
 #include "core/ob.h"
 #include "results/dataset.h"
 
@@ -156,7 +157,12 @@ typedef struct ob_cmp_group {
     int time_mean_machine;    /* the mean's verdict was set aside: every group's mean moved
                                * together while the medians did not (time_mean_shift) */
     int time_unsteady;        /* of them, left out: timing unsteady on one side */
-    int time_not_judged;      /* more than half unsteady, or time_apart: step time has no verdict */
+    int time_not_judged;      /* more than half unsteady or busy, or time_apart: step time has no
+                               * verdict */
+    int time_busy;            /* of the timed cells, left out: a run of either side met a busy
+                               * machine (ob_compare_busy) */
+    int time_busy_most;       /* time_not_judged for that: more than half the timed cells were */
+    double busy_base, busy_cand; /* the largest runs.other_cpu of each side's timed cells (NaN none) */
     int time_apart;           /* one side's runs ran at different speeds (see above) */
     double time_spread_base;  /* max / min - 1 of the runs' median step times over the cells */
     double time_spread_cand;  /* finished on both sides, per side (NaN: fewer than 2 such cells) */
@@ -221,6 +227,7 @@ typedef struct ob_compare {
     int incomplete;           /* no regression, but such cells: no verdict until the candidate is
                                * finished (exit status 2) */
     int n_time_not_judged;    /* groups whose step time was too unsteady to judge */
+    int n_time_busy;          /* of them, those whose timed cells mostly met a busy machine */
     int n_device_differs;     /* matched cells whose two runs ran on different devices (backend or
                                * device text): left out of step time unless time_across_devices */
     int n_backend_differs;    /* of them, on different backends: left out of peak memory */
@@ -259,6 +266,10 @@ int ob_compare_time_unsteady(double base_p50, double base_p90, double cand_p50, 
  * (max / min - 1 of their median step times) above OB_TIME_UNSTEADY and
  * above twice the other side's; NaN spreads count as none. */
 int ob_compare_time_apart(double spread_base, double spread_cand);
+/* 1 when a run's step times are a busy machine's: other processes kept at
+ * least OB_BUSY_SHARE of its CPUs busy while it ran (runs.other_cpu);
+ * unknown (NaN) counts as quiet. */
+int ob_compare_busy(double other_cpu);
 
 /* A byte count for people: "512 B", "16.7 MiB", "1.25 GiB" (three significant
  * digits); with sign, a leading '+' on positive values. "-" for NaN. */

@@ -468,14 +468,14 @@ static ob_status latest_benchmark(sqlite3 *db, int64_t *id, ob_err *e)
 
 /* The columns of the runs table that not every database has: 1 where db's has them. */
 typedef struct run_cols {
-    int stage, dmem, backend, device, mean, opt, prov;
+    int stage, dmem, backend, device, mean, opt, prov, cpu;
 } run_cols;
 
 /* Which of run_cols's columns db's runs table has. runs.stage and
  * runs.device_mem_bytes are schema version 3: a database of an older
  * optbench, read as it is, has neither; backend and device are read only
  * when present too (a database written by another tool); runs.step_ms_mean
- * is version 4. */
+ * is version 4, git_rev and host 5, other_cpu 6. */
 static run_cols runs_columns(sqlite3 *db)
 {
     run_cols c = {0};
@@ -483,7 +483,7 @@ static run_cols runs_columns(sqlite3 *db)
     if (sqlite3_prepare_v2(db, "SELECT sum(name = 'stage'), sum(name = 'device_mem_bytes'), "
                                "sum(name = 'backend'), sum(name = 'device'), sum(name = 'step_ms_mean'), "
                                "sum(name = 'opt_ms_median') + sum(name = 'opt_ms_mean'), "
-                               "sum(name = 'git_rev') + sum(name = 'host') "
+                               "sum(name = 'git_rev') + sum(name = 'host'), sum(name = 'other_cpu') "
                                "FROM pragma_table_info('runs')", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW) {
             c.stage = sqlite3_column_int(q, 0) > 0;
@@ -493,6 +493,7 @@ static run_cols runs_columns(sqlite3 *db)
             c.mean = sqlite3_column_int(q, 4) > 0;
             c.opt = sqlite3_column_int(q, 5) == 2;
             c.prov = sqlite3_column_int(q, 6) == 2;
+            c.cpu = sqlite3_column_int(q, 7) > 0;
         }
         sqlite3_finalize(q);
     }
@@ -524,9 +525,10 @@ static void runs_query(char *sql, size_t cap, const run_cols *c)
              " coalesce(rev_, ''), coalesce(host_, ''), "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'restarted'), "
              " CASE WHEN json_valid(hparams) THEN json_extract(hparams, '$.search.study') END, "
-             " CASE WHEN json_valid(workload_params) THEN wk_ ELSE coalesce(workload_params, '{}') END "
+             " CASE WHEN json_valid(workload_params) THEN wk_ ELSE coalesce(workload_params, '{}') END, "
+             " cpu_ "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "
-             "      %s AS optmed_, %s AS optmean_, %s AS rev_, %s AS host_, "
+             "      %s AS optmed_, %s AS optmean_, %s AS rev_, %s AS host_, %s AS cpu_, "
              "      row_number() OVER cw AS rn, first_value(id) OVER cw AS chosen_ "
              /* a run's texts over this build's defaults (ob_defaults): a key
               * added since it was stored reads as its default */
@@ -541,7 +543,7 @@ static void runs_query(char *sql, size_t cap, const run_cols *c)
              c->stage ? "stage" : "NULL", c->dmem ? "device_mem_bytes" : "NULL", c->backend ? "backend" : "NULL",
              c->device ? "device" : "NULL", c->mean ? "step_ms_mean" : "NULL", c->opt ? "opt_ms_median" : "NULL",
              c->opt ? "opt_ms_mean" : "NULL", c->prov ? "git_rev" : "NULL", c->prov ? "host" : "NULL",
-             c->stage ? "stage" : "NULL");
+             c->cpu ? "other_cpu" : "NULL", c->stage ? "stage" : "NULL");
 }
 
 /* The numbers of the row of q (runs_query's) into r: counts, losses, times,
@@ -566,6 +568,7 @@ static void read_run_numbers(sqlite3_stmt *q, ob_rrun *r)
     r->opt_ms_mean = col_real(q, 38);
     r->items_per_sec = col_real(q, 24);
     r->wall_s = col_real(q, 25);
+    r->other_cpu = col_real(q, 45);
     r->device_mem_bytes = col_int(q, 28);
     r->n_skip_nonfinite = sqlite3_column_int64(q, 29);
     r->n_skip_spike = sqlite3_column_int64(q, 30);

@@ -280,7 +280,10 @@ static const ob_file_doc docs[] = {
      "rows say it), restarts (how many times the run was begun, stopped without a usable checkpoint or "
      "failed, and started over: its 'restarted' events), retired (1: a confirmation run a grown sweep retired, which "
      "confirms an lr or configuration that is no longer the best or ran a seed the sweep runs now; kept, "
-     "left out of the statistics; 0 else)"},
+     "left out of the statistics; 0 else), other_cpu (the share of the CPUs the run could use, 0 to 1, that "
+     "other processes kept busy while it ran: 0.5 on 2 CPUs is one CPU's worth; at 0.25 or more its step "
+     "times are a busy machine's; the last process's part of a run continued; empty where unknown: a run "
+     "under 0.25 s, a machine without /proc/stat, a database of an older optbench)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss (empty where it was NaN), "
      "grad_norm, step_lr (lr in effect at that step), stage (as in runs.csv: sweep | confirm)"},
@@ -1035,7 +1038,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
                            "step_ms_p90", "items_per_sec", "peak_mem_bytes", "state_bytes", "wall_s",
                            "workload_params", "hparams", "error", "stage", "device_mem_bytes",
                            "skipped_nonfinite", "skipped_spike", "rollbacks", "step_ms_mean", "opt_ms_median", "opt_ms_mean",
-                           "resumes", "git_rev", "host", "restarts", "retired"),
+                           "resumes", "git_rev", "host", "restarts", "retired", "other_cpu"),
                        e);
     if (st != OB_OK) {
         free(has_el);
@@ -1083,6 +1086,7 @@ static ob_status write_runs(const ob_dataset *d, const char *dir, ob_err *e)
         ob_csv_str(&c, r->host);
         ob_csv_int(&c, r->n_restarted);
         ob_csv_int(&c, r->confirm && r->cell < 0);
+        ob_csv_num(&c, r->other_cpu);
         ob_csv_row(&c);
     }
     free(has_el);

@@ -1,4 +1,4 @@
--- results/schema.sql - the optbench results database, schema version 5.
+-- results/schema.sql - the optbench results database, schema version 6.
 --
 -- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43
 -- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats
@@ -75,7 +75,10 @@ CREATE TABLE IF NOT EXISTS runs (
     opt_ms_mean     REAL,         -- over the replicas, to the updated parameters), same steps (v4)
     git_rev         TEXT,         -- revision of the optbench that ran it ("A, then B": continued
                                   -- by another); NULL: the benchmark's (v5)
-    host            TEXT          -- machine that ran it, the same way (v5)
+    host            TEXT,         -- machine that ran it, the same way (v5)
+    other_cpu       REAL          -- share of the CPUs it could run on (0..1) that other processes
+                                  -- kept busy while it ran (the last process's part of a run
+                                  -- continued); NULL: unknown, or under 0.25 s (v6)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

@@ -27,7 +27,7 @@
 /* The schema: the same text as results/schema.sql (tests/test_store.c checks
  * that the two create identical tables). */
 static const char schema_sql[] =
-    "-- results/schema.sql - the optbench results database, schema version 5.\n"
+    "-- results/schema.sql - the optbench results database, schema version 6.\n"
     "--\n"
     "-- An optbench database is an SQLite file with PRAGMA application_id = 0x4f424e43\n"
     "-- ('OBNC') and PRAGMA user_version = the schema version; the meta table repeats\n"
@@ -104,7 +104,10 @@ static const char schema_sql[] =
     "    opt_ms_mean     REAL,         -- over the replicas, to the updated parameters), same steps (v4)\n"
     "    git_rev         TEXT,         -- revision of the optbench that ran it (\"A, then B\": continued\n"
     "                                  -- by another); NULL: the benchmark's (v5)\n"
-    "    host            TEXT          -- machine that ran it, the same way (v5)\n"
+    "    host            TEXT,         -- machine that ran it, the same way (v5)\n"
+    "    other_cpu       REAL          -- share of the CPUs it could run on (0..1) that other processes\n"
+    "                                  -- kept busy while it ran (the last process's part of a run\n"
+    "                                  -- continued); NULL: unknown, or under 0.25 s (v6)\n"
     ");\n"
     "CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);\n"
     "CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);\n"
@@ -148,7 +151,8 @@ static const char schema_sql[] =
  * 2 -> 3: runs.stage, the confirmation runs after a sweep; runs.device_mem_bytes.
  * 3 -> 4: runs.step_ms_mean, opt_ms_median, opt_ms_mean.
  * 4 -> 5: runs.git_rev, runs.host (a benchmark continued or grown by another
- * build or machine holds runs of several). */
+ * build or machine holds runs of several).
+ * 5 -> 6: runs.other_cpu (step times measured on a busy machine). */
 static const char *const migrations[] = {
     "ALTER TABLE benchmarks ADD COLUMN shard TEXT;"
     "ALTER TABLE benchmarks ADD COLUMN provenance TEXT;"
@@ -160,8 +164,9 @@ static const char *const migrations[] = {
     "ALTER TABLE runs ADD COLUMN opt_ms_mean REAL;",
     "ALTER TABLE runs ADD COLUMN git_rev TEXT;"
     "ALTER TABLE runs ADD COLUMN host TEXT;",
+    "ALTER TABLE runs ADD COLUMN other_cpu REAL;",
 };
-#define N_MIGRATIONS 4
+#define N_MIGRATIONS 5
 
 enum {
     ST_BEGIN_BENCH,
@@ -198,7 +203,7 @@ static const char *const stmt_sql[ST_COUNT] = {
         "eval_loss = ?6, eval_metric = ?7, loss_floor = ?8, peak_mem_bytes = ?9, "
         "state_bytes = ?10, step_ms_median = ?11, step_ms_p90 = ?12, items_per_sec = ?13, "
         "diverged_step = ?14, wall_s = ?15, error = ?16, device_mem_bytes = ?17, step_ms_mean = ?18, "
-        "opt_ms_median = ?19, opt_ms_mean = ?20, "
+        "opt_ms_median = ?19, opt_ms_mean = ?20, other_cpu = ?21, "
         "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1",
     [ST_SWEEP_TEXTS] = "SELECT workload_params, hparams FROM runs WHERE benchmark_id = ?1 AND cell = ?2 AND "
                        "stage IS NULL ORDER BY id LIMIT 1",
@@ -1172,6 +1177,7 @@ ob_status ob_store_finish_run(ob_store *s, int64_t run_id, const ob_run_result *
     bind_real(q, 18, r->step_ms_mean);
     bind_real(q, 19, r->opt_ms_median);
     bind_real(q, 20, r->opt_ms_mean);
+    bind_real(q, 21, r->other_cpu);
     return update_one(s, q, "recording the run's result", run_id, e);
 }
 

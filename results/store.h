@@ -9,7 +9,7 @@
  *        backend, device, status, steps, steps_done, final_loss, best_loss, eval_loss,
  *        eval_metric, loss_floor, peak_mem_bytes, state_bytes, step_ms_median, step_ms_p90,
  *        items_per_sec, diverged_step, wall_s, started_at, finished_at, error, origin, stage,
- *        device_mem_bytes, step_ms_mean, opt_ms_median, opt_ms_mean, git_rev, host)
+ *        device_mem_bytes, step_ms_mean, opt_ms_median, opt_ms_mean, git_rev, host, other_cpu)
  *   curves(run_id, step, loss, grad_norm, lr)            PRIMARY KEY (run_id, step)
  *   evals(run_id, step, loss, metric)                    PRIMARY KEY (run_id, step)
  *   events(id, run_id, step, kind, detail)
@@ -24,7 +24,7 @@
 
 #include "core/ob.h"
 
-#define OB_SCHEMA_VERSION 5
+#define OB_SCHEMA_VERSION 6
 #define OB_APPLICATION_ID 0x4f424e43 /* 'OBNC', PRAGMA application_id */
 
 typedef struct ob_store ob_store;
@@ -74,6 +74,8 @@ typedef struct ob_run_result {
     double items_per_sec;      /* NaN when the workload has no items */
     int64_t diverged_step;     /* -1 when not diverged */
     double wall_s;
+    double other_cpu;          /* share of its CPUs other processes kept busy while this process
+                                * ran it (core/cpu_share.h); NaN unknown */
     const char *error;         /* NULL when none */
 } ob_run_result;
 

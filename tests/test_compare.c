@@ -281,6 +281,74 @@ static const ob_cmp_group *grp(const ob_compare *c, const char *wl, const char *
  * unsteady still leaves the step time judged, and exactly half with a mean
  * still judges the mean; the groups judged on their mean being half the
  * timed groups (not most) keeps their mean verdicts. */
+/* Step time of runs that met a busy machine (runs.other_cpu at
+ * OB_BUSY_SHARE or more on either side): rosen/sgd 3x slower with every
+ * candidate run busy, or every baseline run, is not judged and is no
+ * regression, named so in the row, with a note; below the share it is a
+ * regression; one busy cell of six is left out, the rest judged. */
+static void test_busy(const char *dir)
+{
+    char base[512], cand[512], p[600], buf[16384];
+    snprintf(base, sizeof base, "%s/busy_base.db", dir);
+    snprintf(cand, sizeof cand, "%s/busy_cand.db", dir);
+    snprintf(p, sizeof p, "%s/busy_machine.txt", dir);
+    mod m = none();
+    build(base, &m);
+    ob_compare_opts o;
+    ob_compare_opts_default(&o);
+    ob_status st;
+    m.time_mul = 3;
+    const char *rs = "WHERE workload = 'rosen' AND optimizer = 'sgd'";
+    char sql[256];
+    snprintf(sql, sizeof sql, "UPDATE runs SET other_cpu = 0.6 %s", rs);
+    ob_compare c = cmp_planted(base, cand, &m, sql, &o, &st);
+    const ob_cmp_group *g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && !c.regression && c.n_time_not_judged == 1 && c.n_time_busy == 1);
+    CHECK(g && g->time_not_judged && g->time_busy_most && g->time_busy == 6 && g->time_cells == 6 &&
+          g->time.v == OB_NODATA && g->time_mean.v == OB_NODATA && fabs(g->busy_cand - 0.6) < 1e-12 &&
+          g->busy_base == 0 && fabs(g->time.effect - 2) < 1e-9);
+    render(&c, "print", p, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "+200.0% on a busy machine, not judged") &&
+                  strstr(buf, "note: step time not judged in 1 group: most of its cells ran while other processes "
+                              "kept 25% or more of the machine's CPUs busy") &&
+                  strstr(buf, "e.g. sgd on rosen: up to 0% in the baseline, 60% in the candidate") &&
+                  !strstr(buf, "unsteady"),
+              "%s", buf);
+    ob_compare_free(&c);
+
+    /* the baseline's runs busy instead (3x slower there: the candidate is faster) */
+    mod q = none();
+    build(cand, &q);
+    plant(cand, sql);
+    mod slow = m;
+    build(base, &slow);
+    c = run_cmp(cand, base, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && c.n_better == 0 && g && g->time_busy_most && g->time.v == OB_NODATA &&
+          fabs(g->busy_base - 0.6) < 1e-12);
+    ob_compare_free(&c);
+    build(base, &q);
+
+    /* below the share: the machine was quiet enough, a regression */
+    snprintf(sql, sizeof sql, "UPDATE runs SET other_cpu = 0.2 %s", rs);
+    c = cmp_planted(base, cand, &m, sql, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && g->time_busy == 0 && c.n_time_busy == 0);
+    ob_compare_free(&c);
+
+    /* one busy cell of six: left out, the other five judged, a note counts it */
+    snprintf(sql, sizeof sql, "UPDATE runs SET other_cpu = 0.9 %s AND lr = 0.1 AND seed = 0", rs);
+    c = cmp_planted(base, cand, &m, sql, &o, &st);
+    g = grp(&c, "rosen", "sgd");
+    CHECK(st == OB_OK && c.regression && g && g->time.v == OB_WORSE && g->time_busy == 1 && !g->time_not_judged &&
+          g->time.n == 5);
+    render(&c, "print", p, buf, sizeof buf);
+    CHECK_MSG(strstr(buf, "note: 1 cell of the groups judged was left out of step time: a run of it met a busy "
+                          "machine"),
+              "%s", buf);
+    ob_compare_free(&c);
+}
+
 static void test_edges(const char *dir)
 {
     char base[512], cand[512];
@@ -1700,6 +1768,7 @@ int main(void)
     CHECK(st == OB_ERR_INPUT);
 
     test_edges(dir);
+    test_busy(dir);
 
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

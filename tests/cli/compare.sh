@@ -599,7 +599,7 @@ check "notes the cells run differently: $(grep note "$tmp/out")" \
   grep -qE "same cells run differently; e.g. quadratic's workload parameters differ: noise" "$tmp/out"
 "$OPTBENCH" compare --help >"$tmp/help" 2>&1
 check "--help: workload parameters are matched" grep -q 'workload parameters' "$tmp/help"
-check "--help: when to use --time-tol off" grep -q 'use --time-tol off (or' "$tmp/help"
+check "--help: when to use --time-tol off" grep -qF -- '--time-tol off (or --time-mean-tol off, for the mean alone) when' "$tmp/help"
 # --help and the parser read one list: every option listed parses as listed
 # (one with a value says it needs one when given last; a flag is known), and
 # the list holds every option the usage line names

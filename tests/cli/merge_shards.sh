@@ -69,7 +69,7 @@ python3 - "$tmp/v1.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 for sql in ("ALTER TABLE benchmarks DROP COLUMN shard", "ALTER TABLE benchmarks DROP COLUMN provenance",
-            "ALTER TABLE runs DROP COLUMN origin", "ALTER TABLE runs DROP COLUMN stage", "ALTER TABLE runs DROP COLUMN device_mem_bytes", "ALTER TABLE runs DROP COLUMN step_ms_mean", "ALTER TABLE runs DROP COLUMN opt_ms_median", "ALTER TABLE runs DROP COLUMN opt_ms_mean", "ALTER TABLE runs DROP COLUMN git_rev", "ALTER TABLE runs DROP COLUMN host", "PRAGMA user_version = 1"):
+            "ALTER TABLE runs DROP COLUMN origin", "ALTER TABLE runs DROP COLUMN stage", "ALTER TABLE runs DROP COLUMN device_mem_bytes", "ALTER TABLE runs DROP COLUMN step_ms_mean", "ALTER TABLE runs DROP COLUMN opt_ms_median", "ALTER TABLE runs DROP COLUMN opt_ms_mean", "ALTER TABLE runs DROP COLUMN git_rev", "ALTER TABLE runs DROP COLUMN host", "ALTER TABLE runs DROP COLUMN other_cpu", "PRAGMA user_version = 1"):
     db.execute(sql)
 PY
 "$OPTBENCH" merge --out "$tmp/again.db" --name again "$tmp/v1.db" "$tmp/all.db" 2>"$tmp/err" || fail "merge of a version-1 input: $(cat "$tmp/err")"

@@ -65,14 +65,14 @@ python3 - "$tmp/old.db" <<'PY'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1], isolation_level=None)
 for sql in ("ALTER TABLE benchmarks DROP COLUMN shard", "ALTER TABLE benchmarks DROP COLUMN provenance",
-            "ALTER TABLE runs DROP COLUMN origin", "ALTER TABLE runs DROP COLUMN stage", "ALTER TABLE runs DROP COLUMN device_mem_bytes", "ALTER TABLE runs DROP COLUMN step_ms_mean", "ALTER TABLE runs DROP COLUMN opt_ms_median", "ALTER TABLE runs DROP COLUMN opt_ms_mean", "ALTER TABLE runs DROP COLUMN git_rev", "ALTER TABLE runs DROP COLUMN host", "PRAGMA user_version = 1",
+            "ALTER TABLE runs DROP COLUMN origin", "ALTER TABLE runs DROP COLUMN stage", "ALTER TABLE runs DROP COLUMN device_mem_bytes", "ALTER TABLE runs DROP COLUMN step_ms_mean", "ALTER TABLE runs DROP COLUMN opt_ms_median", "ALTER TABLE runs DROP COLUMN opt_ms_mean", "ALTER TABLE runs DROP COLUMN git_rev", "ALTER TABLE runs DROP COLUMN host", "ALTER TABLE runs DROP COLUMN other_cpu", "PRAGMA user_version = 1",
             "UPDATE meta SET value = '1' WHERE key = 'schema_version'"):
     db.execute(sql)
 PY
 [ "$(q "$tmp/old.db" "pragma user_version")" = 1 ] || fail "could not make a version-1 database"
 curves_before=$(q "$tmp/old.db" "select count(*), sum(loss) from curves")
 "$OPTBENCH" "${small[@]}" --db "$tmp/old.db" --name new 2>"$tmp/err" || fail "run on a version-1 database failed: $(cat "$tmp/err")"
-[ "$(q "$tmp/old.db" "pragma user_version")" = 5 ] || fail "not migrated to version 5"
+[ "$(q "$tmp/old.db" "pragma user_version")" = 6 ] || fail "not migrated to version 6"
 [ "$(q "$tmp/old.db" "select group_concat(name) from benchmarks")" = "old,new" ] || fail "benchmarks after migration: $(q "$tmp/old.db" "select name from benchmarks")"
 [ "$(q "$tmp/old.db" "select count(*), sum(loss) from curves where run_id = 1")" = "$curves_before" ] || fail "the old curve changed"
 echo "older schema: migrated to version $(q "$tmp/old.db" "pragma user_version"), old rows kept"

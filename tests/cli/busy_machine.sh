@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# A benchmark run beside other work (a busy loop for every CPU optbench may
+# use): each run records the share of its CPUs that other processes kept
+# busy (runs.other_cpu, 25% or more here); run's last lines and the report
+# say its step times are a busy machine's; compare leaves such runs out of
+# step time: a candidate twice as slow is "on a busy machine, not judged"
+# and no regression, while the same candidate recorded as quiet is one.
+. "$(dirname "$0")/common.bash"
+spinners=()
+trap 'kill "${spinners[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
+# about 0.5 s a run here: long enough for the share to be measured (0.25 s)
+args=(run --workloads rosenbrock --optimizers adam --lrs 0.001,0.003 --seeds 2 --steps 40
+      --set rosenbrock.dim=1000000 --backend cpu)
+for _ in $(seq "$(nproc)"); do
+  sh -c 'while :; do :; done' &
+  spinners+=($!)
+done
+"$OPTBENCH" "${args[@]}" --db "$tmp/busy.db" >/dev/null 2>"$tmp/err" || fail "the run failed: $(cat "$tmp/err")"
+kill "${spinners[@]}"
+wait "${spinners[@]}" 2>/dev/null
+spinners=()
+echo "other_cpu, wall_s: $(q "$tmp/busy.db" "select round(other_cpu, 3) || ', ' || round(wall_s, 2) from runs" | tr '\n' ' ')"
+check "every run measured the other processes' share, 25% or more" \
+  test "$(q "$tmp/busy.db" "select count(*) from runs where other_cpu >= 0.25 and other_cpu <= 1")" = 4
+check "run's last lines say so" grep -q \
+  "^optbench: note: 4 of the runs met a busy machine: other processes kept 25% or more of its CPUs busy (up to [0-9]*%; runs.other_cpu)" \
+  "$tmp/err"
+
+"$OPTBENCH" report --db "$tmp/busy.db" --out "$tmp/rep" --no-render >/dev/null 2>&1 || fail "report failed"
+check "the report says the step times are a busy machine's" grep -q \
+  "^4 of the finished runs ran while other processes kept 25% or more of the machine's CPUs busy (up to [0-9]*%; runs.csv's other_cpu" \
+  "$tmp/rep/summary.md"
+check "runs.csv has the share" python3 -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 4 and all(float(r['other_cpu']) >= 0.25 for r in rows), rows" "$tmp/rep/runs.csv"
+
+# the baseline: these runs, recorded as on a quiet machine; the candidate:
+# twice as slow, on the busy one
+copy_as_rerun "$tmp/busy.db" "$tmp/base.db"
+q "$tmp/base.db" "update runs set other_cpu = 0" >/dev/null
+copy_as_rerun "$tmp/busy.db" "$tmp/cand.db"
+q "$tmp/cand.db" "update runs set step_ms_median = 2 * step_ms_median, step_ms_p90 = 2 * step_ms_p90,
+                                  step_ms_mean = 2 * step_ms_mean" >/dev/null
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-floor 0 >"$tmp/out" 2>&1
+rc=$?
+check "busy: no regression (exit $rc)" test $rc = 0
+check "busy: the row says why: $(grep '^rosenbrock' "$tmp/out")" grep -q '^rosenbrock .*+100.0% on a busy machine, not judged' "$tmp/out"
+check "busy: the note names the shares" grep -q \
+  "note: step time not judged in 1 group: most of its cells ran while other processes kept 25% or more of the machine's CPUs busy on one side or both (runs.other_cpu; e.g. adam on rosenbrock: up to 0% in the baseline, [0-9]*% in the candidate)" \
+  "$tmp/out"
+# the same candidate recorded quiet: a regression
+q "$tmp/cand.db" "update runs set other_cpu = null" >/dev/null
+"$OPTBENCH" compare --baseline "$tmp/base.db" --candidate "$tmp/cand.db" --time-floor 0 >"$tmp/out" 2>&1
+rc=$?
+check "quiet: a regression (exit $rc): $(grep '^rosenbrock' "$tmp/out")" test $rc = 1
+check "quiet: step time worse" grep -q '^rosenbrock .*+100.0% .*worse' "$tmp/out"
+exit $fail

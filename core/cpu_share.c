@@ -116,3 +116,22 @@ double ob_cpu_share_others(const ob_cpu_sample *a, const ob_cpu_sample *b)
     const double share = others / (wall * a->n_cpu);
     return share < 0 ? 0 : share > 1 ? 1 : share;
 }
+
+void ob_cpu_recent_add(ob_cpu_recent *r, const ob_cpu_sample *s)
+{
+    if (!s->ok) return;
+    r->s[r->next] = *s;
+    r->next = (r->next + 1) % OB_CPU_RECENT;
+    if (r->n < OB_CPU_RECENT) r->n++;
+}
+
+double ob_cpu_share_run(const ob_cpu_recent *r, const ob_cpu_sample *start, const ob_cpu_sample *end)
+{
+    if (start->ok && end->wall_s - start->wall_s >= OB_CPU_SHARE_MIN_S) return ob_cpu_share_others(start, end);
+    const ob_cpu_sample *from = NULL;
+    for (int i = 0; r && i < r->n; i++) {
+        const ob_cpu_sample *c = &r->s[i];
+        if (end->wall_s - c->wall_s >= OB_CPU_SHARE_MIN_S && (!from || c->wall_s > from->wall_s)) from = c;
+    }
+    return from ? ob_cpu_share_others(from, end) : NAN;
+}

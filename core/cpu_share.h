@@ -13,8 +13,12 @@
  *
  * /proc/stat counts in clock ticks (10 ms), so a window of W seconds on n
  * CPUs is known to about n x 0.01 / (W x n) = 0.01 / W: windows shorter than
- * OB_CPU_SHARE_MIN_S give no figure. Where /proc/stat cannot be read (not
- * Linux), neither does any window. */
+ * OB_CPU_SHARE_MIN_S give no figure. A run shorter than that is measured
+ * over the shortest window that ends with it and is long enough, from the
+ * start of an earlier run of the same process (ob_cpu_recent): the machine
+ * around it rather than under it alone, which is what a matrix of short runs
+ * (a nightly's) can know. Where /proc/stat cannot be read (not Linux), no
+ * window gives a figure. */
 #ifndef OB_CPU_SHARE_H
 #define OB_CPU_SHARE_H
 
@@ -38,6 +42,23 @@ void ob_cpu_sample_take(ob_cpu_sample *s);
  * between two samples of this process; NaN where either sample failed,
  * the CPUs changed, or the window is shorter than OB_CPU_SHARE_MIN_S. */
 double ob_cpu_share_others(const ob_cpu_sample *a, const ob_cpu_sample *b);
+
+/* The start samples of a process's recent runs, for the share of a run too
+ * short to be measured alone (see above). */
+#define OB_CPU_RECENT 64
+typedef struct ob_cpu_recent {
+    ob_cpu_sample s[OB_CPU_RECENT]; /* the newest OB_CPU_RECENT, in any order */
+    int n, next;
+} ob_cpu_recent;
+
+/* Adds a run's start sample (one that failed is not kept); the oldest
+ * gives way once there are OB_CPU_RECENT. */
+void ob_cpu_recent_add(ob_cpu_recent *r, const ob_cpu_sample *s);
+
+/* The share of a run that started at start and ended at end: over the run
+ * where it lasted OB_CPU_SHARE_MIN_S or more, else from the newest start in
+ * r at least that long before end; NaN where there is none. */
+double ob_cpu_share_run(const ob_cpu_recent *r, const ob_cpu_sample *start, const ob_cpu_sample *end);
 
 /* Parses /proc/stat's text into *s (busy time of the CPUs in mask, a
  * byte per CPU index, n_mask of them; NULL: every CPU): 0, or -1 where

@@ -295,7 +295,8 @@ typedef struct matrix_ctx {
     int n_deferred, dcursor, waiting;
     double wait_note_at;
     int multi;              /* several workers: progress lines only at the end of a cell */
-    pthread_mutex_t mu;     /* guards next, deferred, sum, prog, stop, fail */
+    pthread_mutex_t mu;     /* guards next, deferred, sum, prog, stop, fail, recent */
+    ob_cpu_recent recent;   /* the CPUs' busy times at the start of this process's recent runs */
     ob_run_summary *sum;
     ob_progress *prog;
     int stop;               /* take no more cells */
@@ -758,7 +759,6 @@ typedef struct cell_run {
     ob_eval last_eval;
     int have_eval;
     double t_start;     /* this process's start on the cell */
-    ob_cpu_sample cpu0; /* ... and the CPUs' busy times then (other_cpu) */
     double wall_before; /* the wall time of the processes before it */
     int before_gone;    /* ckdir_before removed: ckdir holds a newer checkpoint */
     int64_t drv_peak;   /* device memory in use as the driver reports it; -1: unknown */
@@ -1212,9 +1212,7 @@ static void cell_result(cell_run *cr, ob_status st, size_t base_bytes, ob_run_re
             res->items_per_sec = (double)cs->rep[0].wl->items_per_step / (res->step_ms_median * 1e-3);
     }
     res->wall_s = cr->wall_before + now_s() - cr->t_start;
-    ob_cpu_sample cpu1;
-    ob_cpu_sample_take(&cpu1);
-    res->other_cpu = ob_cpu_share_others(&cr->cpu0, &cpu1); /* this process's part of the run */
+    res->other_cpu = NAN; /* the caller's (run_job) */
     res->error = NULL;
     if (st != OB_OK) {
         res->status = st == OB_ERR_INTERRUPTED ? "interrupted" : "failed";
@@ -1253,7 +1251,6 @@ static ob_status run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_st
                    .drv_peak = -1,
                    .sst = OB_OK,
                    .store_err = store_err};
-    ob_cpu_sample_take(&cr.cpu0);
     ob_err e;
     ob_err_clear(&e);
     *stop_matrix = 0;
@@ -1369,8 +1366,17 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     memset(&res, 0, sizeof res);
     char errbuf[1024];
     int stop_matrix = 0, resumed_from = 0;
+    ob_cpu_sample cpu0, cpu1; /* how busy other processes kept the CPUs meanwhile */
+    ob_cpu_sample_take(&cpu0);
+    pthread_mutex_lock(&x->mu);
+    ob_cpu_recent_add(&x->recent, &cpu0);
+    pthread_mutex_unlock(&x->mu);
     s = run_cell(x, j, rp, store, continuing, ckdir, before, &res, errbuf, sizeof errbuf, e, &stop_matrix,
                  &resumed_from);
+    ob_cpu_sample_take(&cpu1);
+    pthread_mutex_lock(&x->mu);
+    res.other_cpu = ob_cpu_share_run(&x->recent, &cpu0, &cpu1);
+    pthread_mutex_unlock(&x->mu);
     if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
     if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged"))) {
         remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);

@@ -53,7 +53,8 @@ typedef struct ob_rrun {
     double step_ms_mean;       /* every step after the warm-up; NaN unknown (schema < 4) */
     double opt_ms_median, opt_ms_mean; /* the optimizer's part of those steps; NaN unknown */
     double other_cpu;          /* share of its CPUs other processes kept busy while it ran (the
-                                * last process's part); NaN unknown (schema < 6, a short run) */
+                                * last process's part; a short run: from an earlier run's start);
+                                * NaN unknown (schema < 6, the first 0.25 s of a process) */
     int wl, opt;               /* indices into the dataset's workload and optimizer labels */
     int finished;              /* status done or diverged */
     int diverged;              /* status diverged */

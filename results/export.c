@@ -282,8 +282,9 @@ static const ob_file_doc docs[] = {
      "confirms an lr or configuration that is no longer the best or ran a seed the sweep runs now; kept, "
      "left out of the statistics; 0 else), other_cpu (the share of the CPUs the run could use, 0 to 1, that "
      "other processes kept busy while it ran: 0.5 on 2 CPUs is one CPU's worth; at 0.25 or more its step "
-     "times are a busy machine's; the last process's part of a run continued; empty where unknown: a run "
-     "under 0.25 s, a machine without /proc/stat, a database of an older optbench)"},
+     "times are a busy machine's; for a run under 0.25 s, from the start of an earlier run of the same process; "
+     "the last process's part of a run continued; empty where unknown: the first 0.25 s of a process's runs, a "
+     "machine without /proc/stat, a database of an older optbench)"},
     {"curves.csv", "every recorded training step of every run",
      "run_id, workload, optimizer, lr (the run's base lr), seed, step, loss (empty where it was NaN), "
      "grad_norm, step_lr (lr in effect at that step), stage (as in runs.csv: sweep | confirm)"},

@@ -77,8 +77,9 @@ CREATE TABLE IF NOT EXISTS runs (
                                   -- by another); NULL: the benchmark's (v5)
     host            TEXT,         -- machine that ran it, the same way (v5)
     other_cpu       REAL          -- share of the CPUs it could run on (0..1) that other processes
-                                  -- kept busy while it ran (the last process's part of a run
-                                  -- continued); NULL: unknown, or under 0.25 s (v6)
+                                  -- kept busy while it ran (a run under 0.25 s: from an earlier
+                                  -- run's start; a run continued: the last process's part);
+                                  -- NULL: unknown (v6)
 );
 CREATE INDEX IF NOT EXISTS runs_by_cell ON runs (workload, optimizer, lr, seed);
 CREATE INDEX IF NOT EXISTS runs_by_benchmark ON runs (benchmark_id);

@@ -75,7 +75,7 @@ typedef struct ob_run_result {
     int64_t diverged_step;     /* -1 when not diverged */
     double wall_s;
     double other_cpu;          /* share of its CPUs other processes kept busy while this process
-                                * ran it (core/cpu_share.h); NaN unknown */
+                                * ran it (ob_cpu_share_run); NaN unknown */
     const char *error;         /* NULL when none */
 } ob_run_result;
 

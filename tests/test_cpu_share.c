@@ -3,7 +3,9 @@
  * for the CPUs of a mask (user, nice, system, irq, softirq and steal
  * count; idle and iowait do not); the share between two samples, less
  * this process's own time, clamped to [0, 1], unknown for a short window,
- * a failed sample or CPUs that changed; and, on this machine, a child
+ * a failed sample or CPUs that changed; a short run measured from the
+ * newest earlier start far enough back (none: unknown), the oldest of
+ * OB_CPU_RECENT starts giving way; and, on this machine, a child
  * process that spins is seen, while this process's own spinning is its
  * own time. */
 #define _GNU_SOURCE
@@ -72,6 +74,46 @@ static void test_share(void)
     CHECK(isnan(ob_cpu_share_others(&a, &a))); /* no time passed */
 }
 
+/* A sample at wall time t with busy seconds b on 2 CPUs, none of them ours. */
+static ob_cpu_sample at(double t, double b)
+{
+    return (ob_cpu_sample){.ok = 1, .n_cpu = 2, .busy_s = b, .own_s = 0, .wall_s = t};
+}
+
+static void test_run_window(void)
+{
+    ob_cpu_recent r = {0};
+    const ob_cpu_sample end = at(11, 1);
+    /* a run long enough: its own window, whatever else is there */
+    ob_cpu_sample start = at(10, 0);
+    CHECK_NEAR(ob_cpu_share_run(&r, &start, &end), 0.5, 1e-12);
+    /* a short run (0.1 s) and no earlier start far enough back: unknown */
+    start = at(10.9, 0.9);
+    CHECK(isnan(ob_cpu_share_run(&r, &start, &end)));
+    ob_cpu_sample s = at(10.8, 0.5); /* 0.2 s before the end: too near */
+    ob_cpu_recent_add(&r, &s);
+    ob_cpu_recent_add(&r, &start);
+    CHECK(isnan(ob_cpu_share_run(&r, &start, &end)));
+    s = at(10, 0); /* added later, older: the window from it */
+    ob_cpu_recent_add(&r, &s);
+    CHECK_NEAR(ob_cpu_share_run(&r, &start, &end), 0.5, 1e-12);
+    s = at(10.7, 0.94); /* 0.3 s before the end: the newest far enough back */
+    ob_cpu_recent_add(&r, &s);
+    CHECK_NEAR(ob_cpu_share_run(&r, &start, &end), 0.06 / (0.3 * 2), 1e-9);
+    /* a failed sample is not kept */
+    ob_cpu_sample bad = at(10.6, 0);
+    bad.ok = 0;
+    ob_cpu_recent_add(&r, &bad);
+    CHECK(r.n == 4);
+    /* past OB_CPU_RECENT starts the oldest give way */
+    for (int i = 0; i < OB_CPU_RECENT; i++) {
+        s = at(10.9 + 0.001 * i, 0.9);
+        ob_cpu_recent_add(&r, &s);
+    }
+    CHECK(r.n == OB_CPU_RECENT);
+    CHECK(isnan(ob_cpu_share_run(&r, &start, &end)));
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -125,6 +167,7 @@ int main(void)
 {
     test_parse();
     test_share();
+    test_run_window();
     test_live();
     return check_done();
 }

@@ -79,7 +79,10 @@ d.commit()' "$@"
 
 run() { # db
   "$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.001,0.01,0.1 \
-    --seeds 2 --steps 60 --eval-every 30 --backend cpu --db "$1" >"$tmp/run.log" 2>&1
+    --seeds 2 --steps 60 --eval-every 30 --backend cpu --db "$1" >"$tmp/run.log" 2>&1 || return
+  # as if on a quiet machine: the planted step times below are judged whatever
+  # else ran beside this test (busy_machine.sh tests the busy machine's rule)
+  q "$1" "update runs set other_cpu = null" >/dev/null
 }
 run "$tmp/base.db"
 check "baseline written" test -s "$tmp/base.db"

@@ -892,13 +892,15 @@ static void tt_timing_caution(const tt_table *tb)
         for (int i = 0; i < tb->n_here; i++) {
             const ob_group *g = &tb->s->g[tb->order[i]];
             if (tt_of(tb->s, tb->order[i], tb->held_out).censored) continue;
-            n_unst += g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
+            n_unst += g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY || ob_group_busy(g);
             n_tiny += g->step_ms_median < OB_REPORT_TINY_STEP_MS;
         }
         if (n_unst || n_tiny)
             doc_p(dc, "Caution: %s%s%s, so this order by time may be the machine's noise rather than the "
                       "optimizers'; the steps column, or `--profile-by steps`, ranks by steps.",
-                  n_unst ? "the runs' step times differ by more than 25% (unsteady) in " : "",
+                  n_unst ? "the runs' step times differ by more than 25% (unsteady), or most runs met a busy "
+                           "machine, in "
+                         : "",
                   n_unst ? (n_unst == 1 ? "one of these groups" : "several of these groups") : "",
                   n_tiny ? (n_unst ? " and some steps take under 50 microseconds, where timing is mostly overhead"
                                    : "some steps take under 50 microseconds, where timing is mostly overhead")
@@ -1768,7 +1770,7 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
     int any_drv = 0;
     for (int k = 0; k < s->n_g; k++) any_drv |= s->g[k].device_mem_bytes > 0;
     doc_table(dc, any_drv ? 12 : 11, chdr);
-    int n_unsteady = 0;
+    int n_unsteady = 0, n_busy = 0;
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
         for (int k = 0; k < s->n_g && n_here < 512; k++)
@@ -1790,11 +1792,14 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
             doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->step_ms_mean, b1, sizeof b1));
             doc_cell(dc, "%s", num(g->opt_ms_median, b1, sizeof b1));
-            if (isnan(g->step_ms_spread)) doc_cell(dc, "-");
+            const int busy = ob_group_busy(g);
+            n_busy += busy;
+            if (isnan(g->step_ms_spread)) doc_cell(dc, "-%s", busy ? " (busy)" : "");
             else {
                 int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
                 n_unsteady += unsteady;
-                doc_cell(dc, "%+.0f%%%s", 100 * g->step_ms_spread, unsteady ? " (unsteady)" : "");
+                doc_cell(dc, "%+.0f%%%s", 100 * g->step_ms_spread,
+                         unsteady && busy ? " (unsteady, busy)" : unsteady ? " (unsteady)" : busy ? " (busy)" : "");
             }
             doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
                                : (snprintf(b1, sizeof b1, "%+.0f%%", 100 * g->overhead_vs_sgd), b1));
@@ -1817,6 +1822,11 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
                   "'unsteady'); their step times and time-to-target rankings reflect the machine, not "
                   "only the optimizer.",
               n_unsteady, n_unsteady == 1 ? "" : "s", 100 * OB_STEP_SPREAD_UNSTEADY);
+    if (n_busy)
+        doc_p(dc, "Note: in %d group%s most runs met a busy machine (marked 'busy': other processes kept %.0f%% "
+                  "or more of the CPUs busy while they ran; runs.csv's other_cpu); their step times and "
+                  "time-to-target rankings reflect that work, not only the optimizer.",
+              n_busy, n_busy == 1 ? "" : "s", 100 * OB_BUSY_SHARE);
     for (int f = 0; f < figs->n; f++)
         if (figs->f[f].wl < 0 && !profile_stem(figs->f[f].stem)) doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
@@ -1893,13 +1903,14 @@ static void profile_noisy(doc *dc, const ob_dataset *d, const ob_stats *s)
             const ob_group *g = &s->g[k];
             if (g->wl != w || tt_of(s, k, s->profile_heldout).censored) continue;
             reached++;
-            bad |= g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY || g->step_ms_median < OB_REPORT_TINY_STEP_MS;
+            bad |= g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY || ob_group_busy(g) ||
+                   g->step_ms_median < OB_REPORT_TINY_STEP_MS;
         }
         noisy += reached > 1 && bad;
     }
     if (noisy)
-        doc_p(dc, "Caution: on %d of these workloads the order by time rests on unsteady step times or steps "
-                  "under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
+        doc_p(dc, "Caution: on %d of these workloads the order by time rests on unsteady step times, a busy "
+                  "machine's, or steps under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
                   "steps instead.", noisy, noisy == 1 ? "its" : "their", noisy == 1 ? "" : "s");
 }
 

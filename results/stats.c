@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu_share.h"
 #include "core/hparams.h"
 
 static ob_status no_mem(ob_err *e, const char *what)
@@ -995,9 +996,13 @@ static ob_status group_cost(const ob_dataset *d, ob_group *g, const int *idx, in
         goto out;
     }
     g->peak_mem_bytes = g->state_bytes = g->device_mem_bytes = -1;
+    g->n_busy = 0;
     for (int k = 0; k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
-        if (!isnan(r->step_ms_median)) a1[m1++] = r->step_ms_median;
+        if (!isnan(r->step_ms_median)) {
+            a1[m1++] = r->step_ms_median;
+            g->n_busy += r->other_cpu >= OB_BUSY_SHARE;
+        }
         if (!isnan(r->step_ms_p90)) tmp[m2++] = r->step_ms_p90;
         if (!isnan(r->items_per_sec)) tmp2[m3++] = r->items_per_sec;
         if (!isnan(r->step_ms_mean)) a5[m5++] = r->step_ms_mean;
@@ -1008,6 +1013,7 @@ static ob_status group_cost(const ob_dataset *d, ob_group *g, const int *idx, in
         if (r->device_mem_bytes > g->device_mem_bytes) g->device_mem_bytes = r->device_mem_bytes;
         if (r->state_bytes > g->state_bytes) g->state_bytes = r->state_bytes;
     }
+    g->n_timed = m1;
     g->step_ms_median = ob_stat_median(a1, m1);
     g->step_ms_spread = m1 >= 2 && ob_stat_min(a1, m1) > 0 ? ob_stat_max(a1, m1) / ob_stat_min(a1, m1) - 1 : NAN;
     g->step_ms_p90 = ob_stat_median(tmp, m2);
@@ -1993,4 +1999,9 @@ const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt)
     for (int k = 0; k < s->n_g; k++)
         if (s->g[k].wl == wl && s->g[k].opt == opt) return &s->g[k];
     return NULL;
+}
+
+int ob_group_busy(const ob_group *g)
+{
+    return g->n_timed > 0 && 2 * g->n_busy > g->n_timed;
 }

@@ -305,6 +305,9 @@ typedef struct ob_group {
                                  * run's median and mean); NaN unknown */
     double step_ms_spread;      /* largest / smallest run median step time - 1 (NaN < 2 runs):
                                  * more than OB_STEP_SPREAD_UNSTEADY means a busy machine */
+    int n_timed, n_busy;        /* runs with a median step time, and of them those that met a busy
+                                 * machine (runs.other_cpu at OB_BUSY_SHARE or more): when they are
+                                 * most of them, ob_group_busy */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
     int64_t device_mem_bytes;   /* the largest of the runs' driver-reported device memory; -1 unknown */
     double loss_floor;          /* NaN when unknown */
@@ -513,5 +516,9 @@ int ob_stats_best_configs(const ob_dataset *d, const ob_stats *s, int w, ob_best
  * diverged", or "no lr with a finite median" (half its seeds or more diverged,
  * or ended without a finite loss, at every lr). */
 const char *ob_group_no_best(const ob_group *g);
+
+/* 1 when most of g's timed runs met a busy machine: its step times are
+ * that machine's as much as the optimizer's. */
+int ob_group_busy(const ob_group *g);
 
 #endif

@@ -866,6 +866,50 @@ static void test_provenance(const char *db, const char *out)
     free(csv);
 }
 
+/* Runs that met a busy machine (runs.other_cpu at OB_BUSY_SHARE or more):
+ * the opening counts them, and a group where they are most of the timed
+ * runs is marked 'busy' in the cost table, with a note; a group with one
+ * such run of three is not. */
+static void test_busy_runs(const char *db, const char *out)
+{
+    ob_err e = {0};
+    ob_store *st = new_store(db);
+    if (!st) return;
+    int64_t b = 0;
+    CHECK_OK(ob_store_begin_benchmark(st, "busy", "", "rev0", "host0", "cpu", "test", &b, &e), &e);
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(st, b, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1.0 + seed, 10, 1, 1, 1, 1, 1, 1, 20});
+        fx_add(st, b, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 2.0 + seed, 10, 1, 1, 1, 1, 1, 1, 20});
+    }
+    ob_store_close(st);
+    db_exec(db, "UPDATE runs SET other_cpu = CASE WHEN optimizer = 'adam' AND seed > 0 THEN 0.6 "
+                "WHEN optimizer = 'sgd' AND seed = 0 THEN 0.3 ELSE 0.01 END");
+    ob_report_result res;
+    write_report(db, out, &res);
+    char *md = slurp(out, "summary.md");
+    CHECK_MSG(md && strstr(md, "3 of the finished runs ran while other processes kept 25% or more of the machine's "
+                               "CPUs busy (up to 60%; runs.csv's other_cpu column names them)"),
+              "%s", md ? md : "");
+    CHECK_MSG(md && strstr(md, "| +0% (busy) |") && strstr(md, "Note: in 1 group most runs met a busy machine"),
+              "%s", md ? strstr(md, "## Cost") : "");
+    /* sgd's one busy run of three: the group's row has no mark */
+    const char *sgd = md ? strstr(md, "| W | sgd |") : NULL;
+    char row[512] = "";
+    if (sgd) snprintf(row, sizeof row, "%.*s", (int)strcspn(sgd, "\n"), sgd);
+    CHECK_MSG(sgd && !strstr(row, "busy"), "%s", row);
+    free(md);
+    char *csv = slurp(out, "runs.csv");
+    CHECK(csv && strstr(csv, ",0.6\n") && strstr(csv, ",0.01\n"));
+    free(csv);
+    /* quiet: none of it */
+    db_exec(db, "UPDATE runs SET other_cpu = NULL");
+    write_report(db, out, &res);
+    md = slurp(out, "summary.md");
+    CHECK(md && !strstr(md, "finished runs ran while other processes") && !strstr(md, "(busy)") &&
+          !strstr(md, "most runs met a busy machine"));
+    free(md);
+}
+
 /* The benchmarks the report and history tell apart by: those with runs,
  * oldest first, "?" for what the database does not know (an empty name; no
  * end for one not finished). */
@@ -1115,6 +1159,8 @@ int main(void)
     test_all_diverged(db, out);
     test_paths(dir, "lr_edges", db, out);
     test_lr_range_edges(db, out);
+    test_paths(dir, "busy", db, out);
+    test_busy_runs(db, out);
     test_paths(dir, "columns", db, out);
     test_export_columns(db, out);
     test_slug_and_csv_errors();

@@ -46,6 +46,7 @@ check "run's last lines say so" grep -q \
 check "the report says the step times are a busy machine's" grep -q \
   "^4 of the finished runs ran while other processes kept 25% or more of the machine's CPUs busy (up to [0-9]*%; runs.csv's other_cpu" \
   "$tmp/rep/summary.md"
+check "the cost table marks the group" grep -qE '^\| rosenbrock \| adam \| .*\((unsteady, )?busy\) \|' "$tmp/rep/summary.md"
 check "runs.csv has the share" python3 -c "
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))

@@ -47,7 +47,10 @@ for r in $targets; do
 done
 "$OPTBENCH" "${A[@]}" --db "$tmp/a.db" --dump-params "$tmp/a" --resume 2>"$tmp/err" || fail "final resume: $(cat "$tmp/err")"
 echo "elementwise optimizers: $kills SIGKILLs; $(tail -2 "$tmp/err" | head -1)"
-[ $kills = "$(echo $targets | wc -w)" ] || fail "only $kills kills landed while running"
+# A kill lands only while the process runs: on a fast machine the last cell
+# of the matrix can end first (the others are followed by more cells).
+n_targets=$(echo $targets | wc -w)
+[ $kills -ge $((n_targets - 1)) ] || fail "only $kills of $n_targets kills landed while running"
 python3 "$here/resume_compare.py" "$tmp/a_ref.db" "$tmp/a.db" || fail "elementwise optimizers: results differ"
 for f in "$tmp"/a_ref/*.f32; do cmp -s "$f" "$tmp/a/$(basename "$f")" || fail "parameters differ: $(basename "$f")"; done
 python3 - "$tmp/a.db" <<'PY' || fail "the rollback guard did not act"

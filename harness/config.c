@@ -742,123 +742,186 @@ static const char *const top_keys[] = {"name", "workloads", "optimizers", "lrs",
                                        "confirm_seeds", "confirm_configs", "sweep", "trials", "search_seed",
                                        "search_draws", "studies", "data_parallel"};
 
+/* name: the benchmark's name (a null value, nothing after the ':', reads as
+ * empty, which ob_config_set_name rejects). */
+static ob_status top_name(const ycx *y, const yaml_node_t *v, const char *at)
+{
+    OB_TRY(want_scalar(y, v, "name"));
+    return ob_config_set_name(y->c, null_scalar(v) ? "" : scalar(v), at, y->e);
+}
+
+/* workloads or optimizers (key): the names into dst and *n, with where they
+ * were given in origin. */
+static ob_status top_names(const ycx *y, const char *key, const yaml_node_t *v, char (*dst)[64], int *n,
+                           char *origin, size_t origin_len, const char *at)
+{
+    char text[2048];
+    OB_TRY(list_text(y, v, key, text, sizeof text));
+    snprintf(origin, origin_len, "%s", at);
+    return ob_config_set_names(dst, n, text, key, at, y->e);
+}
+
+/* lrs: a mapping gives each optimizer its own list; a list (or one value)
+ * is the list of the optimizers without one, in place of such a list set
+ * before. */
+static ob_status top_lrs(const ycx *y, const yaml_node_t *v, const char *at)
+{
+    ob_config *c = y->c;
+    char text[2048];
+    if (v->type == YAML_MAPPING_NODE && v->data.mapping.pairs.start == v->data.mapping.pairs.top)
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: lrs is an empty mapping (give {optimizer: [lr, ...]} or a list)", at);
+    if (v->type == YAML_MAPPING_NODE) return each_pair(y, v, "lrs", lr_map, NULL);
+    OB_TRY(list_text(y, v, "lrs", text, sizeof text));
+    ob_lr_list *l = NULL;
+    for (int i = 0; i < c->n_lr_lists; i++)
+        if (!c->lrs[i].optimizer[0]) l = &c->lrs[i];
+    if (!l) l = &c->lrs[c->n_lr_lists++];
+    memset(l, 0, sizeof *l);
+    return ob_config_set_lrs(l, text, at, y->e);
+}
+
+/* seeds: a count, a range or a list (a YAML list is always a list). */
+static ob_status top_seeds(const ycx *y, const yaml_node_t *v, const char *at)
+{
+    char text[2048];
+    OB_TRY(list_text(y, v, "seeds", text, sizeof text));
+    return ob_config_set_seeds(y->c, text, v->type == YAML_SEQUENCE_NODE, at, y->e);
+}
+
+/* A whole number from lo to hi into *out; where it was given goes to
+ * origin first, when there is one (NULL: none is kept). */
+static ob_status top_int64(const ycx *y, const char *key, const yaml_node_t *v, int64_t lo, int64_t hi,
+                           int64_t *out, char *origin, size_t origin_len, const char *at)
+{
+    OB_TRY(want_scalar(y, v, key));
+    if (origin) snprintf(origin, origin_len, "%s", at);
+    return ob_config_parse_int(scalar(v), lo, hi, key, at, out, y->e);
+}
+
+/* A whole number from lo to hi into the int *out, left alone on an error. */
+static ob_status top_int(const ycx *y, const char *key, const yaml_node_t *v, int64_t lo, int64_t hi, int *out,
+                         const char *at)
+{
+    int64_t n = 0;
+    OB_TRY(want_scalar(y, v, key));
+    OB_TRY(ob_config_parse_int(scalar(v), lo, hi, key, at, &n, y->e));
+    *out = (int)n;
+    return OB_OK;
+}
+
+/* confirm_configs: which configurations the confirmation stage runs. */
+static ob_status top_confirm_configs(const ycx *y, const yaml_node_t *v, const char *at)
+{
+    ob_config *c = y->c;
+    OB_TRY(want_scalar(y, v, "confirm_configs"));
+    snprintf(c->origin_confirm_configs, sizeof c->origin_confirm_configs, "%s", at);
+    return ob_config_set_confirm_configs(c, scalar(v), at, y->e);
+}
+
+/* backend: cpu, cuda or auto. */
+static ob_status top_backend(const ycx *y, const yaml_node_t *v, const char *at)
+{
+    ob_config *c = y->c;
+    OB_TRY(want_scalar(y, v, "backend"));
+    const char *b = scalar(v);
+    if (strcmp(b, "cpu") && strcmp(b, "cuda") && strcmp(b, "auto"))
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: backend '%s' is not one of cpu, cuda, auto", at, b);
+    snprintf(c->backend, sizeof c->backend, "%s", b);
+    return OB_OK;
+}
+
+/* db: the database file, not empty and short enough for the checkpoint
+ * paths made beside it. */
+static ob_status top_db(const ycx *y, const yaml_node_t *v, const char *at)
+{
+    ob_config *c = y->c;
+    OB_TRY(want_scalar(y, v, "db"));
+    if (null_scalar(v) || !*scalar(v))
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: db is empty: give the database file (e.g. db: results.db), or "
+                       "remove the key for ./optbench.db", at);
+    if (strlen(scalar(v)) >= sizeof c->db - 64) /* room for DB.ckpt/run-N/... beside it */
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: db: the path is %zu bytes long; at most %zu (give a shorter path)", at,
+                       strlen(scalar(v)), sizeof c->db - 65);
+    snprintf(c->db, sizeof c->db, "%s", scalar(v));
+    return OB_OK;
+}
+
+/* checkpoint_dir: the folder of the checkpoints, not empty and short enough
+ * for the paths made in it. */
+static ob_status top_checkpoint_dir(const ycx *y, const yaml_node_t *v, const char *at)
+{
+    ob_config *c = y->c;
+    OB_TRY(want_scalar(y, v, "checkpoint_dir"));
+    if (!*scalar(v) || strlen(scalar(v)) >= sizeof c->checkpoint_dir - 64)
+        return ob_fail(y->e, OB_ERR_INPUT, "%s: checkpoint_dir is empty or too long", at);
+    snprintf(c->checkpoint_dir, sizeof c->checkpoint_dir, "%s", scalar(v));
+    return OB_OK;
+}
+
+/* A key that is none of top_keys: the error names the closest known key,
+ * or all of them when none is close. */
+static ob_status top_unknown(const ycx *y, const char *key, const char *at)
+{
+    const char *near = ob_closest_name(key, top_keys, (int)(sizeof top_keys / sizeof top_keys[0]));
+    if (near) return ob_fail(y->e, OB_ERR_INPUT, "%s: unknown key '%s' (did you mean '%s'?)", at, key, near);
+    return ob_fail(y->e, OB_ERR_INPUT,
+                   "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
+                   "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
+                   "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, confirm_configs, sweep, trials, "
+                   "search_seed, search_draws, studies, data_parallel",
+                   at, key);
+}
+
+/* One top-level key of the configuration: each is read by its own function
+ * above, its errors naming the file and line of the key. */
 static ob_status top_pair(const ycx *y, const yaml_node_t *k, const yaml_node_t *v, void *arg)
 {
     (void)arg;
     ob_config *c = y->c;
-    ob_err *e = y->e;
     const char *key = scalar(k);
-    char at[256], text[2048];
+    char at[256];
     where(y, k, at, sizeof at);
-    if (!strcmp(key, "name")) {
-        OB_TRY(want_scalar(y, v, key));
-        OB_TRY(ob_config_set_name(c, null_scalar(v) ? "" : scalar(v), at, e));
-    } else if (!strcmp(key, "workloads")) {
-        OB_TRY(list_text(y, v, key, text, sizeof text));
-        snprintf(c->origin_workloads, sizeof c->origin_workloads, "%s", at);
-        OB_TRY(ob_config_set_names(c->workloads, &c->n_workloads, text, "workloads", at, e));
-    } else if (!strcmp(key, "optimizers")) {
-        OB_TRY(list_text(y, v, key, text, sizeof text));
-        snprintf(c->origin_optimizers, sizeof c->origin_optimizers, "%s", at);
-        OB_TRY(ob_config_set_names(c->optimizers, &c->n_optimizers, text, "optimizers", at, e));
-    } else if (!strcmp(key, "lrs")) {
-        if (v->type == YAML_MAPPING_NODE && v->data.mapping.pairs.start == v->data.mapping.pairs.top)
-            return ob_fail(e, OB_ERR_INPUT, "%s: lrs is an empty mapping (give {optimizer: [lr, ...]} or a list)", at);
-        if (v->type == YAML_MAPPING_NODE) return each_pair(y, v, "lrs", lr_map, NULL);
-        OB_TRY(list_text(y, v, key, text, sizeof text));
-        ob_lr_list *l = NULL;
-        for (int i = 0; i < c->n_lr_lists; i++)
-            if (!c->lrs[i].optimizer[0]) l = &c->lrs[i];
-        if (!l) l = &c->lrs[c->n_lr_lists++];
-        memset(l, 0, sizeof *l);
-        OB_TRY(ob_config_set_lrs(l, text, at, e));
-    } else if (!strcmp(key, "seeds")) {
-        OB_TRY(list_text(y, v, key, text, sizeof text));
-        OB_TRY(ob_config_set_seeds(c, text, v->type == YAML_SEQUENCE_NODE, at, e));
-    } else if (!strcmp(key, "steps")) {
-        OB_TRY(want_scalar(y, v, key));
-        snprintf(c->origin_steps, sizeof c->origin_steps, "%s", at);
-        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_CFG_MAX_STEPS, "steps", at, &c->steps, e));
-    } else if (!strcmp(key, "eval_every")) {
-        OB_TRY(want_scalar(y, v, key));
-        OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_STEPS, "eval_every", at, &c->eval_every, e));
-    } else if (!strcmp(key, "confirm_seeds")) {
-        OB_TRY(want_scalar(y, v, key));
-        snprintf(c->origin_confirm, sizeof c->origin_confirm, "%s", at);
-        OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_CONFIRM, "confirm_seeds", at, &c->confirm_seeds, e));
-    } else if (!strcmp(key, "confirm_configs")) {
-        OB_TRY(want_scalar(y, v, key));
-        snprintf(c->origin_confirm_configs, sizeof c->origin_confirm_configs, "%s", at);
-        OB_TRY(ob_config_set_confirm_configs(c, scalar(v), at, e));
-    } else if (!strcmp(key, "search_seed")) {
-        OB_TRY(want_scalar(y, v, key));
-        snprintf(c->origin_search_seed, sizeof c->origin_search_seed, "%s", at);
-        OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_SEED, "search_seed", at, &c->search_seed, e));
-    } else if (!strcmp(key, "search_draws")) {
-        OB_TRY(want_scalar(y, v, key));
-        snprintf(c->origin_search_draws, sizeof c->origin_search_draws, "%s", at);
-        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_SEARCH_DRAWS, "search_draws", at, &c->search_draws, e));
-    } else if (!strcmp(key, "studies")) {
-        OB_TRY(want_scalar(y, v, key));
-        snprintf(c->origin_studies, sizeof c->origin_studies, "%s", at);
-        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_MAX_STUDIES, "studies", at, &c->studies, e));
-    } else if (!strcmp(key, "trials")) {
-        OB_TRY(want_scalar(y, v, key));
-        snprintf(c->origin_trials, sizeof c->origin_trials, "%s", at);
-        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_MAX_TRIALS, "trials", at, &c->trials, e));
-    } else if (!strcmp(key, "backend")) {
-        OB_TRY(want_scalar(y, v, key));
-        const char *b = scalar(v);
-        if (strcmp(b, "cpu") && strcmp(b, "cuda") && strcmp(b, "auto"))
-            return ob_fail(e, OB_ERR_INPUT, "%s: backend '%s' is not one of cpu, cuda, auto", at, b);
-        snprintf(c->backend, sizeof c->backend, "%s", b);
-    } else if (!strcmp(key, "db")) {
-        OB_TRY(want_scalar(y, v, key));
-        if (null_scalar(v) || !*scalar(v))
-            return ob_fail(e, OB_ERR_INPUT, "%s: db is empty: give the database file (e.g. db: results.db), or "
-                           "remove the key for ./optbench.db", at);
-        if (strlen(scalar(v)) >= sizeof c->db - 64) /* room for DB.ckpt/run-N/... beside it */
-            return ob_fail(e, OB_ERR_INPUT, "%s: db: the path is %zu bytes long; at most %zu (give a shorter path)", at,
-                           strlen(scalar(v)), sizeof c->db - 65);
-        snprintf(c->db, sizeof c->db, "%s", scalar(v));
-    } else if (!strcmp(key, "checkpoint_every")) {
-        OB_TRY(want_scalar(y, v, key));
-        OB_TRY(ob_config_parse_int(scalar(v), 0, OB_CFG_MAX_STEPS, "checkpoint_every", at, &c->checkpoint_every, e));
-    } else if (!strcmp(key, "data_parallel")) {
-        int64_t dp = 0;
-        OB_TRY(want_scalar(y, v, key));
-        OB_TRY(ob_config_parse_int(scalar(v), 1, OB_CFG_MAX_REPLICAS, "data_parallel", at, &dp, e));
-        c->data_parallel = (int)dp;
+    if (!strcmp(key, "name")) return top_name(y, v, at);
+    if (!strcmp(key, "workloads"))
+        return top_names(y, key, v, c->workloads, &c->n_workloads, c->origin_workloads, sizeof c->origin_workloads, at);
+    if (!strcmp(key, "optimizers"))
+        return top_names(y, key, v, c->optimizers, &c->n_optimizers, c->origin_optimizers,
+                         sizeof c->origin_optimizers, at);
+    if (!strcmp(key, "lrs")) return top_lrs(y, v, at);
+    if (!strcmp(key, "seeds")) return top_seeds(y, v, at);
+    if (!strcmp(key, "steps"))
+        return top_int64(y, key, v, 1, OB_CFG_MAX_STEPS, &c->steps, c->origin_steps, sizeof c->origin_steps, at);
+    if (!strcmp(key, "eval_every")) return top_int64(y, key, v, 0, OB_CFG_MAX_STEPS, &c->eval_every, NULL, 0, at);
+    if (!strcmp(key, "confirm_seeds"))
+        return top_int64(y, key, v, 0, OB_CFG_MAX_CONFIRM, &c->confirm_seeds, c->origin_confirm,
+                         sizeof c->origin_confirm, at);
+    if (!strcmp(key, "confirm_configs")) return top_confirm_configs(y, v, at);
+    if (!strcmp(key, "search_seed"))
+        return top_int64(y, key, v, 0, OB_CFG_MAX_SEED, &c->search_seed, c->origin_search_seed,
+                         sizeof c->origin_search_seed, at);
+    if (!strcmp(key, "search_draws"))
+        return top_int64(y, key, v, 1, OB_SEARCH_DRAWS, &c->search_draws, c->origin_search_draws,
+                         sizeof c->origin_search_draws, at);
+    if (!strcmp(key, "studies"))
+        return top_int64(y, key, v, 1, OB_MAX_STUDIES, &c->studies, c->origin_studies, sizeof c->origin_studies, at);
+    if (!strcmp(key, "trials"))
+        return top_int64(y, key, v, 1, OB_MAX_TRIALS, &c->trials, c->origin_trials, sizeof c->origin_trials, at);
+    if (!strcmp(key, "backend")) return top_backend(y, v, at);
+    if (!strcmp(key, "db")) return top_db(y, v, at);
+    if (!strcmp(key, "checkpoint_every"))
+        return top_int64(y, key, v, 0, OB_CFG_MAX_STEPS, &c->checkpoint_every, NULL, 0, at);
+    if (!strcmp(key, "data_parallel")) {
+        OB_TRY(top_int(y, key, v, 1, OB_CFG_MAX_REPLICAS, &c->data_parallel, at));
         snprintf(c->origin_data_parallel, sizeof c->origin_data_parallel, "%s", at);
-    } else if (!strcmp(key, "checkpoint_keep")) {
-        int64_t keep = 0;
-        OB_TRY(want_scalar(y, v, key));
-        OB_TRY(ob_config_parse_int(scalar(v), 1, 100, "checkpoint_keep", at, &keep, e));
-        c->checkpoint_keep = (int)keep;
-    } else if (!strcmp(key, "checkpoint_dir")) {
-        OB_TRY(want_scalar(y, v, key));
-        if (!*scalar(v) || strlen(scalar(v)) >= sizeof c->checkpoint_dir - 64)
-            return ob_fail(e, OB_ERR_INPUT, "%s: checkpoint_dir is empty or too long", at);
-        snprintf(c->checkpoint_dir, sizeof c->checkpoint_dir, "%s", scalar(v));
-    } else if (!strcmp(key, "hparams") || !strcmp(key, "workload_params")) {
-        return each_pair(y, v, key, owner_map, NULL);
-    } else if (!strcmp(key, "train")) {
-        return each_pair(y, v, key, owner_values, (void *)"train");
-    } else if (!strcmp(key, "exclude")) {
-        return each_pair(y, v, "exclude (workload: [optimizer, ...])", exclude_map, NULL);
-    } else if (!strcmp(key, "sweep")) {
-        return each_pair(y, v, "sweep (owner: {key: [value, ...]})", sweep_map, NULL);
-    } else {
-        const char *near = ob_closest_name(key, top_keys, (int)(sizeof top_keys / sizeof top_keys[0]));
-        if (near) return ob_fail(e, OB_ERR_INPUT, "%s: unknown key '%s' (did you mean '%s'?)", at, key, near);
-        return ob_fail(e, OB_ERR_INPUT,
-                       "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "
-                       "eval_every, backend, db, hparams, workload_params, train, checkpoint_every, "
-                       "checkpoint_keep, checkpoint_dir, exclude, confirm_seeds, confirm_configs, sweep, trials, "
-                       "search_seed, search_draws, studies, data_parallel",
-                       at, key);
+        return OB_OK;
     }
-    return OB_OK;
+    if (!strcmp(key, "checkpoint_keep")) return top_int(y, key, v, 1, 100, &c->checkpoint_keep, at);
+    if (!strcmp(key, "checkpoint_dir")) return top_checkpoint_dir(y, v, at);
+    if (!strcmp(key, "hparams") || !strcmp(key, "workload_params")) return each_pair(y, v, key, owner_map, NULL);
+    if (!strcmp(key, "train")) return each_pair(y, v, key, owner_values, (void *)"train");
+    if (!strcmp(key, "exclude")) return each_pair(y, v, "exclude (workload: [optimizer, ...])", exclude_map, NULL);
+    if (!strcmp(key, "sweep")) return each_pair(y, v, "sweep (owner: {key: [value, ...]})", sweep_map, NULL);
+    return top_unknown(y, key, at);
 }
 
 /* The byte of text at a parser mark (line and column from 0, columns in

@@ -495,6 +495,9 @@ const ob_file_doc *ob_export_docs(int *n)
 /* ---- sensitivity to swept hyperparameters besides the lr ---------------------- */
 
 #define HP_MAX_TOKENS 64
+/* The bytes a group's label is split into tokens in; a line's label is
+ * built in twice as many. */
+#define HP_BN 1024
 
 /* Length of the key of a " key=" token at p (a letter or _, then letters,
  * digits, _ or .; followed by '='), 0 when p starts none. */
@@ -709,113 +712,204 @@ void ob_hp_sweeps_free(ob_hp_sweeps *h)
     memset(h, 0, sizeof *h);
 }
 
+/* The work space of ob_hp_sweeps_find, for its ng groups. */
+typedef struct hp_scratch {
+    size_t ng;
+    char *bufs;        /* (ng * HP_BN) each group's label, split in place by hp_tokens */
+    char **ks, **vs;   /* (ng * HP_MAX_TOKENS) each group's keys and values */
+    int *nt;           /* (ng) each group's number of tokens, -1 when it has none to plot */
+    const char **keys; /* (ng * HP_MAX_TOKENS) the distinct keys of one workload */
+    ob_hp_line *lines; /* (ng) the lines of one figure */
+    char *rest;        /* (2 * HP_BN) the label of a line being looked up */
+} hp_scratch;
+
+/* Allocates h's arrays for ng groups; out of memory, those allocated are
+ * left in h for hp_scratch_free. */
+static ob_status hp_scratch_alloc(hp_scratch *h, size_t ng, ob_err *e)
+{
+    h->ng = ng;
+    h->bufs = malloc(ng * HP_BN);
+    h->ks = malloc(ng * HP_MAX_TOKENS * sizeof *h->ks);
+    h->vs = malloc(ng * HP_MAX_TOKENS * sizeof *h->vs);
+    h->nt = malloc(ng * sizeof *h->nt);
+    h->keys = malloc(ng * HP_MAX_TOKENS * sizeof *h->keys);
+    h->lines = malloc(ng * sizeof *h->lines);
+    h->rest = malloc(2 * HP_BN);
+    if (!h->bufs || !h->ks || !h->vs || !h->nt || !h->keys || !h->lines || !h->rest)
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    return OB_OK;
+}
+
+/* Frees h's arrays (not what the lines in them point to). */
+static void hp_scratch_free(hp_scratch *h)
+{
+    free(h->bufs);
+    free(h->ks);
+    free(h->vs);
+    free(h->nt);
+    free(h->keys);
+    free(h->lines);
+    free(h->rest);
+}
+
+/* Splits the label of each group with a finished run into its key=value
+ * tokens (hp_tokens); the other groups get none (nt -1). */
+static void hp_group_tokens(const ob_dataset *d, const ob_stats *s, hp_scratch *h)
+{
+    for (size_t k = 0; k < h->ng; k++) {
+        const ob_group *g = &s->g[k];
+        h->nt[k] = g->n_finished > 0 && d->opt_names && d->opt_names[g->opt]
+                       ? hp_tokens(d->opt_labels[g->opt], d->opt_names[g->opt], h->bufs + k * HP_BN, HP_BN,
+                                   h->ks + k * HP_MAX_TOKENS, h->vs + k * HP_MAX_TOKENS)
+                       : -1;
+    }
+}
+
+/* The keys of workload w's groups into h->keys, each once, in order of first
+ * appearance; returns how many. */
+static int hp_workload_keys(const ob_stats *s, hp_scratch *h, int w)
+{
+    int nk = 0;
+    for (size_t k = 0; k < h->ng; k++) {
+        if (s->g[k].wl != w) continue;
+        for (int t = 0; t < h->nt[k]; t++) {
+            const char *key = h->ks[k * HP_MAX_TOKENS + t];
+            int seen = 0;
+            for (int u = 0; u < nk && !seen; u++) seen = !strcmp(h->keys[u], key);
+            if (!seen) h->keys[nk++] = key;
+        }
+    }
+    return nk;
+}
+
+/* The label of group k's line in h->rest: its optimizer name and the values
+ * of its keys other than token at ("adam clip_norm=1"). */
+static void hp_line_label(const ob_dataset *d, const ob_stats *s, hp_scratch *h, size_t k, int at)
+{
+    char **kk = h->ks + k * HP_MAX_TOKENS, **vv = h->vs + k * HP_MAX_TOKENS;
+    size_t len = (size_t)snprintf(h->rest, 2 * HP_BN, "%s", d->opt_names[s->g[k].opt]);
+    for (int t = 0; t < h->nt[k] && len < 2 * HP_BN; t++)
+        if (t != at) len += (size_t)snprintf(h->rest + len, 2 * HP_BN - len, " %s=%s", kk[t], vv[t]);
+}
+
+/* Sets *l to the line of the *nl in h->lines labelled h->rest, adding it
+ * (no points yet, room for a point of each group) when there is none. Out of
+ * memory, the new line is counted in *nl all the same, for the caller to
+ * free what of it was allocated. */
+static ob_status hp_line_find(hp_scratch *h, int *nl, int *l, ob_err *e)
+{
+    ob_hp_line *lines = h->lines;
+    int i = 0;
+    while (i < *nl && strcmp(lines[i].label, h->rest)) i++;
+    *l = i;
+    if (i < *nl) return OB_OK;
+    lines[i].label = strdup(h->rest);
+    lines[i].p = malloc(h->ng * sizeof *lines[i].p);
+    lines[i].n = 0;
+    lines[i].scatter = 0;
+    (*nl)++;
+    if (!lines[i].label || !lines[i].p) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    return OB_OK;
+}
+
+/* The lines of key on workload w into h->lines, counted in *nl: each group
+ * whose label holds the key with a numeric value is a point of the line of
+ * its optimizer name and its other keys' values. */
+static ob_status hp_key_lines(const ob_dataset *d, const ob_stats *s, hp_scratch *h, int w, const char *key,
+                              int *nl, ob_err *e)
+{
+    for (size_t k = 0; k < h->ng; k++) {
+        if (s->g[k].wl != w) continue;
+        char **vv = h->vs + k * HP_MAX_TOKENS;
+        int at = -1;
+        for (int t = 0; t < h->nt[k] && at < 0; t++)
+            if (!strcmp(h->ks[k * HP_MAX_TOKENS + t], key)) at = t;
+        double x;
+        if (at < 0 || !hp_num(vv[at], &x)) continue;
+        hp_line_label(d, s, h, k, at);
+        int l;
+        OB_TRY(hp_line_find(h, nl, &l, e));
+        h->lines[l].p[h->lines[l].n++] = (ob_hp_point){(int)k, x};
+    }
+    return OB_OK;
+}
+
+/* Frees the labels and points of the nl lines. */
+static void hp_lines_free(ob_hp_line *lines, int nl)
+{
+    for (int l = 0; l < nl; l++) {
+        free(lines[l].label);
+        free(lines[l].p);
+    }
+}
+
+/* Keeps, at the front of lines, those with two distinct values of the key
+ * or more (their points sorted by value) and frees the others; returns how
+ * many are kept. */
+static int hp_keep_lines(ob_hp_line *lines, int nl)
+{
+    int kept = 0;
+    for (int l = 0; l < nl; l++) {
+        if (hp_distinct(&lines[l]) >= 2) lines[kept++] = lines[l];
+        else {
+            free(lines[l].label);
+            free(lines[l].p);
+        }
+    }
+    return kept;
+}
+
+/* Adds to out the figure of key on workload w, of a copy of the n lines
+ * (which it then owns); out of memory, the lines are freed. */
+static ob_status hp_add_fig(ob_hp_sweeps *out, int w, const char *key, ob_hp_line *lines, int n, ob_err *e)
+{
+    ob_hp_fig *nf = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
+    ob_hp_line *ls = malloc((size_t)n * sizeof *ls);
+    char *copy = strdup(key);
+    if (nf) out->f = nf;
+    if (!nf || !ls || !copy) {
+        hp_lines_free(lines, n);
+        free(ls);
+        free(copy);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    memcpy(ls, lines, (size_t)n * sizeof *ls);
+    out->f[out->n++] = (ob_hp_fig){.wl = w, .key = copy, .n_lines = n, .lines = ls};
+    return OB_OK;
+}
+
+/* The figure of key on workload w, added to out when it has a line. A line
+ * needs two values of the key or more; an optimizer without such a line
+ * (its keys searched together) gets a scatter of its configurations where
+ * they have two values. */
+static ob_status hp_key_fig(const ob_dataset *d, const ob_stats *s, hp_scratch *h, int w, const char *key,
+                            ob_hp_sweeps *out, ob_err *e)
+{
+    int nl = 0;
+    ob_status st = hp_key_lines(d, s, h, w, key, &nl, e);
+    if (st == OB_OK) st = hp_scatter_lines(d, s, h->lines, nl, e);
+    if (st != OB_OK) {
+        hp_lines_free(h->lines, nl);
+        return st;
+    }
+    int kept = hp_keep_lines(h->lines, nl);
+    if (!kept) return OB_OK;
+    return hp_add_fig(out, w, key, h->lines, kept, e);
+}
+
 ob_status ob_hp_sweeps_find(const ob_dataset *d, const ob_stats *s, ob_hp_sweeps *out, ob_err *e)
 {
     memset(out, 0, sizeof *out);
     if (s->n_g == 0) return OB_OK;
-    enum { BN = 1024 };
-    size_t ng = (size_t)s->n_g;
-    char *bufs = malloc(ng * BN);
-    char **ks = malloc(ng * HP_MAX_TOKENS * sizeof *ks);
-    char **vs = malloc(ng * HP_MAX_TOKENS * sizeof *vs);
-    int *nt = malloc(ng * sizeof *nt);
-    const char **keys = malloc(ng * HP_MAX_TOKENS * sizeof *keys);
-    ob_hp_line *lines = malloc(ng * sizeof *lines);
-    char *rest = malloc(2 * BN);
-    ob_status st = OB_OK;
-    if (!bufs || !ks || !vs || !nt || !keys || !lines || !rest) {
-        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t k = 0; k < ng; k++) {
-        const ob_group *g = &s->g[k];
-        nt[k] = g->n_finished > 0 && d->opt_names && d->opt_names[g->opt]
-                    ? hp_tokens(d->opt_labels[g->opt], d->opt_names[g->opt], bufs + k * BN, BN,
-                                ks + k * HP_MAX_TOKENS, vs + k * HP_MAX_TOKENS)
-                    : -1;
-    }
+    hp_scratch h;
+    ob_status st = hp_scratch_alloc(&h, (size_t)s->n_g, e);
+    if (st == OB_OK) hp_group_tokens(d, s, &h);
     for (int w = 0; w < d->n_wl && st == OB_OK; w++) {
-        int nk = 0;
-        for (size_t k = 0; k < ng; k++) {
-            if (s->g[k].wl != w) continue;
-            for (int t = 0; t < nt[k]; t++) {
-                const char *key = ks[k * HP_MAX_TOKENS + t];
-                int seen = 0;
-                for (int u = 0; u < nk && !seen; u++) seen = !strcmp(keys[u], key);
-                if (!seen) keys[nk++] = key;
-            }
-        }
-        for (int u = 0; u < nk && st == OB_OK; u++) {
-            int nl = 0;
-            for (size_t k = 0; k < ng && st == OB_OK; k++) {
-                if (s->g[k].wl != w) continue;
-                char **kk = ks + k * HP_MAX_TOKENS, **vv = vs + k * HP_MAX_TOKENS;
-                int at = -1;
-                for (int t = 0; t < nt[k] && at < 0; t++)
-                    if (!strcmp(kk[t], keys[u])) at = t;
-                double x;
-                if (at < 0 || !hp_num(vv[at], &x)) continue;
-                /* the line: the optimizer name and its other keys' values */
-                size_t len = (size_t)snprintf(rest, 2 * BN, "%s", d->opt_names[s->g[k].opt]);
-                for (int t = 0; t < nt[k] && len < 2 * BN; t++)
-                    if (t != at) len += (size_t)snprintf(rest + len, 2 * BN - len, " %s=%s", kk[t], vv[t]);
-                int l = 0;
-                while (l < nl && strcmp(lines[l].label, rest)) l++;
-                if (l == nl) {
-                    lines[nl].label = strdup(rest);
-                    lines[nl].p = malloc(ng * sizeof *lines[nl].p);
-                    lines[nl].n = 0;
-                    lines[nl].scatter = 0;
-                    nl++;
-                    if (!lines[l].label || !lines[l].p) {
-                        st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-                        break;
-                    }
-                }
-                lines[l].p[lines[l].n++] = (ob_hp_point){(int)k, x};
-            }
-            /* a line needs two values of the key or more; an optimizer
-             * without such a line (its keys searched together) gets a
-             * scatter of its configurations where they have two values */
-            int kept = 0;
-            if (st == OB_OK) st = hp_scatter_lines(d, s, lines, nl, e);
-            for (int l = 0; l < nl; l++) {
-                int distinct = 0;
-                if (st == OB_OK) distinct = hp_distinct(&lines[l]);
-                if (distinct >= 2) lines[kept++] = lines[l];
-                else {
-                    free(lines[l].label);
-                    free(lines[l].p);
-                }
-            }
-            if (!kept) continue;
-            ob_hp_fig *nf = realloc(out->f, (size_t)(out->n + 1) * sizeof *out->f);
-            ob_hp_line *ls = malloc((size_t)kept * sizeof *ls);
-            char *key = strdup(keys[u]);
-            if (nf) out->f = nf;
-            if (!nf || !ls || !key) {
-                for (int l = 0; l < kept; l++) {
-                    free(lines[l].label);
-                    free(lines[l].p);
-                }
-                free(ls);
-                free(key);
-                st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            memcpy(ls, lines, (size_t)kept * sizeof *ls);
-            out->f[out->n++] = (ob_hp_fig){.wl = w, .key = key, .n_lines = kept, .lines = ls};
-        }
+        int nk = hp_workload_keys(s, &h, w);
+        for (int u = 0; u < nk && st == OB_OK; u++) st = hp_key_fig(d, s, &h, w, h.keys[u], out, e);
         if (st == OB_OK) st = hp_lr_scatter(d, s, w, out, e);
     }
-done:
-    free(bufs);
-    free(ks);
-    free(vs);
-    free(nt);
-    free(keys);
-    free(lines);
-    free(rest);
+    hp_scratch_free(&h);
     if (st != OB_OK) ob_hp_sweeps_free(out);
     return st;
 }

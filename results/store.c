@@ -1352,6 +1352,103 @@ ob_status ob_store_sweep_texts(ob_store *s, int64_t bench_id, int64_t cell, char
     return st;
 }
 
+/* The texts of stored run qr (cell), its workload parameters and
+ * hyperparameters, against those of r, the matrix's i-th cell: where they
+ * differ, how into what (left empty where they do not). Texts that differ
+ * only by keys at their defaults (a key added since) are the same where
+ * relaxed is given, and relaxed[i] then says whether they did. */
+static void texts_difference(ob_store *s, sqlite3_stmt *qr, int64_t cell, const ob_run_spec *r, int i,
+                             unsigned char *relaxed, equiv_memo *memo, char *what, size_t what_n)
+{
+    const int wl_eq = text_eq(qr, 3, r->workload_params),
+              hp_eq = text_eq(qr, 5, r->hparams);
+    const int wl_ok = wl_eq || (relaxed && equivalent_memo(s, &memo[0], (const char *)sqlite3_column_text(qr, 3),
+                                                           r->workload_params, r->workload_defaults));
+    const int hp_ok = hp_eq || (relaxed && equivalent_memo(s, &memo[1], (const char *)sqlite3_column_text(qr, 5),
+                                                           r->hparams, r->hparams_defaults));
+    if (!wl_ok)
+        snprintf(what, what_n, "its cell %lld has other workload parameters", (long long)cell);
+    else if (!hp_ok)
+        snprintf(what, what_n, "its cell %lld has other hyperparameters", (long long)cell);
+    else if (relaxed)
+        relaxed[i] = !wl_eq || !hp_eq;
+}
+
+/* Stored run qr (cell) against r, the matrix's i-th cell: its cell index,
+ * workload, optimizer, lr, seed, steps and then texts (texts_difference,
+ * which relaxed and memo are for); where they differ, how into what (left
+ * empty where they do not). */
+static void run_difference(ob_store *s, sqlite3_stmt *qr, int64_t cell, const ob_run_spec *r, int i,
+                           unsigned char *relaxed, equiv_memo *memo, char *what, size_t what_n)
+{
+    if (cell != r->cell)
+        snprintf(what, what_n, cell > r->cell ? "it lacks cell %lld" : "its cell %lld is not in this matrix",
+                 (long long)(cell > r->cell ? r->cell : cell));
+    else if (!text_eq(qr, 2, r->workload) || !text_eq(qr, 4, r->optimizer))
+        /* another list of workloads or optimizers shifts the cells */
+        snprintf(what, what_n, "its cell %lld is %s on %s, this matrix's is %s on %s", (long long)cell,
+                 (const char *)sqlite3_column_text(qr, 4), (const char *)sqlite3_column_text(qr, 2), r->optimizer,
+                 r->workload);
+    else if (sqlite3_column_double(qr, 6) != r->lr)
+        snprintf(what, what_n, "its cell %lld has lr %g, this matrix %g", (long long)cell,
+                 sqlite3_column_double(qr, 6), r->lr);
+    else if (sqlite3_column_int64(qr, 7) != r->seed)
+        snprintf(what, what_n, "its cell %lld has seed %lld, this matrix %lld", (long long)cell,
+                 (long long)sqlite3_column_int64(qr, 7), (long long)r->seed);
+    else if (sqlite3_column_int64(qr, 8) != r->steps)
+        snprintf(what, what_n, "its cell %lld has %lld steps, this matrix %lld", (long long)cell,
+                 (long long)sqlite3_column_int64(qr, 8), (long long)r->steps);
+    else
+        texts_difference(s, qr, cell, r, i, relaxed, memo, what, what_n);
+}
+
+/* The sweep runs of benchmark b (merged: of merged shards), read with qr,
+ * against the matrix's n cells specs, in cell order: each run's id into
+ * run_ids (0 for a cell a merged benchmark lacks), relaxed as
+ * texts_difference says. *ok is 1 where they are the same cells, else 0
+ * with how they differ in diff; a failed read is an error. */
+static ob_status match_runs(ob_store *s, sqlite3_stmt *qr, int64_t b, int merged, const ob_run_spec *specs, int n,
+                            int64_t *run_ids, unsigned char *relaxed, equiv_memo *memo, int *ok, char *diff,
+                            size_t diff_n, ob_err *e)
+{
+    sqlite3_reset(qr);
+    sqlite3_bind_int64(qr, 1, b);
+    int i = 0, matched = 0, rc = SQLITE_DONE;
+    *ok = 1;
+    while (*ok && (rc = sqlite3_step(qr)) == SQLITE_ROW) {
+        int64_t cell = sqlite3_column_int64(qr, 1);
+        /* a merged benchmark may lack cells (a shard's database not
+         * merged): they are added when it continues */
+        while (merged && i < n && specs[i].cell < cell) run_ids[i++] = 0;
+        if (i >= n) {
+            *ok = 0;
+            snprintf(diff, diff_n, "it has more cells than this matrix (%d)", n);
+            break;
+        }
+        char what[300] = "";
+        run_difference(s, qr, cell, &specs[i], i, relaxed, memo, what, sizeof what);
+        if (what[0]) {
+            *ok = 0;
+            snprintf(diff, diff_n, "%s", what);
+            break;
+        }
+        run_ids[i++] = sqlite3_column_int64(qr, 0);
+        matched++;
+    }
+    if (*ok && rc != SQLITE_DONE) return db_fail(s, e, "reading the runs of a benchmark");
+    if (*ok && merged)
+        while (i < n) run_ids[i++] = 0;
+    if (*ok && i != n) {
+        *ok = 0;
+        snprintf(diff, diff_n, "it has %d cells, this matrix %d", i, n);
+    }
+    if (*ok && matched == 0) {
+        *ok = 0;
+        snprintf(diff, diff_n, "it has no cells");
+    }
+    return OB_OK;
+}
+
 ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_spec *specs, int n,
                                   int64_t *bench_id, int64_t *run_ids, unsigned char *relaxed, char *why,
                                   size_t why_n, ob_err *e)
@@ -1379,74 +1476,9 @@ ob_status ob_store_find_benchmark(ob_store *s, const char *shard, const ob_run_s
     while (st == OB_OK && !*bench_id && (rc = sqlite3_step(qb)) == SQLITE_ROW) {
         int64_t b = sqlite3_column_int64(qb, 0);
         int merged = sqlite3_column_int(qb, 1);
-        sqlite3_reset(qr);
-        sqlite3_bind_int64(qr, 1, b);
-        int i = 0, ok = 1, matched = 0;
+        int ok;
         char diff[320] = "";
-        while (ok && (rc = sqlite3_step(qr)) == SQLITE_ROW) {
-            int64_t cell = sqlite3_column_int64(qr, 1);
-            /* a merged benchmark may lack cells (a shard's database not
-             * merged): they are added when it continues */
-            while (merged && i < n && specs[i].cell < cell) run_ids[i++] = 0;
-            if (i >= n) {
-                ok = 0;
-                snprintf(diff, sizeof diff, "it has more cells than this matrix (%d)", n);
-                break;
-            }
-            const ob_run_spec *r = &specs[i];
-            char what[300] = "";
-            if (cell != r->cell)
-                snprintf(what, sizeof what, cell > r->cell ? "it lacks cell %lld" : "its cell %lld is not in this matrix",
-                         (long long)(cell > r->cell ? r->cell : cell));
-            else if (!text_eq(qr, 2, r->workload) || !text_eq(qr, 4, r->optimizer))
-                /* another list of workloads or optimizers shifts the cells */
-                snprintf(what, sizeof what, "its cell %lld is %s on %s, this matrix's is %s on %s", (long long)cell,
-                         (const char *)sqlite3_column_text(qr, 4), (const char *)sqlite3_column_text(qr, 2),
-                         r->optimizer, r->workload);
-            else if (sqlite3_column_double(qr, 6) != r->lr)
-                snprintf(what, sizeof what, "its cell %lld has lr %g, this matrix %g", (long long)cell,
-                         sqlite3_column_double(qr, 6), r->lr);
-            else if (sqlite3_column_int64(qr, 7) != r->seed)
-                snprintf(what, sizeof what, "its cell %lld has seed %lld, this matrix %lld", (long long)cell,
-                         (long long)sqlite3_column_int64(qr, 7), (long long)r->seed);
-            else if (sqlite3_column_int64(qr, 8) != r->steps)
-                snprintf(what, sizeof what, "its cell %lld has %lld steps, this matrix %lld", (long long)cell,
-                         (long long)sqlite3_column_int64(qr, 8), (long long)r->steps);
-            else {
-                /* texts that differ only by keys at their defaults (a key
-                 * added since) are the same, where the caller allows it */
-                const int wl_eq = text_eq(qr, 3, r->workload_params),
-                          hp_eq = text_eq(qr, 5, r->hparams);
-                const int wl_ok = wl_eq || (relaxed && equivalent_memo(s, &memo[0], (const char *)sqlite3_column_text(qr, 3),
-                                                                       r->workload_params, r->workload_defaults));
-                const int hp_ok = hp_eq || (relaxed && equivalent_memo(s, &memo[1], (const char *)sqlite3_column_text(qr, 5),
-                                                                       r->hparams, r->hparams_defaults));
-                if (!wl_ok)
-                    snprintf(what, sizeof what, "its cell %lld has other workload parameters", (long long)cell);
-                else if (!hp_ok)
-                    snprintf(what, sizeof what, "its cell %lld has other hyperparameters", (long long)cell);
-                else if (relaxed)
-                    relaxed[i] = !wl_eq || !hp_eq;
-            }
-            if (what[0]) {
-                ok = 0;
-                snprintf(diff, sizeof diff, "%s", what);
-                break;
-            }
-            run_ids[i++] = sqlite3_column_int64(qr, 0);
-            matched++;
-        }
-        if (ok && rc != SQLITE_DONE) st = db_fail(s, e, "reading the runs of a benchmark");
-        if (st == OB_OK && ok && merged)
-            while (i < n) run_ids[i++] = 0;
-        if (st == OB_OK && ok && i != n) {
-            ok = 0;
-            snprintf(diff, sizeof diff, "it has %d cells, this matrix %d", i, n);
-        }
-        if (st == OB_OK && ok && matched == 0) {
-            ok = 0;
-            snprintf(diff, sizeof diff, "it has no cells");
-        }
+        st = match_runs(s, qr, b, merged, specs, n, run_ids, relaxed, memo, &ok, diff, sizeof diff, e);
         if (st == OB_OK && ok) *bench_id = b;
         else if (relaxed)
             for (int k = 0; k < n; k++) relaxed[k] = 0;

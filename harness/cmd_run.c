@@ -24,9 +24,10 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: optbench run [CONFIG.yaml] [options]\n\n"
             "Runs every cell of workloads x optimizers x learning rates x seeds and records\n"
-            "each run (curve, held-out metrics, step time, peak memory) in an SQLite database.\n"
-            "Runs go seed by seed, every optimizer and lr taking a turn (--dry-run lists the\n"
-            "order), so that a machine's drift slows them alike. Flags override the config file.\n\n"
+            "each run (curve, held-out metrics, step time, peak memory, and the share of the\n"
+            "CPUs other processes kept busy meanwhile) in an SQLite database. Runs go seed by\n"
+            "seed, every optimizer and lr taking a turn (--dry-run lists the order), so that a\n"
+            "machine's drift slows them alike. Flags override the config file.\n\n"
             "options:\n"
             "  --workloads A,B        workloads to run (optbench list shows them)\n"
             "  --optimizers X,Y       optimizers to run\n"

@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "core/cpu_share.h"
 #include "core/hparams.h"
 #include "harness/commands.h"
 #include "plots/figures.h"
@@ -77,6 +78,10 @@ static double metric_value(int m, const ob_group *g)
     }
 }
 
+/* Is metric m a time (step_ms, step_ms_mean, opt_ms), which a busy machine
+ * moves? */
+static int metric_is_time(int m) { return m == 4 || m == 9 || m == 10; }
+
 static void history_usage(FILE *f)
 {
     fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n"
@@ -110,6 +115,7 @@ typedef struct series {
     char *label;   /* "workload optimizer", the labels of the whole database */
     int wl, opt;   /* label indices in the whole database's dataset */
     double *v;     /* (n_bench,) */
+    unsigned char *busy; /* (n_bench,) 1: a step time of runs that mostly met a busy machine */
 } series;
 
 /* " (lower is better)", " (higher is better)" or "" (no direction: the best
@@ -664,6 +670,7 @@ static void history_free(history *h)
     for (int j = 0; j < h->ns; j++) {
         free(h->ser[j].label);
         free(h->ser[j].v);
+        free(h->ser[j].busy);
     }
     free(h->ser);
     free(h->opt_on_wl);
@@ -766,9 +773,11 @@ static int series_of(history *h, int gw, int go)
     if (ser2) h->ser = ser2;
     char *lab = strdup(label);
     double *v = malloc((size_t)h->nb * sizeof(double));
-    if (!ser2 || !lab || !v) {
+    unsigned char *busy = calloc((size_t)h->nb + 1, 1);
+    if (!ser2 || !lab || !v || !busy) {
         free(lab);
         free(v);
+        free(busy);
         return -1;
     }
     series *s = &h->ser[h->ns];
@@ -776,6 +785,7 @@ static int series_of(history *h, int gw, int go)
     s->wl = gw;
     s->opt = go;
     s->v = v;
+    s->busy = busy;
     for (int j = 0; j < h->nb; j++) s->v[j] = NAN;
     return h->ns++;
 }
@@ -802,6 +812,7 @@ static ob_status add_values(const history_args *a, history *h, int b, const ob_d
         int j = series_of(h, gw, go);
         if (j < 0) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
         h->ser[j].v[b] = metric_value(a->metric, g);
+        h->ser[j].busy[b] = metric_is_time(a->metric) && ob_group_busy(g);
     }
     return OB_OK;
 }
@@ -923,6 +934,25 @@ static void format_value(char *buf, size_t n, double v)
     else snprintf(buf, n, "%.5g", v);
 }
 
+/* Does any value of h's table carry the busy machine's mark? */
+static int any_busy(const history *h)
+{
+    for (int j = 0; j < h->ns; j++)
+        for (int b = 0; b < h->nb; b++)
+            if (h->ser[j].busy[b]) return 1;
+    return 0;
+}
+
+/* Benchmark b's value of series s as the table prints it: a step time of
+ * runs that mostly met a busy machine marked with '*', the others followed
+ * by a space where the table has such marks (marked, aligned stays
+ * aligned) */
+static void cell_value(char *buf, size_t n, const history *h, const series *s, int b)
+{
+    format_value(buf, n, s->v[b]);
+    if (strlen(buf) + 1 < n && any_busy(h)) strcat(buf, s->busy[b] ? "*" : " ");
+}
+
 /* How many characters s has (UTF-8: every byte that does not continue a
  * character starts one); a column is as wide as its characters, not its
  * bytes (a date or label with a non-ASCII character in it). */
@@ -956,7 +986,7 @@ static void print_rows_by_series(const history *h)
         snprintf(buf, sizeof buf, "%lld", (long long)h->bl.b[b].id);
         cw = max_int(cw, max_int(text_width(buf), max_int(text_width(h->bdate[b]), text_width(h->brev[b]))));
         for (int j = 0; j < h->ns; j++) {
-            format_value(buf, sizeof buf, h->ser[j].v[b]);
+            cell_value(buf, sizeof buf, h, &h->ser[j], b);
             cw = max_int(cw, text_width(buf));
         }
     }
@@ -979,7 +1009,7 @@ static void print_rows_by_series(const history *h)
         print_cell(h->ser[j].label, lw, 1);
         for (int b = 0; b < h->nb; b++) {
             char buf[64];
-            format_value(buf, sizeof buf, h->ser[j].v[b]);
+            cell_value(buf, sizeof buf, h, &h->ser[j], b);
             printf("  %*s", cw, buf);
         }
         printf("\n");
@@ -1022,7 +1052,7 @@ static void print_rows_by_benchmark(const history *h)
         print_cell(h->brev[b], rw, 1);
         for (int j = 0; j < h->ns; j++) {
             char buf[64];
-            format_value(buf, sizeof buf, h->ser[j].v[b]);
+            cell_value(buf, sizeof buf, h, &h->ser[j], b);
             printf("  %*s", column_width(&h->ser[j]), buf);
         }
         printf("\n");
@@ -1039,6 +1069,16 @@ static const char *part_name(const history *h, int k, int by_opt)
 static const char *part_label(const history *h, int k, int by_opt)
 {
     return by_opt ? h->all.opt_labels[h->ser[k].opt] : h->all.wl_labels[h->ser[k].wl];
+}
+
+/* What the table's '*' means, where it has one. */
+static void print_busy_note(const history *h)
+{
+    if (any_busy(h))
+        printf("note: * marks a benchmark whose runs of that series mostly met a busy machine (other processes "
+               "kept %.0f%% or more of the CPUs busy while they ran; runs.other_cpu): its step time is that "
+               "machine's as much as the code's\n",
+               100 * OB_BUSY_SHARE);
 }
 
 /* Says why a workload or an optimizer has more than one series: a note for
@@ -1330,6 +1370,7 @@ int ob_cmd_history(int argc, char **argv)
     print_heading(&a, &h, better);
     if (h.ns > HISTORY_PANEL_SERIES) print_rows_by_series(&h);
     else print_rows_by_benchmark(&h);
+    print_busy_note(&h);
     print_split_notes(&h);
     if (a.out) {
         int drawn;

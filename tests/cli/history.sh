@@ -12,6 +12,9 @@ run() { # optimizers, more args...
   local opts=$1; shift
   "$OPTBENCH" run --workloads quadratic --optimizers "$opts" --lrs 0.01,0.1 --seeds 2 --steps 40 \
     --backend cpu --db "$db" "$@" >>"$tmp/run.log" 2>&1 || { echo "FAIL: run $*"; cat "$tmp/run.log"; exit 1; }
+  # as if on a quiet machine, whatever runs beside this test (the busy
+  # machine's mark is tested on planted shares below)
+  q "$db" "update runs set other_cpu = null" >/dev/null
 }
 run sgd,adam
 run sgd,adam --set quadratic.noise=2
@@ -115,6 +118,18 @@ check "final_loss: in the plot title" grep -q '^set title ".* (lower is better)"
 hist --metric step_ms_mean
 check "step_ms_mean: a value per benchmark: $(sed -n 3p "$tmp/out")" \
   grep -Eq '^1 +[0-9-]+ [0-9:]+ +[^ ]+ .* [0-9]+\.[0-9]+( |$)' "$tmp/out"
+# a night whose runs of a series mostly met a busy machine: its step times
+# marked '*', with a note; the loss is not; history.csv keeps the numbers
+cp "$db" "$tmp/busy.db"
+q "$tmp/busy.db" "update runs set other_cpu = 0.6 where benchmark_id = 3 and optimizer = 'adam'" >/dev/null
+"$OPTBENCH" history --db "$tmp/busy.db" --metric step_ms --out "$tmp/busy" >"$tmp/out" 2>&1 || fail=1
+check "busy: benchmark 3's adam step time marked: $(grep '^3 ' "$tmp/out")" \
+  grep -Eq '^3 +.* [0-9.e-]+\* +[0-9.e-]+ +[0-9.e-]+ +[0-9.e-]+ $' "$tmp/out"
+check "busy: the others not: $(grep '^1 ' "$tmp/out")" test "$(grep -E '^[12] ' "$tmp/out" | grep -c '\*')" = 0
+check "busy: the note" grep -q '^note: \* marks a benchmark whose runs of that series mostly met a busy machine' "$tmp/out"
+check "busy: history.csv has numbers only" test "$(grep -c '\*' "$tmp/busy/history.csv")" = 0
+"$OPTBENCH" history --db "$tmp/busy.db" >"$tmp/out" 2>&1 || fail=1
+check "busy: the final loss is not marked" test "$(grep -c '\*' "$tmp/out")" = 0
 # steps_to_target: each night's own target unless --target fixes it; a
 # target no run reaches leaves every value empty; an unknown workload is bad input
 hist --metric steps_to_target

@@ -2244,8 +2244,9 @@ void ob_compare_markdown(const ob_compare *c, const char *base_name, const char 
     if (c->opts.time_tol < 0) fprintf(f, "step time not judged; ");
     else {
         fprintf(f, "step time (each run's median step time, paired over cells like the final loss) beyond +-%.0f%%, "
-                   "cells with unsteady timing or steps under %g ms%s left out; ",
-                100 * c->opts.time_tol, c->opts.time_floor_ms,
+                   "cells with unsteady timing, on a busy machine (other processes on %.0f%% or more of the "
+                   "CPUs) or with steps under %g ms%s left out; ",
+                100 * c->opts.time_tol, 100 * OB_BUSY_SHARE, c->opts.time_floor_ms,
                 c->opts.time_across_devices ? "" : ", or run on different devices,");
         if (c->opts.time_mean_tol < 0) fprintf(f, "mean step time not judged; ");
         else

@@ -1,6 +1,6 @@
 /* core/cpu_share.c - how busy other processes kept this process's CPUs
  * (see cpu_share.h). */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* sched_getaffinity, cpu_set_t */
 #include "core/cpu_share.h"
 
 #include <math.h>
@@ -89,6 +89,7 @@ void ob_cpu_sample_take(ob_cpu_sample *s)
     struct rusage ru;
     const long tck = sysconf(_SC_CLK_TCK);
     if (tck <= 0 || clock_gettime(CLOCK_MONOTONIC, &ts) != 0 || getrusage(RUSAGE_SELF, &ru) != 0) return;
+#ifdef __linux__
     unsigned char mask[CPU_SETSIZE];
     int n_mask = 0;
     cpu_set_t set;
@@ -96,6 +97,10 @@ void ob_cpu_sample_take(ob_cpu_sample *s)
         for (int c = 0; c < CPU_SETSIZE; c++) mask[c] = CPU_ISSET(c, &set) != 0;
         n_mask = CPU_SETSIZE;
     }
+#else
+    const unsigned char *mask = NULL; /* no /proc/stat either: the sample fails below */
+    const int n_mask = 0;
+#endif
     char *text = read_proc_stat();
     if (!text) return;
     const int rc = ob_cpu_stat_parse(text, n_mask ? mask : NULL, n_mask, (double)tck, s);

@@ -534,14 +534,14 @@ static const ob_workload_vt bert_vt = {
     .destroy = bert_destroy,
 };
 
-static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev,
-                                     uint64_t seed, int rank, int world, ob_workload **out, ob_err *e)
+/* Rejects the settings that make no model or no language (OB_ERR_INPUT,
+ * with what to change): heads that do not divide dim, more than 2^24 tokens
+ * per step, a branch not below vocab - 1, or mask_token_frac and
+ * random_token_frac that add up to more than 1. */
+static ob_status check_settings(const ob_workload_def *d, const ob_hp_values *hp, ob_err *e)
 {
-    *out = NULL;
     int B = (int)ob_hp_get(hp, "batch"), T = (int)ob_hp_get(hp, "seq"), V = (int)ob_hp_get(hp, "vocab");
-    OB_TRY(ob_workload_check_part(d, B, rank, world, e));
-    int L = (int)ob_hp_get(hp, "layers"), C = (int)ob_hp_get(hp, "dim"), NH = (int)ob_hp_get(hp, "heads");
-    int F = C * (int)ob_hp_get(hp, "mlp_ratio");
+    int C = (int)ob_hp_get(hp, "dim"), NH = (int)ob_hp_get(hp, "heads");
     const char *n = d->name;
     if (C % NH != 0)
         return ob_fail(e, OB_ERR_INPUT,
@@ -564,24 +564,26 @@ static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_value
                        "%s.mask_token_frac + %s.random_token_frac = %g + %g = %g exceeds 1 (they are shares of the "
                        "masked targets); lower one of them",
                        n, n, mf, rf, mf + rf);
-    bert *m = calloc(1, sizeof *m);
-    if (!m) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    m->base.vt = &bert_vt;
-    m->base.def = d;
-    m->base.dev = dev;
-    m->base.seed = seed;
-    m->rank = rank;
-    m->world = world;
+    return OB_OK;
+}
+
+/* The settings hp of replica m->rank of m->world into m: the sizes of the
+ * whole batch and of this replica's part of it (with their target caps), the
+ * model's sizes, head and init std, the data seed and the held-out batches. */
+static void read_settings(bert *m, const ob_hp_values *hp)
+{
+    int B = (int)ob_hp_get(hp, "batch"), T = (int)ob_hp_get(hp, "seq"), V = (int)ob_hp_get(hp, "vocab");
+    int C = (int)ob_hp_get(hp, "dim"), NH = (int)ob_hp_get(hp, "heads");
     m->Bg = B;
     m->Ng = B * T;
-    m->B = B / world;
+    m->B = B / m->world;
     m->T = T;
     m->V = V;
-    m->L = L;
+    m->L = (int)ob_hp_get(hp, "layers");
     m->C = C;
     m->NH = NH;
     m->HS = C / NH;
-    m->F = F;
+    m->F = C * (int)ob_hp_get(hp, "mlp_ratio");
     m->N = m->B * T;
     m->base.items_per_step = (int64_t)B * T;
     m->tie = ob_hp_get(hp, "tie_head") != 0;
@@ -592,43 +594,44 @@ static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_value
     m->Mcap_g = ob_lang_target_cap(m->Ng, ob_hp_get(hp, "mask_prob"));
     /* a part can hold up to all of the whole batch's targets */
     m->Mcap = m->Mcap_g < m->N ? m->Mcap_g : m->N;
-    const ob_lang_config lc = ob_lang_config_of(hp);
-    ob_status s = ob_lang_build(&m->lang, &lc, m->data_seed, e);
-    if (s != OB_OK) {
-        ob_err_prefix(e, "%s: ", n);
-        free(m);
-        return s;
-    }
-    m->ps = calloc((size_t)(L * P_PER_LAYER + 6), sizeof *m->ps);
-    if (!m->ps) {
-        ob_lang_free(&m->lang);
-        free(m);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    }
-    const float sd = (float)m->init_std, sd_res = (float)(m->init_std / sqrt(2.0 * L));
-    add_slot(m, "wte", OB_TAG_EMBEDDING, 2, V, C, INIT_NORMAL, sd);
-    add_slot(m, "wpe", OB_TAG_EMBEDDING, 2, T, C, INIT_NORMAL, sd);
-    for (int l = 0; l < L; l++) {
-        char nm[OB_NAME_MAX];
+}
+
+/* The slots of block l, h<l>.*: its two LayerNorms, attention and MLP; the
+ * residual projections' init std is sd_res. */
+static void add_layer_slots(bert *m, int l, float sd, float sd_res)
+{
+    const int C = m->C, F = m->F;
+    char nm[OB_NAME_MAX];
 #define SLOT(suffix, tag, nd, s0, s1, init, std)                      \
     do {                                                              \
         snprintf(nm, sizeof nm, "h%d.%s", l, suffix);                 \
         add_slot(m, nm, tag, nd, s0, s1, init, std);                  \
     } while (0)
-        SLOT("ln1.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
-        SLOT("ln1.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
-        SLOT("attn.qkv.w", OB_TAG_MATRIX, 2, 3 * C, C, INIT_NORMAL, sd);
-        SLOT("attn.qkv.b", OB_TAG_BIAS, 1, 3 * C, 0, INIT_ZERO, 0);
-        SLOT("attn.proj.w", OB_TAG_MATRIX, 2, C, C, INIT_NORMAL, sd_res);
-        SLOT("attn.proj.b", OB_TAG_BIAS, 1, C, 0, INIT_ZERO, 0);
-        SLOT("ln2.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
-        SLOT("ln2.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
-        SLOT("mlp.fc.w", OB_TAG_MATRIX, 2, F, C, INIT_NORMAL, sd);
-        SLOT("mlp.fc.b", OB_TAG_BIAS, 1, F, 0, INIT_ZERO, 0);
-        SLOT("mlp.proj.w", OB_TAG_MATRIX, 2, C, F, INIT_NORMAL, sd_res);
-        SLOT("mlp.proj.b", OB_TAG_BIAS, 1, C, 0, INIT_ZERO, 0);
+    SLOT("ln1.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
+    SLOT("ln1.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
+    SLOT("attn.qkv.w", OB_TAG_MATRIX, 2, 3 * C, C, INIT_NORMAL, sd);
+    SLOT("attn.qkv.b", OB_TAG_BIAS, 1, 3 * C, 0, INIT_ZERO, 0);
+    SLOT("attn.proj.w", OB_TAG_MATRIX, 2, C, C, INIT_NORMAL, sd_res);
+    SLOT("attn.proj.b", OB_TAG_BIAS, 1, C, 0, INIT_ZERO, 0);
+    SLOT("ln2.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
+    SLOT("ln2.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
+    SLOT("mlp.fc.w", OB_TAG_MATRIX, 2, F, C, INIT_NORMAL, sd);
+    SLOT("mlp.fc.b", OB_TAG_BIAS, 1, F, 0, INIT_ZERO, 0);
+    SLOT("mlp.proj.w", OB_TAG_MATRIX, 2, C, F, INIT_NORMAL, sd_res);
+    SLOT("mlp.proj.b", OB_TAG_BIAS, 1, C, 0, INIT_ZERO, 0);
 #undef SLOT
-    }
+}
+
+/* The parameter slots into m->ps (room for all of them), in layout order:
+ * wte, wpe, the blocks, lnf, then head.w (untied head) and head.b (with a
+ * head bias), whose indices are kept (-1 when absent). */
+static void add_slots(bert *m)
+{
+    const int V = m->V, T = m->T, C = m->C, L = m->L;
+    const float sd = (float)m->init_std, sd_res = (float)(m->init_std / sqrt(2.0 * L));
+    add_slot(m, "wte", OB_TAG_EMBEDDING, 2, V, C, INIT_NORMAL, sd);
+    add_slot(m, "wpe", OB_TAG_EMBEDDING, 2, T, C, INIT_NORMAL, sd);
+    for (int l = 0; l < L; l++) add_layer_slots(m, l, sd, sd_res);
     m->i_lnf = m->nps;
     add_slot(m, "lnf.w", OB_TAG_NORM, 1, C, 0, INIT_ONE, 0);
     add_slot(m, "lnf.b", OB_TAG_NORM, 1, C, 0, INIT_ZERO, 0);
@@ -641,6 +644,39 @@ static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_value
         m->i_headb = m->nps;
         add_slot(m, "head.b", OB_TAG_BIAS, 1, V, 0, INIT_ZERO, 0);
     }
+}
+
+/* Replica rank of world: the settings checked and read, the language built
+ * and the parameter slots listed (bert_setup allocates the rest). */
+static ob_status bert_create_replica(const ob_workload_def *d, const ob_hp_values *hp, ob_device *dev,
+                                     uint64_t seed, int rank, int world, ob_workload **out, ob_err *e)
+{
+    *out = NULL;
+    OB_TRY(ob_workload_check_part(d, (int)ob_hp_get(hp, "batch"), rank, world, e));
+    OB_TRY(check_settings(d, hp, e));
+    bert *m = calloc(1, sizeof *m);
+    if (!m) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    m->base.vt = &bert_vt;
+    m->base.def = d;
+    m->base.dev = dev;
+    m->base.seed = seed;
+    m->rank = rank;
+    m->world = world;
+    read_settings(m, hp);
+    const ob_lang_config lc = ob_lang_config_of(hp);
+    ob_status s = ob_lang_build(&m->lang, &lc, m->data_seed, e);
+    if (s != OB_OK) {
+        ob_err_prefix(e, "%s: ", d->name);
+        free(m);
+        return s;
+    }
+    m->ps = calloc((size_t)(m->L * P_PER_LAYER + 6), sizeof *m->ps);
+    if (!m->ps) {
+        ob_lang_free(&m->lang);
+        free(m);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    add_slots(m);
     *out = &m->base;
     return OB_OK;
 }

@@ -285,133 +285,231 @@ static void apply_emission(const ob_lang *g, double *a, const double *m, int nb,
         for (int j = 0; j < nb; j++) a[vs * nb + j] *= z[j];
 }
 
-/* nll[j], cnt[j] for FB_BATCH sequences x, y, tgt (each (FB_BATCH, T)). The
- * batch size is a constant so that the innermost loops vectorize. */
-static ob_status lang_nll_block(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,
-                                double *nll, int *cnt, ob_err *e)
+/* The working memory of lang_nll_block: messages (R, S, FB_BATCH) and the
+ * positions where some sequence has a target. */
+typedef struct fb_work {
+    double *a, *m, *bt, *h; /* forward message, prediction, backward message, scratch */
+    double *store;          /* m at the positions with a target, ntot of them */
+    uint8_t *tany;          /* some sequence has a target at t */
+    int *slot_of;           /* t's index in store, -1 where no sequence has a target */
+    int ntot;
+} fb_work;
+
+/* Doubles in one message: (R, S, FB_BATCH). */
+static int64_t msg_len(const ob_lang *g)
+{
+    return (int64_t)g->n_real * g->cfg.topics * FB_BATCH;
+}
+
+/* Frees what w holds (its pointers may be NULL). */
+static void fb_free(fb_work *w)
+{
+    free(w->a);
+    free(w->m);
+    free(w->bt);
+    free(w->h);
+    free(w->store);
+    free(w->tany);
+    free(w->slot_of);
+}
+
+/* Allocates w's messages and store (w->ntot predictions); 0 when one of
+ * them is out of memory (fb_free frees the others). */
+static int fb_alloc_messages(const ob_lang *g, fb_work *w)
+{
+    const int64_t W = msg_len(g);
+    w->a = malloc((size_t)W * sizeof *w->a);
+    w->m = malloc((size_t)W * sizeof *w->m);
+    w->bt = malloc((size_t)W * sizeof *w->bt);
+    w->h = malloc((size_t)W * sizeof *w->h);
+    w->store = malloc((size_t)w->ntot * (size_t)W * sizeof *w->store);
+    return w->a && w->m && w->bt && w->h && w->store;
+}
+
+/* Zeroes nll[j] and counts the targets of each of the FB_BATCH sequences
+ * tgt (each of length T) into cnt[j]. */
+static void count_targets(int T, const uint8_t *tgt, double *nll, int *cnt)
 {
     enum { nb = FB_BATCH };
-    const int S = g->cfg.topics, K = g->cfg.branch, R = g->n_real;
-    const int64_t W = (int64_t)R * S * nb; /* floats of one message */
-    int ntot = 0, any_t = 0;
-    uint8_t *tany = calloc((size_t)T, 1);  /* some sequence has a target at t */
-    int *slot_of = malloc((size_t)T * sizeof *slot_of);
     for (int j = 0; j < nb; j++) {
         cnt[j] = 0;
         nll[j] = 0.0;
         for (int t = 0; t < T; t++) cnt[j] += tgt[(int64_t)j * T + t] != 0;
     }
-    if (!tany || !slot_of) {
-        free(tany);
-        free(slot_of);
-        return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
-    }
+}
+
+/* Marks the positions where some sequence has a target: w->tany[t] (zero
+ * on entry), w->slot_of[t] their index in store (-1 elsewhere) and w->ntot
+ * their number. Returns whether there is any. */
+static int mark_targets(int T, const uint8_t *tgt, fb_work *w)
+{
+    enum { nb = FB_BATCH };
+    int any_t = 0;
     for (int t = 0; t < T; t++) {
-        for (int j = 0; j < nb; j++) tany[t] |= tgt[(int64_t)j * T + t] != 0;
-        slot_of[t] = tany[t] ? ntot++ : -1;
-        any_t |= tany[t];
+        for (int j = 0; j < nb; j++) w->tany[t] |= tgt[(int64_t)j * T + t] != 0;
+        w->slot_of[t] = w->tany[t] ? w->ntot++ : -1;
+        any_t |= w->tany[t];
     }
-    if (!any_t) {
-        free(tany);
-        free(slot_of);
-        return OB_OK;
+    return any_t;
+}
+
+/* The prediction m of the first position: the unigram, spread evenly over
+ * the topics. */
+static void predict_first(const ob_lang *g, double *m)
+{
+    enum { nb = FB_BATCH };
+    const int S = g->cfg.topics, R = g->n_real;
+    for (int v = 0; v < R; v++)
+        for (int i = 0; i < S * nb; i++) m[(int64_t)v * S * nb + i] = g->unigram[v] / S;
+}
+
+/* The prediction m of the next position from the forward message a (topics
+ * mixed): m(succ, s) = sum over the tokens v of a(v, s) A_s(v, succ). */
+static void predict_next(const ob_lang *g, const double *a, double *m)
+{
+    enum { nb = FB_BATCH };
+    const int S = g->cfg.topics, K = g->cfg.branch, R = g->n_real;
+    memset(m, 0, (size_t)msg_len(g) * sizeof *m);
+    for (int v = 0; v < R; v++) {
+        const double *av = a + (int64_t)v * S * nb;
+        const int32_t *sv = g->succ + (int64_t)v * K;
+        const double *pv = g->trans_rks + (int64_t)v * K * S;
+        for (int k = 0; k < K; k++) {
+            double *ms = m + (int64_t)sv[k] * S * nb;
+            const double *pk = pv + (int64_t)k * S;
+            for (int s2 = 0; s2 < S; s2++) {
+                const double w = pk[s2];
+#pragma omp simd
+                for (int j = 0; j < nb; j++) ms[s2 * nb + j] += av[s2 * nb + j] * w;
+            }
+        }
     }
-    /* a: forward message, m: prediction, bt: backward message, h: scratch, store: m at targets */
-    double *a = malloc((size_t)W * sizeof *a), *m = malloc((size_t)W * sizeof *m);
-    double *bt = malloc((size_t)W * sizeof *bt), *h = malloc((size_t)W * sizeof *h);
-    double *store = malloc((size_t)ntot * (size_t)W * sizeof *store);
-    if (!a || !m || !bt || !h || !store) {
-        free(a);
-        free(m);
-        free(bt);
-        free(h);
-        free(store);
-        free(tany);
-        free(slot_of);
-        return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
-    }
-    /* Forward: m_t = prediction of (token, topic) at t from y_<t; a_t = m_t e_t. */
+}
+
+/* Forward: m_t = prediction of (token, topic) at t from y_<t, kept in
+ * w->store where some sequence has a target; a_t = m_t e_t. */
+static void forward_pass(const ob_lang *g, int T, const int32_t *y, fb_work *w)
+{
+    enum { nb = FB_BATCH };
+    const int64_t W = msg_len(g);
     for (int t = 0; t < T; t++) {
         if (t == 0) {
-            for (int v = 0; v < R; v++)
-                for (int i = 0; i < S * nb; i++) m[(int64_t)v * S * nb + i] = g->unigram[v] / S;
+            predict_first(g, w->m);
         } else {
-            mix_topics(g, a, nb);
-            memset(m, 0, (size_t)W * sizeof *m);
-            for (int v = 0; v < R; v++) {
-                const double *av = a + (int64_t)v * S * nb;
-                const int32_t *sv = g->succ + (int64_t)v * K;
-                const double *pv = g->trans_rks + (int64_t)v * K * S;
-                for (int k = 0; k < K; k++) {
-                    double *ms = m + (int64_t)sv[k] * S * nb;
-                    const double *pk = pv + (int64_t)k * S;
-                    for (int s2 = 0; s2 < S; s2++) {
-                        const double w = pk[s2];
-#pragma omp simd
-                        for (int j = 0; j < nb; j++) ms[s2 * nb + j] += av[s2 * nb + j] * w;
-                    }
-                }
-            }
+            mix_topics(g, w->a, nb);
+            predict_next(g, w->a, w->m);
         }
-        if (tany[t]) memcpy(store + (int64_t)slot_of[t] * W, m, (size_t)W * sizeof *m);
-        apply_emission(g, a, m, nb, T, t, y, 1.0);
+        if (w->tany[t]) memcpy(w->store + (int64_t)w->slot_of[t] * W, w->m, (size_t)W * sizeof *w->m);
+        apply_emission(g, w->a, w->m, nb, T, t, y, 1.0);
     }
-    /* Backward: bt_t(v, s) = P(y_>t | token v, topic s at t), rescaled. */
-    for (int64_t i = 0; i < W; i++) bt[i] = 1.0;
-    for (int t = T - 1; t >= 0; t--) {
-        if (tany[t]) {
-            const double *mt = store + (int64_t)slot_of[t] * W;
-            for (int j = 0; j < nb; j++) {
-                if (!tgt[(int64_t)j * T + t]) continue;
-                int yj = y[(int64_t)j * T + t], xj = x[(int64_t)j * T + t];
-                double base, delta, zt = 0.0, pt = 0.0;
-                emission(g, yj, 1, &base, &delta);
-                for (int v = 0; v < R; v++) {
-                    double q = 0.0;
-                    for (int s2 = 0; s2 < S; s2++) {
-                        int64_t i = ((int64_t)v * S + s2) * nb + j;
-                        q += mt[i] * bt[i];
-                    }
-                    q *= base + (v == yj ? delta : 0.0);
-                    zt += q;
-                    if (v == xj) pt = q;
-                }
-                nll[j] += -log(pt / zt);
+}
+
+/* nll[j] += -log P(x_j | y_j) at t for each sequence j with a target at t,
+ * from the prediction mt and the backward message bt of t. */
+static void add_target_nll(const ob_lang *g, int T, int t, const int32_t *x, const int32_t *y, const uint8_t *tgt,
+                           const double *mt, const double *bt, double *nll)
+{
+    enum { nb = FB_BATCH };
+    const int S = g->cfg.topics, R = g->n_real;
+    for (int j = 0; j < nb; j++) {
+        if (!tgt[(int64_t)j * T + t]) continue;
+        int yj = y[(int64_t)j * T + t], xj = x[(int64_t)j * T + t];
+        double base, delta, zt = 0.0, pt = 0.0;
+        emission(g, yj, 1, &base, &delta);
+        for (int v = 0; v < R; v++) {
+            double q = 0.0;
+            for (int s2 = 0; s2 < S; s2++) {
+                int64_t i = ((int64_t)v * S + s2) * nb + j;
+                q += mt[i] * bt[i];
+            }
+            q *= base + (v == yj ? delta : 0.0);
+            zt += q;
+            if (v == xj) pt = q;
+        }
+        nll[j] += -log(pt / zt);
+    }
+}
+
+/* bt(u, s) = sum_k A_s(u, succ) h(succ, s): the backward message of the
+ * position before h's. */
+static void step_back_transition(const ob_lang *g, const double *h, double *bt)
+{
+    enum { nb = FB_BATCH };
+    const int S = g->cfg.topics, K = g->cfg.branch, R = g->n_real;
+    for (int u = 0; u < R; u++) {
+        const int32_t *su = g->succ + (int64_t)u * K;
+        const double *pu = g->trans_rks + (int64_t)u * K * S;
+        double *bu = bt + (int64_t)u * S * nb;
+        for (int i = 0; i < S * nb; i++) bu[i] = 0.0;
+        for (int k = 0; k < K; k++) {
+            const double *hk = h + (int64_t)su[k] * S * nb, *pk = pu + (int64_t)k * S;
+            for (int s2 = 0; s2 < S; s2++) {
+                const double w = pk[s2];
+#pragma omp simd
+                for (int j = 0; j < nb; j++) bu[s2 * nb + j] += w * hk[s2 * nb + j];
             }
         }
+    }
+}
+
+/* Rescales each sequence's slice of bt to mean 1. */
+static void rescale_mean_one(const ob_lang *g, double *bt)
+{
+    enum { nb = FB_BATCH };
+    const int S = g->cfg.topics, R = g->n_real;
+    double z[FB_BATCH] = {0};
+    for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
+        for (int j = 0; j < nb; j++) z[j] += bt[vs * nb + j];
+    for (int j = 0; j < nb; j++) z[j] = (double)R * S / z[j];
+    for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
+        for (int j = 0; j < nb; j++) bt[vs * nb + j] *= z[j];
+}
+
+/* Backward: bt_t(v, s) = P(y_>t | token v, topic s at t), rescaled; at each
+ * position with a target, the targets' nll from w->store's prediction and
+ * bt_t. */
+static void backward_pass(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,
+                          fb_work *w, double *nll)
+{
+    enum { nb = FB_BATCH };
+    const int64_t W = msg_len(g);
+    for (int64_t i = 0; i < W; i++) w->bt[i] = 1.0;
+    for (int t = T - 1; t >= 0; t--) {
+        if (w->tany[t]) add_target_nll(g, T, t, x, y, tgt, w->store + (int64_t)w->slot_of[t] * W, w->bt, nll);
         if (t == 0) break;
         /* h = e_t bt; bt(u, s) = sum_k A_s(u, succ) h(succ, s); mix topics; rescale. */
-        apply_emission(g, h, bt, nb, T, t, y, 1.0);
-        for (int u = 0; u < R; u++) {
-            const int32_t *su = g->succ + (int64_t)u * K;
-            const double *pu = g->trans_rks + (int64_t)u * K * S;
-            double *bu = bt + (int64_t)u * S * nb;
-            for (int i = 0; i < S * nb; i++) bu[i] = 0.0;
-            for (int k = 0; k < K; k++) {
-                const double *hk = h + (int64_t)su[k] * S * nb, *pk = pu + (int64_t)k * S;
-                for (int s2 = 0; s2 < S; s2++) {
-                    const double w = pk[s2];
-#pragma omp simd
-                    for (int j = 0; j < nb; j++) bu[s2 * nb + j] += w * hk[s2 * nb + j];
-                }
-            }
-        }
-        mix_topics(g, bt, nb);
-        /* rescale each sequence's slice to mean 1 */
-        double z[FB_BATCH] = {0};
-        for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
-            for (int j = 0; j < nb; j++) z[j] += bt[vs * nb + j];
-        for (int j = 0; j < nb; j++) z[j] = (double)R * S / z[j];
-        for (int64_t vs = 0; vs < (int64_t)R * S; vs++)
-            for (int j = 0; j < nb; j++) bt[vs * nb + j] *= z[j];
+        apply_emission(g, w->h, w->bt, nb, T, t, y, 1.0);
+        step_back_transition(g, w->h, w->bt);
+        mix_topics(g, w->bt, nb);
+        rescale_mean_one(g, w->bt);
     }
-    free(a);
-    free(m);
-    free(bt);
-    free(h);
-    free(store);
-    free(tany);
-    free(slot_of);
+}
+
+/* nll[j], cnt[j] for FB_BATCH sequences x, y, tgt (each (FB_BATCH, T)). The
+ * batch size is a constant (nb = FB_BATCH in each pass) so that the
+ * innermost loops vectorize. */
+static ob_status lang_nll_block(const ob_lang *g, int T, const int32_t *x, const int32_t *y, const uint8_t *tgt,
+                                double *nll, int *cnt, ob_err *e)
+{
+    fb_work w = {0};
+    w.tany = calloc((size_t)T, 1);
+    w.slot_of = malloc((size_t)T * sizeof *w.slot_of);
+    count_targets(T, tgt, nll, cnt);
+    if (!w.tany || !w.slot_of) {
+        fb_free(&w);
+        return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
+    }
+    if (!mark_targets(T, tgt, &w)) {
+        fb_free(&w);
+        return OB_OK;
+    }
+    if (!fb_alloc_messages(g, &w)) {
+        fb_free(&w);
+        return ob_fail(e, OB_ERR_NOMEM, "bert: out of memory for the loss floor");
+    }
+    forward_pass(g, T, y, &w);
+    backward_pass(g, T, x, y, tgt, &w, nll);
+    fb_free(&w);
     return OB_OK;
 }
 

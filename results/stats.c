@@ -1155,14 +1155,22 @@ static ob_status group_confirm(const ob_dataset *d, ob_group *g, const int *idx,
  * [*lo, *hi] (buf: room for n values): pooled over the lrs; the mean counts
  * the slow steps now and then (a refresh every k steps); the median for
  * every run of the workload where some run predates the mean (one statistic
- * for all the optimizers it ranks). NaN when no run was timed. */
+ * for all the optimizers it ranks). Over the runs on a quiet machine where
+ * the group has some: those that met a busy one (other_cpu at
+ * OB_BUSY_SHARE or more) timed other processes' work too. NaN when no run
+ * was timed. */
 static ob_status group_step_time(const ob_dataset *d, const int *idx, int n, int by_median, double *buf, double *ms,
                                  double *lo, double *hi, double *cover, ob_err *e)
 {
-    int mt = 0;
+    int mt = 0, quiet = 0;
     for (int k = 0; k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
-        if (!r->finished) continue;
+        quiet += r->finished && !isnan(by_median ? r->step_ms_median : r->step_ms_mean) &&
+                 !(r->other_cpu >= OB_BUSY_SHARE);
+    }
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (!r->finished || (quiet && r->other_cpu >= OB_BUSY_SHARE)) continue;
         double t = by_median ? r->step_ms_median : r->step_ms_mean;
         if (!isnan(t)) buf[mt++] = t;
     }

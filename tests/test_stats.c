@@ -755,6 +755,24 @@ static void test_tt_rank_noise(const char *path)
         ob_stats_free(&st);
         ob_dataset_free(&d);
     }
+    /* adam's seed-2 run (1.2 ms) met a busy machine: its time comes from the
+     * two quiet runs; with all three busy, from all three */
+    for (int all = 0; all < 2; all++) {
+        CHECK(sqlite3_exec(ob_store_db(s),
+                           all ? "UPDATE runs SET other_cpu = 0.6 WHERE optimizer = 'adam'"
+                               : "UPDATE runs SET other_cpu = CASE WHEN optimizer = 'adam' AND seed = 2 THEN 0.6 "
+                                 "ELSE 0.1 END",
+                           NULL, NULL, NULL) == SQLITE_OK);
+        ob_dataset d;
+        ob_stats st;
+        load_stats(ob_store_db(s), &o, &d, &st);
+        const ob_group *ga = grp(&d, &st, "W", "adam");
+        if (ga) CHECK_NEAR(ga->tt_step_ms, all ? 1.1 : 1.05, 1e-12);
+        if (ga) CHECK(ga->tt_step_ms_lo == 1.0 && ga->tt_step_ms_hi == (all ? 1.2 : 1.1));
+        if (ga) CHECK(ga->n_busy == (all ? 3 : 1) && ga->n_timed == 3 && ob_group_busy(ga) == all);
+        ob_stats_free(&st);
+        ob_dataset_free(&d);
+    }
     ob_store_close(s);
 }
 

@@ -945,12 +945,12 @@ static int any_busy(const history *h)
 
 /* Benchmark b's value of series s as the table prints it: a step time of
  * runs that mostly met a busy machine marked with '*', the others followed
- * by a space where the table has such marks (marked, aligned stays
- * aligned) */
-static void cell_value(char *buf, size_t n, const history *h, const series *s, int b)
+ * by a space where the table has such marks (marks: any_busy), so that the
+ * numbers stay aligned */
+static void cell_value(char *buf, size_t n, const series *s, int b, int marks)
 {
     format_value(buf, n, s->v[b]);
-    if (strlen(buf) + 1 < n && any_busy(h)) strcat(buf, s->busy[b] ? "*" : " ");
+    if (strlen(buf) + 1 < n && marks) strcat(buf, s->busy[b] ? "*" : " ");
 }
 
 /* How many characters s has (UTF-8: every byte that does not continue a
@@ -979,6 +979,7 @@ static int max_int(int a, int b) { return a > b ? a : b; }
  * wide, or as wide as the widest cell. */
 static void print_rows_by_series(const history *h)
 {
+    const int marks = any_busy(h);
     int lw = 10, cw = 18;
     for (int j = 0; j < h->ns; j++) lw = max_int(lw, text_width(h->ser[j].label));
     for (int b = 0; b < h->nb; b++) {
@@ -986,7 +987,7 @@ static void print_rows_by_series(const history *h)
         snprintf(buf, sizeof buf, "%lld", (long long)h->bl.b[b].id);
         cw = max_int(cw, max_int(text_width(buf), max_int(text_width(h->bdate[b]), text_width(h->brev[b]))));
         for (int j = 0; j < h->ns; j++) {
-            cell_value(buf, sizeof buf, h, &h->ser[j], b);
+            cell_value(buf, sizeof buf, &h->ser[j], b, marks);
             cw = max_int(cw, text_width(buf));
         }
     }
@@ -1009,7 +1010,7 @@ static void print_rows_by_series(const history *h)
         print_cell(h->ser[j].label, lw, 1);
         for (int b = 0; b < h->nb; b++) {
             char buf[64];
-            cell_value(buf, sizeof buf, h, &h->ser[j], b);
+            cell_value(buf, sizeof buf, &h->ser[j], b, marks);
             printf("  %*s", cw, buf);
         }
         printf("\n");
@@ -1024,6 +1025,7 @@ static int column_width(const series *s) { return max_int(text_width(s->label), 
  * revision: 18). */
 static void print_rows_by_benchmark(const history *h)
 {
+    const int marks = any_busy(h);
     int iw = 6, dw = 17, rw = 13;
     for (int b = 0; b < h->nb; b++) {
         char id[32];
@@ -1052,7 +1054,7 @@ static void print_rows_by_benchmark(const history *h)
         print_cell(h->brev[b], rw, 1);
         for (int j = 0; j < h->ns; j++) {
             char buf[64];
-            cell_value(buf, sizeof buf, h, &h->ser[j], b);
+            cell_value(buf, sizeof buf, &h->ser[j], b, marks);
             printf("  %*s", column_width(&h->ser[j]), buf);
         }
         printf("\n");

@@ -578,8 +578,8 @@ static void collect_times(const ob_dataset *B, const ob_dataset *C, const pair *
             continue;
         }
         s->y[t->timed++] = r;
-        if (!isnan(rb->other_cpu)) g->busy_base = isnan(g->busy_base) ? rb->other_cpu : fmax(g->busy_base, rb->other_cpu);
-        if (!isnan(rc->other_cpu)) g->busy_cand = isnan(g->busy_cand) ? rc->other_cpu : fmax(g->busy_cand, rc->other_cpu);
+        g->busy_base = fmax(g->busy_base, rb->other_cpu); /* NaN: unknown, the other wins */
+        g->busy_cand = fmax(g->busy_cand, rc->other_cpu);
         if (busy) {
             g->time_busy++; /* other processes' work timed, not the code's */
             continue;

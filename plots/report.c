@@ -1307,9 +1307,10 @@ static void opening_busy(doc *dc, const ob_dataset *d)
     }
     if (n_busy)
         doc_p(dc, "%d of the finished runs ran while other processes kept %.0f%% or more of the machine's CPUs "
-                  "busy (up to %.0f%%; runs.csv's other_cpu column names them): their step times, and the "
-                  "times to target and costs built on them, are a busy machine's; their losses are not "
-                  "affected.",
+                  "busy (up to %.0f%%; runs.csv's other_cpu column names them): their step times are a busy "
+                  "machine's, so an optimizer's step time, cost and time to target come from its runs on a "
+                  "quiet machine where it has some, and from these where it has none (marked 'busy' in the "
+                  "cost table); their losses are not affected.",
               n_busy, 100 * OB_BUSY_SHARE, 100 * most);
 }
 
@@ -1771,7 +1772,7 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
     int any_drv = 0;
     for (int k = 0; k < s->n_g; k++) any_drv |= s->g[k].device_mem_bytes > 0;
     doc_table(dc, any_drv ? 12 : 11, chdr);
-    int n_unsteady = 0, n_busy = 0;
+    int n_unsteady = 0, n_busy = 0, n_left = 0, n_left_groups = 0;
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
         for (int k = 0; k < s->n_g && n_here < 512; k++)
@@ -1795,6 +1796,10 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
             doc_cell(dc, "%s", num(g->opt_ms_median, b1, sizeof b1));
             const int busy = ob_group_busy(g);
             n_busy += busy;
+            if (!busy && g->n_busy) {
+                n_left += g->n_busy;
+                n_left_groups++;
+            }
             if (isnan(g->step_ms_spread)) doc_cell(dc, "-%s", busy ? " (busy)" : "");
             else {
                 int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
@@ -1823,9 +1828,16 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
                   "'unsteady'); their step times and time-to-target rankings reflect the machine, not "
                   "only the optimizer.",
               n_unsteady, n_unsteady == 1 ? "" : "s", 100 * OB_STEP_SPREAD_UNSTEADY);
+    if (n_left)
+        doc_p(dc, "Note: %d run%s that met a busy machine (other processes kept %.0f%% or more of the CPUs busy "
+                  "while %s; runs.csv's other_cpu) %s left out of the times of %d group%s, which are "
+                  "from %s runs on a quiet machine.",
+              n_left, n_left == 1 ? "" : "s", 100 * OB_BUSY_SHARE, n_left == 1 ? "it ran" : "they ran",
+              n_left == 1 ? "is" : "are", n_left_groups, n_left_groups == 1 ? "" : "s",
+              n_left_groups == 1 ? "its" : "their");
     if (n_busy)
-        doc_p(dc, "Note: in %d group%s most runs met a busy machine (marked 'busy': other processes kept %.0f%% "
-                  "or more of the CPUs busy while they ran; runs.csv's other_cpu); their step times and "
+        doc_p(dc, "Note: in %d group%s every timed run met a busy machine (marked 'busy': other processes kept "
+                  "%.0f%% or more of the CPUs busy while they ran; runs.csv's other_cpu); their step times and "
                   "time-to-target rankings reflect that work, not only the optimizer.",
               n_busy, n_busy == 1 ? "" : "s", 100 * OB_BUSY_SHARE);
     for (int f = 0; f < figs->n; f++)

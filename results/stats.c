@@ -981,7 +981,9 @@ out:
 
 /* The cost of g over its sweep runs idx[0..n), at every lr: the medians of
  * the runs' step and optimizer times, throughput and loss floor, the spread
- * of their median step times, the largest memory; tmp, tmp2: room for n
+ * of their median step times, the largest memory; the times over the runs
+ * on a quiet machine where g has some (other_cpu under OB_BUSY_SHARE; the
+ * same rule as its time to target's step time); tmp, tmp2: room for n
  * values each. */
 static ob_status group_cost(const ob_dataset *d, ob_group *g, const int *idx, int n, double *tmp, double *tmp2,
                             ob_err *e)
@@ -996,24 +998,30 @@ static ob_status group_cost(const ob_dataset *d, ob_group *g, const int *idx, in
         goto out;
     }
     g->peak_mem_bytes = g->state_bytes = g->device_mem_bytes = -1;
-    g->n_busy = 0;
+    g->n_timed = g->n_busy = 0;
     for (int k = 0; k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
-        if (!isnan(r->step_ms_median)) {
-            a1[m1++] = r->step_ms_median;
-            g->n_busy += r->other_cpu >= OB_BUSY_SHARE;
-        }
+        if (isnan(r->step_ms_median)) continue;
+        g->n_timed++;
+        g->n_busy += r->other_cpu >= OB_BUSY_SHARE;
+    }
+    /* the times from the runs on a quiet machine where the group has some:
+     * a run that met a busy one timed other processes' work too */
+    const int quiet_only = g->n_busy < g->n_timed;
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        if (r->peak_mem_bytes > g->peak_mem_bytes) g->peak_mem_bytes = r->peak_mem_bytes;
+        if (r->device_mem_bytes > g->device_mem_bytes) g->device_mem_bytes = r->device_mem_bytes;
+        if (r->state_bytes > g->state_bytes) g->state_bytes = r->state_bytes;
+        if (!isnan(r->loss_floor)) a4[m4++] = r->loss_floor;
+        if (quiet_only && r->other_cpu >= OB_BUSY_SHARE) continue;
+        if (!isnan(r->step_ms_median)) a1[m1++] = r->step_ms_median;
         if (!isnan(r->step_ms_p90)) tmp[m2++] = r->step_ms_p90;
         if (!isnan(r->items_per_sec)) tmp2[m3++] = r->items_per_sec;
         if (!isnan(r->step_ms_mean)) a5[m5++] = r->step_ms_mean;
         if (!isnan(r->opt_ms_median)) a5[n + 1 + m6++] = r->opt_ms_median;
         if (!isnan(r->opt_ms_mean)) a5[2 * (n + 1) + m7++] = r->opt_ms_mean;
-        if (!isnan(r->loss_floor)) a4[m4++] = r->loss_floor;
-        if (r->peak_mem_bytes > g->peak_mem_bytes) g->peak_mem_bytes = r->peak_mem_bytes;
-        if (r->device_mem_bytes > g->device_mem_bytes) g->device_mem_bytes = r->device_mem_bytes;
-        if (r->state_bytes > g->state_bytes) g->state_bytes = r->state_bytes;
     }
-    g->n_timed = m1;
     g->step_ms_median = ob_stat_median(a1, m1);
     g->step_ms_spread = m1 >= 2 && ob_stat_min(a1, m1) > 0 ? ob_stat_max(a1, m1) / ob_stat_min(a1, m1) - 1 : NAN;
     g->step_ms_p90 = ob_stat_median(tmp, m2);
@@ -1560,11 +1568,14 @@ static void sgd_overhead(const ob_dataset *d, ob_group *g, const char *mine, dou
      * settings (a sweep of train.clip_norm changes the step's cost),
      * or every sgd run here when none has them */
     int m = 0;
-    for (int pass = 0; pass < 2 && m == 0; pass++)
+    /* of those, the runs on a quiet machine where there are some (as the
+     * group's own step time) */
+    for (int pass = 0; pass < 4 && m == 0; pass++)
         for (int r = 0; r < d->n; r++) {
             const ob_rrun *x = &d->runs[r];
             if (x->wl != g->wl || x->confirm || strcmp(x->optimizer, "sgd") || isnan(x->step_ms_median)) continue;
-            if (pass == 0 && !same_train(mine, train_settings(x->opt_key))) continue;
+            if (pass < 2 && !same_train(mine, train_settings(x->opt_key))) continue;
+            if (pass % 2 == 0 && x->other_cpu >= OB_BUSY_SHARE) continue;
             tmp[m++] = x->step_ms_median;
         }
     double sgd_ms = ob_stat_median(tmp, m);
@@ -2011,5 +2022,5 @@ const ob_group *ob_stats_group(const ob_stats *s, int wl, int opt)
 
 int ob_group_busy(const ob_group *g)
 {
-    return g->n_timed > 0 && 2 * g->n_busy > g->n_timed;
+    return g->n_timed > 0 && g->n_busy == g->n_timed;
 }

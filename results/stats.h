@@ -297,6 +297,8 @@ typedef struct ob_group {
     ob_ttt ev;                  /* time to the held-out target (ob_stats.ev_target): the first
                                  * evaluation whose held-out loss is <= it, per seed; the lr and step
                                  * time rules as tt_'s. NaN (censored) where the workload has none */
+    /* the times below: over the group's runs on a quiet machine (runs.other_cpu under
+     * OB_BUSY_SHARE) where it has some, else over all its timed runs (ob_group_busy) */
     double step_ms_median, step_ms_p90, overhead_vs_sgd, items_per_sec;
     double step_ms_mean;        /* median over runs of each run's mean step time: above the median
                                  * step time where some steps are much slower (a refresh every k
@@ -306,8 +308,8 @@ typedef struct ob_group {
     double step_ms_spread;      /* largest / smallest run median step time - 1 (NaN < 2 runs):
                                  * more than OB_STEP_SPREAD_UNSTEADY means a busy machine */
     int n_timed, n_busy;        /* runs with a median step time, and of them those that met a busy
-                                 * machine (runs.other_cpu at OB_BUSY_SHARE or more): when they are
-                                 * most of them, ob_group_busy */
+                                 * machine (runs.other_cpu at OB_BUSY_SHARE or more), left out of the
+                                 * times unless they are all of them (ob_group_busy) */
     int64_t peak_mem_bytes, state_bytes; /* -1 when unknown */
     int64_t device_mem_bytes;   /* the largest of the runs' driver-reported device memory; -1 unknown */
     double loss_floor;          /* NaN when unknown */
@@ -517,8 +519,8 @@ int ob_stats_best_configs(const ob_dataset *d, const ob_stats *s, int w, ob_best
  * or ended without a finite loss, at every lr). */
 const char *ob_group_no_best(const ob_group *g);
 
-/* 1 when most of g's timed runs met a busy machine: its step times are
- * that machine's as much as the optimizer's. */
+/* 1 when every one of g's timed runs met a busy machine: its step times
+ * are that machine's as much as the optimizer's. */
 int ob_group_busy(const ob_group *g);
 
 #endif

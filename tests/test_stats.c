@@ -755,13 +755,15 @@ static void test_tt_rank_noise(const char *path)
         ob_stats_free(&st);
         ob_dataset_free(&d);
     }
-    /* adam's seed-2 run (1.2 ms) met a busy machine: its time comes from the
-     * two quiet runs; with all three busy, from all three */
+    /* adam's seed-2 run (1.2 ms) met a busy machine: its time to target's
+     * step time and its cost (step time, spread, overhead over sgd's quiet
+     * runs, 0.55 and 0.6 ms: sgd's seed-0 run met one too) come from the two
+     * quiet runs; with all three busy, from all three */
     for (int all = 0; all < 2; all++) {
         CHECK(sqlite3_exec(ob_store_db(s),
                            all ? "UPDATE runs SET other_cpu = 0.6 WHERE optimizer = 'adam'"
-                               : "UPDATE runs SET other_cpu = CASE WHEN optimizer = 'adam' AND seed = 2 THEN 0.6 "
-                                 "ELSE 0.1 END",
+                               : "UPDATE runs SET other_cpu = CASE WHEN optimizer IN ('adam', 'sgd') AND "
+                                 "seed = (CASE optimizer WHEN 'adam' THEN 2 ELSE 0 END) THEN 0.6 ELSE 0.1 END",
                            NULL, NULL, NULL) == SQLITE_OK);
         ob_dataset d;
         ob_stats st;
@@ -770,6 +772,13 @@ static void test_tt_rank_noise(const char *path)
         if (ga) CHECK_NEAR(ga->tt_step_ms, all ? 1.1 : 1.05, 1e-12);
         if (ga) CHECK(ga->tt_step_ms_lo == 1.0 && ga->tt_step_ms_hi == (all ? 1.2 : 1.1));
         if (ga) CHECK(ga->n_busy == (all ? 3 : 1) && ga->n_timed == 3 && ob_group_busy(ga) == all);
+        if (ga) CHECK_NEAR(ga->step_ms_median, all ? 1.1 : 1.05, 1e-12);
+        if (ga) CHECK_NEAR(ga->step_ms_p90, all ? 1.1 : 1.05, 1e-12);
+        if (ga) CHECK_NEAR(ga->step_ms_spread, all ? 0.2 : 0.1, 1e-12);
+        if (ga) CHECK_NEAR(ga->overhead_vs_sgd, (all ? 1.1 : 1.05) / 0.575 - 1, 1e-12);
+        const ob_group *gs = grp(&d, &st, "W", "sgd");
+        if (gs) CHECK(gs->n_busy == 1 && !ob_group_busy(gs));
+        if (gs) CHECK_NEAR(gs->step_ms_median, 0.575, 1e-12);
         ob_stats_free(&st);
         ob_dataset_free(&d);
     }

@@ -1744,17 +1744,21 @@ static ob_status doc_workload(doc *dc, const ob_dataset *d, const ob_stats *s, c
     return OB_OK;
 }
 
-/* "Cost: step time and memory": per workload, each optimizer's step times,
- * overhead and memory, fastest first, a note on groups whose runs' step
- * times differ, and the figures drawn across workloads (doc_profile shows the
- * profile's). */
-static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs, const int *rendered)
+/* What the cost table's marks counted: groups whose runs' step times
+ * differ, whose timed runs all met a busy machine, and the runs that met
+ * one left out of groups timed by their runs on a quiet machine. */
+typedef struct cost_marks {
+    int n_unsteady, n_busy, n_left, n_left_groups;
+} cost_marks;
+
+/* The cost section's heading and what its table holds. */
+static void cost_intro(doc *dc)
 {
-    char b1[64], b3[64], b4[64];
     doc_h(dc, 2, "Cost: step time and memory");
     doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up, at the "
               "run's start and again after each resume from a checkpoint; "
-              "recording excluded; each the median over the group's runs: a mean above the median is steps "
+              "recording excluded; each the median over the group's runs, those on a quiet machine where it "
+              "has some: a mean above the median is steps "
               "that are much slower now and then, such as a refresh every k steps), the optimizer's part of a "
               "step ('optimizer ms', its median: from the gradients to the updated parameters), the overhead relative to sgd on the same workload (with the same training "
               "settings when the benchmark has them), peak memory (the "
@@ -1766,13 +1770,83 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
               "during the benchmark (other load, frequency scaling), and step times, overheads and time-to-target rankings there are not a "
               "property of the optimizer (re-time on an idle machine, or rank time to target by steps "
               "with --profile-by steps).", 100 * OB_STEP_SPREAD_UNSTEADY);
+}
+
+/* Group g's row of the cost table (any_drv: with the driver's device
+ * memory), its marks counted into m. */
+static void cost_row(doc *dc, const ob_dataset *d, const ob_group *g, int any_drv, cost_marks *m)
+{
+    char b1[64];
+    doc_cell(dc, "%s", d->wl_labels[g->wl]);
+    doc_cell(dc, "%s", d->opt_labels[g->opt]);
+    doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
+    doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
+    doc_cell(dc, "%s", num(g->step_ms_mean, b1, sizeof b1));
+    doc_cell(dc, "%s", num(g->opt_ms_median, b1, sizeof b1));
+    const int busy = ob_group_busy(g);
+    m->n_busy += busy;
+    if (!busy && g->n_busy) {
+        m->n_left += g->n_busy;
+        m->n_left_groups++;
+    }
+    if (isnan(g->step_ms_spread)) doc_cell(dc, "-%s", busy ? " (busy)" : "");
+    else {
+        int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
+        m->n_unsteady += unsteady;
+        doc_cell(dc, "%+.0f%%%s", 100 * g->step_ms_spread,
+                 unsteady && busy ? " (unsteady, busy)" : unsteady ? " (unsteady)" : busy ? " (busy)" : "");
+    }
+    doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
+                       : (snprintf(b1, sizeof b1, "%+.0f%%", 100 * g->overhead_vs_sgd), b1));
+    if (isfinite(g->items_per_sec) && g->items_per_sec >= 1e4 && g->items_per_sec < 1e12) {
+        /* 4 significant digits, written out: 225900, not 2.259e+05 */
+        double mag = pow(10, floor(log10(g->items_per_sec)) - 3);
+        doc_cell(dc, "%.0f", round(g->items_per_sec / mag) * mag);
+    } else {
+        doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
+    }
+    doc_cell(dc, "%s", bytes_text(g->peak_mem_bytes, b1, sizeof b1));
+    doc_cell(dc, "%s", bytes_text(g->state_bytes, b1, sizeof b1));
+    if (any_drv) doc_cell(dc, "%s", bytes_text(g->device_mem_bytes, b1, sizeof b1));
+    doc_row_end(dc);
+}
+
+/* The notes under the cost table on what its marks counted. */
+static void cost_notes(doc *dc, const cost_marks *m)
+{
+    if (m->n_unsteady)
+        doc_p(dc, "Note: in %d group%s the runs' step times differ by more than %.0f%% (marked "
+                  "'unsteady'); their step times and time-to-target rankings reflect the machine, not "
+                  "only the optimizer.",
+              m->n_unsteady, m->n_unsteady == 1 ? "" : "s", 100 * OB_STEP_SPREAD_UNSTEADY);
+    if (m->n_left)
+        doc_p(dc, "Note: %d run%s that met a busy machine (other processes kept %.0f%% or more of the CPUs busy "
+                  "while %s; runs.csv's other_cpu) %s left out of the times of %d group%s, which are "
+                  "from %s runs on a quiet machine.",
+              m->n_left, m->n_left == 1 ? "" : "s", 100 * OB_BUSY_SHARE, m->n_left == 1 ? "it ran" : "they ran",
+              m->n_left == 1 ? "is" : "are", m->n_left_groups, m->n_left_groups == 1 ? "" : "s",
+              m->n_left_groups == 1 ? "its" : "their");
+    if (m->n_busy)
+        doc_p(dc, "Note: in %d group%s every timed run met a busy machine (marked 'busy': other processes kept "
+                  "%.0f%% or more of the CPUs busy while they ran; runs.csv's other_cpu); their step times and "
+                  "time-to-target rankings reflect that work, not only the optimizer.",
+              m->n_busy, m->n_busy == 1 ? "" : "s", 100 * OB_BUSY_SHARE);
+}
+
+/* "Cost: step time and memory": per workload, each optimizer's step times,
+ * overhead and memory, fastest first (untimed last), notes on what the
+ * marks counted, and the figures drawn across workloads (doc_profile shows
+ * the profile's). */
+static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs, const int *rendered)
+{
+    cost_intro(dc);
     static const char *const chdr[] = {"workload", "optimizer", "step ms (median)", "step ms (p90)",
                                        "step ms (mean)", "optimizer ms", "runs differ", "vs sgd", "items/s",
                                        "peak memory", "optimizer state", "device memory (driver)"};
     int any_drv = 0;
     for (int k = 0; k < s->n_g; k++) any_drv |= s->g[k].device_mem_bytes > 0;
     doc_table(dc, any_drv ? 12 : 11, chdr);
-    int n_unsteady = 0, n_busy = 0, n_left = 0, n_left_groups = 0;
+    cost_marks m = {0};
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
         for (int k = 0; k < s->n_g && n_here < 512; k++)
@@ -1786,60 +1860,10 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
             }
             order[j + 1] = v;
         }
-        for (int i = 0; i < n_here; i++) {
-            const ob_group *g = &s->g[order[i]];
-            doc_cell(dc, "%s", d->wl_labels[w]);
-            doc_cell(dc, "%s", d->opt_labels[g->opt]);
-            doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
-            doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
-            doc_cell(dc, "%s", num(g->step_ms_mean, b1, sizeof b1));
-            doc_cell(dc, "%s", num(g->opt_ms_median, b1, sizeof b1));
-            const int busy = ob_group_busy(g);
-            n_busy += busy;
-            if (!busy && g->n_busy) {
-                n_left += g->n_busy;
-                n_left_groups++;
-            }
-            if (isnan(g->step_ms_spread)) doc_cell(dc, "-%s", busy ? " (busy)" : "");
-            else {
-                int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
-                n_unsteady += unsteady;
-                doc_cell(dc, "%+.0f%%%s", 100 * g->step_ms_spread,
-                         unsteady && busy ? " (unsteady, busy)" : unsteady ? " (unsteady)" : busy ? " (busy)" : "");
-            }
-            doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
-                               : (snprintf(b1, sizeof b1, "%+.0f%%", 100 * g->overhead_vs_sgd), b1));
-            if (isfinite(g->items_per_sec) && g->items_per_sec >= 1e4 && g->items_per_sec < 1e12) {
-                /* 4 significant digits, written out: 225900, not 2.259e+05 */
-                double mag = pow(10, floor(log10(g->items_per_sec)) - 3);
-                doc_cell(dc, "%.0f", round(g->items_per_sec / mag) * mag);
-            } else {
-                doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
-            }
-            doc_cell(dc, "%s", bytes_text(g->peak_mem_bytes, b3, sizeof b3));
-            doc_cell(dc, "%s", bytes_text(g->state_bytes, b4, sizeof b4));
-            if (any_drv) doc_cell(dc, "%s", bytes_text(g->device_mem_bytes, b4, sizeof b4));
-            doc_row_end(dc);
-        }
+        for (int i = 0; i < n_here; i++) cost_row(dc, d, &s->g[order[i]], any_drv, &m);
     }
     doc_table_end(dc);
-    if (n_unsteady)
-        doc_p(dc, "Note: in %d group%s the runs' step times differ by more than %.0f%% (marked "
-                  "'unsteady'); their step times and time-to-target rankings reflect the machine, not "
-                  "only the optimizer.",
-              n_unsteady, n_unsteady == 1 ? "" : "s", 100 * OB_STEP_SPREAD_UNSTEADY);
-    if (n_left)
-        doc_p(dc, "Note: %d run%s that met a busy machine (other processes kept %.0f%% or more of the CPUs busy "
-                  "while %s; runs.csv's other_cpu) %s left out of the times of %d group%s, which are "
-                  "from %s runs on a quiet machine.",
-              n_left, n_left == 1 ? "" : "s", 100 * OB_BUSY_SHARE, n_left == 1 ? "it ran" : "they ran",
-              n_left == 1 ? "is" : "are", n_left_groups, n_left_groups == 1 ? "" : "s",
-              n_left_groups == 1 ? "its" : "their");
-    if (n_busy)
-        doc_p(dc, "Note: in %d group%s every timed run met a busy machine (marked 'busy': other processes kept "
-                  "%.0f%% or more of the CPUs busy while they ran; runs.csv's other_cpu); their step times and "
-                  "time-to-target rankings reflect that work, not only the optimizer.",
-              n_busy, n_busy == 1 ? "" : "s", 100 * OB_BUSY_SHARE);
+    cost_notes(dc, &m);
     for (int f = 0; f < figs->n; f++)
         if (figs->f[f].wl < 0 && !profile_stem(figs->f[f].stem)) doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)

@@ -115,7 +115,7 @@ typedef struct series {
     char *label;   /* "workload optimizer", the labels of the whole database */
     int wl, opt;   /* label indices in the whole database's dataset */
     double *v;     /* (n_bench,) */
-    unsigned char *busy; /* (n_bench,) 1: a step time of runs that mostly met a busy machine */
+    unsigned char *busy; /* (n_bench,) 1: a step time of runs that all met a busy machine */
 } series;
 
 /* " (lower is better)", " (higher is better)" or "" (no direction: the best
@@ -944,7 +944,7 @@ static int any_busy(const history *h)
 }
 
 /* Benchmark b's value of series s as the table prints it: a step time of
- * runs that mostly met a busy machine marked with '*', the others followed
+ * runs that all met a busy machine marked with '*', the others followed
  * by a space where the table has such marks (marks: any_busy), so that the
  * numbers stay aligned */
 static void cell_value(char *buf, size_t n, const series *s, int b, int marks)
@@ -1077,9 +1077,9 @@ static const char *part_label(const history *h, int k, int by_opt)
 static void print_busy_note(const history *h)
 {
     if (any_busy(h))
-        printf("note: * marks a benchmark whose runs of that series mostly met a busy machine (other processes "
-               "kept %.0f%% or more of the CPUs busy while they ran; runs.other_cpu): its step time is that "
-               "machine's as much as the code's\n",
+        printf("note: * marks a benchmark whose timed runs of that series all met a busy machine (other "
+               "processes kept %.0f%% or more of the CPUs busy while they ran; runs.other_cpu): its step time is "
+               "that machine's as much as the code's (where some of them did not, the step time is theirs)\n",
                100 * OB_BUSY_SHARE);
 }
 

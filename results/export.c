@@ -434,7 +434,9 @@ static const ob_file_doc docs[] = {
      "SOAP's refresh every k steps; time to target uses it, or the median on a workload where some run "
      "predates the mean), opt_ms_median and opt_ms_mean (the optimizer's "
      "part of a step, from the gradients to the updated parameters: medians over runs of each run's median "
-     "and mean)"},
+     "and mean); the times are over the group's runs on a quiet machine where it has some (runs.csv's "
+     "other_cpu under 0.25: a run that met a busy machine timed other processes' work too), else over "
+     "all its runs, and sgd's side of overhead_vs_sgd alike"},
     {"profile.csv", "performance profile: fraction of workloads within a factor tau of the best",
      "tau, then one column per optimizer"},
     {"profile_area.csv", "area under each optimizer's performance profile over [1, tau_max]",

@@ -757,7 +757,8 @@ static void print_summary(const ob_config *cfg, const ob_run_summary *sum)
     if (sum->on_busy_machine)
         fprintf(stderr, "optbench: note: %d of the runs met a busy machine: other processes kept %.0f%% or more of "
                         "its CPUs busy (up to %.0f%%; runs.other_cpu), so their step times are that work's as "
-                        "much as the optimizers'; compare leaves them out\n",
+                        "much as the optimizers'; compare leaves them out, and report and history time an optimizer "
+                        "by its runs on a quiet machine where it has some\n",
                 sum->on_busy_machine, 100 * OB_BUSY_SHARE, 100 * sum->busy_most);
     /* a command to paste: the path quoted for a shell where it needs it */
     int plain = cfg->db[0] != '\0';

@@ -551,7 +551,8 @@ static ob_status bars_caption(const ob_dataset *d, const ob_stats *s, const bar_
 {
     static const char *const caps[] = {
         "Median time of one training step (forward, backward and optimizer update; the first "
-        "steps are a warm-up and not counted), per workload and optimizer.",
+        "steps are a warm-up and not counted), per workload and optimizer, over its runs on a quiet machine "
+        "where it has some (the cost table's).",
         "Peak memory: the high-water mark of optbench's own allocations during a run (parameters, gradients, "
         "activations, optimizer state, workspaces; on a GPU, device memory), per workload and optimizer.",
         "Bytes of optimizer state (momentum, second moments, ...) per workload and optimizer.",

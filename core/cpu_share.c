@@ -140,3 +140,11 @@ double ob_cpu_share_run(const ob_cpu_recent *r, const ob_cpu_sample *start, cons
     }
     return from ? ob_cpu_share_others(from, end) : NAN;
 }
+
+double ob_cpu_share_join(double prev, double prev_s, double cur, double cur_s)
+{
+    const int has_prev = !isnan(prev) && prev_s > 0, has_cur = !isnan(cur) && cur_s > 0;
+    if (has_prev && has_cur) return (prev * prev_s + cur * cur_s) / (prev_s + cur_s);
+    if (has_prev) return prev;
+    return isnan(cur) ? prev : cur;
+}

@@ -60,6 +60,12 @@ void ob_cpu_recent_add(ob_cpu_recent *r, const ob_cpu_sample *s);
  * r at least that long before end; NaN where there is none. */
 double ob_cpu_share_run(const ob_cpu_recent *r, const ob_cpu_sample *start, const ob_cpu_sample *end);
 
+/* The share of a run continued from a checkpoint: the earlier processes'
+ * part (prev, over prev_s seconds of the run's wall time) and this one's
+ * (cur, over cur_s), weighted by their wall times; either alone where the
+ * other is NaN or its time is not positive. */
+double ob_cpu_share_join(double prev, double prev_s, double cur, double cur_s);
+
 /* Parses /proc/stat's text into *s (busy time of the CPUs in mask, a
  * byte per CPU index, n_mask of them; NULL: every CPU): 0, or -1 where
  * the text holds none of them. For the tests. */

@@ -1367,6 +1367,11 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     char errbuf[1024];
     int stop_matrix = 0, resumed_from = 0;
     ob_cpu_sample cpu0, cpu1; /* how busy other processes kept the CPUs meanwhile */
+    double earlier_cpu = NAN; /* the same, as recorded for the run's part before a stop */
+    if (continuing == CELL_CONTINUED && (s = ob_store_run_other_cpu(store, j->run_id, &earlier_cpu, e)) != OB_OK) {
+        close(fd);
+        return s;
+    }
     ob_cpu_sample_take(&cpu0);
     pthread_mutex_lock(&x->mu);
     ob_cpu_recent_add(&x->recent, &cpu0);
@@ -1377,6 +1382,12 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     pthread_mutex_lock(&x->mu);
     res.other_cpu = ob_cpu_share_run(&x->recent, &cpu0, &cpu1);
     pthread_mutex_unlock(&x->mu);
+    if (resumed_from > 0) {
+        /* continued from a checkpoint: the part before it (its wall time is
+         * the run's less this process's) and this one, by their wall times */
+        const double here_s = cpu0.ok && cpu1.ok ? cpu1.wall_s - cpu0.wall_s : NAN;
+        res.other_cpu = ob_cpu_share_join(earlier_cpu, res.wall_s - here_s, res.other_cpu, here_s);
+    }
     if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
     if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged"))) {
         remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);

@@ -1805,6 +1805,25 @@ ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t 
     return run_text(s, run_id, "SELECT status FROM runs WHERE id = ?1", "reading a run's status", status, n, e);
 }
 
+ob_status ob_store_run_other_cpu(ob_store *s, int64_t run_id, double *share, ob_err *e)
+{
+    sqlite3_stmt *q = NULL;
+    *share = NAN;
+    OB_TRY(prep(s, "SELECT other_cpu FROM runs WHERE id = ?1", &q, e));
+    sqlite3_bind_int64(q, 1, run_id);
+    ob_status st = OB_OK;
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_ROW) {
+        if (sqlite3_column_type(q, 0) != SQLITE_NULL) *share = sqlite3_column_double(q, 0);
+    } else if (rc == SQLITE_DONE) {
+        st = OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "no run %lld in '%s'", (long long)run_id, s->path);
+    } else {
+        st = db_fail(s, e, "reading a run's share of busy CPUs");
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
 ob_status ob_store_run_error(ob_store *s, int64_t run_id, char *buf, size_t n, ob_err *e)
 {
     return run_text(s, run_id, "SELECT coalesce(error, '') FROM runs WHERE id = ?1", "reading a run's error", buf, n,

@@ -249,6 +249,9 @@ int ob_store_status_finished(const char *status);
 int ob_store_status_known(const char *status);
 /* Status of a run: pending|running|done|diverged|failed|interrupted. */
 ob_status ob_store_run_status(ob_store *s, int64_t run_id, char *status, size_t n, ob_err *e);
+/* The share of its CPUs that other processes kept busy while a run ran,
+ * as last recorded (runs.other_cpu; NaN where it has none). */
+ob_status ob_store_run_other_cpu(ob_store *s, int64_t run_id, double *share, ob_err *e);
 /* The error a run was recorded with ("" when it has none). */
 ob_status ob_store_run_error(ob_store *s, int64_t run_id, char *buf, size_t n, ob_err *e);
 /* One transaction: drop a run's curve points, evaluations and events after

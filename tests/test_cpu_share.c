@@ -114,6 +114,20 @@ static void test_run_window(void)
     CHECK(isnan(ob_cpu_share_run(&r, &start, &end)));
 }
 
+/* A run continued from a checkpoint: its parts weighted by their wall
+ * times; one part alone where the other has no share or no time. */
+static void test_join(void)
+{
+    CHECK_NEAR(ob_cpu_share_join(0.8, 3, 0.0, 1), 0.6, 1e-12);
+    CHECK_NEAR(ob_cpu_share_join(0.2, 1, 0.6, 1), 0.4, 1e-12);
+    CHECK(ob_cpu_share_join(0.8, 3, NAN, 1) == 0.8);   /* this part too short to measure */
+    CHECK(ob_cpu_share_join(NAN, 3, 0.1, 1) == 0.1);   /* the earlier part has none (a SIGKILL) */
+    CHECK(ob_cpu_share_join(0.8, 0, 0.1, 1) == 0.1);   /* the earlier part took no time */
+    CHECK(ob_cpu_share_join(0.8, NAN, 0.1, NAN) == 0.1);
+    CHECK(ob_cpu_share_join(0.8, NAN, NAN, NAN) == 0.8);
+    CHECK(isnan(ob_cpu_share_join(NAN, 1, NAN, 1)));
+}
+
 static double now(void)
 {
     struct timespec ts;
@@ -168,6 +182,7 @@ int main(void)
     test_parse();
     test_share();
     test_run_window();
+    test_join();
     test_live();
     return check_done();
 }

@@ -5,7 +5,8 @@
 # alone, from an earlier run's start); run's last lines and the report
 # say its step times are a busy machine's; compare leaves such runs out of
 # step time: a candidate twice as slow is "on a busy machine, not judged"
-# and no regression, while the same candidate recorded as quiet is one.
+# and no regression, while the same candidate recorded as quiet is one. A
+# run continued from a checkpoint records the share of both its parts.
 . "$(dirname "$0")/common.bash"
 spinners=()
 trap 'kill "${spinners[@]}" 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -72,4 +73,32 @@ q "$tmp/cand.db" "update runs set other_cpu = null" >/dev/null
 rc=$?
 check "quiet: a regression (exit $rc): $(grep '^rosenbrock' "$tmp/out")" test $rc = 1
 check "quiet: step time worse" grep -q '^rosenbrock .*+100.0% .*worse' "$tmp/out"
+
+# a run stopped (SIGTERM) and continued from its checkpoint: its share joins
+# the part before the stop (recorded then; planted here as 1, a machine busy
+# all along) and the part after, weighted by their wall times, so it is at
+# least the first part's share of the run's time (about 0.5; on a quiet
+# machine the second part alone records a few %). About 2 s of training
+# here, stopped at the first checkpoint seen of steps 140000 to 199999.
+db="$tmp/resumed.db"
+rargs=(run --workloads quadratic --optimizers sgd --lrs 0.01 --seeds 1 --steps 300000 --checkpoint-every 20000
+       --set quadratic.dim=128 --backend cpu --db "$db")
+"$OPTBENCH" "${rargs[@]}" >/dev/null 2>"$tmp/stop.err" &
+pid=$!
+wait_for "$db.ckpt/run-*/ckpt-0000001[4-9]*.obck" || fail "resumed: no checkpoint appeared"
+kill -TERM $pid
+wait $pid
+check "resumed: the run was stopped: $(tail -1 "$tmp/stop.err")" test "$(q "$db" "select status from runs")" = interrupted
+first=$(q "$db" "select wall_s from runs")
+q "$db" "update runs set other_cpu = 1" >/dev/null
+"$OPTBENCH" "${rargs[@]}" --resume >/dev/null 2>"$tmp/resume.err" || fail "resumed: --resume failed: $(cat "$tmp/resume.err")"
+check "resumed: continued from its checkpoint" grep -q "1 continued from a checkpoint" "$tmp/resume.err"
+row=$(q "$db" "select status, other_cpu, wall_s from runs")
+echo "resumed: status, other_cpu, wall_s: $row (the first part: ${first} s)"
+check "resumed: the share joins both parts: $row, first part $first s" python3 -c "
+import sys
+status, share, wall = sys.argv[1].split('|')
+first = float(sys.argv[2])
+assert status == 'done' and 0 < first < float(wall), (status, first, wall)
+assert first / float(wall) - 0.05 <= float(share) <= 1, (share, first / float(wall))" "$row" "$first"
 exit $fail

@@ -525,21 +525,13 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The Setup section: each workload's steps and seeds, and each optimizer
- * configuration's learning rates and the settings it ran with where they
- * differ from this optbench's defaults (settings.csv), so that a reader
- * of the rankings knows the recipes compared. */
-static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
+/* The workloads in a line for the Setup section: each one's planned steps
+ * and the sweep's seeds (v: room for d->n values). */
+static void setup_workloads(const ob_dataset *d, double *v, char *wl, size_t cap)
 {
-    char b1[64], b2[64];
-    doc_h(dc, 2, "Setup");
-    double *v = malloc(((size_t)d->n + 1) * sizeof *v);
-    if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    /* workloads: planned steps and the sweep's seeds */
-    char wl[2048];
     size_t len = 0;
     wl[0] = '\0';
-    for (int w = 0; w < d->n_wl && len < sizeof wl; w++) {
+    for (int w = 0; w < d->n_wl && len < cap; w++) {
         int m = 0;
         int64_t steps = -1;
         for (int i = 0; i < d->n; i++)
@@ -550,9 +542,85 @@ static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
         qsort(v, (size_t)m, sizeof *v, cmp_double);
         int seeds = 0;
         for (int i = 0; i < m; i++) seeds += i == 0 || v[i] != v[i - 1];
-        len += (size_t)snprintf(wl + len, sizeof wl - len, "%s%s, %lld steps, %d seed%s", w ? "; " : "",
+        len += (size_t)snprintf(wl + len, cap - len, "%s%s, %lld steps, %d seed%s", w ? "; " : "",
                                 d->wl_labels[w], (long long)steps, seeds, seeds == 1 ? "" : "s");
     }
+}
+
+/* An optimizer configuration's n settings other than the defaults, sd, in
+ * words: "key value (default x)", a text setting as it is, its study. */
+static void setup_settings(const ob_setting_diff *sd, int n, char *set, size_t cap)
+{
+    size_t sl = 0;
+    set[0] = '\0';
+    for (int i = 0; i < n && sl < cap; i++) {
+        const char *sep = i ? ", " : "";
+        if (!sd[i].key[0] || !strncmp(sd[i].key, "options.", 8)) /* unknown; a text setting ("route=...") */
+            sl += (size_t)snprintf(set + sl, cap - sl, "%s%s", sep, sd[i].value);
+        else if (!strcmp(sd[i].key, "search.study")) /* which of the matrix's searches (studies) */
+            sl += (size_t)snprintf(set + sl, cap - sl, "%sstudy %s of the search", sep, sd[i].value);
+        else if (!sd[i].dflt[0])
+            sl += (size_t)snprintf(set + sl, cap - sl, "%s%s %s (not a setting of this optbench)", sep,
+                                   sd[i].key, sd[i].value);
+        else
+            sl += (size_t)snprintf(set + sl, cap - sl, "%s%s %s (default %s)", sep, sd[i].key, sd[i].value,
+                                   sd[i].dflt);
+    }
+}
+
+/* Optimizer configuration k's learning rates in the sweep, in words: each
+ * of them, or the smallest to the largest where there are more than 8 (v:
+ * room for d->n values). Returns how many there are. */
+static int setup_lrs(const ob_dataset *d, int k, double *v, char *lrs, size_t cap)
+{
+    char b1[64], b2[64];
+    int m = 0;
+    for (int i = 0; i < d->n; i++)
+        if (d->runs[i].opt == k && !d->runs[i].confirm) v[m++] = d->runs[i].lr;
+    qsort(v, (size_t)m, sizeof *v, cmp_double);
+    int u = 0;
+    for (int i = 0; i < m; i++)
+        if (u == 0 || v[i] != v[u - 1]) v[u++] = v[i];
+    size_t ll = 0;
+    lrs[0] = '\0';
+    if (u > 8)
+        snprintf(lrs, cap, "%s to %s (%d values)", num(v[0], b1, sizeof b1), num(v[u - 1], b2, sizeof b2), u);
+    else
+        for (int i = 0; i < u && ll < cap; i++)
+            ll += (size_t)snprintf(lrs + ll, cap - ll, "%s%s", i ? ", " : "", num(v[i], b1, sizeof b1));
+    return u;
+}
+
+/* Optimizer configuration k's row of the Setup table: its settings other
+ * than the defaults and its learning rates (v: room for d->n values). */
+static ob_status setup_row(sqlite3 *db, const ob_dataset *d, int k, double *v, doc *dc, ob_err *e)
+{
+    ob_setting_diff *sd = NULL;
+    int n = 0;
+    const ob_status st = ob_settings_diff(db, d, k, &sd, &n, e);
+    if (st != OB_OK) return st;
+    char set[1536], lrs[512];
+    setup_settings(sd, n, set, sizeof set);
+    free(sd);
+    const int u = setup_lrs(d, k, v, lrs, sizeof lrs);
+    doc_cell(dc, "%s", d->opt_labels[k]);
+    doc_cell(dc, "%s", n ? set : "the defaults");
+    doc_cell(dc, "%s", u ? lrs : "-");
+    doc_row_end(dc);
+    return OB_OK;
+}
+
+/* The Setup section: each workload's steps and seeds, and each optimizer
+ * configuration's learning rates and the settings it ran with where they
+ * differ from this optbench's defaults (settings.csv), so that a reader
+ * of the rankings knows the recipes compared. */
+static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
+{
+    doc_h(dc, 2, "Setup");
+    double *v = malloc(((size_t)d->n + 1) * sizeof *v);
+    if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    char wl[2048];
+    setup_workloads(d, v, wl, sizeof wl);
     doc_p(dc, "Workloads: %s (confirmation seeds not counted). Each optimizer configuration below ran with "
               "the settings listed, where they differ from this optbench's defaults for it and for training "
               "(settings.csv; runs.csv's hparams holds every value), at each of its learning rates and with "
@@ -560,48 +628,7 @@ static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
     static const char *const hdr[] = {"optimizer", "settings other than the defaults", "learning rates"};
     doc_table(dc, 3, hdr);
     ob_status st = OB_OK;
-    for (int k = 0; k < d->n_opt && st == OB_OK; k++) {
-        ob_setting_diff *sd = NULL;
-        int n = 0;
-        if ((st = ob_settings_diff(db, d, k, &sd, &n, e)) != OB_OK) break;
-        char set[1536];
-        size_t sl = 0;
-        set[0] = '\0';
-        for (int i = 0; i < n && sl < sizeof set; i++) {
-            const char *sep = i ? ", " : "";
-            if (!sd[i].key[0] || !strncmp(sd[i].key, "options.", 8)) /* unknown; a text setting ("route=...") */
-                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s", sep, sd[i].value);
-            else if (!strcmp(sd[i].key, "search.study")) /* which of the matrix's searches (studies) */
-                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%sstudy %s of the search", sep, sd[i].value);
-            else if (!sd[i].dflt[0])
-                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s %s (not a setting of this optbench)", sep,
-                                       sd[i].key, sd[i].value);
-            else
-                sl += (size_t)snprintf(set + sl, sizeof set - sl, "%s%s %s (default %s)", sep, sd[i].key,
-                                       sd[i].value, sd[i].dflt);
-        }
-        free(sd);
-        int m = 0;
-        for (int i = 0; i < d->n; i++)
-            if (d->runs[i].opt == k && !d->runs[i].confirm) v[m++] = d->runs[i].lr;
-        qsort(v, (size_t)m, sizeof *v, cmp_double);
-        int u = 0;
-        for (int i = 0; i < m; i++)
-            if (u == 0 || v[i] != v[u - 1]) v[u++] = v[i];
-        char lrs[512];
-        size_t ll = 0;
-        lrs[0] = '\0';
-        if (u > 8)
-            snprintf(lrs, sizeof lrs, "%s to %s (%d values)", num(v[0], b1, sizeof b1), num(v[u - 1], b2, sizeof b2),
-                     u);
-        else
-            for (int i = 0; i < u && ll < sizeof lrs; i++)
-                ll += (size_t)snprintf(lrs + ll, sizeof lrs - ll, "%s%s", i ? ", " : "", num(v[i], b1, sizeof b1));
-        doc_cell(dc, "%s", d->opt_labels[k]);
-        doc_cell(dc, "%s", n ? set : "the defaults");
-        doc_cell(dc, "%s", u ? lrs : "-");
-        doc_row_end(dc);
-    }
+    for (int k = 0; k < d->n_opt && st == OB_OK; k++) st = setup_row(db, d, k, v, dc, e);
     doc_table_end(dc);
     free(v);
     return st;
@@ -1599,13 +1626,96 @@ static void doc_ranked_table(doc *dc, const ob_dataset *d, const ob_stats *s, co
     doc_table_end(dc);
 }
 
+/* The confirmation table's introduction: what the fresh seeds are and why
+ * their ranking is the one to quote (max_seeds: the most seeds a row has). */
+static void confirm_intro(doc *dc, int max_seeds)
+{
+    doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked by their "
+              "median final loss. The sweep's median at its best lr is optimistic: that lr won partly "
+              "because its seeds happened to do well, and the fresh seeds do not share that luck, so where "
+              "the two rankings differ, this one is the estimate to quote%s. change = confirmed median / "
+              "sweep median - 1: that optimism, and partly how the fresh seeds differ from the sweep's.",
+          max_seeds <= 3 ? " (with 3 seeds or fewer, rankings whose min-max ranges overlap are not a "
+                           "finding here either)"
+                         : "");
+}
+
+/* Group g's row of the confirmation table: its fresh seeds beside the
+ * sweep's median at its best lr; rank: its place, 0 where it has none. */
+static void confirm_row(doc *dc, const ob_dataset *d, const ob_group *g, int rank)
+{
+    char b1[64], b2[64];
+    int at_best = g->confirm_lr == g->best_lr;
+    if (rank > 0) doc_cell(dc, "%d", rank);
+    else doc_cell(dc, "-");
+    doc_cell(dc, "%s", d->opt_labels[g->opt]);
+    if (at_best) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
+    else doc_cell(dc, "%s (not this sweep's best lr, %s: an earlier benchmark's; not ranked)",
+                  num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
+    doc_cell(dc, "%d", g->conf_final.n);
+    doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
+    if (!(g->conf_final.ci_cover >= 0.95)) doc_cell(dc, "-");
+    else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1), num(g->conf_final.ci_hi, b2, sizeof b2));
+    if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
+    else doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1), num(g->conf_final.max, b2, sizeof b2));
+    doc_cell(dc, "%d / %d", g->conf_n_diverged, g->conf_final.n);
+    if (at_best) doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
+    else doc_cell(dc, "-");
+    if (at_best && isfinite(g->final.median) && g->final.median != 0 && isfinite(g->conf_final.median))
+        doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
+    else doc_cell(dc, "-");
+    doc_cell(dc, "%s", num(g->conf_eval_loss.median, b1, sizeof b1));
+    doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
+    doc_row_end(dc);
+}
+
+/* Group g's row of the confirmation table where it has nothing confirmed:
+ * why not. */
+static void confirm_none_row(doc *dc, const ob_dataset *d, const ob_group *g)
+{
+    doc_cell(dc, "-");
+    doc_cell(dc, "%s", d->opt_labels[g->opt]);
+    if (g->best < 0) doc_cell(dc, "none (%s: nothing to confirm)", ob_group_no_best(g));
+    else if (g->conf_seed_overlap)
+        doc_cell(dc, "not confirmed (its confirmation runs are left out: not fresh, see below)");
+    else doc_cell(dc, "not confirmed (no fresh seeds ran)");
+    for (int c = 0; c < 9; c++) doc_cell(dc, "-");
+    doc_row_end(dc);
+}
+
+/* Workload w's confirmation table: the confirmed groups in crank's order
+ * (the unranked after them), then those with nothing confirmed. */
+static void confirm_table(doc *dc, const ob_dataset *d, const ob_stats *s, const int *crank, int w,
+                          const char *metric_hdr)
+{
+    static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
+                                       "95% CI", "min - max", "diverged", "sweep median (seeds)", "change",
+                                       "held-out loss", "held-out metric"};
+    const char *fh[12];
+    memcpy(fh, fhdr, sizeof fh);
+    fh[11] = metric_hdr;
+    doc_table(dc, 12, fh);
+    for (int r = 1; r <= s->n_g + 1; r++)
+        for (int k = 0; k < s->n_g; k++) {
+            const ob_group *g = &s->g[k];
+            if (g->wl != w || isnan(g->confirm_lr) || crank[k] != (r <= s->n_g ? r : 0)) continue;
+            confirm_row(dc, d, g, crank[k] > 0 ? r : 0);
+        }
+    /* the optimizers with nothing to confirm */
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || !isnan(g->confirm_lr)) continue;
+        confirm_none_row(dc, d, g);
+    }
+    doc_table_end(dc);
+}
+
 /* A workload's confirmation table: the fresh seeds at each optimizer's best
  * lr, ranked by crank (ob_stats_confirm_rank), their seed-by-seed comparison,
  * and the confirmation runs left out for not being fresh. */
 static ob_status doc_confirmation(doc *dc, const ob_dataset *d, const ob_stats *s, const int *crank, int w,
                                   const char *metric_hdr, ob_err *e)
 {
-    char b1[64], b2[64];
     int n_conf = 0, n_overlap = 0, max_seeds = 0;
     for (int k = 0; k < s->n_g; k++)
         if (s->g[k].wl == w) {
@@ -1614,65 +1724,8 @@ static ob_status doc_confirmation(doc *dc, const ob_dataset *d, const ob_stats *
             if (s->g[k].conf_final.n > max_seeds) max_seeds = s->g[k].conf_final.n;
         }
     if (n_conf) {
-        doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked by their "
-                  "median final loss. The sweep's median at its best lr is optimistic: that lr won partly "
-                  "because its seeds happened to do well, and the fresh seeds do not share that luck, so where "
-                  "the two rankings differ, this one is the estimate to quote%s. change = confirmed median / "
-                  "sweep median - 1: that optimism, and partly how the fresh seeds differ from the sweep's.",
-                  max_seeds <= 3 ? " (with 3 seeds or fewer, rankings whose min-max ranges overlap are not a "
-                                   "finding here either)"
-                                 : "");
-        static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
-                                           "95% CI", "min - max", "diverged", "sweep median (seeds)", "change",
-                                           "held-out loss", "held-out metric"};
-        const char *fh[12];
-        memcpy(fh, fhdr, sizeof fh);
-        fh[11] = metric_hdr;
-        doc_table(dc, 12, fh);
-        for (int r = 1; r <= s->n_g + 1; r++)
-            for (int k = 0; k < s->n_g; k++) {
-                const ob_group *g = &s->g[k];
-                if (g->wl != w || isnan(g->confirm_lr) || crank[k] != (r <= s->n_g ? r : 0)) continue;
-                int at_best = g->confirm_lr == g->best_lr;
-                if (crank[k] > 0) doc_cell(dc, "%d", r);
-                else doc_cell(dc, "-");
-                doc_cell(dc, "%s", d->opt_labels[g->opt]);
-                if (at_best) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
-                else doc_cell(dc, "%s (not this sweep's best lr, %s: an earlier benchmark's; not ranked)",
-                              num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
-                doc_cell(dc, "%d", g->conf_final.n);
-                doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
-                if (!(g->conf_final.ci_cover >= 0.95)) doc_cell(dc, "-");
-                else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1),
-                              num(g->conf_final.ci_hi, b2, sizeof b2));
-                if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
-                else doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1),
-                              num(g->conf_final.max, b2, sizeof b2));
-                doc_cell(dc, "%d / %d", g->conf_n_diverged, g->conf_final.n);
-                if (at_best) doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
-                else doc_cell(dc, "-");
-                if (at_best && isfinite(g->final.median) && g->final.median != 0 &&
-                    isfinite(g->conf_final.median))
-                    doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
-                else doc_cell(dc, "-");
-                doc_cell(dc, "%s", num(g->conf_eval_loss.median, b1, sizeof b1));
-                doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
-                doc_row_end(dc);
-            }
-        /* the optimizers with nothing to confirm */
-        for (int k = 0; k < s->n_g; k++) {
-            const ob_group *g = &s->g[k];
-            if (g->wl != w || !isnan(g->confirm_lr)) continue;
-            doc_cell(dc, "-");
-            doc_cell(dc, "%s", d->opt_labels[g->opt]);
-            if (g->best < 0) doc_cell(dc, "none (%s: nothing to confirm)", ob_group_no_best(g));
-            else if (g->conf_seed_overlap)
-                doc_cell(dc, "not confirmed (its confirmation runs are left out: not fresh, see below)");
-            else doc_cell(dc, "not confirmed (no fresh seeds ran)");
-            for (int c = 0; c < 9; c++) doc_cell(dc, "-");
-            doc_row_end(dc);
-        }
-        doc_table_end(dc);
+        confirm_intro(dc, max_seeds);
+        confirm_table(dc, d, s, crank, w, metric_hdr);
         const ob_status st = doc_paired(dc, d, s, crank, w, 1, e);
         if (st != OB_OK) return st;
     }
@@ -2324,57 +2377,80 @@ static int publish_lock(const char *dir)
     return fd;
 }
 
-static ob_status publish(const char *dir, const char *stage, ob_err *e)
+/* Appends the names of the files in the stage dp, STAGE_HOST aside, to the
+ * growing list (*names, *n, *cap), sorted; closes dp. */
+static ob_status stage_names(DIR *dp, char ***names, size_t *n, size_t *cap, ob_err *e)
 {
-    char **names = NULL, **old = NULL;
-    size_t n = 0, cap = 0, n_old = 0, cap_old = 0;
     ob_status st = OB_OK;
-    DIR *dp = opendir(stage);
-    if (!dp) return ob_fail(e, OB_ERR_IO, "cannot read '%s': %s", stage, strerror(errno));
-    const int lock = publish_lock(dir);
     struct dirent *de;
     while ((de = readdir(dp)) && st == OB_OK) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || !strcmp(de->d_name, STAGE_HOST)) continue;
-        st = push_name(&names, &n, &cap, de->d_name, e);
+        st = push_name(names, n, cap, de->d_name, e);
     }
     closedir(dp);
-    if (st == OB_OK && n) qsort(names, n, sizeof *names, cmp_name);
-    if (st == OB_OK) st = check_foreign(dir, stage, names, n, e);
-    /* the earlier report's list: its files that this one does not write go,
-     * once this one is in place */
-    char list[1200], p[1400], from[1400];
-    snprintf(list, sizeof list, "%s/%s", dir, REPORT_LIST);
-    if (st == OB_OK) st = read_names(list, &old, &n_old, &cap_old, e);
-    {
-        size_t kept = 0; /* those this report writes again stay */
-        for (size_t i = 0; i < n_old; i++) {
-            const char *key = old[i];
-            if (n && bsearch(&key, names, n, sizeof *names, cmp_name)) free(old[i]);
-            else old[kept++] = old[i];
-        }
-        n_old = kept;
+    if (st == OB_OK && *n) qsort(*names, *n, sizeof **names, cmp_name);
+    return st;
+}
+
+/* Keeps of the earlier report's n_old files old those that this report,
+ * names[0..n-1] (sorted), does not write again: they are to go. Returns
+ * how many are kept. */
+static size_t not_rewritten(char **old, size_t n_old, char *const *names, size_t n)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        const char *key = old[i];
+        if (n && bsearch(&key, names, n, sizeof *names, cmp_name)) free(old[i]);
+        else old[kept++] = old[i];
     }
-    /* this report's list, written in the stage (one per report: two reports
-     * into one folder do not share a temporary file) */
-    if (st == OB_OK) {
-        snprintf(from, sizeof from, "%s/%s", stage, REPORT_LIST);
-        FILE *g = fopen(from, "w");
-        int bad = !g;
-        for (size_t i = 0; g && i < n; i++) bad |= fprintf(g, "%s\n", names[i]) < 0;
-        if (g && fclose(g) != 0) bad = 1;
-        if (bad) st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", from, strerror(errno));
-    }
-    /* the files, then the list; nothing is removed before all are in place.
-     * A stop (SIGINT, SIGTERM, SIGHUP) waits until then: stopped half way the
-     * folder would hold some of the earlier report's files beside this one's
-     * (it ends the process as soon as the report is whole; a SIGKILL can
-     * still cut it, and the next report into the folder makes it whole) */
-    sigset_t stops, mask;
+    return kept;
+}
+
+/* Writes this report's list, names[0..n-1], in the stage (one per report:
+ * two reports into one folder do not share a temporary file). */
+static ob_status write_list(const char *stage, char *const *names, size_t n, ob_err *e)
+{
+    char from[1400];
+    snprintf(from, sizeof from, "%s/%s", stage, REPORT_LIST);
+    FILE *g = fopen(from, "w");
+    int bad = !g;
+    for (size_t i = 0; g && i < n; i++) bad |= fprintf(g, "%s\n", names[i]) < 0;
+    if (g && fclose(g) != 0) bad = 1;
+    if (bad) return ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", from, strerror(errno));
+    return OB_OK;
+}
+
+/* Blocks the stops (SIGINT, SIGTERM, SIGHUP), the mask before in *mask.
+ * Returns whether they are blocked. */
+static int block_stops(sigset_t *mask)
+{
+    sigset_t stops;
     sigemptyset(&stops);
     sigaddset(&stops, SIGINT);
     sigaddset(&stops, SIGTERM);
     sigaddset(&stops, SIGHUP);
-    const int masked = st == OB_OK && sigprocmask(SIG_BLOCK, &stops, &mask) == 0;
+    return sigprocmask(SIG_BLOCK, &stops, mask) == 0;
+}
+
+/* Restores the mask block_stops saved: a stop that came meanwhile ends the
+ * process when unblocked, so the stage, empty now, goes first. */
+static void unblock_stops(const char *stage, const sigset_t *mask)
+{
+    sigset_t pend;
+    if (sigpending(&pend) == 0 &&
+        (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 || sigismember(&pend, SIGHUP) == 1))
+        remove_stage(stage);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+}
+
+/* Moves the stage's files names[0..n-1] into dir, then its list onto dir's
+ * list (at list), then removes the earlier report's files old[0..n_old-1]
+ * that this one does not write: nothing is removed before all are in place. */
+static ob_status move_in(const char *dir, const char *stage, char *const *names, size_t n, const char *list,
+                         char *const *old, size_t n_old, ob_err *e)
+{
+    char p[1400], from[1400];
+    ob_status st = OB_OK;
     for (size_t i = 0; i < n && st == OB_OK; i++) {
         snprintf(from, sizeof from, "%s/%s", stage, names[i]);
         snprintf(p, sizeof p, "%s/%s", dir, names[i]);
@@ -2388,20 +2464,47 @@ static ob_status publish(const char *dir, const char *stage, ob_err *e)
         snprintf(p, sizeof p, "%s/%s", dir, old[i]);
         remove(p);
     }
-    if (masked) {
-        /* a stop that came meanwhile ends the process when unblocked: the
-         * stage, empty now, goes first */
-        sigset_t pend;
-        if (sigpending(&pend) == 0 &&
-            (sigismember(&pend, SIGINT) == 1 || sigismember(&pend, SIGTERM) == 1 || sigismember(&pend, SIGHUP) == 1))
-            remove_stage(stage);
-        sigprocmask(SIG_SETMASK, &mask, NULL);
-    }
-    if (lock >= 0) close(lock);
+    return st;
+}
+
+/* Frees the n names of a list and the list. */
+static void free_names(char **names, size_t n)
+{
     for (size_t i = 0; i < n; i++) free(names[i]);
-    for (size_t i = 0; i < n_old; i++) free(old[i]);
     free(names);
-    free(old);
+}
+
+/* Moves the report in the stage into dir, holding dir's publishing lock:
+ * its files, then its list; then the files of the earlier report there
+ * that this one does not write go. */
+static ob_status publish(const char *dir, const char *stage, ob_err *e)
+{
+    char **names = NULL, **old = NULL;
+    size_t n = 0, cap = 0, n_old = 0, cap_old = 0;
+    DIR *dp = opendir(stage);
+    if (!dp) return ob_fail(e, OB_ERR_IO, "cannot read '%s': %s", stage, strerror(errno));
+    const int lock = publish_lock(dir);
+    ob_status st = stage_names(dp, &names, &n, &cap, e);
+    if (st == OB_OK) st = check_foreign(dir, stage, names, n, e);
+    /* the earlier report's list: its files that this one does not write go,
+     * once this one is in place */
+    char list[1200];
+    snprintf(list, sizeof list, "%s/%s", dir, REPORT_LIST);
+    if (st == OB_OK) st = read_names(list, &old, &n_old, &cap_old, e);
+    n_old = not_rewritten(old, n_old, names, n);
+    if (st == OB_OK) st = write_list(stage, names, n, e);
+    /* the files, then the list; nothing is removed before all are in place.
+     * A stop (SIGINT, SIGTERM, SIGHUP) waits until then: stopped half way the
+     * folder would hold some of the earlier report's files beside this one's
+     * (it ends the process as soon as the report is whole; a SIGKILL can
+     * still cut it, and the next report into the folder makes it whole) */
+    sigset_t mask;
+    const int masked = st == OB_OK && block_stops(&mask);
+    if (st == OB_OK) st = move_in(dir, stage, names, n, list, old, n_old, e);
+    if (masked) unblock_stops(stage, &mask);
+    if (lock >= 0) close(lock);
+    free_names(names, n);
+    free_names(old, n_old);
     return st;
 }
 

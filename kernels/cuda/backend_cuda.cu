@@ -294,7 +294,15 @@ static ob_status cuda_upload(ob_device *dev, void *dst, const void *src, size_t 
             memcpy(buf, (const unsigned char *)src + off, n);
             OB_CU(e, "upload",
                   cudaMemcpyAsync((unsigned char *)dst + off, buf, n, cudaMemcpyHostToDevice, c->stream));
-            OB_CU(e, "upload", cudaEventRecord(c->stage_ev[slot], c->stream));
+            const cudaError_t rec = cudaEventRecord(c->stage_ev[slot], c->stream);
+            if (rec != cudaSuccess) {
+                /* the slot's event is not this copy's: wait for the copy
+                 * here, or the ring would come back to a slot still read */
+                if (cudaStreamSynchronize(c->stream) != cudaSuccess) (void)cudaGetLastError();
+                c->stage_pending[slot] = 0;
+                return ob_cu_fail(e, rec, "upload", "cudaEventRecord(c->stage_ev[slot], c->stream)", __FILE__,
+                                  __LINE__);
+            }
             c->stage_pending[slot] = 1;
         }
         return OB_OK;

@@ -145,7 +145,10 @@ static inline unsigned cu_red_blocks(int64_t n)
 /* Blocks for a grid-stride kernel: enough for `work` items, at most what the
  * SMs hold at once for this kernel (its registers decide: a 48-register
  * kernel of 256 threads fits 5 blocks per SM, not 8), so the grid is one wave
- * and no SM idles through a partial second wave. */
+ * and no SM idles through a partial second wave. The count is kept per
+ * device and kernel, for the block size it was first asked with (each
+ * kernel is launched with one: a caller with another must not share it),
+ * and asked of the current GPU: dev's (ob_cu_enter). */
 static inline unsigned cu_grid_resident(ob_device *dev, const void *fn, int64_t work, int threads)
 {
     cuda_impl *c = (cuda_impl *)dev->impl;

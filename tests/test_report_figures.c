@@ -1651,6 +1651,39 @@ static void test_bar_time_units(const char *dir)
     free(gp);
 }
 
+/* The dot plots' marks stand on end a slot apart: with 16 optimizers on 4
+ * workloads (880 / 68 = 12.9 pixels a slot) in a smaller font, 10 points,
+ * so that neighbours do not run into each other; with few optimizers in
+ * the terminal's own. */
+static void test_bar_marks_crowded(const char *dir)
+{
+    for (int many = 0; many < 2; many++) {
+        fixture fix;
+        ob_store *s = fixture_begin(&fix, dir, many ? "marks16" : "marks2");
+        const char *out = fix.out;
+        const int n_opt = many ? 16 : 2;
+        static const char *const wl[] = {"wa", "wb", "wc", "wd"};
+        for (int w = 0; w < 4; w++)
+            for (int o = 0; o < n_opt; o++) {
+                char name[16];
+                snprintf(name, sizeof name, "o%02d", o);
+                /* the last optimizer diverged at once everywhere: "every run diverged" */
+                fx_add(s, fix.bench, &(fx_run){wl[w], name, NULL, 0.01, 0, o == n_opt - 1 ? "diverged" : "done",
+                                               1.0 + 0.01 * o, 10, 1.0, 1.5, 4096, 800, 1.5, NAN, 0});
+            }
+        CHECK(sqlite3_exec(ob_store_db(s), "UPDATE runs SET step_ms_median = NULL, step_ms_p90 = NULL, "
+                                           "step_ms_mean = NULL WHERE status = 'diverged'",
+                           NULL, NULL, NULL) == SQLITE_OK);
+        ob_report_result res;
+        fixture_report(&fix, 0, &res);
+        char *gp = slurp(out, "step_time.gp");
+        CHECK_MSG(gp && count_of(gp, "set label \"every run diverged\"") == 4, "%s", gp ? gp : "");
+        if (many) CHECK(gp && count_of(gp, "rotate by 90 left front tc rgb \"#999999\" font \",10\"\n") == 4);
+        else CHECK(gp && !strstr(gp, "font \",") && count_of(gp, "rotate by 90 left front tc rgb \"#999999\"\n") == 4);
+        free(gp);
+    }
+}
+
 /* Times to target within the timing noise share a rank: adam (step times 1
  * and 1.4 ms) and sgd (1.1 and 1.2 ms) reach the target in the same steps,
  * (13), their intervals overlap, so both rank 1 though sgd's median is faster;
@@ -2050,6 +2083,7 @@ int main(void)
     test_series_marks();
     test_hp_zero_log(dir, have_gnuplot);
     test_bar_time_units(dir);
+    test_bar_marks_crowded(dir);
     test_tt_noise(dir);
     test_near_miss(dir);
     test_tt_seeds(dir, have_gnuplot);

@@ -151,6 +151,9 @@ static const int history_points[] = {7, 5, 9, 11, 13, 15, 6, 4, 8, 10, 12, 14};
  * the panel says the workload). */
 #define HISTORY_PANEL_SERIES 16
 
+/* The figure title's line on the busy machine's mark, where it has one. */
+static const char *const busy_title = "\n*: that night's timed runs of the series all met a busy machine";
+
 /* s as a gnuplot double-quoted string */
 static void gp_quoted(FILE *f, const char *s)
 {
@@ -249,10 +252,33 @@ static void panels_head(const panels *p, const char *mlabel, const char *better)
             "    set multiplot title ",
             mlabel, p->ns, p->height, p->height, p->height, (double)p->height / 1000.0);
     char title[512];
-    snprintf(title, sizeof title, "%s over %d benchmarks%s\nx: benchmark id (history.csv: its date and revision)",
-             mlabel, p->nb, better);
+    int busy = 0;
+    for (int j = 0; j < p->ns && !busy; j++)
+        for (int b = 0; b < p->nb; b++) busy |= p->ser[j].busy[b];
+    snprintf(title, sizeof title, "%s over %d benchmark%s%s\nx: benchmark id (history.csv: its date and revision)%s",
+             mlabel, p->nb, p->nb == 1 ? "" : "s", better, busy ? busy_title : "");
     gp_quoted(p->f, title);
     fprintf(p->f, "\n");
+}
+
+/* Marks with '*' above each value of series [j, j2) of a night whose timed
+ * runs of that series all met a busy machine (the table's mark), in the
+ * series' colour; x0: the x of history.csv's first row (0 where the plot
+ * reads the header as the series' title, 1 where it reads it as a row);
+ * indent: the script's at that point. Returns how many. */
+static int busy_labels(FILE *f, const series *ser, int j, int j2, int nb, int x0, const ob_colour *colours,
+                       const char *indent)
+{
+    int n = 0;
+    for (int k = j; k < j2; k++)
+        for (int b = 0; b < nb; b++) {
+            const double v = ser[k].v[b];
+            if (!ser[k].busy[b] || !(v > 0) || !isfinite(v)) continue;
+            fprintf(f, "%sset label \"*\" at first %d, first %.9g offset 0,0.8 center front tc rgb \"%s\"\n", indent,
+                    x0 + b, v, colours ? colours[ser[k].opt].hex : "#0077bb");
+            n++;
+        }
+    return n;
 }
 
 /* Returns the end of the panel's series from j on, with the range of their positive finite values. */
@@ -297,12 +323,13 @@ static int write_panel(const panels *p, int w, int j)
             "    %s\n"
             "    unset key\n"
             "    set xtics nomirror%s\n"
-            "%s"
-            "    plot",
+            "%s",
             logy ? "set logscale y" : "unset logscale y", p->rotate ? " rotate by 90 right" : "",
-            any ? "    unset label 1\n    set ytics nomirror\n"
-                : "    set label 1 \"no finite value\\n(see the table)\" at graph 0.5, 0.5 center\n"
+            any ? "    unset label\n    set ytics nomirror\n"
+                : "    unset label\n    set label 1 \"no finite value\\n(see the table)\" at graph 0.5, 0.5 center\n"
                   "    unset ytics\n");
+    busy_labels(f, p->ser, j, j2, p->nb, 1, p->colours, "    ");
+    fprintf(f, "    plot");
     /* every panel over every benchmark, so they line up: the rows 1 to nb
      * (0 is the header) and the offsets */
     fprintf(f, " [0.7:%d.3]", p->nb);
@@ -335,7 +362,7 @@ static void panels_legend(const panels *p)
             "    set size 1, %.4f\n"
             "    unset title\n"
             "    unset ylabel\n"
-            "    unset label 1\n"
+            "    unset label\n"
             "    unset logscale y\n"
             "    unset border\n"
             "    unset tics\n"
@@ -417,7 +444,7 @@ static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_co
             "set output 'history.png'\n"
             "PS = 1.1   # point size\n"
             "set datafile separator comma\n"
-            "set title \"%s over %d benchmarks%s\"\n"
+            "set title \"%s over %d benchmark%s%s\"\n"
             "set xlabel \"benchmark (UTC date and time, #id%s)\" offset 0,-1\n"
             "set bmargin %d\n"
             "set ylabel \"%s%s\"\n"
@@ -429,13 +456,21 @@ static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_co
             "set xtics nomirror%s\n"
             "set key below left Left reverse maxrows 4 samplen 4 width 4\n"
             "set offsets 0.3, 0.3, 0, 0\n"
-            "%s\n"
-            "plot",
-            mlabel, mlabel, nb, better, rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8,
+            "%s\n",
+            mlabel, mlabel, nb, nb == 1 ? "" : "s", better, rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8,
             mlabel, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
             rotate ? " rotate by 40 right\nset lmargin 16" : "",
             rotate ? "tick(i, d, r) = d[1:16] . \" #\" . i"
                    : "tick(i, d, r) = d[1:16] . \"\\n#\" . i . \" \" . r[1:8]");
+    if (busy_labels(f, ser, 0, ns, nb, 0, colours, "")) {
+        char title[512];
+        snprintf(title, sizeof title, "%s over %d benchmark%s%s%s", mlabel, nb, nb == 1 ? "" : "s", better,
+                 busy_title);
+        fprintf(f, "set title ");
+        gp_quoted(f, title);
+        fprintf(f, "\n");
+    }
+    fprintf(f, "plot");
     for (int j = 0; j < ns; j++) {
         int o = ser[j].opt;
         const char *colour = "#0077bb"; /* sgd's, should the colours be missing */
@@ -910,7 +945,7 @@ static int print_no_match(const history_args *a, const history *h)
 static void print_heading(const history_args *a, const history *h, const char *better)
 {
     const metric_def *md = &metrics[a->metric];
-    printf("%s over %d benchmarks in %s%s\n", md->label, h->nb, a->db_path, better);
+    printf("%s over %d benchmark%s in %s%s\n", md->label, h->nb, h->nb == 1 ? "" : "s", a->db_path, better);
     if (strncmp(md->name, "steps_to_", 9)) return;
     if (a->n_targets) {
         printf("targets fixed by --target:");

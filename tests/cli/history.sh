@@ -137,6 +137,11 @@ check "busy: the note" grep -q '^note: \* marks a benchmark whose timed runs of 
 check "busy: night 1's adam from its quiet runs, 2 ms, unmarked: $(grep '^1 ' "$tmp/out")" \
   grep -Eq '^1 .* 2 +[0-9.e-]+ +- +- $' "$tmp/out"
 check "busy: history.csv has numbers only" test "$(grep -c '\*' "$tmp/busy/history.csv")" = 0
+# the figure marks the same value (night 3, the plot's third row: x = 2)
+# with a '*' above it, and its title says what the mark means
+check "busy: the figure's one mark: $(grep 'set label "\*"' "$tmp/busy/history.gp")" \
+  test "$(grep -c '^set label "\*" at first 2, first [0-9.e-]* offset 0,0.8 center front tc rgb "#' "$tmp/busy/history.gp")" = 1
+check "busy: the figure's title says what it means" grep -q "^set title .*\\\\n\*: that night's timed runs of the series all met a busy machine\"" "$tmp/busy/history.gp"
 "$OPTBENCH" history --db "$tmp/busy.db" >"$tmp/out" 2>&1 || fail=1
 check "busy: the final loss is not marked" test "$(grep -c '\*' "$tmp/out")" = 0
 # steps_to_target: each night's own target unless --target fixes it; a

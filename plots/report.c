@@ -925,7 +925,7 @@ static void tt_timing_caution(const tt_table *tb)
         if (n_unst || n_tiny)
             doc_p(dc, "Caution: %s%s%s, so this order by time may be the machine's noise rather than the "
                       "optimizers'; the steps column, or `--profile-by steps`, ranks by steps.",
-                  n_unst ? "the runs' step times differ by more than 25% (unsteady), or most runs met a busy "
+                  n_unst ? "the runs' step times differ by more than 25% (unsteady), or every timed run met a busy "
                            "machine, in "
                          : "",
                   n_unst ? (n_unst == 1 ? "one of these groups" : "several of these groups") : "",

@@ -227,7 +227,7 @@ typedef struct ob_compare {
     int incomplete;           /* no regression, but such cells: no verdict until the candidate is
                                * finished (exit status 2) */
     int n_time_not_judged;    /* groups whose step time was too unsteady to judge */
-    int n_time_busy;          /* of them, those whose timed cells mostly met a busy machine */
+    int n_time_busy;          /* of them, those most of whose timed cells met a busy machine */
     int n_device_differs;     /* matched cells whose two runs ran on different devices (backend or
                                * device text): left out of step time unless time_across_devices */
     int n_backend_differs;    /* of them, on different backends: left out of peak memory */

@@ -80,12 +80,19 @@ static void slug(const char *s, char *out, size_t n)
     out[k] = '\0';
 }
 
-/* Do two spreads' [min, max] ranges over seeds overlap? Then these seeds do
- * not tell their medians apart (a diverged seed's +inf included). */
+/* The interval of a spread's median: the order statistics that hold it with
+ * probability 95% or more ([min, max] up to 8 seeds, which hold it with
+ * 50% to 99%), [min, max] itself for one seed. */
+static double median_lo(const ob_spread *s) { return isnan(s->ci_lo) ? s->min : s->ci_lo; }
+static double median_hi(const ob_spread *s) { return isnan(s->ci_hi) ? s->max : s->ci_hi; }
+
+/* Do the intervals of two spreads' medians overlap? Then these seeds do not
+ * tell the medians apart (a diverged seed's +inf included), as time to
+ * target's ranks do not. */
 static int spreads_overlap(const ob_spread *a, const ob_spread *b)
 {
-    return a->n > 0 && b->n > 0 && !isnan(a->median) && !isnan(b->median) && a->min <= b->max &&
-           b->min <= a->max;
+    return a->n > 0 && b->n > 0 && !isnan(a->median) && !isnan(b->median) && median_lo(a) <= median_hi(b) &&
+           median_lo(b) <= median_hi(a);
 }
 
 /* Does sp's range overlap that of a group of workload w ranked 1 in rank
@@ -293,10 +300,10 @@ static void ranked_apart(ranked_table *t)
                  "seed by seed)", smin, c / 2);
     }
     for (int k = 0; k < s->n_g; k++)
-        if (s->g[k].wl == t->w && t->rank[k] == 1 && s->g[k].final.n > 1 && isinf(s->g[k].final.max)) {
+        if (s->g[k].wl == t->w && t->rank[k] == 1 && s->g[k].final.n > 1 && isinf(median_hi(&s->g[k].final))) {
             const size_t l = strlen(t->apart);
-            snprintf(t->apart + l, sizeof t->apart - l, "; a diverged seed makes the lowest's range unbounded, so "
-                     "every optimizer whose max is at or above the lowest's min is in bold");
+            snprintf(t->apart + l, sizeof t->apart - l, "; a diverged seed makes the lowest's interval unbounded, so "
+                     "every optimizer whose interval reaches the lowest's lower end is in bold");
             break;
         }
 }
@@ -309,7 +316,8 @@ static void ranked_caption(const ranked_table *t, FILE *f)
     fprintf(f,
             "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
             "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every median whose "
-            "[min, max] overlaps the lowest's, which these seeds do not tell apart from it%s; held-out loss%s%s (medians); "
+            "interval overlaps the lowest's, which these seeds do not tell apart from it (the interval: [min, max] up "
+            "to 8 seeds, from 9 the order statistics that hold the median with probability 95\\%% or more)%s; held-out loss%s%s (medians); "
             "lr range: decades of learning rate whose median final loss is within %.3g\\%% of %s "
             "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
             "lr.%s",

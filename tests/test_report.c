@@ -659,7 +659,8 @@ static void test_lr_range_edges(const char *db, const char *out)
             /* the runs that diverged over every lr, the last column */
             CHECK(strstr(tex, "& 1 / 9 \\\\\n") && strstr(tex, "& 3 / 9 \\\\\n") &&
                   strstr(tex, "diverged: runs that diverged, of the runs over every lr"));
-            CHECK(strstr(tex, "in bold the lowest and every median whose [min, max] overlaps the lowest's"));
+            CHECK(strstr(tex, "in bold the lowest and every median whose interval overlaps the lowest's, which these "
+                              "seeds do not tell apart from it (the interval: [min, max] up to 8 seeds"));
             /* the shared rank in the text and paired.csv too */
             CHECK(strstr(md, "Seed by seed at the best lrs: adagrad (1) vs adam (1) lower on 1 of 3 seeds"));
             char *pc = slurp(out, "paired.csv");
@@ -723,7 +724,7 @@ static void test_lr_range_edges(const char *db, const char *out)
     write_report(db, out, &res);
     tex = slurp(out, "summary.tex");
     CHECK_MSG(tex && strstr(tex, "1 & adam & 0.01 & \\textbf{1.000} {\\scriptsize [0.8000, $\\infty$]}") &&
-                  strstr(tex, "a diverged seed makes the lowest's range unbounded"),
+                  strstr(tex, "a diverged seed makes the lowest's interval unbounded"),
               "%s", tex ? tex : "(none)");
     free(tex);
     db_exec(db, "UPDATE runs SET status = 'done' WHERE workload = 'quad' AND optimizer = 'adam' AND lr = 0.01 "
@@ -916,6 +917,44 @@ static void test_busy_runs(const char *db, const char *out)
     CHECK(md && !strstr(md, "finished runs ran while other processes") && !strstr(md, "(busy)") &&
           !strstr(md, "timed run met a busy machine") && !strstr(md, "that met a busy machine (other"));
     free(md);
+}
+
+/* summary.tex's bold with 9 seeds: by the intervals of the medians, the
+ * order statistics that hold them with 95% ([x2, x8] of 9), not [min, max].
+ * adam, the lowest (median 1.04), has a diverged seed, so its [min, max]
+ * is unbounded, but its interval is [1.01, 1.07]: lion's [1.07, 1.13]
+ * touches it (bold), sgd's [1.10, 1.16] does not (not bold, though sgd's
+ * min, 1.05, lies in adam's range). */
+static void test_tex_intervals(const char *db, const char *out)
+{
+    ob_err e = {0};
+    ob_store *st = new_store(db);
+    if (!st) return;
+    int64_t b = 0;
+    CHECK_OK(ob_store_begin_benchmark(st, "nine", "", "rev0", "host0", "cpu", "test", &b, &e), &e);
+    for (int seed = 0; seed < 9; seed++) {
+        fx_add(st, b, &(fx_run){"W", "adam", NULL, 0.01, seed, seed == 8 ? "diverged" : "done", 1.0 + 0.01 * seed,
+                                10, 1, 1, 1, 1, 1, 1, 20});
+        fx_add(st, b, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", seed ? 1.09 + 0.01 * seed : 1.05, 10, 1, 1, 1,
+                                1, 1, 1, 20});
+        fx_add(st, b, &(fx_run){"W", "lion", NULL, 0.01, seed, "done", 1.06 + 0.01 * seed, 10, 1, 1, 1, 1, 1, 1,
+                                20});
+    }
+    ob_store_close(st);
+    ob_report_result res;
+    write_report(db, out, &res);
+    char *tex = slurp(out, "summary.tex");
+    CHECK_MSG(tex &&
+                  strstr(tex, "1 & adam & 0.01 & \\textbf{1.040} {\\scriptsize [1.000, $\\infty$]} {\\scriptsize (1 of "
+                              "9 diverged)} & ") &&
+                  strstr(tex, "2 & lion & 0.01 & \\textbf{1.100} {\\scriptsize [1.060, 1.140]} & ") &&
+                  strstr(tex, "3 & sgd & 0.01 & 1.130 {\\scriptsize [1.050, 1.170]} & "),
+              "%s", tex ? tex : "(none)");
+    /* the caption says what the interval is; adam's is bounded: no word on an unbounded one */
+    CHECK(tex && strstr(tex, "(the interval: [min, max] up to 8 seeds, from 9 the order statistics that hold the "
+                             "median with probability 95\\% or more)") &&
+          !strstr(tex, "interval unbounded"));
+    free(tex);
 }
 
 /* The benchmarks the report and history tell apart by: those with runs,
@@ -1169,6 +1208,7 @@ int main(void)
     test_lr_range_edges(db, out);
     test_paths(dir, "busy", db, out);
     test_busy_runs(db, out);
+    test_tex_intervals(db, out);
     test_paths(dir, "columns", db, out);
     test_export_columns(db, out);
     test_slug_and_csv_errors();

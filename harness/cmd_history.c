@@ -98,7 +98,10 @@ static void history_usage(FILE *f)
                "as report's --eval-target; steps_to_metric_target's is WORKLOAD=VALUE, a value of the metric\n"
                "such as an accuracy); without it each night's target is that night's default (1.1 x\n"
                "its best upper-median final loss, 0.9 x the best lower-median metric, or halfway to it), so\n"
-               "a series can move because another optimizer did.\n\n"
+               "a series can move because another optimizer did. The step times (step_ms, step_ms_mean,\n"
+               "opt_ms) are a night's runs on a quiet machine where it has some; '*' marks a night whose\n"
+               "timed runs of that series all met a busy machine (other processes kept 25%% or more of its\n"
+               "CPUs busy: runs.other_cpu).\n\n"
                "metrics:\n");
     for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-24s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
 }

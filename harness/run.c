@@ -1307,6 +1307,141 @@ static void remove_run_files(const ob_config *c, const char *db_path, const char
     ob_ckpt_remove_all(dir);
 }
 
+/* A finished run's files go (remove_run_files), and the checkpoints of the
+ * process it was taken over from (before; "": none). */
+static void remove_job_files(const matrix_ctx *x, const job *j, const char *before)
+{
+    remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);
+    if (before[0]) remove_ckpt_folder(before);
+}
+
+/* A cell that another process finished (finished), or failed, since this
+ * process planned it, left as it is: a finished one's files go, a failure is
+ * recorded with its error, and running the cell again here would most
+ * likely fail the same way (--resume runs it again). Its lock (fd) is
+ * closed, and it counts busy. */
+static void leave_cell(matrix_ctx *x, const job *j, int finished, const char *before, int fd)
+{
+    if (finished) {
+        remove_job_files(x, j, before);
+    } else {
+        fprintf(stderr, "optbench: cell %lld (run %lld) failed in another process (the error is in the "
+                        "database); leaving it, --resume runs it again\n",
+                (long long)j->cell->index, (long long)j->run_id);
+    }
+    close(fd);
+    pthread_mutex_lock(&x->mu);
+    x->sum->busy++;
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* The progress line's names of a cell's workload and of its optimizer, each
+ * with its swept configuration: "quadratic cond=100", "adam beta2=0.95". */
+static void cell_labels(const matrix_ctx *x, const ob_cell *cell, char *wl_label, size_t wl_n, char *opt_label,
+                        size_t opt_n)
+{
+    char conf[512];
+    ob_cell_sweep_text(x->cfg, cell, OB_SWEEP_WORKLOAD, conf, sizeof conf);
+    snprintf(wl_label, wl_n, "%s%s%s", cell->wl->name, conf[0] ? " " : "", conf);
+    ob_cell_sweep_text(x->cfg, cell, OB_SWEEP_OPTIMIZER, conf, sizeof conf);
+    snprintf(opt_label, opt_n, "%s%s%s", cell->opt->name, conf[0] ? " " : "", conf);
+}
+
+/* As a cell's run starts: a sample of the CPUs' busy times (cpu0), kept
+ * among this process's recent ones. */
+static void cpu_start(matrix_ctx *x, ob_cpu_sample *cpu0)
+{
+    ob_cpu_sample_take(cpu0);
+    pthread_mutex_lock(&x->mu);
+    ob_cpu_recent_add(&x->recent, cpu0);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* As a cell's run ends: the share of the CPUs that other processes kept busy
+ * since cpu0, into res->other_cpu. A run continued from a checkpoint
+ * (resumed_from > 0) joins it with earlier_cpu, the share recorded for its
+ * part before (whose wall time is the run's less this process's), by their
+ * wall times. */
+static void cpu_end(matrix_ctx *x, const ob_cpu_sample *cpu0, int resumed_from, double earlier_cpu,
+                    ob_run_result *res)
+{
+    ob_cpu_sample cpu1;
+    ob_cpu_sample_take(&cpu1);
+    pthread_mutex_lock(&x->mu);
+    res->other_cpu = ob_cpu_share_run(&x->recent, cpu0, &cpu1);
+    pthread_mutex_unlock(&x->mu);
+    if (resumed_from > 0) {
+        const double here_s = cpu0->ok && cpu1.ok ? cpu1.wall_s - cpu0->wall_s : NAN;
+        res->other_cpu = ob_cpu_share_join(earlier_cpu, res->wall_s - here_s, res->other_cpu, here_s);
+    }
+}
+
+/* A cell's result counted in the matrix's summary (by its status, and by how
+ * it went on: continuing, and resumed_from as run_cell gives it) and its
+ * progress line ended (begun here too when several workers run). */
+static void count_result(matrix_ctx *x, const job *j, const ob_run_result *res, int continuing, int resumed_from,
+                         const char *wl_label, const char *opt_label)
+{
+    const ob_cell *cell = j->cell;
+    pthread_mutex_lock(&x->mu);
+    if (!strcmp(res->status, "done")) x->sum->done++;
+    else if (!strcmp(res->status, "diverged")) x->sum->diverged++;
+    else if (!strcmp(res->status, "interrupted")) x->sum->interrupted++;
+    else x->sum->failed++;
+    if (continuing == CELL_FAILED_BEFORE) x->sum->retried++;
+    else if (resumed_from > 0) x->sum->resumed++;
+    else if (resumed_from < 0) x->sum->restarted++;
+    if (res->other_cpu >= OB_BUSY_SHARE) {
+        x->sum->on_busy_machine++;
+        x->sum->busy_most = fmax(x->sum->busy_most, res->other_cpu);
+    }
+    if (x->multi)
+        ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
+    ob_progress_cell_end(x->prog, res->status, res->final_loss, res->steps_done, res->diverged_step, res->wall_s,
+                         res->error);
+    pthread_mutex_unlock(&x->mu);
+}
+
+/* A cell whose lock this process holds (fd), to be run as continuing says
+ * (CELL_NEW, CELL_CONTINUED or CELL_FAILED_BEFORE): trained, its result
+ * recorded, its files removed once it finished, its lock closed (on every
+ * path) and its result counted. */
+static ob_status train_job(matrix_ctx *x, const replicas *rp, ob_store *store, const job *j, int continuing,
+                           const char *ckdir, const char *before, int fd, ob_err *e)
+{
+    const ob_cell *cell = j->cell;
+    /* the progress line names swept configurations: "quadratic cond=100 adam beta2=0.95" */
+    char wl_label[600], opt_label[600];
+    cell_labels(x, cell, wl_label, sizeof wl_label, opt_label, sizeof opt_label);
+    if (!x->multi) ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
+    ob_run_result res;
+    memset(&res, 0, sizeof res);
+    char errbuf[1024];
+    int stop_matrix = 0, resumed_from = 0;
+    ob_cpu_sample cpu0; /* how busy other processes kept the CPUs meanwhile */
+    double earlier_cpu = NAN; /* the same, as recorded for the run's part before a stop */
+    ob_status s = OB_OK;
+    if (continuing == CELL_CONTINUED && (s = ob_store_run_other_cpu(store, j->run_id, &earlier_cpu, e)) != OB_OK) {
+        close(fd);
+        return s;
+    }
+    cpu_start(x, &cpu0);
+    s = run_cell(x, j, rp, store, continuing, ckdir, before, &res, errbuf, sizeof errbuf, e, &stop_matrix,
+                 &resumed_from);
+    cpu_end(x, &cpu0, resumed_from, earlier_cpu, &res);
+    if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
+    if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged")))
+        remove_job_files(x, j, before);
+    close(fd);
+    if (s != OB_OK) return s;
+    count_result(x, j, &res, continuing, resumed_from, wl_label, opt_label);
+    if (stop_matrix) {
+        ob_fail(e, OB_ERR_IO, "%s", errbuf);
+        return OB_ERR_IO;
+    }
+    return OB_OK;
+}
+
 /* One cell, start to end: lock, status check, train, record, report. A cell
  * whose lock another process holds is left (*busy = 1, owner says whose);
  * the caller tries it again later, so that a cell whose process dies is
@@ -1334,89 +1469,13 @@ static ob_status run_job(matrix_ctx *x, const replicas *rp, ob_store *store, con
     }
     int finished = !strcmp(status, "done") || !strcmp(status, "diverged");
     if (finished || (!strcmp(status, "failed") && !j->was_failed)) {
-        /* finished, or failed, by another process since the plan was made: a
-         * failure is recorded with its error, and running the cell again here
-         * would most likely fail the same way (--resume runs it again) */
-        if (finished) {
-            remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);
-            if (before[0]) remove_ckpt_folder(before);
-        } else {
-            fprintf(stderr, "optbench: cell %lld (run %lld) failed in another process (the error is in the "
-                            "database); leaving it, --resume runs it again\n",
-                    (long long)j->cell->index, (long long)j->run_id);
-        }
-        close(fd);
-        pthread_mutex_lock(&x->mu);
-        x->sum->busy++;
-        pthread_mutex_unlock(&x->mu);
+        leave_cell(x, j, finished, before, fd);
         return OB_OK;
     }
     const int continuing = !strcmp(status, "pending") ? CELL_NEW
                            : !strcmp(status, "failed") ? CELL_FAILED_BEFORE
                                                        : CELL_CONTINUED;
-    const ob_cell *cell = j->cell;
-    /* the progress line names swept configurations: "quadratic cond=100 adam beta2=0.95" */
-    char wl_label[600], opt_label[600], conf[512];
-    ob_cell_sweep_text(x->cfg, cell, OB_SWEEP_WORKLOAD, conf, sizeof conf);
-    snprintf(wl_label, sizeof wl_label, "%s%s%s", cell->wl->name, conf[0] ? " " : "", conf);
-    ob_cell_sweep_text(x->cfg, cell, OB_SWEEP_OPTIMIZER, conf, sizeof conf);
-    snprintf(opt_label, sizeof opt_label, "%s%s%s", cell->opt->name, conf[0] ? " " : "", conf);
-    if (!x->multi) ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
-    ob_run_result res;
-    memset(&res, 0, sizeof res);
-    char errbuf[1024];
-    int stop_matrix = 0, resumed_from = 0;
-    ob_cpu_sample cpu0, cpu1; /* how busy other processes kept the CPUs meanwhile */
-    double earlier_cpu = NAN; /* the same, as recorded for the run's part before a stop */
-    if (continuing == CELL_CONTINUED && (s = ob_store_run_other_cpu(store, j->run_id, &earlier_cpu, e)) != OB_OK) {
-        close(fd);
-        return s;
-    }
-    ob_cpu_sample_take(&cpu0);
-    pthread_mutex_lock(&x->mu);
-    ob_cpu_recent_add(&x->recent, &cpu0);
-    pthread_mutex_unlock(&x->mu);
-    s = run_cell(x, j, rp, store, continuing, ckdir, before, &res, errbuf, sizeof errbuf, e, &stop_matrix,
-                 &resumed_from);
-    ob_cpu_sample_take(&cpu1);
-    pthread_mutex_lock(&x->mu);
-    res.other_cpu = ob_cpu_share_run(&x->recent, &cpu0, &cpu1);
-    pthread_mutex_unlock(&x->mu);
-    if (resumed_from > 0) {
-        /* continued from a checkpoint: the part before it (its wall time is
-         * the run's less this process's) and this one, by their wall times */
-        const double here_s = cpu0.ok && cpu1.ok ? cpu1.wall_s - cpu0.wall_s : NAN;
-        res.other_cpu = ob_cpu_share_join(earlier_cpu, res.wall_s - here_s, res.other_cpu, here_s);
-    }
-    if (s == OB_OK) s = ob_store_finish_run(store, j->run_id, &res, e);
-    if (s == OB_OK && (!strcmp(res.status, "done") || !strcmp(res.status, "diverged"))) {
-        remove_run_files(x->cfg, x->db_path, x->db_id, j->run_id);
-        if (before[0]) remove_ckpt_folder(before);
-    }
-    close(fd);
-    if (s != OB_OK) return s;
-    pthread_mutex_lock(&x->mu);
-    if (!strcmp(res.status, "done")) x->sum->done++;
-    else if (!strcmp(res.status, "diverged")) x->sum->diverged++;
-    else if (!strcmp(res.status, "interrupted")) x->sum->interrupted++;
-    else x->sum->failed++;
-    if (continuing == CELL_FAILED_BEFORE) x->sum->retried++;
-    else if (resumed_from > 0) x->sum->resumed++;
-    else if (resumed_from < 0) x->sum->restarted++;
-    if (res.other_cpu >= OB_BUSY_SHARE) {
-        x->sum->on_busy_machine++;
-        x->sum->busy_most = fmax(x->sum->busy_most, res.other_cpu);
-    }
-    if (x->multi)
-        ob_progress_cell_begin(x->prog, j->pos, wl_label, opt_label, cell->lr, cell->seed);
-    ob_progress_cell_end(x->prog, res.status, res.final_loss, res.steps_done, res.diverged_step, res.wall_s,
-                         res.error);
-    pthread_mutex_unlock(&x->mu);
-    if (stop_matrix) {
-        ob_fail(e, OB_ERR_IO, "%s", errbuf);
-        return OB_ERR_IO;
-    }
-    return OB_OK;
+    return train_job(x, rp, store, j, continuing, ckdir, before, fd, e);
 }
 
 #define OB_WAIT_POLL_MS 200

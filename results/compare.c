@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -779,9 +780,10 @@ static int new_divergences_below(const ob_cmp_group *g) { return g->n_new_diverg
 
 static void infinite_text(const ob_cmp_quantity *q, int sign, const char *word, char *buf, size_t n);
 
-/* The group's overall verdict and its reasons (detail), once its
- * quantities are final (the comparison may set a mean's verdict aside). */
-static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
+/* The group's overall verdict, from its quantities' and its cells': worse
+ * where any is, else better where any is, else the same (no data when the
+ * group is not judged, lr_from 3). */
+static ob_verdict overall_verdict(const ob_cmp_group *g)
 {
     const ob_cmp_quantity *qs[6] = {&g->loss, &g->metric, &g->time, &g->time_mean, &g->peak_mem, &g->state};
     /* cells not finished in the candidate make no verdict of their own
@@ -791,93 +793,145 @@ static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
         worse |= qs[i]->v == OB_WORSE;
         better |= qs[i]->v == OB_BETTER;
     }
-    g->overall = worse ? OB_WORSE : better ? OB_BETTER : g->lr_from == 3 ? OB_NODATA : OB_SAME;
-    /* the reasons, one clause each */
-    size_t len = 0;
-    g->detail[0] = 0;
-#define ADD(...)                                                                              \
-    do {                                                                                      \
-        if (len < sizeof g->detail)                                                           \
-            len += (size_t)snprintf(g->detail + len, sizeof g->detail - len, __VA_ARGS__);    \
-    } while (0)
-    /* each change is the median of the paired changes (per seed, per cell),
-     * each side's value the median of its own values: labelled so, as the
-     * two need not agree (the median of ratios is not the ratio of medians) */
+    return worse ? OB_WORSE : better ? OB_BETTER : g->lr_from == 3 ? OB_NODATA : OB_SAME;
+}
+
+/* A clause appended to g->detail, whose text is *len characters so far, as
+ * snprintf writes it; nothing once the text is full (*len at or past its
+ * size). */
+static void detail_add(ob_cmp_group *g, size_t *len, const char *fmt, ...) OB_PRINTF(3, 4);
+static void detail_add(ob_cmp_group *g, size_t *len, const char *fmt, ...)
+{
+    if (*len >= sizeof g->detail) return;
+    va_list ap;
+    va_start(ap, fmt);
+    *len += (size_t)vsnprintf(g->detail + *len, sizeof g->detail - *len, fmt, ap);
+    va_end(ap);
+}
+
+/* The clauses of g->detail on the final loss and the held-out metric, where
+ * worse. */
+static void loss_clauses(ob_cmp_group *g, size_t *len)
+{
     char c1[128], c2[32], c3[32];
     if (g->loss.v == OB_WORSE && !isinf(g->loss.effect)) /* +inf: the divergences below say it */
-        ADD("final loss at lr %g worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
-            g->best_lr, 100 * g->loss.effect, g->loss.n, g->loss.n == 1 ? "" : "s",
-            ci_text(&g->loss, 1, c1, sizeof c1), value_text(g->loss.base, c2, sizeof c2),
-            value_text(g->loss.cand, c3, sizeof c3));
+        detail_add(g, len,
+                   "final loss at lr %g worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
+                   g->best_lr, 100 * g->loss.effect, g->loss.n, g->loss.n == 1 ? "" : "s",
+                   ci_text(&g->loss, 1, c1, sizeof c1), value_text(g->loss.base, c2, sizeof c2),
+                   value_text(g->loss.cand, c3, sizeof c3));
     if (g->metric.v == OB_WORSE && isinf(g->metric.effect)) {
         /* the median seed diverged in the candidate: the divergences below
          * say it, else (as many went the other way on the final loss) in words */
         if (!new_divergences(g)) {
             infinite_text(&g->metric, 1, "diverged", c1, sizeof c1);
-            ADD("held-out %s worse: %s; ", g->metric_is_loss ? "loss" : "metric", c1);
+            detail_add(g, len, "held-out %s worse: %s; ", g->metric_is_loss ? "loss" : "metric", c1);
         }
     } else if (g->metric.v == OB_WORSE) {
         if (g->metric_is_loss)
-            ADD("held-out loss worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
-                100 * g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s",
-                ci_text(&g->metric, 1, c1, sizeof c1), value_text(g->metric.base, c2, sizeof c2),
-                value_text(g->metric.cand, c3, sizeof c3));
+            detail_add(g, len,
+                       "held-out loss worse: median per-seed change %+.1f%% over %d seed%s (%s); medians %s -> %s; ",
+                       100 * g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s",
+                       ci_text(&g->metric, 1, c1, sizeof c1), value_text(g->metric.base, c2, sizeof c2),
+                       value_text(g->metric.cand, c3, sizeof c3));
         else
-            ADD("held-out metric worse: median per-seed change %+.4g over %d seed%s (%s); medians %s -> %s; ",
-                g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s", ci_text(&g->metric, -1, c1, sizeof c1),
-                value_text(g->metric.base, c2, sizeof c2), value_text(g->metric.cand, c3, sizeof c3));
+            detail_add(g, len,
+                       "held-out metric worse: median per-seed change %+.4g over %d seed%s (%s); medians %s -> %s; ",
+                       g->metric.effect, g->metric.n, g->metric.n == 1 ? "" : "s",
+                       ci_text(&g->metric, -1, c1, sizeof c1), value_text(g->metric.base, c2, sizeof c2),
+                       value_text(g->metric.cand, c3, sizeof c3));
     }
+}
+
+/* The clauses of g->detail on the step time, its median's and its mean's
+ * (each per cell), where worse. */
+static void time_clauses(ob_cmp_group *g, const ob_compare_opts *o, size_t *len)
+{
+    char c1[128];
     if (g->time.v == OB_WORSE)
-        ADD("step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%); medians "
-            "%.4g ms -> %.4g ms (each cell's step time is its run's median); ",
-            100 * g->time.effect, g->time.n, g->time.n == 1 ? "" : "s", ci_text(&g->time, 0, c1, sizeof c1),
-            100 * o->time_tol, g->time.base, g->time.cand);
-    if (g->time_mean.v == OB_WORSE) {
-        /* what the median did beside it: the mean alone says slow steps now and then */
-        char med[96];
-        if (isnan(g->time.effect)) snprintf(med, sizeof med, "the median step time not judged");
-        else
-            snprintf(med, sizeof med, "the median step time's %+.0f%%%s", 100 * g->time.effect,
-                     g->time_not_judged ? " (unsteady)" : "");
-        char of[32] = "";
-        if (g->time_mean.n < g->time_mean_cells) snprintf(of, sizeof of, " of %d", g->time_mean_cells);
-        ADD("mean step time worse: median per-cell change %+.0f%% over %d%s cell%s (%s, tolerance %.0f%%), "
-            "%s%s; means %.4g ms -> %.4g ms (each cell's mean over its steps after the warm-up); ",
-            100 * g->time_mean.effect, g->time_mean.n, of, g->time_mean_cells == 1 ? "" : "s",
-            ci_text(&g->time_mean, 0, c1, sizeof c1), 100 * o->time_mean_tol, med,
-            g->time.v != OB_WORSE && fabs(g->time.effect) <= OB_TIME_MEDIAN_HELD
-                ? ": some steps are much slower than the others now" : "",
-            g->time_mean.base, g->time_mean.cand);
-    }
+        detail_add(g, len,
+                   "step time worse: median per-cell change %+.0f%% over %d cell%s (%s, tolerance %.0f%%); medians "
+                   "%.4g ms -> %.4g ms (each cell's step time is its run's median); ",
+                   100 * g->time.effect, g->time.n, g->time.n == 1 ? "" : "s", ci_text(&g->time, 0, c1, sizeof c1),
+                   100 * o->time_tol, g->time.base, g->time.cand);
+    if (g->time_mean.v != OB_WORSE) return;
+    /* what the median did beside it: the mean alone says slow steps now and then */
+    char med[96];
+    if (isnan(g->time.effect)) snprintf(med, sizeof med, "the median step time not judged");
+    else
+        snprintf(med, sizeof med, "the median step time's %+.0f%%%s", 100 * g->time.effect,
+                 g->time_not_judged ? " (unsteady)" : "");
+    char of[32] = "";
+    if (g->time_mean.n < g->time_mean_cells) snprintf(of, sizeof of, " of %d", g->time_mean_cells);
+    detail_add(g, len,
+               "mean step time worse: median per-cell change %+.0f%% over %d%s cell%s (%s, tolerance %.0f%%), "
+               "%s%s; means %.4g ms -> %.4g ms (each cell's mean over its steps after the warm-up); ",
+               100 * g->time_mean.effect, g->time_mean.n, of, g->time_mean_cells == 1 ? "" : "s",
+               ci_text(&g->time_mean, 0, c1, sizeof c1), 100 * o->time_mean_tol, med,
+               g->time.v != OB_WORSE && fabs(g->time.effect) <= OB_TIME_MEDIAN_HELD
+                   ? ": some steps are much slower than the others now" : "",
+               g->time_mean.base, g->time_mean.cand);
+}
+
+/* The clauses of g->detail on the peak memory and the optimizer state,
+ * where worse. */
+static void memory_clauses(ob_cmp_group *g, size_t *len)
+{
     char b1[32], b2[32], b3[32];
     if (g->peak_mem.v == OB_WORSE)
-        ADD("peak memory %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->peak_mem.base, 0, b1, sizeof b1),
-            ob_compare_bytes(g->peak_mem.cand, 0, b2, sizeof b2),
-            ob_compare_bytes(g->peak_mem.cand - g->peak_mem.base, 1, b3, sizeof b3), g->peak_mem.base,
-            g->peak_mem.cand);
+        detail_add(g, len, "peak memory %s -> %s (%s; %.0f -> %.0f bytes); ",
+                   ob_compare_bytes(g->peak_mem.base, 0, b1, sizeof b1),
+                   ob_compare_bytes(g->peak_mem.cand, 0, b2, sizeof b2),
+                   ob_compare_bytes(g->peak_mem.cand - g->peak_mem.base, 1, b3, sizeof b3), g->peak_mem.base,
+                   g->peak_mem.cand);
     if (g->state.v == OB_WORSE)
-        ADD("optimizer state %s -> %s (%s; %.0f -> %.0f bytes); ", ob_compare_bytes(g->state.base, 0, b1, sizeof b1),
-            ob_compare_bytes(g->state.cand, 0, b2, sizeof b2),
-            ob_compare_bytes(g->state.cand - g->state.base, 1, b3, sizeof b3), g->state.base, g->state.cand);
+        detail_add(g, len, "optimizer state %s -> %s (%s; %.0f -> %.0f bytes); ",
+                   ob_compare_bytes(g->state.base, 0, b1, sizeof b1), ob_compare_bytes(g->state.cand, 0, b2, sizeof b2),
+                   ob_compare_bytes(g->state.cand - g->state.base, 1, b3, sizeof b3), g->state.base, g->state.cand);
+}
+
+/* The clauses of g->detail on the cells that finished in the baseline and
+ * failed in the candidate, and on those that diverged in the candidate only:
+ * at the judged lr and at lrs below it. */
+static void cell_clauses(ob_cmp_group *g, size_t *len)
+{
     if (g->n_new_failures)
-        ADD("%d cell%s finished in the baseline and failed in the candidate (%s%s); ", g->n_new_failures,
-            g->n_new_failures == 1 ? "" : "s", g->n_new_failures == 1 ? "" : "the first: ", g->new_failure);
+        detail_add(g, len, "%d cell%s finished in the baseline and failed in the candidate (%s%s); ",
+                   g->n_new_failures, g->n_new_failures == 1 ? "" : "s", g->n_new_failures == 1 ? "" : "the first: ",
+                   g->new_failure);
     if (new_divergences(g)) {
-        ADD("%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline",
-            g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
-        if (g->loss.n_to_finite)
-            ADD(" (%d the other way)", g->loss.n_to_finite);
-        ADD("; ");
+        detail_add(g, len,
+                   "%d seed%s at lr %g diverged or ended with a non-finite loss in the candidate, not in the baseline",
+                   g->n_new_diverged, g->n_new_diverged == 1 ? "" : "s", g->best_lr);
+        if (g->loss.n_to_finite) detail_add(g, len, " (%d the other way)", g->loss.n_to_finite);
+        detail_add(g, len, "; ");
     }
     if (new_divergences_below(g)) {
-        ADD("%d cell%s at lrs below the judged %g diverged or ended with a non-finite loss in the candidate, not in "
-            "the baseline (%s%s)",
-            g->n_new_diverged_below, g->n_new_diverged_below == 1 ? "" : "s", g->best_lr,
-            g->n_new_diverged_below == 1 ? "" : "the first: ", g->new_diverged_below);
-        if (g->n_to_finite_below) ADD(" (%d the other way)", g->n_to_finite_below);
-        ADD(": a smaller lr than one that trains; ");
+        detail_add(g, len,
+                   "%d cell%s at lrs below the judged %g diverged or ended with a non-finite loss in the candidate, "
+                   "not in the baseline (%s%s)",
+                   g->n_new_diverged_below, g->n_new_diverged_below == 1 ? "" : "s", g->best_lr,
+                   g->n_new_diverged_below == 1 ? "" : "the first: ", g->new_diverged_below);
+        if (g->n_to_finite_below) detail_add(g, len, " (%d the other way)", g->n_to_finite_below);
+        detail_add(g, len, ": a smaller lr than one that trains; ");
     }
-#undef ADD
+}
+
+/* The group's overall verdict and its reasons (detail: one clause each,
+ * "; " between them), once its quantities are final (the comparison may set
+ * a mean's verdict aside). */
+static void finish_group(ob_cmp_group *g, const ob_compare_opts *o)
+{
+    g->overall = overall_verdict(g);
+    size_t len = 0;
+    g->detail[0] = 0;
+    /* each change is the median of the paired changes (per seed, per cell),
+     * each side's value the median of its own values: labelled so, as the
+     * two need not agree (the median of ratios is not the ratio of medians) */
+    loss_clauses(g, &len);
+    time_clauses(g, o, &len);
+    memory_clauses(g, &len);
+    cell_clauses(g, &len);
     if (len >= 2 && len < sizeof g->detail) g->detail[len - 2] = 0;
 }
 

@@ -342,6 +342,93 @@ static ob_status sort_wl_labels(ob_dataset *d, ob_err *e)
     return OB_OK;
 }
 
+/* The runs i..j-1, those of one workload (the runs come ordered by it): its
+ * distinct parameter sets (one bucket) labelled, added to d's workload
+ * labels, and each run's wl. cfg: scratch of d->n entries. */
+static ob_status label_workload(sqlite3 *db, ob_dataset *d, int i, int j, int *cfg, ob_err *e)
+{
+    ob_status st = OB_OK;
+    char **u = NULL;
+    int nu = 0;
+    for (int r = i; r < j && st == OB_OK; r++)
+        if ((cfg[r] = intern(&u, &nu, d->runs[r].wl_key)) < 0) st = no_mem(e, "labelling the runs");
+    char *present = malloc((size_t)nu + 1);
+    char **labels = calloc((size_t)nu + 1, sizeof *labels);
+    if (st == OB_OK && (!present || !labels)) st = no_mem(e, "labelling the runs");
+    if (st == OB_OK) {
+        memset(present, 1, (size_t)nu + 1);
+        st = make_labels(db, d->runs[i].workload, u, nu, present, 1, labels, e);
+    }
+    for (int r = i; r < j && st == OB_OK; r++)
+        if ((d->runs[r].wl = add_label(&d->wl_labels, &d->wl_names, &d->n_wl, labels[cfg[r]],
+                                       d->runs[i].workload)) < 0)
+            st = no_mem(e, "labelling the runs");
+    for (int c = 0; labels && c < nu; c++) free(labels[c]);
+    free(labels);
+    free(present);
+    free(u);
+    return st;
+}
+
+/* The optimizer of run i, over all workloads (its buckets): its distinct
+ * configurations labelled, added to glabels and gnames (*ng of them), and
+ * for each of its runs r from i on, the index of r's label there
+ * (run_label[r]) and done[r] set. cfg: scratch of d->n entries. */
+static ob_status label_optimizer(sqlite3 *db, ob_dataset *d, int i, int *cfg, int *run_label, char *done,
+                                 char ***glabels, char ***gnames, int *ng, ob_err *e)
+{
+    ob_status st = OB_OK;
+    const char *name = d->runs[i].optimizer;
+    char **u = NULL;
+    int nu = 0;
+    for (int r = i; r < d->n && st == OB_OK; r++)
+        if (!strcmp(d->runs[r].optimizer, name) && (cfg[r] = intern(&u, &nu, d->runs[r].opt_key)) < 0)
+            st = no_mem(e, "labelling the runs");
+    int nb = d->n_wl;
+    char *present = calloc((size_t)nu * nb + 1, 1);
+    char **labels = calloc((size_t)nu + 1, sizeof *labels);
+    if (st == OB_OK && (!present || !labels)) st = no_mem(e, "labelling the runs");
+    for (int r = i; r < d->n && st == OB_OK; r++)
+        if (!strcmp(d->runs[r].optimizer, name)) present[cfg[r] * nb + d->runs[r].wl] = 1;
+    if (st == OB_OK) st = make_labels(db, name, u, nu, present, nb, labels, e);
+    for (int r = i; r < d->n && st == OB_OK; r++)
+        if (!strcmp(d->runs[r].optimizer, name)) {
+            if ((run_label[r] = add_label(glabels, gnames, ng, labels[cfg[r]], name)) < 0)
+                st = no_mem(e, "labelling the runs");
+            done[r] = 1;
+        }
+    for (int c = 0; labels && c < nu; c++) free(labels[c]);
+    free(labels);
+    free(present);
+    free(u);
+    return st;
+}
+
+/* d's optimizer labels and names: the ng labels the runs were given
+ * (glabels, their names gnames), copied and sorted by cmp_label; each run's
+ * opt follows its label (run_label[r], its index in glabels). */
+static ob_status sort_opt_labels(ob_dataset *d, char **glabels, char **gnames, int ng, const int *run_label,
+                                 ob_err *e)
+{
+    ob_status st = OB_OK;
+    d->opt_labels = calloc((size_t)ng + 1, sizeof *d->opt_labels);
+    d->opt_names = calloc((size_t)ng + 1, sizeof *d->opt_names);
+    if (!d->opt_labels || !d->opt_names) return no_mem(e, "labelling the runs");
+    /* the entries are NULL until set, which ob_dataset_free takes */
+    d->n_opt = ng;
+    for (int i = 0; i < ng && st == OB_OK; i++)
+        if (!(d->opt_labels[i] = strdup(glabels[i]))) st = no_mem(e, "labelling the runs");
+    if (st != OB_OK) return st;
+    qsort(d->opt_labels, (size_t)ng, sizeof *d->opt_labels, cmp_str);
+    for (int i = 0; i < ng && st == OB_OK; i++)
+        for (int g = 0; g < ng; g++)
+            if (!strcmp(d->opt_labels[i], glabels[g]) && !(d->opt_names[i] = strdup(gnames[g])))
+                st = no_mem(e, "labelling the runs");
+    if (st != OB_OK) return st;
+    for (int r = 0; r < d->n; r++) d->runs[r].opt = ob_dataset_find_opt(d, glabels[run_label[r]]);
+    return OB_OK;
+}
+
 /* Assign r->wl and r->opt and fill the label lists. Runs are ordered by
  * workload, workload_params, optimizer, opt_key. */
 static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
@@ -353,25 +440,7 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
     for (int i = 0; i < d->n && st == OB_OK;) {
         int j = i;
         while (j < d->n && !strcmp(d->runs[j].workload, d->runs[i].workload)) j++;
-        char **u = NULL;
-        int nu = 0;
-        for (int r = i; r < j && st == OB_OK; r++)
-            if ((cfg[r] = intern(&u, &nu, d->runs[r].wl_key)) < 0) st = no_mem(e, "labelling the runs");
-        char *present = malloc((size_t)nu + 1);
-        char **labels = calloc((size_t)nu + 1, sizeof *labels);
-        if (st == OB_OK && (!present || !labels)) st = no_mem(e, "labelling the runs");
-        if (st == OB_OK) {
-            memset(present, 1, (size_t)nu + 1);
-            st = make_labels(db, d->runs[i].workload, u, nu, present, 1, labels, e);
-        }
-        for (int r = i; r < j && st == OB_OK; r++)
-            if ((d->runs[r].wl = add_label(&d->wl_labels, &d->wl_names, &d->n_wl, labels[cfg[r]],
-                                           d->runs[i].workload)) < 0)
-                st = no_mem(e, "labelling the runs");
-        for (int c = 0; labels && c < nu; c++) free(labels[c]);
-        free(labels);
-        free(present);
-        free(u);
+        st = label_workload(db, d, i, j, cfg, e);
         i = j;
     }
     /* workloads in label order, their numbers by value ("quadratic cond=5"
@@ -384,53 +453,10 @@ static ob_status build_labels(sqlite3 *db, ob_dataset *d, ob_err *e)
     int *run_label = calloc((size_t)d->n + 1, sizeof *run_label);
     char *done = calloc((size_t)d->n + 1, 1);
     if (st == OB_OK && (!run_label || !done)) st = no_mem(e, "labelling the runs");
-    for (int i = 0; i < d->n && st == OB_OK; i++) {
-        if (done[i]) continue;
-        const char *name = d->runs[i].optimizer;
-        char **u = NULL;
-        int nu = 0;
-        for (int r = i; r < d->n && st == OB_OK; r++)
-            if (!strcmp(d->runs[r].optimizer, name) && (cfg[r] = intern(&u, &nu, d->runs[r].opt_key)) < 0)
-                st = no_mem(e, "labelling the runs");
-        int nb = d->n_wl;
-        char *present = calloc((size_t)nu * nb + 1, 1);
-        char **labels = calloc((size_t)nu + 1, sizeof *labels);
-        if (st == OB_OK && (!present || !labels)) st = no_mem(e, "labelling the runs");
-        for (int r = i; r < d->n && st == OB_OK; r++)
-            if (!strcmp(d->runs[r].optimizer, name)) present[cfg[r] * nb + d->runs[r].wl] = 1;
-        if (st == OB_OK) st = make_labels(db, name, u, nu, present, nb, labels, e);
-        for (int r = i; r < d->n && st == OB_OK; r++)
-            if (!strcmp(d->runs[r].optimizer, name)) {
-                if ((run_label[r] = add_label(&glabels, &gnames, &ng, labels[cfg[r]], name)) < 0)
-                    st = no_mem(e, "labelling the runs");
-                done[r] = 1;
-            }
-        for (int c = 0; labels && c < nu; c++) free(labels[c]);
-        free(labels);
-        free(present);
-        free(u);
-    }
+    for (int i = 0; i < d->n && st == OB_OK; i++)
+        if (!done[i]) st = label_optimizer(db, d, i, cfg, run_label, done, &glabels, &gnames, &ng, e);
     /* sorted label order: stable colours and table order across reports */
-    if (st == OB_OK) {
-        d->opt_labels = calloc((size_t)ng + 1, sizeof *d->opt_labels);
-        d->opt_names = calloc((size_t)ng + 1, sizeof *d->opt_names);
-        if (!d->opt_labels || !d->opt_names) st = no_mem(e, "labelling the runs");
-    }
-    if (st == OB_OK) {
-        /* the entries are NULL until set, which ob_dataset_free takes */
-        d->n_opt = ng;
-        for (int i = 0; i < ng && st == OB_OK; i++)
-            if (!(d->opt_labels[i] = strdup(glabels[i]))) st = no_mem(e, "labelling the runs");
-    }
-    if (st == OB_OK) {
-        qsort(d->opt_labels, (size_t)ng, sizeof *d->opt_labels, cmp_str);
-        for (int i = 0; i < ng && st == OB_OK; i++)
-            for (int g = 0; g < ng; g++)
-                if (!strcmp(d->opt_labels[i], glabels[g]) && !(d->opt_names[i] = strdup(gnames[g])))
-                    st = no_mem(e, "labelling the runs");
-    }
-    if (st == OB_OK)
-        for (int r = 0; r < d->n; r++) d->runs[r].opt = ob_dataset_find_opt(d, glabels[run_label[r]]);
+    if (st == OB_OK) st = sort_opt_labels(d, glabels, gnames, ng, run_label, e);
     for (int i = 0; i < ng; i++) {
         free(glabels[i]);
         free(gnames[i]);

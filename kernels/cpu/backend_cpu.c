@@ -460,10 +460,11 @@ static ob_status cpu_syrk_sb(ob_device *dev, int trans, int n, int k, float alph
  * (negated) into fin_neg */
 static inline void stats_quad(const float *x, ob_v4d *acc, ob_v4l *fin_neg)
 {
-    const ob_v4l abs_bits = (ob_v4l){0, 0, 0, 0} + 0x7fffffffffffffffLL;
-    const ob_v4d big = (ob_v4d){0, 0, 0, 0} + (double)FLT_MAX;
     const ob_v4d d = LOAD4D(x);
-    const ob_v4l fin = (ob_v4d)((ob_v4l)d & abs_bits) <= big; /* -1 where finite, 0 for inf and NaN */
+    /* -1 where finite, 0 for inf and NaN (d - d is then NaN); written so,
+     * not as |d| <= FLT_MAX through a mask of the bits, which gcc 12.2 for
+     * aarch64 with SVE (-mcpu=neoverse-v1) cannot compile */
+    const ob_v4l fin = d - d == (ob_v4d){0, 0, 0, 0};
     *acc += (ob_v4d)((ob_v4l)(d * d) & fin);
     *fin_neg += fin;
 }

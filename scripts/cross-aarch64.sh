@@ -24,25 +24,17 @@ jobs="${OB_JOBS:-$(nproc)}"
 pkgs=(gcc-aarch64-linux-gnu libc6-dev:arm64 libsqlite3-dev:arm64 libcsv-dev:arm64 libyaml-dev:arm64
       libopenblas-dev:arm64 libopenblas0-openmp:arm64 liblapacke-dev:arm64 libgomp1:arm64)
 [ $test -eq 1 ] && pkgs+=(qemu-user)
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "cross-aarch64: installing missing packages: ${missing[*]}" >&2
+# scripts/deps.sh installs them (with the packages of the native build),
+# once dpkg knows the arm64 architecture
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
   SUDO=""
-  if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-      echo "cross-aarch64: need root (or sudo) to install: ${missing[*]}" >&2; exit 77
-    fi
-  fi
-  export DEBIAN_FRONTEND=noninteractive
-  if ! { dpkg --print-foreign-architectures | grep -qx arm64 || $SUDO dpkg --add-architecture arm64; } ||
-     ! $SUDO apt-get update -qq ||
-     ! $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
-    echo "cross-aarch64: could not install ${missing[*]}: the aarch64 build is not checked here" >&2
-    exit 77
-  fi
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO dpkg --add-architecture arm64 ||
+    { echo "cross-aarch64: could not add the arm64 architecture: the aarch64 build is not checked here" >&2; exit 77; }
+fi
+if ! bash scripts/deps.sh "${pkgs[@]}"; then
+  echo "cross-aarch64: could not install ${pkgs[*]}: the aarch64 build is not checked here" >&2
+  exit 77
 fi
 
 cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \

@@ -20,7 +20,8 @@ static void ortho_usage(FILE *f)
 {
     fprintf(f,
             "usage: optbench ortho [--shapes 64x64,128x256] [--coeffs muon,root,polar_express,FILE]\n"
-            "                      [--steps 5] [--samples 4] [--seed 0] [--backend cpu|cuda|auto]\n"
+            "                      [--steps 5] [--samples 4] [--seed 0] [--dtype fp32|bf16]\n"
+            "                      [--backend cpu|cuda|auto]\n"
             "       optbench ortho --fit RxC [--steps 5] [--samples 4] [--seed 0] [--start muon|root|FILE]\n"
             "                      [--spectrum gaussian|heavy] [--evals 400] [--append FILE]\n\n"
             "Measures Newton-Schulz orthogonalization against the exact polar factor U V^T\n"
@@ -35,6 +36,8 @@ static void ortho_usage(FILE *f)
             "  --steps N          Newton-Schulz iterations (default 5)\n"
             "  --samples N        matrices per shape and spectrum (default 4)\n"
             "  --seed N           seed of the sample matrices (default 0)\n"
+            "  --dtype T          the iteration in fp32 (default) or in bf16 as torch.optim.Muon\n"
+            "                     runs it (muon.ns_dtype=bf16)\n"
             "  --backend B        cpu (default), cuda or auto (cuda when a device is present)\n"
             "  --fit RxC          search one (a, b, c) for every iteration minimizing the mean\n"
             "                     error on RxC samples (Nelder-Mead from --start, default muon),\n"
@@ -44,7 +47,8 @@ static void ortho_usage(FILE *f)
             "  --spectrum S       samples of the fit: gaussian (default) or heavy\n"
             "  --evals N          most evaluations of the mean error the fit takes (default 400)\n"
             "  --append FILE      with --fit: append 'rows cols a b c' to FILE (root's coeff_file)\n"
-            "--start, --spectrum, --evals and --append need --fit; --shapes and --coeffs do not go with it.\n\n"
+            "--start, --spectrum, --evals and --append need --fit; --shapes, --coeffs and --dtype do not go\n"
+            "with it.\n\n"
             "Coefficient files are tab-separated lines 'rows cols a b c'; '#' starts a comment.\n"
             "exit status: 0 ok, 1 failure, 2 bad input\n");
 }
@@ -96,10 +100,10 @@ static void abc_text(float abc[][3], int n_abc, int steps, int digits, char *t, 
 }
 
 static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_set *sets, int n_sets, int steps,
-                       int samples, uint64_t seed, ob_err *e)
+                       int samples, uint64_t seed, int bf16, ob_err *e)
 {
-    printf("Newton-Schulz, %d step%s, %d sample%s per shape and spectrum, on %s\n", steps, steps == 1 ? "" : "s",
-           samples, samples == 1 ? "" : "s", dev->desc);
+    printf("Newton-Schulz%s, %d step%s, %d sample%s per shape and spectrum, on %s\n", bf16 ? " in bf16" : "", steps,
+           steps == 1 ? "" : "s", samples, samples == 1 ? "" : "s", dev->desc);
     printf("error = ||NS(A) - U V^T||_F / ||U V^T||_F (mean and max over samples); sv = singular values of NS(A)\n\n");
     int w = 13; /* the coefficient sets' column: as wide as the longest name (a file's path) */
     for (int ci = 0; ci < n_sets; ci++)
@@ -112,6 +116,7 @@ static ob_status study(ob_device *dev, char (*shapes)[32], int n_shapes, coeff_s
         for (int spec = 0; spec < 2; spec++) {
             ob_ortho_set s;
             OB_TRY(ob_ortho_make(dev, (ob_spectrum)spec, samples, rows, cols, seed, &s, e));
+            s.bf16 = bf16;
             for (int ci = 0; ci < n_sets; ci++) {
                 float abc[OB_NS_MAX_SCHEDULE][3];
                 char note[128], text[64];
@@ -291,10 +296,10 @@ static int parse_int(const char *flag, const char *v, int lo, int hi, int *out)
 int ob_cmd_ortho(int argc, char **argv)
 {
     static const char *const single[] = {"--shapes", "--coeffs", "--steps", "--samples", "--seed", "--backend",
-                                         "--fit", "--start", "--spectrum", "--evals", "--append"};
+                                         "--fit", "--start", "--spectrum", "--evals", "--append", "--dtype"};
     ob_cli_once(NULL, argc, argv, single, OB_CLI_COUNT(single));
     const char *shapes_arg = "64x64,128x256", *coeffs_arg = "muon,root", *backend = "cpu";
-    const char *fit_shape = NULL, *append = NULL, *start_arg = "muon", *spectrum = "gaussian";
+    const char *fit_shape = NULL, *append = NULL, *start_arg = "muon", *spectrum = "gaussian", *dtype = "fp32";
     int steps = 5, samples = 4, seed = 0, evals = 400;
     /* flags that belong to one mode only: the first of each kind given */
     const char *study_only = NULL, *fit_only = NULL;
@@ -304,11 +309,11 @@ int ob_cmd_ortho(int argc, char **argv)
             ortho_usage(stdout);
             return 0;
         }
-        static const char *const opts[] = {"--shapes", "--coeffs",  "--backend", "--fit",  "--append", "--start",
-                                           "--spectrum", "--steps", "--samples", "--seed", "--evals"};
+        static const char *const opts[] = {"--shapes",   "--coeffs", "--backend", "--fit",  "--append", "--start",
+                                           "--spectrum", "--steps",  "--samples", "--seed", "--evals",  "--dtype"};
         if (ob_cli_valued_option("ortho", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
-        if (!study_only && (!strcmp(a, "--shapes") || !strcmp(a, "--coeffs"))) study_only = a;
+        if (!study_only && (!strcmp(a, "--shapes") || !strcmp(a, "--coeffs") || !strcmp(a, "--dtype"))) study_only = a;
         if (!fit_only && (!strcmp(a, "--start") || !strcmp(a, "--spectrum") || !strcmp(a, "--evals") ||
                           !strcmp(a, "--append")))
             fit_only = a;
@@ -326,6 +331,8 @@ int ob_cmd_ortho(int argc, char **argv)
             start_arg = v;
         else if (!strcmp(a, "--spectrum"))
             spectrum = v;
+        else if (!strcmp(a, "--dtype"))
+            dtype = v;
         else if (!strcmp(a, "--steps")) {
             if (!parse_int(a, v, 1, 99, &steps)) return 2;
         } else if (!strcmp(a, "--samples")) {
@@ -341,8 +348,11 @@ int ob_cmd_ortho(int argc, char **argv)
                             fit_only);
     if (study_only && fit_shape)
         return ob_cli_error(2, "%s does not go with --fit: the fit measures its own shape and muon, root and "
-                            "polar_express; leave out --shapes and --coeffs (--start picks the set it starts from)",
+                            "polar_express in fp32; leave out --shapes, --coeffs and --dtype (--start picks the set it "
+                            "starts from)",
                             study_only);
+    if (strcmp(dtype, "fp32") && strcmp(dtype, "bf16"))
+        return ob_cli_error(2, "--dtype '%s': use fp32 or bf16", dtype);
     if (strcmp(spectrum, "gaussian") && strcmp(spectrum, "heavy"))
         return ob_cli_error(2, "--spectrum '%s': use gaussian or heavy", spectrum);
     ob_spectrum spec = strcmp(spectrum, "heavy") ? OB_SPECTRUM_GAUSSIAN : OB_SPECTRUM_HEAVY;
@@ -377,7 +387,7 @@ int ob_cmd_ortho(int argc, char **argv)
         if (fit_shape)
             st = fit(&dev, fit_shape, spec, &sets[0], steps, samples, (uint64_t)seed, evals, append, &e);
         else
-            st = study(&dev, shapes, n_shapes, sets, n_sets, steps, samples, (uint64_t)seed, &e);
+            st = study(&dev, shapes, n_shapes, sets, n_sets, steps, samples, (uint64_t)seed, !strcmp(dtype, "bf16"), &e);
     }
     if (dev.ops) ob_device_close(&dev);
     for (int i = 0; i < n_sets; i++) free(sets[i].table);

@@ -52,6 +52,10 @@ typedef struct ob_image_synth {
 #define OB_BATCH_STEP (2 + OB_RULE_MAX_STATE)
 #define OB_BATCH_STRIDES (3 + OB_RULE_MAX_STATE)
 
+/* batched_normalize's flags */
+#define OB_NORM_ADD_EPS 1 /* divide by ||x|| + eps, not max(||x||, eps) */
+#define OB_NORM_BF16 2    /* as torch on a bf16 tensor (see batched_normalize) */
+
 /* The table of a backend's ops: its name, then function pointers only
  * (tests/test_cuda_ops.c's table_gaps walks it as an array of them to find
  * an op the CPU has and CUDA lacks; a data member here would misalign it). */
@@ -100,6 +104,10 @@ typedef struct ob_backend_ops {
     ob_status (*fill)(ob_device *dev, float *x, float v, int64_t n, ob_err *e);
     /* y = a*x + b*y */
     ob_status (*axpby)(ob_device *dev, int64_t n, float a, const float *x, float b, float *y, ob_err *e);
+    /* (optional; Newton-Schulz in bf16 requires it) x[i] = x[i] rounded to
+     * bf16 and kept as a float (core/bf16.h: PyTorch's rounding, so the
+     * backends agree bit for bit). */
+    ob_status (*round_bf16)(ob_device *dev, float *x, int64_t n, ob_err *e);
     /* x[i] = mean + std * N(0,1)(seed, stream, offset + i) */
     ob_status (*rng_normal)(ob_device *dev, float *x, int64_t n, uint64_t seed, uint64_t stream,
                             uint64_t offset, float mean, float std, ob_err *e);
@@ -184,10 +192,13 @@ typedef struct ob_backend_ops {
 
     /* --- matrix optimizers (optional; Muon and ROOT require them) ---
      * Each works on a batch of vectors x_b = x + b*stride (b < batch) of n floats. */
-    /* x_b /= (add_eps ? ||x_b|| + eps : max(||x_b||, eps)); the norm is summed in
-     * double in a fixed order (bitwise repeatable). */
+    /* x_b /= (OB_NORM_ADD_EPS ? ||x_b|| + eps : max(||x_b||, eps)); the norm is
+     * summed in double in a fixed order (bitwise repeatable). With
+     * OB_NORM_BF16, as torch divides a bf16 tensor by its norm: x_b, the
+     * norm, the divisor and the quotients rounded to bf16 (core/bf16.h), the
+     * quotient x / d itself (not x * (1/d)). */
     ob_status (*batched_normalize)(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
-                                   float eps, int add_eps, ob_err *e);
+                                   float eps, int flags, ob_err *e);
     /* out[b] (device, float) = sum of x_b^2 in double: on the CPU in dot's
      * order (the same bits as dot(x_b, x_b)), on CUDA in a fixed order of its
      * own (bitwise repeatable). batch <= 65535 (CUDA's grid, as for

@@ -1,6 +1,7 @@
 /* optimizers/muon.c - Muon with the semantics of torch.optim.Muon (PyTorch >= 2.9):
  *   M = lerp(M, g, 1 - momentum); u = nesterov ? lerp(g, M, momentum) : M
  *   X0 = u / max(||u||_F, eps); ns_steps Newton-Schulz iterations with (a, b, c)
+ *   (in fp32; ns_dtype=bf16: in bf16 as torch's, ob_ns_iterate)
  *   (ns_coeffs=polar_express: Polar Express's triple per iteration, arXiv
  *   2505.16932 Algorithm 1, with its X0 = u / (1.01 ||u||_F + eps); an
  *   extension, not part of torch.optim.Muon)
@@ -26,6 +27,9 @@ static const ob_hp_def muon_hp[] = {
     {"ns_c", OB_HP_FLOAT, 2.0315, -INFINITY, INFINITY, 0, 0, NULL, "Newton-Schulz coefficient c"},
     {"ns_coeffs", OB_HP_ENUM, 0, 0, 1, 0, 0, "fixed|polar_express",
      "fixed: (ns_a, ns_b, ns_c) every iteration (torch); polar_express: a triple per iteration (arXiv 2505.16932)"},
+    {"ns_dtype", OB_HP_ENUM, 0, 0, 1, 0, 0, "fp32|bf16",
+     "X0 and the Newton-Schulz iteration in fp32, or in bf16 as torch.optim.Muon runs them (grad.bfloat16(): "
+     "every product and sum rounded to bf16)"},
     {"adjust_lr", OB_HP_ENUM, 0, 0, 1, 0, 0, "original|match_rms_adamw",
      "lr scale per matrix: sqrt(max(1, rows/cols)) or 0.2*sqrt(max(rows, cols))"},
     OB_HYBRID_HP(0, 1e-10),
@@ -91,6 +95,7 @@ static int muon_matrix(const ob_optim *o, int g, ob_matrix_plan *p)
         p->norm_eps = (float)ob_optim_hp(o, "eps");
         p->norm_add_eps = 0;
     }
+    p->ns_bf16 = ob_optim_hp(o, "ns_dtype") != 0;
     p->ns_steps = (int)ob_optim_hp(o, "ns_steps");
     p->lr_adjust = ob_optim_hp(o, "adjust_lr") != 0 ? OB_LR_ADJUST_MATCH_RMS : OB_LR_ADJUST_ORIGINAL;
     p->weight_decay = (float)ob_optim_hp(o, "weight_decay");

@@ -65,9 +65,14 @@ static inline int64_t ob_ns_stride(int64_t n)
 /* steps iterations on x: (batch, rows, cols) at stride sx, already normalized.
  * x2: the same size; a, b: (batch, s, s) at stride ss with s = min(rows, cols).
  * Step k uses the triple abc[3*min(k, n_abc-1)..]. *out is x or x2, whichever
- * holds the result. Everything is device memory. */
+ * holds the result. Everything is device memory.
+ * bf16: as torch.optim.Muon iterates on its bf16 copy of the update (x
+ * already bf16, as batched_normalize's OB_NORM_BF16 leaves it):
+ * A = X X^T, B = addmm(A, A, A, beta=b, alpha=c), X = addmm(X, B, X, beta=a),
+ * each a float sum rounded to bf16 once, as torch's bf16 matmul and addmm
+ * round them; it needs the backend's round_bf16. */
 ob_status ob_ns_iterate(ob_device *dev, float *x, float *x2, float *a, float *b, int batch,
                         int64_t rows, int64_t cols, int64_t sx, int64_t ss, const float *abc,
-                        int n_abc, int steps, float **out, ob_err *e);
+                        int n_abc, int steps, int bf16, float **out, ob_err *e);
 
 #endif

@@ -141,10 +141,10 @@ ob_status ob_ortho_measure(ob_ortho_set *s, const float *abc, int n_abc, int ste
     const int64_t n = (int64_t)s->rows * s->cols;
     int64_t ss = ob_ns_stride((int64_t)s->k * s->k);
     OB_TRY(ops->copy(dev, s->x, s->a, (size_t)(s->batch * s->stride) * sizeof(float), e));
-    OB_TRY(ops->batched_normalize(dev, s->x, s->batch, n, s->stride, 1e-7f, 0, e));
+    OB_TRY(ops->batched_normalize(dev, s->x, s->batch, n, s->stride, 1e-7f, s->bf16 ? OB_NORM_BF16 : 0, e));
     float *res;
     float *other = s->x2;
-    OB_TRY(ob_ns_iterate(dev, s->x, s->x2, s->ga, s->gb, s->batch, s->rows, s->cols, s->stride, ss, abc, n_abc, steps,
+    OB_TRY(ob_ns_iterate(dev, s->x, s->x2, s->ga, s->gb, s->batch, s->rows, s->cols, s->stride, ss, abc, n_abc, steps, s->bf16,
                          &res, e));
     if (res == s->x2) other = s->x;
     out->err_mean = out->err_max = 0;

@@ -30,6 +30,7 @@ typedef struct ob_ortho_set {
     double *sv;                 /* (batch, k) singular values / ||A||_F, host */
     float *x, *x2, *ga, *gb;    /* Newton-Schulz workspace, device */
     float *scratch;             /* device floats for dot products */
+    int bf16;                   /* measure the iteration in bf16 (ob_ns_iterate); 0 from ob_ortho_make */
 } ob_ortho_set;
 
 typedef struct ob_ortho_stats {

@@ -26,6 +26,7 @@ struct ob_matrix_plan {
     float quantile_add;
     float norm_eps;      /* X0 = u / max(||u||_F, eps), or u / (||u||_F + eps) with norm_add_eps */
     int norm_add_eps;
+    int ns_bf16;         /* X0 and the iteration in bf16, as torch.optim.Muon (ob_ns_iterate) */
     int ns_steps;
     int lr_adjust;       /* ob_lr_adjust */
     float weight_decay;  /* decoupled: p *= 1 - lr*wd */

@@ -573,6 +573,7 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
         }
         if (gr->is_matrix) {
             OB_TRY(OB_REQUIRE(dev, batched_normalize, e));
+            if (gr->plan.ns_bf16) OB_TRY(OB_REQUIRE(dev, round_bf16, e));
             if (gr->plan.quantile > 0) {
                 OB_TRY(OB_REQUIRE(dev, abs_quantile, e));
                 OB_TRY(OB_REQUIRE(dev, clamp_abs, e));
@@ -897,10 +898,11 @@ static ob_status matrix_group_step(ob_optim *o, ob_group *gr, float *params, con
             OB_TRY(ops->abs_quantile(dev, o->ws_x, b->count, n, sx, pl->quantile, o->ws_thr, o->ws_x2, e));
             OB_TRY(ops->clamp_abs(dev, o->ws_x, b->count, n, sx, o->ws_thr, pl->quantile_add, e));
         }
-        OB_TRY(ops->batched_normalize(dev, o->ws_x, b->count, n, sx, pl->norm_eps, pl->norm_add_eps, e));
+        OB_TRY(ops->batched_normalize(dev, o->ws_x, b->count, n, sx, pl->norm_eps,
+                                      (pl->norm_add_eps ? OB_NORM_ADD_EPS : 0) | (pl->ns_bf16 ? OB_NORM_BF16 : 0), e));
         float *res;
         OB_TRY(ob_ns_iterate(dev, o->ws_x, o->ws_x2, o->ws_a, o->ws_b, b->count, b->rows, b->cols, sx, ss,
-                             &b->abc[0][0], b->n_abc, pl->ns_steps, &res, e));
+                             &b->abc[0][0], b->n_abc, pl->ns_steps, pl->ns_bf16, &res, e));
         ob_rule apply = {0};
         apply.kind = OB_RULE_MATRIX_APPLY;
         apply.n_state = 1;

@@ -20,6 +20,9 @@
  *                                               and nvcc may fuse: a note says when not bitwise
  *   dot, grad_stats, batched_normalize, norms,  1e-6 relative (sums in double, other order)
  *   batched_sumsq
+ *   round_bf16                                  exact (core/bf16.h on both)
+ *   batched_normalize in bf16                   8e-3 relative: a norm summed in another order
+ *                                               can round to the next bf16, and so every quotient
  *   gemm, gemm_strided_batched                  1e-5 of max|C| (other summation order)
  *   elementwise rules (3 steps)                 2e-5 (floor 1e-2 / 1e-3); expected
  *                                               bitwise (the CUDA step is built without
@@ -180,6 +183,21 @@ static void test_fill_axpby_rng(void)
     dev_get(&cpu, a, cx, n);
     dev_get(&gpu, b, gx, n);
     CHECK_MSG(bitwise_equal(a, b, n), "fill differs (or wrote past n)");
+
+    if (cpu.ops->round_bf16 && gpu.ops->round_bf16) { /* every kind of float: random bit patterns */
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = ob_philox(8, 1, (uint64_t)i).v[0];
+            memcpy(&hx[i], &u, sizeof u);
+        }
+        float *c = dev_put(&cpu, hx, n), *g = dev_put(&gpu, hx, n);
+        OK(cpu.ops->round_bf16(&cpu, c, n - 1, &err));
+        OK(gpu.ops->round_bf16(&gpu, g, n - 1, &err));
+        dev_get(&cpu, a, c, n);
+        dev_get(&gpu, b, g, n);
+        CHECK_MSG(memcmp(a, b, (size_t)n * sizeof *a) == 0, "round_bf16 differs (or wrote past n)");
+        ob_dev_free(&cpu, c);
+        ob_dev_free(&gpu, g);
+    }
 
     OK(cpu.ops->rng_normal(&cpu, cx, n, 42, OB_STREAM_NOISE + 3, 12345, 0.5f, 2.0f, &err));
     OK(gpu.ops->rng_normal(&gpu, gx, n, 42, OB_STREAM_NOISE + 3, 12345, 0.5f, 2.0f, &err));
@@ -986,14 +1004,18 @@ static void test_matrix_ops(void)
         randn(h, tot, 500 + ni, 1.0f);
         /* ties: quantize one matrix to a few levels */
         for (int64_t i = 0; i < n; i++) h[stride + i] = roundf(h[stride + i] * 2.0f) / 2.0f;
-        for (int add_eps = 0; add_eps < 2; add_eps++) {
+        for (int flags = 0; flags < 4; flags++) { /* OB_NORM_ADD_EPS, OB_NORM_BF16 */
             float *c = dev_put(&cpu, h, tot), *g = dev_put(&gpu, h, tot);
-            OK(cpu.ops->batched_normalize(&cpu, c, batch, n, stride, 1e-7f, add_eps, &err));
-            OK(gpu.ops->batched_normalize(&gpu, g, batch, n, stride, 1e-7f, add_eps, &err));
+            OK(cpu.ops->batched_normalize(&cpu, c, batch, n, stride, 1e-7f, flags, &err));
+            OK(gpu.ops->batched_normalize(&gpu, g, batch, n, stride, 1e-7f, flags, &err));
             dev_get(&cpu, a, c, tot);
             dev_get(&gpu, b, g, tot);
+            /* bf16: the norms, summed in another order, can round to
+             * neighbouring bf16s: then every quotient differs by up to a
+             * bf16 step or two (2^-8 relative) */
+            const double tol = flags & OB_NORM_BF16 ? 8e-3 : 1e-6;
             double r = max_rel(a, b, tot, 1e-3);
-            CHECK_MSG(r <= 1e-6, "batched_normalize n=%lld: max rel %g", (long long)n, r);
+            CHECK_MSG(r <= tol, "batched_normalize n=%lld flags %d: max rel %g", (long long)n, flags, r);
             CHECK_MSG(a[n] == h[n] && b[n] == h[n], "batched_normalize wrote into the stride gap");
             ob_dev_free(&cpu, c);
             ob_dev_free(&gpu, g);
@@ -1549,14 +1571,15 @@ static const char *const traj_network_optimizers[] = {"sgd",  "adamw", "lion",  
  * spans of decayed and undecayed tensors (adamw, lion), a hybrid's AdamW
  * group (muon's; root's, the authors' with eps before the bias correction),
  * and the kinds kept in runs of their own (adafactor, lamb) and SOAP's
- * update without decay. */
+ * update without decay; and muon's Newton-Schulz in bf16 (round_bf16 after
+ * cuBLAS's products, which sum in another order than the CPU's BLAS). */
 static const struct {
     const char *opt, *sets;
 } traj_filtered[] = {
     {"adamw", "weight_decay=0.1,filter_bias_and_bn=true"},     {"lion", "weight_decay=0.1,filter_bias_and_bn=true"},
     {"muon", "adamw_wd=0.1,filter_bias_and_bn=true"},          {"adafactor", "weight_decay=0.1,filter_bias_and_bn=true"},
     {"lamb", "filter_bias_and_bn=true"},                       {"soap", "filter_bias_and_bn=true"},
-    {"root", "filter_bias_and_bn=true"},
+    {"root", "filter_bias_and_bn=true"},                       {"muon", "ns_dtype=bf16"},
 };
 
 static int traj_network_optimizer(const char *name)

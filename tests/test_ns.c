@@ -41,7 +41,7 @@ static void ns_batch(ob_device *dev, int batch, int rows, int cols, const float 
     CHECK_OK(ob_dev_alloc(dev, (size_t)(batch * ss) * 4, (void **)&b, &e), &e);
     for (int k = 0; k < batch; k++) memcpy(x + k * sx, in + k * n, (size_t)n * 4);
     CHECK_OK(dev->ops->batched_normalize(dev, x, batch, n, sx, 1e-7f, 0, &e), &e);
-    CHECK_OK(ob_ns_iterate(dev, x, x2, a, b, batch, rows, cols, sx, ss, abc, 1, steps, &res, &e), &e);
+    CHECK_OK(ob_ns_iterate(dev, x, x2, a, b, batch, rows, cols, sx, ss, abc, 1, steps, 0, &res, &e), &e);
     for (int k = 0; k < batch; k++) memcpy(out + k * n, res + k * sx, (size_t)n * 4);
     ob_dev_free(dev, x);
     ob_dev_free(dev, x2);

@@ -890,6 +890,7 @@ const ob_backend_ops ob_cpu_backend = {
     .timer_read = cpu_timer_read,
     .fill = cpu_fill,
     .axpby = cpu_axpby,
+    .round_bf16 = ob_cpu_round_bf16,
     .rng_normal = cpu_rng_normal,
     .dot = cpu_dot,
     .gemm = cpu_gemm,

@@ -48,7 +48,8 @@ ob_status ob_cpu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *lo
 
 /* matrix_cpu.c: the matrix-optimizer and study ops (see backend.h) */
 ob_status ob_cpu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
-                                   float eps, int add_eps, ob_err *e);
+                                   float eps, int flags, ob_err *e);
+ob_status ob_cpu_round_bf16(ob_device *dev, float *x, int64_t n, ob_err *e);
 ob_status ob_cpu_abs_quantile(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,
                               double q, float *out, float *work, ob_err *e);
 ob_status ob_cpu_clamp_abs(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,

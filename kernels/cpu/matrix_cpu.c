@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bf16.h"
 #include "kernels/cpu/cpu.h"
 
 #define PAR_MIN 32768
@@ -35,19 +36,43 @@ static double sumsq_ordered(const float *x, int64_t n)
     return total;
 }
 
+/* x_b / max(||x_b||, eps) as torch computes it on a bf16 tensor (x_b already
+ * rounded here): norm(), clamp() and div_() each round their result. */
+static void normalize_bf16(float *xb, int64_t n, float eps, int add_eps)
+{
+    for (int64_t i = 0; i < n; i++) xb[i] = ob_bf16_round(xb[i]);
+    const float norm = ob_bf16_round((float)sqrt(sumsq_ordered(xb, n)));
+    const float d = ob_bf16_round(add_eps ? norm + eps : (norm > eps ? norm : eps));
+    for (int64_t i = 0; i < n; i++) xb[i] = ob_bf16_round(xb[i] / d);
+}
+
 ob_status ob_cpu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
-                                   float eps, int add_eps, ob_err *e)
+                                   float eps, int flags, ob_err *e)
 {
     (void)dev;
     (void)e;
+    const int add_eps = (flags & OB_NORM_ADD_EPS) != 0, bf16 = (flags & OB_NORM_BF16) != 0;
 #pragma omp parallel for if ((int64_t)batch * n > PAR_MIN && batch > 1)
     for (int b = 0; b < batch; b++) {
         float *xb = x + (int64_t)b * stride;
+        if (bf16) {
+            normalize_bf16(xb, n, eps, add_eps);
+            continue;
+        }
         float norm = (float)sqrt(sumsq_ordered(xb, n));
         float d = add_eps ? norm + eps : (norm > eps ? norm : eps);
         float inv = 1.0f / d;
         for (int64_t i = 0; i < n; i++) xb[i] *= inv;
     }
+    return OB_OK;
+}
+
+ob_status ob_cpu_round_bf16(ob_device *dev, float *x, int64_t n, ob_err *e)
+{
+    (void)dev;
+    (void)e;
+#pragma omp parallel for if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++) x[i] = ob_bf16_round(x[i]);
     return OB_OK;
 }
 

@@ -405,6 +405,7 @@ static ob_backend_ops cuda_make_ops(void)
     o.timer_read = cuda_timer_read;
     o.fill = ob_cu_fill;
     o.axpby = ob_cu_axpby;
+    o.round_bf16 = ob_cu_round_bf16;
     o.rng_normal = ob_cu_rng_normal;
     o.dot = ob_cu_dot;
     o.gemm = ob_cu_gemm;

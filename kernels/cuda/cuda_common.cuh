@@ -261,6 +261,7 @@ void ob_cu_group_close(void *group);
 
 ob_status ob_cu_fill(ob_device *dev, float *x, float v, int64_t n, ob_err *e);
 ob_status ob_cu_axpby(ob_device *dev, int64_t n, float a, const float *x, float b, float *y, ob_err *e);
+ob_status ob_cu_round_bf16(ob_device *dev, float *x, int64_t n, ob_err *e);
 ob_status ob_cu_rng_normal(ob_device *dev, float *x, int64_t n, uint64_t seed, uint64_t stream,
                            uint64_t offset, float mean, float std, ob_err *e);
 ob_status ob_cu_dot(ob_device *dev, int64_t n, const float *x, const float *y, float *out, ob_err *e);
@@ -290,7 +291,7 @@ ob_status ob_cu_elementwise_step_stats(ob_device *dev, const ob_rule *rule, cons
 ob_status ob_cu_batched_sumsq(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, float *out,
                               ob_err *e);
 ob_status ob_cu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
-                                  float eps, int add_eps, ob_err *e);
+                                  float eps, int flags, ob_err *e);
 ob_status ob_cu_abs_quantile(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,
                              double q, float *out, float *work, ob_err *e);
 ob_status ob_cu_clamp_abs(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,

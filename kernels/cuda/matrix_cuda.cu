@@ -22,6 +22,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/bf16.h"
 #include "kernels/cuda/cuda_common.cuh"
 
 #define MX_THREADS 256
@@ -49,13 +50,13 @@ static ob_status mx_check(int batch, int64_t n, const char *op, ob_err *e)
 
 /* part[b * nc + chunk] = sum of x_b^2 over the chunk's elements (double). */
 static __global__ void __launch_bounds__(MX_THREADS)
-    norm_partial_kernel(const float *__restrict__ x, int64_t n, int64_t stride, double *__restrict__ part)
+    norm_partial_kernel(const float *__restrict__ x, int64_t n, int64_t stride, int bf16, double *__restrict__ part)
 {
     const float *xb = x + (int64_t)blockIdx.y * stride;
     double a = 0.0, unused = 0.0;
     int64_t step = (int64_t)gridDim.x * MX_THREADS;
     for (int64_t i = (int64_t)blockIdx.x * MX_THREADS + threadIdx.x; i < n; i += step) {
-        double v = xb[i];
+        double v = bf16 ? ob_bf16_round(xb[i]) : xb[i];
         a += v * v;
     }
     cu_block_sum2(a, unused);
@@ -64,22 +65,30 @@ static __global__ void __launch_bounds__(MX_THREADS)
 
 static __global__ void __launch_bounds__(MX_THREADS)
     norm_scale_kernel(float *__restrict__ x, int64_t n, int64_t stride, const double *__restrict__ part,
-                      int nc, float eps, int add_eps)
+                      int nc, float eps, int flags)
 {
-    __shared__ float inv_s;
+    __shared__ float d_s, inv_s;
+    const int bf16 = (flags & OB_NORM_BF16) != 0;
     if (threadIdx.x == 0) {
         double s = 0.0;
         for (int c = 0; c < nc; c++) s += part[(int64_t)blockIdx.y * nc + c];
         float norm = (float)sqrt(s);
-        float d = add_eps ? __fadd_rn(norm, eps) : (norm > eps ? norm : eps);
+        if (bf16) norm = ob_bf16_round(norm);
+        float d = (flags & OB_NORM_ADD_EPS) ? __fadd_rn(norm, eps) : (norm > eps ? norm : eps);
+        if (bf16) d = ob_bf16_round(d);
+        d_s = d;
         inv_s = __fdiv_rn(1.0f, d);
     }
     __syncthreads();
-    const float inv = inv_s;
+    const float d = d_s, inv = inv_s;
     float *xb = x + (int64_t)blockIdx.y * stride;
     int64_t step = (int64_t)gridDim.x * MX_THREADS;
-    for (int64_t i = (int64_t)blockIdx.x * MX_THREADS + threadIdx.x; i < n; i += step)
-        xb[i] = __fmul_rn(xb[i], inv);
+    if (bf16) /* as the CPU: x rounded, then x / d rounded */
+        for (int64_t i = (int64_t)blockIdx.x * MX_THREADS + threadIdx.x; i < n; i += step)
+            xb[i] = ob_bf16_round(__fdiv_rn(ob_bf16_round(xb[i]), d));
+    else
+        for (int64_t i = (int64_t)blockIdx.x * MX_THREADS + threadIdx.x; i < n; i += step)
+            xb[i] = __fmul_rn(xb[i], inv);
 }
 
 /* out[b] = the chunks' sums of x_b^2 added in chunk order, as float. */
@@ -94,13 +103,13 @@ static __global__ void sumsq_finish_kernel(const double *__restrict__ part, int 
 
 /* The first pass of both ops below: *nc chunk sums of x_b^2 per b in *part
  * (scratch). batch > 0. */
-static ob_status norm_partials(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, const char *op,
-                               double **part, int *nc, ob_err *e)
+static ob_status norm_partials(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride, int bf16,
+                               const char *op, double **part, int *nc, ob_err *e)
 {
     *nc = mx_chunks(n, NORM_MAX_CHUNKS);
     OB_TRY(ob_cu_scratch(dev, (size_t)batch * *nc * sizeof(double), (void **)part, e));
-    norm_partial_kernel<<<dim3((unsigned)*nc, (unsigned)batch), MX_THREADS, 0, cu_impl(dev)->stream>>>(x, n, stride,
-                                                                                                    *part);
+    norm_partial_kernel<<<dim3((unsigned)*nc, (unsigned)batch), MX_THREADS, 0, cu_impl(dev)->stream>>>(
+        x, n, stride, bf16, *part);
     OB_CU_LAUNCHED(e, op);
     return OB_OK;
 }
@@ -112,22 +121,23 @@ ob_status ob_cu_batched_sumsq(ob_device *dev, const float *x, int batch, int64_t
     if (batch == 0) return OB_OK;
     double *part;
     int nc;
-    OB_TRY(norm_partials(dev, x, batch, n, stride, "batched_sumsq", &part, &nc, e));
+    OB_TRY(norm_partials(dev, x, batch, n, stride, 0, "batched_sumsq", &part, &nc, e));
     sumsq_finish_kernel<<<(unsigned)((batch + 127) / 128), 128, 0, cu_impl(dev)->stream>>>(part, batch, nc, out);
     OB_CU_LAUNCHED(e, "batched_sumsq");
     return OB_OK;
 }
 
 ob_status ob_cu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
-                                  float eps, int add_eps, ob_err *e)
+                                  float eps, int flags, ob_err *e)
 {
     OB_TRY(mx_check(batch, n, "batched_normalize", e));
     if (batch == 0) return OB_OK;
     double *part;
     int nc;
-    OB_TRY(norm_partials(dev, x, batch, n, stride, "batched_normalize", &part, &nc, e));
+    OB_TRY(norm_partials(dev, x, batch, n, stride, (flags & OB_NORM_BF16) != 0, "batched_normalize", &part, &nc,
+                         e));
     norm_scale_kernel<<<dim3((unsigned)nc, (unsigned)batch), MX_THREADS, 0, cu_impl(dev)->stream>>>(
-        x, n, stride, part, nc, eps, add_eps);
+        x, n, stride, part, nc, eps, flags);
     OB_CU_LAUNCHED(e, "batched_normalize");
     return OB_OK;
 }

@@ -7,6 +7,7 @@
  * in the last bit. Reductions sum in double in a fixed order (see
  * cuda_common.cuh), so they are bitwise repeatable run to run.
  */
+#include "core/bf16.h"
 #include "core/rng.h"
 #include "kernels/cuda/cuda_common.cuh"
 
@@ -39,6 +40,22 @@ ob_status ob_cu_axpby(ob_device *dev, int64_t n, float a, const float *x, float 
     if (n <= 0) return OB_OK;
     axpby_kernel<<<cu_grid(dev, n, 256), 256, 0, cu_impl(dev)->stream>>>(n, a, x, b, y);
     OB_CU_LAUNCHED(e, "axpby");
+    return OB_OK;
+}
+
+/* ---- bf16 rounding (core/bf16.h), the CPU's bits ------------------------------------ */
+
+static __global__ void round_bf16_kernel(float *__restrict__ x, int64_t n)
+{
+    int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) x[i] = ob_bf16_round(x[i]);
+}
+
+ob_status ob_cu_round_bf16(ob_device *dev, float *x, int64_t n, ob_err *e)
+{
+    if (n <= 0) return OB_OK;
+    round_bf16_kernel<<<cu_grid(dev, n, 256), 256, 0, cu_impl(dev)->stream>>>(x, n);
+    OB_CU_LAUNCHED(e, "round_bf16");
     return OB_OK;
 }
 

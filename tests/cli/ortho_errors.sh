@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `optbench ortho` on bad input: one line naming the flag, exit status 2, and
-# nothing fitted or written. Flags of the study (--shapes, --coeffs) and of the
+# nothing fitted or written. Flags of the study (--shapes, --coeffs, --dtype) and of the
 # fit (--start, --spectrum, --evals, --append) are not mixed, and --append's
 # file is checked before the fit runs.
 set -uo pipefail
@@ -25,6 +25,8 @@ expect "optbench: --coeffs: unknown coefficient set 'mouns' (did you mean 'muon'
 expect "--shapes does not go with --fit: the fit measures its own shape and muon, root and polar_express" \
   "${fit[@]}" --shapes 16x16
 expect "--coeffs does not go with --fit" "${fit[@]}" --coeffs polar_express
+expect "--dtype does not go with --fit" "${fit[@]}" --dtype bf16
+expect "--dtype 'bf17': use fp32 or bf16" --shapes 8x8 --samples 1 --dtype bf17
 expect "--start needs --fit RxC" --shapes 8x8 --samples 1 --start root
 expect "--spectrum needs --fit RxC" --shapes 8x8 --samples 1 --spectrum heavy
 expect "--evals needs --fit RxC" --shapes 8x8 --samples 1 --evals 10

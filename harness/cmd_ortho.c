@@ -293,102 +293,114 @@ static int parse_int(const char *flag, const char *v, int lo, int hi, int *out)
     return 1;
 }
 
-int ob_cmd_ortho(int argc, char **argv)
+/* What the command line asked for; study_only and fit_only are the first
+ * flag given that belongs to one mode only. */
+typedef struct ortho_args {
+    const char *shapes, *coeffs, *backend, *fit_shape, *append, *start, *spectrum, *dtype;
+    int steps, samples, seed, evals;
+    const char *study_only, *fit_only;
+} ortho_args;
+
+/* Reads the flags into o; returns -1 to go on, else the exit status (0
+ * after --help). */
+static int ortho_parse(int argc, char **argv, ortho_args *o)
 {
-    static const char *const single[] = {"--shapes", "--coeffs", "--steps", "--samples", "--seed", "--backend",
-                                         "--fit", "--start", "--spectrum", "--evals", "--append", "--dtype"};
-    ob_cli_once(NULL, argc, argv, single, OB_CLI_COUNT(single));
-    const char *shapes_arg = "64x64,128x256", *coeffs_arg = "muon,root", *backend = "cpu";
-    const char *fit_shape = NULL, *append = NULL, *start_arg = "muon", *spectrum = "gaussian", *dtype = "fp32";
-    int steps = 5, samples = 4, seed = 0, evals = 400;
-    /* flags that belong to one mode only: the first of each kind given */
-    const char *study_only = NULL, *fit_only = NULL;
+    static const char *const opts[] = {"--shapes",   "--coeffs", "--backend", "--fit",  "--append", "--start",
+                                       "--spectrum", "--steps",  "--samples", "--seed", "--evals",  "--dtype"};
+    ob_cli_once(NULL, argc, argv, opts, OB_CLI_COUNT(opts));
+    *o = (ortho_args){.shapes = "64x64,128x256", .coeffs = "muon,root", .backend = "cpu", .start = "muon",
+                      .spectrum = "gaussian", .dtype = "fp32", .steps = 5, .samples = 4, .evals = 400};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             ortho_usage(stdout);
             return 0;
         }
-        static const char *const opts[] = {"--shapes",   "--coeffs", "--backend", "--fit",  "--append", "--start",
-                                           "--spectrum", "--steps",  "--samples", "--seed", "--evals",  "--dtype"};
         if (ob_cli_valued_option("ortho", argc, argv, i, opts, OB_CLI_COUNT(opts), OB_CLI_COUNT(opts))) return 2;
         const char *v = argv[++i];
-        if (!study_only && (!strcmp(a, "--shapes") || !strcmp(a, "--coeffs") || !strcmp(a, "--dtype"))) study_only = a;
-        if (!fit_only && (!strcmp(a, "--start") || !strcmp(a, "--spectrum") || !strcmp(a, "--evals") ||
-                          !strcmp(a, "--append")))
-            fit_only = a;
-        if (!strcmp(a, "--shapes"))
-            shapes_arg = v;
-        else if (!strcmp(a, "--coeffs"))
-            coeffs_arg = v;
-        else if (!strcmp(a, "--backend"))
-            backend = v;
-        else if (!strcmp(a, "--fit"))
-            fit_shape = v;
-        else if (!strcmp(a, "--append"))
-            append = v;
-        else if (!strcmp(a, "--start"))
-            start_arg = v;
-        else if (!strcmp(a, "--spectrum"))
-            spectrum = v;
-        else if (!strcmp(a, "--dtype"))
-            dtype = v;
-        else if (!strcmp(a, "--steps")) {
-            if (!parse_int(a, v, 1, 99, &steps)) return 2;
-        } else if (!strcmp(a, "--samples")) {
-            if (!parse_int(a, v, 1, 1000, &samples)) return 2;
-        } else if (!strcmp(a, "--seed")) {
-            if (!parse_int(a, v, 0, 2147483647, &seed)) return 2;
-        } else if (!strcmp(a, "--evals")) {
-            if (!parse_int(a, v, 10, 1000000, &evals)) return 2;
-        }
+        if (!o->study_only && (!strcmp(a, "--shapes") || !strcmp(a, "--coeffs") || !strcmp(a, "--dtype")))
+            o->study_only = a;
+        if (!o->fit_only && (!strcmp(a, "--start") || !strcmp(a, "--spectrum") || !strcmp(a, "--evals") ||
+                             !strcmp(a, "--append")))
+            o->fit_only = a;
+        const char **text = !strcmp(a, "--shapes")     ? &o->shapes
+                            : !strcmp(a, "--coeffs")   ? &o->coeffs
+                            : !strcmp(a, "--backend")  ? &o->backend
+                            : !strcmp(a, "--fit")      ? &o->fit_shape
+                            : !strcmp(a, "--append")   ? &o->append
+                            : !strcmp(a, "--start")    ? &o->start
+                            : !strcmp(a, "--spectrum") ? &o->spectrum
+                            : !strcmp(a, "--dtype")    ? &o->dtype
+                                                       : NULL;
+        if (text)
+            *text = v;
+        else if (!strcmp(a, "--steps") ? !parse_int(a, v, 1, 99, &o->steps)
+                 : !strcmp(a, "--samples") ? !parse_int(a, v, 1, 1000, &o->samples)
+                 : !strcmp(a, "--seed")    ? !parse_int(a, v, 0, 2147483647, &o->seed)
+                                           : !parse_int(a, v, 10, 1000000, &o->evals))
+            return 2;
     }
-    if (fit_only && !fit_shape)
+    return -1;
+}
+
+/* The flags that go together, and the shapes (--fit's, or --shapes' into
+ * shapes): -1 to go on, else 2 after printing what is wrong. */
+static int ortho_check(const ortho_args *o, char (*shapes)[32], int *n_shapes)
+{
+    int r, c;
+    if (o->fit_only && !o->fit_shape)
         return ob_cli_error(2, "%s needs --fit RxC (it is a setting of the fit; the study takes --shapes and --coeffs)",
-                            fit_only);
-    if (study_only && fit_shape)
+                            o->fit_only);
+    if (o->study_only && o->fit_shape)
         return ob_cli_error(2, "%s does not go with --fit: the fit measures its own shape and muon, root and "
                             "polar_express in fp32; leave out --shapes, --coeffs and --dtype (--start picks the set it "
                             "starts from)",
-                            study_only);
-    if (strcmp(dtype, "fp32") && strcmp(dtype, "bf16"))
-        return ob_cli_error(2, "--dtype '%s': use fp32 or bf16", dtype);
-    if (strcmp(spectrum, "gaussian") && strcmp(spectrum, "heavy"))
-        return ob_cli_error(2, "--spectrum '%s': use gaussian or heavy", spectrum);
-    ob_spectrum spec = strcmp(spectrum, "heavy") ? OB_SPECTRUM_GAUSSIAN : OB_SPECTRUM_HEAVY;
-    int r, c;
-    char shapes[32][32];
-    int n_shapes = 0;
-    if (fit_shape) {
-        if (parse_shape(fit_shape, &r, &c) != 0) return ob_cli_error(2, "--fit '%s' is not a shape like 512x2048", fit_shape);
-    } else {
-        char buf[1024];
-        snprintf(buf, sizeof buf, "%s", shapes_arg);
-        char *save = NULL;
-        for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-            if (parse_shape(tok, &r, &c) != 0 || strlen(tok) >= sizeof shapes[0])
-                return ob_cli_error(2, "--shapes: '%s' is not a shape like 256x256", tok);
-            if (n_shapes == 32) return ob_cli_error(2, "--shapes: at most 32 shapes");
-            strcpy(shapes[n_shapes++], tok);
-        }
-        if (n_shapes == 0) return ob_cli_error(2, "--shapes: no shapes given");
+                            o->study_only);
+    if (strcmp(o->dtype, "fp32") && strcmp(o->dtype, "bf16"))
+        return ob_cli_error(2, "--dtype '%s': use fp32 or bf16", o->dtype);
+    if (strcmp(o->spectrum, "gaussian") && strcmp(o->spectrum, "heavy"))
+        return ob_cli_error(2, "--spectrum '%s': use gaussian or heavy", o->spectrum);
+    *n_shapes = 0;
+    if (o->fit_shape) {
+        if (parse_shape(o->fit_shape, &r, &c) != 0)
+            return ob_cli_error(2, "--fit '%s' is not a shape like 512x2048", o->fit_shape);
+        return o->append && append_check(o->append) ? 2 : -1;
     }
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", o->shapes);
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (parse_shape(tok, &r, &c) != 0 || strlen(tok) >= sizeof shapes[0])
+            return ob_cli_error(2, "--shapes: '%s' is not a shape like 256x256", tok);
+        if (*n_shapes == 32) return ob_cli_error(2, "--shapes: at most 32 shapes");
+        strcpy(shapes[(*n_shapes)++], tok);
+    }
+    if (*n_shapes == 0) return ob_cli_error(2, "--shapes: no shapes given");
+    return -1;
+}
+
+int ob_cmd_ortho(int argc, char **argv)
+{
+    ortho_args o;
+    char shapes[32][32];
+    int n_shapes = 0, rc = ortho_parse(argc, argv, &o);
+    if (rc < 0) rc = ortho_check(&o, shapes, &n_shapes);
+    if (rc >= 0) return rc;
     ob_err e;
     ob_err_clear(&e);
     coeff_set sets[16];
     int n_sets = 0;
-    if (append && append_check(append)) return 2;
-    ob_status st = parse_sets(fit_shape ? "--start" : "--coeffs", fit_shape ? start_arg : coeffs_arg, sets, &n_sets,
+    ob_status st = parse_sets(o.fit_shape ? "--start" : "--coeffs", o.fit_shape ? o.start : o.coeffs, sets, &n_sets,
                               16, &e);
-    if (st == OB_OK && fit_shape && n_sets != 1) st = ob_fail(&e, OB_ERR_INPUT, "--start takes one set");
+    if (st == OB_OK && o.fit_shape && n_sets != 1) st = ob_fail(&e, OB_ERR_INPUT, "--start takes one set");
     ob_device dev = {0};
-    if (st == OB_OK) st = ob_device_open(&dev, backend, 0, &e);
-    if (st == OB_OK) {
-        if (fit_shape)
-            st = fit(&dev, fit_shape, spec, &sets[0], steps, samples, (uint64_t)seed, evals, append, &e);
-        else
-            st = study(&dev, shapes, n_shapes, sets, n_sets, steps, samples, (uint64_t)seed, !strcmp(dtype, "bf16"), &e);
-    }
+    if (st == OB_OK) st = ob_device_open(&dev, o.backend, 0, &e);
+    if (st == OB_OK && o.fit_shape)
+        st = fit(&dev, o.fit_shape, strcmp(o.spectrum, "heavy") ? OB_SPECTRUM_GAUSSIAN : OB_SPECTRUM_HEAVY, &sets[0],
+                 o.steps, o.samples, (uint64_t)o.seed, o.evals, o.append, &e);
+    else if (st == OB_OK)
+        st = study(&dev, shapes, n_shapes, sets, n_sets, o.steps, o.samples, (uint64_t)o.seed,
+                   !strcmp(o.dtype, "bf16"), &e);
     if (dev.ops) ob_device_close(&dev);
     for (int i = 0; i < n_sets; i++) free(sets[i].table);
     if (st != OB_OK) return ob_cli_error(ob_exit_code(st), "%s", e.msg);

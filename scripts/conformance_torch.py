@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""scripts/conformance_torch.py OPTBENCH [--cases N] [--seed S] [--only OPT] [--keep DIR]
+"""scripts/conformance_torch.py OPTBENCH [--cases N] [--seed S] [--only OPT[:N],...] [--keep DIR]
+       scripts/conformance_torch.py --record FILE [--cases N] [--seed S] [--only OPT[:N],...]
 
 Differential conformance against torch.optim: N random cases per optimizer
 (hyperparameters drawn across every option optbench shares with torch.optim,
@@ -32,7 +33,14 @@ or not, its three decays, amsgrad) written out in torch.
 
 Prints one line per optimizer (cases, worst scaled error, the case it came
 from) and 'N cases, M failed'; exits 1 on a failure, 77 when torch is missing.
---keep DIR leaves each failing case's CSV files and command there.
+--keep DIR leaves each failing case's CSV files and command there. --only
+narrows the optimizers (OPT:N: N cases of OPT in place of --cases).
+
+--record FILE writes the cases and torch's answers (each case's first 10
+steps) to FILE as JSON instead of running optbench, for
+tests/cli/torch_recorded_check.py, which replays and compares them with
+python3 alone: tests/data/torch_recorded.json holds what Debian's PyTorch
+1.13 cannot check.
 """
 import argparse
 import csv
@@ -558,14 +566,79 @@ def read_rows(path):
         return [[float(x) for x in row] for row in csv.reader(f) if row]
 
 
+def draw_full_case(rng, opt):
+    """One random case of opt: its shape, initial parameters, gradients,
+    optbench settings text and torch's parameters after every step."""
+    matrix = opt == "muon" or rng.random() < 0.5
+    shape = (rng.randint(2, 12), rng.randint(2, 12)) if matrix else (rng.randint(1, 40),)
+    if opt == "adafactor" and rng.random() < 0.3:  # factored over the last two dimensions
+        shape = (rng.randint(2, 4), rng.randint(1, 3), rng.randint(2, 6), rng.randint(1, 6))
+    n = int(np.prod(shape))
+    steps = rng.randint(3, 25)
+    init = f32([rng.gauss(0, 1) for _ in range(n)])
+    grads = draw_grads(rng, steps, n)
+    s, ctor, kw = draw_case(rng, opt)
+    if opt in FILTERED and rng.random() < 0.25:
+        s["filter_bias_and_bn"] = True
+    if s.get("filter_bias_and_bn") and len(shape) <= 1 and ctor not in (LambRef, LarsRef):
+        kw["weight_decay"] = 0.0  # timm's create_optimizer: a 1-D tensor's group has no decay
+    clip = pick(rng, 0.0, 0.0, 0.5, 5.0) if opt != "muon" else 0.0
+    bf16 = s.get("ns_dtype") == "bf16"
+    ref = torch_run(ctor, kw, shape, init, grads, clip, s.get("train.warmup_steps", 0), bf16)
+    settings = settings_text(s) + (f",train.clip_norm={clip}" if clip > 0 else "")
+    return "x".join(str(d) for d in shape), init, grads, settings, ref
+
+
+def short(v, exact):
+    """exact: the shortest text that reads back as float32 v (an input);
+    else 8 significant digits (torch's float64 answer, within 5e-8 of itself,
+    which the check compares at 1e-4)."""
+    v = float(v)
+    if not exact:
+        return f"{v:.8g}"
+    for digits in range(6, 10):
+        t = f"{v:.{digits}g}"
+        if np.float32(float(t)) == np.float32(v):
+            return t
+    return f"{v:.9g}"
+
+
+RECORD_STEPS = 10  # a recorded case keeps its first steps (a smaller file)
+
+
+def record(a, opts):
+    """--record FILE: the cases and torch's answers, for
+    tests/cli/torch_recorded_check.py to replay without PyTorch."""
+    cases = []
+    for opt in opts:
+        rng = random.Random(f"{a.seed}:{opt}")
+        for k in range(a.per_opt.get(opt, a.cases)):
+            shape, init, grads, settings, ref = draw_full_case(rng, opt)
+            grads, ref = grads[:RECORD_STEPS], ref[:RECORD_STEPS]  # the case's first steps
+
+            def rows(rs, exact=True):
+                return "[" + ",".join("[" + ",".join(short(v, exact) for v in r) + "]" for r in rs) + "]"
+            cases.append(f'{{"optimizer":"{opt}","case":{k},"shape":"{shape}","settings":"{settings}",\n'
+                         f' "init":{rows([init])[1:-1]},\n "grads":{rows(grads)},\n "expected":{rows(ref, False)}}}')
+    with open(a.record, "w") as f:
+        f.write(f'{{"torch":"{torch.__version__}","seed":{a.seed},"cases":[\n' + ",\n".join(cases) + "]}\n")
+    print(f"{len(cases)} cases of {', '.join(opts)} (torch {torch.__version__}, seed {a.seed}) written to {a.record}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("optbench")
+    ap.add_argument("optbench", nargs="?")
     ap.add_argument("--cases", type=int, default=40, help="cases per optimizer (default 40)")
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--only", default=None)
+    ap.add_argument("--only", default=None,
+                    help="optimizers, comma-separated; OPT:N runs N cases of OPT in place of --cases")
     ap.add_argument("--keep", default=None)
+    ap.add_argument("--record", default=None, metavar="FILE",
+                    help="write the cases and torch's answers to FILE (JSON) instead of running optbench")
     a = ap.parse_args()
+    if not a.optbench and not a.record:
+        ap.error("give the optbench program (or --record FILE)")
     opts = ["sgd", "adam", "adamw", "nadam", "radam", "adamax", "adagrad", "adadelta", "rmsprop", "rprop", "asgd",
             "lamb", "lars", "ademamix", "adabelief"]
     if hasattr(torch.optim, "Muon"):
@@ -574,9 +647,22 @@ def main():
         opts.append("adafactor")
     if schedulefree is not None:
         opts += ["adamw_sf", "sgd_sf"]
+    a.per_opt = {}
     if a.only:
-        opts = [o for o in opts if o == a.only]
+        only = []
+        for item in a.only.split(","):
+            name, _, count = item.partition(":")
+            only.append(name)
+            if count:
+                a.per_opt[name] = int(count)
+        missing = [o for o in only if o not in opts]
+        if missing:
+            ap.error(f"--only: {', '.join(missing)} not available here (torch {torch.__version__}"
+                     f"{'' if schedulefree else ', no schedulefree'}): {', '.join(opts)}")
+        opts = [o for o in opts if o in only]
     torch.manual_seed(0)
+    if a.record:
+        return record(a, opts)
     print(f"torch {torch.__version__}: {a.cases} random cases per optimizer, seed {a.seed}, tol {TOL:g}")
     total = failed = 0
     for opt in opts:
@@ -584,25 +670,9 @@ def main():
         worst, worst_case = 0.0, ""
         nfail = 0
         n_bf16 = matched_bf16 = 0
-        for k in range(a.cases):
-            matrix = opt == "muon" or rng.random() < 0.5
-            shape = (rng.randint(2, 12), rng.randint(2, 12)) if matrix else (rng.randint(1, 40),)
-            if opt == "adafactor" and rng.random() < 0.3:  # factored over the last two dimensions
-                shape = (rng.randint(2, 4), rng.randint(1, 3), rng.randint(2, 6), rng.randint(1, 6))
-            n = int(np.prod(shape))
-            steps = rng.randint(3, 25)
-            init = f32([rng.gauss(0, 1) for _ in range(n)])
-            grads = draw_grads(rng, steps, n)
-            s, ctor, kw = draw_case(rng, opt)
-            if opt in FILTERED and rng.random() < 0.25:
-                s["filter_bias_and_bn"] = True
-            if s.get("filter_bias_and_bn") and len(shape) <= 1 and ctor not in (LambRef, LarsRef):
-                kw["weight_decay"] = 0.0  # timm's create_optimizer: a 1-D tensor's group has no decay
-            clip = pick(rng, 0.0, 0.0, 0.5, 5.0) if opt != "muon" else 0.0
-            bf16 = s.get("ns_dtype") == "bf16"
-            ref = torch_run(ctor, kw, shape, init, grads, clip, s.get("train.warmup_steps", 0), bf16)
-            settings = settings_text(s) + (f",train.clip_norm={clip}" if clip > 0 else "")
-            shape_text = "x".join(str(d) for d in shape)
+        for k in range(a.per_opt.get(opt, a.cases)):
+            shape_text, init, grads, settings, ref = draw_full_case(rng, opt)
+            bf16 = "ns_dtype=bf16" in settings
             name = f"{opt}-{k}"
             with tempfile.TemporaryDirectory() as tmp:
                 write_rows(os.path.join(tmp, "init.csv"), [init])
@@ -649,7 +719,7 @@ def main():
             print(f"FAIL {opt}: ns_dtype=bf16 matched torch within {BF16_NEAR:g} in {matched_bf16} of {n_bf16} "
                   f"cases, fewer than {BF16_MATCHED:.0%}: not torch's bfloat16 iteration")
         failed += nfail
-        print(f"{'ok  ' if nfail == 0 else 'FAIL'} {opt:9s} {a.cases} cases, worst scaled error {worst:.2e}: "
+        print(f"{'ok  ' if nfail == 0 else 'FAIL'} {opt:9s} {a.per_opt.get(opt, a.cases)} cases, worst scaled error {worst:.2e}: "
               f"{worst_case}")
         if n_bf16:
             print(f"     {opt} with ns_dtype=bf16 (tol {TOL_BF16:g}): {matched_bf16} of {n_bf16} cases within "

@@ -122,6 +122,16 @@ typedef struct ob_backend_ops {
                                       float alpha, const float *A, int lda, int64_t stride_a,
                                       const float *B, int ldb, int64_t stride_b, float beta, float *C,
                                       int ldc, int64_t stride_c, int batch, ob_err *e);
+    /* (optional) gemm_strided_batched of operands that hold bf16 values
+     * (floats with zero low halves), as a bf16 GEMM computes it: the exact
+     * products summed in float, times alpha; beta must be 0. On bf16 units
+     * where there are some (the CPU's through oneDNN; CUDA's tensor cores),
+     * else as sgemm (on the CPU a Gram product, A == B and one of them
+     * transposed, as ssyrk): the same sums, in another order. Newton-Schulz
+     * in bf16 takes it when the backend has it. */
+    ob_status (*gemm_sb_bf16)(ob_device *dev, int trans_a, int trans_b, int m, int n, int k, float alpha,
+                              const float *A, int lda, int64_t stride_a, const float *B, int ldb, int64_t stride_b,
+                              float beta, float *C, int ldc, int64_t stride_c, int batch, ob_err *e);
     /* (optional) Gram products of a batch: C_b = alpha A_b A_b^T + beta C_b
      * (trans 0, A_b (n,k)) or alpha A_b^T A_b + beta C_b (trans 1, A_b (k,n)),
      * A_b = A + b*stride_a, C_b (n,n) = C + b*stride_c; both triangles of C_b are

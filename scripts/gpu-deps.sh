@@ -10,7 +10,8 @@
 #   scripts/gpu-deps.sh [--prebuilt BUILD_DIR]
 #
 # --prebuilt BUILD_DIR also packs a CUDA build made here (cmake -DOB_CUDA=ON
-# -DCMAKE_CUDA_ARCHITECTURES=90) into .gpudeps/prebuilt.tar.gz: the optbench
+# -DCMAKE_CUDA_ARCHITECTURES=90 -DOB_DNNL=OFF; oneDNN would add 11 MB for a
+# CPU path the GPU run does not time) into .gpudeps/prebuilt.tar.gz: the optbench
 # program, its CUDA backend module (optbench-cuda.so), the test_cuda_*
 # programs and the shared libraries they load that
 # are neither the C/C++ runtime nor CUDA's own (those come from the GPU

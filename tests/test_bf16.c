@@ -6,7 +6,10 @@
  * rounded); and the iteration against a plain-loop reference of torch's
  * (matmul, then addmm twice, each rounded once), which the backend's BLAS
  * sums in another order: all but a few elements equal, the rest one bf16
- * step apart, and the fp32 iteration far from it. */
+ * step apart, and the fp32 iteration far from it; and the products of bf16
+ * values (gemm_sb_bf16: oneDNN where the CPU has bf16 units, OpenBLAS
+ * elsewhere; ctest runs this program both ways, test_bf16_openblas with
+ * OB_CPU_BF16_GEMM=openblas). */
 #include <float.h>
 #include <string.h>
 
@@ -14,6 +17,7 @@
 #include "core/bf16.h"
 #include "core/rng.h"
 #include "kernels/backend.h"
+#include "kernels/cpu/cpu.h"
 #include "optimizers/newton_schulz.h"
 
 static uint32_t fbits(float x)
@@ -182,6 +186,63 @@ static void ns_reference(int rows, int cols, const float *in, float *out)
     free(w);
 }
 
+/* gemm_sb_bf16 on bf16 values against a double reference: the exact
+ * products summed in float, in any order, so within a few float roundings
+ * of max |C| per term count; for every transpose, alpha, a batch with
+ * padded strides, and the Gram products (A == B, one side transposed) that
+ * the OpenBLAS path hands to ssyrk. */
+static void test_gemm_bf16(ob_device *dev)
+{
+    ob_err e;
+    static const int cases[][7] = {/* ta tb m n k batch gram */
+                                   {0, 0, 7, 5, 9, 1, 0}, {0, 1, 6, 6, 40, 3, 1}, {1, 0, 6, 6, 40, 2, 1},
+                                   {1, 1, 4, 9, 3, 2, 0}, {0, 0, 33, 17, 65, 4, 0}, {0, 1, 12, 12, 12, 1, 0}};
+    for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+        const int ta = cases[t][0], tb = cases[t][1], m = cases[t][2], n = cases[t][3], k = cases[t][4];
+        const int batch = cases[t][5], gram = cases[t][6];
+        const int lda = (ta ? m : k) + 3, ldb = (tb ? k : n) + 1, ldc = n + 2;
+        const int64_t sa = (int64_t)(ta ? k : m) * lda + 5, sb = (int64_t)(tb ? n : k) * ldb + 7;
+        const int64_t sc = (int64_t)m * ldc + 1;
+        float *A = malloc(sizeof(float) * (size_t)(batch * sa)), *B = gram ? A : malloc(sizeof(float) * (size_t)(batch * sb));
+        float *C = malloc(sizeof(float) * (size_t)(batch * sc));
+        for (int64_t i = 0; i < batch * sa; i++) A[i] = ob_bf16_round(ob_rng_normal(31, t, (uint64_t)i));
+        if (!gram)
+            for (int64_t i = 0; i < batch * sb; i++) B[i] = ob_bf16_round(ob_rng_normal(32, t, (uint64_t)i));
+        for (int64_t i = 0; i < batch * sc; i++) C[i] = -7.0f; /* gaps must stay */
+        const float alpha = t % 2 ? 2.0315f : 1.0f;
+        const int64_t sbb = gram ? sa : sb;
+        const int ldbb = gram ? lda : ldb;
+        CHECK_OK(dev->ops->gemm_sb_bf16(dev, ta, tb, m, n, k, alpha, A, lda, sa, B, ldbb, sbb, 0.0f, C, ldc, sc, batch,
+                                        &e),
+                 &e);
+        double worst = 0, scale = 0;
+        int gaps_kept = 1;
+        for (int b = 0; b < batch; b++)
+            for (int i = 0; i < m; i++) {
+                for (int j = 0; j < n; j++) {
+                    double s = 0;
+                    for (int l = 0; l < k; l++) {
+                        const float av = A[b * sa + (ta ? (int64_t)l * lda + i : (int64_t)i * lda + l)];
+                        const float bv = B[b * sbb + (tb ? (int64_t)j * ldbb + l : (int64_t)l * ldbb + j)];
+                        s += (double)av * bv;
+                    }
+                    s *= alpha;
+                    worst = fmax(worst, fabs(s - C[b * sc + (int64_t)i * ldc + j]));
+                    scale = fmax(scale, fabs(s));
+                }
+                for (int j = n; j < ldc && (int64_t)i * ldc + j < sc; j++) gaps_kept &= C[b * sc + (int64_t)i * ldc + j] == -7.0f;
+            }
+        CHECK_MSG(worst <= 4 * k * 0x1p-24 * fmax(scale, 1), "gemm_sb_bf16 case %zu: worst %g (max |C| %g)", t, worst,
+                  scale);
+        CHECK_MSG(gaps_kept, "gemm_sb_bf16 case %zu wrote between rows", t);
+        free(A);
+        if (!gram) free(B);
+        free(C);
+    }
+    CHECK(dev->ops->gemm_sb_bf16(dev, 0, 0, 2, 2, 2, 1.0f, (float[4]){0}, 2, 4, (float[4]){0}, 2, 4, 1.0f,
+                                 (float[4]){0}, 2, 4, 1, &e) == OB_ERR_INTERNAL); /* beta must be 0 */
+}
+
 static void test_iteration(ob_device *dev)
 {
     static const int shapes[][3] = {{8, 8, 1}, {6, 20, 3}, {20, 6, 2}, {32, 48, 2}, {3, 40, 1}};
@@ -228,7 +289,9 @@ int main(void)
     CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
     test_round_op(&dev);
     test_normalize(&dev);
+    test_gemm_bf16(&dev);
     test_iteration(&dev);
+    printf("bf16 products: %s\n", ob_cpu_bf16_gemm_available() ? "oneDNN (bf16 units)" : "OpenBLAS");
     ob_device_close(&dev);
     return check_done();
 }

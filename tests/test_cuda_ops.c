@@ -23,7 +23,8 @@
  *   round_bf16                                  exact (core/bf16.h on both)
  *   batched_normalize in bf16                   8e-3 relative: a norm summed in another order
  *                                               can round to the next bf16, and so every quotient
- *   gemm, gemm_strided_batched                  1e-5 of max|C| (other summation order)
+ *   gemm, gemm_strided_batched, gemm_sb_bf16    1e-5 of max|C| (other summation order;
+ *                                               gemm_sb_bf16 on bf16 values: exact products)
  *   elementwise rules (3 steps)                 2e-5 (floor 1e-2 / 1e-3); expected
  *                                               bitwise (the CUDA step is built without
  *                                               FMA contraction) and reported when not
@@ -59,6 +60,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "core/bf16.h"
 #include "dev_io.h"
 #include "core/layout.h"
 #include "core/rng.h"
@@ -401,6 +403,35 @@ static void test_gemm(void)
                 ob_dev_free(&gpu, gb);
                 ob_dev_free(&gpu, gc);
             }
+    /* gemm_sb_bf16 on bf16 values (CPU: oneDNN's bf16 units or OpenBLAS;
+     * CUDA: tensor cores), and its Gram form (B = A, one side transposed) */
+    for (int64_t i = 0; i < na; i++) ha[i] = ob_bf16_round(ha[i]);
+    for (int64_t i = 0; i < nb; i++) hb[i] = ob_bf16_round(hb[i]);
+    for (int tcase = 0; tcase < 5 && cpu.ops->gemm_sb_bf16 && gpu.ops->gemm_sb_bf16; tcase++) {
+        const int gram = tcase == 4, ta = gram ? 0 : tcase / 2, tb = gram ? 1 : tcase % 2, nn = gram ? m : n;
+        float *ca = dev_put(&cpu, ha, na), *cb = dev_put(&cpu, hb, nb), *cc = dev_put(&cpu, hc, nc);
+        float *ga = dev_put(&gpu, ha, na), *gb = dev_put(&gpu, hb, nb), *gc = dev_put(&gpu, hc, nc);
+        OK(cpu.ops->gemm_sb_bf16(&cpu, ta, tb, m, nn, k, 0.75f, ca, lda, sa, gram ? ca : cb, gram ? lda : ldb,
+                                 gram ? sa : sb, 0.0f, cc, ldc, sc, batch, &err));
+        OK(gpu.ops->gemm_sb_bf16(&gpu, ta, tb, m, nn, k, 0.75f, ga, lda, sa, gram ? ga : gb, gram ? lda : ldb,
+                                 gram ? sa : sb, 0.0f, gc, ldc, sc, batch, &err));
+        dev_get(&cpu, rc, cc, nc);
+        dev_get(&gpu, rg, gc, nc);
+        double mx = 0, d = 0;
+        for (int64_t i = 0; i < nc; i++) {
+            mx = fmax(mx, fabs(rc[i]));
+            double di = fabs((double)rc[i] - rg[i]);
+            if (!(di <= d)) d = isnan(di) ? INFINITY : di;
+        }
+        CHECK_MSG(d <= 1e-5 * mx, "gemm_sb_bf16 ta=%d tb=%d gram=%d: max diff %g of max %g", ta, tb, gram, d, mx);
+        CHECK_MSG(rg[ldc - 1] == hc[ldc - 1], "gemm_sb_bf16 wrote outside C");
+        ob_dev_free(&cpu, ca);
+        ob_dev_free(&cpu, cb);
+        ob_dev_free(&cpu, cc);
+        ob_dev_free(&gpu, ga);
+        ob_dev_free(&gpu, gb);
+        ob_dev_free(&gpu, gc);
+    }
     free(ha);
     free(hb);
     free(hc);
@@ -1571,8 +1602,9 @@ static const char *const traj_network_optimizers[] = {"sgd",  "adamw", "lion",  
  * spans of decayed and undecayed tensors (adamw, lion), a hybrid's AdamW
  * group (muon's; root's, the authors' with eps before the bias correction),
  * and the kinds kept in runs of their own (adafactor, lamb) and SOAP's
- * update without decay; and muon's Newton-Schulz in bf16 (round_bf16 after
- * cuBLAS's products, which sum in another order than the CPU's BLAS). */
+ * update without decay; and muon's Newton-Schulz in bf16 (gemm_sb_bf16 on
+ * tensor cores and oneDNN or OpenBLAS on the CPU, each its own order of
+ * sums, then round_bf16). */
 static const struct {
     const char *opt, *sets;
 } traj_filtered[] = {

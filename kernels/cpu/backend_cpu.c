@@ -895,6 +895,7 @@ const ob_backend_ops ob_cpu_backend = {
     .dot = cpu_dot,
     .gemm = cpu_gemm,
     .gemm_strided_batched = cpu_gemm_sb,
+    .gemm_sb_bf16 = ob_cpu_gemm_sb_bf16,
     .syrk_strided_batched = cpu_syrk_sb,
     .grad_stats = cpu_grad_stats,
     .finish_stats = cpu_finish_stats,

@@ -50,6 +50,13 @@ ob_status ob_cpu_rosenbrock(ob_device *dev, const float *x, int64_t n, float *lo
 ob_status ob_cpu_batched_normalize(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,
                                    float eps, int flags, ob_err *e);
 ob_status ob_cpu_round_bf16(ob_device *dev, float *x, int64_t n, ob_err *e);
+
+/* gemm_bf16.c: gemm_sb_bf16 through oneDNN, where the build has it and the
+ * CPU has bf16 instructions (ob_cpu_bf16_gemm_available) */
+int ob_cpu_bf16_gemm_available(void);
+ob_status ob_cpu_gemm_sb_bf16(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha, const float *A,
+                              int lda, int64_t sa, const float *B, int ldb, int64_t sb, float beta, float *C, int ldc,
+                              int64_t sc, int batch, ob_err *e);
 ob_status ob_cpu_abs_quantile(ob_device *dev, const float *x, int batch, int64_t n, int64_t stride,
                               double q, float *out, float *work, ob_err *e);
 ob_status ob_cpu_clamp_abs(ob_device *dev, float *x, int batch, int64_t n, int64_t stride,

@@ -410,6 +410,7 @@ static ob_backend_ops cuda_make_ops(void)
     o.dot = ob_cu_dot;
     o.gemm = ob_cu_gemm;
     o.gemm_strided_batched = ob_cu_gemm_sb;
+    o.gemm_sb_bf16 = ob_cu_gemm_sb_bf16;
     o.grad_stats = ob_cu_grad_stats;
     o.finish_stats = ob_cu_finish_stats;
     o.elementwise_step = ob_cu_elementwise_step;

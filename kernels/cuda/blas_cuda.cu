@@ -61,3 +61,23 @@ ob_status ob_cu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k, flo
                                         (long long)sc, batch));
     return OB_OK;
 }
+
+/* Operands that hold bf16 values: cuBLAS's bf16 tensor-core path converts
+ * them to bf16 without loss and sums the products in float, as torch's bf16
+ * GEMM does, whatever OPTBENCH_MATMUL_PRECISION says for other products. */
+ob_status ob_cu_gemm_sb_bf16(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha, const float *A,
+                             int lda, int64_t sa, const float *B, int ldb, int64_t sb, float beta, float *C, int ldc,
+                             int64_t sc, int batch, ob_err *e)
+{
+    if (m < 0 || n < 0 || k < 0 || batch < 0 || beta != 0.0f)
+        return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
+                                "cuda gemm_sb_bf16: m=%d n=%d k=%d batch=%d beta=%g (sizes >= 0, beta 0)", m, n, k,
+                                batch, (double)beta);
+    if (m == 0 || n == 0 || batch == 0) return OB_OK;
+    OB_CUBLAS(e, "gemm_sb_bf16",
+              cublasGemmStridedBatchedEx(cu_impl(dev)->blas, tb ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                         ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &alpha, B, CUDA_R_32F, ldb,
+                                         (long long)sb, A, CUDA_R_32F, lda, (long long)sa, &beta, C, CUDA_R_32F, ldc,
+                                         (long long)sc, batch, CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT));
+    return OB_OK;
+}

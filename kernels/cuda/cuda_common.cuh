@@ -270,6 +270,9 @@ ob_status ob_cu_gemm(ob_device *dev, int ta, int tb, int m, int n, int k, float 
 ob_status ob_cu_gemm_sb(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha,
                         const float *A, int lda, int64_t sa, const float *B, int ldb, int64_t sb,
                         float beta, float *C, int ldc, int64_t sc, int batch, ob_err *e);
+ob_status ob_cu_gemm_sb_bf16(ob_device *dev, int ta, int tb, int m, int n, int k, float alpha, const float *A,
+                             int lda, int64_t sa, const float *B, int ldb, int64_t sb, float beta, float *C, int ldc,
+                             int64_t sc, int batch, ob_err *e);
 ob_status ob_cu_grad_stats(ob_device *dev, const float *g, int64_t n, ob_step_stats *stats, ob_err *e);
 ob_status ob_cu_finish_stats(ob_device *dev, ob_step_stats *stats, const float *loss, float clip_norm,
                              ob_spike *spike, ob_step_record *rec, ob_err *e);

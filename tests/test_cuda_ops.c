@@ -358,6 +358,31 @@ static void test_dot_stats(void)
     }
 }
 
+/* The largest |rc - rg| over n floats (a NaN counts as infinitely far; fmax
+ * would drop it), and in *mx the largest |rc|. */
+static double max_abs_diff(const float *rc, const float *rg, int64_t n, double *mx)
+{
+    double d = 0;
+    *mx = 0;
+    for (int64_t i = 0; i < n; i++) {
+        *mx = fmax(*mx, fabs(rc[i]));
+        double di = fabs((double)rc[i] - rg[i]);
+        if (!(di <= d)) d = isnan(di) ? INFINITY : di;
+    }
+    return d;
+}
+
+/* Frees a, b, c on the CPU device and ga, gb, gc on the GPU device. */
+static void free_six(float *a, float *b, float *c, float *ga, float *gb, float *gc)
+{
+    ob_dev_free(&cpu, a);
+    ob_dev_free(&cpu, b);
+    ob_dev_free(&cpu, c);
+    ob_dev_free(&gpu, ga);
+    ob_dev_free(&gpu, gb);
+    ob_dev_free(&gpu, gc);
+}
+
 static void test_gemm(void)
 {
     const int m = 37, n = 29, k = 53, batch = 3;
@@ -386,22 +411,12 @@ static void test_gemm(void)
                 }
                 dev_get(&cpu, rc, cc, nc);
                 dev_get(&gpu, rg, gc, nc);
-                double mx = 0, d = 0;
-                for (int64_t i = 0; i < nc; i++) {
-                    mx = fmax(mx, fabs(rc[i]));
-                    double di = fabs((double)rc[i] - rg[i]);
-                    if (!(di <= d)) d = isnan(di) ? INFINITY : di; /* fmax would drop a NaN */
-                }
+                double mx, d = max_abs_diff(rc, rg, nc, &mx);
                 CHECK_MSG(d <= 1e-5 * mx, "gemm ta=%d tb=%d batched=%d: max diff %g of max %g", ta, tb, batched, d,
                           mx);
                 /* the padding beyond n columns is untouched */
                 CHECK_MSG(rg[ldc - 1] == hc[ldc - 1], "gemm wrote outside C");
-                ob_dev_free(&cpu, ca);
-                ob_dev_free(&cpu, cb);
-                ob_dev_free(&cpu, cc);
-                ob_dev_free(&gpu, ga);
-                ob_dev_free(&gpu, gb);
-                ob_dev_free(&gpu, gc);
+                free_six(ca, cb, cc, ga, gb, gc);
             }
     /* gemm_sb_bf16 on bf16 values (CPU: oneDNN's bf16 units or OpenBLAS;
      * CUDA: tensor cores), and its Gram form (B = A, one side transposed) */
@@ -417,20 +432,10 @@ static void test_gemm(void)
                                  gram ? sa : sb, 0.0f, gc, ldc, sc, batch, &err));
         dev_get(&cpu, rc, cc, nc);
         dev_get(&gpu, rg, gc, nc);
-        double mx = 0, d = 0;
-        for (int64_t i = 0; i < nc; i++) {
-            mx = fmax(mx, fabs(rc[i]));
-            double di = fabs((double)rc[i] - rg[i]);
-            if (!(di <= d)) d = isnan(di) ? INFINITY : di;
-        }
+        double mx, d = max_abs_diff(rc, rg, nc, &mx);
         CHECK_MSG(d <= 1e-5 * mx, "gemm_sb_bf16 ta=%d tb=%d gram=%d: max diff %g of max %g", ta, tb, gram, d, mx);
         CHECK_MSG(rg[ldc - 1] == hc[ldc - 1], "gemm_sb_bf16 wrote outside C");
-        ob_dev_free(&cpu, ca);
-        ob_dev_free(&cpu, cb);
-        ob_dev_free(&cpu, cc);
-        ob_dev_free(&gpu, ga);
-        ob_dev_free(&gpu, gb);
-        ob_dev_free(&gpu, gc);
+        free_six(ca, cb, cc, ga, gb, gc);
     }
     free(ha);
     free(hb);

@@ -934,10 +934,11 @@ static int listed(char *const *names, int n, const char *name)
     return 0;
 }
 
-int ob_cmd_list(int argc, char **argv)
+/* list's arguments: the names into only (*n_only of them); -1 to go on,
+ * else the exit status (0 after --help). */
+static int list_args(int argc, char **argv, char **only, int *n_only)
 {
-    char **only = argv + 1;
-    int n_only = 0;
+    *n_only = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: optbench list [NAME...]\n\nPrints every workload and optimizer with its hyperparameters\n"
@@ -962,12 +963,14 @@ int ob_cmd_list(int argc, char **argv)
             ob_fail_unknown(&e, "workload or optimizer", argv[i], known, nk);
             return ob_cli_error(2, "list: %s", e.msg);
         }
-        only[n_only++] = argv[i];
+        only[(*n_only)++] = argv[i];
     }
-    int nw, no;
-    const ob_workload_def *const *w = ob_workloads(&nw);
-    const ob_optimizer_def *const *o = ob_optimizers(&no);
-    /* one set of column widths for the whole listing */
+    return -1;
+}
+
+/* One set of column widths for the whole listing. */
+static list_widths list_all_widths(const ob_workload_def *const *w, int nw, const ob_optimizer_def *const *o, int no)
+{
     list_widths lw = {0, 0, 0};
     widen(&lw, "name", "default", "type");
     for (int i = 0; i < nw; i++) widen_hparams(&lw, w[i]->hp, w[i]->n_hp);
@@ -980,7 +983,45 @@ int ob_cmd_list(int argc, char **argv)
         for (int k = 0; k < nt; k++) widen(&lw, names[k], "-", "text");
     }
     widen_hparams(&lw, ob_train_hp_defs, ob_train_hp_count);
+    return lw;
+}
 
+/* One optimizer's entry: its summary, state, hyperparameters and text settings. */
+static void list_optimizer(const list_widths *lw, const ob_optimizer_def *od)
+{
+    ob_hp_values hv;
+    ob_hp_defaults(&hv, od->hp, od->n_hp);
+    double sp = od->state_per_param ? od->state_per_param(&hv) : NAN;
+    printf("  %s - %s\n", od->name, od->summary);
+    if (isfinite(sp))
+        printf("      state: %g float%s per parameter (%g bytes) with the defaults\n", sp, sp == 1 ? "" : "s", sp * 4);
+    else if (od->state_text)
+        printf("      state: %s\n", od->state_text);
+    print_hparams(lw, od->hp, od->n_hp);
+    char names[8][64];
+    const char *helps[8];
+    char groups[256];
+    int nt = text_settings(od, names, helps, 8, groups, sizeof groups);
+    for (int k = 0; k < nt; k++) {
+        char help[512];
+        if (!strcmp(names[k], "route"))
+            snprintf(help, sizeof help, "%s; groups: %s", helps[k], groups);
+        else
+            snprintf(help, sizeof help, "%s", helps[k]);
+        print_row(lw, names[k], "-", "text", NULL, help);
+    }
+    printf("\n");
+}
+
+int ob_cmd_list(int argc, char **argv)
+{
+    char **only = argv + 1;
+    int n_only, rc = list_args(argc, argv, only, &n_only);
+    if (rc >= 0) return rc;
+    int nw, no;
+    const ob_workload_def *const *w = ob_workloads(&nw);
+    const ob_optimizer_def *const *o = ob_optimizers(&no);
+    const list_widths lw = list_all_widths(w, nw, o, no);
     int any = 0;
     for (int i = 0; i < nw; i++) any |= listed(only, n_only, w[i]->name);
     if (any) {
@@ -997,36 +1038,13 @@ int ob_cmd_list(int argc, char **argv)
     any = 0;
     for (int i = 0; i < no; i++) any |= listed(only, n_only, o[i]->name);
     if (any) {
-        printf("OPTIMIZERS (set with --set OPTIMIZER.KEY=VALUE, or all.KEY=VALUE for every optimizer that has KEY; state = floats kept per parameter)\n\n");
+        printf("OPTIMIZERS (set with --set OPTIMIZER.KEY=VALUE, or all.KEY=VALUE for every optimizer that has KEY; state "
+               "= floats kept per parameter)\n\n");
         print_row(&lw, "name", "default", "type", NULL, "meaning");
         printf("\n");
     }
-    for (int i = 0; i < no; i++) {
-        if (!listed(only, n_only, o[i]->name)) continue;
-        ob_hp_values hv;
-        ob_hp_defaults(&hv, o[i]->hp, o[i]->n_hp);
-        double sp = o[i]->state_per_param ? o[i]->state_per_param(&hv) : NAN;
-        printf("  %s - %s\n", o[i]->name, o[i]->summary);
-        if (isfinite(sp))
-            printf("      state: %g float%s per parameter (%g bytes) with the defaults\n", sp, sp == 1 ? "" : "s",
-                   sp * 4);
-        else if (o[i]->state_text)
-            printf("      state: %s\n", o[i]->state_text);
-        print_hparams(&lw, o[i]->hp, o[i]->n_hp);
-        char names[8][64];
-        const char *helps[8];
-        char groups[256];
-        int nt = text_settings(o[i], names, helps, 8, groups, sizeof groups);
-        for (int k = 0; k < nt; k++) {
-            char help[512];
-            if (!strcmp(names[k], "route"))
-                snprintf(help, sizeof help, "%s; groups: %s", helps[k], groups);
-            else
-                snprintf(help, sizeof help, "%s", helps[k]);
-            print_row(&lw, names[k], "-", "text", NULL, help);
-        }
-        printf("\n");
-    }
+    for (int i = 0; i < no; i++)
+        if (listed(only, n_only, o[i]->name)) list_optimizer(&lw, o[i]);
     if (listed(only, n_only, "train")) {
         printf("TRAINING SETTINGS (set with --set train.KEY=VALUE or 'train:' in the config)\n\n");
         print_row(&lw, "name", "default", "type", NULL, "meaning");

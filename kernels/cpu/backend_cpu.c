@@ -54,6 +54,10 @@ static int cpu_probe(int index, char *desc, size_t n)
         len += snprintf(desc + len, n - (size_t)len, "%s%s=%.24s", first ? "; OpenMP waits: " : ", ", waits[i], v);
         first = 0;
     }
+    /* bf16 products moved off the bf16 units by hand run at fp32's speed */
+    const char *bf16 = getenv("OB_CPU_BF16_GEMM");
+    if (bf16 && *bf16 && len >= 0 && (size_t)len < n)
+        snprintf(desc + len, n - (size_t)len, "; OB_CPU_BF16_GEMM=%.24s", bf16);
     return 1;
 }
 

@@ -104,6 +104,53 @@ static int64_t bs_parse_count(const char *s)
     return (int64_t)v;
 }
 
+/* --shape RxC into a; 0, or 2 after printing what is wrong. strtoll, not
+ * sscanf: a number too large for long long is refused. */
+static int bs_parse_shape(const char *v, bs_args *a)
+{
+    char *end;
+    errno = 0;
+    long long r = strtoll(v, &end, 10), c = 0;
+    int ok = end != v && *end == 'x';
+    if (ok) {
+        const char *p = end + 1;
+        c = strtoll(p, &end, 10);
+        ok = end != p && *end == '\0';
+    }
+    if (!ok || errno == ERANGE || r < 1 || c < 1)
+        return ob_cli_error(2, "bench-step: --shape '%s' is not RxC (e.g. 1024x1024)", v);
+    a->rows = r;
+    a->cols = c;
+    return 0;
+}
+
+/* The flags that go together, and the shape of --params N over K tensors
+ * (R = floor(sqrt(N/K)), C = floor((N/K)/R)): 0, or 2 after printing what is
+ * wrong. */
+static int bs_check(bs_args *a)
+{
+    if (!a->optimizer) return ob_cli_error(2, "bench-step: --optimizer NAME is required (see --help)");
+    if (a->params < 0 && !a->rows) return ob_cli_error(2, "bench-step: --params N or --shape RxC is required");
+    if (a->params >= 0 && a->rows)
+        return ob_cli_error(2, "bench-step: give --params N (with --tensors K) or --shape RxC (with --tensors K), "
+                               "not both");
+    if (a->rows && (double)a->rows * (double)a->cols * (double)a->tensors > 9e15)
+        return ob_cli_error(2, "bench-step: --shape %lldx%lld with --tensors %lld is more than 9e15 parameters",
+                            (long long)a->rows, (long long)a->cols, (long long)a->tensors);
+    if (!a->rows) {
+        int64_t per = a->params / a->tensors;
+        if (per < 1)
+            return ob_cli_error(2, "bench-step: --params %lld is fewer than --tensors %lld", (long long)a->params,
+                                (long long)a->tensors);
+        int64_t r = (int64_t)floor(sqrt((double)per));
+        while (r > 1 && r * r > per) r--;
+        while ((r + 1) * (r + 1) <= per) r++;
+        a->rows = r;
+        a->cols = per / r;
+    }
+    return 0;
+}
+
 static int bs_parse(int argc, char **argv, bs_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -139,20 +186,7 @@ static int bs_parse(int argc, char **argv, bs_args *a)
                 return ob_cli_error(2, "bench-step: --tensors '%s' is not a count in [1, 1e7]", v);
             a->tensors = x;
         } else if (!strcmp(k, "--shape")) {
-            /* strtoll, not sscanf: a number too large for long long is refused */
-            char *end;
-            errno = 0;
-            long long r = strtoll(v, &end, 10), c = 0;
-            int ok = end != v && *end == 'x';
-            if (ok) {
-                const char *p = end + 1;
-                c = strtoll(p, &end, 10);
-                ok = end != p && *end == '\0';
-            }
-            if (!ok || errno == ERANGE || r < 1 || c < 1)
-                return ob_cli_error(2, "bench-step: --shape '%s' is not RxC (e.g. 1024x1024)", v);
-            a->rows = r;
-            a->cols = c;
+            if (bs_parse_shape(v, a)) return 2;
         } else if (!strcmp(k, "--iters")) {
             if ((x = bs_parse_count(v)) < 1 || x > 1000000)
                 return ob_cli_error(2, "bench-step: --iters '%s' is not a count in [1, 1e6]", v);
@@ -171,26 +205,7 @@ static int bs_parse(int argc, char **argv, bs_args *a)
             a->sets[a->n_sets++] = v;
         }
     }
-    if (!a->optimizer) return ob_cli_error(2, "bench-step: --optimizer NAME is required (see --help)");
-    if (a->params < 0 && !a->rows) return ob_cli_error(2, "bench-step: --params N or --shape RxC is required");
-    if (a->params >= 0 && a->rows)
-        return ob_cli_error(2, "bench-step: give --params N (with --tensors K) or --shape RxC (with --tensors K), "
-                               "not both");
-    if (a->rows && (double)a->rows * (double)a->cols * (double)a->tensors > 9e15)
-        return ob_cli_error(2, "bench-step: --shape %lldx%lld with --tensors %lld is more than 9e15 parameters",
-                            (long long)a->rows, (long long)a->cols, (long long)a->tensors);
-    if (!a->rows) {
-        int64_t per = a->params / a->tensors;
-        if (per < 1)
-            return ob_cli_error(2, "bench-step: --params %lld is fewer than --tensors %lld", (long long)a->params,
-                                (long long)a->tensors);
-        int64_t r = (int64_t)floor(sqrt((double)per));
-        while (r > 1 && r * r > per) r--;
-        while ((r + 1) * (r + 1) <= per) r++;
-        a->rows = r;
-        a->cols = per / r;
-    }
-    return 0;
+    return bs_check(a);
 }
 
 /* "1 tensor", "2 tensors" */

@@ -12,7 +12,8 @@
 #      elementwise ones also with train.on_nonfinite=none (statistics summed
 #      inside the update), Muon and ROOT also with Newton-Schulz on TF32 /
 #      bf16 tensor cores
-#      (OPTBENCH_MATMUL_PRECISION);
+#      (OPTBENCH_MATMUL_PRECISION), and Muon at torch.optim.Muon's own
+#      precision (muon.ns_dtype=bf16);
 #   4. where python3 has torch: torch's AdamW(fused=True), the same behind a
 #      non-finite guard like optbench's (found_inf), AdamW(foreach) with
 #      1000 tensors, AdamW(fused) over two parameter groups (matrices with
@@ -366,7 +367,13 @@ if ((GPU_OK)); then
     bench "$opt-1000x64x64-bf16" 60 --optimizer "$opt" --tensors 1000 --shape 64x64
     bench "$opt-100M-bf16" 60 --optimizer "$opt" --tensors 96 --shape 1024x1024
   done
+  # muon.ns_dtype=bf16: torch.optim.Muon's precision itself (bf16 values,
+  # products on tensor cores, each result rounded), whatever the run's matmul
+  # precision; the summary sets it beside torch.optim.Muon (cases ending -bf16)
   BENCH_ENV=(OPTBENCH_TF32=0)
+  bench "muon-1M-ns-bf16" 40 --optimizer muon --set ns_dtype=bf16 --shape 1000x1000
+  bench "muon-1000x64x64-ns-bf16" 60 --optimizer muon --set ns_dtype=bf16 --tensors 1000 --shape 64x64
+  bench "muon-100M-ns-bf16" 60 --optimizer muon --set ns_dtype=bf16 --tensors 96 --shape 1024x1024
   for opt in muon root; do # the slowest last: 954 matrices of 1024x1024 = 1.0B
     bench "$opt-1B" 120 --optimizer "$opt" --tensors 954 --shape 1024x1024 --warmup 1 --iters 1
   done

@@ -174,59 +174,40 @@ ob_status ob_ns_coeffs_append(const char *path, int64_t rows, int64_t cols, cons
     return OB_OK;
 }
 
-/* One iteration in bf16 on a backend with bf16 products (gemm_sb_bf16):
- * each product's float sums rounded to bf16, as in ns_step. A A is asked
- * for as A A^T (A is symmetric), a Gram product a backend can take at half
- * the flops. */
-static ob_status ns_step_bf16(ob_device *dev, const float *x, float *x2, float *a, float *b, int batch, int r, int c,
-                              int64_t sx, int64_t ss, const float *q, ob_err *e)
-{
-    const ob_backend_ops *ops = dev->ops;
-    const int wide = r <= c, s = wide ? r : c;
-    OB_TRY(ops->gemm_sb_bf16(dev, !wide, wide, s, s, wide ? c : r, 1.0f, x, c, sx, x, c, sx, 0.0f, a, s, ss, batch,
-                             e));
-    OB_TRY(ops->round_bf16(dev, a, (int64_t)batch * ss, e));
-    OB_TRY(ops->gemm_sb_bf16(dev, 0, 1, s, s, s, q[2], a, s, ss, a, s, ss, 0.0f, b, s, ss, batch, e));
-    OB_TRY(ops->axpby(dev, (int64_t)batch * ss, q[1], a, 1.0f, b, e));
-    OB_TRY(ops->round_bf16(dev, b, (int64_t)batch * ss, e));
-    if (wide)
-        OB_TRY(ops->gemm_sb_bf16(dev, 0, 0, r, c, r, 1.0f, b, s, ss, x, c, sx, 0.0f, x2, c, sx, batch, e));
-    else
-        OB_TRY(ops->gemm_sb_bf16(dev, 0, 0, r, c, c, 1.0f, x, c, sx, b, s, ss, 0.0f, x2, c, sx, batch, e));
-    OB_TRY(ops->axpby(dev, (int64_t)batch * sx, q[0], x, 1.0f, x2, e));
-    return ops->round_bf16(dev, x2, (int64_t)batch * sx, e);
-}
-
-/* One iteration, x -> x2. bf16: A, B and X2 rounded to bf16 once formed,
- * as torch's matmul and addmm round their float sums (see ob_ns_iterate). */
+/* One iteration, x -> x2. bf16: the products through gemm_sb_bf16 (bf16
+ * units where the backend has them), and A, B and X2 rounded to bf16 once
+ * formed, as torch's matmul and addmm round their float sums (see
+ * ob_ns_iterate). */
 static ob_status ns_step(ob_device *dev, const float *x, float *x2, float *a, float *b, int batch, int r, int c,
                          int64_t sx, int64_t ss, const float *q, int bf16, ob_err *e)
 {
     const ob_backend_ops *ops = dev->ops;
     const int wide = r <= c, s = wide ? r : c;
     ob_status (*const syrk)(ob_device *, int, int, int, float, const float *, int, int64_t, float, float *, int,
-                            int64_t, int, ob_err *) = ops->syrk_strided_batched;
+                            int64_t, int, ob_err *) = bf16 ? NULL : ops->syrk_strided_batched;
+    ob_status (*const prod)(ob_device *, int, int, int, int, int, float, const float *, int, int64_t, const float *,
+                            int, int64_t, float, float *, int, int64_t, int, ob_err *) =
+        bf16 ? ops->gemm_sb_bf16 : ops->gemm_strided_batched;
     /* A = X X^T (wide) or X^T X (tall): (s, s); then B = c A A + b A.
      * Both products are symmetric (A A = A A^T): a Gram product (syrk)
-     * computes them in about half the flops when the backend has one. */
+     * computes them in about half the flops when the backend has one (in
+     * bf16, gemm_sb_bf16 takes A A as A A^T, a Gram product it may do so too). */
     if (syrk)
         OB_TRY(syrk(dev, wide ? 0 : 1, s, wide ? c : r, 1.0f, x, c, sx, 0.0f, a, s, ss, batch, e));
-    else if (wide)
-        OB_TRY(ops->gemm_strided_batched(dev, 0, 1, s, s, c, 1.0f, x, c, sx, x, c, sx, 0.0f, a, s, ss, batch, e));
     else
-        OB_TRY(ops->gemm_strided_batched(dev, 1, 0, s, s, r, 1.0f, x, c, sx, x, c, sx, 0.0f, a, s, ss, batch, e));
+        OB_TRY(prod(dev, !wide, wide, s, s, wide ? c : r, 1.0f, x, c, sx, x, c, sx, 0.0f, a, s, ss, batch, e));
     if (bf16) OB_TRY(ops->round_bf16(dev, a, (int64_t)batch * ss, e));
     if (syrk)
         OB_TRY(syrk(dev, 0, s, s, q[2], a, s, ss, 0.0f, b, s, ss, batch, e));
     else
-        OB_TRY(ops->gemm_strided_batched(dev, 0, 0, s, s, s, q[2], a, s, ss, a, s, ss, 0.0f, b, s, ss, batch, e));
+        OB_TRY(prod(dev, 0, bf16, s, s, s, q[2], a, s, ss, a, s, ss, 0.0f, b, s, ss, batch, e));
     OB_TRY(ops->axpby(dev, (int64_t)batch * ss, q[1], a, 1.0f, b, e));
     if (bf16) OB_TRY(ops->round_bf16(dev, b, (int64_t)batch * ss, e));
     /* X2 = B X (wide) or X B (tall), then X2 += a X */
     if (wide)
-        OB_TRY(ops->gemm_strided_batched(dev, 0, 0, r, c, r, 1.0f, b, s, ss, x, c, sx, 0.0f, x2, c, sx, batch, e));
+        OB_TRY(prod(dev, 0, 0, r, c, r, 1.0f, b, s, ss, x, c, sx, 0.0f, x2, c, sx, batch, e));
     else
-        OB_TRY(ops->gemm_strided_batched(dev, 0, 0, r, c, c, 1.0f, x, c, sx, b, s, ss, 0.0f, x2, c, sx, batch, e));
+        OB_TRY(prod(dev, 0, 0, r, c, c, 1.0f, x, c, sx, b, s, ss, 0.0f, x2, c, sx, batch, e));
     OB_TRY(ops->axpby(dev, (int64_t)batch * sx, q[0], x, 1.0f, x2, e));
     return bf16 ? ops->round_bf16(dev, x2, (int64_t)batch * sx, e) : OB_OK;
 }
@@ -236,13 +217,13 @@ ob_status ob_ns_iterate(ob_device *dev, float *x, float *x2, float *a, float *b,
                         int n_abc, int steps, int bf16, float **out, ob_err *e)
 {
     OB_TRY(OB_REQUIRE(dev, gemm_strided_batched, e));
-    if (bf16) OB_TRY(OB_REQUIRE(dev, round_bf16, e));
+    if (bf16) {
+        OB_TRY(OB_REQUIRE(dev, gemm_sb_bf16, e));
+        OB_TRY(OB_REQUIRE(dev, round_bf16, e));
+    }
     for (int k = 0; k < steps; k++) {
         const float *q = abc + 3 * (k < n_abc ? k : n_abc - 1);
-        if (bf16 && dev->ops->gemm_sb_bf16)
-            OB_TRY(ns_step_bf16(dev, x, x2, a, b, batch, (int)rows, (int)cols, sx, ss, q, e));
-        else
-            OB_TRY(ns_step(dev, x, x2, a, b, batch, (int)rows, (int)cols, sx, ss, q, bf16, e));
+        OB_TRY(ns_step(dev, x, x2, a, b, batch, (int)rows, (int)cols, sx, ss, q, bf16, e));
         float *t = x;
         x = x2;
         x2 = t;

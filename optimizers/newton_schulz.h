@@ -70,7 +70,7 @@ static inline int64_t ob_ns_stride(int64_t n)
  * already bf16, as batched_normalize's OB_NORM_BF16 leaves it):
  * A = X X^T, B = addmm(A, A, A, beta=b, alpha=c), X = addmm(X, B, X, beta=a),
  * each a float sum rounded to bf16 once, as torch's bf16 matmul and addmm
- * round them; it needs the backend's round_bf16. */
+ * round them; it needs the backend's gemm_sb_bf16 and round_bf16. */
 ob_status ob_ns_iterate(ob_device *dev, float *x, float *x2, float *a, float *b, int batch,
                         int64_t rows, int64_t cols, int64_t sx, int64_t ss, const float *abc,
                         int n_abc, int steps, int bf16, float **out, ob_err *e);

@@ -573,7 +573,10 @@ ob_status ob_optim_setup(ob_optim *o, ob_device *dev, const ob_layout *l, ob_err
         }
         if (gr->is_matrix) {
             OB_TRY(OB_REQUIRE(dev, batched_normalize, e));
-            if (gr->plan.ns_bf16) OB_TRY(OB_REQUIRE(dev, round_bf16, e));
+            if (gr->plan.ns_bf16) {
+                OB_TRY(OB_REQUIRE(dev, gemm_sb_bf16, e));
+                OB_TRY(OB_REQUIRE(dev, round_bf16, e));
+            }
             if (gr->plan.quantile > 0) {
                 OB_TRY(OB_REQUIRE(dev, abs_quantile, e));
                 OB_TRY(OB_REQUIRE(dev, clamp_abs, e));

@@ -190,13 +190,18 @@ static void ns_reference(int rows, int cols, const float *in, float *out)
  * products summed in float, in any order, so within a few float roundings
  * of max |C| per term count; for every transpose, alpha, a batch with
  * padded strides, and the Gram products (A == B, one side transposed) that
- * the OpenBLAS path hands to ssyrk. */
+ * the OpenBLAS path hands to ssyrk and the oneDNN path computes a triangle
+ * of tiles of (the rest mirrored: they must come out symmetric). */
 static void test_gemm_bf16(ob_device *dev)
 {
     ob_err e;
     static const int cases[][7] = {/* ta tb m n k batch gram */
                                    {0, 0, 7, 5, 9, 1, 0}, {0, 1, 6, 6, 40, 3, 1}, {1, 0, 6, 6, 40, 2, 1},
-                                   {1, 1, 4, 9, 3, 2, 0}, {0, 0, 33, 17, 65, 4, 0}, {0, 1, 12, 12, 12, 1, 0}};
+                                   {1, 1, 4, 9, 3, 2, 0}, {0, 0, 33, 17, 65, 4, 0}, {0, 1, 12, 12, 12, 1, 0},
+                                   /* Gram products large enough to be tiled on the oneDNN path:
+                                    * 4 tiles of 195 rows and a last of 192; 2 of 259 and 258, tall
+                                    * (op(A) = A^T), a batch of 2 */
+                                   {0, 1, 777, 777, 19, 1, 1}, {1, 0, 517, 517, 23, 2, 1}};
     for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
         const int ta = cases[t][0], tb = cases[t][1], m = cases[t][2], n = cases[t][3], k = cases[t][4];
         const int batch = cases[t][5], gram = cases[t][6];
@@ -235,6 +240,12 @@ static void test_gemm_bf16(ob_device *dev)
         CHECK_MSG(worst <= 4 * k * 0x1p-24 * fmax(scale, 1), "gemm_sb_bf16 case %zu: worst %g (max |C| %g)", t, worst,
                   scale);
         CHECK_MSG(gaps_kept, "gemm_sb_bf16 case %zu wrote between rows", t);
+        int symmetric = 1;
+        for (int b = 0; gram && b < batch; b++)
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < i; j++)
+                    symmetric &= C[b * sc + (int64_t)i * ldc + j] == C[b * sc + (int64_t)j * ldc + i];
+        CHECK_MSG(symmetric, "gemm_sb_bf16 case %zu: a Gram product is not symmetric", t);
         free(A);
         if (!gram) free(B);
         free(C);

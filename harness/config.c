@@ -84,86 +84,109 @@ ob_status ob_config_set_names(char (*dst)[64], int *n, const char *list, const c
     return OB_OK;
 }
 
-ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin, ob_err *e)
+/* LO..HI, the whole list: the lr searched with trials (harness/search.h);
+ * the list holds its low end. */
+static ob_status lr_range(ob_lr_list *l, const char *tok, const ob_range *rg, int k, const char *origin, ob_err *e)
 {
-    char buf[2048], *items[OB_CFG_MAX_LIST];
-    const char *from[OB_CFG_MAX_LIST]; /* the item each lr came from */
-    int k = 0;
-    l->n = 0;
-    snprintf(l->origin, sizeof l->origin, "%s", origin);
-    OB_TRY(split_items(list, buf, sizeof buf, items, OB_CFG_MAX_LIST, &k, "learning rates", origin, e));
-    l->range[0] = '\0';
-    for (int j = 0; j < k; j++) {
-        const char *tok = items[j];
-        double v;
-        ob_range rg;
-        int kind = strstr(tok, "..") ? ob_range_parse(tok, &rg, e) : 0;
-        if (kind < 0) return ob_err_prefix(e, "%s: learning rates: ", origin);
-        if (kind > 0) { /* LO..HI: the lr searched with trials (harness/search.h) */
-            if (k > 1)
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s is one of %d items; a range is "
-                               "the only one (each trial draws its lr from it)", origin, tok, k);
-            if (!(rg.lo > 0) || rg.scale == OB_RANGE_LOG1M)
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s must lie above 0, linear or log "
-                               "(log:1e-4..1e-1)", origin, tok);
-            if (strlen(tok) >= sizeof l->range)
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s is too long", origin, tok);
-            snprintf(l->range, sizeof l->range, "%s", tok);
-            l->v[l->n++] = rg.lo;
-            continue;
-        }
-        if (strchr(tok, ':')) { /* A:B:N, N points log-spaced from A to B */
-            char t[128];
-            if (strlen(tok) >= sizeof t)
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%.40s...' is too long", origin, tok);
-            snprintf(t, sizeof t, "%s", tok);
-            char *c1 = strchr(t, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-            double a = 0, b = 0, nn = 0;
-            if (!c2 || strchr(c2 + 1, ':'))
-                return ob_fail(e, OB_ERR_INPUT, "%s: '%s' is not a learning-rate grid FROM:TO:N (e.g. 1e-4:1e-1:7)",
-                               origin, tok);
-            *c1 = *c2 = '\0';
-            if (ob_parse_double(t, &a) != 0 || ob_parse_double(c1 + 1, &b) != 0 || ob_parse_double(c2 + 1, &nn) != 0 ||
-                !(a > 0) || !(b > a) || !isfinite(b) || nn != floor(nn) || nn < 2)
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%s': FROM:TO:N needs 0 < FROM < TO and a "
-                               "whole N >= 2 (e.g. 1e-4:1e-1:7)", origin, tok);
-            if (l->n + nn > OB_CFG_MAX_LIST)
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: at most %d in all", origin, OB_CFG_MAX_LIST);
-            int n = (int)nn;
-            for (int i = 0; i < n; i++) {
-                /* exact at the ends; 3 significant digits between, so that the lrs print and match cleanly */
-                double x = i == 0 ? a : i == n - 1 ? b : a * pow(b / a, (double)i / (n - 1));
-                if (i > 0 && i < n - 1) {
-                    char r[32];
-                    snprintf(r, sizeof r, "%.3g", x);
-                    x = strtod(r, NULL);
-                }
-                from[l->n] = tok;
-                l->v[l->n++] = x;
-            }
-            continue;
-        }
-        int prc = ob_parse_double(tok, &v);
-        if (prc != 0 || !isfinite(v)) {
-            if (prc == -2)
-                return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is out of range (a double holds "
-                               "about 1e-308 to 1e308)", origin, tok);
-            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is not a %snumber", origin, tok,
-                           prc == 0 ? "finite " : "");
-        }
-        if (v <= 0)
-            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);
-        if (l->n == OB_CFG_MAX_LIST)
-            return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: at most %d in all", origin, OB_CFG_MAX_LIST);
+    if (k > 1)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s is one of %d items; a range is "
+                       "the only one (each trial draws its lr from it)", origin, tok, k);
+    if (!(rg->lo > 0) || rg->scale == OB_RANGE_LOG1M)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s must lie above 0, linear or log "
+                       "(log:1e-4..1e-1)", origin, tok);
+    if (strlen(tok) >= sizeof l->range)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: the range %s is too long", origin, tok);
+    snprintf(l->range, sizeof l->range, "%s", tok);
+    l->v[l->n++] = rg->lo;
+    return OB_OK;
+}
+
+/* Point i of the n of a grid from a to b: exact at the ends; 3 significant
+ * digits between, so that the lrs print and match cleanly. */
+static double lr_grid_point(double a, double b, int i, int n)
+{
+    if (i == 0) return a;
+    if (i == n - 1) return b;
+    char r[32];
+    snprintf(r, sizeof r, "%.3g", a * pow(b / a, (double)i / (n - 1)));
+    return strtod(r, NULL);
+}
+
+/* Read the grid FROM:TO:N in tok into *a, *b and *nn (N as read, whole and
+ * >= 2, but not yet checked against the room left in the list). */
+static ob_status lr_grid_parse(const char *tok, double *a, double *b, double *nn, const char *origin, ob_err *e)
+{
+    char t[128];
+    if (strlen(tok) >= sizeof t)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%.40s...' is too long", origin, tok);
+    snprintf(t, sizeof t, "%s", tok);
+    char *c1 = strchr(t, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c2 || strchr(c2 + 1, ':'))
+        return ob_fail(e, OB_ERR_INPUT, "%s: '%s' is not a learning-rate grid FROM:TO:N (e.g. 1e-4:1e-1:7)",
+                       origin, tok);
+    *c1 = *c2 = '\0';
+    if (ob_parse_double(t, a) != 0 || ob_parse_double(c1 + 1, b) != 0 || ob_parse_double(c2 + 1, nn) != 0 ||
+        !(*a > 0) || !(*b > *a) || !isfinite(*b) || *nn != floor(*nn) || *nn < 2)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning-rate grid '%s': FROM:TO:N needs 0 < FROM < TO and a "
+                       "whole N >= 2 (e.g. 1e-4:1e-1:7)", origin, tok);
+    return OB_OK;
+}
+
+/* A:B:N, N points log-spaced from A to B, each from tok. */
+static ob_status lr_grid(ob_lr_list *l, const char **from, const char *tok, const char *origin, ob_err *e)
+{
+    double a = 0, b = 0, nn = 0;
+    OB_TRY(lr_grid_parse(tok, &a, &b, &nn, origin, e));
+    if (l->n + nn > OB_CFG_MAX_LIST)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: at most %d in all", origin, OB_CFG_MAX_LIST);
+    const int n = (int)nn;
+    for (int i = 0; i < n; i++) {
         from[l->n] = tok;
-        l->v[l->n++] = v;
+        l->v[l->n++] = lr_grid_point(a, b, i, n);
     }
-    if (l->n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of learning rates is empty", origin);
-    /* an lr twice would run its cells twice, and the statistics would count
-     * each seed twice (0.1,1e-2:1e-1:2 repeats 0.1; a grid's inner points
-     * round to 3 digits, so 1:1.01:5 repeats itself) */
-    /* (two that agree to the 6 digits runs and reports label them with,
-     * 0.3 and 0.3000000001, one float apart or none, are one lr to a reader) */
+    return OB_OK;
+}
+
+/* One lr, a finite number > 0, from tok. */
+static ob_status lr_value(ob_lr_list *l, const char **from, const char *tok, const char *origin, ob_err *e)
+{
+    double v;
+    int prc = ob_parse_double(tok, &v);
+    if (prc != 0 || !isfinite(v)) {
+        if (prc == -2)
+            return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is out of range (a double holds "
+                           "about 1e-308 to 1e308)", origin, tok);
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning rate '%s' is not a %snumber", origin, tok,
+                       prc == 0 ? "finite " : "");
+    }
+    if (v <= 0)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning rate %s must be > 0", origin, tok);
+    if (l->n == OB_CFG_MAX_LIST)
+        return ob_fail(e, OB_ERR_INPUT, "%s: learning rates: at most %d in all", origin, OB_CFG_MAX_LIST);
+    from[l->n] = tok;
+    l->v[l->n++] = v;
+    return OB_OK;
+}
+
+/* Item tok of the k of an lr list: a range, a grid or one lr; from gets tok
+ * for each lr it adds (not for a range, the list's only lr). */
+static ob_status lr_item(ob_lr_list *l, const char **from, const char *tok, int k, const char *origin, ob_err *e)
+{
+    ob_range rg;
+    int kind = strstr(tok, "..") ? ob_range_parse(tok, &rg, e) : 0;
+    if (kind < 0) return ob_err_prefix(e, "%s: learning rates: ", origin);
+    if (kind > 0) return lr_range(l, tok, &rg, k, origin, e);
+    if (strchr(tok, ':')) return lr_grid(l, from, tok, origin, e);
+    return lr_value(l, from, tok, origin, e);
+}
+
+/* An lr twice would run its cells twice, and the statistics would count
+ * each seed twice (0.1,1e-2:1e-1:2 repeats 0.1; a grid's inner points
+ * round to 3 digits, so 1:1.01:5 repeats itself). Two that agree to the 6
+ * digits runs and reports label them with (0.3 and 0.3000000001, one float
+ * apart or none) are one lr to a reader. */
+static ob_status lrs_distinct(const ob_lr_list *l, const char *const *from, const char *origin, ob_err *e)
+{
     for (int i = 0; i < l->n; i++)
         for (int j = 0; j < i; j++) {
             char a[32], b[32];
@@ -177,6 +200,20 @@ ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin,
                            origin, l->v[i], from[j], from[i]);
         }
     return OB_OK;
+}
+
+ob_status ob_config_set_lrs(ob_lr_list *l, const char *list, const char *origin, ob_err *e)
+{
+    char buf[2048], *items[OB_CFG_MAX_LIST];
+    const char *from[OB_CFG_MAX_LIST]; /* the item each lr came from */
+    int k = 0;
+    l->n = 0;
+    snprintf(l->origin, sizeof l->origin, "%s", origin);
+    OB_TRY(split_items(list, buf, sizeof buf, items, OB_CFG_MAX_LIST, &k, "learning rates", origin, e));
+    l->range[0] = '\0';
+    for (int j = 0; j < k; j++) OB_TRY(lr_item(l, from, items[j], k, origin, e));
+    if (l->n == 0) return ob_fail(e, OB_ERR_INPUT, "%s: the list of learning rates is empty", origin);
+    return lrs_distinct(l, from, origin, e);
 }
 
 ob_status ob_config_parse_int(const char *s, int64_t lo, int64_t hi, const char *what, const char *origin,

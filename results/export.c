@@ -1706,18 +1706,14 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
     return ob_csv_close(&c, e);
 }
 
-static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+/* cost.csv: each group's step time, throughput and memory */
+static ob_status write_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     ob_csv c;
-    OB_TRY(write_ttt(d, s, dir, 0, e));
-    int evaluated = 0; /* the held-out table only where a workload was evaluated during training */
-    for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every && s->ev_every[w] > 0;
-    if (evaluated) OB_TRY(write_ttt(d, s, dir, 1, e));
-
     OB_TRY(ob_csv_open(&c, dir, "cost.csv",
                        HDR("workload", "optimizer", "step_ms_median", "step_ms_p90", "overhead_vs_sgd",
-                           "items_per_sec", "peak_mem_bytes", "state_bytes", "device_mem_bytes", "step_ms_mean", "opt_ms_median",
-                           "opt_ms_mean"),
+                           "items_per_sec", "peak_mem_bytes", "state_bytes", "device_mem_bytes", "step_ms_mean",
+                           "opt_ms_median", "opt_ms_mean"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -1735,53 +1731,74 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_num(&c, g->opt_ms_mean);
         ob_csv_row(&c);
     }
-    OB_TRY(ob_csv_close(&c, e));
+    return ob_csv_close(&c, e);
+}
 
-    /* wide tables for the bar charts and the profile */
-    const char **hdr = malloc(((size_t)d->n_opt + 1) * sizeof *hdr);
-    if (!hdr) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+/* Bar chart table b (0 to 3: step time, peak memory, state bytes, time to
+ * target): a row per workload, a column per optimizer (hdr: room for
+ * n_opt + 1 names). */
+static ob_status write_bars(const ob_dataset *d, const ob_stats *s, const char *dir, const char **hdr, int b,
+                            ob_err *e)
+{
     static const char *const bars[] = {"bars_step_ms.csv", "bars_peak_mem.csv",
                                        "bars_state_bytes.csv", "bars_time_to_target.csv"};
-    ob_status st = OB_OK;
-    for (int b = 0; b < 4 && st == OB_OK; b++) {
-        hdr[0] = "workload";
-        for (int o = 0; o < d->n_opt; o++) hdr[o + 1] = d->opt_labels[o];
-        if ((st = ob_csv_open(&c, dir, bars[b], hdr, d->n_opt + 1, e)) != OB_OK) break;
-        for (int w = 0; w < d->n_wl; w++) {
-            ob_csv_str(&c, d->wl_labels[w]);
-            for (int o = 0; o < d->n_opt; o++) {
-                const ob_group *g = ob_stats_group(s, w, o);
-                /* byte counts as integers, as runs.csv and summary.csv write
-                 * them (the shortest text that reads back as a double can be
-                 * "1.660558e+07", which int() refuses); empty when unknown or
-                 * not run */
-                if (b == 1 || b == 2) {
-                    ob_csv_opt_int(&c, !g ? -1 : b == 1 ? g->peak_mem_bytes : g->state_bytes);
-                    continue;
-                }
-                double v = NAN;
-                if (g) v = b == 0 ? g->step_ms_median : g->tt_time_s; /* inf: not reached */
-                ob_csv_num(&c, v);
+    ob_csv c;
+    hdr[0] = "workload";
+    for (int o = 0; o < d->n_opt; o++) hdr[o + 1] = d->opt_labels[o];
+    OB_TRY(ob_csv_open(&c, dir, bars[b], hdr, d->n_opt + 1, e));
+    for (int w = 0; w < d->n_wl; w++) {
+        ob_csv_str(&c, d->wl_labels[w]);
+        for (int o = 0; o < d->n_opt; o++) {
+            const ob_group *g = ob_stats_group(s, w, o);
+            /* byte counts as integers, as runs.csv and summary.csv write
+             * them (the shortest text that reads back as a double can be
+             * "1.660558e+07", which int() refuses); empty when unknown or
+             * not run */
+            if (b == 1 || b == 2) {
+                ob_csv_opt_int(&c, !g ? -1 : b == 1 ? g->peak_mem_bytes : g->state_bytes);
+                continue;
             }
-            ob_csv_row(&c);
+            double v = NAN;
+            if (g) v = b == 0 ? g->step_ms_median : g->tt_time_s; /* inf: not reached */
+            ob_csv_num(&c, v);
         }
-        st = ob_csv_close(&c, e);
+        ob_csv_row(&c);
     }
-    if (st == OB_OK) {
-        hdr[0] = "tau";
-        for (int o = 0; o < d->n_opt; o++) hdr[o + 1] = d->opt_labels[o];
-        st = ob_csv_open(&c, dir, "profile.csv", hdr, d->n_opt + 1, e);
-        for (int t = 0; t < s->n_tau && st == OB_OK; t++) {
-            ob_csv_num(&c, s->taus[t]);
-            for (int o = 0; o < d->n_opt; o++) ob_csv_num(&c, s->rho[t * d->n_opt + o]);
-            ob_csv_row(&c);
-        }
-        if (st == OB_OK) st = ob_csv_close(&c, e);
-    }
-    free(hdr);
-    OB_TRY(st);
-    OB_TRY(write_tt_ranges(d, s, dir, e));
+    return ob_csv_close(&c, e);
+}
 
+/* profile.csv: the performance profile, a row per tau, a column per
+ * optimizer (hdr: room for n_opt + 1 names) */
+static ob_status write_profile(const ob_dataset *d, const ob_stats *s, const char *dir, const char **hdr, ob_err *e)
+{
+    ob_csv c;
+    hdr[0] = "tau";
+    for (int o = 0; o < d->n_opt; o++) hdr[o + 1] = d->opt_labels[o];
+    OB_TRY(ob_csv_open(&c, dir, "profile.csv", hdr, d->n_opt + 1, e));
+    for (int t = 0; t < s->n_tau; t++) {
+        ob_csv_num(&c, s->taus[t]);
+        for (int o = 0; o < d->n_opt; o++) ob_csv_num(&c, s->rho[t * d->n_opt + o]);
+        ob_csv_row(&c);
+    }
+    return ob_csv_close(&c, e);
+}
+
+/* wide tables for the bar charts and the profile */
+static ob_status write_wide(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    const char **hdr = malloc(((size_t)d->n_opt + 1) * sizeof *hdr);
+    if (!hdr) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_status st = OB_OK;
+    for (int b = 0; b < 4 && st == OB_OK; b++) st = write_bars(d, s, dir, hdr, b, e);
+    if (st == OB_OK) st = write_profile(d, s, dir, hdr, e);
+    free(hdr);
+    return st;
+}
+
+/* profile_area.csv: each optimizer's area under its profile, and its rank */
+static ob_status write_profile_area(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    ob_csv c;
     OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads", "workloads_run"),
                        e));
     for (int o = 0; o < d->n_opt; o++) {
@@ -1793,6 +1810,18 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);
+}
+
+static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
+{
+    OB_TRY(write_ttt(d, s, dir, 0, e));
+    int evaluated = 0; /* the held-out table only where a workload was evaluated during training */
+    for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every && s->ev_every[w] > 0;
+    if (evaluated) OB_TRY(write_ttt(d, s, dir, 1, e));
+    OB_TRY(write_cost(d, s, dir, e));
+    OB_TRY(write_wide(d, s, dir, e));
+    OB_TRY(write_tt_ranges(d, s, dir, e));
+    return write_profile_area(d, s, dir, e);
 }
 
 static ob_status write_paired(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)

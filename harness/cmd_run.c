@@ -505,99 +505,147 @@ static ob_status check_run_folder(const char *path, const char *who, ob_err *e)
     return OB_OK;
 }
 
+/* A whole-number flag value in [lo, hi] into an int. */
+static ob_status flag_small_int(const char *flag, const char *v, int64_t lo, int64_t hi, int *out, ob_err *e)
+{
+    int64_t x = 0;
+    OB_TRY(flag_int(flag, v, lo, hi, &x, e));
+    *out = (int)x;
+    return OB_OK;
+}
+
+/* A folder flag's value into dst (n bytes): not empty, and short enough to
+ * leave 64 bytes for the names the runs write under it. */
+static ob_status flag_folder(const char *flag, const char *v, char *dst, size_t n, ob_err *e)
+{
+    if (!*v || strlen(v) >= n - 64) return ob_fail(e, OB_ERR_INPUT, "%s '%s': empty or too long", flag, v);
+    snprintf(dst, n, "%s", v);
+    return OB_OK;
+}
+
+/* --db's value into cfg: not empty, and short enough for the names kept
+ * beside it. */
+static ob_status flag_db(ob_config *cfg, const char *v, ob_err *e)
+{
+    if (!*v)
+        return ob_fail(e, OB_ERR_INPUT, "--db is empty: give the database file (e.g. --db results.db), or "
+                       "leave --db out for ./optbench.db");
+    if (strlen(v) >= sizeof cfg->db - 64) /* room for DB.ckpt/run-N/... beside it */
+        return ob_fail(e, OB_ERR_INPUT, "--db: the path is %zu bytes long; at most %zu (give a shorter path)",
+                       strlen(v), sizeof cfg->db - 65);
+    snprintf(cfg->db, sizeof cfg->db, "%s", v);
+    return OB_OK;
+}
+
+/* --backend's value into cfg: cpu, cuda or auto. */
+static ob_status flag_backend(ob_config *cfg, const char *v, ob_err *e)
+{
+    if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
+        return ob_fail(e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);
+    snprintf(cfg->backend, sizeof cfg->backend, "%s", v);
+    return OB_OK;
+}
+
+/* The whole-number flags, each with its range; those whose origin is kept
+ * record the flag's name there before the value is read (--data-parallel's
+ * once it is read). 1 when a is one of them, its status in *s; else 0. */
+static int apply_number_flag(ob_config *cfg, const char *a, const char *v, ob_err *e, ob_status *s)
+{
+    const struct {
+        const char *name;
+        int64_t lo, hi;
+        int64_t *out;
+        char (*origin)[256]; /* NULL: not kept */
+    } flags[] = {
+        {"--steps", 1, OB_CFG_MAX_STEPS, &cfg->steps, NULL},
+        {"--eval-every", 0, OB_CFG_MAX_STEPS, &cfg->eval_every, NULL},
+        {"--confirm-seeds", 0, OB_CFG_MAX_CONFIRM, &cfg->confirm_seeds, &cfg->origin_confirm},
+        {"--search-seed", 0, OB_CFG_MAX_SEED, &cfg->search_seed, &cfg->origin_search_seed},
+        {"--search-draws", 1, OB_SEARCH_DRAWS, &cfg->search_draws, &cfg->origin_search_draws},
+        {"--studies", 1, OB_MAX_STUDIES, &cfg->studies, &cfg->origin_studies},
+        {"--trials", 1, OB_MAX_TRIALS, &cfg->trials, &cfg->origin_trials},
+        {"--checkpoint-every", 0, OB_CFG_MAX_STEPS, &cfg->checkpoint_every, NULL},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        if (strcmp(a, flags[i].name)) continue;
+        if (flags[i].origin) snprintf(*flags[i].origin, sizeof *flags[i].origin, "%s", flags[i].name);
+        *s = flag_int(a, v, flags[i].lo, flags[i].hi, flags[i].out, e);
+        return 1;
+    }
+    if (!strcmp(a, "--checkpoint-keep")) {
+        *s = flag_small_int(a, v, 1, 100, &cfg->checkpoint_keep, e);
+    } else if (!strcmp(a, "--data-parallel")) {
+        *s = flag_small_int(a, v, 1, OB_CFG_MAX_REPLICAS, &cfg->data_parallel, e);
+        if (*s == OB_OK) snprintf(cfg->origin_data_parallel, sizeof cfg->origin_data_parallel, "--data-parallel");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* The matrix's lists, which replace the config file's: --workloads,
+ * --optimizers (both keeping the flag as their origin), --lrs and --seeds.
+ * 1 when a is one of them, its status in *s; else 0. */
+static int apply_list_flag(ob_config *cfg, const char *a, const char *v, ob_err *e, ob_status *s)
+{
+    if (!strcmp(a, "--workloads")) {
+        snprintf(cfg->origin_workloads, sizeof cfg->origin_workloads, "--workloads");
+        *s = ob_config_set_names(cfg->workloads, &cfg->n_workloads, v, "workloads", "--workloads", e);
+    } else if (!strcmp(a, "--optimizers")) {
+        snprintf(cfg->origin_optimizers, sizeof cfg->origin_optimizers, "--optimizers");
+        *s = ob_config_set_names(cfg->optimizers, &cfg->n_optimizers, v, "optimizers", "--optimizers", e);
+    } else if (!strcmp(a, "--lrs")) {
+        /* the flag replaces every list of the file */
+        cfg->n_lr_lists = 1;
+        memset(&cfg->lrs[0], 0, sizeof cfg->lrs[0]);
+        *s = ob_config_set_lrs(&cfg->lrs[0], v, "--lrs", e);
+    } else if (!strcmp(a, "--seeds")) {
+        *s = ob_config_set_seeds(cfg, v, 0, "--seeds", e);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* The flags whose value ob_config reads as it reads the file's, with the
+ * flag as its origin (--confirm-configs also keeps it in its origin first).
+ * 1 when a is one of them, its status in *s; else 0. */
+static int apply_setting_flag(ob_config *cfg, const char *a, const char *v, ob_err *e, ob_status *s)
+{
+    const struct {
+        const char *name;
+        ob_status (*set)(ob_config *c, const char *value, const char *origin, ob_err *e);
+        char (*origin)[256]; /* NULL: not kept */
+    } flags[] = {
+        {"--confirm-configs", ob_config_set_confirm_configs, &cfg->origin_confirm_configs},
+        {"--set", ob_config_add_set, NULL},
+        {"--sweep", ob_config_add_sweep, NULL},
+        {"--name", ob_config_set_name, NULL},
+        {"--exclude", ob_config_add_exclude_text, NULL},
+        {"--shard", ob_config_set_shard, NULL},
+        {"--devices", ob_config_set_devices, NULL},
+    };
+    for (size_t i = 0; i < sizeof flags / sizeof flags[0]; i++) {
+        if (strcmp(a, flags[i].name)) continue;
+        if (flags[i].origin) snprintf(*flags[i].origin, sizeof *flags[i].origin, "%s", flags[i].name);
+        *s = flags[i].set(cfg, v, flags[i].name, e);
+        return 1;
+    }
+    return 0;
+}
+
 /* One flag of the command line with its value v (a flag that takes one)
  * into cfg. */
 static ob_status apply_flag(ob_config *cfg, const char *a, const char *v, ob_err *e)
 {
-    if (!strcmp(a, "--workloads")) {
-        snprintf(cfg->origin_workloads, sizeof cfg->origin_workloads, "--workloads");
-        return ob_config_set_names(cfg->workloads, &cfg->n_workloads, v, "workloads", "--workloads", e);
-    }
-    if (!strcmp(a, "--optimizers")) {
-        snprintf(cfg->origin_optimizers, sizeof cfg->origin_optimizers, "--optimizers");
-        return ob_config_set_names(cfg->optimizers, &cfg->n_optimizers, v, "optimizers", "--optimizers", e);
-    }
-    if (!strcmp(a, "--lrs")) {
-        /* the flag replaces every list of the file */
-        cfg->n_lr_lists = 1;
-        memset(&cfg->lrs[0], 0, sizeof cfg->lrs[0]);
-        return ob_config_set_lrs(&cfg->lrs[0], v, "--lrs", e);
-    }
-    if (!strcmp(a, "--seeds")) return ob_config_set_seeds(cfg, v, 0, "--seeds", e);
-    if (!strcmp(a, "--steps")) return flag_int(a, v, 1, OB_CFG_MAX_STEPS, &cfg->steps, e);
-    if (!strcmp(a, "--eval-every")) return flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg->eval_every, e);
-    if (!strcmp(a, "--confirm-seeds")) {
-        snprintf(cfg->origin_confirm, sizeof cfg->origin_confirm, "--confirm-seeds");
-        return flag_int(a, v, 0, OB_CFG_MAX_CONFIRM, &cfg->confirm_seeds, e);
-    }
-    if (!strcmp(a, "--confirm-configs")) {
-        snprintf(cfg->origin_confirm_configs, sizeof cfg->origin_confirm_configs, "--confirm-configs");
-        return ob_config_set_confirm_configs(cfg, v, "--confirm-configs", e);
-    }
-    if (!strcmp(a, "--search-seed")) {
-        snprintf(cfg->origin_search_seed, sizeof cfg->origin_search_seed, "--search-seed");
-        return flag_int(a, v, 0, OB_CFG_MAX_SEED, &cfg->search_seed, e);
-    }
-    if (!strcmp(a, "--search-draws")) {
-        snprintf(cfg->origin_search_draws, sizeof cfg->origin_search_draws, "--search-draws");
-        return flag_int(a, v, 1, OB_SEARCH_DRAWS, &cfg->search_draws, e);
-    }
-    if (!strcmp(a, "--studies")) {
-        snprintf(cfg->origin_studies, sizeof cfg->origin_studies, "--studies");
-        return flag_int(a, v, 1, OB_MAX_STUDIES, &cfg->studies, e);
-    }
-    if (!strcmp(a, "--trials")) {
-        snprintf(cfg->origin_trials, sizeof cfg->origin_trials, "--trials");
-        return flag_int(a, v, 1, OB_MAX_TRIALS, &cfg->trials, e);
-    }
-    if (!strcmp(a, "--db")) {
-        if (!*v)
-            return ob_fail(e, OB_ERR_INPUT, "--db is empty: give the database file (e.g. --db results.db), or "
-                           "leave --db out for ./optbench.db");
-        if (strlen(v) >= sizeof cfg->db - 64) /* room for DB.ckpt/run-N/... beside it */
-            return ob_fail(e, OB_ERR_INPUT, "--db: the path is %zu bytes long; at most %zu (give a shorter path)",
-                           strlen(v), sizeof cfg->db - 65);
-        snprintf(cfg->db, sizeof cfg->db, "%s", v);
-        return OB_OK;
-    }
-    if (!strcmp(a, "--backend")) {
-        if (strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "auto"))
-            return ob_fail(e, OB_ERR_INPUT, "--backend '%s': use cpu, cuda or auto", v);
-        snprintf(cfg->backend, sizeof cfg->backend, "%s", v);
-        return OB_OK;
-    }
-    if (!strcmp(a, "--set")) return ob_config_add_set(cfg, v, "--set", e);
-    if (!strcmp(a, "--sweep")) return ob_config_add_sweep(cfg, v, "--sweep", e);
-    if (!strcmp(a, "--name")) return ob_config_set_name(cfg, v, "--name", e);
-    if (!strcmp(a, "--exclude")) return ob_config_add_exclude_text(cfg, v, "--exclude", e);
-    if (!strcmp(a, "--checkpoint-every")) return flag_int(a, v, 0, OB_CFG_MAX_STEPS, &cfg->checkpoint_every, e);
-    if (!strcmp(a, "--checkpoint-keep")) {
-        int64_t keep = 0;
-        OB_TRY(flag_int(a, v, 1, 100, &keep, e));
-        cfg->checkpoint_keep = (int)keep;
-        return OB_OK;
-    }
-    if (!strcmp(a, "--checkpoint-dir")) {
-        if (!*v || strlen(v) >= sizeof cfg->checkpoint_dir - 64)
-            return ob_fail(e, OB_ERR_INPUT, "--checkpoint-dir '%s': empty or too long", v);
-        snprintf(cfg->checkpoint_dir, sizeof cfg->checkpoint_dir, "%s", v);
-        return OB_OK;
-    }
-    if (!strcmp(a, "--shard")) return ob_config_set_shard(cfg, v, "--shard", e);
-    if (!strcmp(a, "--devices")) return ob_config_set_devices(cfg, v, "--devices", e);
-    if (!strcmp(a, "--data-parallel")) {
-        int64_t dp = 0;
-        OB_TRY(flag_int(a, v, 1, OB_CFG_MAX_REPLICAS, &dp, e));
-        cfg->data_parallel = (int)dp;
-        snprintf(cfg->origin_data_parallel, sizeof cfg->origin_data_parallel, "--data-parallel");
-        return OB_OK;
-    }
-    if (!strcmp(a, "--dump-params")) {
-        if (!*v || strlen(v) >= sizeof cfg->dump_params - 64)
-            return ob_fail(e, OB_ERR_INPUT, "--dump-params '%s': empty or too long", v);
-        snprintf(cfg->dump_params, sizeof cfg->dump_params, "%s", v);
-        return OB_OK;
-    }
+    ob_status s = OB_OK;
+    if (apply_list_flag(cfg, a, v, e, &s) || apply_number_flag(cfg, a, v, e, &s) ||
+        apply_setting_flag(cfg, a, v, e, &s))
+        return s;
+    if (!strcmp(a, "--db")) return flag_db(cfg, v, e);
+    if (!strcmp(a, "--backend")) return flag_backend(cfg, v, e);
+    if (!strcmp(a, "--checkpoint-dir")) return flag_folder(a, v, cfg->checkpoint_dir, sizeof cfg->checkpoint_dir, e);
+    if (!strcmp(a, "--dump-params")) return flag_folder(a, v, cfg->dump_params, sizeof cfg->dump_params, e);
     return ob_fail(e, OB_ERR_INPUT, "unknown option '%s' (see optbench run --help)", a);
 }
 

@@ -194,10 +194,9 @@ static void take_part(const bert *m, int r, int Mg, int32_t *tok, int32_t *pos, 
     *M = k;
 }
 
-static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
+/* The optional backend ops the model calls: OB_ERR_UNSUPPORTED naming the first one dev lacks. */
+static ob_status require_ops(ob_device *dev, ob_err *e)
 {
-    bert *m = (bert *)w;
-    ob_device *dev = w->dev;
 #define NEED(op) OB_TRY(OB_REQUIRE(dev, op, e))
     NEED(embedding_forward);
     NEED(embedding_backward);
@@ -216,32 +215,53 @@ static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
     NEED(xent_forward);
     NEED(xent_backward);
 #undef NEED
+    return OB_OK;
+}
+
+/* Each parameter slot's offset in the layout l, and the gradient arena's size. */
+static ob_status take_offsets(bert *m, const ob_layout *l, ob_err *e)
+{
     for (int i = 0; i < m->nps; i++) {
         int k = ob_layout_find(l, m->ps[i].name);
-        if (k < 0) return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "bert: tensor '%s' missing from the layout", m->ps[i].name);
+        if (k < 0)
+            return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL, "bert: tensor '%s' missing from the layout", m->ps[i].name);
         m->ps[i].off = l->t[k].offset;
     }
     m->grad_total = l->total;
-    const int64_t N = m->N, C = m->C, F = m->F, L = m->L, V = m->V, Mc = m->Mcap;
+    return OB_OK;
+}
+
+/* The forward activations of one block, a. */
+static ob_status alloc_layer_acts(bert *m, layer_acts *a, ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    const int64_t N = m->N, C = m->C, F = m->F;
     const int64_t TT = (int64_t)m->B * m->NH * m->T * m->T;
+    DALLOC(a->ln1, N * C, float);
+    DALLOC(a->ln1_mean, N, float);
+    DALLOC(a->ln1_rstd, N, float);
+    DALLOC(a->qkvr, 3 * N * C, float);
+    DALLOC(a->att, TT, float);
+    DALLOC(a->atty, N * C, float);
+    DALLOC(a->res_mid, N * C, float);
+    DALLOC(a->ln2, N * C, float);
+    DALLOC(a->ln2_mean, N, float);
+    DALLOC(a->ln2_rstd, N, float);
+    DALLOC(a->fch, N * F, float);
+    DALLOC(a->fch_gelu, N * F, float);
+    return OB_OK;
+}
+
+/* The forward's device buffers: the residual stream, each block's
+ * activations, the scratch, the final LayerNorm, the head and the loss. */
+static ob_status alloc_activations(bert *m, ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    const int64_t N = m->N, C = m->C, L = m->L, V = m->V, Mc = m->Mcap;
     DALLOC(m->res, (L + 1) * N * C, float);
     m->la = calloc((size_t)L, sizeof *m->la);
     if (!m->la) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < L; i++) {
-        layer_acts *a = &m->la[i];
-        DALLOC(a->ln1, N * C, float);
-        DALLOC(a->ln1_mean, N, float);
-        DALLOC(a->ln1_rstd, N, float);
-        DALLOC(a->qkvr, 3 * N * C, float);
-        DALLOC(a->att, TT, float);
-        DALLOC(a->atty, N * C, float);
-        DALLOC(a->res_mid, N * C, float);
-        DALLOC(a->ln2, N * C, float);
-        DALLOC(a->ln2_mean, N, float);
-        DALLOC(a->ln2_rstd, N, float);
-        DALLOC(a->fch, N * F, float);
-        DALLOC(a->fch_gelu, N * F, float);
-    }
+    for (int i = 0; i < L; i++) OB_TRY(alloc_layer_acts(m, &m->la[i], e));
     DALLOC(m->qkv, 3 * N * C, float);
     DALLOC(m->atty_h, N * C, float);
     DALLOC(m->lnf, N * C, float);
@@ -252,6 +272,15 @@ static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
     DALLOC(m->losses, Mc, float);
     DALLOC(m->loss_eval, 1, float);
     DALLOC(m->correct, 1, float);
+    return OB_OK;
+}
+
+/* The backward's device scratch, shared by the blocks. */
+static ob_status alloc_gradients(bert *m, ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    const int64_t N = m->N, C = m->C, F = m->F, Mc = m->Mcap;
+    const int64_t TT = (int64_t)m->B * m->NH * m->T * m->T;
     DALLOC(m->dres, N * C, float);
     DALLOC(m->dln, N * C, float);
     DALLOC(m->datty, N * C, float);
@@ -261,14 +290,21 @@ static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
     DALLOC(m->datty_h, N * C, float);
     DALLOC(m->datt, TT, float);
     DALLOC(m->dhm, Mc * C, float);
+    return OB_OK;
+}
+
+/* The inputs: a batch on the device, the host staging of a whole batch, and
+ * the host room of the held-out set (eval_batches batches of world parts). */
+static ob_status alloc_inputs(bert *m, ob_err *e)
+{
+    ob_device *dev = m->base.dev;
+    const int64_t N = m->N, Mc = m->Mcap;
     DALLOC(m->tok_d, N, int32_t);
     DALLOC(m->pos_d, Mc, int32_t);
     DALLOC(m->tgt_d, Mc, int32_t);
     m->tok_h = malloc((size_t)m->Ng * sizeof *m->tok_h);
     m->pos_h = malloc((size_t)m->Ng * sizeof *m->pos_h);
     m->tgt_h = malloc((size_t)m->Ng * sizeof *m->tgt_h);
-    /* held-out set and its floor; each held-out batch of Bg sequences is
-     * kept in world parts of B, the batch a replica holds */
     const int EB = m->eval_batches, W = m->world;
     m->ev_tok = malloc((size_t)EB * W * N * sizeof *m->ev_tok);
     m->ev_pos = malloc((size_t)EB * W * Mc * sizeof *m->ev_pos);
@@ -276,6 +312,15 @@ static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
     m->ev_M = malloc((size_t)EB * W * sizeof *m->ev_M);
     if (!m->tok_h || !m->pos_h || !m->tgt_h || !m->ev_tok || !m->ev_pos || !m->ev_tgt || !m->ev_M)
         return ob_fail(e, OB_ERR_NOMEM, "bert: out of host memory");
+    return OB_OK;
+}
+
+/* The held-out set and its floor; each held-out batch of Bg sequences is
+ * kept in world parts of B, the batch a replica holds. */
+static ob_status make_heldout(bert *m, ob_err *e)
+{
+    const int64_t N = m->N, Mc = m->Mcap;
+    const int EB = m->eval_batches, W = m->world;
     for (int b = 0; b < EB; b++) {
         int Mg;
         ob_lang_batch(&m->lang, m->data_seed, OB_STREAM_EVAL, (uint64_t)b * m->Bg, m->Bg, m->T, m->tok_h,
@@ -287,6 +332,19 @@ static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
         }
     }
     return ob_lang_floor(&m->lang, m->data_seed, OB_STREAM_EVAL, 0, EB * m->Bg, m->T, &m->floor, e);
+}
+
+/* The ops checked, the parameters placed as the layout l says, the device
+ * and host buffers allocated, and the held-out set made. */
+static ob_status bert_setup(ob_workload *w, const ob_layout *l, ob_err *e)
+{
+    bert *m = (bert *)w;
+    OB_TRY(require_ops(w->dev, e));
+    OB_TRY(take_offsets(m, l, e));
+    OB_TRY(alloc_activations(m, e));
+    OB_TRY(alloc_gradients(m, e));
+    OB_TRY(alloc_inputs(m, e));
+    return make_heldout(m, e);
 }
 
 static ob_status bert_init(ob_workload *w, float *params, ob_err *e)

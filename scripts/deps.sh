@@ -8,6 +8,7 @@ set -euo pipefail
 
 pkgs=(build-essential cmake pkg-config git python3
       libsqlite3-dev libcsv-dev libyaml-dev libopenblas-dev libopenblas0-openmp liblapacke-dev libdnnl-dev
+      ocl-icd-opencl-dev
       gnuplot-nox sqlite3 "$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -95,15 +95,27 @@ static int spreads_overlap(const ob_spread *a, const ob_spread *b)
            median_lo(b) <= median_hi(a);
 }
 
-/* Does sp's range overlap that of a group of workload w ranked 1 in rank
- * (conf: their confirmation runs' spreads)? Equal lowest medians share rank
- * 1, so there may be several. */
-static int ties_lowest(const ob_stats *s, const int *rank, int w, const ob_spread *sp, int conf)
+/* The fewest seeds two groups must share for summary.tex to compare them
+ * seed by seed: an exact two-sided sign test cannot reach 5% with fewer (5
+ * of 5: p = 1/16). */
+#define TEX_PAIRED_MIN 6
+
+/* Do the seeds tell group k apart from group j, a lowest of its workload
+ * (conf: by their confirmation runs)? Seed by seed where they share
+ * TEX_PAIRED_MIN seeds or more (*by_pairs = 1): apart when j is lower on
+ * so many of them that an exact two-sided sign test puts it apart at 5% (a
+ * diverged seed is the higher loss, ties left out); by the intervals of
+ * their medians otherwise (*by_pairs = 0). */
+static ob_status told_apart(const ob_dataset *d, const ob_stats *s, int j, int k, int conf, int *apart,
+                            int *by_pairs, ob_err *e)
 {
-    for (int j = 0; j < s->n_g; j++)
-        if (s->g[j].wl == w && rank[j] == 1 && spreads_overlap(sp, conf ? &s->g[j].conf_final : &s->g[j].final))
-            return 1;
-    return 0;
+    ob_paired pr;
+    OB_TRY(ob_stats_pair_neighbours(d, s, j, k, conf, &pr, e));
+    *by_pairs = pr.n >= TEX_PAIRED_MIN;
+    if (*by_pairs) *apart = pr.a_lower > pr.b_lower && pr.p_sign < 0.05;
+    else *apart = !spreads_overlap(conf ? &s->g[j].conf_final : &s->g[j].final,
+                                   conf ? &s->g[k].conf_final : &s->g[k].final);
+    return OB_OK;
 }
 
 /* "median [min, max]" of a spread; the median bold when asked. */
@@ -237,6 +249,8 @@ typedef struct ranked_table {
     int has_metric, edge, unmeasured;
     char wl[512], lab[256], metric[128], seeds[64], cseeds[64];
     char apart[512];         /* what the bold does not say, for the caption */
+    unsigned char *bold, *cbold; /* (n_g,) a median in bold: the sweep's, the confirmation's (ranked_bold) */
+    int by_pairs, by_ranges; /* medians told from the lowest's seed by seed, by their intervals */
 } ranked_table;
 
 /* What the workload's groups hold: confirmed ones, their seeds and fresh
@@ -267,6 +281,31 @@ static void ranked_survey(ranked_table *t)
     }
 }
 
+/* Which medians are in bold: a lowest (rank 1; equal lowest medians share
+ * it) and every other ranked one that the seeds do not tell apart from a
+ * lowest (told_apart), in the sweep's ranking and the confirmation's. */
+static ob_status ranked_bold(ranked_table *t, ob_err *e)
+{
+    const ob_stats *s = t->s;
+    for (int conf = 0; conf < 2; conf++) {
+        const int *rank = conf ? t->crank : t->rank;
+        unsigned char *bold = conf ? t->cbold : t->bold;
+        for (int k = 0; k < s->n_g; k++) {
+            bold[k] = s->g[k].wl == t->w && rank[k] == 1;
+            if (s->g[k].wl != t->w || rank[k] <= 1) continue;
+            for (int j = 0; j < s->n_g && !bold[k]; j++) {
+                if (s->g[j].wl != t->w || rank[j] != 1) continue;
+                int apart = 0, by_pairs = 0;
+                OB_TRY(told_apart(t->d, s, j, k, conf, &apart, &by_pairs, e));
+                bold[k] = !apart;
+                if (by_pairs) t->by_pairs++;
+                else t->by_ranges++;
+            }
+        }
+    }
+    return OB_OK;
+}
+
 /* The texts of the caption: the workload's label, the metric's name, the
  * seeds and fresh seeds, and the label for \label{}. */
 static void ranked_texts(ranked_table *t)
@@ -289,6 +328,7 @@ static void ranked_apart(ranked_table *t)
 {
     const ob_stats *s = t->s;
     const int smin = t->smin;
+    if (!t->by_ranges) return; /* every median told seed by seed */
     /* ranges apart are no test either: two optimizers alike, n seeds
      * each, have ranges apart with probability 2 / C(2n, n) (1/3 at 2
      * seeds, 1/10 at 3), more often among several */
@@ -312,16 +352,29 @@ static void ranked_apart(ranked_table *t)
 static void ranked_caption(const ranked_table *t, FILE *f)
 {
     const ob_stats *s = t->s;
+    /* the rule of the bold: seed by seed, by the intervals, or both */
+    static const char ranges[] = "whose interval overlaps the lowest's, which these seeds do not tell apart from it "
+                                 "(the interval: [min, max] up to 8 seeds, from 9 the order statistics that hold "
+                                 "the median with probability 95\\% or more)";
+    static const char pairs[] = "these seeds do not tell apart from it seed by seed (a seed's runs share "
+                                "initialization and data order; apart: the lowest lower on so many of the seeds "
+                                "both ran that an exact two-sided sign test rejects a tie at 5\\%, a diverged seed "
+                                "counting as the higher loss)";
+    char rule[1600];
+    if (!t->by_pairs) snprintf(rule, sizeof rule, "%s%s", ranges, t->apart);
+    else if (!t->by_ranges) snprintf(rule, sizeof rule, "%s", pairs);
+    else
+        snprintf(rule, sizeof rule, "%s; with fewer than %d seeds in common, every median %s%s", pairs,
+                 TEX_PAIRED_MIN, ranges, t->apart);
     fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n  \\setlength{\\tabcolsep}{4pt}\n");
     fprintf(f,
             "  \\caption{%s: final training loss of each optimizer at its best learning rate, median over "
-            "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every median whose "
-            "interval overlaps the lowest's, which these seeds do not tell apart from it (the interval: [min, max] up "
-            "to 8 seeds, from 9 the order statistics that hold the median with probability 95\\%% or more)%s; held-out loss%s%s (medians); "
+            "%s with [min, max], ranked by the median (equal medians share a rank); in bold the lowest and every "
+            "median %s; held-out loss%s%s (medians); "
             "lr range: decades of learning rate whose median final loss is within %.3g\\%% of %s "
             "($\\geq$: it reaches the edge of the grid); diverged: runs that diverged, of the runs over every "
             "lr.%s",
-            t->wl, t->seeds, t->apart, t->has_metric ? " and " : "", t->has_metric ? t->metric : "", 100 * s->tol,
+            t->wl, t->seeds, rule, t->has_metric ? " and " : "", t->has_metric ? t->metric : "", 100 * s->tol,
             s->tol_of_progress ? "the progress from the loss before training to the best" : "the best",
             t->edge ? " $^\\dagger$: the best lr is the smallest or the largest of the grid, so the best may lie "
                       "beyond it." : "");
@@ -366,8 +419,7 @@ static void ranked_confirmed(const ranked_table *t, int k, FILE *f)
     const ob_group *g = &t->s->g[k];
     char a[64];
     if (g->n_confirm > 0 && g->confirm_lr == g->best_lr) {
-        int bold = t->crank[k] == 1 || (t->crank[k] > 0 && ties_lowest(t->s, t->crank, t->w, &g->conf_final, 1));
-        fprintf(f, bold ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, 1, a, sizeof a));
+        fprintf(f, t->cbold[k] ? " & \\textbf{%s}" : " & %s", tnum(g->conf_final.median, 4, 1, a, sizeof a));
         if (g->conf_n_diverged)
             fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->conf_n_diverged, g->n_confirm);
     } else
@@ -387,9 +439,7 @@ static void ranked_row(const ranked_table *t, int k, FILE *f)
     if (g->best < 0) fprintf(f, "none (%s) & ", ob_group_no_best(g));
     else fprintf(f, "%s%s & ", tnum(g->best_lr, 3, 0, a, sizeof a),
                  g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1) ? "$^\\dagger$" : "");
-    spread_cell(&g->final,
-                rank[k] == 1 || (rank[k] > 0 && ties_lowest(t->s, rank, t->w, &g->final, 0)),
-                cell, sizeof cell);
+    spread_cell(&g->final, t->bold[k], cell, sizeof cell);
     fprintf(f, "%s", cell);
     if (g->best >= 0 && g->lrs[g->best].n_diverged)
         fprintf(f, " {\\scriptsize (%d of %d diverged)}", g->lrs[g->best].n_diverged,
@@ -408,12 +458,13 @@ static void ranked_row(const ranked_table *t, int k, FILE *f)
 
 /* Workload w's table of the optimizers at their best lr, ranked by rank
  * (the unranked last), with the confirmed medians by crank where some are. */
-static void ranked_table_write(const ob_dataset *d, const ob_stats *s, const int *rank, const int *crank, int w,
-                               FILE *f)
+static ob_status ranked_table_write(const ob_dataset *d, const ob_stats *s, const int *rank, const int *crank,
+                                    unsigned char *bold, unsigned char *cbold, int w, FILE *f, ob_err *e)
 {
-    ranked_table t = {.d = d, .s = s, .rank = rank, .crank = crank, .w = w};
+    ranked_table t = {.d = d, .s = s, .rank = rank, .crank = crank, .w = w, .bold = bold, .cbold = cbold};
     ranked_survey(&t);
     ranked_texts(&t);
+    OB_TRY(ranked_bold(&t, e));
     ranked_apart(&t);
     ranked_caption(&t, f);
     ranked_header(&t, f);
@@ -421,16 +472,18 @@ static void ranked_table_write(const ob_dataset *d, const ob_stats *s, const int
         for (int k = 0; k < s->n_g; k++)
             if (s->g[k].wl == w && rank[k] == (r <= s->n_g ? r : 0)) ranked_row(&t, k, f);
     fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
+    return OB_OK;
 }
 
 ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_err *e)
 {
-    int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
-    int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
-    if (!rank || !crank) {
-        free(rank);
-        free(crank);
-        return ob_fail(e, OB_ERR_NOMEM, "out of memory writing the LaTeX tables");
+    const size_t n = (size_t)s->n_g + 1;
+    int *rank = malloc(n * sizeof *rank), *crank = malloc(n * sizeof *crank);
+    unsigned char *bold = malloc(2 * n);
+    ob_status st = OB_OK;
+    if (!rank || !crank || !bold) {
+        st = ob_fail(e, OB_ERR_NOMEM, "out of memory writing the LaTeX tables");
+        goto done;
     }
     ob_stats_rank(s, rank);
     ob_stats_confirm_rank(s, crank);
@@ -440,13 +493,16 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
           "% run's steps; median over seeds at each optimizer's best lr, [min, max] over seeds; $\\infty$: a\n"
           "% diverged seed; --: not measured. summary.md and the CSV files hold every statistic.\n\n",
           f);
-    for (int w = 0; w < d->n_wl; w++) {
-        ranked_table_write(d, s, rank, crank, w, f);
-        best_config_table(d, s, w, f);
+    for (int w = 0; w < d->n_wl && st == OB_OK; w++) {
+        st = ranked_table_write(d, s, rank, crank, bold, bold + n, w, f, e);
+        if (st == OB_OK) best_config_table(d, s, w, f);
     }
+    if (st == OB_OK) st = tuning_table(d, s, f, e);
+done:
     free(rank);
     free(crank);
-    return tuning_table(d, s, f, e);
+    free(bold);
+    return st;
 }
 
 ob_status ob_latex_write(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)

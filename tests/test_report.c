@@ -919,12 +919,14 @@ static void test_busy_runs(const char *db, const char *out)
     free(md);
 }
 
-/* summary.tex's bold with 9 seeds: by the intervals of the medians, the
- * order statistics that hold them with 95% ([x2, x8] of 9), not [min, max].
- * adam, the lowest (median 1.04), has a diverged seed, so its [min, max]
- * is unbounded, but its interval is [1.01, 1.07]: lion's [1.07, 1.13]
- * touches it (bold), sgd's [1.10, 1.16] does not (not bold, though sgd's
- * min, 1.05, lies in adam's range). */
+/* summary.tex's bold with 9 seeds. adam, the lowest (median 1.04), has a
+ * diverged seed, so its [min, max] is unbounded. lion ran other seeds than
+ * adam's, so the intervals of the medians decide, the order statistics that
+ * hold them with 95% ([x2, x8] of 9), not [min, max]: adam's is [1.01,
+ * 1.07], lion's [1.07, 1.13] touches it (bold). sgd ran adam's seeds, so
+ * they are compared seed by seed: adam lower on 8 of 9 (its diverged seed
+ * the ninth), two-sided sign test p = 20/512 < 5%: not bold, though sgd's
+ * min, 1.05, lies in adam's range. */
 static void test_tex_intervals(const char *db, const char *out)
 {
     ob_err e = {0};
@@ -937,8 +939,8 @@ static void test_tex_intervals(const char *db, const char *out)
                                 10, 1, 1, 1, 1, 1, 1, 20});
         fx_add(st, b, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", seed ? 1.09 + 0.01 * seed : 1.05, 10, 1, 1, 1,
                                 1, 1, 1, 20});
-        fx_add(st, b, &(fx_run){"W", "lion", NULL, 0.01, seed, "done", 1.06 + 0.01 * seed, 10, 1, 1, 1, 1, 1, 1,
-                                20});
+        fx_add(st, b, &(fx_run){"W", "lion", NULL, 0.01, 100 + seed, "done", 1.06 + 0.01 * seed, 10, 1, 1, 1, 1, 1,
+                                1, 20});
     }
     ob_store_close(st);
     ob_report_result res;
@@ -950,10 +952,55 @@ static void test_tex_intervals(const char *db, const char *out)
                   strstr(tex, "2 & lion & 0.01 & \\textbf{1.100} {\\scriptsize [1.060, 1.140]} & ") &&
                   strstr(tex, "3 & sgd & 0.01 & 1.130 {\\scriptsize [1.050, 1.170]} & "),
               "%s", tex ? tex : "(none)");
-    /* the caption says what the interval is; adam's is bounded: no word on an unbounded one */
-    CHECK(tex && strstr(tex, "(the interval: [min, max] up to 8 seeds, from 9 the order statistics that hold the "
-                             "median with probability 95\\% or more)") &&
-          !strstr(tex, "interval unbounded"));
+    /* the caption says both rules, and what the interval is; adam's is
+     * bounded: no word on an unbounded one */
+    CHECK_MSG(tex && strstr(tex, "every median these seeds do not tell apart from it seed by seed") &&
+                  strstr(tex, "sign test rejects a tie at 5\\%, a diverged seed counting as the higher loss); with "
+                              "fewer than 6 seeds in common, every median whose interval overlaps the lowest's") &&
+                  strstr(tex, "(the interval: [min, max] up to 8 seeds, from 9 the order statistics that hold the "
+                              "median with probability 95\\% or more)") &&
+                  !strstr(tex, "interval unbounded"),
+              "%s", tex ? tex : "(none)");
+    free(tex);
+}
+
+/* summary.tex's bold seed by seed with 6 seeds: sgd's [min, max] overlaps
+ * adam's, the lowest's, but sgd is higher on each of the 6 seeds (p = 1/32):
+ * not bold; lion higher on 5 of them and lower on one (p = 0.22): bold. */
+static void test_tex_paired(const char *db, const char *out)
+{
+    ob_err e = {0};
+    ob_store *st = new_store(db);
+    if (!st) return;
+    int64_t b = 0;
+    CHECK_OK(ob_store_begin_benchmark(st, "six", "", "rev0", "host0", "cpu", "test", &b, &e), &e);
+    for (int seed = 0; seed < 6; seed++) {
+        const double a = 1.0 + 0.1 * seed;
+        fx_add(st, b, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", a, 10, 1, 1, 1, 1, 1, 1, 20});
+        fx_add(st, b, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", a + 0.05, 10, 1, 1, 1, 1, 1, 1, 20});
+        fx_add(st, b, &(fx_run){"W", "lion", NULL, 0.01, seed, "done", seed == 5 ? a - 0.01 : a + 0.02, 10, 1, 1, 1,
+                                1, 1, 1, 20});
+    }
+    ob_store_close(st);
+    ob_report_result res;
+    write_report(db, out, &res);
+    char *tex = slurp(out, "summary.tex");
+    CHECK_MSG(tex && strstr(tex, "1 & adam & 0.01 & \\textbf{1.250} {\\scriptsize [1.000, 1.500]} & ") &&
+                  strstr(tex, "2 & lion & 0.01 & \\textbf{1.270} {\\scriptsize [1.020, 1.490]} & ") &&
+                  strstr(tex, "3 & sgd & 0.01 & 1.300 {\\scriptsize [1.050, 1.550]} & ") &&
+                  strstr(tex, "every median these seeds do not tell apart from it seed by seed") &&
+                  !strstr(tex, "seeds in common") && !strstr(tex, "interval overlaps"),
+              "%s", tex ? tex : "(none)");
+    free(tex);
+    /* adam's seed 5 diverged: adam still lowest (median 1.25), lower on 5 of
+     * 6 against sgd now (p = 0.22): sgd in bold for that seed, not for
+     * adam's range, now unbounded */
+    db_exec(db, "UPDATE runs SET status = 'diverged' WHERE optimizer = 'adam' AND seed = 5");
+    write_report(db, out, &res);
+    tex = slurp(out, "summary.tex");
+    CHECK_MSG(tex && strstr(tex, "1 & adam & 0.01 & \\textbf{1.250} {\\scriptsize [1.000, $\\infty$]}") &&
+                  strstr(tex, "3 & sgd & 0.01 & \\textbf{1.300} ") && !strstr(tex, "interval unbounded"),
+              "%s", tex ? tex : "(none)");
     free(tex);
 }
 
@@ -1209,6 +1256,7 @@ int main(void)
     test_paths(dir, "busy", db, out);
     test_busy_runs(db, out);
     test_tex_intervals(db, out);
+    test_tex_paired(db, out);
     test_paths(dir, "columns", db, out);
     test_export_columns(db, out);
     test_slug_and_csv_errors();

@@ -71,6 +71,13 @@ typedef struct ob_spike {
 #else
 #define OB_SQ_ADD(acc, d) ((acc) + (d) * (d))
 #endif
+/* a * b + c (doubles) rounded twice, likewise: the rules run from kernels
+ * compiled without --fmad=false (trust_scale's) need it spelt out. */
+#ifdef __CUDA_ARCH__
+#define OB_DMUL_ADD(a, b, c) __dadd_rn(__dmul_rn((a), (b)), (c))
+#else
+#define OB_DMUL_ADD(a, b, c) ((a) * (b) + (c))
+#endif
 
 /* The spike guard's floor of the standard deviation, relative to the
  * window's mean: a float's rounding is 6e-8 of it, so a window that differs
@@ -575,8 +582,9 @@ typedef struct ob_trust {
  *   LARS: r = coeff ||p|| / (||g|| + wd ||p|| + eps), with clip min(r / lr, 1);
  *         dst->c[0] = r
  * *dst = *src otherwise. The norms come from double sums and are rounded to
- * float; LARS's denominator is summed in double (so that an FMA the compiler
- * may form changes nothing once rounded). Run by one thread of the backend's
+ * float; LARS's denominator is summed in double, its product and sum
+ * rounded each (OB_DMUL_ADD: nvcc would fuse them into an FMA, which can
+ * round the float ratio differently). Run by one thread of the backend's
  * trust_scale op: no host synchronisation. */
 OB_HD static inline void ob_trust_scale(const ob_rule_step *src, const float *sq, const ob_trust *t, float clip_scale,
                                         ob_rule_step *dst)
@@ -588,7 +596,7 @@ OB_HD static inline void ob_trust_scale(const ob_rule_step *src, const float *sq
     *dst = *src;
     if (t->kind == OB_TRUST_LARS) {
         if (wn > 0.0f && xn > 0.0f)
-            r = (t->coeff * wn) / (float)((double)xn + (double)wn * (double)t->wd + (double)t->eps);
+            r = (t->coeff * wn) / (float)(OB_DMUL_ADD((double)wn, (double)t->wd, (double)xn) + (double)t->eps);
         if (t->clip) {
             r = r / src->lr;
             if (r > 1.0f) r = 1.0f;

@@ -441,6 +441,69 @@ static ob_status write_checkpoint(const matrix_ctx *x, const job *j, ob_device *
     return s;
 }
 
+/* Are checkpoint c's process segments' starts well formed: 0 first,
+ * ascending, before its step? (A checkpoint of an older optbench has none:
+ * one segment from 0.) */
+static int ckpt_segments_ok(const ob_ckpt *c)
+{
+    const ob_ckpt_section *s = ob_ckpt_find(c, "segments");
+    if (!s) return 1;
+    const uint64_t ns = s->bytes / sizeof(int64_t);
+    int ok = s->bytes % sizeof(int64_t) == 0 && ns >= 1 && ns <= (uint64_t)c->step && ns < INT32_MAX;
+    int64_t prev = -1;
+    for (uint64_t k = 0; ok && k < ns; k++) {
+        int64_t v;
+        memcpy(&v, (const unsigned char *)s->data + k * sizeof v, sizeof v);
+        ok = (k == 0 ? v == 0 : v > prev) && v < c->step;
+        prev = v;
+    }
+    return ok;
+}
+
+/* Does checkpoint c hold the optimizer's state blobs, each of its size? An
+ * optional blob (host state that rebuilds from zeros) may be absent: a
+ * checkpoint of an older optbench. Fills why when not. */
+static int ckpt_blobs_ok(const ob_ckpt *c, const ob_state_blob *blobs, int nb, char *why, size_t wn)
+{
+    int n_opt = 0, n_have = nb;
+    for (int i = 0; i < c->n; i++) n_opt += !strncmp(c->sec[i].name, "opt.", 4);
+    for (int i = 0; i < nb; i++) {
+        char name[OB_CKPT_NAME_MAX];
+        snprintf(name, sizeof name, "opt.%.47s", blobs[i].name);
+        n_have -= blobs[i].optional && !ob_ckpt_find(c, name);
+    }
+    if (n_opt != n_have) {
+        snprintf(why, wn, "it holds %d optimizer state blobs, this optimizer has %d", n_opt, nb);
+        return 0;
+    }
+    for (int i = 0; i < nb; i++) {
+        char name[OB_CKPT_NAME_MAX];
+        snprintf(name, sizeof name, "opt.%.47s", blobs[i].name);
+        const ob_ckpt_section *s = ob_ckpt_find(c, name);
+        if (!s && blobs[i].optional) continue;
+        if (!s || s->bytes != blobs[i].bytes) {
+            snprintf(why, wn, "optimizer state '%.47s' is missing or has another size", blobs[i].name);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* Are checkpoint c's counters within what c->step steps can make? (A file
+ * with a valid checksum but made by hand, or by a bug, would overflow or
+ * rewind them.) Its "run" section has the right size (ckpt_matches). */
+static int ckpt_counters_ok(const ob_ckpt *c)
+{
+    run_state rs;
+    memcpy(&rs, ob_ckpt_find(c, "run")->data, sizeof rs);
+    int64_t t = 0;
+    const ob_ckpt_section *s = ob_ckpt_find(c, "opt.optim.t");
+    if (!s || s->bytes != sizeof t) return 0;
+    memcpy(&t, s->data, sizeof t);
+    return t >= 0 && t <= c->step && rs.bad_streak >= 0 && rs.bad_streak <= c->step && rs.bad_from >= 0 &&
+           rs.bad_from <= c->step && rs.wall_s >= 0 && isfinite(rs.wall_s);
+}
+
 /* Is checkpoint c usable by this cell? Fills why when not. */
 static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const ob_ckpt *c,
                         ob_state_blob *blobs, int nb, char *why, size_t wn)
@@ -475,59 +538,55 @@ static int ckpt_matches(const matrix_ctx *x, const job *j, cell_state *cs, const
         snprintf(why, wn, "a section is missing or has the wrong size");
         return 0;
     }
-    /* the process segments' starts: 0 first, ascending, before the checkpoint's
-     * step (a checkpoint of an older optbench has none: one segment from 0) */
-    if ((s = ob_ckpt_find(c, "segments"))) {
-        uint64_t ns = s->bytes / sizeof(int64_t);
-        int ok_seg = s->bytes % sizeof(int64_t) == 0 && ns >= 1 && ns <= (uint64_t)c->step && ns < INT32_MAX;
-        int64_t prev = -1;
-        for (uint64_t k = 0; ok_seg && k < ns; k++) {
-            int64_t v;
-            memcpy(&v, (const unsigned char *)s->data + k * sizeof v, sizeof v);
-            ok_seg = (k == 0 ? v == 0 : v > prev) && v < c->step;
-            prev = v;
-        }
-        if (!ok_seg) {
-            snprintf(why, wn, "its process segments are malformed");
-            return 0;
-        }
-    }
-    /* an optional blob (host state that rebuilds from zeros) may be absent:
-     * a checkpoint of an older optbench */
-    int n_opt = 0, n_have = nb;
-    for (int i = 0; i < c->n; i++) n_opt += !strncmp(c->sec[i].name, "opt.", 4);
-    for (int i = 0; i < nb; i++) {
-        char name[OB_CKPT_NAME_MAX];
-        snprintf(name, sizeof name, "opt.%.47s", blobs[i].name);
-        n_have -= blobs[i].optional && !ob_ckpt_find(c, name);
-    }
-    if (n_opt != n_have) {
-        snprintf(why, wn, "it holds %d optimizer state blobs, this optimizer has %d", n_opt, nb);
+    if (!ckpt_segments_ok(c)) {
+        snprintf(why, wn, "its process segments are malformed");
         return 0;
     }
-    for (int i = 0; i < nb; i++) {
-        char name[OB_CKPT_NAME_MAX];
-        snprintf(name, sizeof name, "opt.%.47s", blobs[i].name);
-        s = ob_ckpt_find(c, name);
-        if (!s && blobs[i].optional) continue;
-        if (!s || s->bytes != blobs[i].bytes) {
-            snprintf(why, wn, "optimizer state '%.47s' is missing or has another size", blobs[i].name);
-            return 0;
-        }
-    }
-    /* the counters, within what c->step steps can make (a file with a valid
-     * checksum but made by hand, or by a bug, would overflow or rewind them) */
-    run_state rs;
-    memcpy(&rs, ob_ckpt_find(c, "run")->data, sizeof rs);
-    int64_t t = 0;
-    s = ob_ckpt_find(c, "opt.optim.t");
-    if (s && s->bytes == sizeof t) memcpy(&t, s->data, sizeof t);
-    if (!s || s->bytes != sizeof t || t < 0 || t > c->step || rs.bad_streak < 0 || rs.bad_streak > c->step ||
-        rs.bad_from < 0 || rs.bad_from > c->step || !(rs.wall_s >= 0) || !isfinite(rs.wall_s)) {
+    if (!ckpt_blobs_ok(c, blobs, nb, why, wn)) return 0;
+    if (!ckpt_counters_ok(c)) {
         snprintf(why, wn, "its counters are out of range for step %lld", (long long)c->step);
         return 0;
     }
     return 1;
+}
+
+/* Restore parameters, optimizer state (blobs), run state, step and
+ * optimizer times and the process segments from checkpoint c, which
+ * ckpt_matches accepted. */
+static ob_status ckpt_apply(ob_device *dev, cell_state *cs, const ob_ckpt *c, ob_state_blob *blobs, int nb,
+                            run_state *rs, ob_err *e)
+{
+    const ob_ckpt_section *ps = ob_ckpt_find(c, "params");
+    OB_TRY(dev->ops->upload(dev, cs->rep[0].params, ps->data, (size_t)ps->bytes, e));
+    for (int k = 0; k < nb; k++) {
+        char name[OB_CKPT_NAME_MAX];
+        snprintf(name, sizeof name, "opt.%.47s", blobs[k].name);
+        const ob_ckpt_section *b = ob_ckpt_find(c, name);
+        if (!b) memset(blobs[k].ptr, 0, blobs[k].bytes); /* optional, host (ckpt_matches) */
+        else if (blobs[k].on_device) OB_TRY(dev->ops->upload(dev, blobs[k].ptr, b->data, blobs[k].bytes, e));
+        else memcpy(blobs[k].ptr, b->data, blobs[k].bytes);
+    }
+    /* the segments so far (checked by ckpt_matches; an older checkpoint:
+     * one from 0), and this process's from c->step */
+    const ob_ckpt_section *sg = ob_ckpt_find(c, "segments");
+    const int ns = sg ? (int)(sg->bytes / sizeof(int64_t)) : 1;
+    int64_t *seg = malloc(((size_t)ns + 1) * sizeof *seg);
+    if (!seg) return ob_fail(e, OB_ERR_NOMEM, "out of memory resuming from a checkpoint");
+    if (sg) memcpy(seg, sg->data, (size_t)ns * sizeof *seg);
+    else seg[0] = 0;
+    seg[ns] = c->step;
+    free(cs->seg);
+    cs->seg = seg;
+    cs->n_seg = ns + 1;
+    memcpy(rs, ob_ckpt_find(c, "run")->data, sizeof *rs);
+    memcpy(cs->step_ms, ob_ckpt_find(c, "step_ms")->data, (size_t)c->step * sizeof(double));
+    /* a checkpoint of an older optbench has no optimizer times: unknown */
+    const ob_ckpt_section *om = ob_ckpt_find(c, "opt_ms");
+    if (om && om->bytes == (uint64_t)c->step * sizeof(double))
+        memcpy(cs->opt_ms, om->data, (size_t)c->step * sizeof(double));
+    else
+        for (int64_t t = 0; t < c->step; t++) cs->opt_ms[t] = NAN;
+    return OB_OK;
 }
 
 /* Continue from the newest usable checkpoint: restores parameters, optimizer
@@ -579,41 +638,8 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
                     "optbench: note: run %lld: resuming on %s from a checkpoint of another backend; the "
                     "rest of the curve is not bit for bit what the other backend gives\n",
                     (long long)j->run_id, dev->ops->name);
-        const ob_ckpt_section *ps = ob_ckpt_find(&c, "params");
-        ob_status s = dev->ops->upload(dev, cs->rep[0].params, ps->data, (size_t)ps->bytes, e);
-        for (int k = 0; k < nb && s == OB_OK; k++) {
-            char name[OB_CKPT_NAME_MAX];
-            snprintf(name, sizeof name, "opt.%.47s", blobs[k].name);
-            const ob_ckpt_section *b = ob_ckpt_find(&c, name);
-            if (!b) memset(blobs[k].ptr, 0, blobs[k].bytes); /* optional, host (ckpt_matches) */
-            else if (blobs[k].on_device) s = dev->ops->upload(dev, blobs[k].ptr, b->data, blobs[k].bytes, e);
-            else memcpy(blobs[k].ptr, b->data, blobs[k].bytes);
-        }
-        if (s == OB_OK) {
-            memcpy(rs, ob_ckpt_find(&c, "run")->data, sizeof *rs);
-            memcpy(cs->step_ms, ob_ckpt_find(&c, "step_ms")->data, (size_t)c.step * sizeof(double));
-            /* a checkpoint of an older optbench has no optimizer times: unknown */
-            const ob_ckpt_section *om = ob_ckpt_find(&c, "opt_ms");
-            if (om && om->bytes == (uint64_t)c.step * sizeof(double))
-                memcpy(cs->opt_ms, om->data, (size_t)c.step * sizeof(double));
-            else
-                for (int64_t t = 0; t < c.step; t++) cs->opt_ms[t] = NAN;
-            /* the segments so far (checked by ckpt_matches; an older
-             * checkpoint: one from 0), and this process's from c.step */
-            const ob_ckpt_section *sg = ob_ckpt_find(&c, "segments");
-            int ns = sg ? (int)(sg->bytes / sizeof(int64_t)) : 1;
-            int64_t *seg = malloc(((size_t)ns + 1) * sizeof *seg);
-            if (!seg) s = ob_fail(e, OB_ERR_NOMEM, "out of memory resuming from a checkpoint");
-            else {
-                if (sg) memcpy(seg, sg->data, (size_t)ns * sizeof *seg);
-                else seg[0] = 0;
-                seg[ns] = c.step;
-                free(cs->seg);
-                cs->seg = seg;
-                cs->n_seg = ns + 1;
-                *from = c.step;
-            }
-        }
+        ob_status s = ckpt_apply(dev, cs, &c, blobs, nb, rs, e);
+        if (s == OB_OK) *from = c.step;
         ob_ckpt_free(&c);
         return s;
     }

@@ -23,9 +23,9 @@ targets=("$@")
 build=${OB_FUZZ_BUILD_DIR:-build-fuzz}
 command -v clang >/dev/null || { echo "fuzz.sh: clang is needed (apt-get install clang libclang-rt-dev libomp-dev)"; exit 2; }
 mkdir -p "$build"
-if ! { CC=clang cmake -S . -B "$build" -DOB_CUDA=OFF -DOB_SANITIZE=ON -DBUILD_TESTING=OFF \
+if ! { CC=clang cmake -S . -B "$build" -DOB_CUDA=OFF -DOB_DNNL=OFF -DOB_SANITIZE=ON -DBUILD_TESTING=OFF \
          -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link" &&
-       cmake --build "$build" --target optbench_lib -j"$(nproc)"; } >"$build/build.log" 2>&1; then
+       cmake --build "$build" --target optbench_lib -j"${OB_JOBS:-$(nproc)}"; } >"$build/build.log" 2>&1; then
   tail -30 "$build/build.log"; echo "fuzz.sh: the build failed (log: $build/build.log)"; exit 2
 fi
 libs=$(pkg-config --libs sqlite3 yaml-0.1 lapacke openblas)

@@ -30,6 +30,12 @@ Cases: --case IMPL,PARAMS,TENSORS[,RxC] with IMPL one of
                 (its module function replaced for the case), to compare at fp32
 Writes one JSON object per line to --out (and a readable line per case to
 stdout). Without torch or a GPU it says so and exits 0 with no cases.
+
+--device cpu runs the same code on the CPU for scripts/gpu-check.sh's dry run
+(OB_GPU_DRYRUN): a check of this script, not a timing (one short repeat per
+case; fused=True only where this torch has it on the CPU, the record says
+which; a case this torch lacks the API for, torch.optim.Muon or
+torch._foreach_norm, is recorded as skipped rather than as an error).
 """
 import argparse
 import json
@@ -37,6 +43,24 @@ import math
 import os
 import sys
 import time
+
+
+DEVICE = "cuda"  # --device
+
+
+class Unsupported(RuntimeError):
+    """This torch lacks what the case needs: an error on the GPU, skipped on the CPU."""
+
+
+def make_opt(cls, params, **kw):
+    """cls(params, fused=True, **kw); on the CPU without a fused CPU kernel in
+    this torch, the default implementation. Returns (optimizer, fused)."""
+    if DEVICE == "cuda":
+        return cls(params, fused=True, **kw), True
+    try:
+        return cls(params, fused=True, **kw), True
+    except (TypeError, RuntimeError):
+        return cls(params, **kw), False
 
 
 def parse_count(s):
@@ -58,6 +82,12 @@ def layout(params, tensors, shape):
 
 def timed(torch, fn, target_ms=50.0, repeats=5, warmup=3, max_iters=10000):
     """Median ms per call of fn over repeats, iterations sized to ~target_ms."""
+    if DEVICE != "cuda":  # the dry run: one short repeat, on the host's clock
+        fn()
+        t = time.perf_counter()
+        fn()
+        ms = (time.perf_counter() - t) * 1e3
+        return ms, ms, ms, 1
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -105,26 +135,29 @@ def ns_fp32(grad, ns_coefficients, ns_steps, eps, use_addmm=False):
 
 def bench_case(torch, impl, params, tensors, shape):
     k, r, c = layout(params, tensors, shape)
-    ps = [torch.nn.Parameter(torch.randn(r, c, device="cuda") * 0.02) for _ in range(k)]
-    bs = [torch.nn.Parameter(torch.randn(c, device="cuda") * 0.02) for _ in range(k)] if impl.endswith("-groups") else []
+    ps = [torch.nn.Parameter(torch.randn(r, c, device=DEVICE) * 0.02) for _ in range(k)]
+    bs = [torch.nn.Parameter(torch.randn(c, device=DEVICE) * 0.02) for _ in range(k)] if impl.endswith("-groups") else []
     n = k * r * c + len(bs) * c
     for p in ps + bs:
         p.grad = torch.randn_like(p) * 1e-3
+    fused = False
     if impl == "adamw-fused-groups":
-        opt = torch.optim.AdamW([{"params": ps, "weight_decay": 0.01}, {"params": bs, "weight_decay": 0.0}], lr=1e-3,
-                                fused=True)
+        opt, fused = make_opt(torch.optim.AdamW, [{"params": ps, "weight_decay": 0.01},
+                                                  {"params": bs, "weight_decay": 0.0}], lr=1e-3)
         bpp = 28
     elif impl == "adamw-fused":
-        opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, fused=True), 28
+        (opt, fused), bpp = make_opt(torch.optim.AdamW, ps, lr=1e-3, weight_decay=0.01), 28
     elif impl == "adamw-fused-guarded":
-        opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, fused=True), 28
+        if not hasattr(torch, "_foreach_norm"):
+            raise Unsupported("this torch has no torch._foreach_norm")
+        (opt, fused), bpp = make_opt(torch.optim.AdamW, ps, lr=1e-3, weight_decay=0.01), 28
     elif impl == "adamw-foreach":
         opt, bpp = torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01, foreach=True), 28
     elif impl == "sgd-fused":
-        opt, bpp = torch.optim.SGD(ps, lr=1e-3, momentum=0.9, fused=True), 20
+        (opt, fused), bpp = make_opt(torch.optim.SGD, ps, lr=1e-3, momentum=0.9), 20
     elif impl in ("muon", "muon-fp32"):
         if not hasattr(torch.optim, "Muon"):
-            raise RuntimeError("this torch has no torch.optim.Muon")
+            raise Unsupported("this torch has no torch.optim.Muon")
         opt, bpp = torch.optim.Muon(ps, lr=0.02, weight_decay=0.1, momentum=0.95, nesterov=True), 20
     else:
         raise ValueError("unknown impl " + impl)
@@ -149,7 +182,7 @@ def bench_case(torch, impl, params, tensors, shape):
     # copy of the same bytes (read + written): bpp * n / 2 bytes each way
     words = max(1024, (bpp * n // 2) // 4)
     try:
-        a = torch.empty(words, device="cuda", dtype=torch.float32).fill_(1.0)
+        a = torch.empty(words, device=DEVICE, dtype=torch.float32).fill_(1.0)
         b = torch.empty_like(a)
         cms, _, _, _ = timed(torch, lambda: b.copy_(a))
         copy_gbps = 2.0 * words * 4 / (cms * 1e-3) / 1e9
@@ -159,9 +192,12 @@ def bench_case(torch, impl, params, tensors, shape):
     gbps = bpp * n / (ms * 1e-3) / 1e9
     del opt, ps, bs
     torch.cuda.empty_cache()
-    return {"kind": "optim", "impl": impl, "params": n, "tensors": k, "shape": "%dx%d" % (r, c), "ms": ms,
-            "ms_min": lo, "ms_max": hi, "iters": iters, "bytes_per_param": bpp, "gbps": gbps,
-            "copy_gbps": copy_gbps, "fraction": gbps / copy_gbps if copy_gbps == copy_gbps else None}
+    rec = {"kind": "optim", "impl": impl, "params": n, "tensors": k, "shape": "%dx%d" % (r, c), "ms": ms,
+           "ms_min": lo, "ms_max": hi, "iters": iters, "bytes_per_param": bpp, "gbps": gbps,
+           "copy_gbps": copy_gbps, "fraction": gbps / copy_gbps if copy_gbps == copy_gbps else None}
+    if DEVICE != "cuda":
+        rec.update(device=DEVICE, fused=fused)
+    return rec
 
 
 def bert_encoder_model(torch, T, V, L, C, H, F):
@@ -197,14 +233,14 @@ def bert_encoder_model(torch, T, V, L, C, H, F):
 def bench_bert(torch, spec):
     """One training step (forward, backward, fused AdamW) of the bert workload's model."""
     B, T, V, L, C, H = (int(v) for v in spec.split(","))
-    model = bert_encoder_model(torch, T, V, L, C, H, 4 * C).cuda()
+    model = bert_encoder_model(torch, T, V, L, C, H, 4 * C).to(DEVICE)
     n_params = sum(p.numel() for p in model.parameters())
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    g = torch.Generator(device="cuda").manual_seed(0)
-    tokens = torch.randint(0, V, (B, T), device="cuda", generator=g)
+    opt, _ = make_opt(torch.optim.AdamW, model.parameters(), lr=1e-4)
+    g = torch.Generator(device=DEVICE).manual_seed(0)
+    tokens = torch.randint(0, V, (B, T), device=DEVICE, generator=g)
     M = int(0.15 * B * T)
-    pos = torch.randperm(B * T, device="cuda", generator=g)[:M]
-    targets = torch.randint(0, V, (M,), device="cuda", generator=g)
+    pos = torch.randperm(B * T, device=DEVICE, generator=g)[:M]
+    targets = torch.randint(0, V, (M,), device=DEVICE, generator=g)
 
     def step():
         opt.zero_grad(set_to_none=False)
@@ -247,7 +283,7 @@ def cnn_step(torch, name, device):
 
 def bench_cnn(torch, name):
     torch.backends.cudnn.benchmark = True
-    step, n_params, items = cnn_step(torch, name, "cuda")
+    step, n_params, items = cnn_step(torch, name, DEVICE)
     ms, lo, hi, iters = timed(torch, step, target_ms=500.0, repeats=3, warmup=5, max_iters=50)
     return {"kind": "cnn", "impl": "torch-eager-fp32", "spec": name, "params": n_params, "ms": ms, "ms_min": lo,
             "ms_max": hi, "iters": iters, "images_per_s": items / (ms * 1e-3)}
@@ -260,7 +296,11 @@ def main():
     ap.add_argument("--cnn", help="name of the cnn preset to time (e.g. cnn-base)")
     ap.add_argument("--out", help="JSON lines file")
     ap.add_argument("--budget", type=float, default=150.0, help="seconds; later cases are skipped past it")
+    ap.add_argument("--device", choices=("cuda", "cpu"), default="cuda",
+                    help="cpu: a check of this script (gpu-check.sh's dry run), not a timing")
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = args.device
     t0 = time.time()
     out = open(args.out, "w") if args.out else None
 
@@ -276,12 +316,13 @@ def main():
     except Exception as ex:  # no torch here
         emit({"kind": "info", "available": False, "why": "import torch failed: %s" % ex})
         return 0
-    if not torch.cuda.is_available():
+    if DEVICE == "cuda" and not torch.cuda.is_available():
         emit({"kind": "info", "available": False, "why": "torch sees no CUDA device"})
         return 0
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    emit({"kind": "info", "available": True, "torch": torch.__version__, "device": torch.cuda.get_device_name(0)})
+    emit({"kind": "info", "available": True, "torch": torch.__version__,
+          "device": torch.cuda.get_device_name(0) if DEVICE == "cuda" else DEVICE})
     status = 0
     def run(label, fn):
         """emit fn()'s record, or why there is none; 1 on an error."""
@@ -291,6 +332,13 @@ def main():
         try:
             emit(fn())
             return 0
+        except Unsupported as ex:
+            if DEVICE != "cuda":  # the dry run: this torch is older than the GPU machine's
+                emit({"kind": "skipped", "case": label, "why": str(ex)[:300]})
+                return 0
+            emit({"kind": "error", "case": label, "why": str(ex)[:300]})
+            torch.cuda.empty_cache()
+            return 1
         except Exception as ex:
             emit({"kind": "error", "case": label, "why": str(ex)[:300]})
             torch.cuda.empty_cache()

@@ -81,7 +81,7 @@ copy_logs() {
     for f in "$LOGS"/run-*.log "$LOGS"/default-bench.log "$LOGS"/profile-*.log; do
       [ -f "$f" ] && { echo "==== $(basename "$f")"; cat "$f"; }
     done >"$DEST/runs.log" 2>/dev/null
-    { cat "$LOGS"/torch-*.log 2>/dev/null; echo "==== torch.jsonl"; cat "$LOGS"/torch*.jsonl 2>/dev/null; } >"$DEST/torch.log"
+    { cat "$LOGS"/torch-*.log 2>/dev/null; echo "==== torch.jsonl"; cat "$LOGS/torch.jsonl" 2>/dev/null; } >"$DEST/torch.log"
   } || true
 }
 

@@ -550,7 +550,8 @@ peer = {"adamw": ["adamw-fused", "adamw-fused-guarded", "adamw-foreach", "adamw-
 
 print("optbench bench-step (CUDA, fp32; step = the whole pipeline incl. the gradient-statistics pass;")
 print("  'of copy' = minimal traffic / step time / copy bandwidth; 'upd only' = the same without the stats pass)")
-hdr = "%-22s %12s %-14s %10s %9s %9s %9s %8s %8s  %s" % ("case", "params", "shape", "ms/step", "stats ms", "GB/s", "copy GB/s", "of copy", "upd only", "torch (ms, ours/torch time)")
+cw = max([22] + [len(r.get("case", r["optimizer"])) for r in ours])  # the case column's width
+hdr = "%-*s %12s %-14s %10s %9s %9s %9s %8s %8s  %s" % (cw, "case", "params", "shape", "ms/step", "stats ms", "GB/s", "copy GB/s", "of copy", "upd only", "torch (ms, ours/torch time)")
 print(hdr)
 print("-" * len(hdr))
 for r in ours:
@@ -566,8 +567,8 @@ for r in ours:
             cmp.append("%s %.4f (x%.2f)" % (label, t["ms"], float(r["ms"]) / t["ms"]))
     ms, sms = float(r["ms"]), float(r.get("stats_ms", "nan"))
     upd = float(r["fraction"]) * ms / (ms - sms) if ms > sms else float("nan")
-    print("%-22s %12s %-14s %10.4f %9.4f %9.1f %9.1f %8.3f %8.3f  %s" % (
-        r.get("case", r["optimizer"]), r["params"], "%sx%s" % (r["tensors"], r["shape"]), ms, sms,
+    print("%-*s %12s %-14s %10.4f %9.4f %9.1f %9.1f %8.3f %8.3f  %s" % (
+        cw, r.get("case", r["optimizer"]), r["params"], "%sx%s" % (r["tensors"], r["shape"]), ms, sms,
         float(r["gbps"]), float(r["copy_gbps"]), float(r["fraction"]), upd, "; ".join(cmp) or "-"))
 if not ours:
     print("(no bench-step results)")

@@ -41,6 +41,23 @@
 # deadline left no time for are listed apart ("skipped for time"), except the
 # build, the device probe and the cuda tests, which must run. The logs
 # are copied to $OUT after every step, so a run cut off brings back what ran.
+#
+# OB_GPU_DRYRUN=1: the plumbing alone, on a machine without a GPU, in well
+# under a minute on two cores: every step runs as above but on the CPU
+# backend (--backend cpu) at cut sizes: counts of 1M and less to 4096, larger
+# ones to 65536, at most 8 tensors, shapes over 64x64 to 64x64, bench-step
+# 1 iteration, 1 repeat; training runs of 7 steps on bert-tiny and cnn-tiny in
+# place of bert-base and cnn-base; 9 runs of the default benchmark
+# (rosenbrock and bert-tiny, adamw and muon, 7 steps, 1 seed);
+# scripts/bench_torch_gpu.py on --device cpu at the same cut sizes where
+# python3 has torch (any torch). The cuda tests are skipped with a line
+# (OB_GPU_DRYRUN_TESTS=1 runs them with OB_TEST_PEER=cpu: test_cuda_ops checks
+# the CPU backend against itself, minutes on a CPU); there is no kernel
+# profile (Nsight Compute needs a GPU): its parser reads a sample instead.
+# OB_GPU_OPTBENCH=PATH uses that optbench (and the test_cuda_* programs beside
+# it or in its tests/ folder) in place of the build, which otherwise runs as on
+# a GPU. The summary and the logs in $OUT are made as on a GPU; the times mean
+# nothing. tests/cli/gpu_check_dryrun.sh (ctest) runs it on the build's program.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,6 +70,13 @@ LOGS=$WORK/logs
 DEST=${OUT:-$ROOT/out/gpu-check}
 NPROC=$(nproc 2>/dev/null || echo 8)
 ARCH=${OB_CUDA_ARCH:-90}
+DRY=0 # OB_GPU_DRYRUN (header): the CPU backend at cut sizes
+[ -n "${OB_GPU_DRYRUN:-}" ] && [ "$OB_GPU_DRYRUN" != 0 ] && DRY=1
+BACKEND=cuda
+if ((DRY)); then
+  BACKEND=cpu
+  export OB_TEST_PEER=cpu # test_cuda_ops compares the CPU backend with itself
+fi
 rm -rf "$WORK"
 mkdir -p "$BUILD" "$LOGS" "$DEST"
 FAILED=()
@@ -117,6 +141,63 @@ run_step() {
     echo "----"
   fi
   return $rc
+}
+
+# ---- the dry run's sizes (OB_GPU_DRYRUN) ----
+# dry_count N: a count (4096, 1M, 1G) cut for the CPU: 0 stays 0, 1M and less
+# become at most 4096, larger ones 65536
+dry_count() {
+  local v=$1 n
+  case $v in
+    *[kK]) n=${v%?}000 ;;
+    *[mM]) n=${v%?}000000 ;;
+    *[gGbB]) n=${v%?}000000000 ;;
+    *) n=$v ;;
+  esac
+  [[ $n =~ ^[0-9]+$ ]] || n=1000000000 # a count written otherwise ("1.5M"): the large cut
+  n=$((10#$n))
+  if ((n <= 4096)); then echo "$n"; elif ((n <= 1000000)); then echo 4096; else echo 65536; fi
+}
+dry_tensors() { if (($1 > 8)); then echo 8; else echo "$1"; fi; }
+dry_shape() { # RxC: 64x64 where it holds more than 4096 values
+  local r=${1%%[xX]*} c=${1#*[xX]}
+  if ((r * c > 4096)); then echo 64x64; else echo "$1"; fi
+}
+# dry_bench_args ARGS...: bench-step's arguments with the sizes cut and one
+# timed iteration (its --iters, --repeats and --warmup dropped), in DARGS
+dry_bench_args() {
+  DARGS=()
+  while (($#)); do
+    case $1 in
+      --params) DARGS+=(--params "$(dry_count "$2")"); shift 2 ;;
+      --tensors) DARGS+=(--tensors "$(dry_tensors "$2")"); shift 2 ;;
+      --shape) DARGS+=(--shape "$(dry_shape "$2")"); shift 2 ;;
+      --iters | --repeats | --warmup) shift 2 ;;
+      *) DARGS+=("$1"); shift ;;
+    esac
+  done
+  DARGS+=(--iters 1 --repeats 1 --warmup 1)
+}
+# dry_torch_args ARGS...: bench_torch_gpu.py's arguments for the CPU, in DARGS:
+# each --case IMPL,PARAMS,TENSORS[,RxC] cut as bench-step's, the bert and cnn
+# models at bert-tiny's and cnn-tiny's sizes
+dry_torch_args() {
+  DARGS=(--device cpu)
+  local f
+  while (($#)); do
+    case $1 in
+      --case)
+        IFS=, read -r -a f <<<"$2"
+        f[1]=$(dry_count "${f[1]}")
+        f[2]=$(dry_tensors "${f[2]}")
+        ((${#f[@]} > 3)) && f[3]=$(dry_shape "${f[3]}")
+        DARGS+=(--case "$(IFS=,; echo "${f[*]}")")
+        shift 2 ;;
+      --bert) DARGS+=(--bert 8,32,256,2,64,4); shift 2 ;; # B,T,V,L,C,H of bert-tiny (batch cut)
+      --cnn) DARGS+=(--cnn cnn-tiny); shift 2 ;;
+      *) DARGS+=("$1"); shift ;;
+    esac
+  done
 }
 
 # ---- 0. the machine ----------------------------------------------------------------
@@ -186,7 +267,22 @@ prebuilt_ready() {
   return 0
 }
 BUILD_OK=0
-if prebuilt_ready; then
+if ((DRY)) && [ -n "${OB_GPU_OPTBENCH:-}" ]; then
+  # the dry run on a program built beforehand: its test_cuda_* beside it (a
+  # carried build's bin/) or in its tests/ folder (a build folder's)
+  if "$OB_GPU_OPTBENCH" --version >"$LOGS/prebuilt.log" 2>&1; then
+    BUILD_OK=1
+    MODE=given
+    OPTBENCH=$OB_GPU_OPTBENCH
+    for f in "$(dirname "$OPTBENCH")"/test_cuda_* "$(dirname "$OPTBENCH")"/tests/test_cuda_*; do
+      [ -f "$f" ] && [ -x "$f" ] && TEST_CUDA+=("$f")
+    done
+    say "program: $OPTBENCH (dry run: OB_GPU_OPTBENCH, not built here)"
+  else
+    say "FAIL   program: OB_GPU_OPTBENCH=$OB_GPU_OPTBENCH does not start: $(head -c 300 "$LOGS/prebuilt.log")"
+    FAILED+=("program(OB_GPU_OPTBENCH)")
+  fi
+elif prebuilt_ready; then
   BUILD_OK=1
   MODE=prebuilt
   say "program: carried build ($(sed -n 's/^source=//p' "$WORK/prebuilt/MANIFEST"), $(sed -n 's/^built=//p' "$WORK/prebuilt/MANIFEST"))"
@@ -259,7 +355,7 @@ if ((BUILD_OK)) && ! ldconfig -p 2>/dev/null | grep 'libnccl\.so\.2 ' >/dev/null
 fi
 GPU_OK=0
 if ((BUILD_OK)); then
-  if run_step gpu-probe 60 "$OPTBENCH" bench-step --optimizer sgd --params 4096 --backend cuda --iters 1 \
+  if run_step gpu-probe 60 "$OPTBENCH" bench-step --optimizer sgd --params 4096 --backend "$BACKEND" --iters 1 \
     --repeats 1 --warmup 0; then
     GPU_OK=1
     say "device: $(sed -n 's/^bench-step: sgd on //p' "$LOGS/gpu-probe.log")"
@@ -269,7 +365,10 @@ if ((BUILD_OK)); then
 fi
 
 # ---- 2. the cuda tests -----------------------------------------------------------------------
-if ((BUILD_OK)) && [ "$MODE" = built ]; then
+if ((BUILD_OK && DRY)) && [ "${OB_GPU_DRYRUN_TESTS:-0}" = 0 ]; then
+  # test_cuda_ops with OB_TEST_PEER=cpu takes minutes on a CPU
+  say "skip   cuda tests (dry run; OB_GPU_DRYRUN_TESTS=1 runs them with OB_TEST_PEER=cpu, minutes on a CPU)"
+elif ((BUILD_OK)) && [ "$MODE" = built ]; then
   if run_step ctest-cuda 240 ctest --test-dir "$BUILD" -L cuda --output-on-failure --no-tests=error; then
     if grep -q -E 'Skipped|No tests were found' "$LOGS/ctest-cuda.log"; then
       say "FAIL   ctest-cuda: tests were skipped, so the tests did not see a usable GPU"
@@ -281,7 +380,11 @@ if ((BUILD_OK)) && [ "$MODE" = built ]; then
 elif ((BUILD_OK)); then
   # the carried test programs, run as ctest runs them (exit 77: skipped, a failure here)
   if ((${#TEST_CUDA[@]} == 0)); then
-    say "FAIL   cuda tests: the carried build has no test_cuda_* programs"
+    if [ "$MODE" = given ]; then
+      say "FAIL   cuda tests: no test_cuda_* programs beside $OPTBENCH or in its tests/ folder"
+    else
+      say "FAIL   cuda tests: the carried build has no test_cuda_* programs"
+    fi
     FAILED+=("cuda-tests(none carried)")
   fi
   for t in ${TEST_CUDA[@]+"${TEST_CUDA[@]}"}; do
@@ -306,7 +409,12 @@ BENCH_ENV=(OPTBENCH_TF32=0)
 bench() { # NAME LIMIT ARGS...  (environment for the program: BENCH_ENV)
   local name=$1 limit=$2
   shift 2
-  if run_step "bench-$name" "$limit" env "${BENCH_ENV[@]}" "$OPTBENCH" bench-step --backend cuda --repeats 3 --warmup 2 "$@"; then
+  local args=(--backend cuda --repeats 3 --warmup 2 "$@")
+  if ((DRY)); then
+    dry_bench_args "$@"
+    args=(--backend cpu "${DARGS[@]}")
+  fi
+  if run_step "bench-$name" "$limit" env "${BENCH_ENV[@]}" "$OPTBENCH" bench-step "${args[@]}"; then
     grep '^result:' "$LOGS/bench-$name.log" | sed "s/^result:/result: case=$name/" >>"$BENCH" || true
   fi
   return 0
@@ -386,6 +494,10 @@ HAVE_TORCH=0
 # the probe of step 0 (importing torch again would take seconds, unbounded by the deadline)
 if grep -q -E '^torch .* True$' "$LOGS/env.log"; then
   HAVE_TORCH=1
+elif ((DRY)) && grep -q -E '^torch ' "$LOGS/env.log"; then
+  HAVE_TORCH=1 # the dry run times torch on the CPU
+elif ((DRY)); then
+  say "skip   torch (dry run: python3 has no torch)"
 else
   say "skip   torch (python3 with a CUDA torch is not available)"
 fi
@@ -397,6 +509,10 @@ torch_run() { # NAME MAX_S ARGS... : bench_torch_gpu.py within MAX_S and the dea
   if ((left < 25)); then
     say "skip   $name (global time budget spent)"
     return 0
+  fi
+  if ((DRY)); then
+    dry_torch_args "$@"
+    set -- "${DARGS[@]}"
   fi
   run_step "$name" "$left" "${PY_ENV[@]}" PYTHONUNBUFFERED=1 python3 "$ROOT/scripts/bench_torch_gpu.py" --out "$LOGS/$name.jsonl" \
     --budget "$((left - 20))" "$@" || true
@@ -419,12 +535,16 @@ RUNS=$LOGS/runs-results.txt
 train() { # NAME WORKLOAD OPTIMIZER STEPS LIMIT [ARGS...]
   local name=$1 wl=$2 opt=$3 steps=$4 limit=$5 db=$WORK/$1.db
   shift 5
+  if ((DRY)); then # the tiny presets; 7 steps, the first 5 untimed (a median step time from 2)
+    wl=${wl/%-base/-tiny}
+    steps=7
+  fi
   if ! grep -q -E "^  $wl( |$)" <<<"$LIST"; then
     say "skip   run-$name (no workload $wl in this build)"
     return 0
   fi
   if run_step "run-$name" "$limit" "$OPTBENCH" run --workloads "$wl" --optimizers "$opt" --steps "$steps" \
-    --seeds 1 --backend cuda --db "$db" --checkpoint-every 0 --name "gpu-check-$name" "$@"; then
+    --seeds 1 --backend "$BACKEND" --db "$db" --checkpoint-every 0 --name "gpu-check-$name" "$@"; then
     echo "run: name=$name db=$db" >>"$RUNS"
   fi
   return 0
@@ -471,7 +591,10 @@ if ((GPU_OK)) && [ "${OB_GPU_DEFAULT:-1}" != 0 ]; then
   # stops it cleanly, the finished runs stored) is reported with the steps
   # left for time, not as a failure; the summary counts the runs it finished
   rc=0
-  run_step default-bench 120 "$OPTBENCH" run "$ROOT/configs/default.yaml" --backend cuda --db "$DEFAULT_DB" \
+  DEFAULT_ARGS=(--backend cuda)
+  # the dry run: 9 of its runs (rosenbrock and bert-tiny, adamw and muon; muon is excluded on rosenbrock)
+  ((DRY)) && DEFAULT_ARGS=(--backend cpu --workloads rosenbrock,bert-tiny --optimizers adamw,muon --steps 7 --seeds 1)
+  run_step default-bench 120 "$OPTBENCH" run "$ROOT/configs/default.yaml" "${DEFAULT_ARGS[@]}" --db "$DEFAULT_DB" \
     --checkpoint-every 0 --confirm-seeds 0 || rc=$?
   if ((rc == 124 || rc == 137)); then # 137: the sweep outlived timeout's grace after SIGTERM
     unset 'FAILED[${#FAILED[@]}-1]'
@@ -483,14 +606,9 @@ fi
 # Kernel durations of two training steps and one held-out batch, one metric
 # (gpu__time_duration), the clocks left as they are; the CSV stays in the logs
 # archive and the largest kernels are summed into the log. OB_GPU_PROFILE=0 skips it.
-NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1 || true)
-if ((GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ] && [ -n "$NCU" ] && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
-  run_step profile-bert-base 150 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv \
-    --print-units base --launch-count 1500 --log-file "$LOGS/ncu-bert-base.csv" \
-    "$OPTBENCH" run --workloads bert-base --optimizers adamw --steps 2 --seeds 1 --backend cuda \
-    --set bert-base.eval_batches=1 --db "$WORK/profile.db" --checkpoint-every 0 || true
-  if [ -s "$LOGS/ncu-bert-base.csv" ] && command -v python3 >/dev/null; then
-    python3 - "$LOGS/ncu-bert-base.csv" >>"$LOGS/profile-bert-base.log" 2>&1 <<'PY' || true
+# NCU_SUM_PY CSV: the kernel times of Nsight Compute's CSV log, summed per kernel
+NCU_SUM_PY=$(
+  cat <<'PY'
 import csv, sys, collections
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
 if not rows:
@@ -510,6 +628,30 @@ print("kernel time over the profiled launches: %.2f ms in %d launches" % (all_ns
 for name, ns in tot.most_common(40):
     print("%9.3f ms %5.1f%% %6d  %s" % (ns / 1e6, 100 * ns / all_ns, cnt[name], name))
 PY
+)
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1 || true)
+if ((DRY && GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ]; then
+  # no kernels to profile on the CPU: the parser on a log in Nsight Compute's CSV form
+  say "skip   profile-bert-base (dry run: no GPU; the parser reads a sample log)"
+  {
+    echo '==PROF== Connected to process 1'
+    echo '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+    echo '"0","1","optbench","127.0.0.1","adamw_kernel(float *, const float *, long)","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","1,536,000"'
+    echo '"1","1","optbench","127.0.0.1","sgemm_128x64_nn","1","7","(128, 1, 1)","(64, 8, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","20480000"'
+    echo '"2","1","optbench","127.0.0.1","adamw_kernel(float *, const float *, long)","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","1,600,000"'
+  } >"$LOGS/ncu-sample.csv"
+  run_step profile-sample 30 python3 -c "$NCU_SUM_PY" "$LOGS/ncu-sample.csv" || true
+  if ! grep -q '^kernel time over the profiled launches: 23.62 ms in 3 launches' "$LOGS/profile-sample.log"; then
+    say "FAIL   profile-sample: the parser's total is not the sample's (23.62 ms in 3 launches)"
+    FAILED+=("profile-sample(total)")
+  fi
+elif ((GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ] && [ -n "$NCU" ] && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
+  run_step profile-bert-base 150 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv \
+    --print-units base --launch-count 1500 --log-file "$LOGS/ncu-bert-base.csv" \
+    "$OPTBENCH" run --workloads bert-base --optimizers adamw --steps 2 --seeds 1 --backend cuda \
+    --set bert-base.eval_batches=1 --db "$WORK/profile.db" --checkpoint-every 0 || true
+  if [ -s "$LOGS/ncu-bert-base.csv" ] && command -v python3 >/dev/null; then
+    python3 -c "$NCU_SUM_PY" "$LOGS/ncu-bert-base.csv" >>"$LOGS/profile-bert-base.log" 2>&1 || true
     tail -n 42 "$LOGS/profile-bert-base.log" || true
   fi
 fi
@@ -517,9 +659,12 @@ fi
 # ---- summary -------------------------------------------------------------------------------------
 SUMMARY=$LOGS/summary.txt
 if command -v python3 >/dev/null; then
-  python3 - "$BENCH" "$TORCH" "$RUNS" "$STEPS_FILE" "$DEFAULT_DB" >"$SUMMARY" 2>&1 <<'PY' || echo "(summary script failed)" >>"$SUMMARY"
+  python3 - "$BENCH" "$TORCH" "$RUNS" "$STEPS_FILE" "$DEFAULT_DB" "$BACKEND" >"$SUMMARY" 2>&1 <<'PY' || echo "(summary script failed)" >>"$SUMMARY"
 import json, os, statistics, sys
-bench_f, torch_f, runs_f, steps_f, default_db = sys.argv[1:6]
+bench_f, torch_f, runs_f, steps_f, default_db, backend = sys.argv[1:7]
+if backend != "cuda":
+    print("DRY RUN (OB_GPU_DRYRUN): every step on the %s backend at cut sizes; the times mean nothing" % backend)
+    print()
 try:
     import sqlite3
 except ImportError as ex:  # a python without it still prints the bench-step table
@@ -640,6 +785,7 @@ cat "$SUMMARY"
 TOTAL=$(($(date +%s) - START))
 SKIPNOTE=
 ((${#SKIPPED[@]})) && SKIPNOTE="; skipped for time: ${SKIPPED[*]}"
+((DRY)) && SKIPNOTE="$SKIPNOTE; DRY RUN on the CPU, no GPU checked"
 if ((${#FAILED[@]})); then
   echo "RESULT: FAILED steps: ${FAILED[*]}${SKIPNOTE}   (total ${TOTAL}s)"
 else

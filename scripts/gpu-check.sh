@@ -37,9 +37,10 @@
 # scripts/gpu-deps.sh --prebuilt BUILD_DIR packs it into .gpudeps/prebuilt.tar.gz
 # (OB_GPU_FORCE_BUILD=1 builds anyway).
 # Exit status 0 only when the build, the cuda tests (run, not skipped),
-# every bench-step and every training run that ran succeeded; steps the global
-# deadline left no time for are listed apart ("skipped for time"), except the
-# build, the device probe and the cuda tests, which must run. The logs
+# every bench-step and every training run that ran, and the summary script
+# succeeded; steps the global deadline left no time for are listed apart
+# ("skipped for time"), except the build, the device probe and the cuda
+# tests, which must run. The logs
 # are copied to $OUT after every step, so a run cut off brings back what ran.
 #
 # OB_GPU_DRYRUN=1: the plumbing alone, on a machine without a GPU, in well
@@ -659,7 +660,7 @@ fi
 # ---- summary -------------------------------------------------------------------------------------
 SUMMARY=$LOGS/summary.txt
 if command -v python3 >/dev/null; then
-  python3 - "$BENCH" "$TORCH" "$RUNS" "$STEPS_FILE" "$DEFAULT_DB" "$BACKEND" >"$SUMMARY" 2>&1 <<'PY' || echo "(summary script failed)" >>"$SUMMARY"
+  python3 - "$BENCH" "$TORCH" "$RUNS" "$STEPS_FILE" "$DEFAULT_DB" "$BACKEND" >"$SUMMARY" 2>&1 <<'PY' || { echo "(summary script failed)" >>"$SUMMARY"; FAILED+=("summary"); }
 import json, os, statistics, sys
 bench_f, torch_f, runs_f, steps_f, default_db, backend = sys.argv[1:7]
 if backend != "cuda":

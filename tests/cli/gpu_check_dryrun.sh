@@ -32,6 +32,7 @@ cat "$tmp/log"
 check "exit 0 (rc $rc)" test "$rc" -eq 0
 check "the result line" grep -q '^RESULT: all steps that ran passed; DRY RUN on the CPU' "$tmp/log"
 check "the dry run's first line" grep -q '^DRY RUN (OB_GPU_DRYRUN)' "$out/summary.txt"
+check "the summary script ran through" bash -c '! grep -q "summary script failed" "$1"' _ "$out/summary.txt"
 check "the cuda tests skipped with a line" grep -q 'skip   cuda tests (dry run' "$tmp/log"
 
 # the steps: none failed or ran out of time, and the ones every dry run has

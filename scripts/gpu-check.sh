@@ -641,8 +641,8 @@ if ((DRY && GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ]; then
     echo '"1","1","optbench","127.0.0.1","sgemm_128x64_nn","1","7","(128, 1, 1)","(64, 8, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","20480000"'
     echo '"2","1","optbench","127.0.0.1","adamw_kernel(float *, const float *, long)","1","7","(256, 1, 1)","(4096, 1, 1)","0","9.0","Command line profiler metrics","gpu__time_duration.sum","nsecond","1,600,000"'
   } >"$LOGS/ncu-sample.csv"
-  run_step profile-sample 30 python3 -c "$NCU_SUM_PY" "$LOGS/ncu-sample.csv" || true
-  if ! grep -q '^kernel time over the profiled launches: 23.62 ms in 3 launches' "$LOGS/profile-sample.log"; then
+  if run_step profile-sample 30 python3 -c "$NCU_SUM_PY" "$LOGS/ncu-sample.csv" &&
+    ! grep -q '^kernel time over the profiled launches: 23.62 ms in 3 launches' "$LOGS/profile-sample.log"; then
     say "FAIL   profile-sample: the parser's total is not the sample's (23.62 ms in 3 launches)"
     FAILED+=("profile-sample(total)")
   fi

@@ -569,8 +569,8 @@ if ((GPU_OK)); then
   train bert-base-muon bert-base muon 200 60
 fi
 # data parallel over two GPUs (NCCL), where the machine has them: the same
-# bert-base run split in two, and bert-tiny on 1 and 2 replicas (their loss
-# curves, compared in the summary, agree to rounding)
+# bert-base run split in two, and bert-tiny on 1 and 2 replicas (their final
+# and eval losses, compared in the summary, agree to rounding)
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
 if ((GPU_OK)) && ((NGPU >= 2)); then
   train bert-base-adamw-dp2 bert-base adamw 200 90 --data-parallel 2
@@ -723,6 +723,7 @@ print()
 print("training runs (optbench run, CUDA)")
 torch_bert = [t for t in torch if t.get("kind") == "bert"]
 torch_cnn = [t for t in torch if t.get("kind") == "cnn" and t.get("spec") == "cnn-base"]
+losses = {}  # run name -> (final loss, eval loss)
 for l in open(runs_f) if sqlite3 else []:
     r = kv(l)
     try:
@@ -732,6 +733,7 @@ for l in open(runs_f) if sqlite3 else []:
                               "items_per_sec, final_loss, eval_loss, eval_metric, peak_mem_bytes, %s FROM runs"
                               % ("device_mem_bytes" if "device_mem_bytes" in cols else "NULL")):
             wl, opt, st, steps, med, p90, ips, fl, el, em, peak, drv = row
+            losses[r.get("name", "")] = (fl, el)
             extra = ""
             tw = torch_bert if wl == "bert-base" else torch_cnn if wl == "cnn-base" else []
             if tw and med:
@@ -742,6 +744,11 @@ for l in open(runs_f) if sqlite3 else []:
                 "%.2f GB" % (drv / 1e9) if drv else "-", extra))
     except Exception as ex:
         print("  %s: cannot read %s: %s" % (r.get("name"), r.get("db"), ex))
+dp1, dp2 = losses.get("bert-tiny-dp1"), losses.get("bert-tiny-dp2")
+if dp1 and dp2 and None not in dp1 + dp2:
+    rel = lambda a, b: abs(a - b) / max(abs(a), 1e-30)  # noqa: E731
+    print("  data parallel: bert-tiny on 2 replicas against 1: final loss %.7g vs %.7g (rel %.1e), eval %.7g vs %.7g (rel %.1e)"
+          % (dp1[0], dp2[0], rel(dp1[0], dp2[0]), dp1[1], dp2[1], rel(dp1[1], dp2[1])))
 if torch_bert:
     tb = torch_bert[0]
     print("  torch eager BERT step (%s, %d params): %.2f ms/step, %.0f tokens/s" % (tb["spec"], tb["params"], tb["ms"], tb["tokens_per_s"]))

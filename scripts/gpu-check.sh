@@ -48,13 +48,15 @@
 # backend (--backend cpu) at cut sizes: counts of 1M and less to 4096, larger
 # ones to 65536, at most 8 tensors, shapes over 64x64 to 64x64, bench-step
 # 1 iteration, 1 repeat; training runs of 7 steps on bert-tiny and cnn-tiny in
-# place of bert-base and cnn-base; 9 runs of the default benchmark
-# (rosenbrock and bert-tiny, adamw and muon, 7 steps, 1 seed);
+# place of bert-base and cnn-base, the data-parallel ones on two CPU
+# replicas; 9 runs of the default benchmark (rosenbrock and bert-tiny, adamw
+# and muon, 7 steps, 1 seed);
 # scripts/bench_torch_gpu.py on --device cpu at the same cut sizes where
 # python3 has torch (any torch). The cuda tests are skipped with a line
 # (OB_GPU_DRYRUN_TESTS=1 runs them with OB_TEST_PEER=cpu: test_cuda_ops checks
 # the CPU backend against itself, minutes on a CPU); there is no kernel
-# profile (Nsight Compute needs a GPU): its parser reads a sample instead.
+# profile (Nsight Compute needs a GPU): the profiled run's arguments are
+# checked by its --dry-run, and the parser reads a sample log.
 # OB_GPU_OPTBENCH=PATH uses that optbench (and the test_cuda_* programs beside
 # it or in its tests/ folder) in place of the build, which otherwise runs as on
 # a GPU. The summary and the logs in $OUT are made as on a GPU; the times mean
@@ -572,7 +574,7 @@ fi
 # bert-base run split in two, and bert-tiny on 1 and 2 replicas (their final
 # and eval losses, compared in the summary, agree to rounding)
 NGPU=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ' || true)
-if ((GPU_OK)) && ((NGPU >= 2)); then
+if ((GPU_OK)) && ((NGPU >= 2 || DRY)); then # the dry run: two replicas on the CPU
   train bert-base-adamw-dp2 bert-base adamw 200 90 --data-parallel 2
   train bert-tiny-dp1 bert-tiny adamw 50 60
   train bert-tiny-dp2 bert-tiny adamw 50 60 --data-parallel 2
@@ -630,10 +632,16 @@ for name, ns in tot.most_common(40):
     print("%9.3f ms %5.1f%% %6d  %s" % (ns / 1e6, 100 * ns / all_ns, cnt[name], name))
 PY
 )
+# the profiled run (less its backend)
+PROFILED=(run --workloads bert-base --optimizers adamw --steps 2 --seeds 1 --set bert-base.eval_batches=1
+  --db "$WORK/profile.db" --checkpoint-every 0)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1 || true)
 if ((DRY && GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ]; then
   # no kernels to profile on the CPU: the parser on a log in Nsight Compute's CSV form
-  say "skip   profile-bert-base (dry run: no GPU; the parser reads a sample log)"
+  say "skip   profile-bert-base (dry run: no GPU; its run's arguments checked by --dry-run, the parser reads a sample log)"
+  if grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
+    run_step profile-args 30 "$OPTBENCH" "${PROFILED[@]}" --backend cpu --dry-run || true
+  fi
   {
     echo '==PROF== Connected to process 1'
     echo '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size","Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
@@ -649,8 +657,7 @@ if ((DRY && GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ]; then
 elif ((GPU_OK)) && [ "${OB_GPU_PROFILE:-1}" != 0 ] && [ -n "$NCU" ] && grep -q -E "^  bert-base( |$)" <<<"$LIST"; then
   run_step profile-bert-base 150 "$NCU" --clock-control none --metrics gpu__time_duration.sum --csv \
     --print-units base --launch-count 1500 --log-file "$LOGS/ncu-bert-base.csv" \
-    "$OPTBENCH" run --workloads bert-base --optimizers adamw --steps 2 --seeds 1 --backend cuda \
-    --set bert-base.eval_batches=1 --db "$WORK/profile.db" --checkpoint-every 0 || true
+    "$OPTBENCH" "${PROFILED[@]}" --backend cuda || true
   if [ -s "$LOGS/ncu-bert-base.csv" ] && command -v python3 >/dev/null; then
     python3 -c "$NCU_SUM_PY" "$LOGS/ncu-bert-base.csv" >>"$LOGS/profile-bert-base.log" 2>&1 || true
     tail -n 42 "$LOGS/profile-bert-base.log" || true

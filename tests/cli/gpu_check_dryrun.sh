@@ -6,7 +6,7 @@
 # steps, and that the logs arrived in $OUT. torch's stages run where a python3
 # has torch (Debian: python3-torch) and are checked then; elsewhere the script
 # says it skips them. One thread: a busy machine's second core would make
-# OpenMP's teams crawl. About 25 s on 2 cores.
+# OpenMP's teams crawl. About 30 s on 2 cores.
 . "$(dirname "$0")/common.bash"
 command -v python3 >/dev/null || { echo "skipped: no python3 (the summary is a python script)"; exit 77; }
 
@@ -40,7 +40,8 @@ steps=$(sed -n '/^steps$/,$p' "$out/summary.txt")
 if grep -E '^  \S+ +(FAIL|TIMEOUT|SKIP)' <<<"$steps"; then fail "steps not ok (above)"; fi
 for s in gpu-probe bench-adamw-1M bench-adamw-1B-noguard bench-adamw-100M+b-filter-noguard bench-muon-1M-ns-bf16 \
   bench-root-1B bench-soap-1000x64x64 bench-lars-100M run-bert-base-adamw run-bert-base-adamw-noguard \
-  run-cnn-base-adamw run-bert-base-muon default-bench profile-sample; do
+  run-cnn-base-adamw run-bert-base-muon run-bert-base-adamw-dp2 run-bert-tiny-dp1 run-bert-tiny-dp2 default-bench \
+  profile-args profile-sample; do
   grep -q -E "^  ${s//+/[+]} +ok " <<<"$steps" || fail "step $s is not listed ok"
 done
 
@@ -55,11 +56,13 @@ done
 check "at least 50 bench-step cases ($n_bench)" test "$n_bench" -ge 50
 
 # the training runs (their median step time needs more steps than the 5 untimed)
-for r in bert-base-adamw bert-base-adamw-noguard cnn-base-adamw bert-base-muon; do
+for r in bert-base-adamw bert-base-adamw-noguard cnn-base-adamw bert-base-muon bert-base-adamw-dp2 bert-tiny-dp1 \
+  bert-tiny-dp2; do
   grep -q -E "^  $r +(bert|cnn)-tiny +[a-z]+ +done +steps 7 +[0-9.]+ ms/step" "$out/summary.txt" ||
     fail "training run $r is not in the summary as done, with its step time"
 done
-check "the data-parallel runs skipped with a line" grep -q 'skip   data-parallel runs' "$tmp/log"
+check "1 and 2 replicas compared" grep -q -E '^  data parallel: bert-tiny on 2 replicas against 1: final loss [0-9.]+ vs [0-9.]+' \
+  "$out/summary.txt"
 runs=$(sed -n 's/^  runs: //p' "$out/summary.txt")
 check "the default benchmark's 9 runs, none failed ($runs)" \
   awk -v r="$runs" 'BEGIN { n = split(r, p, ", "); for (i = 1; i <= n; i++) { split(p[i], w, " "); t += w[1]; if (w[2] == "failed") bad = 1 } exit !(t == 9 && !bad) }'

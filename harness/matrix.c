@@ -1320,12 +1320,10 @@ static ob_status check_pair(const ob_config *c, const ob_matrix *m, int first, i
                 l.n == 1 ? "" : "s", (long long)ob_layout_numel(&l), buf);
     }
     note_rules(x, o, &l, seen, n_seen);
-    int in_main = 0;
-    for (int i = 0; i < l.n; i++) in_main += l.t[i].group == 0;
-    /* a hybrid whose AdamW group takes its lr (adamw_style=moonlight) uses
-     * the lr wherever the parameters went */
-    const int lr_shared = ob_hp_get(&x->opt_hp, "adamw_style") == 1;
-    if (warn && n_groups(x->opt) > 1 && !in_main && !lr_shared && l.n > 0) warn_lr_unused(m, first, end, &l, warn);
+    /* does any parameter go to a group whose lr is the swept one? */
+    int lr_used = 0;
+    for (int i = 0; i < l.n && !lr_used; i++) lr_used = ob_optim_group_takes_lr(o, l.t[i].group);
+    if (warn && n_groups(x->opt) > 1 && !lr_used && l.n > 0) warn_lr_unused(m, first, end, &l, warn);
 done:
     ob_optim_destroy(o);
     if (w) w->vt->destroy(w);

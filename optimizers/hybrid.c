@@ -39,6 +39,11 @@ ob_status ob_hybrid_adamw_rule(const ob_optim *o, ob_rule *r, ob_err *e)
     return OB_OK;
 }
 
+int ob_hybrid_group_takes_lr(const ob_optim *o, int g)
+{
+    return g == 0 || moonlight(o);
+}
+
 void ob_hybrid_adamw_step(const ob_optim *o, int64_t t, double lr_scale, ob_rule_step *s)
 {
     ob_adam_step(s, lr_scale * ob_optim_hp(o, moonlight(o) ? "lr" : "adamw_lr"), t, ob_optim_hp(o, "adamw_beta1"),

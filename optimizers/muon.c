@@ -121,6 +121,7 @@ const ob_optimizer_def ob_opt_muon = {
     .state_per_param = muon_state,
     .groups = muon_groups,
     .default_routes = ob_hybrid_routes,
+    .group_takes_lr = ob_hybrid_group_takes_lr,
     .group_rule = muon_rule,
     .group_matrix = muon_matrix,
     .group_step = muon_step,

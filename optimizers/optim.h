@@ -62,6 +62,9 @@ struct ob_optimizer_def {
      * An optimizer with an enum hyperparameter routing=hybrid|explicit drops
      * them when it is explicit. */
     const char *const *default_routes;
+    /* Does group g's lr follow the optimizer's lr, so that a sweep of lr
+     * moves it (ob_optim_group_takes_lr)? NULL: group 0's alone. */
+    int (*group_takes_lr)(const ob_optim *o, int g);
     /* Build the elementwise rule of group g (constants for the whole run). For
      * a matrix group: the momentum rule that feeds Newton-Schulz. */
     ob_status (*group_rule)(const ob_optim *o, int g, ob_rule *rule, ob_err *e);
@@ -157,6 +160,8 @@ ob_status ob_optim_route(ob_optim *o, ob_layout *l, ob_err *e);
 /* How many user routing rules o has (ob_optim_add_route), and whether rule k
  * matches any tensor of l (whether or not an earlier rule took it first). */
 int ob_optim_n_routes(const ob_optim *o);
+/* Does group g's lr follow the optimizer's lr (ob_optimizer_def.group_takes_lr)? */
+int ob_optim_group_takes_lr(const ob_optim *o, int g);
 int ob_optim_route_matches_any(const ob_optim *o, int k, const ob_layout *l);
 /* Human summary of the routing: one line per group with its tensors. */
 void ob_optim_describe_routing(const ob_optim *o, const ob_layout *l, char *buf, size_t n);

@@ -258,6 +258,8 @@ void ob_adam_step(ob_rule_step *s, double lr, int64_t t, double beta1, double be
  * optimizer's lr and weight_decay (adamw_lr or adamw_wd given: bad input). */
 ob_status ob_hybrid_adamw_rule(const ob_optim *o, ob_rule *r, ob_err *e);
 void ob_hybrid_adamw_step(const ob_optim *o, int64_t t, double lr_scale, ob_rule_step *s);
+/* Group 0's lr is the optimizer's, and the AdamW group's with adamw_style=moonlight. */
+int ob_hybrid_group_takes_lr(const ob_optim *o, int g);
 /* Hybrid routing: 2-D matrices and 4-D conv kernels to the main group, the rest to adamw. */
 extern const char *const ob_hybrid_routes[];
 /* Hyperparameters of the hybrid optimizers' routing and AdamW group: style

@@ -246,6 +246,11 @@ static int route_matches(const ob_route_rule *r, const ob_tensor *t)
 
 int ob_optim_n_routes(const ob_optim *o) { return o->n_routes; }
 
+int ob_optim_group_takes_lr(const ob_optim *o, int g)
+{
+    return o->def->group_takes_lr ? o->def->group_takes_lr(o, g) : g == 0;
+}
+
 int ob_optim_route_matches_any(const ob_optim *o, int k, const ob_layout *l)
 {
     if (k < 0 || k >= o->n_routes) return 0;

@@ -111,6 +111,7 @@ const ob_optimizer_def ob_opt_root = {
     .state_per_param = root_state,
     .groups = root_groups,
     .default_routes = ob_hybrid_routes,
+    .group_takes_lr = ob_hybrid_group_takes_lr,
     .group_rule = root_rule,
     .group_matrix = root_matrix,
     .group_step = root_step,

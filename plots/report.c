@@ -1048,10 +1048,12 @@ static long long config_int(const char *t, const char *key, long long dflt)
  * returns how many distinct searches (a seed and the draws, search_draws,
  * of builds before or after 2026-12-06), 0 when none, -1 when the
  * benchmarks cannot be read (list then says why). Each seed is another
- * draw of the search's points: several are AlgoPerf's studies. */
-static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap)
+ * draw of the search's points: several are AlgoPerf's studies. *config_studies
+ * gets whether one of them ran several (config studies). */
+static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap, int *config_studies)
 {
     list[0] = '\0';
+    *config_studies = 0;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db,
                            "SELECT config FROM benchmarks WHERE id IN (SELECT DISTINCT benchmark_id FROM runs) "
@@ -1066,6 +1068,7 @@ static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(q, 0);
         if (!t || config_int(t, "trials", 0) <= 0) continue; /* not a search */
+        *config_studies |= config_int(t, "studies", 1) > 1;
         const long long seed = config_int(t, "search_seed", 0), draws = config_int(t, "search_draws", 1);
         int i = 0;
         while (i < n && (seen[i][0] != seed || seen[i][1] != draws)) i++;
@@ -1115,26 +1118,23 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
     for (int i = 0; i < n; i++)
         if (s->tuned_studies && s->tuned_studies[i] > k_st) k_st = s->tuned_studies[i];
     char seeds[400];
-    const int n_searches = search_seeds(db, d, seeds, sizeof seeds);
-    char from[520] = "";
+    int config_studies = 0;
+    const int n_searches = search_seeds(db, d, seeds, sizeof seeds, &config_studies);
     if (n_searches < 0)
         doc_p(dc, "(The benchmarks' configurations could not be read, %s: whether these configurations come from "
                   "several searches is not said here.)", seeds);
-    if (n_searches > 1) /* benchmarks of studies, each from its own search seed on */
-        snprintf(from, sizeof from, ", from %d benchmarks of studies whose first search seeds are %s", n_searches,
-                 seeds);
+    /* a benchmark's search is a study (or K, config studies): each optimizer
+     * is scored over its studies as AlgoPerf does */
+    char from[560] = "config studies";
+    if (n_searches > 1)
+        snprintf(from, sizeof from, "%s%d benchmarks whose %ssearch seeds are %s",
+                 config_studies ? "config studies of " : "", n_searches, config_studies ? "first " : "", seeds);
     if (k_st > 1)
-        doc_p(dc, "The search ran %d studies (searches of other search seeds, config studies%s): as AlgoPerf "
+        doc_p(dc, "The configurations come from %d studies (searches of other search seeds: %s): as AlgoPerf "
                   "scores them, an optimizer's %s on a workload is the median over the studies of each study's "
                   "fastest trial (of two middle ones the slower), and the table names the trial of that study; "
                   "the legend says of how many trials each study's fastest is.",
               k_st, from, s->profile_by_steps ? "steps" : "time");
-    else if (n_searches > 1)
-        doc_p(dc, "The configurations come from %d searches of other search seeds (%s), AlgoPerf's studies: "
-                  "this profile takes each optimizer's fastest over the trials of all of them, the best of %d "
-                  "studies' budgets, not AlgoPerf's score (on each workload the median over the studies of each "
-                  "study's fastest trial). report --benchmark ID scores one search alone.",
-              n_searches, seeds, n_searches);
     static const char *const hdr[] = {"rank", "optimizer", "configurations", "profile area", "workloads won",
                                       "fastest configuration on each workload"};
     doc_table(dc, 6, hdr);

@@ -550,7 +550,12 @@ static void runs_query(char *sql, size_t cap, const run_cols *c)
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'resumed'), "
              " coalesce(rev_, ''), coalesce(host_, ''), "
              " (SELECT count(*) FROM events v WHERE v.run_id = rr.id AND v.kind = 'restarted'), "
-             " CASE WHEN json_valid(hparams) THEN json_extract(hparams, '$.search.study') END, "
+             /* its study: as stored by a matrix of several (config studies), else
+              * 0 for a run of a search (a benchmark with trials), one study, so
+              * that searches stored as benchmarks of their own are studies too */
+             " coalesce(CASE WHEN json_valid(hparams) THEN json_extract(hparams, '$.search.study') END, "
+             "  CASE WHEN (SELECT config FROM benchmarks b WHERE b.id = rr.benchmark_id) "
+             "   GLOB ('*' || char(10) || 'trials: [1-9]*') THEN 0 END), "
              " CASE WHEN json_valid(workload_params) THEN wk_ ELSE coalesce(workload_params, '{}') END, "
              " cpu_ "
              "FROM (SELECT *, %s AS stage_, %s AS dmem_, %s AS backend_, %s AS device_, %s AS mean_, "

@@ -41,8 +41,10 @@ typedef struct ob_rrun {
      * gradient or loss, skipped by the spike guard, rolled back */
     int64_t n_skip_nonfinite, n_skip_spike, n_rollback;
     int64_t n_resumed;            /* times the run was stopped and continued from a checkpoint */
-    int study;                    /* the search (study) its configuration is a trial of, where a matrix
-                                   * ran several (config studies; hparams' search.study); -1 none */
+    int study;                    /* the search (study) its configuration is a trial of, within its
+                                   * benchmark: where a matrix ran several (config studies), hparams'
+                                   * search.study; 0 for a run of a benchmark that ran one search
+                                   * (trials); -1 none (a grid) */
     int64_t n_restarted;          /* times it was begun, stopped without a usable checkpoint and
                                    * started over (its 'restarted' events; a database of an optbench
                                    * before them: 0) */

@@ -446,8 +446,9 @@ static const ob_file_doc docs[] = {
      "fewer workloads has a smaller area for that alone)"},
     {"profile_tuned.csv", "performance profile of the tuned optimizers, where sweeps made several "
      "configurations of an optimizer (only then): each optimizer on each workload at its fastest "
-     "configuration there (AlgoPerf's external tuning; with studies, run studies: K, the median over the "
-     "studies of each study's fastest)",
+     "configuration there (AlgoPerf's external tuning; with several studies, run studies: K or searches of "
+     "other seeds run as benchmarks of their own, the median over the studies of each study's "
+     "fastest)",
      "tau, then one column per optimizer (name)"},
     {"profile_tuned_area.csv", "area under each tuned optimizer's performance profile (with profile_tuned.csv)",
      "optimizer, configurations (how many it picked its fastest from: more configurations, more luck; with "
@@ -459,8 +460,9 @@ static const ob_file_doc docs[] = {
      "with the shortest time to target there, the profile's time: by time or steps, training or held-out "
      "target; ties: the first in label order; empty where none reached the target or the optimizer has one "
      "configuration), lr, steps, time_s (its row of time_to_target.csv, or of time_to_heldout_target.csv with "
-     "report --profile-on heldout; inf where none reached it), study (with studies: K, the study whose fastest "
-     "was the median, which the configuration is from; else empty)"},
+     "report --profile-on heldout; inf where none reached it), study (with several studies, the study whose "
+     "fastest was the median, which the configuration is from, numbered within its benchmark: 0 for a "
+     "benchmark of one search; else empty)"},
     {"tuning_budget.csv", "the best final loss found among k configurations of an optimizer, where sweeps "
      "made several (only then): how much tuning it needs (Dodge et al. 2019; Sivaprasad et al. 2020)",
      "workload, optimizer, configurations (n, those with a finished run there), k (1 .. n), best_q25, "

@@ -462,7 +462,8 @@ static const ob_file_doc docs[] = {
      "configuration), lr, steps, time_s (its row of time_to_target.csv, or of time_to_heldout_target.csv with "
      "report --profile-on heldout; inf where none reached it), study (with several studies, the study whose "
      "fastest was the median, which the configuration is from, numbered within its benchmark: 0 for a "
-     "benchmark of one search; else empty)"},
+     "benchmark of one search; else empty), study_benchmark (that study's benchmark, the database's "
+     "benchmark id; empty with study)"},
     {"tuning_budget.csv", "the best final loss found among k configurations of an optimizer, where sweeps "
      "made several (only then): how much tuning it needs (Dodge et al. 2019; Sivaprasad et al. 2020)",
      "workload, optimizer, configurations (n, those with a finished run there), k (1 .. n), best_q25, "
@@ -1683,7 +1684,7 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
     OB_TRY(ob_csv_close(&c, e));
     OB_TRY(ob_csv_open(&c, dir, names[2],
                        HDR("workload", "optimizer", "configurations", "fastest_configuration", "lr", "steps",
-                           "time_s", "study"),
+                           "time_s", "study", "study_benchmark"),
                        e));
     for (int w = 0; w < d->n_wl; w++) {
         if (!s->in_profile[w]) continue;
@@ -1700,8 +1701,13 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
             ob_csv_num(&c, k < 0 ? INFINITY : t.steps);
             ob_csv_num(&c, k < 0 ? INFINITY : t.time_s);
             const int ps = s->tuned_pick_study[w * n + i];
-            if (ps >= 0) ob_csv_int(&c, ps);
-            else ob_csv_str(&c, "");
+            if (ps >= 0) {
+                ob_csv_int(&c, ps);
+                ob_csv_int(&c, s->tuned_pick_bench[w * n + i]);
+            } else {
+                ob_csv_str(&c, "");
+                ob_csv_str(&c, "");
+            }
             ob_csv_row(&c);
         }
     }

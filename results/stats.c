@@ -549,6 +549,7 @@ static void tuned_alloc(tuned *tp)
     s->tuned_ran = calloc((size_t)n + 1, sizeof *s->tuned_ran);
     s->tuned_studies = calloc((size_t)n + 1, sizeof *s->tuned_studies);
     s->tuned_pick_study = malloc(((size_t)n_wl * n + 1) * sizeof *s->tuned_pick_study);
+    s->tuned_pick_bench = malloc(((size_t)n_wl * n + 1) * sizeof *s->tuned_pick_bench);
     tp->used = calloc((size_t)n_wl + 1, sizeof *tp->used);
 }
 
@@ -586,8 +587,8 @@ static int study_scratch_alloc(tuned *tp)
     tp->order = malloc(((size_t)n_st + 1) * sizeof *tp->order);
     tp->has = calloc((size_t)n_st + 1, 1);
     return tp->t2 && s->tuned_pick && s->tuned_rho && s->tuned_area && s->tuned_ran && s->tuned_studies &&
-           s->tuned_pick_study && tp->used && tp->lab_study && tp->st_bench && tp->st_num && tp->sbest &&
-           tp->spick && tp->order && tp->has;
+           s->tuned_pick_study && s->tuned_pick_bench && tp->used && tp->lab_study && tp->st_bench && tp->st_num &&
+           tp->sbest && tp->spick && tp->order && tp->has;
 }
 
 /* Frees what tuned_profile allocated for itself (not its results in s). */
@@ -628,6 +629,7 @@ static void fastest_labels(tuned *tp)
             tp->t2[w * n + i] = INFINITY;
             s->tuned_pick[w * n + i] = -1;
             s->tuned_pick_study[w * n + i] = -1;
+            s->tuned_pick_bench[w * n + i] = 0;
         }
         for (int op = 0; op < n_o; op++) {
             const int i = tp->of[op], k = tp->gi[w * n_o + op];
@@ -669,6 +671,7 @@ static void median_study(tuned *tp, int w, int i)
     s->tuned_pick[w * n + i] = isfinite(tp->sbest[mid]) ? tp->spick[mid] : -1;
     /* its study number, as the runs store it */
     s->tuned_pick_study[w * n + i] = isfinite(tp->sbest[mid]) ? tp->st_num[mid] : -1;
+    s->tuned_pick_bench[w * n + i] = isfinite(tp->sbest[mid]) ? tp->st_bench[mid] : 0;
 }
 
 /* Counts, of the tuned profile's workloads, those each optimizer has sweep runs on. */
@@ -1818,6 +1821,7 @@ void ob_stats_free(ob_stats *s)
     free(s->tuned_ran);
     free(s->tuned_studies);
     free(s->tuned_pick_study);
+    free(s->tuned_pick_bench);
     memset(s, 0, sizeof *s);
 }
 

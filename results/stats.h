@@ -404,8 +404,9 @@ typedef struct ob_stats {
                                  * configurations come from, 0 or 1 for one: with 2 or more, its time on a
                                  * workload is the median over the studies of each one's fastest, and
                                  * tuned_pick that study's pick */
-    int *tuned_pick_study;      /* (n_wl x n_tuned) the study tuned_pick is from; -1 with one study or
-                                 * where none reached the target */
+    int *tuned_pick_study;      /* (n_wl x n_tuned) the study tuned_pick is from, its number within its
+                                 * benchmark; -1 with one study or where none reached the target */
+    int64_t *tuned_pick_bench;  /* (n_wl x n_tuned) the benchmark of that study; 0 where it is -1 */
 } ob_stats;
 
 /* The workloads whose time to target is from median step times

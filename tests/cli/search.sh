@@ -150,6 +150,9 @@ p = [r for r in csv.DictReader(open(d + "/profile_tuned_picks.csv")) if r["optim
 want = max(fast.values())
 assert float(p["time_s"]) == want or (math.isinf(want) and math.isinf(float(p["time_s"]))), (p, fast)
 assert p["study"] == ("0" if math.isfinite(want) else ""), p
+# the study's benchmark: the one whose fastest is that median
+assert (p["study_benchmark"] in [str(b) for b, v in fast.items() if v == want] if math.isfinite(want)
+        else p["study_benchmark"] == ""), (p, fast)
 PY
 "$OPTBENCH" report --db "$tmp/s2.db" --benchmark 2 --out "$tmp/r2b" --no-render >/dev/null 2>&1 || fail=1
 check "one of them alone: no note" test "$(grep -c 'searches of other search seeds' "$tmp/r2b/summary.md")" = 0

@@ -202,24 +202,28 @@ static ob_status tuning_table(const ob_dataset *d, const ob_stats *s, FILE *f, o
             "replacement; Dodge et al., 2019; the median of a draw from $n$ values is the $\\lceil n/2 \\rceil$-th "
             "smallest, so with an even $n$ the lower of the two middle ones: with 2 configurations, $k = 1$ shows "
             "the better of them); and the area under the performance profile of the tuned optimizers, "
-            "each at its fastest configuration on each workload (%s to the %starget; 1 = fastest everywhere). "
+            "each at its fastest configuration on each workload (%s to the %starget; 1 = fastest everywhere)%s. "
             "The more configurations an optimizer had, the more its best was helped by luck.}\n"
             "  \\label{tab:optbench-tuning}\n  \\smallskip\n",
-            s->profile_by_steps ? "steps" : "time", s->profile_heldout ? "held-out " : "");
+            s->profile_by_steps ? "steps" : "time", s->profile_heldout ? "held-out " : "",
+            s->n_boot ? ", with the middle 95\\% of its areas over " OB_PROFILE_BOOT_TEXT
+                        " resamples of the seeds (paired across optimizers; targets, learning rates and step times "
+                        "held: the seeds' noise alone)"
+                      : "");
     fprintf(f, "  \\resizebox{\\ifdim\\width>\\linewidth\\linewidth\\else\\width\\fi}{!}{%%\n");
     fprintf(f, "  \\begin{tabular}{@{}lr");
     for (int w = 0; w < d->n_wl; w++) fprintf(f, "rr");
-    fprintf(f, "r@{}}\n    \\toprule\n    &");
+    fprintf(f, "r%s@{}}\n    \\toprule\n    &", s->n_boot ? "c" : "");
     for (int w = 0; w < d->n_wl; w++) {
         char wl[512];
         ob_latex_escape(d->wl_labels[w], wl, sizeof wl);
         fprintf(f, " & \\multicolumn{2}{c}{%s}", wl);
     }
-    fprintf(f, " & \\\\\n   ");
+    fprintf(f, " &%s \\\\\n   ", s->n_boot ? " &" : "");
     for (int w = 0; w < d->n_wl; w++) fprintf(f, " \\cmidrule(lr){%d-%d}", 3 + 2 * w, 4 + 2 * w);
     fprintf(f, "\n    Optimizer & $n$");
     for (int w = 0; w < d->n_wl; w++) fprintf(f, " & $k = 1$ & $k = n$");
-    fprintf(f, " & Profile area \\\\\n    \\midrule\n");
+    fprintf(f, " & Profile area%s \\\\\n    \\midrule\n", s->n_boot ? " & 95\\% (seeds)" : "");
     for (int i = 0; i < s->n_tuned; i++) {
         char opt[256], a[64], b[64];
         ob_latex_escape(d->opt_names[s->tuned_first[i]], opt, sizeof opt);
@@ -230,7 +234,11 @@ static ob_status tuning_table(const ob_dataset *d, const ob_stats *s, FILE *f, o
             else fprintf(f, " & %s & %s", tnum(ob_stat_best_of_k(v, n, 1, 0.5), 4, 1, a, sizeof a),
                          tnum(ob_stat_best_of_k(v, n, n, 0.5), 4, 1, b, sizeof b));
         }
-        fprintf(f, " & %s \\\\\n", tnum(s->tuned_area[i], 3, 0, a, sizeof a));
+        fprintf(f, " & %s", tnum(s->tuned_area[i], 3, 0, a, sizeof a));
+        if (s->n_boot)
+            fprintf(f, " & [%s, %s]", tnum(s->tuned_area_lo[i], 3, 0, a, sizeof a),
+                    tnum(s->tuned_area_hi[i], 3, 0, b, sizeof b));
+        fprintf(f, " \\\\\n");
     }
     fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
     free(v);

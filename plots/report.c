@@ -1093,6 +1093,40 @@ static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap
     return n;
 }
 
+/* An area's cells beyond the area itself: its interval over the seeds'
+ * resamples, "[0.512, 0.833]", and the share of them in which it was the
+ * largest, "64%" ("-" each without a bootstrap: ob_stats.n_boot). */
+static void area_boot_cells(doc *dc, const ob_stats *s, double lo, double hi, double first)
+{
+    if (!s->n_boot || isnan(lo)) {
+        doc_cell(dc, "-");
+        doc_cell(dc, "-");
+        return;
+    }
+    doc_cell(dc, "[%.3f, %.3f]", lo, hi);
+    if (first > 0 && first < 0.005) doc_cell(dc, "under 1%%");
+    else if (first < 1 && first > 0.995) doc_cell(dc, "over 99%%");
+    else doc_cell(dc, "%.0f%%", 100 * first);
+}
+
+/* What the area's interval and its share of the largest are, under a
+ * table of areas. */
+static void area_boot_note(doc *dc, const ob_stats *s)
+{
+    if (!s->n_boot) return;
+    doc_p(dc, "The interval and \"largest area in\" are the seeds' noise: %d resamples of the seeds (on each "
+              "workload as many seeds as a group has, drawn with replacement, the same draws for optimizers "
+              "with the same seeds, whose runs share initialization and data order), each optimizer's time to "
+              "target recomputed from the drawn seeds (its lr picked afresh), then the profile; the interval "
+              "holds the middle 95%% of its areas, and the share counts the resamples in which its area was "
+              "the largest (ties share). Targets, lr grids and step times stay as they are. %s",
+          s->n_boot,
+          s->boot_seeds <= 5 ? "With 5 seeds or fewer the resamples are few distinct sets of seeds (3 seeds make "
+                               "10), so the interval is coarse and narrower than the noise it stands for; run "
+                               "more seeds (--seeds) before reading much into areas whose intervals overlap."
+                             : "Areas whose intervals overlap are not told apart by these seeds.");
+}
+
 /* The profile of the tuned optimizers (ob_stats.n_tuned > 0): each
  * optimizer on each workload at its fastest configuration there. */
 static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stats *s)
@@ -1135,9 +1169,10 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
                   "fastest trial (of two middle ones the slower), and the table names the trial of that study; "
                   "the legend says of how many trials each study's fastest is.",
               k_st, from, s->profile_by_steps ? "steps" : "time");
-    static const char *const hdr[] = {"rank", "optimizer", "configurations", "profile area", "workloads won",
+    static const char *const hdr[] = {"rank", "optimizer", "configurations", "profile area",
+                                      "95% interval (seeds)", "largest area in", "workloads won",
                                       "fastest configuration on each workload"};
-    doc_table(dc, 6, hdr);
+    doc_table(dc, 8, hdr);
     char b1[64];
     for (int r = 1; r <= n; r++)
         for (int i = 0; i < n; i++) {
@@ -1149,6 +1184,8 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
             else doc_cell(dc, "%d", s->tuned_configs[i]);
             doc_cell(dc, "%s", isnan(s->tuned_area[i]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.3f", s->tuned_area[i]), b1));
+            area_boot_cells(dc, s, s->n_boot ? s->tuned_area_lo[i] : NAN, s->n_boot ? s->tuned_area_hi[i] : NAN,
+                            s->n_boot ? s->tuned_area_first[i] : NAN);
             doc_cell(dc, "%s", isnan(s->tuned_rho[i]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.0f of %d", s->tuned_rho[i] * s->profile_workloads,
                                            s->profile_workloads), b1));
@@ -1165,6 +1202,7 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
             doc_row_end(dc);
         }
     doc_table_end(dc);
+    area_boot_note(dc, s);
 }
 
 /* Workload w's time to the held-out target, where its runs were evaluated
@@ -2009,9 +2047,9 @@ static void profile_noisy(doc *dc, const ob_dataset *d, const ob_stats *s)
 static void profile_table(doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     char b1[64];
-    static const char *const phdr[] = {"rank", "optimizer", "profile area", "workloads run", "workloads won",
-                                       "workloads reached"};
-    doc_table(dc, 6, phdr);
+    static const char *const phdr[] = {"rank",           "optimizer",     "profile area",  "95% interval (seeds)",
+                                       "largest area in", "workloads run", "workloads won", "workloads reached"};
+    doc_table(dc, 8, phdr);
     /* tied areas share a rank (1, 2, 2, 4) */
     for (int r = 1; r <= d->n_opt; r++)
         for (int op = 0; op < d->n_opt; op++) {
@@ -2022,6 +2060,8 @@ static void profile_table(doc *dc, const ob_dataset *d, const ob_stats *s)
             doc_cell(dc, "%d", r);
             doc_cell(dc, "%s", d->opt_labels[op]);
             doc_cell(dc, "%s", isnan(s->area[op]) ? "-" : (snprintf(b1, sizeof b1, "%.3f", s->area[op]), b1));
+            area_boot_cells(dc, s, s->n_boot ? s->area_lo[op] : NAN, s->n_boot ? s->area_hi[op] : NAN,
+                            s->n_boot ? s->area_first[op] : NAN);
             doc_cell(dc, "%d of %d", s->profile_ran[op], s->profile_workloads);
             doc_cell(dc, "%s", isnan(s->rho[op]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.0f of %d", s->rho[op] * s->profile_workloads,
@@ -2115,6 +2155,7 @@ static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stat
     profile_median_timed(dc, d, s);
     profile_noisy(dc, d, s);
     profile_table(dc, d, s);
+    area_boot_note(dc, s);
     profile_shared_firsts(dc, d, s);
     profile_near_misses(dc, d, s);
     profile_figures(dc, figs, rendered, 1);

@@ -1070,6 +1070,11 @@ int ob_dataset_find_opt(const ob_dataset *d, const char *label)
     return -1;
 }
 
+const char *ob_dataset_opt_name(const ob_dataset *d, int opt)
+{
+    return d->opt_names && d->opt_names[opt] ? d->opt_names[opt] : d->opt_labels[opt];
+}
+
 const char *ob_dataset_opt_config(const ob_dataset *d, int opt)
 {
     const char *label = d->opt_labels[opt];

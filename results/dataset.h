@@ -165,6 +165,8 @@ void ob_bench_list_free(ob_bench_list *l);
 /* Index of a label, -1 when absent. */
 int ob_dataset_find_wl(const ob_dataset *d, const char *label);
 int ob_dataset_find_opt(const ob_dataset *d, const char *label);
+/* The optimizer name of label opt (its label where the name is unknown). */
+const char *ob_dataset_opt_name(const ob_dataset *d, int opt);
 /* The swept values of optimizer label opt, its label without the
  * optimizer's name ("beta2=0.95" of "adam beta2=0.95"); NULL for a label
  * that is the name alone. */

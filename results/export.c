@@ -443,7 +443,10 @@ static const ob_file_doc docs[] = {
      "optimizer, area (normalized to [0, 1]; 1 = fastest on every workload), rank (1 = largest area; equal "
      "areas share a rank: 1, 2, 2, 4), workloads (in the profile), workloads_run (of those, the ones the "
      "optimizer has runs on: on the others it counts as not reaching the target, so an optimizer run on "
-     "fewer workloads has a smaller area for that alone)"},
+     "fewer workloads has a smaller area for that alone), area_lo, area_hi (the 2.5% and 97.5% quantiles of "
+     "its area over " OB_PROFILE_BOOT_TEXT " bootstrap resamples of the seeds, paired across optimizers by "
+     "seed, with the target, the lrs and the step times held: the seeds' noise in the area), first_share (the share of "
+     "those resamples in which it had the largest area, ties sharing it)"},
     {"profile_tuned.csv", "performance profile of the tuned optimizers, where sweeps made several "
      "configurations of an optimizer (only then): each optimizer on each workload at its fastest "
      "configuration there (AlgoPerf's external tuning; with several studies, run studies: K or searches of "
@@ -453,7 +456,8 @@ static const ob_file_doc docs[] = {
     {"profile_tuned_area.csv", "area under each tuned optimizer's performance profile (with profile_tuned.csv)",
      "optimizer, configurations (how many it picked its fastest from: more configurations, more luck; with "
      "studies, every study's together), area, rank, workloads, workloads_run (as in profile_area.csv), studies "
-     "(1, or K of studies: K: each study's fastest is then of configurations / K)"},
+     "(1, or K of studies: K: each study's fastest is then of configurations / K), area_lo, area_hi, "
+     "first_share (as in profile_area.csv, the resamples' picks made afresh)"},
     {"profile_tuned_picks.csv", "the configuration each tuned optimizer took on each workload of the profile "
      "(with profile_tuned.csv)",
      "workload, optimizer, configurations, fastest_configuration (the swept values of the configuration "
@@ -1669,7 +1673,7 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
     OB_TRY(ob_csv_close(&c, e));
     OB_TRY(ob_csv_open(&c, dir, names[1],
                        HDR("optimizer", "configurations", "area", "rank", "workloads", "workloads_run",
-                           "studies"),
+                           "studies", "area_lo", "area_hi", "first_share"),
                        e));
     for (int i = 0; i < n; i++) {
         ob_csv_str(&c, d->opt_names[s->tuned_first[i]]);
@@ -1679,6 +1683,9 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
         ob_csv_int(&c, s->profile_workloads);
         ob_csv_int(&c, s->tuned_ran[i]);
         ob_csv_int(&c, s->tuned_studies[i] > 1 ? s->tuned_studies[i] : 1);
+        ob_csv_num(&c, s->n_boot ? s->tuned_area_lo[i] : NAN);
+        ob_csv_num(&c, s->n_boot ? s->tuned_area_hi[i] : NAN);
+        ob_csv_num(&c, s->n_boot ? s->tuned_area_first[i] : NAN);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));
@@ -1807,7 +1814,9 @@ static ob_status write_wide(const ob_dataset *d, const ob_stats *s, const char *
 static ob_status write_profile_area(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     ob_csv c;
-    OB_TRY(ob_csv_open(&c, dir, "profile_area.csv", HDR("optimizer", "area", "rank", "workloads", "workloads_run"),
+    OB_TRY(ob_csv_open(&c, dir, "profile_area.csv",
+                       HDR("optimizer", "area", "rank", "workloads", "workloads_run", "area_lo", "area_hi",
+                           "first_share"),
                        e));
     for (int o = 0; o < d->n_opt; o++) {
         ob_csv_str(&c, d->opt_labels[o]);
@@ -1815,6 +1824,9 @@ static ob_status write_profile_area(const ob_dataset *d, const ob_stats *s, cons
         ob_csv_int(&c, ob_stats_profile_rank(s, o));
         ob_csv_int(&c, s->profile_workloads);
         ob_csv_int(&c, s->profile_ran[o]);
+        ob_csv_num(&c, s->n_boot ? s->area_lo[o] : NAN);
+        ob_csv_num(&c, s->n_boot ? s->area_hi[o] : NAN);
+        ob_csv_num(&c, s->n_boot ? s->area_first[o] : NAN);
         ob_csv_row(&c);
     }
     return ob_csv_close(&c, e);

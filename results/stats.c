@@ -10,6 +10,7 @@
 
 #include "core/cpu_share.h"
 #include "core/hparams.h"
+#include "results/profile.h"
 
 static ob_status no_mem(ob_err *e, const char *what)
 {
@@ -465,268 +466,7 @@ double ob_stat_best_lr(const double *lr, const double *final, int n)
     return best_lr;
 }
 
-void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
-                     double tau_max, double *rho, double *area, int *n_used, int *w_used)
-{
-    for (int k = 0; k < n_tau * n_o; k++) rho[k] = 0;
-    for (int o = 0; o < n_o; o++) area[o] = 0;
-    int used = 0;
-    for (int w = 0; w < n_w; w++) {
-        double best = INFINITY;
-        for (int o = 0; o < n_o; o++) {
-            double v = t[w * n_o + o];
-            if (!isnan(v) && v < best) best = v;
-        }
-        if (w_used) w_used[w] = isfinite(best);
-        if (!isfinite(best)) continue;
-        used++;
-        for (int o = 0; o < n_o; o++) {
-            double v = t[w * n_o + o];
-            if (isnan(v) || !isfinite(v)) continue;
-            double r = best > 0 ? v / best : (v > 0 ? INFINITY : 1.0);
-            for (int k = 0; k < n_tau; k++)
-                if (r <= taus[k]) rho[k * n_o + o] += 1;
-            if (r < tau_max) area[o] += (tau_max - (r > 1 ? r : 1)) / (tau_max - 1);
-        }
-    }
-    for (int k = 0; k < n_tau * n_o; k++) rho[k] = used ? rho[k] / used : NAN;
-    for (int o = 0; o < n_o; o++) area[o] = used ? area[o] / used : NAN;
-    *n_used = used;
-}
-
 /* ---- the statistics of a dataset ------------------------------------------ */
-
-static const char *opt_name(const ob_dataset *d, int op)
-{
-    return d->opt_names && d->opt_names[op] ? d->opt_names[op] : d->opt_labels[op];
-}
-
-/* What the steps of tuned_profile share: its input, each label's optimizer and study, and scratch */
-typedef struct tuned {
-    const ob_dataset *d;
-    ob_stats *s;
-    const double *t;             /* (n_wl x n_o) the profile's times */
-    const int *gi;               /* (n_wl x n_o) the group of each workload and label, -1 for none */
-    int n_o, n;                  /* labels; optimizer names (the tuned optimizers) */
-    int *of;                     /* (n_o) each label's tuned index */
-    double *t2;                  /* (n_wl x n) each tuned optimizer's time */
-    int *used;                   /* (n_wl) the workloads in the tuned profile */
-    int *lab_study;              /* (n_o) each label's study, -1 none */
-    int64_t *st_bench;           /* (n_o; n_st used) each study's benchmark */
-    int *st_num;                 /* (n_o; n_st used) each study's number, as the runs store it */
-    int n_st;
-    double *sbest;               /* (n_st) on one workload, each study's fastest time */
-    int *spick;                  /* (n_st) ... and its group */
-    int *order;                  /* (n_st) studies sorted by sbest */
-    unsigned char *has;          /* (n_st) 1: the study is one of the optimizer's */
-} tuned;
-
-/* Numbers the optimizer names (tuned_first, tuned_configs, of); returns whether one has several labels. */
-static int tuned_names(tuned *tp)
-{
-    ob_stats *s = tp->s;
-    int several = 0;
-    tp->n = 0;
-    for (int op = 0; op < tp->n_o; op++) {
-        int i = 0;
-        while (i < tp->n && strcmp(opt_name(tp->d, s->tuned_first[i]), opt_name(tp->d, op))) i++;
-        if (i == tp->n) s->tuned_first[tp->n++] = op;
-        tp->of[op] = i;
-        several |= ++s->tuned_configs[i] > 1;
-    }
-    return several;
-}
-
-/* Allocates the tuned profile's arrays in s, its times (t2) and its workloads (used). */
-static void tuned_alloc(tuned *tp)
-{
-    ob_stats *s = tp->s;
-    const int n = tp->n, n_wl = tp->d->n_wl;
-    tp->t2 = calloc((size_t)n_wl * n + 1, sizeof *tp->t2);
-    s->tuned_pick = malloc(((size_t)n_wl * n + 1) * sizeof *s->tuned_pick);
-    s->tuned_rho = malloc(((size_t)s->n_tau * n + 1) * sizeof *s->tuned_rho);
-    s->tuned_area = malloc(((size_t)n + 1) * sizeof *s->tuned_area);
-    s->tuned_ran = calloc((size_t)n + 1, sizeof *s->tuned_ran);
-    s->tuned_studies = calloc((size_t)n + 1, sizeof *s->tuned_studies);
-    s->tuned_pick_study = malloc(((size_t)n_wl * n + 1) * sizeof *s->tuned_pick_study);
-    s->tuned_pick_bench = malloc(((size_t)n_wl * n + 1) * sizeof *s->tuned_pick_bench);
-    tp->used = calloc((size_t)n_wl + 1, sizeof *tp->used);
-}
-
-/* Numbers the studies (searches) the labels come from, and gives each label its study. */
-static void label_studies(tuned *tp)
-{
-    /* each label's study: a search of the matrix (its study number) within
-     * its benchmark, numbered from 0 as met (-1 none: not one of several
-     * studies). Two benchmarks of studies in one database (other search
-     * seeds) are so several searches each, not pooled by study number. */
-    const ob_dataset *d = tp->d;
-    const int n_o = tp->n_o;
-    tp->lab_study = malloc(((size_t)n_o + 1) * sizeof *tp->lab_study);
-    tp->st_bench = malloc(((size_t)n_o + 1) * sizeof *tp->st_bench);
-    tp->st_num = malloc(((size_t)n_o + 1) * sizeof *tp->st_num);
-    tp->n_st = 0;
-    for (int op = 0; tp->lab_study && op < n_o; op++) tp->lab_study[op] = -1;
-    for (int r = 0; tp->lab_study && tp->st_bench && tp->st_num && r < d->n; r++) {
-        const ob_rrun *x = &d->runs[r];
-        if (x->study < 0 || tp->lab_study[x->opt] >= 0) continue;
-        int j = 0;
-        while (j < tp->n_st && !(tp->st_bench[j] == x->benchmark_id && tp->st_num[j] == x->study)) j++;
-        if (j == tp->n_st) tp->st_bench[tp->n_st] = x->benchmark_id, tp->st_num[tp->n_st++] = x->study;
-        tp->lab_study[x->opt] = j;
-    }
-}
-
-/* Allocates the per-study scratch; returns whether all of tuned_profile's arrays are there. */
-static int study_scratch_alloc(tuned *tp)
-{
-    const ob_stats *s = tp->s;
-    const int n_st = tp->n_st;
-    tp->sbest = malloc(((size_t)n_st + 1) * sizeof *tp->sbest);
-    tp->spick = malloc(((size_t)n_st + 1) * sizeof *tp->spick);
-    tp->order = malloc(((size_t)n_st + 1) * sizeof *tp->order);
-    tp->has = calloc((size_t)n_st + 1, 1);
-    return tp->t2 && s->tuned_pick && s->tuned_rho && s->tuned_area && s->tuned_ran && s->tuned_studies &&
-           s->tuned_pick_study && s->tuned_pick_bench && tp->used && tp->lab_study && tp->st_bench && tp->st_num &&
-           tp->sbest && tp->spick && tp->order && tp->has;
-}
-
-/* Frees what tuned_profile allocated for itself (not its results in s). */
-static void tuned_free(tuned *tp)
-{
-    free(tp->of);
-    free(tp->t2);
-    free(tp->used);
-    free(tp->lab_study);
-    free(tp->st_bench);
-    free(tp->st_num);
-    free(tp->sbest);
-    free(tp->spick);
-    free(tp->order);
-    free(tp->has);
-}
-
-/* Counts each optimizer's studies: the searches its labels come from. */
-static void count_studies(tuned *tp)
-{
-    for (int i = 0; i < tp->n; i++) {
-        memset(tp->has, 0, (size_t)tp->n_st + 1);
-        for (int op = 0; op < tp->n_o; op++)
-            if (tp->of[op] == i && tp->lab_study[op] >= 0 && !tp->has[tp->lab_study[op]]) {
-                tp->has[tp->lab_study[op]] = 1;
-                tp->s->tuned_studies[i]++;
-            }
-    }
-}
-
-/* Picks on each workload each optimizer's fastest label (the first of equal times: the earlier label). */
-static void fastest_labels(tuned *tp)
-{
-    ob_stats *s = tp->s;
-    const int n = tp->n, n_o = tp->n_o;
-    for (int w = 0; w < tp->d->n_wl; w++) {
-        for (int i = 0; i < n; i++) {
-            tp->t2[w * n + i] = INFINITY;
-            s->tuned_pick[w * n + i] = -1;
-            s->tuned_pick_study[w * n + i] = -1;
-            s->tuned_pick_bench[w * n + i] = 0;
-        }
-        for (int op = 0; op < n_o; op++) {
-            const int i = tp->of[op], k = tp->gi[w * n_o + op];
-            const double v = tp->t[w * n_o + op];
-            if (v < tp->t2[w * n + i]) { /* the first of equal times: the earlier label */
-                tp->t2[w * n + i] = v;
-                s->tuned_pick[w * n + i] = k;
-            }
-        }
-    }
-}
-
-/* Picks on workload w optimizer i's time and label of several studies: those of its median study. */
-static void median_study(tuned *tp, int w, int i)
-{
-    /* on the workload each study's fastest, then the median over the studies
-     * (the upper of two middle ones), AlgoPerf's score, and that study's pick */
-    ob_stats *s = tp->s;
-    const int n = tp->n, n_o = tp->n_o, n_st = tp->n_st;
-    memset(tp->has, 0, (size_t)n_st + 1);
-    for (int st = 0; st < n_st; st++) tp->sbest[st] = INFINITY, tp->spick[st] = -1;
-    for (int op = 0; op < n_o; op++) {
-        const int st = tp->lab_study[op];
-        const double v = tp->t[w * n_o + op];
-        if (tp->of[op] != i || st < 0) continue;
-        tp->has[st] = 1;
-        if (v < tp->sbest[st]) tp->sbest[st] = v, tp->spick[st] = tp->gi[w * n_o + op]; /* ties: the earlier label */
-    }
-    /* the study whose best is the median: sort its studies by it (ties: the one met first) */
-    int m = 0;
-    for (int st = 0; st < n_st; st++) {
-        if (!tp->has[st]) continue;
-        int j = m++;
-        for (; j > 0 && tp->sbest[tp->order[j - 1]] > tp->sbest[st]; j--) tp->order[j] = tp->order[j - 1];
-        tp->order[j] = st;
-    }
-    const int mid = tp->order[m / 2];
-    tp->t2[w * n + i] = tp->sbest[mid];
-    s->tuned_pick[w * n + i] = isfinite(tp->sbest[mid]) ? tp->spick[mid] : -1;
-    /* its study number, as the runs store it */
-    s->tuned_pick_study[w * n + i] = isfinite(tp->sbest[mid]) ? tp->st_num[mid] : -1;
-    s->tuned_pick_bench[w * n + i] = isfinite(tp->sbest[mid]) ? tp->st_bench[mid] : 0;
-}
-
-/* Counts, of the tuned profile's workloads, those each optimizer has sweep runs on. */
-static void count_ran(tuned *tp)
-{
-    ob_stats *s = tp->s;
-    const int n_o = tp->n_o;
-    for (int w = 0; w < tp->d->n_wl; w++)
-        for (int i = 0; tp->used[w] && i < tp->n; i++) {
-            int any = 0;
-            for (int op = 0; op < n_o && !any; op++) {
-                const int k = tp->gi[w * n_o + op];
-                any = tp->of[op] == i && k >= 0 && s->g[k].n_runs > 0;
-            }
-            s->tuned_ran[i] += any;
-        }
-}
-
-/* The profile of the tuned optimizers (ob_stats.tuned_*) from t (n_wl x
- * n_opt, the profile's times) and gi (the group of each workload and label,
- * -1 for none): OB_ERR_NOMEM or OB_OK. */
-static ob_status tuned_profile(const ob_dataset *d, ob_stats *s, const double *t, const int *gi)
-{
-    tuned tp = {.d = d, .s = s, .t = t, .gi = gi, .n_o = d->n_opt};
-    tp.of = malloc(((size_t)tp.n_o + 1) * sizeof *tp.of);
-    s->tuned_first = malloc(((size_t)tp.n_o + 1) * sizeof *s->tuned_first);
-    s->tuned_configs = calloc((size_t)tp.n_o + 1, sizeof *s->tuned_configs);
-    if (!tp.of || !s->tuned_first || !s->tuned_configs) {
-        free(tp.of);
-        return OB_ERR_NOMEM;
-    }
-    if (!tuned_names(&tp)) { /* every optimizer has one configuration: the profile above is the tuned one */
-        free(tp.of);
-        return OB_OK;
-    }
-    s->n_tuned = tp.n;
-    tuned_alloc(&tp);
-    label_studies(&tp);
-    if (!study_scratch_alloc(&tp)) {
-        tuned_free(&tp);
-        return OB_ERR_NOMEM;
-    }
-    count_studies(&tp);
-    fastest_labels(&tp);
-    /* several studies (searches of other seeds): the median study's fastest label */
-    for (int w = 0; w < d->n_wl; w++)
-        for (int i = 0; i < tp.n; i++)
-            if (s->tuned_studies[i] >= 2) median_study(&tp, w, i);
-    int n_used = 0;
-    ob_stat_profile(tp.t2, d->n_wl, tp.n, s->taus, s->n_tau, s->tau_max, s->tuned_rho, s->tuned_area, &n_used,
-                    tp.used);
-    count_ran(&tp);
-    tuned_free(&tp);
-    return OB_OK;
-}
 
 void ob_stats_opts_default(ob_stats_opts *o)
 {
@@ -1209,7 +949,8 @@ static ob_status group_heldout(const ob_dataset *d, ob_curve_reader *cr, ob_grou
     t->steps = t->time_s = INFINITY;
     int64_t *first = malloc(((size_t)n + 1) * sizeof *first);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
-    ob_status st = !first || !ms ? no_mem(e, "computing the held-out time to target")
+    t->reach = malloc(((size_t)n + 1) * sizeof *t->reach);
+    ob_status st = !first || !ms || !t->reach ? no_mem(e, "computing the held-out time to target")
                                  : group_step_time(d, idx, n, by_median, ms, &t->step_ms, &t->step_ms_lo,
                                                    &t->step_ms_hi, &t->step_ms_cover, e);
     for (int i = 0; i < g->n_lr && st == OB_OK; i++) {
@@ -1224,6 +965,7 @@ static ob_status group_heldout(const ob_dataset *d, ob_curve_reader *cr, ob_grou
             first[m] = INT64_MAX; /* never, or until it diverged */
             for (int64_t j = 0; j < ne && first[m] == INT64_MAX; j++)
                 if (metric ? el[j] >= target : el[j] <= target) first[m] = es[j];
+            t->reach[t->n_reach++] = (ob_reach){.seed = r->seed, .lr = i, .first = first[m]};
             m++;
         }
         int64_t at = -1;
@@ -1262,8 +1004,11 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, 
     g->tt_step_ms = g->tt_step_ms_lo = g->tt_step_ms_hi = g->tt_step_ms_cover = NAN;
     int64_t *first = malloc(((size_t)n + 1) * sizeof *first);
     double *ms = malloc(((size_t)n + 1) * sizeof *ms);
+    free(g->tt_reach);
+    g->tt_reach = malloc(((size_t)n + 1) * sizeof *g->tt_reach);
+    g->tt_n_reach = 0;
     ob_status status = OB_OK;
-    if (!first || !ms) {
+    if (!first || !ms || !g->tt_reach) {
         status = no_mem(e, "computing the time to target");
         goto out;
     }
@@ -1283,7 +1028,9 @@ static ob_status group_time_to_target(const ob_dataset *d, ob_curve_reader *cr, 
             const double *ls = r->c_loss;
             int64_t len = r->n_curve;
             if (cr) status = ob_curve_reader_get(cr, r, &st, &ls, &len, e);
-            if (status == OB_OK) status = first_reach_step(st, ls, len, target, &first[m++], e);
+            if (status == OB_OK) status = first_reach_step(st, ls, len, target, &first[m], e);
+            if (status == OB_OK)
+                g->tt_reach[g->tt_n_reach++] = (ob_reach){.seed = r->seed, .lr = i, .first = first[m++]};
         }
         if (status != OB_OK) goto out;
         int64_t at = -1;
@@ -1649,57 +1396,6 @@ static ob_status time_to_targets(const ob_dataset *d, const ob_stats_opts *o, ob
     return OB_OK;
 }
 
-/* Each workload's and optimizer label's time in the performance profile
- * into t[w * n_opt + op]: its group's time to target (steps with
- * profile_by_steps; the held-out one with profile_heldout), +inf where it
- * has none or no group. gi: as number_groups'. */
-static void profile_times(const ob_dataset *d, const ob_stats_opts *o, const ob_stats *s, const int *gi, double *t)
-{
-    for (int w = 0; w < d->n_wl; w++)
-        for (int op = 0; op < d->n_opt; op++) {
-            int k = gi[w * d->n_opt + op];
-            double v = INFINITY;
-            if (k >= 0) {
-                const ob_ttt tk = o->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
-                v = o->profile_by_steps ? tk.steps : tk.time_s;
-            }
-            t[w * d->n_opt + op] = isnan(v) ? INFINITY : v;
-        }
-}
-
-/* The performance profile (taus, rho, area, in_profile) of the groups'
- * times (profile_times), the profile workloads each optimizer has sweep
- * runs on (profile_ran), and the tuned optimizers' profile
- * (tuned_profile). */
-static ob_status perf_profile(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, const int *gi, ob_err *e)
-{
-    double *t = malloc(((size_t)d->n_wl * d->n_opt + 1) * sizeof *t);
-    s->n_tau = 301;
-    s->taus = malloc((size_t)s->n_tau * sizeof *s->taus);
-    s->rho = malloc(((size_t)s->n_tau * d->n_opt + 1) * sizeof *s->rho);
-    s->area = malloc(((size_t)d->n_opt + 1) * sizeof *s->area);
-    s->in_profile = calloc((size_t)d->n_wl + 1, sizeof *s->in_profile);
-    s->profile_ran = calloc((size_t)d->n_opt + 1, sizeof *s->profile_ran);
-    if (!t || !s->taus || !s->rho || !s->area || !s->in_profile || !s->profile_ran) {
-        free(t);
-        return no_mem(e, "computing the statistics");
-    }
-    profile_times(d, o, s, gi, t);
-    for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
-    ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
-                    &s->profile_workloads, s->in_profile);
-    /* the profile workloads each optimizer has sweep runs on: the others
-     * count as not reached, which the reader must be able to see */
-    for (int w = 0; w < d->n_wl; w++)
-        for (int op = 0; s->in_profile[w] && op < d->n_opt; op++) {
-            int k = gi[w * d->n_opt + op];
-            s->profile_ran[op] += k >= 0 && s->g[k].n_runs > 0;
-        }
-    const ob_status st = tuned_profile(d, s, t, gi) == OB_OK ? OB_OK : no_mem(e, "computing the statistics");
-    free(t);
-    return st;
-}
-
 ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_curve_reader *cr, ob_stats *s,
                                 ob_err *e)
 {
@@ -1735,7 +1431,7 @@ ob_status ob_stats_compute_read(const ob_dataset *d, const ob_stats_opts *o, ob_
     if ((st = compute_groups(d, o, s, gi, idx, members, counts, e)) == OB_OK &&
         (st = time_to_targets(d, o, cr, s, members, counts, tmp, e)) == OB_OK &&
         (st = heldout_targets(d, o, cr, s, members, counts, tmp, e)) == OB_OK)
-        st = perf_profile(d, o, s, gi, e);
+        st = ob_stats_profiles(d, o, s, gi, e);
     goto done;
 nomem:
     st = no_mem(e, "computing the statistics");
@@ -1793,6 +1489,8 @@ void ob_stats_free(ob_stats *s)
         free(s->g[k].lrs);
         free(s->g[k].best_runs);
         free(s->g[k].conf_runs);
+        free(s->g[k].tt_reach);
+        free(s->g[k].ev.reach);
     }
     free(s->g);
     free(s->target);
@@ -1822,6 +1520,12 @@ void ob_stats_free(ob_stats *s)
     free(s->tuned_studies);
     free(s->tuned_pick_study);
     free(s->tuned_pick_bench);
+    free(s->area_lo);
+    free(s->area_hi);
+    free(s->area_first);
+    free(s->tuned_area_lo);
+    free(s->tuned_area_hi);
+    free(s->tuned_area_first);
     memset(s, 0, sizeof *s);
 }
 
@@ -1866,7 +1570,8 @@ int ob_stats_trial_losses(const ob_dataset *d, const ob_stats *s, int w, int i, 
     int n = 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        if (g->wl != w || g->n_finished == 0 || strcmp(opt_name(d, g->opt), opt_name(d, s->tuned_first[i])))
+        if (g->wl != w || g->n_finished == 0 ||
+            strcmp(ob_dataset_opt_name(d, g->opt), ob_dataset_opt_name(d, s->tuned_first[i])))
             continue;
         out[n++] = g->best >= 0 && isfinite(g->final.median) ? g->final.median : INFINITY;
     }
@@ -1879,7 +1584,8 @@ int ob_stats_trial_heldout(const ob_dataset *d, const ob_stats *s, int w, int i,
     int n = 0;
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
-        if (g->wl != w || g->n_finished == 0 || strcmp(opt_name(d, g->opt), opt_name(d, s->tuned_first[i])))
+        if (g->wl != w || g->n_finished == 0 ||
+            strcmp(ob_dataset_opt_name(d, g->opt), ob_dataset_opt_name(d, s->tuned_first[i])))
             continue;
         double best = NAN;
         for (int j = 0; j < g->n_lr; j++) {
@@ -1910,7 +1616,9 @@ ob_ttt ob_group_tt(const ob_group *g)
                     .step_ms_hi = g->tt_step_ms_hi,
                     .censored = g->tt_censored,
                     .steps_cover = g->tt_steps_cover,
-                    .step_ms_cover = g->tt_step_ms_cover};
+                    .step_ms_cover = g->tt_step_ms_cover,
+                    .reach = g->tt_reach,
+                    .n_reach = g->tt_n_reach};
 }
 
 int ob_ttt_interval(const ob_ttt *t, int by_steps, double *lo, double *hi)

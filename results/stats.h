@@ -184,7 +184,7 @@ ob_status ob_stat_majority_first_reach(int m, const int64_t *const *steps, const
  * nothing: NaN never means out of memory. */
 double ob_stat_best_lr(const double *lr, const double *final, int n);
 /* Performance profile: t is (n_w, n_o), +inf when not reached. rho is
- * (n_tau, n_o), area is (n_o,); *n_used gets the number of workloads used,
+ * (n_tau, n_o) (NULL: the areas alone), area is (n_o,); *n_used gets the number of workloads used,
  * and w_used (n_w,) when not NULL 1 for each of them. */
 void ob_stat_profile(const double *t, int n_w, int n_o, const double *taus, int n_tau,
                      double tau_max, double *rho, double *area, int *n_used, int *w_used);
@@ -246,6 +246,14 @@ typedef enum ob_width_unmeasured {
  * "lrs_unfinished"; "" when measured. */
 const char *ob_width_unmeasured_name(int u);
 
+/* One seed's first reach of a target at one lr of a group, what the
+ * profile's bootstrap (ob_stats.n_boot) resamples. */
+typedef struct ob_reach {
+    int64_t seed;               /* the run's seed */
+    int lr;                     /* index into the group's lrs */
+    int64_t first;              /* the step at which it first got there; INT64_MAX: never */
+} ob_reach;
+
 /* A time to a held-out target (ob_group.ev): as the tt_ fields of ob_group
  * are for the training loss (steps, time, lr, the seeds' and the timing's
  * intervals, censored), from the runs' held-out evaluations. */
@@ -257,6 +265,10 @@ typedef struct ob_ttt {
     double steps_cover, step_ms_cover; /* the probabilities that [steps_lo, steps_hi] and [step_ms_lo,
                                  * step_ms_hi] hold their medians (ob_stat_median_ci): 0.95 or more
                                  * from 6 values, 1 - 2^(1-n) for [min, max] of n <= 5; NaN without */
+    ob_reach *reach;            /* (n_reach) every finished seed's first reach at every lr, in the group's
+                                 * run order; NULL where not computed (ob_group_tt: g->tt_reach, the
+                                 * group's own; g->ev's are its own, freed by ob_stats_free) */
+    int n_reach;
 } ob_ttt;
 
 typedef struct ob_group {
@@ -291,6 +303,8 @@ typedef struct ob_group {
                                  * tt_steps; NaN when censored */
     double tt_steps_cover;      /* the probability that interval holds the median; NaN when censored */
     int tt_censored;
+    ob_reach *tt_reach;         /* (tt_n_reach) each finished seed's first reach at each lr (ob_ttt.reach) */
+    int tt_n_reach;
     double tt_miss;             /* censored: how far above the target its upper-median final loss at
                                  * the best lr ended, relative to |target| (0.006: 0.6% above); NaN
                                  * when it got there, or has no such loss */
@@ -407,7 +421,28 @@ typedef struct ob_stats {
     int *tuned_pick_study;      /* (n_wl x n_tuned) the study tuned_pick is from, its number within its
                                  * benchmark; -1 with one study or where none reached the target */
     int64_t *tuned_pick_bench;  /* (n_wl x n_tuned) the benchmark of that study; 0 where it is -1 */
+    /* the seeds' noise in the profiles' areas: a bootstrap of the seeds.
+     * Each of n_boot resamples draws, on each workload of the profile, as
+     * many seeds as a group has, with replacement, the same draws for every
+     * group with the same seeds (their runs share initialization and data
+     * order, so the comparison is paired), and recomputes each group's time
+     * to target from the drawn seeds' first reaches (per lr the upper
+     * median, then the fastest lr), its step time held, then the profile on
+     * the same workloads. An optimizer's area over the resamples: its 2.5%
+     * and 97.5% quantiles and the share of resamples in which it had the
+     * largest area (tied ones share it). The target, the lr grid and the
+     * step times stay as they are: this is the seeds' noise alone. NULL
+     * (n_boot 0) where the profile has no workload. */
+    int n_boot;
+    int boot_seeds;             /* the most seeds of a group (with few, the resamples are few sets of seeds) */
+    double *area_lo, *area_hi, *area_first;                   /* (n_opt,) */
+    double *tuned_area_lo, *tuned_area_hi, *tuned_area_first; /* (n_tuned,); NULL where n_tuned is 0 */
 } ob_stats;
+
+/* Resamples of the profile's bootstrap (ob_stats.n_boot) and the Philox key of its draws */
+#define OB_PROFILE_BOOT 2000
+#define OB_PROFILE_BOOT_TEXT "2000" /* the same, for texts */
+#define OB_PROFILE_BOOT_KEY 0x70726f66696c65ULL
 
 /* The workloads whose time to target is from median step times
  * (tt_by_median; not those whose target the loss met at the start), only

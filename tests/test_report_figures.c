@@ -257,8 +257,10 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
     /* the profile (wa and wc; wb's target nobody reached): lion was not run
      * on wa, which counts as not reached there, and every output says so */
     csv = slurp(out, "profile_area.csv");
-    CHECK(csv && strstr(csv, "\"optimizer\",\"area\",\"rank\",\"workloads\",\"workloads_run\"\n"));
-    CHECK(csv && strstr(csv, "\n\"lion\",0,3,2,1\n") && strstr(csv, "\n\"adam\",1,1,2,2\n"));
+    CHECK(csv && strstr(csv, "\"optimizer\",\"area\",\"rank\",\"workloads\",\"workloads_run\",\"area_lo\","
+                             "\"area_hi\",\"first_share\"\n"));
+    CHECK_MSG(csv && strstr(csv, "\n\"lion\",0,3,2,1,0,0.487") && strstr(csv, "\n\"adam\",1,1,2,2,1,1,1\n"), "%s",
+              csv ? csv : "no profile_area.csv");
     free(csv);
     gp = slurp(out, "profile.gp");
     CHECK(gp && strstr(gp, "title \"lion (area 0.000, ran 1 of 2)\"") && strstr(gp, "title \"adam (area 1.000)\""));
@@ -266,7 +268,7 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
     md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "Not run everywhere: of the 2 workloads in the profile, lion ran on 1. On the others it "
                            "counts as not reaching the target"));
-    CHECK(md && strstr(md, "| 3 | lion | 0.000 | 1 of 2 | 0 of 2 | 0 |"));
+    CHECK(md && strstr(md, "| 3 | lion | 0.000 | [0.000, 0.487] | 0% | 1 of 2 | 0 of 2 | 0 |"));
     free(md);
 
     if (have_gnuplot) {

@@ -919,6 +919,13 @@ static void test_tuned_profile(const char *path)
         CHECK_NEAR(st.tuned_area[ia], 1.0, 1e-12);
         CHECK_NEAR(st.tuned_area[is], ((4 - 16.0 / 13) / 3 + (4 - 26.0 / 9) / 3) / 2, 1e-9);
         CHECK(ob_stats_tuned_rank(&st, ia) == 1 && ob_stats_tuned_rank(&st, is) == 2);
+        /* one seed: every resample is the estimate */
+        CHECK(st.n_boot == OB_PROFILE_BOOT && st.tuned_area_lo && st.tuned_area_first);
+        if (st.n_boot && st.tuned_area_lo) {
+            CHECK(st.tuned_area_lo[ia] == 1 && st.tuned_area_hi[ia] == 1 && st.tuned_area_first[ia] == 1);
+            CHECK(st.tuned_area_lo[is] == st.tuned_area[is] && st.tuned_area_hi[is] == st.tuned_area[is]);
+            CHECK(st.tuned_area_first[is] == 0);
+        }
         CHECK(st.tuned_rho[ia] == 1.0 && st.tuned_rho[is] == 0.0 && st.tuned_ran[ia] == 2 && st.tuned_ran[is] == 2);
         /* the profile of the configurations is unchanged: beta2=0.9 won A only, sgd none */
         int o9 = ob_dataset_find_opt(&d, "adam beta2=0.9"), os = ob_dataset_find_opt(&d, "sgd");
@@ -1708,6 +1715,100 @@ static void test_tt_rank_seeds(const char *path)
     ob_store_close(s);
 }
 
+/* Seed s's first reach in group g's (one lr) time to target; -1 without one */
+static int64_t reach_of(const ob_group *g, int64_t seed)
+{
+    for (int k = 0; g && k < g->tt_n_reach; k++)
+        if (g->tt_reach[k].seed == seed) return g->tt_reach[k].first;
+    return -1;
+}
+
+/* The profile's bootstrap over seeds: resamples paired by seed (an
+ * optimizer behind another on every seed is behind in every resample,
+ * where resampling each apart would put it ahead about 1 time in 5), the
+ * share of resamples won near its probability, the interval's ends, the
+ * same numbers each time, and none without a profile. */
+static void test_profile_boot(const char *path)
+{
+    const char *tw[] = {"W"};
+    double tv[] = {2.45};
+    ob_stats_opts o;
+    opts_targets(&o, 1, tw, tv);
+    o.profile_by_steps = 1;
+    /* adam's knees 10, 30, 30 and sgd's 2 later on each seed */
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const double ka[3] = {10, 30, 30}, ks[3] = {12, 32, 32}, kc[3] = {20, 20, 20};
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1, ka[seed], 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 1, ks[seed], 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), &o, &d, &st);
+    int ia = ob_dataset_find_opt(&d, "adam"), is = ob_dataset_find_opt(&d, "sgd");
+    const ob_group *ga = grp(&d, &st, "W", "adam"), *gs = grp(&d, &st, "W", "sgd");
+    CHECK(ia >= 0 && is >= 0 && ga && gs && ga->tt_n_reach == 3 && gs->tt_n_reach == 3);
+    for (int seed = 0; ga && gs && seed < 3; seed++) CHECK(reach_of(ga, seed) < reach_of(gs, seed));
+    CHECK_MSG(st.n_boot == OB_PROFILE_BOOT && st.area_lo && st.area_first, "n_boot %d", st.n_boot);
+    if (st.n_boot && ia >= 0 && is >= 0) {
+        CHECK_MSG(st.area_first[ia] == 1 && st.area_first[is] == 0, "paired: adam first in %g, sgd %g",
+                  st.area_first[ia], st.area_first[is]);
+        CHECK(st.area_lo[ia] == 1 && st.area_hi[ia] == 1 && st.area_hi[is] < 1 && st.area_lo[is] > 0);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+
+    /* adam 10, 30, 30 against sgd 20 on every seed: adam's upper median of
+     * 3 draws is its 10 where 2 or 3 draws are seed 0, probability 7/27 */
+    s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", 1, ka[seed], 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 1, kc[seed], 1, 1, 1, 1, 1, 1, 0});
+    }
+    ob_stats st2;
+    for (int pass = 0; pass < 2; pass++) {
+        load_stats(ob_store_db(s), &o, &d, &st);
+        ia = ob_dataset_find_opt(&d, "adam"), is = ob_dataset_find_opt(&d, "sgd");
+        ga = grp(&d, &st, "W", "adam"), gs = grp(&d, &st, "W", "sgd");
+        CHECK(ia >= 0 && is >= 0 && ga && gs && st.n_boot == OB_PROFILE_BOOT);
+        if (!(ia >= 0 && is >= 0 && ga && gs && st.n_boot)) break;
+        const double a10 = (double)reach_of(ga, 0), a30 = (double)reach_of(ga, 1), s20 = (double)reach_of(gs, 0);
+        CHECK(a10 < s20 && s20 < a30 && ga->tt_steps == a30);
+        CHECK_MSG(fabs(st.area_first[ia] - 7.0 / 27) < 0.03 && fabs(st.area_first[ia] + st.area_first[is] - 1) < 1e-12,
+                  "adam first in %g of the resamples (7/27 = %g), sgd %g", st.area_first[ia], 7.0 / 27,
+                  st.area_first[is]);
+        /* adam's area: 1 where it wins, (4 - a30 / s20) / 3 (its estimate) where not */
+        CHECK_NEAR(st.area[ia], (4 - a30 / s20) / 3, 1e-12);
+        CHECK_NEAR(st.area_lo[ia], st.area[ia], 1e-12);
+        CHECK(st.area_hi[ia] == 1 && st.area_hi[is] == 1);
+        CHECK_NEAR(st.area_lo[is], (4 - s20 / a10) / 3, 1e-12);
+        if (pass == 0) {
+            st2 = st;
+            ob_dataset_free(&d);
+            continue;
+        }
+        /* the same draws each time */
+        CHECK(st.area_first[ia] == st2.area_first[ia] && st.area_lo[is] == st2.area_lo[is]);
+        ob_stats_free(&st2);
+        ob_stats_free(&st);
+        ob_dataset_free(&d);
+    }
+    ob_store_close(s);
+
+    /* a target nobody reaches: no profile, no bootstrap */
+    s = new_store(path);
+    if (!s) return;
+    fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, 0, "done", 3, 10, 1, 1, 1, 1, 1, 1, 0});
+    load_stats(ob_store_db(s), &o, &d, &st);
+    CHECK(st.profile_workloads == 0 && st.n_boot == 0 && !st.area_lo && !st.area_first);
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* Two doubles alike, NaN alike. */
 static int same_num(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 
@@ -2243,6 +2344,7 @@ int main(void)
         {"negative.db", test_negative_and_start},
         {"tt_touch.db", test_tt_rank_touching},
         {"tt_seeds.db", test_tt_rank_seeds},
+        {"profile_boot.db", test_profile_boot},
         {"curves_db.db", test_curves_from_db},
         {"heldout.db", test_heldout_target},
         {"heldout_metric.db", test_heldout_metric_target},

@@ -1064,6 +1064,73 @@ ob_status ob_stats_compute(const ob_dataset *d, const ob_stats_opts *o, ob_stats
     return ob_stats_compute_read(d, o, NULL, s, e);
 }
 
+/* Workload w's evaluation interval (*every: the smallest gap between the
+ * first two evaluations of its finished sweep runs; 0 where none has two,
+ * or none has a held-out value, *no_value then 1) and the median held-out
+ * value at step 0 (*start; NaN: none). tmp: room for a value per run. */
+static ob_status ev_interval_start(const ob_dataset *d, ob_curve_reader *cr, int w, int metric, double *tmp,
+                                   int64_t *every, double *start, int *no_value, ob_err *e)
+{
+    int ns = 0, valued = 0;
+    *every = 0;
+    *no_value = 0;
+    for (int r = 0; r < d->n; r++) {
+        const ob_rrun *x = &d->runs[r];
+        if (x->wl != w || x->confirm || !x->finished || x->n_evals < 2) continue;
+        const int64_t *es;
+        const double *el;
+        int64_t ne;
+        OB_TRY(ob_curve_reader_evals(cr, x, metric, &es, &el, &ne, e));
+        /* the gap after the first evaluation: the last one, at the final
+         * step, may follow the one before it sooner (310 steps every 50) */
+        if (ne >= 2 && es[1] > es[0] && (*every == 0 || es[1] - es[0] < *every)) *every = es[1] - es[0];
+        if (ne > 0 && es[0] == 0 && isfinite(el[0])) tmp[ns++] = el[0];
+        for (int64_t j = 0; j < ne && !valued; j++) valued = !isnan(el[j]);
+    }
+    if (!valued && *every) { /* no held-out metric here (quadratic): nothing to time */
+        *no_value = 1;
+        *every = 0;
+    }
+    *start = ob_stat_median(tmp, ns);
+    return OB_OK;
+}
+
+/* Workload w's default held-out target (s->ev_target[w], and
+ * ev_target_halfway): target_factor x the best upper median over seeds of
+ * the final held-out loss, over the groups and their lrs (a diverged seed
+ * +inf; on the metric the lower median, a diverged seed -inf, and the
+ * factor's complement), but at least halfway from the value at step 0;
+ * NaN where no group has one. members, counts: each group's sweep runs. */
+static void ev_default_target(const ob_dataset *d, ob_stats *s, int w, int metric, double target_factor,
+                              int *const *members, const int *counts, double *tmp)
+{
+    const int sign = metric ? -1 : 1; /* sign * value: lower is better */
+    double best = INFINITY;           /* of sign * value */
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        for (int i = 0; g->wl == w && i < g->n_lr; i++) {
+            int m = 0;
+            for (int j = 0; j < counts[k]; j++) {
+                const ob_rrun *x = &d->runs[members[k][j]];
+                if (x->lr != g->lrs[i].lr || !x->finished) continue;
+                const double v = metric ? x->eval_metric : x->eval_loss;
+                tmp[m++] = x->diverged || isnan(v) ? INFINITY : sign * v;
+            }
+            if (!m) continue;
+            qsort(tmp, (size_t)m, sizeof *tmp, cmp_double);
+            if (tmp[m / 2] < best) best = tmp[m / 2];
+        }
+    }
+    if (!isfinite(best)) return;
+    const double start = sign * s->ev_start[w], half = best + 0.5 * (start - best);
+    double t = best + (target_factor - 1.0) * fabs(best);
+    if (start > best && half < t) {
+        t = half;
+        s->ev_target_halfway[w] = 1;
+    }
+    s->ev_target[w] = sign * t;
+}
+
 /* The held-out time to target of every group (ob_stats.ev_*, ob_group.ev)
  * on the workloads whose finished sweep runs were evaluated during
  * training; none without a reader of the database (cr). members[k] and
@@ -1087,64 +1154,16 @@ static ob_status heldout_targets(const ob_dataset *d, const ob_stats_opts *o, ob
     for (int w = 0; w < d->n_wl; w++) {
         s->ev_start[w] = s->ev_target[w] = NAN;
         if (!cr) continue;
-        /* the evaluation interval, and the held-out value before training */
-        int64_t every = 0;
-        int ns = 0, valued = 0;
-        for (int r = 0; r < d->n; r++) {
-            const ob_rrun *x = &d->runs[r];
-            if (x->wl != w || x->confirm || !x->finished || x->n_evals < 2) continue;
-            const int64_t *es;
-            const double *el;
-            int64_t ne;
-            OB_TRY(ob_curve_reader_evals(cr, x, metric, &es, &el, &ne, e));
-            /* the gap after the first evaluation: the last one, at the final
-             * step, may follow the one before it sooner (310 steps every 50) */
-            if (ne >= 2 && es[1] > es[0] && (every == 0 || es[1] - es[0] < every)) every = es[1] - es[0];
-            if (ne > 0 && es[0] == 0 && isfinite(el[0])) tmp[ns++] = el[0];
-            for (int64_t j = 0; j < ne && !valued; j++) valued = !isnan(el[j]);
-        }
-        if (!valued && every) { /* no held-out metric here (quadratic): nothing to time */
-            s->ev_no_metric[w] = 1;
-            every = 0;
-        }
-        s->ev_every[w] = every;
-        if (!every) continue; /* evaluated at the end only: nothing to time */
-        s->ev_start[w] = ob_stat_median(tmp, ns);
+        double start = NAN;
+        OB_TRY(ev_interval_start(d, cr, w, metric, tmp, &s->ev_every[w], &start, &s->ev_no_metric[w], e));
+        if (!s->ev_every[w]) continue; /* evaluated at the end only: nothing to time */
+        s->ev_start[w] = start;
         for (int i = 0; i < o->n_ev_targets; i++)
             if (!strcmp(o->ev_target_wl[i], d->wl_labels[w]) || !strcmp(o->ev_target_wl[i], d->wl_names[w])) {
                 s->ev_target[w] = o->ev_target_val[i];
                 s->ev_target_given[w] = 1;
             }
-        if (!s->ev_target_given[w]) {
-            /* the best upper median over seeds of the final held-out loss,
-             * over the groups and their lrs (a diverged seed +inf; on the
-             * metric, sign -1: the lower median, a diverged seed -inf) */
-            double best = INFINITY; /* of sign * value */
-            for (int k = 0; k < s->n_g; k++) {
-                const ob_group *g = &s->g[k];
-                for (int i = 0; g->wl == w && i < g->n_lr; i++) {
-                    int m = 0;
-                    for (int j = 0; j < counts[k]; j++) {
-                        const ob_rrun *x = &d->runs[members[k][j]];
-                        if (x->lr != g->lrs[i].lr || !x->finished) continue;
-                        const double v = metric ? x->eval_metric : x->eval_loss;
-                        tmp[m++] = x->diverged || isnan(v) ? INFINITY : sign * v;
-                    }
-                    if (!m) continue;
-                    qsort(tmp, (size_t)m, sizeof *tmp, cmp_double);
-                    if (tmp[m / 2] < best) best = tmp[m / 2];
-                }
-            }
-            if (isfinite(best)) { /* in sign * value, lower is better */
-                const double start = sign * s->ev_start[w], half = best + 0.5 * (start - best);
-                double t = best + (o->target_factor - 1.0) * fabs(best);
-                if (start > best && half < t) {
-                    t = half;
-                    s->ev_target_halfway[w] = 1;
-                }
-                s->ev_target[w] = sign * t;
-            }
-        }
+        if (!s->ev_target_given[w]) ev_default_target(d, s, w, metric, o->target_factor, members, counts, tmp);
         s->ev_target_at_start[w] = sign * s->ev_start[w] <= sign * s->ev_target[w];
         if (isnan(s->ev_target[w]) || s->ev_target_at_start[w]) continue;
         for (int k = 0; k < s->n_g; k++)

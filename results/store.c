@@ -1571,6 +1571,81 @@ static int lower_bound(const run_ident *v, int n, const run_ident *key, int dept
     return lo;
 }
 
+/* What grow_candidate's matching of its stored runs shares */
+typedef struct grow_ctx {
+    ob_store *s;
+    const ob_run_spec *specs;
+    const run_ident *v;          /* the specs' identities, sorted */
+    int n;
+    const ob_grow_plan *plan;
+    int64_t *run_ids;            /* (n) the stored run of each spec, 0 for none */
+    int *held, *retired;
+    int apply;
+    char *why;
+    size_t why_n;
+} grow_ctx;
+
+enum { GROW_MATCHED, GROW_SKIP, GROW_BAD };
+
+/* Sweep run id (r; what: its text for messages) of the stored benchmark:
+ * GROW_MATCHED with the cell of its spec in this matrix (and the spec, k_spec),
+ * or GROW_BAD (c->why) where it is not in the matrix or its cell is taken. */
+static int grow_sweep_run(grow_ctx *c, int64_t id, const run_ident *r, const char *what, int64_t *cell, int *k_spec)
+{
+    const int at = lower_bound(c->v, c->n, r, 3);
+    if (at == c->n || ident_cmp(&c->v[at], r, 3) != 0) {
+        snprintf(c->why, c->why_n, "its run %lld (%s) is not in this matrix", (long long)id, what);
+        return GROW_BAD;
+    }
+    const int k = c->v[at].k;
+    if (c->run_ids[k]) {
+        snprintf(c->why, c->why_n, "it holds two runs of one cell (%s: runs %lld and %lld)", what,
+                 (long long)c->run_ids[k], (long long)id);
+        return GROW_BAD;
+    }
+    c->run_ids[k] = id;
+    (*c->held)++;
+    *cell = c->specs[k].cell;
+    *k_spec = k;
+    return GROW_MATCHED;
+}
+
+/* Confirmation run id (r, stored at stored_cell) of the stored benchmark:
+ * GROW_MATCHED with its cell in this matrix (its pair's cell for its fresh
+ * seed) and the spec of its sweep cell (k_spec); GROW_SKIP where it was
+ * retired before, or is retired now (retired by *st's write where
+ * c->apply); GROW_BAD (c->why) where this matrix has no place for it. */
+static int grow_confirm_run(grow_ctx *c, int64_t id, const run_ident *r, int64_t stored_cell, const char *what,
+                            int64_t *cell, int *k_spec, ob_status *st, ob_err *e)
+{
+    /* A confirmation run keeps its place where it still has one: where this
+     * matrix adds runs of its optimizer on its workload configuration (other
+     * lrs, seeds or configurations there), the confirmation stage runs again
+     * and retires it if it confirms another lr. One whose seed the sweep now
+     * runs (more seeds) is retired now: kept, at no cell of the matrix (-id).
+     * One retired before stays so. The sweep's runs came first: a cell not
+     * matched now is new. */
+    if (stored_cell < 0) return GROW_SKIP;
+    const int at = lower_bound(c->v, c->n, r, 2);
+    const int64_t j = r->seed - c->plan->confirm_seed0;
+    /* below the fresh seeds: retired where the grown sweep runs that seed */
+    const int at3 = j < 0 ? lower_bound(c->v, c->n, r, 3) : c->n;
+    const int swept = j < 0 && at3 < c->n && ident_cmp(&c->v[at3], r, 3) == 0;
+    if (at == c->n || ident_cmp(&c->v[at], r, 2) != 0 || j >= c->plan->confirm_stride || (j < 0 && !swept)) {
+        snprintf(c->why, c->why_n, "its confirmation run %lld (%s) is not one of this matrix's%s", (long long)id,
+                 what, j < 0 && at < c->n ? " (its seed is neither a fresh seed nor one of the sweep's)" : "");
+        return GROW_BAD;
+    }
+    if (j < 0) {
+        (*c->retired)++;
+        if (c->apply) *st = retire_run(c->s, id, "retired before it finished: the grown sweep runs its seed", e);
+        return GROW_SKIP;
+    }
+    *cell = c->plan->confirm_base + (int64_t)c->plan->pair[c->v[at].k] * c->plan->confirm_stride + j;
+    *k_spec = c->v[at].k;
+    return GROW_MATCHED;
+}
+
 /* Whether benchmark b's runs are all part of this matrix (see
  * ob_store_find_grown; v: the specs' identities, sorted); with apply, each
  * takes its cell in this matrix. */
@@ -1581,6 +1656,8 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
     *ok = 0;
     *held = 0;
     *retired = 0;
+    grow_ctx c = {.s = s, .specs = specs, .v = v, .n = n, .plan = plan, .run_ids = run_ids, .held = held,
+                  .retired = retired, .apply = apply, .why = why, .why_n = why_n};
     sqlite3_stmt *q = NULL, *qu = NULL;
     OB_TRY(prep(s,
                 "SELECT id, stage IS NOT NULL, workload, " OB_STORE_CANON_SQL("1", "workload_params", "workload")
@@ -1598,7 +1675,6 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
     int rc = SQLITE_DONE, bad = 0;
     while (st == OB_OK && !bad && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         const int64_t id = sqlite3_column_int64(q, 0);
-        const int confirm = sqlite3_column_int(q, 1);
         const run_ident r = {(const char *)sqlite3_column_text(q, 2), (const char *)sqlite3_column_text(q, 3),
                              (const char *)sqlite3_column_text(q, 4), (const char *)sqlite3_column_text(q, 5),
                              sqlite3_column_double(q, 6), sqlite3_column_int64(q, 7), sqlite3_column_int64(q, 8),
@@ -1606,65 +1682,19 @@ static ob_status grow_candidate(ob_store *s, int64_t b, const ob_run_spec *specs
         char what[200];
         snprintf(what, sizeof what, "%s on %s, lr %g, seed %lld", r.optimizer ? r.optimizer : "?",
                  r.workload ? r.workload : "?", r.lr, (long long)r.seed);
-        int64_t cell;
-        int k_spec; /* the spec whose texts it has (a confirmation run's sweep cell) */
-        if (!confirm) {
-            const int at = lower_bound(v, n, &r, 3);
-            if (at == n || ident_cmp(&v[at], &r, 3) != 0) {
-                snprintf(why, why_n, "its run %lld (%s) is not in this matrix", (long long)id, what);
-                bad = 1;
-                break;
-            }
-            const int k = v[at].k;
-            if (run_ids[k]) {
-                snprintf(why, why_n, "it holds two runs of one cell (%s: runs %lld and %lld)", what,
-                         (long long)run_ids[k], (long long)id);
-                bad = 1;
-                break;
-            }
-            run_ids[k] = id;
-            (*held)++;
-            cell = specs[k].cell;
-            k_spec = k;
-        } else {
-            /* A confirmation run keeps its place (its pair's cell for its
-             * fresh seed) where it still has one: where this matrix adds runs
-             * of its optimizer on its workload configuration (other lrs, seeds
-             * or configurations there), the confirmation stage runs again and
-             * retires it if it confirms another lr. One whose seed the sweep
-             * now runs (more seeds) is retired now: kept, at no cell of the
-             * matrix (-id). One retired before stays so. The sweep's runs came
-             * first: a cell not matched now is new. */
-            const int64_t stored_cell = sqlite3_column_int64(q, 9);
-            if (stored_cell < 0) continue;
-            const int at = lower_bound(v, n, &r, 2);
-            const int64_t j = r.seed - plan->confirm_seed0;
-            /* below the fresh seeds: retired where the grown sweep runs that seed */
-            const int at3 = j < 0 ? lower_bound(v, n, &r, 3) : n;
-            const int swept = j < 0 && at3 < n && ident_cmp(&v[at3], &r, 3) == 0;
-            if (at == n || ident_cmp(&v[at], &r, 2) != 0 || j >= plan->confirm_stride || (j < 0 && !swept)) {
-                snprintf(why, why_n, "its confirmation run %lld (%s) is not one of this matrix's%s", (long long)id,
-                         what, j < 0 && at < n ? " (its seed is neither a fresh seed nor one of the sweep's)" : "");
-                bad = 1;
-                break;
-            }
-            if (j < 0) {
-                (*retired)++;
-                if (apply)
-                    st = retire_run(s, id, "retired before it finished: the grown sweep runs its seed", e);
-                continue;
-            }
-            cell = plan->confirm_base + (int64_t)plan->pair[v[at].k] * plan->confirm_stride + j;
-            k_spec = v[at].k;
-        }
-        if (apply) {
-            const char *h = specs[k_spec].hparams;
-            sqlite3_reset(qu);
-            sqlite3_bind_int64(qu, 1, id);
-            sqlite3_bind_int64(qu, 2, cell);
-            sqlite3_bind_int(qu, 3, h && strstr(h, ",\"search\":" OB_STORE_STUDY0) != NULL);
-            st = step_done(s, qu, e, "renumbering the runs of a grown benchmark");
-        }
+        int64_t cell = 0;
+        int k_spec = 0; /* the spec whose texts it has (a confirmation run's sweep cell) */
+        const int m = !sqlite3_column_int(q, 1)
+                          ? grow_sweep_run(&c, id, &r, what, &cell, &k_spec)
+                          : grow_confirm_run(&c, id, &r, sqlite3_column_int64(q, 9), what, &cell, &k_spec, &st, e);
+        bad = m == GROW_BAD;
+        if (m != GROW_MATCHED || !apply) continue;
+        const char *h = specs[k_spec].hparams;
+        sqlite3_reset(qu);
+        sqlite3_bind_int64(qu, 1, id);
+        sqlite3_bind_int64(qu, 2, cell);
+        sqlite3_bind_int(qu, 3, h && strstr(h, ",\"search\":" OB_STORE_STUDY0) != NULL);
+        st = step_done(s, qu, e, "renumbering the runs of a grown benchmark");
     }
     if (st == OB_OK && !bad && rc != SQLITE_DONE) st = db_fail(s, e, "reading the runs of a benchmark");
     if (st == OB_OK && !bad && *held == 0) snprintf(why, why_n, "it has no cells");

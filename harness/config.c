@@ -1035,6 +1035,59 @@ static int above_lacks_colon(const char *text, yaml_mark_t pm, const char *path,
     return 0;
 }
 
+/* The line of the parser's problem mark: where it starts (*line), its
+ * indentation (*indent) and the mark's place in text (returned). */
+static const char *problem_line(const yaml_parser_t *p, const char *text, const char **line, size_t *indent)
+{
+    yaml_mark_t bol = p->problem_mark;
+    bol.column = 0;
+    *line = mark_ptr(text, bol);
+    *indent = strspn(*line, " ");
+    return mark_ptr(text, p->problem_mark);
+}
+
+/* syntax_error's "mapping values are not allowed": a value holding ': ',
+ * a key above without its ':', or a line indented deeper than its key. */
+static ob_status mapping_value_error(const yaml_parser_t *p, const char *text, const char *path, ob_err *e)
+{
+    const yaml_mark_t pm = p->problem_mark;
+    const unsigned long pl = (unsigned long)pm.line + 1, pc = (unsigned long)pm.column + 1;
+    const char *line;
+    size_t indent;
+    const char *here = problem_line(p, text, &line, &indent);
+    /* a second ': ' on the key's own line: a value holding ': ' */
+    const char *kc = strstr(line, ": ");
+    if (!kc) kc = strstr(line, ":\t");
+    if (kc && kc < here)
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a second ': ' on one line: a value that holds ': ' must be "
+                       "in quotes (e.g. 'name: \"a: b\"')", path, pl, pc);
+    /* the line above (blank and comment lines aside) lacks its ':' */
+    if (above_lacks_colon(text, pm, path, e)) return OB_ERR_INPUT;
+    return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a key where none can start: this line is indented deeper than "
+                   "the key above it (keys of one mapping start in the same column), or a line above lacks ': ' "
+                   "after its key", path, pl, (unsigned long)indent + 1);
+}
+
+/* syntax_error's line that lines up with no key (or list item) above it
+ * (the parser's "did not find expected key" or '-' at a line's start). */
+static ob_status misindented_error(const yaml_parser_t *p, const char *text, const char *path, ob_err *e)
+{
+    const yaml_mark_t pm = p->problem_mark, cm = p->context_mark;
+    const unsigned long pl = (unsigned long)pm.line + 1, pc = (unsigned long)pm.column + 1;
+    const unsigned long cl = (unsigned long)cm.line + 1, cc = (unsigned long)cm.column + 1;
+    /* deeper than the keys: the line above may be a key without ':' */
+    if (pm.column > cm.column && above_lacks_colon(text, pm, path, e)) return OB_ERR_INPUT;
+    const int list = strstr(p->problem, "'-'") != NULL;
+    if (list && pm.column == cm.column)
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: this line is in the column of the list's items (line %lu) "
+                       "but is not an item: start it with '- ', or indent it as the key that holds the list",
+                       path, pl, pc, cl);
+    return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: this line is indented to column %lu, which lines up with nothing "
+                   "above it (the %s at line %lu has its %s at column %lu): the %s of one %s start in the same "
+                   "column", path, pl, pc, pc, list ? "list" : "mapping", cl, list ? "items" : "keys", cc,
+                   list ? "items" : "keys", list ? "list" : "mapping");
+}
+
 /* A syntax error of the parser, at the line where the mistake is (the
  * parser's problem mark is often where it gave up: the line after a key
  * without ':', the end of the file after an unclosed quote), with the usual
@@ -1046,12 +1099,10 @@ static ob_status syntax_error(const yaml_parser_t *p, const char *text, const ch
     const yaml_mark_t pm = p->problem_mark, cm = p->context_mark;
     const unsigned long pl = (unsigned long)pm.line + 1, pc = (unsigned long)pm.column + 1;
     const unsigned long cl = (unsigned long)cm.line + 1, cc = (unsigned long)cm.column + 1;
-    const char *here = mark_ptr(text, pm);
     /* where the line of the problem mark starts, and its first non-blank */
-    yaml_mark_t bol = pm;
-    bol.column = 0;
-    const char *line = mark_ptr(text, bol);
-    const size_t indent = strspn(line, " ");
+    const char *line;
+    size_t indent;
+    const char *here = problem_line(p, text, &line, &indent);
 
     /* a key without ':' (the parser notices at the next line) */
     if (strstr(problem, "could not find expected ':'") && strstr(context, "simple key")) {
@@ -1094,34 +1145,11 @@ static ob_status syntax_error(const yaml_parser_t *p, const char *text, const ch
                        "reached line %lu without it)", path, cl, cc, open, open == '{' ? "mapping" : "list", close,
                        pl);
     }
-    if (strstr(problem, "mapping values are not allowed")) {
-        /* a second ': ' on the key's own line: a value holding ': ' */
-        const char *kc = strstr(line, ": ");
-        if (!kc) kc = strstr(line, ":\t");
-        if (kc && kc < here)
-            return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a second ': ' on one line: a value that holds ': ' must be "
-                           "in quotes (e.g. 'name: \"a: b\"')", path, pl, pc);
-        /* the line above (blank and comment lines aside) lacks its ':' */
-        if (above_lacks_colon(text, pm, path, e)) return OB_ERR_INPUT;
-        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a key where none can start: this line is indented deeper than "
-                       "the key above it (keys of one mapping start in the same column), or a line above lacks ': ' "
-                       "after its key", path, pl, (unsigned long)indent + 1);
-    }
+    if (strstr(problem, "mapping values are not allowed")) return mapping_value_error(p, text, path, e);
     /* a line indented so that it lines up with no key (or list item) above */
     if ((strstr(problem, "did not find expected key") || strstr(problem, "did not find expected '-'")) &&
-        here == line + indent && cm.line < pm.line) {
-        /* deeper than the keys: the line above may be a key without ':' */
-        if (pm.column > cm.column && above_lacks_colon(text, pm, path, e)) return OB_ERR_INPUT;
-        const int list = strstr(problem, "'-'") != NULL;
-        if (list && pm.column == cm.column)
-            return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: this line is in the column of the list's items (line %lu) "
-                           "but is not an item: start it with '- ', or indent it as the key that holds the list",
-                           path, pl, pc, cl);
-        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: this line is indented to column %lu, which lines up with nothing "
-                       "above it (the %s at line %lu has its %s at column %lu): the %s of one %s start in the same "
-                       "column", path, pl, pc, pc, list ? "list" : "mapping", cl, list ? "items" : "keys", cc,
-                       list ? "items" : "keys", list ? "list" : "mapping");
-    }
+        here == line + indent && cm.line < pm.line)
+        return misindented_error(p, text, path, e);
     if (strstr(problem, "did not find expected key") && *here)
         return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: unexpected '%c' after the value (a bracket or quote too many?)",
                        path, pl, pc, *here);

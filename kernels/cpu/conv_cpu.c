@@ -177,18 +177,88 @@ ob_status ISA(groupnorm_forward)(ob_device *dev, float *out, float *mean, float 
     return OB_OK;
 }
 
-/* dinp one image per task: per-channel sums of dout and dout * (x - mean),
- * then dinp = rstd (dout w - mean_g(dout w) - xhat mean_g(dout w xhat)).
- * dw, db: column sums over fixed row chunks of the (B*HW, C) rows, each chunk
- * in row order in double, chunks combined in order (the CUDA kernel uses the
- * same chunks: equal bit for bit). */
+/* groupnorm_backward's dinp of one image (HW x C; mean, rstd: its G
+ * groups'): per-channel sums of dout and dout * (x - mean), then dinp =
+ * rstd (dout w - mean_g(dout w) - xhat mean_g(dout w xhat)). work: room for
+ * 2C doubles, coef for 4C floats. */
+static void gn_backward_image(float *dx, const float *d, const float *x, const float *w, const float *mean,
+                              const float *rstd, int HW, int C, int G, double *work, float *coef)
+{
+    const int Cg = C / G;
+    const double cnt = (double)HW * Cg;
+    double *s1 = work, *s2 = s1 + C;
+    float *mc = coef, *ca = mc + C, *cb = ca + C, *cc = cb + C;
+    for (int c = 0; c < C; c++) {
+        mc[c] = mean[c / Cg];
+        s1[c] = s2[c] = 0.0;
+    }
+    for (int p = 0; p < HW; p++) {
+        const float *xp = x + (int64_t)p * C, *dp = d + (int64_t)p * C;
+#pragma omp simd
+        for (int c = 0; c < C; c++) {
+            s1[c] += dp[c];
+            s2[c] += (double)dp[c] * (xp[c] - mc[c]);
+        }
+    }
+    for (int g = 0; g < G; g++) {
+        float r = rstd[g];
+        double t1 = 0.0, t2 = 0.0;
+        for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+            t1 += w[c] * s1[c];
+            t2 += w[c] * s2[c] * r;
+        }
+        float m1 = (float)(t1 / cnt), m2 = (float)(t2 / cnt);
+        for (int c = g * Cg; c < (g + 1) * Cg; c++) {
+            ca[c] = w[c] * r;    /* dout coefficient */
+            cb[c] = -m2 * r * r; /* (x - mean) coefficient */
+            cc[c] = -m1 * r;
+        }
+    }
+    for (int p = 0; p < HW; p++) {
+        const float *xp = x + (int64_t)p * C, *dp = d + (int64_t)p * C;
+        float *dxp = dx + (int64_t)p * C;
+#pragma omp simd
+        for (int c = 0; c < C; c++) dxp[c] = dp[c] * ca[c] + (xp[c] - mc[c]) * cb[c] + cc[c];
+    }
+}
+
+/* groupnorm_backward's dw, db partial sums (part: 2C doubles, zeroed) over
+ * rows n0 to n1 of the (B*HW, C) rows, in row order in double. mr: room for
+ * 2C floats. */
+static void gn_param_chunk(double *part, const float *dout, const float *inp, const float *mean, const float *rstd,
+                           int64_t n0, int64_t n1, int HW, int C, int G, float *mr)
+{
+    const int Cg = C / G;
+    double *pw = part, *pb = pw + C;
+    float *m = mr, *r = m + C;
+    int cur = -1;
+    for (int64_t n = n0; n < n1; n++) {
+        int bi = (int)(n / HW);
+        if (bi != cur) { /* this image's mean and rstd per channel */
+            for (int c = 0; c < C; c++) {
+                m[c] = mean[bi * G + c / Cg];
+                r[c] = rstd[bi * G + c / Cg];
+            }
+            cur = bi;
+        }
+        const float *x = inp + n * C, *d = dout + n * C;
+#pragma omp simd
+        for (int c = 0; c < C; c++) {
+            float xh = (x[c] - m[c]) * r[c];
+            pw[c] += (double)d[c] * xh;
+            pb[c] += d[c];
+        }
+    }
+}
+
+/* dinp one image per task (gn_backward_image); dw, db: column sums over
+ * fixed row chunks of the (B*HW, C) rows (gn_param_chunk), chunks combined
+ * in order (the CUDA kernel uses the same chunks: equal bit for bit). */
 ob_status ISA(groupnorm_backward)(ob_device *dev, float *dinp, float *dw, float *db, const float *dout,
                                     const float *inp, const float *w, const float *mean, const float *rstd,
                                     int B, int HW, int C, int G, ob_err *e)
 {
     (void)dev;
-    const int Cg = C / G;
-    const double cnt = (double)HW * Cg;
     const int64_t N = (int64_t)B * HW;
     const int nch = ob_cpu_red_nchunks(N);
     double *work = malloc((size_t)B * 2 * (size_t)C * sizeof *work);   /* (B, 2, C) */
@@ -203,68 +273,14 @@ ob_status ISA(groupnorm_backward)(ob_device *dev, float *dinp, float *dw, float 
         return ob_fail(e, OB_ERR_NOMEM, "groupnorm_backward: out of memory");
     }
 #pragma omp parallel for if ((int64_t)B * HW * C > CONV_PAR_MIN)
-    for (int bi = 0; bi < B; bi++) {
-        const float *x = inp + (int64_t)bi * HW * C, *d = dout + (int64_t)bi * HW * C;
-        float *dx = dinp + (int64_t)bi * HW * C;
-        double *s1 = work + (size_t)bi * 2 * C, *s2 = s1 + C;
-        float *mc = coef + (size_t)bi * 4 * C, *ca = mc + C, *cb = ca + C, *cc = cb + C;
-        for (int c = 0; c < C; c++) {
-            mc[c] = mean[bi * G + c / Cg];
-            s1[c] = s2[c] = 0.0;
-        }
-        for (int p = 0; p < HW; p++) {
-            const float *xp = x + (int64_t)p * C, *dp = d + (int64_t)p * C;
-#pragma omp simd
-            for (int c = 0; c < C; c++) {
-                s1[c] += dp[c];
-                s2[c] += (double)dp[c] * (xp[c] - mc[c]);
-            }
-        }
-        for (int g = 0; g < G; g++) {
-            float r = rstd[bi * G + g];
-            double t1 = 0.0, t2 = 0.0;
-            for (int c = g * Cg; c < (g + 1) * Cg; c++) {
-                t1 += w[c] * s1[c];
-                t2 += w[c] * s2[c] * r;
-            }
-            float m1 = (float)(t1 / cnt), m2 = (float)(t2 / cnt);
-            for (int c = g * Cg; c < (g + 1) * Cg; c++) {
-                ca[c] = w[c] * r;    /* dout coefficient */
-                cb[c] = -m2 * r * r; /* (x - mean) coefficient */
-                cc[c] = -m1 * r;
-            }
-        }
-        for (int p = 0; p < HW; p++) {
-            const float *xp = x + (int64_t)p * C, *dp = d + (int64_t)p * C;
-            float *dxp = dx + (int64_t)p * C;
-#pragma omp simd
-            for (int c = 0; c < C; c++) dxp[c] = dp[c] * ca[c] + (xp[c] - mc[c]) * cb[c] + cc[c];
-        }
-    }
+    for (int bi = 0; bi < B; bi++)
+        gn_backward_image(dinp + (int64_t)bi * HW * C, dout + (int64_t)bi * HW * C, inp + (int64_t)bi * HW * C, w,
+                          mean + bi * G, rstd + bi * G, HW, C, G, work + (size_t)bi * 2 * C,
+                          coef + (size_t)bi * 4 * C);
 #pragma omp parallel for if (N * C > CONV_PAR_MIN)
-    for (int ch = 0; ch < nch; ch++) {
-        int64_t n0 = N * ch / nch, n1 = N * (ch + 1) / nch;
-        double *pw = part + (size_t)ch * 2 * C, *pb = pw + C;
-        float *m = mr + (size_t)ch * 2 * C, *r = m + C;
-        int cur = -1;
-        for (int64_t n = n0; n < n1; n++) {
-            int bi = (int)(n / HW);
-            if (bi != cur) { /* this image's mean and rstd per channel */
-                for (int c = 0; c < C; c++) {
-                    m[c] = mean[bi * G + c / Cg];
-                    r[c] = rstd[bi * G + c / Cg];
-                }
-                cur = bi;
-            }
-            const float *x = inp + n * C, *d = dout + n * C;
-#pragma omp simd
-            for (int c = 0; c < C; c++) {
-                float xh = (x[c] - m[c]) * r[c];
-                pw[c] += (double)d[c] * xh;
-                pb[c] += d[c];
-            }
-        }
-    }
+    for (int ch = 0; ch < nch; ch++)
+        gn_param_chunk(part + (size_t)ch * 2 * C, dout, inp, mean, rstd, N * ch / nch, N * (ch + 1) / nch, HW, C, G,
+                       mr + (size_t)ch * 2 * C);
     for (int c = 0; c < C; c++) {
         double sw = 0, sb = 0;
         for (int ch = 0; ch < nch; ch++) {

@@ -185,6 +185,67 @@ static void best_config_table(const ob_dataset *d, const ob_stats *s, int w, FIL
     fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
 }
 
+/* An area (of a performance profile) for a cell: three decimals, as the
+ * report's tables give it; -- when there is none. */
+static const char *area_text(double v, char *buf, size_t n)
+{
+    if (isnan(v)) return "--";
+    snprintf(buf, n, "%.3f", v);
+    return buf;
+}
+
+/* A share of resamples for a cell: "34\%", "under 1\%" and "over 99\%"
+ * where rounding would say 0 or 100 of a share that is not. */
+static const char *share_text(double v, char *buf, size_t n)
+{
+    if (v > 0 && v < 0.005) return "under 1\\%";
+    if (v < 1 && v > 0.995) return "over 99\\%";
+    snprintf(buf, n, "%.0f\\%%", 100 * v);
+    return buf;
+}
+
+/* The performance profile's areas, by rank (ob_stats_profile_rank), with
+ * their bootstrap over seeds where there is one (ob_stats.n_boot); none
+ * where no workload entered the profile. */
+static void profile_table(const ob_dataset *d, const ob_stats *s, FILE *f)
+{
+    if (s->profile_workloads == 0) return;
+    fprintf(f, "\\begin{table}[htbp]\n  \\centering\n  \\footnotesize\n");
+    fprintf(f,
+            "  \\caption{Performance profile (Dolan and Mor\\'e; AlgoPerf's score): the area under the fraction of "
+            "workloads on which an optimizer's %s to the %starget is within a factor $\\tau$ of the fastest, for "
+            "$\\tau$ in $[1, %g]$, normalized to $[0, 1]$ (1 = fastest on every workload); over the %d of %d "
+            "workloads whose target some optimizer reached. An optimizer not run on a workload counts as not "
+            "reaching it there.%s}\n  \\label{tab:optbench-profile}\n  \\smallskip\n",
+            s->profile_by_steps ? "number of steps" : "training time", s->profile_heldout ? "held-out " : "",
+            s->tau_max, s->profile_workloads, d->n_wl,
+            !s->n_boot ? ""
+            : s->boot_seeds <= 5
+                ? " The seeds' noise: the middle 95\\% of its areas over " OB_PROFILE_BOOT_TEXT " resamples of the "
+                  "seeds (paired across optimizers; targets, learning rates and step times held), and the share of "
+                  "resamples in which its area was the largest. With 5 seeds or fewer the resamples are few sets "
+                  "of seeds: the interval is coarse and narrower than the noise."
+                : " The seeds' noise: the middle 95\\% of its areas over " OB_PROFILE_BOOT_TEXT " resamples of the "
+                  "seeds (paired across optimizers; targets, learning rates and step times held), and the share of "
+                  "resamples in which its area was the largest.");
+    fprintf(f, "  \\begin{tabular}{@{}rl%s@{}}\n    \\toprule\n", s->n_boot ? "rcrr" : "rr");
+    fprintf(f, "    Rank & Optimizer & Area%s & Workloads won \\\\\n    \\midrule\n",
+            s->n_boot ? " & 95\\% (seeds) & Largest in" : "");
+    for (int r = 1; r <= d->n_opt; r++)
+        for (int op = 0; op < d->n_opt; op++) {
+            if (ob_stats_profile_rank(s, op) != r) continue;
+            char opt[256], a[64], b[64], c[64];
+            ob_latex_escape(d->opt_labels[op], opt, sizeof opt);
+            fprintf(f, "    %d & %s & %s", r, opt, area_text(s->area[op], a, sizeof a));
+            if (s->n_boot)
+                fprintf(f, " & [%s, %s] & %s", area_text(s->area_lo[op], a, sizeof a),
+                        area_text(s->area_hi[op], b, sizeof b), share_text(s->area_first[op], c, sizeof c));
+            fprintf(f, " & %.0f of %d \\\\\n", isnan(s->rho[op]) ? 0 : s->rho[op] * s->profile_workloads,
+                    s->profile_workloads);
+        }
+    fprintf(f, "    \\bottomrule\n  \\end{tabular}\n\\end{table}\n\n");
+}
+
 /* The tuned optimizers, where some optimizer has several configurations
  * (ob_stats.n_tuned): on each workload the median best final loss of one
  * configuration drawn at random and of all of them (the tuning budget's
@@ -234,10 +295,10 @@ static ob_status tuning_table(const ob_dataset *d, const ob_stats *s, FILE *f, o
             else fprintf(f, " & %s & %s", tnum(ob_stat_best_of_k(v, n, 1, 0.5), 4, 1, a, sizeof a),
                          tnum(ob_stat_best_of_k(v, n, n, 0.5), 4, 1, b, sizeof b));
         }
-        fprintf(f, " & %s", tnum(s->tuned_area[i], 3, 0, a, sizeof a));
+        fprintf(f, " & %s", area_text(s->tuned_area[i], a, sizeof a));
         if (s->n_boot)
-            fprintf(f, " & [%s, %s]", tnum(s->tuned_area_lo[i], 3, 0, a, sizeof a),
-                    tnum(s->tuned_area_hi[i], 3, 0, b, sizeof b));
+            fprintf(f, " & [%s, %s]", area_text(s->tuned_area_lo[i], a, sizeof a),
+                    area_text(s->tuned_area_hi[i], b, sizeof b));
         fprintf(f, " \\\\\n");
     }
     fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");
@@ -505,6 +566,7 @@ ob_status ob_latex_tables(const ob_dataset *d, const ob_stats *s, FILE *f, ob_er
         st = ranked_table_write(d, s, rank, crank, bold, bold + n, w, f, e);
         if (st == OB_OK) best_config_table(d, s, w, f);
     }
+    if (st == OB_OK) profile_table(d, s, f);
     if (st == OB_OK) st = tuning_table(d, s, f, e);
 done:
     free(rank);

@@ -130,7 +130,7 @@ static int check_tex(const char *out, int want_cols_min)
         if (spec) {
             tables++;
             cols = 0;
-            for (char *c = spec + strlen("\\begin{tabular}{@{}"); *c && *c != '@'; c++) cols += *c == 'r' || *c == 'l';
+            for (char *c = spec + strlen("\\begin{tabular}{@{}"); *c && *c != '@'; c++) cols += *c == 'r' || *c == 'l' || *c == 'c';
             CHECK_MSG(cols >= want_cols_min, "a tabular of %d columns", cols);
             continue;
         }
@@ -207,9 +207,15 @@ static void test_tables(const char *db, const char *out)
 {
     ob_report_result res;
     write_report(db, out, &res);
-    CHECK(check_tex(out, 6) == 2);
+    CHECK(check_tex(out, 6) == 3); /* two workloads' and the profile's */
     /* rosen adam's lr range (one lr) is not measured, marked and explained */
     char *tex = slurp(out, "summary.tex");
+    /* the profile's areas by rank, with the seeds' interval and share of the largest */
+    CHECK_MSG(tex && strstr(tex, "\\label{tab:optbench-profile}") &&
+                  strstr(tex, "Rank & Optimizer & Area & 95\\% (seeds) & Largest in & Workloads won \\\\") &&
+                  strstr(tex, "    1 & adam & 0.583 & [0.583, 0.583] & 100\\% & 1 of 2 \\\\") &&
+                  strstr(tex, "    2 & sgd & 0.500 & [0.500, 0.500] & 0\\% & 1 of 2 \\\\"),
+              "%s", tex ? tex : "no summary.tex");
     CHECK(tex && strstr(tex, "--$^\\ddagger$") && strstr(tex, "$^\\ddagger$: lr range not measured") &&
           !strstr(tex, "$\\geq$ 0 "));
     free(tex);
@@ -481,7 +487,7 @@ static void test_confirm(const char *db, const char *out)
     cr = find_row(&ct, "workload", "quad", "optimizer", "sgd");
     CHECK(cr > 0 && !strcmp(cell(&ct, cr, "device_mem_bytes"), ""));
     free_table(&ct);
-    CHECK(check_tex(out, 6) == 2);
+    CHECK(check_tex(out, 6) == 3);
     char *tex = slurp(out, "summary.tex");
     CHECK(tex && strstr(tex, "& Confirmed \\\\") && strstr(tex, "& \\textbf{1.300} \\\\"));
     CHECK(tex && strstr(tex, "Confirmed: the median final loss of 2 to 3 fresh seeds"));

@@ -256,6 +256,14 @@ static const char *target_rule(const ob_stats *s, int w)
                                    : "1.1 x the best upper-median final loss";
 }
 
+/* Distinct resamples (multisets) of n seeds drawn from n: C(2n - 1, n). */
+static int resample_sets(int n)
+{
+    double c = 1;
+    for (int k = 1; k <= n; k++) c = c * (n - 1 + k) / k;
+    return (int)(c + 0.5);
+}
+
 static const char *num(double v, char *buf, size_t n)
 {
     if (isnan(v)) snprintf(buf, n, "-");
@@ -1114,17 +1122,22 @@ static void area_boot_cells(doc *dc, const ob_stats *s, double lo, double hi, do
 static void area_boot_note(doc *dc, const ob_stats *s)
 {
     if (!s->n_boot) return;
+    char few[320] = "Areas whose intervals overlap are not told apart by these seeds.";
+    if (s->boot_seeds <= 1)
+        snprintf(few, sizeof few, "With one seed every resample is that seed: the interval is the area itself and "
+                 "says nothing of the seeds' noise; run more seeds (--seeds).");
+    else if (s->boot_seeds <= 5)
+        snprintf(few, sizeof few, "With %d seeds a workload's resamples are %d distinct sets of seeds, so the "
+                 "interval is %snarrower than the noise it stands for (as a bootstrap of few values is); run more "
+                 "seeds (--seeds) before reading much into areas whose intervals overlap.", s->boot_seeds,
+                 resample_sets(s->boot_seeds), s->boot_seeds <= 3 ? "coarse and " : "");
     doc_p(dc, "The interval and \"largest area in\" are the seeds' noise: %d resamples of the seeds (on each "
               "workload as many seeds as a group has, drawn with replacement, the same draws for optimizers "
               "with the same seeds, whose runs share initialization and data order), each optimizer's time to "
               "target recomputed from the drawn seeds (its lr picked afresh), then the profile; the interval "
               "holds the middle 95%% of its areas, and the share counts the resamples in which its area was "
               "the largest (ties share). Targets, lr grids and step times stay as they are. %s",
-          s->n_boot,
-          s->boot_seeds <= 5 ? "With 5 seeds or fewer the resamples are few distinct sets of seeds (3 seeds make "
-                               "10), so the interval is coarse and narrower than the noise it stands for; run "
-                               "more seeds (--seeds) before reading much into areas whose intervals overlap."
-                             : "Areas whose intervals overlap are not told apart by these seeds.");
+          s->n_boot, few);
 }
 
 /* The profile of the tuned optimizers (ob_stats.n_tuned > 0): each
@@ -1521,6 +1534,19 @@ static void how_seed_by_seed(doc *dc)
               "sign-test p of 2/2^n: 0.5 with 2 seeds, 0.25 with 3, below 0.05 only from 6 seeds.");
 }
 
+/* The best lr's share of the resamples of the seeds. */
+static void how_best_lr_share(doc *dc)
+{
+    doc_p(dc, "Best lr under resamples of the seeds: how settled each best lr is. %d times, an optimizer's "
+              "seeds are drawn again, as many as it ran, with replacement (a seed's runs at every lr together: "
+              "they share initialization and data order), and the lr with the lowest median final loss picked "
+              "again; a workload's paragraph under its table names the best lrs that another lr takes in some "
+              "of these resamples, and how often (summary.csv's best_lr_share, lr_sweep.csv's best_share). "
+              "With few seeds the resamples are few distinct sets of them (3 from 2 seeds, 10 from 3): a best "
+              "lr kept in all of them is then no proof that more seeds would pick it too.",
+          OB_PROFILE_BOOT);
+}
+
 /* Time to the training-loss target, and the ranks by it. */
 static void how_time_to_target(doc *dc)
 {
@@ -1596,6 +1622,7 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
     how_lr_range(dc, o);
     how_configurations(dc, s);
     how_seed_by_seed(dc);
+    how_best_lr_share(dc);
     how_time_to_target(dc);
     how_heldout(dc, d, s);
 }
@@ -1808,6 +1835,56 @@ static void doc_time_to_target(doc *dc, const ob_dataset *d, const ob_stats *s, 
     doc_tt_table(dc, d, s, w, 0);
 }
 
+/* How settled workload w's best lrs are (ob_group.best_lr_share): the
+ * groups whose best lr another lr takes in some resamples of the seeds,
+ * with the lrs that take it; nothing where no group has two lrs. */
+static void doc_best_lr_shares(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+{
+    char moved[1200] = "", b1[32], b2[32], one[600];
+    int n_swept = 0, n_moved = 0, max_seeds = 0;
+    for (int k = 0; k < s->n_g; k++) {
+        const ob_group *g = &s->g[k];
+        if (g->wl != w || g->best < 0 || g->n_lr < 2 || isnan(g->best_lr_share)) continue;
+        n_swept++;
+        if (g->final.n > max_seeds) max_seeds = g->final.n;
+        if (g->best_lr_share >= 1) continue;
+        /* the best lr's share, then the two lrs that take it most often */
+        int alt[2] = {-1, -1};
+        for (int i = 0; i < g->n_lr; i++) {
+            const double sh = g->lrs[i].best_share;
+            if (i == g->best || !(sh > 0)) continue;
+            if (alt[0] < 0 || sh > g->lrs[alt[0]].best_share) alt[1] = alt[0], alt[0] = i;
+            else if (alt[1] < 0 || sh > g->lrs[alt[1]].best_share) alt[1] = i;
+        }
+        int l = snprintf(one, sizeof one, "%s %s in %.0f%% (", d->opt_labels[g->opt], num(g->best_lr, b1, sizeof b1),
+                         100 * g->best_lr_share);
+        for (int a = 0; a < 2 && alt[a] >= 0 && l > 0 && (size_t)l < sizeof one; a++)
+            l += snprintf(one + l, sizeof one - (size_t)l, "%s%s in %.0f%%", a ? ", " : "",
+                          num(g->lrs[alt[a]].lr, b2, sizeof b2), 100 * g->lrs[alt[a]].best_share);
+        /* the groups while they fit whole, then "..." once */
+        const size_t len = strlen(moved);
+        if (n_moved++ < 8 && l > 0 && (size_t)l + 1 < sizeof one && len + (size_t)l + 12 < sizeof moved)
+            snprintf(moved + len, sizeof moved - len, "%s%s)", len ? "; " : "", one);
+        else if (!strstr(moved, "...") && len + 6 < sizeof moved)
+            snprintf(moved + len, sizeof moved - len, "%s...", len ? "; " : "");
+    }
+    if (n_swept == 0) return;
+    char sets[96] = "";
+    if (max_seeds == 1)
+        snprintf(sets, sizeof sets, " (one seed: every resample is that seed)");
+    else if (max_seeds <= 5)
+        snprintf(sets, sizeof sets, " (%d seeds make %d distinct resamples%s)", max_seeds, resample_sets(max_seeds),
+                 max_seeds <= 3 ? ": the shares are coarse" : "");
+    if (n_moved == n_swept)
+        doc_p(dc, "Best lr under resamples of the seeds: %s, of %d resamples%s.", moved, OB_PROFILE_BOOT, sets);
+    else if (n_moved)
+        doc_p(dc, "Best lr under resamples of the seeds: %s; every other best lr keeps the lowest median in all "
+                  "%d%s.", moved, OB_PROFILE_BOOT, sets);
+    else
+        doc_p(dc, "Best lr under resamples of the seeds: every best lr keeps the lowest median in all %d%s.",
+              OB_PROFILE_BOOT, sets);
+}
+
 /* The section of workload w: its ranked table, the guard's interventions,
  * the seed-by-seed comparison, its configurations, the confirmation, time to
  * the training and held-out targets, and its figures. */
@@ -1821,6 +1898,7 @@ static ob_status doc_workload(doc *dc, const ob_dataset *d, const ob_stats *s, c
     snprintf(metric_hdr, sizeof metric_hdr, "held-out %s",
              wdef && wdef->metric_name ? wdef->metric_name : "metric");
     doc_ranked_table(dc, d, s, rank, w, metric_hdr);
+    doc_best_lr_shares(dc, d, s, w);
     doc_guard(dc, d, s, w);
     ob_status st = doc_paired(dc, d, s, rank, w, 0, e);
     if (st != OB_OK) return st;

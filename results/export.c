@@ -317,7 +317,10 @@ static const ob_file_doc docs[] = {
      "runs, finished, diverged, failed, divergence_rate, first_diverged_lr, above_start (finished runs, not "
      "diverged, whose final loss is above their loss at the first step: blown up below the divergence threshold, "
      "train.diverge_factor), final_max_finite (the worst final loss at the best lr of the seeds that did not "
-     "diverge and ended finite, as lr_sweep.csv's final_max there; empty when none did)"},
+     "diverge and ended finite, as lr_sweep.csv's final_max there; empty when none did), best_lr_share (how "
+     "settled best_lr is: the share of " OB_PROFILE_BOOT_TEXT " resamples of the seeds, drawn with replacement "
+     "with a seed's runs at every lr together, in which it keeps the lowest median final loss; empty without a "
+     "best lr)"},
     {"confirm.csv", "one row per workload x optimizer: the confirmation runs at the best lr (written "
      "when the database holds any: run --confirm-seeds)",
      "workload, optimizer, rank (1 = lowest confirmed median final loss, equal ones sharing a rank; empty when the runs are not at "
@@ -352,7 +355,8 @@ static const ob_file_doc docs[] = {
      "their median step time on a workload where some run predates the mean: "
      "time_to_target.csv's step_time; inf = not reached), is_best (1 at the best lr), nonfinite (seeds that "
      "finished, not diverged, with no finite loss in the final window: +inf in final_median, outside "
-     "final_min/final_max)"},
+     "final_min/final_max), best_share (the share of the resamples of summary.csv's best_lr_share in which this "
+     "lr has the lowest median final loss; empty where no lr has a finite median)"},
     {"hp_sweep.csv", "sensitivity to each swept hyperparameter besides the lr: one row per configuration "
      "at its best lr, per workload x key x line (written when a sweep gives a line: run --sweep; the "
      "hp_* figures draw it)",
@@ -1276,7 +1280,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
                            "eval_metric_ci_coverage", "lr_width_decades",
                            "lr_width_open", "lr_width_unmeasured", "loss_at_half_lr", "loss_at_double_lr", "seed_cv", "runs",
                            "finished", "diverged", "failed", "divergence_rate", "first_diverged_lr", "above_start",
-                           "final_max_finite"),
+                           "final_max_finite", "best_lr_share"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -1304,6 +1308,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
         ob_csv_num(&c, g->first_div_lr);
         ob_csv_int(&c, g->n_above_start);
         ob_csv_num(&c, g->best >= 0 ? g->lrs[g->best].max_finite : NAN);
+        ob_csv_num(&c, g->best_lr_share);
         ob_csv_row(&c);
     }
     OB_TRY(ob_csv_close(&c, e));
@@ -1311,7 +1316,8 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
     OB_TRY(ob_csv_open(&c, dir, "lr_sweep.csv",
                        HDR("workload", "optimizer", "lr", "runs", "finished", "diverged",
                            "final_median", "final_min", "final_max", "eval_loss_median",
-                           "eval_metric_median", "steps_to_target", "time_to_target_s", "is_best", "nonfinite"),
+                           "eval_metric_median", "steps_to_target", "time_to_target_s", "is_best", "nonfinite",
+                           "best_share"),
                        e));
     for (int k = 0; k < s->n_g; k++) {
         const ob_group *g = &s->g[k];
@@ -1338,6 +1344,7 @@ static ob_status write_summary(const ob_dataset *d, const ob_stats *s, const int
             ob_csv_num(&c, p->tt_time_s);
             ob_csv_int(&c, i == g->best);
             ob_csv_int(&c, p->n_nonfinite);
+            ob_csv_num(&c, p->best_share);
             ob_csv_row(&c);
         }
     }

@@ -10,6 +10,7 @@
 
 #include "core/cpu_share.h"
 #include "core/hparams.h"
+#include "core/rng.h"
 #include "results/profile.h"
 
 static ob_status no_mem(ob_err *e, const char *what)
@@ -668,6 +669,64 @@ static ob_status best_lr_runs(const ob_dataset *d, ob_group *g, const int *idx, 
     return OB_OK;
 }
 
+/* g's best_lr_share and each lr point's best_share (see ob_group) from its
+ * sweep runs idx[0..n). */
+static ob_status best_lr_shares(const ob_dataset *d, ob_group *g, const int *idx, int n, ob_err *e)
+{
+    g->best_lr_share = NAN;
+    for (int i = 0; i < g->n_lr; i++) g->lrs[i].best_share = NAN;
+    if (g->best < 0) return OB_OK;
+    int64_t *seeds = malloc(((size_t)n + 1) * sizeof *seeds);
+    double *fin = malloc(((size_t)n * g->n_lr + 1) * sizeof *fin); /* (seed, lr) final loss, NaN: no run */
+    double *vals = malloc(((size_t)n + 1) * sizeof *vals);
+    int *picked = calloc((size_t)g->n_lr + 1, sizeof *picked), *of = malloc(((size_t)n + 1) * sizeof *of);
+    if (!seeds || !fin || !vals || !picked || !of) {
+        free(seeds), free(fin), free(vals), free(picked), free(of);
+        return no_mem(e, "computing the statistics");
+    }
+    int n_s = 0; /* the seeds with a finished run */
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        int j = 0;
+        while (j < n_s && seeds[j] != r->seed) j++;
+        if (j == n_s && r->finished) seeds[n_s++] = r->seed;
+    }
+    for (int k = 0; k < n_s * g->n_lr; k++) fin[k] = NAN;
+    for (int k = 0; k < n; k++) {
+        const ob_rrun *r = &d->runs[idx[k]];
+        int j = 0, i = 0;
+        while (j < n_s && seeds[j] != r->seed) j++;
+        while (i < g->n_lr && g->lrs[i].lr != r->lr) i++;
+        if (r->finished && j < n_s && i < g->n_lr) fin[j * g->n_lr + i] = run_final(r);
+    }
+    const uint64_t stream = (uint64_t)g->wl << 32 | (uint64_t)g->opt;
+    for (int b = 0; b < OB_PROFILE_BOOT; b++) {
+        for (int k = 0; k < n_s; k++) { /* the drawn seeds */
+            const uint32_t u = ob_philox(OB_BEST_LR_BOOT_KEY, stream, (uint64_t)b << 32 | (uint64_t)k).v[0];
+            of[k] = (int)(((uint64_t)u * (uint64_t)n_s) >> 32);
+        }
+        int best = -1;
+        double best_med = INFINITY;
+        for (int i = 0; i < g->n_lr; i++) { /* ascending lr: a tie stays with the smaller */
+            int m = 0;
+            for (int k = 0; k < n_s; k++) {
+                const double v = fin[of[k] * g->n_lr + i];
+                if (isnan(v)) continue;
+                int q = m++;
+                for (; q > 0 && vals[q - 1] > v; q--) vals[q] = vals[q - 1];
+                vals[q] = v;
+            }
+            const double med = quantile_sorted(vals, m, 0.5);
+            if (isfinite(med) && (best < 0 || med < best_med)) best = i, best_med = med;
+        }
+        if (best >= 0) picked[best]++;
+    }
+    for (int i = 0; i < g->n_lr; i++) g->lrs[i].best_share = (double)picked[i] / OB_PROFILE_BOOT;
+    g->best_lr_share = g->lrs[g->best].best_share;
+    free(seeds), free(fin), free(vals), free(picked), free(of);
+    return OB_OK;
+}
+
 /* The width of g's lr range (g->width_decades; NaN and why in
  * g->width_unmeasured where it says nothing) from its lrs lrv and the
  * medians medv that count for the range; the tolerance as group_basic's. */
@@ -807,6 +866,7 @@ static ob_status group_basic(const ob_dataset *d, ob_group *g, const int *idx, i
     }
     g->div_rate = g->n_finished ? (double)g->n_diverged / g->n_finished : NAN;
     pick_best_lr(g);
+    if ((st = best_lr_shares(d, g, idx, n, e)) != OB_OK) goto out;
     if (g->best >= 0 && ((st = best_lr_runs(d, g, idx, n, has_el, has_em, tmp, tmp2, tmp3, e)) != OB_OK ||
                          (st = lr_range(g, tol, of_progress, start, e)) != OB_OK))
         goto out;

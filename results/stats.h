@@ -225,6 +225,8 @@ typedef struct ob_lr_point {
     double tt_steps_lo, tt_steps_hi; /* the interval of tt_steps over the seeds (ob_stat_majority_first_reach);
                                  * NaN when no majority got there */
     double tt_steps_cover;      /* the probability that it holds their median (ob_stat_median_ci) */
+    double best_share;          /* the share of resamples of the group's seeds in which this lr has the
+                                 * lowest median final loss (ob_group.best_lr_share); NaN: not computed */
 } ob_lr_point;
 
 /* Why a group's lr range has no width (width_decades NaN) although it has a
@@ -281,6 +283,11 @@ typedef struct ob_group {
     ob_lr_point *lrs;           /* (n_lr,) ascending lr */
     int best;                   /* index into lrs; -1 when no lr has a finite median */
     double best_lr;
+    double best_lr_share;       /* how settled best_lr is: over OB_PROFILE_BOOT resamples of the group's
+                                 * seeds (as many as it has, drawn with replacement, a seed's runs at
+                                 * every lr together, as they share initialization and data order), the
+                                 * share in which best_lr keeps the lowest median final loss (ties: the
+                                 * smaller lr), each lr's in lrs[].best_share; NaN without a best lr */
     ob_spread final, eval_loss, eval_metric;
     double width_decades;       /* NaN: not measured (width_unmeasured says why) */
     int width_open_lo, width_open_hi;
@@ -443,6 +450,8 @@ typedef struct ob_stats {
 #define OB_PROFILE_BOOT 2000
 #define OB_PROFILE_BOOT_TEXT "2000" /* the same, for texts */
 #define OB_PROFILE_BOOT_KEY 0x70726f66696c65ULL
+/* ... and of the resamples of a group's seeds for its best lr (ob_group.best_lr_share) */
+#define OB_BEST_LR_BOOT_KEY 0x626573746c72ULL
 
 /* The workloads whose time to target is from median step times
  * (tt_by_median; not those whose target the loss met at the start), only

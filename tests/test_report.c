@@ -208,6 +208,13 @@ static void test_tables(const char *db, const char *out)
     ob_report_result res;
     write_report(db, out, &res);
     CHECK(check_tex(out, 6) == 3); /* two workloads' and the profile's */
+    /* how settled the best lrs are, under a workload's table */
+    char *md0 = slurp(out, "summary.md");
+    const char *how = md0 ? strstr(md0, "Best lr under resamples of the seeds: how settled") : NULL;
+    CHECK_MSG(how && strstr(how + 1, "\n\nBest lr under resamples of the seeds: ") &&
+                  strstr(how + 1, " in all 2000 (3 seeds make 10 distinct resamples: the shares are coarse)."),
+              "%s", md0 ? md0 : "no summary.md");
+    free(md0);
     /* rosen adam's lr range (one lr) is not measured, marked and explained */
     char *tex = slurp(out, "summary.tex");
     /* the profile's areas by rank, with the seeds' interval and share of the largest */
@@ -278,6 +285,8 @@ static void test_tables(const char *db, const char *out)
         CHECK(num_of(cell(&t, r, "eval_metric_median")) == 0.9);
         /* no seed diverged at the best lr: the worst finite one is the max */
         CHECK(num_of(cell(&t, r, "final_max_finite")) == num_of(cell(&t, r, "final_max")));
+        /* a share of resamples of the seeds */
+        CHECK(num_of(cell(&t, r, "best_lr_share")) > 0 && num_of(cell(&t, r, "best_lr_share")) <= 1);
         /* lr 0.1 is within 10% of the best but a seed diverged there: a closed range */
         CHECK(!strcmp(cell(&t, r, "lr_width_open"), "0"));
         CHECK_NEAR(num_of(cell(&t, r, "lr_width_decades")), log(1.1) / log(4.0), 1e-12);
@@ -692,7 +701,7 @@ static void test_lr_range_edges(const char *db, const char *out)
         if (at_01) CHECK(num_of(cell(&t, i, "final_max")) == 1.02 && !strcmp(cell(&t, i, "final_median"), "1.02"));
     }
     CHECK(seen == 3);
-    CHECK(t.cols == 15 && !strcmp(t.cell[14], "nonfinite"));
+    CHECK(t.cols == 16 && !strcmp(t.cell[14], "nonfinite") && !strcmp(t.cell[15], "best_share"));
     free_table(&t);
     /* in runs.csv that seed's final loss is the worst, +inf, as the statistics count it */
     CHECK(read_table(out, "runs.csv", &t) == 0);
@@ -848,11 +857,18 @@ static void test_provenance(const char *db, const char *out)
     md = slurp(out, "summary.md");
     CHECK(md && !strstr(md, "Pooled provenance"));
     CHECK(md && strstr(md, "1 of the runs are confirmation runs"));
+    /* how settled the best lrs are: explained once, and said under each workload's table */
+    CHECK(md && strstr(md, "Best lr under resamples of the seeds: how settled each best lr is.") &&
+          strstr(md, " (summary.csv's best_lr_share, lr_sweep.csv's best_share)."));
+    /* ... and said under a workload's table only where an optimizer ran two lrs or more */
+    const char *how = md ? strstr(md, "Best lr under resamples of the seeds: how settled") : NULL;
+    CHECK(how && !strstr(how + 1, "Best lr under resamples of the seeds: "));
     /* the Files table's notes whole, however long (summary.csv's ends with its last column) */
     CHECK(md && strstr(md, "divergence_rate, first_diverged_lr, above_start (finished runs, not diverged, whose final "
                            "loss is above their loss at the first step: blown up below the divergence threshold, "
                            "train.diverge_factor), final_max_finite (") &&
-          strstr(md, "as lr_sweep.csv's final_max there; empty when none did) |"));
+          strstr(md, "as lr_sweep.csv's final_max there; empty when none did), best_lr_share (") &&
+          strstr(md, "in which it keeps the lowest median final loss; empty without a best lr) |"));
     free(md);
     /* a run's own revision and machine (a benchmark continued or grown by
      * another build) count over its benchmark's: one sgd run continued

@@ -1809,6 +1809,41 @@ static void test_profile_boot(const char *path)
     ob_store_close(s);
 }
 
+/* How settled a best lr is (ob_group.best_lr_share): lr 0.1 ends at 3 on
+ * every seed, lr 0.01 at 1, 5, 5; the median picks 0.1, and a resample
+ * picks 0.01 where it draws seed 0 twice or more, 7 times in 27 (a drawn
+ * seed brings its runs at every lr). One lr, or one seed: always the same
+ * pick. */
+static void test_best_lr_share(const char *path)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const double f01[3] = {1, 5, 5};
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.01, seed, "done", f01[seed], 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, 0.1, seed, "done", 3, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.1, seed, "done", 3, 10, 1, 1, 1, 1, 1, 1, 0});
+    }
+    fx_add(s, 0, &(fx_run){"W", "lion", NULL, 0.01, 0, "done", 2, 10, 1, 1, 1, 1, 1, 1, 0});
+    fx_add(s, 0, &(fx_run){"W", "lion", NULL, 0.1, 0, "done", 1, 10, 1, 1, 1, 1, 1, 1, 0});
+    ob_dataset d;
+    ob_stats st;
+    load_stats(ob_store_db(s), NULL, &d, &st);
+    const ob_group *a = grp(&d, &st, "W", "adam"), *g = grp(&d, &st, "W", "sgd"), *l = grp(&d, &st, "W", "lion");
+    CHECK(a && g && l);
+    if (a && g && l) {
+        CHECK(a->n_lr == 2 && a->best_lr == 0.1);
+        CHECK_MSG(fabs(a->best_lr_share - 20.0 / 27) < 0.03 && a->lrs[1].best_share == a->best_lr_share &&
+                      fabs(a->lrs[0].best_share + a->lrs[1].best_share - 1) < 1e-12,
+                  "adam: 0.1 best in %g of the resamples (20/27 = %g), 0.01 in %g", a->best_lr_share, 20.0 / 27,
+                  a->lrs[0].best_share);
+        CHECK(g->best_lr_share == 1 && l->best_lr == 0.1 && l->best_lr_share == 1 && l->lrs[0].best_share == 0);
+    }
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+}
+
 /* Two doubles alike, NaN alike. */
 static int same_num(double a, double b) { return (isnan(a) && isnan(b)) || a == b; }
 
@@ -2345,6 +2380,7 @@ int main(void)
         {"tt_touch.db", test_tt_rank_touching},
         {"tt_seeds.db", test_tt_rank_seeds},
         {"profile_boot.db", test_profile_boot},
+        {"best_lr_share.db", test_best_lr_share},
         {"curves_db.db", test_curves_from_db},
         {"heldout.db", test_heldout_target},
         {"heldout_metric.db", test_heldout_metric_target},

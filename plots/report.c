@@ -1,13 +1,14 @@
 /* plots/report.c - `optbench report` (see report.h): load, compute, export,
  * write the figure scripts, render them, and write summary.md and index.html.
  *
- * The two documents are written side by side through a tiny writer (doc_*)
- * so they always hold the same tables: Markdown for a CI job summary or a
- * repository, HTML with the figures inline for a browser.
+ * The two documents are written side by side through a tiny writer
+ * (plots/doc.h) so they always hold the same tables: Markdown for a CI job
+ * summary or a repository, HTML with the figures inline for a browser.
  */
 #include "plots/report.h"
 #include "core/cpu_share.h"
 #include "core/fs.h"
+#include "plots/doc.h"
 #include "plots/latex.h"
 
 #include <errno.h>
@@ -52,194 +53,6 @@ ob_status ob_mkdirs(const char *path, ob_err *e)
         snprintf(e->msg + l, sizeof e->msg - l, " (give --out a folder that can be written)");
     }
     return OB_ERR_INPUT;
-}
-
-/* ---- a writer of Markdown and HTML at once ------------------------------------ */
-
-typedef struct doc {
-    FILE *md, *html;
-    int in_row, col;
-} doc;
-
-static void html_esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-    }
-}
-
-static void md_cell_esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|') fputs("\\|", f);
-        else if (*s == '\n') fputc(' ', f);
-        else fputc(*s, f);
-    }
-}
-
-/* Text of the user's own (a benchmark's name, a host name) in a Markdown
- * paragraph: the characters that would start emphasis, code, a link, HTML,
- * an entity, math or a table cell are escaped with a backslash (CommonMark
- * shows an escaped ASCII punctuation character as itself); a line break is a
- * space. */
-static void md_text_esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '\n' || *s == '\r') {
-            fputc(' ', f);
-            continue;
-        }
-        if (strchr("\\`*_[]<>|~&!$", *s)) fputc('\\', f);
-        fputc(*s, f);
-    }
-}
-
-/* fmt formatted whole: into small when it fits, else into a buffer of its
- * own (*own, to free); truncated to small only when out of memory. */
-static char *doc_vfmt(char *small, size_t n, char **own, const char *fmt, va_list ap)
-{
-    va_list again;
-    va_copy(again, ap);
-    const int len = vsnprintf(small, n, fmt, ap);
-    *own = NULL;
-    if (len >= 0 && (size_t)len >= n && (*own = malloc((size_t)len + 1)) != NULL)
-        vsnprintf(*own, (size_t)len + 1, fmt, again);
-    va_end(again);
-    return *own ? *own : small;
-}
-
-static void doc_h(doc *d, int level, const char *fmt, ...) OB_PRINTF(3, 4);
-static void doc_h(doc *d, int level, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    fprintf(d->md, "\n%.*s %s\n\n", level, "######", buf);
-    fprintf(d->html, "<h%d>", level);
-    html_esc(d->html, buf);
-    fprintf(d->html, "</h%d>\n", level);
-}
-
-static void doc_p(doc *d, const char *fmt, ...) OB_PRINTF(2, 3);
-static void doc_p(doc *d, const char *fmt, ...)
-{
-    char small[4096], *own;
-    va_list ap;
-    va_start(ap, fmt);
-    const char *buf = doc_vfmt(small, sizeof small, &own, fmt, ap);
-    va_end(ap);
-    fprintf(d->md, "%s\n\n", buf);
-    fputs("<p>", d->html);
-    html_esc(d->html, buf);
-    fputs("</p>\n", d->html);
-    free(own);
-}
-
-static void doc_table(doc *d, int n, const char *const *hdr)
-{
-    fputs("|", d->md);
-    for (int i = 0; i < n; i++) {
-        fputc(' ', d->md);
-        md_cell_esc(d->md, hdr[i]);
-        fputs(" |", d->md);
-    }
-    fputs("\n|", d->md);
-    for (int i = 0; i < n; i++) fputs(i < 2 ? " --- |" : " ---: |", d->md);
-    fputs("\n", d->md);
-    fputs("<table>\n<thead><tr>", d->html);
-    for (int i = 0; i < n; i++) {
-        fputs("<th>", d->html);
-        html_esc(d->html, hdr[i]);
-        fputs("</th>", d->html);
-    }
-    fputs("</tr></thead>\n<tbody>\n", d->html);
-}
-
-static void doc_cell(doc *d, const char *fmt, ...) OB_PRINTF(2, 3);
-static void doc_cell(doc *d, const char *fmt, ...)
-{
-    char small[1024], *own;
-    va_list ap;
-    va_start(ap, fmt);
-    const char *buf = doc_vfmt(small, sizeof small, &own, fmt, ap);
-    va_end(ap);
-    if (!d->in_row) {
-        fputs("|", d->md);
-        fputs("<tr>", d->html);
-        d->in_row = 1;
-        d->col = 0;
-    }
-    fputc(' ', d->md);
-    md_cell_esc(d->md, buf);
-    fputs(" |", d->md);
-    fputs(d->col < 2 ? "<td>" : "<td class=\"n\">", d->html);
-    html_esc(d->html, buf);
-    fputs("</td>", d->html);
-    d->col++;
-    free(own);
-}
-
-static void doc_row_end(doc *d)
-{
-    fputs("\n", d->md);
-    fputs("</tr>\n", d->html);
-    d->in_row = 0;
-}
-
-static void doc_table_end(doc *d)
-{
-    fputs("\n", d->md);
-    fputs("</tbody></table>\n", d->html);
-}
-
-/* rendered: 1 drawn, 0 not attempted (no gnuplot, --no-render), -1 gnuplot failed */
-static void doc_figure(doc *d, const ob_figure *f, int rendered)
-{
-    if (rendered < 0) {
-        fprintf(d->md, "*%s: gnuplot failed on `%s.gp`; its messages are in gnuplot.log.* %s\n\n", f->title,
-                f->stem, f->caption);
-        fprintf(d->html, "<figure class=\"missing\"><div>Not rendered: gnuplot failed on <code>%s.gp</code>; "
-                         "its messages are in <a href=\"gnuplot.log\">gnuplot.log</a>.</div><figcaption><b>",
-                f->stem);
-    } else if (rendered) {
-        fprintf(d->md, "![%s](%s.png)\n\n*%s* (`%s.gp`, [SVG](%s.svg)", f->title, f->stem, f->caption,
-                f->stem, f->stem);
-        if (f->has_pdf) fprintf(d->md, ", [PDF](%s.pdf)", f->stem);
-        fprintf(d->md, ")\n\n");
-        fprintf(d->html, "<figure><a href=\"%s.svg\"><img src=\"%s.png\" alt=\"", f->stem, f->stem);
-        html_esc(d->html, f->title);
-        fprintf(d->html, "\"></a><figcaption><b>");
-    } else {
-        fprintf(d->md, "*%s: not rendered; run `gnuplot %s.gp` in this folder.* %s\n\n", f->title,
-                f->stem, f->caption);
-        fprintf(d->html, "<figure class=\"missing\"><div>Not rendered: run <code>gnuplot %s.gp</code> "
-                         "in this folder.</div><figcaption><b>", f->stem);
-    }
-    html_esc(d->html, f->title);
-    fputs(".</b> ", d->html);
-    html_esc(d->html, f->caption);
-    fprintf(d->html, " <span class=\"src\">(<a href=\"%s.gp\">%s.gp</a>", f->stem, f->stem);
-    if (rendered > 0 && f->has_pdf) fprintf(d->html, ", <a href=\"%s.pdf\">PDF</a>", f->stem);
-    fprintf(d->html, ")</span></figcaption></figure>\n");
-}
-
-/* A figure that was not drawn because it would have no data: a note. */
-static void doc_skipped(doc *d, const ob_figure *f)
-{
-    fprintf(d->md, "*%s: %s*\n\n", f->title, f->caption);
-    fputs("<p class=\"skipped\"><b>", d->html);
-    html_esc(d->html, f->title);
-    fputs(":</b> ", d->html);
-    html_esc(d->html, f->caption);
-    fputs("</p>\n", d->html);
 }
 
 /* ---- number formatting for the documents ----------------------------------- */
@@ -342,7 +155,7 @@ static void bench_line(FILE *f, void (*esc)(FILE *, const char *), const ob_benc
             b->finished_at ? b->finished_at : "");
 }
 
-static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
+static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, ob_doc *dc)
 {
     ob_bench_list bl;
     ob_err e = {0};
@@ -354,13 +167,13 @@ static void describe_benchmarks(sqlite3 *db, const ob_dataset *d, doc *dc)
     /* ob_bench_list_load lists them oldest first */
     if (n > 1) qsort(b, (size_t)n, sizeof *b, bench_by_id);
     for (int i = 0; i < n && i < 5; i++) {
-        bench_line(dc->md, md_text_esc, b[i]);
+        bench_line(dc->md, ob_doc_md_text_esc, b[i]);
         fputs("\n\n", dc->md);
         fputs("<p>", dc->html);
-        bench_line(dc->html, html_esc, b[i]);
+        bench_line(dc->html, ob_doc_html_esc, b[i]);
         fputs("</p>\n", dc->html);
     }
-    if (n > 5) doc_p(dc, "... and %d more benchmarks in this database.", n - 5);
+    if (n > 5) ob_doc_p(dc, "... and %d more benchmarks in this database.", n - 5);
     free(b);
     ob_bench_list_free(&bl);
 }
@@ -601,7 +414,7 @@ static int setup_lrs(const ob_dataset *d, int k, double *v, char *lrs, size_t ca
 
 /* Optimizer configuration k's row of the Setup table: its settings other
  * than the defaults and its learning rates (v: room for d->n values). */
-static ob_status setup_row(sqlite3 *db, const ob_dataset *d, int k, double *v, doc *dc, ob_err *e)
+static ob_status setup_row(sqlite3 *db, const ob_dataset *d, int k, double *v, ob_doc *dc, ob_err *e)
 {
     ob_setting_diff *sd = NULL;
     int n = 0;
@@ -611,10 +424,10 @@ static ob_status setup_row(sqlite3 *db, const ob_dataset *d, int k, double *v, d
     setup_settings(sd, n, set, sizeof set);
     free(sd);
     const int u = setup_lrs(d, k, v, lrs, sizeof lrs);
-    doc_cell(dc, "%s", d->opt_labels[k]);
-    doc_cell(dc, "%s", n ? set : "the defaults");
-    doc_cell(dc, "%s", u ? lrs : "-");
-    doc_row_end(dc);
+    ob_doc_cell(dc, "%s", d->opt_labels[k]);
+    ob_doc_cell(dc, "%s", n ? set : "the defaults");
+    ob_doc_cell(dc, "%s", u ? lrs : "-");
+    ob_doc_row_end(dc);
     return OB_OK;
 }
 
@@ -622,27 +435,27 @@ static ob_status setup_row(sqlite3 *db, const ob_dataset *d, int k, double *v, d
  * configuration's learning rates and the settings it ran with where they
  * differ from this optbench's defaults (settings.csv), so that a reader
  * of the rankings knows the recipes compared. */
-static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, doc *dc, ob_err *e)
+static ob_status doc_setup(sqlite3 *db, const ob_dataset *d, ob_doc *dc, ob_err *e)
 {
-    doc_h(dc, 2, "Setup");
+    ob_doc_h(dc, 2, "Setup");
     double *v = malloc(((size_t)d->n + 1) * sizeof *v);
     if (!v) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     char wl[2048];
     setup_workloads(d, v, wl, sizeof wl);
-    doc_p(dc, "Workloads: %s (confirmation seeds not counted). Each optimizer configuration below ran with "
+    ob_doc_p(dc, "Workloads: %s (confirmation seeds not counted). Each optimizer configuration below ran with "
               "the settings listed, where they differ from this optbench's defaults for it and for training "
               "(settings.csv; runs.csv's hparams holds every value), at each of its learning rates and with "
               "every seed, on the workloads it ran.", wl);
     static const char *const hdr[] = {"optimizer", "settings other than the defaults", "learning rates"};
-    doc_table(dc, 3, hdr);
+    ob_doc_table(dc, 3, hdr);
     ob_status st = OB_OK;
     for (int k = 0; k < d->n_opt && st == OB_OK; k++) st = setup_row(db, d, k, v, dc, e);
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
     free(v);
     return st;
 }
 
-static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+static void doc_guard(ob_doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     char text[4096];
     size_t l = 0;
@@ -657,7 +470,7 @@ static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
                               sweep[0] ? sweep : "none in the sweep", fresh[0] ? ", on the fresh seeds " : "", fresh);
     }
     if (l)
-        doc_p(dc, "The guard at the best lrs: %s. Such runs trained on fewer batches than their steps (a skipped "
+        ob_doc_p(dc, "The guard at the best lrs: %s. Such runs trained on fewer batches than their steps (a skipped "
                   "step changes neither parameters nor optimizer state; a rolled-back one also undoes the steps "
                   "since the last snapshot); runs.csv counts them per run and the database's events table lists "
                   "each step.",
@@ -668,7 +481,7 @@ static void doc_guard(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
  * sentence (which also had room for about 3,000 characters only). */
 #define PAIRED_TABLE_PAIRS 8
 
-static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm,
+static ob_status doc_paired(ob_doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w, int confirm,
                             ob_err *e)
 {
     int order[512];
@@ -677,25 +490,25 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
     if (n - 1 > PAIRED_TABLE_PAIRS) {
         /* more pairs than a sentence reads well (the nightly config's 17):
          * a table, a row per pair, every pair however many there are */
-        doc_p(dc, "Seed by seed%s, each optimizer against the next in the ranking:",
+        ob_doc_p(dc, "Seed by seed%s, each optimizer against the next in the ranking:",
               confirm ? " on the fresh seeds" : " at the best lrs");
         static const char *const hdr[] = {"optimizer a (rank)", "optimizer b (rank)", "a lower on", "median change, a vs b"};
-        doc_table(dc, 4, hdr);
+        ob_doc_table(dc, 4, hdr);
         int max_n = 0;
         for (int i = 0; i + 1 < n; i++) {
             ob_paired pr;
             OB_TRY(ob_stats_pair_neighbours(d, s, order[i], order[i + 1], confirm, &pr, e));
             if (pr.n > max_n) max_n = pr.n;
-            doc_cell(dc, "%s (%d)", d->opt_labels[s->g[order[i]].opt], rank[order[i]]);
-            doc_cell(dc, "%s (%d)", d->opt_labels[s->g[order[i + 1]].opt], rank[order[i + 1]]);
-            doc_cell(dc, "%d of %d seed%s", pr.a_lower, pr.n, pr.n == 1 ? "" : "s");
-            if (isinf(pr.median_rel)) doc_cell(dc, "+inf (diverged on half the seeds or more)");
-            else if (!isnan(pr.median_rel)) doc_cell(dc, "%+.1f%%", 100 * pr.median_rel);
-            else doc_cell(dc, "-");
-            doc_row_end(dc);
+            ob_doc_cell(dc, "%s (%d)", d->opt_labels[s->g[order[i]].opt], rank[order[i]]);
+            ob_doc_cell(dc, "%s (%d)", d->opt_labels[s->g[order[i + 1]].opt], rank[order[i + 1]]);
+            ob_doc_cell(dc, "%d of %d seed%s", pr.a_lower, pr.n, pr.n == 1 ? "" : "s");
+            if (isinf(pr.median_rel)) ob_doc_cell(dc, "+inf (diverged on half the seeds or more)");
+            else if (!isnan(pr.median_rel)) ob_doc_cell(dc, "%+.1f%%", 100 * pr.median_rel);
+            else ob_doc_cell(dc, "-");
+            ob_doc_row_end(dc);
         }
-        doc_table_end(dc);
-        doc_p(dc, "(%s.)",
+        ob_doc_table_end(dc);
+        ob_doc_p(dc, "(%s.)",
               max_n >= 6 ? "sign-test p in paired.csv"
                          : "fewer than 6 seeds: no such count is significant at 5% (two-sided); paired.csv");
         return OB_OK;
@@ -722,7 +535,7 @@ static ob_status doc_paired(doc *dc, const ob_dataset *d, const ob_stats *s, con
         snprintf(buf + l, sizeof buf - l, " (%s).",
                  max_n >= 6 ? "sign-test p in paired.csv"
                             : "fewer than 6 seeds: no such count is significant at 5% (two-sided); paired.csv");
-    doc_p(dc, "%s", buf);
+    ob_doc_p(dc, "%s", buf);
     return OB_OK;
 }
 
@@ -766,7 +579,7 @@ static ob_ttt tt_of(const ob_stats *s, int k, int held_out)
 /* A workload's time-to-target table as its steps build it: its groups in
  * order with their ranks, and what the rows leave for the notes under it. */
 typedef struct tt_table {
-    doc *dc;
+    ob_doc *dc;
     const ob_dataset *d;
     const ob_stats *s;
     int w, held_out;
@@ -814,23 +627,23 @@ static void tt_rank_order(tt_table *tb)
  * rank ties within (the seeds' noise) where there is one. */
 static void tt_steps_cell(tt_table *tb, const ob_ttt *t)
 {
-    doc *dc = tb->dc;
+    ob_doc *dc = tb->dc;
     char b1[64], b2[64], b3[64];
     double lo, hi;
     if (ob_ttt_interval(t, 1, &lo, &hi) && lo < hi) {
         tb->n_brackets++;
         cover_range(tb->scov, t->steps_cover);
         num(lo, b2, sizeof b2);
-        if (isinf(hi)) doc_cell(dc, "%s (>= %s: a seed never got there)", num(t->steps, b1, sizeof b1), b2);
-        else doc_cell(dc, "%s (%s - %s)", num(t->steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
-    } else doc_cell(dc, "%s", num(t->steps, b1, sizeof b1));
+        if (isinf(hi)) ob_doc_cell(dc, "%s (>= %s: a seed never got there)", num(t->steps, b1, sizeof b1), b2);
+        else ob_doc_cell(dc, "%s (%s - %s)", num(t->steps, b1, sizeof b1), b2, num(hi, b3, sizeof b3));
+    } else ob_doc_cell(dc, "%s", num(t->steps, b1, sizeof b1));
 }
 
 /* The training-time cell of a group that got there, with the interval its
  * rank ties within (the seeds' noise and the timing's) where there is one. */
 static void tt_time_cell(tt_table *tb, const ob_ttt *t)
 {
-    doc *dc = tb->dc;
+    ob_doc *dc = tb->dc;
     char b1[64], b2[64], b3[64];
     double lo, hi;
     if (isfinite(t->time_s) && ob_ttt_interval(t, 0, &lo, &hi) && lo < hi) {
@@ -838,15 +651,15 @@ static void tt_time_cell(tt_table *tb, const ob_ttt *t)
         cover_range(tb->scov, t->steps_cover);
         cover_range(tb->tcov, t->step_ms_cover);
         secs_text(lo, b2, sizeof b2);
-        if (isinf(hi)) doc_cell(dc, "%s (>= %s)", secs_text(t->time_s, b1, sizeof b1), b2);
-        else doc_cell(dc, "%s (%s - %s)", secs_text(t->time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
-    } else doc_cell(dc, "%s", secs_text(t->time_s, b1, sizeof b1));
+        if (isinf(hi)) ob_doc_cell(dc, "%s (>= %s)", secs_text(t->time_s, b1, sizeof b1), b2);
+        else ob_doc_cell(dc, "%s (%s - %s)", secs_text(t->time_s, b1, sizeof b1), b2, secs_text(hi, b3, sizeof b3));
+    } else ob_doc_cell(dc, "%s", secs_text(t->time_s, b1, sizeof b1));
 }
 
 /* A row each for the groups that got there, in rank order. */
 static void tt_reached_rows(tt_table *tb)
 {
-    doc *dc = tb->dc;
+    ob_doc *dc = tb->dc;
     char b1[64];
     for (int i = 0; i < tb->n_here; i++) {
         const ob_group *g = &tb->s->g[tb->order[i]];
@@ -855,48 +668,48 @@ static void tt_reached_rows(tt_table *tb)
         tb->n_reached++;
         tb->n_shared += (i > 0 && tb->trank[i - 1] == tb->trank[i]) ||
                         (i + 1 < tb->n_here && tb->trank[i + 1] == tb->trank[i]);
-        doc_cell(dc, "%d", tb->trank[i]);
-        doc_cell(dc, "%s", tb->d->opt_labels[g->opt]);
+        ob_doc_cell(dc, "%d", tb->trank[i]);
+        ob_doc_cell(dc, "%s", tb->d->opt_labels[g->opt]);
         /* each with the interval its rank ties within (the seeds' noise,
          * and for the time the timing's too) */
         tt_steps_cell(tb, &t);
         tt_time_cell(tb, &t);
-        doc_cell(dc, "%s", num(t.lr, b1, sizeof b1));
-        doc_row_end(dc);
+        ob_doc_cell(dc, "%s", num(t.lr, b1, sizeof b1));
+        ob_doc_row_end(dc);
     }
 }
 
 /* A row each for the groups that did not get there, unranked. */
 static void tt_censored_rows(const tt_table *tb)
 {
-    doc *dc = tb->dc;
+    ob_doc *dc = tb->dc;
     for (int i = 0; i < tb->n_here; i++) {
         const ob_group *g = &tb->s->g[tb->order[i]];
         if (!tt_of(tb->s, tb->order[i], tb->held_out).censored) continue;
-        doc_cell(dc, "-");
-        doc_cell(dc, "%s", tb->d->opt_labels[g->opt]);
+        ob_doc_cell(dc, "-");
+        ob_doc_cell(dc, "%s", tb->d->opt_labels[g->opt]);
         /* how near it came: its upper-median final loss at its best lr */
         if (!tb->held_out && isfinite(g->tt_miss) && g->tt_miss > 0) {
             char b[64];
-            doc_cell(dc, "not reached (%s)", miss_text(g->tt_miss, b, sizeof b));
-        } else doc_cell(dc, "not reached");
-        doc_cell(dc, "not reached");
-        doc_cell(dc, "-");
-        doc_row_end(dc);
+            ob_doc_cell(dc, "not reached (%s)", miss_text(g->tt_miss, b, sizeof b));
+        } else ob_doc_cell(dc, "not reached");
+        ob_doc_cell(dc, "not reached");
+        ob_doc_cell(dc, "-");
+        ob_doc_row_end(dc);
     }
 }
 
 /* What a shared rank and the brackets mean, where the table has them. */
 static void tt_bracket_note(const tt_table *tb)
 {
-    doc *dc = tb->dc;
+    ob_doc *dc = tb->dc;
     /* (the held-out table's ranks read as the training table's, above it) */
     if ((tb->n_shared || tb->n_brackets) && !(tb->held_out && !tb->s->target_at_start[tb->w])) {
         char sc[160] = "", tc[160] = "";
         cover_text(tb->scov, ": here %s", sc, sizeof sc);
         cover_text(tb->tcov, " (here one that holds it with probability %s)", tc, sizeof tc);
         if (tb->s->profile_by_steps)
-            doc_p(dc, "A rank is 1 + the number of optimizers that got there clearly sooner, so optimizers "
+            ob_doc_p(dc, "A rank is 1 + the number of optimizers that got there clearly sooner, so optimizers "
                       "within the seeds' noise share one: in brackets, an interval of the seeds' median first "
                       "step there from their order statistics, the narrowest that holds the median with "
                       "probability 95%% or more ([min, max] from 6 to 8 seeds); with 5 seeds or fewer none "
@@ -905,7 +718,7 @@ static void tt_bracket_note(const tt_table *tb)
                       "only where its whole interval lies below.",
                   sc);
         else
-            doc_p(dc, "A rank is 1 + the number of optimizers that got there clearly sooner, so optimizers "
+            ob_doc_p(dc, "A rank is 1 + the number of optimizers that got there clearly sooner, so optimizers "
                       "within the noise share one: in brackets, an interval of the seeds' median first step "
                       "there from their order statistics, the narrowest that holds the median with "
                       "probability 95%% or more ([min, max] from 6 to 8 seeds); with 5 seeds or fewer none "
@@ -921,7 +734,7 @@ static void tt_bracket_note(const tt_table *tb)
  * times, or steps too short to time. */
 static void tt_timing_caution(const tt_table *tb)
 {
-    doc *dc = tb->dc;
+    ob_doc *dc = tb->dc;
     if (!tb->s->profile_by_steps && tb->n_reached > 1) {
         int n_unst = 0, n_tiny = 0;
         for (int i = 0; i < tb->n_here; i++) {
@@ -931,7 +744,7 @@ static void tt_timing_caution(const tt_table *tb)
             n_tiny += g->step_ms_median < OB_REPORT_TINY_STEP_MS;
         }
         if (n_unst || n_tiny)
-            doc_p(dc, "Caution: %s%s%s, so this order by time may be the machine's noise rather than the "
+            ob_doc_p(dc, "Caution: %s%s%s, so this order by time may be the machine's noise rather than the "
                       "optimizers'; the steps column, or `--profile-by steps`, ranks by steps.",
                   n_unst ? "the runs' step times differ by more than 25% (unsteady), or every timed run met a busy "
                            "machine, in "
@@ -947,11 +760,11 @@ static void tt_timing_caution(const tt_table *tb)
  * looser target. */
 static void tt_none_reached(const tt_table *tb)
 {
-    doc *dc = tb->dc;
+    ob_doc *dc = tb->dc;
     const ob_stats *s = tb->s;
     const int held_out = tb->held_out, w = tb->w;
     if (tb->n_reached == 0 && tb->n_here > 0)
-        doc_p(dc, "No optimizer reached the %starget on %s (at no lr did a majority of its seeds' %s get there), "
+        ob_doc_p(dc, "No optimizer reached the %starget on %s (at no lr did a majority of its seeds' %s get there), "
                   "so none is ranked%s.",
               held_out ? "held-out " : "", tb->d->wl_labels[w],
               !held_out ? "trailing losses" : s->heldout_metric ? "held-out metrics" : "held-out losses",
@@ -963,17 +776,17 @@ static void tt_none_reached(const tt_table *tb)
 
 /* Workload w's time-to-target table (held_out: to the held-out target),
  * ranked (ob_stats_tt_rank / ob_stats_ev_rank), and the notes on it. */
-static void doc_tt_table(doc *dc, const ob_dataset *d, const ob_stats *s, int w, int held_out)
+static void doc_tt_table(ob_doc *dc, const ob_dataset *d, const ob_stats *s, int w, int held_out)
 {
     static const char *const thdr[] = {"rank", "optimizer", "steps to target",
                                        "training time (est.)", "at lr"};
-    doc_table(dc, 5, thdr);
+    ob_doc_table(dc, 5, thdr);
     tt_table tb = {.dc = dc, .d = d, .s = s, .w = w, .held_out = held_out,
                    .scov = {INFINITY, -INFINITY}, .tcov = {INFINITY, -INFINITY}};
     tt_rank_order(&tb);
     tt_reached_rows(&tb);
     tt_censored_rows(&tb);
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
     tt_bracket_note(&tb);
     tt_timing_caution(&tb);
     tt_none_reached(&tb);
@@ -989,7 +802,7 @@ static const char *config_text(const ob_dataset *d, const ob_group *g, int n_con
 
 /* Each optimizer at its best configuration on workload w, where the matrix
  * swept some optimizer's hyperparameters (ob_stats_best_configs). */
-static void doc_configs(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+static void doc_configs(ob_doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     ob_best_config rows[256];
     int swept = 0;
@@ -998,7 +811,7 @@ static void doc_configs(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
     char b1[64], b2[64];
     int any_conf = 0;
     for (int i = 0; i < n; i++) any_conf |= !isnan(s->g[rows[i].best].confirm_lr);
-    doc_p(dc, "Each optimizer at its best configuration: the sweeps (--sweep) made several configurations of some "
+    ob_doc_p(dc, "Each optimizer at its best configuration: the sweeps (--sweep) made several configurations of some "
               "optimizers, each with its own lr sweep; here is each optimizer's configuration with the lowest "
               "median final loss at its best lr, beside its worst (how much the swept settings matter), ordered "
               "by the best. The choice is made on the sweep's own seeds, so its median is optimistic, as the best "
@@ -1009,27 +822,27 @@ static void doc_configs(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
     static const char *const hdr[] = {"optimizer",           "best configuration", "configurations", "at lr",
                                       "final loss (median)", "95% CI",             "worst configuration",
                                       "its final loss (median)", "fresh seeds (median)"};
-    doc_table(dc, 9, hdr);
+    ob_doc_table(dc, 9, hdr);
     for (int i = 0; i < n; i++) {
         const ob_group *g = &s->g[rows[i].best], *bad = &s->g[rows[i].worst];
         /* every configuration without a finite median: none is the best */
         const int none = g->best < 0 || !isfinite(g->final.median);
-        doc_cell(dc, "%s", d->opt_names[g->opt]);
-        doc_cell(dc, "%s", none ? "- (none has a finite median)" : config_text(d, g, rows[i].n_configs));
-        doc_cell(dc, "%d", rows[i].n_configs);
-        doc_cell(dc, "%s", g->best >= 0 ? num(g->best_lr, b1, sizeof b1) : "-");
-        doc_cell(dc, "%s", g->best >= 0 ? num(g->final.median, b1, sizeof b1) : ob_group_no_best(g));
-        if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
-        else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
-        doc_cell(dc, "%s", rows[i].n_configs < 2 || none ? "-" : config_text(d, bad, rows[i].n_configs));
-        doc_cell(dc, "%s", rows[i].n_configs < 2 ? "-"
+        ob_doc_cell(dc, "%s", d->opt_names[g->opt]);
+        ob_doc_cell(dc, "%s", none ? "- (none has a finite median)" : config_text(d, g, rows[i].n_configs));
+        ob_doc_cell(dc, "%d", rows[i].n_configs);
+        ob_doc_cell(dc, "%s", g->best >= 0 ? num(g->best_lr, b1, sizeof b1) : "-");
+        ob_doc_cell(dc, "%s", g->best >= 0 ? num(g->final.median, b1, sizeof b1) : ob_group_no_best(g));
+        if (!(g->final.ci_cover >= 0.95)) ob_doc_cell(dc, "-");
+        else ob_doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
+        ob_doc_cell(dc, "%s", rows[i].n_configs < 2 || none ? "-" : config_text(d, bad, rows[i].n_configs));
+        ob_doc_cell(dc, "%s", rows[i].n_configs < 2 ? "-"
                            : bad->best >= 0     ? num(bad->final.median, b1, sizeof b1)
                                                 : ob_group_no_best(bad));
-        if (isnan(g->confirm_lr)) doc_cell(dc, "-");
-        else doc_cell(dc, "%s (%d seeds)", num(g->conf_final.median, b1, sizeof b1), g->conf_final.n);
-        doc_row_end(dc);
+        if (isnan(g->confirm_lr)) ob_doc_cell(dc, "-");
+        else ob_doc_cell(dc, "%s (%d seeds)", num(g->conf_final.median, b1, sizeof b1), g->conf_final.n);
+        ob_doc_row_end(dc);
     }
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
 }
 
 /* Which profile figure stem is: 1 the profile, 2 the tuned optimizers'
@@ -1104,22 +917,22 @@ static int search_seeds(sqlite3 *db, const ob_dataset *d, char *list, size_t cap
 /* An area's cells beyond the area itself: its interval over the seeds'
  * resamples, "[0.512, 0.833]", and the share of them in which it was the
  * largest, "64%" ("-" each without a bootstrap: ob_stats.n_boot). */
-static void area_boot_cells(doc *dc, const ob_stats *s, double lo, double hi, double first)
+static void area_boot_cells(ob_doc *dc, const ob_stats *s, double lo, double hi, double first)
 {
     if (!s->n_boot || isnan(lo)) {
-        doc_cell(dc, "-");
-        doc_cell(dc, "-");
+        ob_doc_cell(dc, "-");
+        ob_doc_cell(dc, "-");
         return;
     }
-    doc_cell(dc, "[%.3f, %.3f]", lo, hi);
-    if (first > 0 && first < 0.005) doc_cell(dc, "under 1%%");
-    else if (first < 1 && first > 0.995) doc_cell(dc, "over 99%%");
-    else doc_cell(dc, "%.0f%%", 100 * first);
+    ob_doc_cell(dc, "[%.3f, %.3f]", lo, hi);
+    if (first > 0 && first < 0.005) ob_doc_cell(dc, "under 1%%");
+    else if (first < 1 && first > 0.995) ob_doc_cell(dc, "over 99%%");
+    else ob_doc_cell(dc, "%.0f%%", 100 * first);
 }
 
 /* What the area's interval and its share of the largest are, under a
  * table of areas. */
-static void area_boot_note(doc *dc, const ob_stats *s)
+static void area_boot_note(ob_doc *dc, const ob_stats *s)
 {
     if (!s->n_boot) return;
     char few[320] = "Areas whose intervals overlap are not told apart by these seeds.";
@@ -1131,7 +944,7 @@ static void area_boot_note(doc *dc, const ob_stats *s)
                  "interval is %snarrower than the noise it stands for (as a bootstrap of few values is); run more "
                  "seeds (--seeds) before reading much into areas whose intervals overlap.", s->boot_seeds,
                  resample_sets(s->boot_seeds), s->boot_seeds <= 3 ? "coarse and " : "");
-    doc_p(dc, "The interval and \"largest area in\" are the seeds' noise: %d resamples of the seeds (on each "
+    ob_doc_p(dc, "The interval and \"largest area in\" are the seeds' noise: %d resamples of the seeds (on each "
               "workload as many seeds as a group has, drawn with replacement, the same draws for optimizers "
               "with the same seeds, whose runs share initialization and data order), each optimizer's time to "
               "target recomputed from the drawn seeds (its lr picked afresh), then the profile; the interval "
@@ -1142,7 +955,7 @@ static void area_boot_note(doc *dc, const ob_stats *s)
 
 /* The profile of the tuned optimizers (ob_stats.n_tuned > 0): each
  * optimizer on each workload at its fastest configuration there. */
-static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stats *s)
+static void doc_tuned_profile(sqlite3 *db, ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     const int n = s->n_tuned;
     int lo = 0, hi = 0;
@@ -1155,7 +968,7 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
     else
         snprintf(range, sizeof range, "here they had from %d to %d (the configurations column), so compare "
                  "optimizers given the same number", lo, hi);
-    doc_p(dc, "Tuned optimizers: the sweeps made several configurations of some optimizers, and the profile "
+    ob_doc_p(dc, "Tuned optimizers: the sweeps made several configurations of some optimizers, and the profile "
               "above counts each configuration as an optimizer of its own. Here each optimizer counts once, on "
               "each workload at its fastest configuration there (AlgoPerf's external tuning scores a submission "
               "by its fastest trial on each workload), by the same %s. The fastest of several is partly the "
@@ -1168,7 +981,7 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
     int config_studies = 0;
     const int n_searches = search_seeds(db, d, seeds, sizeof seeds, &config_studies);
     if (n_searches < 0)
-        doc_p(dc, "(The benchmarks' configurations could not be read, %s: whether these configurations come from "
+        ob_doc_p(dc, "(The benchmarks' configurations could not be read, %s: whether these configurations come from "
                   "several searches is not said here.)", seeds);
     /* a benchmark's search is a study (or K, config studies): each optimizer
      * is scored over its studies as AlgoPerf does */
@@ -1177,7 +990,7 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
         snprintf(from, sizeof from, "%s%d benchmarks whose %ssearch seeds are %s",
                  config_studies ? "config studies of " : "", n_searches, config_studies ? "first " : "", seeds);
     if (k_st > 1)
-        doc_p(dc, "The configurations come from %d studies (searches of other search seeds: %s): as AlgoPerf "
+        ob_doc_p(dc, "The configurations come from %d studies (searches of other search seeds: %s): as AlgoPerf "
                   "scores them, an optimizer's %s on a workload is the median over the studies of each study's "
                   "fastest trial (of two middle ones the slower), and the table names the trial of that study; "
                   "the legend says of how many trials each study's fastest is.",
@@ -1185,21 +998,21 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
     static const char *const hdr[] = {"rank", "optimizer", "configurations", "profile area",
                                       "95% interval (seeds)", "largest area in", "workloads won",
                                       "fastest configuration on each workload"};
-    doc_table(dc, 8, hdr);
+    ob_doc_table(dc, 8, hdr);
     char b1[64];
     for (int r = 1; r <= n; r++)
         for (int i = 0; i < n; i++) {
             if (ob_stats_tuned_rank(s, i) != r) continue;
-            doc_cell(dc, "%d", r);
-            doc_cell(dc, "%s", d->opt_names[s->tuned_first[i]]);
+            ob_doc_cell(dc, "%d", r);
+            ob_doc_cell(dc, "%s", d->opt_names[s->tuned_first[i]]);
             const int k_i = s->tuned_studies ? s->tuned_studies[i] : 0;
-            if (k_i > 1) doc_cell(dc, "%d (%d studies of %d)", s->tuned_configs[i], k_i, s->tuned_configs[i] / k_i);
-            else doc_cell(dc, "%d", s->tuned_configs[i]);
-            doc_cell(dc, "%s", isnan(s->tuned_area[i]) ? "-"
+            if (k_i > 1) ob_doc_cell(dc, "%d (%d studies of %d)", s->tuned_configs[i], k_i, s->tuned_configs[i] / k_i);
+            else ob_doc_cell(dc, "%d", s->tuned_configs[i]);
+            ob_doc_cell(dc, "%s", isnan(s->tuned_area[i]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.3f", s->tuned_area[i]), b1));
             area_boot_cells(dc, s, s->n_boot ? s->tuned_area_lo[i] : NAN, s->n_boot ? s->tuned_area_hi[i] : NAN,
                             s->n_boot ? s->tuned_area_first[i] : NAN);
-            doc_cell(dc, "%s", isnan(s->tuned_rho[i]) ? "-"
+            ob_doc_cell(dc, "%s", isnan(s->tuned_rho[i]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.0f of %d", s->tuned_rho[i] * s->profile_workloads,
                                            s->profile_workloads), b1));
             char picks[1024] = "";
@@ -1211,19 +1024,19 @@ static void doc_tuned_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const o
                 len += (size_t)snprintf(picks + len, sizeof picks - len, "%s%s: %s", len ? "; " : "",
                                         d->wl_labels[w], k < 0 ? "not reached" : c ? c : "its one");
             }
-            doc_cell(dc, "%s", picks[0] ? picks : "-");
-            doc_row_end(dc);
+            ob_doc_cell(dc, "%s", picks[0] ? picks : "-");
+            ob_doc_row_end(dc);
         }
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
     area_boot_note(dc, s);
 }
 
 /* Workload w's time to the held-out target, where its runs were evaluated
  * during training (ob_stats.ev_every). */
-static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+static void doc_heldout(ob_doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     if (s->ev_no_metric && s->ev_no_metric[w]) {
-        doc_p(dc, "Time to the held-out target: none. It is on the held-out metric here (report --heldout-on "
+        ob_doc_p(dc, "Time to the held-out target: none. It is on the held-out metric here (report --heldout-on "
                   "metric), and %s has none; report --heldout-on loss times the held-out loss.",
               d->wl_labels[w]);
         return;
@@ -1243,20 +1056,20 @@ static void doc_heldout(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
                  "not ask for", what, med, what, met ? "0.9 x" : "1.1 x");
     else snprintf(rule, sizeof rule, "%s the best %s final %s", met ? "0.9 x" : "1.1 x", med, what);
     if (isnan(s->ev_target[w])) {
-        doc_p(dc, "Time to the held-out target: none (no lr of any optimizer has a finite %s final %s to set it "
+        ob_doc_p(dc, "Time to the held-out target: none (no lr of any optimizer has a finite %s final %s to set it "
                   "from; `--eval-target %s%s=%s%s` sets one).",
               med, what, q, d->wl_labels[w], val, q);
         return;
     }
     if (s->ev_target_at_start[w]) {
-        doc_p(dc, "Time to the held-out target: not ranked. The held-out target %s (%s) is at or %s the %s at "
+        ob_doc_p(dc, "Time to the held-out target: not ranked. The held-out target %s (%s) is at or %s the %s at "
                   "step 0 (median %s over the runs), so every optimizer meets it at once. Set one %s it with "
                   "`--eval-target %s%s=%s%s`.",
               num(s->ev_target[w], b1, sizeof b1), rule, met ? "below" : "above", what,
               num(s->ev_start[w], b2, sizeof b2), met ? "above" : "below", q, d->wl_labels[w], val, q);
         return;
     }
-    doc_p(dc, "Time to the held-out target (AlgoPerf's measure, time to a validation target): target %s %s (%s). "
+    ob_doc_p(dc, "Time to the held-out target (AlgoPerf's measure, time to a validation target): target %s %s (%s). "
               "A seed gets there at its first evaluation with a %s at or %s it, so steps are counted in "
               "evaluations, every %lld steps here; the lr, the majority of seeds, the step time and the ranks as "
               "for the training loss above.",
@@ -1294,9 +1107,9 @@ static void workloads_text(const ob_dataset *d, char *buf, size_t n)
 
 /* The title and what the database holds: runs by outcome, over what
  * workloads and optimizers, when and by which optbench. */
-static void opening_database(doc *dc, const ob_report_opts *o, const ob_dataset *d)
+static void opening_database(ob_doc *dc, const ob_report_opts *o, const ob_dataset *d)
 {
-    doc_h(dc, 1, "optbench report");
+    ob_doc_h(dc, 1, "optbench report");
     int n_done = 0, n_div = 0, n_fail = 0, n_other = 0;
     for (int i = 0; i < d->n; i++) {
         if (!strcmp(d->runs[i].status, "done")) n_done++;
@@ -1308,7 +1121,7 @@ static void opening_database(doc *dc, const ob_report_opts *o, const ob_dataset 
     generated_when(when, sizeof when);
     char wls[96];
     workloads_text(d, wls, sizeof wls);
-    doc_p(dc, "Database %s, %d runs over %s and %d optimizer configurations: %d done, "
+    ob_doc_p(dc, "Database %s, %d runs over %s and %d optimizer configurations: %d done, "
               "%d diverged, %d failed, %d not finished. Generated %s by optbench %s.",
           o->db_path, d->n, wls, d->n_opt, n_done, n_div, n_fail, n_other, when,
 #ifdef OB_VERSION
@@ -1321,7 +1134,7 @@ static void opening_database(doc *dc, const ob_report_opts *o, const ob_dataset 
 
 /* The confirmation runs, with those retired by a grown matrix and those
  * left out for not being fresh. Returns their number. */
-static int opening_confirmation(doc *dc, const ob_dataset *d, const ob_stats *s)
+static int opening_confirmation(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     int n_confirm_runs = 0, n_retired = 0;
     for (int i = 0; i < d->n; i++) n_confirm_runs += d->runs[i].confirm;
@@ -1342,7 +1155,7 @@ static int opening_confirmation(doc *dc, const ob_dataset *d, const ob_stats *s)
                                     "matrix): %s an lr that is no longer the best or ran a seed the sweep runs now; "
                                     "kept in the database, the tables use the others.",
                      n_retired, n_retired == 1 ? "was" : "were", n_retired == 1 ? "it confirms" : "they confirm");
-        doc_p(dc, "%d of the runs are confirmation runs: seeds at each optimizer's best lr, run after "
+        ob_doc_p(dc, "%d of the runs are confirmation runs: seeds at each optimizer's best lr, run after "
                   "the sweep (run --confirm-seeds). Every statistic but the confirmation tables is of the sweep "
                   "alone.%s%s", n_confirm_runs, rt, nf);
     }
@@ -1351,13 +1164,13 @@ static int opening_confirmation(doc *dc, const ob_dataset *d, const ob_stats *s)
 
 /* The runs that were stopped and continued from a checkpoint, and those
  * that started over for want of one. */
-static void opening_resumed(doc *dc, const ob_dataset *d)
+static void opening_resumed(ob_doc *dc, const ob_dataset *d)
 {
     int n_res = 0;
     long long n_stops = 0;
     for (int i = 0; i < d->n; i++) n_res += d->runs[i].n_resumed > 0, n_stops += d->runs[i].n_resumed;
     if (n_res)
-        doc_p(dc, "%d of the runs %s stopped and continued from a checkpoint (%lld time%s in all; runs.csv's "
+        ob_doc_p(dc, "%d of the runs %s stopped and continued from a checkpoint (%lld time%s in all; runs.csv's "
                   "resumes column names them): a continued run's curve and results are those of an "
                   "uninterrupted one (on the CPU bit for bit, on the same device text), and its step times "
                   "leave out the first 5 steps of each process that ran it.",
@@ -1365,7 +1178,7 @@ static void opening_resumed(doc *dc, const ob_dataset *d)
     int n_over = 0;
     for (int i = 0; i < d->n; i++) n_over += d->runs[i].n_restarted > 0;
     if (n_over)
-        doc_p(dc, "%d of the runs %s begun, stopped without a usable checkpoint and started over (runs.csv's "
+        ob_doc_p(dc, "%d of the runs %s begun, stopped without a usable checkpoint and started over (runs.csv's "
                   "restarts column names them): their steps until the stop were done again, which the "
                   "benchmark's wall time holds but their results do not.",
               n_over, n_over == 1 ? "was" : "were");
@@ -1373,7 +1186,7 @@ static void opening_resumed(doc *dc, const ob_dataset *d)
 
 /* The runs whose step times are a busy machine's: other processes kept
  * OB_BUSY_SHARE or more of their CPUs busy while they ran. */
-static void opening_busy(doc *dc, const ob_dataset *d)
+static void opening_busy(ob_doc *dc, const ob_dataset *d)
 {
     int n_busy = 0;
     double most = 0;
@@ -1384,7 +1197,7 @@ static void opening_busy(doc *dc, const ob_dataset *d)
         most = fmax(most, r->other_cpu);
     }
     if (n_busy)
-        doc_p(dc, "%d of the finished runs ran while other processes kept %.0f%% or more of the machine's CPUs "
+        ob_doc_p(dc, "%d of the finished runs ran while other processes kept %.0f%% or more of the machine's CPUs "
                   "busy (up to %.0f%%; runs.csv's other_cpu column names them): their step times are a busy "
                   "machine's, so an optimizer's step time, cost and time to target come from its runs on a "
                   "quiet machine where it has some, and from these where it has none (marked 'busy' in the "
@@ -1394,24 +1207,24 @@ static void opening_busy(doc *dc, const ob_dataset *d)
 
 /* The runs not counted: older runs of cells run again, and later runs that
  * failed where an earlier one finished. */
-static void opening_not_counted(doc *dc, const ob_dataset *d)
+static void opening_not_counted(ob_doc *dc, const ob_dataset *d)
 {
     if (d->n_superseded)
-        doc_p(dc, "%d older run%s of cells that were run again %s not counted (the latest finished run of "
+        ob_doc_p(dc, "%d older run%s of cells that were run again %s not counted (the latest finished run of "
                   "each cell is).", d->n_superseded, d->n_superseded == 1 ? "" : "s",
               d->n_superseded == 1 ? "is" : "are");
     if (d->n_masked)
-        doc_p(dc, "%d later run%s that failed or did not finish %s not counted, because an earlier run of the "
+        ob_doc_p(dc, "%d later run%s that failed or did not finish %s not counted, because an earlier run of the "
                   "same cell finished and stands for it (report --benchmark ID shows one benchmark alone).",
               d->n_masked, d->n_masked == 1 ? "" : "s", d->n_masked == 1 ? "is" : "are");
 }
 
 /* The groups whose runs pool several revisions, machines or devices
  * (mixed_provenance: n_mixed of them, the first as mixed_note says). */
-static void opening_pooled(doc *dc, const ob_stats *s, int n_mixed, const char *mixed_note)
+static void opening_pooled(ob_doc *dc, const ob_stats *s, int n_mixed, const char *mixed_note)
 {
     if (n_mixed > 0)
-        doc_p(dc, "Pooled provenance: in %d of the %d workload x optimizer groups the runs come from more than "
+        ob_doc_p(dc, "Pooled provenance: in %d of the %d workload x optimizer groups the runs come from more than "
                   "one code revision, machine or device (%s%s), and every statistic of such a group pools them: "
                   "a change of code between them, or another machine's step times, is inside its medians. "
                   "`report --benchmark ID` (or `latest`) reports one benchmark alone.",
@@ -1419,13 +1232,13 @@ static void opening_pooled(doc *dc, const ob_stats *s, int n_mixed, const char *
 }
 
 /* Why the figures were not rendered, where they were not. */
-static void opening_not_rendered(doc *dc, const ob_report_opts *o, int gnuplot_found)
+static void opening_not_rendered(ob_doc *dc, const ob_report_opts *o, int gnuplot_found)
 {
     if (o->no_render)
-        doc_p(dc, "The figures were not rendered (report --no-render): run `gnuplot NAME.gp` for each script "
+        ob_doc_p(dc, "The figures were not rendered (report --no-render): run `gnuplot NAME.gp` for each script "
                   "in this folder.");
     else if (!gnuplot_found)
-        doc_p(dc, "gnuplot was not found, so the figures are not rendered: install gnuplot and run "
+        ob_doc_p(dc, "gnuplot was not found, so the figures are not rendered: install gnuplot and run "
                   "`gnuplot NAME.gp` for each script in this folder.");
 }
 
@@ -1435,7 +1248,7 @@ static void opening_not_rendered(doc *dc, const ob_report_opts *o, int gnuplot_f
  * rerun or left out, the benchmarks, pooled provenance and whether the
  * figures were drawn. Returns the number of confirmation runs, which the
  * next section's first paragraph mentions. */
-static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+static int doc_opening(sqlite3 *db, ob_doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
                        int gnuplot_found, int n_mixed, const char *mixed_note)
 {
     opening_database(dc, o, d);
@@ -1451,9 +1264,9 @@ static int doc_opening(sqlite3 *db, doc *dc, const ob_report_opts *o, const ob_d
 
 /* Final loss, the best lr, the ranks and the median's interval; n_confirm_runs
  * picks what it says of the sweep's optimism. */
-static void how_final_loss(doc *dc, int n_confirm_runs)
+static void how_final_loss(ob_doc *dc, int n_confirm_runs)
 {
-    doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps (a tenth of its steps rounded "
+    ob_doc_p(dc, "Final loss: a run's mean training loss over its last 10%% of steps (a tenth of its steps rounded "
               "down, at least one: under 20 steps, its last step alone). Each optimizer is "
               "shown at its best learning rate, the one with the lowest median final loss over seeds "
               "(a diverged seed counts as infinitely bad). Optimizers are ranked by that median (equal "
@@ -1473,9 +1286,9 @@ static void how_final_loss(doc *dc, int n_confirm_runs)
 
 /* The lr range, the loss at half and twice the best lr, the seeds' CV and
  * the diverged runs, with the tolerance o sets. */
-static void how_lr_range(doc *dc, const ob_report_opts *o)
+static void how_lr_range(ob_doc *dc, const ob_report_opts *o)
 {
-    doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
+    ob_doc_p(dc, "lr range: the width, in decades (factors of 10), of the learning-rate range around the "
               "best lr whose median final loss is within %g%% of %s and where no seed diverged or ended "
               "without a finite loss, found "
               "by interpolation between grid points as for the loss at 0.5x / 2x lr; a value marked >= reaches "
@@ -1510,10 +1323,10 @@ static void how_lr_range(doc *dc, const ob_report_opts *o)
 }
 
 /* The configurations of sweeps and searches, where there are several. */
-static void how_configurations(doc *dc, const ob_stats *s)
+static void how_configurations(ob_doc *dc, const ob_stats *s)
 {
     if (s->n_tuned > 0)
-        doc_p(dc, "Configurations: sweeps or a quasi-random search (run --sweep, --trials) made several "
+        ob_doc_p(dc, "Configurations: sweeps or a quasi-random search (run --sweep, --trials) made several "
                   "configurations of some optimizers. Each configuration is ranked, timed and profiled as an "
                   "optimizer of its own, labelled with its swept values; per optimizer, each workload's table of "
                   "the optimizer at its best configuration, the tuning budget (the best final loss among k of its "
@@ -1524,9 +1337,9 @@ static void how_configurations(doc *dc, const ob_stats *s)
 }
 
 /* The seed-by-seed comparison of neighbours in a ranking. */
-static void how_seed_by_seed(doc *dc)
+static void how_seed_by_seed(ob_doc *dc)
 {
-    doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
+    ob_doc_p(dc, "Seed by seed: the runs of one seed share their initialization and data order across "
               "optimizers, so neighbours in a ranking are also compared seed by seed, which pairs away each "
               "seed's own luck: on how many seeds the better-ranked one had the lower final loss, and the median "
               "of its final loss over the other's, minus 1 (a diverged seed's loss is infinite: -100%% where only "
@@ -1535,9 +1348,9 @@ static void how_seed_by_seed(doc *dc)
 }
 
 /* The best lr's share of the resamples of the seeds. */
-static void how_best_lr_share(doc *dc)
+static void how_best_lr_share(ob_doc *dc)
 {
-    doc_p(dc, "Best lr under resamples of the seeds: how settled each best lr is. %d times, an optimizer's "
+    ob_doc_p(dc, "Best lr under resamples of the seeds: how settled each best lr is. %d times, an optimizer's "
               "seeds are drawn again, as many as it ran, with replacement (a seed's runs at every lr together: "
               "they share initialization and data order), and the lr with the lowest median final loss picked "
               "again; a workload's paragraph under its table names the best lrs that another lr takes in some "
@@ -1548,9 +1361,9 @@ static void how_best_lr_share(doc *dc)
 }
 
 /* Time to the training-loss target, and the ranks by it. */
-static void how_time_to_target(doc *dc)
+static void how_time_to_target(ob_doc *dc)
 {
-    doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
+    ob_doc_p(dc, "Time to target: a run's trailing loss at a step is its training loss averaged over "
               "the last 10%% of its recorded steps (the window of the final loss). Each seed's time to "
               "target is the first step at which its trailing loss is at or below the workload's target "
               "(by default 1.1 x the best upper-median final loss there: each optimizer's middle seed at its "
@@ -1585,12 +1398,12 @@ static void how_time_to_target(doc *dc)
 
 /* Time to the held-out target, where some workload was evaluated during
  * training. */
-static void how_heldout(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void how_heldout(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     int evaluated = 0;
     for (int w = 0; w < d->n_wl; w++) evaluated |= s->ev_every[w] > 0;
     if (evaluated)
-        doc_p(dc, "%s %s",
+        ob_doc_p(dc, "%s %s",
               s->heldout_metric
                   ? "Time to the held-out target (on workloads evaluated during training that have a held-out "
                     "metric): the same, for the held-out metric (accuracy: higher is better; report --heldout-on "
@@ -1614,10 +1427,10 @@ static void how_heldout(doc *dc, const ob_dataset *d, const ob_stats *s)
 /* "How to read this report": the definitions behind every column and
  * ranking below. n_confirm_runs (doc_opening) picks what the first paragraph
  * says of the sweep's optimism: where the fresh seeds are, or how to run them. */
-static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
+static void doc_how_to_read(ob_doc *dc, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
                             int n_confirm_runs)
 {
-    doc_h(dc, 2, "How to read this report");
+    ob_doc_h(dc, 2, "How to read this report");
     how_final_loss(dc, n_confirm_runs);
     how_lr_range(dc, o);
     how_configurations(dc, s);
@@ -1630,7 +1443,7 @@ static void doc_how_to_read(doc *dc, const ob_report_opts *o, const ob_dataset *
 /* A workload's table of the optimizers at their best lr, ranked by the
  * sweep's median final loss (rank from ob_stats_rank), the unranked last;
  * metric_hdr names the held-out metric's column. */
-static void doc_ranked_table(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w,
+static void doc_ranked_table(ob_doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, int w,
                              const char *metric_hdr)
 {
     char b1[64], b2[64];
@@ -1638,64 +1451,64 @@ static void doc_ranked_table(doc *dc, const ob_dataset *d, const ob_stats *s, co
                                "95% CI", "min - max", "held-out loss", metric_hdr,
                                "lr range (decades)", "loss at 0.5x / 2x lr (interpolated)",
                                "seed CV", "diverged runs (every lr)", "first diverged lr"};
-    doc_table(dc, 14, hdr);
+    ob_doc_table(dc, 14, hdr);
     /* ranked first, then the unranked (rank 0) */
     for (int r = 1; r <= s->n_g + 1; r++)
         for (int k = 0; k < s->n_g; k++) {
             const ob_group *g = &s->g[k];
             if (g->wl != w || rank[k] != (r <= s->n_g ? r : 0)) continue;
-            if (rank[k] > 0) doc_cell(dc, "%d", r);
-            else doc_cell(dc, "-");
-            doc_cell(dc, "%s", d->opt_labels[g->opt]);
+            if (rank[k] > 0) ob_doc_cell(dc, "%d", r);
+            else ob_doc_cell(dc, "-");
+            ob_doc_cell(dc, "%s", d->opt_labels[g->opt]);
             char unfinished[64] = ""; /* a benchmark still running or stopped: what it rests on */
             if (g->n_unfinished)
                 snprintf(unfinished, sizeof unfinished, " (%d of %d runs not finished)", g->n_unfinished,
                          g->n_runs);
-            if (g->best < 0) doc_cell(dc, "none (%s)", ob_group_no_best(g));
+            if (g->best < 0) ob_doc_cell(dc, "none (%s)", ob_group_no_best(g));
             else if (g->n_lr > 1 && (g->best == 0 || g->best == g->n_lr - 1))
-                doc_cell(dc, "%s (grid edge)%s", num(g->best_lr, b1, sizeof b1), unfinished);
-            else doc_cell(dc, "%s%s", num(g->best_lr, b1, sizeof b1), unfinished);
+                ob_doc_cell(dc, "%s (grid edge)%s", num(g->best_lr, b1, sizeof b1), unfinished);
+            else ob_doc_cell(dc, "%s%s", num(g->best_lr, b1, sizeof b1), unfinished);
             if (g->best >= 0 && g->lrs[g->best].n_diverged)
-                doc_cell(dc, "%d (%d diverged)", g->final.n, g->lrs[g->best].n_diverged);
-            else doc_cell(dc, "%d", g->final.n);
-            doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
-            if (!(g->final.ci_cover >= 0.95)) doc_cell(dc, "-");
-            else doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
-            if (isnan(g->final.min) && isnan(g->final.max)) doc_cell(dc, "-");
-            else doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
-            doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
-            doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
+                ob_doc_cell(dc, "%d (%d diverged)", g->final.n, g->lrs[g->best].n_diverged);
+            else ob_doc_cell(dc, "%d", g->final.n);
+            ob_doc_cell(dc, "%s", num(g->final.median, b1, sizeof b1));
+            if (!(g->final.ci_cover >= 0.95)) ob_doc_cell(dc, "-");
+            else ob_doc_cell(dc, "%s - %s", num(g->final.ci_lo, b1, sizeof b1), num(g->final.ci_hi, b2, sizeof b2));
+            if (isnan(g->final.min) && isnan(g->final.max)) ob_doc_cell(dc, "-");
+            else ob_doc_cell(dc, "%s - %s", num(g->final.min, b1, sizeof b1), num(g->final.max, b2, sizeof b2));
+            ob_doc_cell(dc, "%s", num(g->eval_loss.median, b1, sizeof b1));
+            ob_doc_cell(dc, "%s", num(g->eval_metric.median, b1, sizeof b1));
             if (g->width_unmeasured == OB_WIDTH_EDGE_DIVERGED)
-                doc_cell(dc, "not measured (grid edge, next lr diverged)");
+                ob_doc_cell(dc, "not measured (grid edge, next lr diverged)");
             else if (g->width_unmeasured == OB_WIDTH_ONE_LR)
-                doc_cell(dc, "not measured (one lr)");
+                ob_doc_cell(dc, "not measured (one lr)");
             else if (g->width_unmeasured == OB_WIDTH_UNFINISHED)
-                doc_cell(dc, "not measured (lrs not finished)");
+                ob_doc_cell(dc, "not measured (lrs not finished)");
             else if (g->width_unmeasured == OB_WIDTH_EDGE_NO_TOL)
-                doc_cell(dc, "not measured (grid edge, tolerance 0)");
+                ob_doc_cell(dc, "not measured (grid edge, tolerance 0)");
             else if (g->width_unmeasured == OB_WIDTH_NO_PROGRESS)
-                doc_cell(dc, "not measured (no progress)");
+                ob_doc_cell(dc, "not measured (no progress)");
             else
-                doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
+                ob_doc_cell(dc, "%s%s", (g->width_open_lo || g->width_open_hi) && !isnan(g->width_decades) ? ">= " : "",
                          isnan(g->width_decades) ? "-" : (snprintf(b1, sizeof b1, "%.3g", g->width_decades), b1));
-            doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
-            doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
+            ob_doc_cell(dc, "%s / %s", num(g->loss_half, b1, sizeof b1), num(g->loss_double, b2, sizeof b2));
+            ob_doc_cell(dc, "%s", isnan(g->seed_cv) ? "-" : isinf(g->seed_cv) ? "inf"
                                : (snprintf(b1, sizeof b1, "%.1f%%", 100 * g->seed_cv), b1));
             if (g->n_above_start) /* blown up below the divergence threshold */
-                doc_cell(dc, "%d / %d (%d more ended above their start)", g->n_diverged, g->n_finished,
+                ob_doc_cell(dc, "%d / %d (%d more ended above their start)", g->n_diverged, g->n_finished,
                          g->n_above_start);
-            else doc_cell(dc, "%d / %d", g->n_diverged, g->n_finished);
-            doc_cell(dc, "%s", num(g->first_div_lr, b1, sizeof b1));
-            doc_row_end(dc);
+            else ob_doc_cell(dc, "%d / %d", g->n_diverged, g->n_finished);
+            ob_doc_cell(dc, "%s", num(g->first_div_lr, b1, sizeof b1));
+            ob_doc_row_end(dc);
         }
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
 }
 
 /* The confirmation table's introduction: what the fresh seeds are and why
  * their ranking is the one to quote (max_seeds: the most seeds a row has). */
-static void confirm_intro(doc *dc, int max_seeds)
+static void confirm_intro(ob_doc *dc, int max_seeds)
 {
-    doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked by their "
+    ob_doc_p(dc, "Confirmation: fresh seeds run at each optimizer's best lr after the sweep, ranked by their "
               "median final loss. The sweep's median at its best lr is optimistic: that lr won partly "
               "because its seeds happened to do well, and the fresh seeds do not share that luck, so where "
               "the two rankings differ, this one is the estimate to quote%s. change = confirmed median / "
@@ -1707,50 +1520,50 @@ static void confirm_intro(doc *dc, int max_seeds)
 
 /* Group g's row of the confirmation table: its fresh seeds beside the
  * sweep's median at its best lr; rank: its place, 0 where it has none. */
-static void confirm_row(doc *dc, const ob_dataset *d, const ob_group *g, int rank)
+static void confirm_row(ob_doc *dc, const ob_dataset *d, const ob_group *g, int rank)
 {
     char b1[64], b2[64];
     int at_best = g->confirm_lr == g->best_lr;
-    if (rank > 0) doc_cell(dc, "%d", rank);
-    else doc_cell(dc, "-");
-    doc_cell(dc, "%s", d->opt_labels[g->opt]);
-    if (at_best) doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
-    else doc_cell(dc, "%s (not this sweep's best lr, %s: an earlier benchmark's; not ranked)",
+    if (rank > 0) ob_doc_cell(dc, "%d", rank);
+    else ob_doc_cell(dc, "-");
+    ob_doc_cell(dc, "%s", d->opt_labels[g->opt]);
+    if (at_best) ob_doc_cell(dc, "%s", num(g->confirm_lr, b1, sizeof b1));
+    else ob_doc_cell(dc, "%s (not this sweep's best lr, %s: an earlier benchmark's; not ranked)",
                   num(g->confirm_lr, b1, sizeof b1), num(g->best_lr, b2, sizeof b2));
-    doc_cell(dc, "%d", g->conf_final.n);
-    doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
-    if (!(g->conf_final.ci_cover >= 0.95)) doc_cell(dc, "-");
-    else doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1), num(g->conf_final.ci_hi, b2, sizeof b2));
-    if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) doc_cell(dc, "-");
-    else doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1), num(g->conf_final.max, b2, sizeof b2));
-    doc_cell(dc, "%d / %d", g->conf_n_diverged, g->conf_final.n);
-    if (at_best) doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
-    else doc_cell(dc, "-");
+    ob_doc_cell(dc, "%d", g->conf_final.n);
+    ob_doc_cell(dc, "%s", num(g->conf_final.median, b1, sizeof b1));
+    if (!(g->conf_final.ci_cover >= 0.95)) ob_doc_cell(dc, "-");
+    else ob_doc_cell(dc, "%s - %s", num(g->conf_final.ci_lo, b1, sizeof b1), num(g->conf_final.ci_hi, b2, sizeof b2));
+    if (isnan(g->conf_final.min) && isnan(g->conf_final.max)) ob_doc_cell(dc, "-");
+    else ob_doc_cell(dc, "%s - %s", num(g->conf_final.min, b1, sizeof b1), num(g->conf_final.max, b2, sizeof b2));
+    ob_doc_cell(dc, "%d / %d", g->conf_n_diverged, g->conf_final.n);
+    if (at_best) ob_doc_cell(dc, "%s (%d)", num(g->final.median, b1, sizeof b1), g->final.n);
+    else ob_doc_cell(dc, "-");
     if (at_best && isfinite(g->final.median) && g->final.median != 0 && isfinite(g->conf_final.median))
-        doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
-    else doc_cell(dc, "-");
-    doc_cell(dc, "%s", num(g->conf_eval_loss.median, b1, sizeof b1));
-    doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
-    doc_row_end(dc);
+        ob_doc_cell(dc, "%+.1f%%", 100 * (g->conf_final.median / g->final.median - 1));
+    else ob_doc_cell(dc, "-");
+    ob_doc_cell(dc, "%s", num(g->conf_eval_loss.median, b1, sizeof b1));
+    ob_doc_cell(dc, "%s", num(g->conf_eval_metric.median, b1, sizeof b1));
+    ob_doc_row_end(dc);
 }
 
 /* Group g's row of the confirmation table where it has nothing confirmed:
  * why not. */
-static void confirm_none_row(doc *dc, const ob_dataset *d, const ob_group *g)
+static void confirm_none_row(ob_doc *dc, const ob_dataset *d, const ob_group *g)
 {
-    doc_cell(dc, "-");
-    doc_cell(dc, "%s", d->opt_labels[g->opt]);
-    if (g->best < 0) doc_cell(dc, "none (%s: nothing to confirm)", ob_group_no_best(g));
+    ob_doc_cell(dc, "-");
+    ob_doc_cell(dc, "%s", d->opt_labels[g->opt]);
+    if (g->best < 0) ob_doc_cell(dc, "none (%s: nothing to confirm)", ob_group_no_best(g));
     else if (g->conf_seed_overlap)
-        doc_cell(dc, "not confirmed (its confirmation runs are left out: not fresh, see below)");
-    else doc_cell(dc, "not confirmed (no fresh seeds ran)");
-    for (int c = 0; c < 9; c++) doc_cell(dc, "-");
-    doc_row_end(dc);
+        ob_doc_cell(dc, "not confirmed (its confirmation runs are left out: not fresh, see below)");
+    else ob_doc_cell(dc, "not confirmed (no fresh seeds ran)");
+    for (int c = 0; c < 9; c++) ob_doc_cell(dc, "-");
+    ob_doc_row_end(dc);
 }
 
 /* Workload w's confirmation table: the confirmed groups in crank's order
  * (the unranked after them), then those with nothing confirmed. */
-static void confirm_table(doc *dc, const ob_dataset *d, const ob_stats *s, const int *crank, int w,
+static void confirm_table(ob_doc *dc, const ob_dataset *d, const ob_stats *s, const int *crank, int w,
                           const char *metric_hdr)
 {
     static const char *const fhdr[] = {"rank", "optimizer", "lr", "seeds", "final loss (median)",
@@ -1759,7 +1572,7 @@ static void confirm_table(doc *dc, const ob_dataset *d, const ob_stats *s, const
     const char *fh[12];
     memcpy(fh, fhdr, sizeof fh);
     fh[11] = metric_hdr;
-    doc_table(dc, 12, fh);
+    ob_doc_table(dc, 12, fh);
     for (int r = 1; r <= s->n_g + 1; r++)
         for (int k = 0; k < s->n_g; k++) {
             const ob_group *g = &s->g[k];
@@ -1772,13 +1585,13 @@ static void confirm_table(doc *dc, const ob_dataset *d, const ob_stats *s, const
         if (g->wl != w || !isnan(g->confirm_lr)) continue;
         confirm_none_row(dc, d, g);
     }
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
 }
 
 /* A workload's confirmation table: the fresh seeds at each optimizer's best
  * lr, ranked by crank (ob_stats_confirm_rank), their seed-by-seed comparison,
  * and the confirmation runs left out for not being fresh. */
-static ob_status doc_confirmation(doc *dc, const ob_dataset *d, const ob_stats *s, const int *crank, int w,
+static ob_status doc_confirmation(ob_doc *dc, const ob_dataset *d, const ob_stats *s, const int *crank, int w,
                                   const char *metric_hdr, ob_err *e)
 {
     int n_conf = 0, n_overlap = 0, max_seeds = 0;
@@ -1795,7 +1608,7 @@ static ob_status doc_confirmation(doc *dc, const ob_dataset *d, const ob_stats *
         if (st != OB_OK) return st;
     }
     if (n_overlap)
-        doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (a sweep "
+        ob_doc_p(dc, "%d confirmation run%s of %s %s left out: %s seed is also a seed of the sweep (a sweep "
                   "that grew runs it now, or another benchmark in this database swept it), so it helped pick "
                   "the lr and is not fresh; --benchmark latest reports one benchmark alone.",
               n_overlap, n_overlap == 1 ? "" : "s", d->wl_labels[w], n_overlap == 1 ? "is" : "are",
@@ -1806,12 +1619,12 @@ static ob_status doc_confirmation(doc *dc, const ob_dataset *d, const ob_stats *
 /* A workload's time to its training-loss target: the target and what ranks
  * by it, then the table; or, where the loss met the target before training,
  * why there is no ranking. */
-static void doc_time_to_target(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+static void doc_time_to_target(ob_doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     char b1[64];
     if (s->target_at_start[w]) {
         char bs[64];
-        doc_p(dc, "Time to target: not ranked. The target loss %s (%s) is at or above the loss at the first "
+        ob_doc_p(dc, "Time to target: not ranked. The target loss %s (%s) is at or above the loss at the first "
                   "recorded step, before any update (median %s over the runs), so every optimizer meets it "
                   "at once and a ranking would only order one step's timing noise. Train longer, or set a "
                   "target below the starting loss with `--target %s%s=LOSS%s`.",
@@ -1820,7 +1633,7 @@ static void doc_time_to_target(doc *dc, const ob_dataset *d, const ob_stats *s, 
               strchr(d->wl_labels[w], ' ') ? "'" : "", d->wl_labels[w], strchr(d->wl_labels[w], ' ') ? "'" : "");
         return;
     }
-    doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
+    ob_doc_p(dc, "Time to target: target loss %s (%s); ranked by %s.", num(s->target[w], b1, sizeof b1),
           target_rule(s, w),
           s->profile_by_steps ? "steps (--profile-by steps)"
           : s->tt_by_median[w] ? "estimated training time, steps x median step time (--profile-by steps "
@@ -1828,7 +1641,7 @@ static void doc_time_to_target(doc *dc, const ob_dataset *d, const ob_stats *s, 
                                : "estimated training time, steps x mean step time (--profile-by steps "
                                  "ranks by steps, which a busy machine cannot distort)");
     if (s->tt_by_median[w])
-        doc_p(dc, "Note: time to target from median step times: some runs predate the mean (schema < 4), so "
+        ob_doc_p(dc, "Note: time to target from median step times: some runs predate the mean (schema < 4), so "
                   "every optimizer on %s is timed by the median over its runs, at every lr, of their median step time, "
                   "which leaves out steps that are slow now and then (such as SOAP's refreshes).",
               d->wl_labels[w]);
@@ -1838,7 +1651,7 @@ static void doc_time_to_target(doc *dc, const ob_dataset *d, const ob_stats *s, 
 /* How settled workload w's best lrs are (ob_group.best_lr_share): the
  * groups whose best lr another lr takes in some resamples of the seeds,
  * with the lrs that take it; nothing where no group has two lrs. */
-static void doc_best_lr_shares(doc *dc, const ob_dataset *d, const ob_stats *s, int w)
+static void doc_best_lr_shares(ob_doc *dc, const ob_dataset *d, const ob_stats *s, int w)
 {
     char moved[1200] = "", b1[32], b2[32], one[600];
     int n_swept = 0, n_moved = 0, max_seeds = 0;
@@ -1876,22 +1689,22 @@ static void doc_best_lr_shares(doc *dc, const ob_dataset *d, const ob_stats *s, 
         snprintf(sets, sizeof sets, " (%d seeds make %d distinct resamples%s)", max_seeds, resample_sets(max_seeds),
                  max_seeds <= 3 ? ": the shares are coarse" : "");
     if (n_moved == n_swept)
-        doc_p(dc, "Best lr under resamples of the seeds: %s, of %d resamples%s.", moved, OB_PROFILE_BOOT, sets);
+        ob_doc_p(dc, "Best lr under resamples of the seeds: %s, of %d resamples%s.", moved, OB_PROFILE_BOOT, sets);
     else if (n_moved)
-        doc_p(dc, "Best lr under resamples of the seeds: %s; every other best lr keeps the lowest median in all "
+        ob_doc_p(dc, "Best lr under resamples of the seeds: %s; every other best lr keeps the lowest median in all "
                   "%d%s.", moved, OB_PROFILE_BOOT, sets);
     else
-        doc_p(dc, "Best lr under resamples of the seeds: every best lr keeps the lowest median in all %d%s.",
+        ob_doc_p(dc, "Best lr under resamples of the seeds: every best lr keeps the lowest median in all %d%s.",
               OB_PROFILE_BOOT, sets);
 }
 
 /* The section of workload w: its ranked table, the guard's interventions,
  * the seed-by-seed comparison, its configurations, the confirmation, time to
  * the training and held-out targets, and its figures. */
-static ob_status doc_workload(doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, const int *crank,
+static ob_status doc_workload(ob_doc *dc, const ob_dataset *d, const ob_stats *s, const int *rank, const int *crank,
                               const ob_figures *figs, const int *rendered, int w, ob_err *e)
 {
-    doc_h(dc, 2, "Workload %s", d->wl_labels[w]);
+    ob_doc_h(dc, 2, "Workload %s", d->wl_labels[w]);
     /* the metric by its name where the workload is known (accuracy) */
     const ob_workload_def *wdef = ob_workload_find(d->wl_names[w]);
     char metric_hdr[96];
@@ -1907,9 +1720,9 @@ static ob_status doc_workload(doc *dc, const ob_dataset *d, const ob_stats *s, c
     doc_time_to_target(dc, d, s, w);
     doc_heldout(dc, d, s, w);
     for (int f = 0; f < figs->n; f++)
-        if (figs->f[f].wl == w) doc_figure(dc, &figs->f[f], rendered[f]);
+        if (figs->f[f].wl == w) ob_doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
-        if (figs->skipped[f].wl == w) doc_skipped(dc, &figs->skipped[f]);
+        if (figs->skipped[f].wl == w) ob_doc_skipped(dc, &figs->skipped[f]);
     return OB_OK;
 }
 
@@ -1921,10 +1734,10 @@ typedef struct cost_marks {
 } cost_marks;
 
 /* The cost section's heading and what its table holds. */
-static void cost_intro(doc *dc)
+static void cost_intro(ob_doc *dc)
 {
-    doc_h(dc, 2, "Cost: step time and memory");
-    doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up, at the "
+    ob_doc_h(dc, 2, "Cost: step time and memory");
+    ob_doc_p(dc, "Median, 90th percentile and mean of the time per training step (after a warm-up, at the "
               "run's start and again after each resume from a checkpoint; "
               "recording excluded; each the median over the group's runs, those on a quiet machine where it "
               "has some: a mean above the median is steps "
@@ -1943,60 +1756,60 @@ static void cost_intro(doc *dc)
 
 /* Group g's row of the cost table (any_drv: with the driver's device
  * memory), its marks counted into m. */
-static void cost_row(doc *dc, const ob_dataset *d, const ob_group *g, int any_drv, cost_marks *m)
+static void cost_row(ob_doc *dc, const ob_dataset *d, const ob_group *g, int any_drv, cost_marks *m)
 {
     char b1[64];
-    doc_cell(dc, "%s", d->wl_labels[g->wl]);
-    doc_cell(dc, "%s", d->opt_labels[g->opt]);
-    doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
-    doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
-    doc_cell(dc, "%s", num(g->step_ms_mean, b1, sizeof b1));
-    doc_cell(dc, "%s", num(g->opt_ms_median, b1, sizeof b1));
+    ob_doc_cell(dc, "%s", d->wl_labels[g->wl]);
+    ob_doc_cell(dc, "%s", d->opt_labels[g->opt]);
+    ob_doc_cell(dc, "%s", num(g->step_ms_median, b1, sizeof b1));
+    ob_doc_cell(dc, "%s", num(g->step_ms_p90, b1, sizeof b1));
+    ob_doc_cell(dc, "%s", num(g->step_ms_mean, b1, sizeof b1));
+    ob_doc_cell(dc, "%s", num(g->opt_ms_median, b1, sizeof b1));
     const int busy = ob_group_busy(g);
     m->n_busy += busy;
     if (!busy && g->n_busy) {
         m->n_left += g->n_busy;
         m->n_left_groups++;
     }
-    if (isnan(g->step_ms_spread)) doc_cell(dc, "-%s", busy ? " (busy)" : "");
+    if (isnan(g->step_ms_spread)) ob_doc_cell(dc, "-%s", busy ? " (busy)" : "");
     else {
         int unsteady = g->step_ms_spread > OB_STEP_SPREAD_UNSTEADY;
         m->n_unsteady += unsteady;
-        doc_cell(dc, "%+.0f%%%s", 100 * g->step_ms_spread,
+        ob_doc_cell(dc, "%+.0f%%%s", 100 * g->step_ms_spread,
                  unsteady && busy ? " (unsteady, busy)" : unsteady ? " (unsteady)" : busy ? " (busy)" : "");
     }
-    doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
+    ob_doc_cell(dc, "%s", isnan(g->overhead_vs_sgd) ? "-"
                        : (snprintf(b1, sizeof b1, "%+.0f%%", 100 * g->overhead_vs_sgd), b1));
     if (isfinite(g->items_per_sec) && g->items_per_sec >= 1e4 && g->items_per_sec < 1e12) {
         /* 4 significant digits, written out: 225900, not 2.259e+05 */
         double mag = pow(10, floor(log10(g->items_per_sec)) - 3);
-        doc_cell(dc, "%.0f", round(g->items_per_sec / mag) * mag);
+        ob_doc_cell(dc, "%.0f", round(g->items_per_sec / mag) * mag);
     } else {
-        doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
+        ob_doc_cell(dc, "%s", num(g->items_per_sec, b1, sizeof b1));
     }
-    doc_cell(dc, "%s", bytes_text(g->peak_mem_bytes, b1, sizeof b1));
-    doc_cell(dc, "%s", bytes_text(g->state_bytes, b1, sizeof b1));
-    if (any_drv) doc_cell(dc, "%s", bytes_text(g->device_mem_bytes, b1, sizeof b1));
-    doc_row_end(dc);
+    ob_doc_cell(dc, "%s", bytes_text(g->peak_mem_bytes, b1, sizeof b1));
+    ob_doc_cell(dc, "%s", bytes_text(g->state_bytes, b1, sizeof b1));
+    if (any_drv) ob_doc_cell(dc, "%s", bytes_text(g->device_mem_bytes, b1, sizeof b1));
+    ob_doc_row_end(dc);
 }
 
 /* The notes under the cost table on what its marks counted. */
-static void cost_notes(doc *dc, const cost_marks *m)
+static void cost_notes(ob_doc *dc, const cost_marks *m)
 {
     if (m->n_unsteady)
-        doc_p(dc, "Note: in %d group%s the runs' step times differ by more than %.0f%% (marked "
+        ob_doc_p(dc, "Note: in %d group%s the runs' step times differ by more than %.0f%% (marked "
                   "'unsteady'); their step times and time-to-target rankings reflect the machine, not "
                   "only the optimizer.",
               m->n_unsteady, m->n_unsteady == 1 ? "" : "s", 100 * OB_STEP_SPREAD_UNSTEADY);
     if (m->n_left)
-        doc_p(dc, "Note: %d run%s that met a busy machine (other processes kept %.0f%% or more of the CPUs busy "
+        ob_doc_p(dc, "Note: %d run%s that met a busy machine (other processes kept %.0f%% or more of the CPUs busy "
                   "while %s; runs.csv's other_cpu) %s left out of the times of %d group%s, which are "
                   "from %s runs on a quiet machine.",
               m->n_left, m->n_left == 1 ? "" : "s", 100 * OB_BUSY_SHARE, m->n_left == 1 ? "it ran" : "they ran",
               m->n_left == 1 ? "is" : "are", m->n_left_groups, m->n_left_groups == 1 ? "" : "s",
               m->n_left_groups == 1 ? "its" : "their");
     if (m->n_busy)
-        doc_p(dc, "Note: in %d group%s every timed run met a busy machine (marked 'busy': other processes kept "
+        ob_doc_p(dc, "Note: in %d group%s every timed run met a busy machine (marked 'busy': other processes kept "
                   "%.0f%% or more of the CPUs busy while they ran; runs.csv's other_cpu); their step times and "
                   "time-to-target rankings reflect that work, not only the optimizer.",
               m->n_busy, m->n_busy == 1 ? "" : "s", 100 * OB_BUSY_SHARE);
@@ -2006,7 +1819,7 @@ static void cost_notes(doc *dc, const cost_marks *m)
  * overhead and memory, fastest first (untimed last), notes on what the
  * marks counted, and the figures drawn across workloads (doc_profile shows
  * the profile's). */
-static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs, const int *rendered)
+static void doc_cost(ob_doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs, const int *rendered)
 {
     cost_intro(dc);
     static const char *const chdr[] = {"workload", "optimizer", "step ms (median)", "step ms (p90)",
@@ -2014,7 +1827,7 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
                                        "peak memory", "optimizer state", "device memory (driver)"};
     int any_drv = 0;
     for (int k = 0; k < s->n_g; k++) any_drv |= s->g[k].device_mem_bytes > 0;
-    doc_table(dc, any_drv ? 12 : 11, chdr);
+    ob_doc_table(dc, any_drv ? 12 : 11, chdr);
     cost_marks m = {0};
     for (int w = 0; w < d->n_wl; w++) {
         int order[512], n_here = 0;
@@ -2031,19 +1844,19 @@ static void doc_cost(doc *dc, const ob_dataset *d, const ob_stats *s, const ob_f
         }
         for (int i = 0; i < n_here; i++) cost_row(dc, d, &s->g[order[i]], any_drv, &m);
     }
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
     cost_notes(dc, &m);
     for (int f = 0; f < figs->n; f++)
-        if (figs->f[f].wl < 0 && !profile_stem(figs->f[f].stem)) doc_figure(dc, &figs->f[f], rendered[f]);
+        if (figs->f[f].wl < 0 && !profile_stem(figs->f[f].stem)) ob_doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
-        if (figs->skipped[f].wl < 0 && !profile_stem(figs->skipped[f].stem)) doc_skipped(dc, &figs->skipped[f]);
+        if (figs->skipped[f].wl < 0 && !profile_stem(figs->skipped[f].stem)) ob_doc_skipped(dc, &figs->skipped[f]);
 }
 
 /* The section's heading and what the profile is, and on which target. */
-static void profile_intro(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void profile_intro(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
-    doc_h(dc, 2, "Across workloads: time to target and performance profile");
-    doc_p(dc, "The performance profile (Dolan and More, as in AlgoPerf) counts, for each optimizer, "
+    ob_doc_h(dc, 2, "Across workloads: time to target and performance profile");
+    ob_doc_p(dc, "The performance profile (Dolan and More, as in AlgoPerf) counts, for each optimizer, "
               "the fraction of workloads on which its %s to the %starget is within a factor tau of the "
               "fastest optimizer there; the score is the area under that curve for tau in [1, %g], "
               "normalized so 1 means fastest on every workload and 0 means never within %gx. %d of %d "
@@ -2054,14 +1867,14 @@ static void profile_intro(doc *dc, const ob_dataset *d, const ob_stats *s)
           s->profile_by_steps ? "number of steps" : "training time",
           s->profile_heldout ? "held-out " : "", s->tau_max, s->tau_max, s->profile_workloads, d->n_wl);
     if (s->profile_heldout)
-        doc_p(dc, "On the held-out target (--profile-on heldout): only workloads evaluated during training "
+        ob_doc_p(dc, "On the held-out target (--profile-on heldout): only workloads evaluated during training "
                   "(eval_every > 0)%s can enter; the time-to-target figure below stays on the training loss.",
               s->heldout_metric ? " that have a held-out metric (--heldout-on metric)" : "");
 }
 
 /* The optimizers that ran on fewer of the profile's workloads: their area
  * is low for that alone. */
-static void profile_not_everywhere(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void profile_not_everywhere(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     char few[512] = "";
     int n_few = 0;
@@ -2075,7 +1888,7 @@ static void profile_not_everywhere(doc *dc, const ob_dataset *d, const ob_stats 
             snprintf(few + len, sizeof few - len, ", ...");
     }
     if (n_few)
-        doc_p(dc, "Not run everywhere: of the %d workloads in the profile, %s. On the others %s as not "
+        ob_doc_p(dc, "Not run everywhere: of the %d workloads in the profile, %s. On the others %s as not "
                   "reaching the target, so %s area is lower for that alone; compare %s only on the workloads "
                   "%s ran on (the time-to-target tables, or the workloads run column below).",
               s->profile_workloads, few, n_few == 1 ? "it counts" : "they count", n_few == 1 ? "its" : "their",
@@ -2083,13 +1896,13 @@ static void profile_not_everywhere(doc *dc, const ob_dataset *d, const ob_stats 
 }
 
 /* The workloads timed by median step times, where the profile is by time. */
-static void profile_median_timed(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void profile_median_timed(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     if (s->profile_by_steps) return;
     char names[160];
     const int n_median = ob_stats_median_timed(d, s, 1, names, sizeof names);
     if (n_median)
-        doc_p(dc, "In the profile, training time from median step times on %d workload%s (%s): some of %s "
+        ob_doc_p(dc, "In the profile, training time from median step times on %d workload%s (%s): some of %s "
                   "runs predate the mean (schema < 4); within each workload every optimizer is timed the "
                   "same way.",
               n_median, n_median == 1 ? "" : "s", names, n_median == 1 ? "its" : "their");
@@ -2097,7 +1910,7 @@ static void profile_median_timed(doc *dc, const ob_dataset *d, const ob_stats *s
 
 /* Where the profile is by time, a caution on the workloads whose order by
  * time rests on timings that say little. */
-static void profile_noisy(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void profile_noisy(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     if (s->profile_by_steps) return;
     /* the workloads whose time-to-target paragraph has the caution: more
@@ -2115,19 +1928,19 @@ static void profile_noisy(doc *dc, const ob_dataset *d, const ob_stats *s)
         noisy += reached > 1 && bad;
     }
     if (noisy)
-        doc_p(dc, "Caution: on %d of these workloads the order by time rests on unsteady step times, a busy "
+        ob_doc_p(dc, "Caution: on %d of these workloads the order by time rests on unsteady step times, a busy "
                   "machine's, or steps under 50 microseconds (see %s time-to-target paragraph%s); `--profile-by steps` compares "
                   "steps instead.", noisy, noisy == 1 ? "its" : "their", noisy == 1 ? "" : "s");
 }
 
 /* The profile's table: each optimizer's area, workloads run, won and
  * reached, by rank. */
-static void profile_table(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void profile_table(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     char b1[64];
     static const char *const phdr[] = {"rank",           "optimizer",     "profile area",  "95% interval (seeds)",
                                        "largest area in", "workloads run", "workloads won", "workloads reached"};
-    doc_table(dc, 8, phdr);
+    ob_doc_table(dc, 8, phdr);
     /* tied areas share a rank (1, 2, 2, 4) */
     for (int r = 1; r <= d->n_opt; r++)
         for (int op = 0; op < d->n_opt; op++) {
@@ -2135,24 +1948,24 @@ static void profile_table(doc *dc, const ob_dataset *d, const ob_stats *s)
             int reached = 0;
             for (int k = 0; k < s->n_g; k++)
                 if (s->g[k].opt == op && !tt_of(s, k, s->profile_heldout).censored) reached++;
-            doc_cell(dc, "%d", r);
-            doc_cell(dc, "%s", d->opt_labels[op]);
-            doc_cell(dc, "%s", isnan(s->area[op]) ? "-" : (snprintf(b1, sizeof b1, "%.3f", s->area[op]), b1));
+            ob_doc_cell(dc, "%d", r);
+            ob_doc_cell(dc, "%s", d->opt_labels[op]);
+            ob_doc_cell(dc, "%s", isnan(s->area[op]) ? "-" : (snprintf(b1, sizeof b1, "%.3f", s->area[op]), b1));
             area_boot_cells(dc, s, s->n_boot ? s->area_lo[op] : NAN, s->n_boot ? s->area_hi[op] : NAN,
                             s->n_boot ? s->area_first[op] : NAN);
-            doc_cell(dc, "%d of %d", s->profile_ran[op], s->profile_workloads);
-            doc_cell(dc, "%s", isnan(s->rho[op]) ? "-"
+            ob_doc_cell(dc, "%d of %d", s->profile_ran[op], s->profile_workloads);
+            ob_doc_cell(dc, "%s", isnan(s->rho[op]) ? "-"
                                : (snprintf(b1, sizeof b1, "%.0f of %d", s->rho[op] * s->profile_workloads,
                                            s->profile_workloads), b1));
-            doc_cell(dc, "%d", reached);
-            doc_row_end(dc);
+            ob_doc_cell(dc, "%d", reached);
+            ob_doc_row_end(dc);
         }
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
 }
 
 /* The workloads where optimizers share the first place of the
  * time-to-target table, which the profile tells apart by a hair. */
-static void profile_shared_firsts(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void profile_shared_firsts(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     /* a win by a point estimate that the time-to-target table ties within
      * the noise: the profile gives the one a whole win and the other an
@@ -2176,7 +1989,7 @@ static void profile_shared_firsts(doc *dc, const ob_dataset *d, const ob_stats *
         }
     }
     if (tied)
-        doc_p(dc, "On %d of these workloads (%s) optimizers share rank 1 in the time-to-target table, within "
+        ob_doc_p(dc, "On %d of these workloads (%s) optimizers share rank 1 in the time-to-target table, within "
                   "the noise of the seeds and the timing, but the profile is drawn from the times themselves: "
                   "the fastest of them by a hair counts a win there and the others an area a little below it. "
                   "Areas that close, and the workloads won, do not tell those optimizers apart; the tables' "
@@ -2185,7 +1998,7 @@ static void profile_shared_firsts(doc *dc, const ob_dataset *d, const ob_stats *
 }
 
 /* The near misses, where the profile is on the training loss. */
-static void profile_near_misses(doc *dc, const ob_dataset *d, const ob_stats *s)
+static void profile_near_misses(ob_doc *dc, const ob_dataset *d, const ob_stats *s)
 {
     if (s->profile_heldout) return;
     /* optimizers that missed a workload's target by a hair: the profile
@@ -2203,7 +2016,7 @@ static void profile_near_misses(doc *dc, const ob_dataset *d, const ob_stats *s)
             snprintf(near + len, sizeof near - len, ", ...");
     }
     if (n_near)
-        doc_p(dc, "Near misses (an upper-median final loss at the best lr less than 5%% above the "
+        ob_doc_p(dc, "Near misses (an upper-median final loss at the best lr less than 5%% above the "
                   "workload's target): %s. The profile counts %s as not reaching the target there. A target "
                   "is a threshold: a miss this near takes that workload's whole share from an area, and a "
                   "slightly looser target (report --target WORKLOAD=LOSS) or more seeds could turn it, so "
@@ -2213,19 +2026,19 @@ static void profile_near_misses(doc *dc, const ob_dataset *d, const ob_stats *s)
 
 /* The figures and the notes of figures not drawn of one kind of profile
  * (which, as profile_stem says). */
-static void profile_figures(doc *dc, const ob_figures *figs, const int *rendered, int which)
+static void profile_figures(ob_doc *dc, const ob_figures *figs, const int *rendered, int which)
 {
     for (int f = 0; f < figs->n; f++)
-        if (profile_stem(figs->f[f].stem) == which) doc_figure(dc, &figs->f[f], rendered[f]);
+        if (profile_stem(figs->f[f].stem) == which) ob_doc_figure(dc, &figs->f[f], rendered[f]);
     for (int f = 0; f < figs->n_skipped; f++)
-        if (profile_stem(figs->skipped[f].stem) == which) doc_skipped(dc, &figs->skipped[f]);
+        if (profile_stem(figs->skipped[f].stem) == which) ob_doc_skipped(dc, &figs->skipped[f]);
 }
 
 /* "Across workloads": the performance profile's table with what qualifies
  * it (optimizers not run everywhere, median-timed or noisy workloads, shared
  * first places, near misses), its figures, and the tuned optimizers' profile
  * where there were several configurations. */
-static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs,
+static void doc_profile(sqlite3 *db, ob_doc *dc, const ob_dataset *d, const ob_stats *s, const ob_figures *figs,
                         const int *rendered)
 {
     profile_intro(dc, d, s);
@@ -2245,40 +2058,40 @@ static void doc_profile(sqlite3 *db, doc *dc, const ob_dataset *d, const ob_stat
 
 /* "Runs that did not finish", with each one's status and error; none when
  * every run finished. */
-static void doc_unfinished(doc *dc, const ob_dataset *d)
+static void doc_unfinished(ob_doc *dc, const ob_dataset *d)
 {
     char b1[64];
     int n_bad = 0;
     for (int i = 0; i < d->n; i++)
         if (!d->runs[i].finished) n_bad++;
     if (n_bad) {
-        doc_h(dc, 2, "Runs that did not finish");
+        ob_doc_h(dc, 2, "Runs that did not finish");
         static const char *const fhdr[] = {"run", "workload", "optimizer", "lr", "seed", "status", "error"};
-        doc_table(dc, 7, fhdr);
+        ob_doc_table(dc, 7, fhdr);
         for (int i = 0; i < d->n; i++) {
             const ob_rrun *r = &d->runs[i];
             if (r->finished) continue;
-            doc_cell(dc, "%lld", (long long)r->id);
-            doc_cell(dc, "%s", d->wl_labels[r->wl]);
-            doc_cell(dc, "%s", d->opt_labels[r->opt]);
-            doc_cell(dc, "%s", num(r->lr, b1, sizeof b1));
-            doc_cell(dc, "%lld", (long long)r->seed);
-            doc_cell(dc, "%s", r->status);
-            doc_cell(dc, "%s", r->error ? r->error : "");
-            doc_row_end(dc);
+            ob_doc_cell(dc, "%lld", (long long)r->id);
+            ob_doc_cell(dc, "%s", d->wl_labels[r->wl]);
+            ob_doc_cell(dc, "%s", d->opt_labels[r->opt]);
+            ob_doc_cell(dc, "%s", num(r->lr, b1, sizeof b1));
+            ob_doc_cell(dc, "%lld", (long long)r->seed);
+            ob_doc_cell(dc, "%s", r->status);
+            ob_doc_cell(dc, "%s", r->error ? r->error : "");
+            ob_doc_row_end(dc);
         }
-        doc_table_end(dc);
+        ob_doc_table_end(dc);
     }
 }
 
 /* "Files in this folder": the CSV files, figure scripts and LaTeX tables,
  * with the PDFs' size as report --pdf-width sets it. */
-static void doc_files(doc *dc, const ob_report_opts *o)
+static void doc_files(ob_doc *dc, const ob_report_opts *o)
 {
-    doc_h(dc, 2, "Files in this folder");
+    ob_doc_h(dc, 2, "Files in this folder");
     const double pdf_w = o->pdf_width > 0 ? o->pdf_width : OB_PDF_TEXT_WIDTH;
     const int pdf_narrow = pdf_w < 4.5;
-    doc_p(dc, "Every table above is a CSV file (text quoted; inf = diverged or never reached: a diverged "
+    ob_doc_p(dc, "Every table above is a CSV file (text quoted; inf = diverged or never reached: a diverged "
               "run's final and held-out loss are inf and its held-out metric -inf, as the statistics count "
               "them, and a time or number of steps to a target never reached is inf; empty = no value: not "
               "run, not measured, or not defined, as the columns below say). Every figure has a gnuplot script NAME.gp that reads these CSVs; edit "
@@ -2289,23 +2102,23 @@ static void doc_files(doc *dc, const ob_report_opts *o)
               "summary.tex holds the ranked tables for a paper (LaTeX, booktabs: \\input{summary.tex}).",
           pdf_w, pdf_w * (pdf_narrow ? 0.8 : 0.62), pdf_narrow ? 6 : 8);
     static const char *const fh[] = {"file", "contents", "columns"};
-    doc_table(dc, 3, fh);
+    ob_doc_table(dc, 3, fh);
     int nd;
     const ob_file_doc *docs = ob_export_docs(&nd);
     for (int i = 0; i < nd; i++) {
-        doc_cell(dc, "%s", docs[i].name);
-        doc_cell(dc, "%s", docs[i].what);
-        doc_cell(dc, "%s", docs[i].columns);
-        doc_row_end(dc);
+        ob_doc_cell(dc, "%s", docs[i].name);
+        ob_doc_cell(dc, "%s", docs[i].what);
+        ob_doc_cell(dc, "%s", docs[i].columns);
+        ob_doc_row_end(dc);
     }
-    doc_table_end(dc);
+    ob_doc_table_end(dc);
 }
 
 /* summary.md and index.html, section by section. The sweep's and the
  * confirmation's ranks are computed once, for every workload's tables. */
 static ob_status write_docs(sqlite3 *db, const ob_report_opts *o, const ob_dataset *d, const ob_stats *s,
                             const ob_figures *figs, const int *rendered, int gnuplot_found, int n_mixed,
-                            const char *mixed_note, doc *dc, ob_err *e)
+                            const char *mixed_note, ob_doc *dc, ob_err *e)
 {
     int *rank = malloc(((size_t)s->n_g + 1) * sizeof *rank);
     int *crank = malloc(((size_t)s->n_g + 1) * sizeof *crank);
@@ -2884,7 +2697,7 @@ static ob_status report_documents(report_job *rj, ob_err *e)
     char p1[1100], p2[1100];
     snprintf(p1, sizeof p1, "%s/summary.md", rj->stage);
     snprintf(p2, sizeof p2, "%s/index.html", rj->stage);
-    doc dc = {fopen(p1, "w"), fopen(p2, "w"), 0, 0};
+    ob_doc dc = {fopen(p1, "w"), fopen(p2, "w"), 0, 0};
     if (!dc.md || !dc.html) {
         const ob_status st = ob_fail(e, OB_ERR_IO, "cannot write '%s': %s", !dc.md ? p1 : p2, strerror(errno));
         if (dc.md) fclose(dc.md);

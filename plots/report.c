@@ -945,7 +945,8 @@ static void area_boot_note(ob_doc *dc, const ob_stats *s)
               "with the same seeds, whose runs share initialization and data order), each optimizer's time to "
               "target recomputed from the drawn seeds (its lr picked afresh), then the profile; the interval "
               "holds the middle 95%% of its areas, and the share counts the resamples in which its area was "
-              "the largest (ties share). Targets, lr grids and step times stay as they are. %s",
+              "the largest (ties share; none where no optimizer got to any target). Targets, lr grids and step "
+              "times stay as they are. %s",
           s->n_boot, few);
 }
 

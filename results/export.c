@@ -450,7 +450,8 @@ static const ob_file_doc docs[] = {
      "fewer workloads has a smaller area for that alone), area_lo, area_hi (the 2.5% and 97.5% quantiles of "
      "its area over " OB_PROFILE_BOOT_TEXT " bootstrap resamples of the seeds, paired across optimizers by "
      "seed, with the target, the lrs and the step times held: the seeds' noise in the area), first_share (the share of "
-     "those resamples in which it had the largest area, ties sharing it)"},
+     "those resamples in which it had the largest area, ties sharing it; a resample in which no optimizer got to "
+     "any target has none)"},
     {"profile_tuned.csv", "performance profile of the tuned optimizers, where sweeps made several "
      "configurations of an optimizer (only then): each optimizer on each workload at its fastest "
      "configuration there (AlgoPerf's external tuning; with several studies, run studies: K or searches of "

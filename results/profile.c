@@ -368,7 +368,9 @@ static void boot_areas(double *t, int n_w, int n_o, const int *used, int n_used,
 
 /* From the areas of b resamples (b x n, row by row): each one's 2.5% and
  * 97.5% quantiles and its share of the resamples in which it had the
- * largest area, ties sharing it (lo, hi, first: n each). col: room for b. */
+ * largest area, ties sharing it (lo, hi, first: n each; a resample in which
+ * every area is 0, no one getting to any target, has no largest). col:
+ * room for b. */
 static void boot_summary(const double *areas, int b, int n, double *lo, double *hi, double *first, double *col)
 {
     for (int o = 0; o < n; o++) {
@@ -382,6 +384,7 @@ static void boot_summary(const double *areas, int b, int n, double *lo, double *
         double top = -1;
         int ties = 0;
         for (int o = 0; o < n; o++) top = a[o] > top ? a[o] : top;
+        if (!(top > 0)) continue; /* no one got to any target: no largest */
         for (int o = 0; o < n; o++) ties += fabs(a[o] - top) <= 1e-9;
         for (int o = 0; o < n; o++)
             if (fabs(a[o] - top) <= 1e-9) first[o] += 1.0 / ties;

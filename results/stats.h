@@ -437,7 +437,8 @@ typedef struct ob_stats {
      * median, then the fastest lr), its step time held, then the profile on
      * the same workloads. An optimizer's area over the resamples: its 2.5%
      * and 97.5% quantiles and the share of resamples in which it had the
-     * largest area (tied ones share it). The target, the lr grid and the
+     * largest area (tied ones share it; one in which no one got to any
+     * target has none). The target, the lr grid and the
      * step times stay as they are: this is the seeds' noise alone. NULL
      * (n_boot 0) where the profile has no workload. */
     int n_boot;

@@ -677,19 +677,19 @@ static ob_status best_lr_shares(const ob_dataset *d, ob_group *g, const int *idx
     for (int i = 0; i < g->n_lr; i++) g->lrs[i].best_share = NAN;
     if (g->best < 0) return OB_OK;
     int64_t *seeds = malloc(((size_t)n + 1) * sizeof *seeds);
-    double *fin = malloc(((size_t)n * g->n_lr + 1) * sizeof *fin); /* (seed, lr) final loss, NaN: no run */
-    double *vals = malloc(((size_t)n + 1) * sizeof *vals);
-    int *picked = calloc((size_t)g->n_lr + 1, sizeof *picked), *of = malloc(((size_t)n + 1) * sizeof *of);
-    if (!seeds || !fin || !vals || !picked || !of) {
-        free(seeds), free(fin), free(vals), free(picked), free(of);
-        return no_mem(e, "computing the statistics");
-    }
     int n_s = 0; /* the seeds with a finished run */
-    for (int k = 0; k < n; k++) {
+    for (int k = 0; seeds && k < n; k++) {
         const ob_rrun *r = &d->runs[idx[k]];
         int j = 0;
         while (j < n_s && seeds[j] != r->seed) j++;
         if (j == n_s && r->finished) seeds[n_s++] = r->seed;
+    }
+    double *fin = malloc(((size_t)n_s * g->n_lr + 1) * sizeof *fin); /* (seed, lr) final loss, NaN: no run */
+    double *vals = malloc(((size_t)n_s + 1) * sizeof *vals);
+    int *picked = calloc((size_t)g->n_lr + 1, sizeof *picked), *of = malloc(((size_t)n_s + 1) * sizeof *of);
+    if (!seeds || !fin || !vals || !picked || !of) {
+        free(seeds), free(fin), free(vals), free(picked), free(of);
+        return no_mem(e, "computing the statistics");
     }
     for (int k = 0; k < n_s * g->n_lr; k++) fin[k] = NAN;
     for (int k = 0; k < n; k++) {

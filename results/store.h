@@ -1,7 +1,7 @@
 /* results/store.h - the SQLite store, the source of truth of every benchmark.
  *
  * Schema (version OB_SCHEMA_VERSION, kept in PRAGMA user_version and in the
- * `meta` table; documented in results/schema.sql and the README):
+ * `meta` table; documented in results/schema.sql and docs/database.md):
  *   meta(key, value)                        application id, schema version
  *   benchmarks(id, name, config, git_rev, host, backend, device, created_at, finished_at,
  *              shard, provenance)

@@ -1499,7 +1499,7 @@ static void test_series_marks(void)
         if (!strcmp(names[i], "muon")) k_muon = i;
     }
     CHECK(k_sgd >= 0 && k_adam >= 0 && k_muon >= 0);
-    CHECK(sh[k_sgd] == 7 && da[k_sgd] == 1); /* as the README says: sgd solid, filled circles */
+    CHECK(sh[k_sgd] == 7 && da[k_sgd] == 1); /* as docs/reports.md says: sgd solid, filled circles */
     /* the default benchmark's six: six shapes (the dot plots have no lines) */
     const char *six[] = {"sgd", "adam", "adamw", "lion", "muon", "root"};
     int s6[6];

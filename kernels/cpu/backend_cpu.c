@@ -46,7 +46,7 @@ static int cpu_probe(int index, char *desc, size_t n)
                        ob_cpu_conv_path_name(ob_cpu_conv_path_now()));
     /* how OpenMP's threads wait, where the environment sets it: passive
      * waits change step times by 2x idle and 10x or more on a busy machine
-     * (README), so runs made so are another device for compare's timing */
+     * (docs/ci-gate.md), so runs made so are another device for compare's timing */
     static const char *const waits[] = {"OMP_WAIT_POLICY", "GOMP_SPINCOUNT"};
     for (int i = 0, first = 1; i < 2; i++) {
         const char *v = getenv(waits[i]);
@@ -859,7 +859,7 @@ static ob_status cpu_elementwise_step_spans(ob_device *dev, const ob_rule *rule,
  * over its buffers (Newton-Schulz's products, SOAP's rotations): at most
  * 128K floats (512 KB) per buffer keeps them in the caches, but at least 8
  * items per thread, so that its products of large matrices still run one
- * per thread (cpu_gemm_sb). Measured in the README (Muon over 1000 tensors
+ * per thread (cpu_gemm_sb). Measured in docs/optimizers.md (Muon over 1000 tensors
  * of 64x64: 1.4x faster than batches of 16M floats). */
 static int64_t cpu_batch_floats(const ob_device *dev, int64_t item_floats)
 {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sharding: --shard K/N and Slurm's array variables pick the cells whose
 # index is K mod N (every cell in exactly one shard); bad shard specs are
-# refused. Then the job-array script of the README (scripts/slurm_array.sbatch)
+# refused. Then the job-array script of docs/long-sweeps.md (scripts/slurm_array.sbatch)
 # runs as three array tasks, one of them preempted (SIGTERM) and requeued,
 # and `optbench merge` of the shards equals the unsharded run.
 . "$(dirname "$0")/common.bash"

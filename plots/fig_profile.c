@@ -15,6 +15,7 @@
  * optimizer's configuration with the largest area, of configs[o]. */
 typedef struct profile_view {
     const char *stem, *csv;
+    const char *band_csv;        /* its curves' bands over the seeds' resamples (NULL: none), two columns a curve */
     int n;
     const char *const *label;
     const int *lt, *ran, *configs, *col;
@@ -57,7 +58,10 @@ static void profile_header(FILE *f, const ob_stats *s, const profile_view *v, in
             s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max);
 }
 
-/* The profile's legend: an entry per curve. */
+/* The legend's entry of the bands */
+#define BAND_KEY "shade: the seeds' noise, 95%"
+
+/* The profile's legend: an entry per curve, and one for the bands. */
 static void profile_key(script *sc, const ob_stats *s, const profile_view *v)
 {
     size_t key_len = 0;
@@ -68,7 +72,8 @@ static void profile_key(script *sc, const ob_stats *s, const profile_view *v)
                      (v->ran[o] < s->profile_workloads ? 16 : 0);
         if (len > key_len) key_len = len;
     }
-    ob_fig_key_fit(sc, v->n, key_len);
+    if (v->band_csv && strlen(BAND_KEY) > key_len) key_len = strlen(BAND_KEY);
+    ob_fig_key_fit(sc, v->n + (v->band_csv != NULL), key_len);
 }
 
 /* After curve o's area in its legend entry, into ran (n bytes): of how
@@ -93,6 +98,13 @@ static void profile_ran_note(const ob_stats *s, const profile_view *v, int o, ch
 static void profile_plot(FILE *f, const ob_stats *s, const profile_view *v)
 {
     fprintf(f, "plot \\\n");
+    /* first the bands, under every curve: the 2.5% to 97.5% range of each
+     * curve over the resamples of the seeds (style.gp's transparent fill) */
+    for (int o = 0; v->band_csv && o < v->n; o++) {
+        const int col = v->col ? v->col[o] : o + 2;
+        fprintf(f, "  '%s' skip 1 using 1:%d:%d with filledcurves lt %d notitle, \\\n", v->band_csv, 2 * col - 2,
+                2 * col - 1, v->lt[o]);
+    }
     /* markers on each curve (values of the CSV, so on the curve), each
      * optimizer's at other rows: curves that coincide (two optimizers equally
      * fast everywhere, or never within tau) still show every marker */
@@ -112,6 +124,7 @@ static void profile_plot(FILE *f, const ob_stats *s, const profile_view *v)
                 v->col ? v->col[o] : o + 2, v->lt[o],
                 v->lt[o], lw, oq, isnan(v->area[o]) ? 0.0 : v->area[o], ran);
     }
+    if (v->band_csv) fprintf(f, ", \\\n  NaN with filledcurves lc rgb \"#555555\" title \"%s\"", BAND_KEY);
     fprintf(f, "\n");
 }
 
@@ -128,6 +141,15 @@ static ob_status profile_caption(const ob_dataset *d, const ob_stats *s, const p
                  "workloads, where the tuned profile lets each workload take its fastest; profile.csv and "
                  "profile_area.csv hold every configuration's curve and area.",
                  d->n_opt);
+    /* the bands of the seeds' noise */
+    char band[400] = "";
+    if (v->band_csv)
+        snprintf(band, sizeof band,
+                 " The shade around each curve is the seeds' noise in it: at each tau, the 2.5%% to 97.5%% range of "
+                 "the curve over " OB_PROFILE_BOOT_TEXT " bootstrap resamples of the seeds (%s; each tau on its "
+                 "own), the targets, lrs and step times held; a curve without a shade is the same in nearly "
+                 "every resample.",
+                 v->band_csv);
     /* training time from median step times on some workloads */
     char names[160], median_note[400] = "";
     const int n_median = s->profile_by_steps ? 0 : ob_stats_median_timed(d, s, 1, names, sizeof names);
@@ -142,7 +164,7 @@ static ob_status profile_caption(const ob_dataset *d, const ob_stats *s, const p
                    "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
                    "optimizer reached the target on are left out (%d used).%s An optimizer not run on a "
                    "workload counts there as not reaching the target; the legend says where one ran on "
-                   "fewer (\"ran 1 of 3\").%s%s",
+                   "fewer (\"ran 1 of 3\").%s%s%s",
                    v->tuned && studies > 1
                        ? ", on each workload at the median over its studies of each study's fastest configuration "
                          "(AlgoPerf's external tuning: the best of a study's trials, the median of the studies)"
@@ -155,7 +177,7 @@ static ob_status profile_caption(const ob_dataset *d, const ob_stats *s, const p
                    v->tuned ? " The legend says how many configurations each picked its fastest from (\"best of "
                               "16\"): the more it had, the more a lucky configuration helps it, so compare "
                               "optimizers given the same number (profile_tuned_picks.csv names each pick)." : "",
-                   single);
+                   band, single);
 }
 
 /* The performance profile v (profile.csv or profile_tuned.csv): its
@@ -197,8 +219,9 @@ ob_status ob_fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir
         return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
     for (int o = 0; o < d->n_opt; o++) lt[o] = o + 1;
-    profile_view v = {"profile", "profile.csv", d->n_opt, (const char *const *)d->opt_labels, lt, s->profile_ran,
-                      NULL, NULL, s->area, 0, 0};
+    const char *band = s->band_lo ? "profile_band.csv" : NULL;
+    profile_view v = {"profile", "profile.csv", band, d->n_opt, (const char *const *)d->opt_labels, lt,
+                      s->profile_ran, NULL, NULL, s->area, 0, 0};
     ob_status st = OB_OK;
     if (d->n_opt > FIG_MAX_CONFIGS && s->n_tuned > 0) {
         /* too many curves to tell apart: each optimizer's configuration with
@@ -221,7 +244,7 @@ ob_status ob_fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir
                 ran[i] = s->profile_ran[pick[i]];
                 label[i] = d->opt_labels[pick[i]];
             }
-            profile_view sv = {"profile", "profile.csv", s->n_tuned, label, plt, ran, s->tuned_configs, col,
+            profile_view sv = {"profile", "profile.csv", band, s->n_tuned, label, plt, ran, s->tuned_configs, col,
                                NULL, 0, 1};
             double *area = malloc(((size_t)s->n_tuned + 1) * sizeof *area);
             if (!area) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
@@ -240,8 +263,8 @@ ob_status ob_fig_profile(const ob_dataset *d, const ob_stats *s, const char *dir
             lt[i] = ob_fig_own_lt(d, s->tuned_first[i]);
             label[i] = d->opt_names[s->tuned_first[i]];
         }
-        profile_view tv = {"profile_tuned", "profile_tuned.csv", s->n_tuned, label, lt, s->tuned_ran,
-                           s->tuned_configs, NULL, s->tuned_area, 1, 0};
+        profile_view tv = {"profile_tuned", "profile_tuned.csv", s->tuned_band_lo ? "profile_tuned_band.csv" : NULL,
+                           s->n_tuned, label, lt, s->tuned_ran, s->tuned_configs, NULL, s->tuned_area, 1, 0};
         st = fig_profile_view(d, s, &tv, dir, out, e);
     }
     free(lt);

@@ -452,6 +452,12 @@ static const ob_file_doc docs[] = {
      "seed, with the target, the lrs and the step times held: the seeds' noise in the area), first_share (the share of "
      "those resamples in which it had the largest area, ties sharing it; a resample in which no optimizer got to "
      "any target has none)"},
+    {"profile_band.csv", "the seeds' noise in each curve of profile.csv (with profile_area.csv's intervals)",
+     "tau, then two columns per optimizer, \"NAME lo\" and \"NAME hi\": at that tau, the 2.5% and 97.5% "
+     "quantiles of its curve over the " OB_PROFILE_BOOT_TEXT " bootstrap resamples of the seeds of area_lo and "
+     "area_hi (pointwise: each tau's quantiles on their own, not a band that holds the whole curve at once); "
+     "not written without the bootstrap (no workload in the profile) or for a profile of more than 2^24 counts "
+     "(optimizers x 302 x (workloads + 1))"},
     {"profile_tuned.csv", "performance profile of the tuned optimizers, where sweeps made several "
      "configurations of an optimizer (only then): each optimizer on each workload at its fastest "
      "configuration there (AlgoPerf's external tuning; with several studies, run studies: K or searches of "
@@ -463,6 +469,9 @@ static const ob_file_doc docs[] = {
      "studies, every study's together), area, rank, workloads, workloads_run (as in profile_area.csv), studies "
      "(1, or K of studies: K: each study's fastest is then of configurations / K), area_lo, area_hi, "
      "first_share (as in profile_area.csv, the resamples' picks made afresh)"},
+    {"profile_tuned_band.csv", "the seeds' noise in each curve of profile_tuned.csv",
+     "tau, then \"NAME lo\" and \"NAME hi\" per optimizer (name), as in profile_band.csv, the resamples' picks "
+     "made afresh"},
     {"profile_tuned_picks.csv", "the configuration each tuned optimizer took on each workload of the profile "
      "(with profile_tuned.csv)",
      "workload, optimizer, configurations, fastest_configuration (the swept values of the configuration "
@@ -1657,11 +1666,53 @@ static ob_status write_budget(const ob_dataset *d, const ob_stats *s, const char
     return st == OB_OK ? ob_csv_close(&c, e) : st;
 }
 
+/* name (profile_band.csv, profile_tuned_band.csv): a row per tau, the
+ * band's ends lo and hi (n_tau x n) of curve i, labelled label[i], in the
+ * columns "LABEL lo" and "LABEL hi"; where there is no band (lo NULL), none
+ * (an earlier report's is removed). */
+static ob_status write_band(const ob_stats *s, const char *dir, const char *name, const char *const *label, int n,
+                            const double *lo, const double *hi, ob_err *e)
+{
+    if (!lo || !hi) {
+        remove_stale(dir, name);
+        return OB_OK;
+    }
+    const char **hdr = calloc(2 * (size_t)n + 1, sizeof *hdr);
+    char **own = calloc(2 * (size_t)n + 1, sizeof *own);
+    ob_status st = hdr && own ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int i = 0; st == OB_OK && i < 2 * n; i++) {
+        const size_t len = strlen(label[i / 2]) + 4;
+        own[i] = malloc(len);
+        if (!own[i]) st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        else snprintf(own[i], len, "%s %s", label[i / 2], i % 2 ? "hi" : "lo");
+        hdr[i + 1] = own[i];
+    }
+    ob_csv c;
+    if (st == OB_OK) {
+        hdr[0] = "tau";
+        st = ob_csv_open(&c, dir, name, hdr, 2 * n + 1, e);
+    }
+    for (int i = 0; own && i < 2 * n; i++) free(own[i]);
+    free(own);
+    free(hdr);
+    OB_TRY(st);
+    for (int t = 0; t < s->n_tau; t++) {
+        ob_csv_num(&c, s->taus[t]);
+        for (int i = 0; i < n; i++) {
+            ob_csv_num(&c, lo[t * n + i]);
+            ob_csv_num(&c, hi[t * n + i]);
+        }
+        ob_csv_row(&c);
+    }
+    return ob_csv_close(&c, e);
+}
+
 static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, const char *dir, ob_err *e)
 {
     static const char *const names[] = {"profile_tuned.csv", "profile_tuned_area.csv", "profile_tuned_picks.csv"};
     if (s->n_tuned == 0) {
         for (int i = 0; i < 3; i++) remove_stale(dir, names[i]);
+        remove_stale(dir, "profile_tuned_band.csv");
         return OB_OK;
     }
     const int n = s->n_tuned;
@@ -1671,14 +1722,16 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
     for (int i = 0; i < n; i++) hdr[i + 1] = d->opt_names[s->tuned_first[i]];
     ob_csv c;
     ob_status st = ob_csv_open(&c, dir, names[0], hdr, n + 1, e);
-    free(hdr);
-    OB_TRY(st);
-    for (int t = 0; t < s->n_tau; t++) {
+    for (int t = 0; st == OB_OK && t < s->n_tau; t++) {
         ob_csv_num(&c, s->taus[t]);
         for (int i = 0; i < n; i++) ob_csv_num(&c, s->tuned_rho[t * n + i]);
         ob_csv_row(&c);
     }
-    OB_TRY(ob_csv_close(&c, e));
+    if (st == OB_OK) st = ob_csv_close(&c, e);
+    if (st == OB_OK)
+        st = write_band(s, dir, "profile_tuned_band.csv", hdr + 1, n, s->tuned_band_lo, s->tuned_band_hi, e);
+    free(hdr);
+    OB_TRY(st);
     OB_TRY(ob_csv_open(&c, dir, names[1],
                        HDR("optimizer", "configurations", "area", "rank", "workloads", "workloads_run",
                            "studies", "area_lo", "area_hi", "first_share"),
@@ -1849,6 +1902,8 @@ static ob_status write_targets_cost(const ob_dataset *d, const ob_stats *s, cons
     OB_TRY(write_cost(d, s, dir, e));
     OB_TRY(write_wide(d, s, dir, e));
     OB_TRY(write_tt_ranges(d, s, dir, e));
+    OB_TRY(write_band(s, dir, "profile_band.csv", (const char *const *)d->opt_labels, d->n_opt, s->band_lo,
+                      s->band_hi, e));
     return write_profile_area(d, s, dir, e);
 }
 

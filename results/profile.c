@@ -392,6 +392,125 @@ static void boot_summary(const double *areas, int b, int n, double *lo, double *
     for (int o = 0; o < n; o++) first[o] /= b;
 }
 
+/* The most counts of a profile's band (labels x (n_tau + 1) x (workloads + 1)); a larger profile has none */
+#define BAND_MAX_COUNTS (1 << 24)
+
+/* The band of a profile's curves over the resamples: at each tau, how many
+ * resamples put each label's curve at each level c / n_used (c = 0 ..
+ * n_used), kept as differences along tau: +1 at the first tau where a
+ * resample's curve is at c, -1 past its last. */
+typedef struct band {
+    int n_o, n_used, nb;         /* labels; the profile's workloads; nb = n_used + 1 levels */
+    int *diff;                   /* (n_o x (n_tau + 1) x nb) */
+    double *best, *r;            /* (n_wl) scratch */
+} band;
+
+/* The first of the n ascending taus that x is at most (x <= taus[k], as
+ * ob_stat_profile counts), n where none. */
+static int first_tau(const double *taus, int n, double x)
+{
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (x <= taus[mid]) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* 1 with bd ready for a profile of n_o labels over n_used of n_w workloads
+ * at n_tau taus; 0 where it has none: no workload, too many counts, or
+ * out of memory (the band is left out, the rest goes on). */
+static int band_init(band *bd, int n_o, int n_w, int n_used, int n_tau)
+{
+    memset(bd, 0, sizeof *bd);
+    const double counts = (double)n_o * (n_tau + 1) * (n_used + 1);
+    if (n_o <= 0 || n_used <= 0 || counts > BAND_MAX_COUNTS) return 0;
+    bd->n_o = n_o;
+    bd->n_used = n_used;
+    bd->nb = n_used + 1;
+    bd->diff = calloc((size_t)counts, sizeof *bd->diff);
+    bd->best = malloc((size_t)n_w * sizeof *bd->best);
+    bd->r = malloc((size_t)n_w * sizeof *bd->r);
+    return bd->diff && bd->best && bd->r;
+}
+
+static void band_free(band *bd)
+{
+    free(bd->diff);
+    free(bd->best);
+    free(bd->r);
+    memset(bd, 0, sizeof *bd);
+}
+
+/* Adds a resample's curves, from its times t (n_w x n_o) on the workloads
+ * of used, to bd: a label's curve is at c / n_used on the taus from its
+ * c-th smallest ratio to the fastest (the profile's own rule: a workload no
+ * one gets to in the resample counts as none getting there). */
+static void band_add(band *bd, const double *t, int n_w, const int *used, const double *taus, int n_tau)
+{
+    const int n_o = bd->n_o, nb = bd->nb;
+    for (int w = 0; w < n_w; w++) {
+        double best = INFINITY;
+        for (int o = 0; used[w] && o < n_o; o++)
+            if (t[w * n_o + o] < best) best = t[w * n_o + o];
+        bd->best[w] = best;
+    }
+    for (int o = 0; o < n_o; o++) {
+        int m = 0;
+        for (int w = 0; w < n_w; w++) {
+            const double v = t[w * n_o + o], best = bd->best[w];
+            if (!used[w] || !isfinite(best) || !isfinite(v)) continue;
+            const double r = best > 0 ? v / best : (v > 0 ? INFINITY : 1.0);
+            if (!isfinite(r)) continue;
+            int q = m++; /* insertion: a profile has a few workloads */
+            for (; q > 0 && bd->r[q - 1] > r; q--) bd->r[q] = bd->r[q - 1];
+            bd->r[q] = r;
+        }
+        int *d = bd->diff + (size_t)o * (n_tau + 1) * nb;
+        for (int c = 0, ks = 0; c <= m; c++) {
+            const int ke = c < m ? first_tau(taus, n_tau, bd->r[c]) : n_tau;
+            if (ks < ke) {
+                d[ks * nb + c]++;
+                d[ke * nb + c]--;
+            }
+            if (ke > ks) ks = ke;
+        }
+    }
+}
+
+/* The level (c / n_used) of the k-th smallest (from 0) of the b resamples'
+ * values whose counts per level are h. */
+static double level_at(const int *h, int nb, int n_used, int k)
+{
+    int c = 0;
+    for (int cum = h[0]; cum <= k && c + 1 < nb; cum += h[++c]) {}
+    return (double)c / n_used;
+}
+
+/* The band's ends into lo and hi (n_tau x n_o): at each tau, the 2.5% and
+ * 97.5% quantiles of the b resamples' values, as ob_stat_quantile gives them
+ * from the values themselves. */
+static void band_finish(band *bd, int b, int n_tau, double *lo, double *hi)
+{
+    const int n_o = bd->n_o, nb = bd->nb;
+    const double q[2] = {0.025, 0.975};
+    for (int o = 0; o < n_o; o++) {
+        int *d = bd->diff + (size_t)o * (n_tau + 1) * nb;
+        for (int k = 0; k < n_tau; k++) {
+            int *h = d + k * nb; /* the counts at tau k: the differences summed along tau */
+            for (int c = 0; k > 0 && c < nb; c++) h[c] += h[c - nb];
+            for (int e = 0; e < 2; e++) {
+                const double pos = q[e] * (b - 1);
+                const int i = (int)floor(pos), j = i + 1 < b ? i + 1 : i;
+                const double va = level_at(h, nb, bd->n_used, i), vb = level_at(h, nb, bd->n_used, j);
+                const double f = pos - i, v = f <= 0 || va == vb ? va : va + f * (vb - va);
+                (e ? hi : lo)[k * n_o + o] = v;
+            }
+        }
+    }
+}
+
 /* What profile_boot works with */
 typedef struct boot {
     boot_group *bg;              /* (n_g) */
@@ -401,6 +520,7 @@ typedef struct boot {
     int64_t *buf;                /* (max n_s) */
     double *col;                 /* (B) */
     int max_s;
+    band band, tband;            /* the curves' bands: the profile's, the tuned profile's */
 } boot;
 
 static void boot_free(boot *bt, int n_g)
@@ -413,6 +533,8 @@ static void boot_free(boot *bt, int n_g)
     free(bt->u);
     free(bt->buf);
     free(bt->col);
+    band_free(&bt->band);
+    band_free(&bt->tband);
 }
 
 /* Allocates bt and the results in s; 0 out of memory */
@@ -446,6 +568,23 @@ static int boot_alloc(boot *bt, const ob_dataset *d, const ob_stats_opts *o, ob_
            s->area_first;
 }
 
+/* Allocates a band of n_o labels and its ends (*lo, *hi: n_tau x n_o);
+ * where there is none (band_init), both NULL. */
+static void band_alloc(band *bd, int n_o, int n_w, int n_used, int n_tau, double **lo, double **hi)
+{
+    *lo = *hi = NULL;
+    if (band_init(bd, n_o, n_w, n_used, n_tau)) {
+        *lo = malloc((size_t)n_tau * n_o * sizeof **lo);
+        *hi = malloc((size_t)n_tau * n_o * sizeof **hi);
+    }
+    if (!*lo || !*hi) {
+        free(*lo);
+        free(*hi);
+        *lo = *hi = NULL;
+        band_free(bd);
+    }
+}
+
 /* The profiles' bootstrap over seeds (see ob_stats.n_boot); tp: the tuned
  * profile's (tp->n 0 where there is none). */
 static ob_status profile_boot(const ob_dataset *d, const ob_stats_opts *o, ob_stats *s, const int *gi, tuned *tp)
@@ -461,6 +600,8 @@ static ob_status profile_boot(const ob_dataset *d, const ob_stats_opts *o, ob_st
     }
     tp->record = 0;
     tp->t = bt.t;
+    band_alloc(&bt.band, n_o, d->n_wl, s->profile_workloads, s->n_tau, &s->band_lo, &s->band_hi);
+    if (n_t) band_alloc(&bt.tband, n_t, d->n_wl, tuned_used, s->n_tau, &s->tuned_band_lo, &s->tuned_band_hi);
     for (int b = 0; b < OB_PROFILE_BOOT; b++) {
         for (int w = 0; w < d->n_wl; w++) {
             /* the workload's draws: a group of n_s seeds takes the first n_s */
@@ -475,14 +616,18 @@ static ob_status profile_boot(const ob_dataset *d, const ob_stats_opts *o, ob_st
         }
         if (n_t) { /* the tuned optimizers' times of the same resample, before boot_areas masks bt.t */
             tuned_times(tp);
+            if (bt.tband.diff) band_add(&bt.tband, tp->t2, d->n_wl, tp->used, s->taus, s->n_tau);
             boot_areas(tp->t2, d->n_wl, n_t, tp->used, tuned_used, s->tau_max, bt.tareas + (size_t)b * n_t);
         }
+        if (bt.band.diff) band_add(&bt.band, bt.t, d->n_wl, s->in_profile, s->taus, s->n_tau);
         boot_areas(bt.t, d->n_wl, n_o, s->in_profile, s->profile_workloads, s->tau_max, bt.areas + (size_t)b * n_o);
     }
     boot_summary(bt.areas, OB_PROFILE_BOOT, n_o, s->area_lo, s->area_hi, s->area_first, bt.col);
     if (n_t)
         boot_summary(bt.tareas, OB_PROFILE_BOOT, n_t, s->tuned_area_lo, s->tuned_area_hi, s->tuned_area_first,
                      bt.col);
+    if (bt.band.diff) band_finish(&bt.band, OB_PROFILE_BOOT, s->n_tau, s->band_lo, s->band_hi);
+    if (bt.tband.diff) band_finish(&bt.tband, OB_PROFILE_BOOT, s->n_tau, s->tuned_band_lo, s->tuned_band_hi);
     s->n_boot = OB_PROFILE_BOOT;
     s->boot_seeds = bt.max_s;
     boot_free(&bt, s->n_g);

@@ -1605,6 +1605,10 @@ void ob_stats_free(ob_stats *s)
     free(s->tuned_area_lo);
     free(s->tuned_area_hi);
     free(s->tuned_area_first);
+    free(s->band_lo);
+    free(s->band_hi);
+    free(s->tuned_band_lo);
+    free(s->tuned_band_hi);
     memset(s, 0, sizeof *s);
 }
 

@@ -445,6 +445,12 @@ typedef struct ob_stats {
     int boot_seeds;             /* the most seeds of a group (with few, the resamples are few sets of seeds) */
     double *area_lo, *area_hi, *area_first;                   /* (n_opt,) */
     double *tuned_area_lo, *tuned_area_hi, *tuned_area_first; /* (n_tuned,); NULL where n_tuned is 0 */
+    /* the curves' bands: at each tau, the 2.5% and 97.5% quantiles of each
+     * curve over the same resamples (pointwise); NULL without the bootstrap
+     * or for a profile of more than 2^24 counts, labels x (n_tau + 1) x
+     * (workloads + 1): some 5,000 labels on 10 workloads */
+    double *band_lo, *band_hi;              /* (n_tau, n_opt) */
+    double *tuned_band_lo, *tuned_band_hi;  /* (n_tau, n_tuned) */
 } ob_stats;
 
 /* Resamples of the profile's bootstrap (ob_stats.n_boot) and the Philox key of its draws */

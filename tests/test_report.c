@@ -245,6 +245,7 @@ static void test_tables(const char *db, const char *out)
             {"profile_tuned.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
             {"profile_tuned_area.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
             {"profile_tuned_picks.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
+            {"profile_tuned_band.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
             {"tuning_budget.csv", "several configurations of an optimizer (tests/cli/search.sh)"},
         };
         int skip = 0;

@@ -264,7 +264,17 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
     free(csv);
     gp = slurp(out, "profile.gp");
     CHECK(gp && strstr(gp, "title \"lion (area 0.000, ran 1 of 2)\"") && strstr(gp, "title \"adam (area 1.000)\""));
+    /* a band under each curve, from profile_band.csv's two columns of it, and its legend entry */
+    CHECK(gp && count_of(gp, "with filledcurves lt ") == count_of(gp, "NaN with linespoints") &&
+          strstr(gp, "'profile_band.csv' skip 1 using 1:2:3 with filledcurves lt 1 notitle") &&
+          strstr(gp, "title \"shade: the seeds' noise, 95%\""));
     free(gp);
+    /* adam is the fastest on both workloads in every resample: its curve is 1, band and all */
+    csv = slurp(out, "profile_band.csv");
+    CHECK_MSG(csv && strstr(csv, "\"tau\",\"adam lo\",\"adam hi\",") && strstr(csv, "\n1,1,1,") &&
+                  strstr(csv, "\n4,1,1,"),
+              "%s", csv ? csv : "no profile_band.csv");
+    free(csv);
     md = slurp(out, "summary.md");
     CHECK(md && strstr(md, "Not run everywhere: of the 2 workloads in the profile, lion ran on 1. On the others it "
                            "counts as not reaching the target"));
@@ -2011,6 +2021,19 @@ static void test_dot_plots_reduced(const char *dir, int have_gnuplot)
     CHECK_MSG(top > 0 && gp && count_of(gp, "NaN with linespoints") == 2 && strstr(gp, want) &&
                   strstr(gp, "title \"sgd (area ") && strstr(gp, "at its best single configuration"),
               "want %s in %s", want, gp ? gp : "nothing");
+    /* each curve's band from the same label's columns of profile_band.csv */
+    int n_steps = 0;
+    for (const char *l = gp ? strstr(gp, "'profile.csv' skip 1 using 1:") : NULL; l;
+         l = strstr(l + 1, "'profile.csv' skip 1 using 1:")) {
+        int col;
+        char band[96];
+        if (sscanf(l, "'profile.csv' skip 1 using 1:%d with steps", &col) != 1) continue;
+        n_steps++;
+        snprintf(band, sizeof band, "'profile_band.csv' skip 1 using 1:%d:%d with filledcurves", 2 * col - 2,
+                 2 * col - 1);
+        CHECK_MSG(strstr(gp, band), "the curve of column %d without its band (%s)", col, band);
+    }
+    CHECK(n_steps == 2 && count_of(gp, "with filledcurves lt ") == 2);
     free(gp);
     char *md = slurp(fix.out, "summary.md");
     CHECK(md && strstr(md, "With 14 configurations, it draws each optimizer at its configuration with the largest"));

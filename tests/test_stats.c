@@ -1728,6 +1728,27 @@ static int64_t reach_of(const ob_group *g, int64_t seed)
  * where resampling each apart would put it ahead about 1 time in 5), the
  * share of resamples won near its probability, the interval's ends, the
  * same numbers each time, and none without a profile. */
+/* Checks the band of the profile's curve o on one workload, where every
+ * resample's curve steps from 0 to 1 at a tau in [a, b], a with a share of
+ * the resamples under 2.5% and b over 97.5%: below a both ends 0, from a
+ * to b 0 and 1, from b both 1; and the curve itself inside its band.
+ * n: the profile's labels. Returns the number of taus that fail. */
+static int check_band(const ob_stats *st, int n, int o, double a, double b)
+{
+    if (!st->band_lo || !st->band_hi) return -1;
+    int bad = 0;
+    for (int k = 0; k < st->n_tau; k++) {
+        const double tau = st->taus[k], lo = st->band_lo[k * n + o], hi = st->band_hi[k * n + o];
+        const double want_lo = tau >= b ? 1 : 0, want_hi = tau >= a ? 1 : 0, rho = st->rho[k * n + o];
+        if (lo != want_lo || hi != want_hi || rho < lo || rho > hi) {
+            if (bad++ < 3)
+                fprintf(stderr, "  band of %d at tau %g: [%g, %g], curve %g; want [%g, %g]\n", o, tau, lo, hi, rho,
+                        want_lo, want_hi);
+        }
+    }
+    return bad;
+}
+
 static void test_profile_boot(const char *path)
 {
     const char *tw[] = {"W"};
@@ -1755,6 +1776,11 @@ static void test_profile_boot(const char *path)
         CHECK_MSG(st.area_first[ia] == 1 && st.area_first[is] == 0, "paired: adam first in %g, sgd %g",
                   st.area_first[ia], st.area_first[is]);
         CHECK(st.area_lo[ia] == 1 && st.area_hi[ia] == 1 && st.area_hi[is] < 1 && st.area_lo[is] > 0);
+        /* the curves' bands: adam's curve is 1 in every resample; sgd's is at
+         * 1 from 32 / 30 where the resample's median seed is 1 or 2, and from
+         * 12 / 10 where it is seed 0 (7 in 27): both ends 0 below 32 / 30,
+         * 0 and 1 up to 1.2, both 1 from there */
+        CHECK(check_band(&st, d.n_opt, ia, 1, 1) == 0 && check_band(&st, d.n_opt, is, 32.0 / 30, 1.2) == 0);
     }
     ob_stats_free(&st);
     ob_dataset_free(&d);
@@ -1785,6 +1811,8 @@ static void test_profile_boot(const char *path)
         CHECK_NEAR(st.area_lo[ia], st.area[ia], 1e-12);
         CHECK(st.area_hi[ia] == 1 && st.area_hi[is] == 1);
         CHECK_NEAR(st.area_lo[is], (4 - s20 / a10) / 3, 1e-12);
+        /* adam's curve: 1 from 1 (7 in 27) or from a30 / s20; sgd's: 1 from 1 or from s20 / a10 */
+        CHECK(check_band(&st, d.n_opt, ia, 1, a30 / s20) == 0 && check_band(&st, d.n_opt, is, 1, s20 / a10) == 0);
         if (pass == 0) {
             st2 = st;
             ob_dataset_free(&d);

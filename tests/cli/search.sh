@@ -95,7 +95,22 @@ PY
 "$OPTBENCH" report --db "$tmp/s.db" --out "$tmp/rt" --no-render --target "quadratic=$target" >"$tmp/report2" 2>&1 ||
   { cat "$tmp/report2"; fail=1; }
 check "profile_tuned*.csv are written" test -s "$tmp/rt/profile_tuned.csv" -a -s "$tmp/rt/profile_tuned_area.csv" \
-  -a -s "$tmp/rt/profile_tuned_picks.csv"
+  -a -s "$tmp/rt/profile_tuned_picks.csv" -a -s "$tmp/rt/profile_tuned_band.csv"
+check "the tuned curves' bands: a row per tau, lo <= hi, both in [0, 1]" python3 - "$tmp/rt" <<'PY'
+import csv, sys
+d = sys.argv[1]
+rho = list(csv.DictReader(open(d + "/profile_tuned.csv")))
+band = list(csv.DictReader(open(d + "/profile_tuned_band.csv")))
+names = [c for c in rho[0] if c != "tau"]
+assert list(band[0]) == ["tau"] + [n + e for n in names for e in (" lo", " hi")], list(band[0])
+assert [r["tau"] for r in band] == [r["tau"] for r in rho]
+for r in band:
+    for n in names:
+        lo, hi = float(r[n + " lo"]), float(r[n + " hi"])
+        assert 0 <= lo <= hi <= 1, (r, n)
+PY
+check "  ... drawn under the curves" grep -qF "'profile_tuned_band.csv' skip 1 using 1:2:3 with filledcurves" \
+  "$tmp/rt/profile_tuned.gp"
 check "the tuned profile: the fastest configuration of each optimizer, and its area" python3 - "$tmp/rt" <<'PY'
 import csv, math, sys
 d = sys.argv[1]

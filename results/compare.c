@@ -23,7 +23,7 @@ void ob_compare_opts_default(ob_compare_opts *o)
     o->metric_tol = 0.01;
     o->time_tol = 0.10;
     o->time_mean_tol = 0.20;
-    o->time_floor_ms = 0.05;
+    o->time_floor_ms = OB_STEP_TINY_MS;
     o->check_memory = 1;
 }
 

@@ -1516,7 +1516,7 @@ static ob_status write_ttt(const ob_dataset *d, const ob_stats *s, const char *d
         const ob_group *g = &s->g[k];
         const int w = g->wl;
         if (held_out && !s->ev_every[w]) continue;
-        const ob_ttt t = held_out ? g->ev : ob_group_tt(g);
+        const ob_ttt t = ob_group_ttt(g, held_out);
         const int given = held_out ? s->ev_target_given[w] : s->target_given[w],
                   halfway = held_out ? s->ev_target_halfway[w] : s->target_halfway[w],
                   at_start = held_out ? s->ev_target_at_start[w] : s->target_at_start[w];
@@ -1759,7 +1759,7 @@ static ob_status write_tuned_profile(const ob_dataset *d, const ob_stats *s, con
         for (int i = 0; i < n; i++) {
             const int k = s->tuned_pick[w * n + i];
             ob_ttt t = {0};
-            if (k >= 0) t = s->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
+            if (k >= 0) t = ob_group_ttt(&s->g[k], s->profile_heldout);
             const char *conf = k < 0 ? NULL : ob_dataset_opt_config(d, s->g[k].opt);
             ob_csv_str(&c, d->wl_labels[w]);
             ob_csv_str(&c, d->opt_names[s->tuned_first[i]]);

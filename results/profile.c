@@ -545,7 +545,7 @@ static int boot_alloc(boot *bt, const ob_dataset *d, const ob_stats_opts *o, ob_
     if (!bt->bg) return 0;
     bt->max_s = 1;
     for (int k = 0; k < s->n_g; k++) {
-        const ob_ttt tk = o->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
+        const ob_ttt tk = ob_group_ttt(&s->g[k], o->profile_heldout);
         if (!boot_group_init(&bt->bg[k], &tk, s->g[k].n_lr)) return 0;
         if (bt->bg[k].n_s > bt->max_s) bt->max_s = bt->bg[k].n_s;
     }
@@ -645,7 +645,7 @@ static void profile_times(const ob_dataset *d, const ob_stats_opts *o, const ob_
             int k = gi[w * d->n_opt + op];
             double v = INFINITY;
             if (k >= 0) {
-                const ob_ttt tk = o->profile_heldout ? s->g[k].ev : ob_group_tt(&s->g[k]);
+                const ob_ttt tk = ob_group_ttt(&s->g[k], o->profile_heldout);
                 v = o->profile_by_steps ? tk.steps : tk.time_s;
             }
             t[w * d->n_opt + op] = isnan(v) ? INFINITY : v;

@@ -140,6 +140,13 @@ double ob_stat_quantile(const double *x, int n, double q) { return quantile_of(x
 
 double ob_stat_median(const double *x, int n) { return ob_stat_quantile(x, n, 0.5); }
 
+int ob_stat_resample_sets(int n)
+{
+    double c = 1;
+    for (int k = 1; k <= n; k++) c = c * (n - 1 + k) / k;
+    return (int)(c + 0.5);
+}
+
 double ob_stat_mean(const double *x, int n)
 {
     double s = 0;
@@ -1704,6 +1711,8 @@ ob_ttt ob_group_tt(const ob_group *g)
                     .n_reach = g->tt_n_reach};
 }
 
+ob_ttt ob_group_ttt(const ob_group *g, int held_out) { return held_out ? g->ev : ob_group_tt(g); }
+
 int ob_ttt_interval(const ob_ttt *t, int by_steps, double *lo, double *hi)
 {
     if (t->censored || isnan(t->steps_lo)) return 0;
@@ -1728,14 +1737,14 @@ int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi
  * held_out, else the training loss's */
 static int ttt_rank(const ob_stats *s, int k, int held_out)
 {
-    const ob_ttt g = held_out ? s->g[k].ev : ob_group_tt(&s->g[k]);
+    const ob_ttt g = ob_group_ttt(&s->g[k], held_out);
     if (g.censored) return 0;
     double lo = 0, hi = 0, slo = 0, shi = 0; /* lo, hi read only when timed */
     const int timed = !s->profile_by_steps && ob_ttt_interval(&g, 0, &lo, &hi);
     if (!ob_ttt_interval(&g, 1, &slo, &shi)) slo = shi = g.steps;
     int rank = 1;
     for (int j = 0; j < s->n_g; j++) {
-        const ob_ttt h = held_out ? s->g[j].ev : ob_group_tt(&s->g[j]);
+        const ob_ttt h = ob_group_ttt(&s->g[j], held_out);
         if (j == k || s->g[j].wl != s->g[k].wl || h.censored) continue;
         double hlo, hhi;
         if (!s->profile_by_steps && ob_ttt_interval(&h, 0, &hlo, &hhi)) /* timed: ahead of every untimed one */

@@ -130,11 +130,16 @@
 #include "results/dataset.h"
 
 #define OB_STEP_SPREAD_UNSTEADY 0.25
+/* Steps shorter than this (ms) are timed mostly as the harness's overhead
+ * (the report's cautions; compare's default time floor) */
+#define OB_STEP_TINY_MS 0.05
 
 /* ---- numeric helpers (NaN values are ignored; +inf sorts last) ------------- */
 /* Quantile by linear interpolation between order statistics (R type 7). It
  * allocates nothing, so it cannot fail (nor can the median). */
 double ob_stat_quantile(const double *x, int n, double q);
+/* Distinct resamples (multisets) of n values drawn from n with replacement: C(2n - 1, n). */
+int ob_stat_resample_sets(int n);
 double ob_stat_median(const double *x, int n);
 double ob_stat_mean(const double *x, int n);
 double ob_stat_sd(const double *x, int n);            /* sample sd (n - 1) */
@@ -518,6 +523,8 @@ int ob_group_tt_interval(const ob_group *g, int by_steps, double *lo, double *hi
 /* g's time to target of the training loss (its tt_ fields) as an ob_ttt,
  * and an ob_ttt as an interval, as ob_group_tt_interval. */
 ob_ttt ob_group_tt(const ob_group *g);
+/* g's time to the held-out target (g->ev) where held_out, else ob_group_tt(g). */
+ob_ttt ob_group_ttt(const ob_group *g, int held_out);
 int ob_ttt_interval(const ob_ttt *t, int by_steps, double *lo, double *hi);
 /* The rank of group k by its held-out time to target, as ob_stats_tt_rank. */
 int ob_stats_ev_rank(const ob_stats *s, int k);

@@ -27,7 +27,7 @@
 #include "plots/report.h"
 #include "plots/style.h"
 #include "results/dataset.h"
-#include "results/export.h"
+#include "results/csv.h"
 #include "results/stats.h"
 #include "results/store.h"
 #include "workloads/workload.h"

@@ -11,7 +11,9 @@
 #include "core/ob.h"
 #include "plots/figures.h"
 #include "results/dataset.h"
+#include "results/csv.h"
 #include "results/export.h"
+#include "results/hp_sweep.h"
 #include "results/stats.h"
 
 /* The PNG's and SVG's size in pixels. */

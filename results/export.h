@@ -19,28 +19,6 @@
 
 struct sqlite3;
 
-/* One CSV file being written. */
-typedef struct ob_csv {
-    FILE *f;
-    int col;                  /* fields written in the current row */
-    char path[1024];
-} ob_csv;
-
-ob_status ob_csv_open(ob_csv *c, const char *dir, const char *name, const char *const *header,
-                      int n_header, ob_err *e);
-void ob_csv_str(ob_csv *c, const char *s);     /* quoted by csv_fwrite; NULL is empty */
-void ob_csv_num(ob_csv *c, double v);          /* NaN is empty, +-inf is "inf"/"-inf" */
-void ob_csv_int(ob_csv *c, int64_t v);
-void ob_csv_opt_int(ob_csv *c, int64_t v);     /* negative is empty (unknown) */
-void ob_csv_row(ob_csv *c);                    /* end the row */
-ob_status ob_csv_close(ob_csv *c, ob_err *e);  /* reports a failed write */
-
-/* Shortest decimal text of v that reads back as v ("" for NaN, "inf"). */
-void ob_fmt_num(double v, char *buf, size_t n);
-
-/* A file-name-safe form of a label ("adam beta2=0.95" -> "adam_beta2-0.95"). */
-void ob_slug(const char *label, char *out, size_t n);
-
 /* At most this many points per series in the per-figure tables (curves_best, evals_best). */
 #define OB_PLOT_MAX_POINTS 2000
 
@@ -53,47 +31,6 @@ typedef struct ob_file_doc {
 } ob_file_doc;
 /* The files ob_export_tables writes, with their columns; n gets the count. */
 const ob_file_doc *ob_export_docs(int *n);
-
-/* Sensitivity to the swept hyperparameters besides the lr (run --sweep).
- * For each workload label and each key of the optimizer labels ("adam
- * beta2=0.95 clip_norm=1": keys beta2 and clip_norm): the groups of that
- * workload whose label holds the key with a numeric value make lines, one per
- * optimizer name and values of its other keys ("adam clip_norm=1"); a line
- * needs at least 2 distinct values of the key. An optimizer none of whose
- * lines has 2 (its keys were searched together, so every configuration
- * differs in the other keys as well) gets one scatter of all its
- * configurations instead, labelled "NAME (each configuration)". Workload parameters are no
- * such key (a swept one makes workload labels of their own). A label numbered
- * for being ambiguous ("adam #3") and a group without a finished run are left
- * out. Points are ordered by value; lines and keys by first appearance in
- * group order. hp_sweep.csv is written from exactly these, and only when
- * there is one. */
-typedef struct ob_hp_point {
-    int group;                /* index into s->g */
-    double value;             /* the key's value */
-} ob_hp_point;
-typedef struct ob_hp_line {
-    char *label;              /* optimizer name plus its other keys' values */
-    int n;
-    ob_hp_point *p;           /* (n,) ascending value */
-    int scatter;              /* 1: the configurations differ in other keys too (a quasi-random
-                               * search draws them together): points, not a line */
-} ob_hp_line;
-typedef struct ob_hp_fig {
-    int wl;
-    char *key;
-    int n_lines;
-    ob_hp_line *lines;
-} ob_hp_fig;
-typedef struct ob_hp_sweeps {
-    int n;
-    ob_hp_fig *f;
-} ob_hp_sweeps;
-ob_status ob_hp_sweeps_find(const ob_dataset *d, const ob_stats *s, ob_hp_sweeps *out, ob_err *e);
-void ob_hp_sweeps_free(ob_hp_sweeps *h);
-/* A group for which no lr has a finite median although runs finished there
- * (half its seeds or more diverged at every lr): no point, a mark. */
-int ob_hp_diverged_everywhere(const ob_group *g);
 
 /* Ranks within each workload (1 = best) by median final loss at the best lr;
  * rank[k] for group k. Unranked (all diverged) groups come last. */

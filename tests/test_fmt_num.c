@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "results/export.h"
+#include "results/csv.h"
 
 /* the algorithm before the bisection, kept as the reference */
 static void ref_fmt_num(double v, char *buf, size_t n)

@@ -18,6 +18,7 @@
 #include "plots/report.h"
 #include "plots/latex.h"
 #include "results/dataset.h"
+#include "results/csv.h"
 #include "results/export.h"
 #include "test_stats_db.h"
 

@@ -41,8 +41,9 @@ static void profile_header(FILE *f, const ob_stats *s, const profile_view *v, in
             "set title \"%s over %d workload%s: how often %s within a "
             "factor tau of the fastest?\\n(%s to reach each workload's %starget %s; legend: area "
             "under the curve, 1 = fastest everywhere)\"\n"
-            "set xlabel \"tau (time to target / fastest optimizer's time to target)\"\n"
+            "set xlabel \"tau (time to target / fastest optimizer's time to target%s)\"\n"
             "set ylabel \"fraction of workloads\"\n"
+            "%s"
             "set xrange [1:%g]\n"
             "# a little room below 0: a curve at 0 (never within tau) is not hidden under the axis\n"
             "set yrange [-0.04:1.05]\n"
@@ -55,7 +56,11 @@ static void profile_header(FILE *f, const ob_stats *s, const profile_view *v, in
             s->profile_workloads, s->profile_workloads == 1 ? "" : "s",
             v->tuned ? "is each" : "is each optimizer",
             s->profile_by_steps ? "steps" : "training time", s->profile_heldout ? "held-out " : "",
-            s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max);
+            s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_log ? ", log scale" : "",
+            s->tau_log ? "# past tau 16 on a log2 axis, as Dolan and More draw it (profile.csv's taus are even on it)\n"
+                         "set logscale x 2\nset format x \"%g\"\n"
+                       : "",
+            s->tau_max);
 }
 
 /* The legend's entry of the bands */
@@ -161,7 +166,7 @@ static ob_status profile_caption(const ob_dataset *d, const ob_stats *s, const p
                    "For each optimizer%s, the fraction of workloads (y) on which its %s to reach the %starget "
                    "%s is within a factor tau (x) of the fastest optimizer on that workload. A curve that "
                    "rises early and high is better; the value at tau = 1 is the fraction of workloads it "
-                   "won. The area (legend) averages the curve over tau in [1, %g]. Workloads that no "
+                   "won. The area (legend) averages the curve over tau in [1, %g]%s. Workloads that no "
                    "optimizer reached the target on are left out (%d used).%s An optimizer not run on a "
                    "workload counts there as not reaching the target; the legend says where one ran on "
                    "fewer (\"ran 1 of 3\").%s%s%s",
@@ -172,8 +177,10 @@ static ob_status profile_caption(const ob_dataset *d, const ob_stats *s, const p
                                 "best of its trials)"
                               : "",
                    s->profile_by_steps ? "number of steps" : "training time", s->profile_heldout ? "held-out " : "",
-                   s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max, s->profile_workloads,
-                   median_note,
+                   s->profile_heldout && s->heldout_metric ? "metric" : "loss", s->tau_max,
+                   s->tau_log ? " (the axis is logarithmic past tau 16, the area is over tau itself: the curve's "
+                                "right part, drawn narrower, weighs more in the area than it looks)" : "",
+                   s->profile_workloads, median_note,
                    v->tuned ? " The legend says how many configurations each picked its fastest from (\"best of "
                               "16\"): the more it had, the more a lucky configuration helps it, so compare "
                               "optimizers given the same number (profile_tuned_picks.csv names each pick)." : "",

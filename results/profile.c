@@ -666,7 +666,12 @@ ob_status ob_stats_profiles(const ob_dataset *d, const ob_stats_opts *o, ob_stat
         return no_mem(e, "computing the statistics");
     }
     profile_times(d, o, s, gi, t);
-    for (int i = 0; i < s->n_tau; i++) s->taus[i] = 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
+    /* evenly spaced on the figure's axis: in tau, or in log(tau) past OB_TAU_LOG_ABOVE (both ends exact) */
+    s->tau_log = s->tau_max > OB_TAU_LOG_ABOVE;
+    for (int i = 0; i < s->n_tau; i++)
+        s->taus[i] = s->tau_log ? exp(log(s->tau_max) * i / (s->n_tau - 1)) : 1.0 + (s->tau_max - 1.0) * i / (s->n_tau - 1);
+    s->taus[0] = 1.0;
+    s->taus[s->n_tau - 1] = s->tau_max;
     ob_stat_profile(t, d->n_wl, d->n_opt, s->taus, s->n_tau, s->tau_max, s->rho, s->area,
                     &s->profile_workloads, s->in_profile);
     /* the profile workloads each optimizer has sweep runs on: the others

@@ -133,6 +133,9 @@
 /* Steps shorter than this (ms) are timed mostly as the harness's overhead
  * (the report's cautions; compare's default time floor) */
 #define OB_STEP_TINY_MS 0.05
+/* Above this tau_max the performance profile's taus are evenly spaced in
+ * log(tau) and its figures draw tau on a log2 axis, as Dolan and More do */
+#define OB_TAU_LOG_ABOVE 16.0
 
 /* ---- numeric helpers (NaN values are ignored; +inf sorts last) ------------- */
 /* Quantile by linear interpolation between order statistics (R type 7). It
@@ -409,6 +412,8 @@ typedef struct ob_stats {
     int *profile_ran;           /* (n_opt,) of those workloads, how many the optimizer has sweep runs on;
                                  * on the others it counts as not reaching the target */
     double tau_max;
+    int tau_log;                /* 1: taus evenly spaced in log(tau) (tau_max above OB_TAU_LOG_ABOVE), for a
+                                 * log2 axis; 0: evenly spaced in tau */
     int profile_by_steps;
     int profile_heldout;        /* the profile is on the held-out time to target (ob_stats_opts) */
     double tol;                 /* the lr range's tolerance the statistics used (ob_stats_opts.tol) */

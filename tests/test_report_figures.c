@@ -280,6 +280,32 @@ static void test_time_to_target(const char *db, const char *dir, int have_gnuplo
                            "counts as not reaching the target"));
     CHECK(md && strstr(md, "| 3 | lion | 0.000 | [0.000, 0.487] | 0% | 1 of 2 | 0 of 2 | 0 |"));
     free(md);
+    gp = slurp(out, "profile.gp");
+    CHECK(gp && !strstr(gp, "logscale x") && !strstr(gp, "log scale)"));
+    free(gp);
+
+    /* past tau 16: taus even in log(tau), a log2 axis, and the caption says the area is over tau itself */
+    char out64[640];
+    snprintf(out64, sizeof out64, "%s64", out);
+    so.tau_max = 64;
+    CHECK_OK(report(db, out64, have_gnuplot, &so, &res, NULL, 0, &e), &e);
+    CHECK(res.n_render_failed == 0);
+    gp = slurp(out64, "profile.gp");
+    CHECK(gp && strstr(gp, "set logscale x 2\n") && strstr(gp, "set xrange [1:64]") && strstr(gp, ", log scale)\""));
+    free(gp);
+    csv = slurp(out64, "profile.csv");
+    /* the first two taus and the last: rows after the header, each starting with its tau */
+    double t1 = 0, t2 = 0, tlast = 0;
+    const char *row2 = csv ? strchr(csv, '\n') : NULL;
+    if (row2) sscanf(row2 + 1, "%lf", &t1);
+    if (row2 && strchr(row2 + 1, '\n')) sscanf(strchr(row2 + 1, '\n') + 1, "%lf", &t2);
+    for (const char *l = csv; l && (l = strchr(l, '\n')) && l[1]; l++) sscanf(l + 1, "%lf", &tlast);
+    CHECK_MSG(t1 == 1 && fabs(t2 - pow(64, 1.0 / 300)) < 1e-12 && tlast == 64, "taus %g, %.17g ... %g", t1, t2,
+              tlast);
+    free(csv);
+    md = slurp(out64, "summary.md");
+    CHECK(md && strstr(md, "over tau in [1, 64] (the axis is logarithmic past tau 16, the area is over tau itself"));
+    free(md);
 
     if (have_gnuplot) {
         check_pngs_of_page(out);

@@ -1,0 +1,64 @@
+/* harness/run_int.h - what the run loop (run.c) and its confirmation stage
+ * (confirm.c) share: the matrix as the workers see it and the jobs they
+ * take. Internal to harness/. */
+#ifndef OB_HARNESS_RUN_INT_H
+#define OB_HARNESS_RUN_INT_H
+
+#include <pthread.h>
+
+#include "core/cpu_share.h"
+#include "harness/progress.h"
+#include "harness/run.h"
+
+/* One cell to run: its cell of the matrix, its row and its stored spec. */
+typedef struct job {
+    const ob_cell *cell;
+    const ob_run_spec *spec;
+    int64_t run_id;
+    int pos;        /* position in this process's list (progress) */
+    int was_failed; /* the plan found it failed (an earlier process's): run it again */
+} job;
+
+/* The matrix as the workers share it. */
+typedef struct matrix_ctx {
+    const ob_config *cfg;
+    int64_t bench_id;
+    const char *db_path;
+    const char *db_id;      /* ob_store_database_id: checkpoints in a shared checkpoint_dir */
+    job *jobs;
+    int n_jobs, next;
+    int *deferred;          /* jobs whose cell another process held: tried again at the end */
+    unsigned char *dstate;  /* of each: 0 to try, 1 being tried, 2 finished (here or there) */
+    char (*downer)[400];    /* of each: what its lock file said of the owner */
+    int n_deferred, dcursor, waiting;
+    double wait_note_at;
+    int multi;              /* several workers: progress lines only at the end of a cell */
+    pthread_mutex_t mu;     /* guards next, deferred, sum, prog, stop, fail, recent */
+    ob_cpu_recent recent;   /* the CPUs' busy times at the start of this process's recent runs */
+    ob_run_summary *sum;
+    ob_progress *prog;
+    int stop;               /* take no more cells */
+    ob_status fail;         /* the failure that ended the matrix */
+    ob_err fail_err;
+} matrix_ctx;
+
+/* Run jobs on dev (or one worker thread per device of --devices), in the
+ * order of their stage's cells (stage, n_stage); the failure that stopped
+ * them, or OB_ERR_INTERRUPTED after a signal. */
+ob_status ob_run_jobs(matrix_ctx *x, ob_device *dev, ob_store *store, job *jobs, int n_jobs,
+                      const ob_cell *stage, int n_stage, ob_err *e);
+
+/* A finished run's checkpoints and lock (and their folders) go. */
+void ob_run_remove_run_files(const ob_config *c, const char *db_path, const char *db_id, int64_t run_id);
+
+/* The confirmation stage follows the sweep of the benchmark, once no sweep
+ * cell is left to anyone (another process may still run some: the one that
+ * finishes the last does it); never in a shard. A benchmark that has
+ * confirmation runs already (stopped during the stage, or run with more
+ * seeds), or whose stored configuration asked for them (kept_confirm: a
+ * grown matrix retired its runs), keeps its number of seeds per pair:
+ * --resume finishes them. */
+ob_status ob_run_confirm_when_due(matrix_ctx *x, const ob_matrix *m, ob_device *dev, ob_store *store,
+                                  const char *run_device, int sharded, int kept_confirm, ob_err *e);
+
+#endif

@@ -116,7 +116,7 @@ typedef struct ob_config {
     /* where each list came from, for messages */
     char origin_workloads[256], origin_optimizers[256], origin_seeds[256], origin_steps[256];
     char origin_data_parallel[256]; /* "" when data_parallel was not given */
-    /* checkpoints, resume, sharding, devices (harness/run.c) */
+    /* checkpoints, resume, sharding, devices (harness/run.c, cell.c) */
     int64_t checkpoint_every;   /* steps between checkpoints; 0: only on a clean stop */
     int checkpoint_keep;        /* newest checkpoints kept per run (>= 1) */
     char checkpoint_dir[1024];  /* "": DB.ckpt beside the database */

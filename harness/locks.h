@@ -50,7 +50,7 @@ void ob_unlock_bench(const char *db_path, int64_t bench_id, int fd);
  * whose cell this takes over): "pid P host H\ncheckpoints DIR\n". Taken, the
  * file is rewritten to name this process and its checkpoint folder ckdir.
  *
- * A finished run's lock file and folder are removed (run.c's remove_run_files) by
+ * A finished run's lock file and folder are removed (run.c's ob_run_remove_run_files) by
  * whichever process finishes it, possibly while another opens them: the
  * folder is made again when it vanished, and a lock taken on a file that is
  * no longer the one at its path (removed, and made again by a third process)

@@ -1,14 +1,50 @@
-/* harness/run_int.h - what the run loop (run.c) and its confirmation stage
- * (confirm.c) share: the matrix as the workers see it and the jobs they
- * take. Internal to harness/. */
+/* harness/run_int.h - what a matrix's workers (run.c), a cell's run
+ * (cell.c) and the confirmation stage (confirm.c) share: the devices of a
+ * worker, the matrix as the workers see it and the jobs they take.
+ * Internal to harness/. */
 #ifndef OB_HARNESS_RUN_INT_H
 #define OB_HARNESS_RUN_INT_H
 
 #include <pthread.h>
+#include <time.h>
 
 #include "core/cpu_share.h"
 #include "harness/progress.h"
 #include "harness/run.h"
+
+/* The devices of a worker: replica r of a run on dev[r]; n is data_parallel
+ * (1: dev[0] alone). own[r] are those the worker opened itself. */
+typedef struct replicas {
+    int n;
+    ob_device *dev[OB_CFG_MAX_REPLICAS];
+    ob_device own[OB_CFG_MAX_REPLICAS];
+    int owned[OB_CFG_MAX_REPLICAS];
+    void *group; /* group_open's, when n > 1 */
+} replicas;
+
+/* Devices per run (config data_parallel; 0 means 1). */
+static inline int ob_run_data_parallel(const ob_config *c)
+{
+    return c->data_parallel > 1 ? c->data_parallel : 1;
+}
+
+/* What a cell's run is when a process takes it on. */
+enum { CELL_NEW, CELL_CONTINUED, CELL_FAILED_BEFORE };
+
+/* Seconds on the monotonic clock */
+static inline double ob_run_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Make replica r's device the thread's (a no-op alone and on the CPU). */
+static inline ob_status ob_run_use_replica(const replicas *rp, int r, ob_err *e)
+{
+    ob_device *d = rp->dev[r];
+    return rp->n > 1 && d->ops->make_current ? d->ops->make_current(d, e) : OB_OK;
+}
 
 /* One cell to run: its cell of the matrix, its row and its stored spec. */
 typedef struct job {
@@ -41,6 +77,21 @@ typedef struct matrix_ctx {
     ob_status fail;         /* the failure that ended the matrix */
     ob_err fail_err;
 } matrix_ctx;
+
+/* Train one cell. Returns a non-OK status only for store failures (which end
+ * the matrix, store_err says why); everything else is reported in res. A
+ * checkpoint that cannot be written also ends the matrix (*stop_matrix),
+ * after the run is recorded as interrupted. continuing: CELL_NEW, or the run
+ * was begun before (CELL_CONTINUED) or failed before (CELL_FAILED_BEFORE).
+ * *resumed_from: the checkpoint's step it continued from, -1 when it had
+ * begun before and started over, 0 else. */
+ob_status ob_run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_store *store, int continuing,
+                      const char *ckdir, const char *ckdir_before, ob_run_result *res, char *errbuf, size_t errlen,
+                      ob_err *store_err, int *stop_matrix, int *resumed_from);
+
+/* Removes a run's checkpoint folder dir, and the folder above it where that
+ * is a database's own (named by its id, in a shared checkpoint_dir) and left empty. */
+void ob_run_remove_ckpt_folder(const char *dir);
 
 /* Run jobs on dev (or one worker thread per device of --devices), in the
  * order of their stage's cells (stage, n_stage); the failure that stopped

@@ -647,6 +647,15 @@ int main(void)
     CHECK_MSG(g && strstr(g->detail, "held-out metric worse: median per-seed change -0.05 over 3 seeds (range "
                                      "-0.05 to -0.05, a 75% interval); medians 0.81 -> 0.76"),
               "%s", g ? g->detail : "");
+    /* a candidate run without the held-out metric (not diverged, no
+     * evaluation) leaves its seed's pair out */
+    plant(cand, "UPDATE runs SET eval_metric = NULL WHERE workload = 'quad' AND "
+                "optimizer = 'adam' AND seed = 2");
+    ob_compare_free(&c);
+    c = run_cmp(base, cand, &o, &st);
+    g = grp(&c, "quad", "adam");
+    CHECK_MSG(st == OB_OK && g && g->metric.n == 2 && fabs(g->metric.effect + 0.05) < 1e-9,
+              "%d pairs, effect %g", g ? g->metric.n : -1, g ? g->metric.effect : NAN);
     ob_compare_free(&c);
 
     /* a cell that finished before fails now */
@@ -1012,6 +1021,25 @@ int main(void)
                   strstr(buf, "inconclusive in 4 groups"),
               "%s", buf);
     ob_compare_free(&c);
+    /* ... also where two groups (two workloads, two optimizers) are judged
+     * on their mean and the other two have no step time on either side:
+     * the groups judged are most of the timed groups, not of all groups */
+    {
+        static const char untimed[] = "UPDATE runs SET step_ms_median = NULL, step_ms_p90 = NULL, step_ms_mean = NULL "
+                                      "WHERE (workload = 'quad' AND optimizer = 'sgd') OR "
+                                      "(workload = 'rosen' AND optimizer = 'adam')";
+        mod m0 = none();
+        build(base, &m0);
+        plant(base, untimed);
+        c = cmp_planted(base, cand, &m, untimed, &o, &st);
+        g = grp(&c, "quad", "sgd");
+        CHECK_MSG(st == OB_OK && !c.regression && c.mean_shift_spread && c.n_time_mean_machine == 2 && g &&
+                      g->time_cells == 0,
+                  "regression %d, spread %d, %d set aside", c.regression, c.mean_shift_spread,
+                  c.n_time_mean_machine);
+        ob_compare_free(&c);
+        build(base, &m0);
+    }
     /* ... also where one group's median moved a little without a verdict
      * (+12% on 4 cells of 6: inconclusive): its mean is set aside too */
     m.time_seed[0] = m.time_seed[1] = 1.12;

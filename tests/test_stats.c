@@ -117,6 +117,8 @@ static void test_interp_width(void)
     double vz[] = {-1, 1, 0};
     CHECK_NEAR(ob_stat_interp_loglr(lr, vz, 3, 5e-3), -1 + 2 * log10(5.0), 1e-12);
     CHECK_NEAR(ob_stat_interp_loglr(lr, vz, 3, 2e-2), 1 - log10(2.0), 1e-12);
+    double v0[] = {0, 1, 2}; /* ... and from a loss of exactly 0 */
+    CHECK_NEAR(ob_stat_interp_loglr(lr, v0, 3, 5e-3), log10(5.0), 1e-12);
     CHECK(ob_stat_interp_loglr(lr, v, 3, 1e-2) == 1);
     CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 5e-4)));
     CHECK(isnan(ob_stat_interp_loglr(lr, v, 3, 0.2)));
@@ -221,6 +223,7 @@ static void test_first_reach(void)
     CHECK(first_reach(l, 10, 2.5) == 3);
     CHECK(first_reach(l, 10, 0.5) == -1);
     CHECK(first_reach(l, 10, NAN) == -1);
+    CHECK(first_reach(l, 10, 6) == 0); /* at the first step, and the first it stays */
     /* 300 points: window 30; a lone dip at 100 does not count; on the plateau of 1 from 150
      * the mean (10 (30 - c) + c) / 30 of a window with c ones is <= 2 from c = 27: at 176 */
     double *m = malloc(300 * sizeof *m);
@@ -1628,6 +1631,73 @@ static void test_negative_and_start(const char *path)
     ob_store_close(s);
 }
 
+/* The group of one workload and optimizer at lrs 0.001, 0.01, 0.1 x 3
+ * seeds (a seed of 0.1 diverged), its runs stored in the order given by
+ * perm (an index into lr-major order), and each run's optimizer-step times
+ * (opt_ms_median 0.1 x (run + 1), opt_ms_mean 0.2 x (run + 1)). */
+static void build_perm(const char *path, const int *perm)
+{
+    ob_store *s = new_store(path);
+    if (!s) return;
+    static const double lrs[3] = {0.001, 0.01, 0.1}, final[9] = {3, 4, 5, 1.0, 1.2, 0.8, 1.05, 1.08, NAN};
+    for (int k = 0; k < 9; k++) {
+        const int i = perm[k];
+        const double f = final[i];
+        fx_add(s, 0, &(fx_run){"quad", "adam", NULL, lrs[i / 3], i % 3, isnan(f) ? "diverged" : "done", f, 20, 2.0,
+                               3.0, 4096, 800, f + 0.5, 1 - f / 10, 0});
+    }
+    char sql[256];
+    for (int i = 0; i < 9; i++) {
+        snprintf(sql, sizeof sql,
+                 "UPDATE runs SET opt_ms_median = %g, opt_ms_mean = %g WHERE lr = %.17g AND seed = %d",
+                 0.1 * (i + 1), 0.2 * (i + 1), lrs[i / 3], i % 3);
+        CHECK(sqlite3_exec(ob_store_db(s), sql, NULL, NULL, NULL) == SQLITE_OK);
+    }
+    ob_store_close(s);
+}
+
+/* A group's statistics do not depend on the order its runs were stored
+ * in (a matrix runs seed by seed; a resumed or merged one in any order):
+ * the same group stored lr-major and scrambled. And the optimizer step's
+ * own times: the medians over the runs at the best lr. */
+static void test_insertion_order(const char *path)
+{
+    static const int sorted[9] = {0, 1, 2, 3, 4, 5, 6, 7, 8}, scrambled[9] = {8, 0, 4, 6, 2, 7, 3, 1, 5};
+    char p2[600];
+    snprintf(p2, sizeof p2, "%s.scrambled", path);
+    build_perm(path, sorted);
+    build_perm(p2, scrambled);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    ob_dataset d[2];
+    ob_stats st[2];
+    load_stats_at(path, &o, &d[0], &st[0]);
+    load_stats_at(p2, &o, &d[1], &st[1]);
+    const ob_group *g[2] = {grp(&d[0], &st[0], "quad", "adam"), grp(&d[1], &st[1], "quad", "adam")};
+    CHECK(g[0] && g[1]);
+    if (g[0] && g[1]) {
+        CHECK_MSG(g[0]->n_lr == 3 && g[1]->n_lr == 3, "%d and %d lrs", g[0]->n_lr, g[1]->n_lr);
+        for (int k = 0; k < 3 && k < g[0]->n_lr && k < g[1]->n_lr; k++)
+            CHECK_MSG(g[0]->lrs[k].lr == g[1]->lrs[k].lr && g[0]->lrs[k].med == g[1]->lrs[k].med &&
+                          g[0]->lrs[k].n_diverged == g[1]->lrs[k].n_diverged && g[0]->lrs[k].n_runs == 3 &&
+                          g[1]->lrs[k].n_runs == 3,
+                      "lr %d: %g/%g, median %g/%g", k, g[0]->lrs[k].lr, g[1]->lrs[k].lr, g[0]->lrs[k].med,
+                      g[1]->lrs[k].med);
+        CHECK(g[0]->best_lr == 0.01 && g[1]->best_lr == 0.01);
+        CHECK(g[0]->final.median == g[1]->final.median && g[0]->final.min == g[1]->final.min);
+        CHECK_NEAR(g[0]->width_decades, log(1.1) / log(4.0), 1e-12);
+        CHECK(g[0]->width_decades == g[1]->width_decades);
+        /* runs 3, 4, 5 are the best lr's: medians 0.5 and 1.0 ms */
+        for (int i = 0; i < 2; i++)
+            CHECK_MSG(fabs(g[i]->opt_ms_median - 0.5) < 1e-12 && fabs(g[i]->opt_ms_mean - 1.0) < 1e-12,
+                      "optimizer step %g ms, mean %g ms", g[i]->opt_ms_median, g[i]->opt_ms_mean);
+    }
+    for (int i = 0; i < 2; i++) {
+        ob_stats_free(&st[i]);
+        ob_dataset_free(&d[i]);
+    }
+}
+
 /* Time-to-target intervals that touch, one's upper end the other's lower end,
  * lie within each other's noise: adam [10, 11] ms and lion [11, 12] ms share
  * rank 1, and so do lion and sgd [12, 13] ms; adam is clearly faster than sgd
@@ -2413,6 +2483,7 @@ int main(void)
         {"heldout.db", test_heldout_target},
         {"heldout_metric.db", test_heldout_metric_target},
         {"reading.db", test_dataset_reading},
+        {"order.db", test_insertion_order},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);

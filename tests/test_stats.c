@@ -2121,7 +2121,7 @@ static void add_eval_run(ob_store *s, const char *wl, const char *opt, double lr
     ob_eval_point ev[6];
     for (int t = 0; t < n; t++) pts[t] = (ob_curve_point){t, 3.0 - t / 50.0, 1.0, lr};
     int ne = 0;
-    for (int64_t t = n_evals == 1 ? 50 : 0; t <= (diverged ? 10 : 50); t += 10) {
+    for (int64_t t = n_evals == 1 ? 50 : 0; t <= (diverged ? 10 : 50); t += n_evals == 2 ? 50 : 10) {
         ev[ne] = t >= reach ? post : pre;
         ev[ne++].step = t;
     }
@@ -2135,12 +2135,42 @@ static void add_eval_run(ob_store *s, const char *wl, const char *opt, double lr
 }
 
 /* A run whose held-out loss is 5 at every evaluation before step reach and
- * fin from it on (fin is the final held-out loss; the metric 0.5). */
+ * fin from it on (fin is the final held-out loss; the metric 0.5);
+ * n_evals 6: evaluated every 10 steps from step 0, 2: at steps 0 and 50,
+ * 1: at step 50 alone. */
 static void add_ho_run(ob_store *s, const char *wl, const char *opt, double lr, int seed, int diverged, int64_t reach,
                        double fin, int n_evals)
 {
     add_eval_run(s, wl, opt, lr, seed, diverged, reach, (ob_eval_point){0, 5.0, 0.5}, (ob_eval_point){0, fin, 0.5},
                  0.5, n_evals);
+}
+
+/* Runs evaluated twice, before training and at their end (eval_every
+ * equal to the steps): the interval is the gap, the start value the one at
+ * step 0, and the time to target is counted in those evaluations. */
+static void test_heldout_two_evals(const char *path)
+{
+    ob_err e = {0};
+    ob_store *s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) add_ho_run(s, "two", "adam", 0.1, seed, 0, 50, 1.0, 2);
+    ob_stats_opts o;
+    ob_stats_opts_default(&o);
+    ob_dataset d;
+    ob_stats st;
+    CHECK_OK(ob_dataset_load(ob_store_db(s), 0, &d, &e), &e);
+    CHECK_OK(ob_stats_compute_db(ob_store_db(s), "two.db", &d, &o, 0, &st, &e), &e);
+    const int w = ob_dataset_find_wl(&d, "two");
+    const ob_group *g = grp(&d, &st, "two", "adam");
+    CHECK(w >= 0 && g);
+    if (w >= 0 && g)
+        CHECK_MSG(st.ev_every[w] == 50 && st.ev_start[w] == 5.0 && fabs(st.ev_target[w] - 1.1) < 1e-12 &&
+                      !g->ev.censored && g->ev.steps == 50,
+                  "every %lld, start %g, target %g, %g steps", (long long)st.ev_every[w], st.ev_start[w],
+                  st.ev_target[w], g->ev.steps);
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
 }
 
 /* The held-out time to target (ob_group.ev) on a workload evaluated every
@@ -2484,6 +2514,7 @@ int main(void)
         {"heldout_metric.db", test_heldout_metric_target},
         {"reading.db", test_dataset_reading},
         {"order.db", test_insertion_order},
+        {"heldout_two.db", test_heldout_two_evals},
     };
     for (size_t i = 0; i < sizeof own_db / sizeof own_db[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", dir, own_db[i].db);

@@ -135,6 +135,9 @@ int main(void)
     c.clip_norm = 2;
     run_case(&c, "always_adapt, no momentum, clip_norm 2");
     c = base;
+    c.eps = 0.5; /* as large as the norms: where eps enters the trust ratio shows */
+    run_case(&c, "momentum, wd 5e-4, eps 0.5");
+    c = base;
     c.wd = 0.01;
     /* the vectors take plain SGD steps: at lr 0.5, with g up to 10, their
      * float32 rounding reached 1.2e-5 of the parameters */

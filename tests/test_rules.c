@@ -94,6 +94,14 @@ static void test_adam_family(void)
     ob_rule_adamax(&ax, &s, &p, -1.0f, &m, &u);
     CHECK_NEAR(u, 1.0, 1e-7);
     CHECK_NEAR(p, 1.01, 1e-6);
+    /* ... and eps 0.5 added to |g|: u = max(0.495, 1.5) = 1.5; p -= (0.01/0.1) * -0.1/1.5 */
+    ax.eps = 0.5f;
+    u = 0.5f;
+    p = 1;
+    m = 0;
+    ob_rule_adamax(&ax, &s, &p, -1.0f, &m, &u);
+    CHECK_NEAR(u, 1.5, 1e-7);
+    CHECK_NEAR(p, 1 + 0.01 / 1.5, 1e-6);
 
     /* NAdam: the step sizes are per-step scalars: p -= c0 g/d + c1 m/d, d = sqrt(v/bc2) + eps */
     ob_rule na = rule(OB_RULE_NADAM);
@@ -283,12 +291,12 @@ static void test_soap_rules(void)
 {
     ob_rule r = rule(OB_RULE_SOAP_ADAM);
     ob_rule_betas(&r, 0.9f, 0.99f);
-    r.eps = 1e-8f;
+    r.eps = 0.01f; /* large enough to show where it enters */
     float out = 0, m = 0.5f, v = 0.04f;
     ob_rule_soap_adam(&r, &out, 2.0f, &m, &v); /* m = 0.45 + 0.2, v = 0.0396 + 0.04 */
     CHECK_NEAR(m, 0.65, 1e-7);
     CHECK_NEAR(v, 0.0796, 1e-7);
-    CHECK_NEAR(out, 0.65 / (sqrt(0.0796) + 1e-8), 1e-6);
+    CHECK_NEAR(out, 0.65 / (sqrt(0.0796) + 0.01), 1e-6);
     ob_rule_step s = step(0.1f, 3);
     s.c[0] = 0.05f;
     s.c[1] = 0.01f;
@@ -475,7 +483,7 @@ static void test_ademamix_rule(void)
 {
     ob_rule r = rule(OB_RULE_ADEMAMIX);
     ob_rule_betas(&r, 0.9f, 0.999f);
-    r.eps = 1e-8f;
+    r.eps = 0.5f; /* large enough to show where it enters */
     r.weight_decay = 0.1f;
     r.c[0] = 0.1f;
     r.c[1] = 0.001f;
@@ -492,7 +500,7 @@ static void test_ademamix_rule(void)
     CHECK_NEAR(m1, a, 1e-7);
     CHECK_NEAR(m2, b, 1e-7);
     CHECK_NEAR(v, vv, 1e-8);
-    const double u = (a / 0.19 + 2.0 * b) / (sqrt(vv) / sqrt(0.001999) + 1e-8) + 0.1 * 1.5;
+    const double u = (a / 0.19 + 2.0 * b) / (sqrt(vv) / sqrt(0.001999) + 0.5) + 0.1 * 1.5;
     CHECK_NEAR(p, 1.5 - 0.01 * u, 2e-6);
     /* alpha 0, beta3 = beta1: Adam's step with the decay in the update */
     s.c[0] = 0.9f;
@@ -503,7 +511,7 @@ static void test_ademamix_rule(void)
     v = 0.04f;
     ob_rule_ademamix(&r, &s, &p, 2.0f, &m1, &m2, &v);
     CHECK(m1 == m2);
-    CHECK_NEAR(p, 1.5 - 0.01 * (a / 0.19 / (sqrt(vv) / sqrt(0.001999) + 1e-8) + 0.15), 2e-6);
+    CHECK_NEAR(p, 1.5 - 0.01 * (a / 0.19 / (sqrt(vv) / sqrt(0.001999) + 0.5) + 0.15), 2e-6);
 }
 
 /* AdaBelief: the second moment is the EMA of (g - m)^2 with the new m, eps

@@ -41,6 +41,8 @@ static void test_score(void)
     float flat[4] = {2, 2, 2, 2};
     CHECK_NEAR(ob_spike_z(flat, 4, 2.5f), 0.5 / 2e-5, 1e-6);
     CHECK(ob_spike_z(flat, 4, 2.0f) == 0.0);
+    float flat_neg[4] = {-2, -2, -2, -2}; /* a loss below 0: the floor is of |mean| */
+    CHECK_NEAR(ob_spike_z(flat_neg, 4, -1.5f), 0.5 / 2e-5, 1e-6);
     /* a window of zeros scores 0, whatever comes */
     float zeros[4] = {0, 0, 0, 0};
     CHECK(ob_spike_z(zeros, 4, 1e30f) == 0.0);

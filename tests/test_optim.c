@@ -230,6 +230,36 @@ static void test_matrix_batches(void)
     rig_close(&all);
 }
 
+/* A matrix routed out of the matrix group is updated by its own group alone,
+ * also where one of the same shape stays in the matrix group (they are not
+ * batched together): muon with l2.w (16x32, as l1.w) routed to adamw. */
+static void test_routed_out_of_batch(void)
+{
+    rig all, one;
+    ob_err e;
+    const char *const out[] = {"name=l2.* -> adamw", NULL};
+    CHECK(rig_route(&all, "muon", NULL, NULL, model, N_MODEL, out, &e));
+    CHECK(group_of(&all, "l1.w") == 0 && group_of(&all, "l2.w") == 1);
+    rig_setup(&all);
+    fill_params(&all);
+    const tensor_spec solo = {"l2.w", OB_TAG_MATRIX, 2, {16, 32}};
+    CHECK(rig_route(&one, "muon", NULL, NULL, &solo, 1, out, &e));
+    rig_setup(&one);
+    const ob_tensor *ta = &all.lay.t[ob_layout_find(&all.lay, "l2.w")], *to = &one.lay.t[0];
+    memcpy(one.p + to->offset, all.p + ta->offset, (size_t)ta->numel * 4);
+    for (int s = 1; s <= 3; s++) {
+        fill_grads(&all, s);
+        memcpy(one.g + to->offset, all.g + ta->offset, (size_t)ta->numel * 4);
+        CHECK_OK(ob_optim_step(all.o, all.p, all.g, all.loss, s, all.rec, &e), &e);
+        CHECK_OK(ob_optim_step(one.o, one.p, one.g, one.loss, s, one.rec, &e), &e);
+    }
+    double worst = 0;
+    for (int64_t i = 0; i < ta->numel; i++) worst = fmax(worst, fabs(all.p[ta->offset + i] - one.p[to->offset + i]));
+    CHECK_MSG(worst < 1e-6, "l2.w: %g from its AdamW steps alone", worst);
+    rig_close(&one);
+    rig_close(&all);
+}
+
 /* The CPU's ops, and calls of the batch solvers with more than one matrix
  * (eigenvectors, QR, ordering) and the batches Newton-Schulz normalized. */
 static const ob_backend_ops *real_ops;
@@ -1006,6 +1036,7 @@ int main(void)
     test_hybrid_routing();
     test_state_bytes();
     test_matrix_batches();
+    test_routed_out_of_batch();
     test_matrix_runs();
     test_run_cuts();
     test_options();

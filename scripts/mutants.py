@@ -36,6 +36,9 @@ line, and builds nothing.
 
 Prints one line per mutant (kill, SURV, or NC where it does not compile)
 and the counts; exit status 0 once it has run, 2 for bad arguments.
+
+Example: python3 scripts/mutants.py --count 20 results/compare.c \
+             optbench,test_compare 'test_compare|cli_compare$'
 """
 import argparse
 import os
@@ -119,13 +122,15 @@ def run(cmd, cwd, timeout, log=None):
 
 
 def main():
-    ap = argparse.ArgumentParser(description="mutants of one source file against a part of the test suite")
-    ap.add_argument("file")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n", 2)[2],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 usage=__doc__.split("\n\n", 2)[1].replace("usage: ", "", 1))
+    ap.add_argument("file", help="the source file, as a path in the repository (--list: any C file)")
     ap.add_argument("targets", nargs="?", help="make targets to rebuild per mutant, comma-separated")
     ap.add_argument("tests", nargs="?", help="ctest -R regular expression of the tests to run")
     ap.add_argument("--list", action="store_true", help="print the candidate sites and build nothing")
-    ap.add_argument("--count", type=int, default=40)
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--count", type=int, default=40, help="mutants to draw (default 40)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of the draw (default 1)")
     ap.add_argument("--lines", default=None, help="A-B: only lines A to B")
     ap.add_argument("--tree", default=None, help="worktree folder (default: a temporary one)")
     ap.add_argument("--timeout", type=int, default=0,

@@ -127,6 +127,11 @@ static void test_yaml_bad(void)
     expect_bad("name: \"nightly\nworkloads: [quadratic]\nsteps: 5\n",
                "t.yaml:1:7: the quoted text that starts here is not closed");
     expect_bad("name: a: b\n", "t.yaml:1:8: a second ': ' on one line");
+    expect_bad("workloads: @quadratic\noptimizers: [sgd]\n",
+               "t.yaml:1:12: a value cannot start with '@' in YAML: put the value in quotes");
+    expect_bad("workloads: `quadratic\noptimizers: [sgd]\n", "t.yaml:1:12: a value cannot start with '`' in YAML");
+    expect_bad("workloads: \"quadratic\"]\noptimizers: [sgd]\n",
+               "t.yaml:1:23: unexpected ']' after the value (a bracket or quote too many?)");
     /* a tab on a line of its own, after a plain value */
     expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nsteps: 10\n\t\n",
                "t.yaml:4:1: a tab character; YAML indents with spaces only");

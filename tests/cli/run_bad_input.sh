@@ -113,6 +113,12 @@ printf 'workloads: quadratic\noptimizers: [sgd, muon]\nexclude:\n  quadratic: [s
 expect "bad5.yaml:5: exclude: unknown optimizer 'muonn' (did you mean 'muon'?)" run "$tmp/bad5.yaml" --db "$tmp/keep.db"
 expect "--exclude: unknown workload 'quadratc' (did you mean 'quadratic'?)" "${base[@]}" --exclude quadratc:sgd
 expect "every (workload, optimizer) pair is excluded" "${base[@]}" --exclude quadratic:sgd
+expect "--exclude ':sgd': expected WORKLOAD:OPTIMIZER[,OPTIMIZER...], e.g. quadratic:muon,root" "${base[@]}" --exclude :sgd
+expect "--exclude 'quadratic:': expected WORKLOAD:OPTIMIZER" "${base[@]}" --exclude quadratic:
+expect "--shard '4': expected K/N, e.g. 0/4 (shard K of N, 0 <= K < N)" "${base[@]}" --shard 4
+expect "--shard '1.5/4': expected K/N with whole numbers 0 <= K < N <= 1000000" "${base[@]}" --shard 1.5/4
+expect "--shard '0/2.5': expected K/N with whole numbers" "${base[@]}" --shard 0/2.5
+expect "--shard '4/4': expected K/N with whole numbers 0 <= K < N" "${base[@]}" --shard 4/4
 # a routing rule that fails on a workload is bad input, with --dry-run or not,
 # and names the rule: nothing is created
 rt=(run --workloads quadratic --optimizers muon --steps 5 --set 'muon.route=tag=vector -> muon')

@@ -586,12 +586,28 @@ static const char *scalar(const yaml_node_t *n)
     return (const char *)n->data.scalar.value;
 }
 
+/* A plain scalar over several lines with " - " in it: YAML joins the lines
+ * of a plain value, so a '- ' item indented deeper than the item above
+ * becomes part of that item ("sgd - adam"), which no name or number is. */
+static ob_status joined_item(const ycx *y, const yaml_node_t *n, const char *key)
+{
+    if (n->type != YAML_SCALAR_NODE || n->data.scalar.style != YAML_PLAIN_SCALAR_STYLE ||
+        n->end_mark.line == n->start_mark.line || !strstr(scalar(n), " - "))
+        return OB_OK;
+    char shown[256];
+    return ob_fail(y->e, OB_ERR_INPUT, "%s:%lu: %s: '%s' is one value of lines %lu to %lu: a '- ' item indented "
+                   "deeper than the item above it continues that item; start the items in one column", y->path,
+                   (unsigned long)n->start_mark.line + 1, key, ob_printable(scalar(n), shown, sizeof shown),
+                   (unsigned long)n->start_mark.line + 1, (unsigned long)n->end_mark.line + 1);
+}
+
 /* A scalar, or a list of scalars joined by commas. */
 static ob_status list_text(const ycx *y, const yaml_node_t *n, const char *key, char *out, size_t len)
 {
     char at[256];
     where(y, n, at, sizeof at);
     if (n->type == YAML_SCALAR_NODE) {
+        OB_TRY(joined_item(y, n, key));
         if (strlen(scalar(n)) >= len) return ob_fail(y->e, OB_ERR_INPUT, "%s: %s: value too long", at, key);
         strcpy(out, scalar(n));
         return OB_OK;
@@ -607,6 +623,7 @@ static ob_status list_text(const ycx *y, const yaml_node_t *n, const char *key, 
             where(y, item, at, sizeof at);
             return ob_fail(y->e, OB_ERR_INPUT, "%s: %s: each entry must be a scalar, not %s", at, key, kind_name(item));
         }
+        OB_TRY(joined_item(y, item, key));
         size_t l = strlen(scalar(item));
         if (used + l + 2 >= len) return ob_fail(y->e, OB_ERR_INPUT, "%s: %s: list too long", at, key);
         if (count++) out[used++] = ',';

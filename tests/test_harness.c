@@ -58,6 +58,11 @@ static void test_yaml_ok(void)
     for (int i = 0; i < m.n; i++) CHECK(m.cells[i].index == i);
     ob_matrix_free(&m);
     ob_config_free(&c);
+    /* quoted, YAML's null spellings are text; a plain value continued on
+     * the next line is one value (no '- ' in it) */
+    CHECK_OK(load(&c, "name: \"Null\"\nworkloads: quadratic,\n  rosenbrock\noptimizers: [sgd]\n", &e), &e);
+    CHECK(!strcmp(c.name, "Null") && c.n_workloads == 2 && !strcmp(c.workloads[1], "rosenbrock"));
+    ob_config_free(&c);
 
     /* per-optimizer lr lists and explicit seeds */
     CHECK_OK(load(&c, "workloads: quadratic\noptimizers: [sgd, adam]\nlrs: {sgd: [0.1, 0.2], adam: [0.001]}\nseeds: [5]\n", &e), &e);
@@ -122,6 +127,24 @@ static void test_yaml_bad(void)
                "t.yaml:4:1: a tab character; YAML indents with spaces only: replace the tab with spaces");
     expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nhparams:\n  sgd:\n    momentum: 0.9\n   dampening: 0\n",
                "t.yaml:6:4: this line is indented to column 4, which lines up with nothing above it");
+    expect_bad("workloads: [quadratic]\noptimizers: [muon]\nhparams:\n  muon:\n    route:\n"
+               "      - \"tag=vector -> adamw\"\n      momentum: 0.9\n",
+               "t.yaml:7:7: this line is in the column of the list's items (line 6) but is not an item");
+    /* an item indented deeper than the one above: YAML joins it to that one */
+    expect_bad("workloads:\n  - quadratic\n   - rosenbrock\noptimizers: [sgd]\n",
+               "t.yaml:2: workloads: 'quadratic - rosenbrock' is one value of lines 2 to 3: a '- ' item indented "
+               "deeper than the item above it continues that item");
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\nlrs:\n  - 0.1\n    - 0.2\n",
+               "t.yaml:4: lrs: '0.1 - 0.2' is one value of lines 4 to 5");
+    /* YAML's null, in each of its spellings, is no name; quoted it is one */
+    {
+        const char *nulls[] = {"", " ~", " null", " Null", " NULL"};
+        for (int i = 0; i < 5; i++) {
+            char text[128];
+            snprintf(text, sizeof text, "workloads: [quadratic]\noptimizers: [sgd]\nname:%s\n", nulls[i]);
+            expect_bad(text, "t.yaml:3: name is empty");
+        }
+    }
     expect_bad("workloads: [quadratic, rosenbrock\noptimizers: [sgd]\nsteps: 5\n",
                "t.yaml:1:12: the '[' here is not closed: end the list with ']'");
     expect_bad("name: \"nightly\nworkloads: [quadratic]\nsteps: 5\n",

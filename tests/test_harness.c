@@ -114,6 +114,10 @@ static void test_yaml_bad(void)
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adam: {betta2: 0.9}\n", "did you mean 'beta2'");
     expect_bad("workloads: quadratic\noptimizers: adam\nhparams:\n  adamm: {beta2: 0.9}\n", "'adamm' is not an optimizer, a workload, 'train' or 'all' (did you mean 'adam'?)");
     expect_bad("workloads: quadratic\noptimizers: adam\nworkload_params:\n  quadratic: {dim: -3}\n", "quadratic.dim = -3 is out of range");
+    /* of two bad values the first in the file is told, whoever owns them */
+    expect_bad("workloads: [quadratic]\noptimizers: [sgd]\ntrain: {clip_norm: 1}\nhparams:\n  sgd: {momentum: 1.5}\n"
+               "workload_params:\n  quadratic: {dim: -5}\n",
+               "t.yaml:5: sgd.momentum = 1.5 is out of range");
     expect_bad("workloads: quadratic\noptimizers: adam\nbackend: tpu\n", "backend 'tpu'");
     expect_bad("workloads: [quadratic\n", "t.yaml:1:12: the '[' here is not closed");
     /* a syntax error at the line of the mistake, not where the parser gave up,
@@ -722,6 +726,20 @@ static void test_sweeps(void)
         CHECK(x->wl_variant == 1 && ob_hp_get(&x->wl_hp, "cond") == 1000 && x->index == 56);
     }
     ob_matrix_free(&m);
+    /* a sweep of one value is a configuration, not a search's range */
+    {
+        ob_config c1;
+        ob_matrix m1;
+        CHECK_OK(load(&c1, "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01, 0.1]\nsweep:\n  sgd: {momentum: [0.5]}\n",
+                      &e),
+                 &e);
+        CHECK_OK(ob_matrix_expand(&c1, &m1, NULL, &e), &e);
+        CHECK_MSG(m1.n == 2 && m1.cells[0].lr == 0.01 && m1.cells[1].lr == 0.1 &&
+                      ob_hp_get(&m1.cells[1].opt_hp, "momentum") == 0.5 && m1.cells[1].study < 0,
+                  "%d cells", m1.n);
+        ob_matrix_free(&m1);
+        ob_config_free(&c1);
+    }
     /* the sweeps given in another order: the same matrix, cell by cell */
     {
         ob_config c2;

@@ -452,9 +452,10 @@ static void test_routing_check(void)
                             "divisor of cnn-tiny.width = 16") &&
                   strstr(e.msg, "(in cnn-tiny's configuration groups=3)"),
               "%s", e.msg);
-    /* a swept lr that reaches no parameter: one warning per such pair */
-    CHECK_OK(route_all("workloads: [quadratic, cnn-tiny]\noptimizers: [sgd, muon]\nlrs: [0.01, 0.1]\n", warn, sizeof warn,
-                       &e),
+    /* a swept lr that reaches no parameter: one warning per such pair, each
+     * lr said once (two seeds) */
+    CHECK_OK(route_all("workloads: [quadratic, cnn-tiny]\noptimizers: [sgd, muon]\nlrs: [0.01, 0.1]\nseeds: 2\n", warn,
+                       sizeof warn, &e),
              &e);
     CHECK_MSG(strstr(warn, "optbench: warning: quadratic x muon: muon's lr reaches no parameter (1 tensor went to its "
                            "'adamw' group, which uses muon.adamw_lr = 0.0003), so its lrs 0.01, 0.1 give identical runs; "

@@ -3,6 +3,7 @@
 
 usage: python3 scripts/mutants.py [--count N] [--seed S] [--lines A-B]
                                   [--tree DIR] [--timeout SECONDS]
+                                  [--sanitize] [--survivors LOG]
                                   FILE TARGETS TESTS
        python3 scripts/mutants.py --list [--lines A-B] FILE
 
@@ -31,6 +32,15 @@ lines that format messages are left alone. A mutant's tests that run
 past --timeout seconds (default: three times as long as on the unchanged
 tree, 30 s at least; a mutant can loop for ever) kill it.
 
+--sanitize builds with AddressSanitizer and UndefinedBehaviorSanitizer
+(-DOB_SANITIZE=ON, RelWithDebInfo, in build-mutants-san/, with
+scripts/test-sanitize.sh's settings): a mutant that reads past an array or
+overflows is then killed by the report it causes, where the Release build
+may pass every test (slower: use it on the survivors). --survivors LOG
+takes the mutants a LOG of an earlier run (this program's output) says
+survived, instead of a draw: e.g. the Release run's survivors again under
+--sanitize.
+
 --list prints the candidate sites of FILE (any C file), one mutant a
 line, and builds nothing.
 
@@ -38,7 +48,9 @@ Prints one line per mutant (kill, SURV, or NC where it does not compile)
 and the counts; exit status 0 once it has run, 2 for bad arguments.
 
 Example: python3 scripts/mutants.py --count 20 results/compare.c \
-             optbench,test_compare 'test_compare|cli_compare$'
+             optbench,test_compare 'test_compare|cli_compare$' > m.log
+         python3 scripts/mutants.py --sanitize --survivors m.log \
+             results/compare.c optbench,test_compare 'test_compare|cli_compare$'
 """
 import argparse
 import os
@@ -108,6 +120,35 @@ def sites(lines, lo, hi):
     return out
 
 
+def mutant_line(lines, site):
+    ln, s, e, rep = site
+    return lines[ln - 1][:s] + rep + lines[ln - 1][e:]
+
+
+def mutant_text(lines, site):
+    """How a mutant is printed (and found again by --survivors)."""
+    return mutant_line(lines, site).strip()
+
+
+def survivors(log, file):
+    """The (line, text) of each mutant of file that log says survived."""
+    out = set()
+    for m in re.finditer(r"^  SURV (\S+):(\d+): (.*?)   \(\d+ s\)$", log, re.M):
+        if m.group(1) == file:
+            out.add((int(m.group(2)), m.group(3)))
+    return out
+
+
+def sanitizer_env(tree):
+    """scripts/test-sanitize.sh's settings: any report fails the test."""
+    os.environ.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1:strict_string_checks=1:"
+                          "detect_stack_use_after_return=1")
+    os.environ.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    supp = os.path.join(tree, "tests", "sanitize.supp")
+    if os.path.isfile(supp):
+        os.environ.setdefault("LSAN_OPTIONS", f"suppressions={supp}:print_suppressions=0")
+
+
 def run(cmd, cwd, timeout, log=None):
     """cmd's exit status; 124 when it ran past timeout seconds (its whole
     process group killed: ctest's children too)."""
@@ -135,6 +176,10 @@ def main():
     ap.add_argument("--tree", default=None, help="worktree folder (default: a temporary one)")
     ap.add_argument("--timeout", type=int, default=0,
                     help="seconds for a mutant's tests (default: 3 times the unchanged tree's, 30 at least)")
+    ap.add_argument("--sanitize", action="store_true",
+                    help="build with ASan and UBSan (-DOB_SANITIZE=ON) in build-mutants-san/")
+    ap.add_argument("--survivors", default=None, metavar="LOG",
+                    help="the mutants an earlier run's LOG says survived, instead of a draw")
     a = ap.parse_args()
     lo, hi = 1, 10**9
     if a.lines:
@@ -155,6 +200,17 @@ def main():
     if not a.targets or not a.tests:
         print("mutants.py: FILE TARGETS TESTS expected (or --list FILE); see --help", file=sys.stderr)
         return 2
+    wanted = None
+    if a.survivors:
+        try:
+            wanted = survivors(open(a.survivors).read(), a.file)
+        except OSError as err:
+            print(f"mutants.py: --survivors {a.survivors}: {err.strerror}", file=sys.stderr)
+            return 2
+        if not wanted:
+            print(f"mutants.py: --survivors {a.survivors}: no survivor of {a.file} in it (lines "
+                  f"'  SURV {a.file}:LINE: TEXT')", file=sys.stderr)
+            return 2
     repo = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=os.path.dirname(os.path.abspath(__file__)),
                           capture_output=True, text=True).stdout.strip()
     if not os.path.isfile(os.path.join(repo, a.file)):
@@ -167,7 +223,7 @@ def main():
     if top and os.path.isdir(os.path.join(repo, "..", "shared")):
         # the conformance cases where the tests look for them, beside the tree
         os.symlink(os.path.abspath(os.path.join(repo, "..", "shared")), os.path.join(top, "shared"))
-    build = os.path.join(tree, "build-mutants")
+    build = os.path.join(tree, "build-mutants-san" if a.sanitize else "build-mutants")
     if not os.path.isdir(os.path.join(tree, ".git")) and not os.path.isfile(os.path.join(tree, ".git")):
         if run(f"git worktree add -q --detach '{tree}' HEAD", repo, 300) != 0:
             print(f"mutants.py: cannot make a worktree at {tree}", file=sys.stderr)
@@ -180,7 +236,10 @@ def main():
     try:
         os.makedirs(build, exist_ok=True)
         log = os.path.join(build, "mutants-build.log")
-        if run(f"cmake -S . -B '{build}' -DOB_CUDA=OFF -DCMAKE_BUILD_TYPE=Release", tree, 600, log) != 0 or \
+        flags = "-DOB_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" if a.sanitize else "-DCMAKE_BUILD_TYPE=Release"
+        if a.sanitize:
+            sanitizer_env(tree)
+        if run(f"cmake -S . -B '{build}' -DOB_CUDA=OFF {flags}", tree, 600, log) != 0 or \
                 run(f"make -j{os.cpu_count()}", build, 3600, log) != 0:
             print(f"mutants.py: the unchanged tree does not build (see {log})", file=sys.stderr)
             return 2
@@ -191,12 +250,19 @@ def main():
         timeout = a.timeout or max(30, 3 * (time.time() - t0))
         lines = orig.split("\n")
         cand = sites(lines, lo, hi)
-        random.Random(a.seed).shuffle(cand)
-        cand = sorted(cand[:a.count])
+        if wanted is not None:
+            cand = [c for c in cand if (c[0], mutant_text(lines, c)) in wanted]
+            missing = len(wanted) - len(cand)
+            if missing:
+                print(f"mutants.py: {missing} of the survivors in {a.survivors} are not sites of {a.file} "
+                      f"as it is now (changed since?): left out", file=sys.stderr)
+        else:
+            random.Random(a.seed).shuffle(cand)
+            cand = sorted(cand[:a.count])
         print(f"{a.file}: {len(cand)} mutants of {len(sites(lines, lo, hi))} sites, tests '{a.tests}'", flush=True)
         counts = {"kill": 0, "SURV": 0, "NC": 0}
         for ln, s, e, rep in cand:
-            mutated = lines[ln - 1][:s] + rep + lines[ln - 1][e:]
+            mutated = mutant_line(lines, (ln, s, e, rep))
             new = lines[:]
             new[ln - 1] = mutated
             with open(path, "w") as f:

@@ -41,4 +41,14 @@ python3 "$OB_SOURCE_DIR/scripts/mutants.py" --list --lines 9 "$tmp/s.c" 2>"$tmp/
 rc=$?
 check "--lines 9: bad input (rc $rc)" test "$rc" -eq 2
 check "... says what it expected" grep -q 'expected A-B' "$tmp/err"
+# --survivors: a log that names no survivor of the file is refused before
+# anything is built
+printf '  kill %s:6: if (a < b) return 0;   (3 s)\n  SURV other.c:6: x   (2 s)\n' "$tmp/s.c" >"$tmp/m.log"
+python3 "$OB_SOURCE_DIR/scripts/mutants.py" --survivors "$tmp/m.log" "$tmp/s.c" optbench x 2>"$tmp/err"
+rc=$?
+check "--survivors LOG without one of FILE: bad input (rc $rc)" test "$rc" -eq 2
+check "... says so: $(cat "$tmp/err")" grep -q "no survivor of $tmp/s.c in it" "$tmp/err"
+python3 "$OB_SOURCE_DIR/scripts/mutants.py" --survivors "$tmp/none.log" "$tmp/s.c" optbench x 2>"$tmp/err"
+rc=$?
+check "--survivors with no such file: bad input (rc $rc)" test "$rc" -eq 2 -a -s "$tmp/err"
 exit $fail

@@ -37,6 +37,11 @@ grep -q "rosenbrock x muon: muon's lr reaches no parameter .*its lr 0.001 is not
 [ "$(grep -c "routing rule 'name=\*.bias -> adamw' of muon matches no parameter of any workload" "$tmp/err")" = 1 ] \
   || fail "rule warning: $(cat "$tmp/err")"
 grep -q "tag=head" "$tmp/err" && fail "a rule that matches (tag=head) was warned about"
+# its example of a parameter name: one with a dot where there is one, else the first
+"$OPTBENCH" run --workloads quadratic --optimizers muon --set 'muon.route=name=foo -> adamw' --dry-run >/dev/null \
+  2>"$tmp/err" || fail "rule warning, quadratic: rc=$?"
+grep -qF "routing rule 'name=foo -> adamw' of muon matches no parameter of quadratic (parameter names look like 'x';" \
+  "$tmp/err" || fail "rule warning, quadratic: $(cat "$tmp/err")"
 
 # --exclude leaves the pairs out: no warning, 4 cells fewer each
 "$OPTBENCH" "${m[@]}" --exclude quadratic:muon --exclude quadratic:root --dry-run >"$tmp/out" 2>"$tmp/err" || fail "exclude: rc=$?"

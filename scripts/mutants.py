@@ -38,8 +38,9 @@ scripts/test-sanitize.sh's settings): a mutant that reads past an array or
 overflows is then killed by the report it causes, where the Release build
 may pass every test (slower: use it on the survivors). --survivors LOG
 takes the mutants a LOG of an earlier run (this program's output) says
-survived, instead of a draw: e.g. the Release run's survivors again under
---sanitize.
+survived, instead of a draw (each found by its text, at the site nearest
+its line: lines added above it since move it): e.g. the Release run's
+survivors again under --sanitize.
 
 --list prints the candidate sites of FILE (any C file), one mutant a
 line, and builds nothing.
@@ -137,6 +138,18 @@ def survivors(log, file):
         if m.group(1) == file:
             out.add((int(m.group(2)), m.group(3)))
     return out
+
+
+def find_sites(lines, cand, wanted):
+    """The sites of the mutants wanted, (line, text) pairs: each the site
+    whose mutant has that text, nearest that line (the file may have
+    changed above it since), sorted."""
+    out = set()
+    for ln, text in wanted:
+        same = [c for c in cand if mutant_text(lines, c) == text]
+        if same:
+            out.add(min(same, key=lambda c: (abs(c[0] - ln), c[0])))
+    return sorted(out)
 
 
 def sanitizer_env(tree):
@@ -251,7 +264,7 @@ def main():
         lines = orig.split("\n")
         cand = sites(lines, lo, hi)
         if wanted is not None:
-            cand = [c for c in cand if (c[0], mutant_text(lines, c)) in wanted]
+            cand = find_sites(lines, cand, wanted)
             missing = len(wanted) - len(cand)
             if missing:
                 print(f"mutants.py: {missing} of the survivors in {a.survivors} are not sites of {a.file} "

@@ -141,6 +141,18 @@ static size_t forge(unsigned char *buf, int64_t step, int n, const char *const *
     return len;
 }
 
+/* buf (len bytes) less the k bytes before its trailer, its header's
+ * length and its checksum made to match: a file cut inside its last
+ * section but sealed. Returns the new length. */
+static size_t cut(unsigned char *buf, size_t len, size_t k)
+{
+    memmove(buf + len - OB_CKPT_TRAILER_BYTES - k, buf + len - OB_CKPT_TRAILER_BYTES, OB_CKPT_TRAILER_BYTES);
+    len -= k;
+    put64le(buf + 24, len);
+    reseal(buf, len);
+    return len;
+}
+
 /* parse must refuse buf with a message holding want */
 static void refused(const unsigned char *buf, size_t len, const char *want, const char *what)
 {
@@ -224,6 +236,18 @@ static void test_sealed_but_wrong(void)
     put64le(fb + 24, len);
     reseal(fb, len);
     refused(fb, len, "'y': truncated length", "a data length of 7 bytes");
+    /* cut in the last section's name, and in its name's length; a data
+     * length of 1 where no byte is left */
+    names[1] = "yyyyyyyy";
+    lens[1] = 8;
+    len = cut(fb, forge(fb, 1, 2, names, lens), 8 + 3);
+    refused(fb, len, "section 1: truncated name", "a name cut to 5 of its 8 bytes");
+    len = cut(fb, forge(fb, 1, 2, names, lens), 8 + 8 + 2);
+    refused(fb, len, "section 1: truncated name length", "a name length of 2 bytes");
+    len = forge(fb, 1, 2, names, lens);
+    put64le(fb + len - OB_CKPT_TRAILER_BYTES - 8, 1);
+    reseal(fb, len);
+    refused(fb, len, "section 'yyyyyyyy': 1 bytes, more than the file holds", "a byte of data not there");
     /* the writer refuses a 64-byte name, takes a 63-byte one */
     ob_ckpt_section named[1] = {{"", params, sizeof params}};
     snprintf(named[0].name, sizeof named[0].name, "%s", n63);

@@ -347,6 +347,13 @@ static void test_write_keep_and_list(void)
     /* truncated on disk */
     truncate(path, 50);
     CHECK(ob_ckpt_read(path, &c, &e) == OB_ERR_INPUT && strstr(e.msg, "truncated"));
+    /* to the header's length, and a byte less: read, and refused as short */
+    for (int k = 0; k < 2; k++) {
+        truncate(path, OB_CKPT_HEADER_BYTES - k);
+        ob_status st = ob_ckpt_read(path, &c, &e);
+        CHECK_MSG(st == OB_ERR_INPUT && strstr(e.msg, "truncated: ") && strstr(e.msg, "shorter than a header and trailer"),
+                  "%d bytes: status %d, %s", OB_CKPT_HEADER_BYTES - k, (int)st, e.msg);
+    }
 
     ob_ckpt_remove_all(d);
     CHECK(!exists(d));

@@ -9,14 +9,15 @@ usage: python3 scripts/mutants.py [--count N] [--seed S] [--lines A-B]
 
 Makes small changes to FILE (a path in the repository, e.g.
 results/compare.c), one at a time: a comparison turned into its neighbour
-(< and <=, > and >=, == and !=), && and || swapped, + and - swapped, a
-+ 1 or - 1 dropped, ++ into --, 0.5 into 0.25, fabs( dropped. Each such
-mutant is built (the make TARGETS, comma-separated: the program and the
-test binaries that TESTS need) and the tests whose ctest names match the
-regular expression TESTS are run; a test that fails kills the mutant, a
-mutant that every test passes survives. A survivor is a change the tests
-would not see: either a gap in them, or an equivalent change (a bound that
-no input reaches, an allocation's slack, an out-of-memory path) - read each.
+(< and <=, > and >=, == and !=), && and || swapped, + and - swapped, a + 1
+or - 1 dropped, ++ into --, 0.5 into 0.25, fabs( dropped. Each such mutant
+is built (the make TARGETS, comma-separated: the program and the test
+binaries that TESTS need) and the tests whose ctest names match the
+regular expression TESTS are run, as many at once as there are cores; a
+test that fails kills the mutant, a mutant that every test passes
+survives. A survivor is a change the tests would not see: either a gap in
+them, or an equivalent change (a bound that no input reaches, an
+allocation's slack, an out-of-memory path) - read each.
 
 It works on a copy, a git worktree of HEAD in a new temporary folder
 (beside it a link to the conformance cases of ../shared where the
@@ -257,7 +258,7 @@ def main():
             print(f"mutants.py: the unchanged tree does not build (see {log})", file=sys.stderr)
             return 2
         t0 = time.time()
-        if run(f"ctest -R '{a.tests}'", build, 3600) != 0:
+        if run(f"ctest -j{os.cpu_count()} -R '{a.tests}'", build, 3600) != 0:
             print("mutants.py: the tests fail on the unchanged tree", file=sys.stderr)
             return 2
         timeout = a.timeout or max(30, 3 * (time.time() - t0))
@@ -284,7 +285,7 @@ def main():
             if run(f"make -j{os.cpu_count()} {targets}", build, 3600) != 0:
                 tag = "NC"
             else:
-                tag = "kill" if run(f"ctest -R '{a.tests}'", build, timeout) != 0 else "SURV"
+                tag = "kill" if run(f"ctest -j{os.cpu_count()} -R '{a.tests}'", build, timeout) != 0 else "SURV"
             counts[tag] += 1
             print(f"  {tag:4} {a.file}:{ln}: {mutated.strip()}   ({time.time() - t0:.0f} s)", flush=True)
         n = counts["kill"] + counts["SURV"]

@@ -199,6 +199,12 @@ static void test_sealed_but_wrong(void)
     CHECK_OK(ob_ckpt_parse(buf, len, &c, &e), &e);
     CHECK(c.step == (int64_t)1 << 33);
     free(buf);
+    /* no sections at all: written and read back */
+    CHECK_OK(ob_ckpt_encode(3, s, 0, &buf, &len, &e), &e);
+    CHECK(len == OB_CKPT_HEADER_BYTES + OB_CKPT_TRAILER_BYTES);
+    CHECK_OK(ob_ckpt_parse(buf, len, &c, &e), &e);
+    CHECK(c.n == 0 && c.step == 3);
+    free(buf);
     /* a negative step: the writer writes what it is given, the reader refuses it */
     CHECK_OK(ob_ckpt_encode(-1, s, 4, &buf, &len, &e), &e);
     refused(buf, len, "negative step", "step -1");

@@ -179,7 +179,9 @@ static int bs_parse(int argc, char **argv, bs_args *a)
         } else if (!strcmp(k, "--backend")) {
             a->backend = v;
         } else if (!strcmp(k, "--params")) {
-            if ((x = bs_parse_count(v)) < 1) return ob_cli_error(2, "bench-step: --params '%s' is not a positive count", v);
+            if ((x = bs_parse_count(v)) < 1)
+                return ob_cli_error(2, "bench-step: --params '%s' is not a positive count (a whole number, or one "
+                                    "with k, M or G after it: 4096, 10M, 1G)", v);
             a->params = x;
         } else if (!strcmp(k, "--tensors")) {
             if ((x = bs_parse_count(v)) < 1 || x > 10000000)

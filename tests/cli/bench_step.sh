@@ -49,7 +49,9 @@ bad() { # expected-substring, args...
   if [ $rc -ne 2 ] || ! grep -q -- "$want" <<<"$msg"; then echo "FAIL: bench-step $* -> rc $rc: $msg"; fail=1; fi
 }
 bad "adamm" --optimizer adamm --params 1000
-bad "--params" --optimizer adam --params 12x
+bad "--params '12x' is not a positive count (a whole number, or one with k, M or G after it: 4096, 10M, 1G)" \
+  --optimizer adam --params 12x
+bad "--params '1.5'" --optimizer adam --params 1.5
 bad "--params N or --shape" --optimizer adam
 bad "--optimizer NAME is required" --params 1000
 bad "--shape" --optimizer adam --shape 10by10

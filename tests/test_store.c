@@ -341,6 +341,31 @@ static void expect_refused(const char *path, ob_open_mode mode, const char *must
     free(after);
 }
 
+/* ob_store_tx_begin/end around writes that open transactions of their
+ * own: one transaction, committed or rolled back whole by the outer end. */
+static void test_nested_transactions(void)
+{
+    ob_err e = {0};
+    ob_store *s = open_created("nested.db", NULL, 0);
+    if (!s) return;
+    sqlite3 *db = ob_store_db(s);
+    ob_run_spec spec = {.cell = 0, .workload = "quadratic", .optimizer = "sgd", .hparams = "{}", .lr = 0.1, .steps = 5};
+    int64_t bench = 0, id = 0;
+    for (int fail = 1; fail >= 0; fail--) {
+        CHECK_OK(ob_store_tx_begin(s, &e), &e);
+        CHECK_OK(ob_store_begin_benchmark(s, "n", "steps: 5\n", "r", "h", "cpu", "CPU", &bench, &e), &e);
+        CHECK_OK(ob_store_add_runs(s, bench, &spec, 1, &id, &e), &e);
+        CHECK_MSG(!sqlite3_get_autocommit(db), "the inner writes ended the outer transaction (fail=%d)", fail);
+        ob_status st = fail ? ob_fail(&e, OB_ERR_INPUT, "a later step failed") : OB_OK;
+        st = ob_store_tx_end(s, st, &e);
+        CHECK(fail ? st == OB_ERR_INPUT : st == OB_OK);
+        CHECK_MSG(q_int(db, "SELECT count(*) FROM benchmarks") == !fail &&
+                      q_int(db, "SELECT count(*) FROM runs") == !fail,
+                  "fail=%d: %lld benchmarks", fail, q_int(db, "SELECT count(*) FROM benchmarks"));
+    }
+    ob_store_close(s);
+}
+
 static void test_refusals(void)
 {
     char p[512];
@@ -359,6 +384,12 @@ static void test_refusals(void)
     fputs("SQLite", f);
     fclose(f);
     expect_refused(p, OB_STORE_CREATE, "not an SQLite database");
+    /* SQLite's magic, and less than the 100 bytes of a header */
+    f = fopen(p, "wb");
+    fwrite("SQLite format 3\0\x10\0\1\1\0@  ", 1, 26, f);
+    fclose(f);
+    expect_refused(p, OB_STORE_CREATE, "not an SQLite database");
+    expect_refused(p, OB_STORE_READONLY, "not an SQLite database");
 
     /* Somebody else's SQLite database. */
     path_in(p, sizeof p, "foreign.db");
@@ -705,6 +736,7 @@ int main(void)
     test_create_and_round_trip();
     test_schema_file_matches();
     test_batched_writes();
+    test_nested_transactions();
     test_refusals();
     test_confirm_runs();
     test_find_grown();

@@ -1896,6 +1896,29 @@ static void test_profile_boot(const char *path)
     }
     ob_store_close(s);
 
+    /* seeds that differ between lrs (adam's seed 1 ran at lr 0.1 alone, its
+     * seeds 0 and 2 at 0.01): each seed a resample draws brings its runs at
+     * every lr */
+    s = new_store(path);
+    if (!s) return;
+    for (int seed = 0; seed < 3; seed++) {
+        fx_add(s, 0, &(fx_run){"W", "adam", NULL, seed == 1 ? 0.1 : 0.01, seed, "done", 1, 10, 1, 1, 1, 1, 1, 1, 0});
+        fx_add(s, 0, &(fx_run){"W", "sgd", NULL, 0.01, seed, "done", 1, 12, 1, 1, 1, 1, 1, 1, 0});
+    }
+    load_stats(ob_store_db(s), &o, &d, &st);
+    ia = ob_dataset_find_opt(&d, "adam"), is = ob_dataset_find_opt(&d, "sgd");
+    CHECK(ia >= 0 && is >= 0 && st.n_boot == OB_PROFILE_BOOT && st.area_first);
+    /* adam reaches the target at 10 on every seed, sgd at 12: adam first in
+     * every resample, both areas the same in each */
+    if (ia >= 0 && is >= 0 && st.n_boot && st.area_first)
+        CHECK_MSG(st.area_first[ia] == 1 && st.area_lo[ia] == 1 && st.area_hi[ia] == 1 &&
+                      st.area_lo[is] == st.area[is] && st.area_hi[is] == st.area[is],
+                  "adam first in %g of the resamples, its area in [%g, %g]; sgd's in [%g, %g], %g", st.area_first[ia],
+                  st.area_lo[ia], st.area_hi[ia], st.area_lo[is], st.area_hi[is], st.area[is]);
+    ob_stats_free(&st);
+    ob_dataset_free(&d);
+    ob_store_close(s);
+
     /* a target nobody reaches: no profile, no bootstrap */
     s = new_store(path);
     if (!s) return;

@@ -1095,6 +1095,13 @@ static ob_status misindented_error(const yaml_parser_t *p, const char *text, con
     /* deeper than the keys: the line above may be a key without ':' */
     if (pm.column > cm.column && above_lacks_colon(text, pm, path, e)) return OB_ERR_INPUT;
     const int list = strstr(p->problem, "'-'") != NULL;
+    const char *here = mark_ptr(text, pm);
+    if (!list && pm.column == cm.column && here[0] == '-' && (here[1] == ' ' || here[1] == '\n' || !here[1]))
+        return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: a list item in the column of the mapping's keys (line %lu), after a "
+                       "key that has its value: a list's items follow a key with nothing after its ':' "
+                       "('optimizers:', then '- sgd' and '- adam' on lines of their own), or go in brackets "
+                       "('optimizers: [sgd, adam]')",
+                       path, pl, pc, cl);
     if (list && pm.column == cm.column)
         return ob_fail(e, OB_ERR_INPUT, "%s:%lu:%lu: this line is in the column of the list's items (line %lu) "
                        "but is not an item: start it with '- ', or indent it as the key that holds the list",

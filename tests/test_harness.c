@@ -134,6 +134,11 @@ static void test_yaml_bad(void)
     expect_bad("workloads: [quadratic]\noptimizers: [muon]\nhparams:\n  muon:\n    route:\n"
                "      - \"tag=vector -> adamw\"\n      momentum: 0.9\n",
                "t.yaml:7:7: this line is in the column of the list's items (line 6) but is not an item");
+    /* a list item where a key could start, after a key with its value */
+    expect_bad("workloads: quadratic\n- rosenbrock\noptimizers: [sgd]\n",
+               "t.yaml:2:1: a list item in the column of the mapping's keys (line 1), after a key that has its value");
+    expect_bad("workloads: [quadratic]\nhparams:\n  sgd: {momentum: 0.9}\n  - adam\n",
+               "t.yaml:4:3: a list item in the column of the mapping's keys (line 3)");
     /* an item indented deeper than the one above: YAML joins it to that one */
     expect_bad("workloads:\n  - quadratic\n   - rosenbrock\noptimizers: [sgd]\n",
                "t.yaml:2: workloads: 'quadratic - rosenbrock' is one value of lines 2 to 3: a '- ' item indented "

@@ -930,6 +930,39 @@ static void test_resume_warmup(void)
               status, steps, v[0], v[1], v[2], v[3]);
 }
 
+/* A checkpoint of NAdam without its host state (the product of the
+ * momentum factors; an older optbench wrote none) resumes, the state
+ * rebuilt from zeros, and the run ends as the uninterrupted one does. */
+static void test_resume_without_host_state(void)
+{
+    const char *yaml = "workloads: [quadratic]\noptimizers: [nadam]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
+                       "checkpoint_every: 0\nbackend: cpu\n";
+    char ref[300], db[300], a[64], b[64];
+    snprintf(ref, sizeof ref, "%s/host_ref.db", dir);
+    snprintf(db, sizeof db, "%s/host.db", dir);
+    CHECK_OK(fake_process_of(yaml, ref, 0, 0, NULL), &(ob_err){0});
+    CHECK(fake_process_of(yaml, db, 0, 12, NULL) == OB_ERR_INTERRUPTED);
+    char ck[600], path[1300];
+    snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
+    ob_ckpt_path(ck, 12, path, sizeof path);
+    ob_ckpt c;
+    ob_err e = {0};
+    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    ob_ckpt_section keep[OB_CKPT_MAX_SECTIONS];
+    int n = 0;
+    for (int i = 0; i < c.n; i++)
+        if (strcmp(c.sec[i].name, "opt.optim.host")) keep[n++] = c.sec[i];
+    CHECK(n == c.n - 1);
+    CHECK_OK(ob_ckpt_write(ck, 12, keep, n, 3, &e), &e);
+    ob_ckpt_free(&c);
+    ob_run_summary sum = {0};
+    CHECK_OK(fake_process_of(yaml, db, 1, 0, &sum), &(ob_err){0});
+    query_text(ref, "SELECT status, steps_done, final_loss FROM runs", a, sizeof a);
+    query_text(db, "SELECT status, steps_done, final_loss FROM runs", b, sizeof b);
+    CHECK_MSG(sum.resumed == 1 && !strcmp(a, b) && !strncmp(a, "done|30|", 8), "resumed %d: '%s', uninterrupted '%s'",
+              sum.resumed, b, a);
+}
+
 /* What the runs table holds of a run's times and ending: status, steps_done,
  * step_ms median, p90 and mean, opt_ms median and mean, wall_s. */
 static void run_times(const char *db, char *status, size_t n, long long *steps, double v[6])
@@ -1245,6 +1278,7 @@ int main(void)
     test_signals();
     test_mkdir_against_rmdir();
     test_resume_warmup();
+    test_resume_without_host_state();
     test_resume_guard_state();
     test_finished_elsewhere();
     test_run_times();

@@ -327,9 +327,16 @@ static void test_tables(const char *db, const char *out)
     CHECK(read_table(out, "time_to_target.csv", &t) == 0);
     r = find_row(&t, "workload", "quad", "optimizer", "sgd");
     CHECK(r > 0 && !strcmp(cell(&t, r, "censored"), "1") && !strcmp(cell(&t, r, "steps"), "inf"));
+    /* a censored time has no interval, so no coverage of one */
+    CHECK_MSG(r > 0 && !strcmp(cell(&t, r, "steps_ci_coverage"), "") && !strcmp(cell(&t, r, "step_time_ci_coverage"), ""),
+              "censored: coverage '%s', '%s'", r > 0 ? cell(&t, r, "steps_ci_coverage") : "?",
+              r > 0 ? cell(&t, r, "step_time_ci_coverage") : "?");
     r = find_row(&t, "workload", "quad", "optimizer", "adam");
     CHECK(r > 0 && !strcmp(cell(&t, r, "steps"), "14") && num_of(cell(&t, r, "lr")) == 0.1 &&
           !strcmp(cell(&t, r, "target_source"), "default"));
+    /* 3 seeds: the range holds the median with 0.75, its times' with more */
+    CHECK(r > 0 && num_of(cell(&t, r, "steps_ci_coverage")) == 0.75 &&
+          num_of(cell(&t, r, "step_time_ci_coverage")) > 0.75);
     free_table(&t);
 
     CHECK(read_table(out, "lr_sweep.csv", &t) == 0);

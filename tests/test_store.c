@@ -385,8 +385,9 @@ static void test_refusals(void)
     fclose(f);
     expect_refused(p, OB_STORE_CREATE, "not an SQLite database");
     /* SQLite's magic, and less than the 100 bytes of a header */
+    static const char magic26[26] = "SQLite format 3\0\x10\0\1\1\0@  ";
     f = fopen(p, "wb");
-    fwrite("SQLite format 3\0\x10\0\1\1\0@  ", 1, 26, f);
+    fwrite(magic26, 1, sizeof magic26, f);
     fclose(f);
     expect_refused(p, OB_STORE_CREATE, "not an SQLite database");
     expect_refused(p, OB_STORE_READONLY, "not an SQLite database");

@@ -10,7 +10,10 @@ usage: python3 scripts/mutants.py [--count N] [--seed S] [--lines A-B]
 Makes small changes to FILE (a path in the repository, e.g.
 results/compare.c), one at a time: a comparison turned into its neighbour
 (< and <=, > and >=, == and !=), && and || swapped, + and - swapped, a + 1
-or - 1 dropped, ++ into --, 0.5 into 0.25, fabs( dropped. Each such mutant
+or - 1 dropped, ++ into --, 0.5 into 0.25, fabs( dropped, a return of 0,
+1, -1, true or false into its opposite, and a statement of one line (a
+call or an assignment, not a release such as free) skipped, written
+if (0) { ... }. Each such mutant
 is built (the make TARGETS, comma-separated: the program and the test
 binaries that TESTS need) and the tests whose ctest names match the
 regular expression TESTS are run, as many at once as there are cores; a
@@ -73,6 +76,18 @@ OPS = [
     (r"\bfabs\(", "("), (r"\+\+", "--"),
 ]
 MESSAGE = re.compile(r"\b(fprintf|snprintf|printf|ob_err\w*)\s*\(")
+# a statement of one line that a mutant can skip: a call or an assignment
+# (not a declaration: a type name is followed by a name, not by one of these)
+STATEMENT = re.compile(r"^\*?[A-Za-z_]\w*(\s*(\.|->)\s*\w+|\[[^\]]*\])*\s*"
+                       r"(\(|=(?!=)|\+=|-=|\*=|/=|\|=|&=|\+\+|--)")
+# releases are left alone: skipping one leaks, which only a leak checker sees
+RELEASE = re.compile(r"^(free|va_start|va_end|va_copy|sqlite3_finalize|sqlite3_close(_v2)?|fclose|close|closedir|"
+                     r"munmap|\w+_free|\w+_destroy|\w+_close)\s*\(")
+KEYWORDS = {"return", "break", "continue", "goto", "if", "for", "while", "do", "switch", "case", "sizeof",
+            "else", "default"}
+# a return of a constant into its opposite (a flag, a found/not-found answer)
+RETURNS = [(r"\breturn 0;", "return 1;"), (r"\breturn 1;", "return 0;"), (r"\breturn true;", "return false;"),
+           (r"\breturn false;", "return true;"), (r"\breturn -1;", "return 0;")]
 
 
 def code_positions(lines):
@@ -115,11 +130,29 @@ def sites(lines, lo, hi):
         s = line.strip()
         if not ok or s.startswith("#") or not lo <= ln <= hi or MESSAGE.search(s):
             continue
-        for pat, rep in OPS:
+        for pat, rep in OPS + RETURNS:
             for m in re.finditer(pat, line):
                 if m.start() in ok:
                     out.append((ln, m.start(), m.end(), rep))
+        st = skippable(line, ok)
+        if st:
+            out.append(st(ln))
     return out
+
+
+def skippable(line, ok):
+    """Where line is one whole statement (a call or an assignment) a
+    mutant can skip, the function making its site: the statement kept,
+    for the log to name, inside if (0) { ... }."""
+    s = line.strip()
+    start = len(line) - len(line.lstrip())
+    code = "".join(c for i, c in enumerate(line) if i in ok)
+    if not STATEMENT.match(s) or RELEASE.match(s) or re.match(r"\w+", s.lstrip("*")).group(0) in KEYWORDS or \
+            not code.rstrip().endswith(";") or code.count("(") != code.count(")") or \
+            code.count(";") != 1 or "{" in code or "}" in code:
+        return None
+    end = len(line.rstrip())
+    return lambda ln: (ln, start, end, "if (0) { " + line[start:end] + " }")
 
 
 def mutant_line(lines, site):

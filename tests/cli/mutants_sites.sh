@@ -15,6 +15,11 @@ static int f(int a, int b)
     return p->n > 1 ? a++ : (int)fabs(0.5 + s[0]);
     int y = a + b; /* a comment begun after code
                       goes on: a - b */ return y == 1;
+    p->n = a;
+    free(p);
+    int z = f(a, b);
+    g(a); h(b);
+    return 0;
 }
 C
 out=$(python3 "$OB_SOURCE_DIR/scripts/mutants.py" --list "$tmp/s.c")
@@ -32,8 +37,10 @@ s.c:9:     return p->n > 1 ? a++ : (int)(0.5 + s[0]);
 s.c:9:     return p->n > 1 ? a-- : (int)fabs(0.5 + s[0]);
 s.c:10:     int y = a - b; /* a comment begun after code
 s.c:11:                       goes on: a - b */ return y != 1;
+s.c:12:     if (0) { p->n = a; }
+s.c:16:     return 1;
 W
-check "the sites: comparisons, logic, arithmetic, constants; not ->, comments (over lines too), strings or messages" \
+check "the sites: comparisons, logic, arithmetic, constants, returns, a statement skipped (not a release, a declaration or two statements); not ->, comments (over lines too), strings or messages" \
   diff "$tmp/want" <(sed "s|^$tmp/||" <<<"$out")
 python3 "$OB_SOURCE_DIR/scripts/mutants.py" --list --lines 9-9 "$tmp/s.c" >"$tmp/l9"
 check "--lines 9-9: line 9's sites only" test "$(grep -c '^' "$tmp/l9")" -eq 5 -a "$(grep -vc '^[^:]*:9:' "$tmp/l9")" -eq 0

@@ -135,6 +135,27 @@ for r in csv.DictReader(open(d + "/profile_tuned_area.csv")):
     assert abs(float(r["area"]) - want) < 1e-9, (r, want)
 PY
 check "summary.md has the tuned optimizers' table" grep -q '^Tuned optimizers: ' "$tmp/rt/summary.md"
+# the pick that is the report's first group (time_to_target.csv's first
+# row), made the fastest by its runs' step times, at a target every group
+# reaches: its time is written, not taken for never reached
+cp "$tmp/s.db" "$tmp/s1.db"
+b1=$(python3 -c 'import csv, sys; print(next(csv.DictReader(open(sys.argv[1])))["optimizer"].split("beta1=")[1].split()[0])' \
+  "$tmp/rt/time_to_target.csv")
+q "$tmp/s1.db" "update runs set step_ms_median = step_ms_median / 1000, step_ms_mean = step_ms_mean / 1000
+                where optimizer = 'adamw' and json_extract(hparams, '\$.beta1') = $b1" >/dev/null
+loose=$(python3 -c 'import csv, sys; print(2 * max(float(r["final_max"]) for r in csv.DictReader(open(sys.argv[1]))))' \
+  "$r/summary.csv")
+"$OPTBENCH" report --db "$tmp/s1.db" --out "$tmp/r1" --no-render --target "quadratic=$loose" >"$tmp/report1" 2>&1 ||
+  { cat "$tmp/report1"; fail=1; }
+check "the first group's pick: its time" python3 - "$tmp/r1" "$b1" <<'PY'
+import csv, math, sys
+d, b1 = sys.argv[1], sys.argv[2]
+first = next(csv.DictReader(open(d + "/time_to_target.csv")))
+assert first["optimizer"].startswith("adamw beta1=" + b1 + " ") and math.isfinite(float(first["time_s"])), first
+p = [r for r in csv.DictReader(open(d + "/profile_tuned_picks.csv")) if r["optimizer"] == "adamw"][0]
+assert "adamw " + p["fastest_configuration"] == first["optimizer"], (p, first)
+assert float(p["time_s"]) == float(first["time_s"]) and p["steps"] == first["steps"], (p, first)
+PY
 check "one search: no note of several" test "$(grep -c 'searches of other search seeds' "$tmp/rt/summary.md")" = 0
 # a second search of another seed in the same database: two studies, scored
 # as AlgoPerf does (the median over them of each one's fastest), and

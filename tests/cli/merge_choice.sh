@@ -97,6 +97,13 @@ nofp "$tmp/e10.db"
 "$OPTBENCH" merge --out "$tmp/evals.db" "$tmp/e10.db" "$tmp/a2.db" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] && grep -q "eval_every 10 and .* with eval_every 20" "$tmp/err" && [ ! -e "$tmp/evals.db" ] ||
   fail "two eval_every settings: rc $rc: $(cat "$tmp/err")"
+# ... where the first is eval_every 0 (no evaluations: a setting, not its absence)
+"$OPTBENCH" run --workloads quadratic --optimizers sgd --lrs 0.003,0.03 --seeds 2 --steps 40 --eval-every 0 \
+  --backend cpu --name small --db "$tmp/e0.db" >/dev/null 2>&1 || fail "the run with eval_every 0"
+nofp "$tmp/e0.db"
+"$OPTBENCH" merge --out "$tmp/evals0.db" "$tmp/e0.db" "$tmp/e10.db" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "eval_every 0 and .* with eval_every 10" "$tmp/err" && [ ! -e "$tmp/evals0.db" ] ||
+  fail "eval_every 0 and 10: rc $rc: $(cat "$tmp/err")"
 
 # a row report would refuse (an lr of 0, edited by hand) is not merged into
 # a database report would then refuse: exit 2, nothing written

@@ -25,6 +25,10 @@ rc=$?; cat "$tmp/merge.err"
 [ $rc = 0 ] || fail "merge: exit status $rc"
 grep -q "conflict: quadratic sgd lr=0.03 seed=1" "$tmp/merge.err" || fail "the conflict is not reported"
 grep -q "16 cells, 16 duplicates left out, 1 conflict " "$tmp/merge.err" || fail "unexpected counts"
+runs_in=0
+for f in partial s0 s1 s2 dup conflict; do runs_in=$((runs_in + $(q "$tmp/$f.db" "select count(*) from runs"))); done
+grep -q "merged $runs_in runs of 6 benchmarks in 6 databases into" "$tmp/merge.err" ||
+  fail "the runs read: $runs_in in the inputs: $(cat "$tmp/merge.err")"
 [ "$(q "$tmp/all.db" "select count(*), count(distinct cell), count(origin) from runs")" = "16|16|16" ] || fail "not each cell once with its origin"
 [ "$(q "$tmp/all.db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "a partial run was preferred to a finished one"
 q "$tmp/all.db" "select origin from runs where cell=2"

@@ -32,7 +32,6 @@
  */
 #include "harness/run.h"
 #include "harness/run_int.h"
-#include "harness/run_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,6 @@
  * A job's own run is cell.c's. */
 #include "harness/run.h"
 #include "harness/run_int.h"
-#include "harness/run_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,8 @@
 # Static analysis of the library's C code (core, harness, results, plots,
 # optimizers, workloads, kernels; not tests/) with cppcheck: its warning,
 # portability and performance checks, on the compile commands of a CPU build
-# (build-lint/, configured here, not built). Exits 1 on any finding. The few
+# (build-lint/, configured here, not built); and, in every C, CUDA and header
+# file, a header included twice. Exits 1 on any finding. The few
 # findings that are not defects are suppressed where they occur, each with
 # its reason (grep cppcheck-suppress). Installs cppcheck when it is missing.
 # About 35 to 45 s on 2 cores; OB_LINT_JOBS sets cppcheck's jobs (default 1).
@@ -28,5 +29,13 @@ cppcheck --project="$build/lint/compile_commands.json" --enable=warning,portabil
 rc=$?
 set -e
 sed 's|^'"$PWD"'/||' "$build/lint/findings.txt"
+# a header included twice in one file (harmless behind its guard, but a
+# sign of a careless merge): every C, CUDA and header file, tests too
+dup=$(git ls-files '*.c' '*.h' '*.cu' '*.cuh' | xargs awk '
+  FNR == 1 { delete seen }
+  /^[ \t]*#[ \t]*include[ \t]/ { k = $0; gsub(/[ \t]+/, " ", k)
+    if (k in seen) printf "%s:%d: warning: %s is included twice (first on line %d)\n", FILENAME, FNR, $2 == "include" ? $3 : $2, seen[k]
+    else seen[k] = FNR }')
+if [ -n "$dup" ]; then echo "$dup"; rc=1; fi
 if [ "$rc" -eq 0 ]; then echo "optbench: lint: no findings"; else echo "optbench: lint: findings above" >&2; fi
 exit "$rc"

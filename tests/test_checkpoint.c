@@ -1256,6 +1256,48 @@ static void test_resume_guard_state(void)
     CHECK_MSG(b[0] && !strcmp(a, b), "after a second stop: '%s', want '%s'", a, b);
 }
 
+/* A checkpoint of an older optbench, whose "run" section did not say where
+ * its streak of non-finite steps began (bad_from 0, the section's last
+ * field): the streak is taken to have begun bad_streak steps before the
+ * checkpoint, and the run of test_resume_guard_state's "streak" (stopped
+ * after step 18, 4 steps into the streak) still diverges at step 15. */
+static void test_resume_streak_without_start(void)
+{
+    const char *yaml = "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [30]\nsteps: 40\ncheckpoint_every: 0\n"
+                       "backend: cpu\nworkload_params: {quadratic: {dim: 8}}\ntrain: {diverge_factor: 1e38}\n";
+    char db[300], ck[600], path[1300], got[200];
+    snprintf(db, sizeof db, "%s/streak_old.db", dir);
+    CHECK(fake_process_of(yaml, db, 0, 18, NULL) == OB_ERR_INTERRUPTED);
+    snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
+    ob_ckpt_path(ck, 18, path, sizeof path);
+    ob_ckpt c;
+    ob_err e = {0};
+    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    ob_ckpt_section sec[OB_CKPT_MAX_SECTIONS];
+    unsigned char run[256];
+    int64_t from = -1;
+    for (int i = 0; i < c.n; i++) {
+        sec[i] = c.sec[i];
+        if (strcmp(c.sec[i].name, "run")) continue;
+        CHECK_MSG(c.sec[i].bytes >= sizeof from && c.sec[i].bytes <= sizeof run, "run section of %llu bytes",
+                  (unsigned long long)c.sec[i].bytes);
+        if (c.sec[i].bytes < sizeof from || c.sec[i].bytes > sizeof run) break;
+        memcpy(run, c.sec[i].data, c.sec[i].bytes);
+        memcpy(&from, run + c.sec[i].bytes - sizeof from, sizeof from);
+        memset(run + c.sec[i].bytes - sizeof from, 0, sizeof from);
+        sec[i].data = run;
+    }
+    CHECK_MSG(from == 15, "the streak's first step in the checkpoint: %lld, want 15 (is bad_from still the "
+                          "run section's last field?)", (long long)from);
+    CHECK_OK(ob_ckpt_write(ck, 18, sec, c.n, 3, &e), &e);
+    ob_ckpt_free(&c);
+    ob_run_summary sum = {0};
+    CHECK_OK(fake_process_of(yaml, db, 1, 0, &sum), &(ob_err){0});
+    CHECK_MSG(sum.resumed == 1, "%d runs continued from a checkpoint", sum.resumed);
+    query_text(db, RUN_SQL, got, sizeof got);
+    CHECK_MSG(!strcmp(got, "diverged|15|24"), "resumed from a checkpoint without the streak's start: '%s'", got);
+}
+
 int main(void)
 {
     snprintf(dir, sizeof dir, "%s/ob_test_ckpt_XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -1275,6 +1317,7 @@ int main(void)
     test_resume_warmup();
     test_resume_without_host_state();
     test_resume_guard_state();
+    test_resume_streak_without_start();
     test_finished_elsewhere();
     test_run_times();
     test_resume_bad_segments();

@@ -1474,6 +1474,10 @@ int main(void)
               strstr(buf, "<error type=\"no verdict\" message=\"candidate: database &apos;x&lt;&amp;&quot;? "
                           "_*|.db&apos; does not exist\">") &&
               strstr(buf, "</error>") && !strchr(buf, '\xff') && !strchr(buf, '\x01'));
+        /* U+FFFE and U+FFFF are UTF-8 but not XML characters: one '?' each;
+         * other characters of more than a byte pass whole */
+        render_error("junit", "database '\xef\xbf\xbe\xc3\xa9\xef\xbf\xbfx.db' does not exist", p, buf, sizeof buf);
+        CHECK_MSG(strstr(buf, "message=\"database &apos;?\xc3\xa9?x.db&apos; does not exist\">"), "%s", buf);
         snprintf(p, sizeof p, "%s/err.md", dir);
         render_error("markdown", why, p, buf, sizeof buf);
         CHECK_MSG(!strncmp(buf, "## optbench compare: no verdict\n\n", 33) &&
@@ -1502,6 +1506,32 @@ int main(void)
                   "step time medians %g -> %g ms over %d cells", g ? g->time.base : NAN, g ? g->time.cand : NAN,
                   g ? g->time.n : 0);
         ob_compare_free(&c);
+    }
+
+    /* a later run of a cell that failed, set aside for the cell's earlier
+     * finished run: counted, and told, as its failure is not judged */
+    {
+        static const char *const later =
+            "CREATE TEMP TABLE t AS SELECT * FROM runs WHERE id IN (SELECT min(id) FROM runs%s);"
+            "UPDATE t SET id = id + (SELECT max(id) FROM runs), status = 'failed', final_loss = NULL;"
+            "INSERT INTO runs SELECT * FROM t;";
+        char sql[400];
+        for (int twice = 0; twice < 2; twice++) {
+            snprintf(sql, sizeof sql, later, twice ? " GROUP BY optimizer" : "");
+            c = cmp_planted(base, cand, (m = none(), &m), sql, &o, &st);
+            CHECK_MSG(st == OB_OK && c.n_masked_cand == 1 + twice && c.n_masked_base == 0 && !c.regression,
+                      "%d and %d set aside", c.n_masked_base, c.n_masked_cand);
+            snprintf(p, sizeof p, "%s/masked.txt", dir);
+            render(&c, "print", p, buf, sizeof buf);
+            CHECK_MSG(strstr(buf, twice ? "note: 2 later runs in the candidate database failed or did not finish and "
+                                          "were set aside for an earlier finished run of the same cell, so their "
+                                          "failures are not judged here (an earlier success stands in for them)\n"
+                                        : "note: 1 later run in the candidate database failed or did not finish and "
+                                          "was set aside for an earlier finished run of the same cell, so its "
+                                          "failure is not judged here (an earlier success stands in for it)\n"),
+                      "%s", buf);
+            ob_compare_free(&c);
+        }
     }
 
     /* runs on different devices (the CI runner changed): their step times are
@@ -1547,6 +1577,18 @@ int main(void)
                                   "&quot;cpu: test&quot;; candidate: &quot;cpu: 8 threads&quot;): their step times"),
                   "%s", buf);
         ob_compare_free(&c);
+        /* with step time off, the note says so; a tolerance of 0 is one */
+        for (int off = 0; off < 2; off++) {
+            ob_compare_opts ot = o;
+            ot.time_tol = off ? -1 : 0;
+            c = cmp_planted(base, cand, &m, "UPDATE runs SET device = 'cpu: 8 threads'", &ot, &st);
+            snprintf(p, sizeof p, "%s/dev_tol.txt", dir);
+            render(&c, "print", p, buf, sizeof buf);
+            CHECK_MSG(st == OB_OK && strstr(buf, off ? "\"cpu: 8 threads\"): step time is not judged (--time-tol off)"
+                                                     : "\"cpu: 8 threads\"): their step times are not compared"),
+                      "time_tol %g: %s", ot.time_tol, buf);
+            ob_compare_free(&c);
+        }
         /* the same device, its OpenMP threads waiting otherwise (the
          * environment's OMP_WAIT_POLICY): step times are another device's,
          * peak memory still compares (here worse) */

@@ -30,6 +30,14 @@ cases = root.findall("./testsuite/testcase")
 fails = [c for c in cases if c.find("failure") is not None]
 assert int(root.get("tests")) == len(cases)
 assert int(root.get("failures")) == len(fails)
+for kind in ("errors", "skipped"):  # where the header has them (the suite's, too)
+    for el in [root] + root.findall("./testsuite"):
+        if el.get(kind) is not None:
+            n = sum(c.find(kind.rstrip("s") if kind == "errors" else kind) is not None for c in el.iter("testcase"))
+            assert int(el.get(kind)) == n, (kind, el.get(kind), n)
+for el in root.findall("./testsuite"):
+    assert int(el.get("tests")) == len(el.findall("testcase")) and \
+        int(el.get("failures")) == sum(c.find("failure") is not None for c in el.findall("testcase")), el.attrib
 print(len(cases), len(fails), " ".join(c.get("classname") + "/" + c.get("name") for c in fails))
 PY
 }
@@ -156,9 +164,11 @@ t = E.parse(sys.argv[1]).getroot()
 c = [x for x in t.iter("testcase") if x.get("classname") == "optbench.baseline"]
 n = [x for x in t.iter("testcase") if x.get("classname") == "optbench.notes"]
 sys.exit(not (len(c) == 1 and c[0].find("failure") is None and len(n) == 1 and "incomplete" in n[0].find("system-out").text))' "$tmp/inc.xml"
+check "JUnit: its counts without --strict" junit_counts "$tmp/inc.xml"
 compare 1 --baseline "$tmp/binc.db" --candidate "$tmp/cand.db" --strict --junit "$tmp/inc.xml" --markdown "$tmp/inc.md"
 check "--strict: an incomplete baseline fails" grep -q "REGRESSION" "$tmp/out"
 check "--strict: a JUnit failure" grep -q '<failure type="incomplete" message="14 matched cells did not finish in the baseline' "$tmp/inc.xml"
+check "--strict: the JUnit's counts" junit_counts "$tmp/inc.xml"
 check "--strict: the Markdown says so" grep -q "The baseline is incomplete: 14 matched cells did not finish there (--strict: a failure)." "$tmp/inc.md"
 
 # an unfinished candidate (a night killed midway): no regression of the code,

@@ -322,6 +322,15 @@ static void test_tables(const char *db, const char *out)
     r = find_row(&t, "status", "pending", NULL, NULL);
     CHECK(r > 0 && !strcmp(cell(&t, r, "final_loss"), "") && !strcmp(cell(&t, r, "eval_loss"), ""));
     CHECK(t.rows == 25);
+    /* the whole run's wall time, as stored (1 s for each run the fixture finished) */
+    int n_done = 0;
+    for (int k = 1; k < t.rows; k++)
+        if (!strcmp(cell(&t, k, "status"), "done")) {
+            n_done++;
+            CHECK_MSG(!strcmp(cell(&t, k, "wall_s"), "1"), "run %s: wall_s '%s'", cell(&t, k, "run_id"),
+                      cell(&t, k, "wall_s"));
+        }
+    CHECK(n_done > 0);
     free_table(&t);
 
     CHECK(read_table(out, "time_to_target.csv", &t) == 0);

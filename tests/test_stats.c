@@ -1262,6 +1262,8 @@ static void test_sign_paired(const char *path)
     ob_stats_rank(&s, rank);
     int w = ob_dataset_find_wl(&d, "quad");
     CHECK(ob_stats_ranked(&s, rank, w, order, 8) == 2 && order[0] == qa - s.g && order[1] == qs - s.g);
+    /* a label the dataset does not have: -1, not the first one's index */
+    CHECK(ob_dataset_find_wl(&d, "no such workload") == -1 && ob_dataset_find_opt(&d, "no such optimizer") == -1);
     ob_stats_free(&s);
     ob_dataset_free(&d);
 }

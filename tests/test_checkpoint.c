@@ -878,22 +878,39 @@ static void run_row(const char *db, char *status, size_t n, long long *steps, do
     sqlite3_close(q);
 }
 
-/* Rewrites run 1's checkpoint at step of database db without the sections
- * named a and b (b may be NULL), as an older optbench wrote it: each must
- * be there to be dropped. */
-static void drop_sections(const char *db, int64_t step, const char *a, const char *b)
+/* Run 1's checkpoint at step of database db into *c (its folder into ck). */
+static void read_run1(const char *db, int64_t step, char ck[600], ob_ckpt *c)
 {
-    char ck[600], path[1300];
-    snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
+    char path[1300];
+    snprintf(ck, 600, "%s.ckpt/run-1", db);
     ob_ckpt_path(ck, step, path, sizeof path);
-    ob_ckpt c;
     ob_err e = {0};
-    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
+    CHECK_OK(ob_ckpt_read(path, c, &e), &e);
+}
+
+/* Rewrites run 1's checkpoint at step of database db with its section name
+ * holding bytes of data instead, or without it (data NULL), as an older
+ * optbench or a damaged file would have it. The section must be there. */
+static void rewrite_section(const char *db, int64_t step, const char *name, const void *data, uint64_t bytes)
+{
+    char ck[600];
+    ob_ckpt c;
+    read_run1(db, step, ck, &c);
     ob_ckpt_section keep[OB_CKPT_MAX_SECTIONS];
-    int n = 0;
-    for (int i = 0; i < c.n; i++)
-        if (strcmp(c.sec[i].name, a) && (!b || strcmp(c.sec[i].name, b))) keep[n++] = c.sec[i];
-    CHECK_MSG(n == c.n - 1 - (b != NULL), "%d of %d sections kept", n, c.n);
+    int n = 0, found = 0;
+    for (int i = 0; i < c.n; i++) {
+        keep[n] = c.sec[i];
+        if (strcmp(c.sec[i].name, name)) {
+            n++;
+            continue;
+        }
+        found = 1;
+        if (!data) continue;
+        keep[n].data = data;
+        keep[n++].bytes = bytes;
+    }
+    CHECK_MSG(found, "no section '%s' in run 1's checkpoint at step %lld of %s", name, (long long)step, db);
+    ob_err e = {0};
     CHECK_OK(ob_ckpt_write(ck, step, keep, n, 3, &e), &e);
     ob_ckpt_free(&c);
 }
@@ -929,7 +946,8 @@ static void test_resume_warmup(void)
     /* an older checkpoint: without the segments and the optimizer times */
     snprintf(db, sizeof db, "%s/warm_old.db", dir);
     CHECK(fake_process(db, 0, 12) == OB_ERR_INTERRUPTED);
-    drop_sections(db, 12, "segments", "opt_ms");
+    rewrite_section(db, 12, "segments", NULL, 0);
+    rewrite_section(db, 12, "opt_ms", NULL, 0);
     CHECK_OK(fake_process(db, 1, 0), &(ob_err){0});
     run_row(db, status, sizeof status, &steps, v);
     CHECK_MSG(!strcmp(status, "done") && steps == 30 && v[0] == 1 && v[1] == 1 && v[2] == 1 && v[3] == 0.5,
@@ -949,7 +967,7 @@ static void test_resume_without_host_state(void)
     snprintf(db, sizeof db, "%s/host.db", dir);
     CHECK_OK(fake_process_of(yaml, ref, 0, 0, NULL), &(ob_err){0});
     CHECK(fake_process_of(yaml, db, 0, 12, NULL) == OB_ERR_INTERRUPTED);
-    drop_sections(db, 12, "opt.optim.host", NULL);
+    rewrite_section(db, 12, "opt.optim.host", NULL, 0);
     ob_run_summary sum = {0};
     CHECK_OK(fake_process_of(yaml, db, 1, 0, &sum), &(ob_err){0});
     query_text(ref, "SELECT status, steps_done, final_loss FROM runs", a, sizeof a);
@@ -1077,24 +1095,10 @@ static void test_resume_bad_segments(void)
     const char *yaml = "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
                        "checkpoint_every: 0\nbackend: cpu\n";
     for (int v = 0; v < 4; v++) {
-        char db[300], ck[600], path[1300];
+        char db[300];
         snprintf(db, sizeof db, "%s/seg%d.db", dir, v);
         CHECK(fake_process_of(yaml, db, 0, 12, NULL) == OB_ERR_INTERRUPTED);
-        snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
-        ob_ckpt_path(ck, 12, path, sizeof path);
-        ob_ckpt c;
-        ob_err e = {0};
-        CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
-        ob_ckpt_section keep[OB_CKPT_MAX_SECTIONS];
-        for (int i = 0; i < c.n; i++) {
-            keep[i] = c.sec[i];
-            if (!strcmp(c.sec[i].name, "segments")) {
-                keep[i].data = bad[v];
-                keep[i].bytes = (uint64_t)n_bad[v] * sizeof(int64_t);
-            }
-        }
-        CHECK_OK(ob_ckpt_write(ck, 12, keep, c.n, 3, &e), &e);
-        ob_ckpt_free(&c);
+        rewrite_section(db, 12, "segments", bad[v], (uint64_t)n_bad[v] * sizeof(int64_t));
         ob_run_summary sum;
         CHECK(fake_process_of(yaml, db, 1, 0, &sum) == OB_OK);
         CHECK_MSG(sum.resumed == 0 && sum.done == 1, "segments %d: %d resumed, %d done", v, sum.resumed, sum.done);
@@ -1106,25 +1110,11 @@ static void test_resume_bad_segments(void)
  * are of the steps timed after the resume (0.5 ms each). */
 static void test_resume_short_opt_ms(void)
 {
-    char db[300], ck[600], path[1300], status[32];
+    char db[300], status[32];
     snprintf(db, sizeof db, "%s/short_opt.db", dir);
     CHECK(fake_process(db, 0, 12) == OB_ERR_INTERRUPTED);
-    snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
-    ob_ckpt_path(ck, 12, path, sizeof path);
-    ob_ckpt c;
-    ob_err e = {0};
-    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
     static const double one = 7.0;
-    ob_ckpt_section keep[OB_CKPT_MAX_SECTIONS];
-    for (int i = 0; i < c.n; i++) {
-        keep[i] = c.sec[i];
-        if (!strcmp(c.sec[i].name, "opt_ms")) {
-            keep[i].data = &one;
-            keep[i].bytes = sizeof one;
-        }
-    }
-    CHECK_OK(ob_ckpt_write(ck, 12, keep, c.n, 3, &e), &e);
-    ob_ckpt_free(&c);
+    rewrite_section(db, 12, "opt_ms", &one, sizeof one);
     ob_run_summary sum;
     CHECK(fake_process_of("workloads: [quadratic]\noptimizers: [sgd]\nlrs: [0.01]\nseeds: 1\nsteps: 30\n"
                           "checkpoint_every: 0\nbackend: cpu\n", db, 1, 0, &sum) == OB_OK);
@@ -1265,32 +1255,25 @@ static void test_resume_streak_without_start(void)
 {
     const char *yaml = "workloads: [quadratic]\noptimizers: [sgd]\nlrs: [30]\nsteps: 40\ncheckpoint_every: 0\n"
                        "backend: cpu\nworkload_params: {quadratic: {dim: 8}}\ntrain: {diverge_factor: 1e38}\n";
-    char db[300], ck[600], path[1300], got[200];
+    char db[300], ck[600], got[200];
     snprintf(db, sizeof db, "%s/streak_old.db", dir);
     CHECK(fake_process_of(yaml, db, 0, 18, NULL) == OB_ERR_INTERRUPTED);
-    snprintf(ck, sizeof ck, "%s.ckpt/run-1", db);
-    ob_ckpt_path(ck, 18, path, sizeof path);
     ob_ckpt c;
-    ob_err e = {0};
-    CHECK_OK(ob_ckpt_read(path, &c, &e), &e);
-    ob_ckpt_section sec[OB_CKPT_MAX_SECTIONS];
+    read_run1(db, 18, ck, &c);
+    const ob_ckpt_section *rs = ob_ckpt_find(&c, "run");
     unsigned char run[256];
     int64_t from = -1;
-    for (int i = 0; i < c.n; i++) {
-        sec[i] = c.sec[i];
-        if (strcmp(c.sec[i].name, "run")) continue;
-        CHECK_MSG(c.sec[i].bytes >= sizeof from && c.sec[i].bytes <= sizeof run, "run section of %llu bytes",
-                  (unsigned long long)c.sec[i].bytes);
-        if (c.sec[i].bytes < sizeof from || c.sec[i].bytes > sizeof run) break;
-        memcpy(run, c.sec[i].data, c.sec[i].bytes);
-        memcpy(&from, run + c.sec[i].bytes - sizeof from, sizeof from);
-        memset(run + c.sec[i].bytes - sizeof from, 0, sizeof from);
-        sec[i].data = run;
+    const uint64_t nb = rs ? rs->bytes : 0;
+    CHECK_MSG(nb >= sizeof from && nb <= sizeof run, "run section of %llu bytes", (unsigned long long)nb);
+    if (nb >= sizeof from && nb <= sizeof run) {
+        memcpy(run, rs->data, nb);
+        memcpy(&from, run + nb - sizeof from, sizeof from);
+        memset(run + nb - sizeof from, 0, sizeof from);
     }
+    ob_ckpt_free(&c);
     CHECK_MSG(from == 15, "the streak's first step in the checkpoint: %lld, want 15 (is bad_from still the "
                           "run section's last field?)", (long long)from);
-    CHECK_OK(ob_ckpt_write(ck, 18, sec, c.n, 3, &e), &e);
-    ob_ckpt_free(&c);
+    rewrite_section(db, 18, "run", run, nb);
     ob_run_summary sum = {0};
     CHECK_OK(fake_process_of(yaml, db, 1, 0, &sum), &(ob_err){0});
     CHECK_MSG(sum.resumed == 1, "%d runs continued from a checkpoint", sum.resumed);

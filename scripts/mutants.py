@@ -134,16 +134,16 @@ def sites(lines, lo, hi):
             for m in re.finditer(pat, line):
                 if m.start() in ok:
                     out.append((ln, m.start(), m.end(), rep))
-        st = skippable(line, ok)
-        if st:
-            out.append(st(ln))
+        site = skippable(ln, line, ok)
+        if site:
+            out.append(site)
     return out
 
 
-def skippable(line, ok):
-    """Where line is one whole statement (a call or an assignment) a
-    mutant can skip, the function making its site: the statement kept,
-    for the log to name, inside if (0) { ... }."""
+def skippable(ln, line, ok):
+    """Where line (number ln) is one whole statement (a call or an
+    assignment) a mutant can skip, its site: the statement kept, for the
+    log to name, inside if (0) { ... }; otherwise None."""
     s = line.strip()
     start = len(line) - len(line.lstrip())
     code = "".join(c for i, c in enumerate(line) if i in ok)
@@ -152,7 +152,7 @@ def skippable(line, ok):
             code.count(";") != 1 or "{" in code or "}" in code:
         return None
     end = len(line.rstrip())
-    return lambda ln: (ln, start, end, "if (0) { " + line[start:end] + " }")
+    return (ln, start, end, "if (0) { " + line[start:end] + " }")
 
 
 def mutant_line(lines, site):
@@ -318,7 +318,9 @@ def main():
             if run(f"make -j{os.cpu_count()} {targets}", build, 3600) != 0:
                 tag = "NC"
             else:
-                tag = "kill" if run(f"ctest -j{os.cpu_count()} -R '{a.tests}'", build, timeout) != 0 else "SURV"
+                # the first failing test kills the mutant: the rest need not run
+                tag = "kill" if run(f"ctest -j{os.cpu_count()} --stop-on-failure -R '{a.tests}'",
+                                    build, timeout) != 0 else "SURV"
             counts[tag] += 1
             print(f"  {tag:4} {a.file}:{ln}: {mutated.strip()}   ({time.time() - t0:.0f} s)", flush=True)
         n = counts["kill"] + counts["SURV"]

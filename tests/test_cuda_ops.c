@@ -1822,16 +1822,21 @@ static void test_soap_ops(void)
         CHECK_MSG(md < 1e-4, "sym_eigvecs n=%d: max |1 - |row_cpu . row_cuda|| = %.9g", n, md);
         dev_get(&gpu, b, ga, nn);
         CHECK_MSG(bitwise_equal(b, h, nn), "sym_eigvecs n=%d: the CUDA op changed A", n);
-        /* a NaN entry: all NaN, as on the CPU, and no error */
+        /* a NaN entry: all NaN, the CPU's bit for bit, and no error */
         h2[0] = NAN;
         for (int64_t i = 1; i < nn; i++) h2[i] = h[i];
         OK(gpu.ops->upload(&gpu, ga, h2, (size_t)nn * sizeof(float), &err));
         OK(gpu.ops->sym_eigvecs(&gpu, n, ga, gs, &err));
+        OK(cpu.ops->upload(&cpu, ca, h2, (size_t)nn * sizeof(float), &err));
+        OK(cpu.ops->sym_eigvecs(&cpu, n, ca, cs, &err));
         dev_get(&gpu, b, gs, nn);
+        dev_get(&cpu, a, cs, nn);
         int64_t n_nan = 0;
         for (int64_t i = 0; i < nn; i++) n_nan += isnan(b[i]) != 0;
         CHECK_MSG(n_nan == nn, "sym_eigvecs n=%d with a NaN: %lld of %lld values NaN", n, (long long)n_nan,
                   (long long)nn);
+        CHECK_MSG(bitwise_equal(a, b, nn), "sym_eigvecs n=%d with a NaN: not the CPU's NaN bits", n);
+        OK(cpu.ops->upload(&cpu, ca, h, (size_t)nn * sizeof(float), &err));
         OK(gpu.ops->upload(&gpu, ga, h, (size_t)nn * sizeof(float), &err));
         /* qr_orth on a random W */
         randn(h, nn, 920 + ni, 1.0f);

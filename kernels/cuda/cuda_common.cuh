@@ -148,7 +148,8 @@ static inline unsigned cu_red_blocks(int64_t n)
  * and no SM idles through a partial second wave. The count is kept per
  * device and kernel, for the block size it was first asked with (each
  * kernel is launched with one: a caller with another must not share it),
- * and asked of the current GPU: dev's (ob_cu_enter). */
+ * and asked of dev's GPU (ob_cu_enter: a replica whose GPU the caller left
+ * unselected does not cache another GPU's count). */
 static inline unsigned cu_grid_resident(ob_device *dev, const void *fn, int64_t work, int threads)
 {
     cuda_impl *c = (cuda_impl *)dev->impl;
@@ -170,10 +171,12 @@ static inline unsigned cu_grid_resident(ob_device *dev, const void *fn, int64_t 
         }
     }
     if (per_sm == 0) {
+        const int prev = ob_cu_enter(dev);
         if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, threads, 0) != cudaSuccess || per_sm < 1) {
             (void)cudaGetLastError();
             per_sm = 1;
         }
+        ob_cu_leave(dev, prev);
         if (slot <= mask) { /* a full table asks each time (it holds more kernels than optbench has) */
             c->occ_fn[slot] = fn;
             c->occ_blocks[slot] = per_sm;

@@ -618,15 +618,14 @@ ob_status ob_cu_sym_eigvecs(ob_device *dev, int n, const float *A, float *S, ob_
     OB_CU(e, op, cudaMemsetAsync(c->solve_info + 1, 0, sizeof(int), c->stream));
     eig_load_kernel<<<cu_grid(dev, nn, 256), 256, 0, c->stream>>>(A, n, S, c->solve_info + 1);
     OB_CU_LAUNCHED(e, op);
-    /* A non-finite entry: all NaN, as on the CPU (0xff bytes are a NaN). The
-     * solver is not called on it (what it does with a NaN is not documented). */
+    /* A non-finite entry: all NaN, the CPU's NaN bit for bit. The solver is
+     * not called on it (what it does with a NaN is not documented). */
     int nonfinite = 0;
     OB_CU(e, op, cudaMemcpyAsync(&nonfinite, c->solve_info + 1, sizeof nonfinite, cudaMemcpyDeviceToHost,
                                  c->stream));
     OB_CU(e, op, cudaStreamSynchronize(c->stream));
     if (nonfinite) {
-        OB_CU(e, op, cudaMemsetAsync(S, 0xff, (size_t)nn * sizeof(float), c->stream));
-        return OB_OK;
+        return ob_cu_fill(dev, S, NAN, nn, e);
     }
     /* A symmetric: the row-major buffer read column-major is the same matrix. */
     const cusolverEigMode_t jobz = CUSOLVER_EIG_MODE_VECTOR;

@@ -391,7 +391,7 @@ ob_status ob_cu_elementwise_step_batch_sumsq(ob_device *dev, const ob_rule *rule
                                              int64_t n, int64_t count, const int64_t *stride, float *sq, ob_err *e)
 {
     if (n <= 0 || count <= 0) return OB_OK;
-    if (rule->n_state < 3 || !s[2] || count > INT32_MAX)
+    if (rule->n_state < 3 || !s[2] || !stride || count > INT32_MAX)
         return OB_FAIL_INTERNAL(e, OB_ERR_INTERNAL,
                                 "cuda elementwise_step_batch_sumsq: rule kind %d, %lld segments", rule->kind,
                                 (long long)count);

@@ -607,6 +607,88 @@ static void test_hp_sweep(const char *dir, int have_gnuplot)
     }
 }
 
+/* A setting swept over a text and a number beside another number (the text
+ * holds a blank followed by a digit: "x 1", one value, not a token " 1"):
+ * the other number's lines, one per value of the setting, and no line or
+ * figure of the setting, whose one numeric value makes no line; and, on the
+ * same key, an optimizer with a line beside one whose configurations make
+ * none (each a point of a line of its own), which is a scatter of its
+ * configurations. */
+static void test_hp_sweep_text(const char *dir)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/hptext.db", dir);
+    snprintf(out, sizeof out, "%s/hptext", dir);
+    ob_err e = {0};
+    int64_t bench = 0;
+    ob_store *s = fresh_bench(db, "hptext", &bench);
+    static const char *const extra[][2] = {
+        {"adam", "\"beta2\":0.9,\"mode\":\"x 1\""},  {"adam", "\"beta2\":0.99,\"mode\":\"x 1\""},
+        {"adam", "\"beta2\":0.9,\"mode\":2"},      {"adam", "\"beta2\":0.99,\"mode\":2"},
+        {"adamw", "\"beta1\":0.8,\"beta2\":0.9"}, {"adamw", "\"beta1\":0.9,\"beta2\":0.99"},
+    };
+    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
+        for (int seed = 0; seed < 2; seed++) {
+            const double f = 1.0 + 0.25 * (double)i + (seed ? 0.125 : -0.125);
+            fx_add(s, bench, &(fx_run){"txt", extra[i][0], extra[i][1], 0.01, seed, "done", f, 10, 1.0, 1.5, 4096,
+                                       800, f + 0.5, NAN, 0});
+        }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    char *csv = slurp(out, "hp_sweep.csv");
+    CHECK(csv != NULL);
+    CHECK(rows_with(csv, "\"txt\",\"beta2\",\"adam mode=x 1\",") == 2);
+    CHECK(rows_with(csv, "\"txt\",\"beta2\",\"adam mode=2\",") == 2);
+    CHECK(row_has(csv, "\"txt\",\"beta2\",\"adam mode=x 1\",0.99,", "\"adam beta2=0.99 mode=x 1\""));
+    CHECK(rows_with(csv, "\"txt\",\"beta2\",\"adamw (each configuration)\",") == 2);
+    CHECK(rows_with(csv, "\"txt\",\"beta1\",\"adamw (each configuration)\",") == 2);
+    CHECK(rows_with(csv, "\"txt\",\"mode\"") == 0);
+    CHECK(rows_with(csv, "\"") == 8 + 1);
+    free(csv);
+    char path[700];
+    snprintf(path, sizeof path, "%s/hp_txt_mode.gp", out);
+    CHECK(access(path, F_OK) != 0);
+}
+
+/* A searched lr: an optimizer whose configurations each ran at one lr of
+ * their own is a scatter against the lr (its last configuration at the
+ * smallest lr: the largest is not the last one's); one with a configuration
+ * run at several lrs (a grid) is not. */
+static void test_hp_lr_scatter(const char *dir)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/hplr.db", dir);
+    snprintf(out, sizeof out, "%s/hplr", dir);
+    ob_err e = {0};
+    int64_t bench = 0;
+    ob_store *s = fresh_bench(db, "hplr", &bench);
+    static const struct {
+        const char *opt, *extra;
+        double lr;
+    } cfg[] = {
+        {"adamw", "\"beta1\":0.7", 0.03}, {"adamw", "\"beta1\":0.8", 0.1}, {"adamw", "\"beta1\":0.9", 0.01},
+        {"sgd", "\"momentum\":0.5", 0.01}, {"sgd", "\"momentum\":0.5", 0.1}, {"sgd", "\"momentum\":0.9", 0.03},
+    };
+    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
+        for (int seed = 0; seed < 2; seed++) {
+            const double f = 1.0 + 0.25 * (double)i + (seed ? 0.125 : -0.125);
+            fx_add(s, bench, &(fx_run){"lrs", cfg[i].opt, cfg[i].extra, cfg[i].lr, seed, "done", f, 10, 1.0, 1.5,
+                                       4096, 800, f + 0.5, NAN, 0});
+        }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    char *csv = slurp(out, "hp_sweep.csv");
+    CHECK(csv != NULL);
+    CHECK(rows_with(csv, "\"lrs\",\"lr\",\"adamw (each configuration)\",") == 3);
+    CHECK(row_has(csv, "\"lrs\",\"lr\",\"adamw (each configuration)\",0.01,", "\"adamw beta1=0.9\""));
+    CHECK(rows_with(csv, "\"lrs\",\"lr\",\"sgd") == 0);
+    free(csv);
+}
+
 /* Without sweeps: no hp_sweep.csv, no hp_ figure (also none left from an
  * earlier report into the folder: the files its list names and this report
  * does not write are removed; a file no report wrote stays). */
@@ -2121,6 +2203,8 @@ int main(void)
     test_no_hp_sweep(db, dir);
     test_no_eval_rows(db, dir, have_gnuplot);
     test_hp_sweep(dir, have_gnuplot);
+    test_hp_sweep_text(dir);
+    test_hp_lr_scatter(dir);
     test_lr_off_scale(dir, have_gnuplot);
     test_lr_diverged_seeds(dir, have_gnuplot);
     test_lr_strip(dir, have_gnuplot);

@@ -957,7 +957,8 @@ static void test_search(void)
                             {"log:0..1", "LO must be above 0"}, {"log1m:0.5..1", "HI must be below 1"},
                             {"0.1..", "not LO..HI"},          {"..0.1", "not LO..HI"},
                             {"log:1e-3", "not LO..HI"},       {"a..b", "must be numbers"},
-                            {"0.1..nan", "must be numbers"}};
+                            {"0.1..nan", "must be numbers"},  {"-inf..1", "must be numbers"},
+                            {"nan..1", "must be numbers"},    {"-.inf..0.5", "must be numbers"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ob_err_clear(&e);
         CHECK_MSG(ob_range_parse(bad[i][0], &r, &e) < 0 && strstr(e.msg, bad[i][1]), "%s: '%s'", bad[i][0], e.msg);

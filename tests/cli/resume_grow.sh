@@ -38,6 +38,8 @@ grep -q "resume: benchmark 1 holds 16 of this matrix's 24 cells (the matrix grew
   "$tmp/err" || fail "the growth is not announced: $(cat "$tmp/err")"
 grep -q "15 of 24 cells finished before, 1 to continue, 8 to start" "$tmp/err" ||
   fail "the plan: $(cat "$tmp/err")"
+# its runs were stored by this build: no note of texts kept from another
+! grep -q "settings texts\|stored by a build without" "$tmp/err" || fail "a note of other texts: $(cat "$tmp/err")"
 [ "$(q "$tmp/a.db" "select count(distinct benchmark_id), count(*), count(distinct cell), max(cell) from runs")" = "1|24|24|23" ] ||
   fail "one benchmark of 24 cells: $(q "$tmp/a.db" "select benchmark_id, count(*) from runs group by 1")"
 after=$(ids "$tmp/a.db" | grep -v '^3:' | head -15)

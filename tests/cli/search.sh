@@ -442,6 +442,9 @@ check "the stored configuration as an earlier build's" test "$(q "$tmp/old.db" \
   "select count(*) from benchmarks where config like '%search_draws%'")" = 0
 "$OPTBENCH" "${o[@]}" --db "$tmp/old.db" --resume --dry-run >"$tmp/dr" 2>&1
 check "the dry run continues the earlier draws" grep -qF 'it would continue benchmark 1: 4 of 4 cells finished' "$tmp/dr"
+# draws given: those, not the earlier ones (no such search there: a new one)
+"$OPTBENCH" "${o[@]}" --search-draws 2 --db "$tmp/old.db" --resume --dry-run >"$tmp/dr" 2>&1
+check "--search-draws 2 given: not the draws-1 search" grep -qF 'it would start a new benchmark' "$tmp/dr"
 "$OPTBENCH" "${o[@]}" --trials 6 --db "$tmp/old.db" --resume >"$tmp/dr" 2>&1 || { cat "$tmp/dr"; fail=1; }
 check "--resume says which draws it continues" grep -qF 'continues with those draws' "$tmp/dr"
 check "one benchmark, grown by 2 trials" test "$(q "$tmp/old.db" "select count(*) || ' ' || count(distinct benchmark_id) from runs")" = "6 1"

@@ -607,6 +607,36 @@ static void test_hp_sweep(const char *dir, int have_gnuplot)
     }
 }
 
+/* A configuration of the hp_ fixtures: its optimizer, its settings (JSON
+ * members) and the one lr it ran at, with 2 seeds. */
+typedef struct hp_cfg {
+    const char *opt, *extra;
+    double lr;
+} hp_cfg;
+
+/* A database of workload wl's configurations cfg[0..n) in DIR/NAME.db, its
+ * report in DIR/NAME; the report's hp_sweep.csv (to free; NULL without). */
+static char *hp_fixture_csv(const char *dir, const char *name, const char *wl, const hp_cfg *cfg, size_t n)
+{
+    char db[600], out[600];
+    snprintf(db, sizeof db, "%s/%s.db", dir, name);
+    snprintf(out, sizeof out, "%s/%s", dir, name);
+    ob_err e = {0};
+    int64_t bench = 0;
+    ob_store *s = fresh_bench(db, name, &bench);
+    for (size_t i = 0; i < n; i++)
+        for (int seed = 0; seed < 2; seed++) {
+            const double f = 1.0 + 0.25 * (double)i + (seed ? 0.125 : -0.125);
+            fx_add(s, bench, &(fx_run){wl, cfg[i].opt, cfg[i].extra, cfg[i].lr, seed, "done", f, 10, 1.0, 1.5, 4096,
+                                       800, f + 0.5, NAN, 0});
+        }
+    ob_store_finish_benchmark(s, bench, &e);
+    ob_store_close(s);
+    ob_report_result res;
+    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
+    return slurp(out, "hp_sweep.csv");
+}
+
 /* A setting swept over a text and a number beside another number (the text
  * holds a blank followed by a digit: "x 1", one value, not a token " 1"):
  * the other number's lines, one per value of the setting, and no line or
@@ -616,28 +646,12 @@ static void test_hp_sweep(const char *dir, int have_gnuplot)
  * configurations. */
 static void test_hp_sweep_text(const char *dir)
 {
-    char db[600], out[600];
-    snprintf(db, sizeof db, "%s/hptext.db", dir);
-    snprintf(out, sizeof out, "%s/hptext", dir);
-    ob_err e = {0};
-    int64_t bench = 0;
-    ob_store *s = fresh_bench(db, "hptext", &bench);
-    static const char *const extra[][2] = {
-        {"adam", "\"beta2\":0.9,\"mode\":\"x 1\""},  {"adam", "\"beta2\":0.99,\"mode\":\"x 1\""},
-        {"adam", "\"beta2\":0.9,\"mode\":2"},      {"adam", "\"beta2\":0.99,\"mode\":2"},
-        {"adamw", "\"beta1\":0.8,\"beta2\":0.9"}, {"adamw", "\"beta1\":0.9,\"beta2\":0.99"},
+    static const hp_cfg cfg[] = {
+        {"adam", "\"beta2\":0.9,\"mode\":\"x 1\"", 0.01}, {"adam", "\"beta2\":0.99,\"mode\":\"x 1\"", 0.01},
+        {"adam", "\"beta2\":0.9,\"mode\":2", 0.01},       {"adam", "\"beta2\":0.99,\"mode\":2", 0.01},
+        {"adamw", "\"beta1\":0.8,\"beta2\":0.9", 0.01},   {"adamw", "\"beta1\":0.9,\"beta2\":0.99", 0.01},
     };
-    for (size_t i = 0; i < sizeof extra / sizeof *extra; i++)
-        for (int seed = 0; seed < 2; seed++) {
-            const double f = 1.0 + 0.25 * (double)i + (seed ? 0.125 : -0.125);
-            fx_add(s, bench, &(fx_run){"txt", extra[i][0], extra[i][1], 0.01, seed, "done", f, 10, 1.0, 1.5, 4096,
-                                       800, f + 0.5, NAN, 0});
-        }
-    ob_store_finish_benchmark(s, bench, &e);
-    ob_store_close(s);
-    ob_report_result res;
-    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
-    char *csv = slurp(out, "hp_sweep.csv");
+    char *csv = hp_fixture_csv(dir, "hptext", "txt", cfg, sizeof cfg / sizeof *cfg);
     CHECK(csv != NULL);
     CHECK(rows_with(csv, "\"txt\",\"beta2\",\"adam mode=x 1\",") == 2);
     CHECK(rows_with(csv, "\"txt\",\"beta2\",\"adam mode=2\",") == 2);
@@ -648,7 +662,7 @@ static void test_hp_sweep_text(const char *dir)
     CHECK(rows_with(csv, "\"") == 8 + 1);
     free(csv);
     char path[700];
-    snprintf(path, sizeof path, "%s/hp_txt_mode.gp", out);
+    snprintf(path, sizeof path, "%s/hptext/hp_txt_mode.gp", dir);
     CHECK(access(path, F_OK) != 0);
 }
 
@@ -658,30 +672,11 @@ static void test_hp_sweep_text(const char *dir)
  * run at several lrs (a grid) is not. */
 static void test_hp_lr_scatter(const char *dir)
 {
-    char db[600], out[600];
-    snprintf(db, sizeof db, "%s/hplr.db", dir);
-    snprintf(out, sizeof out, "%s/hplr", dir);
-    ob_err e = {0};
-    int64_t bench = 0;
-    ob_store *s = fresh_bench(db, "hplr", &bench);
-    static const struct {
-        const char *opt, *extra;
-        double lr;
-    } cfg[] = {
-        {"adamw", "\"beta1\":0.7", 0.03}, {"adamw", "\"beta1\":0.8", 0.1}, {"adamw", "\"beta1\":0.9", 0.01},
+    static const hp_cfg cfg[] = {
+        {"adamw", "\"beta1\":0.7", 0.03},   {"adamw", "\"beta1\":0.8", 0.1},   {"adamw", "\"beta1\":0.9", 0.01},
         {"sgd", "\"momentum\":0.5", 0.01}, {"sgd", "\"momentum\":0.5", 0.1}, {"sgd", "\"momentum\":0.9", 0.03},
     };
-    for (size_t i = 0; i < sizeof cfg / sizeof *cfg; i++)
-        for (int seed = 0; seed < 2; seed++) {
-            const double f = 1.0 + 0.25 * (double)i + (seed ? 0.125 : -0.125);
-            fx_add(s, bench, &(fx_run){"lrs", cfg[i].opt, cfg[i].extra, cfg[i].lr, seed, "done", f, 10, 1.0, 1.5,
-                                       4096, 800, f + 0.5, NAN, 0});
-        }
-    ob_store_finish_benchmark(s, bench, &e);
-    ob_store_close(s);
-    ob_report_result res;
-    CHECK_OK(report(db, out, 0, NULL, &res, NULL, 0, &e), &e);
-    char *csv = slurp(out, "hp_sweep.csv");
+    char *csv = hp_fixture_csv(dir, "hplr", "lrs", cfg, sizeof cfg / sizeof *cfg);
     CHECK(csv != NULL);
     CHECK(rows_with(csv, "\"lrs\",\"lr\",\"adamw (each configuration)\",") == 3);
     CHECK(row_has(csv, "\"lrs\",\"lr\",\"adamw (each configuration)\",0.01,", "\"adamw beta1=0.9\""));

@@ -10,6 +10,16 @@
 
 # stop the run of $1 (a pid) with signal $2 once a file matching $3 exists
 stop_at() { wait_for "$3" || fail "no $3"; kill "-$2" "$1"; wait "$1" 2>/dev/null; }
+# the step of the last checkpoint in folder $1 (-1 where none)
+last_ckpt() {
+  local f n=-1 k
+  for f in "$1"/ckpt-*.obck; do
+    [ -e "$f" ] || continue
+    k=${f##*/ckpt-}; k=$((10#${k%.obck}))
+    [ "$k" -gt "$n" ] && n=$k
+  done
+  echo "$n"
+}
 events() { q "$1" "select group_concat(kind, ' ') from (select kind from events e join runs r on r.id = e.run_id where r.optimizer = '$2' and kind in ('resumed', 'restarted') order by e.id)"; }
 
 # 1. adam is cell 0 of the first matrix, cell 1 of the grown one
@@ -27,9 +37,19 @@ s=(--workloads quadratic --optimizers adam --lrs 0.01 --steps 300000 --checkpoin
    --checkpoint-dir "$tmp/shared" --backend cpu)
 "$OPTBENCH" run "${s[@]}" --db "$tmp/a.db" >/dev/null 2>&1 & pid=$!
 stop_at $pid TERM "$tmp/shared/*/run-1/ckpt-*.obck"
+# b is stopped past a's last checkpoint, so that the two resume at steps
+# that differ whatever the timing: a run that took the other's checkpoint
+# would resume at the other's step
+a_id=$(q "$tmp/a.db" "select value from meta where key = 'database_id'")
+a_last=$(last_ckpt "$tmp/shared/$a_id/run-1")
 "$OPTBENCH" run "${s[@]}" --db "$tmp/b.db" >/dev/null 2>&1 & pid=$!
-for _ in $(seq 400); do [ "$(ls "$tmp/shared" | wc -l)" = 2 ] && break; sleep 0.05; done
-stop_at $pid TERM "$tmp/shared/*/run-1/ckpt-*.obck"
+for _ in $(seq 2000); do
+  for d in "$tmp"/shared/*/run-1; do
+    [ "$d" != "$tmp/shared/$a_id/run-1" ] && [ "$(last_ckpt "$d")" -gt "$a_last" ] && break 2
+  done
+  sleep 0.01
+done
+kill -TERM $pid; wait $pid 2>/dev/null
 check "two databases' runs of one id get folders of their own" test "$(ls "$tmp/shared" | wc -l)" = 2
 "$OPTBENCH" run "${s[@]}" --db "$tmp/b.db" --resume >/dev/null 2>"$tmp/b.err" || fail "b: $(tail -n2 "$tmp/b.err")"
 check "  ... b finished leaves a's checkpoints" test "$(ls "$tmp/shared")" = "$(q "$tmp/a.db" "select value from meta where key = 'database_id'")"
@@ -38,7 +58,7 @@ echo "shared checkpoint folder: a: $(events "$tmp/a.db" adam); b: $(events "$tmp
 check "  ... each continued from its own checkpoint" test "$(events "$tmp/a.db" adam)/$(events "$tmp/b.db" adam)" = resumed/resumed
 a_at=$(q "$tmp/a.db" "select step from events where kind = 'resumed'")
 b_at=$(q "$tmp/b.db" "select step from events where kind = 'resumed'")
-check "  ... at its own step ($a_at, $b_at)" test "$a_at" != "$b_at"
+check "  ... at its own step (a: $a_at of $a_last, b: $b_at)" test "$a_at" = "$a_last" -a "$b_at" -gt "$a_last"
 check "  ... and the folder is left empty" test -z "$(ls -A "$tmp/shared")"
 
 # 3. stopped twice before any checkpoint (checkpoints only at a clean stop)

@@ -1,14 +1,16 @@
 /* harness/cmd_history.c - `optbench history`: one metric over the benchmarks
- * of a database (a nightly job appends one benchmark per night), by date and
- * git revision, printed as a table and, with --out, written as history.csv
- * with a gnuplot script (history.gp) rendered to PNG, SVG and PDF for trend charts.
+ * of a database (a nightly job appends one benchmark per night) or of several
+ * (--db repeated: a database per night), by date and git revision, printed as
+ * a table and, with --out, written as history.csv with a gnuplot script
+ * (history.gp) rendered to PNG, SVG and PDF for trend charts.
  *
  * Each benchmark is summarized on its own with results/stats (the value of a
  * workload x optimizer series is the statistic at that night's best lr). A
  * series is one workload with one set of workload parameters and one optimizer
- * configuration (hyperparameters), labelled as the report over the whole
- * database labels them ("quadratic noise=2 adam"): a night that ran another
- * problem starts another series instead of looking like a jump. Colours are the
+ * configuration (hyperparameters), labelled as the report over all the runs
+ * read labels them (ob_dataset_join: as one database holding them all would):
+ * "quadratic noise=2 adam"; a night that ran another problem starts another
+ * series instead of looking like a jump. Colours are the
  * report's, one per optimizer configuration; point types tell workloads apart.
  */
 #include <errno.h>
@@ -84,10 +86,14 @@ static int metric_is_time(int m) { return m == 4 || m == 9 || m == 10; }
 
 static void history_usage(FILE *f)
 {
-    fprintf(f, "usage: optbench history --db FILE [--metric NAME] [--workload W] [--optimizer O] [--out DIR]\n"
-               "                        [--target WORKLOAD=LOSS|VALUE ...]\n\n"
+    fprintf(f, "usage: optbench history --db FILE [--db FILE ...] [--metric NAME] [--workload W] [--optimizer O]\n"
+               "                        [--out DIR] [--target WORKLOAD=LOSS|VALUE ...]\n\n"
                "Prints one metric per benchmark (by date and git revision) for each workload x optimizer;\n"
                "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg/.pdf.\n"
+               "--db given several times reads those databases as one history (a database per night, as\n"
+               "the nightly recipe keeps them): their benchmarks by date, each named DATABASE:ID (2:1 is\n"
+               "benchmark 1 of the second --db), the series labelled over the runs of all of them. A file\n"
+               "given twice, or two copies of one database (a baseline copied from a night), is refused.\n"
                "A series is one workload with one set of workload parameters and one optimizer with one\n"
                "set of hyperparameters: a benchmark run with e.g. --set quadratic.noise=2 gets its own\n"
                "series (\"quadratic noise=2 adam\"), never a point in another. --workload takes a\n"
@@ -173,6 +179,7 @@ typedef struct panels {
     const ob_dataset *all;
     const ob_colour *colours;
     const int *dashes;
+    int col0;         /* history.csv's column of the first series (1-based) */
     int *seen;        /* (all->n_opt) 1: the optimizer configuration is shown; NULL when out of memory */
     int nw, no;       /* the workload labels and optimizer configurations shown */
     int cols, rows, key_cols, key_rows;
@@ -217,7 +224,7 @@ static void panels_head(const panels *p, const char *mlabel, const char *better)
 {
     fprintf(p->f,
             "# history.gp - %s per benchmark: one panel per workload, one line per optimizer.\n"
-            "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
+            "# Reads history.csv (%s, then one column per\n"
             "# series). Run `gnuplot history.gp` in this folder to redraw history.png, .svg and .pdf.\n"
             "# A series is one workload with one set of its parameters and one optimizer\n"
             "# configuration; colours and dashes are the report's (one per optimizer). %d series\n"
@@ -253,7 +260,8 @@ static void panels_head(const panels *p, const char *mlabel, const char *better)
             "        PS = 0.5\n"
             "    }\n"
             "    set multiplot title ",
-            mlabel, p->ns, p->height, p->height, p->height, (double)p->height / 1000.0);
+            mlabel, p->col0 > 5 ? "benchmark, created_at, git_rev, label, database" : "benchmark_id, created_at, git_rev, label",
+            p->ns, p->height, p->height, p->height, (double)p->height / 1000.0);
     char title[512];
     int busy = 0;
     for (int j = 0; j < p->ns && !busy; j++)
@@ -348,7 +356,7 @@ static int write_panel(const panels *p, int w, int j)
         int o = p->ser[k].opt;
         fprintf(f,
                 "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS notitle",
-                k > j ? ", \\\n        " : "", 5 + k, k > j ? "" : ":xtic(\"#\" . strcol(1))",
+                k > j ? ", \\\n        " : "", p->col0 + k, k > j ? "" : ":xtic(\"#\" . strcol(1))",
                 p->colours ? p->colours[o].hex : "#0077bb", p->dashes ? p->dashes[o] : 1,
                 history_points[p->ser[k].wl % HISTORY_POINTS]);
     }
@@ -402,10 +410,11 @@ static void panels_tail(FILE *f)
 }
 
 /* Writes the figure as one panel per workload label shown, with one legend of the optimizers under them. */
-static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_dataset *all, const ob_colour *colours,
-                         const int *dashes, const char *mlabel, const char *better)
+static void write_panels(FILE *f, const series *ser, int ns, int nb, int col0, const ob_dataset *all,
+                         const ob_colour *colours, const int *dashes, const char *mlabel, const char *better)
 {
-    panels p = {.f = f, .ser = ser, .ns = ns, .nb = nb, .all = all, .colours = colours, .dashes = dashes};
+    panels p = {.f = f, .ser = ser, .ns = ns, .nb = nb, .all = all, .colours = colours, .dashes = dashes,
+                .col0 = col0};
     panels_count(&p);
     panels_layout(&p);
     panels_head(&p, mlabel, better);
@@ -418,8 +427,8 @@ static void write_panels(FILE *f, const series *ser, int ns, int nb, const ob_da
 /* One figure, a line per series (HISTORY_PANEL_SERIES or fewer, or all of one
  * workload's), titled in the legend; its y axis log scale where the values
  * span two decades. */
-static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_colour *colours, const int *dashes,
-                         const char *mlabel, const char *better)
+static void write_figure(FILE *f, const series *ser, int ns, int nb, int col0, const ob_colour *colours,
+                         const int *dashes, const char *mlabel, const char *better)
 {
     double lo = NAN, hi = NAN;
     for (int j = 0; j < ns; j++)
@@ -435,7 +444,7 @@ static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_co
     const int rotate = nb > 12;
     fprintf(f,
             "# history.gp - %s per benchmark, one line per workload x optimizer.\n"
-            "# Reads history.csv (benchmark_id, created_at, git_rev, label, then one column per\n"
+            "# Reads history.csv (%s, then one column per\n"
             "# series). Run `gnuplot history.gp` in this folder to redraw history.png, .svg and .pdf.\n"
             "# A series is one workload with one set of its parameters and one optimizer\n"
             "# configuration; colours are the report's (one per optimizer), point types the workload.\n"
@@ -448,7 +457,7 @@ static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_co
             "PS = 1.1   # point size\n"
             "set datafile separator comma\n"
             "set title \"%s over %d benchmark%s%s\"\n"
-            "set xlabel \"benchmark (UTC date and time, #id%s)\" offset 0,-1\n"
+            "set xlabel \"benchmark (UTC date and time, #%s%s)\" offset 0,-1\n"
             "set bmargin %d\n"
             "set ylabel \"%s%s\"\n"
             "%s\n"
@@ -460,7 +469,8 @@ static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_co
             "set key below left Left reverse maxrows 4 samplen 4 width 4\n"
             "set offsets 0.3, 0.3, 0, 0\n"
             "%s\n",
-            mlabel, mlabel, nb, nb == 1 ? "" : "s", better, rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8,
+            mlabel, col0 > 5 ? "benchmark, created_at, git_rev, label, database" : "benchmark_id, created_at, git_rev, label",
+            mlabel, nb, nb == 1 ? "" : "s", better, col0 > 5 ? "database:id" : "id", rotate ? "; revisions in history.csv" : " and git revision", rotate ? 11 : 8,
             mlabel, logy ? " (log scale)" : "", logy ? "set logscale y" : "unset logscale y",
             rotate ? " rotate by 40 right\nset lmargin 16" : "",
             rotate ? "tick(i, d, r) = d[1:16] . \" #\" . i"
@@ -481,10 +491,10 @@ static void write_figure(FILE *f, const series *ser, int ns, int nb, const ob_co
         fprintf(f,
                 "%s 'history.csv' using 0:%d%s with linespoints lw 2 lc rgb \"%s\" dt %d pt %d ps PS "
                 "title columnheader(%d)",
-                j ? ", \\\n    " : "", 5 + j,
+                j ? ", \\\n    " : "", col0 + j,
                 j ? "" : ":xtic(tick(strcol(1), strcol(2), strcol(3)))",
                 colour, dashes ? dashes[o] : 1,
-                history_points[ser[j].wl % HISTORY_POINTS], 5 + j);
+                history_points[ser[j].wl % HISTORY_POINTS], col0 + j);
     }
     fprintf(f,
             "\n"
@@ -537,7 +547,9 @@ static char *minute_date(const char *created_at)
 enum { HISTORY_MAX_TARGETS = 64 };
 
 typedef struct history_args {
-    const char *db_path;               /* --db */
+    const char **db_paths;             /* (n_db,) each --db, in the order given */
+    int n_db;
+    const char *db_path;               /* the first, which messages of one database name */
     const char *out;                   /* --out DIR; NULL: the table alone */
     const char *wl_filter, *opt_filter; /* --workload, --optimizer; NULL: all */
     int metric;                        /* --metric: its index in metrics[] */
@@ -636,6 +648,8 @@ static int history_parse(int argc, char **argv, history_args *a)
                 i++;
                 break;
             }
+    if (!(a->db_paths = malloc((size_t)argc * sizeof *a->db_paths))) /* room for every --db */
+        return ob_cli_error(1, "history: out of memory");
     for (int i = 1; i < argc; i++) {
         const char *k = argv[i];
         if (!strcmp(k, "--help") || !strcmp(k, "-h")) {
@@ -646,7 +660,8 @@ static int history_parse(int argc, char **argv, history_args *a)
         const char *v = argv[++i];
         int rc = 0;
         if (!strcmp(k, "--db")) {
-            a->db_path = v;
+            a->db_paths[a->n_db++] = v;
+            if (!a->db_path) a->db_path = v;
         } else if (!strcmp(k, "--out")) {
             if (strlen(v) > OB_OUT_DIR_MAX)
                 return ob_cli_error(2, "history: the output folder name is %zu bytes long; at most %d (give a "
@@ -667,7 +682,8 @@ static int history_parse(int argc, char **argv, history_args *a)
         if (rc) return rc;
     }
     if (!a->db_path)
-        return ob_cli_error(2, "history: --db is required (the results database FILE; see optbench history --help)");
+        return ob_cli_error(2, "history: --db is required (the results database FILE, or one --db per database; see "
+                               "optbench history --help)");
     if (a->n_targets && strncmp(metrics[a->metric].name, "steps_to_", 9)) {
         char takes[200];
         size_t l = 0;
@@ -685,13 +701,18 @@ static int history_parse(int argc, char **argv, history_args *a)
 
 /* ---- the series, from the database -------------------------------------------- */
 
-/* The benchmarks of the database and the series shown, a value of each per
+/* The benchmarks of the databases and the series shown, a value of each per
  * benchmark. */
 typedef struct history {
-    ob_bench_list bl;     /* the benchmarks with runs, oldest first */
+    ob_bench_list bl;     /* the benchmarks with runs of every database, oldest first */
     int nb;               /* bl.n */
+    int *bfile;           /* (nb,) the database of each, its index in --db order */
+    int nf;               /* the databases read (--db) */
+    unsigned char *empty; /* (nf,) 1: the database holds no benchmark with runs (left out, with a note) */
+    char **bname;         /* (nb,) what names each: its id, "2:1" (database 2's benchmark 1) where there
+                           * are several databases */
     char **bdate, **brev; /* (nb,) each one's date to the minute and revision, for the table and the CSV */
-    ob_dataset all;       /* every run of the database (have_all): its labels name the series */
+    ob_dataset all;       /* every run of every database (have_all): its labels name the series */
     int have_all;
     series *ser;          /* (ns,) in the whole database's order once collected */
     int ns;
@@ -712,12 +733,16 @@ static void history_free(history *h)
     }
     free(h->ser);
     free(h->opt_on_wl);
-    for (int b = 0; h->bdate && h->brev && b < h->nb; b++) {
+    for (int b = 0; h->bdate && h->brev && h->bname && b < h->nb; b++) {
         free(h->bdate[b]);
         free(h->brev[b]);
+        free(h->bname[b]);
     }
     free(h->bdate);
     free(h->brev);
+    free(h->bname);
+    free(h->bfile);
+    free(h->empty);
     ob_bench_list_free(&h->bl);
 }
 
@@ -735,16 +760,21 @@ static char *short_rev(const char *git_rev)
     return strdup(rev);
 }
 
-/* h's bdate and brev, from its benchmarks */
+/* h's bname, bdate and brev, from its benchmarks */
 static ob_status label_benchmarks(history *h, ob_err *e)
 {
+    h->bname = calloc((size_t)h->nb + 1, sizeof *h->bname);
     h->bdate = calloc((size_t)h->nb + 1, sizeof *h->bdate);
     h->brev = calloc((size_t)h->nb + 1, sizeof *h->brev);
-    if (!h->bdate || !h->brev) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    if (!h->bname || !h->bdate || !h->brev) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     for (int b = 0; b < h->nb; b++) {
+        char name[48];
+        if (h->nf > 1) snprintf(name, sizeof name, "%d:%lld", h->bfile[b] + 1, (long long)h->bl.b[b].id);
+        else snprintf(name, sizeof name, "%lld", (long long)h->bl.b[b].id);
+        h->bname[b] = strdup(name);
         h->bdate[b] = minute_date(h->bl.b[b].created_at);
         h->brev[b] = short_rev(h->bl.b[b].git_rev);
-        if (!h->bdate[b] || !h->brev[b]) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        if (!h->bname[b] || !h->bdate[b] || !h->brev[b]) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     }
     return OB_OK;
 }
@@ -855,15 +885,16 @@ static ob_status add_values(const history_args *a, history *h, int b, const ob_d
     return OB_OK;
 }
 
-/* Benchmark b's values: each benchmark is summarized on its own. */
-static ob_status collect_bench(sqlite3 *db, const history_args *a, history *h, int b, ob_err *e)
+/* Benchmark b's values: each benchmark is summarized on its own, from its
+ * database db (path, for messages). */
+static ob_status collect_bench(sqlite3 *db, const char *path, const history_args *a, history *h, int b, ob_err *e)
 {
     ob_dataset d;
-    if (ob_dataset_load(db, h->bl.b[b].id, &d, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", a->db_path);
+    if (ob_dataset_load(db, h->bl.b[b].id, &d, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", path);
     ob_stats s;
     if (bench_stats(db, a, &d, &s, e) != OB_OK) {
         ob_dataset_free(&d);
-        return ob_err_prefix(e, "database '%s': ", a->db_path);
+        return ob_err_prefix(e, "database '%s': ", path);
     }
     ob_status st = add_values(a, h, b, &d, &s, e);
     ob_stats_free(&s);
@@ -871,24 +902,158 @@ static ob_status collect_bench(sqlite3 *db, const history_args *a, history *h, i
     return st;
 }
 
-/* The benchmarks of the database and the series a asks for, in the whole
- * database's order (workload label, then optimizer label); none (h->ns 0)
- * when the filters match no run. */
-static ob_status collect_series(sqlite3 *db, const history_args *a, history *h, ob_err *e)
+/* Is database f (open as store) one read before it: the same file given
+ * twice, or a copy of one (a copy keeps the database id)? Then bad input,
+ * saying which. ids: (nf, 17) each database's id read so far ("" none). */
+static ob_status check_twice(const history_args *a, int f, ob_store *store, char (*ids)[17], ob_err *e)
 {
-    if (ob_bench_list_load(db, &h->bl, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", a->db_path);
+    struct stat sf;
+    const int have_stat = stat(a->db_paths[f], &sf) == 0;
+    OB_TRY(ob_store_database_id(store, ids[f], sizeof ids[f], e));
+    for (int g = 0; g < f; g++) {
+        struct stat sg;
+        if (have_stat && stat(a->db_paths[g], &sg) == 0 && sf.st_dev == sg.st_dev && sf.st_ino == sg.st_ino)
+            return ob_fail(e, OB_ERR_INPUT, "--db '%s' is --db '%s' again (one file given twice); give each "
+                           "database once", a->db_paths[f], a->db_paths[g]);
+        if (ids[f][0] && !strcmp(ids[f], ids[g]))
+            return ob_fail(e, OB_ERR_INPUT, "'%s' and '%s' are copies of one database (database id %s; a copy "
+                           "keeps it), and their benchmarks would count twice; give one of them (a baseline "
+                           "copied from a night is that night)", a->db_paths[g], a->db_paths[f], ids[f]);
+    }
+    return OB_OK;
+}
+
+/* Database f's benchmarks with runs, added to h's (their database f), and
+ * all its runs into *part; 0 benchmarks marks it empty. */
+static ob_status read_database(const history_args *a, int f, history *h, ob_dataset *part, char (*ids)[17],
+                               ob_err *e)
+{
+    const char *path = a->db_paths[f];
+    ob_store *store = NULL;
+    OB_TRY(ob_store_open(path, OB_STORE_READONLY, &store, e));
+    sqlite3 *db = ob_store_db(store);
+    ob_bench_list bl = {0};
+    ob_status st = check_twice(a, f, store, ids, e);
+    if (st == OB_OK && (st = ob_bench_list_load(db, &bl, e)) != OB_OK) ob_err_prefix(e, "database '%s': ", path);
+    if (st == OB_OK && bl.n > 0) {
+        ob_bench *b2 = realloc(h->bl.b, (size_t)(h->bl.n + bl.n) * sizeof *b2);
+        int *f2 = b2 ? realloc(h->bfile, (size_t)(h->bl.n + bl.n) * sizeof *f2) : NULL;
+        if (b2) h->bl.b = b2;
+        if (f2) h->bfile = f2;
+        if (!b2 || !f2) {
+            st = ob_fail(e, OB_ERR_NOMEM, "out of memory");
+        } else {
+            /* moved: the list's texts are h's now */
+            memcpy(h->bl.b + h->bl.n, bl.b, (size_t)bl.n * sizeof *bl.b);
+            for (int k = 0; k < bl.n; k++) h->bfile[h->bl.n + k] = f;
+            h->bl.n += bl.n;
+            free(bl.b);
+            bl.b = NULL;
+            bl.n = 0;
+        }
+    } else if (st == OB_OK) {
+        h->empty[f] = 1;
+    }
+    ob_bench_list_free(&bl);
+    if (st == OB_OK && !h->empty[f] && (st = ob_dataset_load(db, 0, part, e)) != OB_OK)
+        ob_err_prefix(e, "database '%s': ", path);
+    ob_store_close(store);
+    return st;
+}
+
+/* A benchmark's place in the history: its date, database and id, and its index before sorting */
+typedef struct bench_key {
+    const char *created_at;
+    int file, idx;
+    int64_t id;
+} bench_key;
+
+/* Oldest first: by date (as stored), then by the databases' order, then by id. */
+static int cmp_bench(const void *x, const void *y)
+{
+    const bench_key *a = x, *b = y;
+    const int c = strcmp(a->created_at, b->created_at);
+    if (c) return c;
+    if (a->file != b->file) return a->file < b->file ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+/* h's benchmarks of every database in one order, oldest first */
+static ob_status sort_benchmarks(history *h, ob_err *e)
+{
+    const size_t n = (size_t)h->bl.n, m = n > 0 ? n : 1;
+    bench_key *key = malloc(m * sizeof *key);
+    int *bfile = malloc(m * sizeof *bfile);
+    ob_bench *b = malloc(m * sizeof *b);
+    if (!key || !bfile || !b) {
+        free(key);
+        free(bfile);
+        free(b);
+        return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < n; k++)
+        key[k] = (bench_key){h->bl.b[k].created_at, h->bfile[k], (int)k, h->bl.b[k].id};
+    qsort(key, n, sizeof *key, cmp_bench);
+    for (size_t k = 0; k < n; k++) {
+        b[k] = h->bl.b[key[k].idx];
+        bfile[k] = key[k].file;
+    }
+    free(h->bl.b);
+    free(h->bfile);
+    h->bl.b = b;
+    h->bfile = bfile;
+    free(key);
+    return OB_OK;
+}
+
+/* The benchmarks of the databases and the series a asks for, in the order of
+ * all their runs (workload label, then optimizer label); none (h->ns 0) when
+ * the filters match no run. */
+static ob_status collect_series(const history_args *a, history *h, ob_err *e)
+{
+    h->nf = a->n_db;
+    h->empty = calloc((size_t)h->nf, 1);
+    ob_dataset *parts = calloc((size_t)h->nf, sizeof *parts);
+    char (*ids)[17] = calloc((size_t)h->nf, sizeof *ids);
+    ob_status st = h->empty && parts && ids ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int f = 0; f < h->nf && st == OB_OK; f++) st = read_database(a, f, h, &parts[f], ids, e);
+    free(ids);
+    if (st == OB_OK) {
+        /* the labels of all the runs: they tell workload parameters and
+         * optimizer configurations apart wherever the benchmarks differ in
+         * them, as one database holding them all would */
+        st = ob_dataset_join(parts, h->nf, &h->all, e);
+        h->have_all = st == OB_OK;
+    } else if (parts) {
+        for (int f = 0; f < h->nf; f++) ob_dataset_free(&parts[f]);
+    }
+    free(parts);
+    OB_TRY(st);
     h->nb = h->bl.n;
+    if (h->nb == 0)
+        return h->nf == 1 ? ob_fail(e, OB_ERR_INPUT, "database '%s' holds no benchmark with runs", a->db_path)
+                          : ob_fail(e, OB_ERR_INPUT, "none of the %d databases holds a benchmark with runs", h->nf);
+    OB_TRY(sort_benchmarks(h, e));
     OB_TRY(label_benchmarks(h, e));
-    if (h->nb == 0) return ob_fail(e, OB_ERR_INPUT, "database '%s' holds no benchmark with runs", a->db_path);
-    /* the labels of the whole database: they tell workload parameters and
-     * optimizer configurations apart wherever the benchmarks differ in them */
-    if (ob_dataset_load(db, 0, &h->all, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", a->db_path);
-    h->have_all = 1;
     h->opt_on_wl = calloc((size_t)(h->all.n_opt > 0 ? h->all.n_opt : 1), 1);
     if (!h->opt_on_wl) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     /* a --target naming no workload: bad input (exit 2); out of memory there: exit 1 */
     OB_TRY(ob_stats_check_targets(&h->all, a->n_targets, a->target_wl, a->target_val, "--target", e));
-    for (int b = 0; b < h->nb; b++) OB_TRY(collect_bench(db, a, h, b, e));
+    /* each benchmark from its database, a database opened once for its
+     * benchmarks in a row (one database: once) */
+    ob_store *store = NULL;
+    int open_f = -1;
+    for (int b = 0; b < h->nb && st == OB_OK; b++) {
+        if (h->bfile[b] != open_f) {
+            ob_store_close(store);
+            store = NULL;
+            open_f = h->bfile[b];
+            if ((st = ob_store_open(a->db_paths[open_f], OB_STORE_READONLY, &store, e)) != OB_OK) break;
+        }
+        st = collect_bench(ob_store_db(store), a->db_paths[open_f], a, h, b, e);
+    }
+    ob_store_close(store);
+    OB_TRY(st);
     if (h->ns > 0) qsort(h->ser, (size_t)h->ns, sizeof *h->ser, cmp_series);
     return OB_OK;
 }
@@ -924,21 +1089,23 @@ static int print_no_match(const history_args *a, const history *h)
     list_labels(wls, sizeof wls, &h->all, 0, NULL);
     list_labels(opts, sizeof opts, &h->all, 1, NULL);
     const int no_wl = a->wl_filter && !h->wl_seen, no_opt = a->opt_filter && !h->opt_seen;
+    const char *has = h->nf > 1 ? "the databases have" : "the database has", *its = h->nf > 1 ? "their" : "its";
     if (no_wl && no_opt)
-        return ob_cli_error(2, "history: no runs match: the database has no workload '%s' (--workload) and no "
-                            "optimizer '%s' (--optimizer); its workloads: %s; its optimizers: %s", a->wl_filter,
-                            a->opt_filter, wls, opts);
+        return ob_cli_error(2, "history: no runs match: %s no workload '%s' (--workload) and no optimizer '%s' "
+                            "(--optimizer); %s workloads: %s; %s optimizers: %s", has, a->wl_filter, a->opt_filter,
+                            its, wls, its, opts);
     if (no_wl)
-        return ob_cli_error(2, "history: no runs match: the database has no workload '%s' (--workload; a name or "
-                            "a label); its workloads: %s", a->wl_filter, wls);
+        return ob_cli_error(2, "history: no runs match: %s no workload '%s' (--workload; a name or a label); %s "
+                            "workloads: %s", has, a->wl_filter, its, wls);
     if (no_opt)
-        return ob_cli_error(2, "history: no runs match: the database has no optimizer '%s' (--optimizer; a name or "
-                            "a label); its optimizers: %s", a->opt_filter, opts);
+        return ob_cli_error(2, "history: no runs match: %s no optimizer '%s' (--optimizer; a name or a label); %s "
+                            "optimizers: %s", has, a->opt_filter, its, opts);
     if (a->wl_filter && a->opt_filter) {
         list_labels(opts, sizeof opts, &h->all, 1, h->opt_on_wl);
         return ob_cli_error(2, "history: no runs match: no run of workload '%s' is of optimizer '%s'; the "
                             "optimizers run on '%s': %s", a->wl_filter, a->opt_filter, a->wl_filter, opts);
     }
+    if (h->nf > 1) return ob_cli_error(2, "history: no benchmark of the %d databases has a run to show", h->nf);
     return ob_cli_error(2, "history: no benchmark of '%s' has a run to show", a->db_path);
 }
 
@@ -948,7 +1115,16 @@ static int print_no_match(const history_args *a, const history *h)
 static void print_heading(const history_args *a, const history *h, const char *better)
 {
     const metric_def *md = &metrics[a->metric];
-    printf("%s over %d benchmark%s in %s%s\n", md->label, h->nb, h->nb == 1 ? "" : "s", a->db_path, better);
+    if (h->nf == 1) {
+        printf("%s over %d benchmark%s in %s%s\n", md->label, h->nb, h->nb == 1 ? "" : "s", a->db_path, better);
+    } else {
+        printf("%s over %d benchmark%s in %d databases%s\n", md->label, h->nb, h->nb == 1 ? "" : "s", h->nf, better);
+        printf("benchmarks named DATABASE:ID, the databases numbered in --db order:");
+        for (int f = 0; f < h->nf; f++) printf("%s %d %s", f ? "," : "", f + 1, a->db_paths[f]);
+        printf("\n");
+        for (int f = 0; f < h->nf; f++)
+            if (h->empty[f]) printf("note: database %d, %s, holds no benchmark with runs\n", f + 1, a->db_paths[f]);
+    }
     if (strncmp(md->name, "steps_to_", 9)) return;
     if (a->n_targets) {
         printf("targets fixed by --target:");
@@ -1022,15 +1198,14 @@ static void print_rows_by_series(const history *h)
     for (int j = 0; j < h->ns; j++) lw = max_int(lw, text_width(h->ser[j].label));
     for (int b = 0; b < h->nb; b++) {
         char buf[64];
-        snprintf(buf, sizeof buf, "%lld", (long long)h->bl.b[b].id);
-        cw = max_int(cw, max_int(text_width(buf), max_int(text_width(h->bdate[b]), text_width(h->brev[b]))));
+        cw = max_int(cw, max_int(text_width(h->bname[b]), max_int(text_width(h->bdate[b]), text_width(h->brev[b]))));
         for (int j = 0; j < h->ns; j++) {
             cell_value(buf, sizeof buf, &h->ser[j], b, marks);
             cw = max_int(cw, text_width(buf));
         }
     }
     print_cell("bench", lw, 1);
-    for (int b = 0; b < h->nb; b++) printf("  %*lld", cw, (long long)h->bl.b[b].id);
+    for (int b = 0; b < h->nb; b++) printf("  %*s", cw, h->bname[b]);
     printf("\n");
     print_cell("date (UTC)", lw, 1);
     for (int b = 0; b < h->nb; b++) {
@@ -1066,9 +1241,7 @@ static void print_rows_by_benchmark(const history *h)
     const int marks = any_busy(h);
     int iw = 6, dw = 17, rw = 13;
     for (int b = 0; b < h->nb; b++) {
-        char id[32];
-        snprintf(id, sizeof id, "%lld", (long long)h->bl.b[b].id);
-        iw = max_int(iw, text_width(id));
+        iw = max_int(iw, text_width(h->bname[b]));
         dw = max_int(dw, text_width(h->bdate[b]));
         rw = max_int(rw, text_width(h->brev[b]));
     }
@@ -1083,9 +1256,7 @@ static void print_rows_by_benchmark(const history *h)
     }
     printf("\n");
     for (int b = 0; b < h->nb; b++) {
-        char id[32];
-        snprintf(id, sizeof id, "%lld", (long long)h->bl.b[b].id);
-        print_cell(id, iw, 1);
+        print_cell(h->bname[b], iw, 1);
         printf(" ");
         print_cell(h->bdate[b], dw, 1);
         printf(" ");
@@ -1157,13 +1328,20 @@ static int out_file_taken(const history_args *a, char *msg, size_t n)
 {
     static const char *const written[] = {"history.csv", "history.gp", "history.png", "history.svg", "history.pdf",
                                           "gnuplot.log"};
-    const char *const inputs[1] = {a->db_path}, *const what[1] = {"the database it reads (--db)"};
-    for (size_t k = 0; k < sizeof written / sizeof *written; k++) {
+    const char **what = malloc((size_t)a->n_db * sizeof *what);
+    if (!what) {
+        snprintf(msg, n, "out of memory");
+        return 1;
+    }
+    for (int f = 0; f < a->n_db; f++) what[f] = a->n_db > 1 ? "a database it reads (--db)" : "the database it reads (--db)";
+    int taken = 0;
+    for (size_t k = 0; k < sizeof written / sizeof *written && !taken; k++) {
         char path[OB_OUT_DIR_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", a->out, written[k]);
-        if (ob_cli_output_check(msg, n, "its file", path, inputs, what, 1)) return 1;
+        taken = ob_cli_output_check(msg, n, "its file", path, a->db_paths, what, a->n_db) != 0;
     }
-    return 0;
+    free(what);
+    return taken;
 }
 
 static ob_status make_out_folder(const char *out, ob_err *e)
@@ -1174,28 +1352,39 @@ static ob_status make_out_folder(const char *out, ob_err *e)
     return OB_OK;
 }
 
+/* history.csv's column (1-based) of the first series: after the
+ * benchmark's id, date, revision and tick label, and with several databases
+ * the database's file. */
+static int history_col0(const history *h) { return h->nf > 1 ? 6 : 5; }
+
 /* The working file of history.csv, csv_part: a row per benchmark (its id,
- * date, revision and tick label), a column per series. Removed when its
+ * or with several databases its name "2:1" (database 2's benchmark 1), date,
+ * revision, tick label, and with several databases the database's file as
+ * given), a column per series. Removed when its
  * write fails. */
-static ob_status write_csv(const char *out, const char *csv_part, const history *h, ob_err *e)
+static ob_status write_csv(const history_args *a, const char *csv_part, const history *h, ob_err *e)
 {
-    const char **hdr = malloc((size_t)(h->ns + 4) * sizeof *hdr);
+    const int several = h->nf > 1, nc = history_col0(h) - 1;
+    const char **hdr = malloc((size_t)(h->ns + nc) * sizeof *hdr);
     if (!hdr) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    hdr[0] = "benchmark_id";
+    hdr[0] = several ? "benchmark" : "benchmark_id";
     hdr[1] = "created_at";
     hdr[2] = "git_rev";
     hdr[3] = "label";
-    for (int j = 0; j < h->ns; j++) hdr[4 + j] = h->ser[j].label;
+    if (several) hdr[4] = "database";
+    for (int j = 0; j < h->ns; j++) hdr[nc + j] = h->ser[j].label;
     ob_csv c;
-    ob_status st = ob_csv_open(&c, out, ".history.csv.part", hdr, h->ns + 4, e);
+    ob_status st = ob_csv_open(&c, a->out, ".history.csv.part", hdr, h->ns + nc, e);
     free(hdr);
     for (int b = 0; b < h->nb && st == OB_OK; b++) {
         char lab[128];
-        snprintf(lab, sizeof lab, "%s #%lld %s", h->bdate[b], (long long)h->bl.b[b].id, h->brev[b]);
-        ob_csv_int(&c, h->bl.b[b].id);
+        snprintf(lab, sizeof lab, "%s #%s %s", h->bdate[b], h->bname[b], h->brev[b]);
+        if (several) ob_csv_str(&c, h->bname[b]);
+        else ob_csv_int(&c, h->bl.b[b].id);
         ob_csv_str(&c, h->bdate[b]);
         ob_csv_str(&c, h->brev[b]);
         ob_csv_str(&c, lab);
+        if (several) ob_csv_str(&c, a->db_paths[h->bfile[b]]);
         for (int j = 0; j < h->ns; j++) ob_csv_num(&c, h->ser[j].v[b]);
         ob_csv_row(&c);
     }
@@ -1231,9 +1420,9 @@ static ob_status write_gp(const history_args *a, const history *h, const char *b
     for (int j = 1; j < h->ns; j++) n_wl_shown += h->ser[j].wl != h->ser[j - 1].wl;
     const char *mlabel = metrics[a->metric].label;
     if (h->ns > HISTORY_PANEL_SERIES && n_wl_shown > 1)
-        write_panels(f, h->ser, h->ns, h->nb, all, colours, dashes, mlabel, better);
+        write_panels(f, h->ser, h->ns, h->nb, history_col0(h), all, colours, dashes, mlabel, better);
     else
-        write_figure(f, h->ser, h->ns, h->nb, colours, dashes, mlabel, better);
+        write_figure(f, h->ser, h->ns, h->nb, history_col0(h), colours, dashes, mlabel, better);
     free(colours);
     free(dashes);
     errno = 0;
@@ -1300,7 +1489,7 @@ static ob_status write_files(const history_args *a, const history *h, const char
     snprintf(gpp, sizeof gpp, "%s/history.gp", out);
     *drawn = 0;
     stale->n = 0;
-    OB_TRY(write_csv(out, csv_part, h, e));
+    OB_TRY(write_csv(a, csv_part, h, e));
     int any_value = 0;
     for (int j = 0; j < h->ns && !any_value; j++)
         for (int b = 0; b < h->nb && !any_value; b++) any_value = isfinite(h->ser[j].v[b]);
@@ -1370,21 +1559,21 @@ static int render_plot(const char *out, const file_list *stale)
 
 int ob_cmd_history(int argc, char **argv)
 {
-    static const char *const single[] = {"--db", "--metric", "--workload", "--optimizer", "--out"};
+    static const char *const single[] = {"--metric", "--workload", "--optimizer", "--out"};
     ob_cli_once("history", argc, argv, single, OB_CLI_COUNT(single));
     history_args a;
     int rc = history_parse(argc, argv, &a);
-    if (rc) return rc < 0 ? 0 : rc;
+    if (rc) {
+        free(a.db_paths);
+        return rc < 0 ? 0 : rc;
+    }
     ob_err e;
     ob_err_clear(&e);
-    ob_store *store = NULL;
-    if (ob_store_open(a.db_path, OB_STORE_READONLY, &store, &e) != OB_OK)
-        return ob_cli_error(ob_exit_code(e.status), "history: %s", e.msg);
     history h;
     memset(&h, 0, sizeof h);
     /* the messages that quote a list or several paths are printed here, not
      * passed in an ob_err, whose 1024 bytes would cut a long one */
-    ob_status st = collect_series(ob_store_db(store), &a, &h, &e);
+    ob_status st = collect_series(&a, &h, &e);
     if (st != OB_OK) {
         rc = ob_cli_error(ob_exit_code(st), "history: %s", e.msg);
         goto done;
@@ -1427,6 +1616,6 @@ int ob_cmd_history(int argc, char **argv)
     }
 done:
     history_free(&h);
-    ob_store_close(store);
+    free(a.db_paths);
     return rc;
 }

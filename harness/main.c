@@ -18,7 +18,7 @@ static const command commands[] = {
     {"list", ob_cmd_list, "list workloads and optimizers with their hyperparameters (or those named)"},
     {"report", ob_cmd_report, "write CSV tables, gnuplot scripts and plots from a database"},
     {"compare", ob_cmd_compare, "compare a candidate database against a baseline (regression gate)"},
-    {"history", ob_cmd_history, "print and plot a metric over the benchmarks of a database"},
+    {"history", ob_cmd_history, "print and plot a metric over the benchmarks of one database or several"},
     {"replay", ob_cmd_replay, "apply an optimizer to a recorded gradient sequence (conformance)"},
     {"ortho", ob_cmd_ortho, "Newton-Schulz orthogonalization accuracy study"},
     {"merge", ob_cmd_merge, "combine shard databases into one (each cell once, with provenance)"},

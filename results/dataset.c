@@ -725,6 +725,64 @@ ob_status ob_dataset_load(sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_e
     return st;
 }
 
+/* Two runs in runs_query's order (workload, its parameters, steps,
+ * optimizer, configuration, lr, seed), then by the part they came from and
+ * their id: byte order, as SQLite's BINARY collation orders text. */
+static int cmp_joined(const ob_rrun *a, int pa, const ob_rrun *b, int pb)
+{
+    int c;
+    if ((c = strcmp(a->workload, b->workload)) || (c = strcmp(a->wl_params, b->wl_params))) return c;
+    if (a->steps != b->steps) return a->steps < b->steps ? -1 : 1;
+    if ((c = strcmp(a->optimizer, b->optimizer)) || (c = strcmp(a->opt_key, b->opt_key))) return c;
+    if (a->lr != b->lr) return a->lr < b->lr ? -1 : 1;
+    if (a->seed != b->seed) return a->seed < b->seed ? -1 : 1;
+    if (pa != pb) return pa < pb ? -1 : 1;
+    return a->id < b->id ? -1 : a->id > b->id;
+}
+
+ob_status ob_dataset_join(ob_dataset *parts, int n, ob_dataset *out, ob_err *e)
+{
+    memset(out, 0, sizeof *out);
+    int total = 0;
+    for (int p = 0; p < n; p++) total += parts[p].n;
+    /* each part's runs come in runs_query's order: merged, part by part */
+    ob_rrun *runs = malloc((size_t)(total > 0 ? total : 1) * sizeof *runs);
+    int *at = calloc((size_t)n + 1, sizeof *at);
+    sqlite3 *mem = NULL;
+    ob_status st = OB_OK;
+    if (!runs || !at) st = no_mem(e, "joining the databases' runs");
+    else if (sqlite3_open(":memory:", &mem) != SQLITE_OK) /* its JSON functions label the runs */
+        st = ob_fail(e, OB_ERR_NOMEM, "joining the databases' runs: SQLite could not open a database in memory");
+    if (st != OB_OK) {
+        free(runs);
+        free(at);
+        sqlite3_close(mem);
+        for (int p = 0; p < n; p++) ob_dataset_free(&parts[p]);
+        return st;
+    }
+    for (int k = 0; k < total; k++) {
+        int best = -1;
+        for (int p = 0; p < n; p++)
+            if (at[p] < parts[p].n &&
+                (best < 0 || cmp_joined(&parts[p].runs[at[p]], p, &parts[best].runs[at[best]], best) < 0))
+                best = p;
+        runs[k] = parts[best].runs[at[best]++];
+    }
+    for (int p = 0; p < n; p++) {
+        out->n_superseded += parts[p].n_superseded;
+        out->n_masked += parts[p].n_masked;
+        parts[p].n = 0; /* moved: freed with out */
+        ob_dataset_free(&parts[p]);
+    }
+    free(at);
+    out->runs = runs;
+    out->n = total;
+    st = build_labels(mem, out, e);
+    sqlite3_close(mem);
+    if (st != OB_OK) ob_dataset_free(out);
+    return st;
+}
+
 /* Read run id's curve with q (SELECT step, loss ... WHERE run_id = ?1 ORDER
  * BY step) into *step and *loss (*cap points allocated, grown as needed):
  * *n points. */

@@ -100,6 +100,13 @@ typedef struct ob_dataset {
 /* Load the runs of db. benchmark_id > 0 restricts to that benchmark; 0 takes
  * every run (latest per cell); -1 takes the latest benchmark. */
 ob_status ob_dataset_load(struct sqlite3 *db, int64_t benchmark_id, ob_dataset *d, ob_err *e);
+/* The runs of the datasets parts[0..n) (each of its own database, loaded
+ * with ob_dataset_load) moved into out, ordered and labelled as one database
+ * holding all of them would order and label them: a configuration that two
+ * databases share has one label, and configurations that differ anywhere are
+ * told apart. The parts are left empty (freed), on failure too; out's
+ * benchmark_id is 0. */
+ob_status ob_dataset_join(ob_dataset *parts, int n, ob_dataset *out, ob_err *e);
 /* What the analysis needs of every run's curve and evaluations, without the
  * curves: the first loss (first_loss) and the counts of evaluations (n_evals,
  * n_eval_loss, n_eval_metric). */

@@ -110,15 +110,12 @@ pid=$!
 # runs 1-8 are the sweep; a checkpoint of run 9 or later is the stage under
 # way (waited for as long as the run goes on: a busy machine takes longer
 # than wait_for's 20 s to get through the sweep)
-started=0
-for _ in $(seq 30000); do
-  compgen -G "$tmp/c.db.ckpt/run-9/ckpt-*.obck" >/dev/null || compgen -G "$tmp/c.db.ckpt/run-1[0-2]/ckpt-*.obck" >/dev/null &&
-    { started=1; break; }
-  kill -0 $pid 2>/dev/null || break
-  sleep 0.01
+# (signal_in_run's 60 s, as many times as the sweep needs: the signal goes
+# while a run of the stage is under way, not between two)
+for _ in $(seq 10); do
+  signal_in_run $pid "$tmp/c.db" "$tmp/c.db.ckpt" "9 10 11 12" INT >/dev/null && break
+  kill -0 $pid 2>/dev/null || { echo "FAIL: the stage did not start, or ended unseen"; fail=1; break; }
 done
-[ $started = 1 ] || { echo "FAIL: the stage did not start"; fail=1; }
-kill -INT $pid
 wait $pid
 rcx=$?
 check "stopped during the stage: exit 130 (got $rcx: $(tail -1 "$tmp/c.err"))" test $rcx = 130

@@ -14,11 +14,13 @@ db="$tmp/t.db"
 # once each has written a few checkpoints.
 interrupt() {
   "$OPTBENCH" "${args[@]}" --db "$db" --devices 0,1 --resume >/dev/null 2>"$tmp/int.err" &
-  local pid=$!
-  for _ in $(seq 400); do
-    [ "$(ls "$db".ckpt/run-1 "$db".ckpt/run-2 2>/dev/null | grep -c 'obck$')" -ge 4 ] && break
+  local pid=$! seen=0
+  for _ in $(seq 1200); do
+    [ "$(ls "$db".ckpt/run-1 "$db".ckpt/run-2 2>/dev/null | grep -c 'obck$')" -ge 4 ] && { seen=1; break; }
+    kill -0 $pid 2>/dev/null || break
     sleep 0.05
   done
+  [ $seen = 1 ] || fail "interrupt: 4 checkpoints of runs 1 and 2 not seen (the process ended first, or 60 s went by)"
   kill -INT $pid; wait $pid; local rc=$?
   [ $rc = 130 ] || fail "interrupt: exit status $rc: $(cat "$tmp/int.err")"
 }

@@ -43,12 +43,14 @@ stop_at $pid TERM "$tmp/shared/*/run-1/ckpt-*.obck"
 a_id=$(q "$tmp/a.db" "select value from meta where key = 'database_id'")
 a_last=$(last_ckpt "$tmp/shared/$a_id/run-1")
 "$OPTBENCH" run "${s[@]}" --db "$tmp/b.db" >/dev/null 2>&1 & pid=$!
+past=0
 for _ in $(seq 2000); do
   for d in "$tmp"/shared/*/run-1; do
-    [ "$d" != "$tmp/shared/$a_id/run-1" ] && [ "$(last_ckpt "$d")" -gt "$a_last" ] && break 2
+    [ "$d" != "$tmp/shared/$a_id/run-1" ] && [ "$(last_ckpt "$d")" -gt "$a_last" ] && { past=1; break 2; }
   done
   sleep 0.01
 done
+[ $past = 1 ] || fail "b: no checkpoint past step $a_last within 20 s"
 kill -TERM $pid; wait $pid 2>/dev/null
 check "two databases' runs of one id get folders of their own" test "$(ls "$tmp/shared" | wc -l)" = 2
 "$OPTBENCH" run "${s[@]}" --db "$tmp/b.db" --resume >/dev/null 2>"$tmp/b.err" || fail "b: $(tail -n2 "$tmp/b.err")"

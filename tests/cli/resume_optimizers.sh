@@ -30,19 +30,17 @@ print(*sorted(random.sample(ids, min(6, len(ids)))))
 PY
 )
 echo "SIGKILL in runs: $targets"
-kills=0
+kills=0 last=0
 for r in $targets; do
   "$OPTBENCH" "${A[@]}" --db "$tmp/a.db" --dump-params "$tmp/a" --resume >/dev/null 2>"$tmp/a$r.err" &
   pid=$!
-  for _ in $(seq 3000); do
-    compgen -G "$tmp/a.db.ckpt/run-$r/ckpt-*.obck" >/dev/null && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.005
-  done
-  # 0-9 ms: a run lasts about 50 ms here (less on a faster machine), so the
-  # kill lands inside run r, also when r is the last cell of the matrix
-  sleep "0.00$((RANDOM % 10))"
-  kill -9 $pid 2>/dev/null && kills=$((kills+1))
+  # killed in run r (or, where a busy machine let it end unseen, a later
+  # one), 0-9 ms after its first checkpoint: a run lasts about 50 ms here
+  if k=$(signal_in_run $pid "$tmp/a.db" "$tmp/a.db.ckpt" "$(runs_after "$tmp/a_ref.db" $r $last)" KILL \
+    "0.00$((RANDOM % 10))"); then
+    kills=$((kills+1))
+    last=$k
+  fi
   wait $pid 2>/dev/null
 done
 "$OPTBENCH" "${A[@]}" --db "$tmp/a.db" --dump-params "$tmp/a" --resume 2>"$tmp/err" || fail "final resume: $(cat "$tmp/err")"
@@ -63,11 +61,15 @@ PY
 B=(run --workloads cnn-tiny --optimizers soap,adafactor,muon,root --set soap.precondition_frequency=2 --steps 10
    --checkpoint-every 3 --eval-every 5 --backend cpu)
 "$OPTBENCH" "${B[@]}" --db "$tmp/b_ref.db" --dump-params "$tmp/b_ref" 2>/dev/null || fail "conv net reference"
+last=0
 for round in 1 2; do
   "$OPTBENCH" "${B[@]}" --db "$tmp/b.db" --dump-params "$tmp/b" --resume >/dev/null 2>"$tmp/b.err" &
   pid=$!
-  for _ in $(seq 3000); do compgen -G "$tmp/b.db.ckpt/run-$round/ckpt-*.obck" >/dev/null && break; sleep 0.01; done
-  kill -INT $pid; wait $pid; rc=$?
+  # stopped in a run after the one the round before stopped (a run lasts
+  # 30-70 ms: one a busy machine let end unseen is passed over)
+  last=$(signal_in_run $pid "$tmp/b.db" "$tmp/b.db.ckpt" "$(runs_after "$tmp/b_ref.db" 1 $last)" INT) ||
+    fail "conv net round $round: no run after run $last seen training (the process ended first)"
+  wait $pid; rc=$?
   [ $rc = 130 ] || fail "conv net round $round: exit $rc: $(cat "$tmp/b.err")"
 done
 "$OPTBENCH" "${B[@]}" --db "$tmp/b.db" --dump-params "$tmp/b" --resume 2>"$tmp/err" || fail "conv net resume: $(cat "$tmp/err")"

@@ -4,11 +4,7 @@
 # uninterrupted run, no curve point lost or duplicated, and the final
 # parameters (--dump-params) are byte-identical. Where and when the kills
 # land is random and printed (OB_KILL_SEED=N repeats a choice).
-set -uo pipefail
-: "${OPTBENCH:?}"
-here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/common.bash"
 RANDOM=${OB_KILL_SEED:-$$}
 args=(run --workloads quadratic,rosenbrock --optimizers sgd,adam --lrs 0.003,0.01 --seeds 2 --steps 4000
       --eval-every 100 --checkpoint-every 50 --checkpoint-keep 2
@@ -31,21 +27,23 @@ print(*[i for i in ids if i in chosen])
 PY
 )
 echo "SIGKILL at the start, then in runs: $targets"
-kills=0
+kills=0 last=0
 for r in 0 $targets; do
   "$OPTBENCH" "${args[@]}" --db "$tmp/k.db" --dump-params "$tmp/k" --resume >/dev/null 2>"$tmp/k$r.err" &
   pid=$!
   if [ $r = 0 ]; then
     sleep "0.0$((RANDOM % 5))"
+    if kill -9 $pid 2>/dev/null; then kills=$((kills+1)); fi
   else
-    for _ in $(seq 3000); do
-      compgen -G "$tmp/k.db.ckpt/run-$r/ckpt-*.obck" >/dev/null && break
-      kill -0 $pid 2>/dev/null || break
-      sleep 0.005
-    done
-    sleep "0.00$((RANDOM % 10))"   # 0-9 ms: inside the run on a fast, idle machine too
+    # killed in run r (or, where a busy machine let it end unseen, a later
+    # one), 0-9 ms after its first checkpoint: inside the run on a fast,
+    # idle machine too
+    if k=$(signal_in_run $pid "$tmp/k.db" "$tmp/k.db.ckpt" "$(runs_after "$tmp/ref.db" $r $last)" KILL \
+      "0.00$((RANDOM % 10))"); then
+      kills=$((kills+1))
+      last=$k
+    fi
   fi
-  if kill -9 $pid 2>/dev/null; then kills=$((kills+1)); fi
   wait $pid 2>/dev/null
   echo "after run $r: $(ls "$tmp"/k.db.ckpt 2>/dev/null | tr '\n' ' ')"
 done

@@ -39,7 +39,7 @@ export OPTBENCH SLURM_ARRAY_TASK_COUNT=3
 SLURM_ARRAY_TASK_ID=0 bash "$script" "$tmp/sweep.yaml" "$tmp/results" 2>/dev/null || fail "task 0"
 SLURM_ARRAY_TASK_ID=1 bash "$script" "$tmp/sweep.yaml" "$tmp/results" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 2000); do compgen -G "$tmp/results/shard-1.db.ckpt/run-*/ckpt-*.obck" >/dev/null && break; sleep 0.01; done
+wait_for "$tmp/results/shard-1.db.ckpt/run-*/ckpt-*.obck" || fail "task 1: no checkpoint within 20 s"
 kill -TERM $pid; wait $pid; rc=$?
 echo "task 1 preempted: exit $rc"
 [ $rc = 143 ] || fail "task 1: SIGTERM gave exit status $rc"

@@ -7,6 +7,15 @@
 # (exit 130) and lose nothing either; two SIGTERMs stop as one does; under
 # nohup (SIGHUP ignored) a SIGHUP changes nothing.
 . "$(dirname "$0")/common.bash"
+# wait_running DB: until a run of DB trains (its process has set up its
+# signal handlers by then); 1 after 20 s
+wait_running() {
+  for _ in $(seq 400); do
+    [ "$(q "$1" "select count(*) from runs where status = 'running'" 2>/dev/null)" -gt 0 ] 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
 # (about 1 s of training here: a machine 10x faster is still at it when the
 # first checkpoint has been seen and the signal is sent)
 args=(run --workloads quadratic --optimizers sgd,adam --lrs 0.003,0.01 --steps 12000 --eval-every 500
@@ -92,7 +101,7 @@ big=(run --workloads rosenbrock --optimizers adam --steps 2000 --checkpoint-ever
 "$OPTBENCH" "${big[@]}" --db "$tmp/bigref.db" 2>/dev/null || fail "large reference run failed"
 "$OPTBENCH" "${big[@]}" --db "$tmp/twice.db" >/dev/null 2>"$tmp/twice.err" &
 pid=$!
-wait_for "$tmp/twice.db" && sleep 0.5
+wait_running "$tmp/twice.db" || fail "two SIGINTs: no run began within 20 s"
 kill -INT $pid
 for _ in $(seq 2000); do grep -q "stopping after this step" "$tmp/twice.err" && break; sleep 0.002; done
 kill -INT $pid 2>/dev/null
@@ -108,7 +117,7 @@ python3 "$here/resume_compare.py" "$tmp/bigref.db" "$tmp/twice.db" || fail "resu
 # run is being closed: exit 143 and the message saying how to continue
 "$OPTBENCH" "${big[@]}" --db "$tmp/term2.db" >/dev/null 2>"$tmp/term2.err" &
 pid=$!
-wait_for "$tmp/term2.db" && sleep 0.5
+wait_running "$tmp/term2.db" || fail "two SIGTERMs: no run began within 20 s"
 kill -TERM $pid
 for _ in $(seq 4000); do grep -q "interrupted:" "$tmp/term2.err" && break; sleep 0.002; done
 kill -TERM $pid 2>/dev/null
@@ -119,7 +128,7 @@ echo "two SIGTERMs: exit $rc"
 # under nohup a SIGHUP is ignored, as nohup asks: the run goes on
 ( trap '' HUP; exec "$OPTBENCH" "${big[@]}" --db "$tmp/nohup.db" >/dev/null 2>"$tmp/nohup.err" ) &
 pid=$!
-wait_for "$tmp/nohup.db" && sleep 0.5
+wait_running "$tmp/nohup.db" || fail "SIGHUP under nohup: no run began within 20 s"
 kill -HUP $pid
 sleep 0.5
 kill -0 $pid 2>/dev/null || fail "nohup: a SIGHUP stopped the run: $(cat "$tmp/nohup.err")"

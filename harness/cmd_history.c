@@ -87,13 +87,14 @@ static int metric_is_time(int m) { return m == 4 || m == 9 || m == 10; }
 static void history_usage(FILE *f)
 {
     fprintf(f, "usage: optbench history --db FILE [--db FILE ...] [--metric NAME] [--workload W] [--optimizer O]\n"
-               "                        [--out DIR] [--target WORKLOAD=LOSS|VALUE ...]\n\n"
+               "                        [--last N] [--out DIR] [--target WORKLOAD=LOSS|VALUE ...]\n\n"
                "Prints one metric per benchmark (by date and git revision) for each workload x optimizer;\n"
                "with --out, writes DIR/history.csv and DIR/history.gp and renders history.png/.svg/.pdf.\n"
                "--db given several times reads those databases as one history (a database per night, as\n"
                "the nightly recipe keeps them): their benchmarks by date, each named DATABASE:ID (2:1 is\n"
                "benchmark 1 of the second --db), the series labelled over the runs of all of them. A file\n"
                "given twice, or two copies of one database (a baseline copied from a night), is refused.\n"
+               "--last N shows the N latest benchmarks alone (their series, labelled over their runs).\n"
                "A series is one workload with one set of workload parameters and one optimizer with one\n"
                "set of hyperparameters: a benchmark run with e.g. --set quadratic.noise=2 gets its own\n"
                "series (\"quadratic noise=2 adam\"), never a point in another. --workload takes a\n"
@@ -552,6 +553,7 @@ typedef struct history_args {
     const char *db_path;               /* the first, which messages of one database name */
     const char *out;                   /* --out DIR; NULL: the table alone */
     const char *wl_filter, *opt_filter; /* --workload, --optimizer; NULL: all */
+    int last;                          /* --last N: the N latest benchmarks; 0: all */
     int metric;                        /* --metric: its index in metrics[] */
     /* --target WORKLOAD=LOSS, in the order given: the workload labels (copied
      * out of argv, cut at the last '='), the losses as given and as numbers */
@@ -634,7 +636,7 @@ static int parse_metric(const char *v, int *m)
 static int history_parse(int argc, char **argv, history_args *a)
 {
     memset(a, 0, sizeof *a);
-    static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric", "--target"};
+    static const char *const opts[] = {"--db", "--out", "--workload", "--optimizer", "--metric", "--target", "--last"};
     /* the metric, wherever --metric is given: it says what a --target
      * before it is (a loss, or a value of the held-out metric) */
     int on_metric = 0, metric_given = 0;
@@ -676,6 +678,12 @@ static int history_parse(int argc, char **argv, history_args *a)
             *(wl ? &a->wl_filter : &a->opt_filter) = v;
         } else if (!strcmp(k, "--target")) {
             rc = parse_target(a, v, on_metric);
+        } else if (!strcmp(k, "--last")) {
+            double x;
+            if (ob_parse_double(v, &x) != 0 || !(x >= 1 && x <= 1e9) || x != (double)(int)x)
+                return ob_cli_error(2, "history: --last '%s' is not a whole number of benchmarks from 1 (e.g. --last 30: "
+                                       "the 30 latest)", v);
+            a->last = (int)x;
         } else if (!strcmp(k, "--metric")) {
             rc = parse_metric(v, &a->metric);
         }
@@ -706,6 +714,7 @@ static int history_parse(int argc, char **argv, history_args *a)
 typedef struct history {
     ob_bench_list bl;     /* the benchmarks with runs of every database, oldest first */
     int nb;               /* bl.n */
+    int nb_read;          /* the benchmarks with runs read, --last's left out too */
     int *bfile;           /* (nb,) the database of each, its index in --db order */
     int nf;               /* the databases read (--db) */
     unsigned char *empty; /* (nf,) 1: the database holds no benchmark with runs (left out, with a note) */
@@ -923,10 +932,9 @@ static ob_status check_twice(const history_args *a, int f, ob_store *store, char
     return OB_OK;
 }
 
-/* Database f's benchmarks with runs, added to h's (their database f), and
- * all its runs into *part; 0 benchmarks marks it empty. */
-static ob_status read_database(const history_args *a, int f, history *h, ob_dataset *part, char (*ids)[17],
-                               ob_err *e)
+/* Database f's benchmarks with runs, added to h's (their database f); 0
+ * benchmarks marks it empty. */
+static ob_status read_database(const history_args *a, int f, history *h, char (*ids)[17], ob_err *e)
 {
     const char *path = a->db_paths[f];
     ob_store *store = NULL;
@@ -955,8 +963,6 @@ static ob_status read_database(const history_args *a, int f, history *h, ob_data
         h->empty[f] = 1;
     }
     ob_bench_list_free(&bl);
-    if (st == OB_OK && !h->empty[f] && (st = ob_dataset_load(db, 0, part, e)) != OB_OK)
-        ob_err_prefix(e, "database '%s': ", path);
     ob_store_close(store);
     return st;
 }
@@ -1006,35 +1012,74 @@ static ob_status sort_benchmarks(history *h, ob_err *e)
     return OB_OK;
 }
 
-/* The benchmarks of the databases and the series a asks for, in the order of
- * all their runs (workload label, then optimizer label); none (h->ns 0) when
- * the filters match no run. */
+/* --last N: h's N latest benchmarks kept (n 0: all), the others freed */
+static ob_status keep_last(history *h, int n, ob_err *e)
+{
+    const int drop = h->bl.n - n;
+    if (n <= 0 || drop <= 0) return OB_OK;
+    /* the dropped ones in a list of their own, which frees their texts */
+    ob_bench_list gone = {malloc((size_t)drop * sizeof *gone.b), drop};
+    if (!gone.b) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    memcpy(gone.b, h->bl.b, (size_t)drop * sizeof *gone.b);
+    ob_bench_list_free(&gone);
+    memmove(h->bl.b, h->bl.b + drop, (size_t)n * sizeof *h->bl.b);
+    memmove(h->bfile, h->bfile + drop, (size_t)n * sizeof *h->bfile);
+    h->bl.n = n;
+    return OB_OK;
+}
+
+/* The labels of the runs of h's benchmarks, into h->all: they tell
+ * workload parameters and optimizer configurations apart wherever the
+ * benchmarks differ in them, as one database holding them all would. */
+static ob_status label_runs(const history_args *a, history *h, ob_err *e)
+{
+    ob_dataset *parts = calloc((size_t)h->nb, sizeof *parts);
+    if (!parts) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    ob_store *store = NULL;
+    int open_f = -1;
+    ob_status st = OB_OK;
+    for (int b = 0; b < h->nb && st == OB_OK; b++) {
+        if (h->bfile[b] != open_f) {
+            ob_store_close(store);
+            store = NULL;
+            open_f = h->bfile[b];
+            if ((st = ob_store_open(a->db_paths[open_f], OB_STORE_READONLY, &store, e)) != OB_OK) break;
+        }
+        if ((st = ob_dataset_load(ob_store_db(store), h->bl.b[b].id, &parts[b], e)) != OB_OK)
+            ob_err_prefix(e, "database '%s': ", a->db_paths[open_f]);
+    }
+    ob_store_close(store);
+    if (st == OB_OK) {
+        st = ob_dataset_join(parts, h->nb, &h->all, e);
+        h->have_all = st == OB_OK;
+    } else {
+        for (int b = 0; b < h->nb; b++) ob_dataset_free(&parts[b]);
+    }
+    free(parts);
+    return st;
+}
+
+/* The benchmarks of the databases (the --last latest) and the series a asks
+ * for, in the order of all their runs (workload label, then optimizer
+ * label); none (h->ns 0) when the filters match no run. */
 static ob_status collect_series(const history_args *a, history *h, ob_err *e)
 {
     h->nf = a->n_db;
     h->empty = calloc((size_t)h->nf, 1);
-    ob_dataset *parts = calloc((size_t)h->nf, sizeof *parts);
     char (*ids)[17] = calloc((size_t)h->nf, sizeof *ids);
-    ob_status st = h->empty && parts && ids ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    for (int f = 0; f < h->nf && st == OB_OK; f++) st = read_database(a, f, h, &parts[f], ids, e);
+    ob_status st = h->empty && ids ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int f = 0; f < h->nf && st == OB_OK; f++) st = read_database(a, f, h, ids, e);
     free(ids);
-    if (st == OB_OK) {
-        /* the labels of all the runs: they tell workload parameters and
-         * optimizer configurations apart wherever the benchmarks differ in
-         * them, as one database holding them all would */
-        st = ob_dataset_join(parts, h->nf, &h->all, e);
-        h->have_all = st == OB_OK;
-    } else if (parts) {
-        for (int f = 0; f < h->nf; f++) ob_dataset_free(&parts[f]);
-    }
-    free(parts);
     OB_TRY(st);
-    h->nb = h->bl.n;
-    if (h->nb == 0)
+    h->nb_read = h->bl.n;
+    if (h->bl.n == 0)
         return h->nf == 1 ? ob_fail(e, OB_ERR_INPUT, "database '%s' holds no benchmark with runs", a->db_path)
                           : ob_fail(e, OB_ERR_INPUT, "none of the %d databases holds a benchmark with runs", h->nf);
     OB_TRY(sort_benchmarks(h, e));
+    OB_TRY(keep_last(h, a->last, e));
+    h->nb = h->bl.n;
     OB_TRY(label_benchmarks(h, e));
+    OB_TRY(label_runs(a, h, e));
     h->opt_on_wl = calloc((size_t)(h->all.n_opt > 0 ? h->all.n_opt : 1), 1);
     if (!h->opt_on_wl) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     /* a --target naming no workload: bad input (exit 2); out of memory there: exit 1 */
@@ -1115,10 +1160,17 @@ static int print_no_match(const history_args *a, const history *h)
 static void print_heading(const history_args *a, const history *h, const char *better)
 {
     const metric_def *md = &metrics[a->metric];
+    char nb[64];
+    if (h->nb == 1 && h->nb_read > 1)
+        snprintf(nb, sizeof nb, "the latest of %d benchmarks", h->nb_read);
+    else if (h->nb < h->nb_read)
+        snprintf(nb, sizeof nb, "the %d latest of %d benchmarks", h->nb, h->nb_read);
+    else
+        snprintf(nb, sizeof nb, "%d benchmark%s", h->nb, h->nb == 1 ? "" : "s");
     if (h->nf == 1) {
-        printf("%s over %d benchmark%s in %s%s\n", md->label, h->nb, h->nb == 1 ? "" : "s", a->db_path, better);
+        printf("%s over %s in %s%s\n", md->label, nb, a->db_path, better);
     } else {
-        printf("%s over %d benchmark%s in %d databases%s\n", md->label, h->nb, h->nb == 1 ? "" : "s", h->nf, better);
+        printf("%s over %s in %d databases%s\n", md->label, nb, h->nf, better);
         printf("benchmarks named DATABASE:ID, the databases numbered in --db order:");
         for (int f = 0; f < h->nf; f++) printf("%s %d %s", f ? "," : "", f + 1, a->db_paths[f]);
         printf("\n");
@@ -1559,7 +1611,7 @@ static int render_plot(const char *out, const file_list *stale)
 
 int ob_cmd_history(int argc, char **argv)
 {
-    static const char *const single[] = {"--metric", "--workload", "--optimizer", "--out"};
+    static const char *const single[] = {"--metric", "--workload", "--optimizer", "--out", "--last"};
     ob_cli_once("history", argc, argv, single, OB_CLI_COUNT(single));
     history_args a;
     int rc = history_parse(argc, argv, &a);

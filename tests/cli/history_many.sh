@@ -4,7 +4,8 @@
 # holding all their benchmarks: the same series, labelled over the runs of
 # every file (a configuration two nights ran differently gets two series even
 # though each night's file alone labels it "adam"), the same values, the
-# benchmarks by date whatever the order of --db, each named DATABASE:ID. A
+# benchmarks by date whatever the order of --db, each named DATABASE:ID;
+# --last N shows the N latest, labelled over their own runs. A
 # file given twice, a copy of another, an --out file that is one of them:
 # refused (exit 2), nothing written.
 . "$(dirname "$0")/common.bash"
@@ -67,6 +68,21 @@ hist "$tmp/p.out" --db "$tmp/p4.db" --db "$tmp/p5.db" --out "$tmp/p"
 check "panels: the first series is column 6" grep -qF "using 0:6:xtic(\"#\" . strcol(1))" "$tmp/p/history.gp"
 check "panels: a row per series, a column per benchmark" grep -qE '^bench +1:1 +2:1$' "$tmp/p.out"
 
+# --last N: the N latest benchmarks, whatever the order of --db, their
+# series labelled over their own runs (night 2's adam beta2=0.95 is left
+# out with night 2, so adam is "adam" again); of one database too
+hist "$tmp/l.out" --db "$tmp/n3.db" --db "$tmp/n1.db" --db "$tmp/n2.db" --last 2 --out "$tmp/l"
+check "--last 2: said in the heading" grep -q '^median final training loss at the best lr over the 2 latest of 3 benchmarks in 3 databases' "$tmp/l.out"
+check "--last 2: nights 2 and 3: $(cut -d, -f1 "$tmp/l/history.csv" | tr '\n' ' ')" \
+  test "$(cut -d, -f1 "$tmp/l/history.csv" | tr '\n' ' ')" = '"benchmark" "3:1" "1:1" '
+check "--last 2: adam labelled over the nights shown" \
+  test "$(head -1 "$tmp/l/history.csv" | cut -d, -f6-)" = '"quadratic noise=0.01 adam","quadratic noise=0.01 sgd","quadratic noise=2 adam","quadratic noise=2 sgd"'
+hist "$tmp/l1.out" --db "$tmp/one.db" --last 1
+check "--last 1 of one database: $(sed -n 1p "$tmp/l1.out")" grep -q '^median final training loss at the best lr over the latest of 3 benchmarks in ' "$tmp/l1.out"
+check "  ... benchmark 3 alone" test "$(grep -cE '^[0-9]+ ' "$tmp/l1.out")/$(grep -cE '^3 ' "$tmp/l1.out")" = 1/1
+hist "$tmp/l9.out" --db "$tmp/one.db" --last 9
+check "--last 9 of 3: all three" grep -q '^median final training loss at the best lr over 3 benchmarks in ' "$tmp/l9.out"
+
 # a database without a benchmark with runs is noted and left out
 cp "$tmp/n1.db" "$tmp/empty.db"
 for sql in "delete from curves" "delete from evals" "delete from events" "delete from runs" \
@@ -100,6 +116,10 @@ ln -s "$tmp/n2.db" "$tmp/o/history.csv"
 refused "--out holding the second database" "optbench: history: --out '$tmp/o': its file '$tmp/o/history.csv' is a database it reads (--db) ('$tmp/n2.db'): give the output a file of its own ('$tmp/o/history.csv' was left as it was); nothing was written (or give --out another folder)" \
   --db "$tmp/n1.db" --db "$tmp/n2.db" --out "$tmp/o"
 check "  ... nothing written" test "$(ls "$tmp/o")" = history.csv
+for v in 0 -1 1.5 x; do
+  refused "--last $v" "optbench: history: --last '$v' is not a whole number of benchmarks from 1 (e.g. --last 30: the 30 latest)" \
+    --db "$tmp/n1.db" --last "$v"
+done
 refused "a workload none of them ran" "optbench: history: no runs match: the databases have no workload 'nosuch' (--workload; a name or a label); their workloads: 'quadratic noise=0.01', 'quadratic noise=2'" \
   --db "$tmp/n1.db" --db "$tmp/n3.db" --workload nosuch
 exit $fail

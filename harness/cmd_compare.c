@@ -65,7 +65,7 @@ static const copt copts[] = {
      "judge step time also where a cell's two runs ran on different\n"
      "devices (default: left out, with a note)"},
     {"--no-memory", NULL, C_NO_MEMORY, "do not judge memory (default: any increase is worse)"},
-    {"--strict", NULL, C_STRICT, "cells present on one side only fail the comparison"},
+    {"--strict", NULL, C_STRICT, "cells on one side only, and matched cells the baseline did not finish, fail the comparison"},
     {"--baseline-benchmark", "ID|latest|all", C_BASE_BENCH, "runs of the baseline to use (default all)"},
     {"--candidate-benchmark", "ID|latest|all", C_CAND_BENCH, "runs of the candidate to use (default all)"},
     {"--markdown", "FILE", C_MARKDOWN, "write a Markdown summary to FILE, replacing it"},
@@ -153,7 +153,9 @@ static void compare_usage(FILE *f)
     }
     fprintf(f, "\nexit status: 0 no regression, 1 regression, 2 no verdict (unusable input, an\n"
                "unreadable database, a report file or the standard output that could not be\n"
-               "written; or a candidate with cells not finished, a run stopped or a machine dead,\n"
+               "written; a side that holds part of its matrix, a shard's database or a merge that\n"
+               "lacks a shard; a candidate whose runs are the baseline's own, the same database or\n"
+               "a copy; or a candidate with cells not finished, a run stopped or a machine dead,\n"
                "where nothing that finished got worse). With 2 the reports given say why in place\n"
                "of a verdict (an unfinished candidate's keep the table of what finished).\n");
 }

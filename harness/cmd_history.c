@@ -552,7 +552,8 @@ typedef struct history_args {
     const char **db_paths;             /* (n_db,) each --db, in the order given */
     int n_db;
     const char *db_path;               /* the first, which messages of one database name */
-    const char *out;                   /* --out DIR; NULL: the table alone */
+    const char *out;                   /* --out DIR (out_buf); NULL: the table alone */
+    char out_buf[OB_OUT_DIR_MAX + 1];  /* DIR without its trailing slashes ("history/": "history") */
     const char *wl_filter, *opt_filter; /* --workload, --optimizer; NULL: all */
     int last;                          /* --last N: the N latest benchmarks; 0: all */
     int metric;                        /* --metric: its index in metrics[] */
@@ -669,7 +670,9 @@ static int history_parse(int argc, char **argv, history_args *a)
             if (strlen(v) > OB_OUT_DIR_MAX)
                 return ob_cli_error(2, "history: the output folder name is %zu bytes long; at most %d (give a "
                                        "shorter --out)", strlen(v), OB_OUT_DIR_MAX);
-            a->out = v;
+            snprintf(a->out_buf, sizeof a->out_buf, "%s", v);
+            for (size_t n = strlen(a->out_buf); n > 1 && a->out_buf[n - 1] == '/'; n--) a->out_buf[n - 1] = 0;
+            a->out = a->out_buf;
         } else if (!strcmp(k, "--workload") || !strcmp(k, "--optimizer")) {
             const int wl = !strcmp(k, "--workload");
             if (!*v)

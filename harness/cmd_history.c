@@ -94,7 +94,7 @@ static void history_usage(FILE *f)
                "the nightly recipe keeps them): their benchmarks by date, each named DATABASE:ID (2:1 is\n"
                "benchmark 1 of the second --db), the series labelled over the runs of all of them. A file\n"
                "given twice, or two copies of one database (a baseline copied from a night), is refused.\n"
-               "--last N shows the N latest benchmarks alone (their series, labelled over their runs).\n"
+               "--last N shows the N latest benchmarks alone (their series labelled as over all of them).\n"
                "A series is one workload with one set of workload parameters and one number of steps,\n"
                "and one optimizer with one set of hyperparameters: a benchmark run with e.g. --set\n"
                "quadratic.noise=2 gets its own series (\"quadratic noise=2 adam\"), never a point in\n"
@@ -112,14 +112,6 @@ static void history_usage(FILE *f)
                "CPUs busy: runs.other_cpu).\n\n"
                "metrics:\n");
     for (int i = 0; i < N_METRICS; i++) fprintf(f, "  %-24s %s%s\n", metrics[i].name, metrics[i].label, i ? "" : " (default)");
-}
-
-/* Has d a workload of that name or label? */
-static int dataset_has_workload(const ob_dataset *d, const char *name)
-{
-    for (int w = 0; w < d->n_wl; w++)
-        if (!strcmp(name, d->wl_labels[w]) || !strcmp(name, d->wl_names[w])) return 1;
-    return 0;
 }
 
 typedef struct series {
@@ -734,6 +726,9 @@ typedef struct history {
      * optimizer labels (of all) run on a workload --workload takes */
     int wl_seen, opt_seen;
     unsigned char *opt_on_wl; /* (all.n_opt,) */
+    /* the workload and optimizer labels (of all) that the benchmarks shown
+     * ran, which --last may make fewer than all's */
+    unsigned char *wl_shown, *opt_shown; /* (all.n_wl,), (all.n_opt,) */
 } history;
 
 static void history_free(history *h)
@@ -746,6 +741,8 @@ static void history_free(history *h)
     }
     free(h->ser);
     free(h->opt_on_wl);
+    free(h->wl_shown);
+    free(h->opt_shown);
     for (int b = 0; h->bdate && h->brev && h->bname && b < h->nb; b++) {
         free(h->bdate[b]);
         free(h->brev[b]);
@@ -792,21 +789,43 @@ static ob_status label_benchmarks(history *h, ob_err *e)
     return OB_OK;
 }
 
+/* The label in d (a benchmark's runs) of the workload that all (every run
+ * read) labels target: a benchmark alone may call "quadratic" what all calls
+ * "quadratic noise=2". NULL when d has none. */
+static const char *own_label(const ob_dataset *d, const ob_dataset *all, const char *target)
+{
+    for (int w = 0; w < d->n_wl; w++)
+        for (int r = 0; r < d->n; r++) {
+            if (d->runs[r].wl != w) continue;
+            const int like = find_like(all, &d->runs[r]);
+            if (like >= 0 && !strcmp(all->wl_labels[all->runs[like].wl], target)) return d->wl_labels[w];
+            break; /* the runs of one label share its workload's configuration */
+        }
+    return NULL;
+}
+
 /* The statistics of one benchmark's runs d, with the --target values of the
  * workloads it ran (the training or the held-out targets, as the metric
- * reads them). */
-static ob_status bench_stats(sqlite3 *db, const history_args *a, ob_dataset *d, ob_stats *s, ob_err *e)
+ * reads them): a target given by a workload's name, or by the label all
+ * (every run read, as the table prints it) gives a configuration of it. */
+static ob_status bench_stats(sqlite3 *db, const history_args *a, const ob_dataset *all, ob_dataset *d, ob_stats *s,
+                             ob_err *e)
 {
     ob_stats_opts so;
     ob_stats_opts_default(&so);
     const char *bwl[HISTORY_MAX_TARGETS];
     double bval[HISTORY_MAX_TARGETS];
     int bn = 0;
-    for (int k = 0; k < a->n_targets; k++)
-        if (dataset_has_workload(d, a->target_wl[k])) {
-            bwl[bn] = a->target_wl[k];
+    for (int k = 0; k < a->n_targets; k++) {
+        const char *wl = NULL;
+        for (int w = 0; w < d->n_wl && !wl; w++)
+            if (!strcmp(d->wl_names[w], a->target_wl[k])) wl = a->target_wl[k];
+        if (!wl) wl = own_label(d, all, a->target_wl[k]);
+        if (wl) {
+            bwl[bn] = wl;
             bval[bn++] = a->target_val[k];
         }
+    }
     const metric_def *md = &metrics[a->metric];
     const int on_metric = !strcmp(md->name, "steps_to_metric_target"),
               held_out = on_metric || !strcmp(md->name, "steps_to_heldout_target");
@@ -888,6 +907,7 @@ static ob_status add_values(const history_args *a, history *h, int b, const ob_d
         const int wl_ok = wl_wanted(a, &h->all, gw, d, g), opt_ok = opt_wanted(a, &h->all, go, d, g);
         h->wl_seen |= wl_ok;
         h->opt_seen |= opt_ok;
+        h->wl_shown[gw] = h->opt_shown[go] = 1;
         if (wl_ok) h->opt_on_wl[go] = 1;
         if (!wl_ok || !opt_ok) continue;
         int j = series_of(h, gw, go);
@@ -905,7 +925,7 @@ static ob_status collect_bench(sqlite3 *db, const char *path, const history_args
     ob_dataset d;
     if (ob_dataset_load(db, h->bl.b[b].id, &d, e) != OB_OK) return ob_err_prefix(e, "database '%s': ", path);
     ob_stats s;
-    if (bench_stats(db, a, &d, &s, e) != OB_OK) {
+    if (bench_stats(db, a, &h->all, &d, &s, e) != OB_OK) {
         ob_dataset_free(&d);
         return ob_err_prefix(e, "database '%s': ", path);
     }
@@ -922,7 +942,11 @@ static ob_status check_twice(const history_args *a, int f, ob_store *store, char
 {
     struct stat sf;
     const int have_stat = stat(a->db_paths[f], &sf) == 0;
-    OB_TRY(ob_store_database_id(store, ids[f], sizeof ids[f], e));
+    if (a->n_db == 1) return OB_OK;
+    /* a database without the id (or its table: written by an older optbench) is told apart by its file alone */
+    ob_err ignored;
+    if (ob_store_database_id(store, ids[f], sizeof ids[f], &ignored) != OB_OK) ids[f][0] = 0;
+    (void)e;
     for (int g = 0; g < f; g++) {
         struct stat sg;
         if (have_stat && stat(a->db_paths[g], &sg) == 0 && sf.st_dev == sg.st_dev && sf.st_ino == sg.st_ino)
@@ -936,11 +960,18 @@ static ob_status check_twice(const history_args *a, int f, ob_store *store, char
     return OB_OK;
 }
 
-/* Database f's benchmarks with runs, added to h's (their database f); 0
- * benchmarks marks it empty. */
-static ob_status read_database(const history_args *a, int f, history *h, char (*ids)[17], ob_err *e)
+/* Database f's benchmarks with runs, added to h's (their database f), and
+ * all its runs into *part (each cell's latest: they label the series); 0
+ * benchmarks marks it empty, and so does, among several databases, a file
+ * that holds nothing yet (a night that died as it created it). */
+static ob_status read_database(const history_args *a, int f, history *h, ob_dataset *part, char (*ids)[17],
+                               ob_err *e)
 {
     const char *path = a->db_paths[f];
+    if (a->n_db > 1 && ob_store_empty(path)) {
+        h->empty[f] = 1;
+        return OB_OK;
+    }
     ob_store *store = NULL;
     OB_TRY(ob_store_open(path, OB_STORE_READONLY, &store, e));
     sqlite3 *db = ob_store_db(store);
@@ -967,6 +998,8 @@ static ob_status read_database(const history_args *a, int f, history *h, char (*
         h->empty[f] = 1;
     }
     ob_bench_list_free(&bl);
+    if (st == OB_OK && !h->empty[f] && (st = ob_dataset_load(db, 0, part, e)) != OB_OK)
+        ob_err_prefix(e, "database '%s': ", path);
     ob_store_close(store);
     return st;
 }
@@ -1032,48 +1065,30 @@ static ob_status keep_last(history *h, int n, ob_err *e)
     return OB_OK;
 }
 
-/* The labels of the runs of h's benchmarks, into h->all: they tell
- * workload parameters and optimizer configurations apart wherever the
- * benchmarks differ in them, as one database holding them all would. */
-static ob_status label_runs(const history_args *a, history *h, ob_err *e)
-{
-    ob_dataset *parts = calloc((size_t)h->nb, sizeof *parts);
-    if (!parts) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    ob_store *store = NULL;
-    int open_f = -1;
-    ob_status st = OB_OK;
-    for (int b = 0; b < h->nb && st == OB_OK; b++) {
-        if (h->bfile[b] != open_f) {
-            ob_store_close(store);
-            store = NULL;
-            open_f = h->bfile[b];
-            if ((st = ob_store_open(a->db_paths[open_f], OB_STORE_READONLY, &store, e)) != OB_OK) break;
-        }
-        if ((st = ob_dataset_load(ob_store_db(store), h->bl.b[b].id, &parts[b], e)) != OB_OK)
-            ob_err_prefix(e, "database '%s': ", a->db_paths[open_f]);
-    }
-    ob_store_close(store);
-    if (st == OB_OK) {
-        st = ob_dataset_join(parts, h->nb, &h->all, e);
-        h->have_all = st == OB_OK;
-    } else {
-        for (int b = 0; b < h->nb; b++) ob_dataset_free(&parts[b]);
-    }
-    free(parts);
-    return st;
-}
-
 /* The benchmarks of the databases (the --last latest) and the series a asks
  * for, in the order of all their runs (workload label, then optimizer
- * label); none (h->ns 0) when the filters match no run. */
+ * label); none (h->ns 0) when the filters match no run. The series are
+ * labelled over every benchmark read, --last's left out too: a label does
+ * not change as the window moves on. */
 static ob_status collect_series(const history_args *a, history *h, ob_err *e)
 {
     h->nf = a->n_db;
     h->empty = calloc((size_t)h->nf, 1);
+    ob_dataset *parts = calloc((size_t)h->nf, sizeof *parts);
     char (*ids)[17] = calloc((size_t)h->nf, sizeof *ids);
-    ob_status st = h->empty && ids ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
-    for (int f = 0; f < h->nf && st == OB_OK; f++) st = read_database(a, f, h, ids, e);
+    ob_status st = h->empty && parts && ids ? OB_OK : ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    for (int f = 0; f < h->nf && st == OB_OK; f++) st = read_database(a, f, h, &parts[f], ids, e);
     free(ids);
+    if (st == OB_OK) {
+        /* the labels of all the runs: they tell workload parameters and
+         * optimizer configurations apart wherever the benchmarks differ in
+         * them, as one database holding them all would */
+        st = ob_dataset_join(parts, h->nf, &h->all, e);
+        h->have_all = st == OB_OK;
+    } else if (parts) {
+        for (int f = 0; f < h->nf; f++) ob_dataset_free(&parts[f]);
+    }
+    free(parts);
     OB_TRY(st);
     h->nb_read = h->bl.n;
     if (h->bl.n == 0)
@@ -1083,9 +1098,10 @@ static ob_status collect_series(const history_args *a, history *h, ob_err *e)
     OB_TRY(keep_last(h, a->last, e));
     h->nb = h->bl.n;
     OB_TRY(label_benchmarks(h, e));
-    OB_TRY(label_runs(a, h, e));
     h->opt_on_wl = calloc((size_t)(h->all.n_opt > 0 ? h->all.n_opt : 1), 1);
-    if (!h->opt_on_wl) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
+    h->opt_shown = calloc((size_t)(h->all.n_opt > 0 ? h->all.n_opt : 1), 1);
+    h->wl_shown = calloc((size_t)(h->all.n_wl > 0 ? h->all.n_wl : 1), 1);
+    if (!h->opt_on_wl || !h->opt_shown || !h->wl_shown) return ob_fail(e, OB_ERR_NOMEM, "out of memory");
     /* a --target naming no workload: bad input (exit 2); out of memory there: exit 1 */
     OB_TRY(ob_stats_check_targets(&h->all, a->n_targets, a->target_wl, a->target_val, "--target", e));
     /* each benchmark from its database, a database opened once for its
@@ -1134,11 +1150,15 @@ static void list_labels(char *buf, size_t n, const ob_dataset *all, int optimize
  * matched nothing, and what there is instead; its exit status. */
 static int print_no_match(const history_args *a, const history *h)
 {
-    char wls[1024], opts[1024];
-    list_labels(wls, sizeof wls, &h->all, 0, NULL);
-    list_labels(opts, sizeof opts, &h->all, 1, NULL);
+    /* with --last, what the benchmarks shown have (the databases may have more) */
+    const int window = h->nb < h->nb_read;
+    char wls[1024], opts[1024], has[96];
+    list_labels(wls, sizeof wls, &h->all, 0, window ? h->wl_shown : NULL);
+    list_labels(opts, sizeof opts, &h->all, 1, window ? h->opt_shown : NULL);
     const int no_wl = a->wl_filter && !h->wl_seen, no_opt = a->opt_filter && !h->opt_seen;
-    const char *has = h->nf > 1 ? "the databases have" : "the database has", *its = h->nf > 1 ? "their" : "its";
+    if (window) snprintf(has, sizeof has, "the %d latest benchmarks (--last) have", h->nb);
+    else snprintf(has, sizeof has, "%s", h->nf > 1 ? "the databases have" : "the database has");
+    const char *its = window || h->nf > 1 ? "their" : "its";
     if (no_wl && no_opt)
         return ob_cli_error(2, "history: no runs match: %s no workload '%s' (--workload) and no optimizer '%s' "
                             "(--optimizer); %s workloads: %s; %s optimizers: %s", has, a->wl_filter, a->opt_filter,
@@ -1151,8 +1171,9 @@ static int print_no_match(const history_args *a, const history *h)
                             "optimizers: %s", has, a->opt_filter, its, opts);
     if (a->wl_filter && a->opt_filter) {
         list_labels(opts, sizeof opts, &h->all, 1, h->opt_on_wl);
-        return ob_cli_error(2, "history: no runs match: no run of workload '%s' is of optimizer '%s'; the "
-                            "optimizers run on '%s': %s", a->wl_filter, a->opt_filter, a->wl_filter, opts);
+        return ob_cli_error(2, "history: no runs match: no run of workload '%s' is of optimizer '%s'%s; the "
+                            "optimizers run on '%s': %s", a->wl_filter, a->opt_filter,
+                            window ? " in the latest benchmarks (--last)" : "", a->wl_filter, opts);
     }
     if (h->nf > 1) return ob_cli_error(2, "history: no benchmark of the %d databases has a run to show", h->nf);
     return ob_cli_error(2, "history: no benchmark of '%s' has a run to show", a->db_path);
@@ -1377,24 +1398,22 @@ static void print_split_notes(const history *h)
 
 /* ---- the files of --out ------------------------------------------------------- */
 
-/* Is one of the files written into DIR (--out) the database read, another
- * database or a folder? Then 1, and msg (n bytes) says which. Checked before
- * the folder is made: a folder not there yet holds none of them. */
+/* Is one of the files written into DIR (--out) a database read, another
+ * database or a folder? Then 2, and msg (n bytes) says which; 1 out of
+ * memory; 0 none. Checked before the folder is made: a folder not there
+ * yet holds none of them. */
 static int out_file_taken(const history_args *a, char *msg, size_t n)
 {
     static const char *const written[] = {"history.csv", "history.gp", "history.png", "history.svg", "history.pdf",
                                           "gnuplot.log"};
     const char **what = malloc((size_t)a->n_db * sizeof *what);
-    if (!what) {
-        snprintf(msg, n, "out of memory");
-        return 1;
-    }
+    if (!what) return 1;
     for (int f = 0; f < a->n_db; f++) what[f] = a->n_db > 1 ? "a database it reads (--db)" : "the database it reads (--db)";
     int taken = 0;
     for (size_t k = 0; k < sizeof written / sizeof *written && !taken; k++) {
         char path[OB_OUT_DIR_MAX + 32];
         snprintf(path, sizeof path, "%s/%s", a->out, written[k]);
-        taken = ob_cli_output_check(msg, n, "its file", path, a->db_paths, what, a->n_db) != 0;
+        if (ob_cli_output_check(msg, n, "its file", path, a->db_paths, what, a->n_db)) taken = 2;
     }
     free(what);
     return taken;
@@ -1642,9 +1661,11 @@ int ob_cmd_history(int argc, char **argv)
     /* the folder first: no table printed above an error that writes nothing */
     if (a.out) {
         char msg[OB_OUT_DIR_MAX * 3 + 256];
-        if (out_file_taken(&a, msg, sizeof msg)) {
-            rc = ob_cli_error(2, "history: --out '%s': %s; nothing was written (or give --out another folder)",
-                              a.out, msg);
+        const int taken = out_file_taken(&a, msg, sizeof msg);
+        if (taken) {
+            rc = taken == 1 ? ob_cli_error(1, "history: out of memory")
+                            : ob_cli_error(2, "history: --out '%s': %s; nothing was written (or give --out another "
+                                              "folder)", a.out, msg);
             goto done;
         }
         if ((st = make_out_folder(a.out, &e)) != OB_OK) {

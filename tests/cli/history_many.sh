@@ -69,19 +69,52 @@ check "panels: the first series is column 6" grep -qF "using 0:6:xtic(\"#\" . st
 check "panels: a row per series, a column per benchmark" grep -qE '^bench +1:1 +2:1$' "$tmp/p.out"
 
 # --last N: the N latest benchmarks, whatever the order of --db, their
-# series labelled over their own runs (night 2's adam beta2=0.95 is left
-# out with night 2, so adam is "adam" again); of one database too
+# series labelled over every night read, so that a label stays as the
+# window moves (night 2's adam is "adam beta2=0.95" because night 1 ran
+# the default, though night 1 is not shown); of one database too
 hist "$tmp/l.out" --db "$tmp/n3.db" --db "$tmp/n1.db" --db "$tmp/n2.db" --last 2 --out "$tmp/l"
 check "--last 2: said in the heading" grep -q '^median final training loss at the best lr over the 2 latest of 3 benchmarks in 3 databases' "$tmp/l.out"
 check "--last 2: nights 2 and 3: $(cut -d, -f1 "$tmp/l/history.csv" | tr '\n' ' ')" \
   test "$(cut -d, -f1 "$tmp/l/history.csv" | tr '\n' ' ')" = '"benchmark" "3:1" "1:1" '
-check "--last 2: adam labelled over the nights shown" \
-  test "$(head -1 "$tmp/l/history.csv" | cut -d, -f6-)" = '"quadratic noise=0.01 adam","quadratic noise=0.01 sgd","quadratic noise=2 adam","quadratic noise=2 sgd"'
+check "--last 2: adam labelled over every night read" \
+  test "$(head -1 "$tmp/l/history.csv" | cut -d, -f6-)" = '"quadratic noise=0.01 adam beta2=0.95","quadratic noise=0.01 sgd","quadratic noise=2 adam beta2=0.999","quadratic noise=2 sgd"'
 hist "$tmp/l1.out" --db "$tmp/one.db" --last 1
 check "--last 1 of one database: $(sed -n 1p "$tmp/l1.out")" grep -q '^median final training loss at the best lr over the latest of 3 benchmarks in ' "$tmp/l1.out"
 check "  ... benchmark 3 alone" test "$(grep -cE '^[0-9]+ ' "$tmp/l1.out")/$(grep -cE '^3 ' "$tmp/l1.out")" = 1/1
 hist "$tmp/l9.out" --db "$tmp/one.db" --last 9
 check "--last 9 of 3: all three" grep -q '^median final training loss at the best lr over 3 benchmarks in ' "$tmp/l9.out"
+
+# with --last, what the window lacks is said as such: an optimizer only
+# an earlier night ran is not "not in the databases"
+"$OPTBENCH" history --db "$tmp/n1.db" --db "$tmp/n2.db" --db "$tmp/n3.db" --last 1 --optimizer "adam beta2=0.95" \
+  >"$tmp/out" 2>&1
+check "--last 1 --optimizer of an earlier night: $(cat "$tmp/out")" grep -qxF "optbench: history: no runs match: the 1 latest benchmarks (--last) have no optimizer 'adam beta2=0.95' (--optimizer; a name or a label); their optimizers: 'adam beta2=0.999', 'sgd'" "$tmp/out"
+# a --target of a workload only an earlier night ran is no error with --last
+night "$tmp/r.db" sgd,adam --workloads rosenbrock
+q "$tmp/r.db" "update benchmarks set created_at = '2026-11-30T02:00:00Z'" >/dev/null
+hist "$tmp/t.out" --db "$tmp/r.db" --db "$tmp/n1.db" --db "$tmp/n2.db" --last 2 --metric steps_to_target --target rosenbrock=1
+check "--last 2 --target of a night left out: shown" grep -q '^targets fixed by --target: rosenbrock=1;' "$tmp/t.out"
+# a --target given as the label the history prints (quadratic noise=2)
+# fixes the target of that configuration, which its night's file alone
+# calls "quadratic"; the other configuration keeps its night's default
+hist "$tmp/t0.out" --db "$tmp/n1.db" --db "$tmp/n3.db" --metric steps_to_target --out "$tmp/t0"
+hist "$tmp/t1.out" --db "$tmp/n1.db" --db "$tmp/n3.db" --metric steps_to_target --target "quadratic noise=2=1e-30" \
+  --out "$tmp/t1"
+python3 - "$tmp/t0/history.csv" "$tmp/t1/history.csv" <<'PY' || fail=1
+import csv, sys
+t0, t1 = (list(csv.DictReader(open(f))) for f in sys.argv[1:3])
+for a, b in zip(t0, t1):
+    for k in a:
+        if k.startswith("quadratic noise=2 ") and a[k] != "":
+            assert b[k] in ("inf", ""), ("the noise=2 target was not taken", k, a[k], b[k])
+        elif k.startswith("quadratic noise=0.01 "):
+            assert a[k] == b[k], ("the other configuration's target moved", k, a[k], b[k])
+PY
+# one database without the table of its id (an older optbench's) is read
+cp "$tmp/n1.db" "$tmp/nometa.db"
+q "$tmp/nometa.db" "drop table meta" >/dev/null
+hist "$tmp/nm.out" --db "$tmp/nometa.db"
+check "a database without its id: read" grep -q '^1 ' "$tmp/nm.out"
 
 # a database without a benchmark with runs is noted and left out
 cp "$tmp/n1.db" "$tmp/empty.db"
@@ -92,6 +125,10 @@ done
 hist "$tmp/e.out" --db "$tmp/n1.db" --db "$tmp/empty.db"
 check "an empty database: noted" grep -qxF "note: database 2, $tmp/empty.db, holds no benchmark with runs" "$tmp/e.out"
 check "  ... the other's benchmark shown" grep -q '^1:1 ' "$tmp/e.out"
+# so is, among several, a file a night left empty as it died creating it
+: >"$tmp/zero.db"
+hist "$tmp/z.out" --db "$tmp/zero.db" --db "$tmp/n1.db"
+check "an empty file among several: noted" grep -qxF "note: database 1, $tmp/zero.db, holds no benchmark with runs" "$tmp/z.out"
 
 # refused: exit 2 with the reason, nothing written
 refused() { # description, message, args...

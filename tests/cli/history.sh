@@ -104,6 +104,13 @@ cp "$db" "$tmp/longopt3.db"
 q "$tmp/longopt3.db" "update runs set optimizer = substr(replace(hex(zeroblob(470)), '0', substr(optimizer, 1, 1)), 1, 470)" >/dev/null
 "$OPTBENCH" history --db "$tmp/longopt3.db" --optimizer nosuch >"$tmp/out" 2>&1
 check "three long optimizer labels: two shown, then ', ...'" grep -qE "its optimizers: 'a{470} beta2=0.95', 'a{470} beta2=0.999', \.\.\.$" "$tmp/out"
+# two labels of 507 and 508 characters quoted fit the 1 KiB whole, but not
+# with room kept for ", ..." after the last: both shown, and no ", ..."
+cp "$db" "$tmp/longopt2.db"
+q "$tmp/longopt2.db" "delete from runs where optimizer <> 'adam'" >/dev/null
+q "$tmp/longopt2.db" "update runs set optimizer = substr(replace(hex(zeroblob(496)), '0', 'a'), 1, 496)" >/dev/null
+"$OPTBENCH" history --db "$tmp/longopt2.db" --optimizer nosuch >"$tmp/out" 2>&1
+check "two long labels that just fit: both shown, no ', ...'" grep -qE "its optimizers: 'a{496} beta2=0.95', 'a{496} beta2=0.999'$" "$tmp/out"
 
 # the direction a metric improves in, where it has one: the best lr has none;
 # the held-out metric is higher-is-better where it is an accuracy

@@ -940,13 +940,12 @@ static ob_status collect_bench(sqlite3 *db, const char *path, const history_args
  * saying which. ids: (nf, 17) each database's id read so far ("" none). */
 static ob_status check_twice(const history_args *a, int f, ob_store *store, char (*ids)[17], ob_err *e)
 {
+    if (a->n_db == 1) return OB_OK;
     struct stat sf;
     const int have_stat = stat(a->db_paths[f], &sf) == 0;
-    if (a->n_db == 1) return OB_OK;
     /* a database without the id (or its table: written by an older optbench) is told apart by its file alone */
     ob_err ignored;
     if (ob_store_database_id(store, ids[f], sizeof ids[f], &ignored) != OB_OK) ids[f][0] = 0;
-    (void)e;
     for (int g = 0; g < f; g++) {
         struct stat sg;
         if (have_stat && stat(a->db_paths[g], &sg) == 0 && sf.st_dev == sg.st_dev && sf.st_ino == sg.st_ino)

@@ -292,7 +292,8 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
         return ob_fail(e, OB_ERR_INPUT, "%s: the value of %s.%s is not UTF-8 text (byte %ld); give it as UTF-8 "
                        "(a file name too: rename the file)", origin, owner, key, bad + 1);
     /* A later setting of the same key replaces an earlier one (flags over
-     * file); routing rules accumulate, in order. */
+     * file); routing rules accumulate, in order, the file's and the
+     * command line's each (the command line's replace the file's, below). */
     const int flag = !strcmp(origin, "--set") || !strcmp(origin, "--sweep");
     for (int i = 0; strcmp(key, "route") != 0 && i < c->n_settings; i++) {
         ob_setting *s = &c->settings[i];
@@ -315,6 +316,19 @@ static ob_status add_setting(ob_config *c, const char *owner, const char *key, c
             s->flag = flag;
             return OB_OK;
         }
+    }
+    if (flag && !strcmp(key, "route")) {
+        /* the command line's rules of an owner replace the file's (flags
+         * over file: the first match wins, so a rule added after them could
+         * go unused); they add up among themselves */
+        int j = 0;
+        for (int i = 0; i < c->n_settings; i++) {
+            const ob_setting *t = &c->settings[i];
+            if (!t->flag && !strcmp(t->owner, owner) && !strcmp(t->key, "route")) continue;
+            if (j != i) c->settings[j] = c->settings[i];
+            j++;
+        }
+        c->n_settings = j;
     }
     if (c->n_settings == OB_CFG_MAX_SETTINGS) return ob_fail(e, OB_ERR_INPUT, "%s: too many settings", origin);
     /* An owner's routing rules stay together, in order: a rule given after

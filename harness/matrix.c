@@ -974,6 +974,22 @@ static void note_own_lr(const ob_config *c, FILE *notes)
     }
 }
 
+/* An optimizer's own lr (adam.lr) where lrs gives its lrs too: the cells
+ * would run at lrs' alone, so the setting would be ignored; refused. */
+static ob_status check_own_lr(const ob_config *c, ob_err *e)
+{
+    for (int i = 0; i < c->n_optimizers; i++) {
+        const ob_setting *s = find_setting(c, c->optimizers[i], "lr");
+        const ob_lr_list *l = ob_config_lrs_for(c, c->optimizers[i]);
+        if (!s || s->sweep || !l) continue; /* a sweep of the lr is refused with its own message */
+        return ob_fail(e, OB_ERR_INPUT, "%s: %s.lr = %s, but the lrs given at %s are %s's learning rates too, and "
+                       "its cells would run at those alone; give one of the two: leave %s.lr out, or give lrs per "
+                       "optimizer (lrs: {%s: [%s], ...} in a config: an optimizer it leaves out runs at its own lr)",
+                       s->origin, s->owner, s->value, l->origin, s->owner, s->owner, s->owner, s->value);
+    }
+    return OB_OK;
+}
+
 /* The search's settings: lrs searched only with trials, within the
  * search's dimensions; search_seed, search_draws and studies only with a
  * search, studies of at most OB_MAX_TRIALS configurations in all; trials
@@ -1122,6 +1138,7 @@ ob_status ob_matrix_expand(const ob_config *c, ob_matrix *m, FILE *notes, ob_err
         return ob_fail(e, OB_ERR_INPUT, "%s: confirm_configs = best, but no confirmation seeds: give confirm_seeds N "
                        "(--confirm-seeds N) or leave confirm_configs out", c->origin_confirm_configs);
     OB_TRY(check_search(c, e));
+    OB_TRY(check_own_lr(c, e));
     OB_TRY(check_unused_settings(c, &train, e));
     OB_TRY(check_owners(c, notes, e)); /* valid: now note the unused ones */
 

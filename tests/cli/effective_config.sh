@@ -70,11 +70,18 @@ got=$(sqlite3 "$tmp/all.db" "select optimizer || ' ' || coalesce(json_extract(hp
 [ $? = 2 ] && grep -q -- "--name is empty" "$tmp/err" || fail "an empty name: $(cat "$tmp/err")"
 check "a name that needs quoting" run --workloads quadratic --optimizers sgd --steps 3 --name ': x #y'
 # routing rules given around another setting of the optimizer stay in their
-# order and together, so the printed YAML (route: [...]) is the same cells
-printf 'workloads: [cnn-tiny]\noptimizers: [root]\nhparams:\n  root:\n    route: ["tag=matrix -> root"]\n    coeff_file: %s\n' \
+# order and together, so the printed YAML (route: [...]) is the same cells;
+# the command line's rules replace the file's (flags over file: a rule added
+# after the file's could go unused, the first match winning)
+printf 'workloads: [cnn-tiny]\noptimizers: [root]\nhparams:\n  root:\n    route: ["tag=head -> root"]\n    coeff_file: %s\n' \
   "$root/configs/root_coeffs.example.tsv" >"$tmp/routes.yaml"
-R=(run "$tmp/routes.yaml" --set 'root.route=tag=vector -> adamw' --steps 2 --checkpoint-every 0)
+R=(run "$tmp/routes.yaml" --set 'root.route=tag=head -> adamw' --set "root.coeff_file=$root/configs/root_coeffs.example.tsv"
+   --set 'root.route=name=s1.* -> adamw' --steps 2 --checkpoint-every 0)
 check "routing rules around coeff_file" "${R[@]}"
+"$OPTBENCH" "${R[@]}" --print-config 2>/dev/null | grep -qxF '    route: [tag=head -> adamw, name=s1.* -> adamw]' ||
+  fail "the command line's routing rules did not replace the file's: $("$OPTBENCH" "${R[@]}" --print-config 2>&1)"
+"$OPTBENCH" "${R[@]}" --dry-run 2>&1 | grep -qxF '    group 0 (root, Newton-Schulz on matrices): s0.u0.conv.w[16x3x3x3 conv]' ||
+  fail "the command line's routing rules did not route: $("$OPTBENCH" "${R[@]}" --dry-run 2>&1)"
 "$OPTBENCH" "${R[@]}" --db "$tmp/routes.db" 2>/dev/null || fail "routes run failed"
 "$OPTBENCH" "${R[@]}" --print-config >"$tmp/routes-eff.yaml" 2>/dev/null
 "$OPTBENCH" run "$tmp/routes-eff.yaml" --db "$tmp/routes.db" --resume 2>"$tmp/err" || fail "routes resume: $(cat "$tmp/err")"

@@ -242,6 +242,16 @@ then echo "ok: $(cat "$tmp/err")"; else echo "FAIL: no note for eval_every > ste
   --set train.min_lr=0.01 --steps 5 --dry-run >/dev/null 2>"$tmp/err" || { echo "FAIL: a min_lr below every lr was refused: $(cat "$tmp/err")"; fails=$((fails+1)); }
 expect "--set: train.min_lr = 0.01 is above adam's learning rate 0.003 (of --lrs 0.1,0.003); give a min_lr of at most 0.003" \
   "${base[@]/sgd/adam}" --lrs 0.1,0.003 --set train.schedule=cosine --set train.min_lr=0.01
+# an optimizer's own lr where lrs gives its lrs too would be ignored: refused, both places named
+printf 'workloads: [quadratic]\noptimizers: [sgd, adam]\nlrs: [0.01]\nhparams: {sgd: {lr: 0.5}}\n' >"$tmp/ownlr.yaml"
+expect "ownlr.yaml:4: sgd.lr = 0.5, but the lrs given at $tmp/ownlr.yaml:3 are sgd's learning rates too" \
+  run "$tmp/ownlr.yaml" --db "$tmp/keep.db"
+expect "--set: adam.lr = 0.3, but the lrs given at --lrs are adam's learning rates too" \
+  "${base[@]/sgd/adam}" --lrs 0.1 --set adam.lr=0.3
+# ... where lrs leaves it out, it runs at its own
+printf 'workloads: [quadratic]\noptimizers: [sgd, adam]\nlrs: {adam: [0.01]}\nhparams: {sgd: {lr: 0.5}}\n' >"$tmp/ownlr2.yaml"
+"$OPTBENCH" run "$tmp/ownlr2.yaml" --dry-run 2>/dev/null | grep -qE '^ +0 +[0-9]+ +quadratic +sgd +0\.5 ' ||
+  { echo "FAIL: sgd's own lr beside adam's lrs: $("$OPTBENCH" run "$tmp/ownlr2.yaml" --dry-run 2>&1)"; fails=$((fails+1)); }
 # settings that do not go together: the place first, the owner once, what to do
 expect "optbench: --set: rprop.step_size_min = 10 is above rprop.step_size_max = 1; set them so that" \
   "${base[@]/sgd/rprop}" --set rprop.step_size_min=10 --set rprop.step_size_max=1

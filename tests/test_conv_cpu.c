@@ -7,7 +7,8 @@
  * ob_cpu_col2im, as workloads/cnn.c runs it), for channel counts that are and
  * are not multiples of the channel tiles (16, 32) and of 8 and 24, image
  * widths that are not multiples of the pixel tiles (6, 8), kernels 1x1, 3x3
- * and 5x5 with every padding 0..K-1, batches above 1 and an empty output;
+ * and 5x5 with every padding 0..K-1, batches above 1, outputs of one
+ * column, one row and one pixel, and an empty output;
  * bitwise equality across thread counts (1 and 2) and between the vector
  * paths; the choice of path (OB_CPU_CONV, ob_cpu_conv_choose and _force).
  * Without a vector path the direct kernels must say OB_ERR_UNSUPPORTED and
@@ -406,6 +407,7 @@ int main(void)
         {2, 9, 7, 13, 17, 5, 0},  {2, 5, 9, 7, 24, 5, 1},   {2, 6, 6, 6, 6, 5, 3},    {3, 5, 7, 25, 48, 1, 0},
         {2, 11, 3, 6, 7, 3, 2},   {4, 3, 3, 1, 1, 3, 1},    {2, 4, 13, 40, 9, 3, 0},  {3, 5, 5, 17, 47, 3, 1},
         {2, 2, 4, 3, 5, 3, 0}, /* no output rows */
+        {2, 4, 3, 5, 9, 3, 0},  {2, 3, 6, 7, 12, 3, 0}, {3, 5, 5, 4, 6, 5, 0}, /* one output column, row, pixel */
     };
     for (size_t c = 0; c < sizeof cfg / sizeof cfg[0]; c++) check_shape(&cfg[c], p, np);
     const shape thr[] = {{4, 16, 16, 32, 64, 3, 1}, {3, 9, 7, 3, 20, 3, 1}, {5, 8, 8, 19, 37, 5, 2}};

@@ -179,7 +179,10 @@ static void best_config_table(const ob_dataset *d, const ob_stats *s, int w, FIL
                 g->best >= 0 ? cell : ob_group_no_best(g));
         if (rows[i].n_configs < 2 || none) fprintf(f, "-- & --");
         else fprintf(f, "%s & %s", cw, bad->best >= 0 ? tnum(bad->final.median, 4, 1, a, sizeof a) : ob_group_no_best(bad));
-        if (any_conf) fprintf(f, " & %s", isnan(g->confirm_lr) ? "--" : tnum(g->conf_final.median, 4, 1, a, sizeof a));
+        if (any_conf)
+            fprintf(f, " & %s", isnan(g->confirm_lr) || g->confirm_lr != g->best_lr
+                                    ? "--"
+                                    : tnum(g->conf_final.median, 4, 1, a, sizeof a));
         fprintf(f, " \\\\\n");
     }
     fprintf(f, "    \\bottomrule\n  \\end{tabular}}\n\\end{table}\n\n");

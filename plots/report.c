@@ -820,6 +820,8 @@ static void doc_configs(ob_doc *dc, const ob_dataset *d, const ob_stats *s, int 
                            : bad->best >= 0     ? num(bad->final.median, b1, sizeof b1)
                                                 : ob_group_no_best(bad));
         if (isnan(g->confirm_lr)) ob_doc_cell(dc, "-");
+        else if (g->confirm_lr != g->best_lr) /* an earlier benchmark's best lr: not this one's estimate */
+            ob_doc_cell(dc, "- (fresh seeds at lr %s, not the best)", num(g->confirm_lr, b1, sizeof b1));
         else ob_doc_cell(dc, "%s (%d seeds)", num(g->conf_final.median, b1, sizeof b1), g->conf_final.n);
         ob_doc_row_end(dc);
     }

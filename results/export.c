@@ -192,7 +192,8 @@ static const ob_file_doc docs[] = {
      "where none has a finite median), lr (its best lr), final_median, final_min, final_max, final_ci_lo, "
      "final_ci_hi, final_ci_coverage (its row of summary.csv), worst_configuration and worst_final_median "
      "(the highest; empty as best_configuration is), confirm_median and confirm_seeds (fresh seeds at the "
-     "best configuration's best lr, --confirm-seeds; empty without). The choice is made on the sweep's "
+     "best configuration's best lr, --confirm-seeds; empty without, and where its fresh seeds ran at another "
+     "lr, an earlier benchmark's best: confirm.csv lists those). The choice is made on the sweep's "
      "seeds, so final_median is optimistic; confirm_median is not"},
     {"cost.csv", "per-step cost per workload x optimizer",
      "workload, optimizer, step_ms_median, step_ms_p90, overhead_vs_sgd (fraction: 0.25 = 25% "
@@ -949,8 +950,11 @@ static ob_status write_best_configs(const ob_dataset *d, const ob_stats *s, cons
             spread_cols(&c, &g->final);
             ob_csv_str(&c, many ? ob_dataset_opt_config(d, bad->opt) : NULL);
             ob_csv_num(&c, !many ? NAN : bad->best >= 0 ? bad->final.median : INFINITY);
-            ob_csv_num(&c, isnan(g->confirm_lr) ? NAN : g->conf_final.median);
-            if (isnan(g->confirm_lr)) ob_csv_str(&c, NULL);
+            /* fresh seeds at another lr (an earlier benchmark's best) are not this configuration's
+             * estimate: confirm.csv lists them */
+            const int confirmed = !isnan(g->confirm_lr) && g->confirm_lr == g->best_lr;
+            ob_csv_num(&c, confirmed ? g->conf_final.median : NAN);
+            if (!confirmed) ob_csv_str(&c, NULL);
             else ob_csv_int(&c, g->conf_final.n);
             ob_csv_row(&c);
         }

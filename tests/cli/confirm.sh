@@ -155,6 +155,18 @@ check "resume continued the merged benchmark" grep -q "resume: benchmark 1: 24 o
 m=$(q "$tmp/m.db" "select cell, workload, optimizer, lr, seed, final_loss from runs where stage='confirm' order by cell")
 check "the merged sweep's confirmation = the unsharded one's" test "$a" = "$m"
 
+# a later sweep that moved the best lr (read with --benchmark all): the
+# fresh seeds at the earlier best are not the best configuration's estimate
+cf=(run --workloads quadratic --optimizers sgd --sweep sgd.momentum=0,0.9 --seeds 2 --steps 30 --db "$tmp/cf.db")
+"$OPTBENCH" "${cf[@]}" --lrs 0.001,0.01 --confirm-seeds 2 >/dev/null 2>&1 || { echo "FAIL: cf sweep"; fail=1; }
+"$OPTBENCH" "${cf[@]}" --lrs 0.001,0.01,0.05 >/dev/null 2>&1 || { echo "FAIL: cf later sweep"; fail=1; }
+"$OPTBENCH" report --db "$tmp/cf.db" --benchmark all --out "$tmp/cf" >/dev/null 2>&1 || { echo "FAIL: cf report"; fail=1; }
+check "the later sweep's best lr is 0.05" test "$(python3 -c "import csv,sys; print([r['lr'] for r in csv.DictReader(open(sys.argv[1]))])" "$tmp/cf/best_configuration.csv")" = "['0.05']"
+check "best_configuration.csv: no fresh seeds' median at another lr" test "$(python3 -c "import csv,sys; print([(r['confirm_median'], r['confirm_seeds']) for r in csv.DictReader(open(sys.argv[1]))])" "$tmp/cf/best_configuration.csv")" = "[('', '')]"
+check "summary.md: the fresh seeds' lr named, not their median" grep -qF "| - (fresh seeds at lr 0.01, not the best) |" "$tmp/cf/summary.md"
+check "summary.tex: not confirmed at the best lr" grep -qE '^    sgd & momentum=0\.9 & 0\.05 & .* & -- \\\\$' "$tmp/cf/summary.tex"
+check "confirm.csv: both at lr 0.01, not the best" test "$(python3 -c "import csv,sys; print(sorted({(r['lr'], r['lr_is_best']) for r in csv.DictReader(open(sys.argv[1]))}))" "$tmp/cf/confirm.csv")" = "[('0.01', '0')]"
+
 # bad values
 for bad in -1 1.5 x 1001; do
   "$OPTBENCH" run --workloads quadratic --optimizers sgd --confirm-seeds "$bad" --db "$tmp/bad.db" 2>"$tmp/bad.err"

@@ -438,6 +438,12 @@ ob_status ob_ckpt_write(const char *dir, int64_t step, const ob_ckpt_section *se
     return OB_OK;
 }
 
+void ob_ckpt_remove_checkpoints(const char *dir)
+{
+    prune(dir, 0, -1);
+    rmdir(dir); /* fails while not empty: a run's lock file in it stays */
+}
+
 void ob_ckpt_remove_all(const char *dir)
 {
     prune(dir, 0, -1);

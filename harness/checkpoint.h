@@ -80,7 +80,11 @@ ob_status ob_ckpt_write(const char *dir, int64_t step, const ob_ckpt_section *se
 ob_status ob_ckpt_list(const char *dir, int64_t *steps, int max, int *count, ob_err *e);
 void ob_ckpt_path(const char *dir, int64_t step, char *buf, size_t n);
 /* Delete every checkpoint (and leftover temporary file) in dir, then dir
- * itself when it is empty. */
+ * itself when it is empty: a run's lock file (locks.h), where dir is the
+ * folder that holds it, stays, and the folder with it. */
+void ob_ckpt_remove_checkpoints(const char *dir);
+/* As ob_ckpt_remove_checkpoints, and the lock file too: a finished run's
+ * folder. */
 void ob_ckpt_remove_all(const char *dir);
 
 #endif

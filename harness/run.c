@@ -49,7 +49,10 @@ static void record_failure(matrix_ctx *x, const ob_err *e)
  * checkpoint_dir (DIR/DBID, 16 hex digits) once it holds nothing else. */
 void ob_run_remove_ckpt_folder(const char *dir)
 {
-    ob_ckpt_remove_all(dir);
+    /* the checkpoints alone: where dir is the run's lock folder (the default
+     * place), the lock file stays while the run is not finished, held by the
+     * process that runs it and naming its checkpoints */
+    ob_ckpt_remove_checkpoints(dir);
     char up[1100];
     snprintf(up, sizeof up, "%s", dir);
     char *slash = strrchr(up, '/');

@@ -89,8 +89,10 @@ ob_status ob_run_cell(matrix_ctx *x, const job *j, const replicas *rp, ob_store 
                       const char *ckdir, const char *ckdir_before, ob_run_result *res, char *errbuf, size_t errlen,
                       ob_err *store_err, int *stop_matrix, int *resumed_from);
 
-/* Removes a run's checkpoint folder dir, and the folder above it where that
- * is a database's own (named by its id, in a shared checkpoint_dir) and left empty. */
+/* Removes a run's checkpoints in folder dir, the folder where that leaves it
+ * empty (a lock file in it stays: ob_run_remove_run_files removes it), and
+ * the folder above it where that is a database's own (named by its id, in a
+ * shared checkpoint_dir) and left empty. */
 void ob_run_remove_ckpt_folder(const char *dir);
 
 /* Run jobs on dev (or one worker thread per device of --devices), in the

@@ -182,6 +182,33 @@ wait $b || fail "the waiting process failed: $(tail -n2 "$tmp/b.err")"
 [ "$(q "$db" "select count(*) from runs where status not in ('done','diverged')")" = 0 ] || fail "stalled holder: cells left unfinished"
 [ ! -e "$db.ckpt" ] || fail "stalled holder: $db.ckpt left behind: $(ls -R "$db.ckpt" | head)"
 
+# 5f. a run taken over into another checkpoint folder keeps its lock: the
+#    folder beside the database holds the lock and the first process's
+#    checkpoints, and the takeover removes only the checkpoints; the lock
+#    file names the new folder, where a later process without
+#    --checkpoint-dir continues from
+db="$tmp/moved.db"
+L=(run --workloads quadratic --optimizers sgd --lrs 0.01 --steps 30000000 --checkpoint-every 5000 --backend cpu
+   --db "$db")
+"$OPTBENCH" "${L[@]}" 2>"$tmp/a.err" & a=$!
+wait_for "$db.ckpt/run-1/ckpt-*.obck" || fail "moved: no checkpoint of the first process within 20 s"
+kill -TERM $a; wait $a
+"$OPTBENCH" "${L[@]}" --resume --checkpoint-dir "$tmp/moved" 2>"$tmp/b.err" & b=$!
+wait_for "$tmp/moved/*/run-1/ckpt-*.obck" || fail "moved: no checkpoint in the new folder within 20 s"
+for _ in $(seq 2000); do compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null || break; sleep 0.01; done
+! compgen -G "$db.ckpt/run-1/ckpt-*.obck" >/dev/null || fail "moved: the first folder's checkpoints stayed"
+[ -e "$db.ckpt/run-1/lock" ] || fail "moved: the lock file went with the first folder's checkpoints"
+"$OPTBENCH" "${L[@]}" --resume --checkpoint-dir "$tmp/moved" 2>"$tmp/c.err" & c=$!
+for _ in $(seq 2000); do grep -q "is being run by pid $b " "$tmp/c.err" && break; sleep 0.01; done
+grep -q "is being run by pid $b " "$tmp/c.err" || fail "moved: a third process did not find the cell locked: $(cat "$tmp/c.err")"
+kill -TERM $c $b; wait $c; wait $b
+grep -q "^checkpoints $tmp/moved/" "$db.ckpt/run-1/lock" || fail "moved: the lock file does not name the new folder: $(cat "$db.ckpt/run-1/lock")"
+"$OPTBENCH" "${L[@]}" --resume 2>"$tmp/d.err" & d=$!
+wait_for "$db.ckpt/run-1/ckpt-*.obck" || fail "moved: no checkpoint of the last process within 20 s"
+kill -TERM $d; wait $d
+! grep -q "no usable checkpoint" "$tmp/d.err" || fail "moved: the checkpoints in the new folder were not found: $(cat "$tmp/d.err")"
+echo "moved: $(grep -h "interrupted:" "$tmp/d.err")"
+
 # 6. --devices on the CPU: two workers in one process, results as the sequential run
 "$OPTBENCH" "${M[@]}" --devices 0,1 --db "$tmp/dev.db" 2>"$tmp/err" || fail "--devices 0,1: $(cat "$tmp/err")"
 grep -q "devices 0,1" "$tmp/err" && grep -q "share the CPU cores" "$tmp/err" || fail "--devices: unexpected messages: $(cat "$tmp/err")"

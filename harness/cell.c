@@ -552,7 +552,14 @@ static ob_status restore_checkpoint(const matrix_ctx *x, const job *j, ob_device
         ob_ckpt c;
         ob_err ce;
         ob_err_clear(&ce);
-        if (ob_ckpt_read(path, &c, &ce) != OB_OK) {
+        const ob_status rs_read = ob_ckpt_read(path, &c, &ce);
+        /* one that cannot be read (not one that is damaged) fails the run as
+         * a folder that cannot be listed does: skipping it could start the run
+         * over and drop its curve */
+        if (rs_read == OB_ERR_IO || rs_read == OB_ERR_NOMEM)
+            return ob_fail(e, rs_read, "%s (the run's checkpoints and curve are kept: once it can be read, run "
+                           "the same command with --resume)", ce.msg);
+        if (rs_read != OB_OK) {
             fprintf(stderr, "optbench: run %lld: skipping %s\n", (long long)j->run_id, ce.msg);
             continue;
         }

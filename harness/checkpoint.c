@@ -145,7 +145,9 @@ ob_status ob_ckpt_read(const char *path, ob_ckpt *c, ob_err *e)
     /* O_NONBLOCK: a FIFO of that name (put there by mistake) would block
      * the open until a writer came; it is then refused as not a file */
     int fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot open it: %s", path, strerror(errno));
+    if (fd < 0) /* gone (pruned since it was listed) is no checkpoint; anything else, a read that failed */
+        return ob_fail(e, errno == ENOENT ? OB_ERR_INPUT : OB_ERR_IO, "checkpoint '%s': cannot open it: %s", path,
+                       strerror(errno));
     struct stat sb;
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
         close(fd);
@@ -157,9 +159,10 @@ ob_status ob_ckpt_read(const char *path, ob_ckpt *c, ob_err *e)
     unsigned char head[OB_CKPT_HEADER_BYTES];
     ssize_t hr = len >= sizeof head ? pread(fd, head, sizeof head, 0) : 0;
     if (len >= sizeof head && hr != (ssize_t)sizeof head) {
+        const int en = errno;
         close(fd);
-        return ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot read it: %s", path,
-                      hr < 0 ? strerror(errno) : "a short read");
+        return hr < 0 ? ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot read it: %s", path, strerror(en))
+                      : ob_fail(e, OB_ERR_INPUT, "checkpoint '%s': truncated while read (a short read)", path);
     }
     if (check_header(head, len, e) != OB_OK) {
         close(fd);
@@ -171,16 +174,21 @@ ob_status ob_ckpt_read(const char *path, ob_ckpt *c, ob_err *e)
         return ob_fail(e, OB_ERR_NOMEM, "out of memory reading checkpoint '%s' (%zu bytes)", path, len);
     }
     size_t got = 0;
+    int rerr = 0;
     while (got < len) {
         ssize_t r = read(fd, buf + got, len - got);
         if (r < 0 && errno == EINTR) continue;
+        if (r < 0) rerr = errno;
         if (r <= 0) break;
         got += (size_t)r;
     }
     close(fd);
     if (got != len) {
         free(buf);
-        return ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot read it: %s", path, strerror(errno));
+        /* the end reached early: the file was cut since its size was read (damaged, not unreadable) */
+        return rerr ? ob_fail(e, OB_ERR_IO, "checkpoint '%s': cannot read it: %s", path, strerror(rerr))
+                    : ob_fail(e, OB_ERR_INPUT, "checkpoint '%s': truncated while read (%zu of %zu bytes)", path,
+                              got, len);
     }
     ob_status s = ob_ckpt_parse(buf, len, c, e);
     if (s != OB_OK) {

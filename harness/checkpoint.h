@@ -61,7 +61,10 @@ uint32_t ob_crc32c(uint32_t crc, const void *p, size_t n);
 /* Parse a checkpoint held in memory; sections point into buf, which must
  * outlive c. Any inconsistency is OB_ERR_INPUT with a message. */
 ob_status ob_ckpt_parse(const unsigned char *buf, size_t len, ob_ckpt *c, ob_err *e);
-/* Read and parse a file (c->buf owns its bytes). */
+/* Read and parse a file (c->buf owns its bytes). OB_ERR_INPUT: it is no
+ * usable checkpoint (damaged, cut, gone, not a file); OB_ERR_IO or
+ * OB_ERR_NOMEM: it could not be read (a permission, an I/O error, memory),
+ * which says nothing of the file, so a caller keeps it. */
 ob_status ob_ckpt_read(const char *path, ob_ckpt *c, ob_err *e);
 void ob_ckpt_free(ob_ckpt *c);
 /* The section called name, or NULL. */

@@ -153,5 +153,35 @@ chmod 755 "$tmp/rodb"; : >"$tmp/rodb/r.db-wal"; chmod 555 "$tmp/rodb"
 chmod 755 "$tmp/rodb"
 echo "read-only folder: report, history and compare read it; with a -wal there: $(cat "$tmp/err")"
 
+# 8. a checkpoint that cannot be read (a permission here; an I/O error
+#    alike) fails the run and keeps its checkpoints and curve, where
+#    skipping it would start the run over; once it can be read, --resume
+#    continues from it
+mkdir -m 777 "$tmp/ck"
+L=(run --workloads quadratic --optimizers sgd --lrs 0.01 --steps 30000000 --checkpoint-every 5000 --backend cpu
+   --db "$tmp/ck/u.db")
+"${as_user[@]}" "$OPTBENCH" "${L[@]}" 2>"$tmp/err" & a=$!
+for _ in $(seq 2000); do [ "$(ls "$tmp/ck/u.db.ckpt/run-1" 2>/dev/null | grep -c 'obck$')" -ge 2 ] && break; sleep 0.01; done
+kill -TERM $a; wait $a
+newest=$(ls "$tmp/ck/u.db.ckpt/run-1"/ckpt-*.obck | tail -1)
+points=$(q "$tmp/ck/u.db" "select count(*) from curves")
+chmod 000 "$newest"
+# (a build that skipped it would run all 30M steps: the timeout ends that)
+timeout 120 "${as_user[@]}" "$OPTBENCH" "${L[@]}" --resume 2>"$tmp/err"; rc=$?
+[ $rc = 1 ] && grep -q "cannot open it: Permission denied (the run's checkpoints and curve are kept" "$tmp/err" ||
+  fail "an unreadable checkpoint: exit $rc, $(cat "$tmp/err")"
+[ "$(q "$tmp/ck/u.db" "select count(*) from curves")" = "$points" ] || fail "an unreadable checkpoint: the curve changed"
+[ -e "$newest" ] || fail "an unreadable checkpoint was removed"
+chmod 644 "$newest"
+"${as_user[@]}" "$OPTBENCH" "${L[@]}" --resume 2>"$tmp/err" & a=$!
+for _ in $(seq 2000); do
+  [ "$(q "$tmp/ck/u.db" "select count(*) from events where kind = 'resumed'" 2>/dev/null)" = 1 ] && break; sleep 0.01
+done
+kill -TERM $a; wait $a
+! grep -q "no usable checkpoint\|skipping" "$tmp/err" || fail "a checkpoint readable again was not used: $(cat "$tmp/err")"
+[ "$(q "$tmp/ck/u.db" "select count(*) from events where kind = 'resumed'")" = 1 ] ||
+  fail "a checkpoint readable again: no resumed event: $(cat "$tmp/err")"
+echo "unreadable checkpoint: the run failed and kept its curve, and continued once the file could be read"
+
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -260,6 +260,13 @@ expect "dim.yaml:5: bert-tiny.dim = 65 is not a multiple of bert-tiny.heads = 4;
   run "$tmp/dim.yaml" --db "$tmp/keep.db"
 expect "optbench: --set: cnn-tiny.groups = 3 does not divide the 16 channels of unit 0; set groups to a divisor of" \
   run --workloads cnn-tiny --optimizers adam --set cnn-tiny.groups=3 --db "$tmp/keep.db"
+# the widest stage: width * 2^(stages - 1) channels, 65536 at most (the bound itself is taken)
+expect "optbench: --set: cnn-tiny.width = 4096 with cnn-tiny.stages = 6 gives more than 65536 channels" \
+  run --workloads cnn-tiny --optimizers sgd --set cnn-tiny.width=4096 --set cnn-tiny.stages=6 --set cnn-tiny.image=64 \
+  --db "$tmp/keep.db"
+"$OPTBENCH" run --workloads cnn-tiny --optimizers sgd --set cnn-tiny.width=4096 --set cnn-tiny.stages=5 \
+  --set cnn-tiny.image=64 --dry-run >/dev/null 2>"$tmp/err" ||
+  { echo "FAIL: 65536 channels in the last stage refused: $(cat "$tmp/err")"; fails=$((fails+1)); }
 mkdir -p "$tmp/coeffdir"
 expect "optbench: --set: root.coeff_file: '$tmp/coeffdir' is a folder: give the tab-separated coefficient file" \
   "${base[@]}" --set root.coeff_file="$tmp/coeffdir"

@@ -199,6 +199,24 @@ static void test_batch(void)
     double h = 0.0;
     for (int v = 0; v < g.n_real; v++) h -= g.unigram[v] * log(g.unigram[v]);
     CHECK_MSG(fl > 0.0 && fl < 0.8 * h, "floor %g, unigram entropy %g", fl, h);
+    /* ... and it is the mean over the targets of each sequence's own
+     * likelihood (checked by enumeration above), whichever sequences share a
+     * block of the forward-backward with it: 21 sequences are two full
+     * blocks of 8 different ones and a block of 5 padded (a floor not yet
+     * remembered: another first sequence) */
+    double fl21, tot = 0.0;
+    int cnt = 0;
+    CHECK_OK(ob_lang_floor(&g, 3, OB_STREAM_EVAL, 100, 21, T, &fl21, &e), &e);
+    for (int i = 0; i < 21; i++) {
+        double nll;
+        int c;
+        ob_lang_sample(&g, 3, OB_STREAM_EVAL, 100 + (uint64_t)i, T, x, y, tg);
+        CHECK_OK(ob_lang_seq_nll(&g, T, x, y, tg, &nll, &c, &e), &e);
+        tot += nll;
+        cnt += c;
+    }
+    CHECK_MSG(cnt > 0 && fabs(fl21 - tot / cnt) <= 1e-12 * fabs(fl21), "floor %.17g, its sequences one by one %.17g",
+              fl21, tot / cnt);
     ob_lang_free(&g);
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* The folder path could not be made: say which part failed and, where the
  * cause is the parent's permissions or a file in the way, which parent.
@@ -31,6 +32,28 @@ static ob_status mkdir_fail(ob_err *e, const char *path, int err)
     if (*why) snprintf(hint, sizeof hint, " ('%s': %s)", parent, why);
     ob_fail(e, OB_ERR_IO, "cannot create folder '%s': %s%s", path, strerror(err), hint);
     errno = err;
+    return OB_ERR_IO;
+}
+
+/* Whether path is a symbolic link whose target does not exist (a scratch
+ * file system not mounted, say): its target into target. */
+static int dangling_link(const char *path, char *target, size_t n)
+{
+    struct stat ls, ts;
+    if (lstat(path, &ls) != 0 || !S_ISLNK(ls.st_mode) || stat(path, &ts) == 0 || errno != ENOENT) return 0;
+    ssize_t k = readlink(path, target, n - 1);
+    target[k > 0 ? k : 0] = '\0';
+    return 1;
+}
+
+/* path cannot be made because a part of it is a link to nothing: say so at
+ * once (waiting for it, as for a folder another process removed, would
+ * wait in vain). */
+static ob_status dangling_fail(ob_err *e, const char *path, const char *link, const char *target)
+{
+    ob_fail(e, OB_ERR_IO, "cannot create folder '%s': '%s' is a symbolic link to '%s', which does not exist (a "
+            "file system not mounted?); create its target, or give another folder", path, link, target);
+    errno = ENOENT;
     return OB_ERR_IO;
 }
 
@@ -67,9 +90,25 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
                 char c = *p;
                 *p = '\0';
                 if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                    int err = errno;
+                    const int err = errno;
+                    int retry = err == ENOENT && p != buf + 1 && attempt < OB_MKDIR_TRIES;
+                    if (retry) {
+                        /* the parent: a link to nothing (fail now), there (the
+                         * file system refuses: no race, fail now), or gone
+                         * meanwhile (made again) */
+                        char parent[1024], target[1024];
+                        snprintf(parent, sizeof parent, "%s", buf);
+                        char *slash = strrchr(parent, '/');
+                        struct stat ps;
+                        if (slash && slash != parent) {
+                            *slash = '\0';
+                            if (dangling_link(parent, target, sizeof target))
+                                return dangling_fail(e, path, parent, target);
+                            retry = stat(parent, &ps) != 0;
+                        }
+                    }
                     *p = c;
-                    if (err == ENOENT && p != buf + 1 && attempt < OB_MKDIR_TRIES) {
+                    if (retry) {
                         vanished = 1;
                         break;
                     }
@@ -88,6 +127,8 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
         struct stat sb;
         int rc = stat(buf, &sb);
         if (rc == 0 && S_ISDIR(sb.st_mode)) return OB_OK;
+        char target[1024];
+        if (rc != 0 && dangling_link(buf, target, sizeof target)) return dangling_fail(e, path, buf, target);
         if (rc != 0 && errno == ENOENT && attempt < OB_MKDIR_TRIES) {
             mkdir_pause(attempt);
             continue;

@@ -744,6 +744,49 @@ static void test_mkdir_against_rmdir(void)
     rmdir(root);
 }
 
+/* A folder under a link to nothing (a scratch file system not mounted), a
+ * folder that is itself such a link, and one the file system refuses
+ * (ENOENT under a parent that is there): each fails at once, naming the
+ * link, where waiting as for a parent another process removed would wait
+ * in vain. */
+static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void test_mkdir_dangling(void)
+{
+    char link[300], under[320], self[300], target[300];
+    snprintf(target, sizeof target, "%s/not-there", dir);
+    snprintf(link, sizeof link, "%s/scratch", dir);
+    snprintf(under, sizeof under, "%s/run-1", link);
+    snprintf(self, sizeof self, "%s/self.ckpt", dir);
+    CHECK(symlink(target, link) == 0 && symlink(target, self) == 0);
+    const char *paths[] = {under, self};
+    const char *named[] = {link, self};
+    for (int k = 0; k < 2; k++) {
+        ob_err e = {0};
+        const double t0 = mono_s();
+        const ob_status st = ob_mkdir_p(paths[k], &e);
+        const double took = mono_s() - t0;
+        char want[700];
+        snprintf(want, sizeof want, "'%s' is a symbolic link to '%s', which does not exist", named[k], target);
+        CHECK_MSG(st == OB_ERR_IO && strstr(e.msg, want), "%s: %s", paths[k], e.msg);
+        CHECK_MSG(took < 1.0, "%s: %.2f s to fail", paths[k], took);
+    }
+    struct stat sb;
+    if (stat("/proc/self", &sb) == 0) {
+        ob_err e = {0};
+        const double t0 = mono_s();
+        CHECK(ob_mkdir_p("/proc/optbench-test", &e) != OB_OK);
+        CHECK_MSG(mono_s() - t0 < 1.0, "/proc/optbench-test: %.2f s to fail", mono_s() - t0);
+    }
+    unlink(link);
+    unlink(self);
+}
+
 /* ---- a resumed run's step times ------------------------------------------- */
 
 /* The CPU backend with a timer that makes the first OB_WARMUP_STEPS steps of
@@ -1297,6 +1340,7 @@ int main(void)
     test_shard_and_devices_parsing();
     test_signals();
     test_mkdir_against_rmdir();
+    test_mkdir_dangling();
     test_resume_warmup();
     test_resume_without_host_state();
     test_resume_guard_state();

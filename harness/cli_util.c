@@ -85,6 +85,10 @@ int ob_cli_output_check(char *buf, size_t n, const char *flag, const char *path,
                         const char *const *what, int n_inputs)
 {
     struct stat sp, si;
+    if (!*path) { /* an unset shell variable, say */
+        snprintf(buf, n, "%s is empty: give the path of a file", flag);
+        return 2;
+    }
     if (stat(path, &sp) != 0) return 0;
     if (S_ISDIR(sp.st_mode)) {
         snprintf(buf, n, "%s '%s' is a folder: give the path of a file (one in that folder, say)", flag, path);

@@ -659,6 +659,9 @@ static int history_parse(int argc, char **argv, history_args *a)
             a->db_paths[a->n_db++] = v;
             if (!a->db_path) a->db_path = v;
         } else if (!strcmp(k, "--out")) {
+            if (!*v) /* an unset shell variable, say */
+                return ob_cli_error(2, "history: --out is empty: give the folder for its files (e.g. --out "
+                                       "history/), or leave --out out for a table alone");
             if (strlen(v) > OB_OUT_DIR_MAX)
                 return ob_cli_error(2, "history: the output folder name is %zu bytes long; at most %d (give a "
                                        "shorter --out)", strlen(v), OB_OUT_DIR_MAX);

@@ -175,6 +175,8 @@ static int parse_choice(const char *a, const char *v, ob_stats_opts *st)
 static int report_option(const char *a, const char *v, ob_report_opts *o, report_targets *tt, report_targets *et)
 {
     if (!strcmp(a, "--db")) o->db_path = v;
+    else if (!strcmp(a, "--out") && !*v) /* an unset shell variable, say */
+        return ob_cli_error(2, "report: --out is empty: give the report's folder (e.g. --out report/)");
     else if (!strcmp(a, "--out")) o->out_dir = v;
     else if (!strcmp(a, "--benchmark")) return parse_benchmark(v, o);
     else if (!strcmp(a, "--target") || !strcmp(a, "--eval-target"))

@@ -98,6 +98,14 @@ nomatch "both known, never together" \
   --workload "quadratic noise=2" --optimizer "adam beta2=0.95"
 nomatch "--workload ''" "history: --workload is empty: give a workload name or label (e.g. --workload quadratic)" --workload ""
 nomatch "--optimizer ''" "history: --optimizer is empty: give an optimizer name or label" --optimizer ""
+nomatch "--out ''" "history: --out is empty: give the folder for its files" --out ""
+# report's --out and compare's reports alike (an unset shell variable)
+"$OPTBENCH" report --db "$db" --out "" >"$tmp/out" 2>&1; rc=$?
+check "report --out '': exit 2 (rc $rc)" test $rc -eq 2
+check "report --out '': said: $(cat "$tmp/out")" grep -qF "report: --out is empty: give the report's folder" "$tmp/out"
+"$OPTBENCH" compare --baseline "$db" --candidate "$db" --junit "" >"$tmp/out" 2>&1; rc=$?
+check "compare --junit '': exit 2 (rc $rc)" test $rc -eq 2
+check "compare --junit '': said once: $(cat "$tmp/out")" test "$(grep -c -- "--junit is empty: give the path of a file" "$tmp/out")" = 1
 # the list ends in ", ..." only where labels were left out: two of 470
 # characters fit the message's 1 KiB, three do not
 cp "$db" "$tmp/longopt3.db"

@@ -332,6 +332,8 @@ static ob_status bs_settings_read(const bs_args *a, const ob_optimizer_def *def,
     ob_hp_defaults(&st->hp, def->hp, def->n_hp);
     ob_hp_defaults(&st->train, ob_train_hp_defs, ob_train_hp_count);
     st->n_text = 0;
+    char seen[64][64]; /* keys given so far: one given twice is refused, as run refuses it (routing rules add up) */
+    int n_seen = 0;
     for (int i = 0; i < a->n_sets; i++) {
         char list[512];
         if (strlen(a->sets[i]) >= sizeof list) return ob_fail(e, OB_ERR_INPUT, "--set '%s': too long", a->sets[i]);
@@ -341,6 +343,10 @@ static ob_status bs_settings_read(const bs_args *a, const ob_optimizer_def *def,
             char *eq = strchr(item, '=');
             if (!eq || eq == item) return ob_fail(e, OB_ERR_INPUT, "--set '%s' is not KEY=VALUE", item);
             *eq = '\0';
+            for (int k = 0; k < n_seen && strcmp(item, "route") != 0; k++)
+                if (!strcmp(seen[k], item))
+                    return ob_fail(e, OB_ERR_INPUT, "--set: %s is set twice; give it once", item);
+            if (n_seen < 64 && strlen(item) < sizeof seen[0]) snprintf(seen[n_seen++], sizeof seen[0], "%s", item);
             OB_TRY(bs_set_one(def, item, eq + 1, st, e));
         }
     }

@@ -49,6 +49,8 @@ bad() { # expected-substring, args...
   if [ $rc -ne 2 ] || ! grep -q -- "$want" <<<"$msg"; then echo "FAIL: bench-step $* -> rc $rc: $msg"; fail=1; fi
 }
 bad "adamm" --optimizer adamm --params 1000
+bad "--set: lr is set twice; give it once" --optimizer sgd --params 1000 --set lr=0.1 --set lr=0.2
+bad "--set: lr is set twice; give it once" --optimizer sgd --params 1000 --set lr=0.1,lr=0.2
 bad "--params '12x' is not a positive count (a whole number, or one with k, M or G after it: 4096, 10M, 1G)" \
   --optimizer adam --params 12x
 bad "--params '1.5'" --optimizer adam --params 1.5

@@ -126,8 +126,15 @@ int ob_utf8_len(const unsigned char *s)
 static size_t printable_len(const unsigned char *p, int *keep)
 {
     int k = ob_utf8_len(p);
-    /* C0 controls, DEL, and the C1 controls U+0080..U+009F (0xC2 0x80..0x9F) */
-    *keep = (k == 1 && *p >= 0x20 && *p != 0x7f) || (k > 1 && !(p[0] == 0xC2 && p[1] < 0xA0));
+    /* C0 controls, DEL, and the C1 controls U+0080..U+009F (0xC2 0x80..0x9F);
+     * and the characters that show as nothing: zero-width space, joiners and
+     * direction marks U+200B..U+200F, line and paragraph separators U+2028
+     * and U+2029, word joiner U+2060, the byte order mark U+FEFF */
+    const int invisible = k == 3 && ((p[0] == 0xE2 && p[1] == 0x80 && ((p[2] >= 0x8B && p[2] <= 0x8F) ||
+                                                                        p[2] == 0xA8 || p[2] == 0xA9)) ||
+                                     (p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0xA0) ||
+                                     (p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF));
+    *keep = (k == 1 && *p >= 0x20 && *p != 0x7f) || (k > 1 && !(p[0] == 0xC2 && p[1] < 0xA0) && !invisible);
     return *keep ? (size_t)k : 4;
 }
 

@@ -931,6 +931,8 @@ static ob_status top_checkpoint_dir(const ycx *y, const yaml_node_t *v, const ch
 static ob_status top_unknown(const ycx *y, const char *key, const char *at)
 {
     const char *near = ob_closest_name(key, top_keys, (int)(sizeof top_keys / sizeof top_keys[0]));
+    char shown[300];
+    key = ob_printable(key, shown, sizeof shown); /* a character that shows as nothing, shown */
     if (near) return ob_fail(y->e, OB_ERR_INPUT, "%s: unknown key '%s' (did you mean '%s'?)", at, key, near);
     return ob_fail(y->e, OB_ERR_INPUT,
                    "%s: unknown key '%s'; known keys: name, workloads, optimizers, lrs, seeds, steps, "

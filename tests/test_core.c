@@ -154,6 +154,9 @@ static void test_text(void)
     CHECK(!strcmp(ob_printable("caf\xc3\xa9 1", b, sizeof b), "caf\xc3\xa9 1"));
     CHECK(!strcmp(ob_printable("\x01\xff" "a", b, sizeof b), "\\x01\\xffa"));
     CHECK(!strcmp(ob_printable("a\tb\x7f", b, sizeof b), "a\\x09b\\x7f"));
+    /* characters that show as nothing: a zero-width space, a byte order mark */
+    CHECK(!strcmp(ob_printable("\xe2\x80\x8bk", b, sizeof b), "\\xe2\\x80\\x8bk"));
+    CHECK(!strcmp(ob_printable("\xef\xbb\xbf", b, sizeof b), "\\xef\\xbb\\xbf"));
     CHECK(!strcmp(ob_printable("0123456789abcdefgh", b, sizeof b), "0123456789ab..."));
     CHECK(!strcmp(ob_printable("0123456789abcdef", b, sizeof b), "0123456789ab..."));
     CHECK(!strcmp(ob_printable("0123456789abcde", b, sizeof b), "0123456789abcde")); /* fits exactly */

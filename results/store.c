@@ -752,6 +752,25 @@ static ob_status check_writable(const char *path, ob_err *e)
                        "journal files beside the database: make the folder writable or put the database in "
                        "one that is (nothing was changed)", dir, path,
                        strerror(errno));
+    /* NAME-wal and NAME-shm that this user cannot write (left by another
+     * user's read, which could not remove them): SQLite would say only
+     * "attempt to write a readonly database" */
+    static const char *const side[2] = {"-wal", "-shm"};
+    for (int k = 0; k < 2; k++) {
+        char f[1100];
+        snprintf(f, sizeof f, "%s%s", path, side[k]);
+        if (stat(f, &sb) != 0 || access(f, W_OK) == 0) continue;
+        const long long wb = wal_bytes(path);
+        return ob_fail(e, OB_ERR_INPUT,
+                       "database '%s': '%s' is not writable by this user (it belongs to uid %ld: left by a read "
+                       "as that user, say), and SQLite writes through it; %s (nothing was changed)", path, f,
+                       (long)sb.st_uid,
+                       wb == 0 ? "the log is empty: have '-wal' and '-shm' beside the database removed (by their "
+                                 "owner, or an administrator) while no optbench uses it"
+                               : "the log holds writes not yet in the database: have their owner fold them in "
+                                 "(sqlite3 DATABASE 'pragma wal_checkpoint(truncate)'), then remove '-wal' and "
+                                 "'-shm'");
+    }
     return OB_OK;
 }
 

@@ -183,5 +183,26 @@ kill -TERM $a; wait $a
   fail "a checkpoint readable again: no resumed event: $(cat "$tmp/err")"
 echo "unreadable checkpoint: the run failed and kept its curve, and continued once the file could be read"
 
+# 9. a shared folder: another user's read left NAME-wal and NAME-shm that the
+#    owner cannot write; the owner's next run says so, exit 2, and changes
+#    nothing (SQLite's own words were "attempt to write a readonly database")
+if [ ${#as_user[@]} -gt 0 ]; then
+  owner=(setpriv --reuid=65533 --regid=65533 --clear-groups)
+  mkdir -m 1777 "$tmp/shared"
+  "${owner[@]}" "$OPTBENCH" "${small[@]}" --db "$tmp/shared/a.db" 2>/dev/null || fail "shared: the owner's run failed"
+  "${as_user[@]}" "$OPTBENCH" history --db "$tmp/shared/a.db" >/dev/null 2>&1 || fail "shared: another user's read failed"
+  sum=$(md5sum <"$tmp/shared/a.db")
+  if [ -e "$tmp/shared/a.db-shm" ]; then
+    "${owner[@]}" "$OPTBENCH" "${small[@]}" --db "$tmp/shared/a.db" 2>"$tmp/err"; rc=$?
+    [ $rc = 2 ] && grep -q "a.db-wal' is not writable by this user (it belongs to uid 65534" "$tmp/err" &&
+      grep -q "the log is empty: have '-wal' and '-shm' beside the database removed" "$tmp/err" ||
+      fail "shared: the owner's run after another user's read: exit $rc, $(cat "$tmp/err")"
+    [ "$sum" = "$(md5sum <"$tmp/shared/a.db")" ] || fail "shared: the database changed"
+    echo "shared folder: $(cat "$tmp/err")"
+  else
+    echo "shared folder: the other user's read left no NAME-shm (nothing to check)"
+  fi
+fi
+
 echo "$fails failed"
 [ $fails -eq 0 ]

@@ -261,6 +261,17 @@ static int append_check(const char *path)
         char msg[1024];
         if (ob_cli_output_check(msg, sizeof msg, "--append", path, NULL, NULL, 0)) /* a database */
             return ob_cli_error(2, "%s", msg);
+        /* another kind of file (a replay's CSV, say): appending would leave
+         * it neither, and the next read of it would fail */
+        ob_ns_coeff *t = NULL;
+        int n = 0;
+        ob_err e;
+        ob_err_clear(&e);
+        const ob_status st = ob_ns_coeffs_load(path, &t, &n, &e);
+        free(t);
+        if (st != OB_OK)
+            return ob_cli_error(2, "--append '%s' is not a coefficient file (%s): give one, or a new file (nothing "
+                                "was written)", path, e.msg);
         return 0;
     }
     if (errno != ENOENT)

@@ -41,6 +41,11 @@ expect "--append '$tmp/none/c.tsv': the folder '$tmp/none' does not exist" "${fi
 printf 'SQLite format 3\000rest of a database' >"$tmp/results.db"
 cp "$tmp/results.db" "$tmp/results.keep"
 expect "--append '$tmp/results.db' is an SQLite database" "${fit[@]}" --append "$tmp/results.db"
+# another kind of file (a replay's CSV) is left as it was
+printf 'a,b,c\n1,2,3\n' >"$tmp/init.csv"
+expect "--append '$tmp/init.csv' is not a coefficient file ($tmp/init.csv:1: column 1: 'a,b,c' is not a number" \
+  "${fit[@]}" --append "$tmp/init.csv"
+[ "$(cat "$tmp/init.csv")" = "$(printf 'a,b,c\n1,2,3')" ] || { echo "FAIL: a refused --append changed the file"; fails=$((fails+1)); }
 cmp -s "$tmp/results.db" "$tmp/results.keep" || { echo "FAIL: --append changed a database"; fails=$((fails+1)); }
 # a good --append writes one line that --coeffs reads back
 "$OPTBENCH" ortho "${fit[@]}" --append "$tmp/c.tsv" >"$tmp/out" 2>"$tmp/err" || { echo "FAIL: --append: $(cat "$tmp/err")"; fails=$((fails+1)); }

@@ -283,26 +283,46 @@ static ob_status check_same_eval_every(source *src, int n, ob_err *e)
     return OB_OK;
 }
 
-/* The first line where two stored configurations differ, as "'LINE A' and
- * 'LINE B'" (a missing line as the end of the text) into out; "" when either
- * is missing or they are equal. */
+/* Whether text holds a line equal to line[0..len). */
+static int has_line(const char *text, const char *line, size_t len)
+{
+    while (*text) {
+        const size_t l = strcspn(text, "\n");
+        if (l == len && !memcmp(text, line, len)) return 1;
+        text += l + (text[l] == '\n');
+    }
+    return 0;
+}
+
+/* The first line of a that b lacks, into t (printable, cut to fit); 0 when none. */
+static int first_missing(const char *a, const char *b, char *t, size_t n)
+{
+    while (*a) {
+        const size_t l = strcspn(a, "\n");
+        if (!has_line(b, a, l)) {
+            char raw[96];
+            snprintf(raw, sizeof raw, "%.*s", (int)(l < sizeof raw - 1 ? l : sizeof raw - 1), a);
+            ob_printable(raw, t, n);
+            return 1;
+        }
+        a += l + (a[l] == '\n');
+    }
+    return 0;
+}
+
+/* Where two stored configurations differ, into out: the first line of each
+ * that the other lacks ("'lrs: [0.01]' in the second only"), so that a key
+ * one of them lacks is named rather than the line that follows it; "" when
+ * either is missing or they hold the same lines. */
 static void config_difference(const char *a, const char *b, char *out, size_t n)
 {
     out[0] = '\0';
     if (!a || !b) return;
-    while (*a || *b) {
-        size_t la = strcspn(a, "\n"), lb = strcspn(b, "\n");
-        if (la != lb || memcmp(a, b, la)) {
-            char ta[96], tb[96], pa[128], pb[128];
-            snprintf(ta, sizeof ta, "%.*s", (int)(la < sizeof ta - 1 ? la : sizeof ta - 1), a);
-            snprintf(tb, sizeof tb, "%.*s", (int)(lb < sizeof tb - 1 ? lb : sizeof tb - 1), b);
-            snprintf(out, n, "%s%s%s and %s%s%s", *a ? "'" : "", *a ? ob_printable(ta, pa, sizeof pa) : "the end",
-                     *a ? "'" : "", *b ? "'" : "", *b ? ob_printable(tb, pb, sizeof pb) : "the end", *b ? "'" : "");
-            return;
-        }
-        a += la + (a[la] == '\n');
-        b += lb + (b[lb] == '\n');
-    }
+    char ta[128], tb[128];
+    const int in_a = first_missing(a, b, ta, sizeof ta), in_b = first_missing(b, a, tb, sizeof tb);
+    if (in_a && in_b) snprintf(out, n, "'%s' in the first and '%s' in the second", ta, tb);
+    else if (in_a) snprintf(out, n, "'%s' in the first only", ta);
+    else if (in_b) snprintf(out, n, "'%s' in the second only", tb);
 }
 
 /* The matrix of benchmark b (of source s) as this build expands its stored
@@ -447,7 +467,7 @@ static ob_status check_same_matrix(source *src, int n, const cand *cands, int nc
                     return OB_OK;
                 }
                 config_difference(fb->config, src[i].b[k].config, diff, sizeof diff);
-                if (diff[0]) snprintf(said, sizeof said, "; their configurations first differ at %s", diff);
+                if (diff[0]) snprintf(said, sizeof said, "; their configurations differ: %s", diff);
                 else if (why[0]) snprintf(said, sizeof said, "; %s", why);
                 return ob_fail(e, OB_ERR_INPUT,
                                "merge: '%s' (benchmark %lld, %s%s) and '%s' (benchmark %lld, %s%s) are "

@@ -122,9 +122,15 @@ grep -q "the newest benchmark (1) is not part of this matrix: its run [0-9]* (sg
 "$OPTBENCH" merge --out "$tmp/mixed.db" "$tmp/s0.db" "$tmp/other1.db" 2>"$tmp/err"; rc=$?
 [ $rc = 2 ] || fail "merging shards of two matrices: rc $rc"
 grep -q "are shards of different matrices" "$tmp/err" || fail "two matrices: $(cat "$tmp/err")"
-grep -q "their configurations first differ at 'lrs: \[0.003, 0.03\]' and 'lrs: \[0.003, 0.1\]'" "$tmp/err" ||
+grep -q "their configurations differ: 'lrs: \[0.003, 0.03\]' in the first and 'lrs: \[0.003, 0.1\]' in the second" "$tmp/err" ||
   fail "two matrices: the message names the difference: $(cat "$tmp/err")"
 [ ! -e "$tmp/mixed.db" ] || fail "two matrices: an output was written"
+# a key one of them lacks is named, not the line after it
+"$OPTBENCH" run --workloads quadratic,rosenbrock --optimizers sgd,adam --seeds 2 --steps 300 \
+  --eval-every 100 --backend cpu --name sweep --shard 1/3 --db "$tmp/other2.db" 2>/dev/null || fail "shard without lrs"
+"$OPTBENCH" merge --out "$tmp/mixed.db" "$tmp/s0.db" "$tmp/other2.db" 2>"$tmp/err"; rc=$?
+[ $rc = 2 ] && grep -q "their configurations differ: 'lrs: \[0.003, 0.03\]' in the first only" "$tmp/err" ||
+  fail "a shard without lrs: rc $rc, $(cat "$tmp/err")"
 # a merged database keeps its shards' fingerprint: merging it again with
 # another matrix's shard is refused too
 "$OPTBENCH" merge --out "$tmp/m01.db" "$tmp/s0.db" "$tmp/s1.db" 2>/dev/null || fail "merge of two shards"

@@ -1235,6 +1235,11 @@ static ob_status yaml_error(const yaml_parser_t *p, const char *text, const char
 
 ob_status ob_config_load_text(ob_config *c, const char *text, const char *path, ob_err *e)
 {
+    /* the parser skips one byte-order mark and takes a second for a stray
+     * character ("did not find expected <document start>") */
+    if (!strncmp(text, "\xEF\xBB\xBF\xEF\xBB\xBF", 6))
+        return ob_fail(e, OB_ERR_INPUT, "%s:1:1: the file starts with two byte-order marks (U+FEFF, an editor's "
+                       "mark added to a file that had one): save it with one or none", path);
     yaml_parser_t parser;
     yaml_document_t doc;
     if (!yaml_parser_initialize(&parser)) return ob_fail(e, OB_ERR_NOMEM, "cannot initialise the YAML parser");

@@ -50,6 +50,12 @@ expect "root has no setting 'coeff_filex' (did you mean 'coeff_file'?)" "${base[
 expect "unknown option '--stpes'" "${base[@]}" --stpes 3
 printf 'workloads: quadratic\noptimizers: sgd\nlrs: [0.1, 0]\n' >"$tmp/bad.yaml"
 expect "bad.yaml:3: learning rate 0 must be > 0" run "$tmp/bad.yaml" --db "$tmp/keep.db"
+# one byte-order mark is read past; two are named (libyaml said "did not find expected <document start>")
+printf '\xef\xbb\xbfworkloads: [quadratic]\noptimizers: [sgd]\n' >"$tmp/bom.yaml"
+"$OPTBENCH" run "$tmp/bom.yaml" --dry-run >/dev/null 2>"$tmp/err" ||
+  { echo "FAIL: a config with a byte-order mark: $(cat "$tmp/err")"; fails=$((fails+1)); }
+printf '\xef\xbb\xbf\xef\xbb\xbfworkloads: [quadratic]\noptimizers: [sgd]\n' >"$tmp/bom2.yaml"
+expect "bom2.yaml:1:1: the file starts with two byte-order marks (U+FEFF" run "$tmp/bom2.yaml" --db "$tmp/keep.db"
 printf 'workloads: quadratic\noptimizers: sgd\nsteps: 10\nsetps: 3\n' >"$tmp/bad2.yaml"
 expect "bad2.yaml:4: unknown key 'setps' (did you mean 'steps'?)" run "$tmp/bad2.yaml" --db "$tmp/keep.db"
 expect "cannot open config file" run "$tmp/none.yaml"

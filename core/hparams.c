@@ -41,6 +41,9 @@ int ob_parse_double(const char *s, double *out)
             *out = i >= 9 ? NAN : s[0] == '-' ? -INFINITY : INFINITY;
             return 0;
         }
+    /* strtod reads hexadecimal ("0x10" is 16), which no setting means */
+    const char *d = s + (*s == '+' || *s == '-');
+    if (d[0] == '0' && (d[1] == 'x' || d[1] == 'X')) return -1;
     char *end;
     errno = 0;
     double v = strtod(s, &end);

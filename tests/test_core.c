@@ -40,6 +40,8 @@ static void test_hparams(void)
         CHECK(ob_parse_double("1e999", &x) == -2 && ob_parse_double("1e-999", &x) == -2);
         CHECK(ob_parse_double("1e-3x", &x) == -1 && ob_parse_double(" 1", &x) == -1 && x == 7);
         CHECK(ob_parse_double("-2.5e3", &x) == 0 && x == -2500);
+        /* hexadecimal, which strtod reads, means no setting */
+        CHECK(ob_parse_double("0x10", &x) == -1 && ob_parse_double("-0X1p3", &x) == -1 && x == -2500);
         /* YAML's special floats are what they say, not "not a number" */
         CHECK(ob_parse_double(".inf", &x) == 0 && isinf(x) && x > 0);
         CHECK(ob_parse_double("-.Inf", &x) == 0 && isinf(x) && x < 0);

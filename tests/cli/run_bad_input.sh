@@ -38,6 +38,7 @@ expect "adam has no hyperparameter 'beta3'" run --workloads quadratic --optimize
 expect "learning rate '1e-3x' is not a number" "${base[@]}" --lrs 0.1,1e-3x
 expect "learning rate '1e999' is out of range (a double holds about 1e-308 to 1e308)" "${base[@]}" --lrs 1e999
 expect "learning rate 'inf' is not a finite number" "${base[@]}" --lrs inf
+expect "learning rate '0x10' is not a number" "${base[@]}" --lrs 0x10
 expect "sgd.momentum: '1e999' is out of range for a double" "${base[@]}" --set sgd.momentum=1e999
 expect "learning rate -0.1 must be > 0" "${base[@]}" --lrs -0.1
 expect "--steps 'abc'" "${base[@]}" --steps abc

@@ -2,8 +2,8 @@
  * through the optimizer pipeline: determinism (same seed, bit-identical loss
  * curve and parameters; another seed differs), a short adam training run per
  * workload whose held-out loss falls and whose accuracy rises above chance,
- * the held-out metrics and floor, and bad hyperparameters reported as input
- * errors. */
+ * the held-out metrics and floor, bad hyperparameters reported as input
+ * errors, and the presets' parameters (their number, the heads' tensors). */
 #include <string.h>
 
 #include "test_wl_rig.h"
@@ -87,8 +87,79 @@ static void test_bad_input(const char *name, const char *sets, const char *expec
     ob_device_close(&dev);
 }
 
+/* Workload name (with "k=v" settings)'s parameters as it lays them out
+ * (create and describe only: no arenas, so the large presets cost little):
+ * their number, and whether a tensor of each name in want (NULL-ended)
+ * is among them, as a string of 1s and 0s. */
+static int64_t layout_of(const char *name, const char *sets, const char *const *want, char *found)
+{
+    ob_err e;
+    ob_device dev;
+    ob_layout lay;
+    ob_workload *w = NULL;
+    int64_t total = -1;
+    found[0] = '\0';
+    CHECK_OK(ob_device_open(&dev, "cpu", 0, &e), &e);
+    ob_layout_init(&lay);
+    const ob_workload_def *d = ob_workload_find(name);
+    ob_hp_values hv;
+    ob_hp_defaults(&hv, d->hp, d->n_hp);
+    if (sets && *sets) CHECK_OK(ob_hp_set_list(&hv, name, sets, &e), &e);
+    if (d->create(d, &hv, &dev, 1, &w, &e) == OB_OK && w->vt->describe(w, &lay, &e) == OB_OK) {
+        total = 0;
+        for (int i = 0; i < lay.n; i++) total += lay.t[i].numel;
+        int k = 0;
+        for (; want[k]; k++) found[k] = ob_layout_find(&lay, want[k]) >= 0 ? '1' : '0';
+        found[k] = '\0';
+    } else {
+        CHECK_MSG(0, "%s (%s): %s", name, sets, e.msg);
+    }
+    if (w) w->vt->destroy(w);
+    ob_layout_free(&lay);
+    ob_device_close(&dev);
+    return total;
+}
+
+/* The presets' sizes as docs/workloads.md's table gives them, and the
+ * tensors the heads' settings add or leave out: a model that lost a
+ * parameter (its final LayerNorm's gain, the head's bias) would still pass
+ * the gradient checks, which follow the model whatever its parameters. */
+static void test_layouts(void)
+{
+    static const struct {
+        const char *name;
+        int64_t params;
+    } preset[] = {{"bert-tiny", 118784},  {"bert-small", 5297664}, {"bert-base", 108625722},
+                  {"cnn-tiny", 5466},     {"cnn-small", 288746},   {"cnn-base", 11173962}};
+    const char *const none[] = {NULL};
+    char found[16];
+    for (size_t i = 0; i < sizeof preset / sizeof preset[0]; i++) {
+        const int64_t n = layout_of(preset[i].name, "", none, found);
+        CHECK_MSG(n == preset[i].params, "%s: %lld parameters, docs/workloads.md says %lld", preset[i].name,
+                  (long long)n, (long long)preset[i].params);
+    }
+    const char *const head[] = {"wte", "wpe", "lnf.w", "lnf.b", "head.w", "head.b", NULL};
+    static const struct {
+        const char *sets, *want;
+        int64_t extra; /* parameters beyond the tied head without bias */
+    } heads[] = {{"tie_head=1,head_bias=0", "111100", 0},
+                 {"tie_head=1,head_bias=1", "111101", 256},
+                 {"tie_head=0,head_bias=0", "111110", 256 * 64},
+                 {"tie_head=0,head_bias=1", "111111", 256 * 64 + 256}};
+    int64_t base = -1;
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0]; i++) {
+        const int64_t n = layout_of("bert-tiny", heads[i].sets, head, found);
+        if (i == 0) base = n;
+        CHECK_MSG(!strcmp(found, heads[i].want), "bert-tiny %s: tensors wte wpe lnf.w lnf.b head.w head.b: %s, not %s",
+                  heads[i].sets, found, heads[i].want);
+        CHECK_MSG(n == base + heads[i].extra, "bert-tiny %s: %lld parameters, not %lld", heads[i].sets, (long long)n,
+                  (long long)(base + heads[i].extra));
+    }
+}
+
 int main(void)
 {
+    test_layouts();
     const char *bert_small = "batch=8,seq=16,eval_batches=2";
     test_determinism("bert-tiny", bert_small);
     test_determinism("cnn-tiny", "batch=8,eval_batches=2");

@@ -62,6 +62,7 @@ static ob_status dangling_fail(ob_err *e, const char *path, const char *link, co
  * in a row: retry for a while, not a fixed handful of tight attempts, with
  * short pauses once the first 100 tries have lost (at most about 10 s). */
 #define OB_MKDIR_TRIES 100000
+#define OB_MKDIR_REFUSED 1000 /* about 0.1 s of tries */
 static void mkdir_pause(int attempt)
 {
     if (attempt < 100) return;
@@ -83,6 +84,7 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
      * itself (a finished run's), between our mkdirs and our check: the
      * child's mkdir or the check then fails with ENOENT, and the whole path
      * is made again. */
+    int refused = 0; /* tries in a row whose ENOENT came with the parent there */
     for (int attempt = 0;; attempt++) {
         int vanished = 0;
         for (char *p = buf + 1;; p++) {
@@ -93,9 +95,11 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
                     const int err = errno;
                     int retry = err == ENOENT && p != buf + 1 && attempt < OB_MKDIR_TRIES;
                     if (retry) {
-                        /* the parent: a link to nothing (fail now), there (the
-                         * file system refuses: no race, fail now), or gone
-                         * meanwhile (made again) */
+                        /* the parent: a link to nothing (fail now), gone
+                         * meanwhile (made again), or there: a parent being
+                         * removed still answers stat for a moment after a
+                         * mkdir in it failed, so only many such tries in a row
+                         * say that the file system refuses (/proc/x) */
                         char parent[1024], target[1024];
                         snprintf(parent, sizeof parent, "%s", buf);
                         char *slash = strrchr(parent, '/');
@@ -104,7 +108,8 @@ ob_status ob_mkdir_p(const char *path, ob_err *e)
                             *slash = '\0';
                             if (dangling_link(parent, target, sizeof target))
                                 return dangling_fail(e, path, parent, target);
-                            retry = stat(parent, &ps) != 0;
+                            refused = stat(parent, &ps) == 0 ? refused + 1 : 0;
+                            retry = refused < OB_MKDIR_REFUSED;
                         }
                     }
                     *p = c;
